@@ -1,0 +1,200 @@
+/* loom.h: the public C API of Loom, a JIT kernel-fusion compiler for array expressions.
+ *
+ * Model. A LoomContext owns compiled kernels, the thread pool and the last error. A LoomGraph is a
+ * lazy expression graph: each builder call appends (or finds, when structurally equal) one node and
+ * returns its handle (LoomNode). Shapes and dtypes are inferred at once, so a shape error is reported
+ * by the call that caused it. loom_eval() fuses the requested nodes into as few kernels as possible,
+ * compiles them (or finds them in the kernel cache) and runs them.
+ *
+ * Arrays. A LoomArray describes memory the caller owns: data pointer, dtype, shape and strides.
+ * Strides are counted in ELEMENTS (not bytes) and may be zero or negative. A graph keeps the
+ * LoomArray descriptors of its inputs, not copies of the data: the data must stay alive and unchanged
+ * until the last loom_eval() of that graph returns.
+ *
+ * Errors. Every function that can fail returns a LoomStatus; on failure the message is kept on the
+ * context and returned by loom_last_error(). No function aborts or exits on any input. A failed call
+ * leaves the graph unchanged.
+ *
+ * Threads. A context may be used from several threads at once for loom_eval() of distinct graphs;
+ * one graph must not be built or evaluated from two threads at the same time.
+ */
+#ifndef LOOM_H
+#define LOOM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define LOOM_API __attribute__((visibility("default")))
+#else
+#define LOOM_API
+#endif
+
+#define LOOM_VERSION_STRING "0.1.0"
+#define LOOM_MAX_RANK 16
+
+typedef enum LoomStatus {
+  LOOM_OK = 0,
+  LOOM_ERR_INVALID_ARGUMENT, /* a null pointer, an unknown op, a bad node handle, a bad value */
+  LOOM_ERR_SHAPE,            /* shapes that do not broadcast, a bad reshape, a bad out shape */
+  LOOM_ERR_DTYPE,            /* an op not defined for a dtype, a bad cast target */
+  LOOM_ERR_AXIS,             /* an axis out of range or repeated */
+  LOOM_ERR_OUT_OF_MEMORY,    /* an allocation failed (the message names the size) */
+  LOOM_ERR_UNSUPPORTED,      /* valid input that this version cannot do (the message says what) */
+  LOOM_ERR_BACKEND,          /* the compiler or a device failed */
+  LOOM_ERR_INTERNAL          /* a broken invariant inside Loom: a bug, please report it */
+} LoomStatus;
+
+/* The order is the order of NumPy's type hierarchy; do not reorder (it is part of cache keys). */
+typedef enum LoomDType {
+  LOOM_BOOL = 0,
+  LOOM_INT8, LOOM_INT16, LOOM_INT32, LOOM_INT64,
+  LOOM_UINT8, LOOM_UINT16, LOOM_UINT32, LOOM_UINT64,
+  LOOM_FLOAT16, LOOM_FLOAT32, LOOM_FLOAT64,
+  LOOM_DTYPE_COUNT
+} LoomDType;
+
+typedef enum LoomDeviceKind { LOOM_DEVICE_HOST = 0, LOOM_DEVICE_CUDA, LOOM_DEVICE_HIP } LoomDeviceKind;
+
+typedef struct LoomArray {
+  void *data;                      /* first element (already offset); may be NULL when size is 0 */
+  LoomDType dtype;
+  int32_t ndim;                    /* 0 .. LOOM_MAX_RANK */
+  int64_t shape[LOOM_MAX_RANK];
+  int64_t strides[LOOM_MAX_RANK];  /* in elements */
+  LoomDeviceKind device;           /* only LOOM_DEVICE_HOST in this version */
+  int32_t device_index;
+} LoomArray;
+
+/* Elementwise and reduction operators. The numbering is stable (part of cache keys). */
+typedef enum LoomOp {
+#define LOOM_OP(name, kind, arity, rule, doc) LOOM_OP_##name,
+#include "loom/ops_public.def"
+#undef LOOM_OP
+  LOOM_OP_COUNT
+} LoomOp;
+
+typedef int32_t LoomNode; /* a node of one graph; negative values are never valid nodes */
+
+typedef struct LoomContext LoomContext;
+typedef struct LoomGraph LoomGraph;
+
+/* A pluggable allocator for all host memory Loom allocates (tests inject failures through it).
+ * alloc must return memory aligned to at least 64 bytes, or NULL. */
+typedef struct LoomAllocator {
+  void *(*alloc)(void *user, size_t size);
+  void (*free)(void *user, void *ptr);
+  void *user;
+} LoomAllocator;
+
+typedef struct LoomContextOptions {
+  const LoomAllocator *allocator; /* NULL: the default 64-byte aligned allocator */
+  int32_t num_threads;            /* 0: LOOM_NUM_THREADS, else all online cores */
+} LoomContextOptions;
+
+/* ---- context ---------------------------------------------------------------------------------- */
+LOOM_API LoomStatus loom_context_create(LoomContext **out);
+LOOM_API LoomStatus loom_context_create_ex(const LoomContextOptions *options, LoomContext **out);
+LOOM_API void loom_context_destroy(LoomContext *ctx);
+/* The message of the last failed call on this context made by the calling thread ("" if none). */
+LOOM_API const char *loom_last_error(LoomContext *ctx);
+LOOM_API const char *loom_status_name(LoomStatus status);
+LOOM_API const char *loom_dtype_name(LoomDType dtype); /* "float32", ...; NULL if out of range */
+LOOM_API size_t loom_dtype_size(LoomDType dtype);      /* 0 if out of range */
+LOOM_API const char *loom_op_name(LoomOp op);
+
+typedef struct LoomStats {
+  uint64_t kernels_launched;  /* kernels run by loom_eval since the context was created */
+  uint64_t kernels_compiled;  /* compilations (cache misses) */
+  uint64_t cache_hits;
+  double compile_ms;          /* total time spent compiling */
+  uint64_t last_eval_kernels; /* kernels run by the last loom_eval on this context */
+  uint64_t temp_bytes_peak;   /* peak bytes of temporaries allocated by one loom_eval */
+} LoomStats;
+LOOM_API LoomStatus loom_get_stats(LoomContext *ctx, LoomStats *out);
+
+/* ---- graph building ----------------------------------------------------------------------------- */
+LOOM_API LoomStatus loom_graph_create(LoomContext *ctx, LoomGraph **out);
+LOOM_API void loom_graph_destroy(LoomGraph *g);
+
+/* An input array (descriptor copied; data not copied). */
+LOOM_API LoomStatus loom_input(LoomGraph *g, const LoomArray *array, LoomNode *out);
+/* A 0-d constant of a given dtype ("strong"). The value is converted to dtype as NumPy would
+ * (out-of-range integer values are an error). */
+LOOM_API LoomStatus loom_const_f64(LoomGraph *g, double value, LoomDType dtype, LoomNode *out);
+LOOM_API LoomStatus loom_const_i64(LoomGraph *g, int64_t value, LoomDType dtype, LoomNode *out);
+LOOM_API LoomStatus loom_const_u64(LoomGraph *g, uint64_t value, LoomDType dtype, LoomNode *out);
+/* Python scalars under NEP 50 ("weak"): they take the dtype of the array they meet, by kind. */
+LOOM_API LoomStatus loom_weak_float(LoomGraph *g, double value, LoomNode *out);
+LOOM_API LoomStatus loom_weak_int(LoomGraph *g, int64_t value, LoomNode *out);
+LOOM_API LoomStatus loom_weak_bool(LoomGraph *g, int value, LoomNode *out);
+
+LOOM_API LoomStatus loom_unary(LoomGraph *g, LoomOp op, LoomNode x, LoomNode *out);
+LOOM_API LoomStatus loom_binary(LoomGraph *g, LoomOp op, LoomNode a, LoomNode b, LoomNode *out);
+LOOM_API LoomStatus loom_where(LoomGraph *g, LoomNode cond, LoomNode a, LoomNode b, LoomNode *out);
+/* clip(x, lo, hi) = minimum(maximum(x, lo), hi); lo or hi may be negative (= none). */
+LOOM_API LoomStatus loom_clip(LoomGraph *g, LoomNode x, LoomNode lo, LoomNode hi, LoomNode *out);
+LOOM_API LoomStatus loom_cast(LoomGraph *g, LoomNode x, LoomDType dtype, LoomNode *out);
+
+/* Movement ops: views, never copies. Axes may be negative (counted from the end). */
+LOOM_API LoomStatus loom_broadcast_to(LoomGraph *g, LoomNode x, int32_t ndim, const int64_t *shape,
+                                      LoomNode *out);
+/* One entry of shape may be -1 (inferred). */
+LOOM_API LoomStatus loom_reshape(LoomGraph *g, LoomNode x, int32_t ndim, const int64_t *shape,
+                                 LoomNode *out);
+/* perm == NULL reverses the axes. */
+LOOM_API LoomStatus loom_permute(LoomGraph *g, LoomNode x, const int32_t *perm, LoomNode *out);
+/* Per axis, Python slice semantics after normalization: start, stop and step as given to
+ * slice.indices() (step != 0). Pass LOOM_SLICE_NONE for an omitted start or stop. */
+#define LOOM_SLICE_NONE INT64_MIN
+LOOM_API LoomStatus loom_slice(LoomGraph *g, LoomNode x, const int64_t *start, const int64_t *stop,
+                               const int64_t *step, LoomNode *out);
+LOOM_API LoomStatus loom_expand_dims(LoomGraph *g, LoomNode x, int32_t axis, LoomNode *out);
+/* naxes == 0: squeeze every axis of size 1. Squeezing an axis whose size is not 1 is an error. */
+LOOM_API LoomStatus loom_squeeze(LoomGraph *g, LoomNode x, int32_t naxes, const int32_t *axes,
+                                 LoomNode *out);
+
+typedef enum LoomReduceOp {
+  LOOM_REDUCE_SUM = 0, LOOM_REDUCE_PROD, LOOM_REDUCE_MIN, LOOM_REDUCE_MAX, LOOM_REDUCE_MEAN,
+  LOOM_REDUCE_ANY, LOOM_REDUCE_ALL, LOOM_REDUCE_ARGMIN, LOOM_REDUCE_ARGMAX, LOOM_REDUCE_COUNT
+} LoomReduceOp;
+/* naxes == 0 with axes == NULL: all axes. argmin/argmax take exactly one axis or all axes (then the
+ * index is into the flattened array). Result dtypes follow NumPy: sum/prod of bool and signed ints
+ * give int64, of unsigned ints uint64; mean of ints gives float64; argmin/argmax give int64. */
+LOOM_API LoomStatus loom_reduce(LoomGraph *g, LoomReduceOp op, LoomNode x, int32_t naxes,
+                                const int32_t *axes, int keepdims, LoomNode *out);
+/* Like loom_reduce with an explicit accumulator/result dtype (NumPy's dtype= argument). */
+LOOM_API LoomStatus loom_reduce_dtype(LoomGraph *g, LoomReduceOp op, LoomNode x, int32_t naxes,
+                                      const int32_t *axes, int keepdims, LoomDType dtype,
+                                      LoomNode *out);
+
+LOOM_API LoomStatus loom_node_info(LoomGraph *g, LoomNode node, LoomDType *dtype, int32_t *ndim,
+                                   int64_t *shape /* LOOM_MAX_RANK entries, may be NULL */);
+
+/* ---- evaluation ----------------------------------------------------------------------------------- */
+/* Evaluates n nodes. For each i: if outs[i].data is NULL, a new C-contiguous array is allocated with
+ * the context's allocator (release it with loom_array_free) and outs[i] is filled in; otherwise outs[i]
+ * must have the node's dtype and shape and is written (any strides; it may alias inputs). */
+LOOM_API LoomStatus loom_eval(LoomGraph *g, int32_t n, const LoomNode *nodes, LoomArray *outs);
+LOOM_API void loom_array_free(LoomContext *ctx, LoomArray *array);
+
+/* ---- introspection --------------------------------------------------------------------------------- */
+typedef enum LoomDumpKind {
+  LOOM_DUMP_GRAPH = 0, /* the graph IR of the requested nodes */
+  LOOM_DUMP_KERNELS,   /* the kernel IR of each fused kernel */
+  LOOM_DUMP_LLVM       /* the optimized LLVM IR of each kernel */
+} LoomDumpKind;
+/* Writes a NUL-terminated text (free it with loom_free_string) describing how the nodes would be
+ * evaluated; nothing is run. */
+LOOM_API LoomStatus loom_dump(LoomGraph *g, LoomDumpKind kind, int32_t n, const LoomNode *nodes,
+                              char **text);
+LOOM_API void loom_free_string(LoomContext *ctx, char *text);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* LOOM_H */

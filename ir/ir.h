@@ -1,0 +1,312 @@
+/* ir.h: Loom's two IR levels, the diagnostics, the arena and the context every layer shares.
+ *
+ * Semantics (what every backend must compute; NumPy 2 is the reference):
+ * - Broadcasting: shapes are aligned at the right; a dimension of size 1 stretches; anything else
+ *   that differs is an error naming both shapes.
+ * - Promotion: NumPy 2's result_type, including NEP 50: a weak constant (a Python int, float or bool)
+ *   takes the dtype of the array it meets when the kinds allow (int with int array, float with float
+ *   array), else the default of its kind (int64, float64). An out-of-range weak int is an error.
+ *   The rule of each op is in include/loom/ops_public.def.
+ * - float16 is a storage type: loaded, widened to float32, computed, rounded back when stored.
+ * - Integer overflow wraps (two's complement), as in NumPy. Integer x // 0 and x % 0 give 0;
+ *   INT_MIN // -1 gives INT_MIN; shifts by >= the bit width (or negative) give 0 (or -1 for a
+ *   negative value shifted right). Integer power with a negative exponent gives 1 for base 1,
+ *   +-1 for base -1 and 0 otherwise (NumPy raises; Loom cannot raise from inside a kernel).
+ * - Float division by zero gives +-inf or NaN (IEEE). Float floordiv/mod follow NumPy's npy_divmod.
+ * - Casts: float to int saturates (NaN -> 0, out of range -> the nearest limit) on every backend;
+ *   NumPy leaves it undefined. Any value to bool is value != 0 (NaN is true). Int to int wraps.
+ * - Reductions: sum/prod accumulate in the result dtype (float16 in float32); min/max propagate NaN;
+ *   argmin/argmax return the first index of the extreme value, or of the first NaN; min, max,
+ *   argmin and argmax of an empty set are errors at build time; sum of an empty set is 0, prod 1,
+ *   mean NaN, any false, all true.
+ *
+ * Graph IR: the array-level expression, hash-consed (equal structure = same node index), with eager
+ * shape and dtype inference. Nodes live in one growable array of the IrGraph and refer to each other
+ * by int32 index.
+ *
+ * Kernel IR: one fused kernel. An iteration space of ndim dims (sizes are run-time parameters):
+ * the first nkeep dims are kept ("outer", O), the remaining ndim - nkeep are reduced (R). A kernel
+ * runs phases in order for each point o of O: a REDUCE phase folds a value over all r of R into an
+ * accumulator; a MAP phase stores values at every (o, r); a FINAL phase stores values at o. An
+ * elementwise kernel has nkeep == ndim and one MAP phase. Instructions are typed SSA values in one
+ * array, in dependency order; a phase evaluates the instructions its roots need.
+ */
+#ifndef LOOM_IR_H
+#define LOOM_IR_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "loom/loom.h"
+
+#define LOOM_HIDDEN __attribute__((visibility("hidden")))
+
+/* ---- diagnostics --------------------------------------------------------------------------------- */
+typedef struct Diag {
+  LoomStatus status;
+  char msg[1024];
+} Diag;
+
+/* Records the first error (later ones are ignored) and returns its status. printf-style. */
+LoomStatus diag_error(Diag *d, LoomStatus status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Internal invariant: reports LOOM_ERR_INTERNAL with file:line; never aborts. */
+#define LOOM_ASSERT(d, cond)                                                                   \
+  do {                                                                                         \
+    if (!(cond))                                                                               \
+      return diag_error((d), LOOM_ERR_INTERNAL, "internal error: %s:%d: assertion '%s' failed", \
+                        __FILE__, __LINE__, #cond);                                            \
+  } while (0)
+
+/* ---- the context (shared root object; the runtime owns rt) --------------------------------------- */
+struct RtState; /* runtime/runtime.h */
+struct LoomContext {
+  LoomAllocator alloc;
+  int32_t num_threads;
+  uint32_t dump_flags; /* IR_DUMP_* from LOOM_DUMP */
+  struct RtState *rt;
+};
+enum { IR_DUMP_GRAPH = 1u, IR_DUMP_KERNELS = 2u, IR_DUMP_LLVM = 4u, IR_DUMP_TIME = 8u };
+
+void *ctx_alloc(LoomContext *ctx, size_t size);             /* 64-byte aligned, NULL on failure */
+void *ctx_calloc(LoomContext *ctx, size_t n, size_t size);  /* zeroed; overflow-checked */
+void ctx_free(LoomContext *ctx, void *p);
+/* Copies d's message into the calling thread's last-error slot for ctx; returns d->status. */
+LoomStatus ctx_report(LoomContext *ctx, const Diag *d);
+
+/* ---- arena: one per compile, freed in one call --------------------------------------------------- */
+typedef struct ArenaChunk ArenaChunk;
+typedef struct Arena {
+  LoomContext *ctx;
+  ArenaChunk *head;
+} Arena;
+void arena_init(Arena *a, LoomContext *ctx);
+void *arena_alloc(Arena *a, size_t size); /* zeroed, 16-byte aligned; NULL on failure */
+char *arena_strdup(Arena *a, const char *s);
+void arena_free_all(Arena *a);
+
+/* ---- dtypes ---------------------------------------------------------------------------------------- */
+typedef enum DKind { DK_BOOL, DK_INT, DK_UINT, DK_FLOAT } DKind;
+DKind dtype_kind(LoomDType t);
+int dtype_bits(LoomDType t);                       /* storage bits: 8 for bool */
+bool dtype_is_int(LoomDType t);                    /* signed or unsigned integer, not bool */
+bool dtype_is_float(LoomDType t);
+LoomDType dtype_promote(LoomDType a, LoomDType b); /* NumPy's promote_types */
+LoomDType dtype_float_of(LoomDType t);             /* the FLOAT rule of ops_public.def */
+LoomDType dtype_compute(LoomDType t);              /* float16 -> float32, others unchanged */
+const char *dtype_short_name(LoomDType t);         /* "b1 i8 i16 i32 i64 u8 ... f16 f32 f64" */
+bool dtype_from_short_name(const char *s, LoomDType *out);
+
+typedef enum OpKind { OPK_UNARY, OPK_BINARY, OPK_TERNARY } OpKind;
+typedef enum OpRule {
+  RULE_SAME, RULE_SAME_NUM, RULE_FLOAT, RULE_PRED, RULE_INT, RULE_PROMOTE, RULE_PROMOTE_NUM,
+  RULE_PROMOTE_SUB, RULE_PROMOTE_FLOAT, RULE_TRUEDIV, RULE_COMPARE, RULE_LOGICAL, RULE_BITWISE,
+  RULE_SHIFT, RULE_WHERE
+} OpRule;
+typedef struct OpInfo {
+  const char *name; /* lower case: "add", "exp", ... */
+  OpKind kind;
+  int arity;
+  OpRule rule;
+  const char *doc;
+} OpInfo;
+const OpInfo *op_info(LoomOp op); /* NULL if out of range */
+bool op_from_name(const char *name, LoomOp *out);
+const char *reduce_op_name(LoomReduceOp op); /* "sum", ... */
+bool reduce_op_from_name(const char *name, LoomReduceOp *out);
+
+/* A scalar value of any dtype: the field used is chosen by dtype_kind (bool and uint use u). */
+typedef union Scalar {
+  double f;
+  int64_t i;
+  uint64_t u;
+} Scalar;
+
+/* ---- graph IR --------------------------------------------------------------------------------------- */
+typedef enum IrKind {
+  IR_INPUT,     /* input = index into IrGraph.inputs */
+  IR_CONST,     /* 0-d constant; value; IR_FLAG_WEAK for NEP 50 Python scalars */
+  IR_ELEM,      /* op = LoomOp; src[0..arity) broadcast to shape; dtype = result dtype */
+  IR_CAST,      /* src[0] converted to dtype */
+  IR_BROADCAST, /* src[0] broadcast to shape (src rank <= rank, numpy rules) */
+  IR_RESHAPE,   /* src[0] reshaped to shape (same size) */
+  IR_PERMUTE,   /* result axis i = source axis arg[i] */
+  IR_SLICE,     /* result index j on axis i reads source index arg[i] + j * arg2[i] */
+  IR_REDUCE,    /* op = LoomReduceOp; axes = bit mask of reduced source axes; IR_FLAG_KEEPDIMS */
+  IR_COPY,      /* a contiguous copy of src[0] (inserted by passes where a view is impossible) */
+  IR_KIND_COUNT
+} IrKind;
+
+enum { IR_FLAG_WEAK = 1u, IR_FLAG_KEEPDIMS = 2u };
+
+typedef struct IrNode {
+  uint8_t kind;  /* IrKind */
+  uint8_t dtype; /* LoomDType of the result */
+  uint8_t ndim;
+  uint8_t flags;
+  uint16_t op;   /* LoomOp (IR_ELEM) or LoomReduceOp (IR_REDUCE) */
+  uint16_t pad;
+  int32_t src[3]; /* -1 where unused */
+  int32_t input;  /* IR_INPUT */
+  uint32_t axes;  /* IR_REDUCE */
+  Scalar value;   /* IR_CONST, in the dtype's kind */
+  int64_t shape[LOOM_MAX_RANK];
+  int64_t arg[LOOM_MAX_RANK];  /* IR_PERMUTE: perm; IR_SLICE: start per source axis */
+  int64_t arg2[LOOM_MAX_RANK]; /* IR_SLICE: step per source axis */
+  uint64_t hash;
+} IrNode;
+
+typedef struct IrGraph {
+  LoomContext *ctx;
+  IrNode *nodes;
+  int32_t nnodes, cap;
+  int32_t *table; /* open-addressing hash table of node indices (-1 empty), size tcap */
+  int32_t tcap;
+  LoomArray *inputs;
+  int32_t ninputs, incap;
+} IrGraph;
+
+LoomStatus ir_graph_init(IrGraph *g, LoomContext *ctx, Diag *d);
+void ir_graph_free(IrGraph *g);
+int64_t ir_numel(int ndim, const int64_t *shape);
+
+/* Constructors validate their inputs, infer shape and dtype (resolving weak constants against their
+ * partner by NEP 50), and return the index of an existing equal node when there is one. On error
+ * the graph is unchanged and d says what to change. Folding is passes/fold.c's job. */
+LoomStatus ir_input(IrGraph *g, const LoomArray *a, int32_t *out, Diag *d);
+LoomStatus ir_const(IrGraph *g, LoomDType dtype, Scalar v, bool weak, int32_t *out, Diag *d);
+LoomStatus ir_elem(IrGraph *g, LoomOp op, int n, const int32_t *src, int32_t *out, Diag *d);
+LoomStatus ir_cast(IrGraph *g, int32_t x, LoomDType dtype, int32_t *out, Diag *d);
+LoomStatus ir_broadcast(IrGraph *g, int32_t x, int ndim, const int64_t *shape, int32_t *out, Diag *d);
+LoomStatus ir_reshape(IrGraph *g, int32_t x, int ndim, const int64_t *shape, int32_t *out, Diag *d);
+LoomStatus ir_permute(IrGraph *g, int32_t x, const int32_t *perm, int32_t *out, Diag *d);
+/* start/step already normalized per axis (0 <= start < dim or empty), len = result length per axis */
+LoomStatus ir_slice(IrGraph *g, int32_t x, const int64_t *start, const int64_t *step,
+                    const int64_t *len, int32_t *out, Diag *d);
+LoomStatus ir_reduce(IrGraph *g, LoomReduceOp op, int32_t x, uint32_t axes, bool keepdims,
+                     LoomDType dtype, int32_t *out, Diag *d);
+LoomStatus ir_copy(IrGraph *g, int32_t x, int32_t *out, Diag *d);
+/* Appends a node as given (used by the parser and passes): computes its hash and hash-conses it.
+ * Does not infer anything; ir_verify() checks it. */
+LoomStatus ir_add_raw(IrGraph *g, const IrNode *n, int32_t *out, Diag *d);
+
+/* Text form, one node per line, stable (tests compare dumps):
+ *   %3 = add f32 [4,5] %1 %2
+ * print -> parse -> print is identical. ir_print appends to a growable string. */
+typedef struct StrBuf {
+  LoomContext *ctx;
+  char *s;
+  size_t len, cap;
+  bool oom;
+} StrBuf;
+void sb_init(StrBuf *b, LoomContext *ctx);
+void sb_printf(StrBuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+char *sb_take(StrBuf *b); /* the string (ctx-allocated) or NULL if an allocation failed */
+void sb_free(StrBuf *b);
+
+/* Prints the nodes reachable from roots (all nodes when nroots == 0) then "output %i" lines. */
+void ir_print_graph(const IrGraph *g, int nroots, const int32_t *roots, StrBuf *out);
+/* Parses the text of ir_print_graph into g (inputs are declared by "%0 = input f32 [2,3]
+ * strides [3,1]" lines and get NULL data); fills roots from "output" lines. Errors give line:col. */
+LoomStatus ir_parse_graph(IrGraph *g, const char *text, int32_t *nroots, int32_t *roots,
+                          int maxroots, Diag *d);
+LoomStatus ir_verify_graph(const IrGraph *g, Diag *d);
+
+/* ---- kernel IR ---------------------------------------------------------------------------------------- */
+/* Stride class of one buffer along one iteration dim, known at compile time (part of the key). */
+typedef enum KLayout { KL_ANY = 0, KL_ZERO = 1, KL_ONE = 2 } KLayout;
+
+typedef struct KBuffer {
+  uint8_t dtype;       /* storage dtype */
+  uint8_t is_output;
+  uint8_t layout[LOOM_MAX_RANK]; /* KLayout per iteration dim */
+} KBuffer;
+
+typedef enum KInstrKind {
+  KI_LOAD,   /* buf: load buffer at the current point (o, r) or o (FINAL phase) */
+  KI_CONST,  /* value */
+  KI_ELEM,   /* op = LoomOp applied to src (already cast to the op's input dtype by KI_CAST) */
+  KI_CAST,   /* src[0] converted to dtype */
+  KI_ACC,    /* phase: the result of REDUCE phase `phase` at the current o (dtype = its acc dtype;
+                int64 index for argmin/argmax) */
+  KI_REDSIZE,/* int64: number of points of R (product of reduced dims) */
+  KI_KIND_COUNT
+} KInstrKind;
+
+typedef struct KInstr {
+  uint8_t kind;  /* KInstrKind */
+  uint8_t dtype; /* compute dtype of the result (never float16: float16 loads produce float32
+                    through an explicit KI_CAST; stores round) */
+  uint16_t op;
+  int32_t src[3];
+  int32_t buf;   /* KI_LOAD */
+  int32_t phase; /* KI_ACC */
+  Scalar value;  /* KI_CONST */
+} KInstr;
+
+typedef enum KPhaseKind { KP_REDUCE, KP_MAP, KP_FINAL } KPhaseKind;
+
+typedef struct KStore {
+  int32_t buf;
+  int32_t value; /* instruction; converted to the buffer's dtype when stored */
+} KStore;
+
+typedef struct KPhase {
+  uint8_t kind;      /* KPhaseKind */
+  uint8_t reduce_op; /* KP_REDUCE: LoomReduceOp among SUM PROD MIN MAX ANY ALL ARGMIN ARGMAX */
+  uint8_t acc_dtype; /* KP_REDUCE: accumulator dtype (compute dtype) */
+  int32_t value;     /* KP_REDUCE: the instruction folded */
+  int32_t store_begin, nstores; /* KP_MAP, KP_FINAL: range of KernelIr.stores */
+} KPhase;
+
+typedef struct KernelIr {
+  char name[48];
+  int32_t ndim, nkeep;
+  uint8_t index_bits; /* 32 or 64 */
+  int32_t nbuf;
+  KBuffer *bufs;
+  int32_t ninstr;
+  KInstr *instrs;
+  int32_t nphase;
+  KPhase *phases;
+  int32_t nstore;
+  KStore *stores;
+} KernelIr;
+
+/* Stable text form; it is also the cache key's source (it names every dtype, layout and op). */
+void ir_print_kernel(const KernelIr *k, StrBuf *out);
+LoomStatus ir_parse_kernel(Arena *a, const char *text, KernelIr **out, Diag *d);
+LoomStatus ir_verify_kernel(const KernelIr *k, Diag *d);
+uint64_t ir_hash_bytes(const void *p, size_t n, uint64_t seed); /* FNV-1a 64 / mix */
+
+/* ---- schedule: the kernels of one evaluation, in order, with their concrete arguments ------------- */
+typedef enum SchedBufKind { SB_INPUT, SB_TEMP, SB_OUTPUT } SchedBufKind;
+
+typedef struct SchedBinding {
+  uint8_t kind;  /* SchedBufKind */
+  int32_t index; /* into IrGraph.inputs, Schedule.temps, or the eval's outputs */
+  int64_t offset;                /* elements from the base pointer */
+  int64_t strides[LOOM_MAX_RANK];/* elements, per kernel iteration dim (0 where KL_ZERO) */
+} SchedBinding;
+
+typedef struct SchedKernel {
+  KernelIr *ir;
+  int64_t shape[LOOM_MAX_RANK]; /* per iteration dim */
+  SchedBinding *bind;           /* ir->nbuf entries */
+} SchedKernel;
+
+typedef struct SchedTemp {
+  uint8_t dtype;
+  int64_t nelem; /* C-contiguous */
+} SchedTemp;
+
+typedef struct Schedule {
+  int32_t nkernel;
+  SchedKernel *kernels;
+  int32_t ntemp;
+  SchedTemp *temps;
+} Schedule;
+
+#endif /* LOOM_IR_H */

@@ -1,0 +1,44 @@
+/* runtime.h: devices, the thread pool, the kernel cache and evaluation (loom_eval and friends).
+ * The runtime includes passes/ and codegen/ (layers above it) and ir/; never Python.
+ */
+#ifndef LOOM_RUNTIME_H
+#define LOOM_RUNTIME_H
+
+#include <pthread.h>
+
+#include "codegen/codegen.h"
+#include "frontend/frontend.h"
+#include "ir/ir.h"
+#include "passes/passes.h"
+
+/* A fixed pool of worker threads. parallel_for runs fn(arg, task) for task in [0, ntasks) and
+ * returns when all are done; the caller's thread takes part. Tasks of one call run concurrently. */
+typedef struct RtPool RtPool;
+LoomStatus rt_pool_create(LoomContext *ctx, int nthreads, RtPool **out, Diag *d);
+void rt_pool_destroy(RtPool *p);
+int rt_pool_size(const RtPool *p);
+void rt_parallel_for(RtPool *p, int64_t ntasks, void (*fn)(void *arg, int64_t task), void *arg);
+
+/* The in-memory kernel cache: signature (kernel IR text + target description) -> compiled kernel.
+ * Thread-safe; a kernel is compiled once even when several threads ask for it at the same time. */
+typedef struct RtCache RtCache;
+LoomStatus rt_cache_create(LoomContext *ctx, CgTarget *target, RtCache **out, Diag *d);
+void rt_cache_destroy(RtCache *c);
+/* *hit tells whether it was found compiled. The returned kernel lives as long as the cache. */
+LoomStatus rt_cache_get(RtCache *c, const KernelIr *k, bool want_llvm_ir, const CgCompiled **out,
+                        bool *hit, Diag *d);
+
+struct RtState {
+  RtPool *pool;
+  RtCache *cache;
+  CgTarget *host;
+  pthread_mutex_t stats_lock;
+  LoomStats stats;
+};
+
+/* Runs a schedule on the host: allocates temps, launches each kernel (parallel over O or split
+ * along R), frees temps. out_data[i] is the base pointer of output i. */
+LoomStatus rt_run_schedule(LoomContext *ctx, const IrGraph *g, const Schedule *s,
+                           void *const *out_data, Diag *d);
+
+#endif /* LOOM_RUNTIME_H */
