@@ -96,6 +96,10 @@ bool dtype_is_float(LoomDType t);
 LoomDType dtype_promote(LoomDType a, LoomDType b); /* NumPy's promote_types */
 LoomDType dtype_float_of(LoomDType t);             /* the FLOAT rule of ops_public.def */
 LoomDType dtype_compute(LoomDType t);              /* float16 -> float32, others unchanged */
+/* The dtype an op computes in, given its (already promoted/inferred) result dtype and the operand
+ * dtypes (b is ignored for unary ops): e.g. LT(int8, float32) -> float32, EXP(int16) -> float32,
+ * LOGICAL_AND -> bool. Not yet passed through dtype_compute. */
+LoomDType ir_elem_operand_dtype(LoomOp op, LoomDType result, LoomDType a, LoomDType b);
 const char *dtype_short_name(LoomDType t);         /* "b1 i8 i16 i32 i64 u8 ... f16 f32 f64" */
 bool dtype_from_short_name(const char *s, LoomDType *out);
 
@@ -224,6 +228,20 @@ typedef struct KBuffer {
   uint8_t layout[LOOM_MAX_RANK]; /* KLayout per iteration dim */
 } KBuffer;
 
+/* Typing of kernel instructions (the lowering inserts KI_CASTs so codegen never guesses):
+ * - every instruction's dtype is a compute dtype (dtype_compute: never float16);
+ * - KI_LOAD of a float16 buffer yields float32; of a bool buffer yields bool (byte != 0);
+ * - KI_ELEM: for WHERE, src[0] is bool and src[1], src[2] have the result dtype; for every other op
+ *   all operands share one dtype, the op's operand dtype (ir_elem_operand_dtype), and the result
+ *   has that dtype, or bool for the PRED, COMPARE and LOGICAL rules;
+ * - a store converts the value to the buffer's dtype with KI_CAST semantics (float32 -> float16
+ *   rounds to nearest even);
+ * - KI_ACC has the phase's acc_dtype (int64 for ARGMIN/ARGMAX: the linear index into R, row-major
+ *   over the R dims, which the lowering keeps in the source's axis order so that the index is
+ *   NumPy's flat index); a REDUCE phase's value has the acc dtype (bool for ANY/ALL; the compared
+ *   value's dtype for ARGMIN/ARGMAX).
+ * Dims: after passes/collapse.c every kernel has ndim >= 1; a reduction kernel has at least one R
+ * dim and may have no O dim (a full reduction: O is one point). */
 typedef enum KInstrKind {
   KI_LOAD,   /* buf: load buffer at the current point (o, r) or o (FINAL phase) */
   KI_CONST,  /* value */
