@@ -75,6 +75,10 @@ void *ctx_calloc(LoomContext *ctx, size_t n, size_t size);  /* zeroed; overflow-
 void ctx_free(LoomContext *ctx, void *p);
 /* Copies d's message into the calling thread's last-error slot for ctx; returns d->status. */
 LoomStatus ctx_report(LoomContext *ctx, const Diag *d);
+/* The calling thread's last error message if it was reported on ctx, else "". */
+const char *ctx_last_error(LoomContext *ctx);
+/* The default allocator (64-byte aligned_alloc, sizes rounded up to 64); lives forever. */
+const LoomAllocator *ir_default_allocator(void);
 
 /* ---- arena: one per compile, freed in one call --------------------------------------------------- */
 typedef struct ArenaChunk ArenaChunk;
@@ -100,6 +104,9 @@ LoomDType dtype_compute(LoomDType t);              /* float16 -> float32, others
  * dtypes (b is ignored for unary ops): e.g. LT(int8, float32) -> float32, EXP(int16) -> float32,
  * LOGICAL_AND -> bool. Not yet passed through dtype_compute. */
 LoomDType ir_elem_operand_dtype(LoomOp op, LoomDType result, LoomDType a, LoomDType b);
+/* The result dtype of op on (already NEP 50-resolved) operand dtypes t[0..arity), or LOOM_ERR_DTYPE
+ * when the op's rule rejects them (e.g. "subtract: not supported for bool operands; ..."). */
+LoomStatus ir_elem_result_dtype(LoomOp op, const LoomDType *t, LoomDType *out, Diag *d);
 const char *dtype_short_name(LoomDType t);         /* "b1 i8 i16 i32 i64 u8 ... f16 f32 f64" */
 bool dtype_from_short_name(const char *s, LoomDType *out);
 
@@ -175,6 +182,16 @@ typedef struct IrGraph {
 LoomStatus ir_graph_init(IrGraph *g, LoomContext *ctx, Diag *d);
 void ir_graph_free(IrGraph *g);
 int64_t ir_numel(int ndim, const int64_t *shape);
+/* Drops every node >= nnodes and input >= ninputs (a mark taken earlier): how a failed multi-node
+ * builder leaves the graph unchanged. Never fails. */
+void ir_graph_rollback(IrGraph *g, int32_t nnodes, int32_t ninputs);
+/* Appends an input descriptor without deduplication (the parser's inputs all have NULL data). */
+LoomStatus ir_input_append(IrGraph *g, const LoomArray *a, int32_t *index, Diag *d);
+/* Writes a shape as Python prints a tuple: "()", "(4,)", "(2,3)". Always NUL-terminates. */
+void ir_format_shape(char *buf, size_t n, int ndim, const int64_t *shape);
+/* The canonical form of a value of dtype (given in the dtype's kind): bool -> 0/1, integers wrapped
+ * to their width, floats rounded to their precision, every NaN the same NaN. */
+Scalar ir_scalar_canon(LoomDType dtype, Scalar v);
 
 /* Constructors validate their inputs, infer shape and dtype (resolving weak constants against their
  * partner by NEP 50), and return the index of an existing equal node when there is one. On error
@@ -295,6 +312,9 @@ typedef struct KernelIr {
 
 /* Stable text form; it is also the cache key's source (it names every dtype, layout and op). */
 void ir_print_kernel(const KernelIr *k, StrBuf *out);
+/* The same text with the name printed as "-": the cache key (two kernels print the same key iff
+ * they compute the same thing). */
+void ir_print_kernel_key(const KernelIr *k, StrBuf *out);
 LoomStatus ir_parse_kernel(Arena *a, const char *text, KernelIr **out, Diag *d);
 LoomStatus ir_verify_kernel(const KernelIr *k, Diag *d);
 uint64_t ir_hash_bytes(const void *p, size_t n, uint64_t seed); /* FNV-1a 64 / mix */

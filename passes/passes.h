@@ -27,6 +27,69 @@ typedef struct IrModule {
   uint32_t dump_flags;        /* IR_DUMP_* */
 } IrModule;
 
+/* ---- shared by views.c, fuse.c and lower.c (internal) -------------------------------------------- */
+
+/* A composed strided view of a leaf: element (j0, j1, ...) of the viewed node lives at
+ * offset + sum j_i * strides[i] elements from the leaf's storage. Storage of a leaf: an IR_INPUT is
+ * the input's LoomArray (its strides); any other leaf (IR_REDUCE, IR_COPY, a realized root) is a
+ * C-contiguous temp of its shape; an IR_CONST has rank 0. */
+typedef struct IrView {
+  int32_t leaf; /* the first node below the chain that is not a movement op */
+  int64_t offset;
+  int64_t strides[LOOM_MAX_RANK]; /* per dim of the viewed node */
+} IrView;
+
+/* views.c: composes the movement ops from node down to its leaf. Returns false when a reshape in the
+ * chain cannot be expressed with strides (NumPy's no-copy reshape rule); out is then unspecified. */
+bool pass_compute_view(const IrGraph *g, int32_t node, IrView *out);
+/* C-contiguous strides of a shape (elements). */
+void pass_contiguous_strides(int ndim, const int64_t *shape, int64_t *strides);
+
+/* fuse.c: the kernel grouping. Kernel dims are kept axes of the space X (in order) then reduced axes
+ * (in order); perm maps a kernel dim to its axis of X (-1: a virtual size-1 reduced dim, used when a
+ * reduction reduces no axis). */
+typedef struct FusedKernel {
+  int32_t ndim, nkeep;
+  int64_t shape[LOOM_MAX_RANK];
+  int32_t perm[LOOM_MAX_RANK];
+  int32_t xndim;                  /* the space X (source shape of the reductions, or the node shape) */
+  int64_t xshape[LOOM_MAX_RANK];
+  uint32_t axes;                  /* reduced axes of X (0 for elementwise kernels) */
+  bool is_reduction;
+  int32_t nreduce, nmap, nfinal, ndep;
+  int32_t *reduces; /* IR_REDUCE nodes, in phase order */
+  int32_t *maps;    /* realized nodes stored by the MAP phase (shape X) */
+  int32_t *finals;  /* realized nodes stored by the FINAL phase (the reductions' output shape) */
+  int32_t *deps;    /* kernels that must run first (indices into FusionPlan.kernels) */
+  int32_t cap_reduce, cap_map, cap_final, cap_dep;
+} FusedKernel;
+
+typedef struct FusionPlan {
+  int32_t nkernel, cap;
+  FusedKernel *kernels; /* in run order once pass_fuse returns */
+  int32_t nnodes;       /* graph size when fused; the per-node arrays have this many entries */
+  int32_t *kernel_of;   /* realized node -> kernel that computes it, else -1 */
+  uint8_t *is_root;     /* node is one of the roots */
+  uint8_t *needs_temp;  /* realized node read by another kernel: stored into a temp */
+} FusionPlan;
+
+/* How a phase of kernel k reads `top` (a movement chain over a leaf, a leaf, or a realized root).
+ * final_space: the read happens in a FINAL phase, where top's shape is the reductions' output shape
+ * (keepdims or not); otherwise top's shape is X. */
+typedef struct ReadInfo {
+  int32_t leaf;
+  bool is_const;  /* the value is the IR_CONST leaf */
+  bool is_acc;    /* a reduction of k read at the kept coordinates: KI_ACC of phase acc_phase */
+  int32_t acc_phase;
+  int64_t offset;
+  int64_t strides[LOOM_MAX_RANK]; /* per kernel dim; 0 on size-1 dims */
+} ReadInfo;
+LoomStatus pass_resolve_read(const IrGraph *g, const FusedKernel *k, bool final_space, int32_t top,
+                             ReadInfo *out, Diag *d);
+/* Maps strides given per dim of a node of shape (ndim, shape) to kernel dims (see ReadInfo). */
+bool pass_map_strides(const FusedKernel *k, bool final_space, int ndim, const int64_t *shape,
+                      const int64_t *in, int64_t *out);
+
 /* Runs the whole pipeline: on success m->schedule holds the kernels to run in order. */
 LoomStatus pass_run_pipeline(IrModule *m, Diag *d);
 

@@ -27,7 +27,17 @@ void rt_cache_destroy(RtCache *c);
 /* *hit tells whether it was found compiled. The returned kernel lives as long as the cache. */
 LoomStatus rt_cache_get(RtCache *c, const KernelIr *k, bool want_llvm_ir, const CgCompiled **out,
                         bool *hit, Diag *d);
+/* Like rt_cache_get, but the kernel is only pinned until rt_cache_release(c, *out): an entry that is
+ * not pinned may be evicted when the cache is full (RT_CACHE_MAX_ENTRIES, least recently used first).
+ * Entries returned by rt_cache_get are pinned for the life of the cache. hit may be NULL. */
+#define RT_CACHE_MAX_ENTRIES 4096
+LoomStatus rt_cache_acquire(RtCache *c, const KernelIr *k, bool want_llvm_ir,
+                            const CgCompiled **out, bool *hit, Diag *d);
+void rt_cache_release(RtCache *c, const CgCompiled *k);
+/* Number of entries now held (compiled, compiling or failed-and-waited-on). */
+int64_t rt_cache_size(RtCache *c);
 
+typedef struct RtState RtState;
 struct RtState {
   RtPool *pool;
   RtCache *cache;

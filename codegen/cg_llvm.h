@@ -1,0 +1,80 @@
+/* cg_llvm.h: private interface of codegen/ (lower.c, math.c and the target files).
+ *
+ * math.c lowers scalar semantics (one KInstr value at a time) and knows nothing of loops, so a GPU
+ * target reuses it unchanged. lower.c builds a whole LLVM module for a KernelIr: the instruction
+ * evaluator is shared; the loop structure (cg_lower_host) is the host's and a GPU target would
+ * replace only that part (thread index -> point instead of row walks).
+ */
+#ifndef LOOM_CG_LLVM_H
+#define LOOM_CG_LLVM_H
+
+#include <llvm-c/Core.h>
+
+#include "codegen/codegen.h"
+#include "ir/ir.h"
+
+/* Where vector variants of libm functions come from (SLEEF's GNU vector ABI). */
+typedef struct CgVecMath {
+  /* ISA letters of the GNU vector ABI usable on the target, best first ("edcb" on AVX-512:
+   * e = 512-bit, d = AVX2 256-bit, c = AVX 256-bit, b = SSE 128-bit). Empty or NULL: scalar only. */
+  const char *isas;
+  /* Whether the vector symbol exists (SLEEF may lack some); NULL means every name exists. */
+  bool (*has_symbol)(void *user, const char *name);
+  void *user;
+} CgVecMath;
+
+/* State of the scalar lowering of one module. Errors are recorded in d (first wins); builders
+ * keep returning usable (undef) values after an error so callers check once at the end. */
+#define CG_MAX_USED 128
+typedef struct CgMath {
+  LLVMContextRef c;
+  LLVMModuleRef m;
+  LLVMBuilderRef b;
+  const CgVecMath *vec; /* may be NULL */
+  Diag *d;
+  int nused;
+  LLVMValueRef used[CG_MAX_USED]; /* vector declarations kept alive through llvm.compiler.used */
+} CgMath;
+
+/* Register type of a compute dtype: i1 for bool, iN for ints, float/double (float16 -> float). */
+LLVMTypeRef cg_reg_type(CgMath *m, LoomDType t);
+/* Memory type of a storage dtype: i8 for bool, half for float16. */
+LLVMTypeRef cg_mem_type(CgMath *m, LoomDType t);
+LLVMValueRef cg_const(CgMath *m, LoomDType t, Scalar v);
+/* Converts v of dtype `from` to dtype `to` with KI_CAST semantics (ir.h). `from`/`to` may be
+ * float16, meaning an LLVM half value. */
+LLVMValueRef cg_cast(CgMath *m, LoomDType from, LoomDType to, LLVMValueRef v);
+/* Memory value (cg_mem_type) of storage dtype `st` -> register value of compute dtype `to`. */
+LLVMValueRef cg_from_mem(CgMath *m, LoomDType st, LoomDType to, LLVMValueRef v);
+/* Register value of compute dtype `from` -> memory value of storage dtype `st`. */
+LLVMValueRef cg_to_mem(CgMath *m, LoomDType from, LoomDType st, LLVMValueRef v);
+/* One KI_ELEM: operands of dtype `operand` (for WHERE: args[0] is bool, args[1..2] `operand`).
+ * May add basic blocks (integer power); the builder ends positioned after the result. */
+LLVMValueRef cg_elem(CgMath *m, LoomOp op, LoomDType operand, const LLVMValueRef *args);
+/* Reductions: identity and combiner (acc = op(acc, v)); `fold` asks for the reassociable form
+ * used inside a loop (float sums get `reassoc`). */
+LLVMValueRef cg_identity(CgMath *m, LoomReduceOp op, LoomDType acc);
+LLVMValueRef cg_combine(CgMath *m, LoomReduceOp op, LoomDType acc, LLVMValueRef a, LLVMValueRef v);
+/* Argmin/argmax: whether v at a later index replaces the current extreme cur (first extreme wins,
+ * a NaN wins over everything that is not NaN and stays). */
+LLVMValueRef cg_arg_better(CgMath *m, LoomReduceOp op, LoomDType t, LLVMValueRef cur,
+                           LLVMValueRef v);
+/* Emits llvm.compiler.used for the vector declarations. Call once, after lowering. */
+void cg_math_finish(CgMath *m);
+LLVMValueRef cg_i64(CgMath *m, int64_t v);
+
+/* Names of the entry points lower.c defines (prefix + "_run" / "_partial" / "_finish"). */
+typedef struct CgEntryNames {
+  char run[64], partial[64], finish[64];
+  bool has_partial;
+  int32_t acc_size;
+} CgEntryNames;
+
+/* Builds the host module for k into m (functions named from prefix): run always, partial/finish
+ * when the phases are [REDUCE] or [REDUCE, FINAL]. fn_attrs: string attributes put on every
+ * function (e.g. target-cpu), as key/value pairs, nattrs pairs. */
+LoomStatus cg_lower_host(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef m, const KernelIr *k, const char *prefix,
+                         const CgVecMath *vec, const char *const *fn_attrs, int nattrs,
+                         CgEntryNames *names, Diag *d);
+
+#endif /* LOOM_CG_LLVM_H */

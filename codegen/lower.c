@@ -1,0 +1,670 @@
+/* lower.c: KernelIr -> LLVM module (the host loop structure over the shared instruction evaluator).
+ *
+ * Shared part: eval_needed() emits the instructions a set of roots needs, in index order (the IR is
+ * in dependency order, so no recursion), through math.c; loads and stores address
+ * base[b] + off[b] where off is the element offset of the current point, kept by the loop code.
+ * A GPU target would reuse it and replace only the loop part below (walk/emit_point).
+ *
+ * Host part: each entry point (run, partial, finish) is a thin wrapper that loads the buffer
+ * pointers and calls an always-inline implementation taking them as `noalias` parameters; after
+ * inlining LLVM turns that into scoped alias metadata, so loads and stores vectorize without run-time
+ * overlap checks. walk() visits linear points [lo, hi) of a group of dims row-major: it decomposes
+ * lo once, then runs rows whose innermost loop advances the last dim with a stride that is a
+ * compile-time constant for KL_ONE/KL_ZERO, which the loop vectorizer widens. A reduction runs, for
+ * each O point, one walk over R per REDUCE or MAP phase; accumulators are allocas (promoted to phis
+ * by mem2reg) and float sums use `reassoc` fadds so the vectorizer keeps several partial sums.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include <llvm-c/Analysis.h>
+
+#include "codegen/cg_llvm.h"
+
+#define CG_MAX_DEPTH 4
+
+typedef struct Lower {
+  CgMath m;
+  LoomContext *ctx;
+  const KernelIr *k;
+  LLVMTypeRef i64, ptr;
+  LLVMValueRef fn;
+  LLVMBasicBlockRef alloca_bb;
+  LLVMBuilderRef ab;      /* positioned in alloca_bb */
+  LLVMValueRef *shape;    /* ndim */
+  LLVMValueRef *base;     /* nbuf */
+  LLVMValueRef *stride;   /* nbuf * ndim */
+  LLVMValueRef *levels;   /* CG_MAX_DEPTH * nbuf offsets */
+  LLVMValueRef *off;      /* the current level's nbuf offsets */
+  LLVMValueRef *ooff;     /* offsets at the O point (FINAL phases) */
+  int depth;
+  LLVMValueRef *acc, *accidx; /* nphase */
+  LLVMValueRef *cache;    /* ninstr */
+  uint8_t *need;          /* ninstr */
+  LLVMValueRef lin;       /* linear index of the current point within the walked dims */
+  LLVMValueRef rsize;
+  bool final_phase;
+} Lower;
+
+static int instr_nsrc(const KInstr *in) {
+  switch (in->kind) {
+  case KI_ELEM:
+    if (in->op == LOOM_OP_WHERE) return 3;
+    return in->op <= LOOM_OP_BITWISE_NOT ? 1 : 2;
+  case KI_CAST: return 1;
+  default: return 0;
+  }
+}
+
+static bool is_arg(int op) { return op == LOOM_REDUCE_ARGMIN || op == LOOM_REDUCE_ARGMAX; }
+
+/* Structural checks codegen relies on (ir_verify_kernel does the full job). */
+static LoomStatus check_kernel(const KernelIr *k, Diag *d) {
+  if (k->ndim < 1 || k->ndim > LOOM_MAX_RANK || k->nkeep < 0 || k->nkeep > k->ndim)
+    return diag_error(d, LOOM_ERR_INTERNAL, "codegen: kernel '%s' has ndim %d, nkeep %d", k->name, k->ndim, k->nkeep);
+  if (k->nbuf < 0 || k->ninstr < 0 || k->nphase < 1 || k->nstore < 0 || (k->nbuf && !k->bufs) ||
+      (k->ninstr && !k->instrs) || !k->phases || (k->nstore && !k->stores))
+    return diag_error(d, LOOM_ERR_INTERNAL, "codegen: kernel '%s' has missing arrays or no phase", k->name);
+  for (int b = 0; b < k->nbuf; b++)
+    if (k->bufs[b].dtype >= LOOM_DTYPE_COUNT)
+      return diag_error(d, LOOM_ERR_INTERNAL, "codegen: buffer %d has a bad dtype", b);
+  for (int i = 0; i < k->ninstr; i++) {
+    const KInstr *in = &k->instrs[i];
+    if (in->kind >= KI_KIND_COUNT || in->dtype >= LOOM_DTYPE_COUNT || in->dtype == LOOM_FLOAT16)
+      return diag_error(d, LOOM_ERR_INTERNAL, "codegen: instruction %d has a bad kind or dtype", i);
+    for (int j = 0; j < instr_nsrc(in); j++)
+      if (in->src[j] < 0 || in->src[j] >= i)
+        return diag_error(d, LOOM_ERR_INTERNAL, "codegen: instruction %d uses %d (not an earlier one)", i, in->src[j]);
+    if (in->kind == KI_ELEM && in->op >= LOOM_OP_COUNT)
+      return diag_error(d, LOOM_ERR_INTERNAL, "codegen: instruction %d has op %d", i, in->op);
+    if (in->kind == KI_LOAD && (in->buf < 0 || in->buf >= k->nbuf))
+      return diag_error(d, LOOM_ERR_INTERNAL, "codegen: instruction %d loads buffer %d", i, in->buf);
+    if (in->kind == KI_ACC && (in->phase < 0 || in->phase >= k->nphase || k->phases[in->phase].kind != KP_REDUCE))
+      return diag_error(d, LOOM_ERR_INTERNAL, "codegen: instruction %d reads phase %d (not a REDUCE phase)", i, in->phase);
+  }
+  bool red = k->nkeep < k->ndim;
+  for (int p = 0; p < k->nphase; p++) {
+    const KPhase *ph = &k->phases[p];
+    if (ph->kind > KP_FINAL || (!red && ph->kind != KP_MAP))
+      return diag_error(d, LOOM_ERR_INTERNAL, "codegen: phase %d has kind %d", p, ph->kind);
+    if (ph->kind == KP_REDUCE) {
+      if (ph->value < 0 || ph->value >= k->ninstr || ph->reduce_op >= LOOM_REDUCE_COUNT ||
+          ph->acc_dtype >= LOOM_DTYPE_COUNT || ph->acc_dtype == LOOM_FLOAT16)
+        return diag_error(d, LOOM_ERR_INTERNAL, "codegen: reduce phase %d is malformed", p);
+      if (!is_arg(ph->reduce_op) && k->instrs[ph->value].dtype != ph->acc_dtype)
+        return diag_error(d, LOOM_ERR_INTERNAL, "codegen: reduce phase %d folds a %s value into a %s accumulator",
+                          p, loom_dtype_name(k->instrs[ph->value].dtype), loom_dtype_name(ph->acc_dtype));
+    } else {
+      if (ph->store_begin < 0 || ph->nstores < 0 || ph->store_begin + ph->nstores > k->nstore)
+        return diag_error(d, LOOM_ERR_INTERNAL, "codegen: phase %d has a bad store range", p);
+      for (int s = ph->store_begin; s < ph->store_begin + ph->nstores; s++)
+        if (k->stores[s].buf < 0 || k->stores[s].buf >= k->nbuf || k->stores[s].value < 0 ||
+            k->stores[s].value >= k->ninstr)
+          return diag_error(d, LOOM_ERR_INTERNAL, "codegen: store %d is malformed", s);
+    }
+  }
+  return LOOM_OK; /* a phase reading a later phase's accumulator is caught in emit_one */
+}
+
+/* ---- shared instruction evaluation --------------------------------------------------------------- */
+
+static void clear_cache(Lower *L) {
+  memset(L->cache, 0, sizeof(LLVMValueRef) * (size_t)L->k->ninstr);
+}
+
+static LLVMValueRef elem_ptr(Lower *L, int b, LLVMValueRef off) {
+  LLVMTypeRef et = cg_mem_type(&L->m, (LoomDType)L->k->bufs[b].dtype);
+  return LLVMBuildGEP2(L->m.b, et, L->base[b], &off, 1, "");
+}
+
+static unsigned dtype_align(LoomDType t) {
+  size_t s = loom_dtype_size(t);
+  return s ? (unsigned)s : 1;
+}
+
+static LLVMValueRef emit_one(Lower *L, int i) {
+  const KernelIr *k = L->k;
+  const KInstr *in = &k->instrs[i];
+  CgMath *m = &L->m;
+  LoomDType t = (LoomDType)in->dtype;
+  switch (in->kind) {
+  case KI_LOAD: {
+    int b = in->buf;
+    LoomDType st = (LoomDType)k->bufs[b].dtype;
+    LLVMValueRef p = elem_ptr(L, b, L->final_phase ? L->ooff[b] : L->off[b]);
+    LLVMValueRef v = LLVMBuildLoad2(m->b, cg_mem_type(m, st), p, "");
+    LLVMSetAlignment(v, dtype_align(st));
+    return cg_from_mem(m, st, t, v);
+  }
+  case KI_CONST: return cg_const(m, t, in->value);
+  case KI_ELEM: {
+    LLVMValueRef args[3] = {NULL, NULL, NULL};
+    int n = instr_nsrc(in);
+    for (int j = 0; j < n; j++) args[j] = L->cache[in->src[j]];
+    LoomDType opd = (LoomDType)k->instrs[in->src[n == 3 ? 1 : 0]].dtype;
+    if (n == 3 && k->instrs[in->src[0]].dtype != LOOM_BOOL) {
+      diag_error(m->d, LOOM_ERR_INTERNAL, "codegen: where condition (instruction %d) is not bool", in->src[0]);
+      return LLVMGetUndef(cg_reg_type(m, t));
+    }
+    for (int j = (n == 3 ? 1 : 0); j < n; j++)
+      if (k->instrs[in->src[j]].dtype != opd) {
+        diag_error(m->d, LOOM_ERR_INTERNAL, "codegen: instruction %d mixes operand dtypes", i);
+        return LLVMGetUndef(cg_reg_type(m, t));
+      }
+    LLVMValueRef v = cg_elem(m, (LoomOp)in->op, opd, args);
+    if (LLVMTypeOf(v) != cg_reg_type(m, t)) {
+      diag_error(m->d, LOOM_ERR_INTERNAL, "codegen: instruction %d (%s of %s) is typed %s", i,
+                 loom_op_name((LoomOp)in->op), loom_dtype_name(opd), loom_dtype_name(t));
+      return LLVMGetUndef(cg_reg_type(m, t));
+    }
+    return v;
+  }
+  case KI_CAST: return cg_cast(m, (LoomDType)k->instrs[in->src[0]].dtype, t, L->cache[in->src[0]]);
+  case KI_ACC: {
+    int p = in->phase;
+    LLVMValueRef v = is_arg(k->phases[p].reduce_op) ? L->accidx[p] : L->acc[p];
+    if (!v) {
+      diag_error(m->d, LOOM_ERR_INTERNAL, "codegen: instruction %d reads phase %d before it ran", i, p);
+      return LLVMGetUndef(cg_reg_type(m, t));
+    }
+    if (LLVMTypeOf(v) != cg_reg_type(m, t)) {
+      diag_error(m->d, LOOM_ERR_INTERNAL, "codegen: instruction %d has the wrong accumulator dtype", i);
+      return LLVMGetUndef(cg_reg_type(m, t));
+    }
+    return v;
+  }
+  case KI_REDSIZE:
+    return cg_cast(m, LOOM_INT64, t, L->rsize);
+  default:
+    diag_error(m->d, LOOM_ERR_INTERNAL, "codegen: instruction kind %d", in->kind);
+    return LLVMGetUndef(cg_reg_type(m, t));
+  }
+}
+
+/* Emits (once per scope) the instructions that roots need, in index order. */
+static void eval_needed(Lower *L, const int32_t *roots, int nroots) {
+  const KernelIr *k = L->k;
+  int hi = -1;
+  memset(L->need, 0, (size_t)k->ninstr);
+  for (int r = 0; r < nroots; r++) {
+    L->need[roots[r]] = 1;
+    if (roots[r] > hi) hi = roots[r];
+  }
+  for (int i = hi; i >= 0; i--) {
+    if (!L->need[i] || L->cache[i]) continue;
+    for (int j = 0; j < instr_nsrc(&k->instrs[i]); j++) L->need[k->instrs[i].src[j]] = 1;
+  }
+  for (int i = 0; i <= hi; i++)
+    if (L->need[i] && !L->cache[i]) L->cache[i] = emit_one(L, i);
+}
+
+static void emit_stores(Lower *L, const KPhase *ph) {
+  const KernelIr *k = L->k;
+  for (int s = ph->store_begin; s < ph->store_begin + ph->nstores; s++) {
+    const KStore *st = &k->stores[s];
+    eval_needed(L, &st->value, 1);
+    LoomDType bt = (LoomDType)k->bufs[st->buf].dtype;
+    LLVMValueRef v = cg_to_mem(&L->m, (LoomDType)k->instrs[st->value].dtype, bt, L->cache[st->value]);
+    LLVMValueRef p = elem_ptr(L, st->buf, L->final_phase ? L->ooff[st->buf] : L->off[st->buf]);
+    LLVMSetAlignment(LLVMBuildStore(L->m.b, v, p), dtype_align(bt));
+  }
+}
+
+/* ---- host loop structure --------------------------------------------------------------------------- */
+
+static LLVMValueRef entry_alloca(Lower *L, LLVMTypeRef t, const char *name) {
+  return LLVMBuildAlloca(L->ab, t, name);
+}
+
+static LLVMBasicBlockRef new_bb(Lower *L, const char *name) {
+  return LLVMAppendBasicBlockInContext(L->m.c, L->fn, name);
+}
+
+typedef void (*BodyFn)(Lower *L, void *arg);
+
+/* Visits linear points [lo, hi) of dims [d0, d1) row-major; at each point L->off holds the offsets
+ * (outer offsets plus these dims' contribution) and L->lin the linear index. */
+static void walk(Lower *L, int d0, int d1, LLVMValueRef lo, LLVMValueRef hi, BodyFn body, void *arg) {
+  LLVMBuilderRef b = L->m.b;
+  const KernelIr *k = L->k;
+  int nb = k->nbuf;
+  if (L->depth + 1 >= CG_MAX_DEPTH) {
+    diag_error(L->m.d, LOOM_ERR_INTERNAL, "codegen: loops nested too deep");
+    return;
+  }
+  LLVMValueRef *outer = L->off;
+  LLVMValueRef *inner = L->levels + (size_t)(L->depth + 1) * (size_t)nb;
+  LLVMBasicBlockRef exit_bb = new_bb(L, "walk.exit");
+  LLVMBasicBlockRef init_bb = new_bb(L, "walk.init");
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, lo, hi, ""), init_bb, exit_bb);
+  LLVMPositionBuilderAtEnd(b, init_bb);
+  if (d0 == d1) { /* no dims: one point */
+    memcpy(inner, outer, sizeof(LLVMValueRef) * (size_t)nb);
+    L->off = inner;
+    L->depth++;
+    L->lin = lo;
+    body(L, arg);
+    L->depth--;
+    L->off = outer;
+    LLVMBuildBr(b, exit_bb);
+    LLVMPositionBuilderAtEnd(b, exit_bb);
+    return;
+  }
+  int last = d1 - 1;
+  LLVMValueRef idx[LOOM_MAX_RANK];
+  LLVMValueRef rem = lo;
+  for (int d = last; d >= d0; d--) {
+    idx[d] = entry_alloca(L, L->i64, "idx");
+    if (d > d0) {
+      LLVMBuildStore(b, LLVMBuildURem(b, rem, L->shape[d], ""), idx[d]);
+      rem = LLVMBuildUDiv(b, rem, L->shape[d], "");
+    } else {
+      LLVMBuildStore(b, rem, idx[d]);
+    }
+  }
+  LLVMValueRef pos = entry_alloca(L, L->i64, "pos");
+  LLVMBuildStore(b, lo, pos);
+  LLVMBasicBlockRef row_bb = new_bb(L, "walk.row");
+  LLVMBuildBr(b, row_bb);
+
+  LLVMPositionBuilderAtEnd(b, row_bb);
+  LLVMValueRef iv[LOOM_MAX_RANK];
+  for (int d = d0; d <= last; d++) iv[d] = LLVMBuildLoad2(b, L->i64, idx[d], "");
+  LLVMValueRef p0 = LLVMBuildLoad2(b, L->i64, pos, "");
+  LLVMValueRef start = iv[last];
+  LLVMValueRef n1 = LLVMBuildSub(b, L->shape[last], start, "");
+  LLVMValueRef n2 = LLVMBuildSub(b, hi, p0, "");
+  LLVMValueRef n = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, n1, n2, ""), n1, n2, "n");
+  LLVMValueRef rowoffs[64];
+  LLVMValueRef *ro = nb <= 64 ? rowoffs : NULL;
+  LLVMValueRef *rowheap = NULL;
+  if (!ro) {
+    rowheap = ctx_calloc(L->ctx, (size_t)nb, sizeof(LLVMValueRef));
+    if (!rowheap) {
+      diag_error(L->m.d, LOOM_ERR_OUT_OF_MEMORY, "codegen: out of memory for %d buffers", nb);
+      return;
+    }
+    ro = rowheap;
+  }
+  for (int bi = 0; bi < nb; bi++) {
+    LLVMValueRef o = outer[bi];
+    for (int d = d0; d < last; d++)
+      o = LLVMBuildAdd(b, o, LLVMBuildMul(b, iv[d], L->stride[bi * k->ndim + d], ""), "");
+    ro[bi] = o;
+  }
+  LLVMBasicBlockRef inner_bb = new_bb(L, "walk.inner");
+  LLVMBuildBr(b, inner_bb);
+  LLVMPositionBuilderAtEnd(b, inner_bb);
+  LLVMValueRef j = LLVMBuildPhi(b, L->i64, "j");
+  LLVMValueRef cur = LLVMBuildAdd(b, start, j, "");
+  for (int bi = 0; bi < nb; bi++)
+    inner[bi] = LLVMBuildAdd(b, ro[bi], LLVMBuildMul(b, cur, L->stride[bi * k->ndim + last], ""), "");
+  L->off = inner;
+  L->depth++;
+  L->lin = LLVMBuildAdd(b, p0, j, "");
+  body(L, arg);
+  L->depth--;
+  L->off = outer;
+  LLVMValueRef j1 = LLVMBuildAdd(b, j, LLVMConstInt(L->i64, 1, 0), "");
+  LLVMBasicBlockRef body_end = LLVMGetInsertBlock(b);
+  LLVMBasicBlockRef latch_bb = new_bb(L, "walk.latch");
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, j1, n, ""), inner_bb, latch_bb);
+  LLVMValueRef zero = LLVMConstInt(L->i64, 0, 0);
+  LLVMBasicBlockRef from[2] = {row_bb, body_end};
+  LLVMValueRef vals[2] = {zero, j1};
+  LLVMAddIncoming(j, vals, from, 2);
+
+  LLVMPositionBuilderAtEnd(b, latch_bb);
+  LLVMValueRef p1 = LLVMBuildAdd(b, p0, n, "");
+  LLVMBuildStore(b, p1, pos);
+  LLVMBuildStore(b, zero, idx[last]);
+  LLVMBasicBlockRef check_bb = new_bb(L, "walk.check");
+  for (int d = last - 1; d >= d0; d--) { /* carry */
+    LLVMValueRef v = LLVMBuildAdd(b, iv[d], LLVMConstInt(L->i64, 1, 0), "");
+    LLVMValueRef ok = LLVMBuildICmp(b, LLVMIntSLT, v, L->shape[d], "");
+    LLVMBuildStore(b, LLVMBuildSelect(b, ok, v, zero, ""), idx[d]);
+    LLVMBasicBlockRef next = new_bb(L, "walk.carry");
+    LLVMBuildCondBr(b, ok, check_bb, next);
+    LLVMPositionBuilderAtEnd(b, next);
+  }
+  LLVMBuildBr(b, check_bb);
+  LLVMPositionBuilderAtEnd(b, check_bb);
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, p1, hi, ""), row_bb, exit_bb);
+  LLVMPositionBuilderAtEnd(b, exit_bb);
+  if (rowheap) ctx_free(L->ctx, rowheap);
+}
+
+typedef struct RedArg {
+  const KPhase *ph;
+  LLVMValueRef accv, acci; /* allocas */
+} RedArg;
+
+static void body_reduce(Lower *L, void *arg) {
+  RedArg *ra = arg;
+  const KPhase *ph = ra->ph;
+  LLVMBuilderRef b = L->m.b;
+  LoomDType at = (LoomDType)ph->acc_dtype;
+  clear_cache(L);
+  eval_needed(L, &ph->value, 1);
+  LLVMValueRef v = L->cache[ph->value];
+  LLVMValueRef cur = LLVMBuildLoad2(b, LLVMTypeOf(v), ra->accv, "");
+  if (is_arg(ph->reduce_op)) {
+    LoomDType vt = (LoomDType)L->k->instrs[ph->value].dtype;
+    LLVMValueRef take = cg_arg_better(&L->m, (LoomReduceOp)ph->reduce_op, vt, cur, v);
+    LLVMBuildStore(b, LLVMBuildSelect(b, take, v, cur, ""), ra->accv);
+    LLVMValueRef ci = LLVMBuildLoad2(b, L->i64, ra->acci, "");
+    LLVMBuildStore(b, LLVMBuildSelect(b, take, L->lin, ci, ""), ra->acci);
+  } else {
+    LLVMBuildStore(b, cg_combine(&L->m, (LoomReduceOp)ph->reduce_op, at, cur, v), ra->accv);
+  }
+  clear_cache(L);
+}
+
+static void body_map(Lower *L, void *arg) {
+  clear_cache(L);
+  emit_stores(L, (const KPhase *)arg);
+  clear_cache(L);
+}
+
+/* The value dtype a REDUCE phase accumulates (argmin/argmax: the compared value's). */
+static LoomDType red_value_dtype(const KernelIr *k, const KPhase *ph) {
+  return is_arg(ph->reduce_op) ? (LoomDType)k->instrs[ph->value].dtype : (LoomDType)ph->acc_dtype;
+}
+
+/* Runs REDUCE phase p over linear R points [lo, hi) and sets L->acc[p] / L->accidx[p]. */
+static void run_reduce_phase(Lower *L, int p, LLVMValueRef lo, LLVMValueRef hi) {
+  const KernelIr *k = L->k;
+  const KPhase *ph = &k->phases[p];
+  LoomDType vt = red_value_dtype(k, ph);
+  RedArg ra = {ph, entry_alloca(L, cg_reg_type(&L->m, vt), "acc"), entry_alloca(L, L->i64, "acci")};
+  LLVMBuildStore(L->m.b, cg_identity(&L->m, (LoomReduceOp)ph->reduce_op, vt), ra.accv);
+  LLVMBuildStore(L->m.b, lo, ra.acci);
+  walk(L, k->nkeep, k->ndim, lo, hi, body_reduce, &ra);
+  L->acc[p] = LLVMBuildLoad2(L->m.b, cg_reg_type(&L->m, vt), ra.accv, "");
+  L->accidx[p] = LLVMBuildLoad2(L->m.b, L->i64, ra.acci, "");
+}
+
+static void run_final_phase(Lower *L, const KPhase *ph) {
+  clear_cache(L);
+  L->final_phase = true;
+  emit_stores(L, ph);
+  L->final_phase = false;
+  clear_cache(L);
+}
+
+/* Every phase at one O point (L->off holds the O offsets). */
+static void body_o_point(Lower *L, void *arg) {
+  const KernelIr *k = L->k;
+  memcpy(L->ooff, L->off, sizeof(LLVMValueRef) * (size_t)k->nbuf);
+  for (int p = 0; p < k->nphase; p++) {
+    L->acc[p] = L->accidx[p] = NULL;
+  }
+  for (int p = 0; p < k->nphase; p++) {
+    const KPhase *ph = &k->phases[p];
+    clear_cache(L);
+    if (ph->kind == KP_REDUCE) run_reduce_phase(L, p, LLVMConstInt(L->i64, 0, 0), L->rsize);
+    else if (ph->kind == KP_MAP) walk(L, k->nkeep, k->ndim, LLVMConstInt(L->i64, 0, 0), L->rsize, body_map, (void *)ph);
+    else run_final_phase(L, ph);
+  }
+  clear_cache(L);
+}
+
+/* Offsets of O point o (decomposed over dims [0, nkeep)) into L->off. */
+static void set_o_offsets(Lower *L, LLVMValueRef o) {
+  const KernelIr *k = L->k;
+  LLVMBuilderRef b = L->m.b;
+  LLVMValueRef idx[LOOM_MAX_RANK];
+  LLVMValueRef rem = o;
+  for (int d = k->nkeep - 1; d >= 0; d--) {
+    if (d > 0) {
+      idx[d] = LLVMBuildURem(b, rem, L->shape[d], "");
+      rem = LLVMBuildUDiv(b, rem, L->shape[d], "");
+    } else {
+      idx[d] = rem;
+    }
+  }
+  for (int bi = 0; bi < k->nbuf; bi++) {
+    LLVMValueRef v = LLVMConstInt(L->i64, 0, 0);
+    for (int d = 0; d < k->nkeep; d++)
+      v = LLVMBuildAdd(b, v, LLVMBuildMul(b, idx[d], L->stride[bi * k->ndim + d], ""), "");
+    L->off[bi] = v;
+  }
+}
+
+enum { ENTRY_RUN, ENTRY_PARTIAL, ENTRY_FINISH };
+
+static void add_fn_attrs(Lower *L, LLVMValueRef fn, const char *const *attrs, int nattrs) {
+  for (int i = 0; i < nattrs; i++) {
+    const char *key = attrs[2 * i], *val = attrs[2 * i + 1];
+    LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex,
+                            LLVMCreateStringAttribute(L->m.c, key, (unsigned)strlen(key), val, (unsigned)strlen(val)));
+  }
+  unsigned nounwind = LLVMGetEnumAttributeKindForName("nounwind", 8);
+  LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(L->m.c, nounwind, 0));
+}
+
+/* Builds one entry point: `name`(shape, bufs, strides, <extra i64s>, [ptr]) calling an always-inline
+ * implementation that takes the buffers as noalias pointers. */
+static void build_entry(Lower *L, int which, const char *name, const char *const *attrs, int nattrs) {
+  const KernelIr *k = L->k;
+  CgMath *m = &L->m;
+  LLVMBuilderRef b = m->b;
+  int nb = k->nbuf;
+  /* impl params: shape, strides, nb buffers, then the entry's scalars */
+  int nscal = which == ENTRY_RUN ? 2 : 3; /* lo hi | o rlo rhi | o accs nparts */
+  int nimpl = 2 + nb + nscal;
+  LLVMTypeRef *pt = ctx_calloc(L->ctx, (size_t)nimpl + 8, sizeof(LLVMTypeRef));
+  LLVMValueRef *av = ctx_calloc(L->ctx, (size_t)nimpl + 8, sizeof(LLVMValueRef));
+  if (!pt || !av) {
+    ctx_free(L->ctx, pt);
+    ctx_free(L->ctx, av);
+    diag_error(m->d, LOOM_ERR_OUT_OF_MEMORY, "codegen: out of memory building '%s'", name);
+    return;
+  }
+  for (int i = 0; i < 2 + nb; i++) pt[i] = L->ptr;
+  for (int i = 0; i < nscal; i++) pt[2 + nb + i] = L->i64;
+  if (which == ENTRY_PARTIAL) pt[2 + nb + 3] = L->ptr, nimpl++;  /* acc out */
+  if (which == ENTRY_FINISH) pt[2 + nb + 1] = L->ptr;            /* accs */
+  LLVMTypeRef void_t = LLVMVoidTypeInContext(m->c);
+  char iname[96];
+  snprintf(iname, sizeof iname, "%s.impl", name);
+  LLVMTypeRef ity = LLVMFunctionType(void_t, pt, (unsigned)nimpl, 0);
+  LLVMValueRef impl = LLVMAddFunction(m->m, iname, ity);
+  LLVMSetLinkage(impl, LLVMInternalLinkage);
+  add_fn_attrs(L, impl, attrs, nattrs);
+  unsigned ai = LLVMGetEnumAttributeKindForName("alwaysinline", 12);
+  LLVMAddAttributeAtIndex(impl, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(m->c, ai, 0));
+  unsigned na = LLVMGetEnumAttributeKindForName("noalias", 7);
+  for (int i = 0; i < 2 + nb; i++)
+    LLVMAddAttributeAtIndex(impl, (unsigned)(i + 1), LLVMCreateEnumAttribute(m->c, na, 0));
+
+  /* the exported wrapper */
+  LLVMTypeRef wpt[7] = {L->ptr, L->ptr, L->ptr, L->i64, L->i64, L->i64, L->ptr};
+  unsigned nw = 5;
+  if (which == ENTRY_PARTIAL) nw = 7;
+  if (which == ENTRY_FINISH) { wpt[4] = L->ptr; nw = 6; }
+  LLVMTypeRef wty = LLVMFunctionType(void_t, wpt, nw, 0);
+  LLVMValueRef wfn = LLVMAddFunction(m->m, name, wty);
+  add_fn_attrs(L, wfn, attrs, nattrs);
+  LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(m->c, wfn, "entry"));
+  av[0] = LLVMGetParam(wfn, 0);
+  av[1] = LLVMGetParam(wfn, 2);
+  LLVMValueRef bufs = LLVMGetParam(wfn, 1);
+  for (int i = 0; i < nb; i++) {
+    LLVMValueRef ix = cg_i64(m, i);
+    av[2 + i] = LLVMBuildLoad2(b, L->ptr, LLVMBuildGEP2(b, L->ptr, bufs, &ix, 1, ""), "");
+  }
+  for (int i = 3; i < (int)nw; i++) av[2 + nb + i - 3] = LLVMGetParam(wfn, (unsigned)i);
+  LLVMBuildCall2(b, ity, impl, av, (unsigned)nimpl, "");
+  LLVMBuildRetVoid(b);
+
+  /* the implementation */
+  L->fn = impl;
+  L->alloca_bb = LLVMAppendBasicBlockInContext(m->c, impl, "allocas");
+  LLVMPositionBuilderAtEnd(L->ab, L->alloca_bb);
+  LLVMBasicBlockRef start = LLVMAppendBasicBlockInContext(m->c, impl, "start");
+  LLVMPositionBuilderAtEnd(b, start);
+  LLVMValueRef shp = LLVMGetParam(impl, 0), str = LLVMGetParam(impl, 1);
+  for (int d = 0; d < k->ndim; d++) {
+    LLVMValueRef ix = cg_i64(m, d);
+    L->shape[d] = LLVMBuildLoad2(b, L->i64, LLVMBuildGEP2(b, L->i64, shp, &ix, 1, ""), "");
+  }
+  for (int bi = 0; bi < nb; bi++) {
+    L->base[bi] = LLVMGetParam(impl, (unsigned)(2 + bi));
+    for (int d = 0; d < k->ndim; d++) {
+      uint8_t lay = k->bufs[bi].layout[d];
+      LLVMValueRef s;
+      if (lay == KL_ONE) s = cg_i64(m, 1);
+      else if (lay == KL_ZERO) s = cg_i64(m, 0);
+      else {
+        LLVMValueRef ix = cg_i64(m, (int64_t)bi * k->ndim + d);
+        s = LLVMBuildLoad2(b, L->i64, LLVMBuildGEP2(b, L->i64, str, &ix, 1, ""), "");
+      }
+      L->stride[bi * k->ndim + d] = s;
+    }
+  }
+  LLVMValueRef rs = cg_i64(m, 1);
+  for (int d = k->nkeep; d < k->ndim; d++) rs = LLVMBuildMul(b, rs, L->shape[d], "");
+  L->rsize = rs;
+  L->depth = 0;
+  L->off = L->levels;
+  for (int bi = 0; bi < nb; bi++) L->off[bi] = cg_i64(m, 0);
+  LLVMValueRef s0 = LLVMGetParam(impl, (unsigned)(2 + nb)), s1 = LLVMGetParam(impl, (unsigned)(3 + nb));
+  if (which == ENTRY_RUN) {
+    if (k->nkeep == k->ndim) walk(L, 0, k->ndim, s0, s1, body_map, (void *)&k->phases[0]);
+    else walk(L, 0, k->nkeep, s0, s1, body_o_point, NULL);
+  } else {
+    LLVMValueRef s2 = LLVMGetParam(impl, (unsigned)(4 + nb));
+    set_o_offsets(L, s0);
+    memcpy(L->ooff, L->off, sizeof(LLVMValueRef) * (size_t)nb);
+    const KPhase *ph = &k->phases[0];
+    LoomDType vt = red_value_dtype(k, ph);
+    LLVMTypeRef vty = cg_reg_type(m, vt);
+    LLVMTypeRef mty = cg_mem_type(m, vt);
+    LLVMValueRef eight = cg_i64(m, 8);
+    for (int p = 0; p < k->nphase; p++) L->acc[p] = L->accidx[p] = NULL;
+    if (which == ENTRY_PARTIAL) {
+      LLVMValueRef accp = LLVMGetParam(impl, (unsigned)(5 + nb));
+      run_reduce_phase(L, 0, s1, s2);
+      LLVMBuildStore(b, cg_to_mem(m, vt, vt, L->acc[0]), accp);
+      if (is_arg(ph->reduce_op))
+        LLVMBuildStore(b, L->accidx[0], LLVMBuildGEP2(b, LLVMInt8TypeInContext(m->c), accp, &eight, 1, ""));
+    } else {
+      /* finish: combine the parts in order (loop over i < nparts) */
+      LLVMValueRef accs = s1, nparts = s2;
+      LLVMValueRef accv = entry_alloca(L, vty, "acc"), acci = entry_alloca(L, L->i64, "acci");
+      LLVMValueRef iv = entry_alloca(L, L->i64, "part");
+      LLVMBuildStore(b, cg_identity(m, (LoomReduceOp)ph->reduce_op, vt), accv);
+      LLVMBuildStore(b, cg_i64(m, 0), acci);
+      LLVMBuildStore(b, cg_i64(m, 0), iv);
+      LLVMBasicBlockRef head = LLVMAppendBasicBlockInContext(m->c, impl, "parts.head");
+      LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(m->c, impl, "parts.body");
+      LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(m->c, impl, "parts.done");
+      LLVMBuildBr(b, head);
+      LLVMPositionBuilderAtEnd(b, head);
+      LLVMValueRef i = LLVMBuildLoad2(b, L->i64, iv, "");
+      LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, i, nparts, ""), body, done);
+      LLVMPositionBuilderAtEnd(b, body);
+      LLVMValueRef byte = LLVMBuildMul(b, i, cg_i64(m, is_arg(ph->reduce_op) ? 16 : 8), "");
+      LLVMValueRef pp = LLVMBuildGEP2(b, LLVMInt8TypeInContext(m->c), accs, &byte, 1, "");
+      LLVMValueRef pv = cg_from_mem(m, vt, vt, LLVMBuildLoad2(b, mty, pp, ""));
+      LLVMValueRef cur = LLVMBuildLoad2(b, vty, accv, "");
+      if (is_arg(ph->reduce_op)) {
+        LLVMValueRef pi = LLVMBuildLoad2(b, L->i64, LLVMBuildGEP2(b, LLVMInt8TypeInContext(m->c), pp, &eight, 1, ""), "");
+        LLVMValueRef take = cg_arg_better(m, (LoomReduceOp)ph->reduce_op, vt, cur, pv);
+        take = LLVMBuildOr(b, take, LLVMBuildICmp(b, LLVMIntEQ, i, cg_i64(m, 0), ""), "");
+        LLVMBuildStore(b, LLVMBuildSelect(b, take, pv, cur, ""), accv);
+        LLVMValueRef ci = LLVMBuildLoad2(b, L->i64, acci, "");
+        LLVMBuildStore(b, LLVMBuildSelect(b, take, pi, ci, ""), acci);
+      } else {
+        /* strictly in order (no reassoc): the parts are few and the result must not depend on
+         * how the combine loop is vectorized */
+        LLVMValueRef v = cg_combine(m, (LoomReduceOp)ph->reduce_op, vt, cur, pv);
+        if (LLVMIsAInstruction(v) && LLVMCanValueUseFastMathFlags(v)) LLVMSetFastMathFlags(v, 0);
+        LLVMBuildStore(b, v, accv);
+      }
+      LLVMBuildStore(b, LLVMBuildAdd(b, i, cg_i64(m, 1), ""), iv);
+      LLVMBuildBr(b, head);
+      LLVMPositionBuilderAtEnd(b, done);
+      L->acc[0] = LLVMBuildLoad2(b, vty, accv, "");
+      L->accidx[0] = LLVMBuildLoad2(b, L->i64, acci, "");
+      if (k->nphase == 2) run_final_phase(L, &k->phases[1]);
+    }
+  }
+  LLVMBuildRetVoid(b);
+  LLVMPositionBuilderAtEnd(L->ab, L->alloca_bb);
+  LLVMBuildBr(L->ab, start);
+  ctx_free(L->ctx, pt);
+  ctx_free(L->ctx, av);
+}
+
+LoomStatus cg_lower_host(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef mod, const KernelIr *k,
+                         const char *prefix, const CgVecMath *vec, const char *const *fn_attrs,
+                         int nattrs, CgEntryNames *names, Diag *d) {
+  if (!k || !names || !prefix) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "codegen: null kernel");
+  LoomStatus st = check_kernel(k, d);
+  if (st != LOOM_OK) return st;
+  memset(names, 0, sizeof *names);
+  snprintf(names->run, sizeof names->run, "%s_run", prefix);
+  snprintf(names->partial, sizeof names->partial, "%s_partial", prefix);
+  snprintf(names->finish, sizeof names->finish, "%s_finish", prefix);
+  bool red = k->nkeep < k->ndim;
+  names->has_partial = red && k->phases[0].kind == KP_REDUCE &&
+                       (k->nphase == 1 || (k->nphase == 2 && k->phases[1].kind == KP_FINAL));
+  if (names->has_partial) names->acc_size = is_arg(k->phases[0].reduce_op) ? 16 : 8;
+  if (!red && k->nphase != 1)
+    return diag_error(d, LOOM_ERR_INTERNAL, "codegen: elementwise kernel '%s' has %d phases", k->name, k->nphase);
+
+  Lower L;
+  memset(&L, 0, sizeof L);
+  L.ctx = ctx;
+  L.k = k;
+  L.m.c = c;
+  L.m.m = mod;
+  L.m.vec = vec;
+  L.m.d = d;
+  L.i64 = LLVMInt64TypeInContext(c);
+  L.ptr = LLVMPointerTypeInContext(c, 0);
+  size_t nb = (size_t)k->nbuf + 1, ni = (size_t)k->ninstr + 1, np = (size_t)k->nphase + 1;
+  L.shape = ctx_calloc(ctx, LOOM_MAX_RANK, sizeof(LLVMValueRef));
+  L.base = ctx_calloc(ctx, nb, sizeof(LLVMValueRef));
+  L.stride = ctx_calloc(ctx, nb * (size_t)k->ndim, sizeof(LLVMValueRef));
+  L.levels = ctx_calloc(ctx, nb * CG_MAX_DEPTH, sizeof(LLVMValueRef));
+  L.ooff = ctx_calloc(ctx, nb, sizeof(LLVMValueRef));
+  L.acc = ctx_calloc(ctx, np, sizeof(LLVMValueRef));
+  L.accidx = ctx_calloc(ctx, np, sizeof(LLVMValueRef));
+  L.cache = ctx_calloc(ctx, ni, sizeof(LLVMValueRef));
+  L.need = ctx_calloc(ctx, ni, 1);
+  L.m.b = LLVMCreateBuilderInContext(c);
+  L.ab = LLVMCreateBuilderInContext(c);
+  if (!L.shape || !L.base || !L.stride || !L.levels || !L.ooff || !L.acc || !L.accidx || !L.cache || !L.need) {
+    st = diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "codegen: out of memory lowering kernel '%s'", k->name);
+  } else {
+    build_entry(&L, ENTRY_RUN, names->run, fn_attrs, nattrs);
+    if (names->has_partial) {
+      build_entry(&L, ENTRY_PARTIAL, names->partial, fn_attrs, nattrs);
+      build_entry(&L, ENTRY_FINISH, names->finish, fn_attrs, nattrs);
+    }
+    cg_math_finish(&L.m);
+    st = d->status;
+  }
+  LLVMDisposeBuilder(L.m.b);
+  LLVMDisposeBuilder(L.ab);
+  ctx_free(ctx, L.shape);
+  ctx_free(ctx, L.base);
+  ctx_free(ctx, L.stride);
+  ctx_free(ctx, L.levels);
+  ctx_free(ctx, L.ooff);
+  ctx_free(ctx, L.acc);
+  ctx_free(ctx, L.accidx);
+  ctx_free(ctx, L.cache);
+  ctx_free(ctx, L.need);
+  if (st == LOOM_OK) {
+    char *msg = NULL;
+    if (LLVMVerifyModule(mod, LLVMReturnStatusAction, &msg)) {
+      st = diag_error(d, LOOM_ERR_INTERNAL, "codegen: invalid LLVM IR for kernel '%s': %.600s", k->name, msg ? msg : "");
+    }
+    if (msg) LLVMDisposeMessage(msg);
+  }
+  return st;
+}

@@ -1,0 +1,520 @@
+/* math.c: scalar semantics of Loom's elementwise ops, casts and reduction combiners in LLVM IR.
+ *
+ * Approach: every op is a short, branch-free sequence of LLVM instructions (selects instead of
+ * branches) so the loop vectorizer can widen it; the only exception is integer power, a small loop.
+ * NumPy's scalar definitions are followed literally (see ir.h): integer division never traps (the
+ * divisor is replaced by a safe one and the result selected), float floordiv/mod are npy_divmod,
+ * maximum/minimum/fmax/fmin are NumPy's compare-and-select forms. Transcendentals are calls to the
+ * libm names carrying the "vector-function-abi-variant" attribute that maps them to SLEEF's GNU
+ * vector ABI functions, so the vectorizer can call those; the scalar call stays correct without it.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "codegen/cg_llvm.h"
+
+static bool is_float(LoomDType t) { return t == LOOM_FLOAT16 || t == LOOM_FLOAT32 || t == LOOM_FLOAT64; }
+static bool is_signed(LoomDType t) { return t >= LOOM_INT8 && t <= LOOM_INT64; }
+static int int_bits(LoomDType t) {
+  switch (t) {
+  case LOOM_BOOL: return 1;
+  case LOOM_INT8: case LOOM_UINT8: return 8;
+  case LOOM_INT16: case LOOM_UINT16: return 16;
+  case LOOM_INT32: case LOOM_UINT32: return 32;
+  default: return 64;
+  }
+}
+
+LLVMValueRef cg_i64(CgMath *m, int64_t v) {
+  return LLVMConstInt(LLVMInt64TypeInContext(m->c), (unsigned long long)v, 1);
+}
+
+LLVMTypeRef cg_reg_type(CgMath *m, LoomDType t) {
+  switch (t) {
+  case LOOM_BOOL: return LLVMInt1TypeInContext(m->c);
+  case LOOM_FLOAT16: case LOOM_FLOAT32: return LLVMFloatTypeInContext(m->c);
+  case LOOM_FLOAT64: return LLVMDoubleTypeInContext(m->c);
+  default: return LLVMIntTypeInContext(m->c, (unsigned)int_bits(t));
+  }
+}
+
+LLVMTypeRef cg_mem_type(CgMath *m, LoomDType t) {
+  if (t == LOOM_BOOL) return LLVMInt8TypeInContext(m->c);
+  if (t == LOOM_FLOAT16) return LLVMHalfTypeInContext(m->c);
+  return cg_reg_type(m, t);
+}
+
+/* The LLVM type of a value of dtype t where float16 means half (cg_cast's convention). */
+static LLVMTypeRef val_type(CgMath *m, LoomDType t) {
+  return t == LOOM_FLOAT16 ? LLVMHalfTypeInContext(m->c) : cg_reg_type(m, t);
+}
+
+static LLVMValueRef fconst(CgMath *m, LoomDType t, double v) {
+  return LLVMConstReal(cg_reg_type(m, t), v);
+}
+static LLVMValueRef iconst(CgMath *m, LoomDType t, long long v) {
+  return LLVMConstInt(cg_reg_type(m, t), (unsigned long long)v, 1);
+}
+
+LLVMValueRef cg_const(CgMath *m, LoomDType t, Scalar v) {
+  if (is_float(t)) return fconst(m, t, v.f);
+  if (t == LOOM_BOOL) return LLVMConstInt(cg_reg_type(m, t), v.u != 0, 0);
+  return LLVMConstInt(cg_reg_type(m, t), v.u, 0);
+}
+
+static LLVMValueRef bad(CgMath *m, LoomDType t, const char *what) {
+  diag_error(m->d, LOOM_ERR_DTYPE, "codegen: %s is not defined for dtype %s", what,
+             loom_dtype_name(t) ? loom_dtype_name(t) : "?");
+  return LLVMGetUndef(cg_reg_type(m, t));
+}
+
+/* Calls an overloaded intrinsic; tys are its overload types. */
+static LLVMValueRef intrinsic(CgMath *m, const char *name, LLVMTypeRef *tys, unsigned ntys,
+                              LLVMValueRef *args, unsigned nargs) {
+  unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+  LLVMValueRef fn = LLVMGetIntrinsicDeclaration(m->m, id, tys, ntys);
+  LLVMTypeRef fty = LLVMIntrinsicGetType(m->c, id, tys, ntys);
+  return LLVMBuildCall2(m->b, fty, fn, args, nargs, "");
+}
+static LLVMValueRef intr1(CgMath *m, const char *name, LLVMValueRef a) {
+  LLVMTypeRef t = LLVMTypeOf(a);
+  return intrinsic(m, name, &t, 1, &a, 1);
+}
+static LLVMValueRef intr2(CgMath *m, const char *name, LLVMValueRef a, LLVMValueRef b) {
+  LLVMTypeRef t = LLVMTypeOf(a);
+  LLVMValueRef args[2] = {a, b};
+  return intrinsic(m, name, &t, 1, args, 2);
+}
+
+static void keep_used(CgMath *m, LLVMValueRef fn) {
+  for (int i = 0; i < m->nused; i++)
+    if (m->used[i] == fn) return;
+  if (m->nused < CG_MAX_USED) m->used[m->nused++] = fn;
+}
+
+static int isa_bits(char isa) { return isa == 'e' ? 512 : (isa == 'b' ? 128 : 256); }
+
+/* A call of libm's `base` (suffix f for float32) with SLEEF vector variants attached. */
+static LLVMValueRef libm_call(CgMath *m, const char *base, LoomDType t, LLVMValueRef *args,
+                              unsigned nargs) {
+  char name[32];
+  snprintf(name, sizeof name, "%s%s", base, t == LOOM_FLOAT32 ? "f" : "");
+  LLVMTypeRef ft = cg_reg_type(m, t);
+  LLVMTypeRef params[2] = {ft, ft};
+  LLVMTypeRef fty = LLVMFunctionType(ft, params, nargs, 0);
+  LLVMValueRef fn = LLVMGetNamedFunction(m->m, name);
+  if (!fn) fn = LLVMAddFunction(m->m, name, fty);
+  LLVMValueRef call = LLVMBuildCall2(m->b, fty, fn, args, nargs, "");
+  /* libm's math functions only touch errno, which Loom never reads: treat them as pure. */
+  unsigned mem = LLVMGetEnumAttributeKindForName("memory", 6);
+  LLVMAddCallSiteAttribute(call, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(m->c, mem, 0));
+  unsigned nounwind = LLVMGetEnumAttributeKindForName("nounwind", 8);
+  LLVMAddCallSiteAttribute(call, LLVMAttributeFunctionIndex,
+                           LLVMCreateEnumAttribute(m->c, nounwind, 0));
+  unsigned willreturn = LLVMGetEnumAttributeKindForName("willreturn", 10);
+  LLVMAddCallSiteAttribute(call, LLVMAttributeFunctionIndex,
+                           LLVMCreateEnumAttribute(m->c, willreturn, 0));
+  /* Keep the optimizer from turning the call into an intrinsic that would drop the mapping. */
+  unsigned nobuiltin = LLVMGetEnumAttributeKindForName("nobuiltin", 9);
+  LLVMAddCallSiteAttribute(call, LLVMAttributeFunctionIndex,
+                           LLVMCreateEnumAttribute(m->c, nobuiltin, 0));
+  if (!m->vec || !m->vec->isas || !m->vec->isas[0]) return call;
+  char attr[512];
+  size_t len = 0;
+  attr[0] = 0;
+  int done_vl[8] = {0};
+  int ndone = 0;
+  int ebits = t == LOOM_FLOAT32 ? 32 : 64;
+  for (const char *p = m->vec->isas; *p && ndone < 8; p++) {
+    int vl = isa_bits(*p) / ebits;
+    bool seen = false;
+    for (int i = 0; i < ndone; i++) seen |= done_vl[i] == vl;
+    if (seen) continue;
+    char vname[64];
+    snprintf(vname, sizeof vname, "_ZGV%cN%d%s_%s", *p, vl, nargs == 2 ? "vv" : "v", name);
+    if (m->vec->has_symbol && !m->vec->has_symbol(m->vec->user, vname)) continue;
+    done_vl[ndone++] = vl;
+    LLVMTypeRef vt = LLVMVectorType(ft, (unsigned)vl);
+    LLVMTypeRef vparams[2] = {vt, vt};
+    LLVMValueRef vfn = LLVMGetNamedFunction(m->m, vname);
+    if (!vfn) vfn = LLVMAddFunction(m->m, vname, LLVMFunctionType(vt, vparams, nargs, 0));
+    keep_used(m, vfn);
+    int n = snprintf(attr + len, sizeof attr - len, "%s_ZGV_LLVM_N%d%s_%s(%s)", len ? "," : "", vl,
+                     nargs == 2 ? "vv" : "v", name, vname);
+    if (n < 0 || (size_t)n >= sizeof attr - len) break;
+    len += (size_t)n;
+  }
+  if (len) {
+    const char *key = "vector-function-abi-variant";
+    LLVMAddCallSiteAttribute(call, LLVMAttributeFunctionIndex,
+                             LLVMCreateStringAttribute(m->c, key, (unsigned)strlen(key), attr,
+                                                       (unsigned)len));
+  }
+  return call;
+}
+
+void cg_math_finish(CgMath *m) {
+  if (m->nused == 0) return;
+  LLVMTypeRef ptr = LLVMPointerTypeInContext(m->c, 0);
+  LLVMTypeRef at = LLVMArrayType2(ptr, (uint64_t)m->nused);
+  LLVMValueRef g = LLVMAddGlobal(m->m, at, "llvm.compiler.used");
+  LLVMSetLinkage(g, LLVMAppendingLinkage);
+  LLVMSetSection(g, "llvm.metadata");
+  LLVMSetInitializer(g, LLVMConstArray2(ptr, m->used, (uint64_t)m->nused));
+}
+
+/* ---- casts ------------------------------------------------------------------------------------------ */
+
+LLVMValueRef cg_cast(CgMath *m, LoomDType from, LoomDType to, LLVMValueRef v) {
+  LLVMBuilderRef b = m->b;
+  if (from == to) return v;
+  LLVMTypeRef tt = val_type(m, to);
+  if (to == LOOM_BOOL) {
+    if (is_float(from)) return LLVMBuildFCmp(b, LLVMRealUNE, v, LLVMConstReal(LLVMTypeOf(v), 0), "");
+    return LLVMBuildICmp(b, LLVMIntNE, v, LLVMConstInt(LLVMTypeOf(v), 0, 0), "");
+  }
+  if (from == LOOM_BOOL) {
+    if (is_float(to)) return LLVMBuildUIToFP(b, v, tt, "");
+    return LLVMBuildZExt(b, v, tt, "");
+  }
+  if (is_float(from) && is_float(to)) {
+    unsigned fb = from == LOOM_FLOAT16 ? 16 : from == LOOM_FLOAT32 ? 32 : 64;
+    unsigned tb = to == LOOM_FLOAT16 ? 16 : to == LOOM_FLOAT32 ? 32 : 64;
+    return fb < tb ? LLVMBuildFPExt(b, v, tt, "") : LLVMBuildFPTrunc(b, v, tt, "");
+  }
+  if (is_float(from)) { /* saturating, NaN -> 0 */
+    if (from == LOOM_FLOAT16) v = LLVMBuildFPExt(b, v, LLVMFloatTypeInContext(m->c), "");
+    LLVMTypeRef tys[2] = {tt, LLVMTypeOf(v)};
+    return intrinsic(m, is_signed(to) ? "llvm.fptosi.sat" : "llvm.fptoui.sat", tys, 2, &v, 1);
+  }
+  if (is_float(to)) return is_signed(from) ? LLVMBuildSIToFP(b, v, tt, "") : LLVMBuildUIToFP(b, v, tt, "");
+  int fb = int_bits(from), tb = int_bits(to);
+  if (fb == tb) return v;
+  if (fb > tb) return LLVMBuildTrunc(b, v, tt, "");
+  return is_signed(from) ? LLVMBuildSExt(b, v, tt, "") : LLVMBuildZExt(b, v, tt, "");
+}
+
+LLVMValueRef cg_from_mem(CgMath *m, LoomDType st, LoomDType to, LLVMValueRef v) {
+  if (st == LOOM_BOOL) {
+    v = LLVMBuildICmp(m->b, LLVMIntNE, v, LLVMConstInt(LLVMInt8TypeInContext(m->c), 0, 0), "");
+  }
+  return cg_cast(m, st, to, v);
+}
+
+LLVMValueRef cg_to_mem(CgMath *m, LoomDType from, LoomDType st, LLVMValueRef v) {
+  v = cg_cast(m, from, st, v);
+  if (st == LOOM_BOOL) v = LLVMBuildZExt(m->b, v, LLVMInt8TypeInContext(m->c), "");
+  return v;
+}
+
+/* ---- integer helpers ------------------------------------------------------------------------------------ */
+
+/* NumPy floor division and remainder for integers: x // 0 = x % 0 = 0, MIN // -1 = MIN. */
+static LLVMValueRef int_divmod(CgMath *m, LoomDType t, LLVMValueRef a, LLVMValueRef bv, bool want_mod) {
+  LLVMBuilderRef b = m->b;
+  LLVMValueRef zero = iconst(m, t, 0), one = iconst(m, t, 1);
+  LLVMValueRef bz = LLVMBuildICmp(b, LLVMIntEQ, bv, zero, "");
+  if (!is_signed(t)) {
+    LLVMValueRef sb = LLVMBuildSelect(b, bz, one, bv, "");
+    LLVMValueRef r = want_mod ? LLVMBuildURem(b, a, sb, "") : LLVMBuildUDiv(b, a, sb, "");
+    return LLVMBuildSelect(b, bz, zero, r, "");
+  }
+  LLVMValueRef bm1 = LLVMBuildICmp(b, LLVMIntEQ, bv, iconst(m, t, -1), "");
+  LLVMValueRef unsafe = LLVMBuildOr(b, bz, bm1, "");
+  LLVMValueRef sb = LLVMBuildSelect(b, unsafe, one, bv, "");
+  LLVMValueRef q = LLVMBuildSDiv(b, a, sb, "");
+  LLVMValueRef r = LLVMBuildSRem(b, a, sb, "");
+  /* Python signs: when r != 0 and r, b differ in sign, q -= 1 and r += b. */
+  LLVMValueRef rnz = LLVMBuildICmp(b, LLVMIntNE, r, zero, "");
+  LLVMValueRef diff = LLVMBuildICmp(b, LLVMIntSLT, LLVMBuildXor(b, r, bv, ""), zero, "");
+  LLVMValueRef adj = LLVMBuildAnd(b, rnz, diff, "");
+  if (want_mod) {
+    LLVMValueRef rr = LLVMBuildSelect(b, adj, LLVMBuildAdd(b, r, bv, ""), r, "");
+    return LLVMBuildSelect(b, unsafe, zero, rr, ""); /* x % -1 == 0 too */
+  }
+  LLVMValueRef qq = LLVMBuildSelect(b, adj, LLVMBuildSub(b, q, one, ""), q, "");
+  LLVMValueRef neg = LLVMBuildSub(b, zero, a, ""); /* wraps: MIN // -1 = MIN */
+  return LLVMBuildSelect(b, bz, zero, LLVMBuildSelect(b, bm1, neg, qq, ""), "");
+}
+
+/* NumPy's npy_divmod for floats. */
+static LLVMValueRef float_divmod(CgMath *m, LoomDType t, LLVMValueRef a, LLVMValueRef bv, bool want_mod) {
+  LLVMBuilderRef b = m->b;
+  LLVMValueRef zero = fconst(m, t, 0.0), one = fconst(m, t, 1.0);
+  LLVMValueRef mod = LLVMBuildFRem(b, a, bv, "");
+  LLVMValueRef bz = LLVMBuildFCmp(b, LLVMRealOEQ, bv, zero, "");
+  LLVMValueRef adiv = LLVMBuildFDiv(b, a, bv, "");
+  LLVMValueRef div = LLVMBuildFDiv(b, LLVMBuildFSub(b, a, mod, ""), bv, "");
+  LLVMValueRef modnz = LLVMBuildFCmp(b, LLVMRealUNE, mod, zero, ""); /* NaN counts as true */
+  LLVMValueRef bneg = LLVMBuildFCmp(b, LLVMRealOLT, bv, zero, "");
+  LLVMValueRef mneg = LLVMBuildFCmp(b, LLVMRealOLT, mod, zero, "");
+  LLVMValueRef fix = LLVMBuildAnd(b, modnz, LLVMBuildICmp(b, LLVMIntNE, bneg, mneg, ""), "");
+  LLVMValueRef czb = intr2(m, "llvm.copysign", zero, bv);
+  LLVMValueRef mod2 = LLVMBuildSelect(b, modnz, LLVMBuildSelect(b, fix, LLVMBuildFAdd(b, mod, bv, ""), mod, ""), czb, "");
+  if (want_mod) return LLVMBuildSelect(b, bz, mod, mod2, "");
+  LLVMValueRef div2 = LLVMBuildSelect(b, fix, LLVMBuildFSub(b, div, one, ""), div, "");
+  LLVMValueRef fl = intr1(m, "llvm.floor", div2);
+  LLVMValueRef up = LLVMBuildFCmp(b, LLVMRealOGT, LLVMBuildFSub(b, div2, fl, ""), fconst(m, t, 0.5), "");
+  fl = LLVMBuildSelect(b, up, LLVMBuildFAdd(b, fl, one, ""), fl, "");
+  LLVMValueRef dnz = LLVMBuildFCmp(b, LLVMRealUNE, div2, zero, "");
+  LLVMValueRef fd = LLVMBuildSelect(b, dnz, fl, intr2(m, "llvm.copysign", zero, adiv), "");
+  return LLVMBuildSelect(b, bz, adiv, fd, "");
+}
+
+/* Integer power by squaring (wraps); negative exponents as ir.h says. Adds a small loop. */
+static LLVMValueRef int_pow(CgMath *m, LoomDType t, LLVMValueRef a, LLVMValueRef e) {
+  LLVMBuilderRef b = m->b;
+  LLVMTypeRef ty = cg_reg_type(m, t);
+  LLVMValueRef zero = iconst(m, t, 0), one = iconst(m, t, 1);
+  LLVMValueRef fn = LLVMGetBasicBlockParent(LLVMGetInsertBlock(b));
+  LLVMValueRef eneg = is_signed(t) ? LLVMBuildICmp(b, LLVMIntSLT, e, zero, "") : LLVMConstInt(LLVMInt1TypeInContext(m->c), 0, 0);
+  LLVMValueRef e0 = LLVMBuildSelect(b, eneg, zero, e, "");
+  LLVMBasicBlockRef pre = LLVMGetInsertBlock(b);
+  LLVMBasicBlockRef head = LLVMAppendBasicBlockInContext(m->c, fn, "pow.head");
+  LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(m->c, fn, "pow.body");
+  LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(m->c, fn, "pow.done");
+  LLVMBuildBr(b, head);
+  LLVMPositionBuilderAtEnd(b, head);
+  LLVMValueRef r = LLVMBuildPhi(b, ty, "pow.r");
+  LLVMValueRef base = LLVMBuildPhi(b, ty, "pow.b");
+  LLVMValueRef ex = LLVMBuildPhi(b, ty, "pow.e");
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntEQ, ex, zero, ""), done, body);
+  LLVMPositionBuilderAtEnd(b, body);
+  LLVMValueRef odd = LLVMBuildICmp(b, LLVMIntNE, LLVMBuildAnd(b, ex, one, ""), zero, "");
+  LLVMValueRef r2 = LLVMBuildSelect(b, odd, LLVMBuildMul(b, r, base, ""), r, "");
+  LLVMValueRef base2 = LLVMBuildMul(b, base, base, "");
+  LLVMValueRef ex2 = LLVMBuildLShr(b, ex, one, "");
+  LLVMBuildBr(b, head);
+  LLVMValueRef vr[2] = {one, r2}, vb[2] = {a, base2}, ve[2] = {e0, ex2};
+  LLVMBasicBlockRef from[2] = {pre, body};
+  LLVMAddIncoming(r, vr, from, 2);
+  LLVMAddIncoming(base, vb, from, 2);
+  LLVMAddIncoming(ex, ve, from, 2);
+  LLVMPositionBuilderAtEnd(b, done);
+  if (!is_signed(t)) return r;
+  /* negative exponent: 1 for base 1, +-1 for base -1 (by parity), else 0 */
+  LLVMValueRef a1 = LLVMBuildICmp(b, LLVMIntEQ, a, one, "");
+  LLVMValueRef am1 = LLVMBuildICmp(b, LLVMIntEQ, a, iconst(m, t, -1), "");
+  LLVMValueRef eodd = LLVMBuildICmp(b, LLVMIntNE, LLVMBuildAnd(b, e, one, ""), zero, "");
+  LLVMValueRef negv = LLVMBuildSelect(b, a1, one, LLVMBuildSelect(b, am1, LLVMBuildSelect(b, eodd, iconst(m, t, -1), one, ""), zero, ""), "");
+  return LLVMBuildSelect(b, eneg, negv, r, "");
+}
+
+/* Shifts: counts >= bits (or negative) give 0, or -1 for a negative value shifted right. */
+static LLVMValueRef int_shift(CgMath *m, LoomDType t, LLVMValueRef a, LLVMValueRef s, bool left) {
+  LLVMBuilderRef b = m->b;
+  int bits = int_bits(t);
+  LLVMValueRef oob = LLVMBuildICmp(b, LLVMIntUGE, s, iconst(m, t, bits), ""); /* negative too */
+  if (left) {
+    LLVMValueRef r = LLVMBuildShl(b, a, LLVMBuildSelect(b, oob, iconst(m, t, 0), s, ""), "");
+    return LLVMBuildSelect(b, oob, iconst(m, t, 0), r, "");
+  }
+  if (is_signed(t)) return LLVMBuildAShr(b, a, LLVMBuildSelect(b, oob, iconst(m, t, bits - 1), s, ""), "");
+  LLVMValueRef r = LLVMBuildLShr(b, a, LLVMBuildSelect(b, oob, iconst(m, t, 0), s, ""), "");
+  return LLVMBuildSelect(b, oob, iconst(m, t, 0), r, "");
+}
+
+static LLVMValueRef isnan_v(CgMath *m, LLVMValueRef a) { return LLVMBuildFCmp(m->b, LLVMRealUNO, a, a, ""); }
+
+/* NumPy: maximum = (a >= b || isnan(a)) ? a : b; fmax = (a >= b || isnan(b)) ? a : b; min alike. */
+static LLVMValueRef float_minmax(CgMath *m, LLVMValueRef a, LLVMValueRef bv, bool max, bool ignore_nan) {
+  LLVMValueRef cmp = LLVMBuildFCmp(m->b, max ? LLVMRealOGE : LLVMRealOLE, a, bv, "");
+  LLVMValueRef nan = isnan_v(m, ignore_nan ? bv : a);
+  return LLVMBuildSelect(m->b, LLVMBuildOr(m->b, cmp, nan, ""), a, bv, "");
+}
+
+static LLVMValueRef int_minmax(CgMath *m, LoomDType t, LLVMValueRef a, LLVMValueRef bv, bool max) {
+  if (t == LOOM_BOOL) return max ? LLVMBuildOr(m->b, a, bv, "") : LLVMBuildAnd(m->b, a, bv, "");
+  const char *n = is_signed(t) ? (max ? "llvm.smax" : "llvm.smin") : (max ? "llvm.umax" : "llvm.umin");
+  return intr2(m, n, a, bv);
+}
+
+static const char *libm_name(LoomOp op) {
+  switch (op) {
+  case LOOM_OP_EXP: return "exp";     case LOOM_OP_EXP2: return "exp2";
+  case LOOM_OP_EXPM1: return "expm1"; case LOOM_OP_LOG: return "log";
+  case LOOM_OP_LOG2: return "log2";   case LOOM_OP_LOG10: return "log10";
+  case LOOM_OP_LOG1P: return "log1p"; case LOOM_OP_CBRT: return "cbrt";
+  case LOOM_OP_SIN: return "sin";     case LOOM_OP_COS: return "cos";
+  case LOOM_OP_TAN: return "tan";     case LOOM_OP_ASIN: return "asin";
+  case LOOM_OP_ACOS: return "acos";   case LOOM_OP_ATAN: return "atan";
+  case LOOM_OP_SINH: return "sinh";   case LOOM_OP_COSH: return "cosh";
+  case LOOM_OP_TANH: return "tanh";   case LOOM_OP_ASINH: return "asinh";
+  case LOOM_OP_ACOSH: return "acosh"; case LOOM_OP_ATANH: return "atanh";
+  case LOOM_OP_ATAN2: return "atan2"; case LOOM_OP_HYPOT: return "hypot";
+  case LOOM_OP_POW: return "pow";
+  default: return NULL;
+  }
+}
+
+LLVMValueRef cg_elem(CgMath *m, LoomOp op, LoomDType t, const LLVMValueRef *args) {
+  LLVMBuilderRef b = m->b;
+  LLVMValueRef a = args[0], bv = args[1];
+  bool fl = is_float(t), sg = is_signed(t), bo = t == LOOM_BOOL;
+  if (t == LOOM_FLOAT16) return bad(m, t, "computing (float16 is computed as float32)");
+  const char *lm = libm_name(op);
+  if (lm && fl && op != LOOM_OP_POW) {
+    LLVMValueRef xs[2] = {a, bv};
+    return libm_call(m, lm, t, xs, op == LOOM_OP_ATAN2 || op == LOOM_OP_HYPOT ? 2 : 1);
+  }
+  switch (op) {
+  case LOOM_OP_NEG:
+    if (fl) return LLVMBuildFNeg(b, a, "");
+    if (bo) return bad(m, t, "negative");
+    return LLVMBuildSub(b, iconst(m, t, 0), a, "");
+  case LOOM_OP_ABS:
+    if (fl) return intr1(m, "llvm.fabs", a);
+    if (!sg) return a;
+    return LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, a, iconst(m, t, 0), ""),
+                           LLVMBuildSub(b, iconst(m, t, 0), a, ""), a, "");
+  case LOOM_OP_SIGN:
+    if (bo) return bad(m, t, "sign");
+    if (fl) {
+      LLVMValueRef z = fconst(m, t, 0);
+      LLVMValueRef r = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOEQ, a, z, ""), z, a, "");
+      r = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOLT, a, z, ""), fconst(m, t, -1), r, "");
+      return LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOGT, a, z, ""), fconst(m, t, 1), r, "");
+    } else {
+      LLVMValueRef gt = LLVMBuildZExt(b, LLVMBuildICmp(b, sg ? LLVMIntSGT : LLVMIntUGT, a, iconst(m, t, 0), ""), cg_reg_type(m, t), "");
+      if (!sg) return gt;
+      LLVMValueRef lt = LLVMBuildZExt(b, LLVMBuildICmp(b, LLVMIntSLT, a, iconst(m, t, 0), ""), cg_reg_type(m, t), "");
+      return LLVMBuildSub(b, gt, lt, "");
+    }
+  case LOOM_OP_SQRT: return fl ? intr1(m, "llvm.sqrt", a) : bad(m, t, "sqrt");
+  case LOOM_OP_RSQRT: return fl ? LLVMBuildFDiv(b, fconst(m, t, 1.0), intr1(m, "llvm.sqrt", a), "") : bad(m, t, "rsqrt");
+  case LOOM_OP_FLOOR: return fl ? intr1(m, "llvm.floor", a) : a;
+  case LOOM_OP_CEIL: return fl ? intr1(m, "llvm.ceil", a) : a;
+  case LOOM_OP_TRUNC: return fl ? intr1(m, "llvm.trunc", a) : a;
+  case LOOM_OP_RINT: return fl ? intr1(m, "llvm.roundeven", a) : a;
+  case LOOM_OP_ISNAN:
+    return fl ? isnan_v(m, a) : LLVMConstInt(LLVMInt1TypeInContext(m->c), 0, 0);
+  case LOOM_OP_ISINF:
+    if (!fl) return LLVMConstInt(LLVMInt1TypeInContext(m->c), 0, 0);
+    return LLVMBuildFCmp(b, LLVMRealOEQ, intr1(m, "llvm.fabs", a), fconst(m, t, 1.0 / 0.0), "");
+  case LOOM_OP_ISFINITE:
+    if (!fl) return LLVMConstInt(LLVMInt1TypeInContext(m->c), 1, 0);
+    return LLVMBuildFCmp(b, LLVMRealOLT, intr1(m, "llvm.fabs", a), fconst(m, t, 1.0 / 0.0), "");
+  case LOOM_OP_LOGICAL_NOT:
+    return LLVMBuildNot(b, cg_cast(m, t, LOOM_BOOL, a), "");
+  case LOOM_OP_BITWISE_NOT:
+    if (fl) return bad(m, t, "bitwise_not");
+    return LLVMBuildNot(b, a, "");
+  case LOOM_OP_ADD:
+    return fl ? LLVMBuildFAdd(b, a, bv, "") : bo ? LLVMBuildOr(b, a, bv, "") : LLVMBuildAdd(b, a, bv, "");
+  case LOOM_OP_SUB:
+    return fl ? LLVMBuildFSub(b, a, bv, "") : bo ? LLVMBuildXor(b, a, bv, "") : LLVMBuildSub(b, a, bv, "");
+  case LOOM_OP_MUL:
+    return fl ? LLVMBuildFMul(b, a, bv, "") : bo ? LLVMBuildAnd(b, a, bv, "") : LLVMBuildMul(b, a, bv, "");
+  case LOOM_OP_TRUEDIV:
+    return fl ? LLVMBuildFDiv(b, a, bv, "") : bad(m, t, "true_divide operands (the IR casts to float)");
+  case LOOM_OP_FLOORDIV:
+    if (bo) return bad(m, t, "floor_divide");
+    return fl ? float_divmod(m, t, a, bv, false) : int_divmod(m, t, a, bv, false);
+  case LOOM_OP_MOD:
+    if (bo) return bad(m, t, "remainder");
+    return fl ? float_divmod(m, t, a, bv, true) : int_divmod(m, t, a, bv, true);
+  case LOOM_OP_POW: {
+    if (bo) return bad(m, t, "power");
+    if (!fl) return int_pow(m, t, a, bv);
+    LLVMValueRef xs[2] = {a, bv};
+    return libm_call(m, "pow", t, xs, 2);
+  }
+  case LOOM_OP_MAXIMUM: return fl ? float_minmax(m, a, bv, true, false) : int_minmax(m, t, a, bv, true);
+  case LOOM_OP_MINIMUM: return fl ? float_minmax(m, a, bv, false, false) : int_minmax(m, t, a, bv, false);
+  case LOOM_OP_FMAX: return fl ? float_minmax(m, a, bv, true, true) : int_minmax(m, t, a, bv, true);
+  case LOOM_OP_FMIN: return fl ? float_minmax(m, a, bv, false, true) : int_minmax(m, t, a, bv, false);
+  case LOOM_OP_COPYSIGN: return fl ? intr2(m, "llvm.copysign", a, bv) : bad(m, t, "copysign");
+  case LOOM_OP_EQ: case LOOM_OP_NE: case LOOM_OP_LT: case LOOM_OP_LE: case LOOM_OP_GT: case LOOM_OP_GE: {
+    static const LLVMRealPredicate fp[6] = {LLVMRealOEQ, LLVMRealUNE, LLVMRealOLT, LLVMRealOLE, LLVMRealOGT, LLVMRealOGE};
+    static const LLVMIntPredicate sp[6] = {LLVMIntEQ, LLVMIntNE, LLVMIntSLT, LLVMIntSLE, LLVMIntSGT, LLVMIntSGE};
+    static const LLVMIntPredicate up[6] = {LLVMIntEQ, LLVMIntNE, LLVMIntULT, LLVMIntULE, LLVMIntUGT, LLVMIntUGE};
+    int i = (int)op - (int)LOOM_OP_EQ;
+    if (fl) return LLVMBuildFCmp(b, fp[i], a, bv, "");
+    return LLVMBuildICmp(b, sg ? sp[i] : up[i], a, bv, "");
+  }
+  case LOOM_OP_LOGICAL_AND: case LOOM_OP_LOGICAL_OR: case LOOM_OP_LOGICAL_XOR: {
+    LLVMValueRef x = cg_cast(m, t, LOOM_BOOL, a), y = cg_cast(m, t, LOOM_BOOL, bv);
+    if (op == LOOM_OP_LOGICAL_AND) return LLVMBuildAnd(b, x, y, "");
+    if (op == LOOM_OP_LOGICAL_OR) return LLVMBuildOr(b, x, y, "");
+    return LLVMBuildXor(b, x, y, "");
+  }
+  case LOOM_OP_BITWISE_AND: return fl ? bad(m, t, "bitwise_and") : LLVMBuildAnd(b, a, bv, "");
+  case LOOM_OP_BITWISE_OR: return fl ? bad(m, t, "bitwise_or") : LLVMBuildOr(b, a, bv, "");
+  case LOOM_OP_BITWISE_XOR: return fl ? bad(m, t, "bitwise_xor") : LLVMBuildXor(b, a, bv, "");
+  case LOOM_OP_LEFT_SHIFT: case LOOM_OP_RIGHT_SHIFT:
+    if (fl || bo) return bad(m, t, "shift");
+    return int_shift(m, t, a, bv, op == LOOM_OP_LEFT_SHIFT);
+  case LOOM_OP_WHERE:
+    return LLVMBuildSelect(b, a, bv, args[2], "");
+  default:
+    break;
+  }
+  if (lm) return bad(m, t, lm); /* a float function on a non-float operand */
+  diag_error(m->d, LOOM_ERR_UNSUPPORTED, "codegen: op %d is not supported", (int)op);
+  return LLVMGetUndef(cg_reg_type(m, t));
+}
+
+/* ---- reductions ------------------------------------------------------------------------------------------------ */
+
+LLVMValueRef cg_identity(CgMath *m, LoomReduceOp op, LoomDType t) {
+  bool fl = is_float(t);
+  int bits = int_bits(t);
+  switch (op) {
+  case LOOM_REDUCE_SUM: case LOOM_REDUCE_MEAN: case LOOM_REDUCE_ANY:
+    return fl ? fconst(m, t, 0.0) : iconst(m, t, 0);
+  case LOOM_REDUCE_PROD: case LOOM_REDUCE_ALL:
+    return fl ? fconst(m, t, 1.0) : iconst(m, t, 1);
+  case LOOM_REDUCE_MIN: case LOOM_REDUCE_ARGMIN:
+    if (fl) return fconst(m, t, 1.0 / 0.0);
+    if (t == LOOM_BOOL) return iconst(m, t, 1);
+    if (is_signed(t)) return LLVMConstInt(cg_reg_type(m, t), bits == 64 ? (unsigned long long)INT64_MAX : (1ull << (bits - 1)) - 1, 0);
+    return LLVMConstAllOnes(cg_reg_type(m, t));
+  case LOOM_REDUCE_MAX: case LOOM_REDUCE_ARGMAX:
+    if (fl) return fconst(m, t, -1.0 / 0.0);
+    if (is_signed(t)) return LLVMConstInt(cg_reg_type(m, t), 1ull << (bits - 1), 0);
+    return iconst(m, t, 0);
+  default:
+    diag_error(m->d, LOOM_ERR_INTERNAL, "codegen: reduce op %d has no identity", (int)op);
+    return LLVMGetUndef(cg_reg_type(m, t));
+  }
+}
+
+LLVMValueRef cg_combine(CgMath *m, LoomReduceOp op, LoomDType t, LLVMValueRef a, LLVMValueRef v) {
+  LLVMBuilderRef b = m->b;
+  bool fl = is_float(t), bo = t == LOOM_BOOL;
+  switch (op) {
+  case LOOM_REDUCE_SUM: case LOOM_REDUCE_MEAN:
+    if (fl) {
+      LLVMValueRef r = LLVMBuildFAdd(b, a, v, "");
+      LLVMSetFastMathFlags(r, LLVMFastMathAllowReassoc);
+      return r;
+    }
+    return bo ? LLVMBuildOr(b, a, v, "") : LLVMBuildAdd(b, a, v, "");
+  case LOOM_REDUCE_PROD:
+    if (fl) {
+      LLVMValueRef r = LLVMBuildFMul(b, a, v, "");
+      LLVMSetFastMathFlags(r, LLVMFastMathAllowReassoc);
+      return r;
+    }
+    return bo ? LLVMBuildAnd(b, a, v, "") : LLVMBuildMul(b, a, v, "");
+  case LOOM_REDUCE_MIN: return fl ? intr2(m, "llvm.minimum", a, v) : int_minmax(m, t, a, v, false);
+  case LOOM_REDUCE_MAX: return fl ? intr2(m, "llvm.maximum", a, v) : int_minmax(m, t, a, v, true);
+  case LOOM_REDUCE_ANY: return LLVMBuildOr(b, a, cg_cast(m, t, LOOM_BOOL, v), "");
+  case LOOM_REDUCE_ALL: return LLVMBuildAnd(b, a, cg_cast(m, t, LOOM_BOOL, v), "");
+  default:
+    diag_error(m->d, LOOM_ERR_INTERNAL, "codegen: reduce op %d has no combiner", (int)op);
+    return a;
+  }
+}
+
+LLVMValueRef cg_arg_better(CgMath *m, LoomReduceOp op, LoomDType t, LLVMValueRef cur, LLVMValueRef v) {
+  LLVMBuilderRef b = m->b;
+  bool max = op == LOOM_REDUCE_ARGMAX;
+  if (is_float(t)) {
+    LLVMValueRef strict = LLVMBuildFCmp(b, max ? LLVMRealOGT : LLVMRealOLT, v, cur, "");
+    LLVMValueRef take = LLVMBuildOr(b, strict, isnan_v(m, v), "");
+    return LLVMBuildAnd(b, take, LLVMBuildNot(b, isnan_v(m, cur), ""), "");
+  }
+  LLVMIntPredicate p = is_signed(t) ? (max ? LLVMIntSGT : LLVMIntSLT) : (max ? LLVMIntUGT : LLVMIntULT);
+  return LLVMBuildICmp(b, p, v, cur, "");
+}

@@ -1,0 +1,493 @@
+/* graph.c (frontend): the public graph-building API (loom_graph_*, loom_input, loom_binary, ...).
+ *
+ * Approach: each public function validates its arguments the way NumPy would (negative axes,
+ * slice.indices, one inferred -1 in a reshape), translates them into the IR constructors of
+ * ir/graph.c, and reports failures through ctx_report so loom_last_error() has the message. A
+ * function that adds more than one node takes a mark first and rolls back on error, so a failed call
+ * leaves the graph unchanged.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "frontend/frontend.h"
+
+/* Ends a builder call: on error drops what it added and stores the message on the context. */
+static LoomStatus finish(LoomGraph *g, Diag *d, int32_t mark, int32_t mark_in) {
+  if (d->status == LOOM_OK) return LOOM_OK;
+  ir_graph_rollback(&g->ir, mark, mark_in);
+  return ctx_report(g->ctx, d);
+}
+
+#define BEGIN(g)                                                                                   \
+  if (!(g)) return LOOM_ERR_INVALID_ARGUMENT;                                                      \
+  Diag d_ = {LOOM_OK, ""};                                                                         \
+  Diag *d = &d_;                                                                                   \
+  int32_t mark_ = (g)->ir.nnodes, mark_in_ = (g)->ir.ninputs
+#define END(g) finish((g), d, mark_, mark_in_)
+
+LoomStatus loom_graph_create(LoomContext *ctx, LoomGraph **out) {
+  if (!ctx || !out) return LOOM_ERR_INVALID_ARGUMENT;
+  *out = NULL;
+  Diag d = {LOOM_OK, ""};
+  LoomGraph *g = ctx_alloc(ctx, sizeof *g);
+  if (!g) {
+    diag_error(&d, LOOM_ERR_OUT_OF_MEMORY, "out of memory allocating a graph (%zu bytes)", sizeof *g);
+    return ctx_report(ctx, &d);
+  }
+  g->ctx = ctx;
+  if (ir_graph_init(&g->ir, ctx, &d)) {
+    ctx_free(ctx, g);
+    return ctx_report(ctx, &d);
+  }
+  *out = g;
+  return LOOM_OK;
+}
+
+void loom_graph_destroy(LoomGraph *g) {
+  if (!g) return;
+  LoomContext *ctx = g->ctx;
+  ir_graph_free(&g->ir);
+  ctx_free(ctx, g);
+}
+
+static bool need_out(LoomNode *out, Diag *d, const char *fn) {
+  if (out) return true;
+  diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "%s: out is NULL", fn);
+  return false;
+}
+
+LoomStatus loom_input(LoomGraph *g, const LoomArray *a, LoomNode *out) {
+  BEGIN(g);
+  if (!need_out(out, d, "loom_input")) return END(g);
+  if (!a) diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "loom_input: array is NULL");
+  else if ((unsigned)a->dtype >= LOOM_DTYPE_COUNT)
+    diag_error(d, LOOM_ERR_DTYPE, "loom_input: dtype %d is not a LoomDType", (int)a->dtype);
+  else if (a->ndim < 0 || a->ndim > LOOM_MAX_RANK)
+    diag_error(d, LOOM_ERR_SHAPE, "loom_input: ndim %d is outside 0..%d", a->ndim, LOOM_MAX_RANK);
+  else if (a->device != LOOM_DEVICE_HOST)
+    diag_error(d, LOOM_ERR_UNSUPPORTED, "loom_input: only host arrays are supported in this version (device %d)",
+               (int)a->device);
+  else {
+    for (int i = 0; i < a->ndim; i++)
+      if (a->shape[i] < 0) {
+        diag_error(d, LOOM_ERR_SHAPE, "loom_input: negative dimension %lld at axis %d", (long long)a->shape[i], i);
+        return END(g);
+      }
+    int64_t n = ir_numel(a->ndim, a->shape);
+    if (n < 0) diag_error(d, LOOM_ERR_SHAPE, "loom_input: shape too large");
+    else if (n > 0 && !a->data) diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "loom_input: data is NULL for a non-empty array");
+    else ir_input(&g->ir, a, out, d);
+  }
+  return END(g);
+}
+
+/* ---- constants ------------------------------------------------------------------------------------ */
+static void int_range(LoomDType t, int64_t *lo, uint64_t *hi) {
+  int bits = dtype_bits(t);
+  if (dtype_kind(t) == DK_UINT) {
+    *lo = 0;
+    *hi = bits == 64 ? UINT64_MAX : (UINT64_C(1) << bits) - 1;
+  } else {
+    *lo = bits == 64 ? INT64_MIN : -(INT64_C(1) << (bits - 1));
+    *hi = bits == 64 ? (uint64_t)INT64_MAX : (UINT64_C(1) << (bits - 1)) - 1;
+  }
+}
+
+static LoomStatus const_int(LoomGraph *g, bool neg, uint64_t mag, LoomDType dtype, LoomNode *out, Diag *d) {
+  /* the value is -mag when neg, else mag */
+  Scalar v;
+  v.u = 0;
+  switch (dtype_kind(dtype)) {
+  case DK_BOOL: v.u = mag != 0; break;
+  case DK_FLOAT: v.f = neg ? -(double)mag : (double)mag; break;
+  default: {
+    int64_t lo;
+    uint64_t hi;
+    int_range(dtype, &lo, &hi);
+    uint64_t neg_limit = lo < 0 ? (uint64_t)(-(lo + 1)) + 1u : 0; /* |lo| without overflow */
+    bool ok = neg ? mag <= neg_limit : mag <= hi;
+    if (!ok)
+      return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "value %s%llu is out of bounds for %s", neg ? "-" : "",
+                        (unsigned long long)mag, loom_dtype_name(dtype));
+    if (dtype_kind(dtype) == DK_INT) v.i = neg ? (int64_t)((uint64_t)0 - mag) : (int64_t)mag;
+    else v.u = mag;
+  }
+  }
+  return ir_const(&g->ir, dtype, v, false, out, d);
+}
+
+static bool check_dtype(LoomDType t, Diag *d, const char *fn) {
+  if ((unsigned)t < LOOM_DTYPE_COUNT) return true;
+  diag_error(d, LOOM_ERR_DTYPE, "%s: dtype %d is not a LoomDType", fn, (int)t);
+  return false;
+}
+
+LoomStatus loom_const_f64(LoomGraph *g, double value, LoomDType dtype, LoomNode *out) {
+  BEGIN(g);
+  if (!need_out(out, d, "loom_const_f64") || !check_dtype(dtype, d, "loom_const_f64")) return END(g);
+  DKind k = dtype_kind(dtype);
+  if (k == DK_FLOAT) {
+    Scalar v = {.f = value};
+    ir_const(&g->ir, dtype, v, false, out, d);
+  } else if (k == DK_BOOL) {
+    Scalar v = {.u = value != 0};
+    ir_const(&g->ir, dtype, v, false, out, d);
+  } else if (isnan(value) || isinf(value)) {
+    diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "cannot convert float %s to integer %s", isnan(value) ? "NaN" : "infinity",
+               loom_dtype_name(dtype));
+  } else {
+    double t = trunc(value); /* NumPy's float -> int conversion truncates toward zero */
+    if (t >= 18446744073709551616.0 || t < -9223372036854775808.0)
+      diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "value %.17g is out of bounds for %s", value, loom_dtype_name(dtype));
+    else if (t < 0)
+      const_int(g, true, (uint64_t)(-(t + 1.0)) + 1u, dtype, out, d);
+    else
+      const_int(g, false, (uint64_t)t, dtype, out, d);
+  }
+  return END(g);
+}
+
+LoomStatus loom_const_i64(LoomGraph *g, int64_t value, LoomDType dtype, LoomNode *out) {
+  BEGIN(g);
+  if (!need_out(out, d, "loom_const_i64") || !check_dtype(dtype, d, "loom_const_i64")) return END(g);
+  if (dtype_kind(dtype) == DK_FLOAT) {
+    Scalar v = {.f = (double)value};
+    ir_const(&g->ir, dtype, v, false, out, d);
+  } else {
+    bool neg = value < 0;
+    const_int(g, neg, neg ? (uint64_t)0 - (uint64_t)value : (uint64_t)value, dtype, out, d);
+  }
+  return END(g);
+}
+
+LoomStatus loom_const_u64(LoomGraph *g, uint64_t value, LoomDType dtype, LoomNode *out) {
+  BEGIN(g);
+  if (!need_out(out, d, "loom_const_u64") || !check_dtype(dtype, d, "loom_const_u64")) return END(g);
+  if (dtype_kind(dtype) == DK_FLOAT) {
+    Scalar v = {.f = (double)value};
+    ir_const(&g->ir, dtype, v, false, out, d);
+  } else {
+    const_int(g, false, value, dtype, out, d);
+  }
+  return END(g);
+}
+
+LoomStatus loom_weak_float(LoomGraph *g, double value, LoomNode *out) {
+  BEGIN(g);
+  if (need_out(out, d, "loom_weak_float")) ir_const(&g->ir, LOOM_FLOAT64, (Scalar){.f = value}, true, out, d);
+  return END(g);
+}
+
+LoomStatus loom_weak_int(LoomGraph *g, int64_t value, LoomNode *out) {
+  BEGIN(g);
+  if (need_out(out, d, "loom_weak_int")) ir_const(&g->ir, LOOM_INT64, (Scalar){.i = value}, true, out, d);
+  return END(g);
+}
+
+LoomStatus loom_weak_bool(LoomGraph *g, int value, LoomNode *out) {
+  BEGIN(g);
+  if (need_out(out, d, "loom_weak_bool")) ir_const(&g->ir, LOOM_BOOL, (Scalar){.u = value != 0}, true, out, d);
+  return END(g);
+}
+
+/* ---- elementwise ---------------------------------------------------------------------------------------- */
+static bool check_arity(LoomOp op, int n, Diag *d, const char *fn) {
+  const OpInfo *info = op_info(op);
+  if (!info) {
+    diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "%s: op %d is not a LoomOp", fn, (int)op);
+    return false;
+  }
+  if (info->arity != n) {
+    const char *use = info->arity == 1 ? "loom_unary" : info->arity == 2 ? "loom_binary" : "loom_where";
+    diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "%s: %s takes %d operand%s; use %s", fn, info->name, info->arity,
+               info->arity == 1 ? "" : "s", use);
+    return false;
+  }
+  return true;
+}
+
+LoomStatus loom_unary(LoomGraph *g, LoomOp op, LoomNode x, LoomNode *out) {
+  BEGIN(g);
+  if (need_out(out, d, "loom_unary") && check_arity(op, 1, d, "loom_unary")) ir_elem(&g->ir, op, 1, &x, out, d);
+  return END(g);
+}
+
+LoomStatus loom_binary(LoomGraph *g, LoomOp op, LoomNode a, LoomNode b, LoomNode *out) {
+  BEGIN(g);
+  int32_t src[2] = {a, b};
+  if (need_out(out, d, "loom_binary") && check_arity(op, 2, d, "loom_binary")) ir_elem(&g->ir, op, 2, src, out, d);
+  return END(g);
+}
+
+LoomStatus loom_where(LoomGraph *g, LoomNode cond, LoomNode a, LoomNode b, LoomNode *out) {
+  BEGIN(g);
+  int32_t src[3] = {cond, a, b};
+  if (need_out(out, d, "loom_where")) ir_elem(&g->ir, LOOM_OP_WHERE, 3, src, out, d);
+  return END(g);
+}
+
+LoomStatus loom_clip(LoomGraph *g, LoomNode x, LoomNode lo, LoomNode hi, LoomNode *out) {
+  BEGIN(g);
+  if (!need_out(out, d, "loom_clip")) return END(g);
+  int32_t cur = x, src[2];
+  if (x < 0 || x >= g->ir.nnodes) {
+    diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "loom_clip: node %d is not a node of this graph", x);
+    return END(g);
+  }
+  if (lo >= 0) {
+    src[0] = cur;
+    src[1] = lo;
+    if (ir_elem(&g->ir, LOOM_OP_MAXIMUM, 2, src, &cur, d)) return END(g);
+  }
+  if (hi >= 0) {
+    src[0] = cur;
+    src[1] = hi;
+    if (ir_elem(&g->ir, LOOM_OP_MINIMUM, 2, src, &cur, d)) return END(g);
+  }
+  *out = cur;
+  return END(g);
+}
+
+LoomStatus loom_cast(LoomGraph *g, LoomNode x, LoomDType dtype, LoomNode *out) {
+  BEGIN(g);
+  if (need_out(out, d, "loom_cast")) ir_cast(&g->ir, x, dtype, out, d);
+  return END(g);
+}
+
+/* ---- movement ------------------------------------------------------------------------------------------- */
+static const IrNode *node_of(LoomGraph *g, LoomNode x, Diag *d, const char *fn) {
+  if (x < 0 || x >= g->ir.nnodes) {
+    diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "%s: node %d is not a node of this graph (it has %d)", fn, x,
+               g->ir.nnodes);
+    return NULL;
+  }
+  return &g->ir.nodes[x];
+}
+
+LoomStatus loom_broadcast_to(LoomGraph *g, LoomNode x, int32_t ndim, const int64_t *shape, LoomNode *out) {
+  BEGIN(g);
+  if (need_out(out, d, "loom_broadcast_to")) ir_broadcast(&g->ir, x, ndim, shape, out, d);
+  return END(g);
+}
+
+LoomStatus loom_reshape(LoomGraph *g, LoomNode x, int32_t ndim, const int64_t *shape, LoomNode *out) {
+  BEGIN(g);
+  const IrNode *s;
+  if (!need_out(out, d, "loom_reshape") || !(s = node_of(g, x, d, "loom_reshape"))) return END(g);
+  if (ndim < 0 || ndim > LOOM_MAX_RANK || (ndim > 0 && !shape)) {
+    diag_error(d, LOOM_ERR_SHAPE, "loom_reshape: ndim %d must be in 0..%d with a non-NULL shape", ndim, LOOM_MAX_RANK);
+    return END(g);
+  }
+  int64_t sh[LOOM_MAX_RANK], known = 1;
+  int infer = -1;
+  char want[400];
+  ir_format_shape(want, sizeof want, ndim, shape);
+  int64_t size = ir_numel(s->ndim, s->shape);
+  for (int i = 0; i < ndim; i++) {
+    sh[i] = shape[i];
+    if (shape[i] == -1) {
+      if (infer >= 0) {
+        diag_error(d, LOOM_ERR_SHAPE, "can only specify one unknown dimension (shape %s)", want);
+        return END(g);
+      }
+      infer = i;
+    } else if (shape[i] < 0) {
+      diag_error(d, LOOM_ERR_SHAPE, "loom_reshape: negative dimension %lld in shape %s", (long long)shape[i], want);
+      return END(g);
+    } else if (shape[i] == 0 || known <= INT64_MAX / shape[i]) {
+      known *= shape[i];
+    } else {
+      diag_error(d, LOOM_ERR_SHAPE, "loom_reshape: shape %s is too large", want);
+      return END(g);
+    }
+  }
+  if (infer >= 0) {
+    if (known == 0 || size % known != 0) {
+      diag_error(d, LOOM_ERR_SHAPE, "cannot reshape array of size %lld into shape %s", (long long)size, want);
+      return END(g);
+    }
+    sh[infer] = size / known;
+  }
+  if (ndim == s->ndim && memcmp(sh, s->shape, sizeof(int64_t) * (size_t)ndim) == 0) {
+    *out = x;
+    return END(g);
+  }
+  ir_reshape(&g->ir, x, ndim, sh, out, d);
+  return END(g);
+}
+
+LoomStatus loom_permute(LoomGraph *g, LoomNode x, const int32_t *perm, LoomNode *out) {
+  BEGIN(g);
+  const IrNode *s;
+  if (!need_out(out, d, "loom_permute") || !(s = node_of(g, x, d, "loom_permute"))) return END(g);
+  int32_t p[LOOM_MAX_RANK];
+  int nd = s->ndim;
+  for (int i = 0; i < nd; i++) {
+    int32_t v = perm ? perm[i] : nd - 1 - i;
+    if (v < -nd || v >= nd) {
+      diag_error(d, LOOM_ERR_AXIS, "axis %d is out of bounds for array of dimension %d", v, nd);
+      return END(g);
+    }
+    p[i] = v < 0 ? v + nd : v;
+  }
+  ir_permute(&g->ir, x, p, out, d);
+  return END(g);
+}
+
+/* Python's slice.indices(length) followed by the slice's length. */
+static void slice_indices(int64_t start, int64_t stop, int64_t step, int64_t length, int64_t *b, int64_t *len) {
+  __int128 lo = step > 0 ? 0 : -1, hi = step > 0 ? length : length - 1, s, e;
+  if (start == LOOM_SLICE_NONE) s = step < 0 ? hi : lo;
+  else {
+    s = start;
+    if (s < 0) {
+      s += length;
+      if (s < lo) s = lo;
+    } else if (s > hi) s = hi;
+  }
+  if (stop == LOOM_SLICE_NONE) e = step < 0 ? lo : hi;
+  else {
+    e = stop;
+    if (e < 0) {
+      e += length;
+      if (e < lo) e = lo;
+    } else if (e > hi) e = hi;
+  }
+  __int128 n = 0, st = step;
+  if (st > 0 && s < e) n = (e - s - 1) / st + 1;
+  if (st < 0 && e < s) n = (s - e - 1) / (-st) + 1;
+  *b = (int64_t)s;
+  *len = (int64_t)n;
+}
+
+LoomStatus loom_slice(LoomGraph *g, LoomNode x, const int64_t *start, const int64_t *stop, const int64_t *step,
+                      LoomNode *out) {
+  BEGIN(g);
+  const IrNode *s;
+  if (!need_out(out, d, "loom_slice") || !(s = node_of(g, x, d, "loom_slice"))) return END(g);
+  int64_t b[LOOM_MAX_RANK], k[LOOM_MAX_RANK], len[LOOM_MAX_RANK];
+  for (int i = 0; i < s->ndim; i++) {
+    k[i] = step ? step[i] : 1;
+    if (k[i] == 0) {
+      diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "slice step cannot be zero (axis %d)", i);
+      return END(g);
+    }
+    slice_indices(start ? start[i] : LOOM_SLICE_NONE, stop ? stop[i] : LOOM_SLICE_NONE, k[i], s->shape[i], &b[i],
+                  &len[i]);
+  }
+  ir_slice(&g->ir, x, b, k, len, out, d);
+  return END(g);
+}
+
+LoomStatus loom_expand_dims(LoomGraph *g, LoomNode x, int32_t axis, LoomNode *out) {
+  BEGIN(g);
+  const IrNode *s;
+  if (!need_out(out, d, "loom_expand_dims") || !(s = node_of(g, x, d, "loom_expand_dims"))) return END(g);
+  int nd = s->ndim + 1;
+  if (axis < -nd || axis >= nd) {
+    diag_error(d, LOOM_ERR_AXIS, "axis %d is out of bounds for array of dimension %d", axis, nd);
+    return END(g);
+  }
+  if (nd > LOOM_MAX_RANK) {
+    diag_error(d, LOOM_ERR_SHAPE, "loom_expand_dims: the result would have rank %d > %d", nd, LOOM_MAX_RANK);
+    return END(g);
+  }
+  int a = axis < 0 ? axis + nd : axis;
+  int64_t sh[LOOM_MAX_RANK];
+  for (int i = 0, j = 0; i < nd; i++) sh[i] = i == a ? 1 : s->shape[j++];
+  ir_reshape(&g->ir, x, nd, sh, out, d);
+  return END(g);
+}
+
+LoomStatus loom_squeeze(LoomGraph *g, LoomNode x, int32_t naxes, const int32_t *axes, LoomNode *out) {
+  BEGIN(g);
+  const IrNode *s;
+  if (!need_out(out, d, "loom_squeeze") || !(s = node_of(g, x, d, "loom_squeeze"))) return END(g);
+  bool drop[LOOM_MAX_RANK] = {false};
+  if (naxes < 0 || naxes > s->ndim || (naxes > 0 && !axes)) {
+    diag_error(d, LOOM_ERR_AXIS, "loom_squeeze: naxes %d must be in 0..%d with non-NULL axes", naxes, s->ndim);
+    return END(g);
+  }
+  for (int i = 0; i < naxes; i++) {
+    int32_t v = axes[i];
+    if (v < -s->ndim || v >= s->ndim) {
+      diag_error(d, LOOM_ERR_AXIS, "axis %d is out of bounds for array of dimension %d", v, s->ndim);
+      return END(g);
+    }
+    int a = v < 0 ? v + s->ndim : v;
+    if (drop[a]) {
+      diag_error(d, LOOM_ERR_AXIS, "axis %d appears twice", a);
+      return END(g);
+    }
+    if (s->shape[a] != 1) {
+      diag_error(d, LOOM_ERR_SHAPE, "cannot select an axis to squeeze out which has size not equal to one (axis %d has size %lld)",
+                 a, (long long)s->shape[a]);
+      return END(g);
+    }
+    drop[a] = true;
+  }
+  int64_t sh[LOOM_MAX_RANK];
+  int nd = 0;
+  for (int i = 0; i < s->ndim; i++)
+    if (!(naxes == 0 ? s->shape[i] == 1 : drop[i])) sh[nd++] = s->shape[i];
+  if (nd == s->ndim) *out = x;
+  else ir_reshape(&g->ir, x, nd, sh, out, d);
+  return END(g);
+}
+
+/* ---- reductions -------------------------------------------------------------------------------------------- */
+LoomStatus loom_reduce_dtype(LoomGraph *g, LoomReduceOp op, LoomNode x, int32_t naxes, const int32_t *axes,
+                             int keepdims, LoomDType dtype, LoomNode *out) {
+  BEGIN(g);
+  const IrNode *s;
+  if (!need_out(out, d, "loom_reduce") || !(s = node_of(g, x, d, "loom_reduce"))) return END(g);
+  const char *name = reduce_op_name(op);
+  if (!name) {
+    diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "loom_reduce: %d is not a LoomReduceOp", (int)op);
+    return END(g);
+  }
+  int nd = s->ndim;
+  uint32_t all = nd >= 32 ? UINT32_MAX : (1u << nd) - 1, mask = 0;
+  if (naxes < 0 || (naxes > 0 && !axes)) {
+    diag_error(d, LOOM_ERR_AXIS, "%s: naxes %d needs a non-NULL axes array", name, naxes);
+    return END(g);
+  }
+  if (naxes == 0 && !axes) mask = all;
+  for (int i = 0; i < naxes; i++) {
+    int32_t v = axes[i];
+    if (v < -nd || v >= nd) {
+      diag_error(d, LOOM_ERR_AXIS, "axis %d is out of bounds for array of dimension %d", v, nd);
+      return END(g);
+    }
+    int a = v < 0 ? v + nd : v;
+    if (mask & (1u << a)) {
+      diag_error(d, LOOM_ERR_AXIS, "axis %d appears twice", a);
+      return END(g);
+    }
+    mask |= 1u << a;
+  }
+  if ((op == LOOM_REDUCE_ARGMIN || op == LOOM_REDUCE_ARGMAX) && mask != all && __builtin_popcount(mask) != 1) {
+    diag_error(d, LOOM_ERR_UNSUPPORTED, "%s: takes exactly one axis or all axes, not %d of %d", name,
+               __builtin_popcount(mask), nd);
+    return END(g);
+  }
+  ir_reduce(&g->ir, op, x, mask, keepdims != 0, dtype, out, d);
+  return END(g);
+}
+
+LoomStatus loom_reduce(LoomGraph *g, LoomReduceOp op, LoomNode x, int32_t naxes, const int32_t *axes, int keepdims,
+                       LoomNode *out) {
+  return loom_reduce_dtype(g, op, x, naxes, axes, keepdims, LOOM_DTYPE_COUNT, out);
+}
+
+LoomStatus loom_node_info(LoomGraph *g, LoomNode node, LoomDType *dtype, int32_t *ndim, int64_t *shape) {
+  BEGIN(g);
+  const IrNode *s = node_of(g, node, d, "loom_node_info");
+  if (s) {
+    if (dtype) *dtype = (LoomDType)s->dtype;
+    if (ndim) *ndim = s->ndim;
+    if (shape)
+      for (int i = 0; i < s->ndim; i++) shape[i] = s->shape[i];
+  }
+  return END(g);
+}

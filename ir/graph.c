@@ -1,0 +1,700 @@
+/* graph.c: the graph IR: storage, hash-consing and the validating constructors.
+ *
+ * Approach: nodes live in one growable array; an open-addressing table (linear probing, load <= 1/2)
+ * maps structural hashes to node indices, so building an equal node returns the existing index.
+ * Every node is canonicalized before hashing (unused fields zeroed or -1), so hash and equality can
+ * read the same fixed list of fields. Capacity is reserved before anything is appended, so an
+ * allocation failure leaves the graph unchanged; constructors that add helper nodes (resolved weak
+ * constants) roll back to a mark on error. Shapes and dtypes are inferred eagerly, NumPy 2 rules.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ir/ir.h"
+
+/* ---- helpers -------------------------------------------------------------------------------------- */
+int64_t ir_numel(int ndim, const int64_t *shape) {
+  int64_t n = 1;
+  for (int i = 0; i < ndim; i++) {
+    if (shape[i] == 0) return 0;
+    if (shape[i] < 0 || n > INT64_MAX / shape[i]) return -1;
+    n *= shape[i];
+  }
+  return n;
+}
+
+void ir_format_shape(char *buf, size_t n, int ndim, const int64_t *shape) {
+  if (!buf || n == 0) return;
+  size_t len = 0;
+  buf[0] = '\0';
+  len += (size_t)snprintf(buf + len, n - len, "(");
+  for (int i = 0; i < ndim && len < n; i++)
+    len += (size_t)snprintf(buf + len, n - len, i ? ",%lld" : "%lld", (long long)shape[i]);
+  if (len < n) len += (size_t)snprintf(buf + len, n - len, ndim == 1 ? ",)" : ")");
+}
+
+uint64_t ir_hash_bytes(const void *p, size_t n, uint64_t seed) {
+  const unsigned char *b = p;
+  uint64_t h = 0xcbf29ce484222325ull ^ seed;
+  for (size_t i = 0; i < n; i++) {
+    h ^= b[i];
+    h *= 0x100000001b3ull;
+  }
+  h ^= h >> 33; /* final mix: spread the high bits into the low bits the table uses */
+  h *= 0xff51afd7ed558ccdull;
+  h ^= h >> 33;
+  return h;
+}
+
+/* double -> nearest float16 value (ties to even), returned as a double. */
+static double round_f16(double x) {
+  if (isnan(x) || isinf(x) || x == 0) return x;
+  double ax = fabs(x);
+  if (ax >= 65520.0) return copysign(INFINITY, x);
+  int e;
+  frexp(ax, &e); /* ax = m * 2^e, m in [0.5, 1) */
+  int q = e - 1 - 10;
+  if (q < -24) q = -24; /* subnormals: fixed quantum 2^-24 */
+  double r = nearbyint(ldexp(ax, -q));
+  return copysign(ldexp(r, q), x);
+}
+
+Scalar ir_scalar_canon(LoomDType dtype, Scalar v) {
+  Scalar r = v;
+  switch (dtype) {
+  case LOOM_BOOL: r.u = v.u != 0; break;
+  case LOOM_INT8: r.i = (int8_t)(uint8_t)(v.u & 0xff); break;
+  case LOOM_INT16: r.i = (int16_t)(uint16_t)(v.u & 0xffff); break;
+  case LOOM_INT32: r.i = (int32_t)(uint32_t)(v.u & 0xffffffffu); break;
+  case LOOM_INT64: break;
+  case LOOM_UINT8: r.u = v.u & 0xff; break;
+  case LOOM_UINT16: r.u = v.u & 0xffff; break;
+  case LOOM_UINT32: r.u = v.u & 0xffffffffu; break;
+  case LOOM_UINT64: break;
+  case LOOM_FLOAT16: r.f = isnan(v.f) ? NAN : round_f16(v.f); break;
+  case LOOM_FLOAT32: r.f = isnan(v.f) ? NAN : (double)(float)v.f; break;
+  case LOOM_FLOAT64: r.f = isnan(v.f) ? NAN : v.f; break;
+  default: break;
+  }
+  return r;
+}
+
+/* ---- storage and hash-consing ----------------------------------------------------------------------- */
+LoomStatus ir_graph_init(IrGraph *g, LoomContext *ctx, Diag *d) {
+  memset(g, 0, sizeof *g);
+  g->ctx = ctx;
+  g->cap = 64;
+  g->tcap = 128;
+  g->incap = 8;
+  g->nodes = ctx_alloc(ctx, sizeof(IrNode) * (size_t)g->cap);
+  g->table = ctx_alloc(ctx, sizeof(int32_t) * (size_t)g->tcap);
+  g->inputs = ctx_alloc(ctx, sizeof(LoomArray) * (size_t)g->incap);
+  if (!g->nodes || !g->table || !g->inputs) {
+    ir_graph_free(g);
+    return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory creating a graph (%zu bytes)",
+                      sizeof(IrNode) * 64 + 128 * sizeof(int32_t) + 8 * sizeof(LoomArray));
+  }
+  for (int32_t i = 0; i < g->tcap; i++) g->table[i] = -1;
+  return LOOM_OK;
+}
+
+void ir_graph_free(IrGraph *g) {
+  if (!g) return;
+  ctx_free(g->ctx, g->nodes);
+  ctx_free(g->ctx, g->table);
+  ctx_free(g->ctx, g->inputs);
+  g->nodes = NULL;
+  g->table = NULL;
+  g->inputs = NULL;
+  g->nnodes = g->cap = g->tcap = g->ninputs = g->incap = 0;
+}
+
+static uint64_t node_hash(const IrNode *n) {
+  uint64_t h = 0;
+  uint8_t head[6] = {n->kind, n->dtype, n->ndim, n->flags, (uint8_t)(n->op & 0xff), (uint8_t)(n->op >> 8)};
+  h = ir_hash_bytes(head, sizeof head, h);
+  h = ir_hash_bytes(n->src, sizeof n->src, h);
+  h = ir_hash_bytes(&n->input, sizeof n->input, h);
+  h = ir_hash_bytes(&n->axes, sizeof n->axes, h);
+  h = ir_hash_bytes(&n->value.u, sizeof n->value.u, h);
+  size_t k = (size_t)(n->ndim <= LOOM_MAX_RANK ? n->ndim : LOOM_MAX_RANK) * sizeof(int64_t);
+  h = ir_hash_bytes(n->shape, k, h);
+  h = ir_hash_bytes(n->arg, k, h);
+  h = ir_hash_bytes(n->arg2, k, h);
+  return h;
+}
+
+static bool node_equal(const IrNode *a, const IrNode *b) {
+  if (a->hash != b->hash || a->kind != b->kind || a->dtype != b->dtype || a->ndim != b->ndim ||
+      a->flags != b->flags || a->op != b->op || a->input != b->input || a->axes != b->axes ||
+      a->value.u != b->value.u || memcmp(a->src, b->src, sizeof a->src) != 0)
+    return false;
+  size_t k = (size_t)a->ndim * sizeof(int64_t);
+  return memcmp(a->shape, b->shape, k) == 0 && memcmp(a->arg, b->arg, k) == 0 &&
+         memcmp(a->arg2, b->arg2, k) == 0;
+}
+
+/* Zeroes (or sets to -1) every field the node's kind does not use, so equal meaning = equal bits. */
+static void node_canon(IrNode *n) {
+  n->pad = 0;
+  for (int i = n->ndim; i < LOOM_MAX_RANK; i++) n->shape[i] = n->arg[i] = n->arg2[i] = 0;
+  if (n->kind != IR_PERMUTE && n->kind != IR_SLICE) memset(n->arg, 0, sizeof n->arg);
+  if (n->kind != IR_SLICE) memset(n->arg2, 0, sizeof n->arg2);
+  if (n->kind != IR_CONST) n->value.u = 0;
+  if (n->kind != IR_INPUT) n->input = -1;
+  if (n->kind != IR_REDUCE) n->axes = 0;
+  if (n->kind != IR_ELEM && n->kind != IR_REDUCE) n->op = 0;
+  int used = 1;
+  if (n->kind == IR_INPUT || n->kind == IR_CONST) used = 0;
+  if (n->kind == IR_ELEM) {
+    const OpInfo *info = op_info((LoomOp)n->op);
+    used = info ? info->arity : 3;
+  }
+  for (int i = used; i < 3; i++) n->src[i] = -1;
+}
+
+static void table_insert(IrGraph *g, int32_t idx) {
+  uint32_t mask = (uint32_t)g->tcap - 1;
+  uint32_t s = (uint32_t)g->nodes[idx].hash & mask;
+  while (g->table[s] >= 0) s = (s + 1) & mask;
+  g->table[s] = idx;
+}
+
+static void table_rebuild(IrGraph *g) {
+  for (int32_t i = 0; i < g->tcap; i++) g->table[i] = -1;
+  for (int32_t i = 0; i < g->nnodes; i++) table_insert(g, i);
+}
+
+/* Makes room for one more node (array and table) or fails without changing anything. */
+static LoomStatus reserve_node(IrGraph *g, Diag *d) {
+  if (g->nnodes >= INT32_MAX / 4)
+    return diag_error(d, LOOM_ERR_UNSUPPORTED, "graph too large (%d nodes)", g->nnodes);
+  if (g->nnodes + 1 > g->cap) {
+    int32_t cap = g->cap ? g->cap * 2 : 64;
+    IrNode *nodes = ctx_alloc(g->ctx, sizeof(IrNode) * (size_t)cap);
+    if (!nodes)
+      return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory growing a graph to %zu bytes",
+                        sizeof(IrNode) * (size_t)cap);
+    if (g->nnodes) memcpy(nodes, g->nodes, sizeof(IrNode) * (size_t)g->nnodes);
+    ctx_free(g->ctx, g->nodes);
+    g->nodes = nodes;
+    g->cap = cap;
+  }
+  if ((int64_t)(g->nnodes + 1) * 2 > g->tcap) {
+    int32_t tcap = g->tcap ? g->tcap * 2 : 128;
+    int32_t *table = ctx_alloc(g->ctx, sizeof(int32_t) * (size_t)tcap);
+    if (!table)
+      return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory growing a graph table to %zu bytes",
+                        sizeof(int32_t) * (size_t)tcap);
+    ctx_free(g->ctx, g->table);
+    g->table = table;
+    g->tcap = tcap;
+    table_rebuild(g);
+  }
+  return LOOM_OK;
+}
+
+/* Hash-conses a fully formed node (canonicalized here). */
+static LoomStatus add_node(IrGraph *g, IrNode n, int32_t *out, Diag *d) {
+  node_canon(&n);
+  n.hash = node_hash(&n);
+  if (g->tcap > 0) {
+    uint32_t mask = (uint32_t)g->tcap - 1;
+    for (uint32_t s = (uint32_t)n.hash & mask; g->table[s] >= 0; s = (s + 1) & mask)
+      if (node_equal(&g->nodes[g->table[s]], &n)) {
+        *out = g->table[s];
+        return LOOM_OK;
+      }
+  }
+  LoomStatus st = reserve_node(g, d);
+  if (st) return st;
+  int32_t idx = g->nnodes++;
+  g->nodes[idx] = n;
+  table_insert(g, idx);
+  *out = idx;
+  return LOOM_OK;
+}
+
+void ir_graph_rollback(IrGraph *g, int32_t nnodes, int32_t ninputs) {
+  if (nnodes >= 0 && nnodes < g->nnodes) {
+    g->nnodes = nnodes;
+    table_rebuild(g);
+  }
+  if (ninputs >= 0 && ninputs < g->ninputs) g->ninputs = ninputs;
+}
+
+LoomStatus ir_add_raw(IrGraph *g, const IrNode *n, int32_t *out, Diag *d) {
+  if (!g || !n || !out) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "ir_add_raw: null argument");
+  if (n->ndim > LOOM_MAX_RANK)
+    return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "node rank %d exceeds the maximum %d", n->ndim,
+                      LOOM_MAX_RANK);
+  return add_node(g, *n, out, d);
+}
+
+static IrNode new_node(IrKind kind, LoomDType dtype, int ndim, const int64_t *shape) {
+  IrNode n;
+  memset(&n, 0, sizeof n);
+  n.kind = (uint8_t)kind;
+  n.dtype = (uint8_t)dtype;
+  n.ndim = (uint8_t)ndim;
+  n.src[0] = n.src[1] = n.src[2] = -1;
+  n.input = -1;
+  if (ndim > 0 && shape) memcpy(n.shape, shape, sizeof(int64_t) * (size_t)ndim);
+  return n;
+}
+
+static LoomStatus check_node(const IrGraph *g, int32_t x, const char *what, Diag *d) {
+  if (x < 0 || x >= g->nnodes)
+    return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "%s: node %d is not a node of this graph (it has %d)",
+                      what, x, g->nnodes);
+  return LOOM_OK;
+}
+
+static LoomStatus check_shape(int ndim, const int64_t *shape, const char *what, Diag *d) {
+  if (ndim < 0 || ndim > LOOM_MAX_RANK)
+    return diag_error(d, LOOM_ERR_SHAPE, "%s: rank %d is outside 0..%d", what, ndim, LOOM_MAX_RANK);
+  if (ndim > 0 && !shape) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "%s: shape is NULL", what);
+  for (int i = 0; i < ndim; i++)
+    if (shape[i] < 0)
+      return diag_error(d, LOOM_ERR_SHAPE, "%s: negative dimension %lld at axis %d", what,
+                        (long long)shape[i], i);
+  if (ir_numel(ndim, shape) < 0) return diag_error(d, LOOM_ERR_SHAPE, "%s: shape too large (overflows int64)", what);
+  return LOOM_OK;
+}
+
+/* ---- inputs and constants ------------------------------------------------------------------------------ */
+LoomStatus ir_input_append(IrGraph *g, const LoomArray *a, int32_t *index, Diag *d) {
+  if (g->ninputs >= g->incap) {
+    int32_t cap = g->incap ? g->incap * 2 : 8;
+    LoomArray *in = ctx_alloc(g->ctx, sizeof(LoomArray) * (size_t)cap);
+    if (!in)
+      return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory growing graph inputs to %zu bytes",
+                        sizeof(LoomArray) * (size_t)cap);
+    if (g->ninputs) memcpy(in, g->inputs, sizeof(LoomArray) * (size_t)g->ninputs);
+    ctx_free(g->ctx, g->inputs);
+    g->inputs = in;
+    g->incap = cap;
+  }
+  LoomArray c;
+  memset(&c, 0, sizeof c);
+  c.data = a->data;
+  c.dtype = a->dtype;
+  c.ndim = a->ndim;
+  for (int i = 0; i < a->ndim; i++) {
+    c.shape[i] = a->shape[i];
+    c.strides[i] = a->strides[i];
+  }
+  c.device = a->device;
+  c.device_index = a->device_index;
+  g->inputs[g->ninputs] = c;
+  *index = g->ninputs++;
+  return LOOM_OK;
+}
+
+static bool same_descriptor(const LoomArray *a, const LoomArray *b) {
+  if (a->data != b->data || a->dtype != b->dtype || a->ndim != b->ndim || a->device != b->device ||
+      a->device_index != b->device_index)
+    return false;
+  for (int i = 0; i < a->ndim; i++)
+    if (a->shape[i] != b->shape[i] || a->strides[i] != b->strides[i]) return false;
+  return true;
+}
+
+LoomStatus ir_input(IrGraph *g, const LoomArray *a, int32_t *out, Diag *d) {
+  if (!g || !a || !out) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "input: null argument");
+  if ((unsigned)a->dtype >= LOOM_DTYPE_COUNT)
+    return diag_error(d, LOOM_ERR_DTYPE, "input: dtype %d is not a LoomDType", (int)a->dtype);
+  LoomStatus st = check_shape(a->ndim, a->shape, "input", d);
+  if (st) return st;
+  int32_t idx = -1;
+  for (int32_t i = 0; i < g->ninputs; i++)
+    if (same_descriptor(&g->inputs[i], a)) {
+      idx = i;
+      break;
+    }
+  int32_t mark_in = g->ninputs;
+  if (idx < 0 && (st = ir_input_append(g, a, &idx, d))) return st;
+  IrNode n = new_node(IR_INPUT, a->dtype, a->ndim, a->shape);
+  n.input = idx;
+  st = add_node(g, n, out, d);
+  if (st) ir_graph_rollback(g, g->nnodes, mark_in);
+  return st;
+}
+
+LoomStatus ir_const(IrGraph *g, LoomDType dtype, Scalar v, bool weak, int32_t *out, Diag *d) {
+  if (!g || !out) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "const: null argument");
+  if ((unsigned)dtype >= LOOM_DTYPE_COUNT)
+    return diag_error(d, LOOM_ERR_DTYPE, "const: dtype %d is not a LoomDType", (int)dtype);
+  if (weak && dtype != LOOM_BOOL && dtype != LOOM_INT64 && dtype != LOOM_FLOAT64)
+    return diag_error(d, LOOM_ERR_DTYPE, "const: a weak constant must be bool, int64 or float64, not %s",
+                      loom_dtype_name(dtype));
+  IrNode n = new_node(IR_CONST, dtype, 0, NULL);
+  n.value = ir_scalar_canon(dtype, v);
+  n.flags = weak ? IR_FLAG_WEAK : 0;
+  return add_node(g, n, out, d);
+}
+
+/* ---- elementwise ----------------------------------------------------------------------------------------- */
+/* NumPy's name for messages where it differs from Loom's op name. */
+static const char *numpy_name(LoomOp op) {
+  switch (op) {
+  case LOOM_OP_NEG: return "negative";
+  case LOOM_OP_SUB: return "subtract";
+  case LOOM_OP_MUL: return "multiply";
+  case LOOM_OP_TRUEDIV: return "true_divide";
+  case LOOM_OP_FLOORDIV: return "floor_divide";
+  case LOOM_OP_MOD: return "remainder";
+  case LOOM_OP_POW: return "power";
+  default: return loom_op_name(op);
+  }
+}
+
+/* The result dtype of op on operand dtypes t[0..arity), or an error naming the op. */
+LoomStatus ir_elem_result_dtype(LoomOp op, const LoomDType *t, LoomDType *out, Diag *d) {
+  const OpInfo *info = op_info(op);
+  if (!info || !t || !out) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "op %d is not a LoomOp", (int)op);
+  LoomDType a = t[0], p = info->arity >= 2 ? dtype_promote(t[0], t[1]) : t[0];
+  const char *name = numpy_name(op);
+  switch (info->rule) {
+  case RULE_SAME: *out = a; return LOOM_OK;
+  case RULE_SAME_NUM:
+    if (a == LOOM_BOOL)
+      return diag_error(d, LOOM_ERR_DTYPE, "%s: not supported for bool operands; use %s", name,
+                        op == LOOM_OP_NEG ? "logical_not" : "a cast to an integer dtype first");
+    *out = a;
+    return LOOM_OK;
+  case RULE_FLOAT: *out = dtype_float_of(a); return LOOM_OK;
+  case RULE_PRED: *out = LOOM_BOOL; return LOOM_OK;
+  case RULE_INT:
+    if (dtype_is_float(a))
+      return diag_error(d, LOOM_ERR_DTYPE, "%s: not supported for %s operands; ints and bool only", name,
+                        loom_dtype_name(a));
+    *out = a;
+    return LOOM_OK;
+  case RULE_PROMOTE: *out = p; return LOOM_OK;
+  case RULE_PROMOTE_NUM: *out = p == LOOM_BOOL ? LOOM_INT8 : p; return LOOM_OK;
+  case RULE_PROMOTE_SUB:
+    if (p == LOOM_BOOL)
+      return diag_error(d, LOOM_ERR_DTYPE, "%s: not supported for bool operands; use logical_xor", name);
+    *out = p;
+    return LOOM_OK;
+  case RULE_PROMOTE_FLOAT: *out = dtype_float_of(p); return LOOM_OK;
+  case RULE_TRUEDIV: *out = dtype_is_float(p) ? p : LOOM_FLOAT64; return LOOM_OK;
+  case RULE_COMPARE:
+  case RULE_LOGICAL: *out = LOOM_BOOL; return LOOM_OK;
+  case RULE_BITWISE:
+    if (dtype_is_float(p))
+      return diag_error(d, LOOM_ERR_DTYPE, "%s: not supported for %s and %s operands; ints and bool only",
+                        name, loom_dtype_name(t[0]), loom_dtype_name(t[1]));
+    *out = p;
+    return LOOM_OK;
+  case RULE_SHIFT:
+    if (dtype_is_float(p))
+      return diag_error(d, LOOM_ERR_DTYPE, "%s: not supported for %s and %s operands; ints only", name,
+                        loom_dtype_name(t[0]), loom_dtype_name(t[1]));
+    *out = p == LOOM_BOOL ? LOOM_INT8 : p;
+    return LOOM_OK;
+  case RULE_WHERE: *out = dtype_promote(t[1], t[2]); return LOOM_OK;
+  }
+  return diag_error(d, LOOM_ERR_INTERNAL, "internal error: op %d has no dtype rule", (int)op);
+}
+
+static bool weak_int_fits(int64_t v, LoomDType t) {
+  switch (t) {
+  case LOOM_INT8: return v >= INT8_MIN && v <= INT8_MAX;
+  case LOOM_INT16: return v >= INT16_MIN && v <= INT16_MAX;
+  case LOOM_INT32: return v >= INT32_MIN && v <= INT32_MAX;
+  case LOOM_INT64: return true;
+  case LOOM_UINT8: return v >= 0 && v <= UINT8_MAX;
+  case LOOM_UINT16: return v >= 0 && v <= UINT16_MAX;
+  case LOOM_UINT32: return v >= 0 && v <= (int64_t)UINT32_MAX;
+  case LOOM_UINT64: return v >= 0;
+  default: return true;
+  }
+}
+
+/* A weak value (bool, int64 or float64) converted to dtype t (in t's kind). */
+static Scalar weak_value_as(LoomDType from, Scalar v, LoomDType t) {
+  Scalar r;
+  r.u = 0;
+  DKind kf = dtype_kind(from), kt = dtype_kind(t);
+  if (kt == DK_FLOAT) r.f = kf == DK_FLOAT ? v.f : kf == DK_INT ? (double)v.i : (double)v.u;
+  else if (kt == DK_INT) r.i = kf == DK_INT ? v.i : (int64_t)v.u;
+  else if (kt == DK_UINT) r.u = kf == DK_INT ? (uint64_t)v.i : v.u;
+  else r.u = kf == DK_FLOAT ? v.f != 0 : v.u != 0;
+  return r;
+}
+
+/* NEP 50: the strong node that weak node x becomes next to a strong operand of dtype partner. */
+static LoomStatus resolve_weak(IrGraph *g, int32_t x, LoomDType partner, OpRule rule, int32_t *out, Diag *d) {
+  const IrNode *n = &g->nodes[x];
+  LoomDType wt = (LoomDType)n->dtype;
+  DKind kw = dtype_kind(wt), kp = dtype_kind(partner);
+  LoomDType target;
+  if (kw == DK_BOOL) target = partner;
+  else if (kw == DK_INT) target = kp == DK_BOOL ? LOOM_INT64 : partner;
+  else target = kp == DK_FLOAT ? partner : LOOM_FLOAT64;
+  if (n->kind == IR_CONST) {
+    Scalar v = n->value;
+    if (kw == DK_INT && dtype_is_int(target) && !weak_int_fits(v.i, target)) {
+      /* Comparisons with an out-of-range Python int are well defined (NumPy 2): compare as int64. */
+      if (rule == RULE_COMPARE) target = LOOM_INT64;
+      else
+        return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "Python integer %lld out of bounds for %s",
+                          (long long)v.i, loom_dtype_name(target));
+    }
+    return ir_const(g, target, weak_value_as(wt, v, target), false, out, d);
+  }
+  return ir_cast(g, x, target, out, d);
+}
+
+/* Broadcast shape of n operand shapes, or the NumPy error naming every shape. */
+static LoomStatus broadcast_shapes(const IrGraph *g, int n, const int32_t *src, int *ndim, int64_t *shape,
+                                   Diag *d) {
+  int nd = 0;
+  for (int k = 0; k < n; k++)
+    if (g->nodes[src[k]].ndim > nd) nd = g->nodes[src[k]].ndim;
+  for (int i = 0; i < nd; i++) shape[i] = 1;
+  for (int k = 0; k < n; k++) {
+    const IrNode *s = &g->nodes[src[k]];
+    int off = nd - s->ndim;
+    for (int i = 0; i < s->ndim; i++) {
+      int64_t a = shape[off + i], b = s->shape[i];
+      if (a == b || b == 1) continue;
+      if (a == 1) {
+        shape[off + i] = b;
+        continue;
+      }
+      char msg[800] = "";
+      size_t len = 0;
+      for (int j = 0; j < n && len < sizeof msg; j++) {
+        const IrNode *sj = &g->nodes[src[j]];
+        if (j) msg[len++] = ' ';
+        ir_format_shape(msg + len, sizeof msg - len, sj->ndim, sj->shape);
+        len = strlen(msg);
+      }
+      return diag_error(d, LOOM_ERR_SHAPE, "operands could not be broadcast together with shapes %s", msg);
+    }
+  }
+  *ndim = nd;
+  return LOOM_OK;
+}
+
+static LoomStatus elem_build(IrGraph *g, LoomOp op, int n, const int32_t *src_in, int32_t *out, Diag *d) {
+  const OpInfo *info = op_info(op);
+  int32_t src[3] = {-1, -1, -1};
+  bool weak[3] = {false, false, false}, all_weak = true;
+  for (int k = 0; k < n; k++) {
+    src[k] = src_in[k];
+    weak[k] = (g->nodes[src[k]].flags & IR_FLAG_WEAK) != 0;
+    all_weak = all_weak && weak[k];
+  }
+  LoomStatus st;
+  if (!all_weak) {
+    int first = 0;
+    if (info->rule == RULE_WHERE) first = 1; /* a condition is a truth value: any dtype will do */
+    if (n - first == 2 && weak[first] != weak[first + 1]) {
+      int w = weak[first] ? first : first + 1, s = w == first ? first + 1 : first;
+      if ((st = resolve_weak(g, src[w], (LoomDType)g->nodes[src[s]].dtype, info->rule, &src[w], d))) return st;
+    }
+  }
+  LoomDType t[3] = {LOOM_BOOL, LOOM_BOOL, LOOM_BOOL}, rt;
+  for (int k = 0; k < n; k++) t[k] = (LoomDType)g->nodes[src[k]].dtype;
+  if ((st = ir_elem_result_dtype(op, t, &rt, d))) return st;
+  int ndim = 0;
+  int64_t shape[LOOM_MAX_RANK];
+  if ((st = broadcast_shapes(g, n, src, &ndim, shape, d))) return st;
+  IrNode node = new_node(IR_ELEM, rt, ndim, shape);
+  node.op = (uint16_t)op;
+  for (int k = 0; k < n; k++) node.src[k] = src[k];
+  if (all_weak && (rt == LOOM_BOOL || rt == LOOM_INT64 || rt == LOOM_FLOAT64)) node.flags = IR_FLAG_WEAK;
+  return add_node(g, node, out, d);
+}
+
+LoomStatus ir_elem(IrGraph *g, LoomOp op, int n, const int32_t *src, int32_t *out, Diag *d) {
+  if (!g || !out) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "elementwise op: null argument");
+  const OpInfo *info = op_info(op);
+  if (!info) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "op %d is not a LoomOp", (int)op);
+  if (n != info->arity || !src)
+    return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "%s takes %d operand%s, got %d", info->name, info->arity,
+                      info->arity == 1 ? "" : "s", n);
+  for (int k = 0; k < n; k++) {
+    LoomStatus st = check_node(g, src[k], info->name, d);
+    if (st) return st;
+  }
+  int32_t mark = g->nnodes;
+  LoomStatus st = elem_build(g, op, n, src, out, d);
+  if (st) ir_graph_rollback(g, mark, -1);
+  return st;
+}
+
+/* ---- casts and movement ---------------------------------------------------------------------------------- */
+LoomStatus ir_cast(IrGraph *g, int32_t x, LoomDType dtype, int32_t *out, Diag *d) {
+  if (!g || !out) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "cast: null argument");
+  LoomStatus st = check_node(g, x, "cast", d);
+  if (st) return st;
+  if ((unsigned)dtype >= LOOM_DTYPE_COUNT)
+    return diag_error(d, LOOM_ERR_DTYPE, "cast: target dtype %d is not a LoomDType", (int)dtype);
+  const IrNode *s = &g->nodes[x];
+  IrNode n = new_node(IR_CAST, dtype, s->ndim, s->shape);
+  n.src[0] = x;
+  return add_node(g, n, out, d);
+}
+
+LoomStatus ir_broadcast(IrGraph *g, int32_t x, int ndim, const int64_t *shape, int32_t *out, Diag *d) {
+  if (!g || !out) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "broadcast_to: null argument");
+  LoomStatus st = check_node(g, x, "broadcast_to", d);
+  if (st || (st = check_shape(ndim, shape, "broadcast_to", d))) return st;
+  const IrNode *s = &g->nodes[x];
+  bool ok = s->ndim <= ndim;
+  for (int i = 0; ok && i < s->ndim; i++) {
+    int64_t a = s->shape[i], b = shape[ndim - s->ndim + i];
+    ok = a == b || a == 1;
+  }
+  if (!ok) {
+    char a[400], b[400];
+    ir_format_shape(a, sizeof a, s->ndim, s->shape);
+    ir_format_shape(b, sizeof b, ndim, shape);
+    return diag_error(d, LOOM_ERR_SHAPE, "cannot broadcast an array of shape %s to shape %s", a, b);
+  }
+  IrNode n = new_node(IR_BROADCAST, (LoomDType)s->dtype, ndim, shape);
+  n.src[0] = x;
+  return add_node(g, n, out, d);
+}
+
+LoomStatus ir_reshape(IrGraph *g, int32_t x, int ndim, const int64_t *shape, int32_t *out, Diag *d) {
+  if (!g || !out) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "reshape: null argument");
+  LoomStatus st = check_node(g, x, "reshape", d);
+  if (st || (st = check_shape(ndim, shape, "reshape", d))) return st;
+  const IrNode *s = &g->nodes[x];
+  int64_t n0 = ir_numel(s->ndim, s->shape), n1 = ir_numel(ndim, shape);
+  if (n0 != n1) {
+    char b[400];
+    ir_format_shape(b, sizeof b, ndim, shape);
+    return diag_error(d, LOOM_ERR_SHAPE, "cannot reshape array of size %lld into shape %s", (long long)n0, b);
+  }
+  IrNode n = new_node(IR_RESHAPE, (LoomDType)s->dtype, ndim, shape);
+  n.src[0] = x;
+  return add_node(g, n, out, d);
+}
+
+LoomStatus ir_permute(IrGraph *g, int32_t x, const int32_t *perm, int32_t *out, Diag *d) {
+  if (!g || !out) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "permute: null argument");
+  LoomStatus st = check_node(g, x, "permute", d);
+  if (st) return st;
+  const IrNode *s = &g->nodes[x];
+  if (s->ndim > 0 && !perm) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "permute: perm is NULL");
+  bool seen[LOOM_MAX_RANK] = {false};
+  IrNode n = new_node(IR_PERMUTE, (LoomDType)s->dtype, s->ndim, NULL);
+  for (int i = 0; i < s->ndim; i++) {
+    int32_t p = perm[i];
+    if (p < 0 || p >= s->ndim || seen[p])
+      return diag_error(d, LOOM_ERR_AXIS, "permute: axes are not a permutation of 0..%d (entry %d is %d)",
+                        s->ndim - 1, i, p);
+    seen[p] = true;
+    n.arg[i] = p;
+    n.shape[i] = s->shape[p];
+  }
+  n.src[0] = x;
+  return add_node(g, n, out, d);
+}
+
+LoomStatus ir_slice(IrGraph *g, int32_t x, const int64_t *start, const int64_t *step, const int64_t *len,
+                    int32_t *out, Diag *d) {
+  if (!g || !out) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "slice: null argument");
+  LoomStatus st = check_node(g, x, "slice", d);
+  if (st) return st;
+  const IrNode *s = &g->nodes[x];
+  if (s->ndim > 0 && (!start || !step || !len))
+    return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "slice: start, step and len must not be NULL");
+  IrNode n = new_node(IR_SLICE, (LoomDType)s->dtype, s->ndim, NULL);
+  for (int i = 0; i < s->ndim; i++) {
+    int64_t dim = s->shape[i], b = start[i], k = step[i], l = len[i];
+    if (k == 0) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "slice: step of axis %d is 0", i);
+    if (l < 0 || l > dim)
+      return diag_error(d, LOOM_ERR_SHAPE, "slice: length %lld of axis %d is outside 0..%lld", (long long)l, i,
+                        (long long)dim);
+    if (l == 0) {
+      b = 0; /* every empty slice of an axis is the same slice */
+      k = 1;
+    } else {
+      __int128 last = (__int128)b + (__int128)(l - 1) * k;
+      if (b < 0 || b >= dim || last < 0 || last >= dim)
+        return diag_error(d, LOOM_ERR_SHAPE,
+                          "slice: axis %d of size %lld cannot read %lld elements from %lld by step %lld", i,
+                          (long long)dim, (long long)l, (long long)b, (long long)k);
+    }
+    n.arg[i] = b;
+    n.arg2[i] = k;
+    n.shape[i] = l;
+  }
+  n.src[0] = x;
+  return add_node(g, n, out, d);
+}
+
+LoomStatus ir_reduce(IrGraph *g, LoomReduceOp op, int32_t x, uint32_t axes, bool keepdims, LoomDType dtype,
+                     int32_t *out, Diag *d) {
+  if (!g || !out) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "reduce: null argument");
+  LoomStatus st = check_node(g, x, "reduce", d);
+  if (st) return st;
+  const char *name = reduce_op_name(op);
+  if (!name) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "reduce: %d is not a LoomReduceOp", (int)op);
+  const IrNode *s = &g->nodes[x];
+  if (s->ndim < 32 && (axes >> s->ndim) != 0)
+    return diag_error(d, LOOM_ERR_AXIS, "%s: axis mask 0x%x names axes beyond dimension %d", name, axes, s->ndim);
+  LoomDType src = (LoomDType)s->dtype, rt;
+  DKind k = dtype_kind(src);
+  switch (op) {
+  case LOOM_REDUCE_SUM:
+  case LOOM_REDUCE_PROD: rt = k == DK_FLOAT ? src : k == DK_UINT ? LOOM_UINT64 : LOOM_INT64; break;
+  case LOOM_REDUCE_MEAN: rt = k == DK_FLOAT ? src : LOOM_FLOAT64; break;
+  case LOOM_REDUCE_ANY:
+  case LOOM_REDUCE_ALL: rt = LOOM_BOOL; break;
+  case LOOM_REDUCE_ARGMIN:
+  case LOOM_REDUCE_ARGMAX: rt = LOOM_INT64; break;
+  default: rt = src; break;
+  }
+  if (dtype != LOOM_DTYPE_COUNT) {
+    if ((unsigned)dtype >= LOOM_DTYPE_COUNT)
+      return diag_error(d, LOOM_ERR_DTYPE, "%s: dtype %d is not a LoomDType", name, (int)dtype);
+    if (rt != dtype && (op == LOOM_REDUCE_ANY || op == LOOM_REDUCE_ALL || op == LOOM_REDUCE_ARGMIN ||
+                        op == LOOM_REDUCE_ARGMAX))
+      return diag_error(d, LOOM_ERR_DTYPE, "%s: the result dtype is always %s; pass LOOM_DTYPE_COUNT", name,
+                        loom_dtype_name(rt));
+    if (op == LOOM_REDUCE_MEAN && !dtype_is_float(dtype))
+      return diag_error(d, LOOM_ERR_DTYPE, "mean: dtype must be a float dtype, not %s", loom_dtype_name(dtype));
+    rt = dtype;
+  }
+  IrNode n = new_node(IR_REDUCE, rt, 0, NULL);
+  int64_t rcount = 1;
+  for (int i = 0; i < s->ndim; i++) {
+    if (axes & (1u << i)) {
+      rcount *= s->shape[i] ? 1 : 0;
+      if (keepdims) n.shape[n.ndim++] = 1;
+    } else {
+      n.shape[n.ndim++] = s->shape[i];
+    }
+  }
+  if (rcount == 0 && ir_numel(n.ndim, n.shape) > 0 &&
+      (op == LOOM_REDUCE_MIN || op == LOOM_REDUCE_MAX || op == LOOM_REDUCE_ARGMIN || op == LOOM_REDUCE_ARGMAX)) {
+    const char *np = op == LOOM_REDUCE_MIN ? "minimum" : op == LOOM_REDUCE_MAX ? "maximum" : name;
+    return diag_error(d, LOOM_ERR_INVALID_ARGUMENT,
+                      "zero-size array to reduction operation %s which has no identity", np);
+  }
+  n.op = (uint16_t)op;
+  n.axes = axes;
+  n.flags = keepdims ? IR_FLAG_KEEPDIMS : 0;
+  n.src[0] = x;
+  return add_node(g, n, out, d);
+}
+
+LoomStatus ir_copy(IrGraph *g, int32_t x, int32_t *out, Diag *d) {
+  if (!g || !out) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "copy: null argument");
+  LoomStatus st = check_node(g, x, "copy", d);
+  if (st) return st;
+  const IrNode *s = &g->nodes[x];
+  IrNode n = new_node(IR_COPY, (LoomDType)s->dtype, s->ndim, s->shape);
+  n.src[0] = x;
+  return add_node(g, n, out, d);
+}

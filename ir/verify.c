@@ -1,0 +1,303 @@
+/* verify.c: structural checks of both IR levels (run between passes in debug builds, and by parsers).
+ *
+ * Approach: re-derive what each node or instruction must be from its operands and compare; the first
+ * mismatch is reported as LOOM_ERR_INTERNAL naming the node (%i) and the broken rule, since a bad IR
+ * is a bug in whoever built it. Nothing is allocated except one reachability mask per kernel (from
+ * the default allocator: a KernelIr carries no context).
+ */
+#include <string.h>
+
+#include "ir/ir.h"
+
+#define BAD(d, ...) diag_error((d), LOOM_ERR_INTERNAL, __VA_ARGS__)
+
+static bool same_shape(int na, const int64_t *a, int nb, const int64_t *b) {
+  return na == nb && memcmp(a, b, sizeof(int64_t) * (size_t)na) == 0;
+}
+
+static LoomStatus verify_node(const IrGraph *g, int32_t i, Diag *d) {
+  const IrNode *n = &g->nodes[i];
+  if (n->kind >= IR_KIND_COUNT) return BAD(d, "verify: %%%d has unknown kind %d", i, n->kind);
+  if (n->dtype >= LOOM_DTYPE_COUNT) return BAD(d, "verify: %%%d has unknown dtype %d", i, n->dtype);
+  if (n->ndim > LOOM_MAX_RANK) return BAD(d, "verify: %%%d has rank %d > %d", i, n->ndim, LOOM_MAX_RANK);
+  for (int k = 0; k < n->ndim; k++)
+    if (n->shape[k] < 0) return BAD(d, "verify: %%%d has negative dimension %lld", i, (long long)n->shape[k]);
+  int arity = 1;
+  if (n->kind == IR_INPUT || n->kind == IR_CONST) arity = 0;
+  if (n->kind == IR_ELEM) {
+    const OpInfo *info = op_info((LoomOp)n->op);
+    if (!info) return BAD(d, "verify: %%%d has unknown op %d", i, n->op);
+    arity = info->arity;
+  }
+  const IrNode *s[3] = {NULL, NULL, NULL};
+  for (int k = 0; k < arity; k++) {
+    if (n->src[k] < 0 || n->src[k] >= i)
+      return BAD(d, "verify: %%%d operand %d is %%%d, not an earlier node", i, k, n->src[k]);
+    s[k] = &g->nodes[n->src[k]];
+  }
+  const IrNode *x = s[0];
+  switch ((IrKind)n->kind) {
+  case IR_INPUT: {
+    if (n->input < 0 || n->input >= g->ninputs)
+      return BAD(d, "verify: %%%d reads input %d of %d", i, n->input, g->ninputs);
+    const LoomArray *a = &g->inputs[n->input];
+    if (a->dtype != (LoomDType)n->dtype || !same_shape(a->ndim, a->shape, n->ndim, n->shape))
+      return BAD(d, "verify: %%%d does not match the dtype and shape of input %d", i, n->input);
+    break;
+  }
+  case IR_CONST:
+    if (n->ndim != 0) return BAD(d, "verify: constant %%%d is not 0-d", i);
+    if ((n->flags & IR_FLAG_WEAK) && n->dtype != LOOM_BOOL && n->dtype != LOOM_INT64 && n->dtype != LOOM_FLOAT64)
+      return BAD(d, "verify: weak constant %%%d must be b1, i64 or f64", i);
+    break;
+  case IR_ELEM: {
+    LoomDType t[3] = {LOOM_BOOL, LOOM_BOOL, LOOM_BOOL}, rt;
+    int nd = 0;
+    int64_t shape[LOOM_MAX_RANK];
+    for (int k = 0; k < arity; k++) {
+      t[k] = (LoomDType)s[k]->dtype;
+      if (s[k]->ndim > nd) nd = s[k]->ndim;
+    }
+    Diag tmp = {LOOM_OK, ""};
+    if (ir_elem_result_dtype((LoomOp)n->op, t, &rt, &tmp))
+      return BAD(d, "verify: %%%d: %s", i, tmp.msg);
+    if (rt != (LoomDType)n->dtype)
+      return BAD(d, "verify: %%%d has dtype %s, its op gives %s", i, dtype_short_name((LoomDType)n->dtype),
+                 dtype_short_name(rt));
+    for (int k = 0; k < nd; k++) shape[k] = 1;
+    for (int k = 0; k < arity; k++)
+      for (int a = 0; a < s[k]->ndim; a++) {
+        int64_t *o = &shape[nd - s[k]->ndim + a], v = s[k]->shape[a];
+        if (*o == 1) *o = v;
+        else if (v != 1 && v != *o) return BAD(d, "verify: operands of %%%d do not broadcast", i);
+      }
+    if (!same_shape(nd, shape, n->ndim, n->shape))
+      return BAD(d, "verify: %%%d shape is not the broadcast of its operands", i);
+    break;
+  }
+  case IR_CAST:
+  case IR_COPY:
+    if (!same_shape(x->ndim, x->shape, n->ndim, n->shape)) return BAD(d, "verify: %%%d changes the shape", i);
+    if (n->kind == IR_COPY && n->dtype != x->dtype) return BAD(d, "verify: copy %%%d changes the dtype", i);
+    break;
+  case IR_BROADCAST:
+    if (n->dtype != x->dtype || x->ndim > n->ndim) return BAD(d, "verify: bad broadcast %%%d", i);
+    for (int a = 0; a < x->ndim; a++) {
+      int64_t v = x->shape[a], o = n->shape[n->ndim - x->ndim + a];
+      if (v != o && v != 1) return BAD(d, "verify: broadcast %%%d: axis %d of size %lld cannot become %lld", i, a,
+                                       (long long)v, (long long)o);
+    }
+    break;
+  case IR_RESHAPE:
+    if (n->dtype != x->dtype || ir_numel(x->ndim, x->shape) != ir_numel(n->ndim, n->shape))
+      return BAD(d, "verify: reshape %%%d changes the size or dtype", i);
+    break;
+  case IR_PERMUTE: {
+    bool seen[LOOM_MAX_RANK] = {false};
+    if (n->dtype != x->dtype || n->ndim != x->ndim) return BAD(d, "verify: bad permute %%%d", i);
+    for (int a = 0; a < n->ndim; a++) {
+      int64_t p = n->arg[a];
+      if (p < 0 || p >= n->ndim || seen[p] || n->shape[a] != x->shape[p])
+        return BAD(d, "verify: permute %%%d: bad perm entry %d", i, a);
+      seen[p] = true;
+    }
+    break;
+  }
+  case IR_SLICE:
+    if (n->dtype != x->dtype || n->ndim != x->ndim) return BAD(d, "verify: bad slice %%%d", i);
+    for (int a = 0; a < n->ndim; a++) {
+      int64_t len = n->shape[a], b = n->arg[a], st = n->arg2[a], dim = x->shape[a];
+      if (st == 0 || len > dim) return BAD(d, "verify: slice %%%d: bad axis %d", i, a);
+      if (len > 0) {
+        __int128 last = (__int128)b + (__int128)(len - 1) * st;
+        if (b < 0 || b >= dim || last < 0 || last >= dim) return BAD(d, "verify: slice %%%d reads outside axis %d", i, a);
+      }
+    }
+    break;
+  case IR_REDUCE: {
+    if (n->op >= LOOM_REDUCE_COUNT) return BAD(d, "verify: %%%d has unknown reduction %d", i, n->op);
+    if (x->ndim < 32 && (n->axes >> x->ndim)) return BAD(d, "verify: reduce %%%d axes beyond rank", i);
+    int nd = 0;
+    int64_t shape[LOOM_MAX_RANK];
+    for (int a = 0; a < x->ndim; a++) {
+      if (!(n->axes & (1u << a))) shape[nd++] = x->shape[a];
+      else if (n->flags & IR_FLAG_KEEPDIMS) shape[nd++] = 1;
+    }
+    if (!same_shape(nd, shape, n->ndim, n->shape)) return BAD(d, "verify: reduce %%%d has the wrong shape", i);
+    break;
+  }
+  default: break;
+  }
+  return LOOM_OK;
+}
+
+LoomStatus ir_verify_graph(const IrGraph *g, Diag *d) {
+  if (!g) return BAD(d, "verify: null graph");
+  if (g->nnodes < 0 || g->nnodes > g->cap || (g->nnodes && !g->nodes)) return BAD(d, "verify: bad node count");
+  for (int32_t i = 0; i < g->nnodes; i++) {
+    LoomStatus st = verify_node(g, i, d);
+    if (st) return st;
+  }
+  return LOOM_OK;
+}
+
+/* ---- kernel ------------------------------------------------------------------------------------------- */
+static LoomStatus verify_instr(const KernelIr *k, int32_t i, Diag *d) {
+  const KInstr *in = &k->instrs[i];
+  LoomDType t = (LoomDType)in->dtype;
+  if (in->dtype >= LOOM_DTYPE_COUNT || t == LOOM_FLOAT16)
+    return BAD(d, "verify kernel: %%%d has dtype %d, not a compute dtype", i, in->dtype);
+  int nsrc = in->kind == KI_ELEM ? (op_info((LoomOp)in->op) ? op_info((LoomOp)in->op)->arity : 0)
+             : in->kind == KI_CAST ? 1 : 0;
+  LoomDType st[3] = {LOOM_BOOL, LOOM_BOOL, LOOM_BOOL};
+  for (int s = 0; s < nsrc; s++) {
+    if (in->src[s] < 0 || in->src[s] >= i)
+      return BAD(d, "verify kernel: %%%d operand %d is %%%d, not an earlier instruction", i, s, in->src[s]);
+    st[s] = (LoomDType)k->instrs[in->src[s]].dtype;
+  }
+  switch (in->kind) {
+  case KI_LOAD:
+    if (in->buf < 0 || in->buf >= k->nbuf) return BAD(d, "verify kernel: %%%d loads buffer %d of %d", i, in->buf, k->nbuf);
+    if (t != dtype_compute((LoomDType)k->bufs[in->buf].dtype))
+      return BAD(d, "verify kernel: %%%d loads %s from a %s buffer", i, dtype_short_name(t),
+                 dtype_short_name((LoomDType)k->bufs[in->buf].dtype));
+    break;
+  case KI_CONST:
+  case KI_CAST: break;
+  case KI_ELEM: {
+    const OpInfo *info = op_info((LoomOp)in->op);
+    if (!info) return BAD(d, "verify kernel: %%%d has unknown op %d", i, in->op);
+    if (info->rule == RULE_WHERE) {
+      if (st[0] != LOOM_BOOL || st[1] != t || st[2] != t)
+        return BAD(d, "verify kernel: where %%%d needs a b1 condition and two %s values", i, dtype_short_name(t));
+      break;
+    }
+    LoomDType od = st[0];
+    for (int s = 1; s < nsrc; s++)
+      if (st[s] != od) return BAD(d, "verify kernel: %s %%%d has operands of different dtypes", info->name, i);
+    bool pred = info->rule == RULE_PRED || info->rule == RULE_COMPARE || info->rule == RULE_LOGICAL;
+    if (t != (pred ? LOOM_BOOL : od))
+      return BAD(d, "verify kernel: %s %%%d has dtype %s for %s operands", info->name, i, dtype_short_name(t),
+                 dtype_short_name(od));
+    bool ok = true;
+    switch (info->rule) {
+    case RULE_SAME_NUM: ok = od != LOOM_BOOL; break;
+    case RULE_FLOAT:
+    case RULE_PROMOTE_FLOAT:
+    case RULE_TRUEDIV: ok = dtype_is_float(od); break;
+    case RULE_INT:
+    case RULE_BITWISE: ok = !dtype_is_float(od); break;
+    case RULE_SHIFT: ok = dtype_is_int(od); break;
+    case RULE_PROMOTE_SUB:
+    case RULE_PROMOTE_NUM: ok = od != LOOM_BOOL; break;
+    case RULE_LOGICAL: ok = od == LOOM_BOOL; break;
+    default: break;
+    }
+    if (in->op == LOOM_OP_LOGICAL_NOT) ok = od == LOOM_BOOL;
+    if (!ok) return BAD(d, "verify kernel: %s %%%d cannot compute in %s", info->name, i, dtype_short_name(od));
+    break;
+  }
+  case KI_ACC: {
+    if (in->phase < 0 || in->phase >= k->nphase || k->phases[in->phase].kind != KP_REDUCE)
+      return BAD(d, "verify kernel: %%%d reads phase %d, not a reduce phase", i, in->phase);
+    const KPhase *p = &k->phases[in->phase];
+    bool arg = p->reduce_op == LOOM_REDUCE_ARGMIN || p->reduce_op == LOOM_REDUCE_ARGMAX;
+    if (t != (arg ? LOOM_INT64 : (LoomDType)p->acc_dtype))
+      return BAD(d, "verify kernel: %%%d: acc of phase %d has the wrong dtype %s", i, in->phase, dtype_short_name(t));
+    break;
+  }
+  case KI_REDSIZE:
+    if (t != LOOM_INT64) return BAD(d, "verify kernel: redsize %%%d must be i64", i);
+    break;
+  default: return BAD(d, "verify kernel: %%%d has unknown kind %d", i, in->kind);
+  }
+  return LOOM_OK;
+}
+
+/* Marks in `need` every instruction root depends on. */
+static void mark_deps(const KernelIr *k, int32_t root, uint8_t *need) {
+  if (root < 0 || root >= k->ninstr) return;
+  need[root] = 1;
+  for (int32_t i = root; i >= 0; i--) {
+    if (!need[i]) continue;
+    for (int s = 0; s < 3; s++) {
+      int32_t x = k->instrs[i].src[s];
+      if (x >= 0 && x < i) need[x] = 1;
+    }
+  }
+}
+
+LoomStatus ir_verify_kernel(const KernelIr *k, Diag *d) {
+  if (!k) return BAD(d, "verify kernel: null kernel");
+  if (k->ndim < 0 || k->ndim > LOOM_MAX_RANK || k->nkeep < 0 || k->nkeep > k->ndim)
+    return BAD(d, "verify kernel: ndim %d keep %d out of range", k->ndim, k->nkeep);
+  if (k->index_bits != 32 && k->index_bits != 64) return BAD(d, "verify kernel: index width %d is not 32 or 64", k->index_bits);
+  if (k->nbuf < 0 || k->ninstr < 0 || k->nphase < 0 || k->nstore < 0 || (k->nbuf && !k->bufs) ||
+      (k->ninstr && !k->instrs) || (k->nphase && !k->phases) || (k->nstore && !k->stores))
+    return BAD(d, "verify kernel: bad array counts");
+  for (int32_t b = 0; b < k->nbuf; b++) {
+    if (k->bufs[b].dtype >= LOOM_DTYPE_COUNT) return BAD(d, "verify kernel: buffer %d has unknown dtype", b);
+    for (int a = 0; a < k->ndim; a++)
+      if (k->bufs[b].layout[a] > KL_ONE) return BAD(d, "verify kernel: buffer %d has bad layout on dim %d", b, a);
+  }
+  for (int32_t i = 0; i < k->ninstr; i++) {
+    LoomStatus st = verify_instr(k, i, d);
+    if (st) return st;
+  }
+  uint8_t *need = NULL;
+  LoomStatus st = LOOM_OK;
+  if (k->ninstr > 0) {
+    need = ctx_alloc(NULL, (size_t)k->ninstr);
+    if (!need) return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory verifying a kernel");
+  }
+  for (int32_t p = 0; p < k->nphase && !st; p++) {
+    const KPhase *ph = &k->phases[p];
+    if (need) memset(need, 0, (size_t)k->ninstr);
+    if (ph->kind == KP_REDUCE) {
+      LoomReduceOp op = (LoomReduceOp)ph->reduce_op;
+      if (op >= LOOM_REDUCE_COUNT || op == LOOM_REDUCE_MEAN) {
+        st = BAD(d, "verify kernel: phase %d has reduction %d (mean is lowered to sum)", p, op);
+        break;
+      }
+      if (ph->acc_dtype >= LOOM_DTYPE_COUNT || ph->acc_dtype == LOOM_FLOAT16) {
+        st = BAD(d, "verify kernel: phase %d accumulates in a non-compute dtype", p);
+        break;
+      }
+      if (ph->value < 0 || ph->value >= k->ninstr) {
+        st = BAD(d, "verify kernel: phase %d folds %%%d, not an instruction", p, ph->value);
+        break;
+      }
+      LoomDType vt = (LoomDType)k->instrs[ph->value].dtype;
+      bool logic = op == LOOM_REDUCE_ANY || op == LOOM_REDUCE_ALL;
+      if ((logic && (vt != LOOM_BOOL || ph->acc_dtype != LOOM_BOOL)) || (!logic && vt != ph->acc_dtype)) {
+        st = BAD(d, "verify kernel: phase %d folds a %s value into a %s accumulator", p, dtype_short_name(vt),
+                 dtype_short_name((LoomDType)ph->acc_dtype));
+        break;
+      }
+      mark_deps(k, ph->value, need);
+    } else if (ph->kind == KP_MAP || ph->kind == KP_FINAL) {
+      if (ph->nstores < 0 || ph->store_begin < 0 || ph->store_begin > k->nstore ||
+          ph->nstores > k->nstore - ph->store_begin) {
+        st = BAD(d, "verify kernel: phase %d store range out of bounds", p);
+        break;
+      }
+      for (int32_t s = ph->store_begin; s < ph->store_begin + ph->nstores && !st; s++) {
+        const KStore *ks = &k->stores[s];
+        if (ks->buf < 0 || ks->buf >= k->nbuf || !k->bufs[ks->buf].is_output)
+          st = BAD(d, "verify kernel: phase %d stores to buffer %d, not an output", p, ks->buf);
+        else if (ks->value < 0 || ks->value >= k->ninstr)
+          st = BAD(d, "verify kernel: phase %d stores %%%d, not an instruction", p, ks->value);
+        else
+          mark_deps(k, ks->value, need);
+      }
+    } else {
+      st = BAD(d, "verify kernel: phase %d has unknown kind %d", p, ph->kind);
+    }
+    for (int32_t i = 0; i < k->ninstr && !st; i++)
+      if (need[i] && k->instrs[i].kind == KI_ACC && k->instrs[i].phase >= p)
+        st = BAD(d, "verify kernel: phase %d uses %%%d, the result of phase %d, which is not earlier", p, i,
+                 k->instrs[i].phase);
+  }
+  ctx_free(NULL, need);
+  return st;
+}

@@ -1,0 +1,437 @@
+/* lower.c: pass_lower, FusionPlan -> Schedule (kernel IR plus concrete shapes and bindings).
+ *
+ * Contract. Requires: m->plan from pass_fuse. Guarantees: m->schedule holds one SchedKernel per fused
+ * kernel in plan order, named k0, k1, ...; each KernelIr obeys ir.h's typing rules (every KI_CAST is
+ * explicit, no instruction has dtype float16); one buffer per distinct (leaf, view) read and one per
+ * store; bindings: inputs -> SB_INPUT with the composed view, realized nodes read elsewhere ->
+ * SB_TEMP (C-contiguous, a SchedTemp each), roots -> SB_OUTPUT with m->outs[i]'s strides; layouts from
+ * the strides (0 -> KL_ZERO, 1 -> KL_ONE, else KL_ANY); index_bits 32 when every extent and the point
+ * count fit in int32. Empty kernels are still emitted.
+ *
+ * Approach: per kernel, a memoized walk of each stored node's cone, per phase space (the (o, r)
+ * space of REDUCE/MAP phases, the o space of the FINAL phase); reads are classified by
+ * pass_resolve_read (constant, KI_ACC of an earlier reduction of this kernel, or a load). Reduction
+ * values: SUM/PROD/MEAN fold the source cast to dtype_compute(result); MIN/MAX/ARG* fold the source in
+ * its compute dtype; ANY/ALL fold it cast to bool; MEAN divides the folded sum by KI_REDSIZE.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "passes/passes.h"
+
+typedef struct Lower {
+  IrModule *m;
+  IrGraph *g;
+  FusionPlan *p;
+  Diag *d;
+  int32_t *temp_of;
+  Schedule *s;
+  /* the kernel being built */
+  const FusedKernel *K;
+  int32_t *memo; /* node * 2 + space -> instruction */
+  KInstr *ins;
+  int32_t nins, capins;
+  KBuffer *bufs;
+  SchedBinding *bind;
+  int32_t nbuf, capbuf;
+  KStore *stores;
+  int32_t nstore, capstore;
+  KPhase *phases;
+  int32_t nphase;
+} Lower;
+
+static void *grow(Lower *l, void *arr, int32_t n, int32_t *cap, size_t elem) {
+  if (n < *cap) return arr;
+  int32_t ncap = *cap ? *cap * 2 : 16;
+  void *na = arena_alloc(l->m->arena, (size_t)ncap * elem);
+  if (!na) return NULL;
+  if (n) memcpy(na, arr, (size_t)n * elem);
+  *cap = ncap;
+  return na;
+}
+
+static LoomStatus oom(Lower *l) { return diag_error(l->d, LOOM_ERR_OUT_OF_MEMORY, "lower: out of memory"); }
+
+static LoomStatus emit(Lower *l, const KInstr *in, int32_t *out) {
+  for (int32_t i = 0; i < l->nins; i++) /* CSE: identical instructions are one */
+    if (memcmp(&l->ins[i], in, sizeof *in) == 0) {
+      *out = i;
+      return LOOM_OK;
+    }
+  KInstr *na = grow(l, l->ins, l->nins, &l->capins, sizeof *na);
+  if (!na) return oom(l);
+  l->ins = na;
+  l->ins[l->nins] = *in;
+  *out = l->nins++;
+  return LOOM_OK;
+}
+
+static void init_instr(KInstr *in, int kind, LoomDType dtype) {
+  memset(in, 0, sizeof *in);
+  in->kind = (uint8_t)kind;
+  in->dtype = (uint8_t)dtype;
+  in->src[0] = in->src[1] = in->src[2] = -1;
+  in->buf = -1;
+  in->phase = -1;
+}
+
+static LoomStatus cast_to(Lower *l, int32_t x, LoomDType dt, int32_t *out) {
+  if (l->ins[x].dtype == dt) {
+    *out = x;
+    return LOOM_OK;
+  }
+  KInstr in;
+  init_instr(&in, KI_CAST, dt);
+  in.src[0] = x;
+  return emit(l, &in, out);
+}
+
+static KLayout layout_of(int64_t stride) {
+  return stride == 0 ? KL_ZERO : stride == 1 ? KL_ONE : KL_ANY;
+}
+
+/* The buffer for a binding (reads are shared; every store gets its own). */
+static LoomStatus buffer(Lower *l, LoomDType dtype, bool is_output, SchedBufKind kind, int32_t index,
+                         int64_t offset, const int64_t *strides, int32_t *out) {
+  int nd = l->K->ndim;
+  if (!is_output)
+    for (int32_t b = 0; b < l->nbuf; b++) {
+      const SchedBinding *sb = &l->bind[b];
+      if (l->bufs[b].is_output || sb->kind != kind || sb->index != index || sb->offset != offset ||
+          l->bufs[b].dtype != dtype || memcmp(sb->strides, strides, (size_t)nd * sizeof *strides) != 0)
+        continue;
+      *out = b;
+      return LOOM_OK;
+    }
+  if (l->nbuf == l->capbuf) {
+    int32_t ncap = l->capbuf ? l->capbuf * 2 : 8;
+    KBuffer *nb = arena_alloc(l->m->arena, (size_t)ncap * sizeof *nb);
+    SchedBinding *nsb = arena_alloc(l->m->arena, (size_t)ncap * sizeof *nsb);
+    if (!nb || !nsb) return oom(l);
+    if (l->nbuf) {
+      memcpy(nb, l->bufs, (size_t)l->nbuf * sizeof *nb);
+      memcpy(nsb, l->bind, (size_t)l->nbuf * sizeof *nsb);
+    }
+    l->bufs = nb;
+    l->bind = nsb;
+    l->capbuf = ncap;
+  }
+  KBuffer *kb = &l->bufs[l->nbuf];
+  SchedBinding *sb = &l->bind[l->nbuf];
+  memset(kb, 0, sizeof *kb);
+  memset(sb, 0, sizeof *sb);
+  kb->dtype = (uint8_t)dtype;
+  kb->is_output = is_output;
+  sb->kind = (uint8_t)kind;
+  sb->index = index;
+  sb->offset = offset;
+  for (int i = 0; i < nd; i++) {
+    sb->strides[i] = l->K->shape[i] == 1 ? 0 : strides[i];
+    kb->layout[i] = (uint8_t)layout_of(sb->strides[i]);
+  }
+  *out = l->nbuf++;
+  return LOOM_OK;
+}
+
+/* The value of reduction phase j of this kernel as the reduce node's result (compute dtype). */
+static LoomStatus reduce_result(Lower *l, int j, int32_t *out) {
+  const IrNode *r = &l->g->nodes[l->K->reduces[j]];
+  LoomReduceOp op = (LoomReduceOp)r->op;
+  LoomDType rd = dtype_compute((LoomDType)r->dtype);
+  bool arg = op == LOOM_REDUCE_ARGMIN || op == LOOM_REDUCE_ARGMAX;
+  KInstr in;
+  init_instr(&in, KI_ACC, arg ? LOOM_INT64 : (LoomDType)l->phases[j].acc_dtype);
+  in.phase = j;
+  int32_t a;
+  LoomStatus st = emit(l, &in, &a);
+  if (st != LOOM_OK) return st;
+  if (op == LOOM_REDUCE_MEAN) {
+    int32_t sz, num, den;
+    init_instr(&in, KI_REDSIZE, LOOM_INT64);
+    if ((st = emit(l, &in, &sz)) != LOOM_OK) return st;
+    if ((st = cast_to(l, a, rd, &num)) != LOOM_OK) return st;
+    if ((st = cast_to(l, sz, rd, &den)) != LOOM_OK) return st;
+    init_instr(&in, KI_ELEM, rd);
+    in.op = LOOM_OP_TRUEDIV;
+    in.src[0] = num;
+    in.src[1] = den;
+    if ((st = emit(l, &in, &a)) != LOOM_OK) return st;
+  }
+  return cast_to(l, a, rd, out);
+}
+
+static LoomStatus value(Lower *l, int32_t x, int space, bool is_start, int32_t *out, int depth);
+
+static LoomStatus read_value(Lower *l, int32_t x, int space, int32_t *out) {
+  ReadInfo r;
+  LoomStatus st = pass_resolve_read(l->g, l->K, space == 1, x, &r, l->d);
+  if (st != LOOM_OK) return st;
+  const IrNode *leaf = &l->g->nodes[r.leaf];
+  KInstr in;
+  if (r.is_const) {
+    init_instr(&in, KI_CONST, dtype_compute((LoomDType)leaf->dtype));
+    in.value = leaf->value;
+    return emit(l, &in, out);
+  }
+  if (r.is_acc) return reduce_result(l, r.acc_phase, out);
+  int32_t b;
+  if (leaf->kind == IR_INPUT) {
+    LOOM_ASSERT(l->d, leaf->input >= 0 && leaf->input < l->g->ninputs);
+    st = buffer(l, (LoomDType)leaf->dtype, false, SB_INPUT, leaf->input, r.offset, r.strides, &b);
+  } else {
+    int32_t t = l->temp_of[r.leaf];
+    if (t < 0)
+      return diag_error(l->d, LOOM_ERR_INTERNAL, "lower: %%%d is read but never stored", r.leaf);
+    st = buffer(l, (LoomDType)leaf->dtype, false, SB_TEMP, t, r.offset, r.strides, &b);
+  }
+  if (st != LOOM_OK) return st;
+  init_instr(&in, KI_LOAD, dtype_compute((LoomDType)leaf->dtype));
+  in.buf = b;
+  return emit(l, &in, out);
+}
+
+static LoomStatus value(Lower *l, int32_t x, int space, bool is_start, int32_t *out, int depth) {
+  int32_t *memo = &l->memo[(size_t)x * 2 + (size_t)space];
+  if (*memo >= 0) {
+    *out = *memo;
+    return LOOM_OK;
+  }
+  if (depth > 10000) return diag_error(l->d, LOOM_ERR_UNSUPPORTED, "lower: expression too deep");
+  const IrNode *n = &l->g->nodes[x];
+  LoomStatus st;
+  bool stop = l->p->is_root[x] && !is_start;
+  if (n->kind == IR_CAST && !stop) {
+    int32_t s;
+    if ((st = value(l, n->src[0], space, false, &s, depth + 1)) != LOOM_OK) return st;
+    if ((st = cast_to(l, s, dtype_compute((LoomDType)n->dtype), out)) != LOOM_OK) return st;
+  } else if (n->kind == IR_ELEM && !stop) {
+    LoomOp op = (LoomOp)n->op;
+    const OpInfo *info = op_info(op);
+    if (!info) return diag_error(l->d, LOOM_ERR_INTERNAL, "lower: unknown op %d at %%%d", op, x);
+    LoomDType rd = dtype_compute((LoomDType)n->dtype);
+    int32_t s[3] = {-1, -1, -1};
+    for (int i = 0; i < info->arity; i++)
+      if ((st = value(l, n->src[i], space, false, &s[i], depth + 1)) != LOOM_OK) return st;
+    KInstr in;
+    LoomDType res;
+    if (op == LOOM_OP_WHERE) {
+      if ((st = cast_to(l, s[0], LOOM_BOOL, &s[0])) != LOOM_OK) return st;
+      if ((st = cast_to(l, s[1], rd, &s[1])) != LOOM_OK) return st;
+      if ((st = cast_to(l, s[2], rd, &s[2])) != LOOM_OK) return st;
+      res = rd;
+    } else {
+      LoomDType da = (LoomDType)l->g->nodes[n->src[0]].dtype;
+      LoomDType db = info->arity > 1 ? (LoomDType)l->g->nodes[n->src[1]].dtype : da;
+      LoomDType od = dtype_compute(ir_elem_operand_dtype(op, (LoomDType)n->dtype, da, db));
+      for (int i = 0; i < info->arity; i++)
+        if ((st = cast_to(l, s[i], od, &s[i])) != LOOM_OK) return st;
+      bool pred = info->rule == RULE_PRED || info->rule == RULE_COMPARE || info->rule == RULE_LOGICAL;
+      res = pred ? LOOM_BOOL : od;
+    }
+    init_instr(&in, KI_ELEM, res);
+    in.op = (uint16_t)op;
+    for (int i = 0; i < 3; i++) in.src[i] = s[i];
+    int32_t e;
+    if ((st = emit(l, &in, &e)) != LOOM_OK) return st;
+    if ((st = cast_to(l, e, rd, out)) != LOOM_OK) return st;
+  } else {
+    if ((st = read_value(l, x, space, out)) != LOOM_OK) return st;
+  }
+  l->memo[(size_t)x * 2 + (size_t)space] = *out;
+  return LOOM_OK;
+}
+
+static LoomStatus add_store(Lower *l, int32_t node, bool final_space, int32_t val) {
+  const IrNode *n = &l->g->nodes[node];
+  LoomStatus st;
+  for (int pass = 0; pass < 2; pass++) {
+    for (int32_t i = 0; i < (pass == 0 ? l->m->nroots : 1); i++) {
+      int64_t st_in[LOOM_MAX_RANK], st_k[LOOM_MAX_RANK];
+      LoomDType dt = (LoomDType)n->dtype;
+      SchedBufKind kind;
+      int32_t index;
+      if (pass == 0) {
+        if (l->m->roots[i] != node) continue;
+        const LoomArray *o = &l->m->outs[i];
+        if (o->ndim != n->ndim || memcmp(o->shape, n->shape, (size_t)n->ndim * sizeof *o->shape) != 0)
+          return diag_error(l->d, LOOM_ERR_SHAPE, "output %d: its shape does not match the result's", i);
+        memcpy(st_in, o->strides, sizeof st_in);
+        dt = o->dtype;
+        kind = SB_OUTPUT;
+        index = i;
+      } else {
+        if (!l->p->needs_temp[node]) continue;
+        pass_contiguous_strides(n->ndim, n->shape, st_in);
+        kind = SB_TEMP;
+        index = l->temp_of[node];
+      }
+      if (!pass_map_strides(l->K, final_space, n->ndim, n->shape, st_in, st_k))
+        return diag_error(l->d, LOOM_ERR_INTERNAL, "lower: store of %%%d does not match its kernel", node);
+      int32_t b;
+      if ((st = buffer(l, dt, true, kind, index, 0, st_k, &b)) != LOOM_OK) return st;
+      KStore *ns = grow(l, l->stores, l->nstore, &l->capstore, sizeof *ns);
+      if (!ns) return oom(l);
+      l->stores = ns;
+      l->stores[l->nstore].buf = b;
+      l->stores[l->nstore].value = val;
+      l->nstore++;
+    }
+  }
+  return LOOM_OK;
+}
+
+static int32_t value_node(const IrGraph *g, int32_t x) {
+  const IrNode *n = &g->nodes[x];
+  return (n->kind == IR_REDUCE || n->kind == IR_COPY) ? n->src[0] : x;
+}
+
+static int64_t iabs(int64_t v) { return v < 0 ? -v : v; }
+
+static LoomStatus lower_kernel(Lower *l, int32_t kidx) {
+  const FusedKernel *K = &l->p->kernels[kidx];
+  IrGraph *g = l->g;
+  LoomStatus st;
+  l->K = K;
+  l->nins = l->nbuf = l->nstore = l->nphase = 0;
+  l->ins = NULL;
+  l->bufs = NULL;
+  l->bind = NULL;
+  l->stores = NULL;
+  l->capins = l->capbuf = l->capstore = 0;
+  size_t nmemo = (size_t)(g->nnodes > 0 ? g->nnodes : 1) * 2;
+  l->memo = arena_alloc(l->m->arena, nmemo * sizeof *l->memo);
+  l->phases = arena_alloc(l->m->arena, (size_t)(K->nreduce + 2) * sizeof *l->phases);
+  if (!l->memo || !l->phases) return oom(l);
+  for (size_t i = 0; i < nmemo; i++) l->memo[i] = -1;
+
+  for (int j = 0; j < K->nreduce; j++) {
+    const IrNode *r = &g->nodes[K->reduces[j]];
+    LoomReduceOp op = (LoomReduceOp)r->op;
+    LoomDType sd = dtype_compute((LoomDType)g->nodes[r->src[0]].dtype);
+    LoomDType acc;
+    switch (op) {
+    case LOOM_REDUCE_SUM: case LOOM_REDUCE_PROD: case LOOM_REDUCE_MEAN:
+      acc = dtype_compute((LoomDType)r->dtype);
+      break;
+    case LOOM_REDUCE_ANY: case LOOM_REDUCE_ALL: acc = LOOM_BOOL; break;
+    default: acc = sd; break;
+    }
+    int32_t v;
+    if ((st = value(l, r->src[0], 0, true, &v, 0)) != LOOM_OK) return st;
+    if ((st = cast_to(l, v, acc, &v)) != LOOM_OK) return st;
+    KPhase *ph = &l->phases[l->nphase++];
+    memset(ph, 0, sizeof *ph);
+    ph->kind = KP_REDUCE;
+    ph->reduce_op = (uint8_t)(op == LOOM_REDUCE_MEAN ? LOOM_REDUCE_SUM : op);
+    ph->acc_dtype = (uint8_t)acc;
+    ph->value = v;
+  }
+  if (K->nmap > 0) {
+    int32_t begin = l->nstore;
+    for (int i = 0; i < K->nmap; i++) {
+      int32_t v;
+      if ((st = value(l, value_node(g, K->maps[i]), 0, true, &v, 0)) != LOOM_OK) return st;
+      if ((st = add_store(l, K->maps[i], false, v)) != LOOM_OK) return st;
+    }
+    KPhase *ph = &l->phases[l->nphase++];
+    memset(ph, 0, sizeof *ph);
+    ph->kind = KP_MAP;
+    ph->store_begin = begin;
+    ph->nstores = l->nstore - begin;
+  }
+  int32_t begin = l->nstore;
+  for (int j = 0; j < K->nreduce; j++) {
+    int32_t x = K->reduces[j];
+    if (!l->p->is_root[x] && !l->p->needs_temp[x]) continue;
+    int32_t v;
+    if ((st = reduce_result(l, j, &v)) != LOOM_OK) return st;
+    if ((st = add_store(l, x, true, v)) != LOOM_OK) return st;
+  }
+  for (int i = 0; i < K->nfinal; i++) {
+    int32_t v;
+    if ((st = value(l, value_node(g, K->finals[i]), 1, true, &v, 0)) != LOOM_OK) return st;
+    if ((st = add_store(l, K->finals[i], true, v)) != LOOM_OK) return st;
+  }
+  if (l->nstore > begin) {
+    KPhase *ph = &l->phases[l->nphase++];
+    memset(ph, 0, sizeof *ph);
+    ph->kind = KP_FINAL;
+    ph->store_begin = begin;
+    ph->nstores = l->nstore - begin;
+  }
+
+  KernelIr *k = arena_alloc(l->m->arena, sizeof *k);
+  if (!k) return oom(l);
+  const char *hint = "map";
+  char hb[32];
+  if (K->is_reduction) {
+    snprintf(hb, sizeof hb, "reduce_%s", reduce_op_name((LoomReduceOp)g->nodes[K->reduces[0]].op));
+    hint = hb;
+  }
+  snprintf(k->name, sizeof k->name, "k%d_%s", kidx, hint);
+  k->ndim = K->ndim;
+  k->nkeep = K->nkeep;
+  k->nbuf = l->nbuf;
+  k->bufs = l->bufs;
+  k->ninstr = l->nins;
+  k->instrs = l->ins;
+  k->nphase = l->nphase;
+  k->phases = l->phases;
+  k->nstore = l->nstore;
+  k->stores = l->stores;
+  int64_t points = ir_numel(K->ndim, K->shape);
+  bool wide = points > INT32_MAX;
+  for (int32_t b = 0; b < l->nbuf && points > 0; b++) {
+    int64_t e = iabs(l->bind[b].offset);
+    for (int i = 0; i < K->ndim; i++) e += (K->shape[i] - 1) * iabs(l->bind[b].strides[i]);
+    if (e > INT32_MAX) wide = true;
+  }
+  k->index_bits = wide ? 64 : 32;
+  SchedKernel *sk = &l->s->kernels[kidx];
+  sk->ir = k;
+  memset(sk->shape, 0, sizeof sk->shape);
+  memcpy(sk->shape, K->shape, (size_t)K->ndim * sizeof *K->shape);
+  sk->bind = l->bind;
+  return LOOM_OK;
+}
+
+LoomStatus pass_lower(IrModule *m, Diag *d) {
+  FusionPlan *p = m->plan;
+  LOOM_ASSERT(d, p != NULL);
+  IrGraph *g = m->graph;
+  Lower l;
+  memset(&l, 0, sizeof l);
+  l.m = m;
+  l.g = g;
+  l.p = p;
+  l.d = d;
+  l.s = arena_alloc(m->arena, sizeof *l.s);
+  l.temp_of = arena_alloc(m->arena, (size_t)(p->nnodes > 0 ? p->nnodes : 1) * sizeof *l.temp_of);
+  if (!l.s || !l.temp_of) return oom(&l);
+  l.s->nkernel = p->nkernel;
+  l.s->kernels = arena_alloc(m->arena, (size_t)(p->nkernel > 0 ? p->nkernel : 1) * sizeof *l.s->kernels);
+  l.s->temps = arena_alloc(m->arena, (size_t)(p->nnodes > 0 ? p->nnodes : 1) * sizeof *l.s->temps);
+  if (!l.s->kernels || !l.s->temps) return oom(&l);
+  for (int32_t x = 0; x < p->nnodes; x++) l.temp_of[x] = -1;
+  for (int32_t k = 0; k < p->nkernel; k++) { /* temps in the order their writers run */
+    const FusedKernel *K = &p->kernels[k];
+    for (int part = 0; part < 3; part++) {
+      int32_t cnt = part == 0 ? K->nreduce : part == 1 ? K->nmap : K->nfinal;
+      const int32_t *arr = part == 0 ? K->reduces : part == 1 ? K->maps : K->finals;
+      for (int32_t i = 0; i < cnt; i++) {
+        int32_t x = arr[i];
+        if (!p->needs_temp[x] || l.temp_of[x] >= 0) continue;
+        l.temp_of[x] = l.s->ntemp;
+        l.s->temps[l.s->ntemp].dtype = g->nodes[x].dtype;
+        l.s->temps[l.s->ntemp].nelem = ir_numel(g->nodes[x].ndim, g->nodes[x].shape);
+        l.s->ntemp++;
+      }
+    }
+  }
+  for (int32_t k = 0; k < p->nkernel; k++) {
+    LoomStatus st = lower_kernel(&l, k);
+    if (st != LOOM_OK) return st;
+  }
+  m->schedule = l.s;
+  return LOOM_OK;
+}

@@ -1,0 +1,164 @@
+/* api.c: the context of the public API: creation (allocator, threads, dump flags, runtime state),
+ * destruction, the last error and statistics.
+ *
+ * Environment variables (the one list; README.md copies it):
+ *   | variable          | meaning                                                                  |
+ *   |-------------------|--------------------------------------------------------------------------|
+ *   | LOOM_NUM_THREADS  | threads of the host pool (caller included) when options->num_threads is  |
+ *   |                   | 0; a positive integer (at most 1024); otherwise all online cores         |
+ *   | LOOM_DUMP         | comma-separated words: graph, kernels, llvm, time. Dumps go to stderr on |
+ *   |                   | every loom_eval: the graph IR of the requested nodes (and per-pass       |
+ *   |                   | graphs), the kernel schedule, each kernel's optimized LLVM IR, timings.  |
+ *   |                   | Unknown words are ignored with one warning per context on stderr.       |
+ *
+ * Creation builds the RtState (stats lock, thread pool, host target, kernel cache) step by step and,
+ * on any failure, tears down exactly what was made and returns the status. No context exists then to
+ * hold the message, so it is not retrievable through loom_last_error.
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "runtime/runtime.h"
+
+enum { RT_MAX_THREADS = 1024 };
+
+/* Parses LOOM_DUMP ("graph,kernels,llvm,time"); unknown words are collected in `unknown`. */
+static uint32_t parse_dump_flags(const char *s, char *unknown, size_t cap) {
+  uint32_t flags = 0;
+  size_t ulen = 0;
+  unknown[0] = '\0';
+  while (s && *s) {
+    while (*s == ',' || isspace((unsigned char)*s)) s++;
+    const char *w = s;
+    while (*s && *s != ',' && !isspace((unsigned char)*s)) s++;
+    size_t n = (size_t)(s - w);
+    if (n == 0) continue;
+    if (n == 5 && strncmp(w, "graph", 5) == 0) flags |= IR_DUMP_GRAPH;
+    else if (n == 7 && strncmp(w, "kernels", 7) == 0) flags |= IR_DUMP_KERNELS;
+    else if (n == 4 && strncmp(w, "llvm", 4) == 0) flags |= IR_DUMP_LLVM;
+    else if (n == 4 && strncmp(w, "time", 4) == 0) flags |= IR_DUMP_TIME;
+    else if (ulen + n + 2 < cap) {
+      if (ulen) unknown[ulen++] = ',';
+      memcpy(unknown + ulen, w, n);
+      ulen += n;
+      unknown[ulen] = '\0';
+    }
+  }
+  return flags;
+}
+
+static int32_t default_threads(void) {
+  const char *env = getenv("LOOM_NUM_THREADS");
+  if (env && *env) {
+    char *end = NULL;
+    long v = strtol(env, &end, 10);
+    if (end && *end == '\0' && v >= 1) return v > RT_MAX_THREADS ? RT_MAX_THREADS : (int32_t)v;
+  }
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  if (n < 1) n = 1;
+  return n > RT_MAX_THREADS ? RT_MAX_THREADS : (int32_t)n;
+}
+
+/* Empties the calling thread's last-error slot for ctx. The slot is keyed by the context's address,
+ * so a new context allocated where a destroyed one lived would otherwise show its stale message.
+ * (Only the calling thread's slot can be reached; a ctx_clear_last_error in ir/context.c that also
+ * invalidates other threads' slots would be the complete fix.) */
+static void clear_last_error(LoomContext *ctx) {
+  Diag empty = {.status = LOOM_ERR_INTERNAL, .msg = ""};
+  ctx_report(ctx, &empty);
+}
+
+static void rt_state_destroy(LoomContext *ctx, RtState *rt) {
+  if (!rt) return;
+  rt_cache_destroy(rt->cache); /* releases compiled kernels through the target: before it goes */
+  if (rt->host && rt->host->destroy) rt->host->destroy(rt->host);
+  rt_pool_destroy(rt->pool);
+  pthread_mutex_destroy(&rt->stats_lock);
+  ctx_free(ctx, rt);
+}
+
+LOOM_API LoomStatus loom_context_create_ex(const LoomContextOptions *options, LoomContext **out) {
+  if (!out) return LOOM_ERR_INVALID_ARGUMENT;
+  *out = NULL;
+  LoomAllocator alloc = *ir_default_allocator();
+  int32_t nthreads = 0;
+  if (options) {
+    if (options->allocator) {
+      if (!options->allocator->alloc || !options->allocator->free) return LOOM_ERR_INVALID_ARGUMENT;
+      alloc = *options->allocator;
+    }
+    if (options->num_threads < 0) return LOOM_ERR_INVALID_ARGUMENT;
+    nthreads = options->num_threads > RT_MAX_THREADS ? RT_MAX_THREADS : options->num_threads;
+  }
+  if (nthreads == 0) nthreads = default_threads();
+
+  LoomContext *ctx = alloc.alloc(alloc.user, sizeof *ctx < 64 ? 64 : sizeof *ctx);
+  if (!ctx) return LOOM_ERR_OUT_OF_MEMORY;
+  memset(ctx, 0, sizeof *ctx);
+  ctx->alloc = alloc;
+  ctx->num_threads = nthreads;
+  char unknown[256];
+  ctx->dump_flags = parse_dump_flags(getenv("LOOM_DUMP"), unknown, sizeof unknown);
+  if (unknown[0])
+    fprintf(stderr, "loom: LOOM_DUMP: ignoring unknown word(s) '%s' (known: graph,kernels,llvm,time)\n",
+            unknown);
+
+  Diag d = {.status = LOOM_OK};
+  RtState *rt = ctx_calloc(ctx, 1, sizeof *rt);
+  if (!rt) {
+    alloc.free(alloc.user, ctx);
+    return LOOM_ERR_OUT_OF_MEMORY;
+  }
+  if (pthread_mutex_init(&rt->stats_lock, NULL) != 0) {
+    ctx_free(ctx, rt);
+    alloc.free(alloc.user, ctx);
+    return LOOM_ERR_BACKEND;
+  }
+  ctx->rt = rt;
+  LoomStatus st = rt_pool_create(ctx, nthreads, &rt->pool, &d);
+  if (st == LOOM_OK) st = cg_host_target_create(ctx, &rt->host, &d);
+  if (st == LOOM_OK) st = rt_cache_create(ctx, rt->host, &rt->cache, &d);
+  if (st != LOOM_OK) {
+    ctx->rt = NULL;
+    rt_state_destroy(ctx, rt);
+    alloc.free(alloc.user, ctx);
+    return st;
+  }
+  ctx->num_threads = rt_pool_size(rt->pool); /* fewer if some threads could not be created */
+  clear_last_error(ctx);
+  *out = ctx;
+  return LOOM_OK;
+}
+
+LOOM_API LoomStatus loom_context_create(LoomContext **out) { return loom_context_create_ex(NULL, out); }
+
+LOOM_API void loom_context_destroy(LoomContext *ctx) {
+  if (!ctx) return;
+  LoomAllocator alloc = ctx->alloc;
+  clear_last_error(ctx);
+  rt_state_destroy(ctx, ctx->rt);
+  ctx->rt = NULL;
+  alloc.free(alloc.user, ctx);
+}
+
+LOOM_API const char *loom_last_error(LoomContext *ctx) {
+  if (!ctx) return "loom_last_error: ctx is NULL";
+  return ctx_last_error(ctx);
+}
+
+LOOM_API LoomStatus loom_get_stats(LoomContext *ctx, LoomStats *out) {
+  if (!ctx) return LOOM_ERR_INVALID_ARGUMENT;
+  if (!out || !ctx->rt) {
+    Diag d = {.status = LOOM_OK};
+    diag_error(&d, LOOM_ERR_INVALID_ARGUMENT,
+               out ? "loom_get_stats: the context has no runtime" : "loom_get_stats: out is NULL");
+    return ctx_report(ctx, &d);
+  }
+  pthread_mutex_lock(&ctx->rt->stats_lock);
+  *out = ctx->rt->stats;
+  pthread_mutex_unlock(&ctx->rt->stats_lock);
+  return LOOM_OK;
+}

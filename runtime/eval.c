@@ -1,0 +1,605 @@
+/* eval.c: loom_eval, loom_dump and the host schedule runner.
+ *
+ * loom_eval: check the arguments at the boundary; allocate the outputs the caller left empty
+ * (C-contiguous, the context's allocator); for a given output whose bytes overlap an input or another
+ * given output, evaluate into a fresh contiguous temporary and copy it into the given array at the end
+ * (compiled kernels treat their buffers as noalias). Then one Arena + IrModule per call:
+ * pass_run_pipeline -> Schedule -> rt_run_schedule. Everything allocated here is freed on every path,
+ * and on failure the caller's descriptors are left as they were.
+ *
+ * rt_run_schedule: temporaries from ctx_alloc; for each kernel a pinned entry of the kernel cache,
+ * base pointers (binding offset applied) and buffer-major strides, then one of these dispatches:
+ *   elementwise (N points): on the caller when N < 32768 or one thread; else about 4 tasks per thread,
+ *     each a contiguous range of at least 16384 points.
+ *   reduction (no O points x nr R points): parallel over O ranges when no >= 2 * threads or the work
+ *     is small (on the caller when no * nr < 65536); else, when the kernel can be split along R, R is
+ *     cut into P = min(256, ceil(nr / 32768)) parts (P depends on nr only, never on the thread count,
+ *     so a result has the same bits run after run), partial() runs for every (o, part) in parallel
+ *     into an accumulator array, and finish() combines the parts of each o in order; else run over O.
+ * Kernels with an empty space are skipped, except a reduction with non-empty O and empty R, which must
+ * still write its identities.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "runtime/runtime.h"
+
+enum {
+  RT_ELEM_SERIAL_POINTS = 32768, /* below this an elementwise kernel runs on the caller */
+  RT_ELEM_MIN_TASK = 16384,      /* points per task, at least */
+  RT_TASKS_PER_THREAD = 4,
+  RT_RED_SERIAL_WORK = 65536,    /* no * nr below this: one call on the caller */
+  RT_RED_PART_POINTS = 32768,    /* R points per part when a reduction is split along R */
+  RT_RED_MAX_PARTS = 256
+};
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+static size_t itemsize_of(LoomDType t) { return (size_t)dtype_bits(t) / 8; }
+
+static const char *dtype_label(LoomDType t) {
+  const char *s = loom_dtype_name(t);
+  return s ? s : "(invalid dtype)";
+}
+
+/* "(2,3)" or "()" into buf. */
+static const char *shape_str(char *buf, size_t cap, int ndim, const int64_t *shape) {
+  size_t n = 0;
+  buf[0] = '\0';
+  n += (size_t)snprintf(buf + n, cap - n, "(");
+  for (int i = 0; i < ndim && n < cap; i++)
+    n += (size_t)snprintf(buf + n, cap - n, i ? ",%lld" : "%lld", (long long)shape[i]);
+  if (ndim == 1 && n < cap) n += (size_t)snprintf(buf + n, cap - n, ",");
+  if (n < cap) snprintf(buf + n, cap - n, ")");
+  return buf;
+}
+
+/* a * b saturating at INT64_MAX (both non-negative). */
+static int64_t sat_mul(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_mul_overflow(a, b, &r)) return INT64_MAX;
+  return r;
+}
+
+/* The t-th of ntasks balanced contiguous ranges of [0, n). */
+static void split_range(int64_t n, int64_t ntasks, int64_t t, int64_t *lo, int64_t *hi) {
+  int64_t q = n / ntasks, r = n % ntasks;
+  *lo = q * t + (t < r ? t : r);
+  *hi = *lo + q + (t < r ? 1 : 0);
+}
+
+/* ---- kernel launch ----------------------------------------------------------------------------- */
+typedef struct Launch {
+  const CgCompiled *k;
+  const int64_t *shape;
+  void *const *bufs;
+  const int64_t *strides;
+  int64_t n;      /* points split among tasks (elementwise: all; reduction: O) */
+  int64_t ntasks;
+  int64_t nr;     /* R points */
+  int64_t nparts; /* R parts (split reductions) */
+  unsigned char *accs;
+  size_t acc_size;
+} Launch;
+
+static void task_run(void *arg, int64_t t) {
+  const Launch *L = arg;
+  int64_t lo, hi;
+  split_range(L->n, L->ntasks, t, &lo, &hi);
+  if (lo < hi) L->k->run(L->shape, L->bufs, L->strides, lo, hi);
+}
+
+static void task_partial(void *arg, int64_t t) {
+  const Launch *L = arg;
+  int64_t o = t / L->nparts, part = t % L->nparts, rlo, rhi;
+  split_range(L->nr, L->nparts, part, &rlo, &rhi);
+  L->k->partial(L->shape, L->bufs, L->strides, o, rlo, rhi, L->accs + (size_t)t * L->acc_size);
+}
+
+static void task_finish(void *arg, int64_t t) {
+  const Launch *L = arg;
+  int64_t lo, hi;
+  split_range(L->n, L->ntasks, t, &lo, &hi);
+  for (int64_t o = lo; o < hi; o++)
+    L->k->finish(L->shape, L->bufs, L->strides, o,
+                 L->accs + (size_t)o * (size_t)L->nparts * L->acc_size, L->nparts);
+}
+
+/* Runs points [0, L->n) in `ntasks` contiguous ranges (on the caller when ntasks <= 1). */
+static void launch_ranges(RtPool *pool, Launch *L, int64_t ntasks) {
+  if (ntasks <= 1) {
+    L->k->run(L->shape, L->bufs, L->strides, 0, L->n);
+    return;
+  }
+  L->ntasks = ntasks;
+  rt_parallel_for(pool, ntasks, task_run, L);
+}
+
+static LoomStatus launch_kernel(LoomContext *ctx, const KernelIr *ir, const CgCompiled *k,
+                                const int64_t *shape, void *const *bufs, const int64_t *strides,
+                                int64_t no, int64_t nr, Diag *d) {
+  RtPool *pool = ctx->rt->pool;
+  int64_t threads = rt_pool_size(pool);
+  Launch L = {.k = k, .shape = shape, .bufs = bufs, .strides = strides, .n = no, .ntasks = 1, .nr = nr};
+  if (ir->nkeep == ir->ndim) { /* elementwise: no is the whole space */
+    int64_t ntasks = 1;
+    if (no >= RT_ELEM_SERIAL_POINTS && threads > 1) {
+      ntasks = threads * RT_TASKS_PER_THREAD;
+      if (ntasks > no / RT_ELEM_MIN_TASK) ntasks = no / RT_ELEM_MIN_TASK;
+    }
+    launch_ranges(pool, &L, ntasks);
+    return LOOM_OK;
+  }
+  int64_t work = sat_mul(no, nr > 0 ? nr : 1);
+  int64_t nparts = (nr + RT_RED_PART_POINTS - 1) / RT_RED_PART_POINTS;
+  if (nparts > RT_RED_MAX_PARTS) nparts = RT_RED_MAX_PARTS;
+  bool split = k->partial && k->finish && nparts > 1 && no < 2 * threads && work >= RT_RED_SERIAL_WORK;
+  if (!split) {
+    int64_t ntasks = 1;
+    if (work >= RT_RED_SERIAL_WORK && threads > 1 && no > 1)
+      ntasks = no < threads * RT_TASKS_PER_THREAD ? no : threads * RT_TASKS_PER_THREAD;
+    launch_ranges(pool, &L, ntasks);
+    return LOOM_OK;
+  }
+  if (k->acc_size <= 0)
+    return diag_error(d, LOOM_ERR_INTERNAL,
+                      "internal error: kernel %s can be split along R but has acc_size %d", ir->name,
+                      (int)k->acc_size);
+  size_t acc_size = (size_t)k->acc_size;
+  size_t total;
+  if (__builtin_mul_overflow((size_t)no, (size_t)nparts, &total) ||
+      __builtin_mul_overflow(total, acc_size, &total))
+    return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: reduction accumulators overflow size_t");
+  unsigned char *accs = ctx_alloc(ctx, total);
+  if (!accs)
+    return diag_error(d, LOOM_ERR_OUT_OF_MEMORY,
+                      "out of memory: %zu bytes of reduction accumulators for kernel %s", total, ir->name);
+  L.accs = accs;
+  L.acc_size = acc_size;
+  L.nparts = nparts;
+  rt_parallel_for(pool, no * nparts, task_partial, &L);
+  int64_t ntasks = no < threads ? no : threads;
+  L.ntasks = ntasks < 1 ? 1 : ntasks;
+  rt_parallel_for(pool, L.ntasks, task_finish, &L);
+  ctx_free(ctx, accs);
+  return LOOM_OK;
+}
+
+/* ---- schedule runner ----------------------------------------------------------------------------- */
+static LoomStatus run_schedule(LoomContext *ctx, const IrGraph *g, const Schedule *s,
+                               void *const *out_data, int32_t nouts, uint64_t extra_temp_bytes,
+                               Diag *d) {
+  if (!ctx || !ctx->rt || !ctx->rt->cache)
+    return diag_error(d, LOOM_ERR_INVALID_ARGUMENT,
+                      "the context has no runtime: create it with loom_context_create");
+  if (!s) return diag_error(d, LOOM_ERR_INTERNAL, "internal error: the pipeline produced no schedule");
+  RtState *rt = ctx->rt;
+  LoomStatus st = LOOM_OK;
+  void **temps = NULL;
+  uint64_t temp_bytes = extra_temp_bytes, launched = 0;
+  bool want_ir = (ctx->dump_flags & IR_DUMP_LLVM) != 0;
+
+  if (s->ntemp < 0 || s->nkernel < 0 || (s->ntemp > 0 && !s->temps) || (s->nkernel > 0 && !s->kernels))
+    return diag_error(d, LOOM_ERR_INTERNAL, "internal error: malformed schedule");
+  if (s->ntemp > 0) {
+    temps = ctx_calloc(ctx, (size_t)s->ntemp, sizeof *temps);
+    if (!temps) return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: temporary table");
+    for (int32_t i = 0; i < s->ntemp; i++) {
+      size_t isz = itemsize_of((LoomDType)s->temps[i].dtype), bytes;
+      if (s->temps[i].nelem < 0 ||
+          __builtin_mul_overflow((size_t)s->temps[i].nelem, isz, &bytes)) {
+        st = diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: temporary %d is too large", i);
+        goto done;
+      }
+      temps[i] = ctx_alloc(ctx, bytes ? bytes : 1);
+      if (!temps[i]) {
+        st = diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: temporary %d of %zu bytes", i, bytes);
+        goto done;
+      }
+      temp_bytes += bytes;
+    }
+  }
+
+  for (int32_t ki = 0; ki < s->nkernel; ki++) {
+    const SchedKernel *sk = &s->kernels[ki];
+    const KernelIr *ir = sk->ir;
+    if (!ir || ir->ndim < 1 || ir->ndim > LOOM_MAX_RANK || ir->nkeep < 0 || ir->nkeep > ir->ndim ||
+        ir->nbuf < 0 || (ir->nbuf > 0 && (!ir->bufs || !sk->bind))) {
+      st = diag_error(d, LOOM_ERR_INTERNAL, "internal error: malformed kernel %d in the schedule", ki);
+      goto done;
+    }
+    int64_t no = 1, nr = 1;
+    for (int32_t i = 0; i < ir->ndim; i++) {
+      if (sk->shape[i] < 0) {
+        st = diag_error(d, LOOM_ERR_INTERNAL, "internal error: kernel %s has a negative size", ir->name);
+        goto done;
+      }
+      if (i < ir->nkeep) no = sat_mul(no, sk->shape[i]);
+      else nr = sat_mul(nr, sk->shape[i]);
+    }
+    if (no == 0 || (ir->nkeep == ir->ndim && nr == 0)) continue; /* nothing to write */
+
+    size_t nbuf = (size_t)(ir->nbuf > 0 ? ir->nbuf : 1);
+    void **bufs = ctx_alloc(ctx, nbuf * (sizeof(void *) + (size_t)ir->ndim * sizeof(int64_t)));
+    if (!bufs) {
+      st = diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: arguments of kernel %s", ir->name);
+      goto done;
+    }
+    int64_t *strides = (int64_t *)(void *)(bufs + nbuf);
+    bufs[0] = NULL;
+    for (int32_t b = 0; b < ir->nbuf; b++) {
+      const SchedBinding *bd = &sk->bind[b];
+      void *base = NULL;
+      if (bd->kind == SB_INPUT && bd->index >= 0 && bd->index < g->ninputs) base = g->inputs[bd->index].data;
+      else if (bd->kind == SB_TEMP && bd->index >= 0 && bd->index < s->ntemp) base = temps[bd->index];
+      else if (bd->kind == SB_OUTPUT && bd->index >= 0 && bd->index < nouts) base = out_data[bd->index];
+      else {
+        ctx_free(ctx, bufs);
+        st = diag_error(d, LOOM_ERR_INTERNAL,
+                        "internal error: kernel %s binds buffer %d to a missing array (kind %d index %d)",
+                        ir->name, b, bd->kind, bd->index);
+        goto done;
+      }
+      size_t isz = itemsize_of((LoomDType)ir->bufs[b].dtype);
+      /* offset may be negative (negative strides): pointer arithmetic stays within the array. */
+      bufs[b] = base ? (char *)base + bd->offset * (int64_t)isz : NULL;
+      for (int32_t i = 0; i < ir->ndim; i++) strides[(size_t)b * (size_t)ir->ndim + (size_t)i] = bd->strides[i];
+    }
+
+    const CgCompiled *k = NULL;
+    st = rt_cache_acquire(rt->cache, ir, want_ir, &k, NULL, d);
+    if (st != LOOM_OK) {
+      ctx_free(ctx, bufs);
+      goto done;
+    }
+    if (want_ir && k->llvm_ir) fprintf(stderr, "; ---- LLVM IR of kernel %s ----\n%s\n", ir->name, k->llvm_ir);
+    st = launch_kernel(ctx, ir, k, sk->shape, bufs, strides, no, nr, d);
+    rt_cache_release(rt->cache, k);
+    ctx_free(ctx, bufs);
+    if (st != LOOM_OK) goto done;
+    launched++;
+  }
+
+done:
+  if (temps) {
+    for (int32_t i = 0; i < s->ntemp; i++) ctx_free(ctx, temps[i]);
+    ctx_free(ctx, temps);
+  }
+  pthread_mutex_lock(&rt->stats_lock);
+  rt->stats.kernels_launched += launched;
+  rt->stats.last_eval_kernels = launched;
+  if (temp_bytes > rt->stats.temp_bytes_peak) rt->stats.temp_bytes_peak = temp_bytes;
+  pthread_mutex_unlock(&rt->stats_lock);
+  return st;
+}
+
+LoomStatus rt_run_schedule(LoomContext *ctx, const IrGraph *g, const Schedule *s,
+                           void *const *out_data, Diag *d) {
+  /* Without the output count, trust the schedule's indices (the pipeline made them from the roots). */
+  return run_schedule(ctx, g, s, out_data, INT32_MAX, 0, d);
+}
+
+/* ---- argument checks and output arrays ------------------------------------------------------------ */
+static LoomStatus check_nodes(const LoomGraph *g, int32_t n, const LoomNode *nodes, const char *fn,
+                              Diag *d) {
+  if (n < 1) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "%s: n is %d; pass at least one node", fn, n);
+  if (!nodes) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "%s: nodes is NULL", fn);
+  for (int32_t i = 0; i < n; i++)
+    if (nodes[i] < 0 || nodes[i] >= g->ir.nnodes)
+      return diag_error(d, LOOM_ERR_INVALID_ARGUMENT,
+                        "%s: nodes[%d] = %d is not a node of this graph (it has %d nodes)", fn, i,
+                        nodes[i], g->ir.nnodes);
+  return LOOM_OK;
+}
+
+static void describe_contiguous(LoomArray *a, const IrNode *nd, void *data) {
+  memset(a, 0, sizeof *a);
+  a->data = data;
+  a->dtype = (LoomDType)nd->dtype;
+  a->ndim = nd->ndim;
+  int64_t stride = 1;
+  for (int i = nd->ndim - 1; i >= 0; i--) {
+    a->shape[i] = nd->shape[i];
+    a->strides[i] = stride;
+    stride *= nd->shape[i] > 1 ? nd->shape[i] : 1;
+  }
+  a->device = LOOM_DEVICE_HOST;
+  a->device_index = 0;
+}
+
+/* Byte extent [lo, hi) of an array's elements, relative to address 0; false when it has no
+ * elements. Computed in 128 bits so that no stride, however large, can wrap around. */
+static bool byte_extent(const LoomArray *a, __int128 *lo, __int128 *hi) {
+  if (!a->data || a->ndim < 0 || a->ndim > LOOM_MAX_RANK) return false;
+  __int128 mn = 0, mx = 0;
+  for (int i = 0; i < a->ndim; i++) {
+    if (a->shape[i] <= 0) return false;
+    __int128 span = (__int128)(a->shape[i] - 1) * a->strides[i];
+    if (span < 0) mn += span; else mx += span;
+  }
+  __int128 isz = (__int128)itemsize_of(a->dtype);
+  if (isz <= 0) isz = 1;
+  __int128 base = (__int128)(uintptr_t)a->data;
+  *lo = base + mn * isz;
+  *hi = base + (mx + 1) * isz;
+  return true;
+}
+
+static bool overlaps(const LoomArray *a, const LoomArray *b) {
+  __int128 alo, ahi, blo, bhi;
+  if (!byte_extent(a, &alo, &ahi) || !byte_extent(b, &blo, &bhi)) return false;
+  return alo < bhi && blo < ahi;
+}
+
+/* Copies a C-contiguous array into dst (any strides), element by element. */
+static void copy_to_strided(const LoomArray *dst, const void *src) {
+  size_t isz = itemsize_of(dst->dtype);
+  int64_t numel = ir_numel(dst->ndim, dst->shape);
+  int64_t idx[LOOM_MAX_RANK] = {0};
+  int64_t off = 0;
+  const char *sp = src;
+  char *dp = dst->data;
+  for (int64_t e = 0; e < numel; e++) {
+    memcpy(dp + off * (int64_t)isz, sp + (size_t)e * isz, isz);
+    for (int i = dst->ndim - 1; i >= 0; i--) {
+      if (++idx[i] < dst->shape[i]) {
+        off += dst->strides[i];
+        break;
+      }
+      off -= dst->strides[i] * (dst->shape[i] - 1);
+      idx[i] = 0;
+    }
+  }
+}
+
+/* Per output: where the kernels write it, and what must happen afterwards. */
+typedef struct OutPlan {
+  void *owned;   /* allocated here: a new output (kept on success) or a temporary (always freed) */
+  bool is_temp;  /* owned is a temporary copied into the caller's array afterwards */
+  size_t bytes;
+} OutPlan;
+
+static LoomStatus check_outs(LoomGraph *g, int32_t n, const LoomNode *nodes, const LoomArray *outs,
+                             Diag *d) {
+  char s1[256], s2[256];
+  for (int32_t i = 0; i < n; i++) {
+    const LoomArray *o = &outs[i];
+    if (!o->data) continue;
+    const IrNode *nd = &g->ir.nodes[nodes[i]];
+    if (o->device != LOOM_DEVICE_HOST)
+      return diag_error(d, LOOM_ERR_UNSUPPORTED,
+                        "loom_eval: outs[%d] is on device kind %d; this version writes host arrays only "
+                        "(LOOM_DEVICE_HOST)", i, (int)o->device);
+    if (o->dtype != (LoomDType)nd->dtype)
+      return diag_error(d, LOOM_ERR_DTYPE, "loom_eval: outs[%d] has dtype %s but node %d has dtype %s",
+                        i, dtype_label(o->dtype), nodes[i], dtype_label((LoomDType)nd->dtype));
+    bool same = o->ndim == nd->ndim;
+    for (int k = 0; same && k < o->ndim; k++) same = o->shape[k] == nd->shape[k];
+    if (!same) {
+      if (o->ndim < 0 || o->ndim > LOOM_MAX_RANK)
+        return diag_error(d, LOOM_ERR_SHAPE, "loom_eval: outs[%d] has ndim %d but node %d has shape %s",
+                          i, o->ndim, nodes[i], shape_str(s2, sizeof s2, nd->ndim, nd->shape));
+      return diag_error(d, LOOM_ERR_SHAPE, "loom_eval: outs[%d] has shape %s but node %d has shape %s", i,
+                        shape_str(s1, sizeof s1, o->ndim, o->shape), nodes[i],
+                        shape_str(s2, sizeof s2, nd->ndim, nd->shape));
+    }
+  }
+  return LOOM_OK;
+}
+
+static void dump_text(const char *title, const char *text) {
+  fprintf(stderr, "; ---- %s ----\n%s", title, text ? text : "(out of memory)\n");
+}
+
+static LoomStatus eval_impl(LoomGraph *g, int32_t n, const LoomNode *nodes, LoomArray *outs, Diag *d) {
+  LoomContext *ctx = g->ctx;
+  if (!ctx->rt) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "loom_eval: the context has no runtime");
+  LoomStatus st = check_nodes(g, n, nodes, "loom_eval", d);
+  if (st != LOOM_OK) return st;
+  if (!outs) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "loom_eval: outs is NULL; pass n LoomArray "
+                                                             "descriptors (data NULL to allocate)");
+  st = check_outs(g, n, nodes, outs, d);
+  if (st != LOOM_OK) return st;
+
+  uint32_t flags = ctx->dump_flags;
+  double t_start = now_ms(), t_pipe = 0.0;
+  Arena arena;
+  arena_init(&arena, ctx);
+  StrBuf dump;
+  sb_init(&dump, ctx);
+  uint64_t extra_bytes = 0;
+
+  OutPlan *plan = arena_alloc(&arena, (size_t)n * sizeof *plan);
+  LoomArray *mod_outs = arena_alloc(&arena, (size_t)n * sizeof *mod_outs);
+  void **out_data = arena_alloc(&arena, (size_t)n * sizeof *out_data);
+  int32_t *roots = arena_alloc(&arena, (size_t)n * sizeof *roots);
+  if (!plan || !mod_outs || !out_data || !roots) {
+    arena_free_all(&arena);
+    return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: loom_eval bookkeeping for %d outputs", n);
+  }
+  memcpy(roots, nodes, (size_t)n * sizeof *roots);
+
+  for (int32_t i = 0; i < n; i++) {
+    const IrNode *nd = &g->ir.nodes[nodes[i]];
+    bool need_temp = false;
+    if (outs[i].data) {
+      for (int32_t j = 0; j < g->ir.ninputs && !need_temp; j++) need_temp = overlaps(&outs[i], &g->ir.inputs[j]);
+      for (int32_t j = 0; j < n && !need_temp; j++)
+        need_temp = j != i && outs[j].data && overlaps(&outs[i], &outs[j]);
+    }
+    if (outs[i].data && !need_temp) {
+      mod_outs[i] = outs[i];
+      out_data[i] = outs[i].data;
+      continue;
+    }
+    size_t isz = itemsize_of((LoomDType)nd->dtype), bytes;
+    int64_t numel = ir_numel(nd->ndim, nd->shape);
+    if (numel < 0 || __builtin_mul_overflow((size_t)numel, isz, &bytes)) {
+      st = diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: output %d is too large", i);
+      goto fail;
+    }
+    void *p = ctx_alloc(ctx, bytes ? bytes : 1);
+    if (!p) {
+      st = diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: %s %d of %zu bytes",
+                      need_temp ? "temporary for output" : "output", i, bytes);
+      goto fail;
+    }
+    plan[i].owned = p;
+    plan[i].is_temp = need_temp;
+    plan[i].bytes = bytes;
+    if (need_temp) extra_bytes += bytes;
+    describe_contiguous(&mod_outs[i], nd, p);
+    out_data[i] = p;
+  }
+
+  if (flags & IR_DUMP_GRAPH) {
+    StrBuf gb;
+    sb_init(&gb, ctx);
+    ir_print_graph(&g->ir, n, roots, &gb);
+    char *text = sb_take(&gb);
+    dump_text("graph of the requested nodes", text);
+    ctx_free(ctx, text);
+  }
+
+  IrModule m;
+  memset(&m, 0, sizeof m);
+  m.graph = &g->ir;
+  m.arena = &arena;
+  m.nroots = n;
+  m.roots = roots;
+  m.outs = mod_outs;
+  m.dump = (flags & (IR_DUMP_GRAPH | IR_DUMP_KERNELS | IR_DUMP_TIME)) ? &dump : NULL;
+  m.dump_flags = flags;
+  st = pass_run_pipeline(&m, d);
+  t_pipe = now_ms();
+  if (m.dump && dump.len > 0) {
+    dump_text("passes", dump.s);
+  } else if (st == LOOM_OK && (flags & IR_DUMP_KERNELS) && m.schedule) {
+    StrBuf kb;
+    sb_init(&kb, ctx);
+    ir_print_schedule(m.schedule, &kb);
+    char *text = sb_take(&kb);
+    dump_text("kernels", text);
+    ctx_free(ctx, text);
+  }
+  sb_free(&dump);
+  if (st != LOOM_OK) goto fail;
+
+  st = run_schedule(ctx, &g->ir, m.schedule, out_data, n, extra_bytes, d);
+  if (st != LOOM_OK) goto fail;
+
+  for (int32_t i = 0; i < n; i++) {
+    if (plan[i].is_temp) {
+      copy_to_strided(&outs[i], plan[i].owned);
+      ctx_free(ctx, plan[i].owned);
+    } else if (plan[i].owned) {
+      describe_contiguous(&outs[i], &g->ir.nodes[nodes[i]], plan[i].owned);
+    }
+    plan[i].owned = NULL;
+  }
+  if (flags & IR_DUMP_TIME)
+    fprintf(stderr, "; loom_eval: pipeline %.3f ms, run %.3f ms\n", t_pipe - t_start, now_ms() - t_pipe);
+  arena_free_all(&arena);
+  return LOOM_OK;
+
+fail:
+  for (int32_t i = 0; i < n; i++) ctx_free(ctx, plan[i].owned);
+  arena_free_all(&arena);
+  return st;
+}
+
+LOOM_API LoomStatus loom_eval(LoomGraph *g, int32_t n, const LoomNode *nodes, LoomArray *outs) {
+  if (!g || !g->ctx) return LOOM_ERR_INVALID_ARGUMENT;
+  Diag d = {.status = LOOM_OK};
+  LoomStatus st = eval_impl(g, n, nodes, outs, &d);
+  if (st == LOOM_OK) return LOOM_OK;
+  if (d.status == LOOM_OK) diag_error(&d, st, "loom_eval failed (%s)", loom_status_name(st));
+  return ctx_report(g->ctx, &d);
+}
+
+/* ---- introspection --------------------------------------------------------------------------------- */
+static LoomStatus dump_impl(LoomGraph *g, LoomDumpKind kind, int32_t n, const LoomNode *nodes,
+                            char **text, Diag *d) {
+  LoomContext *ctx = g->ctx;
+  if (!text) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "loom_dump: text is NULL");
+  *text = NULL;
+  LoomStatus st = check_nodes(g, n, nodes, "loom_dump", d);
+  if (st != LOOM_OK) return st;
+  if (kind != LOOM_DUMP_GRAPH && kind != LOOM_DUMP_KERNELS && kind != LOOM_DUMP_LLVM)
+    return diag_error(d, LOOM_ERR_INVALID_ARGUMENT,
+                      "loom_dump: unknown kind %d; use LOOM_DUMP_GRAPH, LOOM_DUMP_KERNELS or LOOM_DUMP_LLVM",
+                      (int)kind);
+  if (kind == LOOM_DUMP_LLVM && (!ctx->rt || !ctx->rt->cache))
+    return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "loom_dump: the context has no runtime");
+
+  StrBuf sb;
+  sb_init(&sb, ctx);
+  if (kind == LOOM_DUMP_GRAPH) {
+    ir_print_graph(&g->ir, n, nodes, &sb);
+  } else {
+    Arena arena;
+    arena_init(&arena, ctx);
+    LoomArray *mod_outs = arena_alloc(&arena, (size_t)n * sizeof *mod_outs);
+    int32_t *roots = arena_alloc(&arena, (size_t)n * sizeof *roots);
+    if (!mod_outs || !roots) {
+      arena_free_all(&arena);
+      return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: loom_dump bookkeeping");
+    }
+    memcpy(roots, nodes, (size_t)n * sizeof *roots);
+    for (int32_t i = 0; i < n; i++) describe_contiguous(&mod_outs[i], &g->ir.nodes[nodes[i]], NULL);
+    IrModule m;
+    memset(&m, 0, sizeof m);
+    m.graph = &g->ir;
+    m.arena = &arena;
+    m.nroots = n;
+    m.roots = roots;
+    m.outs = mod_outs;
+    st = pass_run_pipeline(&m, d);
+    if (st == LOOM_OK && !m.schedule)
+      st = diag_error(d, LOOM_ERR_INTERNAL, "internal error: the pipeline produced no schedule");
+    if (st == LOOM_OK && kind == LOOM_DUMP_KERNELS) ir_print_schedule(m.schedule, &sb);
+    for (int32_t i = 0; st == LOOM_OK && kind == LOOM_DUMP_LLVM && i < m.schedule->nkernel; i++) {
+      const KernelIr *ir = m.schedule->kernels[i].ir;
+      const CgCompiled *k = NULL;
+      st = rt_cache_acquire(ctx->rt->cache, ir, true, &k, NULL, d);
+      if (st != LOOM_OK) break;
+      sb_printf(&sb, "; kernel %s\n%s\n", ir->name, k->llvm_ir ? k->llvm_ir : "");
+      rt_cache_release(ctx->rt->cache, k);
+    }
+    arena_free_all(&arena);
+    if (st != LOOM_OK) {
+      sb_free(&sb);
+      return st;
+    }
+  }
+  *text = sb_take(&sb);
+  if (!*text) return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: loom_dump text");
+  return LOOM_OK;
+}
+
+LOOM_API LoomStatus loom_dump(LoomGraph *g, LoomDumpKind kind, int32_t n, const LoomNode *nodes,
+                              char **text) {
+  if (!g || !g->ctx) {
+    if (text) *text = NULL;
+    return LOOM_ERR_INVALID_ARGUMENT;
+  }
+  Diag d = {.status = LOOM_OK};
+  LoomStatus st = dump_impl(g, kind, n, nodes, text, &d);
+  if (st == LOOM_OK) return LOOM_OK;
+  if (d.status == LOOM_OK) diag_error(&d, st, "loom_dump failed (%s)", loom_status_name(st));
+  return ctx_report(g->ctx, &d);
+}
+
+LOOM_API void loom_free_string(LoomContext *ctx, char *text) { ctx_free(ctx, text); }
+
+LOOM_API void loom_array_free(LoomContext *ctx, LoomArray *array) {
+  if (!array) return;
+  ctx_free(ctx, array->data);
+  memset(array, 0, sizeof *array);
+}
