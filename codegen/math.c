@@ -353,6 +353,16 @@ LLVMValueRef cg_elem(CgMath *m, LoomOp op, LoomDType t, const LLVMValueRef *args
   bool fl = is_float(t), sg = is_signed(t), bo = t == LOOM_BOOL;
   if (t == LOOM_FLOAT16) return bad(m, t, "computing (float16 is computed as float32)");
   const char *lm = libm_name(op);
+  if (fl && (op == LOOM_OP_ASINH || op == LOOM_OP_ACOSH)) {
+    /* SLEEF's vector asinh/acosh overflow to inf above ~1.3e154 (f64) / ~1.8e19 (f32); there
+     * asinh(x) = sign(x) (log|x| + ln 2) and acosh(x) = log x + ln 2 to rounding. */
+    LLVMValueRef r = libm_call(m, lm, t, args, 1);
+    LLVMValueRef ax = op == LOOM_OP_ASINH ? intr1(m, "llvm.fabs", a) : a;
+    LLVMValueRef big = LLVMBuildFCmp(b, LLVMRealOGT, ax, fconst(m, t, t == LOOM_FLOAT64 ? 1e150 : 1e18), "");
+    LLVMValueRef alt = LLVMBuildFAdd(b, libm_call(m, "log", t, &ax, 1), fconst(m, t, 0.69314718055994530942), "");
+    if (op == LOOM_OP_ASINH) alt = intr2(m, "llvm.copysign", alt, a);
+    return LLVMBuildSelect(b, big, alt, r, "");
+  }
   if (lm && fl && op != LOOM_OP_POW) {
     LLVMValueRef xs[2] = {a, bv};
     return libm_call(m, lm, t, xs, op == LOOM_OP_ATAN2 || op == LOOM_OP_HYPOT ? 2 : 1);

@@ -63,7 +63,7 @@ LoomStatus loom_input(LoomGraph *g, const LoomArray *a, LoomNode *out) {
   else if ((unsigned)a->dtype >= LOOM_DTYPE_COUNT)
     diag_error(d, LOOM_ERR_DTYPE, "loom_input: dtype %d is not a LoomDType", (int)a->dtype);
   else if (a->ndim < 0 || a->ndim > LOOM_MAX_RANK)
-    diag_error(d, LOOM_ERR_SHAPE, "loom_input: ndim %d is outside 0..%d", a->ndim, LOOM_MAX_RANK);
+    diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "loom_input: ndim %d is outside 0..%d", a->ndim, LOOM_MAX_RANK);
   else if (a->device != LOOM_DEVICE_HOST)
     diag_error(d, LOOM_ERR_UNSUPPORTED, "loom_input: only host arrays are supported in this version (device %d)",
                (int)a->device);
@@ -449,7 +449,7 @@ LoomStatus loom_reduce_dtype(LoomGraph *g, LoomReduceOp op, LoomNode x, int32_t 
   int nd = s->ndim;
   uint32_t all = nd >= 32 ? UINT32_MAX : (1u << nd) - 1, mask = 0;
   if (naxes < 0 || (naxes > 0 && !axes)) {
-    diag_error(d, LOOM_ERR_AXIS, "%s: naxes %d needs a non-NULL axes array", name, naxes);
+    diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "%s: naxes %d needs a non-NULL axes array", name, naxes);
     return END(g);
   }
   if (naxes == 0 && !axes) mask = all;

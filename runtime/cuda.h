@@ -1,0 +1,195 @@
+/* cuda.h (runtime): the NVIDIA device backend's driver layer and its caching memory pool.
+ *
+ * The CUDA driver API is loaded at run time (dlopen of libcuda.so.1, never linked), so one build runs
+ * on every machine and a machine without a driver gets LOOM_ERR_UNSUPPORTED with "no CUDA driver
+ * (libcuda.so.1 not found: ...)" from rt_cuda_load, and the host backend. No CUDA type appears in
+ * this header: device pointers are uint64_t (0 is never a valid allocation), driver objects are
+ * opaque Loom handles that remember their device.
+ *
+ * Devices and contexts. Each device is used through its primary context. rt_cuda_device_retain()
+ * must be called (once per user, reference counted) before any call that names that device or one
+ * of its objects; every such call makes the device's primary context current on the calling thread
+ * first, so several devices can be used from one process and one thread. rt_cuda_unload() releases
+ * what is still retained.
+ *
+ * Threads. An RtCuda may be used from several threads at once (the driver is thread-safe; Loom's
+ * own state in it is under a mutex). A stream must not be used from two threads at the same time.
+ *
+ * Errors. Every failing call returns a LoomStatus and writes d with the driver call that failed,
+ * the driver's error name and text, and the device: "cuMemAlloc on device 0 failed:
+ * CUDA_ERROR_OUT_OF_MEMORY (out of memory)". The driver's own OUT_OF_MEMORY maps to
+ * LOOM_ERR_OUT_OF_MEMORY; other driver failures to LOOM_ERR_BACKEND.
+ */
+#ifndef LOOM_RUNTIME_CUDA_H
+#define LOOM_RUNTIME_CUDA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ir/ir.h"
+
+typedef struct RtCuda RtCuda;             /* the loaded driver */
+typedef struct RtCuStream RtCuStream;     /* a non-blocking stream of one device */
+typedef struct RtCuEvent RtCuEvent;       /* a timing event of one device */
+typedef struct RtCuModule RtCuModule;     /* a loaded cubin (or PTX) of one device */
+
+/* A kernel of a loaded module: valid as long as its module. */
+typedef struct RtCuKernel {
+  void *handle; /* CUfunction */
+  int32_t device;
+} RtCuKernel;
+
+/* ---- the driver ---------------------------------------------------------------------------------- */
+/* dlopen("libcuda.so.1"), resolve the entry points, cuInit(0). Errors: LOOM_ERR_UNSUPPORTED with
+ * "no CUDA driver (libcuda.so.1 not found: ...)" or "no CUDA device (...)"; LOOM_ERR_BACKEND when
+ * the driver is too old (names the missing entry point). ctx gives the host allocator (may be NULL). */
+LoomStatus rt_cuda_load(LoomContext *ctx, RtCuda **out, Diag *d);
+/* Releases every primary context still retained, then dlclose()s the driver. NULL is a no-op. */
+void rt_cuda_unload(RtCuda *cu);
+int rt_cuda_driver_version(const RtCuda *cu); /* e.g. 13000 for CUDA 13.0 */
+int rt_cuda_device_count(const RtCuda *cu);   /* >= 1 once loaded */
+
+typedef struct RtCuDeviceInfo {
+  char name[256];
+  int32_t cc_major, cc_minor;     /* compute capability, 9.0 for the H100/H200 */
+  int32_t sm_count;               /* multiprocessors */
+  int32_t max_threads_per_block;
+  int32_t max_threads_per_sm;
+  int32_t warp_size;
+  int32_t shared_per_block;       /* bytes without opt-in */
+  int32_t shared_per_block_optin; /* bytes with cuFuncSetAttribute opt-in */
+  int32_t l2_bytes;
+  int32_t pci_bus_id;
+  uint64_t total_mem;             /* bytes */
+} RtCuDeviceInfo;
+/* Works without retaining the device. */
+LoomStatus rt_cuda_device_info(RtCuda *cu, int device, RtCuDeviceInfo *out, Diag *d);
+
+/* Primary context of a device: retain before use, release as many times as retained. */
+LoomStatus rt_cuda_device_retain(RtCuda *cu, int device, Diag *d);
+void rt_cuda_device_release(RtCuda *cu, int device);
+/* Makes the device's (retained) primary context current on the calling thread. */
+LoomStatus rt_cuda_set_current(RtCuda *cu, int device, Diag *d);
+/* Waits for all work on the device. */
+LoomStatus rt_cuda_device_synchronize(RtCuda *cu, int device, Diag *d);
+LoomStatus rt_cuda_mem_info(RtCuda *cu, int device, uint64_t *free_bytes, uint64_t *total_bytes,
+                            Diag *d);
+
+/* ---- raw device memory (the pool below caches it) ----------------------------------------------- */
+/* size 0 gives *out = 0. The driver's OUT_OF_MEMORY returns LOOM_ERR_OUT_OF_MEMORY. */
+LoomStatus rt_cuda_mem_alloc(RtCuda *cu, int device, size_t size, uint64_t *out, Diag *d);
+LoomStatus rt_cuda_mem_free(RtCuda *cu, int device, uint64_t ptr, Diag *d); /* 0 is a no-op */
+
+/* Copies. stream NULL: synchronous (the host buffer may be reused when the call returns). With a
+ * stream: asynchronous and ordered on it; the host buffer must stay alive and unchanged until the
+ * stream is synchronized (pageable host memory makes the driver stage it, which is still correct). */
+LoomStatus rt_cuda_memcpy_h2d(RtCuda *cu, int device, uint64_t dst, const void *src, size_t n,
+                              RtCuStream *stream, Diag *d);
+LoomStatus rt_cuda_memcpy_d2h(RtCuda *cu, int device, void *dst, uint64_t src, size_t n,
+                              RtCuStream *stream, Diag *d);
+LoomStatus rt_cuda_memcpy_d2d(RtCuda *cu, int device, uint64_t dst, uint64_t src, size_t n,
+                              RtCuStream *stream, Diag *d);
+/* Sets n bytes to value (stream NULL: synchronous with respect to the host). */
+LoomStatus rt_cuda_memset(RtCuda *cu, int device, uint64_t dst, uint8_t value, size_t n,
+                          RtCuStream *stream, Diag *d);
+
+/* ---- streams and events ------------------------------------------------------------------------- */
+LoomStatus rt_cuda_stream_create(RtCuda *cu, int device, RtCuStream **out, Diag *d);
+void rt_cuda_stream_destroy(RtCuda *cu, RtCuStream *s); /* pending work still completes; NULL ok */
+LoomStatus rt_cuda_stream_synchronize(RtCuda *cu, RtCuStream *s, Diag *d);
+int rt_cuda_stream_device(const RtCuStream *s);
+
+LoomStatus rt_cuda_event_create(RtCuda *cu, int device, RtCuEvent **out, Diag *d);
+void rt_cuda_event_destroy(RtCuda *cu, RtCuEvent *e); /* NULL ok */
+/* stream NULL: the device's legacy default stream. */
+LoomStatus rt_cuda_event_record(RtCuda *cu, RtCuEvent *e, RtCuStream *stream, Diag *d);
+LoomStatus rt_cuda_event_synchronize(RtCuda *cu, RtCuEvent *e, Diag *d);
+/* Milliseconds between two recorded, completed events of one device. */
+LoomStatus rt_cuda_event_elapsed(RtCuda *cu, RtCuEvent *start, RtCuEvent *end, float *ms, Diag *d);
+
+/* ---- code: PTX -> cubin -> module -> kernel -> launch ------------------------------------------- */
+/* Links PTX text (NUL-terminated; name is used in messages) into a cubin for the device's
+ * architecture with cuLinkCreate/cuLinkAddData/cuLinkComplete. *cubin is ctx_alloc'd (free with
+ * ctx_free(ctx given to rt_cuda_load)) so that the caller can keep it in the disk cache. A PTX error
+ * returns LOOM_ERR_BACKEND with the JIT's error log in the message. */
+LoomStatus rt_cuda_link_ptx(RtCuda *cu, int device, const char *ptx, const char *name,
+                            void **cubin, size_t *cubin_size, Diag *d);
+/* Loads a cubin (or PTX, which the driver then JIT-compiles) into the device's primary context. */
+LoomStatus rt_cuda_module_load(RtCuda *cu, int device, const void *image, size_t size,
+                               RtCuModule **out, Diag *d);
+void rt_cuda_module_unload(RtCuda *cu, RtCuModule *m); /* NULL ok */
+LoomStatus rt_cuda_module_kernel(RtCuda *cu, RtCuModule *m, const char *name, RtCuKernel *out,
+                                 Diag *d);
+/* The host pointer to the cubin buffer frees with this allocator. */
+void rt_cuda_free_host(RtCuda *cu, void *p);
+
+typedef struct RtCuKernelAttrs {
+  int32_t max_threads_per_block; /* the most this kernel can launch with (registers limit it) */
+  int32_t num_regs;              /* per thread */
+  int32_t shared_bytes;          /* static shared memory */
+  int32_t local_bytes;           /* per thread (spills) */
+  int32_t const_bytes;
+  int32_t ptx_version;           /* major*10+minor */
+  int32_t binary_version;        /* major*10+minor */
+} RtCuKernelAttrs;
+LoomStatus rt_cuda_kernel_attrs(RtCuda *cu, const RtCuKernel *k, RtCuKernelAttrs *out, Diag *d);
+/* Resident blocks per multiprocessor for a block size and dynamic shared memory. */
+LoomStatus rt_cuda_occupancy(RtCuda *cu, const RtCuKernel *k, int block_size,
+                             size_t dynamic_shared, int *blocks_per_sm, Diag *d);
+/* The block size (a multiple of the warp size, <= the kernel's limit) with the most resident
+ * threads per multiprocessor, ties to the smaller block; computed from rt_cuda_occupancy. */
+LoomStatus rt_cuda_best_block_size(RtCuda *cu, const RtCuKernel *k, size_t dynamic_shared,
+                                   int *block_size, Diag *d);
+/* params[i] points at the value of kernel parameter i (cuLaunchKernel's kernelParams).
+ * stream NULL: the device's legacy default stream. */
+LoomStatus rt_cuda_launch(RtCuda *cu, const RtCuKernel *k, const uint32_t grid[3],
+                          const uint32_t block[3], uint32_t shared_bytes, RtCuStream *stream,
+                          void **params, Diag *d);
+
+/* ---- the caching device memory pool (runtime/cuda_pool.c) ---------------------------------------
+ * One pool per device. Sizes are rounded to a size class: 512 B, 1 KiB, 2 KiB, ... 1 MiB (powers of
+ * two), then four classes per doubling (1.25, 1.5, 1.75, 2 x 2^k: at most 25% waste) up to 2^48 B.
+ * A freed block goes to its class's free list and is handed out again to the next request of that
+ * class; nothing is returned to the driver until rt_cuda_pool_free_all_blocks(), destroy, or an
+ * allocation that fails for lack of memory (then every cached block is freed and the allocation
+ * retried once). A freed block can be handed out at once: free a block only after the work that uses
+ * it has been ordered before any later use (one stream, or synchronize first).
+ * Raw memory comes through RtDevAllocator, so tests can drive the pool with a fake allocator. */
+typedef struct RtDevAllocator {
+  /* Returns LOOM_OK and *out != 0; LOOM_ERR_OUT_OF_MEMORY when the device has no room, WITHOUT
+   * writing d (the pool retries and writes its own message); any other status with d written. */
+  LoomStatus (*alloc)(void *user, int device, size_t size, uint64_t *out, Diag *d);
+  void (*free)(void *user, int device, uint64_t ptr);
+  void *user;
+} RtDevAllocator;
+
+/* The real allocator (cuMemAlloc/cuMemFree through cu); the device must be retained. */
+RtDevAllocator rt_cuda_device_allocator(RtCuda *cu);
+
+typedef struct RtCuPool RtCuPool;
+typedef struct RtCuPoolStats {
+  uint64_t used_bytes;   /* class-rounded bytes of blocks handed out and not freed */
+  uint64_t cached_bytes; /* bytes of free blocks kept for reuse */
+  uint64_t total_bytes;  /* used + cached: what the pool holds from the device */
+  uint64_t peak_bytes;   /* the most total_bytes has been */
+  uint64_t requested_bytes; /* sum of the sizes asked for by blocks now in use */
+  uint64_t allocs, reuses, raw_allocs, raw_frees, oom_retries;
+} RtCuPoolStats;
+
+/* ctx gives host memory for the bookkeeping (NULL: the default allocator). alloc is copied. */
+LoomStatus rt_cuda_pool_create(LoomContext *ctx, int device, const RtDevAllocator *alloc,
+                               RtCuPool **out, Diag *d);
+/* Frees cached blocks and blocks still in use (a caller that still uses one has a bug). */
+void rt_cuda_pool_destroy(RtCuPool *p);
+/* size 0 gives *out = 0 (free of 0 is a no-op). */
+LoomStatus rt_cuda_pool_alloc(RtCuPool *p, size_t size, uint64_t *out, Diag *d);
+/* Returns a block to its class's free list; a pointer this pool did not hand out (or freed twice)
+ * is LOOM_ERR_INVALID_ARGUMENT. */
+LoomStatus rt_cuda_pool_free(RtCuPool *p, uint64_t ptr, Diag *d);
+void rt_cuda_pool_free_all_blocks(RtCuPool *p); /* gives every cached block back to the device */
+void rt_cuda_pool_stats(RtCuPool *p, RtCuPoolStats *out);
+/* The class size a request of size bytes is rounded to (0 for 0; 0 when too large). */
+uint64_t rt_cuda_pool_class_size(uint64_t size);
+
+#endif /* LOOM_RUNTIME_CUDA_H */

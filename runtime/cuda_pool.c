@@ -1,0 +1,285 @@
+/* cuda_pool.c: a caching device memory pool, one per device (contract in runtime/cuda.h).
+ *
+ * Approach: a request is rounded to a size class (512 B .. 1 MiB in powers of two, then four classes
+ * per doubling up to 2^48 B). Each class keeps a LIFO list of free blocks; a request pops one or asks
+ * the raw allocator (RtDevAllocator) for a new block of the class size. Blocks in use live in a
+ * chained hash table keyed by device address, so free() finds a block's class and rejects pointers
+ * the pool never handed out. Block records are host memory from the context's allocator and are
+ * recycled through a spare list. When the raw allocator reports out-of-memory, every cached block is
+ * given back and the request retried once. One mutex guards everything, the raw calls included
+ * (cuMemAlloc/cuMemFree synchronize the device anyway).
+ */
+#include <pthread.h>
+#include <string.h>
+
+#include "runtime/cuda.h"
+
+enum {
+  POOL_MIN_SHIFT = 9,     /* 512 B */
+  POOL_POW2_MAX_SHIFT = 20, /* classes are powers of two up to 1 MiB */
+  POOL_MAX_SHIFT = 48,    /* the largest class is 2^48 B */
+  POOL_NPOW2 = POOL_POW2_MAX_SHIFT - POOL_MIN_SHIFT + 1,           /* 512 B .. 1 MiB: 12 classes */
+  POOL_NCLASS = POOL_NPOW2 + (POOL_MAX_SHIFT - POOL_POW2_MAX_SHIFT) * 4
+};
+
+typedef struct PoolBlock {
+  struct PoolBlock *next;
+  uint64_t ptr;
+  uint64_t size;      /* class size */
+  uint64_t requested; /* what the caller asked for (statistics) */
+  int32_t cls;
+} PoolBlock;
+
+struct RtCuPool {
+  LoomContext *ctx;
+  int device;
+  RtDevAllocator raw;
+  pthread_mutex_t lock;
+  PoolBlock *free_list[POOL_NCLASS];
+  PoolBlock **used; /* hash buckets by ptr */
+  uint32_t nbuckets;
+  uint64_t nused;
+  PoolBlock *spare; /* recycled records */
+  RtCuPoolStats stats;
+};
+
+static int floor_log2(uint64_t x) { return 63 - __builtin_clzll(x); }
+
+/* Class index of a (nonzero) size, or -1 if it is above the largest class. */
+static int class_of(uint64_t size, uint64_t *class_size) {
+  if (size > ((uint64_t)1 << POOL_MAX_SHIFT)) return -1;
+  if (size <= ((uint64_t)1 << POOL_MIN_SHIFT)) {
+    *class_size = (uint64_t)1 << POOL_MIN_SHIFT;
+    return 0;
+  }
+  if (size <= ((uint64_t)1 << POOL_POW2_MAX_SHIFT)) {
+    int e = floor_log2(size - 1) + 1; /* 2^(e-1) < size <= 2^e */
+    *class_size = (uint64_t)1 << e;
+    return e - POOL_MIN_SHIFT;
+  }
+  int e = floor_log2(size - 1); /* 2^e < size <= 2^(e+1), e >= 20 */
+  uint64_t step = (uint64_t)1 << (e - 2);
+  uint64_t q = (size + step - 1) / step; /* 5 .. 8 */
+  *class_size = q * step;
+  return POOL_NPOW2 + (e - POOL_POW2_MAX_SHIFT) * 4 + (int)(q - 5);
+}
+
+uint64_t rt_cuda_pool_class_size(uint64_t size) {
+  uint64_t cs = 0;
+  if (size == 0 || class_of(size, &cs) < 0) return 0;
+  return cs;
+}
+
+static uint32_t bucket_of(const RtCuPool *p, uint64_t ptr) {
+  uint64_t h = ptr * 0x9E3779B97F4A7C15ull;
+  return (uint32_t)(h >> 32) & (p->nbuckets - 1);
+}
+
+/* Doubles the bucket array when the table is fuller than one block per bucket. On allocation
+ * failure the table simply stays as it is (chains get longer; nothing is lost). */
+static void maybe_grow(RtCuPool *p) {
+  if (p->nused < p->nbuckets || p->nbuckets >= (1u << 30)) return;
+  uint32_t n = p->nbuckets * 2;
+  PoolBlock **b = ctx_calloc(p->ctx, n, sizeof *b);
+  if (!b) return;
+  PoolBlock **old = p->used;
+  uint32_t oldn = p->nbuckets;
+  p->used = b;
+  p->nbuckets = n;
+  for (uint32_t i = 0; i < oldn; i++) {
+    for (PoolBlock *blk = old[i], *next; blk; blk = next) {
+      next = blk->next;
+      uint32_t k = bucket_of(p, blk->ptr);
+      blk->next = b[k];
+      b[k] = blk;
+    }
+  }
+  ctx_free(p->ctx, old);
+}
+
+LoomStatus rt_cuda_pool_create(LoomContext *ctx, int device, const RtDevAllocator *alloc,
+                               RtCuPool **out, Diag *d) {
+  if (!out || !alloc || !alloc->alloc || !alloc->free)
+    return diag_error(d, LOOM_ERR_INVALID_ARGUMENT,
+                      "rt_cuda_pool_create: out and an allocator with alloc and free are required");
+  *out = NULL;
+  RtCuPool *p = ctx_calloc(ctx, 1, sizeof *p);
+  if (!p) return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of host memory creating a device pool");
+  p->ctx = ctx;
+  p->device = device;
+  p->raw = *alloc;
+  p->nbuckets = 64;
+  p->used = ctx_calloc(ctx, p->nbuckets, sizeof *p->used);
+  if (!p->used) {
+    ctx_free(ctx, p);
+    return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of host memory creating a device pool");
+  }
+  if (pthread_mutex_init(&p->lock, NULL) != 0) {
+    ctx_free(ctx, p->used);
+    ctx_free(ctx, p);
+    return diag_error(d, LOOM_ERR_BACKEND, "pthread_mutex_init failed creating a device pool");
+  }
+  *out = p;
+  return LOOM_OK;
+}
+
+static void free_cached_locked(RtCuPool *p) {
+  for (int c = 0; c < POOL_NCLASS; c++) {
+    while (p->free_list[c]) {
+      PoolBlock *b = p->free_list[c];
+      p->free_list[c] = b->next;
+      p->raw.free(p->raw.user, p->device, b->ptr);
+      p->stats.raw_frees++;
+      p->stats.cached_bytes -= b->size;
+      p->stats.total_bytes -= b->size;
+      b->next = p->spare;
+      p->spare = b;
+    }
+  }
+}
+
+void rt_cuda_pool_destroy(RtCuPool *p) {
+  if (!p) return;
+  free_cached_locked(p);
+  for (uint32_t i = 0; i < p->nbuckets; i++) {
+    for (PoolBlock *b = p->used[i], *next; b; b = next) {
+      next = b->next;
+      p->raw.free(p->raw.user, p->device, b->ptr);
+      ctx_free(p->ctx, b);
+    }
+  }
+  for (PoolBlock *b = p->spare, *next; b; b = next) {
+    next = b->next;
+    ctx_free(p->ctx, b);
+  }
+  ctx_free(p->ctx, p->used);
+  pthread_mutex_destroy(&p->lock);
+  ctx_free(p->ctx, p);
+}
+
+void rt_cuda_pool_free_all_blocks(RtCuPool *p) {
+  if (!p) return;
+  pthread_mutex_lock(&p->lock);
+  free_cached_locked(p);
+  pthread_mutex_unlock(&p->lock);
+}
+
+static void insert_used(RtCuPool *p, PoolBlock *b, uint64_t requested) {
+  b->requested = requested;
+  uint32_t k = bucket_of(p, b->ptr);
+  b->next = p->used[k];
+  p->used[k] = b;
+  p->nused++;
+  p->stats.used_bytes += b->size;
+  p->stats.requested_bytes += requested;
+  p->stats.allocs++;
+  maybe_grow(p);
+}
+
+LoomStatus rt_cuda_pool_alloc(RtCuPool *p, size_t size, uint64_t *out, Diag *d) {
+  if (!p || !out) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "rt_cuda_pool_alloc: NULL argument");
+  *out = 0;
+  if (size == 0) return LOOM_OK;
+  uint64_t cs = 0;
+  int c = class_of(size, &cs);
+  if (c < 0)
+    return diag_error(d, LOOM_ERR_OUT_OF_MEMORY,
+                      "cannot allocate %zu bytes on device %d: larger than any device (the pool's "
+                      "largest block is 2^%d bytes)",
+                      size, p->device, POOL_MAX_SHIFT);
+  pthread_mutex_lock(&p->lock);
+  PoolBlock *b = p->free_list[c];
+  if (b) { /* reuse */
+    p->free_list[c] = b->next;
+    p->stats.cached_bytes -= b->size;
+    p->stats.reuses++;
+    insert_used(p, b, size);
+    *out = b->ptr;
+    pthread_mutex_unlock(&p->lock);
+    return LOOM_OK;
+  }
+  /* A record first, so that a host allocation failure never strands device memory. */
+  b = p->spare;
+  if (b) {
+    p->spare = b->next;
+  } else {
+    b = ctx_calloc(p->ctx, 1, sizeof *b);
+    if (!b) {
+      pthread_mutex_unlock(&p->lock);
+      return diag_error(d, LOOM_ERR_OUT_OF_MEMORY,
+                        "out of host memory for the device pool's bookkeeping (%zu bytes)",
+                        sizeof *b);
+    }
+  }
+  uint64_t ptr = 0;
+  uint64_t cached_before = p->stats.cached_bytes;
+  Diag raw_d = {LOOM_OK, {0}};
+  LoomStatus st = p->raw.alloc(p->raw.user, p->device, (size_t)cs, &ptr, &raw_d);
+  if (st == LOOM_ERR_OUT_OF_MEMORY) {
+    p->stats.oom_retries++;
+    free_cached_locked(p);
+    raw_d.status = LOOM_OK;
+    st = p->raw.alloc(p->raw.user, p->device, (size_t)cs, &ptr, &raw_d);
+  }
+  if (st == LOOM_OK && ptr == 0) {
+    st = LOOM_ERR_INTERNAL;
+    diag_error(&raw_d, st, "internal error: the device allocator returned 0 for %llu bytes",
+               (unsigned long long)cs);
+  }
+  if (st != LOOM_OK) {
+    b->next = p->spare;
+    p->spare = b;
+    uint64_t used = p->stats.used_bytes;
+    pthread_mutex_unlock(&p->lock);
+    if (st == LOOM_ERR_OUT_OF_MEMORY)
+      return diag_error(d, LOOM_ERR_OUT_OF_MEMORY,
+                        "out of device memory allocating %zu bytes on device %d (used %llu, cached "
+                        "%llu)",
+                        size, p->device, (unsigned long long)used, (unsigned long long)cached_before);
+    return diag_error(d, st, "%s", raw_d.status != LOOM_OK ? raw_d.msg : "device allocation failed");
+  }
+  b->ptr = ptr;
+  b->size = cs;
+  b->cls = c;
+  p->stats.raw_allocs++;
+  p->stats.total_bytes += cs;
+  insert_used(p, b, size);
+  if (p->stats.total_bytes > p->stats.peak_bytes) p->stats.peak_bytes = p->stats.total_bytes;
+  *out = ptr;
+  pthread_mutex_unlock(&p->lock);
+  return LOOM_OK;
+}
+
+LoomStatus rt_cuda_pool_free(RtCuPool *p, uint64_t ptr, Diag *d) {
+  if (!p) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "rt_cuda_pool_free: pool is NULL");
+  if (ptr == 0) return LOOM_OK;
+  pthread_mutex_lock(&p->lock);
+  PoolBlock **link = &p->used[bucket_of(p, ptr)];
+  while (*link && (*link)->ptr != ptr) link = &(*link)->next;
+  PoolBlock *b = *link;
+  if (!b) {
+    pthread_mutex_unlock(&p->lock);
+    return diag_error(d, LOOM_ERR_INVALID_ARGUMENT,
+                      "device pointer 0x%llx was not allocated by the pool of device %d, or was "
+                      "already freed",
+                      (unsigned long long)ptr, p->device);
+  }
+  *link = b->next;
+  p->nused--;
+  p->stats.used_bytes -= b->size;
+  p->stats.requested_bytes -= b->requested;
+  p->stats.cached_bytes += b->size;
+  b->next = p->free_list[b->cls];
+  p->free_list[b->cls] = b;
+  pthread_mutex_unlock(&p->lock);
+  return LOOM_OK;
+}
+
+void rt_cuda_pool_stats(RtCuPool *p, RtCuPoolStats *out) {
+  if (!out) return;
+  memset(out, 0, sizeof *out);
+  if (!p) return;
+  pthread_mutex_lock(&p->lock);
+  *out = p->stats;
+  pthread_mutex_unlock(&p->lock);
+}
