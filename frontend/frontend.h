@@ -8,6 +8,10 @@
 struct LoomGraph {
   LoomContext *ctx;
   IrGraph ir;
+  /* Evaluation plans the runtime keeps for this graph (runtime/eval.c): the graph only grows and its
+   * nodes never change, so a plan stays valid; free_plans (set by the runtime) releases them. */
+  void *plans;
+  void (*free_plans)(LoomGraph *g);
 };
 
 #endif /* LOOM_FRONTEND_H */

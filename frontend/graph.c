@@ -35,6 +35,8 @@ LoomStatus loom_graph_create(LoomContext *ctx, LoomGraph **out) {
     return ctx_report(ctx, &d);
   }
   g->ctx = ctx;
+  g->plans = NULL;
+  g->free_plans = NULL;
   if (ir_graph_init(&g->ir, ctx, &d)) {
     ctx_free(ctx, g);
     return ctx_report(ctx, &d);
@@ -46,6 +48,7 @@ LoomStatus loom_graph_create(LoomContext *ctx, LoomGraph **out) {
 void loom_graph_destroy(LoomGraph *g) {
   if (!g) return;
   LoomContext *ctx = g->ctx;
+  if (g->free_plans) g->free_plans(g);
   ir_graph_free(&g->ir);
   ctx_free(ctx, g);
 }
@@ -491,3 +494,43 @@ LoomStatus loom_node_info(LoomGraph *g, LoomNode node, LoomDType *dtype, int32_t
   }
   return END(g);
 }
+
+/* ---- graph reuse (the Python @loom.fuse cache) ------------------------------------------------------- */
+LoomStatus loom_input_rebind(LoomGraph *g, LoomNode input, const LoomArray *array) {
+  BEGIN(g);
+  const IrNode *s = node_of(g, input, d, "loom_input_rebind");
+  if (!s) return END(g);
+  if (s->kind != IR_INPUT || s->input < 0 || s->input >= g->ir.ninputs) {
+    diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "loom_input_rebind: node %d was not made by loom_input", input);
+    return END(g);
+  }
+  if (!array) {
+    diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "loom_input_rebind: array is NULL");
+    return END(g);
+  }
+  LoomArray *cur = &g->ir.inputs[s->input];
+  if (array->dtype != cur->dtype || array->ndim != cur->ndim || array->device != cur->device ||
+      array->device_index != cur->device_index) {
+    diag_error(d, LOOM_ERR_INVALID_ARGUMENT,
+               "loom_input_rebind: the new array must have the input's dtype %s, rank %d and device",
+               loom_dtype_name(cur->dtype), cur->ndim);
+    return END(g);
+  }
+  for (int i = 0; i < cur->ndim; i++)
+    if (array->shape[i] != cur->shape[i]) {
+      char want[400], got[400];
+      ir_format_shape(want, sizeof want, cur->ndim, cur->shape);
+      ir_format_shape(got, sizeof got, array->ndim, array->shape);
+      diag_error(d, LOOM_ERR_SHAPE, "loom_input_rebind: the new array has shape %s, the input has %s", got, want);
+      return END(g);
+    }
+  if (!array->data && ir_numel(cur->ndim, cur->shape) > 0) {
+    diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "loom_input_rebind: data is NULL for a non-empty array");
+    return END(g);
+  }
+  cur->data = array->data;
+  for (int i = 0; i < cur->ndim; i++) cur->strides[i] = array->strides[i];
+  return END(g);
+}
+
+int32_t loom_graph_node_count(const LoomGraph *g) { return g ? g->ir.nnodes : 0; }

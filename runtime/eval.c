@@ -173,8 +173,8 @@ static LoomStatus launch_kernel(LoomContext *ctx, const KernelIr *ir, const CgCo
 
 /* ---- schedule runner ----------------------------------------------------------------------------- */
 static LoomStatus run_schedule(LoomContext *ctx, const IrGraph *g, const Schedule *s,
-                               void *const *out_data, int32_t nouts, uint64_t extra_temp_bytes,
-                               Diag *d) {
+                               const CgCompiled *const *pinned, void *const *out_data, int32_t nouts,
+                               uint64_t extra_temp_bytes, Diag *d) {
   if (!ctx || !ctx->rt || !ctx->rt->cache)
     return diag_error(d, LOOM_ERR_INVALID_ARGUMENT,
                       "the context has no runtime: create it with loom_context_create");
@@ -252,15 +252,17 @@ static LoomStatus run_schedule(LoomContext *ctx, const IrGraph *g, const Schedul
       for (int32_t i = 0; i < ir->ndim; i++) strides[(size_t)b * (size_t)ir->ndim + (size_t)i] = bd->strides[i];
     }
 
-    const CgCompiled *k = NULL;
-    st = rt_cache_acquire(rt->cache, ir, want_ir, &k, NULL, d);
-    if (st != LOOM_OK) {
-      ctx_free(ctx, bufs);
-      goto done;
+    const CgCompiled *k = pinned ? pinned[ki] : NULL;
+    if (!k) {
+      st = rt_cache_acquire(rt->cache, ir, want_ir, &k, NULL, d);
+      if (st != LOOM_OK) {
+        ctx_free(ctx, bufs);
+        goto done;
+      }
     }
     if (want_ir && k->llvm_ir) fprintf(stderr, "; ---- LLVM IR of kernel %s ----\n%s\n", ir->name, k->llvm_ir);
     st = launch_kernel(ctx, ir, k, sk->shape, bufs, strides, no, nr, d);
-    rt_cache_release(rt->cache, k);
+    if (!pinned) rt_cache_release(rt->cache, k);
     ctx_free(ctx, bufs);
     if (st != LOOM_OK) goto done;
     launched++;
@@ -282,7 +284,7 @@ done:
 LoomStatus rt_run_schedule(LoomContext *ctx, const IrGraph *g, const Schedule *s,
                            void *const *out_data, Diag *d) {
   /* Without the output count, trust the schedule's indices (the pipeline made them from the roots). */
-  return run_schedule(ctx, g, s, out_data, INT32_MAX, 0, d);
+  return run_schedule(ctx, g, s, NULL, out_data, INT32_MAX, 0, d);
 }
 
 /* ---- argument checks and output arrays ------------------------------------------------------------ */
@@ -393,6 +395,157 @@ static LoomStatus check_outs(LoomGraph *g, int32_t n, const LoomNode *nodes, con
   return LOOM_OK;
 }
 
+/* ---- evaluation plans ---------------------------------------------------------------------------
+ * A graph keeps up to RT_MAX_PLANS plans (most recently used first): the schedule made for one set
+ * of roots, output layouts and input layouts, with its kernels pinned in the cache. Graph nodes are
+ * immutable and the schedule binds arrays by index, never by address, so a later loom_eval with the
+ * same roots and layouts skips the passes and the cache look-up: only outputs are allocated and the
+ * kernels launched. Plans are freed with the graph (LoomGraph.free_plans). */
+enum { RT_MAX_PLANS = 8 };
+
+typedef struct RtPlan {
+  struct RtPlan *next;
+  int32_t n;
+  int32_t *roots;
+  int64_t *out_strides;  /* n * LOOM_MAX_RANK */
+  int32_t ninputs;
+  LoomArray *inputs;     /* layouts of the graph's inputs when the plan was made (data unused) */
+  Schedule *schedule;
+  const CgCompiled **kernels; /* pinned, one per schedule kernel */
+  Arena arena;           /* owns this struct and everything above */
+} RtPlan;
+
+static bool same_layout(const LoomArray *a, const LoomArray *b) {
+  if (a->dtype != b->dtype || a->ndim != b->ndim || a->device != b->device ||
+      a->device_index != b->device_index)
+    return false;
+  for (int32_t i = 0; i < a->ndim; i++)
+    if (a->shape[i] != b->shape[i] || a->strides[i] != b->strides[i]) return false;
+  return true;
+}
+
+static bool plan_matches(const RtPlan *p, const LoomGraph *g, int32_t n, const LoomNode *nodes,
+                         const LoomArray *outs) {
+  if (p->n != n || memcmp(p->roots, nodes, (size_t)n * sizeof *nodes) != 0) return false;
+  for (int32_t i = 0; i < n; i++)
+    if (memcmp(&p->out_strides[(size_t)i * LOOM_MAX_RANK], outs[i].strides,
+               (size_t)outs[i].ndim * sizeof(int64_t)) != 0)
+      return false;
+  if (p->ninputs > g->ir.ninputs) return false;
+  for (int32_t i = 0; i < p->ninputs; i++)
+    if (!same_layout(&p->inputs[i], &g->ir.inputs[i])) return false;
+  return true;
+}
+
+static void plan_free(LoomContext *ctx, RtPlan *p) {
+  if (p->kernels)
+    for (int32_t k = 0; k < p->schedule->nkernel; k++)
+      if (p->kernels[k]) rt_cache_release(ctx->rt->cache, p->kernels[k]);
+  Arena a = p->arena; /* p lives in its own arena */
+  arena_free_all(&a);
+}
+
+static void graph_free_plans(LoomGraph *g) {
+  for (RtPlan *p = g->plans, *next; p; p = next) {
+    next = p->next;
+    plan_free(g->ctx, p);
+  }
+  g->plans = NULL;
+}
+
+/* The matching plan, moved to the front of the graph's list; NULL if none. */
+static RtPlan *find_plan(LoomGraph *g, int32_t n, const LoomNode *nodes, const LoomArray *outs) {
+  RtPlan **link = (RtPlan **)&g->plans;
+  for (RtPlan *p = *link; p; link = &p->next, p = p->next) {
+    if (!plan_matches(p, g, n, nodes, outs)) continue;
+    *link = p->next;
+    p->next = g->plans;
+    g->plans = p;
+    return p;
+  }
+  return NULL;
+}
+
+/* Runs the pipeline into a new plan; when `keep`, pins its kernels and adds it to the graph. */
+static LoomStatus make_plan(LoomGraph *g, int32_t n, const LoomNode *nodes, const LoomArray *outs,
+                            bool keep, StrBuf *dump, RtPlan **out, Diag *d) {
+  LoomContext *ctx = g->ctx;
+  Arena a;
+  arena_init(&a, ctx);
+  RtPlan *p = arena_alloc(&a, sizeof *p);
+  int32_t *roots = arena_alloc(&a, (size_t)n * sizeof *roots);
+  if (p) {
+    p->roots = arena_alloc(&a, (size_t)n * sizeof *p->roots);
+    p->out_strides = arena_alloc(&a, (size_t)n * LOOM_MAX_RANK * sizeof(int64_t));
+    p->inputs = arena_alloc(&a, (size_t)(g->ir.ninputs > 0 ? g->ir.ninputs : 1) * sizeof(LoomArray));
+  }
+  if (!p || !roots || !p->roots || !p->out_strides || !p->inputs) {
+    arena_free_all(&a);
+    return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: evaluation plan for %d outputs", n);
+  }
+  p->n = n;
+  memcpy(p->roots, nodes, (size_t)n * sizeof *nodes);
+  memcpy(roots, nodes, (size_t)n * sizeof *nodes);
+  for (int32_t i = 0; i < n; i++)
+    memcpy(&p->out_strides[(size_t)i * LOOM_MAX_RANK], outs[i].strides, LOOM_MAX_RANK * sizeof(int64_t));
+  p->ninputs = g->ir.ninputs;
+  if (g->ir.ninputs > 0) memcpy(p->inputs, g->ir.inputs, (size_t)g->ir.ninputs * sizeof(LoomArray));
+
+  IrModule m;
+  memset(&m, 0, sizeof m);
+  m.graph = &g->ir;
+  m.arena = &a;
+  m.nroots = n;
+  m.roots = roots;
+  m.outs = outs;
+  m.dump = dump;
+  m.dump_flags = ctx->dump_flags;
+  LoomStatus st = pass_run_pipeline(&m, d);
+  if (st == LOOM_OK && !m.schedule)
+    st = diag_error(d, LOOM_ERR_INTERNAL, "internal error: the pipeline produced no schedule");
+  if (st != LOOM_OK) {
+    arena_free_all(&a);
+    return st;
+  }
+  p->schedule = m.schedule;
+  p->kernels = NULL;
+  p->arena = a;
+  if (keep && m.schedule->nkernel > 0) {
+    p->kernels = arena_alloc(&p->arena, (size_t)m.schedule->nkernel * sizeof *p->kernels);
+    if (!p->kernels) {
+      plan_free(ctx, p);
+      return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: evaluation plan kernels");
+    }
+    for (int32_t k = 0; k < m.schedule->nkernel; k++) {
+      st = rt_cache_acquire(ctx->rt->cache, m.schedule->kernels[k].ir, false, &p->kernels[k], NULL, d);
+      if (st != LOOM_OK) {
+        plan_free(ctx, p);
+        return st;
+      }
+    }
+  }
+  if (keep) {
+    g->free_plans = graph_free_plans;
+    p->next = g->plans;
+    g->plans = p;
+    int count = 0;
+    for (RtPlan **link = (RtPlan **)&g->plans; *link; link = &(*link)->next)
+      if (++count == RT_MAX_PLANS && (*link)->next) {
+        RtPlan *rest = (*link)->next;
+        (*link)->next = NULL;
+        for (RtPlan *q = rest, *next; q; q = next) {
+          next = q->next;
+          plan_free(ctx, q);
+        }
+        break;
+      }
+  } else {
+    p->next = NULL;
+  }
+  *out = p;
+  return LOOM_OK;
+}
+
 static void dump_text(const char *title, const char *text) {
   fprintf(stderr, "; ---- %s ----\n%s", title, text ? text : "(out of memory)\n");
 }
@@ -467,31 +620,33 @@ static LoomStatus eval_impl(LoomGraph *g, int32_t n, const LoomNode *nodes, Loom
     ctx_free(ctx, text);
   }
 
-  IrModule m;
-  memset(&m, 0, sizeof m);
-  m.graph = &g->ir;
-  m.arena = &arena;
-  m.nroots = n;
-  m.roots = roots;
-  m.outs = mod_outs;
-  m.dump = (flags & (IR_DUMP_GRAPH | IR_DUMP_KERNELS | IR_DUMP_TIME)) ? &dump : NULL;
-  m.dump_flags = flags;
-  st = pass_run_pipeline(&m, d);
-  t_pipe = now_ms();
-  if (m.dump && dump.len > 0) {
-    dump_text("passes", dump.s);
-  } else if (st == LOOM_OK && (flags & IR_DUMP_KERNELS) && m.schedule) {
-    StrBuf kb;
-    sb_init(&kb, ctx);
-    ir_print_schedule(m.schedule, &kb);
-    char *text = sb_take(&kb);
-    dump_text("kernels", text);
-    ctx_free(ctx, text);
+  /* With dumps asked for, every evaluation runs the passes (and prints them) on a throwaway plan. */
+  bool keep = flags == 0;
+  RtPlan *rp = keep ? find_plan(g, n, nodes, mod_outs) : NULL;
+  if (rp) { /* its kernels are reused compiled kernels: count them as cache hits */
+    pthread_mutex_lock(&ctx->rt->stats_lock);
+    ctx->rt->stats.cache_hits += (uint64_t)rp->schedule->nkernel;
+    pthread_mutex_unlock(&ctx->rt->stats_lock);
+  } else {
+    st = make_plan(g, n, nodes, mod_outs, keep,
+                   (flags & (IR_DUMP_GRAPH | IR_DUMP_KERNELS | IR_DUMP_TIME)) ? &dump : NULL, &rp, d);
+    if (dump.len > 0) {
+      dump_text("passes", dump.s);
+    } else if (st == LOOM_OK && (flags & IR_DUMP_KERNELS)) {
+      StrBuf kb;
+      sb_init(&kb, ctx);
+      ir_print_schedule(rp->schedule, &kb);
+      char *text = sb_take(&kb);
+      dump_text("kernels", text);
+      ctx_free(ctx, text);
+    }
   }
   sb_free(&dump);
+  t_pipe = now_ms();
   if (st != LOOM_OK) goto fail;
 
-  st = run_schedule(ctx, &g->ir, m.schedule, out_data, n, extra_bytes, d);
+  st = run_schedule(ctx, &g->ir, rp->schedule, rp->kernels, out_data, n, extra_bytes, d);
+  if (!keep) plan_free(ctx, rp);
   if (st != LOOM_OK) goto fail;
 
   for (int32_t i = 0; i < n; i++) {
