@@ -121,7 +121,9 @@ static void machine_info(char *cpu, size_t cap) {
       p[strcspn(p, "\n")] = 0;
       for (char *q = p; *q; q++)
         if (*q == '"' || *q == '\\') *q = ' ';
-      snprintf(cpu, cap, "%s", p);
+      size_t len = strlen(p) < cap - 1 ? strlen(p) : cap - 1;
+      memcpy(cpu, p, len);
+      cpu[len] = 0;
     }
   }
   pclose(f);

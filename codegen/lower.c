@@ -22,6 +22,8 @@
 #include "codegen/cg_llvm.h"
 
 #define CG_MAX_DEPTH 4
+/* Outer strategy: O points per block (accumulators of one block live in stack arrays). */
+#define CG_OUTER_BLOCK 512
 
 typedef struct Lower {
   CgMath m;
@@ -44,6 +46,9 @@ typedef struct Lower {
   LLVMValueRef lin;       /* linear index of the current point within the walked dims */
   LLVMValueRef rsize;
   bool final_phase;
+  bool outer;                 /* run() uses the outer-axis strategy (use_outer) */
+  LLVMValueRef *accarr, *idxarr; /* nphase: block accumulator arrays (outer strategy) */
+  LLVMValueRef bj, bn;        /* index of the current point within the block; the block's size */
 } Lower;
 
 static int instr_nsrc(const KInstr *in) {
@@ -431,6 +436,180 @@ static void set_o_offsets(Lower *L, LLVMValueRef o) {
   }
 }
 
+/* ---- outer-axis strategy ----------------------------------------------------------------------------
+ * For reductions whose reduced axis is outer in memory (column sums): the per-o form walks R with a
+ * run-time stride, one element per cache line. Instead run() takes a block of up to CG_OUTER_BLOCK
+ * consecutive o along the last O dim (ending early at hi or at the end of that dim's row) and keeps
+ * one accumulator per o in stack arrays; each REDUCE phase walks R once with an inner loop over the
+ * block (contiguous loads along o, which the loop vectorizer widens), then each FINAL phase runs per
+ * o of the block. Every o still folds its values in R order, so the result of run() does not depend
+ * on the block split. Kernels with MAP phases keep the per-o form. */
+
+/* Whether run() of k uses the outer strategy: a reduction with an O dim and no MAP phase whose REDUCE
+ * values load some buffer contiguously along the last O dim and none contiguously along the innermost
+ * R dim. need: ninstr bytes of scratch. */
+static bool use_outer(const KernelIr *k, uint8_t *need) {
+  if (k->nkeep < 1 || k->nkeep >= k->ndim) return false;
+  memset(need, 0, (size_t)k->ninstr);
+  for (int p = 0; p < k->nphase; p++) {
+    if (k->phases[p].kind == KP_MAP) return false;
+    if (k->phases[p].kind == KP_REDUCE) need[k->phases[p].value] = 1;
+  }
+  bool contiguous_o = false;
+  for (int i = k->ninstr - 1; i >= 0; i--) {
+    const KInstr *in = &k->instrs[i];
+    if (!need[i]) continue;
+    for (int j = 0; j < instr_nsrc(in); j++) need[in->src[j]] = 1;
+    if (in->kind != KI_LOAD) continue;
+    const uint8_t *lay = k->bufs[in->buf].layout;
+    if (lay[k->ndim - 1] == KL_ONE) return false;
+    if (lay[k->nkeep - 1] == KL_ONE) contiguous_o = true;
+  }
+  return contiguous_o;
+}
+
+/* Emits `for (j = 0; j < n; j++) body` with L->off advanced by j along the last O dim and L->bj = j. */
+static void block_loop(Lower *L, LLVMValueRef n, BodyFn body, void *arg) {
+  LLVMBuilderRef b = L->m.b;
+  const KernelIr *k = L->k;
+  int nb = k->nbuf, lo_dim = k->nkeep - 1;
+  if (L->depth + 1 >= CG_MAX_DEPTH) {
+    diag_error(L->m.d, LOOM_ERR_INTERNAL, "codegen: loops nested too deep");
+    return;
+  }
+  LLVMValueRef *outer = L->off;
+  LLVMValueRef *inner = L->levels + (size_t)(L->depth + 1) * (size_t)nb;
+  LLVMBasicBlockRef pre = LLVMGetInsertBlock(b);
+  LLVMBasicBlockRef body_bb = new_bb(L, "blk.body"), exit_bb = new_bb(L, "blk.exit");
+  LLVMValueRef zero = cg_i64(&L->m, 0);
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, zero, n, ""), body_bb, exit_bb);
+  LLVMPositionBuilderAtEnd(b, body_bb);
+  LLVMValueRef j = LLVMBuildPhi(b, L->i64, "bj");
+  for (int bi = 0; bi < nb; bi++)
+    inner[bi] = LLVMBuildAdd(b, outer[bi], LLVMBuildMul(b, j, L->stride[bi * k->ndim + lo_dim], ""), "");
+  L->off = inner;
+  L->depth++;
+  L->bj = j;
+  body(L, arg);
+  L->depth--;
+  L->off = outer;
+  LLVMValueRef j1 = LLVMBuildAdd(b, j, cg_i64(&L->m, 1), "");
+  LLVMBasicBlockRef end = LLVMGetInsertBlock(b);
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, j1, n, ""), body_bb, exit_bb);
+  LLVMBasicBlockRef from[2] = {pre, end};
+  LLVMValueRef vals[2] = {zero, j1};
+  LLVMAddIncoming(j, vals, from, 2);
+  LLVMPositionBuilderAtEnd(b, exit_bb);
+}
+
+static LLVMValueRef slot(Lower *L, LLVMTypeRef et, LLVMValueRef arr) {
+  return LLVMBuildGEP2(L->m.b, et, arr, &L->bj, 1, "");
+}
+
+/* Sets L->acc / L->accidx of REDUCE phases [0, np) to their values at block point L->bj. */
+static void load_block_accs(Lower *L, int np) {
+  const KernelIr *k = L->k;
+  for (int q = 0; q < k->nphase; q++) {
+    L->acc[q] = L->accidx[q] = NULL;
+    if (q >= np || k->phases[q].kind != KP_REDUCE) continue;
+    LoomDType vt = red_value_dtype(k, &k->phases[q]);
+    LLVMTypeRef mt = cg_mem_type(&L->m, vt);
+    L->acc[q] = cg_from_mem(&L->m, vt, vt, LLVMBuildLoad2(L->m.b, mt, slot(L, mt, L->accarr[q]), ""));
+    if (is_arg(k->phases[q].reduce_op))
+      L->accidx[q] = LLVMBuildLoad2(L->m.b, L->i64, slot(L, L->i64, L->idxarr[q]), "");
+  }
+}
+
+static void body_block_init(Lower *L, void *arg) {
+  int p = (int)((const KPhase *)arg - L->k->phases);
+  const KPhase *ph = &L->k->phases[p];
+  LoomDType vt = red_value_dtype(L->k, ph);
+  LLVMTypeRef mt = cg_mem_type(&L->m, vt);
+  LLVMValueRef id = cg_to_mem(&L->m, vt, vt, cg_identity(&L->m, (LoomReduceOp)ph->reduce_op, vt));
+  LLVMBuildStore(L->m.b, id, slot(L, mt, L->accarr[p]));
+  if (is_arg(ph->reduce_op)) LLVMBuildStore(L->m.b, cg_i64(&L->m, 0), slot(L, L->i64, L->idxarr[p]));
+}
+
+static void body_block_reduce(Lower *L, void *arg) {
+  int p = (int)((const KPhase *)arg - L->k->phases);
+  const KernelIr *k = L->k;
+  const KPhase *ph = &k->phases[p];
+  LLVMBuilderRef b = L->m.b;
+  LoomDType vt = red_value_dtype(k, ph);
+  LLVMTypeRef mt = cg_mem_type(&L->m, vt);
+  clear_cache(L);
+  load_block_accs(L, p);
+  eval_needed(L, &ph->value, 1);
+  LLVMValueRef v = L->cache[ph->value];
+  LLVMValueRef ap = slot(L, mt, L->accarr[p]);
+  LLVMValueRef cur = cg_from_mem(&L->m, vt, vt, LLVMBuildLoad2(b, mt, ap, ""));
+  LLVMValueRef nv;
+  if (is_arg(ph->reduce_op)) {
+    LLVMValueRef take = cg_arg_better(&L->m, (LoomReduceOp)ph->reduce_op, vt, cur, v);
+    nv = LLVMBuildSelect(b, take, v, cur, "");
+    LLVMValueRef ip = slot(L, L->i64, L->idxarr[p]);
+    LLVMValueRef ci = LLVMBuildLoad2(b, L->i64, ip, "");
+    LLVMBuildStore(b, LLVMBuildSelect(b, take, L->lin, ci, ""), ip);
+  } else {
+    nv = cg_combine(&L->m, (LoomReduceOp)ph->reduce_op, vt, cur, v);
+  }
+  LLVMBuildStore(b, cg_to_mem(&L->m, vt, vt, nv), ap);
+  clear_cache(L);
+}
+
+/* Walk body of a REDUCE phase: one R point for every o of the block. */
+static void body_block_reduce_row(Lower *L, void *arg) { block_loop(L, L->bn, body_block_reduce, arg); }
+
+static void body_block_final(Lower *L, void *arg) {
+  int p = (int)((const KPhase *)arg - L->k->phases);
+  memcpy(L->ooff, L->off, sizeof(LLVMValueRef) * (size_t)L->k->nbuf);
+  clear_cache(L);
+  load_block_accs(L, p);
+  run_final_phase(L, &L->k->phases[p]);
+}
+
+/* run(lo, hi) of the outer strategy: blocks of consecutive O points. */
+static void run_outer(Lower *L, LLVMValueRef lo, LLVMValueRef hi) {
+  const KernelIr *k = L->k;
+  CgMath *m = &L->m;
+  LLVMBuilderRef b = m->b;
+  int last = k->nkeep - 1;
+  for (int p = 0; p < k->nphase; p++) {
+    if (k->phases[p].kind != KP_REDUCE) continue;
+    LoomDType vt = red_value_dtype(k, &k->phases[p]);
+    L->accarr[p] = entry_alloca(L, LLVMArrayType(cg_mem_type(m, vt), CG_OUTER_BLOCK), "accs");
+    if (is_arg(k->phases[p].reduce_op))
+      L->idxarr[p] = entry_alloca(L, LLVMArrayType(L->i64, CG_OUTER_BLOCK), "accis");
+  }
+  LLVMValueRef opos = entry_alloca(L, L->i64, "o");
+  LLVMBasicBlockRef head = new_bb(L, "outer.block"), exit_bb = new_bb(L, "outer.exit");
+  LLVMBuildStore(b, lo, opos);
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, lo, hi, ""), head, exit_bb);
+  LLVMPositionBuilderAtEnd(b, head);
+  LLVMValueRef o = LLVMBuildLoad2(b, L->i64, opos, "");
+  set_o_offsets(L, o);
+  LLVMValueRef col = last > 0 ? LLVMBuildURem(b, o, L->shape[last], "") : o;
+  LLVMValueRef n = LLVMBuildSub(b, L->shape[last], col, "");
+  LLVMValueRef left = LLVMBuildSub(b, hi, o, "");
+  n = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, left, n, ""), left, n, "");
+  LLVMValueRef cap = cg_i64(m, CG_OUTER_BLOCK);
+  n = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, cap, n, ""), cap, n, "n");
+  L->bn = n;
+  for (int p = 0; p < k->nphase; p++) {
+    void *ph = (void *)&k->phases[p];
+    if (k->phases[p].kind == KP_REDUCE) {
+      block_loop(L, n, body_block_init, ph);
+      walk(L, k->nkeep, k->ndim, cg_i64(m, 0), L->rsize, body_block_reduce_row, ph);
+    } else {
+      block_loop(L, n, body_block_final, ph);
+    }
+  }
+  LLVMValueRef o1 = LLVMBuildAdd(b, o, n, "");
+  LLVMBuildStore(b, o1, opos);
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, o1, hi, ""), head, exit_bb);
+  LLVMPositionBuilderAtEnd(b, exit_bb);
+}
+
 enum { ENTRY_RUN, ENTRY_PARTIAL, ENTRY_FINISH };
 
 static void add_fn_attrs(Lower *L, LLVMValueRef fn, const char *const *attrs, int nattrs) {
@@ -532,6 +711,7 @@ static void build_entry(Lower *L, int which, const char *name, const char *const
   LLVMValueRef s0 = LLVMGetParam(impl, (unsigned)(2 + nb)), s1 = LLVMGetParam(impl, (unsigned)(3 + nb));
   if (which == ENTRY_RUN) {
     if (k->nkeep == k->ndim) walk(L, 0, k->ndim, s0, s1, body_map, (void *)&k->phases[0]);
+    else if (L->outer) run_outer(L, s0, s1);
     else walk(L, 0, k->nkeep, s0, s1, body_o_point, NULL);
   } else {
     LLVMValueRef s2 = LLVMGetParam(impl, (unsigned)(4 + nb));
@@ -635,11 +815,15 @@ LoomStatus cg_lower_host(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef mod, 
   L.accidx = ctx_calloc(ctx, np, sizeof(LLVMValueRef));
   L.cache = ctx_calloc(ctx, ni, sizeof(LLVMValueRef));
   L.need = ctx_calloc(ctx, ni, 1);
+  L.accarr = ctx_calloc(ctx, np, sizeof(LLVMValueRef));
+  L.idxarr = ctx_calloc(ctx, np, sizeof(LLVMValueRef));
   L.m.b = LLVMCreateBuilderInContext(c);
   L.ab = LLVMCreateBuilderInContext(c);
-  if (!L.shape || !L.base || !L.stride || !L.levels || !L.ooff || !L.acc || !L.accidx || !L.cache || !L.need) {
+  if (!L.shape || !L.base || !L.stride || !L.levels || !L.ooff || !L.acc || !L.accidx || !L.cache || !L.need ||
+      !L.accarr || !L.idxarr) {
     st = diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "codegen: out of memory lowering kernel '%s'", k->name);
   } else {
+    L.outer = use_outer(k, L.need);
     build_entry(&L, ENTRY_RUN, names->run, fn_attrs, nattrs);
     if (names->has_partial) {
       build_entry(&L, ENTRY_PARTIAL, names->partial, fn_attrs, nattrs);
@@ -659,6 +843,8 @@ LoomStatus cg_lower_host(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef mod, 
   ctx_free(ctx, L.accidx);
   ctx_free(ctx, L.cache);
   ctx_free(ctx, L.need);
+  ctx_free(ctx, L.accarr);
+  ctx_free(ctx, L.idxarr);
   if (st == LOOM_OK) {
     char *msg = NULL;
     if (LLVMVerifyModule(mod, LLVMReturnStatusAction, &msg)) {

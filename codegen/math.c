@@ -361,7 +361,8 @@ LLVMValueRef cg_elem(CgMath *m, LoomOp op, LoomDType t, const LLVMValueRef *args
   if (fl && (op == LOOM_OP_ASINH || op == LOOM_OP_ACOSH)) {
     /* SLEEF's vector asinh/acosh overflow to inf above ~1.3e154 (f64) / ~1.8e19 (f32); there
      * asinh(x) = sign(x) (log|x| + ln 2) and acosh(x) = log x + ln 2 to rounding. */
-    LLVMValueRef r = libm_call(m, lm, t, args, 1);
+    LLVMValueRef x0 = a;
+    LLVMValueRef r = libm_call(m, lm, t, &x0, 1);
     LLVMValueRef ax = op == LOOM_OP_ASINH ? intr1(m, "llvm.fabs", a) : a;
     LLVMValueRef big = LLVMBuildFCmp(b, LLVMRealOGT, ax, fconst(m, t, t == LOOM_FLOAT64 ? 1e150 : 1e18), "");
     LLVMValueRef alt = LLVMBuildFAdd(b, libm_call(m, "log", t, &ax, 1), fconst(m, t, 0.69314718055994530942), "");

@@ -103,7 +103,7 @@ static LoomStatus parse_i64(Cursor *c, int64_t *out) {
 }
 
 static LoomStatus parse_int(Cursor *c, int lo, int hi, int *out) {
-  int64_t v;
+  int64_t v = 0;
   LoomStatus st = parse_i64(c, &v);
   if (st) return st;
   if (v < lo || v > hi) {
@@ -190,7 +190,7 @@ static bool idmap_push(IdMap *m, int32_t x) {
 }
 
 static LoomStatus map_ref(Cursor *c, const IdMap *m, int32_t *x) {
-  int32_t r;
+  int32_t r = 0;
   LoomStatus st = parse_ref(c, &r);
   if (st) return st;
   if (r >= m->n)
@@ -205,7 +205,7 @@ static LoomStatus map_ref(Cursor *c, const IdMap *m, int32_t *x) {
  *      | "slice" | "copy"
  * extras = "strides" dims | scalar | "perm" dims | "start" dims "step" dims | "axes" dims ["keepdims"] */
 static LoomStatus parse_node_line(Cursor *c, IrGraph *g, IdMap *nodes, IdMap *inputs, Diag *d) {
-  int32_t id;
+  int32_t id = -1;
   LoomStatus st = parse_ref(c, &id);
   if (st) return st;
   if (id != nodes->n)
@@ -328,7 +328,7 @@ LoomStatus ir_parse_graph(IrGraph *g, const char *text, int32_t *nroots, int32_t
       continue;
     }
     if (accept(&c, "output")) {
-      int32_t x;
+      int32_t x = -1;
       if (!(st = map_ref(&c, &nodes, &x))) {
         if (nr >= maxroots || !roots)
           st = diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "line %d: more than %d output lines", c.line, maxroots);
@@ -370,7 +370,7 @@ static LoomStatus oom(Diag *d) { return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "o
 /* instr = "%" N "=" ("load" dt "buf" N | "const" dt scalar | opname dt ref* | "cast" dt ref
  *         | "acc" dt "phase" N | "redsize" dt) */
 static LoomStatus parse_instr(Cursor *c, KInstr *in, int32_t expect_id) {
-  int32_t id;
+  int32_t id = -1;
   LoomStatus st = parse_ref(c, &id);
   if (st) return st;
   if (id != expect_id)

@@ -175,6 +175,15 @@ LOOM_API LoomStatus loom_reduce_dtype(LoomGraph *g, LoomReduceOp op, LoomNode x,
 LOOM_API LoomStatus loom_node_info(LoomGraph *g, LoomNode node, LoomDType *dtype, int32_t *ndim,
                                    int64_t *shape /* LOOM_MAX_RANK entries, may be NULL */);
 
+/* ---- graph reuse ------------------------------------------------------------------------------------ */
+/* Points the input read by node `input` (a node made by loom_input) at another array of the same
+ * dtype, shape and device; data and strides may differ. Every node built on that input reads the new
+ * array from the next loom_eval on (loom_input shares one input between equal descriptors, so their
+ * nodes move together). How the Python @loom.fuse reuses a traced graph without rebuilding it. */
+LOOM_API LoomStatus loom_input_rebind(LoomGraph *g, LoomNode input, const LoomArray *array);
+/* The number of nodes in a graph (0 for NULL): callers use it to bound graphs that grow in loops. */
+LOOM_API int32_t loom_graph_node_count(const LoomGraph *g);
+
 /* ---- evaluation ----------------------------------------------------------------------------------- */
 /* Evaluates n nodes. For each i: if outs[i].data is NULL, a new C-contiguous array is allocated with
  * the context's allocator (release it with loom_array_free) and outs[i] is filled in; otherwise outs[i]
