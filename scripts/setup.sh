@@ -56,3 +56,29 @@ fi
 # Warnings are not fatal, but they are shown: the code is meant to be -Wall -Wextra clean.
 grep -E 'warning:' "$build_dir/build.log" >&2 || true
 echo "setup: built $build_dir/ (Release)"
+
+# ---- Python package `loom` (python/): its build and test dependencies, then the package itself into
+# the python3 on PATH (PYTHON overrides). pip runs only for modules that do not import; the package
+# build is incremental (build/python). LOOM_SKIP_PYTHON=1 skips this step.
+if [ "${LOOM_SKIP_PYTHON:-0}" != 1 ]; then
+  py=${PYTHON:-python3}
+  pylog="$build_dir/python.log"
+  missing_py=()
+  for m in scikit_build_core numpy pytest hypothesis; do
+    "$py" -c "import $m" >/dev/null 2>&1 || missing_py+=("${m//_/-}")
+  done
+  if ((${#missing_py[@]})); then
+    if ! "$py" -m pip install -q "${missing_py[@]}" >"$pylog" 2>&1; then
+      cat "$pylog" >&2
+      echo "setup: pip install ${missing_py[*]} failed (see above)" >&2
+      exit 1
+    fi
+  fi
+  if ! "$py" -m pip install -q --no-build-isolation --config-settings=build-dir="$build_dir/python" . \
+       >"$pylog" 2>&1; then
+    cat "$pylog" >&2
+    echo "setup: pip install of the loom Python package failed (log: $pylog)" >&2
+    exit 1
+  fi
+  echo "setup: installed the loom Python package into $("$py" -c 'import sys; print(sys.prefix)')"
+fi

@@ -2,7 +2,9 @@
 # test.sh: build and run every C test twice: a Release build (build/, via scripts/setup.sh) and a
 # Debug build with AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/). Prints ctest's
 # summary lines; exits nonzero if any build or test fails. Both passes always run, so one report
-# shows every failure. Environment: LOOM_JOBS (default: nproc), LOOM_SKIP_ASAN=1 skips the second pass.
+# shows every failure. After the Release ctest, the Python suite (pytest tests/python) runs against the
+# package setup.sh installed. Environment: LOOM_JOBS (default: nproc), LOOM_SKIP_ASAN=1 skips the second
+# pass, LOOM_SKIP_PYTHON=1 skips the Python package and its tests, PYTHON picks the interpreter.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 jobs=${LOOM_JOBS:-$(nproc 2>/dev/null || echo 2)}
@@ -16,6 +18,12 @@ fi
 
 echo "== ctest (Release)"
 (cd build && ctest --output-on-failure -j"$jobs") || status=1
+
+if [ "${LOOM_SKIP_PYTHON:-0}" != 1 ]; then
+  echo "== pytest (Python package, tests/python)"
+  # from the repository root, the installed package is imported (python/ is not on sys.path)
+  "${PYTHON:-python3}" -m pytest tests/python -q -p no:cacheprovider 2>&1 | tail -n 15 || status=1
+fi
 
 if [ "${LOOM_SKIP_ASAN:-0}" != 1 ]; then
   echo "== ASan/UBSan Debug build (build-asan/)"

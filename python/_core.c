@@ -1,0 +1,1483 @@
+/* _core.c: the CPython extension behind the `loom` package (loom._core).
+ *
+ * Approach. PEP 489 multi-phase init; everything lives in per-module state (ModState), no C globals.
+ * Four heap types:
+ *   Context  owns the LoomContext; Buffers and Graphs hold a reference, so the context outlives them
+ *            even when the module is torn down first.
+ *   Buffer   owns array memory: aligned_alloc'ed, allocated by loom_eval (freed with loom_array_free),
+ *            a Py_buffer imported from another object, or a DLPack tensor imported from a capsule.
+ *   Graph    owns a LoomGraph, the set of Buffers its inputs read (kept alive until the graph dies)
+ *            and weak references to its pending arrays. A "trace" graph belongs to @loom.fuse.
+ *   Array    (loom.ndarray's base) is materialized (a Buffer plus a LoomArray descriptor: a view
+ *            anywhere inside it) or lazy (a Graph plus a LoomNode).
+ * Ops build nodes in the module's current graph (or in a trace graph when an operand is a tracer).
+ * A materialized operand enters as loom_input; a lazy operand of an older graph is evaluated first.
+ * Observation (buffer export, DLPack) and `materialize`/`eval` evaluate pending arrays, several at
+ * once in one loom_eval. When the current graph passes a node bound its live pending arrays are
+ * evaluated and a new graph starts. Before a write into a Buffer that the current graph reads, every
+ * pending array of that graph is evaluated, so no pending value ever changes.
+ * The GIL is held during loom_eval: one graph must not be used by two threads at once.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <structmember.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "loom/loom.h"
+
+/* ---- DLPack (the subset of dlpack.h v0.8 that the legacy "dltensor" capsule uses) --------------- */
+typedef struct {
+  int32_t device_type; /* kDLCPU = 1 */
+  int32_t device_id;
+} DLDevice;
+typedef struct {
+  uint8_t code; /* kDLInt 0, kDLUInt 1, kDLFloat 2, kDLBool 6 */
+  uint8_t bits;
+  uint16_t lanes;
+} DLDataType;
+typedef struct {
+  void *data;
+  DLDevice device;
+  int32_t ndim;
+  DLDataType dtype;
+  int64_t *shape;
+  int64_t *strides; /* in elements; NULL = C-contiguous */
+  uint64_t byte_offset;
+} DLTensor;
+typedef struct DLManagedTensor {
+  DLTensor dl_tensor;
+  void *manager_ctx;
+  void (*deleter)(struct DLManagedTensor *self);
+} DLManagedTensor;
+enum { DL_CPU = 1, DL_INT = 0, DL_UINT = 1, DL_FLOAT = 2, DL_BOOL = 6 };
+
+/* ---- module state and objects -------------------------------------------------------------------- */
+typedef struct {
+  PyObject *ctx_obj;           /* Context */
+  PyTypeObject *context_type, *buffer_type, *graph_type, *array_type;
+  PyObject *array_cls;         /* the Python subclass loom.ndarray (set by the package), or NULL */
+  PyObject *graph;             /* current Graph, or NULL */
+  PyObject *axis_error;        /* numpy.exceptions.AxisError when set, else NULL (ValueError) */
+  int eager;
+  int32_t bound;               /* node bound of a graph */
+} ModState;
+
+typedef struct {
+  PyObject_HEAD
+  LoomContext *ctx;
+} ContextObject;
+
+enum { BUF_ALIGNED = 0, BUF_LOOM, BUF_PYBUF, BUF_DLPACK };
+typedef struct {
+  PyObject_HEAD
+  PyObject *ctx_obj;
+  int kind;
+  void *ptr;        /* BUF_ALIGNED */
+  LoomArray la;     /* BUF_LOOM */
+  Py_buffer view;   /* BUF_PYBUF */
+  DLManagedTensor *mt; /* BUF_DLPACK */
+} BufferObject;
+
+typedef struct {
+  PyObject_HEAD
+  PyObject *ctx_obj;
+  LoomGraph *g;
+  PyObject *keep;    /* set of Buffers read by inputs */
+  PyObject *pending; /* list of weakrefs to lazy Arrays */
+  int trace;
+} GraphObject;
+
+typedef struct {
+  PyObject_HEAD
+  int lazy;
+  LoomArray desc;            /* dtype, ndim, shape always; data and strides when materialized */
+  Py_ssize_t bshape[LOOM_MAX_RANK], bstrides[LOOM_MAX_RANK]; /* for the buffer protocol */
+  PyObject *buffer;          /* Buffer (materialized) */
+  PyObject *graph;           /* Graph (lazy) */
+  LoomNode node;
+  PyObject *weakreflist;
+} ArrayObject;
+
+static struct PyModuleDef core_module;
+
+static ModState *state_of_module(PyObject *m) { return (ModState *)PyModule_GetState(m); }
+static ModState *state_of_type(PyTypeObject *t) {
+  PyObject *m = PyType_GetModuleByDef(t, &core_module);
+  return m ? state_of_module(m) : NULL;
+}
+static LoomContext *ctx_of(ModState *st) { return ((ContextObject *)st->ctx_obj)->ctx; }
+
+static const char *const dtype_names[LOOM_DTYPE_COUNT] = {
+    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+    "float16", "float32", "float64"};
+/* Buffer-protocol formats; int64 is 'l' where long is 64-bit so NumPy sees its default int64. */
+#if LONG_MAX == INT64_MAX
+#define FMT_I64 "l"
+#define FMT_U64 "L"
+#else
+#define FMT_I64 "q"
+#define FMT_U64 "Q"
+#endif
+static const char *const dtype_formats[LOOM_DTYPE_COUNT] = {"?", "b", "h", "i", FMT_I64, "B", "H", "I", FMT_U64,
+                                                            "e", "f", "d"};
+
+/* ---- errors -------------------------------------------------------------------------------------- */
+/* Raises the Python exception for a failed Loom call and returns NULL. */
+static PyObject *raise_status(ModState *st, LoomStatus s) {
+  const char *msg = loom_last_error(ctx_of(st));
+  if (!msg || !*msg) msg = loom_status_name(s);
+  PyObject *exc = PyExc_RuntimeError;
+  switch (s) {
+  case LOOM_ERR_SHAPE: exc = PyExc_ValueError; break;
+  case LOOM_ERR_DTYPE: exc = PyExc_TypeError; break;
+  case LOOM_ERR_AXIS: exc = st->axis_error ? st->axis_error : PyExc_ValueError; break;
+  case LOOM_ERR_OUT_OF_MEMORY: exc = PyExc_MemoryError; break;
+  case LOOM_ERR_INVALID_ARGUMENT: exc = strstr(msg, "out of bounds") ? PyExc_OverflowError : PyExc_ValueError; break;
+  case LOOM_ERR_UNSUPPORTED: exc = PyExc_NotImplementedError; break;
+  default: break;
+  }
+  PyErr_SetString(exc, msg);
+  return NULL;
+}
+
+/* ---- Context ------------------------------------------------------------------------------------- */
+static void context_dealloc(ContextObject *self) {
+  PyTypeObject *tp = Py_TYPE(self);
+  if (self->ctx) loom_context_destroy(self->ctx);
+  tp->tp_free(self);
+  Py_DECREF(tp);
+}
+static PyType_Slot context_slots[] = {{Py_tp_dealloc, context_dealloc}, {0, NULL}};
+static PyType_Spec context_spec = {"loom._core.Context", sizeof(ContextObject), 0, Py_TPFLAGS_DEFAULT,
+                                   context_slots};
+
+/* ---- Buffer -------------------------------------------------------------------------------------- */
+static void buffer_dealloc(BufferObject *self) {
+  PyTypeObject *tp = Py_TYPE(self);
+  switch (self->kind) {
+  case BUF_ALIGNED: free(self->ptr); break;
+  case BUF_LOOM:
+    if (self->ctx_obj) loom_array_free(((ContextObject *)self->ctx_obj)->ctx, &self->la);
+    break;
+  case BUF_PYBUF:
+    if (self->view.obj) PyBuffer_Release(&self->view);
+    break;
+  case BUF_DLPACK:
+    if (self->mt && self->mt->deleter) self->mt->deleter(self->mt);
+    break;
+  }
+  Py_XDECREF(self->ctx_obj);
+  tp->tp_free(self);
+  Py_DECREF(tp);
+}
+static PyType_Slot buffer_slots[] = {{Py_tp_dealloc, buffer_dealloc}, {0, NULL}};
+static PyType_Spec buffer_spec = {"loom._core.Buffer", sizeof(BufferObject), 0, Py_TPFLAGS_DEFAULT, buffer_slots};
+
+static BufferObject *buffer_new(ModState *st, int kind) {
+  BufferObject *b = (BufferObject *)st->buffer_type->tp_alloc(st->buffer_type, 0);
+  if (!b) return NULL;
+  b->kind = kind;
+  b->ctx_obj = Py_NewRef(st->ctx_obj);
+  return b;
+}
+
+/* ---- Graph --------------------------------------------------------------------------------------- */
+static int graph_traverse(GraphObject *self, visitproc visit, void *arg) {
+  Py_VISIT(self->keep);
+  Py_VISIT(self->pending);
+  Py_VISIT(Py_TYPE(self));
+  return 0;
+}
+static int graph_clear(GraphObject *self) {
+  Py_CLEAR(self->keep);
+  Py_CLEAR(self->pending);
+  return 0;
+}
+static void graph_dealloc(GraphObject *self) {
+  PyTypeObject *tp = Py_TYPE(self);
+  PyObject_GC_UnTrack(self);
+  if (self->g) loom_graph_destroy(self->g); /* before the inputs it reads are released */
+  graph_clear(self);
+  Py_XDECREF(self->ctx_obj);
+  tp->tp_free(self);
+  Py_DECREF(tp);
+}
+static PyObject *graph_node_count(GraphObject *self, PyObject *unused) {
+  return PyLong_FromLong(loom_graph_node_count(self->g));
+}
+static PyMethodDef graph_methods[] = {
+    {"node_count", (PyCFunction)graph_node_count, METH_NOARGS, "number of nodes in the graph"}, {NULL}};
+static PyType_Slot graph_slots[] = {{Py_tp_dealloc, graph_dealloc},   {Py_tp_traverse, graph_traverse},
+                                    {Py_tp_clear, graph_clear},       {Py_tp_methods, graph_methods},
+                                    {0, NULL}};
+static PyType_Spec graph_spec = {"loom._core.Graph", sizeof(GraphObject), 0,
+                                 Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC, graph_slots};
+
+static GraphObject *graph_new(ModState *st, int trace) {
+  GraphObject *gr = PyObject_GC_New(GraphObject, st->graph_type);
+  if (!gr) return NULL;
+  gr->ctx_obj = Py_NewRef(st->ctx_obj);
+  gr->g = NULL;
+  gr->trace = trace;
+  gr->keep = PySet_New(NULL);
+  gr->pending = PyList_New(0);
+  PyObject_GC_Track(gr);
+  if (!gr->keep || !gr->pending) {
+    Py_DECREF(gr);
+    return NULL;
+  }
+  LoomStatus s = loom_graph_create(ctx_of(st), &gr->g);
+  if (s) {
+    Py_DECREF(gr);
+    return (GraphObject *)raise_status(st, s);
+  }
+  return gr;
+}
+
+/* ---- Array basics -------------------------------------------------------------------------------- */
+static int array_traverse(ArrayObject *self, visitproc visit, void *arg) {
+  Py_VISIT(self->buffer);
+  Py_VISIT(self->graph);
+  Py_VISIT(Py_TYPE(self));
+  return 0;
+}
+static int array_clear(ArrayObject *self) {
+  Py_CLEAR(self->buffer);
+  Py_CLEAR(self->graph);
+  return 0;
+}
+static void array_dealloc(ArrayObject *self) {
+  PyTypeObject *tp = Py_TYPE(self);
+  PyObject_GC_UnTrack(self);
+  if (self->weakreflist) PyObject_ClearWeakRefs((PyObject *)self);
+  array_clear(self);
+  tp->tp_free(self);
+  Py_DECREF(tp);
+}
+
+static int is_array(ModState *st, PyObject *o) { return PyObject_TypeCheck(o, st->array_type); }
+
+static ArrayObject *array_alloc(ModState *st) {
+  PyTypeObject *t = st->array_cls ? (PyTypeObject *)st->array_cls : st->array_type;
+  ArrayObject *a = (ArrayObject *)t->tp_alloc(t, 0);
+  return a;
+}
+
+static void set_byte_geometry(ArrayObject *a) {
+  size_t item = loom_dtype_size(a->desc.dtype);
+  for (int i = 0; i < a->desc.ndim; i++) {
+    a->bshape[i] = (Py_ssize_t)a->desc.shape[i];
+    a->bstrides[i] = (Py_ssize_t)(a->desc.strides[i] * (int64_t)item);
+  }
+}
+
+static void contiguous_strides(LoomArray *d) {
+  int64_t s = 1;
+  for (int i = d->ndim - 1; i >= 0; i--) {
+    d->strides[i] = s;
+    s *= d->shape[i] > 0 ? d->shape[i] : 1;
+  }
+}
+
+static int64_t numel(const LoomArray *d) {
+  int64_t n = 1;
+  for (int i = 0; i < d->ndim; i++) n *= d->shape[i];
+  return n;
+}
+
+/* A materialized Array on buffer b with descriptor d (steals nothing). */
+static ArrayObject *array_materialized(ModState *st, PyObject *buffer, const LoomArray *d) {
+  ArrayObject *a = array_alloc(st);
+  if (!a) return NULL;
+  a->lazy = 0;
+  a->desc = *d;
+  a->buffer = Py_NewRef(buffer);
+  set_byte_geometry(a);
+  return a;
+}
+
+/* Turns `a` into a materialized array holding the Loom-allocated result `out`. */
+static int adopt_result(ModState *st, ArrayObject *a, const LoomArray *out) {
+  BufferObject *b = buffer_new(st, BUF_LOOM);
+  if (!b) {
+    LoomArray tmp = *out;
+    loom_array_free(ctx_of(st), &tmp);
+    return -1;
+  }
+  b->la = *out;
+  a->desc = *out;
+  a->lazy = 0;
+  Py_CLEAR(a->graph);
+  Py_XSETREF(a->buffer, (PyObject *)b);
+  set_byte_geometry(a);
+  return 0;
+}
+
+/* ---- evaluation ---------------------------------------------------------------------------------- */
+static PyObject *trace_error(void) {
+  PyErr_SetString(PyExc_TypeError,
+                  "a value traced by @loom.fuse cannot be observed while tracing (bool(), float(), if, "
+                  "printing, NumPy conversion): the traced function must not branch on array values; "
+                  "use loom.where(cond, a, b) instead, or call the function without @loom.fuse");
+  return NULL;
+}
+
+/* Evaluates the lazy arrays among items (a sequence of objects; non-arrays are skipped), grouped by
+ * graph, one loom_eval per graph. Returns 0 or -1 with an exception. */
+static int materialize_many(ModState *st, PyObject **items, Py_ssize_t n) {
+  for (Py_ssize_t i = 0; i < n; i++) {
+    if (!is_array(st, items[i])) continue;
+    ArrayObject *a = (ArrayObject *)items[i];
+    if (!a->lazy) continue;
+    GraphObject *gr = (GraphObject *)a->graph;
+    if (gr->trace) {
+      trace_error();
+      return -1;
+    }
+    /* collect every lazy array of this graph among items[i..] */
+    Py_ssize_t cnt = 0;
+    for (Py_ssize_t j = i; j < n; j++)
+      if (is_array(st, items[j]) && ((ArrayObject *)items[j])->lazy && ((ArrayObject *)items[j])->graph == (PyObject *)gr)
+        cnt++;
+    LoomNode *nodes = PyMem_Malloc(sizeof(LoomNode) * (size_t)cnt);
+    LoomArray *outs = PyMem_Calloc((size_t)cnt, sizeof(LoomArray));
+    ArrayObject **who = PyMem_Malloc(sizeof(ArrayObject *) * (size_t)cnt);
+    if (!nodes || !outs || !who) {
+      PyMem_Free(nodes);
+      PyMem_Free(outs);
+      PyMem_Free(who);
+      PyErr_NoMemory();
+      return -1;
+    }
+    Py_ssize_t k = 0;
+    for (Py_ssize_t j = i; j < n; j++) {
+      if (!is_array(st, items[j])) continue;
+      ArrayObject *b = (ArrayObject *)items[j];
+      if (!b->lazy || b->graph != (PyObject *)gr) continue;
+      int dup = 0;
+      for (Py_ssize_t q = 0; q < k; q++)
+        if (who[q] == b) dup = 1;
+      if (dup) continue;
+      who[k] = b;
+      nodes[k] = b->node;
+      k++;
+    }
+    Py_INCREF(gr);
+    LoomStatus s = loom_eval(gr->g, (int32_t)k, nodes, outs);
+    int rc = 0;
+    if (s) {
+      raise_status(st, s);
+      rc = -1;
+    } else {
+      for (Py_ssize_t q = 0; q < k; q++)
+        if (adopt_result(st, who[q], &outs[q]) < 0) {
+          for (Py_ssize_t r = q + 1; r < k; r++) loom_array_free(ctx_of(st), &outs[r]);
+          rc = -1;
+          break;
+        }
+    }
+    Py_DECREF(gr);
+    PyMem_Free(nodes);
+    PyMem_Free(outs);
+    PyMem_Free(who);
+    if (rc) return rc;
+  }
+  return 0;
+}
+
+static int materialize(ModState *st, ArrayObject *a) {
+  PyObject *o = (PyObject *)a;
+  return a->lazy ? materialize_many(st, &o, 1) : 0;
+}
+
+/* Evaluates every live pending array of the current graph and drops the graph. */
+static int flush_current(ModState *st) {
+  GraphObject *gr = (GraphObject *)st->graph;
+  if (!gr) return 0;
+  Py_INCREF(gr);
+  Py_CLEAR(st->graph);
+  PyObject *live = PyList_New(0);
+  int rc = live ? 0 : -1;
+  for (Py_ssize_t i = 0; rc == 0 && i < PyList_GET_SIZE(gr->pending); i++) {
+    PyObject *obj = PyWeakref_GetObject(PyList_GET_ITEM(gr->pending, i)); /* borrowed */
+    if (!obj) rc = -1;
+    else if (obj != Py_None && ((ArrayObject *)obj)->lazy && ((ArrayObject *)obj)->graph == (PyObject *)gr)
+      rc = PyList_Append(live, obj);
+  }
+  if (rc == 0) rc = materialize_many(st, PySequence_Fast_ITEMS(live), PyList_GET_SIZE(live));
+  Py_XDECREF(live);
+  Py_DECREF(gr);
+  return rc;
+}
+
+/* The graph new nodes go into: the current one, flushed and replaced when past the bound. */
+static GraphObject *current_graph(ModState *st) {
+  GraphObject *gr = (GraphObject *)st->graph;
+  if (gr && (loom_graph_node_count(gr->g) > st->bound || PyList_GET_SIZE(gr->pending) > 4 * (Py_ssize_t)st->bound)) {
+    if (flush_current(st) < 0) return NULL;
+    gr = NULL;
+  }
+  if (!gr) {
+    gr = graph_new(st, 0);
+    if (!gr) return NULL;
+    st->graph = (PyObject *)gr;
+  }
+  return gr;
+}
+
+/* Before writing into buffer: evaluate every pending array of the current graph if it reads it. */
+static int before_write(ModState *st, PyObject *buffer) {
+  GraphObject *gr = (GraphObject *)st->graph;
+  if (!gr) return 0;
+  int has = PySet_Contains(gr->keep, buffer);
+  if (has < 0) return -1;
+  return has ? flush_current(st) : 0;
+}
+
+/* ---- operands ------------------------------------------------------------------------------------ */
+/* The graph an op on these operands builds in: a trace graph if any operand is a tracer (all tracers
+ * must share it), else the current graph. Returns a borrowed reference. */
+static GraphObject *graph_for(ModState *st, PyObject *const *ops, int n) {
+  GraphObject *trace = NULL;
+  for (int i = 0; i < n; i++) {
+    if (!ops[i] || !is_array(st, ops[i])) continue;
+    ArrayObject *a = (ArrayObject *)ops[i];
+    if (a->lazy && ((GraphObject *)a->graph)->trace) {
+      if (trace && a->graph != (PyObject *)trace) {
+        PyErr_SetString(PyExc_ValueError, "values traced by two different @loom.fuse calls cannot be combined");
+        return NULL;
+      }
+      trace = (GraphObject *)a->graph;
+    }
+  }
+  return trace ? trace : current_graph(st);
+}
+
+static int input_node(ModState *st, GraphObject *gr, ArrayObject *a, LoomNode *out) {
+  LoomStatus s = loom_input(gr->g, &a->desc, out);
+  if (s) {
+    raise_status(st, s);
+    return -1;
+  }
+  return PySet_Add(gr->keep, a->buffer);
+}
+
+/* The node of operand o in graph gr: arrays (evaluated first when lazy in another graph) and Python
+ * bool/int/float scalars (weak, NEP 50). */
+static int node_of(ModState *st, GraphObject *gr, PyObject *o, LoomNode *out) {
+  LoomStatus s;
+  if (is_array(st, o)) {
+    ArrayObject *a = (ArrayObject *)o;
+    if (a->lazy && a->graph == (PyObject *)gr) {
+      *out = a->node;
+      return 0;
+    }
+    if (a->lazy && materialize(st, a) < 0) return -1;
+    return input_node(st, gr, a, out);
+  }
+  if (PyBool_Check(o)) s = loom_weak_bool(gr->g, o == Py_True, out);
+  else if (PyLong_Check(o)) {
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+    if (v == -1 && PyErr_Occurred()) return -1;
+    if (overflow) {
+      PyErr_Format(PyExc_OverflowError, "Python integer %R out of bounds for int64", o);
+      return -1;
+    }
+    s = loom_weak_int(gr->g, v, out);
+  } else if (PyFloat_Check(o)) s = loom_weak_float(gr->g, PyFloat_AS_DOUBLE(o), out);
+  else {
+    PyErr_Format(PyExc_TypeError, "loom: unsupported operand type %.100s (expected a loom array or a Python scalar)",
+                 Py_TYPE(o)->tp_name);
+    return -1;
+  }
+  if (s) {
+    raise_status(st, s);
+    return -1;
+  }
+  return 0;
+}
+
+/* A new lazy array for node in gr (eager mode: evaluated at once). */
+static PyObject *lazy_result(ModState *st, GraphObject *gr, LoomNode node) {
+  ArrayObject *a = array_alloc(st);
+  if (!a) return NULL;
+  a->lazy = 1;
+  a->graph = Py_NewRef((PyObject *)gr);
+  a->node = node;
+  LoomStatus s = loom_node_info(gr->g, node, &a->desc.dtype, &a->desc.ndim, a->desc.shape);
+  if (s) {
+    Py_DECREF(a);
+    return raise_status(st, s);
+  }
+  contiguous_strides(&a->desc);
+  set_byte_geometry(a);
+  if (!gr->trace) {
+    PyObject *ref = PyWeakref_NewRef((PyObject *)a, NULL);
+    if (!ref || PyList_Append(gr->pending, ref) < 0) {
+      Py_XDECREF(ref);
+      Py_DECREF(a);
+      return NULL;
+    }
+    Py_DECREF(ref);
+    if (st->eager && materialize(st, a) < 0) {
+      Py_DECREF(a);
+      return NULL;
+    }
+  }
+  return (PyObject *)a;
+}
+
+static int parse_dtype(PyObject *o, LoomDType *out) {
+  long v = PyLong_AsLong(o);
+  if (v == -1 && PyErr_Occurred()) return -1;
+  if (v < 0 || v >= LOOM_DTYPE_COUNT) {
+    PyErr_Format(PyExc_TypeError, "dtype code %ld is not a loom dtype", v);
+    return -1;
+  }
+  *out = (LoomDType)v;
+  return 0;
+}
+
+/* A sequence of ints into out[0..*n) (at most LOOM_MAX_RANK). */
+static int parse_i64s(PyObject *seq, int64_t *out, int32_t *n, const char *what) {
+  PyObject *f = PySequence_Fast(seq, what);
+  if (!f) return -1;
+  Py_ssize_t len = PySequence_Fast_GET_SIZE(f);
+  if (len > LOOM_MAX_RANK) {
+    Py_DECREF(f);
+    PyErr_Format(PyExc_ValueError, "%s: at most %d dimensions are supported, got %zd", what, LOOM_MAX_RANK, len);
+    return -1;
+  }
+  for (Py_ssize_t i = 0; i < len; i++) {
+    PyObject *it = PySequence_Fast_GET_ITEM(f, i);
+    if (it == Py_None) out[i] = LOOM_SLICE_NONE;
+    else {
+      long long v = PyLong_AsLongLong(it);
+      if (v == -1 && PyErr_Occurred()) {
+        Py_DECREF(f);
+        return -1;
+      }
+      out[i] = v;
+    }
+  }
+  *n = (int32_t)len;
+  Py_DECREF(f);
+  return 0;
+}
+
+#define MODSTATE ModState *st = state_of_module(module)
+
+/* ---- op functions -------------------------------------------------------------------------------- */
+static PyObject *core_unary(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+  MODSTATE;
+  int op;
+  if (nargs != 2 || (op = (int)PyLong_AsLong(args[0])) < 0) {
+    if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "unary(op, x)");
+    return NULL;
+  }
+  GraphObject *gr = graph_for(st, args + 1, 1);
+  LoomNode x, y;
+  if (!gr || node_of(st, gr, args[1], &x) < 0) return NULL;
+  LoomStatus s = loom_unary(gr->g, (LoomOp)op, x, &y);
+  return s ? raise_status(st, s) : lazy_result(st, gr, y);
+}
+
+static PyObject *core_binary(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+  MODSTATE;
+  int op;
+  if (nargs != 3 || (op = (int)PyLong_AsLong(args[0])) < 0) {
+    if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "binary(op, a, b)");
+    return NULL;
+  }
+  GraphObject *gr = graph_for(st, args + 1, 2);
+  LoomNode a, b, y;
+  if (!gr || node_of(st, gr, args[1], &a) < 0 || node_of(st, gr, args[2], &b) < 0) return NULL;
+  LoomStatus s = loom_binary(gr->g, (LoomOp)op, a, b, &y);
+  return s ? raise_status(st, s) : lazy_result(st, gr, y);
+}
+
+static PyObject *core_where(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+  MODSTATE;
+  if (nargs != 3) {
+    PyErr_SetString(PyExc_TypeError, "where(cond, a, b)");
+    return NULL;
+  }
+  GraphObject *gr = graph_for(st, args, 3);
+  LoomNode c, a, b, y;
+  if (!gr || node_of(st, gr, args[0], &c) < 0 || node_of(st, gr, args[1], &a) < 0 || node_of(st, gr, args[2], &b) < 0)
+    return NULL;
+  LoomStatus s = loom_where(gr->g, c, a, b, &y);
+  return s ? raise_status(st, s) : lazy_result(st, gr, y);
+}
+
+static PyObject *core_clip(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+  MODSTATE;
+  if (nargs != 3) {
+    PyErr_SetString(PyExc_TypeError, "clip(x, lo, hi)");
+    return NULL;
+  }
+  GraphObject *gr = graph_for(st, args, 3);
+  LoomNode x, lo = -1, hi = -1, y;
+  if (!gr || node_of(st, gr, args[0], &x) < 0) return NULL;
+  if (args[1] != Py_None && node_of(st, gr, args[1], &lo) < 0) return NULL;
+  if (args[2] != Py_None && node_of(st, gr, args[2], &hi) < 0) return NULL;
+  LoomStatus s = loom_clip(gr->g, x, lo, hi, &y);
+  return s ? raise_status(st, s) : lazy_result(st, gr, y);
+}
+
+/* const(value, dtype): a strong 0-d constant (NumPy scalars). */
+static PyObject *core_const(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+  MODSTATE;
+  LoomDType t;
+  if (nargs != 2 || parse_dtype(args[1], &t) < 0) {
+    if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "const(value, dtype)");
+    return NULL;
+  }
+  GraphObject *gr = current_graph(st);
+  if (!gr) return NULL;
+  LoomNode y;
+  LoomStatus s;
+  PyObject *v = args[0];
+  if (PyFloat_Check(v)) s = loom_const_f64(gr->g, PyFloat_AS_DOUBLE(v), t, &y);
+  else if (PyLong_Check(v)) {
+    int overflow = 0;
+    long long i = PyLong_AsLongLongAndOverflow(v, &overflow);
+    if (i == -1 && PyErr_Occurred()) return NULL;
+    if (overflow > 0) {
+      unsigned long long u = PyLong_AsUnsignedLongLong(v);
+      if (u == (unsigned long long)-1 && PyErr_Occurred()) return NULL;
+      s = loom_const_u64(gr->g, u, t, &y);
+    } else if (overflow < 0) {
+      PyErr_Format(PyExc_OverflowError, "Python integer %R out of bounds for %s", v, dtype_names[t]);
+      return NULL;
+    } else s = loom_const_i64(gr->g, i, t, &y);
+  } else {
+    PyErr_SetString(PyExc_TypeError, "const: value must be int or float");
+    return NULL;
+  }
+  return s ? raise_status(st, s) : lazy_result(st, gr, y);
+}
+
+static PyObject *core_cast(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+  MODSTATE;
+  LoomDType t;
+  if (nargs != 2 || parse_dtype(args[1], &t) < 0) {
+    if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "cast(x, dtype)");
+    return NULL;
+  }
+  GraphObject *gr = graph_for(st, args, 1);
+  LoomNode x, y;
+  if (!gr || node_of(st, gr, args[0], &x) < 0) return NULL;
+  LoomStatus s = loom_cast(gr->g, x, t, &y);
+  return s ? raise_status(st, s) : lazy_result(st, gr, y);
+}
+
+/* movement(kind, x, a, b, c): kind 0 reshape(shape) 1 permute(perm|None) 2 broadcast_to(shape)
+ * 3 slice(starts, stops, steps) 4 expand_dims(axis) 5 squeeze(axes|None). Lazy results (a copy's
+ * value, never a view): the Python layer makes views of materialized arrays itself. */
+static PyObject *core_movement(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+  MODSTATE;
+  if (nargs != 5) {
+    PyErr_SetString(PyExc_TypeError, "movement(kind, x, a, b, c)");
+    return NULL;
+  }
+  long kind = PyLong_AsLong(args[0]);
+  if (kind == -1 && PyErr_Occurred()) return NULL;
+  GraphObject *gr = graph_for(st, args + 1, 1);
+  LoomNode x, y;
+  if (!gr || node_of(st, gr, args[1], &x) < 0) return NULL;
+  int64_t v1[LOOM_MAX_RANK], v2[LOOM_MAX_RANK], v3[LOOM_MAX_RANK];
+  int32_t n1 = 0, n2 = 0, n3 = 0, ax[LOOM_MAX_RANK];
+  LoomStatus s;
+  switch (kind) {
+  case 0:
+  case 2:
+    if (parse_i64s(args[2], v1, &n1, "shape") < 0) return NULL;
+    s = kind == 0 ? loom_reshape(gr->g, x, n1, v1, &y) : loom_broadcast_to(gr->g, x, n1, v1, &y);
+    break;
+  case 1:
+    if (args[2] == Py_None) s = loom_permute(gr->g, x, NULL, &y);
+    else {
+      if (parse_i64s(args[2], v1, &n1, "axes") < 0) return NULL;
+      LoomDType dt;
+      int32_t nd;
+      if ((s = loom_node_info(gr->g, x, &dt, &nd, NULL))) return raise_status(st, s);
+      if (n1 != nd) {
+        PyErr_SetString(PyExc_ValueError, "axes don't match array");
+        return NULL;
+      }
+      for (int i = 0; i < n1; i++) ax[i] = (int32_t)v1[i];
+      s = loom_permute(gr->g, x, ax, &y);
+    }
+    break;
+  case 3:
+    if (parse_i64s(args[2], v1, &n1, "start") < 0 || parse_i64s(args[3], v2, &n2, "stop") < 0 ||
+        parse_i64s(args[4], v3, &n3, "step") < 0)
+      return NULL;
+    for (int i = 0; i < n3; i++)
+      if (v3[i] == LOOM_SLICE_NONE) v3[i] = 1;
+    s = loom_slice(gr->g, x, v1, v2, v3, &y);
+    break;
+  case 4: {
+    long a = PyLong_AsLong(args[2]);
+    if (a == -1 && PyErr_Occurred()) return NULL;
+    s = loom_expand_dims(gr->g, x, (int32_t)a, &y);
+    break;
+  }
+  case 5:
+    if (args[2] == Py_None) s = loom_squeeze(gr->g, x, 0, NULL, &y);
+    else {
+      if (parse_i64s(args[2], v1, &n1, "axis") < 0) return NULL;
+      for (int i = 0; i < n1; i++) ax[i] = (int32_t)v1[i];
+      s = loom_squeeze(gr->g, x, n1, ax, &y);
+    }
+    break;
+  default: PyErr_SetString(PyExc_ValueError, "movement: unknown kind"); return NULL;
+  }
+  return s ? raise_status(st, s) : lazy_result(st, gr, y);
+}
+
+/* reduce(op, x, axes|None, keepdims, dtype|-1) */
+static PyObject *core_reduce(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+  MODSTATE;
+  if (nargs != 5) {
+    PyErr_SetString(PyExc_TypeError, "reduce(op, x, axes, keepdims, dtype)");
+    return NULL;
+  }
+  long op = PyLong_AsLong(args[0]), dt = PyLong_AsLong(args[4]);
+  int keep = PyObject_IsTrue(args[3]);
+  if (PyErr_Occurred() || keep < 0) return NULL;
+  GraphObject *gr = graph_for(st, args + 1, 1);
+  LoomNode x, y;
+  if (!gr || node_of(st, gr, args[1], &x) < 0) return NULL;
+  int64_t v[LOOM_MAX_RANK];
+  int32_t n = 0, ax[LOOM_MAX_RANK];
+  if (args[2] != Py_None) {
+    if (parse_i64s(args[2], v, &n, "axis") < 0) return NULL;
+    for (int i = 0; i < n; i++) ax[i] = (int32_t)v[i];
+  }
+  LoomStatus s = loom_reduce_dtype(gr->g, (LoomReduceOp)op, x, n, args[2] == Py_None ? NULL : ax, keep,
+                                   dt < 0 ? LOOM_DTYPE_COUNT : (LoomDType)dt, &y);
+  return s ? raise_status(st, s) : lazy_result(st, gr, y);
+}
+
+/* ---- creation, import, views ------------------------------------------------------------------------ */
+/* empty(shape, dtype, zero): a new C-contiguous array (64-byte aligned). */
+static PyObject *core_empty(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+  MODSTATE;
+  LoomArray d;
+  memset(&d, 0, sizeof d);
+  if (nargs != 3 || parse_i64s(args[0], d.shape, &d.ndim, "shape") < 0 || parse_dtype(args[1], &d.dtype) < 0) {
+    if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "empty(shape, dtype, zero)");
+    return NULL;
+  }
+  int zero = PyObject_IsTrue(args[2]);
+  size_t bytes = loom_dtype_size(d.dtype);
+  for (int i = 0; i < d.ndim; i++) {
+    if (d.shape[i] < 0) {
+      PyErr_SetString(PyExc_ValueError, "negative dimensions are not allowed");
+      return NULL;
+    }
+    if (d.shape[i] > 0 && bytes > (SIZE_MAX / 2) / (size_t)d.shape[i]) {
+      PyErr_SetString(PyExc_MemoryError, "array is too big");
+      return NULL;
+    }
+    bytes *= (size_t)d.shape[i];
+  }
+  contiguous_strides(&d);
+  size_t alloc = (bytes + 63) / 64 * 64;
+  if (alloc == 0) alloc = 64;
+  BufferObject *b = buffer_new(st, BUF_ALIGNED);
+  if (!b) return NULL;
+  b->ptr = aligned_alloc(64, alloc);
+  if (!b->ptr) {
+    Py_DECREF(b);
+    return PyErr_Format(PyExc_MemoryError, "Out of memory allocating %zu bytes", bytes);
+  }
+  if (zero) memset(b->ptr, 0, alloc);
+  d.data = b->ptr;
+  PyObject *r = (PyObject *)array_materialized(st, (PyObject *)b, &d);
+  Py_DECREF(b);
+  return r;
+}
+
+static int format_dtype(const char *f, size_t item, LoomDType *out) {
+  if (!f) f = "B";
+  if (*f == '@' || *f == '=' || *f == '<') f++;
+  if (f[0] == '\0' || f[1] != '\0') return -1;
+  switch (f[0]) {
+  case '?': *out = LOOM_BOOL; return 0;
+  case 'b': *out = LOOM_INT8; return 0;
+  case 'B': *out = LOOM_UINT8; return 0;
+  case 'e': *out = LOOM_FLOAT16; return 0;
+  case 'f': *out = LOOM_FLOAT32; return 0;
+  case 'd': *out = LOOM_FLOAT64; return 0;
+  case 'h': case 'i': case 'l': case 'q':
+    *out = item == 2 ? LOOM_INT16 : item == 4 ? LOOM_INT32 : item == 8 ? LOOM_INT64 : LOOM_DTYPE_COUNT;
+    return *out == LOOM_DTYPE_COUNT ? -1 : 0;
+  case 'H': case 'I': case 'L': case 'Q':
+    *out = item == 2 ? LOOM_UINT16 : item == 4 ? LOOM_UINT32 : item == 8 ? LOOM_UINT64 : LOOM_DTYPE_COUNT;
+    return *out == LOOM_DTYPE_COUNT ? -1 : 0;
+  default: return -1;
+  }
+}
+
+/* Copies src (any strides) into a new contiguous array. */
+static PyObject *copy_array(ModState *st, ArrayObject *src) {
+  GraphObject *gr = graph_new(st, 0);
+  if (!gr) return NULL;
+  LoomNode x;
+  LoomArray out;
+  memset(&out, 0, sizeof out);
+  PyObject *r = NULL;
+  if (input_node(st, gr, src, &x) == 0) {
+    LoomStatus s = loom_eval(gr->g, 1, &x, &out);
+    if (s) raise_status(st, s);
+    else {
+      ArrayObject *a = array_alloc(st);
+      if (a && adopt_result(st, a, &out) < 0) Py_CLEAR(a);
+      else if (!a) loom_array_free(ctx_of(st), &out);
+      r = (PyObject *)a;
+    }
+  }
+  Py_DECREF(gr);
+  return r;
+}
+
+/* from_buffer(obj, copy): an Array over obj's buffer (zero-copy, keeps obj alive) or a copy. */
+static PyObject *core_from_buffer(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+  MODSTATE;
+  if (nargs != 2) {
+    PyErr_SetString(PyExc_TypeError, "from_buffer(obj, copy)");
+    return NULL;
+  }
+  int copy = PyObject_IsTrue(args[1]);
+  if (copy < 0) return NULL;
+  BufferObject *b = buffer_new(st, BUF_PYBUF);
+  if (!b) return NULL;
+  if (PyObject_GetBuffer(args[0], &b->view, PyBUF_STRIDES | PyBUF_FORMAT) < 0) {
+    b->view.obj = NULL;
+    Py_DECREF(b);
+    return NULL;
+  }
+  LoomArray d;
+  memset(&d, 0, sizeof d);
+  if (format_dtype(b->view.format, (size_t)b->view.itemsize, &d.dtype) < 0) {
+    PyErr_Format(PyExc_TypeError, "loom: unsupported buffer format '%s' (loom supports bool, int8..64, uint8..64, "
+                 "float16, float32, float64 in native byte order)", b->view.format ? b->view.format : "B");
+    Py_DECREF(b);
+    return NULL;
+  }
+  if (b->view.ndim > LOOM_MAX_RANK) {
+    PyErr_Format(PyExc_ValueError, "loom arrays have at most %d dimensions, got %d", LOOM_MAX_RANK, b->view.ndim);
+    Py_DECREF(b);
+    return NULL;
+  }
+  d.ndim = b->view.ndim;
+  d.data = b->view.buf;
+  for (int i = 0; i < d.ndim; i++) {
+    d.shape[i] = b->view.shape[i];
+    if (b->view.strides[i] % b->view.itemsize != 0) {
+      PyErr_SetString(PyExc_ValueError, "loom: buffer strides must be multiples of the item size");
+      Py_DECREF(b);
+      return NULL;
+    }
+    d.strides[i] = b->view.strides[i] / b->view.itemsize;
+  }
+  ArrayObject *a = array_materialized(st, (PyObject *)b, &d);
+  Py_DECREF(b);
+  if (!a || !copy) return (PyObject *)a;
+  PyObject *r = copy_array(st, a);
+  Py_DECREF(a);
+  return r;
+}
+
+/* view(base, offset_bytes, shape, strides_bytes): an array on base's memory (the caller, loom's
+ * Python layer, computed the geometry with NumPy, so it lies inside base's memory). */
+static PyObject *core_view(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+  MODSTATE;
+  if (nargs != 4 || !is_array(st, args[0])) {
+    PyErr_SetString(PyExc_TypeError, "view(base, offset, shape, strides)");
+    return NULL;
+  }
+  ArrayObject *base = (ArrayObject *)args[0];
+  if (materialize(st, base) < 0) return NULL;
+  long long off = PyLong_AsLongLong(args[1]);
+  if (off == -1 && PyErr_Occurred()) return NULL;
+  LoomArray d = base->desc;
+  int32_t n2;
+  if (parse_i64s(args[2], d.shape, &d.ndim, "shape") < 0 || parse_i64s(args[3], d.strides, &n2, "strides") < 0)
+    return NULL;
+  int64_t item = (int64_t)loom_dtype_size(d.dtype);
+  if (n2 != d.ndim) {
+    PyErr_SetString(PyExc_ValueError, "view: shape and strides differ in length");
+    return NULL;
+  }
+  for (int i = 0; i < d.ndim; i++) {
+    if (d.strides[i] % item) {
+      PyErr_SetString(PyExc_ValueError, "view: strides must be multiples of the item size");
+      return NULL;
+    }
+    d.strides[i] /= item;
+  }
+  d.data = base->desc.data ? (char *)base->desc.data + off : NULL;
+  return (PyObject *)array_materialized(st, base->buffer, &d);
+}
+
+/* ---- evaluation entry points ---------------------------------------------------------------------- */
+static PyObject *core_eval(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+  MODSTATE;
+  if (materialize_many(st, (PyObject **)args, nargs) < 0) return NULL;
+  Py_RETURN_NONE;
+}
+
+static PyObject *core_flush(PyObject *module, PyObject *unused) {
+  MODSTATE;
+  if (flush_current(st) < 0) return NULL;
+  Py_RETURN_NONE;
+}
+
+/* assign(dst, src): writes src (array or Python scalar), broadcast to dst's shape and cast to its
+ * dtype (NumPy's unsafe casting of setitem), into the materialized dst. Pending arrays that read
+ * dst's memory are evaluated first. */
+static PyObject *core_assign(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+  MODSTATE;
+  if (nargs != 2 || !is_array(st, args[0])) {
+    PyErr_SetString(PyExc_TypeError, "assign(dst, src)");
+    return NULL;
+  }
+  ArrayObject *dst = (ArrayObject *)args[0];
+  if (dst->lazy) {
+    PyErr_SetString(PyExc_RuntimeError, "assign: destination must be materialized");
+    return NULL;
+  }
+  if (is_array(st, args[1]) && ((ArrayObject *)args[1])->lazy &&
+      ((GraphObject *)((ArrayObject *)args[1])->graph)->trace)
+    return trace_error();
+  if (before_write(st, dst->buffer) < 0) return NULL;
+  GraphObject *gr = current_graph(st);
+  if (!gr) return NULL;
+  Py_INCREF(gr);
+  LoomNode x, c, b;
+  PyObject *r = NULL;
+  if (node_of(st, gr, args[1], &x) == 0) {
+    LoomStatus s = loom_cast(gr->g, x, dst->desc.dtype, &c);
+    if (!s) s = loom_broadcast_to(gr->g, c, dst->desc.ndim, dst->desc.shape, &b);
+    if (!s) s = loom_eval(gr->g, 1, &b, &dst->desc);
+    if (s) raise_status(st, s);
+    else r = Py_NewRef(Py_None);
+  }
+  Py_DECREF(gr);
+  return r;
+}
+
+/* become(x, y): x takes y's value (its node or buffer): in-place ops on lazy arrays. */
+static PyObject *core_become(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+  MODSTATE;
+  if (nargs != 2 || !is_array(st, args[0]) || !is_array(st, args[1])) {
+    PyErr_SetString(PyExc_TypeError, "become(x, y)");
+    return NULL;
+  }
+  ArrayObject *x = (ArrayObject *)args[0], *y = (ArrayObject *)args[1];
+  if (x == y) Py_RETURN_NONE;
+  x->lazy = y->lazy;
+  x->desc = y->desc;
+  x->node = y->node;
+  Py_XSETREF(x->graph, Py_XNewRef(y->graph));
+  Py_XSETREF(x->buffer, Py_XNewRef(y->buffer));
+  set_byte_geometry(x);
+  if (x->lazy && !((GraphObject *)x->graph)->trace) {
+    PyObject *ref = PyWeakref_NewRef((PyObject *)x, NULL);
+    if (!ref || PyList_Append(((GraphObject *)x->graph)->pending, ref) < 0) {
+      Py_XDECREF(ref);
+      return NULL;
+    }
+    Py_DECREF(ref);
+  }
+  Py_RETURN_NONE;
+}
+
+static PyObject *core_stats(PyObject *module, PyObject *unused) {
+  MODSTATE;
+  LoomStats s;
+  LoomStatus rc = loom_get_stats(ctx_of(st), &s);
+  if (rc) return raise_status(st, rc);
+  return Py_BuildValue("{sKsKsKsdsKsK}", "kernels_launched", (unsigned long long)s.kernels_launched,
+                       "kernels_compiled", (unsigned long long)s.kernels_compiled, "cache_hits",
+                       (unsigned long long)s.cache_hits, "compile_ms", s.compile_ms, "last_eval_kernels",
+                       (unsigned long long)s.last_eval_kernels, "temp_bytes_peak",
+                       (unsigned long long)s.temp_bytes_peak);
+}
+
+static PyObject *core_configure(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+  /* configure(array_cls, axis_error) */
+  MODSTATE;
+  if (nargs != 2 || !PyType_Check(args[0]) || !PyType_IsSubtype((PyTypeObject *)args[0], st->array_type)) {
+    PyErr_SetString(PyExc_TypeError, "configure(array_cls, axis_error)");
+    return NULL;
+  }
+  Py_XSETREF(st->array_cls, Py_NewRef(args[0]));
+  Py_XSETREF(st->axis_error, args[1] == Py_None ? NULL : Py_NewRef(args[1]));
+  Py_RETURN_NONE;
+}
+
+static PyObject *core_set_eager(PyObject *module, PyObject *arg) {
+  MODSTATE;
+  int old = st->eager, v = PyObject_IsTrue(arg);
+  if (v < 0) return NULL;
+  st->eager = v;
+  if (v && flush_current(st) < 0) return NULL;
+  return PyBool_FromLong(old);
+}
+
+static PyObject *core_set_graph_bound(PyObject *module, PyObject *arg) {
+  MODSTATE;
+  long v = PyLong_AsLong(arg);
+  if (v == -1 && PyErr_Occurred()) return NULL;
+  if (v < 1) {
+    PyErr_SetString(PyExc_ValueError, "graph bound must be at least 1");
+    return NULL;
+  }
+  long old = st->bound;
+  st->bound = (int32_t)(v > INT32_MAX / 8 ? INT32_MAX / 8 : v);
+  return PyLong_FromLong(old);
+}
+
+static PyObject *core_current_graph(PyObject *module, PyObject *unused) {
+  MODSTATE;
+  return Py_NewRef(st->graph ? st->graph : Py_None);
+}
+
+/* ---- @fuse support --------------------------------------------------------------------------------- */
+static PyObject *core_trace_graph(PyObject *module, PyObject *unused) {
+  MODSTATE;
+  return (PyObject *)graph_new(st, 1);
+}
+
+/* placeholder(graph, arr, i): a tracer for argument i with arr's dtype, shape and strides. Its data
+ * pointer is a distinct fake address so that no two placeholders share an input; fuse_run rebinds
+ * every placeholder before each evaluation. */
+static PyObject *core_placeholder(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+  MODSTATE;
+  if (nargs != 3 || !PyObject_TypeCheck(args[0], st->graph_type) || !is_array(st, args[1])) {
+    PyErr_SetString(PyExc_TypeError, "placeholder(graph, array, index)");
+    return NULL;
+  }
+  GraphObject *gr = (GraphObject *)args[0];
+  ArrayObject *a = (ArrayObject *)args[1];
+  long i = PyLong_AsLong(args[2]);
+  if (i == -1 && PyErr_Occurred()) return NULL;
+  LoomArray d = a->desc;
+  if (a->lazy) contiguous_strides(&d);
+  d.data = (void *)(uintptr_t)(64 * (uintptr_t)(i + 1));
+  LoomNode x;
+  LoomStatus s = loom_input(gr->g, &d, &x);
+  return s ? raise_status(st, s) : lazy_result(st, gr, x);
+}
+
+/* node_of(tracer) -> int */
+static PyObject *core_tracer_node(PyObject *module, PyObject *arg) {
+  MODSTATE;
+  if (!is_array(st, arg) || !((ArrayObject *)arg)->lazy) {
+    PyErr_SetString(PyExc_TypeError, "tracer_node: not a lazy array");
+    return NULL;
+  }
+  return PyLong_FromLong(((ArrayObject *)arg)->node);
+}
+
+/* fuse_run(graph, in_nodes, args, out_nodes) -> list of new arrays: rebinds each placeholder to its
+ * argument and evaluates every output in one loom_eval. */
+static PyObject *core_fuse_run(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+  MODSTATE;
+  if (nargs != 4 || !PyObject_TypeCheck(args[0], st->graph_type) || !PyTuple_Check(args[1]) ||
+      !PyTuple_Check(args[2]) || !PyTuple_Check(args[3]) || PyTuple_GET_SIZE(args[1]) != PyTuple_GET_SIZE(args[2])) {
+    PyErr_SetString(PyExc_TypeError, "fuse_run(graph, in_nodes, args, out_nodes)");
+    return NULL;
+  }
+  GraphObject *gr = (GraphObject *)args[0];
+  PyObject *ins = args[1], *vals = args[2], *outn = args[3];
+  Py_ssize_t nin = PyTuple_GET_SIZE(ins), nout = PyTuple_GET_SIZE(outn);
+  if (materialize_many(st, PySequence_Fast_ITEMS(vals), nin) < 0) return NULL;
+  for (Py_ssize_t i = 0; i < nin; i++) {
+    PyObject *v = PyTuple_GET_ITEM(vals, i);
+    if (!is_array(st, v)) {
+      PyErr_SetString(PyExc_TypeError, "fuse_run: arguments must be arrays");
+      return NULL;
+    }
+    long node = PyLong_AsLong(PyTuple_GET_ITEM(ins, i));
+    if (node == -1 && PyErr_Occurred()) return NULL;
+    LoomStatus s = loom_input_rebind(gr->g, (LoomNode)node, &((ArrayObject *)v)->desc);
+    if (s) return raise_status(st, s);
+  }
+  if (nout == 0) return PyList_New(0);
+  LoomNode *nodes = PyMem_Malloc(sizeof(LoomNode) * (size_t)nout);
+  LoomArray *outs = PyMem_Calloc((size_t)nout, sizeof(LoomArray));
+  PyObject *res = NULL;
+  if (!nodes || !outs) {
+    PyErr_NoMemory();
+    goto done;
+  }
+  for (Py_ssize_t i = 0; i < nout; i++) {
+    long node = PyLong_AsLong(PyTuple_GET_ITEM(outn, i));
+    if (node == -1 && PyErr_Occurred()) goto done;
+    nodes[i] = (LoomNode)node;
+  }
+  LoomStatus s = loom_eval(gr->g, (int32_t)nout, nodes, outs);
+  if (s) {
+    raise_status(st, s);
+    goto done;
+  }
+  res = PyList_New(nout);
+  for (Py_ssize_t i = 0; i < nout; i++) {
+    ArrayObject *a = res ? array_alloc(st) : NULL;
+    if (!a || adopt_result(st, a, &outs[i]) < 0) {
+      if (!a) loom_array_free(ctx_of(st), &outs[i]);
+      Py_XDECREF(a);
+      for (Py_ssize_t r = i + 1; r < nout; r++) loom_array_free(ctx_of(st), &outs[r]);
+      Py_CLEAR(res);
+      break;
+    }
+    PyList_SET_ITEM(res, i, (PyObject *)a);
+  }
+done:
+  PyMem_Free(nodes);
+  PyMem_Free(outs);
+  return res;
+}
+
+/* ---- DLPack ---------------------------------------------------------------------------------------- */
+typedef struct {
+  DLManagedTensor mt;
+  int64_t shape[LOOM_MAX_RANK], strides[LOOM_MAX_RANK];
+  PyObject *owner;
+} DLHolder;
+
+static void dl_deleter(DLManagedTensor *mt) {
+  DLHolder *h = (DLHolder *)mt->manager_ctx;
+  PyGILState_STATE g = PyGILState_Ensure();
+  Py_XDECREF(h->owner);
+  PyGILState_Release(g);
+  PyMem_RawFree(h);
+}
+
+static void dl_capsule_destructor(PyObject *cap) {
+  if (!PyCapsule_IsValid(cap, "dltensor")) return; /* consumed (renamed "used_dltensor") */
+  DLManagedTensor *mt = PyCapsule_GetPointer(cap, "dltensor");
+  if (mt && mt->deleter) mt->deleter(mt);
+}
+
+static PyObject *array_dlpack(ArrayObject *self, PyObject *args, PyObject *kwds) {
+  static char *kwlist[] = {"stream", "max_version", "dl_device", "copy", NULL};
+  PyObject *stream = Py_None, *maxv = Py_None, *dev = Py_None, *copy = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kwds, "|$OOOO", kwlist, &stream, &maxv, &dev, &copy)) return NULL;
+  ModState *st = state_of_type(Py_TYPE(self));
+  if (!st) return NULL;
+  if (stream != Py_None) {
+    PyErr_SetString(PyExc_ValueError, "__dlpack__: host arrays take stream=None");
+    return NULL;
+  }
+  if (dev != Py_None) {
+    long t = -1;
+    PyObject *t0 = PyTuple_Check(dev) && PyTuple_GET_SIZE(dev) == 2 ? PyTuple_GET_ITEM(dev, 0) : NULL;
+    if (t0) t = PyLong_AsLong(t0);
+    if (t != DL_CPU) {
+      PyErr_Clear();
+      PyErr_SetString(PyExc_BufferError, "__dlpack__: a host array can only be exported to the CPU device (1, 0)");
+      return NULL;
+    }
+  }
+  if (copy == Py_True) {
+    PyErr_SetString(PyExc_BufferError, "__dlpack__: copy=True is not supported; use x.copy().__dlpack__()");
+    return NULL;
+  }
+  if (self->lazy && ((GraphObject *)self->graph)->trace) return trace_error();
+  if (materialize(st, self) < 0) return NULL;
+  DLHolder *h = PyMem_RawCalloc(1, sizeof *h);
+  if (!h) return PyErr_NoMemory();
+  LoomDType t = self->desc.dtype;
+  static const uint8_t codes[LOOM_DTYPE_COUNT] = {DL_BOOL, DL_INT, DL_INT, DL_INT, DL_INT, DL_UINT, DL_UINT,
+                                                  DL_UINT, DL_UINT, DL_FLOAT, DL_FLOAT, DL_FLOAT};
+  h->owner = Py_NewRef((PyObject *)self);
+  h->mt.manager_ctx = h;
+  h->mt.deleter = dl_deleter;
+  DLTensor *dl = &h->mt.dl_tensor;
+  dl->data = self->desc.data ? self->desc.data : (void *)h; /* never dereferenced when empty */
+  dl->device.device_type = DL_CPU;
+  dl->device.device_id = 0;
+  dl->ndim = self->desc.ndim;
+  dl->dtype.code = codes[t];
+  dl->dtype.bits = (uint8_t)(8 * loom_dtype_size(t));
+  dl->dtype.lanes = 1;
+  for (int i = 0; i < self->desc.ndim; i++) {
+    h->shape[i] = self->desc.shape[i];
+    h->strides[i] = self->desc.strides[i];
+  }
+  dl->shape = h->shape;
+  dl->strides = h->strides;
+  dl->byte_offset = 0;
+  PyObject *cap = PyCapsule_New(&h->mt, "dltensor", dl_capsule_destructor);
+  if (!cap) {
+    Py_DECREF(h->owner);
+    PyMem_RawFree(h);
+  }
+  return cap;
+}
+
+static PyObject *array_dlpack_device(ArrayObject *self, PyObject *unused) { return Py_BuildValue("(ii)", DL_CPU, 0); }
+
+/* from_dlpack_capsule(capsule) -> Array (zero-copy; the producer's deleter runs when it dies). */
+static PyObject *core_from_dlpack_capsule(PyObject *module, PyObject *cap) {
+  MODSTATE;
+  if (!PyCapsule_IsValid(cap, "dltensor")) {
+    PyErr_SetString(PyExc_TypeError, "from_dlpack: expected an unconsumed 'dltensor' capsule");
+    return NULL;
+  }
+  DLManagedTensor *mt = PyCapsule_GetPointer(cap, "dltensor");
+  if (!mt) return NULL;
+  DLTensor *dl = &mt->dl_tensor;
+  if (dl->device.device_type != DL_CPU) {
+    PyErr_Format(PyExc_BufferError, "from_dlpack: DLPack device type %d is not the host (1); loom's CUDA backend "
+                 "is not available in this build", (int)dl->device.device_type);
+    return NULL;
+  }
+  LoomArray d;
+  memset(&d, 0, sizeof d);
+  int bits = dl->dtype.bits, code = dl->dtype.code;
+  if (dl->dtype.lanes != 1 || dl->ndim < 0 || dl->ndim > LOOM_MAX_RANK) {
+    PyErr_SetString(PyExc_BufferError, "from_dlpack: vector lanes or rank > 16 are not supported");
+    return NULL;
+  }
+  if (code == DL_BOOL && bits == 8) d.dtype = LOOM_BOOL;
+  else if (code == DL_INT && (bits == 8 || bits == 16 || bits == 32 || bits == 64))
+    d.dtype = bits == 8 ? LOOM_INT8 : bits == 16 ? LOOM_INT16 : bits == 32 ? LOOM_INT32 : LOOM_INT64;
+  else if (code == DL_UINT && (bits == 8 || bits == 16 || bits == 32 || bits == 64))
+    d.dtype = bits == 8 ? LOOM_UINT8 : bits == 16 ? LOOM_UINT16 : bits == 32 ? LOOM_UINT32 : LOOM_UINT64;
+  else if (code == DL_FLOAT && (bits == 16 || bits == 32 || bits == 64))
+    d.dtype = bits == 16 ? LOOM_FLOAT16 : bits == 32 ? LOOM_FLOAT32 : LOOM_FLOAT64;
+  else {
+    PyErr_Format(PyExc_BufferError, "from_dlpack: DLPack dtype (code %d, %d bits) is not supported", code, bits);
+    return NULL;
+  }
+  d.ndim = dl->ndim;
+  for (int i = 0; i < d.ndim; i++) d.shape[i] = dl->shape[i];
+  if (dl->strides)
+    for (int i = 0; i < d.ndim; i++) d.strides[i] = dl->strides[i];
+  else contiguous_strides(&d);
+  d.data = (char *)dl->data + dl->byte_offset;
+  BufferObject *b = buffer_new(st, BUF_DLPACK);
+  if (!b) return NULL;
+  if (PyCapsule_SetName(cap, "used_dltensor") < 0) {
+    Py_DECREF(b);
+    return NULL;
+  }
+  b->mt = mt;
+  PyObject *r = (PyObject *)array_materialized(st, (PyObject *)b, &d);
+  Py_DECREF(b);
+  return r;
+}
+
+/* ---- Array type: attributes and buffer protocol ------------------------------------------------------ */
+static int array_getbuffer(ArrayObject *self, Py_buffer *view, int flags) {
+  ModState *st = state_of_type(Py_TYPE(self));
+  if (!st) return -1;
+  if (self->lazy && ((GraphObject *)self->graph)->trace) {
+    trace_error();
+    return -1;
+  }
+  if (materialize(st, self) < 0) return -1;
+  size_t item = loom_dtype_size(self->desc.dtype);
+  int contiguous = 1;
+  int64_t expect = 1;
+  for (int i = self->desc.ndim - 1; i >= 0; i--) {
+    if (self->desc.shape[i] != 1 && self->desc.strides[i] != expect) contiguous = 0;
+    expect *= self->desc.shape[i];
+  }
+  if (!contiguous && (flags & PyBUF_STRIDES) != PyBUF_STRIDES) {
+    PyErr_SetString(PyExc_BufferError, "loom array is not C-contiguous; request a strided buffer");
+    return -1;
+  }
+  view->buf = self->desc.data ? self->desc.data : (void *)self; /* never read when empty */
+  view->obj = Py_NewRef((PyObject *)self);
+  view->len = (Py_ssize_t)(numel(&self->desc) * (int64_t)item);
+  view->readonly = 0;
+  view->itemsize = (Py_ssize_t)item;
+  view->format = (flags & PyBUF_FORMAT) ? (char *)dtype_formats[self->desc.dtype] : NULL;
+  view->ndim = self->desc.ndim;
+  view->shape = (flags & PyBUF_ND) == PyBUF_ND ? self->bshape : NULL;
+  view->strides = (flags & PyBUF_STRIDES) == PyBUF_STRIDES ? self->bstrides : NULL;
+  view->suboffsets = NULL;
+  view->internal = NULL;
+  return 0;
+}
+static void array_releasebuffer(ArrayObject *self, Py_buffer *view) {}
+
+static PyObject *tuple_i64(int n, const int64_t *v, int64_t scale) {
+  PyObject *t = PyTuple_New(n);
+  for (int i = 0; t && i < n; i++) {
+    PyObject *x = PyLong_FromLongLong(v[i] * scale);
+    if (!x) {
+      Py_CLEAR(t);
+      break;
+    }
+    PyTuple_SET_ITEM(t, i, x);
+  }
+  return t;
+}
+
+static PyObject *array_get_shape(ArrayObject *self, void *c) { return tuple_i64(self->desc.ndim, self->desc.shape, 1); }
+static PyObject *array_get_strides(ArrayObject *self, void *c) {
+  return tuple_i64(self->desc.ndim, self->desc.strides, (int64_t)loom_dtype_size(self->desc.dtype));
+}
+static PyObject *array_get_ndim(ArrayObject *self, void *c) { return PyLong_FromLong(self->desc.ndim); }
+static PyObject *array_get_size(ArrayObject *self, void *c) { return PyLong_FromLongLong(numel(&self->desc)); }
+static PyObject *array_get_dtype_code(ArrayObject *self, void *c) { return PyLong_FromLong(self->desc.dtype); }
+static PyObject *array_get_dtype_name(ArrayObject *self, void *c) {
+  return PyUnicode_FromString(dtype_names[self->desc.dtype]);
+}
+static PyObject *array_get_lazy(ArrayObject *self, void *c) { return PyBool_FromLong(self->lazy); }
+static PyObject *array_get_tracer(ArrayObject *self, void *c) {
+  return PyBool_FromLong(self->lazy && ((GraphObject *)self->graph)->trace);
+}
+static PyObject *array_get_ptr(ArrayObject *self, void *c) {
+  return PyLong_FromVoidPtr(self->lazy ? NULL : self->desc.data);
+}
+static PyObject *array_get_base_ptr(ArrayObject *self, void *c) {
+  /* identity of the memory this array lies in (None when lazy) */
+  if (self->lazy) Py_RETURN_NONE;
+  return PyLong_FromVoidPtr(self->buffer);
+}
+
+static PyGetSetDef array_getset[] = {
+    {"shape", (getter)array_get_shape, NULL, "tuple of dimensions", NULL},
+    {"strides", (getter)array_get_strides, NULL, "strides in bytes", NULL},
+    {"ndim", (getter)array_get_ndim, NULL, "number of dimensions", NULL},
+    {"size", (getter)array_get_size, NULL, "number of elements", NULL},
+    {"_dtype_code", (getter)array_get_dtype_code, NULL, NULL, NULL},
+    {"_dtype_name", (getter)array_get_dtype_name, NULL, NULL, NULL},
+    {"_lazy", (getter)array_get_lazy, NULL, "True while the value is pending", NULL},
+    {"_tracer", (getter)array_get_tracer, NULL, "True for a value traced by @loom.fuse", NULL},
+    {"_ptr", (getter)array_get_ptr, NULL, NULL, NULL},
+    {"_mem_id", (getter)array_get_base_ptr, NULL, NULL, NULL},
+    {NULL}};
+
+static PyMethodDef array_methods[] = {
+    {"__dlpack__", (PyCFunction)(void (*)(void))array_dlpack, METH_VARARGS | METH_KEYWORDS,
+     "DLPack capsule (host, zero-copy)"},
+    {"__dlpack_device__", (PyCFunction)array_dlpack_device, METH_NOARGS, "(kDLCPU, 0)"},
+    {NULL}};
+
+static PyMemberDef array_members[] = {
+    {"__weaklistoffset__", T_PYSSIZET, offsetof(ArrayObject, weakreflist), READONLY, NULL}, {NULL}};
+
+static PyType_Slot array_slots[] = {
+    {Py_tp_members, array_members},
+    {Py_tp_dealloc, array_dealloc},
+    {Py_tp_traverse, array_traverse},
+    {Py_tp_clear, array_clear},
+    {Py_tp_getset, array_getset},
+    {Py_tp_methods, array_methods},
+    {Py_bf_getbuffer, array_getbuffer},
+    {Py_bf_releasebuffer, array_releasebuffer},
+    {Py_tp_doc, "loom array base type: materialized (a buffer) or pending (a graph node)"},
+    {0, NULL}};
+static PyType_Spec array_spec = {"loom._core.Array", sizeof(ArrayObject), 0,
+                                 Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC, array_slots};
+
+/* ---- module ------------------------------------------------------------------------------------------ */
+#define FASTF(name) {#name, (PyCFunction)(void (*)(void))core_##name, METH_FASTCALL, NULL}
+static PyMethodDef core_methods[] = {
+    FASTF(unary), FASTF(binary), FASTF(where), FASTF(clip), FASTF(const), FASTF(cast), FASTF(movement),
+    FASTF(reduce), FASTF(empty), FASTF(from_buffer), FASTF(view), FASTF(eval), FASTF(assign), FASTF(become),
+    FASTF(configure), FASTF(placeholder), FASTF(fuse_run),
+    {"flush", (PyCFunction)core_flush, METH_NOARGS, "evaluate every pending array"},
+    {"stats", (PyCFunction)core_stats, METH_NOARGS, "kernel statistics of the context (loom_get_stats)"},
+    {"set_eager", (PyCFunction)core_set_eager, METH_O, "set eager mode; returns the old setting"},
+    {"set_graph_bound", (PyCFunction)core_set_graph_bound, METH_O, "set the node bound; returns the old one"},
+    {"current_graph", (PyCFunction)core_current_graph, METH_NOARGS, NULL},
+    {"trace_graph", (PyCFunction)core_trace_graph, METH_NOARGS, NULL},
+    {"tracer_node", (PyCFunction)core_tracer_node, METH_O, NULL},
+    {"from_dlpack_capsule", (PyCFunction)core_from_dlpack_capsule, METH_O, NULL},
+    {NULL}};
+
+static int core_exec(PyObject *m) {
+  ModState *st = state_of_module(m);
+  st->bound = 256;
+  st->context_type = (PyTypeObject *)PyType_FromModuleAndSpec(m, &context_spec, NULL);
+  st->buffer_type = (PyTypeObject *)PyType_FromModuleAndSpec(m, &buffer_spec, NULL);
+  st->graph_type = (PyTypeObject *)PyType_FromModuleAndSpec(m, &graph_spec, NULL);
+  st->array_type = (PyTypeObject *)PyType_FromModuleAndSpec(m, &array_spec, NULL);
+  if (!st->context_type || !st->buffer_type || !st->graph_type || !st->array_type) return -1;
+  ContextObject *c = PyObject_New(ContextObject, st->context_type);
+  if (!c) return -1;
+  c->ctx = NULL;
+  st->ctx_obj = (PyObject *)c;
+  LoomStatus s = loom_context_create(&c->ctx);
+  if (s) {
+    PyErr_Format(PyExc_RuntimeError, "loom: cannot create a context (%s)", loom_status_name(s));
+    return -1;
+  }
+  if (PyModule_AddObjectRef(m, "Array", (PyObject *)st->array_type) < 0) return -1;
+  if (PyModule_AddObjectRef(m, "Graph", (PyObject *)st->graph_type) < 0) return -1;
+  PyObject *names = PyTuple_New(LOOM_DTYPE_COUNT);
+  if (!names) return -1;
+  for (int i = 0; i < LOOM_DTYPE_COUNT; i++) PyTuple_SET_ITEM(names, i, PyUnicode_FromString(dtype_names[i]));
+  int rc = PyModule_AddObjectRef(m, "dtype_names", names);
+  Py_DECREF(names);
+  if (rc < 0) return -1;
+  PyObject *ops = PyDict_New();
+  if (!ops) return -1;
+  for (int i = 0; i < LOOM_OP_COUNT; i++) {
+    PyObject *v = PyLong_FromLong(i);
+    if (!v || PyDict_SetItemString(ops, loom_op_name((LoomOp)i), v) < 0) {
+      Py_XDECREF(v);
+      Py_DECREF(ops);
+      return -1;
+    }
+    Py_DECREF(v);
+  }
+  rc = PyModule_AddObjectRef(m, "ops", ops);
+  Py_DECREF(ops);
+  if (rc < 0) return -1;
+  if (PyModule_AddStringConstant(m, "version", LOOM_VERSION_STRING) < 0) return -1;
+  return 0;
+}
+
+static int core_traverse(PyObject *m, visitproc visit, void *arg) {
+  ModState *st = state_of_module(m);
+  if (!st) return 0;
+  Py_VISIT(st->ctx_obj);
+  Py_VISIT(st->context_type);
+  Py_VISIT(st->buffer_type);
+  Py_VISIT(st->graph_type);
+  Py_VISIT(st->array_type);
+  Py_VISIT(st->array_cls);
+  Py_VISIT(st->graph);
+  Py_VISIT(st->axis_error);
+  return 0;
+}
+static int core_clear(PyObject *m) {
+  ModState *st = state_of_module(m);
+  if (!st) return 0;
+  Py_CLEAR(st->graph);
+  Py_CLEAR(st->array_cls);
+  Py_CLEAR(st->axis_error);
+  Py_CLEAR(st->ctx_obj);
+  Py_CLEAR(st->array_type);
+  Py_CLEAR(st->graph_type);
+  Py_CLEAR(st->buffer_type);
+  Py_CLEAR(st->context_type);
+  return 0;
+}
+static void core_free(void *m) { core_clear((PyObject *)m); }
+
+static PyModuleDef_Slot core_slots[] = {{Py_mod_exec, core_exec}, {0, NULL}};
+static struct PyModuleDef core_module = {PyModuleDef_HEAD_INIT, "loom._core",
+                                         "Loom's CPython extension: lazy arrays over the Loom C API",
+                                         sizeof(ModState), core_methods, core_slots, core_traverse,
+                                         core_clear, core_free};
+
+PyMODINIT_FUNC PyInit__core(void) { return PyModuleDef_Init(&core_module); }

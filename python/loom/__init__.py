@@ -1,0 +1,91 @@
+"""loom: a lazy, CuPy-compatible array library with automatic kernel fusion (`import loom as cp`).
+
+Array operations build a graph; values are computed (fused into as few JIT-compiled kernels as
+possible) when observed: printing, get()/asnumpy(), float()/bool(), NumPy conversion, loom.eval(),
+or when the pending graph grows past a bound (256 nodes; loom.set_graph_bound). This build runs on
+the host CPU; loom.cuda holds host stand-ins for CuPy's device and stream API.
+"""
+import contextlib as _contextlib
+
+import numpy as _numpy
+
+from . import _core
+from ._array import *  # noqa: F401,F403
+from ._array import (ndarray, AxisError, asarray, asnumpy, from_dlpack, _UFUNCS, abs, min, max, all, any,
+                     sum, round_)
+from . import _array
+from ._fuse import fuse, Fusion
+from . import cuda, linalg
+
+_core.configure(ndarray, AxisError)
+
+__version__ = _core.version
+
+# NumPy dtype names, as CuPy exports them
+bool_ = _numpy.bool_
+int8, int16, int32, int64 = _numpy.int8, _numpy.int16, _numpy.int32, _numpy.int64
+uint8, uint16, uint32, uint64 = _numpy.uint8, _numpy.uint16, _numpy.uint32, _numpy.uint64
+float16, float32, float64 = _numpy.float16, _numpy.float32, _numpy.float64
+dtype = _numpy.dtype
+newaxis = None
+inf, nan, pi, e = _numpy.inf, _numpy.nan, _numpy.pi, _numpy.e
+round = round_
+ufunc = type(_UFUNCS["add"])
+
+
+def eval(*arrays):
+    """Computes several pending arrays in ONE evaluation, so that they fuse; returns them."""
+    _core.eval(*arrays)
+    return arrays[0] if len(arrays) == 1 else arrays
+
+
+def set_eager(flag=True):
+    """Eager mode: every operation is evaluated at once (for debugging). Returns the old setting."""
+    return _core.set_eager(bool(flag))
+
+
+@_contextlib.contextmanager
+def eager(flag=True):
+    """with loom.eager(): ... evaluates every operation at once inside the block."""
+    old = _core.set_eager(bool(flag))
+    try:
+        yield
+    finally:
+        _core.set_eager(old)
+
+
+def set_graph_bound(nodes):
+    """Pending graphs with more than `nodes` nodes are evaluated before they grow further (default 256).
+    Returns the old bound."""
+    return _core.set_graph_bound(nodes)
+
+
+def stats():
+    """Kernel counters of the context: kernels_launched, kernels_compiled, cache_hits, ..."""
+    return _core.stats()
+
+
+def get_array_module(*args):
+    """loom if any argument is a loom array, else numpy (CuPy's idiom for generic code)."""
+    import sys
+    for a in args:
+        if isinstance(a, ndarray):
+            return sys.modules[__name__]
+    return _numpy
+
+
+def is_available():
+    """True: loom always has a backend (the host CPU in this build; see loom.cuda)."""
+    return True
+
+
+def show_config():
+    print(f"loom {__version__}: host backend (LLVM JIT); CUDA: not available in this build")
+
+
+# Functions that __array_function__ dispatches to (NumPy name -> loom function).
+_API = {name: obj for name, obj in list(globals().items()) + list(vars(_array).items())
+        if callable(obj) and not name.startswith("_") and not isinstance(obj, type)
+        and getattr(obj, "__module__", "").startswith("loom")}
+_API.update(amin=_array.amin, amax=_array.amax, round=round_, around=_array.around)
+_API["norm"] = linalg.norm
