@@ -13,6 +13,9 @@
  * compile-time constant for KL_ONE/KL_ZERO, which the loop vectorizer widens. A reduction runs, for
  * each O point, one walk over R per REDUCE or MAP phase; accumulators are allocas (promoted to phis
  * by mem2reg) and float sums use `reassoc` fadds so the vectorizer keeps several partial sums.
+ * Reductions over an axis that is outer in memory use the outer strategy instead (run_outer: blocks
+ * of o with stack accumulator arrays). Compile time: finish() is optnone (it is cold), and run() of
+ * a splittable full reduction calls partial() rather than holding a second copy of its loop.
  */
 #include <stdio.h>
 #include <string.h>
@@ -49,6 +52,8 @@ typedef struct Lower {
   bool outer;                 /* run() uses the outer-axis strategy (use_outer) */
   LLVMValueRef *accarr, *idxarr; /* nphase: block accumulator arrays (outer strategy) */
   LLVMValueRef bj, bn;        /* index of the current point within the block; the block's size */
+  LLVMValueRef partial_fn;    /* the exported partial entry, once built (run of a full reduction calls it) */
+  LLVMTypeRef partial_ty;
 } Lower;
 
 static int instr_nsrc(const KInstr *in) {
@@ -592,9 +597,15 @@ static void run_outer(Lower *L, LLVMValueRef lo, LLVMValueRef hi) {
   LLVMValueRef n = LLVMBuildSub(b, L->shape[last], col, "");
   LLVMValueRef left = LLVMBuildSub(b, hi, o, "");
   n = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, left, n, ""), left, n, "");
-  LLVMValueRef cap = cg_i64(m, CG_OUTER_BLOCK);
-  n = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, cap, n, ""), cap, n, "n");
+  /* balanced blocks of at most CG_OUTER_BLOCK: n = ceil(n / ceil(n / B)), no short tail block */
+  LLVMValueRef bm1 = cg_i64(m, CG_OUTER_BLOCK - 1);
+  LLVMValueRef nblk = LLVMBuildUDiv(b, LLVMBuildAdd(b, n, bm1, ""), cg_i64(m, CG_OUTER_BLOCK), "");
+  nblk = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, nblk, cg_i64(m, 1), ""), cg_i64(m, 1), nblk, "");
+  n = LLVMBuildSDiv(b, LLVMBuildSub(b, LLVMBuildAdd(b, n, nblk, ""), cg_i64(m, 1), ""), nblk, "n");
   L->bn = n;
+  LLVMBasicBlockRef go = new_bb(L, "outer.go");
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSGT, n, cg_i64(m, 0), ""), go, exit_bb); /* never loop forever */
+  LLVMPositionBuilderAtEnd(b, go);
   for (int p = 0; p < k->nphase; p++) {
     void *ph = (void *)&k->phases[p];
     if (k->phases[p].kind == KP_REDUCE) {
@@ -610,7 +621,15 @@ static void run_outer(Lower *L, LLVMValueRef lo, LLVMValueRef hi) {
   LLVMPositionBuilderAtEnd(b, exit_bb);
 }
 
-enum { ENTRY_RUN, ENTRY_PARTIAL, ENTRY_FINISH };
+/* ENTRY_RUN_VIA_PARTIAL: run() of a splittable full reduction (nkeep == 0): the wrapper calls the
+ * partial entry over all of R into a stack accumulator and the implementation runs the FINAL phase
+ * from it, so the vectorized R loop is compiled once instead of twice (same bits as one part). */
+enum { ENTRY_RUN, ENTRY_PARTIAL, ENTRY_FINISH, ENTRY_RUN_VIA_PARTIAL };
+
+static void add_enum_attr(Lower *L, LLVMValueRef fn, const char *name) {
+  unsigned kind = LLVMGetEnumAttributeKindForName(name, strlen(name));
+  LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(L->m.c, kind, 0));
+}
 
 static void add_fn_attrs(Lower *L, LLVMValueRef fn, const char *const *attrs, int nattrs) {
   for (int i = 0; i < nattrs; i++) {
@@ -630,7 +649,11 @@ static void build_entry(Lower *L, int which, const char *name, const char *const
   LLVMBuilderRef b = m->b;
   int nb = k->nbuf;
   /* impl params: shape, strides, nb buffers, then the entry's scalars */
-  int nscal = which == ENTRY_RUN ? 2 : 3; /* lo hi | o rlo rhi | o accs nparts */
+  bool via = which == ENTRY_RUN_VIA_PARTIAL;
+  /* finish() runs once per output point of a split reduction: compiled without optimization
+   * (optnone), which skips the optimizer and takes the fast instruction selector */
+  bool cold = which == ENTRY_FINISH;
+  int nscal = which == ENTRY_RUN || via ? 2 : 3; /* lo hi | o rlo rhi | o accs nparts */
   int nimpl = 2 + nb + nscal;
   LLVMTypeRef *pt = ctx_calloc(L->ctx, (size_t)nimpl + 8, sizeof(LLVMTypeRef));
   LLVMValueRef *av = ctx_calloc(L->ctx, (size_t)nimpl + 8, sizeof(LLVMValueRef));
@@ -643,6 +666,7 @@ static void build_entry(Lower *L, int which, const char *name, const char *const
   for (int i = 0; i < 2 + nb; i++) pt[i] = L->ptr;
   for (int i = 0; i < nscal; i++) pt[2 + nb + i] = L->i64;
   if (which == ENTRY_PARTIAL) pt[2 + nb + 3] = L->ptr, nimpl++;  /* acc out */
+  if (via) pt[2 + nb + 2] = L->ptr, nimpl++;                     /* acc in */
   if (which == ENTRY_FINISH) pt[2 + nb + 1] = L->ptr;            /* accs */
   LLVMTypeRef void_t = LLVMVoidTypeInContext(m->c);
   char iname[96];
@@ -651,8 +675,12 @@ static void build_entry(Lower *L, int which, const char *name, const char *const
   LLVMValueRef impl = LLVMAddFunction(m->m, iname, ity);
   LLVMSetLinkage(impl, LLVMInternalLinkage);
   add_fn_attrs(L, impl, attrs, nattrs);
-  unsigned ai = LLVMGetEnumAttributeKindForName("alwaysinline", 12);
-  LLVMAddAttributeAtIndex(impl, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(m->c, ai, 0));
+  if (cold) {
+    add_enum_attr(L, impl, "optnone");
+    add_enum_attr(L, impl, "noinline");
+  } else {
+    add_enum_attr(L, impl, "alwaysinline");
+  }
   unsigned na = LLVMGetEnumAttributeKindForName("noalias", 7);
   for (int i = 0; i < 2 + nb; i++)
     LLVMAddAttributeAtIndex(impl, (unsigned)(i + 1), LLVMCreateEnumAttribute(m->c, na, 0));
@@ -665,6 +693,12 @@ static void build_entry(Lower *L, int which, const char *name, const char *const
   LLVMTypeRef wty = LLVMFunctionType(void_t, wpt, nw, 0);
   LLVMValueRef wfn = LLVMAddFunction(m->m, name, wty);
   add_fn_attrs(L, wfn, attrs, nattrs);
+  if (cold) add_enum_attr(L, wfn, "optnone");
+  if (cold || which == ENTRY_PARTIAL) add_enum_attr(L, wfn, "noinline"); /* run may call partial */
+  if (which == ENTRY_PARTIAL) {
+    L->partial_fn = wfn;
+    L->partial_ty = wty;
+  }
   LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(m->c, wfn, "entry"));
   av[0] = LLVMGetParam(wfn, 0);
   av[1] = LLVMGetParam(wfn, 2);
@@ -674,7 +708,27 @@ static void build_entry(Lower *L, int which, const char *name, const char *const
     av[2 + i] = LLVMBuildLoad2(b, L->ptr, LLVMBuildGEP2(b, L->ptr, bufs, &ix, 1, ""), "");
   }
   for (int i = 3; i < (int)nw; i++) av[2 + nb + i - 3] = LLVMGetParam(wfn, (unsigned)i);
-  LLVMBuildCall2(b, ity, impl, av, (unsigned)nimpl, "");
+  if (via) {
+    /* if (lo < hi) { partial(shape, bufs, strides, 0, 0, |R|, acc); impl(..., acc); } */
+    LLVMBasicBlockRef go = LLVMAppendBasicBlockInContext(m->c, wfn, "go");
+    LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(m->c, wfn, "done");
+    LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, LLVMGetParam(wfn, 3), LLVMGetParam(wfn, 4), ""), go, done);
+    LLVMPositionBuilderAtEnd(b, go);
+    LLVMValueRef acc = LLVMBuildAlloca(b, LLVMArrayType(LLVMInt64TypeInContext(m->c), 2), "acc");
+    LLVMValueRef rs = cg_i64(m, 1);
+    for (int d = k->nkeep; d < k->ndim; d++) {
+      LLVMValueRef ix = cg_i64(m, d);
+      rs = LLVMBuildMul(b, rs, LLVMBuildLoad2(b, L->i64, LLVMBuildGEP2(b, L->i64, av[0], &ix, 1, ""), ""), "");
+    }
+    LLVMValueRef pargs[7] = {av[0], bufs, av[1], cg_i64(m, 0), cg_i64(m, 0), rs, acc};
+    LLVMBuildCall2(b, L->partial_ty, L->partial_fn, pargs, 7, "");
+    av[2 + nb + 2] = acc;
+    LLVMBuildCall2(b, ity, impl, av, (unsigned)nimpl, "");
+    LLVMBuildBr(b, done);
+    LLVMPositionBuilderAtEnd(b, done);
+  } else {
+    LLVMBuildCall2(b, ity, impl, av, (unsigned)nimpl, "");
+  }
   LLVMBuildRetVoid(b);
 
   /* the implementation */
@@ -709,7 +763,20 @@ static void build_entry(Lower *L, int which, const char *name, const char *const
   L->off = L->levels;
   for (int bi = 0; bi < nb; bi++) L->off[bi] = cg_i64(m, 0);
   LLVMValueRef s0 = LLVMGetParam(impl, (unsigned)(2 + nb)), s1 = LLVMGetParam(impl, (unsigned)(3 + nb));
-  if (which == ENTRY_RUN) {
+  if (via) {
+    /* the accumulator partial() wrote (codegen.h's layout) -> the FINAL phase */
+    const KPhase *ph = &k->phases[0];
+    LoomDType vt = red_value_dtype(k, ph);
+    LLVMValueRef accp = LLVMGetParam(impl, (unsigned)(4 + nb)), eight = cg_i64(m, 8);
+    for (int p = 0; p < k->nphase; p++) L->acc[p] = L->accidx[p] = NULL;
+    L->acc[0] = cg_from_mem(m, vt, vt, LLVMBuildLoad2(b, cg_mem_type(m, vt), accp, ""));
+    L->accidx[0] = is_arg(ph->reduce_op)
+                       ? LLVMBuildLoad2(b, L->i64, LLVMBuildGEP2(b, LLVMInt8TypeInContext(m->c), accp, &eight, 1, ""), "")
+                       : cg_i64(m, 0);
+    set_o_offsets(L, cg_i64(m, 0));
+    memcpy(L->ooff, L->off, sizeof(LLVMValueRef) * (size_t)nb);
+    if (k->nphase == 2) run_final_phase(L, &k->phases[1]);
+  } else if (which == ENTRY_RUN) {
     if (k->nkeep == k->ndim) walk(L, 0, k->ndim, s0, s1, body_map, (void *)&k->phases[0]);
     else if (L->outer) run_outer(L, s0, s1);
     else walk(L, 0, k->nkeep, s0, s1, body_o_point, NULL);
@@ -824,11 +891,12 @@ LoomStatus cg_lower_host(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef mod, 
     st = diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "codegen: out of memory lowering kernel '%s'", k->name);
   } else {
     L.outer = use_outer(k, L.need);
-    build_entry(&L, ENTRY_RUN, names->run, fn_attrs, nattrs);
     if (names->has_partial) {
       build_entry(&L, ENTRY_PARTIAL, names->partial, fn_attrs, nattrs);
       build_entry(&L, ENTRY_FINISH, names->finish, fn_attrs, nattrs);
     }
+    build_entry(&L, names->has_partial && k->nkeep == 0 ? ENTRY_RUN_VIA_PARTIAL : ENTRY_RUN, names->run,
+                fn_attrs, nattrs);
     cg_math_finish(&L.m);
     st = d->status;
   }

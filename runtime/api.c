@@ -76,6 +76,7 @@ static void rt_state_destroy(LoomContext *ctx, RtState *rt) {
   rt_cache_destroy(rt->cache); /* releases compiled kernels through the target: before it goes */
   if (rt->host && rt->host->destroy) rt->host->destroy(rt->host);
   rt_pool_destroy(rt->pool);
+  rt_host_pool_destroy(rt->host_pool);
   pthread_mutex_destroy(&rt->stats_lock);
   ctx_free(ctx, rt);
 }
@@ -118,7 +119,8 @@ LOOM_API LoomStatus loom_context_create_ex(const LoomContextOptions *options, Lo
     return LOOM_ERR_BACKEND;
   }
   ctx->rt = rt;
-  LoomStatus st = rt_pool_create(ctx, nthreads, &rt->pool, &d);
+  LoomStatus st = rt_host_pool_create(ctx, &rt->host_pool, &d);
+  if (st == LOOM_OK) st = rt_pool_create(ctx, nthreads, &rt->pool, &d);
   if (st == LOOM_OK) st = cg_host_target_create(ctx, &rt->host, &d);
   if (st == LOOM_OK) st = rt_cache_create(ctx, rt->host, &rt->cache, &d);
   if (st != LOOM_OK) {

@@ -197,7 +197,7 @@ static LoomStatus run_schedule(LoomContext *ctx, const IrGraph *g, const Schedul
         st = diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: temporary %d is too large", i);
         goto done;
       }
-      temps[i] = ctx_alloc(ctx, bytes ? bytes : 1);
+      temps[i] = rt_host_alloc(rt->host_pool, bytes);
       if (!temps[i]) {
         st = diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: temporary %d of %zu bytes", i, bytes);
         goto done;
@@ -270,7 +270,10 @@ static LoomStatus run_schedule(LoomContext *ctx, const IrGraph *g, const Schedul
 
 done:
   if (temps) {
-    for (int32_t i = 0; i < s->ntemp; i++) ctx_free(ctx, temps[i]);
+    for (int32_t i = 0; i < s->ntemp; i++)
+      if (temps[i])
+        rt_host_free(rt->host_pool, temps[i],
+                     (size_t)s->temps[i].nelem * itemsize_of((LoomDType)s->temps[i].dtype));
     ctx_free(ctx, temps);
   }
   pthread_mutex_lock(&rt->stats_lock);
@@ -597,7 +600,7 @@ static LoomStatus eval_impl(LoomGraph *g, int32_t n, const LoomNode *nodes, Loom
       st = diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: output %d is too large", i);
       goto fail;
     }
-    void *p = ctx_alloc(ctx, bytes ? bytes : 1);
+    void *p = rt_host_alloc(ctx->rt->host_pool, bytes);
     if (!p) {
       st = diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: %s %d of %zu bytes",
                       need_temp ? "temporary for output" : "output", i, bytes);
@@ -652,7 +655,7 @@ static LoomStatus eval_impl(LoomGraph *g, int32_t n, const LoomNode *nodes, Loom
   for (int32_t i = 0; i < n; i++) {
     if (plan[i].is_temp) {
       copy_to_strided(&outs[i], plan[i].owned);
-      ctx_free(ctx, plan[i].owned);
+      rt_host_free(ctx->rt->host_pool, plan[i].owned, plan[i].bytes);
     } else if (plan[i].owned) {
       describe_contiguous(&outs[i], &g->ir.nodes[nodes[i]], plan[i].owned);
     }
@@ -664,7 +667,7 @@ static LoomStatus eval_impl(LoomGraph *g, int32_t n, const LoomNode *nodes, Loom
   return LOOM_OK;
 
 fail:
-  for (int32_t i = 0; i < n; i++) ctx_free(ctx, plan[i].owned);
+  for (int32_t i = 0; i < n; i++) rt_host_free(ctx->rt->host_pool, plan[i].owned, plan[i].bytes);
   arena_free_all(&arena);
   return st;
 }
@@ -755,6 +758,10 @@ LOOM_API void loom_free_string(LoomContext *ctx, char *text) { ctx_free(ctx, tex
 
 LOOM_API void loom_array_free(LoomContext *ctx, LoomArray *array) {
   if (!array) return;
-  ctx_free(ctx, array->data);
+  /* The size class comes from the descriptor loom_eval filled in (C-contiguous, so numel * size). */
+  int64_t numel = array->ndim >= 0 && array->ndim <= LOOM_MAX_RANK ? ir_numel(array->ndim, array->shape) : 0;
+  size_t bytes = numel > 0 ? (size_t)numel * loom_dtype_size(array->dtype) : 0;
+  if (ctx && ctx->rt) rt_host_free(ctx->rt->host_pool, array->data, bytes);
+  else ctx_free(ctx, array->data);
   memset(array, 0, sizeof *array);
 }

@@ -37,8 +37,21 @@ void rt_cache_release(RtCache *c, const CgCompiled *k);
 /* Number of entries now held (compiled, compiling or failed-and-waited-on). */
 int64_t rt_cache_size(RtCache *c);
 
+/* A caching allocator for large host arrays (runtime/host_pool.c): freed blocks of >= 1 MiB are
+ * kept (bounded by LOOM_HOST_POOL_BYTES, default 1 GiB) and reused for the same size class, so a
+ * repeated evaluation does not pay page faults on fresh memory. rt_host_free must get the size given
+ * to rt_host_alloc. Thread-safe. */
+typedef struct RtHostPool RtHostPool;
+LoomStatus rt_host_pool_create(LoomContext *ctx, RtHostPool **out, Diag *d);
+void rt_host_pool_destroy(RtHostPool *p);
+void rt_host_pool_trim(RtHostPool *p); /* frees every cached block */
+size_t rt_host_pool_cached(RtHostPool *p);
+void *rt_host_alloc(RtHostPool *p, size_t size); /* 64-byte aligned; NULL on failure */
+void rt_host_free(RtHostPool *p, void *ptr, size_t size);
+
 typedef struct RtState RtState;
 struct RtState {
+  RtHostPool *host_pool;
   RtPool *pool;
   RtCache *cache;
   CgTarget *host;

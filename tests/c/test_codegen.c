@@ -4,7 +4,8 @@
  * target and compares the results with loops written here in C: elementwise float64 math with
  * contiguous, broadcast and strided inputs, every integer division/shift/power edge case, float
  * floordiv/mod (npy_divmod), float16 round trips, inner/outer/full (partial+finish) sums, argmax
- * with NaN and ties, and a softmax kernel. Prints compile time and the bandwidth of one kernel.
+ * with NaN and ties, every reduce op over an outer axis (the block strategy: odd sizes, blocks
+ * crossing rows, NaN, ties, empty R, two REDUCE phases), and a softmax kernel. Prints compile time and the bandwidth of one kernel.
  */
 #include <math.h>
 #include <stdio.h>
@@ -540,6 +541,184 @@ static void test_argmax(void) {
   g_t->release(g_t, &cc);
 }
 
+/* ---- outer-axis reductions (the reduced axis is outer in memory: column sums and friends) --------
+ * x is an [R][A][C] float64 array; the kernel reduces axis 0: dims [A, C, R] (nkeep 2) or, when
+ * A == 0, dims [C, R] (nkeep 1) over an [R][C] array. run() is called over several O ranges whose
+ * ends cross blocks and rows of the last O dim. Results are compared with float64 loops in R order. */
+static double ref_fold(LoomReduceOp op, const double *x, int n, int stride, int64_t *arg) {
+  double acc = op == LOOM_REDUCE_PROD || op == LOOM_REDUCE_ALL ? 1 : op == LOOM_REDUCE_MIN ? INFINITY
+             : op == LOOM_REDUCE_MAX ? -INFINITY : 0;
+  *arg = 0;
+  for (int r = 0; r < n; r++) {
+    double v = x[(size_t)r * (size_t)stride];
+    switch (op) {
+    case LOOM_REDUCE_SUM: acc += v; break;
+    case LOOM_REDUCE_PROD: acc *= v; break;
+    case LOOM_REDUCE_MIN: acc = isnan(acc) || isnan(v) ? NAN : fmin(acc, v); break;
+    case LOOM_REDUCE_MAX: acc = isnan(acc) || isnan(v) ? NAN : fmax(acc, v); break;
+    case LOOM_REDUCE_ANY: acc = acc != 0 || v != 0; break;
+    case LOOM_REDUCE_ALL: acc = acc != 0 && v != 0; break;
+    case LOOM_REDUCE_ARGMIN: case LOOM_REDUCE_ARGMAX:
+      if (r == 0 || (!isnan(acc) && (isnan(v) || (op == LOOM_REDUCE_ARGMAX ? v > acc : v < acc)))) acc = v, *arg = r;
+      break;
+    default: break;
+    }
+  }
+  return acc;
+}
+
+static bool same_double(double a, double b, double rel) {
+  if (isnan(a) || isnan(b)) return isnan(a) && isnan(b);
+  if (a == b) return true;
+  return fabs(a - b) <= rel * fmax(fabs(a), fabs(b));
+}
+
+static void outer_case(LoomReduceOp op, int A, int C, int R, const double *x) {
+  bool arg = op == LOOM_REDUCE_ARGMIN || op == LOOM_REDUCE_ARGMAX;
+  bool logic = op == LOOM_REDUCE_ANY || op == LOOM_REDUCE_ALL;
+  LoomDType acc_t = arg ? LOOM_INT64 : logic ? LOOM_BOOL : LOOM_FLOAT64;
+  int a1 = A > 0 ? A : 1, no = a1 * C;
+  KB kb;
+  kb_init(&kb, A > 0 ? 3 : 2, A > 0 ? 2 : 1);
+  int bx = kb_buf(&kb, LOOM_FLOAT64, 0, A > 0 ? "a1a" : "1a");
+  int bo = kb_buf(&kb, acc_t, 1, A > 0 ? "a10" : "10");
+  int v = kb_load(&kb, bx, LOOM_FLOAT64);
+  if (logic) v = kb_cast(&kb, v, LOOM_BOOL);
+  kb_reduce(&kb, op, acc_t, v);
+  kb_store(&kb, KP_FINAL, bo, kb_acc(&kb, 0, acc_t));
+  CgCompiled cc;
+  if (!compile(&kb, &cc, true)) return;
+  CHECK(cc.llvm_ir && strstr(cc.llvm_ir, "outer.block"), "%s over axis 0 uses the outer strategy",
+        reduce_op_name(op));
+  double *out = calloc((size_t)no + 1, sizeof(double)); /* int64 / bool outputs fit too */
+  int64_t shape[3], strides[6];
+  if (A > 0) {
+    int64_t sh[3] = {A, C, R}, st[6] = {C, 1, (int64_t)A * C, C, 1, 0};
+    memcpy(shape, sh, sizeof sh), memcpy(strides, st, sizeof st);
+  } else {
+    int64_t sh[2] = {C, R}, st[4] = {1, C, 1, 0};
+    memcpy(shape, sh, sizeof sh), memcpy(strides, st, sizeof st);
+  }
+  void *bufs[2] = {(void *)x, out};
+  int64_t cut1 = no / 3 + 1, cut2 = no - 5 > cut1 ? no - 5 : no;
+  cc.run(shape, bufs, strides, 0, cut1);
+  cc.run(shape, bufs, strides, cut1, cut2);
+  cc.run(shape, bufs, strides, cut2, no);
+  int bad = 0, first = -1;
+  for (int o = 0; o < no; o++) {
+    int64_t ai;
+    double want = ref_fold(op, x + o, R, no, &ai);
+    bool ok;
+    if (arg) ok = ((int64_t *)out)[o] == ai;
+    else if (logic) ok = ((uint8_t *)out)[o] == (want != 0);
+    else ok = same_double(out[o], want, op == LOOM_REDUCE_SUM || op == LOOM_REDUCE_PROD ? 1e-12 : 0);
+    if (!ok && bad++ == 0) first = o;
+  }
+  CHECK(bad == 0, "outer %s A=%d C=%d R=%d: %d wrong, first at o=%d", reduce_op_name(op), A, C, R, bad, first);
+  free(out);
+  g_t->release(g_t, &cc);
+}
+
+static void test_outer_reductions(void) {
+  enum { R = 37, C = 1103, A = 3, C2 = 301 };
+  double *x = malloc(sizeof(double) * R * C), *y = malloc(sizeof(double) * R * C);
+  for (int r = 0; r < R; r++)
+    for (int c = 0; c < C; c++) {
+      x[r * C + c] = (double)((r * 7 + c * 3) % 11) - 5.0 + (c % 5 == 0 ? 0.25 * r : 0); /* many ties */
+      y[r * C + c] = 1.0 + 0.01 * sin(r * 0.3 + c);
+    }
+  for (int c = 0; c < C; c += 17) x[((c * 5) % R) * C + c] = NAN;  /* NaN in some columns */
+  for (int c = 1; c < C; c += 13) x[((c * 3) % R) * C + c] = NAN;  /* sometimes two */
+  for (int c = 2; c < C; c += 19) x[((c * 7) % R) * C + c] = INFINITY;
+  for (int c = 3; c < C; c += 23)
+    for (int r = 0; r < R; r++) x[r * C + c] = c % 2 ? 0.0 : 1.0; /* all-zero and all-one columns */
+  for (int c = 4; c < C; c += 29)
+    for (int r = 0; r < R; r++) x[r * C + c] = c % 2 ? INFINITY : -INFINITY; /* all the identity */
+  LoomReduceOp ops[] = {LOOM_REDUCE_SUM, LOOM_REDUCE_MIN, LOOM_REDUCE_MAX, LOOM_REDUCE_ANY,
+                        LOOM_REDUCE_ALL, LOOM_REDUCE_ARGMIN, LOOM_REDUCE_ARGMAX};
+  for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
+    outer_case(ops[i], 0, C, R, x);     /* [R][C]: 3 balanced blocks per full range */
+    outer_case(ops[i], A, C2, R, x);    /* [R][A][C2]: blocks end at rows of C2 */
+    outer_case(ops[i], 0, 5, R, x);     /* a tiny row */
+  }
+  outer_case(LOOM_REDUCE_PROD, 0, C, R, y);
+  outer_case(LOOM_REDUCE_PROD, A, C2, R, y);
+  outer_case(LOOM_REDUCE_SUM, 0, C, 0, x); /* empty R: identities */
+  outer_case(LOOM_REDUCE_PROD, A, C2, 0, x);
+  outer_case(LOOM_REDUCE_ALL, 0, C, 0, x);
+  outer_case(LOOM_REDUCE_MAX, 0, C, 1, x);
+
+  /* logsumexp over axis 0 (two REDUCE phases, the second reading the first, then FINAL), times a
+   * per-column weight w (KL_ZERO along R), float32 output */
+  {
+    KB kb;
+    kb_init(&kb, 2, 1);
+    int bx = kb_buf(&kb, LOOM_FLOAT64, 0, "1a"), bw = kb_buf(&kb, LOOM_FLOAT64, 0, "10");
+    int bo = kb_buf(&kb, LOOM_FLOAT32, 1, "10");
+    int l = kb_load(&kb, bx, LOOM_FLOAT64);
+    kb_reduce(&kb, LOOM_REDUCE_MAX, LOOM_FLOAT64, l);
+    int mx = kb_acc(&kb, 0, LOOM_FLOAT64);
+    int e = kb_un(&kb, LOOM_OP_EXP, LOOM_FLOAT64, kb_bin(&kb, LOOM_OP_SUB, LOOM_FLOAT64, l, mx));
+    kb_reduce(&kb, LOOM_REDUCE_SUM, LOOM_FLOAT64, e);
+    int lse = kb_bin(&kb, LOOM_OP_ADD, LOOM_FLOAT64, kb_un(&kb, LOOM_OP_LOG, LOOM_FLOAT64, kb_acc(&kb, 1, LOOM_FLOAT64)), mx);
+    int res = kb_bin(&kb, LOOM_OP_MUL, LOOM_FLOAT64, lse, kb_load(&kb, bw, LOOM_FLOAT64));
+    kb_store(&kb, KP_FINAL, bo, kb_cast(&kb, res, LOOM_FLOAT32));
+    CgCompiled cc;
+    if (compile(&kb, &cc, true)) {
+      CHECK(cc.llvm_ir && strstr(cc.llvm_ir, "outer.block"), "logsumexp over axis 0 uses the outer strategy");
+      CHECK(cc.partial == NULL, "two-phase kernel has no partial");
+      static double w[C];
+      static float out[C];
+      for (int c = 0; c < C; c++) w[c] = 1.0 + c % 3;
+      int64_t shape[2] = {C, R}, strides[6] = {1, C, 1, 0, 1, 0};
+      void *bufs[3] = {y, w, out};
+      cc.run(shape, bufs, strides, 0, 700);
+      cc.run(shape, bufs, strides, 700, C);
+      double worst = 0;
+      for (int c = 0; c < C; c++) {
+        double m = -INFINITY, s = 0;
+        for (int r = 0; r < R; r++) m = fmax(m, y[r * C + c]);
+        for (int r = 0; r < R; r++) s += exp(y[r * C + c] - m);
+        float want = (float)((log(s) + m) * w[c]);
+        worst = fmax(worst, fabs(out[c] - want) / fabs(want));
+      }
+      CHECK(worst < 1e-6, "outer logsumexp: rel err %g", worst);
+      g_t->release(g_t, &cc);
+    }
+  }
+  /* softmax over axis 0 has a MAP phase: keeps the per-o form, still correct */
+  {
+    KB kb;
+    kb_init(&kb, 2, 1);
+    int bx = kb_buf(&kb, LOOM_FLOAT64, 0, "1a"), by = kb_buf(&kb, LOOM_FLOAT64, 1, "1a");
+    int l = kb_load(&kb, bx, LOOM_FLOAT64);
+    kb_reduce(&kb, LOOM_REDUCE_MAX, LOOM_FLOAT64, l);
+    int e = kb_un(&kb, LOOM_OP_EXP, LOOM_FLOAT64, kb_bin(&kb, LOOM_OP_SUB, LOOM_FLOAT64, l, kb_acc(&kb, 0, LOOM_FLOAT64)));
+    kb_reduce(&kb, LOOM_REDUCE_SUM, LOOM_FLOAT64, e);
+    kb_store(&kb, KP_MAP, by, kb_bin(&kb, LOOM_OP_TRUEDIV, LOOM_FLOAT64, e, kb_acc(&kb, 1, LOOM_FLOAT64)));
+    CgCompiled cc;
+    if (compile(&kb, &cc, true)) {
+      CHECK(cc.llvm_ir && !strstr(cc.llvm_ir, "outer.block"), "softmax over axis 0 keeps the per-o form");
+      double *z = malloc(sizeof(double) * R * C);
+      int64_t shape[2] = {C, R}, strides[4] = {1, C, 1, C};
+      void *bufs[2] = {y, z};
+      cc.run(shape, bufs, strides, 0, C);
+      double worst = 0;
+      for (int c = 0; c < C; c++) {
+        double m = -INFINITY, s = 0;
+        for (int r = 0; r < R; r++) m = fmax(m, y[r * C + c]);
+        for (int r = 0; r < R; r++) s += exp(y[r * C + c] - m);
+        for (int r = 0; r < R; r++) worst = fmax(worst, fabs(z[r * C + c] - exp(y[r * C + c] - m) / s));
+      }
+      CHECK(worst < 1e-14, "outer softmax: max abs err %g", worst);
+      free(z);
+      g_t->release(g_t, &cc);
+    }
+  }
+  free(x);
+  free(y);
+}
+
 static void test_softmax(void) {
   enum { O = 5, R = 300 };
   static double x[O * R], y[O * R];
@@ -767,6 +946,7 @@ int main(void) {
   test_float16();
   test_sums();
   test_argmax();
+  test_outer_reductions();
   test_softmax();
   test_errors();
   test_float_ops();

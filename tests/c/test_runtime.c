@@ -60,11 +60,13 @@ static void test_ctx_init(TestCtx *t, int threads) {
   pthread_mutex_init(&t->rt.stats_lock, NULL);
   Diag d = {.status = LOOM_OK};
   if (rt_pool_create(&t->ctx, threads, &t->rt.pool, &d) != LOOM_OK) fprintf(stderr, "pool: %s\n", d.msg);
+  if (rt_host_pool_create(&t->ctx, &t->rt.host_pool, &d) != LOOM_OK) fprintf(stderr, "host pool: %s\n", d.msg);
 }
 
 static void test_ctx_free(TestCtx *t) {
   rt_cache_destroy(t->rt.cache);
   rt_pool_destroy(t->rt.pool);
+  rt_host_pool_destroy(t->rt.host_pool);
   pthread_mutex_destroy(&t->rt.stats_lock);
 }
 

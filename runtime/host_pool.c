@@ -1,0 +1,129 @@
+/* host_pool.c: a caching allocator for large host arrays (outputs and temporaries of loom_eval).
+ *
+ * The first write to freshly mapped memory costs a page fault per 4 KiB page: for a 10^7-element
+ * float64 output that is as long as the fused kernel itself. Blocks of at least RT_HOST_POOL_MIN
+ * bytes are therefore kept when freed and handed out again for the same size class, like CuPy's
+ * memory pool does on the device. Classes: powers of two split in four (waste <= 25 %). The cache is
+ * bounded (LOOM_HOST_POOL_BYTES, default 1 GiB; 0 disables caching) and emptied when the context
+ * goes. Smaller blocks go straight to the context's allocator. Thread-safe (one mutex).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/runtime.h"
+
+enum { RT_HOST_POOL_MIN = 1 << 20, RT_HOST_POOL_CLASSES = 4 * 48 };
+
+typedef struct FreeBlock {
+  struct FreeBlock *next;
+} FreeBlock;
+
+struct RtHostPool {
+  LoomContext *ctx;
+  pthread_mutex_t lock;
+  size_t cached, limit;
+  FreeBlock *bins[RT_HOST_POOL_CLASSES];
+};
+
+/* The class of a size >= RT_HOST_POOL_MIN and the size of that class. */
+static int size_class(size_t size, size_t *class_size) {
+  int e = 63 - __builtin_clzll((unsigned long long)size); /* 2^e <= size < 2^(e+1) */
+  size_t base = (size_t)1 << e, quarter = base / 4;
+  size_t q = (size - base + quarter - 1) / quarter; /* 0..4 quarters above base */
+  if (q == 4) {
+    e++;
+    q = 0;
+    base <<= 1;
+    quarter <<= 1;
+  }
+  *class_size = base + q * quarter;
+  return (e - 20) * 4 + (int)q;
+}
+
+LoomStatus rt_host_pool_create(LoomContext *ctx, RtHostPool **out, Diag *d) {
+  RtHostPool *p = ctx_calloc(ctx, 1, sizeof *p);
+  if (!p) return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: host memory pool");
+  p->ctx = ctx;
+  p->limit = (size_t)1 << 30;
+  const char *env = getenv("LOOM_HOST_POOL_BYTES");
+  if (env && *env) {
+    char *end;
+    unsigned long long v = strtoull(env, &end, 10);
+    if (*end == 0) p->limit = (size_t)v;
+  }
+  pthread_mutex_init(&p->lock, NULL);
+  *out = p;
+  return LOOM_OK;
+}
+
+void rt_host_pool_trim(RtHostPool *p) {
+  if (!p) return;
+  pthread_mutex_lock(&p->lock);
+  for (int c = 0; c < RT_HOST_POOL_CLASSES; c++) {
+    for (FreeBlock *b = p->bins[c], *next; b; b = next) {
+      next = b->next;
+      ctx_free(p->ctx, b);
+    }
+    p->bins[c] = NULL;
+  }
+  p->cached = 0;
+  pthread_mutex_unlock(&p->lock);
+}
+
+void rt_host_pool_destroy(RtHostPool *p) {
+  if (!p) return;
+  rt_host_pool_trim(p);
+  pthread_mutex_destroy(&p->lock);
+  ctx_free(p->ctx, p);
+}
+
+void *rt_host_alloc(RtHostPool *p, size_t size) {
+  if (size == 0) size = 1;
+  if (!p || size < RT_HOST_POOL_MIN) return p ? ctx_alloc(p->ctx, size) : NULL;
+  size_t csize;
+  int c = size_class(size, &csize);
+  if (c >= RT_HOST_POOL_CLASSES) return NULL;
+  pthread_mutex_lock(&p->lock);
+  FreeBlock *b = p->bins[c];
+  if (b) {
+    p->bins[c] = b->next;
+    p->cached -= csize;
+  }
+  pthread_mutex_unlock(&p->lock);
+  if (b) return b;
+  void *mem = ctx_alloc(p->ctx, csize);
+  if (!mem) { /* give the cached blocks back and try once more */
+    rt_host_pool_trim(p);
+    mem = ctx_alloc(p->ctx, csize);
+  }
+  return mem;
+}
+
+void rt_host_free(RtHostPool *p, void *ptr, size_t size) {
+  if (!ptr || !p) return;
+  if (size == 0) size = 1;
+  if (size < RT_HOST_POOL_MIN) {
+    ctx_free(p->ctx, ptr);
+    return;
+  }
+  size_t csize;
+  int c = size_class(size, &csize);
+  pthread_mutex_lock(&p->lock);
+  if (c < RT_HOST_POOL_CLASSES && p->cached + csize <= p->limit) {
+    FreeBlock *b = ptr;
+    b->next = p->bins[c];
+    p->bins[c] = b;
+    p->cached += csize;
+    ptr = NULL;
+  }
+  pthread_mutex_unlock(&p->lock);
+  if (ptr) ctx_free(p->ctx, ptr);
+}
+
+size_t rt_host_pool_cached(RtHostPool *p) {
+  if (!p) return 0;
+  pthread_mutex_lock(&p->lock);
+  size_t n = p->cached;
+  pthread_mutex_unlock(&p->lock);
+  return n;
+}
