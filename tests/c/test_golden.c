@@ -159,6 +159,12 @@ int main(int argc, char **argv) {
   }
   const char *env = getenv("LOOM_UPDATE_GOLDEN");
   bool update = env && strcmp(env, "1") == 0;
+  size_t alen = strlen(argv[1]);
+  if (alen > 5 && strcmp(argv[1] + alen - 5, ".loom") == 0) { /* one golden file */
+    bool ok = run_one(argv[1], update);
+    printf("%d passed, %d failed\n", ok ? 1 : 0, ok ? 0 : 1);
+    return ok ? 0 : 1;
+  }
   DIR *dir = opendir(argv[1]);
   if (!dir) {
     fprintf(stderr, "cannot open %s\n", argv[1]);
