@@ -7,12 +7,13 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-packages=(build-essential cmake llvm-19-dev libsleef-dev python3-dev)
+packages=(build-essential cmake llvm-19-dev libsleef-dev python3-dev clang-19 libclang-rt-19-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
 done
-# llvm-19-dev without clang-19 is enough; clang-19 is only a convenience for dumps, never required.
+# clang-19 + libclang-rt-19-dev build the snippet fuzzer (tests/fuzz) and, later, CUDA C++ sources of
+# RawModule; the library itself needs only llvm-19-dev.
 
 if ((${#missing[@]})); then
   echo "setup: installing ${missing[*]}"
