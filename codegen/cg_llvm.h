@@ -31,6 +31,7 @@ typedef struct CgMath {
   LLVMModuleRef m;
   LLVMBuilderRef b;
   const CgVecMath *vec; /* may be NULL */
+  bool libdevice;       /* math flavour: libdevice's __nv_* functions instead of libm + SLEEF */
   Diag *d;
   int nused;
   LLVMValueRef used[CG_MAX_USED]; /* vector declarations kept alive through llvm.compiler.used */
@@ -76,5 +77,11 @@ typedef struct CgEntryNames {
 LoomStatus cg_lower_host(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef m, const KernelIr *k, const char *prefix,
                          const CgVecMath *vec, const char *const *fn_attrs, int nattrs,
                          CgEntryNames *names, Diag *d);
+
+/* Builds the GPU module for k into m (entries named from prefix, marked as kernels through
+ * nvvm.annotations) and fills out (everything but ptx). block: threads per block of ROW kernels
+ * (a multiple of 32, at most 1024). Math uses the libdevice flavour. */
+LoomStatus cg_lower_gpu(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef m, const KernelIr *k,
+                        const char *prefix, int block, CgGpuKernel *out, Diag *d);
 
 #endif /* LOOM_CG_LLVM_H */

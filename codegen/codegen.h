@@ -28,6 +28,39 @@ typedef void (*CgPartialFn)(const int64_t *shape, void *const *bufs, const int64
 typedef void (*CgFinishFn)(const int64_t *shape, void *const *bufs, const int64_t *strides,
                            int64_t o, const void *accs, int64_t nparts);
 
+/* GPU kernels (codegen/nvptx.c). The code is PTX text; every entry takes ONE parameter, a byval
+ * block of 8-byte words (kernelParams[0] points at it on the host):
+ *   words[0, ndim)                    shape of the iteration space
+ *   words[ndim, ndim + nbuf)          buffer base addresses (binding offset applied)
+ *   words[ndim + nbuf, + nbuf * ndim) strides in elements, buffer-major
+ *   then CG_GPU_EXTRA words: [0] nparts (split reductions), [1] partials address, [2..] unused.
+ * Strategies:
+ *   CG_GPU_ELEMENTWISE: `main` is a grid-stride loop over the linear points, any launch shape;
+ *     `vec` (when vec_lanes > 0: ndim == 1 and every buffer contiguous) does vec_lanes points per
+ *     step with 16-byte loads/stores and requires every base address to be a multiple of
+ *     vec_align; the launcher falls back to `main` otherwise.
+ *   CG_GPU_ROW (R inner in memory): `main` runs one block of exactly `block` threads per O point
+ *     (grid-stride over O on blockIdx.x): every phase in order, REDUCE phases through warp shuffles
+ *     and shared memory, their results broadcast to the block.
+ *   CG_GPU_COL (R outer, O contiguous): `main` runs one thread per O point (coalesced along O).
+ *   When `part` is set (phases [REDUCE] or [REDUCE, FINAL]) the launcher may split R into nparts
+ *   ranges: `part` computes the accumulator of item = part * nO + o into partials + item * acc_size
+ *   (ROW: one block per item; COL: one thread per item), then `finish` (one thread per O point)
+ *   combines the parts in order and runs the FINAL phase. The same nparts gives the same bits. */
+enum { CG_GPU_ELEMENTWISE = 0, CG_GPU_ROW = 1, CG_GPU_COL = 2 };
+#define CG_GPU_EXTRA 4
+typedef struct CgGpuKernel {
+  int32_t strategy;
+  char main[64], vec[64], part[64], finish[64]; /* entry names; "" when absent */
+  int32_t block;     /* ROW: threads per block the block reduction is compiled for */
+  int32_t vec_lanes; /* points per step of `vec`; 0 when there is no vec entry */
+  int32_t vec_align; /* bytes every base address must be a multiple of for `vec` */
+  int32_t acc_size;  /* bytes per partial accumulator */
+  int32_t nwords;    /* words of the parameter block */
+  char *ptx;         /* NUL-terminated PTX (ctx_alloc'ed) */
+  size_t ptx_size;   /* strlen(ptx) */
+} CgGpuKernel;
+
 typedef struct CgCompiled {
   CgRunFn run;
   CgPartialFn partial; /* NULL when the kernel cannot be split along R */
@@ -35,6 +68,7 @@ typedef struct CgCompiled {
   int32_t acc_size;
   char *llvm_ir;       /* optimized LLVM IR text when asked for (ctx_alloc'ed), else NULL */
   void *impl;          /* target-owned */
+  CgGpuKernel *gpu;    /* GPU targets: the PTX and how to launch it (run/partial/finish are NULL) */
 } CgCompiled;
 
 typedef struct CgTarget CgTarget;
@@ -53,5 +87,13 @@ struct CgTarget {
 LoomStatus cg_host_target_create(LoomContext *ctx, CgTarget **out, Diag *d);
 /* "LLVM 19.1.7 host x86_64 <cpu> <features hash>": goes into cache keys. */
 const char *cg_host_describe(CgTarget *t);
+
+/* The NVIDIA target: kernel IR -> LLVM IR (nvptx64-nvidia-cuda) -> PTX for sm_<major><minor>, math
+ * through libdevice ($LOOM_LIBDEVICE, else $CUDA_HOME, $CUDA_PATH or /usr/local/cuda +
+ * /nvvm/libdevice/libdevice.10.bc), loaded lazily per compile so that only used functions are
+ * linked. LOOM_ERR_UNSUPPORTED when this LLVM has no NVPTX backend. Needs no GPU. */
+LoomStatus cg_nvptx_target_create(LoomContext *ctx, int sm_major, int sm_minor, CgTarget **out, Diag *d);
+/* "LLVM 19.1.7 nvptx sm_90 ptx78": goes into cache keys. */
+const char *cg_nvptx_describe(CgTarget *t);
 
 #endif /* LOOM_CODEGEN_H */

@@ -16,6 +16,13 @@
  * Reductions over an axis that is outer in memory use the outer strategy instead (run_outer: blocks
  * of o with stack accumulator arrays). Compile time: finish() is optnone (it is cold), and run() of
  * a splittable full reduction calls partial() rather than holding a second copy of its loop.
+ *
+ * GPU part (cg_lower_gpu, codegen.h's CgGpuKernel): the same evaluator under a thread-index loop
+ * structure: grid-stride loops whose point index is decomposed into offsets (index type i32 when
+ * the kernel's index_bits is 32), block reductions through llvm.nvvm.shfl.sync.bfly and a small
+ * shared array (every thread then combines the per-warp values in warp order, which broadcasts the
+ * result and keeps the order fixed), and a vector entry that reads each contiguous buffer as one
+ * 16-byte vector and evaluates the instructions once per lane.
  */
 #include <stdio.h>
 #include <string.h>
@@ -54,6 +61,10 @@ typedef struct Lower {
   LLVMValueRef bj, bn;        /* index of the current point within the block; the block's size */
   LLVMValueRef partial_fn;    /* the exported partial entry, once built (run of a full reduction calls it) */
   LLVMTypeRef partial_ty;
+  /* GPU lowering (cg_lower_gpu) */
+  LLVMTypeRef ity;            /* index type: i32 or i64 (KernelIr.index_bits) */
+  LLVMValueRef *vload;        /* nbuf: the current vector of each loaded buffer (vec entry), or NULL */
+  unsigned lane;              /* lane read from vload */
 } Lower;
 
 static int instr_nsrc(const KInstr *in) {
@@ -141,6 +152,8 @@ static LLVMValueRef emit_one(Lower *L, int i) {
   case KI_LOAD: {
     int b = in->buf;
     LoomDType st = (LoomDType)k->bufs[b].dtype;
+    if (L->vload && L->vload[b] && !L->final_phase)
+      return cg_from_mem(m, st, t, LLVMBuildExtractElement(m->b, L->vload[b], LLVMConstInt(LLVMInt32TypeInContext(m->c), L->lane, 0), ""));
     LLVMValueRef p = elem_ptr(L, b, L->final_phase ? L->ooff[b] : L->off[b]);
     LLVMValueRef v = LLVMBuildLoad2(m->b, cg_mem_type(m, st), p, "");
     LLVMSetAlignment(v, dtype_align(st));
@@ -918,6 +931,612 @@ LoomStatus cg_lower_host(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef mod, 
     if (LLVMVerifyModule(mod, LLVMReturnStatusAction, &msg)) {
       st = diag_error(d, LOOM_ERR_INTERNAL, "codegen: invalid LLVM IR for kernel '%s': %.600s", k->name, msg ? msg : "");
     }
+    if (msg) LLVMDisposeMessage(msg);
+  }
+  return st;
+}
+
+/* ---- GPU loop structure ------------------------------------------------------------------------------ */
+
+static LLVMValueRef gpu_sreg(Lower *L, const char *name) {
+  LLVMTypeRef i32 = LLVMInt32TypeInContext(L->m.c);
+  LLVMValueRef fn = LLVMGetNamedFunction(L->m.m, name);
+  LLVMTypeRef fty = LLVMFunctionType(i32, NULL, 0, 0);
+  if (!fn) fn = LLVMAddFunction(L->m.m, name, fty);
+  LLVMValueRef v = LLVMBuildCall2(L->m.b, fty, fn, NULL, 0, "");
+  return L->ity == i32 ? v : LLVMBuildZExt(L->m.b, v, L->ity, "");
+}
+
+static LLVMValueRef iconst_i(Lower *L, int64_t v) { return LLVMConstInt(L->ity, (unsigned long long)v, 1); }
+
+static LLVMValueRef to_i64(Lower *L, LLVMValueRef v) {
+  return L->ity == L->i64 ? v : LLVMBuildSExt(L->m.b, v, L->i64, "");
+}
+
+typedef void (*IdxBody)(Lower *L, LLVMValueRef i, void *arg);
+
+/* for (i = start; i < end; i += step) body(i)  (signed compare in the index type) */
+static void gpu_for(Lower *L, LLVMValueRef start, LLVMValueRef end, LLVMValueRef step, IdxBody body, void *arg) {
+  LLVMBuilderRef b = L->m.b;
+  LLVMValueRef iv = entry_alloca(L, L->ity, "i");
+  LLVMBuildStore(b, start, iv);
+  LLVMBasicBlockRef head = new_bb(L, "for.head"), bb = new_bb(L, "for.body"), exit = new_bb(L, "for.exit");
+  LLVMBuildBr(b, head);
+  LLVMPositionBuilderAtEnd(b, head);
+  LLVMValueRef i = LLVMBuildLoad2(b, L->ity, iv, "");
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, i, end, ""), bb, exit);
+  LLVMPositionBuilderAtEnd(b, bb);
+  body(L, i, arg);
+  LLVMBuildStore(b, LLVMBuildAdd(b, i, step, ""), iv);
+  LLVMBuildBr(b, head);
+  LLVMPositionBuilderAtEnd(b, exit);
+}
+
+/* out[b] = base[b] + sum over dims [d0, d1) of index(lin)[d] * stride[b][d] (lin row-major). */
+static void gpu_offsets(Lower *L, LLVMValueRef lin, int d0, int d1, const LLVMValueRef *base, LLVMValueRef *out) {
+  const KernelIr *k = L->k;
+  LLVMBuilderRef b = L->m.b;
+  LLVMValueRef idx[LOOM_MAX_RANK];
+  LLVMValueRef rem = lin;
+  for (int d = d1 - 1; d >= d0; d--) {
+    if (d > d0) {
+      idx[d] = LLVMBuildURem(b, rem, L->shape[d], "");
+      rem = LLVMBuildUDiv(b, rem, L->shape[d], "");
+    } else {
+      idx[d] = rem;
+    }
+  }
+  for (int bi = 0; bi < k->nbuf; bi++) {
+    LLVMValueRef v = base ? base[bi] : iconst_i(L, 0);
+    for (int d = d0; d < d1; d++) v = LLVMBuildAdd(b, v, LLVMBuildMul(b, idx[d], L->stride[bi * k->ndim + d], ""), "");
+    out[bi] = v;
+  }
+}
+
+/* Warp shuffle (butterfly) of a value of any register type: moved as 32-bit pieces. */
+static LLVMValueRef shfl_bfly(Lower *L, LLVMValueRef v, int lanemask) {
+  LLVMBuilderRef b = L->m.b;
+  LLVMContextRef c = L->m.c;
+  LLVMTypeRef i32 = LLVMInt32TypeInContext(c);
+  LLVMTypeRef t = LLVMTypeOf(v);
+  const char *name = "llvm.nvvm.shfl.sync.bfly.i32";
+  LLVMValueRef fn = LLVMGetNamedFunction(L->m.m, name);
+  LLVMTypeRef pt[4] = {i32, i32, i32, i32};
+  LLVMTypeRef fty = LLVMFunctionType(i32, pt, 4, 0);
+  if (!fn) fn = LLVMAddFunction(L->m.m, name, fty);
+  unsigned bits = LLVMGetTypeKind(t) == LLVMFloatTypeKind ? 32 : LLVMGetTypeKind(t) == LLVMDoubleTypeKind ? 64 : LLVMGetIntTypeWidth(t);
+  LLVMTypeRef it = LLVMIntTypeInContext(c, bits);
+  LLVMValueRef x = LLVMGetTypeKind(t) == LLVMIntegerTypeKind ? v : LLVMBuildBitCast(b, v, it, "");
+  LLVMValueRef r;
+  if (bits <= 32) {
+    LLVMValueRef a[4] = {LLVMConstInt(i32, 0xffffffffu, 0), bits < 32 ? LLVMBuildZExt(b, x, i32, "") : x,
+                         LLVMConstInt(i32, (unsigned)lanemask, 0), LLVMConstInt(i32, 31, 0)};
+    r = LLVMBuildCall2(b, fty, fn, a, 4, "");
+    if (bits < 32) r = LLVMBuildTrunc(b, r, it, "");
+  } else {
+    LLVMValueRef lo = LLVMBuildTrunc(b, x, i32, "");
+    LLVMValueRef hi = LLVMBuildTrunc(b, LLVMBuildLShr(b, x, LLVMConstInt(it, 32, 0), ""), i32, "");
+    LLVMValueRef a[4] = {LLVMConstInt(i32, 0xffffffffu, 0), lo, LLVMConstInt(i32, (unsigned)lanemask, 0), LLVMConstInt(i32, 31, 0)};
+    LLVMValueRef rlo = LLVMBuildCall2(b, fty, fn, a, 4, "");
+    a[1] = hi;
+    LLVMValueRef rhi = LLVMBuildCall2(b, fty, fn, a, 4, "");
+    r = LLVMBuildOr(b, LLVMBuildZExt(b, rlo, it, ""), LLVMBuildShl(b, LLVMBuildZExt(b, rhi, it, ""), LLVMConstInt(it, 32, 0), ""), "");
+  }
+  return LLVMGetTypeKind(t) == LLVMIntegerTypeKind ? r : LLVMBuildBitCast(b, r, t, "");
+}
+
+#define GPU_EMPTY_INDEX INT64_MAX /* accumulator index of an empty argmin/argmax part */
+
+/* Combines two accumulators of a REDUCE phase (a, ai) and (v, vi): for argmin/argmax the one with the
+ * smaller index comes first and the later one wins only when strictly better (or a first NaN), so the
+ * result is the same whichever order the pair arrives in; other ops use cg_combine (ordered == false
+ * gives the reassociable form). */
+static void gpu_combine(Lower *L, const KPhase *ph, LoomDType vt, LLVMValueRef *a, LLVMValueRef *ai, LLVMValueRef v,
+                        LLVMValueRef vi, bool ordered) {
+  LLVMBuilderRef b = L->m.b;
+  if (is_arg(ph->reduce_op)) {
+    LLVMValueRef swap = LLVMBuildICmp(b, LLVMIntSGT, *ai, vi, "");
+    LLVMValueRef fv = LLVMBuildSelect(b, swap, v, *a, ""), fi = LLVMBuildSelect(b, swap, vi, *ai, "");
+    LLVMValueRef sv = LLVMBuildSelect(b, swap, *a, v, ""), si = LLVMBuildSelect(b, swap, *ai, vi, "");
+    LLVMValueRef empty = cg_i64(&L->m, GPU_EMPTY_INDEX);
+    LLVMValueRef take = cg_arg_better(&L->m, (LoomReduceOp)ph->reduce_op, vt, fv, sv);
+    take = LLVMBuildOr(b, take, LLVMBuildICmp(b, LLVMIntEQ, fi, empty, ""), "");
+    take = LLVMBuildAnd(b, take, LLVMBuildICmp(b, LLVMIntNE, si, empty, ""), "");
+    *a = LLVMBuildSelect(b, take, sv, fv, "");
+    *ai = LLVMBuildSelect(b, take, si, fi, "");
+  } else {
+    LLVMValueRef r = cg_combine(&L->m, (LoomReduceOp)ph->reduce_op, vt, *a, v);
+    if (ordered && LLVMIsAInstruction(r) && LLVMCanValueUseFastMathFlags(r)) LLVMSetFastMathFlags(r, 0);
+    *a = r;
+  }
+}
+
+static void gpu_barrier(Lower *L) {
+  LLVMTypeRef fty = LLVMFunctionType(LLVMVoidTypeInContext(L->m.c), NULL, 0, 0);
+  LLVMValueRef fn = LLVMGetNamedFunction(L->m.m, "llvm.nvvm.barrier0");
+  if (!fn) fn = LLVMAddFunction(L->m.m, "llvm.nvvm.barrier0", fty);
+  LLVMBuildCall2(L->m.b, fty, fn, NULL, 0, "");
+}
+
+static LLVMValueRef shared_slots(Lower *L, const char *name) {
+  LLVMValueRef g = LLVMGetNamedGlobal(L->m.m, name);
+  if (g) return g;
+  LLVMTypeRef at = LLVMArrayType2(L->i64, 32);
+  g = LLVMAddGlobalInAddressSpace(L->m.m, at, name, 3);
+  LLVMSetLinkage(g, LLVMInternalLinkage);
+  LLVMSetInitializer(g, LLVMGetUndef(at));
+  LLVMSetAlignment(g, 8);
+  return g;
+}
+
+typedef struct GpuRed {
+  const KPhase *ph;
+  LoomDType vt;
+  LLVMValueRef accv, acci; /* allocas */
+  LLVMValueRef rbase;      /* ROW: the thread's first R point (its accumulator index starts there) */
+} GpuRed;
+
+/* One R point of a REDUCE phase: L->ooff holds the O offsets. */
+static void gpu_reduce_point(Lower *L, LLVMValueRef r, void *arg) {
+  GpuRed *g = arg;
+  const KernelIr *k = L->k;
+  LLVMBuilderRef b = L->m.b;
+  gpu_offsets(L, r, k->nkeep, k->ndim, L->ooff, L->off);
+  clear_cache(L);
+  eval_needed(L, &g->ph->value, 1);
+  LLVMValueRef v = L->cache[g->ph->value];
+  LLVMValueRef cur = LLVMBuildLoad2(b, LLVMTypeOf(v), g->accv, "");
+  if (is_arg(g->ph->reduce_op)) {
+    LLVMValueRef take = cg_arg_better(&L->m, (LoomReduceOp)g->ph->reduce_op, g->vt, cur, v);
+    LLVMBuildStore(b, LLVMBuildSelect(b, take, v, cur, ""), g->accv);
+    LLVMValueRef ci = LLVMBuildLoad2(b, L->i64, g->acci, "");
+    LLVMBuildStore(b, LLVMBuildSelect(b, take, to_i64(L, r), ci, ""), g->acci);
+  } else {
+    LLVMBuildStore(b, cg_combine(&L->m, (LoomReduceOp)g->ph->reduce_op, g->vt, cur, v), g->accv);
+  }
+  clear_cache(L);
+}
+
+static void gpu_map_point(Lower *L, LLVMValueRef r, void *arg) {
+  const KernelIr *k = L->k;
+  gpu_offsets(L, r, k->nkeep, k->ndim, L->ooff, L->off);
+  body_map(L, arg);
+}
+
+/* Folds REDUCE phase p over R points start, start + step, ... < end into L->acc[p] / L->accidx[p]
+ * (this thread's part only). */
+static void gpu_reduce_range(Lower *L, int p, LLVMValueRef start, LLVMValueRef end, LLVMValueRef step) {
+  const KernelIr *k = L->k;
+  LLVMBuilderRef b = L->m.b;
+  GpuRed g = {&k->phases[p], red_value_dtype(k, &k->phases[p]), NULL, NULL, NULL};
+  LLVMTypeRef vty = cg_reg_type(&L->m, g.vt);
+  g.accv = entry_alloca(L, vty, "acc");
+  g.acci = entry_alloca(L, L->i64, "acci");
+  LLVMBuildStore(b, cg_identity(&L->m, (LoomReduceOp)g.ph->reduce_op, g.vt), g.accv);
+  LLVMValueRef nonempty = LLVMBuildICmp(b, LLVMIntSLT, start, end, "");
+  LLVMBuildStore(b, LLVMBuildSelect(b, nonempty, to_i64(L, start), cg_i64(&L->m, GPU_EMPTY_INDEX), ""), g.acci);
+  gpu_for(L, start, end, step, gpu_reduce_point, &g);
+  L->acc[p] = LLVMBuildLoad2(b, vty, g.accv, "");
+  L->accidx[p] = LLVMBuildLoad2(b, L->i64, g.acci, "");
+}
+
+/* Block reduction of phase p's per-thread accumulators: every thread ends with the block's. */
+static void gpu_block_reduce(Lower *L, int p) {
+  const KernelIr *k = L->k;
+  const KPhase *ph = &k->phases[p];
+  LLVMBuilderRef b = L->m.b;
+  LoomDType vt = red_value_dtype(k, ph);
+  LLVMTypeRef vty = cg_reg_type(&L->m, vt);
+  LLVMValueRef v = L->acc[p], vi = L->accidx[p];
+  for (int off = 16; off >= 1; off /= 2) {
+    LLVMValueRef ov = shfl_bfly(L, v, off);
+    LLVMValueRef oi = is_arg(ph->reduce_op) ? shfl_bfly(L, vi, off) : vi;
+    gpu_combine(L, ph, vt, &v, &vi, ov, oi, true);
+  }
+  LLVMValueRef sv = shared_slots(L, "loom.red.v"), si = shared_slots(L, "loom.red.i");
+  LLVMTypeRef at = LLVMArrayType2(L->i64, 32);
+  LLVMValueRef tid = gpu_sreg(L, "llvm.nvvm.read.ptx.sreg.tid.x");
+  LLVMValueRef lane = LLVMBuildAnd(b, tid, iconst_i(L, 31), "");
+  LLVMValueRef warp = LLVMBuildLShr(b, tid, iconst_i(L, 5), "");
+  LLVMBasicBlockRef wr = new_bb(L, "red.write"), after = new_bb(L, "red.after");
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntEQ, lane, iconst_i(L, 0), ""), wr, after);
+  LLVMPositionBuilderAtEnd(b, wr);
+  LLVMValueRef ix[2] = {iconst_i(L, 0), warp};
+  LLVMBuildStore(b, v, LLVMBuildGEP2(b, at, sv, ix, 2, ""));
+  if (is_arg(ph->reduce_op)) LLVMBuildStore(b, vi, LLVMBuildGEP2(b, at, si, ix, 2, ""));
+  LLVMBuildBr(b, after);
+  LLVMPositionBuilderAtEnd(b, after);
+  gpu_barrier(L);
+  /* every thread folds the warps' values in warp order */
+  LLVMValueRef nw = LLVMBuildLShr(b, gpu_sreg(L, "llvm.nvvm.read.ptx.sreg.ntid.x"), iconst_i(L, 5), "");
+  LLVMValueRef accv = entry_alloca(L, vty, "bacc"), acci = entry_alloca(L, L->i64, "bacci");
+  LLVMValueRef ix0[2] = {iconst_i(L, 0), iconst_i(L, 0)};
+  LLVMBuildStore(b, LLVMBuildLoad2(b, vty, LLVMBuildGEP2(b, at, sv, ix0, 2, ""), ""), accv);
+  LLVMBuildStore(b, is_arg(ph->reduce_op) ? LLVMBuildLoad2(b, L->i64, LLVMBuildGEP2(b, at, si, ix0, 2, ""), "") : cg_i64(&L->m, 0), acci);
+  LLVMValueRef wv = entry_alloca(L, L->ity, "w");
+  LLVMBuildStore(b, iconst_i(L, 1), wv);
+  LLVMBasicBlockRef head = new_bb(L, "red.head"), body = new_bb(L, "red.body"), done = new_bb(L, "red.done");
+  LLVMBuildBr(b, head);
+  LLVMPositionBuilderAtEnd(b, head);
+  LLVMValueRef w = LLVMBuildLoad2(b, L->ity, wv, "");
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, w, nw, ""), body, done);
+  LLVMPositionBuilderAtEnd(b, body);
+  LLVMValueRef ixw[2] = {iconst_i(L, 0), w};
+  LLVMValueRef a = LLVMBuildLoad2(b, vty, accv, ""), ai = LLVMBuildLoad2(b, L->i64, acci, "");
+  LLVMValueRef ov = LLVMBuildLoad2(b, vty, LLVMBuildGEP2(b, at, sv, ixw, 2, ""), "");
+  LLVMValueRef oi = is_arg(ph->reduce_op) ? LLVMBuildLoad2(b, L->i64, LLVMBuildGEP2(b, at, si, ixw, 2, ""), "") : ai;
+  gpu_combine(L, ph, vt, &a, &ai, ov, oi, true);
+  LLVMBuildStore(b, a, accv);
+  LLVMBuildStore(b, ai, acci);
+  LLVMBuildStore(b, LLVMBuildAdd(b, w, iconst_i(L, 1), ""), wv);
+  LLVMBuildBr(b, head);
+  LLVMPositionBuilderAtEnd(b, done);
+  L->acc[p] = LLVMBuildLoad2(b, vty, accv, "");
+  L->accidx[p] = LLVMBuildLoad2(b, L->i64, acci, "");
+  gpu_barrier(L); /* the slots are free again */
+}
+
+/* Address of partial accumulator `item` (acc_size bytes each). */
+static LLVMValueRef partial_ptr(Lower *L, LLVMValueRef partials, LLVMValueRef item, int acc_size) {
+  LLVMValueRef byte = LLVMBuildMul(L->m.b, to_i64(L, item), cg_i64(&L->m, acc_size), "");
+  return LLVMBuildGEP2(L->m.b, LLVMInt8TypeInContext(L->m.c), partials, &byte, 1, "");
+}
+
+static void store_partial(Lower *L, LLVMValueRef ptr) {
+  const KPhase *ph = &L->k->phases[0];
+  LoomDType vt = red_value_dtype(L->k, ph);
+  LLVMValueRef eight = cg_i64(&L->m, 8);
+  LLVMBuildStore(L->m.b, cg_to_mem(&L->m, vt, vt, L->acc[0]), ptr);
+  if (is_arg(ph->reduce_op))
+    LLVMBuildStore(L->m.b, L->accidx[0], LLVMBuildGEP2(L->m.b, LLVMInt8TypeInContext(L->m.c), ptr, &eight, 1, ""));
+}
+
+enum { GPU_ELEM, GPU_ELEMV, GPU_MAIN, GPU_PART, GPU_FINISH };
+
+typedef struct GpuEntry {
+  int which;
+  bool row;
+  int acc_size;
+  LLVMValueRef no, nr, nparts, partials; /* index type; partials: ptr addrspace(1) */
+  LLVMValueRef tid, bdim;
+} GpuEntry;
+
+static void gpu_elem_point(Lower *L, LLVMValueRef i, void *arg) {
+  gpu_offsets(L, i, 0, L->k->ndim, NULL, L->off);
+  body_map(L, (void *)&L->k->phases[0]);
+}
+
+/* Vector step v: points [v * lanes, v * lanes + lanes). */
+static void gpu_elemv_step(Lower *L, LLVMValueRef v, void *arg) {
+  const KernelIr *k = L->k;
+  CgMath *m = &L->m;
+  LLVMBuilderRef b = m->b;
+  unsigned lanes = (unsigned)(intptr_t)arg;
+  LLVMValueRef base = LLVMBuildMul(b, v, iconst_i(L, lanes), "");
+  for (int bi = 0; bi < k->nbuf; bi++) L->off[bi] = base;
+  for (int bi = 0; bi < k->nbuf; bi++) L->vload[bi] = NULL;
+  for (int i = 0; i < k->ninstr; i++) {
+    const KInstr *in = &k->instrs[i];
+    if (in->kind != KI_LOAD || L->vload[in->buf]) continue;
+    LoomDType st = (LoomDType)k->bufs[in->buf].dtype;
+    LLVMTypeRef vt = LLVMVectorType(cg_mem_type(m, st), lanes);
+    LLVMValueRef ld = LLVMBuildLoad2(b, vt, elem_ptr(L, in->buf, base), "");
+    LLVMSetAlignment(ld, lanes * dtype_align(st));
+    L->vload[in->buf] = ld;
+  }
+  const KPhase *ph = &k->phases[0];
+  LLVMValueRef sv[64];
+  int ns = ph->nstores < 64 ? ph->nstores : 64;
+  for (int s = 0; s < ns; s++) {
+    LoomDType st = (LoomDType)k->bufs[k->stores[ph->store_begin + s].buf].dtype;
+    sv[s] = LLVMGetUndef(LLVMVectorType(cg_mem_type(m, st), lanes));
+  }
+  for (unsigned l = 0; l < lanes; l++) {
+    L->lane = l;
+    clear_cache(L);
+    for (int s = 0; s < ns; s++) {
+      const KStore *kst = &k->stores[ph->store_begin + s];
+      eval_needed(L, &kst->value, 1);
+      LLVMValueRef val = cg_to_mem(m, (LoomDType)k->instrs[kst->value].dtype, (LoomDType)k->bufs[kst->buf].dtype,
+                                   L->cache[kst->value]);
+      sv[s] = LLVMBuildInsertElement(b, sv[s], val, LLVMConstInt(LLVMInt32TypeInContext(m->c), l, 0), "");
+    }
+  }
+  clear_cache(L);
+  for (int s = 0; s < ns; s++) {
+    const KStore *kst = &k->stores[ph->store_begin + s];
+    LoomDType st = (LoomDType)k->bufs[kst->buf].dtype;
+    LLVMSetAlignment(LLVMBuildStore(b, sv[s], elem_ptr(L, kst->buf, base)), lanes * dtype_align(st));
+  }
+  for (int bi = 0; bi < k->nbuf; bi++) L->vload[bi] = NULL;
+}
+
+/* One item of a reduction entry (ROW: per block; COL and FINISH: per thread). */
+static void gpu_red_item(Lower *L, LLVMValueRef item, void *arg) {
+  GpuEntry *e = arg;
+  const KernelIr *k = L->k;
+  LLVMBuilderRef b = L->m.b;
+  LLVMValueRef o = item, rlo = iconst_i(L, 0), rhi = e->nr;
+  if (e->which == GPU_PART) { /* item = part * nO + o; part's R range: balanced split */
+    o = LLVMBuildURem(b, item, e->no, "");
+    LLVMValueRef part = LLVMBuildUDiv(b, item, e->no, "");
+    LLVMValueRef q = LLVMBuildUDiv(b, e->nr, e->nparts, ""), r = LLVMBuildURem(b, e->nr, e->nparts, "");
+    LLVMValueRef lt = LLVMBuildICmp(b, LLVMIntSLT, part, r, "");
+    rlo = LLVMBuildAdd(b, LLVMBuildMul(b, q, part, ""), LLVMBuildSelect(b, lt, part, r, ""), "");
+    rhi = LLVMBuildAdd(b, LLVMBuildAdd(b, rlo, q, ""), LLVMBuildZExt(b, lt, L->ity, ""), "");
+  }
+  gpu_offsets(L, o, 0, k->nkeep, NULL, L->ooff);
+  for (int p = 0; p < k->nphase; p++) L->acc[p] = L->accidx[p] = NULL;
+  LLVMValueRef zero = iconst_i(L, 0), one = iconst_i(L, 1);
+  if (e->which == GPU_FINISH) {
+    const KPhase *ph = &k->phases[0];
+    LoomDType vt = red_value_dtype(k, ph);
+    LLVMTypeRef vty = cg_reg_type(&L->m, vt);
+    LLVMValueRef accv = entry_alloca(L, vty, "facc"), acci = entry_alloca(L, L->i64, "facci");
+    LLVMBuildStore(b, cg_identity(&L->m, (LoomReduceOp)ph->reduce_op, vt), accv);
+    LLVMBuildStore(b, cg_i64(&L->m, GPU_EMPTY_INDEX), acci);
+    LLVMValueRef pv = entry_alloca(L, L->ity, "p");
+    LLVMBuildStore(b, zero, pv);
+    LLVMBasicBlockRef head = new_bb(L, "fin.head"), body = new_bb(L, "fin.body"), done = new_bb(L, "fin.done");
+    LLVMBuildBr(b, head);
+    LLVMPositionBuilderAtEnd(b, head);
+    LLVMValueRef p = LLVMBuildLoad2(b, L->ity, pv, "");
+    LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, p, e->nparts, ""), body, done);
+    LLVMPositionBuilderAtEnd(b, body);
+    LLVMValueRef ptr = partial_ptr(L, e->partials, LLVMBuildAdd(b, LLVMBuildMul(b, p, e->no, ""), o, ""), e->acc_size);
+    LLVMValueRef v = cg_from_mem(&L->m, vt, vt, LLVMBuildLoad2(b, cg_mem_type(&L->m, vt), ptr, ""));
+    LLVMValueRef eight = cg_i64(&L->m, 8);
+    LLVMValueRef vi = is_arg(ph->reduce_op)
+                          ? LLVMBuildLoad2(b, L->i64, LLVMBuildGEP2(b, LLVMInt8TypeInContext(L->m.c), ptr, &eight, 1, ""), "")
+                          : cg_i64(&L->m, 0);
+    LLVMValueRef a = LLVMBuildLoad2(b, vty, accv, ""), ai = LLVMBuildLoad2(b, L->i64, acci, "");
+    gpu_combine(L, ph, vt, &a, &ai, v, vi, true);
+    LLVMBuildStore(b, a, accv);
+    LLVMBuildStore(b, ai, acci);
+    LLVMBuildStore(b, LLVMBuildAdd(b, p, one, ""), pv);
+    LLVMBuildBr(b, head);
+    LLVMPositionBuilderAtEnd(b, done);
+    L->acc[0] = LLVMBuildLoad2(b, vty, accv, "");
+    L->accidx[0] = LLVMBuildLoad2(b, L->i64, acci, "");
+    if (k->nphase == 2) run_final_phase(L, &k->phases[1]);
+    return;
+  }
+  int nphase = e->which == GPU_PART ? 1 : k->nphase;
+  for (int p = 0; p < nphase; p++) {
+    const KPhase *ph = &k->phases[p];
+    clear_cache(L);
+    if (ph->kind == KP_REDUCE) {
+      if (e->row) {
+        gpu_reduce_range(L, p, LLVMBuildAdd(b, rlo, e->tid, ""), rhi, e->bdim);
+        gpu_block_reduce(L, p);
+      } else {
+        gpu_reduce_range(L, p, rlo, rhi, one);
+      }
+    } else if (ph->kind == KP_MAP) {
+      if (e->row) gpu_for(L, e->tid, e->nr, e->bdim, gpu_map_point, (void *)ph);
+      else gpu_for(L, zero, e->nr, one, gpu_map_point, (void *)ph);
+    } else if (e->row) {
+      LLVMBasicBlockRef t0 = new_bb(L, "final"), after = new_bb(L, "final.after");
+      LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntEQ, e->tid, zero, ""), t0, after);
+      LLVMPositionBuilderAtEnd(b, t0);
+      run_final_phase(L, ph);
+      LLVMBuildBr(b, after);
+      LLVMPositionBuilderAtEnd(b, after);
+    } else {
+      run_final_phase(L, ph);
+    }
+  }
+  clear_cache(L);
+  if (e->which == GPU_PART) {
+    LLVMValueRef ptr = partial_ptr(L, e->partials, item, e->acc_size);
+    if (e->row) {
+      LLVMBasicBlockRef t0 = new_bb(L, "part.write"), after = new_bb(L, "part.after");
+      LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntEQ, e->tid, zero, ""), t0, after);
+      LLVMPositionBuilderAtEnd(b, t0);
+      store_partial(L, ptr);
+      LLVMBuildBr(b, after);
+      LLVMPositionBuilderAtEnd(b, after);
+    } else {
+      store_partial(L, ptr);
+    }
+  }
+}
+
+static void mark_kernel(Lower *L, LLVMValueRef fn) {
+  LLVMContextRef c = L->m.c;
+  LLVMMetadataRef ops[3] = {LLVMValueAsMetadata(fn), LLVMMDStringInContext2(c, "kernel", 6),
+                            LLVMValueAsMetadata(LLVMConstInt(LLVMInt32TypeInContext(c), 1, 0))};
+  LLVMAddNamedMetadataOperand(L->m.m, "nvvm.annotations", LLVMMetadataAsValue(c, LLVMMDNodeInContext2(c, ops, 3)));
+}
+
+static void build_gpu_entry(Lower *L, int which, bool row, const char *name, int nwords, int lanes, int acc_size) {
+  const KernelIr *k = L->k;
+  CgMath *m = &L->m;
+  LLVMBuilderRef b = m->b;
+  LLVMContextRef c = m->c;
+  int nb = k->nbuf, nd = k->ndim;
+  LLVMTypeRef words_t = LLVMArrayType2(L->i64, (uint64_t)nwords);
+  LLVMTypeRef ptr0 = LLVMPointerTypeInContext(c, 0), gptr = LLVMPointerTypeInContext(c, 1);
+  LLVMTypeRef fty = LLVMFunctionType(LLVMVoidTypeInContext(c), &ptr0, 1, 0);
+  LLVMValueRef fn = LLVMAddFunction(m->m, name, fty);
+  unsigned byval = LLVMGetEnumAttributeKindForName("byval", 5);
+  LLVMAddAttributeAtIndex(fn, 1, LLVMCreateTypeAttribute(c, byval, words_t));
+  unsigned align = LLVMGetEnumAttributeKindForName("align", 5);
+  LLVMAddAttributeAtIndex(fn, 1, LLVMCreateEnumAttribute(c, align, 8));
+  add_fn_attrs(L, fn, NULL, 0);
+  mark_kernel(L, fn);
+  L->fn = fn;
+  L->alloca_bb = LLVMAppendBasicBlockInContext(c, fn, "allocas");
+  LLVMPositionBuilderAtEnd(L->ab, L->alloca_bb);
+  LLVMBasicBlockRef start = LLVMAppendBasicBlockInContext(c, fn, "start");
+  LLVMPositionBuilderAtEnd(b, start);
+  LLVMValueRef args = LLVMGetParam(fn, 0);
+  bool i32 = L->ity != L->i64;
+#define WORD(i) LLVMBuildLoad2(b, L->i64, LLVMBuildGEP2(b, L->i64, args, (LLVMValueRef[]){cg_i64(m, (i))}, 1, ""), "")
+#define IDX(v) (i32 ? LLVMBuildTrunc(b, (v), L->ity, "") : (v))
+  for (int d = 0; d < nd; d++) L->shape[d] = IDX(WORD(d));
+  for (int bi = 0; bi < nb; bi++) {
+    L->base[bi] = LLVMBuildIntToPtr(b, WORD(nd + bi), gptr, "");
+    for (int d = 0; d < nd; d++) {
+      uint8_t lay = k->bufs[bi].layout[d];
+      L->stride[bi * nd + d] = lay == KL_ONE ? iconst_i(L, 1) : lay == KL_ZERO ? iconst_i(L, 0) : IDX(WORD(nd + nb + bi * nd + d));
+    }
+  }
+  int extra = nd + nb + nb * nd;
+  GpuEntry e = {.which = which, .row = row, .acc_size = acc_size};
+  e.no = iconst_i(L, 1);
+  for (int d = 0; d < k->nkeep; d++) e.no = LLVMBuildMul(b, e.no, L->shape[d], "");
+  e.nr = iconst_i(L, 1);
+  for (int d = k->nkeep; d < nd; d++) e.nr = LLVMBuildMul(b, e.nr, L->shape[d], "");
+  L->rsize = to_i64(L, e.nr);
+  e.nparts = IDX(WORD(extra));
+  e.partials = LLVMBuildIntToPtr(b, WORD(extra + 1), gptr, "");
+#undef WORD
+#undef IDX
+  e.tid = gpu_sreg(L, "llvm.nvvm.read.ptx.sreg.tid.x");
+  e.bdim = gpu_sreg(L, "llvm.nvvm.read.ptx.sreg.ntid.x");
+  LLVMValueRef bid = gpu_sreg(L, "llvm.nvvm.read.ptx.sreg.ctaid.x");
+  LLVMValueRef nbk = gpu_sreg(L, "llvm.nvvm.read.ptx.sreg.nctaid.x");
+  LLVMValueRef gtid = LLVMBuildAdd(b, LLVMBuildMul(b, bid, e.bdim, ""), e.tid, "");
+  LLVMValueRef gstride = LLVMBuildMul(b, nbk, e.bdim, "");
+  L->depth = 0;
+  L->off = L->levels;
+  for (int bi = 0; bi < nb; bi++) L->ooff[bi] = iconst_i(L, 0);
+  if (which == GPU_ELEM) {
+    LLVMValueRef n = LLVMBuildMul(b, e.no, e.nr, "");
+    gpu_for(L, gtid, n, gstride, gpu_elem_point, NULL);
+  } else if (which == GPU_ELEMV) {
+    LLVMValueRef n = L->shape[0];
+    LLVMValueRef nvec = LLVMBuildUDiv(b, n, iconst_i(L, lanes), "");
+    gpu_for(L, gtid, nvec, gstride, gpu_elemv_step, (void *)(intptr_t)lanes);
+    /* the tail: one point per thread */
+    LLVMValueRef tail = LLVMBuildAdd(b, LLVMBuildMul(b, nvec, iconst_i(L, lanes), ""), gtid, "");
+    gpu_for(L, tail, n, gstride, gpu_elem_point, NULL);
+  } else {
+    LLVMValueRef count = which == GPU_PART ? LLVMBuildMul(b, e.no, e.nparts, "") : e.no;
+    if (row && which != GPU_FINISH) gpu_for(L, bid, count, nbk, gpu_red_item, &e);
+    else gpu_for(L, gtid, count, gstride, gpu_red_item, &e);
+  }
+  LLVMBuildRetVoid(b);
+  LLVMPositionBuilderAtEnd(L->ab, L->alloca_bb);
+  LLVMBuildBr(L->ab, start);
+}
+
+/* ROW or COL for a reduction: COL when the REDUCE values read some buffer contiguously along the
+ * last O dim and none contiguously along the innermost R dim (the host's use_outer test, MAP phases
+ * allowed: a thread then walks R serially for them too). */
+static bool gpu_use_col(const KernelIr *k, uint8_t *need) {
+  if (k->nkeep < 1 || k->nkeep >= k->ndim) return false;
+  memset(need, 0, (size_t)k->ninstr);
+  for (int p = 0; p < k->nphase; p++)
+    if (k->phases[p].kind == KP_REDUCE) need[k->phases[p].value] = 1;
+  bool contiguous_o = false;
+  for (int i = k->ninstr - 1; i >= 0; i--) {
+    const KInstr *in = &k->instrs[i];
+    if (!need[i]) continue;
+    for (int j = 0; j < instr_nsrc(in); j++) need[in->src[j]] = 1;
+    if (in->kind != KI_LOAD) continue;
+    const uint8_t *lay = k->bufs[in->buf].layout;
+    if (lay[k->ndim - 1] == KL_ONE) return false;
+    if (lay[k->nkeep - 1] == KL_ONE) contiguous_o = true;
+  }
+  return contiguous_o;
+}
+
+LoomStatus cg_lower_gpu(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef mod, const KernelIr *k,
+                        const char *prefix, int block, CgGpuKernel *out, Diag *d) {
+  if (!k || !out || !prefix) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "codegen: null kernel");
+  LoomStatus st = check_kernel(k, d);
+  if (st != LOOM_OK) return st;
+  if (block < 32 || block > 1024 || block % 32)
+    return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "codegen: GPU block size %d is not a multiple of 32 in [32, 1024]", block);
+  memset(out, 0, sizeof *out);
+  bool red = k->nkeep < k->ndim;
+  if (!red && k->nphase != 1)
+    return diag_error(d, LOOM_ERR_INTERNAL, "codegen: elementwise kernel '%s' has %d phases", k->name, k->nphase);
+  Lower L;
+  memset(&L, 0, sizeof L);
+  L.ctx = ctx;
+  L.k = k;
+  L.m.c = c;
+  L.m.m = mod;
+  L.m.d = d;
+  L.m.libdevice = true;
+  L.i64 = LLVMInt64TypeInContext(c);
+  L.ptr = LLVMPointerTypeInContext(c, 0);
+  L.ity = k->index_bits == 32 ? LLVMInt32TypeInContext(c) : L.i64;
+  size_t nb = (size_t)k->nbuf + 1, ni = (size_t)k->ninstr + 1, np = (size_t)k->nphase + 1;
+  L.shape = ctx_calloc(ctx, LOOM_MAX_RANK, sizeof(LLVMValueRef));
+  L.base = ctx_calloc(ctx, nb, sizeof(LLVMValueRef));
+  L.stride = ctx_calloc(ctx, nb * (size_t)k->ndim, sizeof(LLVMValueRef));
+  L.levels = ctx_calloc(ctx, nb * CG_MAX_DEPTH, sizeof(LLVMValueRef));
+  L.ooff = ctx_calloc(ctx, nb, sizeof(LLVMValueRef));
+  L.acc = ctx_calloc(ctx, np, sizeof(LLVMValueRef));
+  L.accidx = ctx_calloc(ctx, np, sizeof(LLVMValueRef));
+  L.cache = ctx_calloc(ctx, ni, sizeof(LLVMValueRef));
+  L.need = ctx_calloc(ctx, ni, 1);
+  L.vload = ctx_calloc(ctx, nb, sizeof(LLVMValueRef));
+  L.m.b = LLVMCreateBuilderInContext(c);
+  L.ab = LLVMCreateBuilderInContext(c);
+  int nwords = k->ndim + k->nbuf + k->nbuf * k->ndim + CG_GPU_EXTRA;
+  out->nwords = nwords;
+  out->block = block;
+  if (!L.shape || !L.base || !L.stride || !L.levels || !L.ooff || !L.acc || !L.accidx || !L.cache || !L.need || !L.vload) {
+    st = diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "codegen: out of memory lowering kernel '%s'", k->name);
+  } else if (!red) {
+    out->strategy = CG_GPU_ELEMENTWISE;
+    snprintf(out->main, sizeof out->main, "%s_elem", prefix);
+    build_gpu_entry(&L, GPU_ELEM, false, out->main, nwords, 0, 0);
+    /* the vector entry: 1-d, every buffer contiguous, at most 64 stores */
+    bool vec = k->ndim == 1 && k->nstore <= 64;
+    int maxsize = 1;
+    for (int bi = 0; bi < k->nbuf; bi++) {
+      vec = vec && k->bufs[bi].layout[0] == KL_ONE;
+      int sz = (int)loom_dtype_size((LoomDType)k->bufs[bi].dtype);
+      if (sz > maxsize) maxsize = sz;
+    }
+    int lanes = 16 / maxsize;
+    if (vec && lanes >= 2 && k->nbuf > 0) {
+      out->vec_lanes = lanes;
+      out->vec_align = 0;
+      for (int bi = 0; bi < k->nbuf; bi++) {
+        int a = lanes * (int)loom_dtype_size((LoomDType)k->bufs[bi].dtype);
+        if (a > out->vec_align) out->vec_align = a;
+      }
+      snprintf(out->vec, sizeof out->vec, "%s_vec", prefix);
+      build_gpu_entry(&L, GPU_ELEMV, false, out->vec, nwords, lanes, 0);
+    }
+  } else {
+    bool col = gpu_use_col(k, L.need);
+    out->strategy = col ? CG_GPU_COL : CG_GPU_ROW;
+    bool split = k->phases[0].kind == KP_REDUCE && (k->nphase == 1 || (k->nphase == 2 && k->phases[1].kind == KP_FINAL));
+    out->acc_size = split ? (is_arg(k->phases[0].reduce_op) ? 16 : 8) : 0;
+    snprintf(out->main, sizeof out->main, "%s_%s", prefix, col ? "col" : "row");
+    build_gpu_entry(&L, GPU_MAIN, !col, out->main, nwords, 0, 0);
+    if (split) {
+      snprintf(out->part, sizeof out->part, "%s_part", prefix);
+      snprintf(out->finish, sizeof out->finish, "%s_finish", prefix);
+      build_gpu_entry(&L, GPU_PART, !col, out->part, nwords, 0, out->acc_size);
+      build_gpu_entry(&L, GPU_FINISH, false, out->finish, nwords, 0, out->acc_size);
+    }
+  }
+  if (st == LOOM_OK) st = d->status;
+  LLVMDisposeBuilder(L.m.b);
+  LLVMDisposeBuilder(L.ab);
+  ctx_free(ctx, L.shape);
+  ctx_free(ctx, L.base);
+  ctx_free(ctx, L.stride);
+  ctx_free(ctx, L.levels);
+  ctx_free(ctx, L.ooff);
+  ctx_free(ctx, L.acc);
+  ctx_free(ctx, L.accidx);
+  ctx_free(ctx, L.cache);
+  ctx_free(ctx, L.need);
+  ctx_free(ctx, L.vload);
+  if (st == LOOM_OK) {
+    char *msg = NULL;
+    if (LLVMVerifyModule(mod, LLVMReturnStatusAction, &msg))
+      st = diag_error(d, LOOM_ERR_INTERNAL, "codegen: invalid GPU LLVM IR for kernel '%s': %.600s", k->name, msg ? msg : "");
     if (msg) LLVMDisposeMessage(msg);
   }
   return st;

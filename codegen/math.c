@@ -7,6 +7,8 @@
  * maximum/minimum/fmax/fmin are NumPy's compare-and-select forms. Transcendentals are calls to the
  * libm names carrying the "vector-function-abi-variant" attribute that maps them to SLEEF's GNU
  * vector ABI functions, so the vectorizer can call those; the scalar call stays correct without it.
+ * GPU targets set CgMath.libdevice: the same calls then name libdevice's __nv_expf / __nv_exp ...
+ * (linked into the module by the target), with no vector variants.
  */
 #include <stdio.h>
 #include <string.h>
@@ -98,7 +100,7 @@ static int isa_bits(char isa) { return isa == 'e' ? 512 : (isa == 'b' ? 128 : 25
 static LLVMValueRef libm_call(CgMath *m, const char *base, LoomDType t, LLVMValueRef *args,
                               unsigned nargs) {
   char name[32];
-  snprintf(name, sizeof name, "%s%s", base, t == LOOM_FLOAT32 ? "f" : "");
+  snprintf(name, sizeof name, "%s%s%s", m->libdevice ? "__nv_" : "", base, t == LOOM_FLOAT32 ? "f" : "");
   LLVMTypeRef ft = cg_reg_type(m, t);
   LLVMTypeRef params[2] = {ft, ft};
   LLVMTypeRef fty = LLVMFunctionType(ft, params, nargs, 0);
@@ -114,6 +116,7 @@ static LLVMValueRef libm_call(CgMath *m, const char *base, LoomDType t, LLVMValu
   unsigned willreturn = LLVMGetEnumAttributeKindForName("willreturn", 10);
   LLVMAddCallSiteAttribute(call, LLVMAttributeFunctionIndex,
                            LLVMCreateEnumAttribute(m->c, willreturn, 0));
+  if (m->libdevice) return call; /* libdevice: linked and inlined by the target */
   /* Keep the optimizer from turning the call into an intrinsic that would drop the mapping. */
   unsigned nobuiltin = LLVMGetEnumAttributeKindForName("nobuiltin", 9);
   LLVMAddCallSiteAttribute(call, LLVMAttributeFunctionIndex,

@@ -73,6 +73,8 @@ static void clear_last_error(LoomContext *ctx) {
 
 static void rt_state_destroy(LoomContext *ctx, RtState *rt) {
   if (!rt) return;
+  rt_gpu_destroy(ctx);
+  pthread_mutex_destroy(&rt->gpu_lock);
   rt_cache_destroy(rt->cache); /* releases compiled kernels through the target: before it goes */
   if (rt->host && rt->host->destroy) rt->host->destroy(rt->host);
   rt_pool_destroy(rt->pool);
@@ -113,12 +115,13 @@ LOOM_API LoomStatus loom_context_create_ex(const LoomContextOptions *options, Lo
     alloc.free(alloc.user, ctx);
     return LOOM_ERR_OUT_OF_MEMORY;
   }
-  if (pthread_mutex_init(&rt->stats_lock, NULL) != 0) {
+  if (pthread_mutex_init(&rt->stats_lock, NULL) != 0 || pthread_mutex_init(&rt->gpu_lock, NULL) != 0) {
     ctx_free(ctx, rt);
     alloc.free(alloc.user, ctx);
     return LOOM_ERR_BACKEND;
   }
   ctx->rt = rt;
+  rt->gpu_fail.status = LOOM_OK;
   LoomStatus st = rt_host_pool_create(ctx, &rt->host_pool, &d);
   if (st == LOOM_OK) st = rt_pool_create(ctx, nthreads, &rt->pool, &d);
   if (st == LOOM_OK) st = cg_host_target_create(ctx, &rt->host, &d);
@@ -162,5 +165,112 @@ LOOM_API LoomStatus loom_get_stats(LoomContext *ctx, LoomStats *out) {
   pthread_mutex_lock(&ctx->rt->stats_lock);
   *out = ctx->rt->stats;
   pthread_mutex_unlock(&ctx->rt->stats_lock);
+  return LOOM_OK;
+}
+
+/* ---- devices ------------------------------------------------------------------------------------------ */
+LOOM_API LoomStatus loom_device_count(LoomContext *ctx, LoomDeviceKind kind, int32_t *count) {
+  if (!ctx) return LOOM_ERR_INVALID_ARGUMENT;
+  Diag d = {.status = LOOM_OK};
+  if (!count || !ctx->rt) {
+    diag_error(&d, LOOM_ERR_INVALID_ARGUMENT, !count ? "loom_device_count: count is NULL" : "loom_device_count: no runtime");
+    return ctx_report(ctx, &d);
+  }
+  if (kind == LOOM_DEVICE_HOST) *count = 1;
+  else if (kind == LOOM_DEVICE_CUDA) *count = rt_gpu_device_count(ctx);
+  else *count = 0;
+  return LOOM_OK;
+}
+
+static bool c_contiguous(const LoomArray *a) {
+  int64_t s = 1;
+  for (int i = a->ndim - 1; i >= 0; i--) {
+    if (a->shape[i] != 1 && a->strides[i] != s) return false;
+    s *= a->shape[i];
+  }
+  return true;
+}
+
+static LoomStatus check_desc(const LoomArray *a, const char *fn, const char *what, Diag *d) {
+  if ((unsigned)a->dtype >= LOOM_DTYPE_COUNT)
+    return diag_error(d, LOOM_ERR_DTYPE, "%s: %s has dtype %d, not a LoomDType", fn, what, (int)a->dtype);
+  if (a->ndim < 0 || a->ndim > LOOM_MAX_RANK)
+    return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "%s: %s has ndim %d (0..%d)", fn, what, a->ndim, LOOM_MAX_RANK);
+  for (int i = 0; i < a->ndim; i++)
+    if (a->shape[i] < 0) return diag_error(d, LOOM_ERR_SHAPE, "%s: %s has a negative dimension", fn, what);
+  if (a->device != LOOM_DEVICE_HOST && a->device != LOOM_DEVICE_CUDA)
+    return diag_error(d, LOOM_ERR_UNSUPPORTED, "%s: %s is on device kind %d; this version has HOST and CUDA", fn, what,
+                      (int)a->device);
+  return LOOM_OK;
+}
+
+LOOM_API LoomStatus loom_array_alloc(LoomContext *ctx, LoomArray *a) {
+  if (!ctx) return LOOM_ERR_INVALID_ARGUMENT;
+  Diag d = {.status = LOOM_OK};
+  if (!a || !ctx->rt) {
+    diag_error(&d, LOOM_ERR_INVALID_ARGUMENT, "loom_array_alloc: array is NULL");
+    return ctx_report(ctx, &d);
+  }
+  if (check_desc(a, "loom_array_alloc", "array", &d) != LOOM_OK) return ctx_report(ctx, &d);
+  int64_t numel = ir_numel(a->ndim, a->shape), s = 1;
+  size_t bytes;
+  if (numel < 0 || __builtin_mul_overflow((size_t)numel, loom_dtype_size(a->dtype), &bytes)) {
+    diag_error(&d, LOOM_ERR_OUT_OF_MEMORY, "loom_array_alloc: the array is too large");
+    return ctx_report(ctx, &d);
+  }
+  for (int i = a->ndim - 1; i >= 0; i--) {
+    a->strides[i] = s;
+    s *= a->shape[i] > 1 ? a->shape[i] : 1;
+  }
+  void *p = NULL;
+  if (a->device == LOOM_DEVICE_CUDA) {
+    if (rt_gpu_alloc(ctx, a->device_index, bytes, &p, &d) != LOOM_OK) return ctx_report(ctx, &d);
+  } else if (bytes > 0) {
+    p = rt_host_alloc(ctx->rt->host_pool, bytes);
+    if (!p) {
+      diag_error(&d, LOOM_ERR_OUT_OF_MEMORY, "loom_array_alloc: out of memory for %zu bytes", bytes);
+      return ctx_report(ctx, &d);
+    }
+  }
+  a->data = p;
+  return LOOM_OK;
+}
+
+LOOM_API LoomStatus loom_array_copy(LoomContext *ctx, LoomArray *dst, const LoomArray *src) {
+  if (!ctx) return LOOM_ERR_INVALID_ARGUMENT;
+  Diag d = {.status = LOOM_OK};
+  if (!dst || !src || !ctx->rt) {
+    diag_error(&d, LOOM_ERR_INVALID_ARGUMENT, "loom_array_copy: dst or src is NULL");
+    return ctx_report(ctx, &d);
+  }
+  if (check_desc(dst, "loom_array_copy", "dst", &d) != LOOM_OK || check_desc(src, "loom_array_copy", "src", &d) != LOOM_OK)
+    return ctx_report(ctx, &d);
+  bool same = dst->dtype == src->dtype && dst->ndim == src->ndim;
+  for (int i = 0; same && i < dst->ndim; i++) same = dst->shape[i] == src->shape[i];
+  if (!same) {
+    diag_error(&d, LOOM_ERR_SHAPE, "loom_array_copy: dst and src must have the same dtype and shape");
+    return ctx_report(ctx, &d);
+  }
+  if (!c_contiguous(dst) || !c_contiguous(src)) {
+    diag_error(&d, LOOM_ERR_UNSUPPORTED, "loom_array_copy: both arrays must be C-contiguous (evaluate a strided "
+                                          "view into a new array with loom_eval first)");
+    return ctx_report(ctx, &d);
+  }
+  size_t bytes = (size_t)ir_numel(src->ndim, src->shape) * loom_dtype_size(src->dtype);
+  if (rt_gpu_memcpy(ctx, dst->device, dst->device_index, dst->data, src->device, src->device_index, src->data, bytes,
+                    &d) != LOOM_OK)
+    return ctx_report(ctx, &d);
+  return LOOM_OK;
+}
+
+LOOM_API LoomStatus loom_device_synchronize(LoomContext *ctx, LoomDeviceKind kind, int32_t index) {
+  if (!ctx) return LOOM_ERR_INVALID_ARGUMENT;
+  if (kind == LOOM_DEVICE_HOST || !ctx->rt) return LOOM_OK;
+  Diag d = {.status = LOOM_OK};
+  if (kind != LOOM_DEVICE_CUDA) {
+    diag_error(&d, LOOM_ERR_UNSUPPORTED, "loom_device_synchronize: device kind %d is not available", (int)kind);
+    return ctx_report(ctx, &d);
+  }
+  if (rt_gpu_synchronize(ctx, index, &d) != LOOM_OK) return ctx_report(ctx, &d);
   return LOOM_OK;
 }

@@ -377,10 +377,10 @@ static LoomStatus check_outs(LoomGraph *g, int32_t n, const LoomNode *nodes, con
     const LoomArray *o = &outs[i];
     if (!o->data) continue;
     const IrNode *nd = &g->ir.nodes[nodes[i]];
-    if (o->device != LOOM_DEVICE_HOST)
+    if (o->device != LOOM_DEVICE_HOST && o->device != LOOM_DEVICE_CUDA)
       return diag_error(d, LOOM_ERR_UNSUPPORTED,
-                        "loom_eval: outs[%d] is on device kind %d; this version writes host arrays only "
-                        "(LOOM_DEVICE_HOST)", i, (int)o->device);
+                        "loom_eval: outs[%d] is on device kind %d; this version writes HOST and CUDA arrays",
+                        i, (int)o->device);
     if (o->dtype != (LoomDType)nd->dtype)
       return diag_error(d, LOOM_ERR_DTYPE, "loom_eval: outs[%d] has dtype %s but node %d has dtype %s",
                         i, dtype_label(o->dtype), nodes[i], dtype_label((LoomDType)nd->dtype));
@@ -414,7 +414,10 @@ typedef struct RtPlan {
   int32_t ninputs;
   LoomArray *inputs;     /* layouts of the graph's inputs when the plan was made (data unused) */
   Schedule *schedule;
-  const CgCompiled **kernels; /* pinned, one per schedule kernel */
+  const CgCompiled **kernels; /* pinned, one per schedule kernel (host plans) */
+  const RtGpuFn **gpu_kernels; /* loaded, one per schedule kernel (CUDA plans) */
+  LoomDeviceKind device;
+  int32_t device_index;
   Arena arena;           /* owns this struct and everything above */
 } RtPlan;
 
@@ -428,7 +431,8 @@ static bool same_layout(const LoomArray *a, const LoomArray *b) {
 }
 
 static bool plan_matches(const RtPlan *p, const LoomGraph *g, int32_t n, const LoomNode *nodes,
-                         const LoomArray *outs) {
+                         const LoomArray *outs, LoomDeviceKind dk, int32_t di) {
+  if (p->device != dk || p->device_index != di) return false;
   if (p->n != n || memcmp(p->roots, nodes, (size_t)n * sizeof *nodes) != 0) return false;
   for (int32_t i = 0; i < n; i++)
     if (memcmp(&p->out_strides[(size_t)i * LOOM_MAX_RANK], outs[i].strides,
@@ -457,10 +461,11 @@ static void graph_free_plans(LoomGraph *g) {
 }
 
 /* The matching plan, moved to the front of the graph's list; NULL if none. */
-static RtPlan *find_plan(LoomGraph *g, int32_t n, const LoomNode *nodes, const LoomArray *outs) {
+static RtPlan *find_plan(LoomGraph *g, int32_t n, const LoomNode *nodes, const LoomArray *outs,
+                         LoomDeviceKind dk, int32_t di) {
   RtPlan **link = (RtPlan **)&g->plans;
   for (RtPlan *p = *link; p; link = &p->next, p = p->next) {
-    if (!plan_matches(p, g, n, nodes, outs)) continue;
+    if (!plan_matches(p, g, n, nodes, outs, dk, di)) continue;
     *link = p->next;
     p->next = g->plans;
     g->plans = p;
@@ -471,7 +476,7 @@ static RtPlan *find_plan(LoomGraph *g, int32_t n, const LoomNode *nodes, const L
 
 /* Runs the pipeline into a new plan; when `keep`, pins its kernels and adds it to the graph. */
 static LoomStatus make_plan(LoomGraph *g, int32_t n, const LoomNode *nodes, const LoomArray *outs,
-                            bool keep, StrBuf *dump, RtPlan **out, Diag *d) {
+                            LoomDeviceKind dk, int32_t di, bool keep, StrBuf *dump, RtPlan **out, Diag *d) {
   LoomContext *ctx = g->ctx;
   Arena a;
   arena_init(&a, ctx);
@@ -512,8 +517,24 @@ static LoomStatus make_plan(LoomGraph *g, int32_t n, const LoomNode *nodes, cons
   }
   p->schedule = m.schedule;
   p->kernels = NULL;
+  p->gpu_kernels = NULL;
+  p->device = dk;
+  p->device_index = di;
   p->arena = a;
-  if (keep && m.schedule->nkernel > 0) {
+  if (keep && dk == LOOM_DEVICE_CUDA && m.schedule->nkernel > 0) {
+    p->gpu_kernels = arena_alloc(&p->arena, (size_t)m.schedule->nkernel * sizeof *p->gpu_kernels);
+    if (!p->gpu_kernels) {
+      plan_free(ctx, p);
+      return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: evaluation plan kernels");
+    }
+    for (int32_t k = 0; k < m.schedule->nkernel; k++) {
+      st = rt_gpu_kernel(ctx, di, m.schedule->kernels[k].ir, &p->gpu_kernels[k], d);
+      if (st != LOOM_OK) {
+        plan_free(ctx, p);
+        return st;
+      }
+    }
+  } else if (keep && m.schedule->nkernel > 0) {
     p->kernels = arena_alloc(&p->arena, (size_t)m.schedule->nkernel * sizeof *p->kernels);
     if (!p->kernels) {
       plan_free(ctx, p);
@@ -553,6 +574,160 @@ static void dump_text(const char *title, const char *text) {
   fprintf(stderr, "; ---- %s ----\n%s", title, text ? text : "(out of memory)\n");
 }
 
+/* ---- device of an evaluation ----------------------------------------------------------------------------
+ * The device every input reachable from the roots and every given output is on (the host when there
+ * are none); two different devices are an error naming both. Fast path: a graph whose inputs and
+ * outputs are all host arrays needs no walk. */
+static const char *device_label(char *buf, size_t cap, LoomDeviceKind k, int32_t i) {
+  snprintf(buf, cap, "%s:%d", k == LOOM_DEVICE_HOST ? "host" : k == LOOM_DEVICE_CUDA ? "cuda" : "hip", (int)i);
+  return buf;
+}
+
+static LoomStatus eval_device(LoomGraph *g, int32_t n, const LoomNode *nodes, const LoomArray *outs,
+                              LoomDeviceKind *dk, int32_t *di, Diag *d) {
+  bool all_host = true;
+  for (int32_t i = 0; i < g->ir.ninputs && all_host; i++) all_host = g->ir.inputs[i].device == LOOM_DEVICE_HOST;
+  for (int32_t i = 0; i < n && all_host; i++) all_host = !outs[i].data || outs[i].device == LOOM_DEVICE_HOST;
+  *dk = LOOM_DEVICE_HOST;
+  *di = 0;
+  if (all_host) return LOOM_OK;
+  /* Only inputs reachable from the roots count. Without a driver, a reachable CUDA array gets
+   * "no CUDA driver" before the mixed-device error, so mixed-device errors are kept aside (dm). */
+  Diag dm = {.status = LOOM_OK};
+  Diag *dout = d;
+  d = &dm;
+  bool any_cuda = false;
+  for (int32_t i = 0; i < n; i++) any_cuda |= outs[i].data && outs[i].device == LOOM_DEVICE_CUDA;
+  uint8_t *mark = ctx_calloc(g->ctx, (size_t)g->ir.nnodes + 1, 1);
+  if (!mark) return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: loom_eval device check");
+  bool found = false;
+  const char *what = "";
+  int32_t what_i = 0;
+  LoomStatus st = LOOM_OK;
+  for (int32_t i = 0; i < n; i++) mark[nodes[i]] = 1;
+  for (int32_t i = g->ir.nnodes - 1; i >= 0 && st == LOOM_OK; i--) {
+    if (!mark[i]) continue;
+    const IrNode *nd = &g->ir.nodes[i];
+    for (int j = 0; j < 3; j++)
+      if (nd->src[j] >= 0 && nd->src[j] < g->ir.nnodes) mark[nd->src[j]] = 1;
+    if (nd->kind != IR_INPUT || nd->input < 0 || nd->input >= g->ir.ninputs) continue;
+    const LoomArray *a = &g->ir.inputs[nd->input];
+    any_cuda |= a->device == LOOM_DEVICE_CUDA;
+    if (!found) {
+      *dk = a->device;
+      *di = a->device_index;
+      found = true;
+      what = "input node";
+      what_i = i;
+    } else if (a->device != *dk || a->device_index != *di) {
+      char b1[32], b2[32];
+      st = diag_error(d, LOOM_ERR_INVALID_ARGUMENT,
+                      "loom_eval: %s %d is on %s but input node %d is on %s; all arrays of one evaluation must be "
+                      "on one device (copy one with loom_array_copy)", what, what_i, device_label(b1, sizeof b1, *dk, *di), i,
+                      device_label(b2, sizeof b2, a->device, a->device_index));
+    }
+  }
+  ctx_free(g->ctx, mark);
+  d = dout;
+  if (any_cuda) {
+    RtGpu *gpu = NULL;
+    LoomStatus gs = rt_gpu_get(g->ctx, &gpu, d);
+    if (gs != LOOM_OK) return gs;
+  }
+  if (st != LOOM_OK) {
+    *d = dm;
+    return st;
+  }
+  for (int32_t i = 0; i < n && st == LOOM_OK; i++) {
+    if (!outs[i].data) continue;
+    if (!found) {
+      *dk = outs[i].device;
+      *di = outs[i].device_index;
+      found = true;
+      what = "outs[] entry";
+      what_i = i;
+    } else if (outs[i].device != *dk || outs[i].device_index != *di) {
+      char b1[32], b2[32];
+      st = diag_error(d, LOOM_ERR_INVALID_ARGUMENT,
+                      "loom_eval: %s %d is on %s but outs[%d] is on %s; all arrays of one evaluation must be on one "
+                      "device (copy one with loom_array_copy)", what, what_i, device_label(b1, sizeof b1, *dk, *di), i,
+                      device_label(b2, sizeof b2, outs[i].device, outs[i].device_index));
+    }
+  }
+  if (st == LOOM_OK && *dk == LOOM_DEVICE_HIP)
+    st = diag_error(d, LOOM_ERR_UNSUPPORTED, "loom_eval: HIP devices are not supported in this version");
+  return st;
+}
+
+/* loom_eval on a CUDA device: outputs from the device pool; plans as on the host (GPU kernels). A given
+ * output that overlaps an input is not supported yet (the host path evaluates into a temporary). */
+static LoomStatus eval_gpu(LoomGraph *g, int32_t n, const LoomNode *nodes, LoomArray *outs, int32_t di, Diag *d) {
+  LoomContext *ctx = g->ctx;
+  LoomStatus st = LOOM_OK;
+  LoomArray stack_outs[4];
+  void *stack_data[4];
+  LoomArray *mod_outs = n <= 4 ? stack_outs : ctx_calloc(ctx, (size_t)n, sizeof *mod_outs);
+  void **out_data = n <= 4 ? stack_data : ctx_calloc(ctx, (size_t)n, sizeof *out_data);
+  if (!mod_outs || !out_data) {
+    if (n > 4) {
+      ctx_free(ctx, mod_outs);
+      ctx_free(ctx, out_data);
+    }
+    return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: loom_eval bookkeeping");
+  }
+  int32_t made = 0;
+  for (int32_t i = 0; i < n && st == LOOM_OK; i++) {
+    const IrNode *nd = &g->ir.nodes[nodes[i]];
+    if (outs[i].data) {
+      for (int32_t j = 0; j < g->ir.ninputs && st == LOOM_OK; j++)
+        if (g->ir.inputs[j].device == LOOM_DEVICE_CUDA && overlaps(&outs[i], &g->ir.inputs[j]))
+          st = diag_error(d, LOOM_ERR_UNSUPPORTED, "loom_eval: outs[%d] overlaps an input on the GPU; in-place "
+                                                   "evaluation on CUDA is not supported yet (pass data NULL)", i);
+      mod_outs[i] = outs[i];
+      out_data[i] = outs[i].data;
+      continue;
+    }
+    size_t bytes = (size_t)ir_numel(nd->ndim, nd->shape) * itemsize_of((LoomDType)nd->dtype);
+    void *p = NULL;
+    st = rt_gpu_alloc(ctx, di, bytes, &p, d);
+    describe_contiguous(&mod_outs[i], nd, p);
+    mod_outs[i].device = LOOM_DEVICE_CUDA;
+    mod_outs[i].device_index = di;
+    out_data[i] = p;
+    made = i + 1;
+  }
+  RtPlan *rp = NULL;
+  bool keep = ctx->dump_flags == 0;
+  if (st == LOOM_OK) {
+    rp = keep ? find_plan(g, n, nodes, mod_outs, LOOM_DEVICE_CUDA, di) : NULL;
+    if (rp) {
+      pthread_mutex_lock(&ctx->rt->stats_lock);
+      ctx->rt->stats.cache_hits += (uint64_t)rp->schedule->nkernel;
+      pthread_mutex_unlock(&ctx->rt->stats_lock);
+    } else {
+      st = make_plan(g, n, nodes, mod_outs, LOOM_DEVICE_CUDA, di, keep, NULL, &rp, d);
+    }
+  }
+  if (st == LOOM_OK) {
+    st = rt_gpu_run_schedule(ctx, di, &g->ir, rp->schedule, rp->gpu_kernels, out_data, n, d);
+    if (!keep) plan_free(ctx, rp);
+  }
+  for (int32_t i = 0; i < made; i++) {
+    if (outs[i].data) continue;
+    if (st == LOOM_OK) {
+      outs[i] = mod_outs[i];
+    } else {
+      Diag dd = {.status = LOOM_OK};
+      rt_gpu_free(ctx, di, out_data[i], &dd);
+    }
+  }
+  if (n > 4) {
+    ctx_free(ctx, mod_outs);
+    ctx_free(ctx, out_data);
+  }
+  return st;
+}
+
 static LoomStatus eval_impl(LoomGraph *g, int32_t n, const LoomNode *nodes, LoomArray *outs, Diag *d) {
   LoomContext *ctx = g->ctx;
   if (!ctx->rt) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "loom_eval: the context has no runtime");
@@ -562,6 +737,11 @@ static LoomStatus eval_impl(LoomGraph *g, int32_t n, const LoomNode *nodes, Loom
                                                              "descriptors (data NULL to allocate)");
   st = check_outs(g, n, nodes, outs, d);
   if (st != LOOM_OK) return st;
+  LoomDeviceKind dk = LOOM_DEVICE_HOST;
+  int32_t di = 0;
+  st = eval_device(g, n, nodes, outs, &dk, &di, d);
+  if (st != LOOM_OK) return st;
+  if (dk == LOOM_DEVICE_CUDA) return eval_gpu(g, n, nodes, outs, di, d);
 
   uint32_t flags = ctx->dump_flags;
   double t_start = now_ms(), t_pipe = 0.0;
@@ -625,13 +805,13 @@ static LoomStatus eval_impl(LoomGraph *g, int32_t n, const LoomNode *nodes, Loom
 
   /* With dumps asked for, every evaluation runs the passes (and prints them) on a throwaway plan. */
   bool keep = flags == 0;
-  RtPlan *rp = keep ? find_plan(g, n, nodes, mod_outs) : NULL;
+  RtPlan *rp = keep ? find_plan(g, n, nodes, mod_outs, LOOM_DEVICE_HOST, 0) : NULL;
   if (rp) { /* its kernels are reused compiled kernels: count them as cache hits */
     pthread_mutex_lock(&ctx->rt->stats_lock);
     ctx->rt->stats.cache_hits += (uint64_t)rp->schedule->nkernel;
     pthread_mutex_unlock(&ctx->rt->stats_lock);
   } else {
-    st = make_plan(g, n, nodes, mod_outs, keep,
+    st = make_plan(g, n, nodes, mod_outs, LOOM_DEVICE_HOST, 0, keep,
                    (flags & (IR_DUMP_GRAPH | IR_DUMP_KERNELS | IR_DUMP_TIME)) ? &dump : NULL, &rp, d);
     if (dump.len > 0) {
       dump_text("passes", dump.s);
@@ -758,6 +938,12 @@ LOOM_API void loom_free_string(LoomContext *ctx, char *text) { ctx_free(ctx, tex
 
 LOOM_API void loom_array_free(LoomContext *ctx, LoomArray *array) {
   if (!array) return;
+  if (array->device == LOOM_DEVICE_CUDA) {
+    Diag d = {.status = LOOM_OK};
+    if (ctx && ctx->rt && array->data) rt_gpu_free(ctx, array->device_index, array->data, &d);
+    memset(array, 0, sizeof *array);
+    return;
+  }
   /* The size class comes from the descriptor loom_eval filled in (C-contiguous, so numel * size). */
   int64_t numel = array->ndim >= 0 && array->ndim <= LOOM_MAX_RANK ? ir_numel(array->ndim, array->shape) : 0;
   size_t bytes = numel > 0 ? (size_t)numel * loom_dtype_size(array->dtype) : 0;

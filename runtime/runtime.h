@@ -49,6 +49,11 @@ size_t rt_host_pool_cached(RtHostPool *p);
 void *rt_host_alloc(RtHostPool *p, size_t size); /* 64-byte aligned; NULL on failure */
 void rt_host_free(RtHostPool *p, void *ptr, size_t size);
 
+/* The CUDA device (runtime/cuda_backend.c); loaded lazily on the first CUDA array. */
+typedef struct RtGpu RtGpu;
+typedef struct RtGpuFn RtGpuFn; /* a kernel loaded on one device; lives as long as the context */
+struct RtCuPoolStats;
+
 typedef struct RtState RtState;
 struct RtState {
   RtHostPool *host_pool;
@@ -57,7 +62,26 @@ struct RtState {
   CgTarget *host;
   pthread_mutex_t stats_lock;
   LoomStats stats;
+  pthread_mutex_t gpu_lock; /* guards gpu, gpu_fail and the GPU kernel tables */
+  RtGpu *gpu;               /* NULL until a CUDA array is used */
+  Diag gpu_fail;            /* why loading the driver failed (reported again on each use) */
 };
+
+/* CUDA device: errors are LOOM_ERR_UNSUPPORTED "no CUDA driver ..." on machines without one. */
+LoomStatus rt_gpu_get(LoomContext *ctx, RtGpu **out, Diag *d);
+int rt_gpu_device_count(LoomContext *ctx); /* 0 without a driver */
+void rt_gpu_destroy(LoomContext *ctx);     /* with the context */
+LoomStatus rt_gpu_alloc(LoomContext *ctx, int device, size_t size, void **out, Diag *d); /* pool */
+LoomStatus rt_gpu_free(LoomContext *ctx, int device, void *ptr, Diag *d);
+LoomStatus rt_gpu_synchronize(LoomContext *ctx, int device, Diag *d);
+LoomStatus rt_gpu_memcpy(LoomContext *ctx, LoomDeviceKind dk, int di, void *dst, LoomDeviceKind sk, int si,
+                         const void *src, size_t n, Diag *d);
+LoomStatus rt_gpu_pool_stats(LoomContext *ctx, int device, struct RtCuPoolStats *out, Diag *d);
+LoomStatus rt_gpu_kernel(LoomContext *ctx, int device, const KernelIr *k, const RtGpuFn **out, Diag *d);
+const char *rt_gpu_fn_strategy(const RtGpuFn *f); /* "elementwise", "row", "col" */
+/* Runs a schedule on CUDA device `device` (all inputs, outputs and temps there); pinned may be NULL. */
+LoomStatus rt_gpu_run_schedule(LoomContext *ctx, int device, const IrGraph *g, const Schedule *s,
+                               const RtGpuFn *const *pinned, void *const *out_data, int32_t nouts, Diag *d);
 
 /* Runs a schedule on the host: allocates temps, launches each kernel (parallel over O or split
  * along R), frees temps. out_data[i] is the base pointer of output i. */

@@ -37,7 +37,7 @@ if [ "$rc" -eq 0 ]; then
   cmake --build build-gpu -j"$(nproc)" 2>&1 | tee "$logs/build.log" || rc=$?
 fi
 if [ "$rc" -eq 0 ]; then
-  ctest --test-dir build-gpu --output-on-failure 2>&1 | tee "$logs/ctest.log" || rc=$?
+  ctest --test-dir build-gpu -j"$(nproc)" --output-on-failure 2>&1 | tee "$logs/ctest.log" || rc=$?
   cp build-gpu/Testing/Temporary/LastTest.log "$logs/LastTest.log" 2>/dev/null || true
 fi
 

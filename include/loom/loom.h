@@ -66,7 +66,7 @@ typedef struct LoomArray {
   int32_t ndim;                    /* 0 .. LOOM_MAX_RANK */
   int64_t shape[LOOM_MAX_RANK];
   int64_t strides[LOOM_MAX_RANK];  /* in elements */
-  LoomDeviceKind device;           /* only LOOM_DEVICE_HOST in this version */
+  LoomDeviceKind device;           /* LOOM_DEVICE_HOST or LOOM_DEVICE_CUDA (data is a device address) */
   int32_t device_index;
 } LoomArray;
 
@@ -190,6 +190,25 @@ LOOM_API int32_t loom_graph_node_count(const LoomGraph *g);
  * must have the node's dtype and shape and is written (any strides; it may alias inputs). */
 LOOM_API LoomStatus loom_eval(LoomGraph *g, int32_t n, const LoomNode *nodes, LoomArray *outs);
 LOOM_API void loom_array_free(LoomContext *ctx, LoomArray *array);
+
+/* ---- devices ------------------------------------------------------------------------------------------
+ * CUDA arrays (device LOOM_DEVICE_CUDA, device_index = the GPU) are evaluated on that GPU: every
+ * input and given output of one loom_eval must be on one device (else LOOM_ERR_INVALID_ARGUMENT naming
+ * both); outputs with data NULL are allocated on it from Loom's caching pool. The driver is loaded on
+ * first use: machines without one get LOOM_ERR_UNSUPPORTED ("no CUDA driver ...") only when they use
+ * a CUDA array. Work on a GPU is ordered on one stream per device: loom_eval returns once it is
+ * enqueued; later Loom calls see the results, the host after loom_device_synchronize or
+ * loom_array_copy (synchronous). */
+/* Number of devices of a kind: 1 for the host; for CUDA 0 when there is no driver or GPU. */
+LOOM_API LoomStatus loom_device_count(LoomContext *ctx, LoomDeviceKind kind, int32_t *count);
+/* Allocates a C-contiguous array for array->dtype, ndim, shape, device and device_index (strides and
+ * data are written). Release it with loom_array_free. */
+LOOM_API LoomStatus loom_array_alloc(LoomContext *ctx, LoomArray *array);
+/* Copies src into dst: same dtype and shape, both C-contiguous, any devices (host <-> CUDA, within
+ * one GPU). Synchronous: when it returns the data is in dst. */
+LOOM_API LoomStatus loom_array_copy(LoomContext *ctx, LoomArray *dst, const LoomArray *src);
+/* Waits until all work Loom enqueued on the device is done (a no-op for the host). */
+LOOM_API LoomStatus loom_device_synchronize(LoomContext *ctx, LoomDeviceKind kind, int32_t index);
 
 /* ---- introspection --------------------------------------------------------------------------------- */
 typedef enum LoomDumpKind {

@@ -139,9 +139,29 @@ int main(void) {
   EXPECT_ERR(loom_input(g, &bad, &y), LOOM_ERR_INVALID_ARGUMENT, "null", "data");
   bad = f3;
   bad.device = LOOM_DEVICE_CUDA;
-  st = loom_input(g, &bad, &y);
-  CHECK(st == LOOM_ERR_UNSUPPORTED || st == LOOM_ERR_INVALID_ARGUMENT, "cuda input on host: %s",
-        loom_status_name(st));
+  bad.device_index = -1;
+  EXPECT_ERR(loom_input(g, &bad, &y), LOOM_ERR_INVALID_ARGUMENT, "device_index", NULL);
+  bad.device = (LoomDeviceKind)7;
+  bad.device_index = 0;
+  EXPECT_ERR(loom_input(g, &bad, &y), LOOM_ERR_UNSUPPORTED, "device", NULL);
+  {
+    /* A CUDA input is accepted when the graph is built; evaluating it needs a driver. (The descriptor
+     * points at host memory, so it is only evaluated where there is no CUDA device.) */
+    int32_t ndev = -1;
+    CHECK(loom_device_count(tc_ctx, LOOM_DEVICE_CUDA, &ndev) == LOOM_OK && ndev >= 0, "device count");
+    LoomGraph *gc = NULL;
+    LoomNode cy, ce;
+    bad = f3;
+    bad.device = LOOM_DEVICE_CUDA;
+    if (ndev == 0 && CHECK_OK(loom_graph_create(tc_ctx, &gc)) && CHECK_OK(loom_input(gc, &bad, &cy)) &&
+        CHECK_OK(loom_unary(gc, LOOM_OP_EXP, cy, &ce))) {
+      LoomArray o;
+      memset(&o, 0, sizeof o);
+      EXPECT_ERR(loom_eval(gc, 1, &ce, &o), LOOM_ERR_UNSUPPORTED, "cuda", NULL);
+      CHECK(o.data == NULL, "failed CUDA eval allocated nothing");
+    }
+    loom_graph_destroy(gc);
+  }
 
   /* outputs of the wrong shape or dtype */
   LoomNode ok_node;

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# gpu_bench.sh: ONE device call that builds Loom, runs every C test (scripts/gpu_run.sh, test_gpu
+# included) and the GPU benchmark (bench_gpu.c: Loom; bench_gpu.py: CuPy and PyTorch on the same
+# shapes), then writes bench/results/<date>-h200.json and a markdown table beside it, and copies
+# logs and results into $OUT when it is set.
+#   run from the repository root:  bash bench/gpu_bench.sh
+# The devkit (.devkit/) gives LLVM; build-gpukit/ may hold a libsleefgnuabi.so.3 for machines without
+# SLEEF (the host backend's vector math).
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+source .devkit/setup.sh
+if [ -f build-gpukit/libsleefgnuabi.so.3 ] && ! ldconfig -p | grep -q libsleefgnuabi; then
+  export LOOM_CMAKE_ARGS="-DLOOM_SLEEF_LIB=$PWD/build-gpukit/libsleefgnuabi.so.3 ${LOOM_CMAKE_ARGS:-}"
+fi
+export LOOM_CMAKE_ARGS="-DCMAKE_BUILD_TYPE=Release -DLOOM_BUILD_BENCH=OFF ${LOOM_CMAKE_ARGS:-}"
+bash scripts/gpu_run.sh
+test_rc=$?
+date=$(date +%Y-%m-%d)
+res=bench/results
+mkdir -p "$res" build-gpu/logs
+gcc -std=gnu11 -O2 -Iinclude -I. -I"$LLVM_ROOT/include" bench/bench_gpu.c -o build-gpu/bench_gpu \
+  build-gpu/libloom_internal.a "$LLVM_ROOT/lib/libLLVM.so" -lm -lpthread -ldl 2>&1 | tee build-gpu/logs/bench_build.log
+(build-gpu/bench_gpu 2>&1 | tee build-gpu/logs/bench_loom.txt) || true
+(PYTHONUNBUFFERED=1 python3 bench/bench_gpu.py 2>&1 | tee build-gpu/logs/bench_ref.txt) || true
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > build-gpu/logs/gpu.txt 2>/dev/null || true
+python3 - "$date" <<'PY'
+import json, sys
+date = sys.argv[1]
+vals = {}
+for f in ("build-gpu/logs/bench_loom.txt", "build-gpu/logs/bench_ref.txt"):
+    for line in open(f):
+        p = line.split()
+        if len(p) == 2:
+            try:
+                vals[p[0]] = float(p[1])
+            except ValueError:
+                pass
+gpu = open("build-gpu/logs/gpu.txt").read().strip()
+out = {"date": date, "machine": gpu or "H200", "timing": "median of 20 after 3 warm-ups", **vals}
+json.dump(out, open(f"bench/results/{date}-h200.json", "w"), indent=2)
+rows = [
+    ("copy (ceiling)", "copy_GBps", None),
+    ("2*x+exp(y) f32 2^28: Loom", "loom_elementwise_GBps", "torch_compile_elementwise_GBps"),
+    ("  torch.compile", "torch_compile_elementwise_GBps", None),
+    ("  cupy.fuse", "cupy_fuse_elementwise_GBps", None),
+    ("  CuPy ElementwiseKernel", "cupy_elementwise_kernel_GBps", None),
+    ("  CuPy unfused / torch eager", "cupy_unfused_elementwise_GBps", None),
+    ("sum all 2^28: Loom", "loom_sum_all_GBps", "copy_GBps"),
+    ("  CuPy / torch", "cupy_sum_all_GBps", None),
+    ("sum axis 0 16384^2: Loom", "loom_sum_axis0_GBps", "copy_GBps"),
+    ("sum axis 1 16384^2: Loom", "loom_sum_axis1_GBps", "copy_GBps"),
+    ("softmax 16384x4096: Loom", "loom_softmax_GBps", "torch_softmax_GBps"),
+    ("  torch.softmax", "torch_softmax_GBps", None),
+    ("cold compile ms: Loom", "loom_cold_compile_ms", None),
+    ("  CuPy ElementwiseKernel", "cupy_cold_compile_ms", None),
+    ("disk-cache hit ms (new process)", "loom_disk_cache_hit_ms", None),
+    ("host overhead per call us: Loom eval", "loom_launch_overhead_us", None),
+    ("  bare cuLaunchKernel", "raw_launch_us", None),
+]
+md = [f"# GPU benchmark {date} ({gpu})", "", "| case | value | ratio |", "| --- | --- | --- |"]
+for name, key, ref in rows:
+    v = vals.get(key)
+    r = vals.get(ref) if ref else None
+    md.append(f"| {name} ({key}) | {'' if v is None else '%.2f' % v} | {'' if not (v and r) else '%.2f' % (v / r)} |")
+open(f"bench/results/{date}-h200.md", "w").write("\n".join(md) + "\n")
+print("\n".join(md))
+PY
+if [ -n "${OUT:-}" ]; then
+  mkdir -p "$OUT"
+  cp "$res/$date-h200.json" "$res/$date-h200.md" "$OUT"/ 2>/dev/null
+  tar -czf "$OUT/logs.tgz" build-gpu/logs 2>/dev/null
+fi
+echo "gpu_bench.sh: tests exit $test_rc"

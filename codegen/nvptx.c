@@ -1,0 +1,287 @@
+/* nvptx.c: the NVIDIA CgTarget: lower (lower.c, cg_lower_gpu) -> link libdevice lazily -> O3 for the
+ * NVPTX TargetMachine -> PTX text. No GPU and no CUDA library is needed here; the runtime links the
+ * PTX into a cubin (runtime/cuda.c) and caches it (runtime/cuda_backend.c).
+ *
+ * libdevice: the file is read once per target (bytes kept). A compile whose module calls __nv_*
+ * functions parses it as a LAZY module (LLVMGetBitcodeModuleInContext2: bodies are not read yet),
+ * gives every function definition linkonce_odr linkage so that the linker moves (and materializes)
+ * only what the kernel references, links it in, then internalizes everything but the kernel entries.
+ * "nvvm-reflect-ftz" = 0 (no flush to zero, NumPy's semantics). A mutex serializes compiles (one
+ * TargetMachine); each compile has its own LLVMContext.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <llvm-c/Analysis.h>
+#include <llvm-c/BitReader.h>
+#include <llvm-c/Core.h>
+#include <llvm-c/Linker.h>
+#include <llvm-c/Target.h>
+#include <llvm-c/TargetMachine.h>
+#include <llvm-c/Transforms/PassBuilder.h>
+
+#include "codegen/cg_llvm.h"
+
+#define NVPTX_TRIPLE "nvptx64-nvidia-cuda"
+#define NVPTX_BLOCK 256 /* threads per block of ROW kernels */
+
+/* LLVMInitializeNVPTX* exist only when LLVM was built with the NVPTX backend: look them up weakly so
+ * that a host-only LLVM still links and the target reports LOOM_ERR_UNSUPPORTED. */
+extern void LLVMInitializeNVPTXTargetInfo(void) __attribute__((weak));
+extern void LLVMInitializeNVPTXTarget(void) __attribute__((weak));
+extern void LLVMInitializeNVPTXTargetMC(void) __attribute__((weak));
+extern void LLVMInitializeNVPTXAsmPrinter(void) __attribute__((weak));
+
+typedef struct NvState {
+  pthread_mutex_t lock;
+  LLVMTargetMachineRef tm;
+  char cpu[16], features[16];
+  char describe[128];
+  char libdevice_path[1024];
+  char *libdevice;        /* bytes of libdevice.10.bc, read on first use */
+  size_t libdevice_size;
+  uint64_t counter;
+} NvState;
+
+static LoomStatus llvm_err(Diag *d, LLVMErrorRef e, const char *what) {
+  char *msg = LLVMGetErrorMessage(e);
+  LoomStatus st = diag_error(d, LOOM_ERR_BACKEND, "LLVM %s failed: %s", what, msg ? msg : "?");
+  LLVMDisposeErrorMessage(msg);
+  return st;
+}
+
+static void nv_destroy(CgTarget *t) {
+  if (!t) return;
+  NvState *s = t->state;
+  if (s) {
+    if (s->tm) LLVMDisposeTargetMachine(s->tm);
+    ctx_free(t->ctx, s->libdevice);
+    pthread_mutex_destroy(&s->lock);
+    ctx_free(t->ctx, s);
+  }
+  ctx_free(t->ctx, t);
+}
+
+static void nv_release(CgTarget *t, CgCompiled *c) {
+  if (!c) return;
+  if (c->gpu) {
+    ctx_free(t->ctx, c->gpu->ptx);
+    ctx_free(t->ctx, c->gpu);
+  }
+  ctx_free(t->ctx, c->llvm_ir);
+  memset(c, 0, sizeof *c);
+}
+
+/* $LOOM_LIBDEVICE, else $CUDA_HOME, $CUDA_PATH, /usr/local/cuda + /nvvm/libdevice/libdevice.10.bc. */
+static LoomStatus read_libdevice(CgTarget *t, NvState *s, Diag *d) {
+  if (s->libdevice) return LOOM_OK;
+  const char *env = getenv("LOOM_LIBDEVICE");
+  char tried[2048];
+  size_t tl = 0;
+  tried[0] = 0;
+  const char *roots[3] = {getenv("CUDA_HOME"), getenv("CUDA_PATH"), "/usr/local/cuda"};
+  for (int i = -1; i < 3; i++) {
+    char path[1024];
+    if (i < 0) {
+      if (!env || !*env) continue;
+      snprintf(path, sizeof path, "%s", env);
+    } else {
+      if (!roots[i] || !*roots[i]) continue;
+      snprintf(path, sizeof path, "%s/nvvm/libdevice/libdevice.10.bc", roots[i]);
+    }
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+      int n = snprintf(tried + tl, sizeof tried - tl, "%s%s", tl ? ", " : "", path);
+      if (n > 0 && (size_t)n < sizeof tried - tl) tl += (size_t)n;
+      continue;
+    }
+    long size = -1;
+    if (fseek(f, 0, SEEK_END) == 0) size = ftell(f);
+    char *buf = size > 0 && fseek(f, 0, SEEK_SET) == 0 ? ctx_alloc(t->ctx, (size_t)size) : NULL;
+    bool ok = buf && fread(buf, 1, (size_t)size, f) == (size_t)size;
+    fclose(f);
+    if (!ok) {
+      ctx_free(t->ctx, buf);
+      return diag_error(d, LOOM_ERR_BACKEND, "cannot read libdevice at %s", path);
+    }
+    s->libdevice = buf;
+    s->libdevice_size = (size_t)size;
+    snprintf(s->libdevice_path, sizeof s->libdevice_path, "%s", path);
+    return LOOM_OK;
+  }
+  return diag_error(d, LOOM_ERR_UNSUPPORTED,
+                    "libdevice not found (tried %s): set LOOM_LIBDEVICE to libdevice.10.bc or CUDA_HOME to the "
+                    "CUDA toolkit", tl ? tried : "nothing");
+}
+
+static bool uses_libdevice(LLVMModuleRef m) {
+  for (LLVMValueRef f = LLVMGetFirstFunction(m); f; f = LLVMGetNextFunction(f)) {
+    size_t n = 0;
+    const char *name = LLVMGetValueName2(f, &n);
+    if (n > 5 && strncmp(name, "__nv_", 5) == 0 && LLVMIsDeclaration(f)) return true;
+  }
+  return false;
+}
+
+static LoomStatus link_libdevice(CgTarget *t, NvState *s, LLVMContextRef c, LLVMModuleRef mod, Diag *d) {
+  LoomStatus st = read_libdevice(t, s, d);
+  if (st != LOOM_OK) return st;
+  LLVMMemoryBufferRef mb = LLVMCreateMemoryBufferWithMemoryRange(s->libdevice, s->libdevice_size, "libdevice", 0);
+  LLVMModuleRef lib = NULL;
+  if (LLVMGetBitcodeModuleInContext2(c, mb, &lib)) { /* the lazy module owns mb on success */
+    LLVMDisposeMemoryBuffer(mb);
+    return diag_error(d, LOOM_ERR_BACKEND, "cannot parse libdevice (%s)", s->libdevice_path);
+  }
+  LLVMSetTarget(lib, NVPTX_TRIPLE);
+  LLVMSetDataLayout(lib, LLVMGetDataLayoutStr(mod));
+  for (LLVMValueRef f = LLVMGetFirstFunction(lib); f; f = LLVMGetNextFunction(f)) {
+    LLVMLinkage l = LLVMGetLinkage(f);
+    if (l == LLVMExternalLinkage && !LLVMIsDeclaration(f)) LLVMSetLinkage(f, LLVMLinkOnceODRLinkage);
+  }
+  if (LLVMLinkModules2(mod, lib)) /* destroys lib */
+    return diag_error(d, LOOM_ERR_BACKEND, "linking libdevice (%s) failed", s->libdevice_path);
+  return LOOM_OK;
+}
+
+static LoomStatus compile_locked(CgTarget *t, NvState *s, const KernelIr *k, bool want_llvm_ir, CgCompiled *out,
+                                 Diag *d) {
+  LoomContext *ctx = t->ctx;
+  char prefix[48];
+  snprintf(prefix, sizeof prefix, "loom_k%llu", (unsigned long long)++s->counter);
+  LLVMContextRef c = LLVMContextCreate();
+  LLVMModuleRef mod = LLVMModuleCreateWithNameInContext(prefix, c);
+  LLVMSetTarget(mod, NVPTX_TRIPLE);
+  LLVMTargetDataRef dl = LLVMCreateTargetDataLayout(s->tm);
+  LLVMSetModuleDataLayout(mod, dl);
+  LLVMDisposeTargetData(dl);
+  LLVMAddModuleFlag(mod, LLVMModuleFlagBehaviorOverride, "nvvm-reflect-ftz", 16,
+                    LLVMValueAsMetadata(LLVMConstInt(LLVMInt32TypeInContext(c), 0, 0)));
+  CgGpuKernel *gk = ctx_calloc(ctx, 1, sizeof *gk);
+  LoomStatus st = gk ? cg_lower_gpu(ctx, c, mod, k, prefix, NVPTX_BLOCK, gk, d)
+                     : diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "codegen: out of memory");
+  if (st == LOOM_OK && uses_libdevice(mod)) st = link_libdevice(t, s, c, mod, d);
+  if (st == LOOM_OK) { /* internalize all but the entries */
+    for (LLVMValueRef f = LLVMGetFirstFunction(mod); f; f = LLVMGetNextFunction(f)) {
+      if (LLVMIsDeclaration(f)) continue;
+      size_t n = 0;
+      const char *name = LLVMGetValueName2(f, &n);
+      bool entry = !strcmp(name, gk->main) || !strcmp(name, gk->vec) || !strcmp(name, gk->part) || !strcmp(name, gk->finish);
+      if (!entry) LLVMSetLinkage(f, LLVMInternalLinkage);
+    }
+    for (LLVMValueRef g = LLVMGetFirstGlobal(mod); g; g = LLVMGetNextGlobal(g))
+      if (!LLVMIsDeclaration(g)) LLVMSetLinkage(g, LLVMInternalLinkage);
+    LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
+    LLVMErrorRef e = LLVMRunPasses(mod, "default<O3>", s->tm, po);
+    LLVMDisposePassBuilderOptions(po);
+    if (e) st = llvm_err(d, e, "optimization (nvptx)");
+  }
+  char *ir_text = NULL;
+  if (st == LOOM_OK && want_llvm_ir) {
+    char *txt = LLVMPrintModuleToString(mod);
+    size_t n = strlen(txt);
+    ir_text = ctx_alloc(ctx, n + 1);
+    if (ir_text) memcpy(ir_text, txt, n + 1);
+    LLVMDisposeMessage(txt);
+    if (!ir_text) st = diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "codegen: out of memory for LLVM IR text");
+  }
+  if (st == LOOM_OK) {
+    char *err = NULL;
+    LLVMMemoryBufferRef buf = NULL;
+    if (LLVMTargetMachineEmitToMemoryBuffer(s->tm, mod, LLVMAssemblyFile, &err, &buf)) {
+      st = diag_error(d, LOOM_ERR_BACKEND, "LLVM NVPTX code generation failed for kernel '%s': %s", k->name, err ? err : "?");
+    } else {
+      size_t n = LLVMGetBufferSize(buf);
+      gk->ptx = ctx_alloc(ctx, n + 1);
+      if (gk->ptx) {
+        memcpy(gk->ptx, LLVMGetBufferStart(buf), n);
+        gk->ptx[n] = 0;
+        gk->ptx_size = strlen(gk->ptx);
+      } else {
+        st = diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "codegen: out of memory for %zu bytes of PTX", n + 1);
+      }
+      LLVMDisposeMemoryBuffer(buf);
+    }
+    if (err) LLVMDisposeMessage(err);
+  }
+  LLVMDisposeModule(mod);
+  LLVMContextDispose(c);
+  if (st != LOOM_OK) {
+    if (gk) ctx_free(ctx, gk->ptx);
+    ctx_free(ctx, gk);
+    ctx_free(ctx, ir_text);
+    return st;
+  }
+  memset(out, 0, sizeof *out);
+  out->gpu = gk;
+  out->llvm_ir = ir_text;
+  out->acc_size = gk->acc_size;
+  return LOOM_OK;
+}
+
+static LoomStatus nv_compile(CgTarget *t, const KernelIr *k, bool want_llvm_ir, CgCompiled *out, Diag *d) {
+  if (!t || !k || !out) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "codegen: null argument to compile");
+  NvState *s = t->state;
+  memset(out, 0, sizeof *out);
+  pthread_mutex_lock(&s->lock);
+  LoomStatus st = compile_locked(t, s, k, want_llvm_ir, out, d);
+  pthread_mutex_unlock(&s->lock);
+  return st;
+}
+
+const char *cg_nvptx_describe(CgTarget *t) { return t && t->state ? ((NvState *)t->state)->describe : ""; }
+
+LoomStatus cg_nvptx_target_create(LoomContext *ctx, int sm_major, int sm_minor, CgTarget **out, Diag *d) {
+  if (!out) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "cg_nvptx_target_create: out is NULL");
+  *out = NULL;
+  if (!LLVMInitializeNVPTXTargetInfo || !LLVMInitializeNVPTXTarget || !LLVMInitializeNVPTXTargetMC ||
+      !LLVMInitializeNVPTXAsmPrinter)
+    return diag_error(d, LOOM_ERR_UNSUPPORTED, "this LLVM has no NVPTX backend: build Loom against an LLVM 19 with "
+                                               "the NVPTX target for NVIDIA GPUs");
+  if (sm_major < 3 || sm_major > 12 || sm_minor < 0 || sm_minor > 9)
+    return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "nvptx: compute capability %d.%d is out of range", sm_major, sm_minor);
+  LLVMInitializeNVPTXTargetInfo();
+  LLVMInitializeNVPTXTarget();
+  LLVMInitializeNVPTXTargetMC();
+  LLVMInitializeNVPTXAsmPrinter();
+  CgTarget *t = ctx_calloc(ctx, 1, sizeof *t);
+  NvState *s = t ? ctx_calloc(ctx, 1, sizeof *s) : NULL;
+  if (!s) {
+    ctx_free(ctx, t);
+    return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "codegen: out of memory creating the nvptx target");
+  }
+  t->name = "nvptx";
+  t->compile = nv_compile;
+  t->release = nv_release;
+  t->destroy = nv_destroy;
+  t->ctx = ctx;
+  t->state = s;
+  pthread_mutex_init(&s->lock, NULL);
+  int sm = sm_major * 10 + sm_minor;
+  /* LLVM 19 knows sm_20 .. sm_90a; newer GPUs run sm_90 PTX through the driver's JIT */
+  if (sm > 90) sm = 90;
+  int ptx = sm >= 90 ? 78 : sm >= 89 ? 78 : sm >= 87 ? 74 : sm >= 86 ? 71 : sm >= 80 ? 70 : sm >= 75 ? 63 : 60;
+  snprintf(s->cpu, sizeof s->cpu, "sm_%d", sm);
+  snprintf(s->features, sizeof s->features, "+ptx%d", ptx);
+  LLVMTargetRef target;
+  char *err = NULL;
+  if (LLVMGetTargetFromTriple(NVPTX_TRIPLE, &target, &err)) {
+    LoomStatus st = diag_error(d, LOOM_ERR_UNSUPPORTED, "LLVM: no NVPTX target: %s", err ? err : "?");
+    LLVMDisposeMessage(err);
+    nv_destroy(t);
+    return st;
+  }
+  s->tm = LLVMCreateTargetMachine(target, NVPTX_TRIPLE, s->cpu, s->features, LLVMCodeGenLevelAggressive,
+                                  LLVMRelocDefault, LLVMCodeModelDefault);
+  if (!s->tm) {
+    nv_destroy(t);
+    return diag_error(d, LOOM_ERR_BACKEND, "LLVM: cannot create an NVPTX target machine for %s", s->cpu);
+  }
+  unsigned maj = 0, min = 0, pat = 0;
+  LLVMGetVersion(&maj, &min, &pat);
+  snprintf(s->describe, sizeof s->describe, "LLVM %u.%u.%u nvptx %s ptx%d block%d", maj, min, pat, s->cpu, ptx,
+           NVPTX_BLOCK);
+  *out = t;
+  return LOOM_OK;
+}

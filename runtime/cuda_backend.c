@@ -1,0 +1,507 @@
+/* cuda_backend.c: the CUDA device of the runtime: lazy driver loading, per-device pools, targets and
+ * kernel caches, and the schedule runner for LOOM_DEVICE_CUDA arrays.
+ *
+ * Laziness. Nothing here runs until a CUDA array (or loom_device_count(CUDA)) is seen: then the
+ * driver is dlopen'ed once per context (rt_gpu_get; a failure is remembered and reported again with
+ * the same message), and a device is set up on first use (primary context retained, memory pool,
+ * an nvptx target for its compute capability).
+ *
+ * Kernels. Per device, a hash table maps the kernel key (Loom's version, the target's description:
+ * LLVM version, sm, block; and ir_print_kernel_key) to a loaded module. A miss looks in the disk
+ * cache (runtime/disk_cache.h) for a cubin with that key; on a disk miss the kernel is compiled to PTX
+ * (codegen/nvptx.c), linked into a cubin (cuLink*) and stored. The payload is a GpuMeta header (how to
+ * launch: strategy, entry names, block, vector lanes, accumulator size) followed by the cubin. Loaded
+ * kernels live as long as the context (no eviction), so evaluation plans may keep pointers to them.
+ *
+ * Launch. All work of a context on a device goes to that device's legacy default stream, in order:
+ * loom_eval returns once its kernels are enqueued; results are visible to later Loom calls at once
+ * (same stream) and to the host after loom_device_synchronize or a copy to the host (loom_array_copy,
+ * synchronous). Temporaries and split-reduction partials are returned to the pool right after their
+ * kernels are enqueued: the pool hands them out again only to work ordered after them on the stream.
+ * Split reductions use a number of parts that depends on the sizes only (never on the device), so
+ * a sum has the same bits run after run.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "runtime/cuda.h"
+#include "runtime/disk_cache.h"
+#include "runtime/runtime.h"
+
+#define GPU_BUCKETS 256
+#define GPU_META_MAGIC 0x314b474du /* "MGK1" */
+
+typedef struct GpuMeta {
+  uint32_t magic;
+  int32_t strategy, block, vec_lanes, vec_align, acc_size, nwords;
+  char main[64], vec[64], part[64], finish[64];
+} GpuMeta;
+
+struct RtGpuFn {
+  struct RtGpuFn *next;
+  uint64_t hash;
+  char *key;
+  GpuMeta meta;
+  RtCuModule *module;
+  RtCuKernel main, vec, part, finish;
+  int elem_block, elem_grid_max; /* elementwise launch: best block size, resident blocks on the device */
+};
+
+typedef struct RtGpuDev {
+  bool ready;
+  RtCuDeviceInfo info;
+  RtCuPool *pool;
+  CgTarget *target;
+  RtGpuFn *fns[GPU_BUCKETS];
+} RtGpuDev;
+
+struct RtGpu {
+  RtCuda *cu;
+  int ndev;
+  RtGpuDev *devs;
+  DiskCache *disk;
+  bool disk_tried;
+};
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+LoomStatus rt_gpu_get(LoomContext *ctx, RtGpu **out, Diag *d) {
+  RtState *rt = ctx->rt;
+  pthread_mutex_lock(&rt->gpu_lock);
+  LoomStatus st = LOOM_OK;
+  if (!rt->gpu && rt->gpu_fail.status == LOOM_OK) {
+    RtGpu *g = ctx_calloc(ctx, 1, sizeof *g);
+    if (!g) {
+      st = diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: CUDA runtime state");
+      pthread_mutex_unlock(&rt->gpu_lock);
+      return st;
+    }
+    st = rt_cuda_load(ctx, &g->cu, &rt->gpu_fail);
+    if (st == LOOM_OK) {
+      g->ndev = rt_cuda_device_count(g->cu);
+      g->devs = ctx_calloc(ctx, (size_t)(g->ndev > 0 ? g->ndev : 1), sizeof *g->devs);
+      if (!g->devs) {
+        rt_cuda_unload(g->cu);
+        st = diag_error(&rt->gpu_fail, LOOM_ERR_OUT_OF_MEMORY, "out of memory: CUDA device table");
+      }
+    }
+    if (st == LOOM_OK) rt->gpu = g;
+    else ctx_free(ctx, g);
+  }
+  if (!rt->gpu) {
+    st = rt->gpu_fail.status != LOOM_OK ? rt->gpu_fail.status : LOOM_ERR_UNSUPPORTED;
+    diag_error(d, st, "%s", rt->gpu_fail.msg[0] ? rt->gpu_fail.msg : "no CUDA driver/device");
+  }
+  *out = rt->gpu;
+  pthread_mutex_unlock(&rt->gpu_lock);
+  return st;
+}
+
+int rt_gpu_device_count(LoomContext *ctx) {
+  RtGpu *g = NULL;
+  Diag d = {.status = LOOM_OK};
+  return rt_gpu_get(ctx, &g, &d) == LOOM_OK ? g->ndev : 0;
+}
+
+/* The device, set up on first use. Called with gpu_lock held. */
+static LoomStatus device_locked(LoomContext *ctx, RtGpu *g, int index, RtGpuDev **out, Diag *d) {
+  if (index < 0 || index >= g->ndev)
+    return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "CUDA device %d does not exist (this machine has %d)", index, g->ndev);
+  RtGpuDev *dev = &g->devs[index];
+  if (!dev->ready) {
+    LoomStatus st = rt_cuda_device_info(g->cu, index, &dev->info, d);
+    if (st == LOOM_OK) st = rt_cuda_device_retain(g->cu, index, d);
+    if (st != LOOM_OK) return st;
+    RtDevAllocator a = rt_cuda_device_allocator(g->cu);
+    st = rt_cuda_pool_create(ctx, index, &a, &dev->pool, d);
+    if (st == LOOM_OK) st = cg_nvptx_target_create(ctx, dev->info.cc_major, dev->info.cc_minor, &dev->target, d);
+    if (st != LOOM_OK) {
+      rt_cuda_pool_destroy(dev->pool);
+      dev->pool = NULL;
+      rt_cuda_device_release(g->cu, index);
+      return st;
+    }
+    dev->ready = true;
+  }
+  *out = dev;
+  return LOOM_OK;
+}
+
+static LoomStatus get_device(LoomContext *ctx, int index, RtGpu **gout, RtGpuDev **out, Diag *d) {
+  RtGpu *g = NULL;
+  LoomStatus st = rt_gpu_get(ctx, &g, d);
+  if (st != LOOM_OK) return st;
+  pthread_mutex_lock(&ctx->rt->gpu_lock);
+  st = device_locked(ctx, g, index, out, d);
+  pthread_mutex_unlock(&ctx->rt->gpu_lock);
+  *gout = g;
+  return st;
+}
+
+void rt_gpu_destroy(LoomContext *ctx) {
+  RtGpu *g = ctx->rt ? ctx->rt->gpu : NULL;
+  if (!g) return;
+  for (int i = 0; i < g->ndev; i++) {
+    RtGpuDev *dev = &g->devs[i];
+    if (!dev->ready) continue;
+    Diag d = {.status = LOOM_OK};
+    rt_cuda_set_current(g->cu, i, &d);
+    rt_cuda_device_synchronize(g->cu, i, &d);
+    for (int b = 0; b < GPU_BUCKETS; b++)
+      for (RtGpuFn *f = dev->fns[b], *next; f; f = next) {
+        next = f->next;
+        rt_cuda_module_unload(g->cu, f->module);
+        ctx_free(ctx, f->key);
+        ctx_free(ctx, f);
+      }
+    rt_cuda_pool_destroy(dev->pool);
+    if (dev->target) dev->target->destroy(dev->target);
+    rt_cuda_device_release(g->cu, i);
+  }
+  rt_disk_cache_close(g->disk);
+  rt_cuda_unload(g->cu);
+  ctx_free(ctx, g->devs);
+  ctx_free(ctx, g);
+  ctx->rt->gpu = NULL;
+}
+
+/* ---- memory ---------------------------------------------------------------------------------------- */
+LoomStatus rt_gpu_alloc(LoomContext *ctx, int device, size_t size, void **out, Diag *d) {
+  RtGpu *g = NULL;
+  RtGpuDev *dev = NULL;
+  *out = NULL;
+  LoomStatus st = get_device(ctx, device, &g, &dev, d);
+  if (st != LOOM_OK) return st;
+  uint64_t p = 0;
+  st = rt_cuda_set_current(g->cu, device, d);
+  if (st == LOOM_OK) st = rt_cuda_pool_alloc(dev->pool, size, &p, d);
+  *out = (void *)(uintptr_t)p;
+  return st;
+}
+
+LoomStatus rt_gpu_free(LoomContext *ctx, int device, void *ptr, Diag *d) {
+  if (!ptr) return LOOM_OK;
+  RtGpu *g = NULL;
+  RtGpuDev *dev = NULL;
+  LoomStatus st = get_device(ctx, device, &g, &dev, d);
+  if (st != LOOM_OK) return st;
+  return rt_cuda_pool_free(dev->pool, (uint64_t)(uintptr_t)ptr, d);
+}
+
+LoomStatus rt_gpu_synchronize(LoomContext *ctx, int device, Diag *d) {
+  RtGpu *g = NULL;
+  RtGpuDev *dev = NULL;
+  LoomStatus st = get_device(ctx, device, &g, &dev, d);
+  if (st == LOOM_OK) st = rt_cuda_set_current(g->cu, device, d);
+  if (st == LOOM_OK) st = rt_cuda_device_synchronize(g->cu, device, d);
+  return st;
+}
+
+/* Copies n bytes between any two of host / CUDA device memory (synchronous). */
+LoomStatus rt_gpu_memcpy(LoomContext *ctx, LoomDeviceKind dk, int di, void *dst, LoomDeviceKind sk, int si,
+                         const void *src, size_t n, Diag *d) {
+  if (n == 0) return LOOM_OK;
+  if (dk == LOOM_DEVICE_HOST && sk == LOOM_DEVICE_HOST) {
+    memmove(dst, src, n);
+    return LOOM_OK;
+  }
+  RtGpu *g = NULL;
+  RtGpuDev *dev = NULL;
+  int device = dk == LOOM_DEVICE_CUDA ? di : si;
+  LoomStatus st = get_device(ctx, device, &g, &dev, d);
+  if (st == LOOM_OK) st = rt_cuda_set_current(g->cu, device, d);
+  if (st != LOOM_OK) return st;
+  if (dk == LOOM_DEVICE_CUDA && sk == LOOM_DEVICE_CUDA) {
+    if (di != si)
+      return diag_error(d, LOOM_ERR_UNSUPPORTED, "copies between CUDA devices %d and %d go through the host in this "
+                                                 "version: copy to a host array first", si, di);
+    st = rt_cuda_memcpy_d2d(g->cu, device, (uint64_t)(uintptr_t)dst, (uint64_t)(uintptr_t)src, n, NULL, d);
+    if (st == LOOM_OK) st = rt_cuda_device_synchronize(g->cu, device, d);
+    return st;
+  }
+  if (dk == LOOM_DEVICE_CUDA) return rt_cuda_memcpy_h2d(g->cu, device, (uint64_t)(uintptr_t)dst, src, n, NULL, d);
+  return rt_cuda_memcpy_d2h(g->cu, device, dst, (uint64_t)(uintptr_t)src, n, NULL, d);
+}
+
+LoomStatus rt_gpu_pool_stats(LoomContext *ctx, int device, RtCuPoolStats *out, Diag *d) {
+  RtGpu *g = NULL;
+  RtGpuDev *dev = NULL;
+  LoomStatus st = get_device(ctx, device, &g, &dev, d);
+  if (st == LOOM_OK) rt_cuda_pool_stats(dev->pool, out);
+  return st;
+}
+
+/* ---- kernels ----------------------------------------------------------------------------------------- */
+static LoomStatus load_fn(RtGpu *g, int device, RtGpuDev *dev, RtGpuFn *f, const void *cubin, size_t size, Diag *d) {
+  LoomStatus st = rt_cuda_module_load(g->cu, device, cubin, size, &f->module, d);
+  const char *names[4] = {f->meta.main, f->meta.vec, f->meta.part, f->meta.finish};
+  RtCuKernel *ks[4] = {&f->main, &f->vec, &f->part, &f->finish};
+  for (int i = 0; i < 4 && st == LOOM_OK; i++)
+    if (names[i][0]) st = rt_cuda_module_kernel(g->cu, f->module, names[i], ks[i], d);
+  f->elem_block = 256;
+  f->elem_grid_max = dev->info.sm_count * 8;
+  if (st == LOOM_OK && f->meta.strategy == CG_GPU_ELEMENTWISE) {
+    const RtCuKernel *k = f->meta.vec[0] ? &f->vec : &f->main;
+    int bs = 256, per_sm = 1;
+    if (rt_cuda_best_block_size(g->cu, k, 0, &bs, d) == LOOM_OK && rt_cuda_occupancy(g->cu, k, bs, 0, &per_sm, d) == LOOM_OK) {
+      f->elem_block = bs;
+      f->elem_grid_max = dev->info.sm_count * (per_sm > 0 ? per_sm : 1);
+    }
+    st = d->status == LOOM_OK ? LOOM_OK : d->status;
+  }
+  return st;
+}
+
+/* The loaded kernel for k on device (compiled, from the disk cache, or already loaded). */
+LoomStatus rt_gpu_kernel(LoomContext *ctx, int device, const KernelIr *k, const RtGpuFn **out, Diag *d) {
+  RtGpu *g = NULL;
+  RtGpuDev *dev = NULL;
+  LoomStatus st = get_device(ctx, device, &g, &dev, d);
+  if (st != LOOM_OK) return st;
+  StrBuf kb;
+  sb_init(&kb, ctx);
+  sb_printf(&kb, "loom %s\n%s\n", LOOM_VERSION_STRING, cg_nvptx_describe(dev->target));
+  ir_print_kernel_key(k, &kb);
+  char *key = sb_take(&kb);
+  if (!key) return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: kernel key");
+  uint64_t h = ir_hash_bytes(key, strlen(key), 0x9e3779b97f4a7c15ull);
+  RtGpuFn **bucket = &dev->fns[h % GPU_BUCKETS];
+  pthread_mutex_lock(&ctx->rt->gpu_lock); /* one compile at a time per context: simple and safe */
+  for (RtGpuFn *f = *bucket; f; f = f->next)
+    if (f->hash == h && !strcmp(f->key, key)) {
+      pthread_mutex_unlock(&ctx->rt->gpu_lock);
+      ctx_free(ctx, key);
+      *out = f;
+      pthread_mutex_lock(&ctx->rt->stats_lock);
+      ctx->rt->stats.cache_hits++;
+      pthread_mutex_unlock(&ctx->rt->stats_lock);
+      return LOOM_OK;
+    }
+  double t0 = now_ms();
+  if (!g->disk_tried) {
+    g->disk_tried = true;
+    Diag dd = {.status = LOOM_OK};
+    if (rt_disk_cache_open(ctx, NULL, &g->disk, &dd) != LOOM_OK) {
+      fprintf(stderr, "loom: warning: the kernel disk cache is off: %s\n", dd.msg);
+      g->disk = NULL;
+    }
+  }
+  RtGpuFn *f = ctx_calloc(ctx, 1, sizeof *f);
+  void *blob = NULL;
+  size_t blob_size = 0;
+  bool hit = false, compiled = false;
+  if (!f) st = diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: kernel entry");
+  if (st == LOOM_OK && g->disk) {
+    Diag dd = {.status = LOOM_OK};
+    if (rt_disk_cache_load(g->disk, key, &blob, &blob_size, &hit, &dd) != LOOM_OK) hit = false;
+    if (hit && (blob_size <= sizeof(GpuMeta) || ((const GpuMeta *)blob)->magic != GPU_META_MAGIC)) {
+      rt_disk_cache_free(g->disk, blob);
+      blob = NULL;
+      hit = false;
+    }
+    if (hit) {
+      memcpy(&f->meta, blob, sizeof f->meta);
+      f->meta.main[63] = f->meta.vec[63] = f->meta.part[63] = f->meta.finish[63] = 0;
+      st = load_fn(g, device, dev, f, (const char *)blob + sizeof(GpuMeta), blob_size - sizeof(GpuMeta), d);
+      rt_disk_cache_free(g->disk, blob);
+    }
+  }
+  if (st == LOOM_OK && !hit) {
+    CgCompiled c;
+    st = dev->target->compile(dev->target, k, false, &c, d);
+    void *cubin = NULL;
+    size_t cubin_size = 0;
+    if (st == LOOM_OK) {
+      compiled = true;
+      CgGpuKernel *gk = c.gpu;
+      f->meta = (GpuMeta){.magic = GPU_META_MAGIC, .strategy = gk->strategy, .block = gk->block,
+                          .vec_lanes = gk->vec_lanes, .vec_align = gk->vec_align, .acc_size = gk->acc_size,
+                          .nwords = gk->nwords};
+      memcpy(f->meta.main, gk->main, 64);
+      memcpy(f->meta.vec, gk->vec, 64);
+      memcpy(f->meta.part, gk->part, 64);
+      memcpy(f->meta.finish, gk->finish, 64);
+      st = rt_cuda_link_ptx(g->cu, device, gk->ptx, k->name, &cubin, &cubin_size, d);
+      dev->target->release(dev->target, &c);
+    }
+    if (st == LOOM_OK) st = load_fn(g, device, dev, f, cubin, cubin_size, d);
+    if (st == LOOM_OK && g->disk) {
+      unsigned char *payload = ctx_alloc(ctx, sizeof(GpuMeta) + cubin_size);
+      if (payload) {
+        memcpy(payload, &f->meta, sizeof(GpuMeta));
+        memcpy(payload + sizeof(GpuMeta), cubin, cubin_size);
+        Diag dd = {.status = LOOM_OK};
+        if (rt_disk_cache_store(g->disk, key, payload, sizeof(GpuMeta) + cubin_size, &dd) != LOOM_OK)
+          fprintf(stderr, "loom: warning: storing a kernel in the disk cache failed: %s\n", dd.msg);
+        ctx_free(ctx, payload);
+      }
+    }
+    if (cubin) rt_cuda_free_host(g->cu, cubin);
+  }
+  if (st != LOOM_OK) {
+    pthread_mutex_unlock(&ctx->rt->gpu_lock);
+    if (f && f->module) rt_cuda_module_unload(g->cu, f->module);
+    ctx_free(ctx, f);
+    ctx_free(ctx, key);
+    return st;
+  }
+  f->key = key;
+  f->hash = h;
+  f->next = *bucket;
+  *bucket = f;
+  pthread_mutex_unlock(&ctx->rt->gpu_lock);
+  pthread_mutex_lock(&ctx->rt->stats_lock);
+  if (compiled) {
+    ctx->rt->stats.kernels_compiled++;
+    ctx->rt->stats.compile_ms += now_ms() - t0;
+  } else {
+    ctx->rt->stats.cache_hits++;
+  }
+  pthread_mutex_unlock(&ctx->rt->stats_lock);
+  *out = f;
+  return LOOM_OK;
+}
+
+/* ---- launch --------------------------------------------------------------------------------------------- */
+static uint32_t grid_of(int64_t items, int64_t per_block, int64_t cap) {
+  int64_t g = (items + per_block - 1) / per_block;
+  if (g > cap) g = cap;
+  if (g < 1) g = 1;
+  return (uint32_t)g;
+}
+
+static LoomStatus launch(RtGpu *g, const RtCuKernel *k, uint32_t grid, uint32_t block, uint64_t *words, Diag *d) {
+  uint32_t gr[3] = {grid, 1, 1}, bl[3] = {block, 1, 1};
+  void *params[1] = {words};
+  return rt_cuda_launch(g->cu, k, gr, bl, 0, NULL, params, d);
+}
+
+static LoomStatus launch_fn(LoomContext *ctx, RtGpu *g, RtGpuDev *dev, const RtGpuFn *f, const KernelIr *ir,
+                            uint64_t *words, int64_t no, int64_t nr, Diag *d) {
+  const GpuMeta *m = &f->meta;
+  int nd = ir->ndim, nb = ir->nbuf;
+  uint64_t *extra = words + nd + nb + nb * nd;
+  extra[0] = 1;
+  extra[1] = 0;
+  const int64_t cap = (int64_t)1 << 30;
+  if (m->strategy == CG_GPU_ELEMENTWISE) {
+    bool vec = m->vec_lanes > 0;
+    for (int b = 0; vec && b < nb; b++) vec = words[nd + b] % (uint64_t)m->vec_align == 0;
+    int64_t steps = vec ? no / m->vec_lanes : no;
+    if (steps < 1) steps = 1;
+    return launch(g, vec ? &f->vec : &f->main, grid_of(steps, f->elem_block, f->elem_grid_max), (uint32_t)f->elem_block,
+                  words, d);
+  }
+  int64_t nparts = 1;
+  if (m->part[0] && nr > 0) {
+    if (m->strategy == CG_GPU_ROW && no < 512 && nr >= 8192) {
+      int64_t a = (1024 + no - 1) / no, b = (nr + 4095) / 4096;
+      nparts = a < b ? a : b;
+    } else if (m->strategy == CG_GPU_COL && no < 131072 && nr >= 64) {
+      int64_t a = (262144 + no - 1) / no, b = nr / 32;
+      nparts = a < b ? a : b;
+      if (nparts > 1024) nparts = 1024;
+    }
+  }
+  if (nparts <= 1) {
+    if (m->strategy == CG_GPU_ROW) return launch(g, &f->main, grid_of(no, 1, cap), (uint32_t)m->block, words, d);
+    return launch(g, &f->main, grid_of(no, 256, cap), 256, words, d);
+  }
+  size_t bytes = (size_t)no * (size_t)nparts * (size_t)m->acc_size;
+  uint64_t partials = 0;
+  LoomStatus st = rt_cuda_pool_alloc(dev->pool, bytes, &partials, d);
+  if (st != LOOM_OK) return st;
+  extra[0] = (uint64_t)nparts;
+  extra[1] = partials;
+  if (m->strategy == CG_GPU_ROW) st = launch(g, &f->part, grid_of(no * nparts, 1, cap), (uint32_t)m->block, words, d);
+  else st = launch(g, &f->part, grid_of(no * nparts, 256, cap), 256, words, d);
+  if (st == LOOM_OK) st = launch(g, &f->finish, grid_of(no, 256, cap), 256, words, d);
+  Diag dd = {.status = LOOM_OK};
+  rt_cuda_pool_free(dev->pool, partials, &dd); /* ordered on the stream */
+  return st;
+}
+
+LoomStatus rt_gpu_run_schedule(LoomContext *ctx, int device, const IrGraph *gr, const Schedule *s,
+                               const RtGpuFn *const *pinned, void *const *out_data, int32_t nouts, Diag *d) {
+  RtGpu *g = NULL;
+  RtGpuDev *dev = NULL;
+  LoomStatus st = get_device(ctx, device, &g, &dev, d);
+  if (st == LOOM_OK) st = rt_cuda_set_current(g->cu, device, d);
+  if (st != LOOM_OK) return st;
+  uint64_t *temps = NULL, launched = 0, temp_bytes = 0;
+  uint64_t *words = NULL;
+  if (s->ntemp > 0) {
+    temps = ctx_calloc(ctx, (size_t)s->ntemp, sizeof *temps);
+    if (!temps) return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: temporary table");
+    for (int32_t i = 0; i < s->ntemp && st == LOOM_OK; i++) {
+      size_t bytes = (size_t)s->temps[i].nelem * loom_dtype_size((LoomDType)s->temps[i].dtype);
+      st = rt_cuda_pool_alloc(dev->pool, bytes, &temps[i], d);
+      temp_bytes += bytes;
+    }
+  }
+  for (int32_t ki = 0; ki < s->nkernel && st == LOOM_OK; ki++) {
+    const SchedKernel *sk = &s->kernels[ki];
+    const KernelIr *ir = sk->ir;
+    int64_t no = 1, nr = 1;
+    for (int32_t i = 0; i < ir->ndim; i++) {
+      if (i < ir->nkeep) no *= sk->shape[i];
+      else nr *= sk->shape[i];
+    }
+    if (no == 0 || (ir->nkeep == ir->ndim && nr == 0)) continue;
+    if (ir->nkeep == ir->ndim) no *= nr;
+    const RtGpuFn *f = pinned ? pinned[ki] : NULL;
+    if (!f) st = rt_gpu_kernel(ctx, device, ir, &f, d);
+    if (st != LOOM_OK) break;
+    int nd = ir->ndim, nb = ir->nbuf;
+    size_t nwords = (size_t)(nd + nb + nb * nd + CG_GPU_EXTRA);
+    if ((int)nwords != f->meta.nwords) {
+      st = diag_error(d, LOOM_ERR_INTERNAL, "internal error: kernel %s expects %d parameter words, not %zu", ir->name,
+                      f->meta.nwords, nwords);
+      break;
+    }
+    uint64_t stackw[256];
+    words = nwords <= 256 ? stackw : ctx_calloc(ctx, nwords, sizeof *words);
+    if (!words) {
+      st = diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: kernel parameters");
+      break;
+    }
+    for (int i = 0; i < nd; i++) words[i] = (uint64_t)sk->shape[i];
+    for (int b = 0; b < nb; b++) {
+      const SchedBinding *bd = &sk->bind[b];
+      uint64_t base = 0;
+      if (bd->kind == SB_INPUT && bd->index >= 0 && bd->index < gr->ninputs) base = (uint64_t)(uintptr_t)gr->inputs[bd->index].data;
+      else if (bd->kind == SB_TEMP && bd->index >= 0 && bd->index < s->ntemp) base = temps[bd->index];
+      else if (bd->kind == SB_OUTPUT && bd->index >= 0 && bd->index < nouts) base = (uint64_t)(uintptr_t)out_data[bd->index];
+      else st = diag_error(d, LOOM_ERR_INTERNAL, "internal error: kernel %s binds buffer %d to a missing array", ir->name, b);
+      words[nd + b] = base + (uint64_t)(bd->offset * (int64_t)loom_dtype_size((LoomDType)ir->bufs[b].dtype));
+      for (int i = 0; i < nd; i++) words[nd + nb + b * nd + i] = (uint64_t)bd->strides[i];
+    }
+    for (size_t i = (size_t)(nd + nb + nb * nd); i < nwords; i++) words[i] = 0;
+    if (st == LOOM_OK) st = launch_fn(ctx, g, dev, f, ir, words, no, nr, d);
+    if (words != stackw) ctx_free(ctx, words);
+    words = NULL;
+    if (st == LOOM_OK) launched++;
+  }
+  if (temps) {
+    Diag dd = {.status = LOOM_OK};
+    for (int32_t i = 0; i < s->ntemp; i++)
+      if (temps[i]) rt_cuda_pool_free(dev->pool, temps[i], &dd);
+    ctx_free(ctx, temps);
+  }
+  pthread_mutex_lock(&ctx->rt->stats_lock);
+  ctx->rt->stats.kernels_launched += launched;
+  ctx->rt->stats.last_eval_kernels = launched;
+  if (temp_bytes > ctx->rt->stats.temp_bytes_peak) ctx->rt->stats.temp_bytes_peak = temp_bytes;
+  pthread_mutex_unlock(&ctx->rt->stats_lock);
+  return st;
+}
+
+const char *rt_gpu_fn_strategy(const RtGpuFn *f) {
+  static const char *const names[3] = {"elementwise", "row", "col"};
+  return f && f->meta.strategy >= 0 && f->meta.strategy < 3 ? names[f->meta.strategy] : "?";
+}
