@@ -210,6 +210,40 @@ LOOM_API LoomStatus loom_array_copy(LoomContext *ctx, LoomArray *dst, const Loom
 /* Waits until all work Loom enqueued on the device is done (a no-op for the host). */
 LOOM_API LoomStatus loom_device_synchronize(LoomContext *ctx, LoomDeviceKind kind, int32_t index);
 
+/* ---- streams and events (CUDA; on the host they exist and complete at once) --------------------------
+ * A stream orders work on one device. loom_stream_use makes s the calling thread's current stream of
+ * its device for this context (NULL with kind/index: back to Loom's default stream of that device);
+ * loom_eval, loom_array_copy and loom_device_synchronize then use it. handle is the driver's own
+ * object (a CUstream), for interoperability (CuPy's ExternalStream, torch.cuda.ExternalStream). */
+typedef struct LoomStream LoomStream;
+typedef struct LoomEvent LoomEvent;
+LOOM_API LoomStatus loom_stream_create(LoomContext *ctx, LoomDeviceKind kind, int32_t index,
+                                       LoomStream **out);
+/* Pending work still completes; using a destroyed stream is an error the caller must avoid. */
+LOOM_API void loom_stream_destroy(LoomContext *ctx, LoomStream *s);
+LOOM_API LoomStatus loom_stream_synchronize(LoomContext *ctx, LoomStream *s);
+LOOM_API LoomStatus loom_stream_use(LoomContext *ctx, LoomDeviceKind kind, int32_t index, LoomStream *s);
+LOOM_API void *loom_stream_handle(LoomStream *s);
+LOOM_API LoomStatus loom_event_create(LoomContext *ctx, LoomDeviceKind kind, int32_t index,
+                                      LoomEvent **out);
+LOOM_API void loom_event_destroy(LoomContext *ctx, LoomEvent *e);
+/* s NULL: the calling thread's current stream of the event's device. */
+LOOM_API LoomStatus loom_event_record(LoomContext *ctx, LoomEvent *e, LoomStream *s);
+LOOM_API LoomStatus loom_event_synchronize(LoomContext *ctx, LoomEvent *e);
+/* Milliseconds between two recorded and completed events of one device. */
+LOOM_API LoomStatus loom_event_elapsed_ms(LoomContext *ctx, LoomEvent *start, LoomEvent *end,
+                                          float *ms);
+
+typedef struct LoomPoolStats {
+  uint64_t used_bytes;  /* handed out and not freed */
+  uint64_t total_bytes; /* used plus cached */
+} LoomPoolStats;
+/* Memory pool figures of a device (the host pool for LOOM_DEVICE_HOST). */
+LOOM_API LoomStatus loom_pool_stats(LoomContext *ctx, LoomDeviceKind kind, int32_t index,
+                                    LoomPoolStats *out);
+/* Frees the cached (unused) blocks of a device's pool. */
+LOOM_API LoomStatus loom_pool_free_all_blocks(LoomContext *ctx, LoomDeviceKind kind, int32_t index);
+
 /* ---- introspection --------------------------------------------------------------------------------- */
 typedef enum LoomDumpKind {
   LOOM_DUMP_GRAPH = 0, /* the graph IR of the requested nodes */
