@@ -12,15 +12,14 @@ source .devkit/setup.sh
 if [ -f build-gpukit/libsleefgnuabi.so.3 ] && ! ldconfig -p | grep -q libsleefgnuabi; then
   export LOOM_CMAKE_ARGS="-DLOOM_SLEEF_LIB=$PWD/build-gpukit/libsleefgnuabi.so.3 ${LOOM_CMAKE_ARGS:-}"
 fi
-export LOOM_CMAKE_ARGS="-DCMAKE_BUILD_TYPE=Release -DLOOM_BUILD_BENCH=OFF ${LOOM_CMAKE_ARGS:-}"
+export LOOM_CMAKE_ARGS="-DCMAKE_BUILD_TYPE=Release ${LOOM_CMAKE_ARGS:-}"
 bash scripts/gpu_run.sh
 test_rc=$?
 date=$(date +%Y-%m-%d)
 res=bench/results
 mkdir -p "$res" build-gpu/logs
-gcc -std=gnu11 -O2 -Iinclude -I. -I"$LLVM_ROOT/include" bench/bench_gpu.c -o build-gpu/bench_gpu \
-  build-gpu/libloom_internal.a "$LLVM_ROOT/lib/libLLVM.so" -lm -lpthread -ldl 2>&1 | tee build-gpu/logs/bench_build.log
-(build-gpu/bench_gpu 2>&1 | tee build-gpu/logs/bench_loom.txt) || true
+# bench_gpu is a CMake target (bench/CMakeLists.txt), built by gpu_run.sh with the rest
+(build-gpu/bench/bench_gpu 2>&1 | tee build-gpu/logs/bench_loom.txt) || true
 (PYTHONUNBUFFERED=1 python3 bench/bench_gpu.py 2>&1 | tee build-gpu/logs/bench_ref.txt) || true
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > build-gpu/logs/gpu.txt 2>/dev/null || true
 python3 - "$date" <<'PY'
@@ -36,7 +35,7 @@ for f in ("build-gpu/logs/bench_loom.txt", "build-gpu/logs/bench_ref.txt"):
             except ValueError:
                 pass
 gpu = open("build-gpu/logs/gpu.txt").read().strip()
-out = {"date": date, "machine": gpu or "H200", "timing": "median of 20 after 3 warm-ups", **vals}
+out = {"date": date, "machine": gpu or "H200", "timing": "median of 20 after 3 warm-ups (CUDA events)", **vals}
 json.dump(out, open(f"bench/results/{date}-h200.json", "w"), indent=2)
 rows = [
     ("copy (ceiling)", "copy_GBps", None),

@@ -46,7 +46,9 @@ typedef void (*CgFinishFn)(const int64_t *shape, void *const *bufs, const int64_
  *   When `part` is set (phases [REDUCE] or [REDUCE, FINAL]) the launcher may split R into nparts
  *   ranges: `part` computes the accumulator of item = part * nO + o into partials + item * acc_size
  *   (ROW: one block per item; COL: one thread per item), then `finish` (one thread per O point)
- *   combines the parts in order and runs the FINAL phase. The same nparts gives the same bits. */
+ *   combines the parts in order and runs the FINAL phase. The same nparts gives the same bits.
+ *   ROW REDUCE loops keep 8 independent accumulators per thread (8 loads in flight), folded in a
+ *   fixed order at the end: the bits depend on the sizes and the launch shape only. */
 enum { CG_GPU_ELEMENTWISE = 0, CG_GPU_ROW = 1, CG_GPU_COL = 2 };
 #define CG_GPU_EXTRA 4
 typedef struct CgGpuKernel {
@@ -57,6 +59,12 @@ typedef struct CgGpuKernel {
   int32_t vec_align; /* bytes every base address must be a multiple of for `vec` */
   int32_t acc_size;  /* bytes per partial accumulator */
   int32_t nwords;    /* words of the parameter block */
+  /* ROW only: `cached` (when cache_k > 0) is `main` with the row kept in registers: each thread
+   * loads its points tid + j * blockDim (j < cache_k) of every loaded buffer ONCE, up front, and
+   * every phase works from those registers, so a multi-phase row (softmax) is read once. Any block
+   * size that is a multiple of 32; the launcher uses it when 0 < nr <= blockDim * cache_k. */
+  char cached[64];
+  int32_t cache_k;
   char *ptx;         /* NUL-terminated PTX (ctx_alloc'ed) */
   size_t ptx_size;   /* strlen(ptx) */
 } CgGpuKernel;

@@ -30,6 +30,7 @@
 #include <llvm-c/Analysis.h>
 
 #include "codegen/cg_llvm.h"
+#include "codegen/cg_snippet.h"
 
 #define CG_MAX_DEPTH 4
 /* Outer strategy: O points per block (accumulators of one block live in stack arrays). */
@@ -65,7 +66,13 @@ typedef struct Lower {
   LLVMTypeRef ity;            /* index type: i32 or i64 (KernelIr.index_bits) */
   LLVMValueRef *vload;        /* nbuf: the current vector of each loaded buffer (vec entry), or NULL */
   unsigned lane;              /* lane read from vload */
+  bool unroll_red;            /* ROW reductions: GPU_UNROLL accumulators per thread */
+  CgSnippet *sn;              /* the kernel's lowered snippet functions (user kernels), or NULL */
 } Lower;
+
+#define GPU_UNROLL 8     /* independent accumulators (loads in flight) per thread in ROW reductions */
+#define GPU_CACHE_K 16   /* points per thread held in registers by the cached ROW entry */
+#define GPU_CACHE_BUFS 4 /* at most this many loaded buffers for the cached entry */
 
 static int instr_nsrc(const KInstr *in) {
   switch (in->kind) {
@@ -73,6 +80,7 @@ static int instr_nsrc(const KInstr *in) {
     if (in->op == LOOM_OP_WHERE) return 3;
     return in->op <= LOOM_OP_BITWISE_NOT ? 1 : 2;
   case KI_CAST: return 1;
+  case KI_USER_OUT: return 1;
   default: return 0;
   }
 }
@@ -109,7 +117,8 @@ static LoomStatus check_kernel(const KernelIr *k, Diag *d) {
     if (ph->kind > KP_FINAL || (!red && ph->kind != KP_MAP))
       return diag_error(d, LOOM_ERR_INTERNAL, "codegen: phase %d has kind %d", p, ph->kind);
     if (ph->kind == KP_REDUCE) {
-      if (ph->value < 0 || ph->value >= k->ninstr || ph->reduce_op >= LOOM_REDUCE_COUNT ||
+      if (ph->value < 0 || ph->value >= k->ninstr ||
+          (ph->reduce_op >= LOOM_REDUCE_COUNT && !(ph->reduce_op == IR_REDUCE_USER && k->snippet)) ||
           ph->acc_dtype >= LOOM_DTYPE_COUNT || ph->acc_dtype == LOOM_FLOAT16)
         return diag_error(d, LOOM_ERR_INTERNAL, "codegen: reduce phase %d is malformed", p);
       if (!is_arg(ph->reduce_op) && k->instrs[ph->value].dtype != ph->acc_dtype)
@@ -198,6 +207,23 @@ static LLVMValueRef emit_one(Lower *L, int i) {
   }
   case KI_REDSIZE:
     return cg_cast(m, LOOM_INT64, t, L->rsize);
+  case KI_USER: return cg_snippet_call(L->sn, m, i, L->cache, L->base, L->stride);
+  case KI_USER_OUT: return cg_snippet_user_out(L->sn, m, i, L->cache[in->src[0]]);
+  case KI_INDEX:
+    if (!L->lin) {
+      diag_error(m->d, LOOM_ERR_INTERNAL, "codegen: instruction %d reads the point index outside a point loop", i);
+      return LLVMGetUndef(cg_reg_type(m, t));
+    }
+    return cg_cast(m, LOOM_INT64, t, L->lin);
+  case KI_NPOINTS: {
+    LLVMValueRef n = cg_i64(m, 1);
+    for (int d = 0; d < k->ndim; d++) {
+      LLVMValueRef s = L->shape[d];
+      if (LLVMTypeOf(s) != L->i64) s = LLVMBuildSExt(m->b, s, L->i64, "");
+      n = LLVMBuildMul(m->b, n, s, "");
+    }
+    return cg_cast(m, LOOM_INT64, t, n);
+  }
   default:
     diag_error(m->d, LOOM_ERR_INTERNAL, "codegen: instruction kind %d", in->kind);
     return LLVMGetUndef(cg_reg_type(m, t));
@@ -216,9 +242,22 @@ static void eval_needed(Lower *L, const int32_t *roots, int nroots) {
   for (int i = hi; i >= 0; i--) {
     if (!L->need[i] || L->cache[i]) continue;
     for (int j = 0; j < instr_nsrc(&k->instrs[i]); j++) L->need[k->instrs[i].src[j]] = 1;
+    if (k->instrs[i].kind == KI_USER) /* its arguments (checked by cg_snippet_lower) */
+      for (int j = 0; j < k->instrs[i].phase; j++)
+        if (k->user_args[k->instrs[i].buf + j] >= 0) L->need[k->user_args[k->instrs[i].buf + j]] = 1;
   }
   for (int i = 0; i <= hi; i++)
     if (L->need[i] && !L->cache[i]) L->cache[i] = emit_one(L, i);
+}
+
+/* Reductions: the built-in combiner and identity, or the snippet's for IR_REDUCE_USER. */
+static LLVMValueRef red_identity(Lower *L, int op, LoomDType t) {
+  if (op == IR_REDUCE_USER) return cg_snippet_identity(L->sn, &L->m);
+  return cg_identity(&L->m, (LoomReduceOp)op, t);
+}
+static LLVMValueRef red_combine(Lower *L, int op, LoomDType t, LLVMValueRef a, LLVMValueRef v) {
+  if (op == IR_REDUCE_USER) return cg_snippet_combine(L->sn, &L->m, a, v);
+  return cg_combine(&L->m, (LoomReduceOp)op, t, a, v);
 }
 
 static void emit_stores(Lower *L, const KPhase *ph) {
@@ -378,13 +417,16 @@ static void body_reduce(Lower *L, void *arg) {
     LLVMValueRef ci = LLVMBuildLoad2(b, L->i64, ra->acci, "");
     LLVMBuildStore(b, LLVMBuildSelect(b, take, L->lin, ci, ""), ra->acci);
   } else {
-    LLVMBuildStore(b, cg_combine(&L->m, (LoomReduceOp)ph->reduce_op, at, cur, v), ra->accv);
+    LLVMBuildStore(b, red_combine(L, ph->reduce_op, at, cur, v), ra->accv);
   }
   clear_cache(L);
 }
 
 static void body_map(Lower *L, void *arg) {
   clear_cache(L);
+  if (L->k->snippet && L->k->nkeep == L->k->ndim) /* user calls are roots (they may write raw arrays) */
+    for (int32_t i = 0; i < L->k->ninstr; i++)
+      if (L->k->instrs[i].kind == KI_USER) eval_needed(L, &i, 1);
   emit_stores(L, (const KPhase *)arg);
   clear_cache(L);
 }
@@ -400,7 +442,7 @@ static void run_reduce_phase(Lower *L, int p, LLVMValueRef lo, LLVMValueRef hi) 
   const KPhase *ph = &k->phases[p];
   LoomDType vt = red_value_dtype(k, ph);
   RedArg ra = {ph, entry_alloca(L, cg_reg_type(&L->m, vt), "acc"), entry_alloca(L, L->i64, "acci")};
-  LLVMBuildStore(L->m.b, cg_identity(&L->m, (LoomReduceOp)ph->reduce_op, vt), ra.accv);
+  LLVMBuildStore(L->m.b, red_identity(L, ph->reduce_op, vt), ra.accv);
   LLVMBuildStore(L->m.b, lo, ra.acci);
   walk(L, k->nkeep, k->ndim, lo, hi, body_reduce, &ra);
   L->acc[p] = LLVMBuildLoad2(L->m.b, cg_reg_type(&L->m, vt), ra.accv, "");
@@ -478,6 +520,9 @@ static bool use_outer(const KernelIr *k, uint8_t *need) {
     const KInstr *in = &k->instrs[i];
     if (!need[i]) continue;
     for (int j = 0; j < instr_nsrc(in); j++) need[in->src[j]] = 1;
+    if (in->kind == KI_USER)
+      for (int j = 0; j < in->phase; j++)
+        if (k->user_args[in->buf + j] >= 0) need[k->user_args[in->buf + j]] = 1;
     if (in->kind != KI_LOAD) continue;
     const uint8_t *lay = k->bufs[in->buf].layout;
     if (lay[k->ndim - 1] == KL_ONE) return false;
@@ -543,7 +588,7 @@ static void body_block_init(Lower *L, void *arg) {
   const KPhase *ph = &L->k->phases[p];
   LoomDType vt = red_value_dtype(L->k, ph);
   LLVMTypeRef mt = cg_mem_type(&L->m, vt);
-  LLVMValueRef id = cg_to_mem(&L->m, vt, vt, cg_identity(&L->m, (LoomReduceOp)ph->reduce_op, vt));
+  LLVMValueRef id = cg_to_mem(&L->m, vt, vt, red_identity(L, ph->reduce_op, vt));
   LLVMBuildStore(L->m.b, id, slot(L, mt, L->accarr[p]));
   if (is_arg(ph->reduce_op)) LLVMBuildStore(L->m.b, cg_i64(&L->m, 0), slot(L, L->i64, L->idxarr[p]));
 }
@@ -569,7 +614,7 @@ static void body_block_reduce(Lower *L, void *arg) {
     LLVMValueRef ci = LLVMBuildLoad2(b, L->i64, ip, "");
     LLVMBuildStore(b, LLVMBuildSelect(b, take, L->lin, ci, ""), ip);
   } else {
-    nv = cg_combine(&L->m, (LoomReduceOp)ph->reduce_op, vt, cur, v);
+    nv = red_combine(L, ph->reduce_op, vt, cur, v);
   }
   LLVMBuildStore(b, cg_to_mem(&L->m, vt, vt, nv), ap);
   clear_cache(L);
@@ -814,7 +859,7 @@ static void build_entry(Lower *L, int which, const char *name, const char *const
       LLVMValueRef accs = s1, nparts = s2;
       LLVMValueRef accv = entry_alloca(L, vty, "acc"), acci = entry_alloca(L, L->i64, "acci");
       LLVMValueRef iv = entry_alloca(L, L->i64, "part");
-      LLVMBuildStore(b, cg_identity(m, (LoomReduceOp)ph->reduce_op, vt), accv);
+      LLVMBuildStore(b, red_identity(L, ph->reduce_op, vt), accv);
       LLVMBuildStore(b, cg_i64(m, 0), acci);
       LLVMBuildStore(b, cg_i64(m, 0), iv);
       LLVMBasicBlockRef head = LLVMAppendBasicBlockInContext(m->c, impl, "parts.head");
@@ -839,7 +884,7 @@ static void build_entry(Lower *L, int which, const char *name, const char *const
       } else {
         /* strictly in order (no reassoc): the parts are few and the result must not depend on
          * how the combine loop is vectorized */
-        LLVMValueRef v = cg_combine(m, (LoomReduceOp)ph->reduce_op, vt, cur, pv);
+        LLVMValueRef v = red_combine(L, ph->reduce_op, vt, cur, pv);
         if (LLVMIsAInstruction(v) && LLVMCanValueUseFastMathFlags(v)) LLVMSetFastMathFlags(v, 0);
         LLVMBuildStore(b, v, accv);
       }
@@ -904,6 +949,11 @@ LoomStatus cg_lower_host(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef mod, 
     st = diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "codegen: out of memory lowering kernel '%s'", k->name);
   } else {
     L.outer = use_outer(k, L.need);
+    cg_snippet_lower(ctx, &L.m, k, &L.sn, d);
+  }
+  if (st == LOOM_OK && d->status) {
+    st = d->status;
+  } else if (st == LOOM_OK) {
     if (names->has_partial) {
       build_entry(&L, ENTRY_PARTIAL, names->partial, fn_attrs, nattrs);
       build_entry(&L, ENTRY_FINISH, names->finish, fn_attrs, nattrs);
@@ -926,6 +976,7 @@ LoomStatus cg_lower_host(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef mod, 
   ctx_free(ctx, L.need);
   ctx_free(ctx, L.accarr);
   ctx_free(ctx, L.idxarr);
+  cg_snippet_free(L.sn);
   if (st == LOOM_OK) {
     char *msg = NULL;
     if (LLVMVerifyModule(mod, LLVMReturnStatusAction, &msg)) {
@@ -1045,7 +1096,7 @@ static void gpu_combine(Lower *L, const KPhase *ph, LoomDType vt, LLVMValueRef *
     *a = LLVMBuildSelect(b, take, sv, fv, "");
     *ai = LLVMBuildSelect(b, take, si, fi, "");
   } else {
-    LLVMValueRef r = cg_combine(&L->m, (LoomReduceOp)ph->reduce_op, vt, *a, v);
+    LLVMValueRef r = red_combine(L, ph->reduce_op, vt, *a, v);
     if (ordered && LLVMIsAInstruction(r) && LLVMCanValueUseFastMathFlags(r)) LLVMSetFastMathFlags(r, 0);
     *a = r;
   }
@@ -1092,7 +1143,7 @@ static void gpu_reduce_point(Lower *L, LLVMValueRef r, void *arg) {
     LLVMValueRef ci = LLVMBuildLoad2(b, L->i64, g->acci, "");
     LLVMBuildStore(b, LLVMBuildSelect(b, take, to_i64(L, r), ci, ""), g->acci);
   } else {
-    LLVMBuildStore(b, cg_combine(&L->m, (LoomReduceOp)g->ph->reduce_op, g->vt, cur, v), g->accv);
+    LLVMBuildStore(b, red_combine(L, g->ph->reduce_op, g->vt, cur, v), g->accv);
   }
   clear_cache(L);
 }
@@ -1112,12 +1163,58 @@ static void gpu_reduce_range(Lower *L, int p, LLVMValueRef start, LLVMValueRef e
   LLVMTypeRef vty = cg_reg_type(&L->m, g.vt);
   g.accv = entry_alloca(L, vty, "acc");
   g.acci = entry_alloca(L, L->i64, "acci");
-  LLVMBuildStore(b, cg_identity(&L->m, (LoomReduceOp)g.ph->reduce_op, g.vt), g.accv);
+  LLVMBuildStore(b, red_identity(L, g.ph->reduce_op, g.vt), g.accv);
   LLVMValueRef nonempty = LLVMBuildICmp(b, LLVMIntSLT, start, end, "");
   LLVMBuildStore(b, LLVMBuildSelect(b, nonempty, to_i64(L, start), cg_i64(&L->m, GPU_EMPTY_INDEX), ""), g.acci);
-  gpu_for(L, start, end, step, gpu_reduce_point, &g);
-  L->acc[p] = LLVMBuildLoad2(b, vty, g.accv, "");
-  L->accidx[p] = LLVMBuildLoad2(b, L->i64, g.acci, "");
+  if (is_arg(g.ph->reduce_op) || !L->unroll_red) {
+    gpu_for(L, start, end, step, gpu_reduce_point, &g);
+    L->acc[p] = LLVMBuildLoad2(b, vty, g.accv, "");
+    L->accidx[p] = LLVMBuildLoad2(b, L->i64, g.acci, "");
+    return;
+  }
+  /* GPU_UNROLL independent accumulators: points i + j * step (j < GPU_UNROLL) are evaluated (their
+   * loads issued) before any is combined, then the remainder goes into accumulator 0 and the others
+   * are folded into it in order j = 1, 2, ... (fixed: the same bits on every run). */
+  LLVMValueRef accs[GPU_UNROLL];
+  accs[0] = g.accv;
+  for (int j = 1; j < GPU_UNROLL; j++) {
+    accs[j] = entry_alloca(L, vty, "accu");
+    LLVMBuildStore(b, red_identity(L, g.ph->reduce_op, g.vt), accs[j]);
+  }
+  LLVMValueRef iv = entry_alloca(L, L->ity, "iu");
+  LLVMBuildStore(b, start, iv);
+  LLVMValueRef span = LLVMBuildMul(b, step, iconst_i(L, GPU_UNROLL - 1), "");
+  LLVMValueRef limit = LLVMBuildSub(b, end, span, ""); /* i < limit: all GPU_UNROLL points exist */
+  LLVMBasicBlockRef head = new_bb(L, "unr.head"), body = new_bb(L, "unr.body"), exit = new_bb(L, "unr.exit");
+  LLVMBuildBr(b, head);
+  LLVMPositionBuilderAtEnd(b, head);
+  LLVMValueRef i = LLVMBuildLoad2(b, L->ity, iv, "");
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, i, limit, ""), body, exit);
+  LLVMPositionBuilderAtEnd(b, body);
+  const KernelIr *kk = L->k;
+  LLVMValueRef vals[GPU_UNROLL];
+  for (int j = 0; j < GPU_UNROLL; j++) {
+    LLVMValueRef r = LLVMBuildAdd(b, i, LLVMBuildMul(b, step, iconst_i(L, j), ""), "");
+    gpu_offsets(L, r, kk->nkeep, kk->ndim, L->ooff, L->off);
+    clear_cache(L);
+    eval_needed(L, &g.ph->value, 1);
+    vals[j] = L->cache[g.ph->value];
+  }
+  clear_cache(L);
+  for (int j = 0; j < GPU_UNROLL; j++) {
+    LLVMValueRef cur = LLVMBuildLoad2(b, vty, accs[j], "");
+    LLVMBuildStore(b, red_combine(L, g.ph->reduce_op, g.vt, cur, vals[j]), accs[j]);
+  }
+  LLVMBuildStore(b, LLVMBuildAdd(b, i, LLVMBuildMul(b, step, iconst_i(L, GPU_UNROLL), ""), ""), iv);
+  LLVMBuildBr(b, head);
+  LLVMPositionBuilderAtEnd(b, exit);
+  gpu_for(L, LLVMBuildLoad2(b, L->ity, iv, ""), end, step, gpu_reduce_point, &g);
+  LLVMValueRef a = LLVMBuildLoad2(b, vty, accs[0], "");
+  LLVMValueRef ai = LLVMBuildLoad2(b, L->i64, g.acci, "");
+  for (int j = 1; j < GPU_UNROLL; j++)
+    gpu_combine(L, g.ph, g.vt, &a, &ai, LLVMBuildLoad2(b, vty, accs[j], ""), ai, true);
+  L->acc[p] = a;
+  L->accidx[p] = ai;
 }
 
 /* Block reduction of phase p's per-thread accumulators: every thread ends with the block's. */
@@ -1191,7 +1288,7 @@ static void store_partial(Lower *L, LLVMValueRef ptr) {
     LLVMBuildStore(L->m.b, L->accidx[0], LLVMBuildGEP2(L->m.b, LLVMInt8TypeInContext(L->m.c), ptr, &eight, 1, ""));
 }
 
-enum { GPU_ELEM, GPU_ELEMV, GPU_MAIN, GPU_PART, GPU_FINISH };
+enum { GPU_ELEM, GPU_ELEMV, GPU_MAIN, GPU_PART, GPU_FINISH, GPU_CACHED };
 
 typedef struct GpuEntry {
   int which;
@@ -1203,6 +1300,7 @@ typedef struct GpuEntry {
 
 static void gpu_elem_point(Lower *L, LLVMValueRef i, void *arg) {
   gpu_offsets(L, i, 0, L->k->ndim, NULL, L->off);
+  L->lin = to_i64(L, i);
   body_map(L, (void *)&L->k->phases[0]);
 }
 
@@ -1273,7 +1371,7 @@ static void gpu_red_item(Lower *L, LLVMValueRef item, void *arg) {
     LoomDType vt = red_value_dtype(k, ph);
     LLVMTypeRef vty = cg_reg_type(&L->m, vt);
     LLVMValueRef accv = entry_alloca(L, vty, "facc"), acci = entry_alloca(L, L->i64, "facci");
-    LLVMBuildStore(b, cg_identity(&L->m, (LoomReduceOp)ph->reduce_op, vt), accv);
+    LLVMBuildStore(b, red_identity(L, ph->reduce_op, vt), accv);
     LLVMBuildStore(b, cg_i64(&L->m, GPU_EMPTY_INDEX), acci);
     LLVMValueRef pv = entry_alloca(L, L->ity, "p");
     LLVMBuildStore(b, zero, pv);
@@ -1340,6 +1438,96 @@ static void gpu_red_item(Lower *L, LLVMValueRef item, void *arg) {
       store_partial(L, ptr);
     }
   }
+}
+
+/* One O point (one block) of the cached ROW entry: the thread's points r_j = tid + j * bdim
+ * (j < GPU_CACHE_K; clamped to nr - 1 so that every load is valid and unconditional) of every loaded
+ * buffer are read once into registers (L->vload[b] lane j), then each phase runs over the points
+ * that exist (r_j < nr) from those registers. Launched only when 0 < nr <= bdim * GPU_CACHE_K. */
+static void gpu_cached_item(Lower *L, LLVMValueRef o, void *arg) {
+  GpuEntry *e = arg;
+  const KernelIr *k = L->k;
+  CgMath *m = &L->m;
+  LLVMBuilderRef b = m->b;
+  LLVMTypeRef i32 = LLVMInt32TypeInContext(m->c);
+  const int K = GPU_CACHE_K;
+  gpu_offsets(L, o, 0, k->nkeep, NULL, L->ooff);
+  for (int p = 0; p < k->nphase; p++) L->acc[p] = L->accidx[p] = NULL;
+  LLVMValueRef last = LLVMBuildSub(b, e->nr, iconst_i(L, 1), "");
+  LLVMValueRef rj[GPU_CACHE_K], valid[GPU_CACHE_K];
+  for (int j = 0; j < K; j++) {
+    LLVMValueRef r = LLVMBuildAdd(b, e->tid, LLVMBuildMul(b, e->bdim, iconst_i(L, j), ""), "");
+    valid[j] = LLVMBuildICmp(b, LLVMIntSLT, r, e->nr, "");
+    rj[j] = LLVMBuildSelect(b, valid[j], r, last, "");
+  }
+  /* the loads, all up front */
+  for (int bi = 0; bi < k->nbuf; bi++) L->vload[bi] = NULL;
+  for (int bi = 0; bi < k->nbuf; bi++) {
+    bool loaded = false;
+    for (int i = 0; i < k->ninstr && !loaded; i++) loaded = k->instrs[i].kind == KI_LOAD && k->instrs[i].buf == bi;
+    if (!loaded) continue;
+    LoomDType st = (LoomDType)k->bufs[bi].dtype;
+    LLVMValueRef vec = LLVMGetUndef(LLVMVectorType(cg_mem_type(m, st), (unsigned)K));
+    for (int j = 0; j < K; j++) {
+      gpu_offsets(L, rj[j], k->nkeep, k->ndim, L->ooff, L->off);
+      LLVMValueRef ld = LLVMBuildLoad2(b, cg_mem_type(m, st), elem_ptr(L, bi, L->off[bi]), "");
+      LLVMSetAlignment(ld, dtype_align(st));
+      vec = LLVMBuildInsertElement(b, vec, ld, LLVMConstInt(i32, (unsigned)j, 0), "");
+    }
+    L->vload[bi] = vec;
+  }
+  for (int p = 0; p < k->nphase; p++) {
+    const KPhase *ph = &k->phases[p];
+    clear_cache(L);
+    if (ph->kind == KP_REDUCE) {
+      LoomDType vt = red_value_dtype(k, ph);
+      LLVMValueRef a = red_identity(L, ph->reduce_op, vt);
+      LLVMValueRef ai = cg_i64(m, GPU_EMPTY_INDEX);
+      for (int j = 0; j < K; j++) {
+        L->lane = (unsigned)j;
+        gpu_offsets(L, rj[j], k->nkeep, k->ndim, L->ooff, L->off);
+        clear_cache(L);
+        eval_needed(L, &ph->value, 1);
+        LLVMValueRef v = L->cache[ph->value];
+        if (is_arg(ph->reduce_op)) {
+          LLVMValueRef take = cg_arg_better(m, (LoomReduceOp)ph->reduce_op, vt, a, v);
+          take = LLVMBuildOr(b, take, LLVMBuildICmp(b, LLVMIntEQ, ai, cg_i64(m, GPU_EMPTY_INDEX), ""), "");
+          take = LLVMBuildAnd(b, take, valid[j], "");
+          a = LLVMBuildSelect(b, take, v, a, "");
+          ai = LLVMBuildSelect(b, take, to_i64(L, rj[j]), ai, "");
+        } else {
+          a = LLVMBuildSelect(b, valid[j], red_combine(L, ph->reduce_op, vt, a, v), a, "");
+        }
+      }
+      clear_cache(L);
+      L->acc[p] = a;
+      L->accidx[p] = ai;
+      gpu_block_reduce(L, p);
+    } else if (ph->kind == KP_MAP) {
+      for (int j = 0; j < K; j++) {
+        LLVMBasicBlockRef yes = new_bb(L, "cmap"), after = new_bb(L, "cmap.after");
+        LLVMBuildCondBr(b, valid[j], yes, after);
+        LLVMPositionBuilderAtEnd(b, yes);
+        L->lane = (unsigned)j;
+        gpu_offsets(L, rj[j], k->nkeep, k->ndim, L->ooff, L->off);
+        clear_cache(L);
+        emit_stores(L, ph);
+        clear_cache(L);
+        LLVMBuildBr(b, after);
+        LLVMPositionBuilderAtEnd(b, after);
+      }
+    } else {
+      LLVMBasicBlockRef t0 = new_bb(L, "final"), after = new_bb(L, "final.after");
+      LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntEQ, e->tid, iconst_i(L, 0), ""), t0, after);
+      LLVMPositionBuilderAtEnd(b, t0);
+      run_final_phase(L, ph);
+      LLVMBuildBr(b, after);
+      LLVMPositionBuilderAtEnd(b, after);
+    }
+  }
+  clear_cache(L);
+  for (int bi = 0; bi < k->nbuf; bi++) L->vload[bi] = NULL;
+  L->lane = 0;
 }
 
 static void mark_kernel(Lower *L, LLVMValueRef fn) {
@@ -1412,6 +1600,8 @@ static void build_gpu_entry(Lower *L, int which, bool row, const char *name, int
     /* the tail: one point per thread */
     LLVMValueRef tail = LLVMBuildAdd(b, LLVMBuildMul(b, nvec, iconst_i(L, lanes), ""), gtid, "");
     gpu_for(L, tail, n, gstride, gpu_elem_point, NULL);
+  } else if (which == GPU_CACHED) {
+    gpu_for(L, bid, e.no, nbk, gpu_cached_item, &e);
   } else {
     LLVMValueRef count = which == GPU_PART ? LLVMBuildMul(b, e.no, e.nparts, "") : e.no;
     if (row && which != GPU_FINISH) gpu_for(L, bid, count, nbk, gpu_red_item, &e);
@@ -1435,6 +1625,9 @@ static bool gpu_use_col(const KernelIr *k, uint8_t *need) {
     const KInstr *in = &k->instrs[i];
     if (!need[i]) continue;
     for (int j = 0; j < instr_nsrc(in); j++) need[in->src[j]] = 1;
+    if (in->kind == KI_USER)
+      for (int j = 0; j < in->phase; j++)
+        if (k->user_args[in->buf + j] >= 0) need[k->user_args[in->buf + j]] = 1;
     if (in->kind != KI_LOAD) continue;
     const uint8_t *lay = k->bufs[in->buf].layout;
     if (lay[k->ndim - 1] == KL_ONE) return false;
@@ -1483,12 +1676,14 @@ LoomStatus cg_lower_gpu(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef mod, c
   out->block = block;
   if (!L.shape || !L.base || !L.stride || !L.levels || !L.ooff || !L.acc || !L.accidx || !L.cache || !L.need || !L.vload) {
     st = diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "codegen: out of memory lowering kernel '%s'", k->name);
+  } else if (cg_snippet_lower(ctx, &L.m, k, &L.sn, d) != LOOM_OK) {
+    st = d->status;
   } else if (!red) {
     out->strategy = CG_GPU_ELEMENTWISE;
     snprintf(out->main, sizeof out->main, "%s_elem", prefix);
     build_gpu_entry(&L, GPU_ELEM, false, out->main, nwords, 0, 0);
     /* the vector entry: 1-d, every buffer contiguous, at most 64 stores */
-    bool vec = k->ndim == 1 && k->nstore <= 64;
+    bool vec = k->ndim == 1 && k->nstore <= 64 && !k->snippet; /* user calls need the point index */
     int maxsize = 1;
     for (int bi = 0; bi < k->nbuf; bi++) {
       vec = vec && k->bufs[bi].layout[0] == KL_ONE;
@@ -1512,12 +1707,29 @@ LoomStatus cg_lower_gpu(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef mod, c
     bool split = k->phases[0].kind == KP_REDUCE && (k->nphase == 1 || (k->nphase == 2 && k->phases[1].kind == KP_FINAL));
     out->acc_size = split ? (is_arg(k->phases[0].reduce_op) ? 16 : 8) : 0;
     snprintf(out->main, sizeof out->main, "%s_%s", prefix, col ? "col" : "row");
+    L.unroll_red = !col;
     build_gpu_entry(&L, GPU_MAIN, !col, out->main, nwords, 0, 0);
     if (split) {
       snprintf(out->part, sizeof out->part, "%s_part", prefix);
       snprintf(out->finish, sizeof out->finish, "%s_finish", prefix);
       build_gpu_entry(&L, GPU_PART, !col, out->part, nwords, 0, out->acc_size);
+      L.unroll_red = false;
       build_gpu_entry(&L, GPU_FINISH, false, out->finish, nwords, 0, out->acc_size);
+    }
+    L.unroll_red = false;
+    /* the cached ROW entry: worth it when R is walked more than once (several REDUCE/MAP phases)
+     * and few buffers are loaded (GPU_CACHE_K registers each) */
+    int walks = 0, nloaded = 0;
+    for (int p = 0; p < k->nphase; p++) walks += k->phases[p].kind == KP_REDUCE || k->phases[p].kind == KP_MAP;
+    for (int bi = 0; bi < k->nbuf; bi++) {
+      bool loaded = false;
+      for (int i = 0; i < k->ninstr && !loaded; i++) loaded = k->instrs[i].kind == KI_LOAD && k->instrs[i].buf == bi;
+      nloaded += loaded;
+    }
+    if (!col && walks >= 2 && nloaded <= GPU_CACHE_BUFS) {
+      out->cache_k = GPU_CACHE_K;
+      snprintf(out->cached, sizeof out->cached, "%s_rowc", prefix);
+      build_gpu_entry(&L, GPU_CACHED, true, out->cached, nwords, 0, 0);
     }
   }
   if (st == LOOM_OK) st = d->status;
@@ -1533,6 +1745,7 @@ LoomStatus cg_lower_gpu(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef mod, c
   ctx_free(ctx, L.cache);
   ctx_free(ctx, L.need);
   ctx_free(ctx, L.vload);
+  cg_snippet_free(L.sn);
   if (st == LOOM_OK) {
     char *msg = NULL;
     if (LLVMVerifyModule(mod, LLVMReturnStatusAction, &msg))

@@ -167,7 +167,8 @@ static LoomStatus compile_locked(CgTarget *t, NvState *s, const KernelIr *k, boo
       if (LLVMIsDeclaration(f)) continue;
       size_t n = 0;
       const char *name = LLVMGetValueName2(f, &n);
-      bool entry = !strcmp(name, gk->main) || !strcmp(name, gk->vec) || !strcmp(name, gk->part) || !strcmp(name, gk->finish);
+      bool entry = !strcmp(name, gk->main) || !strcmp(name, gk->vec) || !strcmp(name, gk->part) ||
+                   !strcmp(name, gk->finish) || (gk->cached[0] && !strcmp(name, gk->cached));
       if (!entry) LLVMSetLinkage(f, LLVMInternalLinkage);
     }
     for (LLVMValueRef g = LLVMGetFirstGlobal(mod); g; g = LLVMGetNextGlobal(g))

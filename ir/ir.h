@@ -267,6 +267,21 @@ typedef enum KInstrKind {
   KI_ACC,    /* phase: the result of REDUCE phase `phase` at the current o (dtype = its acc dtype;
                 int64 index for argmin/argmax) */
   KI_REDSIZE,/* int64: number of points of R (product of reduced dims) */
+  /* user kernels (KernelIr.snippet, ir/snippet.h): */
+  KI_USER,   /* calls function `op` of the kernel's snippet module once per point; its arguments are
+                user_args[buf .. buf + phase) (src unused, -1), one per parameter of the function in order:
+                >= 0 an earlier instruction (the parameter's value, of its compute dtype), < 0 a raw
+                buffer -(b + 1) passed whole (base pointer, and its element count in the binding's
+                stride of dim 0; its layout is KL_ANY on every dim, and nothing loads it by point).
+                dtype: the function's return dtype (compute), or bool for functions that return
+                their out params (kernel, post): those are read through KI_USER_OUT. In an
+                elementwise kernel every KI_USER is a root of the MAP phase (run even when no store
+                needs it: a kernel may write only raw arrays). */
+  KI_USER_OUT,/* src[0] (a KI_USER): the final value of its function's out param number op (in the
+                order of its SV_OUT params), converted to dtype (the param's compute dtype) */
+  KI_INDEX,  /* int64: the linear index of the current point in the whole iteration space (row-major;
+                elementwise kernels only) */
+  KI_NPOINTS,/* int64: the number of points of the whole iteration space */
   KI_KIND_COUNT
 } KInstrKind;
 
@@ -296,6 +311,11 @@ typedef struct KPhase {
   int32_t store_begin, nstores; /* KP_MAP, KP_FINAL: range of KernelIr.stores */
 } KPhase;
 
+struct SnModule; /* ir/snippet.h */
+/* KPhase.reduce_op of a user reduction: the combiner and identity are the functions SF_REDUCE and
+ * SF_IDENTITY of KernelIr.snippet (associative, as CuPy assumes; the acc dtype is the reduce dtype). */
+#define IR_REDUCE_USER ((int)LOOM_REDUCE_COUNT)
+
 typedef struct KernelIr {
   char name[48];
   int32_t ndim, nkeep;
@@ -308,6 +328,11 @@ typedef struct KernelIr {
   KPhase *phases;
   int32_t nstore;
   KStore *stores;
+  /* user kernels: the snippet module KI_USER calls (NULL otherwise; printed with the kernel, so it
+   * is part of the cache key) and the argument lists of the KI_USER instructions */
+  const struct SnModule *snippet;
+  int32_t nuser_arg;
+  int32_t *user_args;
 } KernelIr;
 
 /* Stable text form; it is also the cache key's source (it names every dtype, layout and op). */

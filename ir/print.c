@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "ir/ir.h"
+#include "ir/snippet.h"
 
 static void print_dims(StrBuf *out, int n, const int64_t *v) {
   sb_printf(out, "[");
@@ -195,6 +196,18 @@ static void print_kernel(const KernelIr *k, bool with_name, StrBuf *out) {
     case KI_CAST: sb_printf(out, "cast %s %%%d", dt, in->src[0]); break;
     case KI_ACC: sb_printf(out, "acc %s phase %d", dt, in->phase); break;
     case KI_REDSIZE: sb_printf(out, "redsize %s", dt); break;
+    case KI_USER:
+      sb_printf(out, "user %s func %d (", dt, (int)in->op);
+      for (int32_t a = 0; a < in->phase; a++) {
+        int32_t x = in->buf + a >= 0 && in->buf + a < k->nuser_arg ? k->user_args[in->buf + a] : INT32_MIN;
+        if (x >= 0) sb_printf(out, a ? " %%%d" : "%%%d", x);
+        else sb_printf(out, a ? " buf %d" : "buf %d", x == INT32_MIN ? -1 : -x - 1);
+      }
+      sb_printf(out, ")");
+      break;
+    case KI_USER_OUT: sb_printf(out, "user_out %s %%%d %d", dt, in->src[0], (int)in->op); break;
+    case KI_INDEX: sb_printf(out, "index %s", dt); break;
+    case KI_NPOINTS: sb_printf(out, "npoints %s", dt); break;
     default: sb_printf(out, "? %s", dt); break;
     }
     sb_printf(out, "\n");
@@ -202,7 +215,7 @@ static void print_kernel(const KernelIr *k, bool with_name, StrBuf *out) {
   for (int32_t p = 0; p < k->nphase; p++) {
     const KPhase *ph = &k->phases[p];
     if (ph->kind == KP_REDUCE) {
-      const char *rn = reduce_op_name((LoomReduceOp)ph->reduce_op);
+      const char *rn = ph->reduce_op == IR_REDUCE_USER ? "user" : reduce_op_name((LoomReduceOp)ph->reduce_op);
       sb_printf(out, "  phase reduce %s %s %%%d\n", rn ? rn : "?", dtype_short_name((LoomDType)ph->acc_dtype),
                 ph->value);
       continue;
@@ -216,10 +229,21 @@ static void print_kernel(const KernelIr *k, bool with_name, StrBuf *out) {
   }
 }
 
+/* User kernels: the snippet module follows the kernel (it is part of the cache key). */
+static void print_snippet(const KernelIr *k, StrBuf *out) {
+  if (k->snippet) ir_snippet_print(k->snippet, out);
+}
+
 void ir_print_kernel(const KernelIr *k, StrBuf *out) {
-  if (k && out) print_kernel(k, true, out);
+  if (k && out) {
+    print_kernel(k, true, out);
+    print_snippet(k, out);
+  }
 }
 
 void ir_print_kernel_key(const KernelIr *k, StrBuf *out) {
-  if (k && out) print_kernel(k, false, out);
+  if (k && out) {
+    print_kernel(k, false, out);
+    print_snippet(k, out);
+  }
 }

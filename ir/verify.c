@@ -207,7 +207,23 @@ static LoomStatus verify_instr(const KernelIr *k, int32_t i, Diag *d) {
     break;
   }
   case KI_REDSIZE:
-    if (t != LOOM_INT64) return BAD(d, "verify kernel: redsize %%%d must be i64", i);
+  case KI_INDEX:
+  case KI_NPOINTS:
+    if (t != LOOM_INT64) return BAD(d, "verify kernel: %%%d (redsize, index or npoints) must be i64", i);
+    break;
+  case KI_USER: /* the argument dtypes are checked against the snippet by codegen/snippet.c */
+    if (!k->snippet) return BAD(d, "verify kernel: user call %%%d in a kernel without a snippet", i);
+    if (in->buf < 0 || in->phase < 0 || in->buf > k->nuser_arg - in->phase || (in->phase && !k->user_args))
+      return BAD(d, "verify kernel: user call %%%d has a bad argument range", i);
+    for (int32_t a = 0; a < in->phase; a++) {
+      int32_t x = k->user_args[in->buf + a];
+      if (x >= i || (x < 0 && -(int64_t)x - 1 >= k->nbuf))
+        return BAD(d, "verify kernel: user call %%%d argument %d is %d", i, a, x);
+    }
+    break;
+  case KI_USER_OUT:
+    if (in->src[0] < 0 || in->src[0] >= i || k->instrs[in->src[0]].kind != KI_USER)
+      return BAD(d, "verify kernel: user_out %%%d does not read an earlier user call", i);
     break;
   default: return BAD(d, "verify kernel: %%%d has unknown kind %d", i, in->kind);
   }
@@ -255,7 +271,7 @@ LoomStatus ir_verify_kernel(const KernelIr *k, Diag *d) {
     if (need) memset(need, 0, (size_t)k->ninstr);
     if (ph->kind == KP_REDUCE) {
       LoomReduceOp op = (LoomReduceOp)ph->reduce_op;
-      if (op >= LOOM_REDUCE_COUNT || op == LOOM_REDUCE_MEAN) {
+      if ((op >= LOOM_REDUCE_COUNT && !((int)op == IR_REDUCE_USER && k->snippet)) || op == LOOM_REDUCE_MEAN) {
         st = BAD(d, "verify kernel: phase %d has reduction %d (mean is lowered to sum)", p, op);
         break;
       }

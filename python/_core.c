@@ -52,7 +52,22 @@ typedef struct DLManagedTensor {
   void *manager_ctx;
   void (*deleter)(struct DLManagedTensor *self);
 } DLManagedTensor;
-enum { DL_CPU = 1, DL_INT = 0, DL_UINT = 1, DL_FLOAT = 2, DL_BOOL = 6 };
+enum { DL_CPU = 1, DL_CUDA = 2, DL_INT = 0, DL_UINT = 1, DL_FLOAT = 2, DL_BOOL = 6 };
+
+/* The stream, event and pool API may be missing from an older libloom: weak references let the
+ * extension load anyway; the wrappers below raise NotImplementedError when a symbol is absent. */
+#pragma weak loom_stream_create
+#pragma weak loom_stream_destroy
+#pragma weak loom_stream_synchronize
+#pragma weak loom_stream_use
+#pragma weak loom_stream_handle
+#pragma weak loom_event_create
+#pragma weak loom_event_destroy
+#pragma weak loom_event_record
+#pragma weak loom_event_synchronize
+#pragma weak loom_event_elapsed_ms
+#pragma weak loom_pool_stats
+#pragma weak loom_pool_free_all_blocks
 
 /* ---- module state and objects -------------------------------------------------------------------- */
 typedef struct {
@@ -63,6 +78,11 @@ typedef struct {
   PyObject *axis_error;        /* numpy.exceptions.AxisError when set, else NULL (ValueError) */
   int eager;
   int32_t bound;               /* node bound of a graph */
+  /* device of the operands of the op being built (set by graph_for, read by lazy_result) */
+  int op_devfree;              /* 1: no operand has a device (constants only) */
+  LoomDeviceKind op_kind;
+  int32_t op_index;
+  PyTypeObject *handle_type;
 } ModState;
 
 typedef struct {
@@ -70,7 +90,7 @@ typedef struct {
   LoomContext *ctx;
 } ContextObject;
 
-enum { BUF_ALIGNED = 0, BUF_LOOM, BUF_PYBUF, BUF_DLPACK };
+enum { BUF_ALIGNED = 0, BUF_LOOM, BUF_PYBUF, BUF_DLPACK, BUF_OWNER };
 typedef struct {
   PyObject_HEAD
   PyObject *ctx_obj;
@@ -79,6 +99,7 @@ typedef struct {
   LoomArray la;     /* BUF_LOOM */
   Py_buffer view;   /* BUF_PYBUF */
   DLManagedTensor *mt; /* BUF_DLPACK */
+  PyObject *owner;  /* BUF_OWNER: the object owning foreign (e.g. CUDA) memory */
 } BufferObject;
 
 typedef struct {
@@ -98,6 +119,7 @@ typedef struct {
   PyObject *buffer;          /* Buffer (materialized) */
   PyObject *graph;           /* Graph (lazy) */
   LoomNode node;
+  int devfree;               /* lazy and computed from constants only: fits any device */
   PyObject *weakreflist;
 } ArrayObject;
 
@@ -168,6 +190,7 @@ static void buffer_dealloc(BufferObject *self) {
   case BUF_DLPACK:
     if (self->mt && self->mt->deleter) self->mt->deleter(self->mt);
     break;
+  case BUF_OWNER: Py_CLEAR(self->owner); break;
   }
   Py_XDECREF(self->ctx_obj);
   tp->tp_free(self);
@@ -310,6 +333,7 @@ static int adopt_result(ModState *st, ArrayObject *a, const LoomArray *out) {
   b->la = *out;
   a->desc = *out;
   a->lazy = 0;
+  a->devfree = 0;
   Py_CLEAR(a->graph);
   Py_XSETREF(a->buffer, (PyObject *)b);
   set_byte_geometry(a);
@@ -341,7 +365,7 @@ static int materialize_many(ModState *st, PyObject **items, Py_ssize_t n) {
     Py_ssize_t cnt = 0;
     for (Py_ssize_t j = i; j < n; j++)
       if (is_array(st, items[j]) && ((ArrayObject *)items[j])->lazy && ((ArrayObject *)items[j])->graph == (PyObject *)gr)
-        cnt++;
+        cnt++; /* an upper bound: the loop below takes those on a's device */
     LoomNode *nodes = PyMem_Malloc(sizeof(LoomNode) * (size_t)cnt);
     LoomArray *outs = PyMem_Calloc((size_t)cnt, sizeof(LoomArray));
     ArrayObject **who = PyMem_Malloc(sizeof(ArrayObject *) * (size_t)cnt);
@@ -357,6 +381,7 @@ static int materialize_many(ModState *st, PyObject **items, Py_ssize_t n) {
       if (!is_array(st, items[j])) continue;
       ArrayObject *b = (ArrayObject *)items[j];
       if (!b->lazy || b->graph != (PyObject *)gr) continue;
+      if (b->desc.device != a->desc.device || b->desc.device_index != a->desc.device_index) continue;
       int dup = 0;
       for (Py_ssize_t q = 0; q < k; q++)
         if (who[q] == b) dup = 1;
@@ -438,13 +463,37 @@ static int before_write(ModState *st, PyObject *buffer) {
 }
 
 /* ---- operands ------------------------------------------------------------------------------------ */
+static const char *device_label(char *buf, size_t cap, LoomDeviceKind k, int32_t i) {
+  if (k == LOOM_DEVICE_HOST) snprintf(buf, cap, "the host");
+  else snprintf(buf, cap, "%s device %d", k == LOOM_DEVICE_CUDA ? "CUDA" : "HIP", (int)i);
+  return buf;
+}
+
 /* The graph an op on these operands builds in: a trace graph if any operand is a tracer (all tracers
  * must share it), else the current graph. Returns a borrowed reference. */
 static GraphObject *graph_for(ModState *st, PyObject *const *ops, int n) {
   GraphObject *trace = NULL;
+  st->op_devfree = 1;
+  st->op_kind = LOOM_DEVICE_HOST;
+  st->op_index = 0;
   for (int i = 0; i < n; i++) {
     if (!ops[i] || !is_array(st, ops[i])) continue;
     ArrayObject *a = (ArrayObject *)ops[i];
+    if (!a->devfree) {
+      if (st->op_devfree) {
+        st->op_devfree = 0;
+        st->op_kind = a->desc.device;
+        st->op_index = a->desc.device_index;
+      } else if (st->op_kind != a->desc.device || st->op_index != a->desc.device_index) {
+        char b1[32], b2[32];
+        PyErr_Format(PyExc_ValueError,
+                     "operands are on two devices: %s and %s; move one to the other's device first "
+                     "(loom.asarray(x) inside `with loom.cuda.Device(n):`, or x.get() for the host)",
+                     device_label(b1, sizeof b1, st->op_kind, st->op_index),
+                     device_label(b2, sizeof b2, a->desc.device, a->desc.device_index));
+        return NULL;
+      }
+    }
     if (a->lazy && ((GraphObject *)a->graph)->trace) {
       if (trace && a->graph != (PyObject *)trace) {
         PyErr_SetString(PyExc_ValueError, "values traced by two different @loom.fuse calls cannot be combined");
@@ -508,6 +557,9 @@ static PyObject *lazy_result(ModState *st, GraphObject *gr, LoomNode node) {
   a->lazy = 1;
   a->graph = Py_NewRef((PyObject *)gr);
   a->node = node;
+  a->devfree = st->op_devfree;
+  a->desc.device = st->op_devfree ? LOOM_DEVICE_HOST : st->op_kind;
+  a->desc.device_index = st->op_devfree ? 0 : st->op_index;
   LoomStatus s = loom_node_info(gr->g, node, &a->desc.dtype, &a->desc.ndim, a->desc.shape);
   if (s) {
     Py_DECREF(a);
@@ -523,7 +575,7 @@ static PyObject *lazy_result(ModState *st, GraphObject *gr, LoomNode node) {
       return NULL;
     }
     Py_DECREF(ref);
-    if (st->eager && materialize(st, a) < 0) {
+    if (st->eager && !a->devfree && materialize(st, a) < 0) {
       Py_DECREF(a);
       return NULL;
     }
@@ -639,6 +691,7 @@ static PyObject *core_const(PyObject *module, PyObject *const *args, Py_ssize_t 
   }
   GraphObject *gr = current_graph(st);
   if (!gr) return NULL;
+  st->op_devfree = 1;
   LoomNode y;
   LoomStatus s;
   PyObject *v = args[0];
@@ -766,16 +819,75 @@ static PyObject *core_reduce(PyObject *module, PyObject *const *args, Py_ssize_t
 }
 
 /* ---- creation, import, views ------------------------------------------------------------------------ */
+static int parse_device(PyObject *kind, PyObject *index, LoomDeviceKind *k, int32_t *i) {
+  long kv = PyLong_AsLong(kind), iv = PyLong_AsLong(index);
+  if (PyErr_Occurred()) return -1;
+  if ((kv != LOOM_DEVICE_HOST && kv != LOOM_DEVICE_CUDA) || iv < 0 || iv > INT32_MAX ||
+      (kv == LOOM_DEVICE_HOST && iv != 0)) {
+    PyErr_Format(PyExc_ValueError, "device (%ld, %ld) is not a host (0, 0) or CUDA (1, n) device", kv, iv);
+    return -1;
+  }
+  *k = (LoomDeviceKind)kv;
+  *i = (int32_t)iv;
+  return 0;
+}
+
+/* Writes 0 into every element of the materialized array d (any device) with one tiny graph. */
+static int fill_zero(ModState *st, LoomArray *d) {
+  LoomGraph *g = NULL;
+  LoomNode z, c, b;
+  LoomStatus s = loom_graph_create(ctx_of(st), &g);
+  if (!s) s = loom_weak_int(g, 0, &z);
+  if (!s) s = loom_cast(g, z, d->dtype, &c);
+  if (!s) s = loom_broadcast_to(g, c, d->ndim, d->shape, &b);
+  if (!s) s = loom_eval(g, 1, &b, d);
+  loom_graph_destroy(g);
+  if (s) raise_status(st, s);
+  return s ? -1 : 0;
+}
+
+/* A new C-contiguous array on d's device (shape, dtype, device set), from Loom's device pool. */
+static PyObject *device_empty(ModState *st, LoomArray *d, int zero) {
+  LoomStatus s = loom_array_alloc(ctx_of(st), d);
+  if (s) return raise_status(st, s);
+  BufferObject *b = buffer_new(st, BUF_LOOM);
+  if (!b) {
+    loom_array_free(ctx_of(st), d);
+    return NULL;
+  }
+  b->la = *d;
+  if (zero && numel(d) > 0 && fill_zero(st, d) < 0) {
+    Py_DECREF(b);
+    return NULL;
+  }
+  PyObject *r = (PyObject *)array_materialized(st, (PyObject *)b, d);
+  Py_DECREF(b);
+  return r;
+}
+
+static int is_c_contiguous(const LoomArray *d) {
+  int64_t expect = 1;
+  for (int i = d->ndim - 1; i >= 0; i--) {
+    if (d->shape[i] == 0) return 1;
+    if (d->shape[i] != 1 && d->strides[i] != expect) return 0;
+    expect *= d->shape[i];
+  }
+  return 1;
+}
+
 /* empty(shape, dtype, zero): a new C-contiguous array (64-byte aligned). */
 static PyObject *core_empty(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
   MODSTATE;
   LoomArray d;
   memset(&d, 0, sizeof d);
-  if (nargs != 3 || parse_i64s(args[0], d.shape, &d.ndim, "shape") < 0 || parse_dtype(args[1], &d.dtype) < 0) {
-    if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "empty(shape, dtype, zero)");
+  if ((nargs != 3 && nargs != 5) || parse_i64s(args[0], d.shape, &d.ndim, "shape") < 0 ||
+      parse_dtype(args[1], &d.dtype) < 0) {
+    if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "empty(shape, dtype, zero[, kind, index])");
     return NULL;
   }
   int zero = PyObject_IsTrue(args[2]);
+  if (zero < 0) return NULL;
+  if (nargs == 5 && parse_device(args[3], args[4], &d.device, &d.device_index) < 0) return NULL;
   size_t bytes = loom_dtype_size(d.dtype);
   for (int i = 0; i < d.ndim; i++) {
     if (d.shape[i] < 0) {
@@ -789,6 +901,7 @@ static PyObject *core_empty(PyObject *module, PyObject *const *args, Py_ssize_t 
     bytes *= (size_t)d.shape[i];
   }
   contiguous_strides(&d);
+  if (d.device != LOOM_DEVICE_HOST) return device_empty(st, &d, zero);
   size_t alloc = (bytes + 63) / 64 * 64;
   if (alloc == 0) alloc = 64;
   BufferObject *b = buffer_new(st, BUF_ALIGNED);
@@ -827,6 +940,7 @@ static int format_dtype(const char *f, size_t item, LoomDType *out) {
 }
 
 /* Copies src (any strides) into a new contiguous array. */
+static PyObject *tuple_i64(int n, const int64_t *v, int64_t scale);
 static PyObject *copy_array(ModState *st, ArrayObject *src) {
   GraphObject *gr = graph_new(st, 0);
   if (!gr) return NULL;
@@ -845,6 +959,97 @@ static PyObject *copy_array(ModState *st, ArrayObject *src) {
     }
   }
   Py_DECREF(gr);
+  return r;
+}
+
+/* to_device(x, kind, index): a C-contiguous copy of x on the device (host <-> CUDA, or within one
+ * device); synchronous. A non-contiguous x is first copied contiguous on its own device. */
+static PyObject *core_to_device(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+  MODSTATE;
+  LoomArray d;
+  memset(&d, 0, sizeof d);
+  if (nargs != 3 || !is_array(st, args[0])) {
+    PyErr_SetString(PyExc_TypeError, "to_device(array, kind, index)");
+    return NULL;
+  }
+  if (parse_device(args[1], args[2], &d.device, &d.device_index) < 0) return NULL;
+  ArrayObject *x = (ArrayObject *)args[0];
+  if (x->lazy && ((GraphObject *)x->graph)->trace) return trace_error();
+  if (materialize(st, x) < 0) return NULL;
+  PyObject *src = Py_NewRef((PyObject *)x);
+  if (!is_c_contiguous(&x->desc)) {
+    Py_SETREF(src, copy_array(st, x));
+    if (!src) return NULL;
+  }
+  ArrayObject *sa = (ArrayObject *)src;
+  d.dtype = sa->desc.dtype;
+  d.ndim = sa->desc.ndim;
+  memcpy(d.shape, sa->desc.shape, sizeof d.shape);
+  contiguous_strides(&d);
+  PyObject *r;
+  if (d.device == LOOM_DEVICE_HOST) {
+    PyObject *sh = tuple_i64(d.ndim, d.shape, 1), *dt = PyLong_FromLong(d.dtype);
+    PyObject *eargs[3] = {sh, dt, Py_False};
+    r = sh && dt ? core_empty(module, eargs, 3) : NULL;
+    Py_XDECREF(sh);
+    Py_XDECREF(dt);
+  } else r = device_empty(st, &d, 0);
+  if (r && numel(&d) > 0) {
+    LoomArray sd = sa->desc;
+    contiguous_strides(&sd); /* C-contiguous: canonical strides describe the same elements */
+    LoomStatus s = loom_array_copy(ctx_of(st), &((ArrayObject *)r)->desc, &sd);
+    if (s) {
+      Py_CLEAR(r);
+      raise_status(st, s);
+    }
+  }
+  Py_DECREF(src);
+  return r;
+}
+
+/* from_pointer(ptr, shape, strides_bytes|None, dtype, kind, index, owner): a zero-copy array over
+ * foreign memory (e.g. __cuda_array_interface__) that keeps owner alive. */
+static PyObject *core_from_pointer(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+  MODSTATE;
+  LoomArray d;
+  memset(&d, 0, sizeof d);
+  if (nargs != 7) {
+    PyErr_SetString(PyExc_TypeError, "from_pointer(ptr, shape, strides, dtype, kind, index, owner)");
+    return NULL;
+  }
+  void *ptr = PyLong_AsVoidPtr(args[0]);
+  if (PyErr_Occurred()) return NULL;
+  if (parse_i64s(args[1], d.shape, &d.ndim, "shape") < 0 || parse_dtype(args[3], &d.dtype) < 0 ||
+      parse_device(args[4], args[5], &d.device, &d.device_index) < 0)
+    return NULL;
+  for (int i = 0; i < d.ndim; i++)
+    if (d.shape[i] < 0) {
+      PyErr_SetString(PyExc_ValueError, "from_pointer: negative dimension");
+      return NULL;
+    }
+  if (args[2] == Py_None) contiguous_strides(&d);
+  else {
+    int32_t n2;
+    int64_t item = (int64_t)loom_dtype_size(d.dtype);
+    if (parse_i64s(args[2], d.strides, &n2, "strides") < 0) return NULL;
+    if (n2 != d.ndim) {
+      PyErr_SetString(PyExc_ValueError, "from_pointer: shape and strides differ in length");
+      return NULL;
+    }
+    for (int i = 0; i < d.ndim; i++) {
+      if (d.strides[i] % item) {
+        PyErr_SetString(PyExc_ValueError, "from_pointer: strides must be multiples of the item size");
+        return NULL;
+      }
+      d.strides[i] /= item;
+    }
+  }
+  d.data = ptr;
+  BufferObject *b = buffer_new(st, BUF_OWNER);
+  if (!b) return NULL;
+  b->owner = Py_NewRef(args[6]);
+  PyObject *r = (PyObject *)array_materialized(st, (PyObject *)b, &d);
+  Py_DECREF(b);
   return r;
 }
 
@@ -967,10 +1172,27 @@ static PyObject *core_assign(PyObject *module, PyObject *const *args, Py_ssize_t
   if (node_of(st, gr, args[1], &x) == 0) {
     LoomStatus s = loom_cast(gr->g, x, dst->desc.dtype, &c);
     if (!s) s = loom_broadcast_to(gr->g, c, dst->desc.ndim, dst->desc.shape, &b);
-    if (!s) s = loom_eval(gr->g, 1, &b, &dst->desc);
+    int reads_dst = s ? 0 : PySet_Contains(gr->keep, dst->buffer);
+    if (reads_dst < 0) goto fail;
+    if (!s && reads_dst && dst->desc.device == LOOM_DEVICE_CUDA) {
+      /* The GPU path cannot write an output that overlaps an input: evaluate into a temporary first. */
+      LoomArray tmp;
+      memset(&tmp, 0, sizeof tmp);
+      s = loom_eval(gr->g, 1, &b, &tmp);
+      if (!s) {
+        LoomGraph *g2 = NULL;
+        LoomNode t;
+        s = loom_graph_create(ctx_of(st), &g2);
+        if (!s) s = loom_input(g2, &tmp, &t);
+        if (!s) s = loom_eval(g2, 1, &t, &dst->desc);
+        loom_graph_destroy(g2);
+        loom_array_free(ctx_of(st), &tmp);
+      }
+    } else if (!s) s = loom_eval(gr->g, 1, &b, &dst->desc);
     if (s) raise_status(st, s);
     else r = Py_NewRef(Py_None);
   }
+fail:
   Py_DECREF(gr);
   return r;
 }
@@ -987,6 +1209,7 @@ static PyObject *core_become(PyObject *module, PyObject *const *args, Py_ssize_t
   x->lazy = y->lazy;
   x->desc = y->desc;
   x->node = y->node;
+  x->devfree = y->devfree;
   Py_XSETREF(x->graph, Py_XNewRef(y->graph));
   Py_XSETREF(x->buffer, Py_XNewRef(y->buffer));
   set_byte_geometry(x);
@@ -1074,6 +1297,9 @@ static PyObject *core_placeholder(PyObject *module, PyObject *const *args, Py_ss
   LoomArray d = a->desc;
   if (a->lazy) contiguous_strides(&d);
   d.data = (void *)(uintptr_t)(64 * (uintptr_t)(i + 1));
+  st->op_devfree = 0;
+  st->op_kind = d.device;
+  st->op_index = d.device_index;
   LoomNode x;
   LoomStatus s = loom_input(gr->g, &d, &x);
   return s ? raise_status(st, s) : lazy_result(st, gr, x);
@@ -1176,17 +1402,25 @@ static PyObject *array_dlpack(ArrayObject *self, PyObject *args, PyObject *kwds)
   if (!PyArg_ParseTupleAndKeywords(args, kwds, "|$OOOO", kwlist, &stream, &maxv, &dev, &copy)) return NULL;
   ModState *st = state_of_type(Py_TYPE(self));
   if (!st) return NULL;
-  if (stream != Py_None) {
+  int cuda = self->desc.device == LOOM_DEVICE_CUDA;
+  if (stream != Py_None && !cuda) {
     PyErr_SetString(PyExc_ValueError, "__dlpack__: host arrays take stream=None");
     return NULL;
   }
+  if (stream != Py_None && !PyLong_Check(stream)) {
+    PyErr_SetString(PyExc_TypeError, "__dlpack__: stream must be None or an int (a CUstream handle, 1 or 2)");
+    return NULL;
+  }
   if (dev != Py_None) {
-    long t = -1;
-    PyObject *t0 = PyTuple_Check(dev) && PyTuple_GET_SIZE(dev) == 2 ? PyTuple_GET_ITEM(dev, 0) : NULL;
-    if (t0) t = PyLong_AsLong(t0);
-    if (t != DL_CPU) {
+    long t = -1, i = -1;
+    if (PyTuple_Check(dev) && PyTuple_GET_SIZE(dev) == 2) {
+      t = PyLong_AsLong(PyTuple_GET_ITEM(dev, 0));
+      i = PyLong_AsLong(PyTuple_GET_ITEM(dev, 1));
+    }
+    if (t != (cuda ? DL_CUDA : DL_CPU) || i != (cuda ? self->desc.device_index : 0)) {
       PyErr_Clear();
-      PyErr_SetString(PyExc_BufferError, "__dlpack__: a host array can only be exported to the CPU device (1, 0)");
+      PyErr_Format(PyExc_BufferError, "__dlpack__: this array can only be exported to its own device (%d, %d)",
+                   cuda ? DL_CUDA : DL_CPU, cuda ? (int)self->desc.device_index : 0);
       return NULL;
     }
   }
@@ -1196,6 +1430,12 @@ static PyObject *array_dlpack(ArrayObject *self, PyObject *args, PyObject *kwds)
   }
   if (self->lazy && ((GraphObject *)self->graph)->trace) return trace_error();
   if (materialize(st, self) < 0) return NULL;
+  /* The consumer reads on its own stream: wait for Loom's work on the device (conservative and
+   * correct for any consumer stream; stream -1 means the consumer asks for no synchronization). */
+  if (cuda && !(PyLong_Check(stream) && PyLong_AsLong(stream) == -1)) {
+    LoomStatus ss = loom_device_synchronize(ctx_of(st), self->desc.device, self->desc.device_index);
+    if (ss) return raise_status(st, ss);
+  }
   DLHolder *h = PyMem_RawCalloc(1, sizeof *h);
   if (!h) return PyErr_NoMemory();
   LoomDType t = self->desc.dtype;
@@ -1206,8 +1446,8 @@ static PyObject *array_dlpack(ArrayObject *self, PyObject *args, PyObject *kwds)
   h->mt.deleter = dl_deleter;
   DLTensor *dl = &h->mt.dl_tensor;
   dl->data = self->desc.data ? self->desc.data : (void *)h; /* never dereferenced when empty */
-  dl->device.device_type = DL_CPU;
-  dl->device.device_id = 0;
+  dl->device.device_type = cuda ? DL_CUDA : DL_CPU;
+  dl->device.device_id = cuda ? self->desc.device_index : 0;
   dl->ndim = self->desc.ndim;
   dl->dtype.code = codes[t];
   dl->dtype.bits = (uint8_t)(8 * loom_dtype_size(t));
@@ -1227,7 +1467,10 @@ static PyObject *array_dlpack(ArrayObject *self, PyObject *args, PyObject *kwds)
   return cap;
 }
 
-static PyObject *array_dlpack_device(ArrayObject *self, PyObject *unused) { return Py_BuildValue("(ii)", DL_CPU, 0); }
+static PyObject *array_dlpack_device(ArrayObject *self, PyObject *unused) {
+  if (self->desc.device == LOOM_DEVICE_CUDA) return Py_BuildValue("(ii)", DL_CUDA, (int)self->desc.device_index);
+  return Py_BuildValue("(ii)", DL_CPU, 0);
+}
 
 /* from_dlpack_capsule(capsule) -> Array (zero-copy; the producer's deleter runs when it dies). */
 static PyObject *core_from_dlpack_capsule(PyObject *module, PyObject *cap) {
@@ -1239,13 +1482,17 @@ static PyObject *core_from_dlpack_capsule(PyObject *module, PyObject *cap) {
   DLManagedTensor *mt = PyCapsule_GetPointer(cap, "dltensor");
   if (!mt) return NULL;
   DLTensor *dl = &mt->dl_tensor;
-  if (dl->device.device_type != DL_CPU) {
-    PyErr_Format(PyExc_BufferError, "from_dlpack: DLPack device type %d is not the host (1); loom's CUDA backend "
-                 "is not available in this build", (int)dl->device.device_type);
+  if (dl->device.device_type != DL_CPU && dl->device.device_type != DL_CUDA) {
+    PyErr_Format(PyExc_BufferError, "from_dlpack: DLPack device type %d is neither the host (1) nor CUDA (2)",
+                 (int)dl->device.device_type);
     return NULL;
   }
   LoomArray d;
   memset(&d, 0, sizeof d);
+  if (dl->device.device_type == DL_CUDA) {
+    d.device = LOOM_DEVICE_CUDA;
+    d.device_index = dl->device.device_id;
+  }
   int bits = dl->dtype.bits, code = dl->dtype.code;
   if (dl->dtype.lanes != 1 || dl->ndim < 0 || dl->ndim > LOOM_MAX_RANK) {
     PyErr_SetString(PyExc_BufferError, "from_dlpack: vector lanes or rank > 16 are not supported");
@@ -1286,6 +1533,11 @@ static int array_getbuffer(ArrayObject *self, Py_buffer *view, int flags) {
   if (!st) return -1;
   if (self->lazy && ((GraphObject *)self->graph)->trace) {
     trace_error();
+    return -1;
+  }
+  if (self->desc.device != LOOM_DEVICE_HOST) {
+    PyErr_SetString(PyExc_TypeError, "Implicit conversion to a NumPy array is not allowed: this loom array is on a "
+                    "CUDA device. Please use `.get()` (or loom.asnumpy) to copy it to the host explicitly.");
     return -1;
   }
   if (materialize(st, self) < 0) return -1;
@@ -1339,6 +1591,9 @@ static PyObject *array_get_dtype_name(ArrayObject *self, void *c) {
   return PyUnicode_FromString(dtype_names[self->desc.dtype]);
 }
 static PyObject *array_get_lazy(ArrayObject *self, void *c) { return PyBool_FromLong(self->lazy); }
+static PyObject *array_get_device(ArrayObject *self, void *c) {
+  return Py_BuildValue("(ii)", (int)self->desc.device, (int)self->desc.device_index);
+}
 static PyObject *array_get_tracer(ArrayObject *self, void *c) {
   return PyBool_FromLong(self->lazy && ((GraphObject *)self->graph)->trace);
 }
@@ -1359,6 +1614,7 @@ static PyGetSetDef array_getset[] = {
     {"_dtype_code", (getter)array_get_dtype_code, NULL, NULL, NULL},
     {"_dtype_name", (getter)array_get_dtype_name, NULL, NULL, NULL},
     {"_lazy", (getter)array_get_lazy, NULL, "True while the value is pending", NULL},
+    {"_device", (getter)array_get_device, NULL, "(kind, index): 0 host, 1 CUDA", NULL},
     {"_tracer", (getter)array_get_tracer, NULL, "True for a value traced by @loom.fuse", NULL},
     {"_ptr", (getter)array_get_ptr, NULL, NULL, NULL},
     {"_mem_id", (getter)array_get_base_ptr, NULL, NULL, NULL},
@@ -1387,12 +1643,234 @@ static PyType_Slot array_slots[] = {
 static PyType_Spec array_spec = {"loom._core.Array", sizeof(ArrayObject), 0,
                                  Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC, array_slots};
 
+/* ---- devices, streams, events, pools ------------------------------------------------------------------
+ * A Handle owns one LoomStream or LoomEvent (kind 0 / 1) and a reference to the Context, so it is
+ * destroyed before the context. close_handle destroys it early (a closed stream is then refused). */
+typedef struct {
+  PyObject_HEAD
+  PyObject *ctx_obj;
+  int kind; /* 0 stream, 1 event */
+  void *ptr;
+} HandleObject;
+
+static void handle_release(HandleObject *h) {
+  if (!h->ptr) return;
+  LoomContext *ctx = ((ContextObject *)h->ctx_obj)->ctx;
+  if (h->kind == 0) loom_stream_destroy(ctx, (LoomStream *)h->ptr);
+  else loom_event_destroy(ctx, (LoomEvent *)h->ptr);
+  h->ptr = NULL;
+}
+static void handle_dealloc(HandleObject *self) {
+  PyTypeObject *tp = Py_TYPE(self);
+  handle_release(self);
+  Py_XDECREF(self->ctx_obj);
+  tp->tp_free(self);
+  Py_DECREF(tp);
+}
+static PyType_Slot handle_slots[] = {{Py_tp_dealloc, handle_dealloc}, {0, NULL}};
+static PyType_Spec handle_spec = {"loom._core.Handle", sizeof(HandleObject), 0, Py_TPFLAGS_DEFAULT, handle_slots};
+
+static int have_stream_api(void) {
+  if (loom_stream_create && loom_stream_destroy && loom_stream_synchronize && loom_stream_use &&
+      loom_stream_handle && loom_event_create && loom_event_destroy && loom_event_record &&
+      loom_event_synchronize && loom_event_elapsed_ms && loom_pool_stats && loom_pool_free_all_blocks)
+    return 1;
+  PyErr_SetString(PyExc_NotImplementedError, "this libloom has no stream/event/pool API (loom_stream_create ...); "
+                  "rebuild the package against a newer libloom");
+  return 0;
+}
+
+/* The live object behind handle o of kind k, or NULL with an exception (closed or wrong type). */
+static void *handle_ptr(ModState *st, PyObject *o, int k) {
+  if (!PyObject_TypeCheck(o, st->handle_type) || ((HandleObject *)o)->kind != k) {
+    PyErr_Format(PyExc_TypeError, "expected a loom %s handle", k ? "event" : "stream");
+    return NULL;
+  }
+  if (!((HandleObject *)o)->ptr) {
+    PyErr_Format(PyExc_ValueError, "this %s was closed; create a new one", k ? "event" : "stream");
+    return NULL;
+  }
+  return ((HandleObject *)o)->ptr;
+}
+
+static PyObject *core_device_count(PyObject *module, PyObject *arg) {
+  MODSTATE;
+  long k = PyLong_AsLong(arg);
+  if (k == -1 && PyErr_Occurred()) return NULL;
+  int32_t n = 0;
+  LoomStatus s = loom_device_count(ctx_of(st), (LoomDeviceKind)k, &n);
+  if (s) return raise_status(st, s);
+  return PyLong_FromLong(n);
+}
+
+/* device_synchronize(kind, index) */
+static PyObject *core_device_synchronize(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+  MODSTATE;
+  LoomDeviceKind k;
+  int32_t i;
+  if (nargs != 2) {
+    PyErr_SetString(PyExc_TypeError, "device_synchronize(kind, index)");
+    return NULL;
+  }
+  if (parse_device(args[0], args[1], &k, &i) < 0) return NULL;
+  LoomStatus s = loom_device_synchronize(ctx_of(st), k, i);
+  return s ? raise_status(st, s) : Py_NewRef(Py_None);
+}
+
+/* stream_create(kind, index) / event_create(kind, index) -> Handle */
+static PyObject *make_handle(PyObject *module, PyObject *const *args, Py_ssize_t nargs, int k) {
+  MODSTATE;
+  LoomDeviceKind dk;
+  int32_t di;
+  if (nargs != 2) {
+    PyErr_SetString(PyExc_TypeError, "create(kind, index)");
+    return NULL;
+  }
+  if (!have_stream_api() || parse_device(args[0], args[1], &dk, &di) < 0) return NULL;
+  HandleObject *h = (HandleObject *)st->handle_type->tp_alloc(st->handle_type, 0);
+  if (!h) return NULL;
+  h->ctx_obj = Py_NewRef(st->ctx_obj);
+  h->kind = k;
+  LoomStatus s = k == 0 ? loom_stream_create(ctx_of(st), dk, di, (LoomStream **)&h->ptr)
+                        : loom_event_create(ctx_of(st), dk, di, (LoomEvent **)&h->ptr);
+  if (s) {
+    h->ptr = NULL;
+    Py_DECREF(h);
+    return raise_status(st, s);
+  }
+  return (PyObject *)h;
+}
+static PyObject *core_stream_create(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+  return make_handle(module, args, nargs, 0);
+}
+static PyObject *core_event_create(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+  return make_handle(module, args, nargs, 1);
+}
+
+/* close_handle(h): destroys the stream or event now (pending work still completes). */
+static PyObject *core_close_handle(PyObject *module, PyObject *arg) {
+  MODSTATE;
+  if (!PyObject_TypeCheck(arg, st->handle_type)) {
+    PyErr_SetString(PyExc_TypeError, "close_handle(handle)");
+    return NULL;
+  }
+  handle_release((HandleObject *)arg);
+  Py_RETURN_NONE;
+}
+
+static PyObject *core_stream_synchronize(PyObject *module, PyObject *arg) {
+  MODSTATE;
+  void *p = handle_ptr(st, arg, 0);
+  if (!p) return NULL;
+  LoomStatus s = loom_stream_synchronize(ctx_of(st), (LoomStream *)p);
+  return s ? raise_status(st, s) : Py_NewRef(Py_None);
+}
+
+static PyObject *core_stream_ptr(PyObject *module, PyObject *arg) {
+  MODSTATE;
+  void *p = handle_ptr(st, arg, 0);
+  if (!p) return NULL;
+  return PyLong_FromVoidPtr(loom_stream_handle((LoomStream *)p));
+}
+
+/* stream_use(kind, index, handle|None): the calling thread's current stream of that device. */
+static PyObject *core_stream_use(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+  MODSTATE;
+  LoomDeviceKind dk;
+  int32_t di;
+  if (nargs != 3) {
+    PyErr_SetString(PyExc_TypeError, "stream_use(kind, index, handle)");
+    return NULL;
+  }
+  if (!have_stream_api() || parse_device(args[0], args[1], &dk, &di) < 0) return NULL;
+  void *p = NULL;
+  if (args[2] != Py_None && !(p = handle_ptr(st, args[2], 0))) return NULL;
+  LoomStatus s = loom_stream_use(ctx_of(st), dk, di, (LoomStream *)p);
+  return s ? raise_status(st, s) : Py_NewRef(Py_None);
+}
+
+/* event_record(event, stream|None) */
+static PyObject *core_event_record(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+  MODSTATE;
+  if (nargs != 2) {
+    PyErr_SetString(PyExc_TypeError, "event_record(event, stream)");
+    return NULL;
+  }
+  void *e = handle_ptr(st, args[0], 1), *p = NULL;
+  if (!e) return NULL;
+  if (args[1] != Py_None && !(p = handle_ptr(st, args[1], 0))) return NULL;
+  LoomStatus s = loom_event_record(ctx_of(st), (LoomEvent *)e, (LoomStream *)p);
+  return s ? raise_status(st, s) : Py_NewRef(Py_None);
+}
+
+static PyObject *core_event_synchronize(PyObject *module, PyObject *arg) {
+  MODSTATE;
+  void *e = handle_ptr(st, arg, 1);
+  if (!e) return NULL;
+  LoomStatus s = loom_event_synchronize(ctx_of(st), (LoomEvent *)e);
+  return s ? raise_status(st, s) : Py_NewRef(Py_None);
+}
+
+/* event_elapsed(start, end) -> milliseconds */
+static PyObject *core_event_elapsed(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+  MODSTATE;
+  if (nargs != 2) {
+    PyErr_SetString(PyExc_TypeError, "event_elapsed(start, end)");
+    return NULL;
+  }
+  void *a = handle_ptr(st, args[0], 1), *b = a ? handle_ptr(st, args[1], 1) : NULL;
+  if (!b) return NULL;
+  float ms = 0;
+  LoomStatus s = loom_event_elapsed_ms(ctx_of(st), (LoomEvent *)a, (LoomEvent *)b, &ms);
+  return s ? raise_status(st, s) : PyFloat_FromDouble(ms);
+}
+
+/* pool_stats(kind, index) -> (used_bytes, total_bytes); pool_free_all(kind, index) */
+static PyObject *core_pool_stats(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+  MODSTATE;
+  LoomDeviceKind dk;
+  int32_t di;
+  if (nargs != 2) {
+    PyErr_SetString(PyExc_TypeError, "pool_stats(kind, index)");
+    return NULL;
+  }
+  if (!have_stream_api() || parse_device(args[0], args[1], &dk, &di) < 0) return NULL;
+  LoomPoolStats ps;
+  LoomStatus s = loom_pool_stats(ctx_of(st), dk, di, &ps);
+  if (s) return raise_status(st, s);
+  return Py_BuildValue("(KK)", (unsigned long long)ps.used_bytes, (unsigned long long)ps.total_bytes);
+}
+static PyObject *core_pool_free_all(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+  MODSTATE;
+  LoomDeviceKind dk;
+  int32_t di;
+  if (nargs != 2) {
+    PyErr_SetString(PyExc_TypeError, "pool_free_all(kind, index)");
+    return NULL;
+  }
+  if (!have_stream_api() || parse_device(args[0], args[1], &dk, &di) < 0) return NULL;
+  LoomStatus s = loom_pool_free_all_blocks(ctx_of(st), dk, di);
+  return s ? raise_status(st, s) : Py_NewRef(Py_None);
+}
+
+static PyObject *core_has_stream_api(PyObject *module, PyObject *unused) {
+  return PyBool_FromLong(loom_stream_create && loom_pool_stats);
+}
+
 /* ---- module ------------------------------------------------------------------------------------------ */
 #define FASTF(name) {#name, (PyCFunction)(void (*)(void))core_##name, METH_FASTCALL, NULL}
 static PyMethodDef core_methods[] = {
     FASTF(unary), FASTF(binary), FASTF(where), FASTF(clip), FASTF(const), FASTF(cast), FASTF(movement),
     FASTF(reduce), FASTF(empty), FASTF(from_buffer), FASTF(view), FASTF(eval), FASTF(assign), FASTF(become),
-    FASTF(configure), FASTF(placeholder), FASTF(fuse_run),
+    FASTF(configure), FASTF(placeholder), FASTF(fuse_run), FASTF(to_device), FASTF(from_pointer),
+    FASTF(device_synchronize), FASTF(stream_create), FASTF(event_create), FASTF(stream_use), FASTF(event_record),
+    FASTF(event_elapsed), FASTF(pool_stats), FASTF(pool_free_all),
+    {"device_count", (PyCFunction)core_device_count, METH_O, "loom_device_count(kind)"},
+    {"close_handle", (PyCFunction)core_close_handle, METH_O, "destroy a stream or event now"},
+    {"stream_synchronize", (PyCFunction)core_stream_synchronize, METH_O, NULL},
+    {"stream_ptr", (PyCFunction)core_stream_ptr, METH_O, "the CUstream of a stream"},
+    {"event_synchronize", (PyCFunction)core_event_synchronize, METH_O, NULL},
+    {"has_stream_api", (PyCFunction)core_has_stream_api, METH_NOARGS, NULL},
     {"flush", (PyCFunction)core_flush, METH_NOARGS, "evaluate every pending array"},
     {"stats", (PyCFunction)core_stats, METH_NOARGS, "kernel statistics of the context (loom_get_stats)"},
     {"set_eager", (PyCFunction)core_set_eager, METH_O, "set eager mode; returns the old setting"},
@@ -1410,7 +1888,8 @@ static int core_exec(PyObject *m) {
   st->buffer_type = (PyTypeObject *)PyType_FromModuleAndSpec(m, &buffer_spec, NULL);
   st->graph_type = (PyTypeObject *)PyType_FromModuleAndSpec(m, &graph_spec, NULL);
   st->array_type = (PyTypeObject *)PyType_FromModuleAndSpec(m, &array_spec, NULL);
-  if (!st->context_type || !st->buffer_type || !st->graph_type || !st->array_type) return -1;
+  st->handle_type = (PyTypeObject *)PyType_FromModuleAndSpec(m, &handle_spec, NULL);
+  if (!st->context_type || !st->buffer_type || !st->graph_type || !st->array_type || !st->handle_type) return -1;
   ContextObject *c = PyObject_New(ContextObject, st->context_type);
   if (!c) return -1;
   c->ctx = NULL;
@@ -1454,6 +1933,7 @@ static int core_traverse(PyObject *m, visitproc visit, void *arg) {
   Py_VISIT(st->buffer_type);
   Py_VISIT(st->graph_type);
   Py_VISIT(st->array_type);
+  Py_VISIT(st->handle_type);
   Py_VISIT(st->array_cls);
   Py_VISIT(st->graph);
   Py_VISIT(st->axis_error);
@@ -1467,6 +1947,7 @@ static int core_clear(PyObject *m) {
   Py_CLEAR(st->axis_error);
   Py_CLEAR(st->ctx_obj);
   Py_CLEAR(st->array_type);
+  Py_CLEAR(st->handle_type);
   Py_CLEAR(st->graph_type);
   Py_CLEAR(st->buffer_type);
   Py_CLEAR(st->context_type);

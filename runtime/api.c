@@ -1,5 +1,5 @@
 /* api.c: the context of the public API: creation (allocator, threads, dump flags, runtime state),
- * destruction, the last error and statistics.
+ * destruction, the last error and statistics; devices, copies, streams, events and pool figures.
  *
  * Environment variables (the one list; README.md copies it):
  *   | variable          | meaning                                                                  |
@@ -19,8 +19,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "runtime/cuda.h"
 #include "runtime/runtime.h"
 
 enum { RT_MAX_THREADS = 1024 };
@@ -272,5 +274,207 @@ LOOM_API LoomStatus loom_device_synchronize(LoomContext *ctx, LoomDeviceKind kin
     return ctx_report(ctx, &d);
   }
   if (rt_gpu_synchronize(ctx, index, &d) != LOOM_OK) return ctx_report(ctx, &d);
+  return LOOM_OK;
+}
+
+/* ---- streams, events and pool figures ---------------------------------------------------------------
+ * Host streams and events are plain records: work on the host is done when its call returns, so a
+ * host stream has nothing to order and a host event is "complete" at once; its time is the host's
+ * monotonic clock when it was recorded. CUDA ones wrap the driver objects (cuda_backend.c), and the
+ * calling thread's current stream of a device is what loom_eval, loom_array_copy and events use. */
+struct LoomStream {
+  LoomDeviceKind kind;
+  int32_t index;
+  RtCuStream *cs; /* CUDA only */
+};
+
+struct LoomEvent {
+  LoomDeviceKind kind;
+  int32_t index;
+  RtCuEvent *ce; /* CUDA only */
+  bool recorded;
+  double host_ms; /* host: when recorded */
+};
+
+static double api_now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+/* Checks a device kind and index for fn: HOST index 0, or CUDA (the index is checked on use). */
+static LoomStatus check_device(LoomContext *ctx, LoomDeviceKind kind, int32_t index, const char *fn, Diag *d) {
+  if (!ctx->rt) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "%s: the context has no runtime", fn);
+  if (kind == LOOM_DEVICE_HOST) {
+    if (index != 0)
+      return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "%s: the host is device 0, not %d", fn, (int)index);
+    return LOOM_OK;
+  }
+  if (kind != LOOM_DEVICE_CUDA)
+    return diag_error(d, LOOM_ERR_UNSUPPORTED, "%s: device kind %d is not available (HOST or CUDA)", fn, (int)kind);
+  if (index < 0) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "%s: CUDA device index %d is negative", fn, (int)index);
+  return LOOM_OK;
+}
+
+LOOM_API LoomStatus loom_stream_create(LoomContext *ctx, LoomDeviceKind kind, int32_t index, LoomStream **out) {
+  if (!ctx) return LOOM_ERR_INVALID_ARGUMENT;
+  Diag d = {.status = LOOM_OK};
+  if (!out) {
+    diag_error(&d, LOOM_ERR_INVALID_ARGUMENT, "loom_stream_create: out is NULL");
+    return ctx_report(ctx, &d);
+  }
+  *out = NULL;
+  if (check_device(ctx, kind, index, "loom_stream_create", &d) != LOOM_OK) return ctx_report(ctx, &d);
+  LoomStream *s = ctx_calloc(ctx, 1, sizeof *s);
+  if (!s) {
+    diag_error(&d, LOOM_ERR_OUT_OF_MEMORY, "loom_stream_create: out of memory");
+    return ctx_report(ctx, &d);
+  }
+  s->kind = kind;
+  s->index = index;
+  if (kind == LOOM_DEVICE_CUDA && rt_gpu_stream_create(ctx, index, &s->cs, &d) != LOOM_OK) {
+    ctx_free(ctx, s);
+    return ctx_report(ctx, &d);
+  }
+  *out = s;
+  return LOOM_OK;
+}
+
+LOOM_API void loom_stream_destroy(LoomContext *ctx, LoomStream *s) {
+  if (!ctx || !s) return;
+  if (s->cs) rt_gpu_stream_destroy(ctx, s->cs);
+  ctx_free(ctx, s);
+}
+
+LOOM_API LoomStatus loom_stream_synchronize(LoomContext *ctx, LoomStream *s) {
+  if (!ctx) return LOOM_ERR_INVALID_ARGUMENT;
+  Diag d = {.status = LOOM_OK};
+  if (!s) {
+    diag_error(&d, LOOM_ERR_INVALID_ARGUMENT, "loom_stream_synchronize: stream is NULL");
+    return ctx_report(ctx, &d);
+  }
+  if (s->cs && rt_gpu_stream_synchronize(ctx, s->cs, &d) != LOOM_OK) return ctx_report(ctx, &d);
+  return LOOM_OK;
+}
+
+LOOM_API LoomStatus loom_stream_use(LoomContext *ctx, LoomDeviceKind kind, int32_t index, LoomStream *s) {
+  if (!ctx) return LOOM_ERR_INVALID_ARGUMENT;
+  Diag d = {.status = LOOM_OK};
+  if (check_device(ctx, kind, index, "loom_stream_use", &d) != LOOM_OK) return ctx_report(ctx, &d);
+  if (s && (s->kind != kind || s->index != index)) {
+    diag_error(&d, LOOM_ERR_INVALID_ARGUMENT, "loom_stream_use: the stream belongs to device %s:%d, not %s:%d",
+               s->kind == LOOM_DEVICE_CUDA ? "cuda" : "host", (int)s->index, kind == LOOM_DEVICE_CUDA ? "cuda" : "host",
+               (int)index);
+    return ctx_report(ctx, &d);
+  }
+  if (kind == LOOM_DEVICE_CUDA && rt_gpu_stream_use(ctx, index, s ? s->cs : NULL, &d) != LOOM_OK)
+    return ctx_report(ctx, &d);
+  return LOOM_OK;
+}
+
+LOOM_API void *loom_stream_handle(LoomStream *s) { return s && s->cs ? rt_cuda_stream_raw(s->cs) : NULL; }
+
+LOOM_API LoomStatus loom_event_create(LoomContext *ctx, LoomDeviceKind kind, int32_t index, LoomEvent **out) {
+  if (!ctx) return LOOM_ERR_INVALID_ARGUMENT;
+  Diag d = {.status = LOOM_OK};
+  if (!out) {
+    diag_error(&d, LOOM_ERR_INVALID_ARGUMENT, "loom_event_create: out is NULL");
+    return ctx_report(ctx, &d);
+  }
+  *out = NULL;
+  if (check_device(ctx, kind, index, "loom_event_create", &d) != LOOM_OK) return ctx_report(ctx, &d);
+  LoomEvent *e = ctx_calloc(ctx, 1, sizeof *e);
+  if (!e) {
+    diag_error(&d, LOOM_ERR_OUT_OF_MEMORY, "loom_event_create: out of memory");
+    return ctx_report(ctx, &d);
+  }
+  e->kind = kind;
+  e->index = index;
+  if (kind == LOOM_DEVICE_CUDA && rt_gpu_event_create(ctx, index, &e->ce, &d) != LOOM_OK) {
+    ctx_free(ctx, e);
+    return ctx_report(ctx, &d);
+  }
+  *out = e;
+  return LOOM_OK;
+}
+
+LOOM_API void loom_event_destroy(LoomContext *ctx, LoomEvent *e) {
+  if (!ctx || !e) return;
+  if (e->ce) rt_gpu_event_destroy(ctx, e->ce);
+  ctx_free(ctx, e);
+}
+
+LOOM_API LoomStatus loom_event_record(LoomContext *ctx, LoomEvent *e, LoomStream *s) {
+  if (!ctx) return LOOM_ERR_INVALID_ARGUMENT;
+  Diag d = {.status = LOOM_OK};
+  if (!e) diag_error(&d, LOOM_ERR_INVALID_ARGUMENT, "loom_event_record: event is NULL");
+  else if (s && (s->kind != e->kind || s->index != e->index))
+    diag_error(&d, LOOM_ERR_INVALID_ARGUMENT, "loom_event_record: the stream and the event belong to different "
+                                               "devices: create both on one device");
+  if (d.status != LOOM_OK) return ctx_report(ctx, &d);
+  if (e->ce && rt_gpu_event_record(ctx, e->index, e->ce, s ? s->cs : NULL, &d) != LOOM_OK) return ctx_report(ctx, &d);
+  e->host_ms = api_now_ms();
+  e->recorded = true;
+  return LOOM_OK;
+}
+
+LOOM_API LoomStatus loom_event_synchronize(LoomContext *ctx, LoomEvent *e) {
+  if (!ctx) return LOOM_ERR_INVALID_ARGUMENT;
+  Diag d = {.status = LOOM_OK};
+  if (!e) {
+    diag_error(&d, LOOM_ERR_INVALID_ARGUMENT, "loom_event_synchronize: event is NULL");
+    return ctx_report(ctx, &d);
+  }
+  if (e->ce && rt_gpu_event_synchronize(ctx, e->ce, &d) != LOOM_OK) return ctx_report(ctx, &d);
+  return LOOM_OK;
+}
+
+LOOM_API LoomStatus loom_event_elapsed_ms(LoomContext *ctx, LoomEvent *start, LoomEvent *end, float *ms) {
+  if (!ctx) return LOOM_ERR_INVALID_ARGUMENT;
+  Diag d = {.status = LOOM_OK};
+  if (!start || !end || !ms)
+    diag_error(&d, LOOM_ERR_INVALID_ARGUMENT, "loom_event_elapsed_ms: start, end and ms must not be NULL");
+  else if (start->kind != end->kind || start->index != end->index)
+    diag_error(&d, LOOM_ERR_INVALID_ARGUMENT, "loom_event_elapsed_ms: the events belong to different devices");
+  else if (!start->recorded || !end->recorded)
+    diag_error(&d, LOOM_ERR_INVALID_ARGUMENT, "loom_event_elapsed_ms: record both events (loom_event_record) first");
+  if (d.status != LOOM_OK) return ctx_report(ctx, &d);
+  if (start->ce) {
+    if (rt_gpu_event_elapsed(ctx, start->ce, end->ce, ms, &d) != LOOM_OK) return ctx_report(ctx, &d);
+  } else {
+    *ms = (float)(end->host_ms - start->host_ms);
+  }
+  return LOOM_OK;
+}
+
+LOOM_API LoomStatus loom_pool_stats(LoomContext *ctx, LoomDeviceKind kind, int32_t index, LoomPoolStats *out) {
+  if (!ctx) return LOOM_ERR_INVALID_ARGUMENT;
+  Diag d = {.status = LOOM_OK};
+  if (!out) {
+    diag_error(&d, LOOM_ERR_INVALID_ARGUMENT, "loom_pool_stats: out is NULL");
+    return ctx_report(ctx, &d);
+  }
+  if (check_device(ctx, kind, index, "loom_pool_stats", &d) != LOOM_OK) return ctx_report(ctx, &d);
+  if (kind == LOOM_DEVICE_HOST) {
+    out->used_bytes = rt_host_pool_used(ctx->rt->host_pool);
+    out->total_bytes = out->used_bytes + rt_host_pool_cached(ctx->rt->host_pool);
+    return LOOM_OK;
+  }
+  RtCuPoolStats ps;
+  if (rt_gpu_pool_stats(ctx, index, &ps, &d) != LOOM_OK) return ctx_report(ctx, &d);
+  out->used_bytes = ps.used_bytes;
+  out->total_bytes = ps.total_bytes;
+  return LOOM_OK;
+}
+
+LOOM_API LoomStatus loom_pool_free_all_blocks(LoomContext *ctx, LoomDeviceKind kind, int32_t index) {
+  if (!ctx) return LOOM_ERR_INVALID_ARGUMENT;
+  Diag d = {.status = LOOM_OK};
+  if (check_device(ctx, kind, index, "loom_pool_free_all_blocks", &d) != LOOM_OK) return ctx_report(ctx, &d);
+  if (kind == LOOM_DEVICE_HOST) {
+    rt_host_pool_trim(ctx->rt->host_pool);
+    return LOOM_OK;
+  }
+  if (rt_gpu_pool_free_all_blocks(ctx, index, &d) != LOOM_OK) return ctx_report(ctx, &d);
   return LOOM_OK;
 }

@@ -542,6 +542,10 @@ LoomStatus rt_cuda_stream_synchronize(RtCuda *cu, RtCuStream *s, Diag *d) {
 
 int rt_cuda_stream_device(const RtCuStream *s) { return s ? s->device : -1; }
 
+/* The driver's CUstream of s (declared in runtime/runtime.h: cuda.h is shared and stays as it is). */
+void *rt_cuda_stream_raw(const RtCuStream *s);
+void *rt_cuda_stream_raw(const RtCuStream *s) { return s ? (void *)s->h : NULL; }
+
 LoomStatus rt_cuda_event_create(RtCuda *cu, int device, RtCuEvent **out, Diag *d) {
   if (!out) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "rt_cuda_event_create: out is NULL");
   *out = NULL;

@@ -30,12 +30,12 @@
 #include "runtime/runtime.h"
 
 #define GPU_BUCKETS 256
-#define GPU_META_MAGIC 0x314b474du /* "MGK1" */
+#define GPU_META_MAGIC 0x324b474du /* "MGK2" (MGK1 entries, without the cached entry, are rewritten) */
 
 typedef struct GpuMeta {
   uint32_t magic;
-  int32_t strategy, block, vec_lanes, vec_align, acc_size, nwords;
-  char main[64], vec[64], part[64], finish[64];
+  int32_t strategy, block, vec_lanes, vec_align, acc_size, nwords, cache_k;
+  char main[64], vec[64], part[64], finish[64], cached[64];
 } GpuMeta;
 
 struct RtGpuFn {
@@ -44,8 +44,9 @@ struct RtGpuFn {
   char *key;
   GpuMeta meta;
   RtCuModule *module;
-  RtCuKernel main, vec, part, finish;
+  RtCuKernel main, vec, part, finish, cached;
   int elem_block, elem_grid_max; /* elementwise launch: best block size, resident blocks on the device */
+  int cached_max_block;          /* the most threads the cached ROW entry can launch with (registers) */
 };
 
 typedef struct RtGpuDev {
@@ -56,7 +57,16 @@ typedef struct RtGpuDev {
   RtGpuFn *fns[GPU_BUCKETS];
 } RtGpuDev;
 
+/* One thread's current stream of one device (loom_stream_use); a list under gpu_lock. */
+typedef struct CurStream {
+  struct CurStream *next;
+  pthread_t tid;
+  int device;
+  RtCuStream *s;
+} CurStream;
+
 struct RtGpu {
+  CurStream *cur;
   RtCuda *cu;
   int ndev;
   RtGpuDev *devs;
@@ -163,6 +173,10 @@ void rt_gpu_destroy(LoomContext *ctx) {
     if (dev->target) dev->target->destroy(dev->target);
     rt_cuda_device_release(g->cu, i);
   }
+  for (CurStream *c = g->cur, *next; c; c = next) {
+    next = c->next;
+    ctx_free(ctx, c);
+  }
   rt_disk_cache_close(g->disk);
   rt_cuda_unload(g->cu);
   ctx_free(ctx, g->devs);
@@ -216,16 +230,21 @@ LoomStatus rt_gpu_memcpy(LoomContext *ctx, LoomDeviceKind dk, int di, void *dst,
   LoomStatus st = get_device(ctx, device, &g, &dev, d);
   if (st == LOOM_OK) st = rt_cuda_set_current(g->cu, device, d);
   if (st != LOOM_OK) return st;
+  RtCuStream *s = rt_gpu_current_stream(ctx, device); /* NULL: the legacy default stream */
   if (dk == LOOM_DEVICE_CUDA && sk == LOOM_DEVICE_CUDA) {
     if (di != si)
       return diag_error(d, LOOM_ERR_UNSUPPORTED, "copies between CUDA devices %d and %d go through the host in this "
                                                  "version: copy to a host array first", si, di);
-    st = rt_cuda_memcpy_d2d(g->cu, device, (uint64_t)(uintptr_t)dst, (uint64_t)(uintptr_t)src, n, NULL, d);
-    if (st == LOOM_OK) st = rt_cuda_device_synchronize(g->cu, device, d);
-    return st;
+    st = rt_cuda_memcpy_d2d(g->cu, device, (uint64_t)(uintptr_t)dst, (uint64_t)(uintptr_t)src, n, s, d);
+  } else if (dk == LOOM_DEVICE_CUDA) {
+    st = rt_cuda_memcpy_h2d(g->cu, device, (uint64_t)(uintptr_t)dst, src, n, s, d);
+  } else {
+    st = rt_cuda_memcpy_d2h(g->cu, device, dst, (uint64_t)(uintptr_t)src, n, s, d);
   }
-  if (dk == LOOM_DEVICE_CUDA) return rt_cuda_memcpy_h2d(g->cu, device, (uint64_t)(uintptr_t)dst, src, n, NULL, d);
-  return rt_cuda_memcpy_d2h(g->cu, device, dst, (uint64_t)(uintptr_t)src, n, NULL, d);
+  /* synchronous for the caller: wait for the copy (and what was before it on that stream) */
+  if (st == LOOM_OK && s) st = rt_cuda_stream_synchronize(g->cu, s, d);
+  else if (st == LOOM_OK && dk == LOOM_DEVICE_CUDA && sk == LOOM_DEVICE_CUDA) st = rt_cuda_device_synchronize(g->cu, device, d);
+  return st;
 }
 
 LoomStatus rt_gpu_pool_stats(LoomContext *ctx, int device, RtCuPoolStats *out, Diag *d) {
@@ -236,15 +255,147 @@ LoomStatus rt_gpu_pool_stats(LoomContext *ctx, int device, RtCuPoolStats *out, D
   return st;
 }
 
+LoomStatus rt_gpu_pool_free_all_blocks(LoomContext *ctx, int device, Diag *d) {
+  RtGpu *g = NULL;
+  RtGpuDev *dev = NULL;
+  LoomStatus st = get_device(ctx, device, &g, &dev, d);
+  if (st == LOOM_OK) st = rt_cuda_set_current(g->cu, device, d);
+  /* cached blocks may still be read by enqueued work (temporaries are returned once enqueued) */
+  if (st == LOOM_OK) st = rt_cuda_device_synchronize(g->cu, device, d);
+  if (st == LOOM_OK) rt_cuda_pool_free_all_blocks(dev->pool);
+  return st;
+}
+
+/* ---- streams and events ------------------------------------------------------------------------------ */
+LoomStatus rt_gpu_stream_create(LoomContext *ctx, int device, RtCuStream **out, Diag *d) {
+  RtGpu *g = NULL;
+  RtGpuDev *dev = NULL;
+  *out = NULL;
+  LoomStatus st = get_device(ctx, device, &g, &dev, d);
+  if (st == LOOM_OK) st = rt_cuda_stream_create(g->cu, device, out, d);
+  return st;
+}
+
+void rt_gpu_stream_destroy(LoomContext *ctx, RtCuStream *s) {
+  RtGpu *g = ctx->rt ? ctx->rt->gpu : NULL;
+  if (!g || !s) return;
+  pthread_mutex_lock(&ctx->rt->gpu_lock);
+  for (CurStream **pc = &g->cur; *pc;) {
+    CurStream *c = *pc;
+    if (c->s == s) {
+      *pc = c->next;
+      ctx_free(ctx, c);
+    } else {
+      pc = &c->next;
+    }
+  }
+  pthread_mutex_unlock(&ctx->rt->gpu_lock);
+  rt_cuda_stream_destroy(g->cu, s);
+}
+
+LoomStatus rt_gpu_stream_synchronize(LoomContext *ctx, RtCuStream *s, Diag *d) {
+  RtGpu *g = NULL;
+  LoomStatus st = rt_gpu_get(ctx, &g, d);
+  return st == LOOM_OK ? rt_cuda_stream_synchronize(g->cu, s, d) : st;
+}
+
+LoomStatus rt_gpu_stream_use(LoomContext *ctx, int device, RtCuStream *s, Diag *d) {
+  RtGpu *g = NULL;
+  RtGpuDev *dev = NULL;
+  LoomStatus st = get_device(ctx, device, &g, &dev, d);
+  if (st != LOOM_OK) return st;
+  if (s && rt_cuda_stream_device(s) != device)
+    return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "loom_stream_use: the stream belongs to CUDA device %d, not %d",
+                      rt_cuda_stream_device(s), device);
+  pthread_t self = pthread_self();
+  pthread_mutex_lock(&ctx->rt->gpu_lock);
+  CurStream **pc = &g->cur;
+  while (*pc && !((*pc)->device == device && pthread_equal((*pc)->tid, self))) pc = &(*pc)->next;
+  if (*pc && s) {
+    (*pc)->s = s;
+  } else if (*pc) { /* back to the default stream */
+    CurStream *c = *pc;
+    *pc = c->next;
+    ctx_free(ctx, c);
+  } else if (s) {
+    CurStream *c = ctx_calloc(ctx, 1, sizeof *c);
+    if (!c) st = diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: current stream table");
+    else {
+      c->tid = self;
+      c->device = device;
+      c->s = s;
+      c->next = g->cur;
+      g->cur = c;
+    }
+  }
+  pthread_mutex_unlock(&ctx->rt->gpu_lock);
+  return st;
+}
+
+RtCuStream *rt_gpu_current_stream(LoomContext *ctx, int device) {
+  RtGpu *g = ctx->rt ? ctx->rt->gpu : NULL;
+  if (!g) return NULL;
+  pthread_t self = pthread_self();
+  RtCuStream *s = NULL;
+  pthread_mutex_lock(&ctx->rt->gpu_lock);
+  for (CurStream *c = g->cur; c; c = c->next)
+    if (c->device == device && pthread_equal(c->tid, self)) {
+      s = c->s;
+      break;
+    }
+  pthread_mutex_unlock(&ctx->rt->gpu_lock);
+  return s;
+}
+
+LoomStatus rt_gpu_event_create(LoomContext *ctx, int device, RtCuEvent **out, Diag *d) {
+  RtGpu *g = NULL;
+  RtGpuDev *dev = NULL;
+  *out = NULL;
+  LoomStatus st = get_device(ctx, device, &g, &dev, d);
+  if (st == LOOM_OK) st = rt_cuda_event_create(g->cu, device, out, d);
+  return st;
+}
+
+void rt_gpu_event_destroy(LoomContext *ctx, RtCuEvent *e) {
+  RtGpu *g = ctx->rt ? ctx->rt->gpu : NULL;
+  if (g && e) rt_cuda_event_destroy(g->cu, e);
+}
+
+LoomStatus rt_gpu_event_record(LoomContext *ctx, int device, RtCuEvent *e, RtCuStream *s, Diag *d) {
+  RtGpu *g = NULL;
+  LoomStatus st = rt_gpu_get(ctx, &g, d);
+  if (st != LOOM_OK) return st;
+  if (!s) s = rt_gpu_current_stream(ctx, device);
+  return rt_cuda_event_record(g->cu, e, s, d);
+}
+
+LoomStatus rt_gpu_event_synchronize(LoomContext *ctx, RtCuEvent *e, Diag *d) {
+  RtGpu *g = NULL;
+  LoomStatus st = rt_gpu_get(ctx, &g, d);
+  return st == LOOM_OK ? rt_cuda_event_synchronize(g->cu, e, d) : st;
+}
+
+LoomStatus rt_gpu_event_elapsed(LoomContext *ctx, RtCuEvent *a, RtCuEvent *b, float *ms, Diag *d) {
+  RtGpu *g = NULL;
+  LoomStatus st = rt_gpu_get(ctx, &g, d);
+  return st == LOOM_OK ? rt_cuda_event_elapsed(g->cu, a, b, ms, d) : st;
+}
+
 /* ---- kernels ----------------------------------------------------------------------------------------- */
 static LoomStatus load_fn(RtGpu *g, int device, RtGpuDev *dev, RtGpuFn *f, const void *cubin, size_t size, Diag *d) {
   LoomStatus st = rt_cuda_module_load(g->cu, device, cubin, size, &f->module, d);
-  const char *names[4] = {f->meta.main, f->meta.vec, f->meta.part, f->meta.finish};
-  RtCuKernel *ks[4] = {&f->main, &f->vec, &f->part, &f->finish};
-  for (int i = 0; i < 4 && st == LOOM_OK; i++)
+  const char *names[5] = {f->meta.main, f->meta.vec, f->meta.part, f->meta.finish, f->meta.cached};
+  RtCuKernel *ks[5] = {&f->main, &f->vec, &f->part, &f->finish, &f->cached};
+  for (int i = 0; i < 5 && st == LOOM_OK; i++)
     if (names[i][0]) st = rt_cuda_module_kernel(g->cu, f->module, names[i], ks[i], d);
   f->elem_block = 256;
   f->elem_grid_max = dev->info.sm_count * 8;
+  f->cached_max_block = 0;
+  if (st == LOOM_OK && f->meta.cached[0]) {
+    RtCuKernelAttrs at;
+    st = rt_cuda_kernel_attrs(g->cu, &f->cached, &at, d);
+    if (st == LOOM_OK) f->cached_max_block = (at.max_threads_per_block > 1024 ? 1024 : at.max_threads_per_block) / 32 * 32;
+  }
   if (st == LOOM_OK && f->meta.strategy == CG_GPU_ELEMENTWISE) {
     const RtCuKernel *k = f->meta.vec[0] ? &f->vec : &f->main;
     int bs = 256, per_sm = 1;
@@ -306,7 +457,7 @@ LoomStatus rt_gpu_kernel(LoomContext *ctx, int device, const KernelIr *k, const 
     }
     if (hit) {
       memcpy(&f->meta, blob, sizeof f->meta);
-      f->meta.main[63] = f->meta.vec[63] = f->meta.part[63] = f->meta.finish[63] = 0;
+      f->meta.main[63] = f->meta.vec[63] = f->meta.part[63] = f->meta.finish[63] = f->meta.cached[63] = 0;
       st = load_fn(g, device, dev, f, (const char *)blob + sizeof(GpuMeta), blob_size - sizeof(GpuMeta), d);
       rt_disk_cache_free(g->disk, blob);
     }
@@ -321,11 +472,12 @@ LoomStatus rt_gpu_kernel(LoomContext *ctx, int device, const KernelIr *k, const 
       CgGpuKernel *gk = c.gpu;
       f->meta = (GpuMeta){.magic = GPU_META_MAGIC, .strategy = gk->strategy, .block = gk->block,
                           .vec_lanes = gk->vec_lanes, .vec_align = gk->vec_align, .acc_size = gk->acc_size,
-                          .nwords = gk->nwords};
+                          .nwords = gk->nwords, .cache_k = gk->cache_k};
       memcpy(f->meta.main, gk->main, 64);
       memcpy(f->meta.vec, gk->vec, 64);
       memcpy(f->meta.part, gk->part, 64);
       memcpy(f->meta.finish, gk->finish, 64);
+      memcpy(f->meta.cached, gk->cached, 64);
       st = rt_cuda_link_ptx(g->cu, device, gk->ptx, k->name, &cubin, &cubin_size, d);
       dev->target->release(dev->target, &c);
     }
@@ -375,14 +527,17 @@ static uint32_t grid_of(int64_t items, int64_t per_block, int64_t cap) {
   return (uint32_t)g;
 }
 
-static LoomStatus launch(RtGpu *g, const RtCuKernel *k, uint32_t grid, uint32_t block, uint64_t *words, Diag *d) {
+static LoomStatus launch(RtGpu *g, RtCuStream *s, const RtCuKernel *k, uint32_t grid, uint32_t block, uint64_t *words,
+                         Diag *d) {
   uint32_t gr[3] = {grid, 1, 1}, bl[3] = {block, 1, 1};
   void *params[1] = {words};
-  return rt_cuda_launch(g->cu, k, gr, bl, 0, NULL, params, d);
+  return rt_cuda_launch(g->cu, k, gr, bl, 0, s, params, d);
 }
 
-static LoomStatus launch_fn(LoomContext *ctx, RtGpu *g, RtGpuDev *dev, const RtGpuFn *f, const KernelIr *ir,
-                            uint64_t *words, int64_t no, int64_t nr, Diag *d) {
+/* Launches kernel f on stream s. *sync_needed is set when a pool block was freed while work on a
+ * user stream may still read it (the caller synchronizes that stream before returning). */
+static LoomStatus launch_fn(LoomContext *ctx, RtGpu *g, RtGpuDev *dev, RtCuStream *s, const RtGpuFn *f,
+                            const KernelIr *ir, uint64_t *words, int64_t no, int64_t nr, Diag *d) {
   const GpuMeta *m = &f->meta;
   int nd = ir->ndim, nb = ir->nbuf;
   uint64_t *extra = words + nd + nb + nb * nd;
@@ -394,13 +549,23 @@ static LoomStatus launch_fn(LoomContext *ctx, RtGpu *g, RtGpuDev *dev, const RtG
     for (int b = 0; vec && b < nb; b++) vec = words[nd + b] % (uint64_t)m->vec_align == 0;
     int64_t steps = vec ? no / m->vec_lanes : no;
     if (steps < 1) steps = 1;
-    return launch(g, vec ? &f->vec : &f->main, grid_of(steps, f->elem_block, f->elem_grid_max), (uint32_t)f->elem_block,
-                  words, d);
+    return launch(g, s, vec ? &f->vec : &f->main, grid_of(steps, f->elem_block, f->elem_grid_max),
+                  (uint32_t)f->elem_block, words, d);
+  }
+  /* a row that fits in registers: one read of it (blockDim * cache_k >= nr; a warp for short rows) */
+  if (m->strategy == CG_GPU_ROW && m->cached[0] && m->cache_k > 0 && nr > 0 &&
+      nr <= (int64_t)f->cached_max_block * m->cache_k) {
+    int64_t bs = (nr + m->cache_k - 1) / m->cache_k;
+    bs = (bs + 31) / 32 * 32;
+    if (bs < 32) bs = 32;
+    return launch(g, s, &f->cached, grid_of(no, 1, cap), (uint32_t)bs, words, d);
   }
   int64_t nparts = 1;
   if (m->part[0] && nr > 0) {
     if (m->strategy == CG_GPU_ROW && no < 512 && nr >= 8192) {
-      int64_t a = (1024 + no - 1) / no, b = (nr + 4095) / 4096;
+      /* about 4 blocks per SM-slot's worth of work in total, each part >= 16K points (8 loads in
+       * flight per thread); depends on the sizes only, so the bits do not change between runs */
+      int64_t a = (2048 + no - 1) / no, b = (nr + 16383) / 16384;
       nparts = a < b ? a : b;
     } else if (m->strategy == CG_GPU_COL && no < 131072 && nr >= 64) {
       int64_t a = (262144 + no - 1) / no, b = nr / 32;
@@ -409,8 +574,8 @@ static LoomStatus launch_fn(LoomContext *ctx, RtGpu *g, RtGpuDev *dev, const RtG
     }
   }
   if (nparts <= 1) {
-    if (m->strategy == CG_GPU_ROW) return launch(g, &f->main, grid_of(no, 1, cap), (uint32_t)m->block, words, d);
-    return launch(g, &f->main, grid_of(no, 256, cap), 256, words, d);
+    if (m->strategy == CG_GPU_ROW) return launch(g, s, &f->main, grid_of(no, 1, cap), (uint32_t)m->block, words, d);
+    return launch(g, s, &f->main, grid_of(no, 256, cap), 256, words, d);
   }
   size_t bytes = (size_t)no * (size_t)nparts * (size_t)m->acc_size;
   uint64_t partials = 0;
@@ -418,11 +583,13 @@ static LoomStatus launch_fn(LoomContext *ctx, RtGpu *g, RtGpuDev *dev, const RtG
   if (st != LOOM_OK) return st;
   extra[0] = (uint64_t)nparts;
   extra[1] = partials;
-  if (m->strategy == CG_GPU_ROW) st = launch(g, &f->part, grid_of(no * nparts, 1, cap), (uint32_t)m->block, words, d);
-  else st = launch(g, &f->part, grid_of(no * nparts, 256, cap), 256, words, d);
-  if (st == LOOM_OK) st = launch(g, &f->finish, grid_of(no, 256, cap), 256, words, d);
+  if (m->strategy == CG_GPU_ROW) st = launch(g, s, &f->part, grid_of(no * nparts, 1, cap), (uint32_t)m->block, words, d);
+  else st = launch(g, s, &f->part, grid_of(no * nparts, 256, cap), 256, words, d);
+  if (st == LOOM_OK) st = launch(g, s, &f->finish, grid_of(no, 256, cap), 256, words, d);
+  /* on the legacy stream the free is ordered before any later use; a user stream must finish first */
+  if (st == LOOM_OK && s) st = rt_cuda_stream_synchronize(g->cu, s, d);
   Diag dd = {.status = LOOM_OK};
-  rt_cuda_pool_free(dev->pool, partials, &dd); /* ordered on the stream */
+  rt_cuda_pool_free(dev->pool, partials, &dd);
   return st;
 }
 
@@ -433,6 +600,7 @@ LoomStatus rt_gpu_run_schedule(LoomContext *ctx, int device, const IrGraph *gr, 
   LoomStatus st = get_device(ctx, device, &g, &dev, d);
   if (st == LOOM_OK) st = rt_cuda_set_current(g->cu, device, d);
   if (st != LOOM_OK) return st;
+  RtCuStream *stream = rt_gpu_current_stream(ctx, device); /* NULL: the legacy default stream */
   uint64_t *temps = NULL, launched = 0, temp_bytes = 0;
   uint64_t *words = NULL;
   if (s->ntemp > 0) {
@@ -482,13 +650,14 @@ LoomStatus rt_gpu_run_schedule(LoomContext *ctx, int device, const IrGraph *gr, 
       for (int i = 0; i < nd; i++) words[nd + nb + b * nd + i] = (uint64_t)bd->strides[i];
     }
     for (size_t i = (size_t)(nd + nb + nb * nd); i < nwords; i++) words[i] = 0;
-    if (st == LOOM_OK) st = launch_fn(ctx, g, dev, f, ir, words, no, nr, d);
+    if (st == LOOM_OK) st = launch_fn(ctx, g, dev, stream, f, ir, words, no, nr, d);
     if (words != stackw) ctx_free(ctx, words);
     words = NULL;
     if (st == LOOM_OK) launched++;
   }
   if (temps) {
     Diag dd = {.status = LOOM_OK};
+    if (stream) rt_cuda_stream_synchronize(g->cu, stream, &dd); /* see runtime.h: the pool is stream-blind */
     for (int32_t i = 0; i < s->ntemp; i++)
       if (temps[i]) rt_cuda_pool_free(dev->pool, temps[i], &dd);
     ctx_free(ctx, temps);

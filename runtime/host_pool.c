@@ -21,7 +21,7 @@ typedef struct FreeBlock {
 struct RtHostPool {
   LoomContext *ctx;
   pthread_mutex_t lock;
-  size_t cached, limit;
+  size_t cached, limit, used; /* used: bytes handed out and not freed */
   FreeBlock *bins[RT_HOST_POOL_CLASSES];
 };
 
@@ -79,7 +79,16 @@ void rt_host_pool_destroy(RtHostPool *p) {
 
 void *rt_host_alloc(RtHostPool *p, size_t size) {
   if (size == 0) size = 1;
-  if (!p || size < RT_HOST_POOL_MIN) return p ? ctx_alloc(p->ctx, size) : NULL;
+  if (!p) return NULL;
+  if (size < RT_HOST_POOL_MIN) {
+    void *q = ctx_alloc(p->ctx, size);
+    if (q) {
+      pthread_mutex_lock(&p->lock);
+      p->used += size;
+      pthread_mutex_unlock(&p->lock);
+    }
+    return q;
+  }
   size_t csize;
   int c = size_class(size, &csize);
   if (c >= RT_HOST_POOL_CLASSES) return NULL;
@@ -88,6 +97,7 @@ void *rt_host_alloc(RtHostPool *p, size_t size) {
   if (b) {
     p->bins[c] = b->next;
     p->cached -= csize;
+    p->used += csize;
   }
   pthread_mutex_unlock(&p->lock);
   if (b) return b;
@@ -96,6 +106,11 @@ void *rt_host_alloc(RtHostPool *p, size_t size) {
     rt_host_pool_trim(p);
     mem = ctx_alloc(p->ctx, csize);
   }
+  if (mem) {
+    pthread_mutex_lock(&p->lock);
+    p->used += csize;
+    pthread_mutex_unlock(&p->lock);
+  }
   return mem;
 }
 
@@ -103,12 +118,16 @@ void rt_host_free(RtHostPool *p, void *ptr, size_t size) {
   if (!ptr || !p) return;
   if (size == 0) size = 1;
   if (size < RT_HOST_POOL_MIN) {
+    pthread_mutex_lock(&p->lock);
+    p->used -= size <= p->used ? size : p->used;
+    pthread_mutex_unlock(&p->lock);
     ctx_free(p->ctx, ptr);
     return;
   }
   size_t csize;
   int c = size_class(size, &csize);
   pthread_mutex_lock(&p->lock);
+  p->used -= csize <= p->used ? csize : p->used;
   if (c < RT_HOST_POOL_CLASSES && p->cached + csize <= p->limit) {
     FreeBlock *b = ptr;
     b->next = p->bins[c];
@@ -124,6 +143,14 @@ size_t rt_host_pool_cached(RtHostPool *p) {
   if (!p) return 0;
   pthread_mutex_lock(&p->lock);
   size_t n = p->cached;
+  pthread_mutex_unlock(&p->lock);
+  return n;
+}
+
+size_t rt_host_pool_used(RtHostPool *p) {
+  if (!p) return 0;
+  pthread_mutex_lock(&p->lock);
+  size_t n = p->used;
   pthread_mutex_unlock(&p->lock);
   return n;
 }

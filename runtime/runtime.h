@@ -46,6 +46,7 @@ LoomStatus rt_host_pool_create(LoomContext *ctx, RtHostPool **out, Diag *d);
 void rt_host_pool_destroy(RtHostPool *p);
 void rt_host_pool_trim(RtHostPool *p); /* frees every cached block */
 size_t rt_host_pool_cached(RtHostPool *p);
+size_t rt_host_pool_used(RtHostPool *p); /* bytes handed out (class-rounded) and not yet freed */
 void *rt_host_alloc(RtHostPool *p, size_t size); /* 64-byte aligned; NULL on failure */
 void rt_host_free(RtHostPool *p, void *ptr, size_t size);
 
@@ -78,7 +79,28 @@ LoomStatus rt_gpu_memcpy(LoomContext *ctx, LoomDeviceKind dk, int di, void *dst,
                          const void *src, size_t n, Diag *d);
 LoomStatus rt_gpu_pool_stats(LoomContext *ctx, int device, struct RtCuPoolStats *out, Diag *d);
 LoomStatus rt_gpu_kernel(LoomContext *ctx, int device, const KernelIr *k, const RtGpuFn **out, Diag *d);
-const char *rt_gpu_fn_strategy(const RtGpuFn *f); /* "elementwise", "row", "col" */
+const char *rt_gpu_fn_strategy(const RtGpuFn *f);
+LoomStatus rt_gpu_pool_free_all_blocks(LoomContext *ctx, int device, Diag *d); /* synchronizes first */
+
+/* Streams and events of the public API (cuda_backend.c). The current stream is kept per context,
+ * per device and per calling thread (a table in RtGpu under gpu_lock); NULL is the device's legacy
+ * default stream. rt_gpu_run_schedule launches on the current stream and rt_gpu_memcpy copies on it.
+ * Work on a user stream that frees pool blocks (temporaries, split-reduction partials) synchronizes
+ * that stream first: the pool does not track streams, and another stream could be handed the block. */
+struct RtCuStream;
+struct RtCuEvent;
+LoomStatus rt_gpu_stream_create(LoomContext *ctx, int device, struct RtCuStream **out, Diag *d);
+void rt_gpu_stream_destroy(LoomContext *ctx, struct RtCuStream *s); /* also unsets it everywhere */
+LoomStatus rt_gpu_stream_synchronize(LoomContext *ctx, struct RtCuStream *s, Diag *d);
+LoomStatus rt_gpu_stream_use(LoomContext *ctx, int device, struct RtCuStream *s, Diag *d);
+struct RtCuStream *rt_gpu_current_stream(LoomContext *ctx, int device);
+void *rt_cuda_stream_raw(const struct RtCuStream *s); /* the CUstream (cuda.c) */
+LoomStatus rt_gpu_event_create(LoomContext *ctx, int device, struct RtCuEvent **out, Diag *d);
+void rt_gpu_event_destroy(LoomContext *ctx, struct RtCuEvent *e);
+/* s NULL: the calling thread's current stream of the event's device. */
+LoomStatus rt_gpu_event_record(LoomContext *ctx, int device, struct RtCuEvent *e, struct RtCuStream *s, Diag *d);
+LoomStatus rt_gpu_event_synchronize(LoomContext *ctx, struct RtCuEvent *e, Diag *d);
+LoomStatus rt_gpu_event_elapsed(LoomContext *ctx, struct RtCuEvent *a, struct RtCuEvent *b, float *ms, Diag *d); /* "elementwise", "row", "col" */
 /* Runs a schedule on CUDA device `device` (all inputs, outputs and temps there); pinned may be NULL. */
 LoomStatus rt_gpu_run_schedule(LoomContext *ctx, int device, const IrGraph *g, const Schedule *s,
                                const RtGpuFn *const *pinned, void *const *out_data, int32_t nouts, Diag *d);

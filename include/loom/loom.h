@@ -256,6 +256,46 @@ LOOM_API LoomStatus loom_dump(LoomGraph *g, LoomDumpKind kind, int32_t n, const 
                               char **text);
 LOOM_API void loom_free_string(LoomContext *ctx, char *text);
 
+/* ---- user kernels: CuPy's ElementwiseKernel and ReductionKernel -------------------------------------
+ * Snippets are CuPy's C subset (frontend/snippet.h), compiled by loom's own front end into kernel IR,
+ * so they run on every loom backend. Parameter lists use CuPy's syntax ("float32 x, raw T y"); type
+ * placeholders (one capital letter) are bound per call from the dtypes of the given outputs first,
+ * then of the inputs; a call compiles one instantiation per binding (cached on the kernel) and the
+ * kernel code per layout (the context's kernel cache). Errors in a snippet name the kernel, the part
+ * ("map_expr", ...), the line and column, with the source line and a caret.
+ * Arrays: non-raw arguments broadcast together (NumPy rules); raw ones are passed whole and must be
+ * C-contiguous, indexed by flat position (an out-of-range index reads 0 and drops stores). All arrays
+ * of one call must be on one device. */
+typedef struct LoomUserKernel LoomUserKernel;
+/* name: a C identifier ("kernel" if NULL); preamble may be NULL; reduce_dims: merge contiguous dims
+ * (CuPy's reduce_dims; it changes nothing observable but speed). */
+LOOM_API LoomStatus loom_elementwise_kernel_create(LoomContext *ctx, const char *in_params,
+                                                   const char *out_params, const char *operation,
+                                                   const char *name, const char *preamble,
+                                                   int reduce_dims, LoomUserKernel **out);
+/* identity is required (an expression of the reduce type); reduce_type NULL: the first out param's
+ * type. reduce_expr must be associative (CuPy assumes it too): loom splits and reorders the fold. */
+LOOM_API LoomStatus loom_reduction_kernel_create(LoomContext *ctx, const char *in_params,
+                                                 const char *out_params, const char *map_expr,
+                                                 const char *reduce_expr, const char *post_map_expr,
+                                                 const char *identity, const char *name,
+                                                 const char *reduce_type, const char *preamble,
+                                                 int reduce_dims, LoomUserKernel **out);
+LOOM_API void loom_user_kernel_destroy(LoomUserKernel *k);
+/* Numbers of in and out params; *is_reduction 1 for a ReductionKernel (any pointer may be NULL). */
+LOOM_API LoomStatus loom_user_kernel_info(const LoomUserKernel *k, int32_t *nin, int32_t *nout,
+                                          int *is_reduction);
+/* Runs an elementwise kernel: in[nin] (nin = its in params), out[nout] (nout = its out params; an
+ * entry with data NULL is allocated, C-contiguous, on the inputs' device: free it with
+ * loom_array_free). size: -1, or the number of points when every argument is raw. */
+LOOM_API LoomStatus loom_elementwise_kernel_call(LoomUserKernel *k, int32_t nin, const LoomArray *in,
+                                                 int32_t nout, LoomArray *out, int64_t size);
+/* Runs a reduction kernel over axes (naxes 0 with axes NULL: all axes; negative axes count from the
+ * end) of the broadcast inputs; out entries as above (a given out must have the result's shape). */
+LOOM_API LoomStatus loom_reduction_kernel_call(LoomUserKernel *k, int32_t nin, const LoomArray *in,
+                                               int32_t nout, LoomArray *out, int32_t naxes,
+                                               const int32_t *axes, int keepdims);
+
 #ifdef __cplusplus
 }
 #endif

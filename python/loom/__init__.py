@@ -2,8 +2,8 @@
 
 Array operations build a graph; values are computed (fused into as few JIT-compiled kernels as
 possible) when observed: printing, get()/asnumpy(), float()/bool(), NumPy conversion, loom.eval(),
-or when the pending graph grows past a bound (256 nodes; loom.set_graph_bound). This build runs on
-the host CPU; loom.cuda holds host stand-ins for CuPy's device and stream API.
+or when the pending graph grows past a bound (256 nodes; loom.set_graph_bound). Arrays live on the
+current loom.cuda.Device: a CUDA GPU when there is one, else the host (Device(0) stands in for it).
 """
 import contextlib as _contextlib
 
@@ -15,7 +15,9 @@ from ._array import (ndarray, AxisError, asarray, asnumpy, from_dlpack, _UFUNCS,
                      sum, round_)
 from . import _array
 from ._fuse import fuse, Fusion
+from ._kernels import ElementwiseKernel, ReductionKernel  # noqa: F401 (ctypes on libloom for now)
 from . import cuda, linalg
+from .cuda import get_default_memory_pool, get_default_pinned_memory_pool  # noqa: F401 (CuPy exports them)
 
 _core.configure(ndarray, AxisError)
 
@@ -80,7 +82,9 @@ def is_available():
 
 
 def show_config():
-    print(f"loom {__version__}: host backend (LLVM JIT); CUDA: not available in this build")
+    n = cuda.runtime.getDeviceCount()
+    gpus = f"{n} CUDA device(s)" if n else "no CUDA device (arrays live on the host)"
+    print(f"loom {__version__}: host backend (LLVM JIT); {gpus}")
 
 
 # Functions that __array_function__ dispatches to (NumPy name -> loom function).

@@ -9,6 +9,7 @@ Values traced by @loom.fuse ("tracers") cannot be evaluated; their indexing and 
 graph nodes instead.
 """
 import builtins
+import mmap
 import operator
 
 import numpy
@@ -78,7 +79,7 @@ class ndarray(_core.Array):
     def __new__(cls, shape, dtype=float, memptr=None, strides=None, order="C"):
         if memptr is not None or strides is not None or order != "C":
             raise NotImplementedError("loom.ndarray(): memptr, strides and order='F' are not supported")
-        return _core.empty(_shape_tuple(shape), _code(dtype), False)
+        return _core.empty(_shape_tuple(shape), _code(dtype), False, *_cur())
 
     # ---- attributes ------------------------------------------------------------------------------
     @property
@@ -96,7 +97,11 @@ class ndarray(_core.Array):
     @property
     def device(self):
         from . import cuda
-        return cuda.Device(0)
+        return cuda._device_of(self._device)
+
+    @property
+    def _on_gpu(self):
+        return self._device[0] == 1
 
     @property
     def T(self):
@@ -113,13 +118,31 @@ class ndarray(_core.Array):
 
     @property
     def __cuda_array_interface__(self):
-        # CuPy has no host arrays; a loom array on the host has no CUDA memory to describe.
-        raise AttributeError("__cuda_array_interface__: this loom array lives in host memory "
-                             "(no CUDA device is in use); use __dlpack__ or __array__ instead")
+        """Version 3 of the CUDA Array Interface (GPU arrays only). Pending values are evaluated; the
+        stream field is the current loom Stream when one is in use (the consumer orders its reads
+        after it), else None after synchronizing loom's default stream."""
+        if not self._on_gpu:
+            # CuPy has no host arrays; a loom array on the host has no CUDA memory to describe.
+            raise AttributeError("__cuda_array_interface__: this loom array lives in host memory "
+                                 "(no CUDA device is in use); use __dlpack__ or __array__ instead")
+        if self._tracer:
+            raise TypeError("@loom.fuse: a traced value has no memory to describe")
+        from . import cuda
+        _core.eval(self)
+        s = cuda.get_current_stream(self._device[1])
+        stream = s.ptr if s._h is not None else None
+        if stream is None:
+            _core.device_synchronize(*self._device)
+        c = _contig(self.shape, self.strides, self.itemsize, "C")
+        return {"shape": self.shape, "typestr": self.dtype.str, "descr": [("", self.dtype.str)],
+                "data": ((self._ptr or 0) if self.size else 0, False),
+                "strides": None if c else self.strides, "version": 3, "stream": stream}
 
     # ---- observation ---------------------------------------------------------------------------------
     def _np(self):
-        """A zero-copy NumPy view (evaluates a pending array)."""
+        """A zero-copy NumPy view (evaluates a pending array); a host copy for a GPU array."""
+        if self._on_gpu:
+            return numpy.asarray(memoryview(_core.to_device(self, 0, 0)))
         return numpy.asarray(memoryview(self))
 
     def get(self, stream=None, order="C", out=None, blocking=True):
@@ -127,9 +150,14 @@ class ndarray(_core.Array):
         if out is not None:
             out[...] = a
             return out
+        if self._on_gpu and order in ("C", "K", "A"):
+            return a  # already a fresh host copy
         return numpy.array(a, order=order, copy=True)
 
     def __array__(self, dtype=None, copy=None):
+        if self._on_gpu:
+            raise TypeError("Implicit conversion to a NumPy array is not allowed: this loom array is on "
+                            f"{self.device}. Please use `.get()` (or loom.asnumpy) to copy it to the host.")
         a = self._np()
         if dtype is not None and numpy.dtype(dtype) != a.dtype:
             return a.astype(dtype)
@@ -263,9 +291,22 @@ class ndarray(_core.Array):
     def fill(self, value):
         self[...] = value
 
+    def _geometry_base(self):
+        """A NumPy array with this GPU array's shape and strides over untouched anonymous memory
+        (no physical pages): NumPy computes view geometry on it, no data is read."""
+        _core.eval(self)
+        shape, strides, it = self.shape, self.strides, self.itemsize
+        lo = hi = 0
+        if self.size:
+            for n, s in zip(shape, strides):
+                lo += builtins.min(0, (n - 1) * s)
+                hi += builtins.max(0, (n - 1) * s)
+        mm = mmap.mmap(-1, hi - lo + it)
+        return numpy.ndarray(shape, self.dtype, buffer=mm, offset=-lo, strides=strides)
+
     def _numpy_view(self, fn):
         """fn(numpy view) -> the same geometry as a loom view of this array's memory."""
-        base = self._np()
+        base = self._geometry_base() if self._on_gpu else self._np()
         v = fn(base)
         if not isinstance(v, numpy.ndarray):
             v = numpy.asarray(v)
@@ -282,7 +323,7 @@ class ndarray(_core.Array):
             if self._tracer:
                 raise TypeError("@loom.fuse: boolean or integer-array indexing cannot be traced")
             k = _key_to_numpy(key)
-            return _from_numpy(self._np()[k], copy=True)
+            return _from_numpy(self._np()[k], copy=True, device=self._device)
         if self._tracer:
             return _lazy_index(self, key)
         k = key if isinstance(key, tuple) else (key,)
@@ -301,6 +342,11 @@ class ndarray(_core.Array):
                 raise TypeError("@loom.fuse values cannot be stored")
             v = value._np() if isinstance(value, ndarray) else value
             _core.flush()  # pending values read this memory through the graph: compute them first
+            if self._on_gpu:  # through a host copy: the C API has no scatter yet
+                h = self._np()
+                h[k] = v
+                _core.assign(self, _from_numpy(h, copy=True, device=self._device))
+                return
             self._np()[k] = v
             return
         if self._lazy:
@@ -497,13 +543,25 @@ def _lazy_index(x, key):
     return y
 
 
-def _from_numpy(a, copy=True):
+def _cur():
+    """(kind, index) of the current device (see loom.cuda)."""
+    from . import cuda
+    return cuda._current_key()
+
+
+def _from_numpy(a, copy=True, device=None):
+    """A loom array from NumPy data: copy=False is a zero-copy host array; copy=True copies onto
+    `device` ((kind, index); None: the current device)."""
     a = numpy.asarray(a)
     if a.dtype.byteorder not in "=|" or a.dtype not in _CODE:
         _code(a.dtype)  # raises TypeError for unsupported dtypes
         a = a.astype(a.dtype.newbyteorder("="))
     if builtins.any(s % a.itemsize for s in a.strides):
         a = numpy.ascontiguousarray(a)
+    if copy:
+        kind, index = _cur() if device is None else device
+        if kind != 0:
+            return _core.to_device(_core.from_buffer(a, False), kind, index)
     return _core.from_buffer(a, copy)
 
 
@@ -521,8 +579,8 @@ def _operand(x):
         raise TypeError("loom does not support complex numbers")
     if isinstance(x, (numpy.ndarray, list, tuple)):
         return _from_numpy(numpy.asarray(x), copy=True)
-    if hasattr(x, "__dlpack__"):
-        return from_dlpack(x)
+    if hasattr(x, "__cuda_array_interface__") or hasattr(x, "__dlpack__"):
+        return asarray(x)
     raise TypeError(f"loom: unsupported operand type {type(x).__name__}")
 
 
@@ -778,6 +836,10 @@ def count_nonzero(a, axis=None, keepdims=False):
 def array(obj, dtype=None, copy=True, order="K", subok=False, ndmin=0):
     if isinstance(obj, ndarray):
         r = obj.astype(obj.dtype if dtype is None else dtype, copy=copy is not False)
+    elif _has_cai(obj):
+        r = _from_cai(obj)
+        if dtype is not None or copy:
+            r = r.astype(r.dtype if dtype is None else dtype, copy=True)
     elif hasattr(obj, "__dlpack__") and not isinstance(obj, numpy.ndarray):
         r = from_dlpack(obj)
         if dtype is not None or copy:
@@ -790,9 +852,49 @@ def array(obj, dtype=None, copy=True, order="K", subok=False, ndmin=0):
 
 
 def asarray(a, dtype=None, order=None):
+    """Loom arrays as they are; objects with __cuda_array_interface__ or a CUDA __dlpack__ (CuPy,
+    PyTorch) zero-copy; anything else (NumPy, lists) copied onto the current device."""
     if isinstance(a, ndarray):
         return a if dtype is None or numpy.dtype(dtype) == a.dtype else a.astype(dtype)
-    return array(a, dtype, copy=True)
+    if _has_cai(a):
+        r = _from_cai(a)
+    elif hasattr(a, "__dlpack__") and hasattr(a, "__dlpack_device__") and not isinstance(a, numpy.ndarray) \
+            and a.__dlpack_device__()[0] == 2:
+        r = from_dlpack(a)
+    else:
+        return array(a, dtype, copy=True)
+    return r if dtype is None or numpy.dtype(dtype) == r.dtype else r.astype(dtype)
+
+
+def _has_cai(obj):
+    if isinstance(obj, (ndarray, numpy.ndarray)):
+        return False
+    try:
+        return hasattr(obj, "__cuda_array_interface__")
+    except Exception:
+        return False
+
+
+def _from_cai(obj):
+    """A zero-copy loom array over an object's __cuda_array_interface__ (v2 or v3) on the current
+    device; the producer's stream is synchronized first."""
+    from . import cuda
+    cai = obj.__cuda_array_interface__
+    if not cuda._available():
+        raise ValueError("__cuda_array_interface__: this machine has no CUDA device loom can use")
+    if cai.get("mask") is not None:
+        raise NotImplementedError("__cuda_array_interface__: masked arrays are not supported")
+    dt = numpy.dtype(cai["typestr"])
+    if dt.byteorder not in "=|" and dt.newbyteorder("=") != dt:
+        raise TypeError(f"__cuda_array_interface__: byte order of {cai['typestr']} is not native")
+    code = _code(dt.newbyteorder("="))
+    shape = tuple(int(n) for n in cai["shape"])
+    strides = cai.get("strides")
+    ptr = int(cai["data"][0] or 0)
+    dev = cuda.get_device_id()
+    cuda._sync_foreign_stream(cai.get("stream"), dev)
+    return _core.from_pointer(ptr, shape, None if strides is None else tuple(int(s) for s in strides), code,
+                              1, dev, obj)
 
 
 asanyarray = asarray
@@ -810,17 +912,17 @@ def asnumpy(a, stream=None, order="C", out=None, blocking=True):
 
 
 def empty(shape, dtype=float, order="C"):
-    return _core.empty(_shape_tuple(shape), _code(dtype), False)
+    return _core.empty(_shape_tuple(shape), _code(dtype), False, *_cur())
 
 
 def zeros(shape, dtype=float, order="C"):
-    return _core.empty(_shape_tuple(shape), _code(dtype), True)
+    return _core.empty(_shape_tuple(shape), _code(dtype), True, *_cur())
 
 
 def full(shape, fill_value, dtype=None, order="C"):
     if dtype is None:
         dtype = numpy.asarray(fill_value.get() if isinstance(fill_value, ndarray) else fill_value).dtype
-    a = _core.empty(_shape_tuple(shape), _code(dtype), False)
+    a = _core.empty(_shape_tuple(shape), _code(dtype), False, *_cur())
     _core.assign(a, _operand(fill_value))
     return a
 
@@ -874,9 +976,17 @@ def from_dlpack(x, *, device=None, copy=None):
     if not hasattr(x, "__dlpack__"):
         raise TypeError(f"from_dlpack: {type(x).__name__} has no __dlpack__ method")
     dev = x.__dlpack_device__() if hasattr(x, "__dlpack_device__") else (1, 0)
-    if dev[0] != 1:
-        raise BufferError(f"from_dlpack: device type {dev[0]} is not the host (1); only host memory can be "
-                          "imported in this build")
+    if dev[0] not in (1, 2):
+        raise BufferError(f"from_dlpack: device type {dev[0]} is neither the host (1) nor CUDA (2)")
+    if dev[0] == 2:
+        from . import cuda
+        if not cuda._available():
+            raise BufferError("from_dlpack: a CUDA tensor, but this machine has no CUDA device loom can use")
+        # The producer orders its work before the legacy default stream (1); loom then waits for that
+        # stream on the host, so the data is ready whichever stream loom runs on.
+        cap = x.__dlpack__(stream=1)
+        cuda._sync_foreign_stream(1, dev[1])
+        return _core.from_dlpack_capsule(cap)
     try:
         cap = x.__dlpack__(stream=None)
     except TypeError:
@@ -951,7 +1061,8 @@ def can_cast(from_, to, casting="safe"):
 # ---- host fallbacks (computed by NumPy on the host, returned as new loom arrays) --------------------------
 def _host(fn, *arrays, **kw):
     args = [a._np() if isinstance(a, ndarray) else a for a in arrays]
-    return _from_numpy(fn(*args, **kw), copy=True)
+    dev = next((a._device for a in arrays if isinstance(a, ndarray)), None)
+    return _from_numpy(fn(*args, **kw), copy=True, device=dev)
 
 
 def matmul(a, b, out=None):

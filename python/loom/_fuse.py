@@ -44,13 +44,13 @@ class Fusion:
             if isinstance(a, ndarray):
                 if a._tracer:  # called inside another fused function: inline it
                     return self.func(*args)
-                key.append((a._dtype_code, a.shape))
+                key.append((a._dtype_code, a.shape, a._device))
                 arrays.append(a)
                 any_array = True
             elif isinstance(a, numpy.ndarray):
                 _code(a.dtype)
                 la = _from_numpy(a, copy=False)
-                key.append((la._dtype_code, la.shape))
+                key.append((la._dtype_code, la.shape, la._device))
                 arrays.append(la)
                 numpy_in = any_array = True
             elif isinstance(a, (bool, int, float)):

@@ -1,10 +1,21 @@
-"""loom.cuda: CuPy's device, stream, event and memory-pool API.
+"""loom.cuda: CuPy's device, stream, event and memory-pool API over the Loom C API.
 
-This build has the host backend only, so these are host stand-ins with CuPy's signatures: Device(0)
-is the host, streams run in order (synchronize() evaluates every pending array), events record the
-host clock after evaluating pending work, and the memory pool reports loom's live host arrays as 0
-(host memory is returned to the system as soon as an array dies). CuPy code therefore runs unchanged.
+Approach. When loom_device_count reports CUDA devices, Device(n) is GPU n: creation functions and
+asarray place arrays on the current device (a thread-local, set by Device.use() or `with Device(n):`),
+and operations run where their operands live (operands on two devices are a ValueError naming both).
+With no GPU, Device(0) is the host stand-in, so CuPy-style code runs unchanged on a laptop.
+
+Streams and events wrap loom_stream_* / loom_event_* (they exist on the host too and complete at
+once). Loom arrays are lazy: work is enqueued when a value is evaluated, so entering and leaving
+`with stream:` evaluates pending arrays first: what was written inside the block runs on that stream.
+If the linked libloom predates the stream API, streams and events fall back to host stand-ins (the
+host clock, synchronous evaluation) and the memory pool reports 0.
+
+The compute capability is read from the CUDA driver (libcuda, through ctypes): the C API has no call
+for it yet.
 """
+import ctypes
+import threading
 import time
 
 from . import _core
@@ -14,44 +25,144 @@ class CUDARuntimeError(RuntimeError):
     pass
 
 
-_device_stack = []
+_HOST, _CUDA = 0, 1
+_tls = threading.local()
+_count_cache = []
+
+
+def _gpu_count():
+    """Number of CUDA devices loom can use (0 without a driver or GPU), cached."""
+    if not _count_cache:
+        try:
+            n = _core.device_count(_CUDA)
+        except Exception:
+            n = 0
+        _count_cache.append(n)
+    return _count_cache[0]
 
 
 def _available():
-    return False
+    return _gpu_count() > 0
+
+
+def get_device_id():
+    """The id of the current device (0 without a GPU: the host stand-in)."""
+    return getattr(_tls, "device", 0)
+
+
+def _current_key():
+    """(kind, index) of the current device, as loom._core takes it."""
+    return (_CUDA, get_device_id()) if _available() else (_HOST, 0)
+
+
+# ---- the CUDA driver, for what the C API does not expose ---------------------------------------------
+_driver_cache = []
+
+
+def _driver():
+    if not _driver_cache:
+        lib = None
+        try:
+            lib = ctypes.CDLL("libcuda.so.1")
+            if lib.cuInit(0) != 0:
+                lib = None
+        except OSError:
+            lib = None
+        _driver_cache.append(lib)
+    return _driver_cache[0]
+
+
+def _ensure_context(lib, device_id):
+    dev = ctypes.c_int()
+    ctx = ctypes.c_void_p()
+    cur = ctypes.c_void_p()
+    if lib.cuCtxGetCurrent(ctypes.byref(cur)) == 0 and cur.value:
+        return
+    if lib.cuDeviceGet(ctypes.byref(dev), device_id) == 0 and \
+            lib.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), dev) == 0:
+        lib.cuCtxSetCurrent(ctx)
+
+
+def _sync_foreign_stream(stream, device_id=0):
+    """Waits on the host for a producer's CUstream (an int; 1 = legacy default, 2 = per-thread)."""
+    if stream is None or stream == -1:
+        return
+    lib = _driver()
+    if lib is None:
+        return
+    _ensure_context(lib, device_id)
+    rc = lib.cuStreamSynchronize(ctypes.c_void_p(int(stream)))
+    if rc != 0:
+        raise CUDARuntimeError(f"cuStreamSynchronize({stream:#x}) failed with CUDA error {rc}")
 
 
 class Device:
-    """The host device (id 0) standing in for a CUDA device."""
+    """A CUDA device (CuPy's cupy.cuda.Device); the host stand-in (id 0) on a machine with no GPU."""
 
     def __init__(self, device=None):
         if device is None:
-            device = 0
+            device = get_device_id()
         if isinstance(device, Device):
             device = device.id
         device = int(device)
-        if device != 0:
+        n = _gpu_count()
+        if n == 0 and device != 0:
             raise ValueError(f"device {device} is not available: this machine has no CUDA device; loom runs on "
                              "the host, which is Device(0)")
+        if n > 0 and not 0 <= device < n:
+            raise ValueError(f"device {device} is not available: this machine has {n} CUDA device(s) "
+                             f"(ids 0..{n - 1})")
         self.id = device
+        self._prev = []
+
+    @property
+    def _key(self):
+        return (_CUDA, self.id) if _available() else (_HOST, 0)
 
     def use(self):
+        """Makes this the current device of the calling thread."""
+        _tls.device = self.id
         return self
 
     def synchronize(self):
+        """Evaluates pending arrays and waits until the device has finished all of loom's work."""
         _core.flush()
+        _core.device_synchronize(*self._key)
 
     @property
     def compute_capability(self):
-        return "host"
+        """'90' on an H100/H200 (CuPy's format); 'host' for the host stand-in."""
+        if not _available():
+            return "host"
+        lib = _driver()
+        if lib is None:
+            raise CUDARuntimeError("compute_capability: the CUDA driver (libcuda.so.1) cannot be loaded")
+        dev, major, minor = ctypes.c_int(), ctypes.c_int(), ctypes.c_int()
+        if lib.cuDeviceGet(ctypes.byref(dev), self.id) != 0 or \
+                lib.cuDeviceGetAttribute(ctypes.byref(major), 75, dev) != 0 or \
+                lib.cuDeviceGetAttribute(ctypes.byref(minor), 76, dev) != 0:
+            raise CUDARuntimeError(f"compute_capability: the driver could not describe device {self.id}")
+        return f"{major.value}{minor.value}"
+
+    @property
+    def mem_info(self):
+        """(free, total) bytes of the device, from the driver; (0, 0) for the host stand-in."""
+        lib = _driver() if _available() else None
+        if lib is None:
+            return (0, 0)
+        _ensure_context(lib, self.id)
+        free, total = ctypes.c_size_t(), ctypes.c_size_t()
+        if lib.cuMemGetInfo_v2(ctypes.byref(free), ctypes.byref(total)) != 0:
+            raise CUDARuntimeError("mem_info: cuMemGetInfo failed")
+        return (free.value, total.value)
 
     def __enter__(self):
-        _device_stack.append(self)
+        self._prev.append(get_device_id())
+        self.use()
         return self
 
     def __exit__(self, *exc):
-        if _device_stack:
-            _device_stack.pop()
+        _tls.device = self._prev.pop() if self._prev else 0
         return False
 
     def __eq__(self, other):
@@ -63,34 +174,76 @@ class Device:
     def __int__(self):
         return self.id
 
+    def __index__(self):
+        return self.id
+
     def __repr__(self):
+        if _available():
+            return f"<CUDA Device {self.id}>"
         return f"<CUDA Device {self.id} (loom host stand-in)>"
 
 
-def get_device_id():
-    return 0
+def _device_of(key):
+    """The Device object for an array's (kind, index)."""
+    return Device(key[1] if key[0] == _CUDA else 0)
+
+
+# ---- streams -----------------------------------------------------------------------------------------------
+def _stream_stack():
+    s = getattr(_tls, "streams", None)
+    if s is None:
+        s = _tls.streams = {}
+    return s
 
 
 class Stream:
-    """A stream stand-in: work is ordered; synchronize() evaluates pending arrays."""
+    """A CUDA stream (CuPy's cupy.cuda.Stream). Stream.null is loom's default stream of the current
+    device. `with s:` makes s current; pending arrays are evaluated on entry and exit, so that the
+    work written inside the block runs on s."""
 
     null = None
 
     def __init__(self, null=False, non_blocking=False, ptds=False):
-        self.ptr = 0
         self._closed = False
+        self._null = bool(null)
+        self._h = None
+        self.device_id = get_device_id()
+        self._kind = _current_key()
+        self._prev = []
+        if not null and _core.has_stream_api():
+            self._h = _core.stream_create(*self._kind)
 
     def _check(self):
         if self._closed:
             raise ValueError("this stream was closed; create a new loom.cuda.Stream")
 
-    def use(self):
+    @property
+    def ptr(self):
+        """The CUstream handle (0 for the null stream and on the host)."""
         self._check()
+        if self._h is None:
+            return 0
+        return _core.stream_ptr(self._h) or 0
+
+    def _key_now(self):
+        return _current_key() if self._null else self._kind
+
+    def use(self):
+        """Makes this the current stream of its device for the calling thread."""
+        self._check()
+        key = self._key_now()
+        if _core.has_stream_api():
+            _core.stream_use(key[0], key[1], self._h)
+        _stream_stack()[key] = self
         return self
 
     def synchronize(self):
         self._check()
         _core.flush()
+        if self._h is not None:
+            _core.stream_synchronize(self._h)
+        else:
+            _core.device_synchronize(*self._key_now())
 
     def record(self, event=None):
         self._check()
@@ -99,81 +252,182 @@ class Stream:
         return event
 
     def wait_event(self, event):
+        """Later work on this stream waits for event (done on the host: the C API has no
+        stream-waits-event call yet)."""
         self._check()
+        event.synchronize()
 
     @property
     def done(self):
+        self._check()
+        self.synchronize()
         return True
 
     def close(self):
+        """Destroys the stream now (pending work still completes); using it afterwards is an error."""
+        if self._closed:
+            return
+        if get_current_stream() is self:
+            Stream.null.use()
+        if self._h is not None:
+            _core.flush()
+            _core.close_handle(self._h)
         self._closed = True
 
     def __enter__(self):
         self._check()
+        _core.flush()
+        self._prev.append(get_current_stream())
+        self.use()
         return self
 
     def __exit__(self, *exc):
+        _core.flush()
+        prev = self._prev.pop() if self._prev else Stream.null
+        if prev._closed:
+            prev = Stream.null
+        prev.use()
         return False
+
+    def __eq__(self, other):
+        return isinstance(other, Stream) and other is self
+
+    def __hash__(self):
+        return id(self)
+
+    def __repr__(self):
+        if self._null:
+            return "<loom.cuda.Stream null>"
+        return f"<loom.cuda.Stream {self.ptr:#x} (device {self.device_id})>" if not self._closed else \
+            "<loom.cuda.Stream closed>"
 
 
 Stream.null = Stream(null=True)
 
 
-def get_current_stream():
-    return Stream.null
+def get_current_stream(device_id=None):
+    """The calling thread's current stream of the current device (Stream.null unless one is used)."""
+    key = _current_key() if device_id is None else ((_CUDA, int(device_id)) if _available() else (_HOST, 0))
+    s = _stream_stack().get(key, Stream.null)
+    return Stream.null if s._closed else s
 
 
+class ExternalStream(Stream):
+    """A stream made elsewhere (CuPy, PyTorch): accepted for API compatibility; loom synchronizes it
+    on the host where it must order work with it."""
+
+    def __init__(self, ptr, device_id=-1):
+        self._closed = False
+        self._null = False
+        self._h = None
+        self._ext = int(ptr)
+        self.device_id = get_device_id() if device_id < 0 else device_id
+        self._kind = _current_key()
+        self._prev = []
+
+    @property
+    def ptr(self):
+        return self._ext
+
+    def use(self):
+        raise NotImplementedError("loom cannot run its kernels on an external stream yet; use loom.cuda.Stream()")
+
+    def synchronize(self):
+        _sync_foreign_stream(self._ext, self.device_id)
+
+
+# ---- events -------------------------------------------------------------------------------------------------
 class Event:
+    """A CUDA event (CuPy's cupy.cuda.Event): record() evaluates pending arrays, then marks the stream."""
+
     def __init__(self, block=False, disable_timing=False, interprocess=False):
+        self.disable_timing = bool(disable_timing)
+        self._recorded = False
         self._t = None
-        self.disable_timing = disable_timing
+        self._h = _core.event_create(*_current_key()) if _core.has_stream_api() else None
 
     def record(self, stream=None):
         _core.flush()
+        if stream is None:
+            stream = get_current_stream()
+        stream._check()
+        if self._h is not None:
+            _core.event_record(self._h, stream._h)
         self._t = time.perf_counter()
+        self._recorded = True
 
     def synchronize(self):
         _core.flush()
+        if self._h is not None and self._recorded:
+            _core.event_synchronize(self._h)
 
     @property
     def done(self):
+        self.synchronize()
         return True
+
+    @property
+    def ptr(self):
+        return 0
 
 
 def get_elapsed_time(start_event, end_event):
-    """Milliseconds between two recorded events."""
-    if start_event._t is None or end_event._t is None:
-        raise RuntimeError("get_elapsed_time: both events must be recorded first")
+    """Milliseconds between two recorded events (CuPy's cupy.cuda.get_elapsed_time)."""
+    if not start_event._recorded or not end_event._recorded:
+        raise RuntimeError("get_elapsed_time: both events must be recorded first (event.record())")
     if start_event.disable_timing or end_event.disable_timing:
         raise RuntimeError("get_elapsed_time: an event was created with disable_timing=True")
+    if start_event._h is not None and end_event._h is not None:
+        end_event.synchronize()
+        return _core.event_elapsed(start_event._h, end_event._h)
     return (end_event._t - start_event._t) * 1e3
 
 
+# ---- memory pools ------------------------------------------------------------------------------------------
 class MemoryPool:
+    """Figures of loom's caching pool of the current device (the host pool without a GPU)."""
+
+    def _stats(self):
+        if not _core.has_stream_api():
+            return (0, 0)
+        return _core.pool_stats(*_current_key())
+
     def used_bytes(self):
-        return 0
+        return self._stats()[0]
 
     def total_bytes(self):
-        return 0
+        return self._stats()[1]
 
     def free_bytes(self):
-        return 0
+        used, total = self._stats()
+        return total - used
 
     def free_all_blocks(self, stream=None):
-        pass
+        if _core.has_stream_api():
+            _core.pool_free_all(*_current_key())
 
     def n_free_blocks(self):
         return 0
 
     def set_limit(self, size=None, fraction=None):
-        pass
+        raise NotImplementedError("loom's memory pool has no limit setting yet")
 
     def get_limit(self):
         return 0
 
 
+class PinnedMemoryPool(MemoryPool):
+    """loom allocates no pinned host memory: every figure is 0."""
+
+    def _stats(self):
+        return (0, 0)
+
+    def free_all_blocks(self, stream=None):
+        pass
+
+
 _pool = MemoryPool()
-_pinned_pool = MemoryPool()
+_pinned_pool = PinnedMemoryPool()
 
 
 def get_default_memory_pool():
@@ -184,11 +438,28 @@ def get_default_pinned_memory_pool():
     return _pinned_pool
 
 
+def is_available():
+    """True when a CUDA device is usable (CuPy's cupy.cuda.is_available)."""
+    return _available()
+
+
 class runtime:
     @staticmethod
     def getDeviceCount():
-        return 0
+        return _gpu_count()
 
     @staticmethod
     def is_available():
-        return False
+        return _available()
+
+    @staticmethod
+    def getDevice():
+        return get_device_id()
+
+    @staticmethod
+    def setDevice(device):
+        Device(device).use()
+
+    @staticmethod
+    def deviceSynchronize():
+        Device().synchronize()

@@ -319,6 +319,16 @@ int main(int argc, char **argv) {
   LoomArray hs = host_array(LOOM_FLOAT32, 2, sm, false);
   compare("softmax", 1, &hs, b_softmax, NULL, 1e-5);
   free(hs.data);
+  /* the cached row entry at its edges: a warp per row, exact fit (256 x 16), a non-multiple block,
+   * rows past what the kernel's registers allow per block (the three-pass row kernel then) */
+  int64_t smx[6][2] = {{7, 1}, {33, 33}, {20, 4096}, {9, 5000}, {3, 16384}, {2, 16385}};
+  for (int i = 0; i < 6; i++) {
+    LoomArray hx = host_array(LOOM_FLOAT32, 2, smx[i], false);
+    char what[64];
+    snprintf(what, sizeof what, "softmax %lldx%lld", (long long)smx[i][0], (long long)smx[i][1]);
+    compare(what, 1, &hx, b_softmax, NULL, 1e-5);
+    free(hx.data);
+  }
   int64_t sh3[1] = {(1 << 20) + 3};
   LoomArray he[2] = {host_array(LOOM_FLOAT32, 1, sh3, false), host_array(LOOM_FLOAT32, 1, sh3, false)};
   compare("2*x+exp(y)", 2, he, b_expr, NULL, 1e-6); /* libdevice vs SLEEF: a few ulp of the terms */
@@ -399,6 +409,78 @@ int main(int argc, char **argv) {
     rt_gpu_pool_stats(ctx, 0, &after, &d);
     CHECK(after.reuses >= before.reuses + 3, "pool reuses %llu -> %llu", (unsigned long long)before.reuses,
           (unsigned long long)after.reuses);
+  }
+
+  /* streams, events and pool figures of the public API */
+  {
+    LoomStream *st = NULL;
+    LoomEvent *e0 = NULL, *e1 = NULL;
+    CHECK(loom_stream_create(ctx, LOOM_DEVICE_CUDA, 0, &st) == LOOM_OK && st, "stream: %s", loom_last_error(ctx));
+    CHECK(loom_stream_handle(st) != NULL, "stream handle");
+    CHECK(loom_event_create(ctx, LOOM_DEVICE_CUDA, 0, &e0) == LOOM_OK, "event: %s", loom_last_error(ctx));
+    CHECK(loom_event_create(ctx, LOOM_DEVICE_CUDA, 0, &e1) == LOOM_OK, "event: %s", loom_last_error(ctx));
+    CHECK(loom_stream_use(ctx, LOOM_DEVICE_CUDA, 0, st) == LOOM_OK, "use: %s", loom_last_error(ctx));
+    CHECK(rt_gpu_current_stream(ctx, 0) != NULL, "current stream set");
+    /* a split reduction and a multi-kernel graph on the stream, timed by events on it */
+    int64_t sz[1] = {300000};
+    LoomArray h = host_array(LOOM_FLOAT32, 1, sz, false);
+    LoomArray dv = to_device(&h);
+    LoomGraph *g;
+    loom_graph_create(ctx, &g);
+    LoomNode x = input(g, &dv), s, ex;
+    loom_unary(g, LOOM_OP_EXP, x, &ex);
+    loom_reduce(g, LOOM_REDUCE_SUM, ex, 0, NULL, 0, &s);
+    CHECK(loom_event_record(ctx, e0, NULL) == LOOM_OK, "record: %s", loom_last_error(ctx));
+    LoomArray o;
+    memset(&o, 0, sizeof o);
+    CHECK(loom_eval(g, 1, &s, &o) == LOOM_OK, "eval on stream: %s", loom_last_error(ctx));
+    CHECK(loom_event_record(ctx, e1, st) == LOOM_OK, "record: %s", loom_last_error(ctx));
+    CHECK(loom_event_synchronize(ctx, e1) == LOOM_OK, "event sync: %s", loom_last_error(ctx));
+    float ms = -1;
+    CHECK(loom_event_elapsed_ms(ctx, e0, e1, &ms) == LOOM_OK && ms >= 0, "elapsed %g: %s", ms, loom_last_error(ctx));
+    CHECK(loom_stream_synchronize(ctx, st) == LOOM_OK, "stream sync: %s", loom_last_error(ctx));
+    float r = 0;
+    LoomArray back = o;
+    back.device = LOOM_DEVICE_HOST;
+    back.data = &r;
+    CHECK(loom_array_copy(ctx, &back, &o) == LOOM_OK, "copy on stream: %s", loom_last_error(ctx));
+    double ref = 0;
+    for (int64_t i = 0; i < sz[0]; i++) ref += exp(((float *)h.data)[i]);
+    CHECK(fabs(r - ref) <= 1e-4 * fabs(ref), "stream sum %.9g vs %.9g", r, ref);
+    loom_array_free(ctx, &o);
+    loom_graph_destroy(g);
+    /* a stream of another device or kind is refused */
+    CHECK(loom_stream_use(ctx, LOOM_DEVICE_HOST, 0, st) == LOOM_ERR_INVALID_ARGUMENT, "host use of a CUDA stream");
+    CHECK(loom_stream_use(ctx, LOOM_DEVICE_CUDA, 0, NULL) == LOOM_OK, "back to default");
+    CHECK(rt_gpu_current_stream(ctx, 0) == NULL, "current stream cleared");
+    /* destroying the current stream unsets it */
+    CHECK(loom_stream_use(ctx, LOOM_DEVICE_CUDA, 0, st) == LOOM_OK, "use again");
+    loom_event_destroy(ctx, e0);
+    loom_event_destroy(ctx, e1);
+    loom_stream_destroy(ctx, st);
+    CHECK(rt_gpu_current_stream(ctx, 0) == NULL, "destroyed stream unset");
+    LoomEvent *eu = NULL, *ev = NULL;
+    loom_event_create(ctx, LOOM_DEVICE_CUDA, 0, &eu);
+    loom_event_create(ctx, LOOM_DEVICE_CUDA, 0, &ev);
+    CHECK(loom_event_elapsed_ms(ctx, eu, ev, &ms) == LOOM_ERR_INVALID_ARGUMENT, "unrecorded events");
+    loom_event_destroy(ctx, eu);
+    loom_event_destroy(ctx, ev);
+    /* pool figures: used grows by the class size, free_all_blocks leaves total == used */
+    LoomPoolStats p0, p1, p2;
+    CHECK(loom_pool_stats(ctx, LOOM_DEVICE_CUDA, 0, &p0) == LOOM_OK, "pool stats: %s", loom_last_error(ctx));
+    LoomArray a = {.dtype = LOOM_FLOAT32, .ndim = 1, .shape = {1 << 20}, .device = LOOM_DEVICE_CUDA};
+    CHECK(loom_array_alloc(ctx, &a) == LOOM_OK, "alloc");
+    loom_pool_stats(ctx, LOOM_DEVICE_CUDA, 0, &p1);
+    CHECK(p1.used_bytes >= p0.used_bytes + (4u << 20) && p1.total_bytes >= p1.used_bytes, "used %llu -> %llu",
+          (unsigned long long)p0.used_bytes, (unsigned long long)p1.used_bytes);
+    loom_array_free(ctx, &a);
+    CHECK(loom_pool_free_all_blocks(ctx, LOOM_DEVICE_CUDA, 0) == LOOM_OK, "free_all: %s", loom_last_error(ctx));
+    loom_pool_stats(ctx, LOOM_DEVICE_CUDA, 0, &p2);
+    CHECK(p2.total_bytes == p2.used_bytes && p2.used_bytes == p0.used_bytes - 0, "after free_all: used %llu total %llu",
+          (unsigned long long)p2.used_bytes, (unsigned long long)p2.total_bytes);
+    CHECK(loom_stream_create(ctx, LOOM_DEVICE_CUDA, ndev, &st) == LOOM_ERR_INVALID_ARGUMENT, "stream on a missing device");
+    loom_array_free(ctx, &dv);
+    free(h.data);
   }
 
   /* device errors: a missing device, mixed devices */

@@ -903,7 +903,62 @@ static void test_e2e(void) {
   }
 }
 
+/* Streams, events and pool figures on the host: they exist, complete at once, and check devices. */
+static void test_host_streams(void) {
+  LoomContext *ctx = NULL;
+  CHECK(loom_context_create(&ctx) == LOOM_OK);
+  if (!ctx) return;
+  LoomStream *s = NULL;
+  CHECK(loom_stream_create(ctx, LOOM_DEVICE_HOST, 0, &s) == LOOM_OK && s != NULL);
+  CHECK(loom_stream_handle(s) == NULL);
+  CHECK(loom_stream_use(ctx, LOOM_DEVICE_HOST, 0, s) == LOOM_OK);
+  CHECK(loom_stream_synchronize(ctx, s) == LOOM_OK);
+  CHECK(loom_stream_use(ctx, LOOM_DEVICE_HOST, 0, NULL) == LOOM_OK);
+  CHECK(loom_stream_use(ctx, LOOM_DEVICE_HOST, 1, NULL) == LOOM_ERR_INVALID_ARGUMENT);
+  CHECK(strstr(loom_last_error(ctx), "device 0") != NULL);
+  CHECK(loom_stream_use(ctx, (LoomDeviceKind)7, 0, NULL) == LOOM_ERR_UNSUPPORTED);
+  CHECK(loom_stream_create(ctx, LOOM_DEVICE_HOST, 0, NULL) == LOOM_ERR_INVALID_ARGUMENT);
+  LoomEvent *e0 = NULL, *e1 = NULL;
+  CHECK(loom_event_create(ctx, LOOM_DEVICE_HOST, 0, &e0) == LOOM_OK);
+  CHECK(loom_event_create(ctx, LOOM_DEVICE_HOST, 0, &e1) == LOOM_OK);
+  float ms = -1;
+  CHECK(loom_event_elapsed_ms(ctx, e0, e1, &ms) == LOOM_ERR_INVALID_ARGUMENT); /* not recorded */
+  CHECK(loom_event_record(ctx, e0, s) == LOOM_OK);
+  CHECK(loom_event_record(ctx, e1, NULL) == LOOM_OK);
+  CHECK(loom_event_synchronize(ctx, e1) == LOOM_OK);
+  CHECK(loom_event_elapsed_ms(ctx, e0, e1, &ms) == LOOM_OK && ms >= 0 && ms < 1000);
+  CHECK(loom_event_elapsed_ms(ctx, e0, e1, NULL) == LOOM_ERR_INVALID_ARGUMENT);
+  loom_event_destroy(ctx, e0);
+  loom_event_destroy(ctx, e1);
+  loom_event_destroy(ctx, NULL);
+  loom_stream_destroy(ctx, s);
+  loom_stream_destroy(ctx, NULL);
+  /* the host pool: a large array counts as used, then as cached, then is gone after free_all */
+  LoomPoolStats p0, p1, p2, p3;
+  CHECK(loom_pool_stats(ctx, LOOM_DEVICE_HOST, 0, &p0) == LOOM_OK);
+  LoomArray a = {.dtype = LOOM_FLOAT64, .ndim = 1, .shape = {1 << 18}, .device = LOOM_DEVICE_HOST};
+  CHECK(loom_array_alloc(ctx, &a) == LOOM_OK && a.data != NULL);
+  CHECK(loom_pool_stats(ctx, LOOM_DEVICE_HOST, 0, &p1) == LOOM_OK);
+  CHECK(p1.used_bytes >= p0.used_bytes + (2u << 20) && p1.total_bytes >= p1.used_bytes);
+  loom_array_free(ctx, &a);
+  CHECK(loom_pool_stats(ctx, LOOM_DEVICE_HOST, 0, &p2) == LOOM_OK);
+  CHECK(p2.used_bytes == p0.used_bytes && p2.total_bytes >= p0.total_bytes + (2u << 20));
+  CHECK(loom_pool_free_all_blocks(ctx, LOOM_DEVICE_HOST, 0) == LOOM_OK);
+  CHECK(loom_pool_stats(ctx, LOOM_DEVICE_HOST, 0, &p3) == LOOM_OK);
+  CHECK(p3.total_bytes == p3.used_bytes && p3.used_bytes == p0.used_bytes);
+  CHECK(loom_pool_stats(ctx, LOOM_DEVICE_HOST, 0, NULL) == LOOM_ERR_INVALID_ARGUMENT);
+  /* CUDA without a driver: a clear error, not a crash (with one: a stream of a missing device) */
+  int32_t ndev = 0;
+  loom_device_count(ctx, LOOM_DEVICE_CUDA, &ndev);
+  LoomStream *cs = NULL;
+  LoomStatus st = loom_stream_create(ctx, LOOM_DEVICE_CUDA, ndev, &cs);
+  CHECK(st != LOOM_OK && cs == NULL && strstr(loom_last_error(ctx), "CUDA") != NULL);
+  CHECK(loom_pool_free_all_blocks(ctx, LOOM_DEVICE_CUDA, ndev) != LOOM_OK);
+  loom_context_destroy(ctx);
+}
+
 int main(void) {
+  test_host_streams();
   test_pool();
   test_cache();
   test_schedule_fake(1);

@@ -3,6 +3,10 @@ import numpy as np
 import pytest
 
 import loom
+
+# Host-array semantics (NumPy views, host DLPack): on a GPU machine arrays live on the GPU, where
+# CuPy's rules apply instead (tests/python/test_gpu.py covers them).
+HOST_ONLY = pytest.mark.skipif(loom.cuda.is_available(), reason="host arrays only; see test_gpu.py")
 from conftest import check, sample
 
 
@@ -103,6 +107,7 @@ def test_setitem_broadcast():
         a[0] = loom.ones(3)
 
 
+@HOST_ONLY
 def test_numpy_interop():
     a = sample((3, 4), "float32")
     la = loom.asarray(a)
@@ -115,6 +120,7 @@ def test_numpy_interop():
     assert loom.is_available()
 
 
+@HOST_ONLY
 def test_dlpack_roundtrip():
     a = sample((3, 4), "int16")
     la = loom.from_dlpack(a)
@@ -130,6 +136,7 @@ def test_dlpack_roundtrip():
     check(b, np.arange(6.0)[::2])
 
 
+@HOST_ONLY
 def test_cuda_array_interface_absent():
     with pytest.raises(AttributeError):
         loom.ones(3).__cuda_array_interface__

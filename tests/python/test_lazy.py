@@ -5,6 +5,10 @@ import numpy as np
 import pytest
 
 import loom
+
+# Host-array semantics (NumPy views, host DLPack): on a GPU machine arrays live on the GPU, where
+# CuPy's rules apply instead (tests/python/test_gpu.py covers them).
+HOST_ONLY = pytest.mark.skipif(loom.cuda.is_available(), reason="host arrays only; see test_gpu.py")
 from conftest import check, sample
 
 
@@ -135,6 +139,7 @@ def test_view_of_pending_sees_writes():
     check(t, np.full((3, 2), 3.0))
 
 
+@HOST_ONLY
 def test_memory_does_not_grow():
     import tracemalloc
     a = loom.asarray(sample((1000,), "float64"))

@@ -1,0 +1,339 @@
+/* test_user_kernel.c: user kernels end to end (runtime/user_kernel.c, codegen/snippet.c) on the host.
+ *
+ * Approach: CuPy's user-guide examples (squared difference with concrete and generic types, the
+ * reversed add with raw and _ind.size(), the L2 norm along an axis) and snippets with control flow,
+ * each compared with the same computation written as loops right here; reductions on shapes that
+ * take every host strategy (inner, outer, split); errors whose first line is pinned.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "loom/loom.h"
+
+static int passed, failed;
+#define CHECK(cond, ...)                                   \
+  do {                                                     \
+    if (cond) passed++;                                    \
+    else {                                                 \
+      failed++;                                            \
+      fprintf(stderr, "%s:%d: FAIL: ", __FILE__, __LINE__); \
+      fprintf(stderr, __VA_ARGS__);                        \
+      fputc('\n', stderr);                                 \
+    }                                                      \
+  } while (0)
+
+static LoomContext *ctx;
+
+static LoomArray arr(void *data, LoomDType t, int ndim, const int64_t *shape) {
+  LoomArray a;
+  memset(&a, 0, sizeof a);
+  a.data = data;
+  a.dtype = t;
+  a.ndim = ndim;
+  int64_t s = 1;
+  for (int i = ndim - 1; i >= 0; i--) {
+    a.shape[i] = shape[i];
+    a.strides[i] = s;
+    s *= shape[i];
+  }
+  return a;
+}
+
+static LoomArray none(void) {
+  LoomArray a;
+  memset(&a, 0, sizeof a);
+  return a;
+}
+
+static void first_line(char *buf, size_t n, const char *s) {
+  snprintf(buf, n, "%s", s);
+  char *nl = strchr(buf, '\n');
+  if (nl) *nl = 0;
+}
+
+static void test_squared_diff(void) {
+  LoomUserKernel *k = NULL;
+  LoomStatus st = loom_elementwise_kernel_create(ctx, "float32 x, float32 y", "float32 z", "z = (x - y) * (x - y)",
+                                                 "squared_diff", NULL, 1, &k);
+  CHECK(st == LOOM_OK, "create: %s", loom_last_error(ctx));
+  if (st) return;
+  float x[10], y[5];
+  for (int i = 0; i < 10; i++) x[i] = (float)i;
+  for (int i = 0; i < 5; i++) y[i] = (float)(2 * i) - 1.5f;
+  LoomArray in[2] = {arr(x, LOOM_FLOAT32, 2, (int64_t[]){2, 5}), arr(y, LOOM_FLOAT32, 1, (int64_t[]){5})};
+  LoomArray out[1] = {none()};
+  st = loom_elementwise_kernel_call(k, 2, in, 1, out, -1);
+  CHECK(st == LOOM_OK, "call: %s", loom_last_error(ctx));
+  if (!st) {
+    CHECK(out[0].ndim == 2 && out[0].shape[0] == 2 && out[0].shape[1] == 5 && out[0].dtype == LOOM_FLOAT32, "shape");
+    const float *z = out[0].data;
+    int bad = 0;
+    for (int i = 0; i < 10; i++) {
+      float dd = x[i] - y[i % 5];
+      bad += z[i] != dd * dd;
+    }
+    CHECK(bad == 0, "squared_diff: %d wrong", bad);
+    loom_array_free(ctx, &out[0]);
+  }
+  loom_user_kernel_destroy(k);
+}
+
+static void test_squared_diff_generic(void) {
+  LoomUserKernel *k = NULL;
+  LoomStatus st = loom_elementwise_kernel_create(ctx, "T x, T y", "T z", "z = (x - y) * (x - y)", "squared_diff_generic",
+                                                 NULL, 1, &k);
+  CHECK(st == LOOM_OK, "create: %s", loom_last_error(ctx));
+  if (st) return;
+  /* float64 */
+  double x[10], y[10];
+  for (int i = 0; i < 10; i++) x[i] = i * 0.5, y[i] = 9 - i;
+  LoomArray in[2] = {arr(x, LOOM_FLOAT64, 1, (int64_t[]){10}), arr(y, LOOM_FLOAT64, 1, (int64_t[]){10})};
+  LoomArray out[1] = {none()};
+  st = loom_elementwise_kernel_call(k, 2, in, 1, out, -1);
+  CHECK(st == LOOM_OK && out[0].dtype == LOOM_FLOAT64, "call f64: %s", loom_last_error(ctx));
+  if (!st) {
+    int bad = 0;
+    for (int i = 0; i < 10; i++) bad += ((double *)out[0].data)[i] != (x[i] - y[i]) * (x[i] - y[i]);
+    CHECK(bad == 0, "generic f64: %d wrong", bad);
+    loom_array_free(ctx, &out[0]);
+  }
+  /* int32, output given (binds T first) */
+  int32_t xi[6] = {1, -2, 3, 100000, -5, 7}, yi[6] = {0, 2, -3, -100000, 5, 7}, zi[6];
+  LoomArray ini[2] = {arr(xi, LOOM_INT32, 1, (int64_t[]){6}), arr(yi, LOOM_INT32, 1, (int64_t[]){6})};
+  LoomArray outi[1] = {arr(zi, LOOM_INT32, 1, (int64_t[]){6})};
+  st = loom_elementwise_kernel_call(k, 2, ini, 1, outi, -1);
+  CHECK(st == LOOM_OK, "call i32: %s", loom_last_error(ctx));
+  int bad = 0;
+  for (int i = 0; i < 6; i++) {
+    uint32_t dd = (uint32_t)xi[i] - (uint32_t)yi[i];
+    bad += zi[i] != (int32_t)(dd * dd);
+  }
+  CHECK(bad == 0, "generic i32 (wrapping): %d wrong", bad);
+  /* mismatched T */
+  LoomArray mix[2] = {arr(x, LOOM_FLOAT64, 1, (int64_t[]){6}), arr(yi, LOOM_INT32, 1, (int64_t[]){6})};
+  LoomArray o2[1] = {none()};
+  st = loom_elementwise_kernel_call(k, 2, mix, 1, o2, -1);
+  char line[512];
+  first_line(line, sizeof line, loom_last_error(ctx));
+  CHECK(st == LOOM_ERR_DTYPE &&
+            !strcmp(line, "squared_diff_generic: type is mismatched: T is float64 from an earlier argument but 'y' is int32"),
+        "mismatch: %d %s", st, line);
+  loom_user_kernel_destroy(k);
+}
+
+static void test_reversed_add(void) {
+  LoomUserKernel *k = NULL;
+  LoomStatus st = loom_elementwise_kernel_create(ctx, "raw T x", "T y", "y = x[i] + x[_ind.size() - i - 1]",
+                                                 "add_reverse", NULL, 1, &k);
+  CHECK(st == LOOM_OK, "create: %s", loom_last_error(ctx));
+  if (st) return;
+  float x[1000], y[1000];
+  for (int i = 0; i < 1000; i++) x[i] = (float)i * 0.25f;
+  LoomArray in[1] = {arr(x, LOOM_FLOAT32, 1, (int64_t[]){1000})};
+  LoomArray out[1] = {arr(y, LOOM_FLOAT32, 1, (int64_t[]){1000})};
+  st = loom_elementwise_kernel_call(k, 1, in, 1, out, -1);
+  CHECK(st == LOOM_OK, "call: %s", loom_last_error(ctx));
+  int bad = 0;
+  for (int i = 0; i < 1000; i++) bad += y[i] != x[i] + x[999 - i];
+  CHECK(bad == 0, "reversed add: %d wrong", bad);
+  loom_user_kernel_destroy(k);
+
+  /* all raw: size gives the points; out-of-range reads give 0 */
+  st = loom_elementwise_kernel_create(ctx, "raw float32 x", "raw float32 y", "y[i] = x[i + 1] * 2", "shift", NULL, 1, &k);
+  CHECK(st == LOOM_OK, "create: %s", loom_last_error(ctx));
+  if (st) return;
+  memset(y, 0, sizeof y);
+  LoomArray in2[1] = {arr(x, LOOM_FLOAT32, 1, (int64_t[]){10})};
+  LoomArray out2[1] = {arr(y, LOOM_FLOAT32, 1, (int64_t[]){10})};
+  st = loom_elementwise_kernel_call(k, 1, in2, 1, out2, 10);
+  CHECK(st == LOOM_OK, "call raw: %s", loom_last_error(ctx));
+  bad = 0;
+  for (int i = 0; i < 10; i++) bad += y[i] != (i + 1 < 10 ? x[i + 1] * 2 : 0.0f);
+  CHECK(bad == 0, "raw shift: %d wrong", bad);
+  st = loom_elementwise_kernel_call(k, 1, in2, 1, out2, -1);
+  char line[512];
+  first_line(line, sizeof line, loom_last_error(ctx));
+  CHECK(st == LOOM_ERR_INVALID_ARGUMENT && !strcmp(line, "shift: every argument is raw: pass size (the number of points)"),
+        "no size: %s", line);
+  loom_user_kernel_destroy(k);
+}
+
+/* ReductionKernel L2 norm along axis 1 of (rows, cols), and other axes. */
+static void test_l2norm(int64_t rows, int64_t cols) {
+  LoomUserKernel *k = NULL;
+  LoomStatus st = loom_reduction_kernel_create(ctx, "T x", "T y", "x * x", "a + b", "y = sqrt(a)", "0", "l2norm", NULL,
+                                               NULL, 1, &k);
+  CHECK(st == LOOM_OK, "create: %s", loom_last_error(ctx));
+  if (st) return;
+  size_t n = (size_t)(rows * cols);
+  double *x = malloc(n * sizeof *x);
+  for (size_t i = 0; i < n; i++) x[i] = (double)((i * 7919) % 13) - 6;
+  LoomArray in[1] = {arr(x, LOOM_FLOAT64, 2, (int64_t[]){rows, cols})};
+  for (int axis = -1; axis <= 1; axis++) {
+    LoomArray out[1] = {none()};
+    int32_t ax = axis;
+    st = loom_reduction_kernel_call(k, 1, in, 1, out, axis < 0 ? 0 : 1, axis < 0 ? NULL : &ax, axis == 0);
+    CHECK(st == LOOM_OK, "call axis %d: %s", axis, loom_last_error(ctx));
+    if (st) continue;
+    int64_t no = axis < 0 ? 1 : axis == 0 ? cols : rows;
+    int bad = 0;
+    for (int64_t o = 0; o < no; o++) {
+      double s = 0;
+      if (axis < 0) for (size_t i = 0; i < n; i++) s += x[i] * x[i];
+      else if (axis == 1) for (int64_t c = 0; c < cols; c++) s += x[o * cols + c] * x[o * cols + c];
+      else for (int64_t r = 0; r < rows; r++) s += x[r * cols + o] * x[r * cols + o];
+      double got = ((double *)out[0].data)[o];
+      if (fabs(got - sqrt(s)) > 1e-12 * (1 + sqrt(s))) bad++;
+    }
+    CHECK(bad == 0, "l2norm %lldx%lld axis %d: %d wrong", (long long)rows, (long long)cols, axis, bad);
+    if (axis == 0) CHECK(out[0].ndim == 2 && out[0].shape[0] == 1 && out[0].shape[1] == cols, "keepdims shape");
+    loom_array_free(ctx, &out[0]);
+  }
+  free(x);
+  loom_user_kernel_destroy(k);
+}
+
+/* A user combiner that is not a sum: max with argument-free identity, int32 in, float32 reduce type. */
+static void test_reduce_custom(void) {
+  LoomUserKernel *k = NULL;
+  LoomStatus st = loom_reduction_kernel_create(ctx, "int32 x", "float64 y", "x < 0 ? -x : x", "max(a, b)", "y = a + 0.5",
+                                               "-1", "absmax", "int32", NULL, 1, &k);
+  CHECK(st == LOOM_OK, "create: %s", loom_last_error(ctx));
+  if (st) return;
+  int32_t x[3 * 7];
+  for (int i = 0; i < 21; i++) x[i] = (i * 37) % 23 - 11;
+  LoomArray in[1] = {arr(x, LOOM_INT32, 2, (int64_t[]){3, 7})};
+  double y[3];
+  LoomArray out[1] = {arr(y, LOOM_FLOAT64, 1, (int64_t[]){3})};
+  int32_t ax = 1;
+  st = loom_reduction_kernel_call(k, 1, in, 1, out, 1, &ax, 0);
+  CHECK(st == LOOM_OK, "call: %s", loom_last_error(ctx));
+  int bad = 0;
+  for (int r = 0; r < 3; r++) {
+    int m = -1;
+    for (int c = 0; c < 7; c++) m = abs(x[r * 7 + c]) > m ? abs(x[r * 7 + c]) : m;
+    bad += y[r] != m + 0.5;
+  }
+  CHECK(bad == 0, "absmax: %d wrong", bad);
+  /* empty reduction: identity then post */
+  LoomArray in0[1] = {arr(x, LOOM_INT32, 2, (int64_t[]){3, 0})};
+  st = loom_reduction_kernel_call(k, 1, in0, 1, out, 1, &ax, 0);
+  CHECK(st == LOOM_OK && y[0] == -0.5 && y[2] == -0.5, "empty: %s %g", loom_last_error(ctx), y[0]);
+  loom_user_kernel_destroy(k);
+}
+
+/* Control flow: loops, break/continue, ternaries, integer / and %, helpers from the preamble. */
+static void test_control_flow(void) {
+  LoomUserKernel *k = NULL;
+  const char *pre = "__device__ int collatz(int v) { int n = 0; while (v > 1 && n < 1000) { v = (v % 2) ? 3 * v + 1 : v / 2; n++; } return n; }";
+  const char *op =
+      "int s = 0;\n"
+      "for (int j = 0; j < x; j++) { if (j % 3 == 0) continue; if (j > 50) break; s += j; }\n"
+      "a = s;\n"
+      "b = collatz(x + 1);\n"
+      "if (x & 1) c = x / (x - 5); /* x == 5: 0 */\n"
+      "d = (x > 10 && x / (x - 11) > 0) || x == 3 ? 1.5 : -2.0;";
+  LoomStatus st = loom_elementwise_kernel_create(ctx, "int32 x", "int32 a, int32 b, int32 c, float32 d", op, "flow", pre,
+                                                 1, &k);
+  CHECK(st == LOOM_OK, "create: %s", loom_last_error(ctx));
+  if (st) return;
+  enum { N = 64 };
+  int32_t x[N], a[N], b[N], c[N];
+  float dd[N];
+  for (int i = 0; i < N; i++) x[i] = i, c[i] = -7;
+  LoomArray in[1] = {arr(x, LOOM_INT32, 1, (int64_t[]){N})};
+  LoomArray out[4] = {arr(a, LOOM_INT32, 1, (int64_t[]){N}), arr(b, LOOM_INT32, 1, (int64_t[]){N}),
+                      arr(c, LOOM_INT32, 1, (int64_t[]){N}), arr(dd, LOOM_FLOAT32, 1, (int64_t[]){N})};
+  st = loom_elementwise_kernel_call(k, 1, in, 4, out, -1);
+  CHECK(st == LOOM_OK, "call: %s", loom_last_error(ctx));
+  int bad = 0;
+  for (int i = 0; i < N; i++) {
+    int s = 0;
+    for (int j = 0; j < i; j++) {
+      if (j % 3 == 0) continue;
+      if (j > 50) break;
+      s += j;
+    }
+    int v = i + 1, n = 0;
+    while (v > 1 && n < 1000) v = (v % 2) ? 3 * v + 1 : v / 2, n++;
+    int cc = (i & 1) ? (i - 5 == 0 ? 0 : i / (i - 5)) : -7; /* unwritten outputs keep their value */
+    float df = ((i > 10 && (i - 11 != 0 ? i / (i - 11) : 0) > 0) || i == 3) ? 1.5f : -2.0f;
+    if (a[i] != s || b[i] != n || c[i] != cc || dd[i] != df) {
+      if (bad < 5) fprintf(stderr, "flow x=%d: a %d/%d b %d/%d c %d/%d d %g/%g\n", i, a[i], s, b[i], n, c[i], cc, dd[i], df);
+      bad++;
+    }
+  }
+  CHECK(bad == 0, "control flow: %d wrong", bad);
+  loom_user_kernel_destroy(k);
+}
+
+/* Big enough for the parallel and split paths; results compared with serial loops. */
+static void test_large(void) {
+  LoomUserKernel *k = NULL;
+  LoomStatus st = loom_reduction_kernel_create(ctx, "float32 x", "float32 y", "x", "a + b", "y = a", "0", "usum", NULL,
+                                               NULL, 1, &k);
+  CHECK(st == LOOM_OK, "create: %s", loom_last_error(ctx));
+  if (st) return;
+  int64_t n = 1 << 22;
+  float *x = malloc((size_t)n * sizeof *x);
+  for (int64_t i = 0; i < n; i++) x[i] = (float)(i % 17);
+  LoomArray in[1] = {arr(x, LOOM_FLOAT32, 1, &n)};
+  float y = 0;
+  LoomArray out[1] = {arr(&y, LOOM_FLOAT32, 0, NULL)};
+  st = loom_reduction_kernel_call(k, 1, in, 1, out, 0, NULL, 0);
+  double ref = 0;
+  for (int64_t i = 0; i < n; i++) ref += x[i];
+  CHECK(st == LOOM_OK && fabs(y - ref) <= 1e-5 * ref, "large sum: %s %g vs %g", loom_last_error(ctx), y, ref);
+  loom_user_kernel_destroy(k);
+  free(x);
+}
+
+static void test_errors(void) {
+  LoomUserKernel *k = NULL;
+  char line[512];
+  LoomStatus st = loom_elementwise_kernel_create(ctx, "float32 x", "float32 y", "y = x + ;", "bad", NULL, 1, &k);
+  first_line(line, sizeof line, loom_last_error(ctx));
+  CHECK(st == LOOM_ERR_INVALID_ARGUMENT && !strncmp(line, "bad:1:", 6), "syntax error: %d %s", st, line);
+  CHECK(strchr(loom_last_error(ctx), '^') != NULL, "caret: %s", loom_last_error(ctx));
+  st = loom_reduction_kernel_create(ctx, "T x", "T y", "x", "a + b", "y = a", NULL, "noid", NULL, NULL, 1, &k);
+  first_line(line, sizeof line, loom_last_error(ctx));
+  CHECK(st == LOOM_ERR_UNSUPPORTED &&
+            !strcmp(line, "noid: loom's ReductionKernel needs an identity (the value of an empty reduction, e.g. '0')"),
+        "identity: %s", line);
+  st = loom_elementwise_kernel_create(ctx, "T x", "T y", "y = undefined_name * x", "undef", NULL, 1, &k);
+  CHECK(st == LOOM_OK, "placeholders defer compilation");
+  if (!st) {
+    float x[3] = {1, 2, 3};
+    LoomArray in[1] = {arr(x, LOOM_FLOAT32, 1, (int64_t[]){3})};
+    LoomArray out[1] = {none()};
+    st = loom_elementwise_kernel_call(k, 1, in, 1, out, -1);
+    first_line(line, sizeof line, loom_last_error(ctx));
+    CHECK(st == LOOM_ERR_INVALID_ARGUMENT && !strncmp(line, "undef:1:5: error:", 17), "undefined: %s", line);
+    CHECK(out[0].data == NULL, "no output left allocated");
+    LoomArray in2[1] = {arr(x, LOOM_FLOAT32, 1, (int64_t[]){3})};
+    LoomArray bad_out[1] = {arr(x, LOOM_FLOAT32, 1, (int64_t[]){2})};
+    st = loom_elementwise_kernel_call(k, 1, in2, 1, bad_out, -1);
+    CHECK(st != LOOM_OK, "shape mismatch rejected");
+    loom_user_kernel_destroy(k);
+  }
+}
+
+int main(void) {
+  if (loom_context_create(&ctx) != LOOM_OK) return 1;
+  test_squared_diff();
+  test_squared_diff_generic();
+  test_reversed_add();
+  test_l2norm(3, 4);
+  test_l2norm(1000, 3);
+  test_l2norm(3, 100000);
+  test_l2norm(700, 900);
+  test_reduce_custom();
+  test_control_flow();
+  test_large();
+  test_errors();
+  loom_context_destroy(ctx);
+  printf("%d passed, %d failed\n", passed, failed);
+  return failed != 0;
+}
