@@ -65,6 +65,24 @@ typedef struct CgGpuKernel {
    * size that is a multiple of 32; the launcher uses it when 0 < nr <= blockDim * cache_k. */
   char cached[64];
   int32_t cache_k;
+  /* ROW only, 16-byte vector variants (every loaded buffer contiguous along the last dim, no user
+   * snippet; "" / 0 when absent). The launcher uses them only when every buffer whose layout is
+   * contiguous along the last dim has a base address that is a multiple of lanes * its dtype size
+   * and O strides that are multiples of lanes, and (cachedv) nr % lanes == 0:
+   *   partv (part_lanes points per load; 1-d full reductions [REDUCE] or [REDUCE, FINAL]): `part`
+   *     with vector loads: grid-stride over the nparts parts on blockIdx.x (any grid), each part a
+   *     balanced range of the nr / lanes vectors (the last part also takes the nr % lanes tail);
+   *     the same nparts and block give the same bits; `finish` as for `part`.
+   *   cachedv (cache_lanes points per load; one R dim): `cached` whose thread holds the points
+   *     (tid + g * blockDim) * lanes + l (g < cache_k / lanes), loaded and (MAP stores contiguous
+   *     along R) stored as vectors. */
+  char partv[64], cachedv[64];
+  int32_t part_lanes, cache_lanes;
+  /* With `part`: `finish` with one block per O point (grid-stride on blockIdx.x, any multiple of
+   * 32 threads): thread t folds parts t, t + blockDim, ... in order, then the block combines the
+   * threads' values in a fixed tree; the same nparts and block give the same bits. For few O
+   * points with many parts. */
+  char finishb[64];
   char *ptx;         /* NUL-terminated PTX (ctx_alloc'ed) */
   size_t ptx_size;   /* strlen(ptx) */
 } CgGpuKernel;
@@ -103,5 +121,31 @@ const char *cg_host_describe(CgTarget *t);
 LoomStatus cg_nvptx_target_create(LoomContext *ctx, int sm_major, int sm_minor, CgTarget **out, Diag *d);
 /* "LLVM 19.1.7 nvptx sm_90 ptx78": goes into cache keys. */
 const char *cg_nvptx_describe(CgTarget *t);
+
+/* ---- raw LLVM IR for user kernels (codegen/nvptx_raw.c; RawModule, runtime/raw_kernel.c) ----------
+ * A parameter of a kernel entry as the launcher checks it. Kinds: POINTER (a device address), INT and
+ * FLOAT (a scalar of `size` bytes), INT_OR_POINTER (8 bytes: a PTX .u64/.s64 without .ptr), ANY (only
+ * the size is known: an aggregate passed by value, an untyped PTX .b32/.b64, a cubin's param info). */
+enum { CG_RAW_POINTER = 0, CG_RAW_INT = 1, CG_RAW_FLOAT = 2, CG_RAW_INT_OR_POINTER = 3, CG_RAW_ANY = 4 };
+#define CG_RAW_MAX_PARAMS 256
+typedef struct CgRawParam {
+  int32_t kind;
+  int32_t size; /* bytes */
+} CgRawParam;
+typedef struct CgRawEntry {
+  char *name; /* ctx_alloc'ed */
+  int32_t nparams;
+  CgRawParam *params; /* nparams entries, ctx_alloc'ed (NULL when nparams is 0) */
+} CgRawEntry;
+/* Parses an LLVM IR module (text, or bitcode when `bitcode`), lists its kernel entries (functions
+ * marked by !nvvm.annotations "kernel" or the ptx_kernel calling convention) with their parameters,
+ * links libdevice when it calls __nv_* functions (as cg_nvptx_target_create finds it), optimizes it
+ * (O3) and emits PTX for sm_<sm> (e.g. 90; LLVM 19 knows up to 90). *ptx (NUL-terminated) and
+ * *entries are ctx_alloc'ed: free them with ctx_free and cg_raw_entries_free. Needs no GPU.
+ * Errors: LOOM_ERR_INVALID_ARGUMENT for IR that does not parse or verify (LLVM's message),
+ * LOOM_ERR_UNSUPPORTED without an NVPTX backend or libdevice. */
+LoomStatus cg_nvptx_compile_llvm(LoomContext *ctx, const void *code, size_t size, bool bitcode, int sm,
+                                 char **ptx, CgRawEntry **entries, int32_t *nentries, Diag *d);
+void cg_raw_entries_free(LoomContext *ctx, CgRawEntry *entries, int32_t n);
 
 #endif /* LOOM_CODEGEN_H */

@@ -73,6 +73,7 @@ typedef struct Lower {
 #define GPU_UNROLL 8     /* independent accumulators (loads in flight) per thread in ROW reductions */
 #define GPU_CACHE_K 16   /* points per thread held in registers by the cached ROW entry */
 #define GPU_CACHE_BUFS 4 /* at most this many loaded buffers for the cached entry */
+#define GPU_VEC_MAXBUF 8 /* vector reduction entries: at most this many buffers / stores */
 
 static int instr_nsrc(const KInstr *in) {
   switch (in->kind) {
@@ -1288,12 +1289,13 @@ static void store_partial(Lower *L, LLVMValueRef ptr) {
     LLVMBuildStore(L->m.b, L->accidx[0], LLVMBuildGEP2(L->m.b, LLVMInt8TypeInContext(L->m.c), ptr, &eight, 1, ""));
 }
 
-enum { GPU_ELEM, GPU_ELEMV, GPU_MAIN, GPU_PART, GPU_FINISH, GPU_CACHED };
+enum { GPU_ELEM, GPU_ELEMV, GPU_MAIN, GPU_PART, GPU_FINISH, GPU_CACHED, GPU_PARTV, GPU_FINISHB };
 
 typedef struct GpuEntry {
   int which;
   bool row;
   int acc_size;
+  int lanes; /* GPU_PARTV, GPU_CACHED: points per 16-byte vector load (0 or 1: scalar loads) */
   LLVMValueRef no, nr, nparts, partials; /* index type; partials: ptr addrspace(1) */
   LLVMValueRef tid, bdim;
 } GpuEntry;
@@ -1366,7 +1368,8 @@ static void gpu_red_item(Lower *L, LLVMValueRef item, void *arg) {
   gpu_offsets(L, o, 0, k->nkeep, NULL, L->ooff);
   for (int p = 0; p < k->nphase; p++) L->acc[p] = L->accidx[p] = NULL;
   LLVMValueRef zero = iconst_i(L, 0), one = iconst_i(L, 1);
-  if (e->which == GPU_FINISH) {
+  if (e->which == GPU_FINISH || e->which == GPU_FINISHB) { /* FINISHB: one block per O point */
+    bool blk = e->which == GPU_FINISHB;
     const KPhase *ph = &k->phases[0];
     LoomDType vt = red_value_dtype(k, ph);
     LLVMTypeRef vty = cg_reg_type(&L->m, vt);
@@ -1374,7 +1377,7 @@ static void gpu_red_item(Lower *L, LLVMValueRef item, void *arg) {
     LLVMBuildStore(b, red_identity(L, ph->reduce_op, vt), accv);
     LLVMBuildStore(b, cg_i64(&L->m, GPU_EMPTY_INDEX), acci);
     LLVMValueRef pv = entry_alloca(L, L->ity, "p");
-    LLVMBuildStore(b, zero, pv);
+    LLVMBuildStore(b, blk ? e->tid : zero, pv);
     LLVMBasicBlockRef head = new_bb(L, "fin.head"), body = new_bb(L, "fin.body"), done = new_bb(L, "fin.done");
     LLVMBuildBr(b, head);
     LLVMPositionBuilderAtEnd(b, head);
@@ -1391,12 +1394,24 @@ static void gpu_red_item(Lower *L, LLVMValueRef item, void *arg) {
     gpu_combine(L, ph, vt, &a, &ai, v, vi, true);
     LLVMBuildStore(b, a, accv);
     LLVMBuildStore(b, ai, acci);
-    LLVMBuildStore(b, LLVMBuildAdd(b, p, one, ""), pv);
+    LLVMBuildStore(b, LLVMBuildAdd(b, p, blk ? e->bdim : one, ""), pv);
     LLVMBuildBr(b, head);
     LLVMPositionBuilderAtEnd(b, done);
     L->acc[0] = LLVMBuildLoad2(b, vty, accv, "");
     L->accidx[0] = LLVMBuildLoad2(b, L->i64, acci, "");
-    if (k->nphase == 2) run_final_phase(L, &k->phases[1]);
+    if (!blk) {
+      if (k->nphase == 2) run_final_phase(L, &k->phases[1]);
+      return;
+    }
+    gpu_block_reduce(L, 0);
+    if (k->nphase == 2) {
+      LLVMBasicBlockRef t0 = new_bb(L, "finb"), after = new_bb(L, "finb.after");
+      LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntEQ, e->tid, zero, ""), t0, after);
+      LLVMPositionBuilderAtEnd(b, t0);
+      run_final_phase(L, &k->phases[1]);
+      LLVMBuildBr(b, after);
+      LLVMPositionBuilderAtEnd(b, after);
+    }
     return;
   }
   int nphase = e->which == GPU_PART ? 1 : k->nphase;
@@ -1453,14 +1468,29 @@ static void gpu_cached_item(Lower *L, LLVMValueRef o, void *arg) {
   const int K = GPU_CACHE_K;
   gpu_offsets(L, o, 0, k->nkeep, NULL, L->ooff);
   for (int p = 0; p < k->nphase; p++) L->acc[p] = L->accidx[p] = NULL;
-  LLVMValueRef last = LLVMBuildSub(b, e->nr, iconst_i(L, 1), "");
+  const int lanes = e->lanes > 1 ? e->lanes : 1, G = K / lanes;
   LLVMValueRef rj[GPU_CACHE_K], valid[GPU_CACHE_K];
-  for (int j = 0; j < K; j++) {
-    LLVMValueRef r = LLVMBuildAdd(b, e->tid, LLVMBuildMul(b, e->bdim, iconst_i(L, j), ""), "");
-    valid[j] = LLVMBuildICmp(b, LLVMIntSLT, r, e->nr, "");
-    rj[j] = LLVMBuildSelect(b, valid[j], r, last, "");
+  if (lanes == 1) {
+    LLVMValueRef last = LLVMBuildSub(b, e->nr, iconst_i(L, 1), "");
+    for (int j = 0; j < K; j++) {
+      LLVMValueRef r = LLVMBuildAdd(b, e->tid, LLVMBuildMul(b, e->bdim, iconst_i(L, j), ""), "");
+      valid[j] = LLVMBuildICmp(b, LLVMIntSLT, r, e->nr, "");
+      rj[j] = LLVMBuildSelect(b, valid[j], r, last, "");
+    }
+  } else { /* vector g holds points (tid + g * bdim) * lanes + l; the launcher ensures nr % lanes == 0 */
+    LLVMValueRef nvec = LLVMBuildUDiv(b, e->nr, iconst_i(L, lanes), "");
+    LLVMValueRef lastv = LLVMBuildSub(b, nvec, iconst_i(L, 1), "");
+    for (int g = 0; g < G; g++) {
+      LLVMValueRef v = LLVMBuildAdd(b, e->tid, LLVMBuildMul(b, e->bdim, iconst_i(L, g), ""), "");
+      LLVMValueRef ok = LLVMBuildICmp(b, LLVMIntSLT, v, nvec, "");
+      LLVMValueRef first = LLVMBuildMul(b, LLVMBuildSelect(b, ok, v, lastv, ""), iconst_i(L, lanes), "");
+      for (int l = 0; l < lanes; l++) {
+        valid[g * lanes + l] = ok;
+        rj[g * lanes + l] = l ? LLVMBuildAdd(b, first, iconst_i(L, l), "") : first;
+      }
+    }
   }
-  /* the loads, all up front */
+  /* the loads, all up front (lanes > 1: G vector loads per buffer) */
   for (int bi = 0; bi < k->nbuf; bi++) L->vload[bi] = NULL;
   for (int bi = 0; bi < k->nbuf; bi++) {
     bool loaded = false;
@@ -1468,11 +1498,15 @@ static void gpu_cached_item(Lower *L, LLVMValueRef o, void *arg) {
     if (!loaded) continue;
     LoomDType st = (LoomDType)k->bufs[bi].dtype;
     LLVMValueRef vec = LLVMGetUndef(LLVMVectorType(cg_mem_type(m, st), (unsigned)K));
-    for (int j = 0; j < K; j++) {
-      gpu_offsets(L, rj[j], k->nkeep, k->ndim, L->ooff, L->off);
-      LLVMValueRef ld = LLVMBuildLoad2(b, cg_mem_type(m, st), elem_ptr(L, bi, L->off[bi]), "");
-      LLVMSetAlignment(ld, dtype_align(st));
-      vec = LLVMBuildInsertElement(b, vec, ld, LLVMConstInt(i32, (unsigned)j, 0), "");
+    for (int g = 0; g < G; g++) {
+      gpu_offsets(L, rj[g * lanes], k->nkeep, k->ndim, L->ooff, L->off);
+      LLVMTypeRef lt = lanes == 1 ? cg_mem_type(m, st) : LLVMVectorType(cg_mem_type(m, st), (unsigned)lanes);
+      LLVMValueRef ld = LLVMBuildLoad2(b, lt, elem_ptr(L, bi, L->off[bi]), "");
+      LLVMSetAlignment(ld, (unsigned)lanes * dtype_align(st));
+      for (int l = 0; l < lanes; l++) {
+        LLVMValueRef x = lanes == 1 ? ld : LLVMBuildExtractElement(b, ld, LLVMConstInt(i32, (unsigned)l, 0), "");
+        vec = LLVMBuildInsertElement(b, vec, x, LLVMConstInt(i32, (unsigned)(g * lanes + l), 0), "");
+      }
     }
     L->vload[bi] = vec;
   }
@@ -1504,15 +1538,44 @@ static void gpu_cached_item(Lower *L, LLVMValueRef o, void *arg) {
       L->accidx[p] = ai;
       gpu_block_reduce(L, p);
     } else if (ph->kind == KP_MAP) {
-      for (int j = 0; j < K; j++) {
+      /* lanes > 1 and every store contiguous along R: one vector store per group and store */
+      bool vst = lanes > 1 && ph->nstores <= GPU_VEC_MAXBUF;
+      for (int s = 0; vst && s < ph->nstores; s++) vst = k->bufs[k->stores[ph->store_begin + s].buf].layout[k->ndim - 1] == KL_ONE;
+      for (int g = 0; g < G; g++) {
         LLVMBasicBlockRef yes = new_bb(L, "cmap"), after = new_bb(L, "cmap.after");
-        LLVMBuildCondBr(b, valid[j], yes, after);
+        LLVMBuildCondBr(b, valid[g * lanes], yes, after);
         LLVMPositionBuilderAtEnd(b, yes);
-        L->lane = (unsigned)j;
-        gpu_offsets(L, rj[j], k->nkeep, k->ndim, L->ooff, L->off);
-        clear_cache(L);
-        emit_stores(L, ph);
-        clear_cache(L);
+        LLVMValueRef sv[GPU_VEC_MAXBUF];
+        for (int s = 0; vst && s < ph->nstores; s++) {
+          LoomDType bt = (LoomDType)k->bufs[k->stores[ph->store_begin + s].buf].dtype;
+          sv[s] = LLVMGetUndef(LLVMVectorType(cg_mem_type(m, bt), (unsigned)lanes));
+        }
+        for (int l = 0; l < lanes; l++) {
+          int j = g * lanes + l;
+          L->lane = (unsigned)j;
+          gpu_offsets(L, rj[j], k->nkeep, k->ndim, L->ooff, L->off);
+          clear_cache(L);
+          if (!vst) {
+            emit_stores(L, ph);
+          } else {
+            for (int s = 0; s < ph->nstores; s++) {
+              const KStore *kst = &k->stores[ph->store_begin + s];
+              eval_needed(L, &kst->value, 1);
+              LLVMValueRef v = cg_to_mem(m, (LoomDType)k->instrs[kst->value].dtype, (LoomDType)k->bufs[kst->buf].dtype,
+                                         L->cache[kst->value]);
+              sv[s] = LLVMBuildInsertElement(b, sv[s], v, LLVMConstInt(i32, (unsigned)l, 0), "");
+            }
+          }
+          clear_cache(L);
+        }
+        if (vst) {
+          gpu_offsets(L, rj[g * lanes], k->nkeep, k->ndim, L->ooff, L->off);
+          for (int s = 0; s < ph->nstores; s++) {
+            const KStore *kst = &k->stores[ph->store_begin + s];
+            LoomDType bt = (LoomDType)k->bufs[kst->buf].dtype;
+            LLVMSetAlignment(LLVMBuildStore(b, sv[s], elem_ptr(L, kst->buf, L->off[kst->buf])), (unsigned)lanes * dtype_align(bt));
+          }
+        }
         LLVMBuildBr(b, after);
         LLVMPositionBuilderAtEnd(b, after);
       }
@@ -1528,6 +1591,136 @@ static void gpu_cached_item(Lower *L, LLVMValueRef o, void *arg) {
   clear_cache(L);
   for (int bi = 0; bi < k->nbuf; bi++) L->vload[bi] = NULL;
   L->lane = 0;
+}
+
+/* Loads the lanes-wide vector at element offset `base` of every buffer the kernel loads into vl[b]
+ * (NULL for the others). The launcher guarantees the alignment (lanes * dtype size). */
+static void load_vectors(Lower *L, LLVMValueRef base, unsigned lanes, LLVMValueRef *vl) {
+  const KernelIr *k = L->k;
+  CgMath *m = &L->m;
+  for (int bi = 0; bi < k->nbuf; bi++) vl[bi] = NULL;
+  for (int i = 0; i < k->ninstr; i++) {
+    const KInstr *in = &k->instrs[i];
+    if (in->kind != KI_LOAD || vl[in->buf]) continue;
+    LoomDType st = (LoomDType)k->bufs[in->buf].dtype;
+    LLVMValueRef ld = LLVMBuildLoad2(m->b, LLVMVectorType(cg_mem_type(m, st), lanes), elem_ptr(L, in->buf, base), "");
+    LLVMSetAlignment(ld, lanes * dtype_align(st));
+    vl[in->buf] = ld;
+  }
+}
+
+/* Folds the lanes points of one loaded vector (vl, first point `base`) into acc in lane order. */
+static LLVMValueRef fold_vector(Lower *L, const KPhase *ph, LoomDType vt, LLVMValueRef acc, LLVMValueRef *vl,
+                                LLVMValueRef base, unsigned lanes) {
+  const KernelIr *k = L->k;
+  LLVMBuilderRef b = L->m.b;
+  for (int bi = 0; bi < k->nbuf; bi++) L->vload[bi] = vl[bi];
+  for (unsigned l = 0; l < lanes; l++) {
+    LLVMValueRef pt = LLVMBuildAdd(b, base, iconst_i(L, l), "");
+    for (int bi = 0; bi < k->nbuf; bi++) L->off[bi] = pt;
+    L->lin = to_i64(L, pt);
+    L->lane = l;
+    clear_cache(L);
+    eval_needed(L, &ph->value, 1);
+    acc = red_combine(L, ph->reduce_op, vt, acc, L->cache[ph->value]);
+  }
+  clear_cache(L);
+  for (int bi = 0; bi < k->nbuf; bi++) L->vload[bi] = NULL;
+  L->lin = NULL;
+  L->lane = 0;
+  return acc;
+}
+
+/* One part of the vector PART entry of a 1-d full reduction (every loaded buffer contiguous): the
+ * nv = nr / lanes vectors are split into nparts balanced ranges (sizes only); part p's block walks
+ * its range with GPU_UNROLL independent accumulators, each fed a whole 16-byte vector per step (all
+ * GPU_UNROLL vector loads issued before the adds), the remainder into accumulator 0, and the last
+ * part also takes the nr % lanes tail points (one per thread). Accumulators are folded in order
+ * 0, 1, ..., then across the block: the bits depend on the sizes and block only. */
+static void gpu_partv_item(Lower *L, LLVMValueRef part, void *arg) {
+  GpuEntry *e = arg;
+  const KernelIr *k = L->k;
+  const KPhase *ph = &k->phases[0];
+  LLVMBuilderRef b = L->m.b;
+  unsigned lanes = (unsigned)e->lanes;
+  LoomDType vt = red_value_dtype(k, ph);
+  LLVMTypeRef vty = cg_reg_type(&L->m, vt);
+  for (int bi = 0; bi < k->nbuf; bi++) L->ooff[bi] = iconst_i(L, 0);
+  for (int p = 0; p < k->nphase; p++) L->acc[p] = L->accidx[p] = NULL;
+  LLVMValueRef nvec = LLVMBuildUDiv(b, e->nr, iconst_i(L, lanes), "");
+  LLVMValueRef q = LLVMBuildUDiv(b, nvec, e->nparts, ""), r = LLVMBuildURem(b, nvec, e->nparts, "");
+  LLVMValueRef lt = LLVMBuildICmp(b, LLVMIntSLT, part, r, "");
+  LLVMValueRef vlo = LLVMBuildAdd(b, LLVMBuildMul(b, q, part, ""), LLVMBuildSelect(b, lt, part, r, ""), "");
+  LLVMValueRef vhi = LLVMBuildAdd(b, LLVMBuildAdd(b, vlo, q, ""), LLVMBuildZExt(b, lt, L->ity, ""), "");
+  LLVMValueRef accs[GPU_UNROLL];
+  for (int j = 0; j < GPU_UNROLL; j++) {
+    accs[j] = entry_alloca(L, vty, "vacc");
+    LLVMBuildStore(b, red_identity(L, ph->reduce_op, vt), accs[j]);
+  }
+  LLVMValueRef iv = entry_alloca(L, L->ity, "vi");
+  LLVMBuildStore(b, LLVMBuildAdd(b, vlo, e->tid, ""), iv);
+  LLVMValueRef limit = LLVMBuildSub(b, vhi, LLVMBuildMul(b, e->bdim, iconst_i(L, GPU_UNROLL - 1), ""), "");
+  LLVMValueRef vl[GPU_UNROLL][GPU_VEC_MAXBUF];
+  /* main loop: GPU_UNROLL vectors per thread per step */
+  LLVMBasicBlockRef head = new_bb(L, "pv.head"), body = new_bb(L, "pv.body"), exit = new_bb(L, "pv.exit");
+  LLVMBuildBr(b, head);
+  LLVMPositionBuilderAtEnd(b, head);
+  LLVMValueRef i = LLVMBuildLoad2(b, L->ity, iv, "");
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, i, limit, ""), body, exit);
+  LLVMPositionBuilderAtEnd(b, body);
+  LLVMValueRef vbase[GPU_UNROLL];
+  for (int j = 0; j < GPU_UNROLL; j++) {
+    LLVMValueRef v = LLVMBuildAdd(b, i, LLVMBuildMul(b, e->bdim, iconst_i(L, j), ""), "");
+    vbase[j] = LLVMBuildMul(b, v, iconst_i(L, lanes), "");
+    load_vectors(L, vbase[j], lanes, vl[j]);
+  }
+  for (int j = 0; j < GPU_UNROLL; j++) {
+    LLVMValueRef a = LLVMBuildLoad2(b, vty, accs[j], "");
+    LLVMBuildStore(b, fold_vector(L, ph, vt, a, vl[j], vbase[j], lanes), accs[j]);
+  }
+  LLVMBuildStore(b, LLVMBuildAdd(b, i, LLVMBuildMul(b, e->bdim, iconst_i(L, GPU_UNROLL), ""), ""), iv);
+  LLVMBuildBr(b, head);
+  /* remainder: one vector per step into accumulator 0 */
+  LLVMPositionBuilderAtEnd(b, exit);
+  LLVMBasicBlockRef rhead = new_bb(L, "pv.rhead"), rbody = new_bb(L, "pv.rbody"), rexit = new_bb(L, "pv.rexit");
+  LLVMBuildBr(b, rhead);
+  LLVMPositionBuilderAtEnd(b, rhead);
+  i = LLVMBuildLoad2(b, L->ity, iv, "");
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, i, vhi, ""), rbody, rexit);
+  LLVMPositionBuilderAtEnd(b, rbody);
+  LLVMValueRef base = LLVMBuildMul(b, i, iconst_i(L, lanes), "");
+  load_vectors(L, base, lanes, vl[0]);
+  LLVMBuildStore(b, fold_vector(L, ph, vt, LLVMBuildLoad2(b, vty, accs[0], ""), vl[0], base, lanes), accs[0]);
+  LLVMBuildStore(b, LLVMBuildAdd(b, i, e->bdim, ""), iv);
+  LLVMBuildBr(b, rhead);
+  LLVMPositionBuilderAtEnd(b, rexit);
+  /* the tail points (nr % lanes < lanes <= blockDim): the last part, one per thread */
+  LLVMValueRef t = LLVMBuildAdd(b, LLVMBuildMul(b, nvec, iconst_i(L, lanes), ""), e->tid, "");
+  LLVMValueRef last = LLVMBuildICmp(b, LLVMIntEQ, part, LLVMBuildSub(b, e->nparts, iconst_i(L, 1), ""), "");
+  LLVMValueRef take = LLVMBuildAnd(b, last, LLVMBuildICmp(b, LLVMIntSLT, t, e->nr, ""), "");
+  LLVMBasicBlockRef tyes = new_bb(L, "pv.tail"), tafter = new_bb(L, "pv.tail.after");
+  LLVMBuildCondBr(b, take, tyes, tafter);
+  LLVMPositionBuilderAtEnd(b, tyes);
+  for (int bi = 0; bi < k->nbuf; bi++) L->off[bi] = t;
+  L->lin = to_i64(L, t);
+  clear_cache(L);
+  eval_needed(L, &ph->value, 1);
+  LLVMBuildStore(b, red_combine(L, ph->reduce_op, vt, LLVMBuildLoad2(b, vty, accs[0], ""), L->cache[ph->value]), accs[0]);
+  clear_cache(L);
+  L->lin = NULL;
+  LLVMBuildBr(b, tafter);
+  LLVMPositionBuilderAtEnd(b, tafter);
+  LLVMValueRef a = LLVMBuildLoad2(b, vty, accs[0], ""), ai = cg_i64(&L->m, 0);
+  for (int j = 1; j < GPU_UNROLL; j++) gpu_combine(L, ph, vt, &a, &ai, LLVMBuildLoad2(b, vty, accs[j], ""), ai, true);
+  L->acc[0] = a;
+  L->accidx[0] = ai;
+  gpu_block_reduce(L, 0);
+  LLVMBasicBlockRef t0 = new_bb(L, "pv.write"), after = new_bb(L, "pv.after");
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntEQ, e->tid, iconst_i(L, 0), ""), t0, after);
+  LLVMPositionBuilderAtEnd(b, t0);
+  store_partial(L, partial_ptr(L, e->partials, part, e->acc_size));
+  LLVMBuildBr(b, after);
+  LLVMPositionBuilderAtEnd(b, after);
 }
 
 static void mark_kernel(Lower *L, LLVMValueRef fn) {
@@ -1571,7 +1764,7 @@ static void build_gpu_entry(Lower *L, int which, bool row, const char *name, int
     }
   }
   int extra = nd + nb + nb * nd;
-  GpuEntry e = {.which = which, .row = row, .acc_size = acc_size};
+  GpuEntry e = {.which = which, .row = row, .acc_size = acc_size, .lanes = lanes};
   e.no = iconst_i(L, 1);
   for (int d = 0; d < k->nkeep; d++) e.no = LLVMBuildMul(b, e.no, L->shape[d], "");
   e.nr = iconst_i(L, 1);
@@ -1602,6 +1795,8 @@ static void build_gpu_entry(Lower *L, int which, bool row, const char *name, int
     gpu_for(L, tail, n, gstride, gpu_elem_point, NULL);
   } else if (which == GPU_CACHED) {
     gpu_for(L, bid, e.no, nbk, gpu_cached_item, &e);
+  } else if (which == GPU_PARTV) {
+    gpu_for(L, bid, e.nparts, nbk, gpu_partv_item, &e);
   } else {
     LLVMValueRef count = which == GPU_PART ? LLVMBuildMul(b, e.no, e.nparts, "") : e.no;
     if (row && which != GPU_FINISH) gpu_for(L, bid, count, nbk, gpu_red_item, &e);
@@ -1715,6 +1910,8 @@ LoomStatus cg_lower_gpu(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef mod, c
       build_gpu_entry(&L, GPU_PART, !col, out->part, nwords, 0, out->acc_size);
       L.unroll_red = false;
       build_gpu_entry(&L, GPU_FINISH, false, out->finish, nwords, 0, out->acc_size);
+      snprintf(out->finishb, sizeof out->finishb, "%s_finishb", prefix);
+      build_gpu_entry(&L, GPU_FINISHB, true, out->finishb, nwords, 0, out->acc_size);
     }
     L.unroll_red = false;
     /* the cached ROW entry: worth it when R is walked more than once (several REDUCE/MAP phases)
@@ -1726,10 +1923,36 @@ LoomStatus cg_lower_gpu(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef mod, c
       for (int i = 0; i < k->ninstr && !loaded; i++) loaded = k->instrs[i].kind == KI_LOAD && k->instrs[i].buf == bi;
       nloaded += loaded;
     }
+    /* vector entries need every loaded buffer contiguous along the (last) R dim: lanes points of
+     * the widest loaded dtype per 16-byte load */
+    int vlanes = 0;
+    if (!k->snippet && nloaded > 0 && k->nbuf <= GPU_VEC_MAXBUF) {
+      int maxsize = 1;
+      bool contig = true;
+      for (int bi = 0; bi < k->nbuf; bi++) {
+        bool loaded = false;
+        for (int i = 0; i < k->ninstr && !loaded; i++) loaded = k->instrs[i].kind == KI_LOAD && k->instrs[i].buf == bi;
+        if (!loaded) continue;
+        contig = contig && k->bufs[bi].layout[k->ndim - 1] == KL_ONE;
+        int sz = (int)loom_dtype_size((LoomDType)k->bufs[bi].dtype);
+        if (sz > maxsize) maxsize = sz;
+      }
+      if (contig && 16 / maxsize >= 2) vlanes = 16 / maxsize;
+    }
+    if (split && vlanes && k->nkeep == 0 && k->ndim == 1 && !is_arg(k->phases[0].reduce_op)) {
+      out->part_lanes = vlanes;
+      snprintf(out->partv, sizeof out->partv, "%s_partv", prefix);
+      build_gpu_entry(&L, GPU_PARTV, true, out->partv, nwords, vlanes, out->acc_size);
+    }
     if (!col && walks >= 2 && nloaded <= GPU_CACHE_BUFS) {
       out->cache_k = GPU_CACHE_K;
       snprintf(out->cached, sizeof out->cached, "%s_rowc", prefix);
       build_gpu_entry(&L, GPU_CACHED, true, out->cached, nwords, 0, 0);
+      if (vlanes && k->ndim - k->nkeep == 1 && GPU_CACHE_K % vlanes == 0) {
+        out->cache_lanes = vlanes;
+        snprintf(out->cachedv, sizeof out->cachedv, "%s_rowcv", prefix);
+        build_gpu_entry(&L, GPU_CACHED, true, out->cachedv, nwords, vlanes, 0);
+      }
     }
   }
   if (st == LOOM_OK) st = d->status;

@@ -168,7 +168,9 @@ static LoomStatus compile_locked(CgTarget *t, NvState *s, const KernelIr *k, boo
       size_t n = 0;
       const char *name = LLVMGetValueName2(f, &n);
       bool entry = !strcmp(name, gk->main) || !strcmp(name, gk->vec) || !strcmp(name, gk->part) ||
-                   !strcmp(name, gk->finish) || (gk->cached[0] && !strcmp(name, gk->cached));
+                   !strcmp(name, gk->finish) || (gk->cached[0] && !strcmp(name, gk->cached)) ||
+                   (gk->partv[0] && !strcmp(name, gk->partv)) || (gk->cachedv[0] && !strcmp(name, gk->cachedv)) ||
+                   (gk->finishb[0] && !strcmp(name, gk->finishb));
       if (!entry) LLVMSetLinkage(f, LLVMInternalLinkage);
     }
     for (LLVMValueRef g = LLVMGetFirstGlobal(mod); g; g = LLVMGetNextGlobal(g))

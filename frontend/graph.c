@@ -535,4 +535,31 @@ LoomStatus loom_input_rebind(LoomGraph *g, LoomNode input, const LoomArray *arra
   return END(g);
 }
 
+/* The checks of loom_input_rebind without setting up a Diag (a 1 KiB message buffer) per input: a
+ * valid pair is rebound directly; the first invalid one goes through loom_input_rebind, which fails
+ * with the precise message. */
+LoomStatus loom_input_rebind_many(LoomGraph *g, int32_t n, const LoomNode *inputs,
+                                  const LoomArray *const *arrays) {
+  if (!g || n < 0 || (n > 0 && (!inputs || !arrays))) return LOOM_ERR_INVALID_ARGUMENT;
+  for (int32_t k = 0; k < n; k++) {
+    LoomNode x = inputs[k];
+    const LoomArray *a = arrays[k];
+    const IrNode *s = x >= 0 && x < g->ir.nnodes ? &g->ir.nodes[x] : NULL;
+    LoomArray *cur = s && s->kind == IR_INPUT && s->input >= 0 && s->input < g->ir.ninputs
+                         ? &g->ir.inputs[s->input] : NULL;
+    int ok = cur && a && a->dtype == cur->dtype && a->ndim == cur->ndim && a->device == cur->device &&
+             a->device_index == cur->device_index;
+    for (int i = 0; ok && i < cur->ndim; i++) ok = a->shape[i] == cur->shape[i];
+    if (ok && !a->data && ir_numel(cur->ndim, cur->shape) > 0) ok = 0;
+    if (!ok) {
+      LoomStatus st = loom_input_rebind(g, x, a);
+      if (st) return st;
+      continue;
+    }
+    cur->data = a->data;
+    for (int i = 0; i < cur->ndim; i++) cur->strides[i] = a->strides[i];
+  }
+  return LOOM_OK;
+}
+
 int32_t loom_graph_node_count(const LoomGraph *g) { return g ? g->ir.nnodes : 0; }

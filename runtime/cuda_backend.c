@@ -30,12 +30,13 @@
 #include "runtime/runtime.h"
 
 #define GPU_BUCKETS 256
-#define GPU_META_MAGIC 0x324b474du /* "MGK2" (MGK1 entries, without the cached entry, are rewritten) */
+#define GPU_META_MAGIC 0x334b474du /* "MGK3" (older entries, without the vector entries, are rewritten) */
+#define GPU_NFN 8
 
 typedef struct GpuMeta {
   uint32_t magic;
-  int32_t strategy, block, vec_lanes, vec_align, acc_size, nwords, cache_k;
-  char main[64], vec[64], part[64], finish[64], cached[64];
+  int32_t strategy, block, vec_lanes, vec_align, acc_size, nwords, cache_k, part_lanes, cache_lanes;
+  char main[64], vec[64], part[64], finish[64], cached[64], partv[64], cachedv[64], finishb[64];
 } GpuMeta;
 
 struct RtGpuFn {
@@ -44,9 +45,11 @@ struct RtGpuFn {
   char *key;
   GpuMeta meta;
   RtCuModule *module;
-  RtCuKernel main, vec, part, finish, cached;
+  RtCuKernel main, vec, part, finish, cached, partv, cachedv, finishb;
   int elem_block, elem_grid_max; /* elementwise launch: best block size, resident blocks on the device */
   int cached_max_block;          /* the most threads the cached ROW entry can launch with (registers) */
+  int cachedv_max_block;         /* the same for the vector cached entry */
+  int partv_grid_max;            /* vector part entry: resident blocks of meta.block threads (SMs x occupancy) */
 };
 
 typedef struct RtGpuDev {
@@ -384,9 +387,10 @@ LoomStatus rt_gpu_event_elapsed(LoomContext *ctx, RtCuEvent *a, RtCuEvent *b, fl
 /* ---- kernels ----------------------------------------------------------------------------------------- */
 static LoomStatus load_fn(RtGpu *g, int device, RtGpuDev *dev, RtGpuFn *f, const void *cubin, size_t size, Diag *d) {
   LoomStatus st = rt_cuda_module_load(g->cu, device, cubin, size, &f->module, d);
-  const char *names[5] = {f->meta.main, f->meta.vec, f->meta.part, f->meta.finish, f->meta.cached};
-  RtCuKernel *ks[5] = {&f->main, &f->vec, &f->part, &f->finish, &f->cached};
-  for (int i = 0; i < 5 && st == LOOM_OK; i++)
+  const char *names[GPU_NFN] = {f->meta.main, f->meta.vec, f->meta.part, f->meta.finish, f->meta.cached,
+                                f->meta.partv, f->meta.cachedv, f->meta.finishb};
+  RtCuKernel *ks[GPU_NFN] = {&f->main, &f->vec, &f->part, &f->finish, &f->cached, &f->partv, &f->cachedv, &f->finishb};
+  for (int i = 0; i < GPU_NFN && st == LOOM_OK; i++)
     if (names[i][0]) st = rt_cuda_module_kernel(g->cu, f->module, names[i], ks[i], d);
   f->elem_block = 256;
   f->elem_grid_max = dev->info.sm_count * 8;
@@ -395,6 +399,18 @@ static LoomStatus load_fn(RtGpu *g, int device, RtGpuDev *dev, RtGpuFn *f, const
     RtCuKernelAttrs at;
     st = rt_cuda_kernel_attrs(g->cu, &f->cached, &at, d);
     if (st == LOOM_OK) f->cached_max_block = (at.max_threads_per_block > 1024 ? 1024 : at.max_threads_per_block) / 32 * 32;
+  }
+  f->cachedv_max_block = 0;
+  if (st == LOOM_OK && f->meta.cachedv[0]) {
+    RtCuKernelAttrs at;
+    st = rt_cuda_kernel_attrs(g->cu, &f->cachedv, &at, d);
+    if (st == LOOM_OK) f->cachedv_max_block = (at.max_threads_per_block > 1024 ? 1024 : at.max_threads_per_block) / 32 * 32;
+  }
+  f->partv_grid_max = 0;
+  if (st == LOOM_OK && f->meta.partv[0]) {
+    int per_sm = 1;
+    st = rt_cuda_occupancy(g->cu, &f->partv, f->meta.block, 0, &per_sm, d);
+    if (st == LOOM_OK) f->partv_grid_max = dev->info.sm_count * (per_sm > 0 ? per_sm : 1);
   }
   if (st == LOOM_OK && f->meta.strategy == CG_GPU_ELEMENTWISE) {
     const RtCuKernel *k = f->meta.vec[0] ? &f->vec : &f->main;
@@ -458,6 +474,7 @@ LoomStatus rt_gpu_kernel(LoomContext *ctx, int device, const KernelIr *k, const 
     if (hit) {
       memcpy(&f->meta, blob, sizeof f->meta);
       f->meta.main[63] = f->meta.vec[63] = f->meta.part[63] = f->meta.finish[63] = f->meta.cached[63] = 0;
+      f->meta.partv[63] = f->meta.cachedv[63] = f->meta.finishb[63] = 0;
       st = load_fn(g, device, dev, f, (const char *)blob + sizeof(GpuMeta), blob_size - sizeof(GpuMeta), d);
       rt_disk_cache_free(g->disk, blob);
     }
@@ -472,12 +489,16 @@ LoomStatus rt_gpu_kernel(LoomContext *ctx, int device, const KernelIr *k, const 
       CgGpuKernel *gk = c.gpu;
       f->meta = (GpuMeta){.magic = GPU_META_MAGIC, .strategy = gk->strategy, .block = gk->block,
                           .vec_lanes = gk->vec_lanes, .vec_align = gk->vec_align, .acc_size = gk->acc_size,
-                          .nwords = gk->nwords, .cache_k = gk->cache_k};
+                          .nwords = gk->nwords, .cache_k = gk->cache_k, .part_lanes = gk->part_lanes,
+                          .cache_lanes = gk->cache_lanes};
       memcpy(f->meta.main, gk->main, 64);
       memcpy(f->meta.vec, gk->vec, 64);
       memcpy(f->meta.part, gk->part, 64);
       memcpy(f->meta.finish, gk->finish, 64);
       memcpy(f->meta.cached, gk->cached, 64);
+      memcpy(f->meta.partv, gk->partv, 64);
+      memcpy(f->meta.cachedv, gk->cachedv, 64);
+      memcpy(f->meta.finishb, gk->finishb, 64);
       st = rt_cuda_link_ptx(g->cu, device, gk->ptx, k->name, &cubin, &cubin_size, d);
       dev->target->release(dev->target, &c);
     }
@@ -534,6 +555,22 @@ static LoomStatus launch(RtGpu *g, RtCuStream *s, const RtCuKernel *k, uint32_t 
   return rt_cuda_launch(g->cu, k, gr, bl, 0, s, params, d);
 }
 
+/* Whether the vector entries (lanes points per load) may run: every buffer contiguous along the last
+ * dim has a base that is a multiple of lanes * its dtype size and O strides that are multiples of
+ * lanes (so every row starts aligned). */
+static bool vec_aligned(const KernelIr *ir, const uint64_t *words, int lanes) {
+  int nd = ir->ndim, nb = ir->nbuf;
+  if (lanes < 2 || nd < 1) return false;
+  for (int b = 0; b < nb; b++) {
+    if (ir->bufs[b].layout[nd - 1] != KL_ONE) continue;
+    uint64_t align = (uint64_t)lanes * loom_dtype_size((LoomDType)ir->bufs[b].dtype);
+    if (align == 0 || words[nd + b] % align) return false;
+    for (int dd = 0; dd < ir->nkeep; dd++)
+      if ((int64_t)words[nd + nb + b * nd + dd] % lanes) return false;
+  }
+  return true;
+}
+
 /* Launches kernel f on stream s. *sync_needed is set when a pool block was freed while work on a
  * user stream may still read it (the caller synchronizes that stream before returning). */
 static LoomStatus launch_fn(LoomContext *ctx, RtGpu *g, RtGpuDev *dev, RtCuStream *s, const RtGpuFn *f,
@@ -553,6 +590,13 @@ static LoomStatus launch_fn(LoomContext *ctx, RtGpu *g, RtGpuDev *dev, RtCuStrea
                   (uint32_t)f->elem_block, words, d);
   }
   /* a row that fits in registers: one read of it (blockDim * cache_k >= nr; a warp for short rows) */
+  if (m->strategy == CG_GPU_ROW && m->cachedv[0] && m->cache_k > 0 && m->cache_lanes > 1 && nr > 0 &&
+      nr % m->cache_lanes == 0 && nr <= (int64_t)f->cachedv_max_block * m->cache_k && vec_aligned(ir, words, m->cache_lanes)) {
+    int64_t bs = (nr + m->cache_k - 1) / m->cache_k;
+    bs = (bs + 31) / 32 * 32;
+    if (bs < 32) bs = 32;
+    return launch(g, s, &f->cachedv, grid_of(no, 1, cap), (uint32_t)bs, words, d);
+  }
   if (m->strategy == CG_GPU_ROW && m->cached[0] && m->cache_k > 0 && nr > 0 &&
       nr <= (int64_t)f->cached_max_block * m->cache_k) {
     int64_t bs = (nr + m->cache_k - 1) / m->cache_k;
@@ -561,7 +605,15 @@ static LoomStatus launch_fn(LoomContext *ctx, RtGpu *g, RtGpuDev *dev, RtCuStrea
     return launch(g, s, &f->cached, grid_of(no, 1, cap), (uint32_t)bs, words, d);
   }
   int64_t nparts = 1;
-  if (m->part[0] && nr > 0) {
+  /* 1-d full reduction with aligned contiguous loads: the vector part entry on a persistent grid.
+   * Parts of 16K points (at most 16384 parts, sizes only: deterministic), many per resident block
+   * so that the last round of parts leaves few SM slots idle; the block finish folds them. */
+  bool partv = m->strategy == CG_GPU_ROW && no == 1 && m->partv[0] && m->finishb[0] && f->partv_grid_max > 0 &&
+               nr >= 32768 && vec_aligned(ir, words, m->part_lanes);
+  if (partv) {
+    nparts = nr / 16384;
+    if (nparts > 16384) nparts = 16384;
+  } else if (m->part[0] && nr > 0) {
     if (m->strategy == CG_GPU_ROW && no < 512 && nr >= 8192) {
       /* about 4 blocks per SM-slot's worth of work in total, each part >= 16K points (8 loads in
        * flight per thread); depends on the sizes only, so the bits do not change between runs */
@@ -583,9 +635,13 @@ static LoomStatus launch_fn(LoomContext *ctx, RtGpu *g, RtGpuDev *dev, RtCuStrea
   if (st != LOOM_OK) return st;
   extra[0] = (uint64_t)nparts;
   extra[1] = partials;
-  if (m->strategy == CG_GPU_ROW) st = launch(g, s, &f->part, grid_of(no * nparts, 1, cap), (uint32_t)m->block, words, d);
+  if (partv) st = launch(g, s, &f->partv, grid_of(nparts, 1, f->partv_grid_max), (uint32_t)m->block, words, d);
+  else if (m->strategy == CG_GPU_ROW) st = launch(g, s, &f->part, grid_of(no * nparts, 1, cap), (uint32_t)m->block, words, d);
   else st = launch(g, s, &f->part, grid_of(no * nparts, 256, cap), 256, words, d);
-  if (st == LOOM_OK) st = launch(g, s, &f->finish, grid_of(no, 256, cap), 256, words, d);
+  /* few O points with many parts: one block per O point folds them (fixed order and tree) */
+  if (st == LOOM_OK && m->finishb[0] && no <= 2048 && nparts >= 64)
+    st = launch(g, s, &f->finishb, grid_of(no, 1, cap), (uint32_t)m->block, words, d);
+  else if (st == LOOM_OK) st = launch(g, s, &f->finish, grid_of(no, 256, cap), 256, words, d);
   /* on the legacy stream the free is ordered before any later use; a user stream must finish first */
   if (st == LOOM_OK && s) st = rt_cuda_stream_synchronize(g->cu, s, d);
   Diag dd = {.status = LOOM_OK};

@@ -181,6 +181,11 @@ LOOM_API LoomStatus loom_node_info(LoomGraph *g, LoomNode node, LoomDType *dtype
  * array from the next loom_eval on (loom_input shares one input between equal descriptors, so their
  * nodes move together). How the Python @loom.fuse reuses a traced graph without rebuilding it. */
 LOOM_API LoomStatus loom_input_rebind(LoomGraph *g, LoomNode input, const LoomArray *array);
+/* Rebinds n inputs in one call: inputs[i] to *arrays[i], each as loom_input_rebind would. On the first
+ * invalid pair it stops and reports that pair's error (earlier pairs stay rebound). The per-call path
+ * of the Python @loom.fuse (several arguments, no per-input error setup). */
+LOOM_API LoomStatus loom_input_rebind_many(LoomGraph *g, int32_t n, const LoomNode *inputs,
+                                           const LoomArray *const *arrays);
 /* The number of nodes in a graph (0 for NULL): callers use it to bound graphs that grow in loops. */
 LOOM_API int32_t loom_graph_node_count(const LoomGraph *g);
 
@@ -295,6 +300,77 @@ LOOM_API LoomStatus loom_elementwise_kernel_call(LoomUserKernel *k, int32_t nin,
 LOOM_API LoomStatus loom_reduction_kernel_call(LoomUserKernel *k, int32_t nin, const LoomArray *in,
                                                int32_t nout, LoomArray *out, int32_t naxes,
                                                const int32_t *axes, int keepdims);
+
+/* ---- raw kernels: CuPy's RawModule and RawKernel ---------------------------------------------------
+ * Whole CUDA kernels given as PTX, LLVM IR (text or bitcode, nvptx64), a cubin (or fatbin), or CUDA
+ * C++ source (compiled by clang-19's CUDA front end, found on PATH, to LLVM IR, then loom's NVPTX path
+ * to PTX). Creating a module needs no GPU: the code is parsed (CUDA C++ and LLVM IR compiled to PTX)
+ * and each kernel's parameter list read (a cubin's only when loaded, through cuFuncGetParamInfo when
+ * the driver has it; else arguments are unchecked). The module is linked (cuLink) and loaded per
+ * device on the first launch there. Launch arguments are checked against the parameter list: their
+ * count, pointer versus scalar, and scalar width and kind (integer vs floating); a mismatch is
+ * LOOM_ERR_INVALID_ARGUMENT naming the argument. PTX does not tell a pointer from a 64-bit integer
+ * (.u64 without .ptr): such a parameter takes either. Without a CUDA driver, launching returns
+ * LOOM_ERR_UNSUPPORTED "no CUDA driver ...". */
+typedef enum LoomRawFormat {
+  LOOM_RAW_AUTO = 0, /* sniffed: ELF or fatbin magic -> CUBIN, 'BC' magic -> LLVM_BITCODE, text with
+                        ".entry"/".target" -> PTX, with "define " -> LLVM_IR, else CUDA */
+  LOOM_RAW_PTX, LOOM_RAW_LLVM_IR, LOOM_RAW_LLVM_BITCODE, LOOM_RAW_CUBIN, LOOM_RAW_CUDA
+} LoomRawFormat;
+typedef struct LoomRawModule LoomRawModule;
+typedef struct LoomRawFunction LoomRawFunction; /* owned by its module */
+/* options (may be NULL when noptions is 0), as CuPy/NVRTC spell them: "-arch=sm_XX",
+ * "--gpu-architecture=sm_XX" or "--cuda-gpu-arch=sm_XX" pick the sm LLVM IR and CUDA C++ are compiled
+ * for (default: sm_90, which newer GPUs JIT); "-D...", "-U...", "-I...", "-std=..." go to clang for CUDA
+ * C++; other options ("--use_fast_math", ...) are accepted and ignored. code is copied. */
+LOOM_API LoomStatus loom_raw_module_create(LoomContext *ctx, const void *code, size_t size, LoomRawFormat format,
+                                           const char *const *options, int32_t noptions, LoomRawModule **out);
+LOOM_API void loom_raw_module_destroy(LoomRawModule *m); /* NULL ok; its functions go with it */
+LOOM_API LoomRawFormat loom_raw_module_format(const LoomRawModule *m);
+/* The PTX of the module (NUL-terminated, free with loom_free_string); LOOM_ERR_UNSUPPORTED for a cubin. */
+LOOM_API LoomStatus loom_raw_module_ptx(LoomRawModule *m, char **text);
+/* The module's kernel names, one per line (free with loom_free_string); "" for a cubin. */
+LOOM_API LoomStatus loom_raw_module_kernels(LoomRawModule *m, char **text);
+/* name: the entry's (mangled or extern "C") name; a C++ name without its mangling finds the one
+ * non-template overload "_Z<len><name>...". An unknown name is LOOM_ERR_INVALID_ARGUMENT listing the
+ * kernels (a cubin's names are only checked at the first launch). */
+LOOM_API LoomStatus loom_raw_module_get_function(LoomRawModule *m, const char *name, LoomRawFunction **out);
+
+typedef enum LoomRawParamKind {
+  LOOM_RAW_PARAM_POINTER = 0,    /* a device address: pass an array */
+  LOOM_RAW_PARAM_INT,            /* an integer scalar of `size` bytes */
+  LOOM_RAW_PARAM_FLOAT,          /* a floating scalar of `size` bytes */
+  LOOM_RAW_PARAM_INT_OR_POINTER, /* 8 bytes: an array or a 64-bit integer */
+  LOOM_RAW_PARAM_ANY             /* only the size is known: any argument of that size */
+} LoomRawParamKind;
+/* The parameter list: *nparams = -1 when it is not known (a cubin not loaded yet). Up to cap
+ * entries of kinds and sizes are written (either may be NULL). */
+LOOM_API LoomStatus loom_raw_function_params(LoomRawFunction *f, int32_t *nparams, LoomRawParamKind *kinds,
+                                             int32_t *sizes, int32_t cap);
+LOOM_API const char *loom_raw_function_name(const LoomRawFunction *f);
+
+typedef enum LoomRawArgKind { LOOM_RAW_ARG_ARRAY = 0, LOOM_RAW_ARG_SCALAR } LoomRawArgKind;
+typedef struct LoomRawArg {
+  LoomRawArgKind kind;
+  LoomDType dtype;         /* SCALAR: the scalar's type (its size is what the kernel receives) */
+  const LoomArray *array;  /* ARRAY: a CUDA array; its data address is passed */
+  union {
+    int64_t i;  /* bool and signed integers */
+    uint64_t u; /* unsigned integers */
+    double f;   /* float16, float32, float64 (converted to dtype) */
+  } value;
+} LoomRawArg;
+/* Launches f on grid x block (all >= 1) with shared_mem bytes of dynamic shared memory on stream s
+ * (NULL: the calling thread's current stream of the device). The device is the arrays' (all on one;
+ * device 0 without array arguments). Asynchronous like loom_eval. */
+LOOM_API LoomStatus loom_raw_function_launch(LoomRawFunction *f, const uint32_t grid[3], const uint32_t block[3],
+                                             uint32_t shared_mem, LoomStream *s, int32_t nargs,
+                                             const LoomRawArg *args);
+/* Like loom_raw_function_launch on a driver stream (a CUstream, e.g. another library's; NULL: the
+ * legacy default stream). device: -1 for the arrays' device (else 0); otherwise it must be theirs. */
+LOOM_API LoomStatus loom_raw_function_launch_on(LoomRawFunction *f, const uint32_t grid[3],
+                                                const uint32_t block[3], uint32_t shared_mem, void *cuda_stream,
+                                                int32_t device, int32_t nargs, const LoomRawArg *args);
 
 #ifdef __cplusplus
 }

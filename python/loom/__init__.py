@@ -16,6 +16,7 @@ from ._array import (ndarray, AxisError, asarray, asnumpy, from_dlpack, _UFUNCS,
 from . import _array
 from ._fuse import fuse, Fusion
 from ._kernels import ElementwiseKernel, ReductionKernel  # noqa: F401 (ctypes on libloom for now)
+from ._raw import RawKernel, RawModule  # noqa: F401 (ctypes on libloom for now)
 from . import cuda, linalg
 from .cuda import get_default_memory_pool, get_default_pinned_memory_pool  # noqa: F401 (CuPy exports them)
 

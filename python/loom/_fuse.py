@@ -1,42 +1,45 @@
 """_fuse.py: @loom.fuse, which traces a function into one graph and evaluates all its outputs at once.
 
-Approach: a call's signature is the tuple of, per argument, (dtype, shape) for arrays, or (type,
-value) for Python and NumPy scalars (a scalar's value is folded into the graph as a NEP 50 weak
+Approach: a call's signature is, per argument, (dtype, rank, shape, device) for arrays, or the type
+and value for Python and NumPy scalars (a scalar's value is folded into the graph as a NEP 50 weak
 constant, so a new value means a new trace; the compiled kernels are still shared when the structure
-repeats). The first call with a signature runs the function on placeholders (tracers) in a fresh trace
-graph; later calls rebind the placeholders to the new arguments (loom_input_rebind, any strides) and
-run ONE loom_eval for every output. NumPy arguments are used in place (zero-copy) and NumPy arrays
-are returned. Branching on a traced value (if, bool(), float(), printing) raises TypeError.
+repeats). The per-call work lives in C (_core.Fused, the base of Fusion): it keys the argument tuple,
+finds the traced entry, rebinds the placeholders to the new arguments (any strides) and runs ONE
+loom_eval for every output. NumPy arguments are read in place (zero-copy) and NumPy arrays are
+returned. What C does not key (NumPy scalars, keyword arguments, calls from inside another trace,
+unusual dtypes) and the first call of each signature come to Fusion._miss below, which traces the
+function on placeholders (tracers) in a fresh trace graph. Branching on a traced value (if, bool(),
+float(), printing) raises TypeError.
 """
 import functools
 
 import numpy
 
 from . import _core
-from ._array import ndarray, _from_numpy, _CODE, _code
+from ._array import ndarray, _from_numpy, _code
 
 _MAX_SIGNATURES = 64
+_core.fuse_configure(numpy.ndarray, numpy.asarray)
 
 
-class Fusion:
-    """A fused function (what @loom.fuse returns)."""
+class Fusion(_core.Fused):
+    """A fused function (what @loom.fuse returns). Calling it runs _core.Fused's fast path;
+    clear_cache() forgets every traced signature."""
 
     def __init__(self, func, kernel_name=None):
-        self.func = func
+        super().__init__(func)
         self.name = kernel_name or getattr(func, "__name__", "fused")
-        self._cache = {}
         functools.update_wrapper(self, func)
 
     def __repr__(self):
         return f"<loom.fuse {self.name}>"
 
-    def clear_cache(self):
-        self._cache.clear()
-
-    def __call__(self, *args, **kwargs):
+    def _miss(self, args, key, kwargs):
+        """The slow path: `key` is the C signature key (bytes) of args, or None when C could not
+        key them; traces on a new signature, then runs the entry."""
         if kwargs:
             raise TypeError(f"@loom.fuse function {self.name}: keyword arguments are not supported")
-        key = []
+        pykey = []
         arrays = []
         numpy_in = False
         any_array = False
@@ -44,78 +47,63 @@ class Fusion:
             if isinstance(a, ndarray):
                 if a._tracer:  # called inside another fused function: inline it
                     return self.func(*args)
-                key.append((a._dtype_code, a.shape, a._device))
+                pykey.append((a._dtype_code, a.shape, a._device))
                 arrays.append(a)
                 any_array = True
             elif isinstance(a, numpy.ndarray):
                 _code(a.dtype)
                 la = _from_numpy(a, copy=False)
-                key.append((la._dtype_code, la.shape, la._device))
+                pykey.append((la._dtype_code, la.shape, la._device))
                 arrays.append(la)
                 numpy_in = any_array = True
             elif isinstance(a, (bool, int, float)):
-                key.append((type(a), a))
+                pykey.append((type(a), a))
                 arrays.append(None)
             elif isinstance(a, numpy.generic):
-                key.append((a.dtype, a.item()))
+                pykey.append((a.dtype, a.item()))
                 arrays.append(None)
             else:
                 raise TypeError(f"@loom.fuse function {self.name}: unsupported argument type "
                                 f"{type(a).__name__} (arrays and scalars only)")
         if not any_array:
             return self.func(*args)
-        key = tuple(key)
-        entry = self._cache.get(key)
+        if key is None:
+            key = tuple(pykey)
+        cache = self._cache
+        entry = cache.get(key)
         if entry is None:
             entry = self._trace(args, arrays)
-            if len(self._cache) >= _MAX_SIGNATURES:
-                self._cache.pop(next(iter(self._cache)))
-            self._cache[key] = entry
-        graph, in_nodes, out_nodes, layout = entry
-        vals = tuple(a for a in arrays if a is not None)
-        res = _core.fuse_run(graph, in_nodes, vals, out_nodes)
-        it = iter(res)
-        outs = []
-        for kind, value in layout:
-            v = next(it) if kind == "node" else value
-            if numpy_in and isinstance(v, ndarray):
-                v = numpy.asarray(v)
-            outs.append(v)
-        if layout.is_tuple:
-            return tuple(outs)
-        return outs[0] if outs else None
+            if len(cache) >= _MAX_SIGNATURES:
+                cache.pop(next(iter(cache)))
+            cache[key] = entry
+        return _core.fuse_exec(entry, tuple(arrays), numpy_in)
 
     def _trace(self, args, arrays):
         graph = _core.trace_graph()
-        tracers, in_nodes = [], []
+        tracers, in_args, in_nodes = [], [], []
         for i, (a, la) in enumerate(zip(args, arrays)):
             if la is None:
                 tracers.append(a)
             else:
                 t = _core.placeholder(graph, la, len(in_nodes))
+                in_args.append(i)
                 in_nodes.append(_core.tracer_node(t))
                 tracers.append(t)
         result = self.func(*tracers)
         is_tuple = isinstance(result, tuple)
         results = result if is_tuple else (() if result is None else (result,))
-        layout = _Layout(is_tuple)
-        out_nodes = []
+        slots, out_nodes = [], []
         for r in results:
             if isinstance(r, ndarray) and r._tracer:
                 out_nodes.append(_core.tracer_node(r))
-                layout.append(("node", None))
+                slots.append(None)
             elif isinstance(r, (ndarray, bool, int, float, numpy.generic)):
-                layout.append(("const", r))
+                slots.append((r,))
             else:
                 raise TypeError(f"@loom.fuse function {self.name} returned {type(r).__name__}; "
                                 "return arrays, scalars or a tuple of them")
-        return graph, tuple(in_nodes), tuple(out_nodes), layout
-
-
-class _Layout(list):
-    def __init__(self, is_tuple):
-        super().__init__()
-        self.is_tuple = is_tuple
+        return _core.fuse_entry(graph, tuple(in_args), tuple(in_nodes), tuple(out_nodes), tuple(slots),
+                                is_tuple, len(args))
 
 
 def fuse(*args, kernel_name=None):

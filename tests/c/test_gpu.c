@@ -214,6 +214,122 @@ static LoomStatus b_transpose_add(LoomGraph *g, const LoomNode *in, void *arg, L
   return st;
 }
 
+/* ---- user kernels (ElementwiseKernel / ReductionKernel) on the GPU against the host ---------------- */
+
+/* The device result `dout` copied back and compared with the host result `hout` (floats within rtol
+ * of the largest magnitude, others exactly); frees dout. */
+static void compare_out(const char *what, const LoomArray *hout, LoomArray *dout, double rtol) {
+  int64_t n = 1;
+  for (int i = 0; i < hout->ndim; i++) n *= hout->shape[i];
+  CHECK(dout->ndim == hout->ndim && dout->dtype == hout->dtype, "%s: result is %d-d %s, host %d-d %s", what, dout->ndim,
+        loom_dtype_name(dout->dtype), hout->ndim, loom_dtype_name(hout->dtype));
+  for (int i = 0; i < hout->ndim && i < dout->ndim; i++) CHECK(dout->shape[i] == hout->shape[i], "%s: shape[%d]", what, i);
+  LoomArray back = *dout;
+  back.device = LOOM_DEVICE_HOST;
+  back.device_index = 0;
+  back.data = calloc((size_t)(n > 0 ? n : 1), loom_dtype_size(dout->dtype));
+  CHECK(loom_array_copy(ctx, &back, dout) == LOOM_OK, "%s: copy back: %s", what, loom_last_error(ctx));
+  double scale = 0;
+  for (int64_t i = 0; i < n; i++) scale = fmax(scale, fabs(as_double(hout, i)));
+  int bad = 0;
+  for (int64_t i = 0; i < n; i++) {
+    double a = as_double(hout, i), b = as_double(&back, i);
+    if (!(fabs(a - b) <= rtol * scale) && !(isnan(a) && isnan(b))) {
+      if (bad++ < 3) fprintf(stderr, "  %s [%lld]: host %.9g gpu %.9g\n", what, (long long)i, a, b);
+    }
+  }
+  CHECK(bad == 0, "%s: %d of %lld differ", what, bad, (long long)n);
+  free(back.data);
+  loom_array_free(ctx, dout);
+}
+
+static LoomArray unset_out(void) {
+  LoomArray a;
+  memset(&a, 0, sizeof a);
+  return a;
+}
+
+static void test_user_kernels(void) {
+  /* squared difference, broadcast (2-d with 1-d) */
+  LoomUserKernel *k = NULL;
+  LoomStatus st = loom_elementwise_kernel_create(ctx, "float32 x, float32 y", "float32 z", "z = (x - y) * (x - y)",
+                                                 "squared_diff", NULL, 1, &k);
+  CHECK(st == LOOM_OK, "create squared_diff: %s", loom_last_error(ctx));
+  if (st == LOOM_OK) {
+    int64_t sx[2] = {257, 1031}, sy[1] = {1031};
+    LoomArray hin[2] = {host_array(LOOM_FLOAT32, 2, sx, false), host_array(LOOM_FLOAT32, 1, sy, false)};
+    LoomArray din[2] = {to_device(&hin[0]), to_device(&hin[1])};
+    LoomArray hout = unset_out(), dout = unset_out();
+    st = loom_elementwise_kernel_call(k, 2, hin, 1, &hout, -1);
+    CHECK(st == LOOM_OK, "squared_diff host: %s", loom_last_error(ctx));
+    LoomStatus st2 = loom_elementwise_kernel_call(k, 2, din, 1, &dout, -1);
+    CHECK(st2 == LOOM_OK, "squared_diff gpu: %s", loom_last_error(ctx));
+    if (st == LOOM_OK && st2 == LOOM_OK) {
+      CHECK(dout.device == LOOM_DEVICE_CUDA, "squared_diff: result not on the GPU");
+      compare_out("squared_diff", &hout, &dout, 1e-6);
+    }
+    if (st == LOOM_OK) loom_array_free(ctx, &hout);
+    for (int i = 0; i < 2; i++) {
+      loom_array_free(ctx, &din[i]);
+      free(hin[i].data);
+    }
+    loom_user_kernel_destroy(k);
+  }
+  /* reversed add with a raw argument and _ind.size() */
+  k = NULL;
+  st = loom_elementwise_kernel_create(ctx, "raw T x", "T y", "y = x[i] + x[_ind.size() - i - 1]", "add_reverse", NULL, 1, &k);
+  CHECK(st == LOOM_OK, "create add_reverse: %s", loom_last_error(ctx));
+  if (st == LOOM_OK) {
+    LoomDType ts[2] = {LOOM_FLOAT32, LOOM_INT64};
+    for (int t = 0; t < 2; t++) {
+      int64_t sx[1] = {100003};
+      LoomArray hx = host_array(ts[t], 1, sx, false);
+      LoomArray dx = to_device(&hx);
+      LoomArray hy = host_array(ts[t], 1, sx, false), dy = to_device(&hy); /* given outputs */
+      st = loom_elementwise_kernel_call(k, 1, &hx, 1, &hy, -1);
+      CHECK(st == LOOM_OK, "add_reverse host: %s", loom_last_error(ctx));
+      LoomStatus st2 = loom_elementwise_kernel_call(k, 1, &dx, 1, &dy, -1);
+      CHECK(st2 == LOOM_OK, "add_reverse gpu (%s): %s", loom_dtype_name(ts[t]), loom_last_error(ctx));
+      if (st == LOOM_OK && st2 == LOOM_OK) compare_out(t ? "add_reverse int64" : "add_reverse float32", &hy, &dy, 0);
+      else loom_array_free(ctx, &dy);
+      loom_array_free(ctx, &dx);
+      free(hx.data);
+      free(hy.data);
+    }
+    loom_user_kernel_destroy(k);
+  }
+  /* L2 norm reduction: all axes, axis 0, axis 1, on several shapes (row, column, split strategies) */
+  k = NULL;
+  st = loom_reduction_kernel_create(ctx, "T x", "T y", "x * x", "a + b", "y = sqrt(a)", "0", "l2norm", NULL, NULL, 1, &k);
+  CHECK(st == LOOM_OK, "create l2norm: %s", loom_last_error(ctx));
+  if (st == LOOM_OK) {
+    int64_t shapes[4][2] = {{300, 1000}, {3, 100000}, {100000, 3}, {1, 300001}};
+    LoomDType ts[2] = {LOOM_FLOAT32, LOOM_FLOAT64};
+    for (int si = 0; si < 4; si++)
+      for (int t = 0; t < 2; t++) {
+        LoomArray hx = host_array(ts[t], 2, shapes[si], false), dx = to_device(&hx);
+        for (int axis = -1; axis <= 1; axis++) {
+          int32_t ax = axis;
+          LoomArray hout = unset_out(), dout = unset_out();
+          st = loom_reduction_kernel_call(k, 1, &hx, 1, &hout, axis < 0 ? 0 : 1, axis < 0 ? NULL : &ax, 0);
+          CHECK(st == LOOM_OK, "l2norm host: %s", loom_last_error(ctx));
+          LoomStatus st2 = loom_reduction_kernel_call(k, 1, &dx, 1, &dout, axis < 0 ? 0 : 1, axis < 0 ? NULL : &ax, 0);
+          CHECK(st2 == LOOM_OK, "l2norm gpu %lldx%lld axis %d: %s", (long long)shapes[si][0], (long long)shapes[si][1], axis,
+                loom_last_error(ctx));
+          char what[96];
+          snprintf(what, sizeof what, "l2norm %s %lldx%lld axis %d", loom_dtype_name(ts[t]), (long long)shapes[si][0],
+                   (long long)shapes[si][1], axis);
+          if (st == LOOM_OK && st2 == LOOM_OK) compare_out(what, &hout, &dout, ts[t] == LOOM_FLOAT32 ? 1e-5 : 1e-12);
+          else if (st2 == LOOM_OK) loom_array_free(ctx, &dout);
+          if (st == LOOM_OK) loom_array_free(ctx, &hout);
+        }
+        loom_array_free(ctx, &dx);
+        free(hx.data);
+      }
+    loom_user_kernel_destroy(k);
+  }
+}
+
 static int cache_child(const char *dir) {
   setenv("LOOM_CACHE_DIR", dir, 1);
   if (loom_context_create(&ctx) != LOOM_OK) return 2;
@@ -329,6 +445,22 @@ int main(int argc, char **argv) {
     compare(what, 1, &hx, b_softmax, NULL, 1e-5);
     free(hx.data);
   }
+  /* 1-d full sums: the vector part entry (16-byte loads; f64: 2 lanes), tails of 1..3 points, and
+   * the scalar fallback below 32K points */
+  int64_t fs[4] = {(1 << 20) + 3, (1 << 18) + 1, 40000, 1 << 15};
+  LoomDType fdt[3] = {LOOM_FLOAT32, LOOM_FLOAT64, LOOM_INT32};
+  for (int i = 0; i < 4; i++)
+    for (int t = 0; t < 3; t++) {
+      LoomArray hf = host_array(fdt[t], 1, &fs[i], false);
+      RedArg r = {LOOM_REDUCE_SUM, 0, {0, 0}};
+      char what[64];
+      snprintf(what, sizeof what, "full sum %s %lld", loom_dtype_name(fdt[t]), (long long)fs[i]);
+      compare(what, 1, &hf, b_reduce, &r, 1e-4);
+      r.op = LOOM_REDUCE_MAX;
+      compare(what, 1, &hf, b_reduce, &r, 0);
+      free(hf.data);
+    }
+  test_user_kernels();
   int64_t sh3[1] = {(1 << 20) + 3};
   LoomArray he[2] = {host_array(LOOM_FLOAT32, 1, sh3, false), host_array(LOOM_FLOAT32, 1, sh3, false)};
   compare("2*x+exp(y)", 2, he, b_expr, NULL, 1e-6); /* libdevice vs SLEEF: a few ulp of the terms */
