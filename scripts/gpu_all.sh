@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# gpu_all.sh: the whole GPU check in ONE device call (an H200 lease is short): builds Loom, runs every
+# C test and the C/CuPy/PyTorch benchmark (bench/gpu_bench.sh), then builds the Python package there
+# (no network: --no-build-isolation --no-deps), runs the Python suite (GPU tests included) and the
+# Python GPU benchmark, and copies results and logs into $OUT.
+#   on the GPU machine, from the repository root, with .devkit/ and build-gpukit/ carried:
+#   bash scripts/gpu_all.sh
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+export PYTHONUNBUFFERED=1
+bash bench/gpu_bench.sh
+c_rc=$?
+source .devkit/setup.sh
+sleef=()
+if [ -f build-gpukit/libsleefgnuabi.so.3 ] && ! ldconfig -p | grep -q libsleefgnuabi; then
+  sleef=(--config-settings=cmake.define.LOOM_SLEEF_LIB="$PWD/build-gpukit/libsleefgnuabi.so.3")
+  export LD_LIBRARY_PATH="$PWD/build-gpukit${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+fi
+mkdir -p build-gpu/logs
+py_rc=0
+python3 -m pip install -q --no-build-isolation --no-deps --config-settings=build-dir=build-gpu/python \
+  "${sleef[@]}" . > build-gpu/logs/pip.log 2>&1 || { py_rc=$?; tail -30 build-gpu/logs/pip.log; }
+if [ "$py_rc" -eq 0 ]; then
+  (cd /tmp && python3 -m pytest "$OLDPWD/tests/python" -q -p no:cacheprovider 2>&1 | tail -25) |
+    tee build-gpu/logs/pytest.log
+  py_rc=${PIPESTATUS[0]}
+  python3 bench/bench_python_gpu.py 2>&1 | tee build-gpu/logs/bench_python_gpu.log
+fi
+if [ -n "${OUT:-}" ]; then
+  mkdir -p "$OUT"
+  cp build-gpu/logs/pytest.log build-gpu/logs/bench_python_gpu.log build-gpu/logs/pip.log "$OUT"/ 2>/dev/null
+  cp bench/results/*-python-h200.json "$OUT"/ 2>/dev/null
+fi
+echo "gpu_all.sh: C tests exit $c_rc, Python exit $py_rc"
