@@ -519,6 +519,32 @@ static int input_node(ModState *st, GraphObject *gr, ArrayObject *a, LoomNode *o
   return PySet_Add(gr->keep, a->buffer);
 }
 
+/* A 0-d constant computed in another graph (e.g. a NumPy scalar, made before a @fuse trace met it)
+ * enters gr as a strong constant of its dtype, not as an input: it then fits any device. */
+static int const_node(ModState *st, GraphObject *gr, const LoomArray *d, LoomNode *out) {
+  const void *p = d->data;
+  LoomStatus s;
+  switch (d->dtype) {
+  case LOOM_BOOL: s = loom_const_u64(gr->g, *(const uint8_t *)p != 0, d->dtype, out); break;
+  case LOOM_INT8: s = loom_const_i64(gr->g, *(const int8_t *)p, d->dtype, out); break;
+  case LOOM_INT16: s = loom_const_i64(gr->g, *(const int16_t *)p, d->dtype, out); break;
+  case LOOM_INT32: s = loom_const_i64(gr->g, *(const int32_t *)p, d->dtype, out); break;
+  case LOOM_INT64: s = loom_const_i64(gr->g, *(const int64_t *)p, d->dtype, out); break;
+  case LOOM_UINT8: s = loom_const_u64(gr->g, *(const uint8_t *)p, d->dtype, out); break;
+  case LOOM_UINT16: s = loom_const_u64(gr->g, *(const uint16_t *)p, d->dtype, out); break;
+  case LOOM_UINT32: s = loom_const_u64(gr->g, *(const uint32_t *)p, d->dtype, out); break;
+  case LOOM_UINT64: s = loom_const_u64(gr->g, *(const uint64_t *)p, d->dtype, out); break;
+  case LOOM_FLOAT16: s = loom_const_f64(gr->g, (double)*(const _Float16 *)p, d->dtype, out); break;
+  case LOOM_FLOAT32: s = loom_const_f64(gr->g, *(const float *)p, d->dtype, out); break;
+  default: s = loom_const_f64(gr->g, *(const double *)p, d->dtype, out); break;
+  }
+  if (s) {
+    raise_status(st, s);
+    return -1;
+  }
+  return 0;
+}
+
 /* The node of operand o in graph gr: arrays (evaluated first when lazy in another graph) and Python
  * bool/int/float scalars (weak, NEP 50). */
 static int node_of(ModState *st, GraphObject *gr, PyObject *o, LoomNode *out) {
@@ -530,6 +556,7 @@ static int node_of(ModState *st, GraphObject *gr, PyObject *o, LoomNode *out) {
       return 0;
     }
     if (a->lazy && materialize(st, a) < 0) return -1;
+    if (a->devfree && a->desc.ndim == 0 && a->desc.data) return const_node(st, gr, &a->desc, out);
     return input_node(st, gr, a, out);
   }
   if (PyBool_Check(o)) s = loom_weak_bool(gr->g, o == Py_True, out);
