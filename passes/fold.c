@@ -258,23 +258,6 @@ static bool fold_scalar(const IrGraph *g, const IrNode *n, const int32_t *c, Sca
 
 /* ---- the pass --------------------------------------------------------------------------------------- */
 
-static void init_node(IrNode *n, int kind, int dtype, int ndim, const int64_t *shape) {
-  memset(n, 0, sizeof *n);
-  n->kind = (uint8_t)kind;
-  n->dtype = (uint8_t)dtype;
-  n->ndim = (uint8_t)ndim;
-  n->src[0] = n->src[1] = n->src[2] = -1;
-  n->input = -1;
-  for (int i = 0; i < ndim; i++) n->shape[i] = shape[i];
-}
-
-static int32_t const_of(const IrGraph *g, int32_t x) {
-  const IrNode *n = &g->nodes[x];
-  if (n->kind == IR_CONST) return x;
-  if (n->kind == IR_BROADCAST && g->nodes[n->src[0]].kind == IR_CONST) return n->src[0];
-  return -1;
-}
-
 static bool same_shape(const IrNode *a, const IrNode *b) {
   if (a->ndim != b->ndim) return false;
   for (int i = 0; i < a->ndim; i++)
@@ -296,7 +279,7 @@ static LoomStatus const_at(IrGraph *g, int32_t c, const IrNode *n, int32_t *out,
     return LOOM_OK;
   }
   IrNode b;
-  init_node(&b, IR_BROADCAST, g->nodes[c].dtype, n->ndim, n->shape);
+  pass_init_node(&b, IR_BROADCAST, g->nodes[c].dtype, n->ndim, n->shape);
   b.src[0] = c;
   return ir_add_raw(g, &b, out, d);
 }
@@ -319,11 +302,11 @@ static LoomStatus fold_node(IrGraph *g, int32_t x, const int32_t *map, int32_t *
     int32_t c[3];
     bool all = true;
     for (int i = 0; i < nsrc; i++)
-      if ((c[i] = const_of(g, n.src[i])) < 0) all = false;
+      if ((c[i] = pass_const_of(g, n.src[i])) < 0) all = false;
     Scalar v;
     if (all && fold_scalar(g, &n, c, &v)) {
       IrNode k;
-      init_node(&k, IR_CONST, n.dtype, 0, NULL);
+      pass_init_node(&k, IR_CONST, n.dtype, 0, NULL);
       k.flags = n.flags & IR_FLAG_WEAK;
       k.value = ir_scalar_canon((LoomDType)n.dtype, v);
       int32_t kc;
@@ -337,7 +320,7 @@ static LoomStatus fold_node(IrGraph *g, int32_t x, const int32_t *map, int32_t *
     if (n.kind == IR_ELEM && (n.op == LOOM_OP_MUL || n.op == LOOM_OP_ADD)) {
       bool add = n.op == LOOM_OP_ADD;
       for (int i = 0; i < 2; i++) {
-        int32_t k = const_of(g, n.src[i]);
+        int32_t k = pass_const_of(g, n.src[i]);
         const IrNode *o = &g->nodes[n.src[1 - i]];
         if (k < 0 || o->dtype != n.dtype || !same_shape(o, &n)) continue;
         if (add && dtype_is_float((LoomDType)n.dtype)) continue; /* -0.0 + 0.0 is +0.0 */
@@ -349,7 +332,7 @@ static LoomStatus fold_node(IrGraph *g, int32_t x, const int32_t *map, int32_t *
     }
   } else if (n.kind == IR_BROADCAST || n.kind == IR_RESHAPE || n.kind == IR_PERMUTE ||
              n.kind == IR_SLICE) {
-    int32_t c = const_of(g, n.src[0]);
+    int32_t c = pass_const_of(g, n.src[0]);
     if (c >= 0) return const_at(g, c, &n, out, d);
   }
   if (!changed) {

@@ -42,6 +42,10 @@ typedef struct IrView {
 /* views.c: composes the movement ops from node down to its leaf. Returns false when a reshape in the
  * chain cannot be expressed with strides (NumPy's no-copy reshape rule); out is then unspecified. */
 bool pass_compute_view(const IrGraph *g, int32_t node, IrView *out);
+/* A node template (passes/views.c): kind, dtype, shape; no sources; every other field zero. */
+void pass_init_node(IrNode *n, int kind, int dtype, int ndim, const int64_t *shape);
+/* The IR_CONST below a BROADCAST(CONST) or the CONST itself, else -1 (passes/views.c). */
+int32_t pass_const_of(const IrGraph *g, int32_t x);
 /* C-contiguous strides of a shape (elements). */
 void pass_contiguous_strides(int ndim, const int64_t *shape, int64_t *strides);
 

@@ -167,7 +167,7 @@ static bool same_shape(const IrNode *a, const IrNode *b) {
   return true;
 }
 
-static void init_node(IrNode *n, int kind, int dtype, int ndim, const int64_t *shape) {
+void pass_init_node(IrNode *n, int kind, int dtype, int ndim, const int64_t *shape) {
   memset(n, 0, sizeof *n);
   n->kind = (uint8_t)kind;
   n->dtype = (uint8_t)dtype;
@@ -177,29 +177,28 @@ static void init_node(IrNode *n, int kind, int dtype, int ndim, const int64_t *s
   for (int i = 0; i < ndim; i++) n->shape[i] = shape[i];
 }
 
-static LoomStatus rewrite(Views *v, int32_t x, int32_t *out, int depth);
-
-/* The const below a BROADCAST(CONST) or CONST, else -1. */
-static int32_t const_of(const IrGraph *g, int32_t x) {
+int32_t pass_const_of(const IrGraph *g, int32_t x) {
   const IrNode *n = &g->nodes[x];
   if (n->kind == IR_CONST) return x;
   if (n->kind == IR_BROADCAST && g->nodes[n->src[0]].kind == IR_CONST) return n->src[0];
   return -1;
 }
 
+static LoomStatus rewrite(Views *v, int32_t x, int32_t *out, int depth);
+
 /* Applies movement op `tmpl` (its src ignored) to the normalized node s. */
 static LoomStatus apply_move(Views *v, const IrNode *tmpl, int32_t s, int32_t *out, int depth) {
   IrGraph *g = v->g;
   LoomStatus st;
   IrNode sn = g->nodes[s]; /* copy: the array may move */
-  int32_t c = const_of(g, s);
+  int32_t c = pass_const_of(g, s);
   if (c >= 0) {
     if (tmpl->ndim == 0) {
       *out = c;
       return LOOM_OK;
     }
     IrNode b;
-    init_node(&b, IR_BROADCAST, g->nodes[c].dtype, tmpl->ndim, tmpl->shape);
+    pass_init_node(&b, IR_BROADCAST, g->nodes[c].dtype, tmpl->ndim, tmpl->shape);
     b.src[0] = c;
     return add_node(v, &b, out);
   }
@@ -232,7 +231,7 @@ static LoomStatus apply_move(Views *v, const IrNode *tmpl, int32_t s, int32_t *o
   if (tmpl->kind != IR_RESHAPE)
     return diag_error(v->d, LOOM_ERR_INTERNAL, "push_views: movement chain at %%%d has no view", *out);
   IrNode cp;
-  init_node(&cp, IR_COPY, sn.dtype, sn.ndim, sn.shape);
+  pass_init_node(&cp, IR_COPY, sn.dtype, sn.ndim, sn.shape);
   cp.src[0] = s;
   int32_t copy;
   if ((st = add_node(v, &cp, &copy)) != LOOM_OK) return st;
@@ -275,7 +274,7 @@ static LoomStatus rewrite(Views *v, int32_t x, int32_t *out, int depth) {
       if ((st = rewrite(v, n.src[i], &s, depth + 1)) != LOOM_OK) return st;
       if (!same_shape(&g->nodes[s], &n)) {
         IrNode b;
-        init_node(&b, IR_BROADCAST, g->nodes[s].dtype, n.ndim, n.shape);
+        pass_init_node(&b, IR_BROADCAST, g->nodes[s].dtype, n.ndim, n.shape);
         if ((st = apply_move(v, &b, s, &s, depth + 1)) != LOOM_OK) return st;
       }
       if (s != n.src[i]) {
@@ -296,7 +295,7 @@ static LoomStatus rewrite(Views *v, int32_t x, int32_t *out, int depth) {
     int32_t s;
     if ((st = rewrite(v, n.src[0], &s, depth + 1)) != LOOM_OK) return st;
     const IrNode *sn = &g->nodes[s];
-    if (s == n.src[0] && const_of(g, s) < 0 && sn->kind != IR_ELEM && sn->kind != IR_CAST) {
+    if (s == n.src[0] && pass_const_of(g, s) < 0 && sn->kind != IR_ELEM && sn->kind != IR_CAST) {
       IrView view;
       if (pass_compute_view(g, x, &view)) break; /* already a composable chain */
     }
