@@ -11,6 +11,9 @@
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 source .devkit/setup.sh
+# A device machine may keep ignored build outputs between calls while the copied sources keep older
+# mtimes: a stale build-gpu/ would then be reused. Start clean unless asked not to.
+[ "${LOOM_KEEP_BUILD:-0}" = 1 ] || rm -rf build-gpu
 if [ -f build-gpukit/libsleefgnuabi.so.3 ] && ! ldconfig -p | grep -q libsleefgnuabi; then
   export LOOM_CMAKE_ARGS="-DLOOM_SLEEF_LIB=$PWD/build-gpukit/libsleefgnuabi.so.3 ${LOOM_CMAKE_ARGS:-}"
 fi

@@ -1,13 +1,14 @@
-/* nvptx.c: the NVIDIA CgTarget: lower (lower.c, cg_lower_gpu) -> link libdevice lazily -> O3 for the
- * NVPTX TargetMachine -> PTX text. No GPU and no CUDA library is needed here; the runtime links the
- * PTX into a cubin (runtime/cuda.c) and caches it (runtime/cuda_backend.c).
+/* nvptx.c: the NVIDIA CgTarget: lower (lower.c, cg_lower_gpu) -> link libdevice lazily -> O3 (O1 for
+ * elementwise modules) for the NVPTX TargetMachine -> PTX text. No GPU and no CUDA library is needed here;
+ * the runtime links the PTX into a cubin (runtime/cuda.c) and caches it (runtime/cuda_backend.c).
  *
  * libdevice: the file is read once per target (bytes kept). A compile whose module calls __nv_*
  * functions parses it as a LAZY module (LLVMGetBitcodeModuleInContext2: bodies are not read yet),
  * gives every function definition linkonce_odr linkage so that the linker moves (and materializes)
  * only what the kernel references, links it in, then internalizes everything but the kernel entries.
- * "nvvm-reflect-ftz" = 0 (no flush to zero, NumPy's semantics). A mutex serializes compiles (one
- * TargetMachine); each compile has its own LLVMContext.
+ * Functions of over NV_INLINE_MAX instructions are not inlined (limit_inlining: compile and JIT time
+ * follow code size). "nvvm-reflect-ftz" = 0 (no flush to zero, NumPy's semantics). A mutex serializes
+ * compiles (one TargetMachine); each compile has its own LLVMContext.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -145,6 +146,31 @@ static LoomStatus link_libdevice(CgTarget *t, NvState *s, LLVMContextRef c, LLVM
   return LOOM_OK;
 }
 
+/* Large libdevice functions (sinf/cosf with their Payne-Hanek paths, logf, log1pf, powf, ...) are
+ * alwaysinline in libdevice, so every lane of a vector entry and every entry of the module got its own
+ * copy (a sin kernel: 6 copies, 21.6 KB of PTX), and LLVM, PTX emission and the driver's JIT all
+ * scale with that code. Above NV_INLINE_MAX instructions (bitcode, before nvvm-reflect folding) a
+ * function becomes noinline instead: one .func per module, called (sin kernel: 7.5 KB). The small
+ * ones (expf 55, exp2f, sqrtf, tanhf 72) stay inlined, so the bandwidth-bound exp and softmax
+ * kernels keep their code. */
+#define NV_INLINE_MAX 100
+static void limit_inlining(LLVMContextRef c, LLVMModuleRef mod) {
+  unsigned always = LLVMGetEnumAttributeKindForName("alwaysinline", 12);
+  unsigned never = LLVMGetEnumAttributeKindForName("noinline", 8);
+  for (LLVMValueRef f = LLVMGetFirstFunction(mod); f; f = LLVMGetNextFunction(f)) {
+    size_t n = 0;
+    const char *name = LLVMGetValueName2(f, &n);
+    if (n <= 5 || strncmp(name, "__nv_", 5) != 0 || LLVMIsDeclaration(f)) continue;
+    int count = 0;
+    for (LLVMBasicBlockRef b = LLVMGetFirstBasicBlock(f); b && count <= NV_INLINE_MAX; b = LLVMGetNextBasicBlock(b))
+      for (LLVMValueRef i = LLVMGetFirstInstruction(b); i && count <= NV_INLINE_MAX; i = LLVMGetNextInstruction(i))
+        count++;
+    if (count <= NV_INLINE_MAX) continue;
+    LLVMRemoveEnumAttributeAtIndex(f, LLVMAttributeFunctionIndex, always);
+    LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(c, never, 0));
+  }
+}
+
 static LoomStatus compile_locked(CgTarget *t, NvState *s, const KernelIr *k, bool want_llvm_ir, CgCompiled *out,
                                  Diag *d) {
   LoomContext *ctx = t->ctx;
@@ -162,6 +188,7 @@ static LoomStatus compile_locked(CgTarget *t, NvState *s, const KernelIr *k, boo
   LoomStatus st = gk ? cg_lower_gpu(ctx, c, mod, k, prefix, NVPTX_BLOCK, gk, d)
                      : diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "codegen: out of memory");
   if (st == LOOM_OK && uses_libdevice(mod)) st = link_libdevice(t, s, c, mod, d);
+  if (st == LOOM_OK) limit_inlining(c, mod);
   if (st == LOOM_OK) { /* internalize all but the entries */
     for (LLVMValueRef f = LLVMGetFirstFunction(mod); f; f = LLVMGetNextFunction(f)) {
       if (LLVMIsDeclaration(f)) continue;
@@ -176,7 +203,11 @@ static LoomStatus compile_locked(CgTarget *t, NvState *s, const KernelIr *k, boo
     for (LLVMValueRef g = LLVMGetFirstGlobal(mod); g; g = LLVMGetNextGlobal(g))
       if (!LLVMIsDeclaration(g)) LLVMSetLinkage(g, LLVMInternalLinkage);
     LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
-    LLVMErrorRef e = LLVMRunPasses(mod, "default<O3>", s->tm, po);
+    /* Elementwise modules (one grid-stride loop, the vector entry's lanes written out by lower.c)
+     * come out of O1 with the same PTX as O3 (checked on bench_gpu's 12 cold kernels) at ~10% less
+     * compile time; reductions keep O3 (their bandwidth was tuned with it). */
+    const char *pipeline = gk->strategy == CG_GPU_ELEMENTWISE ? "default<O1>" : "default<O3>";
+    LLVMErrorRef e = LLVMRunPasses(mod, pipeline, s->tm, po);
     LLVMDisposePassBuilderOptions(po);
     if (e) st = llvm_err(d, e, "optimization (nvptx)");
   }
