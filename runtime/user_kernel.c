@@ -224,11 +224,17 @@ typedef struct UkCall {
   LoomDType pdt[2 * UK_MAX_PARAMS]; /* param dtypes after binding */
   uint8_t bound[UK_MAX_PH];
   bool allocated[2 * UK_MAX_PARAMS];
+  StrBuf *dump;      /* loom_user_kernel_dump: the kernel's text goes here and nothing runs */
+  LoomDumpKind dkind;
 } UkCall;
+
+/* Whether the argument of buffer b takes part in binding and shapes: every input, and the outputs
+ * given (data set; loom_user_kernel_dump never reads data). */
+static bool given(const UkCall *c, int32_t b) { return b < c->k->in.n || c->arr[b]->data; }
 
 static LoomStatus bind_one(UkCall *c, int32_t b, bool *set, Diag *d) {
   const FeParam *p = c->par[b];
-  if (!p->placeholder || !c->arr[b]->data) return LOOM_OK;
+  if (!p->placeholder || !given(c, b)) return LOOM_OK;
   int h = ph_index(c->k, p->type_name);
   LoomDType t = c->arr[b]->dtype;
   if (h < 0) return diag_error(d, LOOM_ERR_INTERNAL, "internal error: unknown placeholder %s", p->type_name);
@@ -255,7 +261,7 @@ static LoomStatus prepare(UkCall *c, const LoomArray *in, LoomArray *out, const 
   for (int32_t b = 0; b < c->n; b++) {
     const LoomArray *a = c->arr[b];
     bool is_out = b >= k->in.n;
-    if (!is_out && !a->data && ir_numel(a->ndim, a->shape) > 0)
+    if (!is_out && !a->data && !c->dump && ir_numel(a->ndim, a->shape) > 0)
       return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "%s: in param '%s' has no data", k->name, c->par[b]->name);
     if (a->data || !is_out) {
       if (a->dtype < 0 || a->dtype >= LOOM_DTYPE_COUNT || a->ndim < 0 || a->ndim > LOOM_MAX_RANK)
@@ -289,7 +295,7 @@ static LoomStatus prepare(UkCall *c, const LoomArray *in, LoomArray *out, const 
     } else {
       c->pdt[b] = p->dtype;
     }
-    if (p->raw && c->arr[b]->data && c->arr[b]->dtype != c->pdt[b])
+    if (p->raw && given(c, b) && c->arr[b]->dtype != c->pdt[b])
       return diag_error(d, LOOM_ERR_DTYPE, "%s: raw param '%s' is %s but its array is %s", k->name, p->name,
                         loom_dtype_name(c->pdt[b]), loom_dtype_name(c->arr[b]->dtype));
   }
@@ -299,6 +305,10 @@ static LoomStatus prepare(UkCall *c, const LoomArray *in, LoomArray *out, const 
 /* Whether every array given is on one device; *dev gets it. */
 static LoomStatus common_device(UkCall *c, LoomDeviceKind *kind, int32_t *index, Diag *d) {
   bool any = false;
+  if (c->dump) { /* descriptors only: no device is used */
+    *kind = LOOM_DEVICE_HOST, *index = 0;
+    return LOOM_OK;
+  }
   for (int32_t b = 0; b < c->n; b++) {
     const LoomArray *a = c->arr[b];
     if (!a->data) continue;
@@ -334,6 +344,11 @@ static LoomStatus alloc_out(UkCall *c, int32_t b, int ndim, const int64_t *shape
   memcpy(a->shape, shape, sizeof(int64_t) * (size_t)ndim);
   a->device = dk;
   a->device_index = di;
+  if (c->dump) { /* a descriptor of what would be allocated: C-contiguous, no data */
+    int64_t s = 1;
+    for (int i = ndim - 1; i >= 0; i--) a->strides[i] = s, s *= shape[i];
+    return LOOM_OK;
+  }
   LoomStatus st = loom_array_alloc(c->k->ctx, a);
   if (st) return diag_error(d, st, "%s", loom_last_error(c->k->ctx));
   c->allocated[b] = true;
@@ -541,6 +556,39 @@ static LoomStatus finish_bufs(UkCall *c, KernelIr *k, int ndim, const int64_t *s
   return LOOM_OK;
 }
 
+/* Writes the text loom_user_kernel_dump asked for of kernel k (verified) into c->dump. LLVM IR comes
+ * from the context's host kernel cache (the entry a call would use; compiled again when it lacks its
+ * IR text); PTX from a fresh NVIDIA target for sm_90 (no GPU needed; it is not cached). */
+static LoomStatus dump_kernel(UkCall *c, const KernelIr *k, Diag *d) {
+  LoomContext *ctx = c->k->ctx;
+  if (c->dkind == LOOM_DUMP_KERNELS) {
+    ir_print_kernel(k, c->dump);
+    return LOOM_OK;
+  }
+  if (c->dkind == LOOM_DUMP_LLVM) {
+    if (!ctx->rt || !ctx->rt->cache) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "loom_user_kernel_dump: the context has no runtime");
+    const CgCompiled *cc = NULL;
+    LoomStatus st = rt_cache_acquire(ctx->rt->cache, k, true, &cc, NULL, d);
+    if (st) return st;
+    sb_printf(c->dump, "; kernel %s\n%s", k->name, cc->llvm_ir ? cc->llvm_ir : "");
+    rt_cache_release(ctx->rt->cache, cc);
+    return LOOM_OK;
+  }
+  CgTarget *t = NULL;
+  LoomStatus st = cg_nvptx_target_create(ctx, 9, 0, &t, d);
+  if (st) return st;
+  CgCompiled cc;
+  memset(&cc, 0, sizeof cc);
+  st = t->compile(t, k, false, &cc, d);
+  if (!st) {
+    if (cc.gpu && cc.gpu->ptx) sb_printf(c->dump, "// kernel %s (sm_90)\n%s", k->name, cc.gpu->ptx);
+    else st = diag_error(d, LOOM_ERR_INTERNAL, "internal error: the NVIDIA target gave no PTX for %s", k->name);
+    t->release(t, &cc);
+  }
+  t->destroy(t);
+  return st;
+}
+
 static LoomStatus run(UkCall *c, KernelIr *k, SchedKernel *sk, LoomDeviceKind dk, int32_t di, Diag *d) {
   void *data[2 * UK_MAX_PARAMS];
   for (int32_t b = 0; b < c->n; b++) data[b] = c->arr[b]->data;
@@ -562,6 +610,7 @@ static LoomStatus run(UkCall *c, KernelIr *k, SchedKernel *sk, LoomDeviceKind dk
   }
   LoomStatus st = ir_verify_kernel(k, d);
   if (st) return st;
+  if (c->dump) return dump_kernel(c, k, d);
   if (dk == LOOM_DEVICE_CUDA) return rt_gpu_run_schedule(c->k->ctx, di, &g, &s, NULL, data, c->n, d);
   if (dk != LOOM_DEVICE_HOST) return diag_error(d, LOOM_ERR_UNSUPPORTED, "%s: user kernels run on the host and CUDA", c->k->name);
   return rt_run_schedule(c->k->ctx, &g, &s, data, d);
@@ -648,7 +697,10 @@ static LoomStatus ew_call(LoomUserKernel *uk, int32_t nin, const LoomArray *in, 
                         c->par[b]->name, s1, s2);
     }
   }
-  if (ir_numel(ndim, shape) == 0) return LOOM_OK;
+  if (ir_numel(ndim, shape) == 0) {
+    if (c->dump) sb_printf(c->dump, "; %s: no kernel runs over zero points\n", uk->name);
+    return LOOM_OK;
+  }
   /* iteration space */
   int64_t (*str)[LOOM_MAX_RANK] = arena_alloc(a, sizeof(int64_t) * LOOM_MAX_RANK * (size_t)c->n);
   bool skip[2 * UK_MAX_PARAMS] = {false};
@@ -779,7 +831,10 @@ static LoomStatus red_call(LoomUserKernel *uk, const LoomArray *in, LoomArray *o
                         c->par[b]->name, s1, s2);
     }
   }
-  if (ir_numel(on, os) == 0) return LOOM_OK;
+  if (ir_numel(on, os) == 0) {
+    if (c->dump) sb_printf(c->dump, "; %s: no kernel runs for an empty result\n", uk->name);
+    return LOOM_OK;
+  }
   /* kernel dims: kept axes then reduced axes */
   int64_t shape[LOOM_MAX_RANK + 1];
   int64_t (*str)[LOOM_MAX_RANK] = arena_alloc(a, sizeof(int64_t) * LOOM_MAX_RANK * (size_t)c->n);
@@ -893,5 +948,53 @@ LOOM_API LoomStatus loom_reduction_kernel_call(LoomUserKernel *uk, int32_t nin, 
     if (red_call(uk, in, out, naxes, axes, keepdims, &a, c, &d)) free_allocated(c);
   }
   arena_free_all(&a);
+  return d.status ? ctx_report(uk->ctx, &d) : LOOM_OK;
+}
+
+LOOM_API LoomStatus loom_user_kernel_dump(LoomUserKernel *uk, LoomDumpKind kind, int32_t nin, const LoomArray *in,
+                                          int32_t nout, const LoomArray *out, int64_t size, int32_t naxes,
+                                          const int32_t *axes, int keepdims, char **text) {
+  if (!uk) {
+    if (text) *text = NULL;
+    return LOOM_ERR_INVALID_ARGUMENT;
+  }
+  Diag d = {0};
+  if (!text)
+    diag_error(&d, LOOM_ERR_INVALID_ARGUMENT, "loom_user_kernel_dump: text is NULL");
+  else if (kind != LOOM_DUMP_KERNELS && kind != LOOM_DUMP_LLVM && kind != LOOM_DUMP_PTX)
+    diag_error(&d, LOOM_ERR_INVALID_ARGUMENT,
+               "loom_user_kernel_dump: unknown kind %d; use LOOM_DUMP_KERNELS, LOOM_DUMP_LLVM or LOOM_DUMP_PTX", (int)kind);
+  else if (nin != uk->in.n || nout != uk->out.n || (nin && !in) || (nout && !out))
+    diag_error(&d, LOOM_ERR_INVALID_ARGUMENT, "%s takes %d inputs and %d outputs (got %d and %d)", uk->name,
+               (int)uk->in.n, (int)uk->out.n, (int)nin, (int)nout);
+  else if (uk->reduction && nin == 0)
+    diag_error(&d, LOOM_ERR_INVALID_ARGUMENT, "%s: a ReductionKernel needs at least one input", uk->name);
+  if (text) *text = NULL;
+  if (d.status) return ctx_report(uk->ctx, &d);
+  Arena a;
+  arena_init(&a, uk->ctx);
+  UkCall *c = arena_alloc(&a, sizeof *c);
+  LoomArray *ins = arena_alloc(&a, sizeof(LoomArray) * (size_t)(nin + 1));
+  LoomArray *outs = arena_alloc(&a, sizeof(LoomArray) * (size_t)(nout + 1));
+  StrBuf sb;
+  sb_init(&sb, uk->ctx);
+  if (!c || !ins || !outs) {
+    diag_error(&d, LOOM_ERR_OUT_OF_MEMORY, "out of memory dumping kernel %s", uk->name);
+  } else {
+    if (nin) memcpy(ins, in, sizeof(LoomArray) * (size_t)nin); /* copies: outputs are filled in */
+    if (nout) memcpy(outs, out, sizeof(LoomArray) * (size_t)nout);
+    c->k = uk;
+    c->dump = &sb;
+    c->dkind = kind;
+    if (uk->reduction) red_call(uk, ins, outs, naxes, axes, keepdims, &a, c, &d);
+    else ew_call(uk, nin, ins, nout, outs, size, &a, c, &d);
+  }
+  arena_free_all(&a);
+  if (!d.status) {
+    *text = sb_take(&sb);
+    if (!*text) diag_error(&d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: loom_user_kernel_dump text");
+  } else {
+    sb_free(&sb);
+  }
   return d.status ? ctx_report(uk->ctx, &d) : LOOM_OK;
 }

@@ -10,6 +10,11 @@ cd "$(dirname "$0")/.." || exit 1
 export PYTHONUNBUFFERED=1
 bash bench/gpu_bench.sh
 c_rc=$?
+# user kernels vs built-in loom on the GPU (bench_user_kernels is built by gpu_bench.sh with the rest)
+date=${LOOM_BENCH_DATE:-$(date +%Y-%m-%d)}
+mkdir -p build-gpu/logs
+build-gpu/bench/bench_user_kernels --gpu "bench/results/$date-user-kernels-h200.json" \
+  "bench/results/$date-user-kernels-h200.md" 2>&1 | tee build-gpu/logs/bench_user_kernels_gpu.log
 source .devkit/setup.sh
 sleef=()
 if [ -f build-gpukit/libsleefgnuabi.so.3 ] && ! ldconfig -p | grep -q libsleefgnuabi; then
@@ -30,5 +35,6 @@ if [ -n "${OUT:-}" ]; then
   mkdir -p "$OUT"
   cp build-gpu/logs/pytest.log build-gpu/logs/bench_python_gpu.log build-gpu/logs/pip.log "$OUT"/ 2>/dev/null
   cp bench/results/*-python-h200.json "$OUT"/ 2>/dev/null
+  cp bench/results/*-user-kernels-h200.* build-gpu/logs/bench_user_kernels_gpu.log "$OUT"/ 2>/dev/null
 fi
 echo "gpu_all.sh: C tests exit $c_rc, Python exit $py_rc"

@@ -253,7 +253,8 @@ LOOM_API LoomStatus loom_pool_free_all_blocks(LoomContext *ctx, LoomDeviceKind k
 typedef enum LoomDumpKind {
   LOOM_DUMP_GRAPH = 0, /* the graph IR of the requested nodes */
   LOOM_DUMP_KERNELS,   /* the kernel IR of each fused kernel */
-  LOOM_DUMP_LLVM       /* the optimized LLVM IR of each kernel */
+  LOOM_DUMP_LLVM,      /* the optimized LLVM IR of each kernel */
+  LOOM_DUMP_PTX        /* the PTX of a user kernel (loom_user_kernel_dump only) */
 } LoomDumpKind;
 /* Writes a NUL-terminated text (free it with loom_free_string) describing how the nodes would be
  * evaluated; nothing is run. */
@@ -300,6 +301,18 @@ LOOM_API LoomStatus loom_elementwise_kernel_call(LoomUserKernel *k, int32_t nin,
 LOOM_API LoomStatus loom_reduction_kernel_call(LoomUserKernel *k, int32_t nin, const LoomArray *in,
                                                int32_t nout, LoomArray *out, int32_t naxes,
                                                const int32_t *axes, int keepdims);
+/* Introspection of one call's kernel: writes a NUL-terminated text (free it with loom_free_string) for
+ * the call that loom_elementwise_kernel_call (naxes, axes, keepdims ignored) or loom_reduction_kernel_call
+ * (size ignored) would make with these arguments; nothing is run and nothing allocated on a device.
+ * Only descriptors are read: an in entry's data may be NULL (never dereferenced); an out entry with
+ * data NULL stands for an output loom would allocate. kind: LOOM_DUMP_KERNELS (loom's kernel IR),
+ * LOOM_DUMP_LLVM (the optimized LLVM IR for the host CPU), LOOM_DUMP_PTX (PTX for sm_90, the H200's;
+ * compiled without a GPU; LOOM_ERR_UNSUPPORTED when this LLVM has no NVPTX backend, or when the kernel
+ * calls math functions and libdevice is not found). A call over zero points has no kernel: the text
+ * says so. */
+LOOM_API LoomStatus loom_user_kernel_dump(LoomUserKernel *k, LoomDumpKind kind, int32_t nin, const LoomArray *in,
+                                          int32_t nout, const LoomArray *out, int64_t size, int32_t naxes,
+                                          const int32_t *axes, int keepdims, char **text);
 
 /* ---- raw kernels: CuPy's RawModule and RawKernel ---------------------------------------------------
  * Whole CUDA kernels given as PTX, LLVM IR (text or bitcode, nvptx64), a cubin (or fatbin), or CUDA

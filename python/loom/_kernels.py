@@ -7,6 +7,10 @@ loom/_core (or $LOOM_LIBRARY). Arguments are NumPy arrays or loom arrays (host m
 materialized and passed as NumPy); results are NumPy arrays when every array argument is NumPy, else
 loom arrays. Semantics follow CuPy: type placeholders bound from the outputs first, then the inputs;
 broadcasting of non-raw arguments; `size` when every argument is raw; caching by signature (in C).
+Introspection: kernel.kernel_ir(*args, ...), .llvm_ir(...) and .ptx(...) take the arguments of a call
+(same keywords) and return the text of the kernel that call would run (loom_user_kernel_dump); nothing
+runs. CuPy's identity=None is not accepted (CuPy documents identity as a required str) and
+ElementwiseKernel's loop_prep / after_loop are not supported (NotImplementedError).
 """
 import ctypes as _ct
 import glob as _glob
@@ -64,6 +68,11 @@ def _lib():
                                                      P(_LoomArray), _ct.c_int64]
         lib.loom_reduction_kernel_call.argtypes = [_ct.c_void_p, _ct.c_int32, P(_LoomArray), _ct.c_int32,
                                                    P(_LoomArray), _ct.c_int32, P(_ct.c_int32), _ct.c_int]
+        lib.loom_user_kernel_dump.argtypes = [_ct.c_void_p, _ct.c_int, _ct.c_int32, P(_LoomArray), _ct.c_int32,
+                                              P(_LoomArray), _ct.c_int64, _ct.c_int32, P(_ct.c_int32), _ct.c_int,
+                                              P(_ct.c_void_p)]
+        lib.loom_free_string.argtypes = [_ct.c_void_p, _ct.c_void_p]
+        lib.loom_free_string.restype = None
         lib.loom_array_free.argtypes = [_ct.c_void_p, P(_LoomArray)]
         lib.loom_array_free.restype = None
         ctx = _ct.c_void_p()
@@ -193,13 +202,54 @@ class _UserKernel:
         return keep, any_loom, ins, od, given
 
 
-class ElementwiseKernel(_UserKernel):
+_DUMP_KERNELS, _DUMP_LLVM, _DUMP_PTX = 1, 2, 3  # LoomDumpKind
+
+
+def _axes(axis):
+    if axis is None:
+        return 0, None
+    ax = (axis,) if isinstance(axis, int) else tuple(axis)
+    if not ax:  # axis=(): reduce nothing
+        return 0, (_ct.c_int32 * 1)()
+    return len(ax), (_ct.c_int32 * len(ax))(*ax)
+
+
+class _Introspect:
+    """kernel_ir / llvm_ir / ptx of the kernel one call would run (the same arguments as the call)."""
+
+    def kernel_ir(self, *args, **kwargs):
+        """Loom's kernel IR (text) for a call with these arguments."""
+        return self._dump(_DUMP_KERNELS, args, kwargs)
+
+    def llvm_ir(self, *args, **kwargs):
+        """The optimized LLVM IR for the host CPU for a call with these arguments."""
+        return self._dump(_DUMP_LLVM, args, kwargs)
+
+    def ptx(self, *args, **kwargs):
+        """PTX for sm_90 (compiled without a GPU) for a call with these arguments."""
+        return self._dump(_DUMP_PTX, args, kwargs)
+
+    def _dump_call(self, lib, kind, ins, od, size, nax, axes, keepdims):
+        text = _ct.c_void_p()
+        st = lib.loom_user_kernel_dump(self._h, kind, self.nin, ins, self.nout, od, size, nax, axes, keepdims,
+                                       _ct.byref(text))
+        lib_ctx = _lib()[1]
+        if st:
+            _raise(lib, lib_ctx, st)
+        try:
+            return _ct.string_at(text.value).decode("utf-8", "replace")
+        finally:
+            lib.loom_free_string(lib_ctx, text)
+
+
+class ElementwiseKernel(_UserKernel, _Introspect):
     """CuPy's ElementwiseKernel: `operation` is C code run once per point of the broadcast arguments."""
 
     def __init__(self, in_params, out_params, operation, name="kernel", reduce_dims=True, preamble="",
                  no_return=False, return_tuple=False, loop_prep="", after_loop="", **kwargs):
         if loop_prep or after_loop:
-            raise NotImplementedError("loom's ElementwiseKernel does not support loop_prep / after_loop yet")
+            raise NotImplementedError("loom's ElementwiseKernel does not support loop_prep / after_loop (CuPy's raw "
+                                      "CUDA code around the loop): compute per point in `operation`, or use RawKernel")
         lib, ctx = _lib()
         h = _ct.c_void_p()
         st = lib.loom_elementwise_kernel_create(ctx, _enc(in_params), _enc(out_params), _enc(operation), _enc(name),
@@ -211,6 +261,27 @@ class ElementwiseKernel(_UserKernel):
         self.preamble = preamble
         self.no_return = no_return
         self.return_tuple = return_tuple
+
+    def _split(self, args):
+        if len(args) == self.nin:
+            return args, None
+        if len(args) == self.nin + self.nout:
+            return args[:self.nin], args[self.nin:]
+        raise TypeError("Wrong number of arguments for %s: %d inputs (+ %d optional outputs) expected, got %d"
+                        % (self.name, self.nin, self.nout, len(args)))
+
+    def _dump(self, kind, args, kwargs):
+        lib, _ = _lib()
+        size = kwargs.pop("size", None)
+        kwargs.pop("stream", None)
+        if kwargs:
+            raise TypeError("%s: unexpected keyword arguments %s" % (self.name, sorted(kwargs)))
+        ins_, outs = self._split(args)
+        keep, _, ins, od, _ = self._prepare(ins_, outs)
+        try:
+            return self._dump_call(lib, kind, ins, od, -1 if size is None else int(size), 0, None, 0)
+        finally:
+            del keep
 
     def __call__(self, *args, size=None, stream=None, **kwargs):
         lib, ctx = _lib()
@@ -235,7 +306,7 @@ class ElementwiseKernel(_UserKernel):
         return tuple(res)
 
 
-class ReductionKernel(_UserKernel):
+class ReductionKernel(_UserKernel, _Introspect):
     """CuPy's ReductionKernel: map_expr per point, reduce_expr to combine (associative), post_map_expr."""
 
     def __init__(self, in_params, out_params, map_expr, reduce_expr, post_map_expr, identity, name="reduce_kernel",
@@ -250,6 +321,22 @@ class ReductionKernel(_UserKernel):
         super().__init__(h, in_params, out_params, name)
         self.map_expr, self.reduce_expr, self.post_map_expr = map_expr, reduce_expr, post_map_expr
         self.identity = identity
+
+    def _dump(self, kind, args, kwargs):
+        lib, _ = _lib()
+        out, axis, keepdims = kwargs.pop("out", None), kwargs.pop("axis", None), kwargs.pop("keepdims", False)
+        kwargs.pop("stream", None)
+        if kwargs:
+            raise TypeError("%s: unexpected keyword arguments %s" % (self.name, sorted(kwargs)))
+        if len(args) != self.nin:
+            raise TypeError("Wrong number of arguments for %s: %d expected, got %d" % (self.name, self.nin, len(args)))
+        outs = None if out is None else ((out,) if not isinstance(out, (tuple, list)) else tuple(out))
+        keep, _, ins, od, _ = self._prepare(args, outs)
+        nax, axes = _axes(axis)
+        try:
+            return self._dump_call(lib, kind, ins, od, -1, nax, axes, int(bool(keepdims)))
+        finally:
+            del keep
 
     def __call__(self, *args, out=None, axis=None, keepdims=False, stream=None, **kwargs):
         lib, ctx = _lib()

@@ -320,6 +320,71 @@ static void test_errors(void) {
   }
 }
 
+/* Introspection: kernel IR, host LLVM IR and PTX of a call's kernel from descriptors alone. */
+static void test_dump(void) {
+  LoomUserKernel *k = NULL;
+  LoomStatus st = loom_elementwise_kernel_create(ctx, "T x, T y", "T z", "z = (x - y) * (x - y)", "sqdiff_dump", NULL,
+                                                 1, &k);
+  CHECK(st == LOOM_OK, "create: %s", loom_last_error(ctx));
+  if (st) return;
+  LoomArray in[2] = {arr(NULL, LOOM_FLOAT32, 2, (int64_t[]){4, 5}), arr(NULL, LOOM_FLOAT32, 1, (int64_t[]){5})};
+  LoomArray out[1] = {none()};
+  char *text = NULL;
+  st = loom_user_kernel_dump(k, LOOM_DUMP_KERNELS, 2, in, 1, out, -1, 0, NULL, 0, &text);
+  CHECK(st == LOOM_OK && text && strstr(text, "sqdiff_dump"), "kernel IR: %s", st ? loom_last_error(ctx) : text);
+  CHECK(out[0].data == NULL && out[0].ndim == 0, "dump leaves out descriptors alone");
+  loom_free_string(ctx, text);
+  text = NULL;
+  st = loom_user_kernel_dump(k, LOOM_DUMP_LLVM, 2, in, 1, out, -1, 0, NULL, 0, &text);
+  CHECK(st == LOOM_OK && text && strstr(text, "define"), "LLVM IR: %s", st ? loom_last_error(ctx) : text);
+  loom_free_string(ctx, text);
+  text = NULL;
+  st = loom_user_kernel_dump(k, LOOM_DUMP_PTX, 2, in, 1, out, -1, 0, NULL, 0, &text);
+  CHECK((st == LOOM_OK && text && strstr(text, ".entry") && strstr(text, "sm_90")) || st == LOOM_ERR_UNSUPPORTED,
+        "PTX: %d %s", st, st ? loom_last_error(ctx) : text);
+  loom_free_string(ctx, text);
+  text = NULL;
+  /* a given float64 output binds T from the outputs first: the IR then works in float64 */
+  LoomArray out64[1] = {arr(NULL, LOOM_FLOAT64, 2, (int64_t[]){4, 5})};
+  out64[0].data = (void *)out64; /* any non-NULL marks a given output; never read */
+  LoomArray in64[2] = {arr(NULL, LOOM_FLOAT64, 2, (int64_t[]){4, 5}), arr(NULL, LOOM_FLOAT64, 1, (int64_t[]){5})};
+  st = loom_user_kernel_dump(k, LOOM_DUMP_KERNELS, 2, in64, 1, out64, -1, 0, NULL, 0, &text);
+  CHECK(st == LOOM_OK && text && strstr(text, "f64"), "float64 kernel IR: %s", st ? loom_last_error(ctx) : text);
+  loom_free_string(ctx, text);
+  text = NULL;
+  st = loom_user_kernel_dump(k, LOOM_DUMP_GRAPH, 2, in, 1, out, -1, 0, NULL, 0, &text);
+  CHECK(st == LOOM_ERR_INVALID_ARGUMENT && !text && strstr(loom_last_error(ctx), "LOOM_DUMP_PTX"), "bad kind: %s",
+        loom_last_error(ctx));
+  st = loom_user_kernel_dump(k, LOOM_DUMP_KERNELS, 1, in, 1, out, -1, 0, NULL, 0, &text);
+  CHECK(st == LOOM_ERR_INVALID_ARGUMENT && !text, "wrong arity");
+  LoomArray empty[2] = {arr(NULL, LOOM_FLOAT32, 1, (int64_t[]){0}), arr(NULL, LOOM_FLOAT32, 1, (int64_t[]){0})};
+  st = loom_user_kernel_dump(k, LOOM_DUMP_KERNELS, 2, empty, 1, out, -1, 0, NULL, 0, &text);
+  CHECK(st == LOOM_OK && text && strstr(text, "no kernel"), "empty: %s", st ? loom_last_error(ctx) : text);
+  loom_free_string(ctx, text);
+  text = NULL;
+  loom_user_kernel_destroy(k);
+  /* reduction: the L2 norm along axis 1 */
+  st = loom_reduction_kernel_create(ctx, "T x", "T y", "x * x", "a + b", "y = sqrt(a)", "0", "l2_dump", NULL, NULL, 1,
+                                    &k);
+  CHECK(st == LOOM_OK, "create: %s", loom_last_error(ctx));
+  if (st) return;
+  LoomArray x[1] = {arr(NULL, LOOM_FLOAT32, 2, (int64_t[]){64, 128})};
+  int32_t ax = 1;
+  for (int kind = LOOM_DUMP_KERNELS; kind <= LOOM_DUMP_PTX; kind++) {
+    LoomArray o[1] = {none()};
+    st = loom_user_kernel_dump(k, (LoomDumpKind)kind, 1, x, 1, o, -1, 1, &ax, 0, &text);
+    CHECK((st == LOOM_OK && text && strstr(text, "l2_dump")) || (kind == LOOM_DUMP_PTX && st == LOOM_ERR_UNSUPPORTED),
+          "reduction dump kind %d: %d %s", kind, st, st ? loom_last_error(ctx) : text);
+    loom_free_string(ctx, text);
+    text = NULL;
+  }
+  int32_t bad_ax = 2;
+  LoomArray o[1] = {none()};
+  st = loom_user_kernel_dump(k, LOOM_DUMP_KERNELS, 1, x, 1, o, -1, 1, &bad_ax, 0, &text);
+  CHECK(st == LOOM_ERR_AXIS && !text, "bad axis: %d", st);
+  loom_user_kernel_destroy(k);
+}
+
 int main(void) {
   if (loom_context_create(&ctx) != LOOM_OK) return 1;
   test_squared_diff();
@@ -333,6 +398,7 @@ int main(void) {
   test_control_flow();
   test_large();
   test_errors();
+  test_dump();
   loom_context_destroy(ctx);
   printf("%d passed, %d failed\n", passed, failed);
   return failed != 0;
