@@ -84,4 +84,10 @@ LoomStatus cg_lower_host(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef m, co
 LoomStatus cg_lower_gpu(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef m, const KernelIr *k,
                         const char *prefix, int block, CgGpuKernel *out, Diag *d);
 
+/* CUDA's libdevice bitcode (codegen/nvptx.c): $LOOM_LIBDEVICE, else $CUDA_HOME, $CUDA_PATH,
+ * /usr/local/cuda + /nvvm/libdevice/libdevice.10.bc. *buf is ctx_alloc'ed; path_out (may be NULL)
+ * gets the file read. LOOM_ERR_UNSUPPORTED naming every path tried when there is none. */
+LoomStatus cg_read_libdevice(LoomContext *ctx, char **buf, size_t *size, char *path_out, size_t path_cap,
+                             Diag *d);
+
 #endif /* LOOM_CG_LLVM_H */

@@ -76,8 +76,8 @@ static void nv_release(CgTarget *t, CgCompiled *c) {
 }
 
 /* $LOOM_LIBDEVICE, else $CUDA_HOME, $CUDA_PATH, /usr/local/cuda + /nvvm/libdevice/libdevice.10.bc. */
-static LoomStatus read_libdevice(CgTarget *t, NvState *s, Diag *d) {
-  if (s->libdevice) return LOOM_OK;
+LoomStatus cg_read_libdevice(LoomContext *ctx, char **buf, size_t *size, char *path_out, size_t path_cap,
+                             Diag *d) {
   const char *env = getenv("LOOM_LIBDEVICE");
   char tried[2048];
   size_t tl = 0;
@@ -98,23 +98,29 @@ static LoomStatus read_libdevice(CgTarget *t, NvState *s, Diag *d) {
       if (n > 0 && (size_t)n < sizeof tried - tl) tl += (size_t)n;
       continue;
     }
-    long size = -1;
-    if (fseek(f, 0, SEEK_END) == 0) size = ftell(f);
-    char *buf = size > 0 && fseek(f, 0, SEEK_SET) == 0 ? ctx_alloc(t->ctx, (size_t)size) : NULL;
-    bool ok = buf && fread(buf, 1, (size_t)size, f) == (size_t)size;
+    long len = -1;
+    if (fseek(f, 0, SEEK_END) == 0) len = ftell(f);
+    char *b = len > 0 && fseek(f, 0, SEEK_SET) == 0 ? ctx_alloc(ctx, (size_t)len) : NULL;
+    bool ok = b && fread(b, 1, (size_t)len, f) == (size_t)len;
     fclose(f);
     if (!ok) {
-      ctx_free(t->ctx, buf);
+      ctx_free(ctx, b);
       return diag_error(d, LOOM_ERR_BACKEND, "cannot read libdevice at %s", path);
     }
-    s->libdevice = buf;
-    s->libdevice_size = (size_t)size;
-    snprintf(s->libdevice_path, sizeof s->libdevice_path, "%s", path);
+    *buf = b;
+    *size = (size_t)len;
+    if (path_out && path_cap) snprintf(path_out, path_cap, "%s", path);
     return LOOM_OK;
   }
   return diag_error(d, LOOM_ERR_UNSUPPORTED,
                     "libdevice not found (tried %s): set LOOM_LIBDEVICE to libdevice.10.bc or CUDA_HOME to the "
                     "CUDA toolkit", tl ? tried : "nothing");
+}
+
+static LoomStatus read_libdevice(CgTarget *t, NvState *s, Diag *d) {
+  if (s->libdevice) return LOOM_OK;
+  return cg_read_libdevice(t->ctx, &s->libdevice, &s->libdevice_size, s->libdevice_path,
+                           sizeof s->libdevice_path, d);
 }
 
 static bool uses_libdevice(LLVMModuleRef m) {

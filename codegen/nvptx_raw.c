@@ -22,6 +22,7 @@
 #include <llvm-c/TargetMachine.h>
 #include <llvm-c/Transforms/PassBuilder.h>
 
+#include "codegen/cg_llvm.h"
 #include "codegen/codegen.h"
 
 #define RAW_TRIPLE "nvptx64-nvidia-cuda"
@@ -41,46 +42,6 @@ void cg_raw_entries_free(LoomContext *ctx, CgRawEntry *entries, int32_t n) {
   ctx_free(ctx, entries);
 }
 
-/* libdevice bytes: $LOOM_LIBDEVICE, else $CUDA_HOME, $CUDA_PATH, /usr/local/cuda +
- * /nvvm/libdevice/libdevice.10.bc (what nvptx.c looks for). *buf is ctx_alloc'ed. */
-static LoomStatus read_libdevice(LoomContext *ctx, char **buf, size_t *size, Diag *d) {
-  const char *roots[3] = {getenv("CUDA_HOME"), getenv("CUDA_PATH"), "/usr/local/cuda"};
-  const char *env = getenv("LOOM_LIBDEVICE");
-  char tried[1536] = "";
-  size_t tl = 0;
-  for (int i = -1; i < 3; i++) {
-    char path[1024];
-    if (i < 0) {
-      if (!env || !*env) continue;
-      snprintf(path, sizeof path, "%s", env);
-    } else {
-      if (!roots[i] || !*roots[i]) continue;
-      snprintf(path, sizeof path, "%s/nvvm/libdevice/libdevice.10.bc", roots[i]);
-    }
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-      int n = snprintf(tried + tl, sizeof tried - tl, "%s%s", tl ? ", " : "", path);
-      if (n > 0 && (size_t)n < sizeof tried - tl) tl += (size_t)n;
-      continue;
-    }
-    long len = -1;
-    if (fseek(f, 0, SEEK_END) == 0) len = ftell(f);
-    char *b = len > 0 && fseek(f, 0, SEEK_SET) == 0 ? ctx_alloc(ctx, (size_t)len) : NULL;
-    bool ok = b && fread(b, 1, (size_t)len, f) == (size_t)len;
-    fclose(f);
-    if (!ok) {
-      ctx_free(ctx, b);
-      return diag_error(d, LOOM_ERR_BACKEND, "cannot read libdevice at %s", path);
-    }
-    *buf = b;
-    *size = (size_t)len;
-    return LOOM_OK;
-  }
-  return diag_error(d, LOOM_ERR_UNSUPPORTED,
-                    "the kernel calls CUDA math functions (__nv_*) but libdevice was not found (tried %s): set "
-                    "LOOM_LIBDEVICE to libdevice.10.bc or CUDA_HOME to the CUDA toolkit", tl ? tried : "nothing");
-}
-
 static LoomStatus link_libdevice(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef mod, Diag *d) {
   bool used = false;
   for (LLVMValueRef f = LLVMGetFirstFunction(mod); f && !used; f = LLVMGetNextFunction(f)) {
@@ -91,7 +52,7 @@ static LoomStatus link_libdevice(LoomContext *ctx, LLVMContextRef c, LLVMModuleR
   if (!used) return LOOM_OK;
   char *bytes = NULL;
   size_t size = 0;
-  LoomStatus st = read_libdevice(ctx, &bytes, &size, d);
+  LoomStatus st = cg_read_libdevice(ctx, &bytes, &size, NULL, 0, d);
   if (st != LOOM_OK) return st;
   LLVMMemoryBufferRef mb = LLVMCreateMemoryBufferWithMemoryRange(bytes, size, "libdevice", 0);
   LLVMModuleRef lib = NULL;
