@@ -506,14 +506,14 @@ static void set_o_offsets(Lower *L, LLVMValueRef o) {
  * o of the block. Every o still folds its values in R order, so the result of run() does not depend
  * on the block split. Kernels with MAP phases keep the per-o form. */
 
-/* Whether run() of k uses the outer strategy: a reduction with an O dim and no MAP phase whose REDUCE
- * values load some buffer contiguously along the last O dim and none contiguously along the innermost
- * R dim. need: ninstr bytes of scratch. */
-static bool use_outer(const KernelIr *k, uint8_t *need) {
+/* Whether the REDUCE phases' values load some buffer contiguously along the last O dim and none
+ * contiguously along the innermost R dim (so a loop across O is the coalesced / vectorizable one).
+ * With allow_map false a MAP phase rules it out. need: ninstr bytes of scratch. */
+static bool reduce_reads_outer(const KernelIr *k, uint8_t *need, bool allow_map) {
   if (k->nkeep < 1 || k->nkeep >= k->ndim) return false;
   memset(need, 0, (size_t)k->ninstr);
   for (int p = 0; p < k->nphase; p++) {
-    if (k->phases[p].kind == KP_MAP) return false;
+    if (k->phases[p].kind == KP_MAP && !allow_map) return false;
     if (k->phases[p].kind == KP_REDUCE) need[k->phases[p].value] = 1;
   }
   bool contiguous_o = false;
@@ -531,6 +531,9 @@ static bool use_outer(const KernelIr *k, uint8_t *need) {
   }
   return contiguous_o;
 }
+
+/* Whether run() of k uses the outer strategy (no MAP phase allowed). */
+static bool use_outer(const KernelIr *k, uint8_t *need) { return reduce_reads_outer(k, need, false); }
 
 /* Emits `for (j = 0; j < n; j++) body` with L->off advanced by j along the last O dim and L->bj = j. */
 static void block_loop(Lower *L, LLVMValueRef n, BodyFn body, void *arg) {
@@ -1810,26 +1813,7 @@ static void build_gpu_entry(Lower *L, int which, bool row, const char *name, int
 /* ROW or COL for a reduction: COL when the REDUCE values read some buffer contiguously along the
  * last O dim and none contiguously along the innermost R dim (the host's use_outer test, MAP phases
  * allowed: a thread then walks R serially for them too). */
-static bool gpu_use_col(const KernelIr *k, uint8_t *need) {
-  if (k->nkeep < 1 || k->nkeep >= k->ndim) return false;
-  memset(need, 0, (size_t)k->ninstr);
-  for (int p = 0; p < k->nphase; p++)
-    if (k->phases[p].kind == KP_REDUCE) need[k->phases[p].value] = 1;
-  bool contiguous_o = false;
-  for (int i = k->ninstr - 1; i >= 0; i--) {
-    const KInstr *in = &k->instrs[i];
-    if (!need[i]) continue;
-    for (int j = 0; j < instr_nsrc(in); j++) need[in->src[j]] = 1;
-    if (in->kind == KI_USER)
-      for (int j = 0; j < in->phase; j++)
-        if (k->user_args[in->buf + j] >= 0) need[k->user_args[in->buf + j]] = 1;
-    if (in->kind != KI_LOAD) continue;
-    const uint8_t *lay = k->bufs[in->buf].layout;
-    if (lay[k->ndim - 1] == KL_ONE) return false;
-    if (lay[k->nkeep - 1] == KL_ONE) contiguous_o = true;
-  }
-  return contiguous_o;
-}
+static bool gpu_use_col(const KernelIr *k, uint8_t *need) { return reduce_reads_outer(k, need, true); }
 
 LoomStatus cg_lower_gpu(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef mod, const KernelIr *k,
                         const char *prefix, int block, CgGpuKernel *out, Diag *d) {
