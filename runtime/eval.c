@@ -226,7 +226,10 @@ static LoomStatus run_schedule(LoomContext *ctx, const IrGraph *g, const Schedul
     if (no == 0 || (ir->nkeep == ir->ndim && nr == 0)) continue; /* nothing to write */
 
     size_t nbuf = (size_t)(ir->nbuf > 0 ? ir->nbuf : 1);
-    void **bufs = ctx_alloc(ctx, nbuf * (sizeof(void *) + (size_t)ir->ndim * sizeof(int64_t)));
+    /* Kernel arguments: on the stack when they fit (the common case), else from the allocator. */
+    size_t args_bytes = nbuf * (sizeof(void *) + (size_t)ir->ndim * sizeof(int64_t));
+    void *args_stack[512];
+    void **bufs = args_bytes <= sizeof args_stack ? args_stack : ctx_alloc(ctx, args_bytes);
     if (!bufs) {
       st = diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: arguments of kernel %s", ir->name);
       goto done;
@@ -240,7 +243,7 @@ static LoomStatus run_schedule(LoomContext *ctx, const IrGraph *g, const Schedul
       else if (bd->kind == SB_TEMP && bd->index >= 0 && bd->index < s->ntemp) base = temps[bd->index];
       else if (bd->kind == SB_OUTPUT && bd->index >= 0 && bd->index < nouts) base = out_data[bd->index];
       else {
-        ctx_free(ctx, bufs);
+        if (bufs != args_stack) ctx_free(ctx, bufs);
         st = diag_error(d, LOOM_ERR_INTERNAL,
                         "internal error: kernel %s binds buffer %d to a missing array (kind %d index %d)",
                         ir->name, b, bd->kind, bd->index);
@@ -256,14 +259,14 @@ static LoomStatus run_schedule(LoomContext *ctx, const IrGraph *g, const Schedul
     if (!k) {
       st = rt_cache_acquire(rt->cache, ir, want_ir, &k, NULL, d);
       if (st != LOOM_OK) {
-        ctx_free(ctx, bufs);
+        if (bufs != args_stack) ctx_free(ctx, bufs);
         goto done;
       }
     }
     if (want_ir && k->llvm_ir) fprintf(stderr, "; ---- LLVM IR of kernel %s ----\n%s\n", ir->name, k->llvm_ir);
     st = launch_kernel(ctx, ir, k, sk->shape, bufs, strides, no, nr, d);
     if (!pinned) rt_cache_release(rt->cache, k);
-    ctx_free(ctx, bufs);
+    if (bufs != args_stack) ctx_free(ctx, bufs);
     if (st != LOOM_OK) goto done;
     launched++;
   }
@@ -282,6 +285,12 @@ done:
   if (temp_bytes > rt->stats.temp_bytes_peak) rt->stats.temp_bytes_peak = temp_bytes;
   pthread_mutex_unlock(&rt->stats_lock);
   return st;
+}
+
+LoomStatus rt_run_schedule_pinned(LoomContext *ctx, const IrGraph *g, const Schedule *s,
+                                  const CgCompiled *const *pinned, void *const *out_data, int32_t nouts,
+                                  Diag *d) {
+  return run_schedule(ctx, g, s, pinned, out_data, nouts, 0, d);
 }
 
 LoomStatus rt_run_schedule(LoomContext *ctx, const IrGraph *g, const Schedule *s,

@@ -109,5 +109,10 @@ LoomStatus rt_gpu_run_schedule(LoomContext *ctx, int device, const IrGraph *g, c
  * along R), frees temps. out_data[i] is the base pointer of output i. */
 LoomStatus rt_run_schedule(LoomContext *ctx, const IrGraph *g, const Schedule *s,
                            void *const *out_data, Diag *d);
+/* The same with kernels already compiled and pinned (pinned[k] for schedule kernel k; NULL entries
+ * are looked up in the cache) and nouts output base pointers: user kernels' instantiation cache. */
+LoomStatus rt_run_schedule_pinned(LoomContext *ctx, const IrGraph *g, const Schedule *s,
+                                  const CgCompiled *const *pinned, void *const *out_data, int32_t nouts,
+                                  Diag *d);
 
 #endif /* LOOM_RUNTIME_H */

@@ -14,6 +14,17 @@
  * element count goes in the stride of dim 0 (ir.h's KI_USER), layout KL_ANY.
  * Dims (reduce_dims): size-1 dims are dropped and neighbours that are contiguous for every buffer
  * are merged (separately among kept and reduced dims), as passes/collapse.c does for fused kernels.
+ *
+ * Instantiation cache (the per-call host cost): the kernel IR is a function of the binding, the
+ * arrays' dtypes, the collapsed rank (kept / reduced dims), every buffer's layout class per dim
+ * (KL_ZERO / KL_ONE / KL_ANY), the index width and the device, never of sizes, strides or pointers
+ * (those are the SchedKernel's). That tuple is the key of a small LRU table on the kernel object
+ * (UK_MAX_ENTRIES); its value is the built, verified KernelIr and the compiled kernel, pinned in the
+ * context's cache (host) or loaded (CUDA). A call computes the shapes and strides as before, looks the
+ * key up and, on a hit, only launches (host: the same dispatch as runtime/eval.c's launch_kernel, with
+ * the pinned kernel; CUDA: rt_gpu_run_schedule with the pinned function), so no IR is built, printed
+ * or hashed. Entries in use by a running call are counted (users) and freed by the last user when
+ * evicted meanwhile. Dumps (loom_user_kernel_dump, context dump flags) take the uncached path.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -25,6 +36,22 @@
 
 #define UK_MAX_PARAMS 64
 #define UK_MAX_PH 26
+
+#define UK_MAX_ENTRIES 16
+#define UK_KEY_MAX (16 + UK_MAX_PH + 2 * UK_MAX_PARAMS * (1 + LOOM_MAX_RANK))
+
+/* One cached instantiation: key -> verified kernel IR + compiled kernel (see the top comment). */
+typedef struct UkEntry {
+  struct UkEntry *next; /* most recently used first */
+  int32_t users;        /* calls running it now (under the kernel's lock) */
+  bool evicted;         /* unlinked while in use: the last user frees it */
+  Arena arena;          /* owns ir */
+  KernelIr *ir;
+  const CgCompiled *host; /* pinned in the context's kernel cache (host entries) */
+  const RtGpuFn *gpu;     /* CUDA entries; lives as long as the context */
+  int32_t keylen;
+  uint8_t key[UK_KEY_MAX];
+} UkEntry;
 
 typedef struct UkInst {
   struct UkInst *next;
@@ -42,8 +69,10 @@ struct LoomUserKernel {
   FeParamList in, out;
   int32_t nph;
   const char *ph[UK_MAX_PH]; /* placeholder names */
-  pthread_mutex_t lock;
+  pthread_mutex_t lock; /* guards insts and entries */
   UkInst *insts;
+  UkEntry *entries;
+  int32_t nentries;
 };
 
 static char *dup_or(Arena *a, const char *s, const char *dflt) {
@@ -193,8 +222,18 @@ LOOM_API LoomStatus loom_reduction_kernel_create(LoomContext *ctx, const char *i
                 reduce_type, preamble, reduce_dims, out);
 }
 
+static void entry_free(LoomContext *ctx, UkEntry *e) {
+  if (e->host && ctx->rt && ctx->rt->cache) rt_cache_release(ctx->rt->cache, e->host);
+  arena_free_all(&e->arena);
+  ctx_free(ctx, e);
+}
+
 LOOM_API void loom_user_kernel_destroy(LoomUserKernel *k) {
   if (!k) return;
+  for (UkEntry *e = k->entries, *n; e; e = n) {
+    n = e->next;
+    entry_free(k->ctx, e);
+  }
   for (UkInst *u = k->insts, *n; u; u = n) {
     n = u->next;
     arena_free_all(&u->arena);
@@ -520,18 +559,27 @@ static int collapse(int d0, int d1, int64_t *shape, int64_t (*strides)[LOOM_MAX_
   return n - d0;
 }
 
-/* Fills buffers' dtypes, layouts and bindings for an iteration space of ndim dims. */
-static LoomStatus finish_bufs(UkCall *c, KernelIr *k, int ndim, const int64_t *shape,
-                              int64_t (*strides)[LOOM_MAX_RANK], SchedKernel *sk, Arena *a, Diag *d) {
+/* What a call's kernel IR depends on besides the binding (see the top comment). */
+typedef struct UkSig {
+  int32_t ndim, nkeep;
+  uint8_t index_bits;
+  uint8_t dtype[2 * UK_MAX_PARAMS];
+  uint8_t layout[2 * UK_MAX_PARAMS][LOOM_MAX_RANK];
+} UkSig;
+
+/* Fills sk's shape and bindings and sig for an iteration space of ndim dims, the first nkeep kept. */
+static LoomStatus bind_space(UkCall *c, int ndim, int nkeep, const int64_t *shape,
+                             int64_t (*strides)[LOOM_MAX_RANK], SchedKernel *sk, UkSig *sig, Arena *a, Diag *d) {
   sk->bind = arena_alloc(a, sizeof(SchedBinding) * (size_t)(c->n + 1));
   if (!sk->bind) return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory building kernel %s", c->k->name);
+  memset(sig, 0, sizeof *sig);
+  sig->ndim = ndim;
+  sig->nkeep = nkeep;
   int64_t maxel = 0;
   for (int i = 0; i < ndim; i++) sk->shape[i] = shape[i];
   for (int32_t b = 0; b < c->n; b++) {
-    KBuffer *kb = &k->bufs[b];
     const LoomArray *arr = c->arr[b];
-    kb->dtype = (uint8_t)arr->dtype;
-    kb->is_output = b >= c->k->in.n;
+    sig->dtype[b] = (uint8_t)arr->dtype;
     SchedBinding *bd = &sk->bind[b];
     bd->kind = SB_OUTPUT;
     bd->index = b;
@@ -539,21 +587,34 @@ static LoomStatus finish_bufs(UkCall *c, KernelIr *k, int ndim, const int64_t *s
     if (c->par[b]->raw) {
       int64_t n = ir_numel(arr->ndim, arr->shape);
       if (n > maxel) maxel = n;
-      for (int i = 0; i < ndim; i++) kb->layout[i] = KL_ANY;
+      for (int i = 0; i < ndim; i++) sig->layout[b][i] = KL_ANY;
       bd->strides[0] = n;
       continue;
     }
     for (int i = 0; i < ndim; i++) {
       int64_t s = shape[i] == 1 ? 0 : strides[b][i];
       bd->strides[i] = s;
-      kb->layout[i] = s == 0 ? KL_ZERO : s == 1 ? KL_ONE : KL_ANY;
+      sig->layout[b][i] = s == 0 ? KL_ZERO : s == 1 ? KL_ONE : KL_ANY;
       int64_t ext = (shape[i] > 0 ? shape[i] - 1 : 0) * (s < 0 ? -s : s);
       if (ext > maxel) maxel = ext;
     }
   }
   int64_t total = ir_numel(ndim, shape);
-  k->index_bits = (total < INT32_MAX && maxel < INT32_MAX) ? 32 : 64;
+  sig->index_bits = (total < INT32_MAX && maxel < INT32_MAX) ? 32 : 64;
   return LOOM_OK;
+}
+
+/* Gives kernel k the rank, buffers' dtypes and layouts, and index width of sig. */
+static void apply_sig(const UkCall *c, KernelIr *k, const UkSig *sig) {
+  k->ndim = sig->ndim;
+  k->nkeep = sig->nkeep;
+  k->index_bits = sig->index_bits;
+  for (int32_t b = 0; b < c->n; b++) {
+    KBuffer *kb = &k->bufs[b];
+    kb->dtype = sig->dtype[b];
+    kb->is_output = b >= c->k->in.n;
+    for (int i = 0; i < sig->ndim; i++) kb->layout[i] = sig->layout[b][i];
+  }
 }
 
 /* Writes the text loom_user_kernel_dump asked for of kernel k (verified) into c->dump. LLVM IR comes
@@ -616,6 +677,145 @@ static LoomStatus run(UkCall *c, KernelIr *k, SchedKernel *sk, LoomDeviceKind dk
   return rt_run_schedule(c->k->ctx, &g, &s, data, d);
 }
 
+/* ---- the instantiation cache ------------------------------------------------------------------------- */
+
+typedef LoomStatus (*UkBuildFn)(UkCall *c, const SnModule *m, const UkSig *sig, Arena *a, KernelIr **out, Diag *d);
+
+/* The key of a call: device, binding, then rank and per buffer its dtype and layout classes. */
+static int32_t make_key(const UkCall *c, const UkSig *sig, LoomDeviceKind dk, int32_t di, uint8_t *key) {
+  int32_t n = 0;
+  int32_t head[5] = {(int32_t)dk, di, sig->ndim, sig->nkeep, sig->index_bits};
+  memcpy(key, head, sizeof head);
+  n += (int32_t)sizeof head;
+  memcpy(key + n, c->bound, (size_t)c->k->nph);
+  n += c->k->nph;
+  for (int32_t b = 0; b < c->n; b++) {
+    key[n++] = sig->dtype[b];
+    memcpy(key + n, sig->layout[b], (size_t)sig->ndim);
+    n += sig->ndim;
+  }
+  return n;
+}
+
+/* The entry for key, marked in use and moved to the front; NULL if none. Caller holds k->lock. */
+static UkEntry *entry_find_locked(LoomUserKernel *k, const uint8_t *key, int32_t keylen) {
+  for (UkEntry **link = &k->entries, *e; (e = *link); link = &e->next) {
+    if (e->keylen != keylen || memcmp(e->key, key, (size_t)keylen)) continue;
+    *link = e->next;
+    e->next = k->entries;
+    k->entries = e;
+    e->users++;
+    return e;
+  }
+  return NULL;
+}
+
+/* Ends a call's use of e (freed here when it was evicted meanwhile). */
+static void entry_put(LoomUserKernel *k, UkEntry *e) {
+  pthread_mutex_lock(&k->lock);
+  bool gone = --e->users == 0 && e->evicted;
+  pthread_mutex_unlock(&k->lock);
+  if (gone) entry_free(k->ctx, e);
+}
+
+/* Builds, verifies and compiles (host) or loads (CUDA) the entry for key, and adds it in use (evicting
+ * the least recently used beyond UK_MAX_ENTRIES). Errors are the ones the uncached path gives. */
+static LoomStatus entry_make(UkCall *c, const SnModule *m, const UkSig *sig, LoomDeviceKind dk, int32_t di,
+                             UkBuildFn build, const uint8_t *key, int32_t keylen, UkEntry **out, Diag *d) {
+  LoomUserKernel *uk = c->k;
+  LoomContext *ctx = uk->ctx;
+  UkEntry *e = ctx_calloc(ctx, 1, sizeof *e);
+  if (!e) return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory building kernel %s", uk->name);
+  arena_init(&e->arena, ctx);
+  e->keylen = keylen;
+  memcpy(e->key, key, (size_t)keylen);
+  LoomStatus st = build(c, m, sig, &e->arena, &e->ir, d);
+  if (!st) st = ir_verify_kernel(e->ir, d);
+  if (!st && dk == LOOM_DEVICE_CUDA) st = rt_gpu_kernel(ctx, di, e->ir, &e->gpu, d);
+  else if (!st) st = rt_cache_acquire(ctx->rt->cache, e->ir, false, &e->host, NULL, d);
+  if (st) {
+    entry_free(ctx, e);
+    return st;
+  }
+  pthread_mutex_lock(&uk->lock);
+  UkEntry *twin = entry_find_locked(uk, key, keylen); /* made by another thread meanwhile */
+  UkEntry *drop = NULL;
+  if (twin) {
+    pthread_mutex_unlock(&uk->lock);
+    entry_free(ctx, e);
+    *out = twin;
+    return LOOM_OK;
+  }
+  e->users = 1;
+  e->next = uk->entries;
+  uk->entries = e;
+  if (++uk->nentries > UK_MAX_ENTRIES) { /* evict the tail */
+    UkEntry **link = &uk->entries;
+    while ((*link)->next) link = &(*link)->next;
+    drop = *link;
+    *link = NULL;
+    uk->nentries--;
+    drop->evicted = true;
+    if (drop->users > 0) drop = NULL; /* its last user frees it */
+  }
+  pthread_mutex_unlock(&uk->lock);
+  if (drop) entry_free(ctx, drop);
+  *out = e;
+  return LOOM_OK;
+}
+
+/* Runs the call's kernel: through the instantiation cache when it can be used, else built afresh. */
+static LoomStatus run_sig(UkCall *c, const SnModule *m, const UkSig *sig, SchedKernel *sk, LoomDeviceKind dk,
+                          int32_t di, UkBuildFn build, Arena *a, Diag *d) {
+  LoomUserKernel *uk = c->k;
+  LoomContext *ctx = uk->ctx;
+  LoomStatus st;
+  bool cached = !c->dump && ctx->dump_flags == 0 && ctx->rt && ctx->rt->cache && ctx->rt->pool &&
+                (dk == LOOM_DEVICE_HOST || dk == LOOM_DEVICE_CUDA);
+  if (!cached) {
+    KernelIr *k = NULL;
+    if ((st = build(c, m, sig, a, &k, d))) return st;
+    return run(c, k, sk, dk, di, d);
+  }
+  uint8_t key[UK_KEY_MAX];
+  int32_t keylen = make_key(c, sig, dk, di, key);
+  pthread_mutex_lock(&uk->lock);
+  UkEntry *e = entry_find_locked(uk, key, keylen);
+  pthread_mutex_unlock(&uk->lock);
+  if (e) { /* a reused compiled kernel: counted as a cache hit, as loom_eval's plans do */
+    pthread_mutex_lock(&ctx->rt->stats_lock);
+    ctx->rt->stats.cache_hits++;
+    pthread_mutex_unlock(&ctx->rt->stats_lock);
+  } else if ((st = entry_make(c, m, sig, dk, di, build, key, keylen, &e, d))) {
+    return st;
+  }
+  void *data[2 * UK_MAX_PARAMS];
+  for (int32_t b = 0; b < c->n; b++) data[b] = c->arr[b]->data;
+  sk->ir = e->ir;
+  if (dk == LOOM_DEVICE_CUDA) {
+    Schedule s;
+    memset(&s, 0, sizeof s);
+    s.nkernel = 1;
+    s.kernels = sk;
+    IrGraph g;
+    memset(&g, 0, sizeof g);
+    g.ctx = ctx;
+    st = rt_gpu_run_schedule(ctx, di, &g, &s, &e->gpu, data, c->n, d);
+  } else {
+    Schedule s;
+    memset(&s, 0, sizeof s);
+    s.nkernel = 1;
+    s.kernels = sk;
+    IrGraph g; /* every binding is SB_OUTPUT: no graph inputs */
+    memset(&g, 0, sizeof g);
+    g.ctx = ctx;
+    const CgCompiled *pinned[1] = {e->host};
+    st = rt_run_schedule_pinned(ctx, &g, &s, pinned, data, c->n, d);
+  }
+  entry_put(uk, e);
+  return st;
+}
+
 static LoomStatus broadcast_into(UkCall *c, int32_t b, int *ndim, int64_t *shape, Diag *d) {
   const LoomArray *a = c->arr[b];
   int n = a->ndim > *ndim ? a->ndim : *ndim;
@@ -655,6 +855,58 @@ static LoomStatus check_raw(UkCall *c, Diag *d) {
         return diag_error(d, LOOM_ERR_UNSUPPORTED, "%s: raw param '%s' must be C-contiguous (make a contiguous copy)",
                           c->k->name, c->par[b]->name);
     }
+  return LOOM_OK;
+}
+
+/* Builds the kernel IR of an elementwise call (ins, outs, then i and _ind.size() as the params). */
+static LoomStatus ew_build(UkCall *c, const SnModule *m, const UkSig *sig, Arena *a, KernelIr **out, Diag *d) {
+  LoomUserKernel *uk = c->k;
+  const SnFunc *f = &m->funcs[m->kernel];
+  UkBuild B = {.d = d};
+  if (!kernel_alloc(&B, a, c->n, 3 * c->n + 8, f->nparam + 2, c->n))
+    return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory building kernel %s", uk->name);
+  KernelIr *k = B.k;
+  snprintf(k->name, sizeof k->name, "%s", uk->name);
+  k->snippet = m;
+  apply_sig(c, k, sig);
+  int32_t args[2 * UK_MAX_PARAMS + 2];
+  int32_t na = 0;
+  for (int32_t p = 0; p < f->nparam; p++) {
+    const SnVar *v = &m->vars[f->var_begin + p];
+    int32_t b = p; /* params: ins, outs, then i and _ind.size() */
+    if (v->kind == SV_SPECIAL) {
+      args[na++] = instr_of(&B, a, v->special == SN_SPECIAL_INDEX ? KI_INDEX : KI_NPOINTS, LOOM_INT64, -1, 0);
+    } else if (v->kind == SV_RAW_IN || v->kind == SV_RAW_OUT) {
+      args[na++] = -(b + 1);
+    } else if (v->kind == SV_IN || (v->kind == SV_OUT && out_needs_load(m, f, f->var_begin + p))) {
+      args[na++] = load_as(&B, a, b, c->pdt[b]);
+    } else {
+      KInstr z;
+      memset(&z, 0, sizeof z);
+      z.kind = KI_CONST;
+      z.dtype = (uint8_t)dtype_compute((LoomDType)v->dtype);
+      z.src[0] = z.src[1] = z.src[2] = z.buf = z.phase = -1;
+      args[na++] = add_instr(&B, a, z);
+    }
+    if (args[na - 1] == -1 && v->kind != SV_RAW_IN && v->kind != SV_RAW_OUT)
+      return diag_error(d, LOOM_ERR_INTERNAL, "internal error: kernel %s has too many instructions", uk->name);
+  }
+  int32_t call = user_call(&B, a, m, m->kernel, args, na);
+  int nouts = 0;
+  k->phases[0].kind = KP_MAP;
+  k->phases[0].store_begin = 0;
+  for (int32_t p = 0; p < f->nparam; p++) {
+    const SnVar *v = &m->vars[f->var_begin + p];
+    if (v->kind != SV_OUT) continue;
+    int32_t o = instr_of(&B, a, KI_USER_OUT, dtype_compute((LoomDType)v->dtype), call, nouts++);
+    k->stores[k->nstore].buf = p;
+    k->stores[k->nstore].value = o;
+    k->nstore++;
+  }
+  k->phases[0].nstores = k->nstore;
+  k->nphase = 1;
+  if (call < 0) return diag_error(d, LOOM_ERR_INTERNAL, "internal error: kernel %s is too large", uk->name);
+  *out = k;
   return LOOM_OK;
 }
 
@@ -715,55 +967,11 @@ static LoomStatus ew_call(LoomUserKernel *uk, int32_t nin, const LoomArray *in, 
     shape[0] = 1;
     for (int32_t b = 0; b < c->n; b++) str[b][0] = 0;
   }
-  const SnFunc *f = &m->funcs[m->kernel];
-  UkBuild B = {.d = d};
-  if (!kernel_alloc(&B, a, c->n, 3 * c->n + 8, f->nparam + 2, c->n))
-    return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory building kernel %s", uk->name);
-  KernelIr *k = B.k;
-  snprintf(k->name, sizeof k->name, "%s", uk->name);
-  k->ndim = k->nkeep = kd;
-  k->snippet = m;
   SchedKernel *sk = arena_alloc(a, sizeof *sk);
   if (!sk) return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory building kernel %s", uk->name);
-  if ((st = finish_bufs(c, k, kd, shape, str, sk, a, d))) return st;
-  int32_t args[2 * UK_MAX_PARAMS + 2];
-  int32_t na = 0;
-  for (int32_t p = 0; p < f->nparam; p++) {
-    const SnVar *v = &m->vars[f->var_begin + p];
-    int32_t b = p; /* params: ins, outs, then i and _ind.size() */
-    if (v->kind == SV_SPECIAL) {
-      args[na++] = instr_of(&B, a, v->special == SN_SPECIAL_INDEX ? KI_INDEX : KI_NPOINTS, LOOM_INT64, -1, 0);
-    } else if (v->kind == SV_RAW_IN || v->kind == SV_RAW_OUT) {
-      args[na++] = -(b + 1);
-    } else if (v->kind == SV_IN || (v->kind == SV_OUT && out_needs_load(m, f, f->var_begin + p))) {
-      args[na++] = load_as(&B, a, b, c->pdt[b]);
-    } else {
-      KInstr z;
-      memset(&z, 0, sizeof z);
-      z.kind = KI_CONST;
-      z.dtype = (uint8_t)dtype_compute((LoomDType)v->dtype);
-      z.src[0] = z.src[1] = z.src[2] = z.buf = z.phase = -1;
-      args[na++] = add_instr(&B, a, z);
-    }
-    if (args[na - 1] == -1 && v->kind != SV_RAW_IN && v->kind != SV_RAW_OUT)
-      return diag_error(d, LOOM_ERR_INTERNAL, "internal error: kernel %s has too many instructions", uk->name);
-  }
-  int32_t call = user_call(&B, a, m, m->kernel, args, na);
-  int nouts = 0;
-  k->phases[0].kind = KP_MAP;
-  k->phases[0].store_begin = 0;
-  for (int32_t p = 0; p < f->nparam; p++) {
-    const SnVar *v = &m->vars[f->var_begin + p];
-    if (v->kind != SV_OUT) continue;
-    int32_t o = instr_of(&B, a, KI_USER_OUT, dtype_compute((LoomDType)v->dtype), call, nouts++);
-    k->stores[k->nstore].buf = p;
-    k->stores[k->nstore].value = o;
-    k->nstore++;
-  }
-  k->phases[0].nstores = k->nstore;
-  k->nphase = 1;
-  if (call < 0) return diag_error(d, LOOM_ERR_INTERNAL, "internal error: kernel %s is too large", uk->name);
-  return run(c, k, sk, dk, di, d);
+  UkSig sig;
+  if ((st = bind_space(c, kd, kd, shape, str, sk, &sig, a, d))) return st;
+  return run_sig(c, m, &sig, sk, dk, di, ew_build, a, d);
 }
 
 LOOM_API LoomStatus loom_elementwise_kernel_call(LoomUserKernel *uk, int32_t nin, const LoomArray *in, int32_t nout,
@@ -786,6 +994,60 @@ LOOM_API LoomStatus loom_elementwise_kernel_call(LoomUserKernel *uk, int32_t nin
   }
   arena_free_all(&a);
   return d.status ? ctx_report(uk->ctx, &d) : LOOM_OK;
+}
+
+/* Builds the kernel IR of a reduction call: map over the R dims, then post with the outs. */
+static LoomStatus red_build(UkCall *c, const SnModule *m, const UkSig *sig, Arena *a, KernelIr **out, Diag *d) {
+  LoomUserKernel *uk = c->k;
+  const SnFunc *fm = &m->funcs[m->map], *fp = &m->funcs[m->post];
+  LoomDType rdt = (LoomDType)m->reduce_dtype;
+  UkBuild B = {.d = d};
+  if (!kernel_alloc(&B, a, c->n, 3 * c->n + 8, fm->nparam + fp->nparam, c->n))
+    return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory building kernel %s", uk->name);
+  KernelIr *k = B.k;
+  snprintf(k->name, sizeof k->name, "%s", uk->name);
+  k->snippet = m;
+  apply_sig(c, k, sig);
+  int32_t args[2 * UK_MAX_PARAMS + 2];
+  for (int32_t p = 0; p < fm->nparam; p++) args[p] = load_as(&B, a, p, c->pdt[p]);
+  int32_t mv = user_call(&B, a, m, m->map, args, fm->nparam);
+  k->phases[0].kind = KP_REDUCE;
+  k->phases[0].reduce_op = (uint8_t)IR_REDUCE_USER;
+  k->phases[0].acc_dtype = (uint8_t)dtype_compute(rdt);
+  k->phases[0].value = mv;
+  int32_t acc = instr_of(&B, a, KI_ACC, dtype_compute(rdt), -1, 0);
+  if (acc >= 0) B.k->instrs[acc].phase = 0;
+  int32_t na = 0;
+  args[na++] = acc;
+  for (int32_t p = 1; p < fp->nparam; p++) { /* a, then the out params */
+    int32_t b = uk->in.n + p - 1;
+    if (out_needs_load(m, fp, fp->var_begin + p)) {
+      args[na++] = load_as(&B, a, b, c->pdt[b]);
+    } else {
+      KInstr z;
+      memset(&z, 0, sizeof z);
+      z.kind = KI_CONST;
+      z.dtype = (uint8_t)dtype_compute(c->pdt[b]);
+      z.src[0] = z.src[1] = z.src[2] = z.buf = z.phase = -1;
+      args[na++] = add_instr(&B, a, z);
+    }
+  }
+  int32_t call = user_call(&B, a, m, m->post, args, na);
+  k->phases[1].kind = KP_FINAL;
+  k->phases[1].store_begin = 0;
+  int nouts = 0;
+  for (int32_t p = 1; p < fp->nparam; p++) {
+    int32_t o = instr_of(&B, a, KI_USER_OUT, dtype_compute(c->pdt[uk->in.n + p - 1]), call, nouts++);
+    k->stores[k->nstore].buf = uk->in.n + p - 1;
+    k->stores[k->nstore].value = o;
+    k->nstore++;
+  }
+  k->phases[1].nstores = k->nstore;
+  k->nphase = 2;
+  if (mv < 0 || acc < 0 || call < 0)
+    return diag_error(d, LOOM_ERR_INTERNAL, "internal error: kernel %s is too large", uk->name);
+  *out = k;
+  return LOOM_OK;
 }
 
 static LoomStatus red_call(LoomUserKernel *uk, const LoomArray *in, LoomArray *out, int32_t naxes,
@@ -873,58 +1135,11 @@ static LoomStatus red_call(LoomUserKernel *uk, const LoomArray *in, LoomArray *o
   }
   if (kk + kr > LOOM_MAX_RANK)
     return diag_error(d, LOOM_ERR_UNSUPPORTED, "%s: more than %d dims after adding a reduced dim", uk->name, LOOM_MAX_RANK);
-  const SnFunc *fm = &m->funcs[m->map], *fp = &m->funcs[m->post];
-  LoomDType rdt = (LoomDType)m->reduce_dtype;
-  UkBuild B = {.d = d};
-  if (!kernel_alloc(&B, a, c->n, 3 * c->n + 8, fm->nparam + fp->nparam, c->n))
-    return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory building kernel %s", uk->name);
-  KernelIr *k = B.k;
-  snprintf(k->name, sizeof k->name, "%s", uk->name);
-  k->ndim = kk + kr;
-  k->nkeep = kk;
-  k->snippet = m;
   SchedKernel *sk = arena_alloc(a, sizeof *sk);
   if (!sk) return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory building kernel %s", uk->name);
-  if ((st = finish_bufs(c, k, k->ndim, shape, str, sk, a, d))) return st;
-  int32_t args[2 * UK_MAX_PARAMS + 2];
-  for (int32_t p = 0; p < fm->nparam; p++) args[p] = load_as(&B, a, p, c->pdt[p]);
-  int32_t mv = user_call(&B, a, m, m->map, args, fm->nparam);
-  k->phases[0].kind = KP_REDUCE;
-  k->phases[0].reduce_op = (uint8_t)IR_REDUCE_USER;
-  k->phases[0].acc_dtype = (uint8_t)dtype_compute(rdt);
-  k->phases[0].value = mv;
-  int32_t acc = instr_of(&B, a, KI_ACC, dtype_compute(rdt), -1, 0);
-  if (acc >= 0) B.k->instrs[acc].phase = 0;
-  int32_t na = 0;
-  args[na++] = acc;
-  for (int32_t p = 1; p < fp->nparam; p++) { /* a, then the out params */
-    int32_t b = uk->in.n + p - 1;
-    if (out_needs_load(m, fp, fp->var_begin + p)) {
-      args[na++] = load_as(&B, a, b, c->pdt[b]);
-    } else {
-      KInstr z;
-      memset(&z, 0, sizeof z);
-      z.kind = KI_CONST;
-      z.dtype = (uint8_t)dtype_compute(c->pdt[b]);
-      z.src[0] = z.src[1] = z.src[2] = z.buf = z.phase = -1;
-      args[na++] = add_instr(&B, a, z);
-    }
-  }
-  int32_t call = user_call(&B, a, m, m->post, args, na);
-  k->phases[1].kind = KP_FINAL;
-  k->phases[1].store_begin = 0;
-  int nouts = 0;
-  for (int32_t p = 1; p < fp->nparam; p++) {
-    int32_t o = instr_of(&B, a, KI_USER_OUT, dtype_compute(c->pdt[uk->in.n + p - 1]), call, nouts++);
-    k->stores[k->nstore].buf = uk->in.n + p - 1;
-    k->stores[k->nstore].value = o;
-    k->nstore++;
-  }
-  k->phases[1].nstores = k->nstore;
-  k->nphase = 2;
-  if (mv < 0 || acc < 0 || call < 0)
-    return diag_error(d, LOOM_ERR_INTERNAL, "internal error: kernel %s is too large", uk->name);
-  return run(c, k, sk, dk, di, d);
+  UkSig sig;
+  if ((st = bind_space(c, kk + kr, kk, shape, str, sk, &sig, a, d))) return st;
+  return run_sig(c, m, &sig, sk, dk, di, red_build, a, d);
 }
 
 LOOM_API LoomStatus loom_reduction_kernel_call(LoomUserKernel *uk, int32_t nin, const LoomArray *in, int32_t nout,

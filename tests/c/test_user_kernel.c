@@ -4,8 +4,12 @@
  * reversed add with raw and _ind.size(), the L2 norm along an axis) and snippets with control flow,
  * each compared with the same computation written as loops right here; reductions on shapes that
  * take every host strategy (inner, outer, split); errors whose first line is pinned.
+ * test_instantiation_cache: repeated calls with new sizes reuse the kernel object's cached
+ * instantiation (no compile in loom_get_stats, one cache hit per call); new dtypes or layouts add one,
+ * and more signatures than the cache holds still give right results (eviction).
  */
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -385,6 +389,190 @@ static void test_dump(void) {
   loom_user_kernel_destroy(k);
 }
 
+/* Element i of a buffer of dtype t, as a double (small integers only). */
+static void put_num(void *p, LoomDType t, int64_t i, double v) {
+  switch (t) {
+  case LOOM_INT8: ((int8_t *)p)[i] = (int8_t)v; break;
+  case LOOM_INT16: ((int16_t *)p)[i] = (int16_t)v; break;
+  case LOOM_INT32: ((int32_t *)p)[i] = (int32_t)v; break;
+  case LOOM_INT64: ((int64_t *)p)[i] = (int64_t)v; break;
+  case LOOM_UINT8: ((uint8_t *)p)[i] = (uint8_t)v; break;
+  case LOOM_UINT16: ((uint16_t *)p)[i] = (uint16_t)v; break;
+  case LOOM_UINT32: ((uint32_t *)p)[i] = (uint32_t)v; break;
+  case LOOM_UINT64: ((uint64_t *)p)[i] = (uint64_t)v; break;
+  case LOOM_FLOAT32: ((float *)p)[i] = (float)v; break;
+  default: ((double *)p)[i] = v; break;
+  }
+}
+
+static double get_num(const void *p, LoomDType t, int64_t i) {
+  switch (t) {
+  case LOOM_INT8: return ((const int8_t *)p)[i];
+  case LOOM_INT16: return ((const int16_t *)p)[i];
+  case LOOM_INT32: return ((const int32_t *)p)[i];
+  case LOOM_INT64: return (double)((const int64_t *)p)[i];
+  case LOOM_UINT8: return ((const uint8_t *)p)[i];
+  case LOOM_UINT16: return ((const uint16_t *)p)[i];
+  case LOOM_UINT32: return ((const uint32_t *)p)[i];
+  case LOOM_UINT64: return (double)((const uint64_t *)p)[i];
+  case LOOM_FLOAT32: return ((const float *)p)[i];
+  default: return ((const double *)p)[i];
+  }
+}
+
+static uint64_t compiled_now(void) {
+  LoomStats s;
+  loom_get_stats(ctx, &s);
+  return s.kernels_compiled;
+}
+
+static uint64_t hits_now(void) {
+  LoomStats s;
+  loom_get_stats(ctx, &s);
+  return s.cache_hits;
+}
+
+/* z = 2 * x + y on n float32 points, x with stride sx (elements), y broadcast when ybc; checked. */
+static int axpy_f32(LoomUserKernel *k, int64_t n, int64_t sx, bool ybc) {
+  float *x = malloc(sizeof(float) * (size_t)(n * sx + 1)), *y = malloc(sizeof(float) * (size_t)n);
+  float *z = malloc(sizeof(float) * (size_t)n);
+  int bad = 1;
+  if (x && y && z) {
+    for (int64_t i = 0; i < n * sx; i++) x[i] = (float)(i % 97) * 0.5f;
+    for (int64_t i = 0; i < n; i++) y[i] = (float)(i % 13) - 6.0f;
+    int64_t one = 1;
+    LoomArray in[2] = {arr(x, LOOM_FLOAT32, 1, &n), ybc ? arr(y, LOOM_FLOAT32, 1, &one) : arr(y, LOOM_FLOAT32, 1, &n)};
+    in[0].strides[0] = sx;
+    LoomArray out[1] = {arr(z, LOOM_FLOAT32, 1, &n)};
+    LoomStatus st = loom_elementwise_kernel_call(k, 2, in, 1, out, -1);
+    bad = st != LOOM_OK;
+    for (int64_t i = 0; i < n && !bad; i++)
+      if (z[i] != 2.0f * x[i * sx] + (ybc ? y[0] : y[i])) bad = 1;
+    if (st) fprintf(stderr, "axpy: %s\n", loom_last_error(ctx));
+  }
+  free(x), free(y), free(z);
+  return bad;
+}
+
+static void test_instantiation_cache(void) {
+  LoomUserKernel *k = NULL;
+  LoomStatus st = loom_elementwise_kernel_create(ctx, "T x, T y", "T z", "z = x * 2 + y", "axpy_cache", NULL, 1, &k);
+  CHECK(st == LOOM_OK, "create: %s", loom_last_error(ctx));
+  if (st) return;
+  uint64_t c0 = compiled_now();
+  CHECK(!axpy_f32(k, 1000, 1, false), "first call");
+  uint64_t c1 = compiled_now(), h1 = hits_now();
+  CHECK(c1 == c0 + 1, "first call compiles once (%llu)", (unsigned long long)(c1 - c0));
+  int64_t sizes[5] = {2, 7, 1000, 5000, 100000}; /* 100000: parallel ranges (size 1 is another layout) */
+  for (int i = 0; i < 5; i++) CHECK(!axpy_f32(k, sizes[i], 1, false), "contiguous n=%lld", (long long)sizes[i]);
+  CHECK(compiled_now() == c1, "new sizes compiled %llu kernels", (unsigned long long)(compiled_now() - c1));
+  CHECK(hits_now() == h1 + 5, "new sizes: %llu hits", (unsigned long long)(hits_now() - h1));
+  /* a strided x and a broadcast y are new layouts: one compile each, then reused */
+  CHECK(!axpy_f32(k, 300, 3, false), "strided");
+  CHECK(!axpy_f32(k, 300, 1, true), "broadcast");
+  uint64_t c2 = compiled_now();
+  CHECK(c2 == c1 + 2, "two new layouts compiled %llu", (unsigned long long)(c2 - c1));
+  for (int i = 0; i < 5; i++) {
+    CHECK(!axpy_f32(k, sizes[i], 2, false), "strided n=%lld", (long long)sizes[i]);
+    CHECK(!axpy_f32(k, sizes[i] + 1, 1, true), "broadcast n=%lld", (long long)sizes[i] + 1);
+  }
+  CHECK(compiled_now() == c2, "strided/broadcast reuse compiled %llu", (unsigned long long)(compiled_now() - c2));
+  /* 2-D contiguous collapses to the 1-D signature: no compile */
+  {
+    float x[24], y[24], z[24];
+    for (int i = 0; i < 24; i++) x[i] = (float)i, y[i] = (float)(24 - i);
+    int64_t sh[2] = {4, 6};
+    LoomArray in[2] = {arr(x, LOOM_FLOAT32, 2, sh), arr(y, LOOM_FLOAT32, 2, sh)};
+    LoomArray out[1] = {arr(z, LOOM_FLOAT32, 2, sh)};
+    st = loom_elementwise_kernel_call(k, 2, in, 1, out, -1);
+    int bad = st != LOOM_OK;
+    for (int i = 0; i < 24 && !bad; i++) bad = z[i] != 2.0f * x[i] + y[i];
+    CHECK(!bad && compiled_now() == c2, "2-D contiguous: %d, compiled %llu", st,
+          (unsigned long long)(compiled_now() - c2));
+  }
+  /* more signatures than the cache holds (dtypes x layouts), twice: right results every time */
+  LoomDType dts[10] = {LOOM_INT8, LOOM_INT16, LOOM_INT32, LOOM_INT64, LOOM_UINT8,
+                       LOOM_UINT16, LOOM_UINT32, LOOM_UINT64, LOOM_FLOAT32, LOOM_FLOAT64};
+  for (int round = 0; round < 2; round++)
+    for (int t = 0; t < 10; t++)
+      for (int strided = 0; strided < 2; strided++) {
+        int64_t n = 50 + round * 11 + t, sx = strided ? 2 : 1;
+        unsigned char xb[160 * 8], yb[80 * 8], zb[80 * 8];
+        for (int64_t i = 0; i < n * sx; i++) put_num(xb, dts[t], i, (double)(i % 9));
+        for (int64_t i = 0; i < n; i++) put_num(yb, dts[t], i, (double)(i % 5));
+        LoomArray in[2] = {arr(xb, dts[t], 1, &n), arr(yb, dts[t], 1, &n)};
+        in[0].strides[0] = sx;
+        LoomArray out[1] = {arr(zb, dts[t], 1, &n)};
+        st = loom_elementwise_kernel_call(k, 2, in, 1, out, -1);
+        int bad = st != LOOM_OK;
+        for (int64_t i = 0; i < n && !bad; i++) bad = get_num(zb, dts[t], i) != 2.0 * (double)((i * sx) % 9) + (double)(i % 5);
+        CHECK(!bad, "round %d dtype %s strided %d: %d %s", round, loom_dtype_name(dts[t]), strided, st,
+              st ? loom_last_error(ctx) : "wrong values");
+      }
+  /* errors are unchanged after caching: a wrong out shape */
+  {
+    float x[4] = {1, 2, 3, 4}, z[3];
+    int64_t n4 = 4, n3 = 3;
+    LoomArray in[2] = {arr(x, LOOM_FLOAT32, 1, &n4), arr(x, LOOM_FLOAT32, 1, &n4)};
+    LoomArray out[1] = {arr(z, LOOM_FLOAT32, 1, &n3)};
+    st = loom_elementwise_kernel_call(k, 2, in, 1, out, -1);
+    CHECK(st == LOOM_ERR_SHAPE && strstr(loom_last_error(ctx), "'z' of shape (3,) does not broadcast"), "wrong out shape: %d %s",
+          st, loom_last_error(ctx));
+  }
+  loom_user_kernel_destroy(k);
+
+  /* reductions: row L2 norms for several sizes compile once; keepdims reuses; axis 0 is a new kernel */
+  st = loom_reduction_kernel_create(ctx, "T x", "T y", "x * x", "a + b", "y = sqrt(a)", "0", "l2_cache", NULL, NULL, 1,
+                                    &k);
+  CHECK(st == LOOM_OK, "create reduction: %s", loom_last_error(ctx));
+  if (st) return;
+  uint64_t r0 = compiled_now();
+  int64_t shapes[4][2] = {{3, 4}, {10, 7}, {64, 200}, {5, 70000}};
+  for (int axis = 1; axis >= 0; axis--)
+    for (int keep = 0; keep < 2; keep++)
+      for (int i = 0; i < 4; i++) {
+        int64_t rows = shapes[i][0], cols = shapes[i][1], on = axis == 1 ? rows : cols;
+        float *x = malloc(sizeof(float) * (size_t)(rows * cols)), *y = malloc(sizeof(float) * (size_t)on);
+        if (!x || !y) {
+          free(x), free(y);
+          CHECK(0, "malloc");
+          continue;
+        }
+        for (int64_t j = 0; j < rows * cols; j++) x[j] = (float)(j % 11) * 0.25f;
+        int64_t sh[2] = {rows, cols}, osh[2] = {axis == 1 ? rows : 1, axis == 1 ? 1 : cols};
+        LoomArray in[1] = {arr(x, LOOM_FLOAT32, 2, sh)};
+        LoomArray out[1] = {keep ? arr(y, LOOM_FLOAT32, 2, osh) : arr(y, LOOM_FLOAT32, 1, &on)};
+        int32_t ax = axis;
+        st = loom_reduction_kernel_call(k, 1, in, 1, out, 1, &ax, keep);
+        int bad = st != LOOM_OK;
+        for (int64_t o = 0; o < on && !bad; o++) {
+          double acc = 0;
+          for (int64_t r = 0; r < (axis == 1 ? cols : rows); r++) {
+            float v = axis == 1 ? x[o * cols + r] : x[r * cols + o];
+            acc += (double)v * v;
+          }
+          bad = fabs(y[o] - sqrt(acc)) > 1e-4 * (1 + sqrt(acc));
+        }
+        CHECK(!bad, "l2 axis %d keep %d %lldx%lld: %d %s", axis, keep, (long long)rows, (long long)cols, st,
+              st ? loom_last_error(ctx) : "wrong values");
+        free(x), free(y);
+      }
+  /* rows: an inner reduction of 1 kept dim; cols: outer. {5, 70000} axis 0 splits R for nothing (R = 5). At
+   * most one kernel per (axis, strategy-independent layout): the sizes and keepdims add none. */
+  uint64_t r1 = compiled_now();
+  CHECK(r1 - r0 <= 4, "reductions compiled %llu kernels for 16 calls", (unsigned long long)(r1 - r0));
+  int64_t sh[2] = {64, 200};
+  float *x = calloc(64 * 200, sizeof(float)), y[64];
+  LoomArray in[1] = {arr(x, LOOM_FLOAT32, 2, sh)};
+  int64_t on = 64;
+  LoomArray out[1] = {arr(y, LOOM_FLOAT32, 1, &on)};
+  int32_t ax = 1;
+  for (int i = 0; i < 10 && x; i++) st = loom_reduction_kernel_call(k, 1, in, 1, out, 1, &ax, 0);
+  CHECK(x && compiled_now() == r1, "repeated reduction compiled %llu", (unsigned long long)(compiled_now() - r1));
+  free(x);
+  loom_user_kernel_destroy(k);
+}
+
 int main(void) {
   if (loom_context_create(&ctx) != LOOM_OK) return 1;
   test_squared_diff();
@@ -399,6 +587,7 @@ int main(void) {
   test_large();
   test_errors();
   test_dump();
+  test_instantiation_cache();
   loom_context_destroy(ctx);
   printf("%d passed, %d failed\n", passed, failed);
   return failed != 0;
