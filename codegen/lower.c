@@ -1862,7 +1862,9 @@ LoomStatus cg_lower_gpu(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef mod, c
     snprintf(out->main, sizeof out->main, "%s_elem", prefix);
     build_gpu_entry(&L, GPU_ELEM, false, out->main, nwords, 0, 0);
     /* the vector entry: 1-d, every buffer contiguous, at most 64 stores */
-    bool vec = k->ndim == 1 && k->nstore <= 64 && !k->snippet; /* user calls need the point index */
+    /* (a user kernel that reads the point index `i` needs the scalar entry's per-point index) */
+    bool vec = k->ndim == 1 && k->nstore <= 64;
+    for (int i = 0; i < k->ninstr && vec; i++) vec = k->instrs[i].kind != KI_INDEX;
     int maxsize = 1;
     for (int bi = 0; bi < k->nbuf; bi++) {
       vec = vec && k->bufs[bi].layout[0] == KL_ONE;

@@ -555,8 +555,10 @@ static int node_of(ModState *st, GraphObject *gr, PyObject *o, LoomNode *out) {
       *out = a->node;
       return 0;
     }
+    int devfree = a->devfree; /* materializing clears it */
     if (a->lazy && materialize(st, a) < 0) return -1;
-    if (a->devfree && a->desc.ndim == 0 && a->desc.data) return const_node(st, gr, &a->desc, out);
+    if (devfree && a->desc.ndim == 0 && a->desc.data && a->desc.device == LOOM_DEVICE_HOST)
+      return const_node(st, gr, &a->desc, out);
     return input_node(st, gr, a, out);
   }
   if (PyBool_Check(o)) s = loom_weak_bool(gr->g, o == Py_True, out);

@@ -874,7 +874,15 @@ static LoomStatus ew_build(UkCall *c, const SnModule *m, const UkSig *sig, Arena
   for (int32_t p = 0; p < f->nparam; p++) {
     const SnVar *v = &m->vars[f->var_begin + p];
     int32_t b = p; /* params: ins, outs, then i and _ind.size() */
-    if (v->kind == SV_SPECIAL) {
+    if (v->kind == SV_SPECIAL && v->special == SN_SPECIAL_INDEX && !stmt_reads(m, f->body, f->var_begin + p, 0)) {
+      /* `i` unread: a constant, so the GPU can use its 16-byte vector entry (it has no per-point index) */
+      KInstr z;
+      memset(&z, 0, sizeof z);
+      z.kind = KI_CONST;
+      z.dtype = LOOM_INT64;
+      z.src[0] = z.src[1] = z.src[2] = z.buf = z.phase = -1;
+      args[na++] = add_instr(&B, a, z);
+    } else if (v->kind == SV_SPECIAL) {
       args[na++] = instr_of(&B, a, v->special == SN_SPECIAL_INDEX ? KI_INDEX : KI_NPOINTS, LOOM_INT64, -1, 0);
     } else if (v->kind == SV_RAW_IN || v->kind == SV_RAW_OUT) {
       args[na++] = -(b + 1);
