@@ -703,6 +703,25 @@ static void add_fn_attrs(Lower *L, LLVMValueRef fn, const char *const *attrs, in
   LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(L->m.c, nounwind, 0));
 }
 
+/* Frees what a lowering allocated (every array of L may be NULL) and verifies the module when st is
+ * LOOM_OK; returns the resulting status. */
+static LoomStatus lower_finish(Lower *L, LoomContext *ctx, LLVMModuleRef mod, const char *what, LoomStatus st,
+                               Diag *d) {
+  LLVMDisposeBuilder(L->m.b);
+  LLVMDisposeBuilder(L->ab);
+  void *arrays[] = {L->shape, L->base, L->stride, L->levels, L->ooff, L->acc, L->accidx, L->cache,
+                    L->need, L->accarr, L->idxarr, L->vload};
+  for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) ctx_free(ctx, arrays[i]);
+  cg_snippet_free(L->sn);
+  if (st != LOOM_OK) return st;
+  char *msg = NULL;
+  if (LLVMVerifyModule(mod, LLVMReturnStatusAction, &msg))
+    st = diag_error(d, LOOM_ERR_INTERNAL, "codegen: invalid %sLLVM IR for kernel '%s': %.600s", what, L->k->name,
+                    msg ? msg : "");
+  if (msg) LLVMDisposeMessage(msg);
+  return st;
+}
+
 /* Builds one entry point: `name`(shape, bufs, strides, <extra i64s>, [ptr]) calling an always-inline
  * implementation that takes the buffers as noalias pointers. */
 static void build_entry(Lower *L, int which, const char *name, const char *const *attrs, int nattrs) {
@@ -967,28 +986,7 @@ LoomStatus cg_lower_host(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef mod, 
     cg_math_finish(&L.m);
     st = d->status;
   }
-  LLVMDisposeBuilder(L.m.b);
-  LLVMDisposeBuilder(L.ab);
-  ctx_free(ctx, L.shape);
-  ctx_free(ctx, L.base);
-  ctx_free(ctx, L.stride);
-  ctx_free(ctx, L.levels);
-  ctx_free(ctx, L.ooff);
-  ctx_free(ctx, L.acc);
-  ctx_free(ctx, L.accidx);
-  ctx_free(ctx, L.cache);
-  ctx_free(ctx, L.need);
-  ctx_free(ctx, L.accarr);
-  ctx_free(ctx, L.idxarr);
-  cg_snippet_free(L.sn);
-  if (st == LOOM_OK) {
-    char *msg = NULL;
-    if (LLVMVerifyModule(mod, LLVMReturnStatusAction, &msg)) {
-      st = diag_error(d, LOOM_ERR_INTERNAL, "codegen: invalid LLVM IR for kernel '%s': %.600s", k->name, msg ? msg : "");
-    }
-    if (msg) LLVMDisposeMessage(msg);
-  }
-  return st;
+  return lower_finish(&L, ctx, mod, "", st, d);
 }
 
 /* ---- GPU loop structure ------------------------------------------------------------------------------ */
@@ -1942,24 +1940,5 @@ LoomStatus cg_lower_gpu(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef mod, c
     }
   }
   if (st == LOOM_OK) st = d->status;
-  LLVMDisposeBuilder(L.m.b);
-  LLVMDisposeBuilder(L.ab);
-  ctx_free(ctx, L.shape);
-  ctx_free(ctx, L.base);
-  ctx_free(ctx, L.stride);
-  ctx_free(ctx, L.levels);
-  ctx_free(ctx, L.ooff);
-  ctx_free(ctx, L.acc);
-  ctx_free(ctx, L.accidx);
-  ctx_free(ctx, L.cache);
-  ctx_free(ctx, L.need);
-  ctx_free(ctx, L.vload);
-  cg_snippet_free(L.sn);
-  if (st == LOOM_OK) {
-    char *msg = NULL;
-    if (LLVMVerifyModule(mod, LLVMReturnStatusAction, &msg))
-      st = diag_error(d, LOOM_ERR_INTERNAL, "codegen: invalid GPU LLVM IR for kernel '%s': %.600s", k->name, msg ? msg : "");
-    if (msg) LLVMDisposeMessage(msg);
-  }
-  return st;
+  return lower_finish(&L, ctx, mod, "GPU ", st, d);
 }

@@ -184,7 +184,7 @@ LOOM_API LoomStatus loom_device_count(LoomContext *ctx, LoomDeviceKind kind, int
   return LOOM_OK;
 }
 
-static bool c_contiguous(const LoomArray *a) {
+bool rt_array_c_contiguous(const LoomArray *a) {
   int64_t s = 1;
   for (int i = a->ndim - 1; i >= 0; i--) {
     if (a->shape[i] != 1 && a->strides[i] != s) return false;
@@ -253,7 +253,7 @@ LOOM_API LoomStatus loom_array_copy(LoomContext *ctx, LoomArray *dst, const Loom
     diag_error(&d, LOOM_ERR_SHAPE, "loom_array_copy: dst and src must have the same dtype and shape");
     return ctx_report(ctx, &d);
   }
-  if (!c_contiguous(dst) || !c_contiguous(src)) {
+  if (!rt_array_c_contiguous(dst) || !rt_array_c_contiguous(src)) {
     diag_error(&d, LOOM_ERR_UNSUPPORTED, "loom_array_copy: both arrays must be C-contiguous (evaluate a strided "
                                           "view into a new array with loom_eval first)");
     return ctx_report(ctx, &d);

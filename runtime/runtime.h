@@ -107,6 +107,9 @@ LoomStatus rt_gpu_run_schedule(LoomContext *ctx, int device, const IrGraph *g, c
 
 /* Runs a schedule on the host: allocates temps, launches each kernel (parallel over O or split
  * along R), frees temps. out_data[i] is the base pointer of output i. */
+/* Whether a is C-contiguous (size-1 dims may have any stride). */
+bool rt_array_c_contiguous(const LoomArray *a);
+
 LoomStatus rt_run_schedule(LoomContext *ctx, const IrGraph *g, const Schedule *s,
                            void *const *out_data, Diag *d);
 /* The same with kernels already compiled and pinned (pinned[k] for schedule kernel k; NULL entries

@@ -364,15 +364,6 @@ static LoomStatus common_device(UkCall *c, LoomDeviceKind *kind, int32_t *index,
   return LOOM_OK;
 }
 
-static bool c_contiguous(const LoomArray *a) {
-  int64_t s = 1;
-  for (int i = a->ndim - 1; i >= 0; i--) {
-    if (a->shape[i] != 1 && a->strides[i] != s) return false;
-    s *= a->shape[i];
-  }
-  return true;
-}
-
 /* Allocates the missing outputs (shape given) on the call's device. */
 static LoomStatus alloc_out(UkCall *c, int32_t b, int ndim, const int64_t *shape, LoomDeviceKind dk, int32_t di,
                             Diag *d) {
@@ -851,7 +842,7 @@ static LoomStatus check_raw(UkCall *c, Diag *d) {
       if (!c->arr[b]->data && b >= c->k->in.n)
         return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "%s: raw out param '%s' must be given", c->k->name,
                           c->par[b]->name);
-      if (!c_contiguous(c->arr[b]))
+      if (!rt_array_c_contiguous(c->arr[b]))
         return diag_error(d, LOOM_ERR_UNSUPPORTED, "%s: raw param '%s' must be C-contiguous (make a contiguous copy)",
                           c->k->name, c->par[b]->name);
     }
