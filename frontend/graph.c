@@ -513,9 +513,12 @@ LoomStatus loom_input_rebind(LoomGraph *g, LoomNode input, const LoomArray *arra
   LoomArray *cur = &g->ir.inputs[s->input];
   if (array->dtype != cur->dtype || array->ndim != cur->ndim || array->device != cur->device ||
       array->device_index != cur->device_index) {
+    const char *got = loom_dtype_name(array->dtype);
     diag_error(d, LOOM_ERR_INVALID_ARGUMENT,
-               "loom_input_rebind: the new array must have the input's dtype %s, rank %d and device",
-               loom_dtype_name(cur->dtype), cur->ndim);
+               "loom_input_rebind: the new array (dtype %s, rank %d, device %d:%d) must have the input's "
+               "dtype %s, rank %d and device %d:%d",
+               got ? got : "invalid", (int)array->ndim, (int)array->device, (int)array->device_index,
+               loom_dtype_name(cur->dtype), cur->ndim, (int)cur->device, (int)cur->device_index);
     return END(g);
   }
   for (int i = 0; i < cur->ndim; i++)
