@@ -703,6 +703,37 @@ static void add_fn_attrs(Lower *L, LLVMValueRef fn, const char *const *attrs, in
   LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(L->m.c, nounwind, 0));
 }
 
+/* Zeroes L and allocates its per-kernel arrays and builders (freed by lower_finish, also after a
+ * failed allocation). Returns false when an allocation failed. */
+static bool lower_init(Lower *L, LoomContext *ctx, LLVMContextRef c, LLVMModuleRef mod, const KernelIr *k,
+                       Diag *d) {
+  memset(L, 0, sizeof *L);
+  L->ctx = ctx;
+  L->k = k;
+  L->m.c = c;
+  L->m.m = mod;
+  L->m.d = d;
+  L->i64 = LLVMInt64TypeInContext(c);
+  L->ptr = LLVMPointerTypeInContext(c, 0);
+  size_t nb = (size_t)k->nbuf + 1, ni = (size_t)k->ninstr + 1, np = (size_t)k->nphase + 1;
+  L->shape = ctx_calloc(ctx, LOOM_MAX_RANK, sizeof(LLVMValueRef));
+  L->base = ctx_calloc(ctx, nb, sizeof(LLVMValueRef));
+  L->stride = ctx_calloc(ctx, nb * (size_t)k->ndim, sizeof(LLVMValueRef));
+  L->levels = ctx_calloc(ctx, nb * CG_MAX_DEPTH, sizeof(LLVMValueRef));
+  L->ooff = ctx_calloc(ctx, nb, sizeof(LLVMValueRef));
+  L->acc = ctx_calloc(ctx, np, sizeof(LLVMValueRef));
+  L->accidx = ctx_calloc(ctx, np, sizeof(LLVMValueRef));
+  L->cache = ctx_calloc(ctx, ni, sizeof(LLVMValueRef));
+  L->need = ctx_calloc(ctx, ni, 1);
+  L->accarr = ctx_calloc(ctx, np, sizeof(LLVMValueRef));
+  L->idxarr = ctx_calloc(ctx, np, sizeof(LLVMValueRef));
+  L->vload = ctx_calloc(ctx, nb, sizeof(LLVMValueRef));
+  L->m.b = LLVMCreateBuilderInContext(c);
+  L->ab = LLVMCreateBuilderInContext(c);
+  return L->shape && L->base && L->stride && L->levels && L->ooff && L->acc && L->accidx && L->cache &&
+         L->need && L->accarr && L->idxarr && L->vload;
+}
+
 /* Frees what a lowering allocated (every array of L may be NULL) and verifies the module when st is
  * LOOM_OK; returns the resulting status. */
 static LoomStatus lower_finish(Lower *L, LoomContext *ctx, LLVMModuleRef mod, const char *what, LoomStatus st,
@@ -944,31 +975,9 @@ LoomStatus cg_lower_host(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef mod, 
     return diag_error(d, LOOM_ERR_INTERNAL, "codegen: elementwise kernel '%s' has %d phases", k->name, k->nphase);
 
   Lower L;
-  memset(&L, 0, sizeof L);
-  L.ctx = ctx;
-  L.k = k;
-  L.m.c = c;
-  L.m.m = mod;
+  bool allocated = lower_init(&L, ctx, c, mod, k, d);
   L.m.vec = vec;
-  L.m.d = d;
-  L.i64 = LLVMInt64TypeInContext(c);
-  L.ptr = LLVMPointerTypeInContext(c, 0);
-  size_t nb = (size_t)k->nbuf + 1, ni = (size_t)k->ninstr + 1, np = (size_t)k->nphase + 1;
-  L.shape = ctx_calloc(ctx, LOOM_MAX_RANK, sizeof(LLVMValueRef));
-  L.base = ctx_calloc(ctx, nb, sizeof(LLVMValueRef));
-  L.stride = ctx_calloc(ctx, nb * (size_t)k->ndim, sizeof(LLVMValueRef));
-  L.levels = ctx_calloc(ctx, nb * CG_MAX_DEPTH, sizeof(LLVMValueRef));
-  L.ooff = ctx_calloc(ctx, nb, sizeof(LLVMValueRef));
-  L.acc = ctx_calloc(ctx, np, sizeof(LLVMValueRef));
-  L.accidx = ctx_calloc(ctx, np, sizeof(LLVMValueRef));
-  L.cache = ctx_calloc(ctx, ni, sizeof(LLVMValueRef));
-  L.need = ctx_calloc(ctx, ni, 1);
-  L.accarr = ctx_calloc(ctx, np, sizeof(LLVMValueRef));
-  L.idxarr = ctx_calloc(ctx, np, sizeof(LLVMValueRef));
-  L.m.b = LLVMCreateBuilderInContext(c);
-  L.ab = LLVMCreateBuilderInContext(c);
-  if (!L.shape || !L.base || !L.stride || !L.levels || !L.ooff || !L.acc || !L.accidx || !L.cache || !L.need ||
-      !L.accarr || !L.idxarr) {
+  if (!allocated) {
     st = diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "codegen: out of memory lowering kernel '%s'", k->name);
   } else {
     L.outer = use_outer(k, L.need);
@@ -1825,33 +1834,13 @@ LoomStatus cg_lower_gpu(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef mod, c
   if (!red && k->nphase != 1)
     return diag_error(d, LOOM_ERR_INTERNAL, "codegen: elementwise kernel '%s' has %d phases", k->name, k->nphase);
   Lower L;
-  memset(&L, 0, sizeof L);
-  L.ctx = ctx;
-  L.k = k;
-  L.m.c = c;
-  L.m.m = mod;
-  L.m.d = d;
+  bool allocated = lower_init(&L, ctx, c, mod, k, d);
   L.m.libdevice = true;
-  L.i64 = LLVMInt64TypeInContext(c);
-  L.ptr = LLVMPointerTypeInContext(c, 0);
   L.ity = k->index_bits == 32 ? LLVMInt32TypeInContext(c) : L.i64;
-  size_t nb = (size_t)k->nbuf + 1, ni = (size_t)k->ninstr + 1, np = (size_t)k->nphase + 1;
-  L.shape = ctx_calloc(ctx, LOOM_MAX_RANK, sizeof(LLVMValueRef));
-  L.base = ctx_calloc(ctx, nb, sizeof(LLVMValueRef));
-  L.stride = ctx_calloc(ctx, nb * (size_t)k->ndim, sizeof(LLVMValueRef));
-  L.levels = ctx_calloc(ctx, nb * CG_MAX_DEPTH, sizeof(LLVMValueRef));
-  L.ooff = ctx_calloc(ctx, nb, sizeof(LLVMValueRef));
-  L.acc = ctx_calloc(ctx, np, sizeof(LLVMValueRef));
-  L.accidx = ctx_calloc(ctx, np, sizeof(LLVMValueRef));
-  L.cache = ctx_calloc(ctx, ni, sizeof(LLVMValueRef));
-  L.need = ctx_calloc(ctx, ni, 1);
-  L.vload = ctx_calloc(ctx, nb, sizeof(LLVMValueRef));
-  L.m.b = LLVMCreateBuilderInContext(c);
-  L.ab = LLVMCreateBuilderInContext(c);
   int nwords = k->ndim + k->nbuf + k->nbuf * k->ndim + CG_GPU_EXTRA;
   out->nwords = nwords;
   out->block = block;
-  if (!L.shape || !L.base || !L.stride || !L.levels || !L.ooff || !L.acc || !L.accidx || !L.cache || !L.need || !L.vload) {
+  if (!allocated) {
     st = diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "codegen: out of memory lowering kernel '%s'", k->name);
   } else if (cg_snippet_lower(ctx, &L.m, k, &L.sn, d) != LOOM_OK) {
     st = d->status;

@@ -393,6 +393,27 @@ static void free_allocated(UkCall *c) {
     }
 }
 
+/* The non-raw out params of a call: allocated with the result's shape when not given, else checked
+ * against it. */
+static LoomStatus prepare_outs(UkCall *c, int ndim, const int64_t *shape, LoomDeviceKind dk, int32_t di,
+                               Diag *d) {
+  for (int32_t b = c->k->in.n; b < c->n; b++) {
+    if (c->par[b]->raw) continue;
+    if (!c->arr[b]->data) {
+      LoomStatus st = alloc_out(c, b, ndim, shape, dk, di, d);
+      if (st) return st;
+    } else if (c->arr[b]->ndim != ndim || memcmp(c->arr[b]->shape, shape, sizeof(int64_t) * (size_t)ndim)) {
+      char s1[256], s2[256];
+      ir_format_shape(s1, sizeof s1, c->arr[b]->ndim, c->arr[b]->shape);
+      ir_format_shape(s2, sizeof s2, ndim, shape);
+      return diag_error(d, LOOM_ERR_SHAPE, "%s: out param '%s' has shape %s but the result has shape %s",
+                        c->k->name, c->par[b]->name, s1, s2);
+    }
+  }
+  return LOOM_OK;
+}
+
+
 /* Whether the post/kernel function reads out var v's value before a definite write: any read, or no
  * unconditional top-level assignment before a statement that may return. Conservative. */
 static bool expr_reads(const SnModule *m, int32_t e, int32_t var) {
@@ -936,18 +957,7 @@ static LoomStatus ew_call(LoomUserKernel *uk, int32_t nin, const LoomArray *in, 
     return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "%s: size %lld given with non-raw arguments of %lld points",
                       uk->name, (long long)size, (long long)ir_numel(ndim, shape));
   }
-  for (int32_t b = uk->in.n; b < c->n; b++) {
-    if (c->par[b]->raw) continue;
-    if (!c->arr[b]->data) {
-      if ((st = alloc_out(c, b, ndim, shape, dk, di, d))) return st;
-    } else if (c->arr[b]->ndim != ndim || memcmp(c->arr[b]->shape, shape, sizeof(int64_t) * (size_t)ndim)) {
-      char s1[256], s2[256];
-      ir_format_shape(s1, sizeof s1, c->arr[b]->ndim, c->arr[b]->shape);
-      ir_format_shape(s2, sizeof s2, ndim, shape);
-      return diag_error(d, LOOM_ERR_SHAPE, "%s: out param '%s' has shape %s but the result has shape %s", uk->name,
-                        c->par[b]->name, s1, s2);
-    }
-  }
+  if ((st = prepare_outs(c, ndim, shape, dk, di, d))) return st;
   if (ir_numel(ndim, shape) == 0) {
     if (c->dump) sb_printf(c->dump, "; %s: no kernel runs over zero points\n", uk->name);
     return LOOM_OK;
@@ -1081,17 +1091,7 @@ static LoomStatus red_call(LoomUserKernel *uk, const LoomArray *in, LoomArray *o
   for (int i = 0; i < xn; i++)
     if (!red[i]) os[on++] = xs[i];
     else if (keepdims) os[on++] = 1;
-  for (int32_t b = uk->in.n; b < c->n; b++) {
-    if (!c->arr[b]->data) {
-      if ((st = alloc_out(c, b, on, os, dk, di, d))) return st;
-    } else if (c->arr[b]->ndim != on || memcmp(c->arr[b]->shape, os, sizeof(int64_t) * (size_t)on)) {
-      char s1[256], s2[256];
-      ir_format_shape(s1, sizeof s1, c->arr[b]->ndim, c->arr[b]->shape);
-      ir_format_shape(s2, sizeof s2, on, os);
-      return diag_error(d, LOOM_ERR_SHAPE, "%s: out param '%s' has shape %s but the result has shape %s", uk->name,
-                        c->par[b]->name, s1, s2);
-    }
-  }
+  if ((st = prepare_outs(c, on, os, dk, di, d))) return st;
   if (ir_numel(on, os) == 0) {
     if (c->dump) sb_printf(c->dump, "; %s: no kernel runs for an empty result\n", uk->name);
     return LOOM_OK;
