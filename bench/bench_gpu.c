@@ -38,10 +38,10 @@ static LoomNode input(LoomGraph *g, const LoomArray *a) {
   ir_input(&g->ir, a, &n, &d);
   return n;
 }
-static LoomArray dev_array(int ndim, const int64_t *shape) {
+static LoomArray dev_array_of(LoomDType dtype, int ndim, const int64_t *shape) {
   LoomArray a;
   memset(&a, 0, sizeof a);
-  a.dtype = LOOM_FLOAT32;
+  a.dtype = dtype;
   a.ndim = ndim;
   for (int i = 0; i < ndim; i++) a.shape[i] = shape[i];
   a.device = LOOM_DEVICE_CUDA;
@@ -51,8 +51,12 @@ static LoomArray dev_array(int ndim, const int64_t *shape) {
   }
   int64_t n = 1;
   for (int i = 0; i < ndim; i++) n *= shape[i];
-  float *h = malloc((size_t)n * 4);
-  for (int64_t i = 0; i < n; i++) h[i] = (float)((i * 2654435761u) % 1000) * 1e-3f - 0.5f;
+  void *h = malloc((size_t)n * loom_dtype_size(dtype));
+  for (int64_t i = 0; i < n; i++) {
+    double v = (double)((i * 2654435761u) % 1000) * 1e-3 - 0.5;
+    if (dtype == LOOM_FLOAT64) ((double *)h)[i] = v;
+    else ((float *)h)[i] = (float)v;
+  }
   LoomArray ha = a;
   ha.device = LOOM_DEVICE_HOST;
   ha.data = h;
@@ -60,6 +64,7 @@ static LoomArray dev_array(int ndim, const int64_t *shape) {
   free(h);
   return a;
 }
+static LoomArray dev_array(int ndim, const int64_t *shape) { return dev_array_of(LOOM_FLOAT32, ndim, shape); }
 /* median ms of loom_eval of node into a preallocated output */
 static double time_eval(LoomGraph *g, LoomNode n, LoomArray *out) {
   double t[20];
@@ -128,6 +133,28 @@ static double first_evals(void) {
   printf("loom_cold_compile_min_ms %.3f\nloom_cold_compile_max_ms %.3f\n", t[0], t[NCOLD - 1]);
   return (t[NCOLD / 2 - 1] + t[NCOLD / 2]) / 2;
 }
+/* Bandwidth of each cold-compile kernel (and two float64 ones) on 2^26 points: the figures that
+ * tell whether the JIT level of elementwise kernels (LOOM_CUDA_JIT_LEVEL) costs speed. */
+static void cold_kernel_bandwidths(void) {
+  int64_t n[1] = {(int64_t)1 << 26};
+  for (int dt = 0; dt < 2; dt++) {
+    LoomDType t = dt ? LOOM_FLOAT64 : LOOM_FLOAT32;
+    LoomArray x = dev_array_of(t, 1, n), y = dev_array_of(t, 1, n), out = dev_array_of(t, 1, n);
+    for (int k = 0; k < NCOLD; k++) {
+      if (dt && k != 1 && k != 2) continue;
+      LoomGraph *g;
+      loom_graph_create(ctx, &g);
+      LoomNode o;
+      expr_k(g, input(g, &x), input(g, &y), k, &o);
+      double ms = time_eval(g, o, &out);
+      printf("loom_cold_k%02d_%s_GBps %.1f\n", k, dt ? "f64" : "f32", 3.0 * loom_dtype_size(t) * n[0] / ms / 1e6);
+      loom_graph_destroy(g);
+    }
+    loom_array_free(ctx, &x);
+    loom_array_free(ctx, &y);
+    loom_array_free(ctx, &out);
+  }
+}
 static void warm_driver(void) { /* driver, context and pool: not part of a kernel's compile */
   int64_t s[1] = {16};
   LoomArray x = dev_array(1, s);
@@ -155,6 +182,11 @@ int main(int argc, char **argv) {
     loom_context_destroy(ctx);
     return 0;
   }
+  bool cold_only = argc == 2 && !strcmp(argv[1], "--cold");
+  /* The driver keeps its own cache of JIT-compiled PTX (~/.nv/ComputeCache): a kernel compiled by an
+   * earlier run would skip the JIT and read as a fraction of its cold cost. Loom's disk cache holds
+   * the cubins already, so the cold figures are taken with the driver's cache off. */
+  setenv("CUDA_CACHE_DISABLE", "1", 1);
   char dir[] = "/tmp/loom_bench_gpu_XXXXXX";
   if (!mkdtemp(dir)) return 1;
   setenv("LOOM_CACHE_DIR", dir, 1);
@@ -185,6 +217,14 @@ int main(int argc, char **argv) {
     double ms = time_eval(g, o, &out);
     printf("loom_elementwise_GBps %.1f\n", 3.0 * 4 * n28[0] / ms / 1e6);
     loom_graph_destroy(g);
+    if (cold_only) { /* compile-time probes: the cold figures and the cold kernels' bandwidth */
+      cold_kernel_bandwidths();
+      loom_array_free(ctx, &x);
+      loom_array_free(ctx, &y);
+      loom_array_free(ctx, &out);
+      loom_context_destroy(ctx);
+      return 0;
+    }
     /* device-to-device copy (loom_array_copy: cuMemcpyDtoD + synchronize) */
     double t[20];
     for (int i = 0; i < 23; i++) {

@@ -50,6 +50,12 @@ typedef void (*CgFinishFn)(const int64_t *shape, void *const *bufs, const int64_
  *   ROW REDUCE loops keep 8 independent accumulators per thread (8 loads in flight), folded in a
  *   fixed order at the end: the bits depend on the sizes and the launch shape only. */
 enum { CG_GPU_ELEMENTWISE = 0, CG_GPU_ROW = 1, CG_GPU_COL = 2 };
+/* One bit per entry of CgGpuKernel (the order of the names there). */
+enum {
+  CG_ENTRY_MAIN = 1u, CG_ENTRY_VEC = 2u, CG_ENTRY_PART = 4u, CG_ENTRY_FINISH = 8u, CG_ENTRY_CACHED = 16u,
+  CG_ENTRY_PARTV = 32u, CG_ENTRY_CACHEDV = 64u, CG_ENTRY_FINISHB = 128u, CG_ENTRY_ALL = 255u
+};
+#define CG_NENTRY 8
 #define CG_GPU_EXTRA 4
 typedef struct CgGpuKernel {
   int32_t strategy;
@@ -83,8 +89,13 @@ typedef struct CgGpuKernel {
    * threads' values in a fixed tree; the same nparts and block give the same bits. For few O
    * points with many parts. */
   char finishb[64];
+  /* Entries: bit CG_ENTRY_x set in `entries_all` when the lowering made entry x, in `entries` when
+   * this PTX holds it (a compile may emit a subset: cg_nvptx_compile_entries); the names of entries
+   * not in the PTX are "". */
+  uint32_t entries_all, entries;
   char *ptx;         /* NUL-terminated PTX (ctx_alloc'ed) */
   size_t ptx_size;   /* strlen(ptx) */
+  double phase_ms[4]; /* compile time: lowering, libdevice linking, optimization, PTX emission */
 } CgGpuKernel;
 
 typedef struct CgCompiled {
@@ -121,6 +132,16 @@ const char *cg_host_describe(CgTarget *t);
 LoomStatus cg_nvptx_target_create(LoomContext *ctx, int sm_major, int sm_minor, CgTarget **out, Diag *d);
 /* "LLVM 19.1.7 nvptx sm_90 ptx78": goes into cache keys. */
 const char *cg_nvptx_describe(CgTarget *t);
+/* t->compile emitting only the entries in `entries` (CG_ENTRY_* bits) that the kernel has; when it has
+ * none of them, `main`. Compile and JIT time follow the code emitted, so the runtime compiles the
+ * entries a launch needs and adds the others when a later launch needs them. The entry names of one
+ * compile are unique to it (a module per compile). */
+LoomStatus cg_nvptx_compile_entries(CgTarget *t, const KernelIr *k, uint32_t entries, CgCompiled *out, Diag *d);
+/* The CgGpuKernel entry name of bit index i (0 .. CG_NENTRY - 1). */
+static inline char *cg_gpu_entry_name(CgGpuKernel *gk, int i) {
+  char *names[CG_NENTRY] = {gk->main, gk->vec, gk->part, gk->finish, gk->cached, gk->partv, gk->cachedv, gk->finishb};
+  return i >= 0 && i < CG_NENTRY ? names[i] : NULL;
+}
 
 /* ---- raw LLVM IR for user kernels (codegen/nvptx_raw.c; RawModule, runtime/raw_kernel.c) ----------
  * A parameter of a kernel entry as the launcher checks it. Kinds: POINTER (a device address), INT and

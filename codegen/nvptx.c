@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <llvm-c/Analysis.h>
 #include <llvm-c/BitReader.h>
@@ -177,8 +178,36 @@ static void limit_inlining(LLVMContextRef c, LLVMModuleRef mod) {
   }
 }
 
-static LoomStatus compile_locked(CgTarget *t, NvState *s, const KernelIr *k, bool want_llvm_ir, CgCompiled *out,
-                                 Diag *d) {
+/* Milliseconds since *mark; moves *mark to now. */
+static double lap_ms(double *mark) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  double now = ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6, dt = now - *mark;
+  *mark = now;
+  return dt;
+}
+
+/* Deletes the entries of gk not in `want` (see cg_nvptx_compile_entries) before optimization, so
+ * that neither LLVM nor the driver's JIT spends time on them; fills entries_all / entries. */
+static void keep_entries(LLVMModuleRef mod, CgGpuKernel *gk, uint32_t want) {
+  uint32_t all = 0;
+  for (int i = 0; i < CG_NENTRY; i++)
+    if (cg_gpu_entry_name(gk, i)[0]) all |= 1u << i;
+  uint32_t keep = all & want;
+  if (!keep) keep = all & CG_ENTRY_MAIN;
+  for (int i = 0; i < CG_NENTRY; i++) {
+    char *name = cg_gpu_entry_name(gk, i);
+    if (!name[0] || (keep & (1u << i))) continue;
+    LLVMValueRef f = LLVMGetNamedFunction(mod, name);
+    if (f) LLVMDeleteFunction(f);
+    name[0] = 0;
+  }
+  gk->entries_all = all;
+  gk->entries = keep;
+}
+
+static LoomStatus compile_locked(CgTarget *t, NvState *s, const KernelIr *k, uint32_t entries, bool want_llvm_ir,
+                                 CgCompiled *out, Diag *d) {
   LoomContext *ctx = t->ctx;
   char prefix[48];
   snprintf(prefix, sizeof prefix, "loom_k%llu", (unsigned long long)++s->counter);
@@ -190,20 +219,26 @@ static LoomStatus compile_locked(CgTarget *t, NvState *s, const KernelIr *k, boo
   LLVMDisposeTargetData(dl);
   LLVMAddModuleFlag(mod, LLVMModuleFlagBehaviorOverride, "nvvm-reflect-ftz", 16,
                     LLVMValueAsMetadata(LLVMConstInt(LLVMInt32TypeInContext(c), 0, 0)));
+  double mark = 0;
+  lap_ms(&mark);
   CgGpuKernel *gk = ctx_calloc(ctx, 1, sizeof *gk);
   LoomStatus st = gk ? cg_lower_gpu(ctx, c, mod, k, prefix, NVPTX_BLOCK, gk, d)
                      : diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "codegen: out of memory");
+  if (st == LOOM_OK) keep_entries(mod, gk, entries);
+  if (gk) gk->phase_ms[0] = lap_ms(&mark);
   if (st == LOOM_OK && uses_libdevice(mod)) st = link_libdevice(t, s, c, mod, d);
   if (st == LOOM_OK) limit_inlining(c, mod);
+  if (gk) gk->phase_ms[1] = lap_ms(&mark);
   if (st == LOOM_OK) { /* internalize all but the entries */
     for (LLVMValueRef f = LLVMGetFirstFunction(mod); f; f = LLVMGetNextFunction(f)) {
       if (LLVMIsDeclaration(f)) continue;
       size_t n = 0;
       const char *name = LLVMGetValueName2(f, &n);
-      bool entry = !strcmp(name, gk->main) || !strcmp(name, gk->vec) || !strcmp(name, gk->part) ||
-                   !strcmp(name, gk->finish) || (gk->cached[0] && !strcmp(name, gk->cached)) ||
-                   (gk->partv[0] && !strcmp(name, gk->partv)) || (gk->cachedv[0] && !strcmp(name, gk->cachedv)) ||
-                   (gk->finishb[0] && !strcmp(name, gk->finishb));
+      bool entry = false;
+      for (int i = 0; i < CG_NENTRY && !entry; i++) {
+        const char *e = cg_gpu_entry_name(gk, i);
+        entry = e[0] && !strcmp(name, e);
+      }
       if (!entry) LLVMSetLinkage(f, LLVMInternalLinkage);
     }
     for (LLVMValueRef g = LLVMGetFirstGlobal(mod); g; g = LLVMGetNextGlobal(g))
@@ -216,6 +251,7 @@ static LoomStatus compile_locked(CgTarget *t, NvState *s, const KernelIr *k, boo
     LLVMErrorRef e = LLVMRunPasses(mod, pipeline, s->tm, po);
     LLVMDisposePassBuilderOptions(po);
     if (e) st = llvm_err(d, e, "optimization (nvptx)");
+    gk->phase_ms[2] = lap_ms(&mark);
   }
   char *ir_text = NULL;
   if (st == LOOM_OK && want_llvm_ir) {
@@ -244,6 +280,7 @@ static LoomStatus compile_locked(CgTarget *t, NvState *s, const KernelIr *k, boo
       LLVMDisposeMemoryBuffer(buf);
     }
     if (err) LLVMDisposeMessage(err);
+    gk->phase_ms[3] = lap_ms(&mark);
   }
   LLVMDisposeModule(mod);
   LLVMContextDispose(c);
@@ -265,7 +302,18 @@ static LoomStatus nv_compile(CgTarget *t, const KernelIr *k, bool want_llvm_ir, 
   NvState *s = t->state;
   memset(out, 0, sizeof *out);
   pthread_mutex_lock(&s->lock);
-  LoomStatus st = compile_locked(t, s, k, want_llvm_ir, out, d);
+  LoomStatus st = compile_locked(t, s, k, CG_ENTRY_ALL, want_llvm_ir, out, d);
+  pthread_mutex_unlock(&s->lock);
+  return st;
+}
+
+LoomStatus cg_nvptx_compile_entries(CgTarget *t, const KernelIr *k, uint32_t entries, CgCompiled *out, Diag *d) {
+  if (!t || !k || !out || t->compile != nv_compile)
+    return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "codegen: cg_nvptx_compile_entries needs the nvptx target");
+  NvState *s = t->state;
+  memset(out, 0, sizeof *out);
+  pthread_mutex_lock(&s->lock);
+  LoomStatus st = compile_locked(t, s, k, entries, false, out, d);
   pthread_mutex_unlock(&s->lock);
   return st;
 }

@@ -66,6 +66,7 @@ typedef enum CUfunction_attribute_enum {
   CU_FUNC_ATTRIBUTE_BINARY_VERSION = 6
 } CUfunction_attribute;
 typedef enum CUjit_option_enum {
+  CU_JIT_OPTIMIZATION_LEVEL = 7,
   CU_JIT_INFO_LOG_BUFFER = 3,
   CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES = 4,
   CU_JIT_ERROR_LOG_BUFFER = 5,
@@ -601,7 +602,7 @@ void rt_cuda_free_host(RtCuda *cu, void *p) {
 
 enum { RT_CU_LOG_BYTES = 8192 };
 
-LoomStatus rt_cuda_link_ptx(RtCuda *cu, int device, const char *ptx, const char *name,
+LoomStatus rt_cuda_link_ptx(RtCuda *cu, int device, const char *ptx, const char *name, int opt_level,
                             void **cubin, size_t *cubin_size, Diag *d) {
   if (!ptx || !cubin || !cubin_size)
     return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "rt_cuda_link_ptx: NULL argument");
@@ -611,11 +612,11 @@ LoomStatus rt_cuda_link_ptx(RtCuda *cu, int device, const char *ptx, const char 
   SET_CURRENT(cu, device, d);
   char *errlog = ctx_calloc(cu->ctx, 1, RT_CU_LOG_BYTES);
   if (!errlog) return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of host memory linking %s", name);
-  CUjit_option opts[2] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
-  void *vals[2] = {errlog, (void *)(uintptr_t)RT_CU_LOG_BYTES};
+  CUjit_option opts[3] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_JIT_OPTIMIZATION_LEVEL};
+  void *vals[3] = {errlog, (void *)(uintptr_t)RT_CU_LOG_BYTES, (void *)(uintptr_t)(opt_level < 0 ? 4 : opt_level)};
   CUlinkState ls = NULL;
   LoomStatus st = LOOM_OK;
-  CUresult r = cu->fn.LinkCreate(2, opts, vals, &ls);
+  CUresult r = cu->fn.LinkCreate(opt_level >= 0 && opt_level <= 4 ? 3 : 2, opts, vals, &ls);
   if (r != CUDA_SUCCESS) {
     st = cu_fail(cu, r, "cuLinkCreate", device, d);
     goto done;

@@ -13,6 +13,16 @@
  * launch: strategy, entry names, block, vector lanes, accumulator size) followed by the cubin. Loaded
  * kernels live as long as the context (no eviction), so evaluation plans may keep pointers to them.
  *
+ * Cold compile. The driver's JIT (ptxas) dominates a new kernel's cost (bench/results: ~15-20 ms of
+ * ~25 on the H200 for a small elementwise kernel) and grows with the code, so only the entries a
+ * launch needs are compiled: an elementwise kernel's vector entry first, its scalar entry when a
+ * launch with unaligned or strided arrays needs it (a group per module, a disk-cache entry per
+ * group). Elementwise kernels are JIT-compiled at optimization level LOOM_CUDA_JIT_LEVEL (default
+ * 1: LLVM has optimized them already; on the H200 level 1 ran the bench's 14 cold kernels within the
+ * run-to-run spread of level 4 and JIT-compiled ~25% faster, while level 0 halved the bandwidth of
+ * the transcendental ones: bench/results/2026-11-30-jit-levels.md); reductions keep the driver's
+ * default (4).
+ *
  * Launch. All work of a context on a device goes to that device's legacy default stream, in order:
  * loom_eval returns once its kernels are enqueued; results are visible to later Loom calls at once
  * (same stream) and to the host after loom_device_synchronize or a copy to the host (loom_array_copy,
@@ -22,6 +32,7 @@
  * a sum has the same bits run after run.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -30,22 +41,32 @@
 #include "runtime/runtime.h"
 
 #define GPU_BUCKETS 256
-#define GPU_META_MAGIC 0x334b474du /* "MGK3" (older entries, without the vector entries, are rewritten) */
-#define GPU_NFN 8
+#define GPU_META_MAGIC 0x344b474du /* "MGK4": entry names indexed by CG_ENTRY bit (older entries are rewritten) */
 
+/* What a cubin payload of the disk cache starts with: how to launch the kernel, and which entries the
+ * cubin holds (names[i] for bit i of `entries`; the other names are ""). */
 typedef struct GpuMeta {
-  uint32_t magic;
+  uint32_t magic, entries_all, entries;
   int32_t strategy, block, vec_lanes, vec_align, acc_size, nwords, cache_k, part_lanes, cache_lanes;
-  char main[64], vec[64], part[64], finish[64], cached[64], partv[64], cachedv[64], finishb[64];
+  char names[CG_NENTRY][64];
 } GpuMeta;
 
+/* Entry indexes (bit positions of CG_ENTRY_*). */
+enum { E_MAIN, E_VEC, E_PART, E_FINISH, E_CACHED, E_PARTV, E_CACHEDV, E_FINISHB };
+
+/* A kernel on one device. Its entries are compiled in groups, each a module of its own: a launch
+ * that needs an entry not loaded yet compiles (or loads from the disk cache) the missing ones under
+ * gpu_lock; `loaded` (CG_ENTRY bits) is written with release order after the handles, so a launcher
+ * that sees a bit set may use that handle without the lock. */
 struct RtGpuFn {
   struct RtGpuFn *next;
   uint64_t hash;
-  char *key;
-  GpuMeta meta;
-  RtCuModule *module;
-  RtCuKernel main, vec, part, finish, cached, partv, cachedv, finishb;
+  char *key;                      /* the cache key of the kernel (a group's key adds its entries) */
+  GpuMeta meta;                   /* launch facts; names of the loaded entries */
+  uint32_t loaded;
+  RtCuModule *modules[CG_NENTRY]; /* one per group compiled */
+  int nmodules;
+  RtCuKernel kern[CG_NENTRY];     /* by entry index */
   int elem_block, elem_grid_max; /* elementwise launch: best block size, resident blocks on the device */
   int cached_max_block;          /* the most threads the cached ROW entry can launch with (registers) */
   int cachedv_max_block;         /* the same for the vector cached entry */
@@ -75,6 +96,7 @@ struct RtGpu {
   RtGpuDev *devs;
   DiskCache *disk;
   bool disk_tried;
+  int jit_level_elementwise; /* LOOM_CUDA_JIT_LEVEL, 0 .. 4 */
 };
 
 static double now_ms(void) {
@@ -95,6 +117,12 @@ LoomStatus rt_gpu_get(LoomContext *ctx, RtGpu **out, Diag *d) {
       return st;
     }
     st = rt_cuda_load(ctx, &g->cu, &rt->gpu_fail);
+    g->jit_level_elementwise = 1;
+    const char *lv = getenv("LOOM_CUDA_JIT_LEVEL");
+    if (lv && *lv) {
+      if (lv[0] >= '0' && lv[0] <= '4' && !lv[1]) g->jit_level_elementwise = lv[0] - '0';
+      else fprintf(stderr, "loom: warning: LOOM_CUDA_JIT_LEVEL=%s is not 0..4; using 1\n", lv);
+    }
     if (st == LOOM_OK) {
       g->ndev = rt_cuda_device_count(g->cu);
       g->devs = ctx_calloc(ctx, (size_t)(g->ndev > 0 ? g->ndev : 1), sizeof *g->devs);
@@ -168,7 +196,7 @@ void rt_gpu_destroy(LoomContext *ctx) {
     for (int b = 0; b < GPU_BUCKETS; b++)
       for (RtGpuFn *f = dev->fns[b], *next; f; f = next) {
         next = f->next;
-        rt_cuda_module_unload(g->cu, f->module);
+        for (int m = 0; m < f->nmodules; m++) rt_cuda_module_unload(g->cu, f->modules[m]);
         ctx_free(ctx, f->key);
         ctx_free(ctx, f);
       }
@@ -385,46 +413,170 @@ LoomStatus rt_gpu_event_elapsed(LoomContext *ctx, RtCuEvent *a, RtCuEvent *b, fl
 }
 
 /* ---- kernels ----------------------------------------------------------------------------------------- */
-static LoomStatus load_fn(RtGpu *g, int device, RtGpuDev *dev, RtGpuFn *f, const void *cubin, size_t size, Diag *d) {
-  LoomStatus st = rt_cuda_module_load(g->cu, device, cubin, size, &f->module, d);
-  const char *names[GPU_NFN] = {f->meta.main, f->meta.vec, f->meta.part, f->meta.finish, f->meta.cached,
-                                f->meta.partv, f->meta.cachedv, f->meta.finishb};
-  RtCuKernel *ks[GPU_NFN] = {&f->main, &f->vec, &f->part, &f->finish, &f->cached, &f->partv, &f->cachedv, &f->finishb};
-  for (int i = 0; i < GPU_NFN && st == LOOM_OK; i++)
-    if (names[i][0]) st = rt_cuda_module_kernel(g->cu, f->module, names[i], ks[i], d);
-  f->elem_block = 256;
-  f->elem_grid_max = dev->info.sm_count * 8;
-  f->cached_max_block = 0;
-  if (st == LOOM_OK && f->meta.cached[0]) {
-    RtCuKernelAttrs at;
-    st = rt_cuda_kernel_attrs(g->cu, &f->cached, &at, d);
-    if (st == LOOM_OK) f->cached_max_block = (at.max_threads_per_block > 1024 ? 1024 : at.max_threads_per_block) / 32 * 32;
+static int max_block_of(RtGpu *g, const RtCuKernel *k, Diag *d) {
+  RtCuKernelAttrs at;
+  if (rt_cuda_kernel_attrs(g->cu, k, &at, d) != LOOM_OK) return 0;
+  return (at.max_threads_per_block > 1024 ? 1024 : at.max_threads_per_block) / 32 * 32;
+}
+
+/* Loads a cubin holding the entries m->entries into a new module of f and reads their launch limits. */
+static LoomStatus load_group(RtGpu *g, int device, RtGpuDev *dev, RtGpuFn *f, const GpuMeta *m, const void *cubin,
+                             size_t size, Diag *d) {
+  if (f->nmodules >= CG_NENTRY || !(m->entries & ~f->loaded))
+    return diag_error(d, LOOM_ERR_INTERNAL, "internal error: a kernel group adds no entries");
+  RtCuModule *mod = NULL;
+  LoomStatus st = rt_cuda_module_load(g->cu, device, cubin, size, &mod, d);
+  RtCuKernel kern[CG_NENTRY];
+  memset(kern, 0, sizeof kern);
+  for (int i = 0; i < CG_NENTRY && st == LOOM_OK; i++)
+    if (m->entries & (1u << i)) st = rt_cuda_module_kernel(g->cu, mod, m->names[i], &kern[i], d);
+  if (st != LOOM_OK) {
+    if (mod) rt_cuda_module_unload(g->cu, mod);
+    return st;
   }
-  f->cachedv_max_block = 0;
-  if (st == LOOM_OK && f->meta.cachedv[0]) {
-    RtCuKernelAttrs at;
-    st = rt_cuda_kernel_attrs(g->cu, &f->cachedv, &at, d);
-    if (st == LOOM_OK) f->cachedv_max_block = (at.max_threads_per_block > 1024 ? 1024 : at.max_threads_per_block) / 32 * 32;
+  if (!f->loaded) { /* the first group: the launch facts */
+    f->meta = *m;
+    f->elem_block = 256;
+    f->elem_grid_max = dev->info.sm_count * 8;
   }
-  f->partv_grid_max = 0;
-  if (st == LOOM_OK && f->meta.partv[0]) {
+  uint32_t fresh = m->entries & ~f->loaded;
+  for (int i = 0; i < CG_NENTRY; i++)
+    if (fresh & (1u << i)) {
+      f->kern[i] = kern[i];
+      memcpy(f->meta.names[i], m->names[i], sizeof f->meta.names[i]);
+    }
+  if (fresh & CG_ENTRY_CACHED) f->cached_max_block = max_block_of(g, &f->kern[E_CACHED], d);
+  if (fresh & CG_ENTRY_CACHEDV) f->cachedv_max_block = max_block_of(g, &f->kern[E_CACHEDV], d);
+  if (fresh & CG_ENTRY_PARTV) {
     int per_sm = 1;
-    st = rt_cuda_occupancy(g->cu, &f->partv, f->meta.block, 0, &per_sm, d);
-    if (st == LOOM_OK) f->partv_grid_max = dev->info.sm_count * (per_sm > 0 ? per_sm : 1);
+    if (rt_cuda_occupancy(g->cu, &f->kern[E_PARTV], m->block, 0, &per_sm, d) == LOOM_OK)
+      f->partv_grid_max = dev->info.sm_count * (per_sm > 0 ? per_sm : 1);
   }
-  if (st == LOOM_OK && f->meta.strategy == CG_GPU_ELEMENTWISE) {
-    const RtCuKernel *k = f->meta.vec[0] ? &f->vec : &f->main;
+  /* elementwise: the block size and grid cap of the first entry loaded serve both */
+  if (m->strategy == CG_GPU_ELEMENTWISE && !(f->loaded & (CG_ENTRY_MAIN | CG_ENTRY_VEC))) {
+    const RtCuKernel *k = (fresh & CG_ENTRY_VEC) ? &f->kern[E_VEC] : &f->kern[E_MAIN];
     int bs = 256, per_sm = 1;
     if (rt_cuda_best_block_size(g->cu, k, 0, &bs, d) == LOOM_OK && rt_cuda_occupancy(g->cu, k, bs, 0, &per_sm, d) == LOOM_OK) {
       f->elem_block = bs;
       f->elem_grid_max = dev->info.sm_count * (per_sm > 0 ? per_sm : 1);
     }
-    st = d->status == LOOM_OK ? LOOM_OK : d->status;
   }
+  st = d->status == LOOM_OK ? LOOM_OK : d->status;
+  if (st != LOOM_OK) {
+    rt_cuda_module_unload(g->cu, mod);
+    return st;
+  }
+  f->modules[f->nmodules++] = mod;
+  __atomic_store_n(&f->loaded, f->loaded | m->entries, __ATOMIC_RELEASE);
+  return LOOM_OK;
+}
+
+/* Adds the entries `want` (CG_ENTRY bits; the first group of a kernel may ask for entries it lacks:
+ * see cg_nvptx_compile_entries) to f: from the disk cache, else compiled, linked and stored there.
+ * Caller holds gpu_lock. *compiled tells whether LLVM and the JIT ran. */
+static LoomStatus add_group(LoomContext *ctx, RtGpu *g, int device, RtGpuDev *dev, RtGpuFn *f, const KernelIr *k,
+                            uint32_t want, bool *compiled, Diag *d) {
+  *compiled = false;
+  StrBuf kb;
+  sb_init(&kb, ctx);
+  bool elementwise = k->nkeep == k->ndim;
+  int jit_level = elementwise ? g->jit_level_elementwise : -1;
+  sb_printf(&kb, "%sentries %u jit %d\n", f->key, want, jit_level);
+  char *key = sb_take(&kb);
+  if (!key) return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: kernel key");
+  if (!g->disk_tried) {
+    g->disk_tried = true;
+    Diag dd = {.status = LOOM_OK};
+    if (rt_disk_cache_open(ctx, NULL, &g->disk, &dd) != LOOM_OK) {
+      fprintf(stderr, "loom: warning: the kernel disk cache is off: %s\n", dd.msg);
+      g->disk = NULL;
+    }
+  }
+  LoomStatus st = LOOM_OK;
+  bool hit = false;
+  if (g->disk) {
+    void *blob = NULL;
+    size_t blob_size = 0;
+    Diag dd = {.status = LOOM_OK};
+    if (rt_disk_cache_load(g->disk, key, &blob, &blob_size, &hit, &dd) != LOOM_OK) hit = false;
+    GpuMeta m;
+    if (hit && blob_size > sizeof m) memcpy(&m, blob, sizeof m);
+    hit = hit && blob_size > sizeof m && m.magic == GPU_META_MAGIC && (m.entries & ~f->loaded) &&
+          !(m.entries & ~m.entries_all);
+    if (hit) {
+      for (int i = 0; i < CG_NENTRY; i++) m.names[i][63] = 0;
+      st = load_group(g, device, dev, f, &m, (const char *)blob + sizeof m, blob_size - sizeof m, d);
+    }
+    if (blob) rt_disk_cache_free(g->disk, blob);
+  }
+  if (st == LOOM_OK && !hit) {
+    double t0 = now_ms();
+    CgCompiled c;
+    st = cg_nvptx_compile_entries(dev->target, k, want, &c, d);
+    void *cubin = NULL;
+    size_t cubin_size = 0;
+    double t_llvm = now_ms(), t_link = t_llvm;
+    GpuMeta m;
+    memset(&m, 0, sizeof m);
+    if (st == LOOM_OK) {
+      *compiled = true;
+      CgGpuKernel *gk = c.gpu;
+      m = (GpuMeta){.magic = GPU_META_MAGIC, .entries_all = gk->entries_all, .entries = gk->entries,
+                    .strategy = gk->strategy, .block = gk->block, .vec_lanes = gk->vec_lanes,
+                    .vec_align = gk->vec_align, .acc_size = gk->acc_size, .nwords = gk->nwords,
+                    .cache_k = gk->cache_k, .part_lanes = gk->part_lanes, .cache_lanes = gk->cache_lanes};
+      for (int i = 0; i < CG_NENTRY; i++) memcpy(m.names[i], cg_gpu_entry_name(gk, i), 64);
+      st = rt_cuda_link_ptx(g->cu, device, gk->ptx, k->name, jit_level, &cubin, &cubin_size, d);
+      t_link = now_ms();
+      if (ctx->dump_flags & IR_DUMP_TIME)
+        fprintf(stderr, "# time gpu %s entries %#x: lower %.3f libdevice %.3f opt %.3f ptx %.3f (%zu bytes) "
+                        "jit %.3f ms\n", k->name, gk->entries, gk->phase_ms[0], gk->phase_ms[1], gk->phase_ms[2],
+                gk->phase_ms[3], gk->ptx_size, t_link - t_llvm);
+      dev->target->release(dev->target, &c);
+      if (st == LOOM_OK && !(m.entries & ~f->loaded))
+        st = diag_error(d, LOOM_ERR_INTERNAL, "internal error: kernel %s has none of the entries %#x", k->name, want);
+    }
+    if (st == LOOM_OK) st = load_group(g, device, dev, f, &m, cubin, cubin_size, d);
+    if (st == LOOM_OK && (ctx->dump_flags & IR_DUMP_TIME))
+      fprintf(stderr, "# time gpu %s load %.3f ms, total %.3f ms\n", k->name, now_ms() - t_link, now_ms() - t0);
+    if (st == LOOM_OK && g->disk) {
+      unsigned char *payload = ctx_alloc(ctx, sizeof m + cubin_size);
+      if (payload) {
+        memcpy(payload, &m, sizeof m);
+        memcpy(payload + sizeof m, cubin, cubin_size);
+        Diag dd = {.status = LOOM_OK};
+        if (rt_disk_cache_store(g->disk, key, payload, sizeof m + cubin_size, &dd) != LOOM_OK)
+          fprintf(stderr, "loom: warning: storing a kernel in the disk cache failed: %s\n", dd.msg);
+        ctx_free(ctx, payload);
+      }
+    }
+    if (cubin) rt_cuda_free_host(g->cu, cubin);
+    if (*compiled) {
+      pthread_mutex_lock(&ctx->rt->stats_lock);
+      ctx->rt->stats.kernels_compiled++;
+      ctx->rt->stats.compile_ms += now_ms() - t0;
+      pthread_mutex_unlock(&ctx->rt->stats_lock);
+    }
+  }
+  ctx_free(ctx, key);
   return st;
 }
 
-/* The loaded kernel for k on device (compiled, from the disk cache, or already loaded). */
+/* Makes sure the entries `need` of f are loaded (compiling them on first need). */
+static LoomStatus need_entries(LoomContext *ctx, RtGpu *g, int device, RtGpuDev *dev, const RtGpuFn *cf,
+                               const KernelIr *k, uint32_t need, Diag *d) {
+  if (!(need & ~__atomic_load_n(&cf->loaded, __ATOMIC_ACQUIRE))) return LOOM_OK;
+  RtGpuFn *f = (RtGpuFn *)cf; /* groups are added under gpu_lock; see struct RtGpuFn */
+  pthread_mutex_lock(&ctx->rt->gpu_lock);
+  LoomStatus st = LOOM_OK;
+  bool compiled = false;
+  if (need & ~f->loaded) st = add_group(ctx, g, device, dev, f, k, need & ~f->loaded, &compiled, d);
+  pthread_mutex_unlock(&ctx->rt->gpu_lock);
+  return st;
+}
+
+/* The kernel for k on device with its first group loaded: an elementwise kernel's vector entry (or
+ * main when it has none), every entry of a reduction. */
 LoomStatus rt_gpu_kernel(LoomContext *ctx, int device, const KernelIr *k, const RtGpuFn **out, Diag *d) {
   RtGpu *g = NULL;
   RtGpuDev *dev = NULL;
@@ -449,93 +601,32 @@ LoomStatus rt_gpu_kernel(LoomContext *ctx, int device, const KernelIr *k, const 
       pthread_mutex_unlock(&ctx->rt->stats_lock);
       return LOOM_OK;
     }
-  double t0 = now_ms();
-  if (!g->disk_tried) {
-    g->disk_tried = true;
-    Diag dd = {.status = LOOM_OK};
-    if (rt_disk_cache_open(ctx, NULL, &g->disk, &dd) != LOOM_OK) {
-      fprintf(stderr, "loom: warning: the kernel disk cache is off: %s\n", dd.msg);
-      g->disk = NULL;
-    }
-  }
   RtGpuFn *f = ctx_calloc(ctx, 1, sizeof *f);
-  void *blob = NULL;
-  size_t blob_size = 0;
-  bool hit = false, compiled = false;
-  if (!f) st = diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: kernel entry");
-  if (st == LOOM_OK && g->disk) {
-    Diag dd = {.status = LOOM_OK};
-    if (rt_disk_cache_load(g->disk, key, &blob, &blob_size, &hit, &dd) != LOOM_OK) hit = false;
-    if (hit && (blob_size <= sizeof(GpuMeta) || ((const GpuMeta *)blob)->magic != GPU_META_MAGIC)) {
-      rt_disk_cache_free(g->disk, blob);
-      blob = NULL;
-      hit = false;
-    }
-    if (hit) {
-      memcpy(&f->meta, blob, sizeof f->meta);
-      f->meta.main[63] = f->meta.vec[63] = f->meta.part[63] = f->meta.finish[63] = f->meta.cached[63] = 0;
-      f->meta.partv[63] = f->meta.cachedv[63] = f->meta.finishb[63] = 0;
-      st = load_fn(g, device, dev, f, (const char *)blob + sizeof(GpuMeta), blob_size - sizeof(GpuMeta), d);
-      rt_disk_cache_free(g->disk, blob);
-    }
-  }
-  if (st == LOOM_OK && !hit) {
-    CgCompiled c;
-    st = dev->target->compile(dev->target, k, false, &c, d);
-    void *cubin = NULL;
-    size_t cubin_size = 0;
-    if (st == LOOM_OK) {
-      compiled = true;
-      CgGpuKernel *gk = c.gpu;
-      f->meta = (GpuMeta){.magic = GPU_META_MAGIC, .strategy = gk->strategy, .block = gk->block,
-                          .vec_lanes = gk->vec_lanes, .vec_align = gk->vec_align, .acc_size = gk->acc_size,
-                          .nwords = gk->nwords, .cache_k = gk->cache_k, .part_lanes = gk->part_lanes,
-                          .cache_lanes = gk->cache_lanes};
-      memcpy(f->meta.main, gk->main, 64);
-      memcpy(f->meta.vec, gk->vec, 64);
-      memcpy(f->meta.part, gk->part, 64);
-      memcpy(f->meta.finish, gk->finish, 64);
-      memcpy(f->meta.cached, gk->cached, 64);
-      memcpy(f->meta.partv, gk->partv, 64);
-      memcpy(f->meta.cachedv, gk->cachedv, 64);
-      memcpy(f->meta.finishb, gk->finishb, 64);
-      st = rt_cuda_link_ptx(g->cu, device, gk->ptx, k->name, &cubin, &cubin_size, d);
-      dev->target->release(dev->target, &c);
-    }
-    if (st == LOOM_OK) st = load_fn(g, device, dev, f, cubin, cubin_size, d);
-    if (st == LOOM_OK && g->disk) {
-      unsigned char *payload = ctx_alloc(ctx, sizeof(GpuMeta) + cubin_size);
-      if (payload) {
-        memcpy(payload, &f->meta, sizeof(GpuMeta));
-        memcpy(payload + sizeof(GpuMeta), cubin, cubin_size);
-        Diag dd = {.status = LOOM_OK};
-        if (rt_disk_cache_store(g->disk, key, payload, sizeof(GpuMeta) + cubin_size, &dd) != LOOM_OK)
-          fprintf(stderr, "loom: warning: storing a kernel in the disk cache failed: %s\n", dd.msg);
-        ctx_free(ctx, payload);
-      }
-    }
-    if (cubin) rt_cuda_free_host(g->cu, cubin);
+  bool compiled = false;
+  if (!f) {
+    st = diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: kernel entry");
+  } else {
+    f->key = key;
+    f->hash = h;
+    uint32_t first = k->nkeep == k->ndim ? CG_ENTRY_VEC : CG_ENTRY_ALL;
+    st = add_group(ctx, g, device, dev, f, k, first, &compiled, d);
   }
   if (st != LOOM_OK) {
     pthread_mutex_unlock(&ctx->rt->gpu_lock);
-    if (f && f->module) rt_cuda_module_unload(g->cu, f->module);
+    if (f)
+      for (int m = 0; m < f->nmodules; m++) rt_cuda_module_unload(g->cu, f->modules[m]);
     ctx_free(ctx, f);
     ctx_free(ctx, key);
     return st;
   }
-  f->key = key;
-  f->hash = h;
   f->next = *bucket;
   *bucket = f;
   pthread_mutex_unlock(&ctx->rt->gpu_lock);
-  pthread_mutex_lock(&ctx->rt->stats_lock);
-  if (compiled) {
-    ctx->rt->stats.kernels_compiled++;
-    ctx->rt->stats.compile_ms += now_ms() - t0;
-  } else {
+  if (!compiled) {
+    pthread_mutex_lock(&ctx->rt->stats_lock);
     ctx->rt->stats.cache_hits++;
+    pthread_mutex_unlock(&ctx->rt->stats_lock);
   }
-  pthread_mutex_unlock(&ctx->rt->stats_lock);
   *out = f;
   return LOOM_OK;
 }
@@ -573,47 +664,56 @@ static bool vec_aligned(const KernelIr *ir, const uint64_t *words, int lanes) {
 
 /* Launches kernel f on stream s. *sync_needed is set when a pool block was freed while work on a
  * user stream may still read it (the caller synchronizes that stream before returning). */
-static LoomStatus launch_fn(LoomContext *ctx, RtGpu *g, RtGpuDev *dev, RtCuStream *s, const RtGpuFn *f,
+static LoomStatus launch_fn(LoomContext *ctx, RtGpu *g, int device, RtGpuDev *dev, RtCuStream *s, const RtGpuFn *f,
                             const KernelIr *ir, uint64_t *words, int64_t no, int64_t nr, Diag *d) {
   const GpuMeta *m = &f->meta;
+  const uint32_t has = m->entries_all;
+#define NEED(mask)                                                                 \
+  do {                                                                             \
+    LoomStatus need_st = need_entries(ctx, g, device, dev, f, ir, (mask), d);      \
+    if (need_st != LOOM_OK) return need_st;                                        \
+  } while (0)
   int nd = ir->ndim, nb = ir->nbuf;
   uint64_t *extra = words + nd + nb + nb * nd;
   extra[0] = 1;
   extra[1] = 0;
   const int64_t cap = (int64_t)1 << 30;
   if (m->strategy == CG_GPU_ELEMENTWISE) {
-    bool vec = m->vec_lanes > 0;
+    bool vec = (has & CG_ENTRY_VEC) && m->vec_lanes > 0;
     for (int b = 0; vec && b < nb; b++) vec = words[nd + b] % (uint64_t)m->vec_align == 0;
     int64_t steps = vec ? no / m->vec_lanes : no;
     if (steps < 1) steps = 1;
-    return launch(g, s, vec ? &f->vec : &f->main, grid_of(steps, f->elem_block, f->elem_grid_max),
+    NEED(vec ? CG_ENTRY_VEC : CG_ENTRY_MAIN);
+    return launch(g, s, vec ? &f->kern[E_VEC] : &f->kern[E_MAIN], grid_of(steps, f->elem_block, f->elem_grid_max),
                   (uint32_t)f->elem_block, words, d);
   }
   /* a row that fits in registers: one read of it (blockDim * cache_k >= nr; a warp for short rows) */
-  if (m->strategy == CG_GPU_ROW && m->cachedv[0] && m->cache_k > 0 && m->cache_lanes > 1 && nr > 0 &&
+  if (m->strategy == CG_GPU_ROW && (has & CG_ENTRY_CACHEDV) && m->cache_k > 0 && m->cache_lanes > 1 && nr > 0 &&
       nr % m->cache_lanes == 0 && nr <= (int64_t)f->cachedv_max_block * m->cache_k && vec_aligned(ir, words, m->cache_lanes)) {
     int64_t bs = (nr + m->cache_k - 1) / m->cache_k;
     bs = (bs + 31) / 32 * 32;
     if (bs < 32) bs = 32;
-    return launch(g, s, &f->cachedv, grid_of(no, 1, cap), (uint32_t)bs, words, d);
+    NEED(CG_ENTRY_CACHEDV);
+    return launch(g, s, &f->kern[E_CACHEDV], grid_of(no, 1, cap), (uint32_t)bs, words, d);
   }
-  if (m->strategy == CG_GPU_ROW && m->cached[0] && m->cache_k > 0 && nr > 0 &&
+  if (m->strategy == CG_GPU_ROW && (has & CG_ENTRY_CACHED) && m->cache_k > 0 && nr > 0 &&
       nr <= (int64_t)f->cached_max_block * m->cache_k) {
     int64_t bs = (nr + m->cache_k - 1) / m->cache_k;
     bs = (bs + 31) / 32 * 32;
     if (bs < 32) bs = 32;
-    return launch(g, s, &f->cached, grid_of(no, 1, cap), (uint32_t)bs, words, d);
+    NEED(CG_ENTRY_CACHED);
+    return launch(g, s, &f->kern[E_CACHED], grid_of(no, 1, cap), (uint32_t)bs, words, d);
   }
   int64_t nparts = 1;
   /* 1-d full reduction with aligned contiguous loads: the vector part entry on a persistent grid.
    * Parts of 16K points (at most 16384 parts, sizes only: deterministic), many per resident block
    * so that the last round of parts leaves few SM slots idle; the block finish folds them. */
-  bool partv = m->strategy == CG_GPU_ROW && no == 1 && m->partv[0] && m->finishb[0] && f->partv_grid_max > 0 &&
+  bool partv = m->strategy == CG_GPU_ROW && no == 1 && (has & CG_ENTRY_PARTV) && (has & CG_ENTRY_FINISHB) && f->partv_grid_max > 0 &&
                nr >= 32768 && vec_aligned(ir, words, m->part_lanes);
   if (partv) {
     nparts = nr / 16384;
     if (nparts > 16384) nparts = 16384;
-  } else if (m->part[0] && nr > 0) {
+  } else if ((has & CG_ENTRY_PART) && nr > 0) {
     if (m->strategy == CG_GPU_ROW && no < 512 && nr >= 8192) {
       /* about 4 blocks per SM-slot's worth of work in total, each part >= 16K points (8 loads in
        * flight per thread); depends on the sizes only, so the bits do not change between runs */
@@ -626,22 +726,25 @@ static LoomStatus launch_fn(LoomContext *ctx, RtGpu *g, RtGpuDev *dev, RtCuStrea
     }
   }
   if (nparts <= 1) {
-    if (m->strategy == CG_GPU_ROW) return launch(g, s, &f->main, grid_of(no, 1, cap), (uint32_t)m->block, words, d);
-    return launch(g, s, &f->main, grid_of(no, 256, cap), 256, words, d);
+    NEED(CG_ENTRY_MAIN);
+    if (m->strategy == CG_GPU_ROW) return launch(g, s, &f->kern[E_MAIN], grid_of(no, 1, cap), (uint32_t)m->block, words, d);
+    return launch(g, s, &f->kern[E_MAIN], grid_of(no, 256, cap), 256, words, d);
   }
+  bool finishb = (has & CG_ENTRY_FINISHB) && no <= 2048 && nparts >= 64;
+  NEED((partv ? CG_ENTRY_PARTV : CG_ENTRY_PART) | (finishb ? CG_ENTRY_FINISHB : CG_ENTRY_FINISH));
+#undef NEED
   size_t bytes = (size_t)no * (size_t)nparts * (size_t)m->acc_size;
   uint64_t partials = 0;
   LoomStatus st = rt_cuda_pool_alloc(dev->pool, bytes, &partials, d);
   if (st != LOOM_OK) return st;
   extra[0] = (uint64_t)nparts;
   extra[1] = partials;
-  if (partv) st = launch(g, s, &f->partv, grid_of(nparts, 1, f->partv_grid_max), (uint32_t)m->block, words, d);
-  else if (m->strategy == CG_GPU_ROW) st = launch(g, s, &f->part, grid_of(no * nparts, 1, cap), (uint32_t)m->block, words, d);
-  else st = launch(g, s, &f->part, grid_of(no * nparts, 256, cap), 256, words, d);
+  if (partv) st = launch(g, s, &f->kern[E_PARTV], grid_of(nparts, 1, f->partv_grid_max), (uint32_t)m->block, words, d);
+  else if (m->strategy == CG_GPU_ROW) st = launch(g, s, &f->kern[E_PART], grid_of(no * nparts, 1, cap), (uint32_t)m->block, words, d);
+  else st = launch(g, s, &f->kern[E_PART], grid_of(no * nparts, 256, cap), 256, words, d);
   /* few O points with many parts: one block per O point folds them (fixed order and tree) */
-  if (st == LOOM_OK && m->finishb[0] && no <= 2048 && nparts >= 64)
-    st = launch(g, s, &f->finishb, grid_of(no, 1, cap), (uint32_t)m->block, words, d);
-  else if (st == LOOM_OK) st = launch(g, s, &f->finish, grid_of(no, 256, cap), 256, words, d);
+  if (st == LOOM_OK && finishb) st = launch(g, s, &f->kern[E_FINISHB], grid_of(no, 1, cap), (uint32_t)m->block, words, d);
+  else if (st == LOOM_OK) st = launch(g, s, &f->kern[E_FINISH], grid_of(no, 256, cap), 256, words, d);
   /* on the legacy stream the free is ordered before any later use; a user stream must finish first */
   if (st == LOOM_OK && s) st = rt_cuda_stream_synchronize(g->cu, s, d);
   Diag dd = {.status = LOOM_OK};
@@ -706,7 +809,7 @@ LoomStatus rt_gpu_run_schedule(LoomContext *ctx, int device, const IrGraph *gr, 
       for (int i = 0; i < nd; i++) words[nd + nb + b * nd + i] = (uint64_t)bd->strides[i];
     }
     for (size_t i = (size_t)(nd + nb + nb * nd); i < nwords; i++) words[i] = 0;
-    if (st == LOOM_OK) st = launch_fn(ctx, g, dev, stream, f, ir, words, no, nr, d);
+    if (st == LOOM_OK) st = launch_fn(ctx, g, device, dev, stream, f, ir, words, no, nr, d);
     if (words != stackw) ctx_free(ctx, words);
     words = NULL;
     if (st == LOOM_OK) launched++;

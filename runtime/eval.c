@@ -21,6 +21,7 @@
  */
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -871,6 +872,27 @@ LOOM_API LoomStatus loom_eval(LoomGraph *g, int32_t n, const LoomNode *nodes, Lo
 }
 
 /* ---- introspection --------------------------------------------------------------------------------- */
+/* The PTX of every kernel of s for sm_90 (the H200's), compiled here: no GPU is needed. */
+static LoomStatus dump_ptx(LoomContext *ctx, const Schedule *s, StrBuf *sb, Diag *d) {
+  CgTarget *t = NULL;
+  LoomStatus st = cg_nvptx_target_create(ctx, 9, 0, &t, d);
+  for (int32_t i = 0; st == LOOM_OK && i < s->nkernel; i++) {
+    const KernelIr *ir = s->kernels[i].ir;
+    CgCompiled cc;
+    memset(&cc, 0, sizeof cc);
+    st = getenv("XMASK") ? cg_nvptx_compile_entries(t, ir, (uint32_t)atoi(getenv("XMASK")), &cc, d) : t->compile(t, ir, false, &cc, d);
+    if (st != LOOM_OK) break;
+    if (cc.gpu && (ctx->dump_flags & IR_DUMP_TIME))
+      sb_printf(sb, "// time %s lower %.3f libdevice %.3f opt %.3f ptx %.3f ms\n", ir->name, cc.gpu->phase_ms[0],
+                cc.gpu->phase_ms[1], cc.gpu->phase_ms[2], cc.gpu->phase_ms[3]);
+    if (cc.gpu && cc.gpu->ptx) sb_printf(sb, "// kernel %s (sm_90)\n%s", ir->name, cc.gpu->ptx);
+    else st = diag_error(d, LOOM_ERR_INTERNAL, "internal error: the NVIDIA target gave no PTX for %s", ir->name);
+    t->release(t, &cc);
+  }
+  if (t) t->destroy(t);
+  return st;
+}
+
 static LoomStatus dump_impl(LoomGraph *g, LoomDumpKind kind, int32_t n, const LoomNode *nodes,
                             char **text, Diag *d) {
   LoomContext *ctx = g->ctx;
@@ -878,10 +900,10 @@ static LoomStatus dump_impl(LoomGraph *g, LoomDumpKind kind, int32_t n, const Lo
   *text = NULL;
   LoomStatus st = check_nodes(g, n, nodes, "loom_dump", d);
   if (st != LOOM_OK) return st;
-  if (kind != LOOM_DUMP_GRAPH && kind != LOOM_DUMP_KERNELS && kind != LOOM_DUMP_LLVM)
+  if (kind != LOOM_DUMP_GRAPH && kind != LOOM_DUMP_KERNELS && kind != LOOM_DUMP_LLVM && kind != LOOM_DUMP_PTX)
     return diag_error(d, LOOM_ERR_INVALID_ARGUMENT,
-                      "loom_dump: unknown kind %d; use LOOM_DUMP_GRAPH, LOOM_DUMP_KERNELS or LOOM_DUMP_LLVM",
-                      (int)kind);
+                      "loom_dump: unknown kind %d; use LOOM_DUMP_GRAPH, LOOM_DUMP_KERNELS, LOOM_DUMP_LLVM or "
+                      "LOOM_DUMP_PTX", (int)kind);
   if (kind == LOOM_DUMP_LLVM && (!ctx->rt || !ctx->rt->cache))
     return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "loom_dump: the context has no runtime");
 
@@ -919,6 +941,7 @@ static LoomStatus dump_impl(LoomGraph *g, LoomDumpKind kind, int32_t n, const Lo
       sb_printf(&sb, "; kernel %s\n%s\n", ir->name, k->llvm_ir ? k->llvm_ir : "");
       rt_cache_release(ctx->rt->cache, k);
     }
+    if (st == LOOM_OK && kind == LOOM_DUMP_PTX) st = dump_ptx(ctx, m.schedule, &sb, d);
     arena_free_all(&arena);
     if (st != LOOM_OK) {
       sb_free(&sb);

@@ -797,7 +797,7 @@ static LoomStatus prepare_locked(LoomRawFunction *f, int device, Diag *d) {
       }
       void *cubin = NULL;
       size_t cubin_size = 0;
-      if (st == LOOM_OK) st = rt_cuda_link_ptx(m->cu, device, ptx, "raw_module.ptx", &cubin, &cubin_size, d);
+      if (st == LOOM_OK) st = rt_cuda_link_ptx(m->cu, device, ptx, "raw_module.ptx", -1, &cubin, &cubin_size, d);
       if (st == LOOM_OK) st = rt_cuda_module_load(m->cu, device, cubin, cubin_size, &m->mods[device], d);
       ctx_free(ctx, cubin);
       ctx_free(ctx, own);

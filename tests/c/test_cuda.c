@@ -443,7 +443,7 @@ static void test_device(RtCuda *cu, int dev) {
   /* PTX -> cubin -> module -> kernel. */
   void *cubin = NULL;
   size_t cubin_size = 0;
-  CHECK_OK(rt_cuda_link_ptx(cu, dev, vadd_ptx, "vadd.ptx", &cubin, &cubin_size, &d));
+  CHECK_OK(rt_cuda_link_ptx(cu, dev, vadd_ptx, "vadd.ptx", -1, &cubin, &cubin_size, &d));
   CHECK(cubin && cubin_size > 4 && memcmp(cubin, "\177ELF", 4) == 0);
   RtCuModule *m = NULL;
   RtCuKernel k = {0};
@@ -485,7 +485,7 @@ static void test_device(RtCuda *cu, int dev) {
   void *bad = NULL;
   size_t bad_size = 0;
   CHECK(rt_cuda_link_ptx(cu, dev, ".version 7.0\n.target sm_75\n.address_size 64\nnot ptx;\n",
-                         "bad.ptx", &bad, &bad_size, &pe) == LOOM_ERR_BACKEND &&
+                         "bad.ptx", -1, &bad, &bad_size, &pe) == LOOM_ERR_BACKEND &&
         bad == NULL);
   CHECK(strstr(pe.msg, "bad.ptx") != NULL);
   printf("device %d: bad PTX message: %.200s\n", dev, pe.msg);
