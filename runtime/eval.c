@@ -21,7 +21,6 @@
  */
 #include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -880,7 +879,7 @@ static LoomStatus dump_ptx(LoomContext *ctx, const Schedule *s, StrBuf *sb, Diag
     const KernelIr *ir = s->kernels[i].ir;
     CgCompiled cc;
     memset(&cc, 0, sizeof cc);
-    st = getenv("XMASK") ? cg_nvptx_compile_entries(t, ir, (uint32_t)atoi(getenv("XMASK")), &cc, d) : t->compile(t, ir, false, &cc, d);
+    st = t->compile(t, ir, false, &cc, d);
     if (st != LOOM_OK) break;
     if (cc.gpu && (ctx->dump_flags & IR_DUMP_TIME))
       sb_printf(sb, "// time %s lower %.3f libdevice %.3f opt %.3f ptx %.3f ms\n", ir->name, cc.gpu->phase_ms[0],
