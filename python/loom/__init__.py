@@ -15,8 +15,8 @@ from ._array import (ndarray, AxisError, asarray, asnumpy, from_dlpack, _UFUNCS,
                      sum, round_)
 from . import _array
 from ._fuse import fuse, Fusion
-from ._kernels import ElementwiseKernel, ReductionKernel  # noqa: F401 (ctypes on libloom for now)
-from ._raw import RawKernel, RawModule  # noqa: F401 (ctypes on libloom for now)
+from ._kernels import ElementwiseKernel, ReductionKernel  # noqa: F401
+from ._raw import RawKernel, RawModule  # noqa: F401
 from . import cuda, linalg
 from .cuda import get_default_memory_pool, get_default_pinned_memory_pool  # noqa: F401 (CuPy exports them)
 

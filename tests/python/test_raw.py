@@ -171,3 +171,52 @@ def test_module_two_functions_gpu():
     np.testing.assert_array_equal(loom.asnumpy(y), loom.asnumpy(x1) + 1)
     ker_times((n,), (n,), (x1, x2, y, n ** 2))
     np.testing.assert_array_equal(loom.asnumpy(y), loom.asnumpy(x1))
+
+
+def test_module_errors():
+    with pytest.raises(ValueError, match="format"):
+        RawModule(code=PTX, format="nope")
+    with pytest.raises(ValueError, match="empty"):
+        RawModule(code="")
+    with pytest.raises(TypeError, match="exactly one"):
+        RawModule()
+    k = RawKernel(PTX, "add_f32")
+    x = _FakeGpuArray()
+    with pytest.raises(ValueError, match="1 to 3"):
+        k((1, 1, 1, 1), (32,), (x, x, x, 4))
+    with pytest.raises(TypeError, match="tuple"):
+        k((1,), (32,), x)
+    with pytest.raises(TypeError, match="unsupported type"):
+        k((1,), (32,), (x, x, x, "4"))
+
+
+def test_launch_checks_before_the_device():
+    # the argument checks run before any device is needed, with loom arrays too
+    k = RawKernel(LLVM, "add_f32")
+    a = loom.arange(4, dtype=loom.float32)
+    with pytest.raises(TypeError, match="takes 4 arguments"):
+        k((1,), (4,), (a, a, a))
+    with pytest.raises(TypeError, match="argument 3"):
+        k((1,), (4,), (a, a, a, 1.5))
+
+
+@pytest.mark.skipif(not _gpu(), reason="no CUDA device")
+def test_pending_inputs_and_in_place_gpu():
+    add = RawKernel(LLVM, "add_f32")
+    n = 1000
+    xn = np.arange(n, dtype=np.float32)
+    x = loom.asarray(xn)
+    x1 = x * 2  # pending: evaluated before the launch
+    y = loom.zeros(n, dtype=loom.float32)
+    p = y.__cuda_array_interface__["data"][0]
+    w = y + 1  # pending and reading y: sees y's old value
+    add(((n + 127) // 128,), (128,), (x1, x, y, n))
+    assert y.__cuda_array_interface__["data"][0] == p
+    np.testing.assert_array_equal(loom.asnumpy(y), xn * 3)
+    np.testing.assert_array_equal(loom.asnumpy(w), np.ones(n, np.float32))
+    s = loom.cuda.Stream()
+    z = loom.empty(n, dtype=loom.float32)
+    add(((n + 127) // 128,), (128,), (x, x + 1, z, np.int32(n)), stream=s)
+    s.synchronize()
+    np.testing.assert_array_equal(loom.asnumpy(z), xn * 2 + 1)
+    assert loom.cuda.get_current_stream() is loom.cuda.Stream.null
