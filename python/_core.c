@@ -1208,27 +1208,11 @@ static PyObject *core_assign(PyObject *module, PyObject *const *args, Py_ssize_t
   if (node_of(st, gr, args[1], &x) == 0) {
     LoomStatus s = loom_cast(gr->g, x, dst->desc.dtype, &c);
     if (!s) s = loom_broadcast_to(gr->g, c, dst->desc.ndim, dst->desc.shape, &b);
-    int reads_dst = s ? 0 : PySet_Contains(gr->keep, dst->buffer);
-    if (reads_dst < 0) goto fail;
-    if (!s && reads_dst && dst->desc.device == LOOM_DEVICE_CUDA) {
-      /* The GPU path cannot write an output that overlaps an input: evaluate into a temporary first. */
-      LoomArray tmp;
-      memset(&tmp, 0, sizeof tmp);
-      s = loom_eval(gr->g, 1, &b, &tmp);
-      if (!s) {
-        LoomGraph *g2 = NULL;
-        LoomNode t;
-        s = loom_graph_create(ctx_of(st), &g2);
-        if (!s) s = loom_input(g2, &tmp, &t);
-        if (!s) s = loom_eval(g2, 1, &t, &dst->desc);
-        loom_graph_destroy(g2);
-        loom_array_free(ctx_of(st), &tmp);
-      }
-    } else if (!s) s = loom_eval(gr->g, 1, &b, &dst->desc);
+    /* a destination the value reads (x[::-1] = x) is handled by loom_eval (a temporary on the GPU) */
+    if (!s) s = loom_eval(gr->g, 1, &b, &dst->desc);
     if (s) raise_status(st, s);
     else r = Py_NewRef(Py_None);
   }
-fail:
   Py_DECREF(gr);
   return r;
 }

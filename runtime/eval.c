@@ -668,33 +668,46 @@ static LoomStatus eval_device(LoomGraph *g, int32_t n, const LoomNode *nodes, co
   return st;
 }
 
+/* Writes the contiguous device array tmp into out (any strides) on the current stream: a copy kernel
+ * of a scratch graph whose root is tmp itself. */
+static LoomStatus copy_from_temp(LoomContext *ctx, const LoomArray *tmp, LoomArray *out, int32_t di, Diag *d);
+
 /* loom_eval on a CUDA device: outputs from the device pool; plans as on the host (GPU kernels). A given
- * output that overlaps an input is not supported yet (the host path evaluates into a temporary). */
+ * output whose bytes overlap an input or another given output (in-place updates, x[::-1] = x) is
+ * evaluated into a pool temporary, then copied into place by a second kernel, in stream order. */
 static LoomStatus eval_gpu(LoomGraph *g, int32_t n, const LoomNode *nodes, LoomArray *outs, int32_t di, Diag *d) {
   LoomContext *ctx = g->ctx;
   LoomStatus st = LOOM_OK;
   LoomArray stack_outs[4];
   void *stack_data[4];
+  bool stack_temp[4] = {false, false, false, false};
   LoomArray *mod_outs = n <= 4 ? stack_outs : ctx_calloc(ctx, (size_t)n, sizeof *mod_outs);
   void **out_data = n <= 4 ? stack_data : ctx_calloc(ctx, (size_t)n, sizeof *out_data);
-  if (!mod_outs || !out_data) {
+  bool *is_temp = n <= 4 ? stack_temp : ctx_calloc(ctx, (size_t)n, sizeof *is_temp);
+  if (!mod_outs || !out_data || !is_temp) {
     if (n > 4) {
       ctx_free(ctx, mod_outs);
       ctx_free(ctx, out_data);
+      ctx_free(ctx, is_temp);
     }
     return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: loom_eval bookkeeping");
   }
   int32_t made = 0;
   for (int32_t i = 0; i < n && st == LOOM_OK; i++) {
     const IrNode *nd = &g->ir.nodes[nodes[i]];
+    made = i + 1;
+    out_data[i] = NULL;
     if (outs[i].data) {
-      for (int32_t j = 0; j < g->ir.ninputs && st == LOOM_OK; j++)
-        if (g->ir.inputs[j].device == LOOM_DEVICE_CUDA && overlaps(&outs[i], &g->ir.inputs[j]))
-          st = diag_error(d, LOOM_ERR_UNSUPPORTED, "loom_eval: outs[%d] overlaps an input on the GPU; in-place "
-                                                   "evaluation on CUDA is not supported yet (pass data NULL)", i);
-      mod_outs[i] = outs[i];
-      out_data[i] = outs[i].data;
-      continue;
+      bool overlap = false;
+      for (int32_t j = 0; j < g->ir.ninputs && !overlap; j++)
+        overlap = g->ir.inputs[j].device == LOOM_DEVICE_CUDA && overlaps(&outs[i], &g->ir.inputs[j]);
+      for (int32_t j = 0; j < n && !overlap; j++) overlap = j != i && outs[j].data && overlaps(&outs[i], &outs[j]);
+      if (!overlap) {
+        mod_outs[i] = outs[i];
+        out_data[i] = outs[i].data;
+        continue;
+      }
+      is_temp[i] = true;
     }
     size_t bytes = (size_t)ir_numel(nd->ndim, nd->shape) * itemsize_of((LoomDType)nd->dtype);
     void *p = NULL;
@@ -703,7 +716,6 @@ static LoomStatus eval_gpu(LoomGraph *g, int32_t n, const LoomNode *nodes, LoomA
     mod_outs[i].device = LOOM_DEVICE_CUDA;
     mod_outs[i].device_index = di;
     out_data[i] = p;
-    made = i + 1;
   }
   RtPlan *rp = NULL;
   bool keep = ctx->dump_flags == 0;
@@ -721,11 +733,22 @@ static LoomStatus eval_gpu(LoomGraph *g, int32_t n, const LoomNode *nodes, LoomA
     st = rt_gpu_run_schedule(ctx, di, &g->ir, rp->schedule, rp->gpu_kernels, out_data, n, d);
     if (!keep) plan_free(ctx, rp);
   }
+  bool temps = false;
+  for (int32_t i = 0; i < made && st == LOOM_OK; i++)
+    if (is_temp[i]) {
+      temps = true;
+      st = copy_from_temp(ctx, &mod_outs[i], &outs[i], di, d);
+    }
+  if (temps) { /* the pool is stream-blind: a user stream must be done with the temporaries */
+    struct RtCuStream *cur = rt_gpu_current_stream(ctx, di);
+    Diag dd = {.status = LOOM_OK};
+    if (cur) rt_gpu_stream_synchronize(ctx, cur, &dd);
+  }
   for (int32_t i = 0; i < made; i++) {
-    if (outs[i].data) continue;
-    if (st == LOOM_OK) {
+    if (outs[i].data && !is_temp[i]) continue;
+    if (st == LOOM_OK && !is_temp[i]) {
       outs[i] = mod_outs[i];
-    } else {
+    } else if (out_data[i]) {
       Diag dd = {.status = LOOM_OK};
       rt_gpu_free(ctx, di, out_data[i], &dd);
     }
@@ -733,7 +756,20 @@ static LoomStatus eval_gpu(LoomGraph *g, int32_t n, const LoomNode *nodes, LoomA
   if (n > 4) {
     ctx_free(ctx, mod_outs);
     ctx_free(ctx, out_data);
+    ctx_free(ctx, is_temp);
   }
+  return st;
+}
+
+static LoomStatus copy_from_temp(LoomContext *ctx, const LoomArray *tmp, LoomArray *out, int32_t di, Diag *d) {
+  LoomGraph *g2 = NULL;
+  LoomStatus st = loom_graph_create(ctx, &g2);
+  if (st != LOOM_OK) return diag_error(d, st, "out of memory: in-place copy graph");
+  LoomNode src;
+  st = loom_input(g2, tmp, &src);
+  if (st == LOOM_OK) st = eval_gpu(g2, 1, &src, out, di, d);
+  else diag_error(d, st, "in-place copy: %s", loom_last_error(ctx));
+  loom_graph_destroy(g2);
   return st;
 }
 

@@ -371,6 +371,70 @@ static void flip_entries(const char *dir, int *count) {
   closedir(dd);
 }
 
+/* In place on the GPU: an output that is (or overlaps) an input goes through a temporary. x = 2x + 1
+ * over the same buffer; the reversed view r = x[::-1] written with x + 0 (every point reads another
+ * point's old value); an unaligned view (offset 1: the scalar entry, compiled when first needed). */
+static void test_in_place(void) {
+  int64_t n = 1001;
+  LoomArray h = host_array(LOOM_FLOAT32, 1, &n, false);
+  LoomArray dx = to_device(&h);
+  LoomGraph *g;
+  loom_graph_create(ctx, &g);
+  LoomNode xi = input(g, &dx), two, one, m, o;
+  loom_weak_float(g, 2.0, &two);
+  loom_weak_float(g, 1.0, &one);
+  loom_binary(g, LOOM_OP_MUL, two, xi, &m);
+  loom_binary(g, LOOM_OP_ADD, m, one, &o);
+  LoomArray out = dx;
+  CHECK(loom_eval(g, 1, &o, &out) == LOOM_OK, "in place: %s", loom_last_error(ctx));
+  loom_graph_destroy(g);
+  float *back = calloc((size_t)n, sizeof *back);
+  LoomArray hb = h;
+  hb.data = back;
+  CHECK(loom_array_copy(ctx, &hb, &dx) == LOOM_OK, "copy back");
+  long bad = 0;
+  for (int64_t i = 0; i < n; i++) bad += back[i] != 2.0f * ((float *)h.data)[i] + 1.0f;
+  CHECK(bad == 0, "x = 2x + 1 in place: %ld wrong", bad);
+  /* reversed: rev[i] = x[n-1-i]; rev = x + 0 must give x reversed, read before any write */
+  float *before = malloc((size_t)n * sizeof *before);
+  memcpy(before, back, (size_t)n * sizeof *before);
+  loom_graph_create(ctx, &g);
+  xi = input(g, &dx);
+  LoomNode zero, sum;
+  loom_weak_float(g, 0.0, &zero);
+  loom_binary(g, LOOM_OP_ADD, xi, zero, &sum);
+  LoomArray rev = dx;
+  rev.data = (float *)dx.data + (n - 1);
+  rev.strides[0] = -1;
+  CHECK(loom_eval(g, 1, &sum, &rev) == LOOM_OK, "reversed in place: %s", loom_last_error(ctx));
+  loom_graph_destroy(g);
+  CHECK(loom_array_copy(ctx, &hb, &dx) == LOOM_OK, "copy back");
+  bad = 0;
+  for (int64_t i = 0; i < n; i++) bad += back[n - 1 - i] != before[i];
+  CHECK(bad == 0, "x[::-1] = x in place: %ld wrong", bad);
+  /* unaligned: y[1:] = 3 * y[1:] in place (offset 4 bytes: not 16-byte aligned) */
+  LoomArray tail = dx;
+  tail.data = (float *)dx.data + 1;
+  tail.shape[0] = n - 1;
+  loom_graph_create(ctx, &g);
+  xi = input(g, &tail);
+  LoomNode three, t3;
+  loom_weak_float(g, 3.0, &three);
+  loom_binary(g, LOOM_OP_MUL, xi, three, &t3);
+  LoomArray tout = tail;
+  CHECK(loom_eval(g, 1, &t3, &tout) == LOOM_OK, "unaligned in place: %s", loom_last_error(ctx));
+  loom_graph_destroy(g);
+  memcpy(before, back, (size_t)n * sizeof *before);
+  CHECK(loom_array_copy(ctx, &hb, &dx) == LOOM_OK, "copy back");
+  bad = back[0] != before[0];
+  for (int64_t i = 1; i < n; i++) bad += back[i] != 3.0f * before[i];
+  CHECK(bad == 0, "y[1:] *= 3 in place, unaligned: %ld wrong", bad);
+  free(before);
+  free(back);
+  free(h.data);
+  loom_array_free(ctx, &dx);
+}
+
 int main(int argc, char **argv) {
   if (argc == 3 && !strcmp(argv[1], "--cache-child")) return cache_child(argv[2]);
   char dir[] = "/tmp/loom_test_gpu_XXXXXX";
@@ -461,6 +525,7 @@ int main(int argc, char **argv) {
       free(hf.data);
     }
   test_user_kernels();
+  test_in_place();
   int64_t sh3[1] = {(1 << 20) + 3};
   LoomArray he[2] = {host_array(LOOM_FLOAT32, 1, sh3, false), host_array(LOOM_FLOAT32, 1, sh3, false)};
   compare("2*x+exp(y)", 2, he, b_expr, NULL, 1e-6); /* libdevice vs SLEEF: a few ulp of the terms */
