@@ -34,4 +34,18 @@ LLVMValueRef cg_snippet_user_out(CgSnippet *s, CgMath *m, int32_t i, LLVMValueRe
 LLVMValueRef cg_snippet_identity(CgSnippet *s, CgMath *m);
 LLVMValueRef cg_snippet_combine(CgSnippet *s, CgMath *m, LLVMValueRef a, LLVMValueRef v);
 
+/* Per-worker regions (ElementwiseKernel loop_prep / after_loop, ir/snippet.h). A loop structure that
+ * runs a worker's points (a GPU thread's grid-stride loops, a host run() over a range) brackets them:
+ * cg_snippet_worker_begin zeroes the state block `state` (an alloca of cg_snippet_state_type, in the
+ * entry block) and calls loop_prep; every KI_USER of the kernel function until cg_snippet_worker_end
+ * passes that block; worker_end calls after_loop. base / stride as for cg_snippet_call; npoints: the
+ * int64 number of points of the whole iteration space (_ind.size()). No-ops when the snippet has no
+ * regions (cg_snippet_has_worker false). */
+bool cg_snippet_has_worker(const CgSnippet *s);
+LLVMTypeRef cg_snippet_state_type(const CgSnippet *s);
+void cg_snippet_worker_begin(CgSnippet *s, CgMath *m, LLVMValueRef state, const LLVMValueRef *base,
+                             const LLVMValueRef *stride, LLVMValueRef npoints);
+void cg_snippet_worker_end(CgSnippet *s, CgMath *m, const LLVMValueRef *base, const LLVMValueRef *stride,
+                           LLVMValueRef npoints);
+
 #endif /* LOOM_CG_SNIPPET_H */

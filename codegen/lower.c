@@ -273,6 +273,33 @@ static void emit_stores(Lower *L, const KPhase *ph) {
   }
 }
 
+/* ---- per-worker regions (user kernels' loop_prep / after_loop) ------------------------------------- */
+
+/* int64 product of the kernel's dims (host: i64 shapes; GPU: the index type). */
+static LLVMValueRef npoints64(Lower *L) {
+  LLVMValueRef n = cg_i64(&L->m, 1);
+  for (int d = 0; d < L->k->ndim; d++) {
+    LLVMValueRef s = L->shape[d];
+    if (LLVMTypeOf(s) != L->i64) s = LLVMBuildSExt(L->m.b, s, L->i64, "");
+    n = LLVMBuildMul(L->m.b, n, s, "");
+  }
+  return n;
+}
+
+static LLVMValueRef entry_alloca(Lower *L, LLVMTypeRef t, const char *name);
+
+/* Opens a worker (a host run() over a range, a GPU thread): its state block and loop_prep. */
+static void worker_begin(Lower *L) {
+  if (!cg_snippet_has_worker(L->sn)) return;
+  LLVMValueRef state = entry_alloca(L, cg_snippet_state_type(L->sn), "worker");
+  cg_snippet_worker_begin(L->sn, &L->m, state, L->base, L->stride, npoints64(L));
+}
+
+/* Closes the worker opened by worker_begin: after_loop. */
+static void worker_end(Lower *L) {
+  if (cg_snippet_has_worker(L->sn)) cg_snippet_worker_end(L->sn, &L->m, L->base, L->stride, npoints64(L));
+}
+
 /* ---- host loop structure --------------------------------------------------------------------------- */
 
 static LLVMValueRef entry_alloca(Lower *L, LLVMTypeRef t, const char *name) {
@@ -889,7 +916,11 @@ static void build_entry(Lower *L, int which, const char *name, const char *const
     memcpy(L->ooff, L->off, sizeof(LLVMValueRef) * (size_t)nb);
     if (k->nphase == 2) run_final_phase(L, &k->phases[1]);
   } else if (which == ENTRY_RUN) {
-    if (k->nkeep == k->ndim) walk(L, 0, k->ndim, s0, s1, body_map, (void *)&k->phases[0]);
+    if (k->nkeep == k->ndim) {
+      worker_begin(L); /* a host worker is one run() call: one task's range of points */
+      walk(L, 0, k->ndim, s0, s1, body_map, (void *)&k->phases[0]);
+      worker_end(L);
+    }
     else if (L->outer) run_outer(L, s0, s1);
     else walk(L, 0, k->nkeep, s0, s1, body_o_point, NULL);
   } else {
@@ -1344,6 +1375,9 @@ static void gpu_elemv_step(Lower *L, LLVMValueRef v, void *arg) {
   for (unsigned l = 0; l < lanes; l++) {
     L->lane = l;
     clear_cache(L);
+    if (k->snippet) /* user calls are roots, lane by lane (they may write raw arrays or worker state) */
+      for (int32_t i = 0; i < k->ninstr; i++)
+        if (k->instrs[i].kind == KI_USER) eval_needed(L, &i, 1);
     for (int s = 0; s < ns; s++) {
       const KStore *kst = &k->stores[ph->store_begin + s];
       eval_needed(L, &kst->value, 1);
@@ -1795,14 +1829,18 @@ static void build_gpu_entry(Lower *L, int which, bool row, const char *name, int
   for (int bi = 0; bi < nb; bi++) L->ooff[bi] = iconst_i(L, 0);
   if (which == GPU_ELEM) {
     LLVMValueRef n = LLVMBuildMul(b, e.no, e.nr, "");
+    worker_begin(L); /* a GPU worker is one thread (it may get no point) */
     gpu_for(L, gtid, n, gstride, gpu_elem_point, NULL);
+    worker_end(L);
   } else if (which == GPU_ELEMV) {
     LLVMValueRef n = L->shape[0];
     LLVMValueRef nvec = LLVMBuildUDiv(b, n, iconst_i(L, lanes), "");
+    worker_begin(L); /* one worker per thread across its vectors and its tail point */
     gpu_for(L, gtid, nvec, gstride, gpu_elemv_step, (void *)(intptr_t)lanes);
     /* the tail: one point per thread */
     LLVMValueRef tail = LLVMBuildAdd(b, LLVMBuildMul(b, nvec, iconst_i(L, lanes), ""), gtid, "");
     gpu_for(L, tail, n, gstride, gpu_elem_point, NULL);
+    worker_end(L);
   } else if (which == GPU_CACHED) {
     gpu_for(L, bid, e.no, nbk, gpu_cached_item, &e);
   } else if (which == GPU_PARTV) {

@@ -11,6 +11,10 @@
  * C's integer / and % are made total as ir/snippet.h says (x / 0 = x % 0 = 0, MIN / -1 = MIN), and
  * raw array accesses are bounds-checked against the element count (an out-of-range load reads 0, an
  * out-of-range store is dropped): a kernel cannot fault on any input.
+ * Per-worker regions (loop_prep / after_loop): the worker state is one LLVM struct (a field per SV_STATE
+ * variable) that the kernel's loop code allocates once per worker; SF_PREP, SF_KERNEL and SF_AFTER take
+ * a pointer to it as their last parameter and reach a state variable through a GEP, so once they are
+ * inlined SROA turns the struct back into registers carried around the point loop.
  * The combiner of a user reduction (SF_REDUCE) gets `reassoc` on its float adds and multiplies, as
  * the built-in float sum does, so that the loop vectorizer keeps several partial accumulators
  * (CuPy also assumes the reduction associative).
@@ -28,6 +32,11 @@ struct CgSnippet {
   const SnModule *mod;
   LLVMValueRef *fn;    /* nfunc */
   LLVMTypeRef *fty;    /* nfunc */
+  /* per-worker regions */
+  bool worker;         /* the module has loop_prep / after_loop */
+  LLVMTypeRef state_ty;/* struct of the SV_STATE variables */
+  int32_t *slot;       /* per module var: its field in state_ty (SV_STATE), else -1 */
+  LLVMValueRef state;  /* the current worker's state block (set by cg_snippet_worker_begin) */
 };
 
 /* State of the lowering of one function. */
@@ -39,6 +48,7 @@ typedef struct SnLower {
   LLVMBuilderRef ab;       /* allocas */
   LLVMValueRef *slot;      /* per var of the function: its alloca (scalars) */
   LLVMValueRef *rawp, *raws; /* per var: base pointer and element count (raw arrays) */
+  LLVMValueRef state;      /* the worker state block (functions with state), else NULL */
   LLVMBasicBlockRef brk[SN_MAX_STMT_DEPTH], cont[SN_MAX_STMT_DEPTH];
   int nloop;
   int depth;
@@ -71,6 +81,14 @@ static LLVMBasicBlockRef new_bb(SnLower *L, const char *name) {
 }
 
 static LLVMValueRef expr(SnLower *L, int32_t e);
+
+/* The address of worker state variable var (module index), or NULL when var is not one this function
+ * can reach. */
+static LLVMValueRef state_ptr(SnLower *L, int32_t var) {
+  const SnModule *mod = L->s->mod;
+  if (var < 0 || var >= mod->nvar || mod->vars[var].kind != SV_STATE || !L->state || L->s->slot[var] < 0) return NULL;
+  return LLVMBuildStructGEP2(L->m->b, L->s->state_ty, L->state, (unsigned)L->s->slot[var], "");
+}
 
 /* Whether a raw index is in range: 0 <= idx < size (one unsigned compare). */
 static LLVMValueRef in_bounds(SnLower *L, int32_t var, LLVMValueRef idx) {
@@ -158,9 +176,12 @@ static LLVMValueRef expr(SnLower *L, int32_t e) {
   case SE_CONST:
     if (t == LOOM_FLOAT16) return LLVMConstReal(LLVMHalfTypeInContext(m->c), x->value.f);
     return cg_const(m, (LoomDType)t, x->value);
-  case SE_VAR:
+  case SE_VAR: {
+    LLVMValueRef sp = state_ptr(L, x->var);
+    if (sp) return LLVMBuildLoad2(b, val_type(m, t), sp, "");
     if (!var_ok || !L->slot[lv]) return fail(L, t, "reads variable", x->var);
     return LLVMBuildLoad2(b, val_type(m, t), L->slot[lv], "");
+  }
   case SE_ARRAY_SIZE:
     if (!var_ok || !L->raws[lv]) return fail(L, t, "sizes variable", x->var);
     return cg_cast(m, LOOM_INT64, (LoomDType)t, L->raws[lv]);
@@ -220,9 +241,10 @@ static LLVMValueRef expr(SnLower *L, int32_t e) {
   case SE_LOR:
     return lazy(L, LOOM_BOOL, expr(L, x->src[0]), -1, LLVMConstInt(LLVMInt1TypeInContext(m->c), 1, 0), x->src[1], NULL);
   case SE_ASSIGN: {
-    if (!var_ok || !L->slot[lv]) return fail(L, t, "assigns variable", x->var);
+    LLVMValueRef sp = state_ptr(L, x->var);
+    if (!sp && (!var_ok || !L->slot[lv])) return fail(L, t, "assigns variable", x->var);
     LLVMValueRef v = expr(L, x->src[0]);
-    LLVMBuildStore(b, v, L->slot[lv]);
+    LLVMBuildStore(b, v, sp ? sp : L->slot[lv]);
     return v;
   }
   case SE_COMMA:
@@ -278,12 +300,13 @@ static void stmt(SnLower *L, int32_t s) {
   case SS_EXPR: expr(L, st->expr); break;
   case SS_DECL: {
     int32_t lv = st->var - L->f->var_begin;
-    if (lv < 0 || lv >= L->f->nvar || !L->slot[lv]) {
+    LLVMValueRef sp = lv >= 0 && lv < L->f->nvar ? state_ptr(L, st->var) : NULL;
+    if (lv < 0 || lv >= L->f->nvar || (!sp && !L->slot[lv])) {
       fail(L, SN_VOID, "declares variable", st->var);
       break;
     }
     LLVMValueRef v = st->expr >= 0 ? expr(L, st->expr) : zero_of(m, mod->vars[st->var].dtype);
-    LLVMBuildStore(b, v, L->slot[lv]);
+    LLVMBuildStore(b, v, sp ? sp : L->slot[lv]);
     break;
   }
   case SS_IF: {
@@ -370,6 +393,7 @@ static LoomStatus declare_func(CgSnippet *s, CgMath *m, int32_t fi, const char *
     }
     if (v->kind == SV_OUT) ot[no++] = abi_type(m, v->dtype);
   }
+  if (ir_snippet_func_has_state(mod, fi)) pt[np++] = LLVMPointerTypeInContext(m->c, 0); /* the worker state */
   LLVMTypeRef rt;
   if (returns_outs(f)) rt = LLVMStructTypeInContext(m->c, ot, (unsigned)no, 0);
   else if (f->ret_dtype == SN_VOID) rt = LLVMVoidTypeInContext(m->c);
@@ -416,6 +440,7 @@ static LoomStatus lower_func(CgSnippet *s, CgMath *m, int32_t fi, Diag *d) {
         L.raws[v] = LLVMGetParam(L.fn, pi++);
         continue;
       }
+      if (var->kind == SV_STATE && v >= f->nparam) continue; /* lives in the worker state block */
       if (is_raw(var) || var->dtype >= LOOM_DTYPE_COUNT) {
         diag_error(d, LOOM_ERR_INTERNAL, "codegen: snippet variable '%s' is a raw array or badly typed", var->name);
         break;
@@ -425,6 +450,7 @@ static LoomStatus lower_func(CgSnippet *s, CgMath *m, int32_t fi, Diag *d) {
                                         : zero_of(m, var->dtype);
       LLVMBuildStore(m->b, init, L.slot[v]);
     }
+    if (ir_snippet_func_has_state(mod, fi)) L.state = LLVMGetParam(L.fn, pi++);
     if (!d->status) {
       stmt(&L, f->body);
       emit_return(&L, NULL); /* falling off the end */
@@ -507,6 +533,28 @@ LoomStatus cg_snippet_lower(LoomContext *ctx, CgMath *m, const KernelIr *k, CgSn
     cg_snippet_free(s);
     return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "codegen: out of memory lowering a snippet");
   }
+  if ((s->worker = ir_snippet_has_worker(mod))) {
+    if (k->nkeep != k->ndim) {
+      cg_snippet_free(s);
+      return diag_error(d, LOOM_ERR_INTERNAL, "codegen: loop_prep / after_loop in the non-elementwise kernel '%s'", k->name);
+    }
+    s->slot = ctx_calloc(ctx, (size_t)mod->nvar + 1, sizeof(int32_t));
+    LLVMTypeRef *ft = ctx_calloc(ctx, (size_t)mod->nvar + 1, sizeof(LLVMTypeRef));
+    unsigned nf = 0;
+    if (s->slot && ft)
+      for (int32_t v = 0; v < mod->nvar; v++) {
+        s->slot[v] = -1;
+        if (mod->vars[v].kind != SV_STATE) continue;
+        s->slot[v] = (int32_t)nf;
+        ft[nf++] = val_type(m, mod->vars[v].dtype);
+      }
+    if (s->slot && ft) s->state_ty = LLVMStructTypeInContext(m->c, ft, nf, 0);
+    ctx_free(ctx, ft);
+    if (!s->state_ty) {
+      cg_snippet_free(s);
+      return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "codegen: out of memory lowering a snippet");
+    }
+  }
   char prefix[64];
   snprintf(prefix, sizeof prefix, "%s", mod->name ? mod->name : "snippet");
   LoomStatus st = LOOM_OK;
@@ -524,6 +572,7 @@ void cg_snippet_free(CgSnippet *s) {
   if (!s) return;
   ctx_free(s->ctx, s->fn);
   ctx_free(s->ctx, s->fty);
+  ctx_free(s->ctx, s->slot);
   ctx_free(s->ctx, s);
 }
 
@@ -555,7 +604,74 @@ LLVMValueRef cg_snippet_call(CgSnippet *s, CgMath *m, int32_t i, const LLVMValue
       args[n++] = cache[a];
     }
   }
+  if (ir_snippet_func_has_state(s->mod, in->op)) {
+    if (!s->state) {
+      diag_error(m->d, LOOM_ERR_INTERNAL, "codegen: user call %%%d outside a worker (no loop_prep state)", i);
+      return LLVMGetUndef(LLVMInt1TypeInContext(m->c));
+    }
+    args[n++] = s->state;
+  }
   return LLVMBuildCall2(m->b, s->fty[in->op], s->fn[in->op], args, n, "");
+}
+
+bool cg_snippet_has_worker(const CgSnippet *s) { return s && s->worker; }
+
+LLVMTypeRef cg_snippet_state_type(const CgSnippet *s) { return s ? s->state_ty : NULL; }
+
+/* Calls region function fi (SF_PREP / SF_AFTER) with the kernel's raw buffers (found through the
+ * KI_USER call of the kernel function: the region's raw params are the kernel function's, in order)
+ * and npoints for _ind.size(). */
+static void call_region(CgSnippet *s, CgMath *m, int32_t fi, const LLVMValueRef *base, const LLVMValueRef *stride,
+                        LLVMValueRef npoints) {
+  const KernelIr *k = s->k;
+  const SnModule *mod = s->mod;
+  int32_t call = -1;
+  for (int32_t i = 0; i < k->ninstr && call < 0; i++)
+    if (k->instrs[i].kind == KI_USER && k->instrs[i].op == mod->kernel) call = i;
+  if (call < 0 || fi < 0 || fi >= mod->nfunc || !s->fn[fi] || !s->state) {
+    diag_error(m->d, LOOM_ERR_INTERNAL, "codegen: kernel '%s' has loop_prep / after_loop but no kernel call", k->name);
+    return;
+  }
+  const SnFunc *kf = &mod->funcs[mod->kernel], *f = &mod->funcs[fi];
+  const KInstr *in = &k->instrs[call];
+  LLVMValueRef args[2 * 64 + 2];
+  unsigned n = 0;
+  int32_t kp = 0; /* next kernel param to match a raw param */
+  for (int32_t p = 0; p < f->nparam && p < 64; p++) {
+    const SnVar *v = &mod->vars[f->var_begin + p];
+    if (v->kind == SV_SPECIAL && v->special == SN_SPECIAL_SIZE) {
+      args[n++] = npoints;
+      continue;
+    }
+    while (kp < kf->nparam && !is_raw(&mod->vars[kf->var_begin + kp])) kp++;
+    if (!is_raw(v) || kp >= kf->nparam || mod->vars[kf->var_begin + kp].dtype != v->dtype) {
+      diag_error(m->d, LOOM_ERR_INTERNAL, "codegen: %s param %d does not match the kernel's raw params", f->name, p);
+      return;
+    }
+    int b = -k->user_args[in->buf + kp] - 1;
+    kp++;
+    LLVMValueRef sz = stride[(size_t)b * (size_t)k->ndim];
+    if (LLVMGetIntTypeWidth(LLVMTypeOf(sz)) < 64) sz = LLVMBuildSExt(m->b, sz, LLVMInt64TypeInContext(m->c), "");
+    args[n++] = base[b];
+    args[n++] = sz;
+  }
+  args[n++] = s->state;
+  LLVMBuildCall2(m->b, s->fty[fi], s->fn[fi], args, n, "");
+}
+
+void cg_snippet_worker_begin(CgSnippet *s, CgMath *m, LLVMValueRef state, const LLVMValueRef *base,
+                             const LLVMValueRef *stride, LLVMValueRef npoints) {
+  if (!s || !s->worker) return;
+  s->state = state;
+  LLVMBuildStore(m->b, LLVMConstNull(s->state_ty), state);
+  if (s->mod->prep >= 0) call_region(s, m, s->mod->prep, base, stride, npoints);
+}
+
+void cg_snippet_worker_end(CgSnippet *s, CgMath *m, const LLVMValueRef *base, const LLVMValueRef *stride,
+                           LLVMValueRef npoints) {
+  if (!s || !s->worker) return;
+  if (s->mod->after >= 0) call_region(s, m, s->mod->after, base, stride, npoints);
+  s->state = NULL;
 }
 
 LLVMValueRef cg_snippet_user_out(CgSnippet *s, CgMath *m, int32_t i, LLVMValueRef agg) {

@@ -84,6 +84,13 @@ typedef struct FeElementwiseSpec {
 /* The module's kernel function has params: in params, out params, then the specials i and
  * _ind.size() (SV_SPECIAL). Out params must not repeat in params' names. */
 LoomStatus fe_snippet_elementwise(Arena *a, const FeElementwiseSpec *s, SnModule **out, Diag *d);
+/* The same with CuPy's loop_prep and after_loop (NULL or blank: none): statements run once per
+ * worker before / after its points (ir/snippet.h: SF_PREP, SF_AFTER, SV_STATE). loop_prep's
+ * top-level declarations are the worker state, visible in the operation and in after_loop; both
+ * regions see the raw params, _ind.size() and n, never `i` or the per-point params (an error that
+ * says so, with the part "loop_prep" / "after_loop", line, column and caret). */
+LoomStatus fe_snippet_elementwise_ex(Arena *a, const FeElementwiseSpec *s, const char *loop_prep,
+                                     const char *after_loop, SnModule **out, Diag *d);
 
 typedef struct FeReductionSpec {
   const char *name;

@@ -9,6 +9,9 @@
  * locals so the IR has only plain assignments and stores. Errors go through fe_error_at at the
  * offending token; every rule returns -1 after an error and callers unwind. Recursion is bounded by
  * FE_MAX_DEPTH nested rules and SN_MAX_HEIGHT expression height.
+ * ElementwiseKernel's loop_prep / after_loop become functions of their own (SF_PREP before the
+ * operation, SF_AFTER after it); loop_prep's top-level declarations are SV_STATE variables that stay
+ * in scope for the operation and after_loop.
  */
 #include <stdio.h>
 #include <string.h>
@@ -38,6 +41,11 @@ typedef struct Parser {
   ScopeEnt *scope;
   int32_t nscope, capscope, block_start;
   int depth, loops;
+  /* loop_prep / after_loop (per-worker regions): */
+  bool state_decls;   /* top-level declarations make worker state variables (SV_STATE): loop_prep */
+  bool top_decl;      /* the declaration being parsed is at the top level of the body */
+  const char *region; /* "loop_prep" / "after_loop" while parsing one, else NULL */
+  const FeParamList *hide_in, *hide_out; /* per-point params: named in errors in a region */
 } Parser;
 
 #define ERR(t, ...) (fe_error_at(p->d, LOOM_ERR_INVALID_ARGUMENT, p->src, (t)->line, (t)->col, __VA_ARGS__), -1)
@@ -652,6 +660,23 @@ static int32_t raw_access(Parser *p, int32_t var, FeToken *name) {
   return ERR(name, "raw parameter '%s' must be indexed, as in %s[i]", v->name, v->name);
 }
 
+/* An unknown name inside loop_prep / after_loop: the index `i` and the per-point params exist only
+ * in the operation (CuPy's loop body); say so rather than "undeclared". */
+static int32_t unavailable(Parser *p, const FeToken *t) {
+  if (fe_tok_is(t, "i"))
+    return ERR(t, "'i' (the index of the current point) is not available in %s; use it in the operation",
+               p->region);
+  const FeParamList *ls[2] = {p->hide_in, p->hide_out};
+  for (int k = 0; k < 2; k++)
+    for (int32_t j = 0; ls[k] && j < ls[k]->n; j++)
+      if (!ls[k]->params[j].raw && fe_tok_is(t, ls[k]->params[j].name))
+        return ERR(t,
+                   "parameter '%.*s' is not available in %s: it is one element per point, used in the operation "
+                   "(%s sees raw parameters, _ind.size() and the variables loop_prep declares)",
+                   t->len, t->loc, p->region, p->region);
+  return ERR(t, "undeclared identifier '%.*s'", t->len, t->loc);
+}
+
 /* primary = "(" expr ")" | number | "true" | "false"
  *         | "static_cast" "<" type ">" "(" expr ")" | simple-type "(" expr ")"
  *         | "_ind" "." "size" "(" ")" | ident args | ident raw-access | ident */
@@ -722,6 +747,7 @@ static int32_t primary(Parser *p) {
   advance(p);
   if (is(p, "(")) return call(p, t);
   int32_t v = lookup(p, t, 0);
+  if (v < 0 && p->region) return unavailable(p, t);
   if (v < 0) return ERR(t, "undeclared identifier '%.*s'", t->len, t->loc);
   int k = p->m->vars[v].kind;
   if (k == SV_RAW_IN || k == SV_RAW_OUT) return raw_access(p, v, t);
@@ -960,7 +986,8 @@ static int declaration(Parser *p, StmtList *l) {
     }
     char *nm = tok_str(p, name);
     if (!nm) return -1;
-    int32_t v = new_var(p, nm, SV_LOCAL, dt, is_const);
+    /* loop_prep's top-level variables are the worker state (visible in operation and after_loop) */
+    int32_t v = new_var(p, nm, p->state_decls && p->top_decl ? SV_STATE : SV_LOCAL, dt, is_const);
     TRY(v);
     TRY(push_name(p, name->loc, name->len, v)); /* after the initializer: `int x = x;` sees the outer x */
     int32_t s = new_stmt(p, SS_DECL, init);
@@ -1187,7 +1214,10 @@ static int parse_body(Parser *p) {
   while (cur(p)->kind != FT_EOF) {
     if (is_type_start(p, cur(p)) && !fe_tok_is(peek(p, 1), "(")) {
       p->depth = 1;
-      TRY(declaration(p, &l));
+      p->top_decl = true;
+      int r = declaration(p, &l);
+      p->top_decl = false;
+      TRY(r);
       p->depth = 0;
       continue;
     }
@@ -1462,12 +1492,87 @@ static int parse_expr_part(Parser *p) {
   return 0;
 }
 
+/* Whether a region's text has something to parse (NULL, "" and blanks mean none). */
+static bool region_given(const char *text) {
+  for (const char *c = text; c && *c; c++)
+    if (*c != ' ' && *c != '\t' && *c != '\n' && *c != '\r' && *c != '\f' && *c != '\v') return true;
+  return false;
+}
+
+/* A per-worker region function (loop_prep or after_loop): params = the raw params of in and out (in
+ * order), then _ind.size(). Scope, bottom up: n and _ind (which a declaration may shadow), the state
+ * variables (after_loop), the raw params. */
+static LoomStatus begin_region(Parser *p, const FeElementwiseSpec *s, const char *fname, int role,
+                               const int32_t *state, int32_t nstate) {
+  if (begin_func(p, fname, role, SN_VOID) < 0) return p->d->status;
+  int32_t nparam = 0;
+  ScopeEnt *raw = arena_alloc(p->a, sizeof(ScopeEnt) * (size_t)(s->in.n + s->out.n + 1));
+  int32_t nraw = 0;
+  if (!raw) return diag_error(p->d, LOOM_ERR_OUT_OF_MEMORY, "out of memory");
+  const FeParamList *ls[2] = {&s->in, &s->out};
+  for (int k = 0; k < 2; k++)
+    for (int32_t j = 0; j < ls[k]->n; j++) {
+      const FeParam *prm = &ls[k]->params[j];
+      if (!prm->raw) continue;
+      LoomDType dt = LOOM_INT32;
+      LoomStatus st = param_dtype(p, s->name, prm, &dt);
+      if (st) return st;
+      int32_t v = new_var(p, prm->name, k ? SV_RAW_OUT : SV_RAW_IN, dt, k == 0);
+      if (v < 0) return p->d->status;
+      raw[nraw++] = (ScopeEnt){prm->name, (int32_t)strlen(prm->name), v};
+      nparam++;
+    }
+  int32_t vn = new_var(p, "_ind.size()", SV_SPECIAL, LOOM_INT64, true);
+  if (vn < 0) return p->d->status;
+  p->m->vars[vn].special = SN_SPECIAL_SIZE;
+  p->m->funcs[p->func].nparam = nparam + 1;
+  if (push_name(p, "n", 1, vn) < 0 || push_name(p, "_ind", 4, vn) < 0) return p->d->status;
+  p->block_start = 2; /* `int n = ...;` may shadow the special n; a raw param or state name may not be redeclared */
+  for (int32_t k = 0; k < nstate; k++) {
+    const char *nm = p->m->vars[state[k]].name;
+    if (push_name(p, nm, (int32_t)strlen(nm), state[k]) < 0) return p->d->status;
+  }
+  for (int32_t k = 0; k < nraw; k++)
+    if (push_name(p, raw[k].name, raw[k].len, raw[k].var) < 0) return p->d->status;
+  p->returns_ok = false;
+  p->lenient_end = true;
+  p->region = role == SF_PREP ? "loop_prep" : "after_loop";
+  p->hide_in = &s->in;
+  p->hide_out = &s->out;
+  p->state_decls = role == SF_PREP;
+  return LOOM_OK;
+}
+
+static void end_region(Parser *p) {
+  p->region = NULL;
+  p->hide_in = p->hide_out = NULL;
+  p->state_decls = false;
+}
+
 LoomStatus fe_snippet_elementwise(Arena *a, const FeElementwiseSpec *s, SnModule **out, Diag *d) {
+  return fe_snippet_elementwise_ex(a, s, NULL, NULL, out, d);
+}
+
+LoomStatus fe_snippet_elementwise_ex(Arena *a, const FeElementwiseSpec *s, const char *loop_prep,
+                                     const char *after_loop, SnModule **out, Diag *d) {
   if (!a || !s || !out || !d) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "fe_snippet_elementwise: null argument");
   Parser pv, *p = &pv;
   LoomStatus st = start(p, a, s->name, s->binding, out, d);
   if (st || (st = check_spec_common(p, s->name, &s->in, &s->out))) return st;
   if (s->preamble && (st = parse_source(p, s->name, "preamble", s->preamble, parse_preamble))) return st;
+  /* loop_prep first: its top-level variables (the worker state) are in scope in the operation */
+  int32_t *state = NULL, nstate = 0;
+  if (region_given(loop_prep)) {
+    if ((st = begin_region(p, s, "loop_prep", SF_PREP, NULL, 0))) return st;
+    p->m->prep = p->func;
+    if ((st = parse_source(p, s->name, "loop_prep", loop_prep, parse_body))) return st;
+    end_region(p);
+    const SnFunc *pf = &p->m->funcs[p->m->prep];
+    state = arena_alloc(a, sizeof(int32_t) * (size_t)(pf->nvar + 1));
+    if (!state) return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory");
+    for (int32_t k = 0; k < pf->nvar; k++)
+      if (p->m->vars[pf->var_begin + k].kind == SV_STATE) state[nstate++] = pf->var_begin + k;
+  }
   if (begin_func(p, s->name, SF_KERNEL, SN_VOID) < 0) return d->status;
   p->m->kernel = p->func;
   /* specials first in the scope so parameters shadow them; their vars come after the params */
@@ -1478,19 +1583,30 @@ LoomStatus fe_snippet_elementwise(Arena *a, const FeElementwiseSpec *s, SnModule
   p->m->vars[vi].special = SN_SPECIAL_INDEX;
   p->m->vars[vn].special = SN_SPECIAL_SIZE;
   p->m->funcs[p->func].nparam = s->in.n + s->out.n + 2;
-  /* scope: i, n, _ind below the params (a parameter named n shadows the special n) */
+  /* scope: the state, then i, n, _ind below the params (a parameter named n shadows the special n;
+   * the operation is CuPy's loop body, so a param or a declaration there shadows a state variable) */
   int32_t nparams = p->nscope;
   ScopeEnt *saved = arena_alloc(a, (size_t)(nparams + 1) * sizeof *saved);
   if (!saved) return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory");
   if (nparams) memcpy(saved, p->scope, (size_t)nparams * sizeof *saved);
   p->nscope = 0;
+  for (int32_t k = 0; k < nstate; k++) {
+    const char *nm = p->m->vars[state[k]].name;
+    if (push_name(p, nm, (int32_t)strlen(nm), state[k]) < 0) return d->status;
+  }
   if (push_name(p, "i", 1, vi) < 0 || push_name(p, "n", 1, vn) < 0 || push_name(p, "_ind", 4, vn) < 0) return d->status;
   for (int32_t k = 0; k < nparams; k++)
     if (push_name(p, saved[k].name, saved[k].len, saved[k].var) < 0) return d->status;
-  p->block_start = 3; /* parameters share the body's top-level scope: `float x = 1;` redefines x */
+  p->block_start = nstate + 3; /* parameters share the body's top-level scope: `float x = 1;` redefines x */
   p->returns_ok = false;
   p->lenient_end = true;
   if ((st = parse_source(p, s->name, NULL, s->operation, parse_body))) return st;
+  if (region_given(after_loop)) {
+    if ((st = begin_region(p, s, "after_loop", SF_AFTER, state, nstate))) return st;
+    p->m->after = p->func;
+    if ((st = parse_source(p, s->name, "after_loop", after_loop, parse_body))) return st;
+    end_region(p);
+  }
   if ((st = ir_snippet_verify(p->m, d))) return st;
   *out = p->m;
   return LOOM_OK;

@@ -37,6 +37,7 @@ SnModule *ir_snippet_new(Arena *a, const char *name) {
   m->name = arena_strdup(a, name ? name : "kernel");
   if (!m->name) return NULL;
   m->kernel = m->map = m->reduce = m->post = m->identity = -1;
+  m->prep = m->after = -1;
   return m;
 }
 
@@ -87,6 +88,14 @@ int32_t ir_snippet_add_list(SnModule *m, const int32_t *items, int32_t n, Diag *
 
 static bool dt_ok(int t) { return t >= 0 && t < LOOM_DTYPE_COUNT; }
 
+bool ir_snippet_has_worker(const SnModule *m) { return m && (m->prep >= 0 || m->after >= 0); }
+
+bool ir_snippet_func_has_state(const SnModule *m, int32_t f) {
+  if (!ir_snippet_has_worker(m) || f < 0 || f >= m->nfunc) return false;
+  int r = m->funcs[f].role;
+  return r == SF_PREP || r == SF_KERNEL || r == SF_AFTER;
+}
+
 int32_t ir_snippet_cast(SnModule *m, int32_t e, LoomDType dtype, Diag *d) {
   if (e < 0 || e >= m->nexpr) return -1;
   const SnExpr *x = &m->exprs[e];
@@ -129,8 +138,8 @@ const char *ir_snippet_c_type_name(int dtype) {
 
 /* ---- printer ---------------------------------------------------------------------------------- */
 static const char *const var_kind_names[SV_KIND_COUNT] = {"in", "out", "raw_in", "raw_out",
-                                                          "special", "param", "local"};
-static const char *const role_names[] = {"helper", "kernel", "map", "reduce", "post", "identity"};
+                                                          "special", "param", "local", "state"};
+static const char *const role_names[] = {"helper", "kernel", "map", "reduce", "post", "identity", "prep", "after"};
 
 static const char *dt_name(int t) { return t == SN_VOID ? "void" : dt_ok(t) ? dtype_short_name((LoomDType)t) : "?"; }
 
@@ -139,7 +148,8 @@ static void print_var(const SnModule *m, int32_t v, StrBuf *out) {
     sb_printf(out, "%%?");
     return;
   }
-  sb_printf(out, "%%%d:%s", v - m->funcs[m->vars[v].func].var_begin, m->vars[v].name);
+  sb_printf(out, "%s%d:%s", m->vars[v].kind == SV_STATE ? "$" : "%", v - m->funcs[m->vars[v].func].var_begin,
+            m->vars[v].name);
 }
 
 static void print_const(LoomDType t, Scalar v, StrBuf *out) {
@@ -282,7 +292,7 @@ void ir_snippet_print(const SnModule *m, StrBuf *out) {
   sb_printf(out, "snippet %s\n", m->name);
   for (int32_t f = 0; f < m->nfunc; f++) {
     const SnFunc *fn = &m->funcs[f];
-    sb_printf(out, "func @%s %s(", fn->name, fn->role <= SF_IDENTITY ? role_names[fn->role] : "?");
+    sb_printf(out, "func @%s %s(", fn->name, fn->role <= SF_AFTER ? role_names[fn->role] : "?");
     for (int32_t k = 0; k < fn->nparam; k++) {
       int32_t v = fn->var_begin + k;
       if (v < 0 || v >= m->nvar) break;
@@ -306,8 +316,13 @@ typedef struct Verifier {
 
 #define VFAIL(...) diag_error(v->d, LOOM_ERR_INTERNAL, "snippet IR: " __VA_ARGS__)
 
+/* A variable the current function may use: its own, or a worker state variable (SV_STATE of the
+ * SF_PREP function) in a function that has the state. */
 static bool var_of_func(Verifier *v, int32_t var) {
-  return var >= 0 && var < v->m->nvar && v->m->vars[var].func == v->func;
+  if (var < 0 || var >= v->m->nvar) return false;
+  const SnVar *x = &v->m->vars[var];
+  if (x->kind == SV_STATE) return x->func == v->m->prep && ir_snippet_func_has_state(v->m, v->func);
+  return x->func == v->func;
 }
 
 static LoomStatus verify_expr(Verifier *v, int32_t e, int depth);
@@ -409,7 +424,9 @@ static LoomStatus verify_stmt(Verifier *v, int32_t s, int depth) {
   switch (st->kind) {
   case SS_EXPR: return verify_expr(v, st->expr, 0);
   case SS_DECL:
-    if (!var_of_func(v, st->var) || m->vars[st->var].kind != SV_LOCAL) return VFAIL("decl of a bad variable");
+    if (!var_of_func(v, st->var) || m->vars[st->var].func != v->func ||
+        (m->vars[st->var].kind != SV_LOCAL && m->vars[st->var].kind != SV_STATE))
+      return VFAIL("decl of a bad variable");
     return st->expr < 0 ? LOOM_OK : want(v, st->expr, m->vars[st->var].dtype, 0, "initializer");
   case SS_IF:
     if ((r = want(v, st->expr, LOOM_BOOL, 0, "if condition"))) return r;
@@ -440,6 +457,13 @@ static LoomStatus verify_stmt(Verifier *v, int32_t s, int depth) {
 LoomStatus ir_snippet_verify(const SnModule *m, Diag *d) {
   if (!m) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "ir_snippet_verify: null module");
   Verifier vv = {m, d, 0, 0}, *v = &vv;
+  if ((m->prep >= 0 && (m->prep >= m->nfunc || m->funcs[m->prep].role != SF_PREP)) ||
+      (m->after >= 0 && (m->after >= m->nfunc || m->funcs[m->after].role != SF_AFTER)) ||
+      (ir_snippet_has_worker(m) && m->kernel < 0))
+    return VFAIL("bad loop_prep / after_loop functions");
+  for (int32_t k = 0; k < m->nvar; k++)
+    if (m->vars[k].kind == SV_STATE && (m->prep < 0 || m->vars[k].func != m->prep))
+      return VFAIL("state variable %d outside loop_prep", k);
   for (int32_t f = 0; f < m->nfunc; f++) {
     const SnFunc *fn = &m->funcs[f];
     if (fn->var_begin < 0 || fn->nvar < fn->nparam || fn->nparam < 0 || fn->var_begin > m->nvar - fn->nvar)

@@ -30,6 +30,18 @@
  *   CuPy's `x[i]` on a CArray). SV_SPECIAL: SN_SPECIAL_INDEX (`i`, int64, the current flat index) or
  *   SN_SPECIAL_SIZE (`_ind.size()` and `n`, int64, the number of points). SV_PARAM: a parameter of
  *   a helper / map / reduce / post function (a writable local). SV_LOCAL: a declared local.
+ *   SV_STATE: a variable of the per-worker state (ElementwiseKernel's loop_prep): declared at the top
+ *   level of the SF_PREP function, which owns it, and the only kind of variable that other functions
+ *   use too: the SF_KERNEL and SF_AFTER functions of the module read and write it (SE_VAR,
+ *   SE_ASSIGN) directly by its index.
+ * - Per-worker regions (SnModule.prep / .after, ElementwiseKernel's loop_prep and after_loop): a
+ *   worker is a GPU thread of the grid-stride loop or one host task (one call of the host kernel's
+ *   run entry over a range of points). Codegen gives each worker one state block holding every
+ *   SV_STATE variable, zeroed, then runs SF_PREP once, SF_KERNEL for each of the worker's points (in
+ *   increasing index order; which points a worker gets is unspecified) and SF_AFTER once, all on that
+ *   block, so state values persist from point to point. SF_PREP and SF_AFTER take the kernel's raw
+ *   params (in their order) and then _ind.size() (SV_SPECIAL SN_SPECIAL_SIZE) as parameters; they see
+ *   neither `i` nor the per-point params. A worker may get no point (prep and after still run).
  * - Codegen gives every SV_LOCAL of a function its slot at the function's entry, zero-initialized (the
  *   front end also uses locals without SS_DECL as temporaries, e.g. for `a[f(i)] += 1`).
  *   SS_DECL with init -1 zero-initializes (C leaves it undefined; loom makes it deterministic).
@@ -39,7 +51,8 @@
  *   SS_BLOCK of its init statement and an SS_LOOP).
  *
  * Text form (ir_snippet_print): stable, one statement per line, expressions as S-expressions with
- * their dtype; it is part of the kernel cache key.
+ * their dtype; it is part of the kernel cache key. Variables print as %N:name (N: the index within
+ * their function), SV_STATE variables as $N:name (N: the index within the SF_PREP function).
  */
 #ifndef LOOM_IR_SNIPPET_H
 #define LOOM_IR_SNIPPET_H
@@ -49,7 +62,7 @@
 enum { SN_VOID = 255 }; /* the dtype of a call to a void function */
 
 typedef enum SnVarKind {
-  SV_IN, SV_OUT, SV_RAW_IN, SV_RAW_OUT, SV_SPECIAL, SV_PARAM, SV_LOCAL, SV_KIND_COUNT
+  SV_IN, SV_OUT, SV_RAW_IN, SV_RAW_OUT, SV_SPECIAL, SV_PARAM, SV_LOCAL, SV_STATE, SV_KIND_COUNT
 } SnVarKind;
 
 typedef enum SnSpecial { SN_SPECIAL_NONE = 0, SN_SPECIAL_INDEX, SN_SPECIAL_SIZE } SnSpecial;
@@ -122,7 +135,9 @@ typedef enum SnFuncRole {
   SF_MAP,      /* ReductionKernel map_expr: params = in params (SV_IN); returns the reduce dtype */
   SF_REDUCE,   /* reduce_expr: params a, b (reduce dtype); returns the reduce dtype */
   SF_POST,     /* post_map_expr: params a (reduce dtype), out params; void */
-  SF_IDENTITY  /* identity: no params; returns the reduce dtype */
+  SF_IDENTITY, /* identity: no params; returns the reduce dtype */
+  SF_PREP,     /* ElementwiseKernel loop_prep: params = raw params, _ind.size(); declares SV_STATE; void */
+  SF_AFTER     /* ElementwiseKernel after_loop: params = raw params, _ind.size(); void */
 } SnFuncRole;
 
 typedef struct SnFunc {
@@ -143,6 +158,7 @@ typedef struct SnModule {
   SnExpr *exprs;   int32_t nexpr, capexpr;
   SnStmt *stmts;   int32_t nstmt, capstmt;
   int32_t *lists;  int32_t nlist, caplist;
+  int32_t prep, after; /* SF_PREP / SF_AFTER function indices (elementwise kernels), -1 where absent */
 } SnModule;
 
 /* Limits that keep every input bounded (the front end reports them as errors). */
@@ -162,6 +178,11 @@ int32_t ir_snippet_add_list(SnModule *m, const int32_t *items, int32_t n, Diag *
 /* SE_CAST of e to dtype; e itself when it already has dtype; a folded SE_CONST when e is a constant
  * and the conversion is exact to compute here (bool/int/float sources, except float -> int). */
 int32_t ir_snippet_cast(SnModule *m, int32_t e, LoomDType dtype, Diag *d);
+
+/* Whether the module has per-worker regions (a loop_prep or an after_loop function). */
+bool ir_snippet_has_worker(const SnModule *m);
+/* Whether function f uses the worker state (SF_PREP, SF_KERNEL, SF_AFTER of a module with regions). */
+bool ir_snippet_func_has_state(const SnModule *m, int32_t f);
 
 /* The C name of a dtype as the printer and error messages use it ("float", "long long", "half"). */
 const char *ir_snippet_c_type_name(int dtype);

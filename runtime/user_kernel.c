@@ -25,6 +25,9 @@
  * the pinned kernel; CUDA: rt_gpu_run_schedule with the pinned function), so no IR is built, printed
  * or hashed. Entries in use by a running call are counted (users) and freed by the last user when
  * evicted meanwhile. Dumps (loom_user_kernel_dump, context dump flags) take the uncached path.
+ * loop_prep / after_loop (loom_elementwise_kernel_create_ex) live in the snippet module (SF_PREP,
+ * SF_AFTER): the kernel IR is built as for any elementwise call (one kernel, never fused, the MAP
+ * strategy) and codegen brackets each worker's points with them.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -66,6 +69,7 @@ struct LoomUserKernel {
   bool reduce_dims;
   Arena arena; /* params and texts */
   char *name, *operation, *preamble, *map, *reduce, *post, *identity, *reduce_type;
+  char *loop_prep, *after_loop; /* elementwise: per-worker regions ("" for none) */
   FeParamList in, out;
   int32_t nph;
   const char *ph[UK_MAX_PH]; /* placeholder names */
@@ -102,7 +106,7 @@ static LoomStatus compile_inst(LoomUserKernel *k, UkInst *inst, Diag *d) {
   FeBinding bind = {k->nph, k->ph, dts};
   if (!k->reduction) {
     FeElementwiseSpec s = {k->name, k->in, k->out, k->operation, k->preamble, bind};
-    return fe_snippet_elementwise(&inst->arena, &s, &inst->mod, d);
+    return fe_snippet_elementwise_ex(&inst->arena, &s, k->loop_prep, k->after_loop, &inst->mod, d);
   }
   FeReductionSpec s = {k->name, k->in, k->out, k->map, k->reduce, k->post, k->identity, k->reduce_type,
                        k->preamble, bind};
@@ -141,7 +145,7 @@ static LoomStatus get_inst(LoomUserKernel *k, const uint8_t *dtypes, const SnMod
 static LoomStatus create(LoomContext *ctx, bool red, const char *in_params, const char *out_params,
                          const char *operation, const char *map, const char *reduce, const char *post,
                          const char *identity, const char *name, const char *reduce_type, const char *preamble,
-                         int reduce_dims, LoomUserKernel **out) {
+                         const char *loop_prep, const char *after_loop, int reduce_dims, LoomUserKernel **out) {
   if (!ctx) return LOOM_ERR_INVALID_ARGUMENT;
   Diag d = {0};
   if (!out || !in_params || !out_params || (!red && !operation) || (red && (!map || !reduce))) {
@@ -166,10 +170,12 @@ static LoomStatus create(LoomContext *ctx, bool red, const char *in_params, cons
   k->map = dup_or(a, map, "");
   k->reduce = dup_or(a, reduce, "");
   k->post = dup_or(a, post, "");
+  k->loop_prep = dup_or(a, loop_prep, "");
+  k->after_loop = dup_or(a, after_loop, "");
   k->identity = identity ? arena_strdup(a, identity) : NULL;
   k->reduce_type = reduce_type ? arena_strdup(a, reduce_type) : NULL;
   LoomStatus st = LOOM_OK;
-  if (!k->name || !k->operation || !k->preamble || !k->map || !k->reduce || !k->post ||
+  if (!k->name || !k->operation || !k->preamble || !k->map || !k->reduce || !k->post || !k->loop_prep || !k->after_loop ||
       (identity && !k->identity) || (reduce_type && !k->reduce_type))
     st = diag_error(&d, LOOM_ERR_OUT_OF_MEMORY, "out of memory creating a user kernel");
   if (!st) st = fe_parse_params(a, k->name, "in_params", in_params, &k->in, &d);
@@ -206,11 +212,19 @@ static LoomStatus create(LoomContext *ctx, bool red, const char *in_params, cons
   return LOOM_OK;
 }
 
+LOOM_API LoomStatus loom_elementwise_kernel_create_ex(LoomContext *ctx, const char *in_params, const char *out_params,
+                                                      const char *operation, const char *name, const char *preamble,
+                                                      const char *loop_prep, const char *after_loop, int reduce_dims,
+                                                      LoomUserKernel **out) {
+  return create(ctx, false, in_params, out_params, operation, NULL, NULL, NULL, NULL, name, NULL, preamble, loop_prep,
+                after_loop, reduce_dims, out);
+}
+
 LOOM_API LoomStatus loom_elementwise_kernel_create(LoomContext *ctx, const char *in_params, const char *out_params,
                                                    const char *operation, const char *name, const char *preamble,
                                                    int reduce_dims, LoomUserKernel **out) {
-  return create(ctx, false, in_params, out_params, operation, NULL, NULL, NULL, NULL, name, NULL, preamble,
-                reduce_dims, out);
+  return loom_elementwise_kernel_create_ex(ctx, in_params, out_params, operation, name, preamble, NULL, NULL,
+                                           reduce_dims, out);
 }
 
 LOOM_API LoomStatus loom_reduction_kernel_create(LoomContext *ctx, const char *in_params, const char *out_params,
@@ -219,7 +233,7 @@ LOOM_API LoomStatus loom_reduction_kernel_create(LoomContext *ctx, const char *i
                                                  const char *reduce_type, const char *preamble, int reduce_dims,
                                                  LoomUserKernel **out) {
   return create(ctx, true, in_params, out_params, NULL, map_expr, reduce_expr, post_map_expr, identity, name,
-                reduce_type, preamble, reduce_dims, out);
+                reduce_type, preamble, NULL, NULL, reduce_dims, out);
 }
 
 static void entry_free(LoomContext *ctx, UkEntry *e) {

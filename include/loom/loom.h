@@ -254,7 +254,7 @@ typedef enum LoomDumpKind {
   LOOM_DUMP_GRAPH = 0, /* the graph IR of the requested nodes */
   LOOM_DUMP_KERNELS,   /* the kernel IR of each fused kernel */
   LOOM_DUMP_LLVM,      /* the optimized LLVM IR of each kernel */
-  LOOM_DUMP_PTX        /* the PTX of a user kernel (loom_user_kernel_dump only) */
+  LOOM_DUMP_PTX        /* the PTX of each kernel for sm_90 (the H200), compiled without a GPU */
 } LoomDumpKind;
 /* Writes a NUL-terminated text (free it with loom_free_string) describing how the nodes would be
  * evaluated; nothing is run. */
@@ -279,6 +279,23 @@ LOOM_API LoomStatus loom_elementwise_kernel_create(LoomContext *ctx, const char 
                                                    const char *out_params, const char *operation,
                                                    const char *name, const char *preamble,
                                                    int reduce_dims, LoomUserKernel **out);
+/* The same with CuPy's loop_prep and after_loop (NULL or "" = none; loom_elementwise_kernel_create is
+ * this with both NULL). loop_prep runs once per worker before the worker's points and after_loop once
+ * after them, where a worker is a GPU thread of the grid-stride loop (the scalar and the vector entry
+ * alike) or, on the host, one task of the host loop nest (one range of points); which points a worker
+ * gets, and how many workers there are, is unspecified (as in CuPy); a worker may get no point (its
+ * regions still run); a call over zero points runs nothing. Variables declared at the top level of
+ * loop_prep are the worker's state: zero-initialized when declared without a value, visible (and, if
+ * not const, writable) in operation and after_loop, and they keep their values from point to point of
+ * the same worker (operation may shadow them with a parameter or a declaration of the same name).
+ * loop_prep and after_loop see the raw parameters, _ind.size() (and n) and the preamble's functions;
+ * `i` and the non-raw (per-point) parameters are not available there (a snippet error naming the part
+ * "loop_prep" / "after_loop", line, column and caret). Such a kernel is one kernel of its own (user
+ * kernels are never fused) and runs on the elementwise strategy with its per-worker regions. */
+#define LOOM_HAVE_LOOP_PREP 1
+LOOM_API LoomStatus loom_elementwise_kernel_create_ex(LoomContext *ctx, const char *in_params,
+    const char *out_params, const char *operation, const char *name, const char *preamble,
+    const char *loop_prep, const char *after_loop, int reduce_dims, LoomUserKernel **out);
 /* identity is required (an expression of the reduce type); reduce_type NULL: the first out param's
  * type. reduce_expr must be associative (CuPy assumes it too): loom splits and reorders the fold. */
 LOOM_API LoomStatus loom_reduction_kernel_create(LoomContext *ctx, const char *in_params,

@@ -6,6 +6,7 @@
  * must equal the file's "// expect:" line). A snippet file's header comments give its parameters:
  *   // in: <in_params>    // out: <out_params>    // bind: T=float32,U=int64
  *   // preamble: <one-line preamble>    // expect: <first line of the error message>
+ *   // loop_prep: <one-line loop_prep>    // after_loop: <one-line after_loop>
  * The folder is found from __FILE__ (cmake passes absolute source paths) or argv[1].
  */
 #include <dirent.h>
@@ -68,8 +69,8 @@ static void finish(Result *r, LoomStatus st, SnModule *m, Diag *d) {
   ctx_free(ctx, t);
 }
 
-static void ew(Result *r, const char *name, const char *in, const char *out, const char *op, const char *preamble,
-               const char *bind) {
+static void ew_ex(Result *r, const char *name, const char *in, const char *out, const char *op, const char *preamble,
+                  const char *bind, const char *loop_prep, const char *after_loop) {
   Arena a;
   arena_init(&a, ctx);
   Diag d = {0};
@@ -84,10 +85,15 @@ static void ew(Result *r, const char *name, const char *in, const char *out, con
   SnModule *m = NULL;
   if (!st) {
     FeElementwiseSpec s = {name, pi, po, op, preamble, {nb, names, dts}};
-    st = fe_snippet_elementwise(&a, &s, &m, &d);
+    st = fe_snippet_elementwise_ex(&a, &s, loop_prep, after_loop, &m, &d);
   }
   finish(r, st, m, &d);
   arena_free_all(&a);
+}
+
+static void ew(Result *r, const char *name, const char *in, const char *out, const char *op, const char *preamble,
+               const char *bind) {
+  ew_ex(r, name, in, out, op, preamble, bind, NULL, NULL);
 }
 
 static Result R;
@@ -277,6 +283,37 @@ static void test_errors(void) {
   arena_free_all(&a);
 }
 
+/* loop_prep / after_loop: the state lives in the prep function ($N), the regions take the raw params
+ * and _ind.size(); the operation reads and writes the state; a param shadows a state name. */
+static void test_loop_prep(void) {
+  ew_ex(&R, "lp", "float32 x", "float32 y, raw int32 r", "s += x; y = s * k", NULL, "",
+        "float s; const float k = r[0] + n; float x = 1;", "r[0] = s + x");
+  const char *want =
+      "snippet lp\n"
+      "func @loop_prep prep(%0:r raw_out i32, %1:_ind.size() special i64) -> void\n"
+      "{\n"
+      "  decl $2:s f32\n"
+      "  decl $3:k f32 const = (cast f32 (add i64 (cast i64 (load i32 %0:r (const i64 0))) %1:_ind.size()))\n"
+      "  decl $4:x f32 = (const f32 1)\n"
+      "}\n"
+      "func @lp kernel(%0:x in f32, %1:y out f32, %2:r raw_out i32, %3:i special i64, %4:_ind.size() special i64) -> void\n"
+      "{\n"
+      "  (assign f32 $2:s (add f32 $2:s %0:x))\n"
+      "  (assign f32 %1:y (mul f32 $2:s $3:k))\n"
+      "}\n"
+      "func @after_loop after(%0:r raw_out i32, %1:_ind.size() special i64) -> void\n"
+      "{\n"
+      "  (store i32 %0:r (const i64 0) (cast i32 (add f32 $2:s $4:x)))\n"
+      "}\n";
+  if (R.status || strcmp(R.text, want)) fprintf(stderr, "test_snippet.c: loop_prep IR: got:\n%s\nwant:\n%s\n", R.text, want);
+  CHECK(R.status == LOOM_OK && !strcmp(R.text, want), "IR of a kernel with loop_prep / after_loop");
+  /* only after_loop: no state, the region still sees n */
+  ew_ex(&R, "al", "float32 x", "float32 y, raw int64 r", "y = x", NULL, "", NULL, "r[0] = n");
+  CHECK(R.status == LOOM_OK && strstr(R.text, "func @after_loop after(%0:r raw_out i64, %1:_ind.size() special i64)") &&
+            !strstr(R.text, "prep("),
+        "after_loop alone: %s", R.text);
+}
+
 /* ---- the folders ---------------------------------------------------------------------------------- */
 static char *read_all(const char *path) {
   FILE *f = fopen(path, "rb");
@@ -325,13 +362,15 @@ static int run_folder(const char *dir, bool expect_ok) {
       CHECK(0, "cannot read %s", path);
       continue;
     }
-    char in[512], out[512], bind[128], pre[2048], want[1024];
+    char in[512], out[512], bind[128], pre[2048], want[1024], lp[1024], al[1024];
     directive(src, "in", in, sizeof in);
     directive(src, "out", out, sizeof out);
     directive(src, "bind", bind, sizeof bind);
     directive(src, "preamble", pre, sizeof pre);
     directive(src, "expect", want, sizeof want);
-    ew(&R, expect_ok ? "ok_kernel" : "err_kernel", in, out, src, pre[0] ? pre : NULL, bind);
+    directive(src, "loop_prep", lp, sizeof lp);
+    directive(src, "after_loop", al, sizeof al);
+    ew_ex(&R, expect_ok ? "ok_kernel" : "err_kernel", in, out, src, pre[0] ? pre : NULL, bind, lp, al);
     if (expect_ok) {
       CHECK(R.status == LOOM_OK, "%s: %s", path, R.text);
     } else {
@@ -351,6 +390,7 @@ int main(int argc, char **argv) {
   test_cupy_examples();
   test_typing();
   test_errors();
+  test_loop_prep();
   char base[4096];
   if (argc > 1) {
     snprintf(base, sizeof base, "%s", argv[1]);

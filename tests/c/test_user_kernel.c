@@ -7,6 +7,10 @@
  * test_instantiation_cache: repeated calls with new sizes reuse the kernel object's cached
  * instantiation (no compile in loom_get_stats, one cache hit per call); new dtypes or layouts add one,
  * and more signatures than the cache holds still give right results (eviction).
+ * test_loop_prep: loop_prep / after_loop (loom_elementwise_kernel_create_ex): constants computed once
+ * per worker, per-worker state checked in ways that do not depend on how points are split among
+ * workers, pinned region errors, and the PTX of such kernels assembled by ptxas (when installed); the
+ * same runs on a CUDA device when there is one (skipped otherwise).
  */
 #include <math.h>
 #include <stdbool.h>
@@ -389,6 +393,283 @@ static void test_dump(void) {
   loom_user_kernel_destroy(k);
 }
 
+/* ---- loop_prep / after_loop (per-worker regions) ----------------------------------------------------- */
+
+/* Copies host array h to a new array on device dev (the host: h itself). */
+static LoomStatus to_dev(LoomDeviceKind dev, const LoomArray *h, LoomArray *out) {
+  if (dev == LOOM_DEVICE_HOST) {
+    *out = *h;
+    return LOOM_OK;
+  }
+  *out = *h;
+  out->data = NULL;
+  out->device = dev;
+  out->device_index = 0;
+  LoomStatus st = loom_array_alloc(ctx, out);
+  if (!st) st = loom_array_copy(ctx, out, h);
+  return st;
+}
+
+/* Copies device array d back into host array h and frees d (the host: nothing). */
+static LoomStatus from_dev(LoomDeviceKind dev, LoomArray *d, const LoomArray *h) {
+  if (dev == LOOM_DEVICE_HOST) return LOOM_OK;
+  LoomArray back = *h;
+  LoomStatus st = loom_array_copy(ctx, &back, d);
+  loom_array_free(ctx, d);
+  return st;
+}
+
+/* loop_prep computes constants once per worker (from a raw param and _ind.size()); the operation
+ * uses them per point. The result does not depend on the worker split. */
+static void test_loop_prep_const(LoomDeviceKind dev, int64_t rows, int64_t cols) {
+  LoomUserKernel *k = NULL;
+  LoomStatus st = loom_elementwise_kernel_create_ex(
+      ctx, "float32 x, raw float32 kk", "float32 y, int64 m",
+      "y = x * k + off; m = nn", "lp_const", NULL,
+      "const float k = kk[0] * 2.0f; float off; off = kk[1] - 1.0f; long long nn = _ind.size() + n", NULL, 1, &k);
+  CHECK(st == LOOM_OK, "create: %s", loom_last_error(ctx));
+  if (st) return;
+  int64_t np = rows * cols;
+  float *x = malloc(sizeof(float) * (size_t)np), *y = calloc((size_t)np, sizeof(float));
+  int64_t *mm = calloc((size_t)np, sizeof(int64_t));
+  float kk[2] = {1.25f, 3.5f};
+  for (int64_t i = 0; i < np; i++) x[i] = (float)(i % 97) - 40.0f;
+  LoomArray hx = arr(x, LOOM_FLOAT32, 2, (int64_t[]){rows, cols}), hk = arr(kk, LOOM_FLOAT32, 1, (int64_t[]){2});
+  LoomArray hy = arr(y, LOOM_FLOAT32, 2, (int64_t[]){rows, cols}), hm = arr(mm, LOOM_INT64, 2, (int64_t[]){rows, cols});
+  LoomArray in[2], out[2];
+  st = to_dev(dev, &hx, &in[0]);
+  if (!st) st = to_dev(dev, &hk, &in[1]);
+  if (!st) st = to_dev(dev, &hy, &out[0]);
+  if (!st) st = to_dev(dev, &hm, &out[1]);
+  if (!st) st = loom_elementwise_kernel_call(k, 2, in, 2, out, -1);
+  CHECK(st == LOOM_OK, "lp_const call (%lldx%lld, device %d): %s", (long long)rows, (long long)cols, (int)dev,
+        loom_last_error(ctx));
+  if (!st && dev != LOOM_DEVICE_HOST) {
+    from_dev(dev, &out[0], &hy);
+    from_dev(dev, &out[1], &hm);
+    loom_array_free(ctx, &in[0]);
+    loom_array_free(ctx, &in[1]);
+  }
+  if (!st) {
+    int bad = 0;
+    for (int64_t i = 0; i < np; i++) bad += y[i] != x[i] * 2.5f + 2.5f || mm[i] != 2 * np;
+    CHECK(bad == 0, "lp_const (%lldx%lld, device %d): %d wrong (y[0] %g want %g, m[0] %lld)", (long long)rows,
+          (long long)cols, (int)dev, bad, y[0], x[0] * 2.5f + 2.5f, (long long)mm[0]);
+  }
+  free(x);
+  free(y);
+  free(mm);
+  loom_user_kernel_destroy(k);
+}
+
+/* Per-worker state: a running count and sum. Each point gets its position within its worker
+ * (cnt = 1, 2, ...); after_loop writes the worker's count and sum into raw arrays at the index of the
+ * worker's first point (distinct per worker, so no two workers write one element). Checked without
+ * knowing the split: the counts add up to n and the sums to sum(x), every worker's first point has
+ * cnt 1 and each first point is where after_loop wrote, and positions k + 1 are never more than k. */
+static void test_loop_prep_worker(LoomDeviceKind dev, int64_t n) {
+  LoomUserKernel *k = NULL;
+  LoomStatus st = loom_elementwise_kernel_create_ex(
+      ctx, "int64 x", "int64 cnt, raw int64 counts, raw int64 sums",
+      "if (c == 0) first = i;\nc++;\ns += x;\ncnt = c;", "lp_worker", NULL,
+      "long long c = 0;\nlong long s;\nlong long first = -1;",
+      "if (c > 0) {\n  counts[first] = c;\n  sums[first] = s;\n}", 1, &k);
+  CHECK(st == LOOM_OK, "create: %s", loom_last_error(ctx));
+  if (st) return;
+  int64_t *x = malloc(sizeof(int64_t) * (size_t)n), *cnt = calloc((size_t)n, sizeof(int64_t));
+  int64_t *counts = calloc((size_t)n, sizeof(int64_t)), *sums = calloc((size_t)n, sizeof(int64_t));
+  int64_t *hist = calloc((size_t)n + 2, sizeof(int64_t));
+  int64_t sx = 0;
+  for (int64_t i = 0; i < n; i++) sx += x[i] = (i * 7919) % 1000 - 300;
+  LoomArray hx = arr(x, LOOM_INT64, 1, &n), hc = arr(cnt, LOOM_INT64, 1, &n);
+  LoomArray hcs = arr(counts, LOOM_INT64, 1, &n), hs = arr(sums, LOOM_INT64, 1, &n);
+  LoomArray in[1], out[3];
+  st = to_dev(dev, &hx, &in[0]);
+  if (!st) st = to_dev(dev, &hc, &out[0]);
+  if (!st) st = to_dev(dev, &hcs, &out[1]);
+  if (!st) st = to_dev(dev, &hs, &out[2]);
+  if (!st) st = loom_elementwise_kernel_call(k, 1, in, 3, out, -1);
+  CHECK(st == LOOM_OK, "lp_worker call (n %lld, device %d): %s", (long long)n, (int)dev, loom_last_error(ctx));
+  if (!st && dev != LOOM_DEVICE_HOST) {
+    from_dev(dev, &out[0], &hc);
+    from_dev(dev, &out[1], &hcs);
+    from_dev(dev, &out[2], &hs);
+    loom_array_free(ctx, &in[0]);
+  }
+  if (!st) {
+    int64_t tc = 0, ts = 0, firsts = 0, workers = 0, bad = 0;
+    for (int64_t i = 0; i < n; i++) {
+      tc += counts[i];
+      ts += sums[i];
+      workers += counts[i] > 0;
+      firsts += cnt[i] == 1;
+      if (counts[i] > 0 && cnt[i] != 1) bad++;
+      if (counts[i] < 0 || cnt[i] < 1 || cnt[i] > n) bad++;
+      else hist[cnt[i]]++;
+    }
+    for (int64_t c = 2; c <= n; c++) bad += hist[c] > hist[c - 1];
+    CHECK(tc == n && ts == sx && firsts == workers && workers >= 1 && bad == 0,
+          "lp_worker (n %lld, device %d): counts %lld sums %lld (want %lld), %lld workers, %lld first points, %lld bad",
+          (long long)n, (int)dev, (long long)tc, (long long)ts, (long long)sx, (long long)workers, (long long)firsts,
+          (long long)bad);
+  }
+  free(x);
+  free(cnt);
+  free(counts);
+  free(sums);
+  free(hist);
+  loom_user_kernel_destroy(k);
+}
+
+/* No raw param and contiguous arrays, so the GPU takes its 16-byte vector entry: a constant from
+ * loop_prep (checked exactly, y = x + k) next to state that does not show in the outputs (a counter
+ * per worker that after_loop updates). */
+static void test_loop_prep_vec(LoomDeviceKind dev, int64_t n) {
+  LoomUserKernel *k = NULL;
+  LoomStatus st = loom_elementwise_kernel_create_ex(ctx, "float32 x", "float32 y", "acc += 1; y = x + k", "lp_vec",
+                                                    NULL, "float k = 0.5f; int acc = 0;", "acc = acc * 2;", 1, &k);
+  CHECK(st == LOOM_OK, "create: %s", loom_last_error(ctx));
+  if (st) return;
+  float *x = malloc(sizeof(float) * (size_t)n), *y = calloc((size_t)n, sizeof(float));
+  for (int64_t i = 0; i < n; i++) x[i] = (float)i * 0.25f;
+  LoomArray hx = arr(x, LOOM_FLOAT32, 1, &n), hy = arr(y, LOOM_FLOAT32, 1, &n);
+  LoomArray in[1], out[1];
+  st = to_dev(dev, &hx, &in[0]);
+  if (!st) st = to_dev(dev, &hy, &out[0]);
+  if (!st) st = loom_elementwise_kernel_call(k, 1, in, 1, out, -1);
+  CHECK(st == LOOM_OK, "lp_vec call: %s", loom_last_error(ctx));
+  if (!st && dev != LOOM_DEVICE_HOST) {
+    from_dev(dev, &out[0], &hy);
+    loom_array_free(ctx, &in[0]);
+  }
+  if (!st) {
+    int bad = 0;
+    for (int64_t i = 0; i < n; i++) bad += y[i] != x[i] + 0.5f;
+    CHECK(bad == 0, "lp_vec (n %lld, device %d): %d wrong", (long long)n, (int)dev, bad);
+  }
+  free(x);
+  free(y);
+  loom_user_kernel_destroy(k);
+}
+
+/* Errors in the regions name the part, the line and the column, with a caret. */
+static void test_loop_prep_errors(void) {
+  LoomUserKernel *k = NULL;
+  char line[512];
+  LoomStatus st = loom_elementwise_kernel_create_ex(ctx, "float32 x", "float32 y", "y = x", "lp_err", NULL,
+                                                    "long long j = i;", NULL, 1, &k);
+  first_line(line, sizeof line, loom_last_error(ctx));
+  CHECK(st == LOOM_ERR_INVALID_ARGUMENT &&
+            !strcmp(line, "lp_err(loop_prep):1:15: error: 'i' (the index of the current point) is not available in "
+                          "loop_prep; use it in the operation") &&
+            strchr(loom_last_error(ctx), '^'),
+        "i in loop_prep: %s", loom_last_error(ctx));
+  st = loom_elementwise_kernel_create_ex(ctx, "float32 x", "float32 y", "y = x", "lp_err", NULL, "float t;",
+                                         "\n t = x;", 1, &k);
+  first_line(line, sizeof line, loom_last_error(ctx));
+  CHECK(st == LOOM_ERR_INVALID_ARGUMENT && !strncmp(line, "lp_err(after_loop):2:6: error: parameter 'x' is not available in after_loop", 75),
+        "x in after_loop: %s", loom_last_error(ctx));
+  st = loom_elementwise_kernel_create_ex(ctx, "float32 x", "float32 y", "y = x; k = 1", "lp_err", NULL,
+                                         "const float k = 2;", NULL, 1, &k);
+  first_line(line, sizeof line, loom_last_error(ctx));
+  CHECK(st == LOOM_ERR_INVALID_ARGUMENT && !strcmp(line, "lp_err:1:10: error: cannot assign to const variable 'k'"),
+        "const state: %s", line);
+  st = loom_elementwise_kernel_create_ex(ctx, "float32 x", "float32 y", "y = x", "lp_err", NULL, "float k = 2",
+                                         "y = 3;", 1, &k);
+  first_line(line, sizeof line, loom_last_error(ctx));
+  CHECK(st == LOOM_ERR_INVALID_ARGUMENT && !strncmp(line, "lp_err(after_loop):1:1: error: parameter 'y'", 44),
+        "y in after_loop: %s", line);
+  /* NULL and blank regions: an ordinary kernel */
+  st = loom_elementwise_kernel_create_ex(ctx, "float32 x", "float32 y", "y = x", "lp_none", NULL, " \n", "", 1, &k);
+  CHECK(st == LOOM_OK, "blank regions: %s", loom_last_error(ctx));
+  if (!st) loom_user_kernel_destroy(k);
+}
+
+/* The regions' kernels as PTX for sm_90 (scalar and vector entries), checked with ptxas when present. */
+static void check_ptx(const char *what, const char *ptx) {
+  const char *ptxas = "/usr/local/cuda/bin/ptxas";
+  FILE *f = fopen(ptxas, "rb");
+  if (!f) {
+    printf("test_user_kernel: %s: ptxas not found, PTX not assembled\n", what);
+    return;
+  }
+  fclose(f);
+  char path[] = "/tmp/loom_lp_XXXXXX";
+  int fd = mkstemp(path);
+  CHECK(fd >= 0, "mkstemp");
+  if (fd < 0) return;
+  FILE *o = fdopen(fd, "w");
+  fputs(ptx, o);
+  fclose(o);
+  char cmd[512];
+  snprintf(cmd, sizeof cmd, "%s -arch=sm_90 %s -o /dev/null", ptxas, path);
+  int rc = system(cmd);
+  CHECK(rc == 0, "%s: ptxas failed (%d) on %s", what, rc, path);
+  if (rc == 0) remove(path);
+}
+
+static void test_loop_prep_dump(void) {
+  const char *ins[2] = {"int64 x", "float32 x"};
+  const char *outs[2] = {"int64 cnt, raw int64 counts, raw int64 sums", "float32 y"};
+  const char *ops[2] = {"if (c == 0) first = i; c++; s += x; cnt = c;", "acc += x; y = acc * k;"};
+  const char *preps[2] = {"long long c = 0; long long s; long long first = -1;", "float acc; const float k = 2;"};
+  const char *afters[2] = {"if (c > 0) { counts[first] = c; sums[first] = s; }", NULL};
+  for (int t = 0; t < 2; t++) {
+    LoomUserKernel *k = NULL;
+    LoomStatus st = loom_elementwise_kernel_create_ex(ctx, ins[t], outs[t], ops[t], "lp_dump", NULL, preps[t],
+                                                      afters[t], 1, &k);
+    CHECK(st == LOOM_OK, "create: %s", loom_last_error(ctx));
+    if (st) continue;
+    LoomDType dt = t == 0 ? LOOM_INT64 : LOOM_FLOAT32;
+    int64_t n = 1000;
+    LoomArray in[1] = {arr(NULL, dt, 1, &n)};
+    LoomArray out[3] = {none(), arr((void *)in, LOOM_INT64, 1, &n), arr((void *)in, LOOM_INT64, 1, &n)};
+    char *text = NULL;
+    st = loom_user_kernel_dump(k, LOOM_DUMP_KERNELS, 1, in, t == 0 ? 3 : 1, out, -1, 0, NULL, 0, &text);
+    CHECK(st == LOOM_OK && text && strstr(text, "prep(") && strstr(text, "$"), "kernel IR: %s",
+          st ? loom_last_error(ctx) : text);
+    loom_free_string(ctx, text);
+    text = NULL;
+    st = loom_user_kernel_dump(k, LOOM_DUMP_LLVM, 1, in, t == 0 ? 3 : 1, out, -1, 0, NULL, 0, &text);
+    CHECK(st == LOOM_OK && text && strstr(text, "define"), "LLVM IR: %s", st ? loom_last_error(ctx) : text);
+    loom_free_string(ctx, text);
+    text = NULL;
+    st = loom_user_kernel_dump(k, LOOM_DUMP_PTX, 1, in, t == 0 ? 3 : 1, out, -1, 0, NULL, 0, &text);
+    CHECK((st == LOOM_OK && text && strstr(text, ".entry")) || st == LOOM_ERR_UNSUPPORTED, "PTX: %d %s", st,
+          st ? loom_last_error(ctx) : text);
+    if (!st && text) {
+      if (t == 1) CHECK(strstr(text, "_vec") != NULL, "the contiguous kernel has a vector entry");
+      check_ptx(t == 0 ? "lp_dump (raw, scalar entry)" : "lp_dump (vector entry)", text);
+    }
+    loom_free_string(ctx, text);
+    loom_user_kernel_destroy(k);
+  }
+}
+
+static void test_loop_prep(void) {
+  test_loop_prep_const(LOOM_DEVICE_HOST, 3, 5);
+  test_loop_prep_const(LOOM_DEVICE_HOST, 1000, 1001);
+  test_loop_prep_worker(LOOM_DEVICE_HOST, 1);
+  test_loop_prep_worker(LOOM_DEVICE_HOST, 1000);
+  test_loop_prep_worker(LOOM_DEVICE_HOST, 3 << 20);
+  test_loop_prep_vec(LOOM_DEVICE_HOST, 100003);
+  test_loop_prep_errors();
+  test_loop_prep_dump();
+  /* the same on a GPU, when there is one (skipped otherwise) */
+  int32_t ndev = 0;
+  if (loom_device_count(ctx, LOOM_DEVICE_CUDA, &ndev) != LOOM_OK || ndev == 0) {
+    printf("test_user_kernel: loop_prep GPU cases skipped (no CUDA device)\n");
+    return;
+  }
+  test_loop_prep_const(LOOM_DEVICE_CUDA, 3, 5);
+  test_loop_prep_const(LOOM_DEVICE_CUDA, 1000, 1001);
+  test_loop_prep_worker(LOOM_DEVICE_CUDA, 1);
+  test_loop_prep_worker(LOOM_DEVICE_CUDA, 1000);
+  test_loop_prep_worker(LOOM_DEVICE_CUDA, 3 << 20);
+  test_loop_prep_vec(LOOM_DEVICE_CUDA, 100003);
+  test_loop_prep_vec(LOOM_DEVICE_CUDA, 1 << 22);
+}
+
 /* Element i of a buffer of dtype t, as a double (small integers only). */
 static void put_num(void *p, LoomDType t, int64_t i, double v) {
   switch (t) {
@@ -588,6 +869,7 @@ int main(void) {
   test_errors();
   test_dump();
   test_instantiation_cache();
+  test_loop_prep();
   loom_context_destroy(ctx);
   printf("%d passed, %d failed\n", passed, failed);
   return failed != 0;
