@@ -69,6 +69,7 @@ rows = [
     ("softmax 16384x4096: Loom", "loom_softmax_GBps", "torch_softmax_GBps"),
     ("  torch.softmax", "torch_softmax_GBps", None),
     ("cold compile ms: Loom", "loom_cold_compile_ms", None),
+    ("  Loom, 8 new reductions (softmax, norms, ...)", "loom_cold_compile_reduction_ms", None),
     ("  CuPy ElementwiseKernel (same process, after the CuPy runs)", "cupy_cold_compile_ms", None),
     ("  CuPy ElementwiseKernel (fresh process)", "cupy_cold_compile_fresh_process_ms", None),
     ("disk-cache hit ms (new process)", "loom_disk_cache_hit_ms", None),

@@ -133,7 +133,8 @@ LoomStatus cg_nvptx_target_create(LoomContext *ctx, int sm_major, int sm_minor, 
 /* "LLVM 19.1.7 nvptx sm_90 ptx78": goes into cache keys. */
 const char *cg_nvptx_describe(CgTarget *t);
 /* t->compile emitting only the entries in `entries` (CG_ENTRY_* bits) that the kernel has; when it has
- * none of them, `main`. Compile and JIT time follow the code emitted, so the runtime compiles the
+ * none of them, `main`. entries 0 only describes the kernel: the CgGpuKernel facts and entries_all,
+ * no PTX (ptx NULL, entries 0; lowering only, well under a millisecond). Compile and JIT time follow the code emitted, so the runtime compiles the
  * entries a launch needs and adds the others when a later launch needs them. The entry names of one
  * compile are unique to it (a module per compile). */
 LoomStatus cg_nvptx_compile_entries(CgTarget *t, const KernelIr *k, uint32_t entries, CgCompiled *out, Diag *d);

@@ -194,7 +194,7 @@ static void keep_entries(LLVMModuleRef mod, CgGpuKernel *gk, uint32_t want) {
   for (int i = 0; i < CG_NENTRY; i++)
     if (cg_gpu_entry_name(gk, i)[0]) all |= 1u << i;
   uint32_t keep = all & want;
-  if (!keep) keep = all & CG_ENTRY_MAIN;
+  if (!keep && want) keep = all & CG_ENTRY_MAIN;
   for (int i = 0; i < CG_NENTRY; i++) {
     char *name = cg_gpu_entry_name(gk, i);
     if (!name[0] || (keep & (1u << i))) continue;
@@ -226,10 +226,11 @@ static LoomStatus compile_locked(CgTarget *t, NvState *s, const KernelIr *k, uin
                      : diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "codegen: out of memory");
   if (st == LOOM_OK) keep_entries(mod, gk, entries);
   if (gk) gk->phase_ms[0] = lap_ms(&mark);
-  if (st == LOOM_OK && uses_libdevice(mod)) st = link_libdevice(t, s, c, mod, d);
+  bool emit = entries != 0; /* 0: describe only (entry set and launch facts; no PTX) */
+  if (st == LOOM_OK && emit && uses_libdevice(mod)) st = link_libdevice(t, s, c, mod, d);
   if (st == LOOM_OK) limit_inlining(c, mod);
   if (gk) gk->phase_ms[1] = lap_ms(&mark);
-  if (st == LOOM_OK) { /* internalize all but the entries */
+  if (st == LOOM_OK && emit) { /* internalize all but the entries */
     for (LLVMValueRef f = LLVMGetFirstFunction(mod); f; f = LLVMGetNextFunction(f)) {
       if (LLVMIsDeclaration(f)) continue;
       size_t n = 0;
@@ -254,7 +255,7 @@ static LoomStatus compile_locked(CgTarget *t, NvState *s, const KernelIr *k, uin
     gk->phase_ms[2] = lap_ms(&mark);
   }
   char *ir_text = NULL;
-  if (st == LOOM_OK && want_llvm_ir) {
+  if (st == LOOM_OK && emit && want_llvm_ir) {
     char *txt = LLVMPrintModuleToString(mod);
     size_t n = strlen(txt);
     ir_text = ctx_alloc(ctx, n + 1);
@@ -262,7 +263,7 @@ static LoomStatus compile_locked(CgTarget *t, NvState *s, const KernelIr *k, uin
     LLVMDisposeMessage(txt);
     if (!ir_text) st = diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "codegen: out of memory for LLVM IR text");
   }
-  if (st == LOOM_OK) {
+  if (st == LOOM_OK && emit) {
     char *err = NULL;
     LLVMMemoryBufferRef buf = NULL;
     if (LLVMTargetMachineEmitToMemoryBuffer(s->tm, mod, LLVMAssemblyFile, &err, &buf)) {

@@ -434,8 +434,8 @@ static LoomStatus load_group(RtGpu *g, int device, RtGpuDev *dev, RtGpuFn *f, co
     if (mod) rt_cuda_module_unload(g->cu, mod);
     return st;
   }
-  if (!f->loaded) { /* the first group: the launch facts */
-    f->meta = *m;
+  if (!f->loaded) { /* the first group: the launch facts, unless described already (reductions) */
+    if (f->meta.magic != GPU_META_MAGIC) f->meta = *m;
     f->elem_block = 256;
     f->elem_grid_max = dev->info.sm_count * 8;
   }
@@ -469,6 +469,15 @@ static LoomStatus load_group(RtGpu *g, int device, RtGpuDev *dev, RtGpuFn *f, co
   f->modules[f->nmodules++] = mod;
   __atomic_store_n(&f->loaded, f->loaded | m->entries, __ATOMIC_RELEASE);
   return LOOM_OK;
+}
+
+static GpuMeta meta_of(const CgGpuKernel *gk) {
+  GpuMeta m = {.magic = GPU_META_MAGIC, .entries_all = gk->entries_all, .entries = gk->entries,
+               .strategy = gk->strategy, .block = gk->block, .vec_lanes = gk->vec_lanes,
+               .vec_align = gk->vec_align, .acc_size = gk->acc_size, .nwords = gk->nwords,
+               .cache_k = gk->cache_k, .part_lanes = gk->part_lanes, .cache_lanes = gk->cache_lanes};
+  for (int i = 0; i < CG_NENTRY; i++) memcpy(m.names[i], cg_gpu_entry_name((CgGpuKernel *)gk, i), 64);
+  return m;
 }
 
 /* Adds the entries `want` (CG_ENTRY bits; the first group of a kernel may ask for entries it lacks:
@@ -506,6 +515,11 @@ static LoomStatus add_group(LoomContext *ctx, RtGpu *g, int device, RtGpuDev *de
     if (hit) {
       for (int i = 0; i < CG_NENTRY; i++) m.names[i][63] = 0;
       st = load_group(g, device, dev, f, &m, (const char *)blob + sizeof m, blob_size - sizeof m, d);
+      if (st == LOOM_OK) {
+        pthread_mutex_lock(&ctx->rt->stats_lock);
+        ctx->rt->stats.cache_hits++;
+        pthread_mutex_unlock(&ctx->rt->stats_lock);
+      }
     }
     if (blob) rt_disk_cache_free(g->disk, blob);
   }
@@ -521,11 +535,7 @@ static LoomStatus add_group(LoomContext *ctx, RtGpu *g, int device, RtGpuDev *de
     if (st == LOOM_OK) {
       *compiled = true;
       CgGpuKernel *gk = c.gpu;
-      m = (GpuMeta){.magic = GPU_META_MAGIC, .entries_all = gk->entries_all, .entries = gk->entries,
-                    .strategy = gk->strategy, .block = gk->block, .vec_lanes = gk->vec_lanes,
-                    .vec_align = gk->vec_align, .acc_size = gk->acc_size, .nwords = gk->nwords,
-                    .cache_k = gk->cache_k, .part_lanes = gk->part_lanes, .cache_lanes = gk->cache_lanes};
-      for (int i = 0; i < CG_NENTRY; i++) memcpy(m.names[i], cg_gpu_entry_name(gk, i), 64);
+      m = meta_of(gk);
       st = rt_cuda_link_ptx(g->cu, device, gk->ptx, k->name, jit_level, &cubin, &cubin_size, d);
       t_link = now_ms();
       if (ctx->dump_flags & IR_DUMP_TIME)
@@ -575,8 +585,8 @@ static LoomStatus need_entries(LoomContext *ctx, RtGpu *g, int device, RtGpuDev 
   return st;
 }
 
-/* The kernel for k on device with its first group loaded: an elementwise kernel's vector entry (or
- * main when it has none), every entry of a reduction. */
+/* The kernel for k on device: an elementwise kernel with its vector entry (or main when it has none)
+ * loaded; a reduction described only (its entries are compiled as launches need them). */
 LoomStatus rt_gpu_kernel(LoomContext *ctx, int device, const KernelIr *k, const RtGpuFn **out, Diag *d) {
   RtGpu *g = NULL;
   RtGpuDev *dev = NULL;
@@ -608,8 +618,16 @@ LoomStatus rt_gpu_kernel(LoomContext *ctx, int device, const KernelIr *k, const 
   } else {
     f->key = key;
     f->hash = h;
-    uint32_t first = k->nkeep == k->ndim ? CG_ENTRY_VEC : CG_ENTRY_ALL;
-    st = add_group(ctx, g, device, dev, f, k, first, &compiled, d);
+    if (k->nkeep == k->ndim) {
+      st = add_group(ctx, g, device, dev, f, k, CG_ENTRY_VEC, &compiled, d);
+    } else { /* a reduction: its launch facts now, each entry when a launch first needs it */
+      CgCompiled c;
+      st = cg_nvptx_compile_entries(dev->target, k, 0, &c, d);
+      if (st == LOOM_OK) {
+        f->meta = meta_of(c.gpu);
+        dev->target->release(dev->target, &c);
+      }
+    }
   }
   if (st != LOOM_OK) {
     pthread_mutex_unlock(&ctx->rt->gpu_lock);
@@ -622,11 +640,6 @@ LoomStatus rt_gpu_kernel(LoomContext *ctx, int device, const KernelIr *k, const 
   f->next = *bucket;
   *bucket = f;
   pthread_mutex_unlock(&ctx->rt->gpu_lock);
-  if (!compiled) {
-    pthread_mutex_lock(&ctx->rt->stats_lock);
-    ctx->rt->stats.cache_hits++;
-    pthread_mutex_unlock(&ctx->rt->stats_lock);
-  }
   *out = f;
   return LOOM_OK;
 }
@@ -688,27 +701,32 @@ static LoomStatus launch_fn(LoomContext *ctx, RtGpu *g, int device, RtGpuDev *de
                   (uint32_t)f->elem_block, words, d);
   }
   /* a row that fits in registers: one read of it (blockDim * cache_k >= nr; a warp for short rows) */
+  /* (the threads a cached entry can launch with are known once it is loaded: registers) */
   if (m->strategy == CG_GPU_ROW && (has & CG_ENTRY_CACHEDV) && m->cache_k > 0 && m->cache_lanes > 1 && nr > 0 &&
-      nr % m->cache_lanes == 0 && nr <= (int64_t)f->cachedv_max_block * m->cache_k && vec_aligned(ir, words, m->cache_lanes)) {
-    int64_t bs = (nr + m->cache_k - 1) / m->cache_k;
-    bs = (bs + 31) / 32 * 32;
-    if (bs < 32) bs = 32;
+      nr % m->cache_lanes == 0 && nr <= 1024 * (int64_t)m->cache_k && vec_aligned(ir, words, m->cache_lanes)) {
     NEED(CG_ENTRY_CACHEDV);
-    return launch(g, s, &f->kern[E_CACHEDV], grid_of(no, 1, cap), (uint32_t)bs, words, d);
+    if (nr <= (int64_t)f->cachedv_max_block * m->cache_k) {
+      int64_t bs = (nr + m->cache_k - 1) / m->cache_k;
+      bs = (bs + 31) / 32 * 32;
+      if (bs < 32) bs = 32;
+      return launch(g, s, &f->kern[E_CACHEDV], grid_of(no, 1, cap), (uint32_t)bs, words, d);
+    }
   }
   if (m->strategy == CG_GPU_ROW && (has & CG_ENTRY_CACHED) && m->cache_k > 0 && nr > 0 &&
-      nr <= (int64_t)f->cached_max_block * m->cache_k) {
-    int64_t bs = (nr + m->cache_k - 1) / m->cache_k;
-    bs = (bs + 31) / 32 * 32;
-    if (bs < 32) bs = 32;
+      nr <= 1024 * (int64_t)m->cache_k) {
     NEED(CG_ENTRY_CACHED);
-    return launch(g, s, &f->kern[E_CACHED], grid_of(no, 1, cap), (uint32_t)bs, words, d);
+    if (nr <= (int64_t)f->cached_max_block * m->cache_k) {
+      int64_t bs = (nr + m->cache_k - 1) / m->cache_k;
+      bs = (bs + 31) / 32 * 32;
+      if (bs < 32) bs = 32;
+      return launch(g, s, &f->kern[E_CACHED], grid_of(no, 1, cap), (uint32_t)bs, words, d);
+    }
   }
   int64_t nparts = 1;
   /* 1-d full reduction with aligned contiguous loads: the vector part entry on a persistent grid.
    * Parts of 16K points (at most 16384 parts, sizes only: deterministic), many per resident block
    * so that the last round of parts leaves few SM slots idle; the block finish folds them. */
-  bool partv = m->strategy == CG_GPU_ROW && no == 1 && (has & CG_ENTRY_PARTV) && (has & CG_ENTRY_FINISHB) && f->partv_grid_max > 0 &&
+  bool partv = m->strategy == CG_GPU_ROW && no == 1 && (has & CG_ENTRY_PARTV) && (has & CG_ENTRY_FINISHB) &&
                nr >= 32768 && vec_aligned(ir, words, m->part_lanes);
   if (partv) {
     nparts = nr / 16384;
