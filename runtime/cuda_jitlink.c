@@ -24,7 +24,7 @@ typedef int (*JlGetSize)(NvJitLinkHandle, size_t *);
 typedef int (*JlGetBytes)(NvJitLinkHandle, void *);
 typedef int (*JlGetLog)(NvJitLinkHandle, char *);
 typedef int (*JlVersion)(unsigned *, unsigned *);
-enum { NVJITLINK_INPUT_PTX = 2 }; /* nvJitLinkInputType: NONE 0, CUBIN 1, PTX 2 */
+enum { NVJITLINK_INPUT_PTX = 1 };
 
 struct RtJitLink {
   LoomContext *ctx;
@@ -66,7 +66,10 @@ LoomStatus rt_jitlink_open(LoomContext *ctx, int driver_version, RtJitLink **out
     return diag_error(d, LOOM_ERR_UNSUPPORTED, "nvJitLink: libnvJitLink.so.%d/13/12 not found (the CUDA toolkit's; "
                                                "set CUDA_HOME) ", driver_version / 1000);
   RtJitLink *j = ctx_calloc(ctx, 1, sizeof *j);
-  if (!j) return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: nvJitLink state");
+  if (!j) {
+    dlclose(lib);
+    return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: nvJitLink state");
+  }
   j->ctx = ctx;
   j->lib = lib;
   *(void **)&j->create = dlsym(lib, "nvJitLinkCreate");
@@ -94,10 +97,9 @@ LoomStatus rt_jitlink_open(LoomContext *ctx, int driver_version, RtJitLink **out
   return LOOM_OK;
 }
 
-/* The library stays loaded (no dlclose): it holds process-wide state, e.g. its own C++ runtime's
- * emergency pool, that unloading would leak; a later rt_jitlink_open finds it loaded. */
 void rt_jitlink_close(RtJitLink *j) {
   if (!j) return;
+  if (j->lib) dlclose(j->lib);
   ctx_free(j->ctx, j);
 }
 

@@ -575,42 +575,7 @@ static void test_driver(void) {
   rt_cuda_unload(cu);
 }
 
-/* nvJitLink needs no GPU: where the toolkit's library is (CI's /usr/local/cuda), PTX becomes an sm_90
- * cubin (an ELF file) and broken PTX is a LOOM_ERR_BACKEND naming the input; else skipped. */
-static void test_jitlink(void) {
-  LoomContext *ctx = NULL;
-  CHECK(loom_context_create(&ctx) == LOOM_OK);
-  RtJitLink *j = NULL;
-  Diag d = {0};
-  if (rt_jitlink_open(ctx, 13000, &j, &d) != LOOM_OK) {
-    printf("skipped: nvJitLink: %s\n", d.msg);
-    skipped++;
-    loom_context_destroy(ctx);
-    return;
-  }
-  void *cubin = NULL;
-  size_t size = 0;
-  Diag e = {0};
-  CHECK_OK(rt_jitlink_ptx(j, 90, vadd_ptx, "vadd.ptx", 1, &cubin, &size, &e));
-  CHECK(cubin && size > 4 && memcmp(cubin, "\177ELF", 4) == 0);
-  ctx_free(ctx, cubin);
-  Diag bad = {0};
-  cubin = NULL;
-  CHECK(rt_jitlink_ptx(j, 90, ".version 7.0\n.target sm_75\n.address_size 64\nnot ptx;\n", "bad.ptx", -1, &cubin,
-                       &size, &bad) == LOOM_ERR_BACKEND && cubin == NULL);
-  CHECK(strstr(bad.msg, "bad.ptx") != NULL);
-  rt_jitlink_close(j);
-  setenv("LOOM_CUDA_LINKER", "driver", 1);
-  Diag off = {0};
-  CHECK(rt_jitlink_open(ctx, 13000, &j, &off) == LOOM_ERR_UNSUPPORTED && j == NULL && strstr(off.msg, "LOOM_CUDA_LINKER"));
-  unsetenv("LOOM_CUDA_LINKER");
-  Diag old = {0};
-  CHECK(rt_jitlink_open(ctx, 11080, &j, &old) == LOOM_ERR_UNSUPPORTED && j == NULL); /* a CUDA 11.8 driver: too new */
-  loom_context_destroy(ctx);
-}
-
 int main(void) {
-  test_jitlink();
   test_pool_classes();
   test_pool_reuse();
   test_pool_oom_retry();
