@@ -116,15 +116,6 @@ LoomStatus rt_cuda_event_elapsed(RtCuda *cu, RtCuEvent *start, RtCuEvent *end, f
  * (ptxas's) optimization level (CU_JIT_OPTIMIZATION_LEVEL); -1 leaves the driver's default (4). */
 LoomStatus rt_cuda_link_ptx(RtCuda *cu, int device, const char *ptx, const char *name, int opt_level,
                             void **cubin, size_t *cubin_size, Diag *d);
-/* nvJitLink (runtime/cuda_jitlink.c): PTX -> cubin by the CUDA toolkit's libnvJitLink, dlopen'ed;
- * LOOM_ERR_UNSUPPORTED when it is missing, off (LOOM_CUDA_LINKER=driver) or newer than the driver
- * (driver_version as rt_cuda_driver_version gives it). rt_jitlink_ptx: as rt_cuda_link_ptx, for
- * sm_<sm> (e.g. 90); the cubin is ctx_alloc'ed (rt_cuda_free_host frees it). */
-typedef struct RtJitLink RtJitLink;
-LoomStatus rt_jitlink_open(LoomContext *ctx, int driver_version, RtJitLink **out, Diag *d);
-void rt_jitlink_close(RtJitLink *j);
-LoomStatus rt_jitlink_ptx(RtJitLink *j, int sm, const char *ptx, const char *name, int opt_level, void **cubin,
-                          size_t *cubin_size, Diag *d);
 /* Loads a cubin (or PTX, which the driver then JIT-compiles) into the device's primary context. */
 LoomStatus rt_cuda_module_load(RtCuda *cu, int device, const void *image, size_t size,
                                RtCuModule **out, Diag *d);

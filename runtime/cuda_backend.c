@@ -97,8 +97,6 @@ struct RtGpu {
   DiskCache *disk;
   bool disk_tried;
   int jit_level_elementwise; /* LOOM_CUDA_JIT_LEVEL, 0 .. 4 */
-  RtJitLink *jitlink;         /* NULL: cuLink (nvJitLink missing, off, or it failed once) */
-  bool jitlink_tried, jitlink_loaded; /* opened once; one of its cubins loaded */
 };
 
 static double now_ms(void) {
@@ -211,7 +209,6 @@ void rt_gpu_destroy(LoomContext *ctx) {
     ctx_free(ctx, c);
   }
   rt_disk_cache_close(g->disk);
-  rt_jitlink_close(g->jitlink);
   rt_cuda_unload(g->cu);
   ctx_free(ctx, g->devs);
   ctx_free(ctx, g);
@@ -533,49 +530,18 @@ static LoomStatus add_group(LoomContext *ctx, RtGpu *g, int device, RtGpuDev *de
     void *cubin = NULL;
     size_t cubin_size = 0;
     double t_llvm = now_ms(), t_link = t_llvm;
-    bool via_jitlink = false;
     GpuMeta m;
     memset(&m, 0, sizeof m);
     if (st == LOOM_OK) {
       *compiled = true;
       CgGpuKernel *gk = c.gpu;
       m = meta_of(gk);
-      if (!g->jitlink_tried) {
-        g->jitlink_tried = true;
-        Diag dj = {.status = LOOM_OK};
-        if (rt_jitlink_open(ctx, rt_cuda_driver_version(g->cu), &g->jitlink, &dj) != LOOM_OK) g->jitlink = NULL;
-      }
-      if (g->jitlink) { /* on any failure: cuLink from now on (it reports PTX errors the same way) */
-        Diag dj = {.status = LOOM_OK};
-        int sm = dev->info.cc_major * 10 + dev->info.cc_minor;
-        if (rt_jitlink_ptx(g->jitlink, sm, gk->ptx, k->name, jit_level, &cubin, &cubin_size, &dj) != LOOM_OK) {
-          fprintf(stderr, "loom: warning: nvJitLink failed, using the driver's linker from now on: %s\n", dj.msg);
-          rt_jitlink_close(g->jitlink);
-          g->jitlink = NULL;
-        }
-      }
-      if (!cubin) st = rt_cuda_link_ptx(g->cu, device, gk->ptx, k->name, jit_level, &cubin, &cubin_size, d);
-      else via_jitlink = true;
-      if (st == LOOM_OK && via_jitlink && !g->jitlink_loaded) { /* once: can the driver load its cubins? */
-        Diag dl = {.status = LOOM_OK};
-        RtCuModule *probe = NULL;
-        if (rt_cuda_module_load(g->cu, device, cubin, cubin_size, &probe, &dl) != LOOM_OK) {
-          fprintf(stderr, "loom: warning: the driver cannot load nvJitLink's cubin, using its linker: %s\n", dl.msg);
-          rt_jitlink_close(g->jitlink);
-          g->jitlink = NULL;
-          rt_cuda_free_host(g->cu, cubin);
-          cubin = NULL;
-          st = rt_cuda_link_ptx(g->cu, device, gk->ptx, k->name, jit_level, &cubin, &cubin_size, d);
-        } else {
-          rt_cuda_module_unload(g->cu, probe);
-          g->jitlink_loaded = true;
-        }
-      }
+      st = rt_cuda_link_ptx(g->cu, device, gk->ptx, k->name, jit_level, &cubin, &cubin_size, d);
       t_link = now_ms();
       if (ctx->dump_flags & IR_DUMP_TIME)
         fprintf(stderr, "# time gpu %s entries %#x: lower %.3f libdevice %.3f opt %.3f ptx %.3f (%zu bytes) "
-                        "jit %.3f ms (%s)\n", k->name, gk->entries, gk->phase_ms[0], gk->phase_ms[1], gk->phase_ms[2],
-                gk->phase_ms[3], gk->ptx_size, t_link - t_llvm, via_jitlink && g->jitlink ? "nvJitLink" : "cuLink");
+                        "jit %.3f ms\n", k->name, gk->entries, gk->phase_ms[0], gk->phase_ms[1], gk->phase_ms[2],
+                gk->phase_ms[3], gk->ptx_size, t_link - t_llvm);
       dev->target->release(dev->target, &c);
       if (st == LOOM_OK && !(m.entries & ~f->loaded))
         st = diag_error(d, LOOM_ERR_INTERNAL, "internal error: kernel %s has none of the entries %#x", k->name, want);
