@@ -16,7 +16,8 @@
  * Cold compile. The driver's JIT (ptxas) dominates a new kernel's cost (bench/results: ~15-20 ms of
  * ~25 on the H200 for a small elementwise kernel) and grows with the code, so only the entries a
  * launch needs are compiled: an elementwise kernel's vector entry first, its scalar entry when a
- * launch with unaligned or strided arrays needs it (a group per module, a disk-cache entry per
+ * launch with unaligned or strided arrays needs it; a reduction is only described (the launch facts
+ * of its lowering) until a launch picks its entries (a group per module, a disk-cache entry per
  * group). Elementwise kernels are JIT-compiled at optimization level LOOM_CUDA_JIT_LEVEL (default
  * 1: LLVM has optimized them already; on the H200 level 1 ran the bench's 14 cold kernels within the
  * run-to-run spread of level 4 and JIT-compiled ~25% faster, while level 0 halved the bandwidth of
