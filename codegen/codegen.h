@@ -134,9 +134,9 @@ LoomStatus cg_nvptx_target_create(LoomContext *ctx, int sm_major, int sm_minor, 
 const char *cg_nvptx_describe(CgTarget *t);
 /* t->compile emitting only the entries in `entries` (CG_ENTRY_* bits) that the kernel has; when it has
  * none of them, `main`. entries 0 only describes the kernel: the CgGpuKernel facts and entries_all,
- * no PTX (ptx NULL, entries 0; lowering only, well under a millisecond). Compile and JIT time follow the code emitted, so the runtime compiles the
- * entries a launch needs and adds the others when a later launch needs them. The entry names of one
- * compile are unique to it (a module per compile). */
+ * no PTX (ptx NULL, entries 0; lowering only, well under a millisecond). Compile and JIT time follow
+ * the code emitted, so the runtime compiles the entries a launch needs and adds the others when a
+ * later launch needs them. The entry names of one compile are unique to it (a module per compile). */
 LoomStatus cg_nvptx_compile_entries(CgTarget *t, const KernelIr *k, uint32_t entries, CgCompiled *out, Diag *d);
 /* The CgGpuKernel entry name of bit index i (0 .. CG_NENTRY - 1). */
 static inline char *cg_gpu_entry_name(CgGpuKernel *gk, int i) {

@@ -153,6 +153,17 @@ static unsigned dtype_align(LoomDType t) {
   return s ? (unsigned)s : 1;
 }
 
+/* int64 product of the kernel's dims (host: i64 shapes; GPU: the index type). */
+static LLVMValueRef npoints64(Lower *L) {
+  LLVMValueRef n = cg_i64(&L->m, 1);
+  for (int d = 0; d < L->k->ndim; d++) {
+    LLVMValueRef s = L->shape[d];
+    if (LLVMTypeOf(s) != L->i64) s = LLVMBuildSExt(L->m.b, s, L->i64, "");
+    n = LLVMBuildMul(L->m.b, n, s, "");
+  }
+  return n;
+}
+
 static LLVMValueRef emit_one(Lower *L, int i) {
   const KernelIr *k = L->k;
   const KInstr *in = &k->instrs[i];
@@ -216,15 +227,7 @@ static LLVMValueRef emit_one(Lower *L, int i) {
       return LLVMGetUndef(cg_reg_type(m, t));
     }
     return cg_cast(m, LOOM_INT64, t, L->lin);
-  case KI_NPOINTS: {
-    LLVMValueRef n = cg_i64(m, 1);
-    for (int d = 0; d < k->ndim; d++) {
-      LLVMValueRef s = L->shape[d];
-      if (LLVMTypeOf(s) != L->i64) s = LLVMBuildSExt(m->b, s, L->i64, "");
-      n = LLVMBuildMul(m->b, n, s, "");
-    }
-    return cg_cast(m, LOOM_INT64, t, n);
-  }
+  case KI_NPOINTS: return cg_cast(m, LOOM_INT64, t, npoints64(L));
   default:
     diag_error(m->d, LOOM_ERR_INTERNAL, "codegen: instruction kind %d", in->kind);
     return LLVMGetUndef(cg_reg_type(m, t));
@@ -274,17 +277,6 @@ static void emit_stores(Lower *L, const KPhase *ph) {
 }
 
 /* ---- per-worker regions (user kernels' loop_prep / after_loop) ------------------------------------- */
-
-/* int64 product of the kernel's dims (host: i64 shapes; GPU: the index type). */
-static LLVMValueRef npoints64(Lower *L) {
-  LLVMValueRef n = cg_i64(&L->m, 1);
-  for (int d = 0; d < L->k->ndim; d++) {
-    LLVMValueRef s = L->shape[d];
-    if (LLVMTypeOf(s) != L->i64) s = LLVMBuildSExt(L->m.b, s, L->i64, "");
-    n = LLVMBuildMul(L->m.b, n, s, "");
-  }
-  return n;
-}
 
 static LLVMValueRef entry_alloca(Lower *L, LLVMTypeRef t, const char *name);
 

@@ -298,25 +298,25 @@ static LoomStatus compile_locked(CgTarget *t, NvState *s, const KernelIr *k, uin
   return LOOM_OK;
 }
 
-static LoomStatus nv_compile(CgTarget *t, const KernelIr *k, bool want_llvm_ir, CgCompiled *out, Diag *d) {
-  if (!t || !k || !out) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "codegen: null argument to compile");
+static LoomStatus compile(CgTarget *t, const KernelIr *k, uint32_t entries, bool want_llvm_ir, CgCompiled *out,
+                          Diag *d) {
   NvState *s = t->state;
   memset(out, 0, sizeof *out);
   pthread_mutex_lock(&s->lock);
-  LoomStatus st = compile_locked(t, s, k, CG_ENTRY_ALL, want_llvm_ir, out, d);
+  LoomStatus st = compile_locked(t, s, k, entries, want_llvm_ir, out, d);
   pthread_mutex_unlock(&s->lock);
   return st;
+}
+
+static LoomStatus nv_compile(CgTarget *t, const KernelIr *k, bool want_llvm_ir, CgCompiled *out, Diag *d) {
+  if (!t || !k || !out) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "codegen: null argument to compile");
+  return compile(t, k, CG_ENTRY_ALL, want_llvm_ir, out, d);
 }
 
 LoomStatus cg_nvptx_compile_entries(CgTarget *t, const KernelIr *k, uint32_t entries, CgCompiled *out, Diag *d) {
   if (!t || !k || !out || t->compile != nv_compile)
     return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "codegen: cg_nvptx_compile_entries needs the nvptx target");
-  NvState *s = t->state;
-  memset(out, 0, sizeof *out);
-  pthread_mutex_lock(&s->lock);
-  LoomStatus st = compile_locked(t, s, k, entries, false, out, d);
-  pthread_mutex_unlock(&s->lock);
-  return st;
+  return compile(t, k, entries, false, out, d);
 }
 
 const char *cg_nvptx_describe(CgTarget *t) { return t && t->state ? ((NvState *)t->state)->describe : ""; }

@@ -482,11 +482,10 @@ static GpuMeta meta_of(const CgGpuKernel *gk) {
 }
 
 /* Adds the entries `want` (CG_ENTRY bits; the first group of a kernel may ask for entries it lacks:
- * see cg_nvptx_compile_entries) to f: from the disk cache, else compiled, linked and stored there.
- * Caller holds gpu_lock. *compiled tells whether LLVM and the JIT ran. */
+ * see cg_nvptx_compile_entries) to f: from the disk cache, else compiled, linked and stored there
+ * (counted in the stats either way). Caller holds gpu_lock. */
 static LoomStatus add_group(LoomContext *ctx, RtGpu *g, int device, RtGpuDev *dev, RtGpuFn *f, const KernelIr *k,
-                            uint32_t want, bool *compiled, Diag *d) {
-  *compiled = false;
+                            uint32_t want, Diag *d) {
   StrBuf kb;
   sb_init(&kb, ctx);
   bool elementwise = k->nkeep == k->ndim;
@@ -531,10 +530,10 @@ static LoomStatus add_group(LoomContext *ctx, RtGpu *g, int device, RtGpuDev *de
     void *cubin = NULL;
     size_t cubin_size = 0;
     double t_llvm = now_ms(), t_link = t_llvm;
+    bool compiled = st == LOOM_OK;
     GpuMeta m;
     memset(&m, 0, sizeof m);
-    if (st == LOOM_OK) {
-      *compiled = true;
+    if (compiled) {
       CgGpuKernel *gk = c.gpu;
       m = meta_of(gk);
       st = rt_cuda_link_ptx(g->cu, device, gk->ptx, k->name, jit_level, &cubin, &cubin_size, d);
@@ -562,7 +561,7 @@ static LoomStatus add_group(LoomContext *ctx, RtGpu *g, int device, RtGpuDev *de
       }
     }
     if (cubin) rt_cuda_free_host(g->cu, cubin);
-    if (*compiled) {
+    if (compiled) {
       pthread_mutex_lock(&ctx->rt->stats_lock);
       ctx->rt->stats.kernels_compiled++;
       ctx->rt->stats.compile_ms += now_ms() - t0;
@@ -580,8 +579,7 @@ static LoomStatus need_entries(LoomContext *ctx, RtGpu *g, int device, RtGpuDev 
   RtGpuFn *f = (RtGpuFn *)cf; /* groups are added under gpu_lock; see struct RtGpuFn */
   pthread_mutex_lock(&ctx->rt->gpu_lock);
   LoomStatus st = LOOM_OK;
-  bool compiled = false;
-  if (need & ~f->loaded) st = add_group(ctx, g, device, dev, f, k, need & ~f->loaded, &compiled, d);
+  if (need & ~f->loaded) st = add_group(ctx, g, device, dev, f, k, need & ~f->loaded, d);
   pthread_mutex_unlock(&ctx->rt->gpu_lock);
   return st;
 }
@@ -613,14 +611,13 @@ LoomStatus rt_gpu_kernel(LoomContext *ctx, int device, const KernelIr *k, const 
       return LOOM_OK;
     }
   RtGpuFn *f = ctx_calloc(ctx, 1, sizeof *f);
-  bool compiled = false;
   if (!f) {
     st = diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: kernel entry");
   } else {
     f->key = key;
     f->hash = h;
     if (k->nkeep == k->ndim) {
-      st = add_group(ctx, g, device, dev, f, k, CG_ENTRY_VEC, &compiled, d);
+      st = add_group(ctx, g, device, dev, f, k, CG_ENTRY_VEC, d);
     } else { /* a reduction: its launch facts now, each entry when a launch first needs it */
       CgCompiled c;
       st = cg_nvptx_compile_entries(dev->target, k, 0, &c, d);

@@ -351,6 +351,16 @@ static bool overlaps(const LoomArray *a, const LoomArray *b) {
   return alo < bhi && blo < ahi;
 }
 
+/* Whether given output i must be evaluated into a temporary: its bytes overlap an input on its
+ * device or another given output (compiled kernels treat their buffers as noalias). */
+static bool out_needs_temp(const LoomGraph *g, int32_t n, const LoomArray *outs, int32_t i) {
+  for (int32_t j = 0; j < g->ir.ninputs; j++)
+    if (g->ir.inputs[j].device == outs[i].device && overlaps(&outs[i], &g->ir.inputs[j])) return true;
+  for (int32_t j = 0; j < n; j++)
+    if (j != i && outs[j].data && overlaps(&outs[i], &outs[j])) return true;
+  return false;
+}
+
 /* Copies a C-contiguous array into dst (any strides), element by element. */
 static void copy_to_strided(const LoomArray *dst, const void *src) {
   size_t isz = itemsize_of(dst->dtype);
@@ -698,11 +708,7 @@ static LoomStatus eval_gpu(LoomGraph *g, int32_t n, const LoomNode *nodes, LoomA
     made = i + 1;
     out_data[i] = NULL;
     if (outs[i].data) {
-      bool overlap = false;
-      for (int32_t j = 0; j < g->ir.ninputs && !overlap; j++)
-        overlap = g->ir.inputs[j].device == LOOM_DEVICE_CUDA && overlaps(&outs[i], &g->ir.inputs[j]);
-      for (int32_t j = 0; j < n && !overlap; j++) overlap = j != i && outs[j].data && overlaps(&outs[i], &outs[j]);
-      if (!overlap) {
+      if (!out_needs_temp(g, n, outs, i)) {
         mod_outs[i] = outs[i];
         out_data[i] = outs[i].data;
         continue;
@@ -808,12 +814,7 @@ static LoomStatus eval_impl(LoomGraph *g, int32_t n, const LoomNode *nodes, Loom
 
   for (int32_t i = 0; i < n; i++) {
     const IrNode *nd = &g->ir.nodes[nodes[i]];
-    bool need_temp = false;
-    if (outs[i].data) {
-      for (int32_t j = 0; j < g->ir.ninputs && !need_temp; j++) need_temp = overlaps(&outs[i], &g->ir.inputs[j]);
-      for (int32_t j = 0; j < n && !need_temp; j++)
-        need_temp = j != i && outs[j].data && overlaps(&outs[i], &outs[j]);
-    }
+    bool need_temp = outs[i].data && out_needs_temp(g, n, outs, i);
     if (outs[i].data && !need_temp) {
       mod_outs[i] = outs[i];
       out_data[i] = outs[i].data;
@@ -907,21 +908,20 @@ LOOM_API LoomStatus loom_eval(LoomGraph *g, int32_t n, const LoomNode *nodes, Lo
 }
 
 /* ---- introspection --------------------------------------------------------------------------------- */
-/* The PTX of every kernel of s for sm_90 (the H200's), compiled here: no GPU is needed. */
-static LoomStatus dump_ptx(LoomContext *ctx, const Schedule *s, StrBuf *sb, Diag *d) {
+/* The PTX of kernels k[0..n) for sm_90 (the H200's), compiled here: no GPU is needed. */
+LoomStatus rt_dump_ptx(LoomContext *ctx, int32_t n, const KernelIr *const *k, StrBuf *sb, Diag *d) {
   CgTarget *t = NULL;
   LoomStatus st = cg_nvptx_target_create(ctx, 9, 0, &t, d);
-  for (int32_t i = 0; st == LOOM_OK && i < s->nkernel; i++) {
-    const KernelIr *ir = s->kernels[i].ir;
+  for (int32_t i = 0; st == LOOM_OK && i < n; i++) {
     CgCompiled cc;
     memset(&cc, 0, sizeof cc);
-    st = t->compile(t, ir, false, &cc, d);
+    st = t->compile(t, k[i], false, &cc, d);
     if (st != LOOM_OK) break;
     if (cc.gpu && (ctx->dump_flags & IR_DUMP_TIME))
-      sb_printf(sb, "// time %s lower %.3f libdevice %.3f opt %.3f ptx %.3f ms\n", ir->name, cc.gpu->phase_ms[0],
+      sb_printf(sb, "// time %s lower %.3f libdevice %.3f opt %.3f ptx %.3f ms\n", k[i]->name, cc.gpu->phase_ms[0],
                 cc.gpu->phase_ms[1], cc.gpu->phase_ms[2], cc.gpu->phase_ms[3]);
-    if (cc.gpu && cc.gpu->ptx) sb_printf(sb, "// kernel %s (sm_90)\n%s", ir->name, cc.gpu->ptx);
-    else st = diag_error(d, LOOM_ERR_INTERNAL, "internal error: the NVIDIA target gave no PTX for %s", ir->name);
+    if (cc.gpu && cc.gpu->ptx) sb_printf(sb, "// kernel %s (sm_90)\n%s", k[i]->name, cc.gpu->ptx);
+    else st = diag_error(d, LOOM_ERR_INTERNAL, "internal error: the NVIDIA target gave no PTX for %s", k[i]->name);
     t->release(t, &cc);
   }
   if (t) t->destroy(t);
@@ -976,7 +976,12 @@ static LoomStatus dump_impl(LoomGraph *g, LoomDumpKind kind, int32_t n, const Lo
       sb_printf(&sb, "; kernel %s\n%s\n", ir->name, k->llvm_ir ? k->llvm_ir : "");
       rt_cache_release(ctx->rt->cache, k);
     }
-    if (st == LOOM_OK && kind == LOOM_DUMP_PTX) st = dump_ptx(ctx, m.schedule, &sb, d);
+    if (st == LOOM_OK && kind == LOOM_DUMP_PTX) {
+      const KernelIr **ks = arena_alloc(&arena, sizeof *ks * (size_t)(m.schedule->nkernel + 1));
+      for (int32_t i = 0; ks && i < m.schedule->nkernel; i++) ks[i] = m.schedule->kernels[i].ir;
+      st = ks ? rt_dump_ptx(ctx, m.schedule->nkernel, ks, &sb, d)
+              : diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: loom_dump bookkeeping");
+    }
     arena_free_all(&arena);
     if (st != LOOM_OK) {
       sb_free(&sb);

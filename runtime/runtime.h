@@ -105,6 +105,10 @@ LoomStatus rt_gpu_event_elapsed(LoomContext *ctx, struct RtCuEvent *a, struct Rt
 LoomStatus rt_gpu_run_schedule(LoomContext *ctx, int device, const IrGraph *g, const Schedule *s,
                                const RtGpuFn *const *pinned, void *const *out_data, int32_t nouts, Diag *d);
 
+/* Appends the PTX of kernels k[0..n) for sm_90 to sb ("// kernel NAME (sm_90)" then the text),
+ * compiled without a GPU: loom_dump and loom_user_kernel_dump (eval.c). */
+LoomStatus rt_dump_ptx(LoomContext *ctx, int32_t n, const KernelIr *const *k, StrBuf *sb, Diag *d);
+
 /* Runs a schedule on the host: allocates temps, launches each kernel (parallel over O or split
  * along R), frees temps. out_data[i] is the base pointer of output i. */
 /* Whether a is C-contiguous (size-1 dims may have any stride). */

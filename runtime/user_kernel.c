@@ -661,19 +661,7 @@ static LoomStatus dump_kernel(UkCall *c, const KernelIr *k, Diag *d) {
     rt_cache_release(ctx->rt->cache, cc);
     return LOOM_OK;
   }
-  CgTarget *t = NULL;
-  LoomStatus st = cg_nvptx_target_create(ctx, 9, 0, &t, d);
-  if (st) return st;
-  CgCompiled cc;
-  memset(&cc, 0, sizeof cc);
-  st = t->compile(t, k, false, &cc, d);
-  if (!st) {
-    if (cc.gpu && cc.gpu->ptx) sb_printf(c->dump, "// kernel %s (sm_90)\n%s", k->name, cc.gpu->ptx);
-    else st = diag_error(d, LOOM_ERR_INTERNAL, "internal error: the NVIDIA target gave no PTX for %s", k->name);
-    t->release(t, &cc);
-  }
-  t->destroy(t);
-  return st;
+  return rt_dump_ptx(ctx, 1, (const KernelIr *const[]){k}, c->dump, d);
 }
 
 static LoomStatus run(UkCall *c, KernelIr *k, SchedKernel *sk, LoomDeviceKind dk, int32_t di, Diag *d) {
