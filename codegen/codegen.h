@@ -53,9 +53,9 @@ enum { CG_GPU_ELEMENTWISE = 0, CG_GPU_ROW = 1, CG_GPU_COL = 2 };
 /* One bit per entry of CgGpuKernel (the order of the names there). */
 enum {
   CG_ENTRY_MAIN = 1u, CG_ENTRY_VEC = 2u, CG_ENTRY_PART = 4u, CG_ENTRY_FINISH = 8u, CG_ENTRY_CACHED = 16u,
-  CG_ENTRY_PARTV = 32u, CG_ENTRY_CACHEDV = 64u, CG_ENTRY_FINISHB = 128u, CG_ENTRY_ALL = 255u
+  CG_ENTRY_PARTV = 32u, CG_ENTRY_CACHEDV = 64u, CG_ENTRY_FINISHB = 128u, CG_ENTRY_VECW = 256u, CG_ENTRY_ALL = 511u
 };
-#define CG_NENTRY 8
+#define CG_NENTRY 9
 #define CG_GPU_EXTRA 4
 typedef struct CgGpuKernel {
   int32_t strategy;
@@ -89,6 +89,10 @@ typedef struct CgGpuKernel {
    * threads' values in a fixed tree; the same nparts and block give the same bits. For few O
    * points with many parts. */
   char finishb[64];
+  /* ELEMENTWISE, with `vec`: `vec` for whole vectors only, without the scalar tail loop (one copy of
+   * the expression fewer to compile and JIT); the launcher uses it when the point count is a
+   * multiple of vec_lanes (and the bases are aligned as for `vec`). */
+  char vecw[64];
   /* Entries: bit CG_ENTRY_x set in `entries_all` when the lowering made entry x, in `entries` when
    * this PTX holds it (a compile may emit a subset: cg_nvptx_compile_entries); the names of entries
    * not in the PTX are "". */
@@ -133,14 +137,18 @@ LoomStatus cg_nvptx_target_create(LoomContext *ctx, int sm_major, int sm_minor, 
 /* "LLVM 19.1.7 nvptx sm_90 ptx78": goes into cache keys. */
 const char *cg_nvptx_describe(CgTarget *t);
 /* t->compile emitting only the entries in `entries` (CG_ENTRY_* bits) that the kernel has; when it has
- * none of them, `main`. entries 0 only describes the kernel: the CgGpuKernel facts and entries_all,
+ * none of them, `vec` for a `vecw` asked for, else `main`. entries 0 only describes the kernel: the CgGpuKernel facts and entries_all,
  * no PTX (ptx NULL, entries 0; lowering only, well under a millisecond). Compile and JIT time follow
  * the code emitted, so the runtime compiles the entries a launch needs and adds the others when a
  * later launch needs them. The entry names of one compile are unique to it (a module per compile). */
 LoomStatus cg_nvptx_compile_entries(CgTarget *t, const KernelIr *k, uint32_t entries, CgCompiled *out, Diag *d);
+/* Points per step of an elementwise kernel's `vec` entries (0: it has none), from the kernel IR
+ * alone (no lowering): what the launcher asks for before anything is compiled. */
+int cg_gpu_vec_lanes(const KernelIr *k);
 /* The CgGpuKernel entry name of bit index i (0 .. CG_NENTRY - 1). */
 static inline char *cg_gpu_entry_name(CgGpuKernel *gk, int i) {
-  char *names[CG_NENTRY] = {gk->main, gk->vec, gk->part, gk->finish, gk->cached, gk->partv, gk->cachedv, gk->finishb};
+  char *names[CG_NENTRY] = {gk->main, gk->vec, gk->part, gk->finish, gk->cached, gk->partv, gk->cachedv, gk->finishb,
+                            gk->vecw};
   return i >= 0 && i < CG_NENTRY ? names[i] : NULL;
 }
 

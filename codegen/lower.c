@@ -1322,7 +1322,7 @@ static void store_partial(Lower *L, LLVMValueRef ptr) {
     LLVMBuildStore(L->m.b, L->accidx[0], LLVMBuildGEP2(L->m.b, LLVMInt8TypeInContext(L->m.c), ptr, &eight, 1, ""));
 }
 
-enum { GPU_ELEM, GPU_ELEMV, GPU_MAIN, GPU_PART, GPU_FINISH, GPU_CACHED, GPU_PARTV, GPU_FINISHB };
+enum { GPU_ELEM, GPU_ELEMV, GPU_ELEMVW, GPU_MAIN, GPU_PART, GPU_FINISH, GPU_CACHED, GPU_PARTV, GPU_FINISHB };
 
 typedef struct GpuEntry {
   int which;
@@ -1824,14 +1824,15 @@ static void build_gpu_entry(Lower *L, int which, bool row, const char *name, int
     worker_begin(L); /* a GPU worker is one thread (it may get no point) */
     gpu_for(L, gtid, n, gstride, gpu_elem_point, NULL);
     worker_end(L);
-  } else if (which == GPU_ELEMV) {
+  } else if (which == GPU_ELEMV || which == GPU_ELEMVW) {
     LLVMValueRef n = L->shape[0];
     LLVMValueRef nvec = LLVMBuildUDiv(b, n, iconst_i(L, lanes), "");
     worker_begin(L); /* one worker per thread across its vectors and its tail point */
     gpu_for(L, gtid, nvec, gstride, gpu_elemv_step, (void *)(intptr_t)lanes);
-    /* the tail: one point per thread */
-    LLVMValueRef tail = LLVMBuildAdd(b, LLVMBuildMul(b, nvec, iconst_i(L, lanes), ""), gtid, "");
-    gpu_for(L, tail, n, gstride, gpu_elem_point, NULL);
+    if (which == GPU_ELEMV) { /* the tail: one point per thread (vecw: the launcher ensures none) */
+      LLVMValueRef tail = LLVMBuildAdd(b, LLVMBuildMul(b, nvec, iconst_i(L, lanes), ""), gtid, "");
+      gpu_for(L, tail, n, gstride, gpu_elem_point, NULL);
+    }
     worker_end(L);
   } else if (which == GPU_CACHED) {
     gpu_for(L, bid, e.no, nbk, gpu_cached_item, &e);
@@ -1845,6 +1846,21 @@ static void build_gpu_entry(Lower *L, int which, bool row, const char *name, int
   LLVMBuildRetVoid(b);
   LLVMPositionBuilderAtEnd(L->ab, L->alloca_bb);
   LLVMBuildBr(L->ab, start);
+}
+
+int cg_gpu_vec_lanes(const KernelIr *k) {
+  /* 1-d, every buffer contiguous, at most 64 stores (a user kernel that reads the point index `i`
+   * needs the scalar entry's per-point index) */
+  if (!k || k->nkeep != k->ndim || k->ndim != 1 || k->nstore > 64 || k->nbuf <= 0) return 0;
+  for (int i = 0; i < k->ninstr; i++)
+    if (k->instrs[i].kind == KI_INDEX) return 0;
+  int maxsize = 1;
+  for (int bi = 0; bi < k->nbuf; bi++) {
+    if (k->bufs[bi].layout[0] != KL_ONE) return 0;
+    int sz = (int)loom_dtype_size((LoomDType)k->bufs[bi].dtype);
+    if (sz > maxsize) maxsize = sz;
+  }
+  return 16 / maxsize >= 2 ? 16 / maxsize : 0;
 }
 
 /* ROW or COL for a reduction: COL when the REDUCE values read some buffer contiguously along the
@@ -1878,18 +1894,8 @@ LoomStatus cg_lower_gpu(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef mod, c
     out->strategy = CG_GPU_ELEMENTWISE;
     snprintf(out->main, sizeof out->main, "%s_elem", prefix);
     build_gpu_entry(&L, GPU_ELEM, false, out->main, nwords, 0, 0);
-    /* the vector entry: 1-d, every buffer contiguous, at most 64 stores */
-    /* (a user kernel that reads the point index `i` needs the scalar entry's per-point index) */
-    bool vec = k->ndim == 1 && k->nstore <= 64;
-    for (int i = 0; i < k->ninstr && vec; i++) vec = k->instrs[i].kind != KI_INDEX;
-    int maxsize = 1;
-    for (int bi = 0; bi < k->nbuf; bi++) {
-      vec = vec && k->bufs[bi].layout[0] == KL_ONE;
-      int sz = (int)loom_dtype_size((LoomDType)k->bufs[bi].dtype);
-      if (sz > maxsize) maxsize = sz;
-    }
-    int lanes = 16 / maxsize;
-    if (vec && lanes >= 2 && k->nbuf > 0) {
+    int lanes = cg_gpu_vec_lanes(k);
+    if (lanes > 0) {
       out->vec_lanes = lanes;
       out->vec_align = 0;
       for (int bi = 0; bi < k->nbuf; bi++) {
@@ -1898,6 +1904,8 @@ LoomStatus cg_lower_gpu(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef mod, c
       }
       snprintf(out->vec, sizeof out->vec, "%s_vec", prefix);
       build_gpu_entry(&L, GPU_ELEMV, false, out->vec, nwords, lanes, 0);
+      snprintf(out->vecw, sizeof out->vecw, "%s_vecw", prefix);
+      build_gpu_entry(&L, GPU_ELEMVW, false, out->vecw, nwords, lanes, 0);
     }
   } else {
     bool col = gpu_use_col(k, L.need);

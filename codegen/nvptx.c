@@ -194,6 +194,7 @@ static void keep_entries(LLVMModuleRef mod, CgGpuKernel *gk, uint32_t want) {
   for (int i = 0; i < CG_NENTRY; i++)
     if (cg_gpu_entry_name(gk, i)[0]) all |= 1u << i;
   uint32_t keep = all & want;
+  if (!keep && (want & CG_ENTRY_VECW)) keep = all & CG_ENTRY_VEC;
   if (!keep && want) keep = all & CG_ENTRY_MAIN;
   for (int i = 0; i < CG_NENTRY; i++) {
     char *name = cg_gpu_entry_name(gk, i);
@@ -245,10 +246,17 @@ static LoomStatus compile_locked(CgTarget *t, NvState *s, const KernelIr *k, uin
     for (LLVMValueRef g = LLVMGetFirstGlobal(mod); g; g = LLVMGetNextGlobal(g))
       if (!LLVMIsDeclaration(g)) LLVMSetLinkage(g, LLVMInternalLinkage);
     LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
-    /* Elementwise modules (one grid-stride loop, the vector entry's lanes written out by lower.c)
-     * come out of O1 with the same PTX as O3 (checked on bench_gpu's 12 cold kernels) at ~10% less
-     * compile time; reductions keep O3 (their bandwidth was tuned with it). */
-    const char *pipeline = gk->strategy == CG_GPU_ELEMENTWISE ? "default<O1>" : "default<O3>";
+    /* Fused elementwise modules are one grid-stride loop of straight-line code that lower.c writes
+     * out already simplified (the vector entry's lanes included), so they get a short pipeline:
+     * libdevice's reflect calls folded, the small math functions inlined, allocas promoted,
+     * redundancies and dead branches removed. It emits the same PTX as default<O1> up to register
+     * names and loop shape (the driver's JIT rotates loops itself) in a quarter of the time (12 cold
+     * kernels, LLVM 19). User kernels may hold loops and keep default<O1>; reductions keep O3 (their
+     * bandwidth was tuned with it). */
+    const char *pipeline = gk->strategy != CG_GPU_ELEMENTWISE ? "default<O3>"
+                           : k->snippet ? "default<O1>"
+                                        : "function(nvvm-reflect),always-inline,function(sroa,early-cse,"
+                                          "instcombine<no-verify-fixpoint>,simplifycfg),globaldce";
     LLVMErrorRef e = LLVMRunPasses(mod, pipeline, s->tm, po);
     LLVMDisposePassBuilderOptions(po);
     if (e) st = llvm_err(d, e, "optimization (nvptx)");

@@ -42,7 +42,7 @@
 #include "runtime/runtime.h"
 
 #define GPU_BUCKETS 256
-#define GPU_META_MAGIC 0x344b474du /* "MGK4": entry names indexed by CG_ENTRY bit (older entries are rewritten) */
+#define GPU_META_MAGIC 0x354b474du /* "MGK5": entry names indexed by CG_ENTRY bit, vecw (older entries are rewritten) */
 
 /* What a cubin payload of the disk cache starts with: how to launch the kernel, and which entries the
  * cubin holds (names[i] for bit i of `entries`; the other names are ""). */
@@ -53,7 +53,7 @@ typedef struct GpuMeta {
 } GpuMeta;
 
 /* Entry indexes (bit positions of CG_ENTRY_*). */
-enum { E_MAIN, E_VEC, E_PART, E_FINISH, E_CACHED, E_PARTV, E_CACHEDV, E_FINISHB };
+enum { E_MAIN, E_VEC, E_PART, E_FINISH, E_CACHED, E_PARTV, E_CACHEDV, E_FINISHB, E_VECW };
 
 /* A kernel on one device. Its entries are compiled in groups, each a module of its own: a launch
  * that needs an entry not loaded yet compiles (or loads from the disk cache) the missing ones under
@@ -454,8 +454,8 @@ static LoomStatus load_group(RtGpu *g, int device, RtGpuDev *dev, RtGpuFn *f, co
       f->partv_grid_max = dev->info.sm_count * (per_sm > 0 ? per_sm : 1);
   }
   /* elementwise: the block size and grid cap of the first entry loaded serve both */
-  if (m->strategy == CG_GPU_ELEMENTWISE && !(f->loaded & (CG_ENTRY_MAIN | CG_ENTRY_VEC))) {
-    const RtCuKernel *k = (fresh & CG_ENTRY_VEC) ? &f->kern[E_VEC] : &f->kern[E_MAIN];
+  if (m->strategy == CG_GPU_ELEMENTWISE && !(f->loaded & (CG_ENTRY_MAIN | CG_ENTRY_VEC | CG_ENTRY_VECW))) {
+    const RtCuKernel *k = (fresh & CG_ENTRY_VECW) ? &f->kern[E_VECW] : (fresh & CG_ENTRY_VEC) ? &f->kern[E_VEC] : &f->kern[E_MAIN];
     int bs = 256, per_sm = 1;
     if (rt_cuda_best_block_size(g->cu, k, 0, &bs, d) == LOOM_OK && rt_cuda_occupancy(g->cu, k, bs, 0, &per_sm, d) == LOOM_OK) {
       f->elem_block = bs;
@@ -549,6 +549,7 @@ static LoomStatus add_group(LoomContext *ctx, RtGpu *g, int device, RtGpuDev *de
     if (st == LOOM_OK) st = load_group(g, device, dev, f, &m, cubin, cubin_size, d);
     if (st == LOOM_OK && (ctx->dump_flags & IR_DUMP_TIME))
       fprintf(stderr, "# time gpu %s load %.3f ms, total %.3f ms\n", k->name, now_ms() - t_link, now_ms() - t0);
+    double t_store = now_ms();
     if (st == LOOM_OK && g->disk) {
       unsigned char *payload = ctx_alloc(ctx, sizeof m + cubin_size);
       if (payload) {
@@ -560,6 +561,8 @@ static LoomStatus add_group(LoomContext *ctx, RtGpu *g, int device, RtGpuDev *de
         ctx_free(ctx, payload);
       }
     }
+    if (st == LOOM_OK && g->disk && (ctx->dump_flags & IR_DUMP_TIME))
+      fprintf(stderr, "# time gpu %s disk store %.3f ms\n", k->name, now_ms() - t_store);
     if (cubin) rt_cuda_free_host(g->cu, cubin);
     if (compiled) {
       pthread_mutex_lock(&ctx->rt->stats_lock);
@@ -584,9 +587,8 @@ static LoomStatus need_entries(LoomContext *ctx, RtGpu *g, int device, RtGpuDev 
   return st;
 }
 
-/* The kernel for k on device: an elementwise kernel with its vector entry (or main when it has none)
- * loaded; a reduction described only (its entries are compiled as launches need them). */
-LoomStatus rt_gpu_kernel(LoomContext *ctx, int device, const KernelIr *k, const RtGpuFn **out, Diag *d) {
+LoomStatus rt_gpu_kernel(LoomContext *ctx, int device, const KernelIr *k, int64_t npoints, const RtGpuFn **out,
+                         Diag *d) {
   RtGpu *g = NULL;
   RtGpuDev *dev = NULL;
   LoomStatus st = get_device(ctx, device, &g, &dev, d);
@@ -616,8 +618,9 @@ LoomStatus rt_gpu_kernel(LoomContext *ctx, int device, const KernelIr *k, const 
   } else {
     f->key = key;
     f->hash = h;
-    if (k->nkeep == k->ndim) {
-      st = add_group(ctx, g, device, dev, f, k, CG_ENTRY_VEC, d);
+    if (k->nkeep == k->ndim) { /* vecw, vec, else main (see cg_nvptx_compile_entries) */
+      int lanes = cg_gpu_vec_lanes(k);
+      st = add_group(ctx, g, device, dev, f, k, lanes > 0 && npoints >= 0 && npoints % lanes == 0 ? CG_ENTRY_VECW : CG_ENTRY_VEC, d);
     } else { /* a reduction: its launch facts now, each entry when a launch first needs it */
       CgCompiled c;
       st = cg_nvptx_compile_entries(dev->target, k, 0, &c, d);
@@ -692,11 +695,14 @@ static LoomStatus launch_fn(LoomContext *ctx, RtGpu *g, int device, RtGpuDev *de
   if (m->strategy == CG_GPU_ELEMENTWISE) {
     bool vec = (has & CG_ENTRY_VEC) && m->vec_lanes > 0;
     for (int b = 0; vec && b < nb; b++) vec = words[nd + b] % (uint64_t)m->vec_align == 0;
+    /* whole vectors: vecw, or vec when that is loaded already; else vec (it has the tail loop) */
+    int e = !vec ? E_MAIN : no % m->vec_lanes ? E_VEC
+                          : (has & CG_ENTRY_VECW) && !(__atomic_load_n(&f->loaded, __ATOMIC_ACQUIRE) & CG_ENTRY_VEC) ? E_VECW
+                                                                                                                    : E_VEC;
     int64_t steps = vec ? no / m->vec_lanes : no;
     if (steps < 1) steps = 1;
-    NEED(vec ? CG_ENTRY_VEC : CG_ENTRY_MAIN);
-    return launch(g, s, vec ? &f->kern[E_VEC] : &f->kern[E_MAIN], grid_of(steps, f->elem_block, f->elem_grid_max),
-                  (uint32_t)f->elem_block, words, d);
+    NEED(1u << e);
+    return launch(g, s, &f->kern[e], grid_of(steps, f->elem_block, f->elem_grid_max), (uint32_t)f->elem_block, words, d);
   }
   /* a row that fits in registers: one read of it (blockDim * cache_k >= nr; a warp for short rows) */
   /* (the threads a cached entry can launch with are known once it is loaded: registers) */
@@ -798,7 +804,7 @@ LoomStatus rt_gpu_run_schedule(LoomContext *ctx, int device, const IrGraph *gr, 
     if (no == 0 || (ir->nkeep == ir->ndim && nr == 0)) continue;
     if (ir->nkeep == ir->ndim) no *= nr;
     const RtGpuFn *f = pinned ? pinned[ki] : NULL;
-    if (!f) st = rt_gpu_kernel(ctx, device, ir, &f, d);
+    if (!f) st = rt_gpu_kernel(ctx, device, ir, no, &f, d);
     if (st != LOOM_OK) break;
     int nd = ir->ndim, nb = ir->nbuf;
     size_t nwords = (size_t)(nd + nb + nb * nd + CG_GPU_EXTRA);

@@ -547,7 +547,10 @@ static LoomStatus make_plan(LoomGraph *g, int32_t n, const LoomNode *nodes, cons
       return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: evaluation plan kernels");
     }
     for (int32_t k = 0; k < m.schedule->nkernel; k++) {
-      st = rt_gpu_kernel(ctx, di, m.schedule->kernels[k].ir, &p->gpu_kernels[k], d);
+      const SchedKernel *sk = &m.schedule->kernels[k];
+      int64_t npoints = 1;
+      for (int32_t i = 0; i < sk->ir->ndim; i++) npoints *= sk->shape[i];
+      st = rt_gpu_kernel(ctx, di, sk->ir, npoints, &p->gpu_kernels[k], d);
       if (st != LOOM_OK) {
         plan_free(ctx, p);
         return st;
@@ -702,6 +705,7 @@ static LoomStatus eval_gpu(LoomGraph *g, int32_t n, const LoomNode *nodes, LoomA
     }
     return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: loom_eval bookkeeping");
   }
+  double t0 = now_ms(), t_alloc = 0, t_plan = 0, t_run = 0;
   int32_t made = 0;
   for (int32_t i = 0; i < n && st == LOOM_OK; i++) {
     const IrNode *nd = &g->ir.nodes[nodes[i]];
@@ -725,6 +729,7 @@ static LoomStatus eval_gpu(LoomGraph *g, int32_t n, const LoomNode *nodes, LoomA
   }
   RtPlan *rp = NULL;
   bool keep = ctx->dump_flags == 0;
+  t_alloc = now_ms();
   if (st == LOOM_OK) {
     rp = keep ? find_plan(g, n, nodes, mod_outs, LOOM_DEVICE_CUDA, di) : NULL;
     if (rp) {
@@ -735,10 +740,12 @@ static LoomStatus eval_gpu(LoomGraph *g, int32_t n, const LoomNode *nodes, LoomA
       st = make_plan(g, n, nodes, mod_outs, LOOM_DEVICE_CUDA, di, keep, NULL, &rp, d);
     }
   }
+  t_plan = now_ms();
   if (st == LOOM_OK) {
     st = rt_gpu_run_schedule(ctx, di, &g->ir, rp->schedule, rp->gpu_kernels, out_data, n, d);
     if (!keep) plan_free(ctx, rp);
   }
+  t_run = now_ms();
   bool temps = false;
   for (int32_t i = 0; i < made && st == LOOM_OK; i++)
     if (is_temp[i]) {
@@ -764,6 +771,9 @@ static LoomStatus eval_gpu(LoomGraph *g, int32_t n, const LoomNode *nodes, LoomA
     ctx_free(ctx, out_data);
     ctx_free(ctx, is_temp);
   }
+  if (ctx->dump_flags & IR_DUMP_TIME)
+    fprintf(stderr, "# time gpu eval: alloc %.3f plan %.3f run %.3f (kernels, launches) finish %.3f ms\n", t_alloc - t0,
+            t_plan - t_alloc, t_run - t_plan, now_ms() - t_run);
   return st;
 }
 

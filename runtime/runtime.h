@@ -78,7 +78,11 @@ LoomStatus rt_gpu_synchronize(LoomContext *ctx, int device, Diag *d);
 LoomStatus rt_gpu_memcpy(LoomContext *ctx, LoomDeviceKind dk, int di, void *dst, LoomDeviceKind sk, int si,
                          const void *src, size_t n, Diag *d);
 LoomStatus rt_gpu_pool_stats(LoomContext *ctx, int device, struct RtCuPoolStats *out, Diag *d);
-LoomStatus rt_gpu_kernel(LoomContext *ctx, int device, const KernelIr *k, const RtGpuFn **out, Diag *d);
+/* The kernel for k on device: an elementwise kernel with a first entry loaded (the whole-vector one
+ * when `npoints`, the point count of the launch to come or -1, is a multiple of its lanes); a
+ * reduction described only (its entries are compiled as launches need them). */
+LoomStatus rt_gpu_kernel(LoomContext *ctx, int device, const KernelIr *k, int64_t npoints, const RtGpuFn **out,
+                         Diag *d);
 const char *rt_gpu_fn_strategy(const RtGpuFn *f);
 LoomStatus rt_gpu_pool_free_all_blocks(LoomContext *ctx, int device, Diag *d); /* synchronizes first */
 

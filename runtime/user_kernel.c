@@ -745,7 +745,7 @@ static LoomStatus entry_make(UkCall *c, const SnModule *m, const UkSig *sig, Loo
   memcpy(e->key, key, (size_t)keylen);
   LoomStatus st = build(c, m, sig, &e->arena, &e->ir, d);
   if (!st) st = ir_verify_kernel(e->ir, d);
-  if (!st && dk == LOOM_DEVICE_CUDA) st = rt_gpu_kernel(ctx, di, e->ir, &e->gpu, d);
+  if (!st && dk == LOOM_DEVICE_CUDA) st = rt_gpu_kernel(ctx, di, e->ir, -1, &e->gpu, d);
   else if (!st) st = rt_cache_acquire(ctx->rt->cache, e->ir, false, &e->host, NULL, d);
   if (st) {
     entry_free(ctx, e);

@@ -330,6 +330,87 @@ static void test_user_kernels(void) {
   }
 }
 
+/* An elementwise kernel compiles its whole-vector entry (vecw) when the first launch's size is a
+ * multiple of its lanes, and its vector entry with the scalar tail (vec) when a later size is not;
+ * once vec is loaded it serves every size. Each size must give the host loop's answer. */
+static void test_vec_entries(void) {
+  static const int64_t sizes[2][5] = {{1024, 1023, 4096, 3, 8}, {1025, 1024, 2, 1, 64}};
+  static const uint64_t compiles[2][5] = {{1, 1, 0, 0, 0}, {1, 0, 0, 0, 0}};
+  for (int order = 0; order < 2; order++)
+    for (int t = 0; t < 5; t++) {
+      int64_t n = sizes[order][t];
+      LoomArray hx = host_array(LOOM_FLOAT32, 1, &n, true), x = to_device(&hx);
+      LoomGraph *g;
+      loom_graph_create(ctx, &g);
+      LoomNode xi = input(g, &x), c, m, e, o;
+      loom_weak_float(g, 5.0 + order, &c);
+      loom_unary(g, LOOM_OP_SQRT, xi, &e);
+      loom_binary(g, LOOM_OP_MUL, c, xi, &m);
+      loom_binary(g, LOOM_OP_ADD, m, e, &o);
+      LoomStats s0, s1;
+      loom_get_stats(ctx, &s0);
+      LoomArray r;
+      memset(&r, 0, sizeof r);
+      CHECK(loom_eval(g, 1, &o, &r) == LOOM_OK, "vec entries (order %d, n %lld): %s", order, (long long)n,
+            loom_last_error(ctx));
+      loom_get_stats(ctx, &s1);
+      CHECK(s1.kernels_compiled - s0.kernels_compiled == compiles[order][t],
+            "order %d, n %lld: %llu compiles, expected %llu", order, (long long)n,
+            (unsigned long long)(s1.kernels_compiled - s0.kernels_compiled), (unsigned long long)compiles[order][t]);
+      float *back = calloc((size_t)n, sizeof *back);
+      LoomArray hb = hx;
+      hb.data = back;
+      CHECK(loom_array_copy(ctx, &hb, &r) == LOOM_OK, "copy back");
+      long bad = 0;
+      for (int64_t i = 0; i < n; i++) {
+        double v = ((float *)hx.data)[i], want = (5.0 + order) * v + sqrt(v);
+        bad += fabs(back[i] - want) > 1e-5 * fabs(want) + 1e-6;
+      }
+      CHECK(bad == 0, "order %d, n %lld: %ld of %lld wrong", order, (long long)n, bad, (long long)n);
+      free(back);
+      loom_graph_destroy(g);
+      loom_array_free(ctx, &r);
+      loom_array_free(ctx, &x);
+      free(hx.data);
+    }
+}
+
+/* The PTX of a fused 1-d kernel (no GPU needed): the whole-vector entry has only vector loads and
+ * stores (no tail loop), the vector entry has the scalar tail too. */
+static void test_vec_ptx(void) {
+  int64_t n = 1000;
+  LoomArray hx = host_array(LOOM_FLOAT32, 1, &n, true);
+  LoomGraph *g;
+  loom_graph_create(ctx, &g);
+  LoomNode xi = input(g, &hx), c, m, e, o;
+  loom_weak_float(g, 7.0, &c);
+  loom_unary(g, LOOM_OP_SQRT, xi, &e);
+  loom_binary(g, LOOM_OP_MUL, c, xi, &m);
+  loom_binary(g, LOOM_OP_ADD, m, e, &o);
+  char *text = NULL;
+  LoomStatus st = loom_dump(g, LOOM_DUMP_PTX, 1, &o, &text);
+  CHECK(st == LOOM_OK && text, "PTX dump: %s", loom_last_error(ctx));
+  if (text) {
+    const char *vw = strstr(text, "_vecw(");
+    const char *v = strstr(text, "_vec(");
+    CHECK(vw && v, "the kernel has vec and vecw entries");
+    if (vw && v) {
+      /* each entry's body runs to the next ".entry" (or the end) */
+      const char *vw_end = strstr(vw, ".entry"), *v_end = strstr(v, ".entry");
+      size_t vw_len = vw_end ? (size_t)(vw_end - vw) : strlen(vw), v_len = v_end ? (size_t)(v_end - v) : strlen(v);
+      char *a = strndup(vw, vw_len), *b = strndup(v, v_len);
+      CHECK(a && strstr(a, "ld.global.v4.f32") && !strstr(a, "ld.global.f32") && !strstr(a, "st.global.f32"),
+            "vecw: vector loads and stores only");
+      CHECK(b && strstr(b, "ld.global.v4.f32") && strstr(b, "ld.global.f32"), "vec: vector loads and the scalar tail");
+      free(a);
+      free(b);
+    }
+    loom_free_string(ctx, text);
+  }
+  loom_graph_destroy(g);
+  free(hx.data);
+}
+
 static int cache_child(const char *dir) {
   setenv("LOOM_CACHE_DIR", dir, 1);
   if (loom_context_create(&ctx) != LOOM_OK) return 2;
@@ -441,6 +522,7 @@ int main(int argc, char **argv) {
   if (!mkdtemp(dir)) return 1;
   setenv("LOOM_CACHE_DIR", dir, 1);
   if (loom_context_create(&ctx) != LOOM_OK) return 1;
+  test_vec_ptx();
   int32_t ndev = 0;
   CHECK(loom_device_count(ctx, LOOM_DEVICE_CUDA, &ndev) == LOOM_OK, "count");
   if (ndev == 0) {
@@ -453,6 +535,7 @@ int main(int argc, char **argv) {
     return failed ? 1 : 0;
   }
 
+  test_vec_entries();
   /* every unary op on float32, float64, int32, bool */
   LoomDType udt[4] = {LOOM_FLOAT32, LOOM_FLOAT64, LOOM_INT32, LOOM_FLOAT16};
   int64_t sh1[1] = {1003};
