@@ -1,8 +1,10 @@
 /* bench_jit.c: what the CUDA driver's JIT costs for given PTX files, on the machine's GPU 0.
  * For each file and round it times, interleaved so that drift hits every method alike:
  *   link L : cuLinkCreate(level L) + cuLinkAddData(PTX) + cuLinkComplete, then cuModuleLoadData of
- *            the cubin and cuModuleGetFunction of the first entry (Loom's path);
- *   load L : cuModuleLoadDataEx(PTX, level L) + cuModuleGetFunction (the driver JITs, no cubin back).
+ *            the cubin and cuModuleGetFunction of the first entry (Loom's path), and the four
+ *            phases of link1 separately;
+ *   load L : cuModuleLoadDataEx(PTX, level L) + cuModuleGetFunction (the driver JITs, no cubin back);
+ *   ...split: with CU_JIT_SPLIT_COMPILE 0 (the JIT's optimizations on every CPU), level 1.
  * With BENCH_JIT_BW=1 it also runs each file's first entry as a Loom elementwise kernel of two float32
  * inputs and one output (parameter block: n at 0, pointers at 8, 16, 24) on 2^26 points and reports
  * GB/s (12 bytes a point). Run it with CUDA_CACHE_DISABLE=1 so the driver's own JIT cache cannot
@@ -18,7 +20,8 @@
 typedef int CUresult;
 typedef void *CUcontext, *CUmodule, *CUfunction, *CUlinkState, *CUstream, *CUevent;
 typedef int CUdevice;
-enum { JIT_OPT_LEVEL = 7, JIT_ERR_BUF = 5, JIT_ERR_BUF_SIZE = 6, JIT_INPUT_PTX = 1 };
+enum { JIT_OPT_LEVEL = 7, JIT_ERR_BUF = 5, JIT_ERR_BUF_SIZE = 6, JIT_FAST_COMPILE = 16, JIT_SPLIT_COMPILE = 34,
+       JIT_INPUT_PTX = 1 };
 
 static CUresult (*cuInit)(unsigned);
 static CUresult (*cuDeviceGet)(CUdevice *, int);
@@ -85,25 +88,37 @@ static void entry_name(const char *ptx, char *out, size_t cap) {
   out[i] = 0;
 }
 
-/* one JIT of ptx by method m (0 link, 1 load) at level; returns ms; *fn gets the entry (module kept in *mod) */
-static double jit_once(const char *ptx, const char *name, const char *file, int m, int level, CUmodule *mod, CUfunction *fn) {
+/* Phases of the last link: create, add, complete, load (ms). */
+static double phase[4];
+/* one JIT of ptx by method m (0 link, 1 load) at level, with option extra = value when extra >= 0;
+ * returns ms; *fn gets the entry (module kept in *mod) */
+static double jit_once(const char *ptx, const char *name, const char *file, int m, int level, int extra, int value,
+                       CUmodule *mod, CUfunction *fn) {
   static char log[8192];
-  int opts[3] = {JIT_ERR_BUF, JIT_ERR_BUF_SIZE, JIT_OPT_LEVEL};
-  void *vals[3] = {log, (void *)(uintptr_t)sizeof log, (void *)(uintptr_t)level};
+  int opts[4] = {JIT_ERR_BUF, JIT_ERR_BUF_SIZE, JIT_OPT_LEVEL, extra};
+  void *vals[4] = {log, (void *)(uintptr_t)sizeof log, (void *)(uintptr_t)level, (void *)(uintptr_t)value};
+  unsigned nopt = extra >= 0 ? 4 : 3;
   double t0 = now_ms();
   if (m == 0) {
     CUlinkState ls;
-    check(cuLinkCreate(3, opts, vals, &ls), "cuLinkCreate", file);
+    check(cuLinkCreate(nopt, opts, vals, &ls), "cuLinkCreate", file);
+    double t1 = now_ms();
     CUresult r = cuLinkAddData(ls, JIT_INPUT_PTX, (void *)ptx, strlen(ptx) + 1, file, 0, NULL, NULL);
+    double t2 = now_ms();
     void *bin = NULL;
     size_t sz = 0;
     if (!r) r = cuLinkComplete(ls, &bin, &sz);
+    double t3 = now_ms();
     if (r) fprintf(stderr, "%s\n", log);
     check(r, "cuLink", file);
     check(cuModuleLoadData(mod, bin), "cuModuleLoadData", file);
     cuLinkDestroy(ls);
+    phase[0] = t1 - t0;
+    phase[1] = t2 - t1;
+    phase[2] = t3 - t2;
+    phase[3] = now_ms() - t3;
   } else {
-    CUresult r = cuModuleLoadDataEx(mod, ptx, 3, opts, vals);
+    CUresult r = cuModuleLoadDataEx(mod, ptx, nopt, opts, vals);
     if (r) fprintf(stderr, "%s\n", log);
     check(r, "cuModuleLoadDataEx", file);
   }
@@ -152,15 +167,17 @@ int main(int argc, char **argv) {
   check(cuDeviceGet(&dev, 0), "cuDeviceGet", "-");
   check(cuDevicePrimaryCtxRetain(&ctx, dev), "cuDevicePrimaryCtxRetain", "-");
   check(cuCtxSetCurrent(ctx), "cuCtxSetCurrent", "-");
-  if (getenv("BENCH_JIT_CHECK")) { /* a check kernel: check(u64 *counters) over a grid-stride range */
+  if (getenv("BENCH_JIT_CHECK")) { /* a check kernel check(u64 *counters) over a grid-stride range:
+                                     * [0] mismatches, [1] the last input, [2] NaN disagreements, then
+                                     * [3], [4] (two 32-bit inputs), [5] for a second operation */
     const char *file = getenv("BENCH_JIT_CHECK");
     char *src = read_file(file);
     CUmodule m;
     CUfunction f;
-    jit_once(src, "check", file, 0, 4, &m, &f);
-    uint64_t cnt = 0, host[3] = {0, 0, 0};
+    jit_once(src, "check", file, 0, 4, -1, 0, &m, &f);
+    uint64_t cnt = 0, host[6] = {0, 0, 0, 0, 0, 0};
     check(cuMemAlloc(&cnt, sizeof host), "cuMemAlloc", file);
-    check(cuMemsetD32(cnt, 0, 6), "cuMemsetD32", file);
+    check(cuMemsetD32(cnt, 0, 12), "cuMemsetD32", file);
     void *args[1] = {&cnt};
     double t0 = now_ms();
     check(cuLaunchKernel(f, 132 * 32, 1, 1, 256, 1, 1, 0, NULL, args, NULL), "cuLaunchKernel", file);
@@ -168,19 +185,23 @@ int main(int argc, char **argv) {
     CUresult (*dtoh)(void *, uint64_t, size_t);
     *(void **)&dtoh = dlsym(lib, "cuMemcpyDtoH_v2");
     check(dtoh(host, cnt, sizeof host), "cuMemcpyDtoH", file);
-    printf("check %s: %llu mismatches (last input bits %#010x), %llu NaN disagreements, %.1f ms\n", file,
-           (unsigned long long)host[0], (unsigned)(host[1] & 0xffffffffu), (unsigned long long)host[2], now_ms() - t0);
-    return host[0] || host[2] ? 2 : 0;
+    printf("check %s (%.1f ms): op 1: %llu mismatches (last input %#010x), %llu NaN disagreements; op 2: %llu "
+           "mismatches (last inputs %#010x %#010x), %llu NaN disagreements\n", file, now_ms() - t0,
+           (unsigned long long)host[0], (unsigned)host[1], (unsigned long long)host[2], (unsigned long long)host[3],
+           (unsigned)host[4], (unsigned)(host[4] >> 32), (unsigned long long)host[5]);
+    return host[0] || host[2] || host[3] || host[5] ? 2 : 0;
   }
   int rounds = getenv("BENCH_JIT_ROUNDS") ? atoi(getenv("BENCH_JIT_ROUNDS")) : 7;
   if (rounds < 1 || rounds > 64) rounds = 7;
   int bw = getenv("BENCH_JIT_BW") && atoi(getenv("BENCH_JIT_BW"));
-  enum { NM = 4 };
-  static const int method[NM] = {0, 1, 0, 1}, level[NM] = {1, 1, 4, 4};
-  static const char *label[NM] = {"link1", "load1", "link4", "load4"};
+  enum { NM = 5 };
+  static const int method[NM] = {0, 1, 0, 0, 1}, level[NM] = {1, 1, 4, 1, 1};
+  static const int extra[NM] = {-1, -1, -1, JIT_SPLIT_COMPILE, JIT_SPLIT_COMPILE}, value[NM] = {0, 0, 0, 0, 0};
+  static const char *label[NM] = {"link1", "load1", "link4", "link1split", "load1split"};
   int nf = argc - 1;
   char **ptx = calloc((size_t)nf + 1, sizeof *ptx);
   double *t = calloc((size_t)nf * NM * rounds + 1, sizeof *t);
+  double *ph = calloc((size_t)nf * 4 * rounds + 1, sizeof *ph); /* link1's phases */
   char name[256];
   { /* warm the driver's JIT once (first use loads the compiler) */
     CUmodule m;
@@ -188,7 +209,7 @@ int main(int argc, char **argv) {
     if (nf > 0) {
       ptx[0] = read_file(argv[1]);
       entry_name(ptx[0], name, sizeof name);
-      jit_once(ptx[0], name, argv[1], 0, 1, &m, &f);
+      jit_once(ptx[0], name, argv[1], 0, 1, -1, 0, &m, &f);
       cuModuleUnload(m);
     }
   }
@@ -201,14 +222,17 @@ int main(int argc, char **argv) {
         int mm = (k + r) % NM; /* rotate the order */
         CUmodule m;
         CUfunction f;
-        t[((size_t)i * NM + mm) * rounds + r] = jit_once(ptx[i], name, argv[i + 1], method[mm], level[mm], &m, &f);
+        t[((size_t)i * NM + mm) * rounds + r] =
+            jit_once(ptx[i], name, argv[i + 1], method[mm], level[mm], extra[mm], value[mm], &m, &f);
+        if (mm == 0)
+          for (int p = 0; p < 4; p++) ph[((size_t)i * 4 + p) * rounds + r] = phase[p];
         cuModuleUnload(m);
       }
     }
   printf("# bench_jit: median ms of %d rounds (CUDA_CACHE_DISABLE=%s)\n# file", rounds,
          getenv("CUDA_CACHE_DISABLE") ? getenv("CUDA_CACHE_DISABLE") : "unset");
   for (int k = 0; k < NM; k++) printf(" %s", label[k]);
-  printf("%s\n", bw ? " GBps(level1)" : "");
+  printf(" | link1: create add complete load%s\n", bw ? " | GBps(level1)" : "");
   uint64_t x = 0, y = 0, o = 0;
   const size_t n = (size_t)1 << 26;
   if (bw) {
@@ -226,11 +250,17 @@ int main(int argc, char **argv) {
       qsort(v, (size_t)rounds, sizeof *v, cmpd);
       printf(" %.2f", rounds % 2 ? v[rounds / 2] : (v[rounds / 2 - 1] + v[rounds / 2]) / 2);
     }
+    printf(" |");
+    for (int p = 0; p < 4; p++) {
+      double *v = &ph[((size_t)i * 4 + p) * rounds];
+      qsort(v, (size_t)rounds, sizeof *v, cmpd);
+      printf(" %.2f", rounds % 2 ? v[rounds / 2] : (v[rounds / 2 - 1] + v[rounds / 2]) / 2);
+    }
     if (bw) {
       CUmodule m;
       CUfunction f;
       entry_name(ptx[i], name, sizeof name);
-      jit_once(ptx[i], name, argv[i + 1], 0, 1, &m, &f);
+      jit_once(ptx[i], name, argv[i + 1], 0, 1, -1, 0, &m, &f);
       unsigned char params[256];
       memset(params, 0, sizeof params);
       uint32_t nn = (uint32_t)n;
@@ -253,7 +283,7 @@ int main(int argc, char **argv) {
         if (r >= 3) ms[r - 3] = v;
       }
       qsort(ms, 20, sizeof ms[0], cmpd);
-      printf(" %.0f", 12.0 * n / ((ms[9] + ms[10]) / 2) / 1e6);
+      printf(" | %.0f", 12.0 * n / ((ms[9] + ms[10]) / 2) / 1e6);
       cuModuleUnload(m);
     }
     printf("\n");

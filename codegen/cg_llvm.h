@@ -52,6 +52,10 @@ LLVMValueRef cg_to_mem(CgMath *m, LoomDType from, LoomDType st, LLVMValueRef v);
 /* One KI_ELEM: operands of dtype `operand` (for WHERE: args[0] is bool, args[1..2] `operand`).
  * May add basic blocks (integer power); the builder ends positioned after the result. */
 LLVMValueRef cg_elem(CgMath *m, LoomOp op, LoomDType operand, const LLVMValueRef *args);
+/* a / b and sqrt(a) of floats, correctly rounded; on GPUs (libdevice flavour) float32 ones use
+ * sequences without the JIT's slow-path subroutines (math.c). */
+LLVMValueRef cg_fdiv(CgMath *m, LoomDType t, LLVMValueRef a, LLVMValueRef b);
+LLVMValueRef cg_fsqrt(CgMath *m, LLVMValueRef a);
 /* Reductions: identity and combiner (acc = op(acc, v)); `fold` asks for the reassociable form
  * used inside a loop (float sums get `reassoc`). */
 LLVMValueRef cg_identity(CgMath *m, LoomReduceOp op, LoomDType acc);

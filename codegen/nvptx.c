@@ -18,6 +18,7 @@
 
 #include <llvm-c/Analysis.h>
 #include <llvm-c/BitReader.h>
+#include <llvm-c/BitWriter.h>
 #include <llvm-c/Core.h>
 #include <llvm-c/Linker.h>
 #include <llvm-c/Target.h>
@@ -28,6 +29,7 @@
 
 #define NVPTX_TRIPLE "nvptx64-nvidia-cuda"
 #define NVPTX_BLOCK 256 /* threads per block of ROW kernels */
+#define NV_LDSETS 64    /* libdevice function sets kept as bitcode per target */
 
 /* LLVMInitializeNVPTX* exist only when LLVM was built with the NVPTX backend: look them up weakly so
  * that a host-only LLVM still links and the target reports LOOM_ERR_UNSUPPORTED. */
@@ -44,6 +46,14 @@ typedef struct NvState {
   char libdevice_path[1024];
   char *libdevice;        /* bytes of libdevice.10.bc, read on first use */
   size_t libdevice_size;
+  /* libdevice's functions as kernels used them: per set of __nv_ names, a bitcode module holding
+   * those functions and what they call (see link_libdevice) */
+  struct LdSet {
+    char *names; /* the sorted names, '\n'-separated */
+    char *bc;
+    size_t size;
+  } ldsets[NV_LDSETS];
+  int nldsets, ldnext;
   uint64_t counter;
 } NvState;
 
@@ -60,6 +70,10 @@ static void nv_destroy(CgTarget *t) {
   if (s) {
     if (s->tm) LLVMDisposeTargetMachine(s->tm);
     ctx_free(t->ctx, s->libdevice);
+    for (int i = 0; i < s->nldsets; i++) {
+      ctx_free(t->ctx, s->ldsets[i].names);
+      ctx_free(t->ctx, s->ldsets[i].bc);
+    }
     pthread_mutex_destroy(&s->lock);
     ctx_free(t->ctx, s);
   }
@@ -124,31 +138,100 @@ static LoomStatus read_libdevice(CgTarget *t, NvState *s, Diag *d) {
                            sizeof s->libdevice_path, d);
 }
 
-static bool uses_libdevice(LLVMModuleRef m) {
-  for (LLVMValueRef f = LLVMGetFirstFunction(m); f; f = LLVMGetNextFunction(f)) {
-    size_t n = 0;
-    const char *name = LLVMGetValueName2(f, &n);
-    if (n > 5 && strncmp(name, "__nv_", 5) == 0 && LLVMIsDeclaration(f)) return true;
+/* The names of the __nv_ functions mod declares, sorted, '\n'-separated (NULL when none or out of
+ * memory: *oom tells which). */
+static int cmp_str(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
+static char *libdevice_names(LoomContext *ctx, LLVMModuleRef mod, bool *oom) {
+  const char *names[256];
+  int n = 0;
+  size_t len = 0;
+  *oom = false;
+  for (LLVMValueRef f = LLVMGetFirstFunction(mod); f && n < 256; f = LLVMGetNextFunction(f)) {
+    size_t k = 0;
+    const char *name = LLVMGetValueName2(f, &k);
+    if (k > 5 && strncmp(name, "__nv_", 5) == 0 && LLVMIsDeclaration(f)) {
+      names[n++] = name;
+      len += k + 1;
+    }
   }
-  return false;
+  if (!n) return NULL;
+  qsort(names, (size_t)n, sizeof names[0], cmp_str);
+  char *out = ctx_alloc(ctx, len + 1), *p = out;
+  if (!out) {
+    *oom = true;
+    return NULL;
+  }
+  for (int i = 0; i < n; i++) p += sprintf(p, "%s\n", names[i]);
+  return out;
 }
 
+/* Links the libdevice functions mod declares (and what they call) into mod. The first kernel that
+ * needs a given set of functions parses libdevice lazily (about 1.5 ms on the H200's host, most of it
+ * reading libdevice's index), links the set into a module of its own and keeps that as bitcode;
+ * later kernels with the same set parse those few kilobytes instead. */
 static LoomStatus link_libdevice(CgTarget *t, NvState *s, LLVMContextRef c, LLVMModuleRef mod, Diag *d) {
-  LoomStatus st = read_libdevice(t, s, d);
-  if (st != LOOM_OK) return st;
-  LLVMMemoryBufferRef mb = LLVMCreateMemoryBufferWithMemoryRange(s->libdevice, s->libdevice_size, "libdevice", 0);
-  LLVMModuleRef lib = NULL;
-  if (LLVMGetBitcodeModuleInContext2(c, mb, &lib)) { /* the lazy module owns mb on success */
+  bool oom = false;
+  char *names = libdevice_names(t->ctx, mod, &oom);
+  if (!names) return oom ? diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "codegen: out of memory linking libdevice") : LOOM_OK;
+  struct LdSet *hit = NULL;
+  for (int i = 0; i < s->nldsets && !hit; i++)
+    if (!strcmp(s->ldsets[i].names, names)) hit = &s->ldsets[i];
+  LLVMModuleRef part = NULL;
+  if (hit) {
+    LLVMMemoryBufferRef mb = LLVMCreateMemoryBufferWithMemoryRange(hit->bc, hit->size, "libdevice part", 0);
+    bool bad = LLVMParseBitcodeInContext2(c, mb, &part);
     LLVMDisposeMemoryBuffer(mb);
-    return diag_error(d, LOOM_ERR_BACKEND, "cannot parse libdevice (%s)", s->libdevice_path);
+    if (bad) part = NULL; /* rebuilt below */
   }
-  LLVMSetTarget(lib, NVPTX_TRIPLE);
-  LLVMSetDataLayout(lib, LLVMGetDataLayoutStr(mod));
-  for (LLVMValueRef f = LLVMGetFirstFunction(lib); f; f = LLVMGetNextFunction(f)) {
-    LLVMLinkage l = LLVMGetLinkage(f);
-    if (l == LLVMExternalLinkage && !LLVMIsDeclaration(f)) LLVMSetLinkage(f, LLVMLinkOnceODRLinkage);
+  if (!part) {
+    LoomStatus st = read_libdevice(t, s, d);
+    if (st != LOOM_OK) {
+      ctx_free(t->ctx, names);
+      return st;
+    }
+    LLVMMemoryBufferRef mb = LLVMCreateMemoryBufferWithMemoryRange(s->libdevice, s->libdevice_size, "libdevice", 0);
+    LLVMModuleRef lib = NULL;
+    if (LLVMGetBitcodeModuleInContext2(c, mb, &lib)) { /* the lazy module owns mb on success */
+      LLVMDisposeMemoryBuffer(mb);
+      ctx_free(t->ctx, names);
+      return diag_error(d, LOOM_ERR_BACKEND, "cannot parse libdevice (%s)", s->libdevice_path);
+    }
+    LLVMSetTarget(lib, NVPTX_TRIPLE);
+    LLVMSetDataLayout(lib, LLVMGetDataLayoutStr(mod));
+    for (LLVMValueRef f = LLVMGetFirstFunction(lib); f; f = LLVMGetNextFunction(f)) {
+      LLVMLinkage l = LLVMGetLinkage(f);
+      if (l == LLVMExternalLinkage && !LLVMIsDeclaration(f)) LLVMSetLinkage(f, LLVMLinkOnceODRLinkage);
+    }
+    part = LLVMModuleCreateWithNameInContext("libdevice part", c);
+    LLVMSetTarget(part, NVPTX_TRIPLE);
+    LLVMSetDataLayout(part, LLVMGetDataLayoutStr(mod));
+    for (LLVMValueRef f = LLVMGetFirstFunction(mod); f; f = LLVMGetNextFunction(f)) {
+      size_t k = 0;
+      const char *name = LLVMGetValueName2(f, &k);
+      if (k > 5 && strncmp(name, "__nv_", 5) == 0 && LLVMIsDeclaration(f))
+        LLVMAddFunction(part, name, LLVMGlobalGetValueType(f));
+    }
+    if (LLVMLinkModules2(part, lib)) { /* destroys lib */
+      LLVMDisposeModule(part);
+      ctx_free(t->ctx, names);
+      return diag_error(d, LOOM_ERR_BACKEND, "linking libdevice (%s) failed", s->libdevice_path);
+    }
+    LLVMMemoryBufferRef out = LLVMWriteBitcodeToMemoryBuffer(part);
+    char *bc = out ? ctx_alloc(t->ctx, LLVMGetBufferSize(out)) : NULL;
+    if (bc) { /* keep it (the oldest set makes room); without memory the next kernel parses again */
+      memcpy(bc, LLVMGetBufferStart(out), LLVMGetBufferSize(out));
+      struct LdSet *e = &s->ldsets[s->nldsets < NV_LDSETS ? s->nldsets++ : s->ldnext++ % NV_LDSETS];
+      ctx_free(t->ctx, e->names);
+      ctx_free(t->ctx, e->bc);
+      e->names = names;
+      e->bc = bc;
+      e->size = LLVMGetBufferSize(out);
+      names = NULL;
+    }
+    if (out) LLVMDisposeMemoryBuffer(out);
   }
-  if (LLVMLinkModules2(mod, lib)) /* destroys lib */
+  ctx_free(t->ctx, names);
+  if (LLVMLinkModules2(mod, part)) /* destroys part */
     return diag_error(d, LOOM_ERR_BACKEND, "linking libdevice (%s) failed", s->libdevice_path);
   return LOOM_OK;
 }
@@ -228,7 +311,7 @@ static LoomStatus compile_locked(CgTarget *t, NvState *s, const KernelIr *k, uin
   if (st == LOOM_OK) keep_entries(mod, gk, entries);
   if (gk) gk->phase_ms[0] = lap_ms(&mark);
   bool emit = entries != 0; /* 0: describe only (entry set and launch facts; no PTX) */
-  if (st == LOOM_OK && emit && uses_libdevice(mod)) st = link_libdevice(t, s, c, mod, d);
+  if (st == LOOM_OK && emit) st = link_libdevice(t, s, c, mod, d);
   if (st == LOOM_OK) limit_inlining(c, mod);
   if (gk) gk->phase_ms[1] = lap_ms(&mark);
   if (st == LOOM_OK && emit) { /* internalize all but the entries */
@@ -271,6 +354,7 @@ static LoomStatus compile_locked(CgTarget *t, NvState *s, const KernelIr *k, uin
     LLVMDisposeMessage(txt);
     if (!ir_text) st = diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "codegen: out of memory for LLVM IR text");
   }
+  if (st == LOOM_OK && emit && getenv("XP_IR")) { char fn[256]; snprintf(fn, sizeof fn, "%s/%s.ll", getenv("XP_IR"), prefix); LLVMPrintModuleToFile(mod, fn, NULL); } /* XP */
   if (st == LOOM_OK && emit) {
     char *err = NULL;
     LLVMMemoryBufferRef buf = NULL;

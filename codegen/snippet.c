@@ -99,10 +99,10 @@ static LLVMValueRef raw_ptr(SnLower *L, int32_t var, int dt, LLVMValueRef idx) {
   return LLVMBuildGEP2(L->m->b, cg_mem_type(L->m, (LoomDType)dt), L->rawp[var - L->f->var_begin], &idx, 1, "");
 }
 
-/* C's integer / and % made total (ir/snippet.h); floats: fdiv / frem. */
+/* C's integer / and % made total (ir/snippet.h); floats: cg_fdiv / frem. */
 static LLVMValueRef div_rem(SnLower *L, int t, LLVMValueRef a, LLVMValueRef b, bool rem) {
   LLVMBuilderRef bd = L->m->b;
-  if (dtype_is_float((LoomDType)t)) return rem ? LLVMBuildFRem(bd, a, b, "") : LLVMBuildFDiv(bd, a, b, "");
+  if (dtype_is_float((LoomDType)t)) return rem ? LLVMBuildFRem(bd, a, b, "") : cg_fdiv(L->m, (LoomDType)t, a, b);
   LLVMTypeRef ty = LLVMTypeOf(a);
   LLVMValueRef zero = LLVMConstInt(ty, 0, 0), one = LLVMConstInt(ty, 1, 0);
   LLVMValueRef bz = LLVMBuildICmp(bd, LLVMIntEQ, b, zero, "");

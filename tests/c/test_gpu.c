@@ -334,7 +334,7 @@ static void test_user_kernels(void) {
  * multiple of its lanes, and its vector entry with the scalar tail (vec) when a later size is not;
  * once vec is loaded it serves every size. Each size must give the host loop's answer. */
 static void test_vec_entries(void) {
-  static const int64_t sizes[2][5] = {{1024, 1023, 4096, 3, 8}, {1025, 1024, 2, 1, 64}};
+  static const int64_t sizes[2][5] = {{1024, 1023, 4096, 3, 8}, {1025, 1024, 2, 5, 64}}; /* (n 1 is another kernel) */
   static const uint64_t compiles[2][5] = {{1, 1, 0, 0, 0}, {1, 0, 0, 0, 0}};
   for (int order = 0; order < 2; order++)
     for (int t = 0; t < 5; t++) {
@@ -409,6 +409,86 @@ static void test_vec_ptx(void) {
   }
   loom_graph_destroy(g);
   free(hx.data);
+}
+
+/* float32 sqrt and division on the GPU (codegen's sequences without the JIT's slow paths) against the
+ * host's IEEE sqrtf and / bit for bit (NaNs compare as NaN): special values, the scaling boundary of
+ * sqrt (2^-64), denormals, then random bit patterns and random pairs of nearby exponents. */
+static uint32_t xorshift32(uint32_t *s) {
+  *s ^= *s << 13;
+  *s ^= *s >> 17;
+  *s ^= *s << 5;
+  return *s;
+}
+static void test_ieee_div_sqrt(void) {
+  const int64_t n = 1 << 20;
+  float *x = malloc((size_t)n * sizeof *x), *y = malloc((size_t)n * sizeof *y);
+  static const uint32_t special[] = {0x00000000u, 0x80000000u, 0x7f800000u, 0xff800000u, 0x7fc00000u, 0x00000001u,
+                                     0x80000001u, 0x007fffffu, 0x00800000u, 0x7f7fffffu, 0xff7fffffu, 0x3f800000u,
+                                     0x1f800000u, 0x1f7fffffu, 0x1f800001u, 0x2f800000u, 0x5f800000u, 0x40000000u,
+                                     0x3f7fffffu, 0x3f800001u, 0x00400000u, 0x7f000000u, 0x01000000u, 0x33800000u};
+  const int ns = (int)(sizeof special / sizeof special[0]);
+  uint32_t seed = 2463534242u;
+  for (int64_t i = 0; i < n; i++) {
+    uint32_t a, b;
+    if (i < ns * ns) {
+      a = special[i / ns];
+      b = special[i % ns];
+    } else if (i % 2) {
+      a = xorshift32(&seed);
+      b = xorshift32(&seed);
+    } else { /* b's exponent within 3 of a's, for quotients near 1 */
+      a = xorshift32(&seed);
+      uint32_t r = xorshift32(&seed), e = (a >> 23) & 0xffu;
+      int eb = (int)e + (int)(r >> 29) - 3;
+      if (eb < 1) eb = 1;
+      if (eb > 254) eb = 254;
+      b = (r & 0x807fffffu) | ((uint32_t)eb << 23);
+    }
+    memcpy(&x[i], &a, 4);
+    memcpy(&y[i], &b, 4);
+  }
+  LoomArray hx = {.data = x, .dtype = LOOM_FLOAT32, .ndim = 1, .shape = {n}, .strides = {1}, .device = LOOM_DEVICE_HOST};
+  LoomArray hy = hx;
+  hy.data = y;
+  LoomArray dx = to_device(&hx), dy = to_device(&hy);
+  LoomGraph *g;
+  loom_graph_create(ctx, &g);
+  LoomNode xi = input(g, &dx), yi = input(g, &dy), outs[3];
+  loom_unary(g, LOOM_OP_SQRT, xi, &outs[0]);
+  loom_binary(g, LOOM_OP_TRUEDIV, xi, yi, &outs[1]);
+  loom_unary(g, LOOM_OP_SQRT, yi, &outs[2]);
+  LoomArray r[3];
+  memset(r, 0, sizeof r);
+  CHECK(loom_eval(g, 3, outs, r) == LOOM_OK, "sqrt / div: %s", loom_last_error(ctx));
+  float *back = malloc((size_t)n * sizeof *back);
+  for (int k = 0; k < 3; k++) {
+    LoomArray hb = hx;
+    hb.data = back;
+    CHECK(loom_array_copy(ctx, &hb, &r[k]) == LOOM_OK, "copy back");
+    long bad = 0;
+    int64_t first = -1;
+    for (int64_t i = 0; i < n; i++) {
+      float want = k == 0 ? sqrtf(x[i]) : k == 1 ? x[i] / y[i] : sqrtf(y[i]);
+      bool same = (isnan(want) && isnan(back[i])) || memcmp(&want, &back[i], 4) == 0;
+      if (!same && first < 0) first = i;
+      bad += !same;
+    }
+    uint32_t fa = 0, fb = 0;
+    if (first >= 0) {
+      memcpy(&fa, &x[first], 4);
+      memcpy(&fb, &y[first], 4);
+    }
+    CHECK(bad == 0, "%s float32 on the GPU vs IEEE: %ld of %lld differ (first: %#010x, %#010x)",
+          k == 1 ? "division" : "sqrt", bad, (long long)n, fa, fb);
+    loom_array_free(ctx, &r[k]);
+  }
+  loom_graph_destroy(g);
+  loom_array_free(ctx, &dx);
+  loom_array_free(ctx, &dy);
+  free(back);
+  free(x);
+  free(y);
 }
 
 static int cache_child(const char *dir) {
@@ -536,6 +616,7 @@ int main(int argc, char **argv) {
   }
 
   test_vec_entries();
+  test_ieee_div_sqrt();
   /* every unary op on float32, float64, int32, bool */
   LoomDType udt[4] = {LOOM_FLOAT32, LOOM_FLOAT64, LOOM_INT32, LOOM_FLOAT16};
   int64_t sh1[1] = {1003};
