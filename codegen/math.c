@@ -261,7 +261,8 @@ static LLVMValueRef int_divmod(CgMath *m, LoomDType t, LLVMValueRef a, LLVMValue
  *    signs are exact). x below 2^-64 is scaled by 2^64 first (the residuals would underflow) and the
  *    result by 2^-32. Zero, negative, infinite and NaN inputs take sqrt.approx, which is exact there.
  * Both were checked against the hardware's div.rn/sqrt.rn on the H200: sqrt on all 2^32 inputs, the
- * division on 2^33 operand pairs (random bits, and pairs of nearby exponents). */
+ * division on 2^33 operand pairs (random bits, and pairs of nearby exponents): bench/ptx/
+ * check_div_sqrt.ptx; test_gpu compares them with the host's IEEE results on every run. */
 static LLVMValueRef nv_intr(CgMath *m, const char *name, LLVMTypeRef t, LLVMValueRef a) {
   LLVMTypeRef fty = LLVMFunctionType(t, &t, 1, 0);
   LLVMValueRef fn = LLVMGetNamedFunction(m->m, name);
