@@ -254,12 +254,15 @@ static LLVMValueRef int_divmod(CgMath *m, LoomDType t, LLVMValueRef a, LLVMValue
  *    a residual correction, then rounded once to float32. The float64 quotient is within ~2^-52 of
  *    a/b, and a quotient of two 24-bit floats is never within 2^-49 of a float32 rounding midpoint
  *    (nor exactly on one) unless it is representable, so that rounding is the correct one, denormal
- *    results included. Zero, infinite and NaN operands take a * (1 / b) from the estimate, which
- *    gives IEEE's answers (x / 0 = +-inf, 0 / 0 = NaN, x / inf = +-0, signs of zero kept).
- *  - sqrt(x): float32 Newton step from rsqrt.approx (error under one ulp), then Tuckerman's test picks
- *    the correctly rounded neighbour: y+ when x > y * y+, y- when x <= y- * y (fma residuals, whose
- *    signs are exact). x below 2^-64 is scaled by 2^64 first (the residuals would underflow) and the
- *    result by 2^-32. Zero, negative, infinite and NaN inputs take sqrt.approx, which is exact there.
+ *    results included. Zero, infinite and NaN operands (the refined quotient is NaN, or a is zero)
+ *    take a * (1 / b) from the estimate, which gives IEEE's answers (x / 0 = +-inf, 0 / 0 = NaN,
+ *    x / inf = +-0, signs of zero kept).
+ *  - sqrt(x): in float64, two Newton steps from rsqrt.approx (within ~2^-53 of sqrt(x)), rounded once
+ *    to float32. The square root of a float32 is never within 2^-50 of a float32 rounding midpoint
+ *    (x = m^2 would need a 25-bit m squared to fit 24 bits; otherwise |x - m^2| >= ulp(m^2)), so that
+ *    rounding is the correct one. Zero, negative, infinite and NaN inputs (the float64 result is NaN)
+ *    take sqrt.approx, exact there. (A float32 Newton step with Tuckerman's rounding test is also exact but twice as long;
+ *    with four lanes it JIT-compiled no faster than sqrt.rn.)
  * Both were checked against the hardware's div.rn/sqrt.rn on the H200: sqrt on all 2^32 inputs, the
  * division on 2^33 operand pairs (random bits, and pairs of nearby exponents): bench/ptx/
  * check_div_sqrt.ptx; test_gpu compares them with the host's IEEE results on every run. */
@@ -285,35 +288,25 @@ static LLVMValueRef nv_fdiv_f32(CgMath *m, LLVMValueRef a, LLVMValueRef bv) {
   LLVMValueRef r2 = fma3(m, r1, fma3(m, nB, r1, one), r1);
   LLVMValueRef q0 = LLVMBuildFMul(b, A, r2, "");
   LLVMValueRef q1 = fma3(m, fma3(m, nB, q0, A), r2, q0);
-  LLVMValueRef inf = LLVMConstReal(f32, 1.0 / 0.0), zero = LLVMConstReal(f32, 0.0);
-  LLVMValueRef special = LLVMBuildOr(b, LLVMBuildFCmp(b, LLVMRealOEQ, a, zero, ""),
-                                     LLVMBuildFCmp(b, LLVMRealOEQ, bv, zero, ""), "");
-  special = LLVMBuildOr(b, special, LLVMBuildFCmp(b, LLVMRealUGE, intr1(m, "llvm.fabs", a), inf, ""), "");
-  special = LLVMBuildOr(b, special, LLVMBuildFCmp(b, LLVMRealUGE, intr1(m, "llvm.fabs", bv), inf, ""), "");
+  /* a zero, infinite or NaN b, an infinite or NaN a: q1 is NaN; a zero a: q1 may lose the sign */
+  LLVMValueRef special = LLVMBuildOr(b, LLVMBuildFCmp(b, LLVMRealUNO, q1, q1, ""),
+                                     LLVMBuildFCmp(b, LLVMRealOEQ, a, LLVMConstReal(f32, 0.0), ""), "");
   LLVMValueRef q = LLVMBuildSelect(b, special, LLVMBuildFMul(b, A, r0, ""), q1, "");
   return LLVMBuildFPTrunc(b, q, f32, "");
 }
 
 static LLVMValueRef nv_sqrt_f32(CgMath *m, LLVMValueRef a) {
   LLVMBuilderRef b = m->b;
-  LLVMTypeRef f32 = LLVMFloatTypeInContext(m->c), i32 = LLVMInt32TypeInContext(m->c);
-  LLVMValueRef zero = LLVMConstReal(f32, 0.0);
-  LLVMValueRef small = LLVMBuildFCmp(b, LLVMRealOLT, a, LLVMConstReal(f32, 0x1p-64), "");
-  LLVMValueRef x = LLVMBuildSelect(b, small, LLVMBuildFMul(b, a, LLVMConstReal(f32, 0x1p64), ""), a, "");
-  LLVMValueRef r = nv_intr(m, "llvm.nvvm.rsqrt.approx.f", f32, x);
+  LLVMTypeRef f64 = LLVMDoubleTypeInContext(m->c), f32 = LLVMFloatTypeInContext(m->c);
+  LLVMValueRef x = LLVMBuildFPExt(b, a, f64, "");
+  LLVMValueRef r = nv_intr(m, "llvm.nvvm.rsqrt.approx.ftz.d", f64, x);
+  LLVMValueRef h = LLVMBuildFMul(b, r, LLVMConstReal(f64, 0.5), "");
   LLVMValueRef y = LLVMBuildFMul(b, x, r, "");
-  LLVMValueRef h = LLVMBuildFMul(b, r, LLVMConstReal(f32, 0.5), "");
-  LLVMValueRef y1 = fma3(m, fma3(m, LLVMBuildFNeg(b, y, ""), y, x), h, y);
-  LLVMValueRef bits = LLVMBuildBitCast(b, y1, i32, "");
-  LLVMValueRef up = LLVMBuildBitCast(b, LLVMBuildAdd(b, bits, LLVMConstInt(i32, 1, 0), ""), f32, "");
-  LLVMValueRef dn = LLVMBuildBitCast(b, LLVMBuildSub(b, bits, LLVMConstInt(i32, 1, 0), ""), f32, "");
-  LLVMValueRef ny1 = LLVMBuildFNeg(b, y1, "");
-  LLVMValueRef res = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOGT, fma3(m, ny1, up, x), zero, ""), up, y1, "");
-  res = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOLE, fma3(m, ny1, dn, x), zero, ""), dn, res, "");
-  res = LLVMBuildSelect(b, small, LLVMBuildFMul(b, res, LLVMConstReal(f32, 0x1p-32), ""), res, "");
-  LLVMValueRef ok = LLVMBuildAnd(b, LLVMBuildFCmp(b, LLVMRealOGT, a, zero, ""),
-                                 LLVMBuildFCmp(b, LLVMRealOLT, a, LLVMConstReal(f32, 1.0 / 0.0), ""), "");
-  return LLVMBuildSelect(b, ok, res, nv_intr(m, "llvm.nvvm.sqrt.approx.f", f32, a), "");
+  y = fma3(m, fma3(m, LLVMBuildFNeg(b, y, ""), y, x), h, y);
+  y = fma3(m, fma3(m, LLVMBuildFNeg(b, y, ""), y, x), h, y);
+  /* zero, infinite, negative or NaN x: y is NaN */
+  return LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealUNO, y, y, ""), nv_intr(m, "llvm.nvvm.sqrt.approx.f", f32, a),
+                         LLVMBuildFPTrunc(b, y, f32, ""), "");
 }
 
 LLVMValueRef cg_fdiv(CgMath *m, LoomDType t, LLVMValueRef a, LLVMValueRef bv) {

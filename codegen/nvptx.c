@@ -40,7 +40,8 @@ extern void LLVMInitializeNVPTXAsmPrinter(void) __attribute__((weak));
 
 typedef struct NvState {
   pthread_mutex_t lock;
-  LLVMTargetMachineRef tm;
+  LLVMTargetMachineRef tm;      /* CodeGenLevelAggressive */
+  LLVMTargetMachineRef tm_elem; /* CodeGenLevelLess: fused elementwise kernels (same PTX, less time) */
   char cpu[16], features[16];
   char describe[128];
   char libdevice_path[1024];
@@ -69,6 +70,7 @@ static void nv_destroy(CgTarget *t) {
   NvState *s = t->state;
   if (s) {
     if (s->tm) LLVMDisposeTargetMachine(s->tm);
+    if (s->tm_elem) LLVMDisposeTargetMachine(s->tm_elem);
     ctx_free(t->ctx, s->libdevice);
     for (int i = 0; i < s->nldsets; i++) {
       ctx_free(t->ctx, s->ldsets[i].names);
@@ -358,7 +360,8 @@ static LoomStatus compile_locked(CgTarget *t, NvState *s, const KernelIr *k, uin
   if (st == LOOM_OK && emit) {
     char *err = NULL;
     LLVMMemoryBufferRef buf = NULL;
-    if (LLVMTargetMachineEmitToMemoryBuffer(s->tm, mod, LLVMAssemblyFile, &err, &buf)) {
+    LLVMTargetMachineRef tm = gk->strategy == CG_GPU_ELEMENTWISE && !k->snippet ? s->tm_elem : s->tm;
+    if (LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMAssemblyFile, &err, &buf)) {
       st = diag_error(d, LOOM_ERR_BACKEND, "LLVM NVPTX code generation failed for kernel '%s': %s", k->name, err ? err : "?");
     } else {
       size_t n = LLVMGetBufferSize(buf);
@@ -455,7 +458,9 @@ LoomStatus cg_nvptx_target_create(LoomContext *ctx, int sm_major, int sm_minor, 
   }
   s->tm = LLVMCreateTargetMachine(target, NVPTX_TRIPLE, s->cpu, s->features, LLVMCodeGenLevelAggressive,
                                   LLVMRelocDefault, LLVMCodeModelDefault);
-  if (!s->tm) {
+  s->tm_elem = LLVMCreateTargetMachine(target, NVPTX_TRIPLE, s->cpu, s->features, LLVMCodeGenLevelLess,
+                                       LLVMRelocDefault, LLVMCodeModelDefault);
+  if (!s->tm || !s->tm_elem) {
     nv_destroy(t);
     return diag_error(d, LOOM_ERR_BACKEND, "LLVM: cannot create an NVPTX target machine for %s", s->cpu);
   }

@@ -232,7 +232,8 @@ LoomStatus rt_cuda_load(LoomContext *ctx, RtCuda **out, Diag *d) {
   cu->ctx = ctx;
   cu->lib = lib;
   /* The JIT compiles the functions of a module in parallel threads when asked (a kernel and its
-   * noinline libdevice functions: ~3 ms less for a sinf kernel on the H200's host) */
+   * noinline libdevice functions: ~3 ms less for a sinf kernel on the H200's host, ~1 ms more for a
+   * module of one function, so rt_cuda_link_ptx asks only for modules with a .func) */
   const char *jt = getenv("LOOM_CUDA_JIT_THREADS");
   cu->jit_threads = jt && jt[0] >= '0' && jt[0] <= '9' ? atoi(jt) : 0;
   const char *missing = NULL;
@@ -622,7 +623,8 @@ LoomStatus rt_cuda_link_ptx(RtCuda *cu, int device, const char *ptx, const char 
                           CU_JIT_OPTIMIZATION_LEVEL};
   void *vals[4] = {errlog, (void *)(uintptr_t)RT_CU_LOG_BYTES, (void *)(uintptr_t)cu->jit_threads,
                    (void *)(uintptr_t)(opt_level < 0 ? 4 : opt_level)};
-  int split = __atomic_load_n(&cu->jit_threads, __ATOMIC_RELAXED) != 1;
+  /* only a module of several functions gains (one function: ~1 ms of thread start-up lost) */
+  int split = __atomic_load_n(&cu->jit_threads, __ATOMIC_RELAXED) != 1 && strstr(ptx, ".func") != NULL;
   if (!split) { /* drop the split option */
     opts[2] = opts[3];
     vals[2] = vals[3];

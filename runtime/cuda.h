@@ -113,7 +113,9 @@ LoomStatus rt_cuda_event_elapsed(RtCuda *cu, RtCuEvent *start, RtCuEvent *end, f
  * architecture with cuLinkCreate/cuLinkAddData/cuLinkComplete. *cubin is ctx_alloc'd (free with
  * ctx_free(ctx given to rt_cuda_load)) so that the caller can keep it in the disk cache. A PTX error
  * returns LOOM_ERR_BACKEND with the JIT's error log in the message. opt_level 0..4 is the JIT's
- * (ptxas's) optimization level (CU_JIT_OPTIMIZATION_LEVEL); -1 leaves the driver's default (4). */
+ * (ptxas's) optimization level (CU_JIT_OPTIMIZATION_LEVEL); -1 leaves the driver's default (4). A
+ * module with several functions is compiled on several threads (CU_JIT_SPLIT_COMPILE; the number is
+ * LOOM_CUDA_JIT_THREADS, default 0: every CPU; 1 turns it off). */
 LoomStatus rt_cuda_link_ptx(RtCuda *cu, int device, const char *ptx, const char *name, int opt_level,
                             void **cubin, size_t *cubin_size, Diag *d);
 /* Loads a cubin (or PTX, which the driver then JIT-compiles) into the device's primary context. */
