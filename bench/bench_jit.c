@@ -4,8 +4,9 @@
  *            the cubin and cuModuleGetFunction of the first entry (Loom's path), and the four
  *            phases of link1 separately;
  *   load L : cuModuleLoadDataEx(PTX, level L) + cuModuleGetFunction (the driver JITs, no cubin back);
- *   ...split: with CU_JIT_SPLIT_COMPILE 0 (the JIT's optimizations on every CPU), level 1.
- * With BENCH_JIT_BW=1 it also runs each file's first entry as a Loom elementwise kernel of two float32
+ *   ...split: with CU_JIT_SPLIT_COMPILE 0 (the JIT's optimizations on every CPU).
+ * With BENCH_JIT_BW=L it also runs each file's first entry, JIT-compiled at level L (0..4), as a Loom
+ * elementwise kernel of two float32
  * inputs and one output (parameter block: n at 0, pointers at 8, 16, 24) on 2^26 points and reports
  * GB/s (12 bytes a point). Run it with CUDA_CACHE_DISABLE=1 so the driver's own JIT cache cannot
  * answer. Standalone (the driver is dlopen'ed; no Loom code):
@@ -193,11 +194,11 @@ int main(int argc, char **argv) {
   }
   int rounds = getenv("BENCH_JIT_ROUNDS") ? atoi(getenv("BENCH_JIT_ROUNDS")) : 7;
   if (rounds < 1 || rounds > 64) rounds = 7;
-  int bw = getenv("BENCH_JIT_BW") && atoi(getenv("BENCH_JIT_BW"));
+  int bw = getenv("BENCH_JIT_BW") != NULL, bw_level = bw ? atoi(getenv("BENCH_JIT_BW")) : 1;
   enum { NM = 5 };
-  static const int method[NM] = {0, 1, 0, 0, 1}, level[NM] = {1, 1, 4, 1, 1};
+  static const int method[NM] = {0, 1, 0, 0, 0}, level[NM] = {1, 1, 0, 1, 0};
   static const int extra[NM] = {-1, -1, -1, JIT_SPLIT_COMPILE, JIT_SPLIT_COMPILE}, value[NM] = {0, 0, 0, 0, 0};
-  static const char *label[NM] = {"link1", "load1", "link4", "link1split", "load1split"};
+  static const char *label[NM] = {"link1", "load1", "link0", "link1split", "link0split"};
   int nf = argc - 1;
   char **ptx = calloc((size_t)nf + 1, sizeof *ptx);
   double *t = calloc((size_t)nf * NM * rounds + 1, sizeof *t);
@@ -232,7 +233,7 @@ int main(int argc, char **argv) {
   printf("# bench_jit: median ms of %d rounds (CUDA_CACHE_DISABLE=%s)\n# file", rounds,
          getenv("CUDA_CACHE_DISABLE") ? getenv("CUDA_CACHE_DISABLE") : "unset");
   for (int k = 0; k < NM; k++) printf(" %s", label[k]);
-  printf(" | link1: create add complete load%s\n", bw ? " | GBps(level1)" : "");
+  printf(" | link1: create add complete load%s\n", bw ? " | GBps" : "");
   uint64_t x = 0, y = 0, o = 0;
   const size_t n = (size_t)1 << 26;
   if (bw) {
@@ -260,7 +261,7 @@ int main(int argc, char **argv) {
       CUmodule m;
       CUfunction f;
       entry_name(ptx[i], name, sizeof name);
-      jit_once(ptx[i], name, argv[i + 1], 0, 1, -1, 0, &m, &f);
+      jit_once(ptx[i], name, argv[i + 1], 0, bw_level, -1, 0, &m, &f);
       unsigned char params[256];
       memset(params, 0, sizeof params);
       uint32_t nn = (uint32_t)n;

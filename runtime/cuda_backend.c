@@ -42,13 +42,17 @@
 #include "runtime/runtime.h"
 
 #define GPU_BUCKETS 256
-#define GPU_META_MAGIC 0x354b474du /* "MGK5": entry names indexed by CG_ENTRY bit, vecw (older entries are rewritten) */
+#define GPU_META_MAGIC 0x364b474du /* "MGK6": entry names by CG_ENTRY bit, vecw, tiers (older entries are rewritten) */
 
 /* What a cubin payload of the disk cache starts with: how to launch the kernel, and which entries the
- * cubin holds (names[i] for bit i of `entries`; the other names are ""). */
+ * cubin holds (names[i] for bit i of `entries`; the other names are ""). The cubin (cubin_bytes)
+ * follows; a tier-0 payload (a quick JIT, see "tiers" below) then holds the NUL-terminated PTX, so
+ * that the process that loads it can compile the final code in the background. */
 typedef struct GpuMeta {
   uint32_t magic, entries_all, entries;
   int32_t strategy, block, vec_lanes, vec_align, acc_size, nwords, cache_k, part_lanes, cache_lanes;
+  int32_t tier;
+  uint32_t cubin_bytes;
   char names[CG_NENTRY][64];
 } GpuMeta;
 
@@ -65,9 +69,9 @@ struct RtGpuFn {
   char *key;                      /* the cache key of the kernel (a group's key adds its entries) */
   GpuMeta meta;                   /* launch facts; names of the loaded entries */
   uint32_t loaded;
-  RtCuModule *modules[CG_NENTRY]; /* one per group compiled */
+  RtCuModule *modules[2 * CG_NENTRY]; /* one per group compiled, and its tier-up */
   int nmodules;
-  RtCuKernel kern[CG_NENTRY];     /* by entry index */
+  RtCuKernel kern[CG_NENTRY];     /* by entry index (handle: atomic, a tier-up replaces it; see kern_at) */
   int elem_block, elem_grid_max; /* elementwise launch: best block size, resident blocks on the device */
   int cached_max_block;          /* the most threads the cached ROW entry can launch with (registers) */
   int cachedv_max_block;         /* the same for the vector cached entry */
@@ -90,6 +94,23 @@ typedef struct CurStream {
   RtCuStream *s;
 } CurStream;
 
+/* ---- tiers ----
+ * A new elementwise kernel is JIT-compiled at level 0 first (2-5 ms less JIT on the H200's host; its
+ * code can be up to 2x slower where it calls functions), loaded and used; one background thread per
+ * runtime then compiles the same PTX at the final level and swaps the entries' function handles
+ * (the old module stays loaded: launches in flight may use it). The disk cache gets the tier-0 cubin
+ * with its PTX at once and the final cubin when the tier-up is done, so a process that exits early
+ * leaves an entry the next one loads and tiers up in turn. rt_gpu_destroy finishes the queue. */
+typedef struct TierJob {
+  struct TierJob *next;
+  RtGpuFn *f;
+  int device;
+  GpuMeta meta; /* tier 1; the entries of the group */
+  char *key;    /* the group's disk-cache key */
+  char *ptx;
+  char name[64];
+} TierJob;
+
 struct RtGpu {
   CurStream *cur;
   RtCuda *cu;
@@ -98,6 +119,12 @@ struct RtGpu {
   DiskCache *disk;
   bool disk_tried;
   int jit_level_elementwise; /* LOOM_CUDA_JIT_LEVEL, 0 .. 4 */
+  bool tiers;                /* LOOM_CUDA_JIT_TIERS (default 1) and a final level above 0 */
+  bool tier_started, tier_stop;
+  pthread_t tier_thread;
+  pthread_mutex_t tier_lock; /* guards the queue and tier_stop */
+  pthread_cond_t tier_cv;
+  TierJob *tier_head, *tier_tail;
 };
 
 static double now_ms(void) {
@@ -124,6 +151,10 @@ LoomStatus rt_gpu_get(LoomContext *ctx, RtGpu **out, Diag *d) {
       if (lv[0] >= '0' && lv[0] <= '4' && !lv[1]) g->jit_level_elementwise = lv[0] - '0';
       else fprintf(stderr, "loom: warning: LOOM_CUDA_JIT_LEVEL=%s is not 0..4; using 1\n", lv);
     }
+    const char *tv = getenv("LOOM_CUDA_JIT_TIERS");
+    g->tiers = g->jit_level_elementwise > 0 && !(tv && !strcmp(tv, "0"));
+    pthread_mutex_init(&g->tier_lock, NULL);
+    pthread_cond_init(&g->tier_cv, NULL);
     if (st == LOOM_OK) {
       g->ndev = rt_cuda_device_count(g->cu);
       g->devs = ctx_calloc(ctx, (size_t)(g->ndev > 0 ? g->ndev : 1), sizeof *g->devs);
@@ -188,6 +219,15 @@ static LoomStatus get_device(LoomContext *ctx, int index, RtGpu **gout, RtGpuDev
 void rt_gpu_destroy(LoomContext *ctx) {
   RtGpu *g = ctx->rt ? ctx->rt->gpu : NULL;
   if (!g) return;
+  if (g->tier_started) { /* the queue is finished first: its tier-ups also fill the disk cache */
+    pthread_mutex_lock(&g->tier_lock);
+    g->tier_stop = true;
+    pthread_cond_broadcast(&g->tier_cv);
+    pthread_mutex_unlock(&g->tier_lock);
+    pthread_join(g->tier_thread, NULL);
+  }
+  pthread_mutex_destroy(&g->tier_lock);
+  pthread_cond_destroy(&g->tier_cv);
   for (int i = 0; i < g->ndev; i++) {
     RtGpuDev *dev = &g->devs[i];
     if (!dev->ready) continue;
@@ -423,7 +463,7 @@ static int max_block_of(RtGpu *g, const RtCuKernel *k, Diag *d) {
 /* Loads a cubin holding the entries m->entries into a new module of f and reads their launch limits. */
 static LoomStatus load_group(RtGpu *g, int device, RtGpuDev *dev, RtGpuFn *f, const GpuMeta *m, const void *cubin,
                              size_t size, Diag *d) {
-  if (f->nmodules >= CG_NENTRY || !(m->entries & ~f->loaded))
+  if (f->nmodules >= 2 * CG_NENTRY || !(m->entries & ~f->loaded))
     return diag_error(d, LOOM_ERR_INTERNAL, "internal error: a kernel group adds no entries");
   RtCuModule *mod = NULL;
   LoomStatus st = rt_cuda_module_load(g->cu, device, cubin, size, &mod, d);
@@ -473,7 +513,7 @@ static LoomStatus load_group(RtGpu *g, int device, RtGpuDev *dev, RtGpuFn *f, co
 }
 
 static GpuMeta meta_of(const CgGpuKernel *gk) {
-  GpuMeta m = {.magic = GPU_META_MAGIC, .entries_all = gk->entries_all, .entries = gk->entries,
+  GpuMeta m = {.magic = GPU_META_MAGIC, .tier = 1, .entries_all = gk->entries_all, .entries = gk->entries,
                .strategy = gk->strategy, .block = gk->block, .vec_lanes = gk->vec_lanes,
                .vec_align = gk->vec_align, .acc_size = gk->acc_size, .nwords = gk->nwords,
                .cache_k = gk->cache_k, .part_lanes = gk->part_lanes, .cache_lanes = gk->cache_lanes};
@@ -481,9 +521,122 @@ static GpuMeta meta_of(const CgGpuKernel *gk) {
   return m;
 }
 
+/* Stores meta + cubin (+ the PTX for a tier-0 payload) under key in the disk cache; a failure is a
+ * warning (the cache is an optimization). */
+static void disk_store(LoomContext *ctx, RtGpu *g, const char *key, GpuMeta m, const void *cubin, size_t cubin_size,
+                       const char *ptx) {
+  size_t ptx_bytes = m.tier == 0 && ptx ? strlen(ptx) + 1 : 0;
+  m.cubin_bytes = (uint32_t)cubin_size;
+  unsigned char *payload = ctx_alloc(ctx, sizeof m + cubin_size + ptx_bytes);
+  if (!payload) return;
+  memcpy(payload, &m, sizeof m);
+  memcpy(payload + sizeof m, cubin, cubin_size);
+  if (ptx_bytes) memcpy(payload + sizeof m + cubin_size, ptx, ptx_bytes);
+  Diag dd = {.status = LOOM_OK};
+  if (rt_disk_cache_store(g->disk, key, payload, sizeof m + cubin_size + ptx_bytes, &dd) != LOOM_OK)
+    fprintf(stderr, "loom: warning: storing a kernel in the disk cache failed: %s\n", dd.msg);
+  ctx_free(ctx, payload);
+}
+
+/* The tier-up of one job (the background thread): the final JIT level, then the entries' handles
+ * swapped under gpu_lock when the new code can launch with the block size in use, then the disk. */
+static void tier_up(LoomContext *ctx, RtGpu *g, TierJob *j) {
+  double t0 = now_ms();
+  Diag d = {.status = LOOM_OK};
+  void *cubin = NULL;
+  size_t cubin_size = 0;
+  RtCuModule *mod = NULL;
+  RtCuKernel kern[CG_NENTRY];
+  memset(kern, 0, sizeof kern);
+  LoomStatus st = rt_cuda_link_ptx(g->cu, j->device, j->ptx, j->name, g->jit_level_elementwise, &cubin, &cubin_size, &d);
+  if (st == LOOM_OK) st = rt_cuda_module_load(g->cu, j->device, cubin, cubin_size, &mod, &d);
+  bool fits = true;
+  for (int i = 0; i < CG_NENTRY && st == LOOM_OK; i++)
+    if (j->meta.entries & (1u << i)) {
+      st = rt_cuda_module_kernel(g->cu, mod, j->meta.names[i], &kern[i], &d);
+      if (st == LOOM_OK) fits = fits && max_block_of(g, &kern[i], &d) >= j->f->elem_block;
+    }
+  bool swapped = false;
+  if (st == LOOM_OK && fits) {
+    pthread_mutex_lock(&ctx->rt->gpu_lock);
+    RtGpuFn *f = j->f;
+    if (f->nmodules < 2 * CG_NENTRY) {
+      f->modules[f->nmodules++] = mod;
+      for (int i = 0; i < CG_NENTRY; i++)
+        if (j->meta.entries & (1u << i)) __atomic_store_n(&f->kern[i].handle, kern[i].handle, __ATOMIC_RELEASE);
+      swapped = true;
+    }
+    pthread_mutex_unlock(&ctx->rt->gpu_lock);
+  }
+  if (mod && !swapped) rt_cuda_module_unload(g->cu, mod);
+  if (ctx->dump_flags & IR_DUMP_TIME)
+    fprintf(stderr, "# time gpu %s tier-up (JIT level %d): %.3f ms, %s\n", j->name, g->jit_level_elementwise,
+            now_ms() - t0, swapped ? "swapped" : st != LOOM_OK ? d.msg : "kept tier 0 (block size)");
+  if (st == LOOM_OK && g->disk) disk_store(ctx, g, j->key, j->meta, cubin, cubin_size, NULL);
+  if (cubin) rt_cuda_free_host(g->cu, cubin);
+}
+
+static void *tier_main(void *arg) {
+  LoomContext *ctx = arg;
+  RtGpu *g = ctx->rt->gpu;
+  for (;;) {
+    pthread_mutex_lock(&g->tier_lock);
+    while (!g->tier_head && !g->tier_stop) pthread_cond_wait(&g->tier_cv, &g->tier_lock);
+    TierJob *j = g->tier_head;
+    if (j) {
+      g->tier_head = j->next;
+      if (!g->tier_head) g->tier_tail = NULL;
+    }
+    pthread_mutex_unlock(&g->tier_lock);
+    if (!j) return NULL; /* stopped, queue empty */
+    tier_up(ctx, g, j);
+    ctx_free(ctx, j->key);
+    ctx_free(ctx, j->ptx);
+    ctx_free(ctx, j);
+  }
+}
+
+/* Queues the tier-up of the group `m` of f (its PTX and disk key are copied); false when it cannot
+ * (no memory, no thread): the caller then compiles at the final level itself. Caller holds gpu_lock. */
+static bool tier_enqueue(LoomContext *ctx, RtGpu *g, int device, RtGpuFn *f, const GpuMeta *m, const char *key,
+                         const char *ptx, const char *name) {
+  if (!g->tier_started) {
+    if (pthread_create(&g->tier_thread, NULL, tier_main, ctx) != 0) {
+      g->tiers = false;
+      return false;
+    }
+    g->tier_started = true;
+  }
+  TierJob *j = ctx_calloc(ctx, 1, sizeof *j);
+  size_t kl = strlen(key) + 1, pl = strlen(ptx) + 1;
+  char *kc = j ? ctx_alloc(ctx, kl) : NULL, *pc = kc ? ctx_alloc(ctx, pl) : NULL;
+  if (!pc) {
+    ctx_free(ctx, kc);
+    ctx_free(ctx, j);
+    return false;
+  }
+  memcpy(kc, key, kl);
+  memcpy(pc, ptx, pl);
+  j->f = f;
+  j->device = device;
+  j->meta = *m;
+  j->meta.tier = 1;
+  j->key = kc;
+  j->ptx = pc;
+  snprintf(j->name, sizeof j->name, "%s", name);
+  pthread_mutex_lock(&g->tier_lock);
+  if (g->tier_tail) g->tier_tail->next = j;
+  else g->tier_head = j;
+  g->tier_tail = j;
+  pthread_cond_signal(&g->tier_cv);
+  pthread_mutex_unlock(&g->tier_lock);
+  return true;
+}
+
 /* Adds the entries `want` (CG_ENTRY bits; the first group of a kernel may ask for entries it lacks:
  * see cg_nvptx_compile_entries) to f: from the disk cache, else compiled, linked and stored there
- * (counted in the stats either way). Caller holds gpu_lock. */
+ * (counted in the stats either way). An elementwise group is compiled in tiers (see TierJob). Caller
+ * holds gpu_lock. */
 static LoomStatus add_group(LoomContext *ctx, RtGpu *g, int device, RtGpuDev *dev, RtGpuFn *f, const KernelIr *k,
                             uint32_t want, Diag *d) {
   StrBuf kb;
@@ -511,14 +664,19 @@ static LoomStatus add_group(LoomContext *ctx, RtGpu *g, int device, RtGpuDev *de
     GpuMeta m;
     if (hit && blob_size > sizeof m) memcpy(&m, blob, sizeof m);
     hit = hit && blob_size > sizeof m && m.magic == GPU_META_MAGIC && (m.entries & ~f->loaded) &&
-          !(m.entries & ~m.entries_all);
+          !(m.entries & ~m.entries_all) && m.cubin_bytes > 0 && m.cubin_bytes <= blob_size - sizeof m &&
+          (m.tier == 1 || (m.tier == 0 && g->tiers && blob_size > sizeof m + m.cubin_bytes &&
+                           ((const char *)blob)[blob_size - 1] == 0)); /* tiers off: a tier-0 entry is rebuilt */
     if (hit) {
       for (int i = 0; i < CG_NENTRY; i++) m.names[i][63] = 0;
-      st = load_group(g, device, dev, f, &m, (const char *)blob + sizeof m, blob_size - sizeof m, d);
+      const char *cubin = (const char *)blob + sizeof m;
+      st = load_group(g, device, dev, f, &m, cubin, m.cubin_bytes, d);
       if (st == LOOM_OK) {
         pthread_mutex_lock(&ctx->rt->stats_lock);
         ctx->rt->stats.cache_hits++;
         pthread_mutex_unlock(&ctx->rt->stats_lock);
+        /* a tier-0 entry (its process ended before the tier-up): tier up here */
+        if (m.tier == 0 && g->tiers) tier_enqueue(ctx, g, device, f, &m, key, cubin + m.cubin_bytes, k->name);
       }
     }
     if (blob) rt_disk_cache_free(g->disk, blob);
@@ -531,18 +689,19 @@ static LoomStatus add_group(LoomContext *ctx, RtGpu *g, int device, RtGpuDev *de
     size_t cubin_size = 0;
     double t_llvm = now_ms(), t_link = t_llvm;
     bool compiled = st == LOOM_OK;
+    bool tiered = compiled && elementwise && g->tiers;
     GpuMeta m;
     memset(&m, 0, sizeof m);
     if (compiled) {
       CgGpuKernel *gk = c.gpu;
       m = meta_of(gk);
-      st = rt_cuda_link_ptx(g->cu, device, gk->ptx, k->name, jit_level, &cubin, &cubin_size, d);
+      if (tiered) m.tier = 0;
+      st = rt_cuda_link_ptx(g->cu, device, gk->ptx, k->name, tiered ? 0 : jit_level, &cubin, &cubin_size, d);
       t_link = now_ms();
       if (ctx->dump_flags & IR_DUMP_TIME)
         fprintf(stderr, "# time gpu %s entries %#x: lower %.3f libdevice %.3f opt %.3f ptx %.3f (%zu bytes) "
-                        "jit %.3f ms\n", k->name, gk->entries, gk->phase_ms[0], gk->phase_ms[1], gk->phase_ms[2],
-                gk->phase_ms[3], gk->ptx_size, t_link - t_llvm);
-      dev->target->release(dev->target, &c);
+                        "jit %.3f ms (level %d)\n", k->name, gk->entries, gk->phase_ms[0], gk->phase_ms[1],
+                gk->phase_ms[2], gk->phase_ms[3], gk->ptx_size, t_link - t_llvm, tiered ? 0 : jit_level);
       if (st == LOOM_OK && !(m.entries & ~f->loaded))
         st = diag_error(d, LOOM_ERR_INTERNAL, "internal error: kernel %s has none of the entries %#x", k->name, want);
     }
@@ -550,19 +709,12 @@ static LoomStatus add_group(LoomContext *ctx, RtGpu *g, int device, RtGpuDev *de
     if (st == LOOM_OK && (ctx->dump_flags & IR_DUMP_TIME))
       fprintf(stderr, "# time gpu %s load %.3f ms, total %.3f ms\n", k->name, now_ms() - t_link, now_ms() - t0);
     double t_store = now_ms();
-    if (st == LOOM_OK && g->disk) {
-      unsigned char *payload = ctx_alloc(ctx, sizeof m + cubin_size);
-      if (payload) {
-        memcpy(payload, &m, sizeof m);
-        memcpy(payload + sizeof m, cubin, cubin_size);
-        Diag dd = {.status = LOOM_OK};
-        if (rt_disk_cache_store(g->disk, key, payload, sizeof m + cubin_size, &dd) != LOOM_OK)
-          fprintf(stderr, "loom: warning: storing a kernel in the disk cache failed: %s\n", dd.msg);
-        ctx_free(ctx, payload);
-      }
-    }
+    if (st == LOOM_OK && tiered && !tier_enqueue(ctx, g, device, f, &m, key, c.gpu->ptx, k->name))
+      m.tier = 1; /* no background thread: the entry stays as compiled (level 0), stored as final */
+    if (st == LOOM_OK && g->disk) disk_store(ctx, g, key, m, cubin, cubin_size, compiled ? c.gpu->ptx : NULL);
     if (st == LOOM_OK && g->disk && (ctx->dump_flags & IR_DUMP_TIME))
       fprintf(stderr, "# time gpu %s disk store %.3f ms\n", k->name, now_ms() - t_store);
+    if (compiled) dev->target->release(dev->target, &c);
     if (cubin) rt_cuda_free_host(g->cu, cubin);
     if (compiled) {
       pthread_mutex_lock(&ctx->rt->stats_lock);
@@ -653,11 +805,13 @@ static uint32_t grid_of(int64_t items, int64_t per_block, int64_t cap) {
   return (uint32_t)g;
 }
 
-static LoomStatus launch(RtGpu *g, RtCuStream *s, const RtCuKernel *k, uint32_t grid, uint32_t block, uint64_t *words,
-                         Diag *d) {
+/* Launches entry e of f (its handle read once: a tier-up may replace it concurrently). */
+static LoomStatus launch(RtGpu *g, RtCuStream *s, const RtGpuFn *f, int e, uint32_t grid, uint32_t block,
+                         uint64_t *words, Diag *d) {
+  RtCuKernel k = {.handle = __atomic_load_n(&f->kern[e].handle, __ATOMIC_ACQUIRE), .device = f->kern[e].device};
   uint32_t gr[3] = {grid, 1, 1}, bl[3] = {block, 1, 1};
   void *params[1] = {words};
-  return rt_cuda_launch(g->cu, k, gr, bl, 0, s, params, d);
+  return rt_cuda_launch(g->cu, &k, gr, bl, 0, s, params, d);
 }
 
 /* Whether the vector entries (lanes points per load) may run: every buffer contiguous along the last
@@ -702,7 +856,7 @@ static LoomStatus launch_fn(LoomContext *ctx, RtGpu *g, int device, RtGpuDev *de
     int64_t steps = vec ? no / m->vec_lanes : no;
     if (steps < 1) steps = 1;
     NEED(1u << e);
-    return launch(g, s, &f->kern[e], grid_of(steps, f->elem_block, f->elem_grid_max), (uint32_t)f->elem_block, words, d);
+    return launch(g, s, f, e, grid_of(steps, f->elem_block, f->elem_grid_max), (uint32_t)f->elem_block, words, d);
   }
   /* a row that fits in registers: one read of it (blockDim * cache_k >= nr; a warp for short rows) */
   /* (the threads a cached entry can launch with are known once it is loaded: registers) */
@@ -713,7 +867,7 @@ static LoomStatus launch_fn(LoomContext *ctx, RtGpu *g, int device, RtGpuDev *de
       int64_t bs = (nr + m->cache_k - 1) / m->cache_k;
       bs = (bs + 31) / 32 * 32;
       if (bs < 32) bs = 32;
-      return launch(g, s, &f->kern[E_CACHEDV], grid_of(no, 1, cap), (uint32_t)bs, words, d);
+      return launch(g, s, f, E_CACHEDV, grid_of(no, 1, cap), (uint32_t)bs, words, d);
     }
   }
   if (m->strategy == CG_GPU_ROW && (has & CG_ENTRY_CACHED) && m->cache_k > 0 && nr > 0 &&
@@ -723,7 +877,7 @@ static LoomStatus launch_fn(LoomContext *ctx, RtGpu *g, int device, RtGpuDev *de
       int64_t bs = (nr + m->cache_k - 1) / m->cache_k;
       bs = (bs + 31) / 32 * 32;
       if (bs < 32) bs = 32;
-      return launch(g, s, &f->kern[E_CACHED], grid_of(no, 1, cap), (uint32_t)bs, words, d);
+      return launch(g, s, f, E_CACHED, grid_of(no, 1, cap), (uint32_t)bs, words, d);
     }
   }
   int64_t nparts = 1;
@@ -749,8 +903,8 @@ static LoomStatus launch_fn(LoomContext *ctx, RtGpu *g, int device, RtGpuDev *de
   }
   if (nparts <= 1) {
     NEED(CG_ENTRY_MAIN);
-    if (m->strategy == CG_GPU_ROW) return launch(g, s, &f->kern[E_MAIN], grid_of(no, 1, cap), (uint32_t)m->block, words, d);
-    return launch(g, s, &f->kern[E_MAIN], grid_of(no, 256, cap), 256, words, d);
+    if (m->strategy == CG_GPU_ROW) return launch(g, s, f, E_MAIN, grid_of(no, 1, cap), (uint32_t)m->block, words, d);
+    return launch(g, s, f, E_MAIN, grid_of(no, 256, cap), 256, words, d);
   }
   bool finishb = (has & CG_ENTRY_FINISHB) && no <= 2048 && nparts >= 64;
   NEED((partv ? CG_ENTRY_PARTV : CG_ENTRY_PART) | (finishb ? CG_ENTRY_FINISHB : CG_ENTRY_FINISH));
@@ -761,12 +915,12 @@ static LoomStatus launch_fn(LoomContext *ctx, RtGpu *g, int device, RtGpuDev *de
   if (st != LOOM_OK) return st;
   extra[0] = (uint64_t)nparts;
   extra[1] = partials;
-  if (partv) st = launch(g, s, &f->kern[E_PARTV], grid_of(nparts, 1, f->partv_grid_max), (uint32_t)m->block, words, d);
-  else if (m->strategy == CG_GPU_ROW) st = launch(g, s, &f->kern[E_PART], grid_of(no * nparts, 1, cap), (uint32_t)m->block, words, d);
-  else st = launch(g, s, &f->kern[E_PART], grid_of(no * nparts, 256, cap), 256, words, d);
+  if (partv) st = launch(g, s, f, E_PARTV, grid_of(nparts, 1, f->partv_grid_max), (uint32_t)m->block, words, d);
+  else if (m->strategy == CG_GPU_ROW) st = launch(g, s, f, E_PART, grid_of(no * nparts, 1, cap), (uint32_t)m->block, words, d);
+  else st = launch(g, s, f, E_PART, grid_of(no * nparts, 256, cap), 256, words, d);
   /* few O points with many parts: one block per O point folds them (fixed order and tree) */
-  if (st == LOOM_OK && finishb) st = launch(g, s, &f->kern[E_FINISHB], grid_of(no, 1, cap), (uint32_t)m->block, words, d);
-  else if (st == LOOM_OK) st = launch(g, s, &f->kern[E_FINISH], grid_of(no, 256, cap), 256, words, d);
+  if (st == LOOM_OK && finishb) st = launch(g, s, f, E_FINISHB, grid_of(no, 1, cap), (uint32_t)m->block, words, d);
+  else if (st == LOOM_OK) st = launch(g, s, f, E_FINISH, grid_of(no, 256, cap), 256, words, d);
   /* on the legacy stream the free is ordered before any later use; a user stream must finish first */
   if (st == LOOM_OK && s) st = rt_cuda_stream_synchronize(g->cu, s, d);
   Diag dd = {.status = LOOM_OK};

@@ -333,6 +333,46 @@ static void test_user_kernels(void) {
 /* An elementwise kernel compiles its whole-vector entry (vecw) when the first launch's size is a
  * multiple of its lanes, and its vector entry with the scalar tail (vec) when a later size is not;
  * once vec is loaded it serves every size. Each size must give the host loop's answer. */
+/* A new kernel evaluated again and again while its tier-up (a background JIT) swaps the code: every
+ * result must be right, before, during and after the swap. */
+static void test_tier_swap(void) {
+  int64_t n = 100003;
+  LoomArray hx = host_array(LOOM_FLOAT32, 1, &n, true), x = to_device(&hx);
+  LoomGraph *g;
+  loom_graph_create(ctx, &g);
+  LoomNode xi = input(g, &x), c, m, e, o;
+  loom_weak_float(g, 0.375, &c);
+  loom_unary(g, LOOM_OP_LOG1P, xi, &e);
+  loom_binary(g, LOOM_OP_MUL, c, xi, &m);
+  loom_binary(g, LOOM_OP_SUB, e, m, &o);
+  float *back = calloc((size_t)n, sizeof *back), *first = calloc((size_t)n, sizeof *first);
+  long bad = 0, changed = 0;
+  for (int it = 0; it < 300; it++) {
+    LoomArray r;
+    memset(&r, 0, sizeof r);
+    if (loom_eval(g, 1, &o, &r) != LOOM_OK) {
+      bad++;
+      break;
+    }
+    LoomArray hb = hx;
+    hb.data = it ? back : first;
+    loom_array_copy(ctx, &hb, &r);
+    loom_array_free(ctx, &r);
+    if (it) changed += memcmp(back, first, (size_t)n * sizeof *back) != 0;
+  }
+  for (int64_t i = 0; i < n; i++) {
+    double v = ((float *)hx.data)[i], want = log1p(v) - 0.375 * v;
+    bad += fabs(first[i] - want) > 2e-6 * fabs(want) + 1e-6;
+  }
+  CHECK(bad == 0, "log1p(x) - 0.375x across a tier-up: %ld wrong", bad);
+  CHECK(changed == 0, "the tier-up changed results bits in %ld of 299 evaluations", changed);
+  free(back);
+  free(first);
+  loom_graph_destroy(g);
+  loom_array_free(ctx, &x);
+  free(hx.data);
+}
+
 static void test_vec_entries(void) {
   static const int64_t sizes[2][5] = {{1024, 1023, 4096, 3, 8}, {1025, 1024, 2, 5, 64}}; /* (n 1 is another kernel) */
   static const uint64_t compiles[2][5] = {{1, 1, 0, 0, 0}, {1, 0, 0, 0, 0}};
@@ -491,7 +531,7 @@ static void test_ieee_div_sqrt(void) {
   free(y);
 }
 
-static int cache_child(const char *dir) {
+static int cache_child(const char *dir, bool quick_exit) {
   setenv("LOOM_CACHE_DIR", dir, 1);
   if (loom_context_create(&ctx) != LOOM_OK) return 2;
   int64_t shape[1] = {1000};
@@ -501,6 +541,8 @@ static int cache_child(const char *dir) {
   loom_get_stats(ctx, &s);
   free(h[0].data);
   free(h[1].data);
+  /* quick_exit: gone before the tier-up, as a short script may be; the disk keeps the tier-0 entry */
+  if (quick_exit) _exit(failed ? 4 : s.kernels_compiled == 2 ? 0 : s.kernels_compiled == 1 ? 1 : 5);
   loom_context_destroy(ctx);
   /* the host kernel is compiled in every process; the GPU one only on a disk-cache miss */
   return failed ? 4 : s.kernels_compiled == 2 ? 0 : s.kernels_compiled == 1 ? 1 : 5;
@@ -597,7 +639,8 @@ static void test_in_place(void) {
 }
 
 int main(int argc, char **argv) {
-  if (argc == 3 && !strcmp(argv[1], "--cache-child")) return cache_child(argv[2]);
+  if (argc == 3 && !strcmp(argv[1], "--cache-child")) return cache_child(argv[2], false);
+  if (argc == 3 && !strcmp(argv[1], "--cache-child-quick")) return cache_child(argv[2], true);
   char dir[] = "/tmp/loom_test_gpu_XXXXXX";
   if (!mkdtemp(dir)) return 1;
   setenv("LOOM_CACHE_DIR", dir, 1);
@@ -617,6 +660,7 @@ int main(int argc, char **argv) {
 
   test_vec_entries();
   test_ieee_div_sqrt();
+  test_tier_swap();
   /* every unary op on float32, float64, int32, bool */
   LoomDType udt[4] = {LOOM_FLOAT32, LOOM_FLOAT64, LOOM_INT32, LOOM_FLOAT16};
   int64_t sh1[1] = {1003};
@@ -879,6 +923,22 @@ int main(int argc, char **argv) {
     int status = 0;
     waitpid(pid, &status, 0);
     CHECK(WIFEXITED(status) && WEXITSTATUS(status) == (round == 0 ? 0 : 1), "child round %d: status %d", round,
+          WEXITSTATUS(status));
+  }
+  /* a process that exits right after compiling leaves the tier-0 entry (with its PTX): the next one
+   * loads it (no compile) and tiers up, the one after loads the final entry */
+  char sub2[256];
+  snprintf(sub2, sizeof sub2, "%s/y", dir);
+  mkdir(sub2, 0700);
+  for (int round = 0; round < 3; round++) {
+    pid_t pid = fork();
+    if (pid == 0) {
+      execl("/proc/self/exe", argv[0], round == 0 ? "--cache-child-quick" : "--cache-child", sub2, (char *)NULL);
+      _exit(3);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == (round == 0 ? 0 : 1), "tier child round %d: status %d", round,
           WEXITSTATUS(status));
   }
   /* round 1 loaded the GPU kernel from the disk cache (exit 1): the entry was reused. Now corrupt it. */
