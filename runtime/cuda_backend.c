@@ -72,7 +72,10 @@ struct RtGpuFn {
   RtCuModule *modules[2 * CG_NENTRY]; /* one per group compiled, and its tier-up */
   int nmodules;
   RtCuKernel kern[CG_NENTRY];     /* by entry index (handle: atomic, a tier-up replaces it; see kern_at) */
-  int elem_block, elem_grid_max; /* elementwise launch: best block size, resident blocks on the device */
+  /* elementwise launch: best block size << 32 | resident blocks on the device (one atomic word: a
+   * tier-up replaces both, after the handle; see tier_up); cfg_entry: the entry they come from */
+  uint64_t elem_cfg;
+  int cfg_entry;
   int cached_max_block;          /* the most threads the cached ROW entry can launch with (registers) */
   int cachedv_max_block;         /* the same for the vector cached entry */
   int partv_grid_max;            /* vector part entry: resident blocks of meta.block threads (SMs x occupancy) */
@@ -98,9 +101,13 @@ typedef struct CurStream {
  * A new elementwise kernel is JIT-compiled at level 0 first (2-5 ms less JIT on the H200's host; its
  * code can be up to 2x slower where it calls functions), loaded and used; one background thread per
  * runtime then compiles the same PTX at the final level and swaps the entries' function handles
- * (the old module stays loaded: launches in flight may use it). The disk cache gets the tier-0 cubin
- * with its PTX at once and the final cubin when the tier-up is done, so a process that exits early
- * leaves an entry the next one loads and tiers up in turn. rt_gpu_destroy finishes the queue. */
+ * (the old module stays loaded: launches in flight may use it). A tier-up waits until no kernel has
+ * been compiled for TIER_IDLE_MS: the driver's JIT calls do not overlap well (run side by side, a
+ * burst of new kernels compiled more slowly than without tiers on the H200). The disk cache gets the
+ * tier-0 cubin with its PTX at once and the final cubin when the tier-up is done, so a process that
+ * exits early leaves an entry the next one loads and tiers up in turn. rt_gpu_destroy finishes the
+ * queue. */
+#define TIER_IDLE_MS 50.0
 typedef struct TierJob {
   struct TierJob *next;
   RtGpuFn *f;
@@ -108,6 +115,7 @@ typedef struct TierJob {
   GpuMeta meta; /* tier 1; the entries of the group */
   char *key;    /* the group's disk-cache key */
   char *ptx;
+  int sm_count;
   char name[64];
 } TierJob;
 
@@ -122,8 +130,9 @@ struct RtGpu {
   bool tiers;                /* LOOM_CUDA_JIT_TIERS (default 1) and a final level above 0 */
   bool tier_started, tier_stop;
   pthread_t tier_thread;
-  pthread_mutex_t tier_lock; /* guards the queue and tier_stop */
+  pthread_mutex_t tier_lock; /* guards the queue, tier_stop and last_compile_ms */
   pthread_cond_t tier_cv;
+  double last_compile_ms;    /* when a compile (any kernel) last ended */
   TierJob *tier_head, *tier_tail;
 };
 
@@ -460,6 +469,15 @@ static int max_block_of(RtGpu *g, const RtCuKernel *k, Diag *d) {
   return (at.max_threads_per_block > 1024 ? 1024 : at.max_threads_per_block) / 32 * 32;
 }
 
+/* An elementwise entry's launch shape: the occupancy API's best block size << 32 | the resident blocks
+ * of that size on the device; 0 on an error. */
+static uint64_t elem_config(RtGpu *g, const RtCuKernel *k, int sm_count, Diag *d) {
+  int bs = 256, per_sm = 1;
+  if (rt_cuda_best_block_size(g->cu, k, 0, &bs, d) != LOOM_OK || rt_cuda_occupancy(g->cu, k, bs, 0, &per_sm, d) != LOOM_OK)
+    return 0;
+  return (uint64_t)(uint32_t)bs << 32 | (uint32_t)(sm_count * (per_sm > 0 ? per_sm : 1));
+}
+
 /* Loads a cubin holding the entries m->entries into a new module of f and reads their launch limits. */
 static LoomStatus load_group(RtGpu *g, int device, RtGpuDev *dev, RtGpuFn *f, const GpuMeta *m, const void *cubin,
                              size_t size, Diag *d) {
@@ -477,8 +495,8 @@ static LoomStatus load_group(RtGpu *g, int device, RtGpuDev *dev, RtGpuFn *f, co
   }
   if (!f->loaded) { /* the first group: the launch facts, unless described already (reductions) */
     if (f->meta.magic != GPU_META_MAGIC) f->meta = *m;
-    f->elem_block = 256;
-    f->elem_grid_max = dev->info.sm_count * 8;
+    f->elem_cfg = (uint64_t)256 << 32 | (uint32_t)(dev->info.sm_count * 8);
+    f->cfg_entry = -1;
   }
   uint32_t fresh = m->entries & ~f->loaded;
   for (int i = 0; i < CG_NENTRY; i++)
@@ -495,12 +513,9 @@ static LoomStatus load_group(RtGpu *g, int device, RtGpuDev *dev, RtGpuFn *f, co
   }
   /* elementwise: the block size and grid cap of the first entry loaded serve both */
   if (m->strategy == CG_GPU_ELEMENTWISE && !(f->loaded & (CG_ENTRY_MAIN | CG_ENTRY_VEC | CG_ENTRY_VECW))) {
-    const RtCuKernel *k = (fresh & CG_ENTRY_VECW) ? &f->kern[E_VECW] : (fresh & CG_ENTRY_VEC) ? &f->kern[E_VEC] : &f->kern[E_MAIN];
-    int bs = 256, per_sm = 1;
-    if (rt_cuda_best_block_size(g->cu, k, 0, &bs, d) == LOOM_OK && rt_cuda_occupancy(g->cu, k, bs, 0, &per_sm, d) == LOOM_OK) {
-      f->elem_block = bs;
-      f->elem_grid_max = dev->info.sm_count * (per_sm > 0 ? per_sm : 1);
-    }
+    f->cfg_entry = (fresh & CG_ENTRY_VECW) ? E_VECW : (fresh & CG_ENTRY_VEC) ? E_VEC : E_MAIN;
+    uint64_t cfg = elem_config(g, &f->kern[f->cfg_entry], dev->info.sm_count, d);
+    if (cfg) f->elem_cfg = cfg;
   }
   st = d->status == LOOM_OK ? LOOM_OK : d->status;
   if (st != LOOM_OK) {
@@ -554,7 +569,7 @@ static void tier_up(LoomContext *ctx, RtGpu *g, TierJob *j) {
   for (int i = 0; i < CG_NENTRY && st == LOOM_OK; i++)
     if (j->meta.entries & (1u << i)) {
       st = rt_cuda_module_kernel(g->cu, mod, j->meta.names[i], &kern[i], &d);
-      if (st == LOOM_OK) fits = fits && max_block_of(g, &kern[i], &d) >= j->f->elem_block;
+      if (st == LOOM_OK) fits = fits && max_block_of(g, &kern[i], &d) >= (int)(__atomic_load_n(&j->f->elem_cfg, __ATOMIC_ACQUIRE) >> 32);
     }
   bool swapped = false;
   if (st == LOOM_OK && fits) {
@@ -565,6 +580,10 @@ static void tier_up(LoomContext *ctx, RtGpu *g, TierJob *j) {
       for (int i = 0; i < CG_NENTRY; i++)
         if (j->meta.entries & (1u << i)) __atomic_store_n(&f->kern[i].handle, kern[i].handle, __ATOMIC_RELEASE);
       swapped = true;
+      /* the launch shape of the final code (the old block size fits it: checked above) */
+      uint64_t cfg = f->cfg_entry >= 0 && (j->meta.entries & (1u << f->cfg_entry))
+                         ? elem_config(g, &kern[f->cfg_entry], j->sm_count, &d) : 0;
+      if (cfg) __atomic_store_n(&f->elem_cfg, cfg, __ATOMIC_RELEASE);
     }
     pthread_mutex_unlock(&ctx->rt->gpu_lock);
   }
@@ -589,6 +608,21 @@ static void *tier_main(void *arg) {
     }
     pthread_mutex_unlock(&g->tier_lock);
     if (!j) return NULL; /* stopped, queue empty */
+    for (;;) { /* wait for a pause in compiling (not when stopping: the queue is finished then) */
+      pthread_mutex_lock(&g->tier_lock);
+      double wait = TIER_IDLE_MS - (now_ms() - g->last_compile_ms);
+      if (g->tier_stop || wait <= 0) {
+        pthread_mutex_unlock(&g->tier_lock);
+        break;
+      }
+      struct timespec until;
+      clock_gettime(CLOCK_REALTIME, &until);
+      long ns = until.tv_nsec + (long)(wait * 1e6) + 100000;
+      until.tv_sec += ns / 1000000000L;
+      until.tv_nsec = ns % 1000000000L;
+      pthread_cond_timedwait(&g->tier_cv, &g->tier_lock, &until);
+      pthread_mutex_unlock(&g->tier_lock);
+    }
     tier_up(ctx, g, j);
     ctx_free(ctx, j->key);
     ctx_free(ctx, j->ptx);
@@ -619,12 +653,14 @@ static bool tier_enqueue(LoomContext *ctx, RtGpu *g, int device, RtGpuFn *f, con
   memcpy(pc, ptx, pl);
   j->f = f;
   j->device = device;
+  j->sm_count = g->devs[device].info.sm_count;
   j->meta = *m;
   j->meta.tier = 1;
   j->key = kc;
   j->ptx = pc;
   snprintf(j->name, sizeof j->name, "%s", name);
   pthread_mutex_lock(&g->tier_lock);
+  g->last_compile_ms = now_ms();
   if (g->tier_tail) g->tier_tail->next = j;
   else g->tier_head = j;
   g->tier_tail = j;
@@ -716,6 +752,11 @@ static LoomStatus add_group(LoomContext *ctx, RtGpu *g, int device, RtGpuDev *de
       fprintf(stderr, "# time gpu %s disk store %.3f ms\n", k->name, now_ms() - t_store);
     if (compiled) dev->target->release(dev->target, &c);
     if (cubin) rt_cuda_free_host(g->cu, cubin);
+    if (compiled && g->tier_started) {
+      pthread_mutex_lock(&g->tier_lock);
+      g->last_compile_ms = now_ms();
+      pthread_mutex_unlock(&g->tier_lock);
+    }
     if (compiled) {
       pthread_mutex_lock(&ctx->rt->stats_lock);
       ctx->rt->stats.kernels_compiled++;
@@ -856,7 +897,9 @@ static LoomStatus launch_fn(LoomContext *ctx, RtGpu *g, int device, RtGpuDev *de
     int64_t steps = vec ? no / m->vec_lanes : no;
     if (steps < 1) steps = 1;
     NEED(1u << e);
-    return launch(g, s, f, e, grid_of(steps, f->elem_block, f->elem_grid_max), (uint32_t)f->elem_block, words, d);
+    uint64_t cfg = __atomic_load_n(&f->elem_cfg, __ATOMIC_ACQUIRE);
+    uint32_t block = (uint32_t)(cfg >> 32);
+    return launch(g, s, f, e, grid_of(steps, block, (int64_t)(uint32_t)cfg), block, words, d);
   }
   /* a row that fits in registers: one read of it (blockDim * cache_k >= nr; a warp for short rows) */
   /* (the threads a cached entry can launch with are known once it is loaded: registers) */
