@@ -99,6 +99,7 @@ enum { CU_STREAM_NON_BLOCKING = 1, CU_EVENT_DEFAULT = 0 };
   X(MemcpyHtoD, cuMemcpyHtoD_v2, NULL, CUresult, (CUdeviceptr, const void *, size_t))               \
   X(MemcpyDtoH, cuMemcpyDtoH_v2, NULL, CUresult, (void *, CUdeviceptr, size_t))                     \
   X(MemcpyDtoD, cuMemcpyDtoD_v2, NULL, CUresult, (CUdeviceptr, CUdeviceptr, size_t))                \
+  X(MemcpyPeer, cuMemcpyPeer, NULL, CUresult, (CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, size_t)) \
   X(MemcpyHtoDAsync, cuMemcpyHtoDAsync_v2, NULL, CUresult,                                          \
     (CUdeviceptr, const void *, size_t, CUstream))                                                  \
   X(MemcpyDtoHAsync, cuMemcpyDtoHAsync_v2, NULL, CUresult, (void *, CUdeviceptr, size_t, CUstream)) \
@@ -503,6 +504,25 @@ LoomStatus rt_cuda_memcpy_d2d(RtCuda *cu, int device, uint64_t dst, uint64_t src
     CU_CALL(cu, device, d, "cuMemcpyDtoDAsync", cu->fn.MemcpyDtoDAsync(dst, src, n, s->h));
   else
     CU_CALL(cu, device, d, "cuMemcpyDtoD", cu->fn.MemcpyDtoD(dst, src, n));
+  return LOOM_OK;
+}
+
+LoomStatus rt_cuda_memcpy_peer(RtCuda *cu, int dst_device, uint64_t dst, int src_device, uint64_t src, size_t n,
+                               Diag *d) {
+  if (n == 0) return LOOM_OK;
+  if (!src || !dst) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "rt_cuda_memcpy_peer: NULL pointer");
+  LoomStatus st = check_device(cu, dst_device, d);
+  if (st == LOOM_OK) st = check_device(cu, src_device, d);
+  if (st != LOOM_OK) return st;
+  pthread_mutex_lock(&cu->lock);
+  CUcontext dc = cu->devs[dst_device].refs > 0 ? cu->devs[dst_device].ctx : NULL;
+  CUcontext sc = cu->devs[src_device].refs > 0 ? cu->devs[src_device].ctx : NULL;
+  pthread_mutex_unlock(&cu->lock);
+  if (!dc || !sc)
+    return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "rt_cuda_memcpy_peer: CUDA device %d is not retained",
+                      dc ? src_device : dst_device);
+  SET_CURRENT(cu, dst_device, d);
+  CU_CALL(cu, dst_device, d, "cuMemcpyPeer", cu->fn.MemcpyPeer(dst, dc, src, sc, n));
   return LOOM_OK;
 }
 

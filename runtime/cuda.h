@@ -91,6 +91,11 @@ LoomStatus rt_cuda_memcpy_d2h(RtCuda *cu, int device, void *dst, uint64_t src, s
 LoomStatus rt_cuda_memcpy_d2d(RtCuda *cu, int device, uint64_t dst, uint64_t src, size_t n,
                               RtCuStream *stream, Diag *d);
 /* Sets n bytes to value (stream NULL: synchronous with respect to the host). */
+/* Copies n bytes from device memory of src_device to device memory of dst_device (both retained):
+ * cuMemcpyPeer, ordered after earlier work of both devices' legacy streams (not their other streams:
+ * the caller synchronizes those). Works without peer access enabled (the driver stages it). */
+LoomStatus rt_cuda_memcpy_peer(RtCuda *cu, int dst_device, uint64_t dst, int src_device, uint64_t src, size_t n,
+                               Diag *d);
 LoomStatus rt_cuda_memset(RtCuda *cu, int device, uint64_t dst, uint8_t value, size_t n,
                           RtCuStream *stream, Diag *d);
 

@@ -312,10 +312,20 @@ LoomStatus rt_gpu_memcpy(LoomContext *ctx, LoomDeviceKind dk, int di, void *dst,
   if (st == LOOM_OK) st = rt_cuda_set_current(g->cu, device, d);
   if (st != LOOM_OK) return st;
   RtCuStream *s = rt_gpu_current_stream(ctx, device); /* NULL: the legacy default stream */
+  if (dk == LOOM_DEVICE_CUDA && sk == LOOM_DEVICE_CUDA && di != si) {
+    /* between two GPUs: the source's work on its current stream done first, then cuMemcpyPeer (ordered
+     * with both legacy streams), then the destination's current stream waits for nothing of ours:
+     * the copy is synchronous for the caller */
+    RtGpuDev *sdev = NULL;
+    st = get_device(ctx, si, &g, &sdev, d);
+    RtCuStream *ss = st == LOOM_OK ? rt_gpu_current_stream(ctx, si) : NULL;
+    if (st == LOOM_OK && ss) st = rt_cuda_stream_synchronize(g->cu, ss, d);
+    if (st == LOOM_OK && s) st = rt_cuda_stream_synchronize(g->cu, s, d);
+    if (st == LOOM_OK) st = rt_cuda_memcpy_peer(g->cu, di, (uint64_t)(uintptr_t)dst, si, (uint64_t)(uintptr_t)src, n, d);
+    if (st == LOOM_OK) st = rt_cuda_device_synchronize(g->cu, di, d);
+    return st;
+  }
   if (dk == LOOM_DEVICE_CUDA && sk == LOOM_DEVICE_CUDA) {
-    if (di != si)
-      return diag_error(d, LOOM_ERR_UNSUPPORTED, "copies between CUDA devices %d and %d go through the host in this "
-                                                 "version: copy to a host array first", si, di);
     st = rt_cuda_memcpy_d2d(g->cu, device, (uint64_t)(uintptr_t)dst, (uint64_t)(uintptr_t)src, n, s, d);
   } else if (dk == LOOM_DEVICE_CUDA) {
     st = rt_cuda_memcpy_h2d(g->cu, device, (uint64_t)(uintptr_t)dst, src, n, s, d);

@@ -4,9 +4,12 @@
  * them on GPU 0, evaluates both and compares (integers and bools exactly, floats within a few ulps
  * of the result dtype, relative 1e-4 for reductions of floats whose order differs). Then: bit-equal
  * repeated sums (determinism), the disk cache across processes (a child process made by fork+exec of
- * this program fills the cache; a new context must then compile nothing), a corrupted entry (rebuilt),
- * the pool (reuse after free) and device errors. Without a CUDA driver or GPU it prints "skipped" and
- * passes (CI has no GPU).
+ * this program fills the cache; a new context must then compile nothing; a child that exits before
+ * its tier-up leaves a tier-0 entry the next one loads), a corrupted entry (rebuilt), the pool (reuse
+ * after free) and device errors. Also: the whole-vector / tail vector entries (which one compiles
+ * for which size, and the PTX of both: needs no GPU), float32 division and sqrt bit for bit against
+ * the host's IEEE results, and results across a tier-up (the background JIT swapping the code).
+ * Without a CUDA driver or GPU it prints "skipped" and passes (CI has no GPU).
  */
 #include <dirent.h>
 #include <math.h>
@@ -531,6 +534,57 @@ static void test_ieee_div_sqrt(void) {
   free(y);
 }
 
+/* With two or more GPUs: an array made on device 0, copied to device 1 (cuMemcpyPeer), evaluated
+ * there, copied back to device 0 and to the host: the host loop's answer; also right after an
+ * evaluation still queued on device 0's stream (the copy must wait for it). */
+static void test_two_devices(void) {
+  int64_t n = 1 << 20;
+  LoomArray h = host_array(LOOM_FLOAT32, 1, &n, false);
+  LoomArray d0 = to_device(&h);
+  LoomArray d1 = {.dtype = LOOM_FLOAT32, .ndim = 1, .shape = {n}, .strides = {1}, .device = LOOM_DEVICE_CUDA,
+                  .device_index = 1};
+  CHECK(loom_array_alloc(ctx, &d1) == LOOM_OK, "alloc on device 1: %s", loom_last_error(ctx));
+  LoomStream *s0 = NULL;
+  CHECK(loom_stream_create(ctx, LOOM_DEVICE_CUDA, 0, &s0) == LOOM_OK, "stream on device 0");
+  loom_stream_use(ctx, LOOM_DEVICE_CUDA, 0, s0);
+  /* y0 = 3x on device 0 (queued on s0), then copied to device 1 at once */
+  LoomGraph *g;
+  loom_graph_create(ctx, &g);
+  LoomNode xi = input(g, &d0), c, o;
+  loom_weak_float(g, 3.0, &c);
+  loom_binary(g, LOOM_OP_MUL, c, xi, &o);
+  LoomArray y0;
+  memset(&y0, 0, sizeof y0);
+  CHECK(loom_eval(g, 1, &o, &y0) == LOOM_OK, "3x on device 0: %s", loom_last_error(ctx));
+  loom_graph_destroy(g);
+  CHECK(loom_array_copy(ctx, &d1, &y0) == LOOM_OK, "device 0 -> 1: %s", loom_last_error(ctx));
+  loom_stream_use(ctx, LOOM_DEVICE_CUDA, 0, NULL);
+  /* z1 = y + 1 on device 1, back to device 0, then to the host */
+  loom_graph_create(ctx, &g);
+  LoomNode yi = input(g, &d1), one, z;
+  loom_weak_float(g, 1.0, &one);
+  loom_binary(g, LOOM_OP_ADD, yi, one, &z);
+  LoomArray z1;
+  memset(&z1, 0, sizeof z1);
+  CHECK(loom_eval(g, 1, &z, &z1) == LOOM_OK && z1.device_index == 1, "y + 1 on device 1: %s", loom_last_error(ctx));
+  loom_graph_destroy(g);
+  CHECK(loom_array_copy(ctx, &d0, &z1) == LOOM_OK, "device 1 -> 0: %s", loom_last_error(ctx));
+  float *back = calloc((size_t)n, sizeof *back);
+  LoomArray hb = h;
+  hb.data = back;
+  CHECK(loom_array_copy(ctx, &hb, &d0) == LOOM_OK, "device 0 -> host");
+  long bad = 0;
+  for (int64_t i = 0; i < n; i++) bad += back[i] != 3.0f * ((float *)h.data)[i] + 1.0f;
+  CHECK(bad == 0, "3x + 1 across two devices: %ld of %lld wrong", bad, (long long)n);
+  free(back);
+  loom_array_free(ctx, &z1);
+  loom_array_free(ctx, &y0);
+  loom_array_free(ctx, &d1);
+  loom_array_free(ctx, &d0);
+  loom_stream_destroy(ctx, s0);
+  free(h.data);
+}
+
 static int cache_child(const char *dir, bool quick_exit) {
   setenv("LOOM_CACHE_DIR", dir, 1);
   if (loom_context_create(&ctx) != LOOM_OK) return 2;
@@ -661,6 +715,8 @@ int main(int argc, char **argv) {
   test_vec_entries();
   test_ieee_div_sqrt();
   test_tier_swap();
+  if (ndev >= 2) test_two_devices();
+  else printf("test_gpu: one CUDA device: copies between devices not tested\n");
   /* every unary op on float32, float64, int32, bool */
   LoomDType udt[4] = {LOOM_FLOAT32, LOOM_FLOAT64, LOOM_INT32, LOOM_FLOAT16};
   int64_t sh1[1] = {1003};
