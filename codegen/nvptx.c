@@ -356,7 +356,6 @@ static LoomStatus compile_locked(CgTarget *t, NvState *s, const KernelIr *k, uin
     LLVMDisposeMessage(txt);
     if (!ir_text) st = diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "codegen: out of memory for LLVM IR text");
   }
-  if (st == LOOM_OK && emit && getenv("XP_IR")) { char fn[256]; snprintf(fn, sizeof fn, "%s/%s.ll", getenv("XP_IR"), prefix); LLVMPrintModuleToFile(mod, fn, NULL); } /* XP */
   if (st == LOOM_OK && emit) {
     char *err = NULL;
     LLVMMemoryBufferRef buf = NULL;
