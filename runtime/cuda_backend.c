@@ -641,7 +641,7 @@ static void *tier_main(void *arg) {
 }
 
 /* Queues the tier-up of the group `m` of f (its PTX and disk key are copied); false when it cannot
- * (no memory, no thread): the caller then compiles at the final level itself. Caller holds gpu_lock. */
+ * (no memory, no thread: the group stays at level 0 in this process). Caller holds gpu_lock. */
 static bool tier_enqueue(LoomContext *ctx, RtGpu *g, int device, RtGpuFn *f, const GpuMeta *m, const char *key,
                          const char *ptx, const char *name) {
   if (!g->tier_started) {
@@ -755,8 +755,9 @@ static LoomStatus add_group(LoomContext *ctx, RtGpu *g, int device, RtGpuDev *de
     if (st == LOOM_OK && (ctx->dump_flags & IR_DUMP_TIME))
       fprintf(stderr, "# time gpu %s load %.3f ms, total %.3f ms\n", k->name, now_ms() - t_link, now_ms() - t0);
     double t_store = now_ms();
-    if (st == LOOM_OK && tiered && !tier_enqueue(ctx, g, device, f, &m, key, c.gpu->ptx, k->name))
-      m.tier = 1; /* no background thread: the entry stays as compiled (level 0), stored as final */
+    /* without a background thread (no memory, no thread) the kernel stays at level 0 here; its entry
+     * keeps tier 0 and its PTX, so the next process tiers it up */
+    if (st == LOOM_OK && tiered) tier_enqueue(ctx, g, device, f, &m, key, c.gpu->ptx, k->name);
     if (st == LOOM_OK && g->disk) disk_store(ctx, g, key, m, cubin, cubin_size, compiled ? c.gpu->ptx : NULL);
     if (st == LOOM_OK && g->disk && (ctx->dump_flags & IR_DUMP_TIME))
       fprintf(stderr, "# time gpu %s disk store %.3f ms\n", k->name, now_ms() - t_store);
