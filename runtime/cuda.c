@@ -641,10 +641,11 @@ LoomStatus rt_cuda_link_ptx(RtCuda *cu, int device, const char *ptx, const char 
   if (!errlog) return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of host memory linking %s", name);
   CUjit_option opts[4] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_JIT_SPLIT_COMPILE,
                           CU_JIT_OPTIMIZATION_LEVEL};
-  void *vals[4] = {errlog, (void *)(uintptr_t)RT_CU_LOG_BYTES, (void *)(uintptr_t)cu->jit_threads,
+  int threads = __atomic_load_n(&cu->jit_threads, __ATOMIC_RELAXED);
+  void *vals[4] = {errlog, (void *)(uintptr_t)RT_CU_LOG_BYTES, (void *)(uintptr_t)threads,
                    (void *)(uintptr_t)(opt_level < 0 ? 4 : opt_level)};
   /* only a module of several functions gains (one function: ~1 ms of thread start-up lost) */
-  int split = __atomic_load_n(&cu->jit_threads, __ATOMIC_RELAXED) != 1 && strstr(ptx, ".func") != NULL;
+  int split = threads != 1 && strstr(ptx, ".func") != NULL;
   if (!split) { /* drop the split option */
     opts[2] = opts[3];
     vals[2] = vals[3];

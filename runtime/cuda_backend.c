@@ -34,6 +34,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 #include <time.h>
 
@@ -76,6 +77,8 @@ struct RtGpuFn {
    * tier-up replaces both, after the handle; see tier_up); cfg_entry: the entry they come from */
   uint64_t elem_cfg;
   int cfg_entry;
+  int elem_max_block[CG_NENTRY]; /* elementwise entries: the most threads each can launch with (atomic;
+                                  * a tier-up only lowers it); the launch clamps its block to it */
   int cached_max_block;          /* the most threads the cached ROW entry can launch with (registers) */
   int cachedv_max_block;         /* the same for the vector cached entry */
   int partv_grid_max;            /* vector part entry: resident blocks of meta.block threads (SMs x occupancy) */
@@ -128,8 +131,10 @@ struct RtGpu {
   bool disk_tried;
   int jit_level_elementwise; /* LOOM_CUDA_JIT_LEVEL, 0 .. 4 */
   bool tiers;                /* LOOM_CUDA_JIT_TIERS (default 1) and a final level above 0 */
-  bool tier_started, tier_stop;
+  bool tier_started, tier_stop, tier_abandon; /* abandon: at exit, the rest of the queue is dropped */
   pthread_t tier_thread;
+  pid_t tier_pid; /* the process that started the thread (a fork's child has no such thread) */
+  struct RtGpu *tier_next; /* the list of runtimes with a thread, for the exit handler */
   pthread_mutex_t tier_lock; /* guards the queue, tier_stop and last_compile_ms */
   pthread_cond_t tier_cv;
   double last_compile_ms;    /* when a compile (any kernel) last ended */
@@ -141,6 +146,32 @@ static double now_ms(void) {
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
 }
+
+/* Runtimes with a tier thread. A process that exits without loom_context_destroy must not leave the
+ * thread inside the driver while the driver is torn down: the exit handler stops every thread after
+ * its current tier-up (the queued ones are dropped; their tier-0 entries stay on disk). Exit is
+ * process-wide, so this list is the one mutable global of the library (STYLE.md otherwise forbids
+ * them); it is guarded by tier_list_lock and holds only runtimes not yet destroyed. */
+static pthread_mutex_t tier_list_lock = PTHREAD_MUTEX_INITIALIZER;
+static RtGpu *tier_list;
+static pthread_once_t tier_atexit_once = PTHREAD_ONCE_INIT;
+static void tier_stop_thread(RtGpu *g, bool abandon) {
+  pthread_mutex_lock(&g->tier_lock);
+  g->tier_stop = true;
+  g->tier_abandon = abandon;
+  pthread_cond_broadcast(&g->tier_cv);
+  pthread_mutex_unlock(&g->tier_lock);
+  pthread_join(g->tier_thread, NULL);
+  g->tier_started = false;
+}
+static void tier_at_exit(void) {
+  pthread_mutex_lock(&tier_list_lock);
+  for (RtGpu *g = tier_list; g; g = g->tier_next)
+    if (g->tier_started && g->tier_pid == getpid()) tier_stop_thread(g, true);
+  tier_list = NULL;
+  pthread_mutex_unlock(&tier_list_lock);
+}
+static void tier_register_atexit(void) { atexit(tier_at_exit); }
 
 LoomStatus rt_gpu_get(LoomContext *ctx, RtGpu **out, Diag *d) {
   RtState *rt = ctx->rt;
@@ -163,7 +194,11 @@ LoomStatus rt_gpu_get(LoomContext *ctx, RtGpu **out, Diag *d) {
     const char *tv = getenv("LOOM_CUDA_JIT_TIERS");
     g->tiers = g->jit_level_elementwise > 0 && !(tv && !strcmp(tv, "0"));
     pthread_mutex_init(&g->tier_lock, NULL);
-    pthread_cond_init(&g->tier_cv, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* the idle wait must not follow the wall clock */
+    pthread_cond_init(&g->tier_cv, &ca);
+    pthread_condattr_destroy(&ca);
     if (st == LOOM_OK) {
       g->ndev = rt_cuda_device_count(g->cu);
       g->devs = ctx_calloc(ctx, (size_t)(g->ndev > 0 ? g->ndev : 1), sizeof *g->devs);
@@ -228,13 +263,16 @@ static LoomStatus get_device(LoomContext *ctx, int index, RtGpu **gout, RtGpuDev
 void rt_gpu_destroy(LoomContext *ctx) {
   RtGpu *g = ctx->rt ? ctx->rt->gpu : NULL;
   if (!g) return;
-  if (g->tier_started) { /* the queue is finished first: its tier-ups also fill the disk cache */
-    pthread_mutex_lock(&g->tier_lock);
-    g->tier_stop = true;
-    pthread_cond_broadcast(&g->tier_cv);
-    pthread_mutex_unlock(&g->tier_lock);
-    pthread_join(g->tier_thread, NULL);
-  }
+  pthread_mutex_lock(&tier_list_lock);
+  for (RtGpu **p = &tier_list; *p; p = &(*p)->tier_next)
+    if (*p == g) {
+      *p = g->tier_next;
+      break;
+    }
+  /* the queue is finished first (its tier-ups also fill the disk cache); in a fork's child there is
+   * no thread to wait for */
+  if (g->tier_started && g->tier_pid == getpid()) tier_stop_thread(g, false);
+  pthread_mutex_unlock(&tier_list_lock);
   pthread_mutex_destroy(&g->tier_lock);
   pthread_cond_destroy(&g->tier_cv);
   for (int i = 0; i < g->ndev; i++) {
@@ -514,6 +552,9 @@ static LoomStatus load_group(RtGpu *g, int device, RtGpuDev *dev, RtGpuFn *f, co
       f->kern[i] = kern[i];
       memcpy(f->meta.names[i], m->names[i], sizeof f->meta.names[i]);
     }
+  if (m->strategy == CG_GPU_ELEMENTWISE)
+    for (int i = 0; i < CG_NENTRY; i++)
+      if (fresh & (1u << i)) __atomic_store_n(&f->elem_max_block[i], max_block_of(g, &f->kern[i], d), __ATOMIC_RELEASE);
   if (fresh & CG_ENTRY_CACHED) f->cached_max_block = max_block_of(g, &f->kern[E_CACHED], d);
   if (fresh & CG_ENTRY_CACHEDV) f->cachedv_max_block = max_block_of(g, &f->kern[E_CACHEDV], d);
   if (fresh & CG_ENTRY_PARTV) {
@@ -575,22 +616,28 @@ static void tier_up(LoomContext *ctx, RtGpu *g, TierJob *j) {
   memset(kern, 0, sizeof kern);
   LoomStatus st = rt_cuda_link_ptx(g->cu, j->device, j->ptx, j->name, g->jit_level_elementwise, &cubin, &cubin_size, &d);
   if (st == LOOM_OK) st = rt_cuda_module_load(g->cu, j->device, cubin, cubin_size, &mod, &d);
-  bool fits = true;
+  int maxb[CG_NENTRY] = {0};
   for (int i = 0; i < CG_NENTRY && st == LOOM_OK; i++)
     if (j->meta.entries & (1u << i)) {
       st = rt_cuda_module_kernel(g->cu, mod, j->meta.names[i], &kern[i], &d);
-      if (st == LOOM_OK) fits = fits && max_block_of(g, &kern[i], &d) >= (int)(__atomic_load_n(&j->f->elem_cfg, __ATOMIC_ACQUIRE) >> 32);
+      if (st == LOOM_OK) maxb[i] = max_block_of(g, &kern[i], &d);
+      if (st == LOOM_OK && maxb[i] < 32) st = LOOM_ERR_BACKEND; /* keeps tier 0 */
     }
   bool swapped = false;
-  if (st == LOOM_OK && fits) {
+  if (st == LOOM_OK) {
     pthread_mutex_lock(&ctx->rt->gpu_lock);
     RtGpuFn *f = j->f;
     if (f->nmodules < 2 * CG_NENTRY) {
       f->modules[f->nmodules++] = mod;
+      /* an entry's block limit only goes down (the lower of the two codes'): a launch that reads it
+       * and the handle in either order, before or after the swap, stays within both */
       for (int i = 0; i < CG_NENTRY; i++)
-        if (j->meta.entries & (1u << i)) __atomic_store_n(&f->kern[i].handle, kern[i].handle, __ATOMIC_RELEASE);
+        if (j->meta.entries & (1u << i)) {
+          int old = __atomic_load_n(&f->elem_max_block[i], __ATOMIC_ACQUIRE);
+          if (maxb[i] < old) __atomic_store_n(&f->elem_max_block[i], maxb[i], __ATOMIC_RELEASE);
+          __atomic_store_n(&f->kern[i].handle, kern[i].handle, __ATOMIC_RELEASE);
+        }
       swapped = true;
-      /* the launch shape of the final code (the old block size fits it: checked above) */
       uint64_t cfg = f->cfg_entry >= 0 && (j->meta.entries & (1u << f->cfg_entry))
                          ? elem_config(g, &kern[f->cfg_entry], j->sm_count, &d) : 0;
       if (cfg) __atomic_store_n(&f->elem_cfg, cfg, __ATOMIC_RELEASE);
@@ -600,7 +647,7 @@ static void tier_up(LoomContext *ctx, RtGpu *g, TierJob *j) {
   if (mod && !swapped) rt_cuda_module_unload(g->cu, mod);
   if (ctx->dump_flags & IR_DUMP_TIME)
     fprintf(stderr, "# time gpu %s tier-up (JIT level %d): %.3f ms, %s\n", j->name, g->jit_level_elementwise,
-            now_ms() - t0, swapped ? "swapped" : st != LOOM_OK ? d.msg : "kept tier 0 (block size)");
+            now_ms() - t0, swapped ? "swapped" : d.status != LOOM_OK ? d.msg : "kept tier 0");
   if (st == LOOM_OK && g->disk) disk_store(ctx, g, j->key, j->meta, cubin, cubin_size, NULL);
   if (cubin) rt_cuda_free_host(g->cu, cubin);
 }
@@ -616,7 +663,14 @@ static void *tier_main(void *arg) {
       g->tier_head = j->next;
       if (!g->tier_head) g->tier_tail = NULL;
     }
+    bool abandon = g->tier_abandon;
     pthread_mutex_unlock(&g->tier_lock);
+    if (j && abandon) { /* the process is exiting: the disk keeps the tier-0 entries */
+      ctx_free(ctx, j->key);
+      ctx_free(ctx, j->ptx);
+      ctx_free(ctx, j);
+      continue;
+    }
     if (!j) return NULL; /* stopped, queue empty */
     for (;;) { /* wait for a pause in compiling (not when stopping: the queue is finished then) */
       pthread_mutex_lock(&g->tier_lock);
@@ -626,7 +680,7 @@ static void *tier_main(void *arg) {
         break;
       }
       struct timespec until;
-      clock_gettime(CLOCK_REALTIME, &until);
+      clock_gettime(CLOCK_MONOTONIC, &until);
       long ns = until.tv_nsec + (long)(wait * 1e6) + 100000;
       until.tv_sec += ns / 1000000000L;
       until.tv_nsec = ns % 1000000000L;
@@ -645,11 +699,17 @@ static void *tier_main(void *arg) {
 static bool tier_enqueue(LoomContext *ctx, RtGpu *g, int device, RtGpuFn *f, const GpuMeta *m, const char *key,
                          const char *ptx, const char *name) {
   if (!g->tier_started) {
+    pthread_once(&tier_atexit_once, tier_register_atexit);
     if (pthread_create(&g->tier_thread, NULL, tier_main, ctx) != 0) {
       g->tiers = false;
       return false;
     }
     g->tier_started = true;
+    g->tier_pid = getpid();
+    pthread_mutex_lock(&tier_list_lock);
+    g->tier_next = tier_list;
+    tier_list = g;
+    pthread_mutex_unlock(&tier_list_lock);
   }
   TierJob *j = ctx_calloc(ctx, 1, sizeof *j);
   size_t kl = strlen(key) + 1, pl = strlen(ptx) + 1;
@@ -755,10 +815,11 @@ static LoomStatus add_group(LoomContext *ctx, RtGpu *g, int device, RtGpuDev *de
     if (st == LOOM_OK && (ctx->dump_flags & IR_DUMP_TIME))
       fprintf(stderr, "# time gpu %s load %.3f ms, total %.3f ms\n", k->name, now_ms() - t_link, now_ms() - t0);
     double t_store = now_ms();
-    /* without a background thread (no memory, no thread) the kernel stays at level 0 here; its entry
-     * keeps tier 0 and its PTX, so the next process tiers it up */
-    if (st == LOOM_OK && tiered) tier_enqueue(ctx, g, device, f, &m, key, c.gpu->ptx, k->name);
+    /* stored before the tier-up is queued, so the final entry always lands last; without a background
+     * thread (no memory, no thread) the kernel stays at level 0 here, and its entry keeps tier 0 and
+     * its PTX, so the next process tiers it up */
     if (st == LOOM_OK && g->disk) disk_store(ctx, g, key, m, cubin, cubin_size, compiled ? c.gpu->ptx : NULL);
+    if (st == LOOM_OK && tiered) tier_enqueue(ctx, g, device, f, &m, key, c.gpu->ptx, k->name);
     if (st == LOOM_OK && g->disk && (ctx->dump_flags & IR_DUMP_TIME))
       fprintf(stderr, "# time gpu %s disk store %.3f ms\n", k->name, now_ms() - t_store);
     if (compiled) dev->target->release(dev->target, &c);
@@ -908,8 +969,12 @@ static LoomStatus launch_fn(LoomContext *ctx, RtGpu *g, int device, RtGpuDev *de
     int64_t steps = vec ? no / m->vec_lanes : no;
     if (steps < 1) steps = 1;
     NEED(1u << e);
+    /* one shape for every entry (from the first loaded), clamped to this entry's limit: entries of
+     * one kernel may differ in registers (MAIN's index math, tier 0 against tier 1) */
     uint64_t cfg = __atomic_load_n(&f->elem_cfg, __ATOMIC_ACQUIRE);
     uint32_t block = (uint32_t)(cfg >> 32);
+    int lim = __atomic_load_n(&f->elem_max_block[e], __ATOMIC_ACQUIRE);
+    if (lim >= 32 && block > (uint32_t)lim) block = (uint32_t)lim;
     return launch(g, s, f, e, grid_of(steps, block, (int64_t)(uint32_t)cfg), block, words, d);
   }
   /* a row that fits in registers: one read of it (blockDim * cache_k >= nr; a warp for short rows) */

@@ -585,7 +585,10 @@ static void test_two_devices(void) {
   free(h.data);
 }
 
-static int cache_child(const char *dir, bool quick_exit) {
+/* how a cache child ends: context destroyed, _exit right away, or exit() with the context alive (its
+ * tier thread stopped by the library's exit handler, not left inside the driver) */
+enum { CHILD_DESTROY, CHILD_QUICK, CHILD_EXIT };
+static int cache_child(const char *dir, int how) {
   setenv("LOOM_CACHE_DIR", dir, 1);
   if (loom_context_create(&ctx) != LOOM_OK) return 2;
   int64_t shape[1] = {1000};
@@ -596,7 +599,9 @@ static int cache_child(const char *dir, bool quick_exit) {
   free(h[0].data);
   free(h[1].data);
   /* quick_exit: gone before the tier-up, as a short script may be; the disk keeps the tier-0 entry */
-  if (quick_exit) _exit(failed ? 4 : s.kernels_compiled == 2 ? 0 : s.kernels_compiled == 1 ? 1 : 5);
+  int code = failed ? 4 : s.kernels_compiled == 2 ? 0 : s.kernels_compiled == 1 ? 1 : 5;
+  if (how == CHILD_QUICK) _exit(code);
+  if (how == CHILD_EXIT) exit(code);
   loom_context_destroy(ctx);
   /* the host kernel is compiled in every process; the GPU one only on a disk-cache miss */
   return failed ? 4 : s.kernels_compiled == 2 ? 0 : s.kernels_compiled == 1 ? 1 : 5;
@@ -693,8 +698,9 @@ static void test_in_place(void) {
 }
 
 int main(int argc, char **argv) {
-  if (argc == 3 && !strcmp(argv[1], "--cache-child")) return cache_child(argv[2], false);
-  if (argc == 3 && !strcmp(argv[1], "--cache-child-quick")) return cache_child(argv[2], true);
+  if (argc == 3 && !strcmp(argv[1], "--cache-child")) return cache_child(argv[2], CHILD_DESTROY);
+  if (argc == 3 && !strcmp(argv[1], "--cache-child-quick")) return cache_child(argv[2], CHILD_QUICK);
+  if (argc == 3 && !strcmp(argv[1], "--cache-child-exit")) return cache_child(argv[2], CHILD_EXIT);
   char dir[] = "/tmp/loom_test_gpu_XXXXXX";
   if (!mkdtemp(dir)) return 1;
   setenv("LOOM_CACHE_DIR", dir, 1);
@@ -986,16 +992,23 @@ int main(int argc, char **argv) {
   char sub2[256];
   snprintf(sub2, sizeof sub2, "%s/y", dir);
   mkdir(sub2, 0700);
-  for (int round = 0; round < 3; round++) {
+  /* then, in a new folder, a process that calls exit() with its context alive: it must end cleanly */
+  char sub3[256];
+  snprintf(sub3, sizeof sub3, "%s/z", dir);
+  mkdir(sub3, 0700);
+  for (int round = 0; round < 5; round++) {
+    static const char *const mode[5] = {"--cache-child-quick", "--cache-child", "--cache-child", "--cache-child-exit",
+                                        "--cache-child"};
     pid_t pid = fork();
     if (pid == 0) {
-      execl("/proc/self/exe", argv[0], round == 0 ? "--cache-child-quick" : "--cache-child", sub2, (char *)NULL);
+      execl("/proc/self/exe", argv[0], mode[round], round < 3 ? sub2 : sub3, (char *)NULL);
       _exit(3);
     }
     int status = 0;
     waitpid(pid, &status, 0);
-    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == (round == 0 ? 0 : 1), "tier child round %d: status %d", round,
-          WEXITSTATUS(status));
+    int want = round == 0 || round == 3 ? 0 : 1;
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == want, "tier child round %d: %s %d", round,
+          WIFEXITED(status) ? "status" : "signal", WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
   }
   /* round 1 loaded the GPU kernel from the disk cache (exit 1): the entry was reused. Now corrupt it. */
   int flipped = 0;
