@@ -21,8 +21,7 @@
 typedef int CUresult;
 typedef void *CUcontext, *CUmodule, *CUfunction, *CUlinkState, *CUstream, *CUevent;
 typedef int CUdevice;
-enum { JIT_OPT_LEVEL = 7, JIT_ERR_BUF = 5, JIT_ERR_BUF_SIZE = 6, JIT_FAST_COMPILE = 16, JIT_SPLIT_COMPILE = 34,
-       JIT_INPUT_PTX = 1 };
+enum { JIT_OPT_LEVEL = 7, JIT_ERR_BUF = 5, JIT_ERR_BUF_SIZE = 6, JIT_SPLIT_COMPILE = 34, JIT_INPUT_PTX = 1 };
 
 static CUresult (*cuInit)(unsigned);
 static CUresult (*cuDeviceGet)(CUdevice *, int);

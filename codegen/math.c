@@ -266,12 +266,8 @@ static LLVMValueRef int_divmod(CgMath *m, LoomDType t, LLVMValueRef a, LLVMValue
  * Both were checked against the hardware's div.rn/sqrt.rn on the H200: sqrt on all 2^32 inputs, the
  * division on 2^33 operand pairs (random bits, and pairs of nearby exponents): bench/ptx/
  * check_div_sqrt.ptx; test_gpu compares them with the host's IEEE results on every run. */
-static LLVMValueRef nv_intr(CgMath *m, const char *name, LLVMTypeRef t, LLVMValueRef a) {
-  LLVMTypeRef fty = LLVMFunctionType(t, &t, 1, 0);
-  LLVMValueRef fn = LLVMGetNamedFunction(m->m, name);
-  if (!fn) fn = LLVMAddFunction(m->m, name, fty);
-  return LLVMBuildCall2(m->b, fty, fn, &a, 1, "");
-}
+/* A call of a non-overloaded NVVM intrinsic of one argument. */
+static LLVMValueRef nv_intr(CgMath *m, const char *name, LLVMValueRef a) { return intrinsic(m, name, NULL, 0, &a, 1); }
 static LLVMValueRef fma3(CgMath *m, LLVMValueRef a, LLVMValueRef x, LLVMValueRef c) {
   LLVMTypeRef t = LLVMTypeOf(a);
   LLVMValueRef args[3] = {a, x, c};
@@ -283,7 +279,7 @@ static LLVMValueRef nv_fdiv_f32(CgMath *m, LLVMValueRef a, LLVMValueRef bv) {
   LLVMTypeRef f64 = LLVMDoubleTypeInContext(m->c), f32 = LLVMFloatTypeInContext(m->c);
   LLVMValueRef A = LLVMBuildFPExt(b, a, f64, ""), B = LLVMBuildFPExt(b, bv, f64, "");
   LLVMValueRef one = LLVMConstReal(f64, 1.0), nB = LLVMBuildFNeg(b, B, "");
-  LLVMValueRef r0 = nv_intr(m, "llvm.nvvm.rcp.approx.ftz.d", f64, B);
+  LLVMValueRef r0 = nv_intr(m, "llvm.nvvm.rcp.approx.ftz.d", B);
   LLVMValueRef r1 = fma3(m, r0, fma3(m, nB, r0, one), r0);
   LLVMValueRef r2 = fma3(m, r1, fma3(m, nB, r1, one), r1);
   LLVMValueRef q0 = LLVMBuildFMul(b, A, r2, "");
@@ -299,13 +295,13 @@ static LLVMValueRef nv_sqrt_f32(CgMath *m, LLVMValueRef a) {
   LLVMBuilderRef b = m->b;
   LLVMTypeRef f64 = LLVMDoubleTypeInContext(m->c), f32 = LLVMFloatTypeInContext(m->c);
   LLVMValueRef x = LLVMBuildFPExt(b, a, f64, "");
-  LLVMValueRef r = nv_intr(m, "llvm.nvvm.rsqrt.approx.ftz.d", f64, x);
+  LLVMValueRef r = nv_intr(m, "llvm.nvvm.rsqrt.approx.ftz.d", x);
   LLVMValueRef h = LLVMBuildFMul(b, r, LLVMConstReal(f64, 0.5), "");
   LLVMValueRef y = LLVMBuildFMul(b, x, r, "");
   y = fma3(m, fma3(m, LLVMBuildFNeg(b, y, ""), y, x), h, y);
   y = fma3(m, fma3(m, LLVMBuildFNeg(b, y, ""), y, x), h, y);
   /* zero, infinite, negative or NaN x: y is NaN */
-  return LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealUNO, y, y, ""), nv_intr(m, "llvm.nvvm.sqrt.approx.f", f32, a),
+  return LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealUNO, y, y, ""), nv_intr(m, "llvm.nvvm.sqrt.approx.f", a),
                          LLVMBuildFPTrunc(b, y, f32, ""), "");
 }
 

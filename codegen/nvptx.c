@@ -140,6 +140,13 @@ static LoomStatus read_libdevice(CgTarget *t, NvState *s, Diag *d) {
                            sizeof s->libdevice_path, d);
 }
 
+/* Whether f is a libdevice function mod declares but does not define yet. */
+static bool is_libdevice_decl(LLVMValueRef f) {
+  size_t k = 0;
+  const char *name = LLVMGetValueName2(f, &k);
+  return k > 5 && strncmp(name, "__nv_", 5) == 0 && LLVMIsDeclaration(f);
+}
+
 /* The names of the __nv_ functions mod declares, sorted, '\n'-separated (NULL when none or out of
  * memory: *oom tells which). */
 static int cmp_str(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
@@ -149,12 +156,10 @@ static char *libdevice_names(LoomContext *ctx, LLVMModuleRef mod, bool *oom) {
   size_t len = 0;
   *oom = false;
   for (LLVMValueRef f = LLVMGetFirstFunction(mod); f && n < 256; f = LLVMGetNextFunction(f)) {
+    if (!is_libdevice_decl(f)) continue;
     size_t k = 0;
-    const char *name = LLVMGetValueName2(f, &k);
-    if (k > 5 && strncmp(name, "__nv_", 5) == 0 && LLVMIsDeclaration(f)) {
-      names[n++] = name;
-      len += k + 1;
-    }
+    names[n++] = LLVMGetValueName2(f, &k);
+    len += k + 1;
   }
   if (!n) return NULL;
   qsort(names, (size_t)n, sizeof names[0], cmp_str);
@@ -209,9 +214,7 @@ static LoomStatus link_libdevice(CgTarget *t, NvState *s, LLVMContextRef c, LLVM
     LLVMSetDataLayout(part, LLVMGetDataLayoutStr(mod));
     for (LLVMValueRef f = LLVMGetFirstFunction(mod); f; f = LLVMGetNextFunction(f)) {
       size_t k = 0;
-      const char *name = LLVMGetValueName2(f, &k);
-      if (k > 5 && strncmp(name, "__nv_", 5) == 0 && LLVMIsDeclaration(f))
-        LLVMAddFunction(part, name, LLVMGlobalGetValueType(f));
+      if (is_libdevice_decl(f)) LLVMAddFunction(part, LLVMGetValueName2(f, &k), LLVMGlobalGetValueType(f));
     }
     if (LLVMLinkModules2(part, lib)) { /* destroys lib */
       LLVMDisposeModule(part);

@@ -639,25 +639,26 @@ LoomStatus rt_cuda_link_ptx(RtCuda *cu, int device, const char *ptx, const char 
   SET_CURRENT(cu, device, d);
   char *errlog = ctx_calloc(cu->ctx, 1, RT_CU_LOG_BYTES);
   if (!errlog) return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of host memory linking %s", name);
-  CUjit_option opts[4] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_JIT_SPLIT_COMPILE,
-                          CU_JIT_OPTIMIZATION_LEVEL};
-  int threads = __atomic_load_n(&cu->jit_threads, __ATOMIC_RELAXED);
-  void *vals[4] = {errlog, (void *)(uintptr_t)RT_CU_LOG_BYTES, (void *)(uintptr_t)threads,
-                   (void *)(uintptr_t)(opt_level < 0 ? 4 : opt_level)};
-  /* only a module of several functions gains (one function: ~1 ms of thread start-up lost) */
-  int split = threads != 1 && strstr(ptx, ".func") != NULL;
-  if (!split) { /* drop the split option */
-    opts[2] = opts[3];
-    vals[2] = vals[3];
+  CUjit_option opts[4] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+  void *vals[4] = {errlog, (void *)(uintptr_t)RT_CU_LOG_BYTES};
+  unsigned nopt = 2;
+  if (opt_level >= 0 && opt_level <= 4) {
+    opts[nopt] = CU_JIT_OPTIMIZATION_LEVEL;
+    vals[nopt++] = (void *)(uintptr_t)opt_level;
   }
-  unsigned nopt = (split ? 3u : 2u) + (opt_level >= 0 && opt_level <= 4);
+  /* only a module of several functions gains (one function: ~1 ms of thread start-up lost); last, so
+   * that a retry can drop it */
+  int threads = __atomic_load_n(&cu->jit_threads, __ATOMIC_RELAXED);
+  int split = threads != 1 && strstr(ptx, ".func") != NULL;
+  if (split) {
+    opts[nopt] = CU_JIT_SPLIT_COMPILE;
+    vals[nopt++] = (void *)(uintptr_t)threads;
+  }
   CUlinkState ls = NULL;
   LoomStatus st = LOOM_OK;
   CUresult r = cu->fn.LinkCreate(nopt, opts, vals, &ls);
   if (r == CUDA_ERROR_INVALID_VALUE && split) { /* a driver before CUDA 12 has no split option */
     __atomic_store_n(&cu->jit_threads, 1, __ATOMIC_RELAXED);
-    opts[2] = opts[3];
-    vals[2] = vals[3];
     r = cu->fn.LinkCreate(nopt - 1, opts, vals, &ls);
   }
   if (r != CUDA_SUCCESS) {

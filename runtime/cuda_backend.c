@@ -652,6 +652,12 @@ static void tier_up(LoomContext *ctx, RtGpu *g, TierJob *j) {
   if (cubin) rt_cuda_free_host(g->cu, cubin);
 }
 
+static void tier_job_free(LoomContext *ctx, TierJob *j) {
+  ctx_free(ctx, j->key);
+  ctx_free(ctx, j->ptx);
+  ctx_free(ctx, j);
+}
+
 static void *tier_main(void *arg) {
   LoomContext *ctx = arg;
   RtGpu *g = ctx->rt->gpu;
@@ -666,9 +672,7 @@ static void *tier_main(void *arg) {
     bool abandon = g->tier_abandon;
     pthread_mutex_unlock(&g->tier_lock);
     if (j && abandon) { /* the process is exiting: the disk keeps the tier-0 entries */
-      ctx_free(ctx, j->key);
-      ctx_free(ctx, j->ptx);
-      ctx_free(ctx, j);
+      tier_job_free(ctx, j);
       continue;
     }
     if (!j) return NULL; /* stopped, queue empty */
@@ -688,9 +692,7 @@ static void *tier_main(void *arg) {
       pthread_mutex_unlock(&g->tier_lock);
     }
     tier_up(ctx, g, j);
-    ctx_free(ctx, j->key);
-    ctx_free(ctx, j->ptx);
-    ctx_free(ctx, j);
+    tier_job_free(ctx, j);
   }
 }
 
