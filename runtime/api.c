@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "runtime/cuda.h"
+#include "runtime/bundle_build.h"
 #include "runtime/runtime.h"
 
 enum { RT_MAX_THREADS = 1024 };
@@ -78,6 +79,7 @@ static void rt_state_destroy(LoomContext *ctx, RtState *rt) {
   rt_gpu_destroy(ctx);
   pthread_mutex_destroy(&rt->gpu_lock);
   rt_cache_destroy(rt->cache); /* releases compiled kernels through the target: before it goes */
+  rt_bundles_destroy(ctx);     /* bundled code the cache's entries pointed at */
   if (rt->host && rt->host->destroy) rt->host->destroy(rt->host);
   rt_pool_destroy(rt->pool);
   rt_host_pool_destroy(rt->host_pool);

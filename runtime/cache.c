@@ -22,12 +22,14 @@
  * with IR; the text moves onto the entry (the second compilation is released), one thread at a time.
  *
  * Stats (ctx->rt->stats under stats_lock): cache_hits per hit; kernels_compiled and compile_ms per
- * compilation (including IR recompilations).
+ * compilation (including IR recompilations). A miss first asks the loaded AOT bundles
+ * (rt_bundles_find_host): a bundled kernel counts as a hit and is never compiled.
  */
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
+#include "runtime/bundle_build.h"
 #include "runtime/runtime.h"
 
 #define RT_CACHE_BUCKETS 4096 /* a power of two */
@@ -305,9 +307,13 @@ LoomStatus rt_cache_acquire(RtCache *c, const KernelIr *k, bool want_llvm_ir,
 
   Diag cd = {.status = LOOM_OK};
   double t0 = now_ms();
-  LoomStatus st = c->target->compile(c->target, k, want_llvm_ir, &e->compiled, &cd);
+  /* AOT bundles first (runtime/bundle_loom.c): a bundled kernel is a hit, never a compile (a request
+   * for LLVM IR text compiles: only the JIT has it) */
+  bool bundled = false;
+  LoomStatus st = want_llvm_ir ? LOOM_OK : rt_bundles_find_host(ctx, k, &e->compiled, &bundled, &cd);
+  if (st == LOOM_OK && !bundled) st = c->target->compile(c->target, k, want_llvm_ir, &e->compiled, &cd);
   double ms = now_ms() - t0;
-  stats_add(ctx, 0, 1, ms);
+  stats_add(ctx, bundled ? 1 : 0, bundled ? 0 : 1, bundled ? 0.0 : ms);
   if (st == LOOM_OK && !e->compiled.run) {
     if (c->target->release) c->target->release(c->target, &e->compiled);
     memset(&e->compiled, 0, sizeof e->compiled);

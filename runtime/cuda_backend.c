@@ -39,6 +39,7 @@
 #include <time.h>
 
 #include "runtime/cuda.h"
+#include "runtime/bundle_build.h"
 #include "runtime/disk_cache.h"
 #include "runtime/runtime.h"
 
@@ -885,10 +886,20 @@ LoomStatus rt_gpu_kernel(LoomContext *ctx, int device, const KernelIr *k, int64_
   } else {
     f->key = key;
     f->hash = h;
-    if (k->nkeep == k->ndim) { /* vecw, vec, else main (see cg_nvptx_compile_entries) */
+    /* AOT bundles first (runtime/bundle_loom.c): every entry from the bundle's cubin or PTX, no compile.
+     * TODO(device.h): move this hook with the kernel table when the device interface lands. */
+    CgGpuKernel bgk;
+    const void *bimg = NULL;
+    size_t bsize = 0;
+    bool bundled = false;
+    st = rt_bundles_find_gpu(ctx, k, dev->info.cc_major * 10 + dev->info.cc_minor, &bgk, &bimg, &bsize, &bundled, d);
+    if (st == LOOM_OK && bundled) {
+      GpuMeta bm = meta_of(&bgk);
+      st = load_group(g, device, dev, f, &bm, bimg, bsize, d);
+    } else if (st == LOOM_OK && k->nkeep == k->ndim) { /* vecw, vec, else main (see cg_nvptx_compile_entries) */
       int lanes = cg_gpu_vec_lanes(k);
       st = add_group(ctx, g, device, dev, f, k, lanes > 0 && npoints >= 0 && npoints % lanes == 0 ? CG_ENTRY_VECW : CG_ENTRY_VEC, d);
-    } else { /* a reduction: its launch facts now, each entry when a launch first needs it */
+    } else if (st == LOOM_OK) { /* a reduction: its launch facts now, each entry when a launch first needs it */
       CgCompiled c;
       st = cg_nvptx_compile_entries(dev->target, k, 0, &c, d);
       if (st == LOOM_OK) {

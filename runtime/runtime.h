@@ -66,6 +66,7 @@ struct RtState {
   pthread_mutex_t gpu_lock; /* guards gpu, gpu_fail and the GPU kernel tables */
   RtGpu *gpu;               /* NULL until a CUDA array is used */
   Diag gpu_fail;            /* why loading the driver failed (reported again on each use) */
+  struct RtBundles *bundles; /* AOT bundles loaded into the context (runtime/bundle_loom.c); NULL until used */
 };
 
 /* CUDA device: errors are LOOM_ERR_UNSUPPORTED "no CUDA driver ..." on machines without one. */
