@@ -574,25 +574,34 @@ static LoomStatus write_bundle(Build *B, LoomBundleBuilder *b, int32_t (*rec_of)
 }
 
 static void print_summary(Build *B, LoomBundleBuilder *b, int32_t (*rec_of)[2]) {
-  fprintf(stderr, "%-28s %-30s %-40s %10s\n", "entry", "kernel", "targets", "bytes");
+  fprintf(stderr, "%-28s %-28s", "entry", "kernel");
+  for (int i = 0; i < B->ntarget; i++) fprintf(stderr, " %11s", B->targets[i].label);
+  fprintf(stderr, " %10s\n", "bytes");
   size_t total = 0;
   for (int32_t e = 0; e < b->nentry; e++) {
     const KernelIr *k = b->entries[e].ir;
-    char kdesc[64], tl[256] = "";
-    size_t n = 0, bytes = 0;
-    snprintf(kdesc, sizeof kdesc, "%s ndim %d keep %d bufs %d", k->nkeep == k->ndim ? "map" : "reduce", k->ndim, k->nkeep,
+    char kdesc[64];
+    snprintf(kdesc, sizeof kdesc, "%s ndim %d keep %d, %d bufs", k->nkeep == k->ndim ? "map" : "reduce", k->ndim, k->nkeep,
              k->nbuf);
-    for (int i = 0; i < B->ntarget && n < sizeof tl; i++)
-      n += (size_t)snprintf(tl + n, sizeof tl - n, "%s%s", i ? "," : "", B->targets[i].label);
-    for (int32_t u = 0; u < B->nunit; u++) {
-      const Unit *un = &B->units[u];
-      if (un->rec != rec_of[e][0] && un->rec != rec_of[e][1]) continue;
-      bytes += un->host_size + (un->want_cubin ? un->cubin_size : 0) + (un->want_ptx ? un->ptx_size : 0);
+    fprintf(stderr, "%-28s %-28s", b->entries[e].name, kdesc);
+    size_t bytes = 0;
+    for (int i = 0; i < B->ntarget; i++) {
+      const TargetSpec *t = &B->targets[i];
+      size_t tb = 0; /* both index widths */
+      for (int32_t u = 0; u < B->nunit; u++) {
+        const Unit *un = &B->units[u];
+        if ((un->rec != rec_of[e][0] && un->rec != rec_of[e][1]) || un->arch != t->arch) continue;
+        if (t->kind == RB_TARGET_HOST_X86_64 && un->kind == RB_TARGET_HOST_X86_64) tb += un->host_size;
+        if (t->kind == RB_TARGET_CUDA_CUBIN && un->kind != RB_TARGET_HOST_X86_64 && un->want_cubin) tb += un->cubin_size;
+        if (t->kind == RB_TARGET_CUDA_PTX && un->kind != RB_TARGET_HOST_X86_64 && un->want_ptx) tb += un->ptx_size;
+      }
+      fprintf(stderr, " %11zu", tb);
+      bytes += tb;
     }
     total += bytes;
-    fprintf(stderr, "%-28s %-30s %-40.40s %10zu\n", b->entries[e].name, kdesc, tl, bytes);
+    fprintf(stderr, " %10zu\n", bytes);
   }
-  fprintf(stderr, "%d entries, %d kernel records (index widths), %d targets, %zu bytes of code\n", b->nentry, B->nrec,
+  fprintf(stderr, "%d entries, %d kernels (32- and 64-bit indexing), %d targets, %zu bytes of code\n", b->nentry, B->nrec,
           B->ntarget, total);
 }
 

@@ -12,6 +12,7 @@
  * variant on one machine).
  */
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -180,6 +181,8 @@ typedef struct Builtin {
 
 struct RtSymbolResolver {
   LoomContext *ctx;
+  pthread_mutex_t lock;
+  bool tried_sleef, tried_libm; /* dlopen'ed on the first import that needs them */
   void *sleef, *libm;
 };
 
@@ -191,9 +194,7 @@ LoomStatus rt_symbol_resolver_create(LoomContext *ctx, RtSymbolResolver **out, D
   RtSymbolResolver *r = ctx_calloc(ctx, 1, sizeof *r);
   if (!r) return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: symbol resolver");
   r->ctx = ctx;
-  r->sleef = dlopen(LOOM_SLEEF_LIB, RTLD_NOW | RTLD_LOCAL);
-  if (!r->sleef) r->sleef = dlopen("libsleefgnuabi.so.3", RTLD_NOW | RTLD_LOCAL);
-  r->libm = dlopen("libm.so.6", RTLD_NOW | RTLD_LOCAL);
+  pthread_mutex_init(&r->lock, NULL);
   *out = r;
   return LOOM_OK;
 }
@@ -202,6 +203,7 @@ void rt_symbol_resolver_free(RtSymbolResolver *r) {
   if (!r) return;
   if (r->sleef) dlclose(r->sleef);
   if (r->libm) dlclose(r->libm);
+  pthread_mutex_destroy(&r->lock);
   ctx_free(r->ctx, r);
 }
 
@@ -215,12 +217,26 @@ static void *resolve(RtSymbolResolver *r, const char *name, bool *sleef_missing)
       {"memcpy", (void *)memcpy}, {"memmove", (void *)memmove}, {"memset", (void *)memset}};
   for (size_t i = 0; i < sizeof builtins / sizeof *builtins; i++)
     if (!strcmp(builtins[i].name, name)) return builtins[i].addr;
+  pthread_mutex_lock(&r->lock);
+  void *p = NULL;
   if (!strncmp(name, "_ZGV", 4)) { /* SLEEF's GNU vector ABI names */
+    if (!r->tried_sleef) {
+      r->tried_sleef = true;
+      r->sleef = dlopen(LOOM_SLEEF_LIB, RTLD_NOW | RTLD_LOCAL);
+      if (!r->sleef) r->sleef = dlopen("libsleefgnuabi.so.3", RTLD_NOW | RTLD_LOCAL);
+    }
     *sleef_missing = !r->sleef;
-    return r->sleef ? dlsym(r->sleef, name) : NULL;
+    p = r->sleef ? dlsym(r->sleef, name) : NULL;
+  } else {
+    if (!r->tried_libm) {
+      r->tried_libm = true;
+      r->libm = dlopen("libm.so.6", RTLD_NOW | RTLD_LOCAL);
+    }
+    p = r->libm ? dlsym(r->libm, name) : NULL;
+    if (!p) p = dlsym(RTLD_DEFAULT, name);
   }
-  void *p = r->libm ? dlsym(r->libm, name) : NULL;
-  return p ? p : dlsym(RTLD_DEFAULT, name);
+  pthread_mutex_unlock(&r->lock);
+  return p;
 }
 
 /* ---- the image ------------------------------------------------------------------------------------- */

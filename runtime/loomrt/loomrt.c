@@ -17,6 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 
 #include "runtime/host_launch.h"
 #include "runtime/loomrt/loomrt_internal.h"
@@ -127,33 +130,24 @@ LOOMRT_API LoomStatus loomrt_bundle_open(LoomrtRuntime *rt, const char *path, Lo
   *out = NULL;
   Diag d = {.status = LOOM_OK};
   if (!path) return fail(rt, LOOM_ERR_INVALID_ARGUMENT, "loomrt_bundle_open: path is NULL");
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    diag_error(&d, LOOM_ERR_INVALID_ARGUMENT, "cannot open bundle %s", path);
-    return report(rt, &d);
+  /* one read of the whole file (its size from fstat; a file that changes meanwhile fails the checks) */
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  struct stat sb;
+  if (fd < 0 || fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+    if (fd >= 0) close(fd);
+    return fail(rt, LOOM_ERR_INVALID_ARGUMENT, "cannot open bundle %s: %s", path, fd < 0 ? strerror(errno) : "not a regular file");
   }
-  uint8_t *p = NULL;
-  size_t n = 0, cap = 0;
-  for (;;) {
-    if (n == cap) {
-      size_t nc = cap ? 2 * cap : 65536;
-      uint8_t *q = ctx_alloc(&rt->ctx, nc);
-      if (!q) {
-        fclose(f);
-        ctx_free(&rt->ctx, p);
-        diag_error(&d, LOOM_ERR_OUT_OF_MEMORY, "out of memory reading bundle %s", path);
-        return report(rt, &d);
-      }
-      if (n) memcpy(q, p, n);
-      ctx_free(&rt->ctx, p);
-      p = q;
-      cap = nc;
-    }
-    size_t got = fread(p + n, 1, cap - n, f);
-    n += got;
-    if (got == 0) break;
+  size_t n = (size_t)sb.st_size, got = 0;
+  uint8_t *p = ctx_alloc(&rt->ctx, n ? n : 1);
+  while (p && got < n) {
+    ssize_t r = read(fd, p + got, n - got);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    got += (size_t)r;
   }
-  fclose(f);
+  close(fd);
+  if (!p) return fail(rt, LOOM_ERR_OUT_OF_MEMORY, "out of memory reading bundle %s (%zu bytes)", path, n);
+  n = got;
   const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
   LoomStatus st = open_bytes(rt, p, n, p, base, out, &d);
   return st == LOOM_OK ? LOOM_OK : report(rt, &d);

@@ -92,6 +92,7 @@ int32_t rtrt_cuda_device_count(LoomrtRuntime *rt) {
   Diag d = {.status = LOOM_OK};
   int32_t n = cuda_locked(rt, &c, &d) == LOOM_OK ? c->ndev : 0;
   pthread_mutex_unlock(&rt->lock);
+  if (d.status != LOOM_OK) ctx_report(&rt->ctx, &d); /* why there is none: loomrt_last_error */
   return n;
 }
 
