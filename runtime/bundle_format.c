@@ -174,6 +174,22 @@ static LoomStatus read_sections(Reader *r, uint64_t table_off, uint32_t nsec, ui
   }
   for (uint32_t k = 1; k <= RB_SEC_LAST; k++)
     if (!r->sec[k]) return bad(r, "section %s is missing", sec_name(k));
+  /* bytes between the header, the sections and the table are padding and must be zero, so that every
+   * byte of a bundle is covered by a checksum or by this check */
+  uint64_t at = RB_HEADER_SIZE;
+  for (;;) {
+    uint64_t next = table_off, end = table_off;
+    for (uint32_t i = 0; i < nsec; i++) { /* the section starting first at or after `at` */
+      const uint8_t *e = t + (size_t)i * RB_SECTION_ENTRY;
+      uint64_t off = rb_get64(e + 8), size = rb_get64(e + 16);
+      if (off >= at && off < next) next = off, end = off + size;
+      if (off < at && off + size > at) return bad(r, "sections overlap: corrupted");
+    }
+    for (uint64_t i = at; i < next; i++)
+      if (r->data[i]) return bad(r, "non-zero padding at offset %llu: corrupted", (unsigned long long)i);
+    if (next == table_off) break;
+    at = end > at ? end : at + 1;
+  }
   if (r->sec_size[RB_SEC_STRINGS] == 0 || r->sec[RB_SEC_STRINGS][0] != 0 ||
       r->sec[RB_SEC_STRINGS][r->sec_size[RB_SEC_STRINGS] - 1] != 0)
     return bad(r, "the string table does not start and end with a NUL byte: corrupted");
@@ -214,6 +230,38 @@ static LoomStatus check_gpu_facts(Reader *r, int32_t ci, const RtBundleCode *c, 
       return bad(r, "code %d: GPU entry %d name '%.64s' does not match the entry set", ci, i, c->names[i]);
   }
   return LOOM_OK;
+}
+
+/* Sorts code indices by blob address (merge sort). */
+static void sort_blobs(const RtBundle *b, int32_t *idx, int32_t *tmp, int32_t n) {
+  if (n < 2) return;
+  int32_t h = n / 2, i = 0, j = h, k = 0;
+  sort_blobs(b, idx, tmp, h);
+  sort_blobs(b, idx + h, tmp, n - h);
+  while (i < h && j < n) tmp[k++] = b->codes[idx[j]].blob < b->codes[idx[i]].blob ? idx[j++] : idx[i++];
+  while (i < h) tmp[k++] = idx[i++];
+  while (j < n) tmp[k++] = idx[j++];
+  memcpy(idx, tmp, (size_t)n * sizeof *idx);
+}
+
+/* Bytes of BLOBS outside every blob are alignment padding and must be zero (blobs are checked by their
+ * own CRCs, so this makes every byte of the section covered). */
+static LoomStatus check_blob_padding(Reader *r, const RtBundle *b) {
+  const uint8_t *base = r->sec[RB_SEC_BLOBS];
+  uint64_t size = r->sec_size[RB_SEC_BLOBS], at = 0;
+  int32_t *idx = ctx_alloc(r->ctx, 2 * ((size_t)b->ncode + 1) * sizeof *idx);
+  if (!idx) return diag_error(r->d, LOOM_ERR_OUT_OF_MEMORY, "bundle %s: out of memory (blob index)", r->what);
+  for (int32_t i = 0; i < b->ncode; i++) idx[i] = i;
+  sort_blobs(b, idx, idx + b->ncode + 1, b->ncode);
+  LoomStatus st = LOOM_OK;
+  for (int32_t n = 0; n <= b->ncode && st == LOOM_OK; n++) {
+    uint64_t next = n < b->ncode ? (uint64_t)(b->codes[idx[n]].blob - base) : size;
+    for (uint64_t i = at; i < next && st == LOOM_OK; i++)
+      if (base[i]) st = bad(r, "non-zero padding in the code section at %llu: corrupted", (unsigned long long)i);
+    if (n < b->ncode && next + b->codes[idx[n]].blob_size > at) at = next + b->codes[idx[n]].blob_size;
+  }
+  ctx_free(r->ctx, idx);
+  return st;
 }
 
 static bool same_signature(const RtBundleKernel *a, const RtBundleKernel *b) {
@@ -332,6 +380,7 @@ static LoomStatus decode(Reader *r, RtBundle *b) {
       if ((st = check_gpu_facts(r, i, c, k))) return st;
     }
   }
+  if ((st = check_blob_padding(r, b))) return st;
   for (int32_t i = 0; i < b->nentry; i++) {
     const uint8_t *p = r->sec[RB_SEC_ENTRIES] + (size_t)i * RB_REC_ENTRY;
     RtBundleEntry *e = &b->entries[i];

@@ -311,9 +311,10 @@ LoomStatus rt_cache_acquire(RtCache *c, const KernelIr *k, bool want_llvm_ir,
    * for LLVM IR text compiles: only the JIT has it) */
   bool bundled = false;
   LoomStatus st = want_llvm_ir ? LOOM_OK : rt_bundles_find_host(ctx, k, &e->compiled, &bundled, &cd);
-  if (st == LOOM_OK && !bundled) st = c->target->compile(c->target, k, want_llvm_ir, &e->compiled, &cd);
+  bool compiled = st == LOOM_OK && !bundled;
+  if (compiled) st = c->target->compile(c->target, k, want_llvm_ir, &e->compiled, &cd);
   double ms = now_ms() - t0;
-  stats_add(ctx, bundled ? 1 : 0, bundled ? 0 : 1, bundled ? 0.0 : ms);
+  stats_add(ctx, bundled ? 1 : 0, compiled ? 1 : 0, compiled ? ms : 0.0);
   if (st == LOOM_OK && !e->compiled.run) {
     if (c->target->release) c->target->release(c->target, &e->compiled);
     memset(&e->compiled, 0, sizeof e->compiled);
