@@ -108,7 +108,7 @@ static LoomStatus check_code(LoadedBundle *l, int32_t ci, Diag *d) {
 static LoomStatus no_jit_error(Diag *d, const KernelIr *k, const char *where) {
   return diag_error(d, LOOM_ERR_UNSUPPORTED,
                     "kernel %s (ndim %d, %d buffers, index %d) is not in the loaded bundles%s, and JIT compilation is "
-                    "off (loom_bundle_load(..., jit=0)): add its signature to the bundle, or load with jit on",
+                    "off (the bundles were loaded with jit off): add its signature to a bundle, or turn JIT back on",
                     k->name, k->ndim, k->nbuf, k->index_bits, where);
 }
 
