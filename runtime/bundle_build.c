@@ -5,7 +5,7 @@
  * distinct key and index width (an entry gets a 32-bit and a 64-bit record: the passes pick the width
  * from the sizes, so a bundle must have both), then into units of work:
  *   host:  (record, psABI level) -> codegen/host_object.c's image
- *   NVIDIA: (record, sm) -> PTX (codegen/nvptx.c, every entry: CG_ENTRY_ALL), then a cubin by running the
+ *   NVIDIA: (record, sm) -> PTX (the NVPTX CgTarget, every entry: CG_COMPILE_DEFAULTS), then a cubin by running the
  *          toolkit's ptxas on it when sm_XX is a target, and the PTX kept when ptx_sm_XX is one.
  * Units run on `jobs` threads (each with its own NVPTX targets: one target serializes its compiles);
  * results go to fixed slots, so the file is the same whatever the thread count. The calling thread
@@ -381,9 +381,14 @@ static LoomStatus gpu_unit(Worker *w, Unit *u, int32_t ui, Diag *d) {
     w->nv_sm[w->nnv++] = u->arch;
   }
   CgCompiled c;
-  LoomStatus st = cg_nvptx_compile_entries(t, B->recs[u->rec].ir, CG_ENTRY_ALL, &c, d);
+  CgCompileOptions opt = CG_COMPILE_DEFAULTS; /* every entry the lowering makes */
+  LoomStatus st = t->compile(t, B->recs[u->rec].ir, &opt, &c, d);
   if (st) return st;
   const CgGpuKernel *g = c.gpu;
+  if (!g || g->kind != CG_BINARY_PTX || !g->code) {
+    t->release(t, &c);
+    return diag_error(d, LOOM_ERR_INTERNAL, "internal error: the NVPTX target returned no PTX");
+  }
   uint32_t f[RB_FACTS] = {0};
   f[RB_GPU_STRATEGY] = (uint32_t)g->strategy;
   f[RB_GPU_BLOCK] = (uint32_t)g->block;
@@ -396,13 +401,15 @@ static LoomStatus gpu_unit(Worker *w, Unit *u, int32_t ui, Diag *d) {
   f[RB_GPU_CACHE_LANES] = (uint32_t)g->cache_lanes;
   f[RB_GPU_ENTRIES_ALL] = g->entries_all;
   f[RB_GPU_ENTRIES] = g->entries;
+  f[RB_GPU_WAVE] = (uint32_t)g->wave;
   memcpy(u->facts, f, sizeof f);
   for (int i = 0; i < RB_GPU_NENTRY; i++) snprintf(u->names[i], 64, "%s", cg_gpu_entry_name(c.gpu, i));
-  u->ptx = ctx_alloc(B->ctx, g->ptx_size + 1);
+  u->ptx = ctx_alloc(B->ctx, g->code_size + 1);
   if (!u->ptx) st = diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: PTX copy");
   else {
-    memcpy(u->ptx, g->ptx, g->ptx_size + 1);
-    u->ptx_size = g->ptx_size + 1; /* with its NUL: the driver loads it as a string */
+    memcpy(u->ptx, g->code, g->code_size);
+    u->ptx[g->code_size] = 0;
+    u->ptx_size = g->code_size + 1; /* with its NUL: the driver loads it as a string */
   }
   t->release(t, &c);
   if (st == LOOM_OK && u->want_cubin) st = run_ptxas(B, u, ui, d);

@@ -216,6 +216,8 @@ LoomStatus rt_bundles_find_gpu(LoomContext *ctx, const KernelIr *k, int sm, CgGp
     gk->cache_lanes = (int32_t)c->facts[RB_GPU_CACHE_LANES];
     gk->entries_all = c->facts[RB_GPU_ENTRIES_ALL];
     gk->entries = c->facts[RB_GPU_ENTRIES];
+    gk->wave = (int32_t)c->facts[RB_GPU_WAVE];
+    gk->kind = l->b->targets[c->target].kind == RB_TARGET_AMDGPU ? CG_BINARY_AMDGPU : CG_BINARY_PTX;
     for (int i = 0; i < CG_NENTRY; i++) snprintf(cg_gpu_entry_name(gk, i), 64, "%s", c->names[i]);
     *image = c->blob;
     *size = (size_t)c->blob_size;
