@@ -2,6 +2,7 @@
 fresh interpreter (so no kernel is in memory already): results equal NumPy's, nothing compiles, jit=False
 refuses what the bundle lacks; python -m loom.aot; the errors of bad signatures and bad bundles."""
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -190,3 +191,58 @@ def test_layouts_and_scalars(tmp_path):
     text = loom.aot.describe(p)
     for tag in ("h_f32r2\n", "h_f32r2F", "h_f32r2s", "h_f32r2b"):
         assert tag in text, (tag, text)
+
+
+GPU = loom.cuda.is_available()
+
+
+def _ptxas():
+    for d in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
+        if d and os.access(os.path.join(d, "bin", "ptxas"), os.X_OK):
+            return True
+    return shutil.which("ptxas") is not None
+
+
+GPU_USE = textwrap.dedent('''
+    import json, sys
+    import numpy as np
+    import loom
+    loom.load_bundle(sys.argv[1], jit=False)
+    import kernels as k
+    rng = np.random.default_rng(3)
+    x, y = rng.random(1 << 20, dtype=np.float32), rng.random(1 << 20, dtype=np.float32)
+    gx, gy = loom.asarray(x), loom.asarray(y)
+    out = {"device": list(gx._device)}
+    r = k.axpb(gx, gy).get()
+    out["axpb_exact"] = bool(np.array_equal(r, (np.float32(2.5) * x).astype(np.float32) + y))
+    S = (rng.random((64, 4000)) * 10).astype(np.float32)
+    ref = np.exp(S.astype(np.float64) - S.max(1, keepdims=True))
+    ref /= ref.sum(1, keepdims=True)
+    out["softmax_rel"] = float((np.abs(k.softmax(loom.asarray(S)).get() - ref) / ref).max())
+    out["compiled"] = loom.stats()["kernels_compiled"]
+    try:
+        k.axpb(loom.asarray(x.astype(np.float64)), loom.asarray(y.astype(np.float64))).get()
+        out["unbundled"] = "ran"
+    except NotImplementedError as e:
+        out["unbundled"] = str(e)
+    print(json.dumps(out))
+''')
+
+
+@pytest.mark.skipif(not GPU, reason="no CUDA device visible to loom")
+def test_gpu_bundle(tmp_path):
+    """A bundle's cubin (with ptxas at build time) or PTX runs @loom.fuse calls on the GPU: 0 compiles."""
+    cc = int(loom.cuda.Device(0).compute_capability)
+    targets = f"host,sm_{cc},ptx" if _ptxas() else f"host,ptx_sm_{min(cc, 90)}"
+    (tmp_path / "kernels.py").write_text(KERNELS)
+    r = _run(["-m", "loom.aot", "kernels.py", "-o", "g.lbun", "-t", targets, "-q"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    (tmp_path / "use.py").write_text(GPU_USE)
+    import json
+    r = _run(["use.py", "g.lbun"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    assert out["device"] == [1, 0], out
+    assert out["axpb_exact"] and out["softmax_rel"] < 2e-5, out
+    assert out["compiled"] == 0, out
+    assert "is not in the loaded bundles" in out["unbundled"], out
