@@ -180,6 +180,7 @@ static int classify(Linker *L, uint32_t i) {
   const Elf64_Shdr *s = &L->sh[i];
   if (!(s->sh_flags & SHF_ALLOC)) return REG_NONE;
   if (s->sh_type == SHT_X86_64_UNWIND || !strcmp(sec_name(L, i), ".eh_frame")) return REG_NONE;
+  if (s->sh_flags & SHF_TLS) return -1; /* thread-local storage: kernels have none, and the loader no TLS */
   if (s->sh_type != SHT_PROGBITS && s->sh_type != SHT_NOBITS) return -1;
   if (s->sh_flags & SHF_EXECINSTR) return REG_TEXT;
   if (s->sh_flags & SHF_WRITE) return REG_DATA;

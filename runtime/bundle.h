@@ -30,18 +30,12 @@
  * says what is wrong ("truncated", "checksum", "version", "no code for this CPU"). The parser never reads
  * outside the bytes it was given and never trusts a count or an offset it has not checked.
  *
- * Host image (a blob of a host target): position-independent code linked at bundle build time
- * (codegen/host_object.c) so that the loader applies only absolute relocations:
- *   header (40 bytes) "LHI1", u32 version, u32 image size, u32 text end (RX), u32 rodata end (R, then
- *   RW to the image size), u32 file bytes (initialized prefix; the rest is zero), u32 imports,
- *   u32 relocations, u32 string table size, u32 0
- *   imports      u32 name offsets into the string table (functions and data resolved with dlsym)
- *   relocations  16 bytes: u32 offset in the image, u32 import index (RB_RELOC_BASE: the image base),
- *                i64 addend; the loader writes the 64-bit value address + addend at the offset
- *   string table, then the initialized image bytes
- * Every PC-relative reference (calls through stubs, GOT loads, constant pools) was resolved by the
- * linker, so the loader maps the image, copies it, writes the 64-bit values and protects the regions
- * (text read-execute, rodata and the GOT read-only, data read-write).
+ * Host image (a blob of a host target; layout in codegen/cg_aot.h): position-independent code that
+ * codegen/host_object.c linked at bundle build time, so that the loader (bundle_hostimg.c) resolves
+ * imports and writes 64-bit addresses only (an import's, or the image base plus an offset): every
+ * PC-relative reference (calls through stubs, GOT loads, constant pools) was resolved by the linker. The
+ * loader maps the image, copies it, writes those values and protects the regions (text read-execute,
+ * rodata and the GOT read-only, data read-write).
  */
 #ifndef LOOM_RUNTIME_BUNDLE_H
 #define LOOM_RUNTIME_BUNDLE_H
@@ -80,8 +74,6 @@ enum {
 };
 #define RB_GPU_NENTRY 9 /* CG_NENTRY */
 #define RB_MAX_KERNEL_BUFS 4096
-#define RB_RELOC_BASE 0xffffffffu
-#define RB_HOST_PAGE 4096u
 
 /* ---- the reader: a validated view of a bundle's bytes ------------------------------------------- */
 typedef struct RtBundleTarget {

@@ -470,8 +470,10 @@ static void draw_progress(Build *B, double t0, bool final) {
   int32_t done = B->done, total = B->nunit;
   char eta[32] = "";
   if (done > 0 && done < total) snprintf(eta, sizeof eta, " ETA %.1fs", el / done * (total - done));
-  fprintf(stderr, "\r\033[K[%d/%d] %3d%% %.1fs%s %s%.90s", done, total, total ? 100 * done / total : 100, el, eta,
-          final ? "" : "compiling ", final ? "done" : B->now);
+  char more[24] = "";
+  if (!final && B->running > 1) snprintf(more, sizeof more, " (+%d more)", (int)B->running - 1);
+  fprintf(stderr, "\r\033[K[%d/%d] %3d%% %.1fs%s %s%.90s%s", done, total, total ? 100 * done / total : 100, el, eta,
+          final ? "" : "compiling ", final ? "done" : B->now, more);
   if (final) fputc('\n', stderr);
   fflush(stderr);
 }
