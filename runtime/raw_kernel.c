@@ -29,8 +29,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "runtime/cuda.h"
-#include "runtime/runtime.h"
+#include "runtime/cuda/cuda.h"
+#include "runtime/device.h"
 
 #define RAW_MAX_DEVICES 64
 #define RAW_DEFAULT_SM 90
@@ -864,8 +864,8 @@ static LoomStatus launch(LoomRawFunction *f, const uint32_t grid[3], const uint3
     params[i] = &slots[i];
   }
   if (use_current) {
-    RtCuStream *cs = rt_gpu_current_stream(m->ctx, dev);
-    stream = cs ? rt_cuda_stream_raw(cs) : NULL;
+    const RtDevice *cd = rt_device(LOOM_DEVICE_CUDA);
+    stream = cd->stream_handle(cd->current_stream(m->ctx, dev));
   }
   st = rt_cuda_set_current(cu, dev, d);
   if (st != LOOM_OK) return st;

@@ -5,9 +5,9 @@
  * the instantiation for that binding (the snippet module, compiled once by frontend/snippet_*.c and
  * kept on the kernel under a mutex), then builds ONE kernel IR directly (no graph: a user kernel is
  * already one kernel) with a KI_USER call of the snippet, and a one-kernel Schedule, and runs it
- * through the runtime's ordinary schedule runners (rt_run_schedule on the host, rt_gpu_run_schedule
- * on CUDA), so compiled code comes from the context's kernel cache (its key is the kernel text, which
- * includes the snippet's text) and launches use the same host / GPU strategies as every kernel:
+ * through the device's ordinary schedule runner (device.h's run_schedule), so compiled code comes from
+ * the device's kernel table (its key is the kernel text, which includes the snippet's text) and
+ * launches use the same host / GPU strategies as every kernel:
  * parallel ranges, split reductions with partial/finish, inner / outer reductions.
  * Buffers: one per param, in param order (ins then outs). Every binding is SB_OUTPUT with the array's
  * own (already offset) data pointer, so the schedule needs no graph. Raw arrays are bound whole: the
@@ -19,11 +19,10 @@
  * arrays' dtypes, the collapsed rank (kept / reduced dims), every buffer's layout class per dim
  * (KL_ZERO / KL_ONE / KL_ANY), the index width and the device, never of sizes, strides or pointers
  * (those are the SchedKernel's). That tuple is the key of a small LRU table on the kernel object
- * (UK_MAX_ENTRIES); its value is the built, verified KernelIr and the compiled kernel, pinned in the
- * context's cache (host) or loaded (CUDA). A call computes the shapes and strides as before, looks the
- * key up and, on a hit, only launches (host: the same dispatch as runtime/eval.c's launch_kernel, with
- * the pinned kernel; CUDA: rt_gpu_run_schedule with the pinned function), so no IR is built, printed
- * or hashed. Entries in use by a running call are counted (users) and freed by the last user when
+ * (UK_MAX_ENTRIES); its value is the built, verified KernelIr and the kernel prepared (pinned) on the
+ * device (device.h's prepare). A call computes the shapes and strides as before, looks the key up
+ * and, on a hit, only launches (the device's run_schedule with the pinned kernel), so no IR is built,
+ * printed or hashed. Entries in use by a running call are counted (users) and freed by the last user when
  * evicted meanwhile. Dumps (loom_user_kernel_dump, context dump flags) take the uncached path.
  * loop_prep / after_loop (loom_elementwise_kernel_create_ex) live in the snippet module (SF_PREP,
  * SF_AFTER): the kernel IR is built as for any elementwise call (one kernel, never fused, the MAP
@@ -35,7 +34,7 @@
 
 #include "frontend/snippet.h"
 #include "ir/snippet.h"
-#include "runtime/runtime.h"
+#include "runtime/device.h"
 
 #define UK_MAX_PARAMS 64
 #define UK_MAX_PH 26
@@ -50,8 +49,9 @@ typedef struct UkEntry {
   bool evicted;         /* unlinked while in use: the last user frees it */
   Arena arena;          /* owns ir */
   KernelIr *ir;
-  const CgCompiled *host; /* pinned in the context's kernel cache (host entries) */
-  const RtGpuFn *gpu;     /* CUDA entries; lives as long as the context */
+  const RtKernel *kernel; /* prepared (pinned) on the device of the key */
+  LoomDeviceKind dk;
+  int32_t di;
   int32_t keylen;
   uint8_t key[UK_KEY_MAX];
 } UkEntry;
@@ -237,7 +237,7 @@ LOOM_API LoomStatus loom_reduction_kernel_create(LoomContext *ctx, const char *i
 }
 
 static void entry_free(LoomContext *ctx, UkEntry *e) {
-  if (e->host && ctx->rt && ctx->rt->cache) rt_cache_release(ctx->rt->cache, e->host);
+  if (e->kernel && ctx->rt) rt_device(e->dk)->unpin(ctx, e->di, e->kernel);
   arena_free_all(&e->arena);
   ctx_free(ctx, e);
 }
@@ -645,7 +645,7 @@ static void apply_sig(const UkCall *c, KernelIr *k, const UkSig *sig) {
 
 /* Writes the text loom_user_kernel_dump asked for of kernel k (verified) into c->dump. LLVM IR comes
  * from the context's host kernel cache (the entry a call would use; compiled again when it lacks its
- * IR text); PTX from a fresh NVIDIA target for sm_90 (no GPU needed; it is not cached). */
+ * IR text); PTX from the PTX device's dump_code (sm_90, no GPU needed; it is not cached). */
 static LoomStatus dump_kernel(UkCall *c, const KernelIr *k, Diag *d) {
   LoomContext *ctx = c->k->ctx;
   if (c->dkind == LOOM_DUMP_KERNELS) {
@@ -661,7 +661,9 @@ static LoomStatus dump_kernel(UkCall *c, const KernelIr *k, Diag *d) {
     rt_cache_release(ctx->rt->cache, cc);
     return LOOM_OK;
   }
-  return rt_dump_ptx(ctx, 1, (const KernelIr *const[]){k}, c->dump, d);
+  const RtDevice *pd = rt_device_for_binary(CG_BINARY_PTX);
+  if (!pd || !pd->dump_code) return diag_error(d, LOOM_ERR_UNSUPPORTED, "loom_user_kernel_dump: this build has no PTX target");
+  return pd->dump_code(ctx, 1, (const KernelIr *const[]){k}, c->dump, d);
 }
 
 static LoomStatus run(UkCall *c, KernelIr *k, SchedKernel *sk, LoomDeviceKind dk, int32_t di, Diag *d) {
@@ -686,9 +688,10 @@ static LoomStatus run(UkCall *c, KernelIr *k, SchedKernel *sk, LoomDeviceKind dk
   LoomStatus st = ir_verify_kernel(k, d);
   if (st) return st;
   if (c->dump) return dump_kernel(c, k, d);
-  if (dk == LOOM_DEVICE_CUDA) return rt_gpu_run_schedule(c->k->ctx, di, &g, &s, NULL, data, c->n, d);
-  if (dk != LOOM_DEVICE_HOST) return diag_error(d, LOOM_ERR_UNSUPPORTED, "%s: user kernels run on the host and CUDA", c->k->name);
-  return rt_run_schedule(c->k->ctx, &g, &s, data, d);
+  const RtDevice *dev = rt_device(dk);
+  if (!dev) return diag_error(d, LOOM_ERR_UNSUPPORTED, "%s: device kind %d is not available", c->k->name, (int)dk);
+  RtRun r = {.graph = &g, .schedule = &s, .out_data = data, .nouts = c->n};
+  return dev->run_schedule(c->k->ctx, di, &r, d);
 }
 
 /* ---- the instantiation cache ------------------------------------------------------------------------- */
@@ -745,8 +748,9 @@ static LoomStatus entry_make(UkCall *c, const SnModule *m, const UkSig *sig, Loo
   memcpy(e->key, key, (size_t)keylen);
   LoomStatus st = build(c, m, sig, &e->arena, &e->ir, d);
   if (!st) st = ir_verify_kernel(e->ir, d);
-  if (!st && dk == LOOM_DEVICE_CUDA) st = rt_gpu_kernel(ctx, di, e->ir, -1, &e->gpu, d);
-  else if (!st) st = rt_cache_acquire(ctx->rt->cache, e->ir, false, &e->host, NULL, d);
+  if (!st) st = rt_device(dk)->prepare(ctx, di, e->ir, -1, &e->kernel, d);
+  e->dk = dk;
+  e->di = di;
   if (st) {
     entry_free(ctx, e);
     return st;
@@ -784,8 +788,7 @@ static LoomStatus run_sig(UkCall *c, const SnModule *m, const UkSig *sig, SchedK
   LoomUserKernel *uk = c->k;
   LoomContext *ctx = uk->ctx;
   LoomStatus st;
-  bool cached = !c->dump && ctx->dump_flags == 0 && ctx->rt && ctx->rt->cache && ctx->rt->pool &&
-                (dk == LOOM_DEVICE_HOST || dk == LOOM_DEVICE_CUDA);
+  bool cached = !c->dump && ctx->dump_flags == 0 && ctx->rt && ctx->rt->cache && ctx->rt->pool && rt_device(dk);
   if (!cached) {
     KernelIr *k = NULL;
     if ((st = build(c, m, sig, a, &k, d))) return st;
@@ -806,26 +809,16 @@ static LoomStatus run_sig(UkCall *c, const SnModule *m, const UkSig *sig, SchedK
   void *data[2 * UK_MAX_PARAMS];
   for (int32_t b = 0; b < c->n; b++) data[b] = c->arr[b]->data;
   sk->ir = e->ir;
-  if (dk == LOOM_DEVICE_CUDA) {
-    Schedule s;
-    memset(&s, 0, sizeof s);
-    s.nkernel = 1;
-    s.kernels = sk;
-    IrGraph g;
-    memset(&g, 0, sizeof g);
-    g.ctx = ctx;
-    st = rt_gpu_run_schedule(ctx, di, &g, &s, &e->gpu, data, c->n, d);
-  } else {
-    Schedule s;
-    memset(&s, 0, sizeof s);
-    s.nkernel = 1;
-    s.kernels = sk;
-    IrGraph g; /* every binding is SB_OUTPUT: no graph inputs */
-    memset(&g, 0, sizeof g);
-    g.ctx = ctx;
-    const CgCompiled *pinned[1] = {e->host};
-    st = rt_run_schedule_pinned(ctx, &g, &s, pinned, data, c->n, d);
-  }
+  Schedule s;
+  memset(&s, 0, sizeof s);
+  s.nkernel = 1;
+  s.kernels = sk;
+  IrGraph g; /* every binding is SB_OUTPUT: no graph inputs */
+  memset(&g, 0, sizeof g);
+  g.ctx = ctx;
+  const RtKernel *pinned[1] = {e->kernel};
+  RtRun r = {.graph = &g, .schedule = &s, .pinned = pinned, .out_data = data, .nouts = c->n};
+  st = rt_device(dk)->run_schedule(ctx, di, &r, d);
   entry_put(uk, e);
   return st;
 }

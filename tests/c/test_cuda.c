@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/cuda.h"
+#include "runtime/cuda/cuda.h"
 
 static int passed, failed, skipped;
 #define CHECK(cond)                                                    \

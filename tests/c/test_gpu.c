@@ -22,8 +22,7 @@
 
 #include "frontend/frontend.h"
 #include "loom/loom.h"
-#include "runtime/cuda.h"
-#include "runtime/runtime.h"
+#include "runtime/device.h"
 
 static long passed, failed;
 #define CHECK(c, ...)                                                  \
@@ -865,15 +864,16 @@ int main(int argc, char **argv) {
 
   /* the pool: a freed block is reused */
   {
-    RtCuPoolStats before, after;
+    RtPoolStats before, after;
     Diag d = {.status = LOOM_OK};
-    rt_gpu_pool_stats(ctx, 0, &before, &d);
+    const RtDevice *cuda = rt_device(LOOM_DEVICE_CUDA);
+    cuda->pool_stats(ctx, 0, &before, &d);
     for (int i = 0; i < 4; i++) {
       LoomArray a = {.dtype = LOOM_FLOAT32, .ndim = 1, .shape = {12345}, .device = LOOM_DEVICE_CUDA};
       CHECK(loom_array_alloc(ctx, &a) == LOOM_OK && a.data, "alloc");
       loom_array_free(ctx, &a);
     }
-    rt_gpu_pool_stats(ctx, 0, &after, &d);
+    cuda->pool_stats(ctx, 0, &after, &d);
     CHECK(after.reuses >= before.reuses + 3, "pool reuses %llu -> %llu", (unsigned long long)before.reuses,
           (unsigned long long)after.reuses);
   }
@@ -887,7 +887,7 @@ int main(int argc, char **argv) {
     CHECK(loom_event_create(ctx, LOOM_DEVICE_CUDA, 0, &e0) == LOOM_OK, "event: %s", loom_last_error(ctx));
     CHECK(loom_event_create(ctx, LOOM_DEVICE_CUDA, 0, &e1) == LOOM_OK, "event: %s", loom_last_error(ctx));
     CHECK(loom_stream_use(ctx, LOOM_DEVICE_CUDA, 0, st) == LOOM_OK, "use: %s", loom_last_error(ctx));
-    CHECK(rt_gpu_current_stream(ctx, 0) != NULL, "current stream set");
+    CHECK(rt_device(LOOM_DEVICE_CUDA)->current_stream(ctx, 0) != NULL, "current stream set");
     /* a split reduction and a multi-kernel graph on the stream, timed by events on it */
     int64_t sz[1] = {300000};
     LoomArray h = host_array(LOOM_FLOAT32, 1, sz, false);
@@ -919,13 +919,13 @@ int main(int argc, char **argv) {
     /* a stream of another device or kind is refused */
     CHECK(loom_stream_use(ctx, LOOM_DEVICE_HOST, 0, st) == LOOM_ERR_INVALID_ARGUMENT, "host use of a CUDA stream");
     CHECK(loom_stream_use(ctx, LOOM_DEVICE_CUDA, 0, NULL) == LOOM_OK, "back to default");
-    CHECK(rt_gpu_current_stream(ctx, 0) == NULL, "current stream cleared");
+    CHECK(rt_device(LOOM_DEVICE_CUDA)->current_stream(ctx, 0) == NULL, "current stream cleared");
     /* destroying the current stream unsets it */
     CHECK(loom_stream_use(ctx, LOOM_DEVICE_CUDA, 0, st) == LOOM_OK, "use again");
     loom_event_destroy(ctx, e0);
     loom_event_destroy(ctx, e1);
     loom_stream_destroy(ctx, st);
-    CHECK(rt_gpu_current_stream(ctx, 0) == NULL, "destroyed stream unset");
+    CHECK(rt_device(LOOM_DEVICE_CUDA)->current_stream(ctx, 0) == NULL, "destroyed stream unset");
     LoomEvent *eu = NULL, *ev = NULL;
     loom_event_create(ctx, LOOM_DEVICE_CUDA, 0, &eu);
     loom_event_create(ctx, LOOM_DEVICE_CUDA, 0, &ev);
