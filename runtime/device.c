@@ -28,6 +28,20 @@ const RtDevice *rt_device_for_binary(int32_t binary) {
   return NULL;
 }
 
+const RtDevice *rt_device_for_raw(LoomRawFormat *format, const void *code, size_t size) {
+  for (int i = 0; i < RT_DEVICE_KINDS; i++) {
+    const RtDevice *dev = devices[i];
+    if (!dev || !dev->raw_create) continue;
+    if (*format == LOOM_RAW_AUTO && dev->raw_sniff) {
+      LoomRawFormat f = dev->raw_sniff(code, size);
+      if (f == LOOM_RAW_AUTO) continue;
+      *format = f;
+    }
+    if ((unsigned)*format < 32 && (dev->raw_formats & (1u << *format))) return dev;
+  }
+  return NULL;
+}
+
 const char *rt_device_kinds(char *buf, size_t cap) {
   size_t n = 0;
   if (cap) buf[0] = 0;

@@ -22,6 +22,7 @@
 typedef struct RtKernel RtKernel; /* a kernel prepared for one device (its compiled, loaded code) */
 typedef struct RtStream RtStream; /* a stream of one device; NULL: the device's default stream */
 typedef struct RtEvent RtEvent;   /* an event of one device */
+typedef struct RtRawModule RtRawModule; /* a device's raw module (loom_raw_*): its code, loaded per device */
 
 /* Pool figures of one device (loom_pool_stats shows used and total). */
 typedef struct RtPoolStats {
@@ -106,6 +107,31 @@ struct RtDevice {
   /* Appends the device code of kernels k[0..n) for the kind's reference architecture, compiled without
    * a device ("// kernel NAME (sm_90)" then the PTX); NULL when the kind has no such text. */
   LoomStatus (*dump_code)(LoomContext *ctx, int32_t n, const KernelIr *const *k, StrBuf *sb, Diag *d);
+
+  /* ---- raw modules (RawModule / RawKernel, runtime/raw_kernel.c): whole kernels in the kind's own
+   * formats; NULL / 0 when the kind takes none ------------------------------------------------------- */
+  uint32_t raw_formats; /* bit (1 << f) per LoomRawFormat it takes */
+  /* The format of code when it is one of the kind's (else LOOM_RAW_AUTO). */
+  LoomRawFormat (*raw_sniff)(const void *code, size_t size);
+  /* A module from code in `format`, compiled to the kind's loadable form where needed without touching
+   * a device; *entries (ctx_alloc'ed, cg_raw_entries_free) lists its kernels with their parameters, or
+   * *nentries is -1 when a binary's kernels are known only once it is loaded. Errors name the code's
+   * problem (LOOM_ERR_INVALID_ARGUMENT) or a missing tool (LOOM_ERR_UNSUPPORTED). */
+  LoomStatus (*raw_create)(LoomContext *ctx, const void *code, size_t size, LoomRawFormat format,
+                           const char *const *options, int32_t noptions, RtRawModule **out, CgRawEntry **entries,
+                           int32_t *nentries, Diag *d);
+  void (*raw_destroy)(LoomContext *ctx, RtRawModule *m);
+  const char *(*raw_text)(const RtRawModule *m); /* its text form (PTX), NULL for a binary */
+  /* Loads kernel `name` on device `index` (the module on first use there; the caller serializes calls on
+   * one module): *fn is its handle. When *nparams is -1 on entry and the loaded code tells the
+   * parameters' sizes, *params (ctx_alloc'ed) and *nparams get them. */
+  LoomStatus (*raw_load)(LoomContext *ctx, RtRawModule *m, int index, const char *name, void **fn,
+                         CgRawParam **params, int32_t *nparams, Diag *d);
+  /* Launches fn on device index: stream is the driver's own (NULL: the device's default), params[i]
+   * points at argument i (name: messages). */
+  LoomStatus (*raw_launch)(LoomContext *ctx, RtRawModule *m, void *fn, int index, const uint32_t grid[3],
+                           const uint32_t block[3], uint32_t shared_mem, void *stream, void **params,
+                           const char *name, Diag *d);
 };
 
 /* ---- device.c ------------------------------------------------------------------------------------------- */
@@ -113,6 +139,9 @@ struct RtDevice {
 const RtDevice *rt_device(LoomDeviceKind kind);
 /* The device whose kernels are binaries of this CgBinaryKind; NULL when none. */
 const RtDevice *rt_device_for_binary(int32_t binary);
+/* The device that takes raw modules of `format` (LOOM_RAW_AUTO: the first whose raw_sniff recognizes
+ * code; *format is set); NULL when none. */
+const RtDevice *rt_device_for_raw(LoomRawFormat *format, const void *code, size_t size);
 /* "host, cuda" into buf: the kinds this build has (messages). */
 const char *rt_device_kinds(char *buf, size_t cap);
 /* "cuda:0" into buf. */

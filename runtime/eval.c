@@ -306,7 +306,7 @@ static void dump_text(const char *title, const char *text) {
  * The device every input reachable from the roots and every given output is on (the host when there
  * are none); two different devices are an error naming both. Fast path: a graph whose inputs and
  * outputs are all host arrays needs no walk. Every non-host device kind seen is opened (its driver
- * loaded) first, so that "no CUDA driver" comes before a mixed-device error. */
+ * loaded) first, so that a missing driver is reported before a mixed-device error. */
 static LoomStatus eval_device(LoomGraph *g, int32_t n, const LoomNode *nodes, const LoomArray *outs,
                               LoomDeviceKind *dk, int32_t *di, Diag *d) {
   bool all_host = true;
@@ -316,7 +316,7 @@ static LoomStatus eval_device(LoomGraph *g, int32_t n, const LoomNode *nodes, co
   *di = 0;
   if (all_host) return LOOM_OK;
   /* Only inputs reachable from the roots count. Without a driver, a reachable device array gets
-   * "no CUDA driver" (its kind's open error) before the mixed-device error, so mixed-device errors are
+   * its kind's open error ("no CUDA driver") before the mixed-device error, so mixed-device errors are
    * kept aside (dm). */
   Diag dm = {.status = LOOM_OK};
   Diag *dout = d;

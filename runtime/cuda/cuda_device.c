@@ -448,4 +448,11 @@ const RtDevice rt_cuda_device = {
     .write_strided = NULL, /* a copy kernel */
     .settle = cu_settle,
     .dump_code = cu_dump_code,
+    .raw_formats = RT_CU_RAW_FORMATS,
+    .raw_sniff = rt_cu_raw_sniff,
+    .raw_create = rt_cu_raw_create,
+    .raw_destroy = rt_cu_raw_destroy,
+    .raw_text = rt_cu_raw_text,
+    .raw_load = rt_cu_raw_load,
+    .raw_launch = rt_cu_raw_launch,
 };

@@ -5,6 +5,7 @@
  *   cuda_kernels.c  the kernel table's values: entry groups compiled (or loaded from the disk cache)
  *                   on demand, tiers
  *   cuda_launch.c   launch shapes and the schedule runner
+ *   cuda_raw.c      raw modules (RawModule / RawKernel): PTX, LLVM IR, CUDA C++ (clang-19), cubins
  *   cuda.c, cuda_pool.c   the driver layer and the caching pool (cuda.h)
  */
 #ifndef LOOM_RUNTIME_CUDA_RT_H
@@ -138,6 +139,21 @@ LoomStatus rt_cu_need_entries(LoomContext *ctx, CuRt *g, CuDev *dev, const CuFn 
 void rt_cu_tiers_init(CuRt *g);
 /* Finishes the tier-up queue (a fork's child has no thread to wait for) and frees the tier state. */
 void rt_cu_tiers_close(CuRt *g);
+
+/* ---- cuda_raw.c: raw modules (device.h's raw_* hooks) --------------------------------------------------- */
+#define RT_CU_RAW_FORMATS                                                                                          \
+  (1u << LOOM_RAW_PTX | 1u << LOOM_RAW_LLVM_IR | 1u << LOOM_RAW_LLVM_BITCODE | 1u << LOOM_RAW_CUBIN | 1u << LOOM_RAW_CUDA)
+LoomRawFormat rt_cu_raw_sniff(const void *code, size_t size);
+LoomStatus rt_cu_raw_create(LoomContext *ctx, const void *code, size_t size, LoomRawFormat format,
+                            const char *const *options, int32_t noptions, RtRawModule **out, CgRawEntry **entries,
+                            int32_t *nentries, Diag *d);
+void rt_cu_raw_destroy(LoomContext *ctx, RtRawModule *m);
+const char *rt_cu_raw_text(const RtRawModule *m);
+LoomStatus rt_cu_raw_load(LoomContext *ctx, RtRawModule *m, int device, const char *name, void **fn,
+                          CgRawParam **params, int32_t *nparams, Diag *d);
+LoomStatus rt_cu_raw_launch(LoomContext *ctx, RtRawModule *m, void *fn, int dev, const uint32_t grid[3],
+                            const uint32_t block[3], uint32_t shared_mem, void *stream, void **params, const char *name,
+                            Diag *d);
 
 /* ---- cuda_launch.c ------------------------------------------------------------------------------------ */
 LoomStatus rt_cu_run_schedule(LoomContext *ctx, int index, const RtRun *run, Diag *d);
