@@ -226,7 +226,7 @@ LoomStatus rt_cu_run_schedule(LoomContext *ctx, int device, const RtRun *run, Di
   }
   if (temps) {
     Diag dd = {.status = LOOM_OK};
-    if (stream) rt_cuda_stream_synchronize(g->cu, stream, &dd); /* see runtime.h: the pool is stream-blind */
+    if (stream) rt_cuda_stream_synchronize(g->cu, stream, &dd); /* the pool is stream-blind (device.h: settle) */
     for (int32_t i = 0; i < s->ntemp; i++)
       if (temps[i]) rt_cuda_pool_free(dev->pool, temps[i], &dd);
     ctx_free(ctx, temps);
