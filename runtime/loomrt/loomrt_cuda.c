@@ -1,10 +1,12 @@
-/* loomrt_cuda.c: libloomrt's GPU side, a thin adapter over runtime/cuda.h (the CUDA driver layer, its
- * caching pool, streams and launch that libloom uses: the same source files are compiled into both
- * libraries, nothing is copied).
+/* loomrt_cuda.c: libloomrt's GPU side, a thin adapter over runtime/cuda/cuda.h (the CUDA driver layer,
+ * its caching pool, streams and launch: runtime/cuda/cuda.c, cuda_code.c and cuda_pool.c are compiled
+ * into libloom and libloomrt from the same source, nothing is copied).
  *
- * TODO(device.h): when the device interface (runtime/device.h) and its shared launch code land, this
- * adapter goes onto them; until then it carries the launch policy of runtime/cuda_backend.c's launch_fn
- * for kernels whose entries are all loaded (a bundle holds every entry): elementwise (vec / vecw when
+ * TODO(device.h): the device interface (runtime/device.h) has landed, but its CUDA device cannot be linked
+ * without LLVM yet: its kernel table (cuda_kernels.c) compiles with the NVPTX target and its launcher
+ * (cuda_launch.c's launch_fn) compiles missing entries on demand. Until launch_fn is split into a
+ * compiler-free policy over loaded entries (what a bundle provides) and the on-demand compile, this file
+ * carries a copy of that policy for kernels whose entries are all loaded: elementwise (vec / vecw when
  * every base is aligned, grid from the occupancy API), ROW (cachedv / cached for rows that fit in
  * registers, split parts for few long rows), COL (split parts for few O points); the part counts depend
  * on the sizes only, as there, so results have the same bits as libloom's.
@@ -16,7 +18,7 @@
 #include <string.h>
 
 #include "codegen/codegen.h"
-#include "runtime/cuda.h"
+#include "runtime/cuda/cuda.h"
 #include "runtime/loomrt/loomrt_internal.h"
 
 typedef struct RtrtDev {
