@@ -97,7 +97,8 @@ def collect(size="test", names=None, python=sys.executable):
     """{name: {"kernels", "per_kernel", "error"}} for the workloads (all by default)."""
     from bench.suite import workloads as W
     names = names or [w.name for w in W.WORKLOADS]
-    env = dict(os.environ, LOOM_DUMP="kernels")
+    # the host schedule, also on a GPU machine (a GPU splits full reductions into two kernels)
+    env = dict(os.environ, LOOM_DUMP="kernels", CUDA_VISIBLE_DEVICES="")
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     p = subprocess.run([python, "-c", "import sys; from bench.suite.schedule import _child; "
                         f"_child({size!r}, sys.argv[1:])", *names], cwd=root, env=env,
