@@ -11,7 +11,7 @@ date=${LOOM_BENCH_DATE:-$(date +%Y-%m-%d)}
 export XLA_PYTHON_CLIENT_PREALLOCATE=false PYTHONUNBUFFERED=1
 mkdir -p build-gpu/logs
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader > build-gpu/logs/suite_gpu.txt 2>&1
-timeout -k 10 260 python3 bench/suite/run.py --machine h200 --date "$date" \
+timeout -k 10 260 python3 bench/suite/run.py --machine h200 --date "$date" --min-time 0.03 \
   --budget-s "${LOOM_SUITE_BUDGET_S:-170}" > build-gpu/logs/suite_h200.log 2>&1
 rc=$?
 tail -40 build-gpu/logs/suite_h200.log
