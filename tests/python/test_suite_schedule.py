@@ -131,3 +131,28 @@ def test_loom_matches_numpy_float64(name, request):
                 10 if r.size < max(a.size for a in ins) else 1)
         else:
             assert np.max(np.abs(g.astype(np.int64) - r.astype(np.int64)), initial=0) <= w.int_tol
+
+
+SCALARS_BAKED = ("a Python scalar is a constant in the kernel IR and the cache key (passes keep it as an "
+                 "IR_CONST): every new value compiles a new kernel (DIAGNOSIS.md, mechanism 12)")
+
+
+@pytest.mark.xfail(strict=True, reason=SCALARS_BAKED)
+@pytest.mark.parametrize("path", ["fuse", "lazy"])
+def test_new_scalar_values_do_not_compile(path):
+    """Issue 11: calls with new scalar values reuse the kernel of their structure (an Adam step with a
+    learning rate that changes every step). Counts compiles with loom.stats()."""
+    x = loom.asarray(np.linspace(-1.0, 1.0, 1000, dtype=np.float32))
+    f = loom.fuse(lambda a, s: a * s + 1.0)
+
+    def call(s):
+        if path == "fuse":
+            return f(x, s)
+        return loom.eval(x * s + 1.0)
+
+    call(0.5)   # the structure's first compile
+    before = loom.stats()["kernels_compiled"]
+    for i in range(20):
+        s = (0.625 if path == "fuse" else 2.625) + i / 64.0   # values not used before in this process
+        np.testing.assert_allclose(np.asarray(call(s)), np.asarray(x) * np.float32(s) + 1.0, rtol=1e-6)
+    assert loom.stats()["kernels_compiled"] - before == 0
