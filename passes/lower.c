@@ -225,8 +225,7 @@ static LoomStatus value(Lower *l, int32_t x, int space, bool is_start, int32_t *
       LoomDType od = dtype_compute(ir_elem_operand_dtype(op, (LoomDType)n->dtype, da, db));
       for (int i = 0; i < info->arity; i++)
         if ((st = cast_to(l, s[i], od, &s[i])) != LOOM_OK) return st;
-      bool pred = info->rule == RULE_PRED || info->rule == RULE_COMPARE || info->rule == RULE_LOGICAL;
-      res = pred ? LOOM_BOOL : od;
+      res = ir_elem_value_dtype(op, od);
     }
     init_instr(&in, KI_ELEM, res);
     in.op = (uint16_t)op;

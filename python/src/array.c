@@ -13,8 +13,10 @@
 #define FMT_I64 "q"
 #define FMT_U64 "Q"
 #endif
+/* bfloat16 has no buffer-protocol format (PEP 3118 and NumPy know none): it is exported as its 16 raw
+ * bits ("H"); loom.ndarray's NumPy conversions reinterpret them as ml_dtypes.bfloat16. */
 static const char *const dtype_formats[LOOM_DTYPE_COUNT] = {"?", "b", "h", "i", FMT_I64, "B", "H", "I", FMT_U64,
-                                                            "e", "f", "d"};
+                                                            "e", "f", "d", "H", "Zf", "Zd"};
 
 /* ---- Buffer -------------------------------------------------------------------------------------- */
 static void buffer_dealloc(BufferObject *self) {
@@ -140,6 +142,10 @@ int is_c_contiguous(const LoomArray *d) {
 int format_dtype(const char *f, size_t item, LoomDType *out) {
   if (!f) f = "B";
   if (*f == '@' || *f == '=' || *f == '<') f++;
+  if (f[0] == 'Z' && (f[1] == 'f' || f[1] == 'd') && f[2] == '\0') {
+    *out = f[1] == 'f' ? LOOM_COMPLEX64 : LOOM_COMPLEX128;
+    return 0;
+  }
   if (f[0] == '\0' || f[1] != '\0') return -1;
   switch (f[0]) {
   case '?': *out = LOOM_BOOL; return 0;
@@ -185,7 +191,8 @@ int view_desc(const Py_buffer *v, LoomArray *d, const char *what) {
   if (v->itemsize <= 0 || format_dtype(v->format, (size_t)v->itemsize, &d->dtype) < 0 ||
       loom_dtype_size(d->dtype) != (size_t)v->itemsize) {
     PyErr_Format(PyExc_TypeError, "%s: unsupported dtype (format '%s'): loom supports bool, int8..64, uint8..64, "
-                 "float16, float32, float64 in native byte order", what, v->format ? v->format : "B");
+                 "float16, float32, float64, complex64, complex128 (and bfloat16 through loom.asarray) in native "
+                 "byte order", what, v->format ? v->format : "B");
     return -1;
   }
   d->ndim = v->ndim;
