@@ -96,6 +96,10 @@ static P psel(Cx *c, V cond, P a, P b) { return pr(sel(c, cond, a.re, b.re), sel
 static P cmul(Cx *c, P a, P b) {
   return pr(fmuladd(c, a.re, b.re, neg(c, mul(c, a.im, b.im))), fmuladd(c, a.re, b.im, mul(c, a.im, b.re)));
 }
+/* Without a fused multiply-add (npy_cpow's cmul): an overflow then gives NaN as NumPy's. */
+static P cmul_plain(Cx *c, P a, P b) {
+  return pr(sub(c, mul(c, a.re, b.re), mul(c, a.im, b.im)), add(c, mul(c, a.re, b.im), mul(c, a.im, b.re)));
+}
 
 static P cdiv(Cx *c, P a, P b) {
   V abr = fab(c, b.re), abi = fab(c, b.im);
@@ -316,7 +320,8 @@ static P ctanh_(Cx *c, P z) {
   /* special values */
   V bigy = and_(c, isfin(c, y), cmp(c, LLVMRealOGT, fab(c, y), one));
   P xinf = pr(csign(c, one, x), csign(c, zero, sel(c, bigy, mul(c, sy, cy), y)));
-  P other = psel(c, iszero(c, y), pr(x, y), pr(nan, nan));
+  P other = psel(c, iszero(c, y), pr(nan, y), pr(nan, nan));
+  other = psel(c, iszero(c, x), pr(x, nan), other);
   V finite = and_(c, isfin(c, x), isfin(c, y));
   return psel(c, finite, r, psel(c, isinf_(c, x), xinf, other));
 }
@@ -327,7 +332,8 @@ static P rot_out(Cx *c, P w) { return pr(w.im, neg(c, w.re)); } /* -iw */
 
 /* ---- inverse functions ------------------------------------------------------------------------------ */
 
-static P csub_(Cx *c, P a, P b) { return pr(sub(c, a.re, b.re), sub(c, a.im, b.im)); }
+/* 1 - z as (1 - x, -y): the imaginary zero flips its sign, as the branch cuts need. */
+static P one_minus(Cx *c, P z) { return pr(sub(c, K(c, 1.0), z.re), neg(c, z.im)); }
 static P conj_(Cx *c, P a) { return pr(a.re, neg(c, a.im)); }
 /* The parts of a * b without a fused multiply-add (the products below need none). */
 static V mul_re(Cx *c, P a, P b) { return sub(c, mul(c, a.re, b.re), mul(c, a.im, b.im)); }
@@ -335,8 +341,7 @@ static V mul_im(Cx *c, P a, P b) { return add(c, mul(c, a.re, b.im), mul(c, a.im
 
 /* asin of finite z (Kahan): (atan2(x, re(sqrt(1-z) sqrt(1+z))), asinh(im(conj(sqrt(1-z)) sqrt(1+z)))). */
 static P casin_finite(Cx *c, P z) {
-  P one = pr(K(c, 1.0), K(c, 0.0));
-  P s1m = csqrt_(c, csub_(c, one, z)), s1p = csqrt_(c, pr(add(c, K(c, 1.0), z.re), z.im));
+  P s1m = csqrt_(c, one_minus(c, z)), s1p = csqrt_(c, pr(add(c, K(c, 1.0), z.re), z.im));
   V re = fn2(c, LOOM_OP_ATAN2, z.re, mul_re(c, s1m, s1p));
   V im = fn(c, LOOM_OP_ASINH, mul_im(c, conj_(c, s1m), s1p));
   return pr(re, im);
@@ -362,8 +367,7 @@ static P casin_(Cx *c, P z) { return rot_out(c, casinh_(c, rot_in(c, z))); }
 /* acos(x + iy): Kahan for finite z, Annex G's table (in terms of |y|, the sign of im opposite y). */
 static P cacos_(Cx *c, P z) {
   V x = z.re, y = z.im, zero = K(c, 0.0), inf = K(c, INFINITY), nan = K(c, NAN);
-  P one = pr(K(c, 1.0), K(c, 0.0));
-  P s1m = csqrt_(c, csub_(c, one, z)), s1p = csqrt_(c, pr(add(c, K(c, 1.0), x), y));
+  P s1m = csqrt_(c, one_minus(c, z)), s1p = csqrt_(c, pr(add(c, K(c, 1.0), x), y));
   P w = pr(mul(c, K(c, 2.0), fn2(c, LOOM_OP_ATAN2, s1m.re, s1p.re)), fn(c, LOOM_OP_ASINH, mul_im(c, conj_(c, s1p), s1m)));
   V xinf = isinf_(c, x), yinf = isinf_(c, y), xnan = isnan_(c, x), ynan = isnan_(c, y);
   V xneg = cmp(c, LLVMRealOLT, x, zero);
@@ -390,11 +394,12 @@ static P cacosh_(Cx *c, P z) {
   V xinf = isinf_(c, x), yinf = isinf_(c, y), ynan = isnan_(c, y);
   V xneg = cmp(c, LLVMRealOLT, x, zero);
   P s = pr(nan, nan); /* re, |im| */
+  s = psel(c, and_(c, iszero(c, x), ynan), pr(nan, pi_x(c, 0.5)), s); /* glibc's choice */
   s = psel(c, yinf, pr(inf, sel(c, isnan_(c, x), nan, pi_x(c, 0.5))), s);
   P xi = psel(c, ynan, pr(inf, nan), psel(c, yinf, pr(inf, sel(c, xneg, pi_x(c, 0.75), pi_x(c, 0.25))),
                                             pr(inf, sel(c, xneg, pi_x(c, 1.0), zero))));
   s = psel(c, xinf, xi, s);
-  s.im = csign(c, s.im, y);
+  s.im = sel(c, ynan, s.im, csign(c, s.im, y));
   s.im = sel(c, isnan_(c, s.im), nan, s.im);
   V finite = and_(c, isfin(c, x), isfin(c, y));
   return psel(c, finite, w, s);
@@ -407,6 +412,11 @@ static P catanh_(Cx *c, P z) {
   V oma = sub(c, one, a);
   V den = fmuladd(c, oma, oma, mul(c, b, b));
   V re = mul(c, fn(c, LOOM_OP_LOG1P, dv(c, mul(c, K(c, 4.0), a), den)), K(c, 0.25));
+  /* near +-1 (den tiny or underflowing): log(4a) / 4 - log(hypot(1 - a, b)) / 2 */
+  V near = cmp(c, LLVMRealOLT, den, K(c, 1e-100));
+  V re_near = sub(c, mul(c, fn(c, LOOM_OP_LOG, mul(c, K(c, 4.0), a)), K(c, 0.25)),
+                  mul(c, fn(c, LOOM_OP_LOG, fn2(c, LOOM_OP_HYPOT, oma, b)), K(c, 0.5)));
+  re = sel(c, near, re_near, re);
   V im = mul(c, fn2(c, LOOM_OP_ATAN2, add(c, b, b), sub(c, mul(c, oma, add(c, one, a)), mul(c, b, b))), K(c, 0.5));
   /* |z| large: re = a / |z|^2 (scaled), im = pi/2 */
   V h = fn2(c, LOOM_OP_HYPOT, a, b);
@@ -430,6 +440,38 @@ static P catan_(Cx *c, P z) { return rot_out(c, catanh_(c, rot_in(c, z))); }
 
 /* ---- power (NumPy's npy_cpow) ----------------------------------------------------------------------- */
 
+/* a * b as C99 Annex G's multiplication (GCC's __muldc3, which glibc's cpow uses for y log x): the
+ * plain product, except that a NaN + iNaN result with an infinite operand or an overflowing product
+ * is recomputed with the infinities boxed to +-1 and the NaNs to +-0, then scaled by inf. */
+static P cmul_annexg(Cx *c, P x, P y) {
+  V a = x.re, b = x.im, cc = y.re, d = y.im, zero = K(c, 0.0), one = K(c, 1.0), inf = K(c, INFINITY);
+  V ac = mul(c, a, cc), bd = mul(c, b, d), ad = mul(c, a, d), bc = mul(c, b, cc);
+  P r = pr(sub(c, ac, bd), add(c, ad, bc));
+  V both_nan = and_(c, isnan_(c, r.re), isnan_(c, r.im));
+  /* an infinite first operand */
+  V inf1 = or_(c, isinf_(c, a), isinf_(c, b));
+  V a1 = sel(c, inf1, csign(c, sel(c, isinf_(c, a), one, zero), a), a);
+  V b1 = sel(c, inf1, csign(c, sel(c, isinf_(c, b), one, zero), b), b);
+  V c1 = sel(c, and_(c, inf1, isnan_(c, cc)), csign(c, zero, cc), cc);
+  V d1 = sel(c, and_(c, inf1, isnan_(c, d)), csign(c, zero, d), d);
+  /* an infinite second operand */
+  V inf2 = or_(c, isinf_(c, c1), isinf_(c, d1));
+  V c2 = sel(c, inf2, csign(c, sel(c, isinf_(c, c1), one, zero), c1), c1);
+  V d2 = sel(c, inf2, csign(c, sel(c, isinf_(c, d1), one, zero), d1), d1);
+  V a2 = sel(c, and_(c, inf2, isnan_(c, a1)), csign(c, zero, a1), a1);
+  V b2 = sel(c, and_(c, inf2, isnan_(c, b1)), csign(c, zero, b1), b1);
+  /* an overflowing product (no infinite operand) */
+  V ovf = and_(c, not_(c, or_(c, inf1, inf2)),
+               or_(c, or_(c, isinf_(c, ac), isinf_(c, bd)), or_(c, isinf_(c, ad), isinf_(c, bc))));
+  V a3 = sel(c, and_(c, ovf, isnan_(c, a2)), csign(c, zero, a2), a2);
+  V b3 = sel(c, and_(c, ovf, isnan_(c, b2)), csign(c, zero, b2), b2);
+  V c3 = sel(c, and_(c, ovf, isnan_(c, c2)), csign(c, zero, c2), c2);
+  V d3 = sel(c, and_(c, ovf, isnan_(c, d2)), csign(c, zero, d2), d2);
+  P rr = pr(mul(c, inf, sub(c, mul(c, a3, c3), mul(c, b3, d3))), mul(c, inf, add(c, mul(c, a3, d3), mul(c, b3, c3))));
+  V recalc = and_(c, both_nan, or_(c, or_(c, inf1, inf2), ovf));
+  return psel(c, recalc, rr, r);
+}
+
 static P cpow_(Cx *c, P a, P b, Cx *w) {
   V zero = K(c, 0.0), one = K(c, 1.0), nan = K(c, NAN);
   /* the general case, exp(b log a), computed in w's precision */
@@ -439,7 +481,7 @@ static P cpow_(Cx *c, P a, P b, Cx *w) {
     bw = pr(LLVMBuildFPExt(B, b.re, w->ty, ""), LLVMBuildFPExt(B, b.im, w->ty, ""));
   }
   P la = clog_(w, aw);
-  P g = cexp_(w, pr(mul_re(w, bw, la), mul_im(w, bw, la)));
+  P g = cexp_(w, cmul_annexg(w, bw, la));
   if (w->t != c->t) g = pr(LLVMBuildFPTrunc(B, g.re, c->ty, ""), LLVMBuildFPTrunc(B, g.im, c->ty, ""));
   /* an integer exponent |n| < 100 with bi == 0: repeated multiplication (1 / that for n < 0) */
   V n = b.re;
@@ -450,12 +492,12 @@ static P cpow_(Cx *c, P a, P b, Cx *w) {
   P aa = pr(one, zero), p = a;
   for (int bit = 0; bit < 7; bit++) {
     V set = LLVMBuildICmp(B, LLVMIntNE, LLVMBuildAnd(B, ni, LLVMConstInt(i32, 1u << bit, 0), ""), LLVMConstInt(i32, 0, 0), "");
-    aa = psel(c, set, cmul(c, aa, p), aa);
-    if (bit < 6) p = cmul(c, p, p);
+    aa = psel(c, set, cmul_plain(c, aa, p), aa);
+    if (bit < 6) p = cmul_plain(c, p, p);
   }
   aa = psel(c, cmp(c, LLVMRealOLT, n, zero), cdiv(c, pr(one, zero), aa), aa);
-  P a2 = cmul(c, a, a);
-  aa = psel(c, cmp(c, LLVMRealOEQ, n, K(c, 3.0)), cmul(c, a, a2), aa);
+  P a2 = cmul_plain(c, a, a);
+  aa = psel(c, cmp(c, LLVMRealOEQ, n, K(c, 3.0)), cmul_plain(c, a, a2), aa);
   aa = psel(c, cmp(c, LLVMRealOEQ, n, K(c, 2.0)), a2, aa);
   aa = psel(c, cmp(c, LLVMRealOEQ, n, one), a, aa);
   P r = psel(c, isint, aa, g);
@@ -476,9 +518,11 @@ static P widen_call(Cx *c, Cx *w, P (*f)(Cx *, P), P z) {
   return pr(LLVMBuildFPTrunc(B, r.re, c->ty, ""), LLVMBuildFPTrunc(B, r.im, c->ty, ""));
 }
 
-static P cexp2_(Cx *c, P z) {
+/* z ln 2 in the operands' own precision (NumPy's nc_exp2: for complex64 the product is rounded to
+ * float32 before exp, which matters for large imaginary parts). */
+static P scale_ln2(Cx *c, P z) {
   V ln2 = K(c, 0.693147180559945309417232121458176568);
-  return cexp_(c, pr(mul(c, z.re, ln2), mul(c, z.im, ln2)));
+  return pr(mul(c, z.re, ln2), mul(c, z.im, ln2));
 }
 static P cexpm1_(Cx *c, P z) {
   V s = fn(c, LOOM_OP_SIN, mul(c, z.im, K(c, 0.5)));
@@ -491,7 +535,12 @@ static P clog_k(Cx *c, P z, double k) {
 }
 static P clog2_(Cx *c, P z) { return clog_k(c, z, 1.442695040888963407359924681001892137); }
 static P clog10_(Cx *c, P z) { return clog_k(c, z, 0.434294481903251827651128918916605082); }
-static P csin_(Cx *c, P z) { return rot_out(c, csinh_(c, rot_in(c, z))); }
+static P csin_(Cx *c, P z) {
+  P r = rot_out(c, csinh_(c, rot_in(c, z)));
+  /* glibc's csin (the sign Annex G leaves open): x infinite or NaN and y infinite -> NaN + i inf */
+  V pick = and_(c, not_(c, isfin(c, z.re)), isinf_(c, z.im));
+  return psel(c, pick, pr(K(c, NAN), K(c, INFINITY)), r);
+}
 static P ccos_(Cx *c, P z) { return ccosh_(c, rot_in(c, z)); }
 static P ctan_(Cx *c, P z) { return rot_out(c, ctanh_(c, rot_in(c, z))); }
 static P crsqrt_(Cx *c, P z) { return cdiv(c, pr(K(c, 1.0), K(c, 0.0)), csqrt_(c, z)); }
@@ -539,7 +588,7 @@ LLVMValueRef cg_complex_elem(CgMath *m, LoomOp op, LoomDType t, const LLVMValueR
   case LOOM_OP_RINT:
     return cg_cx_make(m, t, intr1(c, "llvm.roundeven", a.re), intr1(c, "llvm.roundeven", a.im));
   case LOOM_OP_EXP: f = cexp_; break;
-  case LOOM_OP_EXP2: f = cexp2_; break;
+  case LOOM_OP_EXP2: f = cexp_, a = scale_ln2(c, a); break;
   case LOOM_OP_EXPM1: f = cexpm1_; break;
   case LOOM_OP_LOG: f = clog_; break;
   case LOOM_OP_LOG2: f = clog2_; break;
