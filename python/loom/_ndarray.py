@@ -128,8 +128,10 @@ class ndarray(_core.Array):
     # ---- observation ---------------------------------------------------------------------------------
     def _np(self):
         """A zero-copy NumPy view (evaluates a pending array); a host copy for a GPU array."""
-        a = numpy.asarray(memoryview(_core.to_device(self, 0, 0) if self._on_gpu else self))
-        return a.view(_BF16) if self._dtype_code == _BF16_CODE else a  # bfloat16 travels as its bits
+        h = _core.to_device(self, 0, 0) if self._on_gpu else self
+        if self._dtype_code == _BF16_CODE:  # no buffer format: the bits as uint16, seen as bfloat16
+            return numpy.asarray(memoryview(_core.view(h, 0, h.shape, h.strides, _CODE[numpy.dtype(numpy.uint16)]))).view(_BF16)
+        return numpy.asarray(memoryview(h))
 
     def get(self, stream=None, order="C", out=None, blocking=True):
         a = self._np()
@@ -275,7 +277,10 @@ class ndarray(_core.Array):
     def view(self, dtype=None):
         if dtype is None or numpy.dtype(dtype) == self.dtype:
             return self._numpy_view(lambda a: a.view())
-        raise NotImplementedError("view(dtype): reinterpreting loom memory as another dtype is not supported")
+        if numpy.dtype(dtype) in _CODE and numpy.dtype(dtype).itemsize == self.itemsize:
+            return self._numpy_view(lambda a: a, dtype)  # the same item size: the same geometry
+        raise NotImplementedError("view(dtype): reinterpreting loom memory as a dtype of another item size is "
+                                  "not supported")
 
     def fill(self, value):
         self[...] = value

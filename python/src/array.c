@@ -13,8 +13,9 @@
 #define FMT_I64 "q"
 #define FMT_U64 "Q"
 #endif
-/* bfloat16 has no buffer-protocol format (PEP 3118 and NumPy know none): it is exported as its 16 raw
- * bits ("H"); loom.ndarray's NumPy conversions reinterpret them as ml_dtypes.bfloat16. */
+/* bfloat16 has no buffer-protocol format (PEP 3118 and NumPy know none): exporting one is a
+ * BufferError (numpy.asarray then falls back to ndarray.__array__, which reads a uint16 view of the
+ * same memory and reinterprets it as ml_dtypes.bfloat16); the table's "H" is never handed out. */
 static const char *const dtype_formats[LOOM_DTYPE_COUNT] = {"?", "b", "h", "i", FMT_I64, "B", "H", "I", FMT_U64,
                                                             "e", "f", "d", "H", "Zf", "Zd"};
 
@@ -221,6 +222,11 @@ static int array_getbuffer(ArrayObject *self, Py_buffer *view, int flags) {
   if (self->desc.device != LOOM_DEVICE_HOST) {
     PyErr_SetString(PyExc_TypeError, "Implicit conversion to a NumPy array is not allowed: this loom array is on a "
                     "CUDA device. Please use `.get()` (or loom.asnumpy) to copy it to the host explicitly.");
+    return -1;
+  }
+  if (self->desc.dtype == LOOM_BFLOAT16) {
+    PyErr_SetString(PyExc_BufferError, "bfloat16 has no buffer-protocol format: use numpy.asarray(a) (an "
+                    "ml_dtypes.bfloat16 array) or a.view(numpy.uint16) for the raw bits");
     return -1;
   }
   if (materialize(st, self) < 0) return -1;
