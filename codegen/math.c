@@ -11,8 +11,8 @@
  * math_name: __nv_expf, __ocml_exp_f32, ...; linked into the module by the target), with no vector
  * variants, and float32 division and square root may take the target's own sequences.
  * bfloat16 lives in memory as its 16 bits (i16) and is computed in float32: conversions are integer
- * sequences (widening is a shift; narrowing rounds to nearest even, NaN -> a quiet NaN of its sign,
- * as ml_dtypes), so every target computes the same bits without a bfloat16 instruction or libcall.
+ * sequences (widening is a shift; narrowing rounds to nearest even, a NaN keeps its sign and top
+ * payload bits), so every target computes the same bits without a bfloat16 instruction or libcall.
  * Complex values are {T, T} literal structs (real, imag); their ops live in lower_complex.c.
  */
 #include <stdio.h>
@@ -218,15 +218,18 @@ static LLVMValueRef bf16_to_f32(CgMath *m, LLVMValueRef v) {
   return LLVMBuildBitCast(b, w, LLVMFloatTypeInContext(m->c), "");
 }
 
-/* float32 -> bfloat16 bits, rounded to nearest even; NaN -> sign | 0x7fc0 (ml_dtypes' quiet NaN). */
+/* float32 -> bfloat16 bits, rounded to nearest even. A NaN keeps its sign and the top 7 bits of
+ * its payload (so a bfloat16 NaN survives a load and store bit for bit), with the quiet bit set when
+ * those bits are all zero (they would read as inf): the canonical float NaN gives 0x7fc0 as ml_dtypes. */
 static LLVMValueRef f32_to_bf16(CgMath *m, LLVMValueRef f) {
   LLVMBuilderRef b = m->b;
   LLVMTypeRef i32 = LLVMInt32TypeInContext(m->c), i16 = LLVMInt16TypeInContext(m->c);
   LLVMValueRef w = LLVMBuildBitCast(b, f, i32, "");
   LLVMValueRef lsb = LLVMBuildAnd(b, LLVMBuildLShr(b, w, i32c(m, 16), ""), i32c(m, 1), "");
   LLVMValueRef r = LLVMBuildLShr(b, LLVMBuildAdd(b, w, LLVMBuildAdd(b, lsb, i32c(m, 0x7fff), ""), ""), i32c(m, 16), "");
-  LLVMValueRef qnan = LLVMBuildOr(b, LLVMBuildAnd(b, LLVMBuildLShr(b, w, i32c(m, 16), ""), i32c(m, 0x8000), ""),
-                                  i32c(m, 0x7fc0), "");
+  LLVMValueRef hi = LLVMBuildLShr(b, w, i32c(m, 16), "");
+  LLVMValueRef nopayload = LLVMBuildICmp(b, LLVMIntEQ, LLVMBuildAnd(b, hi, i32c(m, 0x7f), ""), i32c(m, 0), "");
+  LLVMValueRef qnan = LLVMBuildSelect(b, nopayload, LLVMBuildOr(b, hi, i32c(m, 0x40), ""), hi, "");
   LLVMValueRef nan = LLVMBuildFCmp(b, LLVMRealUNO, f, f, "");
   return LLVMBuildTrunc(b, LLVMBuildSelect(b, nan, qnan, r, ""), i16, "");
 }
