@@ -522,6 +522,13 @@ LLVMValueRef cg_elem(CgMath *m, LoomOp op, LoomDType t, const LLVMValueRef *args
     if (op == LOOM_OP_ASINH) alt = intr2(m, "llvm.copysign", alt, a);
     return LLVMBuildSelect(b, big, alt, r, "");
   }
+  if (fl && op == LOOM_OP_LOG1P && t == LOOM_FLOAT32) {
+    /* SLEEF's vector log1pf overflows to inf above ~1e38; there log1p(x) = log(x) to rounding */
+    LLVMValueRef x0 = a;
+    LLVMValueRef r = libm_call(m, lm, t, &x0, 1);
+    LLVMValueRef big = LLVMBuildFCmp(b, LLVMRealOGT, a, fconst(m, t, 1e30), "");
+    return LLVMBuildSelect(b, big, libm_call(m, "log", t, &x0, 1), r, "");
+  }
   if (lm && fl && op != LOOM_OP_POW) {
     LLVMValueRef xs[2] = {a, bv};
     return libm_call(m, lm, t, xs, op == LOOM_OP_ATAN2 || op == LOOM_OP_HYPOT ? 2 : 1);
