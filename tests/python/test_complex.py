@@ -287,6 +287,18 @@ def test_casts(src, dst):
     check(back, want.astype(src))
 
 
+def test_setitem_complex_into_real():
+    a = loom.zeros(3)
+    with pytest.raises(TypeError):
+        a[0] = 1 + 2j  # NumPy: a Python complex does not convert to float
+    with pytest.warns(ComplexWarning):
+        a[...] = loom.asarray(np.array([1 + 2j, 3j, 5]))
+    check(a, np.array([1.0, 0.0, 5.0]))
+    c = loom.zeros(3, np.complex64)
+    c[1] = 2 - 1j
+    check(c, np.array([0, 2 - 1j, 0], np.complex64))
+
+
 def test_complex_out_rules():
     a = loom.asarray(np.ones(3, np.complex64))
     out = loom.zeros(3, np.float32)
@@ -328,6 +340,13 @@ def test_fuse_and_lazy():
         return loom.absolute(z) + z.real * z.imag
 
     check(f(loom.asarray(x)), np.abs(x * 1j + x) + (x * 1j + x).real * (x * 1j + x).imag)
+
+    @loom.fuse()
+    def g(a, s):  # a Python complex argument is a weak scalar of the trace
+        return a * s
+
+    check(g(x.astype(np.float32), 2j), x.astype(np.float32) * 2j)
+    check(g(loom.asarray(x), 1 - 1j), x * (1 - 1j))
     # a lazy complex expression fuses with its reduction
     a = loom.asarray(x)
     got = loom.sum(loom.exp(a * 1j)).get()
