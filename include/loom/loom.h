@@ -399,7 +399,7 @@ typedef struct LoomRawArg {
   union {
     int64_t i;  /* bool and signed integers */
     uint64_t u; /* unsigned integers */
-    double f;   /* float16, float32, float64 (converted to dtype) */
+    double f;   /* float16, float32, float64, bfloat16 (converted to dtype); complex scalars: unsupported */
   } value;
 } LoomRawArg;
 /* Launches f on grid x block (all >= 1) with shared_mem bytes of dynamic shared memory on stream s
