@@ -208,3 +208,21 @@ def test_fused_expression():
     got = (a * 1.5 + 1).get()
     want = (x.astype(np.float32) * np.float32(1.5) + np.float32(1)).astype(BF16)
     np.testing.assert_array_equal(bits(got), bits(want))
+
+
+ALL15 = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16", "float32",
+         "float64", "bfloat16", "complex64", "complex128"]
+
+
+def test_promotion_all_pairs():
+    """Every pair of loom's 15 dtypes against np.result_type (with ml_dtypes), and the Python scalars."""
+    dt = {n: (BF16 if n == "bfloat16" else np.dtype(n)) for n in ALL15}
+    arrays = {n: loom.asarray(np.ones(2, dt[n])) for n in ALL15}
+    for a in ALL15:
+        for b in ALL15:
+            assert (arrays[a] + arrays[b]).dtype == np.result_type(dt[a], dt[b]), (a, b)
+        for s in (True, 1, 1.0, 1j):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                want = (np.ones(2, dt[a]) + s).dtype
+            assert (arrays[a] + s).dtype == want, (a, s)
