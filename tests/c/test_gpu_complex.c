@@ -210,6 +210,16 @@ static LoomStatus b_rownorm(LoomGraph *g, const LoomNode *in, void *arg, LoomNod
   return st;
 }
 
+/* x - mean(x, axis=-1): one input read twice per row (the cached ROW entry, and for complex64 its
+ * 16-byte vector form) */
+static LoomStatus b_center(LoomGraph *g, const LoomNode *in, void *arg, LoomNode *out) {
+  int32_t ax = -1;
+  LoomNode m;
+  LoomStatus st = loom_reduce(g, LOOM_REDUCE_MEAN, in[0], 1, &ax, 1, &m);
+  if (!st) st = loom_binary(g, LOOM_OP_SUB, in[0], m, out);
+  return st;
+}
+
 static const LoomOp unary_ops[] = {
     LOOM_OP_NEG, LOOM_OP_CONJ, LOOM_OP_ABS, LOOM_OP_REAL, LOOM_OP_IMAG, LOOM_OP_SIGN, LOOM_OP_EXP, LOOM_OP_EXP2,
     LOOM_OP_EXPM1, LOOM_OP_LOG, LOOM_OP_LOG2, LOOM_OP_LOG10, LOOM_OP_LOG1P, LOOM_OP_SQRT, LOOM_OP_RSQRT, LOOM_OP_SIN,
@@ -283,6 +293,9 @@ static void test_reductions(LoomDType t) {
       snprintf(what, sizeof what, "row normalization (two phases) of %s %lldx%lld", loom_dtype_name(t),
                (long long)shapes[s].shape[0], (long long)shapes[s].shape[1]);
       compare(what, 1, &x, b_rownorm, NULL, rtol * 4);
+      snprintf(what, sizeof what, "x - mean(x, -1) of %s %lldx%lld", loom_dtype_name(t), (long long)shapes[s].shape[0],
+               (long long)shapes[s].shape[1]);
+      compare(what, 1, &x, b_center, NULL, rtol * 4);
     }
     free(x.data);
   }
@@ -348,20 +361,22 @@ static void check_ptx(LoomGraph *g, LoomNode y, const char *what, const char *pt
   CHECK(st == LOOM_OK && text && strstr(text, ".entry"), "%s: PTX: %s", what, loom_last_error(ctx));
   if (st != LOOM_OK) return;
   (*ndone)++;
-  if (ptxas) {
+  /* one module per kernel, each starting with a "// kernel <name>" line: ptxas takes one at a time */
+  for (char *k = ptxas ? strstr(text, "// kernel ") : NULL; k;) {
+    char *next = strstr(k + 1, "\n// kernel ");
+    size_t len = next ? (size_t)(next + 1 - k) : strlen(k);
     char path[] = "/tmp/loom_ptx_XXXXXX";
     int fd = mkstemp(path);
-    if (fd >= 0) {
-      FILE *f = fdopen(fd, "w");
-      /* loom_dump prefixes each kernel's PTX with comment lines; ptxas accepts '//' comments */
-      fputs(text, f);
-      fclose(f);
-      char cmd[512];
-      snprintf(cmd, sizeof cmd, "%s -arch=sm_90 -O3 %s -o /dev/null 2>&1", ptxas, path);
-      int rc = system(cmd);
-      CHECK(rc == 0, "%s: ptxas rejects the PTX (%s)", what, path);
-      if (rc == 0) unlink(path);
-    }
+    if (fd < 0) break;
+    FILE *f = fdopen(fd, "w");
+    fwrite(k, 1, len, f);
+    fclose(f);
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "%s -arch=sm_90 -O3 %s -o /dev/null 2>&1", ptxas, path);
+    int rc = system(cmd);
+    CHECK(rc == 0, "%s: ptxas rejects the PTX (%s)", what, path);
+    if (rc == 0) unlink(path);
+    k = next ? next + 1 : NULL;
   }
   loom_free_string(ctx, text);
 }
@@ -403,6 +418,25 @@ static void test_ptx(void) {
         }
         loom_graph_destroy(g);
       }
+  }
+  /* the two-phase row normalization: the cached ROW entries (registers, and 16-byte vectors for complex64) */
+  for (int ti = 0; ti < 2; ti++) {
+    LoomGraph *g = NULL;
+    loom_graph_create(ctx, &g);
+    LoomArray a = {.data = (void *)64, .dtype = ts[ti], .ndim = 2, .shape = {64, 1024}, .strides = {1024, 1}};
+    LoomNode an, y;
+    loom_input(g, &a, &an);
+    if (b_rownorm(g, &an, NULL, &y) == LOOM_OK) {
+      char what[80];
+      snprintf(what, sizeof what, "PTX of a row normalization of %s", loom_dtype_name(ts[ti]));
+      check_ptx(g, y, what, ptxas, &ndone);
+    }
+    if (b_center(g, &an, NULL, &y) == LOOM_OK) {
+      char what[80];
+      snprintf(what, sizeof what, "PTX of x - mean(x, -1) of %s", loom_dtype_name(ts[ti]));
+      check_ptx(g, y, what, ptxas, &ndone);
+    }
+    loom_graph_destroy(g);
   }
   const LoomDType bts[] = {LOOM_FLOAT64, LOOM_INT64, LOOM_FLOAT32};
   for (int ti = 0; ti < 3; ti++) {
