@@ -26,7 +26,8 @@ static RtDeviceSlot *slot_of(const RtGpuDriver *drv, LoomContext *ctx) { return 
 /* The state if the driver is loaded already (hooks that only undo or query). */
 static GpuRt *state_of(const RtGpuDriver *drv, LoomContext *ctx) {
   RtDeviceSlot *slot = slot_of(drv, ctx);
-  return slot ? slot->state : NULL;
+  GpuRt *g = slot ? slot->state : NULL;
+  return g && g->drv == drv ? g : NULL;
 }
 
 /* ---- the pool's allocator: the driver's memory ----------------------------------------------------------- */
@@ -37,10 +38,14 @@ static LoomStatus pool_raw_alloc(void *user, int device, size_t size, uint64_t *
   return st == LOOM_OK ? g->drv->mem_alloc(g->handle, device, size, out, d) : st;
 }
 
+/* The destroying hooks (mem_free, stream_destroy, event_destroy, module_unload) are called even when
+ * set_current fails, so that no driver object is left behind. */
 static void pool_raw_free(void *user, int device, uint64_t ptr) {
   GpuRt *g = user;
   Diag d = {.status = LOOM_OK};
-  if (ptr && g->drv->set_current(g->handle, device, &d) == LOOM_OK) g->drv->mem_free(g->handle, device, ptr);
+  if (!ptr) return;
+  g->drv->set_current(g->handle, device, &d);
+  g->drv->mem_free(g->handle, device, ptr);
 }
 
 /* ---- the driver and the devices ---------------------------------------------------------------------- */
@@ -75,6 +80,12 @@ LoomStatus rt_gpu_get(const RtGpuDriver *drv, LoomContext *ctx, GpuRt **out, Dia
   if (!slot->state) {
     st = slot->fail.status != LOOM_OK ? slot->fail.status : LOOM_ERR_UNSUPPORTED;
     diag_error(d, st, "%s", slot->fail.msg[0] ? slot->fail.msg : "no GPU driver/device");
+  } else if (((GpuRt *)slot->state)->drv != drv) {
+    st = diag_error(d, LOOM_ERR_INTERNAL, "internal error: the %s device's slot holds another driver's state",
+                    drv->name);
+    pthread_mutex_unlock(&rt->device_lock);
+    *out = NULL;
+    return st;
   }
   *out = slot->state;
   pthread_mutex_unlock(&rt->device_lock);
@@ -137,7 +148,7 @@ LoomStatus rt_gpu_device(const RtGpuDriver *drv, LoomContext *ctx, int index, Gp
 
 void rt_gpu_close(const RtGpuDriver *drv, LoomContext *ctx) {
   RtDeviceSlot *slot = slot_of(drv, ctx);
-  GpuRt *g = slot ? slot->state : NULL;
+  GpuRt *g = state_of(drv, ctx);
   if (!g) return;
   /* the tier-up queue is finished first (its tier-ups also fill the disk cache) */
   rt_gpu_tiers_close(g);
@@ -300,7 +311,8 @@ void rt_gpu_stream_destroy(const RtGpuDriver *drv, LoomContext *ctx, RtStream *r
   }
   pthread_mutex_unlock(&ctx->rt->device_lock);
   Diag d = {.status = LOOM_OK};
-  if (drv->set_current(g->handle, s->device, &d) == LOOM_OK) drv->stream_destroy(g->handle, s->device, s->h);
+  drv->set_current(g->handle, s->device, &d);
+  drv->stream_destroy(g->handle, s->device, s->h);
   ctx_free(ctx, s);
 }
 
@@ -390,7 +402,8 @@ void rt_gpu_event_destroy(const RtGpuDriver *drv, LoomContext *ctx, RtEvent *re)
   GpuEvent *e = (GpuEvent *)re;
   if (!g || !e) return;
   Diag d = {.status = LOOM_OK};
-  if (drv->set_current(g->handle, e->device, &d) == LOOM_OK) drv->event_destroy(g->handle, e->device, e->h);
+  drv->set_current(g->handle, e->device, &d);
+  drv->event_destroy(g->handle, e->device, e->h);
   ctx_free(ctx, e);
 }
 
