@@ -50,8 +50,8 @@ static bool vec_aligned(const KernelIr *ir, const uint64_t *words, int lanes) {
   return true;
 }
 
-/* Launches kernel f on stream s. *sync_needed is set when a pool block was freed while work on a
- * user stream may still read it (the caller synchronizes that stream before returning). */
+/* Launches kernel f on stream s (the driver's; NULL: the default stream); the device is current. A user
+ * stream is synchronized before split-reduction partials go back to the pool (the pool is stream-blind). */
 static LoomStatus launch_fn(LoomContext *ctx, GpuRt *g, GpuDev *dev, void *s, const GpuFn *f, const KernelIr *ir,
                             uint64_t *words, int64_t no, int64_t nr, Diag *d) {
   const GpuMeta *m = &f->meta;
