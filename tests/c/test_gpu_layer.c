@@ -409,9 +409,10 @@ static void test_disk_cache_and_tiers(void) {
   Mock m;
   uint64_t compiled, hits;
   int level;
-  /* a miss: compiled, linked at level 0 and run; the background tier-up links level 2 (stored) */
+  /* a miss: compiled, linked at level 0 and run; the background tier-up links level 2 (stored). (The
+   * tier-up may swap the handle before level is read when this thread is descheduled for 50 ms.) */
   prepare_once(&m, 32, -9, &compiled, &hits, &level);
-  CHECK(compiled == 1 && hits == 0 && level == 0 && m.links[0 + 1] == 1 && m.links[2 + 1] == 1 &&
+  CHECK(compiled == 1 && hits == 0 && (level == 0 || level == 2) && m.links[0 + 1] == 1 && m.links[2 + 1] == 1 &&
             m.module_loads == 2,
         "miss: %llu compiles, %llu hits, level %d, links at 0: %d, at 2: %d, %d modules", (unsigned long long)compiled,
         (unsigned long long)hits, level, m.links[1], m.links[3], m.module_loads);
@@ -426,7 +427,8 @@ static void test_disk_cache_and_tiers(void) {
         (unsigned long long)compiled, level);
   /* the next process loads the tier-0 entry and tiers it up from the stored code */
   prepare_once(&m, 64, -9, &compiled, &hits, &level);
-  CHECK(compiled == 0 && hits == 1 && level == 0 && m.links[1] == 0 && m.links[3] == 1 && m.module_loads == 2,
+  CHECK(compiled == 0 && hits == 1 && (level == 0 || level == 2) && m.links[1] == 0 && m.links[3] == 1 &&
+            m.module_loads == 2,
         "tier 0 from the disk: %llu compiles, %llu hits, level %d, links at 0: %d, at 2: %d",
         (unsigned long long)compiled, (unsigned long long)hits, level, m.links[1], m.links[3]);
   prepare_once(&m, 64, -9, &compiled, &hits, &level);
