@@ -24,7 +24,7 @@ from . import _creation, _math, _reductions, _manipulation, _indexing
 from ._fuse import fuse, Fusion
 from ._kernels import ElementwiseKernel, ReductionKernel  # noqa: F401
 from ._raw import RawKernel, RawModule  # noqa: F401
-from . import cuda, linalg
+from . import cuda, exceptions, linalg
 from .cuda import get_default_memory_pool, get_default_pinned_memory_pool  # noqa: F401 (CuPy exports them)
 
 _core.configure(ndarray, AxisError)
@@ -36,6 +36,8 @@ bool_ = _numpy.bool_
 int8, int16, int32, int64 = _numpy.int8, _numpy.int16, _numpy.int32, _numpy.int64
 uint8, uint16, uint32, uint64 = _numpy.uint8, _numpy.uint16, _numpy.uint32, _numpy.uint64
 float16, float32, float64 = _numpy.float16, _numpy.float32, _numpy.float64
+# complex dtype names, as CuPy exports them; loom arrays cannot hold complex values yet (TypeError)
+complex64, complex128 = _numpy.complex64, _numpy.complex128
 dtype = _numpy.dtype
 newaxis = None
 inf, nan, pi, e = _numpy.inf, _numpy.nan, _numpy.pi, _numpy.e
