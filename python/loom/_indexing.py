@@ -110,6 +110,9 @@ def _setitem(self, key, value):
     if self._lazy:
         _core.eval(self)
     target = self if key is Ellipsis or key == () else self[key]
+    extra = value.ndim - target.ndim if isinstance(value, ndarray) else 0
+    if extra > 0 and all(n == 1 for n in value.shape[:extra]):  # NumPy drops leading length-1 axes
+        value = value.reshape(value.shape[extra:])
     _core.assign(target, value)
 
 
