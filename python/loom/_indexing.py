@@ -113,6 +113,14 @@ def _setitem(self, key, value):
     extra = value.ndim - target.ndim if isinstance(value, ndarray) else 0
     if extra > 0 and all(n == 1 for n in value.shape[:extra]):  # NumPy drops leading length-1 axes
         value = value.reshape(value.shape[extra:])
+    if self.dtype.kind != "c":  # complex into a real array: NumPy's rules
+        if isinstance(value, complex):
+            raise TypeError("float() argument must be a string or a real number, not 'complex'")
+        if isinstance(value, ndarray) and value.dtype.kind == "c":
+            import warnings
+            from ._ndarray import _ComplexWarning
+            warnings.warn("Casting complex values to real discards the imaginary part", _ComplexWarning,
+                          stacklevel=3)
     _core.assign(target, value)
 
 

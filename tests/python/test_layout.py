@@ -243,7 +243,14 @@ def test_view_dtype_errors():
     with pytest.raises(ValueError, match="aligned"):
         loom.arange(12, dtype=np.int8)[1:9].view(np.int32)
     with pytest.raises(TypeError):
-        a.view(np.complex64)
+        a.view(np.dtype("U2"))  # a dtype loom arrays cannot hold
+
+
+def test_view_dtype_complex():
+    n = np.arange(12, dtype=np.float32).reshape(3, 4)
+    a = loom.asarray(n)
+    np.testing.assert_array_equal(a.view(np.complex64).get(), n.view(np.complex64))
+    np.testing.assert_array_equal(a.view(np.complex64).view(np.float32).get(), n)
 
 
 def test_new_empty_arrays_have_zero_strides():
