@@ -410,7 +410,7 @@ static LoomStatus mark_call_temps(Fuser *f, int32_t k) {
     if (tops[i] < 0) continue;
     int32_t leaf = i < 2 ? call_leaf_of(f, tops[i]) : leaf_of(f->g, tops[i]);
     int kind = f->g->nodes[leaf].kind;
-    if (kind == IR_INPUT || kind == IR_CONST) continue;
+    if ((kind == IR_INPUT || kind == IR_CONST) && !(i < 2 && f->p->call_operand[leaf])) continue;
     int32_t kw = f->p->kernel_of[leaf];
     if (kw == k) return diag_error(f->d, LOOM_ERR_INTERNAL, "fuse: call kernel %d reads %%%d, which it writes", k, leaf);
     if (kw < 0) return diag_error(f->d, LOOM_ERR_INTERNAL, "fuse: call kernel %d reads %%%d, which no kernel writes", k, leaf);
@@ -484,8 +484,8 @@ static LoomStatus copy_call_roots(IrModule *m, Diag *d) {
   for (int32_t i = 0; i < m->nroots; i++) {
     int32_t x = m->roots[i];
     if (m->graph->nodes[x].kind != IR_MATMUL || root_call_storable(m, i)) continue;
-    IrNode c = m->graph->nodes[x];
-    pass_init_node(&c, IR_COPY, c.dtype, c.ndim, c.shape);
+    IrNode src = m->graph->nodes[x], c;
+    pass_init_node(&c, IR_COPY, src.dtype, src.ndim, src.shape);
     c.src[0] = x;
     LoomStatus st = ir_add_raw(m->graph, &c, &m->roots[i], d);
     if (st != LOOM_OK) return st;
@@ -511,6 +511,21 @@ static void plan_operands(Fuser *f, int32_t x, uint8_t *realized) {
   }
 }
 
+/* Whether top r is a view of product mm with mm's own contiguous layout (a reshape that adds or drops
+ * size-1 dims): the product's buffer is then r's, C-contiguous. */
+static bool free_view(const IrGraph *g, int32_t r, int32_t mm) {
+  IrView v;
+  const IrNode *t = &g->nodes[r];
+  if (!pass_compute_view(g, r, &v) || v.leaf != mm || v.offset != 0 ||
+      ir_numel(t->ndim, t->shape) != ir_numel(g->nodes[mm].ndim, g->nodes[mm].shape))
+    return false;
+  int64_t cs[LOOM_MAX_RANK];
+  pass_contiguous_strides(t->ndim, t->shape, cs);
+  for (int i = 0; i < t->ndim; i++)
+    if (t->shape[i] > 1 && v.strides[i] != cs[i]) return false;
+  return true;
+}
+
 /* Chooses the epilogue of each product read by exactly one realized node: epi_root[mm] = that node
  * when its cone is an epilogue the call applies (epi[mm] describes it), else -1. */
 static LoomStatus plan_epilogues(Fuser *f, const uint8_t *realized, int32_t *epi_root, CallEpilogue *epi) {
@@ -533,8 +548,10 @@ static LoomStatus plan_epilogues(Fuser *f, const uint8_t *realized, int32_t *epi
       int32_t leaf = is_mm ? call_leaf_of(f, r) : leaf_of(g, r);
       if (g->nodes[leaf].kind != IR_MATMUL || reader[leaf] == x) continue;
       count[leaf]++;
-      /* the one reader an epilogue may have reads the product itself (no view) in an elementwise cone */
-      reader[leaf] = (r == leaf && !is_mm && g->nodes[x].kind != IR_REDUCE) ? x : nn;
+      /* the one reader an epilogue may have reads the product itself (no view) in an elementwise cone,
+       * or is a free view of it (a root reshape that only adds or drops size-1 dims) */
+      bool elementwise = !is_mm && g->nodes[x].kind != IR_REDUCE;
+      reader[leaf] = elementwise && (r == leaf || (r == x && free_view(g, r, leaf))) ? x : nn;
     }
   }
   for (int32_t mm = 0; mm < nn; mm++) {
@@ -542,7 +559,13 @@ static LoomStatus plan_epilogues(Fuser *f, const uint8_t *realized, int32_t *epi
     if (!realized[mm] || g->nodes[mm].kind != IR_MATMUL || f->p->is_root[mm] || count[mm] != 1 || x >= nn || x < 0)
       continue;
     const IrNode *xn = &g->nodes[x];
-    if (!same_dims(xn->ndim, xn->shape, g->nodes[mm].ndim, g->nodes[mm].shape) || !call_storable(f->m, x)) continue;
+    if (!call_storable(f->m, x)) continue;
+    if (xn->kind != IR_ELEM && xn->kind != IR_CAST) { /* a free view: stored as the product itself */
+      epi[mm] = (CallEpilogue){.bias = -1, .c = -1, .alpha = 1.0, .act = KACT_NONE};
+      epi_root[mm] = x;
+      continue;
+    }
+    if (!same_dims(xn->ndim, xn->shape, g->nodes[mm].ndim, g->nodes[mm].shape)) continue;
     if (pass_match_epilogue(g, f->p->is_stop, value_of(g, x), mm, &epi[mm])) epi_root[mm] = x;
   }
   return LOOM_OK;
@@ -567,7 +590,8 @@ static LoomStatus place_call(Fuser *f, int32_t x, int32_t store, const CallEpilo
   for (int i = 0; i < 2; i++) {
     int32_t leaf = call_leaf_of(f, n->src[i]);
     int kind = f->g->nodes[leaf].kind;
-    int32_t kd = (kind == IR_INPUT || kind == IR_CONST) ? -1 : f->p->kernel_of[leaf];
+    bool own = f->p->call_operand[leaf]; /* materialized for the call: its copy kernel */
+    int32_t kd = (kind == IR_INPUT || kind == IR_CONST) && !own ? -1 : f->p->kernel_of[leaf];
     bool have = kd < 0;
     for (int j = 0; j < K->ndep && !have; j++) have = K->deps[j] == kd;
     if (!have && (st = push_i32(f, &K->deps, &K->ndep, &K->cap_dep, kd)) != LOOM_OK) return st;

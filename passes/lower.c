@@ -310,7 +310,7 @@ static LoomStatus call_buffer(Lower *l, int32_t top, bool operand, const int *di
   for (int i = 0; i < t->ndim; i++) strides[dims[i]] = t->shape[i] == 1 ? 0 : v.strides[i];
   const IrNode *leaf = &l->g->nodes[v.leaf];
   LoomDType dt = (LoomDType)t->dtype;
-  if (leaf->kind == IR_INPUT) return buffer(l, dt, false, SB_INPUT, leaf->input, v.offset, strides, out);
+  if (leaf->kind == IR_INPUT && !(operand && l->p->call_operand[top])) return buffer(l, dt, false, SB_INPUT, leaf->input, v.offset, strides, out);
   if (l->temp_of[v.leaf] >= 0) return buffer(l, dt, false, SB_TEMP, l->temp_of[v.leaf], v.offset, strides, out);
   if (l->out_of[v.leaf] >= 0) return buffer(l, dt, false, SB_OUTPUT, l->out_of[v.leaf], v.offset, strides, out);
   return diag_error(l->d, LOOM_ERR_INTERNAL, "lower: call kernel reads %%%d, which is never stored", v.leaf);
@@ -346,24 +346,22 @@ static LoomStatus lower_call(Lower *l, int32_t kidx) {
   if ((st = call_buffer(l, mm->src[1], true, b_dims, &call->b)) != LOOM_OK) return st;
   if (F->epi.bias >= 0 && (st = call_buffer(l, F->epi.bias, false, o_dims, &call->bias)) != LOOM_OK) return st;
   if (F->epi.c >= 0 && (st = call_buffer(l, F->epi.c, false, o_dims, &call->c)) != LOOM_OK) return st;
-  /* the stored node: a root's output (C-contiguous: fuse.c made sure), else its temp */
+  /* the stored node: a root's output, else its temp; C-contiguous either way (fuse.c made sure), so
+   * the product's own contiguous strides describe it even when the stored node is a reshape of it */
   int32_t x = F->call_store;
-  const IrNode *xn = &l->g->nodes[x];
   int64_t st_in[LOOM_MAX_RANK], st_k[LOOM_MAX_RANK] = {0};
   SchedBufKind kind = SB_TEMP;
   int32_t index = l->temp_of[x];
-  LoomDType dt = (LoomDType)xn->dtype;
-  pass_contiguous_strides(xn->ndim, xn->shape, st_in);
+  LoomDType dt = (LoomDType)mm->dtype;
+  pass_contiguous_strides(mm->ndim, mm->shape, st_in);
   for (int32_t i = 0; i < l->m->nroots; i++)
     if (l->m->roots[i] == x) {
-      memcpy(st_in, l->m->outs[i].strides, sizeof st_in);
       kind = SB_OUTPUT;
       index = i;
-      dt = l->m->outs[i].dtype;
       break;
     }
   if (index < 0) return diag_error(l->d, LOOM_ERR_INTERNAL, "lower: call kernel %d stores %%%d nowhere", kidx, x);
-  for (int i = 0; i < nd; i++) st_k[o_dims[i]] = xn->shape[i] == 1 ? 0 : st_in[i];
+  for (int i = 0; i < nd; i++) st_k[o_dims[i]] = mm->shape[i] == 1 ? 0 : st_in[i];
   if ((st = buffer(l, dt, true, kind, index, 0, st_k, &call->out)) != LOOM_OK) return st;
 
   KernelIr *k = arena_alloc(l->m->arena, sizeof *k);

@@ -259,7 +259,7 @@ static LoomStatus rewrite(Views *v, int32_t x, int32_t *out, int depth) {
   case IR_MATMUL: {
     bool changed = false;
     for (int i = 0; i < ir_node_arity(&n); i++) {
-      int32_t s;
+      int32_t s = -1;
       if ((st = rewrite(v, n.src[i], &s, depth + 1)) != LOOM_OK) return st;
       if (s != n.src[i]) {
         n.src[i] = s;

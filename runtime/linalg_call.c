@@ -18,16 +18,32 @@ void rt_count_library_calls(LoomContext *ctx, uint64_t n) {
   pthread_mutex_unlock(&ctx->rt->stats_lock);
 }
 
-/* Makes the strides of an r x c matrix BLAS-shaped: one unit stride, the other its leading dimension.
- * row_major: the column stride must be the unit one. False when the strides cannot be. */
+/* Makes the strides of an r x c matrix BLAS-shaped: one unit stride, the other its leading dimension
+ * (at least the extent along the unit dim). row_major: the column stride must be the unit one. A
+ * vector's size-1 dim gets the stride the library expects. False when the strides cannot be. */
 static bool blas_shape(int64_t r, int64_t c, int64_t *rs, int64_t *cs, bool row_major) {
-  if (c == 1 && (row_major || *rs != 1)) *cs = 1;
-  if (r == 1 && *cs == 1) *rs = c;
-  if (r == 1 && *cs != 1) *rs = 1;
-  if (c == 1 && *cs == 1 && *rs < 1) *rs = 1;
-  if (row_major) return *cs == 1 && *rs >= c;
+  if (r == 1 && c == 1) {
+    *rs = *cs = 1;
+    return true;
+  }
+  if (c == 1) { /* a column: elements rs apart */
+    if (row_major || *rs != 1) {
+      *cs = 1;
+      return *rs >= 1;
+    }
+    *cs = r;
+    return true;
+  }
+  if (r == 1) { /* a row: elements cs apart */
+    if (*cs == 1) {
+      *rs = c;
+      return true;
+    }
+    *rs = 1;
+    return !row_major && *cs >= 1;
+  }
   if (*cs == 1 && *rs >= c) return true;
-  return *rs == 1 && *cs >= r;
+  return !row_major && *rs == 1 && *cs >= r;
 }
 
 /* Whether a batch dim of stride bstride continues the rows of an m x cols row-major matrix of row
