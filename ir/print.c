@@ -46,10 +46,10 @@ static const char *const kind_names[IR_KIND_COUNT] = {
     [IR_INPUT] = "input", [IR_CONST] = "const",         [IR_ELEM] = "elem",
     [IR_CAST] = "cast",   [IR_BROADCAST] = "broadcast", [IR_RESHAPE] = "reshape",
     [IR_PERMUTE] = "permute", [IR_SLICE] = "slice",     [IR_REDUCE] = "reduce",
-    [IR_COPY] = "copy"};
+    [IR_COPY] = "copy",   [IR_IOTA] = "iota"};
 
 static int node_arity(const IrNode *n) {
-  if (n->kind == IR_INPUT || n->kind == IR_CONST) return 0;
+  if (n->kind == IR_INPUT || n->kind == IR_CONST || n->kind == IR_IOTA) return 0;
   if (n->kind == IR_ELEM) {
     const OpInfo *info = op_info((LoomOp)n->op);
     return info ? info->arity : 0;
@@ -209,6 +209,7 @@ static void print_kernel(const KernelIr *k, bool with_name, StrBuf *out) {
     case KI_USER_OUT: sb_printf(out, "user_out %s %%%d %d", dt, in->src[0], (int)in->op); break;
     case KI_INDEX: sb_printf(out, "index %s", dt); break;
     case KI_NPOINTS: sb_printf(out, "npoints %s", dt); break;
+    case KI_OFFSET: sb_printf(out, "offset %s buf %d", dt, in->buf); break;
     default: sb_printf(out, "? %s", dt); break;
     }
     sb_printf(out, "\n");

@@ -161,11 +161,11 @@ static int32_t leaf_of(const IrGraph *g, int32_t top) {
   return top;
 }
 
-/* The kernel that writes the buffer read at top, or -1 (inputs and constants are nobody's). */
+/* The kernel that writes the buffer read at top, or -1 (inputs, constants and iotas are nobody's). */
 static int32_t producer(const Fuser *f, int32_t top) {
   int32_t leaf = leaf_of(f->g, top);
   int kind = f->g->nodes[leaf].kind;
-  if (kind == IR_INPUT || kind == IR_CONST) return -1;
+  if (kind == IR_INPUT || kind == IR_CONST || kind == IR_IOTA) return -1;
   return f->p->kernel_of[leaf];
 }
 
