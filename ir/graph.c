@@ -175,7 +175,7 @@ static void node_canon(IrNode *n) {
   if (n->kind != IR_REDUCE) n->axes = 0;
   if (n->kind != IR_ELEM && n->kind != IR_REDUCE) n->op = 0;
   int used = 1;
-  if (n->kind == IR_INPUT || n->kind == IR_CONST) used = 0;
+  if (n->kind == IR_INPUT || n->kind == IR_CONST || n->kind == IR_IOTA) used = 0;
   if (n->kind == IR_MATMUL) used = 2;
   if (n->kind == IR_ELEM) {
     const OpInfo *info = op_info((LoomOp)n->op);
@@ -446,6 +446,12 @@ LoomStatus ir_elem_result_dtype(LoomOp op, const LoomDType *t, LoomDType *out, D
     *out = p == LOOM_BOOL ? LOOM_INT8 : p;
     return LOOM_OK;
   case RULE_WHERE: *out = dtype_promote(t[1], t[2]); return LOOM_OK;
+  case RULE_RANDOM:
+    if (t[0] != LOOM_UINT64 || t[1] != LOOM_UINT64)
+      return diag_error(d, LOOM_ERR_DTYPE, "%s: key and counter must be uint64, not %s and %s", name,
+                        loom_dtype_name(t[0]), loom_dtype_name(t[1]));
+    *out = LOOM_UINT64;
+    return LOOM_OK;
   }
   return diag_error(d, LOOM_ERR_INTERNAL, "internal error: op %d has no dtype rule", (int)op);
 }
@@ -758,7 +764,7 @@ LoomStatus ir_copy(IrGraph *g, int32_t x, int32_t *out, Diag *d) {
 }
 
 int ir_node_arity(const IrNode *n) {
-  if (n->kind == IR_INPUT || n->kind == IR_CONST) return 0;
+  if (n->kind == IR_INPUT || n->kind == IR_CONST || n->kind == IR_IOTA) return 0;
   if (n->kind == IR_MATMUL) return 2;
   if (n->kind == IR_ELEM) {
     const OpInfo *info = op_info((LoomOp)n->op);
@@ -791,5 +797,13 @@ LoomStatus ir_matmul(IrGraph *g, int32_t a, int32_t b, int32_t *out, Diag *d) {
   n.shape[nd - 1] = y->shape[nd - 1];
   n.src[0] = a;
   n.src[1] = b;
+  return add_node(g, n, out, d);
+}
+
+LoomStatus ir_iota(IrGraph *g, int ndim, const int64_t *shape, int32_t *out, Diag *d) {
+  if (!g || !out || (ndim > 0 && !shape)) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "iota: null argument");
+  LoomStatus st = check_shape(ndim, shape, "iota", d);
+  if (st) return st;
+  IrNode n = new_node(IR_IOTA, LOOM_INT64, ndim, shape);
   return add_node(g, n, out, d);
 }

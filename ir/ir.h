@@ -129,7 +129,7 @@ typedef enum OpKind { OPK_UNARY, OPK_BINARY, OPK_TERNARY } OpKind;
 typedef enum OpRule {
   RULE_SAME, RULE_SAME_NUM, RULE_FLOAT, RULE_PRED, RULE_INT, RULE_PROMOTE, RULE_PROMOTE_NUM,
   RULE_PROMOTE_SUB, RULE_PROMOTE_FLOAT, RULE_TRUEDIV, RULE_COMPARE, RULE_LOGICAL, RULE_BITWISE,
-  RULE_SHIFT, RULE_WHERE, RULE_FLOAT_REAL, RULE_PROMOTE_NUM_REAL, RULE_REAL, RULE_COMPLEX
+  RULE_SHIFT, RULE_WHERE, RULE_FLOAT_REAL, RULE_PROMOTE_NUM_REAL, RULE_REAL, RULE_COMPLEX, RULE_RANDOM
 } OpRule;
 typedef struct OpInfo {
   const char *name; /* lower case: "add", "exp", ... */
@@ -170,6 +170,9 @@ typedef enum IrKind {
                    [B..., M, N] (the same batch dims B on both: frontend/matmul.c broadcasts them);
                    operands and result share one float dtype (float16 accumulates in float32); K >= 1.
                    Realized by a library call (KernelIr.call), never computed inside a fused kernel. */
+  IR_IOTA,      /* leaf, int64: each element's row-major linear index within shape (0 .. n-1). No memory:
+                   a kernel computes a read of it (any strided view of it) from the point's coordinates,
+                   as it computes a buffer's element offset (KI_OFFSET); counters of loom.random */
   IR_KIND_COUNT
 } IrKind;
 
@@ -237,6 +240,7 @@ LoomStatus ir_matmul(IrGraph *g, int32_t a, int32_t b, int32_t *out, Diag *d);
 /* Number of sources a node reads (src[0..n)): 0 for inputs and constants, the op's arity for ELEM,
  * 2 for MATMUL, else 1. */
 int ir_node_arity(const IrNode *n);
+LoomStatus ir_iota(IrGraph *g, int ndim, const int64_t *shape, int32_t *out, Diag *d);
 /* Appends a node as given (used by the parser and passes): computes its hash and hash-conses it.
  * Does not infer anything; ir_verify() checks it. */
 LoomStatus ir_add_raw(IrGraph *g, const IrNode *n, int32_t *out, Diag *d);
@@ -310,6 +314,9 @@ typedef enum KInstrKind {
   KI_INDEX,  /* int64: the linear index of the current point in the whole iteration space (row-major;
                 elementwise kernels only) */
   KI_NPOINTS,/* int64: the number of points of the whole iteration space */
+  KI_OFFSET, /* int64: buffer buf's element offset at the current point (o, r), or o (FINAL phase): the
+                binding's offset plus the sum of coordinate * stride; buf is an index buffer (a view of
+                an IR_IOTA: no memory, bound as SB_INDEX, never loaded or stored) */
   KI_KIND_COUNT
 } KInstrKind;
 
@@ -394,7 +401,8 @@ LoomStatus ir_verify_kernel(const KernelIr *k, Diag *d);
 uint64_t ir_hash_bytes(const void *p, size_t n, uint64_t seed); /* FNV-1a 64 / mix */
 
 /* ---- schedule: the kernels of one evaluation, in order, with their concrete arguments ------------- */
-typedef enum SchedBufKind { SB_INPUT, SB_TEMP, SB_OUTPUT } SchedBufKind;
+/* SB_INDEX: an index buffer (KI_OFFSET) has no memory: its base word is its binding offset * 8, index -1. */
+typedef enum SchedBufKind { SB_INPUT, SB_TEMP, SB_OUTPUT, SB_INDEX } SchedBufKind;
 
 typedef struct SchedBinding {
   uint8_t kind;  /* SchedBufKind */

@@ -40,6 +40,9 @@ static LoomStatus verify_node(const IrGraph *g, int32_t i, Diag *d) {
       return BAD(d, "verify: %%%d does not match the dtype and shape of input %d", i, n->input);
     break;
   }
+  case IR_IOTA:
+    if (n->dtype != LOOM_INT64) return BAD(d, "verify: iota %%%d is not i64", i);
+    break;
   case IR_CONST:
     if (n->ndim != 0) return BAD(d, "verify: constant %%%d is not 0-d", i);
     if ((n->flags & IR_FLAG_WEAK) && n->dtype != LOOM_BOOL && n->dtype != LOOM_INT64 && n->dtype != LOOM_FLOAT64 &&
@@ -203,6 +206,7 @@ static LoomStatus verify_instr(const KernelIr *k, int32_t i, Diag *d) {
     case RULE_PROMOTE_SUB:
     case RULE_PROMOTE_NUM: ok = od != LOOM_BOOL; break;
     case RULE_LOGICAL: ok = od == LOOM_BOOL; break;
+    case RULE_RANDOM: ok = od == LOOM_UINT64; break;
     default: break;
     }
     if (in->op == LOOM_OP_LOGICAL_NOT) ok = od == LOOM_BOOL;
@@ -222,6 +226,11 @@ static LoomStatus verify_instr(const KernelIr *k, int32_t i, Diag *d) {
   case KI_INDEX:
   case KI_NPOINTS:
     if (t != LOOM_INT64) return BAD(d, "verify kernel: %%%d (redsize, index or npoints) must be i64", i);
+    break;
+  case KI_OFFSET:
+    if (t != LOOM_INT64) return BAD(d, "verify kernel: offset %%%d must be i64", i);
+    if (in->buf < 0 || in->buf >= k->nbuf || k->bufs[in->buf].is_output)
+      return BAD(d, "verify kernel: offset %%%d reads buffer %d, not an input of %d", i, in->buf, k->nbuf);
     break;
   case KI_USER: /* the argument dtypes are checked against the snippet by codegen/snippet.c */
     if (!k->snippet) return BAD(d, "verify kernel: user call %%%d in a kernel without a snippet", i);

@@ -183,11 +183,11 @@ static int32_t call_leaf_of(const Fuser *f, int32_t top) {
   return f->p->call_operand[top] ? top : leaf_of(f->g, top);
 }
 
-/* The kernel that writes the buffer read at top, or -1 (inputs and constants are nobody's). */
+/* The kernel that writes the buffer read at top, or -1 (inputs, constants and iotas are nobody's). */
 static int32_t producer(const Fuser *f, int32_t top) {
   int32_t leaf = leaf_of(f->g, top);
   int kind = f->g->nodes[leaf].kind;
-  if (kind == IR_INPUT || kind == IR_CONST) return -1;
+  if (kind == IR_INPUT || kind == IR_CONST || kind == IR_IOTA) return -1;
   return f->p->kernel_of[leaf];
 }
 
@@ -502,7 +502,7 @@ static void plan_operands(Fuser *f, int32_t x, uint8_t *realized) {
     IrView v;
     bool direct = false;
     if (!((tn->kind == IR_ELEM || tn->kind == IR_CAST) && !f->p->is_stop[t]) && pass_compute_view(g, t, &v) &&
-        g->nodes[v.leaf].kind != IR_CONST)
+        g->nodes[v.leaf].kind != IR_CONST && g->nodes[v.leaf].kind != IR_IOTA) /* no memory to read */
       direct = pass_blas_matrix(tn->ndim, tn->shape, v.strides);
     if (direct) continue;
     realized[t] = 1;

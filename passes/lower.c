@@ -4,7 +4,8 @@
  * kernel in plan order, named k0, k1, ...; each KernelIr obeys ir.h's typing rules (every KI_CAST is
  * explicit, no instruction has dtype float16); one buffer per distinct (leaf, view) read and one per
  * store; bindings: inputs -> SB_INPUT with the composed view, realized nodes read elsewhere ->
- * SB_TEMP (C-contiguous, a SchedTemp each), roots -> SB_OUTPUT with m->outs[i]'s strides; layouts from
+ * SB_TEMP (C-contiguous, a SchedTemp each), roots -> SB_OUTPUT with m->outs[i]'s strides, views of an
+ * IR_IOTA -> SB_INDEX read by KI_OFFSET (no memory); layouts from
  * the strides (0 -> KL_ZERO, 1 -> KL_ONE, else KL_ANY); index_bits 32 when every extent and the point
  * count fit in int32. Empty kernels are still emitted. A call kernel (FusedKernel.is_call) becomes a
  * KernelIr with a KCall over [B..., M, N, K] (ir.h): operands bound where their views lie (a call
@@ -179,6 +180,12 @@ static LoomStatus read_value(Lower *l, int32_t x, int space, int32_t *out) {
   }
   if (r.is_acc) return reduce_result(l, r.acc_phase, out);
   int32_t b;
+  if (leaf->kind == IR_IOTA) { /* no memory: the view's element offset is the value */
+    if ((st = buffer(l, LOOM_INT64, false, SB_INDEX, -1, r.offset, r.strides, &b)) != LOOM_OK) return st;
+    init_instr(&in, KI_OFFSET, LOOM_INT64);
+    in.buf = b;
+    return emit(l, &in, out);
+  }
   if (leaf->kind == IR_INPUT) {
     LOOM_ASSERT(l->d, leaf->input >= 0 && leaf->input < l->g->ninputs);
     st = buffer(l, (LoomDType)leaf->dtype, false, SB_INPUT, leaf->input, r.offset, r.strides, &b);

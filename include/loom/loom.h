@@ -149,6 +149,11 @@ LOOM_API LoomStatus loom_weak_bool(LoomGraph *g, int value, LoomNode *out);
 LOOM_API LoomStatus loom_const_complex(LoomGraph *g, double re, double im, LoomDType dtype, LoomNode *out);
 LOOM_API LoomStatus loom_weak_complex(LoomGraph *g, double re, double im, LoomNode *out);
 
+/* An int64 array of `shape` whose elements are their own row-major linear indices 0 .. n-1 (NumPy's
+ * arange(n).reshape(shape)). It has no memory: the kernels that read it (or any view of it) compute
+ * each element from the point's coordinates. With LOOM_OP_RANDOM_BITS it numbers the random draws. */
+LOOM_API LoomStatus loom_iota(LoomGraph *g, int32_t ndim, const int64_t *shape, LoomNode *out);
+
 LOOM_API LoomStatus loom_unary(LoomGraph *g, LoomOp op, LoomNode x, LoomNode *out);
 LOOM_API LoomStatus loom_binary(LoomGraph *g, LoomOp op, LoomNode a, LoomNode b, LoomNode *out);
 LOOM_API LoomStatus loom_where(LoomGraph *g, LoomNode cond, LoomNode a, LoomNode b, LoomNode *out);
