@@ -68,10 +68,13 @@ LoomStatus loom_input(LoomGraph *g, const LoomArray *a, LoomNode *out) {
   else if (a->ndim < 0 || a->ndim > LOOM_MAX_RANK)
     diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "loom_input: ndim %d is outside 0..%d", a->ndim, LOOM_MAX_RANK);
   else if (a->device != LOOM_DEVICE_HOST && a->device != LOOM_DEVICE_CUDA)
-    diag_error(d, LOOM_ERR_UNSUPPORTED, "loom_input: device kind %d is not supported (host and CUDA are)",
-               (int)a->device);
+    diag_error(d, LOOM_ERR_UNSUPPORTED,
+               "loom_input: device kind %d is not supported (host and CUDA are)", (int)a->device);
   else if (a->device_index < 0)
     diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "loom_input: device_index %d is negative", (int)a->device_index);
+  else if (a->device == LOOM_DEVICE_HOST && a->device_index != 0)
+    diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "loom_input: device_index %d of a host array; the host is device 0",
+               (int)a->device_index);
   else {
     for (int i = 0; i < a->ndim; i++)
       if (a->shape[i] < 0) {
@@ -533,8 +536,12 @@ LoomStatus loom_input_rebind(LoomGraph *g, LoomNode input, const LoomArray *arra
     diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "loom_input_rebind: data is NULL for a non-empty array");
     return END(g);
   }
-  cur->data = array->data;
-  for (int i = 0; i < cur->ndim; i++) cur->strides[i] = array->strides[i];
+  if (!ir_array_span_ok(array)) {
+    diag_error(d, LOOM_ERR_INVALID_ARGUMENT,
+               "loom_input_rebind: shape and strides span more than 2^62 bytes; no array is that large");
+    return END(g);
+  }
+  ir_input_rebind(&g->ir, s->input, array->data, array->strides);
   return END(g);
 }
 
@@ -554,13 +561,13 @@ LoomStatus loom_input_rebind_many(LoomGraph *g, int32_t n, const LoomNode *input
              a->device_index == cur->device_index;
     for (int i = 0; ok && i < cur->ndim; i++) ok = a->shape[i] == cur->shape[i];
     if (ok && !a->data && ir_numel(cur->ndim, cur->shape) > 0) ok = 0;
+    if (ok && !ir_array_span_ok(a)) ok = 0;
     if (!ok) {
       LoomStatus st = loom_input_rebind(g, x, a);
       if (st) return st;
       continue;
     }
-    cur->data = a->data;
-    for (int i = 0; i < cur->ndim; i++) cur->strides[i] = a->strides[i];
+    ir_input_rebind(&g->ir, s->input, a->data, a->strides);
   }
   return LOOM_OK;
 }

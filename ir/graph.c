@@ -24,6 +24,19 @@ int64_t ir_numel(int ndim, const int64_t *shape) {
   return n;
 }
 
+bool ir_array_span_ok(const LoomArray *a) {
+  if (a->ndim < 0 || a->ndim > LOOM_MAX_RANK) return false;
+  if (ir_numel(a->ndim, a->shape) == 0) return true;
+  __int128 span = 0, limit = (__int128)1 << 62;
+  for (int i = 0; i < a->ndim; i++) {
+    __int128 st = a->strides[i] < 0 ? -(__int128)a->strides[i] : (__int128)a->strides[i];
+    span += (__int128)(a->shape[i] - 1) * st; /* each term < 2^126: no overflow */
+    if (span > limit) return false;
+  }
+  int isz = dtype_bits(a->dtype) / 8;
+  return span * (isz > 0 ? isz : 1) <= limit;
+}
+
 void ir_format_shape(char *buf, size_t n, int ndim, const int64_t *shape) {
   if (!buf || n == 0) return;
   size_t len = 0;
@@ -104,10 +117,12 @@ void ir_graph_free(IrGraph *g) {
   ctx_free(g->ctx, g->nodes);
   ctx_free(g->ctx, g->table);
   ctx_free(g->ctx, g->inputs);
+  ctx_free(g->ctx, g->intable);
   g->nodes = NULL;
   g->table = NULL;
   g->inputs = NULL;
-  g->nnodes = g->cap = g->tcap = g->ninputs = g->incap = 0;
+  g->intable = NULL;
+  g->nnodes = g->cap = g->tcap = g->ninputs = g->incap = g->intcap = 0;
 }
 
 static uint64_t node_hash(const IrNode *n) {
@@ -216,12 +231,23 @@ static LoomStatus add_node(IrGraph *g, IrNode n, int32_t *out, Diag *d) {
   return LOOM_OK;
 }
 
+/* Drops node idx from the table. Only valid for the newest node (nodes are inserted in index order
+ * and dropped newest first, so no entry inserted earlier ever probed past its slot). */
+static void table_remove_newest(IrGraph *g, int32_t idx) {
+  uint32_t mask = (uint32_t)g->tcap - 1;
+  for (uint32_t s = (uint32_t)g->nodes[idx].hash & mask; g->table[s] >= 0; s = (s + 1) & mask)
+    if (g->table[s] == idx) {
+      g->table[s] = -1;
+      return;
+    }
+}
+
+static void intable_remove(IrGraph *g, int32_t idx);
+
 void ir_graph_rollback(IrGraph *g, int32_t nnodes, int32_t ninputs) {
-  if (nnodes >= 0 && nnodes < g->nnodes) {
-    g->nnodes = nnodes;
-    table_rebuild(g);
-  }
-  if (ninputs >= 0 && ninputs < g->ninputs) g->ninputs = ninputs;
+  /* O(what is dropped), not O(graph): a failed builder call on a big graph stays cheap */
+  while (nnodes >= 0 && nnodes < g->nnodes) table_remove_newest(g, --g->nnodes);
+  while (ninputs >= 0 && ninputs < g->ninputs) intable_remove(g, --g->ninputs);
 }
 
 LoomStatus ir_add_raw(IrGraph *g, const IrNode *n, int32_t *out, Diag *d) {
@@ -264,7 +290,65 @@ static LoomStatus check_shape(int ndim, const int64_t *shape, const char *what, 
 }
 
 /* ---- inputs and constants ------------------------------------------------------------------------------ */
+/* Inputs with equal descriptors are one input; g->intable finds them by a hash of the descriptor
+ * (linear probing, load <= 1/2, deletion by backward shift), so adding n inputs is O(n). */
+static uint64_t desc_hash(const LoomArray *a) {
+  int nd = a->ndim >= 0 && a->ndim <= LOOM_MAX_RANK ? a->ndim : 0;
+  uint64_t h = ir_hash_bytes(&a->data, sizeof a->data, (uint64_t)a->dtype);
+  int32_t head[3] = {a->ndim, (int32_t)a->device, a->device_index};
+  h = ir_hash_bytes(head, sizeof head, h);
+  h = ir_hash_bytes(a->shape, (size_t)nd * sizeof(int64_t), h);
+  return ir_hash_bytes(a->strides, (size_t)nd * sizeof(int64_t), h);
+}
+
+static void intable_insert(IrGraph *g, int32_t idx) {
+  uint32_t mask = (uint32_t)g->intcap - 1;
+  uint32_t s = (uint32_t)desc_hash(&g->inputs[idx]) & mask;
+  while (g->intable[s] >= 0) s = (s + 1) & mask;
+  g->intable[s] = idx;
+}
+
+static void intable_remove(IrGraph *g, int32_t idx) {
+  if (g->intcap == 0) return;
+  uint32_t mask = (uint32_t)g->intcap - 1;
+  uint32_t i = (uint32_t)desc_hash(&g->inputs[idx]) & mask;
+  while (g->intable[i] >= 0 && g->intable[i] != idx) i = (i + 1) & mask;
+  if (g->intable[i] < 0) return;
+  for (uint32_t j = (i + 1) & mask; g->intable[j] >= 0; j = (j + 1) & mask) { /* Knuth's algorithm R */
+    uint32_t h = (uint32_t)desc_hash(&g->inputs[g->intable[j]]) & mask;
+    bool movable = i <= j ? (h <= i || h > j) : (h <= i && h > j);
+    if (movable) {
+      g->intable[i] = g->intable[j];
+      i = j;
+    }
+  }
+  g->intable[i] = -1;
+}
+
+void ir_input_rebind(IrGraph *g, int32_t index, void *data, const int64_t *strides) {
+  if (index < 0 || index >= g->ninputs) return;
+  LoomArray *a = &g->inputs[index];
+  intable_remove(g, index);
+  a->data = data;
+  for (int i = 0; i < a->ndim; i++) a->strides[i] = strides[i];
+  if (g->intcap > 0) intable_insert(g, index);
+}
+
 LoomStatus ir_input_append(IrGraph *g, const LoomArray *a, int32_t *index, Diag *d) {
+  if ((int64_t)(g->ninputs + 1) * 2 > g->intcap) {
+    if (g->ninputs >= INT32_MAX / 4)
+      return diag_error(d, LOOM_ERR_UNSUPPORTED, "graph has too many inputs (%d)", g->ninputs);
+    int32_t cap = g->intcap ? g->intcap * 2 : 16;
+    int32_t *t = ctx_alloc(g->ctx, sizeof(int32_t) * (size_t)cap);
+    if (!t)
+      return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory growing the graph's input table to %zu bytes",
+                        sizeof(int32_t) * (size_t)cap);
+    ctx_free(g->ctx, g->intable);
+    g->intable = t;
+    g->intcap = cap;
+    for (int32_t i = 0; i < cap; i++) t[i] = -1;
+    for (int32_t i = 0; i < g->ninputs; i++) intable_insert(g, i);
+  }
   if (g->ninputs >= g->incap) {
     int32_t cap = g->incap ? g->incap * 2 : 8;
     LoomArray *in = ctx_alloc(g->ctx, sizeof(LoomArray) * (size_t)cap);
@@ -289,6 +373,7 @@ LoomStatus ir_input_append(IrGraph *g, const LoomArray *a, int32_t *index, Diag 
   c.device_index = a->device_index;
   g->inputs[g->ninputs] = c;
   *index = g->ninputs++;
+  intable_insert(g, *index);
   return LOOM_OK;
 }
 
@@ -307,12 +392,19 @@ LoomStatus ir_input(IrGraph *g, const LoomArray *a, int32_t *out, Diag *d) {
     return diag_error(d, LOOM_ERR_DTYPE, "input: dtype %d is not a LoomDType", (int)a->dtype);
   LoomStatus st = check_shape(a->ndim, a->shape, "input", d);
   if (st) return st;
+  if (!ir_array_span_ok(a))
+    return diag_error(d, LOOM_ERR_INVALID_ARGUMENT,
+                      "input: shape and strides span more than 2^62 bytes; no array is that large (check the "
+                      "strides: they count elements, not bytes)");
   int32_t idx = -1;
-  for (int32_t i = 0; i < g->ninputs; i++)
-    if (same_descriptor(&g->inputs[i], a)) {
-      idx = i;
-      break;
-    }
+  if (g->intcap > 0) {
+    uint32_t mask = (uint32_t)g->intcap - 1;
+    for (uint32_t s = (uint32_t)desc_hash(a) & mask; g->intable[s] >= 0; s = (s + 1) & mask)
+      if (g->intable[s] < g->ninputs && same_descriptor(&g->inputs[g->intable[s]], a)) {
+        idx = g->intable[s];
+        break;
+      }
+  }
   int32_t mark_in = g->ninputs;
   if (idx < 0 && (st = ir_input_append(g, a, &idx, d))) return st;
   IrNode n = new_node(IR_INPUT, a->dtype, a->ndim, a->shape);
@@ -505,6 +597,12 @@ static LoomStatus elem_build(IrGraph *g, LoomOp op, int n, const int32_t *src_in
   int ndim = 0;
   int64_t shape[LOOM_MAX_RANK];
   if ((st = broadcast_shapes(g, n, src, &ndim, shape, d))) return st;
+  if (ir_numel(ndim, shape) < 0) {
+    char b[400];
+    ir_format_shape(b, sizeof b, ndim, shape);
+    return diag_error(d, LOOM_ERR_SHAPE, "%s: the broadcast shape %s has more than 2^63-1 elements",
+                      numpy_name(op), b);
+  }
   IrNode node = new_node(IR_ELEM, rt, ndim, shape);
   node.op = (uint16_t)op;
   for (int k = 0; k < n; k++) node.src[k] = src[k];
@@ -618,6 +716,11 @@ LoomStatus ir_slice(IrGraph *g, int32_t x, const int64_t *start, const int64_t *
     if (l == 0) {
       b = 0; /* every empty slice of an axis is the same slice */
       k = 1;
+    } else if (l == 1) {
+      if (b < 0 || b >= dim)
+        return diag_error(d, LOOM_ERR_SHAPE, "slice: start %lld of axis %d is outside 0..%lld", (long long)b, i,
+                          (long long)dim - 1);
+      k = 1; /* one element: its step is irrelevant (and a huge one must not reach stride math) */
     } else {
       __int128 last = (__int128)b + (__int128)(l - 1) * k;
       if (b < 0 || b >= dim || last < 0 || last >= dim)

@@ -177,16 +177,24 @@ typedef struct IrGraph {
   int32_t tcap;
   LoomArray *inputs;
   int32_t ninputs, incap;
+  int32_t *intable; /* open-addressing hash table of input indices by descriptor (-1 empty) */
+  int32_t intcap;
 } IrGraph;
 
 LoomStatus ir_graph_init(IrGraph *g, LoomContext *ctx, Diag *d);
 void ir_graph_free(IrGraph *g);
 int64_t ir_numel(int ndim, const int64_t *shape);
+/* Whether an array descriptor's elements lie within 2^62 bytes of its first one (sum over axes of
+ * (shape - 1) * |stride| * itemsize): every real array does, and then no offset or stride computed
+ * from it (views, kernels, byte addresses) can overflow int64. Empty arrays always pass. */
+bool ir_array_span_ok(const LoomArray *a);
 /* Drops every node >= nnodes and input >= ninputs (a mark taken earlier): how a failed multi-node
  * builder leaves the graph unchanged. Never fails. */
 void ir_graph_rollback(IrGraph *g, int32_t nnodes, int32_t ninputs);
 /* Appends an input descriptor without deduplication (the parser's inputs all have NULL data). */
 LoomStatus ir_input_append(IrGraph *g, const LoomArray *a, int32_t *index, Diag *d);
+/* Points input `index` at new data and strides (loom_input_rebind); keeps the descriptor table. */
+void ir_input_rebind(IrGraph *g, int32_t index, void *data, const int64_t *strides);
 /* Writes a shape as Python prints a tuple: "()", "(4,)", "(2,3)". Always NUL-terminates. */
 void ir_format_shape(char *buf, size_t n, int ndim, const int64_t *shape);
 /* The canonical form of a value of dtype (given in the dtype's kind): bool -> 0/1, integers wrapped

@@ -28,9 +28,12 @@ typedef struct Lower {
   Schedule *s;
   /* the kernel being built */
   const FusedKernel *K;
-  int32_t *memo; /* node * 2 + space -> instruction */
+  int32_t *memo; /* node * 2 + space -> instruction; -1 unknown (reset between kernels) */
+  int32_t *touched, ntouched, captouched; /* memo entries set for the current kernel */
+  int32_t *frames, capframes;  /* value(): the explicit stack (node, space, start, next operand) */
   KInstr *ins;
   int32_t nins, capins;
+  int32_t *itab, itcap;        /* hash table of ins (CSE), -1 empty */
   KBuffer *bufs;
   SchedBinding *bind;
   int32_t nbuf, capbuf;
@@ -52,16 +55,35 @@ static void *grow(Lower *l, void *arr, int32_t n, int32_t *cap, size_t elem) {
 
 static LoomStatus oom(Lower *l) { return diag_error(l->d, LOOM_ERR_OUT_OF_MEMORY, "lower: out of memory"); }
 
+static uint32_t instr_hash(const KInstr *in) { return (uint32_t)ir_hash_bytes(in, sizeof *in, 0); }
+
+/* Appends an instruction, or returns the identical one already emitted (CSE through a hash table;
+ * instructions are memset before they are filled, so equal ones have equal bytes). */
 static LoomStatus emit(Lower *l, const KInstr *in, int32_t *out) {
-  for (int32_t i = 0; i < l->nins; i++) /* CSE: identical instructions are one */
-    if (memcmp(&l->ins[i], in, sizeof *in) == 0) {
-      *out = i;
+  if ((l->nins + 1) * 2 > l->itcap) {
+    int32_t ncap = l->itcap ? l->itcap * 2 : 64;
+    int32_t *nt = arena_alloc(l->m->arena, (size_t)ncap * sizeof *nt);
+    if (!nt) return oom(l);
+    for (int32_t i = 0; i < ncap; i++) nt[i] = -1;
+    for (int32_t i = 0; i < l->nins; i++) {
+      uint32_t j = instr_hash(&l->ins[i]) & (uint32_t)(ncap - 1);
+      while (nt[j] >= 0) j = (j + 1) & (uint32_t)(ncap - 1);
+      nt[j] = i;
+    }
+    l->itab = nt;
+    l->itcap = ncap;
+  }
+  uint32_t mask = (uint32_t)l->itcap - 1, j = instr_hash(in) & mask;
+  for (; l->itab[j] >= 0; j = (j + 1) & mask)
+    if (memcmp(&l->ins[l->itab[j]], in, sizeof *in) == 0) {
+      *out = l->itab[j];
       return LOOM_OK;
     }
   KInstr *na = grow(l, l->ins, l->nins, &l->capins, sizeof *na);
   if (!na) return oom(l);
   l->ins = na;
   l->ins[l->nins] = *in;
+  l->itab[j] = l->nins;
   *out = l->nins++;
   return LOOM_OK;
 }
@@ -160,8 +182,6 @@ static LoomStatus reduce_result(Lower *l, int j, int32_t *out) {
   return cast_to(l, a, rd, out);
 }
 
-static LoomStatus value(Lower *l, int32_t x, int space, bool is_start, int32_t *out, int depth);
-
 static LoomStatus read_value(Lower *l, int32_t x, int space, int32_t *out) {
   ReadInfo r;
   LoomStatus st = pass_resolve_read(l->g, l->K, space == 1, x, &r, l->d);
@@ -190,54 +210,106 @@ static LoomStatus read_value(Lower *l, int32_t x, int space, int32_t *out) {
   return emit(l, &in, out);
 }
 
-static LoomStatus value(Lower *l, int32_t x, int space, bool is_start, int32_t *out, int depth) {
-  int32_t *memo = &l->memo[(size_t)x * 2 + (size_t)space];
-  if (*memo >= 0) {
-    *out = *memo;
-    return LOOM_OK;
+static LoomStatus set_memo(Lower *l, int32_t x, int space, int32_t v) {
+  size_t key = (size_t)x * 2 + (size_t)space;
+  if (l->memo[key] < 0) {
+    int32_t *nt = grow(l, l->touched, l->ntouched, &l->captouched, sizeof *nt);
+    if (!nt) return oom(l);
+    l->touched = nt;
+    l->touched[l->ntouched++] = (int32_t)key;
   }
-  if (depth > 10000) return diag_error(l->d, LOOM_ERR_UNSUPPORTED, "lower: expression too deep");
+  l->memo[key] = v;
+  return LOOM_OK;
+}
+
+/* The instruction computing ELEM/CAST node x (a cone node) from its operands' instructions s[]. */
+static LoomStatus emit_node(Lower *l, int32_t x, const int32_t *s_in, int32_t *out) {
   const IrNode *n = &l->g->nodes[x];
   LoomStatus st;
-  bool stop = l->p->is_root[x] && !is_start;
-  if (n->kind == IR_CAST && !stop) {
-    int32_t s;
-    if ((st = value(l, n->src[0], space, false, &s, depth + 1)) != LOOM_OK) return st;
-    if ((st = cast_to(l, s, dtype_compute((LoomDType)n->dtype), out)) != LOOM_OK) return st;
-  } else if (n->kind == IR_ELEM && !stop) {
-    LoomOp op = (LoomOp)n->op;
-    const OpInfo *info = op_info(op);
-    if (!info) return diag_error(l->d, LOOM_ERR_INTERNAL, "lower: unknown op %d at %%%d", op, x);
-    LoomDType rd = dtype_compute((LoomDType)n->dtype);
-    int32_t s[3] = {-1, -1, -1};
-    for (int i = 0; i < info->arity; i++)
-      if ((st = value(l, n->src[i], space, false, &s[i], depth + 1)) != LOOM_OK) return st;
-    KInstr in;
-    LoomDType res;
-    if (op == LOOM_OP_WHERE) {
-      if ((st = cast_to(l, s[0], LOOM_BOOL, &s[0])) != LOOM_OK) return st;
-      if ((st = cast_to(l, s[1], rd, &s[1])) != LOOM_OK) return st;
-      if ((st = cast_to(l, s[2], rd, &s[2])) != LOOM_OK) return st;
-      res = rd;
-    } else {
-      LoomDType da = (LoomDType)l->g->nodes[n->src[0]].dtype;
-      LoomDType db = info->arity > 1 ? (LoomDType)l->g->nodes[n->src[1]].dtype : da;
-      LoomDType od = dtype_compute(ir_elem_operand_dtype(op, (LoomDType)n->dtype, da, db));
-      for (int i = 0; i < info->arity; i++)
-        if ((st = cast_to(l, s[i], od, &s[i])) != LOOM_OK) return st;
-      bool pred = info->rule == RULE_PRED || info->rule == RULE_COMPARE || info->rule == RULE_LOGICAL;
-      res = pred ? LOOM_BOOL : od;
-    }
-    init_instr(&in, KI_ELEM, res);
-    in.op = (uint16_t)op;
-    for (int i = 0; i < 3; i++) in.src[i] = s[i];
-    int32_t e;
-    if ((st = emit(l, &in, &e)) != LOOM_OK) return st;
-    if ((st = cast_to(l, e, rd, out)) != LOOM_OK) return st;
+  int32_t s[3] = {s_in[0], s_in[1], s_in[2]};
+  LoomDType rd = dtype_compute((LoomDType)n->dtype);
+  if (n->kind == IR_CAST) return cast_to(l, s[0], rd, out);
+  LoomOp op = (LoomOp)n->op;
+  const OpInfo *info = op_info(op);
+  if (!info) return diag_error(l->d, LOOM_ERR_INTERNAL, "lower: unknown op %d at %%%d", op, x);
+  KInstr in;
+  LoomDType res;
+  if (op == LOOM_OP_WHERE) {
+    if ((st = cast_to(l, s[0], LOOM_BOOL, &s[0])) != LOOM_OK) return st;
+    if ((st = cast_to(l, s[1], rd, &s[1])) != LOOM_OK) return st;
+    if ((st = cast_to(l, s[2], rd, &s[2])) != LOOM_OK) return st;
+    res = rd;
   } else {
-    if ((st = read_value(l, x, space, out)) != LOOM_OK) return st;
+    LoomDType da = (LoomDType)l->g->nodes[n->src[0]].dtype;
+    LoomDType db = info->arity > 1 ? (LoomDType)l->g->nodes[n->src[1]].dtype : da;
+    LoomDType od = dtype_compute(ir_elem_operand_dtype(op, (LoomDType)n->dtype, da, db));
+    for (int i = 0; i < info->arity; i++)
+      if ((st = cast_to(l, s[i], od, &s[i])) != LOOM_OK) return st;
+    bool pred = info->rule == RULE_PRED || info->rule == RULE_COMPARE || info->rule == RULE_LOGICAL;
+    res = pred ? LOOM_BOOL : od;
   }
-  l->memo[(size_t)x * 2 + (size_t)space] = *out;
+  init_instr(&in, KI_ELEM, res);
+  in.op = (uint16_t)op;
+  for (int i = 0; i < 3; i++) in.src[i] = s[i];
+  int32_t e;
+  if ((st = emit(l, &in, &e)) != LOOM_OK) return st;
+  return cast_to(l, e, rd, out);
+}
+
+/* Writes frame nf (node x, next operand 0, start) of value()'s stack, growing it as needed. */
+static LoomStatus push_frame(Lower *l, int32_t nf, int32_t x, bool start) {
+  if ((nf + 1) * 3 > l->capframes) {
+    int32_t ncap = l->capframes ? l->capframes * 2 : 3 * 64;
+    int32_t *nfr = arena_alloc(l->m->arena, (size_t)ncap * sizeof *nfr);
+    if (!nfr) return oom(l);
+    if (nf) memcpy(nfr, l->frames, (size_t)nf * 3 * sizeof *nfr);
+    l->frames = nfr;
+    l->capframes = ncap;
+  }
+  l->frames[nf * 3] = x;
+  l->frames[nf * 3 + 1] = 0;
+  l->frames[nf * 3 + 2] = start;
+  return LOOM_OK;
+}
+
+/* The instruction of node x in phase space `space` (0: (o, r); 1: o). A post-order walk of x's cone
+ * (operands left to right, each memoized), on an explicit stack of (node, next operand, start)
+ * triples so that its depth is not the C stack's. Boundary nodes other than the start are read. */
+static LoomStatus value(Lower *l, int32_t root, int space, bool is_start, int32_t *out) {
+  LoomStatus st;
+  if (l->memo[(size_t)root * 2 + (size_t)space] >= 0) {
+    *out = l->memo[(size_t)root * 2 + (size_t)space];
+    return LOOM_OK;
+  }
+  int32_t nf = 0;
+  if ((st = push_frame(l, nf, root, is_start)) != LOOM_OK) return st;
+  nf = 1;
+  while (nf > 0) {
+    int32_t *top = &l->frames[(nf - 1) * 3];
+    int32_t x = top[0];
+    const IrNode *n = &l->g->nodes[x];
+    bool stop = l->p->is_root[x] && !top[2];
+    int32_t v;
+    if ((n->kind != IR_CAST && n->kind != IR_ELEM) || stop) {
+      if ((st = read_value(l, x, space, &v)) != LOOM_OK) return st;
+    } else {
+      const OpInfo *info = n->kind == IR_ELEM ? op_info((LoomOp)n->op) : NULL;
+      if (n->kind == IR_ELEM && !info) return diag_error(l->d, LOOM_ERR_INTERNAL, "lower: unknown op %d at %%%d", n->op, x);
+      int arity = n->kind == IR_CAST ? 1 : info->arity;
+      while (top[1] < arity && l->memo[(size_t)n->src[top[1]] * 2 + (size_t)space] >= 0) top[1]++;
+      if (top[1] < arity) { /* descend into the next operand not yet computed */
+        if ((st = push_frame(l, nf, n->src[top[1]], false)) != LOOM_OK) return st;
+        nf++;
+        continue;
+      }
+      int32_t s[3] = {-1, -1, -1};
+      for (int i = 0; i < arity; i++) s[i] = l->memo[(size_t)n->src[i] * 2 + (size_t)space];
+      if ((st = emit_node(l, x, s, &v)) != LOOM_OK) return st;
+    }
+    if ((st = set_memo(l, x, space, v)) != LOOM_OK) return st;
+    nf--;
+  }
+  *out = l->memo[(size_t)root * 2 + (size_t)space];
   return LOOM_OK;
 }
 
@@ -298,11 +370,12 @@ static LoomStatus lower_kernel(Lower *l, int32_t kidx) {
   l->bind = NULL;
   l->stores = NULL;
   l->capins = l->capbuf = l->capstore = 0;
-  size_t nmemo = (size_t)(g->nnodes > 0 ? g->nnodes : 1) * 2;
-  l->memo = arena_alloc(l->m->arena, nmemo * sizeof *l->memo);
+  l->itab = NULL;
+  l->itcap = 0;
+  for (int32_t i = 0; i < l->ntouched; i++) l->memo[l->touched[i]] = -1; /* the previous kernel's */
+  l->ntouched = 0;
   l->phases = arena_alloc(l->m->arena, (size_t)(K->nreduce + 2) * sizeof *l->phases);
-  if (!l->memo || !l->phases) return oom(l);
-  for (size_t i = 0; i < nmemo; i++) l->memo[i] = -1;
+  if (!l->phases) return oom(l);
 
   for (int j = 0; j < K->nreduce; j++) {
     const IrNode *r = &g->nodes[K->reduces[j]];
@@ -317,7 +390,7 @@ static LoomStatus lower_kernel(Lower *l, int32_t kidx) {
     default: acc = sd; break;
     }
     int32_t v;
-    if ((st = value(l, r->src[0], 0, true, &v, 0)) != LOOM_OK) return st;
+    if ((st = value(l, r->src[0], 0, true, &v)) != LOOM_OK) return st;
     if ((st = cast_to(l, v, acc, &v)) != LOOM_OK) return st;
     KPhase *ph = &l->phases[l->nphase++];
     memset(ph, 0, sizeof *ph);
@@ -330,7 +403,7 @@ static LoomStatus lower_kernel(Lower *l, int32_t kidx) {
     int32_t begin = l->nstore;
     for (int i = 0; i < K->nmap; i++) {
       int32_t v;
-      if ((st = value(l, value_node(g, K->maps[i]), 0, true, &v, 0)) != LOOM_OK) return st;
+      if ((st = value(l, value_node(g, K->maps[i]), 0, true, &v)) != LOOM_OK) return st;
       if ((st = add_store(l, K->maps[i], false, v)) != LOOM_OK) return st;
     }
     KPhase *ph = &l->phases[l->nphase++];
@@ -349,7 +422,7 @@ static LoomStatus lower_kernel(Lower *l, int32_t kidx) {
   }
   for (int i = 0; i < K->nfinal; i++) {
     int32_t v;
-    if ((st = value(l, value_node(g, K->finals[i]), 1, true, &v, 0)) != LOOM_OK) return st;
+    if ((st = value(l, value_node(g, K->finals[i]), 1, true, &v)) != LOOM_OK) return st;
     if ((st = add_store(l, K->finals[i], true, v)) != LOOM_OK) return st;
   }
   if (l->nstore > begin) {
@@ -407,7 +480,10 @@ LoomStatus pass_lower(IrModule *m, Diag *d) {
   l.d = d;
   l.s = arena_alloc(m->arena, sizeof *l.s);
   l.temp_of = arena_alloc(m->arena, (size_t)(p->nnodes > 0 ? p->nnodes : 1) * sizeof *l.temp_of);
-  if (!l.s || !l.temp_of) return oom(&l);
+  size_t nmemo = (size_t)(p->nnodes > 0 ? p->nnodes : 1) * 2;
+  l.memo = arena_alloc(m->arena, nmemo * sizeof *l.memo);
+  if (!l.s || !l.temp_of || !l.memo) return oom(&l);
+  for (size_t i = 0; i < nmemo; i++) l.memo[i] = -1;
   l.s->nkernel = p->nkernel;
   l.s->kernels = arena_alloc(m->arena, (size_t)(p->nkernel > 0 ? p->nkernel : 1) * sizeof *l.s->kernels);
   l.s->temps = arena_alloc(m->arena, (size_t)(p->nnodes > 0 ? p->nnodes : 1) * sizeof *l.s->temps);

@@ -180,7 +180,11 @@ LOOM_API LoomStatus loom_device_count(LoomContext *ctx, LoomDeviceKind kind, int
   }
   if (kind == LOOM_DEVICE_HOST) *count = 1;
   else if (kind == LOOM_DEVICE_CUDA) *count = rt_gpu_device_count(ctx);
-  else *count = 0;
+  else if (kind == LOOM_DEVICE_HIP) *count = 0;
+  else {
+    diag_error(&d, LOOM_ERR_UNSUPPORTED, "loom_device_count: device kind %d is not a LoomDeviceKind", (int)kind);
+    return ctx_report(ctx, &d);
+  }
   return LOOM_OK;
 }
 
@@ -201,8 +205,11 @@ static LoomStatus check_desc(const LoomArray *a, const char *fn, const char *wha
   for (int i = 0; i < a->ndim; i++)
     if (a->shape[i] < 0) return diag_error(d, LOOM_ERR_SHAPE, "%s: %s has a negative dimension", fn, what);
   if (a->device != LOOM_DEVICE_HOST && a->device != LOOM_DEVICE_CUDA)
-    return diag_error(d, LOOM_ERR_UNSUPPORTED, "%s: %s is on device kind %d; this version has HOST and CUDA", fn, what,
-                      (int)a->device);
+    return diag_error(d, LOOM_ERR_UNSUPPORTED,
+                      "%s: %s is on device kind %d; this version has HOST and CUDA", fn, what, (int)a->device);
+  if (a->device == LOOM_DEVICE_HOST ? a->device_index != 0 : a->device_index < 0)
+    return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "%s: %s has device_index %d (%s)", fn, what, (int)a->device_index,
+                      a->device == LOOM_DEVICE_HOST ? "the host is device 0" : "CUDA devices are numbered from 0");
   return LOOM_OK;
 }
 
@@ -267,10 +274,15 @@ LOOM_API LoomStatus loom_array_copy(LoomContext *ctx, LoomArray *dst, const Loom
 
 LOOM_API LoomStatus loom_device_synchronize(LoomContext *ctx, LoomDeviceKind kind, int32_t index) {
   if (!ctx) return LOOM_ERR_INVALID_ARGUMENT;
-  if (kind == LOOM_DEVICE_HOST || !ctx->rt) return LOOM_OK;
   Diag d = {.status = LOOM_OK};
+  if (kind == LOOM_DEVICE_HOST && index != 0) {
+    diag_error(&d, LOOM_ERR_INVALID_ARGUMENT, "loom_device_synchronize: the host is device 0, not %d", (int)index);
+    return ctx_report(ctx, &d);
+  }
+  if (kind == LOOM_DEVICE_HOST || !ctx->rt) return LOOM_OK;
   if (kind != LOOM_DEVICE_CUDA) {
-    diag_error(&d, LOOM_ERR_UNSUPPORTED, "loom_device_synchronize: device kind %d is not available", (int)kind);
+    diag_error(&d, LOOM_ERR_UNSUPPORTED,
+               "loom_device_synchronize: device kind %d is not available", (int)kind);
     return ctx_report(ctx, &d);
   }
   if (rt_gpu_synchronize(ctx, index, &d) != LOOM_OK) return ctx_report(ctx, &d);
@@ -311,7 +323,8 @@ static LoomStatus check_device(LoomContext *ctx, LoomDeviceKind kind, int32_t in
     return LOOM_OK;
   }
   if (kind != LOOM_DEVICE_CUDA)
-    return diag_error(d, LOOM_ERR_UNSUPPORTED, "%s: device kind %d is not available (HOST or CUDA)", fn, (int)kind);
+    return diag_error(d, LOOM_ERR_UNSUPPORTED,
+                      "%s: device kind %d is not available (HOST or CUDA)", fn, (int)kind);
   if (index < 0) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "%s: CUDA device index %d is negative", fn, (int)index);
   return LOOM_OK;
 }
