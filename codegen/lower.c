@@ -79,7 +79,7 @@ static int instr_nsrc(const KInstr *in) {
   switch (in->kind) {
   case KI_ELEM:
     if (in->op == LOOM_OP_WHERE) return 3;
-    return in->op <= LOOM_OP_BITWISE_NOT ? 1 : 2;
+    return in->op <= LOOM_OP_BITWISE_NOT || in->op == LOOM_OP_RECIPROCAL ? 1 : 2;
   case KI_CAST: return 1;
   case KI_USER_OUT: return 1;
   default: return 0;

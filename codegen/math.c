@@ -320,7 +320,10 @@ LLVMValueRef cg_fsqrt(CgMath *m, LLVMValueRef a) {
 static LLVMValueRef float_divmod(CgMath *m, LoomDType t, LLVMValueRef a, LLVMValueRef bv, bool want_mod) {
   LLVMBuilderRef b = m->b;
   LLVMValueRef zero = fconst(m, t, 0.0), one = fconst(m, t, 1.0);
-  LLVMValueRef mod = LLVMBuildFRem(b, a, bv, "");
+  /* fmod must be exact (NumPy's is). The host's frem is libm's fmod; NVPTX would lower frem to
+   * a - trunc(a / b) * b, wrong once a / b is large or inexact: libdevice's fmod is exact. */
+  LLVMValueRef fa[2] = {a, bv};
+  LLVMValueRef mod = m->libdevice ? libm_call(m, "fmod", t, fa, 2) : LLVMBuildFRem(b, a, bv, "");
   LLVMValueRef bz = LLVMBuildFCmp(b, LLVMRealOEQ, bv, zero, "");
   LLVMValueRef adiv = cg_fdiv(m, t, a, bv);
   LLVMValueRef div = cg_fdiv(m, t, LLVMBuildFSub(b, a, mod, ""), bv);
@@ -470,6 +473,13 @@ LLVMValueRef cg_elem(CgMath *m, LoomOp op, LoomDType t, const LLVMValueRef *args
       LLVMValueRef lt = LLVMBuildZExt(b, LLVMBuildICmp(b, LLVMIntSLT, a, iconst(m, t, 0), ""), cg_reg_type(m, t), "");
       return LLVMBuildSub(b, gt, lt, "");
     }
+  case LOOM_OP_RECIPROCAL: /* ints: 1 / x truncated toward 0, so 1 -> 1, -1 -> -1, else (0 too) 0 */
+    if (fl) return cg_fdiv(m, t, fconst(m, t, 1.0), a);
+    if (bo) return bad(m, t, "reciprocal");
+    return LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntEQ, a, iconst(m, t, 1), ""), iconst(m, t, 1),
+                           sg ? LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntEQ, a, iconst(m, t, -1), ""),
+                                                iconst(m, t, -1), iconst(m, t, 0), "")
+                              : iconst(m, t, 0), "");
   case LOOM_OP_SQRT: return fl ? cg_fsqrt(m, a) : bad(m, t, "sqrt");
   case LOOM_OP_RSQRT: return fl ? cg_fdiv(m, t, fconst(m, t, 1.0), cg_fsqrt(m, a)) : bad(m, t, "rsqrt");
   case LOOM_OP_FLOOR: return fl ? intr1(m, "llvm.floor", a) : a;

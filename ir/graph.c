@@ -488,6 +488,7 @@ LoomStatus ir_elem_result_dtype(LoomOp op, const LoomDType *t, LoomDType *out, D
     *out = p == LOOM_BOOL ? LOOM_INT8 : p;
     return LOOM_OK;
   case RULE_WHERE: *out = dtype_promote(t[1], t[2]); return LOOM_OK;
+  case RULE_NUMERIC: *out = a == LOOM_BOOL ? LOOM_INT8 : a; return LOOM_OK;
   }
   return diag_error(d, LOOM_ERR_INTERNAL, "internal error: op %d has no dtype rule", (int)op);
 }

@@ -189,6 +189,7 @@ static LoomStatus verify_instr(const KernelIr *k, int32_t i, Diag *d) {
     case RULE_BITWISE: ok = !dtype_is_float(od); break;
     case RULE_SHIFT: ok = dtype_is_int(od); break;
     case RULE_PROMOTE_SUB:
+    case RULE_NUMERIC:
     case RULE_PROMOTE_NUM: ok = od != LOOM_BOOL; break;
     case RULE_LOGICAL: ok = od == LOOM_BOOL; break;
     default: break;

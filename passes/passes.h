@@ -42,6 +42,8 @@ typedef struct IrView {
 /* push_views bounds every movement chain it builds to this many ops (a longer one is cut by an
  * IR_COPY), so composing a view is cheap and never runs out of its fixed chain buffer (256). */
 #define PASS_MAX_VIEW_CHAIN 64
+/* The most points one kernel may run (collapse.c refuses more: 2^50 points is a day of host time). */
+#define PASS_MAX_POINTS (INT64_C(1) << 50)
 
 /* views.c: composes the movement ops from node down to its leaf. Returns false when a reshape in the
  * chain cannot be expressed with strides (NumPy's no-copy reshape rule); out is then unspecified. */

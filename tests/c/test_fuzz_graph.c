@@ -99,6 +99,7 @@ static bool op_dtypes(LoomOp op, int arity, const LoomDType *t, LoomDType *res, 
     *c = t[0];
     return true;
   case LOOM_OP_BITWISE_NOT: *res = *c = t[0]; return !is_f(t[0]);
+  case LOOM_OP_RECIPROCAL: *res = *c = t[0] == LOOM_BOOL ? LOOM_INT8 : t[0]; return true;
   case LOOM_OP_ADD: case LOOM_OP_MUL: case LOOM_OP_MAXIMUM: case LOOM_OP_MINIMUM: case LOOM_OP_FMAX:
   case LOOM_OP_FMIN:
     *res = *c = p;
@@ -254,6 +255,7 @@ static double fop(LoomOp op, double a, double b) {
   case LOOM_OP_ATAN2: return atan2(a, b);
   case LOOM_OP_HYPOT: return hypot(a, b);
   case LOOM_OP_COPYSIGN: return copysign(a, b);
+  case LOOM_OP_RECIPROCAL: return 1.0 / a;
   default: return NAN;
   }
 }
@@ -283,6 +285,7 @@ static bool fop_exact(LoomOp op) {
   case LOOM_OP_CEIL: case LOOM_OP_TRUNC: case LOOM_OP_RINT: case LOOM_OP_ADD: case LOOM_OP_SUB:
   case LOOM_OP_MUL: case LOOM_OP_TRUEDIV: case LOOM_OP_MAXIMUM: case LOOM_OP_MINIMUM:
   case LOOM_OP_FMAX: case LOOM_OP_FMIN: case LOOM_OP_COPYSIGN: case LOOM_OP_FLOORDIV: case LOOM_OP_MOD:
+  case LOOM_OP_RECIPROCAL:
     return true;
   default: return false;
   }
@@ -329,6 +332,7 @@ static RV float_elem(LoomOp op, LoomDType r, LoomDType c, RV A, RV B, int arity)
            op == LOOM_OP_COPYSIGN || op == LOOM_OP_ATAN2) && dev > 0)
         unk = true;
       if ((op == LOOM_OP_TRUEDIV || op == LOOM_OP_FLOORDIV || op == LOOM_OP_MOD) && fabs(b) <= eb) unk = true;
+      if (op == LOOM_OP_RECIPROCAL && fabs(a) <= ea) unk = true;
       if (op == LOOM_OP_POW && (a - ea <= 0)) unk = true;
     }
   }
@@ -374,6 +378,7 @@ static RV int_elem(LoomOp op, LoomDType r, LoomDType c, RV A, RV B) {
   case LOOM_OP_ISFINITE: x = 1; break;
   case LOOM_OP_LOGICAL_NOT: x = a == 0; break;
   case LOOM_OP_BITWISE_NOT: x = c == LOOM_BOOL ? !a : ~a; break;
+  case LOOM_OP_RECIPROCAL: x = a == 1 ? 1 : a == -1 ? -1 : 0; break; /* 1 / x truncated; 1 / 0 = 0 */
   case LOOM_OP_ADD: x = c == LOOM_BOOL ? (a || b) : a + b; break;
   case LOOM_OP_SUB: x = a - b; break;
   case LOOM_OP_MUL: x = c == LOOM_BOOL ? (a && b) : a * b; break;
@@ -764,7 +769,7 @@ static const LoomOp fz_unary_ops[] = {
     LOOM_OP_CBRT,  LOOM_OP_SIN,   LOOM_OP_COS,   LOOM_OP_TAN,   LOOM_OP_ASIN,  LOOM_OP_ACOS,
     LOOM_OP_ATAN,  LOOM_OP_SINH,  LOOM_OP_COSH,  LOOM_OP_TANH,  LOOM_OP_ASINH, LOOM_OP_ACOSH,
     LOOM_OP_ATANH, LOOM_OP_FLOOR, LOOM_OP_CEIL,  LOOM_OP_TRUNC, LOOM_OP_RINT,  LOOM_OP_ISNAN,
-    LOOM_OP_ISINF, LOOM_OP_ISFINITE, LOOM_OP_LOGICAL_NOT, LOOM_OP_BITWISE_NOT};
+    LOOM_OP_ISINF, LOOM_OP_ISFINITE, LOOM_OP_LOGICAL_NOT, LOOM_OP_BITWISE_NOT, LOOM_OP_RECIPROCAL};
 #define FZ_NUNARY (int)(sizeof fz_unary_ops / sizeof fz_unary_ops[0])
 
 static void act_unary(Fz *f) {
