@@ -7,7 +7,10 @@
  *   takes the dtype of the array it meets when the kinds allow (int with int array, float with float
  *   array), else the default of its kind (int64, float64). An out-of-range weak int is an error.
  *   The rule of each op is in include/loom/ops_public.def.
- * - float16 is a storage type: loaded, widened to float32, computed, rounded back when stored.
+ * - float16 is computed in float32 and every float16 result (an op's, a cast's, a reduction's) is
+ *   rounded to float16 (nearest even, overflow to inf), as NumPy does, also inside fused kernels;
+ *   sum/prod/mean of float16 accumulate in float32 and round once at the end (NumPy's pairwise
+ *   float16 sum also accumulates in float32).
  * - Integer overflow wraps (two's complement), as in NumPy. Integer x // 0 and x % 0 give 0;
  *   INT_MIN // -1 gives INT_MIN; shifts by >= the bit width (or negative) give 0 (or -1 for a
  *   negative value shifted right). Integer power with a negative exponent gives 1 for base 1,
@@ -254,7 +257,10 @@ typedef struct KBuffer {
 } KBuffer;
 
 /* Typing of kernel instructions (the lowering inserts KI_CASTs so codegen never guesses):
- * - every instruction's dtype is a compute dtype (dtype_compute: never float16);
+ * - every instruction's dtype is a compute dtype (dtype_compute: never float16), except a KI_CAST
+ *   of a float32 or float64 value to float16: a rounding to float16 (the value stays a half in
+ *   codegen), used only by a KI_CAST (back to float32) and by stores. passes/lower.c rounds every
+ *   float16 result this way (NumPy rounds each float16 op result);
  * - KI_LOAD of a float16 buffer yields float32; of a bool buffer yields bool (byte != 0);
  * - KI_ELEM: for WHERE, src[0] is bool and src[1], src[2] have the result dtype; for every other op
  *   all operands share one dtype, the op's operand dtype (ir_elem_operand_dtype), and the result
@@ -295,8 +301,8 @@ typedef enum KInstrKind {
 
 typedef struct KInstr {
   uint8_t kind;  /* KInstrKind */
-  uint8_t dtype; /* compute dtype of the result (never float16: float16 loads produce float32
-                    through an explicit KI_CAST; stores round) */
+  uint8_t dtype; /* compute dtype of the result (float16 only for a rounding KI_CAST, see above;
+                    float16 loads produce float32; stores round) */
   uint16_t op;
   int32_t src[3];
   int32_t buf;   /* KI_LOAD */

@@ -145,7 +145,7 @@ LoomStatus ir_verify_graph(const IrGraph *g, Diag *d) {
 static LoomStatus verify_instr(const KernelIr *k, int32_t i, Diag *d) {
   const KInstr *in = &k->instrs[i];
   LoomDType t = (LoomDType)in->dtype;
-  if (in->dtype >= LOOM_DTYPE_COUNT || t == LOOM_FLOAT16)
+  if (in->dtype >= LOOM_DTYPE_COUNT || (t == LOOM_FLOAT16 && in->kind != KI_CAST))
     return BAD(d, "verify kernel: %%%d has dtype %d, not a compute dtype", i, in->dtype);
   int nsrc = in->kind == KI_ELEM ? (op_info((LoomOp)in->op) ? op_info((LoomOp)in->op)->arity : 0)
              : in->kind == KI_CAST ? 1 : 0;
@@ -154,7 +154,12 @@ static LoomStatus verify_instr(const KernelIr *k, int32_t i, Diag *d) {
     if (in->src[s] < 0 || in->src[s] >= i)
       return BAD(d, "verify kernel: %%%d operand %d is %%%d, not an earlier instruction", i, s, in->src[s]);
     st[s] = (LoomDType)k->instrs[in->src[s]].dtype;
+    if (st[s] == LOOM_FLOAT16 && in->kind != KI_CAST) /* a float16 rounding is only cast back or stored */
+      return BAD(d, "verify kernel: %%%d uses the float16 rounding %%%d; only casts and stores may", i, in->src[s]);
   }
+  if (t == LOOM_FLOAT16 && st[0] != LOOM_FLOAT32 && st[0] != LOOM_FLOAT64)
+    return BAD(d, "verify kernel: %%%d rounds a %s value to float16 (only float32 and float64 round)", i,
+               dtype_short_name(st[0]));
   switch (in->kind) {
   case KI_LOAD:
     if (in->buf < 0 || in->buf >= k->nbuf) return BAD(d, "verify kernel: %%%d loads buffer %d of %d", i, in->buf, k->nbuf);

@@ -8,6 +8,13 @@
  * the strides (0 -> KL_ZERO, 1 -> KL_ONE, else KL_ANY); index_bits 32 when every extent and the point
  * count fit in int32. Empty kernels are still emitted.
  *
+ * float16 (NumPy rounds every float16 result): a node of dtype float16 (an op's result, a cast, a
+ * reduction) is computed in float32 and then rounded to float16 and back (KI_CAST to f16, KI_CAST
+ * to f32), unless its value is known to be a float16 value already: a load of a float16 buffer, a
+ * constant, a cast from bool or an 8-bit int, the result of such a rounding, or neg / abs / sign /
+ * copysign / floor / ceil / trunc / rint / maximum / minimum / fmax / fmin / where of such values.
+ * A cast from float64 to float16 rounds once (KI_CAST f64 -> f16), as NumPy's does.
+ *
  * Approach: per kernel, a memoized walk of each stored node's cone, per phase space (the (o, r)
  * space of REDUCE/MAP phases, the o space of the FINAL phase); reads are classified by
  * pass_resolve_read (constant, KI_ACC of an earlier reduction of this kernel, or a load). Reduction
@@ -32,6 +39,7 @@ typedef struct Lower {
   int32_t *touched, ntouched, captouched; /* memo entries set for the current kernel */
   int32_t *frames, capframes;  /* value(): the explicit stack (node, space, start, next operand) */
   KInstr *ins;
+  uint8_t *exact16;            /* per instruction: its value is a float16 value (see round16) */
   int32_t nins, capins;
   int32_t *itab, itcap;        /* hash table of ins (CSE), -1 empty */
   KBuffer *bufs;
@@ -57,6 +65,35 @@ static LoomStatus oom(Lower *l) { return diag_error(l->d, LOOM_ERR_OUT_OF_MEMORY
 
 static uint32_t instr_hash(const KInstr *in) { return (uint32_t)ir_hash_bytes(in, sizeof *in, 0); }
 
+/* Whether instruction `in` (about to be appended) yields a value that float16 holds exactly. */
+static bool is_exact16(const Lower *l, const KInstr *in) {
+  switch (in->kind) {
+  case KI_LOAD: return l->bufs[in->buf].dtype == LOOM_FLOAT16;
+  case KI_CONST:
+    if (!dtype_is_float((LoomDType)in->dtype)) return false;
+    return in->value.f != in->value.f || ir_scalar_canon(LOOM_FLOAT16, in->value).f == in->value.f;
+  case KI_CAST: {
+    LoomDType from = (LoomDType)l->ins[in->src[0]].dtype;
+    return from == LOOM_FLOAT16 || from == LOOM_BOOL || from == LOOM_INT8 || from == LOOM_UINT8;
+  }
+  case KI_ACC: { /* min / max pick one of the folded values */
+    const KPhase *ph = &l->phases[in->phase];
+    return (ph->reduce_op == LOOM_REDUCE_MIN || ph->reduce_op == LOOM_REDUCE_MAX) && l->exact16[ph->value];
+  }
+  case KI_ELEM:
+    switch (in->op) {
+    case LOOM_OP_NEG: case LOOM_OP_ABS: case LOOM_OP_SIGN: case LOOM_OP_FLOOR: case LOOM_OP_CEIL:
+    case LOOM_OP_TRUNC: case LOOM_OP_RINT:
+      return l->exact16[in->src[0]];
+    case LOOM_OP_COPYSIGN: case LOOM_OP_MAXIMUM: case LOOM_OP_MINIMUM: case LOOM_OP_FMAX: case LOOM_OP_FMIN:
+      return l->exact16[in->src[0]] && l->exact16[in->src[1]];
+    case LOOM_OP_WHERE: return l->exact16[in->src[1]] && l->exact16[in->src[2]];
+    default: return false;
+    }
+  default: return false;
+  }
+}
+
 /* Appends an instruction, or returns the identical one already emitted (CSE through a hash table;
  * instructions are memset before they are filled, so equal ones have equal bytes). */
 static LoomStatus emit(Lower *l, const KInstr *in, int32_t *out) {
@@ -79,10 +116,18 @@ static LoomStatus emit(Lower *l, const KInstr *in, int32_t *out) {
       *out = l->itab[j];
       return LOOM_OK;
     }
-  KInstr *na = grow(l, l->ins, l->nins, &l->capins, sizeof *na);
-  if (!na) return oom(l);
-  l->ins = na;
+  if (l->nins == l->capins) {
+    int32_t cap = l->capins;
+    KInstr *na = grow(l, l->ins, l->nins, &cap, sizeof *na);
+    uint8_t *ne = arena_alloc(l->m->arena, (size_t)(cap > 0 ? cap : 1));
+    if (!na || !ne) return oom(l);
+    if (l->nins) memcpy(ne, l->exact16, (size_t)l->nins);
+    l->ins = na;
+    l->exact16 = ne;
+    l->capins = cap;
+  }
   l->ins[l->nins] = *in;
+  l->exact16[l->nins] = is_exact16(l, in);
   l->itab[j] = l->nins;
   *out = l->nins++;
   return LOOM_OK;
@@ -106,6 +151,19 @@ static LoomStatus cast_to(Lower *l, int32_t x, LoomDType dt, int32_t *out) {
   init_instr(&in, KI_CAST, dt);
   in.src[0] = x;
   return emit(l, &in, out);
+}
+
+/* The float32 value x (or a float64 one, rounded once) rounded to float16, as NumPy rounds every
+ * float16 result: KI_CAST to f16 then back to f32, or x itself when it is a float16 value already. */
+static LoomStatus round16(Lower *l, int32_t x, int32_t *out) {
+  if (l->exact16[x] && l->ins[x].dtype == LOOM_FLOAT32) {
+    *out = x;
+    return LOOM_OK;
+  }
+  int32_t h;
+  LoomStatus st = cast_to(l, x, LOOM_FLOAT16, &h);
+  if (st != LOOM_OK) return st;
+  return cast_to(l, h, LOOM_FLOAT32, out);
 }
 
 static KLayout layout_of(int64_t stride) {
@@ -156,7 +214,7 @@ static LoomStatus buffer(Lower *l, LoomDType dtype, bool is_output, SchedBufKind
 }
 
 /* The value of reduction phase j of this kernel as the reduce node's result (compute dtype). */
-static LoomStatus reduce_result(Lower *l, int j, int32_t *out) {
+static LoomStatus reduce_result(Lower *l, int j, bool for_store, int32_t *out) {
   const IrNode *r = &l->g->nodes[l->K->reduces[j]];
   LoomReduceOp op = (LoomReduceOp)r->op;
   LoomDType rd = dtype_compute((LoomDType)r->dtype);
@@ -179,6 +237,10 @@ static LoomStatus reduce_result(Lower *l, int j, int32_t *out) {
     in.src[1] = den;
     if ((st = emit(l, &in, &a)) != LOOM_OK) return st;
   }
+  if (r->dtype == LOOM_FLOAT16 && !for_store) { /* a store to its float16 buffer rounds anyway */
+    if ((st = cast_to(l, a, LOOM_FLOAT32, &a)) != LOOM_OK) return st;
+    return round16(l, a, out);
+  }
   return cast_to(l, a, rd, out);
 }
 
@@ -193,7 +255,7 @@ static LoomStatus read_value(Lower *l, int32_t x, int space, int32_t *out) {
     in.value = leaf->value;
     return emit(l, &in, out);
   }
-  if (r.is_acc) return reduce_result(l, r.acc_phase, out);
+  if (r.is_acc) return reduce_result(l, r.acc_phase, false, out);
   int32_t b;
   if (leaf->kind == IR_INPUT) {
     LOOM_ASSERT(l->d, leaf->input >= 0 && leaf->input < l->g->ninputs);
@@ -223,12 +285,29 @@ static LoomStatus set_memo(Lower *l, int32_t x, int space, int32_t v) {
 }
 
 /* The instruction computing ELEM/CAST node x (a cone node) from its operands' instructions s[]. */
-static LoomStatus emit_node(Lower *l, int32_t x, const int32_t *s_in, int32_t *out) {
+/* for_store: x's value is only stored into buffers of x's dtype (x is a boundary computed as the
+ * start of its store), which round it themselves: no float16 rounding here. */
+static LoomStatus emit_node(Lower *l, int32_t x, const int32_t *s_in, bool for_store, int32_t *out) {
   const IrNode *n = &l->g->nodes[x];
   LoomStatus st;
   int32_t s[3] = {s_in[0], s_in[1], s_in[2]};
   LoomDType rd = dtype_compute((LoomDType)n->dtype);
-  if (n->kind == IR_CAST) return cast_to(l, s[0], rd, out);
+  bool f16 = n->dtype == LOOM_FLOAT16 && !for_store;
+  if (n->kind == IR_CAST) {
+    LoomDType from = (LoomDType)l->ins[s[0]].dtype;
+    if (n->dtype == LOOM_FLOAT16 && for_store && from == LOOM_FLOAT64) { /* the store rounds f64 once */
+      *out = s[0];
+      return LOOM_OK;
+    }
+    if (!f16) return cast_to(l, s[0], rd, out);
+    if (from == LOOM_FLOAT64) { /* one rounding, f64 -> f16 */
+      int32_t h;
+      if ((st = cast_to(l, s[0], LOOM_FLOAT16, &h)) != LOOM_OK) return st;
+      return cast_to(l, h, LOOM_FLOAT32, out);
+    }
+    if ((st = cast_to(l, s[0], LOOM_FLOAT32, &s[0])) != LOOM_OK) return st;
+    return round16(l, s[0], out);
+  }
   LoomOp op = (LoomOp)n->op;
   const OpInfo *info = op_info(op);
   if (!info) return diag_error(l->d, LOOM_ERR_INTERNAL, "lower: unknown op %d at %%%d", op, x);
@@ -253,7 +332,8 @@ static LoomStatus emit_node(Lower *l, int32_t x, const int32_t *s_in, int32_t *o
   for (int i = 0; i < 3; i++) in.src[i] = s[i];
   int32_t e;
   if ((st = emit(l, &in, &e)) != LOOM_OK) return st;
-  return cast_to(l, e, rd, out);
+  if ((st = cast_to(l, e, rd, &e)) != LOOM_OK) return st;
+  return f16 ? round16(l, e, out) : (*out = e, LOOM_OK);
 }
 
 /* Writes frame nf (node x, next operand 0, start) of value()'s stack, growing it as needed. */
@@ -275,7 +355,7 @@ static LoomStatus push_frame(Lower *l, int32_t nf, int32_t x, bool start) {
 /* The instruction of node x in phase space `space` (0: (o, r); 1: o). A post-order walk of x's cone
  * (operands left to right, each memoized), on an explicit stack of (node, next operand, start)
  * triples so that its depth is not the C stack's. Boundary nodes other than the start are read. */
-static LoomStatus value(Lower *l, int32_t root, int space, bool is_start, int32_t *out) {
+static LoomStatus value(Lower *l, int32_t root, int space, bool is_start, bool store_only, int32_t *out) {
   LoomStatus st;
   if (l->memo[(size_t)root * 2 + (size_t)space] >= 0) {
     *out = l->memo[(size_t)root * 2 + (size_t)space];
@@ -304,7 +384,8 @@ static LoomStatus value(Lower *l, int32_t root, int space, bool is_start, int32_
       }
       int32_t s[3] = {-1, -1, -1};
       for (int i = 0; i < arity; i++) s[i] = l->memo[(size_t)n->src[i] * 2 + (size_t)space];
-      if ((st = emit_node(l, x, s, &v)) != LOOM_OK) return st;
+      bool for_store = nf == 1 && store_only && l->p->is_root[x];
+      if ((st = emit_node(l, x, s, for_store, &v)) != LOOM_OK) return st;
     }
     if ((st = set_memo(l, x, space, v)) != LOOM_OK) return st;
     nf--;
@@ -366,6 +447,7 @@ static LoomStatus lower_kernel(Lower *l, int32_t kidx) {
   l->K = K;
   l->nins = l->nbuf = l->nstore = l->nphase = 0;
   l->ins = NULL;
+  l->exact16 = NULL;
   l->bufs = NULL;
   l->bind = NULL;
   l->stores = NULL;
@@ -390,7 +472,7 @@ static LoomStatus lower_kernel(Lower *l, int32_t kidx) {
     default: acc = sd; break;
     }
     int32_t v;
-    if ((st = value(l, r->src[0], 0, true, &v)) != LOOM_OK) return st;
+    if ((st = value(l, r->src[0], 0, true, false, &v)) != LOOM_OK) return st;
     if ((st = cast_to(l, v, acc, &v)) != LOOM_OK) return st;
     KPhase *ph = &l->phases[l->nphase++];
     memset(ph, 0, sizeof *ph);
@@ -403,7 +485,7 @@ static LoomStatus lower_kernel(Lower *l, int32_t kidx) {
     int32_t begin = l->nstore;
     for (int i = 0; i < K->nmap; i++) {
       int32_t v;
-      if ((st = value(l, value_node(g, K->maps[i]), 0, true, &v)) != LOOM_OK) return st;
+      if ((st = value(l, value_node(g, K->maps[i]), 0, true, true, &v)) != LOOM_OK) return st;
       if ((st = add_store(l, K->maps[i], false, v)) != LOOM_OK) return st;
     }
     KPhase *ph = &l->phases[l->nphase++];
@@ -417,12 +499,12 @@ static LoomStatus lower_kernel(Lower *l, int32_t kidx) {
     int32_t x = K->reduces[j];
     if (!l->p->is_root[x] && !l->p->needs_temp[x]) continue;
     int32_t v;
-    if ((st = reduce_result(l, j, &v)) != LOOM_OK) return st;
+    if ((st = reduce_result(l, j, true, &v)) != LOOM_OK) return st;
     if ((st = add_store(l, x, true, v)) != LOOM_OK) return st;
   }
   for (int i = 0; i < K->nfinal; i++) {
     int32_t v;
-    if ((st = value(l, value_node(g, K->finals[i]), 1, true, &v)) != LOOM_OK) return st;
+    if ((st = value(l, value_node(g, K->finals[i]), 1, true, true, &v)) != LOOM_OK) return st;
     if ((st = add_store(l, K->finals[i], true, v)) != LOOM_OK) return st;
   }
   if (l->nstore > begin) {
