@@ -192,6 +192,15 @@ LoomStatus loom_weak_int(LoomGraph *g, int64_t value, LoomNode *out) {
   return END(g);
 }
 
+LoomStatus loom_weak_uint(LoomGraph *g, uint64_t value, LoomNode *out) {
+  BEGIN(g);
+  if (need_out(out, d, "loom_weak_uint")) {
+    if (value <= (uint64_t)INT64_MAX) ir_const(&g->ir, LOOM_INT64, (Scalar){.i = (int64_t)value}, true, out, d);
+    else ir_const(&g->ir, LOOM_UINT64, (Scalar){.u = value}, true, out, d);
+  }
+  return END(g);
+}
+
 LoomStatus loom_weak_bool(LoomGraph *g, int value, LoomNode *out) {
   BEGIN(g);
   if (need_out(out, d, "loom_weak_bool")) ir_const(&g->ir, LOOM_BOOL, (Scalar){.u = value != 0}, true, out, d);
@@ -234,22 +243,64 @@ LoomStatus loom_where(LoomGraph *g, LoomNode cond, LoomNode a, LoomNode b, LoomN
   return END(g);
 }
 
+/* clip is NumPy's three-operand ufunc: its dtype is the promotion of the strong operands, widened by
+ * the weak ones (NEP 50: a Python float makes an integer result float64, a Python int a bool one
+ * int64); all three are converted to it, then max / min. Python ints outside an integer result's range
+ * follow NumPy 2: a lower bound below every value or an upper bound above every value clips nothing;
+ * the other way round is an OverflowError-like LOOM_ERR_INVALID_ARGUMENT. */
+static bool is_weak(const LoomGraph *g, LoomNode x) { return (g->ir.nodes[x].flags & IR_FLAG_WEAK) != 0; }
+
 LoomStatus loom_clip(LoomGraph *g, LoomNode x, LoomNode lo, LoomNode hi, LoomNode *out) {
   BEGIN(g);
   if (!need_out(out, d, "loom_clip")) return END(g);
+  LoomNode ops[3] = {x, lo, hi};
+  for (int k = 0; k < 3; k++)
+    if ((k == 0 || ops[k] >= 0) && (ops[k] < 0 || ops[k] >= g->ir.nnodes)) {
+      diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "loom_clip: node %d is not a node of this graph", ops[k]);
+      return END(g);
+    }
+  bool strong = false;
+  LoomDType r = LOOM_BOOL;
+  for (int k = 0; k < 3; k++)
+    if (ops[k] >= 0 && !is_weak(g, ops[k])) {
+      LoomDType t = (LoomDType)g->ir.nodes[ops[k]].dtype;
+      r = strong ? dtype_promote(r, t) : t;
+      strong = true;
+    }
   int32_t cur = x, src[2];
-  if (x < 0 || x >= g->ir.nnodes) {
-    diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "loom_clip: node %d is not a node of this graph", x);
-    return END(g);
+  if (strong) {
+    for (int k = 0; k < 3; k++) {
+      if (ops[k] < 0 || !is_weak(g, ops[k])) continue;
+      DKind kw = dtype_kind((LoomDType)g->ir.nodes[ops[k]].dtype);
+      if ((kw == DK_INT || kw == DK_UINT) && r == LOOM_BOOL) r = LOOM_INT64;
+      if (kw == DK_FLOAT && !dtype_is_float(r)) r = LOOM_FLOAT64;
+    }
+    for (int k = 0; k < 3; k++) {
+      if (ops[k] < 0) continue;
+      int range = 0;
+      if (!is_weak(g, ops[k])) {
+        if (g->ir.nodes[ops[k]].dtype != r && ir_cast(&g->ir, ops[k], r, &ops[k], d)) return END(g);
+        continue;
+      }
+      if (ir_weak_to(&g->ir, ops[k], r, &range, &ops[k], d)) return END(g);
+      if (range == 0) continue;
+      if ((k == 1 && range < 0) || (k == 2 && range > 0)) { /* a bound past every value: no bound */
+        ops[k] = -1;
+        continue;
+      }
+      ir_weak_range_error(&g->ir, k == 0 ? x : k == 1 ? lo : hi, r, d);
+      return END(g);
+    }
+    cur = ops[0];
   }
-  if (lo >= 0) {
+  if (ops[1] >= 0) {
     src[0] = cur;
-    src[1] = lo;
+    src[1] = ops[1];
     if (ir_elem(&g->ir, LOOM_OP_MAXIMUM, 2, src, &cur, d)) return END(g);
   }
-  if (hi >= 0) {
+  if (ops[2] >= 0) {
     src[0] = cur;
-    src[1] = hi;
+    src[1] = ops[2];
     if (ir_elem(&g->ir, LOOM_OP_MINIMUM, 2, src, &cur, d)) return END(g);
   }
   *out = cur;

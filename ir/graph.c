@@ -418,8 +418,8 @@ LoomStatus ir_const(IrGraph *g, LoomDType dtype, Scalar v, bool weak, int32_t *o
   if (!g || !out) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "const: null argument");
   if ((unsigned)dtype >= LOOM_DTYPE_COUNT)
     return diag_error(d, LOOM_ERR_DTYPE, "const: dtype %d is not a LoomDType", (int)dtype);
-  if (weak && dtype != LOOM_BOOL && dtype != LOOM_INT64 && dtype != LOOM_FLOAT64)
-    return diag_error(d, LOOM_ERR_DTYPE, "const: a weak constant must be bool, int64 or float64, not %s",
+  if (weak && dtype != LOOM_BOOL && dtype != LOOM_INT64 && dtype != LOOM_UINT64 && dtype != LOOM_FLOAT64)
+    return diag_error(d, LOOM_ERR_DTYPE, "const: a weak constant must be bool, int64, uint64 or float64, not %s",
                       loom_dtype_name(dtype));
   IrNode n = new_node(IR_CONST, dtype, 0, NULL);
   n.value = ir_scalar_canon(dtype, v);
@@ -493,21 +493,22 @@ LoomStatus ir_elem_result_dtype(LoomOp op, const LoomDType *t, LoomDType *out, D
   return diag_error(d, LOOM_ERR_INTERNAL, "internal error: op %d has no dtype rule", (int)op);
 }
 
-static bool weak_int_fits(int64_t v, LoomDType t) {
-  switch (t) {
-  case LOOM_INT8: return v >= INT8_MIN && v <= INT8_MAX;
-  case LOOM_INT16: return v >= INT16_MIN && v <= INT16_MAX;
-  case LOOM_INT32: return v >= INT32_MIN && v <= INT32_MAX;
-  case LOOM_INT64: return true;
-  case LOOM_UINT8: return v >= 0 && v <= UINT8_MAX;
-  case LOOM_UINT16: return v >= 0 && v <= UINT16_MAX;
-  case LOOM_UINT32: return v >= 0 && v <= (int64_t)UINT32_MAX;
-  case LOOM_UINT64: return v >= 0;
-  default: return true;
+/* Where a weak integer (v of kind kw: DK_INT as int64, DK_UINT as uint64) lies against integer dtype
+ * t's range: -1 below it, 0 inside, 1 above. */
+static int weak_int_range(DKind kw, Scalar v, LoomDType t) {
+  int bits = dtype_bits(t);
+  if (dtype_kind(t) == DK_UINT) {
+    if (kw == DK_INT && v.i < 0) return -1;
+    uint64_t u = kw == DK_INT ? (uint64_t)v.i : v.u, max = bits == 64 ? UINT64_MAX : (UINT64_C(1) << bits) - 1;
+    return u > max ? 1 : 0;
   }
+  if (kw == DK_UINT && v.u > (uint64_t)INT64_MAX) return 1;
+  int64_t x = kw == DK_INT ? v.i : (int64_t)v.u;
+  int64_t lo = bits == 64 ? INT64_MIN : -(INT64_C(1) << (bits - 1)), hi = bits == 64 ? INT64_MAX : (INT64_C(1) << (bits - 1)) - 1;
+  return x < lo ? -1 : x > hi ? 1 : 0;
 }
 
-/* A weak value (bool, int64 or float64) converted to dtype t (in t's kind). */
+/* A weak value (bool, int64, uint64 or float64) converted to dtype t (in t's kind). */
 static Scalar weak_value_as(LoomDType from, Scalar v, LoomDType t) {
   Scalar r;
   r.u = 0;
@@ -515,31 +516,51 @@ static Scalar weak_value_as(LoomDType from, Scalar v, LoomDType t) {
   if (kt == DK_FLOAT) r.f = kf == DK_FLOAT ? v.f : kf == DK_INT ? (double)v.i : (double)v.u;
   else if (kt == DK_INT) r.i = kf == DK_INT ? v.i : (int64_t)v.u;
   else if (kt == DK_UINT) r.u = kf == DK_INT ? (uint64_t)v.i : v.u;
-  else r.u = kf == DK_FLOAT ? v.f != 0 : v.u != 0;
+  else r.u = kf == DK_FLOAT ? v.f != 0 : kf == DK_INT ? v.i != 0 : v.u != 0;
   return r;
 }
 
-/* NEP 50: the strong node that weak node x becomes next to a strong operand of dtype partner. */
-static LoomStatus resolve_weak(IrGraph *g, int32_t x, LoomDType partner, OpRule rule, int32_t *out, Diag *d) {
+LoomStatus ir_weak_to(IrGraph *g, int32_t x, LoomDType t, int *range, int32_t *out, Diag *d) {
+  const IrNode *n = &g->nodes[x];
+  LoomDType wt = (LoomDType)n->dtype;
+  DKind kw = dtype_kind(wt);
+  *range = 0;
+  if (n->kind != IR_CONST) return ir_cast(g, x, t, out, d);
+  Scalar v = n->value;
+  if ((kw == DK_INT || kw == DK_UINT) && dtype_is_int(t) && (*range = weak_int_range(kw, v, t)) != 0) return LOOM_OK;
+  return ir_const(g, t, weak_value_as(wt, v, t), false, out, d);
+}
+
+LoomStatus ir_weak_range_error(const IrGraph *g, int32_t x, LoomDType t, Diag *d) {
+  const IrNode *n = &g->nodes[x];
+  char num[32];
+  if (dtype_kind((LoomDType)n->dtype) == DK_INT) snprintf(num, sizeof num, "%lld", (long long)n->value.i);
+  else snprintf(num, sizeof num, "%llu", (unsigned long long)n->value.u);
+  return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "Python integer %s out of bounds for %s", num, loom_dtype_name(t));
+}
+
+/* NEP 50: the strong node that weak node x becomes next to a strong operand of dtype partner.
+ * Logical ops (and, or, xor) take a weak scalar's own truth value, as NumPy does (logical_or(f16 0,
+ * 5e-324) is true; logical_and(u8, 300) is defined). A weak int outside the integer target's range is
+ * an error, except for comparisons, whose result it decides: *range is then -1 (below every value of
+ * the target) or 1 (above), and *out is not set. */
+static LoomStatus resolve_weak(IrGraph *g, int32_t x, LoomDType partner, OpRule rule, int32_t *out, int *range,
+                               Diag *d) {
   const IrNode *n = &g->nodes[x];
   LoomDType wt = (LoomDType)n->dtype;
   DKind kw = dtype_kind(wt), kp = dtype_kind(partner);
   LoomDType target;
-  if (kw == DK_BOOL) target = partner;
-  else if (kw == DK_INT) target = kp == DK_BOOL ? LOOM_INT64 : partner;
+  *range = 0;
+  if (rule == RULE_LOGICAL) target = LOOM_BOOL;
+  else if (kw == DK_BOOL) target = partner;
+  else if (kw == DK_INT || kw == DK_UINT) target = kp == DK_BOOL ? LOOM_INT64 : partner;
   else target = kp == DK_FLOAT ? partner : LOOM_FLOAT64;
-  if (n->kind == IR_CONST) {
-    Scalar v = n->value;
-    if (kw == DK_INT && dtype_is_int(target) && !weak_int_fits(v.i, target)) {
-      /* Comparisons with an out-of-range Python int are well defined (NumPy 2): compare as int64. */
-      if (rule == RULE_COMPARE) target = LOOM_INT64;
-      else
-        return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "Python integer %lld out of bounds for %s",
-                          (long long)v.i, loom_dtype_name(target));
-    }
-    return ir_const(g, target, weak_value_as(wt, v, target), false, out, d);
-  }
-  return ir_cast(g, x, target, out, d);
+  (void)kw;
+  LoomStatus st = ir_weak_to(g, x, target, range, out, d);
+  if (st != LOOM_OK || *range == 0) return st;
+  if (rule == RULE_COMPARE && dtype_is_int(partner)) return LOOM_OK;
+  *range = 0;
+  return ir_weak_range_error(g, x, target, d);
 }
 
 /* Broadcast shape of n operand shapes, or the NumPy error naming every shape. */
@@ -574,6 +595,30 @@ static LoomStatus broadcast_shapes(const IrGraph *g, int n, const int32_t *src, 
   return LOOM_OK;
 }
 
+/* x OP k for an integer array x and a Python int k outside x's dtype: every element compares the same
+ * way. side: 1 when k is above every value of x (x < k), -1 when below. The result is that constant
+ * broadcast to x's shape (NumPy 2 answers these comparisons instead of raising). */
+static LoomStatus compare_out_of_range(IrGraph *g, LoomOp op, int32_t x, int side, int32_t *out, Diag *d) {
+  bool lt = side > 0; /* x < k */
+  bool v;
+  switch (op) {
+  case LOOM_OP_EQ: v = false; break;
+  case LOOM_OP_NE: v = true; break;
+  case LOOM_OP_LT: case LOOM_OP_LE: v = lt; break;
+  default: v = !lt; break; /* GT, GE */
+  }
+  int32_t c;
+  LoomStatus st = ir_const(g, LOOM_BOOL, (Scalar){.u = v}, false, &c, d);
+  const IrNode *xn = &g->nodes[x];
+  if (st || xn->ndim == 0) {
+    if (!st) *out = c;
+    return st;
+  }
+  int64_t shape[LOOM_MAX_RANK];
+  memcpy(shape, xn->shape, sizeof shape);
+  return ir_broadcast(g, c, xn->ndim, shape, out, d);
+}
+
 static LoomStatus elem_build(IrGraph *g, LoomOp op, int n, const int32_t *src_in, int32_t *out, Diag *d) {
   const OpInfo *info = op_info(op);
   int32_t src[3] = {-1, -1, -1};
@@ -588,8 +633,9 @@ static LoomStatus elem_build(IrGraph *g, LoomOp op, int n, const int32_t *src_in
     int first = 0;
     if (info->rule == RULE_WHERE) first = 1; /* a condition is a truth value: any dtype will do */
     if (n - first == 2 && weak[first] != weak[first + 1]) {
-      int w = weak[first] ? first : first + 1, s = w == first ? first + 1 : first;
-      if ((st = resolve_weak(g, src[w], (LoomDType)g->nodes[src[s]].dtype, info->rule, &src[w], d))) return st;
+      int w = weak[first] ? first : first + 1, s = w == first ? first + 1 : first, range;
+      if ((st = resolve_weak(g, src[w], (LoomDType)g->nodes[src[s]].dtype, info->rule, &src[w], &range, d))) return st;
+      if (range != 0) return compare_out_of_range(g, op, src[s], w > s ? range : -range, out, d);
     }
   }
   LoomDType t[3] = {LOOM_BOOL, LOOM_BOOL, LOOM_BOOL}, rt;
@@ -607,7 +653,8 @@ static LoomStatus elem_build(IrGraph *g, LoomOp op, int n, const int32_t *src_in
   IrNode node = new_node(IR_ELEM, rt, ndim, shape);
   node.op = (uint16_t)op;
   for (int k = 0; k < n; k++) node.src[k] = src[k];
-  if (all_weak && (rt == LOOM_BOOL || rt == LOOM_INT64 || rt == LOOM_FLOAT64)) node.flags = IR_FLAG_WEAK;
+  if (all_weak && (rt == LOOM_BOOL || rt == LOOM_INT64 || rt == LOOM_UINT64 || rt == LOOM_FLOAT64))
+    node.flags = IR_FLAG_WEAK;
   return add_node(g, node, out, d);
 }
 
@@ -766,8 +813,6 @@ LoomStatus ir_reduce(IrGraph *g, LoomReduceOp op, int32_t x, uint32_t axes, bool
                         op == LOOM_REDUCE_ARGMAX))
       return diag_error(d, LOOM_ERR_DTYPE, "%s: the result dtype is always %s; pass LOOM_DTYPE_COUNT", name,
                         loom_dtype_name(rt));
-    if (op == LOOM_REDUCE_MEAN && !dtype_is_float(dtype))
-      return diag_error(d, LOOM_ERR_DTYPE, "mean: dtype must be a float dtype, not %s", loom_dtype_name(dtype));
     rt = dtype;
   }
   IrNode n = new_node(IR_REDUCE, rt, 0, NULL);

@@ -47,8 +47,9 @@ static LoomStatus verify_node(const IrGraph *g, int32_t i, Diag *d) {
   }
   case IR_CONST:
     if (n->ndim != 0) return BAD(d, "verify: constant %%%d is not 0-d", i);
-    if ((n->flags & IR_FLAG_WEAK) && n->dtype != LOOM_BOOL && n->dtype != LOOM_INT64 && n->dtype != LOOM_FLOAT64)
-      return BAD(d, "verify: weak constant %%%d must be b1, i64 or f64", i);
+    if ((n->flags & IR_FLAG_WEAK) && n->dtype != LOOM_BOOL && n->dtype != LOOM_INT64 && n->dtype != LOOM_UINT64 &&
+        n->dtype != LOOM_FLOAT64)
+      return BAD(d, "verify: weak constant %%%d must be b1, i64, u64 or f64", i);
     break;
   case IR_ELEM: {
     LoomDType t[3] = {LOOM_BOOL, LOOM_BOOL, LOOM_BOOL}, rt;

@@ -226,12 +226,15 @@ static LoomStatus reduce_result(Lower *l, int j, bool for_store, int32_t *out) {
   LoomStatus st = emit(l, &in, &a);
   if (st != LOOM_OK) return st;
   if (op == LOOM_REDUCE_MEAN) {
+    /* NumPy: sum in the result dtype, divide (true_divide: float64 for an integer or bool dtype=), then
+     * cast to the result dtype (truncating) */
+    LoomDType qd = dtype_is_float(rd) ? rd : LOOM_FLOAT64;
     int32_t sz, num, den;
     init_instr(&in, KI_REDSIZE, LOOM_INT64);
     if ((st = emit(l, &in, &sz)) != LOOM_OK) return st;
-    if ((st = cast_to(l, a, rd, &num)) != LOOM_OK) return st;
-    if ((st = cast_to(l, sz, rd, &den)) != LOOM_OK) return st;
-    init_instr(&in, KI_ELEM, rd);
+    if ((st = cast_to(l, a, qd, &num)) != LOOM_OK) return st;
+    if ((st = cast_to(l, sz, qd, &den)) != LOOM_OK) return st;
+    init_instr(&in, KI_ELEM, qd);
     in.op = LOOM_OP_TRUEDIV;
     in.src[0] = num;
     in.src[1] = den;
@@ -473,6 +476,12 @@ static LoomStatus lower_kernel(Lower *l, int32_t kidx) {
     }
     int32_t v;
     if ((st = value(l, r->src[0], 0, true, false, &v)) != LOOM_OK) return st;
+    bool to_f16 = r->dtype == LOOM_FLOAT16 && (op == LOOM_REDUCE_SUM || op == LOOM_REDUCE_PROD || op == LOOM_REDUCE_MEAN);
+    if (to_f16 && l->ins[v].dtype == LOOM_FLOAT64) { /* dtype=float16: each value rounded once first */
+      if ((st = cast_to(l, v, LOOM_FLOAT16, &v)) != LOOM_OK) return st;
+    } else if (to_f16) {
+      if ((st = cast_to(l, v, LOOM_FLOAT32, &v)) != LOOM_OK || (st = round16(l, v, &v)) != LOOM_OK) return st;
+    }
     if ((st = cast_to(l, v, acc, &v)) != LOOM_OK) return st;
     KPhase *ph = &l->phases[l->nphase++];
     memset(ph, 0, sizeof *ph);

@@ -131,12 +131,17 @@ LOOM_API LoomStatus loom_const_u64(LoomGraph *g, uint64_t value, LoomDType dtype
 /* Python scalars under NEP 50 ("weak"): they take the dtype of the array they meet, by kind. */
 LOOM_API LoomStatus loom_weak_float(LoomGraph *g, double value, LoomNode *out);
 LOOM_API LoomStatus loom_weak_int(LoomGraph *g, int64_t value, LoomNode *out);
+/* A Python int in [0, 2**64): values above INT64_MAX are weak too (they fit uint64 arrays, are an
+ * error with other integer dtypes, and decide comparisons with any integer array). */
+LOOM_API LoomStatus loom_weak_uint(LoomGraph *g, uint64_t value, LoomNode *out);
 LOOM_API LoomStatus loom_weak_bool(LoomGraph *g, int value, LoomNode *out);
 
 LOOM_API LoomStatus loom_unary(LoomGraph *g, LoomOp op, LoomNode x, LoomNode *out);
 LOOM_API LoomStatus loom_binary(LoomGraph *g, LoomOp op, LoomNode a, LoomNode b, LoomNode *out);
 LOOM_API LoomStatus loom_where(LoomGraph *g, LoomNode cond, LoomNode a, LoomNode b, LoomNode *out);
-/* clip(x, lo, hi) = minimum(maximum(x, lo), hi); lo or hi may be negative (= none). */
+/* clip(x, lo, hi) = minimum(maximum(x, lo), hi) in NumPy's dtype of the three operands (Python
+ * scalars by NEP 50); lo or hi may be negative (= none). A Python int bound beyond an integer
+ * dtype's range clips nothing on its side (NumPy 2); on the other side it is an error. */
 LOOM_API LoomStatus loom_clip(LoomGraph *g, LoomNode x, LoomNode lo, LoomNode hi, LoomNode *out);
 LOOM_API LoomStatus loom_cast(LoomGraph *g, LoomNode x, LoomDType dtype, LoomNode *out);
 
