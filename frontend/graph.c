@@ -243,12 +243,26 @@ LoomStatus loom_where(LoomGraph *g, LoomNode cond, LoomNode a, LoomNode b, LoomN
   return END(g);
 }
 
-/* clip is NumPy's three-operand ufunc: its dtype is the promotion of the strong operands, widened by
- * the weak ones (NEP 50: a Python float makes an integer result float64, a Python int a bool one
- * int64); all three are converted to it, then max / min. Python ints outside an integer result's range
- * follow NumPy 2: a lower bound below every value or an upper bound above every value clips nothing;
- * the other way round is an OverflowError-like LOOM_ERR_INVALID_ARGUMENT. */
+/* clip follows NumPy 2's np.clip: for an integer x, a Python int bound at or below x's dtype minimum
+ * (lower) or at or above its maximum (upper) is dropped first (it clips nothing); one bound left is
+ * maximum(x, lo) or minimum(x, hi) (two-operand promotion); two bounds are the three-operand ufunc: its
+ * dtype is the promotion of the strong operands, widened by the weak ones (NEP 50: a Python float makes
+ * an integer result float64, a Python int a bool one int64), all three converted to it, then max / min. */
 static bool is_weak(const LoomGraph *g, LoomNode x) { return (g->ir.nodes[x].flags & IR_FLAG_WEAK) != 0; }
+
+/* Whether weak node b is a Python int constant at or past integer dtype t's limit (low: the minimum). */
+static bool weak_int_past(const LoomGraph *g, LoomNode b, LoomDType t, bool low) {
+  const IrNode *n = &g->ir.nodes[b];
+  DKind k = dtype_kind((LoomDType)n->dtype);
+  if (n->kind != IR_CONST || !(n->flags & IR_FLAG_WEAK) || (k != DK_INT && k != DK_UINT)) return false;
+  int64_t lo;
+  uint64_t hi;
+  int_range(t, &lo, &hi);
+  if (k == DK_UINT) return !low && n->value.u >= hi; /* above INT64_MAX: above every signed limit too */
+  int64_t v = n->value.i;
+  if (low) return v <= lo;
+  return v >= 0 && (uint64_t)v >= hi;
+}
 
 LoomStatus loom_clip(LoomGraph *g, LoomNode x, LoomNode lo, LoomNode hi, LoomNode *out) {
   BEGIN(g);
@@ -259,39 +273,43 @@ LoomStatus loom_clip(LoomGraph *g, LoomNode x, LoomNode lo, LoomNode hi, LoomNod
       diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "loom_clip: node %d is not a node of this graph", ops[k]);
       return END(g);
     }
-  bool strong = false;
-  LoomDType r = LOOM_BOOL;
-  for (int k = 0; k < 3; k++)
-    if (ops[k] >= 0 && !is_weak(g, ops[k])) {
-      LoomDType t = (LoomDType)g->ir.nodes[ops[k]].dtype;
-      r = strong ? dtype_promote(r, t) : t;
-      strong = true;
-    }
+  LoomDType xt = (LoomDType)g->ir.nodes[x].dtype;
+  if (dtype_is_int(xt)) {
+    if (lo >= 0 && weak_int_past(g, lo, xt, true)) ops[1] = -1;
+    if (hi >= 0 && weak_int_past(g, hi, xt, false)) ops[2] = -1;
+  }
   int32_t cur = x, src[2];
-  if (strong) {
-    for (int k = 0; k < 3; k++) {
-      if (ops[k] < 0 || !is_weak(g, ops[k])) continue;
-      DKind kw = dtype_kind((LoomDType)g->ir.nodes[ops[k]].dtype);
-      if ((kw == DK_INT || kw == DK_UINT) && r == LOOM_BOOL) r = LOOM_INT64;
-      if (kw == DK_FLOAT && !dtype_is_float(r)) r = LOOM_FLOAT64;
-    }
-    for (int k = 0; k < 3; k++) {
-      if (ops[k] < 0) continue;
-      int range = 0;
+  if (ops[1] >= 0 && ops[2] >= 0) { /* the three-operand ufunc */
+    bool strong = false;
+    LoomDType r = LOOM_BOOL;
+    for (int k = 0; k < 3; k++)
       if (!is_weak(g, ops[k])) {
-        if (g->ir.nodes[ops[k]].dtype != r && ir_cast(&g->ir, ops[k], r, &ops[k], d)) return END(g);
-        continue;
+        LoomDType t = (LoomDType)g->ir.nodes[ops[k]].dtype;
+        r = strong ? dtype_promote(r, t) : t;
+        strong = true;
       }
-      if (ir_weak_to(&g->ir, ops[k], r, &range, &ops[k], d)) return END(g);
-      if (range == 0) continue;
-      if ((k == 1 && range < 0) || (k == 2 && range > 0)) { /* a bound past every value: no bound */
-        ops[k] = -1;
-        continue;
+    if (strong) {
+      for (int k = 0; k < 3; k++) {
+        if (!is_weak(g, ops[k])) continue;
+        DKind kw = dtype_kind((LoomDType)g->ir.nodes[ops[k]].dtype);
+        if ((kw == DK_INT || kw == DK_UINT) && r == LOOM_BOOL) r = LOOM_INT64;
+        if (kw == DK_FLOAT && !dtype_is_float(r)) r = LOOM_FLOAT64;
       }
-      ir_weak_range_error(&g->ir, k == 0 ? x : k == 1 ? lo : hi, r, d);
-      return END(g);
+      for (int k = 0; k < 3; k++) {
+        int range = 0;
+        LoomNode orig = ops[k];
+        if (!is_weak(g, orig)) {
+          if (g->ir.nodes[orig].dtype != r && ir_cast(&g->ir, orig, r, &ops[k], d)) return END(g);
+          continue;
+        }
+        if (ir_weak_to(&g->ir, orig, r, &range, &ops[k], d)) return END(g);
+        if (range != 0) {
+          ir_weak_range_error(&g->ir, orig, r, d);
+          return END(g);
+        }
+      }
+      cur = ops[0];
     }
-    cur = ops[0];
   }
   if (ops[1] >= 0) {
     src[0] = cur;

@@ -13,7 +13,8 @@
  * to f32), unless its value is known to be a float16 value already: a load of a float16 buffer, a
  * constant, a cast from bool or an 8-bit int, the result of such a rounding, or neg / abs / sign /
  * copysign / floor / ceil / trunc / rint / maximum / minimum / fmax / fmin / where of such values.
- * A cast from float64 to float16 rounds once (KI_CAST f64 -> f16), as NumPy's does.
+ * A cast from float64 to float16 rounds once, as NumPy's does (round16_f64: through float32, with
+ * the double-rounding case fixed up; no double -> half instruction, which hosts lack).
  *
  * Approach: per kernel, a memoized walk of each stored node's cone, per phase space (the (o, r)
  * space of REDUCE/MAP phases, the o space of the FINAL phase); reads are classified by
@@ -166,6 +167,75 @@ static LoomStatus round16(Lower *l, int32_t x, int32_t *out) {
   return cast_to(l, h, LOOM_FLOAT32, out);
 }
 
+/* Helpers of round16_f64: a KI_ELEM of the given result dtype. */
+static LoomStatus elem2(Lower *l, LoomOp op, LoomDType t, int32_t a, int32_t b, int32_t *out) {
+  KInstr in;
+  init_instr(&in, KI_ELEM, t);
+  in.op = (uint16_t)op;
+  in.src[0] = a;
+  in.src[1] = b;
+  return emit(l, &in, out);
+}
+
+static LoomStatus const_f64(Lower *l, double v, int32_t *out) {
+  KInstr in;
+  init_instr(&in, KI_CONST, LOOM_FLOAT64);
+  in.value.f = v;
+  return emit(l, &in, out);
+}
+
+/* The float64 value x rounded once to float16 (NumPy's float64 -> float16 cast), as a float32
+ * instruction. Hosts convert double -> half through a runtime function the JIT may not have, so the
+ * rounding goes through float32: h = RN16(RN32(x)) is right unless RN32(x) = y landed exactly on a
+ * float16 midpoint it did not start on; then the other candidate h' = 2y - h (exact) is nearer to x.
+ * Past the largest float16 (65504), RN32 can reach the midpoint 65520 and make inf from a finite
+ * below it: that case gives +-65504. Only exact double operations, compares and selects. */
+static LoomStatus round16_f64(Lower *l, int32_t x, int32_t *out) {
+  LoomStatus st;
+  int32_t y, h16, hf, hd, yd, two, twoy, hp, hp32, hp16, hpf, hpd, rep, dxh, dxp, ah, ap, closer, inexact, off, use1,
+      use, r, big, ax, lim, small, fix, sig, ok;
+  if ((st = cast_to(l, x, LOOM_FLOAT32, &y)) || (st = cast_to(l, y, LOOM_FLOAT16, &h16)) ||
+      (st = cast_to(l, h16, LOOM_FLOAT32, &hf)) || (st = cast_to(l, hf, LOOM_FLOAT64, &hd)) ||
+      (st = cast_to(l, y, LOOM_FLOAT64, &yd)) || (st = const_f64(l, 2.0, &two)) ||
+      (st = elem2(l, LOOM_OP_MUL, LOOM_FLOAT64, two, yd, &twoy)) || (st = elem2(l, LOOM_OP_SUB, LOOM_FLOAT64, twoy, hd, &hp)))
+    return st;
+  /* h' representable in float16: f64 -> f32 -> f16 -> f32 -> f64 gives it back */
+  if ((st = cast_to(l, hp, LOOM_FLOAT32, &hp32)) || (st = cast_to(l, hp32, LOOM_FLOAT16, &hp16)) ||
+      (st = cast_to(l, hp16, LOOM_FLOAT32, &hpf)) || (st = cast_to(l, hpf, LOOM_FLOAT64, &hpd)) ||
+      (st = elem2(l, LOOM_OP_EQ, LOOM_BOOL, hpd, hp, &rep)))
+    return st;
+  if ((st = elem2(l, LOOM_OP_SUB, LOOM_FLOAT64, x, hd, &dxh)) || (st = elem2(l, LOOM_OP_SUB, LOOM_FLOAT64, x, hp, &dxp)) ||
+      (st = elem2(l, LOOM_OP_ABS, LOOM_FLOAT64, dxh, -1, &ah)) || (st = elem2(l, LOOM_OP_ABS, LOOM_FLOAT64, dxp, -1, &ap)) ||
+      (st = elem2(l, LOOM_OP_LT, LOOM_BOOL, ap, ah, &closer)) || (st = elem2(l, LOOM_OP_NE, LOOM_BOOL, yd, x, &inexact)) ||
+      (st = elem2(l, LOOM_OP_NE, LOOM_BOOL, yd, hd, &off)) ||
+      (st = elem2(l, LOOM_OP_LOGICAL_AND, LOOM_BOOL, inexact, off, &use1)) ||
+      (st = elem2(l, LOOM_OP_LOGICAL_AND, LOOM_BOOL, use1, rep, &use)) ||
+      (st = elem2(l, LOOM_OP_LOGICAL_AND, LOOM_BOOL, use, closer, &use)))
+    return st;
+  KInstr in;
+  init_instr(&in, KI_ELEM, LOOM_FLOAT64);
+  in.op = LOOM_OP_WHERE;
+  in.src[0] = use;
+  in.src[1] = hp;
+  in.src[2] = hd;
+  if ((st = emit(l, &in, &r)) != LOOM_OK) return st;
+  /* inf from a finite x below 65520: +-65504 */
+  if ((st = elem2(l, LOOM_OP_ISINF, LOOM_BOOL, hd, -1, &big)) || (st = elem2(l, LOOM_OP_ABS, LOOM_FLOAT64, x, -1, &ax)) ||
+      (st = const_f64(l, 65520.0, &lim)) || (st = elem2(l, LOOM_OP_LT, LOOM_BOOL, ax, lim, &small)) ||
+      (st = elem2(l, LOOM_OP_LOGICAL_AND, LOOM_BOOL, big, small, &fix)) || (st = const_f64(l, 65504.0, &sig)) ||
+      (st = elem2(l, LOOM_OP_COPYSIGN, LOOM_FLOAT64, sig, x, &sig)))
+    return st;
+  init_instr(&in, KI_ELEM, LOOM_FLOAT64);
+  in.op = LOOM_OP_WHERE;
+  in.src[0] = fix;
+  in.src[1] = sig;
+  in.src[2] = r;
+  if ((st = emit(l, &in, &ok)) != LOOM_OK) return st;
+  if ((st = cast_to(l, ok, LOOM_FLOAT32, out)) != LOOM_OK) return st;
+  l->exact16[*out] = 1; /* a float16 value by construction */
+  return LOOM_OK;
+}
+
 static KLayout layout_of(int64_t stride) {
   return stride == 0 ? KL_ZERO : stride == 1 ? KL_ONE : KL_ANY;
 }
@@ -298,16 +368,8 @@ static LoomStatus emit_node(Lower *l, int32_t x, const int32_t *s_in, bool for_s
   bool f16 = n->dtype == LOOM_FLOAT16 && !for_store;
   if (n->kind == IR_CAST) {
     LoomDType from = (LoomDType)l->ins[s[0]].dtype;
-    if (n->dtype == LOOM_FLOAT16 && for_store && from == LOOM_FLOAT64) { /* the store rounds f64 once */
-      *out = s[0];
-      return LOOM_OK;
-    }
     if (!f16) return cast_to(l, s[0], rd, out);
-    if (from == LOOM_FLOAT64) { /* one rounding, f64 -> f16 */
-      int32_t h;
-      if ((st = cast_to(l, s[0], LOOM_FLOAT16, &h)) != LOOM_OK) return st;
-      return cast_to(l, h, LOOM_FLOAT32, out);
-    }
+    if (from == LOOM_FLOAT64) return round16_f64(l, s[0], out); /* one rounding, f64 -> f16 */
     if ((st = cast_to(l, s[0], LOOM_FLOAT32, &s[0])) != LOOM_OK) return st;
     return round16(l, s[0], out);
   }
@@ -478,7 +540,7 @@ static LoomStatus lower_kernel(Lower *l, int32_t kidx) {
     if ((st = value(l, r->src[0], 0, true, false, &v)) != LOOM_OK) return st;
     bool to_f16 = r->dtype == LOOM_FLOAT16 && (op == LOOM_REDUCE_SUM || op == LOOM_REDUCE_PROD || op == LOOM_REDUCE_MEAN);
     if (to_f16 && l->ins[v].dtype == LOOM_FLOAT64) { /* dtype=float16: each value rounded once first */
-      if ((st = cast_to(l, v, LOOM_FLOAT16, &v)) != LOOM_OK) return st;
+      if ((st = round16_f64(l, v, &v)) != LOOM_OK) return st;
     } else if (to_f16) {
       if ((st = cast_to(l, v, LOOM_FLOAT32, &v)) != LOOM_OK || (st = round16(l, v, &v)) != LOOM_OK) return st;
     }

@@ -139,9 +139,9 @@ LOOM_API LoomStatus loom_weak_bool(LoomGraph *g, int value, LoomNode *out);
 LOOM_API LoomStatus loom_unary(LoomGraph *g, LoomOp op, LoomNode x, LoomNode *out);
 LOOM_API LoomStatus loom_binary(LoomGraph *g, LoomOp op, LoomNode a, LoomNode b, LoomNode *out);
 LOOM_API LoomStatus loom_where(LoomGraph *g, LoomNode cond, LoomNode a, LoomNode b, LoomNode *out);
-/* clip(x, lo, hi) = minimum(maximum(x, lo), hi) in NumPy's dtype of the three operands (Python
- * scalars by NEP 50); lo or hi may be negative (= none). A Python int bound beyond an integer
- * dtype's range clips nothing on its side (NumPy 2); on the other side it is an error. */
+/* clip(x, lo, hi) = minimum(maximum(x, lo), hi) as NumPy 2's np.clip: for an integer x a Python int
+ * bound at or past x's dtype limit on its side is dropped; with both bounds the dtype is the
+ * three-operand promotion (Python scalars by NEP 50). lo or hi may be negative (= none). */
 LOOM_API LoomStatus loom_clip(LoomGraph *g, LoomNode x, LoomNode lo, LoomNode hi, LoomNode *out);
 LOOM_API LoomStatus loom_cast(LoomGraph *g, LoomNode x, LoomDType dtype, LoomNode *out);
 

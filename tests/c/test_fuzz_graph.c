@@ -692,8 +692,18 @@ static void do_elem(Fz *f, LoomOp op, int arity, RNode **ops, bool is_where) {
   for (int k = first_val; k < arity; k++)
     if (!ops[k]->weak) strong = strong == LOOM_DTYPE_COUNT ? ops[k]->t : promote(strong, ops[k]->t);
   bool fits = true;
-  for (int k = 0; k < arity; k++)
-    if (ops[k]->weak) fits &= resolve_weak(ops[k], k < first_val ? LOOM_BOOL : strong);
+  bool logical = op == LOOM_OP_LOGICAL_AND || op == LOOM_OP_LOGICAL_OR || op == LOOM_OP_LOGICAL_XOR;
+  for (int k = 0; k < arity; k++) {
+    if (!ops[k]->weak) continue;
+    if (logical && strong != LOOM_DTYPE_COUNT) { /* NumPy: a Python scalar's own truth value */
+      RV v = ops[k]->v[0];
+      ops[k]->v[0].i = ops[k]->wkind == 2 ? (v.f != 0 || isnan(v.f)) : v.i != 0;
+      ops[k]->v[0].e = 0;
+      ops[k]->t = LOOM_BOOL;
+      continue;
+    }
+    fits &= resolve_weak(ops[k], k < first_val ? LOOM_BOOL : strong);
+  }
   LoomDType t[3], res = LOOM_BOOL, c = LOOM_BOOL;
   for (int k = 0; k < arity; k++) t[k] = ops[k]->t;
   bool dt_ok;
@@ -830,11 +840,37 @@ static void act_clip(Fz *f) {
       hi = &wh;
     } else hi = pick(f);
   }
-  /* reference: compose the two steps */
+  /* reference: NumPy 2's np.clip. For an integer x a Python int bound at or past x's limit on its side
+   * is dropped; two bounds: the three-operand dtype (strong operands promoted, widened by the weak
+   * ones), x converted to it first; then the two steps maximum, minimum. */
+  if (is_i(x->t)) {
+    if (lo && weak_lo && lo->wkind == 1 && lo->v[0].i <= tc_int_min(x->t)) lo = NULL;
+    if (hi && weak_hi && hi->wkind == 1 && hi->v[0].i >= tc_int_max(x->t)) hi = NULL;
+  }
   RNode cur = *x;
   cur.v = NULL;
   bool valid = true, owned = false;
   RV *curv = x->v;
+  if (lo && hi) {
+    LoomDType r3 = LOOM_DTYPE_COUNT;
+    RNode *all3[3] = {x, lo, hi};
+    for (int k = 0; k < 3; k++)
+      if (!all3[k]->weak) r3 = r3 == LOOM_DTYPE_COUNT ? all3[k]->t : promote(r3, all3[k]->t);
+    for (int k = 0; k < 3 && r3 != LOOM_DTYPE_COUNT; k++) {
+      if (!all3[k]->weak) continue;
+      if (all3[k]->wkind == 1 && r3 == LOOM_BOOL) r3 = LOOM_INT64;
+      if (all3[k]->wkind == 2 && !is_f(r3)) r3 = LOOM_FLOAT64;
+    }
+    if (r3 != LOOM_DTYPE_COUNT && r3 != x->t) {
+      RNode cx = *x;
+      cx.t = r3;
+      if (!rn_alloc(&cx)) return;
+      for (int64_t k = 0; k < cx.n; k++) cx.v[k] = rv_cast(x->t, r3, x->v[k]);
+      curv = cx.v;
+      owned = true;
+      cur.t = r3;
+    }
+  }
   RNode *steps[2] = {lo, hi};
   LoomOp sops[2] = {LOOM_OP_MAXIMUM, LOOM_OP_MINIMUM};
   for (int s = 0; s < 2 && valid; s++) {

@@ -108,6 +108,34 @@ static void test_f16_casts(void) {
   tc_free(&x64);
 }
 
+/* float64 -> float16 rounds once (NumPy), also where float32 would land on a float16 midpoint. */
+static void test_f16_from_f64_midpoints(void) {
+  enum { N = 20000 };
+  LoomArray x = tc_new1(LOOM_FLOAT64, N);
+  uint64_t rng = 7;
+  for (int i = 0; i < N; i++) {
+    int e = (int)(tc_rand_u64(&rng) % 40) - 26;
+    double m = 1024.0 + (double)(tc_rand_u64(&rng) % 1024) + 0.5; /* a midpoint's mantissa */
+    double eps = ldexp(1.0, e - 40) * (double)((int)(tc_rand_u64(&rng) % 5) - 2);
+    double v = ldexp(m, e - 10) + eps;
+    if (i % 101 == 0) v = 65519.999 + (double)(i % 7) * 1e-4; /* below the overflow midpoint */
+    tc_set_f(&x, i, tc_rand_u64(&rng) & 1 ? -v : v);
+  }
+  LoomGraph *g = NULL;
+  LoomNode a, h, b;
+  LoomArray out;
+  if (CHECK_OK(loom_graph_create(tc_ctx, &g)) && CHECK_OK(loom_input(g, &x, &a)) &&
+      CHECK_OK(loom_cast(g, a, LOOM_FLOAT16, &h)) && CHECK_OK(loom_cast(g, h, LOOM_FLOAT64, &b)) &&
+      CHECK_OK(tc_eval1(g, b, &out))) {
+    int bad = 0;
+    for (int i = 0; i < N; i++) bad += tc_get_f(&out, i) != tc_round_f16(tc_get_f(&x, i));
+    CHECK(bad == 0, "float64 -> float16 near midpoints: %d of %d not rounded once", bad, N);
+    loom_array_free(tc_ctx, &out);
+  }
+  loom_graph_destroy(g);
+  tc_free(&x);
+}
+
 /* A float16 sum used by further float16 math is rounded first: sum = 2049 -> 2048, + 1 -> 2048. */
 static void test_f16_reduction(void) {
   enum { N = 2049 };
@@ -296,6 +324,7 @@ int main(void) {
   if (!tc_init()) return 1;
   test_f16_fused_ops();
   test_f16_casts();
+  test_f16_from_f64_midpoints();
   test_f16_reduction();
   test_reciprocal();
   test_remainder();
