@@ -446,6 +446,19 @@ LLVMValueRef cg_elem(CgMath *m, LoomOp op, LoomDType t, const LLVMValueRef *args
     if (op == LOOM_OP_ASINH) alt = intr2(m, "llvm.copysign", alt, a);
     return LLVMBuildSelect(b, big, alt, r, "");
   }
+  if (fl && !m->libdevice && (op == LOOM_OP_COSH || op == LOOM_OP_SINH)) {
+    /* SLEEF's cosh/sinh overflow to inf where exp(|x|) does (|x| > ~709.78 / 88.72), short of their
+     * own limits (~710.48 / 89.42); there cosh(x) = e^(|x|/2) / 2 * e^(|x|/2) (sinh with x's sign). */
+    LLVMValueRef x0 = a;
+    LLVMValueRef r = libm_call(m, lm, t, &x0, 1);
+    LLVMValueRef ax = intr1(m, "llvm.fabs", a);
+    LLVMValueRef big = LLVMBuildFCmp(b, LLVMRealOGT, ax, fconst(m, t, t == LOOM_FLOAT64 ? 700.0 : 80.0), "");
+    LLVMValueRef hx = LLVMBuildFMul(b, ax, fconst(m, t, 0.5), "");
+    LLVMValueRef h = libm_call(m, "exp", t, &hx, 1);
+    LLVMValueRef alt = LLVMBuildFMul(b, LLVMBuildFMul(b, h, fconst(m, t, 0.5), ""), h, "");
+    if (op == LOOM_OP_SINH) alt = intr2(m, "llvm.copysign", alt, a);
+    return LLVMBuildSelect(b, big, alt, r, "");
+  }
   if (lm && fl && op != LOOM_OP_POW) {
     LLVMValueRef xs[2] = {a, bv};
     return libm_call(m, lm, t, xs, op == LOOM_OP_ATAN2 || op == LOOM_OP_HYPOT ? 2 : 1);

@@ -8,6 +8,7 @@
  *   comparison is exact (0 ulp).
  * - reciprocal: NumPy 2's integer 1/x (truncated: 1, -1, else 0; Loom's 1/0 is 0) and bool -> int8.
  * - float remainder: exact fmod (NumPy's npy_divmod) for operands of very different magnitudes.
+ * - cosh / sinh near their overflow limits (SLEEF's overflowed where exp does, ~0.7 short of it).
  * - the GPU code path, checked without a GPU in its PTX (loom_dump LOOM_DUMP_PTX, sm_90): float
  *   fmod goes through libdevice's exact __nv_fmod(f) (not div + truncate + multiply), and uint64 /
  *   int64 -> float64 conversions are single cvt.rn.f64.u64 / .s64 instructions (not via float32 or a
@@ -242,6 +243,40 @@ static void test_remainder(void) {
   }
 }
 
+/* cosh / sinh up to their own overflow limits (not exp's): found by the NumPy fuzzer. */
+static void test_cosh_sinh_range(void) {
+  static const double v[] = {-709.2854330592444, 709.9, 710.4, 710.5, 1.0, -700.5, 705.0, 300.0, -0.0, 20.0};
+  enum { N = sizeof v / sizeof v[0] };
+  LoomDType ts[2] = {LOOM_FLOAT64, LOOM_FLOAT32};
+  for (int k = 0; k < 2; k++) {
+    LoomArray x = tc_new1(ts[k], N);
+    for (int i = 0; i < N; i++) tc_set_f(&x, i, k ? v[i] / 8.0 : v[i]); /* float32: 88.66, 88.74, 88.8 ... */
+    LoomGraph *g = NULL;
+    LoomNode a, c, sh;
+    LoomNode roots[2];
+    LoomArray outs[2];
+    memset(outs, 0, sizeof outs);
+    if (CHECK_OK(loom_graph_create(tc_ctx, &g)) && CHECK_OK(loom_input(g, &x, &a)) &&
+        CHECK_OK(loom_unary(g, LOOM_OP_COSH, a, &c)) && CHECK_OK(loom_unary(g, LOOM_OP_SINH, a, &sh))) {
+      roots[0] = c;
+      roots[1] = sh;
+      if (CHECK_OK(loom_eval(g, 2, roots, outs))) {
+        for (int i = 0; i < N; i++) {
+          double xi = tc_get_f(&x, i);
+          double wc = tc_round_to(ts[k], cosh(xi)), ws = tc_round_to(ts[k], sinh(xi));
+          CHECK(tc_close_ulp(ts[k], tc_get_f(&outs[0], i), wc, 4) && tc_close_ulp(ts[k], tc_get_f(&outs[1], i), ws, 4),
+                "%s cosh/sinh(%.17g) = %.17g / %.17g, want %.17g / %.17g", loom_dtype_name(ts[k]), xi,
+                tc_get_f(&outs[0], i), tc_get_f(&outs[1], i), wc, ws);
+        }
+        loom_array_free(tc_ctx, &outs[0]);
+        loom_array_free(tc_ctx, &outs[1]);
+      }
+    }
+    loom_graph_destroy(g);
+    tc_free(&x);
+  }
+}
+
 /* ---- the GPU code path, in its PTX ------------------------------------------------------------------ */
 static int count_of(const char *text, const char *what) {
   int n = 0;
@@ -328,6 +363,7 @@ int main(void) {
   test_f16_reduction();
   test_reciprocal();
   test_remainder();
+  test_cosh_sinh_range();
   test_gpu_ptx();
   return tc_finish();
 }

@@ -450,7 +450,8 @@ def spread_of(runs, i):
     base = vs[0]
     if any(v.shape != base.shape for v in vs):
         return np.inf
-    with np.errstate(all="ignore"):
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
         if base.dtype.kind == "f" or base.dtype.kind in "biu":
             arr = np.stack([v.astype(np.float64) for v in vs])
             nan = np.isnan(arr)
@@ -626,8 +627,8 @@ def _float_to_int_cast(m):
     s = m.step
     if m.kind != "value":
         return False
-    to = s.meta.get("to")
-    if s.op in ("astype", "full") and to and np.dtype(to).kind in "iu":
+    to = s.meta.get("to") or s.meta.get("kw", {}).get("dtype")
+    if s.op in ("astype", "full", "sum", "prod", "mean") and to and np.dtype(to).kind in "iu":
         return True
     # an in-place op or setitem storing floats into an int array, a float scalar into int
     return s.kind == "inplace" and any(t.startswith("float") or t.startswith("np.float") for t in m.sig)
@@ -692,9 +693,9 @@ KNOWN = [
           and abs(m.step.meta["kw"]["axis"]) >= 2**31,
           _same(lambda xp: xp.sum(xp.asarray(np.arange(3)), axis=2**32))),
     Known("python-int-overflow-wraps", "issue 10 item 8",
-          "full / fill / setitem with a Python int out of the dtype's range wrap (NumPy: OverflowError)",
-          lambda m: m.op in ("full", "fill", "setitem") and m.kind in ("numpy-raises", "value")
-          and (isinstance(m.np_out.exc, OverflowError) or m.kind == "value"),
+          "full / fill / setitem with a Python scalar the dtype cannot hold wrap or convert silently (an int out "
+          "of range, NaN or inf into ints; NumPy: OverflowError / ValueError)",
+          lambda m: m.op in ("full", "fill", "setitem") and m.kind in ("numpy-raises", "value"),
           _same(lambda xp: xp.full((2,), 300, dtype="uint8"))),
     Known("nul-in-snippet", "issue 10 item 9",
           "a NUL byte in an ElementwiseKernel snippet truncates it (must raise ValueError, as RawModule does)",
@@ -723,12 +724,39 @@ KNOWN = [
     Known("square-bool", "issue 10 item 11", "square(bool) gives bool (NumPy: int8)",
           lambda m: m.kind == "dtype" and m.op == "square",
           _same(lambda xp: xp.square(xp.asarray(np.array([True]))))),
+    # ---- Python-layer bugs this fuzzer found (not in issue 10's list) ----
+    Known("transpose-empty-axes", "found by this fuzzer (python layer)",
+          "transpose(a, ()) of an n-d array (n > 0) is accepted as a no-op (NumPy: ValueError, axes don't match)",
+          lambda m: m.op == "transpose_axes" and m.kind == "numpy-raises",
+          _same(lambda xp: xp.transpose(xp.asarray(np.zeros((2, 3))), ()))),
+    Known("inplace-check-order", "found by this fuzzer (python layer)",
+          "an in-place op whose result cannot be cast back and whose shapes do not broadcast raises ValueError; "
+          "NumPy resolves the dtypes first and raises TypeError (UFuncTypeError)",
+          lambda m: m.step.kind == "inplace" and m.kind == "exception-class"
+          and isinstance(m.np_out.exc, TypeError) and isinstance(m.lm_out.exc, ValueError),
+          _same(lambda xp: _iadd_bad(xp))),
+    Known("setitem-leading-ones", "found by this fuzzer (python layer)",
+          "a[key] = v with v of extra leading size-1 dims raises 'cannot broadcast'; NumPy drops leading 1s",
+          lambda m: m.op == "setitem" and m.kind == "loom-raises" and "broadcast" in _msg(m.lm_out),
+          _same(lambda xp: _setitem_leading(xp))),
     Known("reciprocal-python", "issue 10 item 5 (Python side: the core has LOOM_OP_RECIPROCAL now)",
           "loom.reciprocal floor-divides ints (reciprocal(int32 -7) = -1, NumPy 0) and keeps bool (NumPy int8); "
           "python/ should call the core's reciprocal op (_core.ops['reciprocal'])",
           lambda m: m.op == "reciprocal" and m.kind in ("value", "dtype"),
           _same(lambda xp: xp.reciprocal(xp.asarray(np.array([-7], dtype=np.int32))))),
 ]
+
+
+def _iadd_bad(xp):
+    t = xp.asarray(np.zeros(2, dtype=np.int16))
+    t /= xp.asarray(np.ones(5))
+    return t
+
+
+def _setitem_leading(xp):
+    t = xp.asarray(np.zeros((2, 3), dtype=np.int16))
+    t[0] = xp.asarray(np.ones((1, 3), dtype=np.int16))
+    return t
 
 
 def _nul_snippet_accepted():
