@@ -237,11 +237,14 @@ static LoomStatus verify_instr(const KernelIr *k, int32_t i, Diag *d) {
   return LOOM_OK;
 }
 
-/* Marks in `need` every instruction root depends on. */
+/* Marks root in `need`; close_deps then marks everything the marked roots depend on (one backward
+ * sweep for all the roots of a phase, not one per root). */
 static void mark_deps(const KernelIr *k, int32_t root, uint8_t *need) {
-  if (root < 0 || root >= k->ninstr) return;
-  need[root] = 1;
-  for (int32_t i = root; i >= 0; i--) {
+  if (root >= 0 && root < k->ninstr) need[root] = 1;
+}
+
+static void close_deps(const KernelIr *k, uint8_t *need) {
+  for (int32_t i = k->ninstr - 1; i >= 0; i--) {
     if (!need[i]) continue;
     for (int s = 0; s < 3; s++) {
       int32_t x = k->instrs[i].src[s];
@@ -316,6 +319,7 @@ LoomStatus ir_verify_kernel(const KernelIr *k, Diag *d) {
     } else {
       st = BAD(d, "verify kernel: phase %d has unknown kind %d", p, ph->kind);
     }
+    if (need) close_deps(k, need);
     for (int32_t i = 0; i < k->ninstr && !st; i++)
       if (need[i] && k->instrs[i].kind == KI_ACC && k->instrs[i].phase >= p)
         st = BAD(d, "verify kernel: phase %d uses %%%d, the result of phase %d, which is not earlier", p, i,

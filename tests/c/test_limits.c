@@ -9,7 +9,8 @@
  *          (the pipeline must not be quadratic; kernels are split at a buffer budget);
  *   huge:  reductions over stride-0 inputs of 2^61+1 and INT64_MAX elements: min/max/any/all skip the
  *          repeated values, sum is refused with a clear error, and nothing overflows (UBSan build);
- *   snippets: the deepest ElementwiseKernel snippet the parser accepts runs in the small thread.
+ *   snippets: the deepest ElementwiseKernel snippets the front end accepts (98 nested parentheses,
+ *          expression height 254) run in the small thread; one past is a clean error.
  * LOOM_LIMITS_SCALE=k (default 1) multiplies the deep and wide sizes (for a long run by hand).
  */
 #include <pthread.h>
@@ -199,44 +200,51 @@ static void *deep_reductions(void *arg) {
   return NULL;
 }
 
-/* ---- deep snippets: the parser's nesting limit, run in the small thread ---------------------------- */
-static void *deep_snippet(void *arg) {
-  (void)arg;
-  enum { PARENS = 60 };
-  char op[4096];
-  size_t k = (size_t)snprintf(op, sizeof op, "y = ");
-  for (int i = 0; i < PARENS; i++) k += (size_t)snprintf(op + k, sizeof op - k, "(x + ");
-  k += (size_t)snprintf(op + k, sizeof op - k, "1");
-  for (int i = 0; i < PARENS; i++) k += (size_t)snprintf(op + k, sizeof op - k, ")");
-  snprintf(op + k, sizeof op - k, ";");
+/* ---- deep snippets: the front end's limits (98 nested parentheses: 200 nested rules; expression
+ * height 256), at the limit in the small thread, and a clean error one past it ------------------------ */
+static void snippet_case(const char *what, int n, bool parens, bool want_ok) {
+  char *op = malloc(16 * (size_t)n + 64);
+  size_t k = (size_t)sprintf(op, "y = ");
+  if (parens) {
+    for (int i = 0; i < n; i++) k += (size_t)sprintf(op + k, "(x + ");
+    k += (size_t)sprintf(op + k, "1");
+    for (int i = 0; i < n; i++) op[k++] = ')';
+  } else {
+    k += (size_t)sprintf(op + k, "x");
+    for (int i = 0; i < n; i++) k += (size_t)sprintf(op + k, " + 1");
+  }
+  sprintf(op + k, ";");
   LoomUserKernel *uk = NULL;
-  if (!CHECK_OK(loom_elementwise_kernel_create(tc_ctx, "float64 x", "float64 y", op, "deep", NULL, 1, &uk)))
-    return NULL;
+  LoomStatus st = loom_elementwise_kernel_create(tc_ctx, "float64 x", "float64 y", op, "deep", NULL, 1, &uk);
+  free(op);
+  if (!want_ok) {
+    CHECK(st == LOOM_ERR_INVALID_ARGUMENT && (strstr(loom_last_error(tc_ctx), "nested") ||
+                                              strstr(loom_last_error(tc_ctx), "too complex")),
+          "%s %d: %s (%s)", what, n, loom_status_name(st), loom_last_error(tc_ctx));
+    loom_user_kernel_destroy(uk);
+    return;
+  }
+  if (!CHECK(st == LOOM_OK, "%s %d: %s", what, n, loom_last_error(tc_ctx))) return;
   LoomArray x = tc_new1(LOOM_FLOAT64, 5), y = {0};
   for (int i = 0; i < 5; i++) tc_set_f(&x, i, i);
   if (CHECK_OK(loom_elementwise_kernel_call(uk, 1, &x, 1, &y, -1))) {
     int bad = 0;
-    for (int i = 0; i < 5; i++) bad += tc_get_f(&y, i) != 1.0 + PARENS * (double)i;
-    CHECK(bad == 0, "deep snippet: %d wrong values", bad);
+    for (int i = 0; i < 5; i++) bad += tc_get_f(&y, i) != (parens ? 1.0 + n * (double)i : (double)i + n);
+    CHECK(bad == 0, "%s %d: %d wrong values", what, n, bad);
     loom_array_free(tc_ctx, &y);
   }
-  /* nested past the parser's limit: a clean error, not a crash */
-  char *deep = malloc(20000);
-  size_t j = (size_t)snprintf(deep, 20000, "y = ");
-  for (int i = 0; i < 3000; i++) deep[j++] = '(';
-  deep[j++] = 'x';
-  for (int i = 0; i < 3000; i++) deep[j++] = ')';
-  deep[j++] = ';';
-  deep[j] = 0;
-  LoomUserKernel *bad = NULL;
-  CHECK(loom_elementwise_kernel_create(tc_ctx, "float64 x", "float64 y", deep, "deeper", NULL, 1, &bad) ==
-            LOOM_ERR_INVALID_ARGUMENT,
-        "3000 nested parentheses: %s", loom_last_error(tc_ctx));
-  CHECK(strstr(loom_last_error(tc_ctx), "nested") != NULL, "message: %s", loom_last_error(tc_ctx));
-  free(deep);
-  loom_user_kernel_destroy(bad);
   tc_free(&x);
   loom_user_kernel_destroy(uk);
+}
+
+static void *deep_snippet(void *arg) {
+  (void)arg;
+  snippet_case("nested parentheses", 98, true, true);
+  snippet_case("nested parentheses", 99, true, false);
+  snippet_case("nested parentheses", 3000, true, false);
+  snippet_case("expression height", 254, false, true);
+  snippet_case("expression height", 255, false, false);
+  printf("deep: snippets nested 98 parentheses / 254 operators deep run in a 256 KiB stack\n");
   return NULL;
 }
 
