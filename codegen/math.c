@@ -264,9 +264,10 @@ static LLVMValueRef float_divmod(CgMath *m, LoomDType t, LLVMValueRef a, LLVMVal
   LLVMBuilderRef b = m->b;
   LLVMValueRef zero = fconst(m, t, 0.0), one = fconst(m, t, 1.0);
   /* fmod must be exact (NumPy's is). The host's frem is libm's fmod; NVPTX would lower frem to
-   * a - trunc(a / b) * b, wrong once a / b is large or inexact: libdevice's fmod is exact. */
+   * a - trunc(a / b) * b, wrong once a / b is large or inexact: the device library's fmod (libdevice's
+   * __nv_fmod(f)) is exact. */
   LLVMValueRef fa[2] = {a, bv};
-  LLVMValueRef mod = m->libdevice ? libm_call(m, "fmod", t, fa, 2) : LLVMBuildFRem(b, a, bv, "");
+  LLVMValueRef mod = m->gpu ? libm_call(m, "fmod", t, fa, 2) : LLVMBuildFRem(b, a, bv, "");
   LLVMValueRef bz = LLVMBuildFCmp(b, LLVMRealOEQ, bv, zero, "");
   LLVMValueRef adiv = cg_fdiv(m, t, a, bv);
   LLVMValueRef div = cg_fdiv(m, t, LLVMBuildFSub(b, a, mod, ""), bv);
@@ -389,7 +390,7 @@ LLVMValueRef cg_elem(CgMath *m, LoomOp op, LoomDType t, const LLVMValueRef *args
     if (op == LOOM_OP_ASINH) alt = intr2(m, "llvm.copysign", alt, a);
     return LLVMBuildSelect(b, big, alt, r, "");
   }
-  if (fl && !m->libdevice && (op == LOOM_OP_COSH || op == LOOM_OP_SINH)) {
+  if (fl && !m->gpu && (op == LOOM_OP_COSH || op == LOOM_OP_SINH)) {
     /* SLEEF's cosh/sinh overflow to inf where exp(|x|) does (|x| > ~709.78 / 88.72), short of their
      * own limits (~710.48 / 89.42); there cosh(x) = e^(|x|/2) / 2 * e^(|x|/2) (sinh with x's sign). */
     LLVMValueRef x0 = a;
