@@ -390,6 +390,14 @@ LLVMValueRef cg_elem(CgMath *m, LoomOp op, LoomDType t, const LLVMValueRef *args
     if (op == LOOM_OP_ASINH) alt = intr2(m, "llvm.copysign", alt, a);
     return LLVMBuildSelect(b, big, alt, r, "");
   }
+  if (fl && !m->gpu && op == LOOM_OP_LOG1P) {
+    /* SLEEF's log1p gives inf near the largest floats (1 + x overflows inside); there
+     * log1p(x) = log(x) to rounding. */
+    LLVMValueRef x0 = a;
+    LLVMValueRef r = libm_call(m, lm, t, &x0, 1);
+    LLVMValueRef big = LLVMBuildFCmp(b, LLVMRealOGT, a, fconst(m, t, t == LOOM_FLOAT64 ? 1e300 : 1e36), "");
+    return LLVMBuildSelect(b, big, libm_call(m, "log", t, &x0, 1), r, "");
+  }
   if (fl && !m->gpu && (op == LOOM_OP_COSH || op == LOOM_OP_SINH)) {
     /* SLEEF's cosh/sinh overflow to inf where exp(|x|) does (|x| > ~709.78 / 88.72), short of their
      * own limits (~710.48 / 89.42); there cosh(x) = e^(|x|/2) / 2 * e^(|x|/2) (sinh with x's sign). */

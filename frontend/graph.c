@@ -246,8 +246,9 @@ LoomStatus loom_where(LoomGraph *g, LoomNode cond, LoomNode a, LoomNode b, LoomN
 /* clip follows NumPy 2's np.clip: for an integer x, a Python int bound at or below x's dtype minimum
  * (lower) or at or above its maximum (upper) is dropped first (it clips nothing); one bound left is
  * maximum(x, lo) or minimum(x, hi) (two-operand promotion); two bounds are the three-operand ufunc: its
- * dtype is the promotion of the strong operands, widened by the weak ones (NEP 50: a Python float makes
- * an integer result float64, a Python int a bool one int64), all three converted to it, then max / min. */
+ * dtype is the n-ary promotion of the strong operands, widened by the weak ones (NEP 50: a Python float
+ * makes an integer result float64, a Python int a bool one int64), all three converted to it, then
+ * max / min. */
 static bool is_weak(const LoomGraph *g, LoomNode x) { return (g->ir.nodes[x].flags & IR_FLAG_WEAK) != 0; }
 
 /* Whether weak node b is a Python int constant at or past integer dtype t's limit (low: the minimum). */
@@ -280,14 +281,20 @@ LoomStatus loom_clip(LoomGraph *g, LoomNode x, LoomNode lo, LoomNode hi, LoomNod
   }
   int32_t cur = x, src[2];
   if (ops[1] >= 0 && ops[2] >= 0) { /* the three-operand ufunc */
-    bool strong = false;
-    LoomDType r = LOOM_BOOL;
+    /* NumPy promotes the three together, not pairwise: with a float among them the result is the
+     * widest of each one's smallest safe float (int8, uint16, float16 -> float32, where pairwise
+     * promotion would give float64); without, the pairwise integer promotion (associative). */
+    bool strong = false, any_float = false;
+    LoomDType r = LOOM_BOOL, rf = LOOM_FLOAT16;
     for (int k = 0; k < 3; k++)
       if (!is_weak(g, ops[k])) {
         LoomDType t = (LoomDType)g->ir.nodes[ops[k]].dtype;
         r = strong ? dtype_promote(r, t) : t;
         strong = true;
+        any_float |= dtype_is_float(t);
+        if (t != LOOM_BOOL && dtype_bits(dtype_float_of(t)) > dtype_bits(rf)) rf = dtype_float_of(t);
       }
+    if (any_float) r = rf;
     if (strong) {
       for (int k = 0; k < 3; k++) {
         if (!is_weak(g, ops[k])) continue;

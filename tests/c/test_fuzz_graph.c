@@ -852,10 +852,16 @@ static void act_clip(Fz *f) {
   bool valid = true, owned = false;
   RV *curv = x->v;
   if (lo && hi) {
-    LoomDType r3 = LOOM_DTYPE_COUNT;
+    LoomDType r3 = LOOM_DTYPE_COUNT, rf = LOOM_FLOAT16;
     RNode *all3[3] = {x, lo, hi};
+    bool anyf = false;
     for (int k = 0; k < 3; k++)
-      if (!all3[k]->weak) r3 = r3 == LOOM_DTYPE_COUNT ? all3[k]->t : promote(r3, all3[k]->t);
+      if (!all3[k]->weak) {
+        r3 = r3 == LOOM_DTYPE_COUNT ? all3[k]->t : promote(r3, all3[k]->t);
+        anyf |= is_f(all3[k]->t);
+        if (all3[k]->t != LOOM_BOOL && tc_bits(float_of(all3[k]->t)) > tc_bits(rf)) rf = float_of(all3[k]->t);
+      }
+    if (anyf) r3 = rf; /* NumPy's n-ary promotion: the widest smallest-safe float */
     for (int k = 0; k < 3 && r3 != LOOM_DTYPE_COUNT; k++) {
       if (!all3[k]->weak) continue;
       if (all3[k]->wkind == 1 && r3 == LOOM_BOOL) r3 = LOOM_INT64;

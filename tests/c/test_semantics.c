@@ -277,6 +277,81 @@ static void test_cosh_sinh_range(void) {
   }
 }
 
+/* NumPy 2 results for Python scalars and clip that the NumPy fuzzer found differing (each value here
+ * is NumPy 2.4's answer). */
+static LoomNode u8_input(LoomGraph *g, LoomArray *a) {
+  static const int64_t vals[4] = {0, 1, 2, 255};
+  *a = tc_new1(LOOM_UINT8, 4);
+  for (int i = 0; i < 4; i++) tc_set_i(a, i, vals[i]);
+  LoomNode x = -1;
+  CHECK_OK(loom_input(g, a, &x));
+  return x;
+}
+
+static void expect_u8(LoomGraph *g, LoomNode y, LoomDType t, const double *want, const char *what) {
+  LoomArray out;
+  if (!tc_check_info(g, y, t, 1, NULL, what) || !CHECK_OK(tc_eval1(g, y, &out))) return;
+  for (int i = 0; i < 4; i++)
+    CHECK(tc_get_f(&out, i) == want[i], "%s [%d]: %g, want %g", what, i, tc_get_f(&out, i), want[i]);
+  loom_array_free(tc_ctx, &out);
+}
+
+static void test_scalars_and_clip(void) {
+  LoomGraph *g = NULL;
+  if (!CHECK_OK(loom_graph_create(tc_ctx, &g))) return;
+  LoomArray a, b;
+  LoomNode x = u8_input(g, &a), k, k2, y;
+  /* logical ops: a Python scalar's own truth value (no range check, no rounding) */
+  if (CHECK_OK(loom_weak_int(g, 300, &k)) && CHECK_OK(loom_binary(g, LOOM_OP_LOGICAL_AND, x, k, &y)))
+    expect_u8(g, y, LOOM_BOOL, (const double[]){0, 1, 1, 1}, "logical_and(u8, 300)");
+  LoomArray h = tc_new1(LOOM_FLOAT16, 4);
+  LoomNode hx;
+  if (CHECK_OK(loom_input(g, &h, &hx)) && CHECK_OK(loom_weak_float(g, 5e-324, &k)) &&
+      CHECK_OK(loom_binary(g, LOOM_OP_LOGICAL_OR, hx, k, &y)))
+    expect_u8(g, y, LOOM_BOOL, (const double[]){1, 1, 1, 1}, "logical_or(f16 zeros, 5e-324)");
+  /* comparisons with Python ints past the dtype: decided by the range */
+  if (CHECK_OK(loom_weak_int(g, -1, &k)) && CHECK_OK(loom_binary(g, LOOM_OP_GT, x, k, &y)))
+    expect_u8(g, y, LOOM_BOOL, (const double[]){1, 1, 1, 1}, "u8 > -1");
+  if (CHECK_OK(loom_weak_uint(g, UINT64_C(1) << 63, &k)) && CHECK_OK(loom_binary(g, LOOM_OP_EQ, x, k, &y)))
+    expect_u8(g, y, LOOM_BOOL, (const double[]){0, 0, 0, 0}, "u8 == 2**63");
+  LoomArray u64 = tc_new1(LOOM_UINT64, 4);
+  tc_set_i(&u64, 3, (I128)1 << 63);
+  LoomNode ux;
+  if (CHECK_OK(loom_input(g, &u64, &ux)) && CHECK_OK(loom_weak_uint(g, (UINT64_C(1) << 63) + 5, &k)) &&
+      CHECK_OK(loom_binary(g, LOOM_OP_ADD, ux, k, &y)))
+    expect_u8(g, y, LOOM_UINT64, (const double[]){0x1p63 + 5, 0x1p63 + 5, 0x1p63 + 5, 5},
+              "u64 + (2**63 + 5)");
+  CHECK(loom_binary(g, LOOM_OP_ADD, x, k, &y) == LOOM_ERR_INVALID_ARGUMENT, "u8 + 2**63+5: out of bounds");
+  /* clip: NumPy 2's np.clip */
+  if (CHECK_OK(loom_weak_int(g, -2, &k)) && CHECK_OK(loom_weak_int(g, 10, &k2)) && CHECK_OK(loom_clip(g, x, k, k2, &y)))
+    expect_u8(g, y, LOOM_UINT8, (const double[]){0, 1, 2, 10}, "clip(u8, -2, 10)");
+  if (CHECK_OK(loom_weak_float(g, 1e30, &k)) && CHECK_OK(loom_weak_int(g, 2147483647, &k2)) &&
+      CHECK_OK(loom_clip(g, x, k, k2, &y)))
+    expect_u8(g, y, LOOM_FLOAT64, (const double[]){1e30, 1e30, 1e30, 1e30}, "clip(u8, 1e30, 2**31-1)");
+  if (CHECK_OK(loom_weak_int(g, 300, &k)))
+    CHECK(loom_clip(g, x, k, -1, &y) == LOOM_ERR_INVALID_ARGUMENT, "clip(u8, 300, None): out of bounds");
+  b = tc_new1(LOOM_INT8, 4);
+  LoomNode i8, s16, s_f16;
+  if (CHECK_OK(loom_input(g, &b, &i8)) && CHECK_OK(loom_const_i64(g, 12, LOOM_UINT16, &s16)) &&
+      CHECK_OK(loom_const_f64(g, -2.431640625, LOOM_FLOAT16, &s_f16)) && CHECK_OK(loom_clip(g, i8, s16, s_f16, &y)))
+    expect_u8(g, y, LOOM_FLOAT32, (const double[]){-2.431640625, -2.431640625, -2.431640625, -2.431640625},
+              "clip(int8, uint16(12), float16(-2.43)): float32 (NumPy's n-ary promotion)");
+  /* mean with an integer dtype: int sum, float divide, truncating cast */
+  int32_t ax = 0;
+  if (CHECK_OK(loom_reduce_dtype(g, LOOM_REDUCE_MEAN, x, 1, &ax, 0, LOOM_INT32, &y))) {
+    LoomArray out;
+    if (tc_check_info(g, y, LOOM_INT32, 0, NULL, "mean(u8, dtype=int32)") && CHECK_OK(tc_eval1(g, y, &out))) {
+      CHECK(tc_get_i(&out, 0) == 64, "mean([0,1,2,255], dtype=int32) = %lld, want 64", (long long)tc_get_i(&out, 0));
+      loom_array_free(tc_ctx, &out);
+    }
+  }
+  loom_graph_destroy(g);
+  tc_free(&a);
+  tc_free(&b);
+  tc_free(&h);
+  tc_free(&u64);
+}
+
 /* ---- the GPU code path, in its PTX ------------------------------------------------------------------ */
 static int count_of(const char *text, const char *what) {
   int n = 0;
@@ -364,6 +439,7 @@ int main(void) {
   test_reciprocal();
   test_remainder();
   test_cosh_sinh_range();
+  test_scalars_and_clip();
   test_gpu_ptx();
   return tc_finish();
 }
