@@ -544,18 +544,17 @@ LoomStatus ir_weak_range_error(const IrGraph *g, int32_t x, LoomDType t, Diag *d
  * 5e-324) is true; logical_and(u8, 300) is defined). A weak int outside the integer target's range is
  * an error, except for comparisons, whose result it decides: *range is then -1 (below every value of
  * the target) or 1 (above), and *out is not set. */
+static LoomDType weak_target(LoomDType wt, LoomDType partner, OpRule rule) {
+  DKind kw = dtype_kind(wt), kp = dtype_kind(partner);
+  if (rule == RULE_LOGICAL) return LOOM_BOOL;
+  if (kw == DK_BOOL) return partner;
+  if (kw == DK_INT || kw == DK_UINT) return kp == DK_BOOL ? LOOM_INT64 : partner;
+  return kp == DK_FLOAT ? partner : LOOM_FLOAT64;
+}
+
 static LoomStatus resolve_weak(IrGraph *g, int32_t x, LoomDType partner, OpRule rule, int32_t *out, int *range,
                                Diag *d) {
-  const IrNode *n = &g->nodes[x];
-  LoomDType wt = (LoomDType)n->dtype;
-  DKind kw = dtype_kind(wt), kp = dtype_kind(partner);
-  LoomDType target;
-  *range = 0;
-  if (rule == RULE_LOGICAL) target = LOOM_BOOL;
-  else if (kw == DK_BOOL) target = partner;
-  else if (kw == DK_INT || kw == DK_UINT) target = kp == DK_BOOL ? LOOM_INT64 : partner;
-  else target = kp == DK_FLOAT ? partner : LOOM_FLOAT64;
-  (void)kw;
+  LoomDType target = weak_target((LoomDType)g->nodes[x].dtype, partner, rule);
   LoomStatus st = ir_weak_to(g, x, target, range, out, d);
   if (st != LOOM_OK || *range == 0) return st;
   if (rule == RULE_COMPARE && dtype_is_int(partner)) return LOOM_OK;
@@ -628,22 +627,30 @@ static LoomStatus elem_build(IrGraph *g, LoomOp op, int n, const int32_t *src_in
     weak[k] = (g->nodes[src[k]].flags & IR_FLAG_WEAK) != 0;
     all_weak = all_weak && weak[k];
   }
+  /* NumPy's order of errors: dtypes (TypeError), then shapes (ValueError), then a Python int out of
+   * its dtype's range (OverflowError, found when the value is converted) */
   LoomStatus st;
+  int w = -1, sp = -1;
   if (!all_weak) {
     int first = 0;
     if (info->rule == RULE_WHERE) first = 1; /* a condition is a truth value: any dtype will do */
     if (n - first == 2 && weak[first] != weak[first + 1]) {
-      int w = weak[first] ? first : first + 1, s = w == first ? first + 1 : first, range;
-      if ((st = resolve_weak(g, src[w], (LoomDType)g->nodes[src[s]].dtype, info->rule, &src[w], &range, d))) return st;
-      if (range != 0) return compare_out_of_range(g, op, src[s], w > s ? range : -range, out, d);
+      w = weak[first] ? first : first + 1;
+      sp = w == first ? first + 1 : first;
     }
   }
   LoomDType t[3] = {LOOM_BOOL, LOOM_BOOL, LOOM_BOOL}, rt;
   for (int k = 0; k < n; k++) t[k] = (LoomDType)g->nodes[src[k]].dtype;
+  if (w >= 0) t[w] = weak_target(t[w], t[sp], info->rule);
   if ((st = ir_elem_result_dtype(op, t, &rt, d))) return st;
   int ndim = 0;
   int64_t shape[LOOM_MAX_RANK];
   if ((st = broadcast_shapes(g, n, src, &ndim, shape, d))) return st;
+  if (w >= 0) {
+    int range;
+    if ((st = resolve_weak(g, src[w], (LoomDType)g->nodes[src[sp]].dtype, info->rule, &src[w], &range, d))) return st;
+    if (range != 0) return compare_out_of_range(g, op, src[sp], w > sp ? range : -range, out, d);
+  }
   if (ir_numel(ndim, shape) < 0) {
     char b[400];
     ir_format_shape(b, sizeof b, ndim, shape);

@@ -196,6 +196,11 @@ class Program:
                 o = OPERATORS[name]
                 fn = eval("lambda xp, a, b: a " + o + " b")
                 code = "{out} = {0} " + o + " {1}"
+            elif rng.random() < 0.2:  # the ufunc's dtype= (NumPy: the loop's dtype, inputs cast to it)
+                dt = rng.choice(["int16", "int64", "uint32", "float32", "float64"])
+                fn = (lambda xp, a, b, n=name, dt=dt: getattr(xp, n)(a, b, dtype=dt))
+                code = "{out} = xp." + name + "({0}, {1}, dtype='" + dt + "')"
+                return self.add(Step("binary", name, fn, args, code, inexact=name in INEXACT, meta={"dtype_kw": dt}))
             else:
                 fn = (lambda xp, a, b, n=name: getattr(xp, n)(a, b))
                 code = "{out} = xp." + name + "({0}, {1})"
@@ -255,6 +260,13 @@ class Program:
             return self.add(Step("view", "reshape", lambda xp, a, s=shape: a.reshape(s), [x],
                                  "{out} = {0}.reshape(" + repr(shape) + ")"))
         if k == 4:
+            if rng.random() < 0.3:  # memory orders: Fortran-order ravel and reshape read columns first
+                if rng.random() < 0.5:
+                    return self.add(Step("view", "ravel_F", lambda xp, a: xp.ravel(a, order="F"), [x],
+                                         "{out} = xp.ravel({0}, order='F')"))
+                shape = rng.choice([(-1,), (2, -1), (-1, 2)])
+                return self.add(Step("view", "reshape_F", lambda xp, a, s=shape: xp.reshape(a, s, order="F"), [x],
+                                     "{out} = xp.reshape({0}, " + repr(shape) + ", order='F')"))
             return self.add(Step("view", "ravel", lambda xp, a: xp.ravel(a), [x], "{out} = xp.ravel({0})"))
         if k == 5:
             ax = rng.choice([None, 0, -1, 1])
@@ -775,6 +787,24 @@ KNOWN = [
           "a[key] = v with v of extra leading size-1 dims raises 'cannot broadcast'; NumPy drops leading 1s",
           lambda m: m.op == "setitem" and m.kind == "loom-raises" and "broadcast" in _msg(m.lm_out),
           _same(lambda xp: _setitem_leading(xp))),
+    Known("reduce-0d-int-axis", "found by this fuzzer (python layer)",
+          "a.sum(axis=0) or axis=-1 of a 0-d array raises AxisError; NumPy accepts an int axis 0 / -1 there "
+          "(a tuple (0,) is an AxisError in both)",
+          lambda m: m.step.kind == "reduce" and m.kind == "loom-raises" and isinstance(m.lm_out.exc, IndexError)
+          and m.step.meta.get("kw", {}).get("axis") in (0, -1),
+          _same(lambda xp: xp.sum(xp.asarray(np.float64(2.0)), axis=0))),
+    # ---- the CuPy-compatibility issue's classes (python layer), which this fuzzer covers too ----
+    Known("ufunc-dtype-kw", "CuPy-compatibility issue: ufunc dtype= (python layer)",
+          "a ufunc's dtype= casts the result; NumPy computes in that dtype (operands cast to it same_kind, no "
+          "matching loop: TypeError), so int8 + int8 with dtype=int16 does not wrap",
+          lambda m: "dtype_kw" in m.step.meta,
+          _same(lambda xp: xp.add(xp.asarray(np.array([100], dtype=np.int8)), xp.asarray(np.array([100], dtype=np.int8)),
+                                  dtype="int16"))),
+    Known("memory-order-F", "CuPy-compatibility issue: memory orders (python layer)",
+          "ravel(order='F') ignores the order and returns C order (a silent wrong answer); reshape(order='F') "
+          "raises NotImplementedError",
+          lambda m: m.op in ("ravel_F", "reshape_F"),
+          _same(lambda xp: xp.ravel(xp.asarray(np.arange(6).reshape(2, 3)), order="F"))),
     Known("reciprocal-python", "issue 10 item 5 (Python side: the core has LOOM_OP_RECIPROCAL now)",
           "loom.reciprocal floor-divides ints (reciprocal(int32 -7) = -1, NumPy 0) and keeps bool (NumPy int8); "
           "python/ should call the core's reciprocal op (_core.ops['reciprocal'])",
