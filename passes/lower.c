@@ -2,19 +2,22 @@
  *
  * Contract. Requires: m->plan from pass_fuse. Guarantees: m->schedule holds one SchedKernel per fused
  * kernel in plan order, named k0, k1, ...; each KernelIr obeys ir.h's typing rules (every KI_CAST is
- * explicit, no instruction has dtype float16); one buffer per distinct (leaf, view) read and one per
+ * explicit, no instruction has a storage dtype but a rounding cast); one buffer per distinct (leaf, view) read and one per
  * store; bindings: inputs -> SB_INPUT with the composed view, realized nodes read elsewhere ->
  * SB_TEMP (C-contiguous, a SchedTemp each), roots -> SB_OUTPUT with m->outs[i]'s strides; layouts from
  * the strides (0 -> KL_ZERO, 1 -> KL_ONE, else KL_ANY); index_bits 32 when every extent and the point
  * count fit in int32. Empty kernels are still emitted.
  *
- * float16 (NumPy rounds every float16 result): a node of dtype float16 (an op's result, a cast, a
- * reduction) is computed in float32 and then rounded to float16 and back (KI_CAST to f16, KI_CAST
- * to f32), unless its value is known to be a float16 value already: a load of a float16 buffer, a
- * constant, a cast from bool or an 8-bit int, the result of such a rounding, or neg / abs / sign /
- * copysign / floor / ceil / trunc / rint / maximum / minimum / fmax / fmin / where of such values.
- * A cast from float64 to float16 rounds once, as NumPy's does (round16_f64: through float32, with
- * the double-rounding case fixed up; no double -> half instruction, which hosts lack).
+ * Storage dtypes float16 and bfloat16 (NumPy and ml_dtypes round every result): a node of such a
+ * dtype S (an op's result, a cast, a reduction) is computed in float32 and then rounded to S and back
+ * (KI_CAST to S, KI_CAST to f32), unless its value is known to be an S value already: a load of an S
+ * buffer, a constant S holds, a cast from bool or an 8-bit int, the result of such a rounding, or
+ * neg / abs / sign / copysign / floor / ceil / trunc / rint / maximum / minimum / fmax / fmin /
+ * where of such values (the `exact` bits). A value that float32 does not hold exactly is rounded to
+ * S once: float64 -> float16 through round16_f64 (through float32, with the double-rounding case
+ * fixed up; no double -> half instruction, which hosts lack); float64 and 32/64-bit ints ->
+ * bfloat16 by one rounding cast (codegen rounds those once). A node stored into an S buffer as it
+ * is (for_store) skips the pair: the store rounds (once, by the same rules).
  *
  * Approach: per kernel, a memoized walk of each stored node's cone, per phase space (the (o, r)
  * space of REDUCE/MAP phases, the o space of the FINAL phase); reads are classified by
@@ -40,7 +43,7 @@ typedef struct Lower {
   int32_t *touched, ntouched, captouched; /* memo entries set for the current kernel */
   int32_t *frames, capframes;  /* value(): the explicit stack (node, space, start, next operand) */
   KInstr *ins;
-  uint8_t *exact16;            /* per instruction: its value is a float16 value (see round16) */
+  uint8_t *exact;              /* per instruction: EXACT_F16 / EXACT_BF16 bits (see round_to) */
   int32_t nins, capins;
   int32_t *itab, itcap;        /* hash table of ins (CSE), -1 empty */
   KBuffer *bufs;
@@ -66,32 +69,45 @@ static LoomStatus oom(Lower *l) { return diag_error(l->d, LOOM_ERR_OUT_OF_MEMORY
 
 static uint32_t instr_hash(const KInstr *in) { return (uint32_t)ir_hash_bytes(in, sizeof *in, 0); }
 
-/* Whether instruction `in` (about to be appended) yields a value that float16 holds exactly. */
-static bool is_exact16(const Lower *l, const KInstr *in) {
+enum { EXACT_F16 = 1, EXACT_BF16 = 2 };
+
+/* The exact bit of storage dtype s (float16, bfloat16); 0 for others. */
+static uint8_t exact_bit(LoomDType s) {
+  return s == LOOM_FLOAT16 ? EXACT_F16 : s == LOOM_BFLOAT16 ? EXACT_BF16 : 0;
+}
+
+/* The storage dtypes whose values instruction `in` (about to be appended) yields exactly, as bits. */
+static uint8_t is_exact(const Lower *l, const KInstr *in) {
   switch (in->kind) {
-  case KI_LOAD: return l->bufs[in->buf].dtype == LOOM_FLOAT16;
-  case KI_CONST:
-    if (!dtype_is_float((LoomDType)in->dtype)) return false;
-    return in->value.f != in->value.f || ir_scalar_canon(LOOM_FLOAT16, in->value).f == in->value.f;
+  case KI_LOAD: return exact_bit((LoomDType)l->bufs[in->buf].dtype);
+  case KI_CONST: {
+    if (!dtype_is_float((LoomDType)in->dtype)) return 0;
+    if (in->value.f != in->value.f) return EXACT_F16 | EXACT_BF16;
+    return (uint8_t)((ir_scalar_canon(LOOM_FLOAT16, in->value).f == in->value.f ? EXACT_F16 : 0) |
+                     (ir_scalar_canon(LOOM_BFLOAT16, in->value).f == in->value.f ? EXACT_BF16 : 0));
+  }
   case KI_CAST: {
-    LoomDType from = (LoomDType)l->ins[in->src[0]].dtype;
-    return from == LOOM_FLOAT16 || from == LOOM_BOOL || from == LOOM_INT8 || from == LOOM_UINT8;
+    LoomDType from = (LoomDType)l->ins[in->src[0]].dtype, to = (LoomDType)in->dtype;
+    if (exact_bit(from)) return exact_bit(from);
+    if (from == LOOM_BOOL || from == LOOM_INT8 || from == LOOM_UINT8) return EXACT_F16 | EXACT_BF16;
+    if (dtype_is_float(from) && dtype_is_float(to)) return l->exact[in->src[0]]; /* f32 <-> f64 */
+    return 0;
   }
   case KI_ACC: { /* min / max pick one of the folded values */
     const KPhase *ph = &l->phases[in->phase];
-    return (ph->reduce_op == LOOM_REDUCE_MIN || ph->reduce_op == LOOM_REDUCE_MAX) && l->exact16[ph->value];
+    return ph->reduce_op == LOOM_REDUCE_MIN || ph->reduce_op == LOOM_REDUCE_MAX ? l->exact[ph->value] : 0;
   }
   case KI_ELEM:
     switch (in->op) {
     case LOOM_OP_NEG: case LOOM_OP_ABS: case LOOM_OP_SIGN: case LOOM_OP_FLOOR: case LOOM_OP_CEIL:
     case LOOM_OP_TRUNC: case LOOM_OP_RINT:
-      return l->exact16[in->src[0]];
+      return dtype_is_float((LoomDType)in->dtype) ? l->exact[in->src[0]] : 0;
     case LOOM_OP_COPYSIGN: case LOOM_OP_MAXIMUM: case LOOM_OP_MINIMUM: case LOOM_OP_FMAX: case LOOM_OP_FMIN:
-      return l->exact16[in->src[0]] && l->exact16[in->src[1]];
-    case LOOM_OP_WHERE: return l->exact16[in->src[1]] && l->exact16[in->src[2]];
-    default: return false;
+      return dtype_is_float((LoomDType)in->dtype) ? l->exact[in->src[0]] & l->exact[in->src[1]] : 0;
+    case LOOM_OP_WHERE: return l->exact[in->src[1]] & l->exact[in->src[2]];
+    default: return 0;
     }
-  default: return false;
+  default: return 0;
   }
 }
 
@@ -122,13 +138,13 @@ static LoomStatus emit(Lower *l, const KInstr *in, int32_t *out) {
     KInstr *na = grow(l, l->ins, l->nins, &cap, sizeof *na);
     uint8_t *ne = arena_alloc(l->m->arena, (size_t)(cap > 0 ? cap : 1));
     if (!na || !ne) return oom(l);
-    if (l->nins) memcpy(ne, l->exact16, (size_t)l->nins);
+    if (l->nins) memcpy(ne, l->exact, (size_t)l->nins);
     l->ins = na;
-    l->exact16 = ne;
+    l->exact = ne;
     l->capins = cap;
   }
   l->ins[l->nins] = *in;
-  l->exact16[l->nins] = is_exact16(l, in);
+  l->exact[l->nins] = is_exact(l, in);
   l->itab[j] = l->nins;
   *out = l->nins++;
   return LOOM_OK;
@@ -154,15 +170,15 @@ static LoomStatus cast_to(Lower *l, int32_t x, LoomDType dt, int32_t *out) {
   return emit(l, &in, out);
 }
 
-/* The float32 value x (or a float64 one, rounded once) rounded to float16, as NumPy rounds every
- * float16 result: KI_CAST to f16 then back to f32, or x itself when it is a float16 value already. */
-static LoomStatus round16(Lower *l, int32_t x, int32_t *out) {
-  if (l->exact16[x] && l->ins[x].dtype == LOOM_FLOAT32) {
+/* The float32 value x rounded to storage dtype s (float16, bfloat16), as NumPy / ml_dtypes round
+ * every such result: KI_CAST to s then back to f32, or x itself when it is an s value already. */
+static LoomStatus round_to(Lower *l, int32_t x, LoomDType s, int32_t *out) {
+  if ((l->exact[x] & exact_bit(s)) && l->ins[x].dtype == LOOM_FLOAT32) {
     *out = x;
     return LOOM_OK;
   }
   int32_t h;
-  LoomStatus st = cast_to(l, x, LOOM_FLOAT16, &h);
+  LoomStatus st = cast_to(l, x, s, &h);
   if (st != LOOM_OK) return st;
   return cast_to(l, h, LOOM_FLOAT32, out);
 }
@@ -232,8 +248,36 @@ static LoomStatus round16_f64(Lower *l, int32_t x, int32_t *out) {
   in.src[2] = r;
   if ((st = emit(l, &in, &ok)) != LOOM_OK) return st;
   if ((st = cast_to(l, ok, LOOM_FLOAT32, out)) != LOOM_OK) return st;
-  l->exact16[*out] = 1; /* a float16 value by construction */
+  l->exact[*out] |= EXACT_F16; /* a float16 value by construction */
   return LOOM_OK;
+}
+
+/* Whether a value of dtype t reaches bfloat16 with one rounding only when cast directly (float32
+ * does not hold every t value): codegen's cast to bfloat16 rounds these once. */
+static bool bf16_wide(LoomDType t) {
+  return t == LOOM_FLOAT64 || t == LOOM_COMPLEX128 || (dtype_is_int(t) && dtype_bits(t) >= 32);
+}
+
+/* Value x (any non-storage dtype) rounded once to storage dtype s, as a float32 instruction (complex:
+ * its real part, as every cast to a real dtype). for_store: the value only goes to stores into s
+ * buffers, which round it themselves: returned unrounded where their rounding is the single one. */
+static LoomStatus round_once(Lower *l, int32_t x, LoomDType s, bool for_store, int32_t *out) {
+  LoomDType from = (LoomDType)l->ins[x].dtype;
+  LoomStatus st;
+  if (s == LOOM_BFLOAT16 && bf16_wide(from)) {
+    if (for_store) return (*out = x, LOOM_OK);
+    if (from == LOOM_COMPLEX128 && (st = cast_to(l, x, LOOM_FLOAT64, &x)) != LOOM_OK) return st;
+    int32_t h;
+    if ((st = cast_to(l, x, LOOM_BFLOAT16, &h)) != LOOM_OK) return st;
+    return cast_to(l, h, LOOM_FLOAT32, out);
+  }
+  if (s == LOOM_FLOAT16 && (from == LOOM_FLOAT64 || from == LOOM_COMPLEX128)) {
+    if (from == LOOM_COMPLEX128 && (st = cast_to(l, x, LOOM_FLOAT64, &x)) != LOOM_OK) return st;
+    return round16_f64(l, x, out);
+  }
+  /* float32 holds x exactly (or, for float16, every x it does not hold is past float16's range) */
+  if ((st = cast_to(l, x, LOOM_FLOAT32, &x)) != LOOM_OK) return st;
+  return for_store ? (*out = x, LOOM_OK) : round_to(l, x, s, out);
 }
 
 static KLayout layout_of(int64_t stride) {
@@ -298,7 +342,7 @@ static LoomStatus reduce_result(Lower *l, int j, bool for_store, int32_t *out) {
   if (op == LOOM_REDUCE_MEAN) {
     /* NumPy: sum in the result dtype, divide (true_divide: float64 for an integer or bool dtype=), then
      * cast to the result dtype (truncating) */
-    LoomDType qd = dtype_is_float(rd) ? rd : LOOM_FLOAT64;
+    LoomDType qd = dtype_is_float(rd) || dtype_is_complex(rd) ? rd : LOOM_FLOAT64;
     int32_t sz, num, den;
     init_instr(&in, KI_REDSIZE, LOOM_INT64);
     if ((st = emit(l, &in, &sz)) != LOOM_OK) return st;
@@ -310,10 +354,8 @@ static LoomStatus reduce_result(Lower *l, int j, bool for_store, int32_t *out) {
     in.src[1] = den;
     if ((st = emit(l, &in, &a)) != LOOM_OK) return st;
   }
-  if (r->dtype == LOOM_FLOAT16 && !for_store) { /* a store to its float16 buffer rounds anyway */
-    if ((st = cast_to(l, a, LOOM_FLOAT32, &a)) != LOOM_OK) return st;
-    return round16(l, a, out);
-  }
+  if (exact_bit((LoomDType)r->dtype) && !for_store) /* a store to its float16 / bfloat16 buffer rounds anyway */
+    return round_once(l, a, (LoomDType)r->dtype, false, out);
   return cast_to(l, a, rd, out);
 }
 
@@ -359,20 +401,15 @@ static LoomStatus set_memo(Lower *l, int32_t x, int space, int32_t v) {
 
 /* The instruction computing ELEM/CAST node x (a cone node) from its operands' instructions s[]. */
 /* for_store: x's value is only stored into buffers of x's dtype (x is a boundary computed as the
- * start of its store), which round it themselves: no float16 rounding here. */
+ * start of its store), which round it themselves: no float16 / bfloat16 rounding here. */
 static LoomStatus emit_node(Lower *l, int32_t x, const int32_t *s_in, bool for_store, int32_t *out) {
   const IrNode *n = &l->g->nodes[x];
   LoomStatus st;
   int32_t s[3] = {s_in[0], s_in[1], s_in[2]};
   LoomDType rd = dtype_compute((LoomDType)n->dtype);
-  bool f16 = n->dtype == LOOM_FLOAT16 && !for_store;
-  if (n->kind == IR_CAST) {
-    LoomDType from = (LoomDType)l->ins[s[0]].dtype;
-    if (!f16) return cast_to(l, s[0], rd, out);
-    if (from == LOOM_FLOAT64) return round16_f64(l, s[0], out); /* one rounding, f64 -> f16 */
-    if ((st = cast_to(l, s[0], LOOM_FLOAT32, &s[0])) != LOOM_OK) return st;
-    return round16(l, s[0], out);
-  }
+  LoomDType sd = (LoomDType)n->dtype; /* a storage dtype when rd != sd */
+  if (n->kind == IR_CAST)
+    return rd != sd ? round_once(l, s[0], sd, for_store, out) : cast_to(l, s[0], rd, out);
   LoomOp op = (LoomOp)n->op;
   const OpInfo *info = op_info(op);
   if (!info) return diag_error(l->d, LOOM_ERR_INTERNAL, "lower: unknown op %d at %%%d", op, x);
@@ -389,8 +426,7 @@ static LoomStatus emit_node(Lower *l, int32_t x, const int32_t *s_in, bool for_s
     LoomDType od = dtype_compute(ir_elem_operand_dtype(op, (LoomDType)n->dtype, da, db));
     for (int i = 0; i < info->arity; i++)
       if ((st = cast_to(l, s[i], od, &s[i])) != LOOM_OK) return st;
-    bool pred = info->rule == RULE_PRED || info->rule == RULE_COMPARE || info->rule == RULE_LOGICAL;
-    res = pred ? LOOM_BOOL : od;
+    res = ir_elem_value_dtype(op, od);
   }
   init_instr(&in, KI_ELEM, res);
   in.op = (uint16_t)op;
@@ -398,7 +434,7 @@ static LoomStatus emit_node(Lower *l, int32_t x, const int32_t *s_in, bool for_s
   int32_t e;
   if ((st = emit(l, &in, &e)) != LOOM_OK) return st;
   if ((st = cast_to(l, e, rd, &e)) != LOOM_OK) return st;
-  return f16 ? round16(l, e, out) : (*out = e, LOOM_OK);
+  return rd != sd && !for_store ? round_to(l, e, sd, out) : (*out = e, LOOM_OK);
 }
 
 /* Writes frame nf (node x, next operand 0, start) of value()'s stack, growing it as needed. */
@@ -512,7 +548,7 @@ static LoomStatus lower_kernel(Lower *l, int32_t kidx) {
   l->K = K;
   l->nins = l->nbuf = l->nstore = l->nphase = 0;
   l->ins = NULL;
-  l->exact16 = NULL;
+  l->exact = NULL;
   l->bufs = NULL;
   l->bind = NULL;
   l->stores = NULL;
@@ -538,12 +574,10 @@ static LoomStatus lower_kernel(Lower *l, int32_t kidx) {
     }
     int32_t v;
     if ((st = value(l, r->src[0], 0, true, false, &v)) != LOOM_OK) return st;
-    bool to_f16 = r->dtype == LOOM_FLOAT16 && (op == LOOM_REDUCE_SUM || op == LOOM_REDUCE_PROD || op == LOOM_REDUCE_MEAN);
-    if (to_f16 && l->ins[v].dtype == LOOM_FLOAT64) { /* dtype=float16: each value rounded once first */
-      if ((st = round16_f64(l, v, &v)) != LOOM_OK) return st;
-    } else if (to_f16) {
-      if ((st = cast_to(l, v, LOOM_FLOAT32, &v)) != LOOM_OK || (st = round16(l, v, &v)) != LOOM_OK) return st;
-    }
+    /* dtype=float16 / bfloat16: each value rounded once to it first */
+    bool to_storage = exact_bit((LoomDType)r->dtype) &&
+                      (op == LOOM_REDUCE_SUM || op == LOOM_REDUCE_PROD || op == LOOM_REDUCE_MEAN);
+    if (to_storage && (st = round_once(l, v, (LoomDType)r->dtype, false, &v)) != LOOM_OK) return st;
     if ((st = cast_to(l, v, acc, &v)) != LOOM_OK) return st;
     KPhase *ph = &l->phases[l->nphase++];
     memset(ph, 0, sizeof *ph);

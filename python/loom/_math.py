@@ -4,7 +4,7 @@ them), rounding, clip, and the products and comparisons loom computes on the hos
 import numpy
 
 from . import _core
-from ._common import _OPS, _code, _from_numpy
+from ._common import _OPS, _code, _from_numpy, _kind
 from ._ndarray import ndarray, _operand, _finish, _host
 from ._creation import asarray, asnumpy
 
@@ -99,16 +99,14 @@ def square(x, out=None):
     return _finish(_core.binary(_OPS["mul"], x, x), out)
 
 
-def reciprocal(x, out=None):
-    x = asarray(x)
-    one = _core.const(1, x._dtype_code)
-    op = "truediv" if x.dtype.kind == "f" else "floordiv"
-    return _finish(_core.cast(_core.binary(_OPS[op], one, x), x._dtype_code), out)
+reciprocal = _make_unary("reciprocal", "reciprocal")  # ints: 1 / x truncated, bool -> int8 (NumPy 2)
 
 
 def fabs(x, out=None):
     x = asarray(x)
-    if x.dtype.kind != "f":  # NumPy's float loop: int8 -> float16, int16 -> float32, ...
+    if _kind(x.dtype) == "c":
+        raise TypeError("ufunc 'fabs' not supported for the input types (complex): use absolute")
+    if _kind(x.dtype) != "f":  # NumPy's float loop: int8 -> float16, int16 -> float32, ...
         x = x.astype(numpy.result_type(x.dtype, numpy.float16))
     return _finish(_core.unary(_OPS["abs"], x), out)
 
@@ -116,8 +114,8 @@ def fabs(x, out=None):
 def around(a, decimals=0, out=None):
     a = asarray(a)
     if decimals == 0:
-        r = _core.unary(_OPS["rint"], a) if a.dtype.kind == "f" else a.copy()
-    elif a.dtype.kind == "f":
+        r = _core.unary(_OPS["rint"], a) if _kind(a.dtype) in "fc" else a.copy()
+    elif _kind(a.dtype) in "fc":
         s = 10.0 ** decimals
         r = _core.binary(_OPS["truediv"], _core.unary(_OPS["rint"], a * s), s)
     else:
@@ -127,6 +125,8 @@ def around(a, decimals=0, out=None):
 
 round_ = around
 _UFUNCS.update(positive=positive, square=square, reciprocal=reciprocal, fabs=fabs)
+from ._complex import conjugate as _conjugate  # noqa: E402 (it imports this module's siblings)
+_UFUNCS.update(conjugate=_conjugate, conj=_conjugate)
 
 
 def clip(a, a_min=None, a_max=None, out=None, **kw):

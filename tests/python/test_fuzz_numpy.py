@@ -805,11 +805,6 @@ KNOWN = [
           "raises NotImplementedError",
           lambda m: m.op in ("ravel_F", "reshape_F"),
           _same(lambda xp: xp.ravel(xp.asarray(np.arange(6).reshape(2, 3)), order="F"))),
-    Known("reciprocal-python", "issue 10 item 5 (Python side: the core has LOOM_OP_RECIPROCAL now)",
-          "loom.reciprocal floor-divides ints (reciprocal(int32 -7) = -1, NumPy 0) and keeps bool (NumPy int8); "
-          "python/ should call the core's reciprocal op (_core.ops['reciprocal'])",
-          lambda m: m.op == "reciprocal" and m.kind in ("value", "dtype"),
-          _same(lambda xp: xp.reciprocal(xp.asarray(np.array([-7], dtype=np.int32))))),
 ]
 
 
