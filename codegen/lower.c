@@ -40,7 +40,8 @@ LoomStatus cg_check_kernel(const KernelIr *k, Diag *d) {
       return diag_error(d, LOOM_ERR_INTERNAL, "codegen: buffer %d has a bad dtype", b);
   for (int i = 0; i < k->ninstr; i++) {
     const KInstr *in = &k->instrs[i];
-    if (in->kind >= KI_KIND_COUNT || in->dtype >= LOOM_DTYPE_COUNT || dtype_compute((LoomDType)in->dtype) != in->dtype)
+    if (in->kind >= KI_KIND_COUNT || in->dtype >= LOOM_DTYPE_COUNT ||
+        (dtype_compute((LoomDType)in->dtype) != in->dtype && in->kind != KI_CAST))
       return diag_error(d, LOOM_ERR_INTERNAL, "codegen: instruction %d has a bad kind or dtype", i);
     for (int j = 0; j < instr_nsrc(in); j++)
       if (in->src[j] < 0 || in->src[j] >= i)
