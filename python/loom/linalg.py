@@ -11,7 +11,10 @@ from ._reductions import amax, amin, sum
 
 def norm(x, ord=None, axis=None, keepdims=False):
     x = asarray(x)
-    if x.dtype.kind != "f":
+    x0 = x
+    if x.dtype.kind == "c":  # the vector norms and Frobenius read |x| (float32 for complex64, as NumPy)
+        x = absolute(x)
+    elif x.dtype.kind != "f":
         x = x.astype(numpy.float64)
     if axis is None and ord is None:
         r = sqrt(sum(x * x, axis=None, keepdims=keepdims))
@@ -33,7 +36,7 @@ def norm(x, ord=None, axis=None, keepdims=False):
         return sum(absolute(x) ** ord, axis=ax, keepdims=keepdims) ** (1.0 / ord)
     if ord in (None, "fro"):
         return sqrt(sum(x * x, axis=axis, keepdims=keepdims))
-    return _from_numpy(numpy.linalg.norm(x.get(), ord, axis, keepdims), copy=True)
+    return _from_numpy(numpy.asarray(numpy.linalg.norm(x0.get(), ord, axis, keepdims)), copy=True)
 
 
 def _host_linalg(name):

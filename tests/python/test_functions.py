@@ -326,3 +326,11 @@ def test_small_api_fixes_against_numpy():
     check(c, tn.T)
     assert len(c.flat) == 24
     check(loom.size(c, 1), np.size(y, 1))
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_norm_of_complex(dtype):
+    x = ((np.arange(8).reshape(2, 2, 2) - 3) + 1j * np.arange(8).reshape(2, 2, 2)[::-1]).astype(dtype)
+    for ord_, axis in ((None, None), (-1, (0, 1)), (np.inf, 0), (2, 2), (1, (1, 2)), (0, 0), (-np.inf, 2),
+                       ("fro", (0, 1)), (2, (1, 2)), ("nuc", (1, 2)), (3, 1)):
+        check(loom.linalg.norm(loom.asarray(x), ord_, axis), np.linalg.norm(x, ord_, axis), rtol=2e-5)
