@@ -3,8 +3,9 @@
 # Debug build with AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/). Prints ctest's
 # summary lines; exits nonzero if any build or test fails. Both passes always run, so one report
 # shows every failure. After the Release ctest, the Python suite (pytest tests/python) runs against the
-# package setup.sh installed. Environment: LOOM_JOBS (default: nproc), LOOM_SKIP_ASAN=1 skips the second
-# pass, LOOM_SKIP_PYTHON=1 skips the Python package and its tests, PYTHON picks the interpreter.
+# package setup.sh installed (into the project venv .venv/). Environment: LOOM_JOBS (default: nproc),
+# LOOM_SKIP_ASAN=1 skips the second pass, LOOM_SKIP_PYTHON=1 skips the Python package and its tests,
+# PYTHON picks the interpreter (default .venv/bin/python).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 jobs=${LOOM_JOBS:-$(nproc 2>/dev/null || echo 2)}
@@ -22,7 +23,7 @@ echo "== ctest (Release)"
 if [ "${LOOM_SKIP_PYTHON:-0}" != 1 ]; then
   echo "== pytest (Python package, tests/python)"
   # from the repository root, the installed package is imported (python/ is not on sys.path)
-  "${PYTHON:-python3}" -m pytest tests/python -q -p no:cacheprovider 2>&1 | tail -n 15 || status=1
+  "${PYTHON:-.venv/bin/python}" -m pytest tests/python -q -p no:cacheprovider 2>&1 | tail -n 15 || status=1
 fi
 
 if [ "${LOOM_SKIP_ASAN:-0}" != 1 ]; then
