@@ -9,13 +9,15 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-packages=(build-essential cmake llvm-19-dev libsleef-dev python3-dev python3-venv clang-19 libclang-rt-19-dev)
+packages=(build-essential cmake pkg-config llvm-19-dev libsleef-dev zlib1g-dev libzstd-dev python3-dev python3-venv
+          clang-19 libclang-rt-19-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
 done
 # clang-19 + libclang-rt-19-dev build the snippet fuzzer (tests/fuzz) and, later, CUDA C++ sources of
-# RawModule; the library itself needs only llvm-19-dev.
+# RawModule; the library itself needs only llvm-19-dev. pkg-config: tests/consumer. zlib1g-dev and
+# libzstd-dev: the static archives the portable wheel links (scripts/build_wheel.sh).
 
 if ((${#missing[@]})); then
   echo "setup: installing ${missing[*]}"
