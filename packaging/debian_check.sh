@@ -48,13 +48,21 @@ deb $mirror bookworm-updates main
 deb http://deb.debian.org/debian-security bookworm-security main
 SOURCES
 cp /etc/resolv.conf "$root/etc/resolv.conf"
+# A host that reaches PyPI through a TLS-intercepting proxy names its CA bundle in PIP_CERT or
+# SSL_CERT_FILE: the root gets a copy (a user behind that proxy would have to do the same).
+ca_env=()
+host_ca=${PIP_CERT:-${SSL_CERT_FILE:-}}
+if [ -n "$host_ca" ] && [ -f "$host_ca" ]; then
+  cp "$host_ca" "$root/etc/ssl/host-ca-bundle.crt"
+  ca_env=(PIP_CERT=/etc/ssl/host-ca-bundle.crt SSL_CERT_FILE=/etc/ssl/host-ca-bundle.crt)
+fi
 for m in proc sys dev dev/pts; do
   mkdir -p "$root/$m"
   mount --bind "/$m" "$root/$m"
   mounts+=("$root/$m")
 done
 in_root() { chroot "$root" /usr/bin/env -i HOME=/root PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-  LANG=C.UTF-8 ${LOOM_JOBS:+LOOM_JOBS=$LOOM_JOBS} bash -c "$1"; }
+  LANG=C.UTF-8 ${LOOM_JOBS:+LOOM_JOBS=$LOOM_JOBS} "${ca_env[@]}" bash -c "$1"; }
 
 # the repository as a user gets it: a clean clone of HEAD (uncommitted changes are not in it)
 git clone -q --no-hardlinks "$repo" "$root/root/loom"
