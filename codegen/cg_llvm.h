@@ -1,9 +1,9 @@
-/* cg_llvm.h: private interface of codegen/ (lower.c, math.c and the target files).
+/* cg_llvm.h: private interface of codegen/ (the lowering, math.c and the target files).
  *
- * math.c lowers scalar semantics (one KInstr value at a time) and knows nothing of loops, so a GPU
- * target reuses it unchanged. lower.c builds a whole LLVM module for a KernelIr: the instruction
- * evaluator is shared; the loop structure (cg_lower_host) is the host's and a GPU target would
- * replace only that part (thread index -> point instead of row walks).
+ * math.c lowers scalar semantics (one KInstr value at a time) and knows nothing of loops, so every
+ * target reuses it (GPU targets through CgMath.gpu: their math library and float32 sequences).
+ * lower.c holds the shared instruction evaluator; lower_host.c the host loop structure
+ * (cg_lower_host); gpu_lower.c and gpu_strategies.c the GPU one (cg_lower_gpu, cg_gpu.h).
  */
 #ifndef LOOM_CG_LLVM_H
 #define LOOM_CG_LLVM_H
@@ -26,12 +26,13 @@ typedef struct CgVecMath {
 /* State of the scalar lowering of one module. Errors are recorded in d (first wins); builders
  * keep returning usable (undef) values after an error so callers check once at the end. */
 #define CG_MAX_USED 128
+struct CgGpuHooks;
 typedef struct CgMath {
   LLVMContextRef c;
   LLVMModuleRef m;
   LLVMBuilderRef b;
   const CgVecMath *vec; /* may be NULL */
-  bool libdevice;       /* math flavour: libdevice's __nv_* functions instead of libm + SLEEF */
+  const struct CgGpuHooks *gpu; /* GPU targets: math from the device library (cg_gpu.h); NULL: libm + SLEEF */
   Diag *d;
   int nused;
   LLVMValueRef used[CG_MAX_USED]; /* vector declarations kept alive through llvm.compiler.used */
@@ -52,8 +53,8 @@ LLVMValueRef cg_to_mem(CgMath *m, LoomDType from, LoomDType st, LLVMValueRef v);
 /* One KI_ELEM: operands of dtype `operand` (for WHERE: args[0] is bool, args[1..2] `operand`).
  * May add basic blocks (integer power); the builder ends positioned after the result. */
 LLVMValueRef cg_elem(CgMath *m, LoomOp op, LoomDType operand, const LLVMValueRef *args);
-/* a / b and sqrt(a) of floats, correctly rounded; on GPUs (libdevice flavour) float32 ones use
- * sequences without the JIT's slow-path subroutines (math.c). */
+/* a / b and sqrt(a) of floats, correctly rounded; on GPUs float32 ones may use the target's own
+ * sequences (CgGpuHooks.fdiv_f32 / fsqrt_f32). */
 LLVMValueRef cg_fdiv(CgMath *m, LoomDType t, LLVMValueRef a, LLVMValueRef b);
 LLVMValueRef cg_fsqrt(CgMath *m, LLVMValueRef a);
 /* Reductions: identity and combiner (acc = op(acc, v)); `fold` asks for the reassociable form
@@ -67,6 +68,9 @@ LLVMValueRef cg_arg_better(CgMath *m, LoomReduceOp op, LoomDType t, LLVMValueRef
 /* Emits llvm.compiler.used for the vector declarations. Call once, after lowering. */
 void cg_math_finish(CgMath *m);
 LLVMValueRef cg_i64(CgMath *m, int64_t v);
+/* A call of intrinsic `name` (overload types tys, none for a non-overloaded one). */
+LLVMValueRef cg_intrinsic(CgMath *m, const char *name, LLVMTypeRef *tys, unsigned ntys, LLVMValueRef *args,
+                          unsigned nargs);
 
 /* Names of the entry points lower.c defines (prefix + "_run" / "_partial" / "_finish"). */
 typedef struct CgEntryNames {
@@ -81,17 +85,5 @@ typedef struct CgEntryNames {
 LoomStatus cg_lower_host(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef m, const KernelIr *k, const char *prefix,
                          const CgVecMath *vec, const char *const *fn_attrs, int nattrs,
                          CgEntryNames *names, Diag *d);
-
-/* Builds the GPU module for k into m (entries named from prefix, marked as kernels through
- * nvvm.annotations) and fills out (everything but ptx). block: threads per block of ROW kernels
- * (a multiple of 32, at most 1024). Math uses the libdevice flavour. */
-LoomStatus cg_lower_gpu(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef m, const KernelIr *k,
-                        const char *prefix, int block, CgGpuKernel *out, Diag *d);
-
-/* CUDA's libdevice bitcode (codegen/nvptx.c): $LOOM_LIBDEVICE, else $CUDA_HOME, $CUDA_PATH,
- * /usr/local/cuda + /nvvm/libdevice/libdevice.10.bc. *buf is ctx_alloc'ed; path_out (may be NULL)
- * gets the file read. LOOM_ERR_UNSUPPORTED naming every path tried when there is none. */
-LoomStatus cg_read_libdevice(LoomContext *ctx, char **buf, size_t *size, char *path_out, size_t path_cap,
-                             Diag *d);
 
 #endif /* LOOM_CG_LLVM_H */

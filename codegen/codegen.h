@@ -1,6 +1,7 @@
-/* codegen.h: kernel IR -> machine code. The shared lowering (codegen/lower.c) turns a KernelIr into
- * an LLVM module; each target file (host.c; later nvptx.c, amdgpu.c) fills one CgTarget.
- * Only codegen/ includes llvm-c/; this header does not.
+/* codegen.h: kernel IR -> machine code. The shared lowering (codegen/lower*.c, gpu_*.c) turns a KernelIr
+ * into an LLVM module; each target file fills one CgTarget: host.c (the CPU, ORC JIT), nvptx.c (NVIDIA,
+ * PTX); an AMDGPU target (amdgpu.c, code objects) plugs in the same way. Only codegen/ includes
+ * llvm-c/; this header does not.
  *
  * Host calling convention of a compiled kernel (all pointers valid for the call):
  *   shape   : ndim sizes of the iteration space
@@ -28,8 +29,9 @@ typedef void (*CgPartialFn)(const int64_t *shape, void *const *bufs, const int64
 typedef void (*CgFinishFn)(const int64_t *shape, void *const *bufs, const int64_t *strides,
                            int64_t o, const void *accs, int64_t nparts);
 
-/* GPU kernels (codegen/nvptx.c). The code is PTX text; every entry takes ONE parameter, a byval
- * block of 8-byte words (kernelParams[0] points at it on the host):
+/* GPU kernels (the shared GPU lowering, codegen/gpu_*.c, for every GPU target). The code is the
+ * target's binary (CgGpuKernel.kind: PTX text, an AMDGPU code object); every entry takes ONE parameter,
+ * a block of 8-byte words passed by value (the launch's kernel parameter 0 points at it on the host):
  *   words[0, ndim)                    shape of the iteration space
  *   words[ndim, ndim + nbuf)          buffer base addresses (binding offset applied)
  *   words[ndim + nbuf, + nbuf * ndim) strides in elements, buffer-major
@@ -40,8 +42,9 @@ typedef void (*CgFinishFn)(const int64_t *shape, void *const *bufs, const int64_
  *     step with 16-byte loads/stores and requires every base address to be a multiple of
  *     vec_align; the launcher falls back to `main` otherwise.
  *   CG_GPU_ROW (R inner in memory): `main` runs one block of exactly `block` threads per O point
- *     (grid-stride over O on blockIdx.x): every phase in order, REDUCE phases through warp shuffles
- *     and shared memory, their results broadcast to the block.
+ *     (grid-stride over O on blockIdx.x): every phase in order, REDUCE phases through wave shuffles
+ *     and shared memory, their results broadcast to the block. Block sizes the launcher picks are
+ *     multiples of the wave (CgGpuKernel.wave: 32 on NVIDIA; 64 or 32 on AMD).
  *   CG_GPU_COL (R outer, O contiguous): `main` runs one thread per O point (coalesced along O).
  *   When `part` is set (phases [REDUCE] or [REDUCE, FINAL]) the launcher may split R into nparts
  *   ranges: `part` computes the accumulator of item = part * nO + o into partials + item * acc_size
@@ -68,7 +71,7 @@ typedef struct CgGpuKernel {
   /* ROW only: `cached` (when cache_k > 0) is `main` with the row kept in registers: each thread
    * loads its points tid + j * blockDim (j < cache_k) of every loaded buffer ONCE, up front, and
    * every phase works from those registers, so a multi-phase row (softmax) is read once. Any block
-   * size that is a multiple of 32; the launcher uses it when 0 < nr <= blockDim * cache_k. */
+   * size that is a multiple of the wave; the launcher uses it when 0 < nr <= blockDim * cache_k. */
   char cached[64];
   int32_t cache_k;
   /* ROW only, 16-byte vector variants (every loaded buffer contiguous along the last dim, no user
@@ -85,7 +88,7 @@ typedef struct CgGpuKernel {
   char partv[64], cachedv[64];
   int32_t part_lanes, cache_lanes;
   /* With `part`: `finish` with one block per O point (grid-stride on blockIdx.x, any multiple of
-   * 32 threads): thread t folds parts t, t + blockDim, ... in order, then the block combines the
+   * the wave): thread t folds parts t, t + blockDim, ... in order, then the block combines the
    * threads' values in a fixed tree; the same nparts and block give the same bits. For few O
    * points with many parts. */
   char finishb[64];
@@ -94,29 +97,57 @@ typedef struct CgGpuKernel {
    * multiple of vec_lanes (and the bases are aligned as for `vec`). */
   char vecw[64];
   /* Entries: bit CG_ENTRY_x set in `entries_all` when the lowering made entry x, in `entries` when
-   * this PTX holds it (a compile may emit a subset: cg_nvptx_compile_entries); the names of entries
-   * not in the PTX are "". */
+   * this code holds it (a compile may emit a subset: CgCompileOptions.entries); the names of entries
+   * not in the code are "". */
   uint32_t entries_all, entries;
-  char *ptx;         /* NUL-terminated PTX (ctx_alloc'ed) */
-  size_t ptx_size;   /* strlen(ptx) */
-  double phase_ms[4]; /* compile time: lowering, libdevice linking, optimization, PTX emission */
+  int32_t wave;      /* threads of one wave (warp): 32 or 64; blocks are launched in multiples of it */
+  int32_t kind;      /* CgBinaryKind of `code` */
+  char *code;        /* CG_BINARY_PTX: NUL-terminated PTX text; CG_BINARY_AMDGPU: an ELF code object
+                      * (ctx_alloc'ed); NULL when no entry was asked for */
+  size_t code_size;  /* bytes (PTX: strlen) */
+  double phase_ms[4]; /* compile time: lowering, math library linking, optimization, code emission */
 } CgGpuKernel;
 
+/* What a target's compile returns: host function pointers (run/partial/finish, callable at once) or a
+ * GPU binary that a device loads (CgCompiled.gpu). */
+typedef enum CgBinaryKind { CG_BINARY_HOST = 0, CG_BINARY_PTX = 1, CG_BINARY_AMDGPU = 2 } CgBinaryKind;
+
 typedef struct CgCompiled {
+  int32_t kind;        /* CgBinaryKind */
   CgRunFn run;
   CgPartialFn partial; /* NULL when the kernel cannot be split along R */
   CgFinishFn finish;
   int32_t acc_size;
   char *llvm_ir;       /* optimized LLVM IR text when asked for (ctx_alloc'ed), else NULL */
   void *impl;          /* target-owned */
-  CgGpuKernel *gpu;    /* GPU targets: the PTX and how to launch it (run/partial/finish are NULL) */
+  CgGpuKernel *gpu;    /* GPU targets: the binary and how to launch it (run/partial/finish are NULL) */
 } CgCompiled;
 
+/* Options of one compile (NULL: the defaults, CG_COMPILE_DEFAULTS). */
+typedef struct CgCompileOptions {
+  bool want_llvm_ir; /* CgCompiled.llvm_ir: the optimized module as text */
+  /* GPU targets: the entries to emit (CG_ENTRY_* bits) among those the kernel has; when it has none
+   * of them, `vec` for a `vecw` asked for, else `main`. 0 only describes the kernel: the CgGpuKernel
+   * facts and entries_all, no code (code NULL, entries 0; lowering only, well under a millisecond).
+   * Compile and JIT time follow the code emitted, so a device compiles the entries a launch needs and
+   * adds the others when a later launch needs them. The entry names of one compile are unique to it
+   * (a module per compile). The host target ignores it. */
+  uint32_t entries;
+} CgCompileOptions;
+#define CG_COMPILE_DEFAULTS ((CgCompileOptions){.want_llvm_ir = false, .entries = CG_ENTRY_ALL})
+
+/* A target (QBE's Target): a struct of function pointers that a target file fills. */
 typedef struct CgTarget CgTarget;
 struct CgTarget {
-  const char *name; /* "host" */
-  /* Compiles k. Thread-safe with respect to other compiles on the same target. */
-  LoomStatus (*compile)(CgTarget *t, const KernelIr *k, bool want_llvm_ir, CgCompiled *out, Diag *d);
+  const char *name;  /* "host", "nvptx", "amdgpu": messages */
+  int32_t binary;    /* CgBinaryKind its compiles return */
+  /* The target's part of every cache key: LLVM version, triple or architecture, CPU and features,
+   * and every setting that changes the code ("LLVM 19.1.7 nvptx sm_90 ptx78 block256"). Stable for
+   * the target's life. */
+  const char *(*describe)(CgTarget *t);
+  /* Compiles k (opt NULL: CG_COMPILE_DEFAULTS). Thread-safe with respect to other compiles on the
+   * same target. */
+  LoomStatus (*compile)(CgTarget *t, const KernelIr *k, const CgCompileOptions *opt, CgCompiled *out, Diag *d);
   void (*release)(CgTarget *t, CgCompiled *c); /* frees what compile made */
   void (*destroy)(CgTarget *t);
   LoomContext *ctx;
@@ -124,24 +155,14 @@ struct CgTarget {
 };
 
 /* The host CPU target: LLVM ORC JIT for the host's own CPU and features, vectorized loops,
- * SLEEF vector math. */
+ * SLEEF vector math. describe: "LLVM 19.1.7 host x86_64 <cpu> <features hash>". */
 LoomStatus cg_host_target_create(LoomContext *ctx, CgTarget **out, Diag *d);
-/* "LLVM 19.1.7 host x86_64 <cpu> <features hash>": goes into cache keys. */
-const char *cg_host_describe(CgTarget *t);
 
 /* The NVIDIA target: kernel IR -> LLVM IR (nvptx64-nvidia-cuda) -> PTX for sm_<major><minor>, math
- * through libdevice ($LOOM_LIBDEVICE, else $CUDA_HOME, $CUDA_PATH or /usr/local/cuda +
- * /nvvm/libdevice/libdevice.10.bc), loaded lazily per compile so that only used functions are
+ * through CUDA's libdevice ($LOOM_LIBDEVICE, else found under $CUDA_HOME, $CUDA_PATH or
+ * /usr/local/cuda: codegen/nvptx.h), loaded lazily per compile so that only used functions are
  * linked. LOOM_ERR_UNSUPPORTED when this LLVM has no NVPTX backend. Needs no GPU. */
 LoomStatus cg_nvptx_target_create(LoomContext *ctx, int sm_major, int sm_minor, CgTarget **out, Diag *d);
-/* "LLVM 19.1.7 nvptx sm_90 ptx78": goes into cache keys. */
-const char *cg_nvptx_describe(CgTarget *t);
-/* t->compile emitting only the entries in `entries` (CG_ENTRY_* bits) that the kernel has; when it has
- * none of them, `vec` for a `vecw` asked for, else `main`. entries 0 only describes the kernel: the CgGpuKernel facts and entries_all,
- * no PTX (ptx NULL, entries 0; lowering only, well under a millisecond). Compile and JIT time follow
- * the code emitted, so the runtime compiles the entries a launch needs and adds the others when a
- * later launch needs them. The entry names of one compile are unique to it (a module per compile). */
-LoomStatus cg_nvptx_compile_entries(CgTarget *t, const KernelIr *k, uint32_t entries, CgCompiled *out, Diag *d);
 /* Points per step of an elementwise kernel's `vec` entries (0: it has none), from the kernel IR
  * alone (no lowering): what the launcher asks for before anything is compiled. */
 int cg_gpu_vec_lanes(const KernelIr *k);
@@ -168,7 +189,7 @@ typedef struct CgRawEntry {
   CgRawParam *params; /* nparams entries, ctx_alloc'ed (NULL when nparams is 0) */
 } CgRawEntry;
 /* Parses an LLVM IR module (text, or bitcode when `bitcode`), lists its kernel entries (functions
- * marked by !nvvm.annotations "kernel" or the ptx_kernel calling convention) with their parameters,
+ * marked as kernels by NVPTX's kernel annotation or the ptx_kernel calling convention) with their parameters,
  * links libdevice when it calls __nv_* functions (as cg_nvptx_target_create finds it), optimizes it
  * (O3) and emits PTX for sm_<sm> (e.g. 90; LLVM 19 knows up to 90). *ptx (NUL-terminated) and
  * *entries are ctx_alloc'ed: free them with ctx_free and cg_raw_entries_free. Needs no GPU.

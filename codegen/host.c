@@ -170,6 +170,7 @@ static LoomStatus compile_locked(CgTarget *t, HostState *s, const KernelIr *k, b
     return llvm_err(d, e, "adding a module to the JIT");
   }
   memset(out, 0, sizeof *out);
+  out->kind = CG_BINARY_HOST;
   out->impl = hk;
   out->llvm_ir = ir_text;
   LLVMOrcExecutorAddress a = 0;
@@ -185,18 +186,19 @@ static LoomStatus compile_locked(CgTarget *t, HostState *s, const KernelIr *k, b
   return st;
 }
 
-static LoomStatus host_compile(CgTarget *t, const KernelIr *k, bool want_llvm_ir, CgCompiled *out, Diag *d) {
+static LoomStatus host_compile(CgTarget *t, const KernelIr *k, const CgCompileOptions *opt, CgCompiled *out,
+                               Diag *d) {
   if (!t || !k || !out) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "codegen: null argument to compile");
   HostState *s = t->state;
   memset(out, 0, sizeof *out);
   pthread_mutex_lock(&s->lock);
-  LoomStatus st = compile_locked(t, s, k, want_llvm_ir, out, d);
+  LoomStatus st = compile_locked(t, s, k, opt && opt->want_llvm_ir, out, d);
   pthread_mutex_unlock(&s->lock);
   if (st != LOOM_OK && out->impl) host_release(t, out);
   return st;
 }
 
-const char *cg_host_describe(CgTarget *t) {
+static const char *host_describe(CgTarget *t) {
   return t && t->state ? ((HostState *)t->state)->describe : "";
 }
 
@@ -212,6 +214,8 @@ LoomStatus cg_host_target_create(LoomContext *ctx, CgTarget **out, Diag *d) {
     return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "codegen: out of memory creating the host target");
   }
   t->name = "host";
+  t->binary = CG_BINARY_HOST;
+  t->describe = host_describe;
   t->compile = host_compile;
   t->release = host_release;
   t->destroy = host_destroy;

@@ -7,12 +7,14 @@
  * maximum/minimum/fmax/fmin are NumPy's compare-and-select forms. Transcendentals are calls to the
  * libm names carrying the "vector-function-abi-variant" attribute that maps them to SLEEF's GNU
  * vector ABI functions, so the vectorizer can call those; the scalar call stays correct without it.
- * GPU targets set CgMath.libdevice: the same calls then name libdevice's __nv_expf / __nv_exp ...
- * (linked into the module by the target), with no vector variants.
+ * GPU targets set CgMath.gpu: the same calls then name the device library's functions (the hooks'
+ * math_name: __nv_expf, __ocml_exp_f32, ...; linked into the module by the target), with no vector
+ * variants, and float32 division and square root may take the target's own sequences.
  */
 #include <stdio.h>
 #include <string.h>
 
+#include "codegen/cg_gpu.h"
 #include "codegen/cg_llvm.h"
 
 static bool is_float(LoomDType t) { return t == LOOM_FLOAT16 || t == LOOM_FLOAT32 || t == LOOM_FLOAT64; }
@@ -70,9 +72,9 @@ static LLVMValueRef bad(CgMath *m, LoomDType t, const char *what) {
   return LLVMGetUndef(cg_reg_type(m, t));
 }
 
-/* Calls an overloaded intrinsic; tys are its overload types. */
-static LLVMValueRef intrinsic(CgMath *m, const char *name, LLVMTypeRef *tys, unsigned ntys,
-                              LLVMValueRef *args, unsigned nargs) {
+/* Calls an intrinsic; tys are its overload types. */
+LLVMValueRef cg_intrinsic(CgMath *m, const char *name, LLVMTypeRef *tys, unsigned ntys, LLVMValueRef *args,
+                          unsigned nargs) {
   unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
   LLVMValueRef fn = LLVMGetIntrinsicDeclaration(m->m, id, tys, ntys);
   LLVMTypeRef fty = LLVMIntrinsicGetType(m->c, id, tys, ntys);
@@ -80,12 +82,12 @@ static LLVMValueRef intrinsic(CgMath *m, const char *name, LLVMTypeRef *tys, uns
 }
 static LLVMValueRef intr1(CgMath *m, const char *name, LLVMValueRef a) {
   LLVMTypeRef t = LLVMTypeOf(a);
-  return intrinsic(m, name, &t, 1, &a, 1);
+  return cg_intrinsic(m, name, &t, 1, &a, 1);
 }
 static LLVMValueRef intr2(CgMath *m, const char *name, LLVMValueRef a, LLVMValueRef b) {
   LLVMTypeRef t = LLVMTypeOf(a);
   LLVMValueRef args[2] = {a, b};
-  return intrinsic(m, name, &t, 1, args, 2);
+  return cg_intrinsic(m, name, &t, 1, args, 2);
 }
 
 static void keep_used(CgMath *m, LLVMValueRef fn) {
@@ -100,7 +102,8 @@ static int isa_bits(char isa) { return isa == 'e' ? 512 : (isa == 'b' ? 128 : 25
 static LLVMValueRef libm_call(CgMath *m, const char *base, LoomDType t, LLVMValueRef *args,
                               unsigned nargs) {
   char name[32];
-  snprintf(name, sizeof name, "%s%s%s", m->libdevice ? "__nv_" : "", base, t == LOOM_FLOAT32 ? "f" : "");
+  if (m->gpu) m->gpu->math_name(name, sizeof name, base, t);
+  else snprintf(name, sizeof name, "%s%s", base, t == LOOM_FLOAT32 ? "f" : "");
   LLVMTypeRef ft = cg_reg_type(m, t);
   LLVMTypeRef params[2] = {ft, ft};
   LLVMTypeRef fty = LLVMFunctionType(ft, params, nargs, 0);
@@ -116,7 +119,7 @@ static LLVMValueRef libm_call(CgMath *m, const char *base, LoomDType t, LLVMValu
   unsigned willreturn = LLVMGetEnumAttributeKindForName("willreturn", 10);
   LLVMAddCallSiteAttribute(call, LLVMAttributeFunctionIndex,
                            LLVMCreateEnumAttribute(m->c, willreturn, 0));
-  if (m->libdevice) return call; /* libdevice: linked and inlined by the target */
+  if (m->gpu) return call; /* the device library: linked and inlined by the target */
   /* Keep the optimizer from turning the call into an intrinsic that would drop the mapping. */
   unsigned nobuiltin = LLVMGetEnumAttributeKindForName("nobuiltin", 9);
   LLVMAddCallSiteAttribute(call, LLVMAttributeFunctionIndex,
@@ -193,7 +196,7 @@ LLVMValueRef cg_cast(CgMath *m, LoomDType from, LoomDType to, LLVMValueRef v) {
   if (is_float(from)) { /* saturating, NaN -> 0 */
     if (from == LOOM_FLOAT16) v = LLVMBuildFPExt(b, v, LLVMFloatTypeInContext(m->c), "");
     LLVMTypeRef tys[2] = {tt, LLVMTypeOf(v)};
-    return intrinsic(m, is_signed(to) ? "llvm.fptosi.sat" : "llvm.fptoui.sat", tys, 2, &v, 1);
+    return cg_intrinsic(m, is_signed(to) ? "llvm.fptosi.sat" : "llvm.fptoui.sat", tys, 2, &v, 1);
   }
   if (is_float(to)) return is_signed(from) ? LLVMBuildSIToFP(b, v, tt, "") : LLVMBuildUIToFP(b, v, tt, "");
   int fb = int_bits(from), tb = int_bits(to);
@@ -245,74 +248,14 @@ static LLVMValueRef int_divmod(CgMath *m, LoomDType t, LLVMValueRef a, LLVMValue
   return LLVMBuildSelect(b, bz, zero, LLVMBuildSelect(b, bm1, neg, qq, ""), "");
 }
 
-/* ---- float32 division and square root on NVIDIA GPUs --------------------------------------------
- * PTX's div.rn.f32 and sqrt.rn.f32 are correctly rounded, but the driver's JIT expands each into a
- * fast path plus a slow-path subroutine, and compiling that costs more than the rest of a small
- * kernel (measured with nvJitLink at -O1: div.rn.f32 +5 ms, sqrt.rn.f32 +2 ms per kernel, against a
- * ~4 ms floor). These sequences give the same, correctly rounded bits without a slow path:
- *  - a / b: in float64 (both operands exactly), a reciprocal estimate refined by two Newton steps and
- *    a residual correction, then rounded once to float32. The float64 quotient is within ~2^-52 of
- *    a/b, and a quotient of two 24-bit floats is never within 2^-49 of a float32 rounding midpoint
- *    (nor exactly on one) unless it is representable, so that rounding is the correct one, denormal
- *    results included. Zero, infinite and NaN operands (the refined quotient is NaN, or a is zero)
- *    take a * (1 / b) from the estimate, which gives IEEE's answers (x / 0 = +-inf, 0 / 0 = NaN,
- *    x / inf = +-0, signs of zero kept).
- *  - sqrt(x): in float64, two Newton steps from rsqrt.approx (within ~2^-53 of sqrt(x)), rounded once
- *    to float32. The square root of a float32 is never within 2^-50 of a float32 rounding midpoint
- *    (x = m^2 would need a 25-bit m squared to fit 24 bits; otherwise |x - m^2| >= ulp(m^2)), so that
- *    rounding is the correct one. Zero, negative, infinite and NaN inputs (the float64 result is NaN)
- *    take sqrt.approx, exact there. (A float32 Newton step with Tuckerman's rounding test is also exact but twice as long;
- *    with four lanes it JIT-compiled no faster than sqrt.rn.)
- * Both were checked against the hardware's div.rn/sqrt.rn on the H200: sqrt on all 2^32 inputs, the
- * division on 2^33 operand pairs (random bits, and pairs of nearby exponents): bench/ptx/
- * check_div_sqrt.ptx; test_gpu compares them with the host's IEEE results on every run. */
-/* A call of a non-overloaded NVVM intrinsic of one argument. */
-static LLVMValueRef nv_intr(CgMath *m, const char *name, LLVMValueRef a) { return intrinsic(m, name, NULL, 0, &a, 1); }
-static LLVMValueRef fma3(CgMath *m, LLVMValueRef a, LLVMValueRef x, LLVMValueRef c) {
-  LLVMTypeRef t = LLVMTypeOf(a);
-  LLVMValueRef args[3] = {a, x, c};
-  return intrinsic(m, "llvm.fma", &t, 1, args, 3);
-}
-
-static LLVMValueRef nv_fdiv_f32(CgMath *m, LLVMValueRef a, LLVMValueRef bv) {
-  LLVMBuilderRef b = m->b;
-  LLVMTypeRef f64 = LLVMDoubleTypeInContext(m->c), f32 = LLVMFloatTypeInContext(m->c);
-  LLVMValueRef A = LLVMBuildFPExt(b, a, f64, ""), B = LLVMBuildFPExt(b, bv, f64, "");
-  LLVMValueRef one = LLVMConstReal(f64, 1.0), nB = LLVMBuildFNeg(b, B, "");
-  LLVMValueRef r0 = nv_intr(m, "llvm.nvvm.rcp.approx.ftz.d", B);
-  LLVMValueRef r1 = fma3(m, r0, fma3(m, nB, r0, one), r0);
-  LLVMValueRef r2 = fma3(m, r1, fma3(m, nB, r1, one), r1);
-  LLVMValueRef q0 = LLVMBuildFMul(b, A, r2, "");
-  LLVMValueRef q1 = fma3(m, fma3(m, nB, q0, A), r2, q0);
-  /* a zero, infinite or NaN b, an infinite or NaN a: q1 is NaN; a zero a: q1 may lose the sign */
-  LLVMValueRef special = LLVMBuildOr(b, LLVMBuildFCmp(b, LLVMRealUNO, q1, q1, ""),
-                                     LLVMBuildFCmp(b, LLVMRealOEQ, a, LLVMConstReal(f32, 0.0), ""), "");
-  LLVMValueRef q = LLVMBuildSelect(b, special, LLVMBuildFMul(b, A, r0, ""), q1, "");
-  return LLVMBuildFPTrunc(b, q, f32, "");
-}
-
-static LLVMValueRef nv_sqrt_f32(CgMath *m, LLVMValueRef a) {
-  LLVMBuilderRef b = m->b;
-  LLVMTypeRef f64 = LLVMDoubleTypeInContext(m->c), f32 = LLVMFloatTypeInContext(m->c);
-  LLVMValueRef x = LLVMBuildFPExt(b, a, f64, "");
-  LLVMValueRef r = nv_intr(m, "llvm.nvvm.rsqrt.approx.ftz.d", x);
-  LLVMValueRef h = LLVMBuildFMul(b, r, LLVMConstReal(f64, 0.5), "");
-  LLVMValueRef y = LLVMBuildFMul(b, x, r, "");
-  y = fma3(m, fma3(m, LLVMBuildFNeg(b, y, ""), y, x), h, y);
-  y = fma3(m, fma3(m, LLVMBuildFNeg(b, y, ""), y, x), h, y);
-  /* zero, infinite, negative or NaN x: y is NaN */
-  return LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealUNO, y, y, ""), nv_intr(m, "llvm.nvvm.sqrt.approx.f", a),
-                         LLVMBuildFPTrunc(b, y, f32, ""), "");
-}
-
 LLVMValueRef cg_fdiv(CgMath *m, LoomDType t, LLVMValueRef a, LLVMValueRef bv) {
-  if (m->libdevice && LLVMTypeOf(a) == LLVMFloatTypeInContext(m->c) && t != LOOM_FLOAT64)
-    return nv_fdiv_f32(m, a, bv);
+  if (m->gpu && m->gpu->fdiv_f32 && LLVMTypeOf(a) == LLVMFloatTypeInContext(m->c) && t != LOOM_FLOAT64)
+    return m->gpu->fdiv_f32(m, a, bv);
   return LLVMBuildFDiv(m->b, a, bv, "");
 }
 
 LLVMValueRef cg_fsqrt(CgMath *m, LLVMValueRef a) {
-  if (m->libdevice && LLVMTypeOf(a) == LLVMFloatTypeInContext(m->c)) return nv_sqrt_f32(m, a);
+  if (m->gpu && m->gpu->fsqrt_f32 && LLVMTypeOf(a) == LLVMFloatTypeInContext(m->c)) return m->gpu->fsqrt_f32(m, a);
   return intr1(m, "llvm.sqrt", a);
 }
 

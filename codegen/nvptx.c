@@ -1,20 +1,22 @@
-/* nvptx.c: the NVIDIA CgTarget: lower (lower.c, cg_lower_gpu) -> link libdevice lazily -> O3 (O1 for
- * elementwise modules) for the NVPTX TargetMachine -> PTX text. No GPU and no CUDA library is needed here;
- * the runtime links the PTX into a cubin (runtime/cuda.c) and caches it (runtime/cuda_backend.c).
+/* nvptx.c: the NVIDIA CgTarget: the shared GPU compile flow (gpu_compile.c) with NVIDIA's tool chain
+ * hooks: an nvptx64-nvidia-cuda module (no flush to zero: "nvvm-reflect-ftz" = 0, NumPy's semantics),
+ * libdevice linked lazily, O3 (a short pipeline for fused elementwise modules) for the NVPTX
+ * TargetMachine, PTX text. The lowering hooks (special registers, shuffles, barriers, kernel
+ * annotations, math names, division / square root) are in nvptx_lower.c. No GPU and no CUDA library is
+ * needed here; the runtime links the PTX into a cubin (runtime/cuda/cuda.c) and caches it
+ * (runtime/cuda/).
  *
  * libdevice: the file is read once per target (bytes kept). A compile whose module calls __nv_*
  * functions parses it as a LAZY module (LLVMGetBitcodeModuleInContext2: bodies are not read yet),
  * gives every function definition linkonce_odr linkage so that the linker moves (and materializes)
  * only what the kernel references, links it in, then internalizes everything but the kernel entries.
  * Functions of over NV_INLINE_MAX instructions are not inlined (limit_inlining: compile and JIT time
- * follow code size). "nvvm-reflect-ftz" = 0 (no flush to zero, NumPy's semantics). A mutex serializes
- * compiles (one TargetMachine); each compile has its own LLVMContext.
+ * follow code size).
  */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <llvm-c/Analysis.h>
 #include <llvm-c/BitReader.h>
@@ -25,9 +27,8 @@
 #include <llvm-c/TargetMachine.h>
 #include <llvm-c/Transforms/PassBuilder.h>
 
-#include "codegen/cg_llvm.h"
+#include "codegen/nvptx.h"
 
-#define NVPTX_TRIPLE "nvptx64-nvidia-cuda"
 #define NVPTX_BLOCK 256 /* threads per block of ROW kernels */
 #define NV_LDSETS 64    /* libdevice function sets kept as bitcode per target */
 
@@ -39,11 +40,10 @@ extern void LLVMInitializeNVPTXTargetMC(void) __attribute__((weak));
 extern void LLVMInitializeNVPTXAsmPrinter(void) __attribute__((weak));
 
 typedef struct NvState {
-  pthread_mutex_t lock;
+  CgGpuTarget gpu;              /* first: the shared GPU code's view (cg_gpu.h) */
   LLVMTargetMachineRef tm;      /* CodeGenLevelAggressive */
   LLVMTargetMachineRef tm_elem; /* CodeGenLevelLess: fused elementwise kernels (same PTX, less time) */
   char cpu[16], features[16];
-  char describe[128];
   char libdevice_path[1024];
   char *libdevice;        /* bytes of libdevice.10.bc, read on first use */
   size_t libdevice_size;
@@ -55,7 +55,7 @@ typedef struct NvState {
     size_t size;
   } ldsets[NV_LDSETS];
   int nldsets, ldnext;
-  uint64_t counter;
+  CgTarget *target;
 } NvState;
 
 static LoomStatus llvm_err(Diag *d, LLVMErrorRef e, const char *what) {
@@ -76,20 +76,10 @@ static void nv_destroy(CgTarget *t) {
       ctx_free(t->ctx, s->ldsets[i].names);
       ctx_free(t->ctx, s->ldsets[i].bc);
     }
-    pthread_mutex_destroy(&s->lock);
+    pthread_mutex_destroy(&s->gpu.lock);
     ctx_free(t->ctx, s);
   }
   ctx_free(t->ctx, t);
-}
-
-static void nv_release(CgTarget *t, CgCompiled *c) {
-  if (!c) return;
-  if (c->gpu) {
-    ctx_free(t->ctx, c->gpu->ptx);
-    ctx_free(t->ctx, c->gpu);
-  }
-  ctx_free(t->ctx, c->llvm_ir);
-  memset(c, 0, sizeof *c);
 }
 
 /* $LOOM_LIBDEVICE, else $CUDA_HOME, $CUDA_PATH, /usr/local/cuda + /nvvm/libdevice/libdevice.10.bc. */
@@ -144,7 +134,7 @@ static LoomStatus read_libdevice(CgTarget *t, NvState *s, Diag *d) {
 static bool is_libdevice_decl(LLVMValueRef f) {
   size_t k = 0;
   const char *name = LLVMGetValueName2(f, &k);
-  return k > 5 && strncmp(name, "__nv_", 5) == 0 && LLVMIsDeclaration(f);
+  return k > 5 && strncmp(name, NV_MATH_PREFIX, 5) == 0 && LLVMIsDeclaration(f);
 }
 
 /* The names of the __nv_ functions mod declares, sorted, '\n'-separated (NULL when none or out of
@@ -255,7 +245,7 @@ static void limit_inlining(LLVMContextRef c, LLVMModuleRef mod) {
   for (LLVMValueRef f = LLVMGetFirstFunction(mod); f; f = LLVMGetNextFunction(f)) {
     size_t n = 0;
     const char *name = LLVMGetValueName2(f, &n);
-    if (n <= 5 || strncmp(name, "__nv_", 5) != 0 || LLVMIsDeclaration(f)) continue;
+    if (n <= 5 || strncmp(name, NV_MATH_PREFIX, 5) != 0 || LLVMIsDeclaration(f)) continue;
     int count = 0;
     for (LLVMBasicBlockRef b = LLVMGetFirstBasicBlock(f); b && count <= NV_INLINE_MAX; b = LLVMGetNextBasicBlock(b))
       for (LLVMValueRef i = LLVMGetFirstInstruction(b); i && count <= NV_INLINE_MAX; i = LLVMGetNextInstruction(i))
@@ -266,157 +256,68 @@ static void limit_inlining(LLVMContextRef c, LLVMModuleRef mod) {
   }
 }
 
-/* Milliseconds since *mark; moves *mark to now. */
-static double lap_ms(double *mark) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  double now = ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6, dt = now - *mark;
-  *mark = now;
-  return dt;
-}
+/* ---- tool chain hooks (cg_gpu.h) ---------------------------------------------------------------------- */
 
-/* Deletes the entries of gk not in `want` (see cg_nvptx_compile_entries) before optimization, so
- * that neither LLVM nor the driver's JIT spends time on them; fills entries_all / entries. */
-static void keep_entries(LLVMModuleRef mod, CgGpuKernel *gk, uint32_t want) {
-  uint32_t all = 0;
-  for (int i = 0; i < CG_NENTRY; i++)
-    if (cg_gpu_entry_name(gk, i)[0]) all |= 1u << i;
-  uint32_t keep = all & want;
-  if (!keep && (want & CG_ENTRY_VECW)) keep = all & CG_ENTRY_VEC;
-  if (!keep && want) keep = all & CG_ENTRY_MAIN;
-  for (int i = 0; i < CG_NENTRY; i++) {
-    char *name = cg_gpu_entry_name(gk, i);
-    if (!name[0] || (keep & (1u << i))) continue;
-    LLVMValueRef f = LLVMGetNamedFunction(mod, name);
-    if (f) LLVMDeleteFunction(f);
-    name[0] = 0;
-  }
-  gk->entries_all = all;
-  gk->entries = keep;
-}
-
-static LoomStatus compile_locked(CgTarget *t, NvState *s, const KernelIr *k, uint32_t entries, bool want_llvm_ir,
-                                 CgCompiled *out, Diag *d) {
-  LoomContext *ctx = t->ctx;
-  char prefix[48];
-  snprintf(prefix, sizeof prefix, "loom_k%llu", (unsigned long long)++s->counter);
-  LLVMContextRef c = LLVMContextCreate();
-  LLVMModuleRef mod = LLVMModuleCreateWithNameInContext(prefix, c);
+static void nv_module_init(CgGpuTarget *g, LLVMContextRef c, LLVMModuleRef mod) {
+  NvState *s = (NvState *)g;
   LLVMSetTarget(mod, NVPTX_TRIPLE);
   LLVMTargetDataRef dl = LLVMCreateTargetDataLayout(s->tm);
   LLVMSetModuleDataLayout(mod, dl);
   LLVMDisposeTargetData(dl);
   LLVMAddModuleFlag(mod, LLVMModuleFlagBehaviorOverride, "nvvm-reflect-ftz", 16,
                     LLVMValueAsMetadata(LLVMConstInt(LLVMInt32TypeInContext(c), 0, 0)));
-  double mark = 0;
-  lap_ms(&mark);
-  CgGpuKernel *gk = ctx_calloc(ctx, 1, sizeof *gk);
-  LoomStatus st = gk ? cg_lower_gpu(ctx, c, mod, k, prefix, NVPTX_BLOCK, gk, d)
-                     : diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "codegen: out of memory");
-  if (st == LOOM_OK) keep_entries(mod, gk, entries);
-  if (gk) gk->phase_ms[0] = lap_ms(&mark);
-  bool emit = entries != 0; /* 0: describe only (entry set and launch facts; no PTX) */
-  if (st == LOOM_OK && emit) st = link_libdevice(t, s, c, mod, d);
-  if (st == LOOM_OK) limit_inlining(c, mod);
-  if (gk) gk->phase_ms[1] = lap_ms(&mark);
-  if (st == LOOM_OK && emit) { /* internalize all but the entries */
-    for (LLVMValueRef f = LLVMGetFirstFunction(mod); f; f = LLVMGetNextFunction(f)) {
-      if (LLVMIsDeclaration(f)) continue;
-      size_t n = 0;
-      const char *name = LLVMGetValueName2(f, &n);
-      bool entry = false;
-      for (int i = 0; i < CG_NENTRY && !entry; i++) {
-        const char *e = cg_gpu_entry_name(gk, i);
-        entry = e[0] && !strcmp(name, e);
-      }
-      if (!entry) LLVMSetLinkage(f, LLVMInternalLinkage);
-    }
-    for (LLVMValueRef g = LLVMGetFirstGlobal(mod); g; g = LLVMGetNextGlobal(g))
-      if (!LLVMIsDeclaration(g)) LLVMSetLinkage(g, LLVMInternalLinkage);
-    LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
-    /* Fused elementwise modules are one grid-stride loop of straight-line code that lower.c writes
-     * out already simplified (the vector entry's lanes included), so they get a short pipeline:
-     * libdevice's reflect calls folded, the small math functions inlined, allocas promoted,
-     * redundancies and dead branches removed. It emits the same PTX as default<O1> up to register
-     * names and loop shape (the driver's JIT rotates loops itself) in a quarter of the time (12 cold
-     * kernels, LLVM 19). User kernels may hold loops and keep default<O1>; reductions keep O3 (their
-     * bandwidth was tuned with it). */
-    const char *pipeline = gk->strategy != CG_GPU_ELEMENTWISE ? "default<O3>"
-                           : k->snippet ? "default<O1>"
-                                        : "function(nvvm-reflect),always-inline,function(sroa,early-cse,"
-                                          "instcombine<no-verify-fixpoint>,simplifycfg),globaldce";
-    LLVMErrorRef e = LLVMRunPasses(mod, pipeline, s->tm, po);
-    LLVMDisposePassBuilderOptions(po);
-    if (e) st = llvm_err(d, e, "optimization (nvptx)");
-    gk->phase_ms[2] = lap_ms(&mark);
-  }
-  char *ir_text = NULL;
-  if (st == LOOM_OK && emit && want_llvm_ir) {
-    char *txt = LLVMPrintModuleToString(mod);
-    size_t n = strlen(txt);
-    ir_text = ctx_alloc(ctx, n + 1);
-    if (ir_text) memcpy(ir_text, txt, n + 1);
-    LLVMDisposeMessage(txt);
-    if (!ir_text) st = diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "codegen: out of memory for LLVM IR text");
-  }
-  if (st == LOOM_OK && emit) {
-    char *err = NULL;
-    LLVMMemoryBufferRef buf = NULL;
-    LLVMTargetMachineRef tm = gk->strategy == CG_GPU_ELEMENTWISE && !k->snippet ? s->tm_elem : s->tm;
-    if (LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMAssemblyFile, &err, &buf)) {
-      st = diag_error(d, LOOM_ERR_BACKEND, "LLVM NVPTX code generation failed for kernel '%s': %s", k->name, err ? err : "?");
-    } else {
-      size_t n = LLVMGetBufferSize(buf);
-      gk->ptx = ctx_alloc(ctx, n + 1);
-      if (gk->ptx) {
-        memcpy(gk->ptx, LLVMGetBufferStart(buf), n);
-        gk->ptx[n] = 0;
-        gk->ptx_size = strlen(gk->ptx);
-      } else {
-        st = diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "codegen: out of memory for %zu bytes of PTX", n + 1);
-      }
-      LLVMDisposeMemoryBuffer(buf);
-    }
-    if (err) LLVMDisposeMessage(err);
-    gk->phase_ms[3] = lap_ms(&mark);
-  }
-  LLVMDisposeModule(mod);
-  LLVMContextDispose(c);
-  if (st != LOOM_OK) {
-    if (gk) ctx_free(ctx, gk->ptx);
-    ctx_free(ctx, gk);
-    ctx_free(ctx, ir_text);
-    return st;
-  }
-  memset(out, 0, sizeof *out);
-  out->gpu = gk;
-  out->llvm_ir = ir_text;
-  out->acc_size = gk->acc_size;
-  return LOOM_OK;
 }
 
-static LoomStatus compile(CgTarget *t, const KernelIr *k, uint32_t entries, bool want_llvm_ir, CgCompiled *out,
-                          Diag *d) {
-  NvState *s = t->state;
-  memset(out, 0, sizeof *out);
-  pthread_mutex_lock(&s->lock);
-  LoomStatus st = compile_locked(t, s, k, entries, want_llvm_ir, out, d);
-  pthread_mutex_unlock(&s->lock);
+static LoomStatus nv_link_math(CgGpuTarget *g, LLVMContextRef c, LLVMModuleRef mod, Diag *d) {
+  NvState *s = (NvState *)g;
+  LoomStatus st = link_libdevice(s->target, s, c, mod, d);
+  if (st == LOOM_OK) limit_inlining(c, mod);
   return st;
 }
 
-static LoomStatus nv_compile(CgTarget *t, const KernelIr *k, bool want_llvm_ir, CgCompiled *out, Diag *d) {
-  if (!t || !k || !out) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "codegen: null argument to compile");
-  return compile(t, k, CG_ENTRY_ALL, want_llvm_ir, out, d);
+static LoomStatus nv_optimize(CgGpuTarget *g, LLVMModuleRef mod, const CgGpuKernel *gk, const KernelIr *k, Diag *d) {
+  NvState *s = (NvState *)g;
+  LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
+  /* Fused elementwise modules are one grid-stride loop of straight-line code that the lowering writes
+   * out already simplified (the vector entry's lanes included), so they get a short pipeline:
+   * libdevice's reflect calls folded, the small math functions inlined, allocas promoted,
+   * redundancies and dead branches removed. It emits the same PTX as default<O1> up to register
+   * names and loop shape (the driver's JIT rotates loops itself) in a quarter of the time (12 cold
+   * kernels, LLVM 19). User kernels may hold loops and keep default<O1>; reductions keep O3 (their
+   * bandwidth was tuned with it). */
+  const char *pipeline = gk->strategy != CG_GPU_ELEMENTWISE ? "default<O3>"
+                         : k->snippet ? "default<O1>"
+                                      : "function(nvvm-reflect),always-inline,function(sroa,early-cse,"
+                                        "instcombine<no-verify-fixpoint>,simplifycfg),globaldce";
+  LLVMErrorRef e = LLVMRunPasses(mod, pipeline, s->tm, po);
+  LLVMDisposePassBuilderOptions(po);
+  return e ? llvm_err(d, e, "optimization (nvptx)") : LOOM_OK;
 }
 
-LoomStatus cg_nvptx_compile_entries(CgTarget *t, const KernelIr *k, uint32_t entries, CgCompiled *out, Diag *d) {
-  if (!t || !k || !out || t->compile != nv_compile)
-    return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "codegen: cg_nvptx_compile_entries needs the nvptx target");
-  return compile(t, k, entries, false, out, d);
+static LoomStatus nv_emit(CgGpuTarget *g, LLVMModuleRef mod, const CgGpuKernel *gk, const KernelIr *k, char **code,
+                          size_t *size, Diag *d) {
+  NvState *s = (NvState *)g;
+  char *err = NULL;
+  LLVMMemoryBufferRef buf = NULL;
+  LLVMTargetMachineRef tm = gk->strategy == CG_GPU_ELEMENTWISE && !k->snippet ? s->tm_elem : s->tm;
+  LoomStatus st = LOOM_OK;
+  if (LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMAssemblyFile, &err, &buf)) {
+    st = diag_error(d, LOOM_ERR_BACKEND, "LLVM NVPTX code generation failed for kernel '%s': %s", k->name, err ? err : "?");
+  } else {
+    size_t n = LLVMGetBufferSize(buf);
+    *code = ctx_alloc(s->target->ctx, n + 1);
+    if (*code) {
+      memcpy(*code, LLVMGetBufferStart(buf), n);
+      (*code)[n] = 0;
+      *size = strlen(*code);
+    } else {
+      st = diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "codegen: out of memory for %zu bytes of PTX", n + 1);
+    }
+    LLVMDisposeMemoryBuffer(buf);
+  }
+  if (err) LLVMDisposeMessage(err);
+  return st;
 }
-
-const char *cg_nvptx_describe(CgTarget *t) { return t && t->state ? ((NvState *)t->state)->describe : ""; }
 
 LoomStatus cg_nvptx_target_create(LoomContext *ctx, int sm_major, int sm_minor, CgTarget **out, Diag *d) {
   if (!out) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "cg_nvptx_target_create: out is NULL");
@@ -437,13 +338,16 @@ LoomStatus cg_nvptx_target_create(LoomContext *ctx, int sm_major, int sm_minor, 
     ctx_free(ctx, t);
     return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "codegen: out of memory creating the nvptx target");
   }
-  t->name = "nvptx";
-  t->compile = nv_compile;
-  t->release = nv_release;
+  s->gpu.binary = CG_BINARY_PTX;
+  s->gpu.block = NVPTX_BLOCK;
+  s->target = t;
+  cg_gpu_target_init(t, &s->gpu, ctx, "nvptx");
   t->destroy = nv_destroy;
-  t->ctx = ctx;
-  t->state = s;
-  pthread_mutex_init(&s->lock, NULL);
+  cg_nvptx_lower_hooks(&s->gpu.hooks);
+  s->gpu.hooks.module_init = nv_module_init;
+  s->gpu.hooks.link_math = nv_link_math;
+  s->gpu.hooks.optimize = nv_optimize;
+  s->gpu.hooks.emit = nv_emit;
   int sm = sm_major * 10 + sm_minor;
   /* LLVM 19 knows sm_20 .. sm_90a; newer GPUs run sm_90 PTX through the driver's JIT */
   if (sm > 90) sm = 90;
@@ -468,8 +372,8 @@ LoomStatus cg_nvptx_target_create(LoomContext *ctx, int sm_major, int sm_minor, 
   }
   unsigned maj = 0, min = 0, pat = 0;
   LLVMGetVersion(&maj, &min, &pat);
-  snprintf(s->describe, sizeof s->describe, "LLVM %u.%u.%u nvptx %s ptx%d block%d", maj, min, pat, s->cpu, ptx,
-           NVPTX_BLOCK);
+  snprintf(s->gpu.describe, sizeof s->gpu.describe, "LLVM %u.%u.%u nvptx %s ptx%d block%d", maj, min, pat, s->cpu,
+           ptx, NVPTX_BLOCK);
   *out = t;
   return LOOM_OK;
 }

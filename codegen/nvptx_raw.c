@@ -22,10 +22,10 @@
 #include <llvm-c/TargetMachine.h>
 #include <llvm-c/Transforms/PassBuilder.h>
 
-#include "codegen/cg_llvm.h"
 #include "codegen/codegen.h"
+#include "codegen/nvptx.h"
 
-#define RAW_TRIPLE "nvptx64-nvidia-cuda"
+#define RAW_TRIPLE NVPTX_TRIPLE
 #define RAW_PTX_KERNEL_CC 71 /* LLVM's CallingConv::PTX_Kernel */
 
 extern void LLVMInitializeNVPTXTargetInfo(void) __attribute__((weak));
@@ -47,7 +47,7 @@ static LoomStatus link_libdevice(LoomContext *ctx, LLVMContextRef c, LLVMModuleR
   for (LLVMValueRef f = LLVMGetFirstFunction(mod); f && !used; f = LLVMGetNextFunction(f)) {
     size_t n = 0;
     const char *name = LLVMGetValueName2(f, &n);
-    used = n > 5 && strncmp(name, "__nv_", 5) == 0 && LLVMIsDeclaration(f);
+    used = n > 5 && strncmp(name, NV_MATH_PREFIX, 5) == 0 && LLVMIsDeclaration(f);
   }
   if (!used) return LOOM_OK;
   char *bytes = NULL;

@@ -6,8 +6,9 @@
  * blocks with a stack of break/continue targets; lazy operators (?:, &&, ||) branch and join with a
  * phi. Scalar semantics come from codegen/math.c (cg_elem, cg_cast, cg_const ...) through the
  * kernel's own CgMath, so a snippet computes exactly what the same op computes in a fused kernel and
- * uses the same libm / SLEEF / libdevice flavour. Inside a function float16 values are LLVM `half`
- * (cg_cast's convention); at the function boundary they travel as float (see cg_snippet.h).
+ * uses the same math library (libm + SLEEF, or the GPU target's device library). Inside a function
+ * float16 values are LLVM `half` (cg_cast's convention); at the function boundary they travel as
+ * float (see cg_snippet.h).
  * C's integer / and % are made total as ir/snippet.h says (x / 0 = x % 0 = 0, MIN / -1 = MIN), and
  * raw array accesses are bounds-checked against the element count (an out-of-range load reads 0, an
  * out-of-range store is dropped): a kernel cannot fault on any input.
@@ -22,6 +23,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "codegen/cg_gpu.h"
 #include "codegen/cg_snippet.h"
 
 #define SN_MAX_STMT_DEPTH 512 /* nesting of statements codegen follows (the parser bounds it lower) */
@@ -386,14 +388,15 @@ static LoomStatus declare_func(CgSnippet *s, CgMath *m, int32_t fi, const char *
     const SnVar *v = &mod->vars[f->var_begin + p];
     if (v->dtype >= LOOM_DTYPE_COUNT) return diag_error(d, LOOM_ERR_INTERNAL, "codegen: snippet variable '%s' has dtype %d", v->name, v->dtype);
     if (is_raw(v)) {
-      pt[np++] = LLVMPointerTypeInContext(m->c, m->libdevice ? 1 : 0); /* GPU buffers: global space */
+      pt[np++] = LLVMPointerTypeInContext(m->c, m->gpu ? m->gpu->as_global : 0); /* GPU buffers: global space */
       pt[np++] = LLVMInt64TypeInContext(m->c);
     } else {
       pt[np++] = abi_type(m, v->dtype);
     }
     if (v->kind == SV_OUT) ot[no++] = abi_type(m, v->dtype);
   }
-  if (ir_snippet_func_has_state(mod, fi)) pt[np++] = LLVMPointerTypeInContext(m->c, 0); /* the worker state */
+  if (ir_snippet_func_has_state(mod, fi)) /* the worker state (an alloca) */
+    pt[np++] = LLVMPointerTypeInContext(m->c, m->gpu ? m->gpu->as_private : 0);
   LLVMTypeRef rt;
   if (returns_outs(f)) rt = LLVMStructTypeInContext(m->c, ot, (unsigned)no, 0);
   else if (f->ret_dtype == SN_VOID) rt = LLVMVoidTypeInContext(m->c);

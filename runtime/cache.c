@@ -1,8 +1,8 @@
 /* cache.c: the in-memory kernel cache (signature -> compiled kernel).
  *
  * Key: the text of ir_print_kernel_key (which names every dtype, layout and op, and prints the kernel
- * name as "-") followed by a newline and the target description (cg_host_describe for the
- * host target: LLVM version, triple, CPU and features). The key is hashed with ir_hash_bytes into a
+ * name as "-") followed by a newline and the target's own description (target->describe: LLVM
+ * version, triple or architecture, CPU and features). The key is hashed with ir_hash_bytes into a
  * fixed table of bucket chains; a lookup compares the whole key, so a hash collision is harmless.
  *
  * Concurrency: one mutex guards the table, and one condition variable announces state changes. An
@@ -79,11 +79,10 @@ LoomStatus rt_cache_create(LoomContext *ctx, CgTarget *target, RtCache **out, Di
   if (!out || !target)
     return diag_error(d, LOOM_ERR_INTERNAL, "internal error: rt_cache_create: NULL argument");
   *out = NULL;
-  const char *desc = target->name ? target->name : "?";
-  if (target->name && strcmp(target->name, "host") == 0) {
-    const char *hd = cg_host_describe(target);
-    if (hd) desc = hd;
-  }
+  const char *desc = target->describe ? target->describe(target) : NULL;
+  if (!desc || !*desc)
+    return diag_error(d, LOOM_ERR_INTERNAL, "internal error: the %s target does not describe itself",
+                      target->name ? target->name : "?");
   RtCache *c = ctx_calloc(ctx, 1, sizeof *c);
   if (!c) return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: kernel cache (%zu bytes)", sizeof *c);
   c->ctx = ctx;
@@ -207,7 +206,9 @@ static LoomStatus compile_ir_text(RtCache *c, CacheEntry *e, const KernelIr *k, 
   memset(&tmp, 0, sizeof tmp);
   Diag cd = {.status = LOOM_OK};
   double t0 = now_ms();
-  LoomStatus st = c->target->compile(c->target, k, true, &tmp, &cd);
+  CgCompileOptions opt = CG_COMPILE_DEFAULTS;
+  opt.want_llvm_ir = true;
+  LoomStatus st = c->target->compile(c->target, k, &opt, &tmp, &cd);
   double ms = now_ms() - t0;
   stats_add(c->ctx, 0, 1, ms);
   char *text = NULL;
@@ -305,7 +306,9 @@ LoomStatus rt_cache_acquire(RtCache *c, const KernelIr *k, bool want_llvm_ir,
 
   Diag cd = {.status = LOOM_OK};
   double t0 = now_ms();
-  LoomStatus st = c->target->compile(c->target, k, want_llvm_ir, &e->compiled, &cd);
+  CgCompileOptions opt = CG_COMPILE_DEFAULTS;
+  opt.want_llvm_ir = want_llvm_ir;
+  LoomStatus st = c->target->compile(c->target, k, &opt, &e->compiled, &cd);
   double ms = now_ms() - t0;
   stats_add(ctx, 0, 1, ms);
   if (st == LOOM_OK && !e->compiled.run) {

@@ -742,7 +742,7 @@ static bool tier_enqueue(LoomContext *ctx, RtGpu *g, int device, RtGpuFn *f, con
 }
 
 /* Adds the entries `want` (CG_ENTRY bits; the first group of a kernel may ask for entries it lacks:
- * see cg_nvptx_compile_entries) to f: from the disk cache, else compiled, linked and stored there
+ * see CgCompileOptions.entries) to f: from the disk cache, else compiled, linked and stored there
  * (counted in the stats either way). An elementwise group is compiled in tiers (see TierJob). Caller
  * holds gpu_lock. */
 static LoomStatus add_group(LoomContext *ctx, RtGpu *g, int device, RtGpuDev *dev, RtGpuFn *f, const KernelIr *k,
@@ -792,7 +792,8 @@ static LoomStatus add_group(LoomContext *ctx, RtGpu *g, int device, RtGpuDev *de
   if (st == LOOM_OK && !hit) {
     double t0 = now_ms();
     CgCompiled c;
-    st = cg_nvptx_compile_entries(dev->target, k, want, &c, d);
+    CgCompileOptions opt = {.entries = want};
+    st = dev->target->compile(dev->target, k, &opt, &c, d);
     void *cubin = NULL;
     size_t cubin_size = 0;
     double t_llvm = now_ms(), t_link = t_llvm;
@@ -804,12 +805,12 @@ static LoomStatus add_group(LoomContext *ctx, RtGpu *g, int device, RtGpuDev *de
       CgGpuKernel *gk = c.gpu;
       m = meta_of(gk);
       if (tiered) m.tier = 0;
-      st = rt_cuda_link_ptx(g->cu, device, gk->ptx, k->name, tiered ? 0 : jit_level, &cubin, &cubin_size, d);
+      st = rt_cuda_link_ptx(g->cu, device, gk->code, k->name, tiered ? 0 : jit_level, &cubin, &cubin_size, d);
       t_link = now_ms();
       if (ctx->dump_flags & IR_DUMP_TIME)
         fprintf(stderr, "# time gpu %s entries %#x: lower %.3f libdevice %.3f opt %.3f ptx %.3f (%zu bytes) "
                         "jit %.3f ms (level %d)\n", k->name, gk->entries, gk->phase_ms[0], gk->phase_ms[1],
-                gk->phase_ms[2], gk->phase_ms[3], gk->ptx_size, t_link - t_llvm, tiered ? 0 : jit_level);
+                gk->phase_ms[2], gk->phase_ms[3], gk->code_size, t_link - t_llvm, tiered ? 0 : jit_level);
       if (st == LOOM_OK && !(m.entries & ~f->loaded))
         st = diag_error(d, LOOM_ERR_INTERNAL, "internal error: kernel %s has none of the entries %#x", k->name, want);
     }
@@ -820,8 +821,8 @@ static LoomStatus add_group(LoomContext *ctx, RtGpu *g, int device, RtGpuDev *de
     /* stored before the tier-up is queued, so the final entry always lands last; without a background
      * thread (no memory, no thread) the kernel stays at level 0 here, and its entry keeps tier 0 and
      * its PTX, so the next process tiers it up */
-    if (st == LOOM_OK && g->disk) disk_store(ctx, g, key, m, cubin, cubin_size, compiled ? c.gpu->ptx : NULL);
-    if (st == LOOM_OK && tiered) tier_enqueue(ctx, g, device, f, &m, key, c.gpu->ptx, k->name);
+    if (st == LOOM_OK && g->disk) disk_store(ctx, g, key, m, cubin, cubin_size, compiled ? c.gpu->code : NULL);
+    if (st == LOOM_OK && tiered) tier_enqueue(ctx, g, device, f, &m, key, c.gpu->code, k->name);
     if (st == LOOM_OK && g->disk && (ctx->dump_flags & IR_DUMP_TIME))
       fprintf(stderr, "# time gpu %s disk store %.3f ms\n", k->name, now_ms() - t_store);
     if (compiled) dev->target->release(dev->target, &c);
@@ -862,7 +863,7 @@ LoomStatus rt_gpu_kernel(LoomContext *ctx, int device, const KernelIr *k, int64_
   if (st != LOOM_OK) return st;
   StrBuf kb;
   sb_init(&kb, ctx);
-  sb_printf(&kb, "loom %s\n%s\n", LOOM_VERSION_STRING, cg_nvptx_describe(dev->target));
+  sb_printf(&kb, "loom %s\n%s\n", LOOM_VERSION_STRING, dev->target->describe(dev->target));
   ir_print_kernel_key(k, &kb);
   char *key = sb_take(&kb);
   if (!key) return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: kernel key");
@@ -885,12 +886,13 @@ LoomStatus rt_gpu_kernel(LoomContext *ctx, int device, const KernelIr *k, int64_
   } else {
     f->key = key;
     f->hash = h;
-    if (k->nkeep == k->ndim) { /* vecw, vec, else main (see cg_nvptx_compile_entries) */
+    if (k->nkeep == k->ndim) { /* vecw, vec, else main (see CgCompileOptions.entries) */
       int lanes = cg_gpu_vec_lanes(k);
       st = add_group(ctx, g, device, dev, f, k, lanes > 0 && npoints >= 0 && npoints % lanes == 0 ? CG_ENTRY_VECW : CG_ENTRY_VEC, d);
     } else { /* a reduction: its launch facts now, each entry when a launch first needs it */
       CgCompiled c;
-      st = cg_nvptx_compile_entries(dev->target, k, 0, &c, d);
+      CgCompileOptions opt = {.entries = 0};
+      st = dev->target->compile(dev->target, k, &opt, &c, d);
       if (st == LOOM_OK) {
         f->meta = meta_of(c.gpu);
         dev->target->release(dev->target, &c);

@@ -925,12 +925,12 @@ LoomStatus rt_dump_ptx(LoomContext *ctx, int32_t n, const KernelIr *const *k, St
   for (int32_t i = 0; st == LOOM_OK && i < n; i++) {
     CgCompiled cc;
     memset(&cc, 0, sizeof cc);
-    st = t->compile(t, k[i], false, &cc, d);
+    st = t->compile(t, k[i], NULL, &cc, d);
     if (st != LOOM_OK) break;
     if (cc.gpu && (ctx->dump_flags & IR_DUMP_TIME))
       sb_printf(sb, "// time %s lower %.3f libdevice %.3f opt %.3f ptx %.3f ms\n", k[i]->name, cc.gpu->phase_ms[0],
                 cc.gpu->phase_ms[1], cc.gpu->phase_ms[2], cc.gpu->phase_ms[3]);
-    if (cc.gpu && cc.gpu->ptx) sb_printf(sb, "// kernel %s (sm_90)\n%s", k[i]->name, cc.gpu->ptx);
+    if (cc.gpu && cc.gpu->code) sb_printf(sb, "// kernel %s (sm_90)\n%s", k[i]->name, cc.gpu->code);
     else st = diag_error(d, LOOM_ERR_INTERNAL, "internal error: the NVIDIA target gave no PTX for %s", k[i]->name);
     t->release(t, &cc);
   }

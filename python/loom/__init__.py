@@ -10,10 +10,17 @@ import contextlib as _contextlib
 import numpy as _numpy
 
 from . import _core
-from ._array import *  # noqa: F401,F403
-from ._array import (ndarray, AxisError, asarray, asnumpy, from_dlpack, _UFUNCS, abs, min, max, all, any,
-                     sum, round_)
-from . import _array
+from ._ndarray import *  # noqa: F401,F403
+from ._creation import *  # noqa: F401,F403
+from ._math import *  # noqa: F401,F403
+from ._reductions import *  # noqa: F401,F403
+from ._manipulation import *  # noqa: F401,F403
+from ._indexing import *  # noqa: F401,F403
+from ._common import AxisError
+from ._ndarray import ndarray
+from ._math import _UFUNCS, round_, around
+from ._reductions import amin, amax
+from . import _creation, _math, _reductions, _manipulation, _indexing
 from ._fuse import fuse, Fusion
 from ._kernels import ElementwiseKernel, ReductionKernel  # noqa: F401
 from ._raw import RawKernel, RawModule  # noqa: F401
@@ -89,8 +96,9 @@ def show_config():
 
 
 # Functions that __array_function__ dispatches to (NumPy name -> loom function).
-_API = {name: obj for name, obj in list(globals().items()) + list(vars(_array).items())
+_API = {name: obj for name, obj in list(globals().items())
+        + [item for m in (_creation, _math, _reductions, _manipulation, _indexing) for item in vars(m).items()]
         if callable(obj) and not name.startswith("_") and not isinstance(obj, type)
         and getattr(obj, "__module__", "").startswith("loom")}
-_API.update(amin=_array.amin, amax=_array.amax, round=round_, around=_array.around)
+_API.update(amin=amin, amax=amax, round=round_, around=around)
 _API["norm"] = linalg.norm

@@ -16,7 +16,8 @@ import functools
 import numpy
 
 from . import _core
-from ._array import ndarray, _from_numpy, _code
+from ._common import _from_numpy, _code
+from ._ndarray import ndarray
 
 _MAX_SIGNATURES = 64
 _core.fuse_configure(numpy.ndarray, numpy.asarray)

@@ -71,8 +71,8 @@ def _stream_spec(stream):
 
 def _convert(x):
     """Other argument objects (lists, CUDA Array Interface or DLPack objects) as loom arrays."""
-    from . import _array
-    return _array.asarray(x)
+    from . import _creation
+    return _creation.asarray(x)
 
 
 _core.uk_configure(_convert, _stream_spec)

@@ -112,7 +112,8 @@ static CgTarget *g_t;
 
 static bool compile(KB *b, CgCompiled *c, bool ir) {
   Diag d = {0};
-  LoomStatus st = g_t->compile(g_t, &b->k, ir, c, &d);
+  CgCompileOptions opt = {.want_llvm_ir = ir, .entries = CG_ENTRY_ALL};
+  LoomStatus st = g_t->compile(g_t, &b->k, &opt, c, &d);
   CHECK(st == LOOM_OK, "compile: %s", d.msg);
   return st == LOOM_OK;
 }
@@ -777,7 +778,7 @@ static void test_vector_math_and_perf(void) {
   bool vec = cc.llvm_ir && (strstr(cc.llvm_ir, "call <8 x double> @_ZGVeN8v_exp") ||
                             strstr(cc.llvm_ir, "call <4 x double> @_ZGVdN4v_exp") ||
                             strstr(cc.llvm_ir, "call <2 x double> @_ZGVbN2v_exp"));
-  CHECK(vec, "optimized IR calls a SLEEF vector exp (target %s)", cg_host_describe(g_t));
+  CHECK(vec, "optimized IR calls a SLEEF vector exp (target %s)", g_t->describe(g_t));
   if (getenv("LOOM_TEST_PRINT_IR") && cc.llvm_ir) puts(cc.llvm_ir);
   enum { N = 10000000 };
   double *a[5];
@@ -856,7 +857,7 @@ static void test_all_ops_compile(void) {
       kb_store(&kb, KP_MAP, bo, v);
       CgCompiled cc;
       Diag d = {0};
-      LoomStatus st = g_t->compile(g_t, &kb.k, false, &cc, &d);
+      LoomStatus st = g_t->compile(g_t, &kb.k, NULL, &cc, &d);
       if (st == LOOM_OK) {
         ok++;
         g_t->release(g_t, &cc);
@@ -918,14 +919,14 @@ static void test_errors(void) {
   kb_store(&kb, KP_MAP, ba, kb_bin(&kb, LOOM_OP_ADD, LOOM_FLOAT64, l, 7)); /* forward reference */
   CgCompiled cc;
   Diag d = {0};
-  LoomStatus st = g_t->compile(g_t, &kb.k, false, &cc, &d);
+  LoomStatus st = g_t->compile(g_t, &kb.k, NULL, &cc, &d);
   CHECK(st == LOOM_ERR_INTERNAL && strstr(d.msg, "instruction"), "bad IR is rejected: %s", d.msg);
   kb_init(&kb, 1, 1);
   ba = kb_buf(&kb, LOOM_FLOAT64, 0, "1");
   l = kb_load(&kb, ba, LOOM_FLOAT64);
   kb_store(&kb, KP_MAP, ba, kb_bin(&kb, LOOM_OP_BITWISE_AND, LOOM_FLOAT64, l, l));
   memset(&d, 0, sizeof d);
-  st = g_t->compile(g_t, &kb.k, false, &cc, &d);
+  st = g_t->compile(g_t, &kb.k, NULL, &cc, &d);
   CHECK(st == LOOM_ERR_DTYPE, "bitwise_and of float64 is a dtype error: %s", d.msg);
 }
 
@@ -939,7 +940,7 @@ int main(void) {
     printf("cannot create the host target: %s\n0 passed, 1 failed\n", d.msg);
     return 1;
   }
-  printf("target: %s\n", cg_host_describe(g_t));
+  printf("target: %s\n", g_t->describe(g_t));
   test_elementwise();
   test_int_ops();
   test_float_divmod();

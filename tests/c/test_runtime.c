@@ -217,8 +217,9 @@ static void fake_red_finish(const int64_t *shape, void *const *bufs, const int64
   y[o * strides[2]] = s;
 }
 
-static LoomStatus fake_compile(CgTarget *t, const KernelIr *k, bool want_llvm_ir, CgCompiled *out,
+static LoomStatus fake_compile(CgTarget *t, const KernelIr *k, const CgCompileOptions *opt, CgCompiled *out,
                                Diag *d) {
+  bool want_llvm_ir = opt && opt->want_llvm_ir;
   FakeTarget *f = (FakeTarget *)t;
   atomic_fetch_add(&f->compiles, 1);
   if (f->delay_ms) sleep_ms(f->delay_ms);
@@ -246,9 +247,12 @@ static void fake_release(CgTarget *t, CgCompiled *c) {
   c->llvm_ir = NULL;
 }
 
+static const char *fake_describe(CgTarget *t) { return "fake target 1"; }
+
 static void fake_init(FakeTarget *f, LoomContext *ctx) {
   memset(f, 0, sizeof *f);
   f->base.name = "fake";
+  f->base.describe = fake_describe;
   f->base.compile = fake_compile;
   f->base.release = fake_release;
   f->base.ctx = ctx;

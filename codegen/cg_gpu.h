@@ -1,0 +1,106 @@
+/* cg_gpu.h: the seam between the shared GPU code generator and a GPU target (private to codegen/).
+ *
+ * The shared GPU lowering (gpu_lower.c, gpu_strategies.c: grid-stride elementwise with vector entries,
+ * row, cached row, column and split reductions) and the shared compile flow (gpu_compile.c: lower ->
+ * keep the entries asked for -> link the math library -> internalize -> optimize -> emit) are written
+ * once against the table below. A GPU target file (nvptx.c + nvptx_lower.c; amdgpu*.c later) fills one
+ * CgGpuHooks when its CgTarget is created, the way TVM's CodeGenNVPTX and CodeGenAMDGPU override a
+ * shared CodeGenLLVM: the target supplies the machine's vocabulary (thread ids, wave shuffles,
+ * barriers, kernel marking, address spaces, math-library names, division / square-root sequences) and
+ * its tool chain (module set-up, math library linking, pass pipeline, code emission); the strategies
+ * never name a vendor.
+ *
+ * What an AMDGPU target would put here (for orientation; not implemented): index() from
+ * llvm.amdgcn.workitem.id.x / workgroup.id.x and the dispatch packet's workgroup_size_x / grid size;
+ * shuffle_xor() through llvm.amdgcn.ds.bpermute (lane ^ mask, from llvm.amdgcn.mbcnt.lo/hi) or a
+ * DPP / ds_swizzle pattern; barrier() as llvm.amdgcn.s.barrier with workgroup fences; mark_kernel()
+ * setting the amdgpu_kernel calling convention and "amdgpu-flat-work-group-size"="1,<max_block>";
+ * wave 64 (gfx9) or 32 (gfx10+); params in address space 4 (byref); private 5; math_name "__ocml_%s_f32";
+ * link_math linking ocml/ockl bitcode and the __oclc_* control constants; emit an object file that
+ * comgr (or ld.lld) links into a code object.
+ */
+#ifndef LOOM_CG_GPU_H
+#define LOOM_CG_GPU_H
+
+#include <pthread.h>
+
+#include "codegen/cg_llvm.h"
+
+/* The x components of the launch's indices, as i32 values. */
+typedef enum CgGpuIndex {
+  CG_GPU_THREAD_ID = 0, /* thread index within the block (threadIdx.x, workitem id) */
+  CG_GPU_BLOCK_DIM,     /* threads per block (blockDim.x, workgroup size) */
+  CG_GPU_BLOCK_ID,      /* block index within the grid (blockIdx.x, workgroup id) */
+  CG_GPU_GRID_DIM       /* blocks in the grid (gridDim.x) */
+} CgGpuIndex;
+
+typedef struct CgGpuTarget CgGpuTarget;
+
+typedef struct CgGpuHooks {
+  /* ---- machine facts (the lowering's) -------------------------------------------------------- */
+  int wave;               /* threads per wave (warp): 32 or 64; ROW blocks are multiples of it */
+  unsigned as_global;     /* address space of buffers (kernel arguments, raw arrays) */
+  unsigned as_shared;     /* address space of the block's shared slots (NVPTX shared, AMDGPU LDS) */
+  unsigned as_param;      /* address space of the pointer to the entry's parameter block */
+  unsigned as_private;    /* address space of allocas (the snippet worker state pointer) */
+  const char *param_attr; /* how the parameter block is passed: "byval" or "byref" (a type attribute) */
+  bool shared_poison;     /* shared globals get a poison initializer (else undef) */
+
+  /* ---- lowering: each builds at m->b, declaring what it needs in m->m --------------------------- */
+  LLVMValueRef (*index)(CgMath *m, CgGpuIndex which); /* an i32 */
+  /* v (i32) of the lane (lane id ^ lane_mask) of the same wave; every lane of the wave takes part
+   * (0 < lane_mask < wave) */
+  LLVMValueRef (*shuffle_xor)(CgMath *m, LLVMValueRef v, int lane_mask);
+  void (*barrier)(CgMath *m); /* every thread of the block, with shared memory visible after it */
+  /* makes fn a kernel entry; max_block: the most threads per block it will be launched with */
+  void (*mark_kernel)(CgMath *m, LLVMValueRef fn, int max_block);
+
+  /* ---- math (math.c) ---------------------------------------------------------------------------- */
+  /* The device library's name of libm's `base` ("exp", "atan2", ...) for float32 or float64 (the
+   * functions take and return that type): NVPTX "__nv_expf", AMDGPU "__ocml_exp_f32". */
+  void (*math_name)(char *buf, size_t cap, const char *base, LoomDType t);
+  /* Correctly rounded float32 a / b and sqrt(a) sequences; NULL: LLVM's fdiv / llvm.sqrt. */
+  LLVMValueRef (*fdiv_f32)(CgMath *m, LLVMValueRef a, LLVMValueRef b);
+  LLVMValueRef (*fsqrt_f32)(CgMath *m, LLVMValueRef a);
+
+  /* ---- tool chain (gpu_compile.c calls these in order, target lock held) ------------------------ */
+  /* Triple, data layout and module flags of a new module. */
+  void (*module_init)(CgGpuTarget *g, LLVMContextRef c, LLVMModuleRef mod);
+  /* Links the device math library functions mod declares (and what they call) into mod. */
+  LoomStatus (*link_math)(CgGpuTarget *g, LLVMContextRef c, LLVMModuleRef mod, Diag *d);
+  /* Optimizes mod (everything but the entries internalized already) with the pipeline the target
+   * picks for this kernel's strategy. */
+  LoomStatus (*optimize)(CgGpuTarget *g, LLVMModuleRef mod, const CgGpuKernel *gk, const KernelIr *k, Diag *d);
+  /* The binary of the optimized module: *code ctx_alloc'ed (PTX: NUL-terminated, size = strlen). */
+  LoomStatus (*emit)(CgGpuTarget *g, LLVMModuleRef mod, const CgGpuKernel *gk, const KernelIr *k, char **code,
+                     size_t *size, Diag *d);
+} CgGpuHooks;
+
+/* A GPU target's state as the shared code sees it: the target file's own state struct begins with
+ * one (so hooks may cast g to it). */
+struct CgGpuTarget {
+  CgGpuHooks hooks;
+  int32_t binary;       /* CgBinaryKind of emit's code */
+  int block;            /* threads per block ROW kernels are compiled for (a multiple of the wave) */
+  const char *arch;     /* "nvptx": messages */
+  pthread_mutex_t lock; /* one compile at a time (the targets' TargetMachines are shared) */
+  uint64_t counter;     /* compiles so far: entry names are unique per compile */
+  char describe[160];   /* CgTarget.describe */
+};
+
+/* Builds the GPU module for k into mod (entries named from prefix, marked by the hooks) and fills
+ * out (everything but the code). block: threads per block of ROW kernels (a multiple of the wave, at
+ * most 1024). Math uses the hooks' device library. */
+LoomStatus cg_lower_gpu(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef mod, const KernelIr *k, const char *prefix,
+                        const CgGpuHooks *h, int block, CgGpuKernel *out, Diag *d);
+
+/* The CgTarget functions of every GPU target (t->state is the target's state, beginning with a
+ * CgGpuTarget): compile (the shared flow above, under g->lock), release, describe. */
+LoomStatus cg_gpu_compile(CgTarget *t, const KernelIr *k, const CgCompileOptions *opt, CgCompiled *out, Diag *d);
+void cg_gpu_release(CgTarget *t, CgCompiled *c);
+const char *cg_gpu_describe(CgTarget *t);
+/* Fills the CgTarget fields common to GPU targets (name, binary, the functions above, ctx, state) and
+ * initializes g's lock. The target sets destroy. */
+void cg_gpu_target_init(CgTarget *t, CgGpuTarget *g, LoomContext *ctx, const char *name);
+
+#endif /* LOOM_CG_GPU_H */

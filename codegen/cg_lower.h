@@ -1,0 +1,143 @@
+/* cg_lower.h: private interface of the lowering files: the state of one lowering (Lower) and the
+ * shared pieces that the host loop structure (lower_host.c) and the GPU one (gpu_lower.c,
+ * gpu_strategies.c) build on (lower.c: kernel checks, the instruction evaluator, stores, phases,
+ * worker regions, module set-up and verification).
+ *
+ * The evaluator (cg_eval_needed) emits the instructions a set of roots needs, in index order (the IR
+ * is in dependency order, so no recursion), through math.c; loads and stores address
+ * base[b] + off[b] where off is the element offset of the current point, kept by the loop code.
+ */
+#ifndef LOOM_CG_LOWER_H
+#define LOOM_CG_LOWER_H
+
+#include "codegen/cg_gpu.h"
+#include "codegen/cg_llvm.h"
+#include "codegen/cg_snippet.h"
+
+#define CG_MAX_DEPTH 4
+/* Outer strategy: O points per block (accumulators of one block live in stack arrays). */
+#define CG_OUTER_BLOCK 512
+
+typedef struct Lower {
+  CgMath m;
+  LoomContext *ctx;
+  const KernelIr *k;
+  LLVMTypeRef i64, ptr;
+  LLVMValueRef fn;
+  LLVMBasicBlockRef alloca_bb;
+  LLVMBuilderRef ab;      /* positioned in alloca_bb */
+  LLVMValueRef *shape;    /* ndim */
+  LLVMValueRef *base;     /* nbuf */
+  LLVMValueRef *stride;   /* nbuf * ndim */
+  LLVMValueRef *levels;   /* CG_MAX_DEPTH * nbuf offsets */
+  LLVMValueRef *off;      /* the current level's nbuf offsets */
+  LLVMValueRef *ooff;     /* offsets at the O point (FINAL phases) */
+  int depth;
+  LLVMValueRef *acc, *accidx; /* nphase */
+  LLVMValueRef *cache;    /* ninstr */
+  uint8_t *need;          /* ninstr */
+  LLVMValueRef lin;       /* linear index of the current point within the walked dims */
+  LLVMValueRef rsize;
+  bool final_phase;
+  bool outer;                 /* run() uses the outer-axis strategy (lower_host.c's use_outer) */
+  LLVMValueRef *accarr, *idxarr; /* nphase: block accumulator arrays (outer strategy) */
+  LLVMValueRef bj, bn;        /* index of the current point within the block; the block's size */
+  LLVMValueRef partial_fn;    /* the exported partial entry, once built (run of a full reduction calls it) */
+  LLVMTypeRef partial_ty;
+  /* GPU lowering (cg_lower_gpu) */
+  LLVMTypeRef ity;            /* index type: i32 or i64 (KernelIr.index_bits) */
+  LLVMValueRef *vload;        /* nbuf: the current vector of each loaded buffer (vec entry), or NULL */
+  unsigned lane;              /* lane read from vload */
+  bool unroll_red;            /* ROW reductions: GPU_UNROLL accumulators per thread */
+  CgSnippet *sn;              /* the kernel's lowered snippet functions (user kernels), or NULL */
+} Lower;
+
+#define GPU_UNROLL 8     /* independent accumulators (loads in flight) per thread in ROW reductions */
+#define GPU_CACHE_K 16   /* points per thread held in registers by the cached ROW entry */
+#define GPU_CACHE_BUFS 4 /* at most this many loaded buffers for the cached entry */
+#define GPU_VEC_MAXBUF 8 /* vector reduction entries: at most this many buffers / stores */
+
+static inline bool is_arg(int op) { return op == LOOM_REDUCE_ARGMIN || op == LOOM_REDUCE_ARGMAX; }
+
+static inline unsigned dtype_align(LoomDType t) {
+  size_t s = loom_dtype_size(t);
+  return s ? (unsigned)s : 1;
+}
+
+/* Loop bodies: BodyFn at a point of a host walk (L->off set), IdxBody at index i of a GPU loop. */
+typedef void (*BodyFn)(Lower *L, void *arg);
+typedef void (*IdxBody)(Lower *L, LLVMValueRef i, void *arg);
+
+/* ---- lower.c: shared --------------------------------------------------------------------------- */
+/* Structural checks codegen relies on (ir_verify_kernel does the full job). */
+LoomStatus cg_check_kernel(const KernelIr *k, Diag *d);
+/* Zeroes L and allocates its per-kernel arrays and builders (freed by cg_lower_finish, also after a
+ * failed allocation). Returns false when an allocation failed. */
+bool cg_lower_init(Lower *L, LoomContext *ctx, LLVMContextRef c, LLVMModuleRef mod, const KernelIr *k, Diag *d);
+/* Frees what a lowering allocated and verifies the module when st is LOOM_OK ("what": "GPU " or ""
+ * in the message); returns the resulting status. */
+LoomStatus cg_lower_finish(Lower *L, LoomContext *ctx, LLVMModuleRef mod, const char *what, LoomStatus st, Diag *d);
+/* String attributes (key/value pairs) and nounwind on fn. */
+void cg_add_fn_attrs(Lower *L, LLVMValueRef fn, const char *const *attrs, int nattrs);
+LLVMValueRef cg_entry_alloca(Lower *L, LLVMTypeRef t, const char *name); /* in the function's entry block */
+LLVMBasicBlockRef cg_new_bb(Lower *L, const char *name);
+void cg_clear_cache(Lower *L); /* forgets every evaluated instruction (a new point or scope) */
+LLVMValueRef cg_elem_ptr(Lower *L, int b, LLVMValueRef off);
+LLVMValueRef cg_npoints64(Lower *L); /* int64 product of the kernel's dims */
+/* Emits (once per scope) the instructions that roots need, in index order, into L->cache. */
+void cg_eval_needed(Lower *L, const int32_t *roots, int nroots);
+/* Reductions: the built-in combiner and identity, or the snippet's for IR_REDUCE_USER. */
+LLVMValueRef cg_red_identity(Lower *L, int op, LoomDType t);
+LLVMValueRef cg_red_combine(Lower *L, int op, LoomDType t, LLVMValueRef a, LLVMValueRef v);
+/* The value dtype a REDUCE phase accumulates (argmin/argmax: the compared value's). */
+LoomDType cg_red_value_dtype(const KernelIr *k, const KPhase *ph);
+void cg_emit_stores(Lower *L, const KPhase *ph); /* the phase's stores at the current point */
+void cg_body_map(Lower *L, void *arg);           /* a MAP phase (arg) at the current point */
+void cg_run_final_phase(Lower *L, const KPhase *ph); /* a FINAL phase at the O point (L->ooff) */
+/* Whether the REDUCE phases' values load some buffer contiguously along the last O dim and none
+ * contiguously along the innermost R dim (so a loop across O is the coalesced / vectorizable one).
+ * With allow_map false a MAP phase rules it out. need: ninstr bytes of scratch. */
+bool cg_reduce_reads_outer(const KernelIr *k, uint8_t *need, bool allow_map);
+/* A worker (a host run() over a range, a GPU thread): its state block and loop_prep; after_loop. */
+void cg_worker_begin(Lower *L);
+void cg_worker_end(Lower *L);
+
+/* ---- gpu_lower.c: GPU building blocks --------------------------------------------------------- */
+#define GPU_EMPTY_INDEX INT64_MAX /* accumulator index of an empty argmin/argmax part */
+LLVMValueRef cg_iconst_i(Lower *L, int64_t v); /* a constant of the index type */
+LLVMValueRef cg_to_i64(Lower *L, LLVMValueRef v);
+/* for (i = start; i < end; i += step) body(i)  (signed compare in the index type) */
+void cg_gpu_for(Lower *L, LLVMValueRef start, LLVMValueRef end, LLVMValueRef step, IdxBody body, void *arg);
+/* out[b] = base[b] + sum over dims [d0, d1) of index(lin)[d] * stride[b][d] (lin row-major). */
+void cg_gpu_offsets(Lower *L, LLVMValueRef lin, int d0, int d1, const LLVMValueRef *base, LLVMValueRef *out);
+/* Combines two accumulators (a, ai) and (v, vi) of a REDUCE phase (see gpu_lower.c). */
+void cg_gpu_combine(Lower *L, const KPhase *ph, LoomDType vt, LLVMValueRef *a, LLVMValueRef *ai, LLVMValueRef v,
+                    LLVMValueRef vi, bool ordered);
+void cg_gpu_map_point(Lower *L, LLVMValueRef r, void *arg); /* IdxBody: MAP phase arg at R point r */
+/* Folds REDUCE phase p over R points start, start + step, ... < end into L->acc[p] / L->accidx[p]
+ * (this thread's part only). */
+void cg_gpu_reduce_range(Lower *L, int p, LLVMValueRef start, LLVMValueRef end, LLVMValueRef step);
+/* Block reduction of phase p's per-thread accumulators: every thread ends with the block's. */
+void cg_gpu_block_reduce(Lower *L, int p);
+LLVMValueRef cg_partial_ptr(Lower *L, LLVMValueRef partials, LLVMValueRef item, int acc_size);
+void cg_store_partial(Lower *L, LLVMValueRef ptr); /* phase 0's accumulator in codegen.h's layout */
+
+/* ---- gpu_strategies.c: one item of each entry kind (IdxBody, arg a GpuEntry) ------------------ */
+enum { GPU_ELEM, GPU_ELEMV, GPU_ELEMVW, GPU_MAIN, GPU_PART, GPU_FINISH, GPU_CACHED, GPU_PARTV, GPU_FINISHB };
+
+typedef struct GpuEntry {
+  int which;
+  bool row;
+  int acc_size;
+  int lanes; /* GPU_PARTV, GPU_CACHED: points per 16-byte vector load (0 or 1: scalar loads) */
+  LLVMValueRef no, nr, nparts, partials; /* index type; partials: a pointer in the global address space */
+  LLVMValueRef tid, bdim;
+} GpuEntry;
+
+void cg_gpu_elem_point(Lower *L, LLVMValueRef i, void *arg);  /* elementwise: point i */
+void cg_gpu_elemv_step(Lower *L, LLVMValueRef v, void *arg);  /* elementwise: vector step v (arg: lanes) */
+void cg_gpu_red_item(Lower *L, LLVMValueRef item, void *arg); /* MAIN / PART / FINISH / FINISHB */
+void cg_gpu_cached_item(Lower *L, LLVMValueRef o, void *arg); /* CACHED: O point o, row in registers */
+void cg_gpu_partv_item(Lower *L, LLVMValueRef part, void *arg); /* PARTV: one part, vector loads */
+
+#endif /* LOOM_CG_LOWER_H */

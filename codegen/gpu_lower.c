@@ -1,0 +1,508 @@
+/* gpu_lower.c: the GPU loop structure of the lowering (cg_lower_gpu, cg_gpu.h), written once for every
+ * GPU target against its hooks (CgGpuHooks: launch indices, wave shuffles, barriers, kernel marking,
+ * address spaces). This file holds the building blocks (grid-stride loops, point offsets, per-thread
+ * reduction loops, the block reduction, partial accumulators) and the entries' construction;
+ * gpu_strategies.c the bodies of each entry kind.
+ *
+ * Grid-stride loops decompose their point index into offsets (index type i32 when the kernel's
+ * index_bits is 32). Block reductions go through the target's wave shuffle (butterfly, 32-bit pieces)
+ * and a small shared array: every thread then combines the per-wave values in wave order, which
+ * broadcasts the result and keeps the order fixed. Every entry takes one parameter, a block of 8-byte
+ * words passed by value (codegen.h).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "codegen/cg_lower.h"
+
+/* ---- loops and indices ---------------------------------------------------------------------------- */
+
+/* An index of the launch (CgGpuIndex) in the index type. */
+static LLVMValueRef gpu_index(Lower *L, CgGpuIndex which) {
+  LLVMValueRef v = L->m.gpu->index(&L->m, which);
+  return L->ity == LLVMInt32TypeInContext(L->m.c) ? v : LLVMBuildZExt(L->m.b, v, L->ity, "");
+}
+
+LLVMValueRef cg_iconst_i(Lower *L, int64_t v) { return LLVMConstInt(L->ity, (unsigned long long)v, 1); }
+
+LLVMValueRef cg_to_i64(Lower *L, LLVMValueRef v) {
+  return L->ity == L->i64 ? v : LLVMBuildSExt(L->m.b, v, L->i64, "");
+}
+
+/* for (i = start; i < end; i += step) body(i)  (signed compare in the index type) */
+void cg_gpu_for(Lower *L, LLVMValueRef start, LLVMValueRef end, LLVMValueRef step, IdxBody body, void *arg) {
+  LLVMBuilderRef b = L->m.b;
+  LLVMValueRef iv = cg_entry_alloca(L, L->ity, "i");
+  LLVMBuildStore(b, start, iv);
+  LLVMBasicBlockRef head = cg_new_bb(L, "for.head"), bb = cg_new_bb(L, "for.body"), exit = cg_new_bb(L, "for.exit");
+  LLVMBuildBr(b, head);
+  LLVMPositionBuilderAtEnd(b, head);
+  LLVMValueRef i = LLVMBuildLoad2(b, L->ity, iv, "");
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, i, end, ""), bb, exit);
+  LLVMPositionBuilderAtEnd(b, bb);
+  body(L, i, arg);
+  LLVMBuildStore(b, LLVMBuildAdd(b, i, step, ""), iv);
+  LLVMBuildBr(b, head);
+  LLVMPositionBuilderAtEnd(b, exit);
+}
+
+/* out[b] = base[b] + sum over dims [d0, d1) of index(lin)[d] * stride[b][d] (lin row-major). */
+void cg_gpu_offsets(Lower *L, LLVMValueRef lin, int d0, int d1, const LLVMValueRef *base, LLVMValueRef *out) {
+  const KernelIr *k = L->k;
+  LLVMBuilderRef b = L->m.b;
+  LLVMValueRef idx[LOOM_MAX_RANK];
+  LLVMValueRef rem = lin;
+  for (int d = d1 - 1; d >= d0; d--) {
+    if (d > d0) {
+      idx[d] = LLVMBuildURem(b, rem, L->shape[d], "");
+      rem = LLVMBuildUDiv(b, rem, L->shape[d], "");
+    } else {
+      idx[d] = rem;
+    }
+  }
+  for (int bi = 0; bi < k->nbuf; bi++) {
+    LLVMValueRef v = base ? base[bi] : cg_iconst_i(L, 0);
+    for (int d = d0; d < d1; d++) v = LLVMBuildAdd(b, v, LLVMBuildMul(b, idx[d], L->stride[bi * k->ndim + d], ""), "");
+    out[bi] = v;
+  }
+}
+
+/* Wave shuffle (butterfly: the value of lane ^ lanemask) of a value of any register type, moved as
+ * 32-bit pieces through the target's shuffle_xor. */
+static LLVMValueRef shfl_bfly(Lower *L, LLVMValueRef v, int lanemask) {
+  LLVMBuilderRef b = L->m.b;
+  LLVMContextRef c = L->m.c;
+  const CgGpuHooks *h = L->m.gpu;
+  LLVMTypeRef i32 = LLVMInt32TypeInContext(c);
+  LLVMTypeRef t = LLVMTypeOf(v);
+  unsigned bits = LLVMGetTypeKind(t) == LLVMFloatTypeKind ? 32 : LLVMGetTypeKind(t) == LLVMDoubleTypeKind ? 64 : LLVMGetIntTypeWidth(t);
+  LLVMTypeRef it = LLVMIntTypeInContext(c, bits);
+  LLVMValueRef x = LLVMGetTypeKind(t) == LLVMIntegerTypeKind ? v : LLVMBuildBitCast(b, v, it, "");
+  LLVMValueRef r;
+  if (bits <= 32) {
+    r = h->shuffle_xor(&L->m, bits < 32 ? LLVMBuildZExt(b, x, i32, "") : x, lanemask);
+    if (bits < 32) r = LLVMBuildTrunc(b, r, it, "");
+  } else {
+    LLVMValueRef lo = LLVMBuildTrunc(b, x, i32, "");
+    LLVMValueRef hi = LLVMBuildTrunc(b, LLVMBuildLShr(b, x, LLVMConstInt(it, 32, 0), ""), i32, "");
+    LLVMValueRef rlo = h->shuffle_xor(&L->m, lo, lanemask);
+    LLVMValueRef rhi = h->shuffle_xor(&L->m, hi, lanemask);
+    r = LLVMBuildOr(b, LLVMBuildZExt(b, rlo, it, ""), LLVMBuildShl(b, LLVMBuildZExt(b, rhi, it, ""), LLVMConstInt(it, 32, 0), ""), "");
+  }
+  return LLVMGetTypeKind(t) == LLVMIntegerTypeKind ? r : LLVMBuildBitCast(b, r, t, "");
+}
+
+/* ---- reductions across threads ---------------------------------------------------------------------- */
+
+/* Combines two accumulators of a REDUCE phase (a, ai) and (v, vi): for argmin/argmax the one with the
+ * smaller index comes first and the later one wins only when strictly better (or a first NaN), so the
+ * result is the same whichever order the pair arrives in; other ops use cg_combine (ordered == false
+ * gives the reassociable form). */
+void cg_gpu_combine(Lower *L, const KPhase *ph, LoomDType vt, LLVMValueRef *a, LLVMValueRef *ai, LLVMValueRef v,
+                        LLVMValueRef vi, bool ordered) {
+  LLVMBuilderRef b = L->m.b;
+  if (is_arg(ph->reduce_op)) {
+    LLVMValueRef swap = LLVMBuildICmp(b, LLVMIntSGT, *ai, vi, "");
+    LLVMValueRef fv = LLVMBuildSelect(b, swap, v, *a, ""), fi = LLVMBuildSelect(b, swap, vi, *ai, "");
+    LLVMValueRef sv = LLVMBuildSelect(b, swap, *a, v, ""), si = LLVMBuildSelect(b, swap, *ai, vi, "");
+    LLVMValueRef empty = cg_i64(&L->m, GPU_EMPTY_INDEX);
+    LLVMValueRef take = cg_arg_better(&L->m, (LoomReduceOp)ph->reduce_op, vt, fv, sv);
+    take = LLVMBuildOr(b, take, LLVMBuildICmp(b, LLVMIntEQ, fi, empty, ""), "");
+    take = LLVMBuildAnd(b, take, LLVMBuildICmp(b, LLVMIntNE, si, empty, ""), "");
+    *a = LLVMBuildSelect(b, take, sv, fv, "");
+    *ai = LLVMBuildSelect(b, take, si, fi, "");
+  } else {
+    LLVMValueRef r = cg_red_combine(L, ph->reduce_op, vt, *a, v);
+    if (ordered && LLVMIsAInstruction(r) && LLVMCanValueUseFastMathFlags(r)) LLVMSetFastMathFlags(r, 0);
+    *a = r;
+  }
+}
+
+static LLVMValueRef shared_slots(Lower *L, const char *name) {
+  LLVMValueRef g = LLVMGetNamedGlobal(L->m.m, name);
+  if (g) return g;
+  LLVMTypeRef at = LLVMArrayType2(L->i64, 32);
+  g = LLVMAddGlobalInAddressSpace(L->m.m, at, name, L->m.gpu->as_shared);
+  LLVMSetLinkage(g, LLVMInternalLinkage);
+  LLVMSetInitializer(g, L->m.gpu->shared_poison ? LLVMGetPoison(at) : LLVMGetUndef(at));
+  LLVMSetAlignment(g, 8);
+  return g;
+}
+
+typedef struct GpuRed {
+  const KPhase *ph;
+  LoomDType vt;
+  LLVMValueRef accv, acci; /* allocas */
+  LLVMValueRef rbase;      /* ROW: the thread's first R point (its accumulator index starts there) */
+} GpuRed;
+
+/* One R point of a REDUCE phase: L->ooff holds the O offsets. */
+static void gpu_reduce_point(Lower *L, LLVMValueRef r, void *arg) {
+  GpuRed *g = arg;
+  const KernelIr *k = L->k;
+  LLVMBuilderRef b = L->m.b;
+  cg_gpu_offsets(L, r, k->nkeep, k->ndim, L->ooff, L->off);
+  cg_clear_cache(L);
+  cg_eval_needed(L, &g->ph->value, 1);
+  LLVMValueRef v = L->cache[g->ph->value];
+  LLVMValueRef cur = LLVMBuildLoad2(b, LLVMTypeOf(v), g->accv, "");
+  if (is_arg(g->ph->reduce_op)) {
+    LLVMValueRef take = cg_arg_better(&L->m, (LoomReduceOp)g->ph->reduce_op, g->vt, cur, v);
+    LLVMBuildStore(b, LLVMBuildSelect(b, take, v, cur, ""), g->accv);
+    LLVMValueRef ci = LLVMBuildLoad2(b, L->i64, g->acci, "");
+    LLVMBuildStore(b, LLVMBuildSelect(b, take, cg_to_i64(L, r), ci, ""), g->acci);
+  } else {
+    LLVMBuildStore(b, cg_red_combine(L, g->ph->reduce_op, g->vt, cur, v), g->accv);
+  }
+  cg_clear_cache(L);
+}
+
+void cg_gpu_map_point(Lower *L, LLVMValueRef r, void *arg) {
+  const KernelIr *k = L->k;
+  cg_gpu_offsets(L, r, k->nkeep, k->ndim, L->ooff, L->off);
+  cg_body_map(L, arg);
+}
+
+/* Folds REDUCE phase p over R points start, start + step, ... < end into L->acc[p] / L->accidx[p]
+ * (this thread's part only). */
+void cg_gpu_reduce_range(Lower *L, int p, LLVMValueRef start, LLVMValueRef end, LLVMValueRef step) {
+  const KernelIr *k = L->k;
+  LLVMBuilderRef b = L->m.b;
+  GpuRed g = {&k->phases[p], cg_red_value_dtype(k, &k->phases[p]), NULL, NULL, NULL};
+  LLVMTypeRef vty = cg_reg_type(&L->m, g.vt);
+  g.accv = cg_entry_alloca(L, vty, "acc");
+  g.acci = cg_entry_alloca(L, L->i64, "acci");
+  LLVMBuildStore(b, cg_red_identity(L, g.ph->reduce_op, g.vt), g.accv);
+  LLVMValueRef nonempty = LLVMBuildICmp(b, LLVMIntSLT, start, end, "");
+  LLVMBuildStore(b, LLVMBuildSelect(b, nonempty, cg_to_i64(L, start), cg_i64(&L->m, GPU_EMPTY_INDEX), ""), g.acci);
+  if (is_arg(g.ph->reduce_op) || !L->unroll_red) {
+    cg_gpu_for(L, start, end, step, gpu_reduce_point, &g);
+    L->acc[p] = LLVMBuildLoad2(b, vty, g.accv, "");
+    L->accidx[p] = LLVMBuildLoad2(b, L->i64, g.acci, "");
+    return;
+  }
+  /* GPU_UNROLL independent accumulators: points i + j * step (j < GPU_UNROLL) are evaluated (their
+   * loads issued) before any is combined, then the remainder goes into accumulator 0 and the others
+   * are folded into it in order j = 1, 2, ... (fixed: the same bits on every run). */
+  LLVMValueRef accs[GPU_UNROLL];
+  accs[0] = g.accv;
+  for (int j = 1; j < GPU_UNROLL; j++) {
+    accs[j] = cg_entry_alloca(L, vty, "accu");
+    LLVMBuildStore(b, cg_red_identity(L, g.ph->reduce_op, g.vt), accs[j]);
+  }
+  LLVMValueRef iv = cg_entry_alloca(L, L->ity, "iu");
+  LLVMBuildStore(b, start, iv);
+  LLVMValueRef span = LLVMBuildMul(b, step, cg_iconst_i(L, GPU_UNROLL - 1), "");
+  LLVMValueRef limit = LLVMBuildSub(b, end, span, ""); /* i < limit: all GPU_UNROLL points exist */
+  LLVMBasicBlockRef head = cg_new_bb(L, "unr.head"), body = cg_new_bb(L, "unr.body"), exit = cg_new_bb(L, "unr.exit");
+  LLVMBuildBr(b, head);
+  LLVMPositionBuilderAtEnd(b, head);
+  LLVMValueRef i = LLVMBuildLoad2(b, L->ity, iv, "");
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, i, limit, ""), body, exit);
+  LLVMPositionBuilderAtEnd(b, body);
+  const KernelIr *kk = L->k;
+  LLVMValueRef vals[GPU_UNROLL];
+  for (int j = 0; j < GPU_UNROLL; j++) {
+    LLVMValueRef r = LLVMBuildAdd(b, i, LLVMBuildMul(b, step, cg_iconst_i(L, j), ""), "");
+    cg_gpu_offsets(L, r, kk->nkeep, kk->ndim, L->ooff, L->off);
+    cg_clear_cache(L);
+    cg_eval_needed(L, &g.ph->value, 1);
+    vals[j] = L->cache[g.ph->value];
+  }
+  cg_clear_cache(L);
+  for (int j = 0; j < GPU_UNROLL; j++) {
+    LLVMValueRef cur = LLVMBuildLoad2(b, vty, accs[j], "");
+    LLVMBuildStore(b, cg_red_combine(L, g.ph->reduce_op, g.vt, cur, vals[j]), accs[j]);
+  }
+  LLVMBuildStore(b, LLVMBuildAdd(b, i, LLVMBuildMul(b, step, cg_iconst_i(L, GPU_UNROLL), ""), ""), iv);
+  LLVMBuildBr(b, head);
+  LLVMPositionBuilderAtEnd(b, exit);
+  cg_gpu_for(L, LLVMBuildLoad2(b, L->ity, iv, ""), end, step, gpu_reduce_point, &g);
+  LLVMValueRef a = LLVMBuildLoad2(b, vty, accs[0], "");
+  LLVMValueRef ai = LLVMBuildLoad2(b, L->i64, g.acci, "");
+  for (int j = 1; j < GPU_UNROLL; j++)
+    cg_gpu_combine(L, g.ph, g.vt, &a, &ai, LLVMBuildLoad2(b, vty, accs[j], ""), ai, true);
+  L->acc[p] = a;
+  L->accidx[p] = ai;
+}
+
+/* Block reduction of phase p's per-thread accumulators: every thread ends with the block's. */
+void cg_gpu_block_reduce(Lower *L, int p) {
+  const KernelIr *k = L->k;
+  const KPhase *ph = &k->phases[p];
+  LLVMBuilderRef b = L->m.b;
+  LoomDType vt = cg_red_value_dtype(k, ph);
+  LLVMTypeRef vty = cg_reg_type(&L->m, vt);
+  LLVMValueRef v = L->acc[p], vi = L->accidx[p];
+  const int wave = L->m.gpu->wave, wave_log2 = wave == 64 ? 6 : 5;
+  for (int off = wave / 2; off >= 1; off /= 2) {
+    LLVMValueRef ov = shfl_bfly(L, v, off);
+    LLVMValueRef oi = is_arg(ph->reduce_op) ? shfl_bfly(L, vi, off) : vi;
+    cg_gpu_combine(L, ph, vt, &v, &vi, ov, oi, true);
+  }
+  LLVMValueRef sv = shared_slots(L, "loom.red.v"), si = shared_slots(L, "loom.red.i");
+  LLVMTypeRef at = LLVMArrayType2(L->i64, 32);
+  LLVMValueRef tid = gpu_index(L, CG_GPU_THREAD_ID);
+  LLVMValueRef lane = LLVMBuildAnd(b, tid, cg_iconst_i(L, wave - 1), "");
+  LLVMValueRef warp = LLVMBuildLShr(b, tid, cg_iconst_i(L, wave_log2), "");
+  LLVMBasicBlockRef wr = cg_new_bb(L, "red.write"), after = cg_new_bb(L, "red.after");
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntEQ, lane, cg_iconst_i(L, 0), ""), wr, after);
+  LLVMPositionBuilderAtEnd(b, wr);
+  LLVMValueRef ix[2] = {cg_iconst_i(L, 0), warp};
+  LLVMBuildStore(b, v, LLVMBuildGEP2(b, at, sv, ix, 2, ""));
+  if (is_arg(ph->reduce_op)) LLVMBuildStore(b, vi, LLVMBuildGEP2(b, at, si, ix, 2, ""));
+  LLVMBuildBr(b, after);
+  LLVMPositionBuilderAtEnd(b, after);
+  L->m.gpu->barrier(&L->m);
+  /* every thread folds the warps' values in warp order */
+  LLVMValueRef nw = LLVMBuildLShr(b, gpu_index(L, CG_GPU_BLOCK_DIM), cg_iconst_i(L, wave_log2), "");
+  LLVMValueRef accv = cg_entry_alloca(L, vty, "bacc"), acci = cg_entry_alloca(L, L->i64, "bacci");
+  LLVMValueRef ix0[2] = {cg_iconst_i(L, 0), cg_iconst_i(L, 0)};
+  LLVMBuildStore(b, LLVMBuildLoad2(b, vty, LLVMBuildGEP2(b, at, sv, ix0, 2, ""), ""), accv);
+  LLVMBuildStore(b, is_arg(ph->reduce_op) ? LLVMBuildLoad2(b, L->i64, LLVMBuildGEP2(b, at, si, ix0, 2, ""), "") : cg_i64(&L->m, 0), acci);
+  LLVMValueRef wv = cg_entry_alloca(L, L->ity, "w");
+  LLVMBuildStore(b, cg_iconst_i(L, 1), wv);
+  LLVMBasicBlockRef head = cg_new_bb(L, "red.head"), body = cg_new_bb(L, "red.body"), done = cg_new_bb(L, "red.done");
+  LLVMBuildBr(b, head);
+  LLVMPositionBuilderAtEnd(b, head);
+  LLVMValueRef w = LLVMBuildLoad2(b, L->ity, wv, "");
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, w, nw, ""), body, done);
+  LLVMPositionBuilderAtEnd(b, body);
+  LLVMValueRef ixw[2] = {cg_iconst_i(L, 0), w};
+  LLVMValueRef a = LLVMBuildLoad2(b, vty, accv, ""), ai = LLVMBuildLoad2(b, L->i64, acci, "");
+  LLVMValueRef ov = LLVMBuildLoad2(b, vty, LLVMBuildGEP2(b, at, sv, ixw, 2, ""), "");
+  LLVMValueRef oi = is_arg(ph->reduce_op) ? LLVMBuildLoad2(b, L->i64, LLVMBuildGEP2(b, at, si, ixw, 2, ""), "") : ai;
+  cg_gpu_combine(L, ph, vt, &a, &ai, ov, oi, true);
+  LLVMBuildStore(b, a, accv);
+  LLVMBuildStore(b, ai, acci);
+  LLVMBuildStore(b, LLVMBuildAdd(b, w, cg_iconst_i(L, 1), ""), wv);
+  LLVMBuildBr(b, head);
+  LLVMPositionBuilderAtEnd(b, done);
+  L->acc[p] = LLVMBuildLoad2(b, vty, accv, "");
+  L->accidx[p] = LLVMBuildLoad2(b, L->i64, acci, "");
+  L->m.gpu->barrier(&L->m); /* the slots are free again */
+}
+
+/* Address of partial accumulator `item` (acc_size bytes each). */
+LLVMValueRef cg_partial_ptr(Lower *L, LLVMValueRef partials, LLVMValueRef item, int acc_size) {
+  LLVMValueRef byte = LLVMBuildMul(L->m.b, cg_to_i64(L, item), cg_i64(&L->m, acc_size), "");
+  return LLVMBuildGEP2(L->m.b, LLVMInt8TypeInContext(L->m.c), partials, &byte, 1, "");
+}
+
+void cg_store_partial(Lower *L, LLVMValueRef ptr) {
+  const KPhase *ph = &L->k->phases[0];
+  LoomDType vt = cg_red_value_dtype(L->k, ph);
+  LLVMValueRef eight = cg_i64(&L->m, 8);
+  LLVMBuildStore(L->m.b, cg_to_mem(&L->m, vt, vt, L->acc[0]), ptr);
+  if (is_arg(ph->reduce_op))
+    LLVMBuildStore(L->m.b, L->accidx[0], LLVMBuildGEP2(L->m.b, LLVMInt8TypeInContext(L->m.c), ptr, &eight, 1, ""));
+}
+
+/* ---- entries ------------------------------------------------------------------------------------------ */
+
+static void build_gpu_entry(Lower *L, int which, bool row, const char *name, int nwords, int lanes, int acc_size) {
+  const KernelIr *k = L->k;
+  CgMath *m = &L->m;
+  LLVMBuilderRef b = m->b;
+  LLVMContextRef c = m->c;
+  int nb = k->nbuf, nd = k->ndim;
+  LLVMTypeRef words_t = LLVMArrayType2(L->i64, (uint64_t)nwords);
+  const CgGpuHooks *h = m->gpu;
+  LLVMTypeRef pptr = LLVMPointerTypeInContext(c, h->as_param), gptr = LLVMPointerTypeInContext(c, h->as_global);
+  LLVMTypeRef fty = LLVMFunctionType(LLVMVoidTypeInContext(c), &pptr, 1, 0);
+  LLVMValueRef fn = LLVMAddFunction(m->m, name, fty);
+  unsigned pass = LLVMGetEnumAttributeKindForName(h->param_attr, strlen(h->param_attr));
+  LLVMAddAttributeAtIndex(fn, 1, LLVMCreateTypeAttribute(c, pass, words_t));
+  unsigned align = LLVMGetEnumAttributeKindForName("align", 5);
+  LLVMAddAttributeAtIndex(fn, 1, LLVMCreateEnumAttribute(c, align, 8));
+  cg_add_fn_attrs(L, fn, NULL, 0);
+  h->mark_kernel(m, fn, 1024); /* launches pick blocks of up to 1024 threads */
+  L->fn = fn;
+  L->alloca_bb = LLVMAppendBasicBlockInContext(c, fn, "allocas");
+  LLVMPositionBuilderAtEnd(L->ab, L->alloca_bb);
+  LLVMBasicBlockRef start = LLVMAppendBasicBlockInContext(c, fn, "start");
+  LLVMPositionBuilderAtEnd(b, start);
+  LLVMValueRef args = LLVMGetParam(fn, 0);
+  bool i32 = L->ity != L->i64;
+#define WORD(i) LLVMBuildLoad2(b, L->i64, LLVMBuildGEP2(b, L->i64, args, (LLVMValueRef[]){cg_i64(m, (i))}, 1, ""), "")
+#define IDX(v) (i32 ? LLVMBuildTrunc(b, (v), L->ity, "") : (v))
+  for (int d = 0; d < nd; d++) L->shape[d] = IDX(WORD(d));
+  for (int bi = 0; bi < nb; bi++) {
+    L->base[bi] = LLVMBuildIntToPtr(b, WORD(nd + bi), gptr, "");
+    for (int d = 0; d < nd; d++) {
+      uint8_t lay = k->bufs[bi].layout[d];
+      L->stride[bi * nd + d] = lay == KL_ONE ? cg_iconst_i(L, 1) : lay == KL_ZERO ? cg_iconst_i(L, 0) : IDX(WORD(nd + nb + bi * nd + d));
+    }
+  }
+  int extra = nd + nb + nb * nd;
+  GpuEntry e = {.which = which, .row = row, .acc_size = acc_size, .lanes = lanes};
+  e.no = cg_iconst_i(L, 1);
+  for (int d = 0; d < k->nkeep; d++) e.no = LLVMBuildMul(b, e.no, L->shape[d], "");
+  e.nr = cg_iconst_i(L, 1);
+  for (int d = k->nkeep; d < nd; d++) e.nr = LLVMBuildMul(b, e.nr, L->shape[d], "");
+  L->rsize = cg_to_i64(L, e.nr);
+  e.nparts = IDX(WORD(extra));
+  e.partials = LLVMBuildIntToPtr(b, WORD(extra + 1), gptr, "");
+#undef WORD
+#undef IDX
+  e.tid = gpu_index(L, CG_GPU_THREAD_ID);
+  e.bdim = gpu_index(L, CG_GPU_BLOCK_DIM);
+  LLVMValueRef bid = gpu_index(L, CG_GPU_BLOCK_ID);
+  LLVMValueRef nbk = gpu_index(L, CG_GPU_GRID_DIM);
+  LLVMValueRef gtid = LLVMBuildAdd(b, LLVMBuildMul(b, bid, e.bdim, ""), e.tid, "");
+  LLVMValueRef gstride = LLVMBuildMul(b, nbk, e.bdim, "");
+  L->depth = 0;
+  L->off = L->levels;
+  for (int bi = 0; bi < nb; bi++) L->ooff[bi] = cg_iconst_i(L, 0);
+  if (which == GPU_ELEM) {
+    LLVMValueRef n = LLVMBuildMul(b, e.no, e.nr, "");
+    cg_worker_begin(L); /* a GPU worker is one thread (it may get no point) */
+    cg_gpu_for(L, gtid, n, gstride, cg_gpu_elem_point, NULL);
+    cg_worker_end(L);
+  } else if (which == GPU_ELEMV || which == GPU_ELEMVW) {
+    LLVMValueRef n = L->shape[0];
+    LLVMValueRef nvec = LLVMBuildUDiv(b, n, cg_iconst_i(L, lanes), "");
+    cg_worker_begin(L); /* one worker per thread across its vectors and its tail point */
+    cg_gpu_for(L, gtid, nvec, gstride, cg_gpu_elemv_step, (void *)(intptr_t)lanes);
+    if (which == GPU_ELEMV) { /* the tail: one point per thread (vecw: the launcher ensures none) */
+      LLVMValueRef tail = LLVMBuildAdd(b, LLVMBuildMul(b, nvec, cg_iconst_i(L, lanes), ""), gtid, "");
+      cg_gpu_for(L, tail, n, gstride, cg_gpu_elem_point, NULL);
+    }
+    cg_worker_end(L);
+  } else if (which == GPU_CACHED) {
+    cg_gpu_for(L, bid, e.no, nbk, cg_gpu_cached_item, &e);
+  } else if (which == GPU_PARTV) {
+    cg_gpu_for(L, bid, e.nparts, nbk, cg_gpu_partv_item, &e);
+  } else {
+    LLVMValueRef count = which == GPU_PART ? LLVMBuildMul(b, e.no, e.nparts, "") : e.no;
+    if (row && which != GPU_FINISH) cg_gpu_for(L, bid, count, nbk, cg_gpu_red_item, &e);
+    else cg_gpu_for(L, gtid, count, gstride, cg_gpu_red_item, &e);
+  }
+  LLVMBuildRetVoid(b);
+  LLVMPositionBuilderAtEnd(L->ab, L->alloca_bb);
+  LLVMBuildBr(L->ab, start);
+}
+
+int cg_gpu_vec_lanes(const KernelIr *k) {
+  /* 1-d, every buffer contiguous, at most 64 stores (a user kernel that reads the point index `i`
+   * needs the scalar entry's per-point index) */
+  if (!k || k->nkeep != k->ndim || k->ndim != 1 || k->nstore > 64 || k->nbuf <= 0) return 0;
+  for (int i = 0; i < k->ninstr; i++)
+    if (k->instrs[i].kind == KI_INDEX) return 0;
+  int maxsize = 1;
+  for (int bi = 0; bi < k->nbuf; bi++) {
+    if (k->bufs[bi].layout[0] != KL_ONE) return 0;
+    int sz = (int)loom_dtype_size((LoomDType)k->bufs[bi].dtype);
+    if (sz > maxsize) maxsize = sz;
+  }
+  return 16 / maxsize >= 2 ? 16 / maxsize : 0;
+}
+
+/* ROW or COL for a reduction: COL when the REDUCE values read some buffer contiguously along the
+ * last O dim and none contiguously along the innermost R dim (the host's use_outer test, MAP phases
+ * allowed: a thread then walks R serially for them too). */
+static bool gpu_use_col(const KernelIr *k, uint8_t *need) { return cg_reduce_reads_outer(k, need, true); }
+
+LoomStatus cg_lower_gpu(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef mod, const KernelIr *k, const char *prefix,
+                        const CgGpuHooks *h, int block, CgGpuKernel *out, Diag *d) {
+  if (!k || !out || !prefix || !h) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "codegen: null kernel");
+  LoomStatus st = cg_check_kernel(k, d);
+  if (st != LOOM_OK) return st;
+  if (block < h->wave || block > 1024 || block % h->wave)
+    return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "codegen: GPU block size %d is not a multiple of %d in [%d, 1024]",
+                      block, h->wave, h->wave);
+  memset(out, 0, sizeof *out);
+  bool red = k->nkeep < k->ndim;
+  if (!red && k->nphase != 1)
+    return diag_error(d, LOOM_ERR_INTERNAL, "codegen: elementwise kernel '%s' has %d phases", k->name, k->nphase);
+  Lower L;
+  bool allocated = cg_lower_init(&L, ctx, c, mod, k, d);
+  L.m.gpu = h;
+  L.ity = k->index_bits == 32 ? LLVMInt32TypeInContext(c) : L.i64;
+  int nwords = k->ndim + k->nbuf + k->nbuf * k->ndim + CG_GPU_EXTRA;
+  out->nwords = nwords;
+  out->block = block;
+  out->wave = h->wave;
+  if (!allocated) {
+    st = diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "codegen: out of memory lowering kernel '%s'", k->name);
+  } else if (cg_snippet_lower(ctx, &L.m, k, &L.sn, d) != LOOM_OK) {
+    st = d->status;
+  } else if (!red) {
+    out->strategy = CG_GPU_ELEMENTWISE;
+    snprintf(out->main, sizeof out->main, "%s_elem", prefix);
+    build_gpu_entry(&L, GPU_ELEM, false, out->main, nwords, 0, 0);
+    int lanes = cg_gpu_vec_lanes(k);
+    if (lanes > 0) {
+      out->vec_lanes = lanes;
+      out->vec_align = 0;
+      for (int bi = 0; bi < k->nbuf; bi++) {
+        int a = lanes * (int)loom_dtype_size((LoomDType)k->bufs[bi].dtype);
+        if (a > out->vec_align) out->vec_align = a;
+      }
+      snprintf(out->vec, sizeof out->vec, "%s_vec", prefix);
+      build_gpu_entry(&L, GPU_ELEMV, false, out->vec, nwords, lanes, 0);
+      snprintf(out->vecw, sizeof out->vecw, "%s_vecw", prefix);
+      build_gpu_entry(&L, GPU_ELEMVW, false, out->vecw, nwords, lanes, 0);
+    }
+  } else {
+    bool col = gpu_use_col(k, L.need);
+    out->strategy = col ? CG_GPU_COL : CG_GPU_ROW;
+    bool split = k->phases[0].kind == KP_REDUCE && (k->nphase == 1 || (k->nphase == 2 && k->phases[1].kind == KP_FINAL));
+    out->acc_size = split ? (is_arg(k->phases[0].reduce_op) ? 16 : 8) : 0;
+    snprintf(out->main, sizeof out->main, "%s_%s", prefix, col ? "col" : "row");
+    L.unroll_red = !col;
+    build_gpu_entry(&L, GPU_MAIN, !col, out->main, nwords, 0, 0);
+    if (split) {
+      snprintf(out->part, sizeof out->part, "%s_part", prefix);
+      snprintf(out->finish, sizeof out->finish, "%s_finish", prefix);
+      build_gpu_entry(&L, GPU_PART, !col, out->part, nwords, 0, out->acc_size);
+      L.unroll_red = false;
+      build_gpu_entry(&L, GPU_FINISH, false, out->finish, nwords, 0, out->acc_size);
+      snprintf(out->finishb, sizeof out->finishb, "%s_finishb", prefix);
+      build_gpu_entry(&L, GPU_FINISHB, true, out->finishb, nwords, 0, out->acc_size);
+    }
+    L.unroll_red = false;
+    /* the cached ROW entry: worth it when R is walked more than once (several REDUCE/MAP phases)
+     * and few buffers are loaded (GPU_CACHE_K registers each) */
+    int walks = 0, nloaded = 0;
+    for (int p = 0; p < k->nphase; p++) walks += k->phases[p].kind == KP_REDUCE || k->phases[p].kind == KP_MAP;
+    for (int bi = 0; bi < k->nbuf; bi++) {
+      bool loaded = false;
+      for (int i = 0; i < k->ninstr && !loaded; i++) loaded = k->instrs[i].kind == KI_LOAD && k->instrs[i].buf == bi;
+      nloaded += loaded;
+    }
+    /* vector entries need every loaded buffer contiguous along the (last) R dim: lanes points of
+     * the widest loaded dtype per 16-byte load */
+    int vlanes = 0;
+    if (!k->snippet && nloaded > 0 && k->nbuf <= GPU_VEC_MAXBUF) {
+      int maxsize = 1;
+      bool contig = true;
+      for (int bi = 0; bi < k->nbuf; bi++) {
+        bool loaded = false;
+        for (int i = 0; i < k->ninstr && !loaded; i++) loaded = k->instrs[i].kind == KI_LOAD && k->instrs[i].buf == bi;
+        if (!loaded) continue;
+        contig = contig && k->bufs[bi].layout[k->ndim - 1] == KL_ONE;
+        int sz = (int)loom_dtype_size((LoomDType)k->bufs[bi].dtype);
+        if (sz > maxsize) maxsize = sz;
+      }
+      if (contig && 16 / maxsize >= 2) vlanes = 16 / maxsize;
+    }
+    if (split && vlanes && k->nkeep == 0 && k->ndim == 1 && !is_arg(k->phases[0].reduce_op)) {
+      out->part_lanes = vlanes;
+      snprintf(out->partv, sizeof out->partv, "%s_partv", prefix);
+      build_gpu_entry(&L, GPU_PARTV, true, out->partv, nwords, vlanes, out->acc_size);
+    }
+    if (!col && walks >= 2 && nloaded <= GPU_CACHE_BUFS) {
+      out->cache_k = GPU_CACHE_K;
+      snprintf(out->cached, sizeof out->cached, "%s_rowc", prefix);
+      build_gpu_entry(&L, GPU_CACHED, true, out->cached, nwords, 0, 0);
+      if (vlanes && k->ndim - k->nkeep == 1 && GPU_CACHE_K % vlanes == 0) {
+        out->cache_lanes = vlanes;
+        snprintf(out->cachedv, sizeof out->cachedv, "%s_rowcv", prefix);
+        build_gpu_entry(&L, GPU_CACHED, true, out->cachedv, nwords, vlanes, 0);
+      }
+    }
+  }
+  if (st == LOOM_OK) st = d->status;
+  return cg_lower_finish(&L, ctx, mod, "GPU ", st, d);
+}

@@ -1,0 +1,442 @@
+/* gpu_strategies.c: the bodies of the GPU entries (codegen.h's CgGpuKernel), shared by every GPU target:
+ * an elementwise point and a vector step (16-byte loads and stores, the expression evaluated once per
+ * lane), one item of a reduction entry (ROW: a block per O point or part, COL and FINISH: a thread),
+ * one O point of the cached ROW entry (the row kept in registers), and one part of the vector PART
+ * entry. gpu_lower.c builds the entries around them (cg_lower_gpu).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "codegen/cg_lower.h"
+
+/* ---- elementwise ------------------------------------------------------------------------------------ */
+
+void cg_gpu_elem_point(Lower *L, LLVMValueRef i, void *arg) {
+  cg_gpu_offsets(L, i, 0, L->k->ndim, NULL, L->off);
+  L->lin = cg_to_i64(L, i);
+  cg_body_map(L, (void *)&L->k->phases[0]);
+}
+
+/* Vector step v: points [v * lanes, v * lanes + lanes). */
+void cg_gpu_elemv_step(Lower *L, LLVMValueRef v, void *arg) {
+  const KernelIr *k = L->k;
+  CgMath *m = &L->m;
+  LLVMBuilderRef b = m->b;
+  unsigned lanes = (unsigned)(intptr_t)arg;
+  LLVMValueRef base = LLVMBuildMul(b, v, cg_iconst_i(L, lanes), "");
+  for (int bi = 0; bi < k->nbuf; bi++) L->off[bi] = base;
+  for (int bi = 0; bi < k->nbuf; bi++) L->vload[bi] = NULL;
+  for (int i = 0; i < k->ninstr; i++) {
+    const KInstr *in = &k->instrs[i];
+    if (in->kind != KI_LOAD || L->vload[in->buf]) continue;
+    LoomDType st = (LoomDType)k->bufs[in->buf].dtype;
+    LLVMTypeRef vt = LLVMVectorType(cg_mem_type(m, st), lanes);
+    LLVMValueRef ld = LLVMBuildLoad2(b, vt, cg_elem_ptr(L, in->buf, base), "");
+    LLVMSetAlignment(ld, lanes * dtype_align(st));
+    L->vload[in->buf] = ld;
+  }
+  const KPhase *ph = &k->phases[0];
+  LLVMValueRef sv[64];
+  int ns = ph->nstores < 64 ? ph->nstores : 64;
+  for (int s = 0; s < ns; s++) {
+    LoomDType st = (LoomDType)k->bufs[k->stores[ph->store_begin + s].buf].dtype;
+    sv[s] = LLVMGetUndef(LLVMVectorType(cg_mem_type(m, st), lanes));
+  }
+  for (unsigned l = 0; l < lanes; l++) {
+    L->lane = l;
+    cg_clear_cache(L);
+    if (k->snippet) /* user calls are roots, lane by lane (they may write raw arrays or worker state) */
+      for (int32_t i = 0; i < k->ninstr; i++)
+        if (k->instrs[i].kind == KI_USER) cg_eval_needed(L, &i, 1);
+    for (int s = 0; s < ns; s++) {
+      const KStore *kst = &k->stores[ph->store_begin + s];
+      cg_eval_needed(L, &kst->value, 1);
+      LLVMValueRef val = cg_to_mem(m, (LoomDType)k->instrs[kst->value].dtype, (LoomDType)k->bufs[kst->buf].dtype,
+                                   L->cache[kst->value]);
+      sv[s] = LLVMBuildInsertElement(b, sv[s], val, LLVMConstInt(LLVMInt32TypeInContext(m->c), l, 0), "");
+    }
+  }
+  cg_clear_cache(L);
+  for (int s = 0; s < ns; s++) {
+    const KStore *kst = &k->stores[ph->store_begin + s];
+    LoomDType st = (LoomDType)k->bufs[kst->buf].dtype;
+    LLVMSetAlignment(LLVMBuildStore(b, sv[s], cg_elem_ptr(L, kst->buf, base)), lanes * dtype_align(st));
+  }
+  for (int bi = 0; bi < k->nbuf; bi++) L->vload[bi] = NULL;
+}
+
+/* ---- reductions ------------------------------------------------------------------------------------- */
+
+/* One item of a reduction entry (ROW: per block; COL and FINISH: per thread). */
+void cg_gpu_red_item(Lower *L, LLVMValueRef item, void *arg) {
+  GpuEntry *e = arg;
+  const KernelIr *k = L->k;
+  LLVMBuilderRef b = L->m.b;
+  LLVMValueRef o = item, rlo = cg_iconst_i(L, 0), rhi = e->nr;
+  if (e->which == GPU_PART) { /* item = part * nO + o; part's R range: balanced split */
+    o = LLVMBuildURem(b, item, e->no, "");
+    LLVMValueRef part = LLVMBuildUDiv(b, item, e->no, "");
+    LLVMValueRef q = LLVMBuildUDiv(b, e->nr, e->nparts, ""), r = LLVMBuildURem(b, e->nr, e->nparts, "");
+    LLVMValueRef lt = LLVMBuildICmp(b, LLVMIntSLT, part, r, "");
+    rlo = LLVMBuildAdd(b, LLVMBuildMul(b, q, part, ""), LLVMBuildSelect(b, lt, part, r, ""), "");
+    rhi = LLVMBuildAdd(b, LLVMBuildAdd(b, rlo, q, ""), LLVMBuildZExt(b, lt, L->ity, ""), "");
+  }
+  cg_gpu_offsets(L, o, 0, k->nkeep, NULL, L->ooff);
+  for (int p = 0; p < k->nphase; p++) L->acc[p] = L->accidx[p] = NULL;
+  LLVMValueRef zero = cg_iconst_i(L, 0), one = cg_iconst_i(L, 1);
+  if (e->which == GPU_FINISH || e->which == GPU_FINISHB) { /* FINISHB: one block per O point */
+    bool blk = e->which == GPU_FINISHB;
+    const KPhase *ph = &k->phases[0];
+    LoomDType vt = cg_red_value_dtype(k, ph);
+    LLVMTypeRef vty = cg_reg_type(&L->m, vt);
+    LLVMValueRef accv = cg_entry_alloca(L, vty, "facc"), acci = cg_entry_alloca(L, L->i64, "facci");
+    LLVMBuildStore(b, cg_red_identity(L, ph->reduce_op, vt), accv);
+    LLVMBuildStore(b, cg_i64(&L->m, GPU_EMPTY_INDEX), acci);
+    LLVMValueRef pv = cg_entry_alloca(L, L->ity, "p");
+    LLVMBuildStore(b, blk ? e->tid : zero, pv);
+    LLVMBasicBlockRef head = cg_new_bb(L, "fin.head"), body = cg_new_bb(L, "fin.body"), done = cg_new_bb(L, "fin.done");
+    LLVMBuildBr(b, head);
+    LLVMPositionBuilderAtEnd(b, head);
+    LLVMValueRef p = LLVMBuildLoad2(b, L->ity, pv, "");
+    LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, p, e->nparts, ""), body, done);
+    LLVMPositionBuilderAtEnd(b, body);
+    LLVMValueRef ptr = cg_partial_ptr(L, e->partials, LLVMBuildAdd(b, LLVMBuildMul(b, p, e->no, ""), o, ""), e->acc_size);
+    LLVMValueRef v = cg_from_mem(&L->m, vt, vt, LLVMBuildLoad2(b, cg_mem_type(&L->m, vt), ptr, ""));
+    LLVMValueRef eight = cg_i64(&L->m, 8);
+    LLVMValueRef vi = is_arg(ph->reduce_op)
+                          ? LLVMBuildLoad2(b, L->i64, LLVMBuildGEP2(b, LLVMInt8TypeInContext(L->m.c), ptr, &eight, 1, ""), "")
+                          : cg_i64(&L->m, 0);
+    LLVMValueRef a = LLVMBuildLoad2(b, vty, accv, ""), ai = LLVMBuildLoad2(b, L->i64, acci, "");
+    cg_gpu_combine(L, ph, vt, &a, &ai, v, vi, true);
+    LLVMBuildStore(b, a, accv);
+    LLVMBuildStore(b, ai, acci);
+    LLVMBuildStore(b, LLVMBuildAdd(b, p, blk ? e->bdim : one, ""), pv);
+    LLVMBuildBr(b, head);
+    LLVMPositionBuilderAtEnd(b, done);
+    L->acc[0] = LLVMBuildLoad2(b, vty, accv, "");
+    L->accidx[0] = LLVMBuildLoad2(b, L->i64, acci, "");
+    if (!blk) {
+      if (k->nphase == 2) cg_run_final_phase(L, &k->phases[1]);
+      return;
+    }
+    cg_gpu_block_reduce(L, 0);
+    if (k->nphase == 2) {
+      LLVMBasicBlockRef t0 = cg_new_bb(L, "finb"), after = cg_new_bb(L, "finb.after");
+      LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntEQ, e->tid, zero, ""), t0, after);
+      LLVMPositionBuilderAtEnd(b, t0);
+      cg_run_final_phase(L, &k->phases[1]);
+      LLVMBuildBr(b, after);
+      LLVMPositionBuilderAtEnd(b, after);
+    }
+    return;
+  }
+  int nphase = e->which == GPU_PART ? 1 : k->nphase;
+  for (int p = 0; p < nphase; p++) {
+    const KPhase *ph = &k->phases[p];
+    cg_clear_cache(L);
+    if (ph->kind == KP_REDUCE) {
+      if (e->row) {
+        cg_gpu_reduce_range(L, p, LLVMBuildAdd(b, rlo, e->tid, ""), rhi, e->bdim);
+        cg_gpu_block_reduce(L, p);
+      } else {
+        cg_gpu_reduce_range(L, p, rlo, rhi, one);
+      }
+    } else if (ph->kind == KP_MAP) {
+      if (e->row) cg_gpu_for(L, e->tid, e->nr, e->bdim, cg_gpu_map_point, (void *)ph);
+      else cg_gpu_for(L, zero, e->nr, one, cg_gpu_map_point, (void *)ph);
+    } else if (e->row) {
+      LLVMBasicBlockRef t0 = cg_new_bb(L, "final"), after = cg_new_bb(L, "final.after");
+      LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntEQ, e->tid, zero, ""), t0, after);
+      LLVMPositionBuilderAtEnd(b, t0);
+      cg_run_final_phase(L, ph);
+      LLVMBuildBr(b, after);
+      LLVMPositionBuilderAtEnd(b, after);
+    } else {
+      cg_run_final_phase(L, ph);
+    }
+  }
+  cg_clear_cache(L);
+  if (e->which == GPU_PART) {
+    LLVMValueRef ptr = cg_partial_ptr(L, e->partials, item, e->acc_size);
+    if (e->row) {
+      LLVMBasicBlockRef t0 = cg_new_bb(L, "part.write"), after = cg_new_bb(L, "part.after");
+      LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntEQ, e->tid, zero, ""), t0, after);
+      LLVMPositionBuilderAtEnd(b, t0);
+      cg_store_partial(L, ptr);
+      LLVMBuildBr(b, after);
+      LLVMPositionBuilderAtEnd(b, after);
+    } else {
+      cg_store_partial(L, ptr);
+    }
+  }
+}
+
+/* One O point (one block) of the cached ROW entry: the thread's points r_j = tid + j * bdim
+ * (j < GPU_CACHE_K; clamped to nr - 1 so that every load is valid and unconditional) of every loaded
+ * buffer are read once into registers (L->vload[b] lane j), then each phase runs over the points
+ * that exist (r_j < nr) from those registers. Launched only when 0 < nr <= bdim * GPU_CACHE_K. */
+void cg_gpu_cached_item(Lower *L, LLVMValueRef o, void *arg) {
+  GpuEntry *e = arg;
+  const KernelIr *k = L->k;
+  CgMath *m = &L->m;
+  LLVMBuilderRef b = m->b;
+  LLVMTypeRef i32 = LLVMInt32TypeInContext(m->c);
+  const int K = GPU_CACHE_K;
+  cg_gpu_offsets(L, o, 0, k->nkeep, NULL, L->ooff);
+  for (int p = 0; p < k->nphase; p++) L->acc[p] = L->accidx[p] = NULL;
+  const int lanes = e->lanes > 1 ? e->lanes : 1, G = K / lanes;
+  LLVMValueRef rj[GPU_CACHE_K], valid[GPU_CACHE_K];
+  if (lanes == 1) {
+    LLVMValueRef last = LLVMBuildSub(b, e->nr, cg_iconst_i(L, 1), "");
+    for (int j = 0; j < K; j++) {
+      LLVMValueRef r = LLVMBuildAdd(b, e->tid, LLVMBuildMul(b, e->bdim, cg_iconst_i(L, j), ""), "");
+      valid[j] = LLVMBuildICmp(b, LLVMIntSLT, r, e->nr, "");
+      rj[j] = LLVMBuildSelect(b, valid[j], r, last, "");
+    }
+  } else { /* vector g holds points (tid + g * bdim) * lanes + l; the launcher ensures nr % lanes == 0 */
+    LLVMValueRef nvec = LLVMBuildUDiv(b, e->nr, cg_iconst_i(L, lanes), "");
+    LLVMValueRef lastv = LLVMBuildSub(b, nvec, cg_iconst_i(L, 1), "");
+    for (int g = 0; g < G; g++) {
+      LLVMValueRef v = LLVMBuildAdd(b, e->tid, LLVMBuildMul(b, e->bdim, cg_iconst_i(L, g), ""), "");
+      LLVMValueRef ok = LLVMBuildICmp(b, LLVMIntSLT, v, nvec, "");
+      LLVMValueRef first = LLVMBuildMul(b, LLVMBuildSelect(b, ok, v, lastv, ""), cg_iconst_i(L, lanes), "");
+      for (int l = 0; l < lanes; l++) {
+        valid[g * lanes + l] = ok;
+        rj[g * lanes + l] = l ? LLVMBuildAdd(b, first, cg_iconst_i(L, l), "") : first;
+      }
+    }
+  }
+  /* the loads, all up front (lanes > 1: G vector loads per buffer) */
+  for (int bi = 0; bi < k->nbuf; bi++) L->vload[bi] = NULL;
+  for (int bi = 0; bi < k->nbuf; bi++) {
+    bool loaded = false;
+    for (int i = 0; i < k->ninstr && !loaded; i++) loaded = k->instrs[i].kind == KI_LOAD && k->instrs[i].buf == bi;
+    if (!loaded) continue;
+    LoomDType st = (LoomDType)k->bufs[bi].dtype;
+    LLVMValueRef vec = LLVMGetUndef(LLVMVectorType(cg_mem_type(m, st), (unsigned)K));
+    for (int g = 0; g < G; g++) {
+      cg_gpu_offsets(L, rj[g * lanes], k->nkeep, k->ndim, L->ooff, L->off);
+      LLVMTypeRef lt = lanes == 1 ? cg_mem_type(m, st) : LLVMVectorType(cg_mem_type(m, st), (unsigned)lanes);
+      LLVMValueRef ld = LLVMBuildLoad2(b, lt, cg_elem_ptr(L, bi, L->off[bi]), "");
+      LLVMSetAlignment(ld, (unsigned)lanes * dtype_align(st));
+      for (int l = 0; l < lanes; l++) {
+        LLVMValueRef x = lanes == 1 ? ld : LLVMBuildExtractElement(b, ld, LLVMConstInt(i32, (unsigned)l, 0), "");
+        vec = LLVMBuildInsertElement(b, vec, x, LLVMConstInt(i32, (unsigned)(g * lanes + l), 0), "");
+      }
+    }
+    L->vload[bi] = vec;
+  }
+  for (int p = 0; p < k->nphase; p++) {
+    const KPhase *ph = &k->phases[p];
+    cg_clear_cache(L);
+    if (ph->kind == KP_REDUCE) {
+      LoomDType vt = cg_red_value_dtype(k, ph);
+      LLVMValueRef a = cg_red_identity(L, ph->reduce_op, vt);
+      LLVMValueRef ai = cg_i64(m, GPU_EMPTY_INDEX);
+      for (int j = 0; j < K; j++) {
+        L->lane = (unsigned)j;
+        cg_gpu_offsets(L, rj[j], k->nkeep, k->ndim, L->ooff, L->off);
+        cg_clear_cache(L);
+        cg_eval_needed(L, &ph->value, 1);
+        LLVMValueRef v = L->cache[ph->value];
+        if (is_arg(ph->reduce_op)) {
+          LLVMValueRef take = cg_arg_better(m, (LoomReduceOp)ph->reduce_op, vt, a, v);
+          take = LLVMBuildOr(b, take, LLVMBuildICmp(b, LLVMIntEQ, ai, cg_i64(m, GPU_EMPTY_INDEX), ""), "");
+          take = LLVMBuildAnd(b, take, valid[j], "");
+          a = LLVMBuildSelect(b, take, v, a, "");
+          ai = LLVMBuildSelect(b, take, cg_to_i64(L, rj[j]), ai, "");
+        } else {
+          a = LLVMBuildSelect(b, valid[j], cg_red_combine(L, ph->reduce_op, vt, a, v), a, "");
+        }
+      }
+      cg_clear_cache(L);
+      L->acc[p] = a;
+      L->accidx[p] = ai;
+      cg_gpu_block_reduce(L, p);
+    } else if (ph->kind == KP_MAP) {
+      /* lanes > 1 and every store contiguous along R: one vector store per group and store */
+      bool vst = lanes > 1 && ph->nstores <= GPU_VEC_MAXBUF;
+      for (int s = 0; vst && s < ph->nstores; s++) vst = k->bufs[k->stores[ph->store_begin + s].buf].layout[k->ndim - 1] == KL_ONE;
+      for (int g = 0; g < G; g++) {
+        LLVMBasicBlockRef yes = cg_new_bb(L, "cmap"), after = cg_new_bb(L, "cmap.after");
+        LLVMBuildCondBr(b, valid[g * lanes], yes, after);
+        LLVMPositionBuilderAtEnd(b, yes);
+        LLVMValueRef sv[GPU_VEC_MAXBUF];
+        for (int s = 0; vst && s < ph->nstores; s++) {
+          LoomDType bt = (LoomDType)k->bufs[k->stores[ph->store_begin + s].buf].dtype;
+          sv[s] = LLVMGetUndef(LLVMVectorType(cg_mem_type(m, bt), (unsigned)lanes));
+        }
+        for (int l = 0; l < lanes; l++) {
+          int j = g * lanes + l;
+          L->lane = (unsigned)j;
+          cg_gpu_offsets(L, rj[j], k->nkeep, k->ndim, L->ooff, L->off);
+          cg_clear_cache(L);
+          if (!vst) {
+            cg_emit_stores(L, ph);
+          } else {
+            for (int s = 0; s < ph->nstores; s++) {
+              const KStore *kst = &k->stores[ph->store_begin + s];
+              cg_eval_needed(L, &kst->value, 1);
+              LLVMValueRef v = cg_to_mem(m, (LoomDType)k->instrs[kst->value].dtype, (LoomDType)k->bufs[kst->buf].dtype,
+                                         L->cache[kst->value]);
+              sv[s] = LLVMBuildInsertElement(b, sv[s], v, LLVMConstInt(i32, (unsigned)l, 0), "");
+            }
+          }
+          cg_clear_cache(L);
+        }
+        if (vst) {
+          cg_gpu_offsets(L, rj[g * lanes], k->nkeep, k->ndim, L->ooff, L->off);
+          for (int s = 0; s < ph->nstores; s++) {
+            const KStore *kst = &k->stores[ph->store_begin + s];
+            LoomDType bt = (LoomDType)k->bufs[kst->buf].dtype;
+            LLVMSetAlignment(LLVMBuildStore(b, sv[s], cg_elem_ptr(L, kst->buf, L->off[kst->buf])), (unsigned)lanes * dtype_align(bt));
+          }
+        }
+        LLVMBuildBr(b, after);
+        LLVMPositionBuilderAtEnd(b, after);
+      }
+    } else {
+      LLVMBasicBlockRef t0 = cg_new_bb(L, "final"), after = cg_new_bb(L, "final.after");
+      LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntEQ, e->tid, cg_iconst_i(L, 0), ""), t0, after);
+      LLVMPositionBuilderAtEnd(b, t0);
+      cg_run_final_phase(L, ph);
+      LLVMBuildBr(b, after);
+      LLVMPositionBuilderAtEnd(b, after);
+    }
+  }
+  cg_clear_cache(L);
+  for (int bi = 0; bi < k->nbuf; bi++) L->vload[bi] = NULL;
+  L->lane = 0;
+}
+
+/* ---- the vector PART entry of 1-d full reductions ---------------------------------------------------- */
+
+/* Loads the lanes-wide vector at element offset `base` of every buffer the kernel loads into vl[b]
+ * (NULL for the others). The launcher guarantees the alignment (lanes * dtype size). */
+static void load_vectors(Lower *L, LLVMValueRef base, unsigned lanes, LLVMValueRef *vl) {
+  const KernelIr *k = L->k;
+  CgMath *m = &L->m;
+  for (int bi = 0; bi < k->nbuf; bi++) vl[bi] = NULL;
+  for (int i = 0; i < k->ninstr; i++) {
+    const KInstr *in = &k->instrs[i];
+    if (in->kind != KI_LOAD || vl[in->buf]) continue;
+    LoomDType st = (LoomDType)k->bufs[in->buf].dtype;
+    LLVMValueRef ld = LLVMBuildLoad2(m->b, LLVMVectorType(cg_mem_type(m, st), lanes), cg_elem_ptr(L, in->buf, base), "");
+    LLVMSetAlignment(ld, lanes * dtype_align(st));
+    vl[in->buf] = ld;
+  }
+}
+
+/* Folds the lanes points of one loaded vector (vl, first point `base`) into acc in lane order. */
+static LLVMValueRef fold_vector(Lower *L, const KPhase *ph, LoomDType vt, LLVMValueRef acc, LLVMValueRef *vl,
+                                LLVMValueRef base, unsigned lanes) {
+  const KernelIr *k = L->k;
+  LLVMBuilderRef b = L->m.b;
+  for (int bi = 0; bi < k->nbuf; bi++) L->vload[bi] = vl[bi];
+  for (unsigned l = 0; l < lanes; l++) {
+    LLVMValueRef pt = LLVMBuildAdd(b, base, cg_iconst_i(L, l), "");
+    for (int bi = 0; bi < k->nbuf; bi++) L->off[bi] = pt;
+    L->lin = cg_to_i64(L, pt);
+    L->lane = l;
+    cg_clear_cache(L);
+    cg_eval_needed(L, &ph->value, 1);
+    acc = cg_red_combine(L, ph->reduce_op, vt, acc, L->cache[ph->value]);
+  }
+  cg_clear_cache(L);
+  for (int bi = 0; bi < k->nbuf; bi++) L->vload[bi] = NULL;
+  L->lin = NULL;
+  L->lane = 0;
+  return acc;
+}
+
+/* One part of the vector PART entry of a 1-d full reduction (every loaded buffer contiguous): the
+ * nv = nr / lanes vectors are split into nparts balanced ranges (sizes only); part p's block walks
+ * its range with GPU_UNROLL independent accumulators, each fed a whole 16-byte vector per step (all
+ * GPU_UNROLL vector loads issued before the adds), the remainder into accumulator 0, and the last
+ * part also takes the nr % lanes tail points (one per thread). Accumulators are folded in order
+ * 0, 1, ..., then across the block: the bits depend on the sizes and block only. */
+void cg_gpu_partv_item(Lower *L, LLVMValueRef part, void *arg) {
+  GpuEntry *e = arg;
+  const KernelIr *k = L->k;
+  const KPhase *ph = &k->phases[0];
+  LLVMBuilderRef b = L->m.b;
+  unsigned lanes = (unsigned)e->lanes;
+  LoomDType vt = cg_red_value_dtype(k, ph);
+  LLVMTypeRef vty = cg_reg_type(&L->m, vt);
+  for (int bi = 0; bi < k->nbuf; bi++) L->ooff[bi] = cg_iconst_i(L, 0);
+  for (int p = 0; p < k->nphase; p++) L->acc[p] = L->accidx[p] = NULL;
+  LLVMValueRef nvec = LLVMBuildUDiv(b, e->nr, cg_iconst_i(L, lanes), "");
+  LLVMValueRef q = LLVMBuildUDiv(b, nvec, e->nparts, ""), r = LLVMBuildURem(b, nvec, e->nparts, "");
+  LLVMValueRef lt = LLVMBuildICmp(b, LLVMIntSLT, part, r, "");
+  LLVMValueRef vlo = LLVMBuildAdd(b, LLVMBuildMul(b, q, part, ""), LLVMBuildSelect(b, lt, part, r, ""), "");
+  LLVMValueRef vhi = LLVMBuildAdd(b, LLVMBuildAdd(b, vlo, q, ""), LLVMBuildZExt(b, lt, L->ity, ""), "");
+  LLVMValueRef accs[GPU_UNROLL];
+  for (int j = 0; j < GPU_UNROLL; j++) {
+    accs[j] = cg_entry_alloca(L, vty, "vacc");
+    LLVMBuildStore(b, cg_red_identity(L, ph->reduce_op, vt), accs[j]);
+  }
+  LLVMValueRef iv = cg_entry_alloca(L, L->ity, "vi");
+  LLVMBuildStore(b, LLVMBuildAdd(b, vlo, e->tid, ""), iv);
+  LLVMValueRef limit = LLVMBuildSub(b, vhi, LLVMBuildMul(b, e->bdim, cg_iconst_i(L, GPU_UNROLL - 1), ""), "");
+  LLVMValueRef vl[GPU_UNROLL][GPU_VEC_MAXBUF];
+  /* main loop: GPU_UNROLL vectors per thread per step */
+  LLVMBasicBlockRef head = cg_new_bb(L, "pv.head"), body = cg_new_bb(L, "pv.body"), exit = cg_new_bb(L, "pv.exit");
+  LLVMBuildBr(b, head);
+  LLVMPositionBuilderAtEnd(b, head);
+  LLVMValueRef i = LLVMBuildLoad2(b, L->ity, iv, "");
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, i, limit, ""), body, exit);
+  LLVMPositionBuilderAtEnd(b, body);
+  LLVMValueRef vbase[GPU_UNROLL];
+  for (int j = 0; j < GPU_UNROLL; j++) {
+    LLVMValueRef v = LLVMBuildAdd(b, i, LLVMBuildMul(b, e->bdim, cg_iconst_i(L, j), ""), "");
+    vbase[j] = LLVMBuildMul(b, v, cg_iconst_i(L, lanes), "");
+    load_vectors(L, vbase[j], lanes, vl[j]);
+  }
+  for (int j = 0; j < GPU_UNROLL; j++) {
+    LLVMValueRef a = LLVMBuildLoad2(b, vty, accs[j], "");
+    LLVMBuildStore(b, fold_vector(L, ph, vt, a, vl[j], vbase[j], lanes), accs[j]);
+  }
+  LLVMBuildStore(b, LLVMBuildAdd(b, i, LLVMBuildMul(b, e->bdim, cg_iconst_i(L, GPU_UNROLL), ""), ""), iv);
+  LLVMBuildBr(b, head);
+  /* remainder: one vector per step into accumulator 0 */
+  LLVMPositionBuilderAtEnd(b, exit);
+  LLVMBasicBlockRef rhead = cg_new_bb(L, "pv.rhead"), rbody = cg_new_bb(L, "pv.rbody"), rexit = cg_new_bb(L, "pv.rexit");
+  LLVMBuildBr(b, rhead);
+  LLVMPositionBuilderAtEnd(b, rhead);
+  i = LLVMBuildLoad2(b, L->ity, iv, "");
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, i, vhi, ""), rbody, rexit);
+  LLVMPositionBuilderAtEnd(b, rbody);
+  LLVMValueRef base = LLVMBuildMul(b, i, cg_iconst_i(L, lanes), "");
+  load_vectors(L, base, lanes, vl[0]);
+  LLVMBuildStore(b, fold_vector(L, ph, vt, LLVMBuildLoad2(b, vty, accs[0], ""), vl[0], base, lanes), accs[0]);
+  LLVMBuildStore(b, LLVMBuildAdd(b, i, e->bdim, ""), iv);
+  LLVMBuildBr(b, rhead);
+  LLVMPositionBuilderAtEnd(b, rexit);
+  /* the tail points (nr % lanes < lanes <= blockDim): the last part, one per thread */
+  LLVMValueRef t = LLVMBuildAdd(b, LLVMBuildMul(b, nvec, cg_iconst_i(L, lanes), ""), e->tid, "");
+  LLVMValueRef last = LLVMBuildICmp(b, LLVMIntEQ, part, LLVMBuildSub(b, e->nparts, cg_iconst_i(L, 1), ""), "");
+  LLVMValueRef take = LLVMBuildAnd(b, last, LLVMBuildICmp(b, LLVMIntSLT, t, e->nr, ""), "");
+  LLVMBasicBlockRef tyes = cg_new_bb(L, "pv.tail"), tafter = cg_new_bb(L, "pv.tail.after");
+  LLVMBuildCondBr(b, take, tyes, tafter);
+  LLVMPositionBuilderAtEnd(b, tyes);
+  for (int bi = 0; bi < k->nbuf; bi++) L->off[bi] = t;
+  L->lin = cg_to_i64(L, t);
+  cg_clear_cache(L);
+  cg_eval_needed(L, &ph->value, 1);
+  LLVMBuildStore(b, cg_red_combine(L, ph->reduce_op, vt, LLVMBuildLoad2(b, vty, accs[0], ""), L->cache[ph->value]), accs[0]);
+  cg_clear_cache(L);
+  L->lin = NULL;
+  LLVMBuildBr(b, tafter);
+  LLVMPositionBuilderAtEnd(b, tafter);
+  LLVMValueRef a = LLVMBuildLoad2(b, vty, accs[0], ""), ai = cg_i64(&L->m, 0);
+  for (int j = 1; j < GPU_UNROLL; j++) cg_gpu_combine(L, ph, vt, &a, &ai, LLVMBuildLoad2(b, vty, accs[j], ""), ai, true);
+  L->acc[0] = a;
+  L->accidx[0] = ai;
+  cg_gpu_block_reduce(L, 0);
+  LLVMBasicBlockRef t0 = cg_new_bb(L, "pv.write"), after = cg_new_bb(L, "pv.after");
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntEQ, e->tid, cg_iconst_i(L, 0), ""), t0, after);
+  LLVMPositionBuilderAtEnd(b, t0);
+  cg_store_partial(L, cg_partial_ptr(L, e->partials, part, e->acc_size));
+  LLVMBuildBr(b, after);
+  LLVMPositionBuilderAtEnd(b, after);
+}

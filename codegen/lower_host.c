@@ -1,0 +1,634 @@
+/* lower_host.c: the host loop structure of the lowering (cg_lower_host): run / partial / finish
+ * entries over the shared evaluator (lower.c).
+ *
+ * Each entry point (run, partial, finish) is a thin wrapper that loads the buffer pointers and calls
+ * an always-inline implementation taking them as `noalias` parameters; after inlining LLVM turns that
+ * into scoped alias metadata, so loads and stores vectorize without run-time overlap checks. walk()
+ * visits linear points [lo, hi) of a group of dims row-major: it decomposes lo once, then runs rows
+ * whose innermost loop advances the last dim with a stride that is a compile-time constant for
+ * KL_ONE/KL_ZERO, which the loop vectorizer widens. A reduction runs, for each O point, one walk over
+ * R per REDUCE or MAP phase; accumulators are allocas (promoted to phis by mem2reg) and float sums use
+ * `reassoc` fadds so the vectorizer keeps several partial sums. Reductions over an axis that is outer
+ * in memory use the outer strategy instead (run_outer: blocks of o with stack accumulator arrays).
+ * Compile time: finish() is optnone (it is cold), and run() of a splittable full reduction calls
+ * partial() rather than holding a second copy of its loop.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "codegen/cg_lower.h"
+
+/* ---- walks over points -------------------------------------------------------------------------- */
+
+/* Visits linear points [lo, hi) of dims [d0, d1) row-major; at each point L->off holds the offsets
+ * (outer offsets plus these dims' contribution) and L->lin the linear index. */
+static void walk(Lower *L, int d0, int d1, LLVMValueRef lo, LLVMValueRef hi, BodyFn body, void *arg) {
+  LLVMBuilderRef b = L->m.b;
+  const KernelIr *k = L->k;
+  int nb = k->nbuf;
+  if (L->depth + 1 >= CG_MAX_DEPTH) {
+    diag_error(L->m.d, LOOM_ERR_INTERNAL, "codegen: loops nested too deep");
+    return;
+  }
+  LLVMValueRef *outer = L->off;
+  LLVMValueRef *inner = L->levels + (size_t)(L->depth + 1) * (size_t)nb;
+  LLVMBasicBlockRef exit_bb = cg_new_bb(L, "walk.exit");
+  LLVMBasicBlockRef init_bb = cg_new_bb(L, "walk.init");
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, lo, hi, ""), init_bb, exit_bb);
+  LLVMPositionBuilderAtEnd(b, init_bb);
+  if (d0 == d1) { /* no dims: one point */
+    memcpy(inner, outer, sizeof(LLVMValueRef) * (size_t)nb);
+    L->off = inner;
+    L->depth++;
+    L->lin = lo;
+    body(L, arg);
+    L->depth--;
+    L->off = outer;
+    LLVMBuildBr(b, exit_bb);
+    LLVMPositionBuilderAtEnd(b, exit_bb);
+    return;
+  }
+  int last = d1 - 1;
+  LLVMValueRef idx[LOOM_MAX_RANK];
+  LLVMValueRef rem = lo;
+  for (int d = last; d >= d0; d--) {
+    idx[d] = cg_entry_alloca(L, L->i64, "idx");
+    if (d > d0) {
+      LLVMBuildStore(b, LLVMBuildURem(b, rem, L->shape[d], ""), idx[d]);
+      rem = LLVMBuildUDiv(b, rem, L->shape[d], "");
+    } else {
+      LLVMBuildStore(b, rem, idx[d]);
+    }
+  }
+  LLVMValueRef pos = cg_entry_alloca(L, L->i64, "pos");
+  LLVMBuildStore(b, lo, pos);
+  LLVMBasicBlockRef row_bb = cg_new_bb(L, "walk.row");
+  LLVMBuildBr(b, row_bb);
+
+  LLVMPositionBuilderAtEnd(b, row_bb);
+  LLVMValueRef iv[LOOM_MAX_RANK];
+  for (int d = d0; d <= last; d++) iv[d] = LLVMBuildLoad2(b, L->i64, idx[d], "");
+  LLVMValueRef p0 = LLVMBuildLoad2(b, L->i64, pos, "");
+  LLVMValueRef start = iv[last];
+  LLVMValueRef n1 = LLVMBuildSub(b, L->shape[last], start, "");
+  LLVMValueRef n2 = LLVMBuildSub(b, hi, p0, "");
+  LLVMValueRef n = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, n1, n2, ""), n1, n2, "n");
+  LLVMValueRef rowoffs[64];
+  LLVMValueRef *ro = nb <= 64 ? rowoffs : NULL;
+  LLVMValueRef *rowheap = NULL;
+  if (!ro) {
+    rowheap = ctx_calloc(L->ctx, (size_t)nb, sizeof(LLVMValueRef));
+    if (!rowheap) {
+      diag_error(L->m.d, LOOM_ERR_OUT_OF_MEMORY, "codegen: out of memory for %d buffers", nb);
+      return;
+    }
+    ro = rowheap;
+  }
+  for (int bi = 0; bi < nb; bi++) {
+    LLVMValueRef o = outer[bi];
+    for (int d = d0; d < last; d++)
+      o = LLVMBuildAdd(b, o, LLVMBuildMul(b, iv[d], L->stride[bi * k->ndim + d], ""), "");
+    ro[bi] = o;
+  }
+  LLVMBasicBlockRef inner_bb = cg_new_bb(L, "walk.inner");
+  LLVMBuildBr(b, inner_bb);
+  LLVMPositionBuilderAtEnd(b, inner_bb);
+  LLVMValueRef j = LLVMBuildPhi(b, L->i64, "j");
+  LLVMValueRef cur = LLVMBuildAdd(b, start, j, "");
+  for (int bi = 0; bi < nb; bi++)
+    inner[bi] = LLVMBuildAdd(b, ro[bi], LLVMBuildMul(b, cur, L->stride[bi * k->ndim + last], ""), "");
+  L->off = inner;
+  L->depth++;
+  L->lin = LLVMBuildAdd(b, p0, j, "");
+  body(L, arg);
+  L->depth--;
+  L->off = outer;
+  LLVMValueRef j1 = LLVMBuildAdd(b, j, LLVMConstInt(L->i64, 1, 0), "");
+  LLVMBasicBlockRef body_end = LLVMGetInsertBlock(b);
+  LLVMBasicBlockRef latch_bb = cg_new_bb(L, "walk.latch");
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, j1, n, ""), inner_bb, latch_bb);
+  LLVMValueRef zero = LLVMConstInt(L->i64, 0, 0);
+  LLVMBasicBlockRef from[2] = {row_bb, body_end};
+  LLVMValueRef vals[2] = {zero, j1};
+  LLVMAddIncoming(j, vals, from, 2);
+
+  LLVMPositionBuilderAtEnd(b, latch_bb);
+  LLVMValueRef p1 = LLVMBuildAdd(b, p0, n, "");
+  LLVMBuildStore(b, p1, pos);
+  LLVMBuildStore(b, zero, idx[last]);
+  LLVMBasicBlockRef check_bb = cg_new_bb(L, "walk.check");
+  for (int d = last - 1; d >= d0; d--) { /* carry */
+    LLVMValueRef v = LLVMBuildAdd(b, iv[d], LLVMConstInt(L->i64, 1, 0), "");
+    LLVMValueRef ok = LLVMBuildICmp(b, LLVMIntSLT, v, L->shape[d], "");
+    LLVMBuildStore(b, LLVMBuildSelect(b, ok, v, zero, ""), idx[d]);
+    LLVMBasicBlockRef next = cg_new_bb(L, "walk.carry");
+    LLVMBuildCondBr(b, ok, check_bb, next);
+    LLVMPositionBuilderAtEnd(b, next);
+  }
+  LLVMBuildBr(b, check_bb);
+  LLVMPositionBuilderAtEnd(b, check_bb);
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, p1, hi, ""), row_bb, exit_bb);
+  LLVMPositionBuilderAtEnd(b, exit_bb);
+  if (rowheap) ctx_free(L->ctx, rowheap);
+}
+
+/* ---- per-O-point reductions --------------------------------------------------------------------- */
+
+typedef struct RedArg {
+  const KPhase *ph;
+  LLVMValueRef accv, acci; /* allocas */
+} RedArg;
+
+static void body_reduce(Lower *L, void *arg) {
+  RedArg *ra = arg;
+  const KPhase *ph = ra->ph;
+  LLVMBuilderRef b = L->m.b;
+  LoomDType at = (LoomDType)ph->acc_dtype;
+  cg_clear_cache(L);
+  cg_eval_needed(L, &ph->value, 1);
+  LLVMValueRef v = L->cache[ph->value];
+  LLVMValueRef cur = LLVMBuildLoad2(b, LLVMTypeOf(v), ra->accv, "");
+  if (is_arg(ph->reduce_op)) {
+    LoomDType vt = (LoomDType)L->k->instrs[ph->value].dtype;
+    LLVMValueRef take = cg_arg_better(&L->m, (LoomReduceOp)ph->reduce_op, vt, cur, v);
+    LLVMBuildStore(b, LLVMBuildSelect(b, take, v, cur, ""), ra->accv);
+    LLVMValueRef ci = LLVMBuildLoad2(b, L->i64, ra->acci, "");
+    LLVMBuildStore(b, LLVMBuildSelect(b, take, L->lin, ci, ""), ra->acci);
+  } else {
+    LLVMBuildStore(b, cg_red_combine(L, ph->reduce_op, at, cur, v), ra->accv);
+  }
+  cg_clear_cache(L);
+}
+
+/* Runs REDUCE phase p over linear R points [lo, hi) and sets L->acc[p] / L->accidx[p]. */
+static void run_reduce_phase(Lower *L, int p, LLVMValueRef lo, LLVMValueRef hi) {
+  const KernelIr *k = L->k;
+  const KPhase *ph = &k->phases[p];
+  LoomDType vt = cg_red_value_dtype(k, ph);
+  RedArg ra = {ph, cg_entry_alloca(L, cg_reg_type(&L->m, vt), "acc"), cg_entry_alloca(L, L->i64, "acci")};
+  LLVMBuildStore(L->m.b, cg_red_identity(L, ph->reduce_op, vt), ra.accv);
+  LLVMBuildStore(L->m.b, lo, ra.acci);
+  walk(L, k->nkeep, k->ndim, lo, hi, body_reduce, &ra);
+  L->acc[p] = LLVMBuildLoad2(L->m.b, cg_reg_type(&L->m, vt), ra.accv, "");
+  L->accidx[p] = LLVMBuildLoad2(L->m.b, L->i64, ra.acci, "");
+}
+
+/* Every phase at one O point (L->off holds the O offsets). */
+static void body_o_point(Lower *L, void *arg) {
+  const KernelIr *k = L->k;
+  memcpy(L->ooff, L->off, sizeof(LLVMValueRef) * (size_t)k->nbuf);
+  for (int p = 0; p < k->nphase; p++) {
+    L->acc[p] = L->accidx[p] = NULL;
+  }
+  for (int p = 0; p < k->nphase; p++) {
+    const KPhase *ph = &k->phases[p];
+    cg_clear_cache(L);
+    if (ph->kind == KP_REDUCE) run_reduce_phase(L, p, LLVMConstInt(L->i64, 0, 0), L->rsize);
+    else if (ph->kind == KP_MAP) walk(L, k->nkeep, k->ndim, LLVMConstInt(L->i64, 0, 0), L->rsize, cg_body_map, (void *)ph);
+    else cg_run_final_phase(L, ph);
+  }
+  cg_clear_cache(L);
+}
+
+/* Offsets of O point o (decomposed over dims [0, nkeep)) into L->off. */
+static void set_o_offsets(Lower *L, LLVMValueRef o) {
+  const KernelIr *k = L->k;
+  LLVMBuilderRef b = L->m.b;
+  LLVMValueRef idx[LOOM_MAX_RANK];
+  LLVMValueRef rem = o;
+  for (int d = k->nkeep - 1; d >= 0; d--) {
+    if (d > 0) {
+      idx[d] = LLVMBuildURem(b, rem, L->shape[d], "");
+      rem = LLVMBuildUDiv(b, rem, L->shape[d], "");
+    } else {
+      idx[d] = rem;
+    }
+  }
+  for (int bi = 0; bi < k->nbuf; bi++) {
+    LLVMValueRef v = LLVMConstInt(L->i64, 0, 0);
+    for (int d = 0; d < k->nkeep; d++)
+      v = LLVMBuildAdd(b, v, LLVMBuildMul(b, idx[d], L->stride[bi * k->ndim + d], ""), "");
+    L->off[bi] = v;
+  }
+}
+
+/* ---- outer-axis strategy ----------------------------------------------------------------------------
+ * For reductions whose reduced axis is outer in memory (column sums): the per-o form walks R with a
+ * run-time stride, one element per cache line. Instead run() takes a block of up to CG_OUTER_BLOCK
+ * consecutive o along the last O dim (ending early at hi or at the end of that dim's row) and keeps
+ * one accumulator per o in stack arrays; each REDUCE phase walks R once with an inner loop over the
+ * block (contiguous loads along o, which the loop vectorizer widens), then each FINAL phase runs per
+ * o of the block. Every o still folds its values in R order, so the result of run() does not depend
+ * on the block split. Kernels with MAP phases keep the per-o form. */
+
+/* Whether run() of k uses the outer strategy (no MAP phase allowed). */
+static bool use_outer(const KernelIr *k, uint8_t *need) { return cg_reduce_reads_outer(k, need, false); }
+
+/* Emits `for (j = 0; j < n; j++) body` with L->off advanced by j along the last O dim and L->bj = j. */
+static void block_loop(Lower *L, LLVMValueRef n, BodyFn body, void *arg) {
+  LLVMBuilderRef b = L->m.b;
+  const KernelIr *k = L->k;
+  int nb = k->nbuf, lo_dim = k->nkeep - 1;
+  if (L->depth + 1 >= CG_MAX_DEPTH) {
+    diag_error(L->m.d, LOOM_ERR_INTERNAL, "codegen: loops nested too deep");
+    return;
+  }
+  LLVMValueRef *outer = L->off;
+  LLVMValueRef *inner = L->levels + (size_t)(L->depth + 1) * (size_t)nb;
+  LLVMBasicBlockRef pre = LLVMGetInsertBlock(b);
+  LLVMBasicBlockRef body_bb = cg_new_bb(L, "blk.body"), exit_bb = cg_new_bb(L, "blk.exit");
+  LLVMValueRef zero = cg_i64(&L->m, 0);
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, zero, n, ""), body_bb, exit_bb);
+  LLVMPositionBuilderAtEnd(b, body_bb);
+  LLVMValueRef j = LLVMBuildPhi(b, L->i64, "bj");
+  for (int bi = 0; bi < nb; bi++)
+    inner[bi] = LLVMBuildAdd(b, outer[bi], LLVMBuildMul(b, j, L->stride[bi * k->ndim + lo_dim], ""), "");
+  L->off = inner;
+  L->depth++;
+  L->bj = j;
+  body(L, arg);
+  L->depth--;
+  L->off = outer;
+  LLVMValueRef j1 = LLVMBuildAdd(b, j, cg_i64(&L->m, 1), "");
+  LLVMBasicBlockRef end = LLVMGetInsertBlock(b);
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, j1, n, ""), body_bb, exit_bb);
+  LLVMBasicBlockRef from[2] = {pre, end};
+  LLVMValueRef vals[2] = {zero, j1};
+  LLVMAddIncoming(j, vals, from, 2);
+  LLVMPositionBuilderAtEnd(b, exit_bb);
+}
+
+static LLVMValueRef slot(Lower *L, LLVMTypeRef et, LLVMValueRef arr) {
+  return LLVMBuildGEP2(L->m.b, et, arr, &L->bj, 1, "");
+}
+
+/* Sets L->acc / L->accidx of REDUCE phases [0, np) to their values at block point L->bj. */
+static void load_block_accs(Lower *L, int np) {
+  const KernelIr *k = L->k;
+  for (int q = 0; q < k->nphase; q++) {
+    L->acc[q] = L->accidx[q] = NULL;
+    if (q >= np || k->phases[q].kind != KP_REDUCE) continue;
+    LoomDType vt = cg_red_value_dtype(k, &k->phases[q]);
+    LLVMTypeRef mt = cg_mem_type(&L->m, vt);
+    L->acc[q] = cg_from_mem(&L->m, vt, vt, LLVMBuildLoad2(L->m.b, mt, slot(L, mt, L->accarr[q]), ""));
+    if (is_arg(k->phases[q].reduce_op))
+      L->accidx[q] = LLVMBuildLoad2(L->m.b, L->i64, slot(L, L->i64, L->idxarr[q]), "");
+  }
+}
+
+static void body_block_init(Lower *L, void *arg) {
+  int p = (int)((const KPhase *)arg - L->k->phases);
+  const KPhase *ph = &L->k->phases[p];
+  LoomDType vt = cg_red_value_dtype(L->k, ph);
+  LLVMTypeRef mt = cg_mem_type(&L->m, vt);
+  LLVMValueRef id = cg_to_mem(&L->m, vt, vt, cg_red_identity(L, ph->reduce_op, vt));
+  LLVMBuildStore(L->m.b, id, slot(L, mt, L->accarr[p]));
+  if (is_arg(ph->reduce_op)) LLVMBuildStore(L->m.b, cg_i64(&L->m, 0), slot(L, L->i64, L->idxarr[p]));
+}
+
+static void body_block_reduce(Lower *L, void *arg) {
+  int p = (int)((const KPhase *)arg - L->k->phases);
+  const KernelIr *k = L->k;
+  const KPhase *ph = &k->phases[p];
+  LLVMBuilderRef b = L->m.b;
+  LoomDType vt = cg_red_value_dtype(k, ph);
+  LLVMTypeRef mt = cg_mem_type(&L->m, vt);
+  cg_clear_cache(L);
+  load_block_accs(L, p);
+  cg_eval_needed(L, &ph->value, 1);
+  LLVMValueRef v = L->cache[ph->value];
+  LLVMValueRef ap = slot(L, mt, L->accarr[p]);
+  LLVMValueRef cur = cg_from_mem(&L->m, vt, vt, LLVMBuildLoad2(b, mt, ap, ""));
+  LLVMValueRef nv;
+  if (is_arg(ph->reduce_op)) {
+    LLVMValueRef take = cg_arg_better(&L->m, (LoomReduceOp)ph->reduce_op, vt, cur, v);
+    nv = LLVMBuildSelect(b, take, v, cur, "");
+    LLVMValueRef ip = slot(L, L->i64, L->idxarr[p]);
+    LLVMValueRef ci = LLVMBuildLoad2(b, L->i64, ip, "");
+    LLVMBuildStore(b, LLVMBuildSelect(b, take, L->lin, ci, ""), ip);
+  } else {
+    nv = cg_red_combine(L, ph->reduce_op, vt, cur, v);
+  }
+  LLVMBuildStore(b, cg_to_mem(&L->m, vt, vt, nv), ap);
+  cg_clear_cache(L);
+}
+
+/* Walk body of a REDUCE phase: one R point for every o of the block. */
+static void body_block_reduce_row(Lower *L, void *arg) { block_loop(L, L->bn, body_block_reduce, arg); }
+
+static void body_block_final(Lower *L, void *arg) {
+  int p = (int)((const KPhase *)arg - L->k->phases);
+  memcpy(L->ooff, L->off, sizeof(LLVMValueRef) * (size_t)L->k->nbuf);
+  cg_clear_cache(L);
+  load_block_accs(L, p);
+  cg_run_final_phase(L, &L->k->phases[p]);
+}
+
+/* run(lo, hi) of the outer strategy: blocks of consecutive O points. */
+static void run_outer(Lower *L, LLVMValueRef lo, LLVMValueRef hi) {
+  const KernelIr *k = L->k;
+  CgMath *m = &L->m;
+  LLVMBuilderRef b = m->b;
+  int last = k->nkeep - 1;
+  for (int p = 0; p < k->nphase; p++) {
+    if (k->phases[p].kind != KP_REDUCE) continue;
+    LoomDType vt = cg_red_value_dtype(k, &k->phases[p]);
+    L->accarr[p] = cg_entry_alloca(L, LLVMArrayType(cg_mem_type(m, vt), CG_OUTER_BLOCK), "accs");
+    if (is_arg(k->phases[p].reduce_op))
+      L->idxarr[p] = cg_entry_alloca(L, LLVMArrayType(L->i64, CG_OUTER_BLOCK), "accis");
+  }
+  LLVMValueRef opos = cg_entry_alloca(L, L->i64, "o");
+  LLVMBasicBlockRef head = cg_new_bb(L, "outer.block"), exit_bb = cg_new_bb(L, "outer.exit");
+  LLVMBuildStore(b, lo, opos);
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, lo, hi, ""), head, exit_bb);
+  LLVMPositionBuilderAtEnd(b, head);
+  LLVMValueRef o = LLVMBuildLoad2(b, L->i64, opos, "");
+  set_o_offsets(L, o);
+  LLVMValueRef col = last > 0 ? LLVMBuildURem(b, o, L->shape[last], "") : o;
+  LLVMValueRef n = LLVMBuildSub(b, L->shape[last], col, "");
+  LLVMValueRef left = LLVMBuildSub(b, hi, o, "");
+  n = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, left, n, ""), left, n, "");
+  /* balanced blocks of at most CG_OUTER_BLOCK: n = ceil(n / ceil(n / B)), no short tail block */
+  LLVMValueRef bm1 = cg_i64(m, CG_OUTER_BLOCK - 1);
+  LLVMValueRef nblk = LLVMBuildUDiv(b, LLVMBuildAdd(b, n, bm1, ""), cg_i64(m, CG_OUTER_BLOCK), "");
+  nblk = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, nblk, cg_i64(m, 1), ""), cg_i64(m, 1), nblk, "");
+  n = LLVMBuildSDiv(b, LLVMBuildSub(b, LLVMBuildAdd(b, n, nblk, ""), cg_i64(m, 1), ""), nblk, "n");
+  L->bn = n;
+  LLVMBasicBlockRef go = cg_new_bb(L, "outer.go");
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSGT, n, cg_i64(m, 0), ""), go, exit_bb); /* never loop forever */
+  LLVMPositionBuilderAtEnd(b, go);
+  for (int p = 0; p < k->nphase; p++) {
+    void *ph = (void *)&k->phases[p];
+    if (k->phases[p].kind == KP_REDUCE) {
+      block_loop(L, n, body_block_init, ph);
+      walk(L, k->nkeep, k->ndim, cg_i64(m, 0), L->rsize, body_block_reduce_row, ph);
+    } else {
+      block_loop(L, n, body_block_final, ph);
+    }
+  }
+  LLVMValueRef o1 = LLVMBuildAdd(b, o, n, "");
+  LLVMBuildStore(b, o1, opos);
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, o1, hi, ""), head, exit_bb);
+  LLVMPositionBuilderAtEnd(b, exit_bb);
+}
+
+/* ---- entries ----------------------------------------------------------------------------------- */
+
+/* ENTRY_RUN_VIA_PARTIAL: run() of a splittable full reduction (nkeep == 0): the wrapper calls the
+ * partial entry over all of R into a stack accumulator and the implementation runs the FINAL phase
+ * from it, so the vectorized R loop is compiled once instead of twice (same bits as one part). */
+enum { ENTRY_RUN, ENTRY_PARTIAL, ENTRY_FINISH, ENTRY_RUN_VIA_PARTIAL };
+
+static void add_enum_attr(Lower *L, LLVMValueRef fn, const char *name) {
+  unsigned kind = LLVMGetEnumAttributeKindForName(name, strlen(name));
+  LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(L->m.c, kind, 0));
+}
+
+/* Builds one entry point: `name`(shape, bufs, strides, <extra i64s>, [ptr]) calling an always-inline
+ * implementation that takes the buffers as noalias pointers. */
+static void build_entry(Lower *L, int which, const char *name, const char *const *attrs, int nattrs) {
+  const KernelIr *k = L->k;
+  CgMath *m = &L->m;
+  LLVMBuilderRef b = m->b;
+  int nb = k->nbuf;
+  /* impl params: shape, strides, nb buffers, then the entry's scalars */
+  bool via = which == ENTRY_RUN_VIA_PARTIAL;
+  /* finish() runs once per output point of a split reduction: compiled without optimization
+   * (optnone), which skips the optimizer and takes the fast instruction selector */
+  bool cold = which == ENTRY_FINISH;
+  int nscal = which == ENTRY_RUN || via ? 2 : 3; /* lo hi | o rlo rhi | o accs nparts */
+  int nimpl = 2 + nb + nscal;
+  LLVMTypeRef *pt = ctx_calloc(L->ctx, (size_t)nimpl + 8, sizeof(LLVMTypeRef));
+  LLVMValueRef *av = ctx_calloc(L->ctx, (size_t)nimpl + 8, sizeof(LLVMValueRef));
+  if (!pt || !av) {
+    ctx_free(L->ctx, pt);
+    ctx_free(L->ctx, av);
+    diag_error(m->d, LOOM_ERR_OUT_OF_MEMORY, "codegen: out of memory building '%s'", name);
+    return;
+  }
+  for (int i = 0; i < 2 + nb; i++) pt[i] = L->ptr;
+  for (int i = 0; i < nscal; i++) pt[2 + nb + i] = L->i64;
+  if (which == ENTRY_PARTIAL) pt[2 + nb + 3] = L->ptr, nimpl++;  /* acc out */
+  if (via) pt[2 + nb + 2] = L->ptr, nimpl++;                     /* acc in */
+  if (which == ENTRY_FINISH) pt[2 + nb + 1] = L->ptr;            /* accs */
+  LLVMTypeRef void_t = LLVMVoidTypeInContext(m->c);
+  char iname[96];
+  snprintf(iname, sizeof iname, "%s.impl", name);
+  LLVMTypeRef ity = LLVMFunctionType(void_t, pt, (unsigned)nimpl, 0);
+  LLVMValueRef impl = LLVMAddFunction(m->m, iname, ity);
+  LLVMSetLinkage(impl, LLVMInternalLinkage);
+  cg_add_fn_attrs(L, impl, attrs, nattrs);
+  if (cold) {
+    add_enum_attr(L, impl, "optnone");
+    add_enum_attr(L, impl, "noinline");
+  } else {
+    add_enum_attr(L, impl, "alwaysinline");
+  }
+  unsigned na = LLVMGetEnumAttributeKindForName("noalias", 7);
+  for (int i = 0; i < 2 + nb; i++)
+    LLVMAddAttributeAtIndex(impl, (unsigned)(i + 1), LLVMCreateEnumAttribute(m->c, na, 0));
+
+  /* the exported wrapper */
+  LLVMTypeRef wpt[7] = {L->ptr, L->ptr, L->ptr, L->i64, L->i64, L->i64, L->ptr};
+  unsigned nw = 5;
+  if (which == ENTRY_PARTIAL) nw = 7;
+  if (which == ENTRY_FINISH) { wpt[4] = L->ptr; nw = 6; }
+  LLVMTypeRef wty = LLVMFunctionType(void_t, wpt, nw, 0);
+  LLVMValueRef wfn = LLVMAddFunction(m->m, name, wty);
+  cg_add_fn_attrs(L, wfn, attrs, nattrs);
+  if (cold) add_enum_attr(L, wfn, "optnone");
+  if (cold || which == ENTRY_PARTIAL) add_enum_attr(L, wfn, "noinline"); /* run may call partial */
+  if (which == ENTRY_PARTIAL) {
+    L->partial_fn = wfn;
+    L->partial_ty = wty;
+  }
+  LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(m->c, wfn, "entry"));
+  av[0] = LLVMGetParam(wfn, 0);
+  av[1] = LLVMGetParam(wfn, 2);
+  LLVMValueRef bufs = LLVMGetParam(wfn, 1);
+  for (int i = 0; i < nb; i++) {
+    LLVMValueRef ix = cg_i64(m, i);
+    av[2 + i] = LLVMBuildLoad2(b, L->ptr, LLVMBuildGEP2(b, L->ptr, bufs, &ix, 1, ""), "");
+  }
+  for (int i = 3; i < (int)nw; i++) av[2 + nb + i - 3] = LLVMGetParam(wfn, (unsigned)i);
+  if (via) {
+    /* if (lo < hi) { partial(shape, bufs, strides, 0, 0, |R|, acc); impl(..., acc); } */
+    LLVMBasicBlockRef go = LLVMAppendBasicBlockInContext(m->c, wfn, "go");
+    LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(m->c, wfn, "done");
+    LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, LLVMGetParam(wfn, 3), LLVMGetParam(wfn, 4), ""), go, done);
+    LLVMPositionBuilderAtEnd(b, go);
+    LLVMValueRef acc = LLVMBuildAlloca(b, LLVMArrayType(LLVMInt64TypeInContext(m->c), 2), "acc");
+    LLVMValueRef rs = cg_i64(m, 1);
+    for (int d = k->nkeep; d < k->ndim; d++) {
+      LLVMValueRef ix = cg_i64(m, d);
+      rs = LLVMBuildMul(b, rs, LLVMBuildLoad2(b, L->i64, LLVMBuildGEP2(b, L->i64, av[0], &ix, 1, ""), ""), "");
+    }
+    LLVMValueRef pargs[7] = {av[0], bufs, av[1], cg_i64(m, 0), cg_i64(m, 0), rs, acc};
+    LLVMBuildCall2(b, L->partial_ty, L->partial_fn, pargs, 7, "");
+    av[2 + nb + 2] = acc;
+    LLVMBuildCall2(b, ity, impl, av, (unsigned)nimpl, "");
+    LLVMBuildBr(b, done);
+    LLVMPositionBuilderAtEnd(b, done);
+  } else {
+    LLVMBuildCall2(b, ity, impl, av, (unsigned)nimpl, "");
+  }
+  LLVMBuildRetVoid(b);
+
+  /* the implementation */
+  L->fn = impl;
+  L->alloca_bb = LLVMAppendBasicBlockInContext(m->c, impl, "allocas");
+  LLVMPositionBuilderAtEnd(L->ab, L->alloca_bb);
+  LLVMBasicBlockRef start = LLVMAppendBasicBlockInContext(m->c, impl, "start");
+  LLVMPositionBuilderAtEnd(b, start);
+  LLVMValueRef shp = LLVMGetParam(impl, 0), str = LLVMGetParam(impl, 1);
+  for (int d = 0; d < k->ndim; d++) {
+    LLVMValueRef ix = cg_i64(m, d);
+    L->shape[d] = LLVMBuildLoad2(b, L->i64, LLVMBuildGEP2(b, L->i64, shp, &ix, 1, ""), "");
+  }
+  for (int bi = 0; bi < nb; bi++) {
+    L->base[bi] = LLVMGetParam(impl, (unsigned)(2 + bi));
+    for (int d = 0; d < k->ndim; d++) {
+      uint8_t lay = k->bufs[bi].layout[d];
+      LLVMValueRef s;
+      if (lay == KL_ONE) s = cg_i64(m, 1);
+      else if (lay == KL_ZERO) s = cg_i64(m, 0);
+      else {
+        LLVMValueRef ix = cg_i64(m, (int64_t)bi * k->ndim + d);
+        s = LLVMBuildLoad2(b, L->i64, LLVMBuildGEP2(b, L->i64, str, &ix, 1, ""), "");
+      }
+      L->stride[bi * k->ndim + d] = s;
+    }
+  }
+  LLVMValueRef rs = cg_i64(m, 1);
+  for (int d = k->nkeep; d < k->ndim; d++) rs = LLVMBuildMul(b, rs, L->shape[d], "");
+  L->rsize = rs;
+  L->depth = 0;
+  L->off = L->levels;
+  for (int bi = 0; bi < nb; bi++) L->off[bi] = cg_i64(m, 0);
+  LLVMValueRef s0 = LLVMGetParam(impl, (unsigned)(2 + nb)), s1 = LLVMGetParam(impl, (unsigned)(3 + nb));
+  if (via) {
+    /* the accumulator partial() wrote (codegen.h's layout) -> the FINAL phase */
+    const KPhase *ph = &k->phases[0];
+    LoomDType vt = cg_red_value_dtype(k, ph);
+    LLVMValueRef accp = LLVMGetParam(impl, (unsigned)(4 + nb)), eight = cg_i64(m, 8);
+    for (int p = 0; p < k->nphase; p++) L->acc[p] = L->accidx[p] = NULL;
+    L->acc[0] = cg_from_mem(m, vt, vt, LLVMBuildLoad2(b, cg_mem_type(m, vt), accp, ""));
+    L->accidx[0] = is_arg(ph->reduce_op)
+                       ? LLVMBuildLoad2(b, L->i64, LLVMBuildGEP2(b, LLVMInt8TypeInContext(m->c), accp, &eight, 1, ""), "")
+                       : cg_i64(m, 0);
+    set_o_offsets(L, cg_i64(m, 0));
+    memcpy(L->ooff, L->off, sizeof(LLVMValueRef) * (size_t)nb);
+    if (k->nphase == 2) cg_run_final_phase(L, &k->phases[1]);
+  } else if (which == ENTRY_RUN) {
+    if (k->nkeep == k->ndim) {
+      cg_worker_begin(L); /* a host worker is one run() call: one task's range of points */
+      walk(L, 0, k->ndim, s0, s1, cg_body_map, (void *)&k->phases[0]);
+      cg_worker_end(L);
+    }
+    else if (L->outer) run_outer(L, s0, s1);
+    else walk(L, 0, k->nkeep, s0, s1, body_o_point, NULL);
+  } else {
+    LLVMValueRef s2 = LLVMGetParam(impl, (unsigned)(4 + nb));
+    set_o_offsets(L, s0);
+    memcpy(L->ooff, L->off, sizeof(LLVMValueRef) * (size_t)nb);
+    const KPhase *ph = &k->phases[0];
+    LoomDType vt = cg_red_value_dtype(k, ph);
+    LLVMTypeRef vty = cg_reg_type(m, vt);
+    LLVMTypeRef mty = cg_mem_type(m, vt);
+    LLVMValueRef eight = cg_i64(m, 8);
+    for (int p = 0; p < k->nphase; p++) L->acc[p] = L->accidx[p] = NULL;
+    if (which == ENTRY_PARTIAL) {
+      LLVMValueRef accp = LLVMGetParam(impl, (unsigned)(5 + nb));
+      run_reduce_phase(L, 0, s1, s2);
+      LLVMBuildStore(b, cg_to_mem(m, vt, vt, L->acc[0]), accp);
+      if (is_arg(ph->reduce_op))
+        LLVMBuildStore(b, L->accidx[0], LLVMBuildGEP2(b, LLVMInt8TypeInContext(m->c), accp, &eight, 1, ""));
+    } else {
+      /* finish: combine the parts in order (loop over i < nparts) */
+      LLVMValueRef accs = s1, nparts = s2;
+      LLVMValueRef accv = cg_entry_alloca(L, vty, "acc"), acci = cg_entry_alloca(L, L->i64, "acci");
+      LLVMValueRef iv = cg_entry_alloca(L, L->i64, "part");
+      LLVMBuildStore(b, cg_red_identity(L, ph->reduce_op, vt), accv);
+      LLVMBuildStore(b, cg_i64(m, 0), acci);
+      LLVMBuildStore(b, cg_i64(m, 0), iv);
+      LLVMBasicBlockRef head = LLVMAppendBasicBlockInContext(m->c, impl, "parts.head");
+      LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(m->c, impl, "parts.body");
+      LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(m->c, impl, "parts.done");
+      LLVMBuildBr(b, head);
+      LLVMPositionBuilderAtEnd(b, head);
+      LLVMValueRef i = LLVMBuildLoad2(b, L->i64, iv, "");
+      LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, i, nparts, ""), body, done);
+      LLVMPositionBuilderAtEnd(b, body);
+      LLVMValueRef byte = LLVMBuildMul(b, i, cg_i64(m, is_arg(ph->reduce_op) ? 16 : 8), "");
+      LLVMValueRef pp = LLVMBuildGEP2(b, LLVMInt8TypeInContext(m->c), accs, &byte, 1, "");
+      LLVMValueRef pv = cg_from_mem(m, vt, vt, LLVMBuildLoad2(b, mty, pp, ""));
+      LLVMValueRef cur = LLVMBuildLoad2(b, vty, accv, "");
+      if (is_arg(ph->reduce_op)) {
+        LLVMValueRef pi = LLVMBuildLoad2(b, L->i64, LLVMBuildGEP2(b, LLVMInt8TypeInContext(m->c), pp, &eight, 1, ""), "");
+        LLVMValueRef take = cg_arg_better(m, (LoomReduceOp)ph->reduce_op, vt, cur, pv);
+        take = LLVMBuildOr(b, take, LLVMBuildICmp(b, LLVMIntEQ, i, cg_i64(m, 0), ""), "");
+        LLVMBuildStore(b, LLVMBuildSelect(b, take, pv, cur, ""), accv);
+        LLVMValueRef ci = LLVMBuildLoad2(b, L->i64, acci, "");
+        LLVMBuildStore(b, LLVMBuildSelect(b, take, pi, ci, ""), acci);
+      } else {
+        /* strictly in order (no reassoc): the parts are few and the result must not depend on
+         * how the combine loop is vectorized */
+        LLVMValueRef v = cg_red_combine(L, ph->reduce_op, vt, cur, pv);
+        if (LLVMIsAInstruction(v) && LLVMCanValueUseFastMathFlags(v)) LLVMSetFastMathFlags(v, 0);
+        LLVMBuildStore(b, v, accv);
+      }
+      LLVMBuildStore(b, LLVMBuildAdd(b, i, cg_i64(m, 1), ""), iv);
+      LLVMBuildBr(b, head);
+      LLVMPositionBuilderAtEnd(b, done);
+      L->acc[0] = LLVMBuildLoad2(b, vty, accv, "");
+      L->accidx[0] = LLVMBuildLoad2(b, L->i64, acci, "");
+      if (k->nphase == 2) cg_run_final_phase(L, &k->phases[1]);
+    }
+  }
+  LLVMBuildRetVoid(b);
+  LLVMPositionBuilderAtEnd(L->ab, L->alloca_bb);
+  LLVMBuildBr(L->ab, start);
+  ctx_free(L->ctx, pt);
+  ctx_free(L->ctx, av);
+}
+
+LoomStatus cg_lower_host(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef mod, const KernelIr *k,
+                         const char *prefix, const CgVecMath *vec, const char *const *fn_attrs,
+                         int nattrs, CgEntryNames *names, Diag *d) {
+  if (!k || !names || !prefix) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "codegen: null kernel");
+  LoomStatus st = cg_check_kernel(k, d);
+  if (st != LOOM_OK) return st;
+  memset(names, 0, sizeof *names);
+  snprintf(names->run, sizeof names->run, "%s_run", prefix);
+  snprintf(names->partial, sizeof names->partial, "%s_partial", prefix);
+  snprintf(names->finish, sizeof names->finish, "%s_finish", prefix);
+  bool red = k->nkeep < k->ndim;
+  names->has_partial = red && k->phases[0].kind == KP_REDUCE &&
+                       (k->nphase == 1 || (k->nphase == 2 && k->phases[1].kind == KP_FINAL));
+  if (names->has_partial) names->acc_size = is_arg(k->phases[0].reduce_op) ? 16 : 8;
+  if (!red && k->nphase != 1)
+    return diag_error(d, LOOM_ERR_INTERNAL, "codegen: elementwise kernel '%s' has %d phases", k->name, k->nphase);
+
+  Lower L;
+  bool allocated = cg_lower_init(&L, ctx, c, mod, k, d);
+  L.m.vec = vec;
+  if (!allocated) {
+    st = diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "codegen: out of memory lowering kernel '%s'", k->name);
+  } else {
+    L.outer = use_outer(k, L.need);
+    cg_snippet_lower(ctx, &L.m, k, &L.sn, d);
+  }
+  if (st == LOOM_OK && d->status) {
+    st = d->status;
+  } else if (st == LOOM_OK) {
+    if (names->has_partial) {
+      build_entry(&L, ENTRY_PARTIAL, names->partial, fn_attrs, nattrs);
+      build_entry(&L, ENTRY_FINISH, names->finish, fn_attrs, nattrs);
+    }
+    build_entry(&L, names->has_partial && k->nkeep == 0 ? ENTRY_RUN_VIA_PARTIAL : ENTRY_RUN, names->run,
+                fn_attrs, nattrs);
+    cg_math_finish(&L.m);
+    st = d->status;
+  }
+  return cg_lower_finish(&L, ctx, mod, "", st, d);
+}

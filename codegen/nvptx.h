@@ -1,0 +1,19 @@
+/* nvptx.h: private interface of the NVIDIA target files (nvptx.c, nvptx_lower.c, nvptx_raw.c). */
+#ifndef LOOM_CG_NVPTX_H
+#define LOOM_CG_NVPTX_H
+
+#include "codegen/cg_gpu.h"
+#include "codegen/cg_llvm.h"
+
+#define NVPTX_TRIPLE "nvptx64-nvidia-cuda"
+#define NV_MATH_PREFIX "__nv_" /* libdevice's functions */
+
+/* Fills the lowering and math hooks of h (nvptx_lower.c); nvptx.c adds the tool chain ones. */
+void cg_nvptx_lower_hooks(CgGpuHooks *h);
+
+/* CUDA's libdevice bitcode: $LOOM_LIBDEVICE, else $CUDA_HOME, $CUDA_PATH, /usr/local/cuda +
+ * /nvvm/libdevice/libdevice.10.bc. *buf is ctx_alloc'ed; path_out (may be NULL) gets the file read.
+ * LOOM_ERR_UNSUPPORTED naming every path tried when there is none. */
+LoomStatus cg_read_libdevice(LoomContext *ctx, char **buf, size_t *size, char *path_out, size_t path_cap, Diag *d);
+
+#endif /* LOOM_CG_NVPTX_H */

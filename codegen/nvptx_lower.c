@@ -1,0 +1,128 @@
+/* nvptx_lower.c: the NVIDIA hooks of the shared GPU lowering (cg_gpu.h's CgGpuHooks): PTX special
+ * registers for the launch indices, shfl.sync.bfly for wave shuffles (a warp of 32), bar.sync for
+ * barriers, !nvvm.annotations "kernel" marking, address spaces (global 1, shared 3, the parameter block
+ * by value in the generic space), libdevice's __nv_* math names, and float32 division / square root
+ * sequences that avoid the driver JIT's slow-path subroutines. nvptx.c fills the tool chain hooks.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "codegen/nvptx.h"
+
+/* ---- launch indices, shuffles, barriers, kernels ---------------------------------------------------- */
+
+/* A call of an NVVM intrinsic declared by name (the form the lowering always used). */
+static LLVMValueRef nv_call(CgMath *m, const char *name, LLVMTypeRef ret, LLVMTypeRef *params, unsigned nparams,
+                            LLVMValueRef *args) {
+  LLVMValueRef fn = LLVMGetNamedFunction(m->m, name);
+  LLVMTypeRef fty = LLVMFunctionType(ret, params, nparams, 0);
+  if (!fn) fn = LLVMAddFunction(m->m, name, fty);
+  return LLVMBuildCall2(m->b, fty, fn, args, nparams, "");
+}
+
+static LLVMValueRef nv_index(CgMath *m, CgGpuIndex which) {
+  static const char *const sreg[4] = {"llvm.nvvm.read.ptx.sreg.tid.x", "llvm.nvvm.read.ptx.sreg.ntid.x",
+                                      "llvm.nvvm.read.ptx.sreg.ctaid.x", "llvm.nvvm.read.ptx.sreg.nctaid.x"};
+  return nv_call(m, sreg[which], LLVMInt32TypeInContext(m->c), NULL, 0, NULL);
+}
+
+static LLVMValueRef nv_shuffle_xor(CgMath *m, LLVMValueRef v, int lane_mask) {
+  LLVMTypeRef i32 = LLVMInt32TypeInContext(m->c);
+  LLVMTypeRef pt[4] = {i32, i32, i32, i32};
+  LLVMValueRef a[4] = {LLVMConstInt(i32, 0xffffffffu, 0), v, LLVMConstInt(i32, (unsigned)lane_mask, 0),
+                       LLVMConstInt(i32, 31, 0)};
+  return nv_call(m, "llvm.nvvm.shfl.sync.bfly.i32", i32, pt, 4, a);
+}
+
+static void nv_barrier(CgMath *m) { nv_call(m, "llvm.nvvm.barrier0", LLVMVoidTypeInContext(m->c), NULL, 0, NULL); }
+
+static void nv_mark_kernel(CgMath *m, LLVMValueRef fn, int max_block) {
+  (void)max_block; /* PTX needs no launch bound: the driver checks the block size at launch */
+  LLVMContextRef c = m->c;
+  LLVMMetadataRef ops[3] = {LLVMValueAsMetadata(fn), LLVMMDStringInContext2(c, "kernel", 6),
+                            LLVMValueAsMetadata(LLVMConstInt(LLVMInt32TypeInContext(c), 1, 0))};
+  LLVMAddNamedMetadataOperand(m->m, "nvvm.annotations", LLVMMetadataAsValue(c, LLVMMDNodeInContext2(c, ops, 3)));
+}
+
+/* libdevice: __nv_exp (float64), __nv_expf (float32). */
+static void nv_math_name(char *buf, size_t cap, const char *base, LoomDType t) {
+  snprintf(buf, cap, "%s%s%s", NV_MATH_PREFIX, base, t == LOOM_FLOAT32 ? "f" : "");
+}
+
+
+/* ---- float32 division and square root ------------------------------------------------------------
+ * PTX's div.rn.f32 and sqrt.rn.f32 are correctly rounded, but the driver's JIT expands each into a
+ * fast path plus a slow-path subroutine, and compiling that costs more than the rest of a small
+ * kernel (measured with nvJitLink at -O1: div.rn.f32 +5 ms, sqrt.rn.f32 +2 ms per kernel, against a
+ * ~4 ms floor). These sequences give the same, correctly rounded bits without a slow path:
+ *  - a / b: in float64 (both operands exactly), a reciprocal estimate refined by two Newton steps and
+ *    a residual correction, then rounded once to float32. The float64 quotient is within ~2^-52 of
+ *    a/b, and a quotient of two 24-bit floats is never within 2^-49 of a float32 rounding midpoint
+ *    (nor exactly on one) unless it is representable, so that rounding is the correct one, denormal
+ *    results included. Zero, infinite and NaN operands (the refined quotient is NaN, or a is zero)
+ *    take a * (1 / b) from the estimate, which gives IEEE's answers (x / 0 = +-inf, 0 / 0 = NaN,
+ *    x / inf = +-0, signs of zero kept).
+ *  - sqrt(x): in float64, two Newton steps from rsqrt.approx (within ~2^-53 of sqrt(x)), rounded once
+ *    to float32. The square root of a float32 is never within 2^-50 of a float32 rounding midpoint
+ *    (x = m^2 would need a 25-bit m squared to fit 24 bits; otherwise |x - m^2| >= ulp(m^2)), so that
+ *    rounding is the correct one. Zero, negative, infinite and NaN inputs (the float64 result is NaN)
+ *    take sqrt.approx, exact there. (A float32 Newton step with Tuckerman's rounding test is also exact
+ *    but twice as long; with four lanes it JIT-compiled no faster than sqrt.rn.)
+ * Both were checked against the hardware's div.rn/sqrt.rn on the H200: sqrt on all 2^32 inputs, the
+ * division on 2^33 operand pairs (random bits, and pairs of nearby exponents): bench/ptx/
+ * check_div_sqrt.ptx; test_gpu compares them with the host's IEEE results on every run. */
+/* A call of a non-overloaded NVVM intrinsic of one argument. */
+static LLVMValueRef nv_intr(CgMath *m, const char *name, LLVMValueRef a) { return cg_intrinsic(m, name, NULL, 0, &a, 1); }
+static LLVMValueRef fma3(CgMath *m, LLVMValueRef a, LLVMValueRef x, LLVMValueRef c) {
+  LLVMTypeRef t = LLVMTypeOf(a);
+  LLVMValueRef args[3] = {a, x, c};
+  return cg_intrinsic(m, "llvm.fma", &t, 1, args, 3);
+}
+
+static LLVMValueRef nv_fdiv_f32(CgMath *m, LLVMValueRef a, LLVMValueRef bv) {
+  LLVMBuilderRef b = m->b;
+  LLVMTypeRef f64 = LLVMDoubleTypeInContext(m->c), f32 = LLVMFloatTypeInContext(m->c);
+  LLVMValueRef A = LLVMBuildFPExt(b, a, f64, ""), B = LLVMBuildFPExt(b, bv, f64, "");
+  LLVMValueRef one = LLVMConstReal(f64, 1.0), nB = LLVMBuildFNeg(b, B, "");
+  LLVMValueRef r0 = nv_intr(m, "llvm.nvvm.rcp.approx.ftz.d", B);
+  LLVMValueRef r1 = fma3(m, r0, fma3(m, nB, r0, one), r0);
+  LLVMValueRef r2 = fma3(m, r1, fma3(m, nB, r1, one), r1);
+  LLVMValueRef q0 = LLVMBuildFMul(b, A, r2, "");
+  LLVMValueRef q1 = fma3(m, fma3(m, nB, q0, A), r2, q0);
+  /* a zero, infinite or NaN b, an infinite or NaN a: q1 is NaN; a zero a: q1 may lose the sign */
+  LLVMValueRef special = LLVMBuildOr(b, LLVMBuildFCmp(b, LLVMRealUNO, q1, q1, ""),
+                                     LLVMBuildFCmp(b, LLVMRealOEQ, a, LLVMConstReal(f32, 0.0), ""), "");
+  LLVMValueRef q = LLVMBuildSelect(b, special, LLVMBuildFMul(b, A, r0, ""), q1, "");
+  return LLVMBuildFPTrunc(b, q, f32, "");
+}
+
+static LLVMValueRef nv_sqrt_f32(CgMath *m, LLVMValueRef a) {
+  LLVMBuilderRef b = m->b;
+  LLVMTypeRef f64 = LLVMDoubleTypeInContext(m->c), f32 = LLVMFloatTypeInContext(m->c);
+  LLVMValueRef x = LLVMBuildFPExt(b, a, f64, "");
+  LLVMValueRef r = nv_intr(m, "llvm.nvvm.rsqrt.approx.ftz.d", x);
+  LLVMValueRef h = LLVMBuildFMul(b, r, LLVMConstReal(f64, 0.5), "");
+  LLVMValueRef y = LLVMBuildFMul(b, x, r, "");
+  y = fma3(m, fma3(m, LLVMBuildFNeg(b, y, ""), y, x), h, y);
+  y = fma3(m, fma3(m, LLVMBuildFNeg(b, y, ""), y, x), h, y);
+  /* zero, infinite, negative or NaN x: y is NaN */
+  return LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealUNO, y, y, ""), nv_intr(m, "llvm.nvvm.sqrt.approx.f", a),
+                         LLVMBuildFPTrunc(b, y, f32, ""), "");
+}
+
+void cg_nvptx_lower_hooks(CgGpuHooks *h) {
+  h->wave = 32;
+  h->as_global = 1;
+  h->as_shared = 3;
+  h->as_param = 0;
+  h->as_private = 0;
+  h->param_attr = "byval";
+  h->shared_poison = false;
+  h->index = nv_index;
+  h->shuffle_xor = nv_shuffle_xor;
+  h->barrier = nv_barrier;
+  h->mark_kernel = nv_mark_kernel;
+  h->math_name = nv_math_name;
+  h->fdiv_f32 = nv_fdiv_f32;
+  h->fsqrt_f32 = nv_sqrt_f32;
+}

@@ -1,0 +1,80 @@
+"""_common.py: what every part of the array layer shares: dtype codes, shape and axis arguments, the
+current device, and NumPy data entering loom. Nothing here depends on loom.ndarray.
+"""
+import builtins
+import operator
+
+import numpy
+
+from . import _core
+
+try:
+    from numpy.exceptions import AxisError
+except ImportError:  # NumPy < 1.25
+    AxisError = numpy.AxisError
+
+_DTYPES = tuple(numpy.dtype(n) for n in _core.dtype_names)
+_CODE = {d: i for i, d in enumerate(_DTYPES)}
+_OPS = _core.ops
+
+
+def _code(dtype):
+    """The _core dtype code of a NumPy-style dtype (TypeError for dtypes loom lacks)."""
+    try:
+        d = numpy.dtype(dtype)
+    except TypeError as e:
+        raise TypeError(f"loom: {dtype!r} is not a dtype ({e})") from None
+    code = _CODE.get(d.newbyteorder("=") if d.byteorder not in "=|" else d)
+    if code is None:
+        raise TypeError(f"loom does not support dtype {d} (supported: {', '.join(_core.dtype_names)})")
+    return code
+
+
+def _default_dtype(dtype, fallback):
+    return _code(fallback if dtype is None else dtype)
+
+
+def _shape_tuple(shape):
+    if isinstance(shape, (int, numpy.integer)):
+        return (operator.index(shape),)
+    try:
+        return tuple(operator.index(s) for s in shape)
+    except TypeError:
+        raise TypeError(f"shape must be an int or a sequence of ints, not {shape!r}") from None
+
+
+def _norm_axis(axis, ndim):
+    a = operator.index(axis)
+    if a < -ndim or a >= ndim:
+        raise AxisError(f"axis {a} is out of bounds for array of dimension {ndim}")
+    return a + ndim if a < 0 else a
+
+
+def _axes_tuple(axis):
+    if axis is None:
+        return None
+    if isinstance(axis, (tuple, list)):
+        return tuple(operator.index(a) for a in axis)
+    return (operator.index(axis),)
+
+
+def _cur():
+    """(kind, index) of the current device (see loom.cuda)."""
+    from . import cuda
+    return cuda._current_key()
+
+
+def _from_numpy(a, copy=True, device=None):
+    """A loom array from NumPy data: copy=False is a zero-copy host array; copy=True copies onto
+    `device` ((kind, index); None: the current device)."""
+    a = numpy.asarray(a)
+    if a.dtype.byteorder not in "=|" or a.dtype not in _CODE:
+        _code(a.dtype)  # raises TypeError for unsupported dtypes
+        a = a.astype(a.dtype.newbyteorder("="))
+    if builtins.any(s % a.itemsize for s in a.strides):
+        a = numpy.ascontiguousarray(a)
+    if copy:
+        kind, index = _cur() if device is None else device
+        if kind != 0:
+            return _core.to_device(_core.from_buffer(a, False), kind, index)
+    return _core.from_buffer(a, copy)

@@ -1,0 +1,132 @@
+"""_indexing.py: a[key] and a[key] = value (basic indexing makes views; advanced indexing goes through
+NumPy, via the host for a GPU array), indexing of traced values as graph nodes, where and nonzero.
+"""
+import builtins
+import operator
+
+import numpy
+
+from . import _core
+from ._common import _from_numpy
+from ._ndarray import ndarray, _operand
+from ._creation import asarray
+
+
+def _is_advanced(key):
+    k = key if isinstance(key, tuple) else (key,)
+    for e in k:
+        if isinstance(e, (ndarray, numpy.ndarray, list)):
+            return True
+        if isinstance(e, (bool, numpy.bool_)):
+            return True
+    return False
+
+
+def _key_to_numpy(key):
+    k = key if isinstance(key, tuple) else (key,)
+    out = tuple(e._np() if isinstance(e, ndarray) else e for e in k)
+    return out if isinstance(key, tuple) else out[0]
+
+
+def _lazy_index(x, key):
+    """Basic indexing of a traced value as graph nodes (slice, then squeeze ints, then add Nones)."""
+    k = key if isinstance(key, tuple) else (key,)
+    nell = builtins.sum(1 for e in k if e is Ellipsis)
+    if nell > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    nreal = builtins.sum(1 for e in k if e is not None and e is not Ellipsis)
+    if nreal > x.ndim:
+        raise IndexError(f"too many indices for array: array is {x.ndim}-dimensional, but {nreal} were indexed")
+    if nell == 0:
+        k = k + (Ellipsis,)
+    i = k.index(Ellipsis)
+    k = k[:i] + (slice(None),) * (x.ndim - nreal) + k[i + 1:]
+    starts, stops, steps, squeeze, newaxes = [], [], [], [], []
+    axis = 0
+    out_pos = 0
+    for e in k:
+        if e is None:
+            newaxes.append(out_pos)
+            out_pos += 1
+            continue
+        n = x.shape[axis]
+        if isinstance(e, slice):
+            starts.append(e.start)
+            stops.append(e.stop)
+            steps.append(1 if e.step is None else operator.index(e.step))
+            out_pos += 1
+        else:
+            j = operator.index(e)
+            if j < -n or j >= n:
+                raise IndexError(f"index {j} is out of bounds for axis {axis} with size {n}")
+            j = j + n if j < 0 else j
+            starts.append(j)
+            stops.append(j + 1)
+            steps.append(1)
+            squeeze.append(axis)
+        axis += 1
+    y = _core.movement(3, x, starts, stops, steps)
+    if squeeze:
+        y = _core.movement(5, y, squeeze, None, None)
+    for p in newaxes:
+        y = _core.movement(4, y, p, None, None)
+    return y
+
+
+def _getitem(self, key):
+    """a[key]: basic indexing makes a view (a graph node for a tracer); advanced indexing a copy."""
+    if _is_advanced(key):
+        if self._tracer:
+            raise TypeError("@loom.fuse: boolean or integer-array indexing cannot be traced")
+        k = _key_to_numpy(key)
+        return _from_numpy(self._np()[k], copy=True, device=self._device)
+    if self._tracer:
+        return _lazy_index(self, key)
+    k = key if isinstance(key, tuple) else (key,)
+    if not builtins.any(e is Ellipsis for e in k):
+        k = k + (Ellipsis,)
+    return self._numpy_view(lambda a: a[k])
+
+
+def _setitem(self, key, value):
+    """a[key] = value: writes through a view (basic) or through NumPy (advanced; via the host on a GPU)."""
+    if self._tracer:
+        raise TypeError("@loom.fuse: item assignment to a traced value is not supported; "
+                        "return a new array (e.g. loom.where) instead")
+    value = _operand(value)
+    if _is_advanced(key):
+        k = _key_to_numpy(key)
+        if isinstance(value, ndarray) and value._tracer:
+            raise TypeError("@loom.fuse values cannot be stored")
+        v = value._np() if isinstance(value, ndarray) else value
+        _core.flush()  # pending values read this memory through the graph: compute them first
+        if self._on_gpu:  # through a host copy: the C API has no scatter yet
+            h = self._np()
+            h[k] = v
+            _core.assign(self, _from_numpy(h, copy=True, device=self._device))
+            return
+        self._np()[k] = v
+        return
+    if self._lazy:
+        _core.eval(self)
+    target = self if key is Ellipsis or key == () else self[key]
+    _core.assign(target, value)
+
+
+def where(condition, x=None, y=None):
+    if x is None and y is None:
+        return nonzero(condition)
+    if x is None or y is None:
+        raise ValueError("either both or neither of x and y should be given")
+    c, x, y = _operand(condition), _operand(x), _operand(y)
+    if not builtins.any(isinstance(v, ndarray) for v in (c, x, y)):
+        c = asarray(c)
+    return _core.where(c, x, y)
+
+
+def nonzero(a):
+    return tuple(_from_numpy(i, copy=True) for i in numpy.nonzero(asarray(a)._np()))
+
+
+__all__ = [_n for _n, _v in list(globals().items())
+           if not _n.startswith("_") and getattr(_v, "__module__", None) == __name__]

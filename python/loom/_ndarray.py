@@ -1,0 +1,473 @@
+"""_ndarray.py: loom.ndarray, a thin layer over loom._core.Array, and the glue every array function
+uses: operands for _core (_operand), binary operators (_binop), out= (_finish), host fallbacks (_host).
+
+Approach: _core builds lazy graph nodes (shape and dtype checks happen there, at the calling line)
+and evaluates them; the array layer turns NumPy-style arguments (dtypes, axes, keys, out=) into _core
+calls. View geometry of materialized arrays (basic indexing, reshape, transpose) is computed by NumPy
+on a zero-copy view of the loom buffer and handed back to _core.view, so views follow NumPy exactly.
+A view of a pending array first evaluates it (a view must see later in-place writes to its base).
+Values traced by @loom.fuse ("tracers") cannot be evaluated; their indexing and reshapes become
+graph nodes instead.
+
+The array functions live by concept: _creation.py, _math.py (elementwise), _reductions.py,
+_manipulation.py (shapes, joins), _indexing.py (indexing and searching). ndarray's methods call them
+through their modules, imported at the end of this file (they import ndarray from here).
+"""
+import builtins
+import mmap
+import operator
+
+import numpy
+
+from . import _core
+from ._common import _DTYPES, _CODE, _OPS, _code, _shape_tuple, _norm_axis, _axes_tuple, _cur, _from_numpy
+
+
+class _Flags:
+    __slots__ = ("c_contiguous", "f_contiguous", "owndata")
+
+    def __init__(self, c, f, own):
+        self.c_contiguous, self.f_contiguous, self.owndata = c, f, own
+
+    def __getitem__(self, name):
+        return {"C_CONTIGUOUS": self.c_contiguous, "F_CONTIGUOUS": self.f_contiguous,
+                "OWNDATA": self.owndata}[name.upper()]
+
+    def __repr__(self):
+        return (f"  C_CONTIGUOUS : {self.c_contiguous}\n  F_CONTIGUOUS : {self.f_contiguous}\n"
+                f"  OWNDATA : {self.owndata}")
+
+
+def _contig(shape, strides, itemsize, order):
+    dims = list(zip(shape, strides))
+    if order == "C":
+        dims.reverse()
+    expect = itemsize
+    for n, s in dims:
+        if n != 1 and s != expect:
+            return False
+        expect *= n
+    return True
+
+
+class ndarray(_core.Array):
+    """A loom array (CuPy's ndarray API). Values may be pending: they are computed when observed."""
+
+    __slots__ = ()
+    __array_priority__ = 100
+
+    def __new__(cls, shape, dtype=float, memptr=None, strides=None, order="C"):
+        if memptr is not None or strides is not None or order != "C":
+            raise NotImplementedError("loom.ndarray(): memptr, strides and order='F' are not supported")
+        return _core.empty(_shape_tuple(shape), _code(dtype), False, *_cur())
+
+    # ---- attributes ------------------------------------------------------------------------------
+    @property
+    def dtype(self):
+        return _DTYPES[self._dtype_code]
+
+    @property
+    def itemsize(self):
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self):
+        return self.size * self.dtype.itemsize
+
+    @property
+    def device(self):
+        from . import cuda
+        return cuda._device_of(self._device)
+
+    @property
+    def _on_gpu(self):
+        return self._device[0] == 1
+
+    @property
+    def T(self):
+        return self.transpose()
+
+    @property
+    def flags(self):
+        sh, st, it = self.shape, self.strides, self.itemsize
+        return _Flags(_contig(sh, st, it, "C"), _contig(sh, st, it, "F"), True)
+
+    @property
+    def data(self):
+        return _MemPtr(self)
+
+    @property
+    def __cuda_array_interface__(self):
+        """Version 3 of the CUDA Array Interface (GPU arrays only). Pending values are evaluated; the
+        stream field is the current loom Stream when one is in use (the consumer orders its reads
+        after it), else None after synchronizing loom's default stream."""
+        if not self._on_gpu:
+            # CuPy has no host arrays; a loom array on the host has no CUDA memory to describe.
+            raise AttributeError("__cuda_array_interface__: this loom array lives in host memory "
+                                 "(no CUDA device is in use); use __dlpack__ or __array__ instead")
+        if self._tracer:
+            raise TypeError("@loom.fuse: a traced value has no memory to describe")
+        from . import cuda
+        _core.eval(self)
+        s = cuda.get_current_stream(self._device[1])
+        stream = s.ptr if s._h is not None else None
+        if stream is None:
+            _core.device_synchronize(*self._device)
+        c = _contig(self.shape, self.strides, self.itemsize, "C")
+        return {"shape": self.shape, "typestr": self.dtype.str, "descr": [("", self.dtype.str)],
+                "data": ((self._ptr or 0) if self.size else 0, False),
+                "strides": None if c else self.strides, "version": 3, "stream": stream}
+
+    # ---- observation ---------------------------------------------------------------------------------
+    def _np(self):
+        """A zero-copy NumPy view (evaluates a pending array); a host copy for a GPU array."""
+        if self._on_gpu:
+            return numpy.asarray(memoryview(_core.to_device(self, 0, 0)))
+        return numpy.asarray(memoryview(self))
+
+    def get(self, stream=None, order="C", out=None, blocking=True):
+        a = self._np()
+        if out is not None:
+            out[...] = a
+            return out
+        if self._on_gpu and order in ("C", "K", "A"):
+            return a  # already a fresh host copy
+        return numpy.array(a, order=order, copy=True)
+
+    def __array__(self, dtype=None, copy=None):
+        if self._on_gpu:
+            raise TypeError("Implicit conversion to a NumPy array is not allowed: this loom array is on "
+                            f"{self.device}. Please use `.get()` (or loom.asnumpy) to copy it to the host.")
+        a = self._np()
+        if dtype is not None and numpy.dtype(dtype) != a.dtype:
+            return a.astype(dtype)
+        return a.copy() if copy else a
+
+    def __len__(self):
+        if self.ndim == 0:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+    def __iter__(self):
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-d array")
+        for i in range(self.shape[0]):
+            yield self[i]
+
+    def __repr__(self):
+        return repr(self._np())
+
+    def __str__(self):
+        return str(self._np())
+
+    def __format__(self, spec):
+        return format(self._np(), spec)
+
+    def __bool__(self):
+        return bool(self._np())
+
+    def __float__(self):
+        return float(self._np())
+
+    def __int__(self):
+        return int(self._np())
+
+    def __complex__(self):
+        return complex(self._np())
+
+    def __index__(self):
+        return operator.index(self._np()[()]) if self.ndim == 0 else operator.index(self._np())
+
+    def item(self, *args):
+        return self._np().item(*args)
+
+    def tolist(self):
+        return self._np().tolist()
+
+    def __reduce__(self):
+        return (_creation.array, (self.get(),))
+
+    def __copy__(self):
+        return self.copy()
+
+    def __deepcopy__(self, memo):
+        return self.copy()
+
+    # ---- interop ---------------------------------------------------------------------------------------
+    def __array_ufunc__(self, ufunc, method, *inputs, out=None, **kwargs):
+        fn = _math._UFUNCS.get(ufunc.__name__)
+        if fn is None or method != "__call__":
+            return NotImplemented
+        if out is not None:
+            if len(out) != 1:
+                return NotImplemented
+            kwargs["out"] = out[0]
+        return fn(*inputs, **kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        from . import _API
+        fn = _API.get(func.__name__)
+        if fn is None or fn is func:
+            return NotImplemented
+        return fn(*args, **kwargs)
+
+    # ---- shape ----------------------------------------------------------------------------------------
+    def reshape(self, *shape, order="C"):
+        if order not in ("C", "A"):
+            raise NotImplementedError("reshape: only order='C' is supported")
+        if len(shape) == 1 and not isinstance(shape[0], int):
+            shape = shape[0]
+        shape = _shape_tuple(shape)
+        if self._tracer:
+            return _core.movement(0, self, shape, None, None)
+        try:
+            return self._numpy_view(lambda a: a.reshape(shape))
+        except ValueError:
+            raise
+        except _NotAView:
+            return _core.movement(0, self, shape, None, None)
+
+    def transpose(self, *axes):
+        if len(axes) == 1 and (axes[0] is None or not isinstance(axes[0], int)):
+            axes = axes[0]
+        axes = None if axes is None or axes == () else tuple(operator.index(a) for a in axes)
+        if self._tracer:
+            return _core.movement(1, self, axes, None, None)
+        return self._numpy_view(lambda a: a.transpose(axes))
+
+    def swapaxes(self, a1, a2):
+        if self._tracer:
+            perm = list(range(self.ndim))
+            a1, a2 = _norm_axis(a1, self.ndim), _norm_axis(a2, self.ndim)
+            perm[a1], perm[a2] = perm[a2], perm[a1]
+            return _core.movement(1, self, perm, None, None)
+        return self._numpy_view(lambda a: a.swapaxes(a1, a2))
+
+    def ravel(self, order="C"):
+        return self.reshape(-1)
+
+    def flatten(self, order="C"):
+        return self.reshape(-1).copy()
+
+    def squeeze(self, axis=None):
+        if self._tracer:
+            return _core.movement(5, self, None if axis is None else _axes_tuple(axis), None, None)
+        return self._numpy_view(lambda a: a.squeeze(axis))
+
+    def astype(self, dtype, order="K", casting=None, subok=None, copy=True):
+        code = _code(dtype)
+        if code == self._dtype_code and not copy:
+            return self
+        return _core.cast(self, code)
+
+    def copy(self, order="C"):
+        return _core.cast(self, self._dtype_code)
+
+    def view(self, dtype=None):
+        if dtype is None or numpy.dtype(dtype) == self.dtype:
+            return self._numpy_view(lambda a: a.view())
+        raise NotImplementedError("view(dtype): reinterpreting loom memory as another dtype is not supported")
+
+    def fill(self, value):
+        self[...] = value
+
+    def _geometry_base(self):
+        """A NumPy array with this GPU array's shape and strides over untouched anonymous memory
+        (no physical pages): NumPy computes view geometry on it, no data is read."""
+        _core.eval(self)
+        shape, strides, it = self.shape, self.strides, self.itemsize
+        lo = hi = 0
+        if self.size:
+            for n, s in zip(shape, strides):
+                lo += builtins.min(0, (n - 1) * s)
+                hi += builtins.max(0, (n - 1) * s)
+        mm = mmap.mmap(-1, hi - lo + it)
+        return numpy.ndarray(shape, self.dtype, buffer=mm, offset=-lo, strides=strides)
+
+    def _numpy_view(self, fn):
+        """fn(numpy view) -> the same geometry as a loom view of this array's memory."""
+        base = self._geometry_base() if self._on_gpu else self._np()
+        v = fn(base)
+        if not isinstance(v, numpy.ndarray):
+            v = numpy.asarray(v)
+        if v.size and not numpy.may_share_memory(v, base):
+            raise _NotAView()
+        if not v.size and base.size and v.base is None:
+            raise _NotAView()
+        off = v.__array_interface__["data"][0] - base.__array_interface__["data"][0] if v.size else 0
+        return _core.view(self, off, v.shape, v.strides)
+
+    # ---- indexing (loom/_indexing.py) ------------------------------------------------------------------
+    def __getitem__(self, key):
+        return _indexing._getitem(self, key)
+
+    def __setitem__(self, key, value):
+        _indexing._setitem(self, key, value)
+
+    # ---- arithmetic -------------------------------------------------------------------------------------
+    def __neg__(self): return _math.negative(self)
+    def __pos__(self): return _math.positive(self)
+    def __abs__(self): return _math.absolute(self)
+    def __invert__(self): return _math.invert(self)
+    def __add__(self, o): return _binop("add", self, o)
+    def __radd__(self, o): return _binop("add", o, self)
+    def __sub__(self, o): return _binop("sub", self, o)
+    def __rsub__(self, o): return _binop("sub", o, self)
+    def __mul__(self, o): return _binop("mul", self, o)
+    def __rmul__(self, o): return _binop("mul", o, self)
+    def __truediv__(self, o): return _binop("truediv", self, o)
+    def __rtruediv__(self, o): return _binop("truediv", o, self)
+    def __floordiv__(self, o): return _binop("floordiv", self, o)
+    def __rfloordiv__(self, o): return _binop("floordiv", o, self)
+    def __mod__(self, o): return _binop("mod", self, o)
+    def __rmod__(self, o): return _binop("mod", o, self)
+    def __pow__(self, o): return _binop("pow", self, o)
+    def __rpow__(self, o): return _binop("pow", o, self)
+    def __and__(self, o): return _binop("bitwise_and", self, o)
+    def __rand__(self, o): return _binop("bitwise_and", o, self)
+    def __or__(self, o): return _binop("bitwise_or", self, o)
+    def __ror__(self, o): return _binop("bitwise_or", o, self)
+    def __xor__(self, o): return _binop("bitwise_xor", self, o)
+    def __rxor__(self, o): return _binop("bitwise_xor", o, self)
+    def __lshift__(self, o): return _binop("left_shift", self, o)
+    def __rlshift__(self, o): return _binop("left_shift", o, self)
+    def __rshift__(self, o): return _binop("right_shift", self, o)
+    def __rrshift__(self, o): return _binop("right_shift", o, self)
+    def __eq__(self, o): return _binop("eq", self, o)
+    def __ne__(self, o): return _binop("ne", self, o)
+    def __lt__(self, o): return _binop("lt", self, o)
+    def __le__(self, o): return _binop("le", self, o)
+    def __gt__(self, o): return _binop("gt", self, o)
+    def __ge__(self, o): return _binop("ge", self, o)
+    __hash__ = None
+
+    def __matmul__(self, o): return _math.matmul(self, o)
+    def __rmatmul__(self, o): return _math.matmul(o, self)
+
+    def _inplace(self, name, o):
+        r = _binop(name, self, o)
+        if r is NotImplemented:
+            return r
+        if not numpy.can_cast(r.dtype, self.dtype, "same_kind"):
+            raise TypeError(f"Cannot cast ufunc '{_NP_NAME.get(name, name)}' output from {r.dtype!r} to "
+                            f"{self.dtype!r} with casting rule 'same_kind'")
+        if r.shape != self.shape:
+            raise ValueError(f"non-broadcastable output operand with shape {self.shape} doesn't match the "
+                             f"broadcast shape {r.shape}")
+        if self._lazy:
+            _core.become(self, _core.cast(r, self._dtype_code))
+        else:
+            _core.assign(self, r)
+        return self
+
+    def __iadd__(self, o): return self._inplace("add", o)
+    def __isub__(self, o): return self._inplace("sub", o)
+    def __imul__(self, o): return self._inplace("mul", o)
+    def __itruediv__(self, o): return self._inplace("truediv", o)
+    def __ifloordiv__(self, o): return self._inplace("floordiv", o)
+    def __imod__(self, o): return self._inplace("mod", o)
+    def __ipow__(self, o): return self._inplace("pow", o)
+    def __iand__(self, o): return self._inplace("bitwise_and", o)
+    def __ior__(self, o): return self._inplace("bitwise_or", o)
+    def __ixor__(self, o): return self._inplace("bitwise_xor", o)
+    def __ilshift__(self, o): return self._inplace("left_shift", o)
+    def __irshift__(self, o): return self._inplace("right_shift", o)
+
+    # ---- methods that are functions -----------------------------------------------------------------------
+    def sum(self, axis=None, dtype=None, out=None, keepdims=False):
+        return _reductions.sum(self, axis, dtype, out, keepdims)
+    def prod(self, axis=None, dtype=None, out=None, keepdims=False):
+        return _reductions.prod(self, axis, dtype, out, keepdims)
+    def mean(self, axis=None, dtype=None, out=None, keepdims=False):
+        return _reductions.mean(self, axis, dtype, out, keepdims)
+    def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+        return _reductions.var(self, axis, dtype, out, ddof, keepdims)
+    def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+        return _reductions.std(self, axis, dtype, out, ddof, keepdims)
+    def min(self, axis=None, out=None, keepdims=False): return _reductions.amin(self, axis, out, keepdims)
+    def max(self, axis=None, out=None, keepdims=False): return _reductions.amax(self, axis, out, keepdims)
+    def any(self, axis=None, out=None, keepdims=False): return _reductions.any(self, axis, out, keepdims)
+    def all(self, axis=None, out=None, keepdims=False): return _reductions.all(self, axis, out, keepdims)
+    def argmin(self, axis=None, out=None, keepdims=False): return _reductions.argmin(self, axis, out, keepdims)
+    def argmax(self, axis=None, out=None, keepdims=False): return _reductions.argmax(self, axis, out, keepdims)
+    def clip(self, min=None, max=None, out=None): return _math.clip(self, min, max, out)
+    def round(self, decimals=0, out=None): return _math.around(self, decimals, out)
+    def conj(self): return self
+    def dot(self, b, out=None): return _math.dot(self, b, out)
+    def nonzero(self): return _indexing.nonzero(self)
+
+
+class _NotAView(Exception):
+    pass
+
+
+class _MemPtr:
+    """A stand-in for cupy.cuda.MemoryPointer on the host: .ptr is the address of the first element."""
+
+    def __init__(self, a):
+        _core.eval(a)
+        self.ptr = a._ptr
+        self.mem = a
+
+
+# ---- glue for the array functions -------------------------------------------------------------------
+def _operand(x):
+    """An operand for _core: loom arrays and Python scalars as they are; NumPy scalars as strong
+    constants; NumPy arrays and lists converted (copied)."""
+    if isinstance(x, numpy.generic):  # before float: numpy.float64 is a float subclass
+        if x.dtype not in _CODE:
+            _code(x.dtype)
+        v = x.item()
+        return _core.const(int(v) if isinstance(v, bool) else v, _CODE[x.dtype])
+    if isinstance(x, (ndarray, bool, int, float)):
+        return x
+    if isinstance(x, complex):
+        raise TypeError("loom does not support complex numbers")
+    if isinstance(x, (numpy.ndarray, list, tuple)):
+        return _from_numpy(numpy.asarray(x), copy=True)
+    if hasattr(x, "__cuda_array_interface__") or hasattr(x, "__dlpack__"):
+        return _creation.asarray(x)
+    raise TypeError(f"loom: unsupported operand type {type(x).__name__}")
+
+
+_NP_NAME = {"add": "add", "sub": "subtract", "mul": "multiply", "truediv": "divide",
+            "floordiv": "floor_divide", "mod": "remainder", "pow": "power", "eq": "equal",
+            "ne": "not_equal", "lt": "less", "le": "less_equal", "gt": "greater", "ge": "greater_equal"}
+
+
+def _binop(name, a, b):
+    try:
+        a, b = _operand(a), _operand(b)
+    except TypeError:
+        return NotImplemented
+    return _core.binary(_OPS[name], a, b)
+
+
+def _finish(r, out):
+    if out is None:
+        return r
+    if not isinstance(out, ndarray):
+        raise TypeError(f"out must be a loom.ndarray, not {type(out).__name__}")
+    if out.shape != r.shape:
+        raise ValueError(f"output array has shape {out.shape}; the result has shape {r.shape}")
+    if not numpy.can_cast(r.dtype, out.dtype, "same_kind"):
+        raise TypeError(f"Cannot cast output from {r.dtype!r} to {out.dtype!r} with casting rule 'same_kind'")
+    if out._lazy:
+        _core.become(out, _core.cast(r, out._dtype_code))
+    else:
+        _core.assign(out, r)
+    return out
+
+
+def _host(fn, *arrays, **kw):
+    """fn computed by NumPy on the host; the result is a new loom array on the arrays' device."""
+    args = [a._np() if isinstance(a, ndarray) else a for a in arrays]
+    dev = next((a._device for a in arrays if isinstance(a, ndarray)), None)
+    return _from_numpy(fn(*args, **kw), copy=True, device=dev)
+
+
+__all__ = [_n for _n, _v in list(globals().items())
+           if not _n.startswith("_") and getattr(_v, "__module__", None) == __name__]
+
+
+from . import _creation, _math, _reductions, _indexing  # noqa: E402 (they import ndarray)

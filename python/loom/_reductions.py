@@ -1,0 +1,94 @@
+"""_reductions.py: reductions (sum, prod, mean, min, max, any, all, argmin, argmax) as fused graph
+nodes, and those built from them (var, std, count_nonzero).
+"""
+import builtins
+import operator
+
+import numpy
+
+from . import _core
+from ._common import _OPS, _code, _norm_axis, _axes_tuple
+from ._ndarray import _finish
+from ._creation import asarray
+from ._math import sqrt
+
+_RED = {"sum": 0, "prod": 1, "min": 2, "max": 3, "mean": 4, "any": 5, "all": 6, "argmin": 7, "argmax": 8}
+
+
+def _reduce(name, a, axis, dtype, out, keepdims):
+    a = asarray(a)
+    r = _core.reduce(_RED[name], a, _axes_tuple(axis), keepdims, -1 if dtype is None else _code(dtype))
+    return _finish(r, out)
+
+
+def sum(a, axis=None, dtype=None, out=None, keepdims=False):
+    return _reduce("sum", a, axis, dtype, out, keepdims)
+
+
+def prod(a, axis=None, dtype=None, out=None, keepdims=False):
+    return _reduce("prod", a, axis, dtype, out, keepdims)
+
+
+def mean(a, axis=None, dtype=None, out=None, keepdims=False):
+    return _reduce("mean", a, axis, dtype, out, keepdims)
+
+
+def amin(a, axis=None, out=None, keepdims=False):
+    return _reduce("min", a, axis, None, out, keepdims)
+
+
+def amax(a, axis=None, out=None, keepdims=False):
+    return _reduce("max", a, axis, None, out, keepdims)
+
+
+min = amin
+max = amax
+
+
+def any(a, axis=None, out=None, keepdims=False):
+    return _reduce("any", a, axis, None, out, keepdims)
+
+
+def all(a, axis=None, out=None, keepdims=False):
+    return _reduce("all", a, axis, None, out, keepdims)
+
+
+def _arg(name, a, axis, out, keepdims):
+    a = asarray(a)
+    if axis is None:
+        r = _core.reduce(_RED[name], a, None, False, -1)
+        if keepdims:
+            r = r.reshape((1,) * a.ndim)
+    else:
+        r = _core.reduce(_RED[name], a, (operator.index(axis),), keepdims, -1)
+    return _finish(r, out)
+
+
+def argmin(a, axis=None, out=None, keepdims=False):
+    return _arg("argmin", a, axis, out, keepdims)
+
+
+def argmax(a, axis=None, out=None, keepdims=False):
+    return _arg("argmax", a, axis, out, keepdims)
+
+
+def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    a = asarray(a)
+    m = mean(a, axis, dtype, None, True)
+    d = a - m
+    n = a.size if axis is None else int(numpy.prod([a.shape[_norm_axis(x, a.ndim)] for x in _axes_tuple(axis)]))
+    s = sum(d * d, axis, None, None, keepdims)
+    return _finish(_core.binary(_OPS["truediv"], s, float(builtins.max(n - ddof, 0))), out)
+
+
+def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    return _finish(sqrt(var(a, axis, dtype, None, ddof, keepdims)), out)
+
+
+def count_nonzero(a, axis=None, keepdims=False):
+    a = asarray(a)
+    return sum(_core.binary(_OPS["ne"], a, False if a.dtype == numpy.bool_ else 0), axis, None, None, keepdims)
+
+
+__all__ = [_n for _n, _v in list(globals().items())
+           if not _n.startswith("_") and getattr(_v, "__module__", None) == __name__]

@@ -1,0 +1,320 @@
+/* array.c: the Buffer type (the memory of materialized arrays) and the Array type (loom.ndarray's
+ * base): attributes, the buffer protocol, descriptors (LoomArray) and the wrapping of Loom-allocated
+ * results as arrays. An Array is materialized (a Buffer plus a descriptor: a view anywhere inside it)
+ * or lazy (a Graph plus a LoomNode); materializing a lazy one is eval.c's job.
+ */
+#include "core.h"
+
+/* Buffer-protocol formats; int64 is 'l' where long is 64-bit so NumPy sees its default int64. */
+#if LONG_MAX == INT64_MAX
+#define FMT_I64 "l"
+#define FMT_U64 "L"
+#else
+#define FMT_I64 "q"
+#define FMT_U64 "Q"
+#endif
+static const char *const dtype_formats[LOOM_DTYPE_COUNT] = {"?", "b", "h", "i", FMT_I64, "B", "H", "I", FMT_U64,
+                                                            "e", "f", "d"};
+
+/* ---- Buffer -------------------------------------------------------------------------------------- */
+static void buffer_dealloc(BufferObject *self) {
+  PyTypeObject *tp = Py_TYPE(self);
+  switch (self->kind) {
+  case BUF_ALIGNED: free(self->ptr); break;
+  case BUF_LOOM:
+    if (self->ctx_obj) loom_array_free(((ContextObject *)self->ctx_obj)->ctx, &self->la);
+    break;
+  case BUF_PYBUF:
+    if (self->view.obj) PyBuffer_Release(&self->view);
+    break;
+  case BUF_DLPACK:
+    if (self->mt && self->mt->deleter) self->mt->deleter(self->mt);
+    break;
+  case BUF_OWNER: Py_CLEAR(self->owner); break;
+  }
+  Py_XDECREF(self->ctx_obj);
+  tp->tp_free(self);
+  Py_DECREF(tp);
+}
+static PyType_Slot buffer_slots[] = {{Py_tp_dealloc, buffer_dealloc}, {0, NULL}};
+PyType_Spec buffer_spec = {"loom._core.Buffer", sizeof(BufferObject), 0, Py_TPFLAGS_DEFAULT, buffer_slots};
+
+BufferObject *buffer_new(ModState *st, int kind) {
+  BufferObject *b = (BufferObject *)st->buffer_type->tp_alloc(st->buffer_type, 0);
+  if (!b) return NULL;
+  b->kind = kind;
+  b->ctx_obj = Py_NewRef(st->ctx_obj);
+  return b;
+}
+
+/* ---- Array basics -------------------------------------------------------------------------------- */
+static int array_traverse(ArrayObject *self, visitproc visit, void *arg) {
+  Py_VISIT(self->buffer);
+  Py_VISIT(self->graph);
+  Py_VISIT(Py_TYPE(self));
+  return 0;
+}
+static int array_clear(ArrayObject *self) {
+  Py_CLEAR(self->buffer);
+  Py_CLEAR(self->graph);
+  return 0;
+}
+static void array_dealloc(ArrayObject *self) {
+  PyTypeObject *tp = Py_TYPE(self);
+  PyObject_GC_UnTrack(self);
+  if (self->weakreflist) PyObject_ClearWeakRefs((PyObject *)self);
+  array_clear(self);
+  tp->tp_free(self);
+  Py_DECREF(tp);
+}
+
+int is_array(ModState *st, PyObject *o) { return PyObject_TypeCheck(o, st->array_type); }
+
+ArrayObject *array_alloc(ModState *st) {
+  PyTypeObject *t = st->array_cls ? (PyTypeObject *)st->array_cls : st->array_type;
+  ArrayObject *a = (ArrayObject *)t->tp_alloc(t, 0);
+  return a;
+}
+
+void set_byte_geometry(ArrayObject *a) {
+  size_t item = loom_dtype_size(a->desc.dtype);
+  for (int i = 0; i < a->desc.ndim; i++) {
+    a->bshape[i] = (Py_ssize_t)a->desc.shape[i];
+    a->bstrides[i] = (Py_ssize_t)(a->desc.strides[i] * (int64_t)item);
+  }
+}
+
+void contiguous_strides(LoomArray *d) {
+  int64_t s = 1;
+  for (int i = d->ndim - 1; i >= 0; i--) {
+    d->strides[i] = s;
+    s *= d->shape[i] > 0 ? d->shape[i] : 1;
+  }
+}
+
+int64_t numel(const LoomArray *d) {
+  int64_t n = 1;
+  for (int i = 0; i < d->ndim; i++) n *= d->shape[i];
+  return n;
+}
+
+/* A materialized Array on buffer b with descriptor d (steals nothing). */
+ArrayObject *array_materialized(ModState *st, PyObject *buffer, const LoomArray *d) {
+  ArrayObject *a = array_alloc(st);
+  if (!a) return NULL;
+  a->lazy = 0;
+  a->desc = *d;
+  a->buffer = Py_NewRef(buffer);
+  set_byte_geometry(a);
+  return a;
+}
+
+/* Turns `a` into a materialized array holding the Loom-allocated result `out`. */
+int adopt_result(ModState *st, ArrayObject *a, const LoomArray *out) {
+  BufferObject *b = buffer_new(st, BUF_LOOM);
+  if (!b) {
+    LoomArray tmp = *out;
+    loom_array_free(ctx_of(st), &tmp);
+    return -1;
+  }
+  b->la = *out;
+  a->desc = *out;
+  a->lazy = 0;
+  a->devfree = 0;
+  Py_CLEAR(a->graph);
+  Py_XSETREF(a->buffer, (PyObject *)b);
+  set_byte_geometry(a);
+  return 0;
+}
+
+int is_c_contiguous(const LoomArray *d) {
+  int64_t expect = 1;
+  for (int i = d->ndim - 1; i >= 0; i--) {
+    if (d->shape[i] == 0) return 1;
+    if (d->shape[i] != 1 && d->strides[i] != expect) return 0;
+    expect *= d->shape[i];
+  }
+  return 1;
+}
+
+int format_dtype(const char *f, size_t item, LoomDType *out) {
+  if (!f) f = "B";
+  if (*f == '@' || *f == '=' || *f == '<') f++;
+  if (f[0] == '\0' || f[1] != '\0') return -1;
+  switch (f[0]) {
+  case '?': *out = LOOM_BOOL; return 0;
+  case 'b': *out = LOOM_INT8; return 0;
+  case 'B': *out = LOOM_UINT8; return 0;
+  case 'e': *out = LOOM_FLOAT16; return 0;
+  case 'f': *out = LOOM_FLOAT32; return 0;
+  case 'd': *out = LOOM_FLOAT64; return 0;
+  case 'h': case 'i': case 'l': case 'q':
+    *out = item == 2 ? LOOM_INT16 : item == 4 ? LOOM_INT32 : item == 8 ? LOOM_INT64 : LOOM_DTYPE_COUNT;
+    return *out == LOOM_DTYPE_COUNT ? -1 : 0;
+  case 'H': case 'I': case 'L': case 'Q':
+    *out = item == 2 ? LOOM_UINT16 : item == 4 ? LOOM_UINT32 : item == 8 ? LOOM_UINT64 : LOOM_DTYPE_COUNT;
+    return *out == LOOM_DTYPE_COUNT ? -1 : 0;
+  default: return -1;
+  }
+}
+
+/* Wraps out (a loom_eval result, ownership taken) as a new Array, or a NumPy array when numpy_out. */
+PyObject *wrap_result(ModState *st, LoomArray *out, int numpy_out) {
+  ArrayObject *a = array_alloc(st);
+  if (!a) {
+    loom_array_free(ctx_of(st), out);
+    return NULL;
+  }
+  if (adopt_result(st, a, out) < 0) {
+    Py_DECREF(a);
+    return NULL;
+  }
+  if (!numpy_out) return (PyObject *)a;
+  PyObject *r = PyObject_CallOneArg(st->np_asarray, (PyObject *)a);
+  Py_DECREF(a);
+  return r;
+}
+
+/* A descriptor of the buffer in v (host memory); -1 with an exception. */
+int view_desc(const Py_buffer *v, LoomArray *d, const char *what) {
+  memset(d, 0, sizeof *d);
+  if (v->ndim > LOOM_MAX_RANK) {
+    PyErr_Format(PyExc_ValueError, "%s: loom supports at most %d dimensions, got %d", what, LOOM_MAX_RANK, v->ndim);
+    return -1;
+  }
+  if (v->itemsize <= 0 || format_dtype(v->format, (size_t)v->itemsize, &d->dtype) < 0 ||
+      loom_dtype_size(d->dtype) != (size_t)v->itemsize) {
+    PyErr_Format(PyExc_TypeError, "%s: unsupported dtype (format '%s'): loom supports bool, int8..64, uint8..64, "
+                 "float16, float32, float64 in native byte order", what, v->format ? v->format : "B");
+    return -1;
+  }
+  d->ndim = v->ndim;
+  d->data = v->buf;
+  d->device = LOOM_DEVICE_HOST;
+  for (int j = 0; j < v->ndim; j++) {
+    d->shape[j] = v->shape ? v->shape[j] : 1;
+    Py_ssize_t sb = v->strides ? v->strides[j] : v->itemsize;
+    if (sb % v->itemsize) {
+      PyErr_Format(PyExc_ValueError, "%s: array strides must be multiples of the item size", what);
+      return -1;
+    }
+    d->strides[j] = sb / v->itemsize;
+  }
+  return 0;
+}
+
+/* ---- Array type: attributes and buffer protocol ------------------------------------------------------ */
+static int array_getbuffer(ArrayObject *self, Py_buffer *view, int flags) {
+  ModState *st = state_of_type(Py_TYPE(self));
+  if (!st) return -1;
+  if (self->lazy && ((GraphObject *)self->graph)->trace) {
+    trace_error();
+    return -1;
+  }
+  if (self->desc.device != LOOM_DEVICE_HOST) {
+    PyErr_SetString(PyExc_TypeError, "Implicit conversion to a NumPy array is not allowed: this loom array is on a "
+                    "CUDA device. Please use `.get()` (or loom.asnumpy) to copy it to the host explicitly.");
+    return -1;
+  }
+  if (materialize(st, self) < 0) return -1;
+  size_t item = loom_dtype_size(self->desc.dtype);
+  int contiguous = 1;
+  int64_t expect = 1;
+  for (int i = self->desc.ndim - 1; i >= 0; i--) {
+    if (self->desc.shape[i] != 1 && self->desc.strides[i] != expect) contiguous = 0;
+    expect *= self->desc.shape[i];
+  }
+  if (!contiguous && (flags & PyBUF_STRIDES) != PyBUF_STRIDES) {
+    PyErr_SetString(PyExc_BufferError, "loom array is not C-contiguous; request a strided buffer");
+    return -1;
+  }
+  view->buf = self->desc.data ? self->desc.data : (void *)self; /* never read when empty */
+  view->obj = Py_NewRef((PyObject *)self);
+  view->len = (Py_ssize_t)(numel(&self->desc) * (int64_t)item);
+  view->readonly = 0;
+  view->itemsize = (Py_ssize_t)item;
+  view->format = (flags & PyBUF_FORMAT) ? (char *)dtype_formats[self->desc.dtype] : NULL;
+  view->ndim = self->desc.ndim;
+  view->shape = (flags & PyBUF_ND) == PyBUF_ND ? self->bshape : NULL;
+  view->strides = (flags & PyBUF_STRIDES) == PyBUF_STRIDES ? self->bstrides : NULL;
+  view->suboffsets = NULL;
+  view->internal = NULL;
+  return 0;
+}
+static void array_releasebuffer(ArrayObject *self, Py_buffer *view) {}
+
+PyObject *tuple_i64(int n, const int64_t *v, int64_t scale) {
+  PyObject *t = PyTuple_New(n);
+  for (int i = 0; t && i < n; i++) {
+    PyObject *x = PyLong_FromLongLong(v[i] * scale);
+    if (!x) {
+      Py_CLEAR(t);
+      break;
+    }
+    PyTuple_SET_ITEM(t, i, x);
+  }
+  return t;
+}
+
+static PyObject *array_get_shape(ArrayObject *self, void *c) { return tuple_i64(self->desc.ndim, self->desc.shape, 1); }
+static PyObject *array_get_strides(ArrayObject *self, void *c) {
+  return tuple_i64(self->desc.ndim, self->desc.strides, (int64_t)loom_dtype_size(self->desc.dtype));
+}
+static PyObject *array_get_ndim(ArrayObject *self, void *c) { return PyLong_FromLong(self->desc.ndim); }
+static PyObject *array_get_size(ArrayObject *self, void *c) { return PyLong_FromLongLong(numel(&self->desc)); }
+static PyObject *array_get_dtype_code(ArrayObject *self, void *c) { return PyLong_FromLong(self->desc.dtype); }
+static PyObject *array_get_dtype_name(ArrayObject *self, void *c) {
+  return PyUnicode_FromString(dtype_names[self->desc.dtype]);
+}
+static PyObject *array_get_lazy(ArrayObject *self, void *c) { return PyBool_FromLong(self->lazy); }
+static PyObject *array_get_device(ArrayObject *self, void *c) {
+  return Py_BuildValue("(ii)", (int)self->desc.device, (int)self->desc.device_index);
+}
+static PyObject *array_get_tracer(ArrayObject *self, void *c) {
+  return PyBool_FromLong(self->lazy && ((GraphObject *)self->graph)->trace);
+}
+static PyObject *array_get_ptr(ArrayObject *self, void *c) {
+  return PyLong_FromVoidPtr(self->lazy ? NULL : self->desc.data);
+}
+static PyObject *array_get_base_ptr(ArrayObject *self, void *c) {
+  /* identity of the memory this array lies in (None when lazy) */
+  if (self->lazy) Py_RETURN_NONE;
+  return PyLong_FromVoidPtr(self->buffer);
+}
+
+static PyGetSetDef array_getset[] = {
+    {"shape", (getter)array_get_shape, NULL, "tuple of dimensions", NULL},
+    {"strides", (getter)array_get_strides, NULL, "strides in bytes", NULL},
+    {"ndim", (getter)array_get_ndim, NULL, "number of dimensions", NULL},
+    {"size", (getter)array_get_size, NULL, "number of elements", NULL},
+    {"_dtype_code", (getter)array_get_dtype_code, NULL, NULL, NULL},
+    {"_dtype_name", (getter)array_get_dtype_name, NULL, NULL, NULL},
+    {"_lazy", (getter)array_get_lazy, NULL, "True while the value is pending", NULL},
+    {"_device", (getter)array_get_device, NULL, "(kind, index): 0 host, 1 CUDA", NULL},
+    {"_tracer", (getter)array_get_tracer, NULL, "True for a value traced by @loom.fuse", NULL},
+    {"_ptr", (getter)array_get_ptr, NULL, NULL, NULL},
+    {"_mem_id", (getter)array_get_base_ptr, NULL, NULL, NULL},
+    {NULL}};
+
+static PyMethodDef array_methods[] = {
+    {"__dlpack__", (PyCFunction)(void (*)(void))array_dlpack, METH_VARARGS | METH_KEYWORDS,
+     "DLPack capsule (host, zero-copy)"},
+    {"__dlpack_device__", (PyCFunction)array_dlpack_device, METH_NOARGS, "(kDLCPU, 0)"},
+    {NULL}};
+
+static PyMemberDef array_members[] = {
+    {"__weaklistoffset__", T_PYSSIZET, offsetof(ArrayObject, weakreflist), READONLY, NULL}, {NULL}};
+
+static PyType_Slot array_slots[] = {
+    {Py_tp_members, array_members},
+    {Py_tp_dealloc, array_dealloc},
+    {Py_tp_traverse, array_traverse},
+    {Py_tp_clear, array_clear},
+    {Py_tp_getset, array_getset},
+    {Py_tp_methods, array_methods},
+    {Py_bf_getbuffer, array_getbuffer},
+    {Py_bf_releasebuffer, array_releasebuffer},
+    {Py_tp_doc, "loom array base type: materialized (a buffer) or pending (a graph node)"},
+    {0, NULL}};
+PyType_Spec array_spec = {"loom._core.Array", sizeof(ArrayObject), 0,
+                                 Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC, array_slots};

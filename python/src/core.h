@@ -1,0 +1,263 @@
+/* core.h: what the files of the CPython extension loom._core share (internal; hidden visibility).
+ *
+ * Approach. PEP 489 multi-phase init; everything lives in per-module state (ModState), no C globals.
+ * Four heap types for arrays:
+ *   Context  owns the LoomContext; Buffers and Graphs hold a reference, so the context outlives them
+ *            even when the module is torn down first.
+ *   Buffer   owns array memory: aligned_alloc'ed, allocated by loom_eval (freed with loom_array_free),
+ *            a Py_buffer imported from another object, or a DLPack tensor imported from a capsule.
+ *   Graph    owns a LoomGraph, the set of Buffers its inputs read (kept alive until the graph dies)
+ *            and weak references to its pending arrays. A "trace" graph belongs to @loom.fuse.
+ *   Array    (loom.ndarray's base) is materialized (a Buffer plus a LoomArray descriptor: a view
+ *            anywhere inside it) or lazy (a Graph plus a LoomNode).
+ * Two more serve @loom.fuse: FuseEntry (one traced signature: trace graph, placeholder bindings,
+ * output nodes, result layout) and Fused (the base of loom.Fusion), whose tp_call is the per-call
+ * fast path: signature key from the argument tuple, cache lookup, one rebind and one loom_eval.
+ * Ops build nodes in the module's current graph (or in a trace graph when an operand is a tracer).
+ * A materialized operand enters as loom_input; a lazy operand of an older graph is evaluated first.
+ * Observation (buffer export, DLPack) and `materialize`/`eval` evaluate pending arrays, several at
+ * once in one loom_eval. When the current graph passes a node bound its live pending arrays are
+ * evaluated and a new graph starts. Before a write into a Buffer that the current graph reads, every
+ * pending array of that graph is evaluated, so no pending value ever changes.
+ * The GIL is held during loom_eval: one graph must not be used by two threads at once.
+ *
+ * Files (one concept each; every file registers its module functions through its <file>_functions
+ * table, added by module.c's exec slot, and its heap types through the PyType_Spec it exports):
+ *   module.c       module definition, per-module state lifetime, errors (Loom status -> exception),
+ *                  the Context type, dtype names
+ *   array.c        Buffer and Array types: attributes, buffer protocol, descriptors, result wrapping
+ *   eval.c         Graph type, evaluation of pending arrays, the current graph, assign/become, settings
+ *   ops.c          operands (arrays and scalars -> nodes) and the op functions (unary ... reduce)
+ *   create.c       creation (empty), import (buffer, pointer), views, copies between devices
+ *   fuse.c         @loom.fuse: tracing support, FuseEntry, and Fused's per-call fast path
+ *   dlpack.c       DLPack export (__dlpack__) and import (capsules)
+ *   device.c       devices, streams, events, memory pools; the stream of one kernel call
+ *   user_kernel.c  CuPy's ElementwiseKernel and ReductionKernel
+ *   raw_kernel.c   CuPy's RawModule and RawKernel
+ * The extension talks to libloom only through its public C API (loom/loom.h).
+ */
+#ifndef LOOM_PYTHON_CORE_H
+#define LOOM_PYTHON_CORE_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <structmember.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "loom/loom.h"
+
+/* ---- DLPack (the subset of dlpack.h v0.8 that the legacy "dltensor" capsule uses) --------------- */
+typedef struct {
+  int32_t device_type; /* kDLCPU = 1 */
+  int32_t device_id;
+} DLDevice;
+typedef struct {
+  uint8_t code; /* kDLInt 0, kDLUInt 1, kDLFloat 2, kDLBool 6 */
+  uint8_t bits;
+  uint16_t lanes;
+} DLDataType;
+typedef struct {
+  void *data;
+  DLDevice device;
+  int32_t ndim;
+  DLDataType dtype;
+  int64_t *shape;
+  int64_t *strides; /* in elements; NULL = C-contiguous */
+  uint64_t byte_offset;
+} DLTensor;
+typedef struct DLManagedTensor {
+  DLTensor dl_tensor;
+  void *manager_ctx;
+  void (*deleter)(struct DLManagedTensor *self);
+} DLManagedTensor;
+enum { DL_CPU = 1, DL_CUDA = 2, DL_INT = 0, DL_UINT = 1, DL_FLOAT = 2, DL_BOOL = 6 };
+
+/* The stream, event and pool API may be missing from an older libloom: weak references let the
+ * extension load anyway; the wrappers below raise NotImplementedError when a symbol is absent. */
+#pragma weak loom_stream_create
+#pragma weak loom_stream_destroy
+#pragma weak loom_stream_synchronize
+#pragma weak loom_stream_use
+#pragma weak loom_stream_handle
+#pragma weak loom_event_create
+#pragma weak loom_event_destroy
+#pragma weak loom_event_record
+#pragma weak loom_event_synchronize
+#pragma weak loom_event_elapsed_ms
+#pragma weak loom_pool_stats
+#pragma weak loom_pool_free_all_blocks
+
+/* ---- module state and objects -------------------------------------------------------------------- */
+typedef struct {
+  PyObject *ctx_obj;           /* Context */
+  PyTypeObject *context_type, *buffer_type, *graph_type, *array_type;
+  PyObject *array_cls;         /* the Python subclass loom.ndarray (set by the package), or NULL */
+  PyObject *graph;             /* current Graph, or NULL */
+  PyObject *axis_error;        /* numpy.exceptions.AxisError when set, else NULL (ValueError) */
+  int eager;
+  int32_t bound;               /* node bound of a graph */
+  /* device of the operands of the op being built (set by graph_for, read by lazy_result) */
+  int op_devfree;              /* 1: no operand has a device (constants only) */
+  LoomDeviceKind op_kind;
+  int32_t op_index;
+  PyTypeObject *handle_type;
+  PyTypeObject *fuse_entry_type, *fused_type; /* @loom.fuse fast path */
+  PyObject *np_ndarray, *np_asarray;          /* numpy.ndarray and numpy.asarray (fuse_configure) */
+  PyTypeObject *uk_type, *rawmod_type, *rawfn_type; /* user kernels and raw kernels */
+  PyObject *uk_convert, *uk_stream;           /* kernel arguments -> loom arrays, stream= -> spec (uk_configure) */
+} ModState;
+
+typedef struct {
+  PyObject_HEAD
+  LoomContext *ctx;
+} ContextObject;
+
+enum { BUF_ALIGNED = 0, BUF_LOOM, BUF_PYBUF, BUF_DLPACK, BUF_OWNER };
+typedef struct {
+  PyObject_HEAD
+  PyObject *ctx_obj;
+  int kind;
+  void *ptr;        /* BUF_ALIGNED */
+  LoomArray la;     /* BUF_LOOM */
+  Py_buffer view;   /* BUF_PYBUF */
+  DLManagedTensor *mt; /* BUF_DLPACK */
+  PyObject *owner;  /* BUF_OWNER: the object owning foreign (e.g. CUDA) memory */
+} BufferObject;
+
+typedef struct {
+  PyObject_HEAD
+  PyObject *ctx_obj;
+  LoomGraph *g;
+  PyObject *keep;    /* set of Buffers read by inputs */
+  PyObject *pending; /* list of weakrefs to lazy Arrays */
+  int trace;
+} GraphObject;
+
+typedef struct {
+  PyObject_HEAD
+  int lazy;
+  LoomArray desc;            /* dtype, ndim, shape always; data and strides when materialized */
+  Py_ssize_t bshape[LOOM_MAX_RANK], bstrides[LOOM_MAX_RANK]; /* for the buffer protocol */
+  PyObject *buffer;          /* Buffer (materialized) */
+  PyObject *graph;           /* Graph (lazy) */
+  LoomNode node;
+  int devfree;               /* lazy and computed from constants only: fits any device */
+  PyObject *weakreflist;
+} ArrayObject;
+
+extern struct PyModuleDef core_module;
+
+static inline ModState *state_of_module(PyObject *m) { return (ModState *)PyModule_GetState(m); }
+static inline ModState *state_of_type(PyTypeObject *t) {
+  PyObject *m = PyType_GetModuleByDef(t, &core_module);
+  return m ? state_of_module(m) : NULL;
+}
+static inline LoomContext *ctx_of(ModState *st) { return ((ContextObject *)st->ctx_obj)->ctx; }
+
+/* The state of the module a module-level function is called on. */
+#define MODSTATE ModState *st = state_of_module(module)
+/* A METH_FASTCALL entry for core_<name> in a file's <file>_functions table. */
+#define FASTF(name) {#name, (PyCFunction)(void (*)(void))core_##name, METH_FASTCALL, NULL}
+
+/* ---- module.c ---- */
+extern const char *const dtype_names[LOOM_DTYPE_COUNT];
+/* Raises the Python exception for a failed Loom call and returns NULL. */
+PyObject *raise_status(ModState *st, LoomStatus s);
+/* Raises for a failed kernel call: LOOM_ERR_INVALID_ARGUMENT is a ValueError (TypeError when
+ * invalid_is_type: raw launches), the rest as raise_status. */
+PyObject *raise_kernel(ModState *st, LoomStatus s, int invalid_is_type);
+
+/* ---- array.c ---- */
+extern PyType_Spec buffer_spec, array_spec;
+BufferObject *buffer_new(ModState *st, int kind);
+int is_array(ModState *st, PyObject *o);
+ArrayObject *array_alloc(ModState *st);
+void set_byte_geometry(ArrayObject *a);
+void contiguous_strides(LoomArray *d);
+int64_t numel(const LoomArray *d);
+int is_c_contiguous(const LoomArray *d);
+/* A materialized Array on buffer b with descriptor d (steals nothing). */
+ArrayObject *array_materialized(ModState *st, PyObject *buffer, const LoomArray *d);
+/* Turns `a` into a materialized array holding the Loom-allocated result `out`. */
+int adopt_result(ModState *st, ArrayObject *a, const LoomArray *out);
+/* Wraps out (a loom_eval result, ownership taken) as a new Array, or a NumPy array when numpy_out. */
+PyObject *wrap_result(ModState *st, LoomArray *out, int numpy_out);
+PyObject *tuple_i64(int n, const int64_t *v, int64_t scale);
+/* The dtype of a buffer-protocol format with that item size; -1 when loom has none. */
+int format_dtype(const char *f, size_t item, LoomDType *out);
+/* A descriptor of the buffer in v (host memory); -1 with an exception. */
+int view_desc(const Py_buffer *v, LoomArray *d, const char *what);
+
+/* ---- eval.c ---- */
+extern PyType_Spec graph_spec;
+extern PyMethodDef eval_functions[];
+GraphObject *graph_new(ModState *st, int trace);
+/* Raises the TypeError for observing a value traced by @loom.fuse; returns NULL. */
+PyObject *trace_error(void);
+/* Evaluates the lazy arrays among items (non-arrays skipped), one loom_eval per graph; 0 or -1. */
+int materialize_many(ModState *st, PyObject **items, Py_ssize_t n);
+int materialize(ModState *st, ArrayObject *a);
+/* Evaluates every live pending array of the current graph and drops the graph. */
+int flush_current(ModState *st);
+/* The graph new nodes go into: the current one, flushed and replaced when past the bound. */
+GraphObject *current_graph(ModState *st);
+/* Before writing into buffer: evaluate every pending array of the current graph if it reads it. */
+int before_write(ModState *st, PyObject *buffer);
+
+/* ---- ops.c ---- */
+extern PyMethodDef ops_functions[];
+/* The graph an op on these operands builds in (borrowed); sets st->op_* (the operands' device). */
+GraphObject *graph_for(ModState *st, PyObject *const *ops, int n);
+int input_node(ModState *st, GraphObject *gr, ArrayObject *a, LoomNode *out);
+/* The node of operand o (array or Python scalar) in graph gr. */
+int node_of(ModState *st, GraphObject *gr, PyObject *o, LoomNode *out);
+/* A new lazy array for node in gr (eager mode: evaluated at once). */
+PyObject *lazy_result(ModState *st, GraphObject *gr, LoomNode node);
+int parse_dtype(PyObject *o, LoomDType *out);
+/* A sequence of ints (None: LOOM_SLICE_NONE) into out[0..*n), at most LOOM_MAX_RANK. */
+int parse_i64s(PyObject *seq, int64_t *out, int32_t *n, const char *what);
+
+/* ---- create.c ---- */
+extern PyMethodDef create_functions[];
+
+/* ---- fuse.c ---- */
+extern PyType_Spec fuse_entry_spec, fused_spec;
+extern PyMethodDef fuse_functions[];
+
+/* ---- dlpack.c ---- */
+extern PyMethodDef dlpack_functions[];
+PyObject *array_dlpack(ArrayObject *self, PyObject *args, PyObject *kwds);
+PyObject *array_dlpack_device(ArrayObject *self, PyObject *unused);
+
+/* ---- device.c ---- */
+extern PyType_Spec handle_spec;
+extern PyMethodDef device_functions[];
+/* (kind, index) Python ints -> a host (0, 0) or CUDA (1, n) device; -1 with a ValueError. */
+int parse_device(PyObject *kind, PyObject *index, LoomDeviceKind *k, int32_t *i);
+/* The live stream (k 0) or event (k 1) behind handle o, or NULL with an exception. */
+void *handle_ptr(ModState *st, PyObject *o, int k);
+/* The stream of one kernel call: made current by call_stream_begin, the caller's one restored by
+ * call_stream_end (which keeps an exception already set). */
+typedef struct {
+  int active;
+  LoomDeviceKind kind;
+  int32_t index;
+  LoomStream *restore;
+} CallStream;
+int call_stream_begin(ModState *st, PyObject *spec, CallStream *cs);
+int call_stream_end(ModState *st, CallStream *cs);
+
+/* ---- user_kernel.c ---- */
+extern PyType_Spec uk_spec;
+extern PyMethodDef uk_functions[];
+/* Stores Python scalar o as dtype dt into dst; -1 with an exception (OverflowError out of range). */
+int store_scalar(PyObject *o, LoomDType dt, void *dst);
+
+/* ---- raw_kernel.c ---- */
+extern PyType_Spec rawmod_spec, rawfn_spec;
+extern PyMethodDef raw_functions[];
+
+#endif

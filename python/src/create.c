@@ -1,0 +1,281 @@
+/* create.c: creating arrays (empty, on the host or a device), importing memory (the buffer
+ * protocol, foreign pointers such as __cuda_array_interface__), views of materialized arrays, and
+ * copies between devices.
+ */
+#include "core.h"
+
+/* ---- creation, import, views ------------------------------------------------------------------------ */
+
+/* Writes 0 into every element of the materialized array d (any device) with one tiny graph. */
+static int fill_zero(ModState *st, LoomArray *d) {
+  LoomGraph *g = NULL;
+  LoomNode z, c, b;
+  LoomStatus s = loom_graph_create(ctx_of(st), &g);
+  if (!s) s = loom_weak_int(g, 0, &z);
+  if (!s) s = loom_cast(g, z, d->dtype, &c);
+  if (!s) s = loom_broadcast_to(g, c, d->ndim, d->shape, &b);
+  if (!s) s = loom_eval(g, 1, &b, d);
+  loom_graph_destroy(g);
+  if (s) raise_status(st, s);
+  return s ? -1 : 0;
+}
+
+/* A new C-contiguous array on d's device (shape, dtype, device set), from Loom's device pool. */
+static PyObject *device_empty(ModState *st, LoomArray *d, int zero) {
+  LoomStatus s = loom_array_alloc(ctx_of(st), d);
+  if (s) return raise_status(st, s);
+  BufferObject *b = buffer_new(st, BUF_LOOM);
+  if (!b) {
+    loom_array_free(ctx_of(st), d);
+    return NULL;
+  }
+  b->la = *d;
+  if (zero && numel(d) > 0 && fill_zero(st, d) < 0) {
+    Py_DECREF(b);
+    return NULL;
+  }
+  PyObject *r = (PyObject *)array_materialized(st, (PyObject *)b, d);
+  Py_DECREF(b);
+  return r;
+}
+
+/* empty(shape, dtype, zero): a new C-contiguous array (64-byte aligned). */
+static PyObject *core_empty(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+  MODSTATE;
+  LoomArray d;
+  memset(&d, 0, sizeof d);
+  if ((nargs != 3 && nargs != 5) || parse_i64s(args[0], d.shape, &d.ndim, "shape") < 0 ||
+      parse_dtype(args[1], &d.dtype) < 0) {
+    if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "empty(shape, dtype, zero[, kind, index])");
+    return NULL;
+  }
+  int zero = PyObject_IsTrue(args[2]);
+  if (zero < 0) return NULL;
+  if (nargs == 5 && parse_device(args[3], args[4], &d.device, &d.device_index) < 0) return NULL;
+  size_t bytes = loom_dtype_size(d.dtype);
+  for (int i = 0; i < d.ndim; i++) {
+    if (d.shape[i] < 0) {
+      PyErr_SetString(PyExc_ValueError, "negative dimensions are not allowed");
+      return NULL;
+    }
+    if (d.shape[i] > 0 && bytes > (SIZE_MAX / 2) / (size_t)d.shape[i]) {
+      PyErr_SetString(PyExc_MemoryError, "array is too big");
+      return NULL;
+    }
+    bytes *= (size_t)d.shape[i];
+  }
+  contiguous_strides(&d);
+  if (d.device != LOOM_DEVICE_HOST) return device_empty(st, &d, zero);
+  size_t alloc = (bytes + 63) / 64 * 64;
+  if (alloc == 0) alloc = 64;
+  BufferObject *b = buffer_new(st, BUF_ALIGNED);
+  if (!b) return NULL;
+  b->ptr = aligned_alloc(64, alloc);
+  if (!b->ptr) {
+    Py_DECREF(b);
+    return PyErr_Format(PyExc_MemoryError, "Out of memory allocating %zu bytes", bytes);
+  }
+  if (zero) memset(b->ptr, 0, alloc);
+  d.data = b->ptr;
+  PyObject *r = (PyObject *)array_materialized(st, (PyObject *)b, &d);
+  Py_DECREF(b);
+  return r;
+}
+
+/* Copies src (any strides) into a new contiguous array. */
+
+static PyObject *copy_array(ModState *st, ArrayObject *src) {
+  GraphObject *gr = graph_new(st, 0);
+  if (!gr) return NULL;
+  LoomNode x;
+  LoomArray out;
+  memset(&out, 0, sizeof out);
+  PyObject *r = NULL;
+  if (input_node(st, gr, src, &x) == 0) {
+    LoomStatus s = loom_eval(gr->g, 1, &x, &out);
+    if (s) raise_status(st, s);
+    else {
+      ArrayObject *a = array_alloc(st);
+      if (a && adopt_result(st, a, &out) < 0) Py_CLEAR(a);
+      else if (!a) loom_array_free(ctx_of(st), &out);
+      r = (PyObject *)a;
+    }
+  }
+  Py_DECREF(gr);
+  return r;
+}
+
+/* to_device(x, kind, index): a C-contiguous copy of x on the device (host <-> CUDA, or within one
+ * device); synchronous. A non-contiguous x is first copied contiguous on its own device. */
+static PyObject *core_to_device(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+  MODSTATE;
+  LoomArray d;
+  memset(&d, 0, sizeof d);
+  if (nargs != 3 || !is_array(st, args[0])) {
+    PyErr_SetString(PyExc_TypeError, "to_device(array, kind, index)");
+    return NULL;
+  }
+  if (parse_device(args[1], args[2], &d.device, &d.device_index) < 0) return NULL;
+  ArrayObject *x = (ArrayObject *)args[0];
+  if (x->lazy && ((GraphObject *)x->graph)->trace) return trace_error();
+  if (materialize(st, x) < 0) return NULL;
+  PyObject *src = Py_NewRef((PyObject *)x);
+  if (!is_c_contiguous(&x->desc)) {
+    Py_SETREF(src, copy_array(st, x));
+    if (!src) return NULL;
+  }
+  ArrayObject *sa = (ArrayObject *)src;
+  d.dtype = sa->desc.dtype;
+  d.ndim = sa->desc.ndim;
+  memcpy(d.shape, sa->desc.shape, sizeof d.shape);
+  contiguous_strides(&d);
+  PyObject *r;
+  if (d.device == LOOM_DEVICE_HOST) {
+    PyObject *sh = tuple_i64(d.ndim, d.shape, 1), *dt = PyLong_FromLong(d.dtype);
+    PyObject *eargs[3] = {sh, dt, Py_False};
+    r = sh && dt ? core_empty(module, eargs, 3) : NULL;
+    Py_XDECREF(sh);
+    Py_XDECREF(dt);
+  } else r = device_empty(st, &d, 0);
+  if (r && numel(&d) > 0) {
+    LoomArray sd = sa->desc;
+    contiguous_strides(&sd); /* C-contiguous: canonical strides describe the same elements */
+    LoomStatus s = loom_array_copy(ctx_of(st), &((ArrayObject *)r)->desc, &sd);
+    if (s) {
+      Py_CLEAR(r);
+      raise_status(st, s);
+    }
+  }
+  Py_DECREF(src);
+  return r;
+}
+
+/* from_pointer(ptr, shape, strides_bytes|None, dtype, kind, index, owner): a zero-copy array over
+ * foreign memory (e.g. __cuda_array_interface__) that keeps owner alive. */
+static PyObject *core_from_pointer(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+  MODSTATE;
+  LoomArray d;
+  memset(&d, 0, sizeof d);
+  if (nargs != 7) {
+    PyErr_SetString(PyExc_TypeError, "from_pointer(ptr, shape, strides, dtype, kind, index, owner)");
+    return NULL;
+  }
+  void *ptr = PyLong_AsVoidPtr(args[0]);
+  if (PyErr_Occurred()) return NULL;
+  if (parse_i64s(args[1], d.shape, &d.ndim, "shape") < 0 || parse_dtype(args[3], &d.dtype) < 0 ||
+      parse_device(args[4], args[5], &d.device, &d.device_index) < 0)
+    return NULL;
+  for (int i = 0; i < d.ndim; i++)
+    if (d.shape[i] < 0) {
+      PyErr_SetString(PyExc_ValueError, "from_pointer: negative dimension");
+      return NULL;
+    }
+  if (args[2] == Py_None) contiguous_strides(&d);
+  else {
+    int32_t n2;
+    int64_t item = (int64_t)loom_dtype_size(d.dtype);
+    if (parse_i64s(args[2], d.strides, &n2, "strides") < 0) return NULL;
+    if (n2 != d.ndim) {
+      PyErr_SetString(PyExc_ValueError, "from_pointer: shape and strides differ in length");
+      return NULL;
+    }
+    for (int i = 0; i < d.ndim; i++) {
+      if (d.strides[i] % item) {
+        PyErr_SetString(PyExc_ValueError, "from_pointer: strides must be multiples of the item size");
+        return NULL;
+      }
+      d.strides[i] /= item;
+    }
+  }
+  d.data = ptr;
+  BufferObject *b = buffer_new(st, BUF_OWNER);
+  if (!b) return NULL;
+  b->owner = Py_NewRef(args[6]);
+  PyObject *r = (PyObject *)array_materialized(st, (PyObject *)b, &d);
+  Py_DECREF(b);
+  return r;
+}
+
+/* from_buffer(obj, copy): an Array over obj's buffer (zero-copy, keeps obj alive) or a copy. */
+static PyObject *core_from_buffer(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+  MODSTATE;
+  if (nargs != 2) {
+    PyErr_SetString(PyExc_TypeError, "from_buffer(obj, copy)");
+    return NULL;
+  }
+  int copy = PyObject_IsTrue(args[1]);
+  if (copy < 0) return NULL;
+  BufferObject *b = buffer_new(st, BUF_PYBUF);
+  if (!b) return NULL;
+  if (PyObject_GetBuffer(args[0], &b->view, PyBUF_STRIDES | PyBUF_FORMAT) < 0) {
+    b->view.obj = NULL;
+    Py_DECREF(b);
+    return NULL;
+  }
+  LoomArray d;
+  memset(&d, 0, sizeof d);
+  if (format_dtype(b->view.format, (size_t)b->view.itemsize, &d.dtype) < 0) {
+    PyErr_Format(PyExc_TypeError, "loom: unsupported buffer format '%s' (loom supports bool, int8..64, uint8..64, "
+                 "float16, float32, float64 in native byte order)", b->view.format ? b->view.format : "B");
+    Py_DECREF(b);
+    return NULL;
+  }
+  if (b->view.ndim > LOOM_MAX_RANK) {
+    PyErr_Format(PyExc_ValueError, "loom arrays have at most %d dimensions, got %d", LOOM_MAX_RANK, b->view.ndim);
+    Py_DECREF(b);
+    return NULL;
+  }
+  d.ndim = b->view.ndim;
+  d.data = b->view.buf;
+  for (int i = 0; i < d.ndim; i++) {
+    d.shape[i] = b->view.shape[i];
+    if (b->view.strides[i] % b->view.itemsize != 0) {
+      PyErr_SetString(PyExc_ValueError, "loom: buffer strides must be multiples of the item size");
+      Py_DECREF(b);
+      return NULL;
+    }
+    d.strides[i] = b->view.strides[i] / b->view.itemsize;
+  }
+  ArrayObject *a = array_materialized(st, (PyObject *)b, &d);
+  Py_DECREF(b);
+  if (!a || !copy) return (PyObject *)a;
+  PyObject *r = copy_array(st, a);
+  Py_DECREF(a);
+  return r;
+}
+
+/* view(base, offset_bytes, shape, strides_bytes): an array on base's memory (the caller, loom's
+ * Python layer, computed the geometry with NumPy, so it lies inside base's memory). */
+static PyObject *core_view(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+  MODSTATE;
+  if (nargs != 4 || !is_array(st, args[0])) {
+    PyErr_SetString(PyExc_TypeError, "view(base, offset, shape, strides)");
+    return NULL;
+  }
+  ArrayObject *base = (ArrayObject *)args[0];
+  if (materialize(st, base) < 0) return NULL;
+  long long off = PyLong_AsLongLong(args[1]);
+  if (off == -1 && PyErr_Occurred()) return NULL;
+  LoomArray d = base->desc;
+  int32_t n2;
+  if (parse_i64s(args[2], d.shape, &d.ndim, "shape") < 0 || parse_i64s(args[3], d.strides, &n2, "strides") < 0)
+    return NULL;
+  int64_t item = (int64_t)loom_dtype_size(d.dtype);
+  if (n2 != d.ndim) {
+    PyErr_SetString(PyExc_ValueError, "view: shape and strides differ in length");
+    return NULL;
+  }
+  for (int i = 0; i < d.ndim; i++) {
+    if (d.strides[i] % item) {
+      PyErr_SetString(PyExc_ValueError, "view: strides must be multiples of the item size");
+      return NULL;
+    }
+    d.strides[i] /= item;
+  }
+  d.data = base->desc.data ? (char *)base->desc.data + off : NULL;
+  return (PyObject *)array_materialized(st, base->buffer, &d);
+}
+
+PyMethodDef create_functions[] = {
+    FASTF(empty), FASTF(from_buffer), FASTF(view), FASTF(to_device), FASTF(from_pointer),
+    {NULL}};

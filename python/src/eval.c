@@ -1,0 +1,318 @@
+/* eval.c: the Graph type and the evaluation of pending arrays. Ops build nodes in the module's
+ * current graph; observation and `eval` evaluate pending arrays, several at once in one loom_eval per
+ * graph. When the current graph passes its node bound its live pending arrays are evaluated and a new
+ * graph starts. Before a write into a Buffer that the current graph reads, every pending array of that
+ * graph is evaluated, so no pending value ever changes. Also the module's settings (eager mode, the
+ * node bound, the array class) and in-place updates (assign, become).
+ */
+#include "core.h"
+
+/* ---- Graph --------------------------------------------------------------------------------------- */
+static int graph_traverse(GraphObject *self, visitproc visit, void *arg) {
+  Py_VISIT(self->keep);
+  Py_VISIT(self->pending);
+  Py_VISIT(Py_TYPE(self));
+  return 0;
+}
+static int graph_clear(GraphObject *self) {
+  Py_CLEAR(self->keep);
+  Py_CLEAR(self->pending);
+  return 0;
+}
+static void graph_dealloc(GraphObject *self) {
+  PyTypeObject *tp = Py_TYPE(self);
+  PyObject_GC_UnTrack(self);
+  if (self->g) loom_graph_destroy(self->g); /* before the inputs it reads are released */
+  graph_clear(self);
+  Py_XDECREF(self->ctx_obj);
+  tp->tp_free(self);
+  Py_DECREF(tp);
+}
+static PyObject *graph_node_count(GraphObject *self, PyObject *unused) {
+  return PyLong_FromLong(loom_graph_node_count(self->g));
+}
+static PyMethodDef graph_methods[] = {
+    {"node_count", (PyCFunction)graph_node_count, METH_NOARGS, "number of nodes in the graph"}, {NULL}};
+static PyType_Slot graph_slots[] = {{Py_tp_dealloc, graph_dealloc},   {Py_tp_traverse, graph_traverse},
+                                    {Py_tp_clear, graph_clear},       {Py_tp_methods, graph_methods},
+                                    {0, NULL}};
+PyType_Spec graph_spec = {"loom._core.Graph", sizeof(GraphObject), 0,
+                                 Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC, graph_slots};
+
+GraphObject *graph_new(ModState *st, int trace) {
+  GraphObject *gr = PyObject_GC_New(GraphObject, st->graph_type);
+  if (!gr) return NULL;
+  gr->ctx_obj = Py_NewRef(st->ctx_obj);
+  gr->g = NULL;
+  gr->trace = trace;
+  gr->keep = PySet_New(NULL);
+  gr->pending = PyList_New(0);
+  PyObject_GC_Track(gr);
+  if (!gr->keep || !gr->pending) {
+    Py_DECREF(gr);
+    return NULL;
+  }
+  LoomStatus s = loom_graph_create(ctx_of(st), &gr->g);
+  if (s) {
+    Py_DECREF(gr);
+    return (GraphObject *)raise_status(st, s);
+  }
+  return gr;
+}
+
+/* ---- evaluation ---------------------------------------------------------------------------------- */
+PyObject *trace_error(void) {
+  PyErr_SetString(PyExc_TypeError,
+                  "a value traced by @loom.fuse cannot be observed while tracing (bool(), float(), if, "
+                  "printing, NumPy conversion): the traced function must not branch on array values; "
+                  "use loom.where(cond, a, b) instead, or call the function without @loom.fuse");
+  return NULL;
+}
+
+/* Evaluates the lazy arrays among items (a sequence of objects; non-arrays are skipped), grouped by
+ * graph, one loom_eval per graph. Returns 0 or -1 with an exception. */
+int materialize_many(ModState *st, PyObject **items, Py_ssize_t n) {
+  for (Py_ssize_t i = 0; i < n; i++) {
+    if (!is_array(st, items[i])) continue;
+    ArrayObject *a = (ArrayObject *)items[i];
+    if (!a->lazy) continue;
+    GraphObject *gr = (GraphObject *)a->graph;
+    if (gr->trace) {
+      trace_error();
+      return -1;
+    }
+    /* collect every lazy array of this graph among items[i..] */
+    Py_ssize_t cnt = 0;
+    for (Py_ssize_t j = i; j < n; j++)
+      if (is_array(st, items[j]) && ((ArrayObject *)items[j])->lazy && ((ArrayObject *)items[j])->graph == (PyObject *)gr)
+        cnt++; /* an upper bound: the loop below takes those on a's device */
+    LoomNode *nodes = PyMem_Malloc(sizeof(LoomNode) * (size_t)cnt);
+    LoomArray *outs = PyMem_Calloc((size_t)cnt, sizeof(LoomArray));
+    ArrayObject **who = PyMem_Malloc(sizeof(ArrayObject *) * (size_t)cnt);
+    if (!nodes || !outs || !who) {
+      PyMem_Free(nodes);
+      PyMem_Free(outs);
+      PyMem_Free(who);
+      PyErr_NoMemory();
+      return -1;
+    }
+    Py_ssize_t k = 0;
+    for (Py_ssize_t j = i; j < n; j++) {
+      if (!is_array(st, items[j])) continue;
+      ArrayObject *b = (ArrayObject *)items[j];
+      if (!b->lazy || b->graph != (PyObject *)gr) continue;
+      if (b->desc.device != a->desc.device || b->desc.device_index != a->desc.device_index) continue;
+      int dup = 0;
+      for (Py_ssize_t q = 0; q < k; q++)
+        if (who[q] == b) dup = 1;
+      if (dup) continue;
+      who[k] = b;
+      nodes[k] = b->node;
+      k++;
+    }
+    Py_INCREF(gr);
+    LoomStatus s = loom_eval(gr->g, (int32_t)k, nodes, outs);
+    int rc = 0;
+    if (s) {
+      raise_status(st, s);
+      rc = -1;
+    } else {
+      for (Py_ssize_t q = 0; q < k; q++)
+        if (adopt_result(st, who[q], &outs[q]) < 0) {
+          for (Py_ssize_t r = q + 1; r < k; r++) loom_array_free(ctx_of(st), &outs[r]);
+          rc = -1;
+          break;
+        }
+    }
+    Py_DECREF(gr);
+    PyMem_Free(nodes);
+    PyMem_Free(outs);
+    PyMem_Free(who);
+    if (rc) return rc;
+  }
+  return 0;
+}
+
+int materialize(ModState *st, ArrayObject *a) {
+  PyObject *o = (PyObject *)a;
+  return a->lazy ? materialize_many(st, &o, 1) : 0;
+}
+
+/* Evaluates every live pending array of the current graph and drops the graph. */
+int flush_current(ModState *st) {
+  GraphObject *gr = (GraphObject *)st->graph;
+  if (!gr) return 0;
+  Py_INCREF(gr);
+  Py_CLEAR(st->graph);
+  PyObject *live = PyList_New(0);
+  int rc = live ? 0 : -1;
+  for (Py_ssize_t i = 0; rc == 0 && i < PyList_GET_SIZE(gr->pending); i++) {
+    PyObject *obj = PyWeakref_GetObject(PyList_GET_ITEM(gr->pending, i)); /* borrowed */
+    if (!obj) rc = -1;
+    else if (obj != Py_None && ((ArrayObject *)obj)->lazy && ((ArrayObject *)obj)->graph == (PyObject *)gr)
+      rc = PyList_Append(live, obj);
+  }
+  if (rc == 0) rc = materialize_many(st, PySequence_Fast_ITEMS(live), PyList_GET_SIZE(live));
+  Py_XDECREF(live);
+  Py_DECREF(gr);
+  return rc;
+}
+
+/* The graph new nodes go into: the current one, flushed and replaced when past the bound. */
+GraphObject *current_graph(ModState *st) {
+  GraphObject *gr = (GraphObject *)st->graph;
+  if (gr && (loom_graph_node_count(gr->g) > st->bound || PyList_GET_SIZE(gr->pending) > 4 * (Py_ssize_t)st->bound)) {
+    if (flush_current(st) < 0) return NULL;
+    gr = NULL;
+  }
+  if (!gr) {
+    gr = graph_new(st, 0);
+    if (!gr) return NULL;
+    st->graph = (PyObject *)gr;
+  }
+  return gr;
+}
+
+/* Before writing into buffer: evaluate every pending array of the current graph if it reads it. */
+int before_write(ModState *st, PyObject *buffer) {
+  GraphObject *gr = (GraphObject *)st->graph;
+  if (!gr) return 0;
+  int has = PySet_Contains(gr->keep, buffer);
+  if (has < 0) return -1;
+  return has ? flush_current(st) : 0;
+}
+
+/* ---- evaluation entry points ---------------------------------------------------------------------- */
+static PyObject *core_eval(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+  MODSTATE;
+  if (materialize_many(st, (PyObject **)args, nargs) < 0) return NULL;
+  Py_RETURN_NONE;
+}
+
+static PyObject *core_flush(PyObject *module, PyObject *unused) {
+  MODSTATE;
+  if (flush_current(st) < 0) return NULL;
+  Py_RETURN_NONE;
+}
+
+/* assign(dst, src): writes src (array or Python scalar), broadcast to dst's shape and cast to its
+ * dtype (NumPy's unsafe casting of setitem), into the materialized dst. Pending arrays that read
+ * dst's memory are evaluated first. */
+static PyObject *core_assign(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+  MODSTATE;
+  if (nargs != 2 || !is_array(st, args[0])) {
+    PyErr_SetString(PyExc_TypeError, "assign(dst, src)");
+    return NULL;
+  }
+  ArrayObject *dst = (ArrayObject *)args[0];
+  if (dst->lazy) {
+    PyErr_SetString(PyExc_RuntimeError, "assign: destination must be materialized");
+    return NULL;
+  }
+  if (is_array(st, args[1]) && ((ArrayObject *)args[1])->lazy &&
+      ((GraphObject *)((ArrayObject *)args[1])->graph)->trace)
+    return trace_error();
+  if (before_write(st, dst->buffer) < 0) return NULL;
+  GraphObject *gr = current_graph(st);
+  if (!gr) return NULL;
+  Py_INCREF(gr);
+  LoomNode x, c, b;
+  PyObject *r = NULL;
+  if (node_of(st, gr, args[1], &x) == 0) {
+    LoomStatus s = loom_cast(gr->g, x, dst->desc.dtype, &c);
+    if (!s) s = loom_broadcast_to(gr->g, c, dst->desc.ndim, dst->desc.shape, &b);
+    /* a destination the value reads (x[::-1] = x) is handled by loom_eval (a temporary on the GPU) */
+    if (!s) s = loom_eval(gr->g, 1, &b, &dst->desc);
+    if (s) raise_status(st, s);
+    else r = Py_NewRef(Py_None);
+  }
+  Py_DECREF(gr);
+  return r;
+}
+
+/* become(x, y): x takes y's value (its node or buffer): in-place ops on lazy arrays. */
+static PyObject *core_become(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+  MODSTATE;
+  if (nargs != 2 || !is_array(st, args[0]) || !is_array(st, args[1])) {
+    PyErr_SetString(PyExc_TypeError, "become(x, y)");
+    return NULL;
+  }
+  ArrayObject *x = (ArrayObject *)args[0], *y = (ArrayObject *)args[1];
+  if (x == y) Py_RETURN_NONE;
+  x->lazy = y->lazy;
+  x->desc = y->desc;
+  x->node = y->node;
+  x->devfree = y->devfree;
+  Py_XSETREF(x->graph, Py_XNewRef(y->graph));
+  Py_XSETREF(x->buffer, Py_XNewRef(y->buffer));
+  set_byte_geometry(x);
+  if (x->lazy && !((GraphObject *)x->graph)->trace) {
+    PyObject *ref = PyWeakref_NewRef((PyObject *)x, NULL);
+    if (!ref || PyList_Append(((GraphObject *)x->graph)->pending, ref) < 0) {
+      Py_XDECREF(ref);
+      return NULL;
+    }
+    Py_DECREF(ref);
+  }
+  Py_RETURN_NONE;
+}
+
+static PyObject *core_stats(PyObject *module, PyObject *unused) {
+  MODSTATE;
+  LoomStats s;
+  LoomStatus rc = loom_get_stats(ctx_of(st), &s);
+  if (rc) return raise_status(st, rc);
+  return Py_BuildValue("{sKsKsKsdsKsK}", "kernels_launched", (unsigned long long)s.kernels_launched,
+                       "kernels_compiled", (unsigned long long)s.kernels_compiled, "cache_hits",
+                       (unsigned long long)s.cache_hits, "compile_ms", s.compile_ms, "last_eval_kernels",
+                       (unsigned long long)s.last_eval_kernels, "temp_bytes_peak",
+                       (unsigned long long)s.temp_bytes_peak);
+}
+
+static PyObject *core_configure(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+  /* configure(array_cls, axis_error) */
+  MODSTATE;
+  if (nargs != 2 || !PyType_Check(args[0]) || !PyType_IsSubtype((PyTypeObject *)args[0], st->array_type)) {
+    PyErr_SetString(PyExc_TypeError, "configure(array_cls, axis_error)");
+    return NULL;
+  }
+  Py_XSETREF(st->array_cls, Py_NewRef(args[0]));
+  Py_XSETREF(st->axis_error, args[1] == Py_None ? NULL : Py_NewRef(args[1]));
+  Py_RETURN_NONE;
+}
+
+static PyObject *core_set_eager(PyObject *module, PyObject *arg) {
+  MODSTATE;
+  int old = st->eager, v = PyObject_IsTrue(arg);
+  if (v < 0) return NULL;
+  st->eager = v;
+  if (v && flush_current(st) < 0) return NULL;
+  return PyBool_FromLong(old);
+}
+
+static PyObject *core_set_graph_bound(PyObject *module, PyObject *arg) {
+  MODSTATE;
+  long v = PyLong_AsLong(arg);
+  if (v == -1 && PyErr_Occurred()) return NULL;
+  if (v < 1) {
+    PyErr_SetString(PyExc_ValueError, "graph bound must be at least 1");
+    return NULL;
+  }
+  long old = st->bound;
+  st->bound = (int32_t)(v > INT32_MAX / 8 ? INT32_MAX / 8 : v);
+  return PyLong_FromLong(old);
+}
+
+static PyObject *core_current_graph(PyObject *module, PyObject *unused) {
+  MODSTATE;
+  return Py_NewRef(st->graph ? st->graph : Py_None);
+}
+
+PyMethodDef eval_functions[] = {
+    FASTF(eval), FASTF(assign), FASTF(become), FASTF(configure),
+    {"flush", (PyCFunction)core_flush, METH_NOARGS, "evaluate every pending array"},
+    {"stats", (PyCFunction)core_stats, METH_NOARGS, "kernel statistics of the context (loom_get_stats)"},
+    {"set_eager", (PyCFunction)core_set_eager, METH_O, "set eager mode; returns the old setting"},
+    {"set_graph_bound", (PyCFunction)core_set_graph_bound, METH_O, "set the node bound; returns the old one"},
+    {"current_graph", (PyCFunction)core_current_graph, METH_NOARGS, NULL},
+    {NULL}};

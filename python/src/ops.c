@@ -1,0 +1,394 @@
+/* ops.c: operands and op functions. An op builds one node in the graph its operands pick (a trace
+ * graph if any operand is a @loom.fuse tracer, else the current graph): a materialized operand enters
+ * as loom_input, a lazy operand of an older graph is evaluated first, Python scalars enter as weak
+ * constants (NEP 50). The result is a new lazy array (evaluated at once in eager mode).
+ */
+#include "core.h"
+
+/* ---- operands ------------------------------------------------------------------------------------ */
+static const char *device_label(char *buf, size_t cap, LoomDeviceKind k, int32_t i) {
+  if (k == LOOM_DEVICE_HOST) snprintf(buf, cap, "the host");
+  else snprintf(buf, cap, "%s device %d", k == LOOM_DEVICE_CUDA ? "CUDA" : "HIP", (int)i);
+  return buf;
+}
+
+/* The graph an op on these operands builds in: a trace graph if any operand is a tracer (all tracers
+ * must share it), else the current graph. Returns a borrowed reference. */
+GraphObject *graph_for(ModState *st, PyObject *const *ops, int n) {
+  GraphObject *trace = NULL;
+  st->op_devfree = 1;
+  st->op_kind = LOOM_DEVICE_HOST;
+  st->op_index = 0;
+  for (int i = 0; i < n; i++) {
+    if (!ops[i] || !is_array(st, ops[i])) continue;
+    ArrayObject *a = (ArrayObject *)ops[i];
+    if (!a->devfree) {
+      if (st->op_devfree) {
+        st->op_devfree = 0;
+        st->op_kind = a->desc.device;
+        st->op_index = a->desc.device_index;
+      } else if (st->op_kind != a->desc.device || st->op_index != a->desc.device_index) {
+        char b1[32], b2[32];
+        PyErr_Format(PyExc_ValueError,
+                     "operands are on two devices: %s and %s; move one to the other's device first "
+                     "(loom.asarray(x) inside `with loom.cuda.Device(n):`, or x.get() for the host)",
+                     device_label(b1, sizeof b1, st->op_kind, st->op_index),
+                     device_label(b2, sizeof b2, a->desc.device, a->desc.device_index));
+        return NULL;
+      }
+    }
+    if (a->lazy && ((GraphObject *)a->graph)->trace) {
+      if (trace && a->graph != (PyObject *)trace) {
+        PyErr_SetString(PyExc_ValueError, "values traced by two different @loom.fuse calls cannot be combined");
+        return NULL;
+      }
+      trace = (GraphObject *)a->graph;
+    }
+  }
+  return trace ? trace : current_graph(st);
+}
+
+int input_node(ModState *st, GraphObject *gr, ArrayObject *a, LoomNode *out) {
+  LoomStatus s = loom_input(gr->g, &a->desc, out);
+  if (s) {
+    raise_status(st, s);
+    return -1;
+  }
+  return PySet_Add(gr->keep, a->buffer);
+}
+
+/* A 0-d constant computed in another graph (e.g. a NumPy scalar, made before a @fuse trace met it)
+ * enters gr as a strong constant of its dtype, not as an input: it then fits any device. */
+static int const_node(ModState *st, GraphObject *gr, const LoomArray *d, LoomNode *out) {
+  const void *p = d->data;
+  LoomStatus s;
+  switch (d->dtype) {
+  case LOOM_BOOL: s = loom_const_u64(gr->g, *(const uint8_t *)p != 0, d->dtype, out); break;
+  case LOOM_INT8: s = loom_const_i64(gr->g, *(const int8_t *)p, d->dtype, out); break;
+  case LOOM_INT16: s = loom_const_i64(gr->g, *(const int16_t *)p, d->dtype, out); break;
+  case LOOM_INT32: s = loom_const_i64(gr->g, *(const int32_t *)p, d->dtype, out); break;
+  case LOOM_INT64: s = loom_const_i64(gr->g, *(const int64_t *)p, d->dtype, out); break;
+  case LOOM_UINT8: s = loom_const_u64(gr->g, *(const uint8_t *)p, d->dtype, out); break;
+  case LOOM_UINT16: s = loom_const_u64(gr->g, *(const uint16_t *)p, d->dtype, out); break;
+  case LOOM_UINT32: s = loom_const_u64(gr->g, *(const uint32_t *)p, d->dtype, out); break;
+  case LOOM_UINT64: s = loom_const_u64(gr->g, *(const uint64_t *)p, d->dtype, out); break;
+  case LOOM_FLOAT16: s = loom_const_f64(gr->g, (double)*(const _Float16 *)p, d->dtype, out); break;
+  case LOOM_FLOAT32: s = loom_const_f64(gr->g, *(const float *)p, d->dtype, out); break;
+  default: s = loom_const_f64(gr->g, *(const double *)p, d->dtype, out); break;
+  }
+  if (s) {
+    raise_status(st, s);
+    return -1;
+  }
+  return 0;
+}
+
+/* The node of operand o in graph gr: arrays (evaluated first when lazy in another graph) and Python
+ * bool/int/float scalars (weak, NEP 50). */
+int node_of(ModState *st, GraphObject *gr, PyObject *o, LoomNode *out) {
+  LoomStatus s;
+  if (is_array(st, o)) {
+    ArrayObject *a = (ArrayObject *)o;
+    if (a->lazy && a->graph == (PyObject *)gr) {
+      *out = a->node;
+      return 0;
+    }
+    int devfree = a->devfree; /* materializing clears it */
+    if (a->lazy && materialize(st, a) < 0) return -1;
+    if (devfree && a->desc.ndim == 0 && a->desc.data && a->desc.device == LOOM_DEVICE_HOST)
+      return const_node(st, gr, &a->desc, out);
+    return input_node(st, gr, a, out);
+  }
+  if (PyBool_Check(o)) s = loom_weak_bool(gr->g, o == Py_True, out);
+  else if (PyLong_Check(o)) {
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+    if (v == -1 && PyErr_Occurred()) return -1;
+    if (overflow) {
+      PyErr_Format(PyExc_OverflowError, "Python integer %R out of bounds for int64", o);
+      return -1;
+    }
+    s = loom_weak_int(gr->g, v, out);
+  } else if (PyFloat_Check(o)) s = loom_weak_float(gr->g, PyFloat_AS_DOUBLE(o), out);
+  else {
+    PyErr_Format(PyExc_TypeError, "loom: unsupported operand type %.100s (expected a loom array or a Python scalar)",
+                 Py_TYPE(o)->tp_name);
+    return -1;
+  }
+  if (s) {
+    raise_status(st, s);
+    return -1;
+  }
+  return 0;
+}
+
+/* A new lazy array for node in gr (eager mode: evaluated at once). */
+PyObject *lazy_result(ModState *st, GraphObject *gr, LoomNode node) {
+  ArrayObject *a = array_alloc(st);
+  if (!a) return NULL;
+  a->lazy = 1;
+  a->graph = Py_NewRef((PyObject *)gr);
+  a->node = node;
+  a->devfree = st->op_devfree;
+  a->desc.device = st->op_devfree ? LOOM_DEVICE_HOST : st->op_kind;
+  a->desc.device_index = st->op_devfree ? 0 : st->op_index;
+  LoomStatus s = loom_node_info(gr->g, node, &a->desc.dtype, &a->desc.ndim, a->desc.shape);
+  if (s) {
+    Py_DECREF(a);
+    return raise_status(st, s);
+  }
+  contiguous_strides(&a->desc);
+  set_byte_geometry(a);
+  if (!gr->trace) {
+    PyObject *ref = PyWeakref_NewRef((PyObject *)a, NULL);
+    if (!ref || PyList_Append(gr->pending, ref) < 0) {
+      Py_XDECREF(ref);
+      Py_DECREF(a);
+      return NULL;
+    }
+    Py_DECREF(ref);
+    if (st->eager && !a->devfree && materialize(st, a) < 0) {
+      Py_DECREF(a);
+      return NULL;
+    }
+  }
+  return (PyObject *)a;
+}
+
+int parse_dtype(PyObject *o, LoomDType *out) {
+  long v = PyLong_AsLong(o);
+  if (v == -1 && PyErr_Occurred()) return -1;
+  if (v < 0 || v >= LOOM_DTYPE_COUNT) {
+    PyErr_Format(PyExc_TypeError, "dtype code %ld is not a loom dtype", v);
+    return -1;
+  }
+  *out = (LoomDType)v;
+  return 0;
+}
+
+/* A sequence of ints into out[0..*n) (at most LOOM_MAX_RANK). */
+int parse_i64s(PyObject *seq, int64_t *out, int32_t *n, const char *what) {
+  PyObject *f = PySequence_Fast(seq, what);
+  if (!f) return -1;
+  Py_ssize_t len = PySequence_Fast_GET_SIZE(f);
+  if (len > LOOM_MAX_RANK) {
+    Py_DECREF(f);
+    PyErr_Format(PyExc_ValueError, "%s: at most %d dimensions are supported, got %zd", what, LOOM_MAX_RANK, len);
+    return -1;
+  }
+  for (Py_ssize_t i = 0; i < len; i++) {
+    PyObject *it = PySequence_Fast_GET_ITEM(f, i);
+    if (it == Py_None) out[i] = LOOM_SLICE_NONE;
+    else {
+      long long v = PyLong_AsLongLong(it);
+      if (v == -1 && PyErr_Occurred()) {
+        Py_DECREF(f);
+        return -1;
+      }
+      out[i] = v;
+    }
+  }
+  *n = (int32_t)len;
+  Py_DECREF(f);
+  return 0;
+}
+
+/* ---- op functions -------------------------------------------------------------------------------- */
+static PyObject *core_unary(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+  MODSTATE;
+  int op;
+  if (nargs != 2 || (op = (int)PyLong_AsLong(args[0])) < 0) {
+    if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "unary(op, x)");
+    return NULL;
+  }
+  GraphObject *gr = graph_for(st, args + 1, 1);
+  LoomNode x, y;
+  if (!gr || node_of(st, gr, args[1], &x) < 0) return NULL;
+  LoomStatus s = loom_unary(gr->g, (LoomOp)op, x, &y);
+  return s ? raise_status(st, s) : lazy_result(st, gr, y);
+}
+
+static PyObject *core_binary(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+  MODSTATE;
+  int op;
+  if (nargs != 3 || (op = (int)PyLong_AsLong(args[0])) < 0) {
+    if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "binary(op, a, b)");
+    return NULL;
+  }
+  GraphObject *gr = graph_for(st, args + 1, 2);
+  LoomNode a, b, y;
+  if (!gr || node_of(st, gr, args[1], &a) < 0 || node_of(st, gr, args[2], &b) < 0) return NULL;
+  LoomStatus s = loom_binary(gr->g, (LoomOp)op, a, b, &y);
+  return s ? raise_status(st, s) : lazy_result(st, gr, y);
+}
+
+static PyObject *core_where(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+  MODSTATE;
+  if (nargs != 3) {
+    PyErr_SetString(PyExc_TypeError, "where(cond, a, b)");
+    return NULL;
+  }
+  GraphObject *gr = graph_for(st, args, 3);
+  LoomNode c, a, b, y;
+  if (!gr || node_of(st, gr, args[0], &c) < 0 || node_of(st, gr, args[1], &a) < 0 || node_of(st, gr, args[2], &b) < 0)
+    return NULL;
+  LoomStatus s = loom_where(gr->g, c, a, b, &y);
+  return s ? raise_status(st, s) : lazy_result(st, gr, y);
+}
+
+static PyObject *core_clip(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+  MODSTATE;
+  if (nargs != 3) {
+    PyErr_SetString(PyExc_TypeError, "clip(x, lo, hi)");
+    return NULL;
+  }
+  GraphObject *gr = graph_for(st, args, 3);
+  LoomNode x, lo = -1, hi = -1, y;
+  if (!gr || node_of(st, gr, args[0], &x) < 0) return NULL;
+  if (args[1] != Py_None && node_of(st, gr, args[1], &lo) < 0) return NULL;
+  if (args[2] != Py_None && node_of(st, gr, args[2], &hi) < 0) return NULL;
+  LoomStatus s = loom_clip(gr->g, x, lo, hi, &y);
+  return s ? raise_status(st, s) : lazy_result(st, gr, y);
+}
+
+/* const(value, dtype): a strong 0-d constant (NumPy scalars). */
+static PyObject *core_const(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+  MODSTATE;
+  LoomDType t;
+  if (nargs != 2 || parse_dtype(args[1], &t) < 0) {
+    if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "const(value, dtype)");
+    return NULL;
+  }
+  GraphObject *gr = current_graph(st);
+  if (!gr) return NULL;
+  st->op_devfree = 1;
+  LoomNode y;
+  LoomStatus s;
+  PyObject *v = args[0];
+  if (PyFloat_Check(v)) s = loom_const_f64(gr->g, PyFloat_AS_DOUBLE(v), t, &y);
+  else if (PyLong_Check(v)) {
+    int overflow = 0;
+    long long i = PyLong_AsLongLongAndOverflow(v, &overflow);
+    if (i == -1 && PyErr_Occurred()) return NULL;
+    if (overflow > 0) {
+      unsigned long long u = PyLong_AsUnsignedLongLong(v);
+      if (u == (unsigned long long)-1 && PyErr_Occurred()) return NULL;
+      s = loom_const_u64(gr->g, u, t, &y);
+    } else if (overflow < 0) {
+      PyErr_Format(PyExc_OverflowError, "Python integer %R out of bounds for %s", v, dtype_names[t]);
+      return NULL;
+    } else s = loom_const_i64(gr->g, i, t, &y);
+  } else {
+    PyErr_SetString(PyExc_TypeError, "const: value must be int or float");
+    return NULL;
+  }
+  return s ? raise_status(st, s) : lazy_result(st, gr, y);
+}
+
+static PyObject *core_cast(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+  MODSTATE;
+  LoomDType t;
+  if (nargs != 2 || parse_dtype(args[1], &t) < 0) {
+    if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "cast(x, dtype)");
+    return NULL;
+  }
+  GraphObject *gr = graph_for(st, args, 1);
+  LoomNode x, y;
+  if (!gr || node_of(st, gr, args[0], &x) < 0) return NULL;
+  LoomStatus s = loom_cast(gr->g, x, t, &y);
+  return s ? raise_status(st, s) : lazy_result(st, gr, y);
+}
+
+/* movement(kind, x, a, b, c): kind 0 reshape(shape) 1 permute(perm|None) 2 broadcast_to(shape)
+ * 3 slice(starts, stops, steps) 4 expand_dims(axis) 5 squeeze(axes|None). Lazy results (a copy's
+ * value, never a view): the Python layer makes views of materialized arrays itself. */
+static PyObject *core_movement(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+  MODSTATE;
+  if (nargs != 5) {
+    PyErr_SetString(PyExc_TypeError, "movement(kind, x, a, b, c)");
+    return NULL;
+  }
+  long kind = PyLong_AsLong(args[0]);
+  if (kind == -1 && PyErr_Occurred()) return NULL;
+  GraphObject *gr = graph_for(st, args + 1, 1);
+  LoomNode x, y;
+  if (!gr || node_of(st, gr, args[1], &x) < 0) return NULL;
+  int64_t v1[LOOM_MAX_RANK], v2[LOOM_MAX_RANK], v3[LOOM_MAX_RANK];
+  int32_t n1 = 0, n2 = 0, n3 = 0, ax[LOOM_MAX_RANK];
+  LoomStatus s;
+  switch (kind) {
+  case 0:
+  case 2:
+    if (parse_i64s(args[2], v1, &n1, "shape") < 0) return NULL;
+    s = kind == 0 ? loom_reshape(gr->g, x, n1, v1, &y) : loom_broadcast_to(gr->g, x, n1, v1, &y);
+    break;
+  case 1:
+    if (args[2] == Py_None) s = loom_permute(gr->g, x, NULL, &y);
+    else {
+      if (parse_i64s(args[2], v1, &n1, "axes") < 0) return NULL;
+      LoomDType dt;
+      int32_t nd;
+      if ((s = loom_node_info(gr->g, x, &dt, &nd, NULL))) return raise_status(st, s);
+      if (n1 != nd) {
+        PyErr_SetString(PyExc_ValueError, "axes don't match array");
+        return NULL;
+      }
+      for (int i = 0; i < n1; i++) ax[i] = (int32_t)v1[i];
+      s = loom_permute(gr->g, x, ax, &y);
+    }
+    break;
+  case 3:
+    if (parse_i64s(args[2], v1, &n1, "start") < 0 || parse_i64s(args[3], v2, &n2, "stop") < 0 ||
+        parse_i64s(args[4], v3, &n3, "step") < 0)
+      return NULL;
+    for (int i = 0; i < n3; i++)
+      if (v3[i] == LOOM_SLICE_NONE) v3[i] = 1;
+    s = loom_slice(gr->g, x, v1, v2, v3, &y);
+    break;
+  case 4: {
+    long a = PyLong_AsLong(args[2]);
+    if (a == -1 && PyErr_Occurred()) return NULL;
+    s = loom_expand_dims(gr->g, x, (int32_t)a, &y);
+    break;
+  }
+  case 5:
+    if (args[2] == Py_None) s = loom_squeeze(gr->g, x, 0, NULL, &y);
+    else {
+      if (parse_i64s(args[2], v1, &n1, "axis") < 0) return NULL;
+      for (int i = 0; i < n1; i++) ax[i] = (int32_t)v1[i];
+      s = loom_squeeze(gr->g, x, n1, ax, &y);
+    }
+    break;
+  default: PyErr_SetString(PyExc_ValueError, "movement: unknown kind"); return NULL;
+  }
+  return s ? raise_status(st, s) : lazy_result(st, gr, y);
+}
+
+/* reduce(op, x, axes|None, keepdims, dtype|-1) */
+static PyObject *core_reduce(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+  MODSTATE;
+  if (nargs != 5) {
+    PyErr_SetString(PyExc_TypeError, "reduce(op, x, axes, keepdims, dtype)");
+    return NULL;
+  }
+  long op = PyLong_AsLong(args[0]), dt = PyLong_AsLong(args[4]);
+  int keep = PyObject_IsTrue(args[3]);
+  if (PyErr_Occurred() || keep < 0) return NULL;
+  GraphObject *gr = graph_for(st, args + 1, 1);
+  LoomNode x, y;
+  if (!gr || node_of(st, gr, args[1], &x) < 0) return NULL;
+  int64_t v[LOOM_MAX_RANK];
+  int32_t n = 0, ax[LOOM_MAX_RANK];
+  if (args[2] != Py_None) {
+    if (parse_i64s(args[2], v, &n, "axis") < 0) return NULL;
+    for (int i = 0; i < n; i++) ax[i] = (int32_t)v[i];
+  }
+  LoomStatus s = loom_reduce_dtype(gr->g, (LoomReduceOp)op, x, n, args[2] == Py_None ? NULL : ax, keep,
+                                   dt < 0 ? LOOM_DTYPE_COUNT : (LoomDType)dt, &y);
+  return s ? raise_status(st, s) : lazy_result(st, gr, y);
+}
+
+PyMethodDef ops_functions[] = {
+    FASTF(unary), FASTF(binary), FASTF(where), FASTF(clip), FASTF(const), FASTF(cast), FASTF(movement),
+    FASTF(reduce),
+    {NULL}};
