@@ -7,8 +7,9 @@ loom does on each backend. A name's status comes from, in order:
   1. the loom object's `__loom_backends__` attribute, if the implementation declares one: a dict
      {"host": status, "cuda": status} (the way to state what introspection cannot see);
   2. `numpy`, when the loom function hands the work to NumPy (its code calls loom's `_host` helper,
-     or calls `numpy` on arrays it brought to the host with `_np`/`asnumpy`): computed by NumPy on
-     the host, GPU arrays copied there and back;
+     or calls `numpy` on arrays it brought to the host with `_np`/`asnumpy`; for an ndarray method,
+     also the loom functions it delegates to): computed by NumPy on the host, GPU arrays copied
+     there and back. A function that does so only in some forms is not caught: declare it (1.);
   3. `fused`, when NumPy's object is a ufunc: an elementwise op that fuses with its neighbours;
   4. `kernel`, any other loom implementation: lazy graph nodes run as loom kernels or views.
 api_functions.md: autodoc entries for every public function and class of the loom namespace.
@@ -38,15 +39,36 @@ def public_callables(module, names=None):
     return out
 
 
-def hands_to_numpy(obj):
+def _code_names(obj):
     code = getattr(obj, "__code__", None)
     if not hasattr(code, "co_names"):
-        return False
+        return set()
     names = set(code.co_names)
     for const in code.co_consts:  # lambdas and nested functions
         if hasattr(const, "co_names"):
             names |= set(const.co_names)
-    return "_host" in names or ("numpy" in names and bool(names & {"_np", "asnumpy"}))
+    return names
+
+
+def _callees(obj, names):
+    """The loom functions obj's code names: globals, and attributes of loom modules (_mod.fn)."""
+    g = getattr(obj, "__globals__", {})
+    out = []
+    for n in names:
+        v = g.get(n)
+        if inspect.ismodule(v) and v.__name__.startswith("loom"):
+            out += [getattr(v, a) for a in names if inspect.isfunction(getattr(v, a, None))]
+        elif inspect.isfunction(v) and v.__module__.startswith("loom"):
+            out.append(v)
+    return out
+
+
+def hands_to_numpy(obj, depth):
+    """obj's code (or, for a thin wrapper, a loom function it calls) hands the arrays to NumPy."""
+    names = _code_names(obj)
+    if "_host" in names or ("numpy" in names and bool(names & {"_np", "asnumpy"})):
+        return True
+    return depth > 0 and any(hands_to_numpy(f, depth - 1) for f in _callees(obj, names) if f is not obj)
 
 
 def status(loom_obj, np_obj):
@@ -55,7 +77,7 @@ def status(loom_obj, np_obj):
     declared = getattr(loom_obj, "__loom_backends__", None)
     if isinstance(declared, dict):
         return declared.get("host"), declared.get("cuda")
-    if hands_to_numpy(loom_obj):
+    if hands_to_numpy(loom_obj, depth=0):  # a function: its own code (where(cond) alone is not where)
         return "numpy", "numpy"
     import numpy
 
@@ -94,7 +116,7 @@ def ndarray_section(np_mod, loom):
         if lo is None:
             rows.append((n, (None, None)))
         else:
-            kind = "numpy" if hands_to_numpy(lo) else "kernel"
+            kind = "numpy" if hands_to_numpy(lo, depth=2) else "kernel"  # methods delegate
             declared = getattr(lo, "__loom_backends__", None)
             rows.append((n, (declared.get("host"), declared.get("cuda")) if isinstance(declared, dict) else (kind, kind)))
     have = sum(1 for _, (h, _c) in rows if h is not None)
