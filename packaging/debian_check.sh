@@ -10,7 +10,9 @@
 #      `bash scripts/test.sh` exactly as the README says (setup.sh installs the packages itself).
 # Usage: bash packaging/debian_check.sh WHEEL [ROOT]   (ROOT default /var/tmp/loom-bookworm, remade)
 # Environment: LOOM_DEBIAN_MIRROR (default http://deb.debian.org/debian), LOOM_JOBS (passed on),
-# LOOM_DEBIAN_SKIP_SOURCE=1 (only the wheel part). Prints the time of every step.
+# LOOM_DEBIAN_SKIP_SOURCE=1 (only the wheel part), LOOM_DEBIAN_REUSE=1 (start from the tarball of an
+# earlier untouched debootstrap result, ROOT.pristine.tar, instead of downloading again). Prints the
+# time of every step.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 repo=$PWD
@@ -37,11 +39,18 @@ if ! command -v debootstrap >/dev/null; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -q debootstrap >/dev/null
 fi
 rm -rf --one-file-system "$root"
-step "debootstrap bookworm $root (+ python3, as a stock system has it)"
-s=$SECONDS
-debootstrap --include=python3 bookworm "$root" "$mirror" >/tmp/debootstrap.log 2>&1 ||
-  { tail -n 30 /tmp/debootstrap.log >&2; exit 1; }
-echo "   debootstrap: $((SECONDS - s)) s"
+pristine=$root.pristine.tar
+if [ "${LOOM_DEBIAN_REUSE:-0}" = 1 ] && [ -f "$pristine" ]; then
+  step "unpacking the untouched debootstrap result $pristine (LOOM_DEBIAN_REUSE=1)"
+  mkdir -p "$root" && tar -C "$root" -xf "$pristine"
+else
+  step "debootstrap bookworm $root (+ python3, as a stock system has it)"
+  s=$SECONDS
+  debootstrap --include=python3 bookworm "$root" "$mirror" >/tmp/debootstrap.log 2>&1 ||
+    { tail -n 30 /tmp/debootstrap.log >&2; exit 1; }
+  echo "   debootstrap: $((SECONDS - s)) s"
+  tar -C "$root" -cf "$pristine" .
+fi
 cat >"$root/etc/apt/sources.list" <<SOURCES
 deb $mirror bookworm main
 deb $mirror bookworm-updates main
@@ -53,6 +62,7 @@ cp /etc/resolv.conf "$root/etc/resolv.conf"
 ca_env=()
 host_ca=${PIP_CERT:-${SSL_CERT_FILE:-}}
 if [ -n "$host_ca" ] && [ -f "$host_ca" ]; then
+  mkdir -p "$root/etc/ssl"
   cp "$host_ca" "$root/etc/ssl/host-ca-bundle.crt"
   ca_env=(PIP_CERT=/etc/ssl/host-ca-bundle.crt SSL_CERT_FILE=/etc/ssl/host-ca-bundle.crt)
 fi
