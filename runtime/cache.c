@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cache.c: the in-memory kernel cache (signature -> compiled kernel).
  *
  * Key: the text of ir_print_kernel_key (which names every dtype, layout and op, and prints the kernel

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cuda.h (runtime): the NVIDIA device backend's driver layer and its caching memory pool.
  *
  * The CUDA driver API is loaded at run time (dlopen of libcuda.so.1, never linked), so one build runs

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cuda_backend.c: the CUDA device of the runtime: lazy driver loading, per-device pools, targets and
  * kernel caches, and the schedule runner for LOOM_DEVICE_CUDA arrays.
  *

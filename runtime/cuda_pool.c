@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cuda_pool.c: a caching device memory pool, one per device (contract in runtime/cuda.h).
  *
  * Approach: a request is rounded to a size class (512 B .. 1 MiB in powers of two, then four classes

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* eval.c: loom_eval, loom_dump and the host schedule runner.
  *
  * loom_eval: check the arguments at the boundary; allocate the outputs the caller left empty

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* raw_kernel.c: CuPy's RawModule / RawKernel (loom_raw_* in loom.h).
  *
  * Approach. Creating a module turns every format into PTX text (or keeps a cubin) and a list of

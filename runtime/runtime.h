@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* runtime.h: devices, the thread pool, the kernel cache and evaluation (loom_eval and friends).
  * The runtime includes passes/ and codegen/ (layers above it) and ir/; never Python.
  */

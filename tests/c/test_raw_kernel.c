@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_raw_kernel.c: RawModule / RawKernel (loom_raw_* in loom.h). Everything that needs no GPU is
  * tested everywhere: format sniffing, PTX parameter lists, LLVM IR -> PTX, clang-19 CUDA C++ -> PTX
  * (when clang-19 is on PATH), name lookup and argument checking. Launches (CuPy's vector add, a module
