@@ -36,13 +36,18 @@ if [ "$mode" = install ]; then
   [ -d "$libdir" ] || libdir=$(dirname "$(find "$prefix" -name 'libloom.so' | head -1)")
   for f in "$prefix/include/loom/loom.h" "$prefix/include/loom/ops_public.def" "$libdir/libloom.so.$version" \
            "$libdir/cmake/Loom/LoomConfig.cmake" "$libdir/cmake/Loom/LoomConfigVersion.cmake" \
-           "$libdir/cmake/Loom/LoomTargets.cmake" "$libdir/pkgconfig/loom.pc" "$prefix/bin/loom_demo"; do
+           "$libdir/cmake/Loom/LoomTargets.cmake" "$libdir/pkgconfig/loom.pc" "$prefix/bin/loom_demo" \
+           "$prefix/include/loom/loomrt.h" "$libdir/libloomrt.so.$version" "$libdir/pkgconfig/loomrt.pc" \
+           "$prefix/bin/loomc"; do
     [ -f "$f" ] || fail "not installed: ${f#"$prefix"/}"
   done
   [ "$(readlink "$libdir/libloom.so")" = "$soname" ] || fail "libloom.so does not point at $soname"
   [ "$(readlink "$libdir/$soname")" = "libloom.so.$version" ] || fail "$soname does not point at libloom.so.$version"
-  got=$(objdump -p "$libdir/libloom.so.$version" | awk '$1 == "SONAME" {print $2}')
-  [ "$got" = "$soname" ] || fail "SONAME is '$got', expected $soname"
+  for lib in loom loomrt; do
+    got=$(objdump -p "$libdir/lib$lib.so.$version" | awk '$1 == "SONAME" {print $2}')
+    [ "$got" = "${soname/libloom/lib$lib}" ] || fail "lib$lib SONAME is '$got', expected ${soname/libloom/lib$lib}"
+  done
+  "$prefix/bin/loomc" --help >/dev/null 2>&1 || fail "the installed loomc does not run"
   # only the public API is exported
   others=$(nm -D --defined-only "$libdir/libloom.so.$version" | awk 'NF == 3 && $3 !~ /^loom_/ {print $3}')
   [ -z "$others" ] || fail "libloom exports symbols beyond loom_*: $(echo $others | head -c 300)"
@@ -73,6 +78,7 @@ if [ "$mode" = install ]; then
   command -v pkg-config >/dev/null || fail "pkg-config not found (apt-get install pkg-config)"
   export PKG_CONFIG_PATH=$libdir/pkgconfig
   [ "$(pkg-config --modversion loom)" = "$version" ] || fail "pkg-config --modversion loom: $(pkg-config --modversion loom)"
+  [[ "$(pkg-config --libs loomrt)" == *-lloomrt* ]] || fail "pkg-config --libs loomrt: $(pkg-config --libs loomrt)"
   mkdir -p "$work/pc"
   # shellcheck disable=SC2046
   step cc -std=c11 -O2 -o "$work/pc/consumer" "$here/app.c" $(pkg-config --cflags --libs loom) -lm

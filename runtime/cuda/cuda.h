@@ -105,6 +105,7 @@ LoomStatus rt_cuda_stream_create(RtCuda *cu, int device, RtCuStream **out, Diag 
 void rt_cuda_stream_destroy(RtCuda *cu, RtCuStream *s); /* pending work still completes; NULL ok */
 LoomStatus rt_cuda_stream_synchronize(RtCuda *cu, RtCuStream *s, Diag *d);
 int rt_cuda_stream_device(const RtCuStream *s);
+void *rt_cuda_stream_raw(const RtCuStream *s); /* the CUstream */
 
 LoomStatus rt_cuda_event_create(RtCuda *cu, int device, RtCuEvent **out, Diag *d);
 void rt_cuda_event_destroy(RtCuda *cu, RtCuEvent *e); /* NULL ok */
@@ -156,7 +157,7 @@ LoomStatus rt_cuda_launch(RtCuda *cu, const RtCuKernel *k, const uint32_t grid[3
                           const uint32_t block[3], uint32_t shared_bytes, RtCuStream *stream,
                           void **params, Diag *d);
 
-/* ---- the caching device memory pool (runtime/cuda_pool.c) ---------------------------------------
+/* ---- the caching device memory pool (runtime/cuda/cuda_pool.c) ----------------------------------
  * One pool per device. Sizes are rounded to a size class: 512 B, 1 KiB, 2 KiB, ... 1 MiB (powers of
  * two), then four classes per doubling (1.25, 1.5, 1.75, 2 x 2^k: at most 25% waste) up to 2^48 B.
  * A freed block goes to its class's free list and is handed out again to the next request of that
