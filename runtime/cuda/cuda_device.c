@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cuda_device.c: the CUDA device of the runtime (device.h's table for LOOM_DEVICE_CUDA): lazy driver
  * loading, devices, the per-device caching pools, copies, streams and events, and PTX dumps. The kernel
  * table's values are made in cuda_kernels.c and launched by cuda_launch.c.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cuda_kernels.c: the CUDA kernel table's values (CuFn, cuda_rt.h): kernels compiled for a device (or
  * loaded from the disk cache) entry group by entry group, and the background tier-up.
  *

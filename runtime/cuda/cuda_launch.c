@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cuda_launch.c: launching on CUDA devices: the launch shape of every entry of a kernel (CuFn, cuda_rt.h)
  * and the schedule runner of the CUDA device (device.h's run_schedule).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cuda_rt.h: private interface of the CUDA device's files (runtime/cuda/): its state in the context,
  * the loaded kernels, the background tier-up, and the functions the files share.
  *
