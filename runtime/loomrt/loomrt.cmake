@@ -8,7 +8,7 @@ set(LOOMRT_SOURCES
   ${PROJECT_SOURCE_DIR}/runtime/bundle_format.c ${PROJECT_SOURCE_DIR}/runtime/bundle_hostimg.c
   ${PROJECT_SOURCE_DIR}/runtime/host_launch.c ${PROJECT_SOURCE_DIR}/runtime/pool.c
   ${PROJECT_SOURCE_DIR}/runtime/cuda/cuda.c ${PROJECT_SOURCE_DIR}/runtime/cuda/cuda_code.c
-  ${PROJECT_SOURCE_DIR}/runtime/cuda/cuda_pool.c
+  ${PROJECT_SOURCE_DIR}/runtime/gpu/gpu_pool.c
   ${PROJECT_SOURCE_DIR}/ir/context.c)
 add_library(loomrt SHARED ${LOOMRT_SOURCES})
 target_include_directories(loomrt PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
