@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* graph.c (frontend): the public graph-building API (loom_graph_*, loom_input, loom_binary, ...).
  *
  * Approach: each public function validates its arguments the way NumPy would (negative axes,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* graph.c: the graph IR: storage, hash-consing and the validating constructors.
  *
  * Approach: nodes live in one growable array; an open-addressing table (linear probing, load <= 1/2)

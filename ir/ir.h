@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ir.h: Loom's two IR levels, the diagnostics, the arena and the context every layer shares.
  *
  * Semantics (what every backend must compute; NumPy 2 is the reference):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuse.c: pass_fuse, grouping realized nodes into kernels (a FusionPlan).
  *
  * Contract. Requires: pass_push_views has run (movement chains only above leaves, ELEM operands of

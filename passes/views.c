@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* views.c: pass_push_views, and the strided-view composition shared with fuse.c and lower.c.
  *
  * Contract. Requires: a verified graph whose roots are m->roots. Guarantees: every movement op

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* api.c: the context of the public API: creation (allocator, threads, dump flags, runtime state),
  * destruction, the last error and statistics; devices, copies, streams, events and pool figures.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* eval.c: loom_eval and loom_dump: one evaluation flow for every device (device.h).
  *
  * loom_eval: check the arguments at the boundary; find the one device every reachable input and every

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* loom.h: the public C API of Loom, a JIT kernel-fusion compiler for array expressions.
  *
  * Model. A LoomContext owns compiled kernels, the thread pool and the last error. A LoomGraph is a
@@ -34,7 +35,14 @@ extern "C" {
 #define LOOM_API
 #endif
 
+/* The version of this header; loom_version() gives the library's. One place for C, CMake and Python
+ * (CMakeLists.txt and pyproject.toml read these lines): keep the string equal to the numbers. While
+ * MAJOR is 0 every MINOR release may change the ABI (the soname is libloom.so.MAJOR.MINOR). */
+#define LOOM_VERSION_MAJOR 0
+#define LOOM_VERSION_MINOR 1
+#define LOOM_VERSION_PATCH 0
 #define LOOM_VERSION_STRING "0.1.0"
+#define LOOM_VERSION_NUMBER (LOOM_VERSION_MAJOR * 10000 + LOOM_VERSION_MINOR * 100 + LOOM_VERSION_PATCH)
 #define LOOM_MAX_RANK 16
 
 typedef enum LoomStatus {
@@ -103,6 +111,12 @@ typedef struct LoomContextOptions {
   const LoomAllocator *allocator; /* NULL: the default 64-byte aligned allocator */
   int32_t num_threads;            /* 0: LOOM_NUM_THREADS, else all online cores */
 } LoomContextOptions;
+
+/* ---- version ---------------------------------------------------------------------------------- */
+/* The version of the library linked at run time, "MAJOR.MINOR.PATCH"; compare loom_version_number()
+ * with LOOM_VERSION_NUMBER to detect a program built against another header. */
+LOOM_API const char *loom_version(void);
+LOOM_API int loom_version_number(void);
 
 /* ---- context ---------------------------------------------------------------------------------- */
 LOOM_API LoomStatus loom_context_create(LoomContext **out);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* eval.c: the Graph type and the evaluation of pending arrays. Ops build nodes in the module's
  * current graph; observation and `eval` evaluate pending arrays, several at once in one loom_eval per
  * graph. When the current graph passes its node bound its live pending arrays are evaluated and a new
