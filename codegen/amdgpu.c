@@ -96,8 +96,9 @@ static void amd_module_init(CgGpuTarget *g, LLVMContextRef c, LLVMModuleRef mod)
   LLVMTargetDataRef dl = LLVMCreateTargetDataLayout(s->tm);
   LLVMSetModuleDataLayout(mod, dl);
   LLVMDisposeTargetData(dl);
-  LLVMAddModuleFlag(mod, LLVMModuleFlagBehaviorError, "amdhsa_code_object_version", 26,
-                    LLVMValueAsMetadata(LLVMConstInt(LLVMInt32TypeInContext(c), (unsigned)s->cov * 100, 0)));
+  if (!LLVMGetModuleFlag(mod, "amdhsa_code_object_version", 26)) /* raw IR may carry its own */
+    LLVMAddModuleFlag(mod, LLVMModuleFlagBehaviorError, "amdhsa_code_object_version", 26,
+                      LLVMValueAsMetadata(LLVMConstInt(LLVMInt32TypeInContext(c), (unsigned)s->cov * 100, 0)));
 }
 
 static LoomStatus amd_link_math(CgGpuTarget *g, LLVMContextRef c, LLVMModuleRef mod, Diag *d) {
@@ -167,6 +168,43 @@ static LoomStatus amd_emit(CgGpuTarget *g, LLVMModuleRef mod, const CgGpuKernel 
   LoomStatus st = cg_amd_link(s->target->ctx, &s->chip, LLVMGetBufferStart(buf), LLVMGetBufferSize(buf), code, size,
                               &s->linker, s->why, sizeof s->why, d);
   LLVMDisposeMemoryBuffer(buf);
+  return st;
+}
+
+void cg_amd_module_init(CgTarget *t, LLVMContextRef c, LLVMModuleRef mod) { amd_module_init(t->state, c, mod); }
+
+LoomStatus cg_amd_build_module(CgTarget *t, LLVMContextRef c, LLVMModuleRef mod, const char *const *keep, int nkeep,
+                               char **co, size_t *co_size, Diag *d) {
+  AmdState *s = t->state;
+  pthread_mutex_lock(&s->gpu.lock);
+  amd_module_init(&s->gpu, c, mod);
+  LoomStatus st = amd_link_math(&s->gpu, c, mod, d);
+  for (LLVMValueRef f = LLVMGetFirstFunction(mod); st == LOOM_OK && f; f = LLVMGetNextFunction(f)) {
+    if (LLVMIsDeclaration(f)) continue;
+    size_t n = 0;
+    const char *name = LLVMGetValueName2(f, &n);
+    bool entry = false;
+    for (int i = 0; i < nkeep && !entry; i++) entry = !strcmp(name, keep[i]);
+    if (!entry) LLVMSetLinkage(f, LLVMInternalLinkage);
+  }
+  if (st == LOOM_OK) {
+    no_loop_vectorize(c, mod);
+    LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
+    LLVMErrorRef e = LLVMRunPasses(mod, "default<O3>", s->tm, po);
+    LLVMDisposePassBuilderOptions(po);
+    if (e) st = llvm_err(d, e, "optimization of the raw module (amdgpu)");
+  }
+  char *err = NULL;
+  LLVMMemoryBufferRef buf = NULL;
+  if (st == LOOM_OK && LLVMTargetMachineEmitToMemoryBuffer(s->tm, mod, LLVMObjectFile, &err, &buf))
+    st = diag_error(d, LOOM_ERR_BACKEND, "LLVM AMDGPU code generation of the raw module failed (%s): %s", s->chip.name,
+                    err ? err : "?");
+  if (err) LLVMDisposeMessage(err);
+  if (st == LOOM_OK)
+    st = cg_amd_link(t->ctx, &s->chip, LLVMGetBufferStart(buf), LLVMGetBufferSize(buf), co, co_size, &s->linker, s->why,
+                     sizeof s->why, d);
+  if (buf) LLVMDisposeMemoryBuffer(buf);
+  pthread_mutex_unlock(&s->gpu.lock);
   return st;
 }
 

@@ -1,6 +1,7 @@
 /* amdgpu.h: private interface of the AMD target files: amdgpu.c (the CgTarget and its tool chain hooks),
  * amdgpu_lower.c (the lowering hooks), amdgpu_devlib.c (ROCm's device libraries), amdgpu_link.c (the
- * code object: comgr or ld.lld, and its metadata through comgr). */
+ * code object: comgr or ld.lld, and its metadata through comgr), amdgpu_raw.c (raw LLVM IR and code
+ * objects of RawModule). */
 #ifndef LOOM_CG_AMDGPU_H
 #define LOOM_CG_AMDGPU_H
 
@@ -18,6 +19,15 @@ enum { AMD_AS_FLAT = 0, AMD_AS_GLOBAL = 1, AMD_AS_LOCAL = 3, AMD_AS_CONSTANT = 4
 /* Fills the lowering and math hooks of h for a wave of `wave` threads (amdgpu_lower.c); amdgpu.c adds
  * the tool chain ones. */
 void cg_amdgpu_lower_hooks(CgGpuHooks *h, int wave);
+
+/* Triple, data layout and code object version flag (unless mod has one) of target t on mod. */
+void cg_amd_module_init(CgTarget *t, LLVMContextRef c, LLVMModuleRef mod);
+/* The tool chain of target t (cg_amdgpu_target_create) for a module made elsewhere (raw LLVM IR,
+ * amdgpu_raw.c): triple, data layout and code object version flag (unless mod has one), the device
+ * libraries, every definition but the nkeep functions `keep` internalized, O3, an executable code
+ * object (*co ctx_alloc'ed). Holds t's lock. */
+LoomStatus cg_amd_build_module(CgTarget *t, LLVMContextRef c, LLVMModuleRef mod, const char *const *keep, int nkeep,
+                               char **co, size_t *co_size, Diag *d);
 
 /* ---- amdgpu_devlib.c: ocml / ockl, linked lazily ---------------------------------------------------- */
 typedef struct AmdDevLibs AmdDevLibs;

@@ -1,6 +1,6 @@
 /* codegen.h: kernel IR -> machine code. The shared lowering (codegen/lower*.c, gpu_*.c) turns a KernelIr
  * into an LLVM module; each target file fills one CgTarget: host.c (the CPU, ORC JIT), nvptx.c (NVIDIA,
- * PTX); an AMDGPU target (amdgpu.c, code objects) plugs in the same way. Only codegen/ includes
+ * PTX), amdgpu.c (AMD, code objects). Only codegen/ includes
  * llvm-c/; this header does not.
  *
  * Host calling convention of a compiled kernel (all pointers valid for the call):
@@ -256,5 +256,16 @@ typedef struct CgRawEntry {
 LoomStatus cg_nvptx_compile_llvm(LoomContext *ctx, const void *code, size_t size, bool bitcode, int sm,
                                  char **ptx, CgRawEntry **entries, int32_t *nentries, Diag *d);
 void cg_raw_entries_free(LoomContext *ctx, CgRawEntry *entries, int32_t n);
+/* codegen/amdgpu_raw.c: the same for AMD: LLVM IR for amdgcn-amd-amdhsa (entries: functions of the
+ * amdgpu_kernel calling convention; __ocml_ / __ockl_ calls linked) -> an executable code object for chip
+ * gfx (*co ctx_alloc'ed, code object v5 unless $LOOM_AMDGPU_CODE_OBJECT or the module's own flag says
+ * otherwise). Errors as cg_nvptx_compile_llvm's; LOOM_ERR_UNSUPPORTED for an unknown chip or without
+ * ocml / a linker. Needs no GPU. */
+LoomStatus cg_amdgpu_compile_llvm(LoomContext *ctx, const void *code, size_t size, bool bitcode, const char *gfx,
+                                  char **co, size_t *co_size, CgRawEntry **entries, int32_t *nentries, Diag *d);
+/* The kernels of an AMDGPU code object and their explicit arguments, from its metadata (comgr): a
+ * global_buffer is a POINTER, a by_value argument ANY of its size. */
+LoomStatus cg_amdgpu_code_object_entries(LoomContext *ctx, const void *co, size_t size, CgRawEntry **entries,
+                                         int32_t *nentries, Diag *d);
 
 #endif /* LOOM_CODEGEN_H */

@@ -765,6 +765,103 @@ done:
   free(text);
 }
 
+/* RawModule code: LLVM IR for amdgcn with ocml and ockl calls, and the entries of code objects. */
+static const char raw_ir[] =
+    "target triple = \"amdgcn-amd-amdhsa\"\n"
+    "declare float @__ocml_exp_f32(float)\n"
+    "declare i64 @__ockl_get_local_size(i32)\n"
+    "declare i32 @llvm.amdgcn.workitem.id.x()\n"
+    "define float @helper(float %x) {\n  %e = call float @__ocml_exp_f32(float %x)\n  ret float %e\n}\n"
+    "define amdgpu_kernel void @vexp(ptr addrspace(1) %out, ptr addrspace(1) %in, i32 %n, float %scale) {\n"
+    "entry:\n  %tid = call i32 @llvm.amdgcn.workitem.id.x()\n  %ls = call i64 @__ockl_get_local_size(i32 0)\n"
+    "  %c = icmp slt i32 %tid, %n\n  br i1 %c, label %body, label %done\n"
+    "body:\n  %p = getelementptr float, ptr addrspace(1) %in, i32 %tid\n  %v = load float, ptr addrspace(1) %p\n"
+    "  %e = call float @helper(float %v)\n  %m = fmul float %e, %scale\n  %l = trunc i64 %ls to i32\n"
+    "  %f = sitofp i32 %l to float\n  %r = fadd float %m, %f\n"
+    "  %q = getelementptr float, ptr addrspace(1) %out, i32 %tid\n  store float %r, ptr addrspace(1) %q\n"
+    "  br label %done\ndone:\n  ret void\n}\n"
+    "define amdgpu_kernel void @fill(ptr addrspace(1) %out, i64 %v) {\n"
+    "  store i64 %v, ptr addrspace(1) %out\n  ret void\n}\n";
+
+static void test_raw(void) {
+  static const char *const chips[] = {"gfx90a", "gfx942", "gfx1100"};
+  for (int c = 0; c < 3; c++) {
+    char *co = NULL;
+    size_t size = 0;
+    CgRawEntry *es = NULL;
+    int32_t n = 0;
+    Diag d = {.status = LOOM_OK};
+    if (!CHECK(cg_amdgpu_compile_llvm(&g_ctx, raw_ir, strlen(raw_ir), false, chips[c], &co, &size, &es, &n, &d) == LOOM_OK,
+               "raw IR for %s: %s", chips[c], d.msg))
+      continue;
+    CHECK(n == 2 && !strcmp(es[0].name, "vexp") && es[0].nparams == 4 && es[0].params[0].kind == CG_RAW_POINTER &&
+              es[0].params[1].kind == CG_RAW_POINTER && es[0].params[2].kind == CG_RAW_INT && es[0].params[2].size == 4 &&
+              es[0].params[3].kind == CG_RAW_FLOAT && es[0].params[3].size == 4 && !strcmp(es[1].name, "fill") &&
+              es[1].nparams == 2 && es[1].params[1].kind == CG_RAW_INT && es[1].params[1].size == 8,
+          "raw IR entries for %s", chips[c]);
+    AmdElfFacts f;
+    CgAmdChip chip;
+    cg_amdgpu_chip(chips[c], &chip);
+    CHECK(amd_elf_read(co, size, &f) && f.machine == EM_AMDGPU && (f.flags & 0xffu) == chip.mach && f.nundef == 0 &&
+              f.nkd == 2 && amd_elf_has_kernel(co, size, "vexp") && amd_elf_has_kernel(co, size, "fill") &&
+              !amd_elf_has_kernel(co, size, "helper"),
+          "raw code object for %s: machine %u flags 0x%x, %d undefined (%s), %d descriptors", chips[c], f.machine, f.flags,
+          f.nundef, f.undef, f.nkd);
+    /* the entries again, from the code object's metadata: explicit arguments at their offsets, the
+     * hidden ones (ockl's local size reads the implicit arguments in code object v5) after them */
+    CgRawEntry *me = NULL;
+    int32_t mn = 0;
+    CgAmdMeta meta;
+    if (CHECK(cg_amdgpu_code_object_entries(&g_ctx, co, size, &me, &mn, &d) == LOOM_OK &&
+                  cg_amdgpu_read_metadata(&g_ctx, co, size, &meta, &d) == LOOM_OK,
+              "raw code object metadata (%s): %s", chips[c], d.msg)) {
+      const CgRawEntry *v = NULL;
+      for (int32_t i = 0; i < mn; i++)
+        if (!strcmp(me[i].name, "vexp")) v = &me[i];
+      CHECK(mn == 2 && v && v->nparams == 4 && v->params[0].kind == CG_RAW_POINTER && v->params[1].kind == CG_RAW_POINTER &&
+                v->params[2].kind == CG_RAW_ANY && v->params[2].size == 4 && v->params[3].size == 4,
+            "entries from the metadata (%s)", chips[c]);
+      for (int32_t i = 0; i < meta.nkernels; i++) {
+        const CgAmdKernelMeta *k = &meta.kernels[i];
+        if (strcmp(k->name, "vexp")) continue;
+        int hidden = 0;
+        for (int32_t j = 0; j < k->nargs; j++) hidden += !strncmp(k->args[j].kind, "hidden_", 7);
+        CHECK(k->nargs >= 4 && k->args[0].offset == 0 && k->args[1].offset == 8 && k->args[2].offset == 16 &&
+                  k->args[3].offset == 20 && !strcmp(k->args[0].kind, "global_buffer") && k->args[0].address_space == 1 &&
+                  hidden > 0 && k->kernarg_size > 24,
+              "vexp (%s): %d args, offsets %u %u %u %u, %d hidden, kernarg %u", chips[c], k->nargs,
+              k->nargs > 0 ? k->args[0].offset : 0, k->nargs > 1 ? k->args[1].offset : 0,
+              k->nargs > 2 ? k->args[2].offset : 0, k->nargs > 3 ? k->args[3].offset : 0, hidden, k->kernarg_size);
+        printf("raw vexp (%s): kernarg %u bytes, %d hidden arguments\n", chips[c], k->kernarg_size, hidden);
+      }
+      cg_amdgpu_meta_free(&g_ctx, &meta);
+    }
+    cg_raw_entries_free(&g_ctx, me, mn);
+    cg_raw_entries_free(&g_ctx, es, n);
+    ctx_free(&g_ctx, co);
+  }
+  /* errors */
+  static const char nv_ir[] = "target triple = \"nvptx64-nvidia-cuda\"\ndefine void @k() {\n  ret void\n}\n";
+  static const char none_ir[] = "define void @k() {\n  ret void\n}\n";
+  const char *bad[3] = {nv_ir, none_ir, "this is not LLVM IR"};
+  const char *want[3] = {"nvptx64", "defines no kernel", "does not parse"};
+  for (int i = 0; i < 3; i++) {
+    char *co = NULL;
+    size_t size = 0;
+    CgRawEntry *es = NULL;
+    int32_t n = 0;
+    Diag d = {.status = LOOM_OK};
+    CHECK(cg_amdgpu_compile_llvm(&g_ctx, bad[i], strlen(bad[i]), false, "gfx942", &co, &size, &es, &n, &d) ==
+                  LOOM_ERR_INVALID_ARGUMENT && strstr(d.msg, want[i]) && !co && !es,
+          "bad raw IR %d: %s", i, d.msg);
+  }
+  Diag d = {.status = LOOM_OK};
+  CgRawEntry *es = NULL;
+  int32_t n = 0;
+  CHECK(cg_amdgpu_code_object_entries(&g_ctx, raw_ir, sizeof raw_ir, &es, &n, &d) == LOOM_ERR_INVALID_ARGUMENT && !es,
+        "entries of text that is no code object: %s", d.msg);
+}
+
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 int main(int argc, char **argv) {
@@ -783,6 +880,7 @@ int main(int argc, char **argv) {
   }
   test_chips();
   test_versions_and_linkers();
+  test_raw();
   /* the golden files: tests/golden next to this file's folder, or argv[1] */
   char dir[1024];
   if (argc > 1) snprintf(dir, sizeof dir, "%s", argv[1]);
