@@ -66,6 +66,8 @@ typedef struct AmdState {
   int cov;                 /* code object version: 4 or 5 */
   LLVMTargetMachineRef tm; /* CodeGenLevelAggressive, PIC */
   AmdDevLibs *libs;
+  bool dump;          /* a dump target: emit gives the assembly text (cg_amdgpu_target_set_dump) */
+  char dump_dir[1024]; /* and keeps the code objects there ("": no) */
   const char *linker; /* "comgr" / "ld.lld" of the last link */
   char why[512];      /* why not comgr */
   CgTarget *target;
@@ -153,12 +155,54 @@ static LoomStatus amd_optimize(CgGpuTarget *g, LLVMModuleRef mod, const CgGpuKer
   return e ? llvm_err(d, e, "optimization (amdgpu)") : LOOM_OK;
 }
 
+/* A dump target's assembly text of mod (emitted from a clone: code generation changes the module). */
+static LoomStatus emit_asm(AmdState *s, LLVMModuleRef mod, const KernelIr *k, char **text, Diag *d) {
+  LLVMModuleRef clone = LLVMCloneModule(mod);
+  char *err = NULL;
+  LLVMMemoryBufferRef buf = NULL;
+  LoomStatus st = LOOM_OK;
+  if (!clone || LLVMTargetMachineEmitToMemoryBuffer(s->tm, clone, LLVMAssemblyFile, &err, &buf)) {
+    st = diag_error(d, LOOM_ERR_BACKEND, "LLVM AMDGPU assembly failed for kernel '%s' (%s): %s", k->name, s->chip.name,
+                    err ? err : "?");
+  } else {
+    size_t n = LLVMGetBufferSize(buf);
+    *text = ctx_alloc(s->target->ctx, n + 1);
+    if (*text) {
+      memcpy(*text, LLVMGetBufferStart(buf), n);
+      (*text)[n] = 0;
+    } else {
+      st = diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory for %zu bytes of AMDGPU assembly", n + 1);
+    }
+    LLVMDisposeMemoryBuffer(buf);
+  }
+  if (err) LLVMDisposeMessage(err);
+  if (clone) LLVMDisposeModule(clone);
+  return st;
+}
+
+/* A dump target keeps each code object as <dir>/<module>.<chip>.co. */
+static LoomStatus write_code_object(AmdState *s, LLVMModuleRef mod, const char *code, size_t size, Diag *d) {
+  size_t n = 0;
+  char path[1400];
+  snprintf(path, sizeof path, "%s/%s.%s.co", s->dump_dir, LLVMGetModuleIdentifier(mod, &n), s->chip.name);
+  FILE *f = fopen(path, "wb");
+  bool ok = f && fwrite(code, 1, size, f) == size;
+  if (f && fclose(f) != 0) ok = false;
+  return ok ? LOOM_OK : diag_error(d, LOOM_ERR_BACKEND, "cannot write the code object %s", path);
+}
+
 static LoomStatus amd_emit(CgGpuTarget *g, LLVMModuleRef mod, const CgGpuKernel *gk, const KernelIr *k, char **code,
                            size_t *size, Diag *d) {
   AmdState *s = (AmdState *)g;
+  char *text = NULL;
+  if (s->dump) {
+    LoomStatus st = emit_asm(s, mod, k, &text, d);
+    if (st != LOOM_OK) return st;
+  }
   char *err = NULL;
   LLVMMemoryBufferRef buf = NULL;
   if (LLVMTargetMachineEmitToMemoryBuffer(s->tm, mod, LLVMObjectFile, &err, &buf)) {
+    ctx_free(s->target->ctx, text);
     LoomStatus st = diag_error(d, LOOM_ERR_BACKEND, "LLVM AMDGPU code generation failed for kernel '%s' (%s): %s",
                                k->name, s->chip.name, err ? err : "?");
     if (err) LLVMDisposeMessage(err);
@@ -168,7 +212,24 @@ static LoomStatus amd_emit(CgGpuTarget *g, LLVMModuleRef mod, const CgGpuKernel 
   LoomStatus st = cg_amd_link(s->target->ctx, &s->chip, LLVMGetBufferStart(buf), LLVMGetBufferSize(buf), code, size,
                               &s->linker, s->why, sizeof s->why, d);
   LLVMDisposeMemoryBuffer(buf);
+  if (st == LOOM_OK && s->dump && s->dump_dir[0]) st = write_code_object(s, mod, *code, *size, d);
+  if (s->dump) { /* the text takes the code object's place */
+    ctx_free(s->target->ctx, st == LOOM_OK ? *code : NULL);
+    if (st == LOOM_OK) {
+      *code = text;
+      *size = strlen(text);
+      text = NULL;
+    }
+  }
+  ctx_free(s->target->ctx, text);
   return st;
+}
+
+void cg_amdgpu_target_set_dump(CgTarget *t, const char *dir) {
+  AmdState *s = t && t->state && t->binary == CG_BINARY_AMDGPU ? t->state : NULL;
+  if (!s) return;
+  s->dump = true;
+  snprintf(s->dump_dir, sizeof s->dump_dir, "%s", dir ? dir : "");
 }
 
 void cg_amd_module_init(CgTarget *t, LLVMContextRef c, LLVMModuleRef mod) { amd_module_init(t->state, c, mod); }

@@ -190,6 +190,10 @@ const char *cg_amdgpu_chip_names(void);
  * GPU. LOOM_ERR_UNSUPPORTED when this LLVM has no AMDGPU backend or the chip is unknown. */
 LoomStatus cg_amdgpu_target_create(LoomContext *ctx, const char *gfx, int code_object_version, CgTarget **out,
                                    Diag *d);
+/* Makes t a dump target: each compile's code is the AMDGPU assembly text (NUL-terminated: instructions,
+ * the kernel descriptors' .amdhsa directives, the metadata) of the code object, which is still linked
+ * and, when dir is not NULL or "", written to dir/<module>.<chip>.co (LOOM_DUMP_AMDGPU_DIR). */
+void cg_amdgpu_target_set_dump(CgTarget *t, const char *dir);
 /* How the AMD target t linked its last code object: "comgr" or "ld.lld" ("" before the first), and
  * why not comgr (why may be NULL). */
 const char *cg_amdgpu_linker(CgTarget *t, const char **why);

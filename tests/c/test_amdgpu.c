@@ -752,6 +752,44 @@ static void test_versions_and_linkers(void) {
     sizes[p] = cc.gpu->code_size;
     g_t[T_90A]->release(g_t[T_90A], &cc);
   }
+  /* a dump target: the assembly text, and the code object kept in a folder */
+  unsetenv("LOOM_AMDGPU_LINKER");
+  char dir[] = "/tmp/loom_amd_dump_XXXXXX";
+  CgTarget *dt = NULL;
+  if (CHECK(mkdtemp(dir) && cg_amdgpu_target_create(&g_ctx, "gfx942", 0, &dt, &d) == LOOM_OK, "dump target: %s", d.msg)) {
+    cg_amdgpu_target_set_dump(dt, dir);
+    CgCompiled cc;
+    if (CHECK(dt->compile(dt, k, NULL, &cc, &d) == LOOM_OK, "dump compile: %s", d.msg)) {
+      const char *text = cc.gpu->code;
+      CHECK(text && cc.gpu->code_size == strlen(text) && strstr(text, ".amdhsa_kernel ") &&
+                strstr(text, "amdhsa.kernels") && strstr(text, "s_barrier") && strstr(text, "ds_bpermute_b32"),
+            "dump text: %.200s", text ? text : "(null)");
+      char cmd[300];
+      snprintf(cmd, sizeof cmd, "ls %s/*.gfx942.co", dir);
+      char *ls = amd_run(cmd);
+      size_t n = 0;
+      char *co = NULL;
+      if (CHECK(ls && strstr(ls, ".gfx942.co"), "dump folder: %s", ls ? ls : "(empty)")) {
+        ls[strcspn(ls, "\n")] = 0;
+        co = read_text(ls);
+        FILE *f = fopen(ls, "rb");
+        if (f) {
+          fseek(f, 0, SEEK_END);
+          n = (size_t)ftell(f);
+          fclose(f);
+        }
+        AmdElfFacts ef;
+        CHECK(co && amd_elf_read(co, n, &ef) && ef.machine == EM_AMDGPU && (ef.flags & 0xffu) == 0x4c && ef.nkd > 0,
+              "the dumped code object %s", ls);
+        unlink(ls);
+      }
+      free(co);
+      free(ls);
+      dt->release(dt, &cc);
+    }
+    dt->destroy(dt);
+    rmdir(dir);
+  }
   setenv("LOOM_AMDGPU_LINKER", "bogus", 1);
   CgCompiled cc;
   d.status = LOOM_OK;
