@@ -18,7 +18,7 @@
 
 #include "frontend/frontend.h"
 #include "loom/loom.h"
-#include "runtime/cuda.h"
+#include "runtime/cuda/cuda.h"
 #include "runtime/runtime.h"
 
 static LoomContext *ctx;

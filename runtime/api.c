@@ -22,8 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "runtime/cuda.h"
-#include "runtime/runtime.h"
+#include "runtime/device.h"
 
 enum { RT_MAX_THREADS = 1024 };
 
@@ -75,8 +74,11 @@ static void clear_last_error(LoomContext *ctx) {
 
 static void rt_state_destroy(LoomContext *ctx, RtState *rt) {
   if (!rt) return;
-  rt_gpu_destroy(ctx);
-  pthread_mutex_destroy(&rt->gpu_lock);
+  for (int kind = 0; kind < RT_DEVICE_KINDS; kind++) {
+    const RtDevice *dev = rt_device((LoomDeviceKind)kind);
+    if (dev && ctx->rt) dev->close(ctx);
+  }
+  pthread_mutex_destroy(&rt->device_lock);
   rt_cache_destroy(rt->cache); /* releases compiled kernels through the target: before it goes */
   if (rt->host && rt->host->destroy) rt->host->destroy(rt->host);
   rt_pool_destroy(rt->pool);
@@ -117,13 +119,13 @@ LOOM_API LoomStatus loom_context_create_ex(const LoomContextOptions *options, Lo
     alloc.free(alloc.user, ctx);
     return LOOM_ERR_OUT_OF_MEMORY;
   }
-  if (pthread_mutex_init(&rt->stats_lock, NULL) != 0 || pthread_mutex_init(&rt->gpu_lock, NULL) != 0) {
+  if (pthread_mutex_init(&rt->stats_lock, NULL) != 0 || pthread_mutex_init(&rt->device_lock, NULL) != 0) {
     ctx_free(ctx, rt);
     alloc.free(alloc.user, ctx);
     return LOOM_ERR_BACKEND;
   }
   ctx->rt = rt;
-  rt->gpu_fail.status = LOOM_OK;
+  for (int kind = 0; kind < RT_DEVICE_KINDS; kind++) rt->devices[kind].fail.status = LOOM_OK;
   LoomStatus st = rt_host_pool_create(ctx, &rt->host_pool, &d);
   if (st == LOOM_OK) st = rt_pool_create(ctx, nthreads, &rt->pool, &d);
   if (st == LOOM_OK) st = cg_host_target_create(ctx, &rt->host, &d);
@@ -170,7 +172,21 @@ LOOM_API LoomStatus loom_get_stats(LoomContext *ctx, LoomStats *out) {
   return LOOM_OK;
 }
 
-/* ---- devices ------------------------------------------------------------------------------------------ */
+/* ---- devices ------------------------------------------------------------------------------------------
+ * Every device call goes through the kind's table (device.h); a kind this build has no table for is
+ * LOOM_ERR_UNSUPPORTED naming the kinds it has. */
+
+/* The table of kind for fn, or NULL with d written. */
+static const RtDevice *device_of(LoomDeviceKind kind, const char *fn, Diag *d) {
+  const RtDevice *dev = rt_device(kind);
+  if (!dev) {
+    char have[64];
+    diag_error(d, LOOM_ERR_UNSUPPORTED, "%s: device kind %d is not available (this build has %s)", fn, (int)kind,
+               rt_device_kinds(have, sizeof have));
+  }
+  return dev;
+}
+
 LOOM_API LoomStatus loom_device_count(LoomContext *ctx, LoomDeviceKind kind, int32_t *count) {
   if (!ctx) return LOOM_ERR_INVALID_ARGUMENT;
   Diag d = {.status = LOOM_OK};
@@ -178,9 +194,8 @@ LOOM_API LoomStatus loom_device_count(LoomContext *ctx, LoomDeviceKind kind, int
     diag_error(&d, LOOM_ERR_INVALID_ARGUMENT, !count ? "loom_device_count: count is NULL" : "loom_device_count: no runtime");
     return ctx_report(ctx, &d);
   }
-  if (kind == LOOM_DEVICE_HOST) *count = 1;
-  else if (kind == LOOM_DEVICE_CUDA) *count = rt_gpu_device_count(ctx);
-  else *count = 0;
+  const RtDevice *dev = rt_device(kind);
+  *count = dev ? dev->count(ctx) : 0;
   return LOOM_OK;
 }
 
@@ -200,9 +215,11 @@ static LoomStatus check_desc(const LoomArray *a, const char *fn, const char *wha
     return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "%s: %s has ndim %d (0..%d)", fn, what, a->ndim, LOOM_MAX_RANK);
   for (int i = 0; i < a->ndim; i++)
     if (a->shape[i] < 0) return diag_error(d, LOOM_ERR_SHAPE, "%s: %s has a negative dimension", fn, what);
-  if (a->device != LOOM_DEVICE_HOST && a->device != LOOM_DEVICE_CUDA)
-    return diag_error(d, LOOM_ERR_UNSUPPORTED, "%s: %s is on device kind %d; this version has HOST and CUDA", fn, what,
-                      (int)a->device);
+  if (!rt_device(a->device)) {
+    char have[64];
+    return diag_error(d, LOOM_ERR_UNSUPPORTED, "%s: %s is on device kind %d; this build has %s", fn, what,
+                      (int)a->device, rt_device_kinds(have, sizeof have));
+  }
   return LOOM_OK;
 }
 
@@ -225,12 +242,14 @@ LOOM_API LoomStatus loom_array_alloc(LoomContext *ctx, LoomArray *a) {
     s *= a->shape[i] > 1 ? a->shape[i] : 1;
   }
   void *p = NULL;
-  if (a->device == LOOM_DEVICE_CUDA) {
-    if (rt_gpu_alloc(ctx, a->device_index, bytes, &p, &d) != LOOM_OK) return ctx_report(ctx, &d);
-  } else if (bytes > 0) {
-    p = rt_host_alloc(ctx->rt->host_pool, bytes);
-    if (!p) {
-      diag_error(&d, LOOM_ERR_OUT_OF_MEMORY, "loom_array_alloc: out of memory for %zu bytes", bytes);
+  /* a host array of no bytes has no data; a device's alloc checks the device even then */
+  if (bytes > 0 || a->device != LOOM_DEVICE_HOST) {
+    Diag ad = {.status = LOOM_OK};
+    if (rt_device(a->device)->alloc(ctx, a->device_index, bytes, &p, &ad) != LOOM_OK) {
+      if (ad.status == LOOM_ERR_OUT_OF_MEMORY)
+        diag_error(&d, ad.status, "loom_array_alloc: out of memory for %zu bytes (%s)", bytes, ad.msg);
+      else
+        d = ad;
       return ctx_report(ctx, &d);
     }
   }
@@ -238,6 +257,24 @@ LOOM_API LoomStatus loom_array_alloc(LoomContext *ctx, LoomArray *a) {
   return LOOM_OK;
 }
 
+LOOM_API void loom_array_free(LoomContext *ctx, LoomArray *array) {
+  if (!array) return;
+  const RtDevice *dev = rt_device(array->device);
+  /* The size comes from the descriptor loom_eval or loom_array_alloc filled in (C-contiguous, so
+   * numel * size): the host pool's size class. */
+  int64_t numel = array->ndim >= 0 && array->ndim <= LOOM_MAX_RANK ? ir_numel(array->ndim, array->shape) : 0;
+  size_t bytes = numel > 0 ? (size_t)numel * loom_dtype_size(array->dtype) : 0;
+  if (ctx && ctx->rt && dev) {
+    Diag d = {.status = LOOM_OK};
+    if (array->data) dev->free(ctx, array->device_index, array->data, bytes, &d);
+  } else if (array->device == LOOM_DEVICE_HOST) {
+    ctx_free(ctx, array->data);
+  }
+  memset(array, 0, sizeof *array);
+}
+
+/* Copies between any two of host and device memory: the copy of the device kind involved (the host's
+ * when both are host arrays). */
 LOOM_API LoomStatus loom_array_copy(LoomContext *ctx, LoomArray *dst, const LoomArray *src) {
   if (!ctx) return LOOM_ERR_INVALID_ARGUMENT;
   Diag d = {.status = LOOM_OK};
@@ -258,9 +295,18 @@ LOOM_API LoomStatus loom_array_copy(LoomContext *ctx, LoomArray *dst, const Loom
                                           "view into a new array with loom_eval first)");
     return ctx_report(ctx, &d);
   }
+  if (dst->device != LOOM_DEVICE_HOST && src->device != LOOM_DEVICE_HOST && dst->device != src->device) {
+    char b1[32], b2[32];
+    diag_error(&d, LOOM_ERR_UNSUPPORTED, "loom_array_copy: no copy from %s to %s: copy through a host array",
+               rt_device_label(b1, sizeof b1, src->device, src->device_index),
+               rt_device_label(b2, sizeof b2, dst->device, dst->device_index));
+    return ctx_report(ctx, &d);
+  }
   size_t bytes = (size_t)ir_numel(src->ndim, src->shape) * loom_dtype_size(src->dtype);
-  if (rt_gpu_memcpy(ctx, dst->device, dst->device_index, dst->data, src->device, src->device_index, src->data, bytes,
-                    &d) != LOOM_OK)
+  if (bytes == 0) return LOOM_OK;
+  const RtDevice *dev = rt_device(dst->device != LOOM_DEVICE_HOST ? dst->device : src->device);
+  if (dev->copy(ctx, dst->data, dst->device, dst->device_index, src->data, src->device, src->device_index, bytes, &d) !=
+      LOOM_OK)
     return ctx_report(ctx, &d);
   return LOOM_OK;
 }
@@ -269,51 +315,47 @@ LOOM_API LoomStatus loom_device_synchronize(LoomContext *ctx, LoomDeviceKind kin
   if (!ctx) return LOOM_ERR_INVALID_ARGUMENT;
   if (kind == LOOM_DEVICE_HOST || !ctx->rt) return LOOM_OK;
   Diag d = {.status = LOOM_OK};
-  if (kind != LOOM_DEVICE_CUDA) {
-    diag_error(&d, LOOM_ERR_UNSUPPORTED, "loom_device_synchronize: device kind %d is not available", (int)kind);
-    return ctx_report(ctx, &d);
-  }
-  if (rt_gpu_synchronize(ctx, index, &d) != LOOM_OK) return ctx_report(ctx, &d);
+  const RtDevice *dev = device_of(kind, "loom_device_synchronize", &d);
+  if (!dev || dev->synchronize(ctx, index, &d) != LOOM_OK) return ctx_report(ctx, &d);
   return LOOM_OK;
 }
 
 /* ---- streams, events and pool figures ---------------------------------------------------------------
- * Host streams and events are plain records: work on the host is done when its call returns, so a
- * host stream has nothing to order and a host event is "complete" at once; its time is the host's
- * monotonic clock when it was recorded. CUDA ones wrap the driver objects (cuda_backend.c), and the
- * calling thread's current stream of a device is what loom_eval, loom_array_copy and events use. */
+ * A LoomStream / LoomEvent is the device's own stream or event with the device it belongs to. Host ones
+ * exist and complete at once (work on the host is done when its call returns); a host event's time is
+ * the host's monotonic clock when it was recorded. The calling thread's current stream of a device is
+ * what loom_eval, loom_array_copy and events use. */
 struct LoomStream {
-  LoomDeviceKind kind;
+  const RtDevice *dev;
   int32_t index;
-  RtCuStream *cs; /* CUDA only */
+  RtStream *s; /* NULL for the host */
 };
 
 struct LoomEvent {
-  LoomDeviceKind kind;
+  const RtDevice *dev;
   int32_t index;
-  RtCuEvent *ce; /* CUDA only */
+  RtEvent *e;
   bool recorded;
-  double host_ms; /* host: when recorded */
 };
 
-static double api_now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
-
-/* Checks a device kind and index for fn: HOST index 0, or CUDA (the index is checked on use). */
-static LoomStatus check_device(LoomContext *ctx, LoomDeviceKind kind, int32_t index, const char *fn, Diag *d) {
-  if (!ctx->rt) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "%s: the context has no runtime", fn);
-  if (kind == LOOM_DEVICE_HOST) {
-    if (index != 0)
-      return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "%s: the host is device 0, not %d", fn, (int)index);
-    return LOOM_OK;
+/* Checks a device kind and index for fn: an available kind, the host's index 0 (devices check theirs
+ * on use). */
+static const RtDevice *check_device(LoomContext *ctx, LoomDeviceKind kind, int32_t index, const char *fn, Diag *d) {
+  if (!ctx->rt) {
+    diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "%s: the context has no runtime", fn);
+    return NULL;
   }
-  if (kind != LOOM_DEVICE_CUDA)
-    return diag_error(d, LOOM_ERR_UNSUPPORTED, "%s: device kind %d is not available (HOST or CUDA)", fn, (int)kind);
-  if (index < 0) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "%s: CUDA device index %d is negative", fn, (int)index);
-  return LOOM_OK;
+  const RtDevice *dev = device_of(kind, fn, d);
+  if (!dev) return NULL;
+  if (kind == LOOM_DEVICE_HOST && index != 0) {
+    diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "%s: the host is device 0, not %d", fn, (int)index);
+    return NULL;
+  }
+  if (index < 0) {
+    diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "%s: %s device index %d is negative", fn, dev->name, (int)index);
+    return NULL;
+  }
+  return dev;
 }
 
 LOOM_API LoomStatus loom_stream_create(LoomContext *ctx, LoomDeviceKind kind, int32_t index, LoomStream **out) {
@@ -324,15 +366,16 @@ LOOM_API LoomStatus loom_stream_create(LoomContext *ctx, LoomDeviceKind kind, in
     return ctx_report(ctx, &d);
   }
   *out = NULL;
-  if (check_device(ctx, kind, index, "loom_stream_create", &d) != LOOM_OK) return ctx_report(ctx, &d);
+  const RtDevice *dev = check_device(ctx, kind, index, "loom_stream_create", &d);
+  if (!dev) return ctx_report(ctx, &d);
   LoomStream *s = ctx_calloc(ctx, 1, sizeof *s);
   if (!s) {
     diag_error(&d, LOOM_ERR_OUT_OF_MEMORY, "loom_stream_create: out of memory");
     return ctx_report(ctx, &d);
   }
-  s->kind = kind;
+  s->dev = dev;
   s->index = index;
-  if (kind == LOOM_DEVICE_CUDA && rt_gpu_stream_create(ctx, index, &s->cs, &d) != LOOM_OK) {
+  if (dev->stream_create(ctx, index, &s->s, &d) != LOOM_OK) {
     ctx_free(ctx, s);
     return ctx_report(ctx, &d);
   }
@@ -342,7 +385,7 @@ LOOM_API LoomStatus loom_stream_create(LoomContext *ctx, LoomDeviceKind kind, in
 
 LOOM_API void loom_stream_destroy(LoomContext *ctx, LoomStream *s) {
   if (!ctx || !s) return;
-  if (s->cs) rt_gpu_stream_destroy(ctx, s->cs);
+  if (s->s) s->dev->stream_destroy(ctx, s->s);
   ctx_free(ctx, s);
 }
 
@@ -353,26 +396,26 @@ LOOM_API LoomStatus loom_stream_synchronize(LoomContext *ctx, LoomStream *s) {
     diag_error(&d, LOOM_ERR_INVALID_ARGUMENT, "loom_stream_synchronize: stream is NULL");
     return ctx_report(ctx, &d);
   }
-  if (s->cs && rt_gpu_stream_synchronize(ctx, s->cs, &d) != LOOM_OK) return ctx_report(ctx, &d);
+  if (s->s && s->dev->stream_synchronize(ctx, s->s, &d) != LOOM_OK) return ctx_report(ctx, &d);
   return LOOM_OK;
 }
 
 LOOM_API LoomStatus loom_stream_use(LoomContext *ctx, LoomDeviceKind kind, int32_t index, LoomStream *s) {
   if (!ctx) return LOOM_ERR_INVALID_ARGUMENT;
   Diag d = {.status = LOOM_OK};
-  if (check_device(ctx, kind, index, "loom_stream_use", &d) != LOOM_OK) return ctx_report(ctx, &d);
-  if (s && (s->kind != kind || s->index != index)) {
-    diag_error(&d, LOOM_ERR_INVALID_ARGUMENT, "loom_stream_use: the stream belongs to device %s:%d, not %s:%d",
-               s->kind == LOOM_DEVICE_CUDA ? "cuda" : "host", (int)s->index, kind == LOOM_DEVICE_CUDA ? "cuda" : "host",
-               (int)index);
+  const RtDevice *dev = check_device(ctx, kind, index, "loom_stream_use", &d);
+  if (!dev) return ctx_report(ctx, &d);
+  if (s && (s->dev != dev || s->index != index)) {
+    char b1[32], b2[32];
+    diag_error(&d, LOOM_ERR_INVALID_ARGUMENT, "loom_stream_use: the stream belongs to device %s, not %s",
+               rt_device_label(b1, sizeof b1, s->dev->kind, s->index), rt_device_label(b2, sizeof b2, kind, index));
     return ctx_report(ctx, &d);
   }
-  if (kind == LOOM_DEVICE_CUDA && rt_gpu_stream_use(ctx, index, s ? s->cs : NULL, &d) != LOOM_OK)
-    return ctx_report(ctx, &d);
+  if (dev->stream_use(ctx, index, s ? s->s : NULL, &d) != LOOM_OK) return ctx_report(ctx, &d);
   return LOOM_OK;
 }
 
-LOOM_API void *loom_stream_handle(LoomStream *s) { return s && s->cs ? rt_cuda_stream_raw(s->cs) : NULL; }
+LOOM_API void *loom_stream_handle(LoomStream *s) { return s && s->s ? s->dev->stream_handle(s->s) : NULL; }
 
 LOOM_API LoomStatus loom_event_create(LoomContext *ctx, LoomDeviceKind kind, int32_t index, LoomEvent **out) {
   if (!ctx) return LOOM_ERR_INVALID_ARGUMENT;
@@ -382,15 +425,16 @@ LOOM_API LoomStatus loom_event_create(LoomContext *ctx, LoomDeviceKind kind, int
     return ctx_report(ctx, &d);
   }
   *out = NULL;
-  if (check_device(ctx, kind, index, "loom_event_create", &d) != LOOM_OK) return ctx_report(ctx, &d);
+  const RtDevice *dev = check_device(ctx, kind, index, "loom_event_create", &d);
+  if (!dev) return ctx_report(ctx, &d);
   LoomEvent *e = ctx_calloc(ctx, 1, sizeof *e);
   if (!e) {
     diag_error(&d, LOOM_ERR_OUT_OF_MEMORY, "loom_event_create: out of memory");
     return ctx_report(ctx, &d);
   }
-  e->kind = kind;
+  e->dev = dev;
   e->index = index;
-  if (kind == LOOM_DEVICE_CUDA && rt_gpu_event_create(ctx, index, &e->ce, &d) != LOOM_OK) {
+  if (dev->event_create(ctx, index, &e->e, &d) != LOOM_OK) {
     ctx_free(ctx, e);
     return ctx_report(ctx, &d);
   }
@@ -400,7 +444,7 @@ LOOM_API LoomStatus loom_event_create(LoomContext *ctx, LoomDeviceKind kind, int
 
 LOOM_API void loom_event_destroy(LoomContext *ctx, LoomEvent *e) {
   if (!ctx || !e) return;
-  if (e->ce) rt_gpu_event_destroy(ctx, e->ce);
+  if (e->e) e->dev->event_destroy(ctx, e->e);
   ctx_free(ctx, e);
 }
 
@@ -408,12 +452,11 @@ LOOM_API LoomStatus loom_event_record(LoomContext *ctx, LoomEvent *e, LoomStream
   if (!ctx) return LOOM_ERR_INVALID_ARGUMENT;
   Diag d = {.status = LOOM_OK};
   if (!e) diag_error(&d, LOOM_ERR_INVALID_ARGUMENT, "loom_event_record: event is NULL");
-  else if (s && (s->kind != e->kind || s->index != e->index))
+  else if (s && (s->dev != e->dev || s->index != e->index))
     diag_error(&d, LOOM_ERR_INVALID_ARGUMENT, "loom_event_record: the stream and the event belong to different "
                                                "devices: create both on one device");
   if (d.status != LOOM_OK) return ctx_report(ctx, &d);
-  if (e->ce && rt_gpu_event_record(ctx, e->index, e->ce, s ? s->cs : NULL, &d) != LOOM_OK) return ctx_report(ctx, &d);
-  e->host_ms = api_now_ms();
+  if (e->dev->event_record(ctx, e->index, e->e, s ? s->s : NULL, &d) != LOOM_OK) return ctx_report(ctx, &d);
   e->recorded = true;
   return LOOM_OK;
 }
@@ -425,7 +468,7 @@ LOOM_API LoomStatus loom_event_synchronize(LoomContext *ctx, LoomEvent *e) {
     diag_error(&d, LOOM_ERR_INVALID_ARGUMENT, "loom_event_synchronize: event is NULL");
     return ctx_report(ctx, &d);
   }
-  if (e->ce && rt_gpu_event_synchronize(ctx, e->ce, &d) != LOOM_OK) return ctx_report(ctx, &d);
+  if (e->dev->event_synchronize(ctx, e->e, &d) != LOOM_OK) return ctx_report(ctx, &d);
   return LOOM_OK;
 }
 
@@ -434,16 +477,12 @@ LOOM_API LoomStatus loom_event_elapsed_ms(LoomContext *ctx, LoomEvent *start, Lo
   Diag d = {.status = LOOM_OK};
   if (!start || !end || !ms)
     diag_error(&d, LOOM_ERR_INVALID_ARGUMENT, "loom_event_elapsed_ms: start, end and ms must not be NULL");
-  else if (start->kind != end->kind || start->index != end->index)
+  else if (start->dev != end->dev || start->index != end->index)
     diag_error(&d, LOOM_ERR_INVALID_ARGUMENT, "loom_event_elapsed_ms: the events belong to different devices");
   else if (!start->recorded || !end->recorded)
     diag_error(&d, LOOM_ERR_INVALID_ARGUMENT, "loom_event_elapsed_ms: record both events (loom_event_record) first");
   if (d.status != LOOM_OK) return ctx_report(ctx, &d);
-  if (start->ce) {
-    if (rt_gpu_event_elapsed(ctx, start->ce, end->ce, ms, &d) != LOOM_OK) return ctx_report(ctx, &d);
-  } else {
-    *ms = (float)(end->host_ms - start->host_ms);
-  }
+  if (start->dev->event_elapsed(ctx, start->e, end->e, ms, &d) != LOOM_OK) return ctx_report(ctx, &d);
   return LOOM_OK;
 }
 
@@ -454,14 +493,9 @@ LOOM_API LoomStatus loom_pool_stats(LoomContext *ctx, LoomDeviceKind kind, int32
     diag_error(&d, LOOM_ERR_INVALID_ARGUMENT, "loom_pool_stats: out is NULL");
     return ctx_report(ctx, &d);
   }
-  if (check_device(ctx, kind, index, "loom_pool_stats", &d) != LOOM_OK) return ctx_report(ctx, &d);
-  if (kind == LOOM_DEVICE_HOST) {
-    out->used_bytes = rt_host_pool_used(ctx->rt->host_pool);
-    out->total_bytes = out->used_bytes + rt_host_pool_cached(ctx->rt->host_pool);
-    return LOOM_OK;
-  }
-  RtCuPoolStats ps;
-  if (rt_gpu_pool_stats(ctx, index, &ps, &d) != LOOM_OK) return ctx_report(ctx, &d);
+  const RtDevice *dev = check_device(ctx, kind, index, "loom_pool_stats", &d);
+  RtPoolStats ps;
+  if (!dev || dev->pool_stats(ctx, index, &ps, &d) != LOOM_OK) return ctx_report(ctx, &d);
   out->used_bytes = ps.used_bytes;
   out->total_bytes = ps.total_bytes;
   return LOOM_OK;
@@ -470,11 +504,7 @@ LOOM_API LoomStatus loom_pool_stats(LoomContext *ctx, LoomDeviceKind kind, int32
 LOOM_API LoomStatus loom_pool_free_all_blocks(LoomContext *ctx, LoomDeviceKind kind, int32_t index) {
   if (!ctx) return LOOM_ERR_INVALID_ARGUMENT;
   Diag d = {.status = LOOM_OK};
-  if (check_device(ctx, kind, index, "loom_pool_free_all_blocks", &d) != LOOM_OK) return ctx_report(ctx, &d);
-  if (kind == LOOM_DEVICE_HOST) {
-    rt_host_pool_trim(ctx->rt->host_pool);
-    return LOOM_OK;
-  }
-  if (rt_gpu_pool_free_all_blocks(ctx, index, &d) != LOOM_OK) return ctx_report(ctx, &d);
+  const RtDevice *dev = check_device(ctx, kind, index, "loom_pool_free_all_blocks", &d);
+  if (!dev || dev->pool_trim(ctx, index, &d) != LOOM_OK) return ctx_report(ctx, &d);
   return LOOM_OK;
 }

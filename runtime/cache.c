@@ -1,9 +1,13 @@
-/* cache.c: the in-memory kernel cache (signature -> compiled kernel).
+/* cache.c: the in-memory kernel table (signature -> a kernel prepared for one device), used by every
+ * device: the host's compiled functions (rt_cache_create over a CgTarget) and a GPU device's loaded
+ * kernels (rt_cache_create_ops with the device's make / drop).
  *
  * Key: the text of ir_print_kernel_key (which names every dtype, layout and op, and prints the kernel
- * name as "-") followed by a newline and the target's own description (target->describe: LLVM
- * version, triple or architecture, CPU and features). The key is hashed with ir_hash_bytes into a
- * fixed table of bucket chains; a lookup compares the whole key, so a hash collision is harmless.
+ * name as "-") followed by a newline and the description the table was created with (the target's
+ * own describe(): LLVM version, triple or architecture, CPU and features). The key is hashed with
+ * ir_hash_bytes into a fixed table of bucket chains; a lookup compares the whole key, so a hash
+ * collision is harmless. Values live in place in their entry (value_size bytes after the header), so
+ * a value pointer maps back to its entry.
  *
  * Concurrency: one mutex guards the table, and one condition variable announces state changes. An
  * entry is created in state COMPILING by the first thread that misses; that thread compiles with the
@@ -12,17 +16,18 @@
  * compiles again: the failure may have been an out-of-memory), and its waiters all receive the same
  * message; the last one out frees it.
  *
- * Bound: at most RT_CACHE_MAX_ENTRIES (4096) entries. When an insertion exceeds the bound, the least
- * recently used entries that are READY and not pinned are evicted (released through target->release).
+ * Bound: at most max_entries entries (RT_CACHE_MAX_ENTRIES for the host; none for GPU devices, whose
+ * loaded kernels live as long as the context). When an insertion exceeds the bound, the least
+ * recently used entries that are READY and not pinned are evicted (released through ops->drop).
  * rt_cache_acquire pins an entry until rt_cache_release; rt_cache_get pins it for the cache's life
  * (its contract promises the kernel lives as long as the cache). If every entry is pinned, the cache
  * grows past the bound for a while and shrinks again on later releases.
  *
- * LLVM IR: when want_llvm_ir is asked and a READY entry has no IR text, the kernel is compiled again
- * with IR; the text moves onto the entry (the second compilation is released), one thread at a time.
+ * LLVM IR: when want_llvm_ir is asked and a READY entry has no IR text (ops->has_llvm_ir), ops->add_llvm_ir
+ * adds it (the host compiles again with IR and moves the text onto the value), one thread at a time.
  *
- * Stats (ctx->rt->stats under stats_lock): cache_hits per hit; kernels_compiled and compile_ms per
- * compilation (including IR recompilations).
+ * Stats (ctx->rt->stats under stats_lock): cache_hits per hit here; kernels_compiled and compile_ms
+ * by the ops per compilation (the target table: including IR recompilations).
  */
 #include <stdio.h>
 #include <string.h>
@@ -35,7 +40,6 @@
 typedef enum CeState { CE_COMPILING, CE_READY, CE_FAILED } CeState;
 
 typedef struct CacheEntry {
-  CgCompiled compiled; /* first member: rt_cache_release maps a CgCompiled * back to its entry */
   struct CacheEntry *chain;              /* bucket chain; also the eviction list */
   struct CacheEntry *lru_prev, *lru_next; /* most recent at the head */
   uint64_t hash;
@@ -47,11 +51,15 @@ typedef struct CacheEntry {
   bool linked;    /* in the table and the LRU list */
   int64_t pins;   /* acquirers and waiters */
   Diag fail;      /* CE_FAILED: the compiler's message */
+  _Alignas(16) unsigned char value[]; /* value_size bytes: the device's kernel */
 } CacheEntry;
 
 struct RtCache {
   LoomContext *ctx;
-  CgTarget *target;
+  RtCacheOps ops;
+  void *user;
+  size_t value_size;
+  int64_t max_entries; /* 0: no bound */
   char *desc; /* target description, part of every key */
   pthread_mutex_t lock;
   pthread_cond_t cv;
@@ -75,18 +83,18 @@ static void stats_add(LoomContext *ctx, uint64_t hits, uint64_t compiled, double
   pthread_mutex_unlock(&ctx->rt->stats_lock);
 }
 
-LoomStatus rt_cache_create(LoomContext *ctx, CgTarget *target, RtCache **out, Diag *d) {
-  if (!out || !target)
+LoomStatus rt_cache_create_ops(LoomContext *ctx, const char *desc, const RtCacheOps *ops, void *user,
+                               size_t value_size, int64_t max_entries, RtCache **out, Diag *d) {
+  if (!out || !ops || !ops->make || !ops->drop || !desc)
     return diag_error(d, LOOM_ERR_INTERNAL, "internal error: rt_cache_create: NULL argument");
   *out = NULL;
-  const char *desc = target->describe ? target->describe(target) : NULL;
-  if (!desc || !*desc)
-    return diag_error(d, LOOM_ERR_INTERNAL, "internal error: the %s target does not describe itself",
-                      target->name ? target->name : "?");
   RtCache *c = ctx_calloc(ctx, 1, sizeof *c);
   if (!c) return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: kernel cache (%zu bytes)", sizeof *c);
   c->ctx = ctx;
-  c->target = target;
+  c->ops = *ops;
+  c->user = user;
+  c->value_size = value_size;
+  c->max_entries = max_entries;
   size_t dl = strlen(desc);
   c->desc = ctx_alloc(ctx, dl + 1);
   c->buckets = ctx_calloc(ctx, RT_CACHE_BUCKETS, sizeof *c->buckets);
@@ -115,13 +123,9 @@ LoomStatus rt_cache_create(LoomContext *ctx, CgTarget *target, RtCache **out, Di
   return LOOM_OK;
 }
 
-/* Releases what an entry owns and the entry itself. The IR text is detached first and freed here,
- * so it does not matter whether target->release frees llvm_ir or not. */
+/* Releases what an entry owns and the entry itself. */
 static void entry_free(RtCache *c, CacheEntry *e) {
-  char *ir = e->compiled.llvm_ir;
-  e->compiled.llvm_ir = NULL;
-  if (e->state == CE_READY && c->target->release) c->target->release(c->target, &e->compiled);
-  ctx_free(c->ctx, ir);
+  if (e->state == CE_READY) c->ops.drop(c->user, e->value);
   ctx_free(c->ctx, e->key);
   ctx_free(c->ctx, e);
 }
@@ -177,7 +181,7 @@ static CacheEntry *table_find(RtCache *c, uint64_t h, const char *key, size_t ke
 static CacheEntry *evict_over_bound(RtCache *c) {
   CacheEntry *victims = NULL;
   CacheEntry *e = c->lru_tail;
-  while (c->count > RT_CACHE_MAX_ENTRIES && e) {
+  while (c->max_entries > 0 && c->count > c->max_entries && e) {
     CacheEntry *prev = e->lru_prev;
     if (e->state == CE_READY && e->pins == 0 && !e->permanent && !e->ir_busy) {
       table_unlink(c, e);
@@ -198,41 +202,26 @@ static void free_victims(RtCache *c, CacheEntry *v) {
 }
 
 /* ---- lookup ---------------------------------------------------------------------------------------- */
-/* Compiles k again with IR text and moves the text onto e. Called with the lock held and e->ir_busy
- * set by the caller; returns with the lock held and e->ir_busy cleared. */
-static LoomStatus compile_ir_text(RtCache *c, CacheEntry *e, const KernelIr *k, Diag *d) {
+static bool has_ir(RtCache *c, CacheEntry *e) { return c->ops.has_llvm_ir && c->ops.has_llvm_ir(c->user, e->value); }
+
+/* Adds LLVM IR text to e's value (ops->add_llvm_ir). Called with the lock held and e->ir_busy set by
+ * the caller; returns with the lock held and e->ir_busy cleared. */
+static LoomStatus add_ir_text(RtCache *c, CacheEntry *e, const KernelIr *k, Diag *d) {
   pthread_mutex_unlock(&c->lock);
-  CgCompiled tmp;
-  memset(&tmp, 0, sizeof tmp);
   Diag cd = {.status = LOOM_OK};
-  double t0 = now_ms();
-  CgCompileOptions opt = CG_COMPILE_DEFAULTS;
-  opt.want_llvm_ir = true;
-  LoomStatus st = c->target->compile(c->target, k, &opt, &tmp, &cd);
-  double ms = now_ms() - t0;
-  stats_add(c->ctx, 0, 1, ms);
-  char *text = NULL;
-  if (st == LOOM_OK) {
-    text = tmp.llvm_ir;
-    tmp.llvm_ir = NULL;
-    if (c->target->release) c->target->release(c->target, &tmp);
-    if (!text)
-      st = diag_error(&cd, LOOM_ERR_BACKEND,
-                      "the %s target returned no LLVM IR text although it was asked for",
-                      c->target->name ? c->target->name : "?");
-  } else if (cd.status == LOOM_OK) {
-    diag_error(&cd, st, "compiling kernel %s failed", k->name);
-  }
+  LoomStatus st = c->ops.add_llvm_ir ? c->ops.add_llvm_ir(c->user, k, e->value, &cd)
+                                     : diag_error(&cd, LOOM_ERR_INTERNAL, "internal error: this kernel table "
+                                                                          "keeps no LLVM IR text");
+  if (st != LOOM_OK && cd.status == LOOM_OK) diag_error(&cd, st, "compiling kernel %s failed", k->name);
   pthread_mutex_lock(&c->lock);
-  if (st == LOOM_OK) e->compiled.llvm_ir = text;
   e->ir_busy = false;
   pthread_cond_broadcast(&c->cv);
   if (st != LOOM_OK) return diag_error(d, cd.status, "%s", cd.msg);
   return LOOM_OK;
 }
 
-LoomStatus rt_cache_acquire(RtCache *c, const KernelIr *k, bool want_llvm_ir,
-                            const CgCompiled **out, bool *hit, Diag *d) {
+LoomStatus rt_cache_acquire_value(RtCache *c, const KernelIr *k, bool want_llvm_ir, int64_t npoints,
+                                  const void **out, bool *hit, Diag *d) {
   if (out) *out = NULL;
   if (hit) *hit = false;
   if (!c || !k || !out)
@@ -263,11 +252,11 @@ LoomStatus rt_cache_acquire(RtCache *c, const KernelIr *k, bool want_llvm_ir,
       pthread_mutex_unlock(&c->lock);
       return st;
     }
-    if (want_llvm_ir && !e->compiled.llvm_ir) {
+    if (want_llvm_ir && !has_ir(c, e)) {
       while (e->ir_busy) pthread_cond_wait(&c->cv, &c->lock);
-      if (!e->compiled.llvm_ir) {
+      if (!has_ir(c, e)) {
         e->ir_busy = true;
-        LoomStatus st = compile_ir_text(c, e, k, d);
+        LoomStatus st = add_ir_text(c, e, k, d);
         if (st != LOOM_OK) {
           e->pins--;
           CacheEntry *v = evict_over_bound(c);
@@ -280,11 +269,11 @@ LoomStatus rt_cache_acquire(RtCache *c, const KernelIr *k, bool want_llvm_ir,
     pthread_mutex_unlock(&c->lock);
     stats_add(ctx, 1, 0, 0.0);
     if (hit) *hit = true;
-    *out = &e->compiled;
+    *out = e->value;
     return LOOM_OK;
   }
 
-  e = ctx_calloc(ctx, 1, sizeof *e);
+  e = ctx_calloc(ctx, 1, sizeof *e + c->value_size);
   if (!e) {
     pthread_mutex_unlock(&c->lock);
     ctx_free(ctx, key);
@@ -305,25 +294,12 @@ LoomStatus rt_cache_acquire(RtCache *c, const KernelIr *k, bool want_llvm_ir,
   pthread_mutex_unlock(&c->lock);
 
   Diag cd = {.status = LOOM_OK};
-  double t0 = now_ms();
-  CgCompileOptions opt = CG_COMPILE_DEFAULTS;
-  opt.want_llvm_ir = want_llvm_ir;
-  LoomStatus st = c->target->compile(c->target, k, &opt, &e->compiled, &cd);
-  double ms = now_ms() - t0;
-  stats_add(ctx, 0, 1, ms);
-  if (st == LOOM_OK && !e->compiled.run) {
-    if (c->target->release) c->target->release(c->target, &e->compiled);
-    memset(&e->compiled, 0, sizeof e->compiled);
-    st = diag_error(&cd, LOOM_ERR_INTERNAL,
-                    "internal error: the %s target compiled kernel %s without a run function",
-                    c->target->name ? c->target->name : "?", k->name);
-  } else if (st != LOOM_OK && cd.status == LOOM_OK) {
-    diag_error(&cd, st, "compiling kernel %s failed", k->name);
-  }
+  LoomStatus st = c->ops.make(c->user, k, want_llvm_ir, npoints, e->value, &cd);
+  if (st != LOOM_OK && cd.status == LOOM_OK) diag_error(&cd, st, "compiling kernel %s failed", k->name);
 
   pthread_mutex_lock(&c->lock);
   if (st != LOOM_OK) {
-    memset(&e->compiled, 0, sizeof e->compiled); /* a failed compile owns nothing we may free */
+    memset(e->value, 0, c->value_size); /* a failed make owns nothing we may free */
     e->state = CE_FAILED;
     e->fail = cd;
     table_unlink(c, e);
@@ -338,13 +314,17 @@ LoomStatus rt_cache_acquire(RtCache *c, const KernelIr *k, bool want_llvm_ir,
   CacheEntry *v = evict_over_bound(c);
   pthread_mutex_unlock(&c->lock);
   free_victims(c, v);
-  *out = &e->compiled;
+  *out = e->value;
   return LOOM_OK;
 }
 
-void rt_cache_release(RtCache *c, const CgCompiled *k) {
-  if (!c || !k) return;
-  CacheEntry *e = (CacheEntry *)(void *)k; /* compiled is the entry's first member */
+static CacheEntry *entry_of(const void *value) {
+  return (CacheEntry *)(void *)((char *)(uintptr_t)value - offsetof(CacheEntry, value));
+}
+
+void rt_cache_release(RtCache *c, const void *value) {
+  if (!c || !value) return;
+  CacheEntry *e = entry_of(value);
   pthread_mutex_lock(&c->lock);
   if (e->pins > 0) e->pins--;
   CacheEntry *v = evict_over_bound(c);
@@ -352,11 +332,19 @@ void rt_cache_release(RtCache *c, const CgCompiled *k) {
   free_victims(c, v);
 }
 
+LoomStatus rt_cache_acquire(RtCache *c, const KernelIr *k, bool want_llvm_ir, const CgCompiled **out, bool *hit,
+                            Diag *d) {
+  const void *v = NULL;
+  LoomStatus st = rt_cache_acquire_value(c, k, want_llvm_ir, -1, &v, hit, d);
+  if (out) *out = v;
+  return st;
+}
+
 LoomStatus rt_cache_get(RtCache *c, const KernelIr *k, bool want_llvm_ir, const CgCompiled **out,
                         bool *hit, Diag *d) {
   LoomStatus st = rt_cache_acquire(c, k, want_llvm_ir, out, hit, d);
   if (st != LOOM_OK) return st;
-  CacheEntry *e = (CacheEntry *)(void *)*out;
+  CacheEntry *e = entry_of(*out);
   pthread_mutex_lock(&c->lock);
   e->permanent = true;
   if (e->pins > 0) e->pins--;
@@ -370,4 +358,66 @@ int64_t rt_cache_size(RtCache *c) {
   int64_t n = c->count;
   pthread_mutex_unlock(&c->lock);
   return n;
+}
+
+/* ---- a table of CgCompiled values made by a CgTarget -------------------------------------------------- */
+static LoomStatus target_make(void *user, const KernelIr *k, bool want_llvm_ir, int64_t npoints, void *value, Diag *d) {
+  (void)npoints;
+  CgTarget *t = user;
+  CgCompiled *out = value;
+  CgCompileOptions opt = CG_COMPILE_DEFAULTS;
+  opt.want_llvm_ir = want_llvm_ir;
+  double t0 = now_ms();
+  LoomStatus st = t->compile(t, k, &opt, out, d);
+  stats_add(t->ctx, 0, 1, now_ms() - t0);
+  if (st == LOOM_OK && !out->run) {
+    if (t->release) t->release(t, out);
+    memset(out, 0, sizeof *out);
+    st = diag_error(d, LOOM_ERR_INTERNAL, "internal error: the %s target compiled kernel %s without a run function",
+                    t->name ? t->name : "?", k->name);
+  }
+  return st;
+}
+
+/* The IR text is detached first and freed here, so it does not matter whether release frees it. */
+static void target_drop(void *user, void *value) {
+  CgTarget *t = user;
+  CgCompiled *c = value;
+  char *ir = c->llvm_ir;
+  c->llvm_ir = NULL;
+  if (t->release) t->release(t, c);
+  ctx_free(t->ctx, ir);
+}
+
+static bool target_has_ir(void *user, const void *value) { return ((const CgCompiled *)value)->llvm_ir != NULL; }
+
+/* Compiles k again with IR text and moves the text onto the value (the second compilation is released). */
+static LoomStatus target_add_ir(void *user, const KernelIr *k, void *value, Diag *d) {
+  CgTarget *t = user;
+  CgCompiled tmp;
+  memset(&tmp, 0, sizeof tmp);
+  CgCompileOptions opt = CG_COMPILE_DEFAULTS;
+  opt.want_llvm_ir = true;
+  double t0 = now_ms();
+  LoomStatus st = t->compile(t, k, &opt, &tmp, d);
+  stats_add(t->ctx, 0, 1, now_ms() - t0);
+  if (st != LOOM_OK) return st;
+  char *text = tmp.llvm_ir;
+  tmp.llvm_ir = NULL;
+  if (t->release) t->release(t, &tmp);
+  if (!text)
+    return diag_error(d, LOOM_ERR_BACKEND, "the %s target returned no LLVM IR text although it was asked for",
+                      t->name ? t->name : "?");
+  ((CgCompiled *)value)->llvm_ir = text;
+  return LOOM_OK;
+}
+
+LoomStatus rt_cache_create(LoomContext *ctx, CgTarget *target, RtCache **out, Diag *d) {
+  if (!target) return diag_error(d, LOOM_ERR_INTERNAL, "internal error: rt_cache_create: NULL argument");
+  const char *desc = target->describe ? target->describe(target) : NULL;
+  if (!desc || !*desc)
+    return diag_error(d, LOOM_ERR_INTERNAL, "internal error: the %s target does not describe itself",
+                      target->name ? target->name : "?");
+  static const RtCacheOps ops = {target_make, target_drop, target_has_ir, target_add_ir};
+  return rt_cache_create_ops(ctx, desc, &ops, target, sizeof(CgCompiled), RT_CACHE_MAX_ENTRIES, out, d);
 }

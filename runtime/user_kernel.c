@@ -5,9 +5,9 @@
  * the instantiation for that binding (the snippet module, compiled once by frontend/snippet_*.c and
  * kept on the kernel under a mutex), then builds ONE kernel IR directly (no graph: a user kernel is
  * already one kernel) with a KI_USER call of the snippet, and a one-kernel Schedule, and runs it
- * through the runtime's ordinary schedule runners (rt_run_schedule on the host, rt_gpu_run_schedule
- * on CUDA), so compiled code comes from the context's kernel cache (its key is the kernel text, which
- * includes the snippet's text) and launches use the same host / GPU strategies as every kernel:
+ * through the device's ordinary schedule runner (device.h's run_schedule), so compiled code comes from
+ * the device's kernel table (its key is the kernel text, which includes the snippet's text) and
+ * launches use the same host / GPU strategies as every kernel:
  * parallel ranges, split reductions with partial/finish, inner / outer reductions.
  * Buffers: one per param, in param order (ins then outs). Every binding is SB_OUTPUT with the array's
  * own (already offset) data pointer, so the schedule needs no graph. Raw arrays are bound whole: the
@@ -19,11 +19,10 @@
  * arrays' dtypes, the collapsed rank (kept / reduced dims), every buffer's layout class per dim
  * (KL_ZERO / KL_ONE / KL_ANY), the index width and the device, never of sizes, strides or pointers
  * (those are the SchedKernel's). That tuple is the key of a small LRU table on the kernel object
- * (UK_MAX_ENTRIES); its value is the built, verified KernelIr and the compiled kernel, pinned in the
- * context's cache (host) or loaded (CUDA). A call computes the shapes and strides as before, looks the
- * key up and, on a hit, only launches (host: the same dispatch as runtime/eval.c's launch_kernel, with
- * the pinned kernel; CUDA: rt_gpu_run_schedule with the pinned function), so no IR is built, printed
- * or hashed. Entries in use by a running call are counted (users) and freed by the last user when
+ * (UK_MAX_ENTRIES); its value is the built, verified KernelIr and the kernel prepared (pinned) on the
+ * device (device.h's prepare). A call computes the shapes and strides as before, looks the key up
+ * and, on a hit, only launches (the device's run_schedule with the pinned kernel), so no IR is built,
+ * printed or hashed. Entries in use by a running call are counted (users) and freed by the last user when
  * evicted meanwhile. Dumps (loom_user_kernel_dump, context dump flags) take the uncached path.
  * loop_prep / after_loop (loom_elementwise_kernel_create_ex) live in the snippet module (SF_PREP,
  * SF_AFTER): the kernel IR is built as for any elementwise call (one kernel, never fused, the MAP
@@ -33,50 +32,27 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "frontend/snippet.h"
-#include "ir/snippet.h"
-#include "runtime/runtime.h"
-
-#define UK_MAX_PARAMS 64
-#define UK_MAX_PH 26
-
-#define UK_MAX_ENTRIES 16
-#define UK_KEY_MAX (16 + UK_MAX_PH + 2 * UK_MAX_PARAMS * (1 + LOOM_MAX_RANK))
+#include "runtime/user_kernel.h"
 
 /* One cached instantiation: key -> verified kernel IR + compiled kernel (see the top comment). */
-typedef struct UkEntry {
+struct UkEntry {
   struct UkEntry *next; /* most recently used first */
   int32_t users;        /* calls running it now (under the kernel's lock) */
   bool evicted;         /* unlinked while in use: the last user frees it */
   Arena arena;          /* owns ir */
   KernelIr *ir;
-  const CgCompiled *host; /* pinned in the context's kernel cache (host entries) */
-  const RtGpuFn *gpu;     /* CUDA entries; lives as long as the context */
+  const RtKernel *kernel; /* prepared (pinned) on the device of the key */
+  LoomDeviceKind dk;
+  int32_t di;
   int32_t keylen;
   uint8_t key[UK_KEY_MAX];
-} UkEntry;
+};
 
-typedef struct UkInst {
+struct UkInst {
   struct UkInst *next;
   uint8_t dtypes[UK_MAX_PH];
   Arena arena;
   SnModule *mod;
-} UkInst;
-
-struct LoomUserKernel {
-  LoomContext *ctx;
-  bool reduction;
-  bool reduce_dims;
-  Arena arena; /* params and texts */
-  char *name, *operation, *preamble, *map, *reduce, *post, *identity, *reduce_type;
-  char *loop_prep, *after_loop; /* elementwise: per-worker regions ("" for none) */
-  FeParamList in, out;
-  int32_t nph;
-  const char *ph[UK_MAX_PH]; /* placeholder names */
-  pthread_mutex_t lock; /* guards insts and entries */
-  UkInst *insts;
-  UkEntry *entries;
-  int32_t nentries;
 };
 
 static char *dup_or(Arena *a, const char *s, const char *dflt) {
@@ -237,7 +213,7 @@ LOOM_API LoomStatus loom_reduction_kernel_create(LoomContext *ctx, const char *i
 }
 
 static void entry_free(LoomContext *ctx, UkEntry *e) {
-  if (e->host && ctx->rt && ctx->rt->cache) rt_cache_release(ctx->rt->cache, e->host);
+  if (e->kernel && ctx->rt) rt_device(e->dk)->unpin(ctx, e->di, e->kernel);
   arena_free_all(&e->arena);
   ctx_free(ctx, e);
 }
@@ -268,19 +244,6 @@ LOOM_API LoomStatus loom_user_kernel_info(const LoomUserKernel *k, int32_t *nin,
 
 /* ---- one call ------------------------------------------------------------------------------------------ */
 
-/* The arrays of a call, in buffer order (ins then outs), and what the binding made of them. */
-typedef struct UkCall {
-  LoomUserKernel *k;
-  int32_t n;                       /* in.n + out.n */
-  LoomArray *arr[2 * UK_MAX_PARAMS];
-  const FeParam *par[2 * UK_MAX_PARAMS];
-  LoomDType pdt[2 * UK_MAX_PARAMS]; /* param dtypes after binding */
-  uint8_t bound[UK_MAX_PH];
-  bool allocated[2 * UK_MAX_PARAMS];
-  StrBuf *dump;      /* loom_user_kernel_dump: the kernel's text goes here and nothing runs */
-  LoomDumpKind dkind;
-} UkCall;
-
 /* Whether the argument of buffer b takes part in binding and shapes: every input, and the outputs
  * given (data set; loom_user_kernel_dump never reads data). */
 static bool given(const UkCall *c, int32_t b) { return b < c->k->in.n || c->arr[b]->data; }
@@ -300,7 +263,7 @@ static LoomStatus bind_one(UkCall *c, int32_t b, bool *set, Diag *d) {
 }
 
 /* Checks the arrays, binds the placeholders (outputs first) and gets the instantiation. */
-static LoomStatus prepare(UkCall *c, const LoomArray *in, LoomArray *out, const SnModule **mod, Diag *d) {
+LoomStatus uk_prepare(UkCall *c, const LoomArray *in, LoomArray *out, const SnModule **mod, Diag *d) {
   LoomUserKernel *k = c->k;
   c->n = k->in.n + k->out.n;
   for (int32_t i = 0; i < k->in.n; i++) {
@@ -356,7 +319,7 @@ static LoomStatus prepare(UkCall *c, const LoomArray *in, LoomArray *out, const 
 }
 
 /* Whether every array given is on one device; *dev gets it. */
-static LoomStatus common_device(UkCall *c, LoomDeviceKind *kind, int32_t *index, Diag *d) {
+LoomStatus uk_common_device(UkCall *c, LoomDeviceKind *kind, int32_t *index, Diag *d) {
   bool any = false;
   if (c->dump) { /* descriptors only: no device is used */
     *kind = LOOM_DEVICE_HOST, *index = 0;
@@ -409,7 +372,7 @@ static void free_allocated(UkCall *c) {
 
 /* The non-raw out params of a call: allocated with the result's shape when not given, else checked
  * against it. */
-static LoomStatus prepare_outs(UkCall *c, int ndim, const int64_t *shape, LoomDeviceKind dk, int32_t di,
+LoomStatus uk_prepare_outs(UkCall *c, int ndim, const int64_t *shape, LoomDeviceKind dk, int32_t di,
                                Diag *d) {
   for (int32_t b = c->k->in.n; b < c->n; b++) {
     if (c->par[b]->raw) continue;
@@ -427,225 +390,9 @@ static LoomStatus prepare_outs(UkCall *c, int ndim, const int64_t *shape, LoomDe
   return LOOM_OK;
 }
 
-
-/* Whether the post/kernel function reads out var v's value before a definite write: any read, or no
- * unconditional top-level assignment before a statement that may return. Conservative. */
-static bool expr_reads(const SnModule *m, int32_t e, int32_t var) {
-  if (e < 0 || e >= m->nexpr) return false;
-  const SnExpr *x = &m->exprs[e];
-  if (x->kind == SE_VAR && x->var == var) return true;
-  for (int j = 0; j < 3; j++)
-    if ((x->kind != SE_CONST && x->kind != SE_VAR && x->kind != SE_ARRAY_SIZE) && x->src[j] >= 0 &&
-        x->src[j] != e && expr_reads(m, x->src[j], var))
-      return true;
-  if (x->kind == SE_CALL)
-    for (int32_t a = 0; a < x->nargs; a++)
-      if (expr_reads(m, m->lists[x->args_begin + a], var)) return true;
-  return false;
-}
-
-static bool stmt_reads(const SnModule *m, int32_t s, int32_t var, int depth) {
-  if (s < 0 || s >= m->nstmt || depth > 1000) return true;
-  const SnStmt *st = &m->stmts[s];
-  if (expr_reads(m, st->expr, var)) return true;
-  if (st->kind == SS_LOOP && expr_reads(m, st->step, var)) return true;
-  for (int j = 0; j < 2; j++)
-    if ((st->kind == SS_IF || st->kind == SS_LOOP) && st->body[j] >= 0 && stmt_reads(m, st->body[j], var, depth + 1))
-      return true;
-  if (st->kind == SS_BLOCK)
-    for (int32_t j = 0; j < st->nlist; j++)
-      if (stmt_reads(m, m->lists[st->list_begin + j], var, depth + 1)) return true;
-  return false;
-}
-
-static bool stmt_may_leave(const SnModule *m, int32_t s, int depth) {
-  if (s < 0 || s >= m->nstmt || depth > 1000) return true;
-  const SnStmt *st = &m->stmts[s];
-  if (st->kind == SS_RETURN) return true;
-  for (int j = 0; j < 2; j++)
-    if ((st->kind == SS_IF || st->kind == SS_LOOP) && st->body[j] >= 0 && stmt_may_leave(m, st->body[j], depth + 1))
-      return true;
-  if (st->kind == SS_BLOCK)
-    for (int32_t j = 0; j < st->nlist; j++)
-      if (stmt_may_leave(m, m->lists[st->list_begin + j], depth + 1)) return true;
-  return false;
-}
-
-static bool out_needs_load(const SnModule *m, const SnFunc *f, int32_t var) {
-  if (stmt_reads(m, f->body, var, 0)) return true;
-  const SnStmt *body = &m->stmts[f->body];
-  if (body->kind != SS_BLOCK) return true;
-  for (int32_t j = 0; j < body->nlist; j++) {
-    const SnStmt *st = &m->stmts[m->lists[body->list_begin + j]];
-    if (st->kind == SS_EXPR && st->expr >= 0 && m->exprs[st->expr].kind == SE_ASSIGN && m->exprs[st->expr].var == var)
-      return false;
-    if (stmt_may_leave(m, m->lists[body->list_begin + j], 0)) return true;
-  }
-  return true;
-}
-
-/* ---- kernel IR construction ------------------------------------------------------------------------------ */
-
-typedef struct UkBuild {
-  KernelIr *k;
-  int32_t capi, capa, caps;
-  Diag *d;
-} UkBuild;
-
-static int32_t add_instr(UkBuild *B, Arena *a, KInstr in) {
-  if (B->k->ninstr >= B->capi) return -1;
-  B->k->instrs[B->k->ninstr] = in;
-  return B->k->ninstr++;
-}
-
-static int32_t instr_of(UkBuild *B, Arena *a, int kind, LoomDType dt, int32_t src0, int op) {
-  KInstr in;
-  memset(&in, 0, sizeof in);
-  in.kind = (uint8_t)kind;
-  in.dtype = (uint8_t)dt;
-  in.op = (uint16_t)op;
-  in.src[0] = src0;
-  in.src[1] = in.src[2] = -1;
-  in.buf = in.phase = -1;
-  return add_instr(B, a, in);
-}
-
-/* value of buffer b converted to the param's compute dtype */
-static int32_t load_as(UkBuild *B, Arena *a, int32_t b, LoomDType param) {
-  KInstr in;
-  memset(&in, 0, sizeof in);
-  in.kind = KI_LOAD;
-  in.dtype = (uint8_t)dtype_compute((LoomDType)B->k->bufs[b].dtype);
-  in.src[0] = in.src[1] = in.src[2] = -1;
-  in.buf = b;
-  in.phase = -1;
-  int32_t v = add_instr(B, a, in);
-  LoomDType want = dtype_compute(param);
-  if (v >= 0 && want != (LoomDType)in.dtype) v = instr_of(B, a, KI_CAST, want, v, 0);
-  return v;
-}
-
-/* A user call of function f with args (instruction indices, or -(b+1) for raw buffers). */
-static int32_t user_call(UkBuild *B, Arena *a, const SnModule *m, int32_t f, const int32_t *args, int32_t nargs) {
-  KernelIr *k = B->k;
-  if (k->nuser_arg + nargs > B->capa) return -1;
-  memcpy(k->user_args + k->nuser_arg, args, sizeof(int32_t) * (size_t)nargs);
-  KInstr in;
-  memset(&in, 0, sizeof in);
-  in.kind = KI_USER;
-  const SnFunc *fn = &m->funcs[f];
-  in.dtype = (uint8_t)(fn->ret_dtype < LOOM_DTYPE_COUNT ? dtype_compute((LoomDType)fn->ret_dtype) : LOOM_BOOL);
-  in.op = (uint16_t)f;
-  in.src[0] = in.src[1] = in.src[2] = -1;
-  in.buf = k->nuser_arg;
-  in.phase = nargs;
-  k->nuser_arg += nargs;
-  return add_instr(B, a, in);
-}
-
-static bool kernel_alloc(UkBuild *B, Arena *a, int32_t nbuf, int32_t ninstr, int32_t nargs, int32_t nstore) {
-  KernelIr *k = arena_alloc(a, sizeof *k);
-  if (!k) return false;
-  B->k = k;
-  B->capi = ninstr;
-  B->capa = nargs;
-  B->caps = nstore;
-  k->bufs = arena_alloc(a, sizeof(KBuffer) * (size_t)(nbuf + 1));
-  k->instrs = arena_alloc(a, sizeof(KInstr) * (size_t)(ninstr + 1));
-  k->user_args = arena_alloc(a, sizeof(int32_t) * (size_t)(nargs + 1));
-  k->stores = arena_alloc(a, sizeof(KStore) * (size_t)(nstore + 1));
-  k->phases = arena_alloc(a, sizeof(KPhase) * 2);
-  k->nbuf = nbuf;
-  return k->bufs && k->instrs && k->user_args && k->stores && k->phases;
-}
-
-/* Collapses dims [d0, d1) of an iteration space in place: drops size-1 dims, merges a dim into the next
- * when every buffer's stride makes them one. Returns the new count of those dims. strides: nbuf rows of
- * LOOM_MAX_RANK; raw buffers are skipped (skip[b]). */
-static int collapse(int d0, int d1, int64_t *shape, int64_t (*strides)[LOOM_MAX_RANK], int32_t nbuf,
-                    const bool *skip, bool merge) {
-  int n = d0;
-  for (int dd = d0; dd < d1; dd++) {
-    if (merge && shape[dd] == 1) continue;
-    if (merge && n > d0) {
-      bool ok = true;
-      for (int32_t b = 0; b < nbuf && ok; b++)
-        if (!skip[b] && strides[b][n - 1] != strides[b][dd] * shape[dd]) ok = false;
-      if (ok) {
-        shape[n - 1] *= shape[dd];
-        for (int32_t b = 0; b < nbuf; b++)
-          if (!skip[b]) strides[b][n - 1] = strides[b][dd];
-        continue;
-      }
-    }
-    shape[n] = shape[dd];
-    for (int32_t b = 0; b < nbuf; b++) strides[b][n] = strides[b][dd];
-    n++;
-  }
-  return n - d0;
-}
-
-/* What a call's kernel IR depends on besides the binding (see the top comment). */
-typedef struct UkSig {
-  int32_t ndim, nkeep;
-  uint8_t index_bits;
-  uint8_t dtype[2 * UK_MAX_PARAMS];
-  uint8_t layout[2 * UK_MAX_PARAMS][LOOM_MAX_RANK];
-} UkSig;
-
-/* Fills sk's shape and bindings and sig for an iteration space of ndim dims, the first nkeep kept. */
-static LoomStatus bind_space(UkCall *c, int ndim, int nkeep, const int64_t *shape,
-                             int64_t (*strides)[LOOM_MAX_RANK], SchedKernel *sk, UkSig *sig, Arena *a, Diag *d) {
-  sk->bind = arena_alloc(a, sizeof(SchedBinding) * (size_t)(c->n + 1));
-  if (!sk->bind) return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory building kernel %s", c->k->name);
-  memset(sig, 0, sizeof *sig);
-  sig->ndim = ndim;
-  sig->nkeep = nkeep;
-  int64_t maxel = 0;
-  for (int i = 0; i < ndim; i++) sk->shape[i] = shape[i];
-  for (int32_t b = 0; b < c->n; b++) {
-    const LoomArray *arr = c->arr[b];
-    sig->dtype[b] = (uint8_t)arr->dtype;
-    SchedBinding *bd = &sk->bind[b];
-    bd->kind = SB_OUTPUT;
-    bd->index = b;
-    bd->offset = 0;
-    if (c->par[b]->raw) {
-      int64_t n = ir_numel(arr->ndim, arr->shape);
-      if (n > maxel) maxel = n;
-      for (int i = 0; i < ndim; i++) sig->layout[b][i] = KL_ANY;
-      bd->strides[0] = n;
-      continue;
-    }
-    for (int i = 0; i < ndim; i++) {
-      int64_t s = shape[i] == 1 ? 0 : strides[b][i];
-      bd->strides[i] = s;
-      sig->layout[b][i] = s == 0 ? KL_ZERO : s == 1 ? KL_ONE : KL_ANY;
-      int64_t ext = (shape[i] > 0 ? shape[i] - 1 : 0) * (s < 0 ? -s : s);
-      if (ext > maxel) maxel = ext;
-    }
-  }
-  int64_t total = ir_numel(ndim, shape);
-  sig->index_bits = (total < INT32_MAX && maxel < INT32_MAX) ? 32 : 64;
-  return LOOM_OK;
-}
-
-/* Gives kernel k the rank, buffers' dtypes and layouts, and index width of sig. */
-static void apply_sig(const UkCall *c, KernelIr *k, const UkSig *sig) {
-  k->ndim = sig->ndim;
-  k->nkeep = sig->nkeep;
-  k->index_bits = sig->index_bits;
-  for (int32_t b = 0; b < c->n; b++) {
-    KBuffer *kb = &k->bufs[b];
-    kb->dtype = sig->dtype[b];
-    kb->is_output = b >= c->k->in.n;
-    for (int i = 0; i < sig->ndim; i++) kb->layout[i] = sig->layout[b][i];
-  }
-}
-
 /* Writes the text loom_user_kernel_dump asked for of kernel k (verified) into c->dump. LLVM IR comes
  * from the context's host kernel cache (the entry a call would use; compiled again when it lacks its
- * IR text); PTX from a fresh NVIDIA target for sm_90 (no GPU needed; it is not cached). */
+ * IR text); PTX from the PTX device's dump_code (sm_90, no GPU needed; it is not cached). */
 static LoomStatus dump_kernel(UkCall *c, const KernelIr *k, Diag *d) {
   LoomContext *ctx = c->k->ctx;
   if (c->dkind == LOOM_DUMP_KERNELS) {
@@ -661,7 +408,9 @@ static LoomStatus dump_kernel(UkCall *c, const KernelIr *k, Diag *d) {
     rt_cache_release(ctx->rt->cache, cc);
     return LOOM_OK;
   }
-  return rt_dump_ptx(ctx, 1, (const KernelIr *const[]){k}, c->dump, d);
+  const RtDevice *pd = rt_device_for_binary(CG_BINARY_PTX);
+  if (!pd || !pd->dump_code) return diag_error(d, LOOM_ERR_UNSUPPORTED, "loom_user_kernel_dump: this build has no PTX target");
+  return pd->dump_code(ctx, 1, (const KernelIr *const[]){k}, c->dump, d);
 }
 
 static LoomStatus run(UkCall *c, KernelIr *k, SchedKernel *sk, LoomDeviceKind dk, int32_t di, Diag *d) {
@@ -686,14 +435,13 @@ static LoomStatus run(UkCall *c, KernelIr *k, SchedKernel *sk, LoomDeviceKind dk
   LoomStatus st = ir_verify_kernel(k, d);
   if (st) return st;
   if (c->dump) return dump_kernel(c, k, d);
-  if (dk == LOOM_DEVICE_CUDA) return rt_gpu_run_schedule(c->k->ctx, di, &g, &s, NULL, data, c->n, d);
-  if (dk != LOOM_DEVICE_HOST) return diag_error(d, LOOM_ERR_UNSUPPORTED, "%s: user kernels run on the host and CUDA", c->k->name);
-  return rt_run_schedule(c->k->ctx, &g, &s, data, d);
+  const RtDevice *dev = rt_device(dk);
+  if (!dev) return diag_error(d, LOOM_ERR_UNSUPPORTED, "%s: device kind %d is not available", c->k->name, (int)dk);
+  RtRun r = {.graph = &g, .schedule = &s, .out_data = data, .nouts = c->n};
+  return dev->run_schedule(c->k->ctx, di, &r, d);
 }
 
 /* ---- the instantiation cache ------------------------------------------------------------------------- */
-
-typedef LoomStatus (*UkBuildFn)(UkCall *c, const SnModule *m, const UkSig *sig, Arena *a, KernelIr **out, Diag *d);
 
 /* The key of a call: device, binding, then rank and per buffer its dtype and layout classes. */
 static int32_t make_key(const UkCall *c, const UkSig *sig, LoomDeviceKind dk, int32_t di, uint8_t *key) {
@@ -732,7 +480,7 @@ static void entry_put(LoomUserKernel *k, UkEntry *e) {
   if (gone) entry_free(k->ctx, e);
 }
 
-/* Builds, verifies and compiles (host) or loads (CUDA) the entry for key, and adds it in use (evicting
+/* Builds, verifies and prepares on the device (compiled, loaded) the entry for key, and adds it in use (evicting
  * the least recently used beyond UK_MAX_ENTRIES). Errors are the ones the uncached path gives. */
 static LoomStatus entry_make(UkCall *c, const SnModule *m, const UkSig *sig, LoomDeviceKind dk, int32_t di,
                              UkBuildFn build, const uint8_t *key, int32_t keylen, UkEntry **out, Diag *d) {
@@ -745,8 +493,9 @@ static LoomStatus entry_make(UkCall *c, const SnModule *m, const UkSig *sig, Loo
   memcpy(e->key, key, (size_t)keylen);
   LoomStatus st = build(c, m, sig, &e->arena, &e->ir, d);
   if (!st) st = ir_verify_kernel(e->ir, d);
-  if (!st && dk == LOOM_DEVICE_CUDA) st = rt_gpu_kernel(ctx, di, e->ir, -1, &e->gpu, d);
-  else if (!st) st = rt_cache_acquire(ctx->rt->cache, e->ir, false, &e->host, NULL, d);
+  if (!st) st = rt_device(dk)->prepare(ctx, di, e->ir, -1, &e->kernel, d);
+  e->dk = dk;
+  e->di = di;
   if (st) {
     entry_free(ctx, e);
     return st;
@@ -779,13 +528,12 @@ static LoomStatus entry_make(UkCall *c, const SnModule *m, const UkSig *sig, Loo
 }
 
 /* Runs the call's kernel: through the instantiation cache when it can be used, else built afresh. */
-static LoomStatus run_sig(UkCall *c, const SnModule *m, const UkSig *sig, SchedKernel *sk, LoomDeviceKind dk,
+LoomStatus uk_run_sig(UkCall *c, const SnModule *m, const UkSig *sig, SchedKernel *sk, LoomDeviceKind dk,
                           int32_t di, UkBuildFn build, Arena *a, Diag *d) {
   LoomUserKernel *uk = c->k;
   LoomContext *ctx = uk->ctx;
   LoomStatus st;
-  bool cached = !c->dump && ctx->dump_flags == 0 && ctx->rt && ctx->rt->cache && ctx->rt->pool &&
-                (dk == LOOM_DEVICE_HOST || dk == LOOM_DEVICE_CUDA);
+  bool cached = !c->dump && ctx->dump_flags == 0 && ctx->rt && ctx->rt->cache && ctx->rt->pool && rt_device(dk);
   if (!cached) {
     KernelIr *k = NULL;
     if ((st = build(c, m, sig, a, &k, d))) return st;
@@ -806,183 +554,18 @@ static LoomStatus run_sig(UkCall *c, const SnModule *m, const UkSig *sig, SchedK
   void *data[2 * UK_MAX_PARAMS];
   for (int32_t b = 0; b < c->n; b++) data[b] = c->arr[b]->data;
   sk->ir = e->ir;
-  if (dk == LOOM_DEVICE_CUDA) {
-    Schedule s;
-    memset(&s, 0, sizeof s);
-    s.nkernel = 1;
-    s.kernels = sk;
-    IrGraph g;
-    memset(&g, 0, sizeof g);
-    g.ctx = ctx;
-    st = rt_gpu_run_schedule(ctx, di, &g, &s, &e->gpu, data, c->n, d);
-  } else {
-    Schedule s;
-    memset(&s, 0, sizeof s);
-    s.nkernel = 1;
-    s.kernels = sk;
-    IrGraph g; /* every binding is SB_OUTPUT: no graph inputs */
-    memset(&g, 0, sizeof g);
-    g.ctx = ctx;
-    const CgCompiled *pinned[1] = {e->host};
-    st = rt_run_schedule_pinned(ctx, &g, &s, pinned, data, c->n, d);
-  }
+  Schedule s;
+  memset(&s, 0, sizeof s);
+  s.nkernel = 1;
+  s.kernels = sk;
+  IrGraph g; /* every binding is SB_OUTPUT: no graph inputs */
+  memset(&g, 0, sizeof g);
+  g.ctx = ctx;
+  const RtKernel *pinned[1] = {e->kernel};
+  RtRun r = {.graph = &g, .schedule = &s, .pinned = pinned, .out_data = data, .nouts = c->n};
+  st = rt_device(dk)->run_schedule(ctx, di, &r, d);
   entry_put(uk, e);
   return st;
-}
-
-static LoomStatus broadcast_into(UkCall *c, int32_t b, int *ndim, int64_t *shape, Diag *d) {
-  const LoomArray *a = c->arr[b];
-  int n = a->ndim > *ndim ? a->ndim : *ndim;
-  int64_t out[LOOM_MAX_RANK];
-  for (int i = 0; i < n; i++) {
-    int ia = i - (n - a->ndim), is = i - (n - *ndim);
-    int64_t x = ia >= 0 ? a->shape[ia] : 1, y = is >= 0 ? shape[is] : 1;
-    if (x != y && x != 1 && y != 1) {
-      char s1[256], s2[256];
-      ir_format_shape(s1, sizeof s1, a->ndim, a->shape);
-      ir_format_shape(s2, sizeof s2, *ndim, shape);
-      return diag_error(d, LOOM_ERR_SHAPE, "%s: argument '%s' of shape %s does not broadcast with shape %s", c->k->name,
-                        c->par[b]->name, s1, s2);
-    }
-    out[i] = x == 1 ? y : x;
-  }
-  *ndim = n;
-  memcpy(shape, out, sizeof(int64_t) * (size_t)n);
-  return LOOM_OK;
-}
-
-/* Strides of array a broadcast to (ndim, shape): 0 on stretched dims. */
-static void bstrides(const LoomArray *a, int ndim, const int64_t *shape, int64_t *out) {
-  for (int i = 0; i < ndim; i++) {
-    int ia = i - (ndim - a->ndim);
-    out[i] = (ia < 0 || a->shape[ia] == 1 || shape[i] == 1) ? 0 : a->strides[ia];
-  }
-}
-
-static LoomStatus check_raw(UkCall *c, Diag *d) {
-  for (int32_t b = 0; b < c->n; b++)
-    if (c->par[b]->raw) {
-      if (!c->arr[b]->data && b >= c->k->in.n)
-        return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "%s: raw out param '%s' must be given", c->k->name,
-                          c->par[b]->name);
-      if (!rt_array_c_contiguous(c->arr[b]))
-        return diag_error(d, LOOM_ERR_UNSUPPORTED, "%s: raw param '%s' must be C-contiguous (make a contiguous copy)",
-                          c->k->name, c->par[b]->name);
-    }
-  return LOOM_OK;
-}
-
-/* Builds the kernel IR of an elementwise call (ins, outs, then i and _ind.size() as the params). */
-static LoomStatus ew_build(UkCall *c, const SnModule *m, const UkSig *sig, Arena *a, KernelIr **out, Diag *d) {
-  LoomUserKernel *uk = c->k;
-  const SnFunc *f = &m->funcs[m->kernel];
-  UkBuild B = {.d = d};
-  if (!kernel_alloc(&B, a, c->n, 3 * c->n + 8, f->nparam + 2, c->n))
-    return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory building kernel %s", uk->name);
-  KernelIr *k = B.k;
-  snprintf(k->name, sizeof k->name, "%s", uk->name);
-  k->snippet = m;
-  apply_sig(c, k, sig);
-  int32_t args[2 * UK_MAX_PARAMS + 2];
-  int32_t na = 0;
-  for (int32_t p = 0; p < f->nparam; p++) {
-    const SnVar *v = &m->vars[f->var_begin + p];
-    int32_t b = p; /* params: ins, outs, then i and _ind.size() */
-    if (v->kind == SV_SPECIAL && v->special == SN_SPECIAL_INDEX && !stmt_reads(m, f->body, f->var_begin + p, 0)) {
-      /* `i` unread: a constant, so the GPU can use its 16-byte vector entry (it has no per-point index) */
-      KInstr z;
-      memset(&z, 0, sizeof z);
-      z.kind = KI_CONST;
-      z.dtype = LOOM_INT64;
-      z.src[0] = z.src[1] = z.src[2] = z.buf = z.phase = -1;
-      args[na++] = add_instr(&B, a, z);
-    } else if (v->kind == SV_SPECIAL) {
-      args[na++] = instr_of(&B, a, v->special == SN_SPECIAL_INDEX ? KI_INDEX : KI_NPOINTS, LOOM_INT64, -1, 0);
-    } else if (v->kind == SV_RAW_IN || v->kind == SV_RAW_OUT) {
-      args[na++] = -(b + 1);
-    } else if (v->kind == SV_IN || (v->kind == SV_OUT && out_needs_load(m, f, f->var_begin + p))) {
-      args[na++] = load_as(&B, a, b, c->pdt[b]);
-    } else {
-      KInstr z;
-      memset(&z, 0, sizeof z);
-      z.kind = KI_CONST;
-      z.dtype = (uint8_t)dtype_compute((LoomDType)v->dtype);
-      z.src[0] = z.src[1] = z.src[2] = z.buf = z.phase = -1;
-      args[na++] = add_instr(&B, a, z);
-    }
-    if (args[na - 1] == -1 && v->kind != SV_RAW_IN && v->kind != SV_RAW_OUT)
-      return diag_error(d, LOOM_ERR_INTERNAL, "internal error: kernel %s has too many instructions", uk->name);
-  }
-  int32_t call = user_call(&B, a, m, m->kernel, args, na);
-  int nouts = 0;
-  k->phases[0].kind = KP_MAP;
-  k->phases[0].store_begin = 0;
-  for (int32_t p = 0; p < f->nparam; p++) {
-    const SnVar *v = &m->vars[f->var_begin + p];
-    if (v->kind != SV_OUT) continue;
-    int32_t o = instr_of(&B, a, KI_USER_OUT, dtype_compute((LoomDType)v->dtype), call, nouts++);
-    k->stores[k->nstore].buf = p;
-    k->stores[k->nstore].value = o;
-    k->nstore++;
-  }
-  k->phases[0].nstores = k->nstore;
-  k->nphase = 1;
-  if (call < 0) return diag_error(d, LOOM_ERR_INTERNAL, "internal error: kernel %s is too large", uk->name);
-  *out = k;
-  return LOOM_OK;
-}
-
-static LoomStatus ew_call(LoomUserKernel *uk, int32_t nin, const LoomArray *in, int32_t nout, LoomArray *out,
-                          int64_t size, Arena *a, UkCall *c, Diag *d) {
-  const SnModule *m;
-  LoomStatus st = prepare(c, in, out, &m, d);
-  if (st) return st;
-  if ((st = check_raw(c, d))) return st;
-  LoomDeviceKind dk;
-  int32_t di;
-  if ((st = common_device(c, &dk, &di, d))) return st;
-  int ndim = 0;
-  int64_t shape[LOOM_MAX_RANK];
-  bool any = false;
-  for (int32_t b = 0; b < c->n; b++)
-    if (!c->par[b]->raw && (c->arr[b]->data || b < uk->in.n)) { /* inputs, and the outputs given */
-      if ((st = broadcast_into(c, b, &ndim, shape, d))) return st;
-      any = true;
-    }
-  if (!any) {
-    if (size < 0)
-      return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "%s: every argument is raw: pass size (the number of points)",
-                        uk->name);
-    ndim = 1;
-    shape[0] = size;
-  } else if (size >= 0 && size != ir_numel(ndim, shape)) {
-    return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "%s: size %lld given with non-raw arguments of %lld points",
-                      uk->name, (long long)size, (long long)ir_numel(ndim, shape));
-  }
-  if ((st = prepare_outs(c, ndim, shape, dk, di, d))) return st;
-  if (ir_numel(ndim, shape) == 0) {
-    if (c->dump) sb_printf(c->dump, "; %s: no kernel runs over zero points\n", uk->name);
-    return LOOM_OK;
-  }
-  /* iteration space */
-  int64_t (*str)[LOOM_MAX_RANK] = arena_alloc(a, sizeof(int64_t) * LOOM_MAX_RANK * (size_t)c->n);
-  bool skip[2 * UK_MAX_PARAMS] = {false};
-  if (!str) return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory calling kernel %s", uk->name);
-  for (int32_t b = 0; b < c->n; b++) {
-    skip[b] = c->par[b]->raw;
-    if (!skip[b]) bstrides(c->arr[b], ndim, shape, str[b]);
-  }
-  int kd = collapse(0, ndim, shape, str, c->n, skip, uk->reduce_dims);
-  if (kd == 0) {
-    kd = 1;
-    shape[0] = 1;
-    for (int32_t b = 0; b < c->n; b++) str[b][0] = 0;
-  }
-  SchedKernel *sk = arena_alloc(a, sizeof *sk);
-  if (!sk) return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory building kernel %s", uk->name);
-  UkSig sig;
-  if ((st = bind_space(c, kd, kd, shape, str, sk, &sig, a, d))) return st;
-  return run_sig(c, m, &sig, sk, dk, di, ew_build, a, d);
 }
 
 LOOM_API LoomStatus loom_elementwise_kernel_call(LoomUserKernel *uk, int32_t nin, const LoomArray *in, int32_t nout,
@@ -1001,146 +584,10 @@ LOOM_API LoomStatus loom_elementwise_kernel_call(LoomUserKernel *uk, int32_t nin
   if (!c) diag_error(&d, LOOM_ERR_OUT_OF_MEMORY, "out of memory calling kernel %s", uk->name);
   else {
     c->k = uk;
-    if (ew_call(uk, nin, in, nout, out, size, &a, c, &d)) free_allocated(c);
+    if (uk_ew_call(uk, nin, in, nout, out, size, &a, c, &d)) free_allocated(c);
   }
   arena_free_all(&a);
   return d.status ? ctx_report(uk->ctx, &d) : LOOM_OK;
-}
-
-/* Builds the kernel IR of a reduction call: map over the R dims, then post with the outs. */
-static LoomStatus red_build(UkCall *c, const SnModule *m, const UkSig *sig, Arena *a, KernelIr **out, Diag *d) {
-  LoomUserKernel *uk = c->k;
-  const SnFunc *fm = &m->funcs[m->map], *fp = &m->funcs[m->post];
-  LoomDType rdt = (LoomDType)m->reduce_dtype;
-  UkBuild B = {.d = d};
-  if (!kernel_alloc(&B, a, c->n, 3 * c->n + 8, fm->nparam + fp->nparam, c->n))
-    return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory building kernel %s", uk->name);
-  KernelIr *k = B.k;
-  snprintf(k->name, sizeof k->name, "%s", uk->name);
-  k->snippet = m;
-  apply_sig(c, k, sig);
-  int32_t args[2 * UK_MAX_PARAMS + 2];
-  for (int32_t p = 0; p < fm->nparam; p++) args[p] = load_as(&B, a, p, c->pdt[p]);
-  int32_t mv = user_call(&B, a, m, m->map, args, fm->nparam);
-  k->phases[0].kind = KP_REDUCE;
-  k->phases[0].reduce_op = (uint8_t)IR_REDUCE_USER;
-  k->phases[0].acc_dtype = (uint8_t)dtype_compute(rdt);
-  k->phases[0].value = mv;
-  int32_t acc = instr_of(&B, a, KI_ACC, dtype_compute(rdt), -1, 0);
-  if (acc >= 0) B.k->instrs[acc].phase = 0;
-  int32_t na = 0;
-  args[na++] = acc;
-  for (int32_t p = 1; p < fp->nparam; p++) { /* a, then the out params */
-    int32_t b = uk->in.n + p - 1;
-    if (out_needs_load(m, fp, fp->var_begin + p)) {
-      args[na++] = load_as(&B, a, b, c->pdt[b]);
-    } else {
-      KInstr z;
-      memset(&z, 0, sizeof z);
-      z.kind = KI_CONST;
-      z.dtype = (uint8_t)dtype_compute(c->pdt[b]);
-      z.src[0] = z.src[1] = z.src[2] = z.buf = z.phase = -1;
-      args[na++] = add_instr(&B, a, z);
-    }
-  }
-  int32_t call = user_call(&B, a, m, m->post, args, na);
-  k->phases[1].kind = KP_FINAL;
-  k->phases[1].store_begin = 0;
-  int nouts = 0;
-  for (int32_t p = 1; p < fp->nparam; p++) {
-    int32_t o = instr_of(&B, a, KI_USER_OUT, dtype_compute(c->pdt[uk->in.n + p - 1]), call, nouts++);
-    k->stores[k->nstore].buf = uk->in.n + p - 1;
-    k->stores[k->nstore].value = o;
-    k->nstore++;
-  }
-  k->phases[1].nstores = k->nstore;
-  k->nphase = 2;
-  if (mv < 0 || acc < 0 || call < 0)
-    return diag_error(d, LOOM_ERR_INTERNAL, "internal error: kernel %s is too large", uk->name);
-  *out = k;
-  return LOOM_OK;
-}
-
-static LoomStatus red_call(LoomUserKernel *uk, const LoomArray *in, LoomArray *out, int32_t naxes,
-                           const int32_t *axes, int keepdims, Arena *a, UkCall *c, Diag *d) {
-  const SnModule *m;
-  LoomStatus st = prepare(c, in, out, &m, d);
-  if (st) return st;
-  LoomDeviceKind dk;
-  int32_t di;
-  if ((st = common_device(c, &dk, &di, d))) return st;
-  int xn = 0;
-  int64_t xs[LOOM_MAX_RANK];
-  for (int32_t b = 0; b < uk->in.n; b++)
-    if ((st = broadcast_into(c, b, &xn, xs, d))) return st;
-  bool red[LOOM_MAX_RANK] = {false};
-  if (naxes == 0 && !axes) {
-    for (int i = 0; i < xn; i++) red[i] = true;
-  } else {
-    if (naxes < 0 || (naxes > 0 && !axes))
-      return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "%s: %d axes without an axes array", uk->name, (int)naxes);
-    for (int32_t j = 0; j < naxes; j++) {
-      int32_t ax = axes[j] < 0 ? axes[j] + xn : axes[j];
-      if (ax < 0 || ax >= xn)
-        return diag_error(d, LOOM_ERR_AXIS, "%s: axis %d is out of bounds for an array of dimension %d", uk->name,
-                          (int)axes[j], xn);
-      if (red[ax]) return diag_error(d, LOOM_ERR_AXIS, "%s: axis %d is repeated", uk->name, (int)axes[j]);
-      red[ax] = true;
-    }
-  }
-  int on = 0;
-  int64_t os[LOOM_MAX_RANK];
-  for (int i = 0; i < xn; i++)
-    if (!red[i]) os[on++] = xs[i];
-    else if (keepdims) os[on++] = 1;
-  if ((st = prepare_outs(c, on, os, dk, di, d))) return st;
-  if (ir_numel(on, os) == 0) {
-    if (c->dump) sb_printf(c->dump, "; %s: no kernel runs for an empty result\n", uk->name);
-    return LOOM_OK;
-  }
-  /* kernel dims: kept axes then reduced axes */
-  int64_t shape[LOOM_MAX_RANK + 1];
-  int64_t (*str)[LOOM_MAX_RANK] = arena_alloc(a, sizeof(int64_t) * LOOM_MAX_RANK * (size_t)c->n);
-  bool skip[2 * UK_MAX_PARAMS] = {false};
-  if (!str) return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory calling kernel %s", uk->name);
-  int nk = 0, nd = 0;
-  for (int pass = 0; pass < 2; pass++)
-    for (int i = 0; i < xn; i++) {
-      if (red[i] != (pass == 1)) continue;
-      shape[nd] = xs[i];
-      for (int32_t b = 0; b < uk->in.n; b++) {
-        const LoomArray *ar = c->arr[b];
-        int ia = i - (xn - ar->ndim);
-        str[b][nd] = (ia < 0 || ar->shape[ia] == 1) ? 0 : ar->strides[ia];
-      }
-      for (int32_t b = uk->in.n; b < c->n; b++) { /* outputs: their dim for kept axes, 0 on reduced */
-        const LoomArray *ar = c->arr[b];
-        int od = 0;
-        for (int j = 0; j < i; j++) od += !red[j] || keepdims;
-        str[b][nd] = red[i] ? 0 : ar->strides[od];
-      }
-      nd++;
-      if (pass == 0) nk++;
-    }
-  int kk = collapse(0, nk, shape, str, c->n, skip, uk->reduce_dims);
-  /* move the R dims down after the collapsed O dims */
-  for (int i = nk; i < nd; i++) {
-    shape[kk + i - nk] = shape[i];
-    for (int32_t b = 0; b < c->n; b++) str[b][kk + i - nk] = str[b][i];
-  }
-  int kr = collapse(kk, kk + nd - nk, shape, str, c->n, skip, uk->reduce_dims);
-  if (kr == 0) { /* a reduction over nothing (or only size-1 dims): one virtual R point */
-    shape[kk] = 1;
-    for (int32_t b = 0; b < c->n; b++) str[b][kk] = 0;
-    kr = 1;
-  }
-  if (kk + kr > LOOM_MAX_RANK)
-    return diag_error(d, LOOM_ERR_UNSUPPORTED, "%s: more than %d dims after adding a reduced dim", uk->name, LOOM_MAX_RANK);
-  SchedKernel *sk = arena_alloc(a, sizeof *sk);
-  if (!sk) return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory building kernel %s", uk->name);
-  UkSig sig;
-  if ((st = bind_space(c, kk + kr, kk, shape, str, sk, &sig, a, d))) return st;
-  return run_sig(c, m, &sig, sk, dk, di, red_build, a, d);
 }
 
 LOOM_API LoomStatus loom_reduction_kernel_call(LoomUserKernel *uk, int32_t nin, const LoomArray *in, int32_t nout,
@@ -1161,7 +608,7 @@ LOOM_API LoomStatus loom_reduction_kernel_call(LoomUserKernel *uk, int32_t nin, 
   if (!c) diag_error(&d, LOOM_ERR_OUT_OF_MEMORY, "out of memory calling kernel %s", uk->name);
   else {
     c->k = uk;
-    if (red_call(uk, in, out, naxes, axes, keepdims, &a, c, &d)) free_allocated(c);
+    if (uk_red_call(uk, in, out, naxes, axes, keepdims, &a, c, &d)) free_allocated(c);
   }
   arena_free_all(&a);
   return d.status ? ctx_report(uk->ctx, &d) : LOOM_OK;
@@ -1202,8 +649,8 @@ LOOM_API LoomStatus loom_user_kernel_dump(LoomUserKernel *uk, LoomDumpKind kind,
     c->k = uk;
     c->dump = &sb;
     c->dkind = kind;
-    if (uk->reduction) red_call(uk, ins, outs, naxes, axes, keepdims, &a, c, &d);
-    else ew_call(uk, nin, ins, nout, outs, size, &a, c, &d);
+    if (uk->reduction) uk_red_call(uk, ins, outs, naxes, axes, keepdims, &a, c, &d);
+    else uk_ew_call(uk, nin, ins, nout, outs, size, &a, c, &d);
   }
   arena_free_all(&a);
   if (!d.status) {

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "codegen/cg_gpu.h"
 #include "codegen/codegen.h"
 
 static int g_pass, g_fail;
@@ -930,6 +931,151 @@ static void test_errors(void) {
   CHECK(st == LOOM_ERR_DTYPE, "bitwise_and of float64 is a dtype error: %s", d.msg);
 }
 
+/* ---- the GPU seam --------------------------------------------------------------------------------------
+ * The shared GPU lowering driven by a made-up target's hooks (cg_gpu.h): what the lowering emits for
+ * launch indices, shuffles, barriers, kernel marking, address spaces and math names must be exactly what
+ * the hooks give, with the wave size's shuffle masks, and nothing of another target. */
+static LLVMValueRef fake_call(CgMath *m, const char *name, LLVMTypeRef ret, LLVMTypeRef *pt, unsigned n,
+                              LLVMValueRef *args) {
+  LLVMValueRef fn = LLVMGetNamedFunction(m->m, name);
+  LLVMTypeRef fty = LLVMFunctionType(ret, pt, n, 0);
+  if (!fn) fn = LLVMAddFunction(m->m, name, fty);
+  return LLVMBuildCall2(m->b, fty, fn, args, n, "");
+}
+static LLVMValueRef fake_index(CgMath *m, CgGpuIndex which) {
+  static const char *const names[4] = {"fake.tid", "fake.ntid", "fake.bid", "fake.nbid"};
+  return fake_call(m, names[which], LLVMInt32TypeInContext(m->c), NULL, 0, NULL);
+}
+static LLVMValueRef fake_shuffle(CgMath *m, LLVMValueRef v, int mask) {
+  LLVMTypeRef i32 = LLVMInt32TypeInContext(m->c), pt[2] = {i32, i32};
+  LLVMValueRef a[2] = {v, LLVMConstInt(i32, (unsigned)mask, 0)};
+  return fake_call(m, "fake.shfl", i32, pt, 2, a);
+}
+static void fake_barrier(CgMath *m) { fake_call(m, "fake.barrier", LLVMVoidTypeInContext(m->c), NULL, 0, NULL); }
+static void fake_mark(CgMath *m, LLVMValueRef fn, int max_block) {
+  char v[16];
+  snprintf(v, sizeof v, "1,%d", max_block);
+  LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, LLVMCreateStringAttribute(m->c, "fake-kernel", 11, v, (unsigned)strlen(v)));
+}
+static void fake_math_name(char *buf, size_t cap, const char *base, LoomDType t) {
+  snprintf(buf, cap, "__fake_%s_f%d", base, t == LOOM_FLOAT32 ? 32 : 64);
+}
+
+/* The lowered module of kb for a target of wave `wave` (NULL on error), printed. */
+static char *lower_fake(KB *kb, int wave, CgGpuKernel *gk) {
+  CgGpuHooks h = {.wave = wave, .as_global = 1, .as_shared = 3, .as_param = 4, .as_private = 0,
+                  .param_attr = "byref", .shared_poison = true, .index = fake_index, .shuffle_xor = fake_shuffle,
+                  .barrier = fake_barrier, .mark_kernel = fake_mark, .math_name = fake_math_name};
+  LoomContext ctx;
+  memset(&ctx, 0, sizeof ctx);
+  ctx.alloc.alloc = t_alloc;
+  ctx.alloc.free = t_free;
+  LLVMContextRef c = LLVMContextCreate();
+  LLVMModuleRef mod = LLVMModuleCreateWithNameInContext("fake", c);
+  Diag d = {0};
+  LoomStatus st = cg_lower_gpu(&ctx, c, mod, &kb->k, "fk", &h, 2 * wave, gk, &d);
+  CHECK(st == LOOM_OK, "fake GPU target (wave %d): %s", wave, d.msg);
+  char *text = NULL;
+  if (st == LOOM_OK) {
+    char *t = LLVMPrintModuleToString(mod);
+    text = strdup(t);
+    LLVMDisposeMessage(t);
+  }
+  LLVMDisposeModule(mod);
+  LLVMContextDispose(c);
+  return text;
+}
+
+/* Whether text calls name with the constant c as its last argument. */
+static bool calls_with(const char *text, const char *name, int c) {
+  char pat[64];
+  snprintf(pat, sizeof pat, ", i32 %d)", c);
+  for (const char *p = text; (p = strstr(p, name)); p++) {
+    const char *eol = strchr(p, '\n');
+    const char *q = strstr(p, pat);
+    if (q && (!eol || q < eol)) return true;
+  }
+  return false;
+}
+
+static void test_gpu_seam(void) {
+  for (int wave = 32; wave <= 64; wave *= 2) {
+    /* a row sum of float64 (a 64-bit value moves as two shuffles) and its split entries */
+    KB kb;
+    kb_init(&kb, 2, 1);
+    int bx = kb_buf(&kb, LOOM_FLOAT64, 0, "a1"), bo = kb_buf(&kb, LOOM_FLOAT64, 1, "10");
+    kb_reduce(&kb, LOOM_REDUCE_SUM, LOOM_FLOAT64, kb_load(&kb, bx, LOOM_FLOAT64));
+    kb_store(&kb, KP_FINAL, bo, kb_acc(&kb, 0, LOOM_FLOAT64));
+    CgGpuKernel gk;
+    char *text = lower_fake(&kb, wave, &gk);
+    if (!text) continue;
+    CHECK(gk.strategy == CG_GPU_ROW && gk.wave == wave && gk.block == 2 * wave && gk.part[0] && gk.finishb[0],
+          "row sum: strategy %d wave %d block %d", gk.strategy, gk.wave, gk.block);
+    bool masks = true;
+    for (int m = 1; m < wave; m *= 2) masks = masks && calls_with(text, "@fake.shfl(", m);
+    CHECK(masks && !calls_with(text, "@fake.shfl(", wave), "wave %d: shuffle masks 1 .. %d, none of %d", wave, wave / 2,
+          wave);
+    CHECK(strstr(text, "@fake.tid()") && strstr(text, "@fake.ntid()") && strstr(text, "@fake.bid()") &&
+              strstr(text, "@fake.nbid()") && strstr(text, "@fake.barrier()"),
+          "launch indices and barriers come from the hooks");
+    CHECK(strstr(text, "addrspace(3) global [32 x i64] poison") != NULL, "shared slots: the hooks' space, poison");
+    CHECK(strstr(text, "ptr addrspace(4) byref([") != NULL && strstr(text, "\"fake-kernel\"=\"1,1024\"") != NULL,
+          "entries: parameter block by the hooks' attribute and space, marked as kernels");
+    CHECK(strstr(text, "nvvm") == NULL && strstr(text, "__nv_") == NULL, "nothing of another target");
+    free(text);
+    /* an elementwise exp of float32 and float64: the hooks' math names, the vector entries */
+    kb_init(&kb, 1, 1);
+    int a = kb_buf(&kb, LOOM_FLOAT32, 0, "1"), b = kb_buf(&kb, LOOM_FLOAT64, 0, "1");
+    int o1 = kb_buf(&kb, LOOM_FLOAT32, 1, "1"), o2 = kb_buf(&kb, LOOM_FLOAT64, 1, "1");
+    kb_store(&kb, KP_MAP, o1, kb_un(&kb, LOOM_OP_EXP, LOOM_FLOAT32, kb_load(&kb, a, LOOM_FLOAT32)));
+    kb_store(&kb, KP_MAP, o2, kb_un(&kb, LOOM_OP_EXP, LOOM_FLOAT64, kb_load(&kb, b, LOOM_FLOAT64)));
+    text = lower_fake(&kb, wave, &gk);
+    if (!text) continue;
+    CHECK(gk.strategy == CG_GPU_ELEMENTWISE && gk.vec_lanes == 2 && gk.vec[0] && gk.vecw[0],
+          "elementwise: strategy %d lanes %d", gk.strategy, gk.vec_lanes);
+    CHECK(strstr(text, "@__fake_exp_f32(") && strstr(text, "@__fake_exp_f64("), "math names from the hooks");
+    CHECK(strstr(text, "ptr addrspace(1)") != NULL, "buffers in the hooks' global space");
+    free(text);
+  }
+}
+
+/* The NVIDIA target through the CgTarget interface: describe(), the binary kind, the entry set of a
+ * compile (entries 0 only describes; no GPU is needed). */
+static void test_nvptx_target(void) {
+  LoomContext ctx;
+  memset(&ctx, 0, sizeof ctx);
+  ctx.alloc.alloc = t_alloc;
+  ctx.alloc.free = t_free;
+  CgTarget *t = NULL;
+  Diag d = {0};
+  if (cg_nvptx_target_create(&ctx, 9, 0, &t, &d) != LOOM_OK) {
+    printf("  (no NVPTX backend: %s)\n", d.msg);
+    return;
+  }
+  CHECK(t->binary == CG_BINARY_PTX && strstr(t->describe(t), "nvptx sm_90") != NULL, "nvptx: %s", t->describe(t));
+  KB kb;
+  kb_init(&kb, 2, 1);
+  int bx = kb_buf(&kb, LOOM_FLOAT32, 0, "a1"), bo = kb_buf(&kb, LOOM_FLOAT32, 1, "10");
+  kb_reduce(&kb, LOOM_REDUCE_MAX, LOOM_FLOAT32, kb_load(&kb, bx, LOOM_FLOAT32));
+  kb_store(&kb, KP_FINAL, bo, kb_acc(&kb, 0, LOOM_FLOAT32));
+  CgCompiled cc;
+  CgCompileOptions describe_only = {.entries = 0};
+  CHECK(t->compile(t, &kb.k, &describe_only, &cc, &d) == LOOM_OK && cc.kind == CG_BINARY_PTX && cc.gpu &&
+            !cc.gpu->code && cc.gpu->entries == 0 && (cc.gpu->entries_all & CG_ENTRY_PART) && cc.gpu->wave == 32,
+        "describe only: %s", d.msg);
+  t->release(t, &cc);
+  CgCompileOptions part = {.entries = CG_ENTRY_PART};
+  if (t->compile(t, &kb.k, &part, &cc, &d) == LOOM_OK) {
+    CHECK(cc.gpu->code && cc.gpu->code_size == strlen(cc.gpu->code) && cc.gpu->entries == CG_ENTRY_PART &&
+              cc.gpu->part[0] && !cc.gpu->main[0] && strstr(cc.gpu->code, cc.gpu->part),
+          "the part entry alone");
+    t->release(t, &cc);
+  } else {
+    CHECK(false, "part entry: %s", d.msg);
+  }
+  t->destroy(t);
+}
+
 int main(void) {
   LoomContext ctx;
   memset(&ctx, 0, sizeof ctx);
@@ -953,6 +1099,8 @@ int main(void) {
   test_float_ops();
   test_all_ops_compile();
   test_vector_math_and_perf();
+  test_gpu_seam();
+  test_nvptx_target();
   g_t->destroy(g_t);
   printf("%d passed, %d failed\n", g_pass, g_fail);
   return g_fail ? 1 : 0;

@@ -15,7 +15,7 @@
 #include <time.h>
 
 #include "loom/loom.h"
-#include "runtime/runtime.h"
+#include "runtime/device.h"
 
 static int n_passed, n_failed;
 
@@ -961,7 +961,43 @@ static void test_host_streams(void) {
   loom_context_destroy(ctx);
 }
 
+/* ---- device tables --------------------------------------------------------------------------------------
+ * Every device kind of this build fills its whole table (device.h): a missing function would crash the
+ * first caller, on a machine this test may never see (CUDA's is checked here without a GPU). */
+static void test_device_tables(void) {
+  const RtDevice *host = rt_device(LOOM_DEVICE_HOST), *cuda = rt_device(LOOM_DEVICE_CUDA);
+  CHECK(host && host->kind == LOOM_DEVICE_HOST && !strcmp(host->name, "host") && host->binary == CG_BINARY_HOST);
+  CHECK(cuda && cuda->kind == LOOM_DEVICE_CUDA && !strcmp(cuda->name, "cuda") && cuda->binary == CG_BINARY_PTX);
+  CHECK(rt_device(LOOM_DEVICE_HIP) == NULL && rt_device((LoomDeviceKind)7) == NULL && rt_device((LoomDeviceKind)-1) == NULL);
+  const RtDevice *both[2] = {host, cuda};
+  for (int i = 0; i < 2 && both[i]; i++) {
+    const RtDevice *t = both[i];
+    CHECK(t->open && t->count && t->close && t->synchronize && t->alloc && t->free && t->pool_stats && t->pool_trim &&
+          t->copy && t->stream_create && t->stream_destroy && t->stream_synchronize && t->stream_use &&
+          t->current_stream && t->stream_handle && t->event_create && t->event_destroy && t->event_record &&
+          t->event_synchronize && t->event_elapsed && t->prepare && t->unpin && t->run_schedule);
+  }
+  /* the host writes in-place outputs itself and has nothing to settle; CUDA uses a copy kernel, settles
+   * user streams, dumps PTX and takes raw modules */
+  CHECK(host->write_strided && !host->settle && !host->dump_code && !host->raw_create && !host->raw_formats);
+  CHECK(!cuda->write_strided && cuda->settle && cuda->dump_code && cuda->raw_sniff && cuda->raw_create &&
+        cuda->raw_destroy && cuda->raw_text && cuda->raw_load && cuda->raw_launch &&
+        (cuda->raw_formats & (1u << LOOM_RAW_PTX)) && (cuda->raw_formats & (1u << LOOM_RAW_CUBIN)));
+  CHECK(rt_device_for_binary(CG_BINARY_PTX) == cuda && rt_device_for_binary(CG_BINARY_HOST) == host &&
+        rt_device_for_binary(CG_BINARY_AMDGPU) == NULL);
+  const char ptx[] = ".version 7.8\n.target sm_90\n.visible .entry k(.param .u64 p)\n{ ret; }\n";
+  LoomRawFormat f = LOOM_RAW_AUTO;
+  CHECK(rt_device_for_raw(&f, ptx, sizeof ptx - 1) == cuda && f == LOOM_RAW_PTX);
+  f = LOOM_RAW_CUBIN;
+  CHECK(rt_device_for_raw(&f, "\177ELF", 4) == cuda && f == LOOM_RAW_CUBIN);
+  char buf[64];
+  CHECK(!strcmp(rt_device_kinds(buf, sizeof buf), "host, cuda"));
+  CHECK(!strcmp(rt_device_label(buf, sizeof buf, LOOM_DEVICE_CUDA, 1), "cuda:1"));
+  CHECK(!strcmp(rt_device_label(buf, sizeof buf, LOOM_DEVICE_HIP, 0), "device kind 2:0"));
+}
+
 int main(void) {
+  test_device_tables();
   test_host_streams();
   test_pool();
   test_cache();

@@ -12,7 +12,7 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "runtime/cuda.h"
+#include "runtime/cuda/cuda.h"
 
 enum {
   POOL_MIN_SHIFT = 9,     /* 512 B */

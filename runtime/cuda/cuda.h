@@ -104,6 +104,7 @@ LoomStatus rt_cuda_stream_create(RtCuda *cu, int device, RtCuStream **out, Diag 
 void rt_cuda_stream_destroy(RtCuda *cu, RtCuStream *s); /* pending work still completes; NULL ok */
 LoomStatus rt_cuda_stream_synchronize(RtCuda *cu, RtCuStream *s, Diag *d);
 int rt_cuda_stream_device(const RtCuStream *s);
+void *rt_cuda_stream_raw(const RtCuStream *s); /* the CUstream */
 
 LoomStatus rt_cuda_event_create(RtCuda *cu, int device, RtCuEvent **out, Diag *d);
 void rt_cuda_event_destroy(RtCuda *cu, RtCuEvent *e); /* NULL ok */

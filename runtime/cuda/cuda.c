@@ -18,7 +18,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "runtime/cuda.h"
+#include "runtime/cuda/cuda.h"
 
 #if !defined(LOOM_NO_CUDA_H) && defined(__has_include)
 #if __has_include(<cuda.h>)

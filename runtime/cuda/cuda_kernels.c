@@ -1,0 +1,494 @@
+/* cuda_kernels.c: the CUDA kernel table's values (CuFn, cuda_rt.h): kernels compiled for a device (or
+ * loaded from the disk cache) entry group by entry group, and the background tier-up.
+ *
+ * Kernels. Per device, the kernel table (runtime/cache.c, never evicted: plans and user kernels keep
+ * pointers into it) maps the kernel key and the target's description to a CuFn. Its disk cache key
+ * (Loom's version, the target's description: LLVM version, sm, block; and ir_print_kernel_key) finds
+ * a cubin in the disk cache (runtime/disk_cache.h); on a disk miss the kernel is compiled to PTX (the
+ * device's CgTarget), linked into a cubin (cuLink*) and stored. The payload is a GpuMeta header (how
+ * to launch: strategy, entry names, block, vector lanes, accumulator size) followed by the cubin.
+ *
+ * Cold compile. The driver's JIT (ptxas) dominates a new kernel's cost (bench/results: ~15-20 ms of
+ * ~25 on the H200 for a small elementwise kernel) and grows with the code, so only the entries a
+ * launch needs are compiled: an elementwise kernel's vector entry first, its scalar entry when a
+ * launch with unaligned or strided arrays needs it; a reduction is only described (the launch facts
+ * of its lowering) until a launch picks its entries (a group per module, a disk-cache entry per
+ * group). Elementwise kernels are JIT-compiled at optimization level LOOM_CUDA_JIT_LEVEL (default
+ * 1: LLVM has optimized them already; on the H200 level 1 ran the bench's 14 cold kernels within the
+ * run-to-run spread of level 4 and JIT-compiled ~25% faster, while level 0 halved the bandwidth of
+ * the transcendental ones: bench/results/2026-11-30-jit-levels.md); reductions keep the driver's
+ * default (4). Split reductions use a number of parts that depends on the sizes only (never on the
+ * device), so a sum has the same bits run after run.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "runtime/cuda/cuda_rt.h"
+
+
+/* ---- tiers (cuda_rt.h's TierJob) --------------------------------------------------------------------- */
+/* Runtimes with a tier thread. A process that exits without loom_context_destroy must not leave the
+ * thread inside the driver while the driver is torn down: the exit handler stops every thread after
+ * its current tier-up (the queued ones are dropped; their tier-0 entries stay on disk). Exit is
+ * process-wide, so this list is the one mutable global of the library (STYLE.md otherwise forbids
+ * them); it is guarded by tier_list_lock and holds only runtimes not yet destroyed. */
+static pthread_mutex_t tier_list_lock = PTHREAD_MUTEX_INITIALIZER;
+static CuRt *tier_list;
+static pthread_once_t tier_atexit_once = PTHREAD_ONCE_INIT;
+static void tier_stop_thread(CuRt *g, bool abandon) {
+  pthread_mutex_lock(&g->tier_lock);
+  g->tier_stop = true;
+  g->tier_abandon = abandon;
+  pthread_cond_broadcast(&g->tier_cv);
+  pthread_mutex_unlock(&g->tier_lock);
+  pthread_join(g->tier_thread, NULL);
+  g->tier_started = false;
+}
+static void tier_at_exit(void) {
+  pthread_mutex_lock(&tier_list_lock);
+  for (CuRt *g = tier_list; g; g = g->tier_next)
+    if (g->tier_started && g->tier_pid == getpid()) tier_stop_thread(g, true);
+  tier_list = NULL;
+  pthread_mutex_unlock(&tier_list_lock);
+}
+static void tier_register_atexit(void) { atexit(tier_at_exit); }
+
+void rt_cu_tiers_init(CuRt *g) {
+  g->jit_level_elementwise = 1;
+  const char *lv = getenv("LOOM_CUDA_JIT_LEVEL");
+  if (lv && *lv) {
+    if (lv[0] >= '0' && lv[0] <= '4' && !lv[1]) g->jit_level_elementwise = lv[0] - '0';
+    else fprintf(stderr, "loom: warning: LOOM_CUDA_JIT_LEVEL=%s is not 0..4; using 1\n", lv);
+  }
+  const char *tv = getenv("LOOM_CUDA_JIT_TIERS");
+  g->tiers = g->jit_level_elementwise > 0 && !(tv && !strcmp(tv, "0"));
+  pthread_mutex_init(&g->tier_lock, NULL);
+  pthread_condattr_t ca;
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* the idle wait must not follow the wall clock */
+  pthread_cond_init(&g->tier_cv, &ca);
+  pthread_condattr_destroy(&ca);
+}
+
+void rt_cu_tiers_close(CuRt *g) {
+  pthread_mutex_lock(&tier_list_lock);
+  for (CuRt **p = &tier_list; *p; p = &(*p)->tier_next)
+    if (*p == g) {
+      *p = g->tier_next;
+      break;
+    }
+  /* the queue is finished first (its tier-ups also fill the disk cache); in a fork's child there is
+   * no thread to wait for */
+  if (g->tier_started && g->tier_pid == getpid()) tier_stop_thread(g, false);
+  pthread_mutex_unlock(&tier_list_lock);
+  pthread_mutex_destroy(&g->tier_lock);
+  pthread_cond_destroy(&g->tier_cv);
+}
+
+/* ---- kernels ----------------------------------------------------------------------------------------- */
+static int max_block_of(CuRt *g, const RtCuKernel *k, Diag *d) {
+  RtCuKernelAttrs at;
+  if (rt_cuda_kernel_attrs(g->cu, k, &at, d) != LOOM_OK) return 0;
+  return (at.max_threads_per_block > 1024 ? 1024 : at.max_threads_per_block) / 32 * 32;
+}
+
+/* An elementwise entry's launch shape: the occupancy API's best block size << 32 | the resident blocks
+ * of that size on the device; 0 on an error. */
+static uint64_t elem_config(CuRt *g, const RtCuKernel *k, int sm_count, Diag *d) {
+  int bs = 256, per_sm = 1;
+  if (rt_cuda_best_block_size(g->cu, k, 0, &bs, d) != LOOM_OK || rt_cuda_occupancy(g->cu, k, bs, 0, &per_sm, d) != LOOM_OK)
+    return 0;
+  return (uint64_t)(uint32_t)bs << 32 | (uint32_t)(sm_count * (per_sm > 0 ? per_sm : 1));
+}
+
+/* Loads a cubin holding the entries m->entries into a new module of f and reads their launch limits. */
+static LoomStatus load_group(CuRt *g, int device, CuDev *dev, CuFn *f, const GpuMeta *m, const void *cubin,
+                             size_t size, Diag *d) {
+  if (f->nmodules >= 2 * CG_NENTRY || !(m->entries & ~f->loaded))
+    return diag_error(d, LOOM_ERR_INTERNAL, "internal error: a kernel group adds no entries");
+  RtCuModule *mod = NULL;
+  LoomStatus st = rt_cuda_module_load(g->cu, device, cubin, size, &mod, d);
+  RtCuKernel kern[CG_NENTRY];
+  memset(kern, 0, sizeof kern);
+  for (int i = 0; i < CG_NENTRY && st == LOOM_OK; i++)
+    if (m->entries & (1u << i)) st = rt_cuda_module_kernel(g->cu, mod, m->names[i], &kern[i], d);
+  if (st != LOOM_OK) {
+    if (mod) rt_cuda_module_unload(g->cu, mod);
+    return st;
+  }
+  if (!f->loaded) { /* the first group: the launch facts, unless described already (reductions) */
+    if (f->meta.magic != GPU_META_MAGIC) f->meta = *m;
+    f->elem_cfg = (uint64_t)256 << 32 | (uint32_t)(dev->info.sm_count * 8);
+    f->cfg_entry = -1;
+  }
+  uint32_t fresh = m->entries & ~f->loaded;
+  for (int i = 0; i < CG_NENTRY; i++)
+    if (fresh & (1u << i)) {
+      f->kern[i] = kern[i];
+      memcpy(f->meta.names[i], m->names[i], sizeof f->meta.names[i]);
+    }
+  if (m->strategy == CG_GPU_ELEMENTWISE)
+    for (int i = 0; i < CG_NENTRY; i++)
+      if (fresh & (1u << i)) __atomic_store_n(&f->elem_max_block[i], max_block_of(g, &f->kern[i], d), __ATOMIC_RELEASE);
+  if (fresh & CG_ENTRY_CACHED) f->cached_max_block = max_block_of(g, &f->kern[E_CACHED], d);
+  if (fresh & CG_ENTRY_CACHEDV) f->cachedv_max_block = max_block_of(g, &f->kern[E_CACHEDV], d);
+  if (fresh & CG_ENTRY_PARTV) {
+    int per_sm = 1;
+    if (rt_cuda_occupancy(g->cu, &f->kern[E_PARTV], m->block, 0, &per_sm, d) == LOOM_OK)
+      f->partv_grid_max = dev->info.sm_count * (per_sm > 0 ? per_sm : 1);
+  }
+  /* elementwise: the block size and grid cap of the first entry loaded serve both */
+  if (m->strategy == CG_GPU_ELEMENTWISE && !(f->loaded & (CG_ENTRY_MAIN | CG_ENTRY_VEC | CG_ENTRY_VECW))) {
+    f->cfg_entry = (fresh & CG_ENTRY_VECW) ? E_VECW : (fresh & CG_ENTRY_VEC) ? E_VEC : E_MAIN;
+    uint64_t cfg = elem_config(g, &f->kern[f->cfg_entry], dev->info.sm_count, d);
+    if (cfg) f->elem_cfg = cfg;
+  }
+  st = d->status == LOOM_OK ? LOOM_OK : d->status;
+  if (st != LOOM_OK) {
+    rt_cuda_module_unload(g->cu, mod);
+    return st;
+  }
+  f->modules[f->nmodules++] = mod;
+  __atomic_store_n(&f->loaded, f->loaded | m->entries, __ATOMIC_RELEASE);
+  return LOOM_OK;
+}
+
+static GpuMeta meta_of(const CgGpuKernel *gk) {
+  GpuMeta m = {.magic = GPU_META_MAGIC, .tier = 1, .entries_all = gk->entries_all, .entries = gk->entries,
+               .strategy = gk->strategy, .block = gk->block, .vec_lanes = gk->vec_lanes,
+               .vec_align = gk->vec_align, .acc_size = gk->acc_size, .nwords = gk->nwords,
+               .cache_k = gk->cache_k, .part_lanes = gk->part_lanes, .cache_lanes = gk->cache_lanes};
+  for (int i = 0; i < CG_NENTRY; i++) memcpy(m.names[i], cg_gpu_entry_name((CgGpuKernel *)gk, i), 64);
+  return m;
+}
+
+/* Stores meta + cubin (+ the PTX for a tier-0 payload) under key in the disk cache; a failure is a
+ * warning (the cache is an optimization). */
+static void disk_store(LoomContext *ctx, CuRt *g, const char *key, GpuMeta m, const void *cubin, size_t cubin_size,
+                       const char *ptx) {
+  size_t ptx_bytes = m.tier == 0 && ptx ? strlen(ptx) + 1 : 0;
+  m.cubin_bytes = (uint32_t)cubin_size;
+  unsigned char *payload = ctx_alloc(ctx, sizeof m + cubin_size + ptx_bytes);
+  if (!payload) return;
+  memcpy(payload, &m, sizeof m);
+  memcpy(payload + sizeof m, cubin, cubin_size);
+  if (ptx_bytes) memcpy(payload + sizeof m + cubin_size, ptx, ptx_bytes);
+  Diag dd = {.status = LOOM_OK};
+  if (rt_disk_cache_store(g->disk, key, payload, sizeof m + cubin_size + ptx_bytes, &dd) != LOOM_OK)
+    fprintf(stderr, "loom: warning: storing a kernel in the disk cache failed: %s\n", dd.msg);
+  ctx_free(ctx, payload);
+}
+
+/* The tier-up of one job (the background thread): the final JIT level, then the entries' handles
+ * swapped under device_lock when the new code can launch with the block size in use, then the disk. */
+static void tier_up(LoomContext *ctx, CuRt *g, TierJob *j) {
+  double t0 = rt_now_ms();
+  Diag d = {.status = LOOM_OK};
+  void *cubin = NULL;
+  size_t cubin_size = 0;
+  RtCuModule *mod = NULL;
+  RtCuKernel kern[CG_NENTRY];
+  memset(kern, 0, sizeof kern);
+  LoomStatus st = rt_cuda_link_ptx(g->cu, j->device, j->ptx, j->name, g->jit_level_elementwise, &cubin, &cubin_size, &d);
+  if (st == LOOM_OK) st = rt_cuda_module_load(g->cu, j->device, cubin, cubin_size, &mod, &d);
+  int maxb[CG_NENTRY] = {0};
+  for (int i = 0; i < CG_NENTRY && st == LOOM_OK; i++)
+    if (j->meta.entries & (1u << i)) {
+      st = rt_cuda_module_kernel(g->cu, mod, j->meta.names[i], &kern[i], &d);
+      if (st == LOOM_OK) maxb[i] = max_block_of(g, &kern[i], &d);
+      if (st == LOOM_OK && maxb[i] < 32) st = LOOM_ERR_BACKEND; /* keeps tier 0 */
+    }
+  bool swapped = false;
+  if (st == LOOM_OK) {
+    pthread_mutex_lock(&ctx->rt->device_lock);
+    CuFn *f = j->f;
+    if (f->nmodules < 2 * CG_NENTRY) {
+      f->modules[f->nmodules++] = mod;
+      /* an entry's block limit only goes down (the lower of the two codes'): a launch that reads it
+       * and the handle in either order, before or after the swap, stays within both */
+      for (int i = 0; i < CG_NENTRY; i++)
+        if (j->meta.entries & (1u << i)) {
+          int old = __atomic_load_n(&f->elem_max_block[i], __ATOMIC_ACQUIRE);
+          if (maxb[i] < old) __atomic_store_n(&f->elem_max_block[i], maxb[i], __ATOMIC_RELEASE);
+          __atomic_store_n(&f->kern[i].handle, kern[i].handle, __ATOMIC_RELEASE);
+        }
+      swapped = true;
+      uint64_t cfg = f->cfg_entry >= 0 && (j->meta.entries & (1u << f->cfg_entry))
+                         ? elem_config(g, &kern[f->cfg_entry], j->sm_count, &d) : 0;
+      if (cfg) __atomic_store_n(&f->elem_cfg, cfg, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&ctx->rt->device_lock);
+  }
+  if (mod && !swapped) rt_cuda_module_unload(g->cu, mod);
+  if (ctx->dump_flags & IR_DUMP_TIME)
+    fprintf(stderr, "# time gpu %s tier-up (JIT level %d): %.3f ms, %s\n", j->name, g->jit_level_elementwise,
+            rt_now_ms() - t0, swapped ? "swapped" : d.status != LOOM_OK ? d.msg : "kept tier 0");
+  if (st == LOOM_OK && g->disk) disk_store(ctx, g, j->key, j->meta, cubin, cubin_size, NULL);
+  if (cubin) rt_cuda_free_host(g->cu, cubin);
+}
+
+static void tier_job_free(LoomContext *ctx, TierJob *j) {
+  ctx_free(ctx, j->key);
+  ctx_free(ctx, j->ptx);
+  ctx_free(ctx, j);
+}
+
+static void *tier_main(void *arg) {
+  LoomContext *ctx = arg;
+  CuRt *g = rt_device_slot(ctx, LOOM_DEVICE_CUDA)->state;
+  for (;;) {
+    pthread_mutex_lock(&g->tier_lock);
+    while (!g->tier_head && !g->tier_stop) pthread_cond_wait(&g->tier_cv, &g->tier_lock);
+    TierJob *j = g->tier_head;
+    if (j) {
+      g->tier_head = j->next;
+      if (!g->tier_head) g->tier_tail = NULL;
+    }
+    bool abandon = g->tier_abandon;
+    pthread_mutex_unlock(&g->tier_lock);
+    if (j && abandon) { /* the process is exiting: the disk keeps the tier-0 entries */
+      tier_job_free(ctx, j);
+      continue;
+    }
+    if (!j) return NULL; /* stopped, queue empty */
+    for (;;) { /* wait for a pause in compiling (not when stopping: the queue is finished then) */
+      pthread_mutex_lock(&g->tier_lock);
+      double wait = TIER_IDLE_MS - (rt_now_ms() - g->last_compile_ms);
+      if (g->tier_stop || wait <= 0) {
+        pthread_mutex_unlock(&g->tier_lock);
+        break;
+      }
+      struct timespec until;
+      clock_gettime(CLOCK_MONOTONIC, &until);
+      long ns = until.tv_nsec + (long)(wait * 1e6) + 100000;
+      until.tv_sec += ns / 1000000000L;
+      until.tv_nsec = ns % 1000000000L;
+      pthread_cond_timedwait(&g->tier_cv, &g->tier_lock, &until);
+      pthread_mutex_unlock(&g->tier_lock);
+    }
+    tier_up(ctx, g, j);
+    tier_job_free(ctx, j);
+  }
+}
+
+/* Queues the tier-up of the group `m` of f (its PTX and disk key are copied); false when it cannot
+ * (no memory, no thread: the group stays at level 0 in this process). Caller holds device_lock. */
+static bool tier_enqueue(LoomContext *ctx, CuRt *g, int device, CuFn *f, const GpuMeta *m, const char *key,
+                         const char *ptx, const char *name) {
+  if (!g->tier_started) {
+    pthread_once(&tier_atexit_once, tier_register_atexit);
+    if (pthread_create(&g->tier_thread, NULL, tier_main, ctx) != 0) {
+      g->tiers = false;
+      return false;
+    }
+    g->tier_started = true;
+    g->tier_pid = getpid();
+    pthread_mutex_lock(&tier_list_lock);
+    g->tier_next = tier_list;
+    tier_list = g;
+    pthread_mutex_unlock(&tier_list_lock);
+  }
+  TierJob *j = ctx_calloc(ctx, 1, sizeof *j);
+  size_t kl = strlen(key) + 1, pl = strlen(ptx) + 1;
+  char *kc = j ? ctx_alloc(ctx, kl) : NULL, *pc = kc ? ctx_alloc(ctx, pl) : NULL;
+  if (!pc) {
+    ctx_free(ctx, kc);
+    ctx_free(ctx, j);
+    return false;
+  }
+  memcpy(kc, key, kl);
+  memcpy(pc, ptx, pl);
+  j->f = f;
+  j->device = device;
+  j->sm_count = g->devs[device].info.sm_count;
+  j->meta = *m;
+  j->meta.tier = 1;
+  j->key = kc;
+  j->ptx = pc;
+  snprintf(j->name, sizeof j->name, "%s", name);
+  pthread_mutex_lock(&g->tier_lock);
+  g->last_compile_ms = rt_now_ms();
+  if (g->tier_tail) g->tier_tail->next = j;
+  else g->tier_head = j;
+  g->tier_tail = j;
+  pthread_cond_signal(&g->tier_cv);
+  pthread_mutex_unlock(&g->tier_lock);
+  return true;
+}
+
+/* Adds the entries `want` (CG_ENTRY bits; the first group of a kernel may ask for entries it lacks:
+ * see CgCompileOptions.entries) to f: from the disk cache, else compiled, linked and stored there
+ * (counted in the stats either way). An elementwise group is compiled in tiers (see TierJob). Caller
+ * holds device_lock. */
+static LoomStatus add_group(LoomContext *ctx, CuRt *g, int device, CuDev *dev, CuFn *f, const KernelIr *k,
+                            uint32_t want, Diag *d) {
+  StrBuf kb;
+  sb_init(&kb, ctx);
+  bool elementwise = k->nkeep == k->ndim;
+  int jit_level = elementwise ? g->jit_level_elementwise : -1;
+  sb_printf(&kb, "%sentries %u jit %d\n", f->key, want, jit_level);
+  char *key = sb_take(&kb);
+  if (!key) return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: kernel key");
+  if (!g->disk_tried) {
+    g->disk_tried = true;
+    Diag dd = {.status = LOOM_OK};
+    if (rt_disk_cache_open(ctx, NULL, &g->disk, &dd) != LOOM_OK) {
+      fprintf(stderr, "loom: warning: the kernel disk cache is off: %s\n", dd.msg);
+      g->disk = NULL;
+    }
+  }
+  LoomStatus st = LOOM_OK;
+  bool hit = false;
+  if (g->disk) {
+    void *blob = NULL;
+    size_t blob_size = 0;
+    Diag dd = {.status = LOOM_OK};
+    if (rt_disk_cache_load(g->disk, key, &blob, &blob_size, &hit, &dd) != LOOM_OK) hit = false;
+    GpuMeta m;
+    if (hit && blob_size > sizeof m) memcpy(&m, blob, sizeof m);
+    hit = hit && blob_size > sizeof m && m.magic == GPU_META_MAGIC && (m.entries & ~f->loaded) &&
+          !(m.entries & ~m.entries_all) && m.cubin_bytes > 0 && m.cubin_bytes <= blob_size - sizeof m &&
+          (m.tier == 1 || (m.tier == 0 && g->tiers && blob_size > sizeof m + m.cubin_bytes &&
+                           ((const char *)blob)[blob_size - 1] == 0)); /* tiers off: a tier-0 entry is rebuilt */
+    if (hit) {
+      for (int i = 0; i < CG_NENTRY; i++) m.names[i][63] = 0;
+      const char *cubin = (const char *)blob + sizeof m;
+      st = load_group(g, device, dev, f, &m, cubin, m.cubin_bytes, d);
+      if (st == LOOM_OK) {
+        pthread_mutex_lock(&ctx->rt->stats_lock);
+        ctx->rt->stats.cache_hits++;
+        pthread_mutex_unlock(&ctx->rt->stats_lock);
+        /* a tier-0 entry (its process ended before the tier-up): tier up here */
+        if (m.tier == 0 && g->tiers) tier_enqueue(ctx, g, device, f, &m, key, cubin + m.cubin_bytes, k->name);
+      }
+    }
+    if (blob) rt_disk_cache_free(g->disk, blob);
+  }
+  if (st == LOOM_OK && !hit) {
+    double t0 = rt_now_ms();
+    CgCompiled c;
+    CgCompileOptions opt = {.entries = want};
+    st = dev->target->compile(dev->target, k, &opt, &c, d);
+    void *cubin = NULL;
+    size_t cubin_size = 0;
+    double t_llvm = rt_now_ms(), t_link = t_llvm;
+    bool compiled = st == LOOM_OK;
+    bool tiered = compiled && elementwise && g->tiers;
+    GpuMeta m;
+    memset(&m, 0, sizeof m);
+    if (compiled) {
+      CgGpuKernel *gk = c.gpu;
+      m = meta_of(gk);
+      if (tiered) m.tier = 0;
+      st = rt_cuda_link_ptx(g->cu, device, gk->code, k->name, tiered ? 0 : jit_level, &cubin, &cubin_size, d);
+      t_link = rt_now_ms();
+      if (ctx->dump_flags & IR_DUMP_TIME)
+        fprintf(stderr, "# time gpu %s entries %#x: lower %.3f libdevice %.3f opt %.3f ptx %.3f (%zu bytes) "
+                        "jit %.3f ms (level %d)\n", k->name, gk->entries, gk->phase_ms[0], gk->phase_ms[1],
+                gk->phase_ms[2], gk->phase_ms[3], gk->code_size, t_link - t_llvm, tiered ? 0 : jit_level);
+      if (st == LOOM_OK && !(m.entries & ~f->loaded))
+        st = diag_error(d, LOOM_ERR_INTERNAL, "internal error: kernel %s has none of the entries %#x", k->name, want);
+    }
+    if (st == LOOM_OK) st = load_group(g, device, dev, f, &m, cubin, cubin_size, d);
+    if (st == LOOM_OK && (ctx->dump_flags & IR_DUMP_TIME))
+      fprintf(stderr, "# time gpu %s load %.3f ms, total %.3f ms\n", k->name, rt_now_ms() - t_link, rt_now_ms() - t0);
+    double t_store = rt_now_ms();
+    /* stored before the tier-up is queued, so the final entry always lands last; without a background
+     * thread (no memory, no thread) the kernel stays at level 0 here, and its entry keeps tier 0 and
+     * its PTX, so the next process tiers it up */
+    if (st == LOOM_OK && g->disk) disk_store(ctx, g, key, m, cubin, cubin_size, compiled ? c.gpu->code : NULL);
+    if (st == LOOM_OK && tiered) tier_enqueue(ctx, g, device, f, &m, key, c.gpu->code, k->name);
+    if (st == LOOM_OK && g->disk && (ctx->dump_flags & IR_DUMP_TIME))
+      fprintf(stderr, "# time gpu %s disk store %.3f ms\n", k->name, rt_now_ms() - t_store);
+    if (compiled) dev->target->release(dev->target, &c);
+    if (cubin) rt_cuda_free_host(g->cu, cubin);
+    if (compiled && g->tier_started) {
+      pthread_mutex_lock(&g->tier_lock);
+      g->last_compile_ms = rt_now_ms();
+      pthread_mutex_unlock(&g->tier_lock);
+    }
+    if (compiled) {
+      pthread_mutex_lock(&ctx->rt->stats_lock);
+      ctx->rt->stats.kernels_compiled++;
+      ctx->rt->stats.compile_ms += rt_now_ms() - t0;
+      pthread_mutex_unlock(&ctx->rt->stats_lock);
+    }
+  }
+  ctx_free(ctx, key);
+  return st;
+}
+
+/* Makes sure the entries `need` of f are loaded (compiling them on first need). */
+LoomStatus rt_cu_need_entries(LoomContext *ctx, CuRt *g, CuDev *dev, const CuFn *cf, const KernelIr *k, uint32_t need,
+                              Diag *d) {
+  int device = dev->index;
+  if (!(need & ~__atomic_load_n(&cf->loaded, __ATOMIC_ACQUIRE))) return LOOM_OK;
+  CuFn *f = (CuFn *)cf; /* groups are added under device_lock; see struct CuFn */
+  pthread_mutex_lock(&ctx->rt->device_lock);
+  LoomStatus st = LOOM_OK;
+  if (need & ~f->loaded) st = add_group(ctx, g, device, dev, f, k, need & ~f->loaded, d);
+  pthread_mutex_unlock(&ctx->rt->device_lock);
+  return st;
+}
+
+/* ---- the kernel table's values ------------------------------------------------------------------------- */
+/* A new CuFn for k: an elementwise kernel with a first entry loaded (the whole-vector one when
+ * `npoints`, the point count of the launch to come or -1, is a multiple of its lanes); a reduction
+ * described only (its entries are compiled as launches need them). */
+static LoomStatus fn_make(void *user, const KernelIr *k, bool want_llvm_ir, int64_t npoints, void *value, Diag *d) {
+  CuDev *dev = user;
+  LoomContext *ctx = dev->ctx;
+  CuRt *g = dev->g;
+  CuFn *f = value;
+  if (want_llvm_ir) return diag_error(d, LOOM_ERR_INTERNAL, "internal error: the CUDA kernel table keeps no LLVM IR");
+  StrBuf kb;
+  sb_init(&kb, ctx);
+  sb_printf(&kb, "loom %s\n%s\n", LOOM_VERSION_STRING, dev->target->describe(dev->target));
+  ir_print_kernel_key(k, &kb);
+  f->key = sb_take(&kb);
+  if (!f->key) return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: kernel key");
+  LoomStatus st;
+  if (k->nkeep == k->ndim) { /* vecw, vec, else main (see CgCompileOptions.entries) */
+    int lanes = cg_gpu_vec_lanes(k);
+    pthread_mutex_lock(&ctx->rt->device_lock); /* one compile at a time per context: simple and safe */
+    st = add_group(ctx, g, dev->index, dev, f, k,
+                   lanes > 0 && npoints >= 0 && npoints % lanes == 0 ? CG_ENTRY_VECW : CG_ENTRY_VEC, d);
+    pthread_mutex_unlock(&ctx->rt->device_lock);
+  } else { /* a reduction: its launch facts now, each entry when a launch first needs it */
+    CgCompiled c;
+    CgCompileOptions opt = {.entries = 0};
+    st = dev->target->compile(dev->target, k, &opt, &c, d);
+    if (st == LOOM_OK) {
+      f->meta = meta_of(c.gpu);
+      dev->target->release(dev->target, &c);
+    }
+  }
+  if (st != LOOM_OK) {
+    for (int m = 0; m < f->nmodules; m++) rt_cuda_module_unload(g->cu, f->modules[m]);
+    ctx_free(ctx, f->key);
+    memset(f, 0, sizeof *f);
+  }
+  return st;
+}
+
+static void fn_drop(void *user, void *value) {
+  CuDev *dev = user;
+  CuFn *f = value;
+  for (int m = 0; m < f->nmodules; m++) rt_cuda_module_unload(dev->g->cu, f->modules[m]);
+  ctx_free(dev->ctx, f->key);
+}
+
+LoomStatus rt_cu_kernels_create(CuDev *dev, Diag *d) {
+  static const RtCacheOps ops = {.make = fn_make, .drop = fn_drop};
+  StrBuf sb;
+  sb_init(&sb, dev->ctx);
+  sb_printf(&sb, "loom %s\n%s", LOOM_VERSION_STRING, dev->target->describe(dev->target));
+  char *desc = sb_take(&sb);
+  if (!desc) return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: kernel table");
+  LoomStatus st = rt_cache_create_ops(dev->ctx, desc, &ops, dev, sizeof(CuFn), 0, &dev->kernels, d);
+  ctx_free(dev->ctx, desc);
+  return st;
+}

@@ -1,0 +1,403 @@
+/* host_device.c: the host CPU as a device (device.h): memory from the host pool, copies by memmove, work
+ * done when its call returns (streams are no-ops, events read the monotonic clock), kernels from the
+ * context's kernel table (runtime/cache.c over codegen's host target), and the host schedule runner.
+ *
+ * The schedule runner: temporaries from the host pool; for each kernel a pinned entry of the kernel
+ * table, base pointers (binding offset applied) and buffer-major strides, then one of these dispatches:
+ *   elementwise (N points): on the caller when N < 32768 or one thread; else about 4 tasks per thread,
+ *     each a contiguous range of at least 16384 points.
+ *   reduction (no O points x nr R points): parallel over O ranges when no >= 2 * threads or the work
+ *     is small (on the caller when no * nr < 65536); else, when the kernel can be split along R, R is
+ *     cut into P = min(256, ceil(nr / 32768)) parts (P depends on nr only, never on the thread count,
+ *     so a result has the same bits run after run), partial() runs for every (o, part) in parallel
+ *     into an accumulator array, and finish() combines the parts of each o in order; else run over O.
+ * Kernels with an empty space are skipped, except a reduction with non-empty O and empty R, which must
+ * still write its identities.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/device.h"
+
+enum {
+  RT_ELEM_SERIAL_POINTS = 32768, /* below this an elementwise kernel runs on the caller */
+  RT_ELEM_MIN_TASK = 16384,      /* points per task, at least */
+  RT_TASKS_PER_THREAD = 4,
+  RT_RED_SERIAL_WORK = 65536,    /* no * nr below this: one call on the caller */
+  RT_RED_PART_POINTS = 32768,    /* R points per part when a reduction is split along R */
+  RT_RED_MAX_PARTS = 256
+};
+
+static size_t itemsize_of(LoomDType t) { return (size_t)dtype_bits(t) / 8; }
+
+/* a * b saturating at INT64_MAX (both non-negative). */
+static int64_t sat_mul(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_mul_overflow(a, b, &r)) return INT64_MAX;
+  return r;
+}
+
+/* The t-th of ntasks balanced contiguous ranges of [0, n). */
+static void split_range(int64_t n, int64_t ntasks, int64_t t, int64_t *lo, int64_t *hi) {
+  int64_t q = n / ntasks, r = n % ntasks;
+  *lo = q * t + (t < r ? t : r);
+  *hi = *lo + q + (t < r ? 1 : 0);
+}
+
+/* ---- kernel launch ----------------------------------------------------------------------------- */
+/* ---- kernel launch ----------------------------------------------------------------------------- */
+typedef struct Launch {
+  const CgCompiled *k;
+  const int64_t *shape;
+  void *const *bufs;
+  const int64_t *strides;
+  int64_t n;      /* points split among tasks (elementwise: all; reduction: O) */
+  int64_t ntasks;
+  int64_t nr;     /* R points */
+  int64_t nparts; /* R parts (split reductions) */
+  unsigned char *accs;
+  size_t acc_size;
+} Launch;
+
+static void task_run(void *arg, int64_t t) {
+  const Launch *L = arg;
+  int64_t lo, hi;
+  split_range(L->n, L->ntasks, t, &lo, &hi);
+  if (lo < hi) L->k->run(L->shape, L->bufs, L->strides, lo, hi);
+}
+
+static void task_partial(void *arg, int64_t t) {
+  const Launch *L = arg;
+  int64_t o = t / L->nparts, part = t % L->nparts, rlo, rhi;
+  split_range(L->nr, L->nparts, part, &rlo, &rhi);
+  L->k->partial(L->shape, L->bufs, L->strides, o, rlo, rhi, L->accs + (size_t)t * L->acc_size);
+}
+
+static void task_finish(void *arg, int64_t t) {
+  const Launch *L = arg;
+  int64_t lo, hi;
+  split_range(L->n, L->ntasks, t, &lo, &hi);
+  for (int64_t o = lo; o < hi; o++)
+    L->k->finish(L->shape, L->bufs, L->strides, o,
+                 L->accs + (size_t)o * (size_t)L->nparts * L->acc_size, L->nparts);
+}
+
+/* Runs points [0, L->n) in `ntasks` contiguous ranges (on the caller when ntasks <= 1). */
+static void launch_ranges(RtPool *pool, Launch *L, int64_t ntasks) {
+  if (ntasks <= 1) {
+    L->k->run(L->shape, L->bufs, L->strides, 0, L->n);
+    return;
+  }
+  L->ntasks = ntasks;
+  rt_parallel_for(pool, ntasks, task_run, L);
+}
+
+static LoomStatus launch_kernel(LoomContext *ctx, const KernelIr *ir, const CgCompiled *k,
+                                const int64_t *shape, void *const *bufs, const int64_t *strides,
+                                int64_t no, int64_t nr, Diag *d) {
+  RtPool *pool = ctx->rt->pool;
+  int64_t threads = rt_pool_size(pool);
+  Launch L = {.k = k, .shape = shape, .bufs = bufs, .strides = strides, .n = no, .ntasks = 1, .nr = nr};
+  if (ir->nkeep == ir->ndim) { /* elementwise: no is the whole space */
+    int64_t ntasks = 1;
+    if (no >= RT_ELEM_SERIAL_POINTS && threads > 1) {
+      ntasks = threads * RT_TASKS_PER_THREAD;
+      if (ntasks > no / RT_ELEM_MIN_TASK) ntasks = no / RT_ELEM_MIN_TASK;
+    }
+    launch_ranges(pool, &L, ntasks);
+    return LOOM_OK;
+  }
+  int64_t work = sat_mul(no, nr > 0 ? nr : 1);
+  int64_t nparts = (nr + RT_RED_PART_POINTS - 1) / RT_RED_PART_POINTS;
+  if (nparts > RT_RED_MAX_PARTS) nparts = RT_RED_MAX_PARTS;
+  bool split = k->partial && k->finish && nparts > 1 && no < 2 * threads && work >= RT_RED_SERIAL_WORK;
+  if (!split) {
+    int64_t ntasks = 1;
+    if (work >= RT_RED_SERIAL_WORK && threads > 1 && no > 1)
+      ntasks = no < threads * RT_TASKS_PER_THREAD ? no : threads * RT_TASKS_PER_THREAD;
+    launch_ranges(pool, &L, ntasks);
+    return LOOM_OK;
+  }
+  if (k->acc_size <= 0)
+    return diag_error(d, LOOM_ERR_INTERNAL,
+                      "internal error: kernel %s can be split along R but has acc_size %d", ir->name,
+                      (int)k->acc_size);
+  size_t acc_size = (size_t)k->acc_size;
+  size_t total;
+  if (__builtin_mul_overflow((size_t)no, (size_t)nparts, &total) ||
+      __builtin_mul_overflow(total, acc_size, &total))
+    return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: reduction accumulators overflow size_t");
+  unsigned char *accs = ctx_alloc(ctx, total);
+  if (!accs)
+    return diag_error(d, LOOM_ERR_OUT_OF_MEMORY,
+                      "out of memory: %zu bytes of reduction accumulators for kernel %s", total, ir->name);
+  L.accs = accs;
+  L.acc_size = acc_size;
+  L.nparts = nparts;
+  rt_parallel_for(pool, no * nparts, task_partial, &L);
+  int64_t ntasks = no < threads ? no : threads;
+  L.ntasks = ntasks < 1 ? 1 : ntasks;
+  rt_parallel_for(pool, L.ntasks, task_finish, &L);
+  ctx_free(ctx, accs);
+  return LOOM_OK;
+}
+
+/* ---- schedule runner ----------------------------------------------------------------------------- */
+/* ---- schedule runner ----------------------------------------------------------------------------- */
+static LoomStatus run_schedule(LoomContext *ctx, const IrGraph *g, const Schedule *s,
+                               const RtKernel *const *pinned, void *const *out_data, int32_t nouts,
+                               uint64_t extra_temp_bytes, Diag *d) {
+  if (!ctx || !ctx->rt || !ctx->rt->cache)
+    return diag_error(d, LOOM_ERR_INVALID_ARGUMENT,
+                      "the context has no runtime: create it with loom_context_create");
+  if (!s) return diag_error(d, LOOM_ERR_INTERNAL, "internal error: the pipeline produced no schedule");
+  RtState *rt = ctx->rt;
+  LoomStatus st = LOOM_OK;
+  void **temps = NULL;
+  uint64_t temp_bytes = extra_temp_bytes, launched = 0;
+  bool want_ir = (ctx->dump_flags & IR_DUMP_LLVM) != 0;
+
+  if (s->ntemp < 0 || s->nkernel < 0 || (s->ntemp > 0 && !s->temps) || (s->nkernel > 0 && !s->kernels))
+    return diag_error(d, LOOM_ERR_INTERNAL, "internal error: malformed schedule");
+  if (s->ntemp > 0) {
+    temps = ctx_calloc(ctx, (size_t)s->ntemp, sizeof *temps);
+    if (!temps) return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: temporary table");
+    for (int32_t i = 0; i < s->ntemp; i++) {
+      size_t isz = itemsize_of((LoomDType)s->temps[i].dtype), bytes;
+      if (s->temps[i].nelem < 0 ||
+          __builtin_mul_overflow((size_t)s->temps[i].nelem, isz, &bytes)) {
+        st = diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: temporary %d is too large", i);
+        goto done;
+      }
+      temps[i] = rt_host_alloc(rt->host_pool, bytes);
+      if (!temps[i]) {
+        st = diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: temporary %d of %zu bytes", i, bytes);
+        goto done;
+      }
+      temp_bytes += bytes;
+    }
+  }
+
+  for (int32_t ki = 0; ki < s->nkernel; ki++) {
+    const SchedKernel *sk = &s->kernels[ki];
+    const KernelIr *ir = sk->ir;
+    if (!ir || ir->ndim < 1 || ir->ndim > LOOM_MAX_RANK || ir->nkeep < 0 || ir->nkeep > ir->ndim ||
+        ir->nbuf < 0 || (ir->nbuf > 0 && (!ir->bufs || !sk->bind))) {
+      st = diag_error(d, LOOM_ERR_INTERNAL, "internal error: malformed kernel %d in the schedule", ki);
+      goto done;
+    }
+    int64_t no = 1, nr = 1;
+    for (int32_t i = 0; i < ir->ndim; i++) {
+      if (sk->shape[i] < 0) {
+        st = diag_error(d, LOOM_ERR_INTERNAL, "internal error: kernel %s has a negative size", ir->name);
+        goto done;
+      }
+      if (i < ir->nkeep) no = sat_mul(no, sk->shape[i]);
+      else nr = sat_mul(nr, sk->shape[i]);
+    }
+    if (no == 0 || (ir->nkeep == ir->ndim && nr == 0)) continue; /* nothing to write */
+
+    size_t nbuf = (size_t)(ir->nbuf > 0 ? ir->nbuf : 1);
+    /* Kernel arguments: on the stack when they fit (the common case), else from the allocator. */
+    size_t args_bytes = nbuf * (sizeof(void *) + (size_t)ir->ndim * sizeof(int64_t));
+    void *args_stack[512];
+    void **bufs = args_bytes <= sizeof args_stack ? args_stack : ctx_alloc(ctx, args_bytes);
+    if (!bufs) {
+      st = diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: arguments of kernel %s", ir->name);
+      goto done;
+    }
+    int64_t *strides = (int64_t *)(void *)(bufs + nbuf);
+    bufs[0] = NULL;
+    for (int32_t b = 0; b < ir->nbuf; b++) {
+      const SchedBinding *bd = &sk->bind[b];
+      void *base = NULL;
+      if (bd->kind == SB_INPUT && bd->index >= 0 && bd->index < g->ninputs) base = g->inputs[bd->index].data;
+      else if (bd->kind == SB_TEMP && bd->index >= 0 && bd->index < s->ntemp) base = temps[bd->index];
+      else if (bd->kind == SB_OUTPUT && bd->index >= 0 && bd->index < nouts) base = out_data[bd->index];
+      else {
+        if (bufs != args_stack) ctx_free(ctx, bufs);
+        st = diag_error(d, LOOM_ERR_INTERNAL,
+                        "internal error: kernel %s binds buffer %d to a missing array (kind %d index %d)",
+                        ir->name, b, bd->kind, bd->index);
+        goto done;
+      }
+      size_t isz = itemsize_of((LoomDType)ir->bufs[b].dtype);
+      /* offset may be negative (negative strides): pointer arithmetic stays within the array. */
+      bufs[b] = base ? (char *)base + bd->offset * (int64_t)isz : NULL;
+      for (int32_t i = 0; i < ir->ndim; i++) strides[(size_t)b * (size_t)ir->ndim + (size_t)i] = bd->strides[i];
+    }
+
+    const CgCompiled *k = pinned ? (const CgCompiled *)pinned[ki] : NULL;
+    if (!k) {
+      st = rt_cache_acquire(rt->cache, ir, want_ir, &k, NULL, d);
+      if (st != LOOM_OK) {
+        if (bufs != args_stack) ctx_free(ctx, bufs);
+        goto done;
+      }
+    }
+    if (want_ir && k->llvm_ir) fprintf(stderr, "; ---- LLVM IR of kernel %s ----\n%s\n", ir->name, k->llvm_ir);
+    st = launch_kernel(ctx, ir, k, sk->shape, bufs, strides, no, nr, d);
+    if (!pinned) rt_cache_release(rt->cache, k);
+    if (bufs != args_stack) ctx_free(ctx, bufs);
+    if (st != LOOM_OK) goto done;
+    launched++;
+  }
+
+done:
+  if (temps) {
+    for (int32_t i = 0; i < s->ntemp; i++)
+      if (temps[i])
+        rt_host_free(rt->host_pool, temps[i],
+                     (size_t)s->temps[i].nelem * itemsize_of((LoomDType)s->temps[i].dtype));
+    ctx_free(ctx, temps);
+  }
+  rt_count_launches(ctx, launched, temp_bytes);
+  return st;
+}
+
+LoomStatus rt_run_schedule(LoomContext *ctx, const IrGraph *g, const Schedule *s, void *const *out_data, Diag *d) {
+  /* Without the output count, trust the schedule's indices (the pipeline made them from the roots). */
+  return run_schedule(ctx, g, s, NULL, out_data, INT32_MAX, 0, d);
+}
+
+/* Copies a C-contiguous array into dst (any strides), element by element. */
+static void copy_to_strided(const LoomArray *dst, const void *src) {
+  size_t isz = itemsize_of(dst->dtype);
+  int64_t numel = ir_numel(dst->ndim, dst->shape);
+  int64_t idx[LOOM_MAX_RANK] = {0};
+  int64_t off = 0;
+  const char *sp = src;
+  char *dp = dst->data;
+  for (int64_t e = 0; e < numel; e++) {
+    memcpy(dp + off * (int64_t)isz, sp + (size_t)e * isz, isz);
+    for (int i = dst->ndim - 1; i >= 0; i--) {
+      if (++idx[i] < dst->shape[i]) {
+        off += dst->strides[i];
+        break;
+      }
+      off -= dst->strides[i] * (dst->shape[i] - 1);
+      idx[i] = 0;
+    }
+  }
+}
+
+/* ---- the device table ------------------------------------------------------------------------------ */
+static LoomStatus host_open(LoomContext *ctx, Diag *d) { return LOOM_OK; }
+static int host_count(LoomContext *ctx) { return 1; }
+static void host_close(LoomContext *ctx) {}
+static LoomStatus host_synchronize(LoomContext *ctx, int index, Diag *d) { return LOOM_OK; }
+
+/* size 0 gives a valid (1-byte) block: evaluated outputs always have data */
+static LoomStatus host_alloc(LoomContext *ctx, int index, size_t size, void **out, Diag *d) {
+  *out = rt_host_alloc(ctx->rt->host_pool, size);
+  return *out ? LOOM_OK : diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: %zu bytes of host memory", size);
+}
+
+static LoomStatus host_free(LoomContext *ctx, int index, void *ptr, size_t size, Diag *d) {
+  rt_host_free(ctx->rt->host_pool, ptr, size);
+  return LOOM_OK;
+}
+
+static LoomStatus host_pool_stats(LoomContext *ctx, int index, RtPoolStats *out, Diag *d) {
+  memset(out, 0, sizeof *out);
+  out->used_bytes = rt_host_pool_used(ctx->rt->host_pool);
+  out->cached_bytes = rt_host_pool_cached(ctx->rt->host_pool);
+  out->total_bytes = out->used_bytes + out->cached_bytes;
+  return LOOM_OK;
+}
+
+static LoomStatus host_pool_trim(LoomContext *ctx, int index, Diag *d) {
+  rt_host_pool_trim(ctx->rt->host_pool);
+  return LOOM_OK;
+}
+
+static LoomStatus host_copy(LoomContext *ctx, void *dst, LoomDeviceKind dk, int di, const void *src, LoomDeviceKind sk,
+                            int si, size_t n, Diag *d) {
+  if (n) memmove(dst, src, n);
+  return LOOM_OK;
+}
+
+/* Host streams order nothing (the work of a call is done when it returns): the handle is NULL. */
+static LoomStatus host_stream_create(LoomContext *ctx, int index, RtStream **out, Diag *d) {
+  *out = NULL;
+  return LOOM_OK;
+}
+static void host_stream_destroy(LoomContext *ctx, RtStream *s) {}
+static LoomStatus host_stream_synchronize(LoomContext *ctx, RtStream *s, Diag *d) { return LOOM_OK; }
+static LoomStatus host_stream_use(LoomContext *ctx, int index, RtStream *s, Diag *d) { return LOOM_OK; }
+static RtStream *host_current_stream(LoomContext *ctx, int index) { return NULL; }
+static void *host_stream_handle(RtStream *s) { return NULL; }
+
+/* A host event is complete when recorded; its time is the monotonic clock then. */
+typedef struct HostEvent {
+  double ms;
+} HostEvent;
+
+static LoomStatus host_event_create(LoomContext *ctx, int index, RtEvent **out, Diag *d) {
+  HostEvent *e = ctx_calloc(ctx, 1, sizeof *e);
+  *out = (RtEvent *)e;
+  return e ? LOOM_OK : diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "loom_event_create: out of memory");
+}
+static void host_event_destroy(LoomContext *ctx, RtEvent *e) { ctx_free(ctx, e); }
+static LoomStatus host_event_record(LoomContext *ctx, int index, RtEvent *e, RtStream *s, Diag *d) {
+  ((HostEvent *)e)->ms = rt_now_ms();
+  return LOOM_OK;
+}
+static LoomStatus host_event_synchronize(LoomContext *ctx, RtEvent *e, Diag *d) { return LOOM_OK; }
+static LoomStatus host_event_elapsed(LoomContext *ctx, RtEvent *a, RtEvent *b, float *ms, Diag *d) {
+  *ms = (float)(((HostEvent *)b)->ms - ((HostEvent *)a)->ms);
+  return LOOM_OK;
+}
+
+/* A host kernel is the kernel table's CgCompiled, pinned. */
+static LoomStatus host_prepare(LoomContext *ctx, int index, const KernelIr *k, int64_t npoints, const RtKernel **out,
+                               Diag *d) {
+  const CgCompiled *c = NULL;
+  LoomStatus st = rt_cache_acquire(ctx->rt->cache, k, false, &c, NULL, d);
+  *out = (const RtKernel *)c;
+  return st;
+}
+static void host_unpin(LoomContext *ctx, int index, const RtKernel *k) { rt_cache_release(ctx->rt->cache, k); }
+
+static LoomStatus host_run_schedule(LoomContext *ctx, int index, const RtRun *r, Diag *d) {
+  return run_schedule(ctx, r->graph, r->schedule, r->pinned, r->out_data, r->nouts, r->extra_temp_bytes, d);
+}
+
+static LoomStatus host_write_strided(LoomContext *ctx, const LoomArray *tmp, LoomArray *out, Diag *d) {
+  copy_to_strided(out, tmp->data);
+  return LOOM_OK;
+}
+
+const RtDevice rt_host_device = {
+    .name = "host",
+    .kind = LOOM_DEVICE_HOST,
+    .binary = CG_BINARY_HOST,
+    .open = host_open,
+    .count = host_count,
+    .close = host_close,
+    .synchronize = host_synchronize,
+    .alloc = host_alloc,
+    .free = host_free,
+    .pool_stats = host_pool_stats,
+    .pool_trim = host_pool_trim,
+    .copy = host_copy,
+    .stream_create = host_stream_create,
+    .stream_destroy = host_stream_destroy,
+    .stream_synchronize = host_stream_synchronize,
+    .stream_use = host_stream_use,
+    .current_stream = host_current_stream,
+    .stream_handle = host_stream_handle,
+    .event_create = host_event_create,
+    .event_destroy = host_event_destroy,
+    .event_record = host_event_record,
+    .event_synchronize = host_event_synchronize,
+    .event_elapsed = host_event_elapsed,
+    .prepare = host_prepare,
+    .unpin = host_unpin,
+    .run_schedule = host_run_schedule,
+    .write_strided = host_write_strided,
+    .settle = NULL,
+    .dump_code = NULL,
+};
