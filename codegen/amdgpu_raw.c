@@ -207,3 +207,39 @@ LoomStatus cg_amdgpu_code_object_entries(LoomContext *ctx, const void *co, size_
   *nentries = n;
   return LOOM_OK;
 }
+
+bool cg_llvm_targets_amdgcn(const void *code, size_t size) {
+  const unsigned char *p = code;
+  if (!code || size < 4) return false;
+  bool bitcode = (p[0] == 'B' && p[1] == 'C' && p[2] == 0xc0 && p[3] == 0xde) ||
+                 (p[0] == 0xde && p[1] == 0xc0 && p[2] == 0x17 && p[3] == 0x0b);
+  if (!bitcode) { /* text: its `target triple = "amdgcn...` line */
+    static const char key[] = "target triple";
+    const char *s = code, *end = s + size;
+    for (const char *q = s; q + sizeof key < end; q++) {
+      q = memchr(q, 't', (size_t)(end - q));
+      if (!q || q + sizeof key >= end) break;
+      if (memcmp(q, key, sizeof key - 1)) continue;
+      const char *v = q + sizeof key - 1;
+      while (v < end && (*v == ' ' || *v == '\t' || *v == '=')) v++;
+      return v + 7 < end && !memcmp(v, "\"amdgcn", 7);
+    }
+    return false;
+  }
+  /* bitcode: the module's triple, read lazily (no function bodies) */
+  LLVMContextRef c = LLVMContextCreate();
+  RawDiag rd = {.msg = ""};
+  LLVMContextSetDiagnosticHandler(c, raw_diag_handler, &rd);
+  LLVMMemoryBufferRef mb = LLVMCreateMemoryBufferWithMemoryRangeCopy(code, size, "sniff");
+  LLVMModuleRef mod = NULL;
+  bool amd = false;
+  if (!LLVMGetBitcodeModuleInContext2(c, mb, &mod)) { /* the lazy module owns mb */
+    const char *t = LLVMGetTarget(mod);
+    amd = t && !strncmp(t, "amdgcn", 6);
+    LLVMDisposeModule(mod);
+  } else {
+    LLVMDisposeMemoryBuffer(mb);
+  }
+  LLVMContextDispose(c);
+  return amd;
+}

@@ -267,6 +267,8 @@ void cg_raw_entries_free(LoomContext *ctx, CgRawEntry *entries, int32_t n);
  * ocml / a linker. Needs no GPU. */
 LoomStatus cg_amdgpu_compile_llvm(LoomContext *ctx, const void *code, size_t size, bool bitcode, const char *gfx,
                                   char **co, size_t *co_size, CgRawEntry **entries, int32_t *nentries, Diag *d);
+/* Whether LLVM IR (text, or bitcode) names an amdgcn target triple (RawModule picks the device kind by it). */
+bool cg_llvm_targets_amdgcn(const void *code, size_t size);
 /* The kernels of an AMDGPU code object and their explicit arguments, from its metadata (comgr): a
  * global_buffer is a POINTER, a by_value argument ANY of its size. */
 LoomStatus cg_amdgpu_code_object_entries(LoomContext *ctx, const void *co, size_t size, CgRawEntry **entries,

@@ -184,7 +184,7 @@ LoomStatus rt_hip_load(LoomContext *ctx, RtHip **out, Diag *d) {
     if (r == HIP_ERROR_NO_DEVICE || r == HIP_ERROR_INVALID_DEVICE || rc == HIP_ERROR_NO_DEVICE ||
         (rc == HIP_SUCCESS && n <= 0)) {
       hipError_t e = r != HIP_SUCCESS ? r : rc;
-      st = diag_error(d, LOOM_ERR_UNSUPPORTED, "no AMD device (%s: %s; HIP %d.%d); the host backend is used",
+      st = diag_error(d, LOOM_ERR_UNSUPPORTED, "no AMD device (%s: %s; HIP %d.%d found no GPU): use host arrays",
                       r != HIP_SUCCESS ? "hipInit" : "hipGetDeviceCount",
                       e != HIP_SUCCESS && h->fn.GetErrorName ? h->fn.GetErrorName(e) : "0 devices", h->version / 10000000,
                       h->version / 100000 % 100);

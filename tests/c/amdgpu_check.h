@@ -29,6 +29,7 @@
 #define EM_AMDGPU 224
 #endif
 #define AMD_OSABI_HSA 64
+#define AMD_CHECK_FN static __attribute__((unused)) /* each test uses some */
 
 typedef struct AmdTraffic {
   long load, store; /* bytes per iteration of one loop */
@@ -42,7 +43,7 @@ typedef struct AmdLoops {
 
 /* ---- files and processes ---------------------------------------------------------------------------- */
 
-static const char *amd_tool(const char *name) {
+AMD_CHECK_FN const char *amd_tool(const char *name) {
   static char path[2][256];
   static int slot;
   char *p = path[slot++ & 1];
@@ -54,7 +55,7 @@ static const char *amd_tool(const char *name) {
 }
 
 /* Writes bytes to a fresh temporary file; its path in out (cap bytes). */
-static bool amd_write_temp(const void *bytes, size_t n, const char *suffix, char *out, size_t cap) {
+AMD_CHECK_FN bool amd_write_temp(const void *bytes, size_t n, const char *suffix, char *out, size_t cap) {
   snprintf(out, cap, "/tmp/loom_amd_XXXXXX%s", suffix);
   int fd = mkstemps(out, (int)strlen(suffix));
   if (fd < 0) return false;
@@ -64,7 +65,7 @@ static bool amd_write_temp(const void *bytes, size_t n, const char *suffix, char
 }
 
 /* The whole output of a shell command (malloc'ed), or NULL. */
-static char *amd_run(const char *cmd) {
+AMD_CHECK_FN char *amd_run(const char *cmd) {
   FILE *p = popen(cmd, "r");
   if (!p) return NULL;
   size_t cap = 1 << 16, n = 0;
@@ -98,7 +99,7 @@ typedef struct AmdElfFacts {
 } AmdElfFacts;
 
 /* Whether the symbol tables hold FUNC `name` and OBJECT `name`.kd of 64 bytes. */
-static bool amd_elf_has_kernel(const void *code, size_t size, const char *name) {
+AMD_CHECK_FN bool amd_elf_has_kernel(const void *code, size_t size, const char *name) {
   const unsigned char *b = code;
   const Elf64_Ehdr *eh = code;
   if (size < sizeof *eh || eh->e_shoff + (size_t)eh->e_shnum * sizeof(Elf64_Shdr) > size) return false;
@@ -121,7 +122,7 @@ static bool amd_elf_has_kernel(const void *code, size_t size, const char *name) 
   return fn && kd;
 }
 
-static bool amd_elf_read(const void *code, size_t size, AmdElfFacts *f) {
+AMD_CHECK_FN bool amd_elf_read(const void *code, size_t size, AmdElfFacts *f) {
   memset(f, 0, sizeof *f);
   const unsigned char *b = code;
   const Elf64_Ehdr *eh = code;
@@ -167,13 +168,13 @@ typedef struct AmdReadelf {
   int version[2];
 } AmdReadelf;
 
-static long amd_yaml_num(const char *line) {
+AMD_CHECK_FN long amd_yaml_num(const char *line) {
   const char *c = strchr(line, ':');
   return c ? strtol(c + 1, NULL, 0) : -1;
 }
 
 /* llvm-readelf-19 --file-headers --symbols --notes of the code object at path. */
-static void amd_readelf(const char *path, AmdReadelf *r) {
+AMD_CHECK_FN void amd_readelf(const char *path, AmdReadelf *r) {
   memset(r, 0, sizeof *r);
   const char *tool = amd_tool("llvm-readelf");
   if (!tool) return;
@@ -224,7 +225,7 @@ typedef struct AmdInsn {
 enum { AMD_FLOW_NEXT = 0, AMD_FLOW_COND, AMD_FLOW_JUMP, AMD_FLOW_END };
 
 /* Bytes of a global / buffer / flat memory mnemonic's access (0: not one). */
-static int amd_mem_width(const char *m, bool *store) {
+AMD_CHECK_FN int amd_mem_width(const char *m, bool *store) {
   if (strncmp(m, "global_", 7) && strncmp(m, "buffer_", 7) && strncmp(m, "flat_", 5)) return 0;
   *store = strstr(m, "_store") != NULL;
   if (!*store && !strstr(m, "_load")) return 0; /* atomics and the like: none in Loom's kernels */
@@ -240,11 +241,11 @@ static int amd_mem_width(const char *m, bool *store) {
  * natural loop of each back edge (a loop is all blocks of one header); an innermost memory loop has
  * global memory operations and no other such loop inside it. */
 #define AMD_MAXB 1024
-static int amd_cmp_long(const void *a, const void *b) {
+AMD_CHECK_FN int amd_cmp_long(const void *a, const void *b) {
   long x = *(const long *)a, y = *(const long *)b;
   return x < y ? -1 : x > y;
 }
-static AmdLoops amd_loops(const AmdInsn *in, int n) {
+AMD_CHECK_FN AmdLoops amd_loops(const AmdInsn *in, int n) {
   AmdLoops t;
   memset(&t, 0, sizeof t);
   if (n <= 0) return t;
@@ -354,7 +355,7 @@ static AmdLoops amd_loops(const AmdInsn *in, int n) {
 
 /* The innermost memory loops of every function of the disassembly (llvm-objdump -d) of the code object at
  * path, in names/out (up to max functions); returns how many, -1 when the tool fails. */
-static int amd_objdump_traffic(const char *path, const char *chip, char names[][128], AmdLoops *out, int max) {
+AMD_CHECK_FN int amd_objdump_traffic(const char *path, const char *chip, char names[][128], AmdLoops *out, int max) {
   const char *tool = amd_tool("llvm-objdump");
   if (!tool) return -1;
   char cmd[1024];
@@ -401,7 +402,7 @@ static int amd_objdump_traffic(const char *path, const char *chip, char names[][
 }
 
 /* Bytes of a PTX ld.global / st.global instruction (0: not one). */
-static int ptx_mem_width(const char *op, bool *store) {
+AMD_CHECK_FN int ptx_mem_width(const char *op, bool *store) {
   *store = !strncmp(op, "st.global", 9);
   if (!*store && strncmp(op, "ld.global", 9)) return 0;
   int lanes = strstr(op, ".v4") ? 4 : strstr(op, ".v2") ? 2 : 1;
@@ -411,7 +412,7 @@ static int ptx_mem_width(const char *op, bool *store) {
 }
 
 /* The innermost memory loops of entry `name` in PTX text. */
-static AmdLoops ptx_traffic(const char *ptx, const char *name) {
+AMD_CHECK_FN AmdLoops ptx_traffic(const char *ptx, const char *name) {
   AmdLoops none;
   memset(&none, 0, sizeof none);
   char head[160];
@@ -460,5 +461,75 @@ static AmdLoops ptx_traffic(const char *ptx, const char *name) {
   free(body);
   return t;
 }
+
+/* ---- one code object, every structural check (tests that are not test_amdgpu.c) --------------------- */
+#ifdef LOOM_CODEGEN_H
+/* The checks test_amdgpu.c makes, for a code object of chip and code object version cov whose kernels
+ * each take one explicit by_value argument (Loom's parameter block; explicit_args false: any layout):
+ * ELF, descriptors, no undefined symbol, comgr's metadata equal to llvm-readelf's, registers / LDS
+ * within the chip's limits for 1024-thread blocks, no scratch. false with why filled on the first
+ * failure; *nkernels: the kernels found. */
+AMD_CHECK_FN bool amd_check_code_object(LoomContext *ctx, const void *co, size_t n, const CgAmdChip *chip, int cov,
+                                  bool explicit_args, int *nkernels, char *why, size_t cap) {
+  *nkernels = 0;
+  AmdElfFacts f;
+  if (!amd_elf_read(co, n, &f)) return snprintf(why, cap, "not an ELF64 file"), false;
+  if (f.machine != EM_AMDGPU || f.osabi != AMD_OSABI_HSA || f.abiversion != (unsigned)(cov == 4 ? 2 : 3) ||
+      f.type != ET_DYN || (f.flags & 0xffu) != chip->mach)
+    return snprintf(why, cap, "ELF machine %u osabi %u abi %u type %u flags 0x%x", f.machine, f.osabi, f.abiversion,
+                    f.type, f.flags), false;
+  if (f.nundef) return snprintf(why, cap, "%d undefined symbols (%s)", f.nundef, f.undef), false;
+  CgAmdMeta meta;
+  Diag d = {.status = LOOM_OK};
+  if (cg_amdgpu_read_metadata(ctx, co, n, &meta, &d) != LOOM_OK) return snprintf(why, cap, "metadata: %.400s", d.msg), false;
+  bool ok = true;
+  *nkernels = meta.nkernels;
+  if (meta.nkernels < 1 || f.nkd != meta.nkernels || meta.version[1] != (cov == 4 ? 1 : 2))
+    ok = false, snprintf(why, cap, "%d kernels, %d descriptors, metadata version %d.%d", meta.nkernels, f.nkd,
+                         meta.version[0], meta.version[1]);
+  char path[256];
+  AmdReadelf re;
+  memset(&re, 0, sizeof re);
+  if (ok && amd_write_temp(co, n, ".co", path, sizeof path)) {
+    amd_readelf(path, &re);
+    unlink(path);
+  }
+  if (ok && (!re.ok || strcmp(re.machine, "EM_AMDGPU") || !strstr(re.flags, chip->name) || re.nk != meta.nkernels))
+    ok = false, snprintf(why, cap, "llvm-readelf: %s, machine %s, flags %s, %d kernels", re.ok ? "ran" : "did not run",
+                         re.machine, re.flags, re.nk);
+  int waves = (1024 + chip->wave - 1) / chip->wave, per_simd = (waves + chip->simds - 1) / chip->simds;
+  for (int i = 0; ok && i < meta.nkernels; i++) {
+    const CgAmdKernelMeta *k = &meta.kernels[i];
+    if (!amd_elf_has_kernel(co, n, k->name))
+      ok = false, snprintf(why, cap, "%s: no FUNC or 64-byte descriptor", k->name);
+    int nexplicit = 0;
+    for (int j = 0; j < k->nargs; j++) nexplicit += strncmp(k->args[j].kind, "hidden_", 7) != 0;
+    if (ok && explicit_args &&
+        (nexplicit != 1 || strcmp(k->args[0].kind, "by_value") || k->args[0].offset != 0 || k->args[0].size % 8 ||
+         k->kernarg_size < k->args[0].size))
+      ok = false, snprintf(why, cap, "%s: %d explicit arguments, first %s @%u size %u, kernarg %u", k->name, nexplicit,
+                           k->nargs ? k->args[0].kind : "-", k->nargs ? k->args[0].offset : 0,
+                           k->nargs ? k->args[0].size : 0, k->kernarg_size);
+    for (int j = 0; ok && j < k->nargs; j++)
+      if (k->args[j].offset + k->args[j].size > k->kernarg_size)
+        ok = false, snprintf(why, cap, "%s: argument %d outside the kernarg segment", k->name, j);
+    int vg = (k->vgprs + 7) / 8 * 8;
+    if (ok && (k->wave != (uint32_t)chip->wave || k->max_flat_workgroup < 1024 || k->vgprs <= 0 ||
+               k->vgprs > chip->max_vgprs || vg * per_simd > chip->vgpr_file || k->sgprs > chip->max_sgprs ||
+               k->group_segment > (uint32_t)chip->lds_bytes || k->vgpr_spills > 0 || k->sgpr_spills > 0))
+      ok = false, snprintf(why, cap, "%s: wave %u, max workgroup %u, %d VGPRs, %d SGPRs, LDS %u, spills %d/%d", k->name,
+                           k->wave, k->max_flat_workgroup, k->vgprs, k->sgprs, k->group_segment, k->vgpr_spills,
+                           k->sgpr_spills);
+    const AmdReadelfKernel *rk = NULL;
+    for (int j = 0; j < re.nk && !rk; j++)
+      if (!strcmp(re.k[j].name, k->name)) rk = &re.k[j];
+    if (ok && (!rk || rk->kernarg != k->kernarg_size || rk->vgprs != k->vgprs || rk->sgprs != k->sgprs ||
+               rk->lds != k->group_segment))
+      ok = false, snprintf(why, cap, "%s: llvm-readelf and comgr disagree", k->name);
+  }
+  cg_amdgpu_meta_free(ctx, &meta);
+  return ok;
+}
+#endif
 
 #endif /* LOOM_AMDGPU_CHECK_H */
