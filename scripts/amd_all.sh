@@ -99,8 +99,9 @@ for line in open(sys.argv[1]):
             vals[parts[0]] = float(parts[1])
         except ValueError:
             pass
-json.dump(vals, open(sys.argv[2], "w"), indent=1, sort_keys=True)
-print("wrote", sys.argv[2])
+if vals:
+    json.dump(vals, open(sys.argv[2], "w"), indent=1, sort_keys=True)
+    print("wrote", sys.argv[2])
 EOF
 
 if [ -n "${OUT:-}" ]; then

@@ -42,6 +42,33 @@ LoomStatus rt_amd_best_block(RtHip *h, const RtHipKernel *k, int wave, int max_b
   return LOOM_OK;
 }
 
+/* The code object's metadata (comgr) against what launch() passes: every entry of the group takes one
+ * explicit argument, Loom's parameter block of m->nwords words, by value at offset 0 (hipModuleLaunchKernel
+ * copies it there and fills in the hidden arguments the metadata lists). Without comgr the check is left
+ * to HIP, which reads the same metadata. */
+static LoomStatus check_kernargs(LoomContext *ctx, const HipMeta *m, const void *co, size_t size, Diag *d) {
+  CgAmdMeta meta;
+  Diag md = {.status = LOOM_OK};
+  if (cg_amdgpu_read_metadata(ctx, co, size, &meta, &md) != LOOM_OK)
+    return md.status == LOOM_ERR_UNSUPPORTED ? LOOM_OK : diag_error(d, LOOM_ERR_BACKEND, "a kernel's code object: %s", md.msg);
+  LoomStatus st = LOOM_OK;
+  for (int i = 0; i < CG_NENTRY && st == LOOM_OK; i++) {
+    if (!(m->entries & (1u << i))) continue;
+    const CgAmdKernelMeta *k = NULL;
+    for (int32_t j = 0; j < meta.nkernels && !k; j++)
+      if (!strcmp(meta.kernels[j].name, m->names[i])) k = &meta.kernels[j];
+    int nexplicit = 0;
+    for (int32_t j = 0; k && j < k->nargs; j++) nexplicit += strncmp(k->args[j].kind, "hidden_", 7) != 0;
+    if (!k || nexplicit != 1 || strcmp(k->args[0].kind, "by_value") || k->args[0].offset != 0 ||
+        k->args[0].size != (uint32_t)m->nwords * 8)
+      st = diag_error(d, LOOM_ERR_INTERNAL, "internal error: the code object's metadata gives kernel %s %s%d explicit "
+                      "arguments (the launcher passes one block of %d bytes by value at offset 0)", m->names[i],
+                      k ? "" : "no entry, ", nexplicit, m->nwords * 8);
+  }
+  cg_amdgpu_meta_free(ctx, &meta);
+  return st;
+}
+
 /* Loads a code object holding the entries m->entries into a new module of f and reads their limits. */
 static LoomStatus load_group(HipRt *g, HipDev *dev, HipFn *f, const HipMeta *m, const void *co, size_t size, Diag *d) {
   if (f->nmodules >= CG_NENTRY || !(m->entries & ~f->loaded))
@@ -50,7 +77,8 @@ static LoomStatus load_group(HipRt *g, HipDev *dev, HipFn *f, const HipMeta *m, 
     return diag_error(d, LOOM_ERR_INTERNAL, "internal error: a code object for waves of %d on a device with waves of %d",
                       m->wave, dev->info.wave);
   RtHipModule *mod = NULL;
-  LoomStatus st = rt_hip_module_load(g->hip, dev->index, co, size, &mod, d);
+  LoomStatus st = check_kernargs(dev->ctx, m, co, size, d);
+  if (st == LOOM_OK) st = rt_hip_module_load(g->hip, dev->index, co, size, &mod, d);
   RtHipKernel kern[CG_NENTRY];
   memset(kern, 0, sizeof kern);
   for (int i = 0; i < CG_NENTRY && st == LOOM_OK; i++)
