@@ -37,7 +37,6 @@ static const char *shape_str(char *buf, size_t cap, int ndim, const int64_t *sha
 }
 
 /* ---- argument checks and output arrays ------------------------------------------------------------ */
-/* ---- argument checks and output arrays ------------------------------------------------------------ */
 static LoomStatus check_nodes(const LoomGraph *g, int32_t n, const LoomNode *nodes, const char *fn,
                               Diag *d) {
   if (n < 1) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "%s: n is %d; pass at least one node", fn, n);

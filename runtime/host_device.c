@@ -47,7 +47,6 @@ static void split_range(int64_t n, int64_t ntasks, int64_t t, int64_t *lo, int64
 }
 
 /* ---- kernel launch ----------------------------------------------------------------------------- */
-/* ---- kernel launch ----------------------------------------------------------------------------- */
 typedef struct Launch {
   const CgCompiled *k;
   const int64_t *shape;
@@ -144,7 +143,6 @@ static LoomStatus launch_kernel(LoomContext *ctx, const KernelIr *ir, const CgCo
   return LOOM_OK;
 }
 
-/* ---- schedule runner ----------------------------------------------------------------------------- */
 /* ---- schedule runner ----------------------------------------------------------------------------- */
 static LoomStatus run_schedule(LoomContext *ctx, const IrGraph *g, const Schedule *s,
                                const RtKernel *const *pinned, void *const *out_data, int32_t nouts,

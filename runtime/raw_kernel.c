@@ -40,7 +40,6 @@ struct LoomRawModule {
 };
 
 /* ---- helpers ----------------------------------------------------------------------------------- */
-/* ---- helpers ----------------------------------------------------------------------------------- */
 static char *dup_n(LoomContext *ctx, const char *s, size_t n) {
   char *p = ctx_alloc(ctx, n + 1);
   if (p) {

@@ -8,6 +8,9 @@
  * does not build. Without cuda.h the few types and constants used are declared below, with the
  * values of CUDA 13's cuda.h (they are ABI: they never change).
  *
+ * The driver layer is two files sharing cuda_driver.h: this one (loading, devices, memory, streams,
+ * events, the pool's allocator) and cuda_code.c (PTX linking, modules, kernels, launches).
+ *
  * Each device is used through its primary context, retained on first use (reference counted) and
  * made current on the calling thread at the start of every call that touches the device, so one
  * thread can drive several devices. Handles (stream, event, module) remember their device.
@@ -16,184 +19,13 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-#include "runtime/cuda/cuda.h"
-
-#if !defined(LOOM_NO_CUDA_H) && defined(__has_include)
-#if __has_include(<cuda.h>)
-#include <cuda.h>
-#define LOOM_HAVE_CUDA_H 1
-#endif
-#endif
-
-#ifndef LOOM_HAVE_CUDA_H
-/* The subset of CUDA 13's cuda.h that Loom uses (values are the driver's ABI). */
-typedef enum cudaError_enum {
-  CUDA_SUCCESS = 0,
-  CUDA_ERROR_INVALID_VALUE = 1,
-  CUDA_ERROR_OUT_OF_MEMORY = 2,
-  CUDA_ERROR_NOT_INITIALIZED = 3,
-  CUDA_ERROR_NO_DEVICE = 100
-} CUresult;
-typedef int CUdevice;
-typedef unsigned long long CUdeviceptr;
-typedef struct CUctx_st *CUcontext;
-typedef struct CUmod_st *CUmodule;
-typedef struct CUfunc_st *CUfunction;
-typedef struct CUevent_st *CUevent;
-typedef struct CUstream_st *CUstream;
-typedef struct CUlinkState_st *CUlinkState;
-typedef enum CUdevice_attribute_enum {
-  CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 1,
-  CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK = 8,
-  CU_DEVICE_ATTRIBUTE_WARP_SIZE = 10,
-  CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
-  CU_DEVICE_ATTRIBUTE_PCI_BUS_ID = 33,
-  CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE = 38,
-  CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR = 39,
-  CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
-  CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
-  CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97
-} CUdevice_attribute;
-typedef enum CUfunction_attribute_enum {
-  CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 0,
-  CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1,
-  CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES = 2,
-  CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES = 3,
-  CU_FUNC_ATTRIBUTE_NUM_REGS = 4,
-  CU_FUNC_ATTRIBUTE_PTX_VERSION = 5,
-  CU_FUNC_ATTRIBUTE_BINARY_VERSION = 6
-} CUfunction_attribute;
-typedef enum CUjit_option_enum {
-  CU_JIT_OPTIMIZATION_LEVEL = 7,
-  CU_JIT_INFO_LOG_BUFFER = 3,
-  CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES = 4,
-  CU_JIT_ERROR_LOG_BUFFER = 5,
-  CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6,
-  CU_JIT_SPLIT_COMPILE = 34 /* CUDA 12.x: threads for the JIT's optimizations (0: every CPU) */
-} CUjit_option;
-typedef enum CUjitInputType_enum { CU_JIT_INPUT_CUBIN = 0, CU_JIT_INPUT_PTX = 1 } CUjitInputType;
-enum { CU_STREAM_NON_BLOCKING = 1, CU_EVENT_DEFAULT = 0 };
-#endif
-
-/* X(field, symbol, fallback symbol or NULL, return type, parameters). The symbol is the versioned
- * name cuda.h maps the API name to; the fallback is tried when the driver lacks it (an older one). */
-#define RT_CU_FUNCS(X)                                                                              \
-  X(Init, cuInit, NULL, CUresult, (unsigned int))                                                   \
-  X(DriverGetVersion, cuDriverGetVersion, NULL, CUresult, (int *))                                  \
-  X(GetErrorName, cuGetErrorName, NULL, CUresult, (CUresult, const char **))                        \
-  X(GetErrorString, cuGetErrorString, NULL, CUresult, (CUresult, const char **))                    \
-  X(DeviceGetCount, cuDeviceGetCount, NULL, CUresult, (int *))                                      \
-  X(DeviceGet, cuDeviceGet, NULL, CUresult, (CUdevice *, int))                                      \
-  X(DeviceGetName, cuDeviceGetName, NULL, CUresult, (char *, int, CUdevice))                        \
-  X(DeviceGetAttribute, cuDeviceGetAttribute, NULL, CUresult, (int *, CUdevice_attribute, CUdevice)) \
-  X(DeviceTotalMem, cuDeviceTotalMem_v2, NULL, CUresult, (size_t *, CUdevice))                      \
-  X(PrimaryCtxRetain, cuDevicePrimaryCtxRetain, NULL, CUresult, (CUcontext *, CUdevice))            \
-  X(PrimaryCtxRelease, cuDevicePrimaryCtxRelease_v2, NULL, CUresult, (CUdevice))                    \
-  X(CtxSetCurrent, cuCtxSetCurrent, NULL, CUresult, (CUcontext))                                    \
-  X(CtxSynchronize, cuCtxSynchronize, NULL, CUresult, (void))                                       \
-  X(MemGetInfo, cuMemGetInfo_v2, NULL, CUresult, (size_t *, size_t *))                              \
-  X(MemAlloc, cuMemAlloc_v2, NULL, CUresult, (CUdeviceptr *, size_t))                               \
-  X(MemFree, cuMemFree_v2, NULL, CUresult, (CUdeviceptr))                                           \
-  X(MemcpyHtoD, cuMemcpyHtoD_v2, NULL, CUresult, (CUdeviceptr, const void *, size_t))               \
-  X(MemcpyDtoH, cuMemcpyDtoH_v2, NULL, CUresult, (void *, CUdeviceptr, size_t))                     \
-  X(MemcpyDtoD, cuMemcpyDtoD_v2, NULL, CUresult, (CUdeviceptr, CUdeviceptr, size_t))                \
-  X(MemcpyPeer, cuMemcpyPeer, NULL, CUresult, (CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, size_t)) \
-  X(MemcpyHtoDAsync, cuMemcpyHtoDAsync_v2, NULL, CUresult,                                          \
-    (CUdeviceptr, const void *, size_t, CUstream))                                                  \
-  X(MemcpyDtoHAsync, cuMemcpyDtoHAsync_v2, NULL, CUresult, (void *, CUdeviceptr, size_t, CUstream)) \
-  X(MemcpyDtoDAsync, cuMemcpyDtoDAsync_v2, NULL, CUresult,                                          \
-    (CUdeviceptr, CUdeviceptr, size_t, CUstream))                                                   \
-  X(MemsetD8, cuMemsetD8_v2, NULL, CUresult, (CUdeviceptr, unsigned char, size_t))                  \
-  X(MemsetD8Async, cuMemsetD8Async, NULL, CUresult, (CUdeviceptr, unsigned char, size_t, CUstream)) \
-  X(StreamCreate, cuStreamCreate, NULL, CUresult, (CUstream *, unsigned int))                       \
-  X(StreamDestroy, cuStreamDestroy_v2, NULL, CUresult, (CUstream))                                  \
-  X(StreamSynchronize, cuStreamSynchronize, NULL, CUresult, (CUstream))                             \
-  X(EventCreate, cuEventCreate, NULL, CUresult, (CUevent *, unsigned int))                          \
-  X(EventDestroy, cuEventDestroy_v2, NULL, CUresult, (CUevent))                                     \
-  X(EventRecord, cuEventRecord, NULL, CUresult, (CUevent, CUstream))                                \
-  X(EventSynchronize, cuEventSynchronize, NULL, CUresult, (CUevent))                                \
-  X(EventElapsedTime, cuEventElapsedTime_v2, "cuEventElapsedTime", CUresult,                       \
-    (float *, CUevent, CUevent))                                                                    \
-  X(LinkCreate, cuLinkCreate_v2, NULL, CUresult,                                                    \
-    (unsigned int, CUjit_option *, void **, CUlinkState *))                                         \
-  X(LinkAddData, cuLinkAddData_v2, NULL, CUresult,                                                  \
-    (CUlinkState, CUjitInputType, void *, size_t, const char *, unsigned int, CUjit_option *,       \
-     void **))                                                                                      \
-  X(LinkComplete, cuLinkComplete, NULL, CUresult, (CUlinkState, void **, size_t *))                 \
-  X(LinkDestroy, cuLinkDestroy, NULL, CUresult, (CUlinkState))                                      \
-  X(ModuleLoadData, cuModuleLoadData, NULL, CUresult, (CUmodule *, const void *))                   \
-  X(ModuleUnload, cuModuleUnload, NULL, CUresult, (CUmodule))                                       \
-  X(ModuleGetFunction, cuModuleGetFunction, NULL, CUresult, (CUfunction *, CUmodule, const char *)) \
-  X(FuncGetAttribute, cuFuncGetAttribute, NULL, CUresult, (int *, CUfunction_attribute, CUfunction)) \
-  X(OccupancyMaxActiveBlocksPerMultiprocessor, cuOccupancyMaxActiveBlocksPerMultiprocessor, NULL,   \
-    CUresult, (int *, CUfunction, int, size_t))                                                     \
-  X(LaunchKernel, cuLaunchKernel, NULL, CUresult,                                                   \
-    (CUfunction, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, \
-     unsigned int, CUstream, void **, void **))
-
-typedef struct RtCuFns {
-#define RT_CU_FIELD(field, sym, fallback, ret, params) ret(*field) params;
-  RT_CU_FUNCS(RT_CU_FIELD)
-#undef RT_CU_FIELD
-} RtCuFns;
-
-#ifdef LOOM_HAVE_CUDA_H
-/* cuda.h declares every symbol of the table (through its plain-name macros): the prototypes must
- * match exactly. cuda.h's constants must equal the values this file falls back to without it. */
-#define RT_CU_CHECK(field, sym, fallback, ret, params)                                  \
-  _Static_assert(__builtin_types_compatible_p(__typeof__(&sym),                        \
-                                              __typeof__(((RtCuFns *)0)->field)),      \
-                 "prototype of " #sym " differs from cuda.h");
-RT_CU_FUNCS(RT_CU_CHECK)
-#undef RT_CU_CHECK
-_Static_assert(CUDA_ERROR_OUT_OF_MEMORY == 2 && CUDA_ERROR_NO_DEVICE == 100, "CUresult values");
-_Static_assert(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT == 16 &&
-                   CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR == 75 &&
-                   CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN == 97 &&
-                   CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR == 39,
-               "device attribute values");
-_Static_assert(CU_JIT_ERROR_LOG_BUFFER == 5 && CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES == 4 &&
-                   CU_JIT_INPUT_PTX == 1 && CU_FUNC_ATTRIBUTE_BINARY_VERSION == 6,
-               "JIT and function attribute values");
-_Static_assert(sizeof(CUdeviceptr) == sizeof(uint64_t), "64-bit device pointers");
-#endif
-
-enum { RT_CU_MAX_DEVICES = 64 };
-
-typedef struct RtCuDevice {
-  CUdevice dev;
-  CUcontext ctx; /* primary context while refs > 0 */
-  int32_t refs;
-} RtCuDevice;
-
-struct RtCuda {
-  LoomContext *ctx;
-  void *lib;
-  RtCuFns fn;
-  int driver_version;
-  int ndev;
-  int jit_threads; /* CU_JIT_SPLIT_COMPILE value (LOOM_CUDA_JIT_THREADS); 1: not passed */
-  pthread_mutex_t lock; /* guards devs[].refs and devs[].ctx */
-  RtCuDevice devs[RT_CU_MAX_DEVICES];
-};
-
-struct RtCuStream {
-  int32_t device;
-  CUstream h;
-};
-struct RtCuEvent {
-  int32_t device;
-  CUevent h;
-};
-struct RtCuModule {
-  int32_t device;
-  CUmodule h;
-};
+#include "runtime/cuda/cuda_driver.h"
 
 /* ---- errors ----------------------------------------------------------------------------------- */
-static LoomStatus cu_fail(RtCuda *cu, CUresult r, const char *call, int device, Diag *d) {
+LoomStatus rt_cu_fail(RtCuda *cu, CUresult r, const char *call, int device, Diag *d) {
   const char *name = NULL, *text = NULL;
   if (cu && cu->fn.GetErrorName) cu->fn.GetErrorName(r, &name);
   if (cu && cu->fn.GetErrorString) cu->fn.GetErrorString(r, &text);
@@ -205,11 +37,6 @@ static LoomStatus cu_fail(RtCuda *cu, CUresult r, const char *call, int device, 
                     text ? text : "no description");
 }
 
-#define CU_CALL(cu, device, d, call_name, expr)                          \
-  do {                                                                   \
-    CUresult cu_r_ = (expr);                                             \
-    if (cu_r_ != CUDA_SUCCESS) return cu_fail((cu), cu_r_, call_name, (device), (d)); \
-  } while (0)
 
 /* ---- loading ----------------------------------------------------------------------------------- */
 LoomStatus rt_cuda_load(LoomContext *ctx, RtCuda **out, Diag *d) {
@@ -270,16 +97,16 @@ LoomStatus rt_cuda_load(LoomContext *ctx, RtCuda **out, Diag *d) {
     goto fail;
   }
   if (r != CUDA_SUCCESS) {
-    st = cu_fail(cu, r, "cuInit", -1, d);
+    st = rt_cu_fail(cu, r, "cuInit", -1, d);
     goto fail;
   }
   if ((r = cu->fn.DriverGetVersion(&cu->driver_version)) != CUDA_SUCCESS) {
-    st = cu_fail(cu, r, "cuDriverGetVersion", -1, d);
+    st = rt_cu_fail(cu, r, "cuDriverGetVersion", -1, d);
     goto fail;
   }
   int n = 0;
   if ((r = cu->fn.DeviceGetCount(&n)) != CUDA_SUCCESS) {
-    st = cu_fail(cu, r, "cuDeviceGetCount", -1, d);
+    st = rt_cu_fail(cu, r, "cuDeviceGetCount", -1, d);
     goto fail;
   }
   if (n <= 0) {
@@ -289,7 +116,7 @@ LoomStatus rt_cuda_load(LoomContext *ctx, RtCuda **out, Diag *d) {
   if (n > RT_CU_MAX_DEVICES) n = RT_CU_MAX_DEVICES;
   for (int i = 0; i < n; i++) {
     if ((r = cu->fn.DeviceGet(&cu->devs[i].dev, i)) != CUDA_SUCCESS) {
-      st = cu_fail(cu, r, "cuDeviceGet", i, d);
+      st = rt_cu_fail(cu, r, "cuDeviceGet", i, d);
       goto fail;
     }
   }
@@ -375,7 +202,7 @@ LoomStatus rt_cuda_device_retain(RtCuda *cu, int device, Diag *d) {
     CUresult r = cu->fn.PrimaryCtxRetain(&c, dv->dev);
     if (r != CUDA_SUCCESS) {
       pthread_mutex_unlock(&cu->lock);
-      return cu_fail(cu, r, "cuDevicePrimaryCtxRetain", device, d);
+      return rt_cu_fail(cu, r, "cuDevicePrimaryCtxRetain", device, d);
     }
     dv->ctx = c;
   }
@@ -411,11 +238,6 @@ LoomStatus rt_cuda_set_current(RtCuda *cu, int device, Diag *d) {
   return LOOM_OK;
 }
 
-#define SET_CURRENT(cu, device, d)                            \
-  do {                                                        \
-    LoomStatus sc_ = rt_cuda_set_current((cu), (device), (d)); \
-    if (sc_ != LOOM_OK) return sc_;                           \
-  } while (0)
 
 LoomStatus rt_cuda_device_synchronize(RtCuda *cu, int device, Diag *d) {
   SET_CURRENT(cu, device, d);
@@ -444,7 +266,7 @@ LoomStatus rt_cuda_mem_alloc(RtCuda *cu, int device, size_t size, uint64_t *out,
   if (r == CUDA_ERROR_OUT_OF_MEMORY)
     return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of device memory allocating %zu bytes on device %d",
                       size, device);
-  if (r != CUDA_SUCCESS) return cu_fail(cu, r, "cuMemAlloc", device, d);
+  if (r != CUDA_SUCCESS) return rt_cu_fail(cu, r, "cuMemAlloc", device, d);
   *out = p;
   return LOOM_OK;
 }
@@ -456,7 +278,7 @@ LoomStatus rt_cuda_mem_free(RtCuda *cu, int device, uint64_t ptr, Diag *d) {
   return LOOM_OK;
 }
 
-static LoomStatus check_stream(RtCuda *cu, int device, RtCuStream *s, Diag *d) {
+LoomStatus rt_cu_check_stream(RtCuda *cu, int device, RtCuStream *s, Diag *d) {
   if (s && s->device != device)
     return diag_error(d, LOOM_ERR_INVALID_ARGUMENT,
                       "a stream of CUDA device %d was used for device %d: create one on device %d",
@@ -464,12 +286,6 @@ static LoomStatus check_stream(RtCuda *cu, int device, RtCuStream *s, Diag *d) {
   return LOOM_OK;
 }
 
-#define CHECK_COPY(cu, device, s, d)                                  \
-  do {                                                                \
-    LoomStatus cc_ = check_stream((cu), (device), (s), (d));          \
-    if (cc_ != LOOM_OK) return cc_;                                   \
-    SET_CURRENT(cu, device, d);                                       \
-  } while (0)
 
 LoomStatus rt_cuda_memcpy_h2d(RtCuda *cu, int device, uint64_t dst, const void *src, size_t n,
                               RtCuStream *s, Diag *d) {
@@ -549,7 +365,7 @@ LoomStatus rt_cuda_stream_create(RtCuda *cu, int device, RtCuStream **out, Diag 
   CUresult r = cu->fn.StreamCreate(&s->h, CU_STREAM_NON_BLOCKING);
   if (r != CUDA_SUCCESS) {
     ctx_free(cu->ctx, s);
-    return cu_fail(cu, r, "cuStreamCreate", device, d);
+    return rt_cu_fail(cu, r, "cuStreamCreate", device, d);
   }
   *out = s;
   return LOOM_OK;
@@ -584,7 +400,7 @@ LoomStatus rt_cuda_event_create(RtCuda *cu, int device, RtCuEvent **out, Diag *d
   CUresult r = cu->fn.EventCreate(&e->h, CU_EVENT_DEFAULT);
   if (r != CUDA_SUCCESS) {
     ctx_free(cu->ctx, e);
-    return cu_fail(cu, r, "cuEventCreate", device, d);
+    return rt_cu_fail(cu, r, "cuEventCreate", device, d);
   }
   *out = e;
   return LOOM_OK;
@@ -622,208 +438,6 @@ LoomStatus rt_cuda_event_elapsed(RtCuda *cu, RtCuEvent *start, RtCuEvent *end, f
   return LOOM_OK;
 }
 
-/* ---- code --------------------------------------------------------------------------------------- */
-void rt_cuda_free_host(RtCuda *cu, void *p) {
-  if (cu) ctx_free(cu->ctx, p);
-}
-
-enum { RT_CU_LOG_BYTES = 8192 };
-
-LoomStatus rt_cuda_link_ptx(RtCuda *cu, int device, const char *ptx, const char *name, int opt_level,
-                            void **cubin, size_t *cubin_size, Diag *d) {
-  if (!ptx || !cubin || !cubin_size)
-    return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "rt_cuda_link_ptx: NULL argument");
-  *cubin = NULL;
-  *cubin_size = 0;
-  if (!name) name = "loom.ptx";
-  SET_CURRENT(cu, device, d);
-  char *errlog = ctx_calloc(cu->ctx, 1, RT_CU_LOG_BYTES);
-  if (!errlog) return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of host memory linking %s", name);
-  CUjit_option opts[4] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
-  void *vals[4] = {errlog, (void *)(uintptr_t)RT_CU_LOG_BYTES};
-  unsigned nopt = 2;
-  if (opt_level >= 0 && opt_level <= 4) {
-    opts[nopt] = CU_JIT_OPTIMIZATION_LEVEL;
-    vals[nopt++] = (void *)(uintptr_t)opt_level;
-  }
-  /* only a module of several functions gains (one function: ~1 ms of thread start-up lost); last, so
-   * that a retry can drop it */
-  int threads = __atomic_load_n(&cu->jit_threads, __ATOMIC_RELAXED);
-  int split = threads != 1 && strstr(ptx, ".func") != NULL;
-  if (split) {
-    opts[nopt] = CU_JIT_SPLIT_COMPILE;
-    vals[nopt++] = (void *)(uintptr_t)threads;
-  }
-  CUlinkState ls = NULL;
-  LoomStatus st = LOOM_OK;
-  CUresult r = cu->fn.LinkCreate(nopt, opts, vals, &ls);
-  if (r == CUDA_ERROR_INVALID_VALUE && split) { /* a driver before CUDA 12 has no split option */
-    __atomic_store_n(&cu->jit_threads, 1, __ATOMIC_RELAXED);
-    r = cu->fn.LinkCreate(nopt - 1, opts, vals, &ls);
-  }
-  if (r != CUDA_SUCCESS) {
-    st = cu_fail(cu, r, "cuLinkCreate", device, d);
-    goto done;
-  }
-  /* cuLinkAddData takes a non-const pointer but does not write; the size includes the NUL. */
-  void *data;
-  memcpy(&data, &ptx, sizeof data);
-  r = cu->fn.LinkAddData(ls, CU_JIT_INPUT_PTX, data, strlen(ptx) + 1, name, 0, NULL, NULL);
-  void *bin = NULL;
-  size_t bin_size = 0;
-  if (r == CUDA_SUCCESS) r = cu->fn.LinkComplete(ls, &bin, &bin_size);
-  if (r != CUDA_SUCCESS) {
-    const char *ename = NULL;
-    cu->fn.GetErrorName(r, &ename);
-    errlog[RT_CU_LOG_BYTES - 1] = '\0';
-    st = diag_error(d, r == CUDA_ERROR_OUT_OF_MEMORY ? LOOM_ERR_OUT_OF_MEMORY : LOOM_ERR_BACKEND,
-                    "linking PTX %s for CUDA device %d failed: %s: %s", name, device,
-                    ename ? ename : "unknown CUDA error", errlog[0] ? errlog : "(no JIT log)");
-    goto done;
-  }
-  void *copy = ctx_alloc(cu->ctx, bin_size ? bin_size : 1);
-  if (!copy) {
-    st = diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of host memory copying a %zu-byte cubin", bin_size);
-    goto done;
-  }
-  memcpy(copy, bin, bin_size);
-  *cubin = copy;
-  *cubin_size = bin_size;
-done:
-  if (ls) cu->fn.LinkDestroy(ls);
-  ctx_free(cu->ctx, errlog);
-  return st;
-}
-
-LoomStatus rt_cuda_module_load(RtCuda *cu, int device, const void *image, size_t size,
-                               RtCuModule **out, Diag *d) {
-  if (!image || !out || size == 0)
-    return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "rt_cuda_module_load: empty or NULL image");
-  *out = NULL;
-  SET_CURRENT(cu, device, d);
-  RtCuModule *m = ctx_calloc(cu->ctx, 1, sizeof *m);
-  if (!m) return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of host memory loading a CUDA module");
-  m->device = device;
-  CUresult r = cu->fn.ModuleLoadData(&m->h, image);
-  if (r != CUDA_SUCCESS) {
-    ctx_free(cu->ctx, m);
-    return cu_fail(cu, r, "cuModuleLoadData", device, d);
-  }
-  *out = m;
-  return LOOM_OK;
-}
-
-void rt_cuda_module_unload(RtCuda *cu, RtCuModule *m) {
-  if (!cu || !m) return;
-  if (rt_cuda_set_current(cu, m->device, NULL) == LOOM_OK) cu->fn.ModuleUnload(m->h);
-  ctx_free(cu->ctx, m);
-}
-
-LoomStatus rt_cuda_module_kernel(RtCuda *cu, RtCuModule *m, const char *name, RtCuKernel *out,
-                                 Diag *d) {
-  if (!m || !name || !out)
-    return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "rt_cuda_module_kernel: NULL argument");
-  SET_CURRENT(cu, m->device, d);
-  CUfunction f = NULL;
-  CUresult r = cu->fn.ModuleGetFunction(&f, m->h, name);
-  if (r != CUDA_SUCCESS) {
-    const char *ename = NULL;
-    cu->fn.GetErrorName(r, &ename);
-    return diag_error(d, LOOM_ERR_BACKEND, "kernel '%s' not found in the CUDA module: %s", name,
-                      ename ? ename : "unknown CUDA error");
-  }
-  out->handle = f;
-  out->device = m->device;
-  return LOOM_OK;
-}
-
-LoomStatus rt_cuda_kernel_attrs(RtCuda *cu, const RtCuKernel *k, RtCuKernelAttrs *out, Diag *d) {
-  if (!k || !k->handle || !out)
-    return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "rt_cuda_kernel_attrs: NULL argument");
-  SET_CURRENT(cu, k->device, d);
-  static const struct {
-    CUfunction_attribute attr;
-    size_t offset;
-  } attrs[] = {
-      {CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, offsetof(RtCuKernelAttrs, max_threads_per_block)},
-      {CU_FUNC_ATTRIBUTE_NUM_REGS, offsetof(RtCuKernelAttrs, num_regs)},
-      {CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, offsetof(RtCuKernelAttrs, shared_bytes)},
-      {CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, offsetof(RtCuKernelAttrs, local_bytes)},
-      {CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES, offsetof(RtCuKernelAttrs, const_bytes)},
-      {CU_FUNC_ATTRIBUTE_PTX_VERSION, offsetof(RtCuKernelAttrs, ptx_version)},
-      {CU_FUNC_ATTRIBUTE_BINARY_VERSION, offsetof(RtCuKernelAttrs, binary_version)},
-  };
-  for (size_t i = 0; i < sizeof attrs / sizeof attrs[0]; i++) {
-    int v = 0;
-    CU_CALL(cu, k->device, d, "cuFuncGetAttribute",
-            cu->fn.FuncGetAttribute(&v, attrs[i].attr, (CUfunction)k->handle));
-    int32_t v32 = v;
-    memcpy((char *)out + attrs[i].offset, &v32, sizeof v32);
-  }
-  return LOOM_OK;
-}
-
-LoomStatus rt_cuda_occupancy(RtCuda *cu, const RtCuKernel *k, int block_size, size_t dynamic_shared,
-                             int *blocks_per_sm, Diag *d) {
-  if (!k || !k->handle || !blocks_per_sm)
-    return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "rt_cuda_occupancy: NULL argument");
-  if (block_size <= 0)
-    return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "rt_cuda_occupancy: block size %d must be positive",
-                      block_size);
-  SET_CURRENT(cu, k->device, d);
-  int n = 0;
-  CU_CALL(cu, k->device, d, "cuOccupancyMaxActiveBlocksPerMultiprocessor",
-          cu->fn.OccupancyMaxActiveBlocksPerMultiprocessor(&n, (CUfunction)k->handle, block_size,
-                                                          dynamic_shared));
-  *blocks_per_sm = n;
-  return LOOM_OK;
-}
-
-LoomStatus rt_cuda_best_block_size(RtCuda *cu, const RtCuKernel *k, size_t dynamic_shared,
-                                   int *block_size, Diag *d) {
-  if (!block_size) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "rt_cuda_best_block_size: NULL");
-  RtCuKernelAttrs a;
-  LoomStatus st = rt_cuda_kernel_attrs(cu, k, &a, d);
-  if (st != LOOM_OK) return st;
-  RtCuDeviceInfo info;
-  if ((st = rt_cuda_device_info(cu, k->device, &info, d)) != LOOM_OK) return st;
-  int warp = info.warp_size > 0 ? info.warp_size : 32;
-  int limit = a.max_threads_per_block < info.max_threads_per_block ? a.max_threads_per_block
-                                                                   : info.max_threads_per_block;
-  int best = 0, best_threads = -1;
-  for (int bs = warp; bs <= limit; bs += warp) {
-    int blocks = 0;
-    if ((st = rt_cuda_occupancy(cu, k, bs, dynamic_shared, &blocks, d)) != LOOM_OK) return st;
-    if (blocks * bs > best_threads) {
-      best_threads = blocks * bs;
-      best = bs;
-    }
-  }
-  if (best == 0 || best_threads <= 0)
-    return diag_error(d, LOOM_ERR_BACKEND,
-                      "the kernel cannot run on CUDA device %d with %zu bytes of dynamic shared memory",
-                      k->device, dynamic_shared);
-  *block_size = best;
-  return LOOM_OK;
-}
-
-LoomStatus rt_cuda_launch(RtCuda *cu, const RtCuKernel *k, const uint32_t grid[3],
-                          const uint32_t block[3], uint32_t shared_bytes, RtCuStream *s,
-                          void **params, Diag *d) {
-  if (!k || !k->handle || !grid || !block)
-    return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "rt_cuda_launch: NULL argument");
-  for (int i = 0; i < 3; i++)
-    if (grid[i] == 0 || block[i] == 0)
-      return diag_error(d, LOOM_ERR_INVALID_ARGUMENT,
-                        "rt_cuda_launch: grid (%u,%u,%u) and block (%u,%u,%u) must be positive",
-                        grid[0], grid[1], grid[2], block[0], block[1], block[2]);
-  CHECK_COPY(cu, k->device, s, d);
-  CU_CALL(cu, k->device, d, "cuLaunchKernel",
-          cu->fn.LaunchKernel((CUfunction)k->handle, grid[0], grid[1], grid[2], block[0], block[1],
-                              block[2], shared_bytes, s ? s->h : NULL, params, NULL));
-  return LOOM_OK;
-}
-
 /* ---- the real device allocator for the pool ---------------------------------------------------- */
 static LoomStatus device_alloc(void *user, int device, size_t size, uint64_t *out, Diag *d) {
   RtCuda *cu = user;
@@ -833,7 +447,7 @@ static LoomStatus device_alloc(void *user, int device, size_t size, uint64_t *ou
   CUdeviceptr p = 0;
   CUresult r = cu->fn.MemAlloc(&p, size);
   if (r == CUDA_ERROR_OUT_OF_MEMORY) return LOOM_ERR_OUT_OF_MEMORY; /* d untouched: the pool retries */
-  if (r != CUDA_SUCCESS) return cu_fail(cu, r, "cuMemAlloc", device, d);
+  if (r != CUDA_SUCCESS) return rt_cu_fail(cu, r, "cuMemAlloc", device, d);
   *out = p;
   return LOOM_OK;
 }

@@ -156,7 +156,7 @@ LoomStatus rt_cuda_launch(RtCuda *cu, const RtCuKernel *k, const uint32_t grid[3
                           const uint32_t block[3], uint32_t shared_bytes, RtCuStream *stream,
                           void **params, Diag *d);
 
-/* ---- the caching device memory pool (runtime/cuda_pool.c) ---------------------------------------
+/* ---- the caching device memory pool (runtime/cuda/cuda_pool.c) ----------------------------------
  * One pool per device. Sizes are rounded to a size class: 512 B, 1 KiB, 2 KiB, ... 1 MiB (powers of
  * two), then four classes per doubling (1.25, 1.5, 1.75, 2 x 2^k: at most 25% waste) up to 2^48 B.
  * A freed block goes to its class's free list and is handed out again to the next request of that
