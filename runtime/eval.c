@@ -524,8 +524,8 @@ static LoomStatus evaluate(LoomGraph *g, int32_t n, const LoomNode *nodes, LoomA
     if (plan[i].is_temp) {
       Diag fd = {.status = LOOM_OK};
       dev->free(ctx, di, plan[i].owned, plan[i].bytes, &fd);
-    } else if (plan[i].owned) {
-      outs[i] = mod_outs[i];
+    } else if (!outs[i].data) {
+      outs[i] = mod_outs[i]; /* allocated here (an empty output may have no bytes: owned NULL) */
     }
     plan[i].owned = NULL;
   }

@@ -31,6 +31,7 @@ if [ "$py_rc" -eq 0 ]; then
   py_rc=${PIPESTATUS[0]}
   python3 bench/bench_python_gpu.py 2>&1 | tee build-gpu/logs/bench_python_gpu.log
 fi
+[ "$py_rc" -eq 0 ] && bash bench/suite/gpu.sh   # the workload suite vs torch/JAX/CuPy (~4 min); copies into $OUT
 if [ -n "${OUT:-}" ]; then
   mkdir -p "$OUT"
   cp build-gpu/logs/pytest.log build-gpu/logs/bench_python_gpu.log build-gpu/logs/pip.log "$OUT"/ 2>/dev/null

@@ -1,0 +1,158 @@
+"""Deterministic facts of the workload suite (bench/suite/workloads.py), not timings:
+
+- the number of kernels Loom's schedule has for every workload, against the FUSED IDEAL the compiler
+  should reach (workloads.py `ideal`: one kernel per independent reduction phase);
+- the bytes each kernel reads and writes (bench/suite/schedule.py, from the LOOM_DUMP=kernels schedule
+  text): for a one-kernel ideal, every input read once and every output written once, no temporaries;
+- Loom's result of every workload against NumPy in float64 (at the small "test" sizes).
+
+Current misses are strict xfails that name the cause (bench/suite/DIAGNOSIS.md): when the compiler
+learns the mechanism, the xfail turns into a failure that asks for its marker to go.
+"""
+import os
+import sys
+
+import numpy as np
+import pytest
+
+import loom
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+if ROOT not in sys.path:
+    sys.path.insert(0, ROOT)
+
+from bench.suite import schedule, workloads as W  # noqa: E402
+from bench.suite.inputs import host_inputs  # noqa: E402
+from bench.suite import libs as L  # noqa: E402
+
+NO_ERF = "loom has no erf (ops_public.def has no ERF op; CUDA libdevice and SLEEF both provide erff/erf)"
+SIBLINGS = ("sibling reductions of one input over the same axes are separate kernels: fuse.c does not "
+            "merge reductions that share an iteration space into one multi-phase kernel")
+OUTPUT_OPERAND = ("a value that is an output AND an operand of another output is materialized: one kernel "
+                  "stores it twice (output + temporary), a second kernel reads the temporary back")
+
+KERNEL_MISSES = {
+    "gelu_erf": NO_ERF,
+    "bn1d_stats": SIBLINGS + " (mean(axis=0) and var(axis=0); bn2d_stats, whose variance reuses the mean "
+                  "node, is one kernel)",
+    "cosine_sim_rows": SIBLINGS + " (three row sums: a*b, a*a, b*b)",
+    "adam": OUTPUT_OPERAND + " (m and v feed the parameter update)",
+    "tiny_adam": OUTPUT_OPERAND + " (m and v feed the parameter update)",
+    "rmsprop": OUTPUT_OPERAND + " (v feeds the parameter update)",
+    "amp_unscale": OUTPUT_OPERAND + " (the float32 gradient feeds the any(~isfinite) reduction)",
+}
+ONE_KERNEL = [w.name for w in W.WORKLOADS if w.ideal == 1]
+
+
+@pytest.fixture(scope="module")
+def facts():
+    return schedule.collect("test")
+
+
+def _xfail(request, name, table):
+    if name in table:
+        request.applymarker(pytest.mark.xfail(strict=True, reason=table[name]))
+
+
+def test_suite_is_broad():
+    ws = W.WORKLOADS
+    assert len(ws) >= 40
+    assert all(w.source and w.inputs for w in ws)
+    groups = {w.group for w in ws}
+    for g in ("activation", "broadcast", "strided", "reduce", "norm", "arg", "shape", "tiny", "optimizer",
+              "dtype", "int", "where", "power"):
+        assert g in groups, g
+    dtypes = {i.dtype for w in ws for i in w.inputs}
+    assert {"float16", "float32", "float64", "int8", "uint8", "int64"} <= dtypes
+
+
+def test_schedule_parser_counts_views_once():
+    text = """temp 0 f32 4
+kernel k0_map ndim 2 keep 1 index 32
+  buf 0 in f32 [s,1]
+  buf 1 in f32 [1,s]
+  buf 2 in f32 [0,1]
+  buf 3 out f32 [s,1]
+  phase map store buf 3 %0
+  run [4,6] in0+0[6,1] in0+0[1,4] in1+0[0,1] out0+0[6,1]
+"""
+    (k,) = schedule.parse_schedule(text)
+    # x and x.T of one 4x6 buffer: 24 elements once; a broadcast row of 6; 24 written
+    assert (k["read"], k["write"], k["phases"]) == ((24 + 6) * 4, 24 * 4, 1)
+    (k,) = schedule.parse_schedule("kernel k ndim 1\n  buf 0 in f64 [2]\n  buf 1 in f64 [2]\n  buf 2 out f64 [1]\n"
+                                   "  run [5] in0+0[2] in0+1[2] out0+0[1]\n")
+    assert (k["read"], k["write"]) == (10 * 8, 5 * 8)   # x[0::2] and x[1::2]: the 10 elements once
+
+
+@pytest.mark.parametrize("name", [w.name for w in W.WORKLOADS])
+def test_kernel_count(facts, name, request):
+    _xfail(request, name, KERNEL_MISSES)
+    f = facts[name]
+    assert f["kernels"] == W.BY_NAME[name].ideal, f
+
+
+@pytest.mark.parametrize("name", ONE_KERNEL)
+def test_bytes_one_pass(facts, name, request):
+    """A one-kernel workload reads each input once and writes each output once."""
+    _xfail(request, name, KERNEL_MISSES)
+    w = W.BY_NAME[name]
+    ins = host_inputs(w, "test")
+    with np.errstate(all="ignore"):
+        outs = L.as_tuple(w.fn(L.NumpyLib(None).ns, *ins))
+    must_read = sum(a.nbytes for a in ins)
+    must_write = sum(np.asarray(o).nbytes for o in outs)
+    f = facts[name]
+    read = sum(k["read"] for k in f["per_kernel"])
+    write = sum(k["write"] for k in f["per_kernel"])
+    assert (f["kernels"], read, write) == (1, must_read, must_write), f
+
+
+@pytest.mark.parametrize("name", [w.name for w in W.WORKLOADS])
+def test_loom_matches_numpy_float64(name, request):
+    _xfail(request, name, {"gelu_erf": NO_ERF})
+    w = W.BY_NAME[name]
+    ins = host_inputs(w, "test")
+    ns = L.NumpyLib(None).ns
+    with np.errstate(all="ignore"):
+        expect = [np.asarray(o).dtype for o in L.as_tuple(w.fn(ns, *ins))]
+        ref = [np.asarray(o) for o in L.as_tuple(w.fn(ns, *[
+            a.astype(np.float64) if a.dtype.kind == "f" and w.upcast_ref else a for a in ins]))]
+    f = loom.fuse(kernel_name=name)(lambda *a: w.fn(loom, *a))
+    got = L.as_tuple(f(*[loom.asarray(a) for a in ins]))
+    assert len(got) == len(ref)
+    for g, r, e in zip(got, ref, expect):
+        g = np.asarray(g)
+        assert g.shape == r.shape and g.dtype == e, (g.shape, g.dtype, r.shape, e)
+        if r.dtype.kind == "f":
+            tol = w.tol or {"float16": 5e-3, "float32": 1e-4, "float64": 1e-10}[e.name]
+            scale = float(np.max(np.abs(r[np.isfinite(r)]), initial=0.0)) or 1.0
+            np.testing.assert_array_equal(np.isnan(g), np.isnan(r))
+            assert float(np.nanmax(np.abs(g.astype(np.float64) - r), initial=0.0)) <= tol * scale * (
+                10 if r.size < max(a.size for a in ins) else 1)
+        else:
+            assert np.max(np.abs(g.astype(np.int64) - r.astype(np.int64)), initial=0) <= w.int_tol
+
+
+SCALARS_BAKED = ("a Python scalar is a constant in the kernel IR and the cache key (passes keep it as an "
+                 "IR_CONST): every new value compiles a new kernel (DIAGNOSIS.md, mechanism 12)")
+
+
+@pytest.mark.xfail(strict=True, reason=SCALARS_BAKED)
+@pytest.mark.parametrize("path", ["fuse", "lazy"])
+def test_new_scalar_values_do_not_compile(path):
+    """Issue 11: calls with new scalar values reuse the kernel of their structure (an Adam step with a
+    learning rate that changes every step). Counts compiles with loom.stats()."""
+    x = loom.asarray(np.linspace(-1.0, 1.0, 1000, dtype=np.float32))
+    f = loom.fuse(lambda a, s: a * s + 1.0)
+
+    def call(s):
+        if path == "fuse":
+            return f(x, s)
+        return loom.eval(x * s + 1.0)
+
+    call(0.5)   # the structure's first compile
+    before = loom.stats()["kernels_compiled"]
+    for i in range(20):
+        s = (0.625 if path == "fuse" else 2.625) + i / 64.0   # values not used before in this process
+        np.testing.assert_allclose(np.asarray(call(s)), np.asarray(x) * np.float32(s) + 1.0, rtol=1e-6)
+    assert loom.stats()["kernels_compiled"] - before == 0
