@@ -2,7 +2,8 @@
  * what target creation refuses; code object v4 beside v5; both ways of linking (comgr where it knows the
  * chip, ld.lld forced) giving code objects that pass the same structural checks (amdgpu_check.h: ELF,
  * descriptors, comgr's metadata equal to llvm-readelf's, registers and LDS within the chip's limits); a
- * dump target's assembly and kept code object; RawModule code (LLVM IR for amdgcn with ocml and ockl
+ * dump target's assembly and kept code object; float32 division and square root lowered to LLVM's
+ * correctly rounded sequences; RawModule code (LLVM IR for amdgcn with ocml and ockl
  * calls compiled for gfx90a, gfx942 and gfx1100; entries from the IR and from the code object's metadata,
  * hidden arguments after the explicit ones; bad IR refused). test_amdgpu.c checks the kernels themselves.
  */
@@ -87,6 +88,54 @@ static void test_chips(void) {
 }
 
 /* Code object v4 beside v5, and both link paths for gfx90a (comgr knows it; ld.lld forced). */
+/* float32 division and square root: LLVM's own fdiv / llvm.sqrt (no fast-math, no !fpmath) must lower to
+ * the correctly rounded sequences (the host's IEEE results): the division through v_div_scale /
+ * v_div_fmas / v_div_fixup, the square root through v_sqrt with the residual correction and its class test,
+ * never a bare v_rcp or v_sqrt. On gfx942 and gfx1100, from a dump target's assembly. */
+static void test_fdiv_sqrt(void) {
+  static const char graph[] = "%0 = input 0 f32 [1000] strides [1]\n%1 = input 1 f32 [1000] strides [1]\n"
+                              "%2 = truediv f32 [1000] %0 %1\n%3 = sqrt f32 [1000] %2\noutput %3\n";
+  char *text = strdup(graph);
+  IrGraph g;
+  Diag d = {.status = LOOM_OK};
+  Arena arena;
+  arena_init(&arena, &g_ctx);
+  int32_t roots[4], nroots = 0;
+  LoomArray outs[4];
+  memset(outs, 0, sizeof outs);
+  ir_graph_init(&g, &g_ctx, &d);
+  IrModule m;
+  memset(&m, 0, sizeof m);
+  if (CHECK(ir_parse_graph(&g, text, &nroots, roots, 4, &d) == LOOM_OK, "parse: %s", d.msg)) {
+    const IrNode *n = &g.nodes[roots[0]];
+    outs[0].dtype = (LoomDType)n->dtype;
+    outs[0].ndim = n->ndim;
+    memcpy(outs[0].shape, n->shape, sizeof outs[0].shape);
+    pass_contiguous_strides(n->ndim, n->shape, outs[0].strides);
+    m.graph = &g, m.arena = &arena, m.nroots = 1, m.roots = roots, m.outs = outs;
+  }
+  if (m.graph && CHECK(pass_run_pipeline(&m, &d) == LOOM_OK, "pipeline: %s", d.msg)) {
+    static const char *const chips[2] = {"gfx942", "gfx1100"};
+    for (int c = 0; c < 2; c++) {
+      CgTarget *t = NULL;
+      CgCompiled cc;
+      if (!CHECK(cg_amdgpu_target_create(&g_ctx, chips[c], 0, &t, &d) == LOOM_OK, "%s: %s", chips[c], d.msg)) continue;
+      cg_amdgpu_target_set_dump(t, NULL);
+      if (CHECK(t->compile(t, m.schedule->kernels[0].ir, NULL, &cc, &d) == LOOM_OK, "compile: %s", d.msg)) {
+        const char *a = cc.gpu->code;
+        CHECK(strstr(a, "v_div_scale_f32") && strstr(a, "v_div_fmas_f32") && strstr(a, "v_div_fixup_f32") &&
+                  strstr(a, "v_sqrt_f32") && strstr(a, "v_cmp_class_f32") && !strstr(a, "v_rsq_f32"),
+              "%s: the correctly rounded division and square root", chips[c]);
+        t->release(t, &cc);
+      }
+      t->destroy(t);
+    }
+  }
+  ir_graph_free(&g);
+  arena_free_all(&arena);
+  free(text);
+}
+
 static void test_versions_and_linkers(void) {
   static const char graph[] = "%0 = input 0 f32 [64,300] strides [300,1]\n%1 = reduce sum f32 [64] %0 axes [1]\n"
                               "output %1\n";
@@ -302,6 +351,7 @@ int main(void) {
   }
   t->destroy(t);
   test_chips();
+  test_fdiv_sqrt();
   test_versions_and_linkers();
   test_raw();
   printf("%d passed, %d failed\n", g_pass, g_fail);
