@@ -89,6 +89,7 @@ struct RtState {
    * streams); a device may hold it while it compiles */
   pthread_mutex_t device_lock;
   RtDeviceSlot devices[RT_DEVICE_KINDS];
+  struct RtBundles *bundles; /* AOT bundles loaded into the context (runtime/bundle_loom.c); NULL until used */
 };
 
 /* Whether a is C-contiguous (size-1 dims may have any stride). */

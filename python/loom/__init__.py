@@ -25,6 +25,7 @@ from ._fuse import fuse, Fusion
 from ._kernels import ElementwiseKernel, ReductionKernel  # noqa: F401
 from ._raw import RawKernel, RawModule  # noqa: F401
 from . import cuda, linalg
+from .aot import load_bundle  # noqa: F401 (loom.aot: ahead-of-time kernel bundles)
 from .cuda import get_default_memory_pool, get_default_pinned_memory_pool  # noqa: F401 (CuPy exports them)
 
 _core.configure(ndarray, AxisError)

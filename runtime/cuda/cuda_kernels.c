@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "runtime/bundle_build.h"
 #include "runtime/cuda/cuda_rt.h"
 
 
@@ -450,14 +451,24 @@ static LoomStatus fn_make(void *user, const KernelIr *k, bool want_llvm_ir, int6
   ir_print_kernel_key(k, &kb);
   f->key = sb_take(&kb);
   if (!f->key) return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: kernel key");
-  LoomStatus st;
-  if (k->nkeep == k->ndim) { /* vecw, vec, else main (see CgCompileOptions.entries) */
+  /* AOT bundles first (runtime/bundle_loom.c): every entry from the bundle's cubin or PTX, no compile */
+  CgGpuKernel bgk;
+  const void *bimg = NULL;
+  size_t bsize = 0;
+  bool bundled = false;
+  LoomStatus st = rt_bundles_find_gpu(ctx, k, dev->info.cc_major * 10 + dev->info.cc_minor, &bgk, &bimg, &bsize, &bundled, d);
+  if (st == LOOM_OK && bundled) {
+    GpuMeta bm = meta_of(&bgk);
+    pthread_mutex_lock(&ctx->rt->device_lock);
+    st = load_group(g, dev->index, dev, f, &bm, bimg, bsize, d);
+    pthread_mutex_unlock(&ctx->rt->device_lock);
+  } else if (st == LOOM_OK && k->nkeep == k->ndim) { /* vecw, vec, else main (see CgCompileOptions.entries) */
     int lanes = cg_gpu_vec_lanes(k);
     pthread_mutex_lock(&ctx->rt->device_lock); /* one compile at a time per context: simple and safe */
     st = add_group(ctx, g, dev->index, dev, f, k,
                    lanes > 0 && npoints >= 0 && npoints % lanes == 0 ? CG_ENTRY_VECW : CG_ENTRY_VEC, d);
     pthread_mutex_unlock(&ctx->rt->device_lock);
-  } else { /* a reduction: its launch facts now, each entry when a launch first needs it */
+  } else if (st == LOOM_OK) { /* a reduction: its launch facts now, each entry when a launch first needs it */
     CgCompiled c;
     CgCompileOptions opt = {.entries = 0};
     st = dev->target->compile(dev->target, k, &opt, &c, d);
