@@ -87,18 +87,6 @@ struct RtHip {
   int version;
   int ndev;
 };
-struct RtHipStream {
-  int32_t device;
-  hipStream_t h;
-};
-struct RtHipEvent {
-  int32_t device;
-  hipEvent_t h;
-};
-struct RtHipModule {
-  int32_t device;
-  hipModule_t h;
-};
 
 /* ---- errors --------------------------------------------------------------------------------------------- */
 static LoomStatus hip_fail(RtHip *h, hipError_t r, const char *call, int device, Diag *d) {
@@ -184,7 +172,7 @@ LoomStatus rt_hip_load(LoomContext *ctx, RtHip **out, Diag *d) {
     if (r == HIP_ERROR_NO_DEVICE || r == HIP_ERROR_INVALID_DEVICE || rc == HIP_ERROR_NO_DEVICE ||
         (rc == HIP_SUCCESS && n <= 0)) {
       hipError_t e = r != HIP_SUCCESS ? r : rc;
-      st = diag_error(d, LOOM_ERR_UNSUPPORTED, "no AMD device (%s: %s; HIP %d.%d found no GPU): use host arrays",
+      st = diag_error(d, LOOM_ERR_UNSUPPORTED, "no AMD device (%s: %s; HIP %d.%d found no AMD GPU): use host arrays",
                       r != HIP_SUCCESS ? "hipInit" : "hipGetDeviceCount",
                       e != HIP_SUCCESS && h->fn.GetErrorName ? h->fn.GetErrorName(e) : "0 devices", h->version / 10000000,
                       h->version / 100000 % 100);
@@ -212,6 +200,7 @@ void rt_hip_unload(RtHip *h) {
 
 int rt_hip_runtime_version(const RtHip *h) { return h ? h->version : 0; }
 int rt_hip_device_count(const RtHip *h) { return h ? h->ndev : 0; }
+LoomContext *rt_hip_context(const RtHip *h) { return h->ctx; }
 
 /* gcnArchName: the first "gfx" + lowercase letters / digits (and its ":feature+" suffix) in the record. */
 static void find_arch(const unsigned char *rec, size_t n, char *out, size_t cap) {
@@ -228,7 +217,7 @@ static void find_arch(const unsigned char *rec, size_t n, char *out, size_t cap)
   }
 }
 
-LoomStatus rt_hip_device_info(RtHip *h, int device, RtHipDeviceInfo *out, Diag *d) {
+LoomStatus rt_hip_device_info(RtHip *h, int device, RtGpuDeviceInfo *out, Diag *d) {
   LoomStatus st = rt_hip_set_device(h, device, d);
   if (st != LOOM_OK) return st;
   memset(out, 0, sizeof *out);
@@ -237,9 +226,9 @@ LoomStatus rt_hip_device_info(RtHip *h, int device, RtHipDeviceInfo *out, Diag *
 #define ATTR(attr, field)                                                                           \
   HIP_CALL(h, device, d, "hipDeviceGetAttribute", h->fn.DeviceGetAttribute(&v, attr, device)); \
   out->field = v;
-  ATTR(HIP_ATTR_CU_COUNT, cu_count)
+  ATTR(HIP_ATTR_CU_COUNT, sm_count)
   ATTR(HIP_ATTR_MAX_THREADS_PER_BLOCK, max_threads_per_block)
-  ATTR(HIP_ATTR_MAX_THREADS_PER_CU, max_threads_per_cu)
+  ATTR(HIP_ATTR_MAX_THREADS_PER_CU, max_threads_per_sm)
   ATTR(HIP_ATTR_MAX_SHARED_PER_BLOCK, shared_per_block)
   ATTR(HIP_ATTR_L2_CACHE_SIZE, l2_bytes)
 #undef ATTR
@@ -261,12 +250,12 @@ LoomStatus rt_hip_device_info(RtHip *h, int device, RtHipDeviceInfo *out, Diag *
                       device, out->name, out->arch[0] ? out->arch : "chip of unknown architecture",
                       cg_amdgpu_chip_names());
   out->wave = chip.wave;
+  out->arch_major = chip.isa_version / 1000;
+  out->arch_minor = chip.isa_version / 100 % 10;
   return LOOM_OK;
 }
 
 LoomStatus rt_hip_device_synchronize(RtHip *h, int device, Diag *d) {
-  LoomStatus st = rt_hip_set_device(h, device, d);
-  if (st != LOOM_OK) return st;
   HIP_CALL(h, device, d, "hipDeviceSynchronize", h->fn.DeviceSynchronize());
   return LOOM_OK;
 }
@@ -281,12 +270,11 @@ LoomStatus rt_hip_mem_info(RtHip *h, int device, uint64_t *free_bytes, uint64_t 
   return LOOM_OK;
 }
 
-/* ---- memory --------------------------------------------------------------------------------------------- */
-LoomStatus rt_hip_mem_alloc(RtHip *h, int device, size_t size, uint64_t *out, Diag *d) {
+/* ---- memory (the current device) ---------------------------------------------------------------------- */
+LoomStatus rt_hip_mem_alloc(void *drv, int device, size_t size, uint64_t *out, Diag *d) {
+  RtHip *h = drv;
   *out = 0;
   if (size == 0) return LOOM_OK;
-  LoomStatus st = rt_hip_set_device(h, device, d);
-  if (st != LOOM_OK) return st;
   void *p = NULL;
   hipError_t r = h->fn.Malloc(&p, size);
   if (r == HIP_ERROR_OUT_OF_MEMORY) return LOOM_ERR_OUT_OF_MEMORY; /* the pool retries and writes its message */
@@ -295,218 +283,161 @@ LoomStatus rt_hip_mem_alloc(RtHip *h, int device, size_t size, uint64_t *out, Di
   return LOOM_OK;
 }
 
-LoomStatus rt_hip_mem_free(RtHip *h, int device, uint64_t ptr, Diag *d) {
-  if (!ptr) return LOOM_OK;
-  LoomStatus st = rt_hip_set_device(h, device, d);
-  if (st != LOOM_OK) return st;
-  HIP_CALL(h, device, d, "hipFree", h->fn.Free((void *)(uintptr_t)ptr));
-  return LOOM_OK;
+void rt_hip_mem_free(void *drv, int device, uint64_t ptr) {
+  RtHip *h = drv;
+  (void)device;
+  if (ptr) h->fn.Free((void *)(uintptr_t)ptr);
 }
 
-static LoomStatus copy(RtHip *h, int device, void *dst, const void *src, size_t n, int kind, RtHipStream *s,
+static LoomStatus copy(RtHip *h, int device, void *dst, const void *src, size_t n, int kind, void *stream,
                        const char *what, Diag *d) {
   if (n == 0) return LOOM_OK;
-  LoomStatus st = rt_hip_set_device(h, device, d);
-  if (st != LOOM_OK) return st;
-  if (s) HIP_CALL(h, device, d, what, h->fn.MemcpyAsync(dst, src, n, kind, s->h));
+  if (stream) HIP_CALL(h, device, d, what, h->fn.MemcpyAsync(dst, src, n, kind, (hipStream_t)stream));
   else HIP_CALL(h, device, d, what, h->fn.Memcpy(dst, src, n, kind));
   return LOOM_OK;
 }
 
-LoomStatus rt_hip_memcpy_h2d(RtHip *h, int device, uint64_t dst, const void *src, size_t n, RtHipStream *s, Diag *d) {
-  return copy(h, device, (void *)(uintptr_t)dst, src, n, HIP_MEMCPY_H2D, s, "hipMemcpy (host to device)", d);
+LoomStatus rt_hip_copy_h2d(void *drv, int device, uint64_t dst, const void *src, size_t n, void *stream, Diag *d) {
+  return copy(drv, device, (void *)(uintptr_t)dst, src, n, HIP_MEMCPY_H2D, stream, "hipMemcpy (host to device)", d);
 }
-LoomStatus rt_hip_memcpy_d2h(RtHip *h, int device, void *dst, uint64_t src, size_t n, RtHipStream *s, Diag *d) {
-  return copy(h, device, dst, (const void *)(uintptr_t)src, n, HIP_MEMCPY_D2H, s, "hipMemcpy (device to host)", d);
+LoomStatus rt_hip_copy_d2h(void *drv, int device, void *dst, uint64_t src, size_t n, void *stream, Diag *d) {
+  return copy(drv, device, dst, (const void *)(uintptr_t)src, n, HIP_MEMCPY_D2H, stream, "hipMemcpy (device to host)",
+              d);
 }
-LoomStatus rt_hip_memcpy_d2d(RtHip *h, int device, uint64_t dst, uint64_t src, size_t n, RtHipStream *s, Diag *d) {
-  return copy(h, device, (void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n, HIP_MEMCPY_D2D, s,
+LoomStatus rt_hip_copy_d2d(void *drv, int device, uint64_t dst, uint64_t src, size_t n, void *stream, Diag *d) {
+  return copy(drv, device, (void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n, HIP_MEMCPY_D2D, stream,
               "hipMemcpy (device to device)", d);
 }
 
-LoomStatus rt_hip_memcpy_peer(RtHip *h, int dst_device, uint64_t dst, int src_device, uint64_t src, size_t n, Diag *d) {
+LoomStatus rt_hip_copy_peer(void *drv, int dst_device, uint64_t dst, int src_device, uint64_t src, size_t n, Diag *d) {
+  RtHip *h = drv;
   if (n == 0) return LOOM_OK;
   LoomStatus st = check_device(h, src_device, d);
-  if (st == LOOM_OK) st = rt_hip_set_device(h, dst_device, d);
+  if (st == LOOM_OK) st = check_device(h, dst_device, d);
   if (st != LOOM_OK) return st;
   HIP_CALL(h, dst_device, d, "hipMemcpyPeer",
            h->fn.MemcpyPeer((void *)(uintptr_t)dst, dst_device, (const void *)(uintptr_t)src, src_device, n));
   return LOOM_OK;
 }
 
-LoomStatus rt_hip_memset(RtHip *h, int device, uint64_t dst, uint8_t value, size_t n, RtHipStream *s, Diag *d) {
+LoomStatus rt_hip_memset(void *drv, int device, uint64_t dst, uint8_t value, size_t n, void *stream, Diag *d) {
+  RtHip *h = drv;
   if (n == 0) return LOOM_OK;
-  LoomStatus st = rt_hip_set_device(h, device, d);
-  if (st != LOOM_OK) return st;
-  if (s) HIP_CALL(h, device, d, "hipMemsetAsync", h->fn.MemsetAsync((void *)(uintptr_t)dst, value, n, s->h));
+  if (stream) HIP_CALL(h, device, d, "hipMemsetAsync", h->fn.MemsetAsync((void *)(uintptr_t)dst, value, n, stream));
   else HIP_CALL(h, device, d, "hipMemset", h->fn.Memset((void *)(uintptr_t)dst, value, n));
   return LOOM_OK;
 }
 
-/* ---- streams and events --------------------------------------------------------------------------------- */
-LoomStatus rt_hip_stream_create(RtHip *h, int device, RtHipStream **out, Diag *d) {
+/* ---- streams and events (the current device) ------------------------------------------------------------ */
+LoomStatus rt_hip_stream_create(void *drv, int device, void **out, Diag *d) {
+  RtHip *h = drv;
+  hipStream_t s = NULL;
   *out = NULL;
-  LoomStatus st = rt_hip_set_device(h, device, d);
-  if (st != LOOM_OK) return st;
-  RtHipStream *s = ctx_calloc(h->ctx, 1, sizeof *s);
-  if (!s) return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of host memory creating a stream");
-  s->device = device;
-  hipError_t r = h->fn.StreamCreateWithFlags(&s->h, HIP_STREAM_NON_BLOCKING);
-  if (r != HIP_SUCCESS) {
-    ctx_free(h->ctx, s);
-    return hip_fail(h, r, "hipStreamCreateWithFlags", device, d);
-  }
+  HIP_CALL(h, device, d, "hipStreamCreateWithFlags", h->fn.StreamCreateWithFlags(&s, HIP_STREAM_NON_BLOCKING));
   *out = s;
   return LOOM_OK;
 }
 
-void rt_hip_stream_destroy(RtHip *h, RtHipStream *s) {
-  if (!s) return;
-  if (h->fn.SetDevice(s->device) == HIP_SUCCESS) h->fn.StreamDestroy(s->h);
-  ctx_free(h->ctx, s);
+void rt_hip_stream_destroy(void *drv, int device, void *stream) {
+  RtHip *h = drv;
+  (void)device;
+  if (stream) h->fn.StreamDestroy(stream);
 }
 
-LoomStatus rt_hip_stream_synchronize(RtHip *h, RtHipStream *s, Diag *d) {
-  if (!s) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "HIP: NULL stream");
-  LoomStatus st = rt_hip_set_device(h, s->device, d);
-  if (st != LOOM_OK) return st;
-  HIP_CALL(h, s->device, d, "hipStreamSynchronize", h->fn.StreamSynchronize(s->h));
+LoomStatus rt_hip_stream_synchronize(void *drv, int device, void *stream, Diag *d) {
+  RtHip *h = drv;
+  HIP_CALL(h, device, d, "hipStreamSynchronize", h->fn.StreamSynchronize(stream));
   return LOOM_OK;
 }
 
-int rt_hip_stream_device(const RtHipStream *s) { return s ? s->device : -1; }
-void *rt_hip_stream_raw(const RtHipStream *s) { return s ? (void *)s->h : NULL; }
-
-LoomStatus rt_hip_event_create(RtHip *h, int device, RtHipEvent **out, Diag *d) {
+LoomStatus rt_hip_event_create(void *drv, int device, void **out, Diag *d) {
+  RtHip *h = drv;
+  hipEvent_t e = NULL;
   *out = NULL;
-  LoomStatus st = rt_hip_set_device(h, device, d);
-  if (st != LOOM_OK) return st;
-  RtHipEvent *e = ctx_calloc(h->ctx, 1, sizeof *e);
-  if (!e) return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of host memory creating an event");
-  e->device = device;
-  hipError_t r = h->fn.EventCreate(&e->h);
-  if (r != HIP_SUCCESS) {
-    ctx_free(h->ctx, e);
-    return hip_fail(h, r, "hipEventCreate", device, d);
-  }
+  HIP_CALL(h, device, d, "hipEventCreate", h->fn.EventCreate(&e));
   *out = e;
   return LOOM_OK;
 }
 
-void rt_hip_event_destroy(RtHip *h, RtHipEvent *e) {
-  if (!e) return;
-  if (h->fn.SetDevice(e->device) == HIP_SUCCESS) h->fn.EventDestroy(e->h);
-  ctx_free(h->ctx, e);
+void rt_hip_event_destroy(void *drv, int device, void *event) {
+  RtHip *h = drv;
+  (void)device;
+  if (event) h->fn.EventDestroy(event);
 }
 
-LoomStatus rt_hip_event_record(RtHip *h, RtHipEvent *e, RtHipStream *s, Diag *d) {
-  if (!e) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "HIP: NULL event");
-  if (s && s->device != e->device)
-    return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "an event of AMD device %d recorded on a stream of device %d",
-                      e->device, s->device);
-  LoomStatus st = rt_hip_set_device(h, e->device, d);
-  if (st != LOOM_OK) return st;
-  HIP_CALL(h, e->device, d, "hipEventRecord", h->fn.EventRecord(e->h, s ? s->h : NULL));
+LoomStatus rt_hip_event_record(void *drv, int device, void *event, void *stream, Diag *d) {
+  RtHip *h = drv;
+  HIP_CALL(h, device, d, "hipEventRecord", h->fn.EventRecord(event, stream));
   return LOOM_OK;
 }
 
-LoomStatus rt_hip_event_synchronize(RtHip *h, RtHipEvent *e, Diag *d) {
-  if (!e) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "HIP: NULL event");
-  LoomStatus st = rt_hip_set_device(h, e->device, d);
-  if (st != LOOM_OK) return st;
-  HIP_CALL(h, e->device, d, "hipEventSynchronize", h->fn.EventSynchronize(e->h));
+LoomStatus rt_hip_event_synchronize(void *drv, int device, void *event, Diag *d) {
+  RtHip *h = drv;
+  HIP_CALL(h, device, d, "hipEventSynchronize", h->fn.EventSynchronize(event));
   return LOOM_OK;
 }
 
-LoomStatus rt_hip_event_elapsed(RtHip *h, RtHipEvent *start, RtHipEvent *end, float *ms, Diag *d) {
-  if (!start || !end) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "HIP: NULL event");
-  if (start->device != end->device)
-    return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "events of AMD devices %d and %d cannot be timed together",
-                      start->device, end->device);
-  LoomStatus st = rt_hip_set_device(h, start->device, d);
-  if (st != LOOM_OK) return st;
-  HIP_CALL(h, start->device, d, "hipEventElapsedTime", h->fn.EventElapsedTime(ms, start->h, end->h));
+LoomStatus rt_hip_event_elapsed(void *drv, int device, void *start, void *end, float *ms, Diag *d) {
+  RtHip *h = drv;
+  HIP_CALL(h, device, d, "hipEventElapsedTime", h->fn.EventElapsedTime(ms, start, end));
   return LOOM_OK;
 }
 
-int rt_hip_event_device(const RtHipEvent *e) { return e ? e->device : -1; }
-
-/* ---- code objects --------------------------------------------------------------------------------------- */
-LoomStatus rt_hip_module_load(RtHip *h, int device, const void *image, size_t size, RtHipModule **out, Diag *d) {
+/* ---- code objects (the current device) ------------------------------------------------------------------ */
+LoomStatus rt_hip_module_load(void *drv, int device, const void *image, size_t size, void **out, Diag *d) {
+  RtHip *h = drv;
   *out = NULL;
   if (!image || size < 64) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "HIP: empty code object");
-  LoomStatus st = rt_hip_set_device(h, device, d);
-  if (st != LOOM_OK) return st;
-  RtHipModule *m = ctx_calloc(h->ctx, 1, sizeof *m);
-  if (!m) return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of host memory loading a code object");
-  m->device = device;
-  hipError_t r = h->fn.ModuleLoadData(&m->h, image);
-  if (r != HIP_SUCCESS) {
-    ctx_free(h->ctx, m);
-    return hip_fail(h, r, "hipModuleLoadData", device, d);
-  }
+  hipModule_t m = NULL;
+  HIP_CALL(h, device, d, "hipModuleLoadData", h->fn.ModuleLoadData(&m, image));
   *out = m;
   return LOOM_OK;
 }
 
-void rt_hip_module_unload(RtHip *h, RtHipModule *m) {
-  if (!m) return;
-  if (h->fn.SetDevice(m->device) == HIP_SUCCESS) h->fn.ModuleUnload(m->h);
-  ctx_free(h->ctx, m);
+void rt_hip_module_unload(void *drv, int device, void *module) {
+  RtHip *h = drv;
+  (void)device;
+  if (module) h->fn.ModuleUnload(module);
 }
 
-LoomStatus rt_hip_module_kernel(RtHip *h, RtHipModule *m, const char *name, RtHipKernel *out, Diag *d) {
+LoomStatus rt_hip_module_function(void *drv, int device, void *module, const char *name, void **fn, Diag *d) {
+  RtHip *h = drv;
   hipFunction_t f = NULL;
-  LoomStatus st = rt_hip_set_device(h, m->device, d);
-  if (st != LOOM_OK) return st;
-  hipError_t r = h->fn.ModuleGetFunction(&f, m->h, name);
+  hipError_t r = h->fn.ModuleGetFunction(&f, module, name);
   if (r != HIP_SUCCESS) {
-    hip_fail(h, r, "hipModuleGetFunction", m->device, d);
-    return diag_error(d, LOOM_ERR_BACKEND, "kernel '%s' not found in the code object", name);
+    const char *ename = h->fn.GetErrorName ? h->fn.GetErrorName(r) : NULL;
+    return diag_error(d, LOOM_ERR_BACKEND, "kernel '%s' not found in the code object on AMD device %d: %s", name, device,
+                      ename ? ename : "unknown HIP error");
   }
-  out->handle = f;
-  out->device = m->device;
+  *fn = f;
   return LOOM_OK;
 }
 
-LoomStatus rt_hip_kernel_attrs(RtHip *h, const RtHipKernel *k, RtHipKernelAttrs *out, Diag *d) {
-  LoomStatus st = rt_hip_set_device(h, k->device, d);
-  if (st != LOOM_OK) return st;
-  hipFunction_t f = k->handle;
+LoomStatus rt_hip_func_attrs(void *drv, int device, void *fn, RtGpuFuncAttrs *out, Diag *d) {
+  RtHip *h = drv;
   int v = 0;
-  HIP_CALL(h, k->device, d, "hipFuncGetAttribute", h->fn.FuncGetAttribute(&v, HIP_FUNC_MAX_THREADS, f));
+  HIP_CALL(h, device, d, "hipFuncGetAttribute", h->fn.FuncGetAttribute(&v, HIP_FUNC_MAX_THREADS, fn));
   out->max_threads_per_block = v;
-  HIP_CALL(h, k->device, d, "hipFuncGetAttribute", h->fn.FuncGetAttribute(&v, HIP_FUNC_NUM_REGS, f));
+  HIP_CALL(h, device, d, "hipFuncGetAttribute", h->fn.FuncGetAttribute(&v, HIP_FUNC_NUM_REGS, fn));
   out->num_regs = v;
-  HIP_CALL(h, k->device, d, "hipFuncGetAttribute", h->fn.FuncGetAttribute(&v, HIP_FUNC_SHARED_BYTES, f));
-  out->shared_bytes = v;
-  HIP_CALL(h, k->device, d, "hipFuncGetAttribute", h->fn.FuncGetAttribute(&v, HIP_FUNC_LOCAL_BYTES, f));
-  out->local_bytes = v;
   return LOOM_OK;
 }
 
-LoomStatus rt_hip_occupancy(RtHip *h, const RtHipKernel *k, int block_size, int *blocks_per_cu, Diag *d) {
-  LoomStatus st = rt_hip_set_device(h, k->device, d);
-  if (st != LOOM_OK) return st;
-  HIP_CALL(h, k->device, d, "hipModuleOccupancyMaxActiveBlocksPerMultiprocessor",
-           h->fn.ModuleOccupancy(blocks_per_cu, k->handle, block_size, 0));
+LoomStatus rt_hip_occupancy(void *drv, int device, void *fn, int block, size_t dynamic_shared, int *blocks_per_cu,
+                            Diag *d) {
+  RtHip *h = drv;
+  int n = 0;
+  HIP_CALL(h, device, d, "hipModuleOccupancyMaxActiveBlocksPerMultiprocessor",
+           h->fn.ModuleOccupancy(&n, fn, block, dynamic_shared));
+  *blocks_per_cu = n;
   return LOOM_OK;
 }
 
-LoomStatus rt_hip_launch_raw_stream(RtHip *h, const RtHipKernel *k, const uint32_t grid[3], const uint32_t block[3],
-                                    uint32_t shared_bytes, void *stream, void **params, Diag *d) {
-  LoomStatus st = rt_hip_set_device(h, k->device, d);
-  if (st != LOOM_OK) return st;
-  HIP_CALL(h, k->device, d, "hipModuleLaunchKernel",
-           h->fn.ModuleLaunchKernel(k->handle, grid[0], grid[1], grid[2], block[0], block[1], block[2], shared_bytes,
+LoomStatus rt_hip_launch(void *drv, int device, void *fn, const uint32_t grid[3], const uint32_t block[3],
+                         uint32_t shared_bytes, void *stream, void **params, Diag *d) {
+  RtHip *h = drv;
+  HIP_CALL(h, device, d, "hipModuleLaunchKernel",
+           h->fn.ModuleLaunchKernel(fn, grid[0], grid[1], grid[2], block[0], block[1], block[2], shared_bytes,
                                     (hipStream_t)stream, params, NULL));
   return LOOM_OK;
-}
-
-LoomStatus rt_hip_launch(RtHip *h, const RtHipKernel *k, const uint32_t grid[3], const uint32_t block[3],
-                         uint32_t shared_bytes, RtHipStream *s, void **params, Diag *d) {
-  if (s && s->device != k->device)
-    return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "a kernel of AMD device %d launched on a stream of device %d",
-                      k->device, s->device);
-  return rt_hip_launch_raw_stream(h, k, grid, block, shared_bytes, s ? (void *)s->h : NULL, params, d);
 }

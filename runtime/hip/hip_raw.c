@@ -6,13 +6,17 @@
  * device whose chip matches its e_flags (a mismatch is an error naming both chips). LLVM IR is compiled
  * when the module is created, for gfx942 or the chip an option names ("--offload-arch=gfx90a",
  * "-arch=gfx1100", "--gpu-architecture=gfx942"), and again, at its first launch there, for a device of
- * another chip (unless a chip was named). Launches go through hipModuleLaunchKernel, which lays the
+ * another chip (unless a chip was named). The runtime is touched only at the first load on a device: the
+ * module loads its own HIP instance (rt_hip_load: the same libamdhip64 the AMD device uses, whose handles
+ * it shares), as CUDA's raw modules do. Launches go through hipModuleLaunchKernel, which lays the
  * arguments out from the code object's metadata, on the given hipStream_t (NULL: the device's null
- * stream, or the calling thread's current stream when the caller asked for it).
+ * stream; a LoomStream's, the current stream or a foreign one).
  */
 #include <stdio.h>
 #include <string.h>
 
+#include "codegen/codegen.h"
+#include "runtime/hip/hip.h"
 #include "runtime/hip/hip_rt.h"
 
 #define RAW_MAX_DEVICES 64
@@ -26,7 +30,8 @@ typedef struct HipRawModule {
   size_t llvm_size;
   char *co;       /* the code object */
   size_t co_size;
-  RtHipModule *mods[RAW_MAX_DEVICES];
+  RtHip *hip;    /* the module's own runtime instance, loaded at the first load on a device */
+  void *mods[RAW_MAX_DEVICES];   /* hipModule_t per device */
   char *dev_co[RAW_MAX_DEVICES]; /* a code object compiled for device i's chip (LLVM IR) */
 } HipRawModule;
 
@@ -55,12 +60,15 @@ static const char *option_chip(const char *o) {
 void rt_amd_raw_destroy(LoomContext *ctx, RtRawModule *rm) {
   HipRawModule *m = (HipRawModule *)rm;
   if (!m) return;
-  RtDeviceSlot *slot = rt_device_slot(ctx, LOOM_DEVICE_HIP);
-  HipRt *g = slot ? slot->state : NULL;
   for (int i = 0; i < RAW_MAX_DEVICES; i++) {
-    if (m->mods[i] && g) rt_hip_module_unload(g->hip, m->mods[i]);
+    Diag d = {.status = LOOM_OK};
+    if (m->mods[i]) { /* unloaded even if the device cannot be made current: nothing is left behind */
+      rt_hip_set_device(m->hip, i, &d);
+      rt_hip_module_unload(m->hip, i, m->mods[i]);
+    }
     ctx_free(ctx, m->dev_co[i]);
   }
+  rt_hip_unload(m->hip);
   ctx_free(ctx, m->llvm);
   ctx_free(ctx, m->co);
   ctx_free(ctx, m);
@@ -135,17 +143,23 @@ const char *rt_amd_raw_text(const RtRawModule *m) {
 LoomStatus rt_amd_raw_load(LoomContext *ctx, RtRawModule *rm, int device, const char *name, void **fn,
                            CgRawParam **params, int32_t *nparams, Diag *d) {
   HipRawModule *m = (HipRawModule *)rm;
+  (void)params; /* the parameters are known from the IR or the metadata already */
+  (void)nparams;
   if (device < 0 || device >= RAW_MAX_DEVICES)
     return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "AMD device %d is out of range", device);
-  HipRt *g = NULL;
-  HipDev *dev = NULL;
-  LoomStatus st = rt_amd_device(ctx, device, &g, &dev, d);
-  if (st != LOOM_OK) return st;
+  LoomStatus st = LOOM_OK;
+  if (!m->hip && (st = rt_hip_load(ctx, &m->hip, d)) != LOOM_OK) {
+    m->hip = NULL;
+    return st;
+  }
   if (!m->mods[device]) {
+    RtGpuDeviceInfo info;
+    st = rt_hip_device_info(m->hip, device, &info, d); /* makes the device current */
+    if (st != LOOM_OK) return st;
     const char *co = m->co;
     size_t co_size = m->co_size;
     char devchip[32];
-    snprintf(devchip, sizeof devchip, "%.*s", (int)strcspn(dev->info.arch, ":"), dev->info.arch);
+    snprintf(devchip, sizeof devchip, "%.*s", (int)strcspn(info.arch, ":"), info.arch);
     if (strcmp(devchip, m->chip)) {
       if (!m->llvm || m->chip_given)
         return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "RawModule: the code object is for %s; AMD device %d is a %s",
@@ -158,30 +172,25 @@ LoomStatus rt_amd_raw_load(LoomContext *ctx, RtRawModule *rm, int device, const 
       if (st != LOOM_OK) return st;
       co = m->dev_co[device];
     }
-    st = rt_hip_module_load(g->hip, device, co, co_size, &m->mods[device], d);
+    st = rt_hip_module_load(m->hip, device, co, co_size, &m->mods[device], d);
     if (st != LOOM_OK) {
       m->mods[device] = NULL;
       return st;
     }
+  } else if ((st = rt_hip_set_device(m->hip, device, d)) != LOOM_OK) {
+    return st;
   }
-  RtHipKernel k;
-  st = rt_hip_module_kernel(g->hip, m->mods[device], name, &k, d);
-  if (st != LOOM_OK) return st;
-  *fn = k.handle;
-  (void)params; /* the parameters are known from the IR or the metadata already */
-  (void)nparams;
-  return LOOM_OK;
+  return rt_hip_module_function(m->hip, device, m->mods[device], name, fn, d);
 }
 
 LoomStatus rt_amd_raw_launch(LoomContext *ctx, RtRawModule *rm, void *fn, int device, const uint32_t grid[3],
                              const uint32_t block[3], uint32_t shared_mem, void *stream, void **params, const char *name,
                              Diag *d) {
-  (void)rm;
-  HipRt *g = NULL;
-  LoomStatus st = rt_amd_get(ctx, &g, d);
-  if (st != LOOM_OK) return st;
-  RtHipKernel k = {.handle = fn, .device = device};
-  st = rt_hip_launch_raw_stream(g->hip, &k, grid, block, shared_mem, stream, params, d);
+  (void)ctx;
+  HipRawModule *m = (HipRawModule *)rm;
+  if (!m->hip) return diag_error(d, LOOM_ERR_INTERNAL, "internal error: raw kernel '%s' launched before it was loaded", name);
+  LoomStatus st = rt_hip_set_device(m->hip, device, d);
+  if (st == LOOM_OK) st = rt_hip_launch(m->hip, device, fn, grid, block, shared_mem, stream, params, d);
   if (st != LOOM_OK)
     diag_error(d, st, "launching '%s' on AMD device %d (grid %u,%u,%u block %u,%u,%u, %u bytes of dynamic LDS) failed",
                name, device, grid[0], grid[1], grid[2], block[0], block[1], block[2], shared_mem);

@@ -2,7 +2,7 @@
  *
  * Why a folder of its own: libloom is built from every .c file in runtime/; these files define libloomrt's public
  * symbols and must not land in libloom, while the runtime files they build on (bundle_format.c,
- * bundle_hostimg.c, host_launch.c, pool.c, cuda.c, cuda_pool.c) are compiled into both, so the two
+ * bundle_hostimg.c, host_launch.c, pool.c, cuda.c, gpu/gpu_pool.c) are compiled into both, so the two
  * libraries share one copy of the source of the format, the loader, the thread pool, the host dispatch
  * and the CUDA driver layer (runtime/loomrt/loomrt.cmake lists them).
  *

@@ -8,7 +8,7 @@ set(LOOMRT_SOURCES
   ${CMAKE_SOURCE_DIR}/runtime/bundle_format.c ${CMAKE_SOURCE_DIR}/runtime/bundle_hostimg.c
   ${CMAKE_SOURCE_DIR}/runtime/host_launch.c ${CMAKE_SOURCE_DIR}/runtime/pool.c
   ${CMAKE_SOURCE_DIR}/runtime/cuda/cuda.c ${CMAKE_SOURCE_DIR}/runtime/cuda/cuda_code.c
-  ${CMAKE_SOURCE_DIR}/runtime/cuda/cuda_pool.c
+  ${CMAKE_SOURCE_DIR}/runtime/gpu/gpu_pool.c
   ${CMAKE_SOURCE_DIR}/ir/context.c)
 add_library(loomrt SHARED ${LOOMRT_SOURCES})
 target_include_directories(loomrt PUBLIC ${CMAKE_SOURCE_DIR}/include PRIVATE ${CMAKE_SOURCE_DIR})

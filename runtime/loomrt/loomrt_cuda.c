@@ -1,10 +1,10 @@
 /* loomrt_cuda.c: libloomrt's GPU side, a thin adapter over runtime/cuda/cuda.h (the CUDA driver layer,
- * its caching pool, streams and launch: runtime/cuda/cuda.c, cuda_code.c and cuda_pool.c are compiled
+ * the GPU layer's caching pool, streams and launch: runtime/cuda/cuda.c, cuda_code.c and runtime/gpu/gpu_pool.c are compiled
  * into libloom and libloomrt from the same source, nothing is copied).
  *
  * TODO(device.h): the device interface (runtime/device.h) has landed, but its CUDA device cannot be linked
- * without LLVM yet: its kernel table (cuda_kernels.c) compiles with the NVPTX target and its launcher
- * (cuda_launch.c's launch_fn) compiles missing entries on demand. Until launch_fn is split into a
+ * without LLVM yet: its kernel table (runtime/gpu/gpu_kernels.c) compiles with the device's target and its launcher
+ * (runtime/gpu/gpu_launch.c's launch_fn) compiles missing entries on demand. Until launch_fn is split into a
  * compiler-free policy over loaded entries (what a bundle provides) and the on-demand compile, this file
  * carries a copy of that policy for kernels whose entries are all loaded: elementwise (vec / vecw when
  * every base is aligned, grid from the occupancy API), ROW (cachedv / cached for rows that fit in
@@ -24,7 +24,7 @@
 typedef struct RtrtDev {
   bool ready;
   RtCuDeviceInfo info;
-  RtCuPool *pool;
+  RtGpuPool *pool;
 } RtrtDev;
 
 struct RtrtCuda {
@@ -75,7 +75,7 @@ static LoomStatus device_get(LoomrtRuntime *rt, int device, RtrtCuda **cout, Rtr
     if (st == LOOM_OK) st = rt_cuda_device_retain(c->cu, device, d);
     if (st == LOOM_OK) {
       RtDevAllocator al = rt_cuda_device_allocator(c->cu);
-      st = rt_cuda_pool_create(&rt->ctx, device, &al, &dv->pool, d);
+      st = rt_gpu_pool_create(&rt->ctx, device, &al, &dv->pool, d);
       if (st != LOOM_OK) rt_cuda_device_release(c->cu, device);
     }
     dv->ready = st == LOOM_OK;
@@ -121,7 +121,7 @@ LoomStatus rtrt_cuda_alloc(LoomrtRuntime *rt, int32_t device, size_t bytes, void
   uint64_t p = 0;
   LoomStatus st = device_get(rt, device, &c, &dv, d);
   if (st == LOOM_OK) st = rt_cuda_set_current(c->cu, device, d);
-  if (st == LOOM_OK) st = rt_cuda_pool_alloc(dv->pool, bytes, &p, d);
+  if (st == LOOM_OK) st = rt_gpu_pool_alloc(dv->pool, bytes, &p, d);
   *out = st == LOOM_OK ? (void *)(uintptr_t)p : NULL;
   return st;
 }
@@ -131,7 +131,7 @@ LoomStatus rtrt_cuda_free(LoomrtRuntime *rt, int32_t device, void *ptr, Diag *d)
   RtrtDev *dv;
   LoomStatus st = device_get(rt, device, &c, &dv, d);
   if (st == LOOM_OK) st = rt_cuda_device_synchronize(c->cu, device, d); /* the pool is stream-blind */
-  return st == LOOM_OK ? rt_cuda_pool_free(dv->pool, (uint64_t)(uintptr_t)ptr, d) : st;
+  return st == LOOM_OK ? rt_gpu_pool_free(dv->pool, (uint64_t)(uintptr_t)ptr, d) : st;
 }
 
 LoomStatus rtrt_cuda_copy(LoomrtRuntime *rt, int32_t device, void *dst, const void *src, size_t bytes, int32_t kind, Diag *d) {
@@ -309,7 +309,7 @@ static LoomStatus policy(RtCuda *cu, RtrtDev *dv, RtCuStream *s, const RtrtGpuCo
   bool finishb = (has & CG_ENTRY_FINISHB) && no <= 2048 && nparts >= 64;
   size_t bytes = (size_t)no * (size_t)nparts * (size_t)f[RB_GPU_ACC_SIZE];
   uint64_t partials = 0;
-  LoomStatus st = rt_cuda_pool_alloc(dv->pool, bytes, &partials, d);
+  LoomStatus st = rt_gpu_pool_alloc(dv->pool, bytes, &partials, d);
   if (st != LOOM_OK) return st;
   extra[0] = (uint64_t)nparts;
   extra[1] = partials;
@@ -321,7 +321,7 @@ static LoomStatus policy(RtCuda *cu, RtrtDev *dv, RtCuStream *s, const RtrtGpuCo
   /* the pool does not track streams: the partials go back only once the stream is done with them */
   if (st == LOOM_OK) st = rt_cuda_stream_synchronize(cu, s, d);
   Diag dd = {.status = LOOM_OK};
-  rt_cuda_pool_free(dv->pool, partials, &dd);
+  rt_gpu_pool_free(dv->pool, partials, &dd);
   return st;
 }
 
@@ -371,7 +371,7 @@ void rtrt_cuda_destroy(LoomrtRuntime *rt) {
   if (!c) return;
   for (int i = 0; c->devs && i < c->ndev; i++)
     if (c->devs[i].ready) {
-      rt_cuda_pool_destroy(c->devs[i].pool);
+      rt_gpu_pool_destroy(c->devs[i].pool);
       rt_cuda_device_release(c->cu, i);
     }
   if (c->cu) rt_cuda_unload(c->cu);

@@ -48,7 +48,7 @@ LoomStatus rtrt_check_code(LoomrtBundle *b, int32_t code, Diag *d);
 
 /* ---- the CUDA adapter (loomrt_cuda.c) ----------------------------------------------------------------
  * TODO(device.h): this adapter drives runtime/cuda/cuda.h (the driver layer and pool libloom uses)
- * directly and carries a copy of the launch policy of runtime/cuda/cuda_launch.c; it moves onto the CUDA
+ * directly and carries a copy of the launch policy of runtime/gpu/gpu_launch.c; it moves onto the CUDA
  * device of runtime/device.h once that launcher can run without the compiler (see loomrt_cuda.c). */
 int32_t rtrt_cuda_device_count(LoomrtRuntime *rt);
 LoomStatus rtrt_cuda_stream_create(LoomrtRuntime *rt, int32_t device, struct RtCuStream **out, Diag *d);

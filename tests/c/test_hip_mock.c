@@ -4,8 +4,8 @@
  *
  * What it shows: the device table works through the public API (device count, memory and copies,
  * including between two devices, streams, events, pools); a fused kernel is compiled for the device's chip,
- * loaded, and launched with the entry and shape cuda_launch.c would pick, with the chip's wave (gfx942: 64;
- * gfx1100: 32): the vector entry for aligned arrays, the whole-vector one for a multiple of the lanes, the
+ * loaded, and launched with the entry and shape the shared layer (runtime/gpu/gpu_launch.c) picks, with
+ * the chip's wave (gfx942: 64; gfx1100: 32): the vector entry for aligned arrays, the whole-vector one for a multiple of the lanes, the
  * scalar one (compiled on demand) for a misaligned view, one block per row, the cached row, the split
  * column, the vector part + block finish of a large 1-d sum; the parameter block (shape, the arrays'
  * device addresses with their offsets, strides) is what codegen.h lays out; a second context loads the
