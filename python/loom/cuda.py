@@ -18,8 +18,15 @@ AMD GPUs. On a ROCm machine (an AMD GPU and libamdhip64, no CUDA device) the sam
 device, as CuPy keeps cupy.cuda on ROCm: Device(n) is AMD GPU n, streams and events are HIP's, arrays
 live in HIP memory (DLPack device kDLROCM), and compute_capability is the chip's gfx number ('942' on an
 MI300X, '90a' on an MI250X, '1100' on a Radeon RX 7900), read from HIP (libamdhip64, through ctypes).
+As in CuPy, runtime.is_hip says which: True when loom drives AMD GPUs.
+
+Which GPUs. By default (LOOM_DEVICE unset or 'auto') NVIDIA's when the machine has any, else AMD's, else
+the host. LOOM_DEVICE=cuda or =hip (also 'rocm', 'amd') picks the kind; without such a GPU, making an
+array then raises CUDARuntimeError with the driver's reason (never a silent fall back to the host).
+LOOM_DEVICE=host keeps everything on the host even with GPUs. Read once, at the first device query.
 """
 import ctypes
+import os
 import threading
 import time
 
@@ -33,14 +40,37 @@ class CUDARuntimeError(RuntimeError):
 _HOST, _CUDA, _HIP = 0, 1, 2
 _tls = threading.local()
 _count_cache = []
+_DEVICE_NAMES = {"cuda": _CUDA, "nvidia": _CUDA, "hip": _HIP, "rocm": _HIP, "amd": _HIP, "host": _HOST, "cpu": _HOST}
 
 
-def _gpu_kind_count():
-    """(kind, count) of the GPUs loom can use: CUDA's when there are any, else AMD's (HIP), else
-    (_HOST, 0); cached."""
+def _wanted_kind():
+    """The device kind LOOM_DEVICE asks for; None for 'auto' (or unset)."""
+    v = os.environ.get("LOOM_DEVICE", "").strip().lower()
+    if v in ("", "auto"):
+        return None
+    if v not in _DEVICE_NAMES:
+        raise ValueError(f"LOOM_DEVICE={v!r} is not a device kind: use cuda, hip (AMD GPUs; also rocm, amd), host "
+                         "or auto")
+    return _DEVICE_NAMES[v]
+
+
+def _no_device_reason(kind):
+    """The runtime's own words for why there is no device of kind (e.g. 'no AMD device (hipInit: ...)')."""
+    try:
+        _core.device_synchronize(kind, 0)
+    except Exception as e:  # the C API's message
+        return str(e)
+    return "no device"
+
+
+def _selection():
+    """(kind, count, wanted, why): the GPUs loom uses (kind _HOST and count 0 without any), the kind
+    LOOM_DEVICE asked for (None: auto) and, when that kind has no device, why; cached."""
     if not _count_cache:
-        found = (_HOST, 0)
-        for kind in (_CUDA, _HIP):
+        want = _wanted_kind()
+        kinds = (_CUDA, _HIP) if want is None else (() if want == _HOST else (want,))
+        found, why = (_HOST, 0), None
+        for kind in kinds:
             try:
                 n = _core.device_count(kind)
             except Exception:
@@ -48,8 +78,17 @@ def _gpu_kind_count():
             if n > 0:
                 found = (kind, n)
                 break
-        _count_cache.append(found)
+        if want in (_CUDA, _HIP) and found[1] == 0:
+            why = _no_device_reason(want)
+        _count_cache.append((found[0], found[1], want, why))
     return _count_cache[0]
+
+
+def _gpu_kind_count():
+    """(kind, count) of the GPUs loom uses: LOOM_DEVICE's kind, else CUDA's when there are any, else AMD's
+    (HIP), else (_HOST, 0)."""
+    s = _selection()
+    return s[0], s[1]
 
 
 def _gpu_count():
@@ -72,8 +111,14 @@ def get_device_id():
 
 
 def _current_key():
-    """(kind, index) of the current device, as loom._core takes it."""
-    return (_gpu_kind(), get_device_id()) if _available() else (_HOST, 0)
+    """(kind, index) of the current device, as loom._core takes it. LOOM_DEVICE naming a kind this machine
+    has no device of is an error here, where arrays are placed."""
+    kind, n, want, why = _selection()
+    if n == 0 and why is not None:
+        name = "an AMD GPU (HIP)" if want == _HIP else "a CUDA device"
+        raise CUDARuntimeError(f"LOOM_DEVICE={os.environ.get('LOOM_DEVICE', '').strip()} asks for {name}, but: "
+                               f"{why}. Unset LOOM_DEVICE (or set it to auto or host) to run on the host")
+    return (kind, get_device_id()) if n > 0 else (_HOST, 0)
 
 
 # ---- the CUDA driver, for what the C API does not expose ---------------------------------------------
@@ -191,7 +236,7 @@ class Device:
 
     @property
     def _key(self):
-        return (_gpu_kind(), self.id) if _available() else (_HOST, 0)
+        return (_current_key()[0], self.id) if _available() else _current_key()
 
     def use(self):
         """Makes this the current device of the calling thread."""
@@ -293,7 +338,7 @@ class Stream:
         self._null = bool(null)
         self._h = None
         self.device_id = get_device_id()
-        self._kind = _current_key()
+        self._kind = None if null else _current_key()  # the null stream follows the current device
         self._prev = []
         if not null and _core.has_stream_api():
             self._h = _core.stream_create(*self._kind)
@@ -528,7 +573,15 @@ def is_available():
     return _available()
 
 
-class runtime:
+class _Runtime:
+    """CuPy's cupy.cuda.runtime, the part loom has."""
+
+    @property
+    def is_hip(self):
+        """True when loom drives AMD GPUs (HIP): the machine's GPUs are AMD's, or LOOM_DEVICE=hip."""
+        kind, _, want, _ = _selection()
+        return want == _HIP or kind == _HIP
+
     @staticmethod
     def getDeviceCount():
         return _gpu_count()
@@ -548,3 +601,6 @@ class runtime:
     @staticmethod
     def deviceSynchronize():
         Device().synchronize()
+
+
+runtime = _Runtime()

@@ -9,7 +9,13 @@
  * scalar one (compiled on demand) for a misaligned view, one block per row, the cached row, the split
  * column, the vector part + block finish of a large 1-d sum; the parameter block (shape, the arrays'
  * device addresses with their offsets, strides) is what codegen.h lays out; a second context loads the
- * kernels from the disk cache (no compile); a raw kernel's arguments reach the launch. Kernel results
+ * kernels from the disk cache (no compile); a raw kernel's arguments reach the launch; an AOT bundle's code
+ * object for the device's gfx is loaded and launched with no compile, in production mode (no JIT).
+ * Throughout, the mock checks the driver contract in HIP's terms (each object used only while its device
+ * is current) and counts live objects: every context gives everything back. Then, as test_gpu_layer does
+ * with its mock driver, a scenario over two devices (memory, copies incl. peer, streams, events, kernels
+ * from the disk cache, a raw kernel) runs with each of its fallible HIP calls failing in turn: every
+ * step then succeeds or returns a clean status whose message names the failed call, and nothing leaks. Kernel results
  * are not checked here (nothing runs): test_gpu_hip checks them on an AMD GPU.
  */
 #include <dlfcn.h>
@@ -22,6 +28,7 @@
 #include <unistd.h>
 
 #include "loom/loom.h"
+#include "loom/loom_aot.h"
 
 static int g_pass, g_fail;
 #define CHECK(cond, ...) check_((cond), __FILE__, __LINE__, __VA_ARGS__)
@@ -47,8 +54,15 @@ typedef struct MockLaunch {
   unsigned char arg0[512];
   void *stream;
 } MockLaunch;
+typedef struct MockHipStats {
+  int live_allocs, live_streams, live_events, live_modules, not_current;
+  long calls;
+  int failed;
+} MockHipStats;
 static int (*launch_count)(void);
 static const MockLaunch *(*launches)(void);
+static void (*mock_stats)(MockHipStats *);
+static void (*mock_fail_at)(long);
 
 static LoomContext *ctx;
 
@@ -323,6 +337,193 @@ static void test_disk_cache(void) {
   ctx = keep;
 }
 
+/* An AOT bundle with code objects for gfx942 (captured on the host, as loomc does): a fresh context that
+ * loads it with the JIT off launches the bundle's kernel on the AMD device (wave 64 blocks), compiling
+ * nothing; a kernel the bundle lacks is refused by name. */
+static void test_bundle(const char *dir) {
+  int64_t n = 4099;
+  float *hx = calloc((size_t)n, sizeof *hx), *hy = calloc((size_t)n, sizeof *hy), *ho = calloc((size_t)n, sizeof *ho);
+  LoomArray x = {.data = hx, .dtype = LOOM_FLOAT32, .ndim = 1, .shape = {n}, .strides = {1}}, y = x, o = x;
+  y.data = hy;
+  o.data = ho;
+  LoomBundleBuilder *b = NULL;
+  char path[512];
+  snprintf(path, sizeof path, "%s/amd.lbun", dir);
+  LoomGraph *g;
+  loom_graph_create(ctx, &g);
+  LoomNode xi = input(g, &x), yi = input(g, &y), c, m, e, s;
+  loom_weak_float(g, 2.0, &c);
+  loom_binary(g, LOOM_OP_MUL, c, xi, &m);
+  loom_unary(g, LOOM_OP_EXP, yi, &e);
+  loom_binary(g, LOOM_OP_ADD, m, e, &s);
+  LoomBundleOptions opt = {.targets = "gfx942", .jobs = 1, .progress = 0};
+  bool built = CHECK(loom_bundle_builder_create(ctx, &b) == LOOM_OK && loom_bundle_builder_capture_begin(b, "axpe") == LOOM_OK &&
+                         loom_eval(g, 1, &s, &o) == LOOM_OK && loom_bundle_builder_capture_end(b, NULL) == LOOM_OK &&
+                         loom_bundle_builder_write(b, &opt, path) == LOOM_OK,
+                     "AMD bundle: %s", loom_last_error(ctx));
+  loom_bundle_builder_destroy(b);
+  loom_graph_destroy(g);
+  free(hx);
+  free(hy);
+  free(ho);
+  if (!built) return;
+  LoomContext *keep = ctx;
+  CHECK(loom_context_create(&ctx) == LOOM_OK && loom_bundle_load(ctx, path, 0) == LOOM_OK, "load: %s",
+        loom_last_error(ctx));
+  LoomArray dx = hip_array(LOOM_FLOAT32, 1, &n, 0), dy = hip_array(LOOM_FLOAT32, 1, &n, 0), dout = hip_array(LOOM_FLOAT32, 1, &n, 0);
+  loom_graph_create(ctx, &g);
+  xi = input(g, &dx);
+  yi = input(g, &dy);
+  loom_weak_float(g, 2.0, &c);
+  loom_binary(g, LOOM_OP_MUL, c, xi, &m);
+  loom_unary(g, LOOM_OP_EXP, yi, &e);
+  loom_binary(g, LOOM_OP_ADD, m, e, &s);
+  LoomStats s0, s1;
+  loom_get_stats(ctx, &s0);
+  int first = 0, k = eval_launches(g, s, &dout, &first);
+  loom_get_stats(ctx, &s1);
+  int64_t used = 0;
+  loom_bundle_stats(ctx, NULL, &used);
+  CHECK(k == 1 && s1.kernels_compiled == s0.kernels_compiled && used >= 1 && launches()[first].block[0] % 64 == 0 &&
+            word(&launches()[first], 0) == (uint64_t)n,
+        "from the bundle: %d launches (%s, block %u), %llu compiles, %lld bundle kernels used", k,
+        k ? launches()[first].name : "-", k ? launches()[first].block[0] : 0,
+        (unsigned long long)(s1.kernels_compiled - s0.kernels_compiled), (long long)used);
+  LoomNode q;
+  loom_unary(g, LOOM_OP_SQRT, xi, &q);
+  CHECK(loom_eval(g, 1, &q, &dout) == LOOM_ERR_UNSUPPORTED && strstr(loom_last_error(ctx), "bundle"),
+        "a kernel outside the bundle with the JIT off: %s", loom_last_error(ctx));
+  loom_graph_destroy(g);
+  loom_array_free(ctx, &dx);
+  loom_array_free(ctx, &dy);
+  loom_array_free(ctx, &dout);
+  loom_context_destroy(ctx);
+  ctx = keep;
+}
+
+/* What the mock holds after a context is gone: nothing; and no object was used off its device. */
+static void check_clean(const char *what) {
+  MockHipStats st;
+  mock_stats(&st);
+  CHECK(st.live_allocs == 0 && st.live_streams == 0 && st.live_events == 0 && st.live_modules == 0,
+        "%s: left behind %d allocations, %d streams, %d events, %d modules", what, st.live_allocs, st.live_streams,
+        st.live_events, st.live_modules);
+  CHECK(st.not_current == 0, "%s: %d uses of an object while another device was current", what, st.not_current);
+}
+
+/* One status of the fault scenario: OK, or a clean failure that says what failed. */
+static bool step_ok(LoomStatus st, int *bad, const char *step) {
+  if (st == LOOM_OK) return true;
+  const char *m = loom_last_error(ctx);
+  bool clean = (st == LOOM_ERR_BACKEND || st == LOOM_ERR_UNSUPPORTED || st == LOOM_ERR_OUT_OF_MEMORY) && m &&
+               (strstr(m, "hipErrorMock") || strstr(m, "injected failure"));
+  if (!clean) {
+    (*bad)++;
+    fprintf(stderr, "fault scenario, %s: status %d, '%s'\n", step, st, m ? m : "");
+  }
+  return false;
+}
+
+/* Two devices: arrays, copies host <-> device and between the devices, a stream and events, an
+ * elementwise kernel and a reduction (from the disk cache after the first run), a raw kernel. Returns
+ * the statuses that were not clean. */
+static int scenario(void) {
+  int bad = 0;
+  if (!step_ok(loom_context_create(&ctx), &bad, "context")) return bad + 1;
+  int32_t n = 0;
+  int64_t len = 1000;
+  LoomArray a = {.dtype = LOOM_FLOAT32, .ndim = 1, .shape = {len}, .device = LOOM_DEVICE_HIP}, b = a, r = {0};
+  b.device_index = 1;
+  float h[1000], back[1000];
+  for (int i = 0; i < 1000; i++) h[i] = (float)i;
+  LoomArray hh = {.data = h, .dtype = LOOM_FLOAT32, .ndim = 1, .shape = {len}, .strides = {1}}, hb = hh;
+  hb.data = back;
+  LoomStream *s = NULL;
+  LoomEvent *e0 = NULL, *e1 = NULL;
+  LoomGraph *g = NULL;
+  LoomRawModule *m = NULL;
+  bool ok = step_ok(loom_device_count(ctx, LOOM_DEVICE_HIP, &n), &bad, "device count") && n == 2 &&
+            step_ok(loom_array_alloc(ctx, &a), &bad, "alloc 0") && step_ok(loom_array_alloc(ctx, &b), &bad, "alloc 1") &&
+            step_ok(loom_array_copy(ctx, &a, &hh), &bad, "copy in") && step_ok(loom_array_copy(ctx, &b, &a), &bad, "peer") &&
+            step_ok(loom_array_copy(ctx, &hb, &b), &bad, "copy out");
+  if (ok && memcmp(h, back, sizeof h)) bad++, fprintf(stderr, "fault scenario: the copies changed the data\n");
+  ok = ok && step_ok(loom_stream_create(ctx, LOOM_DEVICE_HIP, 0, &s), &bad, "stream") &&
+       step_ok(loom_event_create(ctx, LOOM_DEVICE_HIP, 0, &e0), &bad, "event 0") &&
+       step_ok(loom_event_create(ctx, LOOM_DEVICE_HIP, 0, &e1), &bad, "event 1") &&
+       step_ok(loom_stream_use(ctx, LOOM_DEVICE_HIP, 0, s), &bad, "stream use") &&
+       step_ok(loom_event_record(ctx, e0, NULL), &bad, "record 0");
+  if (ok && step_ok(loom_graph_create(ctx, &g), &bad, "graph")) {
+    LoomNode ai = -1, c, p, e, sum;
+    int32_t axis = 0;
+    ok = step_ok(loom_input(g, &a, &ai), &bad, "input") && step_ok(loom_weak_float(g, 2.0, &c), &bad, "const") &&
+         step_ok(loom_binary(g, LOOM_OP_MUL, c, ai, &p), &bad, "mul") && step_ok(loom_unary(g, LOOM_OP_EXP, p, &e), &bad, "exp") &&
+         step_ok(loom_reduce(g, LOOM_REDUCE_SUM, e, 1, &axis, 0, &sum), &bad, "sum") &&
+         step_ok(loom_eval(g, 1, &e, &r), &bad, "eval map");
+    LoomArray rs = {0};
+    ok = ok && step_ok(loom_eval(g, 1, &sum, &rs), &bad, "eval sum");
+    loom_array_free(ctx, &rs);
+  }
+  ok = ok && step_ok(loom_event_record(ctx, e1, NULL), &bad, "record 1") &&
+       step_ok(loom_event_synchronize(ctx, e1), &bad, "event sync");
+  float ms = 0;
+  ok = ok && step_ok(loom_event_elapsed_ms(ctx, e0, e1, &ms), &bad, "elapsed") &&
+       step_ok(loom_stream_synchronize(ctx, s), &bad, "stream sync");
+  static const char ir[] = "target triple = \"amdgcn-amd-amdhsa\"\n"
+                           "define amdgpu_kernel void @fill(ptr addrspace(1) %p, float %v) {\n"
+                           "  store float %v, ptr addrspace(1) %p\n  ret void\n}\n";
+  LoomRawFunction *f = NULL;
+  if (ok && step_ok(loom_raw_module_create(ctx, ir, strlen(ir), LOOM_RAW_AUTO, NULL, 0, &m), &bad, "raw module") &&
+      step_ok(loom_raw_module_get_function(m, "fill", &f), &bad, "raw function")) {
+    LoomRawArg args[2] = {{.kind = LOOM_RAW_ARG_ARRAY, .array = &b},
+                          {.kind = LOOM_RAW_ARG_SCALAR, .dtype = LOOM_FLOAT32, .value.f = 1.5}};
+    uint32_t grid[3] = {4, 1, 1}, block[3] = {256, 1, 1};
+    step_ok(loom_raw_function_launch(f, grid, block, 0, NULL, 2, args), &bad, "raw launch");
+  }
+  if (s) loom_stream_use(ctx, LOOM_DEVICE_HIP, 0, NULL);
+  loom_raw_module_destroy(m);
+  loom_graph_destroy(g);
+  loom_event_destroy(ctx, e0);
+  loom_event_destroy(ctx, e1);
+  loom_stream_destroy(ctx, s);
+  loom_array_free(ctx, &r);
+  loom_array_free(ctx, &a);
+  loom_array_free(ctx, &b);
+  loom_context_destroy(ctx);
+  ctx = NULL;
+  return bad;
+}
+
+static void test_faults(void) {
+  LoomContext *keep = ctx;
+  mock_fail_at(0);
+  int bad = scenario(); /* compiles (or loads) the kernels; the next runs find them on disk */
+  mock_fail_at(0);
+  int l0 = launch_count();
+  bad += scenario();
+  int nl = launch_count() - l0;
+  MockHipStats st;
+  mock_stats(&st);
+  long ncalls = st.calls;
+  CHECK(bad == 0 && ncalls > 20 && nl >= 3, "the scenario without faults: %d bad statuses, %ld HIP calls, %d launches",
+        bad, ncalls, nl);
+  check_clean("the scenario");
+  int failed_runs = 0;
+  for (long i = 1; i <= ncalls; i++) {
+    mock_fail_at(i);
+    int b = scenario();
+    mock_stats(&st);
+    failed_runs += st.failed > 0;
+    char what[64];
+    snprintf(what, sizeof what, "HIP call %ld of %ld failing", i, ncalls);
+    CHECK(b == 0, "%s: %d statuses not clean", what, b);
+    check_clean(what);
+  }
+  mock_fail_at(0);
+  CHECK(failed_runs == ncalls, "the injected failure happened in %d of %ld runs", failed_runs, ncalls);
+  printf("fault injection: %ld HIP calls, each failing in turn\n", ncalls);
+  ctx = keep;
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) {
     fprintf(stderr, "usage: %s <path of libmock_hip.so>\n", argv[0]);
@@ -335,6 +536,12 @@ int main(int argc, char **argv) {
   }
   launch_count = (int (*)(void))dlsym(mock, "mock_hip_launch_count");
   launches = (const MockLaunch *(*)(void))dlsym(mock, "mock_hip_launches");
+  mock_stats = (void (*)(MockHipStats *))dlsym(mock, "mock_hip_stats");
+  mock_fail_at = (void (*)(long))dlsym(mock, "mock_hip_fail_at");
+  if (!launch_count || !launches || !mock_stats || !mock_fail_at) {
+    fprintf(stderr, "%s lacks the mock's entry points\n", argv[1]);
+    return 1;
+  }
   setenv("LOOM_HIP_LIBRARY", argv[1], 1);
   setenv("MOCK_HIP_DEVICES", "2", 1);
   char dir[] = "/tmp/loom_hip_mock_XXXXXX";
@@ -354,9 +561,13 @@ int main(int argc, char **argv) {
       test_streams_pool_raw();
       test_two_devices();
       test_disk_cache();
+      test_bundle(dir);
     }
     loom_context_destroy(ctx);
+    check_clean(arch[a]);
   }
+  setenv("MOCK_HIP_ARCH", arch[0], 1);
+  test_faults();
   char cmd[600];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
   if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);

@@ -4,10 +4,17 @@ Without an AMD GPU (CI): loom.cuda keeps the host stand-in; kind 2 (HIP) is a de
 and reports 0 of; DLPack capsules of kDLROCM (10) are imported as AMD arrays and exported with their
 device (the export itself then says there is no AMD device); RawModule takes LLVM IR for amdgcn and AMD
 code objects (sniffed), with parameter lists checked before any driver work.
+LOOM_DEVICE picks the GPU kind (run in child processes: it is read once): hip without an AMD GPU makes
+runtime.is_hip true and array creation a clear error with HIP's reason; host keeps the host; a bad value
+names the valid ones. loom.from_dlpack takes ROCm tensors (kDLROCM) only where loom drives AMD GPUs.
 With an AMD GPU (scripts/amd_all.sh on an MI300): loom.cuda.Device(0) is the AMD GPU, arrays round-trip,
 elementwise and reduction results equal NumPy's, and a RawKernel for amdgcn runs.
 """
 import ctypes
+import os
+import subprocess
+import sys
+import textwrap
 
 import numpy as np
 import pytest
@@ -135,3 +142,90 @@ def test_on_the_amd_gpu():
         k = loom.RawModule(code=AMD_IR).get_function("axpy")
         k(((1000 + 63) // 64,), (64,), (yy, loom.asarray(np.arange(1000, dtype=np.float32)), np.float32(2), 1000))
         np.testing.assert_allclose(loom.asnumpy(yy), 1 + 2 * np.arange(1000, dtype=np.float32))
+
+
+def _child(code, **env):
+    """Runs code in a fresh interpreter with the environment changes env; (returncode, stdout + stderr)."""
+    e = dict(os.environ)
+    e.update(env)
+    r = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=e, capture_output=True, text=True,
+                       timeout=300)
+    return r.returncode, r.stdout + r.stderr
+
+
+def test_runtime_is_hip_follows_the_selection():
+    assert cuda.runtime.is_hip == (cuda._gpu_kind() == cuda._HIP)
+    assert cuda.runtime.getDeviceCount() == cuda._gpu_count()
+
+
+@pytest.mark.skipif(AMD_GPU, reason="checks the machine without an AMD GPU")
+def test_loom_device_hip_without_an_amd_gpu():
+    rc, out = _child("""
+        import loom, numpy as np
+        from loom import cuda
+        print("is_hip", cuda.runtime.is_hip, "available", cuda.is_available(), "count", cuda.runtime.getDeviceCount())
+        try:
+            loom.asarray(np.arange(4))
+        except cuda.CUDARuntimeError as e:
+            print("error:", e)
+        """, LOOM_DEVICE="hip")
+    assert rc == 0, out
+    assert "is_hip True available False count 0" in out
+    assert "error: LOOM_DEVICE=hip asks for an AMD GPU (HIP), but: " in out
+    assert ("no AMD device" in out and "no AMD GPU" in out) or "no HIP runtime" in out, out
+    assert "Unset LOOM_DEVICE" in out
+
+
+def test_loom_device_host_and_bad_values():
+    rc, out = _child("""
+        import loom, numpy as np
+        from loom import cuda
+        x = loom.asarray(np.arange(5.0))
+        print("host", cuda.is_available(), cuda.runtime.is_hip, float(loom.sum(x * 2)), x.__dlpack_device__())
+        """, LOOM_DEVICE="host")
+    assert rc == 0, out
+    assert "host False False 20.0 (1, 0)" in out
+    rc, out = _child("""
+        import loom, numpy as np
+        try:
+            loom.asarray(np.arange(4))
+        except ValueError as e:
+            print("error:", e)
+        """, LOOM_DEVICE="opencl")
+    assert rc == 0, out
+    assert "LOOM_DEVICE='opencl' is not a device kind: use cuda, hip" in out
+
+
+class _RocmTensor:
+    """A producer of a ROCm DLPack tensor (device type 10), as PyTorch's ROCm build is."""
+
+    def __init__(self):
+        self.keep = []
+        self.streams = []
+
+    def __dlpack_device__(self):
+        return (10, 0)
+
+    def __dlpack__(self, stream=None):
+        self.streams.append(stream)
+        return _rocm_capsule((2, 3), self.keep)
+
+
+@pytest.mark.skipif(AMD_GPU, reason="checks the machine without an AMD GPU")
+def test_from_dlpack_of_a_rocm_tensor_needs_an_amd_gpu():
+    t = _RocmTensor()
+    with pytest.raises(BufferError, match="a ROCm tensor, but loom has no AMD GPU"):
+        loom.from_dlpack(t)
+    assert t.streams == []  # refused before asking the producer for anything
+
+
+def test_from_dlpack_refuses_other_devices():
+    class Other:
+        def __dlpack_device__(self):
+            return (4, 0)  # OpenCL
+
+        def __dlpack__(self, stream=None):
+            raise AssertionError("not to be called")
+
+    with pytest.raises(BufferError, match=r"neither the host \(1\), CUDA \(2\) nor ROCm \(10\)"):
+        loom.from_dlpack(Other())
