@@ -16,6 +16,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -465,6 +466,11 @@ static void unit_label(Build *B, const Unit *u, char *buf, size_t cap) {
 static void *worker_main(void *arg) {
   Worker *w = arg;
   Build *B = w->B;
+  /* LLVM puts its own alternate signal stack in the thread that first registers its crash handlers
+   * (comgr does, linking an AMD code object); the thread's own is put back before it ends, so that
+   * whoever set that one up (ASan does, for each thread) finds it */
+  stack_t own;
+  bool have_own = sigaltstack(NULL, &own) == 0;
   for (;;) {
     pthread_mutex_lock(&B->lock);
     int32_t ui = B->next < B->nunit ? B->next++ : -1;
@@ -487,6 +493,7 @@ static void *worker_main(void *arg) {
     pthread_mutex_unlock(&B->lock);
   }
   for (int i = 0; i < w->ngpu; i++) w->gpu[i]->destroy(w->gpu[i]);
+  if (have_own) sigaltstack(&own, NULL);
   return NULL;
 }
 

@@ -285,9 +285,10 @@ API hipError_t hipEventElapsedTime(float *ms, void *a, void *b) {
 /* a code object: an ELF64 of machine EM_AMDGPU (224); its copy is kept (HIP copies it too) */
 API hipError_t hipModuleLoadData(void **out, const void *image) {
   ENTER();
-  const Elf64_Ehdr *eh = image;
-  if (memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_machine != 224) return E_INVALID_IMAGE;
-  size_t size = eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize;
+  Elf64_Ehdr eh; /* copied: HIP takes an image at any address (the disk cache's follow a header) */
+  memcpy(&eh, image, sizeof eh);
+  if (memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_machine != 224) return E_INVALID_IMAGE;
+  size_t size = eh.e_shoff + (size_t)eh.e_shnum * eh.e_shentsize;
   Module *m = calloc(1, sizeof *m);
   m->image = malloc(size);
   memcpy(m->image, image, size);
