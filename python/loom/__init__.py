@@ -3,7 +3,8 @@
 Array operations build a graph; values are computed (fused into as few JIT-compiled kernels as
 possible) when observed: printing, get()/asnumpy(), float()/bool(), NumPy conversion, loom.eval(),
 or when the pending graph grows past a bound (256 nodes; loom.set_graph_bound). Arrays live on the
-current loom.cuda.Device: a CUDA GPU when there is one, else the host (Device(0) stands in for it).
+current loom.cuda.Device: a CUDA GPU when there is one, else an AMD GPU (HIP), else the host
+(Device(0) stands in for it); LOOM_DEVICE=cuda / hip / host picks the kind (see loom.cuda).
 """
 import contextlib as _contextlib
 
@@ -115,7 +116,9 @@ def is_available():
 
 def show_config():
     n = cuda.runtime.getDeviceCount()
-    gpus = f"{n} CUDA device(s)" if n else "no CUDA device (arrays live on the host)"
+    amd = cuda.runtime.is_hip
+    gpus = f"{n} {'AMD GPU(s) (HIP)' if amd else 'CUDA device(s)'}" if n else \
+        f"no {'AMD GPU' if amd else 'CUDA device'} (arrays live on the host)"
     print(f"loom {__version__}: host backend (LLVM JIT); {gpus}")
 
 
