@@ -65,8 +65,11 @@ if [ "${LOOM_SKIP_PYTHON:-0}" != 1 ]; then
   py=${PYTHON:-python3}
   pylog="$build_dir/python.log"
   missing_py=()
-  for m in scikit_build_core numpy ml_dtypes pytest hypothesis; do
-    "$py" -c "import $m" >/dev/null 2>&1 || missing_py+=("${m//_/-}")
+  # ndindex, pytest_jsonreport: what data-apis/array-api-tests needs (scripts/array_api_suite.sh)
+  for m in scikit_build_core numpy ml_dtypes pytest hypothesis ndindex pytest_jsonreport; do
+    pip_name=${m//_/-}
+    [ "$m" = pytest_jsonreport ] && pip_name=pytest-json-report
+    "$py" -c "import $m" >/dev/null 2>&1 || missing_py+=("$pip_name")
   done
   if ((${#missing_py[@]})); then
     if ! "$py" -m pip install -q "${missing_py[@]}" >"$pylog" 2>&1; then
