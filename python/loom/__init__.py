@@ -122,6 +122,10 @@ def show_config():
     print(f"loom {__version__}: host backend (LLVM JIT); {gpus}")
 
 
+# The array API standard 2024.12: loom is its namespace (_array_api.py says why; sorting: _sorting.py)
+from . import _array_api  # noqa: E402
+_array_api.export(globals())
+
 # Functions that __array_function__ dispatches to (NumPy name -> loom function).
 _API = {name: obj for name, obj in list(globals().items())
         + [item for m in (_creation, _math, _reductions, _manipulation, _indexing, _complex, _selection,
