@@ -21,15 +21,19 @@ from ._common import AxisError
 from ._ndarray import ndarray
 from ._math import _UFUNCS, round_, around
 from ._reductions import amin, amax
-from . import _creation, _math, _reductions, _manipulation, _indexing, _complex
+from . import _creation, _math, _reductions, _manipulation, _indexing, _complex, _config, _docstrings, _dask
 from ._fuse import fuse, Fusion
 from ._kernels import ElementwiseKernel, ReductionKernel  # noqa: F401
 from ._raw import RawKernel, RawModule  # noqa: F401
 from . import cuda, linalg
 from .aot import load_bundle  # noqa: F401 (loom.aot: ahead-of-time kernel bundles)
+from ._config import config, show_config, config_info, PerformanceWarning  # noqa: F401
 from .cuda import get_default_memory_pool, get_default_pinned_memory_pool  # noqa: F401 (CuPy exports them)
 
 _core.configure(ndarray, AxisError)
+_config._warn_slow_fallbacks()
+_docstrings.add_docs()
+_dask.install()  # registers loom arrays with Dask when (and if) dask.array / distributed are imported
 
 __version__ = _core.version
 
@@ -96,10 +100,6 @@ def is_available():
     return True
 
 
-def show_config():
-    n = cuda.runtime.getDeviceCount()
-    gpus = f"{n} CUDA device(s)" if n else "no CUDA device (arrays live on the host)"
-    print(f"loom {__version__}: host backend (LLVM JIT); {gpus}")
 
 
 # Functions that __array_function__ dispatches to (NumPy name -> loom function).
