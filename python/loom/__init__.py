@@ -27,7 +27,7 @@ from ._kernels import ElementwiseKernel, ReductionKernel  # noqa: F401
 from ._raw import RawKernel, RawModule  # noqa: F401
 from . import cuda, linalg
 from .aot import load_bundle  # noqa: F401 (loom.aot: ahead-of-time kernel bundles)
-from ._config import config, show_config, config_info, PerformanceWarning  # noqa: F401
+from ._config import config, show_config, config_info, inspect, PerformanceWarning  # noqa: F401
 from .cuda import get_default_memory_pool, get_default_pinned_memory_pool  # noqa: F401 (CuPy exports them)
 
 _core.configure(ndarray, AxisError)

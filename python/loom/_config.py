@@ -13,7 +13,7 @@ import warnings
 
 from . import _core
 
-__all__ = ["config", "show_config", "config_info", "PerformanceWarning"]
+__all__ = ["config", "show_config", "config_info", "inspect", "PerformanceWarning"]
 
 
 class PerformanceWarning(UserWarning):
@@ -211,3 +211,36 @@ def _warn_slow_fallbacks():
                       "on the host call scalar libm (about 3x slower). Install libsleef (Debian: "
                       "libsleef3) or use the loom-jit wheel, which carries it.", PerformanceWarning,
                       stacklevel=3)
+
+
+_DUMP_KINDS = {"graph": 0, "kernels": 1, "llvm": 2, "ptx": 3}
+
+
+def inspect(x, *args, what=("graph", "kernels", "llvm", "ptx"), **kwargs):
+    """What Loom would run for a pending array, as text (for notebooks; LOOM_DUMP prints the same to
+    stderr at every evaluation). Nothing is run and ``x`` stays pending.
+
+    ``inspect(array)`` or ``inspect(fn, *args, **kwargs)`` (``fn`` is called and must return a pending
+    loom array: a function of loom operations, not a ``@loom.fuse`` one, which evaluates). Returns a
+    dict with the requested parts: ``graph`` (the graph IR of the expression), ``kernels`` (the fused
+    kernels' kernel IR), ``llvm`` (their optimized LLVM IR for the host CPU) and ``ptx`` (their PTX for
+    sm_90, made without a GPU; the text of the error where this build has no PTX target).
+    """
+    from ._ndarray import ndarray
+    if callable(x) and not isinstance(x, ndarray):
+        x = x(*args, **kwargs)
+    elif args or kwargs:
+        raise TypeError("inspect(array) takes no further arguments; inspect(fn, *args, **kwargs) calls fn")
+    if not isinstance(x, ndarray):
+        raise TypeError(f"inspect: expected a pending loom array (or a function returning one), not {type(x).__name__}")
+    if isinstance(what, str):
+        what = (what,)
+    out = {}
+    for part in what:
+        if part not in _DUMP_KINDS:
+            raise ValueError(f"inspect: unknown part {part!r}; choose from {', '.join(_DUMP_KINDS)}")
+        try:
+            out[part] = _core.dump(x, _DUMP_KINDS[part])
+        except NotImplementedError as e:
+            out[part] = f"unavailable: {e}"
+    return out

@@ -138,3 +138,24 @@ def test_signatures_of_the_documented_functions():
         assert f"numpy.{name}" in doc and hasattr(np, name)
     assert "host" in loom.matmul.__doc__ and "pending" in loom.sum.__doc__
     assert inspect.signature(loom.sum).parameters["keepdims"].default is False
+
+
+def test_inspect_a_pending_expression():
+    x = loom.asarray(np.linspace(0, 1, 100))
+    y = loom.exp(-x * x) * 2 + 1
+    parts = loom.inspect(y)
+    assert set(parts) == {"graph", "kernels", "llvm", "ptx"}
+    assert "exp" in parts["graph"] and "exp" in parts["kernels"]
+    assert "define" in parts["llvm"]
+    assert ".entry" in parts["ptx"] or parts["ptx"].startswith("unavailable")
+    assert y._lazy  # nothing ran
+    np.testing.assert_allclose(loom.asnumpy(y), np.exp(-np.linspace(0, 1, 100) ** 2) * 2 + 1)
+    k = loom.inspect(lambda a: (a * 3).sum(), x, what="kernels")
+    assert list(k) == ["kernels"] and "reduce sum" in k["kernels"] and "mul" in k["kernels"]
+    assert k["kernels"].count("\nkernel ") == 0  # one fused kernel: the multiply inside the sum
+    with pytest.raises(ValueError, match="not pending"):
+        loom.inspect(y)  # computed above
+    with pytest.raises(ValueError, match="unknown part"):
+        loom.inspect(x * 2, what="asm")
+    with pytest.raises(TypeError):
+        loom.inspect(3)
