@@ -24,8 +24,8 @@ rm -rf build-wheel/dist wheelhouse
 export CMAKE_BUILD_PARALLEL_LEVEL=${LOOM_JOBS:-$(nproc 2>/dev/null || echo 2)}
 start=$SECONDS
 if ! "$py" -m pip wheel -q --no-build-isolation --no-deps -w build-wheel/dist \
-     -C build-dir=build-wheel/cmake -C install.strip=true \
-     -C cmake.define.LOOM_LLVM_STATIC=ON -C cmake.define.LOOM_BUNDLE_SLEEF=ON . >"$log" 2>&1; then
+     --config-settings=build-dir=build-wheel/cmake --config-settings=install.strip=true \
+     --config-settings=cmake.define.LOOM_LLVM_STATIC=ON --config-settings=cmake.define.LOOM_BUNDLE_SLEEF=ON . >"$log" 2>&1; then
   cat "$log" >&2
   echo "build_wheel: pip wheel failed (log: $log)" >&2
   exit 1

@@ -45,6 +45,15 @@ if [ "$py_rc" -eq 0 ]; then
   grep -E "^(FAILED|ERROR) " build-gpu/logs/pytest_full.log | head -60 | tee build-gpu/logs/pytest.log
   tail -3 build-gpu/logs/pytest_full.log | tee -a build-gpu/logs/pytest.log
   "$py" bench/bench_python_gpu.py 2>&1 | tee build-gpu/logs/bench_python_gpu.log
+  # Dask with loom vs CuPy chunks (issue 18): needs the wheels of scripts/dask_wheels.sh carried in .whl/
+  if ls .whl/dask-*.whl >/dev/null 2>&1; then
+    if "$py" -m pip install -q --no-index --no-deps --no-compile --target /tmp/dask-site .whl/*.whl; then
+      export PYTHONPATH=/tmp/dask-site${PYTHONPATH:+:$PYTHONPATH}
+      (cd /tmp && "$py" -m pytest "$OLDPWD/tests/python/test_dask.py" -q -p no:cacheprovider -p no:logging 2>&1 |
+        tail -15) | tee build-gpu/logs/dask_gpu.log
+      LOOM_DASK_BENCH_GPUS=${LOOM_DASK_BENCH_GPUS:-1,2} "$py" bench/dask_gpu.py 2>&1 | tee -a build-gpu/logs/dask_gpu.log
+    fi
+  fi
 fi
 [ "$py_rc" -eq 0 ] && [ "${LOOM_GPU_SUITE:-1}" != 0 ] && bash bench/suite/gpu.sh   # LOOM_GPU_SUITE=0 skips it; the workload suite vs torch/JAX/CuPy (~4 min); copies into $OUT
 if [ -n "${OUT:-}" ]; then
@@ -53,6 +62,7 @@ if [ -n "${OUT:-}" ]; then
   cp bench/results/*-python-h200.json "$OUT"/ 2>/dev/null
   cp bench/results/*-user-kernels-h200.* build-gpu/logs/bench_user_kernels_gpu.log "$OUT"/ 2>/dev/null
   cp build-gpu/logs/loomrt_gpu.log "$OUT"/ 2>/dev/null
+  cp build-gpu/logs/dask_gpu.log bench/results/*-dask-gpu.json "$OUT"/ 2>/dev/null
   (cd build-gpu && tar czf "$OUT/gpu-logs.tgz" logs Testing/Temporary/LastTest.log 2>/dev/null)
 fi
 echo "gpu_all.sh: C tests exit $c_rc, Python exit $py_rc"

@@ -141,6 +141,22 @@ typedef struct LoomStats {
 } LoomStats;
 LOOM_API LoomStatus loom_get_stats(LoomContext *ctx, LoomStats *out);
 
+/* What a context runs with (Python's loom.show_config / loom.config). Strings are NUL-terminated and
+ * truncated to their arrays. */
+typedef struct LoomConfigInfo {
+  int32_t num_threads;      /* threads of the host pool, caller included */
+  uint32_t dump_flags;      /* dumps in effect: 1 graph, 2 kernels, 4 llvm, 8 time (LOOM_DUMP's words) */
+  uint64_t cache_max_bytes; /* bound of the disk cache of GPU binaries */
+  char host_target[160];    /* the host code generator: "LLVM 19.1.7 host <triple> <cpu> <hash>[ sleef]" */
+  char cache_dir[1024];     /* folder of the disk cache ("" when disabled or unusable) */
+  char cache_error[1024];   /* why the disk cache cannot be used ("" when it can) */
+} LoomConfigInfo;
+LOOM_API LoomStatus loom_get_config(LoomContext *ctx, LoomConfigInfo *out);
+/* Sets the dumps (LOOM_DUMP's words: "graph,kernels,llvm,time"; "" for none) from the next loom_eval
+ * on; call it while no evaluation runs on ctx. An unknown word is LOOM_ERR_INVALID_ARGUMENT and
+ * changes nothing. */
+LOOM_API LoomStatus loom_set_dump(LoomContext *ctx, const char *words);
+
 /* ---- graph building ----------------------------------------------------------------------------- */
 LOOM_API LoomStatus loom_graph_create(LoomContext *ctx, LoomGraph **out);
 LOOM_API void loom_graph_destroy(LoomGraph *g);

@@ -28,15 +28,19 @@ from ._common import AxisError
 from ._ndarray import ndarray
 from ._math import _UFUNCS, round_, around
 from ._reductions import amin, amax
-from . import _creation, _math, _reductions, _manipulation, _indexing, _complex
+from . import _creation, _math, _reductions, _manipulation, _indexing, _complex, _config, _docstrings, _dask
 from ._fuse import fuse, Fusion
 from ._kernels import ElementwiseKernel, ReductionKernel  # noqa: F401
 from ._raw import RawKernel, RawModule  # noqa: F401
 from . import cuda, exceptions, linalg, random
 from .aot import load_bundle  # noqa: F401 (loom.aot: ahead-of-time kernel bundles)
+from ._config import config, show_config, config_info, inspect, PerformanceWarning  # noqa: F401
 from .cuda import get_default_memory_pool, get_default_pinned_memory_pool  # noqa: F401 (CuPy exports them)
 
 _core.configure(ndarray, AxisError)
+_config._warn_slow_fallbacks()
+_docstrings.add_docs()
+_dask.install()  # registers loom arrays with Dask when (and if) dask.array / distributed are imported
 
 __version__ = _core.version
 
@@ -114,12 +118,6 @@ def is_available():
     return True
 
 
-def show_config():
-    n = cuda.runtime.getDeviceCount()
-    amd = cuda.runtime.is_hip
-    gpus = f"{n} {'AMD GPU(s) (HIP)' if amd else 'CUDA device(s)'}" if n else \
-        f"no {'AMD GPU' if amd else 'CUDA device'} (arrays live on the host)"
-    print(f"loom {__version__}: host backend (LLVM JIT); {gpus}")
 
 
 # The array API standard 2024.12: loom is its namespace (_array_api.py says why; sorting: _sorting.py)
