@@ -190,7 +190,8 @@ static void node_canon(IrNode *n) {
   if (n->kind != IR_REDUCE) n->axes = 0;
   if (n->kind != IR_ELEM && n->kind != IR_REDUCE) n->op = 0;
   int used = 1;
-  if (n->kind == IR_INPUT || n->kind == IR_CONST) used = 0;
+  if (n->kind == IR_INPUT || n->kind == IR_CONST || n->kind == IR_IOTA) used = 0;
+  if (n->kind == IR_MATMUL) used = 2;
   if (n->kind == IR_ELEM) {
     const OpInfo *info = op_info((LoomOp)n->op);
     used = info ? info->arity : 3;
@@ -521,7 +522,9 @@ LoomStatus ir_elem_result_dtype(LoomOp op, const LoomDType *t, LoomDType *out, D
       return diag_error(d, LOOM_ERR_DTYPE, "%s: not supported for bool operands; use logical_xor", name);
     *out = p;
     return LOOM_OK;
-  case RULE_PROMOTE_FLOAT: *out = dtype_float_of(p); return LOOM_OK;
+  case RULE_PROMOTE_FLOAT: /* NumPy's first float loop every input casts to safely (int8, uint16 -> float32) */
+    *out = info->arity >= 2 ? dtype_promote(dtype_float_of(t[0]), dtype_float_of(t[1])) : dtype_float_of(p);
+    return LOOM_OK;
   case RULE_TRUEDIV: *out = dtype_is_float(p) || dtype_is_complex(p) ? p : LOOM_FLOAT64; return LOOM_OK;
   case RULE_COMPARE:
   case RULE_LOGICAL: *out = LOOM_BOOL; return LOOM_OK;
@@ -539,6 +542,12 @@ LoomStatus ir_elem_result_dtype(LoomOp op, const LoomDType *t, LoomDType *out, D
     return LOOM_OK;
   case RULE_WHERE: *out = dtype_promote(t[1], t[2]); return LOOM_OK;
   case RULE_NUMERIC: *out = a == LOOM_BOOL ? LOOM_INT8 : a; return LOOM_OK;
+  case RULE_RANDOM:
+    if (t[0] != LOOM_UINT64 || t[1] != LOOM_UINT64)
+      return diag_error(d, LOOM_ERR_DTYPE, "%s: key and counter must be uint64, not %s and %s", name,
+                        loom_dtype_name(t[0]), loom_dtype_name(t[1]));
+    *out = LOOM_UINT64;
+    return LOOM_OK;
   }
   return diag_error(d, LOOM_ERR_INTERNAL, "internal error: op %d has no dtype rule", (int)op);
 }
@@ -601,6 +610,9 @@ static LoomDType weak_target(LoomDType wt, LoomDType partner, OpRule rule) {
   DKind kw = dtype_kind(wt), kp = dtype_kind(partner);
   if (rule == RULE_LOGICAL) return LOOM_BOOL;
   if (kw == DK_BOOL) return partner;
+  if ((kw == DK_INT || kw == DK_UINT) && (rule == RULE_PROMOTE_FLOAT || rule == RULE_TRUEDIV) && kp != DK_FLOAT &&
+      kp != DK_COMPLEX) /* float loops only: the int is taken as that float, never range-checked (NumPy) */
+    return rule == RULE_TRUEDIV ? LOOM_FLOAT64 : dtype_float_of(kp == DK_BOOL ? LOOM_INT64 : partner);
   if (kw == DK_INT || kw == DK_UINT) return kp == DK_BOOL ? LOOM_INT64 : partner;
   if (kw == DK_FLOAT) return kp == DK_FLOAT || kp == DK_COMPLEX ? partner : LOOM_FLOAT64;
   return kp == DK_FLOAT || kp == DK_COMPLEX ? dtype_complex_of(partner) : LOOM_COMPLEX128;
@@ -608,7 +620,13 @@ static LoomDType weak_target(LoomDType wt, LoomDType partner, OpRule rule) {
 
 static LoomStatus resolve_weak(IrGraph *g, int32_t x, LoomDType partner, OpRule rule, int32_t *out, int *range,
                                Diag *d) {
-  LoomDType target = weak_target((LoomDType)g->nodes[x].dtype, partner, rule);
+  const IrNode *n = &g->nodes[x];
+  *range = 0;
+  /* NumPy converts a Python int for a logical op to a C long first: past int64 it raises */
+  if (rule == RULE_LOGICAL && n->kind == IR_CONST && dtype_kind((LoomDType)n->dtype) == DK_UINT &&
+      n->value.u > (uint64_t)INT64_MAX)
+    return ir_weak_range_error(g, x, LOOM_INT64, d);
+  LoomDType target = weak_target((LoomDType)n->dtype, partner, rule);
   LoomStatus st = ir_weak_to(g, x, target, range, out, d);
   if (st != LOOM_OK || *range == 0) return st;
   if (rule == RULE_COMPARE && dtype_is_int(partner)) return LOOM_OK;
@@ -909,5 +927,50 @@ LoomStatus ir_copy(IrGraph *g, int32_t x, int32_t *out, Diag *d) {
   const IrNode *s = &g->nodes[x];
   IrNode n = new_node(IR_COPY, (LoomDType)s->dtype, s->ndim, s->shape);
   n.src[0] = x;
+  return add_node(g, n, out, d);
+}
+
+int ir_node_arity(const IrNode *n) {
+  if (n->kind == IR_INPUT || n->kind == IR_CONST || n->kind == IR_IOTA) return 0;
+  if (n->kind == IR_MATMUL) return 2;
+  if (n->kind == IR_ELEM) {
+    const OpInfo *info = op_info((LoomOp)n->op);
+    return info ? info->arity : 0;
+  }
+  return 1;
+}
+
+LoomStatus ir_matmul(IrGraph *g, int32_t a, int32_t b, int32_t *out, Diag *d) {
+  if (!g || !out) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "matmul: null argument");
+  LoomStatus st = check_node(g, a, "matmul", d);
+  if (!st) st = check_node(g, b, "matmul", d);
+  if (st) return st;
+  const IrNode *x = &g->nodes[a], *y = &g->nodes[b];
+  char s1[160], s2[160];
+  ir_format_shape(s1, sizeof s1, x->ndim, x->shape);
+  ir_format_shape(s2, sizeof s2, y->ndim, y->shape);
+  if (x->ndim < 2 || x->ndim != y->ndim)
+    return diag_error(d, LOOM_ERR_SHAPE, "matmul: operands of shapes %s and %s must have one rank >= 2", s1, s2);
+  int nd = x->ndim;
+  for (int i = 0; i < nd - 2; i++)
+    if (x->shape[i] != y->shape[i])
+      return diag_error(d, LOOM_ERR_SHAPE, "matmul: batch dims of %s and %s differ (broadcast them first)", s1, s2);
+  if (x->shape[nd - 1] != y->shape[nd - 2] || x->shape[nd - 1] < 1)
+    return diag_error(d, LOOM_ERR_SHAPE, "matmul: %s @ %s: the contracted dims must be equal and >= 1", s1, s2);
+  if (x->dtype != y->dtype || !dtype_is_float((LoomDType)x->dtype))
+    return diag_error(d, LOOM_ERR_DTYPE, "matmul: operands must share one float dtype, not %s and %s",
+                      loom_dtype_name((LoomDType)x->dtype), loom_dtype_name((LoomDType)y->dtype));
+  IrNode n = new_node(IR_MATMUL, (LoomDType)x->dtype, nd, x->shape);
+  n.shape[nd - 1] = y->shape[nd - 1];
+  n.src[0] = a;
+  n.src[1] = b;
+  return add_node(g, n, out, d);
+}
+
+LoomStatus ir_iota(IrGraph *g, int ndim, const int64_t *shape, int32_t *out, Diag *d) {
+  if (!g || !out || (ndim > 0 && !shape)) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "iota: null argument");
+  LoomStatus st = check_shape(ndim, shape, "iota", d);
+  if (st) return st;
+  IrNode n = new_node(IR_IOTA, LOOM_INT64, ndim, shape);
   return add_node(g, n, out, d);
 }

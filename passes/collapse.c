@@ -115,6 +115,7 @@ LoomStatus pass_collapse(IrModule *m, Diag *d) {
   for (int32_t i = 0; i < m->schedule->nkernel; i++) {
     SchedKernel *sk = &m->schedule->kernels[i];
     LOOM_ASSERT(d, sk->ir != NULL);
+    if (sk->ir->call) continue; /* a call's dims mean [B..., M, N, K] */
     collapse_kernel(sk);
     int64_t points = ir_numel(sk->ir->ndim, sk->shape);
     if (points < 0 || points > PASS_MAX_POINTS)

@@ -2,7 +2,7 @@
  *
  * Contract. Requires: a verified graph whose roots are m->roots. Guarantees: every movement op
  * (BROADCAST, RESHAPE, PERMUTE, SLICE) reachable from the roots sits in a chain directly above a leaf
- * (IR_INPUT, IR_CONST, IR_REDUCE, IR_COPY); every chain composes into one strided view of its leaf
+ * (IR_INPUT, IR_CONST, IR_IOTA, IR_REDUCE, IR_COPY, IR_MATMUL); every chain composes into one strided view of its leaf
  * (pass_compute_view succeeds); every IR_ELEM/IR_CAST operand has exactly the node's shape. Roots are
  * replaced by their rewritten nodes; values are unchanged.
  *
@@ -263,7 +263,7 @@ static LoomStatus step_rewrite(Views *v, Frame *f) {
   int32_t x = f->x;
   IrNode n = g->nodes[x]; /* copy: the array may move */
   bool elem = n.kind == IR_ELEM || n.kind == IR_CAST;
-  int arity = elem ? elem_arity(&n) : (n.kind == IR_INPUT || n.kind == IR_CONST) ? 0 : 1;
+  int arity = elem ? elem_arity(&n) : ir_node_arity(&n); /* leaves (input, const, iota) 0, matmul 2 */
   switch (f->step) {
   case 0: /* entry */
     if ((st = memo_reserve(v)) != LOOM_OK) return st;
@@ -272,7 +272,7 @@ static LoomStatus step_rewrite(Views *v, Frame *f) {
       v->nframe--;
       return LOOM_OK;
     }
-    if (n.kind > IR_COPY)
+    if (n.kind >= IR_KIND_COUNT)
       return diag_error(v->d, LOOM_ERR_INTERNAL, "push_views: unknown node kind %d at %%%d", n.kind, x);
     f->step = 1;
     return LOOM_OK;

@@ -113,11 +113,20 @@ int node_of(ModState *st, GraphObject *gr, PyObject *o, LoomNode *out) {
     int overflow = 0;
     long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
     if (v == -1 && PyErr_Occurred()) return -1;
-    if (overflow) {
+    if (overflow > 0) { /* [2**63, 2**64): a weak uint64 (NumPy 2 takes it where the dtype allows) */
+      unsigned long long u = PyLong_AsUnsignedLongLong(o);
+      if (u == (unsigned long long)-1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_OverflowError, "Python integer %R out of bounds for uint64", o);
+        return -1;
+      }
+      s = loom_weak_uint(gr->g, u, out);
+    } else if (overflow) {
       PyErr_Format(PyExc_OverflowError, "Python integer %R out of bounds for int64", o);
       return -1;
+    } else {
+      s = loom_weak_int(gr->g, v, out);
     }
-    s = loom_weak_int(gr->g, v, out);
   } else if (PyFloat_Check(o)) s = loom_weak_float(gr->g, PyFloat_AS_DOUBLE(o), out);
   else if (PyComplex_Check(o)) s = loom_weak_complex(gr->g, PyComplex_RealAsDouble(o), PyComplex_ImagAsDouble(o), out);
   else {
@@ -258,6 +267,25 @@ static PyObject *core_clip(PyObject *module, PyObject *const *args, Py_ssize_t n
   if (args[1] != Py_None && node_of(st, gr, args[1], &lo) < 0) return NULL;
   if (args[2] != Py_None && node_of(st, gr, args[2], &hi) < 0) return NULL;
   LoomStatus s = loom_clip(gr->g, x, lo, hi, &y);
+  return s ? raise_status(st, s) : lazy_result(st, gr, y);
+}
+
+/* iota(shape): an int64 array holding its own row-major linear indices, computed by the kernels that
+ * read it (no memory; loom_iota). Fits any device, like a constant. */
+static PyObject *core_iota(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+  MODSTATE;
+  int64_t shape[LOOM_MAX_RANK];
+  int32_t nd = 0;
+  if (nargs != 1) {
+    PyErr_SetString(PyExc_TypeError, "iota(shape)");
+    return NULL;
+  }
+  if (parse_i64s(args[0], shape, &nd, "iota: shape") < 0) return NULL;
+  GraphObject *gr = current_graph(st);
+  if (!gr) return NULL;
+  st->op_devfree = 1;
+  LoomNode y;
+  LoomStatus s = loom_iota(gr->g, nd, shape, &y);
   return s ? raise_status(st, s) : lazy_result(st, gr, y);
 }
 
@@ -402,6 +430,6 @@ static PyObject *core_reduce(PyObject *module, PyObject *const *args, Py_ssize_t
 }
 
 PyMethodDef ops_functions[] = {
-    FASTF(unary), FASTF(binary), FASTF(where), FASTF(clip), FASTF(const), FASTF(cast), FASTF(movement),
+    FASTF(unary), FASTF(binary), FASTF(where), FASTF(clip), FASTF(const), FASTF(iota), FASTF(cast), FASTF(movement),
     FASTF(reduce),
     {NULL}};
