@@ -523,7 +523,9 @@ LoomStatus ir_elem_result_dtype(LoomOp op, const LoomDType *t, LoomDType *out, D
       return diag_error(d, LOOM_ERR_DTYPE, "%s: not supported for bool operands; use logical_xor", name);
     *out = p;
     return LOOM_OK;
-  case RULE_PROMOTE_FLOAT: *out = dtype_float_of(p); return LOOM_OK;
+  case RULE_PROMOTE_FLOAT: /* NumPy's first float loop every input casts to safely (int8, uint16 -> float32) */
+    *out = info->arity >= 2 ? dtype_promote(dtype_float_of(t[0]), dtype_float_of(t[1])) : dtype_float_of(p);
+    return LOOM_OK;
   case RULE_TRUEDIV: *out = dtype_is_float(p) || dtype_is_complex(p) ? p : LOOM_FLOAT64; return LOOM_OK;
   case RULE_COMPARE:
   case RULE_LOGICAL: *out = LOOM_BOOL; return LOOM_OK;
@@ -609,6 +611,9 @@ static LoomDType weak_target(LoomDType wt, LoomDType partner, OpRule rule) {
   DKind kw = dtype_kind(wt), kp = dtype_kind(partner);
   if (rule == RULE_LOGICAL) return LOOM_BOOL;
   if (kw == DK_BOOL) return partner;
+  if ((kw == DK_INT || kw == DK_UINT) && (rule == RULE_PROMOTE_FLOAT || rule == RULE_TRUEDIV) && kp != DK_FLOAT &&
+      kp != DK_COMPLEX) /* float loops only: the int is taken as that float, never range-checked (NumPy) */
+    return rule == RULE_TRUEDIV ? LOOM_FLOAT64 : dtype_float_of(kp == DK_BOOL ? LOOM_INT64 : partner);
   if (kw == DK_INT || kw == DK_UINT) return kp == DK_BOOL ? LOOM_INT64 : partner;
   if (kw == DK_FLOAT) return kp == DK_FLOAT || kp == DK_COMPLEX ? partner : LOOM_FLOAT64;
   return kp == DK_FLOAT || kp == DK_COMPLEX ? dtype_complex_of(partner) : LOOM_COMPLEX128;
@@ -616,7 +621,13 @@ static LoomDType weak_target(LoomDType wt, LoomDType partner, OpRule rule) {
 
 static LoomStatus resolve_weak(IrGraph *g, int32_t x, LoomDType partner, OpRule rule, int32_t *out, int *range,
                                Diag *d) {
-  LoomDType target = weak_target((LoomDType)g->nodes[x].dtype, partner, rule);
+  const IrNode *n = &g->nodes[x];
+  *range = 0;
+  /* NumPy converts a Python int for a logical op to a C long first: past int64 it raises */
+  if (rule == RULE_LOGICAL && n->kind == IR_CONST && dtype_kind((LoomDType)n->dtype) == DK_UINT &&
+      n->value.u > (uint64_t)INT64_MAX)
+    return ir_weak_range_error(g, x, LOOM_INT64, d);
+  LoomDType target = weak_target((LoomDType)n->dtype, partner, rule);
   LoomStatus st = ir_weak_to(g, x, target, range, out, d);
   if (st != LOOM_OK || *range == 0) return st;
   if (rule == RULE_COMPARE && dtype_is_int(partner)) return LOOM_OK;
