@@ -121,6 +121,7 @@ static bool eval_float(LoomOp op, LoomDType cd, double a, double b, Scalar *r) {
   case LOOM_OP_FMAX: x = fmax(a, b); break;
   case LOOM_OP_FMIN: x = fmin(a, b); break;
   case LOOM_OP_COPYSIGN: x = copysign(a, b); break;
+  case LOOM_OP_RECIPROCAL: x = f32 ? (double)(1.0f / (float)a) : 1.0 / a; break;
   default: return false;
   }
   r->f = round_float(cd, x);
@@ -194,6 +195,9 @@ static bool eval_int(LoomOp op, LoomDType cd, Scalar a, Scalar b, Scalar *r) {
   case LOOM_OP_ABS: x = sg && a.i < 0 ? 0 - ua : ua; break;
   case LOOM_OP_SIGN: x = sg ? (uint64_t)(int64_t)(a.i > 0 ? 1 : a.i < 0 ? -1 : 0) : (ua != 0); break;
   case LOOM_OP_BITWISE_NOT: x = ~ua; break;
+  case LOOM_OP_RECIPROCAL: /* 1 / x truncated: 1 and -1 are their own reciprocals, 1 / 0 is 0 */
+    x = ua == 1 ? 1 : (sg && a.i == -1) ? (uint64_t)-1 : 0;
+    break;
   case LOOM_OP_ADD: x = ua + ub; break;
   case LOOM_OP_SUB: x = ua - ub; break;
   case LOOM_OP_MUL: x = ua * ub; break;
@@ -334,9 +338,7 @@ static LoomStatus const_at(IrGraph *g, int32_t c, const IrNode *n, int32_t *out,
 
 static LoomStatus fold_node(IrGraph *g, int32_t x, const int32_t *map, int32_t *out, Diag *d) {
   IrNode n = g->nodes[x];
-  int nsrc = 0;
-  if (n.kind == IR_ELEM) nsrc = op_info((LoomOp)n.op) ? op_info((LoomOp)n.op)->arity : 0;
-  else if (n.kind != IR_INPUT && n.kind != IR_CONST) nsrc = 1;
+  int nsrc = ir_node_arity(&n);
   bool changed = false;
   for (int i = 0; i < nsrc; i++) {
     LOOM_ASSERT(d, n.src[i] >= 0 && n.src[i] < x && map[n.src[i]] >= 0);

@@ -79,6 +79,10 @@ static void clear_last_error(LoomContext *ctx) {
 
 static void rt_state_destroy(LoomContext *ctx, RtState *rt) {
   if (!rt) return;
+  for (int kind = 0; kind < RT_DEVICE_KINDS; kind++) { /* libraries first: they use their device */
+    const RtDevice *dev = rt_device((LoomDeviceKind)kind);
+    if (dev && ctx->rt && rt->linalg[kind] && dev->linalg && dev->linalg->close) dev->linalg->close(ctx);
+  }
   for (int kind = 0; kind < RT_DEVICE_KINDS; kind++) {
     const RtDevice *dev = rt_device((LoomDeviceKind)kind);
     if (dev && ctx->rt) dev->close(ctx);
@@ -132,6 +136,8 @@ LOOM_API LoomStatus loom_context_create_ex(const LoomContextOptions *options, Lo
   }
   ctx->rt = rt;
   for (int kind = 0; kind < RT_DEVICE_KINDS; kind++) rt->devices[kind].fail.status = LOOM_OK;
+  const char *tf32 = getenv("LOOM_ALLOW_TF32");
+  rt->allow_tf32 = tf32 && tf32[0] && strcmp(tf32, "0") != 0;
   LoomStatus st = rt_host_pool_create(ctx, &rt->host_pool, &d);
   if (st == LOOM_OK) st = rt_pool_create(ctx, nthreads, &rt->pool, &d);
   if (st == LOOM_OK) st = cg_host_target_create(ctx, &rt->host, &d);
@@ -239,6 +245,10 @@ LOOM_API LoomStatus loom_device_count(LoomContext *ctx, LoomDeviceKind kind, int
     return ctx_report(ctx, &d);
   }
   const RtDevice *dev = rt_device(kind);
+  if (!dev && kind != LOOM_DEVICE_HOST && kind != LOOM_DEVICE_CUDA && kind != LOOM_DEVICE_HIP) {
+    diag_error(&d, LOOM_ERR_UNSUPPORTED, "loom_device_count: device kind %d is not a LoomDeviceKind", (int)kind);
+    return ctx_report(ctx, &d);
+  }
   *count = dev ? dev->count(ctx) : 0;
   return LOOM_OK;
 }
@@ -264,6 +274,9 @@ static LoomStatus check_desc(const LoomArray *a, const char *fn, const char *wha
     return diag_error(d, LOOM_ERR_UNSUPPORTED, "%s: %s is on device kind %d; this build has %s", fn, what,
                       (int)a->device, rt_device_kinds(have, sizeof have));
   }
+  if (a->device == LOOM_DEVICE_HOST ? a->device_index != 0 : a->device_index < 0)
+    return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "%s: %s has device_index %d (%s)", fn, what, (int)a->device_index,
+                      a->device == LOOM_DEVICE_HOST ? "the host is device 0" : "devices are numbered from 0");
   return LOOM_OK;
 }
 
@@ -357,8 +370,12 @@ LOOM_API LoomStatus loom_array_copy(LoomContext *ctx, LoomArray *dst, const Loom
 
 LOOM_API LoomStatus loom_device_synchronize(LoomContext *ctx, LoomDeviceKind kind, int32_t index) {
   if (!ctx) return LOOM_ERR_INVALID_ARGUMENT;
-  if (kind == LOOM_DEVICE_HOST || !ctx->rt) return LOOM_OK;
   Diag d = {.status = LOOM_OK};
+  if (kind == LOOM_DEVICE_HOST && index != 0) {
+    diag_error(&d, LOOM_ERR_INVALID_ARGUMENT, "loom_device_synchronize: the host is device 0, not %d", (int)index);
+    return ctx_report(ctx, &d);
+  }
+  if (kind == LOOM_DEVICE_HOST || !ctx->rt) return LOOM_OK;
   const RtDevice *dev = device_of(kind, "loom_device_synchronize", &d);
   if (!dev || dev->synchronize(ctx, index, &d) != LOOM_OK) return ctx_report(ctx, &d);
   return LOOM_OK;

@@ -54,7 +54,9 @@ typedef enum LoomStatus {
   LOOM_ERR_OUT_OF_MEMORY,    /* an allocation failed (the message names the size) */
   LOOM_ERR_UNSUPPORTED,      /* valid input that this version cannot do (the message says what) */
   LOOM_ERR_BACKEND,          /* the compiler or a device failed */
-  LOOM_ERR_INTERNAL          /* a broken invariant inside Loom: a bug, please report it */
+  LOOM_ERR_INTERNAL,         /* a broken invariant inside Loom: a bug, please report it */
+  LOOM_ERR_LINALG            /* a matrix the operation is not defined for (singular, not positive
+                                definite) or a decomposition that did not converge: NumPy's LinAlgError */
 } LoomStatus;
 
 /* The numbering is part of cache keys: new dtypes are appended, never renumbered.
@@ -134,6 +136,8 @@ typedef struct LoomStats {
   double compile_ms;          /* total time spent compiling */
   uint64_t last_eval_kernels; /* kernels run by the last loom_eval on this context */
   uint64_t temp_bytes_peak;   /* peak bytes of temporaries allocated by one loom_eval */
+  uint64_t library_calls;     /* calls of a vendor library (BLAS, cuBLASLt, LAPACK, cuSOLVER) made by
+                                 loom_eval's call kernels and loom_linalg, counted per schedule item */
 } LoomStats;
 LOOM_API LoomStatus loom_get_stats(LoomContext *ctx, LoomStats *out);
 
@@ -157,7 +161,10 @@ LOOM_API LoomStatus loom_set_dump(LoomContext *ctx, const char *words);
 LOOM_API LoomStatus loom_graph_create(LoomContext *ctx, LoomGraph **out);
 LOOM_API void loom_graph_destroy(LoomGraph *g);
 
-/* An input array (descriptor copied; data not copied). */
+/* An input array (descriptor copied; data not copied). LOOM_ERR_INVALID_ARGUMENT for a host array whose
+ * device_index is not 0, a negative device_index, or shape and strides that span more than 2^62 bytes
+ * (strides count elements); LOOM_ERR_UNSUPPORTED for an unknown device kind. A stride of 0 makes any
+ * length fine (a broadcast input takes no memory). */
 LOOM_API LoomStatus loom_input(LoomGraph *g, const LoomArray *array, LoomNode *out);
 /* A 0-d constant of a given dtype ("strong"). The value is converted to dtype as NumPy would
  * (out-of-range integer values are an error). */
@@ -167,6 +174,9 @@ LOOM_API LoomStatus loom_const_u64(LoomGraph *g, uint64_t value, LoomDType dtype
 /* Python scalars under NEP 50 ("weak"): they take the dtype of the array they meet, by kind. */
 LOOM_API LoomStatus loom_weak_float(LoomGraph *g, double value, LoomNode *out);
 LOOM_API LoomStatus loom_weak_int(LoomGraph *g, int64_t value, LoomNode *out);
+/* A Python int in [0, 2**64): values above INT64_MAX are weak too (they fit uint64 arrays, are an
+ * error with other integer dtypes, and decide comparisons with any integer array). */
+LOOM_API LoomStatus loom_weak_uint(LoomGraph *g, uint64_t value, LoomNode *out);
 LOOM_API LoomStatus loom_weak_bool(LoomGraph *g, int value, LoomNode *out);
 /* Complex constants: a strong one of a complex dtype (re, im rounded to its parts' precision; a real
  * or integer dtype is LOOM_ERR_DTYPE), and a Python complex under NEP 50: complex128 by default, it
@@ -175,10 +185,17 @@ LOOM_API LoomStatus loom_weak_bool(LoomGraph *g, int value, LoomNode *out);
 LOOM_API LoomStatus loom_const_complex(LoomGraph *g, double re, double im, LoomDType dtype, LoomNode *out);
 LOOM_API LoomStatus loom_weak_complex(LoomGraph *g, double re, double im, LoomNode *out);
 
+/* An int64 array of `shape` whose elements are their own row-major linear indices 0 .. n-1 (NumPy's
+ * arange(n).reshape(shape)). It has no memory: the kernels that read it (or any view of it) compute
+ * each element from the point's coordinates. With LOOM_OP_RANDOM_BITS it numbers the random draws. */
+LOOM_API LoomStatus loom_iota(LoomGraph *g, int32_t ndim, const int64_t *shape, LoomNode *out);
+
 LOOM_API LoomStatus loom_unary(LoomGraph *g, LoomOp op, LoomNode x, LoomNode *out);
 LOOM_API LoomStatus loom_binary(LoomGraph *g, LoomOp op, LoomNode a, LoomNode b, LoomNode *out);
 LOOM_API LoomStatus loom_where(LoomGraph *g, LoomNode cond, LoomNode a, LoomNode b, LoomNode *out);
-/* clip(x, lo, hi) = minimum(maximum(x, lo), hi); lo or hi may be negative (= none). */
+/* clip(x, lo, hi) = minimum(maximum(x, lo), hi) as NumPy 2's np.clip: for an integer x a Python int
+ * bound at or past x's dtype limit on its side is dropped; with both bounds the dtype is the
+ * three-operand promotion (Python scalars by NEP 50). lo or hi may be negative (= none). */
 LOOM_API LoomStatus loom_clip(LoomGraph *g, LoomNode x, LoomNode lo, LoomNode hi, LoomNode *out);
 LOOM_API LoomStatus loom_cast(LoomGraph *g, LoomNode x, LoomDType dtype, LoomNode *out);
 
@@ -206,13 +223,54 @@ typedef enum LoomReduceOp {
 } LoomReduceOp;
 /* naxes == 0 with axes == NULL: all axes. argmin/argmax take exactly one axis or all axes (then the
  * index is into the flattened array). Result dtypes follow NumPy: sum/prod of bool and signed ints
- * give int64, of unsigned ints uint64; mean of ints gives float64; argmin/argmax give int64. */
+ * give int64, of unsigned ints uint64; mean of ints gives float64; argmin/argmax give int64. float16
+ * results are rounded to float16 (accumulation in float32). */
 LOOM_API LoomStatus loom_reduce(LoomGraph *g, LoomReduceOp op, LoomNode x, int32_t naxes,
                                 const int32_t *axes, int keepdims, LoomNode *out);
-/* Like loom_reduce with an explicit accumulator/result dtype (NumPy's dtype= argument). */
+/* Like loom_reduce with an explicit accumulator/result dtype (NumPy's dtype= argument); mean with an
+ * integer or bool dtype sums in it, divides in float64 and casts back, as NumPy does. */
 LOOM_API LoomStatus loom_reduce_dtype(LoomGraph *g, LoomReduceOp op, LoomNode x, int32_t naxes,
                                       const int32_t *axes, int keepdims, LoomDType dtype,
                                       LoomNode *out);
+
+/* ---- linear algebra ------------------------------------------------------------------------------------
+ * Matrix products are graph nodes: lazy, fused with their elementwise neighbours, and run as one call of
+ * the device's BLAS (loaded at run time: a host BLAS such as OpenBLAS, cuBLASLt on NVIDIA; a missing
+ * library is LOOM_ERR_UNSUPPORTED naming what to install). An elementwise epilogue the library applies
+ * itself (scaling, a bias vector, an added matrix, ReLU) is folded into the call. */
+/* NumPy's matmul (a @ b): 0-d operands are an error; a 1-d a is a row, a 1-d b a column (the added dim
+ * is dropped); the batch dims (all but the last two) broadcast; the dtype is the operands' promotion.
+ * Float16 accumulates in float32. Integer and bool products (no BLAS, as in NumPy) wrap on overflow. */
+LOOM_API LoomStatus loom_matmul(LoomGraph *g, LoomNode a, LoomNode b, LoomNode *out);
+/* TF32 tensor cores for float32 products on NVIDIA (off by default, as PyTorch's allow_tf32; env
+ * LOOM_ALLOW_TF32=1); returns the previous setting. No effect on other dtypes and devices. */
+LOOM_API int loom_set_allow_tf32(LoomContext *ctx, int allow);
+
+/* Decompositions and solvers, run at once on the device of their inputs (LAPACK on the host, cuSOLVER
+ * on NVIDIA) over the batch of matrices in the leading dims. Matrices are column-major and packed: an
+ * m x n matrix of a batch is an array of shape [..., m, n] with strides [..., 1, m] and each matrix
+ * right after the previous one (NumPy's swapaxes(ascontiguousarray(swapaxes(x, -1, -2)), -1, -2)). Outputs
+ * (out[0..nout), descriptors overwritten) are allocated on that device in the same layout (vectors
+ * C-contiguous): free them with loom_array_free. float32 and float64. A problem the operation is not
+ * defined for is LOOM_ERR_LINALG with NumPy's message ("Singular matrix", "Matrix is not positive
+ * definite", ...), naming the matrix of the batch. */
+typedef enum LoomLinalgOp {
+  LOOM_LINALG_LU = 0,   /* a (n x n) -> lu (n x n), piv (int32 [..., n], LAPACK's 1-based row swaps): getrf;
+                           a singular matrix is no error (a zero on lu's diagonal): det, slogdet */
+  LOOM_LINALG_SOLVE,    /* a (n x n), b (n x k) -> x (n x k), a x = b: gesv */
+  LOOM_LINALG_CHOLESKY, /* a (n x n) -> l: the factor of a's lower (LOOM_LINALG_UPPER: upper) triangle, in
+                           that triangle; the other triangle keeps a's values */
+  LOOM_LINALG_QR,       /* a (m x n) -> r (m x n, R in its upper triangle), q (m x min(m, n); m x m with
+                           LOOM_LINALG_COMPLETE; none with LOOM_LINALG_VALUES_ONLY): geqrf, orgqr */
+  LOOM_LINALG_SVD,      /* a (m x n) -> s (min(m, n)), u (m x k), vh (k x n), k = min(m, n); u m x m and vh
+                           n x n with LOOM_LINALG_COMPLETE; s only with LOOM_LINALG_VALUES_ONLY: gesdd */
+  LOOM_LINALG_EIGH,     /* a (n x n) -> w (n, ascending), v (n x n, eigenvectors in columns; none with
+                           LOOM_LINALG_VALUES_ONLY), from a's lower (LOOM_LINALG_UPPER: upper) triangle: syevd */
+  LOOM_LINALG_COUNT
+} LoomLinalgOp;
+enum { LOOM_LINALG_UPPER = 1, LOOM_LINALG_COMPLETE = 2, LOOM_LINALG_VALUES_ONLY = 4 };
+LOOM_API LoomStatus loom_linalg(LoomContext *ctx, LoomLinalgOp op, int32_t flags, int32_t nin, const LoomArray *in,
+                                int32_t nout, LoomArray *out);
 
 LOOM_API LoomStatus loom_node_info(LoomGraph *g, LoomNode node, LoomDType *dtype, int32_t *ndim,
                                    int64_t *shape /* LOOM_MAX_RANK entries, may be NULL */);
@@ -234,7 +292,14 @@ LOOM_API int32_t loom_graph_node_count(const LoomGraph *g);
 /* ---- evaluation ----------------------------------------------------------------------------------- */
 /* Evaluates n nodes. For each i: if outs[i].data is NULL, a new C-contiguous array is allocated with
  * the context's allocator (release it with loom_array_free) and outs[i] is filled in; otherwise outs[i]
- * must have the node's dtype and shape and is written (any strides; it may alias inputs). */
+ * must have the node's dtype and shape and is written (any strides; it may alias inputs and other
+ * outputs: those are evaluated into temporaries and copied in order, the later output winning).
+ * A given output must have distinct elements: a stride 0 on an axis longer than 1 or strides that
+ * reach one element twice are LOOM_ERR_INVALID_ARGUMENT (layouts of more than 2^20 elements that a
+ * simple test cannot prove distinct: LOOM_ERR_UNSUPPORTED). A kernel of more than 2^50 points (only
+ * reachable by reducing stride-0 inputs) is LOOM_ERR_UNSUPPORTED; min, max, any, all, argmin and
+ * argmax skip stride-0 reduced axes, so those run at any size. The number of nodes and outputs is
+ * limited only by memory (README, "Limits"). */
 LOOM_API LoomStatus loom_eval(LoomGraph *g, int32_t n, const LoomNode *nodes, LoomArray *outs);
 LOOM_API void loom_array_free(LoomContext *ctx, LoomArray *array);
 
