@@ -3,7 +3,8 @@
 Array operations build a graph; values are computed (fused into as few JIT-compiled kernels as
 possible) when observed: printing, get()/asnumpy(), float()/bool(), NumPy conversion, loom.eval(),
 or when the pending graph grows past a bound (256 nodes; loom.set_graph_bound). Arrays live on the
-current loom.cuda.Device: a CUDA GPU when there is one, else the host (Device(0) stands in for it).
+current loom.cuda.Device: a CUDA GPU when there is one, else an AMD GPU (HIP), else the host
+(Device(0) stands in for it); LOOM_DEVICE=cuda / hip / host picks the kind (see loom.cuda).
 """
 import contextlib as _contextlib
 
@@ -27,15 +28,19 @@ from ._common import AxisError
 from ._ndarray import ndarray
 from ._math import _UFUNCS, round_, around
 from ._reductions import amin, amax
-from . import _creation, _math, _reductions, _manipulation, _indexing, _complex
+from . import _creation, _math, _reductions, _manipulation, _indexing, _complex, _config, _docstrings, _dask
 from ._fuse import fuse, Fusion
 from ._kernels import ElementwiseKernel, ReductionKernel  # noqa: F401
 from ._raw import RawKernel, RawModule  # noqa: F401
 from . import cuda, exceptions, linalg, random
 from .aot import load_bundle  # noqa: F401 (loom.aot: ahead-of-time kernel bundles)
+from ._config import config, show_config, config_info, inspect, PerformanceWarning  # noqa: F401
 from .cuda import get_default_memory_pool, get_default_pinned_memory_pool  # noqa: F401 (CuPy exports them)
 
 _core.configure(ndarray, AxisError)
+_config._warn_slow_fallbacks()
+_docstrings.add_docs()
+_dask.install()  # registers loom arrays with Dask when (and if) dask.array / distributed are imported
 
 __version__ = _core.version
 
@@ -113,11 +118,11 @@ def is_available():
     return True
 
 
-def show_config():
-    n = cuda.runtime.getDeviceCount()
-    gpus = f"{n} CUDA device(s)" if n else "no CUDA device (arrays live on the host)"
-    print(f"loom {__version__}: host backend (LLVM JIT); {gpus}")
 
+
+# The array API standard 2024.12: loom is its namespace (_array_api.py says why; sorting: _sorting.py)
+from . import _array_api  # noqa: E402
+_array_api.export(globals())
 
 # Functions that __array_function__ dispatches to (NumPy name -> loom function).
 _API = {name: obj for name, obj in list(globals().items())

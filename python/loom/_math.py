@@ -94,28 +94,7 @@ def square(x, out=None):
     return _finish(_core.binary(_OPS["mul"], x, x), out)
 
 
-def _complex_reciprocal(x):
-    """NumPy's complex reciprocal loop (Smith's form on the larger part), as fused graph ops."""
-    u = lambda name, a: _core.unary(_OPS[name], a)  # noqa: E731
-    b = lambda name, a, c: _core.binary(_OPS[name], a, c)  # noqa: E731
-    re, im = u("real", x), u("imag", x)
-    small = b("le", u("abs", im), u("abs", re))
-    r1 = b("truediv", im, re)
-    d1 = b("add", re, b("mul", im, r1))
-    r2 = b("truediv", re, im)
-    d2 = b("add", b("mul", re, r2), im)
-    out_re = _core.where(small, b("truediv", 1, d1), b("truediv", r2, d2))
-    out_im = _core.where(small, u("neg", b("truediv", r1, d1)), b("truediv", -1, d2))
-    return b("complex", out_re, out_im)
-
-
-def reciprocal(x, out=None):
-    x = asarray(x)
-    if x.dtype.kind == "c":
-        return _finish(_complex_reciprocal(x), out)
-    one = _core.const(1, x._dtype_code)
-    op = "truediv" if _kind(x.dtype) in "fc" else "floordiv"
-    return _finish(_core.cast(_core.binary(_OPS[op], one, x), x._dtype_code), out)
+reciprocal = _make_unary("reciprocal", "reciprocal")  # ints: 1 / x truncated, bool -> int8 (NumPy 2)
 
 
 def fabs(x, out=None):

@@ -158,7 +158,11 @@ class ndarray(_core.Array):
             yield self[i]
 
     def __repr__(self):
-        return repr(self._np())
+        """NumPy's repr of the value. A pending array is evaluated first and says so in a trailing
+        comment (``array([2., 2.])  # was pending: evaluated by repr``)."""
+        pending = self._lazy and not self._tracer
+        text = repr(self._np())
+        return text + "  # was pending: evaluated by repr" if pending else text
 
     def __str__(self):
         return str(self._np())
@@ -199,7 +203,9 @@ class ndarray(_core.Array):
     # ---- interop ---------------------------------------------------------------------------------------
     def __array_ufunc__(self, ufunc, method, *inputs, out=None, **kwargs):
         fn = _math._UFUNCS.get(ufunc.__name__)
-        if fn is None or not hasattr(fn, method if method != "__call__" else "nin"):
+        if fn is None and ufunc is numpy.matmul:  # a ufunc (gufunc) in NumPy, a plain function in loom
+            fn = _math.matmul
+        if fn is None or (method != "__call__" and not hasattr(fn, method)):
             return NotImplemented
         if out is not None:
             kwargs["out"] = out[0] if len(out) == 1 else out
