@@ -551,8 +551,10 @@ def _python_int(name, x, other):
         return x
     if kind == "u" and other.dtype.itemsize == 8 and 0 <= x < _UINT64_END:
         return _core.const(x, _CODE[other.dtype])
-    if kind == "f" or (name in _COMPARISONS and kind in "iu"):
-        return float(x) if kind == "f" else (numpy.inf if x > 0 else -numpy.inf)
+    if kind == "f":  # NumPy converts the int to the array's float dtype (float16: 2**63 is inf)
+        return _core.const(float(x), other._dtype_code) if other.dtype != _BF16 else float(x)
+    if name in _COMPARISONS and kind in "iu":
+        return numpy.inf if x > 0 else -numpy.inf
     return x
 
 
