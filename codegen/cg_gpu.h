@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cg_gpu.h: the seam between the shared GPU code generator and a GPU target (private to codegen/).
  *
  * The shared GPU lowering (gpu_lower.c, gpu_strategies.c: grid-stride elementwise with vector entries,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* codegen.h: kernel IR -> machine code. The shared lowering (codegen/lower*.c, gpu_*.c) turns a KernelIr
  * into an LLVM module; each target file fills one CgTarget: host.c (the CPU, ORC JIT), nvptx.c (NVIDIA,
  * PTX), amdgpu.c (AMD, code objects). Only codegen/ includes

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bundle_build.c: compiling a bundle (loom_bundle_builder_*, the engine of loomc and python -m loom.aot).
  *
  * Approach. Entries (a C name and a kernel IR) are collected first: from IR text (ir_parse_kernel) or by

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bundle_build.h: libloom's side of AOT bundles (runtime/bundle_build.c, bundle_loom.c, bundle_emit_c.c):
  * the builder behind loom_aot.h, the per-context state of loaded bundles, and the two hooks the host
  * runtime calls (the kernel cache before it compiles, the schedule runner for captures). */

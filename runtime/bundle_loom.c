@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bundle_loom.c: bundles inside libloom: the builder's entries (IR text, capture), loading bundles into a
  * context, and the hooks the kernel caches call before they compile (loom_aot.h).
  *

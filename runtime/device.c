@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* device.c: the one place where a LoomDeviceKind becomes a device table (device.h), and small helpers
  * every device uses (the clock, the launch statistics).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* user_kernel.c: the C API of user kernels (CuPy's ElementwiseKernel and ReductionKernel).
  *
  * Approach: a LoomUserKernel keeps its parsed parameter lists and source texts. A call binds the type

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* loomc: the ahead-of-time kernel bundler. Reads kernel IR text (what LOOM_DUMP=kernels and
  * loom_dump(LOOM_DUMP_KERNELS) print; ir/parse.c's format), compiles every kernel for every target and
  * writes one bundle (runtime/bundle.h), optionally with a C source/header pair that embeds it and

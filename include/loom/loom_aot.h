@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* loom_aot.h: ahead-of-time kernel bundles in libloom: building them (what `loomc` and
  * `python -m loom.aot` call) and loading them into a context so that their kernels are never compiled.
  * Running a bundle WITHOUT libloom (no LLVM, no compiler): include/loom/loomrt.h and libloomrt.

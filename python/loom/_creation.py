@@ -132,6 +132,8 @@ def _empty_in_order(shape, dtype, zero, device, perm=None):
 
 def _cf_perm(ndim, order):
     """The memory order of a new array for order 'C' or 'F' (NumPy's creation functions take no other)."""
+    if order is None:  # NumPy reads None as 'C' here
+        order = "C"
     if not (isinstance(order, str) and order.upper() in ("C", "F")):
         raise ValueError("only 'C' or 'F' order is permitted")
     return tuple(range(ndim)) if order.upper() == "C" else tuple(reversed(range(ndim)))

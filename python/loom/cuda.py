@@ -561,10 +561,13 @@ _pinned_pool = PinnedMemoryPool()
 
 
 def get_default_memory_pool():
+    """The memory pool of the current device (CuPy's cupy.get_default_memory_pool): figures and
+    free_all_blocks of Loom's caching pool."""
     return _pool
 
 
 def get_default_pinned_memory_pool():
+    """CuPy's pinned host memory pool; Loom allocates no pinned memory, so its figures are 0."""
     return _pinned_pool
 
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* device.c: devices, streams, events and memory pools over the C API, and the stream of one kernel
  * call (call_stream_begin / call_stream_end, used by user and raw kernels).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* dlpack.c: DLPack exchange through the legacy "dltensor" capsule: export of a materialized array
  * (__dlpack__, zero-copy; the capsule holds the array) and import of a producer's capsule (zero-copy;
  * the producer's deleter runs when the loom array's Buffer dies). Devices: the host (kDLCPU), CUDA

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* raw_kernel.c: CuPy's RawModule and RawKernel (the RawModule and RawFunction types and launches;
  * the contract is in the section comment below).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cuda_raw.c: the CUDA device's raw modules (device.h's raw_* hooks; the generic RawModule / RawKernel
  * API is runtime/raw_kernel.c).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* gpu_kernels.c: the GPU kernel table's values (GpuFn, gpu_rt.h): kernels compiled for a device (or loaded
  * from the disk cache) entry group by entry group, and the background tier-up.
  *

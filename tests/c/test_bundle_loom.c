@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_bundle_loom: AOT bundles inside libloom.
  *
  * Kernels are captured while small host graphs evaluate (and from a user ElementwiseKernel), bundled for

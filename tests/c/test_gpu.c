@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_gpu.c: the CUDA backend against the host backend (same graphs, same inputs).
  *
  * Approach: each case builds one expression twice, once over host arrays and once over copies of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_runtime.c: the host runtime: thread pool, kernel cache, schedule dispatch, loom_eval.
  *
  * Approach: the pool, the cache and the schedule runner are tested against a fake CgTarget whose
