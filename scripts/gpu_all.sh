@@ -32,6 +32,8 @@ if [ "$py_rc" -eq 0 ]; then
     tee build-gpu/logs/pytest.log
   py_rc=${PIPESTATUS[0]}
   python3 bench/bench_python_gpu.py 2>&1 | tee build-gpu/logs/bench_python_gpu.log
+  # matrix products vs CuPy / PyTorch (issue 15; ~3 min): bench/results/<date>-matmul-h200.{json,md}
+  python3 bench/bench_matmul.py 2>&1 | tee build-gpu/logs/bench_matmul.log
 fi
 [ "$py_rc" -eq 0 ] && bash bench/suite/gpu.sh   # the workload suite vs torch/JAX/CuPy (~4 min); copies into $OUT
 if [ -n "${OUT:-}" ]; then
@@ -40,5 +42,6 @@ if [ -n "${OUT:-}" ]; then
   cp bench/results/*-python-h200.json "$OUT"/ 2>/dev/null
   cp bench/results/*-user-kernels-h200.* build-gpu/logs/bench_user_kernels_gpu.log "$OUT"/ 2>/dev/null
   cp build-gpu/logs/loomrt_gpu.log "$OUT"/ 2>/dev/null
+  cp bench/results/*-matmul-h200.* build-gpu/logs/bench_matmul.log "$OUT"/ 2>/dev/null
 fi
 echo "gpu_all.sh: C tests exit $c_rc, Python exit $py_rc"

@@ -7,13 +7,14 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-packages=(build-essential cmake llvm-19-dev libsleef-dev python3-dev clang-19 libclang-rt-19-dev)
+packages=(build-essential cmake llvm-19-dev libsleef-dev python3-dev clang-19 libclang-rt-19-dev libopenblas0-pthread)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
 done
 # clang-19 + libclang-rt-19-dev build the snippet fuzzer (tests/fuzz) and, later, CUDA C++ sources of
-# RawModule; the library itself needs only llvm-19-dev.
+# RawModule; the library itself needs only llvm-19-dev. libopenblas0-pthread is the host BLAS + LAPACK that
+# libloom loads at run time for matrix products and loom.linalg (runtime/host_blas.c; LOOM_BLAS overrides).
 
 if ((${#missing[@]})); then
   echo "setup: installing ${missing[*]}"

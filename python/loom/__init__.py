@@ -17,15 +17,17 @@ from ._reductions import *  # noqa: F401,F403
 from ._manipulation import *  # noqa: F401,F403
 from ._indexing import *  # noqa: F401,F403
 from ._complex import *  # noqa: F401,F403
+from ._products import *  # noqa: F401,F403
 from ._common import AxisError
 from ._ndarray import ndarray
 from ._math import _UFUNCS, round_, around
 from ._reductions import amin, amax
-from . import _creation, _math, _reductions, _manipulation, _indexing, _complex
+from . import _creation, _math, _reductions, _manipulation, _indexing, _complex, _products
 from ._fuse import fuse, Fusion
 from ._kernels import ElementwiseKernel, ReductionKernel  # noqa: F401
 from ._raw import RawKernel, RawModule  # noqa: F401
 from . import cuda, linalg
+from . import fft  # noqa: F401 (loom.fft: cuFFT on CUDA devices, NumPy's pocketfft on the host)
 from .aot import load_bundle  # noqa: F401 (loom.aot: ahead-of-time kernel bundles)
 from .cuda import get_default_memory_pool, get_default_pinned_memory_pool  # noqa: F401 (CuPy exports them)
 
@@ -104,7 +106,7 @@ def show_config():
 
 # Functions that __array_function__ dispatches to (NumPy name -> loom function).
 _API = {name: obj for name, obj in list(globals().items())
-        + [item for m in (_creation, _math, _reductions, _manipulation, _indexing, _complex)
+        + [item for m in (_creation, _math, _reductions, _manipulation, _indexing, _complex, _products)
            for item in vars(m).items()]
         if callable(obj) and not name.startswith("_") and not isinstance(obj, type)
         and getattr(obj, "__module__", "").startswith("loom")}

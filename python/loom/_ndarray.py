@@ -375,8 +375,8 @@ class ndarray(_core.Array):
     def __ge__(self, o): return _binop("ge", self, o)
     __hash__ = None
 
-    def __matmul__(self, o): return _math.matmul(self, o)
-    def __rmatmul__(self, o): return _math.matmul(o, self)
+    def __matmul__(self, o): return _products.matmul(self, o)
+    def __rmatmul__(self, o): return _products.matmul(o, self)
 
     def _inplace(self, name, o):
         r = _binop(name, self, o)
@@ -428,7 +428,7 @@ class ndarray(_core.Array):
     def round(self, decimals=0, out=None): return _math.around(self, decimals, out)
     def conj(self): return _complex.conjugate(self)
     def conjugate(self): return _complex.conjugate(self)
-    def dot(self, b, out=None): return _math.dot(self, b, out)
+    def dot(self, b, out=None): return _products.dot(self, b, out)
     def nonzero(self): return _indexing.nonzero(self)
 
 
@@ -503,4 +503,4 @@ __all__ = [_n for _n, _v in list(globals().items())
            if not _n.startswith("_") and getattr(_v, "__module__", None) == __name__]
 
 
-from . import _creation, _math, _reductions, _indexing, _complex  # noqa: E402 (they import ndarray)
+from . import _creation, _math, _reductions, _indexing, _complex, _products  # noqa: E402 (they import ndarray)
