@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* lower.c: the shared part of the lowering of a KernelIr to an LLVM module (cg_lower.h): the kernel
  * checks, the instruction evaluator, stores and phases at a point, per-worker regions, module set-up
  * and verification. The loop structures that visit the points live in lower_host.c (the CPU's row
@@ -40,14 +41,15 @@ LoomStatus cg_check_kernel(const KernelIr *k, Diag *d) {
       return diag_error(d, LOOM_ERR_INTERNAL, "codegen: buffer %d has a bad dtype", b);
   for (int i = 0; i < k->ninstr; i++) {
     const KInstr *in = &k->instrs[i];
-    if (in->kind >= KI_KIND_COUNT || in->dtype >= LOOM_DTYPE_COUNT || dtype_compute((LoomDType)in->dtype) != in->dtype)
+    if (in->kind >= KI_KIND_COUNT || in->dtype >= LOOM_DTYPE_COUNT ||
+        (dtype_compute((LoomDType)in->dtype) != in->dtype && in->kind != KI_CAST))
       return diag_error(d, LOOM_ERR_INTERNAL, "codegen: instruction %d has a bad kind or dtype", i);
     for (int j = 0; j < instr_nsrc(in); j++)
       if (in->src[j] < 0 || in->src[j] >= i)
         return diag_error(d, LOOM_ERR_INTERNAL, "codegen: instruction %d uses %d (not an earlier one)", i, in->src[j]);
     if (in->kind == KI_ELEM && in->op >= LOOM_OP_COUNT)
       return diag_error(d, LOOM_ERR_INTERNAL, "codegen: instruction %d has op %d", i, in->op);
-    if (in->kind == KI_LOAD && (in->buf < 0 || in->buf >= k->nbuf))
+    if ((in->kind == KI_LOAD || in->kind == KI_OFFSET) && (in->buf < 0 || in->buf >= k->nbuf))
       return diag_error(d, LOOM_ERR_INTERNAL, "codegen: instruction %d loads buffer %d", i, in->buf);
     if (in->kind == KI_ACC && (in->phase < 0 || in->phase >= k->nphase || k->phases[in->phase].kind != KP_REDUCE))
       return diag_error(d, LOOM_ERR_INTERNAL, "codegen: instruction %d reads phase %d (not a REDUCE phase)", i, in->phase);
@@ -183,6 +185,17 @@ static LLVMValueRef emit_one(Lower *L, int i) {
     }
     return cg_cast(m, LOOM_INT64, t, L->lin);
   case KI_NPOINTS: return cg_cast(m, LOOM_INT64, t, cg_npoints64(L));
+  case KI_OFFSET: { /* an index buffer: base word = binding offset * 8 (ir.h), plus the point's offset */
+    int b = in->buf;
+    LLVMValueRef off = L->final_phase ? L->ooff[b] : L->off[b];
+    if (!off) {
+      diag_error(m->d, LOOM_ERR_INTERNAL, "codegen: instruction %d reads an offset outside a point loop", i);
+      return LLVMGetUndef(cg_reg_type(m, t));
+    }
+    if (LLVMTypeOf(off) != L->i64) off = LLVMBuildSExt(m->b, off, L->i64, "");
+    LLVMValueRef base = LLVMBuildAShr(m->b, LLVMBuildPtrToInt(m->b, L->base[b], L->i64, ""), cg_i64(m, 3), "");
+    return cg_cast(m, LOOM_INT64, t, LLVMBuildAdd(m->b, base, off, ""));
+  }
   default:
     diag_error(m->d, LOOM_ERR_INTERNAL, "codegen: instruction kind %d", in->kind);
     return LLVMGetUndef(cg_reg_type(m, t));

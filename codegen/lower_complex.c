@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* lower_complex.c: complex64 / complex128 ops, casts aside (math.c), for every target.
  *
  * Approach. A complex value is an LLVM literal struct {T, T} (real, imaginary); the sequences here
@@ -50,7 +51,20 @@ static V add(Cx *c, V a, V b) { return LLVMBuildFAdd(B, a, b, ""); }
 static V sub(Cx *c, V a, V b) { return LLVMBuildFSub(B, a, b, ""); }
 static V mul(Cx *c, V a, V b) { return LLVMBuildFMul(B, a, b, ""); }
 static V dv(Cx *c, V a, V b) { return cg_fdiv(c->m, c->t, a, b); }
-static V neg(Cx *c, V a) { return LLVMBuildFNeg(B, a, ""); }
+/* -a as a flip of the sign bit, NaN included (Annex G's special values follow NaN signs through the
+ * iz rotations; NVPTX's neg.f32/f64 need not keep a NaN's sign, so fneg is not used). */
+static V neg(Cx *c, V a) {
+  LLVMTypeRef ft = LLVMTypeOf(a), et = LLVMIntTypeInContext(LLVMGetTypeContext(ft), (unsigned)dtype_bits(c->t));
+  V sign = LLVMConstInt(et, 1ull << (dtype_bits(c->t) - 1), 0), lanes[64];
+  LLVMTypeRef it = et;
+  if (LLVMGetTypeKind(ft) == LLVMVectorTypeKind) {
+    unsigned nl = LLVMGetVectorSize(ft);
+    for (unsigned i = 0; i < nl && i < 64; i++) lanes[i] = sign;
+    sign = LLVMConstVector(lanes, nl);
+    it = LLVMVectorType(et, nl);
+  }
+  return LLVMBuildBitCast(B, LLVMBuildXor(B, LLVMBuildBitCast(B, a, it, ""), sign, ""), ft, "");
+}
 static V sel(Cx *c, V cond, V a, V b) { return LLVMBuildSelect(B, cond, a, b, ""); }
 static V cmp(Cx *c, LLVMRealPredicate p, V a, V b) { return LLVMBuildFCmp(B, p, a, b, ""); }
 static V and_(Cx *c, V a, V b) { return LLVMBuildAnd(B, a, b, ""); }
@@ -116,6 +130,16 @@ static P cdiv(Cx *c, P a, P b) {
   V first = cmp(c, LLVMRealOGE, abr, abi);
   V zero = and_(c, iszero(c, abr), iszero(c, abi));
   return psel(c, first, psel(c, zero, rz, r1), r2);
+}
+
+/* NumPy's complex reciprocal loop: the quotient rule of the larger part, with no zero-divisor case
+ * (1 / 0 gives inf and nan parts from the divisions themselves, as NumPy's). */
+static P crecip(Cx *c, P z) {
+  V r1 = dv(c, z.im, z.re), d1 = add(c, z.re, mul(c, z.im, r1));
+  V r2 = dv(c, z.re, z.im), d2 = add(c, mul(c, z.re, r2), z.im);
+  P p1 = pr(dv(c, K(c, 1.0), d1), neg(c, dv(c, r1, d1)));
+  P p2 = pr(dv(c, r2, d2), dv(c, K(c, -1.0), d2));
+  return psel(c, cmp(c, LLVMRealOLE, fab(c, z.im), fab(c, z.re)), p1, p2);
 }
 
 /* NumPy's CGT/CGE/CLT/CLE: lexicographic; a NaN imaginary part makes the first clause false. */
@@ -569,6 +593,10 @@ LLVMValueRef cg_complex_elem(CgMath *m, LoomOp op, LoomDType t, const LLVMValueR
   }
   case LOOM_OP_TRUEDIV: {
     P r = cdiv(c, a, b);
+    return cg_cx_make(m, t, r.re, r.im);
+  }
+  case LOOM_OP_RECIPROCAL: {
+    P r = crecip(c, a);
     return cg_cx_make(m, t, r.re, r.im);
   }
   case LOOM_OP_POW: {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* parse.c: readers for the text forms ir/print.c writes (see the grammar at the top of print.c).
  *
  * Approach: a hand-written cursor over the text that tracks line and column; one function per line
@@ -256,6 +257,9 @@ static LoomStatus parse_node_line(Cursor *c, IrGraph *g, IdMap *nodes, IdMap *in
   else if (strcmp(kw, "matmul") == 0) {
     n.kind = IR_MATMUL;
     nsrc = 2;
+  } else if (strcmp(kw, "iota") == 0) {
+    n.kind = IR_IOTA;
+    nsrc = 0;
   } else if (op_from_name(kw, &op)) {
     n.kind = IR_ELEM;
     n.op = (uint16_t)op;
@@ -381,7 +385,7 @@ static bool grow(Arena *a, void **arr, int32_t n, int32_t *cap, size_t elem) {
 static LoomStatus oom(Diag *d) { return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory while parsing a kernel"); }
 
 /* instr = "%" N "=" ("load" dt "buf" N | "const" dt scalar | opname dt ref* | "cast" dt ref
- *         | "acc" dt "phase" N | "redsize" dt) */
+ *         | "acc" dt "phase" N | "redsize" dt | "offset" dt "buf" N) */
 static LoomStatus parse_instr(Cursor *c, KInstr *in, int32_t expect_id) {
   int32_t id = -1;
   LoomStatus st = parse_ref(c, &id);
@@ -416,6 +420,10 @@ static LoomStatus parse_instr(Cursor *c, KInstr *in, int32_t expect_id) {
     in->phase = v;
   } else if (strcmp(kw, "redsize") == 0) {
     in->kind = KI_REDSIZE;
+  } else if (strcmp(kw, "offset") == 0) {
+    in->kind = KI_OFFSET;
+    if ((st = expect(c, "buf")) || (st = parse_int(c, 0, INT32_MAX, &v))) return st;
+    in->buf = v;
   } else if (op_from_name(kw, &op)) {
     in->kind = KI_ELEM;
     in->op = (uint16_t)op;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* print.c: the stable text forms of the graph IR and the kernel IR (ir/parse.c reads them back).
  *
  * Approach: one line per item, every semantic field spelled out, nothing depending on addresses or
@@ -49,7 +50,7 @@ static const char *const kind_names[IR_KIND_COUNT] = {
     [IR_INPUT] = "input", [IR_CONST] = "const",         [IR_ELEM] = "elem",
     [IR_CAST] = "cast",   [IR_BROADCAST] = "broadcast", [IR_RESHAPE] = "reshape",
     [IR_PERMUTE] = "permute", [IR_SLICE] = "slice",     [IR_REDUCE] = "reduce",
-    [IR_COPY] = "copy",   [IR_MATMUL] = "matmul"};
+    [IR_COPY] = "copy",   [IR_MATMUL] = "matmul", [IR_IOTA] = "iota"};
 
 static int node_arity(const IrNode *n) { return ir_node_arity(n); }
 
@@ -207,6 +208,7 @@ static void print_kernel(const KernelIr *k, bool with_name, StrBuf *out) {
     case KI_USER_OUT: sb_printf(out, "user_out %s %%%d %d", dt, in->src[0], (int)in->op); break;
     case KI_INDEX: sb_printf(out, "index %s", dt); break;
     case KI_NPOINTS: sb_printf(out, "npoints %s", dt); break;
+    case KI_OFFSET: sb_printf(out, "offset %s buf %d", dt, in->buf); break;
     default: sb_printf(out, "? %s", dt); break;
     }
     sb_printf(out, "\n");

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* host_device.c: the host CPU as a device (device.h): memory from the host pool, copies by memmove, work
  * done when its call returns (streams are no-ops, events read the monotonic clock), kernels from the
  * context's kernel table (runtime/cache.c over codegen's host target), and the host schedule runner.
@@ -101,7 +102,11 @@ static LoomStatus run_schedule(LoomContext *ctx, const IrGraph *g, const Schedul
       if (bd->kind == SB_INPUT && bd->index >= 0 && bd->index < g->ninputs) base = g->inputs[bd->index].data;
       else if (bd->kind == SB_TEMP && bd->index >= 0 && bd->index < s->ntemp) base = temps[bd->index];
       else if (bd->kind == SB_OUTPUT && bd->index >= 0 && bd->index < nouts) base = out_data[bd->index];
-      else {
+      else if (bd->kind == SB_INDEX) { /* no memory: the base word carries the offset (ir.h) */
+        bufs[b] = (void *)(uintptr_t)((uint64_t)bd->offset * 8u);
+        for (int32_t i = 0; i < ir->ndim; i++) strides[(size_t)b * (size_t)ir->ndim + (size_t)i] = bd->strides[i];
+        continue;
+      } else {
         if (bufs != args_stack) ctx_free(ctx, bufs);
         st = diag_error(d, LOOM_ERR_INTERNAL,
                         "internal error: kernel %s binds buffer %d to a missing array (kind %d index %d)",

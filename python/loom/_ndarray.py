@@ -22,7 +22,7 @@ import numpy
 
 from . import _core
 from ._common import (_DTYPES, _CODE, _OPS, _BF16, _BF16_CODE, _code, _shape_tuple, _norm_axis, _axes_tuple,
-                      _cur, _from_numpy)
+                      _cur, _from_numpy, _contiguous)
 
 try:
     from numpy.exceptions import ComplexWarning as _ComplexWarning
@@ -31,30 +31,24 @@ except ImportError:  # NumPy < 1.25
 
 
 class _Flags:
-    __slots__ = ("c_contiguous", "f_contiguous", "owndata")
+    """a.flags: the memory-layout flags (read-only, as NumPy's for these three), by attribute or key."""
+    __slots__ = ("_c", "_f", "_own")
 
     def __init__(self, c, f, own):
-        self.c_contiguous, self.f_contiguous, self.owndata = c, f, own
+        self._c, self._f, self._own = c, f, own
+
+    c_contiguous = property(lambda self: self._c)
+    f_contiguous = property(lambda self: self._f)
+    owndata = property(lambda self: self._own)
+    fnc = property(lambda self: self._f and not self._c, doc="F-contiguous and not C-contiguous")
+    forc = property(lambda self: self._f or self._c, doc="F- or C-contiguous")
 
     def __getitem__(self, name):
-        return {"C_CONTIGUOUS": self.c_contiguous, "F_CONTIGUOUS": self.f_contiguous,
-                "OWNDATA": self.owndata}[name.upper()]
+        return {"C_CONTIGUOUS": self._c, "F_CONTIGUOUS": self._f, "OWNDATA": self._own}[name.upper()]
 
     def __repr__(self):
-        return (f"  C_CONTIGUOUS : {self.c_contiguous}\n  F_CONTIGUOUS : {self.f_contiguous}\n"
-                f"  OWNDATA : {self.owndata}")
-
-
-def _contig(shape, strides, itemsize, order):
-    dims = list(zip(shape, strides))
-    if order == "C":
-        dims.reverse()
-    expect = itemsize
-    for n, s in dims:
-        if n != 1 and s != expect:
-            return False
-        expect *= n
-    return True
+        return (f"  C_CONTIGUOUS : {self._c}\n  F_CONTIGUOUS : {self._f}\n"
+                f"  OWNDATA : {self._own}")
 
 
 class ndarray(_core.Array):
@@ -64,9 +58,10 @@ class ndarray(_core.Array):
     __array_priority__ = 100
 
     def __new__(cls, shape, dtype=float, memptr=None, strides=None, order="C"):
-        if memptr is not None or strides is not None or order != "C":
-            raise NotImplementedError("loom.ndarray(): memptr, strides and order='F' are not supported")
-        return _core.empty(_shape_tuple(shape), _code(dtype), False, *_cur())
+        if memptr is not None or strides is not None:
+            raise NotImplementedError("loom.ndarray(): memptr and strides are not supported; use loom.empty (or "
+                                      "a view of an existing array)")
+        return _creation.empty(shape, dtype, order)
 
     # ---- attributes ------------------------------------------------------------------------------
     @property
@@ -97,7 +92,7 @@ class ndarray(_core.Array):
     @property
     def flags(self):
         sh, st, it = self.shape, self.strides, self.itemsize
-        return _Flags(_contig(sh, st, it, "C"), _contig(sh, st, it, "F"), True)
+        return _Flags(_contiguous(sh, st, it, "C"), _contiguous(sh, st, it, "F"), True)
 
     @property
     def data(self):
@@ -120,7 +115,7 @@ class ndarray(_core.Array):
         stream = s.ptr if s._h is not None else None
         if stream is None:
             _core.device_synchronize(*self._device)
-        c = _contig(self.shape, self.strides, self.itemsize, "C")
+        c = _contiguous(self.shape, self.strides, self.itemsize, "C")
         return {"shape": self.shape, "typestr": self.dtype.str, "descr": [("", self.dtype.str)],
                 "data": ((self._ptr or 0) if self.size else 0, False),
                 "strides": None if c else self.strides, "version": 3, "stream": stream}
@@ -163,7 +158,11 @@ class ndarray(_core.Array):
             yield self[i]
 
     def __repr__(self):
-        return repr(self._np())
+        """NumPy's repr of the value. A pending array is evaluated first and says so in a trailing
+        comment (``array([2., 2.])  # was pending: evaluated by repr``)."""
+        pending = self._lazy and not self._tracer
+        text = repr(self._np())
+        return text + "  # was pending: evaluated by repr" if pending else text
 
     def __str__(self):
         return str(self._np())
@@ -204,13 +203,13 @@ class ndarray(_core.Array):
     # ---- interop ---------------------------------------------------------------------------------------
     def __array_ufunc__(self, ufunc, method, *inputs, out=None, **kwargs):
         fn = _math._UFUNCS.get(ufunc.__name__)
-        if fn is None or method != "__call__":
+        if fn is None and ufunc is numpy.matmul:  # a ufunc (gufunc) in NumPy, a plain function in loom
+            fn = _products.matmul
+        if fn is None or (method != "__call__" and not hasattr(fn, method)):
             return NotImplemented
         if out is not None:
-            if len(out) != 1:
-                return NotImplemented
-            kwargs["out"] = out[0]
-        return fn(*inputs, **kwargs)
+            kwargs["out"] = out[0] if len(out) == 1 else out
+        return fn(*inputs, **kwargs) if method == "__call__" else getattr(fn, method)(*inputs, **kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
         from . import _API
@@ -220,20 +219,12 @@ class ndarray(_core.Array):
         return fn(*args, **kwargs)
 
     # ---- shape ----------------------------------------------------------------------------------------
-    def reshape(self, *shape, order="C"):
-        if order not in ("C", "A"):
-            raise NotImplementedError("reshape: only order='C' is supported")
+    def reshape(self, *shape, order="C", copy=None):
         if len(shape) == 1 and not isinstance(shape[0], int):
             shape = shape[0]
-        shape = _shape_tuple(shape)
-        if self._tracer:
-            return _core.movement(0, self, shape, None, None)
-        try:
-            return self._numpy_view(lambda a: a.reshape(shape))
-        except ValueError:
-            raise
-        except _NotAView:
-            return _core.movement(0, self, shape, None, None)
+        if copy is not None:
+            return _manipulation.reshape(self, shape, order, copy=copy)
+        return _manipulation._reshape(self, _shape_tuple(shape), order)
 
     def transpose(self, *axes):
         if len(axes) == 1 and (axes[0] is None or not isinstance(axes[0], int)):
@@ -252,10 +243,10 @@ class ndarray(_core.Array):
         return self._numpy_view(lambda a: a.swapaxes(a1, a2))
 
     def ravel(self, order="C"):
-        return self.reshape(-1)
+        return _manipulation._ravel(self, order, False)
 
     def flatten(self, order="C"):
-        return self.reshape(-1).copy()
+        return _manipulation._ravel(self, order, True)
 
     def squeeze(self, axis=None):
         if self._tracer:
@@ -264,23 +255,33 @@ class ndarray(_core.Array):
 
     def astype(self, dtype, order="K", casting=None, subok=None, copy=True):
         code = _code(dtype)
-        if code == self._dtype_code and not copy:
+        if code == self._dtype_code and not copy and _manipulation._satisfies(self, order):
             return self
         if self.dtype.kind == "c" and _DTYPES[code].kind != "c":
             warnings.warn("Casting complex values to real discards the imaginary part", _ComplexWarning,
                           stacklevel=2)
-        return _core.cast(self, code)
+        return _manipulation._copy(self, code, order)
 
     def copy(self, order="C"):
-        return _core.cast(self, self._dtype_code)
+        return _manipulation._copy(self, self._dtype_code, order)
 
-    def view(self, dtype=None):
+    def view(self, dtype=None, type=None):
+        """A view of the same memory; with dtype, its bytes read as that dtype (NumPy's rules: another
+        item size needs a contiguous last axis and changes its length)."""
+        if type is not None:
+            raise TypeError("view(type=...): loom arrays have no subclasses")
         if dtype is None or numpy.dtype(dtype) == self.dtype:
             return self._numpy_view(lambda a: a.view())
-        if numpy.dtype(dtype) in _CODE and numpy.dtype(dtype).itemsize == self.itemsize:
-            return self._numpy_view(lambda a: a, dtype)  # the same item size: the same geometry
-        raise NotImplementedError("view(dtype): reinterpreting loom memory as a dtype of another item size is "
-                                  "not supported")
+        d = numpy.dtype(dtype)
+        if d.byteorder not in "=|":
+            raise ValueError(f"view: dtype {d} is not in the native byte-order, which loom arrays use")
+        code = _code(d)
+        if self._tracer:
+            raise TypeError("@loom.fuse: view(dtype) of a traced value is not supported (it has no memory)")
+        base = self._geometry_base() if self._on_gpu else self._np()
+        v = base.view(d)  # NumPy checks the shape and contiguity rules and raises its errors
+        off = v.__array_interface__["data"][0] - base.__array_interface__["data"][0] if v.size else 0
+        return _core.view(self, off, v.shape, v.strides, code)
 
     def fill(self, value):
         self[...] = value
@@ -367,13 +368,17 @@ class ndarray(_core.Array):
     def __rlshift__(self, o): return _binop("left_shift", o, self)
     def __rshift__(self, o): return _binop("right_shift", self, o)
     def __rrshift__(self, o): return _binop("right_shift", o, self)
-    def __eq__(self, o): return _binop("eq", self, o)
-    def __ne__(self, o): return _binop("ne", self, o)
+    def __eq__(self, o): return self._none_compare(False) if o is None else _binop("eq", self, o)
+    def __ne__(self, o): return self._none_compare(True) if o is None else _binop("ne", self, o)
     def __lt__(self, o): return _binop("lt", self, o)
     def __le__(self, o): return _binop("le", self, o)
     def __gt__(self, o): return _binop("gt", self, o)
     def __ge__(self, o): return _binop("ge", self, o)
     __hash__ = None
+
+    def _none_compare(self, value):
+        """a == None / a != None: NumPy compares elementwise (nothing equals None)."""
+        return _core.movement(2, _core.const(int(value), _CODE[numpy.dtype(bool)]), self.shape, None, None)
 
     def __matmul__(self, o): return _products.matmul(self, o)
     def __rmatmul__(self, o): return _products.matmul(o, self)
@@ -407,6 +412,9 @@ class ndarray(_core.Array):
     def __ilshift__(self, o): return self._inplace("left_shift", o)
     def __irshift__(self, o): return self._inplace("right_shift", o)
 
+    def __divmod__(self, o): return _math.divmod(self, o)
+    def __rdivmod__(self, o): return _math.divmod(o, self)
+
     # ---- methods that are functions -----------------------------------------------------------------------
     def sum(self, axis=None, dtype=None, out=None, keepdims=False):
         return _reductions.sum(self, axis, dtype, out, keepdims)
@@ -430,6 +438,60 @@ class ndarray(_core.Array):
     def conjugate(self): return _complex.conjugate(self)
     def dot(self, b, out=None): return _products.dot(self, b, out)
     def nonzero(self): return _indexing.nonzero(self)
+    def take(self, indices, axis=None, out=None, mode="raise"):
+        return _selection.take(self, indices, axis, out, mode)
+    def diagonal(self, offset=0, axis1=0, axis2=1): return _selection.diagonal(self, offset, axis1, axis2)
+    def put(self, indices, values, mode="raise"): return _selection.put(self, indices, values, mode)
+    def choose(self, choices, out=None, mode="raise"): return _selection.choose(self, choices, out, mode)
+    def compress(self, condition, axis=None, out=None): return _selection.compress(condition, self, axis, out)
+    def ptp(self, axis=None, out=None, keepdims=False): return _statistics.ptp(self, axis, out, keepdims)
+
+    def trace(self, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+        """The sum along the diagonal (a strided view summed: one reduction)."""
+        return _reductions.sum(_selection.diagonal(self, offset, axis1, axis2), -1, dtype, out)
+
+    @property
+    def flat(self):
+        """A flat iterator over the elements in C order (numpy.flatiter): indexing reads a flattened copy
+        (or view), assignment writes this array."""
+        return _FlatIter(self)
+
+    def byteswap(self, inplace=False):
+        """The bytes of every element reversed (through NumPy on the host: loom has no byte-shuffle op)."""
+        if inplace:
+            _host_update(self, lambda h: h.byteswap(True))
+            return self
+        return _from_numpy(self._np().byteswap(), copy=True, device=self._device)
+
+
+class _FlatIter:
+    """a.flat: the elements of a in C order, indexable as a 1-d array (CuPy's flatiter)."""
+
+    __slots__ = ("base",)
+
+    def __init__(self, a):
+        self.base = a
+
+    def __len__(self):
+        return self.base.size
+
+    def __iter__(self):
+        return iter(self.base.ravel())
+
+    def __getitem__(self, key):
+        return self.base.ravel()[key]
+
+    def __setitem__(self, key, value):
+        a = self.base
+        if a.flags.c_contiguous and not a._lazy:
+            a.reshape(a.size)[key] = value  # a view of a's memory
+            return
+        k = key._np() if isinstance(key, ndarray) else key
+        v = value._np() if isinstance(value, ndarray) else value
+        _host_update(a, lambda h: h.flat.__setitem__(k, v))
+
+    def copy(self):
+        return self.base.flatten()
 
 
 class _NotAView(Exception):
@@ -468,23 +530,55 @@ _NP_NAME = {"add": "add", "sub": "subtract", "mul": "multiply", "truediv": "divi
             "ne": "not_equal", "lt": "less", "le": "less_equal", "gt": "greater", "ge": "greater_equal"}
 
 
+_COMPARISONS = frozenset(("eq", "ne", "lt", "le", "gt", "ge"))
+_INT64_MIN, _UINT64_END = -(1 << 63), 1 << 64
+
+
+def _python_int(name, x, other):
+    """Python int operand x of the binary op `name` against operand `other`, made what loom's C layer
+    takes (a weak scalar holds an int64) with NumPy 2's results: an int outside int64 is a strong uint64
+    against a uint64 array when it fits, a float against a float array, and +-inf in a comparison with
+    an integer (not bool) array (it lies beyond every value the array holds); true division of an integer
+    array divides by the int as a float64 (NumPy's integer true_divide loop is float64's, so uint8 / -2
+    is -0.5 there). Else it is left as it is (loom raises NumPy's OverflowError)."""
+    if type(x) is not int or not isinstance(other, ndarray):
+        return x
+    kind = other.dtype.kind
+    if name == "truediv" and kind in "biu":
+        return float(x)
+    if _INT64_MIN <= x < -_INT64_MIN:
+        return x
+    if kind == "u" and other.dtype.itemsize == 8 and 0 <= x < _UINT64_END:
+        return _core.const(x, _CODE[other.dtype])
+    if kind == "f" or (name in _COMPARISONS and kind in "iu"):
+        return float(x) if kind == "f" else (numpy.inf if x > 0 else -numpy.inf)
+    return x
+
+
+def _binary_operands(name, a, b):
+    """The operands of binary op `name` for _core (see _operand and _python_int)."""
+    a, b = _operand(a), _operand(b)
+    return _python_int(name, a, b), _python_int(name, b, a)
+
+
 def _binop(name, a, b):
     try:
-        a, b = _operand(a), _operand(b)
+        a, b = _binary_operands(name, a, b)
     except TypeError:
         return NotImplemented
     return _core.binary(_OPS[name], a, b)
 
 
-def _finish(r, out):
+def _finish(r, out, casting="same_kind"):
+    """r, or r written into out (its dtype reached under the casting rule, NumPy's default same_kind)."""
     if out is None:
         return r
     if not isinstance(out, ndarray):
         raise TypeError(f"out must be a loom.ndarray, not {type(out).__name__}")
     if out.shape != r.shape:
         raise ValueError(f"output array has shape {out.shape}; the result has shape {r.shape}")
-    if not numpy.can_cast(r.dtype, out.dtype, "same_kind"):
-        raise TypeError(f"Cannot cast output from {r.dtype!r} to {out.dtype!r} with casting rule 'same_kind'")
+    if not numpy.can_cast(r.dtype, out.dtype, casting):
+        raise TypeError(f"Cannot cast output from {r.dtype!r} to {out.dtype!r} with casting rule {casting!r}")
     if out._lazy:
         _core.become(out, _core.cast(r, out._dtype_code))
     else:
@@ -499,8 +593,84 @@ def _host(fn, *arrays, **kw):
     return _from_numpy(fn(*args, **kw), copy=True, device=dev)
 
 
+def _to_host(x):
+    """loom arrays in x (also inside lists and tuples) as NumPy arrays."""
+    if isinstance(x, ndarray):
+        return x._np()
+    if isinstance(x, (list, tuple)):
+        return _same_sequence(x, [_to_host(v) for v in x])
+    return x
+
+
+def _same_sequence(like, items):
+    """items as a sequence of like's type (list, tuple, or a named tuple such as SlogdetResult)."""
+    return type(like)(*items) if hasattr(like, "_fields") else type(like)(items)
+
+
+def _from_host(r, dev):
+    """NumPy arrays and scalars in a NumPy result r (also inside lists and tuples) as loom arrays on
+    device dev (a NumPy scalar becomes a 0-d array, as CuPy returns)."""
+    if isinstance(r, (numpy.ndarray, numpy.generic)):
+        return _from_numpy(numpy.asarray(r), copy=True, device=dev)
+    if isinstance(r, (list, tuple)):
+        return _same_sequence(r, [_from_host(v, dev) for v in r])
+    return r
+
+
+def _device_of_args(*xs):
+    for x in xs:
+        if isinstance(x, ndarray):
+            return x._device
+        if isinstance(x, (list, tuple)):
+            d = _device_of_args(*x)
+            if d is not None:
+                return d
+    return None
+
+
+def _host_call(fn, *args, **kw):
+    """fn(*args, **kw) computed by NumPy on host copies of the loom arrays among the arguments; the
+    arrays in its result become loom arrays on the arguments' device."""
+    dev = _device_of_args(*args, *kw.values())
+    r = fn(*_to_host(args), **{k: _to_host(v) for k, v in kw.items()})
+    return _from_host(r, dev)
+
+
+def _host_update(a, fn):
+    """fn(h) writes a NumPy view h of loom array a in place (on a host copy for a GPU array, written
+    back): scatters loom has no kernel for. Pending values are computed first."""
+    if not isinstance(a, ndarray):
+        raise TypeError(f"the array to write must be a loom array, not {type(a).__name__}")
+    if a._tracer:
+        raise TypeError("@loom.fuse: in-place scatter into a traced value is not supported")
+    _core.flush()  # pending values read this memory through the graph: compute them first
+    if a._on_gpu:
+        h = a._np()
+        fn(h)
+        _core.assign(a, _from_numpy(h, copy=True, device=a._device))
+    else:
+        fn(a._np())
+
+
+def _host_function(name, module, doc=None):
+    """loom.<name>: numpy.<name> computed by NumPy on host copies of loom arrays (functions that need
+    kernels loom lacks; the README lists them), with out= written as loom's out= is."""
+    np_fn = getattr(numpy, name)
+
+    def f(*args, out=None, **kw):
+        r = _host_call(np_fn, *args, **kw)
+        return r if out is None else _finish(r, out, "unsafe")
+
+    f.__name__ = f.__qualname__ = name
+    f.__module__ = module
+    f.__doc__ = doc or (f"loom.{name}: like numpy.{name}; computed by NumPy on a host copy of the data (a GPU "
+                        "array goes through host memory), the result a loom array on the input's device")
+    return f
+
+
 __all__ = [_n for _n, _v in list(globals().items())
            if not _n.startswith("_") and getattr(_v, "__module__", None) == __name__]
 
 
-from . import _creation, _math, _reductions, _indexing, _complex, _products  # noqa: E402 (they import ndarray)
+from . import _creation, _math, _reductions, _manipulation, _indexing, _complex  # noqa: E402 (they import ndarray)
+from . import _selection, _statistics, _products  # noqa: E402

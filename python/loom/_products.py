@@ -1,5 +1,5 @@
-"""_products.py: matrix and tensor products (matmul, dot, vdot, inner, outer, tensordot, einsum, vecdot,
-matrix_transpose, kron), lazily on the arrays' device.
+"""_products.py: matrix and tensor products (matmul, dot, vdot, inner, tensordot, einsum, vecdot, matrix_transpose;
+outer and kron are _numeric.py's), lazily on the arrays' device.
 
 Approach: every contraction is brought to one form, a batched matrix product, which _core.matmul makes a
 graph node (IR_MATMUL: one BLAS / cuBLASLt call, with the elementwise epilogue that follows it fused into
@@ -58,7 +58,8 @@ def _result_dtype(*arrays):
 
 # ---- matmul and its relatives ---------------------------------------------------------------------------
 def matmul(x1, x2, /, out=None, *, dtype=None, casting="same_kind", order="K", subok=True):
-    """NumPy's matmul (a @ b): a graph node run as one library call on the arrays' device."""
+    """numpy.matmul (a @ b): a graph node run as one library call on the arrays' device (the host's BLAS,
+    cuBLASLt on NVIDIA), with the elementwise epilogue that follows folded into the call where it can."""
     a, b = _arr(x1), _arr(x2)
     if a.ndim == 0 or b.ndim == 0:
         raise ValueError("matmul: Input operand %d does not have enough dimensions (has 0, gufunc core with "
@@ -109,24 +110,6 @@ def inner(a, b):
     return tensordot(a, b, axes=([a.ndim - 1], [b.ndim - 1]))
 
 
-def outer(a, b, out=None):
-    """NumPy's outer: a.ravel()[:, None] * b.ravel()[None, :] (a broadcast multiply, fused)."""
-    a, b = _arr(a), _arr(b)
-    r = _core.binary(_ops()["mul"], _reshape(a, (a.size, 1)), _reshape(b, (1, b.size)))
-    return _finish(r, out)
-
-
-def kron(a, b):
-    """NumPy's kron: the block matrix [a_ij * b], a broadcast multiply and a reshape."""
-    a, b = _arr(a), _arr(b)
-    nd = builtins.max(a.ndim, b.ndim)
-    sa, sb = (1,) * (nd - a.ndim) + a.shape, (1,) * (nd - b.ndim) + b.shape
-    ia = [d for i in range(nd) for d in (sa[i], 1)]
-    ib = [d for i in range(nd) for d in (1, sb[i])]
-    r = _core.binary(_ops()["mul"], _reshape(a, ia), _reshape(b, ib))
-    return _reshape(r, [sa[i] * sb[i] for i in range(nd)])
-
-
 def vecdot(x1, x2, /, *, axis=-1):
     """The array API's vecdot: sum(conj(x1) * x2, axis) with broadcasting (one fused reduction)."""
     a, b = _arr(x1), _arr(x2)
@@ -141,7 +124,8 @@ def vecdot(x1, x2, /, *, axis=-1):
     if a.dtype.kind == "c":
         a = _conj(a)
     from ._reductions import sum as _sum
-    return _sum(_core.binary(_ops()["mul"], a, b), axis=ax if ax < 0 else ax - nd)
+    rt = _result_dtype(a, b)  # the operands' type, as the array API asks (sum alone widens small ints)
+    return _sum(_core.binary(_ops()["mul"], a, b), axis=ax if ax < 0 else ax - nd, dtype=rt)
 
 
 def matrix_transpose(x, /):
@@ -403,5 +387,5 @@ def set_allow_tf32(flag):
     return _core.set_allow_tf32(bool(flag))
 
 
-__all__ = ["set_allow_tf32", "matmul", "dot", "vdot", "inner", "outer", "kron", "vecdot", "matrix_transpose", "tensordot",
+__all__ = ["set_allow_tf32", "matmul", "dot", "vdot", "inner", "vecdot", "matrix_transpose", "tensordot",
            "einsum"]

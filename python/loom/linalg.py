@@ -25,8 +25,8 @@ from ._math import absolute, sqrt, log, sign, reciprocal
 from ._reductions import amax, amin, sum, prod, count_nonzero
 from ._indexing import where
 from ._manipulation import broadcast_to
-from ._products import (matmul, tensordot, vecdot, matrix_transpose, outer, _permute, _reshape, _diagonal_last,
-                        _cast)
+from ._numeric import outer
+from ._products import matmul, tensordot, vecdot, matrix_transpose, _permute, _reshape, _diagonal_last, _cast
 
 _core.set_linalg_error(LinAlgError)
 
@@ -296,6 +296,19 @@ def matrix_rank(A, tol=None, hermitian=False, *, rtol=None):
     return count_nonzero(_core.binary(_core.ops["gt"], s, tol), axis=-1)
 
 
+def cond(x, p=None):
+    """The condition number of each matrix: s_max / s_min for p None, 2 (-2: the inverse), else
+    norm(x, p) * norm(inv(x), p) (p 1, -1, inf, -inf, 'fro', 'nuc')."""
+    x = _matrix(x, "cond")
+    if p is None or p in (2, -2):
+        s = svdvals(x)
+        big, small = amax(s, axis=-1), amin(s, axis=-1)
+        return big / small if p != -2 else small / big
+    if x.shape[-1] != x.shape[-2]:
+        raise LinAlgError("Last 2 dimensions of the array must be square")
+    return norm(x, p, axis=(-2, -1)) * norm(inv(x), p, axis=(-2, -1))
+
+
 def matrix_power(a, n):
     """a raised to the integer power n by repeated squaring (n < 0: of inv(a))."""
     a = asarray(a)
@@ -493,5 +506,5 @@ def matrix_norm(x, /, *, keepdims=False, ord="fro"):
 
 
 __all__ = ["LinAlgError", "solve", "inv", "cholesky", "qr", "svd", "svdvals", "eigh", "eigvalsh", "det", "slogdet",
-           "lstsq", "pinv", "matrix_rank", "matrix_power", "multi_dot", "norm", "vector_norm", "matrix_norm",
+           "lstsq", "pinv", "cond", "matrix_rank", "matrix_power", "multi_dot", "norm", "vector_norm", "matrix_norm",
            "matmul", "tensordot", "vecdot", "matrix_transpose", "outer", "diagonal", "trace", "cross"]

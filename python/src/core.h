@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* core.h: what the files of the CPython extension loom._core share (internal; hidden visibility).
  *
  * Approach. PEP 489 multi-phase init; everything lives in per-module state (ModState), no C globals.
@@ -178,6 +179,7 @@ BufferObject *buffer_new(ModState *st, int kind);
 int is_array(ModState *st, PyObject *o);
 ArrayObject *array_alloc(ModState *st);
 void set_byte_geometry(ArrayObject *a);
+/* C-contiguous strides; all zero for an empty array, as NumPy's new arrays. */
 void contiguous_strides(LoomArray *d);
 int64_t numel(const LoomArray *d);
 int is_c_contiguous(const LoomArray *d);
