@@ -447,14 +447,6 @@ def clip(a, a_min=None, a_max=None, out=None, **kw):
 
 
 # ---- host fallbacks (computed by NumPy on the host, returned as new loom arrays) --------------------------
-def matmul(a, b, out=None):
-    return _finish(_host(numpy.matmul, asarray(a), asarray(b)), out)
-
-
-def dot(a, b, out=None):
-    return _finish(_host(numpy.dot, asarray(a), asarray(b)), out)
-
-
 def array_equal(a1, a2, equal_nan=False):
     return bool(numpy.array_equal(asnumpy(a1), asnumpy(a2), equal_nan=equal_nan))
 

@@ -204,8 +204,7 @@ class ndarray(_core.Array):
     def __array_ufunc__(self, ufunc, method, *inputs, out=None, **kwargs):
         fn = _math._UFUNCS.get(ufunc.__name__)
         if fn is None and ufunc is numpy.matmul and method == "__call__":  # a gufunc in NumPy, a function in loom
-            from . import matmul
-            return matmul(*inputs, **({"out": out[0]} if out else {}), **kwargs)
+            return _products.matmul(*inputs, **({"out": out[0]} if out else {}), **kwargs)
         if fn is None or not hasattr(fn, method if method != "__call__" else "nin"):
             return NotImplemented
         if out is not None:
@@ -381,8 +380,8 @@ class ndarray(_core.Array):
         """a == None / a != None: NumPy compares elementwise (nothing equals None)."""
         return _core.movement(2, _core.const(int(value), _CODE[numpy.dtype(bool)]), self.shape, None, None)
 
-    def __matmul__(self, o): return _math.matmul(self, o)
-    def __rmatmul__(self, o): return _math.matmul(o, self)
+    def __matmul__(self, o): return _products.matmul(self, o)
+    def __rmatmul__(self, o): return _products.matmul(o, self)
 
     def _inplace(self, name, o):
         r = _binop(name, self, o)
@@ -437,7 +436,7 @@ class ndarray(_core.Array):
     def round(self, decimals=0, out=None): return _math.around(self, decimals, out)
     def conj(self): return _complex.conjugate(self)
     def conjugate(self): return _complex.conjugate(self)
-    def dot(self, b, out=None): return _math.dot(self, b, out)
+    def dot(self, b, out=None): return _products.dot(self, b, out)
     def nonzero(self): return _indexing.nonzero(self)
     def take(self, indices, axis=None, out=None, mode="raise"):
         return _selection.take(self, indices, axis, out, mode)
@@ -676,4 +675,4 @@ __all__ = [_n for _n, _v in list(globals().items())
 
 
 from . import _creation, _math, _reductions, _manipulation, _indexing, _complex  # noqa: E402 (they import ndarray)
-from . import _selection, _statistics  # noqa: E402
+from . import _selection, _statistics, _products  # noqa: E402

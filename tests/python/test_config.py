@@ -134,7 +134,7 @@ def test_signatures_of_the_documented_functions():
     for name in ("sum", "matmul", "where", "zeros"):
         doc = getattr(loom, name).__doc__
         assert f"numpy.{name}" in doc and hasattr(np, name)
-    assert "host" in loom.matmul.__doc__ and "pending" in loom.sum.__doc__
+    assert "library call" in loom.matmul.__doc__ and "pending" in loom.sum.__doc__
     assert inspect.signature(loom.sum).parameters["keepdims"].default is False
 
 
