@@ -13,12 +13,13 @@
 #include "codegen/codegen.h"
 #include "ir/ir.h"
 
-/* Where vector variants of libm functions come from (SLEEF's GNU vector ABI). */
+/* Where the host's math functions come from: SLEEF's scalar functions (Sleef_expf_u10, ...) called by
+ * their own names, with vector variants from SLEEF's GNU vector ABI (_ZGVeN16v_expf, ...). */
 typedef struct CgVecMath {
   /* ISA letters of the GNU vector ABI usable on the target, best first ("edcb" on AVX-512:
    * e = 512-bit, d = AVX2 256-bit, c = AVX 256-bit, b = SSE 128-bit). Empty or NULL: scalar only. */
   const char *isas;
-  /* Whether the vector symbol exists (SLEEF may lack some); NULL means every name exists. */
+  /* Whether a SLEEF symbol (scalar or vector) exists; NULL: no SLEEF (plain libm calls, scalar). */
   bool (*has_symbol)(void *user, const char *name);
   void *user;
 } CgVecMath;

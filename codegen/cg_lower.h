@@ -102,6 +102,18 @@ bool cg_reduce_reads_outer(const KernelIr *k, uint8_t *need, bool allow_map);
 void cg_worker_begin(Lower *L);
 void cg_worker_end(Lower *L);
 
+/* ---- lower_host.c, lower_host_red.c: host loops ---------------------------------------------------- */
+/* Visits linear points [lo, hi) of dims [d0, d1) row-major; at each point L->off holds the offsets
+ * (outer offsets plus these dims' contribution) and L->lin the linear index. */
+void cg_host_walk(Lower *L, int d0, int d1, LLVMValueRef lo, LLVMValueRef hi, BodyFn body, void *arg);
+/* Vector arg-reductions: whether phase ph can take one (argmin/argmax of a non-bool value), and the
+ * reduction itself over R points [lo, hi) into the allocas accv / acci (initialized to the identity
+ * and lo by the caller). Worth it from CG_HOST_ARG_MIN_POINTS points on (the scalar fold below). */
+#define CG_HOST_ARG_MIN_POINTS 64
+bool cg_host_arg_vectorizable(const KernelIr *k, const KPhase *ph);
+void cg_host_arg_reduce(Lower *L, const KPhase *ph, LLVMValueRef lo, LLVMValueRef hi, LLVMValueRef accv,
+                        LLVMValueRef acci);
+
 /* ---- gpu_lower.c: GPU building blocks --------------------------------------------------------- */
 #define GPU_EMPTY_INDEX INT64_MAX /* accumulator index of an empty argmin/argmax part */
 LLVMValueRef cg_iconst_i(Lower *L, int64_t v); /* a constant of the index type */

@@ -22,7 +22,7 @@
 
 /* Visits linear points [lo, hi) of dims [d0, d1) row-major; at each point L->off holds the offsets
  * (outer offsets plus these dims' contribution) and L->lin the linear index. */
-static void walk(Lower *L, int d0, int d1, LLVMValueRef lo, LLVMValueRef hi, BodyFn body, void *arg) {
+void cg_host_walk(Lower *L, int d0, int d1, LLVMValueRef lo, LLVMValueRef hi, BodyFn body, void *arg) {
   LLVMBuilderRef b = L->m.b;
   const KernelIr *k = L->k;
   int nb = k->nbuf;
@@ -168,7 +168,22 @@ static void run_reduce_phase(Lower *L, int p, LLVMValueRef lo, LLVMValueRef hi) 
   RedArg ra = {ph, cg_entry_alloca(L, cg_reg_type(&L->m, vt), "acc"), cg_entry_alloca(L, L->i64, "acci")};
   LLVMBuildStore(L->m.b, cg_red_identity(L, ph->reduce_op, vt), ra.accv);
   LLVMBuildStore(L->m.b, lo, ra.acci);
-  walk(L, k->nkeep, k->ndim, lo, hi, body_reduce, &ra);
+  if (cg_host_arg_vectorizable(k, ph)) {
+    /* long ranges: the vector arg-reduction (lower_host_red.c); short ones: the scalar fold */
+    LLVMBuilderRef b = L->m.b;
+    LLVMBasicBlockRef vec = cg_new_bb(L, "arg.long"), sc = cg_new_bb(L, "arg.short"), join = cg_new_bb(L, "arg.join");
+    LLVMValueRef len = LLVMBuildSub(b, hi, lo, "");
+    LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSGE, len, cg_i64(&L->m, CG_HOST_ARG_MIN_POINTS), ""), vec, sc);
+    LLVMPositionBuilderAtEnd(b, vec);
+    cg_host_arg_reduce(L, ph, lo, hi, ra.accv, ra.acci);
+    LLVMBuildBr(b, join);
+    LLVMPositionBuilderAtEnd(b, sc);
+    cg_host_walk(L, k->nkeep, k->ndim, lo, hi, body_reduce, &ra);
+    LLVMBuildBr(b, join);
+    LLVMPositionBuilderAtEnd(b, join);
+  } else {
+    cg_host_walk(L, k->nkeep, k->ndim, lo, hi, body_reduce, &ra);
+  }
   L->acc[p] = LLVMBuildLoad2(L->m.b, cg_reg_type(&L->m, vt), ra.accv, "");
   L->accidx[p] = LLVMBuildLoad2(L->m.b, L->i64, ra.acci, "");
 }
@@ -184,7 +199,7 @@ static void body_o_point(Lower *L, void *arg) {
     const KPhase *ph = &k->phases[p];
     cg_clear_cache(L);
     if (ph->kind == KP_REDUCE) run_reduce_phase(L, p, LLVMConstInt(L->i64, 0, 0), L->rsize);
-    else if (ph->kind == KP_MAP) walk(L, k->nkeep, k->ndim, LLVMConstInt(L->i64, 0, 0), L->rsize, cg_body_map, (void *)ph);
+    else if (ph->kind == KP_MAP) cg_host_walk(L, k->nkeep, k->ndim, LLVMConstInt(L->i64, 0, 0), L->rsize, cg_body_map, (void *)ph);
     else cg_run_final_phase(L, ph);
   }
   cg_clear_cache(L);
@@ -361,7 +376,7 @@ static void run_outer(Lower *L, LLVMValueRef lo, LLVMValueRef hi) {
     void *ph = (void *)&k->phases[p];
     if (k->phases[p].kind == KP_REDUCE) {
       block_loop(L, n, body_block_init, ph);
-      walk(L, k->nkeep, k->ndim, cg_i64(m, 0), L->rsize, body_block_reduce_row, ph);
+      cg_host_walk(L, k->nkeep, k->ndim, cg_i64(m, 0), L->rsize, body_block_reduce_row, ph);
     } else {
       block_loop(L, n, body_block_final, ph);
     }
@@ -522,11 +537,11 @@ static void build_entry(Lower *L, int which, const char *name, const char *const
   } else if (which == ENTRY_RUN) {
     if (k->nkeep == k->ndim) {
       cg_worker_begin(L); /* a host worker is one run() call: one task's range of points */
-      walk(L, 0, k->ndim, s0, s1, cg_body_map, (void *)&k->phases[0]);
+      cg_host_walk(L, 0, k->ndim, s0, s1, cg_body_map, (void *)&k->phases[0]);
       cg_worker_end(L);
     }
     else if (L->outer) run_outer(L, s0, s1);
-    else walk(L, 0, k->nkeep, s0, s1, body_o_point, NULL);
+    else cg_host_walk(L, 0, k->nkeep, s0, s1, body_o_point, NULL);
   } else {
     LLVMValueRef s2 = LLVMGetParam(impl, (unsigned)(4 + nb));
     set_o_offsets(L, s0);
