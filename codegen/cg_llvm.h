@@ -75,13 +75,14 @@ LLVMValueRef cg_intrinsic(CgMath *m, const char *name, LLVMTypeRef *tys, unsigne
 
 /* Names of the entry points lower.c defines (prefix + "_run" / "_partial" / "_finish"). */
 typedef struct CgEntryNames {
-  char run[64], partial[64], finish[64];
-  bool has_partial;
+  char run[64], partial[64], finish[64], colpart[64], colfinish[64];
+  bool has_partial, has_col;
   int32_t acc_size;
 } CgEntryNames;
 
 /* Builds the host module for k into m (functions named from prefix): run always, partial/finish
- * when the phases are [REDUCE] or [REDUCE, FINAL]. fn_attrs: string attributes put on every
+ * when the phases are [REDUCE] or [REDUCE, FINAL], colpart/colfinish for reductions of the outer
+ * strategy (codegen.h). fn_attrs: string attributes put on every
  * function (e.g. target-cpu), as key/value pairs, nattrs pairs. */
 LoomStatus cg_lower_host(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef m, const KernelIr *k, const char *prefix,
                          const CgVecMath *vec, const char *const *fn_attrs, int nattrs,

@@ -194,8 +194,14 @@ static LoomStatus compile_locked(CgTarget *t, HostState *s, const KernelIr *k, b
     if (st == LOOM_OK) out->partial = (CgPartialFn)(uintptr_t)a;
     if (st == LOOM_OK) st = lookup(s, names.finish, &a, d);
     if (st == LOOM_OK) out->finish = (CgFinishFn)(uintptr_t)a;
-    out->acc_size = names.acc_size;
   }
+  if (st == LOOM_OK && names.has_col) {
+    st = lookup(s, names.colpart, &a, d);
+    if (st == LOOM_OK) out->colpart = (CgColFn)(uintptr_t)a;
+    if (st == LOOM_OK) st = lookup(s, names.colfinish, &a, d);
+    if (st == LOOM_OK) out->colfinish = (CgColFn)(uintptr_t)a;
+  }
+  out->acc_size = names.acc_size;
   return st;
 }
 

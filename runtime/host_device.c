@@ -3,14 +3,10 @@
  * context's kernel table (runtime/cache.c over codegen's host target), and the host schedule runner.
  *
  * The schedule runner: temporaries from the host pool; for each kernel a pinned entry of the kernel
- * table, base pointers (binding offset applied) and buffer-major strides, then one of these dispatches:
- *   elementwise (N points): on the caller when N < 32768 or one thread; else about 4 tasks per thread,
- *     each a contiguous range of at least 16384 points.
- *   reduction (no O points x nr R points): parallel over O ranges when no >= 2 * threads or the work
- *     is small (on the caller when no * nr < 65536); else, when the kernel can be split along R, R is
- *     cut into P = min(256, ceil(nr / 32768)) parts (P depends on nr only, never on the thread count,
- *     so a result has the same bits run after run), partial() runs for every (o, part) in parallel
- *     into an accumulator array, and finish() combines the parts of each o in order; else run over O.
+ * table, base pointers (binding offset applied) and buffer-major strides, then the launch the cost
+ * model picks (host_plan.c): on the caller, contiguous ranges of points (elementwise) or of O, an R
+ * split (partial() per (o, part) in parallel into an accumulator array, finish() combines each o's
+ * parts in order) or a column split (colpart / colfinish per REDUCE phase, codegen.h).
  * Kernels with an empty space are skipped, except a reduction with non-empty O and empty R, which must
  * still write its identities.
  */
@@ -20,15 +16,6 @@
 #include <string.h>
 
 #include "runtime/device.h"
-
-enum {
-  RT_ELEM_SERIAL_POINTS = 32768, /* below this an elementwise kernel runs on the caller */
-  RT_ELEM_MIN_TASK = 16384,      /* points per task, at least */
-  RT_TASKS_PER_THREAD = 4,
-  RT_RED_SERIAL_WORK = 65536,    /* no * nr below this: one call on the caller */
-  RT_RED_PART_POINTS = 32768,    /* R points per part when a reduction is split along R */
-  RT_RED_MAX_PARTS = 256
-};
 
 static size_t itemsize_of(LoomDType t) { return (size_t)dtype_bits(t) / 8; }
 
@@ -58,6 +45,8 @@ typedef struct Launch {
   int64_t nparts; /* R parts (split reductions) */
   unsigned char *accs;
   size_t acc_size;
+  int64_t ochunks; /* column split: O ranges per part */
+  CgColSplit col;  /* column split: the arguments shared by every task */
 } Launch;
 
 static void task_run(void *arg, int64_t t) {
@@ -93,54 +82,79 @@ static void launch_ranges(RtPool *pool, Launch *L, int64_t ntasks) {
   rt_parallel_for(pool, ntasks, task_run, L);
 }
 
+static void task_colpart(void *arg, int64_t t) {
+  const Launch *L = arg;
+  CgColSplit a = L->col;
+  a.part = t / L->ochunks;
+  split_range(L->nr, L->nparts, a.part, &a.rlo, &a.rhi);
+  split_range(L->n, L->ochunks, t % L->ochunks, &a.olo, &a.ohi);
+  if (a.olo < a.ohi) L->k->colpart(L->shape, L->bufs, L->strides, &a);
+}
+
+static void task_colfinish(void *arg, int64_t t) {
+  const Launch *L = arg;
+  CgColSplit a = L->col;
+  split_range(L->n, L->ntasks, t, &a.olo, &a.ohi);
+  if (a.olo < a.ohi) L->k->colfinish(L->shape, L->bufs, L->strides, &a);
+}
+
+/* Accumulator arrays: count * acc_size bytes, or an error naming the kernel. */
+static LoomStatus alloc_accs(LoomContext *ctx, const KernelIr *ir, const CgCompiled *k, int64_t count,
+                             unsigned char **out, Diag *d) {
+  size_t total;
+  *out = NULL;
+  if (k->acc_size <= 0)
+    return diag_error(d, LOOM_ERR_INTERNAL, "internal error: kernel %s can be split but has acc_size %d", ir->name,
+                      (int)k->acc_size);
+  if (__builtin_mul_overflow((size_t)count, (size_t)k->acc_size, &total))
+    return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: reduction accumulators overflow size_t");
+  *out = ctx_alloc(ctx, total ? total : 1);
+  if (!*out)
+    return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: %zu bytes of reduction accumulators for kernel %s",
+                      total, ir->name);
+  return LOOM_OK;
+}
+
 static LoomStatus launch_kernel(LoomContext *ctx, const KernelIr *ir, const CgCompiled *k,
                                 const int64_t *shape, void *const *bufs, const int64_t *strides,
                                 int64_t no, int64_t nr, Diag *d) {
   RtPool *pool = ctx->rt->pool;
-  int64_t threads = rt_pool_size(pool);
+  RtHostKernelInfo info = {.elementwise = ir->nkeep == ir->ndim, .can_split = k->partial && k->finish,
+                           .can_split_cols = k->colpart && k->colfinish};
+  RtHostPlan plan = rt_host_plan(&info, no, nr, rt_pool_size(pool));
   Launch L = {.k = k, .shape = shape, .bufs = bufs, .strides = strides, .n = no, .ntasks = 1, .nr = nr};
-  if (ir->nkeep == ir->ndim) { /* elementwise: no is the whole space */
-    int64_t ntasks = 1;
-    if (no >= RT_ELEM_SERIAL_POINTS && threads > 1) {
-      ntasks = threads * RT_TASKS_PER_THREAD;
-      if (ntasks > no / RT_ELEM_MIN_TASK) ntasks = no / RT_ELEM_MIN_TASK;
+  if (plan.strategy == RT_HOST_SERIAL || plan.strategy == RT_HOST_RANGES) {
+    launch_ranges(pool, &L, plan.strategy == RT_HOST_SERIAL ? 1 : plan.ntasks);
+    return LOOM_OK;
+  }
+  L.acc_size = (size_t)k->acc_size;
+  L.nparts = plan.nparts;
+  L.ntasks = plan.ntasks < 1 ? 1 : plan.ntasks;
+  if (plan.strategy == RT_HOST_SPLIT_R) {
+    LoomStatus st = alloc_accs(ctx, ir, k, sat_mul(no, plan.nparts), &L.accs, d);
+    if (st != LOOM_OK) return st;
+    rt_parallel_for(pool, no * plan.nparts, task_partial, &L);
+    rt_parallel_for(pool, L.ntasks, task_finish, &L);
+    ctx_free(ctx, L.accs);
+    return LOOM_OK;
+  }
+  /* column split: for each REDUCE phase in order, the parts in parallel, then their combination */
+  unsigned char *parts = NULL, *fin = NULL;
+  LoomStatus st = alloc_accs(ctx, ir, k, sat_mul(no, plan.nparts), &parts, d);
+  if (st == LOOM_OK) st = alloc_accs(ctx, ir, k, sat_mul(no, ir->nphase), &fin, d);
+  if (st == LOOM_OK) {
+    L.ochunks = plan.ochunks < 1 ? 1 : plan.ochunks;
+    L.col = (CgColSplit){.nparts = plan.nparts, .parts = parts, .fin = fin, .no = no};
+    for (int32_t p = 0; p < ir->nphase; p++) {
+      if (ir->phases[p].kind != KP_REDUCE) continue;
+      L.col.phase = p;
+      rt_parallel_for(pool, plan.nparts * L.ochunks, task_colpart, &L);
+      rt_parallel_for(pool, L.ntasks, task_colfinish, &L);
     }
-    launch_ranges(pool, &L, ntasks);
-    return LOOM_OK;
   }
-  int64_t work = sat_mul(no, nr > 0 ? nr : 1);
-  int64_t nparts = (nr + RT_RED_PART_POINTS - 1) / RT_RED_PART_POINTS;
-  if (nparts > RT_RED_MAX_PARTS) nparts = RT_RED_MAX_PARTS;
-  bool split = k->partial && k->finish && nparts > 1 && no < 2 * threads && work >= RT_RED_SERIAL_WORK;
-  if (!split) {
-    int64_t ntasks = 1;
-    if (work >= RT_RED_SERIAL_WORK && threads > 1 && no > 1)
-      ntasks = no < threads * RT_TASKS_PER_THREAD ? no : threads * RT_TASKS_PER_THREAD;
-    launch_ranges(pool, &L, ntasks);
-    return LOOM_OK;
-  }
-  if (k->acc_size <= 0)
-    return diag_error(d, LOOM_ERR_INTERNAL,
-                      "internal error: kernel %s can be split along R but has acc_size %d", ir->name,
-                      (int)k->acc_size);
-  size_t acc_size = (size_t)k->acc_size;
-  size_t total;
-  if (__builtin_mul_overflow((size_t)no, (size_t)nparts, &total) ||
-      __builtin_mul_overflow(total, acc_size, &total))
-    return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: reduction accumulators overflow size_t");
-  unsigned char *accs = ctx_alloc(ctx, total);
-  if (!accs)
-    return diag_error(d, LOOM_ERR_OUT_OF_MEMORY,
-                      "out of memory: %zu bytes of reduction accumulators for kernel %s", total, ir->name);
-  L.accs = accs;
-  L.acc_size = acc_size;
-  L.nparts = nparts;
-  rt_parallel_for(pool, no * nparts, task_partial, &L);
-  int64_t ntasks = no < threads ? no : threads;
-  L.ntasks = ntasks < 1 ? 1 : ntasks;
-  rt_parallel_for(pool, L.ntasks, task_finish, &L);
-  ctx_free(ctx, accs);
-  return LOOM_OK;
+  ctx_free(ctx, parts);
+  ctx_free(ctx, fin);
+  return st;
 }
 
 /* ---- schedule runner ----------------------------------------------------------------------------- */

@@ -1,4 +1,4 @@
-/* lower_host_red.c: host reduction strategies beside the plain per-point fold of lower_host.c.
+/* lower_host_arg.c: vector arg-reductions on the host (beside the scalar fold of lower_host.c).
  *
  * Vector arg-reductions (argmin / argmax over R points [lo, hi)). The scalar fold keeps (value, index)
  * in one dependency chain of compare, select, select per point (~13 cycles on x86), which no
