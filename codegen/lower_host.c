@@ -345,10 +345,9 @@ static void build_entry(Lower *L, int which, const char *name, const char *const
   for (int bi = 0; bi < nb; bi++) {
     L->base[bi] = LLVMGetParam(impl, (unsigned)(2 + bi));
     for (int d = 0; d < k->ndim; d++) {
-      uint8_t lay = k->bufs[bi].layout[d];
+      int64_t cs;
       LLVMValueRef s;
-      if (lay == KL_ONE) s = cg_i64(m, 1);
-      else if (lay == KL_ZERO) s = cg_i64(m, 0);
+      if (ir_layout_const(k->bufs[bi].layout[d], &cs)) s = cg_i64(m, cs); /* a compile-time stride */
       else {
         LLVMValueRef ix = cg_i64(m, (int64_t)bi * k->ndim + d);
         s = LLVMBuildLoad2(b, L->i64, LLVMBuildGEP2(b, L->i64, str, &ix, 1, ""), "");
