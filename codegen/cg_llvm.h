@@ -39,9 +39,11 @@ typedef struct CgMath {
   LLVMValueRef used[CG_MAX_USED]; /* vector declarations kept alive through llvm.compiler.used */
 } CgMath;
 
-/* Register type of a compute dtype: i1 for bool, iN for ints, float/double (float16 -> float). */
+/* Register type of a compute dtype: i1 for bool, iN for ints, float/double (float16, bfloat16 ->
+ * float), {T, T} for complex. */
 LLVMTypeRef cg_reg_type(CgMath *m, LoomDType t);
-/* Memory type of a storage dtype: i8 for bool, half for float16. */
+/* Memory type of a storage dtype: i8 for bool, half for float16, i16 for bfloat16, {T, T} for
+ * complex. */
 LLVMTypeRef cg_mem_type(CgMath *m, LoomDType t);
 LLVMValueRef cg_const(CgMath *m, LoomDType t, Scalar v);
 /* Converts v of dtype `from` to dtype `to` with KI_CAST semantics (ir.h). `from`/`to` may be
@@ -66,6 +68,21 @@ LLVMValueRef cg_combine(CgMath *m, LoomReduceOp op, LoomDType acc, LLVMValueRef 
  * a NaN wins over everything that is not NaN and stays). */
 LLVMValueRef cg_arg_better(CgMath *m, LoomReduceOp op, LoomDType t, LLVMValueRef cur,
                            LLVMValueRef v);
+/* Complex values ({T, T} structs: real, imaginary) and their ops (lower_complex.c): cg_elem,
+ * cg_identity, cg_combine and cg_arg_better pass complex operand dtypes on to these. */
+LLVMValueRef cg_cx_make(CgMath *m, LoomDType t, LLVMValueRef re, LLVMValueRef im);
+LLVMValueRef cg_cx_re(CgMath *m, LLVMValueRef v);
+LLVMValueRef cg_cx_im(CgMath *m, LLVMValueRef v);
+LLVMValueRef cg_complex_elem(CgMath *m, LoomOp op, LoomDType t, const LLVMValueRef *args);
+LLVMValueRef cg_complex_identity(CgMath *m, LoomReduceOp op, LoomDType t);
+LLVMValueRef cg_complex_combine(CgMath *m, LoomReduceOp op, LoomDType t, LLVMValueRef acc, LLVMValueRef v);
+LLVMValueRef cg_complex_arg_better(CgMath *m, LoomReduceOp op, LoomDType t, LLVMValueRef cur, LLVMValueRef v);
+/* Drops the fast-math flags of a combine's result (for a complex value: of the parts it was built
+ * from), where a fold must stay in order. */
+void cg_clear_fmf(LLVMValueRef v);
+/* A float constant of a real compute dtype; a call of libm's `base` as math.c makes it. */
+LLVMValueRef cg_fconst(CgMath *m, LoomDType t, double v);
+LLVMValueRef cg_libm(CgMath *m, const char *base, LoomDType t, LLVMValueRef *args, unsigned nargs);
 /* Emits llvm.compiler.used for the vector declarations. Call once, after lowering. */
 void cg_math_finish(CgMath *m);
 LLVMValueRef cg_i64(CgMath *m, int64_t v);
@@ -78,6 +95,7 @@ typedef struct CgEntryNames {
   char run[64], partial[64], finish[64], colpart[64], colfinish[64];
   bool has_partial, has_col;
   int32_t acc_size;
+  uint32_t col_phases; /* has_col: bit p set for each REDUCE phase p (CgCompiled.col_phases) */
 } CgEntryNames;
 
 /* Builds the host module for k into m (functions named from prefix): run always, partial/finish

@@ -62,9 +62,24 @@ typedef struct Lower {
 
 static inline bool is_arg(int op) { return op == LOOM_REDUCE_ARGMIN || op == LOOM_REDUCE_ARGMAX; }
 
+/* Alignment of one element in memory: its size; a complex value's parts' size (NumPy's). */
 static inline unsigned dtype_align(LoomDType t) {
-  size_t s = loom_dtype_size(t);
+  size_t s = loom_dtype_size(dtype_real_of(t));
   return s ? (unsigned)s : 1;
+}
+
+/* Vectors of `lanes` memory values of dtype st (16-byte loads and stores, registers of the cached
+ * ROW entry): <lanes x T>, or for complex <2 lanes x part> with the parts interleaved as in memory
+ * (an LLVM vector cannot hold structs). cg_vec_get / cg_vec_set read and write lane l. */
+LLVMTypeRef cg_vec_type(CgMath *m, LoomDType st, unsigned lanes);
+LLVMValueRef cg_vec_get(CgMath *m, LoomDType st, LLVMValueRef vec, unsigned lane);
+LLVMValueRef cg_vec_set(CgMath *m, LoomDType st, LLVMValueRef vec, LLVMValueRef v, unsigned lane);
+
+/* Partial accumulators (codegen.h): the value of dtype vt padded to a multiple of 8 bytes (complex128
+ * takes 16), then for argmin/argmax the int64 index at that offset. */
+static inline int cg_acc_index_offset(LoomDType vt) { return loom_dtype_size(vt) > 8 ? 16 : 8; }
+static inline int cg_acc_size(LoomDType vt, int reduce_op) {
+  return cg_acc_index_offset(vt) + (is_arg(reduce_op) ? 8 : 0);
 }
 
 /* Loop bodies: BodyFn at a point of a host walk (L->off set), IdxBody at index i of a GPU loop. */

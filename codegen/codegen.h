@@ -138,6 +138,7 @@ typedef struct CgCompiled {
   CgPartialFn partial; /* NULL when the kernel cannot be split along R */
   CgFinishFn finish;
   CgColFn colpart, colfinish; /* NULL unless the kernel is an outer-strategy reduction */
+  uint32_t col_phases;         /* with colpart: bit p set for each REDUCE phase p (at most 32 phases) */
   int32_t acc_size;
   char *llvm_ir;       /* optimized LLVM IR text when asked for (ctx_alloc'ed), else NULL */
   void *impl;          /* target-owned */

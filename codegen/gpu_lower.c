@@ -75,6 +75,12 @@ static LLVMValueRef shfl_bfly(Lower *L, LLVMValueRef v, int lanemask) {
   const CgGpuHooks *h = L->m.gpu;
   LLVMTypeRef i32 = LLVMInt32TypeInContext(c);
   LLVMTypeRef t = LLVMTypeOf(v);
+  if (LLVMGetTypeKind(t) == LLVMStructTypeKind) { /* a complex value: part by part */
+    LLVMValueRef r = LLVMGetUndef(t);
+    for (unsigned i = 0; i < LLVMCountStructElementTypes(t); i++)
+      r = LLVMBuildInsertValue(b, r, shfl_bfly(L, LLVMBuildExtractValue(b, v, i, ""), lanemask), i, "");
+    return r;
+  }
   unsigned bits = LLVMGetTypeKind(t) == LLVMFloatTypeKind ? 32 : LLVMGetTypeKind(t) == LLVMDoubleTypeKind ? 64 : LLVMGetIntTypeWidth(t);
   LLVMTypeRef it = LLVMIntTypeInContext(c, bits);
   LLVMValueRef x = LLVMGetTypeKind(t) == LLVMIntegerTypeKind ? v : LLVMBuildBitCast(b, v, it, "");
@@ -113,15 +119,21 @@ void cg_gpu_combine(Lower *L, const KPhase *ph, LoomDType vt, LLVMValueRef *a, L
     *ai = LLVMBuildSelect(b, take, si, fi, "");
   } else {
     LLVMValueRef r = cg_red_combine(L, ph->reduce_op, vt, *a, v);
-    if (ordered && LLVMIsAInstruction(r) && LLVMCanValueUseFastMathFlags(r)) LLVMSetFastMathFlags(r, 0);
+    if (ordered) cg_clear_fmf(r);
     *a = r;
   }
+}
+
+/* 32 slots (one per wave of a block) of 8 bytes, or of 16 for a complex128 value (name ".16"). */
+static LLVMTypeRef slots_type(Lower *L, bool wide) {
+  LLVMTypeRef pair[2] = {L->i64, L->i64};
+  return LLVMArrayType2(wide ? LLVMStructTypeInContext(L->m.c, pair, 2, 0) : L->i64, 32);
 }
 
 static LLVMValueRef shared_slots(Lower *L, const char *name) {
   LLVMValueRef g = LLVMGetNamedGlobal(L->m.m, name);
   if (g) return g;
-  LLVMTypeRef at = LLVMArrayType2(L->i64, 32);
+  LLVMTypeRef at = slots_type(L, strstr(name, ".16") != NULL);
   g = LLVMAddGlobalInAddressSpace(L->m.m, at, name, L->m.gpu->as_shared);
   LLVMSetLinkage(g, LLVMInternalLinkage);
   LLVMSetInitializer(g, L->m.gpu->shared_poison ? LLVMGetPoison(at) : LLVMGetUndef(at));
@@ -240,8 +252,9 @@ void cg_gpu_block_reduce(Lower *L, int p) {
     LLVMValueRef oi = is_arg(ph->reduce_op) ? shfl_bfly(L, vi, off) : vi;
     cg_gpu_combine(L, ph, vt, &v, &vi, ov, oi, true);
   }
-  LLVMValueRef sv = shared_slots(L, "loom.red.v"), si = shared_slots(L, "loom.red.i");
-  LLVMTypeRef at = LLVMArrayType2(L->i64, 32);
+  bool wide = loom_dtype_size(vt) > 8;
+  LLVMValueRef sv = shared_slots(L, wide ? "loom.red.v.16" : "loom.red.v"), si = shared_slots(L, "loom.red.i");
+  LLVMTypeRef at = slots_type(L, wide), ait = slots_type(L, false);
   LLVMValueRef tid = gpu_index(L, CG_GPU_THREAD_ID);
   LLVMValueRef lane = LLVMBuildAnd(b, tid, cg_iconst_i(L, wave - 1), "");
   LLVMValueRef warp = LLVMBuildLShr(b, tid, cg_iconst_i(L, wave_log2), "");
@@ -250,7 +263,7 @@ void cg_gpu_block_reduce(Lower *L, int p) {
   LLVMPositionBuilderAtEnd(b, wr);
   LLVMValueRef ix[2] = {cg_iconst_i(L, 0), warp};
   LLVMBuildStore(b, v, LLVMBuildGEP2(b, at, sv, ix, 2, ""));
-  if (is_arg(ph->reduce_op)) LLVMBuildStore(b, vi, LLVMBuildGEP2(b, at, si, ix, 2, ""));
+  if (is_arg(ph->reduce_op)) LLVMBuildStore(b, vi, LLVMBuildGEP2(b, ait, si, ix, 2, ""));
   LLVMBuildBr(b, after);
   LLVMPositionBuilderAtEnd(b, after);
   L->m.gpu->barrier(&L->m);
@@ -259,7 +272,7 @@ void cg_gpu_block_reduce(Lower *L, int p) {
   LLVMValueRef accv = cg_entry_alloca(L, vty, "bacc"), acci = cg_entry_alloca(L, L->i64, "bacci");
   LLVMValueRef ix0[2] = {cg_iconst_i(L, 0), cg_iconst_i(L, 0)};
   LLVMBuildStore(b, LLVMBuildLoad2(b, vty, LLVMBuildGEP2(b, at, sv, ix0, 2, ""), ""), accv);
-  LLVMBuildStore(b, is_arg(ph->reduce_op) ? LLVMBuildLoad2(b, L->i64, LLVMBuildGEP2(b, at, si, ix0, 2, ""), "") : cg_i64(&L->m, 0), acci);
+  LLVMBuildStore(b, is_arg(ph->reduce_op) ? LLVMBuildLoad2(b, L->i64, LLVMBuildGEP2(b, ait, si, ix0, 2, ""), "") : cg_i64(&L->m, 0), acci);
   LLVMValueRef wv = cg_entry_alloca(L, L->ity, "w");
   LLVMBuildStore(b, cg_iconst_i(L, 1), wv);
   LLVMBasicBlockRef head = cg_new_bb(L, "red.head"), body = cg_new_bb(L, "red.body"), done = cg_new_bb(L, "red.done");
@@ -271,7 +284,7 @@ void cg_gpu_block_reduce(Lower *L, int p) {
   LLVMValueRef ixw[2] = {cg_iconst_i(L, 0), w};
   LLVMValueRef a = LLVMBuildLoad2(b, vty, accv, ""), ai = LLVMBuildLoad2(b, L->i64, acci, "");
   LLVMValueRef ov = LLVMBuildLoad2(b, vty, LLVMBuildGEP2(b, at, sv, ixw, 2, ""), "");
-  LLVMValueRef oi = is_arg(ph->reduce_op) ? LLVMBuildLoad2(b, L->i64, LLVMBuildGEP2(b, at, si, ixw, 2, ""), "") : ai;
+  LLVMValueRef oi = is_arg(ph->reduce_op) ? LLVMBuildLoad2(b, L->i64, LLVMBuildGEP2(b, ait, si, ixw, 2, ""), "") : ai;
   cg_gpu_combine(L, ph, vt, &a, &ai, ov, oi, true);
   LLVMBuildStore(b, a, accv);
   LLVMBuildStore(b, ai, acci);
@@ -292,7 +305,7 @@ LLVMValueRef cg_partial_ptr(Lower *L, LLVMValueRef partials, LLVMValueRef item, 
 void cg_store_partial(Lower *L, LLVMValueRef ptr) {
   const KPhase *ph = &L->k->phases[0];
   LoomDType vt = cg_red_value_dtype(L->k, ph);
-  LLVMValueRef eight = cg_i64(&L->m, 8);
+  LLVMValueRef eight = cg_i64(&L->m, cg_acc_index_offset(vt));
   LLVMBuildStore(L->m.b, cg_to_mem(&L->m, vt, vt, L->acc[0]), ptr);
   if (is_arg(ph->reduce_op))
     LLVMBuildStore(L->m.b, L->accidx[0], LLVMBuildGEP2(L->m.b, LLVMInt8TypeInContext(L->m.c), ptr, &eight, 1, ""));
@@ -448,7 +461,7 @@ LoomStatus cg_lower_gpu(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef mod, c
     bool col = gpu_use_col(k, L.need);
     out->strategy = col ? CG_GPU_COL : CG_GPU_ROW;
     bool split = k->phases[0].kind == KP_REDUCE && (k->nphase == 1 || (k->nphase == 2 && k->phases[1].kind == KP_FINAL));
-    out->acc_size = split ? (is_arg(k->phases[0].reduce_op) ? 16 : 8) : 0;
+    out->acc_size = split ? cg_acc_size(cg_red_value_dtype(k, &k->phases[0]), k->phases[0].reduce_op) : 0;
     snprintf(out->main, sizeof out->main, "%s_%s", prefix, col ? "col" : "row");
     L.unroll_red = !col;
     build_gpu_entry(&L, GPU_MAIN, !col, out->main, nwords, 0, 0);

@@ -30,9 +30,9 @@ void cg_gpu_elemv_step(Lower *L, LLVMValueRef v, void *arg) {
     const KInstr *in = &k->instrs[i];
     if (in->kind != KI_LOAD || L->vload[in->buf]) continue;
     LoomDType st = (LoomDType)k->bufs[in->buf].dtype;
-    LLVMTypeRef vt = LLVMVectorType(cg_mem_type(m, st), lanes);
+    LLVMTypeRef vt = cg_vec_type(m, st, lanes);
     LLVMValueRef ld = LLVMBuildLoad2(b, vt, cg_elem_ptr(L, in->buf, base), "");
-    LLVMSetAlignment(ld, lanes * dtype_align(st));
+    LLVMSetAlignment(ld, lanes * (unsigned)loom_dtype_size(st));
     L->vload[in->buf] = ld;
   }
   const KPhase *ph = &k->phases[0];
@@ -40,7 +40,7 @@ void cg_gpu_elemv_step(Lower *L, LLVMValueRef v, void *arg) {
   int ns = ph->nstores < 64 ? ph->nstores : 64;
   for (int s = 0; s < ns; s++) {
     LoomDType st = (LoomDType)k->bufs[k->stores[ph->store_begin + s].buf].dtype;
-    sv[s] = LLVMGetUndef(LLVMVectorType(cg_mem_type(m, st), lanes));
+    sv[s] = LLVMGetUndef(cg_vec_type(m, st, lanes));
   }
   for (unsigned l = 0; l < lanes; l++) {
     L->lane = l;
@@ -53,14 +53,14 @@ void cg_gpu_elemv_step(Lower *L, LLVMValueRef v, void *arg) {
       cg_eval_needed(L, &kst->value, 1);
       LLVMValueRef val = cg_to_mem(m, (LoomDType)k->instrs[kst->value].dtype, (LoomDType)k->bufs[kst->buf].dtype,
                                    L->cache[kst->value]);
-      sv[s] = LLVMBuildInsertElement(b, sv[s], val, LLVMConstInt(LLVMInt32TypeInContext(m->c), l, 0), "");
+      sv[s] = cg_vec_set(m, (LoomDType)k->bufs[kst->buf].dtype, sv[s], val, l);
     }
   }
   cg_clear_cache(L);
   for (int s = 0; s < ns; s++) {
     const KStore *kst = &k->stores[ph->store_begin + s];
     LoomDType st = (LoomDType)k->bufs[kst->buf].dtype;
-    LLVMSetAlignment(LLVMBuildStore(b, sv[s], cg_elem_ptr(L, kst->buf, base)), lanes * dtype_align(st));
+    LLVMSetAlignment(LLVMBuildStore(b, sv[s], cg_elem_ptr(L, kst->buf, base)), lanes * (unsigned)loom_dtype_size(st));
   }
   for (int bi = 0; bi < k->nbuf; bi++) L->vload[bi] = NULL;
 }
@@ -102,7 +102,7 @@ void cg_gpu_red_item(Lower *L, LLVMValueRef item, void *arg) {
     LLVMPositionBuilderAtEnd(b, body);
     LLVMValueRef ptr = cg_partial_ptr(L, e->partials, LLVMBuildAdd(b, LLVMBuildMul(b, p, e->no, ""), o, ""), e->acc_size);
     LLVMValueRef v = cg_from_mem(&L->m, vt, vt, LLVMBuildLoad2(b, cg_mem_type(&L->m, vt), ptr, ""));
-    LLVMValueRef eight = cg_i64(&L->m, 8);
+    LLVMValueRef eight = cg_i64(&L->m, cg_acc_index_offset(vt));
     LLVMValueRef vi = is_arg(ph->reduce_op)
                           ? LLVMBuildLoad2(b, L->i64, LLVMBuildGEP2(b, LLVMInt8TypeInContext(L->m.c), ptr, &eight, 1, ""), "")
                           : cg_i64(&L->m, 0);
@@ -180,7 +180,6 @@ void cg_gpu_cached_item(Lower *L, LLVMValueRef o, void *arg) {
   const KernelIr *k = L->k;
   CgMath *m = &L->m;
   LLVMBuilderRef b = m->b;
-  LLVMTypeRef i32 = LLVMInt32TypeInContext(m->c);
   const int K = GPU_CACHE_K;
   cg_gpu_offsets(L, o, 0, k->nkeep, NULL, L->ooff);
   for (int p = 0; p < k->nphase; p++) L->acc[p] = L->accidx[p] = NULL;
@@ -213,15 +212,15 @@ void cg_gpu_cached_item(Lower *L, LLVMValueRef o, void *arg) {
     for (int i = 0; i < k->ninstr && !loaded; i++) loaded = k->instrs[i].kind == KI_LOAD && k->instrs[i].buf == bi;
     if (!loaded) continue;
     LoomDType st = (LoomDType)k->bufs[bi].dtype;
-    LLVMValueRef vec = LLVMGetUndef(LLVMVectorType(cg_mem_type(m, st), (unsigned)K));
+    LLVMValueRef vec = LLVMGetUndef(cg_vec_type(m, st, (unsigned)K));
     for (int g = 0; g < G; g++) {
       cg_gpu_offsets(L, rj[g * lanes], k->nkeep, k->ndim, L->ooff, L->off);
-      LLVMTypeRef lt = lanes == 1 ? cg_mem_type(m, st) : LLVMVectorType(cg_mem_type(m, st), (unsigned)lanes);
+      LLVMTypeRef lt = lanes == 1 ? cg_mem_type(m, st) : cg_vec_type(m, st, (unsigned)lanes);
       LLVMValueRef ld = LLVMBuildLoad2(b, lt, cg_elem_ptr(L, bi, L->off[bi]), "");
-      LLVMSetAlignment(ld, (unsigned)lanes * dtype_align(st));
+      LLVMSetAlignment(ld, lanes == 1 ? dtype_align(st) : (unsigned)lanes * (unsigned)loom_dtype_size(st));
       for (int l = 0; l < lanes; l++) {
-        LLVMValueRef x = lanes == 1 ? ld : LLVMBuildExtractElement(b, ld, LLVMConstInt(i32, (unsigned)l, 0), "");
-        vec = LLVMBuildInsertElement(b, vec, x, LLVMConstInt(i32, (unsigned)(g * lanes + l), 0), "");
+        LLVMValueRef x = lanes == 1 ? ld : cg_vec_get(m, st, ld, (unsigned)l);
+        vec = cg_vec_set(m, st, vec, x, (unsigned)(g * lanes + l));
       }
     }
     L->vload[bi] = vec;
@@ -264,7 +263,7 @@ void cg_gpu_cached_item(Lower *L, LLVMValueRef o, void *arg) {
         LLVMValueRef sv[GPU_VEC_MAXBUF];
         for (int s = 0; vst && s < ph->nstores; s++) {
           LoomDType bt = (LoomDType)k->bufs[k->stores[ph->store_begin + s].buf].dtype;
-          sv[s] = LLVMGetUndef(LLVMVectorType(cg_mem_type(m, bt), (unsigned)lanes));
+          sv[s] = LLVMGetUndef(cg_vec_type(m, bt, (unsigned)lanes));
         }
         for (int l = 0; l < lanes; l++) {
           int j = g * lanes + l;
@@ -279,7 +278,7 @@ void cg_gpu_cached_item(Lower *L, LLVMValueRef o, void *arg) {
               cg_eval_needed(L, &kst->value, 1);
               LLVMValueRef v = cg_to_mem(m, (LoomDType)k->instrs[kst->value].dtype, (LoomDType)k->bufs[kst->buf].dtype,
                                          L->cache[kst->value]);
-              sv[s] = LLVMBuildInsertElement(b, sv[s], v, LLVMConstInt(i32, (unsigned)l, 0), "");
+              sv[s] = cg_vec_set(m, (LoomDType)k->bufs[kst->buf].dtype, sv[s], v, (unsigned)l);
             }
           }
           cg_clear_cache(L);
@@ -289,7 +288,8 @@ void cg_gpu_cached_item(Lower *L, LLVMValueRef o, void *arg) {
           for (int s = 0; s < ph->nstores; s++) {
             const KStore *kst = &k->stores[ph->store_begin + s];
             LoomDType bt = (LoomDType)k->bufs[kst->buf].dtype;
-            LLVMSetAlignment(LLVMBuildStore(b, sv[s], cg_elem_ptr(L, kst->buf, L->off[kst->buf])), (unsigned)lanes * dtype_align(bt));
+            LLVMSetAlignment(LLVMBuildStore(b, sv[s], cg_elem_ptr(L, kst->buf, L->off[kst->buf])),
+                             (unsigned)lanes * (unsigned)loom_dtype_size(bt));
           }
         }
         LLVMBuildBr(b, after);
@@ -321,8 +321,8 @@ static void load_vectors(Lower *L, LLVMValueRef base, unsigned lanes, LLVMValueR
     const KInstr *in = &k->instrs[i];
     if (in->kind != KI_LOAD || vl[in->buf]) continue;
     LoomDType st = (LoomDType)k->bufs[in->buf].dtype;
-    LLVMValueRef ld = LLVMBuildLoad2(m->b, LLVMVectorType(cg_mem_type(m, st), lanes), cg_elem_ptr(L, in->buf, base), "");
-    LLVMSetAlignment(ld, lanes * dtype_align(st));
+    LLVMValueRef ld = LLVMBuildLoad2(m->b, cg_vec_type(m, st, lanes), cg_elem_ptr(L, in->buf, base), "");
+    LLVMSetAlignment(ld, lanes * (unsigned)loom_dtype_size(st));
     vl[in->buf] = ld;
   }
 }

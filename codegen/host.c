@@ -200,6 +200,7 @@ static LoomStatus compile_locked(CgTarget *t, HostState *s, const KernelIr *k, b
     if (st == LOOM_OK) out->colpart = (CgColFn)(uintptr_t)a;
     if (st == LOOM_OK) st = lookup(s, names.colfinish, &a, d);
     if (st == LOOM_OK) out->colfinish = (CgColFn)(uintptr_t)a;
+    out->col_phases = names.col_phases;
   }
   out->acc_size = names.acc_size;
   return st;

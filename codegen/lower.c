@@ -18,9 +18,10 @@
 
 static int instr_nsrc(const KInstr *in) {
   switch (in->kind) {
-  case KI_ELEM:
-    if (in->op == LOOM_OP_WHERE) return 3;
-    return in->op <= LOOM_OP_BITWISE_NOT ? 1 : 2;
+  case KI_ELEM: {
+    const OpInfo *info = op_info((LoomOp)in->op);
+    return info ? info->arity : 0;
+  }
   case KI_CAST: return 1;
   case KI_USER_OUT: return 1;
   default: return 0;
@@ -39,7 +40,7 @@ LoomStatus cg_check_kernel(const KernelIr *k, Diag *d) {
       return diag_error(d, LOOM_ERR_INTERNAL, "codegen: buffer %d has a bad dtype", b);
   for (int i = 0; i < k->ninstr; i++) {
     const KInstr *in = &k->instrs[i];
-    if (in->kind >= KI_KIND_COUNT || in->dtype >= LOOM_DTYPE_COUNT || in->dtype == LOOM_FLOAT16)
+    if (in->kind >= KI_KIND_COUNT || in->dtype >= LOOM_DTYPE_COUNT || dtype_compute((LoomDType)in->dtype) != in->dtype)
       return diag_error(d, LOOM_ERR_INTERNAL, "codegen: instruction %d has a bad kind or dtype", i);
     for (int j = 0; j < instr_nsrc(in); j++)
       if (in->src[j] < 0 || in->src[j] >= i)
@@ -59,7 +60,7 @@ LoomStatus cg_check_kernel(const KernelIr *k, Diag *d) {
     if (ph->kind == KP_REDUCE) {
       if (ph->value < 0 || ph->value >= k->ninstr ||
           (ph->reduce_op >= LOOM_REDUCE_COUNT && !(ph->reduce_op == IR_REDUCE_USER && k->snippet)) ||
-          ph->acc_dtype >= LOOM_DTYPE_COUNT || ph->acc_dtype == LOOM_FLOAT16)
+          ph->acc_dtype >= LOOM_DTYPE_COUNT || dtype_compute((LoomDType)ph->acc_dtype) != ph->acc_dtype)
         return diag_error(d, LOOM_ERR_INTERNAL, "codegen: reduce phase %d is malformed", p);
       if (!is_arg(ph->reduce_op) && k->instrs[ph->value].dtype != ph->acc_dtype)
         return diag_error(d, LOOM_ERR_INTERNAL, "codegen: reduce phase %d folds a %s value into a %s accumulator",
@@ -80,6 +81,26 @@ LoomStatus cg_check_kernel(const KernelIr *k, Diag *d) {
 
 void cg_clear_cache(Lower *L) {
   memset(L->cache, 0, sizeof(LLVMValueRef) * (size_t)L->k->ninstr);
+}
+
+LLVMTypeRef cg_vec_type(CgMath *m, LoomDType st, unsigned lanes) {
+  if (dtype_is_complex(st)) return LLVMVectorType(cg_reg_type(m, dtype_real_of(st)), 2 * lanes);
+  return LLVMVectorType(cg_mem_type(m, st), lanes);
+}
+
+LLVMValueRef cg_vec_get(CgMath *m, LoomDType st, LLVMValueRef vec, unsigned lane) {
+  LLVMTypeRef i32 = LLVMInt32TypeInContext(m->c);
+  if (!dtype_is_complex(st)) return LLVMBuildExtractElement(m->b, vec, LLVMConstInt(i32, lane, 0), "");
+  LLVMValueRef re = LLVMBuildExtractElement(m->b, vec, LLVMConstInt(i32, 2 * lane, 0), "");
+  LLVMValueRef im = LLVMBuildExtractElement(m->b, vec, LLVMConstInt(i32, 2 * lane + 1, 0), "");
+  return cg_cx_make(m, st, re, im);
+}
+
+LLVMValueRef cg_vec_set(CgMath *m, LoomDType st, LLVMValueRef vec, LLVMValueRef v, unsigned lane) {
+  LLVMTypeRef i32 = LLVMInt32TypeInContext(m->c);
+  if (!dtype_is_complex(st)) return LLVMBuildInsertElement(m->b, vec, v, LLVMConstInt(i32, lane, 0), "");
+  vec = LLVMBuildInsertElement(m->b, vec, cg_cx_re(m, v), LLVMConstInt(i32, 2 * lane, 0), "");
+  return LLVMBuildInsertElement(m->b, vec, cg_cx_im(m, v), LLVMConstInt(i32, 2 * lane + 1, 0), "");
 }
 
 LLVMValueRef cg_elem_ptr(Lower *L, int b, LLVMValueRef off) {
@@ -108,7 +129,7 @@ static LLVMValueRef emit_one(Lower *L, int i) {
     int b = in->buf;
     LoomDType st = (LoomDType)k->bufs[b].dtype;
     if (L->vload && L->vload[b] && !L->final_phase)
-      return cg_from_mem(m, st, t, LLVMBuildExtractElement(m->b, L->vload[b], LLVMConstInt(LLVMInt32TypeInContext(m->c), L->lane, 0), ""));
+      return cg_from_mem(m, st, t, cg_vec_get(m, st, L->vload[b], L->lane));
     LLVMValueRef p = cg_elem_ptr(L, b, L->final_phase ? L->ooff[b] : L->off[b]);
     LLVMValueRef v = LLVMBuildLoad2(m->b, cg_mem_type(m, st), p, "");
     LLVMSetAlignment(v, dtype_align(st));

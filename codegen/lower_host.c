@@ -314,7 +314,7 @@ static void build_entry(Lower *L, int which, const char *name, const char *const
     LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(m->c, wfn, "done");
     LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, LLVMGetParam(wfn, 3), LLVMGetParam(wfn, 4), ""), go, done);
     LLVMPositionBuilderAtEnd(b, go);
-    LLVMValueRef acc = LLVMBuildAlloca(b, LLVMArrayType(LLVMInt64TypeInContext(m->c), 2), "acc");
+    LLVMValueRef acc = LLVMBuildAlloca(b, LLVMArrayType(LLVMInt64TypeInContext(m->c), 4), "acc"); /* >= acc_size */
     LLVMValueRef rs = cg_i64(m, 1);
     for (int d = k->nkeep; d < k->ndim; d++) {
       LLVMValueRef ix = cg_i64(m, d);
@@ -370,7 +370,7 @@ static void build_entry(Lower *L, int which, const char *name, const char *const
     /* the accumulator partial() wrote (codegen.h's layout) -> the FINAL phase */
     const KPhase *ph = &k->phases[0];
     LoomDType vt = cg_red_value_dtype(k, ph);
-    LLVMValueRef accp = LLVMGetParam(impl, (unsigned)(4 + nb)), eight = cg_i64(m, 8);
+    LLVMValueRef accp = LLVMGetParam(impl, (unsigned)(4 + nb)), eight = cg_i64(m, cg_acc_index_offset(vt));
     for (int p = 0; p < k->nphase; p++) L->acc[p] = L->accidx[p] = NULL;
     L->acc[0] = cg_from_mem(m, vt, vt, LLVMBuildLoad2(b, cg_mem_type(m, vt), accp, ""));
     L->accidx[0] = is_arg(ph->reduce_op)
@@ -395,7 +395,7 @@ static void build_entry(Lower *L, int which, const char *name, const char *const
     LoomDType vt = cg_red_value_dtype(k, ph);
     LLVMTypeRef vty = cg_reg_type(m, vt);
     LLVMTypeRef mty = cg_mem_type(m, vt);
-    LLVMValueRef eight = cg_i64(m, 8);
+    LLVMValueRef eight = cg_i64(m, cg_acc_index_offset(vt));
     for (int p = 0; p < k->nphase; p++) L->acc[p] = L->accidx[p] = NULL;
     if (which == ENTRY_PARTIAL) {
       LLVMValueRef accp = LLVMGetParam(impl, (unsigned)(5 + nb));
@@ -419,7 +419,7 @@ static void build_entry(Lower *L, int which, const char *name, const char *const
       LLVMValueRef i = LLVMBuildLoad2(b, L->i64, iv, "");
       LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, i, nparts, ""), body, done);
       LLVMPositionBuilderAtEnd(b, body);
-      LLVMValueRef byte = LLVMBuildMul(b, i, cg_i64(m, is_arg(ph->reduce_op) ? 16 : 8), "");
+      LLVMValueRef byte = LLVMBuildMul(b, i, cg_i64(m, cg_acc_size(vt, ph->reduce_op)), "");
       LLVMValueRef pp = LLVMBuildGEP2(b, LLVMInt8TypeInContext(m->c), accs, &byte, 1, "");
       LLVMValueRef pv = cg_from_mem(m, vt, vt, LLVMBuildLoad2(b, mty, pp, ""));
       LLVMValueRef cur = LLVMBuildLoad2(b, vty, accv, "");
@@ -434,7 +434,7 @@ static void build_entry(Lower *L, int which, const char *name, const char *const
         /* strictly in order (no reassoc): the parts are few and the result must not depend on
          * how the combine loop is vectorized */
         LLVMValueRef v = cg_red_combine(L, ph->reduce_op, vt, cur, pv);
-        if (LLVMIsAInstruction(v) && LLVMCanValueUseFastMathFlags(v)) LLVMSetFastMathFlags(v, 0);
+        cg_clear_fmf(v);
         LLVMBuildStore(b, v, accv);
       }
       LLVMBuildStore(b, LLVMBuildAdd(b, i, cg_i64(m, 1), ""), iv);
@@ -467,7 +467,7 @@ LoomStatus cg_lower_host(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef mod, 
   bool red = k->nkeep < k->ndim;
   names->has_partial = red && k->phases[0].kind == KP_REDUCE &&
                        (k->nphase == 1 || (k->nphase == 2 && k->phases[1].kind == KP_FINAL));
-  if (names->has_partial) names->acc_size = is_arg(k->phases[0].reduce_op) ? 16 : 8;
+  if (names->has_partial) names->acc_size = cg_acc_size(cg_red_value_dtype(k, &k->phases[0]), k->phases[0].reduce_op);
   if (!red && k->nphase != 1)
     return diag_error(d, LOOM_ERR_INTERNAL, "codegen: elementwise kernel '%s' has %d phases", k->name, k->nphase);
 
@@ -490,11 +490,14 @@ LoomStatus cg_lower_host(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef mod, 
     build_entry(&L, names->has_partial && k->nkeep == 0 ? ENTRY_RUN_VIA_PARTIAL : ENTRY_RUN, names->run,
                 fn_attrs, nattrs);
     /* reductions of the outer strategy also get the column split (acc_size covers every phase) */
-    names->has_col = L.outer && !k->snippet;
+    names->has_col = L.outer && !k->snippet && k->nphase <= 32;
     if (names->has_col) {
-      names->acc_size = 8;
       for (int p = 0; p < k->nphase; p++)
-        if (k->phases[p].kind == KP_REDUCE && is_arg(k->phases[p].reduce_op)) names->acc_size = 16;
+        if (k->phases[p].kind == KP_REDUCE) {
+          names->col_phases |= 1u << p;
+          int sz = cg_acc_size(cg_red_value_dtype(k, &k->phases[p]), k->phases[p].reduce_op);
+          if (sz > names->acc_size) names->acc_size = sz;
+        }
       L.col_acc_size = names->acc_size;
       build_entry(&L, ENTRY_COLPART, names->colpart, fn_attrs, nattrs);
       build_entry(&L, ENTRY_COLFINISH, names->colfinish, fn_attrs, nattrs);

@@ -31,7 +31,8 @@ enum {
 bool cg_host_arg_vectorizable(const KernelIr *k, const KPhase *ph) {
   if (!is_arg(ph->reduce_op)) return false;
   LoomDType vt = (LoomDType)k->instrs[ph->value].dtype;
-  return vt != LOOM_BOOL && vt < LOOM_DTYPE_COUNT && vt != LOOM_FLOAT16;
+  /* complex values (lexicographic order on a {re, im} pair) keep the scalar fold */
+  return vt != LOOM_BOOL && vt < LOOM_DTYPE_COUNT && vt != LOOM_FLOAT16 && !dtype_is_complex(vt);
 }
 
 typedef struct ArgFill {

@@ -65,12 +65,13 @@ static LLVMValueRef acc_ptr(Lower *L, LLVMValueRef base, LLVMValueRef item) {
   return LLVMBuildGEP2(L->m.b, LLVMInt8TypeInContext(L->m.c), base, &byte, 1, "");
 }
 
-/* Loads the accumulator at p (codegen.h's layout: the value, then at byte 8 an argmin/argmax index). */
+/* Loads the accumulator at p (codegen.h's layout: the value, then at cg_acc_index_offset an argmin/argmax
+ * index). */
 static void load_acc(Lower *L, const KPhase *ph, LLVMValueRef p, LLVMValueRef *v, LLVMValueRef *vi) {
   LoomDType vt = cg_red_value_dtype(L->k, ph);
   LLVMBuilderRef b = L->m.b;
   *v = cg_from_mem(&L->m, vt, vt, LLVMBuildLoad2(b, cg_mem_type(&L->m, vt), p, ""));
-  LLVMValueRef eight = cg_i64(&L->m, 8);
+  LLVMValueRef eight = cg_i64(&L->m, cg_acc_index_offset(vt));
   *vi = is_arg(ph->reduce_op) ? LLVMBuildLoad2(b, L->i64, LLVMBuildGEP2(b, LLVMInt8TypeInContext(L->m.c), p, &eight, 1, ""), "")
                               : cg_i64(&L->m, 0);
 }
@@ -79,7 +80,7 @@ static void store_acc(Lower *L, const KPhase *ph, LLVMValueRef p, LLVMValueRef v
   LoomDType vt = cg_red_value_dtype(L->k, ph);
   LLVMBuilderRef b = L->m.b;
   LLVMBuildStore(b, cg_to_mem(&L->m, vt, vt, v), p);
-  LLVMValueRef eight = cg_i64(&L->m, 8);
+  LLVMValueRef eight = cg_i64(&L->m, cg_acc_index_offset(vt));
   if (is_arg(ph->reduce_op)) LLVMBuildStore(b, vi, LLVMBuildGEP2(b, LLVMInt8TypeInContext(L->m.c), p, &eight, 1, ""));
 }
 

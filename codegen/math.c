@@ -12,6 +12,10 @@
  * GPU targets set CgMath.gpu: the same calls then name the device library's functions (the hooks'
  * math_name: __nv_expf, __ocml_exp_f32, ...; linked into the module by the target), with no vector
  * variants, and float32 division and square root may take the target's own sequences.
+ * bfloat16 lives in memory as its 16 bits (i16) and is computed in float32: conversions are integer
+ * sequences (widening is a shift; narrowing rounds to nearest even, a NaN keeps its sign and top
+ * payload bits), so every target computes the same bits without a bfloat16 instruction or libcall.
+ * Complex values are {T, T} literal structs (real, imag); their ops live in lower_complex.c.
  */
 #include <stdio.h>
 #include <string.h>
@@ -20,6 +24,7 @@
 #include "codegen/cg_llvm.h"
 
 static bool is_float(LoomDType t) { return t == LOOM_FLOAT16 || t == LOOM_FLOAT32 || t == LOOM_FLOAT64; }
+static bool is_cplx(LoomDType t) { return t == LOOM_COMPLEX64 || t == LOOM_COMPLEX128; }
 static bool is_signed(LoomDType t) { return t >= LOOM_INT8 && t <= LOOM_INT64; }
 static int int_bits(LoomDType t) {
   switch (t) {
@@ -38,8 +43,13 @@ LLVMValueRef cg_i64(CgMath *m, int64_t v) {
 LLVMTypeRef cg_reg_type(CgMath *m, LoomDType t) {
   switch (t) {
   case LOOM_BOOL: return LLVMInt1TypeInContext(m->c);
-  case LOOM_FLOAT16: case LOOM_FLOAT32: return LLVMFloatTypeInContext(m->c);
+  case LOOM_FLOAT16: case LOOM_FLOAT32: case LOOM_BFLOAT16: return LLVMFloatTypeInContext(m->c);
   case LOOM_FLOAT64: return LLVMDoubleTypeInContext(m->c);
+  case LOOM_COMPLEX64: case LOOM_COMPLEX128: {
+    LLVMTypeRef p = cg_reg_type(m, dtype_real_of(t));
+    LLVMTypeRef f[2] = {p, p};
+    return LLVMStructTypeInContext(m->c, f, 2, 0);
+  }
   default: return LLVMIntTypeInContext(m->c, (unsigned)int_bits(t));
   }
 }
@@ -47,23 +57,39 @@ LLVMTypeRef cg_reg_type(CgMath *m, LoomDType t) {
 LLVMTypeRef cg_mem_type(CgMath *m, LoomDType t) {
   if (t == LOOM_BOOL) return LLVMInt8TypeInContext(m->c);
   if (t == LOOM_FLOAT16) return LLVMHalfTypeInContext(m->c);
+  if (t == LOOM_BFLOAT16) return LLVMInt16TypeInContext(m->c);
   return cg_reg_type(m, t);
 }
 
-/* The LLVM type of a value of dtype t where float16 means half (cg_cast's convention). */
+/* The LLVM type of a value of dtype t where float16 means half and bfloat16 its i16 bits (cg_cast's
+ * convention). */
 static LLVMTypeRef val_type(CgMath *m, LoomDType t) {
-  return t == LOOM_FLOAT16 ? LLVMHalfTypeInContext(m->c) : cg_reg_type(m, t);
+  return t == LOOM_FLOAT16 || t == LOOM_BFLOAT16 ? cg_mem_type(m, t) : cg_reg_type(m, t);
 }
 
 static LLVMValueRef fconst(CgMath *m, LoomDType t, double v) {
   return LLVMConstReal(cg_reg_type(m, t), v);
 }
+LLVMValueRef cg_fconst(CgMath *m, LoomDType t, double v) { return fconst(m, t, v); }
+
+LLVMValueRef cg_cx_make(CgMath *m, LoomDType t, LLVMValueRef re, LLVMValueRef im) {
+  LLVMValueRef v = LLVMGetUndef(cg_reg_type(m, t));
+  v = LLVMBuildInsertValue(m->b, v, re, 0, "");
+  return LLVMBuildInsertValue(m->b, v, im, 1, "");
+}
+LLVMValueRef cg_cx_re(CgMath *m, LLVMValueRef v) { return LLVMBuildExtractValue(m->b, v, 0, "re"); }
+LLVMValueRef cg_cx_im(CgMath *m, LLVMValueRef v) { return LLVMBuildExtractValue(m->b, v, 1, "im"); }
 static LLVMValueRef iconst(CgMath *m, LoomDType t, long long v) {
   return LLVMConstInt(cg_reg_type(m, t), (unsigned long long)v, 1);
 }
 
 LLVMValueRef cg_const(CgMath *m, LoomDType t, Scalar v) {
-  if (is_float(t)) return fconst(m, t, v.f);
+  if (is_cplx(t)) {
+    LoomDType p = dtype_real_of(t);
+    LLVMValueRef f[2] = {fconst(m, p, v.f), fconst(m, p, v.im)};
+    return LLVMConstStructInContext(m->c, f, 2, 0);
+  }
+  if (is_float(t) || t == LOOM_BFLOAT16) return fconst(m, t, v.f);
   if (t == LOOM_BOOL) return LLVMConstInt(cg_reg_type(m, t), v.u != 0, 0);
   return LLVMConstInt(cg_reg_type(m, t), v.u, 0);
 }
@@ -117,6 +143,11 @@ static bool sleef_scalar_name(CgMath *m, const char *name, char *out, size_t n) 
 }
 
 /* A call of libm's `base` (suffix f for float32) with SLEEF vector variants attached. */
+static LLVMValueRef libm_call(CgMath *m, const char *base, LoomDType t, LLVMValueRef *args,
+                              unsigned nargs);
+LLVMValueRef cg_libm(CgMath *m, const char *base, LoomDType t, LLVMValueRef *args, unsigned nargs) {
+  return libm_call(m, base, t, args, nargs);
+}
 static LLVMValueRef libm_call(CgMath *m, const char *base, LoomDType t, LLVMValueRef *args,
                               unsigned nargs) {
   char name[32], callee[48];
@@ -199,9 +230,113 @@ void cg_math_finish(CgMath *m) {
 
 /* ---- casts ------------------------------------------------------------------------------------------ */
 
+/* ---- bfloat16 -------------------------------------------------------------------------------------------- */
+
+static LLVMValueRef i32c(CgMath *m, unsigned long long v) { return LLVMConstInt(LLVMInt32TypeInContext(m->c), v, 0); }
+
+/* bfloat16 bits (i16) -> float32 (exact). */
+static LLVMValueRef bf16_to_f32(CgMath *m, LLVMValueRef v) {
+  LLVMBuilderRef b = m->b;
+  LLVMValueRef w = LLVMBuildShl(b, LLVMBuildZExt(b, v, LLVMInt32TypeInContext(m->c), ""), i32c(m, 16), "");
+  return LLVMBuildBitCast(b, w, LLVMFloatTypeInContext(m->c), "");
+}
+
+/* float32 -> bfloat16 bits, rounded to nearest even. A NaN keeps its sign and the top 7 bits of
+ * its payload (so a bfloat16 NaN survives a load and store bit for bit), with the quiet bit set when
+ * those bits are all zero (they would read as inf): the canonical float NaN gives 0x7fc0 as ml_dtypes. */
+static LLVMValueRef f32_to_bf16(CgMath *m, LLVMValueRef f) {
+  LLVMBuilderRef b = m->b;
+  LLVMTypeRef i32 = LLVMInt32TypeInContext(m->c), i16 = LLVMInt16TypeInContext(m->c);
+  LLVMValueRef w = LLVMBuildBitCast(b, f, i32, "");
+  LLVMValueRef lsb = LLVMBuildAnd(b, LLVMBuildLShr(b, w, i32c(m, 16), ""), i32c(m, 1), "");
+  LLVMValueRef r = LLVMBuildLShr(b, LLVMBuildAdd(b, w, LLVMBuildAdd(b, lsb, i32c(m, 0x7fff), ""), ""), i32c(m, 16), "");
+  LLVMValueRef hi = LLVMBuildLShr(b, w, i32c(m, 16), "");
+  LLVMValueRef nopayload = LLVMBuildICmp(b, LLVMIntEQ, LLVMBuildAnd(b, hi, i32c(m, 0x7f), ""), i32c(m, 0), "");
+  LLVMValueRef qnan = LLVMBuildSelect(b, nopayload, LLVMBuildOr(b, hi, i32c(m, 0x40), ""), hi, "");
+  LLVMValueRef nan = LLVMBuildFCmp(b, LLVMRealUNO, f, f, "");
+  return LLVMBuildTrunc(b, LLVMBuildSelect(b, nan, qnan, r, ""), i16, "");
+}
+
+/* float64 -> bfloat16 bits with one rounding: float32 rounded to odd (toward zero, then the last bit
+ * set when inexact: 29 spare bits keep the second rounding exact), then f32_to_bf16. */
+static LLVMValueRef f64_to_bf16(CgMath *m, LLVMValueRef d) {
+  LLVMBuilderRef b = m->b;
+  LLVMTypeRef i32 = LLVMInt32TypeInContext(m->c), f32 = LLVMFloatTypeInContext(m->c);
+  LLVMTypeRef f64 = LLVMDoubleTypeInContext(m->c);
+  LLVMValueRef f = LLVMBuildFPTrunc(b, d, f32, "");
+  LLVMValueRef back = LLVMBuildFPExt(b, f, f64, "");
+  LLVMValueRef w = LLVMBuildBitCast(b, f, i32, "");
+  LLVMValueRef ad = cg_intrinsic(m, "llvm.fabs", &f64, 1, &d, 1), ab = cg_intrinsic(m, "llvm.fabs", &f64, 1, &back, 1);
+  LLVMValueRef away = LLVMBuildFCmp(b, LLVMRealOGT, ab, ad, ""); /* rounded away from zero: step back */
+  w = LLVMBuildSelect(b, away, LLVMBuildSub(b, w, i32c(m, 1), ""), w, "");
+  LLVMValueRef inexact = LLVMBuildFCmp(b, LLVMRealUNE, back, d, ""); /* NaN too: stays NaN */
+  w = LLVMBuildSelect(b, inexact, LLVMBuildOr(b, w, i32c(m, 1), ""), w, "");
+  return f32_to_bf16(m, LLVMBuildBitCast(b, w, f32, ""));
+}
+
+/* A 64-bit integer (signed or not) -> bfloat16 bits, rounded once: normalize the magnitude, keep 8
+ * significant bits, round to nearest even on the rest. */
+static LLVMValueRef i64_to_bf16(CgMath *m, LLVMValueRef v, bool sg) {
+  LLVMBuilderRef b = m->b;
+  LLVMTypeRef i64 = LLVMInt64TypeInContext(m->c), i16 = LLVMInt16TypeInContext(m->c), i1 = LLVMInt1TypeInContext(m->c);
+  LLVMValueRef zero = LLVMConstInt(i64, 0, 0);
+  LLVMValueRef neg = sg ? LLVMBuildICmp(b, LLVMIntSLT, v, zero, "") : LLVMConstInt(i1, 0, 0);
+  LLVMValueRef mag = LLVMBuildSelect(b, neg, LLVMBuildSub(b, zero, v, ""), v, ""); /* INT64_MIN: 2^63 as unsigned */
+  LLVMValueRef args[2] = {mag, LLVMConstInt(i1, 1, 0)}; /* ctlz(0) is poison: 0 is handled below */
+  LLVMValueRef lz = cg_intrinsic(m, "llvm.ctlz", &i64, 1, args, 2);
+  LLVMValueRef norm = LLVMBuildShl(b, mag, LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntEQ, mag, zero, ""), zero, lz, ""), "");
+  LLVMValueRef q = LLVMBuildLShr(b, norm, LLVMConstInt(i64, 56, 0), "");
+  LLVMValueRef rest = LLVMBuildAnd(b, norm, LLVMConstInt(i64, (1ull << 56) - 1, 0), "");
+  LLVMValueRef half = LLVMConstInt(i64, 1ull << 55, 0);
+  LLVMValueRef up = LLVMBuildOr(b, LLVMBuildICmp(b, LLVMIntUGT, rest, half, ""),
+                                LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntEQ, rest, half, ""),
+                                             LLVMBuildTrunc(b, q, i1, ""), ""), "");
+  q = LLVMBuildAdd(b, q, LLVMBuildZExt(b, up, i64, ""), ""); /* 128..256: 256 carries into the exponent */
+  LLVMValueRef e = LLVMBuildSub(b, LLVMConstInt(i64, 63 + 127, 0), lz, ""); /* biased exponent of 2^(63-lz) */
+  /* bits = e << 7 + (q - 128): q == 256 adds one to the exponent and clears the fraction, as wanted */
+  LLVMValueRef bits = LLVMBuildAdd(b, LLVMBuildShl(b, e, LLVMConstInt(i64, 7, 0), ""),
+                                   LLVMBuildSub(b, q, LLVMConstInt(i64, 128, 0), ""), "");
+  bits = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntEQ, mag, zero, ""), zero, bits, "");
+  bits = LLVMBuildOr(b, bits, LLVMBuildSelect(b, neg, LLVMConstInt(i64, 0x8000, 0), zero, ""), "");
+  return LLVMBuildTrunc(b, bits, i16, "");
+}
+
+/* v of dtype `from` (not bfloat16) -> bfloat16 bits. */
+static LLVMValueRef to_bf16(CgMath *m, LoomDType from, LLVMValueRef v) {
+  LLVMBuilderRef b = m->b;
+  LLVMTypeRef f32 = LLVMFloatTypeInContext(m->c), f64 = LLVMDoubleTypeInContext(m->c);
+  switch (from) {
+  case LOOM_BOOL: return LLVMBuildSelect(b, v, LLVMConstInt(LLVMInt16TypeInContext(m->c), 0x3f80, 0),
+                                         LLVMConstInt(LLVMInt16TypeInContext(m->c), 0, 0), "");
+  case LOOM_FLOAT16: return f32_to_bf16(m, LLVMBuildFPExt(b, v, f32, "")); /* exact widening */
+  case LOOM_FLOAT32: return f32_to_bf16(m, v);
+  case LOOM_FLOAT64: return f64_to_bf16(m, v);
+  case LOOM_INT64: case LOOM_UINT64: return i64_to_bf16(m, v, from == LOOM_INT64);
+  default: /* narrower ints are exact in float64 */
+    return f64_to_bf16(m, is_signed(from) ? LLVMBuildSIToFP(b, v, f64, "") : LLVMBuildUIToFP(b, v, f64, ""));
+  }
+}
+
+/* ---- casts ------------------------------------------------------------------------------------------ */
+
 LLVMValueRef cg_cast(CgMath *m, LoomDType from, LoomDType to, LLVMValueRef v) {
   LLVMBuilderRef b = m->b;
   if (from == to) return v;
+  if (is_cplx(to)) { /* each part cast to the parts' dtype; a real value has imaginary part 0 */
+    LoomDType pt = dtype_real_of(to);
+    if (is_cplx(from))
+      return cg_cx_make(m, to, cg_cast(m, dtype_real_of(from), pt, cg_cx_re(m, v)),
+                        cg_cast(m, dtype_real_of(from), pt, cg_cx_im(m, v)));
+    return cg_cx_make(m, to, cg_cast(m, from, pt, v), fconst(m, pt, 0.0));
+  }
+  if (is_cplx(from)) { /* to bool: either part nonzero (NaN too); else the real part */
+    LoomDType pt = dtype_real_of(from);
+    if (to == LOOM_BOOL)
+      return LLVMBuildOr(b, cg_cast(m, pt, LOOM_BOOL, cg_cx_re(m, v)), cg_cast(m, pt, LOOM_BOOL, cg_cx_im(m, v)), "");
+    return cg_cast(m, pt, to, cg_cx_re(m, v));
+  }
+  if (from == LOOM_BFLOAT16) return cg_cast(m, LOOM_FLOAT32, to, bf16_to_f32(m, v));
+  if (to == LOOM_BFLOAT16) return to_bf16(m, from, v);
   LLVMTypeRef tt = val_type(m, to);
   if (to == LOOM_BOOL) {
     if (is_float(from)) return LLVMBuildFCmp(b, LLVMRealUNE, v, LLVMConstReal(LLVMTypeOf(v), 0), "");
@@ -396,7 +531,8 @@ LLVMValueRef cg_elem(CgMath *m, LoomOp op, LoomDType t, const LLVMValueRef *args
   LLVMBuilderRef b = m->b;
   LLVMValueRef a = args[0], bv = args[1];
   bool fl = is_float(t), sg = is_signed(t), bo = t == LOOM_BOOL;
-  if (t == LOOM_FLOAT16) return bad(m, t, "computing (float16 is computed as float32)");
+  if (t == LOOM_FLOAT16 || t == LOOM_BFLOAT16) return bad(m, t, "computing (16-bit floats are computed as float32)");
+  if (is_cplx(t)) return cg_complex_elem(m, op, t, args);
   const char *lm = libm_name(op);
   if (fl && (op == LOOM_OP_ASINH || op == LOOM_OP_ACOSH)) {
     /* SLEEF's vector asinh/acosh overflow to inf above ~1.3e154 (f64) / ~1.8e19 (f32); there
@@ -408,6 +544,13 @@ LLVMValueRef cg_elem(CgMath *m, LoomOp op, LoomDType t, const LLVMValueRef *args
     LLVMValueRef alt = LLVMBuildFAdd(b, libm_call(m, "log", t, &ax, 1), fconst(m, t, 0.69314718055994530942), "");
     if (op == LOOM_OP_ASINH) alt = intr2(m, "llvm.copysign", alt, a);
     return LLVMBuildSelect(b, big, alt, r, "");
+  }
+  if (fl && op == LOOM_OP_LOG1P && t == LOOM_FLOAT32) {
+    /* SLEEF's vector log1pf overflows to inf above ~1e38; there log1p(x) = log(x) to rounding */
+    LLVMValueRef x0 = a;
+    LLVMValueRef r = libm_call(m, lm, t, &x0, 1);
+    LLVMValueRef big = LLVMBuildFCmp(b, LLVMRealOGT, a, fconst(m, t, 1e30), "");
+    return LLVMBuildSelect(b, big, libm_call(m, "log", t, &x0, 1), r, "");
   }
   if (lm && fl && op != LOOM_OP_POW) {
     LLVMValueRef xs[2] = {a, bv};
@@ -502,6 +645,11 @@ LLVMValueRef cg_elem(CgMath *m, LoomOp op, LoomDType t, const LLVMValueRef *args
     return int_shift(m, t, a, bv, op == LOOM_OP_LEFT_SHIFT);
   case LOOM_OP_WHERE:
     return LLVMBuildSelect(b, a, bv, args[2], "");
+  case LOOM_OP_CONJ: case LOOM_OP_REAL: return a; /* a real value is its own conjugate and real part */
+  case LOOM_OP_IMAG: return fl ? fconst(m, t, 0.0) : LLVMConstNull(cg_reg_type(m, t));
+  case LOOM_OP_COMPLEX:
+    if (!fl) return bad(m, t, "complex (its operands are cast to a float dtype)");
+    return cg_cx_make(m, dtype_complex_of(t), a, bv);
   default:
     break;
   }
@@ -513,6 +661,7 @@ LLVMValueRef cg_elem(CgMath *m, LoomOp op, LoomDType t, const LLVMValueRef *args
 /* ---- reductions ------------------------------------------------------------------------------------------------ */
 
 LLVMValueRef cg_identity(CgMath *m, LoomReduceOp op, LoomDType t) {
+  if (is_cplx(t)) return cg_complex_identity(m, op, t);
   bool fl = is_float(t);
   int bits = int_bits(t);
   switch (op) {
@@ -536,6 +685,7 @@ LLVMValueRef cg_identity(CgMath *m, LoomReduceOp op, LoomDType t) {
 }
 
 LLVMValueRef cg_combine(CgMath *m, LoomReduceOp op, LoomDType t, LLVMValueRef a, LLVMValueRef v) {
+  if (is_cplx(t)) return cg_complex_combine(m, op, t, a, v);
   LLVMBuilderRef b = m->b;
   bool fl = is_float(t), bo = t == LOOM_BOOL;
   switch (op) {
@@ -564,6 +714,7 @@ LLVMValueRef cg_combine(CgMath *m, LoomReduceOp op, LoomDType t, LLVMValueRef a,
 }
 
 LLVMValueRef cg_arg_better(CgMath *m, LoomReduceOp op, LoomDType t, LLVMValueRef cur, LLVMValueRef v) {
+  if (is_cplx(t)) return cg_complex_arg_better(m, op, t, cur, v);
   LLVMBuilderRef b = m->b;
   bool max = op == LOOM_REDUCE_ARGMAX;
   if (is_float(t)) {

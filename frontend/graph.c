@@ -100,11 +100,12 @@ static void int_range(LoomDType t, int64_t *lo, uint64_t *hi) {
 
 static LoomStatus const_int(LoomGraph *g, bool neg, uint64_t mag, LoomDType dtype, LoomNode *out, Diag *d) {
   /* the value is -mag when neg, else mag */
-  Scalar v;
+  Scalar v = {0};
   v.u = 0;
   switch (dtype_kind(dtype)) {
   case DK_BOOL: v.u = mag != 0; break;
-  case DK_FLOAT: v.f = neg ? -(double)mag : (double)mag; break;
+  case DK_FLOAT:
+  case DK_COMPLEX: v.f = neg ? -(double)mag : (double)mag; break;
   default: {
     int64_t lo;
     uint64_t hi;
@@ -131,7 +132,7 @@ LoomStatus loom_const_f64(LoomGraph *g, double value, LoomDType dtype, LoomNode 
   BEGIN(g);
   if (!need_out(out, d, "loom_const_f64") || !check_dtype(dtype, d, "loom_const_f64")) return END(g);
   DKind k = dtype_kind(dtype);
-  if (k == DK_FLOAT) {
+  if (k == DK_FLOAT || k == DK_COMPLEX) {
     Scalar v = {.f = value};
     ir_const(&g->ir, dtype, v, false, out, d);
   } else if (k == DK_BOOL) {
@@ -155,7 +156,7 @@ LoomStatus loom_const_f64(LoomGraph *g, double value, LoomDType dtype, LoomNode 
 LoomStatus loom_const_i64(LoomGraph *g, int64_t value, LoomDType dtype, LoomNode *out) {
   BEGIN(g);
   if (!need_out(out, d, "loom_const_i64") || !check_dtype(dtype, d, "loom_const_i64")) return END(g);
-  if (dtype_kind(dtype) == DK_FLOAT) {
+  if (dtype_kind(dtype) == DK_FLOAT || dtype_kind(dtype) == DK_COMPLEX) {
     Scalar v = {.f = (double)value};
     ir_const(&g->ir, dtype, v, false, out, d);
   } else {
@@ -168,7 +169,7 @@ LoomStatus loom_const_i64(LoomGraph *g, int64_t value, LoomDType dtype, LoomNode
 LoomStatus loom_const_u64(LoomGraph *g, uint64_t value, LoomDType dtype, LoomNode *out) {
   BEGIN(g);
   if (!need_out(out, d, "loom_const_u64") || !check_dtype(dtype, d, "loom_const_u64")) return END(g);
-  if (dtype_kind(dtype) == DK_FLOAT) {
+  if (dtype_kind(dtype) == DK_FLOAT || dtype_kind(dtype) == DK_COMPLEX) {
     Scalar v = {.f = (double)value};
     ir_const(&g->ir, dtype, v, false, out, d);
   } else {
@@ -192,6 +193,24 @@ LoomStatus loom_weak_int(LoomGraph *g, int64_t value, LoomNode *out) {
 LoomStatus loom_weak_bool(LoomGraph *g, int value, LoomNode *out) {
   BEGIN(g);
   if (need_out(out, d, "loom_weak_bool")) ir_const(&g->ir, LOOM_BOOL, (Scalar){.u = value != 0}, true, out, d);
+  return END(g);
+}
+
+LoomStatus loom_const_complex(LoomGraph *g, double re, double im, LoomDType dtype, LoomNode *out) {
+  BEGIN(g);
+  if (!need_out(out, d, "loom_const_complex") || !check_dtype(dtype, d, "loom_const_complex")) return END(g);
+  if (!dtype_is_complex(dtype))
+    diag_error(d, LOOM_ERR_DTYPE, "loom_const_complex: %s is not a complex dtype; use loom_const_f64 for the real part",
+               loom_dtype_name(dtype));
+  else
+    ir_const(&g->ir, dtype, (Scalar){.f = re, .im = im}, false, out, d);
+  return END(g);
+}
+
+LoomStatus loom_weak_complex(LoomGraph *g, double re, double im, LoomNode *out) {
+  BEGIN(g);
+  if (need_out(out, d, "loom_weak_complex"))
+    ir_const(&g->ir, LOOM_COMPLEX128, (Scalar){.f = re, .im = im}, true, out, d);
   return END(g);
 }
 

@@ -1426,6 +1426,11 @@ static LoomStatus param_dtype(Parser *p, const char *kernel, const FeParam *prm,
       if ((unsigned)p->bind.dtypes[k] >= LOOM_DTYPE_COUNT)
         return diag_error(p->d, LOOM_ERR_INVALID_ARGUMENT, "%s: type placeholder '%s' bound to an invalid dtype",
                           kernel, prm->type_name);
+      if (dtype_is_complex(p->bind.dtypes[k]) || p->bind.dtypes[k] == LOOM_BFLOAT16)
+        return diag_error(p->d, LOOM_ERR_UNSUPPORTED,
+                          "%s: type placeholder '%s' bound to %s: kernel snippets do not support bfloat16 or complex "
+                          "dtypes yet (use loom's array operations for them)",
+                          kernel, prm->type_name, loom_dtype_name(p->bind.dtypes[k]));
       *dt = p->bind.dtypes[k];
       return LOOM_OK;
     }

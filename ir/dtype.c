@@ -1,11 +1,15 @@
 /* dtype.c: dtype facts, NumPy 2 promotion, the op table and the public name functions.
  *
- * Approach: promotion is computed from kinds and sizes rather than a pasted 12x12 table:
- * bool joins anything; same kind takes the wider; signed with unsigned takes the next signed type
- * wide enough for both (uint64 with a signed type has none: float64); an integer with a float takes
- * the float wide enough to hold the integer exactly enough (8-bit -> float16, 16-bit -> float32,
- * wider -> float64), as NumPy's promote_types does. tests/c/test_promotion.c checks the full table.
- * The op table is generated from include/loom/ops_public.def by an X-macro.
+ * Approach: promotion is computed from kinds and sizes rather than a pasted 15x15 table:
+ * bool joins anything; same kind takes the wider (float16 with bfloat16, neither holding the other,
+ * takes float32); signed with unsigned takes the next signed type wide enough for both (uint64 with
+ * a signed type has none: float64); an integer with a float takes the float wide enough to hold the
+ * integer exactly enough (8-bit -> float16, 16-bit -> float32, wider -> float64), as NumPy's
+ * promote_types does; anything with a complex promotes the parts' dtypes and takes the complex of
+ * the result (complex64 + int32 -> complex128). bfloat16 sits in the lattice where ml_dtypes, JAX and
+ * PyTorch put it: int8/uint8 + bfloat16 -> bfloat16, int16 + bfloat16 -> float32. tests/c/
+ * test_promotion.c checks the full table. The op table is generated from include/loom/ops_public.def
+ * by an X-macro.
  */
 #include <string.h>
 
@@ -30,6 +34,9 @@ static const DTypeFacts dtype_facts[LOOM_DTYPE_COUNT] = {
     [LOOM_FLOAT16] = {"float16", "f16", DK_FLOAT, 16},
     [LOOM_FLOAT32] = {"float32", "f32", DK_FLOAT, 32},
     [LOOM_FLOAT64] = {"float64", "f64", DK_FLOAT, 64},
+    [LOOM_BFLOAT16] = {"bfloat16", "bf16", DK_FLOAT, 16},
+    [LOOM_COMPLEX64] = {"complex64", "c64", DK_COMPLEX, 64},
+    [LOOM_COMPLEX128] = {"complex128", "c128", DK_COMPLEX, 128},
 };
 
 static bool dtype_ok(LoomDType t) { return (unsigned)t < LOOM_DTYPE_COUNT; }
@@ -41,6 +48,11 @@ bool dtype_is_int(LoomDType t) {
   return dtype_ok(t) && (k == DK_INT || k == DK_UINT);
 }
 bool dtype_is_float(LoomDType t) { return dtype_ok(t) && dtype_kind(t) == DK_FLOAT; }
+bool dtype_is_complex(LoomDType t) { return dtype_ok(t) && dtype_kind(t) == DK_COMPLEX; }
+
+LoomDType dtype_real_of(LoomDType t) {
+  return t == LOOM_COMPLEX64 ? LOOM_FLOAT32 : t == LOOM_COMPLEX128 ? LOOM_FLOAT64 : t;
+}
 
 static LoomDType signed_of_bits(int bits) {
   switch (bits) {
@@ -54,12 +66,19 @@ static LoomDType signed_of_bits(int bits) {
 LoomDType dtype_float_of(LoomDType t) {
   if (!dtype_ok(t)) return LOOM_FLOAT64;
   switch (dtype_kind(t)) {
-  case DK_FLOAT: return t;
+  case DK_FLOAT:
+  case DK_COMPLEX: return t;
   case DK_BOOL: return LOOM_FLOAT16;
   default: break;
   }
   int bits = dtype_bits(t);
   return bits == 8 ? LOOM_FLOAT16 : bits == 16 ? LOOM_FLOAT32 : LOOM_FLOAT64;
+}
+
+LoomDType dtype_complex_of(LoomDType t) {
+  LoomDType f = dtype_float_of(t);
+  if (dtype_kind(f) == DK_COMPLEX) return f;
+  return f == LOOM_FLOAT64 ? LOOM_COMPLEX128 : LOOM_COMPLEX64;
 }
 
 LoomDType dtype_promote(LoomDType a, LoomDType b) {
@@ -68,7 +87,9 @@ LoomDType dtype_promote(LoomDType a, LoomDType b) {
   DKind ka = dtype_kind(a), kb = dtype_kind(b);
   if (ka == DK_BOOL) return b;
   if (kb == DK_BOOL) return a;
+  if (ka == DK_COMPLEX || kb == DK_COMPLEX) return dtype_complex_of(dtype_promote(dtype_real_of(a), dtype_real_of(b)));
   int ba = dtype_bits(a), bb = dtype_bits(b);
+  if (ka == kb && ba == bb) return LOOM_FLOAT32; /* float16 with bfloat16: neither holds the other */
   if (ka == kb) return ba >= bb ? a : b;
   if (ka == DK_FLOAT || kb == DK_FLOAT) {
     LoomDType f = ka == DK_FLOAT ? a : b, i = ka == DK_FLOAT ? b : a;
@@ -83,7 +104,7 @@ LoomDType dtype_promote(LoomDType a, LoomDType b) {
   return signed_of_bits(2 * bu);
 }
 
-LoomDType dtype_compute(LoomDType t) { return t == LOOM_FLOAT16 ? LOOM_FLOAT32 : t; }
+LoomDType dtype_compute(LoomDType t) { return t == LOOM_FLOAT16 || t == LOOM_BFLOAT16 ? LOOM_FLOAT32 : t; }
 
 const char *dtype_short_name(LoomDType t) { return dtype_ok(t) ? dtype_facts[t].short_name : "?"; }
 
@@ -170,7 +191,22 @@ LoomDType ir_elem_operand_dtype(LoomOp op, LoomDType result, LoomDType a, LoomDT
     return op == LOOM_OP_LOGICAL_NOT ? LOOM_BOOL : a; /* isnan & co. look at the value itself */
   case RULE_COMPARE: return dtype_promote(a, b);
   case RULE_LOGICAL: return LOOM_BOOL;
-  default: return result; /* SAME*, FLOAT, INT, PROMOTE*, TRUEDIV, BITWISE, SHIFT, WHERE values */
+  case RULE_REAL: return a;                      /* abs, real, imag read the complex value */
+  case RULE_COMPLEX: return dtype_real_of(result); /* complex(re, im) pairs two parts */
+  default: return result; /* SAME*, FLOAT*, INT, PROMOTE*, TRUEDIV, BITWISE, SHIFT, WHERE values */
+  }
+}
+
+LoomDType ir_elem_value_dtype(LoomOp op, LoomDType od) {
+  const OpInfo *info = op_info(op);
+  if (!info) return od;
+  switch (info->rule) {
+  case RULE_PRED:
+  case RULE_COMPARE:
+  case RULE_LOGICAL: return LOOM_BOOL;
+  case RULE_REAL: return dtype_real_of(od);
+  case RULE_COMPLEX: return dtype_complex_of(od);
+  default: return od;
   }
 }
 

@@ -60,8 +60,28 @@ static double round_f16(double x) {
   return copysign(ldexp(r, q), x);
 }
 
+/* double -> nearest bfloat16 value (ties to even, from the double itself: no double rounding). */
+static double round_bf16(double x) {
+  if (isnan(x) || isinf(x) || x == 0) return x;
+  double ax = fabs(x);
+  int e;
+  frexp(ax, &e);
+  int q = e - 1 - 7;
+  if (q < -133) q = -133; /* subnormals: fixed quantum 2^-133 */
+  double r = nearbyint(ldexp(ax, -q));
+  r = ldexp(r, q);
+  if (r > 3.3895313892515355e38) r = INFINITY; /* past the largest bfloat16 (0x7f7f) */
+  return copysign(r, x);
+}
+
+static double canon_part(LoomDType t, double f) {
+  if (isnan(f)) return NAN;
+  return t == LOOM_FLOAT32 ? (double)(float)f : f;
+}
+
 Scalar ir_scalar_canon(LoomDType dtype, Scalar v) {
   Scalar r = v;
+  r.im = 0;
   switch (dtype) {
   case LOOM_BOOL: r.u = v.u != 0; break;
   case LOOM_INT8: r.i = (int8_t)(uint8_t)(v.u & 0xff); break;
@@ -75,6 +95,12 @@ Scalar ir_scalar_canon(LoomDType dtype, Scalar v) {
   case LOOM_FLOAT16: r.f = isnan(v.f) ? NAN : round_f16(v.f); break;
   case LOOM_FLOAT32: r.f = isnan(v.f) ? NAN : (double)(float)v.f; break;
   case LOOM_FLOAT64: r.f = isnan(v.f) ? NAN : v.f; break;
+  case LOOM_BFLOAT16: r.f = isnan(v.f) ? NAN : round_bf16(v.f); break;
+  case LOOM_COMPLEX64:
+  case LOOM_COMPLEX128:
+    r.f = canon_part(dtype_real_of(dtype), v.f);
+    r.im = canon_part(dtype_real_of(dtype), v.im);
+    break;
   default: break;
   }
   return r;
@@ -118,6 +144,7 @@ static uint64_t node_hash(const IrNode *n) {
   h = ir_hash_bytes(&n->input, sizeof n->input, h);
   h = ir_hash_bytes(&n->axes, sizeof n->axes, h);
   h = ir_hash_bytes(&n->value.u, sizeof n->value.u, h);
+  h = ir_hash_bytes(&n->value.im, sizeof n->value.im, h);
   size_t k = (size_t)(n->ndim <= LOOM_MAX_RANK ? n->ndim : LOOM_MAX_RANK) * sizeof(int64_t);
   h = ir_hash_bytes(n->shape, k, h);
   h = ir_hash_bytes(n->arg, k, h);
@@ -128,7 +155,8 @@ static uint64_t node_hash(const IrNode *n) {
 static bool node_equal(const IrNode *a, const IrNode *b) {
   if (a->hash != b->hash || a->kind != b->kind || a->dtype != b->dtype || a->ndim != b->ndim ||
       a->flags != b->flags || a->op != b->op || a->input != b->input || a->axes != b->axes ||
-      a->value.u != b->value.u || memcmp(a->src, b->src, sizeof a->src) != 0)
+      a->value.u != b->value.u || memcmp(&a->value.im, &b->value.im, sizeof a->value.im) != 0 ||
+      memcmp(a->src, b->src, sizeof a->src) != 0)
     return false;
   size_t k = (size_t)a->ndim * sizeof(int64_t);
   return memcmp(a->shape, b->shape, k) == 0 && memcmp(a->arg, b->arg, k) == 0 &&
@@ -142,6 +170,7 @@ static void node_canon(IrNode *n) {
   if (n->kind != IR_PERMUTE && n->kind != IR_SLICE) memset(n->arg, 0, sizeof n->arg);
   if (n->kind != IR_SLICE) memset(n->arg2, 0, sizeof n->arg2);
   if (n->kind != IR_CONST) n->value.u = 0;
+  if (n->kind != IR_CONST || !dtype_is_complex((LoomDType)n->dtype)) n->value.im = 0;
   if (n->kind != IR_INPUT) n->input = -1;
   if (n->kind != IR_REDUCE) n->axes = 0;
   if (n->kind != IR_ELEM && n->kind != IR_REDUCE) n->op = 0;
@@ -326,8 +355,9 @@ LoomStatus ir_const(IrGraph *g, LoomDType dtype, Scalar v, bool weak, int32_t *o
   if (!g || !out) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "const: null argument");
   if ((unsigned)dtype >= LOOM_DTYPE_COUNT)
     return diag_error(d, LOOM_ERR_DTYPE, "const: dtype %d is not a LoomDType", (int)dtype);
-  if (weak && dtype != LOOM_BOOL && dtype != LOOM_INT64 && dtype != LOOM_FLOAT64)
-    return diag_error(d, LOOM_ERR_DTYPE, "const: a weak constant must be bool, int64 or float64, not %s",
+  if (weak && dtype != LOOM_BOOL && dtype != LOOM_INT64 && dtype != LOOM_FLOAT64 && dtype != LOOM_COMPLEX128)
+    return diag_error(d, LOOM_ERR_DTYPE,
+                      "const: a weak constant must be bool, int64, float64 or complex128, not %s",
                       loom_dtype_name(dtype));
   IrNode n = new_node(IR_CONST, dtype, 0, NULL);
   n.value = ir_scalar_canon(dtype, v);
@@ -356,6 +386,21 @@ LoomStatus ir_elem_result_dtype(LoomOp op, const LoomDType *t, LoomDType *out, D
   if (!info || !t || !out) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "op %d is not a LoomOp", (int)op);
   LoomDType a = t[0], p = info->arity >= 2 ? dtype_promote(t[0], t[1]) : t[0];
   const char *name = numpy_name(op);
+  bool cx = info->rule == RULE_WHERE ? false : dtype_is_complex(p);
+  switch (info->rule) {
+  case RULE_INT:
+  case RULE_BITWISE:
+  case RULE_SHIFT:
+  case RULE_PROMOTE_FLOAT:
+  case RULE_FLOAT_REAL:
+  case RULE_PROMOTE_NUM_REAL:
+  case RULE_COMPLEX:
+    if (cx)
+      return diag_error(d, LOOM_ERR_DTYPE, "%s: not supported for %s operands (NumPy has no complex loop)", name,
+                        loom_dtype_name(p));
+    break;
+  default: break;
+  }
   switch (info->rule) {
   case RULE_SAME: *out = a; return LOOM_OK;
   case RULE_SAME_NUM:
@@ -364,7 +409,10 @@ LoomStatus ir_elem_result_dtype(LoomOp op, const LoomDType *t, LoomDType *out, D
                         op == LOOM_OP_NEG ? "logical_not" : "a cast to an integer dtype first");
     *out = a;
     return LOOM_OK;
-  case RULE_FLOAT: *out = dtype_float_of(a); return LOOM_OK;
+  case RULE_FLOAT:
+  case RULE_FLOAT_REAL: *out = dtype_float_of(a); return LOOM_OK;
+  case RULE_REAL: *out = dtype_real_of(a); return LOOM_OK;
+  case RULE_COMPLEX: *out = dtype_complex_of(p); return LOOM_OK;
   case RULE_PRED: *out = LOOM_BOOL; return LOOM_OK;
   case RULE_INT:
     if (dtype_is_float(a))
@@ -373,14 +421,15 @@ LoomStatus ir_elem_result_dtype(LoomOp op, const LoomDType *t, LoomDType *out, D
     *out = a;
     return LOOM_OK;
   case RULE_PROMOTE: *out = p; return LOOM_OK;
-  case RULE_PROMOTE_NUM: *out = p == LOOM_BOOL ? LOOM_INT8 : p; return LOOM_OK;
+  case RULE_PROMOTE_NUM:
+  case RULE_PROMOTE_NUM_REAL: *out = p == LOOM_BOOL ? LOOM_INT8 : p; return LOOM_OK;
   case RULE_PROMOTE_SUB:
     if (p == LOOM_BOOL)
       return diag_error(d, LOOM_ERR_DTYPE, "%s: not supported for bool operands; use logical_xor", name);
     *out = p;
     return LOOM_OK;
   case RULE_PROMOTE_FLOAT: *out = dtype_float_of(p); return LOOM_OK;
-  case RULE_TRUEDIV: *out = dtype_is_float(p) ? p : LOOM_FLOAT64; return LOOM_OK;
+  case RULE_TRUEDIV: *out = dtype_is_float(p) || dtype_is_complex(p) ? p : LOOM_FLOAT64; return LOOM_OK;
   case RULE_COMPARE:
   case RULE_LOGICAL: *out = LOOM_BOOL; return LOOM_OK;
   case RULE_BITWISE:
@@ -414,12 +463,15 @@ static bool weak_int_fits(int64_t v, LoomDType t) {
   }
 }
 
-/* A weak value (bool, int64 or float64) converted to dtype t (in t's kind). */
+/* A weak value (bool, int64, float64 or complex128) converted to dtype t (in t's kind; the target
+ * of a weak complex is always complex). */
 static Scalar weak_value_as(LoomDType from, Scalar v, LoomDType t) {
-  Scalar r;
-  r.u = 0;
+  Scalar r = {0};
   DKind kf = dtype_kind(from), kt = dtype_kind(t);
-  if (kt == DK_FLOAT) r.f = kf == DK_FLOAT ? v.f : kf == DK_INT ? (double)v.i : (double)v.u;
+  if (kt == DK_COMPLEX) {
+    r.f = kf == DK_FLOAT || kf == DK_COMPLEX ? v.f : kf == DK_INT ? (double)v.i : (double)v.u;
+    r.im = kf == DK_COMPLEX ? v.im : 0.0;
+  } else if (kt == DK_FLOAT) r.f = kf == DK_FLOAT ? v.f : kf == DK_INT ? (double)v.i : (double)v.u;
   else if (kt == DK_INT) r.i = kf == DK_INT ? v.i : (int64_t)v.u;
   else if (kt == DK_UINT) r.u = kf == DK_INT ? (uint64_t)v.i : v.u;
   else r.u = kf == DK_FLOAT ? v.f != 0 : v.u != 0;
@@ -434,7 +486,8 @@ static LoomStatus resolve_weak(IrGraph *g, int32_t x, LoomDType partner, OpRule 
   LoomDType target;
   if (kw == DK_BOOL) target = partner;
   else if (kw == DK_INT) target = kp == DK_BOOL ? LOOM_INT64 : partner;
-  else target = kp == DK_FLOAT ? partner : LOOM_FLOAT64;
+  else if (kw == DK_FLOAT) target = kp == DK_FLOAT || kp == DK_COMPLEX ? partner : LOOM_FLOAT64;
+  else target = kp == DK_FLOAT || kp == DK_COMPLEX ? dtype_complex_of(partner) : LOOM_COMPLEX128;
   if (n->kind == IR_CONST) {
     Scalar v = n->value;
     if (kw == DK_INT && dtype_is_int(target) && !weak_int_fits(v.i, target)) {
@@ -508,7 +561,8 @@ static LoomStatus elem_build(IrGraph *g, LoomOp op, int n, const int32_t *src_in
   IrNode node = new_node(IR_ELEM, rt, ndim, shape);
   node.op = (uint16_t)op;
   for (int k = 0; k < n; k++) node.src[k] = src[k];
-  if (all_weak && (rt == LOOM_BOOL || rt == LOOM_INT64 || rt == LOOM_FLOAT64)) node.flags = IR_FLAG_WEAK;
+  if (all_weak && (rt == LOOM_BOOL || rt == LOOM_INT64 || rt == LOOM_FLOAT64 || rt == LOOM_COMPLEX128))
+    node.flags = IR_FLAG_WEAK;
   return add_node(g, node, out, d);
 }
 
@@ -647,8 +701,10 @@ LoomStatus ir_reduce(IrGraph *g, LoomReduceOp op, int32_t x, uint32_t axes, bool
   DKind k = dtype_kind(src);
   switch (op) {
   case LOOM_REDUCE_SUM:
-  case LOOM_REDUCE_PROD: rt = k == DK_FLOAT ? src : k == DK_UINT ? LOOM_UINT64 : LOOM_INT64; break;
-  case LOOM_REDUCE_MEAN: rt = k == DK_FLOAT ? src : LOOM_FLOAT64; break;
+  case LOOM_REDUCE_PROD:
+    rt = k == DK_FLOAT || k == DK_COMPLEX ? src : k == DK_UINT ? LOOM_UINT64 : LOOM_INT64;
+    break;
+  case LOOM_REDUCE_MEAN: rt = k == DK_FLOAT || k == DK_COMPLEX ? src : LOOM_FLOAT64; break;
   case LOOM_REDUCE_ANY:
   case LOOM_REDUCE_ALL: rt = LOOM_BOOL; break;
   case LOOM_REDUCE_ARGMIN:
@@ -662,8 +718,9 @@ LoomStatus ir_reduce(IrGraph *g, LoomReduceOp op, int32_t x, uint32_t axes, bool
                         op == LOOM_REDUCE_ARGMAX))
       return diag_error(d, LOOM_ERR_DTYPE, "%s: the result dtype is always %s; pass LOOM_DTYPE_COUNT", name,
                         loom_dtype_name(rt));
-    if (op == LOOM_REDUCE_MEAN && !dtype_is_float(dtype))
-      return diag_error(d, LOOM_ERR_DTYPE, "mean: dtype must be a float dtype, not %s", loom_dtype_name(dtype));
+    if (op == LOOM_REDUCE_MEAN && !dtype_is_float(dtype) && !dtype_is_complex(dtype))
+      return diag_error(d, LOOM_ERR_DTYPE, "mean: dtype must be a float or complex dtype, not %s",
+                        loom_dtype_name(dtype));
     rt = dtype;
   }
   IrNode n = new_node(IR_REDUCE, rt, 0, NULL);

@@ -7,7 +7,13 @@
  *   takes the dtype of the array it meets when the kinds allow (int with int array, float with float
  *   array), else the default of its kind (int64, float64). An out-of-range weak int is an error.
  *   The rule of each op is in include/loom/ops_public.def.
- * - float16 is a storage type: loaded, widened to float32, computed, rounded back when stored.
+ * - float16 and bfloat16 are storage types: loaded, widened to float32, computed, rounded back to
+ *   nearest even when stored or cast (overflow gives inf, NaN stays NaN).
+ * - Complex values (complex64, complex128) are (real, imag) pairs; promotion takes the wider of the
+ *   parts' float precision (complex64 + float64 -> complex128, int16 + complex64 -> complex64).
+ *   Arithmetic follows NumPy's loops (Smith's division as NumPy's), functions C99 Annex G (NumPy
+ *   calls the C library); order comparisons are lexicographic (real part, then imaginary part); a
+ *   cast to a real dtype takes the real part.
  * - Integer overflow wraps (two's complement), as in NumPy. Integer x // 0 and x % 0 give 0;
  *   INT_MIN // -1 gives INT_MIN; shifts by >= the bit width (or negative) give 0 (or -1 for a
  *   negative value shifted right). Integer power with a negative exponent gives 1 for base 1,
@@ -92,18 +98,27 @@ char *arena_strdup(Arena *a, const char *s);
 void arena_free_all(Arena *a);
 
 /* ---- dtypes ---------------------------------------------------------------------------------------- */
-typedef enum DKind { DK_BOOL, DK_INT, DK_UINT, DK_FLOAT } DKind;
+typedef enum DKind { DK_BOOL, DK_INT, DK_UINT, DK_FLOAT, DK_COMPLEX } DKind;
 DKind dtype_kind(LoomDType t);
-int dtype_bits(LoomDType t);                       /* storage bits: 8 for bool */
+int dtype_bits(LoomDType t);                       /* storage bits: 8 for bool, 128 for complex128 */
 bool dtype_is_int(LoomDType t);                    /* signed or unsigned integer, not bool */
-bool dtype_is_float(LoomDType t);
+bool dtype_is_float(LoomDType t);                  /* real floating point (float16 ... bfloat16) */
+bool dtype_is_complex(LoomDType t);
+/* The dtype of a complex dtype's parts (complex64 -> float32); any other dtype unchanged. */
+LoomDType dtype_real_of(LoomDType t);
+/* The complex dtype holding a float's values (float16, bfloat16, float32 -> complex64; float64 ->
+ * complex128); complex dtypes unchanged; ints and bool as their FLOAT rule dtype. */
+LoomDType dtype_complex_of(LoomDType t);
 LoomDType dtype_promote(LoomDType a, LoomDType b); /* NumPy's promote_types */
 LoomDType dtype_float_of(LoomDType t);             /* the FLOAT rule of ops_public.def */
-LoomDType dtype_compute(LoomDType t);              /* float16 -> float32, others unchanged */
+LoomDType dtype_compute(LoomDType t);              /* float16, bfloat16 -> float32, others unchanged */
 /* The dtype an op computes in, given its (already promoted/inferred) result dtype and the operand
  * dtypes (b is ignored for unary ops): e.g. LT(int8, float32) -> float32, EXP(int16) -> float32,
  * LOGICAL_AND -> bool. Not yet passed through dtype_compute. */
 LoomDType ir_elem_operand_dtype(LoomOp op, LoomDType result, LoomDType a, LoomDType b);
+/* The dtype of a KI_ELEM of op computing in (compute) dtype od: bool for the PRED, COMPARE and
+ * LOGICAL rules, the parts' dtype for REAL (abs, real, imag of complex), complex for COMPLEX, else od. */
+LoomDType ir_elem_value_dtype(LoomOp op, LoomDType od);
 /* The result dtype of op on (already NEP 50-resolved) operand dtypes t[0..arity), or LOOM_ERR_DTYPE
  * when the op's rule rejects them (e.g. "subtract: not supported for bool operands; ..."). */
 LoomStatus ir_elem_result_dtype(LoomOp op, const LoomDType *t, LoomDType *out, Diag *d);
@@ -114,7 +129,7 @@ typedef enum OpKind { OPK_UNARY, OPK_BINARY, OPK_TERNARY } OpKind;
 typedef enum OpRule {
   RULE_SAME, RULE_SAME_NUM, RULE_FLOAT, RULE_PRED, RULE_INT, RULE_PROMOTE, RULE_PROMOTE_NUM,
   RULE_PROMOTE_SUB, RULE_PROMOTE_FLOAT, RULE_TRUEDIV, RULE_COMPARE, RULE_LOGICAL, RULE_BITWISE,
-  RULE_SHIFT, RULE_WHERE
+  RULE_SHIFT, RULE_WHERE, RULE_FLOAT_REAL, RULE_PROMOTE_NUM_REAL, RULE_REAL, RULE_COMPLEX
 } OpRule;
 typedef struct OpInfo {
   const char *name; /* lower case: "add", "exp", ... */
@@ -128,11 +143,15 @@ bool op_from_name(const char *name, LoomOp *out);
 const char *reduce_op_name(LoomReduceOp op); /* "sum", ... */
 bool reduce_op_from_name(const char *name, LoomReduceOp *out);
 
-/* A scalar value of any dtype: the field used is chosen by dtype_kind (bool and uint use u). */
-typedef union Scalar {
-  double f;
-  int64_t i;
-  uint64_t u;
+/* A scalar value of any dtype: the field used is chosen by dtype_kind (bool and uint use u; complex
+ * uses f for the real part and im for the imaginary part, which is 0 for every other dtype). */
+typedef struct Scalar {
+  union {
+    double f;
+    int64_t i;
+    uint64_t u;
+  };
+  double im;
 } Scalar;
 
 /* ---- graph IR --------------------------------------------------------------------------------------- */

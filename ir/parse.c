@@ -122,15 +122,25 @@ static LoomStatus parse_scalar(Cursor *c, LoomDType t, Scalar *out) {
   char *end;
   errno = 0;
   out->u = 0;
+  out->im = 0;
   switch (dtype_kind(t)) {
   case DK_FLOAT: out->f = strtod(c->p, &end); break;
+  case DK_COMPLEX: /* re+imj, as print.c writes it */
+    out->f = strtod(c->p, &end);
+    if (end == c->p || (*end != '+' && *end != '-')) return fail(c, "a complex constant re+imj");
+    c->p = end;
+    out->im = strtod(c->p, &end);
+    if (end == c->p || *end != 'j') return fail(c, "a complex constant re+imj");
+    end++;
+    break;
   case DK_INT: out->i = strtoll(c->p, &end, 10); break;
   default:
     if (*c->p == '-') return fail(c, "an unsigned integer");
     out->u = strtoull(c->p, &end, 10);
     break;
   }
-  if (end == c->p || (errno && dtype_kind(t) != DK_FLOAT)) return fail(c, "a constant value");
+  if (end == c->p || (errno && dtype_kind(t) != DK_FLOAT && dtype_kind(t) != DK_COMPLEX))
+    return fail(c, "a constant value");
   c->p = end;
   return LOOM_OK;
 }
@@ -140,7 +150,7 @@ static LoomStatus parse_dtype(Cursor *c, LoomDType *out) {
   Cursor save = *c;
   if (word(c, w, sizeof w) && dtype_from_short_name(w, out)) return LOOM_OK;
   *c = save;
-  return fail(c, "a dtype (b1 i8 i16 i32 i64 u8 u16 u32 u64 f16 f32 f64)");
+  return fail(c, "a dtype (b1 i8 i16 i32 i64 u8 u16 u32 u64 f16 f32 f64 bf16 c64 c128)");
 }
 
 /* dims = "[" [int ("," int)*] "]" */

@@ -36,6 +36,7 @@ static void print_dims(StrBuf *out, int n, const int64_t *v) {
 static void print_scalar(StrBuf *out, LoomDType t, Scalar v) {
   switch (dtype_kind(t)) {
   case DK_FLOAT: sb_printf(out, "%.17g", v.f); break;
+  case DK_COMPLEX: sb_printf(out, "%.17g%+.17gj", v.f, v.im); break;
   case DK_INT: sb_printf(out, "%lld", (long long)v.i); break;
   default: sb_printf(out, "%llu", (unsigned long long)v.u); break;
   }

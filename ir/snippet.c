@@ -131,7 +131,8 @@ int32_t ir_snippet_cast(SnModule *m, int32_t e, LoomDType dtype, Diag *d) {
 const char *ir_snippet_c_type_name(int dtype) {
   static const char *const names[LOOM_DTYPE_COUNT] = {
       "bool", "signed char", "short", "int", "long long", "unsigned char", "unsigned short",
-      "unsigned int", "unsigned long long", "half", "float", "double"};
+      "unsigned int", "unsigned long long", "half", "float", "double", "__nv_bfloat16",
+      "complex<float>", "complex<double>"};
   if (dtype == SN_VOID) return "void";
   return dt_ok(dtype) ? names[dtype] : "?";
 }
@@ -157,6 +158,7 @@ static void print_const(LoomDType t, Scalar v, StrBuf *out) {
   case DK_BOOL: sb_printf(out, "%s", v.u ? "true" : "false"); break;
   case DK_INT: sb_printf(out, "%lld", (long long)v.i); break;
   case DK_UINT: sb_printf(out, "%llu", (unsigned long long)v.u); break;
+  case DK_COMPLEX: sb_printf(out, "(%.17g%+.17gj)", v.f, v.im); break;
   case DK_FLOAT:
     if (isnan(v.f)) sb_printf(out, "nan");
     else if (isinf(v.f)) sb_printf(out, "%sinf", v.f < 0 ? "-" : "");

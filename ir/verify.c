@@ -47,8 +47,9 @@ static LoomStatus verify_node(const IrGraph *g, int32_t i, Diag *d) {
   }
   case IR_CONST:
     if (n->ndim != 0) return BAD(d, "verify: constant %%%d is not 0-d", i);
-    if ((n->flags & IR_FLAG_WEAK) && n->dtype != LOOM_BOOL && n->dtype != LOOM_INT64 && n->dtype != LOOM_FLOAT64)
-      return BAD(d, "verify: weak constant %%%d must be b1, i64 or f64", i);
+    if ((n->flags & IR_FLAG_WEAK) && n->dtype != LOOM_BOOL && n->dtype != LOOM_INT64 && n->dtype != LOOM_FLOAT64 &&
+        n->dtype != LOOM_COMPLEX128)
+      return BAD(d, "verify: weak constant %%%d must be b1, i64, f64 or c128", i);
     break;
   case IR_ELEM: {
     LoomDType t[3] = {LOOM_BOOL, LOOM_BOOL, LOOM_BOOL}, rt;
@@ -145,7 +146,7 @@ LoomStatus ir_verify_graph(const IrGraph *g, Diag *d) {
 static LoomStatus verify_instr(const KernelIr *k, int32_t i, Diag *d) {
   const KInstr *in = &k->instrs[i];
   LoomDType t = (LoomDType)in->dtype;
-  if (in->dtype >= LOOM_DTYPE_COUNT || t == LOOM_FLOAT16)
+  if (in->dtype >= LOOM_DTYPE_COUNT || dtype_compute(t) != t)
     return BAD(d, "verify kernel: %%%d has dtype %d, not a compute dtype", i, in->dtype);
   int nsrc = in->kind == KI_ELEM ? (op_info((LoomOp)in->op) ? op_info((LoomOp)in->op)->arity : 0)
              : in->kind == KI_CAST ? 1 : 0;
@@ -175,19 +176,21 @@ static LoomStatus verify_instr(const KernelIr *k, int32_t i, Diag *d) {
     LoomDType od = st[0];
     for (int s = 1; s < nsrc; s++)
       if (st[s] != od) return BAD(d, "verify kernel: %s %%%d has operands of different dtypes", info->name, i);
-    bool pred = info->rule == RULE_PRED || info->rule == RULE_COMPARE || info->rule == RULE_LOGICAL;
-    if (t != (pred ? LOOM_BOOL : od))
+    if (t != ir_elem_value_dtype((LoomOp)in->op, od))
       return BAD(d, "verify kernel: %s %%%d has dtype %s for %s operands", info->name, i, dtype_short_name(t),
                  dtype_short_name(od));
     bool ok = true;
     switch (info->rule) {
     case RULE_SAME_NUM: ok = od != LOOM_BOOL; break;
     case RULE_FLOAT:
+    case RULE_TRUEDIV: ok = dtype_is_float(od) || dtype_is_complex(od); break;
+    case RULE_FLOAT_REAL:
     case RULE_PROMOTE_FLOAT:
-    case RULE_TRUEDIV: ok = dtype_is_float(od); break;
+    case RULE_COMPLEX: ok = dtype_is_float(od); break;
     case RULE_INT:
-    case RULE_BITWISE: ok = !dtype_is_float(od); break;
+    case RULE_BITWISE: ok = !dtype_is_float(od) && !dtype_is_complex(od); break;
     case RULE_SHIFT: ok = dtype_is_int(od); break;
+    case RULE_PROMOTE_NUM_REAL: ok = od != LOOM_BOOL && !dtype_is_complex(od); break;
     case RULE_PROMOTE_SUB:
     case RULE_PROMOTE_NUM: ok = od != LOOM_BOOL; break;
     case RULE_LOGICAL: ok = od == LOOM_BOOL; break;
@@ -275,7 +278,7 @@ LoomStatus ir_verify_kernel(const KernelIr *k, Diag *d) {
         st = BAD(d, "verify kernel: phase %d has reduction %d (mean is lowered to sum)", p, op);
         break;
       }
-      if (ph->acc_dtype >= LOOM_DTYPE_COUNT || ph->acc_dtype == LOOM_FLOAT16) {
+      if (ph->acc_dtype >= LOOM_DTYPE_COUNT || dtype_compute((LoomDType)ph->acc_dtype) != ph->acc_dtype) {
         st = BAD(d, "verify kernel: phase %d accumulates in a non-compute dtype", p);
         break;
       }

@@ -31,6 +31,7 @@ static uint64_t zext(uint64_t u, int bits) { return bits >= 64 ? u : u & ((1ull 
 static double round_float(LoomDType t, double f) {
   if (t == LOOM_FLOAT32) return (double)(float)f;
   if (t == LOOM_FLOAT16) return (double)(_Float16)(float)f; /* values here are float32 already */
+  if (t == LOOM_BFLOAT16) return ir_scalar_canon(t, (Scalar){.f = f}).f;
   return f;
 }
 
@@ -38,14 +39,28 @@ static double round_float(LoomDType t, double f) {
 static Scalar cast_scalar(Scalar v, LoomDType from, LoomDType to) {
   DKind fk = dtype_kind(from), tk = dtype_kind(to);
   int bits = dtype_bits(to);
-  Scalar r;
-  r.u = 0;
+  Scalar r = {0};
   if (tk == DK_BOOL) {
-    r.u = fk == DK_FLOAT ? (v.f != 0.0) : fk == DK_INT ? (v.i != 0) : (v.u != 0);
+    r.u = fk == DK_COMPLEX ? (v.f != 0.0 || v.im != 0.0)
+        : fk == DK_FLOAT ? (v.f != 0.0) : fk == DK_INT ? (v.i != 0) : (v.u != 0);
     return r;
   }
+  if (tk == DK_COMPLEX) { /* the parts, each as a cast to the parts' dtype */
+    LoomDType pt = dtype_real_of(to);
+    r = cast_scalar(fk == DK_COMPLEX ? (Scalar){.f = v.f} : v, fk == DK_COMPLEX ? dtype_real_of(from) : from, pt);
+    r.im = fk == DK_COMPLEX ? cast_scalar((Scalar){.f = v.im}, dtype_real_of(from), pt).f : 0.0;
+    return r;
+  }
+  if (fk == DK_COMPLEX) { /* a complex to a real dtype takes the real part */
+    from = dtype_real_of(from);
+    fk = DK_FLOAT;
+    v.im = 0;
+  }
   if (tk == DK_FLOAT) {
-    if (fk == DK_FLOAT) {
+    if (to == LOOM_BFLOAT16) {
+      r.f = fk == DK_FLOAT ? v.f : fk == DK_INT ? (double)v.i : (double)v.u; /* exact: see fold_scalar */
+      r.f = round_float(to, r.f);
+    } else if (fk == DK_FLOAT) {
       if (to == LOOM_FLOAT16) r.f = (double)(_Float16)v.f;
       else if (to == LOOM_FLOAT32) r.f = (double)(float)v.f;
       else r.f = v.f;
@@ -80,10 +95,6 @@ static Scalar cast_scalar(Scalar v, LoomDType from, LoomDType to) {
   if (tk == DK_INT) r.i = sext(raw, bits);
   else r.u = zext(raw, bits);
   return r;
-}
-
-static bool is_bool_result_rule(OpRule r) {
-  return r == RULE_PRED || r == RULE_COMPARE || r == RULE_LOGICAL;
 }
 
 /* Computes op on a, b (already in compute dtype cd); the result has dtype rd (cd or bool).
@@ -132,7 +143,31 @@ static bool eval_compare(LoomOp op, DKind k, Scalar a, Scalar b, Scalar *r) {
   return true;
 }
 
-static bool truth(DKind k, Scalar v) { return k == DK_FLOAT ? v.f != 0.0 : k == DK_INT ? v.i != 0 : v.u != 0; }
+static bool truth(DKind k, Scalar v) {
+  if (k == DK_COMPLEX) return v.f != 0.0 || v.im != 0.0;
+  return k == DK_FLOAT ? v.f != 0.0 : k == DK_INT ? v.i != 0 : v.u != 0;
+}
+
+/* The complex ops whose kernel sequence is exact (no rounding, or one rounding per part); the
+ * others (multiplication, division, functions) are left to the kernels. */
+static bool eval_complex(LoomOp op, LoomDType cd, Scalar a, Scalar b, Scalar *r) {
+  LoomDType pt = dtype_real_of(cd);
+  switch (op) {
+  case LOOM_OP_NEG: r->f = -a.f; r->im = -a.im; break;
+  case LOOM_OP_CONJ: r->f = a.f; r->im = -a.im; break;
+  case LOOM_OP_REAL: r->f = a.f; r->im = 0; return true;
+  case LOOM_OP_IMAG: r->f = a.im; r->im = 0; return true;
+  case LOOM_OP_ADD: r->f = round_float(pt, a.f + b.f); r->im = round_float(pt, a.im + b.im); break;
+  case LOOM_OP_SUB: r->f = round_float(pt, a.f - b.f); r->im = round_float(pt, a.im - b.im); break;
+  case LOOM_OP_EQ: r->u = a.f == b.f && a.im == b.im; return true;
+  case LOOM_OP_NE: r->u = a.f != b.f || a.im != b.im; return true;
+  case LOOM_OP_ISNAN: r->u = isnan(a.f) || isnan(a.im); return true;
+  case LOOM_OP_ISINF: r->u = isinf(a.f) || isinf(a.im); return true;
+  case LOOM_OP_ISFINITE: r->u = isfinite(a.f) && isfinite(a.im); return true;
+  default: return false;
+  }
+  return true;
+}
 
 /* Integer and bool ops in dtype cd (kind INT, UINT or BOOL). */
 static bool eval_int(LoomOp op, LoomDType cd, Scalar a, Scalar b, Scalar *r) {
@@ -211,6 +246,10 @@ static bool eval_int(LoomOp op, LoomDType cd, Scalar a, Scalar b, Scalar *r) {
 static bool fold_scalar(const IrGraph *g, const IrNode *n, const int32_t *c, Scalar *out) {
   if (n->kind == IR_CAST) {
     const IrNode *s = &g->nodes[c[0]];
+    DKind sk = dtype_kind((LoomDType)s->dtype);
+    if (n->dtype == LOOM_BFLOAT16 && ((sk == DK_INT && (s->value.i > (1ll << 53) || s->value.i < -(1ll << 53))) ||
+                                      (sk == DK_UINT && s->value.u > (1ull << 53))))
+      return false; /* not exact through a double: the kernel rounds the integer itself */
     *out = cast_scalar(s->value, (LoomDType)s->dtype, (LoomDType)n->dtype);
     return true;
   }
@@ -232,10 +271,18 @@ static bool fold_scalar(const IrGraph *g, const IrNode *n, const int32_t *c, Sca
   Scalar a = cast_scalar(g->nodes[c[0]].value, da, cd);
   Scalar b = info->arity > 1 ? cast_scalar(g->nodes[c[1]].value, db, cd) : a;
   DKind k = dtype_kind(cd);
-  Scalar r;
-  r.u = 0;
-  LoomDType resd = is_bool_result_rule(info->rule) ? LOOM_BOOL : cd;
+  Scalar r = {0};
+  LoomDType resd = ir_elem_value_dtype(op, cd);
   bool ok;
+  if (k == DK_COMPLEX) {
+    if (op == LOOM_OP_LOGICAL_NOT) r.u = !truth(k, a);
+    else if (op == LOOM_OP_LOGICAL_AND) r.u = truth(k, a) && truth(k, b);
+    else if (op == LOOM_OP_LOGICAL_OR) r.u = truth(k, a) || truth(k, b);
+    else if (op == LOOM_OP_LOGICAL_XOR) r.u = truth(k, a) != truth(k, b);
+    else if (!eval_complex(op, cd, a, b, &r)) return false;
+    *out = cast_scalar(r, resd, rd);
+    return true;
+  }
   switch (op) {
   case LOOM_OP_ISNAN: r.u = k == DK_FLOAT && isnan(a.f); ok = true; break;
   case LOOM_OP_ISINF: r.u = k == DK_FLOAT && isinf(a.f); ok = true; break;
@@ -324,6 +371,7 @@ static LoomStatus fold_node(IrGraph *g, int32_t x, const int32_t *map, int32_t *
         const IrNode *o = &g->nodes[n.src[1 - i]];
         if (k < 0 || o->dtype != n.dtype || !same_shape(o, &n)) continue;
         if (add && dtype_is_float((LoomDType)n.dtype)) continue; /* -0.0 + 0.0 is +0.0 */
+        if (dtype_is_complex((LoomDType)n.dtype)) continue;     /* (inf+0j) * 1 is inf+nanj */
         if (is_value(&g->nodes[k], add ? 0 : 1)) {
           *out = n.src[1 - i];
           return LOOM_OK;

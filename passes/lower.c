@@ -223,8 +223,7 @@ static LoomStatus value(Lower *l, int32_t x, int space, bool is_start, int32_t *
       LoomDType od = dtype_compute(ir_elem_operand_dtype(op, (LoomDType)n->dtype, da, db));
       for (int i = 0; i < info->arity; i++)
         if ((st = cast_to(l, s[i], od, &s[i])) != LOOM_OK) return st;
-      bool pred = info->rule == RULE_PRED || info->rule == RULE_COMPARE || info->rule == RULE_LOGICAL;
-      res = pred ? LOOM_BOOL : od;
+      res = ir_elem_value_dtype(op, od);
     }
     init_instr(&in, KI_ELEM, res);
     in.op = (uint16_t)op;
@@ -278,6 +277,19 @@ static LoomStatus add_store(Lower *l, int32_t node, bool final_space, int32_t va
   return LOOM_OK;
 }
 
+/* The value stored for node x (computed as the start of its cone): a cast to bfloat16 from a dtype
+ * that float32 does not hold exactly (float64, 32/64-bit ints, complex128) stores its source, so the
+ * store rounds once (through float32 it would round twice; ml_dtypes rounds once). */
+static LoomStatus store_value(Lower *l, int32_t x, int space, int32_t *out) {
+  const IrNode *n = &l->g->nodes[x];
+  if (n->kind == IR_CAST && n->dtype == LOOM_BFLOAT16) {
+    LoomDType from = (LoomDType)l->g->nodes[n->src[0]].dtype;
+    bool wide = from == LOOM_FLOAT64 || from == LOOM_COMPLEX128 || (dtype_is_int(from) && dtype_bits(from) >= 32);
+    if (wide) return value(l, n->src[0], space, false, out, 1);
+  }
+  return value(l, x, space, true, out, 0);
+}
+
 static int32_t value_node(const IrGraph *g, int32_t x) {
   const IrNode *n = &g->nodes[x];
   return (n->kind == IR_REDUCE || n->kind == IR_COPY) ? n->src[0] : x;
@@ -328,7 +340,7 @@ static LoomStatus lower_kernel(Lower *l, int32_t kidx) {
     int32_t begin = l->nstore;
     for (int i = 0; i < K->nmap; i++) {
       int32_t v;
-      if ((st = value(l, value_node(g, K->maps[i]), 0, true, &v, 0)) != LOOM_OK) return st;
+      if ((st = store_value(l, value_node(g, K->maps[i]), 0, &v)) != LOOM_OK) return st;
       if ((st = add_store(l, K->maps[i], false, v)) != LOOM_OK) return st;
     }
     KPhase *ph = &l->phases[l->nphase++];
@@ -347,7 +359,7 @@ static LoomStatus lower_kernel(Lower *l, int32_t kidx) {
   }
   for (int i = 0; i < K->nfinal; i++) {
     int32_t v;
-    if ((st = value(l, value_node(g, K->finals[i]), 1, true, &v, 0)) != LOOM_OK) return st;
+    if ((st = store_value(l, value_node(g, K->finals[i]), 1, &v)) != LOOM_OK) return st;
     if ((st = add_store(l, K->finals[i], true, v)) != LOOM_OK) return st;
   }
   if (l->nstore > begin) {

@@ -27,12 +27,15 @@
  * adds it (the host compiles again with IR and moves the text onto the value), one thread at a time.
  *
  * Stats (ctx->rt->stats under stats_lock): cache_hits per hit here; kernels_compiled and compile_ms
- * by the ops per compilation (the target table: including IR recompilations).
+ * by the ops per compilation (the target table: including IR recompilations). The target table's make
+ * asks the loaded AOT bundles first (rt_bundles_find_host): a bundled kernel counts as a hit and is
+ * never compiled.
  */
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
+#include "runtime/bundle_build.h"
 #include "runtime/runtime.h"
 
 #define RT_CACHE_BUCKETS 4096 /* a power of two */
@@ -365,10 +368,18 @@ static LoomStatus target_make(void *user, const KernelIr *k, bool want_llvm_ir, 
   (void)npoints;
   CgTarget *t = user;
   CgCompiled *out = value;
+  /* AOT bundles first (runtime/bundle_loom.c): a bundled host kernel is never compiled; it counts as a
+   * cache hit (a request for LLVM IR text compiles: only the JIT has it) */
+  bool bundled = false;
+  LoomStatus st = want_llvm_ir || t->binary != CG_BINARY_HOST ? LOOM_OK : rt_bundles_find_host(t->ctx, k, out, &bundled, d);
+  if (st != LOOM_OK || bundled) {
+    if (bundled) stats_add(t->ctx, 1, 0, 0.0);
+    return st;
+  }
   CgCompileOptions opt = CG_COMPILE_DEFAULTS;
   opt.want_llvm_ir = want_llvm_ir;
   double t0 = now_ms();
-  LoomStatus st = t->compile(t, k, &opt, out, d);
+  st = t->compile(t, k, &opt, out, d);
   stats_add(t->ctx, 0, 1, now_ms() - t0);
   if (st == LOOM_OK && !out->run) {
     if (t->release) t->release(t, out);

@@ -1,6 +1,9 @@
 /* device.h: the device interface of the runtime (like TVM's DeviceAPI or Halide's
  * halide_device_interface_t): one table of functions per device kind. The host (runtime/host_device.c)
- * and CUDA (runtime/cuda/cuda_device.c) fill one each; HIP (runtime/hip/) fills the third. Generic code
+ * fills one; each GPU vendor's folder (runtime/cuda/, runtime/hip/) fills one whose generic hooks are the
+ * shared GPU layer's (runtime/gpu/gpu_driver.h: pools, streams, events, copies, the kernel table, disk
+ * cache, tiers, launch shapes over a small driver table the vendor fills) and adds its own dumps and raw
+ * modules. Generic code
  * (api.c, eval.c, plan.c, user_kernel.c, raw_kernel.c, dump.c) reaches a device only through its table,
  * found by rt_device(kind): the one place where a LoomDeviceKind becomes a table (device.c).
  *
@@ -75,7 +78,7 @@ struct RtDevice {
   LoomStatus (*stream_synchronize)(LoomContext *ctx, RtStream *s, Diag *d);
   LoomStatus (*stream_use)(LoomContext *ctx, int index, RtStream *s, Diag *d); /* NULL: the default */
   RtStream *(*current_stream)(LoomContext *ctx, int index);
-  void *(*stream_handle)(RtStream *s); /* the driver's stream (CUstream, hipStream_t); NULL: default */
+  void *(*stream_handle)(RtStream *s); /* the driver's own stream handle; NULL: default */
   LoomStatus (*event_create)(LoomContext *ctx, int index, RtEvent **out, Diag *d);
   void (*event_destroy)(LoomContext *ctx, RtEvent *e);
   /* s NULL: the calling thread's current stream of the event's device */

@@ -3,10 +3,9 @@
  * context's kernel table (runtime/cache.c over codegen's host target), and the host schedule runner.
  *
  * The schedule runner: temporaries from the host pool; for each kernel a pinned entry of the kernel
- * table, base pointers (binding offset applied) and buffer-major strides, then the launch the cost
- * model picks (host_plan.c): on the caller, contiguous ranges of points (elementwise) or of O, an R
- * split (partial() per (o, part) in parallel into an accumulator array, finish() combines each o's
- * parts in order) or a column split (colpart / colfinish per REDUCE phase, codegen.h).
+ * table, base pointers (binding offset applied) and buffer-major strides, then rt_host_launch
+ * (runtime/host_launch.c: tasks over O, or R cut into parts that depend on the sizes only; the same code
+ * runs libloomrt's bundled kernels, so both give the same bits).
  * Kernels with an empty space are skipped, except a reduction with non-empty O and empty R, which must
  * still write its identities.
  */
@@ -15,7 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/bundle_build.h"
 #include "runtime/device.h"
+#include "runtime/host_launch.h"
 
 static size_t itemsize_of(LoomDType t) { return (size_t)dtype_bits(t) / 8; }
 
@@ -24,137 +25,6 @@ static int64_t sat_mul(int64_t a, int64_t b) {
   int64_t r;
   if (__builtin_mul_overflow(a, b, &r)) return INT64_MAX;
   return r;
-}
-
-/* The t-th of ntasks balanced contiguous ranges of [0, n). */
-static void split_range(int64_t n, int64_t ntasks, int64_t t, int64_t *lo, int64_t *hi) {
-  int64_t q = n / ntasks, r = n % ntasks;
-  *lo = q * t + (t < r ? t : r);
-  *hi = *lo + q + (t < r ? 1 : 0);
-}
-
-/* ---- kernel launch ----------------------------------------------------------------------------- */
-typedef struct Launch {
-  const CgCompiled *k;
-  const int64_t *shape;
-  void *const *bufs;
-  const int64_t *strides;
-  int64_t n;      /* points split among tasks (elementwise: all; reduction: O) */
-  int64_t ntasks;
-  int64_t nr;     /* R points */
-  int64_t nparts; /* R parts (split reductions) */
-  unsigned char *accs;
-  size_t acc_size;
-  int64_t ochunks; /* column split: O ranges per part */
-  CgColSplit col;  /* column split: the arguments shared by every task */
-} Launch;
-
-static void task_run(void *arg, int64_t t) {
-  const Launch *L = arg;
-  int64_t lo, hi;
-  split_range(L->n, L->ntasks, t, &lo, &hi);
-  if (lo < hi) L->k->run(L->shape, L->bufs, L->strides, lo, hi);
-}
-
-static void task_partial(void *arg, int64_t t) {
-  const Launch *L = arg;
-  int64_t o = t / L->nparts, part = t % L->nparts, rlo, rhi;
-  split_range(L->nr, L->nparts, part, &rlo, &rhi);
-  L->k->partial(L->shape, L->bufs, L->strides, o, rlo, rhi, L->accs + (size_t)t * L->acc_size);
-}
-
-static void task_finish(void *arg, int64_t t) {
-  const Launch *L = arg;
-  int64_t lo, hi;
-  split_range(L->n, L->ntasks, t, &lo, &hi);
-  for (int64_t o = lo; o < hi; o++)
-    L->k->finish(L->shape, L->bufs, L->strides, o,
-                 L->accs + (size_t)o * (size_t)L->nparts * L->acc_size, L->nparts);
-}
-
-/* Runs points [0, L->n) in `ntasks` contiguous ranges (on the caller when ntasks <= 1). */
-static void launch_ranges(RtPool *pool, Launch *L, int64_t ntasks) {
-  if (ntasks <= 1) {
-    L->k->run(L->shape, L->bufs, L->strides, 0, L->n);
-    return;
-  }
-  L->ntasks = ntasks;
-  rt_parallel_for(pool, ntasks, task_run, L);
-}
-
-static void task_colpart(void *arg, int64_t t) {
-  const Launch *L = arg;
-  CgColSplit a = L->col;
-  a.part = t / L->ochunks;
-  split_range(L->nr, L->nparts, a.part, &a.rlo, &a.rhi);
-  split_range(L->n, L->ochunks, t % L->ochunks, &a.olo, &a.ohi);
-  if (a.olo < a.ohi) L->k->colpart(L->shape, L->bufs, L->strides, &a);
-}
-
-static void task_colfinish(void *arg, int64_t t) {
-  const Launch *L = arg;
-  CgColSplit a = L->col;
-  split_range(L->n, L->ntasks, t, &a.olo, &a.ohi);
-  if (a.olo < a.ohi) L->k->colfinish(L->shape, L->bufs, L->strides, &a);
-}
-
-/* Accumulator arrays: count * acc_size bytes, or an error naming the kernel. */
-static LoomStatus alloc_accs(LoomContext *ctx, const KernelIr *ir, const CgCompiled *k, int64_t count,
-                             unsigned char **out, Diag *d) {
-  size_t total;
-  *out = NULL;
-  if (k->acc_size <= 0)
-    return diag_error(d, LOOM_ERR_INTERNAL, "internal error: kernel %s can be split but has acc_size %d", ir->name,
-                      (int)k->acc_size);
-  if (__builtin_mul_overflow((size_t)count, (size_t)k->acc_size, &total))
-    return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: reduction accumulators overflow size_t");
-  *out = ctx_alloc(ctx, total ? total : 1);
-  if (!*out)
-    return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: %zu bytes of reduction accumulators for kernel %s",
-                      total, ir->name);
-  return LOOM_OK;
-}
-
-static LoomStatus launch_kernel(LoomContext *ctx, const KernelIr *ir, const CgCompiled *k,
-                                const int64_t *shape, void *const *bufs, const int64_t *strides,
-                                int64_t no, int64_t nr, Diag *d) {
-  RtPool *pool = ctx->rt->pool;
-  RtHostKernelInfo info = {.elementwise = ir->nkeep == ir->ndim, .can_split = k->partial && k->finish,
-                           .can_split_cols = k->colpart && k->colfinish};
-  RtHostPlan plan = rt_host_plan(&info, no, nr, rt_pool_size(pool));
-  Launch L = {.k = k, .shape = shape, .bufs = bufs, .strides = strides, .n = no, .ntasks = 1, .nr = nr};
-  if (plan.strategy == RT_HOST_SERIAL || plan.strategy == RT_HOST_RANGES) {
-    launch_ranges(pool, &L, plan.strategy == RT_HOST_SERIAL ? 1 : plan.ntasks);
-    return LOOM_OK;
-  }
-  L.acc_size = (size_t)k->acc_size;
-  L.nparts = plan.nparts;
-  L.ntasks = plan.ntasks < 1 ? 1 : plan.ntasks;
-  if (plan.strategy == RT_HOST_SPLIT_R) {
-    LoomStatus st = alloc_accs(ctx, ir, k, sat_mul(no, plan.nparts), &L.accs, d);
-    if (st != LOOM_OK) return st;
-    rt_parallel_for(pool, no * plan.nparts, task_partial, &L);
-    rt_parallel_for(pool, L.ntasks, task_finish, &L);
-    ctx_free(ctx, L.accs);
-    return LOOM_OK;
-  }
-  /* column split: for each REDUCE phase in order, the parts in parallel, then their combination */
-  unsigned char *parts = NULL, *fin = NULL;
-  LoomStatus st = alloc_accs(ctx, ir, k, sat_mul(no, plan.nparts), &parts, d);
-  if (st == LOOM_OK) st = alloc_accs(ctx, ir, k, sat_mul(no, ir->nphase), &fin, d);
-  if (st == LOOM_OK) {
-    L.ochunks = plan.ochunks < 1 ? 1 : plan.ochunks;
-    L.col = (CgColSplit){.nparts = plan.nparts, .parts = parts, .fin = fin, .no = no};
-    for (int32_t p = 0; p < ir->nphase; p++) {
-      if (ir->phases[p].kind != KP_REDUCE) continue;
-      L.col.phase = p;
-      rt_parallel_for(pool, plan.nparts * L.ochunks, task_colpart, &L);
-      rt_parallel_for(pool, L.ntasks, task_colfinish, &L);
-    }
-  }
-  ctx_free(ctx, parts);
-  ctx_free(ctx, fin);
-  return st;
 }
 
 /* ---- schedule runner ----------------------------------------------------------------------------- */
@@ -195,6 +65,7 @@ static LoomStatus run_schedule(LoomContext *ctx, const IrGraph *g, const Schedul
   for (int32_t ki = 0; ki < s->nkernel; ki++) {
     const SchedKernel *sk = &s->kernels[ki];
     const KernelIr *ir = sk->ir;
+    if (ir) rt_bundles_capture(ctx, ir); /* AOT bundle builders record the kernels a run needs */
     if (!ir || ir->ndim < 1 || ir->ndim > LOOM_MAX_RANK || ir->nkeep < 0 || ir->nkeep > ir->ndim ||
         ir->nbuf < 0 || (ir->nbuf > 0 && (!ir->bufs || !sk->bind))) {
       st = diag_error(d, LOOM_ERR_INTERNAL, "internal error: malformed kernel %d in the schedule", ki);
@@ -250,7 +121,7 @@ static LoomStatus run_schedule(LoomContext *ctx, const IrGraph *g, const Schedul
       }
     }
     if (want_ir && k->llvm_ir) fprintf(stderr, "; ---- LLVM IR of kernel %s ----\n%s\n", ir->name, k->llvm_ir);
-    st = launch_kernel(ctx, ir, k, sk->shape, bufs, strides, no, nr, d);
+    st = rt_host_launch(ctx, rt->pool, k, ir->nkeep == ir->ndim, ir->name, sk->shape, bufs, strides, no, nr, d);
     if (!pinned) rt_cache_release(rt->cache, k);
     if (bufs != args_stack) ctx_free(ctx, bufs);
     if (st != LOOM_OK) goto done;

@@ -270,6 +270,10 @@ static LoomStatus check_args(const LoomRawFunction *f, int32_t nargs, const Loom
     } else if (a->kind == LOOM_RAW_ARG_SCALAR) {
       size = loom_dtype_size(a->dtype);
       if (!size) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "kernel '%s' argument %d: dtype %d is not a LoomDType", f->name, (int)i, (int)a->dtype);
+      if (dtype_is_complex(a->dtype))
+        return diag_error(d, LOOM_ERR_UNSUPPORTED, "kernel '%s' argument %d: complex scalar arguments are not supported "
+                                                   "(LoomRawArg holds one real value); pass a 1-element array",
+                          f->name, (int)i);
     } else {
       return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "kernel '%s' argument %d: kind %d is not a LoomRawArgKind", f->name, (int)i, (int)a->kind);
     }
@@ -309,6 +313,14 @@ static void scalar_bytes(const LoomRawArg *a, uint64_t *slot) {
   case LOOM_UINT64: memcpy(slot, &a->value.u, 8); break;
   case LOOM_FLOAT16: { _Float16 v = (_Float16)a->value.f; memcpy(slot, &v, 2); break; }
   case LOOM_FLOAT32: { float v = (float)a->value.f; memcpy(slot, &v, 4); break; }
+  case LOOM_BFLOAT16: { /* float32 rounded to nearest even in its upper 16 bits */
+    float f = (float)a->value.f;
+    uint32_t w;
+    memcpy(&w, &f, 4);
+    uint16_t v = f != f ? (uint16_t)((w >> 16) | 0x40) : (uint16_t)((w + 0x7fff + ((w >> 16) & 1)) >> 16);
+    memcpy(slot, &v, 2);
+    break;
+  }
   default: memcpy(slot, &a->value.f, 8); break;
   }
 }

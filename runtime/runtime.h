@@ -89,6 +89,7 @@ struct RtState {
    * streams); a device may hold it while it compiles */
   pthread_mutex_t device_lock;
   RtDeviceSlot devices[RT_DEVICE_KINDS];
+  struct RtBundles *bundles; /* AOT bundles loaded into the context (runtime/bundle_loom.c); NULL until used */
 };
 
 /* Whether a is C-contiguous (size-1 dims may have any stride). */
@@ -97,22 +98,6 @@ bool rt_array_c_contiguous(const LoomArray *a);
 double rt_now_ms(void);
 /* Adds to the launch statistics (kernels_launched, last_eval_kernels, temp_bytes_peak). */
 void rt_count_launches(LoomContext *ctx, uint64_t launched, uint64_t temp_bytes);
-
-/* How a host kernel's points are cut into tasks: the cost model of host launches (host_plan.c, where
- * every rule and constant is), from the kernel's split entries, the sizes and the thread count. */
-typedef struct RtHostKernelInfo {
-  bool elementwise;    /* nkeep == ndim: no is every point */
-  bool can_split;      /* partial/finish exist */
-  bool can_split_cols; /* colpart/colfinish exist */
-} RtHostKernelInfo;
-enum { RT_HOST_SERIAL, RT_HOST_RANGES, RT_HOST_SPLIT_R, RT_HOST_SPLIT_COLS };
-typedef struct RtHostPlan {
-  int strategy;   /* RT_HOST_* */
-  int64_t ntasks; /* RANGES: ranges of the points (elementwise) or of O; SPLIT_*: O ranges of the finish */
-  int64_t nparts; /* SPLIT_*: parts of R (from the sizes only) */
-  int64_t ochunks;/* SPLIT_COLS: O ranges per part */
-} RtHostPlan;
-RtHostPlan rt_host_plan(const RtHostKernelInfo *k, int64_t no, int64_t nr, int64_t threads);
 
 /* Runs a schedule on the host (host_device.c; the host device's run_schedule): allocates temps,
  * launches each kernel (parallel over O or split along R), frees temps. out_data[i] is the base

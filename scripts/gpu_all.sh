@@ -15,6 +15,8 @@ date=${LOOM_BENCH_DATE:-$(date +%Y-%m-%d)}
 mkdir -p build-gpu/logs
 build-gpu/bench/bench_user_kernels --gpu "bench/results/$date-user-kernels-h200.json" \
   "bench/results/$date-user-kernels-h200.md" 2>&1 | tee build-gpu/logs/bench_user_kernels_gpu.log
+# AOT bundles on the GPU (libloomrt): the bundle the ctest run made, checked and timed on device 0
+build-gpu/tests/loomrt/loomrt_check build-gpu/tests/loomrt/loomrt_test.lbun 2>&1 | tee build-gpu/logs/loomrt_gpu.log
 source .devkit/setup.sh
 sleef=()
 if [ -f build-gpukit/libsleefgnuabi.so.3 ] && ! ldconfig -p | grep -q libsleefgnuabi; then
@@ -37,5 +39,6 @@ if [ -n "${OUT:-}" ]; then
   cp build-gpu/logs/pytest.log build-gpu/logs/bench_python_gpu.log build-gpu/logs/pip.log "$OUT"/ 2>/dev/null
   cp bench/results/*-python-h200.json "$OUT"/ 2>/dev/null
   cp bench/results/*-user-kernels-h200.* build-gpu/logs/bench_user_kernels_gpu.log "$OUT"/ 2>/dev/null
+  cp build-gpu/logs/loomrt_gpu.log "$OUT"/ 2>/dev/null
 fi
 echo "gpu_all.sh: C tests exit $c_rc, Python exit $py_rc"

@@ -65,7 +65,7 @@ if [ "${LOOM_SKIP_PYTHON:-0}" != 1 ]; then
   py=${PYTHON:-python3}
   pylog="$build_dir/python.log"
   missing_py=()
-  for m in scikit_build_core numpy pytest hypothesis; do
+  for m in scikit_build_core numpy ml_dtypes pytest hypothesis; do
     "$py" -c "import $m" >/dev/null 2>&1 || missing_py+=("${m//_/-}")
   done
   if ((${#missing_py[@]})); then

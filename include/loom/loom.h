@@ -49,12 +49,18 @@ typedef enum LoomStatus {
   LOOM_ERR_INTERNAL          /* a broken invariant inside Loom: a bug, please report it */
 } LoomStatus;
 
-/* The order is the order of NumPy's type hierarchy; do not reorder (it is part of cache keys). */
+/* The numbering is part of cache keys: new dtypes are appended, never renumbered.
+ * LOOM_BFLOAT16: Google's brain float (1 sign, 8 exponent, 7 mantissa bits; ml_dtypes.bfloat16 in
+ *   Python), a storage type computed in float32 and rounded to nearest even when stored, like float16.
+ * LOOM_COMPLEX64 / LOOM_COMPLEX128: a pair (real, imaginary) of float32 / float64 in that order (C99
+ *   float _Complex / double _Complex, NumPy's complex64 / complex128); sizes 8 and 16 bytes, aligned
+ *   as their parts (4 and 8 bytes). Strides stay in elements of the array's own dtype. */
 typedef enum LoomDType {
   LOOM_BOOL = 0,
   LOOM_INT8, LOOM_INT16, LOOM_INT32, LOOM_INT64,
   LOOM_UINT8, LOOM_UINT16, LOOM_UINT32, LOOM_UINT64,
   LOOM_FLOAT16, LOOM_FLOAT32, LOOM_FLOAT64,
+  LOOM_BFLOAT16, LOOM_COMPLEX64, LOOM_COMPLEX128,
   LOOM_DTYPE_COUNT
 } LoomDType;
 
@@ -132,6 +138,12 @@ LOOM_API LoomStatus loom_const_u64(LoomGraph *g, uint64_t value, LoomDType dtype
 LOOM_API LoomStatus loom_weak_float(LoomGraph *g, double value, LoomNode *out);
 LOOM_API LoomStatus loom_weak_int(LoomGraph *g, int64_t value, LoomNode *out);
 LOOM_API LoomStatus loom_weak_bool(LoomGraph *g, int value, LoomNode *out);
+/* Complex constants: a strong one of a complex dtype (re, im rounded to its parts' precision; a real
+ * or integer dtype is LOOM_ERR_DTYPE), and a Python complex under NEP 50: complex128 by default, it
+ * takes the precision of a float or complex array it meets (float32 * 1j -> complex64, float16 and
+ * bfloat16 -> complex64, float64 -> complex128; ints and bool -> complex128). */
+LOOM_API LoomStatus loom_const_complex(LoomGraph *g, double re, double im, LoomDType dtype, LoomNode *out);
+LOOM_API LoomStatus loom_weak_complex(LoomGraph *g, double re, double im, LoomNode *out);
 
 LOOM_API LoomStatus loom_unary(LoomGraph *g, LoomOp op, LoomNode x, LoomNode *out);
 LOOM_API LoomStatus loom_binary(LoomGraph *g, LoomOp op, LoomNode a, LoomNode b, LoomNode *out);
@@ -387,7 +399,7 @@ typedef struct LoomRawArg {
   union {
     int64_t i;  /* bool and signed integers */
     uint64_t u; /* unsigned integers */
-    double f;   /* float16, float32, float64 (converted to dtype) */
+    double f;   /* float16, float32, float64, bfloat16 (converted to dtype); complex scalars: unsupported */
   } value;
 } LoomRawArg;
 /* Launches f on grid x block (all >= 1) with shared_mem bytes of dynamic shared memory on stream s

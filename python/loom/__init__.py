@@ -16,15 +16,17 @@ from ._math import *  # noqa: F401,F403
 from ._reductions import *  # noqa: F401,F403
 from ._manipulation import *  # noqa: F401,F403
 from ._indexing import *  # noqa: F401,F403
+from ._complex import *  # noqa: F401,F403
 from ._common import AxisError
 from ._ndarray import ndarray
 from ._math import _UFUNCS, round_, around
 from ._reductions import amin, amax
-from . import _creation, _math, _reductions, _manipulation, _indexing
+from . import _creation, _math, _reductions, _manipulation, _indexing, _complex
 from ._fuse import fuse, Fusion
 from ._kernels import ElementwiseKernel, ReductionKernel  # noqa: F401
 from ._raw import RawKernel, RawModule  # noqa: F401
 from . import cuda, linalg
+from .aot import load_bundle  # noqa: F401 (loom.aot: ahead-of-time kernel bundles)
 from .cuda import get_default_memory_pool, get_default_pinned_memory_pool  # noqa: F401 (CuPy exports them)
 
 _core.configure(ndarray, AxisError)
@@ -36,6 +38,11 @@ bool_ = _numpy.bool_
 int8, int16, int32, int64 = _numpy.int8, _numpy.int16, _numpy.int32, _numpy.int64
 uint8, uint16, uint32, uint64 = _numpy.uint8, _numpy.uint16, _numpy.uint32, _numpy.uint64
 float16, float32, float64 = _numpy.float16, _numpy.float32, _numpy.float64
+complex64, complex128 = _numpy.complex64, _numpy.complex128
+complex_, cfloat, cdouble, csingle = _numpy.complex128, _numpy.complex128, _numpy.complex128, _numpy.complex64
+from ._common import _ml_dtypes  # noqa: E402
+if _ml_dtypes is not None:
+    bfloat16 = _ml_dtypes.bfloat16  # ml_dtypes' NumPy scalar type, as JAX exports it
 dtype = _numpy.dtype
 newaxis = None
 inf, nan, pi, e = _numpy.inf, _numpy.nan, _numpy.pi, _numpy.e
@@ -97,7 +104,8 @@ def show_config():
 
 # Functions that __array_function__ dispatches to (NumPy name -> loom function).
 _API = {name: obj for name, obj in list(globals().items())
-        + [item for m in (_creation, _math, _reductions, _manipulation, _indexing) for item in vars(m).items()]
+        + [item for m in (_creation, _math, _reductions, _manipulation, _indexing, _complex)
+           for item in vars(m).items()]
         if callable(obj) and not name.startswith("_") and not isinstance(obj, type)
         and getattr(obj, "__module__", "").startswith("loom")}
 _API.update(amin=amin, amax=amax, round=round_, around=around)

@@ -13,13 +13,34 @@ try:
 except ImportError:  # NumPy < 1.25
     AxisError = numpy.AxisError
 
-_DTYPES = tuple(numpy.dtype(n) for n in _core.dtype_names)
-_CODE = {d: i for i, d in enumerate(_DTYPES)}
+try:  # bfloat16 is ml_dtypes' NumPy dtype (the one JAX and TensorFlow use); optional at import
+    import ml_dtypes as _ml_dtypes
+    _BF16 = numpy.dtype(_ml_dtypes.bfloat16)
+except ImportError:  # pragma: no cover (a dependency of the package)
+    _ml_dtypes = None
+    _BF16 = None
+
+
+def _np_dtype(name):
+    return _BF16 if name == "bfloat16" else numpy.dtype(name)
+
+
+_DTYPES = tuple(_np_dtype(n) for n in _core.dtype_names)
+_CODE = {d: i for i, d in enumerate(_DTYPES) if d is not None}
+_BF16_CODE = _core.dtype_names.index("bfloat16")
 _OPS = _core.ops
+
+
+def _kind(dtype):
+    """NumPy's dtype.kind, with 'f' for bfloat16 (ml_dtypes' types are kind 'V')."""
+    d = numpy.dtype(dtype)
+    return "f" if d == _BF16 else d.kind
 
 
 def _code(dtype):
     """The _core dtype code of a NumPy-style dtype (TypeError for dtypes loom lacks)."""
+    if isinstance(dtype, str) and dtype == "bfloat16" and _BF16 is None:
+        raise TypeError("loom: bfloat16 needs the ml_dtypes package (pip install ml_dtypes)")
     try:
         d = numpy.dtype(dtype)
     except TypeError as e:
@@ -73,8 +94,9 @@ def _from_numpy(a, copy=True, device=None):
         a = a.astype(a.dtype.newbyteorder("="))
     if builtins.any(s % a.itemsize for s in a.strides):
         a = numpy.ascontiguousarray(a)
+    src = (a,) if a.dtype != _BF16 else (a.view(numpy.uint16), False, _BF16_CODE)  # no buffer format
     if copy:
         kind, index = _cur() if device is None else device
         if kind != 0:
-            return _core.to_device(_core.from_buffer(a, False), kind, index)
-    return _core.from_buffer(a, copy)
+            return _core.to_device(_core.from_buffer(src[0], False, *src[2:]), kind, index)
+    return _core.from_buffer(src[0], copy, *src[2:])

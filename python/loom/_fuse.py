@@ -57,7 +57,7 @@ class Fusion(_core.Fused):
                 pykey.append((la._dtype_code, la.shape, la._device))
                 arrays.append(la)
                 numpy_in = any_array = True
-            elif isinstance(a, (bool, int, float)):
+            elif isinstance(a, (bool, int, float, complex)):
                 pykey.append((type(a), a))
                 arrays.append(None)
             elif isinstance(a, numpy.generic):
@@ -98,7 +98,7 @@ class Fusion(_core.Fused):
             if isinstance(r, ndarray) and r._tracer:
                 out_nodes.append(_core.tracer_node(r))
                 slots.append(None)
-            elif isinstance(r, (ndarray, bool, int, float, numpy.generic)):
+            elif isinstance(r, (ndarray, bool, int, float, complex, numpy.generic)):
                 slots.append((r,))
             else:
                 raise TypeError(f"@loom.fuse function {self.name} returned {type(r).__name__}; "

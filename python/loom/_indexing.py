@@ -110,6 +110,14 @@ def _setitem(self, key, value):
     if self._lazy:
         _core.eval(self)
     target = self if key is Ellipsis or key == () else self[key]
+    if self.dtype.kind != "c":  # complex into a real array: NumPy's rules
+        if isinstance(value, complex):
+            raise TypeError("float() argument must be a string or a real number, not 'complex'")
+        if isinstance(value, ndarray) and value.dtype.kind == "c":
+            import warnings
+            from ._ndarray import _ComplexWarning
+            warnings.warn("Casting complex values to real discards the imaginary part", _ComplexWarning,
+                          stacklevel=3)
     _core.assign(target, value)
 
 

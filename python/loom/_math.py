@@ -4,7 +4,7 @@ them), rounding, clip, and the products and comparisons loom computes on the hos
 import numpy
 
 from . import _core
-from ._common import _OPS, _code, _from_numpy
+from ._common import _OPS, _code, _from_numpy, _kind
 from ._ndarray import ndarray, _operand, _finish, _host
 from ._creation import asarray, asnumpy
 
@@ -99,16 +99,35 @@ def square(x, out=None):
     return _finish(_core.binary(_OPS["mul"], x, x), out)
 
 
+def _complex_reciprocal(x):
+    """NumPy's complex reciprocal loop (Smith's form on the larger part), as fused graph ops."""
+    u = lambda name, a: _core.unary(_OPS[name], a)  # noqa: E731
+    b = lambda name, a, c: _core.binary(_OPS[name], a, c)  # noqa: E731
+    re, im = u("real", x), u("imag", x)
+    small = b("le", u("abs", im), u("abs", re))
+    r1 = b("truediv", im, re)
+    d1 = b("add", re, b("mul", im, r1))
+    r2 = b("truediv", re, im)
+    d2 = b("add", b("mul", re, r2), im)
+    out_re = _core.where(small, b("truediv", 1, d1), b("truediv", r2, d2))
+    out_im = _core.where(small, u("neg", b("truediv", r1, d1)), b("truediv", -1, d2))
+    return b("complex", out_re, out_im)
+
+
 def reciprocal(x, out=None):
     x = asarray(x)
+    if x.dtype.kind == "c":
+        return _finish(_complex_reciprocal(x), out)
     one = _core.const(1, x._dtype_code)
-    op = "truediv" if x.dtype.kind == "f" else "floordiv"
+    op = "truediv" if _kind(x.dtype) in "fc" else "floordiv"
     return _finish(_core.cast(_core.binary(_OPS[op], one, x), x._dtype_code), out)
 
 
 def fabs(x, out=None):
     x = asarray(x)
-    if x.dtype.kind != "f":  # NumPy's float loop: int8 -> float16, int16 -> float32, ...
+    if _kind(x.dtype) == "c":
+        raise TypeError("ufunc 'fabs' not supported for the input types (complex): use absolute")
+    if _kind(x.dtype) != "f":  # NumPy's float loop: int8 -> float16, int16 -> float32, ...
         x = x.astype(numpy.result_type(x.dtype, numpy.float16))
     return _finish(_core.unary(_OPS["abs"], x), out)
 
@@ -116,8 +135,8 @@ def fabs(x, out=None):
 def around(a, decimals=0, out=None):
     a = asarray(a)
     if decimals == 0:
-        r = _core.unary(_OPS["rint"], a) if a.dtype.kind == "f" else a.copy()
-    elif a.dtype.kind == "f":
+        r = _core.unary(_OPS["rint"], a) if _kind(a.dtype) in "fc" else a.copy()
+    elif _kind(a.dtype) in "fc":
         s = 10.0 ** decimals
         r = _core.binary(_OPS["truediv"], _core.unary(_OPS["rint"], a * s), s)
     else:
@@ -127,6 +146,8 @@ def around(a, decimals=0, out=None):
 
 round_ = around
 _UFUNCS.update(positive=positive, square=square, reciprocal=reciprocal, fabs=fabs)
+from ._complex import conjugate as _conjugate  # noqa: E402 (it imports this module's siblings)
+_UFUNCS.update(conjugate=_conjugate, conj=_conjugate)
 
 
 def clip(a, a_min=None, a_max=None, out=None, **kw):

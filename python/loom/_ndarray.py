@@ -16,11 +16,18 @@ through their modules, imported at the end of this file (they import ndarray fro
 import builtins
 import mmap
 import operator
+import warnings
 
 import numpy
 
 from . import _core
-from ._common import _DTYPES, _CODE, _OPS, _code, _shape_tuple, _norm_axis, _axes_tuple, _cur, _from_numpy
+from ._common import (_DTYPES, _CODE, _OPS, _BF16, _BF16_CODE, _code, _shape_tuple, _norm_axis, _axes_tuple,
+                      _cur, _from_numpy)
+
+try:
+    from numpy.exceptions import ComplexWarning as _ComplexWarning
+except ImportError:  # NumPy < 1.25
+    _ComplexWarning = numpy.ComplexWarning
 
 
 class _Flags:
@@ -121,9 +128,10 @@ class ndarray(_core.Array):
     # ---- observation ---------------------------------------------------------------------------------
     def _np(self):
         """A zero-copy NumPy view (evaluates a pending array); a host copy for a GPU array."""
-        if self._on_gpu:
-            return numpy.asarray(memoryview(_core.to_device(self, 0, 0)))
-        return numpy.asarray(memoryview(self))
+        h = _core.to_device(self, 0, 0) if self._on_gpu else self
+        if self._dtype_code == _BF16_CODE:  # no buffer format: the bits as uint16, seen as bfloat16
+            return numpy.asarray(memoryview(_core.view(h, 0, h.shape, h.strides, _CODE[numpy.dtype(numpy.uint16)]))).view(_BF16)
+        return numpy.asarray(memoryview(h))
 
     def get(self, stream=None, order="C", out=None, blocking=True):
         a = self._np()
@@ -258,6 +266,9 @@ class ndarray(_core.Array):
         code = _code(dtype)
         if code == self._dtype_code and not copy:
             return self
+        if self.dtype.kind == "c" and _DTYPES[code].kind != "c":
+            warnings.warn("Casting complex values to real discards the imaginary part", _ComplexWarning,
+                          stacklevel=2)
         return _core.cast(self, code)
 
     def copy(self, order="C"):
@@ -266,7 +277,10 @@ class ndarray(_core.Array):
     def view(self, dtype=None):
         if dtype is None or numpy.dtype(dtype) == self.dtype:
             return self._numpy_view(lambda a: a.view())
-        raise NotImplementedError("view(dtype): reinterpreting loom memory as another dtype is not supported")
+        if numpy.dtype(dtype) in _CODE and numpy.dtype(dtype).itemsize == self.itemsize:
+            return self._numpy_view(lambda a: a, dtype)  # the same item size: the same geometry
+        raise NotImplementedError("view(dtype): reinterpreting loom memory as a dtype of another item size is "
+                                  "not supported")
 
     def fill(self, value):
         self[...] = value
@@ -284,8 +298,9 @@ class ndarray(_core.Array):
         mm = mmap.mmap(-1, hi - lo + it)
         return numpy.ndarray(shape, self.dtype, buffer=mm, offset=-lo, strides=strides)
 
-    def _numpy_view(self, fn):
-        """fn(numpy view) -> the same geometry as a loom view of this array's memory."""
+    def _numpy_view(self, fn, dtype=None):
+        """fn(numpy view) -> the same geometry as a loom view of this array's memory (dtype: a view
+        of other items, as a.real of a complex array)."""
         base = self._geometry_base() if self._on_gpu else self._np()
         v = fn(base)
         if not isinstance(v, numpy.ndarray):
@@ -295,7 +310,26 @@ class ndarray(_core.Array):
         if not v.size and base.size and v.base is None:
             raise _NotAView()
         off = v.__array_interface__["data"][0] - base.__array_interface__["data"][0] if v.size else 0
+        if dtype is not None:
+            return _core.view(self, off, v.shape, v.strides, _code(dtype))
         return _core.view(self, off, v.shape, v.strides)
+
+    # ---- complex parts (loom/_complex.py): views of the memory, as NumPy's ----------------------------
+    @property
+    def real(self):
+        return _complex._real(self)
+
+    @real.setter
+    def real(self, value):
+        _complex._set_part(self, value, False)
+
+    @property
+    def imag(self):
+        return _complex._imag(self)
+
+    @imag.setter
+    def imag(self, value):
+        _complex._set_part(self, value, True)
 
     # ---- indexing (loom/_indexing.py) ------------------------------------------------------------------
     def __getitem__(self, key):
@@ -392,7 +426,8 @@ class ndarray(_core.Array):
     def argmax(self, axis=None, out=None, keepdims=False): return _reductions.argmax(self, axis, out, keepdims)
     def clip(self, min=None, max=None, out=None): return _math.clip(self, min, max, out)
     def round(self, decimals=0, out=None): return _math.around(self, decimals, out)
-    def conj(self): return self
+    def conj(self): return _complex.conjugate(self)
+    def conjugate(self): return _complex.conjugate(self)
     def dot(self, b, out=None): return _math.dot(self, b, out)
     def nonzero(self): return _indexing.nonzero(self)
 
@@ -419,10 +454,8 @@ def _operand(x):
             _code(x.dtype)
         v = x.item()
         return _core.const(int(v) if isinstance(v, bool) else v, _CODE[x.dtype])
-    if isinstance(x, (ndarray, bool, int, float)):
+    if isinstance(x, (ndarray, bool, int, float, complex)):
         return x
-    if isinstance(x, complex):
-        raise TypeError("loom does not support complex numbers")
     if isinstance(x, (numpy.ndarray, list, tuple)):
         return _from_numpy(numpy.asarray(x), copy=True)
     if hasattr(x, "__cuda_array_interface__") or hasattr(x, "__dlpack__"):
@@ -470,4 +503,4 @@ __all__ = [_n for _n, _v in list(globals().items())
            if not _n.startswith("_") and getattr(_v, "__module__", None) == __name__]
 
 
-from . import _creation, _math, _reductions, _indexing  # noqa: E402 (they import ndarray)
+from . import _creation, _math, _reductions, _indexing, _complex  # noqa: E402 (they import ndarray)

@@ -77,7 +77,12 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
     m = mean(a, axis, dtype, None, True)
     d = a - m
     n = a.size if axis is None else int(numpy.prod([a.shape[_norm_axis(x, a.ndim)] for x in _axes_tuple(axis)]))
-    s = sum(d * d, axis, None, None, keepdims)
+    if a.dtype.kind == "c":  # NumPy: |x - mean|^2 = re^2 + im^2, a real result
+        re, im = _core.unary(_OPS["real"], d), _core.unary(_OPS["imag"], d)
+        d2 = _core.binary(_OPS["add"], _core.binary(_OPS["mul"], re, re), _core.binary(_OPS["mul"], im, im))
+    else:
+        d2 = d * d
+    s = sum(d2, axis, None, None, keepdims)
     return _finish(_core.binary(_OPS["truediv"], s, float(builtins.max(n - ddof, 0))), out)
 
 

@@ -13,8 +13,11 @@
 #define FMT_I64 "q"
 #define FMT_U64 "Q"
 #endif
+/* bfloat16 has no buffer-protocol format (PEP 3118 and NumPy know none): exporting one is a
+ * BufferError (numpy.asarray then falls back to ndarray.__array__, which reads a uint16 view of the
+ * same memory and reinterprets it as ml_dtypes.bfloat16); the table's "H" is never handed out. */
 static const char *const dtype_formats[LOOM_DTYPE_COUNT] = {"?", "b", "h", "i", FMT_I64, "B", "H", "I", FMT_U64,
-                                                            "e", "f", "d"};
+                                                            "e", "f", "d", "H", "Zf", "Zd"};
 
 /* ---- Buffer -------------------------------------------------------------------------------------- */
 static void buffer_dealloc(BufferObject *self) {
@@ -140,6 +143,10 @@ int is_c_contiguous(const LoomArray *d) {
 int format_dtype(const char *f, size_t item, LoomDType *out) {
   if (!f) f = "B";
   if (*f == '@' || *f == '=' || *f == '<') f++;
+  if (f[0] == 'Z' && (f[1] == 'f' || f[1] == 'd') && f[2] == '\0') {
+    *out = f[1] == 'f' ? LOOM_COMPLEX64 : LOOM_COMPLEX128;
+    return 0;
+  }
   if (f[0] == '\0' || f[1] != '\0') return -1;
   switch (f[0]) {
   case '?': *out = LOOM_BOOL; return 0;
@@ -185,7 +192,8 @@ int view_desc(const Py_buffer *v, LoomArray *d, const char *what) {
   if (v->itemsize <= 0 || format_dtype(v->format, (size_t)v->itemsize, &d->dtype) < 0 ||
       loom_dtype_size(d->dtype) != (size_t)v->itemsize) {
     PyErr_Format(PyExc_TypeError, "%s: unsupported dtype (format '%s'): loom supports bool, int8..64, uint8..64, "
-                 "float16, float32, float64 in native byte order", what, v->format ? v->format : "B");
+                 "float16, float32, float64, complex64, complex128 (and bfloat16 through loom.asarray) in native "
+                 "byte order", what, v->format ? v->format : "B");
     return -1;
   }
   d->ndim = v->ndim;
@@ -214,6 +222,11 @@ static int array_getbuffer(ArrayObject *self, Py_buffer *view, int flags) {
   if (self->desc.device != LOOM_DEVICE_HOST) {
     PyErr_SetString(PyExc_TypeError, "Implicit conversion to a NumPy array is not allowed: this loom array is on a "
                     "CUDA device. Please use `.get()` (or loom.asnumpy) to copy it to the host explicitly.");
+    return -1;
+  }
+  if (self->desc.dtype == LOOM_BFLOAT16) {
+    PyErr_SetString(PyExc_BufferError, "bfloat16 has no buffer-protocol format: use numpy.asarray(a) (an "
+                    "ml_dtypes.bfloat16 array) or a.view(numpy.uint16) for the raw bits");
     return -1;
   }
   if (materialize(st, self) < 0) return -1;

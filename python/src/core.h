@@ -55,7 +55,7 @@ typedef struct {
   int32_t device_id;
 } DLDevice;
 typedef struct {
-  uint8_t code; /* kDLInt 0, kDLUInt 1, kDLFloat 2, kDLBool 6 */
+  uint8_t code; /* kDLInt 0, kDLUInt 1, kDLFloat 2, kDLBfloat 4, kDLComplex 5, kDLBool 6 */
   uint8_t bits;
   uint16_t lanes;
 } DLDataType;
@@ -73,7 +73,7 @@ typedef struct DLManagedTensor {
   void *manager_ctx;
   void (*deleter)(struct DLManagedTensor *self);
 } DLManagedTensor;
-enum { DL_CPU = 1, DL_CUDA = 2, DL_INT = 0, DL_UINT = 1, DL_FLOAT = 2, DL_BOOL = 6 };
+enum { DL_CPU = 1, DL_CUDA = 2, DL_INT = 0, DL_UINT = 1, DL_FLOAT = 2, DL_BFLOAT = 4, DL_COMPLEX = 5, DL_BOOL = 6 };
 
 /* The stream, event and pool API may be missing from an older libloom: weak references let the
  * extension load anyway; the wrappers below raise NotImplementedError when a symbol is absent. */

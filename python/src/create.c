@@ -196,13 +196,17 @@ static PyObject *core_from_pointer(PyObject *module, PyObject *const *args, Py_s
   return r;
 }
 
-/* from_buffer(obj, copy): an Array over obj's buffer (zero-copy, keeps obj alive) or a copy. */
+/* from_buffer(obj, copy[, dtype]): an Array over obj's buffer (zero-copy, keeps obj alive) or a copy.
+ * dtype (a dtype code) reinterprets items of the same size: how bfloat16 data (exported by NumPy as
+ * no buffer format at all) enters as its uint16 bits. */
 static PyObject *core_from_buffer(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
   MODSTATE;
-  if (nargs != 2) {
-    PyErr_SetString(PyExc_TypeError, "from_buffer(obj, copy)");
+  if (nargs != 2 && nargs != 3) {
+    PyErr_SetString(PyExc_TypeError, "from_buffer(obj, copy[, dtype])");
     return NULL;
   }
+  LoomDType as = LOOM_DTYPE_COUNT;
+  if (nargs == 3 && parse_dtype(args[2], &as) < 0) return NULL;
   int copy = PyObject_IsTrue(args[1]);
   if (copy < 0) return NULL;
   BufferObject *b = buffer_new(st, BUF_PYBUF);
@@ -214,9 +218,18 @@ static PyObject *core_from_buffer(PyObject *module, PyObject *const *args, Py_ss
   }
   LoomArray d;
   memset(&d, 0, sizeof d);
-  if (format_dtype(b->view.format, (size_t)b->view.itemsize, &d.dtype) < 0) {
+  if (as != LOOM_DTYPE_COUNT) {
+    if (loom_dtype_size(as) != (size_t)b->view.itemsize) {
+      PyErr_Format(PyExc_TypeError, "loom: a buffer of %zd-byte items cannot hold %s", b->view.itemsize,
+                   loom_dtype_name(as));
+      Py_DECREF(b);
+      return NULL;
+    }
+    d.dtype = as;
+  } else if (format_dtype(b->view.format, (size_t)b->view.itemsize, &d.dtype) < 0) {
     PyErr_Format(PyExc_TypeError, "loom: unsupported buffer format '%s' (loom supports bool, int8..64, uint8..64, "
-                 "float16, float32, float64 in native byte order)", b->view.format ? b->view.format : "B");
+                 "float16, float32, float64, complex64, complex128 in native byte order)",
+                 b->view.format ? b->view.format : "B");
     Py_DECREF(b);
     return NULL;
   }
@@ -248,8 +261,8 @@ static PyObject *core_from_buffer(PyObject *module, PyObject *const *args, Py_ss
  * Python layer, computed the geometry with NumPy, so it lies inside base's memory). */
 static PyObject *core_view(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
   MODSTATE;
-  if (nargs != 4 || !is_array(st, args[0])) {
-    PyErr_SetString(PyExc_TypeError, "view(base, offset, shape, strides)");
+  if ((nargs != 4 && nargs != 5) || !is_array(st, args[0])) {
+    PyErr_SetString(PyExc_TypeError, "view(base, offset, shape, strides[, dtype])");
     return NULL;
   }
   ArrayObject *base = (ArrayObject *)args[0];
@@ -257,6 +270,9 @@ static PyObject *core_view(PyObject *module, PyObject *const *args, Py_ssize_t n
   long long off = PyLong_AsLongLong(args[1]);
   if (off == -1 && PyErr_Occurred()) return NULL;
   LoomArray d = base->desc;
+  /* dtype: a view of other items in the same memory (the real and imaginary parts of a complex
+   * array: strides and offset in bytes as NumPy computes them) */
+  if (nargs == 5 && parse_dtype(args[4], &d.dtype) < 0) return NULL;
   int32_t n2;
   if (parse_i64s(args[2], d.shape, &d.ndim, "shape") < 0 || parse_i64s(args[3], d.strides, &n2, "strides") < 0)
     return NULL;

@@ -69,7 +69,8 @@ PyObject *array_dlpack(ArrayObject *self, PyObject *args, PyObject *kwds) {
   if (!h) return PyErr_NoMemory();
   LoomDType t = self->desc.dtype;
   static const uint8_t codes[LOOM_DTYPE_COUNT] = {DL_BOOL, DL_INT, DL_INT, DL_INT, DL_INT, DL_UINT, DL_UINT,
-                                                  DL_UINT, DL_UINT, DL_FLOAT, DL_FLOAT, DL_FLOAT};
+                                                  DL_UINT, DL_UINT, DL_FLOAT, DL_FLOAT, DL_FLOAT,
+                                                  DL_BFLOAT, DL_COMPLEX, DL_COMPLEX};
   h->owner = Py_NewRef((PyObject *)self);
   h->mt.manager_ctx = h;
   h->mt.deleter = dl_deleter;
@@ -134,6 +135,8 @@ static PyObject *core_from_dlpack_capsule(PyObject *module, PyObject *cap) {
     d.dtype = bits == 8 ? LOOM_UINT8 : bits == 16 ? LOOM_UINT16 : bits == 32 ? LOOM_UINT32 : LOOM_UINT64;
   else if (code == DL_FLOAT && (bits == 16 || bits == 32 || bits == 64))
     d.dtype = bits == 16 ? LOOM_FLOAT16 : bits == 32 ? LOOM_FLOAT32 : LOOM_FLOAT64;
+  else if (code == DL_BFLOAT && bits == 16) d.dtype = LOOM_BFLOAT16;
+  else if (code == DL_COMPLEX && (bits == 64 || bits == 128)) d.dtype = bits == 64 ? LOOM_COMPLEX64 : LOOM_COMPLEX128;
   else {
     PyErr_Format(PyExc_BufferError, "from_dlpack: DLPack dtype (code %d, %d bits) is not supported", code, bits);
     return NULL;

@@ -269,6 +269,13 @@ static PyObject *core_stats(PyObject *module, PyObject *unused) {
                        (unsigned long long)s.temp_bytes_peak);
 }
 
+/* context_address() -> int: the module's LoomContext * (loom.aot hands it to libloom's AOT API, loom_aot.h,
+ * through ctypes). */
+static PyObject *core_context_address(PyObject *module, PyObject *unused) {
+  MODSTATE;
+  return PyLong_FromVoidPtr(ctx_of(st));
+}
+
 static PyObject *core_configure(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
   /* configure(array_cls, axis_error) */
   MODSTATE;
@@ -312,6 +319,7 @@ PyMethodDef eval_functions[] = {
     FASTF(eval), FASTF(assign), FASTF(become), FASTF(configure),
     {"flush", (PyCFunction)core_flush, METH_NOARGS, "evaluate every pending array"},
     {"stats", (PyCFunction)core_stats, METH_NOARGS, "kernel statistics of the context (loom_get_stats)"},
+    {"context_address", (PyCFunction)core_context_address, METH_NOARGS, "the LoomContext * as an int"},
     {"set_eager", (PyCFunction)core_set_eager, METH_O, "set eager mode; returns the old setting"},
     {"set_graph_bound", (PyCFunction)core_set_graph_bound, METH_O, "set the node bound; returns the old one"},
     {"current_graph", (PyCFunction)core_current_graph, METH_NOARGS, NULL},

@@ -7,7 +7,7 @@
 
 const char *const dtype_names[LOOM_DTYPE_COUNT] = {
     "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-    "float16", "float32", "float64"};
+    "float16", "float32", "float64", "bfloat16", "complex64", "complex128"};
 
 /* ---- errors -------------------------------------------------------------------------------------- */
 /* Raises the Python exception for a failed Loom call and returns NULL. */

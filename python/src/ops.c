@@ -74,6 +74,15 @@ static int const_node(ModState *st, GraphObject *gr, const LoomArray *d, LoomNod
   case LOOM_UINT64: s = loom_const_u64(gr->g, *(const uint64_t *)p, d->dtype, out); break;
   case LOOM_FLOAT16: s = loom_const_f64(gr->g, (double)*(const _Float16 *)p, d->dtype, out); break;
   case LOOM_FLOAT32: s = loom_const_f64(gr->g, *(const float *)p, d->dtype, out); break;
+  case LOOM_BFLOAT16: { /* widening is a shift of the 16 bits */
+    uint32_t w = (uint32_t)*(const uint16_t *)p << 16;
+    float f;
+    memcpy(&f, &w, 4);
+    s = loom_const_f64(gr->g, f, d->dtype, out);
+    break;
+  }
+  case LOOM_COMPLEX64: s = loom_const_complex(gr->g, ((const float *)p)[0], ((const float *)p)[1], d->dtype, out); break;
+  case LOOM_COMPLEX128: s = loom_const_complex(gr->g, ((const double *)p)[0], ((const double *)p)[1], d->dtype, out); break;
   default: s = loom_const_f64(gr->g, *(const double *)p, d->dtype, out); break;
   }
   if (s) {
@@ -110,6 +119,7 @@ int node_of(ModState *st, GraphObject *gr, PyObject *o, LoomNode *out) {
     }
     s = loom_weak_int(gr->g, v, out);
   } else if (PyFloat_Check(o)) s = loom_weak_float(gr->g, PyFloat_AS_DOUBLE(o), out);
+  else if (PyComplex_Check(o)) s = loom_weak_complex(gr->g, PyComplex_RealAsDouble(o), PyComplex_ImagAsDouble(o), out);
   else {
     PyErr_Format(PyExc_TypeError, "loom: unsupported operand type %.100s (expected a loom array or a Python scalar)",
                  Py_TYPE(o)->tp_name);
@@ -266,7 +276,10 @@ static PyObject *core_const(PyObject *module, PyObject *const *args, Py_ssize_t 
   LoomStatus s;
   PyObject *v = args[0];
   if (PyFloat_Check(v)) s = loom_const_f64(gr->g, PyFloat_AS_DOUBLE(v), t, &y);
-  else if (PyLong_Check(v)) {
+  else if (PyComplex_Check(v)) {
+    double re = PyComplex_RealAsDouble(v), im = PyComplex_ImagAsDouble(v);
+    s = loom_const_complex(gr->g, re, im, t, &y); /* a real dtype is a TypeError naming it */
+  } else if (PyLong_Check(v)) {
     int overflow = 0;
     long long i = PyLong_AsLongLongAndOverflow(v, &overflow);
     if (i == -1 && PyErr_Occurred()) return NULL;
@@ -279,7 +292,7 @@ static PyObject *core_const(PyObject *module, PyObject *const *args, Py_ssize_t 
       return NULL;
     } else s = loom_const_i64(gr->g, i, t, &y);
   } else {
-    PyErr_SetString(PyExc_TypeError, "const: value must be int or float");
+    PyErr_SetString(PyExc_TypeError, "const: value must be int, float or complex");
     return NULL;
   }
   return s ? raise_status(st, s) : lazy_result(st, gr, y);

@@ -329,6 +329,10 @@ bad_out:
 
 /* Stores Python scalar o as dtype dt into dst; -1 with an exception (OverflowError out of range). */
 int store_scalar(PyObject *o, LoomDType dt, void *dst) {
+  if (dt == LOOM_BFLOAT16 || dt == LOOM_COMPLEX64 || dt == LOOM_COMPLEX128) {
+    PyErr_Format(PyExc_NotImplementedError, "kernel arguments: %s scalars are not supported yet", dtype_names[dt]);
+    return -1;
+  }
   if (dt == LOOM_FLOAT16 || dt == LOOM_FLOAT32 || dt == LOOM_FLOAT64) {
     double v = PyFloat_AsDouble(o);
     if (v == -1.0 && PyErr_Occurred()) return -1;

@@ -261,14 +261,11 @@ LoomStatus rt_cuda_mem_alloc(RtCuda *cu, int device, size_t size, uint64_t *out,
   *out = 0;
   SET_CURRENT(cu, device, d);
   if (size == 0) return LOOM_OK;
-  CUdeviceptr p = 0;
-  CUresult r = cu->fn.MemAlloc(&p, size);
-  if (r == CUDA_ERROR_OUT_OF_MEMORY)
+  LoomStatus st = rt_cu_mem_alloc(cu, device, size, out, d);
+  if (st == LOOM_ERR_OUT_OF_MEMORY)
     return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of device memory allocating %zu bytes on device %d",
                       size, device);
-  if (r != CUDA_SUCCESS) return rt_cu_fail(cu, r, "cuMemAlloc", device, d);
-  *out = p;
-  return LOOM_OK;
+  return st;
 }
 
 LoomStatus rt_cuda_mem_free(RtCuda *cu, int device, uint64_t ptr, Diag *d) {
@@ -286,17 +283,12 @@ LoomStatus rt_cu_check_stream(RtCuda *cu, int device, RtCuStream *s, Diag *d) {
   return LOOM_OK;
 }
 
-
 LoomStatus rt_cuda_memcpy_h2d(RtCuda *cu, int device, uint64_t dst, const void *src, size_t n,
                               RtCuStream *s, Diag *d) {
   if (n == 0) return LOOM_OK;
   if (!src || !dst) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "rt_cuda_memcpy_h2d: NULL pointer");
   CHECK_COPY(cu, device, s, d);
-  if (s)
-    CU_CALL(cu, device, d, "cuMemcpyHtoDAsync", cu->fn.MemcpyHtoDAsync(dst, src, n, s->h));
-  else
-    CU_CALL(cu, device, d, "cuMemcpyHtoD", cu->fn.MemcpyHtoD(dst, src, n));
-  return LOOM_OK;
+  return rt_cu_copy_h2d(cu, device, dst, src, n, s ? s->h : NULL, d);
 }
 
 LoomStatus rt_cuda_memcpy_d2h(RtCuda *cu, int device, void *dst, uint64_t src, size_t n,
@@ -304,11 +296,7 @@ LoomStatus rt_cuda_memcpy_d2h(RtCuda *cu, int device, void *dst, uint64_t src, s
   if (n == 0) return LOOM_OK;
   if (!src || !dst) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "rt_cuda_memcpy_d2h: NULL pointer");
   CHECK_COPY(cu, device, s, d);
-  if (s)
-    CU_CALL(cu, device, d, "cuMemcpyDtoHAsync", cu->fn.MemcpyDtoHAsync(dst, src, n, s->h));
-  else
-    CU_CALL(cu, device, d, "cuMemcpyDtoH", cu->fn.MemcpyDtoH(dst, src, n));
-  return LOOM_OK;
+  return rt_cu_copy_d2h(cu, device, dst, src, n, s ? s->h : NULL, d);
 }
 
 LoomStatus rt_cuda_memcpy_d2d(RtCuda *cu, int device, uint64_t dst, uint64_t src, size_t n,
@@ -316,30 +304,15 @@ LoomStatus rt_cuda_memcpy_d2d(RtCuda *cu, int device, uint64_t dst, uint64_t src
   if (n == 0) return LOOM_OK;
   if (!src || !dst) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "rt_cuda_memcpy_d2d: NULL pointer");
   CHECK_COPY(cu, device, s, d);
-  if (s)
-    CU_CALL(cu, device, d, "cuMemcpyDtoDAsync", cu->fn.MemcpyDtoDAsync(dst, src, n, s->h));
-  else
-    CU_CALL(cu, device, d, "cuMemcpyDtoD", cu->fn.MemcpyDtoD(dst, src, n));
-  return LOOM_OK;
+  return rt_cu_copy_d2d(cu, device, dst, src, n, s ? s->h : NULL, d);
 }
 
 LoomStatus rt_cuda_memcpy_peer(RtCuda *cu, int dst_device, uint64_t dst, int src_device, uint64_t src, size_t n,
                                Diag *d) {
   if (n == 0) return LOOM_OK;
   if (!src || !dst) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "rt_cuda_memcpy_peer: NULL pointer");
-  LoomStatus st = check_device(cu, dst_device, d);
-  if (st == LOOM_OK) st = check_device(cu, src_device, d);
-  if (st != LOOM_OK) return st;
-  pthread_mutex_lock(&cu->lock);
-  CUcontext dc = cu->devs[dst_device].refs > 0 ? cu->devs[dst_device].ctx : NULL;
-  CUcontext sc = cu->devs[src_device].refs > 0 ? cu->devs[src_device].ctx : NULL;
-  pthread_mutex_unlock(&cu->lock);
-  if (!dc || !sc)
-    return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "rt_cuda_memcpy_peer: CUDA device %d is not retained",
-                      dc ? src_device : dst_device);
   SET_CURRENT(cu, dst_device, d);
-  CU_CALL(cu, dst_device, d, "cuMemcpyPeer", cu->fn.MemcpyPeer(dst, dc, src, sc, n));
-  return LOOM_OK;
+  return rt_cu_copy_peer(cu, dst_device, dst, src_device, src, n, d);
 }
 
 LoomStatus rt_cuda_memset(RtCuda *cu, int device, uint64_t dst, uint8_t value, size_t n,
@@ -362,11 +335,13 @@ LoomStatus rt_cuda_stream_create(RtCuda *cu, int device, RtCuStream **out, Diag 
   RtCuStream *s = ctx_calloc(cu->ctx, 1, sizeof *s);
   if (!s) return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of host memory creating a CUDA stream");
   s->device = device;
-  CUresult r = cu->fn.StreamCreate(&s->h, CU_STREAM_NON_BLOCKING);
-  if (r != CUDA_SUCCESS) {
+  void *h = NULL;
+  LoomStatus st = rt_cu_stream_create(cu, device, &h, d);
+  if (st != LOOM_OK) {
     ctx_free(cu->ctx, s);
-    return rt_cu_fail(cu, r, "cuStreamCreate", device, d);
+    return st;
   }
+  s->h = h;
   *out = s;
   return LOOM_OK;
 }
@@ -380,14 +355,11 @@ void rt_cuda_stream_destroy(RtCuda *cu, RtCuStream *s) {
 LoomStatus rt_cuda_stream_synchronize(RtCuda *cu, RtCuStream *s, Diag *d) {
   if (!s) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "rt_cuda_stream_synchronize: stream is NULL");
   SET_CURRENT(cu, s->device, d);
-  CU_CALL(cu, s->device, d, "cuStreamSynchronize", cu->fn.StreamSynchronize(s->h));
-  return LOOM_OK;
+  return rt_cu_stream_synchronize(cu, s->device, s->h, d);
 }
 
 int rt_cuda_stream_device(const RtCuStream *s) { return s ? s->device : -1; }
 
-/* The driver's CUstream of s (declared in runtime/runtime.h: cuda.h is shared and stays as it is). */
-void *rt_cuda_stream_raw(const RtCuStream *s);
 void *rt_cuda_stream_raw(const RtCuStream *s) { return s ? (void *)s->h : NULL; }
 
 LoomStatus rt_cuda_event_create(RtCuda *cu, int device, RtCuEvent **out, Diag *d) {
@@ -397,11 +369,13 @@ LoomStatus rt_cuda_event_create(RtCuda *cu, int device, RtCuEvent **out, Diag *d
   RtCuEvent *e = ctx_calloc(cu->ctx, 1, sizeof *e);
   if (!e) return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of host memory creating a CUDA event");
   e->device = device;
-  CUresult r = cu->fn.EventCreate(&e->h, CU_EVENT_DEFAULT);
-  if (r != CUDA_SUCCESS) {
+  void *h = NULL;
+  LoomStatus st = rt_cu_event_create(cu, device, &h, d);
+  if (st != LOOM_OK) {
     ctx_free(cu->ctx, e);
-    return rt_cu_fail(cu, r, "cuEventCreate", device, d);
+    return st;
   }
+  e->h = h;
   *out = e;
   return LOOM_OK;
 }
@@ -415,15 +389,13 @@ void rt_cuda_event_destroy(RtCuda *cu, RtCuEvent *e) {
 LoomStatus rt_cuda_event_record(RtCuda *cu, RtCuEvent *e, RtCuStream *s, Diag *d) {
   if (!e) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "rt_cuda_event_record: event is NULL");
   CHECK_COPY(cu, e->device, s, d);
-  CU_CALL(cu, e->device, d, "cuEventRecord", cu->fn.EventRecord(e->h, s ? s->h : NULL));
-  return LOOM_OK;
+  return rt_cu_event_record(cu, e->device, e->h, s ? s->h : NULL, d);
 }
 
 LoomStatus rt_cuda_event_synchronize(RtCuda *cu, RtCuEvent *e, Diag *d) {
   if (!e) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "rt_cuda_event_synchronize: event is NULL");
   SET_CURRENT(cu, e->device, d);
-  CU_CALL(cu, e->device, d, "cuEventSynchronize", cu->fn.EventSynchronize(e->h));
-  return LOOM_OK;
+  return rt_cu_event_synchronize(cu, e->device, e->h, d);
 }
 
 LoomStatus rt_cuda_event_elapsed(RtCuda *cu, RtCuEvent *start, RtCuEvent *end, float *ms, Diag *d) {
@@ -434,22 +406,125 @@ LoomStatus rt_cuda_event_elapsed(RtCuda *cu, RtCuEvent *start, RtCuEvent *end, f
                       "events of devices %d and %d cannot be compared: time events of one device",
                       start->device, end->device);
   SET_CURRENT(cu, start->device, d);
-  CU_CALL(cu, start->device, d, "cuEventElapsedTime", cu->fn.EventElapsedTime(ms, start->h, end->h));
-  return LOOM_OK;
+  return rt_cu_event_elapsed(cu, start->device, start->h, end->h, ms, d);
 }
 
-/* ---- the real device allocator for the pool ---------------------------------------------------- */
-static LoomStatus device_alloc(void *user, int device, size_t size, uint64_t *out, Diag *d) {
-  RtCuda *cu = user;
-  *out = 0;
-  LoomStatus st = rt_cuda_set_current(cu, device, d);
-  if (st != LOOM_OK) return st;
+/* ---- the driver table's hooks (RtGpuDriver, runtime/gpu/gpu_driver.h): raw handles, device current ---- */
+LoomStatus rt_cu_mem_alloc(void *drv, int device, size_t size, uint64_t *out, Diag *d) {
+  RtCuda *cu = drv;
   CUdeviceptr p = 0;
   CUresult r = cu->fn.MemAlloc(&p, size);
   if (r == CUDA_ERROR_OUT_OF_MEMORY) return LOOM_ERR_OUT_OF_MEMORY; /* d untouched: the pool retries */
   if (r != CUDA_SUCCESS) return rt_cu_fail(cu, r, "cuMemAlloc", device, d);
   *out = p;
   return LOOM_OK;
+}
+
+void rt_cu_mem_free(void *drv, int device, uint64_t ptr) {
+  RtCuda *cu = drv;
+  cu->fn.MemFree((CUdeviceptr)ptr);
+}
+
+LoomStatus rt_cu_copy_h2d(void *drv, int device, uint64_t dst, const void *src, size_t n, void *stream, Diag *d) {
+  RtCuda *cu = drv;
+  if (stream)
+    CU_CALL(cu, device, d, "cuMemcpyHtoDAsync", cu->fn.MemcpyHtoDAsync(dst, src, n, (CUstream)stream));
+  else
+    CU_CALL(cu, device, d, "cuMemcpyHtoD", cu->fn.MemcpyHtoD(dst, src, n));
+  return LOOM_OK;
+}
+
+LoomStatus rt_cu_copy_d2h(void *drv, int device, void *dst, uint64_t src, size_t n, void *stream, Diag *d) {
+  RtCuda *cu = drv;
+  if (stream)
+    CU_CALL(cu, device, d, "cuMemcpyDtoHAsync", cu->fn.MemcpyDtoHAsync(dst, src, n, (CUstream)stream));
+  else
+    CU_CALL(cu, device, d, "cuMemcpyDtoH", cu->fn.MemcpyDtoH(dst, src, n));
+  return LOOM_OK;
+}
+
+LoomStatus rt_cu_copy_d2d(void *drv, int device, uint64_t dst, uint64_t src, size_t n, void *stream, Diag *d) {
+  RtCuda *cu = drv;
+  if (stream)
+    CU_CALL(cu, device, d, "cuMemcpyDtoDAsync", cu->fn.MemcpyDtoDAsync(dst, src, n, (CUstream)stream));
+  else
+    CU_CALL(cu, device, d, "cuMemcpyDtoD", cu->fn.MemcpyDtoD(dst, src, n));
+  return LOOM_OK;
+}
+
+/* cuMemcpyPeer names both primary contexts (both retained). */
+LoomStatus rt_cu_copy_peer(void *drv, int dst_device, uint64_t dst, int src_device, uint64_t src, size_t n, Diag *d) {
+  RtCuda *cu = drv;
+  LoomStatus st = check_device(cu, dst_device, d);
+  if (st == LOOM_OK) st = check_device(cu, src_device, d);
+  if (st != LOOM_OK) return st;
+  pthread_mutex_lock(&cu->lock);
+  CUcontext dc = cu->devs[dst_device].refs > 0 ? cu->devs[dst_device].ctx : NULL;
+  CUcontext sc = cu->devs[src_device].refs > 0 ? cu->devs[src_device].ctx : NULL;
+  pthread_mutex_unlock(&cu->lock);
+  if (!dc || !sc)
+    return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "rt_cuda_memcpy_peer: CUDA device %d is not retained",
+                      dc ? src_device : dst_device);
+  CU_CALL(cu, dst_device, d, "cuMemcpyPeer", cu->fn.MemcpyPeer(dst, dc, src, sc, n));
+  return LOOM_OK;
+}
+
+LoomStatus rt_cu_stream_create(void *drv, int device, void **out, Diag *d) {
+  RtCuda *cu = drv;
+  CUstream h = NULL;
+  CU_CALL(cu, device, d, "cuStreamCreate", cu->fn.StreamCreate(&h, CU_STREAM_NON_BLOCKING));
+  *out = h;
+  return LOOM_OK;
+}
+
+void rt_cu_stream_destroy(void *drv, int device, void *stream) {
+  RtCuda *cu = drv;
+  cu->fn.StreamDestroy((CUstream)stream);
+}
+
+LoomStatus rt_cu_stream_synchronize(void *drv, int device, void *stream, Diag *d) {
+  RtCuda *cu = drv;
+  CU_CALL(cu, device, d, "cuStreamSynchronize", cu->fn.StreamSynchronize((CUstream)stream));
+  return LOOM_OK;
+}
+
+LoomStatus rt_cu_event_create(void *drv, int device, void **out, Diag *d) {
+  RtCuda *cu = drv;
+  CUevent h = NULL;
+  CU_CALL(cu, device, d, "cuEventCreate", cu->fn.EventCreate(&h, CU_EVENT_DEFAULT));
+  *out = h;
+  return LOOM_OK;
+}
+
+void rt_cu_event_destroy(void *drv, int device, void *event) {
+  RtCuda *cu = drv;
+  cu->fn.EventDestroy((CUevent)event);
+}
+
+LoomStatus rt_cu_event_record(void *drv, int device, void *event, void *stream, Diag *d) {
+  RtCuda *cu = drv;
+  CU_CALL(cu, device, d, "cuEventRecord", cu->fn.EventRecord((CUevent)event, (CUstream)stream));
+  return LOOM_OK;
+}
+
+LoomStatus rt_cu_event_synchronize(void *drv, int device, void *event, Diag *d) {
+  RtCuda *cu = drv;
+  CU_CALL(cu, device, d, "cuEventSynchronize", cu->fn.EventSynchronize((CUevent)event));
+  return LOOM_OK;
+}
+
+LoomStatus rt_cu_event_elapsed(void *drv, int device, void *start, void *end, float *ms, Diag *d) {
+  RtCuda *cu = drv;
+  CU_CALL(cu, device, d, "cuEventElapsedTime", cu->fn.EventElapsedTime(ms, (CUevent)start, (CUevent)end));
+  return LOOM_OK;
+}
+
+/* ---- the real device allocator for a pool (gpu_pool.h) outside the shared GPU layer (tests, libloomrt) ---- */
+static LoomStatus device_alloc(void *user, int device, size_t size, uint64_t *out, Diag *d) {
+  RtCuda *cu = user;
+  *out = 0;
+  LoomStatus st = rt_cuda_set_current(cu, device, d);
+  return st == LOOM_OK ? rt_cu_mem_alloc(cu, device, size, out, d) : st;
 }
 
 static void device_free(void *user, int device, uint64_t ptr) {

@@ -1,4 +1,6 @@
-/* cuda.h (runtime): the NVIDIA device backend's driver layer and its caching memory pool.
+/* cuda.h (runtime): the NVIDIA device backend's driver layer. The CUDA device itself is the shared GPU
+ * layer (runtime/gpu/) over the driver table runtime/cuda/cuda_device.c fills from this layer's hooks
+ * (cuda_driver.h); this typed API serves raw modules (cuda_raw.c), tests, benchmarks and libloomrt.
  *
  * The CUDA driver API is loaded at run time (dlopen of libcuda.so.1, never linked), so one build runs
  * on every machine and a machine without a driver gets LOOM_ERR_UNSUPPORTED with "no CUDA driver
@@ -28,6 +30,7 @@
 #include <stdint.h>
 
 #include "ir/ir.h"
+#include "runtime/gpu/gpu_pool.h"
 
 typedef struct RtCuda RtCuda;             /* the loaded driver */
 typedef struct RtCuStream RtCuStream;     /* a non-blocking stream of one device */
@@ -156,49 +159,8 @@ LoomStatus rt_cuda_launch(RtCuda *cu, const RtCuKernel *k, const uint32_t grid[3
                           const uint32_t block[3], uint32_t shared_bytes, RtCuStream *stream,
                           void **params, Diag *d);
 
-/* ---- the caching device memory pool (runtime/cuda/cuda_pool.c) ----------------------------------
- * One pool per device. Sizes are rounded to a size class: 512 B, 1 KiB, 2 KiB, ... 1 MiB (powers of
- * two), then four classes per doubling (1.25, 1.5, 1.75, 2 x 2^k: at most 25% waste) up to 2^48 B.
- * A freed block goes to its class's free list and is handed out again to the next request of that
- * class; nothing is returned to the driver until rt_cuda_pool_free_all_blocks(), destroy, or an
- * allocation that fails for lack of memory (then every cached block is freed and the allocation
- * retried once). A freed block can be handed out at once: free a block only after the work that uses
- * it has been ordered before any later use (one stream, or synchronize first).
- * Raw memory comes through RtDevAllocator, so tests can drive the pool with a fake allocator. */
-typedef struct RtDevAllocator {
-  /* Returns LOOM_OK and *out != 0; LOOM_ERR_OUT_OF_MEMORY when the device has no room, WITHOUT
-   * writing d (the pool retries and writes its own message); any other status with d written. */
-  LoomStatus (*alloc)(void *user, int device, size_t size, uint64_t *out, Diag *d);
-  void (*free)(void *user, int device, uint64_t ptr);
-  void *user;
-} RtDevAllocator;
-
+/* ---- memory for a caching pool (runtime/gpu/gpu_pool.h) of one's own (tests, libloomrt) --------- */
 /* The real allocator (cuMemAlloc/cuMemFree through cu); the device must be retained. */
 RtDevAllocator rt_cuda_device_allocator(RtCuda *cu);
-
-typedef struct RtCuPool RtCuPool;
-typedef struct RtCuPoolStats {
-  uint64_t used_bytes;   /* class-rounded bytes of blocks handed out and not freed */
-  uint64_t cached_bytes; /* bytes of free blocks kept for reuse */
-  uint64_t total_bytes;  /* used + cached: what the pool holds from the device */
-  uint64_t peak_bytes;   /* the most total_bytes has been */
-  uint64_t requested_bytes; /* sum of the sizes asked for by blocks now in use */
-  uint64_t allocs, reuses, raw_allocs, raw_frees, oom_retries;
-} RtCuPoolStats;
-
-/* ctx gives host memory for the bookkeeping (NULL: the default allocator). alloc is copied. */
-LoomStatus rt_cuda_pool_create(LoomContext *ctx, int device, const RtDevAllocator *alloc,
-                               RtCuPool **out, Diag *d);
-/* Frees cached blocks and blocks still in use (a caller that still uses one has a bug). */
-void rt_cuda_pool_destroy(RtCuPool *p);
-/* size 0 gives *out = 0 (free of 0 is a no-op). */
-LoomStatus rt_cuda_pool_alloc(RtCuPool *p, size_t size, uint64_t *out, Diag *d);
-/* Returns a block to its class's free list; a pointer this pool did not hand out (or freed twice)
- * is LOOM_ERR_INVALID_ARGUMENT. */
-LoomStatus rt_cuda_pool_free(RtCuPool *p, uint64_t ptr, Diag *d);
-void rt_cuda_pool_free_all_blocks(RtCuPool *p); /* gives every cached block back to the device */
-void rt_cuda_pool_stats(RtCuPool *p, RtCuPoolStats *out);
-/* The class size a request of size bytes is rounded to (0 for 0; 0 when too large). */
-uint64_t rt_cuda_pool_class_size(uint64_t size);
 
 #endif /* LOOM_RUNTIME_CUDA_H */

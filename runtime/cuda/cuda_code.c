@@ -21,8 +21,17 @@ LoomStatus rt_cuda_link_ptx(RtCuda *cu, int device, const char *ptx, const char 
     return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "rt_cuda_link_ptx: NULL argument");
   *cubin = NULL;
   *cubin_size = 0;
-  if (!name) name = "loom.ptx";
   SET_CURRENT(cu, device, d);
+  return rt_cu_link(cu, device, ptx, strlen(ptx), name, opt_level, cubin, cubin_size, d);
+}
+
+/* The link hook: PTX (size bytes, NUL-terminated) into a cubin; the device is current. */
+LoomStatus rt_cu_link(void *drv, int device, const char *ptx, size_t size, const char *name, int opt_level,
+                      void **cubin, size_t *cubin_size, Diag *d) {
+  RtCuda *cu = drv;
+  *cubin = NULL;
+  *cubin_size = 0;
+  if (!name) name = "loom.ptx";
   char *errlog = ctx_calloc(cu->ctx, 1, RT_CU_LOG_BYTES);
   if (!errlog) return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of host memory linking %s", name);
   CUjit_option opts[4] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
@@ -54,7 +63,7 @@ LoomStatus rt_cuda_link_ptx(RtCuda *cu, int device, const char *ptx, const char 
   /* cuLinkAddData takes a non-const pointer but does not write; the size includes the NUL. */
   void *data;
   memcpy(&data, &ptx, sizeof data);
-  r = cu->fn.LinkAddData(ls, CU_JIT_INPUT_PTX, data, strlen(ptx) + 1, name, 0, NULL, NULL);
+  r = cu->fn.LinkAddData(ls, CU_JIT_INPUT_PTX, data, size + 1, name, 0, NULL, NULL);
   void *bin = NULL;
   size_t bin_size = 0;
   if (r == CUDA_SUCCESS) r = cu->fn.LinkComplete(ls, &bin, &bin_size);
@@ -90,11 +99,13 @@ LoomStatus rt_cuda_module_load(RtCuda *cu, int device, const void *image, size_t
   RtCuModule *m = ctx_calloc(cu->ctx, 1, sizeof *m);
   if (!m) return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of host memory loading a CUDA module");
   m->device = device;
-  CUresult r = cu->fn.ModuleLoadData(&m->h, image);
-  if (r != CUDA_SUCCESS) {
+  void *h = NULL;
+  LoomStatus st = rt_cu_module_load(cu, device, image, size, &h, d);
+  if (st != LOOM_OK) {
     ctx_free(cu->ctx, m);
-    return rt_cu_fail(cu, r, "cuModuleLoadData", device, d);
+    return st;
   }
+  m->h = h;
   *out = m;
   return LOOM_OK;
 }
@@ -110,14 +121,9 @@ LoomStatus rt_cuda_module_kernel(RtCuda *cu, RtCuModule *m, const char *name, Rt
   if (!m || !name || !out)
     return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "rt_cuda_module_kernel: NULL argument");
   SET_CURRENT(cu, m->device, d);
-  CUfunction f = NULL;
-  CUresult r = cu->fn.ModuleGetFunction(&f, m->h, name);
-  if (r != CUDA_SUCCESS) {
-    const char *ename = NULL;
-    cu->fn.GetErrorName(r, &ename);
-    return diag_error(d, LOOM_ERR_BACKEND, "kernel '%s' not found in the CUDA module: %s", name,
-                      ename ? ename : "unknown CUDA error");
-  }
+  void *f = NULL;
+  LoomStatus st = rt_cu_module_function(cu, m->device, m->h, name, &f, d);
+  if (st != LOOM_OK) return st;
   out->handle = f;
   out->device = m->device;
   return LOOM_OK;
@@ -157,12 +163,7 @@ LoomStatus rt_cuda_occupancy(RtCuda *cu, const RtCuKernel *k, int block_size, si
     return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "rt_cuda_occupancy: block size %d must be positive",
                       block_size);
   SET_CURRENT(cu, k->device, d);
-  int n = 0;
-  CU_CALL(cu, k->device, d, "cuOccupancyMaxActiveBlocksPerMultiprocessor",
-          cu->fn.OccupancyMaxActiveBlocksPerMultiprocessor(&n, (CUfunction)k->handle, block_size,
-                                                          dynamic_shared));
-  *blocks_per_sm = n;
-  return LOOM_OK;
+  return rt_cu_occupancy(cu, k->device, k->handle, block_size, dynamic_shared, blocks_per_sm, d);
 }
 
 LoomStatus rt_cuda_best_block_size(RtCuda *cu, const RtCuKernel *k, size_t dynamic_shared,
@@ -204,8 +205,63 @@ LoomStatus rt_cuda_launch(RtCuda *cu, const RtCuKernel *k, const uint32_t grid[3
                         "rt_cuda_launch: grid (%u,%u,%u) and block (%u,%u,%u) must be positive",
                         grid[0], grid[1], grid[2], block[0], block[1], block[2]);
   CHECK_COPY(cu, k->device, s, d);
-  CU_CALL(cu, k->device, d, "cuLaunchKernel",
-          cu->fn.LaunchKernel((CUfunction)k->handle, grid[0], grid[1], grid[2], block[0], block[1],
-                              block[2], shared_bytes, s ? s->h : NULL, params, NULL));
+  return rt_cu_launch(cu, k->device, k->handle, grid, block, shared_bytes, s ? s->h : NULL, params, d);
+}
+
+/* ---- the driver table's hooks (RtGpuDriver, runtime/gpu/gpu_driver.h): raw handles, device current ---- */
+LoomStatus rt_cu_module_load(void *drv, int device, const void *image, size_t size, void **out, Diag *d) {
+  RtCuda *cu = drv;
+  CUmodule h = NULL;
+  CU_CALL(cu, device, d, "cuModuleLoadData", cu->fn.ModuleLoadData(&h, image));
+  *out = h;
+  return LOOM_OK;
+}
+
+void rt_cu_module_unload(void *drv, int device, void *module) {
+  RtCuda *cu = drv;
+  cu->fn.ModuleUnload((CUmodule)module);
+}
+
+LoomStatus rt_cu_module_function(void *drv, int device, void *module, const char *name, void **fn, Diag *d) {
+  RtCuda *cu = drv;
+  CUfunction f = NULL;
+  CUresult r = cu->fn.ModuleGetFunction(&f, (CUmodule)module, name);
+  if (r != CUDA_SUCCESS) {
+    const char *ename = NULL;
+    cu->fn.GetErrorName(r, &ename);
+    return diag_error(d, LOOM_ERR_BACKEND, "kernel '%s' not found in the CUDA module: %s", name,
+                      ename ? ename : "unknown CUDA error");
+  }
+  *fn = f;
+  return LOOM_OK;
+}
+
+LoomStatus rt_cu_func_attrs(void *drv, int device, void *fn, RtGpuFuncAttrs *out, Diag *d) {
+  RtCuda *cu = drv;
+  int v = 0;
+  CU_CALL(cu, device, d, "cuFuncGetAttribute",
+          cu->fn.FuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, (CUfunction)fn));
+  out->max_threads_per_block = v;
+  CU_CALL(cu, device, d, "cuFuncGetAttribute", cu->fn.FuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_NUM_REGS, (CUfunction)fn));
+  out->num_regs = v;
+  return LOOM_OK;
+}
+
+LoomStatus rt_cu_occupancy(void *drv, int device, void *fn, int block, size_t dynamic_shared, int *blocks_per_sm,
+                           Diag *d) {
+  RtCuda *cu = drv;
+  int n = 0;
+  CU_CALL(cu, device, d, "cuOccupancyMaxActiveBlocksPerMultiprocessor",
+          cu->fn.OccupancyMaxActiveBlocksPerMultiprocessor(&n, (CUfunction)fn, block, dynamic_shared));
+  *blocks_per_sm = n;
+  return LOOM_OK;
+}
+
+LoomStatus rt_cu_launch(void *drv, int device, void *fn, const uint32_t grid[3], const uint32_t block[3],
+                        uint32_t shared_bytes, void *stream, void **params, Diag *d) {
+  RtCuda *cu = drv;
+  CU_CALL(cu, device, d, "cuLaunchKernel",
+          cu->fn.LaunchKernel((CUfunction)fn, grid[0], grid[1], grid[2], block[0], block[1], block[2], shared_bytes,
+                              (CUstream)stream, params, NULL));
   return LOOM_OK;
 }

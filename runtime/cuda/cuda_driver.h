@@ -1,12 +1,14 @@
 /* cuda_driver.h: private interface of the CUDA driver layer's files (cuda.c: loading, devices, memory,
  * streams, events; cuda_code.c: PTX linking, modules, kernels, occupancy, launches): the driver's types,
- * the table of entry points and the handles' structs. See cuda.c's top comment. */
+ * the table of entry points, the handles' structs and the hooks cuda_device.c puts in the shared GPU
+ * layer's driver table. See cuda.c's top comment. */
 #ifndef LOOM_RUNTIME_CUDA_DRIVER_H
 #define LOOM_RUNTIME_CUDA_DRIVER_H
 
 #include <pthread.h>
 
 #include "runtime/cuda/cuda.h"
+#include "runtime/gpu/gpu_driver.h"
 
 #if !defined(LOOM_NO_CUDA_H) && defined(__has_include)
 #if __has_include(<cuda.h>)
@@ -184,6 +186,35 @@ struct RtCuModule {
 LoomStatus rt_cu_fail(RtCuda *cu, CUresult r, const char *call, int device, Diag *d);
 /* A stream of another device is LOOM_ERR_INVALID_ARGUMENT. */
 LoomStatus rt_cu_check_stream(RtCuda *cu, int device, RtCuStream *s, Diag *d);
+
+/* ---- the driver table's hooks (RtGpuDriver, runtime/gpu/gpu_driver.h has the contract): raw handles
+ * (CUstream, CUevent, CUmodule, CUfunction as void *), drv an RtCuda, the device made current by the
+ * caller. cuda.c: memory, copies, streams, events; cuda_code.c: link, modules, functions, launches. The
+ * typed rt_cuda_* functions of cuda.h check their arguments, make the device current and call these. */
+LoomStatus rt_cu_mem_alloc(void *drv, int device, size_t size, uint64_t *out, Diag *d); /* OOM: d untouched */
+void rt_cu_mem_free(void *drv, int device, uint64_t ptr);
+LoomStatus rt_cu_copy_h2d(void *drv, int device, uint64_t dst, const void *src, size_t n, void *stream, Diag *d);
+LoomStatus rt_cu_copy_d2h(void *drv, int device, void *dst, uint64_t src, size_t n, void *stream, Diag *d);
+LoomStatus rt_cu_copy_d2d(void *drv, int device, uint64_t dst, uint64_t src, size_t n, void *stream, Diag *d);
+LoomStatus rt_cu_copy_peer(void *drv, int dst_device, uint64_t dst, int src_device, uint64_t src, size_t n, Diag *d);
+LoomStatus rt_cu_stream_create(void *drv, int device, void **out, Diag *d);
+void rt_cu_stream_destroy(void *drv, int device, void *stream);
+LoomStatus rt_cu_stream_synchronize(void *drv, int device, void *stream, Diag *d);
+LoomStatus rt_cu_event_create(void *drv, int device, void **out, Diag *d);
+void rt_cu_event_destroy(void *drv, int device, void *event);
+LoomStatus rt_cu_event_record(void *drv, int device, void *event, void *stream, Diag *d);
+LoomStatus rt_cu_event_synchronize(void *drv, int device, void *event, Diag *d);
+LoomStatus rt_cu_event_elapsed(void *drv, int device, void *start, void *end, float *ms, Diag *d);
+LoomStatus rt_cu_link(void *drv, int device, const char *ptx, size_t size, const char *name, int opt_level,
+                      void **cubin, size_t *cubin_size, Diag *d);
+LoomStatus rt_cu_module_load(void *drv, int device, const void *image, size_t size, void **out, Diag *d);
+void rt_cu_module_unload(void *drv, int device, void *module);
+LoomStatus rt_cu_module_function(void *drv, int device, void *module, const char *name, void **fn, Diag *d);
+LoomStatus rt_cu_func_attrs(void *drv, int device, void *fn, RtGpuFuncAttrs *out, Diag *d);
+LoomStatus rt_cu_occupancy(void *drv, int device, void *fn, int block, size_t dynamic_shared, int *blocks_per_sm,
+                           Diag *d);
+LoomStatus rt_cu_launch(void *drv, int device, void *fn, const uint32_t grid[3], const uint32_t block[3],
+                        uint32_t shared_bytes, void *stream, void **params, Diag *d);
 
 #define CU_CALL(cu, device, d, call_name, expr)                                        \
   do {                                                                                 \

@@ -977,17 +977,15 @@ static void test_all_ops_compile(void) {
   int ok = 0, dtype_err = 0, other = 0;
   for (int op = 0; op < LOOM_OP_COUNT; op++) {
     for (int t = 0; t < LOOM_DTYPE_COUNT; t++) {
-      if (t == LOOM_FLOAT16) continue;
-      bool pred = (op >= LOOM_OP_ISNAN && op <= LOOM_OP_LOGICAL_NOT) ||
-                  (op >= LOOM_OP_EQ && op <= LOOM_OP_LOGICAL_XOR);
-      LoomDType rt = pred ? LOOM_BOOL : (LoomDType)t;
+      if (dtype_compute((LoomDType)t) != (LoomDType)t) continue; /* storage dtypes: float16, bfloat16 */
+      LoomDType rt = ir_elem_value_dtype((LoomOp)op, (LoomDType)t);
       KB kb;
       kb_init(&kb, 1, 1);
       int ba = kb_buf(&kb, (LoomDType)t, 0, "1"), bc = kb_buf(&kb, LOOM_BOOL, 0, "1");
       int bo = kb_buf(&kb, rt, 1, "1");
       int a = kb_load(&kb, ba, (LoomDType)t), c = kb_load(&kb, bc, LOOM_BOOL);
       int v = op == LOOM_OP_WHERE ? kb_ins(&kb, KI_ELEM, rt, op, c, a, a)
-              : op <= LOOM_OP_BITWISE_NOT ? kb_un(&kb, (LoomOp)op, rt, a) : kb_bin(&kb, (LoomOp)op, rt, a, a);
+              : op_info((LoomOp)op)->arity == 1 ? kb_un(&kb, (LoomOp)op, rt, a) : kb_bin(&kb, (LoomOp)op, rt, a, a);
       kb_store(&kb, KP_MAP, bo, v);
       CgCompiled cc;
       Diag d = {0};

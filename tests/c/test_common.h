@@ -169,8 +169,37 @@ static inline uint16_t tc_double_to_f16(double x) {
 }
 static inline double tc_round_f16(double x) { return tc_f16_to_double(tc_double_to_f16(x)); }
 
-/* x rounded to float dtype t (float16/32/64). */
+/* ---- bfloat16 (1 sign, 8 exponent, 7 mantissa bits), written independently of Loom ------------- */
+static inline double tc_bf16_to_double(uint16_t h) {
+  int sign = h >> 15, exp = (h >> 7) & 255, man = h & 127;
+  double v;
+  if (exp == 255) v = man ? NAN : INFINITY;
+  else if (exp == 0) v = ldexp((double)man, -133);
+  else v = ldexp((double)(man + 128), exp - 134);
+  return sign ? -v : v;
+}
+/* Round to nearest even from the exact value x (a long double holds every int64 and double);
+ * overflow to inf; NaN -> sign | 0x7fc0 (ml_dtypes' quiet NaN). */
+static inline uint16_t tc_ld_to_bf16(long double x) {
+  uint16_t sign = signbit(x) ? 0x8000 : 0;
+  if (isnan(x)) return sign | 0x7fc0;
+  long double a = fabsl(x);
+  if (isinf(a)) return sign | 0x7f80;
+  if (a < ldexpl(1.0L, -126)) return sign | (uint16_t)nearbyintl(ldexpl(a, 133)); /* multiples of 2^-133 */
+  int e;
+  frexpl(a, &e);
+  int E = e - 1;
+  long double s = nearbyintl(ldexpl(a, 7 - E)); /* in [128, 256] */
+  if (s >= 256) { s = 128; E++; }
+  if (E > 127) return sign | 0x7f80;
+  return sign | (uint16_t)((E + 127) << 7) | (uint16_t)((int)s - 128);
+}
+static inline uint16_t tc_double_to_bf16(double x) { return tc_ld_to_bf16((long double)x); }
+static inline double tc_round_bf16(double x) { return tc_bf16_to_double(tc_double_to_bf16(x)); }
+
+/* x rounded to float dtype t (float16/32/64, bfloat16). */
 static inline double tc_round_to(LoomDType t, double x) {
+  if (t == LOOM_BFLOAT16) return tc_round_bf16(x);
   if (t == LOOM_FLOAT16) return tc_round_f16(x);
   if (t == LOOM_FLOAT32) return (double)(float)x;
   return x;
@@ -193,6 +222,10 @@ static inline uint64_t tc_ulp_diff(LoomDType t, double a, double b) {
     memcpy(&jb, &fb, 4);
     ia = ja < 0 ? (int64_t)INT32_MIN - ja : ja;
     ib = jb < 0 ? (int64_t)INT32_MIN - jb : jb;
+  } else if (t == LOOM_BFLOAT16) {
+    uint16_t ha = tc_double_to_bf16(a), hb = tc_double_to_bf16(b);
+    ia = (ha & 0x8000) ? -(int64_t)(ha & 0x7fff) : (int64_t)ha;
+    ib = (hb & 0x8000) ? -(int64_t)(hb & 0x7fff) : (int64_t)hb;
   } else {
     uint16_t ha = tc_double_to_f16(a), hb = tc_double_to_f16(b);
     ia = (ha & 0x8000) ? -(int64_t)(ha & 0x7fff) : (int64_t)ha;
@@ -272,6 +305,9 @@ static inline double tc_get_f(const LoomArray *a, int64_t i) {
   case LOOM_FLOAT16: return tc_f16_to_double(*(uint16_t *)p);
   case LOOM_FLOAT32: return *(float *)p;
   case LOOM_FLOAT64: return *(double *)p;
+  case LOOM_BFLOAT16: return tc_bf16_to_double(*(uint16_t *)p);
+  case LOOM_COMPLEX64: return *(float *)p; /* the real part */
+  case LOOM_COMPLEX128: return *(double *)p;
   default: return NAN;
   }
 }
@@ -310,12 +346,27 @@ static inline void tc_set_f(LoomArray *a, int64_t i, double v) {
   case LOOM_FLOAT16: *(uint16_t *)p = tc_double_to_f16(v); break;
   case LOOM_FLOAT32: *(float *)p = (float)v; break;
   case LOOM_FLOAT64: *(double *)p = v; break;
+  case LOOM_BFLOAT16: *(uint16_t *)p = tc_double_to_bf16(v); break;
+  case LOOM_COMPLEX64: ((float *)p)[0] = (float)v, ((float *)p)[1] = 0; break;
+  case LOOM_COMPLEX128: ((double *)p)[0] = v, ((double *)p)[1] = 0; break;
   default: break;
   }
 }
+/* Complex elements (any dtype: real ones have imaginary part 0). */
+static inline void tc_get_c(const LoomArray *a, int64_t i, double *re, double *im) {
+  void *p = tc_ptr(a, i);
+  if (a->dtype == LOOM_COMPLEX64) *re = ((float *)p)[0], *im = ((float *)p)[1];
+  else if (a->dtype == LOOM_COMPLEX128) *re = ((double *)p)[0], *im = ((double *)p)[1];
+  else *re = tc_get_f(a, i), *im = 0;
+}
+static inline void tc_set_c(LoomArray *a, int64_t i, double re, double im) {
+  void *p = tc_ptr(a, i);
+  if (a->dtype == LOOM_COMPLEX64) ((float *)p)[0] = (float)re, ((float *)p)[1] = (float)im;
+  else if (a->dtype == LOOM_COMPLEX128) ((double *)p)[0] = re, ((double *)p)[1] = im;
+}
 /* Stores an integer value, wrapped to the dtype (floats: converted with rounding). */
 static inline void tc_set_i(LoomArray *a, int64_t i, I128 v) {
-  if (tc_is_float(a->dtype)) {
+  if (tc_is_float(a->dtype) || a->dtype == LOOM_BFLOAT16 || a->dtype == LOOM_COMPLEX64 || a->dtype == LOOM_COMPLEX128) {
     tc_set_f(a, i, (double)v);
     return;
   }

@@ -1,4 +1,4 @@
-/* test_cuda.c: the caching device pool (with a fake allocator, runs everywhere) and the CUDA
+/* test_cuda.c: the caching device pool (runtime/gpu/gpu_pool.h, with a fake allocator, runs everywhere) and the CUDA
  * driver layer (needs a GPU: skipped with "skipped: no CUDA driver" when rt_cuda_load fails).
  *
  * Driver tests: device info, alloc/copy/memset round trips (sync and on a stream), event timing,
@@ -81,21 +81,21 @@ static void fake_init(FakeDev *f, uint64_t capacity) {
 }
 
 static void test_pool_classes(void) {
-  CHECK(rt_cuda_pool_class_size(0) == 0);
-  CHECK(rt_cuda_pool_class_size(1) == 512);
-  CHECK(rt_cuda_pool_class_size(512) == 512);
-  CHECK(rt_cuda_pool_class_size(513) == 1024);
-  CHECK(rt_cuda_pool_class_size(1000) == 1024);
-  CHECK(rt_cuda_pool_class_size(65537) == 131072);
-  CHECK(rt_cuda_pool_class_size(1 << 20) == 1 << 20);
-  CHECK(rt_cuda_pool_class_size((1 << 20) + 1) == (1 << 20) + (1 << 18));
-  CHECK(rt_cuda_pool_class_size(3u << 20) == 3u << 20);
-  CHECK(rt_cuda_pool_class_size((3u << 20) + 1) == 7u << 19);
-  CHECK(rt_cuda_pool_class_size(1ull << 48) == 1ull << 48);
-  CHECK(rt_cuda_pool_class_size((1ull << 48) + 1) == 0);
+  CHECK(rt_gpu_pool_class_size(0) == 0);
+  CHECK(rt_gpu_pool_class_size(1) == 512);
+  CHECK(rt_gpu_pool_class_size(512) == 512);
+  CHECK(rt_gpu_pool_class_size(513) == 1024);
+  CHECK(rt_gpu_pool_class_size(1000) == 1024);
+  CHECK(rt_gpu_pool_class_size(65537) == 131072);
+  CHECK(rt_gpu_pool_class_size(1 << 20) == 1 << 20);
+  CHECK(rt_gpu_pool_class_size((1 << 20) + 1) == (1 << 20) + (1 << 18));
+  CHECK(rt_gpu_pool_class_size(3u << 20) == 3u << 20);
+  CHECK(rt_gpu_pool_class_size((3u << 20) + 1) == 7u << 19);
+  CHECK(rt_gpu_pool_class_size(1ull << 48) == 1ull << 48);
+  CHECK(rt_gpu_pool_class_size((1ull << 48) + 1) == 0);
   /* Every class is >= the request and wastes at most half (pow2 range) or a quarter (above). */
   for (uint64_t s = 1; s < (1ull << 40); s = s * 3 + 1) {
-    uint64_t c = rt_cuda_pool_class_size(s);
+    uint64_t c = rt_gpu_pool_class_size(s);
     bool ok = c >= s && (s <= 512 || (s <= (1u << 20) ? c < 2 * s : c * 4 <= s * 5 + 4));
     if (!ok) fprintf(stderr, "class of %llu is %llu\n", (unsigned long long)s, (unsigned long long)c);
     CHECK(ok);
@@ -106,57 +106,57 @@ static void test_pool_reuse(void) {
   FakeDev f;
   fake_init(&f, 1ull << 30);
   RtDevAllocator a = {fake_alloc, fake_free, &f};
-  RtCuPool *p = NULL;
+  RtGpuPool *p = NULL;
   Diag d = {0};
-  CHECK_OK(rt_cuda_pool_create(NULL, 3, &a, &p, &d));
+  CHECK_OK(rt_gpu_pool_create(NULL, 3, &a, &p, &d));
   if (!p) return;
   uint64_t x = 0, y = 0, z = 0, w = 0;
-  CHECK_OK(rt_cuda_pool_alloc(p, 1000, &x, &d));
-  CHECK_OK(rt_cuda_pool_alloc(p, 1024, &y, &d));
+  CHECK_OK(rt_gpu_pool_alloc(p, 1000, &x, &d));
+  CHECK_OK(rt_gpu_pool_alloc(p, 1024, &y, &d));
   CHECK(x && y && x != y && f.nalloc == 2);
-  RtCuPoolStats s;
-  rt_cuda_pool_stats(p, &s);
+  RtGpuPoolStats s;
+  rt_gpu_pool_stats(p, &s);
   CHECK(s.used_bytes == 2048 && s.cached_bytes == 0 && s.total_bytes == 2048);
   CHECK(s.requested_bytes == 2024);
-  CHECK_OK(rt_cuda_pool_free(p, x, &d));
-  rt_cuda_pool_stats(p, &s);
+  CHECK_OK(rt_gpu_pool_free(p, x, &d));
+  rt_gpu_pool_stats(p, &s);
   CHECK(s.used_bytes == 1024 && s.cached_bytes == 1024 && s.total_bytes == 2048);
-  CHECK_OK(rt_cuda_pool_alloc(p, 600, &z, &d)); /* same class as x: reused, no new raw alloc */
+  CHECK_OK(rt_gpu_pool_alloc(p, 600, &z, &d)); /* same class as x: reused, no new raw alloc */
   CHECK(z == x && f.nalloc == 2);
-  CHECK_OK(rt_cuda_pool_alloc(p, 100, &w, &d)); /* a different class */
+  CHECK_OK(rt_gpu_pool_alloc(p, 100, &w, &d)); /* a different class */
   CHECK(w != x && w != y && f.nalloc == 3);
-  rt_cuda_pool_stats(p, &s);
+  rt_gpu_pool_stats(p, &s);
   CHECK(s.reuses == 1 && s.allocs == 4 && s.raw_allocs == 3);
   /* Zero-size and bad frees. */
   uint64_t zero = 123;
-  CHECK_OK(rt_cuda_pool_alloc(p, 0, &zero, &d));
+  CHECK_OK(rt_gpu_pool_alloc(p, 0, &zero, &d));
   CHECK(zero == 0);
-  CHECK_OK(rt_cuda_pool_free(p, 0, &d));
+  CHECK_OK(rt_gpu_pool_free(p, 0, &d));
   Diag bad = {0};
-  CHECK(rt_cuda_pool_free(p, 0xdead, &bad) == LOOM_ERR_INVALID_ARGUMENT);
+  CHECK(rt_gpu_pool_free(p, 0xdead, &bad) == LOOM_ERR_INVALID_ARGUMENT);
   CHECK(strstr(bad.msg, "0xdead") != NULL);
-  CHECK_OK(rt_cuda_pool_free(p, w, &d));
+  CHECK_OK(rt_gpu_pool_free(p, w, &d));
   Diag twice = {0};
-  CHECK(rt_cuda_pool_free(p, w, &twice) == LOOM_ERR_INVALID_ARGUMENT);
+  CHECK(rt_gpu_pool_free(p, w, &twice) == LOOM_ERR_INVALID_ARGUMENT);
   /* Too large for any device. */
   Diag huge = {0};
   uint64_t h = 0;
-  CHECK(rt_cuda_pool_alloc(p, SIZE_MAX, &h, &huge) == LOOM_ERR_OUT_OF_MEMORY && h == 0);
+  CHECK(rt_gpu_pool_alloc(p, SIZE_MAX, &h, &huge) == LOOM_ERR_OUT_OF_MEMORY && h == 0);
   /* free_all_blocks returns only the cached ones. */
-  rt_cuda_pool_free_all_blocks(p);
-  rt_cuda_pool_stats(p, &s);
+  rt_gpu_pool_free_all_blocks(p);
+  rt_gpu_pool_stats(p, &s);
   CHECK(s.cached_bytes == 0 && s.used_bytes == 2048 && f.nfree == 1);
   /* Many blocks: the hash table grows, every pointer is found again. */
   enum { N = 1000 };
   static uint64_t ptrs[N];
   bool all = true;
-  for (int i = 0; i < N; i++) all = all && rt_cuda_pool_alloc(p, 512 + (i % 7) * 1000, &ptrs[i], &d) == LOOM_OK;
-  for (int i = 0; i < N; i += 2) all = all && rt_cuda_pool_free(p, ptrs[i], &d) == LOOM_OK;
-  for (int i = 1; i < N; i += 2) all = all && rt_cuda_pool_free(p, ptrs[i], &d) == LOOM_OK;
+  for (int i = 0; i < N; i++) all = all && rt_gpu_pool_alloc(p, 512 + (i % 7) * 1000, &ptrs[i], &d) == LOOM_OK;
+  for (int i = 0; i < N; i += 2) all = all && rt_gpu_pool_free(p, ptrs[i], &d) == LOOM_OK;
+  for (int i = 1; i < N; i += 2) all = all && rt_gpu_pool_free(p, ptrs[i], &d) == LOOM_OK;
   CHECK(all);
-  rt_cuda_pool_stats(p, &s);
+  rt_gpu_pool_stats(p, &s);
   CHECK(s.used_bytes == 2048 && s.requested_bytes == 1624);
-  rt_cuda_pool_destroy(p); /* frees the two blocks still in use and everything cached */
+  rt_gpu_pool_destroy(p); /* frees the two blocks still in use and everything cached */
   CHECK(f.nfree == f.nalloc);
   pthread_mutex_destroy(&f.lock);
 }
@@ -203,39 +203,39 @@ static void sized_free(void *user, int device, uint64_t ptr) {
 static void test_pool_oom_retry(void) {
   SizedDev f = {.next = 0x100000, .capacity = 16384};
   RtDevAllocator a = {sized_alloc, sized_free, &f};
-  RtCuPool *p = NULL;
+  RtGpuPool *p = NULL;
   Diag d = {0};
-  CHECK_OK(rt_cuda_pool_create(NULL, 2, &a, &p, &d));
+  CHECK_OK(rt_gpu_pool_create(NULL, 2, &a, &p, &d));
   if (!p) return;
   uint64_t x = 0, y = 0, z = 0;
-  CHECK_OK(rt_cuda_pool_alloc(p, 4096, &x, &d));
-  CHECK_OK(rt_cuda_pool_alloc(p, 2048, &y, &d));
-  CHECK_OK(rt_cuda_pool_free(p, x, &d)); /* cached 4096; device holds 6144 */
+  CHECK_OK(rt_gpu_pool_alloc(p, 4096, &x, &d));
+  CHECK_OK(rt_gpu_pool_alloc(p, 2048, &y, &d));
+  CHECK_OK(rt_gpu_pool_free(p, x, &d)); /* cached 4096; device holds 6144 */
   /* 12000 rounds to 16384, which fails next to 6144 live; the pool frees the cached 4096 and
    * retries, which fails again (2048 + 16384 > 16384): OOM, with the figures before the flush. */
   Diag oom = {0};
-  CHECK(rt_cuda_pool_alloc(p, 12000, &z, &oom) == LOOM_ERR_OUT_OF_MEMORY && z == 0);
+  CHECK(rt_gpu_pool_alloc(p, 12000, &z, &oom) == LOOM_ERR_OUT_OF_MEMORY && z == 0);
   CHECK(strstr(oom.msg, "out of device memory allocating 12000 bytes on device 2 (used 2048, "
                         "cached 4096)") != NULL);
   if (!strstr(oom.msg, "used 2048")) fprintf(stderr, "message: %s\n", oom.msg);
   CHECK(f.nfail == 2 && f.nfree == 1 && f.live == 2048);
-  RtCuPoolStats s;
-  rt_cuda_pool_stats(p, &s);
+  RtGpuPoolStats s;
+  rt_gpu_pool_stats(p, &s);
   CHECK(s.cached_bytes == 0 && s.used_bytes == 2048 && s.oom_retries == 1);
   /* Now a request that fits only once the cache is freed: the retry succeeds. */
-  CHECK_OK(rt_cuda_pool_free(p, y, &d));
+  CHECK_OK(rt_gpu_pool_free(p, y, &d));
   uint64_t b8 = 0;
-  CHECK_OK(rt_cuda_pool_alloc(p, 8192, &b8, &d));
-  CHECK_OK(rt_cuda_pool_free(p, b8, &d)); /* cached: 2048 + 8192 on the device */
+  CHECK_OK(rt_gpu_pool_alloc(p, 8192, &b8, &d));
+  CHECK_OK(rt_gpu_pool_free(p, b8, &d)); /* cached: 2048 + 8192 on the device */
   f.nfail = 0;
   uint64_t big = 0;
-  CHECK_OK(rt_cuda_pool_alloc(p, 16384, &big, &d)); /* fits only once the cache is freed */
+  CHECK_OK(rt_gpu_pool_alloc(p, 16384, &big, &d)); /* fits only once the cache is freed */
   CHECK(big != 0 && f.nfail == 1 && f.live == 16384);
-  rt_cuda_pool_stats(p, &s);
+  rt_gpu_pool_stats(p, &s);
   CHECK(s.used_bytes == 16384 && s.cached_bytes == 0 && s.total_bytes == 16384 && s.oom_retries == 2);
   CHECK(s.peak_bytes >= 16384);
-  CHECK_OK(rt_cuda_pool_free(p, big, &d));
-  rt_cuda_pool_destroy(p);
+  CHECK_OK(rt_gpu_pool_free(p, big, &d));
+  rt_gpu_pool_destroy(p);
   CHECK(f.live == 0 && f.n == 0);
 
   /* A non-OOM failure of the raw allocator passes its message through, without a retry. */
@@ -243,14 +243,14 @@ static void test_pool_oom_retry(void) {
   fake_init(&g, 1 << 20);
   g.fail_other = 1;
   RtDevAllocator ga = {fake_alloc, fake_free, &g};
-  CHECK_OK(rt_cuda_pool_create(NULL, 5, &ga, &p, &d));
+  CHECK_OK(rt_gpu_pool_create(NULL, 5, &ga, &p, &d));
   Diag broken = {0};
   uint64_t q = 0;
-  CHECK(rt_cuda_pool_alloc(p, 100, &q, &broken) == LOOM_ERR_BACKEND);
+  CHECK(rt_gpu_pool_alloc(p, 100, &q, &broken) == LOOM_ERR_BACKEND);
   CHECK(strstr(broken.msg, "fake device 5 is broken") != NULL);
-  CHECK_OK(rt_cuda_pool_alloc(p, 100, &q, &d));
-  CHECK_OK(rt_cuda_pool_free(p, q, &d));
-  rt_cuda_pool_destroy(p);
+  CHECK_OK(rt_gpu_pool_alloc(p, 100, &q, &d));
+  CHECK_OK(rt_gpu_pool_free(p, q, &d));
+  rt_gpu_pool_destroy(p);
   pthread_mutex_destroy(&g.lock);
 }
 
@@ -278,16 +278,16 @@ static void test_pool_host_oom(void) {
     FakeDev f;
     fake_init(&f, 1 << 20);
     RtDevAllocator a = {fake_alloc, fake_free, &f};
-    RtCuPool *p = NULL;
+    RtGpuPool *p = NULL;
     Diag d = {0};
-    LoomStatus st = rt_cuda_pool_create(&ctx, 0, &a, &p, &d);
+    LoomStatus st = rt_gpu_pool_create(&ctx, 0, &a, &p, &d);
     if (st == LOOM_OK) {
       uint64_t x = 0;
       Diag d2 = {0};
-      st = rt_cuda_pool_alloc(p, 1000, &x, &d2);
+      st = rt_gpu_pool_alloc(p, 1000, &x, &d2);
       CHECK(st == LOOM_OK || (st == LOOM_ERR_OUT_OF_MEMORY && x == 0 && f.nalloc == 0));
-      if (st == LOOM_OK) CHECK(rt_cuda_pool_free(p, x, &d2) == LOOM_OK);
-      rt_cuda_pool_destroy(p);
+      if (st == LOOM_OK) CHECK(rt_gpu_pool_free(p, x, &d2) == LOOM_OK);
+      rt_gpu_pool_destroy(p);
       CHECK(f.nfree == f.nalloc);
     } else {
       CHECK(st == LOOM_ERR_OUT_OF_MEMORY && p == NULL);
@@ -297,7 +297,7 @@ static void test_pool_host_oom(void) {
 }
 
 typedef struct ThreadArg {
-  RtCuPool *pool;
+  RtGpuPool *pool;
   int seed;
   bool ok;
 } ThreadArg;
@@ -312,15 +312,15 @@ static void *pool_thread(void *arg) {
     int slot = (int)((r >> 16) % 16);
     Diag d = {0};
     if (held[slot]) {
-      t->ok = rt_cuda_pool_free(t->pool, held[slot], &d) == LOOM_OK;
+      t->ok = rt_gpu_pool_free(t->pool, held[slot], &d) == LOOM_OK;
       held[slot] = 0;
     } else {
-      t->ok = rt_cuda_pool_alloc(t->pool, 1 + (r >> 8) % 100000, &held[slot], &d) == LOOM_OK;
+      t->ok = rt_gpu_pool_alloc(t->pool, 1 + (r >> 8) % 100000, &held[slot], &d) == LOOM_OK;
     }
   }
   for (int s = 0; s < 16; s++) {
     Diag d = {0};
-    if (held[s] && rt_cuda_pool_free(t->pool, held[s], &d) != LOOM_OK) t->ok = false;
+    if (held[s] && rt_gpu_pool_free(t->pool, held[s], &d) != LOOM_OK) t->ok = false;
   }
   return NULL;
 }
@@ -329,9 +329,9 @@ static void test_pool_threads(void) {
   FakeDev f;
   fake_init(&f, 1ull << 40);
   RtDevAllocator a = {fake_alloc, fake_free, &f};
-  RtCuPool *p = NULL;
+  RtGpuPool *p = NULL;
   Diag d = {0};
-  CHECK_OK(rt_cuda_pool_create(NULL, 0, &a, &p, &d));
+  CHECK_OK(rt_gpu_pool_create(NULL, 0, &a, &p, &d));
   if (!p) return;
   enum { T = 4 };
   pthread_t th[T];
@@ -342,11 +342,11 @@ static void test_pool_threads(void) {
   }
   for (int i = 0; i < T; i++) pthread_join(th[i], NULL);
   for (int i = 0; i < T; i++) CHECK(args[i].ok);
-  RtCuPoolStats s;
-  rt_cuda_pool_stats(p, &s);
+  RtGpuPoolStats s;
+  rt_gpu_pool_stats(p, &s);
   CHECK(s.used_bytes == 0 && s.requested_bytes == 0 && s.cached_bytes == s.total_bytes);
   CHECK(s.reuses > 0 && s.allocs == s.reuses + s.raw_allocs);
-  rt_cuda_pool_destroy(p);
+  rt_gpu_pool_destroy(p);
   CHECK(f.nfree == f.nalloc);
   pthread_mutex_destroy(&f.lock);
 }
@@ -498,21 +498,21 @@ static void test_device(RtCuda *cu, int dev) {
   /* The pool over real device memory, and its OOM message for an impossible request. */
   {
     RtDevAllocator ra = rt_cuda_device_allocator(cu);
-    RtCuPool *p = NULL;
-    CHECK_OK(rt_cuda_pool_create(NULL, dev, &ra, &p, &d));
+    RtGpuPool *p = NULL;
+    CHECK_OK(rt_gpu_pool_create(NULL, dev, &ra, &p, &d));
     uint64_t x = 0, y = 0;
-    CHECK_OK(rt_cuda_pool_alloc(p, 1000, &x, &d));
+    CHECK_OK(rt_gpu_pool_alloc(p, 1000, &x, &d));
     CHECK_OK(rt_cuda_memcpy_h2d(cu, dev, x, ha, 1000, NULL, &d));
-    CHECK_OK(rt_cuda_pool_free(p, x, &d));
-    CHECK_OK(rt_cuda_pool_alloc(p, 700, &y, &d));
+    CHECK_OK(rt_gpu_pool_free(p, x, &d));
+    CHECK_OK(rt_gpu_pool_alloc(p, 700, &y, &d));
     CHECK(x == y);
     Diag oom = {0};
     uint64_t z = 0;
-    CHECK(rt_cuda_pool_alloc(p, (size_t)tot * 2, &z, &oom) == LOOM_ERR_OUT_OF_MEMORY && z == 0);
+    CHECK(rt_gpu_pool_alloc(p, (size_t)tot * 2, &z, &oom) == LOOM_ERR_OUT_OF_MEMORY && z == 0);
     CHECK(strstr(oom.msg, "out of device memory allocating") != NULL);
     printf("device %d: %s\n", dev, oom.msg);
-    CHECK_OK(rt_cuda_pool_free(p, y, &d));
-    rt_cuda_pool_destroy(p);
+    CHECK_OK(rt_gpu_pool_free(p, y, &d));
+    rt_gpu_pool_destroy(p);
   }
 out:
   CHECK_OK(rt_cuda_mem_free(cu, dev, da, &d));

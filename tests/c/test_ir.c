@@ -464,8 +464,60 @@ static void test_oom(void) {
   CHECK(oom > 0 && ok > 0);
 }
 
+/* complex and bfloat16 constants print as re+imj / their rounded value and parse back */
+static void test_dtype_roundtrip(void) {
+  LoomContext ctx;
+  Counting cnt;
+  make_ctx(&ctx, &cnt);
+  LoomGraph *g;
+  CHECK(loom_graph_create(&ctx, &g) == LOOM_OK);
+  static float buf[6], hbuf[3]; /* complex64 and bfloat16 data (never read: nothing is evaluated) */
+  int64_t s3[1] = {3};
+  LoomArray a = arr(buf, LOOM_COMPLEX64, 1, s3), h = arr(hbuf, LOOM_BFLOAT16, 1, s3);
+  LoomNode x, y, j, m, ab, c, bf, sum, k;
+  CHECK(loom_input(g, &a, &x) == LOOM_OK && loom_input(g, &h, &y) == LOOM_OK);
+  CHECK(loom_weak_complex(g, -0.5, 2.0, &j) == LOOM_OK);
+  CHECK(loom_binary(g, LOOM_OP_MUL, x, j, &m) == LOOM_OK);
+  CHECK(loom_unary(g, LOOM_OP_ABS, m, &ab) == LOOM_OK);
+  CHECK(loom_const_f64(g, 0.1, LOOM_BFLOAT16, &bf) == LOOM_OK);
+  CHECK(loom_binary(g, LOOM_OP_ADD, y, bf, &sum) == LOOM_OK);
+  CHECK(loom_const_complex(g, __builtin_nan(""), -__builtin_inf(), LOOM_COMPLEX128, &k) == LOOM_OK);
+  CHECK(loom_cast(g, sum, LOOM_COMPLEX64, &c) == LOOM_OK);
+  LoomNode roots[3] = {ab, c, k};
+  char *t1 = print_graph(&g->ir, 3, roots);
+  const char *want =
+      "%0 = input 0 c64 [3] strides [1]\n"
+      "%1 = input 1 bf16 [3] strides [1]\n"
+      "%2 = const c64 [] -0.5+2j\n" /* the weak -0.5+2j became a complex64 constant */
+      "%3 = mul c64 [3] %0 %2\n"
+      "%4 = abs f32 [3] %3\n"
+      "%5 = const bf16 [] 0.10009765625\n" /* 0.1 rounded to bfloat16 */
+      "%6 = add bf16 [3] %1 %5\n"
+      "%7 = const c128 [] nan-infj\n"
+      "%8 = cast c64 [3] %6\n"
+      "output %4\n"
+      "output %8\n"
+      "output %7\n";
+  CHECK_STR(t1, want);
+  IrGraph g2;
+  Diag d = {LOOM_OK, ""};
+  CHECK(ir_graph_init(&g2, &ctx, &d) == LOOM_OK);
+  int32_t r2[4], nr = 0;
+  CHECK(ir_parse_graph(&g2, t1, &nr, r2, 4, &d) == LOOM_OK);
+  if (d.status) fprintf(stderr, "parse: %s\n", d.msg);
+  char *t2 = print_graph(&g2, nr, r2);
+  CHECK_STR(t2, t1);
+  CHECK(ir_verify_graph(&g2, &d) == LOOM_OK);
+  ctx_free(&ctx, t1);
+  ctx_free(&ctx, t2);
+  ir_graph_free(&g2);
+  loom_graph_destroy(g);
+  CHECK(cnt.live == 0);
+}
+
 int main(void) {
   test_graph_roundtrip();
+  test_dtype_roundtrip();
   test_hash_consing();
   test_errors();
   test_movement();

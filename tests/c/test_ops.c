@@ -15,7 +15,8 @@
 
 typedef enum Rule {
   R_SAME, R_SAME_NUM, R_FLOAT, R_PRED, R_INT, R_PROMOTE, R_PROMOTE_NUM, R_PROMOTE_SUB,
-  R_PROMOTE_FLOAT, R_TRUEDIV, R_COMPARE, R_LOGICAL, R_BITWISE, R_SHIFT, R_WHERE
+  R_PROMOTE_FLOAT, R_TRUEDIV, R_COMPARE, R_LOGICAL, R_BITWISE, R_SHIFT, R_WHERE, R_FLOAT_REAL,
+  R_PROMOTE_NUM_REAL, R_REAL, R_COMPLEX
 } Rule;
 
 typedef struct OpDesc {
@@ -65,11 +66,13 @@ static bool ref_result_dtype(const OpDesc *d, LoomDType t, LoomDType *out) {
   switch (d->rule) {
   case R_SAME: *out = t; return true;
   case R_SAME_NUM: *out = t; return t != LOOM_BOOL;
-  case R_FLOAT: *out = ref_float_of(t); return true;
+  case R_FLOAT: case R_FLOAT_REAL: *out = ref_float_of(t); return true;
+  case R_REAL: *out = t; return true;
+  case R_COMPLEX: return false; /* a complex result: tests/c/test_complex.c */
   case R_PRED: case R_COMPARE: case R_LOGICAL: *out = LOOM_BOOL; return true;
   case R_INT: *out = t; return !tc_is_float(t);
   case R_PROMOTE: *out = t; return true;
-  case R_PROMOTE_NUM: *out = t == LOOM_BOOL ? LOOM_INT8 : t; return true;
+  case R_PROMOTE_NUM: case R_PROMOTE_NUM_REAL: *out = t == LOOM_BOOL ? LOOM_INT8 : t; return true;
   case R_PROMOTE_SUB: *out = t; return t != LOOM_BOOL;
   case R_PROMOTE_FLOAT: *out = ref_float_of(t); return true;
   case R_TRUEDIV: *out = tc_is_float(t) ? t : LOOM_FLOAT64; return true;
@@ -165,6 +168,8 @@ static double ref_float_unary(LoomOp op, double x) {
   case LOOM_OP_CEIL: return ceil(x);
   case LOOM_OP_TRUNC: return trunc(x);
   case LOOM_OP_RINT: return nearbyint(x);
+  case LOOM_OP_CONJ: case LOOM_OP_REAL: return x;
+  case LOOM_OP_IMAG: return 0.0;
   default: return NAN;
   }
 }
@@ -304,7 +309,8 @@ static I128 ref_int_unary(LoomOp op, LoomDType t, I128 x) {
   case LOOM_OP_ISNAN: case LOOM_OP_ISINF: return 0;
   case LOOM_OP_ISFINITE: return 1;
   case LOOM_OP_LOGICAL_NOT: return x == 0;
-  default: return x; /* floor/ceil/trunc/rint of an integer kept as integer */
+  case LOOM_OP_IMAG: return 0;
+  default: return x; /* floor/ceil/trunc/rint, conj, real of an integer kept as integer */
   }
 }
 
@@ -837,6 +843,7 @@ int main(void) {
     const OpDesc *d = &all_ops[i];
     for (int j = 0; j < TC_NDTYPES; j++) {
       LoomDType t = tc_all_dtypes[j];
+      if (d->rule == R_COMPLEX) continue; /* complex results: tests/c/test_complex.c */
       if (d->arity == 1) test_unary(d, t);
       else if (d->arity == 2) test_binary(d, t);
       else {

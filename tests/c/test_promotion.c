@@ -18,27 +18,33 @@ static int passed, failed;
 
 enum { B = LOOM_BOOL, I8 = LOOM_INT8, I16 = LOOM_INT16, I32 = LOOM_INT32, I64 = LOOM_INT64,
        U8 = LOOM_UINT8, U16 = LOOM_UINT16, U32 = LOOM_UINT32, U64 = LOOM_UINT64,
-       F16 = LOOM_FLOAT16, F32 = LOOM_FLOAT32, F64 = LOOM_FLOAT64 };
+       F16 = LOOM_FLOAT16, F32 = LOOM_FLOAT32, F64 = LOOM_FLOAT64, BF16 = LOOM_BFLOAT16,
+       C64 = LOOM_COMPLEX64, C128 = LOOM_COMPLEX128 };
+#define NDT 15
 
-/* np.promote_types(row, column) in LoomDType order, generated once with NumPy 2.4.6:
+/* np.promote_types(row, column) in LoomDType order, generated once with NumPy 2.4.6 and ml_dtypes
+ * 0.7.0 (bfloat16 = ml_dtypes.bfloat16, whose NumPy promotion is JAX's and PyTorch's lattice):
  *   for a in names: print([np.promote_types(a, b).name for b in names]) */
-static const int promote_table[12][12] = {
-    {B, I8, I16, I32, I64, U8, U16, U32, U64, F16, F32, F64},
-    {I8, I8, I16, I32, I64, I16, I32, I64, F64, F16, F32, F64},
-    {I16, I16, I16, I32, I64, I16, I32, I64, F64, F32, F32, F64},
-    {I32, I32, I32, I32, I64, I32, I32, I64, F64, F64, F64, F64},
-    {I64, I64, I64, I64, I64, I64, I64, I64, F64, F64, F64, F64},
-    {U8, I16, I16, I32, I64, U8, U16, U32, U64, F16, F32, F64},
-    {U16, I32, I32, I32, I64, U16, U16, U32, U64, F32, F32, F64},
-    {U32, I64, I64, I64, I64, U32, U32, U32, U64, F64, F64, F64},
-    {U64, F64, F64, F64, F64, U64, U64, U64, U64, F64, F64, F64},
-    {F16, F16, F32, F64, F64, F16, F32, F64, F64, F16, F32, F64},
-    {F32, F32, F32, F64, F64, F32, F32, F64, F64, F32, F32, F64},
-    {F64, F64, F64, F64, F64, F64, F64, F64, F64, F64, F64, F64},
+static const int promote_table[NDT][NDT] = {
+    {B, I8, I16, I32, I64, U8, U16, U32, U64, F16, F32, F64, BF16, C64, C128},
+    {I8, I8, I16, I32, I64, I16, I32, I64, F64, F16, F32, F64, BF16, C64, C128},
+    {I16, I16, I16, I32, I64, I16, I32, I64, F64, F32, F32, F64, F32, C64, C128},
+    {I32, I32, I32, I32, I64, I32, I32, I64, F64, F64, F64, F64, F64, C128, C128},
+    {I64, I64, I64, I64, I64, I64, I64, I64, F64, F64, F64, F64, F64, C128, C128},
+    {U8, I16, I16, I32, I64, U8, U16, U32, U64, F16, F32, F64, BF16, C64, C128},
+    {U16, I32, I32, I32, I64, U16, U16, U32, U64, F32, F32, F64, F32, C64, C128},
+    {U32, I64, I64, I64, I64, U32, U32, U32, U64, F64, F64, F64, F64, C128, C128},
+    {U64, F64, F64, F64, F64, U64, U64, U64, U64, F64, F64, F64, F64, C128, C128},
+    {F16, F16, F32, F64, F64, F16, F32, F64, F64, F16, F32, F64, F32, C64, C128},
+    {F32, F32, F32, F64, F64, F32, F32, F64, F64, F32, F32, F64, F32, C64, C128},
+    {F64, F64, F64, F64, F64, F64, F64, F64, F64, F64, F64, F64, F64, C128, C128},
+    {BF16, BF16, F32, F64, F64, BF16, F32, F64, F64, F32, F32, F64, BF16, C64, C128},
+    {C64, C64, C64, C128, C128, C64, C64, C128, C128, C64, C64, C128, C64, C64, C128},
+    {C128, C128, C128, C128, C128, C128, C128, C128, C128, C128, C128, C128, C128, C128, C128},
 };
 
 /* np.exp(np.zeros(1, t)).dtype for each t (same NumPy run) */
-static const int float_of_table[12] = {F16, F16, F32, F64, F64, F16, F32, F64, F64, F16, F32, F64};
+static const int float_of_table[NDT] = {F16, F16, F32, F64, F64, F16, F32, F64, F64, F16, F32, F64, BF16, C64, C128};
 
 static LoomContext ctx;
 static LoomGraph *g;
@@ -73,8 +79,8 @@ static LoomDType binary(LoomOp op, LoomNode a, LoomNode b) {
 static bool is_weak(LoomNode x) { return (g->ir.nodes[x].flags & IR_FLAG_WEAK) != 0; }
 
 static void test_tables(void) {
-  for (int a = 0; a < 12; a++) {
-    for (int b = 0; b < 12; b++) {
+  for (int a = 0; a < NDT; a++) {
+    for (int b = 0; b < NDT; b++) {
       CHECK(dtype_promote((LoomDType)a, (LoomDType)b) == (LoomDType)promote_table[a][b]);
       if (dtype_promote((LoomDType)a, (LoomDType)b) != (LoomDType)promote_table[a][b])
         fprintf(stderr, "  promote(%s, %s)\n", loom_dtype_name((LoomDType)a), loom_dtype_name((LoomDType)b));
@@ -89,6 +95,11 @@ static void test_tables(void) {
   }
   CHECK(strcmp(loom_dtype_name(LOOM_FLOAT32), "float32") == 0 && loom_dtype_name(LOOM_DTYPE_COUNT) == NULL);
   CHECK(loom_dtype_size(LOOM_INT16) == 2 && loom_dtype_size(LOOM_BOOL) == 1 && loom_dtype_size((LoomDType)99) == 0);
+  /* the appended dtypes: numbering, names and sizes are part of the public API */
+  CHECK(LOOM_BFLOAT16 == 12 && LOOM_COMPLEX64 == 13 && LOOM_COMPLEX128 == 14 && LOOM_DTYPE_COUNT == 15);
+  CHECK(strcmp(loom_dtype_name(LOOM_BFLOAT16), "bfloat16") == 0 && loom_dtype_size(LOOM_BFLOAT16) == 2);
+  CHECK(strcmp(loom_dtype_name(LOOM_COMPLEX64), "complex64") == 0 && loom_dtype_size(LOOM_COMPLEX64) == 8);
+  CHECK(strcmp(loom_dtype_name(LOOM_COMPLEX128), "complex128") == 0 && loom_dtype_size(LOOM_COMPLEX128) == 16);
   CHECK(strcmp(loom_op_name(LOOM_OP_LOGICAL_NOT), "logical_not") == 0);
   CHECK(strcmp(op_info(LOOM_OP_ADD)->name, "add") == 0 && op_info(LOOM_OP_WHERE)->arity == 3);
   LoomOp op;
@@ -127,6 +138,67 @@ static void test_op_rules(void) {
   CHECK(ir_elem_operand_dtype(LOOM_OP_LOGICAL_AND, LOOM_BOOL, LOOM_INT8, LOOM_FLOAT32) == LOOM_BOOL);
   CHECK(ir_elem_operand_dtype(LOOM_OP_ISNAN, LOOM_BOOL, LOOM_FLOAT16, LOOM_FLOAT16) == LOOM_FLOAT16);
   CHECK(dtype_compute(LOOM_FLOAT16) == LOOM_FLOAT32 && dtype_compute(LOOM_INT8) == LOOM_INT8);
+  CHECK(dtype_compute(LOOM_BFLOAT16) == LOOM_FLOAT32 && dtype_compute(LOOM_COMPLEX64) == LOOM_COMPLEX64);
+}
+
+/* The complex rules: NumPy's complex loops (absolute of complex is real, floor and fmod have none). */
+static void test_complex_rules(void) {
+  LoomNode c64 = input(LOOM_COMPLEX64), c128 = input(LOOM_COMPLEX128), f32 = input(LOOM_FLOAT32);
+  LoomNode i8 = input(LOOM_INT8), b = input(LOOM_BOOL), bf = input(LOOM_BFLOAT16), f16 = input(LOOM_FLOAT16), r;
+  CHECK(loom_unary(g, LOOM_OP_ABS, c64, &r) == LOOM_OK && dtype_of(r) == LOOM_FLOAT32);
+  CHECK(loom_unary(g, LOOM_OP_ABS, c128, &r) == LOOM_OK && dtype_of(r) == LOOM_FLOAT64);
+  CHECK(loom_unary(g, LOOM_OP_REAL, c64, &r) == LOOM_OK && dtype_of(r) == LOOM_FLOAT32);
+  CHECK(loom_unary(g, LOOM_OP_IMAG, c128, &r) == LOOM_OK && dtype_of(r) == LOOM_FLOAT64);
+  CHECK(loom_unary(g, LOOM_OP_REAL, i8, &r) == LOOM_OK && dtype_of(r) == LOOM_INT8);
+  CHECK(loom_unary(g, LOOM_OP_CONJ, c64, &r) == LOOM_OK && dtype_of(r) == LOOM_COMPLEX64);
+  CHECK(loom_unary(g, LOOM_OP_CONJ, b, &r) == LOOM_OK && dtype_of(r) == LOOM_INT8); /* NumPy: no bool loop */
+  CHECK(loom_unary(g, LOOM_OP_EXP, c64, &r) == LOOM_OK && dtype_of(r) == LOOM_COMPLEX64);
+  CHECK(loom_unary(g, LOOM_OP_SIGN, c128, &r) == LOOM_OK && dtype_of(r) == LOOM_COMPLEX128);
+  CHECK(loom_unary(g, LOOM_OP_ISNAN, c64, &r) == LOOM_OK && dtype_of(r) == LOOM_BOOL);
+  CHECK(loom_unary(g, LOOM_OP_FLOOR, c64, &r) == LOOM_ERR_DTYPE);
+  CHECK(loom_unary(g, LOOM_OP_CBRT, c128, &r) == LOOM_ERR_DTYPE);
+  CHECK(loom_unary(g, LOOM_OP_BITWISE_NOT, c64, &r) == LOOM_ERR_DTYPE);
+  CHECK(binary(LOOM_OP_FLOORDIV, c64, c64) == LOOM_DTYPE_COUNT);
+  CHECK(binary(LOOM_OP_MOD, f32, c64) == LOOM_DTYPE_COUNT);
+  CHECK(binary(LOOM_OP_ATAN2, c64, f32) == LOOM_DTYPE_COUNT);
+  CHECK(binary(LOOM_OP_BITWISE_AND, c64, i8) == LOOM_DTYPE_COUNT);
+  CHECK(binary(LOOM_OP_TRUEDIV, c64, i8) == LOOM_COMPLEX64);
+  CHECK(binary(LOOM_OP_POW, c64, f32) == LOOM_COMPLEX64);
+  CHECK(binary(LOOM_OP_LT, c64, c128) == LOOM_BOOL);
+  CHECK(binary(LOOM_OP_MAXIMUM, c64, bf) == LOOM_COMPLEX64);
+  CHECK(binary(LOOM_OP_COMPLEX, f32, f32) == LOOM_COMPLEX64);
+  CHECK(binary(LOOM_OP_COMPLEX, i8, i8) == LOOM_COMPLEX64); /* float16 parts widen to complex64 */
+  CHECK(binary(LOOM_OP_COMPLEX, c64, f32) == LOOM_DTYPE_COUNT);
+  CHECK(binary(LOOM_OP_ADD, bf, f16) == LOOM_FLOAT32);
+  CHECK(binary(LOOM_OP_ADD, bf, i8) == LOOM_BFLOAT16);
+  CHECK(loom_where(g, b, c64, f32, &r) == LOOM_OK && dtype_of(r) == LOOM_COMPLEX64);
+  /* kernel typing: abs/real/imag read the complex value and give its parts' dtype */
+  CHECK(ir_elem_operand_dtype(LOOM_OP_ABS, LOOM_FLOAT32, LOOM_COMPLEX64, LOOM_COMPLEX64) == LOOM_COMPLEX64);
+  CHECK(ir_elem_value_dtype(LOOM_OP_ABS, LOOM_COMPLEX128) == LOOM_FLOAT64);
+  CHECK(ir_elem_operand_dtype(LOOM_OP_COMPLEX, LOOM_COMPLEX64, LOOM_FLOAT32, LOOM_FLOAT32) == LOOM_FLOAT32);
+  CHECK(ir_elem_value_dtype(LOOM_OP_COMPLEX, LOOM_FLOAT64) == LOOM_COMPLEX128);
+  CHECK(ir_elem_value_dtype(LOOM_OP_LT, LOOM_COMPLEX64) == LOOM_BOOL);
+  CHECK(dtype_real_of(LOOM_COMPLEX64) == LOOM_FLOAT32 && dtype_complex_of(LOOM_BFLOAT16) == LOOM_COMPLEX64 &&
+        dtype_complex_of(LOOM_INT32) == LOOM_COMPLEX128 && dtype_complex_of(LOOM_FLOAT64) == LOOM_COMPLEX128);
+  /* strong complex constants */
+  CHECK(loom_const_complex(g, 1.5, -2.0, LOOM_COMPLEX64, &r) == LOOM_OK && dtype_of(r) == LOOM_COMPLEX64 &&
+        g->ir.nodes[r].value.f == 1.5 && g->ir.nodes[r].value.im == -2.0);
+  CHECK(loom_const_complex(g, 1.5, -2.0, LOOM_FLOAT32, &r) == LOOM_ERR_DTYPE);
+  CHECK(loom_const_f64(g, 2.0, LOOM_COMPLEX128, &r) == LOOM_OK && g->ir.nodes[r].value.f == 2.0 &&
+        g->ir.nodes[r].value.im == 0.0);
+  /* complex64 constants round each part to float32; distinct constants stay distinct nodes */
+  LoomNode k1, k2;
+  CHECK(loom_const_complex(g, 0.1, 0.2, LOOM_COMPLEX64, &k1) == LOOM_OK &&
+        g->ir.nodes[k1].value.f == (double)0.1f && g->ir.nodes[k1].value.im == (double)0.2f);
+  CHECK(loom_const_complex(g, 0.1, 0.3, LOOM_COMPLEX64, &k2) == LOOM_OK && k1 != k2);
+  CHECK(loom_const_f64(g, 1.0 + 0x1p-8 + 0x1p-30, LOOM_BFLOAT16, &r) == LOOM_OK &&
+        g->ir.nodes[r].value.f == 1.0 + 0x1p-7); /* one rounding from the double, ties to even */
+  /* mean of complex stays complex */
+  CHECK(loom_reduce(g, LOOM_REDUCE_MEAN, c64, 0, NULL, 0, &r) == LOOM_OK && dtype_of(r) == LOOM_COMPLEX64);
+  CHECK(loom_reduce(g, LOOM_REDUCE_SUM, bf, 0, NULL, 0, &r) == LOOM_OK && dtype_of(r) == LOOM_BFLOAT16);
+  CHECK(loom_reduce(g, LOOM_REDUCE_ARGMAX, c128, 0, NULL, 0, &r) == LOOM_OK && dtype_of(r) == LOOM_INT64);
+  CHECK(loom_reduce_dtype(g, LOOM_REDUCE_MEAN, i8, 0, NULL, 0, LOOM_COMPLEX64, &r) == LOOM_OK &&
+        dtype_of(r) == LOOM_COMPLEX64);
 }
 
 static void test_weak(void) {
@@ -177,6 +249,24 @@ static void test_weak(void) {
   /* where: weak values resolve against each other's partner */
   CHECK(loom_where(g, b, f16, wf, &r) == LOOM_OK && dtype_of(r) == LOOM_FLOAT16);
   CHECK(loom_where(g, b, wi, wf, &r) == LOOM_OK && dtype_of(r) == LOOM_FLOAT64 && !is_weak(r));
+  /* NEP 50 weak complex (a Python complex): the array's precision, complex128 by default */
+  LoomNode wc, c64 = input(LOOM_COMPLEX64), f64 = input(LOOM_FLOAT64), bf = input(LOOM_BFLOAT16);
+  CHECK(loom_weak_complex(g, 0.0, 1.0, &wc) == LOOM_OK && is_weak(wc) && dtype_of(wc) == LOOM_COMPLEX128);
+  CHECK(binary(LOOM_OP_MUL, f32, wc) == LOOM_COMPLEX64); /* float32 array * 1j -> complex64 */
+  CHECK(binary(LOOM_OP_MUL, f16, wc) == LOOM_COMPLEX64);
+  CHECK(binary(LOOM_OP_MUL, bf, wc) == LOOM_COMPLEX64);
+  CHECK(binary(LOOM_OP_MUL, f64, wc) == LOOM_COMPLEX128);
+  CHECK(binary(LOOM_OP_MUL, i8, wc) == LOOM_COMPLEX128);
+  CHECK(binary(LOOM_OP_MUL, b, wc) == LOOM_COMPLEX128);
+  CHECK(binary(LOOM_OP_ADD, c64, wc) == LOOM_COMPLEX64);
+  CHECK(binary(LOOM_OP_ADD, c64, wf) == LOOM_COMPLEX64); /* a Python float with complex64 */
+  CHECK(binary(LOOM_OP_ADD, c64, wi) == LOOM_COMPLEX64);
+  CHECK(binary(LOOM_OP_ADD, bf, wf) == LOOM_BFLOAT16);
+  CHECK(binary(LOOM_OP_LT, i8, wc) == LOOM_BOOL);
+  CHECK(loom_binary(g, LOOM_OP_ADD, wc, wf, &r) == LOOM_OK && dtype_of(r) == LOOM_COMPLEX128 && is_weak(r));
+  CHECK(loom_binary(g, LOOM_OP_ADD, f32, wc, &r) == LOOM_OK);
+  c = &g->ir.nodes[g->ir.nodes[r].src[1]];
+  CHECK(c->kind == IR_CONST && c->dtype == LOOM_COMPLEX64 && c->value.f == 0.0 && c->value.im == 1.0);
 }
 
 static void test_reduce_dtypes(void) {
@@ -213,6 +303,7 @@ int main(void) {
   test_op_rules();
   test_weak();
   test_reduce_dtypes();
+  test_complex_rules();
   loom_graph_destroy(g);
   printf("%d passed, %d failed\n", passed, failed);
   return failed != 0;

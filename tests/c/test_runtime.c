@@ -16,6 +16,7 @@
 
 #include "loom/loom.h"
 #include "runtime/device.h"
+#include "runtime/host_launch.h"
 
 static int n_passed, n_failed;
 
@@ -996,7 +997,7 @@ static void test_device_tables(void) {
   CHECK(!strcmp(rt_device_label(buf, sizeof buf, LOOM_DEVICE_HIP, 0), "device kind 2:0"));
 }
 
-/* The host cost model (host_plan.c): strategies from the sizes, parts independent of the threads. */
+/* The host cost model (host_launch.c): strategies from the sizes, parts independent of the threads. */
 static void test_host_plan(void) {
   RtHostKernelInfo elem = {.elementwise = true}, row = {.can_split = true}, col = {.can_split = true, .can_split_cols = true},
                    plain = {0};

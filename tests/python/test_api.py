@@ -147,7 +147,7 @@ def test_errors():
     with pytest.raises(TypeError):
         loom.ones(3) + "x"
     with pytest.raises(TypeError):
-        loom.asarray(np.ones(3, dtype=complex))
+        loom.asarray(np.ones(3, dtype=np.clongdouble))
     with pytest.raises(TypeError):
         loom.zeros(3, dtype=object)
     with pytest.raises(ValueError):

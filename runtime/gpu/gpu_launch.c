@@ -1,18 +1,21 @@
-/* cuda_launch.c: launching on CUDA devices: the launch shape of every entry of a kernel (CuFn, cuda_rt.h)
- * and the schedule runner of the CUDA device (device.h's run_schedule).
+/* gpu_launch.c: launching on GPU devices: the launch shape of every entry of a kernel (GpuFn, gpu_rt.h) and
+ * the schedule runner of the shared GPU device (device.h's run_schedule).
  *
  * Each kernel's parameter block (codegen.h: shape, bases, strides, then nparts and the partials) is
- * built on the stack and passed by value. Elementwise kernels use the occupancy API's block size and a
- * grid capped at the resident blocks (grid-stride loops), their 16-byte vector entries when every base
- * is aligned (the whole-vector one when the point count is a multiple of the lanes). Reductions pick a
- * cached-row entry when a row fits in registers, else split R into parts by the sizes alone (the same
- * bits on every run) or run one block (ROW) or thread (COL) per output point. Entries not loaded yet
- * are compiled on first need (rt_cu_need_entries).
+ * built on the stack and passed by value (the launch's one parameter). Elementwise kernels use the
+ * occupancy's block size and a grid capped at the resident blocks (grid-stride loops), their 16-byte
+ * vector entries when every base is aligned (the whole-vector one when the point count is a multiple of
+ * the lanes). Reductions pick a cached-row entry when a row fits in registers, else split R into parts
+ * by the sizes alone (the same bits on every run and every device) or run one block (ROW) or thread
+ * (COL) per output point. Every block that runs a block reduction is a multiple of the kernel's wave
+ * (32 on NVIDIA; 64 or 32 on AMD). Entries not loaded yet are compiled on first need
+ * (rt_gpu_need_entries). Per schedule: the device and current-stream lookups (the device lock) and one
+ * set_current; per launch: one driver call (launch), no lock.
  */
 #include <stdio.h>
 #include <string.h>
 
-#include "runtime/cuda/cuda_rt.h"
+#include "runtime/gpu/gpu_rt.h"
 
 /* ---- launch --------------------------------------------------------------------------------------------- */
 static uint32_t grid_of(int64_t items, int64_t per_block, int64_t cap) {
@@ -23,12 +26,12 @@ static uint32_t grid_of(int64_t items, int64_t per_block, int64_t cap) {
 }
 
 /* Launches entry e of f (its handle read once: a tier-up may replace it concurrently). */
-static LoomStatus launch(CuRt *g, RtCuStream *s, const CuFn *f, int e, uint32_t grid, uint32_t block,
+static LoomStatus launch(GpuRt *g, int device, void *stream, const GpuFn *f, int e, uint32_t grid, uint32_t block,
                          uint64_t *words, Diag *d) {
-  RtCuKernel k = {.handle = __atomic_load_n(&f->kern[e].handle, __ATOMIC_ACQUIRE), .device = f->kern[e].device};
+  void *fn = __atomic_load_n(&f->fn[e], __ATOMIC_ACQUIRE);
   uint32_t gr[3] = {grid, 1, 1}, bl[3] = {block, 1, 1};
   void *params[1] = {words};
-  return rt_cuda_launch(g->cu, &k, gr, bl, 0, s, params, d);
+  return g->drv->launch(g->handle, device, fn, gr, bl, 0, stream, params, d);
 }
 
 /* Whether the vector entries (lanes points per load) may run: every buffer contiguous along the last
@@ -47,15 +50,16 @@ static bool vec_aligned(const KernelIr *ir, const uint64_t *words, int lanes) {
   return true;
 }
 
-/* Launches kernel f on stream s. *sync_needed is set when a pool block was freed while work on a
- * user stream may still read it (the caller synchronizes that stream before returning). */
-static LoomStatus launch_fn(LoomContext *ctx, CuRt *g, CuDev *dev, RtCuStream *s, const CuFn *f, const KernelIr *ir,
+/* Launches kernel f on stream s (the driver's; NULL: the default stream); the device is current. A user
+ * stream is synchronized before split-reduction partials go back to the pool (the pool is stream-blind). */
+static LoomStatus launch_fn(LoomContext *ctx, GpuRt *g, GpuDev *dev, void *s, const GpuFn *f, const KernelIr *ir,
                             uint64_t *words, int64_t no, int64_t nr, Diag *d) {
   const GpuMeta *m = &f->meta;
   const uint32_t has = m->entries_all;
+  const int wave = m->wave;
 #define NEED(mask)                                                                 \
   do {                                                                             \
-    LoomStatus need_st = rt_cu_need_entries(ctx, g, dev, f, ir, (mask), d);        \
+    LoomStatus need_st = rt_gpu_need_entries(ctx, g, dev, f, ir, (mask), d);       \
     if (need_st != LOOM_OK) return need_st;                                        \
   } while (0)
   int nd = ir->ndim, nb = ir->nbuf;
@@ -78,8 +82,8 @@ static LoomStatus launch_fn(LoomContext *ctx, CuRt *g, CuDev *dev, RtCuStream *s
     uint64_t cfg = __atomic_load_n(&f->elem_cfg, __ATOMIC_ACQUIRE);
     uint32_t block = (uint32_t)(cfg >> 32);
     int lim = __atomic_load_n(&f->elem_max_block[e], __ATOMIC_ACQUIRE);
-    if (lim >= 32 && block > (uint32_t)lim) block = (uint32_t)lim;
-    return launch(g, s, f, e, grid_of(steps, block, (int64_t)(uint32_t)cfg), block, words, d);
+    if (lim >= wave && block > (uint32_t)lim) block = (uint32_t)lim;
+    return launch(g, dev->index, s, f, e, grid_of(steps, block, (int64_t)(uint32_t)cfg), block, words, d);
   }
   /* a row that fits in registers: one read of it (blockDim * cache_k >= nr; a warp for short rows) */
   /* (the threads a cached entry can launch with are known once it is loaded: registers) */
@@ -88,9 +92,9 @@ static LoomStatus launch_fn(LoomContext *ctx, CuRt *g, CuDev *dev, RtCuStream *s
     NEED(CG_ENTRY_CACHEDV);
     if (nr <= (int64_t)f->cachedv_max_block * m->cache_k) {
       int64_t bs = (nr + m->cache_k - 1) / m->cache_k;
-      bs = (bs + 31) / 32 * 32;
-      if (bs < 32) bs = 32;
-      return launch(g, s, f, E_CACHEDV, grid_of(no, 1, cap), (uint32_t)bs, words, d);
+      bs = (bs + wave - 1) / wave * wave;
+      if (bs < wave) bs = wave;
+      return launch(g, dev->index, s, f, E_CACHEDV, grid_of(no, 1, cap), (uint32_t)bs, words, d);
     }
   }
   if (m->strategy == CG_GPU_ROW && (has & CG_ENTRY_CACHED) && m->cache_k > 0 && nr > 0 &&
@@ -98,9 +102,9 @@ static LoomStatus launch_fn(LoomContext *ctx, CuRt *g, CuDev *dev, RtCuStream *s
     NEED(CG_ENTRY_CACHED);
     if (nr <= (int64_t)f->cached_max_block * m->cache_k) {
       int64_t bs = (nr + m->cache_k - 1) / m->cache_k;
-      bs = (bs + 31) / 32 * 32;
-      if (bs < 32) bs = 32;
-      return launch(g, s, f, E_CACHED, grid_of(no, 1, cap), (uint32_t)bs, words, d);
+      bs = (bs + wave - 1) / wave * wave;
+      if (bs < wave) bs = wave;
+      return launch(g, dev->index, s, f, E_CACHED, grid_of(no, 1, cap), (uint32_t)bs, words, d);
     }
   }
   int64_t nparts = 1;
@@ -126,43 +130,44 @@ static LoomStatus launch_fn(LoomContext *ctx, CuRt *g, CuDev *dev, RtCuStream *s
   }
   if (nparts <= 1) {
     NEED(CG_ENTRY_MAIN);
-    if (m->strategy == CG_GPU_ROW) return launch(g, s, f, E_MAIN, grid_of(no, 1, cap), (uint32_t)m->block, words, d);
-    return launch(g, s, f, E_MAIN, grid_of(no, 256, cap), 256, words, d);
+    if (m->strategy == CG_GPU_ROW) return launch(g, dev->index, s, f, E_MAIN, grid_of(no, 1, cap), (uint32_t)m->block, words, d);
+    return launch(g, dev->index, s, f, E_MAIN, grid_of(no, 256, cap), 256, words, d);
   }
   bool finishb = (has & CG_ENTRY_FINISHB) && no <= 2048 && nparts >= 64;
   NEED((partv ? CG_ENTRY_PARTV : CG_ENTRY_PART) | (finishb ? CG_ENTRY_FINISHB : CG_ENTRY_FINISH));
 #undef NEED
   size_t bytes = (size_t)no * (size_t)nparts * (size_t)m->acc_size;
   uint64_t partials = 0;
-  LoomStatus st = rt_cuda_pool_alloc(dev->pool, bytes, &partials, d);
+  LoomStatus st = rt_gpu_pool_alloc(dev->pool, bytes, &partials, d);
   if (st != LOOM_OK) return st;
   extra[0] = (uint64_t)nparts;
   extra[1] = partials;
-  if (partv) st = launch(g, s, f, E_PARTV, grid_of(nparts, 1, f->partv_grid_max), (uint32_t)m->block, words, d);
-  else if (m->strategy == CG_GPU_ROW) st = launch(g, s, f, E_PART, grid_of(no * nparts, 1, cap), (uint32_t)m->block, words, d);
-  else st = launch(g, s, f, E_PART, grid_of(no * nparts, 256, cap), 256, words, d);
+  if (partv) st = launch(g, dev->index, s, f, E_PARTV, grid_of(nparts, 1, f->partv_grid_max), (uint32_t)m->block, words, d);
+  else if (m->strategy == CG_GPU_ROW) st = launch(g, dev->index, s, f, E_PART, grid_of(no * nparts, 1, cap), (uint32_t)m->block, words, d);
+  else st = launch(g, dev->index, s, f, E_PART, grid_of(no * nparts, 256, cap), 256, words, d);
   /* few O points with many parts: one block per O point folds them (fixed order and tree) */
-  if (st == LOOM_OK && finishb) st = launch(g, s, f, E_FINISHB, grid_of(no, 1, cap), (uint32_t)m->block, words, d);
-  else if (st == LOOM_OK) st = launch(g, s, f, E_FINISH, grid_of(no, 256, cap), 256, words, d);
+  if (st == LOOM_OK && finishb) st = launch(g, dev->index, s, f, E_FINISHB, grid_of(no, 1, cap), (uint32_t)m->block, words, d);
+  else if (st == LOOM_OK) st = launch(g, dev->index, s, f, E_FINISH, grid_of(no, 256, cap), 256, words, d);
   /* on the legacy stream the free is ordered before any later use; a user stream must finish first */
-  if (st == LOOM_OK && s) st = rt_cuda_stream_synchronize(g->cu, s, d);
+  if (st == LOOM_OK && s) st = g->drv->stream_synchronize(g->handle, dev->index, s, d);
   Diag dd = {.status = LOOM_OK};
-  rt_cuda_pool_free(dev->pool, partials, &dd);
+  rt_gpu_pool_free(dev->pool, partials, &dd);
   return st;
 }
 
-LoomStatus rt_cu_run_schedule(LoomContext *ctx, int device, const RtRun *run, Diag *d) {
+LoomStatus rt_gpu_run_schedule(const RtGpuDriver *drv, LoomContext *ctx, int device, const RtRun *run, Diag *d) {
   const IrGraph *gr = run->graph;
   const Schedule *s = run->schedule;
   const RtKernel *const *pinned = run->pinned;
   void *const *out_data = run->out_data;
   int32_t nouts = run->nouts;
-  CuRt *g = NULL;
-  CuDev *dev = NULL;
-  LoomStatus st = rt_cu_device(ctx, device, &g, &dev, d);
-  if (st == LOOM_OK) st = rt_cuda_set_current(g->cu, device, d);
+  GpuRt *g = NULL;
+  GpuDev *dev = NULL;
+  LoomStatus st = rt_gpu_device(drv, ctx, device, &g, &dev, d);
+  if (st == LOOM_OK) st = drv->set_current(g->handle, device, d);
   if (st != LOOM_OK) return st;
-  RtCuStream *stream = rt_cu_current_stream(ctx, device); /* NULL: the legacy default stream */
+  GpuStream *cur = rt_gpu_cur_stream(g, device);
+  void *stream = cur ? cur->h : NULL; /* NULL: the default stream */
   uint64_t *temps = NULL, launched = 0, temp_bytes = run->extra_temp_bytes;
   uint64_t *words = NULL;
   if (s->ntemp > 0) {
@@ -170,7 +175,7 @@ LoomStatus rt_cu_run_schedule(LoomContext *ctx, int device, const RtRun *run, Di
     if (!temps) return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: temporary table");
     for (int32_t i = 0; i < s->ntemp && st == LOOM_OK; i++) {
       size_t bytes = (size_t)s->temps[i].nelem * loom_dtype_size((LoomDType)s->temps[i].dtype);
-      st = rt_cuda_pool_alloc(dev->pool, bytes, &temps[i], d);
+      st = rt_gpu_pool_alloc(dev->pool, bytes, &temps[i], d);
       temp_bytes += bytes;
     }
   }
@@ -184,7 +189,7 @@ LoomStatus rt_cu_run_schedule(LoomContext *ctx, int device, const RtRun *run, Di
     }
     if (no == 0 || (ir->nkeep == ir->ndim && nr == 0)) continue;
     if (ir->nkeep == ir->ndim) no *= nr;
-    const CuFn *f = pinned ? (const CuFn *)pinned[ki] : NULL;
+    const GpuFn *f = pinned ? (const GpuFn *)pinned[ki] : NULL;
     const void *acquired = NULL;
     if (!f) {
       st = rt_cache_acquire_value(dev->kernels, ir, false, no, &acquired, NULL, d);
@@ -226,9 +231,9 @@ LoomStatus rt_cu_run_schedule(LoomContext *ctx, int device, const RtRun *run, Di
   }
   if (temps) {
     Diag dd = {.status = LOOM_OK};
-    if (stream) rt_cuda_stream_synchronize(g->cu, stream, &dd); /* the pool is stream-blind (device.h: settle) */
+    if (stream) drv->stream_synchronize(g->handle, device, stream, &dd); /* the pool is stream-blind (device.h: settle) */
     for (int32_t i = 0; i < s->ntemp; i++)
-      if (temps[i]) rt_cuda_pool_free(dev->pool, temps[i], &dd);
+      if (temps[i]) rt_gpu_pool_free(dev->pool, temps[i], &dd);
     ctx_free(ctx, temps);
   }
   rt_count_launches(ctx, launched, temp_bytes);

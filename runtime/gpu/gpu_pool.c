@@ -1,4 +1,5 @@
-/* cuda_pool.c: a caching device memory pool, one per device (contract in runtime/cuda.h).
+/* gpu_pool.c: a caching device memory pool, one per device (contract in gpu_pool.h); every GPU device of
+ * the shared layer (runtime/gpu/) keeps one per device ordinal.
  *
  * Approach: a request is rounded to a size class (512 B .. 1 MiB in powers of two, then four classes
  * per doubling up to 2^48 B). Each class keeps a LIFO list of free blocks; a request pops one or asks
@@ -7,12 +8,12 @@
  * the pool never handed out. Block records are host memory from the context's allocator and are
  * recycled through a spare list. When the raw allocator reports out-of-memory, every cached block is
  * given back and the request retried once. One mutex guards everything, the raw calls included
- * (cuMemAlloc/cuMemFree synchronize the device anyway).
+ * (a driver's allocation and free calls synchronize the device anyway).
  */
 #include <pthread.h>
 #include <string.h>
 
-#include "runtime/cuda/cuda.h"
+#include "runtime/gpu/gpu_pool.h"
 
 enum {
   POOL_MIN_SHIFT = 9,     /* 512 B */
@@ -30,7 +31,7 @@ typedef struct PoolBlock {
   int32_t cls;
 } PoolBlock;
 
-struct RtCuPool {
+struct RtGpuPool {
   LoomContext *ctx;
   int device;
   RtDevAllocator raw;
@@ -40,7 +41,7 @@ struct RtCuPool {
   uint32_t nbuckets;
   uint64_t nused;
   PoolBlock *spare; /* recycled records */
-  RtCuPoolStats stats;
+  RtGpuPoolStats stats;
 };
 
 static int floor_log2(uint64_t x) { return 63 - __builtin_clzll(x); }
@@ -64,20 +65,20 @@ static int class_of(uint64_t size, uint64_t *class_size) {
   return POOL_NPOW2 + (e - POOL_POW2_MAX_SHIFT) * 4 + (int)(q - 5);
 }
 
-uint64_t rt_cuda_pool_class_size(uint64_t size) {
+uint64_t rt_gpu_pool_class_size(uint64_t size) {
   uint64_t cs = 0;
   if (size == 0 || class_of(size, &cs) < 0) return 0;
   return cs;
 }
 
-static uint32_t bucket_of(const RtCuPool *p, uint64_t ptr) {
+static uint32_t bucket_of(const RtGpuPool *p, uint64_t ptr) {
   uint64_t h = ptr * 0x9E3779B97F4A7C15ull;
   return (uint32_t)(h >> 32) & (p->nbuckets - 1);
 }
 
 /* Doubles the bucket array when the table is fuller than one block per bucket. On allocation
  * failure the table simply stays as it is (chains get longer; nothing is lost). */
-static void maybe_grow(RtCuPool *p) {
+static void maybe_grow(RtGpuPool *p) {
   if (p->nused < p->nbuckets || p->nbuckets >= (1u << 30)) return;
   uint32_t n = p->nbuckets * 2;
   PoolBlock **b = ctx_calloc(p->ctx, n, sizeof *b);
@@ -97,13 +98,13 @@ static void maybe_grow(RtCuPool *p) {
   ctx_free(p->ctx, old);
 }
 
-LoomStatus rt_cuda_pool_create(LoomContext *ctx, int device, const RtDevAllocator *alloc,
-                               RtCuPool **out, Diag *d) {
+LoomStatus rt_gpu_pool_create(LoomContext *ctx, int device, const RtDevAllocator *alloc,
+                               RtGpuPool **out, Diag *d) {
   if (!out || !alloc || !alloc->alloc || !alloc->free)
     return diag_error(d, LOOM_ERR_INVALID_ARGUMENT,
-                      "rt_cuda_pool_create: out and an allocator with alloc and free are required");
+                      "rt_gpu_pool_create: out and an allocator with alloc and free are required");
   *out = NULL;
-  RtCuPool *p = ctx_calloc(ctx, 1, sizeof *p);
+  RtGpuPool *p = ctx_calloc(ctx, 1, sizeof *p);
   if (!p) return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of host memory creating a device pool");
   p->ctx = ctx;
   p->device = device;
@@ -123,7 +124,7 @@ LoomStatus rt_cuda_pool_create(LoomContext *ctx, int device, const RtDevAllocato
   return LOOM_OK;
 }
 
-static void free_cached_locked(RtCuPool *p) {
+static void free_cached_locked(RtGpuPool *p) {
   for (int c = 0; c < POOL_NCLASS; c++) {
     while (p->free_list[c]) {
       PoolBlock *b = p->free_list[c];
@@ -138,7 +139,7 @@ static void free_cached_locked(RtCuPool *p) {
   }
 }
 
-void rt_cuda_pool_destroy(RtCuPool *p) {
+void rt_gpu_pool_destroy(RtGpuPool *p) {
   if (!p) return;
   free_cached_locked(p);
   for (uint32_t i = 0; i < p->nbuckets; i++) {
@@ -157,14 +158,14 @@ void rt_cuda_pool_destroy(RtCuPool *p) {
   ctx_free(p->ctx, p);
 }
 
-void rt_cuda_pool_free_all_blocks(RtCuPool *p) {
+void rt_gpu_pool_free_all_blocks(RtGpuPool *p) {
   if (!p) return;
   pthread_mutex_lock(&p->lock);
   free_cached_locked(p);
   pthread_mutex_unlock(&p->lock);
 }
 
-static void insert_used(RtCuPool *p, PoolBlock *b, uint64_t requested) {
+static void insert_used(RtGpuPool *p, PoolBlock *b, uint64_t requested) {
   b->requested = requested;
   uint32_t k = bucket_of(p, b->ptr);
   b->next = p->used[k];
@@ -176,8 +177,8 @@ static void insert_used(RtCuPool *p, PoolBlock *b, uint64_t requested) {
   maybe_grow(p);
 }
 
-LoomStatus rt_cuda_pool_alloc(RtCuPool *p, size_t size, uint64_t *out, Diag *d) {
-  if (!p || !out) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "rt_cuda_pool_alloc: NULL argument");
+LoomStatus rt_gpu_pool_alloc(RtGpuPool *p, size_t size, uint64_t *out, Diag *d) {
+  if (!p || !out) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "rt_gpu_pool_alloc: NULL argument");
   *out = 0;
   if (size == 0) return LOOM_OK;
   uint64_t cs = 0;
@@ -250,8 +251,8 @@ LoomStatus rt_cuda_pool_alloc(RtCuPool *p, size_t size, uint64_t *out, Diag *d) 
   return LOOM_OK;
 }
 
-LoomStatus rt_cuda_pool_free(RtCuPool *p, uint64_t ptr, Diag *d) {
-  if (!p) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "rt_cuda_pool_free: pool is NULL");
+LoomStatus rt_gpu_pool_free(RtGpuPool *p, uint64_t ptr, Diag *d) {
+  if (!p) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "rt_gpu_pool_free: pool is NULL");
   if (ptr == 0) return LOOM_OK;
   pthread_mutex_lock(&p->lock);
   PoolBlock **link = &p->used[bucket_of(p, ptr)];
@@ -275,7 +276,7 @@ LoomStatus rt_cuda_pool_free(RtCuPool *p, uint64_t ptr, Diag *d) {
   return LOOM_OK;
 }
 
-void rt_cuda_pool_stats(RtCuPool *p, RtCuPoolStats *out) {
+void rt_gpu_pool_stats(RtGpuPool *p, RtGpuPoolStats *out) {
   if (!out) return;
   memset(out, 0, sizeof *out);
   if (!p) return;

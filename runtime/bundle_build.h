@@ -1,0 +1,50 @@
+/* bundle_build.h: libloom's side of AOT bundles (runtime/bundle_build.c, bundle_loom.c, bundle_emit_c.c):
+ * the builder behind loom_aot.h, the per-context state of loaded bundles, and the two hooks the host
+ * runtime calls (the kernel cache before it compiles, the schedule runner for captures). */
+#ifndef LOOM_RUNTIME_BUNDLE_BUILD_H
+#define LOOM_RUNTIME_BUNDLE_BUILD_H
+
+#include <pthread.h>
+
+#include "loom/loom_aot.h"
+#include "runtime/bundle.h"
+#include "runtime/runtime.h"
+
+typedef struct BuildEntry {
+  char name[64];
+  KernelIr *ir; /* in the builder's arena */
+} BuildEntry;
+
+struct LoomBundleBuilder {
+  LoomContext *ctx;
+  Arena arena;
+  pthread_mutex_t lock; /* capture may be fed from several threads of one evaluation */
+  BuildEntry *entries;
+  int32_t nentry, capentry;
+  bool capturing;
+  char cap_name[64];
+  int32_t cap_first; /* entries [cap_first, nentry) belong to the running capture */
+  char **cap_keys;   /* their keys, for deduplication */
+};
+
+/* A C identifier of at most 63 characters. */
+bool rt_bundle_c_identifier(const char *s);
+/* Appends an entry (the kernel is cloned into the builder's arena). */
+LoomStatus rt_bundle_builder_add(LoomBundleBuilder *b, const char *name, const KernelIr *k, Diag *d);
+
+/* ---- per-context state (bundle_loom.c) ---------------------------------------------------------------- */
+void rt_bundles_destroy(LoomContext *ctx);
+/* The cache's hook before compiling k: *found is set when a loaded bundle has k's key and this CPU's
+ * code for it; then *out holds its entry points (impl NULL: nothing to release). When no bundle has it
+ * and JIT compilation is off, returns LOOM_ERR_UNSUPPORTED naming the kernel. */
+LoomStatus rt_bundles_find_host(LoomContext *ctx, const KernelIr *k, CgCompiled *out, bool *found, Diag *d);
+/* The GPU runtime's hook before compiling k for sm (e.g. 90): *found when a loaded bundle has a cubin
+ * for that sm (or else PTX for an sm <= it); *image (cubin or NUL-terminated PTX) lives as long as the
+ * bundle, *gk gets the launch facts and entry names. LOOM_ERR_UNSUPPORTED when not found and JIT off. */
+LoomStatus rt_bundles_find_gpu(LoomContext *ctx, const KernelIr *k, int sm, CgGpuKernel *gk, const void **image,
+                               size_t *size, bool *found, Diag *d);
+/* The schedule runner's hook: adds k to the running capture of ctx (a no-op without one). */
+void rt_bundles_capture(LoomContext *ctx, const KernelIr *k);
+LoomStatus rt_bundles_set_capture(LoomContext *ctx, LoomBundleBuilder *b, Diag *d);
+
+#endif /* LOOM_RUNTIME_BUNDLE_BUILD_H */

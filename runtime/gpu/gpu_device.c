@@ -1,0 +1,475 @@
+/* gpu_device.c: the shared GPU device (gpu_driver.h) over a driver table: lazy driver loading, devices,
+ * the per-device caching pools, copies, streams and events. The kernel table's values are made in
+ * gpu_kernels.c and launched by gpu_launch.c.
+ *
+ * Laziness. Nothing here runs until an array of the driver's kind (or loom_device_count) is seen: then
+ * the driver is loaded once per context (rt_gpu_get; a failure is remembered and reported again with the
+ * same message), and a device is set up on first use (primary context retained, memory pool, the
+ * driver's target for its chip, its kernel table).
+ *
+ * Launch order. All work of a context on a device goes to the calling thread's current stream of that
+ * device (loom_stream_use), else the device's default stream, in order: loom_eval returns once its
+ * kernels are enqueued; results are visible to later Loom calls at once (same stream) and to the host
+ * after loom_device_synchronize or a copy to the host (loom_array_copy, synchronous). Temporaries and
+ * split-reduction partials are returned to the pool right after their kernels are enqueued: the pool
+ * hands them out again only to work ordered after them on the default stream; work on a user stream
+ * that frees pool blocks synchronizes that stream first (settle).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/gpu/gpu_rt.h"
+
+static RtDeviceSlot *slot_of(const RtGpuDriver *drv, LoomContext *ctx) { return rt_device_slot(ctx, drv->kind); }
+
+/* The state if the driver is loaded already (hooks that only undo or query). */
+static GpuRt *state_of(const RtGpuDriver *drv, LoomContext *ctx) {
+  RtDeviceSlot *slot = slot_of(drv, ctx);
+  GpuRt *g = slot ? slot->state : NULL;
+  return g && g->drv == drv ? g : NULL;
+}
+
+/* ---- the pool's allocator: the driver's memory ----------------------------------------------------------- */
+static LoomStatus pool_raw_alloc(void *user, int device, size_t size, uint64_t *out, Diag *d) {
+  GpuRt *g = user;
+  *out = 0;
+  LoomStatus st = g->drv->set_current(g->handle, device, d);
+  return st == LOOM_OK ? g->drv->mem_alloc(g->handle, device, size, out, d) : st;
+}
+
+/* The destroying hooks (mem_free, stream_destroy, event_destroy, module_unload) are called even when
+ * set_current fails, so that no driver object is left behind. */
+static void pool_raw_free(void *user, int device, uint64_t ptr) {
+  GpuRt *g = user;
+  Diag d = {.status = LOOM_OK};
+  if (!ptr) return;
+  g->drv->set_current(g->handle, device, &d);
+  g->drv->mem_free(g->handle, device, ptr);
+}
+
+/* ---- the driver and the devices ---------------------------------------------------------------------- */
+LoomStatus rt_gpu_get(const RtGpuDriver *drv, LoomContext *ctx, GpuRt **out, Diag *d) {
+  RtState *rt = ctx->rt;
+  RtDeviceSlot *slot = slot_of(drv, ctx);
+  pthread_mutex_lock(&rt->device_lock);
+  LoomStatus st = LOOM_OK;
+  if (!slot->state && slot->fail.status == LOOM_OK) {
+    GpuRt *g = ctx_calloc(ctx, 1, sizeof *g);
+    if (!g) {
+      st = diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: %s runtime state", drv->name);
+      pthread_mutex_unlock(&rt->device_lock);
+      return st;
+    }
+    g->drv = drv;
+    g->ctx = ctx;
+    g->jit.final_level = -1;
+    st = drv->load(ctx, &g->handle, &g->ndev, &g->jit, &slot->fail);
+    if (st == LOOM_OK) {
+      rt_gpu_tiers_init(g);
+      g->devs = ctx_calloc(ctx, (size_t)(g->ndev > 0 ? g->ndev : 1), sizeof *g->devs);
+      if (!g->devs) {
+        rt_gpu_tiers_close(g);
+        drv->unload(g->handle);
+        st = diag_error(&slot->fail, LOOM_ERR_OUT_OF_MEMORY, "out of memory: %s device table", drv->name);
+      }
+    }
+    if (st == LOOM_OK) slot->state = g;
+    else ctx_free(ctx, g);
+  }
+  if (!slot->state) {
+    st = slot->fail.status != LOOM_OK ? slot->fail.status : LOOM_ERR_UNSUPPORTED;
+    diag_error(d, st, "%s", slot->fail.msg[0] ? slot->fail.msg : "no GPU driver/device");
+  } else if (((GpuRt *)slot->state)->drv != drv) {
+    st = diag_error(d, LOOM_ERR_INTERNAL, "internal error: the %s device's slot holds another driver's state",
+                    drv->name);
+    pthread_mutex_unlock(&rt->device_lock);
+    *out = NULL;
+    return st;
+  }
+  *out = slot->state;
+  pthread_mutex_unlock(&rt->device_lock);
+  return st;
+}
+
+LoomStatus rt_gpu_open(const RtGpuDriver *drv, LoomContext *ctx, Diag *d) {
+  GpuRt *g = NULL;
+  return rt_gpu_get(drv, ctx, &g, d);
+}
+
+int rt_gpu_count(const RtGpuDriver *drv, LoomContext *ctx) {
+  GpuRt *g = NULL;
+  Diag d = {.status = LOOM_OK};
+  return rt_gpu_get(drv, ctx, &g, &d) == LOOM_OK ? g->ndev : 0;
+}
+
+/* The device, set up on first use. Called with the device lock held. */
+static LoomStatus device_locked(LoomContext *ctx, GpuRt *g, int index, GpuDev **out, Diag *d) {
+  const RtGpuDriver *drv = g->drv;
+  if (index < 0 || index >= g->ndev)
+    return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "%s device %d does not exist (this machine has %d)", drv->name,
+                      index, g->ndev);
+  GpuDev *dev = &g->devs[index];
+  if (!dev->ready) {
+    dev->index = index;
+    dev->ctx = ctx;
+    dev->g = g;
+    LoomStatus st = drv->device_info(g->handle, index, &dev->info, d);
+    if (st == LOOM_OK) st = drv->retain(g->handle, index, d);
+    if (st != LOOM_OK) return st;
+    RtDevAllocator a = {pool_raw_alloc, pool_raw_free, g};
+    st = rt_gpu_pool_create(ctx, index, &a, &dev->pool, d);
+    if (st == LOOM_OK) st = drv->target_create(ctx, &dev->info, &dev->target, d);
+    if (st == LOOM_OK) st = rt_gpu_kernels_create(dev, d);
+    if (st != LOOM_OK) {
+      if (dev->target) dev->target->destroy(dev->target);
+      dev->target = NULL;
+      rt_gpu_pool_destroy(dev->pool);
+      dev->pool = NULL;
+      drv->release(g->handle, index);
+      return st;
+    }
+    dev->ready = true;
+  }
+  *out = dev;
+  return LOOM_OK;
+}
+
+LoomStatus rt_gpu_device(const RtGpuDriver *drv, LoomContext *ctx, int index, GpuRt **gout, GpuDev **out, Diag *d) {
+  GpuRt *g = NULL;
+  LoomStatus st = rt_gpu_get(drv, ctx, &g, d);
+  if (st != LOOM_OK) return st;
+  pthread_mutex_lock(&ctx->rt->device_lock);
+  st = device_locked(ctx, g, index, out, d);
+  pthread_mutex_unlock(&ctx->rt->device_lock);
+  *gout = g;
+  return st;
+}
+
+void rt_gpu_close(const RtGpuDriver *drv, LoomContext *ctx) {
+  RtDeviceSlot *slot = slot_of(drv, ctx);
+  GpuRt *g = state_of(drv, ctx);
+  if (!g) return;
+  /* the tier-up queue is finished first (its tier-ups also fill the disk cache) */
+  rt_gpu_tiers_close(g);
+  for (int i = 0; i < g->ndev; i++) {
+    GpuDev *dev = &g->devs[i];
+    if (!dev->ready) continue;
+    Diag d = {.status = LOOM_OK};
+    if (drv->set_current(g->handle, i, &d) == LOOM_OK) drv->synchronize(g->handle, i, &d);
+    rt_cache_destroy(dev->kernels); /* unloads the modules */
+    rt_gpu_pool_destroy(dev->pool);
+    if (dev->target) dev->target->destroy(dev->target);
+    drv->release(g->handle, i);
+  }
+  for (CurStream *c = g->cur, *next; c; c = next) {
+    next = c->next;
+    ctx_free(ctx, c);
+  }
+  rt_disk_cache_close(g->disk);
+  drv->unload(g->handle);
+  ctx_free(ctx, g->devs);
+  ctx_free(ctx, g);
+  slot->state = NULL;
+}
+
+/* The device, set up, and made current on the calling thread. */
+static LoomStatus device_current(const RtGpuDriver *drv, LoomContext *ctx, int index, GpuRt **g, GpuDev **dev,
+                                 Diag *d) {
+  LoomStatus st = rt_gpu_device(drv, ctx, index, g, dev, d);
+  return st == LOOM_OK ? drv->set_current((*g)->handle, index, d) : st;
+}
+
+LoomStatus rt_gpu_synchronize(const RtGpuDriver *drv, LoomContext *ctx, int index, Diag *d) {
+  GpuRt *g = NULL;
+  GpuDev *dev = NULL;
+  LoomStatus st = device_current(drv, ctx, index, &g, &dev, d);
+  return st == LOOM_OK ? drv->synchronize(g->handle, index, d) : st;
+}
+
+/* ---- memory ---------------------------------------------------------------------------------------- */
+LoomStatus rt_gpu_alloc(const RtGpuDriver *drv, LoomContext *ctx, int index, size_t size, void **out, Diag *d) {
+  GpuRt *g = NULL;
+  GpuDev *dev = NULL;
+  *out = NULL;
+  uint64_t p = 0;
+  LoomStatus st = device_current(drv, ctx, index, &g, &dev, d);
+  if (st == LOOM_OK) st = rt_gpu_pool_alloc(dev->pool, size, &p, d);
+  *out = (void *)(uintptr_t)p;
+  return st;
+}
+
+LoomStatus rt_gpu_free(const RtGpuDriver *drv, LoomContext *ctx, int index, void *ptr, size_t size, Diag *d) {
+  if (!ptr) return LOOM_OK;
+  GpuRt *g = NULL;
+  GpuDev *dev = NULL;
+  LoomStatus st = rt_gpu_device(drv, ctx, index, &g, &dev, d);
+  return st == LOOM_OK ? rt_gpu_pool_free(dev->pool, (uint64_t)(uintptr_t)ptr, d) : st;
+}
+
+LoomStatus rt_gpu_device_pool_stats(const RtGpuDriver *drv, LoomContext *ctx, int index, RtPoolStats *out, Diag *d) {
+  GpuRt *g = NULL;
+  GpuDev *dev = NULL;
+  LoomStatus st = rt_gpu_device(drv, ctx, index, &g, &dev, d);
+  if (st != LOOM_OK) return st;
+  RtGpuPoolStats ps;
+  rt_gpu_pool_stats(dev->pool, &ps);
+  memset(out, 0, sizeof *out);
+  out->used_bytes = ps.used_bytes;
+  out->cached_bytes = ps.cached_bytes;
+  out->total_bytes = ps.total_bytes;
+  out->peak_bytes = ps.peak_bytes;
+  out->allocs = ps.allocs;
+  out->reuses = ps.reuses;
+  return LOOM_OK;
+}
+
+LoomStatus rt_gpu_device_pool_trim(const RtGpuDriver *drv, LoomContext *ctx, int index, Diag *d) {
+  GpuRt *g = NULL;
+  GpuDev *dev = NULL;
+  LoomStatus st = device_current(drv, ctx, index, &g, &dev, d);
+  /* cached blocks may still be read by enqueued work (temporaries are returned once enqueued) */
+  if (st == LOOM_OK) st = drv->synchronize(g->handle, index, d);
+  if (st == LOOM_OK) rt_gpu_pool_free_all_blocks(dev->pool);
+  return st;
+}
+
+/* Copies n bytes between any two of host / device memory of the driver's kind (synchronous). */
+LoomStatus rt_gpu_copy(const RtGpuDriver *drv, LoomContext *ctx, void *dst, LoomDeviceKind dk, int di, const void *src,
+                       LoomDeviceKind sk, int si, size_t n, Diag *d) {
+  if (n == 0) return LOOM_OK;
+  if (dk == LOOM_DEVICE_HOST && sk == LOOM_DEVICE_HOST) {
+    memmove(dst, src, n);
+    return LOOM_OK;
+  }
+  if (!dst || !src) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "copy of %zu bytes: NULL pointer", n);
+  GpuRt *g = NULL;
+  GpuDev *dev = NULL;
+  int device = dk == drv->kind ? di : si;
+  LoomStatus st = device_current(drv, ctx, device, &g, &dev, d);
+  if (st != LOOM_OK) return st;
+  GpuStream *cs = rt_gpu_cur_stream(g, device); /* NULL: the default stream */
+  void *s = cs ? cs->h : NULL;
+  uint64_t dp = (uint64_t)(uintptr_t)dst, sp = (uint64_t)(uintptr_t)src;
+  if (dk == drv->kind && sk == drv->kind && di != si) {
+    /* between two GPUs: the source's work on its current stream done first, then the peer copy (ordered
+     * with both default streams), then the destination's current stream waits for nothing of ours: the
+     * copy is synchronous for the caller */
+    GpuDev *sdev = NULL;
+    st = rt_gpu_device(drv, ctx, si, &g, &sdev, d);
+    GpuStream *ss = st == LOOM_OK ? rt_gpu_cur_stream(g, si) : NULL;
+    if (st == LOOM_OK && ss && (st = drv->set_current(g->handle, si, d)) == LOOM_OK)
+      st = drv->stream_synchronize(g->handle, si, ss->h, d);
+    if (st == LOOM_OK && s && (st = drv->set_current(g->handle, di, d)) == LOOM_OK)
+      st = drv->stream_synchronize(g->handle, di, s, d);
+    if (st == LOOM_OK) st = drv->set_current(g->handle, di, d);
+    if (st == LOOM_OK) st = drv->copy_peer(g->handle, di, dp, si, sp, n, d);
+    if (st == LOOM_OK) st = drv->synchronize(g->handle, di, d);
+    return st;
+  }
+  if (dk == drv->kind && sk == drv->kind) st = drv->copy_d2d(g->handle, device, dp, sp, n, s, d);
+  else if (dk == drv->kind) st = drv->copy_h2d(g->handle, device, dp, src, n, s, d);
+  else st = drv->copy_d2h(g->handle, device, dst, sp, n, s, d);
+  /* synchronous for the caller: wait for the copy (and what was before it on that stream) */
+  if (st == LOOM_OK && s) st = drv->stream_synchronize(g->handle, device, s, d);
+  else if (st == LOOM_OK && dk == drv->kind && sk == drv->kind) st = drv->synchronize(g->handle, device, d);
+  return st;
+}
+
+/* ---- streams and events ------------------------------------------------------------------------------ */
+LoomStatus rt_gpu_stream_create(const RtGpuDriver *drv, LoomContext *ctx, int index, RtStream **out, Diag *d) {
+  GpuRt *g = NULL;
+  GpuDev *dev = NULL;
+  *out = NULL;
+  LoomStatus st = device_current(drv, ctx, index, &g, &dev, d);
+  if (st != LOOM_OK) return st;
+  GpuStream *s = ctx_calloc(ctx, 1, sizeof *s);
+  if (!s) return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of host memory creating a %s stream", drv->name);
+  s->device = index;
+  st = drv->stream_create(g->handle, index, &s->h, d);
+  if (st != LOOM_OK) {
+    ctx_free(ctx, s);
+    return st;
+  }
+  *out = (RtStream *)s;
+  return LOOM_OK;
+}
+
+void rt_gpu_stream_destroy(const RtGpuDriver *drv, LoomContext *ctx, RtStream *rs) {
+  GpuRt *g = state_of(drv, ctx);
+  GpuStream *s = (GpuStream *)rs;
+  if (!g || !s) return;
+  pthread_mutex_lock(&ctx->rt->device_lock);
+  for (CurStream **pc = &g->cur; *pc;) {
+    CurStream *c = *pc;
+    if (c->s == s) {
+      *pc = c->next;
+      ctx_free(ctx, c);
+    } else {
+      pc = &c->next;
+    }
+  }
+  pthread_mutex_unlock(&ctx->rt->device_lock);
+  Diag d = {.status = LOOM_OK};
+  drv->set_current(g->handle, s->device, &d);
+  drv->stream_destroy(g->handle, s->device, s->h);
+  ctx_free(ctx, s);
+}
+
+LoomStatus rt_gpu_stream_synchronize(const RtGpuDriver *drv, LoomContext *ctx, RtStream *rs, Diag *d) {
+  GpuStream *s = (GpuStream *)rs;
+  if (!s) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "stream synchronize: the stream is NULL");
+  GpuRt *g = NULL;
+  LoomStatus st = rt_gpu_get(drv, ctx, &g, d);
+  if (st == LOOM_OK) st = drv->set_current(g->handle, s->device, d);
+  return st == LOOM_OK ? drv->stream_synchronize(g->handle, s->device, s->h, d) : st;
+}
+
+LoomStatus rt_gpu_stream_use(const RtGpuDriver *drv, LoomContext *ctx, int index, RtStream *rs, Diag *d) {
+  GpuRt *g = NULL;
+  GpuDev *dev = NULL;
+  GpuStream *s = (GpuStream *)rs;
+  LoomStatus st = rt_gpu_device(drv, ctx, index, &g, &dev, d);
+  if (st != LOOM_OK) return st;
+  if (s && s->device != index)
+    return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "loom_stream_use: the stream belongs to %s device %d, not %d",
+                      drv->name, s->device, index);
+  pthread_t self = pthread_self();
+  pthread_mutex_lock(&ctx->rt->device_lock);
+  CurStream **pc = &g->cur;
+  while (*pc && !((*pc)->device == index && pthread_equal((*pc)->tid, self))) pc = &(*pc)->next;
+  if (*pc && s) {
+    (*pc)->s = s;
+  } else if (*pc) { /* back to the default stream */
+    CurStream *c = *pc;
+    *pc = c->next;
+    ctx_free(ctx, c);
+  } else if (s) {
+    CurStream *c = ctx_calloc(ctx, 1, sizeof *c);
+    if (!c) st = diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: current stream table");
+    else {
+      c->tid = self;
+      c->device = index;
+      c->s = s;
+      c->next = g->cur;
+      g->cur = c;
+    }
+  }
+  pthread_mutex_unlock(&ctx->rt->device_lock);
+  return st;
+}
+
+GpuStream *rt_gpu_cur_stream(GpuRt *g, int device) {
+  if (!g) return NULL;
+  pthread_t self = pthread_self();
+  GpuStream *s = NULL;
+  pthread_mutex_lock(&g->ctx->rt->device_lock);
+  for (CurStream *c = g->cur; c; c = c->next)
+    if (c->device == device && pthread_equal(c->tid, self)) {
+      s = c->s;
+      break;
+    }
+  pthread_mutex_unlock(&g->ctx->rt->device_lock);
+  return s;
+}
+
+RtStream *rt_gpu_current_stream(const RtGpuDriver *drv, LoomContext *ctx, int index) {
+  return (RtStream *)rt_gpu_cur_stream(state_of(drv, ctx), index);
+}
+
+void *rt_gpu_stream_handle(RtStream *s) { return s ? ((GpuStream *)s)->h : NULL; }
+
+LoomStatus rt_gpu_event_create(const RtGpuDriver *drv, LoomContext *ctx, int index, RtEvent **out, Diag *d) {
+  GpuRt *g = NULL;
+  GpuDev *dev = NULL;
+  *out = NULL;
+  LoomStatus st = device_current(drv, ctx, index, &g, &dev, d);
+  if (st != LOOM_OK) return st;
+  GpuEvent *e = ctx_calloc(ctx, 1, sizeof *e);
+  if (!e) return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of host memory creating a %s event", drv->name);
+  e->device = index;
+  st = drv->event_create(g->handle, index, &e->h, d);
+  if (st != LOOM_OK) {
+    ctx_free(ctx, e);
+    return st;
+  }
+  *out = (RtEvent *)e;
+  return LOOM_OK;
+}
+
+void rt_gpu_event_destroy(const RtGpuDriver *drv, LoomContext *ctx, RtEvent *re) {
+  GpuRt *g = state_of(drv, ctx);
+  GpuEvent *e = (GpuEvent *)re;
+  if (!g || !e) return;
+  Diag d = {.status = LOOM_OK};
+  drv->set_current(g->handle, e->device, &d);
+  drv->event_destroy(g->handle, e->device, e->h);
+  ctx_free(ctx, e);
+}
+
+LoomStatus rt_gpu_event_record(const RtGpuDriver *drv, LoomContext *ctx, int index, RtEvent *re, RtStream *rs,
+                               Diag *d) {
+  GpuEvent *e = (GpuEvent *)re;
+  if (!e) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "event record: the event is NULL");
+  GpuRt *g = NULL;
+  LoomStatus st = rt_gpu_get(drv, ctx, &g, d);
+  if (st != LOOM_OK) return st;
+  GpuStream *s = rs ? (GpuStream *)rs : rt_gpu_cur_stream(g, index);
+  if (s && s->device != e->device)
+    return diag_error(d, LOOM_ERR_INVALID_ARGUMENT,
+                      "a stream of %s device %d was used for device %d: create one on device %d", drv->name,
+                      s->device, e->device, e->device);
+  st = drv->set_current(g->handle, e->device, d);
+  return st == LOOM_OK ? drv->event_record(g->handle, e->device, e->h, s ? s->h : NULL, d) : st;
+}
+
+LoomStatus rt_gpu_event_synchronize(const RtGpuDriver *drv, LoomContext *ctx, RtEvent *re, Diag *d) {
+  GpuEvent *e = (GpuEvent *)re;
+  if (!e) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "event synchronize: the event is NULL");
+  GpuRt *g = NULL;
+  LoomStatus st = rt_gpu_get(drv, ctx, &g, d);
+  if (st == LOOM_OK) st = drv->set_current(g->handle, e->device, d);
+  return st == LOOM_OK ? drv->event_synchronize(g->handle, e->device, e->h, d) : st;
+}
+
+LoomStatus rt_gpu_event_elapsed(const RtGpuDriver *drv, LoomContext *ctx, RtEvent *ra, RtEvent *rb, float *ms,
+                                Diag *d) {
+  GpuEvent *a = (GpuEvent *)ra, *b = (GpuEvent *)rb;
+  if (!a || !b || !ms) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "event elapsed: NULL argument");
+  if (a->device != b->device)
+    return diag_error(d, LOOM_ERR_INVALID_ARGUMENT,
+                      "events of devices %d and %d cannot be compared: time events of one device", a->device,
+                      b->device);
+  GpuRt *g = NULL;
+  LoomStatus st = rt_gpu_get(drv, ctx, &g, d);
+  if (st == LOOM_OK) st = drv->set_current(g->handle, a->device, d);
+  return st == LOOM_OK ? drv->event_elapsed(g->handle, a->device, a->h, b->h, ms, d) : st;
+}
+
+/* ---- kernels -------------------------------------------------------------------------------------------- */
+/* A GPU RtKernel is the kernel table's GpuFn (loaded entries and launch facts), pinned. */
+LoomStatus rt_gpu_prepare(const RtGpuDriver *drv, LoomContext *ctx, int index, const KernelIr *k, int64_t npoints,
+                          const RtKernel **out, Diag *d) {
+  GpuRt *g = NULL;
+  GpuDev *dev = NULL;
+  *out = NULL;
+  LoomStatus st = rt_gpu_device(drv, ctx, index, &g, &dev, d);
+  const void *v = NULL;
+  if (st == LOOM_OK) st = rt_cache_acquire_value(dev->kernels, k, false, npoints, &v, NULL, d);
+  *out = v;
+  return st;
+}
+
+void rt_gpu_unpin(const RtGpuDriver *drv, LoomContext *ctx, int index, const RtKernel *k) {
+  GpuRt *g = state_of(drv, ctx);
+  if (g && index >= 0 && index < g->ndev && g->devs[index].ready) rt_cache_release(g->devs[index].kernels, k);
+}
+
+/* Work on a user stream may still read pool blocks being freed: finish it first. */
+void rt_gpu_settle(const RtGpuDriver *drv, LoomContext *ctx, int index) {
+  GpuRt *g = state_of(drv, ctx);
+  GpuStream *cur = rt_gpu_cur_stream(g, index);
+  Diag d = {.status = LOOM_OK};
+  if (cur && drv->set_current(g->handle, index, &d) == LOOM_OK)
+    drv->stream_synchronize(g->handle, index, cur->h, &d);
+}

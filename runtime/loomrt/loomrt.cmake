@@ -1,0 +1,25 @@
+# libloomrt: loads AOT bundles and launches their kernels with no LLVM (include/loom/loomrt.h).
+# Its own files live in runtime/loomrt/ (libloom globs runtime/*.c and must not get loomrt_* symbols);
+# the runtime files below are compiled into both libraries from the same source: the bundle format and
+# host-image loader, the host dispatch and thread pool, the CUDA driver layer and its pool, and the
+# context's allocator / error plumbing. The library links libc, libm, libdl and pthreads only.
+set(LOOMRT_SOURCES
+  ${CMAKE_SOURCE_DIR}/runtime/loomrt/loomrt.c ${CMAKE_SOURCE_DIR}/runtime/loomrt/loomrt_cuda.c
+  ${CMAKE_SOURCE_DIR}/runtime/bundle_format.c ${CMAKE_SOURCE_DIR}/runtime/bundle_hostimg.c
+  ${CMAKE_SOURCE_DIR}/runtime/host_launch.c ${CMAKE_SOURCE_DIR}/runtime/pool.c
+  ${CMAKE_SOURCE_DIR}/runtime/cuda/cuda.c ${CMAKE_SOURCE_DIR}/runtime/cuda/cuda_code.c
+  ${CMAKE_SOURCE_DIR}/runtime/gpu/gpu_pool.c
+  ${CMAKE_SOURCE_DIR}/ir/context.c)
+add_library(loomrt SHARED ${LOOMRT_SOURCES})
+target_include_directories(loomrt PUBLIC ${CMAKE_SOURCE_DIR}/include PRIVATE ${CMAKE_SOURCE_DIR})
+set_target_properties(loomrt PROPERTIES C_VISIBILITY_PRESET hidden)
+target_compile_definitions(loomrt PRIVATE LOOM_SLEEF_LIB="${LOOM_SLEEF_LIB}")
+if(LOOM_CUDA_INCLUDE)
+  target_include_directories(loomrt SYSTEM PRIVATE ${LOOM_CUDA_INCLUDE})
+endif()
+target_link_libraries(loomrt PRIVATE Threads::Threads m dl)
+target_link_options(loomrt PRIVATE -Wl,--no-undefined)
+# what goes into a wheel or an install next to libloom
+if(SKBUILD)
+  install(TARGETS loomrt LIBRARY DESTINATION loom)
+endif()

@@ -1,0 +1,31 @@
+# check_deps.cmake: the libloomrt programs and library depend on no LLVM and no libloom.
+#   cmake -DFILES="a;b" -P check_deps.cmake
+# Fails when `ldd` of any file names libLLVM or libloom (libloomrt is fine), or when an executable's
+# DT_NEEDED entries go beyond libloomrt, libc, libm, libdl, libpthread and the loader. Prints the
+# stripped size of libloomrt (< 1 MiB is the target).
+foreach(f IN LISTS FILES)
+  execute_process(COMMAND ldd ${f} OUTPUT_VARIABLE out RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "ldd ${f} failed")
+  endif()
+  if(out MATCHES "LLVM" OR out MATCHES "libloom\\.so")
+    message(FATAL_ERROR "${f} depends on LLVM or libloom:\n${out}")
+  endif()
+  execute_process(COMMAND readelf -d ${f} OUTPUT_VARIABLE dyn)
+  string(REGEX MATCHALL "Shared library: \\[[^]]+\\]" needed "${dyn}")
+  foreach(n IN LISTS needed)
+    if(NOT n MATCHES "\\[(libloomrt\\.so|libc\\.so|libm\\.so|libdl\\.so|libpthread\\.so|ld-linux|libasan|libubsan|libgcc_s)")
+      message(FATAL_ERROR "${f} needs ${n}: libloomrt programs must need only libloomrt and the C library")
+    endif()
+  endforeach()
+  message(STATUS "${f}: ${needed}")
+endforeach()
+if(LIBLOOMRT)
+  execute_process(COMMAND strip -o ${LIBLOOMRT}.stripped ${LIBLOOMRT} RESULT_VARIABLE rc)
+  file(SIZE ${LIBLOOMRT}.stripped size)
+  file(REMOVE ${LIBLOOMRT}.stripped)
+  message(STATUS "libloomrt stripped: ${size} bytes")
+  if(size GREATER 1048576)
+    message(FATAL_ERROR "libloomrt is ${size} bytes stripped; the target is < 1 MiB")
+  endif()
+endif()

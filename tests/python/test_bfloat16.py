@@ -1,0 +1,228 @@
+"""bfloat16 (ml_dtypes.bfloat16) against ml_dtypes + NumPy: casts from and to every dtype bit for bit,
+ufuncs (computed in float32, rounded once), promotion (np.result_type with ml_dtypes, which is also
+JAX's and PyTorch's lattice), NEP 50 scalars, reductions, views, DLPack and NumPy conversion.
+
+Known differences (README, semantics notes): loom accumulates bfloat16 sums in float32 (NumPy with
+ml_dtypes adds in bfloat16, rounding at every step), so loom's sums are the more accurate; float to
+integer casts saturate (NumPy's are undefined outside the range); inside one fused kernel the
+intermediate results of a bfloat16 expression stay in float32 (each ml_dtypes ufunc rounds).
+"""
+import warnings
+
+import numpy as np
+import pytest
+
+import loom
+from conftest import check
+
+ml_dtypes = pytest.importorskip("ml_dtypes")
+BF16 = np.dtype(ml_dtypes.bfloat16)
+ALL = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16", "float32",
+       "float64", "complex64", "complex128"]
+
+
+def bits(a):
+    return np.asarray(a).view(np.uint16)
+
+
+def sample_values(dtype, n=4000, seed=0):
+    rng = np.random.default_rng(seed)
+    dt = np.dtype(dtype)
+    if dt.kind == "b":
+        return np.array([True, False] * 4)
+    if dt.kind in "iu":
+        info = np.iinfo(dt)
+        x = rng.integers(info.min, info.max, n, dtype=dt, endpoint=True)
+        extra = [0, 1, info.max, info.min, 255, 256, 257]
+        if dt.itemsize >= 4:
+            extra += [2 ** 31 + 2 ** 23 + 1 if dt.kind == "u" or dt.itemsize == 8 else 2 ** 30 + 2 ** 22 + 1]
+        if dt.itemsize == 8:
+            extra += [2 ** 62 + 2 ** 54 + 1, 2 ** 62 + 2 ** 54]
+        return np.concatenate([x, np.array([v for v in extra if info.min <= v <= info.max], dtype=dt)])
+    v = rng.standard_normal(n) * 10.0 ** rng.uniform(-45, 45, n)
+    v = np.concatenate([v, [0.0, -0.0, np.inf, -np.inf, np.nan, 3.3895e38, 3.3962e38, 1 + 2 ** -8 + 2 ** -30,
+                            1 + 2 ** -8, 65504.0, 1e-40, 9.2e-41]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        x = v.astype(dt)
+        if dt.kind == "c":
+            x = x + 1j * v[::-1].astype(dt)
+    return x
+
+
+@pytest.mark.parametrize("src", ALL)
+def test_cast_to_bfloat16(src):
+    x = sample_values(src)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = x.astype(BF16)
+        got = loom.asarray(x).astype(BF16).get()
+    assert got.dtype == BF16
+    np.testing.assert_array_equal(bits(got), bits(want))
+
+
+@pytest.mark.parametrize("dst", ["bool", "float16", "float32", "float64", "complex64", "complex128", "int8",
+                                 "int16", "int32", "int64", "uint8", "uint64"])
+def test_cast_from_bfloat16(dst):
+    # every bit pattern; integer targets only for values in their range (NumPy is undefined outside)
+    x = np.arange(65536, dtype=np.uint16).view(BF16)
+    if np.dtype(dst).kind in "iu":
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # ml_dtypes warns on its NaN patterns
+            f = x.astype(np.float64)
+        bits_ = np.iinfo(dst).bits
+        lo, hi = (-2.0 ** (bits_ - 1), 2.0 ** (bits_ - 1)) if np.dtype(dst).kind == "i" else (0.0, 2.0 ** bits_)
+        x = x[np.isfinite(f) & (f >= lo) & (f < hi)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = x.astype(dst)
+    got = loom.asarray(x).astype(dst).get()
+    assert got.dtype == want.dtype
+    if want.dtype.kind in "fc":
+        np.testing.assert_array_equal(got, want)  # NaN == NaN
+        assert np.array_equal(np.signbit(got.real), np.signbit(want.real))
+    else:
+        np.testing.assert_array_equal(got, want)
+
+
+def test_saturating_integer_casts():
+    x = np.array([300, -300, 1e10, np.nan, np.inf], BF16)
+    check(loom.asarray(x).astype(np.int8), np.array([127, -128, 127, 0, 127], np.int8))
+    check(loom.asarray(x).astype(np.uint8), np.array([255, 0, 255, 0, 255], np.uint8))
+
+
+UNARY = ["negative", "absolute", "sign", "sqrt", "exp", "log", "sin", "cos", "tanh", "arctan", "floor", "ceil",
+         "rint", "expm1", "log1p", "reciprocal", "square", "isnan", "isinf", "isfinite"]
+EXACT = {"negative", "absolute", "sign", "sqrt", "floor", "ceil", "rint", "reciprocal", "square", "isnan", "isinf",
+         "isfinite"}
+
+
+@pytest.mark.parametrize("name", UNARY)
+def test_unary(name):
+    x = sample_values("float32", 3000).astype(BF16)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = getattr(np, name)(x)
+        got = getattr(loom, name)(loom.asarray(x)).get()
+    assert got.dtype == want.dtype
+    if want.dtype == BF16:
+        g, w = got.astype(np.float64), want.astype(np.float64)
+        if name in EXACT:
+            np.testing.assert_array_equal(g, w)
+        else:  # the device math library or SLEEF may round the float32 result differently: 1 bfloat16 ulp
+            np.testing.assert_allclose(g, w, rtol=2 ** -7, atol=1e-38, equal_nan=True)
+    else:
+        np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("name", ["add", "subtract", "multiply", "true_divide", "maximum", "minimum", "fmax",
+                                  "fmin", "arctan2", "hypot", "power", "copysign", "equal", "less", "greater_equal"])
+def test_binary(name):
+    rng = np.random.default_rng(3)
+    a = (rng.standard_normal(4000) * 4).astype(BF16)
+    b = (rng.standard_normal(4000) * 4).astype(BF16)
+    b[::97] = np.nan
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = getattr(np, name)(a, b)
+    got = getattr(loom, name)(loom.asarray(a), loom.asarray(b)).get()
+    assert got.dtype == want.dtype
+    if want.dtype == BF16 and name in ("arctan2", "hypot", "power"):
+        np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=2 ** -7, equal_nan=True)
+    else:
+        np.testing.assert_array_equal(got.astype(np.float64) if got.dtype == BF16 else got,
+                                      want.astype(np.float64) if want.dtype == BF16 else want)
+
+
+PROMO = ["bool", "int8", "uint8", "int16", "uint16", "int32", "int64", "uint64", "float16", "float32", "float64",
+         "complex64", "complex128"]
+
+
+@pytest.mark.parametrize("other", PROMO)
+def test_promotion(other):
+    x = loom.asarray(np.ones(3, BF16))
+    y = loom.asarray(np.ones(3, other))
+    want = np.result_type(BF16, np.dtype(other))
+    assert (x + y).dtype == want and (y * x).dtype == want
+    assert loom.where(loom.asarray([True, False, True]), x, y).dtype == want
+    # the named cases: bfloat16 + float16 -> float32, + int8 -> bfloat16, + int16 -> float32
+    assert np.result_type(BF16, np.float16) == np.float32 and np.result_type(BF16, np.int8) == BF16
+
+
+def test_scalars():
+    x = np.array([1.5, -2.25, 3.0], BF16)
+    a = loom.asarray(x)
+    for s in (2, 2.5, True, -1):
+        want = x * s
+        got = a * s
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(bits(got.get()), bits(want))
+    assert (a * 1j).dtype == np.complex64 and (a * 1j).dtype == (x * 1j).dtype
+    assert (a + np.float32(1)).dtype == np.float32  # a strong NumPy scalar
+    assert (a + ml_dtypes.bfloat16(1)).dtype == BF16
+    check(a + ml_dtypes.bfloat16(1), x + ml_dtypes.bfloat16(1))
+
+
+@pytest.mark.parametrize("axis", [None, 0, 1])
+def test_reductions(axis):
+    rng = np.random.default_rng(2)
+    x = rng.uniform(-2, 2, (200, 33)).astype(BF16)
+    a = loom.asarray(x)
+    exact64 = x.astype(np.float64)
+    for name in ("sum", "mean"):
+        got = getattr(loom, name)(a, axis=axis).get()
+        assert got.dtype == getattr(np, name)(x, axis=axis).dtype == BF16
+        want = getattr(np, name)(exact64, axis=axis)  # float32 accumulation: within a bfloat16 rounding
+        np.testing.assert_allclose(got.astype(np.float64), want, rtol=2 ** -8, atol=np.abs(exact64).sum() * 1e-6)
+    for name in ("max", "min", "argmax", "argmin", "any", "all"):
+        check(getattr(loom, name)(a, axis=axis).get().astype(np.float64) if name in ("max", "min") else
+              getattr(loom, name)(a, axis=axis),
+              getattr(np, name)(x, axis=axis).astype(np.float64) if name in ("max", "min") else
+              getattr(np, name)(x, axis=axis))
+
+
+def test_numpy_conversion_views_and_dlpack():
+    x = np.array([[1, 2.5, -3], [np.nan, np.inf, 1e-39]], BF16)
+    a = loom.asarray(x)
+    assert a.dtype == BF16 and a.itemsize == 2 and a.nbytes == 12
+    np.testing.assert_array_equal(bits(np.asarray(a)), bits(x))  # through __array__
+    assert np.asarray(a).dtype == BF16
+    np.testing.assert_array_equal(bits(a.get()), bits(x))
+    np.testing.assert_array_equal(bits(a.T.get()), bits(x.T))
+    np.testing.assert_array_equal(bits(a[:, ::-2].get()), bits(x[:, ::-2]))
+    np.testing.assert_array_equal(a.view(np.uint16).get(), x.view(np.uint16))
+    with pytest.raises(BufferError):
+        memoryview(a)  # no buffer-protocol format names bfloat16
+    assert a.__dlpack_device__() == (1, 0)
+    np.testing.assert_array_equal(bits(loom.from_dlpack(a).get()), bits(x))  # kDLBfloat, both ways
+    assert repr(a) == repr(x) and str(a) == str(x)
+    assert float(a[0, 1]) == 2.5 and a.tolist()[0] == x.tolist()[0]
+    assert loom.bfloat16 is ml_dtypes.bfloat16
+    check(loom.zeros(3, loom.bfloat16).astype(np.float32), np.zeros(3, np.float32))
+    check(loom.arange(4).astype("bfloat16").astype(np.float32), np.arange(4).astype(BF16).astype(np.float32))
+
+
+def test_fused_expression():
+    x = np.linspace(-3, 3, 101).astype(BF16)
+    a = loom.asarray(x)
+    got = (a * 1.5 + 1).get()
+    want = (x.astype(np.float32) * np.float32(1.5) + np.float32(1)).astype(BF16)
+    np.testing.assert_array_equal(bits(got), bits(want))
+
+
+ALL15 = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16", "float32",
+         "float64", "bfloat16", "complex64", "complex128"]
+
+
+def test_promotion_all_pairs():
+    """Every pair of loom's 15 dtypes against np.result_type (with ml_dtypes), and the Python scalars."""
+    dt = {n: (BF16 if n == "bfloat16" else np.dtype(n)) for n in ALL15}
+    arrays = {n: loom.asarray(np.ones(2, dt[n])) for n in ALL15}
+    for a in ALL15:
+        for b in ALL15:
+            assert (arrays[a] + arrays[b]).dtype == np.result_type(dt[a], dt[b]), (a, b)
+        for s in (True, 1, 1.0, 1j):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                want = (np.ones(2, dt[a]) + s).dtype
+            assert (arrays[a] + s).dtype == want, (a, s)
