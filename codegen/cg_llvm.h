@@ -60,6 +60,9 @@ LLVMValueRef cg_elem(CgMath *m, LoomOp op, LoomDType operand, const LLVMValueRef
  * sequences (CgGpuHooks.fdiv_f32 / fsqrt_f32). */
 LLVMValueRef cg_fdiv(CgMath *m, LoomDType t, LLVMValueRef a, LLVMValueRef b);
 LLVMValueRef cg_fsqrt(CgMath *m, LLVMValueRef a);
+/* a ** e for a constant exponent e that math_pow.c rewrites (small integers, +-0.5) in compute dtype t;
+ * NULL otherwise (the caller emits the general power). */
+LLVMValueRef cg_pow_const(CgMath *m, LoomDType t, LLVMValueRef a, LLVMValueRef e);
 /* Reductions: identity and combiner (acc = op(acc, v)); `fold` asks for the reassociable form
  * used inside a loop (float sums get `reassoc`). */
 LLVMValueRef cg_identity(CgMath *m, LoomReduceOp op, LoomDType acc);

@@ -133,9 +133,9 @@ static int isa_bits(char isa) { return isa == 'e' ? 512 : (isa == 'b' ? 128 : 25
  * it through its vector-function-abi-variant mappings (calls marked nobuiltin are never widened).
  * Scalar tails and vector lanes then run the same algorithm. false: no SLEEF scalar; name is libm's. */
 static bool sleef_scalar_name(CgMath *m, const char *name, char *out, size_t n) {
-  static const char *const ulps[3] = {"_u35", "_u10", "_u05"};
+  static const char *const ulps[4] = {"_u35", "_u10", "_u15", "_u05"}; /* erfc has only _u15 */
   if (!m->vec || !m->vec->has_symbol) return false;
-  for (int i = 0; i < 3; i++) {
+  for (int i = 0; i < 4; i++) {
     snprintf(out, n, "Sleef_%s%s", name, ulps[i]);
     if (m->vec->has_symbol(m->vec->user, out)) return true;
   }
@@ -523,6 +523,7 @@ static const char *libm_name(LoomOp op) {
   case LOOM_OP_ACOSH: return "acosh"; case LOOM_OP_ATANH: return "atanh";
   case LOOM_OP_ATAN2: return "atan2"; case LOOM_OP_HYPOT: return "hypot";
   case LOOM_OP_POW: return "pow";
+  case LOOM_OP_ERF: return "erf";     case LOOM_OP_ERFC: return "erfc";
   default: return NULL;
   }
 }
@@ -614,6 +615,8 @@ LLVMValueRef cg_elem(CgMath *m, LoomOp op, LoomDType t, const LLVMValueRef *args
     return fl ? float_divmod(m, t, a, bv, true) : int_divmod(m, t, a, bv, true);
   case LOOM_OP_POW: {
     if (bo) return bad(m, t, "power");
+    LLVMValueRef k = cg_pow_const(m, t, a, bv); /* a constant exponent: multiplies, sqrt (math_pow.c) */
+    if (k) return k;
     if (!fl) return int_pow(m, t, a, bv);
     LLVMValueRef xs[2] = {a, bv};
     return libm_call(m, "pow", t, xs, 2);
