@@ -175,7 +175,8 @@ static void node_canon(IrNode *n) {
   if (n->kind != IR_REDUCE) n->axes = 0;
   if (n->kind != IR_ELEM && n->kind != IR_REDUCE) n->op = 0;
   int used = 1;
-  if (n->kind == IR_INPUT || n->kind == IR_CONST) used = 0;
+  if (n->kind == IR_INPUT || n->kind == IR_CONST || n->kind == IR_IOTA) used = 0;
+  if (n->kind == IR_MATMUL) used = 2;
   if (n->kind == IR_ELEM) {
     const OpInfo *info = op_info((LoomOp)n->op);
     used = info ? info->arity : 3;
@@ -445,6 +446,12 @@ LoomStatus ir_elem_result_dtype(LoomOp op, const LoomDType *t, LoomDType *out, D
     *out = p == LOOM_BOOL ? LOOM_INT8 : p;
     return LOOM_OK;
   case RULE_WHERE: *out = dtype_promote(t[1], t[2]); return LOOM_OK;
+  case RULE_RANDOM:
+    if (t[0] != LOOM_UINT64 || t[1] != LOOM_UINT64)
+      return diag_error(d, LOOM_ERR_DTYPE, "%s: key and counter must be uint64, not %s and %s", name,
+                        loom_dtype_name(t[0]), loom_dtype_name(t[1]));
+    *out = LOOM_UINT64;
+    return LOOM_OK;
   }
   return diag_error(d, LOOM_ERR_INTERNAL, "internal error: op %d has no dtype rule", (int)op);
 }
@@ -753,5 +760,50 @@ LoomStatus ir_copy(IrGraph *g, int32_t x, int32_t *out, Diag *d) {
   const IrNode *s = &g->nodes[x];
   IrNode n = new_node(IR_COPY, (LoomDType)s->dtype, s->ndim, s->shape);
   n.src[0] = x;
+  return add_node(g, n, out, d);
+}
+
+int ir_node_arity(const IrNode *n) {
+  if (n->kind == IR_INPUT || n->kind == IR_CONST || n->kind == IR_IOTA) return 0;
+  if (n->kind == IR_MATMUL) return 2;
+  if (n->kind == IR_ELEM) {
+    const OpInfo *info = op_info((LoomOp)n->op);
+    return info ? info->arity : 0;
+  }
+  return 1;
+}
+
+LoomStatus ir_matmul(IrGraph *g, int32_t a, int32_t b, int32_t *out, Diag *d) {
+  if (!g || !out) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "matmul: null argument");
+  LoomStatus st = check_node(g, a, "matmul", d);
+  if (!st) st = check_node(g, b, "matmul", d);
+  if (st) return st;
+  const IrNode *x = &g->nodes[a], *y = &g->nodes[b];
+  char s1[160], s2[160];
+  ir_format_shape(s1, sizeof s1, x->ndim, x->shape);
+  ir_format_shape(s2, sizeof s2, y->ndim, y->shape);
+  if (x->ndim < 2 || x->ndim != y->ndim)
+    return diag_error(d, LOOM_ERR_SHAPE, "matmul: operands of shapes %s and %s must have one rank >= 2", s1, s2);
+  int nd = x->ndim;
+  for (int i = 0; i < nd - 2; i++)
+    if (x->shape[i] != y->shape[i])
+      return diag_error(d, LOOM_ERR_SHAPE, "matmul: batch dims of %s and %s differ (broadcast them first)", s1, s2);
+  if (x->shape[nd - 1] != y->shape[nd - 2] || x->shape[nd - 1] < 1)
+    return diag_error(d, LOOM_ERR_SHAPE, "matmul: %s @ %s: the contracted dims must be equal and >= 1", s1, s2);
+  if (x->dtype != y->dtype || !dtype_is_float((LoomDType)x->dtype))
+    return diag_error(d, LOOM_ERR_DTYPE, "matmul: operands must share one float dtype, not %s and %s",
+                      loom_dtype_name((LoomDType)x->dtype), loom_dtype_name((LoomDType)y->dtype));
+  IrNode n = new_node(IR_MATMUL, (LoomDType)x->dtype, nd, x->shape);
+  n.shape[nd - 1] = y->shape[nd - 1];
+  n.src[0] = a;
+  n.src[1] = b;
+  return add_node(g, n, out, d);
+}
+
+LoomStatus ir_iota(IrGraph *g, int ndim, const int64_t *shape, int32_t *out, Diag *d) {
+  if (!g || !out || (ndim > 0 && !shape)) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "iota: null argument");
+  LoomStatus st = check_shape(ndim, shape, "iota", d);
+  if (st) return st;
+  IrNode n = new_node(IR_IOTA, LOOM_INT64, ndim, shape);
   return add_node(g, n, out, d);
 }

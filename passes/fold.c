@@ -333,9 +333,7 @@ static LoomStatus const_at(IrGraph *g, int32_t c, const IrNode *n, int32_t *out,
 
 static LoomStatus fold_node(IrGraph *g, int32_t x, const int32_t *map, int32_t *out, Diag *d) {
   IrNode n = g->nodes[x];
-  int nsrc = 0;
-  if (n.kind == IR_ELEM) nsrc = op_info((LoomOp)n.op) ? op_info((LoomOp)n.op)->arity : 0;
-  else if (n.kind != IR_INPUT && n.kind != IR_CONST) nsrc = 1;
+  int nsrc = ir_node_arity(&n);
   bool changed = false;
   for (int i = 0; i < nsrc; i++) {
     LOOM_ASSERT(d, n.src[i] >= 0 && n.src[i] < x && map[n.src[i]] >= 0);
