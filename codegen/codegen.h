@@ -17,6 +17,15 @@
  *     argmin/argmax an int64 index).
  *   finish(o, accs, nparts): combines nparts accumulators (acc_size bytes apart) in order, then runs
  *     the FINAL phase (if any) for o. Splitting R must give the same bits for the same split.
+ *   colpart(a) / colfinish(a): the column split of reductions whose reduced axis is outer in memory
+ *     (the outer strategy: column sums, BatchNorm statistics; any number of REDUCE phases, later ones
+ *     reading earlier results, and FINAL phases; no MAP). R is cut into a->nparts ranges; the runtime
+ *     runs, for each REDUCE phase p in order: colpart for every part (and range of O points) in
+ *     parallel, which folds phase p over R points [a->rlo, a->rhi) for O points [a->olo, a->ohi) and
+ *     writes each o's accumulator to parts + (o * nparts + part) * acc_size; then colfinish over O
+ *     ranges, which combines each o's nparts accumulators in order into fin + (p * no + o) * acc_size
+ *     and runs the FINAL phases that follow p (up to the next REDUCE phase). colpart reads earlier
+ *     phases' results from fin. The same nparts gives the same bits.
  */
 #ifndef LOOM_CODEGEN_H
 #define LOOM_CODEGEN_H
@@ -29,6 +38,17 @@ typedef void (*CgPartialFn)(const int64_t *shape, void *const *bufs, const int64
                             int64_t o, int64_t rlo, int64_t rhi, void *acc);
 typedef void (*CgFinishFn)(const int64_t *shape, void *const *bufs, const int64_t *strides,
                            int64_t o, const void *accs, int64_t nparts);
+/* Arguments of colpart / colfinish (8-byte fields: the lowering reads them by position). */
+typedef struct CgColSplit {
+  int64_t phase;        /* the REDUCE phase */
+  int64_t olo, ohi;     /* O points */
+  int64_t rlo, rhi;     /* R points (colpart) */
+  int64_t part, nparts; /* this part (colpart); the number of parts */
+  void *parts;          /* no * nparts accumulators, o-major */
+  void *fin;            /* nphase * no finished accumulators, phase-major */
+  int64_t no;           /* O points of the whole kernel */
+} CgColSplit;
+typedef void (*CgColFn)(const int64_t *shape, void *const *bufs, const int64_t *strides, const CgColSplit *a);
 
 /* GPU kernels (the shared GPU lowering, codegen/gpu_*.c, for every GPU target). The code is the
  * target's binary (CgGpuKernel.kind: PTX text, an AMDGPU code object); every entry takes ONE parameter,
@@ -118,6 +138,8 @@ typedef struct CgCompiled {
   CgRunFn run;
   CgPartialFn partial; /* NULL when the kernel cannot be split along R */
   CgFinishFn finish;
+  CgColFn colpart, colfinish; /* NULL unless the kernel is an outer-strategy reduction */
+  uint32_t col_phases;         /* with colpart: bit p set for each REDUCE phase p (at most 32 phases) */
   int32_t acc_size;
   char *llvm_ir;       /* optimized LLVM IR text when asked for (ctx_alloc'ed), else NULL */
   void *impl;          /* target-owned */

@@ -344,8 +344,8 @@ static void build_gpu_entry(Lower *L, int which, bool row, const char *name, int
   for (int bi = 0; bi < nb; bi++) {
     L->base[bi] = LLVMBuildIntToPtr(b, WORD(nd + bi), gptr, "");
     for (int d = 0; d < nd; d++) {
-      uint8_t lay = k->bufs[bi].layout[d];
-      L->stride[bi * nd + d] = lay == KL_ONE ? cg_iconst_i(L, 1) : lay == KL_ZERO ? cg_iconst_i(L, 0) : IDX(WORD(nd + nb + bi * nd + d));
+      int64_t cs;
+      L->stride[bi * nd + d] = ir_layout_const(k->bufs[bi].layout[d], &cs) ? cg_iconst_i(L, cs) : IDX(WORD(nd + nb + bi * nd + d));
     }
   }
   int extra = nd + nb + nb * nd;

@@ -286,8 +286,33 @@ LoomStatus ir_parse_graph(IrGraph *g, const char *text, int32_t *nroots, int32_t
 LoomStatus ir_verify_graph(const IrGraph *g, Diag *d);
 
 /* ---- kernel IR ---------------------------------------------------------------------------------------- */
-/* Stride class of one buffer along one iteration dim, known at compile time (part of the key). */
-typedef enum KLayout { KL_ANY = 0, KL_ZERO = 1, KL_ONE = 2 } KLayout;
+/* Stride class of one buffer along one iteration dim, known at compile time (part of the key): any
+ * stride (a run-time value), 0 or 1, and on the innermost dim only (where loops vectorize; outer dims
+ * stay ANY, so arrays of 2-4 columns do not compile once per width) the small constant strides -1 (a
+ * reversed view), 2, 3, 4 (interleaved pairs, RGB, complex and strided views), which the code then
+ * uses as constants: the host's loop vectorizer widens them (interleaved groups, reversed vectors). */
+typedef enum KLayout { KL_ANY = 0, KL_ZERO = 1, KL_ONE = 2, KL_NEG1 = 3, KL_TWO = 4, KL_THREE = 5, KL_FOUR = 6,
+                       KL_COUNT } KLayout;
+/* The class of a stride along an innermost dim (inner) or another one, and the constant stride of a
+ * class (false for KL_ANY). */
+static inline KLayout ir_layout_of_stride(int64_t s, bool inner) {
+  if (!inner && s != 0 && s != 1) return KL_ANY;
+  switch (s) {
+  case 0: return KL_ZERO;
+  case 1: return KL_ONE;
+  case -1: return KL_NEG1;
+  case 2: return KL_TWO;
+  case 3: return KL_THREE;
+  case 4: return KL_FOUR;
+  default: return KL_ANY;
+  }
+}
+static inline bool ir_layout_const(uint8_t lay, int64_t *stride) {
+  static const int64_t s[KL_COUNT] = {0, 0, 1, -1, 2, 3, 4};
+  if (lay == KL_ANY || lay >= KL_COUNT) return false;
+  *stride = s[lay];
+  return true;
+}
 
 typedef struct KBuffer {
   uint8_t dtype;       /* storage dtype */

@@ -520,7 +520,9 @@ LoomStatus ir_parse_kernel(Arena *a, const char *text, KernelIr **out, Diag *d) 
         if (ch == 's') b->layout[i] = KL_ANY;
         else if (ch == '0') b->layout[i] = KL_ZERO;
         else if (ch == '1') b->layout[i] = KL_ONE;
-        else return fail(&c, "a layout letter (s, 0 or 1)");
+        else if (ch == 'r') b->layout[i] = KL_NEG1;
+        else if (ch >= '2' && ch <= '4') b->layout[i] = (uint8_t)(KL_TWO + (ch - '2'));
+        else return fail(&c, "a layout letter (s, 0, 1, r, 2, 3 or 4)");
         c.p++;
       }
       if ((st = expect(&c, "]"))) return st;

@@ -308,7 +308,7 @@ LoomStatus ir_verify_kernel(const KernelIr *k, Diag *d) {
   for (int32_t b = 0; b < k->nbuf; b++) {
     if (k->bufs[b].dtype >= LOOM_DTYPE_COUNT) return BAD(d, "verify kernel: buffer %d has unknown dtype", b);
     for (int a = 0; a < k->ndim; a++)
-      if (k->bufs[b].layout[a] > KL_ONE) return BAD(d, "verify kernel: buffer %d has bad layout on dim %d", b, a);
+      if (k->bufs[b].layout[a] >= KL_COUNT) return BAD(d, "verify kernel: buffer %d has bad layout on dim %d", b, a);
   }
   if (k->call) return verify_call(k, d);
   for (int32_t i = 0; i < k->ninstr; i++) {

@@ -7,7 +7,7 @@
  * store; bindings: inputs -> SB_INPUT with the composed view, realized nodes read elsewhere ->
  * SB_TEMP (C-contiguous, a SchedTemp each), roots -> SB_OUTPUT with m->outs[i]'s strides, views of an
  * IR_IOTA -> SB_INDEX read by KI_OFFSET (no memory); layouts from
- * the strides (0 -> KL_ZERO, 1 -> KL_ONE, else KL_ANY); index_bits 32 when every extent and the point
+ * the strides (ir_layout_of_stride: 0, 1, -1, 2, 3, 4 are classes of their own, else KL_ANY); index_bits 32 when every extent and the point
  * count fit in int32. Empty kernels are still emitted. A call kernel (FusedKernel.is_call) becomes a
  * KernelIr with a KCall over [B..., M, N, K] (ir.h): operands bound where their views lie (a call
  * operand in its own temp), the stored node bound to its root output or temp; a root a call stores is
@@ -286,9 +286,7 @@ static LoomStatus round_once(Lower *l, int32_t x, LoomDType s, bool for_store, i
   return for_store ? (*out = x, LOOM_OK) : round_to(l, x, s, out);
 }
 
-static KLayout layout_of(int64_t stride) {
-  return stride == 0 ? KL_ZERO : stride == 1 ? KL_ONE : KL_ANY;
-}
+static KLayout layout_of(int64_t stride, bool inner) { return ir_layout_of_stride(stride, inner); }
 
 /* The buffer for a binding (reads are shared; every store gets its own). */
 static LoomStatus buffer(Lower *l, LoomDType dtype, bool is_output, SchedBufKind kind, int32_t index,
@@ -327,7 +325,7 @@ static LoomStatus buffer(Lower *l, LoomDType dtype, bool is_output, SchedBufKind
   sb->offset = offset;
   for (int i = 0; i < nd; i++) {
     sb->strides[i] = l->K->shape[i] == 1 ? 0 : strides[i];
-    kb->layout[i] = (uint8_t)layout_of(sb->strides[i]);
+    kb->layout[i] = (uint8_t)layout_of(sb->strides[i], i == nd - 1);
   }
   *out = l->nbuf++;
   return LOOM_OK;

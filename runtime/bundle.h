@@ -64,8 +64,11 @@ enum { RB_HOST_ABI = 1, RB_GPU_ABI = 1 };
 enum { RB_REC_TARGET = 32, RB_REC_KERNEL = 48, RB_REC_BUFFER = 20, RB_REC_CODE = 128, RB_REC_ENTRY = 16,
        RB_REC_META = 32 };
 #define RB_FACTS 24
-/* host facts (words of RtBundleCode.facts) */
-enum { RB_HOST_RUN = 0, RB_HOST_PARTIAL = 1, RB_HOST_FINISH = 2, RB_HOST_ACC_SIZE = 3 };
+/* host facts (words of RtBundleCode.facts): text offsets of the entries (RB_NO_SYMBOL: absent), the
+ * accumulator size, and the column split (COL_PHASES: CgCompiled.col_phases; 0, as in bundles written
+ * before it existed, means no column split and COLPART / COLFINISH unused) */
+enum { RB_HOST_RUN = 0, RB_HOST_PARTIAL = 1, RB_HOST_FINISH = 2, RB_HOST_ACC_SIZE = 3, RB_HOST_COLPART = 4,
+       RB_HOST_COLFINISH = 5, RB_HOST_COL_PHASES = 6 };
 #define RB_NO_SYMBOL 0xffffffffu
 /* GPU facts: CgGpuKernel's launch facts; entry names are string refs, bit i of `entries` <-> name i */
 enum {

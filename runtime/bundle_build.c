@@ -458,6 +458,9 @@ static LoomStatus host_unit(Build *B, Unit *u, Diag *d) {
   u->facts[RB_HOST_PARTIAL] = im.partial;
   u->facts[RB_HOST_FINISH] = im.finish;
   u->facts[RB_HOST_ACC_SIZE] = (uint32_t)im.acc_size;
+  u->facts[RB_HOST_COLPART] = im.col_phases ? im.colpart : RB_NO_SYMBOL;
+  u->facts[RB_HOST_COLFINISH] = im.col_phases ? im.colfinish : RB_NO_SYMBOL;
+  u->facts[RB_HOST_COL_PHASES] = im.col_phases;
   return LOOM_OK;
 }
 

@@ -131,7 +131,11 @@ LOOM_API LoomStatus loom_bundle_emit_c(LoomContext *ctx, const char *bundle_path
           buf_name(k, bb, nm, sizeof nm);
           if (bb || j) fprintf(c, ", ");
           if (k->bufs[bb].layout[j] == KL_ANY) fprintf(c, "%s_s%d", nm, (int)j);
-          else fprintf(c, "%d", k->bufs[bb].layout[j] == KL_ONE ? 1 : 0);
+          else {
+            int64_t cs = 0;
+            (void)ir_layout_const(k->bufs[bb].layout[j], &cs);
+            fprintf(c, "%lld", (long long)cs);
+          }
         }
       fprintf(c, "};\n  return loomrt_launch_embedded(stream, &%s_bundle, \"%s\", %d, shape, %d, bufs, strides);\n}\n", prefix,
               e->name, (int)k->ndim, (int)k->nbuf);

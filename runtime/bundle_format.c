@@ -319,7 +319,7 @@ static LoomStatus decode(Reader *r, RtBundle *b) {
     kb->dtype = p[0];
     kb->is_output = p[1];
     for (int j = 0; j < LOOM_MAX_RANK; j++) {
-      if (p[4 + j] > KL_ONE) return bad(r, "buffer record %d: layout class %u invalid", i, p[4 + j]);
+      if (p[4 + j] >= KL_COUNT) return bad(r, "buffer record %d: layout class %u invalid", i, p[4 + j]);
       kb->layout[j] = p[4 + j];
     }
   }
@@ -373,8 +373,10 @@ static LoomStatus decode(Reader *r, RtBundle *b) {
     for (int j = 0; j < RB_GPU_NENTRY; j++) c->names[j] = "";
     if (kind == RB_TARGET_HOST_X86_64) {
       bool part = c->facts[RB_HOST_PARTIAL] != RB_NO_SYMBOL, fin = c->facts[RB_HOST_FINISH] != RB_NO_SYMBOL;
+      bool col = c->facts[RB_HOST_COL_PHASES] != 0;
       if (c->facts[RB_HOST_RUN] == RB_NO_SYMBOL || part != fin || c->facts[RB_HOST_ACC_SIZE] > 4096 ||
-          (part && c->facts[RB_HOST_ACC_SIZE] == 0))
+          ((part || col) && c->facts[RB_HOST_ACC_SIZE] == 0) ||
+          (col && (c->facts[RB_HOST_COLPART] == RB_NO_SYMBOL || c->facts[RB_HOST_COLFINISH] == RB_NO_SYMBOL)))
         return bad(r, "code %d: host entry points invalid: corrupted", i);
     } else {
       for (int j = 0; j < RB_GPU_NENTRY; j++)

@@ -47,7 +47,8 @@ _UNARY = {"negative": "neg", "absolute": "abs", "sign": "sign", "exp": "exp", "e
           "arcsin": "asin", "arccos": "acos", "arctan": "atan", "sinh": "sinh", "cosh": "cosh",
           "tanh": "tanh", "arcsinh": "asinh", "arccosh": "acosh", "arctanh": "atanh", "floor": "floor",
           "ceil": "ceil", "trunc": "trunc", "rint": "rint", "isnan": "isnan", "isinf": "isinf",
-          "isfinite": "isfinite", "logical_not": "logical_not", "invert": "bitwise_not"}
+          "isfinite": "isfinite", "logical_not": "logical_not", "invert": "bitwise_not",
+          "erf": "erf", "erfc": "erfc"}  # erf, erfc: as scipy.special / cupyx.scipy.special
 _BINARY = {"add": "add", "subtract": "sub", "multiply": "mul", "true_divide": "truediv",
            "floor_divide": "floordiv", "remainder": "mod", "power": "pow", "maximum": "maximum",
            "minimum": "minimum", "fmax": "fmax", "fmin": "fmin", "arctan2": "atan2", "hypot": "hypot",

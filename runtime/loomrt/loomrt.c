@@ -345,6 +345,13 @@ static LoomStatus host_kernel(LoomrtBundle *b, int32_t ki, CgCompiled *out, Diag
     out->acc_size = (int32_t)c->facts[RB_HOST_ACC_SIZE];
     if (!out->partial || !out->finish) out->run = NULL;
   }
+  if (c->facts[RB_HOST_COL_PHASES]) {
+    out->colpart = (CgColFn)(uintptr_t)rt_host_image_symbol(im, c->facts[RB_HOST_COLPART]);
+    out->colfinish = (CgColFn)(uintptr_t)rt_host_image_symbol(im, c->facts[RB_HOST_COLFINISH]);
+    out->col_phases = c->facts[RB_HOST_COL_PHASES];
+    out->acc_size = (int32_t)c->facts[RB_HOST_ACC_SIZE];
+    if (!out->colpart || !out->colfinish) out->run = NULL;
+  }
   if (!out->run)
     return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "bundle %s: entry '%s': an entry point lies outside its code: corrupted",
                       b->what, kr->name);
@@ -390,12 +397,12 @@ LOOMRT_API LoomStatus loomrt_launch(LoomrtBundle *b, const char *entry, LoomrtSt
     int64_t extent = 0;
     for (int32_t i = 0; i < ndim; i++) {
       int64_t st = strides[(size_t)bi * (size_t)ndim + (size_t)i];
-      int lay = k->bufs[bi].layout[i];
-      if (shape[i] > 1 && ((lay == KL_ONE && st != 1) || (lay == KL_ZERO && st != 0)))
+      int64_t want;
+      if (shape[i] > 1 && ir_layout_const(k->bufs[bi].layout[i], &want) && st != want)
         return fail(rt, LOOM_ERR_INVALID_ARGUMENT,
-                          "loomrt_launch(%s): buffer %d has stride %lld along dim %d, but its code was compiled for %s "
-                          "stride there (another layout needs another signature in the bundle)", e->name, bi,
-                          (long long)st, i, lay == KL_ONE ? "unit" : "zero");
+                          "loomrt_launch(%s): buffer %d has stride %lld along dim %d, but its code was compiled for "
+                          "stride %lld there (another layout needs another signature in the bundle)", e->name, bi,
+                          (long long)st, i, (long long)want);
       if (shape[i] > 0 && !__builtin_mul_overflow(shape[i] - 1, iabs64(st), &st)) extent = extent > INT64_MAX - st ? INT64_MAX : extent + st;
       else if (shape[i] > 0) extent = INT64_MAX;
     }

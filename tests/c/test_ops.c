@@ -155,6 +155,8 @@ static double ref_float_unary(LoomOp op, double x) {
   case LOOM_OP_SQRT: return sqrt(x);
   case LOOM_OP_RSQRT: return (double)(1.0L / sqrtl((long double)x));
   case LOOM_OP_CBRT: return cbrt(x);
+  case LOOM_OP_ERF: return erf(x);
+  case LOOM_OP_ERFC: return erfc(x);
   case LOOM_OP_SIN: return sin(x);
   case LOOM_OP_COS: return cos(x);
   case LOOM_OP_TAN: return tan(x);
