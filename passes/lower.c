@@ -6,7 +6,8 @@
  * store; bindings: inputs -> SB_INPUT with the composed view, realized nodes read elsewhere ->
  * SB_TEMP (C-contiguous, a SchedTemp each), roots -> SB_OUTPUT with m->outs[i]'s strides; layouts from
  * the strides (0 -> KL_ZERO, 1 -> KL_ONE, else KL_ANY); index_bits 32 when every extent and the point
- * count fit in int32. Empty kernels are still emitted.
+ * count fit in int32. Empty kernels are still emitted. Constants are kernel parameters (KI_PARAM, their
+ * launch words in SchedKernel.params) except complex ones and integer divisors (const_value says why).
  *
  * Approach: per kernel, a memoized walk of each stored node's cone, per phase space (the (o, r)
  * space of REDUCE/MAP phases, the o space of the FINAL phase); reads are classified by
@@ -38,7 +39,12 @@ typedef struct Lower {
   int32_t nstore, capstore;
   KPhase *phases;
   int32_t nphase;
+  uint64_t *param_word; /* per parameter: its launch word (ir_param_word) */
+  int32_t nparam, capparam;
+  bool read_param; /* the last read_value_as made a parameter (value() must not memoize it) */
 } Lower;
+
+enum { LOWER_MAX_PARAMS = 64 }; /* parameters per kernel; further constants are baked */
 
 static void *grow(Lower *l, void *arr, int32_t n, int32_t *cap, size_t elem) {
   if (n < *cap) return arr;
@@ -162,17 +168,47 @@ static LoomStatus reduce_result(Lower *l, int j, int32_t *out) {
 
 static LoomStatus value(Lower *l, int32_t x, int space, bool is_start, int32_t *out, int depth);
 
-static LoomStatus read_value(Lower *l, int32_t x, int space, int32_t *out) {
+/* A constant that survived pass_fold becomes a kernel parameter (KI_PARAM), so the kernel's key names its
+ * dtype but not its value: a new value reuses the compiled kernel. One parameter per use (per operand
+ * of an instruction), not per IR_CONST node: the graph shares one node between equal values, so
+ * `x * s + t` would otherwise be another kernel whenever s == t. Folding already saw every value (x*1 -> x, powers by small exponents: those rewrites change the kernel's
+ * structure, so they cost at most one kernel per rule, never one per value). Baked as KI_CONST instead:
+ * complex constants (a parameter is one 8-byte launch word), and `bake` operands, the divisor of an
+ * integer // or % (a constant divisor becomes a multiply and shifts, which vectorize; a run-time one is
+ * a hardware division per element, none on GPUs). */
+static LoomStatus const_value(Lower *l, const IrNode *leaf, bool bake, int32_t *out) {
+  LoomDType ct = dtype_compute((LoomDType)leaf->dtype);
+  KInstr in;
+  /* LOWER_MAX_PARAMS bounds the launch words (GPU parameter blocks are small) */
+  if (bake || dtype_is_complex(ct) || l->nparam >= LOWER_MAX_PARAMS) {
+    init_instr(&in, KI_CONST, ct);
+    in.value = leaf->value;
+    return emit(l, &in, out);
+  }
+  l->read_param = true;
+  int32_t p = l->nparam;
+  if (p == l->capparam) {
+    int32_t ncap = l->capparam ? l->capparam * 2 : 4;
+    uint64_t *nw = arena_alloc(l->m->arena, (size_t)ncap * sizeof *nw);
+    if (!nw) return oom(l);
+    if (p) memcpy(nw, l->param_word, (size_t)p * sizeof *nw);
+    l->param_word = nw;
+    l->capparam = ncap;
+  }
+  l->param_word[p] = ir_param_word(ct, leaf->value);
+  l->nparam++;
+  init_instr(&in, KI_PARAM, ct);
+  in.op = (uint16_t)p;
+  return emit(l, &in, out);
+}
+
+static LoomStatus read_value_as(Lower *l, int32_t x, int space, bool bake, int32_t *out) {
   ReadInfo r;
   LoomStatus st = pass_resolve_read(l->g, l->K, space == 1, x, &r, l->d);
   if (st != LOOM_OK) return st;
   const IrNode *leaf = &l->g->nodes[r.leaf];
   KInstr in;
-  if (r.is_const) {
-    init_instr(&in, KI_CONST, dtype_compute((LoomDType)leaf->dtype));
-    in.value = leaf->value;
-    return emit(l, &in, out);
-  }
+  if (r.is_const) return const_value(l, leaf, bake, out);
   if (r.is_acc) return reduce_result(l, r.acc_phase, out);
   int32_t b;
   if (leaf->kind == IR_INPUT) {
@@ -188,6 +224,15 @@ static LoomStatus read_value(Lower *l, int32_t x, int space, int32_t *out) {
   init_instr(&in, KI_LOAD, dtype_compute((LoomDType)leaf->dtype));
   in.buf = b;
   return emit(l, &in, out);
+}
+
+static LoomStatus read_value(Lower *l, int32_t x, int space, int32_t *out) {
+  return read_value_as(l, x, space, false, out);
+}
+
+/* Whether operand i of op (computing in od) stays a compile-time constant when it is one (const_value). */
+static bool bakes_operand(LoomOp op, int i, LoomDType od) {
+  return i == 1 && (op == LOOM_OP_FLOORDIV || op == LOOM_OP_MOD) && dtype_is_int(od);
 }
 
 static LoomStatus value(Lower *l, int32_t x, int space, bool is_start, int32_t *out, int depth) {
@@ -210,8 +255,17 @@ static LoomStatus value(Lower *l, int32_t x, int space, bool is_start, int32_t *
     if (!info) return diag_error(l->d, LOOM_ERR_INTERNAL, "lower: unknown op %d at %%%d", op, x);
     LoomDType rd = dtype_compute((LoomDType)n->dtype);
     int32_t s[3] = {-1, -1, -1};
-    for (int i = 0; i < info->arity; i++)
-      if ((st = value(l, n->src[i], space, false, &s[i], depth + 1)) != LOOM_OK) return st;
+    LoomDType od0 = op == LOOM_OP_WHERE || info->arity < 2
+                        ? rd
+                        : dtype_compute(ir_elem_operand_dtype(op, (LoomDType)n->dtype, (LoomDType)l->g->nodes[n->src[0]].dtype,
+                                                              (LoomDType)l->g->nodes[n->src[1]].dtype));
+    for (int i = 0; i < info->arity; i++) {
+      const IrNode *src = &l->g->nodes[n->src[i]];
+      bool read = (src->kind != IR_CAST && src->kind != IR_ELEM) || l->p->is_root[n->src[i]];
+      if (read && bakes_operand(op, i, od0)) st = read_value_as(l, n->src[i], space, true, &s[i]);
+      else st = value(l, n->src[i], space, false, &s[i], depth + 1);
+      if (st != LOOM_OK) return st;
+    }
     KInstr in;
     LoomDType res;
     if (op == LOOM_OP_WHERE) {
@@ -234,7 +288,9 @@ static LoomStatus value(Lower *l, int32_t x, int space, bool is_start, int32_t *
     if ((st = emit(l, &in, &e)) != LOOM_OK) return st;
     if ((st = cast_to(l, e, rd, out)) != LOOM_OK) return st;
   } else {
+    l->read_param = false;
     if ((st = read_value(l, x, space, out)) != LOOM_OK) return st;
+    if (l->read_param) return LOOM_OK; /* a parameter per use: not memoized */
   }
   l->memo[(size_t)x * 2 + (size_t)space] = *out;
   return LOOM_OK;
@@ -304,8 +360,10 @@ static LoomStatus lower_kernel(Lower *l, int32_t kidx) {
   IrGraph *g = l->g;
   LoomStatus st;
   l->K = K;
-  l->nins = l->nbuf = l->nstore = l->nphase = 0;
+  l->nins = l->nbuf = l->nstore = l->nphase = l->nparam = 0;
   l->ins = NULL;
+  l->param_word = NULL;
+  l->capparam = 0;
   l->bufs = NULL;
   l->bind = NULL;
   l->stores = NULL;
@@ -391,6 +449,7 @@ static LoomStatus lower_kernel(Lower *l, int32_t kidx) {
   k->phases = l->phases;
   k->nstore = l->nstore;
   k->stores = l->stores;
+  k->nparam = l->nparam;
   int64_t points = ir_numel(K->ndim, K->shape);
   bool wide = points > INT32_MAX;
   for (int32_t b = 0; b < l->nbuf && points > 0; b++) {
@@ -404,6 +463,7 @@ static LoomStatus lower_kernel(Lower *l, int32_t kidx) {
   memset(sk->shape, 0, sizeof sk->shape);
   memcpy(sk->shape, K->shape, (size_t)K->ndim * sizeof *K->shape);
   sk->bind = l->bind;
+  sk->params = l->nparam ? l->param_word : NULL;
   return LOOM_OK;
 }
 

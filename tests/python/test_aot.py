@@ -181,7 +181,7 @@ def test_bad_bundles(tmp_path):
 
 
 def test_layouts_and_scalars(tmp_path):
-    """Every layout class makes its own kernel; scalars are folded (a new value is a new kernel)."""
+    """Every layout class makes its own kernel; scalars are kernel parameters (test_scalar_params.py)."""
     @loom.fuse
     def h(x, a):
         return x * a
