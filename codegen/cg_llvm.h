@@ -55,6 +55,9 @@ LLVMValueRef cg_to_mem(CgMath *m, LoomDType from, LoomDType st, LLVMValueRef v);
 /* One KI_ELEM: operands of dtype `operand` (for WHERE: args[0] is bool, args[1..2] `operand`).
  * May add basic blocks (integer power); the builder ends positioned after the result. */
 LLVMValueRef cg_elem(CgMath *m, LoomOp op, LoomDType operand, const LLVMValueRef *args);
+/* Philox4x32-10 of (key, counter), both i64: output words 0 | 1 << 32, or 2 | 3 << 32 when high_words
+ * (lower_random.c; RANDOM_BITS, RANDOM_BITS_HI of ops_public.def). */
+LLVMValueRef cg_random_bits(CgMath *m, LLVMValueRef key, LLVMValueRef counter, bool high_words);
 /* a / b and sqrt(a) of floats, correctly rounded; on GPUs float32 ones may use the target's own
  * sequences (CgGpuHooks.fdiv_f32 / fsqrt_f32). */
 LLVMValueRef cg_fdiv(CgMath *m, LoomDType t, LLVMValueRef a, LLVMValueRef b);

@@ -413,6 +413,9 @@ int cg_gpu_vec_lanes(const KernelIr *k) {
   int maxsize = 1;
   for (int bi = 0; bi < k->nbuf; bi++) {
     if (k->bufs[bi].layout[0] != KL_ONE) return 0;
+    bool index_buf = false; /* no memory (KI_OFFSET): not in the vector's width */
+    for (int i = 0; i < k->ninstr && !index_buf; i++) index_buf = k->instrs[i].kind == KI_OFFSET && k->instrs[i].buf == bi;
+    if (index_buf) continue;
     int sz = (int)loom_dtype_size((LoomDType)k->bufs[bi].dtype);
     if (sz > maxsize) maxsize = sz;
   }
@@ -457,7 +460,9 @@ LoomStatus cg_lower_gpu(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef mod, c
       out->vec_lanes = lanes;
       out->vec_align = 0;
       for (int bi = 0; bi < k->nbuf; bi++) {
-        int a = lanes * (int)loom_dtype_size((LoomDType)k->bufs[bi].dtype);
+        bool index_buf = false; /* an index buffer's word is its offset * 8: aligned when the offset is */
+        for (int i = 0; i < k->ninstr && !index_buf; i++) index_buf = k->instrs[i].kind == KI_OFFSET && k->instrs[i].buf == bi;
+        int a = lanes * (int)loom_dtype_size((LoomDType)k->bufs[bi].dtype) / (index_buf ? 8 : 1);
         if (a > out->vec_align) out->vec_align = a;
       }
       snprintf(out->vec, sizeof out->vec, "%s_vec", prefix);

@@ -44,6 +44,8 @@ void cg_gpu_elemv_step(Lower *L, LLVMValueRef v, void *arg) {
   }
   for (unsigned l = 0; l < lanes; l++) {
     L->lane = l;
+    LLVMValueRef pt = l ? LLVMBuildAdd(b, base, cg_iconst_i(L, l), "") : base; /* KI_OFFSET reads it */
+    for (int bi = 0; bi < k->nbuf; bi++) L->off[bi] = pt;
     cg_clear_cache(L);
     if (k->snippet) /* user calls are roots, lane by lane (they may write raw arrays or worker state) */
       for (int32_t i = 0; i < k->ninstr; i++)

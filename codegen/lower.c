@@ -49,7 +49,7 @@ LoomStatus cg_check_kernel(const KernelIr *k, Diag *d) {
       return diag_error(d, LOOM_ERR_INTERNAL, "codegen: instruction %d has op %d", i, in->op);
     if (in->kind == KI_PARAM && (in->op >= k->nparam || dtype_is_complex((LoomDType)in->dtype)))
       return diag_error(d, LOOM_ERR_INTERNAL, "codegen: instruction %d is parameter %d of %d", i, in->op, k->nparam);
-    if (in->kind == KI_LOAD && (in->buf < 0 || in->buf >= k->nbuf))
+    if ((in->kind == KI_LOAD || in->kind == KI_OFFSET) && (in->buf < 0 || in->buf >= k->nbuf))
       return diag_error(d, LOOM_ERR_INTERNAL, "codegen: instruction %d loads buffer %d", i, in->buf);
     if (in->kind == KI_ACC && (in->phase < 0 || in->phase >= k->nphase || k->phases[in->phase].kind != KP_REDUCE))
       return diag_error(d, LOOM_ERR_INTERNAL, "codegen: instruction %d reads phase %d (not a REDUCE phase)", i, in->phase);
@@ -204,6 +204,17 @@ static LLVMValueRef emit_one(Lower *L, int i) {
     }
     return cg_cast(m, LOOM_INT64, t, L->lin);
   case KI_NPOINTS: return cg_cast(m, LOOM_INT64, t, cg_npoints64(L));
+  case KI_OFFSET: { /* an index buffer: base word = binding offset * 8 (ir.h), plus the point's offset */
+    int b = in->buf;
+    LLVMValueRef off = L->final_phase ? L->ooff[b] : L->off[b];
+    if (!off) {
+      diag_error(m->d, LOOM_ERR_INTERNAL, "codegen: instruction %d reads an offset outside a point loop", i);
+      return LLVMGetUndef(cg_reg_type(m, t));
+    }
+    if (LLVMTypeOf(off) != L->i64) off = LLVMBuildSExt(m->b, off, L->i64, "");
+    LLVMValueRef base = LLVMBuildAShr(m->b, LLVMBuildPtrToInt(m->b, L->base[b], L->i64, ""), cg_i64(m, 3), "");
+    return cg_cast(m, LOOM_INT64, t, LLVMBuildAdd(m->b, base, off, ""));
+  }
   default:
     diag_error(m->d, LOOM_ERR_INTERNAL, "codegen: instruction kind %d", in->kind);
     return LLVMGetUndef(cg_reg_type(m, t));

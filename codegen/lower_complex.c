@@ -50,7 +50,20 @@ static V add(Cx *c, V a, V b) { return LLVMBuildFAdd(B, a, b, ""); }
 static V sub(Cx *c, V a, V b) { return LLVMBuildFSub(B, a, b, ""); }
 static V mul(Cx *c, V a, V b) { return LLVMBuildFMul(B, a, b, ""); }
 static V dv(Cx *c, V a, V b) { return cg_fdiv(c->m, c->t, a, b); }
-static V neg(Cx *c, V a) { return LLVMBuildFNeg(B, a, ""); }
+/* -a as a flip of the sign bit, NaN included (Annex G's special values follow NaN signs through the
+ * iz rotations; NVPTX's neg.f32/f64 need not keep a NaN's sign, so fneg is not used). */
+static V neg(Cx *c, V a) {
+  LLVMTypeRef ft = LLVMTypeOf(a), et = LLVMIntTypeInContext(LLVMGetTypeContext(ft), (unsigned)dtype_bits(c->t));
+  V sign = LLVMConstInt(et, 1ull << (dtype_bits(c->t) - 1), 0), lanes[64];
+  LLVMTypeRef it = et;
+  if (LLVMGetTypeKind(ft) == LLVMVectorTypeKind) {
+    unsigned nl = LLVMGetVectorSize(ft);
+    for (unsigned i = 0; i < nl && i < 64; i++) lanes[i] = sign;
+    sign = LLVMConstVector(lanes, nl);
+    it = LLVMVectorType(et, nl);
+  }
+  return LLVMBuildBitCast(B, LLVMBuildXor(B, LLVMBuildBitCast(B, a, it, ""), sign, ""), ft, "");
+}
 static V sel(Cx *c, V cond, V a, V b) { return LLVMBuildSelect(B, cond, a, b, ""); }
 static V cmp(Cx *c, LLVMRealPredicate p, V a, V b) { return LLVMBuildFCmp(B, p, a, b, ""); }
 static V and_(Cx *c, V a, V b) { return LLVMBuildAnd(B, a, b, ""); }

@@ -622,6 +622,9 @@ LLVMValueRef cg_elem(CgMath *m, LoomOp op, LoomDType t, const LLVMValueRef *args
     return int_shift(m, t, a, bv, op == LOOM_OP_LEFT_SHIFT);
   case LOOM_OP_WHERE:
     return LLVMBuildSelect(b, a, bv, args[2], "");
+  case LOOM_OP_RANDOM_BITS: case LOOM_OP_RANDOM_BITS_HI:
+    if (t != LOOM_UINT64) return bad(m, t, "random_bits (key and counter are uint64)");
+    return cg_random_bits(m, a, bv, op == LOOM_OP_RANDOM_BITS_HI);
   case LOOM_OP_CONJ: case LOOM_OP_REAL: return a; /* a real value is its own conjugate and real part */
   case LOOM_OP_IMAG: return fl ? fconst(m, t, 0.0) : LLVMConstNull(cg_reg_type(m, t));
   case LOOM_OP_COMPLEX:

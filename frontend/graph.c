@@ -215,6 +215,12 @@ LoomStatus loom_weak_complex(LoomGraph *g, double re, double im, LoomNode *out) 
 }
 
 /* ---- elementwise ---------------------------------------------------------------------------------------- */
+LoomStatus loom_iota(LoomGraph *g, int32_t ndim, const int64_t *shape, LoomNode *out) {
+  BEGIN(g);
+  if (need_out(out, d, "loom_iota")) ir_iota(&g->ir, ndim, shape, out, d);
+  return END(g);
+}
+
 static bool check_arity(LoomOp op, int n, Diag *d, const char *fn) {
   const OpInfo *info = op_info(op);
   if (!info) {

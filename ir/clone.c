@@ -59,5 +59,6 @@ KernelIr *ir_kernel_clone(Arena *a, const KernelIr *k) {
   c->stores = dup_array(a, k->stores, (size_t)k->nstore, sizeof *k->stores, &ok);
   c->user_args = dup_array(a, k->user_args, (size_t)k->nuser_arg, sizeof *k->user_args, &ok);
   if (k->snippet) c->snippet = clone_snippet(a, k->snippet, &ok);
+  if (k->call) c->call = dup_array(a, k->call, 1, sizeof *k->call, &ok);
   return ok ? c : NULL;
 }

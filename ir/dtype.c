@@ -222,6 +222,7 @@ const char *loom_status_name(LoomStatus status) {
   case LOOM_ERR_UNSUPPORTED: return "LOOM_ERR_UNSUPPORTED";
   case LOOM_ERR_BACKEND: return "LOOM_ERR_BACKEND";
   case LOOM_ERR_INTERNAL: return "LOOM_ERR_INTERNAL";
+  case LOOM_ERR_LINALG: return "LOOM_ERR_LINALG";
   }
   return "LOOM_ERR_UNKNOWN";
 }

@@ -129,7 +129,7 @@ typedef enum OpKind { OPK_UNARY, OPK_BINARY, OPK_TERNARY } OpKind;
 typedef enum OpRule {
   RULE_SAME, RULE_SAME_NUM, RULE_FLOAT, RULE_PRED, RULE_INT, RULE_PROMOTE, RULE_PROMOTE_NUM,
   RULE_PROMOTE_SUB, RULE_PROMOTE_FLOAT, RULE_TRUEDIV, RULE_COMPARE, RULE_LOGICAL, RULE_BITWISE,
-  RULE_SHIFT, RULE_WHERE, RULE_FLOAT_REAL, RULE_PROMOTE_NUM_REAL, RULE_REAL, RULE_COMPLEX
+  RULE_SHIFT, RULE_WHERE, RULE_FLOAT_REAL, RULE_PROMOTE_NUM_REAL, RULE_REAL, RULE_COMPLEX, RULE_RANDOM
 } OpRule;
 typedef struct OpInfo {
   const char *name; /* lower case: "add", "exp", ... */
@@ -166,6 +166,13 @@ typedef enum IrKind {
   IR_SLICE,     /* result index j on axis i reads source index arg[i] + j * arg2[i] */
   IR_REDUCE,    /* op = LoomReduceOp; axes = bit mask of reduced source axes; IR_FLAG_KEEPDIMS */
   IR_COPY,      /* a contiguous copy of src[0] (inserted by passes where a view is impossible) */
+  IR_MATMUL,    /* matrix product: src[0] of shape [B..., M, K] times src[1] of shape [B..., K, N] gives
+                   [B..., M, N] (the same batch dims B on both: frontend/matmul.c broadcasts them);
+                   operands and result share one float dtype (float16 accumulates in float32); K >= 1.
+                   Realized by a library call (KernelIr.call), never computed inside a fused kernel. */
+  IR_IOTA,      /* leaf, int64: each element's row-major linear index within shape (0 .. n-1). No memory:
+                   a kernel computes a read of it (any strided view of it) from the point's coordinates,
+                   as it computes a buffer's element offset (KI_OFFSET); counters of loom.random */
   IR_KIND_COUNT
 } IrKind;
 
@@ -228,6 +235,12 @@ LoomStatus ir_slice(IrGraph *g, int32_t x, const int64_t *start, const int64_t *
 LoomStatus ir_reduce(IrGraph *g, LoomReduceOp op, int32_t x, uint32_t axes, bool keepdims,
                      LoomDType dtype, int32_t *out, Diag *d);
 LoomStatus ir_copy(IrGraph *g, int32_t x, int32_t *out, Diag *d);
+/* a [B..., M, K] @ b [B..., K, N]: same rank >= 2, same batch dims, same float dtype, K >= 1. */
+LoomStatus ir_matmul(IrGraph *g, int32_t a, int32_t b, int32_t *out, Diag *d);
+/* Number of sources a node reads (src[0..n)): 0 for inputs and constants, the op's arity for ELEM,
+ * 2 for MATMUL, else 1. */
+int ir_node_arity(const IrNode *n);
+LoomStatus ir_iota(IrGraph *g, int ndim, const int64_t *shape, int32_t *out, Diag *d);
 /* Appends a node as given (used by the parser and passes): computes its hash and hash-conses it.
  * Does not infer anything; ir_verify() checks it. */
 LoomStatus ir_add_raw(IrGraph *g, const IrNode *n, int32_t *out, Diag *d);
@@ -305,6 +318,9 @@ typedef enum KInstrKind {
                 of the instruction's dtype (a compute dtype, never complex). Its value is bound at launch
                 (SchedKernel.params; codegen.h says where it travels), so the key (ir_print_kernel_key)
                 names its dtype, never its value: a Python scalar that changes reuses the compiled kernel */
+  KI_OFFSET, /* int64: buffer buf's element offset at the current point (o, r), or o (FINAL phase): the
+                binding's offset plus the sum of coordinate * stride; buf is an index buffer (a view of
+                an IR_IOTA: no memory, bound as SB_INDEX, never loaded or stored) */
   KI_KIND_COUNT
 } KInstrKind;
 
@@ -339,6 +355,25 @@ typedef struct KPhase {
   int32_t store_begin, nstores; /* KP_MAP, KP_FINAL: range of KernelIr.stores */
 } KPhase;
 
+/* A library-call kernel (KernelIr.call set): the kernel is one call of a vendor library (device.h's
+ * RtLinalg) instead of generated code; it has no instructions, phases or stores. For KC_MATMUL the
+ * iteration space is [B..., M, N, K] (nkeep = ndim - 1: K is reduced) and the buffers' layouts and
+ * bindings are per dim of that space as for any kernel: a reads [B..., M, 0, K], b [B..., 0, N, K],
+ * out writes [B..., M, N, 0]. The call computes, per point of [B..., M, N],
+ *   out = act(alpha * sum_K a * b + bias + beta * c)
+ * in the compute dtype of out (float32 for float16); bias (a vector along N or M: zero strides
+ * elsewhere) and c (any matrix of out's shape) are optional (-1). passes/fuse.c chooses operand and
+ * output layouts a BLAS takes: per matrix one unit-stride dim and non-negative strides. */
+typedef enum KCallOp { KC_MATMUL = 0, KC_COUNT } KCallOp;
+typedef enum KCallAct { KACT_NONE = 0, KACT_RELU, KACT_GELU_TANH, KACT_COUNT } KCallAct;
+typedef struct KCall {
+  uint8_t op;  /* KCallOp */
+  uint8_t act; /* KCallAct */
+  int32_t a, b, out, bias, c; /* buffer indices; bias and c -1 when absent */
+  double alpha, beta;         /* beta is used only with c */
+} KCall;
+const char *ir_call_act_name(KCallAct act); /* "none", "relu", "gelu_tanh" */
+
 struct SnModule; /* ir/snippet.h */
 /* KPhase.reduce_op of a user reduction: the combiner and identity are the functions SF_REDUCE and
  * SF_IDENTITY of KernelIr.snippet (associative, as CuPy assumes; the acc dtype is the reduce dtype). */
@@ -362,6 +397,8 @@ typedef struct KernelIr {
   int32_t nuser_arg;
   int32_t *user_args;
   int32_t nparam; /* scalar parameters (KI_PARAM), launched after the buffers (codegen.h) */
+  /* a library-call kernel (see KCall): NULL for generated kernels */
+  const KCall *call;
 } KernelIr;
 
 /* Stable text form; it is also the cache key's source (it names every dtype, layout and op). */
@@ -374,7 +411,8 @@ LoomStatus ir_verify_kernel(const KernelIr *k, Diag *d);
 uint64_t ir_hash_bytes(const void *p, size_t n, uint64_t seed); /* FNV-1a 64 / mix */
 
 /* ---- schedule: the kernels of one evaluation, in order, with their concrete arguments ------------- */
-typedef enum SchedBufKind { SB_INPUT, SB_TEMP, SB_OUTPUT } SchedBufKind;
+/* SB_INDEX: an index buffer (KI_OFFSET) has no memory: its base word is its binding offset * 8, index -1. */
+typedef enum SchedBufKind { SB_INPUT, SB_TEMP, SB_OUTPUT, SB_INDEX } SchedBufKind;
 
 typedef struct SchedBinding {
   uint8_t kind;  /* SchedBufKind */

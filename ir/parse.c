@@ -212,7 +212,7 @@ static LoomStatus map_ref(Cursor *c, const IdMap *m, int32_t *x) {
 
 /* node = "%" N "=" kind ["weak"] dtype dims ref* extras
  * kind = "input" N | "const" | "reduce" redop | opname | "cast" | "broadcast" | "reshape" | "permute"
- *      | "slice" | "copy"
+ *      | "slice" | "copy" | "matmul"
  * extras = "strides" dims | scalar | "perm" dims | "start" dims "step" dims | "axes" dims ["keepdims"] */
 static LoomStatus parse_node_line(Cursor *c, IrGraph *g, IdMap *nodes, IdMap *inputs, Diag *d) {
   int32_t id = -1;
@@ -253,7 +253,13 @@ static LoomStatus parse_node_line(Cursor *c, IrGraph *g, IdMap *nodes, IdMap *in
   else if (strcmp(kw, "permute") == 0) n.kind = IR_PERMUTE;
   else if (strcmp(kw, "slice") == 0) n.kind = IR_SLICE;
   else if (strcmp(kw, "copy") == 0) n.kind = IR_COPY;
-  else if (op_from_name(kw, &op)) {
+  else if (strcmp(kw, "matmul") == 0) {
+    n.kind = IR_MATMUL;
+    nsrc = 2;
+  } else if (strcmp(kw, "iota") == 0) {
+    n.kind = IR_IOTA;
+    nsrc = 0;
+  } else if (op_from_name(kw, &op)) {
     n.kind = IR_ELEM;
     n.op = (uint16_t)op;
     nsrc = op_info(op)->arity;
@@ -378,7 +384,7 @@ static bool grow(Arena *a, void **arr, int32_t n, int32_t *cap, size_t elem) {
 static LoomStatus oom(Diag *d) { return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory while parsing a kernel"); }
 
 /* instr = "%" N "=" ("load" dt "buf" N | "const" dt scalar | opname dt ref* | "cast" dt ref
- *         | "acc" dt "phase" N | "redsize" dt) */
+ *         | "acc" dt "phase" N | "redsize" dt | "offset" dt "buf" N) */
 static LoomStatus parse_instr(Cursor *c, KInstr *in, int32_t expect_id) {
   int32_t id = -1;
   LoomStatus st = parse_ref(c, &id);
@@ -417,6 +423,10 @@ static LoomStatus parse_instr(Cursor *c, KInstr *in, int32_t expect_id) {
     in->kind = KI_PARAM;
     if ((st = parse_int(c, 0, UINT16_MAX, &v))) return st;
     in->op = (uint16_t)v;
+  } else if (strcmp(kw, "offset") == 0) {
+    in->kind = KI_OFFSET;
+    if ((st = expect(c, "buf")) || (st = parse_int(c, 0, INT32_MAX, &v))) return st;
+    in->buf = v;
   } else if (op_from_name(kw, &op)) {
     in->kind = KI_ELEM;
     in->op = (uint16_t)op;
@@ -429,10 +439,47 @@ static LoomStatus parse_instr(Cursor *c, KInstr *in, int32_t expect_id) {
   return LOOM_OK;
 }
 
+/* call = "call" "matmul" "a" N "b" N "out" N "alpha" float ["bias" N] ["c" N "beta" float] ["act" name] */
+static LoomStatus parse_call(Cursor *c, Arena *a, KernelIr *k) {
+  KCall *call = arena_alloc(a, sizeof *call);
+  if (!call) return oom(c->d);
+  call->bias = call->c = -1;
+  LoomStatus st;
+  Scalar v;
+  if ((st = expect(c, "matmul"))) return st;
+  call->op = KC_MATMUL;
+  if ((st = expect(c, "a")) || (st = parse_int(c, 0, INT32_MAX, &call->a))) return st;
+  if ((st = expect(c, "b")) || (st = parse_int(c, 0, INT32_MAX, &call->b))) return st;
+  if ((st = expect(c, "out")) || (st = parse_int(c, 0, INT32_MAX, &call->out))) return st;
+  if ((st = expect(c, "alpha")) || (st = parse_scalar(c, LOOM_FLOAT64, &v))) return st;
+  call->alpha = v.f;
+  if (accept(c, "bias") && (st = parse_int(c, 0, INT32_MAX, &call->bias))) return st;
+  if (accept(c, "c")) {
+    if ((st = parse_int(c, 0, INT32_MAX, &call->c)) || (st = expect(c, "beta")) ||
+        (st = parse_scalar(c, LOOM_FLOAT64, &v)))
+      return st;
+    call->beta = v.f;
+  }
+  if (accept(c, "act")) {
+    char an[24];
+    bool found = false;
+    if (!word(c, an, sizeof an)) return fail(c, "an activation name");
+    for (int i = 0; i < KACT_COUNT; i++)
+      if (strcmp(an, ir_call_act_name((KCallAct)i)) == 0) {
+        call->act = (uint8_t)i;
+        found = true;
+      }
+    if (!found) return fail(c, "an activation (relu, gelu_tanh)");
+  }
+  k->call = call;
+  return LOOM_OK;
+}
+
 /* kernel = "kernel" name "ndim" N "keep" N "index" N
  *          ("buf" N ("in"|"out") dt "[" layout ("," layout)* "]")*
  *          instr*
- *          ("phase" ("reduce" redop dt ref | ("map"|"final") ("store" "buf" N ref)*))* */
+ *          ("phase" ("reduce" redop dt ref | ("map"|"final") ("store" "buf" N ref)*))*
+ *          [call] */
 LoomStatus ir_parse_kernel(Arena *a, const char *text, KernelIr **out, Diag *d) {
   if (!a || !text || !out) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "ir_parse_kernel: null argument");
   Cursor c = {text, text, 1, d};
@@ -511,6 +558,9 @@ LoomStatus ir_parse_kernel(Arena *a, const char *text, KernelIr **out, Diag *d) 
         }
       }
       k->nphase++;
+    } else if (accept(&c, "call")) {
+      if (k->call) return fail(&c, "one call per kernel");
+      if ((st = parse_call(&c, a, k))) return st;
     } else {
       if (!grow(a, (void **)&k->instrs, k->ninstr, &capi, sizeof(KInstr))) return oom(d);
       if ((st = parse_instr(&c, &k->instrs[k->ninstr], k->ninstr))) return st;

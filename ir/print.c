@@ -13,6 +13,7 @@
  *   %4 = permute f32 [5,4] %0 perm [1,0]
  *   %5 = slice f32 [2,5] %0 start [1,0] step [2,1]
  *   %6 = cast|broadcast|reshape|copy DT [shape] %x
+ *   %7 = matmul f32 [2,4,6] %0 %1         (a [B...,M,K] @ b [B...,K,N])
  *   output %3
  * Kernel lines:
  *   kernel NAME ndim 2 keep 1 index 64    (NAME "-" when empty; ir_print_kernel_key prints "-")
@@ -21,6 +22,8 @@
  *   phase reduce sum f32 %1
  *   phase map store buf 1 %2 store buf 2 %3
  *   phase final store buf 1 %2
+ *   call matmul a 0 b 1 out 3 alpha 1 bias 2 c 4 beta 1 act relu   (a library-call kernel; bias, c and
+ *                                         act appear only when present)
  */
 #include <string.h>
 
@@ -46,16 +49,9 @@ static const char *const kind_names[IR_KIND_COUNT] = {
     [IR_INPUT] = "input", [IR_CONST] = "const",         [IR_ELEM] = "elem",
     [IR_CAST] = "cast",   [IR_BROADCAST] = "broadcast", [IR_RESHAPE] = "reshape",
     [IR_PERMUTE] = "permute", [IR_SLICE] = "slice",     [IR_REDUCE] = "reduce",
-    [IR_COPY] = "copy"};
+    [IR_COPY] = "copy",   [IR_MATMUL] = "matmul", [IR_IOTA] = "iota"};
 
-static int node_arity(const IrNode *n) {
-  if (n->kind == IR_INPUT || n->kind == IR_CONST) return 0;
-  if (n->kind == IR_ELEM) {
-    const OpInfo *info = op_info((LoomOp)n->op);
-    return info ? info->arity : 0;
-  }
-  return 1;
-}
+static int node_arity(const IrNode *n) { return ir_node_arity(n); }
 
 void ir_print_graph(const IrGraph *g, int nroots, const int32_t *roots, StrBuf *out) {
   if (!g || !out || g->nnodes == 0) {
@@ -158,6 +154,8 @@ void ir_print_graph(const IrGraph *g, int nroots, const int32_t *roots, StrBuf *
 /* ---- kernels ----------------------------------------------------------------------------------------- */
 static const char layout_letter[3] = {[KL_ANY] = 's', [KL_ZERO] = '0', [KL_ONE] = '1'};
 
+static void print_call(const KCall *c, StrBuf *out);
+
 static void print_kernel(const KernelIr *k, bool with_name, StrBuf *out) {
   char name[sizeof k->name + 1];
   size_t n = 0;
@@ -210,6 +208,7 @@ static void print_kernel(const KernelIr *k, bool with_name, StrBuf *out) {
     case KI_INDEX: sb_printf(out, "index %s", dt); break;
     case KI_NPOINTS: sb_printf(out, "npoints %s", dt); break;
     case KI_PARAM: sb_printf(out, "param %s %d", dt, (int)in->op); break;
+    case KI_OFFSET: sb_printf(out, "offset %s buf %d", dt, in->buf); break;
     default: sb_printf(out, "? %s", dt); break;
     }
     sb_printf(out, "\n");
@@ -229,6 +228,22 @@ static void print_kernel(const KernelIr *k, bool with_name, StrBuf *out) {
     }
     sb_printf(out, "\n");
   }
+  if (k->call) print_call(k->call, out);
+}
+
+const char *ir_call_act_name(KCallAct act) {
+  static const char *const names[KACT_COUNT] = {[KACT_NONE] = "none", [KACT_RELU] = "relu",
+                                                [KACT_GELU_TANH] = "gelu_tanh"};
+  return (unsigned)act < KACT_COUNT ? names[act] : "?";
+}
+
+static void print_call(const KCall *c, StrBuf *out) {
+  sb_printf(out, "  call %s a %d b %d out %d alpha %.17g", c->op == KC_MATMUL ? "matmul" : "?", c->a, c->b,
+            c->out, c->alpha);
+  if (c->bias >= 0) sb_printf(out, " bias %d", c->bias);
+  if (c->c >= 0) sb_printf(out, " c %d beta %.17g", c->c, c->beta);
+  if (c->act != KACT_NONE) sb_printf(out, " act %s", ir_call_act_name((KCallAct)c->act));
+  sb_printf(out, "\n");
 }
 
 /* User kernels: the snippet module follows the kernel (it is part of the cache key). */

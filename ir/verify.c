@@ -22,13 +22,8 @@ static LoomStatus verify_node(const IrGraph *g, int32_t i, Diag *d) {
   if (n->ndim > LOOM_MAX_RANK) return BAD(d, "verify: %%%d has rank %d > %d", i, n->ndim, LOOM_MAX_RANK);
   for (int k = 0; k < n->ndim; k++)
     if (n->shape[k] < 0) return BAD(d, "verify: %%%d has negative dimension %lld", i, (long long)n->shape[k]);
-  int arity = 1;
-  if (n->kind == IR_INPUT || n->kind == IR_CONST) arity = 0;
-  if (n->kind == IR_ELEM) {
-    const OpInfo *info = op_info((LoomOp)n->op);
-    if (!info) return BAD(d, "verify: %%%d has unknown op %d", i, n->op);
-    arity = info->arity;
-  }
+  if (n->kind == IR_ELEM && !op_info((LoomOp)n->op)) return BAD(d, "verify: %%%d has unknown op %d", i, n->op);
+  int arity = ir_node_arity(n);
   const IrNode *s[3] = {NULL, NULL, NULL};
   for (int k = 0; k < arity; k++) {
     if (n->src[k] < 0 || n->src[k] >= i)
@@ -45,6 +40,9 @@ static LoomStatus verify_node(const IrGraph *g, int32_t i, Diag *d) {
       return BAD(d, "verify: %%%d does not match the dtype and shape of input %d", i, n->input);
     break;
   }
+  case IR_IOTA:
+    if (n->dtype != LOOM_INT64) return BAD(d, "verify: iota %%%d is not i64", i);
+    break;
   case IR_CONST:
     if (n->ndim != 0) return BAD(d, "verify: constant %%%d is not 0-d", i);
     if ((n->flags & IR_FLAG_WEAK) && n->dtype != LOOM_BOOL && n->dtype != LOOM_INT64 && n->dtype != LOOM_FLOAT64 &&
@@ -127,6 +125,20 @@ static LoomStatus verify_node(const IrGraph *g, int32_t i, Diag *d) {
     if (!same_shape(nd, shape, n->ndim, n->shape)) return BAD(d, "verify: reduce %%%d has the wrong shape", i);
     break;
   }
+  case IR_MATMUL: {
+    const IrNode *y = s[1];
+    int nd = n->ndim;
+    if (nd < 2 || x->ndim != nd || y->ndim != nd || x->dtype != n->dtype || y->dtype != n->dtype ||
+        !dtype_is_float((LoomDType)n->dtype))
+      return BAD(d, "verify: matmul %%%d needs operands of its rank (>= 2) and float dtype", i);
+    for (int a = 0; a < nd - 2; a++)
+      if (x->shape[a] != n->shape[a] || y->shape[a] != n->shape[a])
+        return BAD(d, "verify: matmul %%%d: batch dim %d differs", i, a);
+    if (x->shape[nd - 2] != n->shape[nd - 2] || y->shape[nd - 1] != n->shape[nd - 1] ||
+        x->shape[nd - 1] != y->shape[nd - 2] || x->shape[nd - 1] < 1)
+      return BAD(d, "verify: matmul %%%d: shapes do not chain", i);
+    break;
+  }
   default: break;
   }
   return LOOM_OK;
@@ -194,6 +206,7 @@ static LoomStatus verify_instr(const KernelIr *k, int32_t i, Diag *d) {
     case RULE_PROMOTE_SUB:
     case RULE_PROMOTE_NUM: ok = od != LOOM_BOOL; break;
     case RULE_LOGICAL: ok = od == LOOM_BOOL; break;
+    case RULE_RANDOM: ok = od == LOOM_UINT64; break;
     default: break;
     }
     if (in->op == LOOM_OP_LOGICAL_NOT) ok = od == LOOM_BOOL;
@@ -213,6 +226,11 @@ static LoomStatus verify_instr(const KernelIr *k, int32_t i, Diag *d) {
   case KI_INDEX:
   case KI_NPOINTS:
     if (t != LOOM_INT64) return BAD(d, "verify kernel: %%%d (redsize, index or npoints) must be i64", i);
+    break;
+  case KI_OFFSET:
+    if (t != LOOM_INT64) return BAD(d, "verify kernel: offset %%%d must be i64", i);
+    if (in->buf < 0 || in->buf >= k->nbuf || k->bufs[in->buf].is_output)
+      return BAD(d, "verify kernel: offset %%%d reads buffer %d, not an input of %d", i, in->buf, k->nbuf);
     break;
   case KI_USER: /* the argument dtypes are checked against the snippet by codegen/snippet.c */
     if (!k->snippet) return BAD(d, "verify kernel: user call %%%d in a kernel without a snippet", i);
@@ -253,6 +271,26 @@ static void mark_deps(const KernelIr *k, int32_t root, uint8_t *need) {
   }
 }
 
+/* A library-call kernel: buffers in range, of the right direction and dtype; nothing generated. */
+static LoomStatus verify_call(const KernelIr *k, Diag *d) {
+  const KCall *c = k->call;
+  if (c->op >= KC_COUNT || c->act >= KACT_COUNT) return BAD(d, "verify kernel: call of unknown op or activation");
+  if (k->ninstr || k->nphase || k->nstore || k->snippet)
+    return BAD(d, "verify kernel: a call kernel has no instructions, phases, stores or snippet");
+  if (k->ndim < 3 || k->nkeep != k->ndim - 1) return BAD(d, "verify kernel: a matmul call has dims [B..., M, N, K]");
+  int32_t bufs[5] = {c->a, c->b, c->out, c->bias, c->c};
+  for (int i = 0; i < 5; i++) {
+    if (bufs[i] < (i < 3 ? 0 : -1) || bufs[i] >= k->nbuf) return BAD(d, "verify kernel: call buffer %d out of range", bufs[i]);
+    if (bufs[i] >= 0 && k->bufs[bufs[i]].is_output != (i == 2))
+      return BAD(d, "verify kernel: call buffer %d has the wrong direction", bufs[i]);
+  }
+  LoomDType t = (LoomDType)k->bufs[c->a].dtype;
+  if (!dtype_is_float(t) || k->bufs[c->b].dtype != t || k->bufs[c->out].dtype != t ||
+      (c->bias >= 0 && k->bufs[c->bias].dtype != t) || (c->c >= 0 && k->bufs[c->c].dtype != t))
+    return BAD(d, "verify kernel: a matmul call's buffers share one float dtype");
+  return LOOM_OK;
+}
+
 LoomStatus ir_verify_kernel(const KernelIr *k, Diag *d) {
   if (!k) return BAD(d, "verify kernel: null kernel");
   if (k->ndim < 0 || k->ndim > LOOM_MAX_RANK || k->nkeep < 0 || k->nkeep > k->ndim)
@@ -266,6 +304,7 @@ LoomStatus ir_verify_kernel(const KernelIr *k, Diag *d) {
     for (int a = 0; a < k->ndim; a++)
       if (k->bufs[b].layout[a] > KL_ONE) return BAD(d, "verify kernel: buffer %d has bad layout on dim %d", b, a);
   }
+  if (k->call) return verify_call(k, d);
   int32_t nparam_read = 0;
   for (int32_t i = 0; i < k->ninstr; i++) {
     LoomStatus st = verify_instr(k, i, d);

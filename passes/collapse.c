@@ -75,6 +75,7 @@ LoomStatus pass_collapse(IrModule *m, Diag *d) {
   LOOM_ASSERT(d, m->schedule != NULL);
   for (int32_t i = 0; i < m->schedule->nkernel; i++) {
     LOOM_ASSERT(d, m->schedule->kernels[i].ir != NULL);
+    if (m->schedule->kernels[i].ir->call) continue; /* a call's dims mean [B..., M, N, K] */
     collapse_kernel(&m->schedule->kernels[i]);
   }
   return LOOM_OK;

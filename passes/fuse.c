@@ -14,6 +14,16 @@
  * (shape X) or a FINAL store (the reductions' output shape) when they read K only at the kept
  * coordinates; otherwise they share an elementwise kernel of their shape with no dependency between
  * them, or start one. A join that would create a cycle between kernels is refused.
+ *
+ * Library calls (IR_MATMUL, passes/calls.c). A product is realized by a kernel of its own, a call.
+ * Its operands are read in place when a BLAS takes their strides (a view of an input or of a realized
+ * node: transposes and slices are flags and leading dimensions, not copies); any other operand (an
+ * elementwise expression, a broadcast or negative-stride view) is realized into a contiguous temp by an
+ * ordinary kernel first (plan->call_operand). When the product is read by exactly one realized node
+ * whose cone is an epilogue the library applies (bias, c matrix, scaling, ReLU), that node is stored
+ * by the call itself and the product never reaches memory. A product that is a root with an output a
+ * call cannot write directly (not C-contiguous, or the same node twice among the roots) is written
+ * through an IR_COPY root instead; an epilogue root with such an output is not fused.
  */
 #include <string.h>
 
@@ -125,7 +135,7 @@ LoomStatus pass_resolve_read(const IrGraph *g, const FusedKernel *k, bool final_
 /* ---- cones ------------------------------------------------------------------------------------------- */
 
 static bool is_stop(const FusionPlan *p, const IrNode *n, int32_t x) {
-  return p->is_root[x] && (n->kind == IR_ELEM || n->kind == IR_CAST);
+  return p->is_stop[x] && (n->kind == IR_ELEM || n->kind == IR_CAST);
 }
 
 static LoomStatus walk(Fuser *f, int32_t x, bool is_start) {
@@ -149,10 +159,16 @@ static int32_t value_of(const IrGraph *g, int32_t x) {
   return (n->kind == IR_REDUCE || n->kind == IR_COPY) ? n->src[0] : x;
 }
 
-/* Fills f->reads with the tops read by x's cone. */
+/* Fills f->reads with the tops read by x's cone (a product: its two operands). */
 static LoomStatus collect_reads(Fuser *f, int32_t x) {
   f->nreads = 0;
   f->gen++;
+  const IrNode *n = &f->g->nodes[x];
+  if (n->kind == IR_MATMUL) {
+    LoomStatus st = push_i32(f, &f->reads, &f->nreads, &f->capreads, n->src[0]);
+    if (st == LOOM_OK && n->src[1] != n->src[0]) st = push_i32(f, &f->reads, &f->nreads, &f->capreads, n->src[1]);
+    return st;
+  }
   return walk(f, value_of(f->g, x), true);
 }
 
@@ -161,11 +177,17 @@ static int32_t leaf_of(const IrGraph *g, int32_t top) {
   return top;
 }
 
-/* The kernel that writes the buffer read at top, or -1 (inputs and constants are nobody's). */
+/* The node whose buffer a call reads at operand top: the top itself when it was materialized for a
+ * call, else the leaf under its view. */
+static int32_t call_leaf_of(const Fuser *f, int32_t top) {
+  return f->p->call_operand[top] ? top : leaf_of(f->g, top);
+}
+
+/* The kernel that writes the buffer read at top, or -1 (inputs, constants and iotas are nobody's). */
 static int32_t producer(const Fuser *f, int32_t top) {
   int32_t leaf = leaf_of(f->g, top);
   int kind = f->g->nodes[leaf].kind;
-  if (kind == IR_INPUT || kind == IR_CONST) return -1;
+  if (kind == IR_INPUT || kind == IR_CONST || kind == IR_IOTA) return -1;
   return f->p->kernel_of[leaf];
 }
 
@@ -325,7 +347,7 @@ static LoomStatus place_other(Fuser *f, int32_t x) {
   }
   for (int32_t k = 0; k < p->nkernel; k++) {
     FusedKernel *K = &p->kernels[k];
-    if (K->is_reduction || !same_dims(K->xndim, K->xshape, n->ndim, n->shape)) continue;
+    if (K->is_reduction || K->is_call || !same_dims(K->xndim, K->xshape, n->ndim, n->shape)) continue;
     if (!no_cycle(f, k)) continue;
     bool reads_k = false;
     for (int i = 0; i < f->nreads; i++)
@@ -379,13 +401,37 @@ static LoomStatus order_kernels(Fuser *f) {
   return LOOM_OK;
 }
 
+/* Marks the buffers a call kernel reads (operands, bias, c) as temps of their writers. */
+static LoomStatus mark_call_temps(Fuser *f, int32_t k) {
+  const FusedKernel *K = &f->p->kernels[k];
+  const IrNode *mm = &f->g->nodes[K->call];
+  int32_t tops[4] = {mm->src[0], mm->src[1], K->epi.bias, K->epi.c};
+  for (int i = 0; i < 4; i++) {
+    if (tops[i] < 0) continue;
+    int32_t leaf = i < 2 ? call_leaf_of(f, tops[i]) : leaf_of(f->g, tops[i]);
+    int kind = f->g->nodes[leaf].kind;
+    if ((kind == IR_INPUT || kind == IR_CONST) && !(i < 2 && f->p->call_operand[leaf])) continue;
+    int32_t kw = f->p->kernel_of[leaf];
+    if (kw == k) return diag_error(f->d, LOOM_ERR_INTERNAL, "fuse: call kernel %d reads %%%d, which it writes", k, leaf);
+    if (kw < 0) return diag_error(f->d, LOOM_ERR_INTERNAL, "fuse: call kernel %d reads %%%d, which no kernel writes", k, leaf);
+    f->p->needs_temp[leaf] = 1;
+  }
+  return LOOM_OK;
+}
+
 /* Marks the realized nodes read outside their kernel (or not as KI_ACC). */
 static LoomStatus mark_temps(Fuser *f) {
   FusionPlan *p = f->p;
+  for (int32_t k = 0; k < p->nkernel; k++)
+    if (p->kernels[k].is_call) {
+      LoomStatus st = mark_call_temps(f, k);
+      if (st != LOOM_OK) return st;
+    }
   for (int32_t x = 0; x < p->nnodes; x++) {
     int32_t k = p->kernel_of[x];
     if (k < 0) continue;
     const FusedKernel *K = &p->kernels[k];
+    if (K->is_call) continue;
     bool final_space = false;
     for (int i = 0; i < K->nfinal; i++)
       if (K->finals[i] == x) final_space = true;
@@ -407,7 +453,169 @@ static LoomStatus mark_temps(Fuser *f) {
   return LOOM_OK;
 }
 
+/* ---- library calls ---------------------------------------------------------------------------------- */
+
+static bool out_c_contiguous(const LoomArray *o) {
+  int64_t want = 1;
+  for (int i = o->ndim - 1; i >= 0; i--) {
+    if (o->shape[i] != 1 && o->strides[i] != want) return false;
+    want *= o->shape[i] > 0 ? o->shape[i] : 1;
+  }
+  return true;
+}
+
+/* Whether root i may be stored by a call: its output is C-contiguous and no earlier root is the same
+ * node (a call writes one buffer; other kernels may read it as that node's contiguous storage). */
+static bool root_call_storable(const IrModule *m, int32_t i) {
+  for (int32_t j = 0; j < i; j++)
+    if (m->roots[j] == m->roots[i]) return false;
+  return out_c_contiguous(&m->outs[i]);
+}
+
+static bool call_storable(const IrModule *m, int32_t x) {
+  for (int32_t i = 0; i < m->nroots; i++)
+    if (m->roots[i] == x && !root_call_storable(m, i)) return false;
+  return true;
+}
+
+/* Roots that are products a call cannot store get an IR_COPY root above them (before the plan's
+ * per-node arrays exist: it adds nodes). */
+static LoomStatus copy_call_roots(IrModule *m, Diag *d) {
+  for (int32_t i = 0; i < m->nroots; i++) {
+    int32_t x = m->roots[i];
+    if (m->graph->nodes[x].kind != IR_MATMUL || root_call_storable(m, i)) continue;
+    IrNode src = m->graph->nodes[x], c;
+    pass_init_node(&c, IR_COPY, src.dtype, src.ndim, src.shape);
+    c.src[0] = x;
+    LoomStatus st = ir_add_raw(m->graph, &c, &m->roots[i], d);
+    if (st != LOOM_OK) return st;
+  }
+  return LOOM_OK;
+}
+
+/* Marks the operands of product x that a BLAS cannot read in place as realized call operands. */
+static void plan_operands(Fuser *f, int32_t x, uint8_t *realized) {
+  const IrGraph *g = f->g;
+  for (int i = 0; i < 2; i++) {
+    int32_t t = g->nodes[x].src[i];
+    const IrNode *tn = &g->nodes[t];
+    IrView v;
+    bool direct = false;
+    if (!((tn->kind == IR_ELEM || tn->kind == IR_CAST) && !f->p->is_stop[t]) && pass_compute_view(g, t, &v) &&
+        g->nodes[v.leaf].kind != IR_CONST && g->nodes[v.leaf].kind != IR_IOTA) /* no memory to read */
+      direct = pass_blas_matrix(tn->ndim, tn->shape, v.strides);
+    if (direct) continue;
+    realized[t] = 1;
+    f->p->call_operand[t] = 1;
+    f->p->is_stop[t] = 1;
+  }
+}
+
+/* Whether top r is a view of product mm with mm's own contiguous layout (a reshape that adds or drops
+ * size-1 dims): the product's buffer is then r's, C-contiguous. */
+static bool free_view(const IrGraph *g, int32_t r, int32_t mm) {
+  IrView v;
+  const IrNode *t = &g->nodes[r];
+  if (!pass_compute_view(g, r, &v) || v.leaf != mm || v.offset != 0 ||
+      ir_numel(t->ndim, t->shape) != ir_numel(g->nodes[mm].ndim, g->nodes[mm].shape))
+    return false;
+  int64_t cs[LOOM_MAX_RANK];
+  pass_contiguous_strides(t->ndim, t->shape, cs);
+  for (int i = 0; i < t->ndim; i++)
+    if (t->shape[i] > 1 && v.strides[i] != cs[i]) return false;
+  return true;
+}
+
+/* Chooses the epilogue of each product read by exactly one realized node: epi_root[mm] = that node
+ * when its cone is an epilogue the call applies (epi[mm] describes it), else -1. */
+static LoomStatus plan_epilogues(Fuser *f, const uint8_t *realized, int32_t *epi_root, CallEpilogue *epi) {
+  const IrGraph *g = f->g;
+  int32_t nn = g->nnodes;
+  int32_t *count = arena_alloc(f->m->arena, (size_t)nn * sizeof *count);
+  int32_t *reader = arena_alloc(f->m->arena, (size_t)nn * sizeof *reader);
+  if (!count || !reader) return diag_error(f->d, LOOM_ERR_OUT_OF_MEMORY, "fuse: out of memory");
+  for (int32_t x = 0; x < nn; x++) {
+    count[x] = 0;
+    reader[x] = epi_root[x] = -1;
+  }
+  for (int32_t x = 0; x < nn; x++) {
+    if (!realized[x]) continue;
+    LoomStatus st = collect_reads(f, x);
+    if (st != LOOM_OK) return st;
+    bool is_mm = g->nodes[x].kind == IR_MATMUL;
+    for (int i = 0; i < f->nreads; i++) {
+      int32_t r = f->reads[i];
+      int32_t leaf = is_mm ? call_leaf_of(f, r) : leaf_of(g, r);
+      if (g->nodes[leaf].kind != IR_MATMUL || reader[leaf] == x) continue;
+      count[leaf]++;
+      /* the one reader an epilogue may have reads the product itself (no view) in an elementwise cone,
+       * or is a free view of it (a root reshape that only adds or drops size-1 dims) */
+      bool elementwise = !is_mm && g->nodes[x].kind != IR_REDUCE;
+      reader[leaf] = elementwise && (r == leaf || (r == x && free_view(g, r, leaf))) ? x : nn;
+    }
+  }
+  for (int32_t mm = 0; mm < nn; mm++) {
+    int32_t x = reader[mm];
+    if (!realized[mm] || g->nodes[mm].kind != IR_MATMUL || f->p->is_root[mm] || count[mm] != 1 || x >= nn || x < 0)
+      continue;
+    const IrNode *xn = &g->nodes[x];
+    if (!call_storable(f->m, x)) continue;
+    if (xn->kind != IR_ELEM && xn->kind != IR_CAST) { /* a free view: stored as the product itself */
+      epi[mm] = (CallEpilogue){.bias = -1, .c = -1, .alpha = 1.0, .act = KACT_NONE};
+      epi_root[mm] = x;
+      continue;
+    }
+    if (!same_dims(xn->ndim, xn->shape, g->nodes[mm].ndim, g->nodes[mm].shape)) continue;
+    if (pass_match_epilogue(g, f->p->is_stop, value_of(g, x), mm, &epi[mm])) epi_root[mm] = x;
+  }
+  return LOOM_OK;
+}
+
+/* A call kernel for product x (stores x, or its epilogue's root). */
+static LoomStatus place_call(Fuser *f, int32_t x, int32_t store, const CallEpilogue *epi) {
+  int32_t k;
+  LoomStatus st = new_kernel(f, &k);
+  if (st != LOOM_OK) return st;
+  FusedKernel *K = &f->p->kernels[k];
+  const IrNode *n = &f->g->nodes[x];
+  K->is_call = true;
+  K->call = x;
+  K->call_store = store;
+  K->epi = *epi;
+  K->xndim = K->ndim = K->nkeep = n->ndim;
+  memcpy(K->xshape, n->shape, sizeof K->xshape);
+  memcpy(K->shape, n->shape, sizeof K->shape);
+  for (int a = 0; a < n->ndim; a++) K->perm[a] = a;
+  f->p->kernel_of[x] = k;
+  for (int i = 0; i < 2; i++) {
+    int32_t leaf = call_leaf_of(f, n->src[i]);
+    int kind = f->g->nodes[leaf].kind;
+    bool own = f->p->call_operand[leaf]; /* materialized for the call: its copy kernel */
+    int32_t kd = (kind == IR_INPUT || kind == IR_CONST) && !own ? -1 : f->p->kernel_of[leaf];
+    bool have = kd < 0;
+    for (int j = 0; j < K->ndep && !have; j++) have = K->deps[j] == kd;
+    if (!have && (st = push_i32(f, &K->deps, &K->ndep, &K->cap_dep, kd)) != LOOM_OK) return st;
+    K = &f->p->kernels[k];
+  }
+  return LOOM_OK;
+}
+
+/* The epilogue root x joins the call kernel of its product: the kernel also waits for the writers of
+ * the bias and c it reads. */
+static LoomStatus place_epilogue(Fuser *f, int32_t x, int32_t mm) {
+  int32_t k = f->p->kernel_of[mm];
+  FusedKernel *K = &f->p->kernels[k];
+  f->p->kernel_of[x] = k;
+  f->nreads = 0;
+  LoomStatus st;
+  if (K->epi.bias >= 0 && (st = push_i32(f, &f->reads, &f->nreads, &f->capreads, K->epi.bias)) != LOOM_OK) return st;
+  if (K->epi.c >= 0 && (st = push_i32(f, &f->reads, &f->nreads, &f->capreads, K->epi.c)) != LOOM_OK) return st;
+  return add_deps(f, k);
+}
+
 LoomStatus pass_fuse(IrModule *m, Diag *d) {
+  LoomStatus st = copy_call_roots(m, d);
+  if (st != LOOM_OK) return st;
   IrGraph *g = m->graph;
   int32_t nn = g->nnodes > 0 ? g->nnodes : 1;
   FusionPlan *p = arena_alloc(m->arena, sizeof *p);
@@ -417,33 +625,51 @@ LoomStatus pass_fuse(IrModule *m, Diag *d) {
   p->kernel_of = arena_alloc(m->arena, (size_t)nn * sizeof *p->kernel_of);
   p->is_root = arena_alloc(m->arena, (size_t)nn);
   p->needs_temp = arena_alloc(m->arena, (size_t)nn);
+  p->is_stop = arena_alloc(m->arena, (size_t)nn);
+  p->call_operand = arena_alloc(m->arena, (size_t)nn);
   uint8_t *realized = arena_alloc(m->arena, (size_t)nn);
+  int32_t *epi_root = arena_alloc(m->arena, (size_t)nn * sizeof *epi_root);
+  int32_t *epi_of = arena_alloc(m->arena, (size_t)nn * sizeof *epi_of);
+  CallEpilogue *epi = arena_alloc(m->arena, (size_t)nn * sizeof *epi);
   f.stamp = arena_alloc(m->arena, (size_t)nn * sizeof *f.stamp);
-  if (!p->kernel_of || !p->is_root || !p->needs_temp || !realized || !f.stamp)
+  if (!p->kernel_of || !p->is_root || !p->needs_temp || !p->is_stop || !p->call_operand || !realized ||
+      !epi_root || !epi_of || !epi || !f.stamp)
     return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "fuse: out of memory (%d nodes)", nn);
-  for (int32_t x = 0; x < g->nnodes; x++) p->kernel_of[x] = -1;
+  for (int32_t x = 0; x < g->nnodes; x++) p->kernel_of[x] = epi_of[x] = -1;
   for (int32_t i = 0; i < m->nroots; i++) {
     LOOM_ASSERT(d, m->roots[i] >= 0 && m->roots[i] < g->nnodes);
     p->is_root[m->roots[i]] = 1;
+    p->is_stop[m->roots[i]] = 1;
     realized[m->roots[i]] = 1;
   }
-  /* Realized: roots plus every REDUCE/COPY reachable from them. */
+  /* Realized: roots plus every REDUCE/COPY/MATMUL reachable from them, and the call operands. */
   uint8_t *live = p->needs_temp; /* scratch, cleared below */
   for (int32_t i = 0; i < m->nroots; i++) live[m->roots[i]] = 1;
   for (int32_t x = g->nnodes - 1; x >= 0; x--) {
     if (!live[x]) continue;
     const IrNode *n = &g->nodes[x];
-    if (n->kind == IR_REDUCE || n->kind == IR_COPY) realized[x] = 1;
+    if (n->kind == IR_REDUCE || n->kind == IR_COPY || n->kind == IR_MATMUL) realized[x] = 1;
     for (int i = 0; i < 3; i++)
       if (n->src[i] >= 0 && n->src[i] < x) live[n->src[i]] = 1;
   }
   memset(live, 0, (size_t)nn);
-  LoomStatus st;
+  for (int32_t x = 0; x < g->nnodes; x++)
+    if (realized[x] && g->nodes[x].kind == IR_MATMUL) plan_operands(&f, x, realized);
+  if ((st = plan_epilogues(&f, realized, epi_root, epi)) != LOOM_OK) return st;
+  for (int32_t x = 0; x < g->nnodes; x++)
+    if (epi_root[x] >= 0) epi_of[epi_root[x]] = x;
   for (int32_t x = 0; x < g->nnodes; x++) {
     if (!realized[x]) continue;
-    if ((st = collect_reads(&f, x)) != LOOM_OK) return st;
-    if (g->nodes[x].kind == IR_REDUCE) st = place_reduce(&f, x);
-    else st = place_other(&f, x);
+    if (g->nodes[x].kind == IR_MATMUL) {
+      CallEpilogue none = {.bias = -1, .c = -1, .alpha = 1.0, .act = KACT_NONE};
+      st = place_call(&f, x, epi_root[x] >= 0 ? epi_root[x] : x, epi_root[x] >= 0 ? &epi[x] : &none);
+    } else if (epi_of[x] >= 0) {
+      st = place_epilogue(&f, x, epi_of[x]);
+    } else {
+      if ((st = collect_reads(&f, x)) != LOOM_OK) return st;
+      if (g->nodes[x].kind == IR_REDUCE) st = place_reduce(&f, x);
+      else st = place_other(&f, x);
+    }
     if (st != LOOM_OK) return st;
   }
   if ((st = order_kernels(&f)) != LOOM_OK) return st;

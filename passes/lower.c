@@ -4,10 +4,14 @@
  * kernel in plan order, named k0, k1, ...; each KernelIr obeys ir.h's typing rules (every KI_CAST is
  * explicit, no instruction has dtype float16); one buffer per distinct (leaf, view) read and one per
  * store; bindings: inputs -> SB_INPUT with the composed view, realized nodes read elsewhere ->
- * SB_TEMP (C-contiguous, a SchedTemp each), roots -> SB_OUTPUT with m->outs[i]'s strides; layouts from
- * the strides (0 -> KL_ZERO, 1 -> KL_ONE, else KL_ANY); index_bits 32 when every extent and the point
- * count fit in int32. Empty kernels are still emitted. Constants are kernel parameters (KI_PARAM, their
- * launch words in SchedKernel.params) except complex ones and integer divisors (const_value says why).
+ * SB_TEMP (C-contiguous, a SchedTemp each), roots -> SB_OUTPUT with m->outs[i]'s strides, views of an
+ * IR_IOTA -> SB_INDEX read by KI_OFFSET (no memory); layouts from the strides (0 -> KL_ZERO, 1 -> KL_ONE,
+ * else KL_ANY); index_bits 32 when every extent and the point count fit in int32. Empty kernels are still
+ * emitted. Constants are kernel parameters (KI_PARAM, their launch words in SchedKernel.params) except
+ * complex ones and integer divisors (const_value says why). A call kernel (FusedKernel.is_call) becomes a
+ * KernelIr with a KCall over [B..., M, N, K] (ir.h): operands bound where their views lie (a call
+ * operand in its own temp), the stored node bound to its root output or temp; a root a call stores is
+ * read by later kernels from that output (C-contiguous: fuse.c made sure), not from a temp.
  *
  * Approach: per kernel, a memoized walk of each stored node's cone, per phase space (the (o, r)
  * space of REDUCE/MAP phases, the o space of the FINAL phase); reads are classified by
@@ -26,6 +30,7 @@ typedef struct Lower {
   FusionPlan *p;
   Diag *d;
   int32_t *temp_of;
+  int32_t *out_of; /* a root a call stores: the output (C-contiguous) that also serves as its temp; else -1 */
   Schedule *s;
   /* the kernel being built */
   const FusedKernel *K;
@@ -211,14 +216,21 @@ static LoomStatus read_value_as(Lower *l, int32_t x, int space, bool bake, int32
   if (r.is_const) return const_value(l, leaf, bake, out);
   if (r.is_acc) return reduce_result(l, r.acc_phase, out);
   int32_t b;
+  if (leaf->kind == IR_IOTA) { /* no memory: the view's element offset is the value */
+    if ((st = buffer(l, LOOM_INT64, false, SB_INDEX, -1, r.offset, r.strides, &b)) != LOOM_OK) return st;
+    init_instr(&in, KI_OFFSET, LOOM_INT64);
+    in.buf = b;
+    return emit(l, &in, out);
+  }
   if (leaf->kind == IR_INPUT) {
     LOOM_ASSERT(l->d, leaf->input >= 0 && leaf->input < l->g->ninputs);
     st = buffer(l, (LoomDType)leaf->dtype, false, SB_INPUT, leaf->input, r.offset, r.strides, &b);
   } else {
     int32_t t = l->temp_of[r.leaf];
-    if (t < 0)
+    if (t < 0 && l->out_of[r.leaf] < 0)
       return diag_error(l->d, LOOM_ERR_INTERNAL, "lower: %%%d is read but never stored", r.leaf);
-    st = buffer(l, (LoomDType)leaf->dtype, false, SB_TEMP, t, r.offset, r.strides, &b);
+    if (t >= 0) st = buffer(l, (LoomDType)leaf->dtype, false, SB_TEMP, t, r.offset, r.strides, &b);
+    else st = buffer(l, (LoomDType)leaf->dtype, false, SB_OUTPUT, l->out_of[r.leaf], r.offset, r.strides, &b);
   }
   if (st != LOOM_OK) return st;
   init_instr(&in, KI_LOAD, dtype_compute((LoomDType)leaf->dtype));
@@ -244,7 +256,7 @@ static LoomStatus value(Lower *l, int32_t x, int space, bool is_start, int32_t *
   if (depth > 10000) return diag_error(l->d, LOOM_ERR_UNSUPPORTED, "lower: expression too deep");
   const IrNode *n = &l->g->nodes[x];
   LoomStatus st;
-  bool stop = l->p->is_root[x] && !is_start;
+  bool stop = l->p->is_stop[x] && !is_start;
   if (n->kind == IR_CAST && !stop) {
     int32_t s;
     if ((st = value(l, n->src[0], space, false, &s, depth + 1)) != LOOM_OK) return st;
@@ -355,8 +367,104 @@ static int32_t value_node(const IrGraph *g, int32_t x) {
 
 static int64_t iabs(int64_t v) { return v < 0 ? -v : v; }
 
+/* ---- library calls (IR_MATMUL, passes/calls.c): a KernelIr with a KCall over [B..., M, N, K] ------- */
+
+/* The buffer a call reads at top, bound with strides per call dim: dims[i] is the call dim of the
+ * top's axis i. Operands materialized for the call are read from their own temp. */
+static LoomStatus call_buffer(Lower *l, int32_t top, bool operand, const int *dims, int32_t *out) {
+  const IrNode *t = &l->g->nodes[top];
+  IrView v;
+  if (operand && l->p->call_operand[top]) {
+    v.leaf = top;
+    v.offset = 0;
+    pass_contiguous_strides(t->ndim, t->shape, v.strides);
+  } else if (!pass_compute_view(l->g, top, &v)) {
+    return diag_error(l->d, LOOM_ERR_INTERNAL, "lower: call operand %%%d has no strided form", top);
+  }
+  int64_t strides[LOOM_MAX_RANK] = {0};
+  for (int i = 0; i < t->ndim; i++) strides[dims[i]] = t->shape[i] == 1 ? 0 : v.strides[i];
+  const IrNode *leaf = &l->g->nodes[v.leaf];
+  LoomDType dt = (LoomDType)t->dtype;
+  if (leaf->kind == IR_INPUT && !(operand && l->p->call_operand[top])) return buffer(l, dt, false, SB_INPUT, leaf->input, v.offset, strides, out);
+  if (l->temp_of[v.leaf] >= 0) return buffer(l, dt, false, SB_TEMP, l->temp_of[v.leaf], v.offset, strides, out);
+  if (l->out_of[v.leaf] >= 0) return buffer(l, dt, false, SB_OUTPUT, l->out_of[v.leaf], v.offset, strides, out);
+  return diag_error(l->d, LOOM_ERR_INTERNAL, "lower: call kernel reads %%%d, which is never stored", v.leaf);
+}
+
+static LoomStatus lower_call(Lower *l, int32_t kidx) {
+  const FusedKernel *F = &l->p->kernels[kidx];
+  const IrNode *mm = &l->g->nodes[F->call];
+  int nd = mm->ndim, cd = nd + 1;
+  if (cd > LOOM_MAX_RANK)
+    return diag_error(l->d, LOOM_ERR_UNSUPPORTED, "matmul of rank %d: at most %d dims are supported", nd,
+                      LOOM_MAX_RANK - 1);
+  FusedKernel space = *F; /* the call's space [B..., M, N, K], for buffer() */
+  space.ndim = cd;
+  space.nkeep = cd - 1;
+  memcpy(space.shape, mm->shape, sizeof(int64_t) * (size_t)nd);
+  space.shape[nd] = l->g->nodes[mm->src[0]].shape[nd - 1];
+  l->K = &space;
+  int a_dims[LOOM_MAX_RANK], b_dims[LOOM_MAX_RANK], o_dims[LOOM_MAX_RANK];
+  for (int i = 0; i < nd - 2; i++) a_dims[i] = b_dims[i] = o_dims[i] = i;
+  a_dims[nd - 2] = nd - 2, a_dims[nd - 1] = nd;     /* a: M, K */
+  b_dims[nd - 2] = nd, b_dims[nd - 1] = nd - 1;     /* b: K, N */
+  o_dims[nd - 2] = nd - 2, o_dims[nd - 1] = nd - 1; /* out, bias, c: M, N */
+  KCall *call = arena_alloc(l->m->arena, sizeof *call);
+  if (!call) return oom(l);
+  call->op = KC_MATMUL;
+  call->act = F->epi.act;
+  call->alpha = F->epi.alpha;
+  call->beta = F->epi.c >= 0 ? F->epi.beta : 0.0;
+  call->bias = call->c = -1;
+  LoomStatus st;
+  if ((st = call_buffer(l, mm->src[0], true, a_dims, &call->a)) != LOOM_OK) return st;
+  if ((st = call_buffer(l, mm->src[1], true, b_dims, &call->b)) != LOOM_OK) return st;
+  if (F->epi.bias >= 0 && (st = call_buffer(l, F->epi.bias, false, o_dims, &call->bias)) != LOOM_OK) return st;
+  if (F->epi.c >= 0 && (st = call_buffer(l, F->epi.c, false, o_dims, &call->c)) != LOOM_OK) return st;
+  /* the stored node: a root's output, else its temp; C-contiguous either way (fuse.c made sure), so
+   * the product's own contiguous strides describe it even when the stored node is a reshape of it */
+  int32_t x = F->call_store;
+  int64_t st_in[LOOM_MAX_RANK], st_k[LOOM_MAX_RANK] = {0};
+  SchedBufKind kind = SB_TEMP;
+  int32_t index = l->temp_of[x];
+  LoomDType dt = (LoomDType)mm->dtype;
+  pass_contiguous_strides(mm->ndim, mm->shape, st_in);
+  for (int32_t i = 0; i < l->m->nroots; i++)
+    if (l->m->roots[i] == x) {
+      kind = SB_OUTPUT;
+      index = i;
+      break;
+    }
+  if (index < 0) return diag_error(l->d, LOOM_ERR_INTERNAL, "lower: call kernel %d stores %%%d nowhere", kidx, x);
+  for (int i = 0; i < nd; i++) st_k[o_dims[i]] = mm->shape[i] == 1 ? 0 : st_in[i];
+  if ((st = buffer(l, dt, true, kind, index, 0, st_k, &call->out)) != LOOM_OK) return st;
+
+  KernelIr *k = arena_alloc(l->m->arena, sizeof *k);
+  if (!k) return oom(l);
+  snprintf(k->name, sizeof k->name, "k%d_matmul", kidx);
+  k->ndim = cd;
+  k->nkeep = cd - 1;
+  k->index_bits = 64;
+  k->nbuf = l->nbuf;
+  k->bufs = l->bufs;
+  k->call = call;
+  SchedKernel *sk = &l->s->kernels[kidx];
+  sk->ir = k;
+  memset(sk->shape, 0, sizeof sk->shape);
+  memcpy(sk->shape, space.shape, (size_t)cd * sizeof *space.shape);
+  sk->bind = l->bind;
+  return LOOM_OK;
+}
+
 static LoomStatus lower_kernel(Lower *l, int32_t kidx) {
   const FusedKernel *K = &l->p->kernels[kidx];
+  if (K->is_call) {
+    l->nbuf = 0;
+    l->capbuf = 0;
+    l->bufs = NULL;
+    l->bind = NULL;
+    return lower_call(l, kidx);
+  }
   IrGraph *g = l->g;
   LoomStatus st;
   l->K = K;
@@ -479,14 +587,31 @@ LoomStatus pass_lower(IrModule *m, Diag *d) {
   l.d = d;
   l.s = arena_alloc(m->arena, sizeof *l.s);
   l.temp_of = arena_alloc(m->arena, (size_t)(p->nnodes > 0 ? p->nnodes : 1) * sizeof *l.temp_of);
-  if (!l.s || !l.temp_of) return oom(&l);
+  l.out_of = arena_alloc(m->arena, (size_t)(p->nnodes > 0 ? p->nnodes : 1) * sizeof *l.out_of);
+  if (!l.s || !l.temp_of || !l.out_of) return oom(&l);
   l.s->nkernel = p->nkernel;
   l.s->kernels = arena_alloc(m->arena, (size_t)(p->nkernel > 0 ? p->nkernel : 1) * sizeof *l.s->kernels);
   l.s->temps = arena_alloc(m->arena, (size_t)(p->nnodes > 0 ? p->nnodes : 1) * sizeof *l.s->temps);
   if (!l.s->kernels || !l.s->temps) return oom(&l);
-  for (int32_t x = 0; x < p->nnodes; x++) l.temp_of[x] = -1;
+  for (int32_t x = 0; x < p->nnodes; x++) l.temp_of[x] = l.out_of[x] = -1;
+  for (int32_t k = 0; k < p->nkernel; k++) { /* a root a call stores is read from its output */
+    int32_t x = p->kernels[k].call_store;
+    if (!p->kernels[k].is_call) continue;
+    for (int32_t i = 0; i < m->nroots && l.out_of[x] < 0; i++)
+      if (m->roots[i] == x) l.out_of[x] = i;
+  }
   for (int32_t k = 0; k < p->nkernel; k++) { /* temps in the order their writers run */
     const FusedKernel *K = &p->kernels[k];
+    if (K->is_call) {
+      int32_t x = K->call_store;
+      if (p->needs_temp[x] && l.out_of[x] < 0 && l.temp_of[x] < 0) {
+        l.temp_of[x] = l.s->ntemp;
+        l.s->temps[l.s->ntemp].dtype = g->nodes[x].dtype;
+        l.s->temps[l.s->ntemp].nelem = ir_numel(g->nodes[x].ndim, g->nodes[x].shape);
+        l.s->ntemp++;
+      }
+      continue;
+    }
     for (int part = 0; part < 3; part++) {
       int32_t cnt = part == 0 ? K->nreduce : part == 1 ? K->nmap : K->nfinal;
       const int32_t *arr = part == 0 ? K->reduces : part == 1 ? K->maps : K->finals;

@@ -49,6 +49,21 @@ int32_t pass_const_of(const IrGraph *g, int32_t x);
 /* C-contiguous strides of a shape (elements). */
 void pass_contiguous_strides(int ndim, const int64_t *shape, int64_t *strides);
 
+/* calls.c: what the passes know about library-call nodes (IR_MATMUL). */
+/* Whether a BLAS reads (or writes) the matrices of an array of shape [B..., R, C] with these element
+ * strides in place: no negative stride, and per matrix one unit-stride dim (or size 1) whose partner
+ * stride is at least its extent (a row- or column-major matrix with a leading dimension). */
+bool pass_blas_matrix(int ndim, const int64_t *shape, const int64_t *strides);
+/* An elementwise epilogue a call applies itself: out = act(alpha * P + bias + beta * c). */
+typedef struct CallEpilogue {
+  int32_t bias, c; /* tops read as the bias vector and the c matrix (-1: none) */
+  double alpha, beta;
+  uint8_t act;     /* KCallAct */
+} CallEpilogue;
+/* Whether the cone of `value` (an ELEM/CAST chain that reads the IR_MATMUL node mm, at mm's shape and
+ * dtype) is such an epilogue; is_stop marks realized nodes (their values are read, not recomputed). */
+bool pass_match_epilogue(const IrGraph *g, const uint8_t *is_stop, int32_t value, int32_t mm, CallEpilogue *out);
+
 /* fuse.c: the kernel grouping. Kernel dims are kept axes of the space X (in order) then reduced axes
  * (in order); perm maps a kernel dim to its axis of X (-1: a virtual size-1 reduced dim, used when a
  * reduction reduces no axis). */
@@ -66,6 +81,11 @@ typedef struct FusedKernel {
   int32_t *finals;  /* realized nodes stored by the FINAL phase (the reductions' output shape) */
   int32_t *deps;    /* kernels that must run first (indices into FusionPlan.kernels) */
   int32_t cap_reduce, cap_map, cap_final, cap_dep;
+  /* a library-call kernel: the IR_MATMUL node it computes (its only member besides an epilogue root),
+   * the realized node it stores (the product itself, or the root of the epilogue it applies) */
+  bool is_call;
+  int32_t call, call_store;
+  CallEpilogue epi;
 } FusedKernel;
 
 typedef struct FusionPlan {
@@ -75,6 +95,8 @@ typedef struct FusionPlan {
   int32_t *kernel_of;   /* realized node -> kernel that computes it, else -1 */
   uint8_t *is_root;     /* node is one of the roots */
   uint8_t *needs_temp;  /* realized node read by another kernel: stored into a temp */
+  uint8_t *is_stop;     /* realized ELEM/CAST node whose value other cones read (roots, call operands) */
+  uint8_t *call_operand;/* node materialized into its own temp for a call (the call reads that temp) */
 } FusionPlan;
 
 /* How a phase of kernel k reads `top` (a movement chain over a leaf, a leaf, or a realized root).

@@ -41,7 +41,7 @@ void ir_print_schedule(const Schedule *s, StrBuf *out) {
     sb_printf(out, "]");
     for (int32_t b = 0; b < k->nbuf; b++) {
       const SchedBinding *sb = &sk->bind[b];
-      const char *kind = sb->kind == SB_INPUT ? "in" : sb->kind == SB_TEMP ? "temp" : "out";
+      const char *kind = sb->kind == SB_INPUT ? "in" : sb->kind == SB_TEMP ? "temp" : sb->kind == SB_INDEX ? "index" : "out";
       sb_printf(out, " %s%d%+lld[", kind, sb->index, (long long)sb->offset);
       for (int j = 0; j < k->ndim; j++) sb_printf(out, "%s%lld", j ? "," : "", (long long)sb->strides[j]);
       sb_printf(out, "]");

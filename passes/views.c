@@ -2,7 +2,7 @@
  *
  * Contract. Requires: a verified graph whose roots are m->roots. Guarantees: every movement op
  * (BROADCAST, RESHAPE, PERMUTE, SLICE) reachable from the roots sits in a chain directly above a leaf
- * (IR_INPUT, IR_CONST, IR_REDUCE, IR_COPY); every chain composes into one strided view of its leaf
+ * (IR_INPUT, IR_CONST, IR_IOTA, IR_REDUCE, IR_COPY, IR_MATMUL); every chain composes into one strided view of its leaf
  * (pass_compute_view succeeds); every IR_ELEM/IR_CAST operand has exactly the node's shape. Roots are
  * replaced by their rewritten nodes; values are unchanged.
  *
@@ -253,13 +253,21 @@ static LoomStatus rewrite(Views *v, int32_t x, int32_t *out, int depth) {
   switch (n.kind) {
   case IR_INPUT:
   case IR_CONST:
+  case IR_IOTA:
     break;
   case IR_REDUCE:
-  case IR_COPY: {
-    int32_t s;
-    if ((st = rewrite(v, n.src[0], &s, depth + 1)) != LOOM_OK) return st;
-    if (s != n.src[0]) {
-      n.src[0] = s;
+  case IR_COPY:
+  case IR_MATMUL: {
+    bool changed = false;
+    for (int i = 0; i < ir_node_arity(&n); i++) {
+      int32_t s = -1;
+      if ((st = rewrite(v, n.src[i], &s, depth + 1)) != LOOM_OK) return st;
+      if (s != n.src[i]) {
+        n.src[i] = s;
+        changed = true;
+      }
+    }
+    if (changed) {
       n.hash = 0;
       if ((st = add_node(v, &n, &r)) != LOOM_OK) return st;
     }

@@ -75,6 +75,10 @@ static void clear_last_error(LoomContext *ctx) {
 
 static void rt_state_destroy(LoomContext *ctx, RtState *rt) {
   if (!rt) return;
+  for (int kind = 0; kind < RT_DEVICE_KINDS; kind++) { /* libraries first: they use their device */
+    const RtDevice *dev = rt_device((LoomDeviceKind)kind);
+    if (dev && ctx->rt && rt->linalg[kind] && dev->linalg && dev->linalg->close) dev->linalg->close(ctx);
+  }
   for (int kind = 0; kind < RT_DEVICE_KINDS; kind++) {
     const RtDevice *dev = rt_device((LoomDeviceKind)kind);
     if (dev && ctx->rt) dev->close(ctx);
@@ -128,6 +132,8 @@ LOOM_API LoomStatus loom_context_create_ex(const LoomContextOptions *options, Lo
   }
   ctx->rt = rt;
   for (int kind = 0; kind < RT_DEVICE_KINDS; kind++) rt->devices[kind].fail.status = LOOM_OK;
+  const char *tf32 = getenv("LOOM_ALLOW_TF32");
+  rt->allow_tf32 = tf32 && tf32[0] && strcmp(tf32, "0") != 0;
   LoomStatus st = rt_host_pool_create(ctx, &rt->host_pool, &d);
   if (st == LOOM_OK) st = rt_pool_create(ctx, nthreads, &rt->pool, &d);
   if (st == LOOM_OK) st = cg_host_target_create(ctx, &rt->host, &d);

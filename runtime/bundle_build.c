@@ -99,6 +99,11 @@ bool rt_bundle_c_identifier(const char *s) {
 LoomStatus rt_bundle_builder_add(LoomBundleBuilder *b, const char *name, const KernelIr *k, Diag *d) {
   if (!rt_bundle_c_identifier(name))
     return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "bundle entry name '%.80s' is not a C identifier (letters, digits, _)", name);
+  for (int32_t i = 0; i < k->ninstr; i++) /* index buffers (loom.random, iota) have no binding in libloomrt */
+    if (k->instrs[i].kind == KI_OFFSET)
+      return diag_error(d, LOOM_ERR_UNSUPPORTED,
+                        "bundle entry '%.80s': kernels that generate random numbers or indices (an iota, "
+                        "loom.random) cannot be bundled yet; pass them as input arrays", name);
   for (int32_t i = 0; i < b->nentry; i++)
     if (!strcmp(b->entries[i].name, name))
       return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "bundle entry name '%s' is used twice; give each kernel its own name",

@@ -20,6 +20,7 @@
 #ifndef LOOM_RUNTIME_DEVICE_H
 #define LOOM_RUNTIME_DEVICE_H
 
+#include "runtime/linalg.h"
 #include "runtime/runtime.h"
 
 typedef struct RtKernel RtKernel; /* a kernel prepared for one device (its compiled, loaded code) */
@@ -135,6 +136,11 @@ struct RtDevice {
   LoomStatus (*raw_launch)(LoomContext *ctx, RtRawModule *m, void *fn, int index, const uint32_t grid[3],
                            const uint32_t block[3], uint32_t shared_mem, void *stream, void **params,
                            const char *name, Diag *d);
+
+  /* ---- vendor math libraries (linalg.h): matrix products of call kernels (run_schedule hands a kernel
+   * with KernelIr.call to rt_run_call, which calls gemm) and loom_linalg's decompositions; NULL when
+   * the kind has none (a call kernel there is LOOM_ERR_UNSUPPORTED) --------------------------------- */
+  const RtLinalg *linalg;
 };
 
 /* ---- device.c ------------------------------------------------------------------------------------------- */

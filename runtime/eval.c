@@ -266,6 +266,7 @@ static LoomStatus make_plan(LoomGraph *g, int32_t n, const LoomNode *nodes, cons
     memset(p->kernels, 0, (size_t)m.schedule->nkernel * sizeof *p->kernels);
     for (int32_t k = 0; k < m.schedule->nkernel; k++) {
       const SchedKernel *sk = &m.schedule->kernels[k];
+      if (sk->ir->call) continue; /* a library call: nothing to compile */
       int64_t npoints = 1;
       for (int32_t i = 0; i < sk->ir->ndim; i++) npoints *= sk->shape[i];
       st = p->dev->prepare(ctx, di, sk->ir, npoints, &p->kernels[k], d);
@@ -616,6 +617,10 @@ static LoomStatus dump_impl(LoomGraph *g, LoomDumpKind kind, int32_t n, const Lo
     for (int32_t i = 0; st == LOOM_OK && kind == LOOM_DUMP_LLVM && i < m.schedule->nkernel; i++) {
       const KernelIr *ir = m.schedule->kernels[i].ir;
       const CgCompiled *k = NULL;
+      if (ir->call) {
+        sb_printf(&sb, "; kernel %s is a library call (no LLVM IR)\n", ir->name);
+        continue;
+      }
       st = rt_cache_acquire(ctx->rt->cache, ir, true, &k, NULL, d);
       if (st != LOOM_OK) break;
       sb_printf(&sb, "; kernel %s\n%s\n", ir->name, k->llvm_ir ? k->llvm_ir : "");
@@ -623,11 +628,13 @@ static LoomStatus dump_impl(LoomGraph *g, LoomDumpKind kind, int32_t n, const Lo
     }
     if (st == LOOM_OK && kind == LOOM_DUMP_PTX) {
       const KernelIr **ks = arena_alloc(&arena, sizeof *ks * (size_t)(m.schedule->nkernel + 1));
-      for (int32_t i = 0; ks && i < m.schedule->nkernel; i++) ks[i] = m.schedule->kernels[i].ir;
+      int32_t nks = 0; /* library calls have no PTX */
+      for (int32_t i = 0; ks && i < m.schedule->nkernel; i++)
+        if (!m.schedule->kernels[i].ir->call) ks[nks++] = m.schedule->kernels[i].ir;
       const RtDevice *pd = rt_device_for_binary(CG_BINARY_PTX);
       if (!ks) st = diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: loom_dump bookkeeping");
       else if (!pd || !pd->dump_code) st = diag_error(d, LOOM_ERR_UNSUPPORTED, "loom_dump: this build has no PTX target");
-      else st = pd->dump_code(ctx, m.schedule->nkernel, ks, &sb, d);
+      else st = pd->dump_code(ctx, nks, ks, &sb, d);
     }
     arena_free_all(&arena);
     if (st != LOOM_OK) {

@@ -7,7 +7,7 @@
  * (runtime/host_launch.c: tasks over O, or R cut into parts that depend on the sizes only; the same code
  * runs libloomrt's bundled kernels, so both give the same bits).
  * Kernels with an empty space are skipped, except a reduction with non-empty O and empty R, which must
- * still write its identities.
+ * still write its identities. A library-call kernel (KernelIr.call) goes to rt_run_call (the host BLAS).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -17,6 +17,8 @@
 #include "runtime/bundle_build.h"
 #include "runtime/device.h"
 #include "runtime/host_launch.h"
+
+extern const RtDevice rt_host_device; /* the table at the end of this file */
 
 static size_t itemsize_of(LoomDType t) { return (size_t)dtype_bits(t) / 8; }
 
@@ -65,7 +67,7 @@ static LoomStatus run_schedule(LoomContext *ctx, const IrGraph *g, const Schedul
   for (int32_t ki = 0; ki < s->nkernel; ki++) {
     const SchedKernel *sk = &s->kernels[ki];
     const KernelIr *ir = sk->ir;
-    if (ir) rt_bundles_capture(ctx, ir); /* AOT bundle builders record the kernels a run needs */
+    if (ir && !ir->call) rt_bundles_capture(ctx, ir); /* AOT bundle builders record the kernels a run needs */
     if (!ir || ir->ndim < 1 || ir->ndim > LOOM_MAX_RANK || ir->nkeep < 0 || ir->nkeep > ir->ndim ||
         ir->nbuf < 0 || (ir->nbuf > 0 && (!ir->bufs || !sk->bind))) {
       st = diag_error(d, LOOM_ERR_INTERNAL, "internal error: malformed kernel %d in the schedule", ki);
@@ -100,7 +102,11 @@ static LoomStatus run_schedule(LoomContext *ctx, const IrGraph *g, const Schedul
       if (bd->kind == SB_INPUT && bd->index >= 0 && bd->index < g->ninputs) base = g->inputs[bd->index].data;
       else if (bd->kind == SB_TEMP && bd->index >= 0 && bd->index < s->ntemp) base = temps[bd->index];
       else if (bd->kind == SB_OUTPUT && bd->index >= 0 && bd->index < nouts) base = out_data[bd->index];
-      else {
+      else if (bd->kind == SB_INDEX) { /* no memory: the base word carries the offset (ir.h) */
+        bufs[b] = (void *)(uintptr_t)((uint64_t)bd->offset * 8u);
+        for (int32_t i = 0; i < ir->ndim; i++) strides[(size_t)b * (size_t)ir->ndim + (size_t)i] = bd->strides[i];
+        continue;
+      } else {
         if (bufs != args_stack) ctx_free(ctx, bufs);
         st = diag_error(d, LOOM_ERR_INTERNAL,
                         "internal error: kernel %s binds buffer %d to a missing array (kind %d index %d)",
@@ -115,6 +121,12 @@ static LoomStatus run_schedule(LoomContext *ctx, const IrGraph *g, const Schedul
 
     for (int32_t p = 0; p < ir->nparam; p++) memcpy(&bufs[ir->nbuf + p], &sk->params[p], sizeof(uint64_t));
 
+    if (ir->call) { /* a library call (linalg_call.c): no compiled code */
+      st = rt_run_call(ctx, &rt_host_device, 0, sk, bufs, d);
+      if (bufs != args_stack) ctx_free(ctx, bufs);
+      if (st != LOOM_OK) goto done;
+      continue;
+    }
     const CgCompiled *k = pinned ? (const CgCompiled *)pinned[ki] : NULL;
     if (!k) {
       st = rt_cache_acquire(rt->cache, ir, want_ir, &k, NULL, d);
@@ -170,6 +182,7 @@ static void copy_to_strided(const LoomArray *dst, const void *src) {
 }
 
 /* ---- the device table ------------------------------------------------------------------------------ */
+extern const RtLinalg rt_host_linalg; /* runtime/host_blas.c */
 static LoomStatus host_open(LoomContext *ctx, Diag *d) { return LOOM_OK; }
 static int host_count(LoomContext *ctx) { return 1; }
 static void host_close(LoomContext *ctx) {}
@@ -286,4 +299,5 @@ const RtDevice rt_host_device = {
     .write_strided = host_write_strided,
     .settle = NULL,
     .dump_code = NULL,
+    .linalg = &rt_host_linalg,
 };

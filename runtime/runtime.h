@@ -90,6 +90,10 @@ struct RtState {
   pthread_mutex_t device_lock;
   RtDeviceSlot devices[RT_DEVICE_KINDS];
   struct RtBundles *bundles; /* AOT bundles loaded into the context (runtime/bundle_loom.c); NULL until used */
+  /* vendor math libraries per device kind (runtime/linalg.h): made by the kind on first use under
+   * device_lock, released by its RtLinalg.close; allow_tf32 is loom_set_allow_tf32's setting */
+  void *linalg[RT_DEVICE_KINDS];
+  int allow_tf32;
 };
 
 /* Whether a is C-contiguous (size-1 dims may have any stride). */

@@ -28,17 +28,19 @@ py_rc=0
 python3 -m pip install -q --no-build-isolation --no-deps --config-settings=build-dir=build-gpu/python \
   "${sleef[@]}" . > build-gpu/logs/pip.log 2>&1 || { py_rc=$?; tail -30 build-gpu/logs/pip.log; }
 if [ "$py_rc" -eq 0 ]; then
-  (cd /tmp && python3 -m pytest "$OLDPWD/tests/python" -q -p no:cacheprovider 2>&1 | tail -25) |
-    tee build-gpu/logs/pytest.log
-  py_rc=${PIPESTATUS[0]}
+  (cd /tmp && python3 -m pytest "$OLDPWD/tests/python" -q -rfE -p no:cacheprovider > "$OLDPWD/build-gpu/logs/pytest_full.log" 2>&1)
+  py_rc=$?
+  grep -E "^(FAILED|ERROR) " build-gpu/logs/pytest_full.log | head -60 | tee build-gpu/logs/pytest.log
+  tail -3 build-gpu/logs/pytest_full.log | tee -a build-gpu/logs/pytest.log
   python3 bench/bench_python_gpu.py 2>&1 | tee build-gpu/logs/bench_python_gpu.log
 fi
-[ "$py_rc" -eq 0 ] && bash bench/suite/gpu.sh   # the workload suite vs torch/JAX/CuPy (~4 min); copies into $OUT
+[ "$py_rc" -eq 0 ] && [ "${LOOM_GPU_SUITE:-1}" != 0 ] && bash bench/suite/gpu.sh   # LOOM_GPU_SUITE=0 skips it; the workload suite vs torch/JAX/CuPy (~4 min); copies into $OUT
 if [ -n "${OUT:-}" ]; then
   mkdir -p "$OUT"
   cp build-gpu/logs/pytest.log build-gpu/logs/bench_python_gpu.log build-gpu/logs/pip.log "$OUT"/ 2>/dev/null
   cp bench/results/*-python-h200.json "$OUT"/ 2>/dev/null
   cp bench/results/*-user-kernels-h200.* build-gpu/logs/bench_user_kernels_gpu.log "$OUT"/ 2>/dev/null
   cp build-gpu/logs/loomrt_gpu.log "$OUT"/ 2>/dev/null
+  (cd build-gpu && tar czf "$OUT/gpu-logs.tgz" logs Testing/Temporary/LastTest.log 2>/dev/null)
 fi
 echo "gpu_all.sh: C tests exit $c_rc, Python exit $py_rc"

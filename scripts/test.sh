@@ -3,8 +3,9 @@
 # Debug build with AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/). Prints ctest's
 # summary lines; exits nonzero if any build or test fails. Both passes always run, so one report
 # shows every failure. After the Release ctest, the Python suite (pytest tests/python) runs against the
-# package setup.sh installed. Environment: LOOM_JOBS (default: nproc), LOOM_SKIP_ASAN=1 skips the second
-# pass, LOOM_SKIP_PYTHON=1 skips the Python package and its tests, PYTHON picks the interpreter.
+# package setup.sh installed, then a sample of CuPy's own test suite (scripts/cupy_suite.sh --ci). Environment:
+# LOOM_JOBS (default: nproc), LOOM_SKIP_ASAN=1 skips the second pass, LOOM_SKIP_PYTHON=1 skips the Python
+# package and its tests, LOOM_SKIP_CUPY_SUITE=1 the CuPy sample, PYTHON picks the interpreter.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 jobs=${LOOM_JOBS:-$(nproc 2>/dev/null || echo 2)}
@@ -23,6 +24,11 @@ if [ "${LOOM_SKIP_PYTHON:-0}" != 1 ]; then
   echo "== pytest (Python package, tests/python)"
   # from the repository root, the installed package is imported (python/ is not on sys.path)
   "${PYTHON:-python3}" -m pytest tests/python -q -p no:cacheprovider 2>&1 | tail -n 15 || status=1
+  if [ "${LOOM_SKIP_CUPY_SUITE:-0}" != 1 ]; then
+    echo "== CuPy's test suite, CI sample (scripts/cupy_suite.sh --ci; tests/cupy/README.md)"
+    # fails when the sample's pass rate drops below tests/cupy/ci_threshold
+    bash scripts/cupy_suite.sh --ci 2>&1 | tail -n 15 || status=1
+  fi
 fi
 
 if [ "${LOOM_SKIP_ASAN:-0}" != 1 ]; then

@@ -46,7 +46,9 @@ typedef enum LoomStatus {
   LOOM_ERR_OUT_OF_MEMORY,    /* an allocation failed (the message names the size) */
   LOOM_ERR_UNSUPPORTED,      /* valid input that this version cannot do (the message says what) */
   LOOM_ERR_BACKEND,          /* the compiler or a device failed */
-  LOOM_ERR_INTERNAL          /* a broken invariant inside Loom: a bug, please report it */
+  LOOM_ERR_INTERNAL,         /* a broken invariant inside Loom: a bug, please report it */
+  LOOM_ERR_LINALG            /* a matrix the operation is not defined for (singular, not positive
+                                definite) or a decomposition that did not converge: NumPy's LinAlgError */
 } LoomStatus;
 
 /* The numbering is part of cache keys: new dtypes are appended, never renumbered.
@@ -120,6 +122,8 @@ typedef struct LoomStats {
   double compile_ms;          /* total time spent compiling */
   uint64_t last_eval_kernels; /* kernels run by the last loom_eval on this context */
   uint64_t temp_bytes_peak;   /* peak bytes of temporaries allocated by one loom_eval */
+  uint64_t library_calls;     /* calls of a vendor library (BLAS, cuBLASLt, LAPACK, cuSOLVER) made by
+                                 loom_eval's call kernels and loom_linalg, counted per schedule item */
 } LoomStats;
 LOOM_API LoomStatus loom_get_stats(LoomContext *ctx, LoomStats *out);
 
@@ -144,6 +148,11 @@ LOOM_API LoomStatus loom_weak_bool(LoomGraph *g, int value, LoomNode *out);
  * bfloat16 -> complex64, float64 -> complex128; ints and bool -> complex128). */
 LOOM_API LoomStatus loom_const_complex(LoomGraph *g, double re, double im, LoomDType dtype, LoomNode *out);
 LOOM_API LoomStatus loom_weak_complex(LoomGraph *g, double re, double im, LoomNode *out);
+
+/* An int64 array of `shape` whose elements are their own row-major linear indices 0 .. n-1 (NumPy's
+ * arange(n).reshape(shape)). It has no memory: the kernels that read it (or any view of it) compute
+ * each element from the point's coordinates. With LOOM_OP_RANDOM_BITS it numbers the random draws. */
+LOOM_API LoomStatus loom_iota(LoomGraph *g, int32_t ndim, const int64_t *shape, LoomNode *out);
 
 LOOM_API LoomStatus loom_unary(LoomGraph *g, LoomOp op, LoomNode x, LoomNode *out);
 LOOM_API LoomStatus loom_binary(LoomGraph *g, LoomOp op, LoomNode a, LoomNode b, LoomNode *out);
@@ -183,6 +192,45 @@ LOOM_API LoomStatus loom_reduce(LoomGraph *g, LoomReduceOp op, LoomNode x, int32
 LOOM_API LoomStatus loom_reduce_dtype(LoomGraph *g, LoomReduceOp op, LoomNode x, int32_t naxes,
                                       const int32_t *axes, int keepdims, LoomDType dtype,
                                       LoomNode *out);
+
+/* ---- linear algebra ------------------------------------------------------------------------------------
+ * Matrix products are graph nodes: lazy, fused with their elementwise neighbours, and run as one call of
+ * the device's BLAS (loaded at run time: a host BLAS such as OpenBLAS, cuBLASLt on NVIDIA; a missing
+ * library is LOOM_ERR_UNSUPPORTED naming what to install). An elementwise epilogue the library applies
+ * itself (scaling, a bias vector, an added matrix, ReLU) is folded into the call. */
+/* NumPy's matmul (a @ b): 0-d operands are an error; a 1-d a is a row, a 1-d b a column (the added dim
+ * is dropped); the batch dims (all but the last two) broadcast; the dtype is the operands' promotion.
+ * Float16 accumulates in float32. Integer and bool products (no BLAS, as in NumPy) wrap on overflow. */
+LOOM_API LoomStatus loom_matmul(LoomGraph *g, LoomNode a, LoomNode b, LoomNode *out);
+/* TF32 tensor cores for float32 products on NVIDIA (off by default, as PyTorch's allow_tf32; env
+ * LOOM_ALLOW_TF32=1); returns the previous setting. No effect on other dtypes and devices. */
+LOOM_API int loom_set_allow_tf32(LoomContext *ctx, int allow);
+
+/* Decompositions and solvers, run at once on the device of their inputs (LAPACK on the host, cuSOLVER
+ * on NVIDIA) over the batch of matrices in the leading dims. Matrices are column-major and packed: an
+ * m x n matrix of a batch is an array of shape [..., m, n] with strides [..., 1, m] and each matrix
+ * right after the previous one (NumPy's swapaxes(ascontiguousarray(swapaxes(x, -1, -2)), -1, -2)). Outputs
+ * (out[0..nout), descriptors overwritten) are allocated on that device in the same layout (vectors
+ * C-contiguous): free them with loom_array_free. float32 and float64. A problem the operation is not
+ * defined for is LOOM_ERR_LINALG with NumPy's message ("Singular matrix", "Matrix is not positive
+ * definite", ...), naming the matrix of the batch. */
+typedef enum LoomLinalgOp {
+  LOOM_LINALG_LU = 0,   /* a (n x n) -> lu (n x n), piv (int32 [..., n], LAPACK's 1-based row swaps): getrf;
+                           a singular matrix is no error (a zero on lu's diagonal): det, slogdet */
+  LOOM_LINALG_SOLVE,    /* a (n x n), b (n x k) -> x (n x k), a x = b: gesv */
+  LOOM_LINALG_CHOLESKY, /* a (n x n) -> l: the factor of a's lower (LOOM_LINALG_UPPER: upper) triangle, in
+                           that triangle; the other triangle keeps a's values */
+  LOOM_LINALG_QR,       /* a (m x n) -> r (m x n, R in its upper triangle), q (m x min(m, n); m x m with
+                           LOOM_LINALG_COMPLETE; none with LOOM_LINALG_VALUES_ONLY): geqrf, orgqr */
+  LOOM_LINALG_SVD,      /* a (m x n) -> s (min(m, n)), u (m x k), vh (k x n), k = min(m, n); u m x m and vh
+                           n x n with LOOM_LINALG_COMPLETE; s only with LOOM_LINALG_VALUES_ONLY: gesdd */
+  LOOM_LINALG_EIGH,     /* a (n x n) -> w (n, ascending), v (n x n, eigenvectors in columns; none with
+                           LOOM_LINALG_VALUES_ONLY), from a's lower (LOOM_LINALG_UPPER: upper) triangle: syevd */
+  LOOM_LINALG_COUNT
+} LoomLinalgOp;
+enum { LOOM_LINALG_UPPER = 1, LOOM_LINALG_COMPLETE = 2, LOOM_LINALG_VALUES_ONLY = 4 };
+LOOM_API LoomStatus loom_linalg(LoomContext *ctx, LoomLinalgOp op, int32_t flags, int32_t nin, const LoomArray *in,
+                                int32_t nout, LoomArray *out);
 
 LOOM_API LoomStatus loom_node_info(LoomGraph *g, LoomNode node, LoomDType *dtype, int32_t *ndim,
                                    int64_t *shape /* LOOM_MAX_RANK entries, may be NULL */);

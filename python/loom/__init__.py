@@ -25,7 +25,7 @@ from . import _creation, _math, _reductions, _manipulation, _indexing, _complex
 from ._fuse import fuse, Fusion
 from ._kernels import ElementwiseKernel, ReductionKernel  # noqa: F401
 from ._raw import RawKernel, RawModule  # noqa: F401
-from . import cuda, linalg
+from . import cuda, exceptions, linalg, random
 from .aot import load_bundle  # noqa: F401 (loom.aot: ahead-of-time kernel bundles)
 from .cuda import get_default_memory_pool, get_default_pinned_memory_pool  # noqa: F401 (CuPy exports them)
 

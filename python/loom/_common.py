@@ -56,6 +56,8 @@ def _default_dtype(dtype, fallback):
 
 
 def _shape_tuple(shape):
+    if shape is None:
+        raise TypeError("Use () not None as shape arguments")
     if isinstance(shape, (int, numpy.integer)):
         return (operator.index(shape),)
     try:
@@ -87,16 +89,74 @@ def _cur():
 
 def _from_numpy(a, copy=True, device=None):
     """A loom array from NumPy data: copy=False is a zero-copy host array; copy=True copies onto
-    `device` ((kind, index); None: the current device)."""
+    `device` ((kind, index); None: the current device), keeping the order of a's strides (NumPy's
+    order 'K': an F-contiguous array stays F-contiguous)."""
     a = numpy.asarray(a)
     if a.dtype.byteorder not in "=|" or a.dtype not in _CODE:
         _code(a.dtype)  # raises TypeError for unsupported dtypes
         a = a.astype(a.dtype.newbyteorder("="))
     if builtins.any(s % a.itemsize for s in a.strides):
         a = numpy.ascontiguousarray(a)
+    if copy and a.ndim > 1 and a.size > 1:
+        perm = _layout_perm(a.shape, a.strides, a.itemsize, "K")
+        if perm != tuple(range(a.ndim)):  # copy the axes in memory order, then view them back
+            r = _from_numpy(numpy.ascontiguousarray(a.transpose(perm)), True, device)
+            return r.transpose(_inverse_perm(perm))
     src = (a,) if a.dtype != _BF16 else (a.view(numpy.uint16), False, _BF16_CODE)  # no buffer format
     if copy:
         kind, index = _cur() if device is None else device
         if kind != 0:
             return _core.to_device(_core.from_buffer(src[0], False, *src[2:]), kind, index)
     return _core.from_buffer(src[0], copy, *src[2:])
+
+
+# ---- memory order ---------------------------------------------------------------------------------------
+def _contiguous(shape, strides, itemsize, order):
+    """NumPy's C_CONTIGUOUS ('C') or F_CONTIGUOUS ('F') flag: axes of size 1 may have any stride, and an
+    empty array is both."""
+    if 0 in shape:
+        return True
+    dims = list(zip(shape, strides))
+    if order == "C":
+        dims.reverse()
+    expect = itemsize
+    for n, s in dims:
+        if n != 1 and s != expect:
+            return False
+        expect *= n
+    return True
+
+
+def _order_name(order, allowed="CFAK", what="order"):
+    """NumPy's order argument as one upper-case letter (None is 'K'); ValueError for any other."""
+    o = "K" if order is None else order
+    if isinstance(o, str) and len(o) == 1 and o.upper() in allowed:
+        return o.upper()
+    names = ", ".join(repr(c) for c in allowed[:-1]) + f", or {allowed[-1]!r}" if len(allowed) > 1 else repr(allowed)
+    raise ValueError(f"{what} must be one of {names} (got {order!r})")
+
+
+def _layout_perm(shape, strides, itemsize, order):
+    """The axes of an array with this geometry in memory order, outermost first, for NumPy's order
+    argument: 'C' the axes as they are, 'F' reversed, 'A' as 'F' for an F- and not C-contiguous
+    array else as 'C', 'K' by decreasing |stride| (the order its elements lie in memory; ties keep the
+    C order)."""
+    n = len(shape)
+    order = _order_name(order)
+    if order in "AK":
+        c = _contiguous(shape, strides, itemsize, "C")
+        if c or order == "A" or _contiguous(shape, strides, itemsize, "F"):
+            order = "F" if not c and _contiguous(shape, strides, itemsize, "F") else "C"
+    if order == "C":
+        return tuple(range(n))
+    if order == "F":
+        return tuple(reversed(range(n)))
+    return tuple(sorted(range(n), key=lambda i: -abs(strides[i])))
+
+
+def _inverse_perm(perm):
+    inv = [0] * len(perm)
+    for i, p in enumerate(perm):
+        inv[p] = i
+    return tuple(inv)
+

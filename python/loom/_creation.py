@@ -4,41 +4,65 @@ Interface, DLPack), filled (empty, zeros, ones, full, *_like), ranges (arange, l
 import numpy
 
 from . import _core
-from ._common import _code, _shape_tuple, _cur, _from_numpy
+from ._common import (_code, _shape_tuple, _cur, _from_numpy, _order_name, _layout_perm, _inverse_perm,
+                      _contiguous)
 from ._ndarray import ndarray, _operand
 
 
 def array(obj, dtype=None, copy=True, order="K", subok=False, ndmin=0):
+    """A loom array from obj (a loom array, a NumPy array or scalar, nested lists, a CUDA Array Interface
+    or DLPack object) on the current device, laid out as order asks (NumPy's C, F, A, K)."""
+    o = _order_name(order)
     if isinstance(obj, ndarray):
-        r = obj.astype(obj.dtype if dtype is None else dtype, copy=copy is not False)
+        r = obj.astype(obj.dtype if dtype is None else dtype, order=o, copy=copy is not False)
     elif _has_cai(obj):
         r = _from_cai(obj)
         if dtype is not None or copy:
-            r = r.astype(r.dtype if dtype is None else dtype, copy=True)
+            r = r.astype(r.dtype if dtype is None else dtype, order=o, copy=True)
     elif hasattr(obj, "__dlpack__") and not isinstance(obj, numpy.ndarray):
         r = from_dlpack(obj)
         if dtype is not None or copy:
-            r = r.astype(r.dtype if dtype is None else dtype, copy=True)
+            r = r.astype(r.dtype if dtype is None else dtype, order=o, copy=True)
     else:
-        r = _from_numpy(numpy.asarray(obj, dtype=dtype), copy=True)
+        r = _from_numpy(numpy.asarray(obj, dtype=dtype, order=o), copy=True)
     if ndmin > r.ndim:
         r = r.reshape((1,) * (ndmin - r.ndim) + r.shape)
     return r
 
 
 def asarray(a, dtype=None, order=None):
-    """Loom arrays as they are; objects with __cuda_array_interface__ or a CUDA __dlpack__ (CuPy,
-    PyTorch) zero-copy; anything else (NumPy, lists) copied onto the current device."""
+    """Loom arrays as they are (copied when dtype or order asks); objects with __cuda_array_interface__
+    or a CUDA __dlpack__ (CuPy, PyTorch) zero-copy; anything else (NumPy, lists) copied onto the current
+    device, keeping its layout (order=None or 'K'), or in the order asked."""
+    o = _order_name(order)
     if isinstance(a, ndarray):
-        return a if dtype is None or numpy.dtype(dtype) == a.dtype else a.astype(dtype)
-    if _has_cai(a):
+        r = a
+    elif _has_cai(a):
         r = _from_cai(a)
     elif hasattr(a, "__dlpack__") and hasattr(a, "__dlpack_device__") and not isinstance(a, numpy.ndarray) \
             and a.__dlpack_device__()[0] == 2:
         r = from_dlpack(a)
     else:
-        return array(a, dtype, copy=True)
-    return r if dtype is None or numpy.dtype(dtype) == r.dtype else r.astype(dtype)
+        return array(a, dtype, copy=True, order=o)
+    if (dtype is None or numpy.dtype(dtype) == r.dtype) and (o in "AK" or _manipulation._satisfies(r, o)):
+        return r  # as NumPy: only 'C' and 'F' ask for a copy of an array laid out otherwise
+    return r.astype(r.dtype if dtype is None else dtype, order=o)
+
+
+asanyarray = asarray
+
+
+def ascontiguousarray(a, dtype=None):
+    """a as a C-contiguous array of at least one dimension (a itself when it already is one)."""
+    r = asarray(a, dtype, order="C")
+    return r.reshape(1) if r.ndim == 0 else r
+
+
+def asfortranarray(a, dtype=None):
+    """a as a Fortran-contiguous (F-contiguous) array of at least one dimension (a itself when it
+    already is one)."""
+    r = asarray(a, dtype, order="F")
+    return r.reshape(1) if r.ndim == 0 else r
 
 
 def _has_cai(obj):
@@ -72,10 +96,6 @@ def _from_cai(obj):
                               1, dev, obj)
 
 
-asanyarray = asarray
-ascontiguousarray = asarray
-
-
 def asnumpy(a, stream=None, order="C", out=None, blocking=True):
     if isinstance(a, ndarray):
         return a.get(out=out, order=order)
@@ -86,44 +106,93 @@ def asnumpy(a, stream=None, order="C", out=None, blocking=True):
     return r
 
 
+def _creation_dtype(dtype):
+    """The NumPy dtype of a new loom array (None: float64); loom arrays are in native byte order."""
+    d = numpy.dtype(float if dtype is None else dtype)
+    if d.byteorder not in "=|":
+        raise ValueError(f"Unsupported dtype {d}: loom arrays hold values in the native byte-order")
+    _code(d)
+    return d
+
+
+def _empty_in_order(shape, dtype, zero, device, perm=None):
+    """A new array (zero-filled with zero) of that shape and dtype on device ((kind, index); None: the
+    current device) whose axes lie in memory in the order perm (outermost first; None: C order): a
+    C-contiguous allocation of the permuted shape, viewed through the inverse permutation. (An empty
+    array has zero strides, as NumPy's: _core gives every new empty array those.)"""
+    shape = _shape_tuple(shape)
+    d = _creation_dtype(dtype)
+    n = len(shape)
+    perm = tuple(range(n)) if perm is None else tuple(perm)
+    a = _core.empty(tuple(shape[p] for p in perm), _code(d), zero, *(_cur() if device is None else device))
+    if perm != tuple(range(n)):
+        a = a.transpose(_inverse_perm(perm))
+    return a
+
+
+def _cf_perm(ndim, order):
+    """The memory order of a new array for order 'C' or 'F' (NumPy's creation functions take no other)."""
+    if not (isinstance(order, str) and order.upper() in ("C", "F")):
+        raise ValueError("only 'C' or 'F' order is permitted")
+    return tuple(range(ndim)) if order.upper() == "C" else tuple(reversed(range(ndim)))
+
+
 def empty(shape, dtype=float, order="C"):
-    return _core.empty(_shape_tuple(shape), _code(dtype), False, *_cur())
+    shape = _shape_tuple(shape)
+    return _empty_in_order(shape, dtype, False, None, _cf_perm(len(shape), order))
 
 
 def zeros(shape, dtype=float, order="C"):
-    return _core.empty(_shape_tuple(shape), _code(dtype), True, *_cur())
+    shape = _shape_tuple(shape)
+    return _empty_in_order(shape, dtype, True, None, _cf_perm(len(shape), order))
 
 
 def full(shape, fill_value, dtype=None, order="C"):
     if dtype is None:
         dtype = numpy.asarray(fill_value.get() if isinstance(fill_value, ndarray) else fill_value).dtype
-    a = _core.empty(_shape_tuple(shape), _code(dtype), False, *_cur())
+    shape = _shape_tuple(shape)
+    a = _empty_in_order(shape, dtype, False, None, _cf_perm(len(shape), order))
     _core.assign(a, _operand(fill_value))
     return a
 
 
 def ones(shape, dtype=float, order="C"):
-    return full(shape, 1, dtype)
+    return full(shape, 1, float if dtype is None else dtype, order)
 
 
-def _like_shape(a, shape):
-    return a.shape if shape is None else shape
+def _empty_like(a, dtype, order, subok, shape, zero):
+    """A new array like a (a loom or NumPy array): its dtype and shape unless given, and its layout
+    for order 'K' (the same order of strides) or 'A' (F when a is F- and not C-contiguous)."""
+    if subok is not None:
+        raise TypeError("subok is not supported: loom arrays have no subclasses")
+    if not isinstance(a, (ndarray, numpy.ndarray)):
+        a = numpy.asarray(a)
+    shape = a.shape if shape is None else _shape_tuple(shape)
+    o = _order_name(order)
+    if len(shape) != a.ndim:
+        o = "F" if o == "F" or (o == "A" and _contiguous(a.shape, a.strides, a.itemsize, "F")
+                                and not _contiguous(a.shape, a.strides, a.itemsize, "C")) else "C"
+    perm = _layout_perm(a.shape, a.strides, a.itemsize, o) if len(shape) == a.ndim else \
+        _cf_perm(len(shape), o)
+    return _empty_in_order(shape, a.dtype if dtype is None else dtype, zero, None, perm)
 
 
 def empty_like(a, dtype=None, order="K", subok=None, shape=None):
-    return empty(_like_shape(a, shape), a.dtype if dtype is None else dtype)
+    return _empty_like(a, dtype, order, subok, shape, False)
 
 
 def zeros_like(a, dtype=None, order="K", subok=None, shape=None):
-    return zeros(_like_shape(a, shape), a.dtype if dtype is None else dtype)
+    return _empty_like(a, dtype, order, subok, shape, True)
 
 
 def ones_like(a, dtype=None, order="K", subok=None, shape=None):
-    return ones(_like_shape(a, shape), a.dtype if dtype is None else dtype)
+    return full_like(a, 1, dtype, order, subok, shape)
 
 
 def full_like(a, fill_value, dtype=None, order="K", subok=None, shape=None):
-    return full(_like_shape(a, shape), fill_value, a.dtype if dtype is None else dtype)
+    r = _empty_like(a, dtype, order, subok, shape, False)
+    _core.assign(r, _operand(fill_value))
+    return r
 
 
 def arange(start, stop=None, step=1, dtype=None):
@@ -131,6 +200,8 @@ def arange(start, stop=None, step=1, dtype=None):
 
 
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
+    """Computed by NumPy on the host (array endpoints are copied there), then copied to the device."""
+    start, stop = (v.get() if isinstance(v, ndarray) else v for v in (start, stop))
     r = numpy.linspace(start, stop, num, endpoint, retstep, dtype, axis)
     if retstep:
         return _from_numpy(r[0], copy=True), r[1]
@@ -171,3 +242,6 @@ def from_dlpack(x, *, device=None, copy=None):
 
 __all__ = [_n for _n, _v in list(globals().items())
            if not _n.startswith("_") and getattr(_v, "__module__", None) == __name__]
+
+
+from . import _manipulation  # noqa: E402 (it imports this module)

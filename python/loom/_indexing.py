@@ -110,6 +110,9 @@ def _setitem(self, key, value):
     if self._lazy:
         _core.eval(self)
     target = self if key is Ellipsis or key == () else self[key]
+    extra = value.ndim - target.ndim if isinstance(value, ndarray) else 0
+    if extra > 0 and all(n == 1 for n in value.shape[:extra]):  # NumPy drops leading length-1 axes
+        value = value.reshape(value.shape[extra:])
     if self.dtype.kind != "c":  # complex into a real array: NumPy's rules
         if isinstance(value, complex):
             raise TypeError("float() argument must be a string or a real number, not 'complex'")

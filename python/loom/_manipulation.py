@@ -1,19 +1,85 @@
-"""_manipulation.py: shapes and dtypes of arrays (reshape, transpose, ravel, squeeze, expand_dims,
-broadcast_to, astype, copy, result_type, can_cast) and joining arrays (concatenate, stack, on the host
-for now). Views share memory with their base as NumPy's do; a tracer's reshapes are graph nodes.
+"""_manipulation.py: shapes, layouts and dtypes of arrays (reshape, transpose, ravel, squeeze,
+expand_dims, broadcast_to, astype, copy, result_type, can_cast) and joining arrays (concatenate, stack,
+on the host for now). Views share memory with their base as NumPy's do; a tracer's reshapes are graph
+nodes.
+
+Memory order (NumPy's order= argument: 'C', 'F', 'A', 'K'): a copy in C order is a pending graph node
+(loom computes C-contiguous results); a copy in any other layout is written at once into a new array
+allocated with that layout (_creation._empty_in_order), since a pending value has C strides. Tracers
+(inside @loom.fuse) have no memory: their copies and reshapes take C order and the values NumPy gives.
 """
 import operator
 
 import numpy
 
 from . import _core
-from ._common import _shape_tuple
-from ._ndarray import ndarray, _finish, _host
-from ._creation import asarray
+from ._common import _DTYPES, _shape_tuple, _layout_perm, _order_name, _contiguous, _norm_axis
+from ._ndarray import ndarray, _finish, _host, _NotAView, _operand
+from ._creation import asarray, _empty_in_order
+
+
+# ---- layouts (the ndarray methods reshape, ravel, flatten, astype and copy call these) ---------------------
+def _satisfies(a, order):
+    """True when a's layout already satisfies order as NumPy's astype(copy=False) asks: 'K' always, 'C'
+    C-contiguous, 'F' F-contiguous, 'A' either."""
+    o = _order_name(order)
+    c = o in "CA" and _contiguous(a.shape, a.strides, a.itemsize, "C")
+    f = o in "FA" and _contiguous(a.shape, a.strides, a.itemsize, "F")
+    return o == "K" or c or f
+
+
+def _copy(a, code, order):
+    """A new array with a's values cast to dtype code, laid out as order asks (C, F, A, K)."""
+    perm = _layout_perm(a.shape, a.strides, a.itemsize, order)
+    if a._tracer or perm == tuple(range(a.ndim)):
+        return _core.cast(a, code)  # pending, C-contiguous
+    dst = _empty_in_order(a.shape, _DTYPES[code], False, a._device, perm)
+    if a.size:
+        _core.assign(dst, a)
+    return dst
+
+
+def _reshape(a, shape, order):
+    """a.reshape(shape, order): a view when the memory allows (NumPy decides), else a copy. Order 'F'
+    reads and writes the elements with the first index fastest: a.T reshaped to the reversed shape in C
+    order, transposed back (an F-contiguous copy)."""
+    if _order_name(order, "CFAK") == "K":
+        raise ValueError("order 'K' is not permitted for reshaping")
+    o = _order_name(order, "CFA")
+    if o == "A":
+        o = "F" if _contiguous(a.shape, a.strides, a.itemsize, "F") and \
+            not _contiguous(a.shape, a.strides, a.itemsize, "C") else "C"
+    if a._tracer:
+        if o == "C":
+            return _core.movement(0, a, shape, None, None)
+        t = _core.movement(0, _core.movement(1, a, None, None, None), shape[::-1], None, None)
+        return _core.movement(1, t, None, None, None)
+    try:
+        return a._numpy_view(lambda v: v.reshape(shape, order=o))
+    except _NotAView:
+        pass
+    if o == "C":
+        return _core.movement(0, a, shape, None, None)
+    return _core.movement(0, a.transpose(), shape[::-1], None, None).transpose()
+
+
+def _ravel(a, order, copy):
+    """a.ravel(order) (a view when the elements already lie contiguous in that order, else a copy) or,
+    with copy, a.flatten(order) (always a copy). 'K' reads the axes in the order of their |strides|
+    (an axis with a negative stride is still read forwards), as NumPy."""
+    o = _order_name(order)
+    if a._tracer:
+        x = a if o != "F" else _core.movement(1, a, None, None, None)
+        return _core.movement(0, x, (a.size,), None, None)
+    perm = _layout_perm(a.shape, a.strides, a.itemsize, o)
+    x = a if perm == tuple(range(a.ndim)) else a.transpose(perm)
+    if not copy and _contiguous(x.shape, x.strides, x.itemsize, "C"):
+        return x.reshape(-1)
+    return _core.movement(0, x, (a.size,), None, None)
 
 
 def reshape(a, newshape, order="C"):
-    return asarray(a).reshape(newshape, order=order)
+    return _reshape(asarray(a), _shape_tuple(newshape), order)
 
 
 def transpose(a, axes=None):
@@ -21,7 +87,7 @@ def transpose(a, axes=None):
 
 
 def ravel(a, order="C"):
-    return asarray(a).ravel()
+    return _ravel(asarray(a), order, False)
 
 
 def squeeze(a, axis=None):
@@ -52,7 +118,7 @@ def astype(a, dtype, copy=True):
 
 
 def copy(a, order="K"):
-    return asarray(a).copy()
+    return asarray(a).copy(order)
 
 
 def shape(a):
@@ -75,12 +141,184 @@ def can_cast(from_, to, casting="safe"):
     return numpy.can_cast(from_.dtype if isinstance(from_, ndarray) else from_, to, casting)
 
 
+def copyto(dst, src, casting="same_kind", where=True):
+    """Writes src (broadcast to dst's shape, cast under the casting rule) into the loom array dst, where
+    `where` is True (a mask broadcast to dst's shape), like numpy.copyto."""
+    if not isinstance(dst, ndarray):
+        raise TypeError(f"copyto: the destination must be a loom array, not {type(dst).__name__}")
+    src = _operand(src)
+    if isinstance(src, ndarray):
+        if not numpy.can_cast(src.dtype, dst.dtype, casting):
+            raise TypeError(f"Cannot cast array data from {src.dtype!r} to {dst.dtype!r} according to the rule "
+                            f"{casting!r}")
+    elif not numpy.can_cast(numpy.result_type(src, dst.dtype), dst.dtype, casting):  # NEP 50 for scalars
+        raise TypeError(f"Cannot cast scalar from {numpy.result_type(src, dst.dtype)!r} to {dst.dtype!r} according "
+                        f"to the rule {casting!r}")
+    if isinstance(where, (bool, numpy.bool_)) and where:
+        value = src
+    else:
+        mask = asarray(where)
+        if mask.dtype != numpy.bool_:
+            raise TypeError(f"copyto: where must be a boolean array, not {mask.dtype}")
+        value = _core.where(mask, _core.cast(src, dst._dtype_code) if isinstance(src, ndarray) else src, dst)
+    if isinstance(value, ndarray) and value.shape != dst.shape:
+        numpy.broadcast_shapes(value.shape, dst.shape)  # ValueError as NumPy's
+        if numpy.broadcast_shapes(value.shape, dst.shape) != dst.shape:
+            raise ValueError(f"could not broadcast input array from shape {value.shape} into shape {dst.shape}")
+    if dst._lazy:
+        _core.eval(dst)
+    _core.assign(dst, value)
+
+
+def moveaxis(a, source, destination):
+    """A view with the axes moved, like numpy.moveaxis."""
+    return _view_by(asarray(a), lambda v: numpy.moveaxis(v, source, destination))
+
+
+def rollaxis(a, axis, start=0):
+    return _view_by(asarray(a), lambda v: numpy.rollaxis(v, axis, start))
+
+
+def flip(m, axis=None):
+    """A view with the order of the elements along axis (all axes: None) reversed, like numpy.flip."""
+    return _view_by(asarray(m), lambda v: numpy.flip(v, axis))
+
+
+def fliplr(m):
+    return _view_by(asarray(m), numpy.fliplr)
+
+
+def flipud(m):
+    return _view_by(asarray(m), numpy.flipud)
+
+
+def rot90(m, k=1, axes=(0, 1)):
+    return _view_by(asarray(m), lambda v: numpy.rot90(v, k, axes))
+
+
+def atleast_1d(*arys):
+    r = [_view_by(asarray(a), numpy.atleast_1d) for a in arys]
+    return r[0] if len(r) == 1 else r
+
+
+def atleast_2d(*arys):
+    r = [_view_by(asarray(a), numpy.atleast_2d) for a in arys]
+    return r[0] if len(r) == 1 else r
+
+
+def atleast_3d(*arys):
+    r = [_view_by(asarray(a), numpy.atleast_3d) for a in arys]
+    return r[0] if len(r) == 1 else r
+
+
+def broadcast_arrays(*args):
+    """Views of the arrays broadcast to their common shape, like numpy.broadcast_arrays."""
+    arrays = [asarray(a) for a in args]
+    shape = numpy.broadcast_shapes(*(a.shape for a in arrays))
+    return [broadcast_to(a, shape) for a in arrays]
+
+
+def _view_by(a, fn):
+    """fn (a NumPy function returning a view of its argument) applied to a's memory: a loom view."""
+    if a._tracer:
+        raise TypeError(f"@loom.fuse: {getattr(fn, '__name__', 'this view')} of a traced value is not supported "
+                        "yet; apply it to the arguments outside the fused function")
+    return a._numpy_view(fn)
+
+
+def roll(a, shift, axis=None):
+    """a with its elements shifted along axis (the flattened array for None), those leaving one end
+    entering at the other, like numpy.roll: written on the device, two copies per axis."""
+    a = asarray(a)
+    if axis is None:
+        return roll(a.ravel(), shift, 0).reshape(a.shape)
+    shifts, axes = numpy.broadcast_arrays(numpy.asarray(shift), numpy.asarray(axis))
+    total = {}
+    for sh, ax in zip(shifts.ravel().tolist(), axes.ravel().tolist()):
+        ax = _norm_axis(ax, a.ndim)
+        total[ax] = total.get(ax, 0) + sh
+    r = a
+    for ax, sh in total.items():
+        n = a.shape[ax]
+        k = sh % n if n else 0
+        if k == 0:
+            continue
+        out = _empty_in_order(r.shape, r.dtype, False, r._device)
+
+        def at(sl):
+            return tuple(sl if i == ax else slice(None) for i in range(r.ndim))
+        out[at(slice(0, k))] = r[at(slice(n - k, n))]
+        out[at(slice(k, n))] = r[at(slice(0, n - k))]
+        r = out
+    return r if r is not a else a.copy()
+
+
+def repeat(a, repeats, axis=None):
+    """Each element repeated `repeats` times along axis (the flattened array for None), like
+    numpy.repeat: a pending copy of a broadcast view for one count; per-element counts are computed
+    by NumPy on the host."""
+    a = asarray(a)
+    if axis is None:
+        a, axis = a.ravel(), 0
+    axis = _norm_axis(axis, a.ndim)
+    if numpy.ndim(repeats) != 0 or isinstance(repeats, ndarray):
+        r = repeats.get() if isinstance(repeats, ndarray) else numpy.asarray(repeats)
+        if r.size != 1:
+            return _host(lambda x: numpy.repeat(x, r, axis), a)
+        repeats = r.reshape(())[()]
+    repeats = operator.index(repeats)
+    if repeats < 0:
+        raise ValueError("repeats may not contain negative values.")
+    x = expand_dims(a, axis + 1)
+    shape = a.shape[:axis + 1] + (repeats,) + a.shape[axis + 1:]
+    return _reshape(broadcast_to(x, shape), a.shape[:axis] + (a.shape[axis] * repeats,) + a.shape[axis + 1:], "C")
+
+
+def tile(A, reps):
+    """A repeated reps times per axis, like numpy.tile: a pending copy of a broadcast view."""
+    A = asarray(A)
+    reps = (reps,) if numpy.ndim(reps) == 0 else tuple(reps)
+    reps = tuple(operator.index(r) for r in reps)
+    if any(r < 0 for r in reps):
+        raise ValueError("negative dimensions are not allowed")
+    n = max(A.ndim, len(reps))
+    reps = (1,) * (n - len(reps)) + reps
+    A = A.reshape((1,) * (n - A.ndim) + A.shape)
+    if all(r == 1 for r in reps):
+        return A.copy()
+    x = A.reshape(tuple(v for d in A.shape for v in (1, d)))
+    b = broadcast_to(x, tuple(v for r, d in zip(reps, A.shape) for v in (r, d)))
+    return _reshape(b, tuple(r * d for r, d in zip(reps, A.shape)), "C")
+
+
 def concatenate(arrays, axis=0, out=None, dtype=None):
     return _finish(_host(lambda *xs: numpy.concatenate(xs, axis=axis, dtype=dtype), *map(asarray, arrays)), out)
 
 
 def stack(arrays, axis=0, out=None):
     return _finish(_host(lambda *xs: numpy.stack(xs, axis=axis), *map(asarray, arrays)), out)
+
+
+# the joins below go through concatenate: NumPy on the host, as it
+def hstack(tup, *, dtype=None):
+    arrs = [atleast_1d(a) for a in tup]
+    return concatenate(arrs, 0 if arrs and arrs[0].ndim == 1 else 1, dtype=dtype)
+
+
+def vstack(tup, *, dtype=None):
+    return concatenate([atleast_2d(a) for a in tup], 0, dtype=dtype)
+
+
+def dstack(tup):
+    return concatenate([atleast_3d(a) for a in tup], 2)
+
+
+def column_stack(tup):
+    cols = []
+    for a in tup:
+        a = asarray(a)
+        cols.append(a.reshape(a.size, 1) if a.ndim < 2 else a)
+    return concatenate(cols, 1)
 
 
 __all__ = [_n for _n, _v in list(globals().items())

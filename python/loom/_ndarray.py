@@ -22,7 +22,7 @@ import numpy
 
 from . import _core
 from ._common import (_DTYPES, _CODE, _OPS, _BF16, _BF16_CODE, _code, _shape_tuple, _norm_axis, _axes_tuple,
-                      _cur, _from_numpy)
+                      _cur, _from_numpy, _contiguous)
 
 try:
     from numpy.exceptions import ComplexWarning as _ComplexWarning
@@ -45,16 +45,24 @@ class _Flags:
                 f"  OWNDATA : {self.owndata}")
 
 
-def _contig(shape, strides, itemsize, order):
-    dims = list(zip(shape, strides))
-    if order == "C":
-        dims.reverse()
-    expect = itemsize
-    for n, s in dims:
-        if n != 1 and s != expect:
-            return False
-        expect *= n
-    return True
+# Operand types _binop passes to _core unchanged (_operand and _python_int leave them as they are): the
+# operators below call _core.binary at once for them, skipping three Python calls per op (the lazy API's
+# per-op cost). Anything else (ints: range rules; NumPy scalars and arrays: conversion) takes _binop.
+_PLAIN_OPERANDS = frozenset((float, bool))
+
+
+def _operator(name, reflected, dunder):
+    """The method `dunder` of binary operator `name` (reflected: `o OP self`)."""
+    op = _OPS[name]
+    binary = _core.binary
+    if reflected:
+        def method(self, o):
+            return binary(op, o, self) if type(o) in _PLAIN_OPERANDS or type(o) is ndarray else _binop(name, o, self)
+    else:
+        def method(self, o):
+            return binary(op, self, o) if type(o) in _PLAIN_OPERANDS or type(o) is ndarray else _binop(name, self, o)
+    method.__name__ = method.__qualname__ = dunder
+    return method
 
 
 class ndarray(_core.Array):
@@ -64,9 +72,10 @@ class ndarray(_core.Array):
     __array_priority__ = 100
 
     def __new__(cls, shape, dtype=float, memptr=None, strides=None, order="C"):
-        if memptr is not None or strides is not None or order != "C":
-            raise NotImplementedError("loom.ndarray(): memptr, strides and order='F' are not supported")
-        return _core.empty(_shape_tuple(shape), _code(dtype), False, *_cur())
+        if memptr is not None or strides is not None:
+            raise NotImplementedError("loom.ndarray(): memptr and strides are not supported; use loom.empty (or "
+                                      "a view of an existing array)")
+        return _creation.empty(shape, dtype, order)
 
     # ---- attributes ------------------------------------------------------------------------------
     @property
@@ -97,7 +106,7 @@ class ndarray(_core.Array):
     @property
     def flags(self):
         sh, st, it = self.shape, self.strides, self.itemsize
-        return _Flags(_contig(sh, st, it, "C"), _contig(sh, st, it, "F"), True)
+        return _Flags(_contiguous(sh, st, it, "C"), _contiguous(sh, st, it, "F"), True)
 
     @property
     def data(self):
@@ -120,7 +129,7 @@ class ndarray(_core.Array):
         stream = s.ptr if s._h is not None else None
         if stream is None:
             _core.device_synchronize(*self._device)
-        c = _contig(self.shape, self.strides, self.itemsize, "C")
+        c = _contiguous(self.shape, self.strides, self.itemsize, "C")
         return {"shape": self.shape, "typestr": self.dtype.str, "descr": [("", self.dtype.str)],
                 "data": ((self._ptr or 0) if self.size else 0, False),
                 "strides": None if c else self.strides, "version": 3, "stream": stream}
@@ -221,19 +230,9 @@ class ndarray(_core.Array):
 
     # ---- shape ----------------------------------------------------------------------------------------
     def reshape(self, *shape, order="C"):
-        if order not in ("C", "A"):
-            raise NotImplementedError("reshape: only order='C' is supported")
         if len(shape) == 1 and not isinstance(shape[0], int):
             shape = shape[0]
-        shape = _shape_tuple(shape)
-        if self._tracer:
-            return _core.movement(0, self, shape, None, None)
-        try:
-            return self._numpy_view(lambda a: a.reshape(shape))
-        except ValueError:
-            raise
-        except _NotAView:
-            return _core.movement(0, self, shape, None, None)
+        return _manipulation._reshape(self, _shape_tuple(shape), order)
 
     def transpose(self, *axes):
         if len(axes) == 1 and (axes[0] is None or not isinstance(axes[0], int)):
@@ -252,10 +251,10 @@ class ndarray(_core.Array):
         return self._numpy_view(lambda a: a.swapaxes(a1, a2))
 
     def ravel(self, order="C"):
-        return self.reshape(-1)
+        return _manipulation._ravel(self, order, False)
 
     def flatten(self, order="C"):
-        return self.reshape(-1).copy()
+        return _manipulation._ravel(self, order, True)
 
     def squeeze(self, axis=None):
         if self._tracer:
@@ -264,23 +263,33 @@ class ndarray(_core.Array):
 
     def astype(self, dtype, order="K", casting=None, subok=None, copy=True):
         code = _code(dtype)
-        if code == self._dtype_code and not copy:
+        if code == self._dtype_code and not copy and _manipulation._satisfies(self, order):
             return self
         if self.dtype.kind == "c" and _DTYPES[code].kind != "c":
             warnings.warn("Casting complex values to real discards the imaginary part", _ComplexWarning,
                           stacklevel=2)
-        return _core.cast(self, code)
+        return _manipulation._copy(self, code, order)
 
     def copy(self, order="C"):
-        return _core.cast(self, self._dtype_code)
+        return _manipulation._copy(self, self._dtype_code, order)
 
-    def view(self, dtype=None):
+    def view(self, dtype=None, type=None):
+        """A view of the same memory; with dtype, its bytes read as that dtype (NumPy's rules: another
+        item size needs a contiguous last axis and changes its length)."""
+        if type is not None:
+            raise TypeError("view(type=...): loom arrays have no subclasses")
         if dtype is None or numpy.dtype(dtype) == self.dtype:
             return self._numpy_view(lambda a: a.view())
-        if numpy.dtype(dtype) in _CODE and numpy.dtype(dtype).itemsize == self.itemsize:
-            return self._numpy_view(lambda a: a, dtype)  # the same item size: the same geometry
-        raise NotImplementedError("view(dtype): reinterpreting loom memory as a dtype of another item size is "
-                                  "not supported")
+        d = numpy.dtype(dtype)
+        if d.byteorder not in "=|":
+            raise ValueError(f"view: dtype {d} is not in the native byte-order, which loom arrays use")
+        code = _code(d)
+        if self._tracer:
+            raise TypeError("@loom.fuse: view(dtype) of a traced value is not supported (it has no memory)")
+        base = self._geometry_base() if self._on_gpu else self._np()
+        v = base.view(d)  # NumPy checks the shape and contiguity rules and raises its errors
+        off = v.__array_interface__["data"][0] - base.__array_interface__["data"][0] if v.size else 0
+        return _core.view(self, off, v.shape, v.strides, code)
 
     def fill(self, value):
         self[...] = value
@@ -343,37 +352,41 @@ class ndarray(_core.Array):
     def __pos__(self): return _math.positive(self)
     def __abs__(self): return _math.absolute(self)
     def __invert__(self): return _math.invert(self)
-    def __add__(self, o): return _binop("add", self, o)
-    def __radd__(self, o): return _binop("add", o, self)
-    def __sub__(self, o): return _binop("sub", self, o)
-    def __rsub__(self, o): return _binop("sub", o, self)
-    def __mul__(self, o): return _binop("mul", self, o)
-    def __rmul__(self, o): return _binop("mul", o, self)
-    def __truediv__(self, o): return _binop("truediv", self, o)
-    def __rtruediv__(self, o): return _binop("truediv", o, self)
-    def __floordiv__(self, o): return _binop("floordiv", self, o)
-    def __rfloordiv__(self, o): return _binop("floordiv", o, self)
-    def __mod__(self, o): return _binop("mod", self, o)
-    def __rmod__(self, o): return _binop("mod", o, self)
-    def __pow__(self, o): return _binop("pow", self, o)
-    def __rpow__(self, o): return _binop("pow", o, self)
-    def __and__(self, o): return _binop("bitwise_and", self, o)
-    def __rand__(self, o): return _binop("bitwise_and", o, self)
-    def __or__(self, o): return _binop("bitwise_or", self, o)
-    def __ror__(self, o): return _binop("bitwise_or", o, self)
-    def __xor__(self, o): return _binop("bitwise_xor", self, o)
-    def __rxor__(self, o): return _binop("bitwise_xor", o, self)
-    def __lshift__(self, o): return _binop("left_shift", self, o)
-    def __rlshift__(self, o): return _binop("left_shift", o, self)
-    def __rshift__(self, o): return _binop("right_shift", self, o)
-    def __rrshift__(self, o): return _binop("right_shift", o, self)
-    def __eq__(self, o): return _binop("eq", self, o)
-    def __ne__(self, o): return _binop("ne", self, o)
-    def __lt__(self, o): return _binop("lt", self, o)
-    def __le__(self, o): return _binop("le", self, o)
-    def __gt__(self, o): return _binop("gt", self, o)
-    def __ge__(self, o): return _binop("ge", self, o)
+    __add__ = _operator("add", False, "__add__")
+    __radd__ = _operator("add", True, "__radd__")
+    __sub__ = _operator("sub", False, "__sub__")
+    __rsub__ = _operator("sub", True, "__rsub__")
+    __mul__ = _operator("mul", False, "__mul__")
+    __rmul__ = _operator("mul", True, "__rmul__")
+    __truediv__ = _operator("truediv", False, "__truediv__")
+    __rtruediv__ = _operator("truediv", True, "__rtruediv__")
+    __floordiv__ = _operator("floordiv", False, "__floordiv__")
+    __rfloordiv__ = _operator("floordiv", True, "__rfloordiv__")
+    __mod__ = _operator("mod", False, "__mod__")
+    __rmod__ = _operator("mod", True, "__rmod__")
+    __pow__ = _operator("pow", False, "__pow__")
+    __rpow__ = _operator("pow", True, "__rpow__")
+    __and__ = _operator("bitwise_and", False, "__and__")
+    __rand__ = _operator("bitwise_and", True, "__rand__")
+    __or__ = _operator("bitwise_or", False, "__or__")
+    __ror__ = _operator("bitwise_or", True, "__ror__")
+    __xor__ = _operator("bitwise_xor", False, "__xor__")
+    __rxor__ = _operator("bitwise_xor", True, "__rxor__")
+    __lshift__ = _operator("left_shift", False, "__lshift__")
+    __rlshift__ = _operator("left_shift", True, "__rlshift__")
+    __rshift__ = _operator("right_shift", False, "__rshift__")
+    __rrshift__ = _operator("right_shift", True, "__rrshift__")
+    def __eq__(self, o): return self._none_compare(False) if o is None else _binop("eq", self, o)
+    def __ne__(self, o): return self._none_compare(True) if o is None else _binop("ne", self, o)
+    __lt__ = _operator("lt", False, "__lt__")
+    __le__ = _operator("le", False, "__le__")
+    __gt__ = _operator("gt", False, "__gt__")
+    __ge__ = _operator("ge", False, "__ge__")
     __hash__ = None
+
+    def _none_compare(self, value):
+        """a == None / a != None: NumPy compares elementwise (nothing equals None)."""
+        return _core.movement(2, _core.const(int(value), _CODE[numpy.dtype(bool)]), self.shape, None, None)
 
     def __matmul__(self, o): return _math.matmul(self, o)
     def __rmatmul__(self, o): return _math.matmul(o, self)
@@ -468,23 +481,55 @@ _NP_NAME = {"add": "add", "sub": "subtract", "mul": "multiply", "truediv": "divi
             "ne": "not_equal", "lt": "less", "le": "less_equal", "gt": "greater", "ge": "greater_equal"}
 
 
+_COMPARISONS = frozenset(("eq", "ne", "lt", "le", "gt", "ge"))
+_INT64_MIN, _UINT64_END = -(1 << 63), 1 << 64
+
+
+def _python_int(name, x, other):
+    """Python int operand x of the binary op `name` against operand `other`, made what loom's C layer
+    takes (a weak scalar holds an int64) with NumPy 2's results: an int outside int64 is a strong uint64
+    against a uint64 array when it fits, a float against a float array, and +-inf in a comparison with
+    an integer (not bool) array (it lies beyond every value the array holds); true division of an integer
+    array divides by the int as a float64 (NumPy's integer true_divide loop is float64's, so uint8 / -2
+    is -0.5 there). Else it is left as it is (loom raises NumPy's OverflowError)."""
+    if type(x) is not int or not isinstance(other, ndarray):
+        return x
+    kind = other.dtype.kind
+    if name == "truediv" and kind in "biu":
+        return float(x)
+    if _INT64_MIN <= x < -_INT64_MIN:
+        return x
+    if kind == "u" and other.dtype.itemsize == 8 and 0 <= x < _UINT64_END:
+        return _core.const(x, _CODE[other.dtype])
+    if kind == "f" or (name in _COMPARISONS and kind in "iu"):
+        return float(x) if kind == "f" else (numpy.inf if x > 0 else -numpy.inf)
+    return x
+
+
+def _binary_operands(name, a, b):
+    """The operands of binary op `name` for _core (see _operand and _python_int)."""
+    a, b = _operand(a), _operand(b)
+    return _python_int(name, a, b), _python_int(name, b, a)
+
+
 def _binop(name, a, b):
     try:
-        a, b = _operand(a), _operand(b)
+        a, b = _binary_operands(name, a, b)
     except TypeError:
         return NotImplemented
     return _core.binary(_OPS[name], a, b)
 
 
-def _finish(r, out):
+def _finish(r, out, casting="same_kind"):
+    """r, or r written into out (its dtype reached under the casting rule, NumPy's default same_kind)."""
     if out is None:
         return r
     if not isinstance(out, ndarray):
         raise TypeError(f"out must be a loom.ndarray, not {type(out).__name__}")
     if out.shape != r.shape:
         raise ValueError(f"output array has shape {out.shape}; the result has shape {r.shape}")
-    if not numpy.can_cast(r.dtype, out.dtype, "same_kind"):
-        raise TypeError(f"Cannot cast output from {r.dtype!r} to {out.dtype!r} with casting rule 'same_kind'")
+    if not numpy.can_cast(r.dtype, out.dtype, casting):
+        raise TypeError(f"Cannot cast output from {r.dtype!r} to {out.dtype!r} with casting rule {casting!r}")
     if out._lazy:
         _core.become(out, _core.cast(r, out._dtype_code))
     else:
@@ -503,4 +548,4 @@ __all__ = [_n for _n, _v in list(globals().items())
            if not _n.startswith("_") and getattr(_v, "__module__", None) == __name__]
 
 
-from . import _creation, _math, _reductions, _indexing, _complex  # noqa: E402 (they import ndarray)
+from . import _creation, _math, _reductions, _manipulation, _indexing, _complex  # noqa: E402 (they import ndarray)

@@ -30,6 +30,13 @@ def prod(a, axis=None, dtype=None, out=None, keepdims=False):
 
 
 def mean(a, axis=None, dtype=None, out=None, keepdims=False):
+    """The mean; with an integer dtype, NumPy's: the sum in that dtype, divided as float64, cast back
+    (truncated toward zero)."""
+    if dtype is not None and numpy.dtype(dtype).kind in "iu":
+        a = asarray(a)
+        n = a.size if axis is None else int(numpy.prod([a.shape[_norm_axis(x, a.ndim)] for x in _axes_tuple(axis)]))
+        s = _reduce("sum", a, axis, dtype, None, keepdims)
+        return _finish(_core.cast(_core.binary(_OPS["truediv"], s, float(n)), _code(dtype)), out)
     return _reduce("mean", a, axis, dtype, out, keepdims)
 
 

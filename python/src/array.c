@@ -87,12 +87,16 @@ void set_byte_geometry(ArrayObject *a) {
   }
 }
 
+/* C-contiguous strides for d's shape; all zero for an empty array (NumPy gives new empty arrays zero
+ * strides). */
 void contiguous_strides(LoomArray *d) {
   int64_t s = 1;
   for (int i = d->ndim - 1; i >= 0; i--) {
     d->strides[i] = s;
-    s *= d->shape[i] > 0 ? d->shape[i] : 1;
+    s *= d->shape[i];
   }
+  if (s == 0)
+    for (int i = 0; i < d->ndim; i++) d->strides[i] = 0;
 }
 
 int64_t numel(const LoomArray *d) {
@@ -122,6 +126,7 @@ int adopt_result(ModState *st, ArrayObject *a, const LoomArray *out) {
   }
   b->la = *out;
   a->desc = *out;
+  if (numel(out) == 0) contiguous_strides(&a->desc); /* NumPy's zero strides (b->la keeps loom's) */
   a->lazy = 0;
   a->devfree = 0;
   Py_CLEAR(a->graph);

@@ -34,6 +34,7 @@
  *   device.c       devices, streams, events, memory pools; the stream of one kernel call
  *   user_kernel.c  CuPy's ElementwiseKernel and ReductionKernel
  *   raw_kernel.c   CuPy's RawModule and RawKernel
+ *   linalg.c       matrix products (graph nodes) and decompositions (loom_linalg)
  * The extension talks to libloom only through its public C API (loom/loom.h).
  */
 #ifndef LOOM_PYTHON_CORE_H
@@ -108,6 +109,7 @@ typedef struct {
   PyObject *np_ndarray, *np_asarray;          /* numpy.ndarray and numpy.asarray (fuse_configure) */
   PyTypeObject *uk_type, *rawmod_type, *rawfn_type; /* user kernels and raw kernels */
   PyObject *uk_convert, *uk_stream;           /* kernel arguments -> loom arrays, stream= -> spec (uk_configure) */
+  PyObject *linalg_error;                     /* LOOM_ERR_LINALG's class (numpy.linalg.LinAlgError), or NULL */
 } ModState;
 
 typedef struct {
@@ -176,6 +178,7 @@ BufferObject *buffer_new(ModState *st, int kind);
 int is_array(ModState *st, PyObject *o);
 ArrayObject *array_alloc(ModState *st);
 void set_byte_geometry(ArrayObject *a);
+/* C-contiguous strides; all zero for an empty array, as NumPy's new arrays. */
 void contiguous_strides(LoomArray *d);
 int64_t numel(const LoomArray *d);
 int is_c_contiguous(const LoomArray *d);
@@ -259,5 +262,8 @@ int store_scalar(PyObject *o, LoomDType dt, void *dst);
 /* ---- raw_kernel.c ---- */
 extern PyType_Spec rawmod_spec, rawfn_spec;
 extern PyMethodDef raw_functions[];
+
+/* ---- linalg.c ---- */
+extern PyMethodDef linalg_functions[];
 
 #endif

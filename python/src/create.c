@@ -257,8 +257,10 @@ static PyObject *core_from_buffer(PyObject *module, PyObject *const *args, Py_ss
   return r;
 }
 
-/* view(base, offset_bytes, shape, strides_bytes): an array on base's memory (the caller, loom's
- * Python layer, computed the geometry with NumPy, so it lies inside base's memory). */
+/* view(base, offset_bytes, shape, strides_bytes[, dtype]): an array on base's memory (the caller, loom's
+ * Python layer, computed the geometry with NumPy, so it lies inside base's memory), of base's dtype or,
+ * given, of dtype (NumPy's view(dtype): the bytes reinterpreted; the first element must be aligned to
+ * its item size). */
 static PyObject *core_view(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
   MODSTATE;
   if ((nargs != 4 && nargs != 5) || !is_array(st, args[0])) {
@@ -276,6 +278,7 @@ static PyObject *core_view(PyObject *module, PyObject *const *args, Py_ssize_t n
   int32_t n2;
   if (parse_i64s(args[2], d.shape, &d.ndim, "shape") < 0 || parse_i64s(args[3], d.strides, &n2, "strides") < 0)
     return NULL;
+  if (nargs == 5 && parse_dtype(args[4], &d.dtype) < 0) return NULL;
   int64_t item = (int64_t)loom_dtype_size(d.dtype);
   if (n2 != d.ndim) {
     PyErr_SetString(PyExc_ValueError, "view: shape and strides differ in length");
@@ -289,6 +292,11 @@ static PyObject *core_view(PyObject *module, PyObject *const *args, Py_ssize_t n
     d.strides[i] /= item;
   }
   d.data = base->desc.data ? (char *)base->desc.data + off : NULL;
+  if (d.data && (uintptr_t)d.data % (uintptr_t)item) {
+    PyErr_Format(PyExc_ValueError, "view: the data of a %s view must be aligned to %lld bytes; copy the array "
+                 "first (x.copy().view(dtype))", dtype_names[d.dtype], (long long)item);
+    return NULL;
+  }
   return (PyObject *)array_materialized(st, base->buffer, &d);
 }
 

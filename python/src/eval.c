@@ -280,11 +280,12 @@ static PyObject *core_stats(PyObject *module, PyObject *unused) {
   LoomStats s;
   LoomStatus rc = loom_get_stats(ctx_of(st), &s);
   if (rc) return raise_status(st, rc);
-  return Py_BuildValue("{sKsKsKsdsKsK}", "kernels_launched", (unsigned long long)s.kernels_launched,
+  return Py_BuildValue("{sKsKsKsdsKsKsK}", "kernels_launched", (unsigned long long)s.kernels_launched,
                        "kernels_compiled", (unsigned long long)s.kernels_compiled, "cache_hits",
                        (unsigned long long)s.cache_hits, "compile_ms", s.compile_ms, "last_eval_kernels",
                        (unsigned long long)s.last_eval_kernels, "temp_bytes_peak",
-                       (unsigned long long)s.temp_bytes_peak);
+                       (unsigned long long)s.temp_bytes_peak, "library_calls",
+                       (unsigned long long)s.library_calls);
 }
 
 /* context_address() -> int: the module's LoomContext * (loom.aot hands it to libloom's AOT API, loom_aot.h,

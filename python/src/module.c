@@ -50,7 +50,8 @@ static PyType_Spec context_spec = {"loom._core.Context", sizeof(ContextObject), 
 
 /* ---- module ------------------------------------------------------------------------------------------ */
 static PyMethodDef *const function_tables[] = {eval_functions, ops_functions, create_functions, fuse_functions,
-                                               dlpack_functions, device_functions, uk_functions, raw_functions};
+                                               dlpack_functions, device_functions, uk_functions, raw_functions,
+                                               linalg_functions};
 
 static int core_exec(PyObject *m) {
   ModState *st = state_of_module(m);
@@ -128,6 +129,7 @@ static int core_traverse(PyObject *m, visitproc visit, void *arg) {
   Py_VISIT(st->array_cls);
   Py_VISIT(st->graph);
   Py_VISIT(st->axis_error);
+  Py_VISIT(st->linalg_error);
   return 0;
 }
 static int core_clear(PyObject *m) {
@@ -136,6 +138,7 @@ static int core_clear(PyObject *m) {
   Py_CLEAR(st->graph);
   Py_CLEAR(st->array_cls);
   Py_CLEAR(st->axis_error);
+  Py_CLEAR(st->linalg_error);
   Py_CLEAR(st->ctx_obj);
   Py_CLEAR(st->array_type);
   Py_CLEAR(st->handle_type);

@@ -261,6 +261,25 @@ static PyObject *core_clip(PyObject *module, PyObject *const *args, Py_ssize_t n
   return s ? raise_status(st, s) : lazy_result(st, gr, y);
 }
 
+/* iota(shape): an int64 array holding its own row-major linear indices, computed by the kernels that
+ * read it (no memory; loom_iota). Fits any device, like a constant. */
+static PyObject *core_iota(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+  MODSTATE;
+  int64_t shape[LOOM_MAX_RANK];
+  int32_t nd = 0;
+  if (nargs != 1) {
+    PyErr_SetString(PyExc_TypeError, "iota(shape)");
+    return NULL;
+  }
+  if (parse_i64s(args[0], shape, &nd, "iota: shape") < 0) return NULL;
+  GraphObject *gr = current_graph(st);
+  if (!gr) return NULL;
+  st->op_devfree = 1;
+  LoomNode y;
+  LoomStatus s = loom_iota(gr->g, nd, shape, &y);
+  return s ? raise_status(st, s) : lazy_result(st, gr, y);
+}
+
 /* const(value, dtype): a strong 0-d constant (NumPy scalars). */
 static PyObject *core_const(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
   MODSTATE;
@@ -402,6 +421,6 @@ static PyObject *core_reduce(PyObject *module, PyObject *const *args, Py_ssize_t
 }
 
 PyMethodDef ops_functions[] = {
-    FASTF(unary), FASTF(binary), FASTF(where), FASTF(clip), FASTF(const), FASTF(cast), FASTF(movement),
+    FASTF(unary), FASTF(binary), FASTF(where), FASTF(clip), FASTF(const), FASTF(iota), FASTF(cast), FASTF(movement),
     FASTF(reduce),
     {NULL}};

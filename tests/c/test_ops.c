@@ -16,7 +16,7 @@
 typedef enum Rule {
   R_SAME, R_SAME_NUM, R_FLOAT, R_PRED, R_INT, R_PROMOTE, R_PROMOTE_NUM, R_PROMOTE_SUB,
   R_PROMOTE_FLOAT, R_TRUEDIV, R_COMPARE, R_LOGICAL, R_BITWISE, R_SHIFT, R_WHERE, R_FLOAT_REAL,
-  R_PROMOTE_NUM_REAL, R_REAL, R_COMPLEX
+  R_PROMOTE_NUM_REAL, R_REAL, R_COMPLEX, R_RANDOM
 } Rule;
 
 typedef struct OpDesc {
@@ -69,6 +69,7 @@ static bool ref_result_dtype(const OpDesc *d, LoomDType t, LoomDType *out) {
   case R_FLOAT: case R_FLOAT_REAL: *out = ref_float_of(t); return true;
   case R_REAL: *out = t; return true;
   case R_COMPLEX: return false; /* a complex result: tests/c/test_complex.c */
+  case R_RANDOM: *out = LOOM_UINT64; return t == LOOM_UINT64;
   case R_PRED: case R_COMPARE: case R_LOGICAL: *out = LOOM_BOOL; return true;
   case R_INT: *out = t; return !tc_is_float(t);
   case R_PROMOTE: *out = t; return true;
@@ -844,6 +845,7 @@ int main(void) {
     for (int j = 0; j < TC_NDTYPES; j++) {
       LoomDType t = tc_all_dtypes[j];
       if (d->rule == R_COMPLEX) continue; /* complex results: tests/c/test_complex.c */
+      if (d->rule == R_RANDOM) continue;  /* the generator: tests/c/test_random.c */
       if (d->arity == 1) test_unary(d, t);
       else if (d->arity == 2) test_binary(d, t);
       else {

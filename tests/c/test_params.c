@@ -227,6 +227,43 @@ static void test_extremes(void) {
   CHECK(compiled() - c0 == 1, "bool xor c compiled %llu kernels", (unsigned long long)(compiled() - c0));
 }
 
+/* x / c for powers of two c is x * (1/c) (passes/fold.c): the same bits, one kernel for every power of
+ * two whose reciprocal is a normal float32; other divisors are a division kernel (one for every value). */
+static void test_float_division(void) {
+  enum { N = 12 };
+  float x[N] = {0.0f, -0.0f, 1.0f, -3.0f, INFINITY, -INFINITY, NAN, 1e-45f, 3e-39f, 3.4e38f, 7.25f, -1e-38f}, y[N];
+  LoomArray X = array1(x, LOOM_FLOAT32, N), Y = array1(y, LOOM_FLOAT32, N);
+  uint64_t c0 = compiled();
+  int bad = 0;
+  for (int k = -126; k <= 126; k++) {
+    if (k == 0) continue; /* x / 1 is x * 1: a structure of its own */
+    Sc s = {.kind = WEAK_FLOAT, .f = ldexp(1.0, k)};
+    if (eval_binary(&X, LOOM_OP_TRUEDIV, s, false, &Y) != LOOM_OK) bad++;
+    float c = (float)s.f;
+    for (int i = 0; i < N; i++) {
+      volatile float want = x[i] / c;
+      if (!(isnan(want) ? isnan(y[i]) : memcmp((const void *)&want, &y[i], 4) == 0)) bad++;
+    }
+  }
+  CHECK(bad == 0, "%d results of x / 2^k differ from the division's bits", bad);
+  /* x * s of test_float32_weak is that kernel already: no compile at all */
+  CHECK(compiled() - c0 == 0, "x / 2^k for 252 values of k compiled %llu kernels", (unsigned long long)(compiled() - c0));
+  c0 = compiled();
+  bad = 0;
+  const double dv[] = {3.0, -0.1, 1e-40 /* a power of two? no */, 0x1p-140 /* its reciprocal overflows float32 */, 0.0, -0.0, INFINITY, NAN};
+  for (size_t v = 0; v < sizeof dv / sizeof dv[0]; v++) {
+    Sc s = {.kind = WEAK_FLOAT, .f = dv[v]};
+    if (eval_binary(&X, LOOM_OP_TRUEDIV, s, false, &Y) != LOOM_OK) bad++;
+    float c = (float)dv[v];
+    for (int i = 0; i < N; i++) {
+      volatile float want = x[i] / c;
+      if (!(isnan(want) ? isnan(y[i]) : memcmp((const void *)&want, &y[i], 4) == 0)) bad++;
+    }
+  }
+  CHECK(bad == 0, "%d wrong divisions", bad);
+  CHECK(compiled() - c0 == 1, "x / c for other divisors compiled %llu kernels", (unsigned long long)(compiled() - c0));
+}
+
 /* Integer divisors stay constants (a multiply instead of a division per element): one kernel per
  * divisor, results as NumPy's floor division (x // 0 = 0). */
 static void test_int_divisor_baked(void) {
@@ -363,6 +400,7 @@ int main(void) {
   test_int8_weak();
   test_extremes();
   test_int_divisor_baked();
+  test_float_division();
   test_reductions();
   test_dumps();
   loom_context_destroy(ctx);

@@ -181,3 +181,137 @@ def test_inplace_operators():
         li += 1.5
     with pytest.raises(ValueError):
         li += loom.ones((2, 5), dtype="int64")
+
+
+# ---- fmod and float_power (built from loom's remainder and power) ---------------------------------------
+FMOD_OPERANDS = [np.array([-7, -3, -1, 0, 1, 3, 7], d) for d in ("bool", "int8", "int16", "int64", "float16",
+                                                                   "float32", "float64")] + \
+    [np.array([0, 1, 3, 7, 200], d) for d in ("uint8", "uint64")] + [0, 2, -3, 2.5, -0.0, True]
+
+
+def _values_or_error(fn, *args, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            return fn(*args, **kw), None
+        except (TypeError, ValueError, OverflowError) as e:
+            return None, type(e)
+
+
+@pytest.mark.parametrize("name", ["fmod", "float_power"])
+@pytest.mark.parametrize("dtype", [None, "float64"])
+def test_fmod_float_power_against_numpy(name, dtype):
+    kw = {} if dtype is None else {"dtype": dtype}
+    for x in FMOD_OPERANDS:
+        for y in FMOD_OPERANDS:
+            if not isinstance(x, np.ndarray) and not isinstance(y, np.ndarray):
+                continue
+            want, werr = _values_or_error(getattr(np, name), x, y, **kw)
+            lx = loom.asarray(x) if isinstance(x, np.ndarray) else x
+            ly = loom.asarray(y) if isinstance(y, np.ndarray) else y
+            got, gerr = _values_or_error(getattr(loom, name), lx, ly, **kw)
+            assert (werr is None) == (gerr is None), (x, y, werr, gerr)
+            if werr is None:
+                check(got, np.asarray(want))
+
+
+def test_fmod_exact_and_special_values():
+    # fmod is exact (C's fmod): tiny remainders of huge operands, signed zeros, inf, nan, division by 0
+    a = np.array([1e300, -1e300, 5.0, -5.0, 1e-310, -0.0, 0.0, np.inf, -np.inf, np.nan, 7.0, 2.0 ** 60 + 1])
+    b = np.array([3.0, 7.0, -3.0, 3.0, 1.0, 2.0, -2.0, 2.0, 2.0, 1.0, 0.0, 3.0])
+    with np.errstate(all="ignore"):
+        want = np.fmod(a, b)
+    got = loom.fmod(loom.asarray(a), loom.asarray(b)).get()
+    np.testing.assert_array_equal(got, want)
+    finite = ~np.isnan(want)  # the sign of a NaN result is the platform's
+    assert np.array_equal(np.signbit(got)[finite], np.signbit(want)[finite])
+    rng = np.random.default_rng(1)
+    x = rng.uniform(-1e6, 1e6, 1000).astype(np.float32)
+    y = rng.uniform(-50, 50, 1000).astype(np.float32)
+    np.testing.assert_array_equal(loom.fmod(loom.asarray(x), loom.asarray(y)).get(), np.fmod(x, y))
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int32", "int64", "uint16"])
+def test_fmod_integer_edges(dtype):
+    info = np.iinfo(dtype)
+    neg = -1 if info.min < 0 else 1
+    a = np.array([info.min, info.max, 7 * neg, 7, 0, neg], dtype)
+    b = np.array([neg, 2, 3, 3 * neg, 5, 0], dtype)  # the last: division by zero (NumPy: 0)
+    with np.errstate(all="ignore"):
+        want = np.fmod(a, b)
+    check(loom.fmod(loom.asarray(a), loom.asarray(b)), want)
+
+
+def test_fmod_float_power_ufunc_dispatch_and_out():
+    a = np.arange(-4.0, 4.0)
+    check(np.fmod(loom.asarray(a), 3.0), np.fmod(a, 3.0))  # __array_ufunc__
+    out = loom.zeros(8)
+    r = loom.float_power(loom.asarray(a), 2, out=out)
+    assert r is out
+    check(out, np.float_power(a, 2))
+    check(loom.float_power(loom.asarray(np.arange(5, dtype=np.float32)), 0.5),
+          np.float_power(np.arange(5, dtype=np.float32), 0.5))
+    with pytest.raises(TypeError):
+        loom.float_power(loom.asarray(a), 2, dtype=np.float32)
+    with pytest.raises(TypeError, match="casting"):
+        loom.fmod(loom.asarray(a), 2, dtype=np.int32)  # float64 -> int32 is not same_kind
+
+
+# ---- Python ints NumPy 2 accepts beyond int64, true division of unsigned ints, dtype= -------------------
+BIG_INT_ARRAYS = [np.array([0, 1, 100, 127], np.int8), np.array([0, 1, 200, 255], np.uint8),
+                  np.array([-5, 0, 2 ** 62], np.int64), np.array([0, 2 ** 63, 2 ** 64 - 1], np.uint64),
+                  np.array([0.5, -1e20], np.float32), np.array([True, False])]
+BIG_INTS = [2 ** 63, 2 ** 64 - 1, 2 ** 64, -2 ** 63 - 1, -2, 1000, 3]
+
+
+@pytest.mark.parametrize("name", ["less", "less_equal", "equal", "not_equal", "greater", "greater_equal", "add",
+                                  "subtract", "multiply", "true_divide"])
+def test_python_ints_beyond_int64_and_range(name):
+    # comparisons with any Python int answer (int8 < 2**63 is True), uint64 arrays take ints up to 2**64 - 1,
+    # integer true division by a negative int is a float64 division; other out-of-range ints raise
+    # OverflowError as in NumPy
+    for arr in BIG_INT_ARRAYS:
+        for x in BIG_INTS:
+            for args in ((arr, x), (x, arr)):
+                want, werr = _values_or_error(getattr(np, name), *args)
+                la = tuple(loom.asarray(v) if isinstance(v, np.ndarray) else v for v in args)
+                got, gerr = _values_or_error(getattr(loom, name), *la)
+                assert (werr is None) == (gerr is None), (name, arr.dtype, x, werr, gerr)
+                if werr is None:
+                    check(got, want)
+    a = loom.asarray(np.array([1, 2, 3], np.uint8))
+    check(a / -2, np.array([1, 2, 3], np.uint8) / -2)
+    check(a < 2 ** 70, np.ones(3, bool))
+
+
+def test_binary_dtype_applies_to_the_computation():
+    a = np.array([100, 120], np.int8)
+    check(loom.add(loom.asarray(a), loom.asarray(a), dtype=np.float64), np.add(a, a, dtype=np.float64))
+    check(loom.multiply(loom.asarray(a), 3, dtype=np.int16), np.multiply(a, 3, dtype=np.int16))
+    with pytest.raises(TypeError, match="same_kind"):
+        loom.add(loom.asarray(np.ones(2)), 1, dtype=np.int32)
+    check(loom.subtract(loom.asarray(np.ones(2)), 1, dtype=np.int32, casting="unsafe"),
+          np.subtract(np.ones(2), 1, dtype=np.int32, casting="unsafe"))
+
+
+def test_errors_where_numpy_answers():
+    # a value with more dimensions than the target, the extra ones of length 1
+    a, n = loom.zeros(4), np.zeros(4)
+    a[...] = loom.ones((1, 4)) * 2
+    n[...] = np.ones((1, 4)) * 2
+    check(a, n)
+    with pytest.raises(ValueError):
+        a[...] = loom.ones((2, 4))
+    # the mean in an integer dtype (NumPy: the sum in it, divided, cast back)
+    x = np.array([[1, 2, 4], [-3, -4, 9]], np.int32)
+    for axis in (None, 0, 1):
+        check(loom.mean(loom.asarray(x), axis=axis, dtype=np.int64), np.mean(x, axis=axis, dtype=np.int64))
+    # out= under casting='unsafe'
+    o, on = loom.zeros(3, dtype=np.int32), np.zeros(3, np.int32)
+    loom.add(loom.asarray(np.full(3, 1.75)), 1.5, out=o, casting="unsafe")
+    np.add(np.full(3, 1.75), 1.5, out=on, casting="unsafe")
+    check(o, on)
+    with pytest.raises(TypeError, match="same_kind"):
+        loom.add(loom.asarray(np.ones(3)), 1.5, out=o)
+    # linspace with array endpoints (it recursed through __array_function__)
+    check(loom.linspace(loom.asarray(np.array([0.0, 1.0])), 5, 3), np.linspace(np.array([0.0, 1.0]), 5, 3))

@@ -1,0 +1,247 @@
+/* host_blas.c: the host's vendor math library (linalg.h): a BLAS + LAPACK loaded at run time (search
+ * order and naming schemes in host_blas.h), and the host's matrix products.
+ *
+ * Products: d = act(alpha a b + bias + beta c) with d row-major is computed as the column-major
+ * product d^T = b^T a^T, so a row-major operand is passed untransposed ('N') and a column-major one
+ * (a transposed view) as 'T': no copies. float32 and float64 call sgemm / dgemm per batch entry
+ * (OpenBLAS runs each on all cores); float16 is widened to float32 copies, multiplied by sgemm and
+ * rounded once when stored. The epilogue (bias, c, ReLU) is one pass over the result rows on loom's
+ * thread pool, in the compute dtype, NaN-propagating like NumPy's maximum.
+ */
+#include <dlfcn.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/host_blas.h"
+
+/* ---- loading ----------------------------------------------------------------------------------- */
+static const char *const routine_names[RB_COUNT] = {
+    [RB_SGEMM] = "sgemm",   [RB_DGEMM] = "dgemm",   [RB_SGETRF] = "sgetrf", [RB_DGETRF] = "dgetrf",
+    [RB_SGESV] = "sgesv",   [RB_DGESV] = "dgesv",   [RB_SPOTRF] = "spotrf", [RB_DPOTRF] = "dpotrf",
+    [RB_SGEQRF] = "sgeqrf", [RB_DGEQRF] = "dgeqrf", [RB_SORGQR] = "sorgqr", [RB_DORGQR] = "dorgqr",
+    [RB_SGESDD] = "sgesdd", [RB_DGESDD] = "dgesdd", [RB_SSYEVD] = "ssyevd", [RB_DSYEVD] = "dsyevd"};
+
+typedef struct Scheme {
+  const char *prefix, *suffix;
+  bool ilp64;
+} Scheme;
+static const Scheme schemes[] = {{"", "_", false}, {"", "_64_", true}, {"scipy_", "_64_", true}};
+
+static RtBlasFn find(void *lib, const Scheme *s, const char *name) {
+  char sym[64];
+  snprintf(sym, sizeof sym, "%s%s%s", s->prefix, name, s->suffix);
+  void *p = dlsym(lib, sym);
+  RtBlasFn f;
+  memcpy(&f, &p, sizeof f); /* a data pointer to a function pointer, as dlsym requires */
+  return p ? f : NULL;
+}
+
+/* Loads h from the search order; on failure h->fail says what was tried and what to install. */
+static void load(RtHostBlas *h) {
+  const char *env = getenv("LOOM_BLAS");
+  const char *cands[] = {env && env[0] ? env : NULL, "libopenblas.so.0", "libopenblas64_.so.0", "libflexiblas.so.3",
+                         "libblas.so.3"};
+  char tried[700] = "";
+  size_t nt = 0;
+  for (size_t i = 0; i < sizeof cands / sizeof cands[0]; i++) {
+    if (!cands[i]) continue;
+    void *lib = dlopen(cands[i], RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+      nt += (size_t)snprintf(tried + nt, nt < sizeof tried ? sizeof tried - nt : 0, "%s%s (not found)", nt ? ", " : "",
+                             cands[i]);
+      continue;
+    }
+    const Scheme *s = NULL;
+    for (size_t j = 0; j < sizeof schemes / sizeof schemes[0] && !s; j++)
+      if (find(lib, &schemes[j], "dgemm") && find(lib, &schemes[j], "sgemm")) s = &schemes[j];
+    if (!s) {
+      nt += (size_t)snprintf(tried + nt, nt < sizeof tried ? sizeof tried - nt : 0, "%s%s (no sgemm/dgemm)",
+                             nt ? ", " : "", cands[i]);
+      dlclose(lib);
+      continue;
+    }
+    h->lib = lib;
+    h->ilp64 = s->ilp64;
+    snprintf(h->path, sizeof h->path, "%s", cands[i]);
+    for (int r = 0; r < RB_COUNT; r++) h->fn[r] = find(lib, s, routine_names[r]);
+    if (!h->fn[RB_DGETRF]) { /* LAPACK in a library of its own (reference BLAS) */
+      const char *lenv = getenv("LOOM_LAPACK");
+      h->lapack_lib = dlopen(lenv && lenv[0] ? lenv : "liblapack.so.3", RTLD_NOW | RTLD_LOCAL);
+      for (int r = RB_SGETRF; h->lapack_lib && r < RB_COUNT; r++) h->fn[r] = find(h->lapack_lib, s, routine_names[r]);
+    }
+    return;
+  }
+  diag_error(&h->fail, LOOM_ERR_UNSUPPORTED,
+             "no BLAS library for matrix products on the host (tried %s%s); install OpenBLAS (Debian: apt-get "
+             "install libopenblas0-pthread) or set LOOM_BLAS to a BLAS library file (e.g. the scipy-openblas64 "
+             "wheel's libscipy_openblas64_.so)",
+             env && env[0] ? "LOOM_BLAS=" : "", tried);
+}
+
+LoomStatus rt_host_blas(LoomContext *ctx, RtHostBlas **out, Diag *d) {
+  RtState *rt = ctx->rt;
+  pthread_mutex_lock(&rt->device_lock);
+  RtHostBlas *h = rt->linalg[LOOM_DEVICE_HOST];
+  if (!h && (h = ctx_calloc(ctx, 1, sizeof *h)) != NULL) {
+    h->fail.status = LOOM_OK;
+    load(h);
+    rt->linalg[LOOM_DEVICE_HOST] = h;
+  }
+  pthread_mutex_unlock(&rt->device_lock);
+  if (!h) return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: the host BLAS state");
+  if (h->fail.status != LOOM_OK) return diag_error(d, h->fail.status, "%s", h->fail.msg);
+  *out = h;
+  return LOOM_OK;
+}
+
+LoomStatus rt_host_blas_fn(const RtHostBlas *h, RtBlasRoutine r, RtBlasFn *out, Diag *d) {
+  *out = h->fn[r];
+  if (*out) return LOOM_OK;
+  return diag_error(d, LOOM_ERR_UNSUPPORTED, "the host BLAS %s has no %s%s; install OpenBLAS (Debian: apt-get install "
+                    "libopenblas0-pthread) or liblapack3, or set LOOM_BLAS / LOOM_LAPACK", h->path,
+                    routine_names[r], r >= RB_SGETRF ? " (LAPACK)" : "");
+}
+
+static void host_linalg_close(LoomContext *ctx) {
+  RtHostBlas *h = ctx->rt->linalg[LOOM_DEVICE_HOST];
+  if (!h) return;
+  if (h->lapack_lib) dlclose(h->lapack_lib);
+  if (h->lib) dlclose(h->lib);
+  ctx_free(ctx, h);
+  ctx->rt->linalg[LOOM_DEVICE_HOST] = NULL;
+}
+
+/* ---- products ----------------------------------------------------------------------------------- */
+typedef void (*GemmFn)(const char *ta, const char *tb, const void *m, const void *n, const void *k, const void *alpha,
+                       const void *a, const void *lda, const void *b, const void *ldb, const void *beta, void *c,
+                       const void *ldc, size_t lta, size_t ltb);
+
+/* d (row-major, ld d_rs) = alpha a b of one batch entry, in float32 (single) or float64. */
+static void gemm_one(const RtHostBlas *h, RtBlasFn fn, bool single, const RtGemm *g, const void *a, int64_t a_rs,
+                     int64_t a_cs, const void *b, int64_t b_rs, int64_t b_cs, void *d, int64_t d_rs) {
+  RtBlasInt m, n, k, lda, ldb, ldc;
+  char ta = a_cs == 1 ? 'N' : 'T', tb = b_cs == 1 ? 'N' : 'T';
+  float af = (float)g->alpha, zf = 0;
+  double ad = g->alpha, zd = 0;
+  GemmFn f;
+  memcpy(&f, &fn, sizeof f);
+  f(&tb, &ta, rt_bint(h, &n, g->n), rt_bint(h, &m, g->m), rt_bint(h, &k, g->k), single ? (const void *)&af : &ad, b,
+    rt_bint(h, &ldb, b_cs == 1 ? b_rs : b_cs), a, rt_bint(h, &lda, a_cs == 1 ? a_rs : a_cs),
+    single ? (const void *)&zf : &zd, d, rt_bint(h, &ldc, d_rs), 1, 1);
+}
+
+/* The epilogue over rows [r0, r1) of one batch entry: y = act(x + bias + beta c), x read from src
+ * (row stride src_rs, in the compute dtype) and y written to dst (row stride d_rs, in g->dtype). */
+typedef struct Epilogue {
+  const RtGemm *g;
+  const void *src;
+  int64_t src_rs;
+  void *dst;
+  const void *c;
+  int64_t rows_per_task;
+} Epilogue;
+
+static double load_at(LoomDType t, const void *p, int64_t i) {
+  switch (t) {
+  case LOOM_FLOAT16: return (double)((const _Float16 *)p)[i];
+  case LOOM_FLOAT32: return (double)((const float *)p)[i];
+  default: return ((const double *)p)[i];
+  }
+}
+
+static void epilogue_rows(void *arg, int64_t task) {
+  const Epilogue *e = arg;
+  const RtGemm *g = e->g;
+  int64_t r0 = task * e->rows_per_task, r1 = r0 + e->rows_per_task < g->m ? r0 + e->rows_per_task : g->m;
+  LoomDType cd = g->dtype == LOOM_FLOAT16 ? LOOM_FLOAT32 : g->dtype; /* the compute dtype */
+  for (int64_t i = r0; i < r1; i++)
+    for (int64_t j = 0; j < g->n; j++) {
+      double v = load_at(cd, e->src, i * e->src_rs + j);
+      if (cd == LOOM_FLOAT32) {
+        float x = (float)v;
+        if (g->bias) x += (float)load_at(g->dtype, g->bias, j);
+        if (e->c) x += (float)g->beta * (float)load_at(g->dtype, e->c, i * g->c_rs + j);
+        if (g->act == KACT_RELU && !(x >= 0 || isnan(x))) x = 0;
+        if (g->dtype == LOOM_FLOAT16) ((_Float16 *)e->dst)[i * g->d_rs + j] = (_Float16)x;
+        else ((float *)e->dst)[i * g->d_rs + j] = x;
+      } else {
+        if (g->bias) v += load_at(g->dtype, g->bias, j);
+        if (e->c) v += g->beta * load_at(g->dtype, e->c, i * g->c_rs + j);
+        if (g->act == KACT_RELU && !(v >= 0 || isnan(v))) v = 0;
+        ((double *)e->dst)[i * g->d_rs + j] = v;
+      }
+    }
+}
+
+static void run_epilogue(LoomContext *ctx, Epilogue *e) {
+  int64_t per = (1 << 16) / (e->g->n > 0 ? e->g->n : 1);
+  e->rows_per_task = per < 1 ? 1 : per;
+  rt_parallel_for(ctx->rt->pool, (e->g->m + e->rows_per_task - 1) / e->rows_per_task, epilogue_rows, e);
+}
+
+/* float16 operand x (r x c, strides rs, cs) widened into a row-major float32 copy. */
+static void widen(const _Float16 *x, int64_t r, int64_t c, int64_t rs, int64_t cs, float *out) {
+  for (int64_t i = 0; i < r; i++)
+    for (int64_t j = 0; j < c; j++) out[i * c + j] = (float)x[i * rs + j * cs];
+}
+
+static LoomStatus host_gemm(LoomContext *ctx, int index, const RtGemm *g, Diag *d) {
+  RtHostBlas *h;
+  LoomStatus st = rt_host_blas(ctx, &h, d);
+  if (st != LOOM_OK) return st;
+  if (g->dtype != LOOM_FLOAT16 && g->dtype != LOOM_FLOAT32 && g->dtype != LOOM_FLOAT64)
+    return diag_error(d, LOOM_ERR_UNSUPPORTED, "matmul of %s on the host is not supported", loom_dtype_name(g->dtype));
+  if (!h->ilp64 && (g->m > INT32_MAX || g->n > INT32_MAX || g->k > INT32_MAX || g->a_rs > INT32_MAX ||
+                    g->a_cs > INT32_MAX || g->b_rs > INT32_MAX || g->b_cs > INT32_MAX || g->d_rs > INT32_MAX))
+    return diag_error(d, LOOM_ERR_UNSUPPORTED, "matmul: dims beyond 2^31 need a 64-bit-integer BLAS (%s has 32-bit "
+                      "integers; set LOOM_BLAS to an ILP64 build such as libopenblas64_.so.0)", h->path);
+  bool single = g->dtype != LOOM_FLOAT64;
+  RtBlasFn fn;
+  if ((st = rt_host_blas_fn(h, single ? RB_SGEMM : RB_DGEMM, &fn, d)) != LOOM_OK) return st;
+  bool half = g->dtype == LOOM_FLOAT16, epi = g->bias || g->c || g->act != KACT_NONE;
+  size_t isz = (size_t)dtype_bits(g->dtype) / 8;
+  float *wa = NULL, *wb = NULL, *wd = NULL;
+  size_t na = 0, nb = 0, nd = 0;
+  if (half) {
+    na = (size_t)(g->m * g->k) * sizeof(float), nb = (size_t)(g->k * g->n) * sizeof(float);
+    nd = (size_t)(g->m * g->n) * sizeof(float);
+    wa = rt_host_alloc(ctx->rt->host_pool, na);
+    wb = rt_host_alloc(ctx->rt->host_pool, nb);
+    wd = rt_host_alloc(ctx->rt->host_pool, nd);
+    if (!wa || !wb || !wd) {
+      st = diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: float32 copies for a float16 matmul (%zu bytes)",
+                      na + nb + nd);
+      goto done;
+    }
+  }
+  for (int64_t bi = 0; bi < g->batch; bi++) {
+    const char *a = (const char *)g->a + (size_t)(bi * g->a_bs) * isz, *b = (const char *)g->b + (size_t)(bi * g->b_bs) * isz;
+    char *dd = (char *)g->d + (size_t)(bi * g->d_bs) * isz;
+    Epilogue e = {g, dd, g->d_rs, dd, g->c ? (const char *)g->c + (size_t)(bi * g->c_bs) * isz : NULL, 0};
+    if (half) {
+      widen((const _Float16 *)(const void *)a, g->m, g->k, g->a_rs, g->a_cs, wa);
+      widen((const _Float16 *)(const void *)b, g->k, g->n, g->b_rs, g->b_cs, wb);
+      gemm_one(h, fn, true, g, wa, g->k, 1, wb, g->n, 1, wd, g->n);
+      e.src = wd;
+      e.src_rs = g->n;
+      run_epilogue(ctx, &e); /* rounds to float16 even without an epilogue */
+    } else {
+      gemm_one(h, fn, single, g, a, g->a_rs, g->a_cs, b, g->b_rs, g->b_cs, dd, g->d_rs);
+      if (epi) run_epilogue(ctx, &e);
+    }
+  }
+done:
+  if (wa) rt_host_free(ctx->rt->host_pool, wa, na);
+  if (wb) rt_host_free(ctx->rt->host_pool, wb, nb);
+  if (wd) rt_host_free(ctx->rt->host_pool, wd, nd);
+  return st;
+}
+
+const RtLinalg rt_host_linalg = {
+    .library = "a BLAS (OpenBLAS: apt-get install libopenblas0-pthread)",
+    .gemm = host_gemm,
+    .decompose = rt_host_decompose,
+    .close = host_linalg_close,
+};

@@ -1,0 +1,240 @@
+/* host_lapack.c: the host's decompositions (linalg.h's RtLinalg.decompose) through LAPACK, loaded with
+ * the host BLAS (host_blas.h).
+ *
+ * Matrices arrive column-major and packed (runtime/linalg_api.c arranged that), which is what LAPACK
+ * takes, so each problem is: copy the input into the output (or a scratch) buffer that the routine
+ * overwrites, query the workspace once per call (lwork = -1), run the routine, keep its info. The
+ * routines are NumPy's own (getrf, gesv, potrf, geqrf + orgqr, gesdd, syevd), so results and sign
+ * conventions are NumPy's when the LAPACK is the same. Problems run one after another; OpenBLAS runs
+ * the BLAS inside each routine on all cores.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/host_blas.h"
+
+typedef void (*Getrf)(const void *m, const void *n, void *a, const void *lda, void *ipiv, void *info);
+typedef void (*Gesv)(const void *n, const void *nrhs, void *a, const void *lda, void *ipiv, void *b, const void *ldb,
+                     void *info);
+typedef void (*Potrf)(const char *uplo, const void *n, void *a, const void *lda, void *info, size_t l1);
+typedef void (*Geqrf)(const void *m, const void *n, void *a, const void *lda, void *tau, void *work,
+                      const void *lwork, void *info);
+typedef void (*Orgqr)(const void *m, const void *n, const void *k, void *a, const void *lda, const void *tau,
+                      void *work, const void *lwork, void *info);
+typedef void (*Gesdd)(const char *jobz, const void *m, const void *n, void *a, const void *lda, void *s, void *u,
+                      const void *ldu, void *vt, const void *ldvt, void *work, const void *lwork, void *iwork,
+                      void *info, size_t l1);
+typedef void (*Syevd)(const char *jobz, const char *uplo, const void *n, void *a, const void *lda, void *w, void *work,
+                      const void *lwork, void *iwork, const void *liwork, void *info, size_t l1, size_t l2);
+
+/* Scratch memory of one call, freed together. */
+typedef struct Scratch {
+  LoomContext *ctx;
+  void *p[4];
+  size_t n[4];
+  int count;
+} Scratch;
+
+static void *scratch(Scratch *s, size_t bytes) {
+  if (s->count == 4) return NULL;
+  if (bytes == 0) bytes = 16;
+  void *p = rt_host_alloc(s->ctx->rt->host_pool, bytes);
+  if (!p) return NULL;
+  s->p[s->count] = p;
+  s->n[s->count++] = bytes;
+  return p;
+}
+
+static void scratch_free(Scratch *s) {
+  for (int i = 0; i < s->count; i++) rt_host_free(s->ctx->rt->host_pool, s->p[i], s->n[i]);
+  s->count = 0;
+}
+
+static int64_t imax(int64_t a, int64_t b) { return a > b ? a : b; }
+static int64_t imin(int64_t a, int64_t b) { return a < b ? a : b; }
+
+/* The workspace size a routine asked for (written to work[0] by an lwork = -1 call). */
+static int64_t lwork_of(bool single, const void *w) {
+  double v = single ? (double)*(const float *)w : *(const double *)w;
+  return v < 1 ? 1 : (int64_t)v + 1;
+}
+
+static LoomStatus oom(Diag *d, const char *what) {
+  return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: LAPACK workspace for %s", what);
+}
+
+LoomStatus rt_host_decompose(LoomContext *ctx, int index, const RtDecomp *r, Diag *d) {
+  (void)index;
+  RtHostBlas *h;
+  LoomStatus st = rt_host_blas(ctx, &h, d);
+  if (st != LOOM_OK) return st;
+  bool single = r->dtype == LOOM_FLOAT32;
+  if (r->dtype != LOOM_FLOAT32 && r->dtype != LOOM_FLOAT64)
+    return diag_error(d, LOOM_ERR_UNSUPPORTED, "linalg on the host: %s is not supported", loom_dtype_name(r->dtype));
+  if (!h->ilp64 && (r->m > INT32_MAX / 4 || r->n > INT32_MAX / 4 || r->k > INT32_MAX / 4))
+    return diag_error(d, LOOM_ERR_UNSUPPORTED, "linalg: dims beyond 2^29 need a 64-bit-integer LAPACK");
+  size_t es = single ? 4 : 8, is = h->ilp64 ? 8 : 4;
+  int64_t m = r->m, n = r->n, k = r->k, mn = imin(m, n);
+  RtBlasInt bm, bn, bk, blda, bldb, binfo, blw, bliw, bq;
+  RtBlasFn fn;
+  Scratch sc = {ctx, {0}, {0}, 0};
+  bool values_only = (r->flags & RT_DECOMP_VALUES_ONLY) != 0;
+  switch (r->op) {
+  case RT_DECOMP_LU: {
+    if ((st = rt_host_blas_fn(h, single ? RB_SGETRF : RB_DGETRF, &fn, d)) != LOOM_OK) return st;
+    void *ipiv = scratch(&sc, (size_t)n * is);
+    if (!ipiv) return oom(d, "getrf");
+    Getrf f;
+    memcpy(&f, &fn, sizeof f);
+    for (int64_t b = 0; b < r->batch; b++) {
+      char *lu = (char *)r->out[0] + (size_t)(b * n * n) * es;
+      int32_t *piv = (int32_t *)r->out[1] + b * n;
+      memcpy(lu, (const char *)r->in[0] + (size_t)(b * n * n) * es, (size_t)(n * n) * es);
+      f(rt_bint(h, &bn, n), rt_bint(h, &bm, n), lu, rt_bint(h, &blda, imax(1, n)), ipiv, &binfo);
+      for (int64_t i = 0; i < n; i++)
+        piv[i] = h->ilp64 ? (int32_t)((int64_t *)ipiv)[i] : ((int32_t *)ipiv)[i];
+      int64_t info = rt_bint_value(h, &binfo);
+      r->info[b] = info > 0 ? 0 : info; /* a singular matrix has det 0: not an error */
+    }
+    break;
+  }
+  case RT_DECOMP_SOLVE: {
+    if ((st = rt_host_blas_fn(h, single ? RB_SGESV : RB_DGESV, &fn, d)) != LOOM_OK) return st;
+    void *ipiv = scratch(&sc, (size_t)n * is), *a = scratch(&sc, (size_t)(n * n) * es);
+    if (!ipiv || !a) {
+      scratch_free(&sc);
+      return oom(d, "gesv");
+    }
+    Gesv f;
+    memcpy(&f, &fn, sizeof f);
+    for (int64_t b = 0; b < r->batch; b++) {
+      char *x = (char *)r->out[0] + (size_t)(b * n * k) * es;
+      memcpy(a, (const char *)r->in[0] + (size_t)(b * n * n) * es, (size_t)(n * n) * es);
+      memcpy(x, (const char *)r->in[1] + (size_t)(b * n * k) * es, (size_t)(n * k) * es);
+      f(rt_bint(h, &bn, n), rt_bint(h, &bk, k), a, rt_bint(h, &blda, imax(1, n)), ipiv, x,
+        rt_bint(h, &bldb, imax(1, n)), &binfo);
+      r->info[b] = rt_bint_value(h, &binfo);
+    }
+    break;
+  }
+  case RT_DECOMP_CHOLESKY: {
+    if ((st = rt_host_blas_fn(h, single ? RB_SPOTRF : RB_DPOTRF, &fn, d)) != LOOM_OK) return st;
+    Potrf f;
+    memcpy(&f, &fn, sizeof f);
+    char uplo = (r->flags & RT_DECOMP_UPPER) ? 'U' : 'L';
+    for (int64_t b = 0; b < r->batch; b++) {
+      char *l = (char *)r->out[0] + (size_t)(b * n * n) * es;
+      memcpy(l, (const char *)r->in[0] + (size_t)(b * n * n) * es, (size_t)(n * n) * es);
+      f(&uplo, rt_bint(h, &bn, n), l, rt_bint(h, &blda, imax(1, n)), &binfo, 1);
+      r->info[b] = rt_bint_value(h, &binfo);
+    }
+    break;
+  }
+  case RT_DECOMP_QR: {
+    RtBlasFn fq = NULL, fo = NULL;
+    if ((st = rt_host_blas_fn(h, single ? RB_SGEQRF : RB_DGEQRF, &fq, d)) != LOOM_OK) return st;
+    if (!values_only && (st = rt_host_blas_fn(h, single ? RB_SORGQR : RB_DORGQR, &fo, d)) != LOOM_OK) return st;
+    Geqrf f;
+    Orgqr g;
+    memcpy(&f, &fq, sizeof f);
+    memcpy(&g, &fo, sizeof g);
+    int64_t mq = (r->flags & RT_DECOMP_COMPLETE) ? m : mn;
+    void *tau = scratch(&sc, (size_t)imax(1, mn) * es);
+    double q1[2] = {0, 0}, q2[2] = {0, 0};
+    if (!tau) return oom(d, "geqrf");
+    f(rt_bint(h, &bm, m), rt_bint(h, &bn, n), NULL, rt_bint(h, &blda, imax(1, m)), tau, q1, rt_bint(h, &blw, -1), &binfo);
+    int64_t lw = lwork_of(single, q1);
+    if (!values_only && mq > 0) {
+      g(rt_bint(h, &bm, m), rt_bint(h, &bq, mq), rt_bint(h, &bk, mn), NULL, rt_bint(h, &blda, imax(1, m)), tau, q2,
+        rt_bint(h, &blw, -1), &binfo);
+      lw = imax(lw, lwork_of(single, q2));
+    }
+    void *work = scratch(&sc, (size_t)lw * es);
+    if (!work) {
+      scratch_free(&sc);
+      return oom(d, "geqrf");
+    }
+    for (int64_t b = 0; b < r->batch; b++) {
+      char *ra = (char *)r->out[0] + (size_t)(b * m * n) * es;
+      memcpy(ra, (const char *)r->in[0] + (size_t)(b * m * n) * es, (size_t)(m * n) * es);
+      f(rt_bint(h, &bm, m), rt_bint(h, &bn, n), ra, rt_bint(h, &blda, imax(1, m)), tau, work, rt_bint(h, &blw, lw),
+        &binfo);
+      r->info[b] = rt_bint_value(h, &binfo);
+      if (values_only || mq == 0 || r->info[b] != 0) continue;
+      char *q = (char *)r->out[1] + (size_t)(b * m * mq) * es;
+      memcpy(q, ra, (size_t)(m * imin(mq, n)) * es); /* the reflectors: the first min(mq, n) columns */
+      if (mq > n) memset(q + (size_t)(m * n) * es, 0, (size_t)(m * (mq - n)) * es);
+      g(rt_bint(h, &bm, m), rt_bint(h, &bq, mq), rt_bint(h, &bk, mn), q, rt_bint(h, &blda, imax(1, m)), tau, work,
+        rt_bint(h, &blw, lw), &binfo);
+      r->info[b] = rt_bint_value(h, &binfo);
+    }
+    break;
+  }
+  case RT_DECOMP_SVD: {
+    if ((st = rt_host_blas_fn(h, single ? RB_SGESDD : RB_DGESDD, &fn, d)) != LOOM_OK) return st;
+    Gesdd f;
+    memcpy(&f, &fn, sizeof f);
+    bool full = (r->flags & RT_DECOMP_COMPLETE) != 0;
+    char jobz = values_only ? 'N' : full ? 'A' : 'S';
+    int64_t ku = full ? m : mn, kv = full ? n : mn;
+    RtBlasInt bldu, bldvt;
+    void *a = scratch(&sc, (size_t)imax(1, m * n) * es), *iwork = scratch(&sc, (size_t)imax(1, 8 * mn) * is);
+    double q[2] = {0, 0};
+    float dummy[1];
+    if (!a || !iwork) {
+      scratch_free(&sc);
+      return oom(d, "gesdd");
+    }
+    f(&jobz, rt_bint(h, &bm, m), rt_bint(h, &bn, n), a, rt_bint(h, &blda, imax(1, m)), dummy, dummy,
+      rt_bint(h, &bldu, imax(1, m)), dummy, rt_bint(h, &bldvt, imax(1, kv)), q, rt_bint(h, &blw, -1), iwork, &binfo, 1);
+    int64_t lw = lwork_of(single, q);
+    void *work = scratch(&sc, (size_t)lw * es);
+    if (!work) {
+      scratch_free(&sc);
+      return oom(d, "gesdd");
+    }
+    for (int64_t b = 0; b < r->batch; b++) {
+      memcpy(a, (const char *)r->in[0] + (size_t)(b * m * n) * es, (size_t)(m * n) * es);
+      char *s = (char *)r->out[0] + (size_t)(b * mn) * es;
+      char *u = values_only ? (char *)dummy : (char *)r->out[1] + (size_t)(b * m * ku) * es;
+      char *vt = values_only ? (char *)dummy : (char *)r->out[2] + (size_t)(b * kv * n) * es;
+      f(&jobz, rt_bint(h, &bm, m), rt_bint(h, &bn, n), a, rt_bint(h, &blda, imax(1, m)), s, u,
+        rt_bint(h, &bldu, imax(1, m)), vt, rt_bint(h, &bldvt, imax(1, kv)), work, rt_bint(h, &blw, lw), iwork, &binfo,
+        1);
+      r->info[b] = rt_bint_value(h, &binfo);
+    }
+    break;
+  }
+  case RT_DECOMP_EIGH: {
+    if ((st = rt_host_blas_fn(h, single ? RB_SSYEVD : RB_DSYEVD, &fn, d)) != LOOM_OK) return st;
+    Syevd f;
+    memcpy(&f, &fn, sizeof f);
+    char jobz = values_only ? 'N' : 'V', uplo = (r->flags & RT_DECOMP_UPPER) ? 'U' : 'L';
+    void *a = values_only ? scratch(&sc, (size_t)imax(1, n * n) * es) : NULL;
+    double q[2] = {0, 0};
+    int64_t qi[2] = {0, 0};
+    if (values_only && !a) return oom(d, "syevd");
+    f(&jobz, &uplo, rt_bint(h, &bn, n), NULL, rt_bint(h, &blda, imax(1, n)), NULL, q, rt_bint(h, &blw, -1), qi,
+      rt_bint(h, &bliw, -1), &binfo, 1, 1);
+    int64_t lw = lwork_of(single, q), liw = imax(1, rt_bint_value(h, (const RtBlasInt *)(void *)qi));
+    void *work = scratch(&sc, (size_t)lw * es), *iwork = scratch(&sc, (size_t)liw * is);
+    if (!work || !iwork) {
+      scratch_free(&sc);
+      return oom(d, "syevd");
+    }
+    for (int64_t b = 0; b < r->batch; b++) {
+      char *v = values_only ? (char *)a : (char *)r->out[1] + (size_t)(b * n * n) * es;
+      char *w = (char *)r->out[0] + (size_t)(b * n) * es;
+      memcpy(v, (const char *)r->in[0] + (size_t)(b * n * n) * es, (size_t)(n * n) * es);
+      f(&jobz, &uplo, rt_bint(h, &bn, n), v, rt_bint(h, &blda, imax(1, n)), w, work, rt_bint(h, &blw, lw), iwork,
+        rt_bint(h, &bliw, liw), &binfo, 1, 1);
+      r->info[b] = rt_bint_value(h, &binfo);
+    }
+    break;
+  }
+  default:
+    return diag_error(d, LOOM_ERR_INTERNAL, "internal error: unknown decomposition %d", (int)r->op);
+  }
+  scratch_free(&sc);
+  return LOOM_OK;
+}

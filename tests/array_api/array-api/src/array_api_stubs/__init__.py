@@ -1,0 +1,1 @@
+from . import _2024_12
