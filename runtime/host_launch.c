@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* host_launch.c: the host dispatch of one kernel (host_launch.h), shared by libloom and libloomrt.
  *   elementwise (N points): on the caller when N < 32768 or one thread; else about 4 tasks per thread,
  *     each a contiguous range of at least 16384 points.
@@ -97,7 +98,7 @@ LoomStatus rt_host_launch(LoomContext *ctx, RtPool *pool, const CgCompiled *k, b
     return LOOM_OK;
   }
   int64_t work = sat_mul(no, nr > 0 ? nr : 1);
-  int64_t nparts = (nr + RT_RED_PART_POINTS - 1) / RT_RED_PART_POINTS;
+  int64_t nparts = nr / RT_RED_PART_POINTS + (nr % RT_RED_PART_POINTS != 0); /* no overflow near INT64_MAX */
   if (nparts > RT_RED_MAX_PARTS) nparts = RT_RED_MAX_PARTS;
   bool split = k->partial && k->finish && nparts > 1 && no < 2 * threads && work >= RT_RED_SERIAL_WORK;
   if (!split) {
