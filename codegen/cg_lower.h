@@ -29,6 +29,7 @@ typedef struct Lower {
   LLVMBuilderRef ab;      /* positioned in alloca_bb */
   LLVMValueRef *shape;    /* ndim */
   LLVMValueRef *base;     /* nbuf */
+  LLVMValueRef *param;    /* nparam: each KI_PARAM's value, decoded in the entry's prologue (cg_param_value) */
   LLVMValueRef *stride;   /* nbuf * ndim */
   LLVMValueRef *levels;   /* CG_MAX_DEPTH * nbuf offsets */
   LLVMValueRef *off;      /* the current level's nbuf offsets */
@@ -102,6 +103,10 @@ LLVMValueRef cg_entry_alloca(Lower *L, LLVMTypeRef t, const char *name); /* in t
 LLVMBasicBlockRef cg_new_bb(Lower *L, const char *name);
 void cg_clear_cache(Lower *L); /* forgets every evaluated instruction (a new point or scope) */
 LLVMValueRef cg_elem_ptr(Lower *L, int b, LLVMValueRef off);
+/* The value of dtype t (a KI_PARAM's) held in an i64 launch word (ir_param_word's encoding). */
+LLVMValueRef cg_param_value(Lower *L, LoomDType t, LLVMValueRef word);
+/* Fills L->param from the launch words: word(p) is parameter p's i64 (the entry's prologue). */
+void cg_load_params(Lower *L, LLVMValueRef (*word)(Lower *L, int p, void *arg), void *arg);
 LLVMValueRef cg_npoints64(Lower *L); /* int64 product of the kernel's dims */
 /* Emits (once per scope) the instructions that roots need, in index order, into L->cache. */
 void cg_eval_needed(Lower *L, const int32_t *roots, int nroots);

@@ -6,7 +6,8 @@
  *
  * Host calling convention of a compiled kernel (all pointers valid for the call):
  *   shape   : ndim sizes of the iteration space
- *   bufs    : nbuf base pointers (binding offset already applied)
+ *   bufs    : nbuf base pointers (binding offset already applied), then the kernel's nparam scalar
+ *             parameters (KI_PARAM p: slot nbuf + p holds its launch word, ir_param_word's encoding)
  *   strides : nbuf * ndim strides in elements, buffer-major (strides[b * ndim + dim])
  *   run(lo, hi)
  *     nkeep == ndim (elementwise): computes linear points [lo, hi) of the whole space, row-major.
@@ -56,7 +57,9 @@ typedef void (*CgColFn)(const int64_t *shape, void *const *bufs, const int64_t *
  *   words[0, ndim)                    shape of the iteration space
  *   words[ndim, ndim + nbuf)          buffer base addresses (binding offset applied)
  *   words[ndim + nbuf, + nbuf * ndim) strides in elements, buffer-major
- *   then CG_GPU_EXTRA words: [0] nparts (split reductions), [1] partials address, [2..] unused.
+ *   then CG_GPU_EXTRA words: [0] nparts (split reductions), [1] partials address, [2..] unused,
+ *   then nparam words: the scalar parameters (KI_PARAM p: its launch word, ir_param_word's encoding), so a
+ *   Python scalar travels in the parameter block and a new value reuses the kernel.
  * Strategies:
  *   CG_GPU_ELEMENTWISE: `main` is a grid-stride loop over the linear points, any launch shape;
  *     `vec` (when vec_lanes > 0: ndim == 1 and every buffer contiguous) does vec_lanes points per

@@ -239,8 +239,13 @@ static void add_enum_attr(Lower *L, LLVMValueRef fn, const char *name) {
   LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(L->m.c, kind, 0));
 }
 
+/* Parameter p's launch word inside an implementation: its i64 argument number *(int *)pbase + p. */
+static LLVMValueRef impl_param_word(Lower *L, int p, void *pbase) {
+  return LLVMGetParam(L->fn, (unsigned)(*(int *)pbase + p));
+}
+
 /* Builds one entry point: `name`(shape, bufs, strides, <extra i64s>, [ptr]) calling an always-inline
- * implementation that takes the buffers as noalias pointers. */
+ * implementation that takes the buffers as noalias pointers (and the parameters, bufs[nb + p], as i64s). */
 static void build_entry(Lower *L, int which, const char *name, const char *const *attrs, int nattrs) {
   const KernelIr *k = L->k;
   CgMath *m = &L->m;
@@ -254,8 +259,8 @@ static void build_entry(Lower *L, int which, const char *name, const char *const
   bool col = which == ENTRY_COLPART || which == ENTRY_COLFINISH;
   int nscal = col ? 0 : which == ENTRY_RUN || via ? 2 : 3; /* lo hi | o rlo rhi | o accs nparts */
   int nimpl = 2 + nb + nscal;
-  LLVMTypeRef *pt = ctx_calloc(L->ctx, (size_t)nimpl + 8, sizeof(LLVMTypeRef));
-  LLVMValueRef *av = ctx_calloc(L->ctx, (size_t)nimpl + 8, sizeof(LLVMValueRef));
+  LLVMTypeRef *pt = ctx_calloc(L->ctx, (size_t)nimpl + 8 + (size_t)k->nparam, sizeof(LLVMTypeRef));
+  LLVMValueRef *av = ctx_calloc(L->ctx, (size_t)nimpl + 8 + (size_t)k->nparam, sizeof(LLVMValueRef));
   if (!pt || !av) {
     ctx_free(L->ctx, pt);
     ctx_free(L->ctx, av);
@@ -268,6 +273,8 @@ static void build_entry(Lower *L, int which, const char *name, const char *const
   if (via) pt[2 + nb + 2] = L->ptr, nimpl++;                     /* acc in */
   if (which == ENTRY_FINISH) pt[2 + nb + 1] = L->ptr;            /* accs */
   if (col) pt[2 + nb] = L->ptr, nimpl++;                         /* the CgColSplit */
+  int pbase = nimpl; /* then the kernel's parameters, one i64 launch word each (bufs[nb + p]) */
+  for (int p = 0; p < k->nparam; p++) pt[nimpl++] = L->i64;
   LLVMTypeRef void_t = LLVMVoidTypeInContext(m->c);
   char iname[96];
   snprintf(iname, sizeof iname, "%s.impl", name);
@@ -309,6 +316,10 @@ static void build_entry(Lower *L, int which, const char *name, const char *const
     av[2 + i] = LLVMBuildLoad2(b, L->ptr, LLVMBuildGEP2(b, L->ptr, bufs, &ix, 1, ""), "");
   }
   for (int i = 3; i < (int)nw; i++) av[2 + nb + i - 3] = LLVMGetParam(wfn, (unsigned)i);
+  for (int p = 0; p < k->nparam; p++) {
+    LLVMValueRef ix = cg_i64(m, nb + p);
+    av[pbase + p] = LLVMBuildLoad2(b, L->i64, LLVMBuildGEP2(b, L->ptr, bufs, &ix, 1, ""), "");
+  }
   if (via) {
     /* if (lo < hi) { partial(shape, bufs, strides, 0, 0, |R|, acc); impl(..., acc); } */
     LLVMBasicBlockRef go = LLVMAppendBasicBlockInContext(m->c, wfn, "go");
@@ -343,6 +354,7 @@ static void build_entry(Lower *L, int which, const char *name, const char *const
     LLVMValueRef ix = cg_i64(m, d);
     L->shape[d] = LLVMBuildLoad2(b, L->i64, LLVMBuildGEP2(b, L->i64, shp, &ix, 1, ""), "");
   }
+  cg_load_params(L, impl_param_word, &pbase);
   for (int bi = 0; bi < nb; bi++) {
     L->base[bi] = LLVMGetParam(impl, (unsigned)(2 + bi));
     for (int d = 0; d < k->ndim; d++) {

@@ -361,6 +361,10 @@ typedef enum KInstrKind {
   KI_INDEX,  /* int64: the linear index of the current point in the whole iteration space (row-major;
                 elementwise kernels only) */
   KI_NPOINTS,/* int64: the number of points of the whole iteration space */
+  KI_PARAM,  /* a scalar kernel parameter: parameter number op (0 .. KernelIr.nparam - 1, each exactly once),
+                of the instruction's dtype (a compute dtype, never complex). Its value is bound at launch
+                (SchedKernel.params; codegen.h says where it travels), so the key (ir_print_kernel_key)
+                names its dtype, never its value: a Python scalar that changes reuses the compiled kernel */
   KI_OFFSET, /* int64: buffer buf's element offset at the current point (o, r), or o (FINAL phase): the
                 binding's offset plus the sum of coordinate * stride; buf is an index buffer (a view of
                 an IR_IOTA: no memory, bound as SB_INDEX, never loaded or stored) */
@@ -377,6 +381,11 @@ typedef struct KInstr {
   int32_t phase; /* KI_ACC */
   Scalar value;  /* KI_CONST */
 } KInstr;
+
+/* A parameter's value as its launch word (codegen.h): the bits of the value in the parameter's dtype,
+ * zero-extended (float32: the float's 32 bits; float64: the double's; bool: 0 or 1; signed ints
+ * sign-extended to 64 bits, unsigned zero-extended). */
+uint64_t ir_param_word(LoomDType dtype, Scalar v);
 
 typedef enum KPhaseKind { KP_REDUCE, KP_MAP, KP_FINAL } KPhaseKind;
 
@@ -434,6 +443,7 @@ typedef struct KernelIr {
   const struct SnModule *snippet;
   int32_t nuser_arg;
   int32_t *user_args;
+  int32_t nparam; /* scalar parameters (KI_PARAM), launched after the buffers (codegen.h) */
   /* a library-call kernel (see KCall): NULL for generated kernels */
   const KCall *call;
 } KernelIr;
@@ -462,6 +472,7 @@ typedef struct SchedKernel {
   KernelIr *ir;
   int64_t shape[LOOM_MAX_RANK]; /* per iteration dim */
   SchedBinding *bind;           /* ir->nbuf entries */
+  uint64_t *params;             /* ir->nparam launch words (ir_param_word), NULL when none */
 } SchedKernel;
 
 typedef struct SchedTemp {

@@ -420,6 +420,10 @@ static LoomStatus parse_instr(Cursor *c, KInstr *in, int32_t expect_id) {
     in->phase = v;
   } else if (strcmp(kw, "redsize") == 0) {
     in->kind = KI_REDSIZE;
+  } else if (strcmp(kw, "param") == 0) {
+    in->kind = KI_PARAM;
+    if ((st = parse_int(c, 0, UINT16_MAX, &v))) return st;
+    in->op = (uint16_t)v;
   } else if (strcmp(kw, "offset") == 0) {
     in->kind = KI_OFFSET;
     if ((st = expect(c, "buf")) || (st = parse_int(c, 0, INT32_MAX, &v))) return st;
@@ -563,6 +567,7 @@ LoomStatus ir_parse_kernel(Arena *a, const char *text, KernelIr **out, Diag *d) 
     } else {
       if (!grow(a, (void **)&k->instrs, k->ninstr, &capi, sizeof(KInstr))) return oom(d);
       if ((st = parse_instr(&c, &k->instrs[k->ninstr], k->ninstr))) return st;
+      if (k->instrs[k->ninstr].kind == KI_PARAM) k->nparam++;
       k->ninstr++;
     }
     if (!at_eol(&c)) return fail(&c, "end of line");

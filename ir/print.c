@@ -209,6 +209,7 @@ static void print_kernel(const KernelIr *k, bool with_name, StrBuf *out) {
     case KI_USER_OUT: sb_printf(out, "user_out %s %%%d %d", dt, in->src[0], (int)in->op); break;
     case KI_INDEX: sb_printf(out, "index %s", dt); break;
     case KI_NPOINTS: sb_printf(out, "npoints %s", dt); break;
+    case KI_PARAM: sb_printf(out, "param %s %d", dt, (int)in->op); break;
     case KI_OFFSET: sb_printf(out, "offset %s buf %d", dt, in->buf); break;
     default: sb_printf(out, "? %s", dt); break;
     }

@@ -589,7 +589,16 @@ static LoomStatus write_bundle(Build *B, LoomBundleBuilder *b, int32_t (*rec_of)
   }
   for (int32_t r = 0; r < B->nrec; r++) {
     const Rec *rc = &B->recs[r];
-    rt_bw_kernel(w, rc->name, rc->key, rc->keylen, rc->ir->ndim, rc->ir->nkeep, rc->ir->index_bits, rc->ir->nbuf, rc->ir->bufs);
+    const KernelIr *k = rc->ir;
+    uint8_t *pdt = ctx_calloc(B->ctx, (size_t)k->nparam + 1, 1); /* the parameters' dtypes (verified kernels) */
+    if (!pdt) {
+      rt_bundle_writer_free(w);
+      return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: bundle kernel records");
+    }
+    for (int32_t i = 0; i < k->ninstr; i++)
+      if (k->instrs[i].kind == KI_PARAM && k->instrs[i].op < k->nparam) pdt[k->instrs[i].op] = k->instrs[i].dtype;
+    rt_bw_kernel(w, rc->name, rc->key, rc->keylen, k->ndim, k->nkeep, k->index_bits, k->nbuf, k->bufs, k->nparam, pdt);
+    ctx_free(B->ctx, pdt);
   }
   for (int32_t i = 0; i < B->nunit; i++) {
     const Unit *u = &B->units[i];

@@ -51,6 +51,26 @@ class _Flags:
                 f"  OWNDATA : {self._own}")
 
 
+# Operand types _binop passes to _core unchanged (_operand and _python_int leave them as they are): the
+# operators below call _core.binary at once for them, skipping three Python calls per op (the lazy API's
+# per-op cost). Anything else (ints: range rules; NumPy scalars and arrays: conversion) takes _binop.
+_PLAIN_OPERANDS = frozenset((float, bool))
+
+
+def _operator(name, reflected, dunder):
+    """The method `dunder` of binary operator `name` (reflected: `o OP self`)."""
+    op = _OPS[name]
+    binary = _core.binary
+    if reflected:
+        def method(self, o):
+            return binary(op, o, self) if type(o) in _PLAIN_OPERANDS or type(o) is ndarray else _binop(name, o, self)
+    else:
+        def method(self, o):
+            return binary(op, self, o) if type(o) in _PLAIN_OPERANDS or type(o) is ndarray else _binop(name, self, o)
+    method.__name__ = method.__qualname__ = dunder
+    return method
+
+
 class ndarray(_core.Array):
     """A loom array (CuPy's ndarray API). Values may be pending: they are computed when observed."""
 
@@ -344,36 +364,36 @@ class ndarray(_core.Array):
     def __pos__(self): return _math.positive(self)
     def __abs__(self): return _math.absolute(self)
     def __invert__(self): return _math.invert(self)
-    def __add__(self, o): return _binop("add", self, o)
-    def __radd__(self, o): return _binop("add", o, self)
-    def __sub__(self, o): return _binop("sub", self, o)
-    def __rsub__(self, o): return _binop("sub", o, self)
-    def __mul__(self, o): return _binop("mul", self, o)
-    def __rmul__(self, o): return _binop("mul", o, self)
-    def __truediv__(self, o): return _binop("truediv", self, o)
-    def __rtruediv__(self, o): return _binop("truediv", o, self)
-    def __floordiv__(self, o): return _binop("floordiv", self, o)
-    def __rfloordiv__(self, o): return _binop("floordiv", o, self)
-    def __mod__(self, o): return _binop("mod", self, o)
-    def __rmod__(self, o): return _binop("mod", o, self)
-    def __pow__(self, o): return _binop("pow", self, o)
-    def __rpow__(self, o): return _binop("pow", o, self)
-    def __and__(self, o): return _binop("bitwise_and", self, o)
-    def __rand__(self, o): return _binop("bitwise_and", o, self)
-    def __or__(self, o): return _binop("bitwise_or", self, o)
-    def __ror__(self, o): return _binop("bitwise_or", o, self)
-    def __xor__(self, o): return _binop("bitwise_xor", self, o)
-    def __rxor__(self, o): return _binop("bitwise_xor", o, self)
-    def __lshift__(self, o): return _binop("left_shift", self, o)
-    def __rlshift__(self, o): return _binop("left_shift", o, self)
-    def __rshift__(self, o): return _binop("right_shift", self, o)
-    def __rrshift__(self, o): return _binop("right_shift", o, self)
+    __add__ = _operator("add", False, "__add__")
+    __radd__ = _operator("add", True, "__radd__")
+    __sub__ = _operator("sub", False, "__sub__")
+    __rsub__ = _operator("sub", True, "__rsub__")
+    __mul__ = _operator("mul", False, "__mul__")
+    __rmul__ = _operator("mul", True, "__rmul__")
+    __truediv__ = _operator("truediv", False, "__truediv__")
+    __rtruediv__ = _operator("truediv", True, "__rtruediv__")
+    __floordiv__ = _operator("floordiv", False, "__floordiv__")
+    __rfloordiv__ = _operator("floordiv", True, "__rfloordiv__")
+    __mod__ = _operator("mod", False, "__mod__")
+    __rmod__ = _operator("mod", True, "__rmod__")
+    __pow__ = _operator("pow", False, "__pow__")
+    __rpow__ = _operator("pow", True, "__rpow__")
+    __and__ = _operator("bitwise_and", False, "__and__")
+    __rand__ = _operator("bitwise_and", True, "__rand__")
+    __or__ = _operator("bitwise_or", False, "__or__")
+    __ror__ = _operator("bitwise_or", True, "__ror__")
+    __xor__ = _operator("bitwise_xor", False, "__xor__")
+    __rxor__ = _operator("bitwise_xor", True, "__rxor__")
+    __lshift__ = _operator("left_shift", False, "__lshift__")
+    __rlshift__ = _operator("left_shift", True, "__rlshift__")
+    __rshift__ = _operator("right_shift", False, "__rshift__")
+    __rrshift__ = _operator("right_shift", True, "__rrshift__")
     def __eq__(self, o): return self._none_compare(False) if o is None else _binop("eq", self, o)
     def __ne__(self, o): return self._none_compare(True) if o is None else _binop("ne", self, o)
-    def __lt__(self, o): return _binop("lt", self, o)
-    def __le__(self, o): return _binop("le", self, o)
-    def __gt__(self, o): return _binop("gt", self, o)
-    def __ge__(self, o): return _binop("ge", self, o)
+    __lt__ = _operator("lt", False, "__lt__")
+    __le__ = _operator("le", False, "__le__")
+    __gt__ = _operator("gt", False, "__gt__")
+    __ge__ = _operator("ge", False, "__ge__")
     __hash__ = None
 
     def _none_compare(self, value):

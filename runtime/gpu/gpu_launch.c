@@ -216,7 +216,7 @@ LoomStatus rt_gpu_run_schedule(const RtGpuDriver *drv, LoomContext *ctx, int dev
     }
     if (st != LOOM_OK) break;
     int nd = ir->ndim, nb = ir->nbuf;
-    size_t nwords = (size_t)(nd + nb + nb * nd + CG_GPU_EXTRA);
+    size_t nwords = (size_t)(nd + nb + nb * nd + CG_GPU_EXTRA + ir->nparam);
     if ((int)nwords != f->meta.nwords) {
       st = diag_error(d, LOOM_ERR_INTERNAL, "internal error: kernel %s expects %d parameter words, not %zu", ir->name,
                       f->meta.nwords, nwords);
@@ -243,6 +243,7 @@ LoomStatus rt_gpu_run_schedule(const RtGpuDriver *drv, LoomContext *ctx, int dev
       for (int i = 0; i < nd; i++) words[nd + nb + b * nd + i] = (uint64_t)bd->strides[i];
     }
     for (size_t i = (size_t)(nd + nb + nb * nd); i < nwords; i++) words[i] = 0;
+    for (int p = 0; p < ir->nparam; p++) words[nd + nb + nb * nd + CG_GPU_EXTRA + p] = sk->params[p]; /* codegen.h */
     if (st == LOOM_OK) st = launch_fn(ctx, g, dev, stream, f, ir, words, no, nr, d);
     rt_cache_release(dev->kernels, acquired);
     if (words != stackw) ctx_free(ctx, words);

@@ -130,11 +130,6 @@ def test_loom_matches_numpy_float64(name, request):
             assert np.max(np.abs(g.astype(np.int64) - r.astype(np.int64)), initial=0) <= w.int_tol
 
 
-SCALARS_BAKED = ("a Python scalar is a constant in the kernel IR and the cache key (passes keep it as an "
-                 "IR_CONST): every new value compiles a new kernel (DIAGNOSIS.md, mechanism 12)")
-
-
-@pytest.mark.xfail(strict=True, reason=SCALARS_BAKED)
 @pytest.mark.parametrize("path", ["fuse", "lazy"])
 def test_new_scalar_values_do_not_compile(path):
     """Issue 11: calls with new scalar values reuse the kernel of their structure (an Adam step with a
