@@ -15,7 +15,7 @@ source .devkit/setup.sh
 # mtimes: a stale build-gpu/ would then be reused. Start clean unless asked not to.
 [ "${LOOM_KEEP_BUILD:-0}" = 1 ] || rm -rf build-gpu
 if [ -f build-gpukit/libsleefgnuabi.so.3 ] && ! ldconfig -p | grep -q libsleefgnuabi; then
-  export LOOM_CMAKE_ARGS="-DLOOM_SLEEF_LIB=$PWD/build-gpukit/libsleefgnuabi.so.3 ${LOOM_CMAKE_ARGS:-}"
+  export LOOM_CMAKE_ARGS="-DLOOM_SLEEF_LIB=$PWD/build-gpukit/libsleefgnuabi.so.3 -DLOOM_SLEEF_SCALAR_LIB=$PWD/build-gpukit/libsleef.so.3 ${LOOM_CMAKE_ARGS:-}"
 fi
 export LOOM_CMAKE_ARGS="-DCMAKE_BUILD_TYPE=Release ${LOOM_CMAKE_ARGS:-}"
 if [ "${LOOM_BENCH_QUICK:-0}" = 1 ]; then

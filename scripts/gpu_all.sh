@@ -20,7 +20,8 @@ build-gpu/tests/loomrt/loomrt_check build-gpu/tests/loomrt/loomrt_test.lbun 2>&1
 source .devkit/setup.sh
 sleef=()
 if [ -f build-gpukit/libsleefgnuabi.so.3 ] && ! ldconfig -p | grep -q libsleefgnuabi; then
-  sleef=(--config-settings=cmake.define.LOOM_SLEEF_LIB="$PWD/build-gpukit/libsleefgnuabi.so.3")
+  sleef=(--config-settings=cmake.define.LOOM_SLEEF_LIB="$PWD/build-gpukit/libsleefgnuabi.so.3"
+         --config-settings=cmake.define.LOOM_SLEEF_SCALAR_LIB="$PWD/build-gpukit/libsleef.so.3")
   export LD_LIBRARY_PATH="$PWD/build-gpukit${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 fi
 mkdir -p build-gpu/logs
