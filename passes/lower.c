@@ -405,6 +405,9 @@ static LoomStatus const_value(Lower *l, const IrNode *leaf, bool bake, int32_t *
 
 /* Whether operand i of op (computing in od) stays a compile-time constant when it is one (const_value). */
 static bool bakes_operand(LoomOp op, int i, LoomDType od) {
+  /* the exponent of a power: codegen's pow by a constant exponent (math_pow.c: multiplies, sqrt,
+   * divides, NumPy's fast paths) needs its value; a new exponent is a new kernel, as a new rule */
+  if (i == 1 && op == LOOM_OP_POW) return true;
   return i == 1 && (op == LOOM_OP_FLOORDIV || op == LOOM_OP_MOD) && dtype_is_int(od);
 }
 
