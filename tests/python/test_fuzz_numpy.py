@@ -753,15 +753,6 @@ KNOWN = [
           "a NUL byte in an ElementwiseKernel snippet truncates it (must raise ValueError, as RawModule does)",
           lambda m: False,
           lambda: _nul_snippet_accepted()),
-    Known("mixed-int-float-promotion", "issue 10 item 11",
-          "hypot / copysign / arctan2 of mixed integer dtypes promote differently from NumPy (NumPy takes the "
-          "first float loop every input casts to safely)",
-          lambda m: m.kind == "dtype" and m.op in ("hypot", "copysign", "arctan2"),
-          _same(lambda xp: xp.hypot(xp.asarray(np.array([1], dtype=np.int8)), xp.asarray(np.array([2], dtype=np.uint16))))),
-    Known("square-bool", "issue 10 item 11", "square(bool) gives bool (NumPy: int8)",
-          lambda m: m.kind == "dtype" and m.op == "square",
-          _same(lambda xp: xp.square(xp.asarray(np.array([True]))))),
-    # ---- Python-layer bugs this fuzzer found (not in issue 10's list) ----
     Known("transpose-empty-axes", "found by this fuzzer (python layer)",
           "transpose(a, ()) of an n-d array (n > 0) is accepted as a no-op (NumPy: ValueError, axes don't match)",
           lambda m: m.op == "transpose_axes" and m.kind == "numpy-raises",
@@ -779,18 +770,18 @@ KNOWN = [
           and m.step.meta.get("kw", {}).get("axis") in (0, -1),
           _same(lambda xp: xp.sum(xp.asarray(np.float64(2.0)), axis=0))),
     # ---- the CuPy-compatibility issue's classes (python layer), which this fuzzer covers too ----
+    Known("ufunc-dtype-kw", "CuPy-compatibility issue: ufunc dtype= (python layer)",
+          "a ufunc's dtype= names NumPy's loop: where no loop has that dtype NumPy raises (equal(a, b, "
+          "dtype=float32), logical_or(..., dtype=int64), hypot(i64, i64, dtype=int16)); loom computes and casts",
+          lambda m: "dtype_kw" in m.step.meta,
+          _same(lambda xp: xp.equal(xp.asarray(np.array([1], dtype=np.int8)), xp.asarray(np.array([1], dtype=np.int8)),
+                                    dtype="float32"))),
 ]
 
 
 def _iadd_bad(xp):
     t = xp.asarray(np.zeros(2, dtype=np.int16))
     t /= xp.asarray(np.ones(5))
-    return t
-
-
-def _setitem_leading(xp):
-    t = xp.asarray(np.zeros((2, 3), dtype=np.int16))
-    t[0] = xp.asarray(np.ones((1, 3), dtype=np.int16))
     return t
 
 
