@@ -239,7 +239,7 @@ def _make_asarray(base):
             need = (dtype is not None and numpy.dtype(dtype) != obj.dtype) or (key is not None and tuple(key) != obj._device)
             if copy is False and need:
                 raise ValueError("asarray(copy=False): a copy is needed (another dtype or device)")
-            r = base(obj, dtype, order) if dtype is not None else obj
+            r = base(obj, dtype, order) if dtype is not None or order not in (None, "K", "k") else obj
             if copy is True and r is obj:
                 r = obj.copy()
             return r if key is None else _move(r, key)
@@ -272,10 +272,7 @@ def _make_reshape(base):
     def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
         if shape is None:
             shape = newshape
-        r = base(a, shape, order)
-        if copy is True and isinstance(a, ndarray):
-            r = r.copy()
-        return r
+        return base(a, shape, order, copy=copy)
     return reshape
 
 

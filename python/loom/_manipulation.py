@@ -193,6 +193,7 @@ def moveaxis(a, source, destination):
 
 
 def rollaxis(a, axis, start=0):
+    """Moves axis to position start (a view; numpy.rollaxis)."""
     return _view_by(asarray(a), lambda v: numpy.rollaxis(v, axis, start))
 
 
@@ -202,28 +203,34 @@ def flip(m, axis=None):
 
 
 def fliplr(m):
+    """Reverses the order of the columns (a view; numpy.fliplr)."""
     return _view_by(asarray(m), numpy.fliplr)
 
 
 def flipud(m):
+    """Reverses the order of the rows (a view; numpy.flipud)."""
     return _view_by(asarray(m), numpy.flipud)
 
 
 def rot90(m, k=1, axes=(0, 1)):
+    """Rotates by 90 degrees k times in the plane of axes (a view; numpy.rot90)."""
     return _view_by(asarray(m), lambda v: numpy.rot90(v, k, axes))
 
 
 def atleast_1d(*arys):
+    """The arrays as views of at least 1 dimension (numpy.atleast_1d)."""
     r = [_view_by(asarray(a), numpy.atleast_1d) for a in arys]
     return r[0] if len(r) == 1 else r
 
 
 def atleast_2d(*arys):
+    """The arrays as views of at least 2 dimensions (numpy.atleast_2d)."""
     r = [_view_by(asarray(a), numpy.atleast_2d) for a in arys]
     return r[0] if len(r) == 1 else r
 
 
 def atleast_3d(*arys):
+    """The arrays as views of at least 3 dimensions (numpy.atleast_3d)."""
     r = [_view_by(asarray(a), numpy.atleast_3d) for a in arys]
     return r[0] if len(r) == 1 else r
 
@@ -309,32 +316,38 @@ def tile(A, reps):
 
 
 def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
-    """Through NumPy on the host (dtype= and casting= as NumPy's)."""
+    """Joins arrays along an existing axis: numpy.concatenate computed on the host (a GPU array goes
+    through host memory); dtype= and casting= as NumPy's."""
     r = _host(lambda *xs: numpy.concatenate(xs, axis=axis, dtype=dtype, casting=casting), *map(asarray, arrays))
     return _finish(r, out, casting)
 
 
 def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
-    """Through NumPy on the host (dtype= and casting= as NumPy's)."""
+    """Joins arrays along a new axis: numpy.stack computed on the host (a GPU array goes through host
+    memory); dtype= and casting= as NumPy's."""
     r = _host(lambda *xs: numpy.stack(xs, axis=axis, dtype=dtype, casting=casting), *map(asarray, arrays))
     return _finish(r, out, casting)
 
 
 # the joins below go through concatenate: NumPy on the host, as it
 def hstack(tup, *, dtype=None, casting="same_kind"):
+    """Joins arrays column-wise: numpy.hstack, through concatenate on the host."""
     arrs = [atleast_1d(a) for a in tup]
     return concatenate(arrs, 0 if arrs and arrs[0].ndim == 1 else 1, dtype=dtype, casting=casting)
 
 
 def vstack(tup, *, dtype=None, casting="same_kind"):
+    """Joins arrays row-wise: numpy.vstack, through concatenate on the host."""
     return concatenate([atleast_2d(a) for a in tup], 0, dtype=dtype, casting=casting)
 
 
 def dstack(tup):
+    """Joins arrays along the third axis: numpy.dstack, through concatenate on the host."""
     return concatenate([atleast_3d(a) for a in tup], 2)
 
 
 def column_stack(tup):
+    """Joins 1-d arrays as columns: numpy.column_stack, through concatenate on the host."""
     cols = []
     for a in tup:
         a = asarray(a)

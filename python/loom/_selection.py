@@ -178,6 +178,7 @@ def diag_indices(n, ndim=2):
 
 
 def diag_indices_from(arr):
+    """The indices of the main diagonal of the n x ... x n array arr (numpy.diag_indices_from)."""
     arr = asarray(arr)
     if arr.ndim < 2:
         raise ValueError("input array must be at least 2-d")
