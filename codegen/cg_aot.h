@@ -57,6 +57,8 @@ typedef struct CgHostImage {
   uint8_t *bytes; /* the blob, ctx_alloc'ed */
   size_t size;
   uint32_t run, partial, finish; /* text offsets of the entry points (CG_HOST_NO_SYMBOL: absent) */
+  uint32_t colpart, colfinish;    /* the column split's (absent unless col_phases) */
+  uint32_t col_phases;            /* CgCompiled.col_phases */
   int32_t acc_size;
   double ms; /* compile time */
 } CgHostImage;

@@ -14,12 +14,13 @@
 #include "codegen/codegen.h"
 #include "ir/ir.h"
 
-/* Where vector variants of libm functions come from (SLEEF's GNU vector ABI). */
+/* Where the host's math functions come from: SLEEF's scalar functions (Sleef_expf_u10, ...) called by
+ * their own names, with vector variants from SLEEF's GNU vector ABI (_ZGVeN16v_expf, ...). */
 typedef struct CgVecMath {
   /* ISA letters of the GNU vector ABI usable on the target, best first ("edcb" on AVX-512:
    * e = 512-bit, d = AVX2 256-bit, c = AVX 256-bit, b = SSE 128-bit). Empty or NULL: scalar only. */
   const char *isas;
-  /* Whether the vector symbol exists (SLEEF may lack some); NULL means every name exists. */
+  /* Whether a SLEEF symbol (scalar or vector) exists; NULL: no SLEEF (plain libm calls, scalar). */
   bool (*has_symbol)(void *user, const char *name);
   void *user;
 } CgVecMath;
@@ -63,6 +64,9 @@ LLVMValueRef cg_random_bits(CgMath *m, LLVMValueRef key, LLVMValueRef counter, b
  * sequences (CgGpuHooks.fdiv_f32 / fsqrt_f32). */
 LLVMValueRef cg_fdiv(CgMath *m, LoomDType t, LLVMValueRef a, LLVMValueRef b);
 LLVMValueRef cg_fsqrt(CgMath *m, LLVMValueRef a);
+/* a ** e for a constant exponent e that math_pow.c rewrites (small integers, +-0.5) in compute dtype t;
+ * NULL otherwise (the caller emits the general power). */
+LLVMValueRef cg_pow_const(CgMath *m, LoomDType t, LLVMValueRef a, LLVMValueRef e);
 /* Reductions: identity and combiner (acc = op(acc, v)); `fold` asks for the reassociable form
  * used inside a loop (float sums get `reassoc`). */
 LLVMValueRef cg_identity(CgMath *m, LoomReduceOp op, LoomDType acc);
@@ -95,13 +99,15 @@ LLVMValueRef cg_intrinsic(CgMath *m, const char *name, LLVMTypeRef *tys, unsigne
 
 /* Names of the entry points lower.c defines (prefix + "_run" / "_partial" / "_finish"). */
 typedef struct CgEntryNames {
-  char run[64], partial[64], finish[64];
-  bool has_partial;
+  char run[64], partial[64], finish[64], colpart[64], colfinish[64];
+  bool has_partial, has_col;
   int32_t acc_size;
+  uint32_t col_phases; /* has_col: bit p set for each REDUCE phase p (CgCompiled.col_phases) */
 } CgEntryNames;
 
 /* Builds the host module for k into m (functions named from prefix): run always, partial/finish
- * when the phases are [REDUCE] or [REDUCE, FINAL]. fn_attrs: string attributes put on every
+ * when the phases are [REDUCE] or [REDUCE, FINAL], colpart/colfinish for reductions of the outer
+ * strategy (codegen.h). fn_attrs: string attributes put on every
  * function (e.g. target-cpu), as key/value pairs, nattrs pairs. */
 LoomStatus cg_lower_host(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef m, const KernelIr *k, const char *prefix,
                          const CgVecMath *vec, const char *const *fn_attrs, int nattrs,

@@ -29,6 +29,7 @@ typedef struct Lower {
   LLVMBuilderRef ab;      /* positioned in alloca_bb */
   LLVMValueRef *shape;    /* ndim */
   LLVMValueRef *base;     /* nbuf */
+  LLVMValueRef *param;    /* nparam: each KI_PARAM's value, decoded in the entry's prologue (cg_param_value) */
   LLVMValueRef *stride;   /* nbuf * ndim */
   LLVMValueRef *levels;   /* CG_MAX_DEPTH * nbuf offsets */
   LLVMValueRef *off;      /* the current level's nbuf offsets */
@@ -43,6 +44,9 @@ typedef struct Lower {
   bool outer;                 /* run() uses the outer-axis strategy (lower_host.c's use_outer) */
   LLVMValueRef *accarr, *idxarr; /* nphase: block accumulator arrays (outer strategy) */
   LLVMValueRef bj, bn;        /* index of the current point within the block; the block's size */
+  LLVMValueRef bo;            /* the block's first O point (column split) */
+  LLVMValueRef colfin, colno; /* column split: finished accumulators of earlier phases, O points */
+  int col_acc_size;           /* column split: bytes per accumulator */
   LLVMValueRef partial_fn;    /* the exported partial entry, once built (run of a full reduction calls it) */
   LLVMTypeRef partial_ty;
   /* GPU lowering (cg_lower_gpu) */
@@ -99,6 +103,10 @@ LLVMValueRef cg_entry_alloca(Lower *L, LLVMTypeRef t, const char *name); /* in t
 LLVMBasicBlockRef cg_new_bb(Lower *L, const char *name);
 void cg_clear_cache(Lower *L); /* forgets every evaluated instruction (a new point or scope) */
 LLVMValueRef cg_elem_ptr(Lower *L, int b, LLVMValueRef off);
+/* The value of dtype t (a KI_PARAM's) held in an i64 launch word (ir_param_word's encoding). */
+LLVMValueRef cg_param_value(Lower *L, LoomDType t, LLVMValueRef word);
+/* Fills L->param from the launch words: word(p) is parameter p's i64 (the entry's prologue). */
+void cg_load_params(Lower *L, LLVMValueRef (*word)(Lower *L, int p, void *arg), void *arg);
 LLVMValueRef cg_npoints64(Lower *L); /* int64 product of the kernel's dims */
 /* Emits (once per scope) the instructions that roots need, in index order, into L->cache. */
 void cg_eval_needed(Lower *L, const int32_t *roots, int nroots);
@@ -117,6 +125,25 @@ bool cg_reduce_reads_outer(const KernelIr *k, uint8_t *need, bool allow_map);
 /* A worker (a host run() over a range, a GPU thread): its state block and loop_prep; after_loop. */
 void cg_worker_begin(Lower *L);
 void cg_worker_end(Lower *L);
+
+/* ---- lower_host.c, lower_host_arg.c: host loops ---------------------------------------------------- */
+/* Visits linear points [lo, hi) of dims [d0, d1) row-major; at each point L->off holds the offsets
+ * (outer offsets plus these dims' contribution) and L->lin the linear index. */
+void cg_host_walk(Lower *L, int d0, int d1, LLVMValueRef lo, LLVMValueRef hi, BodyFn body, void *arg);
+/* Vector arg-reductions: whether phase ph can take one (argmin/argmax of a non-bool value), and the
+ * reduction itself over R points [lo, hi) into the allocas accv / acci (initialized to the identity
+ * and lo by the caller). Worth it from CG_HOST_ARG_MIN_POINTS points on (the scalar fold below). */
+#define CG_HOST_ARG_MIN_POINTS 64
+bool cg_host_arg_vectorizable(const KernelIr *k, const KPhase *ph);
+/* Offsets of O point o (decomposed over dims [0, nkeep)) into L->off. */
+void cg_host_set_o_offsets(Lower *L, LLVMValueRef o);
+/* lower_host_outer.c: run(lo, hi) of the outer strategy, and the bodies of the column split entries
+ * (args: the entry's CgColSplit pointer). */
+void cg_host_run_outer(Lower *L, LLVMValueRef lo, LLVMValueRef hi);
+void cg_host_col_part(Lower *L, LLVMValueRef args);
+void cg_host_col_finish(Lower *L, LLVMValueRef args);
+void cg_host_arg_reduce(Lower *L, const KPhase *ph, LLVMValueRef lo, LLVMValueRef hi, LLVMValueRef accv,
+                        LLVMValueRef acci);
 
 /* ---- gpu_lower.c: GPU building blocks --------------------------------------------------------- */
 #define GPU_EMPTY_INDEX INT64_MAX /* accumulator index of an empty argmin/argmax part */

@@ -6,7 +6,8 @@
  *
  * Host calling convention of a compiled kernel (all pointers valid for the call):
  *   shape   : ndim sizes of the iteration space
- *   bufs    : nbuf base pointers (binding offset already applied)
+ *   bufs    : nbuf base pointers (binding offset already applied), then the kernel's nparam scalar
+ *             parameters (KI_PARAM p: slot nbuf + p holds its launch word, ir_param_word's encoding)
  *   strides : nbuf * ndim strides in elements, buffer-major (strides[b * ndim + dim])
  *   run(lo, hi)
  *     nkeep == ndim (elementwise): computes linear points [lo, hi) of the whole space, row-major.
@@ -17,6 +18,15 @@
  *     argmin/argmax an int64 index).
  *   finish(o, accs, nparts): combines nparts accumulators (acc_size bytes apart) in order, then runs
  *     the FINAL phase (if any) for o. Splitting R must give the same bits for the same split.
+ *   colpart(a) / colfinish(a): the column split of reductions whose reduced axis is outer in memory
+ *     (the outer strategy: column sums, BatchNorm statistics; any number of REDUCE phases, later ones
+ *     reading earlier results, and FINAL phases; no MAP). R is cut into a->nparts ranges; the runtime
+ *     runs, for each REDUCE phase p in order: colpart for every part (and range of O points) in
+ *     parallel, which folds phase p over R points [a->rlo, a->rhi) for O points [a->olo, a->ohi) and
+ *     writes each o's accumulator to parts + (o * nparts + part) * acc_size; then colfinish over O
+ *     ranges, which combines each o's nparts accumulators in order into fin + (p * no + o) * acc_size
+ *     and runs the FINAL phases that follow p (up to the next REDUCE phase). colpart reads earlier
+ *     phases' results from fin. The same nparts gives the same bits.
  */
 #ifndef LOOM_CODEGEN_H
 #define LOOM_CODEGEN_H
@@ -29,6 +39,17 @@ typedef void (*CgPartialFn)(const int64_t *shape, void *const *bufs, const int64
                             int64_t o, int64_t rlo, int64_t rhi, void *acc);
 typedef void (*CgFinishFn)(const int64_t *shape, void *const *bufs, const int64_t *strides,
                            int64_t o, const void *accs, int64_t nparts);
+/* Arguments of colpart / colfinish (8-byte fields: the lowering reads them by position). */
+typedef struct CgColSplit {
+  int64_t phase;        /* the REDUCE phase */
+  int64_t olo, ohi;     /* O points */
+  int64_t rlo, rhi;     /* R points (colpart) */
+  int64_t part, nparts; /* this part (colpart); the number of parts */
+  void *parts;          /* no * nparts accumulators, o-major */
+  void *fin;            /* nphase * no finished accumulators, phase-major */
+  int64_t no;           /* O points of the whole kernel */
+} CgColSplit;
+typedef void (*CgColFn)(const int64_t *shape, void *const *bufs, const int64_t *strides, const CgColSplit *a);
 
 /* GPU kernels (the shared GPU lowering, codegen/gpu_*.c, for every GPU target). The code is the
  * target's binary (CgGpuKernel.kind: PTX text, an AMDGPU code object); every entry takes ONE parameter,
@@ -36,7 +57,9 @@ typedef void (*CgFinishFn)(const int64_t *shape, void *const *bufs, const int64_
  *   words[0, ndim)                    shape of the iteration space
  *   words[ndim, ndim + nbuf)          buffer base addresses (binding offset applied)
  *   words[ndim + nbuf, + nbuf * ndim) strides in elements, buffer-major
- *   then CG_GPU_EXTRA words: [0] nparts (split reductions), [1] partials address, [2..] unused.
+ *   then CG_GPU_EXTRA words: [0] nparts (split reductions), [1] partials address, [2..] unused,
+ *   then nparam words: the scalar parameters (KI_PARAM p: its launch word, ir_param_word's encoding), so a
+ *   Python scalar travels in the parameter block and a new value reuses the kernel.
  * Strategies:
  *   CG_GPU_ELEMENTWISE: `main` is a grid-stride loop over the linear points, any launch shape;
  *     `vec` (when vec_lanes > 0: ndim == 1 and every buffer contiguous) does vec_lanes points per
@@ -118,6 +141,8 @@ typedef struct CgCompiled {
   CgRunFn run;
   CgPartialFn partial; /* NULL when the kernel cannot be split along R */
   CgFinishFn finish;
+  CgColFn colpart, colfinish; /* NULL unless the kernel is an outer-strategy reduction */
+  uint32_t col_phases;         /* with colpart: bit p set for each REDUCE phase p (at most 32 phases) */
   int32_t acc_size;
   char *llvm_ir;       /* optimized LLVM IR text when asked for (ctx_alloc'ed), else NULL */
   void *impl;          /* target-owned */

@@ -314,6 +314,13 @@ void cg_store_partial(Lower *L, LLVMValueRef ptr) {
 
 /* ---- entries ------------------------------------------------------------------------------------------ */
 
+/* Parameter p's launch word: word ndim + nbuf + nbuf * ndim + CG_GPU_EXTRA + p of the block at *args. */
+static LLVMValueRef gpu_param_word(Lower *L, int p, void *args) {
+  const KernelIr *k = L->k;
+  LLVMValueRef ix = cg_i64(&L->m, k->ndim + k->nbuf + k->nbuf * k->ndim + CG_GPU_EXTRA + p);
+  return LLVMBuildLoad2(L->m.b, L->i64, LLVMBuildGEP2(L->m.b, L->i64, *(LLVMValueRef *)args, &ix, 1, ""), "");
+}
+
 static void build_gpu_entry(Lower *L, int which, bool row, const char *name, int nwords, int lanes, int acc_size) {
   const KernelIr *k = L->k;
   CgMath *m = &L->m;
@@ -344,8 +351,8 @@ static void build_gpu_entry(Lower *L, int which, bool row, const char *name, int
   for (int bi = 0; bi < nb; bi++) {
     L->base[bi] = LLVMBuildIntToPtr(b, WORD(nd + bi), gptr, "");
     for (int d = 0; d < nd; d++) {
-      uint8_t lay = k->bufs[bi].layout[d];
-      L->stride[bi * nd + d] = lay == KL_ONE ? cg_iconst_i(L, 1) : lay == KL_ZERO ? cg_iconst_i(L, 0) : IDX(WORD(nd + nb + bi * nd + d));
+      int64_t cs;
+      L->stride[bi * nd + d] = ir_layout_const(k->bufs[bi].layout[d], &cs) ? cg_iconst_i(L, cs) : IDX(WORD(nd + nb + bi * nd + d));
     }
   }
   int extra = nd + nb + nb * nd;
@@ -355,6 +362,7 @@ static void build_gpu_entry(Lower *L, int which, bool row, const char *name, int
   e.nr = cg_iconst_i(L, 1);
   for (int d = k->nkeep; d < nd; d++) e.nr = LLVMBuildMul(b, e.nr, L->shape[d], "");
   L->rsize = cg_to_i64(L, e.nr);
+  cg_load_params(L, gpu_param_word, &args);
   e.nparts = IDX(WORD(extra));
   e.partials = LLVMBuildIntToPtr(b, WORD(extra + 1), gptr, "");
 #undef WORD
@@ -436,7 +444,7 @@ LoomStatus cg_lower_gpu(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef mod, c
   bool allocated = cg_lower_init(&L, ctx, c, mod, k, d);
   L.m.gpu = h;
   L.ity = k->index_bits == 32 ? LLVMInt32TypeInContext(c) : L.i64;
-  int nwords = k->ndim + k->nbuf + k->nbuf * k->ndim + CG_GPU_EXTRA;
+  int nwords = k->ndim + k->nbuf + k->nbuf * k->ndim + CG_GPU_EXTRA + k->nparam;
   out->nwords = nwords;
   out->block = block;
   out->wave = h->wave;

@@ -6,13 +6,17 @@
  * in a fresh thread-safe context, runs the new pass manager with a TargetMachine for the host (so the
  * vectorizer knows the vector width) and adds the module to the main JITDylib under its own
  * resource tracker, which release() removes. Symbols are unique per compile (a counter). A mutex
- * serializes compiles. Vector math: SLEEF is dlopen'ed (LOOM_SLEEF_LIB, else "libsleefgnuabi.so.3")
- * and attached as a search generator; the lowering only maps calls to SLEEF variants that dlsym
- * finds, and without SLEEF it emits plain libm calls. Every LLVMErrorRef becomes LOOM_ERR_BACKEND.
+ * serializes compiles. Vector math: SLEEF's vector library (LOOM_SLEEF_LIB, else "libsleefgnuabi.so.3")
+ * and its scalar one (LOOM_SLEEF_SCALAR_LIB, else "libsleef.so.3") are dlopen'ed and attached as
+ * search generators; the lowering calls SLEEF's scalar functions by name and maps them to the vector
+ * variants that dlsym finds, and without SLEEF it emits plain libm calls. Vector width: functions ask
+ * for LOOM_HOST_VECTOR_BITS-wide vectors ("prefer-vector-width"; default 512 on AVX-512 hosts, where
+ * LLVM's own default for recent cores is 256). Every LLVMErrorRef becomes LOOM_ERR_BACKEND.
  */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <llvm-c/Analysis.h>
@@ -29,6 +33,9 @@
 #ifndef LOOM_SLEEF_LIB
 #define LOOM_SLEEF_LIB "libsleefgnuabi.so.3"
 #endif
+#ifndef LOOM_SLEEF_SCALAR_LIB
+#define LOOM_SLEEF_SCALAR_LIB "libsleef.so.3"
+#endif
 
 typedef struct HostState {
   pthread_mutex_t lock;
@@ -37,7 +44,9 @@ typedef struct HostState {
   LLVMTargetMachineRef tm; /* for the optimizer; the JIT owns its own */
   char *triple, *cpu, *features;
   char describe[256];
-  void *sleef; /* dlopen handle or NULL */
+  void *sleef;        /* dlopen handle of the vector library or NULL */
+  void *sleef_scalar; /* dlopen handle of the scalar library or NULL */
+  char vector_bits[8]; /* "prefer-vector-width" of every function ("" : LLVM's choice) */
   char isas[8];
   CgVecMath vec;
   uint64_t counter;
@@ -56,7 +65,9 @@ static LoomStatus llvm_err(Diag *d, LLVMErrorRef e, const char *what) {
 
 static bool sleef_has(void *user, const char *name) {
   HostState *s = user;
-  return s->sleef && dlsym(s->sleef, name) != NULL;
+  if (!s->sleef) return false;
+  if (strncmp(name, "Sleef_", 6) == 0) return s->sleef_scalar && dlsym(s->sleef_scalar, name) != NULL;
+  return dlsym(s->sleef, name) != NULL;
 }
 
 static bool has_feature(const char *features, const char *f) {
@@ -80,6 +91,7 @@ static void host_destroy(CgTarget *t) {
     if (s->cpu) LLVMDisposeMessage(s->cpu);
     if (s->features) LLVMDisposeMessage(s->features);
     if (s->sleef) dlclose(s->sleef);
+    if (s->sleef_scalar) dlclose(s->sleef_scalar);
     pthread_mutex_destroy(&s->lock);
     ctx_free(t->ctx, s);
   }
@@ -121,9 +133,10 @@ static LoomStatus compile_locked(CgTarget *t, HostState *s, const KernelIr *k, b
   LLVMTargetDataRef dl = LLVMCreateTargetDataLayout(s->tm);
   LLVMSetModuleDataLayout(mod, dl);
   LLVMDisposeTargetData(dl);
-  const char *attrs[4] = {"target-cpu", s->cpu, "target-features", s->features};
+  const char *attrs[6] = {"target-cpu", s->cpu, "target-features", s->features, "prefer-vector-width",
+                          s->vector_bits};
   CgEntryNames names;
-  LoomStatus st = cg_lower_host(ctx, c, mod, k, prefix, &s->vec, attrs, 2, &names, d);
+  LoomStatus st = cg_lower_host(ctx, c, mod, k, prefix, &s->vec, attrs, s->vector_bits[0] ? 3 : 2, &names, d);
   if (st != LOOM_OK) {
     LLVMDisposeModule(mod);
     LLVMOrcDisposeThreadSafeContext(tsc);
@@ -182,8 +195,15 @@ static LoomStatus compile_locked(CgTarget *t, HostState *s, const KernelIr *k, b
     if (st == LOOM_OK) out->partial = (CgPartialFn)(uintptr_t)a;
     if (st == LOOM_OK) st = lookup(s, names.finish, &a, d);
     if (st == LOOM_OK) out->finish = (CgFinishFn)(uintptr_t)a;
-    out->acc_size = names.acc_size;
   }
+  if (st == LOOM_OK && names.has_col) {
+    st = lookup(s, names.colpart, &a, d);
+    if (st == LOOM_OK) out->colpart = (CgColFn)(uintptr_t)a;
+    if (st == LOOM_OK) st = lookup(s, names.colfinish, &a, d);
+    if (st == LOOM_OK) out->colfinish = (CgColFn)(uintptr_t)a;
+    out->col_phases = names.col_phases;
+  }
+  out->acc_size = names.acc_size;
   return st;
 }
 
@@ -264,19 +284,25 @@ LoomStatus cg_host_target_create(LoomContext *ctx, CgTarget **out, Diag *d) {
   }
   LLVMOrcJITDylibAddGenerator(s->jd, gen);
   /* SLEEF: optional; without it the kernels call scalar libm. */
-  const char *paths[2] = {LOOM_SLEEF_LIB, "libsleefgnuabi.so.3"};
-  for (int i = 0; i < 2 && !s->sleef; i++) {
-    s->sleef = dlopen(paths[i], RTLD_NOW | RTLD_LOCAL);
-    if (!s->sleef) continue;
-    LLVMOrcDefinitionGeneratorRef sg = NULL;
-    e = LLVMOrcCreateDynamicLibrarySearchGeneratorForPath(&sg, paths[i], prefix, NULL, NULL);
-    if (e) {
-      LLVMConsumeError(e);
-      dlclose(s->sleef);
-      s->sleef = NULL;
-      continue;
+  const char *paths[2][2] = {{LOOM_SLEEF_LIB, "libsleefgnuabi.so.3"}, {LOOM_SLEEF_SCALAR_LIB, "libsleef.so.3"}};
+  void **handles[2] = {&s->sleef, &s->sleef_scalar};
+  for (int lib = 0; lib < 2; lib++)
+    for (int i = 0; i < 2 && !*handles[lib]; i++) {
+      *handles[lib] = dlopen(paths[lib][i], RTLD_NOW | RTLD_LOCAL);
+      if (!*handles[lib]) continue;
+      LLVMOrcDefinitionGeneratorRef sg = NULL;
+      e = LLVMOrcCreateDynamicLibrarySearchGeneratorForPath(&sg, paths[lib][i], prefix, NULL, NULL);
+      if (e) {
+        LLVMConsumeError(e);
+        dlclose(*handles[lib]);
+        *handles[lib] = NULL;
+        continue;
+      }
+      LLVMOrcJITDylibAddGenerator(s->jd, sg);
     }
-    LLVMOrcJITDylibAddGenerator(s->jd, sg);
+  if (!s->sleef_scalar && s->sleef) { /* vector functions without scalar ones: not usable (math.c) */
+    dlclose(s->sleef);
+    s->sleef = NULL;
   }
   size_t ni = 0;
   if (s->sleef) {
@@ -286,6 +312,14 @@ LoomStatus cg_host_target_create(LoomContext *ctx, CgTarget **out, Diag *d) {
     if (has_feature(s->features, "+sse2")) s->isas[ni++] = 'b';
   }
   s->isas[ni] = 0;
+  /* vector width: LOOM_HOST_VECTOR_BITS (128, 256 or 512), else 512 where AVX-512 is present */
+  const char *vb = getenv("LOOM_HOST_VECTOR_BITS");
+  int bits = vb && *vb ? atoi(vb) : (has_feature(s->features, "+avx512f") ? 512 : 0);
+  if (bits != 0 && bits != 128 && bits != 256 && bits != 512) {
+    host_destroy(t);
+    return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "LOOM_HOST_VECTOR_BITS=%s: use 128, 256 or 512", vb);
+  }
+  if (bits) snprintf(s->vector_bits, sizeof s->vector_bits, "%d", bits);
   s->vec.isas = s->isas;
   s->vec.has_symbol = sleef_has;
   s->vec.user = s;
@@ -293,8 +327,8 @@ LoomStatus cg_host_target_create(LoomContext *ctx, CgTarget **out, Diag *d) {
   LLVMGetVersion(&maj, &min, &pat);
   uint64_t h = 1469598103934665603ull; /* FNV-1a of the feature string */
   for (const char *p = s->features; *p; p++) h = (h ^ (uint8_t)*p) * 1099511628211ull;
-  snprintf(s->describe, sizeof s->describe, "LLVM %u.%u.%u host %s %s %016llx%s", maj, min, pat,
-           s->triple, s->cpu, (unsigned long long)h, s->sleef ? " sleef" : "");
+  snprintf(s->describe, sizeof s->describe, "LLVM %u.%u.%u host %s %s %016llx%s%s%s", maj, min, pat,
+           s->triple, s->cpu, (unsigned long long)h, s->sleef ? " sleef" : "", bits ? " vw" : "", s->vector_bits);
   *out = t;
   return LOOM_OK;
 }

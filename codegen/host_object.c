@@ -428,6 +428,14 @@ static LoomStatus link_image(LoomContext *ctx, const uint8_t *obj, size_t size, 
     if (st == LOOM_OK) st = find_export(&L, names->finish, &out->finish);
     out->acc_size = names->acc_size;
   }
+  out->colpart = out->colfinish = CG_HOST_NO_SYMBOL;
+  out->col_phases = 0;
+  if (st == LOOM_OK && names->has_col) {
+    st = find_export(&L, names->colpart, &out->colpart);
+    if (st == LOOM_OK) st = find_export(&L, names->colfinish, &out->colfinish);
+    out->acc_size = names->acc_size;
+    out->col_phases = names->col_phases;
+  }
   if (st == LOOM_OK) {
     for (uint32_t i = 0; i < L.nimport; i++) strtab += (uint32_t)strlen(sym_name(&L, L.import_sym[i])) + 1;
     size_t total = CG_HOST_IMAGE_HEADER + 4 * (size_t)L.nimport + (size_t)L.nreloc * CG_HOST_RELOC + strtab + L.text + L.ro + L.data;

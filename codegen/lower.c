@@ -49,6 +49,8 @@ LoomStatus cg_check_kernel(const KernelIr *k, Diag *d) {
         return diag_error(d, LOOM_ERR_INTERNAL, "codegen: instruction %d uses %d (not an earlier one)", i, in->src[j]);
     if (in->kind == KI_ELEM && in->op >= LOOM_OP_COUNT)
       return diag_error(d, LOOM_ERR_INTERNAL, "codegen: instruction %d has op %d", i, in->op);
+    if (in->kind == KI_PARAM && (in->op >= k->nparam || dtype_is_complex((LoomDType)in->dtype)))
+      return diag_error(d, LOOM_ERR_INTERNAL, "codegen: instruction %d is parameter %d of %d", i, in->op, k->nparam);
     if ((in->kind == KI_LOAD || in->kind == KI_OFFSET) && (in->buf < 0 || in->buf >= k->nbuf))
       return diag_error(d, LOOM_ERR_INTERNAL, "codegen: instruction %d loads buffer %d", i, in->buf);
     if (in->kind == KI_ACC && (in->phase < 0 || in->phase >= k->nphase || k->phases[in->phase].kind != KP_REDUCE))
@@ -121,6 +123,24 @@ LLVMValueRef cg_npoints64(Lower *L) {
   return n;
 }
 
+LLVMValueRef cg_param_value(Lower *L, LoomDType t, LLVMValueRef word) {
+  CgMath *m = &L->m;
+  if (t == LOOM_BOOL) return LLVMBuildICmp(m->b, LLVMIntNE, word, cg_i64(m, 0), "");
+  if (t == LOOM_FLOAT64) return LLVMBuildBitCast(m->b, word, LLVMDoubleTypeInContext(m->c), "");
+  if (dtype_is_float(t))
+    return LLVMBuildBitCast(m->b, LLVMBuildTrunc(m->b, word, LLVMInt32TypeInContext(m->c), ""),
+                            LLVMFloatTypeInContext(m->c), "");
+  LLVMTypeRef rt = cg_reg_type(m, t);
+  return rt == LLVMTypeOf(word) ? word : LLVMBuildTrunc(m->b, word, rt, "");
+}
+
+void cg_load_params(Lower *L, LLVMValueRef (*word)(Lower *L, int p, void *arg), void *arg) {
+  for (int32_t i = 0; i < L->k->ninstr; i++) {
+    const KInstr *in = &L->k->instrs[i];
+    if (in->kind == KI_PARAM) L->param[in->op] = cg_param_value(L, (LoomDType)in->dtype, word(L, in->op, arg));
+  }
+}
+
 static LLVMValueRef emit_one(Lower *L, int i) {
   const KernelIr *k = L->k;
   const KInstr *in = &k->instrs[i];
@@ -138,6 +158,7 @@ static LLVMValueRef emit_one(Lower *L, int i) {
     return cg_from_mem(m, st, t, v);
   }
   case KI_CONST: return cg_const(m, t, in->value);
+  case KI_PARAM: return L->param[in->op];
   case KI_ELEM: {
     LLVMValueRef args[3] = {NULL, NULL, NULL};
     int n = instr_nsrc(in);
@@ -354,10 +375,11 @@ bool cg_lower_init(Lower *L, LoomContext *ctx, LLVMContextRef c, LLVMModuleRef m
   L->accarr = ctx_calloc(ctx, np, sizeof(LLVMValueRef));
   L->idxarr = ctx_calloc(ctx, np, sizeof(LLVMValueRef));
   L->vload = ctx_calloc(ctx, nb, sizeof(LLVMValueRef));
+  L->param = ctx_calloc(ctx, (size_t)(k->nparam > 0 ? k->nparam : 0) + 1, sizeof(LLVMValueRef));
   L->m.b = LLVMCreateBuilderInContext(c);
   L->ab = LLVMCreateBuilderInContext(c);
   return L->shape && L->base && L->stride && L->levels && L->ooff && L->acc && L->accidx && L->cache &&
-         L->need && L->accarr && L->idxarr && L->vload;
+         L->need && L->accarr && L->idxarr && L->vload && L->param;
 }
 
 /* Frees what a lowering allocated (every array of L may be NULL) and verifies the module when st is
@@ -367,7 +389,7 @@ LoomStatus cg_lower_finish(Lower *L, LoomContext *ctx, LLVMModuleRef mod, const 
   LLVMDisposeBuilder(L->m.b);
   LLVMDisposeBuilder(L->ab);
   void *arrays[] = {L->shape, L->base, L->stride, L->levels, L->ooff, L->acc, L->accidx, L->cache,
-                    L->need, L->accarr, L->idxarr, L->vload};
+                    L->need, L->accarr, L->idxarr, L->vload, L->param};
   for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) ctx_free(ctx, arrays[i]);
   cg_snippet_free(L->sn);
   if (st != LOOM_OK) return st;

@@ -23,7 +23,7 @@
 
 /* Visits linear points [lo, hi) of dims [d0, d1) row-major; at each point L->off holds the offsets
  * (outer offsets plus these dims' contribution) and L->lin the linear index. */
-static void walk(Lower *L, int d0, int d1, LLVMValueRef lo, LLVMValueRef hi, BodyFn body, void *arg) {
+void cg_host_walk(Lower *L, int d0, int d1, LLVMValueRef lo, LLVMValueRef hi, BodyFn body, void *arg) {
   LLVMBuilderRef b = L->m.b;
   const KernelIr *k = L->k;
   int nb = k->nbuf;
@@ -169,7 +169,22 @@ static void run_reduce_phase(Lower *L, int p, LLVMValueRef lo, LLVMValueRef hi) 
   RedArg ra = {ph, cg_entry_alloca(L, cg_reg_type(&L->m, vt), "acc"), cg_entry_alloca(L, L->i64, "acci")};
   LLVMBuildStore(L->m.b, cg_red_identity(L, ph->reduce_op, vt), ra.accv);
   LLVMBuildStore(L->m.b, lo, ra.acci);
-  walk(L, k->nkeep, k->ndim, lo, hi, body_reduce, &ra);
+  if (cg_host_arg_vectorizable(k, ph)) {
+    /* long ranges: the vector arg-reduction (lower_host_arg.c); short ones: the scalar fold */
+    LLVMBuilderRef b = L->m.b;
+    LLVMBasicBlockRef vec = cg_new_bb(L, "arg.long"), sc = cg_new_bb(L, "arg.short"), join = cg_new_bb(L, "arg.join");
+    LLVMValueRef len = LLVMBuildSub(b, hi, lo, "");
+    LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSGE, len, cg_i64(&L->m, CG_HOST_ARG_MIN_POINTS), ""), vec, sc);
+    LLVMPositionBuilderAtEnd(b, vec);
+    cg_host_arg_reduce(L, ph, lo, hi, ra.accv, ra.acci);
+    LLVMBuildBr(b, join);
+    LLVMPositionBuilderAtEnd(b, sc);
+    cg_host_walk(L, k->nkeep, k->ndim, lo, hi, body_reduce, &ra);
+    LLVMBuildBr(b, join);
+    LLVMPositionBuilderAtEnd(b, join);
+  } else {
+    cg_host_walk(L, k->nkeep, k->ndim, lo, hi, body_reduce, &ra);
+  }
   L->acc[p] = LLVMBuildLoad2(L->m.b, cg_reg_type(&L->m, vt), ra.accv, "");
   L->accidx[p] = LLVMBuildLoad2(L->m.b, L->i64, ra.acci, "");
 }
@@ -185,14 +200,13 @@ static void body_o_point(Lower *L, void *arg) {
     const KPhase *ph = &k->phases[p];
     cg_clear_cache(L);
     if (ph->kind == KP_REDUCE) run_reduce_phase(L, p, LLVMConstInt(L->i64, 0, 0), L->rsize);
-    else if (ph->kind == KP_MAP) walk(L, k->nkeep, k->ndim, LLVMConstInt(L->i64, 0, 0), L->rsize, cg_body_map, (void *)ph);
+    else if (ph->kind == KP_MAP) cg_host_walk(L, k->nkeep, k->ndim, LLVMConstInt(L->i64, 0, 0), L->rsize, cg_body_map, (void *)ph);
     else cg_run_final_phase(L, ph);
   }
   cg_clear_cache(L);
 }
 
-/* Offsets of O point o (decomposed over dims [0, nkeep)) into L->off. */
-static void set_o_offsets(Lower *L, LLVMValueRef o) {
+void cg_host_set_o_offsets(Lower *L, LLVMValueRef o) {
   const KernelIr *k = L->k;
   LLVMBuilderRef b = L->m.b;
   LLVMValueRef idx[LOOM_MAX_RANK];
@@ -213,180 +227,25 @@ static void set_o_offsets(Lower *L, LLVMValueRef o) {
   }
 }
 
-/* ---- outer-axis strategy ----------------------------------------------------------------------------
- * For reductions whose reduced axis is outer in memory (column sums): the per-o form walks R with a
- * run-time stride, one element per cache line. Instead run() takes a block of up to CG_OUTER_BLOCK
- * consecutive o along the last O dim (ending early at hi or at the end of that dim's row) and keeps
- * one accumulator per o in stack arrays; each REDUCE phase walks R once with an inner loop over the
- * block (contiguous loads along o, which the loop vectorizer widens), then each FINAL phase runs per
- * o of the block. Every o still folds its values in R order, so the result of run() does not depend
- * on the block split. Kernels with MAP phases keep the per-o form. */
-
-/* Whether run() of k uses the outer strategy (no MAP phase allowed). */
-static bool use_outer(const KernelIr *k, uint8_t *need) { return cg_reduce_reads_outer(k, need, false); }
-
-/* Emits `for (j = 0; j < n; j++) body` with L->off advanced by j along the last O dim and L->bj = j. */
-static void block_loop(Lower *L, LLVMValueRef n, BodyFn body, void *arg) {
-  LLVMBuilderRef b = L->m.b;
-  const KernelIr *k = L->k;
-  int nb = k->nbuf, lo_dim = k->nkeep - 1;
-  if (L->depth + 1 >= CG_MAX_DEPTH) {
-    diag_error(L->m.d, LOOM_ERR_INTERNAL, "codegen: loops nested too deep");
-    return;
-  }
-  LLVMValueRef *outer = L->off;
-  LLVMValueRef *inner = L->levels + (size_t)(L->depth + 1) * (size_t)nb;
-  LLVMBasicBlockRef pre = LLVMGetInsertBlock(b);
-  LLVMBasicBlockRef body_bb = cg_new_bb(L, "blk.body"), exit_bb = cg_new_bb(L, "blk.exit");
-  LLVMValueRef zero = cg_i64(&L->m, 0);
-  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, zero, n, ""), body_bb, exit_bb);
-  LLVMPositionBuilderAtEnd(b, body_bb);
-  LLVMValueRef j = LLVMBuildPhi(b, L->i64, "bj");
-  for (int bi = 0; bi < nb; bi++)
-    inner[bi] = LLVMBuildAdd(b, outer[bi], LLVMBuildMul(b, j, L->stride[bi * k->ndim + lo_dim], ""), "");
-  L->off = inner;
-  L->depth++;
-  L->bj = j;
-  body(L, arg);
-  L->depth--;
-  L->off = outer;
-  LLVMValueRef j1 = LLVMBuildAdd(b, j, cg_i64(&L->m, 1), "");
-  LLVMBasicBlockRef end = LLVMGetInsertBlock(b);
-  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, j1, n, ""), body_bb, exit_bb);
-  LLVMBasicBlockRef from[2] = {pre, end};
-  LLVMValueRef vals[2] = {zero, j1};
-  LLVMAddIncoming(j, vals, from, 2);
-  LLVMPositionBuilderAtEnd(b, exit_bb);
-}
-
-static LLVMValueRef slot(Lower *L, LLVMTypeRef et, LLVMValueRef arr) {
-  return LLVMBuildGEP2(L->m.b, et, arr, &L->bj, 1, "");
-}
-
-/* Sets L->acc / L->accidx of REDUCE phases [0, np) to their values at block point L->bj. */
-static void load_block_accs(Lower *L, int np) {
-  const KernelIr *k = L->k;
-  for (int q = 0; q < k->nphase; q++) {
-    L->acc[q] = L->accidx[q] = NULL;
-    if (q >= np || k->phases[q].kind != KP_REDUCE) continue;
-    LoomDType vt = cg_red_value_dtype(k, &k->phases[q]);
-    LLVMTypeRef mt = cg_mem_type(&L->m, vt);
-    L->acc[q] = cg_from_mem(&L->m, vt, vt, LLVMBuildLoad2(L->m.b, mt, slot(L, mt, L->accarr[q]), ""));
-    if (is_arg(k->phases[q].reduce_op))
-      L->accidx[q] = LLVMBuildLoad2(L->m.b, L->i64, slot(L, L->i64, L->idxarr[q]), "");
-  }
-}
-
-static void body_block_init(Lower *L, void *arg) {
-  int p = (int)((const KPhase *)arg - L->k->phases);
-  const KPhase *ph = &L->k->phases[p];
-  LoomDType vt = cg_red_value_dtype(L->k, ph);
-  LLVMTypeRef mt = cg_mem_type(&L->m, vt);
-  LLVMValueRef id = cg_to_mem(&L->m, vt, vt, cg_red_identity(L, ph->reduce_op, vt));
-  LLVMBuildStore(L->m.b, id, slot(L, mt, L->accarr[p]));
-  if (is_arg(ph->reduce_op)) LLVMBuildStore(L->m.b, cg_i64(&L->m, 0), slot(L, L->i64, L->idxarr[p]));
-}
-
-static void body_block_reduce(Lower *L, void *arg) {
-  int p = (int)((const KPhase *)arg - L->k->phases);
-  const KernelIr *k = L->k;
-  const KPhase *ph = &k->phases[p];
-  LLVMBuilderRef b = L->m.b;
-  LoomDType vt = cg_red_value_dtype(k, ph);
-  LLVMTypeRef mt = cg_mem_type(&L->m, vt);
-  cg_clear_cache(L);
-  load_block_accs(L, p);
-  cg_eval_needed(L, &ph->value, 1);
-  LLVMValueRef v = L->cache[ph->value];
-  LLVMValueRef ap = slot(L, mt, L->accarr[p]);
-  LLVMValueRef cur = cg_from_mem(&L->m, vt, vt, LLVMBuildLoad2(b, mt, ap, ""));
-  LLVMValueRef nv;
-  if (is_arg(ph->reduce_op)) {
-    LLVMValueRef take = cg_arg_better(&L->m, (LoomReduceOp)ph->reduce_op, vt, cur, v);
-    nv = LLVMBuildSelect(b, take, v, cur, "");
-    LLVMValueRef ip = slot(L, L->i64, L->idxarr[p]);
-    LLVMValueRef ci = LLVMBuildLoad2(b, L->i64, ip, "");
-    LLVMBuildStore(b, LLVMBuildSelect(b, take, L->lin, ci, ""), ip);
-  } else {
-    nv = cg_red_combine(L, ph->reduce_op, vt, cur, v);
-  }
-  LLVMBuildStore(b, cg_to_mem(&L->m, vt, vt, nv), ap);
-  cg_clear_cache(L);
-}
-
-/* Walk body of a REDUCE phase: one R point for every o of the block. */
-static void body_block_reduce_row(Lower *L, void *arg) { block_loop(L, L->bn, body_block_reduce, arg); }
-
-static void body_block_final(Lower *L, void *arg) {
-  int p = (int)((const KPhase *)arg - L->k->phases);
-  memcpy(L->ooff, L->off, sizeof(LLVMValueRef) * (size_t)L->k->nbuf);
-  cg_clear_cache(L);
-  load_block_accs(L, p);
-  cg_run_final_phase(L, &L->k->phases[p]);
-}
-
-/* run(lo, hi) of the outer strategy: blocks of consecutive O points. */
-static void run_outer(Lower *L, LLVMValueRef lo, LLVMValueRef hi) {
-  const KernelIr *k = L->k;
-  CgMath *m = &L->m;
-  LLVMBuilderRef b = m->b;
-  int last = k->nkeep - 1;
-  for (int p = 0; p < k->nphase; p++) {
-    if (k->phases[p].kind != KP_REDUCE) continue;
-    LoomDType vt = cg_red_value_dtype(k, &k->phases[p]);
-    L->accarr[p] = cg_entry_alloca(L, LLVMArrayType(cg_mem_type(m, vt), CG_OUTER_BLOCK), "accs");
-    if (is_arg(k->phases[p].reduce_op))
-      L->idxarr[p] = cg_entry_alloca(L, LLVMArrayType(L->i64, CG_OUTER_BLOCK), "accis");
-  }
-  LLVMValueRef opos = cg_entry_alloca(L, L->i64, "o");
-  LLVMBasicBlockRef head = cg_new_bb(L, "outer.block"), exit_bb = cg_new_bb(L, "outer.exit");
-  LLVMBuildStore(b, lo, opos);
-  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, lo, hi, ""), head, exit_bb);
-  LLVMPositionBuilderAtEnd(b, head);
-  LLVMValueRef o = LLVMBuildLoad2(b, L->i64, opos, "");
-  set_o_offsets(L, o);
-  LLVMValueRef col = last > 0 ? LLVMBuildURem(b, o, L->shape[last], "") : o;
-  LLVMValueRef n = LLVMBuildSub(b, L->shape[last], col, "");
-  LLVMValueRef left = LLVMBuildSub(b, hi, o, "");
-  n = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, left, n, ""), left, n, "");
-  /* balanced blocks of at most CG_OUTER_BLOCK: n = ceil(n / ceil(n / B)), no short tail block */
-  LLVMValueRef bm1 = cg_i64(m, CG_OUTER_BLOCK - 1);
-  LLVMValueRef nblk = LLVMBuildUDiv(b, LLVMBuildAdd(b, n, bm1, ""), cg_i64(m, CG_OUTER_BLOCK), "");
-  nblk = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, nblk, cg_i64(m, 1), ""), cg_i64(m, 1), nblk, "");
-  n = LLVMBuildSDiv(b, LLVMBuildSub(b, LLVMBuildAdd(b, n, nblk, ""), cg_i64(m, 1), ""), nblk, "n");
-  L->bn = n;
-  LLVMBasicBlockRef go = cg_new_bb(L, "outer.go");
-  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSGT, n, cg_i64(m, 0), ""), go, exit_bb); /* never loop forever */
-  LLVMPositionBuilderAtEnd(b, go);
-  for (int p = 0; p < k->nphase; p++) {
-    void *ph = (void *)&k->phases[p];
-    if (k->phases[p].kind == KP_REDUCE) {
-      block_loop(L, n, body_block_init, ph);
-      walk(L, k->nkeep, k->ndim, cg_i64(m, 0), L->rsize, body_block_reduce_row, ph);
-    } else {
-      block_loop(L, n, body_block_final, ph);
-    }
-  }
-  LLVMValueRef o1 = LLVMBuildAdd(b, o, n, "");
-  LLVMBuildStore(b, o1, opos);
-  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, o1, hi, ""), head, exit_bb);
-  LLVMPositionBuilderAtEnd(b, exit_bb);
-}
-
 /* ---- entries ----------------------------------------------------------------------------------- */
 
 /* ENTRY_RUN_VIA_PARTIAL: run() of a splittable full reduction (nkeep == 0): the wrapper calls the
  * partial entry over all of R into a stack accumulator and the implementation runs the FINAL phase
  * from it, so the vectorized R loop is compiled once instead of twice (same bits as one part). */
-enum { ENTRY_RUN, ENTRY_PARTIAL, ENTRY_FINISH, ENTRY_RUN_VIA_PARTIAL };
+enum { ENTRY_RUN, ENTRY_PARTIAL, ENTRY_FINISH, ENTRY_RUN_VIA_PARTIAL, ENTRY_COLPART, ENTRY_COLFINISH };
 
 static void add_enum_attr(Lower *L, LLVMValueRef fn, const char *name) {
   unsigned kind = LLVMGetEnumAttributeKindForName(name, strlen(name));
   LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(L->m.c, kind, 0));
 }
 
+/* Parameter p's launch word inside an implementation: its i64 argument number *(int *)pbase + p. */
+static LLVMValueRef impl_param_word(Lower *L, int p, void *pbase) {
+  return LLVMGetParam(L->fn, (unsigned)(*(int *)pbase + p));
+}
+
 /* Builds one entry point: `name`(shape, bufs, strides, <extra i64s>, [ptr]) calling an always-inline
- * implementation that takes the buffers as noalias pointers. */
+ * implementation that takes the buffers as noalias pointers (and the parameters, bufs[nb + p], as i64s). */
 static void build_entry(Lower *L, int which, const char *name, const char *const *attrs, int nattrs) {
   const KernelIr *k = L->k;
   CgMath *m = &L->m;
@@ -396,11 +255,12 @@ static void build_entry(Lower *L, int which, const char *name, const char *const
   bool via = which == ENTRY_RUN_VIA_PARTIAL;
   /* finish() runs once per output point of a split reduction: compiled without optimization
    * (optnone), which skips the optimizer and takes the fast instruction selector */
-  bool cold = which == ENTRY_FINISH;
-  int nscal = which == ENTRY_RUN || via ? 2 : 3; /* lo hi | o rlo rhi | o accs nparts */
+  bool cold = which == ENTRY_FINISH || which == ENTRY_COLFINISH;
+  bool col = which == ENTRY_COLPART || which == ENTRY_COLFINISH;
+  int nscal = col ? 0 : which == ENTRY_RUN || via ? 2 : 3; /* lo hi | o rlo rhi | o accs nparts */
   int nimpl = 2 + nb + nscal;
-  LLVMTypeRef *pt = ctx_calloc(L->ctx, (size_t)nimpl + 8, sizeof(LLVMTypeRef));
-  LLVMValueRef *av = ctx_calloc(L->ctx, (size_t)nimpl + 8, sizeof(LLVMValueRef));
+  LLVMTypeRef *pt = ctx_calloc(L->ctx, (size_t)nimpl + 8 + (size_t)k->nparam, sizeof(LLVMTypeRef));
+  LLVMValueRef *av = ctx_calloc(L->ctx, (size_t)nimpl + 8 + (size_t)k->nparam, sizeof(LLVMValueRef));
   if (!pt || !av) {
     ctx_free(L->ctx, pt);
     ctx_free(L->ctx, av);
@@ -412,6 +272,9 @@ static void build_entry(Lower *L, int which, const char *name, const char *const
   if (which == ENTRY_PARTIAL) pt[2 + nb + 3] = L->ptr, nimpl++;  /* acc out */
   if (via) pt[2 + nb + 2] = L->ptr, nimpl++;                     /* acc in */
   if (which == ENTRY_FINISH) pt[2 + nb + 1] = L->ptr;            /* accs */
+  if (col) pt[2 + nb] = L->ptr, nimpl++;                         /* the CgColSplit */
+  int pbase = nimpl; /* then the kernel's parameters, one i64 launch word each (bufs[nb + p]) */
+  for (int p = 0; p < k->nparam; p++) pt[nimpl++] = L->i64;
   LLVMTypeRef void_t = LLVMVoidTypeInContext(m->c);
   char iname[96];
   snprintf(iname, sizeof iname, "%s.impl", name);
@@ -434,6 +297,7 @@ static void build_entry(Lower *L, int which, const char *name, const char *const
   unsigned nw = 5;
   if (which == ENTRY_PARTIAL) nw = 7;
   if (which == ENTRY_FINISH) { wpt[4] = L->ptr; nw = 6; }
+  if (col) { wpt[3] = L->ptr; nw = 4; }
   LLVMTypeRef wty = LLVMFunctionType(void_t, wpt, nw, 0);
   LLVMValueRef wfn = LLVMAddFunction(m->m, name, wty);
   cg_add_fn_attrs(L, wfn, attrs, nattrs);
@@ -452,6 +316,10 @@ static void build_entry(Lower *L, int which, const char *name, const char *const
     av[2 + i] = LLVMBuildLoad2(b, L->ptr, LLVMBuildGEP2(b, L->ptr, bufs, &ix, 1, ""), "");
   }
   for (int i = 3; i < (int)nw; i++) av[2 + nb + i - 3] = LLVMGetParam(wfn, (unsigned)i);
+  for (int p = 0; p < k->nparam; p++) {
+    LLVMValueRef ix = cg_i64(m, nb + p);
+    av[pbase + p] = LLVMBuildLoad2(b, L->i64, LLVMBuildGEP2(b, L->ptr, bufs, &ix, 1, ""), "");
+  }
   if (via) {
     /* if (lo < hi) { partial(shape, bufs, strides, 0, 0, |R|, acc); impl(..., acc); } */
     LLVMBasicBlockRef go = LLVMAppendBasicBlockInContext(m->c, wfn, "go");
@@ -486,13 +354,13 @@ static void build_entry(Lower *L, int which, const char *name, const char *const
     LLVMValueRef ix = cg_i64(m, d);
     L->shape[d] = LLVMBuildLoad2(b, L->i64, LLVMBuildGEP2(b, L->i64, shp, &ix, 1, ""), "");
   }
+  cg_load_params(L, impl_param_word, &pbase);
   for (int bi = 0; bi < nb; bi++) {
     L->base[bi] = LLVMGetParam(impl, (unsigned)(2 + bi));
     for (int d = 0; d < k->ndim; d++) {
-      uint8_t lay = k->bufs[bi].layout[d];
+      int64_t cs;
       LLVMValueRef s;
-      if (lay == KL_ONE) s = cg_i64(m, 1);
-      else if (lay == KL_ZERO) s = cg_i64(m, 0);
+      if (ir_layout_const(k->bufs[bi].layout[d], &cs)) s = cg_i64(m, cs); /* a compile-time stride */
       else {
         LLVMValueRef ix = cg_i64(m, (int64_t)bi * k->ndim + d);
         s = LLVMBuildLoad2(b, L->i64, LLVMBuildGEP2(b, L->i64, str, &ix, 1, ""), "");
@@ -506,8 +374,12 @@ static void build_entry(Lower *L, int which, const char *name, const char *const
   L->depth = 0;
   L->off = L->levels;
   for (int bi = 0; bi < nb; bi++) L->off[bi] = cg_i64(m, 0);
-  LLVMValueRef s0 = LLVMGetParam(impl, (unsigned)(2 + nb)), s1 = LLVMGetParam(impl, (unsigned)(3 + nb));
-  if (via) {
+  LLVMValueRef s0 = col ? NULL : LLVMGetParam(impl, (unsigned)(2 + nb));
+  LLVMValueRef s1 = col ? NULL : LLVMGetParam(impl, (unsigned)(3 + nb));
+  if (col) {
+    if (which == ENTRY_COLPART) cg_host_col_part(L, LLVMGetParam(impl, (unsigned)(2 + nb)));
+    else cg_host_col_finish(L, LLVMGetParam(impl, (unsigned)(2 + nb)));
+  } else if (via) {
     /* the accumulator partial() wrote (codegen.h's layout) -> the FINAL phase */
     const KPhase *ph = &k->phases[0];
     LoomDType vt = cg_red_value_dtype(k, ph);
@@ -517,20 +389,20 @@ static void build_entry(Lower *L, int which, const char *name, const char *const
     L->accidx[0] = is_arg(ph->reduce_op)
                        ? LLVMBuildLoad2(b, L->i64, LLVMBuildGEP2(b, LLVMInt8TypeInContext(m->c), accp, &eight, 1, ""), "")
                        : cg_i64(m, 0);
-    set_o_offsets(L, cg_i64(m, 0));
+    cg_host_set_o_offsets(L, cg_i64(m, 0));
     memcpy(L->ooff, L->off, sizeof(LLVMValueRef) * (size_t)nb);
     if (k->nphase == 2) cg_run_final_phase(L, &k->phases[1]);
   } else if (which == ENTRY_RUN) {
     if (k->nkeep == k->ndim) {
       cg_worker_begin(L); /* a host worker is one run() call: one task's range of points */
-      walk(L, 0, k->ndim, s0, s1, cg_body_map, (void *)&k->phases[0]);
+      cg_host_walk(L, 0, k->ndim, s0, s1, cg_body_map, (void *)&k->phases[0]);
       cg_worker_end(L);
     }
-    else if (L->outer) run_outer(L, s0, s1);
-    else walk(L, 0, k->nkeep, s0, s1, body_o_point, NULL);
+    else if (L->outer) cg_host_run_outer(L, s0, s1);
+    else cg_host_walk(L, 0, k->nkeep, s0, s1, body_o_point, NULL);
   } else {
     LLVMValueRef s2 = LLVMGetParam(impl, (unsigned)(4 + nb));
-    set_o_offsets(L, s0);
+    cg_host_set_o_offsets(L, s0);
     memcpy(L->ooff, L->off, sizeof(LLVMValueRef) * (size_t)nb);
     const KPhase *ph = &k->phases[0];
     LoomDType vt = cg_red_value_dtype(k, ph);
@@ -603,6 +475,8 @@ LoomStatus cg_lower_host(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef mod, 
   snprintf(names->run, sizeof names->run, "%s_run", prefix);
   snprintf(names->partial, sizeof names->partial, "%s_partial", prefix);
   snprintf(names->finish, sizeof names->finish, "%s_finish", prefix);
+  snprintf(names->colpart, sizeof names->colpart, "%s_colpart", prefix);
+  snprintf(names->colfinish, sizeof names->colfinish, "%s_colfinish", prefix);
   bool red = k->nkeep < k->ndim;
   names->has_partial = red && k->phases[0].kind == KP_REDUCE &&
                        (k->nphase == 1 || (k->nphase == 2 && k->phases[1].kind == KP_FINAL));
@@ -616,7 +490,7 @@ LoomStatus cg_lower_host(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef mod, 
   if (!allocated) {
     st = diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "codegen: out of memory lowering kernel '%s'", k->name);
   } else {
-    L.outer = use_outer(k, L.need);
+    L.outer = cg_reduce_reads_outer(k, L.need, false);
     cg_snippet_lower(ctx, &L.m, k, &L.sn, d);
   }
   if (st == LOOM_OK && d->status) {
@@ -628,6 +502,19 @@ LoomStatus cg_lower_host(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef mod, 
     }
     build_entry(&L, names->has_partial && k->nkeep == 0 ? ENTRY_RUN_VIA_PARTIAL : ENTRY_RUN, names->run,
                 fn_attrs, nattrs);
+    /* reductions of the outer strategy also get the column split (acc_size covers every phase) */
+    names->has_col = L.outer && !k->snippet && k->nphase <= 32;
+    if (names->has_col) {
+      for (int p = 0; p < k->nphase; p++)
+        if (k->phases[p].kind == KP_REDUCE) {
+          names->col_phases |= 1u << p;
+          int sz = cg_acc_size(cg_red_value_dtype(k, &k->phases[p]), k->phases[p].reduce_op);
+          if (sz > names->acc_size) names->acc_size = sz;
+        }
+      L.col_acc_size = names->acc_size;
+      build_entry(&L, ENTRY_COLPART, names->colpart, fn_attrs, nattrs);
+      build_entry(&L, ENTRY_COLFINISH, names->colfinish, fn_attrs, nattrs);
+    }
     cg_math_finish(&L.m);
     st = d->status;
   }

@@ -5,9 +5,11 @@
  * branches) so the loop vectorizer can widen it; the only exception is integer power, a small loop.
  * NumPy's scalar definitions are followed literally (see ir.h): integer division never traps (the
  * divisor is replaced by a safe one and the result selected), float floordiv/mod are npy_divmod,
- * maximum/minimum/fmax/fmin are NumPy's compare-and-select forms. Transcendentals are calls to the
- * libm names carrying the "vector-function-abi-variant" attribute that maps them to SLEEF's GNU
- * vector ABI functions, so the vectorizer can call those; the scalar call stays correct without it.
+ * maximum/minimum/fmax/fmin are NumPy's compare-and-select forms. Transcendentals are calls to
+ * SLEEF's scalar functions under SLEEF's names (Sleef_expf_u10: names LLVM's library-call simplifier
+ * does not know, so it leaves them alone) carrying the "vector-function-abi-variant" attribute that
+ * maps them to SLEEF's GNU vector ABI functions, which the loop vectorizer then calls at the width it
+ * picks; without SLEEF they are libm calls marked nobuiltin (scalar).
  * GPU targets set CgMath.gpu: the same calls then name the device library's functions (the hooks'
  * math_name: __nv_expf, __ocml_exp_f32, ...; linked into the module by the target), with no vector
  * variants, and float32 division and square root may take the target's own sequences.
@@ -125,6 +127,22 @@ static void keep_used(CgMath *m, LLVMValueRef fn) {
 
 static int isa_bits(char isa) { return isa == 'e' ? 512 : (isa == 'b' ? 128 : 256); }
 
+/* The scalar callee of a host math call: SLEEF's own scalar function ("Sleef_expf_u10"; the 3.5-ulp
+ * one where SLEEF has it, as for the vector variants below) when the SLEEF library has it, so that
+ * LLVM sees a function it does not know: the library-call simplifier cannot rewrite it (into an
+ * intrinsic that loses the vector mapping, or another libm call) and the loop vectorizer may widen
+ * it through its vector-function-abi-variant mappings (calls marked nobuiltin are never widened).
+ * Scalar tails and vector lanes then run the same algorithm. false: no SLEEF scalar; name is libm's. */
+static bool sleef_scalar_name(CgMath *m, const char *name, char *out, size_t n) {
+  static const char *const ulps[4] = {"_u35", "_u10", "_u15", "_u05"}; /* erfc has only _u15 */
+  if (!m->vec || !m->vec->has_symbol) return false;
+  for (int i = 0; i < 4; i++) {
+    snprintf(out, n, "Sleef_%s%s", name, ulps[i]);
+    if (m->vec->has_symbol(m->vec->user, out)) return true;
+  }
+  return false;
+}
+
 /* A call of libm's `base` (suffix f for float32) with SLEEF vector variants attached. */
 static LLVMValueRef libm_call(CgMath *m, const char *base, LoomDType t, LLVMValueRef *args,
                               unsigned nargs);
@@ -133,16 +151,18 @@ LLVMValueRef cg_libm(CgMath *m, const char *base, LoomDType t, LLVMValueRef *arg
 }
 static LLVMValueRef libm_call(CgMath *m, const char *base, LoomDType t, LLVMValueRef *args,
                               unsigned nargs) {
-  char name[32];
+  char name[32], callee[48];
   if (m->gpu) m->gpu->math_name(name, sizeof name, base, t);
   else snprintf(name, sizeof name, "%s%s", base, t == LOOM_FLOAT32 ? "f" : "");
+  bool sleef = !m->gpu && sleef_scalar_name(m, name, callee, sizeof callee);
+  if (!sleef) snprintf(callee, sizeof callee, "%s", name);
   LLVMTypeRef ft = cg_reg_type(m, t);
   LLVMTypeRef params[2] = {ft, ft};
   LLVMTypeRef fty = LLVMFunctionType(ft, params, nargs, 0);
-  LLVMValueRef fn = LLVMGetNamedFunction(m->m, name);
-  if (!fn) fn = LLVMAddFunction(m->m, name, fty);
+  LLVMValueRef fn = LLVMGetNamedFunction(m->m, callee);
+  if (!fn) fn = LLVMAddFunction(m->m, callee, fty);
   LLVMValueRef call = LLVMBuildCall2(m->b, fty, fn, args, nargs, "");
-  /* libm's math functions only touch errno, which Loom never reads: treat them as pure. */
+  /* libm's math functions only touch errno, which Loom never reads (SLEEF's none): treat them as pure. */
   unsigned mem = LLVMGetEnumAttributeKindForName("memory", 6);
   LLVMAddCallSiteAttribute(call, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(m->c, mem, 0));
   unsigned nounwind = LLVMGetEnumAttributeKindForName("nounwind", 8);
@@ -152,11 +172,14 @@ static LLVMValueRef libm_call(CgMath *m, const char *base, LoomDType t, LLVMValu
   LLVMAddCallSiteAttribute(call, LLVMAttributeFunctionIndex,
                            LLVMCreateEnumAttribute(m->c, willreturn, 0));
   if (m->gpu) return call; /* the device library: linked and inlined by the target */
-  /* Keep the optimizer from turning the call into an intrinsic that would drop the mapping. */
-  unsigned nobuiltin = LLVMGetEnumAttributeKindForName("nobuiltin", 9);
-  LLVMAddCallSiteAttribute(call, LLVMAttributeFunctionIndex,
-                           LLVMCreateEnumAttribute(m->c, nobuiltin, 0));
-  if (!m->vec || !m->vec->isas || !m->vec->isas[0]) return call;
+  if (!sleef) {
+    /* a libm name: keep the optimizer from rewriting the call (no SLEEF: nothing to vectorize) */
+    unsigned nobuiltin = LLVMGetEnumAttributeKindForName("nobuiltin", 9);
+    LLVMAddCallSiteAttribute(call, LLVMAttributeFunctionIndex,
+                             LLVMCreateEnumAttribute(m->c, nobuiltin, 0));
+    return call;
+  }
+  if (!m->vec->isas || !m->vec->isas[0]) return call;
   char attr[512];
   size_t len = 0;
   attr[0] = 0;
@@ -172,9 +195,9 @@ static LLVMValueRef libm_call(CgMath *m, const char *base, LoomDType t, LLVMValu
      * fast as the 1-ulp one); Loom promises results within a few ulp, tests hold it to 4. */
     char vname[64];
     snprintf(vname, sizeof vname, "_ZGV%cN%d%s_%s_u35", *p, vl, nargs == 2 ? "vv" : "v", name);
-    if (!m->vec->has_symbol || !m->vec->has_symbol(m->vec->user, vname)) {
+    if (!m->vec->has_symbol(m->vec->user, vname)) {
       snprintf(vname, sizeof vname, "_ZGV%cN%d%s_%s", *p, vl, nargs == 2 ? "vv" : "v", name);
-      if (m->vec->has_symbol && !m->vec->has_symbol(m->vec->user, vname)) continue;
+      if (!m->vec->has_symbol(m->vec->user, vname)) continue;
     }
     done_vl[ndone++] = vl;
     LLVMTypeRef vt = LLVMVectorType(ft, (unsigned)vl);
@@ -183,7 +206,7 @@ static LLVMValueRef libm_call(CgMath *m, const char *base, LoomDType t, LLVMValu
     if (!vfn) vfn = LLVMAddFunction(m->m, vname, LLVMFunctionType(vt, vparams, nargs, 0));
     keep_used(m, vfn);
     int n = snprintf(attr + len, sizeof attr - len, "%s_ZGV_LLVM_N%d%s_%s(%s)", len ? "," : "", vl,
-                     nargs == 2 ? "vv" : "v", name, vname);
+                     nargs == 2 ? "vv" : "v", callee, vname);
     if (n < 0 || (size_t)n >= sizeof attr - len) break;
     len += (size_t)n;
   }
@@ -505,6 +528,7 @@ static const char *libm_name(LoomOp op) {
   case LOOM_OP_ACOSH: return "acosh"; case LOOM_OP_ATANH: return "atanh";
   case LOOM_OP_ATAN2: return "atan2"; case LOOM_OP_HYPOT: return "hypot";
   case LOOM_OP_POW: return "pow";
+  case LOOM_OP_ERF: return "erf";     case LOOM_OP_ERFC: return "erfc";
   default: return NULL;
   }
 }
@@ -618,6 +642,8 @@ LLVMValueRef cg_elem(CgMath *m, LoomOp op, LoomDType t, const LLVMValueRef *args
     return fl ? float_divmod(m, t, a, bv, true) : int_divmod(m, t, a, bv, true);
   case LOOM_OP_POW: {
     if (bo) return bad(m, t, "power");
+    LLVMValueRef k = cg_pow_const(m, t, a, bv); /* a constant exponent: multiplies, sqrt (math_pow.c) */
+    if (k) return k;
     if (!fl) return int_pow(m, t, a, bv);
     LLVMValueRef xs[2] = {a, bv};
     return libm_call(m, "pow", t, xs, 2);

@@ -502,7 +502,7 @@ static const MathFn math_fns[] = {
     {"isnan", LOOM_OP_ISNAN, 1, MF_PRED}, {"isinf", LOOM_OP_ISINF, 1, MF_PRED},
     {"isfinite", LOOM_OP_ISFINITE, 1, MF_PRED},
     {"abs", LOOM_OP_ABS, 1, MF_ABS}, {"min", LOOM_OP_MINIMUM, 2, MF_MINMAX}, {"max", LOOM_OP_MAXIMUM, 2, MF_MINMAX},
-    {"erf", 0, 1, MF_NO}, {"erfc", 0, 1, MF_NO}, {"erfinv", 0, 1, MF_NO}, {"erfcinv", 0, 1, MF_NO},
+    {"erf", LOOM_OP_ERF, 1, MF_FLOAT}, {"erfc", LOOM_OP_ERFC, 1, MF_FLOAT}, {"erfinv", 0, 1, MF_NO}, {"erfcinv", 0, 1, MF_NO},
     {"erfcx", 0, 1, MF_NO}, {"lgamma", 0, 1, MF_NO}, {"tgamma", 0, 1, MF_NO}, {"fma", 0, 3, MF_NO},
     {"j0", 0, 1, MF_NO}, {"j1", 0, 1, MF_NO}, {"y0", 0, 1, MF_NO}, {"y1", 0, 1, MF_NO},
     {"exp10", 0, 1, MF_NO}, {"normcdf", 0, 1, MF_NO}, {"normcdfinv", 0, 1, MF_NO},

@@ -231,3 +231,23 @@ const char *loom_status_name(LoomStatus status) {
 const char *loom_dtype_name(LoomDType dtype) { return dtype_ok(dtype) ? dtype_facts[dtype].name : NULL; }
 
 size_t loom_dtype_size(LoomDType dtype) { return dtype_ok(dtype) ? (size_t)dtype_facts[dtype].bits / 8 : 0; }
+
+uint64_t ir_param_word(LoomDType dtype, Scalar v) {
+  switch (dtype_kind(dtype)) {
+  case DK_BOOL: return v.u != 0;
+  case DK_INT: return (uint64_t)v.i;
+  case DK_UINT: return v.u;
+  case DK_FLOAT:
+    if (dtype == LOOM_FLOAT64) {
+      uint64_t w;
+      memcpy(&w, &v.f, sizeof w);
+      return w;
+    } else {
+      float f = (float)v.f; /* float32 (float16 and bfloat16 compute in float32: exact) */
+      uint32_t w;
+      memcpy(&w, &f, sizeof w);
+      return w;
+    }
+  default: return 0; /* complex values are never parameters */
+  }
+}

@@ -152,19 +152,33 @@ void ir_graph_free(IrGraph *g) {
   g->nnodes = g->cap = g->tcap = g->ninputs = g->incap = g->intcap = 0;
 }
 
+/* One 64-bit word into the node hash (a multiply-rotate mix: word at a time, where a byte-wise FNV took
+ * about a fifth of the lazy API's per-op time). */
+static inline uint64_t hash_word(uint64_t h, uint64_t w) {
+  h ^= w * 0x9e3779b97f4a7c15ull;
+  h = (h << 27) | (h >> 37);
+  return h * 0xc2b2ae3d27d4eb4full;
+}
+
+/* In-memory hash-consing only (never stored): over the canonical fields (node_canon). */
 static uint64_t node_hash(const IrNode *n) {
-  uint64_t h = 0;
-  uint8_t head[6] = {n->kind, n->dtype, n->ndim, n->flags, (uint8_t)(n->op & 0xff), (uint8_t)(n->op >> 8)};
-  h = ir_hash_bytes(head, sizeof head, h);
-  h = ir_hash_bytes(n->src, sizeof n->src, h);
-  h = ir_hash_bytes(&n->input, sizeof n->input, h);
-  h = ir_hash_bytes(&n->axes, sizeof n->axes, h);
-  h = ir_hash_bytes(&n->value.u, sizeof n->value.u, h);
-  h = ir_hash_bytes(&n->value.im, sizeof n->value.im, h);
-  size_t k = (size_t)(n->ndim <= LOOM_MAX_RANK ? n->ndim : LOOM_MAX_RANK) * sizeof(int64_t);
-  h = ir_hash_bytes(n->shape, k, h);
-  h = ir_hash_bytes(n->arg, k, h);
-  h = ir_hash_bytes(n->arg2, k, h);
+  uint64_t h = (uint64_t)n->kind | (uint64_t)n->dtype << 8 | (uint64_t)n->ndim << 16 | (uint64_t)n->flags << 24 |
+               (uint64_t)n->op << 32;
+  h = hash_word(0x243f6a8885a308d3ull, h);
+  h = hash_word(h, (uint64_t)(uint32_t)n->src[0] | (uint64_t)(uint32_t)n->src[1] << 32);
+  h = hash_word(h, (uint64_t)(uint32_t)n->src[2] | (uint64_t)(uint32_t)n->input << 32);
+  h = hash_word(h, (uint64_t)n->axes);
+  uint64_t im;
+  memcpy(&im, &n->value.im, sizeof im);
+  h = hash_word(h, n->value.u);
+  h = hash_word(h, im);
+  int k = n->ndim <= LOOM_MAX_RANK ? n->ndim : LOOM_MAX_RANK;
+  for (int i = 0; i < k; i++) h = hash_word(h, (uint64_t)n->shape[i]);
+  if (n->kind == IR_PERMUTE || n->kind == IR_SLICE) /* node_canon zeroes arg and arg2 of every other kind */
+    for (int i = 0; i < k; i++) h = hash_word(hash_word(h, (uint64_t)n->arg[i]), (uint64_t)n->arg2[i]);
+  h ^= h >> 33; /* the table uses the low bits */
+  h *= 0xff51afd7ed558ccdull;
+  h ^= h >> 33;
   return h;
 }
 
@@ -523,7 +537,9 @@ LoomStatus ir_elem_result_dtype(LoomOp op, const LoomDType *t, LoomDType *out, D
       return diag_error(d, LOOM_ERR_DTYPE, "%s: not supported for bool operands; use logical_xor", name);
     *out = p;
     return LOOM_OK;
-  case RULE_PROMOTE_FLOAT: *out = dtype_float_of(p); return LOOM_OK;
+  case RULE_PROMOTE_FLOAT: /* NumPy's first float loop every input casts to safely (int8, uint16 -> float32) */
+    *out = info->arity >= 2 ? dtype_promote(dtype_float_of(t[0]), dtype_float_of(t[1])) : dtype_float_of(p);
+    return LOOM_OK;
   case RULE_TRUEDIV: *out = dtype_is_float(p) || dtype_is_complex(p) ? p : LOOM_FLOAT64; return LOOM_OK;
   case RULE_COMPARE:
   case RULE_LOGICAL: *out = LOOM_BOOL; return LOOM_OK;
@@ -609,6 +625,9 @@ static LoomDType weak_target(LoomDType wt, LoomDType partner, OpRule rule) {
   DKind kw = dtype_kind(wt), kp = dtype_kind(partner);
   if (rule == RULE_LOGICAL) return LOOM_BOOL;
   if (kw == DK_BOOL) return partner;
+  if ((kw == DK_INT || kw == DK_UINT) && (rule == RULE_PROMOTE_FLOAT || rule == RULE_TRUEDIV) && kp != DK_FLOAT &&
+      kp != DK_COMPLEX) /* float loops only: the int is taken as that float, never range-checked (NumPy) */
+    return rule == RULE_TRUEDIV ? LOOM_FLOAT64 : dtype_float_of(kp == DK_BOOL ? LOOM_INT64 : partner);
   if (kw == DK_INT || kw == DK_UINT) return kp == DK_BOOL ? LOOM_INT64 : partner;
   if (kw == DK_FLOAT) return kp == DK_FLOAT || kp == DK_COMPLEX ? partner : LOOM_FLOAT64;
   return kp == DK_FLOAT || kp == DK_COMPLEX ? dtype_complex_of(partner) : LOOM_COMPLEX128;
@@ -616,7 +635,13 @@ static LoomDType weak_target(LoomDType wt, LoomDType partner, OpRule rule) {
 
 static LoomStatus resolve_weak(IrGraph *g, int32_t x, LoomDType partner, OpRule rule, int32_t *out, int *range,
                                Diag *d) {
-  LoomDType target = weak_target((LoomDType)g->nodes[x].dtype, partner, rule);
+  const IrNode *n = &g->nodes[x];
+  *range = 0;
+  /* NumPy converts a Python int for a logical op to a C long first: past int64 it raises */
+  if (rule == RULE_LOGICAL && n->kind == IR_CONST && dtype_kind((LoomDType)n->dtype) == DK_UINT &&
+      n->value.u > (uint64_t)INT64_MAX)
+    return ir_weak_range_error(g, x, LOOM_INT64, d);
+  LoomDType target = weak_target((LoomDType)n->dtype, partner, rule);
   LoomStatus st = ir_weak_to(g, x, target, range, out, d);
   if (st != LOOM_OK || *range == 0) return st;
   if (rule == RULE_COMPARE && dtype_is_int(partner)) return LOOM_OK;

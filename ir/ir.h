@@ -286,8 +286,33 @@ LoomStatus ir_parse_graph(IrGraph *g, const char *text, int32_t *nroots, int32_t
 LoomStatus ir_verify_graph(const IrGraph *g, Diag *d);
 
 /* ---- kernel IR ---------------------------------------------------------------------------------------- */
-/* Stride class of one buffer along one iteration dim, known at compile time (part of the key). */
-typedef enum KLayout { KL_ANY = 0, KL_ZERO = 1, KL_ONE = 2 } KLayout;
+/* Stride class of one buffer along one iteration dim, known at compile time (part of the key): any
+ * stride (a run-time value), 0 or 1, and on the innermost dim only (where loops vectorize; outer dims
+ * stay ANY, so arrays of 2-4 columns do not compile once per width) the small constant strides -1 (a
+ * reversed view), 2, 3, 4 (interleaved pairs, RGB, complex and strided views), which the code then
+ * uses as constants: the host's loop vectorizer widens them (interleaved groups, reversed vectors). */
+typedef enum KLayout { KL_ANY = 0, KL_ZERO = 1, KL_ONE = 2, KL_NEG1 = 3, KL_TWO = 4, KL_THREE = 5, KL_FOUR = 6,
+                       KL_COUNT } KLayout;
+/* The class of a stride along an innermost dim (inner) or another one, and the constant stride of a
+ * class (false for KL_ANY). */
+static inline KLayout ir_layout_of_stride(int64_t s, bool inner) {
+  if (!inner && s != 0 && s != 1) return KL_ANY;
+  switch (s) {
+  case 0: return KL_ZERO;
+  case 1: return KL_ONE;
+  case -1: return KL_NEG1;
+  case 2: return KL_TWO;
+  case 3: return KL_THREE;
+  case 4: return KL_FOUR;
+  default: return KL_ANY;
+  }
+}
+static inline bool ir_layout_const(uint8_t lay, int64_t *stride) {
+  static const int64_t s[KL_COUNT] = {0, 0, 1, -1, 2, 3, 4};
+  if (lay == KL_ANY || lay >= KL_COUNT) return false;
+  *stride = s[lay];
+  return true;
+}
 
 typedef struct KBuffer {
   uint8_t dtype;       /* storage dtype */
@@ -336,6 +361,10 @@ typedef enum KInstrKind {
   KI_INDEX,  /* int64: the linear index of the current point in the whole iteration space (row-major;
                 elementwise kernels only) */
   KI_NPOINTS,/* int64: the number of points of the whole iteration space */
+  KI_PARAM,  /* a scalar kernel parameter: parameter number op (0 .. KernelIr.nparam - 1, each exactly once),
+                of the instruction's dtype (a compute dtype, never complex). Its value is bound at launch
+                (SchedKernel.params; codegen.h says where it travels), so the key (ir_print_kernel_key)
+                names its dtype, never its value: a Python scalar that changes reuses the compiled kernel */
   KI_OFFSET, /* int64: buffer buf's element offset at the current point (o, r), or o (FINAL phase): the
                 binding's offset plus the sum of coordinate * stride; buf is an index buffer (a view of
                 an IR_IOTA: no memory, bound as SB_INDEX, never loaded or stored) */
@@ -352,6 +381,11 @@ typedef struct KInstr {
   int32_t phase; /* KI_ACC */
   Scalar value;  /* KI_CONST */
 } KInstr;
+
+/* A parameter's value as its launch word (codegen.h): the bits of the value in the parameter's dtype,
+ * zero-extended (float32: the float's 32 bits; float64: the double's; bool: 0 or 1; signed ints
+ * sign-extended to 64 bits, unsigned zero-extended). */
+uint64_t ir_param_word(LoomDType dtype, Scalar v);
 
 typedef enum KPhaseKind { KP_REDUCE, KP_MAP, KP_FINAL } KPhaseKind;
 
@@ -409,6 +443,7 @@ typedef struct KernelIr {
   const struct SnModule *snippet;
   int32_t nuser_arg;
   int32_t *user_args;
+  int32_t nparam; /* scalar parameters (KI_PARAM), launched after the buffers (codegen.h) */
   /* a library-call kernel (see KCall): NULL for generated kernels */
   const KCall *call;
 } KernelIr;
@@ -437,6 +472,7 @@ typedef struct SchedKernel {
   KernelIr *ir;
   int64_t shape[LOOM_MAX_RANK]; /* per iteration dim */
   SchedBinding *bind;           /* ir->nbuf entries */
+  uint64_t *params;             /* ir->nparam launch words (ir_param_word), NULL when none */
 } SchedKernel;
 
 typedef struct SchedTemp {

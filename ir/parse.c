@@ -420,6 +420,10 @@ static LoomStatus parse_instr(Cursor *c, KInstr *in, int32_t expect_id) {
     in->phase = v;
   } else if (strcmp(kw, "redsize") == 0) {
     in->kind = KI_REDSIZE;
+  } else if (strcmp(kw, "param") == 0) {
+    in->kind = KI_PARAM;
+    if ((st = parse_int(c, 0, UINT16_MAX, &v))) return st;
+    in->op = (uint16_t)v;
   } else if (strcmp(kw, "offset") == 0) {
     in->kind = KI_OFFSET;
     if ((st = expect(c, "buf")) || (st = parse_int(c, 0, INT32_MAX, &v))) return st;
@@ -520,7 +524,9 @@ LoomStatus ir_parse_kernel(Arena *a, const char *text, KernelIr **out, Diag *d) 
         if (ch == 's') b->layout[i] = KL_ANY;
         else if (ch == '0') b->layout[i] = KL_ZERO;
         else if (ch == '1') b->layout[i] = KL_ONE;
-        else return fail(&c, "a layout letter (s, 0 or 1)");
+        else if (ch == 'r') b->layout[i] = KL_NEG1;
+        else if (ch >= '2' && ch <= '4') b->layout[i] = (uint8_t)(KL_TWO + (ch - '2'));
+        else return fail(&c, "a layout letter (s, 0, 1, r, 2, 3 or 4)");
         c.p++;
       }
       if ((st = expect(&c, "]"))) return st;
@@ -561,6 +567,7 @@ LoomStatus ir_parse_kernel(Arena *a, const char *text, KernelIr **out, Diag *d) 
     } else {
       if (!grow(a, (void **)&k->instrs, k->ninstr, &capi, sizeof(KInstr))) return oom(d);
       if ((st = parse_instr(&c, &k->instrs[k->ninstr], k->ninstr))) return st;
+      if (k->instrs[k->ninstr].kind == KI_PARAM) k->nparam++;
       k->ninstr++;
     }
     if (!at_eol(&c)) return fail(&c, "end of line");

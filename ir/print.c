@@ -153,7 +153,8 @@ void ir_print_graph(const IrGraph *g, int nroots, const int32_t *roots, StrBuf *
 }
 
 /* ---- kernels ----------------------------------------------------------------------------------------- */
-static const char layout_letter[3] = {[KL_ANY] = 's', [KL_ZERO] = '0', [KL_ONE] = '1'};
+static const char layout_letter[KL_COUNT] = {[KL_ANY] = 's', [KL_ZERO] = '0', [KL_ONE] = '1', [KL_NEG1] = 'r',
+                                              [KL_TWO] = '2', [KL_THREE] = '3', [KL_FOUR] = '4'};
 
 static void print_call(const KCall *c, StrBuf *out);
 
@@ -174,7 +175,7 @@ static void print_kernel(const KernelIr *k, bool with_name, StrBuf *out) {
     const KBuffer *kb = &k->bufs[b];
     sb_printf(out, "  buf %d %s %s [", b, kb->is_output ? "out" : "in", dtype_short_name((LoomDType)kb->dtype));
     for (int i = 0; i < k->ndim && i < LOOM_MAX_RANK; i++)
-      sb_printf(out, i ? ",%c" : "%c", kb->layout[i] < 3 ? layout_letter[kb->layout[i]] : '?');
+      sb_printf(out, i ? ",%c" : "%c", kb->layout[i] < KL_COUNT ? layout_letter[kb->layout[i]] : '?');
     sb_printf(out, "]\n");
   }
   for (int32_t i = 0; i < k->ninstr; i++) {
@@ -208,6 +209,7 @@ static void print_kernel(const KernelIr *k, bool with_name, StrBuf *out) {
     case KI_USER_OUT: sb_printf(out, "user_out %s %%%d %d", dt, in->src[0], (int)in->op); break;
     case KI_INDEX: sb_printf(out, "index %s", dt); break;
     case KI_NPOINTS: sb_printf(out, "npoints %s", dt); break;
+    case KI_PARAM: sb_printf(out, "param %s %d", dt, (int)in->op); break;
     case KI_OFFSET: sb_printf(out, "offset %s buf %d", dt, in->buf); break;
     default: sb_printf(out, "? %s", dt); break;
     }

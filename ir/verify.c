@@ -252,6 +252,13 @@ static LoomStatus verify_instr(const KernelIr *k, int32_t i, Diag *d) {
         return BAD(d, "verify kernel: user call %%%d argument %d is %d", i, a, x);
     }
     break;
+  case KI_PARAM:
+    if (in->op >= k->nparam) return BAD(d, "verify kernel: %%%d is parameter %d of %d", i, in->op, k->nparam);
+    if (dtype_is_complex(t)) return BAD(d, "verify kernel: parameter %%%d is complex (complex values stay constants)", i);
+    for (int32_t j = 0; j < i; j++)
+      if (k->instrs[j].kind == KI_PARAM && k->instrs[j].op == in->op)
+        return BAD(d, "verify kernel: parameter %d is read by %%%d and %%%d (one instruction each)", in->op, j, i);
+    break;
   case KI_USER_OUT:
     if (in->src[0] < 0 || in->src[0] >= i || k->instrs[in->src[0]].kind != KI_USER)
       return BAD(d, "verify kernel: user_out %%%d does not read an earlier user call", i);
@@ -308,13 +315,17 @@ LoomStatus ir_verify_kernel(const KernelIr *k, Diag *d) {
   for (int32_t b = 0; b < k->nbuf; b++) {
     if (k->bufs[b].dtype >= LOOM_DTYPE_COUNT) return BAD(d, "verify kernel: buffer %d has unknown dtype", b);
     for (int a = 0; a < k->ndim; a++)
-      if (k->bufs[b].layout[a] > KL_ONE) return BAD(d, "verify kernel: buffer %d has bad layout on dim %d", b, a);
+      if (k->bufs[b].layout[a] >= KL_COUNT) return BAD(d, "verify kernel: buffer %d has bad layout on dim %d", b, a);
   }
   if (k->call) return verify_call(k, d);
+  int32_t nparam_read = 0;
   for (int32_t i = 0; i < k->ninstr; i++) {
     LoomStatus st = verify_instr(k, i, d);
     if (st) return st;
+    nparam_read += k->instrs[i].kind == KI_PARAM;
   }
+  if (k->nparam < 0 || nparam_read != k->nparam)
+    return BAD(d, "verify kernel: %d parameters but %d param instructions", k->nparam, nparam_read);
   uint8_t *need = NULL;
   LoomStatus st = LOOM_OK;
   if (k->ninstr > 0) {

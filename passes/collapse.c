@@ -106,7 +106,7 @@ static void collapse_kernel(SchedKernel *sk) {
     for (int j = 0; j < n; j++) {
       if (shape[j] == 1) sk->bind[b].strides[j] = 0;
       int64_t s = sk->bind[b].strides[j];
-      k->bufs[b].layout[j] = (uint8_t)(s == 0 ? KL_ZERO : s == 1 ? KL_ONE : KL_ANY);
+      k->bufs[b].layout[j] = (uint8_t)ir_layout_of_stride(s, j == n - 1);
     }
   }
 }

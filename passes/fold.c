@@ -4,7 +4,8 @@
  * Contract. Requires: a verified graph and roots. Guarantees: every IR_ELEM/IR_CAST reachable from the
  * roots whose operands are all constants (IR_CONST or a broadcast of one) and whose op can be computed
  * exactly as the kernels do is replaced by an IR_CONST (broadcast to the node's shape when it has a
- * rank); a movement op of a constant becomes a broadcast of it; x*1 (any dtype), x+0 (ints and bool)
+ * rank); a movement op of a constant becomes a broadcast of it; x / c becomes x * (1/c) for a power of two
+ * c of a float dtype (the same bits: reciprocal_if_pow2); x*1 (any dtype), x+0 (ints and bool)
  * and a cast to the same dtype become x when x already has the node's shape and dtype. Roots are
  * replaced; values are bit-identical to what the kernels would compute.
  *
@@ -336,6 +337,31 @@ static LoomStatus const_at(IrGraph *g, int32_t c, const IrNode *n, int32_t *out,
   return ir_add_raw(g, &b, out, d);
 }
 
+/* x / c with c a power of two of x's real float dtype whose reciprocal is a normal number of the dtype
+ * it computes in: the constant 1/c (a node; -1 when the rule does not apply, -2 after an error in d).
+ * x * (1/c) rounds the same real value x / c does, so the bits are the same; a multiply is several times
+ * cheaper than a division, and since scalars are kernel parameters (passes/lower.c) LLVM no longer sees
+ * the divisor to do this itself. */
+static int32_t reciprocal_if_pow2(IrGraph *g, const IrNode *n, Diag *d) {
+  int32_t k = pass_const_of(g, n->src[1]);
+  const IrNode *x = &g->nodes[n->src[0]];
+  LoomDType t = (LoomDType)n->dtype;
+  if (k < 0 || !dtype_is_float(t) || g->nodes[k].dtype != n->dtype || x->dtype != n->dtype || !same_shape(x, n))
+    return -1;
+  double c = g->nodes[k].value.f, m;
+  int e;
+  if (!isfinite(c) || c == 0 || ((m = frexp(c, &e)) != 0.5 && m != -0.5)) return -1;
+  double r = 1.0 / c, lo = dtype_compute(t) == LOOM_FLOAT64 ? 2.2250738585072014e-308 : 1.1754943508222875e-38;
+  if (fabs(r) < lo || fabs(r) > (dtype_compute(t) == LOOM_FLOAT64 ? 8.98846567431158e307 : 1.7014118346046923e38))
+    return -1;
+  IrNode rc = g->nodes[k];
+  rc.value = ir_scalar_canon(t, (Scalar){.f = r});
+  if (rc.value.f != r) return -1; /* not exact in the storage dtype (float16: 1/c may not be a half) */
+  rc.hash = 0;
+  int32_t out;
+  return ir_add_raw(g, &rc, &out, d) == LOOM_OK ? out : -2;
+}
+
 static LoomStatus fold_node(IrGraph *g, int32_t x, const int32_t *map, int32_t *out, Diag *d) {
   IrNode n = g->nodes[x];
   int nsrc = ir_node_arity(&n);
@@ -379,6 +405,16 @@ static LoomStatus fold_node(IrGraph *g, int32_t x, const int32_t *map, int32_t *
           *out = n.src[1 - i];
           return LOOM_OK;
         }
+      }
+    }
+    if (n.kind == IR_ELEM && n.op == LOOM_OP_TRUEDIV) {
+      int32_t r = reciprocal_if_pow2(g, &n, d);
+      if (r == -2) return d->status;
+      if (r >= 0) {
+        n.op = LOOM_OP_MUL;
+        n.src[1] = r;
+        n.hash = 0;
+        return ir_add_raw(g, &n, out, d);
       }
     }
   } else if (n.kind == IR_BROADCAST || n.kind == IR_RESHAPE || n.kind == IR_PERMUTE ||

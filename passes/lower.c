@@ -6,9 +6,11 @@
  * explicit, no instruction has a storage dtype but a rounding cast); one buffer per distinct (leaf, view) read and one per
  * store; bindings: inputs -> SB_INPUT with the composed view, realized nodes read elsewhere ->
  * SB_TEMP (C-contiguous, a SchedTemp each), roots -> SB_OUTPUT with m->outs[i]'s strides, views of an
- * IR_IOTA -> SB_INDEX read by KI_OFFSET (no memory); layouts from
- * the strides (0 -> KL_ZERO, 1 -> KL_ONE, else KL_ANY); index_bits 32 when every extent and the point
- * count fit in int32. Empty kernels are still emitted. A call kernel (FusedKernel.is_call) becomes a
+ * IR_IOTA -> SB_INDEX read by KI_OFFSET (no memory); layouts from the strides (ir_layout_of_stride: 0, 1,
+ * -1, 2, 3, 4 are classes of their own, else KL_ANY); index_bits 32 when every extent and the point count
+ * fit in int32. Empty kernels are still emitted. Constants are kernel parameters (KI_PARAM, their launch
+ * words in SchedKernel.params) except complex ones and integer divisors (const_value says why). A call
+ * kernel (FusedKernel.is_call) becomes a
  * KernelIr with a KCall over [B..., M, N, K] (ir.h): operands bound where their views lie (a call
  * operand in its own temp), the stored node bound to its root output or temp; a root a call stores is
  * read by later kernels from that output (C-contiguous: fuse.c made sure), not from a temp.
@@ -45,6 +47,8 @@ typedef struct Lower {
   Schedule *s;
   /* the kernel being built */
   const FusedKernel *K;
+  uint64_t *param_word; /* per parameter of the kernel being built: its launch word (ir_param_word) */
+  int32_t nparam, capparam;
   int32_t *memo; /* node * 2 + space -> instruction; -1 unknown (reset between kernels) */
   int32_t *touched, ntouched, captouched; /* memo entries set for the current kernel */
   int32_t *frames, capframes;  /* value(): the explicit stack (node, space, start, next operand) */
@@ -286,9 +290,7 @@ static LoomStatus round_once(Lower *l, int32_t x, LoomDType s, bool for_store, i
   return for_store ? (*out = x, LOOM_OK) : round_to(l, x, s, out);
 }
 
-static KLayout layout_of(int64_t stride) {
-  return stride == 0 ? KL_ZERO : stride == 1 ? KL_ONE : KL_ANY;
-}
+static KLayout layout_of(int64_t stride, bool inner) { return ir_layout_of_stride(stride, inner); }
 
 /* The buffer for a binding (reads are shared; every store gets its own). */
 static LoomStatus buffer(Lower *l, LoomDType dtype, bool is_output, SchedBufKind kind, int32_t index,
@@ -327,7 +329,7 @@ static LoomStatus buffer(Lower *l, LoomDType dtype, bool is_output, SchedBufKind
   sb->offset = offset;
   for (int i = 0; i < nd; i++) {
     sb->strides[i] = l->K->shape[i] == 1 ? 0 : strides[i];
-    kb->layout[i] = (uint8_t)layout_of(sb->strides[i]);
+    kb->layout[i] = (uint8_t)layout_of(sb->strides[i], i == nd - 1);
   }
   *out = l->nbuf++;
   return LOOM_OK;
@@ -365,17 +367,60 @@ static LoomStatus reduce_result(Lower *l, int j, bool for_store, int32_t *out) {
   return cast_to(l, a, rd, out);
 }
 
-static LoomStatus read_value(Lower *l, int32_t x, int space, int32_t *out) {
+enum { LOWER_MAX_PARAMS = 64 }; /* parameters per kernel; further constants are baked */
+
+/* A constant that survived pass_fold becomes a kernel parameter (KI_PARAM), so the kernel's key names its
+ * dtype but not its value: a new value reuses the compiled kernel. One parameter per use (per operand
+ * of an instruction; value() does not memoize constants), not per IR_CONST node: the graph shares one
+ * node between equal values, so `x * s + t` would otherwise be another kernel whenever s == t. Folding
+ * already saw every value (x*1 -> x, x / 2^k -> x * 2^-k, powers by small exponents: rewrites that change
+ * the kernel's structure, so they cost at most one kernel per rule, never one per value). Baked as
+ * KI_CONST instead: complex constants (a parameter is one 8-byte launch word), `bake` operands (the
+ * divisor of an integer // or %: a constant divisor becomes a multiply and shifts, which vectorize; a
+ * run-time one is a hardware division per element, none on GPUs), and parameters past LOWER_MAX_PARAMS
+ * (GPU parameter blocks are small). */
+static LoomStatus const_value(Lower *l, const IrNode *leaf, bool bake, int32_t *out) {
+  LoomDType ct = dtype_compute((LoomDType)leaf->dtype);
+  KInstr in;
+  if (bake || dtype_is_complex(ct) || l->nparam >= LOWER_MAX_PARAMS) {
+    init_instr(&in, KI_CONST, ct);
+    in.value = leaf->value;
+    return emit(l, &in, out);
+  }
+  int32_t p = l->nparam;
+  if (p == l->capparam) {
+    int32_t ncap = l->capparam ? l->capparam * 2 : 4;
+    uint64_t *nw = arena_alloc(l->m->arena, (size_t)ncap * sizeof *nw);
+    if (!nw) return oom(l);
+    if (p) memcpy(nw, l->param_word, (size_t)p * sizeof *nw);
+    l->param_word = nw;
+    l->capparam = ncap;
+  }
+  l->param_word[p] = ir_param_word(ct, leaf->value);
+  l->nparam++;
+  init_instr(&in, KI_PARAM, ct);
+  in.op = (uint16_t)p;
+  return emit(l, &in, out);
+}
+
+/* Whether operand i of op (computing in od) stays a compile-time constant when it is one (const_value). */
+static bool bakes_operand(LoomOp op, int i, LoomDType od) {
+  return i == 1 && (op == LOOM_OP_FLOORDIV || op == LOOM_OP_MOD) && dtype_is_int(od);
+}
+
+/* Whether node x is read (not computed) in value() and is a constant: a parameter per use. */
+static bool const_read(const Lower *l, int32_t x) {
+  const IrNode *n = &l->g->nodes[x];
+  return ((n->kind != IR_CAST && n->kind != IR_ELEM) || l->p->is_stop[x]) && pass_const_of(l->g, x) >= 0;
+}
+
+static LoomStatus read_value_as(Lower *l, int32_t x, int space, bool bake, int32_t *out) {
   ReadInfo r;
   LoomStatus st = pass_resolve_read(l->g, l->K, space == 1, x, &r, l->d);
   if (st != LOOM_OK) return st;
   const IrNode *leaf = &l->g->nodes[r.leaf];
   KInstr in;
-  if (r.is_const) {
-    init_instr(&in, KI_CONST, dtype_compute((LoomDType)leaf->dtype));
-    in.value = leaf->value;
-    return emit(l, &in, out);
-  }
+  if (r.is_const) return const_value(l, leaf, bake, out);
   if (r.is_acc) return reduce_result(l, r.acc_phase, false, out);
   int32_t b;
   if (leaf->kind == IR_IOTA) { /* no memory: the view's element offset is the value */
@@ -398,6 +443,10 @@ static LoomStatus read_value(Lower *l, int32_t x, int space, int32_t *out) {
   init_instr(&in, KI_LOAD, dtype_compute((LoomDType)leaf->dtype));
   in.buf = b;
   return emit(l, &in, out);
+}
+
+static LoomStatus read_value(Lower *l, int32_t x, int space, int32_t *out) {
+  return read_value_as(l, x, space, false, out);
 }
 
 static LoomStatus set_memo(Lower *l, int32_t x, int space, int32_t v) {
@@ -490,14 +539,28 @@ static LoomStatus value(Lower *l, int32_t root, int space, bool is_start, bool s
       const OpInfo *info = n->kind == IR_ELEM ? op_info((LoomOp)n->op) : NULL;
       if (n->kind == IR_ELEM && !info) return diag_error(l->d, LOOM_ERR_INTERNAL, "lower: unknown op %d at %%%d", n->op, x);
       int arity = n->kind == IR_CAST ? 1 : info->arity;
-      while (top[1] < arity && l->memo[(size_t)n->src[top[1]] * 2 + (size_t)space] >= 0) top[1]++;
+      while (top[1] < arity &&
+             (l->memo[(size_t)n->src[top[1]] * 2 + (size_t)space] >= 0 || const_read(l, n->src[top[1]])))
+        top[1]++;
       if (top[1] < arity) { /* descend into the next operand not yet computed */
         if ((st = push_frame(l, nf, n->src[top[1]], false)) != LOOM_OK) return st;
         nf++;
         continue;
       }
       int32_t s[3] = {-1, -1, -1};
-      for (int i = 0; i < arity; i++) s[i] = l->memo[(size_t)n->src[i] * 2 + (size_t)space];
+      LoomDType od = n->kind == IR_ELEM && arity == 2
+                         ? dtype_compute(ir_elem_operand_dtype((LoomOp)n->op, (LoomDType)n->dtype,
+                                                               (LoomDType)l->g->nodes[n->src[0]].dtype,
+                                                               (LoomDType)l->g->nodes[n->src[1]].dtype))
+                         : LOOM_BOOL;
+      for (int i = 0; i < arity; i++) {
+        if (const_read(l, n->src[i])) { /* a parameter per use (const_value) */
+          bool bake = n->kind == IR_ELEM && bakes_operand((LoomOp)n->op, i, od);
+          if ((st = read_value_as(l, n->src[i], space, bake, &s[i])) != LOOM_OK) return st;
+        } else {
+          s[i] = l->memo[(size_t)n->src[i] * 2 + (size_t)space];
+        }
+      }
       bool for_store = nf == 1 && store_only && l->p->is_stop[x];
       if ((st = emit_node(l, x, s, for_store, &v)) != LOOM_OK) return st;
     }
@@ -655,7 +718,8 @@ static LoomStatus lower_kernel(Lower *l, int32_t kidx) {
   IrGraph *g = l->g;
   LoomStatus st;
   l->K = K;
-  l->nins = l->nbuf = l->nstore = l->nphase = 0;
+  l->nins = l->nbuf = l->nstore = l->nphase = l->nparam = l->capparam = 0;
+  l->param_word = NULL;
   l->ins = NULL;
   l->exact = NULL;
   l->bufs = NULL;
@@ -748,6 +812,7 @@ static LoomStatus lower_kernel(Lower *l, int32_t kidx) {
   k->phases = l->phases;
   k->nstore = l->nstore;
   k->stores = l->stores;
+  k->nparam = l->nparam;
   int64_t points = ir_numel(K->ndim, K->shape);
   bool wide = points > INT32_MAX;
   for (int32_t b = 0; b < l->nbuf && points > 0; b++) {
@@ -761,6 +826,7 @@ static LoomStatus lower_kernel(Lower *l, int32_t kidx) {
   memset(sk->shape, 0, sizeof sk->shape);
   memcpy(sk->shape, K->shape, (size_t)K->ndim * sizeof *K->shape);
   sk->bind = l->bind;
+  sk->params = l->nparam ? l->param_word : NULL;
   return LOOM_OK;
 }
 

@@ -100,10 +100,10 @@ typedef struct FusionPlan {
   FusedKernel *kernels; /* in run order once pass_fuse returns */
   int32_t nnodes;       /* graph size when fused; the per-node arrays have this many entries */
   int32_t *kernel_of;   /* realized node -> kernel that computes it, else -1 */
-  uint8_t *is_root;     /* node is a boundary: one of the roots, or an ELEM/CAST node realized into a
-                           temp to bound its users' kernels (a "cut", see fuse.c) */
+  uint8_t *is_root;     /* node is one of the roots */
   uint8_t *needs_temp;  /* realized node read by another kernel: stored into a temp */
-  uint8_t *is_stop;     /* realized ELEM/CAST node whose value other cones read (roots, call operands) */
+  uint8_t *is_stop;     /* realized ELEM/CAST node whose value other cones read (roots, call operands,
+                           and the "cuts" that bound kernels, see fuse.c) */
   uint8_t *call_operand;/* node materialized into its own temp for a call (the call reads that temp) */
 } FusionPlan;
 

@@ -5,9 +5,28 @@
  * ir_print_kernel text followed by one line
  *   run [4,5] in0+0[5,1] temp0+0[1,0] out0+0[5,1]
  * giving the iteration shape and, per buffer in order, its binding: kind and index, element offset,
- * strides per iteration dim.
+ * strides per iteration dim; then " param0=0.5" per kernel parameter (KI_PARAM) with its value.
  */
+#include <string.h>
+
 #include "passes/passes.h"
+
+static void print_param(StrBuf *out, int p, LoomDType t, uint64_t w) {
+  if (t == LOOM_FLOAT64) {
+    double f;
+    memcpy(&f, &w, sizeof f);
+    sb_printf(out, " param%d=%.17g", p, f);
+  } else if (t == LOOM_FLOAT32) {
+    float f;
+    uint32_t w32 = (uint32_t)w;
+    memcpy(&f, &w32, sizeof f);
+    sb_printf(out, " param%d=%.9g", p, (double)f);
+  } else if (dtype_kind(t) == DK_INT) {
+    sb_printf(out, " param%d=%lld", p, (long long)w);
+  } else {
+    sb_printf(out, " param%d=%llu", p, (unsigned long long)w);
+  }
+}
 
 void ir_print_schedule(const Schedule *s, StrBuf *out) {
   if (!s) return;
@@ -28,6 +47,9 @@ void ir_print_schedule(const Schedule *s, StrBuf *out) {
       for (int j = 0; j < k->ndim; j++) sb_printf(out, "%s%lld", j ? "," : "", (long long)sb->strides[j]);
       sb_printf(out, "]");
     }
+    for (int32_t j = 0; j < k->ninstr && sk->params; j++)
+      if (k->instrs[j].kind == KI_PARAM)
+        print_param(out, k->instrs[j].op, (LoomDType)k->instrs[j].dtype, sk->params[k->instrs[j].op]);
     sb_printf(out, "\n");
   }
 }

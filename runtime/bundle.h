@@ -17,8 +17,10 @@
  *            (x86-64 psABI level 1, 3, 4; sm as 90; gfx as 0x90a), ABI version, name, description
  *   KERNELS  48-byte records: name, key (the kernel IR key text: ir_print_kernel_key, the signature the
  *            in-memory and disk caches use: structure, dtypes, rank, layout classes, index width), key
- *            hash, ndim, nkeep, index bits, buffers (first, count), code records (first, count), entry
- *   BUFFERS  20-byte records: dtype, is_output, layout class per dim (the kernel's KBuffer)
+ *            hash, ndim, nkeep, index bits, buffers (first, count), code records (first, count), entry,
+ *            scalar parameters (count: their records follow the kernel's buffer records)
+ *   BUFFERS  20-byte records: dtype, is_output, layout class per dim (the kernel's KBuffer); a kernel's
+ *            scalar parameters (KI_PARAM, in order) as records with is_output 2 and the parameter's dtype
  *   CODE     128-byte records, grouped by kernel: kernel, target, blob (offset, size, CRC) and 24
  *            words of launch facts (RB_HOST_* / RB_GPU_* below)
  *   ENTRIES  16-byte records: the C-callable names; each names a kernel for 32-bit and one for 64-bit
@@ -52,20 +54,25 @@ uint32_t rt_crc32c(uint32_t crc, const void *p, size_t n);
 
 /* ---- format constants ---------------------------------------------------------------------------- */
 #define RB_MAGIC "LOOMBNDL"
-enum { RB_MAJOR = 1, RB_MINOR = 0, RB_HEADER_SIZE = 64, RB_SECTION_ENTRY = 32 };
+enum { RB_MAJOR = 1, RB_MINOR = 1, RB_HEADER_SIZE = 64, RB_SECTION_ENTRY = 32 };
 enum {
   RB_SEC_STRINGS = 1, RB_SEC_META = 2, RB_SEC_TARGETS = 3, RB_SEC_KERNELS = 4, RB_SEC_BUFFERS = 5,
   RB_SEC_CODE = 6, RB_SEC_ENTRIES = 7, RB_SEC_BLOBS = 8, RB_SEC_LAST = 8
 };
 enum { RB_SECF_PER_RECORD_CRC = 1u }; /* BLOBS: the table's CRC is 0; each blob has its own */
 enum { RB_TARGET_HOST_X86_64 = 1, RB_TARGET_CUDA_CUBIN = 2, RB_TARGET_CUDA_PTX = 3, RB_TARGET_AMDGPU = 4 };
-/* Calling conventions a code record follows (codegen/codegen.h); a runtime refuses another version. */
-enum { RB_HOST_ABI = 1, RB_GPU_ABI = 1 };
+/* Calling conventions a code record follows (codegen/codegen.h); a runtime refuses another version.
+ * Version 2: scalar parameters follow the buffers (host: bufs[nbuf + p]; GPU: after the extra words). */
+enum { RB_HOST_ABI = 2, RB_GPU_ABI = 2 };
+enum { RB_BUF_PARAM = 2 }; /* BUFFERS record is_output value of a scalar parameter */
 enum { RB_REC_TARGET = 32, RB_REC_KERNEL = 48, RB_REC_BUFFER = 20, RB_REC_CODE = 128, RB_REC_ENTRY = 16,
        RB_REC_META = 32 };
 #define RB_FACTS 24
-/* host facts (words of RtBundleCode.facts) */
-enum { RB_HOST_RUN = 0, RB_HOST_PARTIAL = 1, RB_HOST_FINISH = 2, RB_HOST_ACC_SIZE = 3 };
+/* host facts (words of RtBundleCode.facts): text offsets of the entries (RB_NO_SYMBOL: absent), the
+ * accumulator size, and the column split (COL_PHASES: CgCompiled.col_phases; 0, as in bundles written
+ * before it existed, means no column split and COLPART / COLFINISH unused) */
+enum { RB_HOST_RUN = 0, RB_HOST_PARTIAL = 1, RB_HOST_FINISH = 2, RB_HOST_ACC_SIZE = 3, RB_HOST_COLPART = 4,
+       RB_HOST_COLFINISH = 5, RB_HOST_COL_PHASES = 6 };
 #define RB_NO_SYMBOL 0xffffffffu
 /* GPU facts: CgGpuKernel's launch facts; entry names are string refs, bit i of `entries` <-> name i */
 enum {
@@ -97,6 +104,8 @@ typedef struct RtBundleKernel {
   uint64_t key_hash;
   int32_t ndim, nkeep, index_bits, nbuf;
   const KBuffer *bufs; /* nbuf */
+  int32_t nparam;
+  const KBuffer *params; /* nparam: the scalar parameters' dtypes (is_output RB_BUF_PARAM, layouts 0) */
   uint32_t code_first, ncode;
   int32_t entry; /* -1 when no entry names it */
 } RtBundleKernel;
@@ -146,7 +155,8 @@ void rt_bundle_writer_free(RtBundleWriter *w);
 int32_t rt_bw_target(RtBundleWriter *w, uint32_t kind, uint32_t arch, uint32_t abi, const char *name,
                      const char *desc);
 int32_t rt_bw_kernel(RtBundleWriter *w, const char *name, const char *key, size_t keylen, int32_t ndim,
-                     int32_t nkeep, int32_t index_bits, int32_t nbuf, const KBuffer *bufs);
+                     int32_t nkeep, int32_t index_bits, int32_t nbuf, const KBuffer *bufs, int32_t nparam,
+                     const uint8_t *param_dtype);
 /* facts: RB_FACTS words; names: RB_GPU_NENTRY entry names for GPU targets (NULL for host targets). */
 int32_t rt_bw_code(RtBundleWriter *w, int32_t kernel, int32_t target, const void *blob, size_t size,
                    const uint32_t *facts, const char *const *names);

@@ -458,6 +458,9 @@ static LoomStatus host_unit(Build *B, Unit *u, Diag *d) {
   u->facts[RB_HOST_PARTIAL] = im.partial;
   u->facts[RB_HOST_FINISH] = im.finish;
   u->facts[RB_HOST_ACC_SIZE] = (uint32_t)im.acc_size;
+  u->facts[RB_HOST_COLPART] = im.col_phases ? im.colpart : RB_NO_SYMBOL;
+  u->facts[RB_HOST_COLFINISH] = im.col_phases ? im.colfinish : RB_NO_SYMBOL;
+  u->facts[RB_HOST_COL_PHASES] = im.col_phases;
   return LOOM_OK;
 }
 
@@ -586,7 +589,16 @@ static LoomStatus write_bundle(Build *B, LoomBundleBuilder *b, int32_t (*rec_of)
   }
   for (int32_t r = 0; r < B->nrec; r++) {
     const Rec *rc = &B->recs[r];
-    rt_bw_kernel(w, rc->name, rc->key, rc->keylen, rc->ir->ndim, rc->ir->nkeep, rc->ir->index_bits, rc->ir->nbuf, rc->ir->bufs);
+    const KernelIr *k = rc->ir;
+    uint8_t *pdt = ctx_calloc(B->ctx, (size_t)k->nparam + 1, 1); /* the parameters' dtypes (verified kernels) */
+    if (!pdt) {
+      rt_bundle_writer_free(w);
+      return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: bundle kernel records");
+    }
+    for (int32_t i = 0; i < k->ninstr; i++)
+      if (k->instrs[i].kind == KI_PARAM && k->instrs[i].op < k->nparam) pdt[k->instrs[i].op] = k->instrs[i].dtype;
+    rt_bw_kernel(w, rc->name, rc->key, rc->keylen, k->ndim, k->nkeep, k->index_bits, k->nbuf, k->bufs, k->nparam, pdt);
+    ctx_free(B->ctx, pdt);
   }
   for (int32_t i = 0; i < B->nunit; i++) {
     const Unit *u = &B->units[i];

@@ -6,7 +6,8 @@
  * Emitted C: the header declares `extern const LoomrtEmbedded <prefix>_bundle` and, per entry, a typed
  * function; the source holds the bytes and the functions, each a few lines that fill the shape, buffer
  * and stride arrays and call loomrt_launch_embedded. Parameters: one pointer per kernel buffer in the
- * kernel's buffer order (const for inputs; inN / outN by role), one int64_t size per iteration dim
+ * kernel's buffer order (const for inputs; inN / outN by role), the scalar parameters by value (pN: the
+ * kernel's `param` N, a scalar of the traced expression: loomrt_launch_params), one int64_t size per iteration dim
  * (n0, n1, ...), then one int64_t stride (in elements) for every dim a buffer was compiled with "any
  * stride" for (inN_s0, ...); dims compiled for unit or zero stride get 1 or 0. The kernel IR (the
  * signature) is printed above each function.
@@ -56,6 +57,7 @@ static void signature(FILE *f, const RtBundleEntry *e, const RtBundleKernel *k) 
     buf_name(k, b, nm, sizeof nm);
     fprintf(f, ", %s%s *%s", k->bufs[b].is_output ? "" : "const ", c_type(k->bufs[b].dtype), nm);
   }
+  for (int32_t p = 0; p < k->nparam; p++) fprintf(f, ", %s p%d", c_type(k->params[p].dtype), (int)p);
   for (int32_t i = 0; i < k->ndim; i++) fprintf(f, ", int64_t n%d", (int)i);
   for (int32_t b = 0; b < k->nbuf; b++)
     for (int32_t i = 0; i < k->ndim; i++)
@@ -131,10 +133,22 @@ LOOM_API LoomStatus loom_bundle_emit_c(LoomContext *ctx, const char *bundle_path
           buf_name(k, bb, nm, sizeof nm);
           if (bb || j) fprintf(c, ", ");
           if (k->bufs[bb].layout[j] == KL_ANY) fprintf(c, "%s_s%d", nm, (int)j);
-          else fprintf(c, "%d", k->bufs[bb].layout[j] == KL_ONE ? 1 : 0);
+          else {
+            int64_t cs = 0;
+            (void)ir_layout_const(k->bufs[bb].layout[j], &cs);
+            fprintf(c, "%lld", (long long)cs);
+          }
         }
-      fprintf(c, "};\n  return loomrt_launch_embedded(stream, &%s_bundle, \"%s\", %d, shape, %d, bufs, strides);\n}\n", prefix,
-              e->name, (int)k->ndim, (int)k->nbuf);
+      if (k->nparam == 0) {
+        fprintf(c, "};\n  return loomrt_launch_embedded(stream, &%s_bundle, \"%s\", %d, shape, %d, bufs, strides);\n}\n",
+                prefix, e->name, (int)k->ndim, (int)k->nbuf);
+        continue;
+      }
+      fprintf(c, "};\n  const void *const params[%d] = {", (int)k->nparam);
+      for (int32_t p = 0; p < k->nparam; p++) fprintf(c, "%s&p%d", p ? ", " : "", (int)p);
+      fprintf(c, "};\n  LoomrtBundle *b = NULL;\n  LoomStatus st = loomrt_bundle_embedded(loomrt_stream_runtime(stream), "
+                 "&%s_bundle, &b);\n  return st != LOOM_OK ? st : loomrt_launch_params(b, \"%s\", stream, %d, shape, %d, bufs, "
+                 "strides, %d, params);\n}\n", prefix, e->name, (int)k->ndim, (int)k->nbuf, (int)k->nparam);
     }
     fprintf(h, "\n#ifdef __cplusplus\n}\n#endif\n#endif\n");
   }
@@ -174,7 +188,9 @@ LOOM_API LoomStatus loom_bundle_describe(LoomContext *ctx, const char *path, cha
       for (int w = 0; w < 2; w++) {
         if (e->kernel[w] < 0) continue;
         const RtBundleKernel *k = &b->kernels[e->kernel[w]];
-        sb_printf(&sb, "    index %d: ndim %d keep %d, %d buffers:", k->index_bits, k->ndim, k->nkeep, k->nbuf);
+        sb_printf(&sb, "    index %d: ndim %d keep %d, %d buffers", k->index_bits, k->ndim, k->nkeep, k->nbuf);
+        if (k->nparam) sb_printf(&sb, ", %d scalar parameters", k->nparam);
+        sb_printf(&sb, ":");
         for (uint32_t c = k->code_first; c < k->code_first + k->ncode; c++)
           sb_printf(&sb, " %s %llu B", b->targets[b->codes[c].target].name, (unsigned long long)b->codes[c].blob_size);
         sb_printf(&sb, "\n");

@@ -207,6 +207,15 @@ static LoomStatus records(Reader *r, uint32_t kind, uint32_t rec, int32_t *n) {
   return LOOM_OK;
 }
 
+/* A scalar parameter's dtype: a compute dtype (ir.h), never complex. */
+static bool param_dtype_ok(uint8_t t) {
+  switch (t) {
+  case LOOM_BOOL: case LOOM_INT8: case LOOM_INT16: case LOOM_INT32: case LOOM_INT64: case LOOM_UINT8: case LOOM_UINT16:
+  case LOOM_UINT32: case LOOM_UINT64: case LOOM_FLOAT32: case LOOM_FLOAT64: return true;
+  default: return false;
+  }
+}
+
 static uint32_t target_abi(uint32_t kind) { return kind == RB_TARGET_HOST_X86_64 ? RB_HOST_ABI : RB_GPU_ABI; }
 
 static LoomStatus check_gpu_facts(Reader *r, int32_t ci, const RtBundleCode *c, const RtBundleKernel *k) {
@@ -218,7 +227,8 @@ static LoomStatus check_gpu_facts(Reader *r, int32_t ci, const RtBundleCode *c, 
   if (f[RB_GPU_WAVE] != 32 && f[RB_GPU_WAVE] != 64) return bad(r, "code %d: GPU wave of %u threads", ci, f[RB_GPU_WAVE]);
   if (f[RB_GPU_VEC_LANES] && (f[RB_GPU_VEC_ALIGN] == 0 || (f[RB_GPU_VEC_ALIGN] & (f[RB_GPU_VEC_ALIGN] - 1))))
     return bad(r, "code %d: vector alignment %u is not a power of two", ci, f[RB_GPU_VEC_ALIGN]);
-  uint64_t want = (uint64_t)k->ndim + (uint64_t)k->nbuf + (uint64_t)k->nbuf * (uint64_t)k->ndim + CG_GPU_EXTRA;
+  uint64_t want = (uint64_t)k->ndim + (uint64_t)k->nbuf + (uint64_t)k->nbuf * (uint64_t)k->ndim + CG_GPU_EXTRA +
+                  (uint64_t)k->nparam;
   if (f[RB_GPU_NWORDS] != want)
     return bad(r, "code %d: %u parameter words, the kernel's signature needs %llu", ci, f[RB_GPU_NWORDS],
                (unsigned long long)want);
@@ -267,7 +277,9 @@ static LoomStatus check_blob_padding(Reader *r, const RtBundle *b) {
 }
 
 static bool same_signature(const RtBundleKernel *a, const RtBundleKernel *b) {
-  if (a->ndim != b->ndim || a->nkeep != b->nkeep || a->nbuf != b->nbuf) return false;
+  if (a->ndim != b->ndim || a->nkeep != b->nkeep || a->nbuf != b->nbuf || a->nparam != b->nparam) return false;
+  for (int32_t p = 0; p < a->nparam; p++)
+    if (a->params[p].dtype != b->params[p].dtype) return false;
   for (int32_t i = 0; i < a->nbuf; i++)
     if (a->bufs[i].dtype != b->bufs[i].dtype || a->bufs[i].is_output != b->bufs[i].is_output ||
         memcmp(a->bufs[i].layout, b->bufs[i].layout, (size_t)a->ndim) != 0)
@@ -315,11 +327,12 @@ static LoomStatus decode(Reader *r, RtBundle *b) {
   for (int32_t i = 0; i < nbufrec; i++) {
     const uint8_t *p = r->sec[RB_SEC_BUFFERS] + (size_t)i * RB_REC_BUFFER;
     KBuffer *kb = &b->bufs[i];
-    if (p[0] >= LOOM_DTYPE_COUNT || p[1] > 1) return bad(r, "buffer record %d: dtype %u or output flag %u invalid", i, p[0], p[1]);
+    if (p[0] >= LOOM_DTYPE_COUNT || p[1] > RB_BUF_PARAM)
+      return bad(r, "buffer record %d: dtype %u or output flag %u invalid", i, p[0], p[1]);
     kb->dtype = p[0];
     kb->is_output = p[1];
     for (int j = 0; j < LOOM_MAX_RANK; j++) {
-      if (p[4 + j] > KL_ONE) return bad(r, "buffer record %d: layout class %u invalid", i, p[4 + j]);
+      if (p[4 + j] >= KL_COUNT) return bad(r, "buffer record %d: layout class %u invalid", i, p[4 + j]);
       kb->layout[j] = p[4 + j];
     }
   }
@@ -347,8 +360,20 @@ static LoomStatus decode(Reader *r, RtBundle *b) {
       return bad(r, "kernel %d ('%.64s'): code records [%u, +%u) outside the %d records", i, k->name, k->code_first, k->ncode,
                  b->ncode);
     if (k->entry < -1 || k->entry >= b->nentry) return bad(r, "kernel %d ('%.64s'): entry %d out of range", i, k->name, k->entry);
+    uint32_t nparam = rb_get32(p + 40);
+    if (nparam > RB_MAX_KERNEL_BUFS || nparam > (uint32_t)nbufrec - first - nbuf)
+      return bad(r, "kernel %d ('%.64s'): %u parameters outside the %d buffer records", i, k->name, nparam, nbufrec);
+    for (uint32_t j = 0; j < nbuf + nparam; j++) {
+      const KBuffer *kb = &b->bufs[first + j];
+      bool param = kb->is_output == RB_BUF_PARAM;
+      if (param != (j >= nbuf) || (param && !param_dtype_ok(kb->dtype)))
+        return bad(r, "kernel %d ('%.64s'): buffer record %u is not a %s", i, k->name, first + j,
+                   j >= nbuf ? "scalar parameter" : "buffer");
+    }
     k->nbuf = (int32_t)nbuf;
     k->bufs = &b->bufs[first];
+    k->nparam = (int32_t)nparam;
+    k->params = &b->bufs[first + nbuf];
   }
   uint64_t blobs = r->sec_size[RB_SEC_BLOBS];
   for (int32_t i = 0; i < b->ncode; i++) {
@@ -373,8 +398,10 @@ static LoomStatus decode(Reader *r, RtBundle *b) {
     for (int j = 0; j < RB_GPU_NENTRY; j++) c->names[j] = "";
     if (kind == RB_TARGET_HOST_X86_64) {
       bool part = c->facts[RB_HOST_PARTIAL] != RB_NO_SYMBOL, fin = c->facts[RB_HOST_FINISH] != RB_NO_SYMBOL;
+      bool col = c->facts[RB_HOST_COL_PHASES] != 0;
       if (c->facts[RB_HOST_RUN] == RB_NO_SYMBOL || part != fin || c->facts[RB_HOST_ACC_SIZE] > 4096 ||
-          (part && c->facts[RB_HOST_ACC_SIZE] == 0))
+          ((part || col) && c->facts[RB_HOST_ACC_SIZE] == 0) ||
+          (col && (c->facts[RB_HOST_COLPART] == RB_NO_SYMBOL || c->facts[RB_HOST_COLFINISH] == RB_NO_SYMBOL)))
         return bad(r, "code %d: host entry points invalid: corrupted", i);
     } else {
       for (int j = 0; j < RB_GPU_NENTRY; j++)
@@ -606,7 +633,7 @@ int32_t rt_bw_target(RtBundleWriter *w, uint32_t kind, uint32_t arch, uint32_t a
 }
 
 int32_t rt_bw_kernel(RtBundleWriter *w, const char *name, const char *key, size_t keylen, int32_t ndim, int32_t nkeep,
-                     int32_t index_bits, int32_t nbuf, const KBuffer *bufs) {
+                     int32_t index_bits, int32_t nbuf, const KBuffer *bufs, int32_t nparam, const uint8_t *param_dtype) {
   char *k = ctx_alloc(w->ctx, keylen + 1);
   if (!k) {
     w->strings.oom = true;
@@ -627,6 +654,7 @@ int32_t rt_bw_kernel(RtBundleWriter *w, const char *name, const char *key, size_
   rb_put32(p + 20, (uint32_t)nbuf);
   rb_put32(p + 24, w->nbufrec);
   rb_put32(p + 36, 0xffffffffu); /* entry: set by rt_bw_entry */
+  rb_put32(p + 40, (uint32_t)nparam);
   for (int32_t b = 0; b < nbuf; b++) {
     uint8_t *q = buf_grow(&w->buffers, RB_REC_BUFFER, 1);
     if (!q) return -1;
@@ -634,7 +662,13 @@ int32_t rt_bw_kernel(RtBundleWriter *w, const char *name, const char *key, size_
     q[1] = bufs[b].is_output ? 1 : 0;
     for (int i = 0; i < LOOM_MAX_RANK; i++) q[4 + i] = i < ndim ? bufs[b].layout[i] : 0;
   }
-  w->nbufrec += (uint32_t)nbuf;
+  for (int32_t j = 0; j < nparam; j++) {
+    uint8_t *q = buf_grow(&w->buffers, RB_REC_BUFFER, 1);
+    if (!q) return -1;
+    q[0] = param_dtype[j];
+    q[1] = RB_BUF_PARAM;
+  }
+  w->nbufrec += (uint32_t)(nbuf + nparam);
   return w->nkernel++;
 }
 

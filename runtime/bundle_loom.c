@@ -158,7 +158,14 @@ LoomStatus rt_bundles_find_host(LoomContext *ctx, const KernelIr *k, CgCompiled 
       out->finish = (CgFinishFn)(uintptr_t)rt_host_image_symbol(im, c->facts[RB_HOST_FINISH]);
       out->acc_size = (int32_t)c->facts[RB_HOST_ACC_SIZE];
     }
-    if (!out->run || (c->facts[RB_HOST_PARTIAL] != RB_NO_SYMBOL && (!out->partial || !out->finish))) {
+    if (c->facts[RB_HOST_COL_PHASES]) {
+      out->colpart = (CgColFn)(uintptr_t)rt_host_image_symbol(im, c->facts[RB_HOST_COLPART]);
+      out->colfinish = (CgColFn)(uintptr_t)rt_host_image_symbol(im, c->facts[RB_HOST_COLFINISH]);
+      out->col_phases = c->facts[RB_HOST_COL_PHASES];
+      out->acc_size = (int32_t)c->facts[RB_HOST_ACC_SIZE];
+    }
+    if (!out->run || (c->facts[RB_HOST_PARTIAL] != RB_NO_SYMBOL && (!out->partial || !out->finish)) ||
+        (out->col_phases && (!out->colpart || !out->colfinish))) {
       st = diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "bundle %s: kernel %s: an entry point lies outside its code: corrupted",
                       l->path, kr->name);
       memset(out, 0, sizeof *out);

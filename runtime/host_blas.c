@@ -4,7 +4,7 @@
  * Products: d = act(alpha a b + bias + beta c) with d row-major is computed as the column-major
  * product d^T = b^T a^T, so a row-major operand is passed untransposed ('N') and a column-major one
  * (a transposed view) as 'T': no copies. float32 and float64 call sgemm / dgemm per batch entry
- * (OpenBLAS runs each on all cores); float16 is widened to float32 copies, multiplied by sgemm and
+ * (OpenBLAS runs each on all cores); float16 and bfloat16 are widened to float32 copies, multiplied by sgemm and
  * rounded once when stored. The epilogue (bias, c, ReLU) is one pass over the result rows on loom's
  * thread pool, in the compute dtype, NaN-propagating like NumPy's maximum.
  */
@@ -143,9 +143,23 @@ typedef struct Epilogue {
   int64_t rows_per_task;
 } Epilogue;
 
+static float bf16_to_float(uint16_t h) {
+  uint32_t u = (uint32_t)h << 16;
+  float f;
+  memcpy(&f, &u, sizeof f);
+  return f;
+}
+static uint16_t float_to_bf16(float f) { /* round to nearest even; NaN stays a (quiet) NaN */
+  uint32_t u;
+  memcpy(&u, &f, sizeof u);
+  if (isnan(f)) return (uint16_t)((u >> 16) | 0x40);
+  return (uint16_t)((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
+}
+
 static double load_at(LoomDType t, const void *p, int64_t i) {
   switch (t) {
   case LOOM_FLOAT16: return (double)((const _Float16 *)p)[i];
+  case LOOM_BFLOAT16: return (double)bf16_to_float(((const uint16_t *)p)[i]);
   case LOOM_FLOAT32: return (double)((const float *)p)[i];
   default: return ((const double *)p)[i];
   }
@@ -155,7 +169,7 @@ static void epilogue_rows(void *arg, int64_t task) {
   const Epilogue *e = arg;
   const RtGemm *g = e->g;
   int64_t r0 = task * e->rows_per_task, r1 = r0 + e->rows_per_task < g->m ? r0 + e->rows_per_task : g->m;
-  LoomDType cd = g->dtype == LOOM_FLOAT16 ? LOOM_FLOAT32 : g->dtype; /* the compute dtype */
+  LoomDType cd = g->dtype == LOOM_FLOAT64 ? LOOM_FLOAT64 : LOOM_FLOAT32; /* the compute dtype */
   for (int64_t i = r0; i < r1; i++)
     for (int64_t j = 0; j < g->n; j++) {
       double v = load_at(cd, e->src, i * e->src_rs + j);
@@ -165,6 +179,7 @@ static void epilogue_rows(void *arg, int64_t task) {
         if (e->c) x += (float)g->beta * (float)load_at(g->dtype, e->c, i * g->c_rs + j);
         if (g->act == KACT_RELU && !(x >= 0 || isnan(x))) x = 0;
         if (g->dtype == LOOM_FLOAT16) ((_Float16 *)e->dst)[i * g->d_rs + j] = (_Float16)x;
+        else if (g->dtype == LOOM_BFLOAT16) ((uint16_t *)e->dst)[i * g->d_rs + j] = float_to_bf16(x);
         else ((float *)e->dst)[i * g->d_rs + j] = x;
       } else {
         if (g->bias) v += load_at(g->dtype, g->bias, j);
@@ -181,17 +196,17 @@ static void run_epilogue(LoomContext *ctx, Epilogue *e) {
   rt_parallel_for(ctx->rt->pool, (e->g->m + e->rows_per_task - 1) / e->rows_per_task, epilogue_rows, e);
 }
 
-/* float16 operand x (r x c, strides rs, cs) widened into a row-major float32 copy. */
-static void widen(const _Float16 *x, int64_t r, int64_t c, int64_t rs, int64_t cs, float *out) {
+/* float16 or bfloat16 operand x (r x c, strides rs, cs) widened into a row-major float32 copy. */
+static void widen(LoomDType t, const void *x, int64_t r, int64_t c, int64_t rs, int64_t cs, float *out) {
   for (int64_t i = 0; i < r; i++)
-    for (int64_t j = 0; j < c; j++) out[i * c + j] = (float)x[i * rs + j * cs];
+    for (int64_t j = 0; j < c; j++) out[i * c + j] = (float)load_at(t, x, i * rs + j * cs);
 }
 
 static LoomStatus host_gemm(LoomContext *ctx, int index, const RtGemm *g, Diag *d) {
   RtHostBlas *h;
   LoomStatus st = rt_host_blas(ctx, &h, d);
   if (st != LOOM_OK) return st;
-  if (g->dtype != LOOM_FLOAT16 && g->dtype != LOOM_FLOAT32 && g->dtype != LOOM_FLOAT64)
+  if (g->dtype != LOOM_FLOAT16 && g->dtype != LOOM_BFLOAT16 && g->dtype != LOOM_FLOAT32 && g->dtype != LOOM_FLOAT64)
     return diag_error(d, LOOM_ERR_UNSUPPORTED, "matmul of %s on the host is not supported", loom_dtype_name(g->dtype));
   if (!h->ilp64 && (g->m > INT32_MAX || g->n > INT32_MAX || g->k > INT32_MAX || g->a_rs > INT32_MAX ||
                     g->a_cs > INT32_MAX || g->b_rs > INT32_MAX || g->b_cs > INT32_MAX || g->d_rs > INT32_MAX))
@@ -200,7 +215,7 @@ static LoomStatus host_gemm(LoomContext *ctx, int index, const RtGemm *g, Diag *
   bool single = g->dtype != LOOM_FLOAT64;
   RtBlasFn fn;
   if ((st = rt_host_blas_fn(h, single ? RB_SGEMM : RB_DGEMM, &fn, d)) != LOOM_OK) return st;
-  bool half = g->dtype == LOOM_FLOAT16, epi = g->bias || g->c || g->act != KACT_NONE;
+  bool half = g->dtype == LOOM_FLOAT16 || g->dtype == LOOM_BFLOAT16, epi = g->bias || g->c || g->act != KACT_NONE;
   size_t isz = (size_t)dtype_bits(g->dtype) / 8;
   float *wa = NULL, *wb = NULL, *wd = NULL;
   size_t na = 0, nb = 0, nd = 0;
@@ -211,8 +226,8 @@ static LoomStatus host_gemm(LoomContext *ctx, int index, const RtGemm *g, Diag *
     wb = rt_host_alloc(ctx->rt->host_pool, nb);
     wd = rt_host_alloc(ctx->rt->host_pool, nd);
     if (!wa || !wb || !wd) {
-      st = diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: float32 copies for a float16 matmul (%zu bytes)",
-                      na + nb + nd);
+      st = diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: float32 copies for a %s matmul (%zu bytes)",
+                      loom_dtype_name(g->dtype), na + nb + nd);
       goto done;
     }
   }
@@ -221,8 +236,8 @@ static LoomStatus host_gemm(LoomContext *ctx, int index, const RtGemm *g, Diag *
     char *dd = (char *)g->d + (size_t)(bi * g->d_bs) * isz;
     Epilogue e = {g, dd, g->d_rs, dd, g->c ? (const char *)g->c + (size_t)(bi * g->c_bs) * isz : NULL, 0};
     if (half) {
-      widen((const _Float16 *)(const void *)a, g->m, g->k, g->a_rs, g->a_cs, wa);
-      widen((const _Float16 *)(const void *)b, g->k, g->n, g->b_rs, g->b_cs, wb);
+      widen(g->dtype, a, g->m, g->k, g->a_rs, g->a_cs, wa);
+      widen(g->dtype, b, g->k, g->n, g->b_rs, g->b_cs, wb);
       gemm_one(h, fn, true, g, wa, g->k, 1, wb, g->n, 1, wd, g->n);
       e.src = wd;
       e.src_rs = g->n;

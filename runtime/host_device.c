@@ -85,7 +85,8 @@ static LoomStatus run_schedule(LoomContext *ctx, const IrGraph *g, const Schedul
     }
     if (no == 0 || (ir->nkeep == ir->ndim && nr == 0)) continue; /* nothing to write */
 
-    size_t nbuf = (size_t)(ir->nbuf > 0 ? ir->nbuf : 1);
+    /* slots: the buffers, then the parameters' launch words (codegen.h) */
+    size_t nbuf = (size_t)(ir->nbuf + ir->nparam > 0 ? ir->nbuf + ir->nparam : 1);
     /* Kernel arguments: on the stack when they fit (the common case), else from the allocator. */
     size_t args_bytes = nbuf * (sizeof(void *) + (size_t)ir->ndim * sizeof(int64_t));
     void *args_stack[512];
@@ -118,6 +119,8 @@ static LoomStatus run_schedule(LoomContext *ctx, const IrGraph *g, const Schedul
       bufs[b] = base ? (char *)base + bd->offset * (int64_t)isz : NULL;
       for (int32_t i = 0; i < ir->ndim; i++) strides[(size_t)b * (size_t)ir->ndim + (size_t)i] = bd->strides[i];
     }
+
+    for (int32_t p = 0; p < ir->nparam; p++) memcpy(&bufs[ir->nbuf + p], &sk->params[p], sizeof(uint64_t));
 
     if (ir->call) { /* a library call (linalg_call.c): no compiled code */
       st = rt_run_call(ctx, &rt_host_device, 0, sk, bufs, d);

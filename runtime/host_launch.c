@@ -1,17 +1,42 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* host_launch.c: the host dispatch of one kernel (host_launch.h), shared by libloom and libloomrt.
- *   elementwise (N points): on the caller when N < 32768 or one thread; else about 4 tasks per thread,
- *     each a contiguous range of at least 16384 points.
- *   reduction (no O points x nr R points): parallel over O ranges when no >= 2 * threads or the work
- *     is small (on the caller when no * nr < 65536); else, when the kernel can be split along R, R is
- *     cut into P = min(256, ceil(nr / 32768)) parts (P depends on nr only, never on the thread count,
- *     so a result has the same bits run after run), partial() runs for every (o, part) in parallel
- *     into an accumulator array, and finish() combines the parts of each o in order; else run over O.
+/* host_launch.c: the host dispatch of one kernel (host_launch.h), shared by libloom and libloomrt, so a
+ * bundled kernel is cut exactly as a JIT-compiled one and gives the same bits.
+ *
+ * The plan (rt_host_plan), from the sizes (and, for the number of tasks only, the thread count):
+ *   elementwise (N points): on the caller when N < RT_ELEM_SERIAL_POINTS or one thread; else about
+ *     RT_TASKS_PER_THREAD tasks per thread, each a contiguous range of at least RT_ELEM_MIN_TASK points.
+ *   reduction, no O points x nr R points (work = no * nr):
+ *     - work < RT_RED_SERIAL_WORK: one call on the caller;
+ *     - column split (the kernel has colpart/colfinish: the reduced axis is outer in memory) when the
+ *       rows are narrow, no <= RT_COL_SPLIT_MAX_O: R is cut into P slabs of at least
+ *       max(RT_COL_MIN_ROWS, RT_COL_PART_POINTS / no) rows (P <= RT_RED_MAX_PARTS); for each REDUCE
+ *       phase in order, each task streams one slab through every column (whole cache lines, one pass),
+ *       then the parts are combined in order per column (colfinish, which also runs the FINAL phases
+ *       that follow). Cutting O instead gives each task a few columns of every row: 16 float32 columns
+ *       over 8 tasks read 8 bytes of each 64-byte line per task, ~8x the traffic;
+ *     - R split (the kernel has partial/finish) when no < 2 * threads: P = min(RT_RED_MAX_PARTS,
+ *       ceil(nr / RT_RED_PART_POINTS)) parts, partial() per (o, part) in parallel into an accumulator
+ *       array, finish() combines each o's parts in order;
+ *     - else contiguous ranges of O, up to RT_TASKS_PER_THREAD per thread.
+ * P depends on the sizes only, never on the thread count, so a result has the same bits run after run
+ * on every machine (which of the strategies runs may depend on the threads: R split).
  */
 #include <stdint.h>
 #include <string.h>
 
 #include "runtime/host_launch.h"
+
+enum {
+  RT_ELEM_SERIAL_POINTS = 32768, /* below this an elementwise kernel runs on the caller */
+  RT_ELEM_MIN_TASK = 16384,      /* points per task, at least */
+  RT_TASKS_PER_THREAD = 4,
+  RT_RED_SERIAL_WORK = 65536,    /* no * nr below this: one call on the caller */
+  RT_RED_PART_POINTS = 32768,    /* R points per part when a reduction is split along R */
+  RT_RED_MAX_PARTS = 256,
+  RT_COL_SPLIT_MAX_O = 256,      /* column split for at most this many O points (narrow rows) */
+  RT_COL_PART_POINTS = 65536,    /* points per slab of the column split, at least */
+  RT_COL_MIN_ROWS = 64           /* rows per slab, at least */
+};
 
 /* a * b saturating at INT64_MAX (both non-negative). */
 static int64_t sat_mul(int64_t a, int64_t b) {
@@ -20,14 +45,49 @@ static int64_t sat_mul(int64_t a, int64_t b) {
   return r;
 }
 
-enum {
-  RT_ELEM_SERIAL_POINTS = 32768, /* below this an elementwise kernel runs on the caller */
-  RT_ELEM_MIN_TASK = 16384,      /* points per task, at least */
-  RT_TASKS_PER_THREAD = 4,
-  RT_RED_SERIAL_WORK = 65536,    /* no * nr below this: one call on the caller */
-  RT_RED_PART_POINTS = 32768,    /* R points per part when a reduction is split along R */
-  RT_RED_MAX_PARTS = 256
-};
+static int64_t cdiv(int64_t a, int64_t b) { return a / b + (a % b != 0); }
+
+/* ---- the plan ------------------------------------------------------------------------------------ */
+RtHostPlan rt_host_plan(const RtHostKernelInfo *k, int64_t no, int64_t nr, int64_t threads) {
+  RtHostPlan p = {.strategy = RT_HOST_SERIAL, .ntasks = 1, .nparts = 1, .ochunks = 1};
+  if (threads < 1) threads = 1;
+  if (k->elementwise) { /* no is the whole space */
+    if (no >= RT_ELEM_SERIAL_POINTS && threads > 1) {
+      int64_t n = threads * RT_TASKS_PER_THREAD;
+      if (n > no / RT_ELEM_MIN_TASK) n = no / RT_ELEM_MIN_TASK;
+      if (n > 1) p.strategy = RT_HOST_RANGES, p.ntasks = n;
+    }
+    return p;
+  }
+  int64_t work = sat_mul(no, nr > 0 ? nr : 1);
+  if (work < RT_RED_SERIAL_WORK || nr <= 0) return p;
+  if (k->can_split_cols && no <= RT_COL_SPLIT_MAX_O) {
+    int64_t rows = cdiv(RT_COL_PART_POINTS, no);
+    if (rows < RT_COL_MIN_ROWS) rows = RT_COL_MIN_ROWS;
+    int64_t parts = cdiv(nr, rows);
+    if (parts > RT_RED_MAX_PARTS) parts = RT_RED_MAX_PARTS;
+    if (parts >= 2) {
+      p.strategy = RT_HOST_SPLIT_COLS;
+      p.nparts = parts;
+      p.ochunks = 1;
+      p.ntasks = no < threads ? (no > 0 ? no : 1) : threads; /* colfinish: O ranges */
+      return p;
+    }
+  }
+  int64_t nparts = cdiv(nr, RT_RED_PART_POINTS);
+  if (nparts > RT_RED_MAX_PARTS) nparts = RT_RED_MAX_PARTS;
+  if (k->can_split && nparts > 1 && no < 2 * threads) {
+    p.strategy = RT_HOST_SPLIT_R;
+    p.nparts = nparts;
+    p.ntasks = no < threads ? no : threads; /* finish: O ranges */
+    return p;
+  }
+  if (threads > 1 && no > 1) {
+    p.strategy = RT_HOST_RANGES;
+    p.ntasks = no < threads * RT_TASKS_PER_THREAD ? no : threads * RT_TASKS_PER_THREAD;
+  }
+  return p;
+}
 
 /* The t-th of ntasks balanced contiguous ranges of [0, n). */
 static void split_range(int64_t n, int64_t ntasks, int64_t t, int64_t *lo, int64_t *hi) {
@@ -48,6 +108,8 @@ typedef struct Launch {
   int64_t nparts; /* R parts (split reductions) */
   unsigned char *accs;
   size_t acc_size;
+  int64_t ochunks; /* column split: O ranges per part */
+  CgColSplit col;  /* column split: the arguments shared by every task */
 } Launch;
 
 static void task_run(void *arg, int64_t t) {
@@ -73,6 +135,22 @@ static void task_finish(void *arg, int64_t t) {
                  L->accs + (size_t)o * (size_t)L->nparts * L->acc_size, L->nparts);
 }
 
+static void task_colpart(void *arg, int64_t t) {
+  const Launch *L = arg;
+  CgColSplit a = L->col;
+  a.part = t / L->ochunks;
+  split_range(L->nr, L->nparts, a.part, &a.rlo, &a.rhi);
+  split_range(L->n, L->ochunks, t % L->ochunks, &a.olo, &a.ohi);
+  if (a.olo < a.ohi) L->k->colpart(L->shape, L->bufs, L->strides, &a);
+}
+
+static void task_colfinish(void *arg, int64_t t) {
+  const Launch *L = arg;
+  CgColSplit a = L->col;
+  split_range(L->n, L->ntasks, t, &a.olo, &a.ohi);
+  if (a.olo < a.ohi) L->k->colfinish(L->shape, L->bufs, L->strides, &a);
+}
+
 /* Runs points [0, L->n) in `ntasks` contiguous ranges (on the caller when ntasks <= 1). */
 static void launch_ranges(RtPool *pool, Launch *L, int64_t ntasks) {
   if (ntasks <= 1) {
@@ -83,51 +161,62 @@ static void launch_ranges(RtPool *pool, Launch *L, int64_t ntasks) {
   rt_parallel_for(pool, ntasks, task_run, L);
 }
 
+/* count accumulators of k->acc_size bytes, or an error naming the kernel. */
+static LoomStatus alloc_accs(LoomContext *ctx, const CgCompiled *k, const char *name, int64_t count,
+                             unsigned char **out, Diag *d) {
+  size_t total;
+  *out = NULL;
+  if (k->acc_size <= 0)
+    return diag_error(d, LOOM_ERR_INTERNAL, "internal error: kernel %s can be split but has acc_size %d", name,
+                      (int)k->acc_size);
+  if (count < 0 || __builtin_mul_overflow((size_t)count, (size_t)k->acc_size, &total))
+    return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: reduction accumulators overflow size_t");
+  *out = ctx_alloc(ctx, total ? total : 1);
+  if (!*out)
+    return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: %zu bytes of reduction accumulators for kernel %s",
+                      total, name);
+  return LOOM_OK;
+}
+
 LoomStatus rt_host_launch(LoomContext *ctx, RtPool *pool, const CgCompiled *k, bool elementwise, const char *name,
                           const int64_t *shape, void *const *bufs, const int64_t *strides, int64_t no, int64_t nr,
                           Diag *d) {
-  int64_t threads = rt_pool_size(pool);
+  RtHostKernelInfo info = {.elementwise = elementwise, .can_split = k->partial && k->finish,
+                           .can_split_cols = k->colpart && k->colfinish && k->col_phases};
+  RtHostPlan plan = rt_host_plan(&info, no, nr, rt_pool_size(pool));
   Launch L = {.k = k, .shape = shape, .bufs = bufs, .strides = strides, .n = no, .ntasks = 1, .nr = nr};
-  if (elementwise) { /* no is the whole space */
-    int64_t ntasks = 1;
-    if (no >= RT_ELEM_SERIAL_POINTS && threads > 1) {
-      ntasks = threads * RT_TASKS_PER_THREAD;
-      if (ntasks > no / RT_ELEM_MIN_TASK) ntasks = no / RT_ELEM_MIN_TASK;
+  if (plan.strategy == RT_HOST_SERIAL || plan.strategy == RT_HOST_RANGES) {
+    launch_ranges(pool, &L, plan.strategy == RT_HOST_SERIAL ? 1 : plan.ntasks);
+    return LOOM_OK;
+  }
+  L.acc_size = (size_t)k->acc_size;
+  L.nparts = plan.nparts;
+  L.ntasks = plan.ntasks < 1 ? 1 : plan.ntasks;
+  if (plan.strategy == RT_HOST_SPLIT_R) {
+    LoomStatus st = alloc_accs(ctx, k, name, sat_mul(no, plan.nparts), &L.accs, d);
+    if (st != LOOM_OK) return st;
+    rt_parallel_for(pool, no * plan.nparts, task_partial, &L);
+    rt_parallel_for(pool, L.ntasks, task_finish, &L);
+    ctx_free(ctx, L.accs);
+    return LOOM_OK;
+  }
+  /* column split: for each REDUCE phase in order, the parts in parallel, then their combination into
+   * the finished accumulators (phase-major, up to the last REDUCE phase) that later phases read */
+  int nfin = 32 - __builtin_clz(k->col_phases);
+  unsigned char *parts = NULL, *fin = NULL;
+  LoomStatus st = alloc_accs(ctx, k, name, sat_mul(no, plan.nparts), &parts, d);
+  if (st == LOOM_OK) st = alloc_accs(ctx, k, name, sat_mul(no, nfin), &fin, d);
+  if (st == LOOM_OK) {
+    L.ochunks = plan.ochunks < 1 ? 1 : plan.ochunks;
+    L.col = (CgColSplit){.nparts = plan.nparts, .parts = parts, .fin = fin, .no = no};
+    for (int p = 0; p < nfin; p++) {
+      if (!(k->col_phases >> p & 1u)) continue;
+      L.col.phase = p;
+      rt_parallel_for(pool, plan.nparts * L.ochunks, task_colpart, &L);
+      rt_parallel_for(pool, L.ntasks, task_colfinish, &L);
     }
-    launch_ranges(pool, &L, ntasks);
-    return LOOM_OK;
   }
-  int64_t work = sat_mul(no, nr > 0 ? nr : 1);
-  int64_t nparts = nr / RT_RED_PART_POINTS + (nr % RT_RED_PART_POINTS != 0); /* no overflow near INT64_MAX */
-  if (nparts > RT_RED_MAX_PARTS) nparts = RT_RED_MAX_PARTS;
-  bool split = k->partial && k->finish && nparts > 1 && no < 2 * threads && work >= RT_RED_SERIAL_WORK;
-  if (!split) {
-    int64_t ntasks = 1;
-    if (work >= RT_RED_SERIAL_WORK && threads > 1 && no > 1)
-      ntasks = no < threads * RT_TASKS_PER_THREAD ? no : threads * RT_TASKS_PER_THREAD;
-    launch_ranges(pool, &L, ntasks);
-    return LOOM_OK;
-  }
-  if (k->acc_size <= 0)
-    return diag_error(d, LOOM_ERR_INTERNAL,
-                      "internal error: kernel %s can be split along R but has acc_size %d", name,
-                      (int)k->acc_size);
-  size_t acc_size = (size_t)k->acc_size;
-  size_t total;
-  if (__builtin_mul_overflow((size_t)no, (size_t)nparts, &total) ||
-      __builtin_mul_overflow(total, acc_size, &total))
-    return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: reduction accumulators overflow size_t");
-  unsigned char *accs = ctx_alloc(ctx, total);
-  if (!accs)
-    return diag_error(d, LOOM_ERR_OUT_OF_MEMORY,
-                      "out of memory: %zu bytes of reduction accumulators for kernel %s", total, name);
-  L.accs = accs;
-  L.acc_size = acc_size;
-  L.nparts = nparts;
-  rt_parallel_for(pool, no * nparts, task_partial, &L);
-  int64_t ntasks = no < threads ? no : threads;
-  L.ntasks = ntasks < 1 ? 1 : ntasks;
-  rt_parallel_for(pool, L.ntasks, task_finish, &L);
-  ctx_free(ctx, accs);
-  return LOOM_OK;
+  ctx_free(ctx, parts);
+  ctx_free(ctx, fin);
+  return st;
 }

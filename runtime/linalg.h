@@ -21,7 +21,7 @@
 
 /* d = act(alpha * a b + bias + beta * c), per batch entry i at offsets i * (a_bs, b_bs, ...). */
 typedef struct RtGemm {
-  LoomDType dtype;              /* of a, b, c, bias and d (float16 computes in float32) */
+  LoomDType dtype;              /* of a, b, c, bias and d (float16 and bfloat16 compute in float32) */
   int64_t m, n, k, batch;       /* m, n, k, batch >= 1 */
   const void *a;                /* m x k */
   int64_t a_rs, a_cs, a_bs;
@@ -67,10 +67,23 @@ typedef struct RtDecomp {
   int64_t *info;
 } RtDecomp;
 
+/* Batched FFTs over the last `rank` dims of C-contiguous arrays (loom_fft in loom.h): n[0..rank) are the
+ * transform's (real-side) lengths, batch the product of the other dims; out is allocated by the caller;
+ * in is not modified (a library that overwrites a C2R input gets a copy). */
+typedef struct RtFft {
+  LoomFftKind kind;
+  LoomDType dtype; /* of the complex side: complex64 or complex128 */
+  int32_t rank;
+  int64_t n[3], batch;
+  const void *in;
+  void *out;
+} RtFft;
+
 typedef struct RtLinalg {
   const char *library; /* what to install when missing, for messages ("libopenblas0", "cuBLASLt") */
   LoomStatus (*gemm)(LoomContext *ctx, int index, const RtGemm *g, Diag *d);
   LoomStatus (*decompose)(LoomContext *ctx, int index, const RtDecomp *r, Diag *d);
+  LoomStatus (*fft)(LoomContext *ctx, int index, const RtFft *f, Diag *d); /* NULL: no FFT library */
   void (*close)(LoomContext *ctx); /* releases RtState.linalg[kind] */
 } RtLinalg;
 

@@ -10,7 +10,8 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 packages=(build-essential cmake pkg-config llvm-19-dev libsleef-dev zlib1g-dev libzstd-dev python3-dev python3-venv
-          clang-19 libclang-rt-19-dev llvm-19 lld-19 rocm-device-libs libamd-comgr2 libamdhip64-5)
+          clang-19 libclang-rt-19-dev llvm-19 lld-19 rocm-device-libs libamd-comgr2 libamdhip64-5
+          libopenblas0-pthread)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
@@ -22,6 +23,8 @@ done
 # (rocm-device-libs: ocml.bc), comgr (libamd-comgr2) and ld.lld (lld-19) to link code objects;
 # llvm-19's llvm-readelf / llvm-objdump check them in test_amdgpu; the HIP runtime (libamdhip64-5) is
 # what runtime/hip/ loads (test_hip: no device here).
+# libopenblas0-pthread is the host BLAS + LAPACK that libloom loads at run time for matrix products and
+# loom.linalg (runtime/host_blas.c; LOOM_BLAS overrides; import loom prefers NumPy's bundled OpenBLAS).
 
 if ((${#missing[@]})); then
   echo "setup: installing ${missing[*]}"

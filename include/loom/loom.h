@@ -272,6 +272,25 @@ enum { LOOM_LINALG_UPPER = 1, LOOM_LINALG_COMPLETE = 2, LOOM_LINALG_VALUES_ONLY 
 LOOM_API LoomStatus loom_linalg(LoomContext *ctx, LoomLinalgOp op, int32_t flags, int32_t nin, const LoomArray *in,
                                 int32_t nout, LoomArray *out);
 
+/* Batched FFTs over the last `rank` (1..3) dims of a C-contiguous array, run at once on the array's device
+ * through the vendor's FFT library (cuFFT on NVIDIA, loaded at run time like cuBLASLt). Unnormalized:
+ * forward y_k = sum_j x_j exp(-2 pi i jk / n), inverse with exp(+2 pi i jk / n), no 1/n. The other dims are
+ * the batch. *out is allocated on that device, C-contiguous (free it with loom_array_free).
+ *   LOOM_FFT_C2C_FORWARD / _INVERSE: complex64 or complex128 -> the same dtype and shape
+ *   LOOM_FFT_R2C: float32 / float64 -> complex64 / complex128, last dim n -> n / 2 + 1
+ *   LOOM_FFT_C2R: complex -> float, last dim n_last / 2 + 1 -> n_last (the input is not modified)
+ * The host has no FFT library in libloom: LOOM_ERR_UNSUPPORTED (loom's Python package transforms host
+ * arrays with NumPy's pocketfft). */
+typedef enum LoomFftKind {
+  LOOM_FFT_C2C_FORWARD = 0,
+  LOOM_FFT_C2C_INVERSE,
+  LOOM_FFT_R2C,
+  LOOM_FFT_C2R,
+  LOOM_FFT_KIND_COUNT
+} LoomFftKind;
+LOOM_API LoomStatus loom_fft(LoomContext *ctx, LoomFftKind kind, int32_t rank, int64_t n_last, const LoomArray *in,
+                             LoomArray *out);
+
 LOOM_API LoomStatus loom_node_info(LoomGraph *g, LoomNode node, LoomDType *dtype, int32_t *ndim,
                                    int64_t *shape /* LOOM_MAX_RANK entries, may be NULL */);
 

@@ -84,6 +84,8 @@ typedef struct LoomrtEntryInfo {
   int32_t is_output[64];
   int32_t layout[64][LOOM_MAX_RANK]; /* 0 any stride, 1 zero stride, 2 unit stride */
   int32_t index_widths; /* bit 0: 32-bit code, bit 1: 64-bit code */
+  int32_t nparam;       /* scalar parameters (Python scalars and constants of the expression) */
+  LoomDType param_dtype[64]; /* per parameter (the first 64): bool, an integer, float32 or float64 */
 } LoomrtEntryInfo;
 LOOMRT_API LoomStatus loomrt_entry_info(LoomrtBundle *b, const char *entry, LoomrtEntryInfo *out);
 
@@ -111,6 +113,13 @@ LOOMRT_API LoomStatus loomrt_cuda_copy(LoomrtRuntime *rt, int32_t device, void *
  * empty R still writes its identities). */
 LOOMRT_API LoomStatus loomrt_launch(LoomrtBundle *b, const char *entry, LoomrtStream *s, int32_t ndim,
                                     const int64_t *shape, int32_t nbuf, void *const *bufs, const int64_t *strides);
+/* loomrt_launch for a kernel with scalar parameters (LoomrtEntryInfo.nparam > 0: the scalars of the
+ * expression it was compiled from, e.g. the 2.0 of `2.0 * x + y`, are parameters of the kernel, not
+ * constants in its code): params[p] points at parameter p's value, of LoomrtEntryInfo.param_dtype[p]
+ * (bool: one byte, 0 or 1). loomrt_launch refuses such a kernel with a message naming this call. */
+LOOMRT_API LoomStatus loomrt_launch_params(LoomrtBundle *b, const char *entry, LoomrtStream *s, int32_t ndim,
+                                           const int64_t *shape, int32_t nbuf, void *const *bufs, const int64_t *strides,
+                                           int32_t nparam, const void *const *params);
 /* The same for an embedded bundle of the stream's runtime (what loomc --emit-c's functions call). */
 LOOMRT_API LoomStatus loomrt_launch_embedded(LoomrtStream *s, const LoomrtEmbedded *e, const char *entry, int32_t ndim,
                                              const int64_t *shape, int32_t nbuf, void *const *bufs,

@@ -18,6 +18,7 @@ from ._reductions import *  # noqa: F401,F403
 from ._manipulation import *  # noqa: F401,F403
 from ._indexing import *  # noqa: F401,F403
 from ._complex import *  # noqa: F401,F403
+from ._products import *  # noqa: F401,F403
 from ._selection import *  # noqa: F401,F403
 from ._statistics import *  # noqa: F401,F403
 from ._numeric import *  # noqa: F401,F403
@@ -28,11 +29,12 @@ from ._common import AxisError
 from ._ndarray import ndarray
 from ._math import _UFUNCS, round_, around
 from ._reductions import amin, amax
-from . import _creation, _math, _reductions, _manipulation, _indexing, _complex, _config, _docstrings, _dask
+from . import _creation, _math, _reductions, _manipulation, _indexing, _complex, _config, _docstrings, _dask, _products
 from ._fuse import fuse, Fusion
 from ._kernels import ElementwiseKernel, ReductionKernel  # noqa: F401
 from ._raw import RawKernel, RawModule  # noqa: F401
 from . import cuda, exceptions, linalg, random
+from . import fft  # noqa: F401 (loom.fft: cuFFT on CUDA devices, NumPy's pocketfft on the host)
 from .aot import load_bundle  # noqa: F401 (loom.aot: ahead-of-time kernel bundles)
 from ._config import config, show_config, config_info, inspect, PerformanceWarning  # noqa: F401
 from .cuda import get_default_memory_pool, get_default_pinned_memory_pool  # noqa: F401 (CuPy exports them)
@@ -127,7 +129,7 @@ _array_api.export(globals())
 # Functions that __array_function__ dispatches to (NumPy name -> loom function).
 _API = {name: obj for name, obj in list(globals().items())
         + [item for m in (_creation, _math, _reductions, _manipulation, _indexing, _complex, _selection,
-                          _statistics, _numeric, _grids)
+                          _statistics, _numeric, _grids, _products)
            for item in vars(m).items()]
         if callable(obj) and not name.startswith("_") and not isinstance(obj, type)
         and getattr(obj, "__module__", "").startswith("loom")}

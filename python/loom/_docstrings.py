@@ -6,7 +6,7 @@ add_docs only fills empty ones. tests/python/test_packaging.py checks that every
 Style: one summary line, then where Loom differs from NumPy / CuPy (laziness, host fallbacks,
 dtype rules), then the NumPy function it follows.
 """
-from . import _creation, _math, _reductions, _manipulation, _indexing, _complex
+from . import _creation, _math, _reductions, _manipulation, _indexing, _complex, _selection
 from ._ndarray import ndarray
 
 _LAZY = "The result is pending (lazy): it fuses with the operations around it and is computed when observed."
@@ -106,6 +106,23 @@ FUNCTIONS = {
         + _see("can_cast"),
     (_manipulation, "concatenate"): "Joins arrays along an existing axis.\n\n" + _HOST + _see("concatenate"),
     (_manipulation, "stack"): "Joins arrays along a new axis.\n\n" + _HOST + _see("stack"),
+    (_manipulation, "atleast_1d"): "Each input as an array of at least one dimension (views; one array for one "
+        "input, else a list)." + _see("atleast_1d"),
+    (_manipulation, "atleast_2d"): "Each input as an array of at least two dimensions (views; one array for one "
+        "input, else a list)." + _see("atleast_2d"),
+    (_manipulation, "atleast_3d"): "Each input as an array of at least three dimensions (views; one array for one "
+        "input, else a list)." + _see("atleast_3d"),
+    (_manipulation, "fliplr"): "A view with the order of the columns (axis 1) reversed." + _see("fliplr"),
+    (_manipulation, "flipud"): "A view with the order of the rows (axis 0) reversed." + _see("flipud"),
+    (_manipulation, "rollaxis"): "A view with ``axis`` moved to position ``start``." + _see("rollaxis"),
+    (_manipulation, "rot90"): "A view rotated by 90 degrees ``k`` times in the plane of ``axes``." + _see("rot90"),
+    (_manipulation, "hstack"): "Joins arrays column-wise (along axis 1; axis 0 for 1-D inputs).\n\n" + _HOST + _see("hstack"),
+    (_manipulation, "vstack"): "Joins arrays row-wise (along axis 0, 1-D inputs as rows).\n\n" + _HOST + _see("vstack"),
+    (_manipulation, "dstack"): "Joins arrays along the third axis (inputs made at least 3-D).\n\n" + _HOST + _see("dstack"),
+    (_manipulation, "column_stack"): "Joins 1-D arrays as the columns of a 2-D array (2-D inputs as they are).\n\n"
+        + _HOST + _see("column_stack"),
+    (_selection, "diag_indices_from"): "The indices of the main diagonal of a square array (a tuple of index "
+        "arrays, one per dimension)." + _see("diag_indices_from"),
     # ---- indexing
     (_indexing, "where"): "``x`` where ``condition`` is true, else ``y``, with broadcasting; with the condition "
         "alone, ``nonzero(condition)``.\n\nThe three-argument form is a fused select (lazy); the one-argument "
@@ -150,6 +167,12 @@ METHODS = {
     "conjugate": "The complex conjugate (the values themselves for real dtypes).",
     "dot": "Dot product with ``b``; see :func:`loom.dot` (computed by NumPy on the host).",
     "nonzero": "Indices of the nonzero elements; see :func:`loom.nonzero` (computed by NumPy on the host).",
+    "take": "Elements taken along an axis by index; see :func:`loom.take`.",
+    "diagonal": "The diagonal as a strided view; see :func:`loom.diagonal`.",
+    "put": "Writes ``values`` at the flat ``indices`` (in place); see :func:`loom.put`.",
+    "choose": "Elements chosen from ``choices`` by this array's values; see :func:`loom.choose`.",
+    "compress": "The slices along ``axis`` where ``condition`` is true; see :func:`loom.compress`.",
+    "ptp": "Peak to peak (maximum - minimum) over the given axes; see :func:`loom.ptp`.",
 }
 
 PROPERTIES = {

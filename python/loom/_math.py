@@ -47,7 +47,8 @@ _UNARY = {"negative": "neg", "absolute": "abs", "sign": "sign", "exp": "exp", "e
           "arcsin": "asin", "arccos": "acos", "arctan": "atan", "sinh": "sinh", "cosh": "cosh",
           "tanh": "tanh", "arcsinh": "asinh", "arccosh": "acosh", "arctanh": "atanh", "floor": "floor",
           "ceil": "ceil", "trunc": "trunc", "rint": "rint", "isnan": "isnan", "isinf": "isinf",
-          "isfinite": "isfinite", "logical_not": "logical_not", "invert": "bitwise_not"}
+          "isfinite": "isfinite", "logical_not": "logical_not", "invert": "bitwise_not",
+          "erf": "erf", "erfc": "erfc"}  # erf, erfc: as scipy.special / cupyx.scipy.special
 _BINARY = {"add": "add", "subtract": "sub", "multiply": "mul", "true_divide": "truediv",
            "floor_divide": "floordiv", "remainder": "mod", "power": "pow", "maximum": "maximum",
            "minimum": "minimum", "fmax": "fmax", "fmin": "fmin", "arctan2": "atan2", "hypot": "hypot",
@@ -91,6 +92,8 @@ def positive(x, out=None):
 
 def square(x, out=None):
     x = asarray(x)
+    if x.dtype == numpy.bool_:  # NumPy's square(bool) is int8's loop
+        x = x.astype(numpy.int8)
     return _finish(_core.binary(_OPS["mul"], x, x), out)
 
 
@@ -420,24 +423,31 @@ def gradient(f, *varargs, axis=None, edge_order=1):
     return outs[0] if len(outs) == 1 else tuple(outs)
 
 
+def _clip_bound(b, x, lower):
+    """Bound b of clip(x): a Python int outside [-2**63, 2**64) (what the core takes) is a float for a
+    float or complex x and, for an integer x, dropped when it lies past every value on its side (NumPy
+    2's np.clip); else it goes on (OverflowError, as NumPy's)."""
+    if type(b) is not int or -(1 << 63) <= b < (1 << 64):
+        return b
+    k = _kind(x.dtype)
+    if k in "fc":
+        return float(b)
+    if k in "iu" and (b < 0) == lower:
+        return None
+    return b
+
+
 def clip(a, a_min=None, a_max=None, out=None, **kw):
     a_min = kw.pop("min", a_min)
     a_max = kw.pop("max", a_max)
     a = asarray(a)
+    a_min, a_max = _clip_bound(a_min, a, True), _clip_bound(a_max, a, False)
     lo = None if a_min is None else _operand(a_min)
     hi = None if a_max is None else _operand(a_max)
     return _finish(_core.clip(a, lo, hi), out)
 
 
 # ---- host fallbacks (computed by NumPy on the host, returned as new loom arrays) --------------------------
-def matmul(a, b, out=None):
-    return _finish(_host(numpy.matmul, asarray(a), asarray(b)), out)
-
-
-def dot(a, b, out=None):
-    return _finish(_host(numpy.dot, asarray(a), asarray(b)), out)
-
-
 def array_equal(a1, a2, equal_nan=False):
     return bool(numpy.array_equal(asnumpy(a1), asnumpy(a2), equal_nan=equal_nan))
 

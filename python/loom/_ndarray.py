@@ -51,6 +51,26 @@ class _Flags:
                 f"  OWNDATA : {self._own}")
 
 
+# Operand types _binop passes to _core unchanged (_operand and _python_int leave them as they are): the
+# operators below call _core.binary at once for them, skipping three Python calls per op (the lazy API's
+# per-op cost). Anything else (ints: range rules; NumPy scalars and arrays: conversion) takes _binop.
+_PLAIN_OPERANDS = frozenset((float, bool))
+
+
+def _operator(name, reflected, dunder):
+    """The method `dunder` of binary operator `name` (reflected: `o OP self`)."""
+    op = _OPS[name]
+    binary = _core.binary
+    if reflected:
+        def method(self, o):
+            return binary(op, o, self) if type(o) in _PLAIN_OPERANDS or type(o) is ndarray else _binop(name, o, self)
+    else:
+        def method(self, o):
+            return binary(op, self, o) if type(o) in _PLAIN_OPERANDS or type(o) is ndarray else _binop(name, self, o)
+    method.__name__ = method.__qualname__ = dunder
+    return method
+
+
 class ndarray(_core.Array):
     """A loom array (CuPy's ndarray API). Values may be pending: they are computed when observed."""
 
@@ -203,9 +223,9 @@ class ndarray(_core.Array):
     # ---- interop ---------------------------------------------------------------------------------------
     def __array_ufunc__(self, ufunc, method, *inputs, out=None, **kwargs):
         fn = _math._UFUNCS.get(ufunc.__name__)
-        if fn is None and ufunc is numpy.matmul:  # a ufunc (gufunc) in NumPy, a plain function in loom
-            fn = _math.matmul
-        if fn is None or (method != "__call__" and not hasattr(fn, method)):
+        if fn is None and ufunc is numpy.matmul and method == "__call__":  # a gufunc in NumPy, a function in loom
+            return _products.matmul(*inputs, **({"out": out[0]} if out else {}), **kwargs)
+        if fn is None or not hasattr(fn, method if method != "__call__" else "nin"):
             return NotImplemented
         if out is not None:
             kwargs["out"] = out[0] if len(out) == 1 else out
@@ -344,44 +364,44 @@ class ndarray(_core.Array):
     def __pos__(self): return _math.positive(self)
     def __abs__(self): return _math.absolute(self)
     def __invert__(self): return _math.invert(self)
-    def __add__(self, o): return _binop("add", self, o)
-    def __radd__(self, o): return _binop("add", o, self)
-    def __sub__(self, o): return _binop("sub", self, o)
-    def __rsub__(self, o): return _binop("sub", o, self)
-    def __mul__(self, o): return _binop("mul", self, o)
-    def __rmul__(self, o): return _binop("mul", o, self)
-    def __truediv__(self, o): return _binop("truediv", self, o)
-    def __rtruediv__(self, o): return _binop("truediv", o, self)
-    def __floordiv__(self, o): return _binop("floordiv", self, o)
-    def __rfloordiv__(self, o): return _binop("floordiv", o, self)
-    def __mod__(self, o): return _binop("mod", self, o)
-    def __rmod__(self, o): return _binop("mod", o, self)
-    def __pow__(self, o): return _binop("pow", self, o)
-    def __rpow__(self, o): return _binop("pow", o, self)
-    def __and__(self, o): return _binop("bitwise_and", self, o)
-    def __rand__(self, o): return _binop("bitwise_and", o, self)
-    def __or__(self, o): return _binop("bitwise_or", self, o)
-    def __ror__(self, o): return _binop("bitwise_or", o, self)
-    def __xor__(self, o): return _binop("bitwise_xor", self, o)
-    def __rxor__(self, o): return _binop("bitwise_xor", o, self)
-    def __lshift__(self, o): return _binop("left_shift", self, o)
-    def __rlshift__(self, o): return _binop("left_shift", o, self)
-    def __rshift__(self, o): return _binop("right_shift", self, o)
-    def __rrshift__(self, o): return _binop("right_shift", o, self)
+    __add__ = _operator("add", False, "__add__")
+    __radd__ = _operator("add", True, "__radd__")
+    __sub__ = _operator("sub", False, "__sub__")
+    __rsub__ = _operator("sub", True, "__rsub__")
+    __mul__ = _operator("mul", False, "__mul__")
+    __rmul__ = _operator("mul", True, "__rmul__")
+    __truediv__ = _operator("truediv", False, "__truediv__")
+    __rtruediv__ = _operator("truediv", True, "__rtruediv__")
+    __floordiv__ = _operator("floordiv", False, "__floordiv__")
+    __rfloordiv__ = _operator("floordiv", True, "__rfloordiv__")
+    __mod__ = _operator("mod", False, "__mod__")
+    __rmod__ = _operator("mod", True, "__rmod__")
+    __pow__ = _operator("pow", False, "__pow__")
+    __rpow__ = _operator("pow", True, "__rpow__")
+    __and__ = _operator("bitwise_and", False, "__and__")
+    __rand__ = _operator("bitwise_and", True, "__rand__")
+    __or__ = _operator("bitwise_or", False, "__or__")
+    __ror__ = _operator("bitwise_or", True, "__ror__")
+    __xor__ = _operator("bitwise_xor", False, "__xor__")
+    __rxor__ = _operator("bitwise_xor", True, "__rxor__")
+    __lshift__ = _operator("left_shift", False, "__lshift__")
+    __rlshift__ = _operator("left_shift", True, "__rlshift__")
+    __rshift__ = _operator("right_shift", False, "__rshift__")
+    __rrshift__ = _operator("right_shift", True, "__rrshift__")
     def __eq__(self, o): return self._none_compare(False) if o is None else _binop("eq", self, o)
     def __ne__(self, o): return self._none_compare(True) if o is None else _binop("ne", self, o)
-    def __lt__(self, o): return _binop("lt", self, o)
-    def __le__(self, o): return _binop("le", self, o)
-    def __gt__(self, o): return _binop("gt", self, o)
-    def __ge__(self, o): return _binop("ge", self, o)
+    __lt__ = _operator("lt", False, "__lt__")
+    __le__ = _operator("le", False, "__le__")
+    __gt__ = _operator("gt", False, "__gt__")
+    __ge__ = _operator("ge", False, "__ge__")
     __hash__ = None
 
     def _none_compare(self, value):
         """a == None / a != None: NumPy compares elementwise (nothing equals None)."""
         return _core.movement(2, _core.const(int(value), _CODE[numpy.dtype(bool)]), self.shape, None, None)
 
-    def __matmul__(self, o): return _math.matmul(self, o)
-    def __rmatmul__(self, o): return _math.matmul(o, self)
+    def __matmul__(self, o): return _products.matmul(self, o)
+    def __rmatmul__(self, o): return _products.matmul(o, self)
 
     def _inplace(self, name, o):
         r = _binop(name, self, o)
@@ -436,7 +456,7 @@ class ndarray(_core.Array):
     def round(self, decimals=0, out=None): return _math.around(self, decimals, out)
     def conj(self): return _complex.conjugate(self)
     def conjugate(self): return _complex.conjugate(self)
-    def dot(self, b, out=None): return _math.dot(self, b, out)
+    def dot(self, b, out=None): return _products.dot(self, b, out)
     def nonzero(self): return _indexing.nonzero(self)
     def take(self, indices, axis=None, out=None, mode="raise"):
         return _selection.take(self, indices, axis, out, mode)
@@ -550,8 +570,10 @@ def _python_int(name, x, other):
         return x
     if kind == "u" and other.dtype.itemsize == 8 and 0 <= x < _UINT64_END:
         return _core.const(x, _CODE[other.dtype])
-    if kind == "f" or (name in _COMPARISONS and kind in "iu"):
-        return float(x) if kind == "f" else (numpy.inf if x > 0 else -numpy.inf)
+    if kind == "f":  # NumPy converts the int to the array's float dtype (float16: 2**63 is inf)
+        return _core.const(float(x), other._dtype_code) if other.dtype != _BF16 else float(x)
+    if name in _COMPARISONS and kind in "iu":
+        return numpy.inf if x > 0 else -numpy.inf
     return x
 
 
@@ -673,4 +695,4 @@ __all__ = [_n for _n, _v in list(globals().items())
 
 
 from . import _creation, _math, _reductions, _manipulation, _indexing, _complex  # noqa: E402 (they import ndarray)
-from . import _selection, _statistics  # noqa: E402
+from . import _selection, _statistics, _products  # noqa: E402

@@ -2,6 +2,7 @@
 nodes, and those built from them (var, std, count_nonzero).
 """
 import builtins
+import functools
 import operator
 
 import numpy
@@ -101,6 +102,24 @@ def count_nonzero(a, axis=None, keepdims=False):
     a = asarray(a)
     return sum(_core.binary(_OPS["ne"], a, False if a.dtype == numpy.bool_ else 0), axis, None, None, keepdims)
 
+
+def _numpy_method(fn, method):
+    """fn, except that a NumPy array argument is reduced by its own method, as CuPy's reduction
+    functions do (cupy.sum(numpy_array) is numpy_array.sum(): a NumPy result, computed by NumPy)."""
+    @functools.wraps(fn)
+    def f(a, *args, **kwargs):
+        if isinstance(a, numpy.ndarray):
+            return getattr(a, method)(*args, **kwargs)
+        return fn(a, *args, **kwargs)
+    return f
+
+
+for _fn, _method in ((sum, "sum"), (prod, "prod"), (mean, "mean"), (amin, "min"), (amax, "max"), (any, "any"),
+                     (all, "all"), (argmin, "argmin"), (argmax, "argmax"), (var, "var"), (std, "std")):
+    globals()[_fn.__name__] = _numpy_method(_fn, _method)
+min = amin = globals()["amin"]
+max = amax = globals()["amax"]
+del _fn, _method
 
 __all__ = [_n for _n, _v in list(globals().items())
            if not _n.startswith("_") and getattr(_v, "__module__", None) == __name__]

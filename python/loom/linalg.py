@@ -1,58 +1,510 @@
-"""loom.linalg: norm (built from loom reductions, so it fuses with the expression it reads); det,
-slogdet, cond and matrix_rank computed by NumPy (LAPACK) on a host copy: loom has no factorization
-kernels yet (README's list of host-computed functions)."""
-import numpy
+"""loom.linalg: NumPy's numpy.linalg and the array API's linalg extension on the arrays' device.
 
-from ._common import _from_numpy
-from ._creation import asarray
-from ._math import absolute, sqrt
-from ._reductions import amax, amin, sum
+Decompositions and solvers (solve, inv, cholesky, qr, svd, svdvals, eigh, eigvalsh) run at once through
+loom_linalg: LAPACK on the host, over every matrix of the batch in one call. CUDA has no solver library
+wired in yet (cuSOLVER is planned): a GPU array's decomposition runs on the host and its results are
+copied back (_lapack). The library wants column-major matrices packed one after another, so an input is first copied
+into that layout (a lazy transpose-copy, skipped when the input already has it); the results come back in
+that layout as well (their strides say so). What is built from them (det, slogdet, pinv, lstsq,
+matrix_rank, matrix norms) is ordinary loom operations, lazy and fused. Matrix products (matmul,
+tensordot, vecdot, multi_dot, matrix_power) are graph nodes (loom._products). Errors follow NumPy:
+numpy.linalg.LinAlgError for a singular or non-positive-definite matrix and for arrays of fewer than two
+dims. float32 and float64 (integers as float64); complex matrices are not supported yet.
+"""
+import builtins
+import collections
+import operator
+
+import numpy
+from numpy.linalg import LinAlgError
+
+from . import _core
+from ._common import _code
+from ._creation import asarray, arange, eye, zeros
+from ._math import absolute, sqrt, log, sign, reciprocal
+from ._reductions import amax, amin, sum, prod, count_nonzero
+from ._indexing import where
+from ._manipulation import broadcast_to
+from ._numeric import outer
+from ._products import matmul, tensordot, vecdot, matrix_transpose, _permute, _reshape, _diagonal_last, _cast
+
+_core.set_linalg_error(LinAlgError)
+
+_LU, _SOLVE, _CHOLESKY, _QR, _SVD, _EIGH = range(6)
+_UPPER, _COMPLETE, _VALUES_ONLY = 1, 2, 4
+
+EighResult = collections.namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
+QRResult = collections.namedtuple("QRResult", ["Q", "R"])
+SlogdetResult = collections.namedtuple("SlogdetResult", ["sign", "logabsdet"])
+SVDResult = collections.namedtuple("SVDResult", ["U", "S", "Vh"])
+_NoValue = object()
+
+
+def _float_dtype(*arrays):
+    """The dtype a decomposition computes in: float32 or float64 (NumPy's linalg rules)."""
+    dt = numpy.result_type(*[a.dtype for a in arrays])
+    if dt.kind in "biu":
+        return numpy.dtype(numpy.float64)
+    if dt.kind == "c":
+        raise NotImplementedError("loom.linalg: complex matrices are not supported yet (float32 or float64)")
+    if dt not in (numpy.float32, numpy.float64):
+        raise TypeError(f"array type {dt} is unsupported in linalg")
+    return dt
+
+
+def _matrix(a, name, square=False):
+    a = asarray(a)
+    if a.ndim < 2:
+        raise LinAlgError(f"{a.ndim}-dimensional array given. Array must be at least two-dimensional")
+    if square and a.shape[-1] != a.shape[-2]:
+        raise LinAlgError("Last 2 dimensions of the array must be square")
+    return a
+
+
+def _colmajor(x, dtype):
+    """x (cast to dtype) as column-major matrices packed one after another, loom_linalg's layout."""
+    x = _cast(x, dtype)
+    if not x._lazy and not x._tracer and _packed(x):
+        return x
+    nd = x.ndim
+    swap = list(range(nd - 2)) + [nd - 1, nd - 2]
+    y = _core.cast(_permute(x, swap), x._dtype_code)  # a C-ordered copy of the swapped matrices
+    _core.eval(y)
+    return y.swapaxes(-1, -2)
+
+
+def _lapack(op, flags, *arrays):
+    """loom_linalg on the arrays' device. A device without a solver library (CUDA until cuSOLVER is wired
+    in) runs the operation on the host and copies the results back: a host round trip, said here."""
+    try:
+        return _core.linalg(op, flags, *arrays)
+    except NotImplementedError:
+        if not arrays[0]._on_gpu:
+            raise
+    kind, index = arrays[0]._device
+    host = [_colmajor(_core.to_device(a, 0, 0), a.dtype) for a in arrays]
+    return tuple(_core.to_device(r, kind, index) for r in _core.linalg(op, flags, *host))
+
+
+def _packed(x):
+    nd, it = x.ndim, x.itemsize
+    want = it
+    for ax in [nd - 2, nd - 1] + list(range(nd - 3, -1, -1)):
+        if x.shape[ax] != 1 and x.strides[ax] != want:
+            return False
+        want *= x.shape[ax]
+    return True
+
+
+def _tri(n, m, lower, like):
+    """A bool (n, m) mask of the lower (or upper) triangle, diagonal included."""
+    i = _reshape(arange(n), (n, 1))
+    j = _reshape(arange(m), (1, m))
+    return _core.binary(_core.ops["ge" if lower else "le"], i, j)
+
+
+def _zero_triangle(x, lower):
+    """x with the triangle other than `lower` (diagonal kept) set to zero."""
+    return where(_tri(x.shape[-2], x.shape[-1], lower, x), x, 0)
+
+
+def _batch_broadcast(a, b):
+    batch = numpy.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    if a.shape[:-2] != batch:
+        a = broadcast_to(a, batch + a.shape[-2:])
+    if b.shape[:-2] != batch:
+        b = broadcast_to(b, batch + b.shape[-2:])
+    return a, b
+
+
+# ---- solvers and decompositions (loom_linalg) -----------------------------------------------------------
+def solve(a, b):
+    """x with a @ x == b; b is a vector when 1-d (NumPy 2's rule), else a stack of (M, K) matrices."""
+    a = _matrix(a, "solve", square=True)
+    b = asarray(b)
+    dt = _float_dtype(a, b)
+    n = a.shape[-1]
+    vec = b.ndim == 1
+    if vec:
+        b = _reshape(b, (b.shape[0], 1))
+    if b.ndim < 2 or b.shape[-2] != n:
+        raise ValueError(f"solve: b has {b.shape[0] if vec else (b.shape[-2] if b.ndim >= 2 else 0)} rows; "
+                         f"a is {n} x {n}")
+    a, b = _batch_broadcast(a, b)
+    (x,) = _lapack(_SOLVE, 0, _colmajor(a, dt), _colmajor(b, dt))
+    return x[..., 0] if vec else x
+
+
+def inv(a):
+    """The inverse of each square matrix (LinAlgError "Singular matrix" when there is none)."""
+    a = _matrix(a, "inv", square=True)
+    dt = _float_dtype(a)
+    n = a.shape[-1]
+    i = broadcast_to(eye(n, dtype=dt), a.shape)
+    (x,) = _lapack(_SOLVE, 0, _colmajor(a, dt), _colmajor(i, dt))
+    return x
+
+
+def cholesky(a, /, *, upper=False):
+    """The Cholesky factor: lower (a = L L^T) or, with upper=True, upper (a = U^T U)."""
+    a = _matrix(a, "cholesky", square=True)
+    (l,) = _lapack(_CHOLESKY, _UPPER if upper else 0, _colmajor(a, _float_dtype(a)))
+    return _zero_triangle(l, not upper)
+
+
+def qr(a, mode="reduced"):
+    """NumPy's qr: modes 'reduced' (Q m x k, R k x n), 'complete' (Q m x m, R m x n) and 'r' (R only)."""
+    if mode not in ("reduced", "complete", "r"):
+        if mode == "raw":
+            raise NotImplementedError("qr: mode='raw' (LAPACK's Householder form) is not supported")
+        raise ValueError(f"Unrecognized mode '{mode}'")
+    a = _matrix(a, "qr")
+    m, n = a.shape[-2:]
+    k = builtins.min(m, n)
+    x = _colmajor(a, _float_dtype(a))
+    if mode == "r":
+        (r,) = _lapack(_QR, _VALUES_ONLY, x)
+        return _zero_triangle(r[..., :k, :], False)
+    complete = mode == "complete"
+    r, q = _lapack(_QR, _COMPLETE if complete else 0, x)
+    return QRResult(q, _zero_triangle(r if complete else r[..., :k, :], False))
+
+
+def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
+    """NumPy's svd: (U, S, Vh) with a = U diag(S) Vh, S descending; S alone when compute_uv=False."""
+    a = _matrix(a, "svd")
+    x = _colmajor(a, _float_dtype(a))
+    if not compute_uv:
+        return _lapack(_SVD, _VALUES_ONLY, x)[0]
+    s, u, vh = _lapack(_SVD, _COMPLETE if full_matrices else 0, x)
+    return SVDResult(u, s, vh)
+
+
+def svdvals(x, /):
+    """The singular values of each matrix, descending."""
+    return svd(x, compute_uv=False)
+
+
+def eigh(a, UPLO="L"):
+    """Eigenvalues (ascending) and eigenvectors (columns) of symmetric matrices, from one triangle."""
+    return EighResult(*_eigh(a, UPLO, 0))
+
+
+def eigvalsh(a, UPLO="L"):
+    return _eigh(a, UPLO, _VALUES_ONLY)[0]
+
+
+def _eigh(a, uplo, flags):
+    if uplo not in ("L", "U"):
+        raise ValueError("UPLO argument must be 'L' or 'U'")
+    a = _matrix(a, "eigh", square=True)
+    return _lapack(_EIGH, flags | (_UPPER if uplo == "U" else 0), _colmajor(a, _float_dtype(a)))
+
+
+def _lu_parts(a):
+    """(diagonal of U, the permutation's sign) of each matrix's LU factorization."""
+    a = _matrix(a, "det", square=True)
+    lu, piv = _lapack(_LU, 0, _colmajor(a, _float_dtype(a)))
+    n = a.shape[-1]
+    d = _diagonal_last(lu, lu.ndim - 2, lu.ndim - 1)
+    swaps = count_nonzero(_core.binary(_core.ops["ne"], piv, arange(1, n + 1, dtype=numpy.int32)), axis=-1)
+    parity = 1 - 2 * (swaps % 2)
+    return d, parity.astype(lu.dtype)
+
+
+def det(a):
+    """The determinant of each square matrix (from its LU factorization)."""
+    d, parity = _lu_parts(a)
+    return prod(d, axis=-1) * parity
+
+
+def slogdet(a):
+    """(sign, log|det|) of each square matrix; (0, -inf) for a singular one."""
+    d, parity = _lu_parts(a)
+    return SlogdetResult(prod(sign(d), axis=-1) * parity, sum(log(absolute(d)), axis=-1))
+
+
+# ---- built from the decompositions ---------------------------------------------------------------------
+def lstsq(a, b, rcond=None):
+    """NumPy's lstsq: (x, residuals, rank, s) minimizing |b - a x|, through the SVD of a."""
+    a = _matrix(a, "lstsq")
+    if a.ndim != 2:
+        raise LinAlgError(f"{a.ndim}-dimensional array given. Array must be two-dimensional")
+    b = asarray(b)
+    dt = _float_dtype(a, b)
+    m, n = a.shape
+    vec = b.ndim == 1
+    b2 = _reshape(b, (b.shape[0], 1)) if vec else b
+    if b2.ndim != 2 or b2.shape[0] != m:
+        raise LinAlgError("Incompatible dimensions")
+    a, b2 = _cast(a, dt), _cast(b2, dt)
+    eps = numpy.finfo(dt).eps
+    rc = eps * builtins.max(m, n) if rcond is None else (eps if rcond < 0 else rcond)
+    kk = b2.shape[1]
+    if builtins.min(m, n) == 0:
+        x = zeros((n, kk), dtype=dt)
+        res = sum(b2 * b2, axis=0) if m > n else zeros((0,), dtype=dt)
+        s = zeros((0,), dtype=dt)
+        return (x[:, 0] if vec else x), res, 0, s
+    u, s, vh = svd(a, full_matrices=False)
+    cut = amax(s) * rc
+    big = _core.binary(_core.ops["gt"], s, cut)
+    rank = int(count_nonzero(big))
+    s_inv = where(big, reciprocal(s), 0)
+    x = matmul(matrix_transpose(vh), _reshape(s_inv, (s.shape[0], 1)) * matmul(matrix_transpose(u), b2))
+    if rank == n and m > n:
+        r = b2 - matmul(a, x)
+        res = sum(r * r, axis=0)
+    else:
+        res = zeros((0,), dtype=dt)
+    return (x[:, 0] if vec else x), res, rank, s
+
+
+def pinv(a, rcond=None, hermitian=False, *, rtol=_NoValue):
+    """The Moore-Penrose pseudo-inverse of each matrix: V diag(1/s) U^T over the singular values above
+    rcond * max(s) (rcond: 1e-15, or rtol; rtol=None: max(M, N) * eps)."""
+    a = _matrix(a, "pinv")
+    dt = _float_dtype(a)
+    m, n = a.shape[-2:]
+    if rcond is None:
+        rcond = 1e-15 if rtol is _NoValue else (builtins.max(m, n) * numpy.finfo(dt).eps if rtol is None else rtol)
+    if builtins.min(m, n) == 0:
+        return zeros(a.shape[:-2] + (n, m), dtype=dt)
+    u, s, vh = svd(a, full_matrices=False)
+    rc = asarray(rcond, dtype=dt)
+    cut = amax(s, axis=-1, keepdims=True) * (_reshape(rc, rc.shape + (1,)) if rc.ndim else rc)
+    big = _core.binary(_core.ops["gt"], s, cut)
+    s_inv = where(big, reciprocal(s), 0)
+    return matmul(matrix_transpose(vh) * _reshape(s_inv, s_inv.shape[:-1] + (1, s_inv.shape[-1])),
+                  matrix_transpose(u))
+
+
+def matrix_rank(A, tol=None, hermitian=False, *, rtol=None):
+    """The number of singular values above tol (default: max(s) * max(M, N) * eps)."""
+    A = asarray(A)
+    if A.ndim < 2:
+        return int(bool(count_nonzero(A)))
+    s = svdvals(A)
+    if tol is None:
+        if rtol is None:
+            rtol = builtins.max(A.shape[-2:]) * numpy.finfo(s.dtype).eps
+        rt = asarray(rtol, dtype=s.dtype)
+        tol = amax(s, axis=-1, keepdims=True) * (_reshape(rt, rt.shape + (1,)) if rt.ndim else rt)
+    else:
+        t = asarray(tol, dtype=s.dtype)
+        tol = _reshape(t, t.shape + (1,)) if t.ndim else t
+    return count_nonzero(_core.binary(_core.ops["gt"], s, tol), axis=-1)
+
+
+def cond(x, p=None):
+    """The condition number of each matrix: s_max / s_min for p None, 2 (-2: the inverse), else
+    norm(x, p) * norm(inv(x), p) (p 1, -1, inf, -inf, 'fro', 'nuc')."""
+    x = _matrix(x, "cond")
+    if p is None or p in (2, -2):
+        s = svdvals(x)
+        big, small = amax(s, axis=-1), amin(s, axis=-1)
+        return big / small if p != -2 else small / big
+    if x.shape[-1] != x.shape[-2]:
+        raise LinAlgError("Last 2 dimensions of the array must be square")
+    return norm(x, p, axis=(-2, -1)) * norm(inv(x), p, axis=(-2, -1))
+
+
+def matrix_power(a, n):
+    """a raised to the integer power n by repeated squaring (n < 0: of inv(a))."""
+    a = asarray(a)
+    if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
+        raise LinAlgError("Last 2 dimensions of the array must be square")
+    n = operator.index(n)
+    if n == 0:
+        return broadcast_to(eye(a.shape[-1], dtype=a.dtype), a.shape).copy()
+    if n < 0:
+        a, n = inv(a), -n
+    result = None
+    while n:
+        if n & 1:
+            result = a if result is None else matmul(result, a)
+        n >>= 1
+        if n:
+            a = matmul(a, a)
+    return result if result._lazy else result.copy()
+
+
+def multi_dot(arrays, *, out=None):
+    """NumPy's multi_dot: the chain of products in the order of fewest multiplications."""
+    arrays = [asarray(x) for x in arrays]
+    if len(arrays) < 2:
+        raise ValueError("Expecting at least two arrays.")
+    first_vec, last_vec = arrays[0].ndim == 1, arrays[-1].ndim == 1
+    if first_vec:
+        arrays[0] = _reshape(arrays[0], (1, arrays[0].shape[0]))
+    if last_vec:
+        arrays[-1] = _reshape(arrays[-1], (arrays[-1].shape[0], 1))
+    for x in arrays:
+        if x.ndim != 2:
+            raise ValueError(f"{x.ndim}-dimensional array given. Array must be two-dimensional")
+    dims = [arrays[0].shape[0]] + [x.shape[1] for x in arrays]
+    k = len(arrays)
+    cost = [[0] * k for _ in range(k)]
+    split = [[0] * k for _ in range(k)]
+    for ln in range(1, k):
+        for i in range(k - ln):
+            j = i + ln
+            cost[i][j] = None
+            for s in range(i, j):
+                c = cost[i][s] + cost[s + 1][j] + dims[i] * dims[s + 1] * dims[j + 1]
+                if cost[i][j] is None or c < cost[i][j]:
+                    cost[i][j], split[i][j] = c, s
+
+    def chain(i, j):
+        return arrays[i] if i == j else matmul(chain(i, split[i][j]), chain(split[i][j] + 1, j))
+
+    r = chain(0, k - 1)
+    if first_vec and last_vec:
+        r = _reshape(r, ())
+    elif first_vec:
+        r = _reshape(r, (r.shape[1],))
+    elif last_vec:
+        r = _reshape(r, (r.shape[0],))
+    if out is not None:
+        from ._ndarray import _finish
+        return _finish(r, out)
+    return r
+
+
+def diagonal(x, /, *, offset=0):
+    """The array API's linalg.diagonal: the diagonals of the last two dims (a view)."""
+    x = asarray(x)
+    if x.ndim < 2:
+        raise ValueError("diagonal: x must be at least 2-dimensional")
+    return x._numpy_view(lambda v: numpy.diagonal(v, offset, -2, -1))
+
+
+def trace(x, /, *, offset=0, dtype=None):
+    """The array API's linalg.trace: the sums of the diagonals of the last two dims."""
+    return sum(diagonal(x, offset=offset), axis=-1, dtype=dtype)
+
+
+def cross(x1, x2, /, *, axis=-1):
+    """The array API's linalg.cross: cross products of 3-vectors along axis (elementwise, fused)."""
+    a, b = asarray(x1), asarray(x2)
+    if a.shape[axis] != 3 or b.shape[axis] != 3:
+        raise ValueError("cross: both arrays need 3 elements along axis")
+    nd = builtins.max(a.ndim, b.ndim)
+    ax = axis % nd if axis < 0 else axis
+
+    def comp(v, i):  # component i along axis, kept as a dim of 1 (a view)
+        key = (slice(None),) * (ax - nd + v.ndim) + (slice(i, i + 1),)
+        return v._numpy_view(lambda w: w[key])
+
+    a0, a1, a2 = (comp(a, i) for i in range(3))
+    b0, b1, b2 = (comp(b, i) for i in range(3))
+    from ._manipulation import concatenate
+    return concatenate([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=ax - nd)
+
+
+# ---- norms ----------------------------------------------------------------------------------------------
+def _abs2(x):
+    ax = absolute(x) if x.dtype.kind == "c" else x
+    return ax * ax
 
 
 def norm(x, ord=None, axis=None, keepdims=False):
+    """NumPy's norm: vector norms over one axis, matrix norms over two (2, -2 and 'nuc' through the SVD)."""
     x = asarray(x)
-    x0 = x
-    if x.dtype.kind == "c":  # the vector norms and Frobenius read |x| (float32 for complex64, as NumPy)
-        x = absolute(x)
-    elif x.dtype.kind != "f":
+    if x.dtype.kind not in "fc":
         x = x.astype(numpy.float64)
-    if axis is None and ord is None:
-        r = sqrt(sum(x * x, axis=None, keepdims=keepdims))
-        if keepdims:
-            return r.reshape((1,) * x.ndim)
-        return r
-    if isinstance(axis, int) or (axis is None and x.ndim == 1):
-        ax = axis
-        if ord is None or ord == 2:
-            return sqrt(sum(x * x, axis=ax, keepdims=keepdims))
-        if ord == numpy.inf:
-            return amax(absolute(x), axis=ax, keepdims=keepdims)
-        if ord == -numpy.inf:
-            return amin(absolute(x), axis=ax, keepdims=keepdims)
-        if ord == 1:
-            return sum(absolute(x), axis=ax, keepdims=keepdims)
-        if ord == 0:
-            return sum((x != 0).astype(x.dtype), axis=ax, keepdims=keepdims)
-        return sum(absolute(x) ** ord, axis=ax, keepdims=keepdims) ** (1.0 / ord)
+    if axis is None:
+        if ord is None:
+            r = sqrt(sum(_abs2(x), axis=None))
+            return _reshape(r, (1,) * x.ndim) if keepdims else r
+        if x.ndim == 1:
+            axis = 0
+        elif x.ndim == 2:
+            axis = (0, 1)
+        else:
+            raise ValueError("Improper number of dimensions to norm.")
+    if isinstance(axis, (int, numpy.integer)):
+        return _vector_norm(x, ord, int(axis), keepdims)
+    axis = tuple(operator.index(i) for i in axis)
+    if len(axis) == 1:
+        return _vector_norm(x, ord, axis[0], keepdims)
+    if len(axis) != 2:
+        raise ValueError("Improper number of dimensions to norm.")
+    return _matrix_norm(x, ord, axis, keepdims)
+
+
+def _vector_norm(x, ord, ax, keepdims):
+    if ord is None or ord == 2:
+        return sqrt(sum(_abs2(x), axis=ax, keepdims=keepdims))
+    if ord == numpy.inf:
+        return amax(absolute(x), axis=ax, keepdims=keepdims)
+    if ord == -numpy.inf:
+        return amin(absolute(x), axis=ax, keepdims=keepdims)
+    if ord == 1:
+        return sum(absolute(x), axis=ax, keepdims=keepdims)
+    if ord == 0:
+        return sum((x != 0).astype(absolute(x).dtype), axis=ax, keepdims=keepdims)
+    if isinstance(ord, str):
+        raise ValueError(f"Invalid norm order '{ord}' for vectors")
+    return sum(absolute(x) ** ord, axis=ax, keepdims=keepdims) ** (1.0 / ord)
+
+
+def _matrix_norm(x, ord, axis, keepdims):
+    r, c = (a % x.ndim for a in axis)
+    if r == c:
+        raise ValueError("Duplicate axes given.")
     if ord in (None, "fro"):
-        return sqrt(sum(x * x, axis=axis, keepdims=keepdims))
-    return _from_numpy(numpy.asarray(numpy.linalg.norm(x0.get(), ord, axis, keepdims)), copy=True)
+        res = sqrt(sum(_abs2(x), axis=(r, c)))
+    elif ord in (2, -2, "nuc"):
+        rest = [i for i in range(x.ndim) if i not in (r, c)]
+        s = svdvals(_permute(x, rest + [r, c]))
+        res = amax(s, axis=-1) if ord == 2 else amin(s, axis=-1) if ord == -2 else sum(s, axis=-1)
+    elif ord in (1, -1, numpy.inf, -numpy.inf):
+        inner_ax, outer_ax = (r, c) if ord in (1, -1) else (c, r)
+        s = sum(absolute(x), axis=inner_ax)
+        outer_ax = outer_ax - 1 if outer_ax > inner_ax else outer_ax
+        res = amax(s, axis=outer_ax) if ord in (1, numpy.inf) else amin(s, axis=outer_ax)
+    else:
+        raise ValueError("Invalid norm order for matrices.")
+    if keepdims:
+        shape = list(x.shape)
+        shape[r] = shape[c] = 1
+        res = _reshape(res, shape)
+    return res
 
 
-def _host_linalg(name):
-    fn = getattr(numpy.linalg, name)
+def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
+    """The array API's vector_norm (axis=None: over every element)."""
+    x = asarray(x)
+    if axis is None:
+        r = _vector_norm(_reshape(x, (x.size,)), ord, 0, False)
+        return _reshape(r, (1,) * x.ndim) if keepdims else r
+    if isinstance(axis, tuple):
+        if len(axis) == 1:
+            axis = axis[0]
+        else:
+            axes = tuple(a % x.ndim for a in axis)
+            rest = [i for i in range(x.ndim) if i not in axes]
+            n = 1
+            for i in axes:
+                n *= x.shape[i]
+            y = _reshape(_permute(x, rest + list(axes)), [x.shape[i] for i in rest] + [n])
+            r = _vector_norm(y, ord, -1, False)
+            if keepdims:
+                shape = [1 if i in axes else x.shape[i] for i in range(x.ndim)]
+                r = _reshape(r, shape)
+            return r
+    return _vector_norm(x if x.dtype.kind in "fc" else x.astype(numpy.float64), ord, axis, keepdims)
 
-    def f(*args, **kw):
-        from ._ndarray import _host_call
-        return _host_call(fn, *args, **kw)
 
-    f.__name__ = f.__qualname__ = name
-    f.__doc__ = (f"loom.linalg.{name}: like numpy.linalg.{name}, computed by NumPy (LAPACK) on a host copy; "
-                 "the result a loom array on the input's device")
-    return f
+def matrix_norm(x, /, *, keepdims=False, ord="fro"):
+    """The array API's matrix_norm over the last two dims."""
+    x = asarray(x)
+    if x.dtype.kind not in "fc":
+        x = x.astype(numpy.float64)
+    return _matrix_norm(x, ord, (-2, -1), keepdims)
 
 
-det = _host_linalg("det")
-slogdet = _host_linalg("slogdet")
-cond = _host_linalg("cond")
-matrix_rank = _host_linalg("matrix_rank")
+__all__ = ["LinAlgError", "solve", "inv", "cholesky", "qr", "svd", "svdvals", "eigh", "eigvalsh", "det", "slogdet",
+           "lstsq", "pinv", "cond", "matrix_rank", "matrix_power", "multi_dot", "norm", "vector_norm", "matrix_norm",
+           "matmul", "tensordot", "vecdot", "matrix_transpose", "outer", "diagonal", "trace", "cross"]

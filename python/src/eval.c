@@ -70,6 +70,23 @@ PyObject *trace_error(void) {
   return NULL;
 }
 
+/* After an evaluation: when gr is the current graph, more than half full, and none of its arrays is
+ * still pending, the next op starts a new graph. Otherwise a loop that observes each result (`(x * lr -
+ * b).get()` with a new lr every step: each step adds nodes, since new values are new nodes) reaches the
+ * bound in the middle of a later expression, whose flush cuts it in two (new structures, new kernels). */
+static void retire_if_drained(ModState *st, GraphObject *gr) {
+  if ((PyObject *)gr != st->graph || loom_graph_node_count(gr->g) <= st->bound / 2) return;
+  for (Py_ssize_t i = 0; i < PyList_GET_SIZE(gr->pending); i++) {
+    PyObject *obj = PyWeakref_GetObject(PyList_GET_ITEM(gr->pending, i)); /* borrowed */
+    if (!obj) {
+      PyErr_Clear();
+      return;
+    }
+    if (obj != Py_None && ((ArrayObject *)obj)->lazy && ((ArrayObject *)obj)->graph == (PyObject *)gr) return;
+  }
+  Py_CLEAR(st->graph);
+}
+
 /* Evaluates the lazy arrays among items (a sequence of objects; non-arrays are skipped), grouped by
  * graph, one loom_eval per graph. Returns 0 or -1 with an exception. */
 int materialize_many(ModState *st, PyObject **items, Py_ssize_t n) {
@@ -125,6 +142,7 @@ int materialize_many(ModState *st, PyObject **items, Py_ssize_t n) {
           break;
         }
     }
+    if (rc == 0) retire_if_drained(st, gr);
     Py_DECREF(gr);
     PyMem_Free(nodes);
     PyMem_Free(outs);

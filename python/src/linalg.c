@@ -3,6 +3,8 @@
  *   matmul(a, b)                  NumPy's a @ b as a node of the operands' graph (loom_matmul)
  *   linalg(op, flags, *arrays)    loom_linalg on materialized, column-major packed arrays (the Python
  *                                 layer arranges the layout); returns the tuple of new arrays
+ *   fft(kind, rank, n_last, a)    loom_fft on a materialized C-contiguous array (the Python layer moves the
+ *                                 axes last and copies); returns the new array
  *   set_allow_tf32(flag)          loom_set_allow_tf32; returns the previous setting
  *   set_linalg_error(cls)         the exception class for LOOM_ERR_LINALG (numpy.linalg.LinAlgError)
  */
@@ -68,6 +70,23 @@ static PyObject *core_linalg(PyObject *module, PyObject *const *args, Py_ssize_t
   return t;
 }
 
+static PyObject *core_fft(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+  MODSTATE;
+  long kind, rank;
+  long long n_last;
+  if (nargs != 4 || (kind = PyLong_AsLong(args[0])) < 0 || (rank = PyLong_AsLong(args[1])) < 0 ||
+      ((n_last = PyLong_AsLongLong(args[2])) == -1 && PyErr_Occurred()) || !is_array(st, args[3])) {
+    if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "fft(kind, rank, n_last, a)");
+    return NULL;
+  }
+  ArrayObject *a = (ArrayObject *)args[3];
+  if (a->lazy && materialize(st, a) < 0) return NULL;
+  LoomArray out;
+  LoomStatus s = loom_fft(ctx_of(st), (LoomFftKind)kind, (int32_t)rank, (int64_t)n_last, &a->desc, &out);
+  if (s) return raise_status(st, s);
+  return wrap_result(st, &out, 0);
+}
+
 static PyObject *core_set_allow_tf32(PyObject *module, PyObject *flag) {
   MODSTATE;
   int v = PyObject_IsTrue(flag);
@@ -86,7 +105,7 @@ static PyObject *core_set_linalg_error(PyObject *module, PyObject *cls) {
 }
 
 PyMethodDef linalg_functions[] = {
-    FASTF(matmul), FASTF(linalg),
+    FASTF(matmul), FASTF(linalg), FASTF(fft),
     {"set_allow_tf32", (PyCFunction)core_set_allow_tf32, METH_O, "TF32 for float32 products; returns the old setting"},
     {"set_linalg_error", (PyCFunction)core_set_linalg_error, METH_O, "the exception class of LOOM_ERR_LINALG"},
     {NULL}};

@@ -114,11 +114,20 @@ int node_of(ModState *st, GraphObject *gr, PyObject *o, LoomNode *out) {
     int overflow = 0;
     long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
     if (v == -1 && PyErr_Occurred()) return -1;
-    if (overflow) {
+    if (overflow > 0) { /* [2**63, 2**64): a weak uint64 (NumPy 2 takes it where the dtype allows) */
+      unsigned long long u = PyLong_AsUnsignedLongLong(o);
+      if (u == (unsigned long long)-1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_OverflowError, "Python integer %R out of bounds for uint64", o);
+        return -1;
+      }
+      s = loom_weak_uint(gr->g, u, out);
+    } else if (overflow) {
       PyErr_Format(PyExc_OverflowError, "Python integer %R out of bounds for int64", o);
       return -1;
+    } else {
+      s = loom_weak_int(gr->g, v, out);
     }
-    s = loom_weak_int(gr->g, v, out);
   } else if (PyFloat_Check(o)) s = loom_weak_float(gr->g, PyFloat_AS_DOUBLE(o), out);
   else if (PyComplex_Check(o)) s = loom_weak_complex(gr->g, PyComplex_RealAsDouble(o), PyComplex_ImagAsDouble(o), out);
   else {

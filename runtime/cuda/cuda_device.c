@@ -15,6 +15,7 @@
 
 #include "runtime/cuda/cuda_driver.h"
 #include "runtime/cuda/cuda_rt.h"
+#include "runtime/cuda/cuda_blas.h"
 
 /* ---- the driver table ------------------------------------------------------------------------------------ */
 /* libcuda, its devices, and the JIT policy: elementwise kernels end at LOOM_CUDA_JIT_LEVEL (0..4, default 1:
@@ -104,6 +105,7 @@ static const RtGpuDriver cuda_driver = {
 
 /* ---- device.h's hooks: the shared GPU layer with the CUDA driver ------------------------------------------ */
 static const RtGpuDriver *const D = &cuda_driver;
+const RtGpuDriver *rt_cuda_gpu_driver(void) { return &cuda_driver; }
 static LoomStatus cu_open(LoomContext *ctx, Diag *d) { return rt_gpu_open(D, ctx, d); }
 static int cu_count(LoomContext *ctx) { return rt_gpu_count(D, ctx); }
 static void cu_close(LoomContext *ctx) { rt_gpu_close(D, ctx); }
@@ -203,6 +205,7 @@ const RtDevice rt_cuda_device = {
     .write_strided = NULL, /* a copy kernel */
     .settle = cu_settle,
     .dump_code = cu_dump_code,
+    .linalg = &rt_cuda_linalg, /* cuBLASLt (cuda_blas.c) */
     .raw_formats = RT_CU_RAW_FORMATS,
     .raw_sniff = rt_cu_raw_sniff,
     .raw_create = rt_cu_raw_create,

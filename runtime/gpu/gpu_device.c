@@ -181,6 +181,12 @@ static LoomStatus device_current(const RtGpuDriver *drv, LoomContext *ctx, int i
   return st == LOOM_OK ? drv->set_current((*g)->handle, index, d) : st;
 }
 
+LoomStatus rt_gpu_make_current(const RtGpuDriver *drv, LoomContext *ctx, int index, Diag *d) {
+  GpuRt *g = NULL;
+  GpuDev *dev = NULL;
+  return device_current(drv, ctx, index, &g, &dev, d);
+}
+
 LoomStatus rt_gpu_synchronize(const RtGpuDriver *drv, LoomContext *ctx, int index, Diag *d) {
   GpuRt *g = NULL;
   GpuDev *dev = NULL;

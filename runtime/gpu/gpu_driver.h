@@ -136,6 +136,9 @@ LoomStatus rt_gpu_open(const RtGpuDriver *drv, LoomContext *ctx, Diag *d);
 int rt_gpu_count(const RtGpuDriver *drv, LoomContext *ctx);
 void rt_gpu_close(const RtGpuDriver *drv, LoomContext *ctx);
 LoomStatus rt_gpu_synchronize(const RtGpuDriver *drv, LoomContext *ctx, int index, Diag *d);
+/* Makes device index current on the calling thread (set up on first use): for a vendor library's calls
+ * outside a schedule (cuBLASLt handles, cuSOLVER, cuFFT). */
+LoomStatus rt_gpu_make_current(const RtGpuDriver *drv, LoomContext *ctx, int index, Diag *d);
 LoomStatus rt_gpu_alloc(const RtGpuDriver *drv, LoomContext *ctx, int index, size_t size, void **out, Diag *d);
 LoomStatus rt_gpu_free(const RtGpuDriver *drv, LoomContext *ctx, int index, void *ptr, size_t size, Diag *d);
 LoomStatus rt_gpu_device_pool_stats(const RtGpuDriver *drv, LoomContext *ctx, int index, RtPoolStats *out, Diag *d);

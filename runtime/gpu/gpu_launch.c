@@ -190,6 +190,24 @@ LoomStatus rt_gpu_run_schedule(const RtGpuDriver *drv, LoomContext *ctx, int dev
     }
     if (no == 0 || (ir->nkeep == ir->ndim && nr == 0)) continue;
     if (ir->nkeep == ir->ndim) no *= nr;
+    if (ir->call) { /* a library call (runtime/linalg_call.c: the device's RtLinalg), no compiled code */
+      void *bases[16]; /* a, b, out, bias, c (ir.h: KCall) */
+      if (ir->nbuf > 16) {
+        st = diag_error(d, LOOM_ERR_INTERNAL, "internal error: call kernel %s has %d buffers", ir->name, ir->nbuf);
+        break;
+      }
+      for (int b = 0; b < ir->nbuf; b++) {
+        const SchedBinding *bd = &sk->bind[b];
+        uint64_t base = 0;
+        if (bd->kind == SB_INPUT && bd->index >= 0 && bd->index < gr->ninputs) base = (uint64_t)(uintptr_t)gr->inputs[bd->index].data;
+        else if (bd->kind == SB_TEMP && bd->index >= 0 && bd->index < s->ntemp) base = temps[bd->index];
+        else if (bd->kind == SB_OUTPUT && bd->index >= 0 && bd->index < nouts) base = (uint64_t)(uintptr_t)out_data[bd->index];
+        else st = diag_error(d, LOOM_ERR_INTERNAL, "internal error: kernel %s binds buffer %d to a missing array", ir->name, b);
+        bases[b] = (void *)(uintptr_t)(base + (uint64_t)(bd->offset * (int64_t)loom_dtype_size((LoomDType)ir->bufs[b].dtype)));
+      }
+      if (st == LOOM_OK) st = rt_run_call(ctx, rt_device(drv->kind), device, sk, bases, d);
+      continue;
+    }
     const GpuFn *f = pinned ? (const GpuFn *)pinned[ki] : NULL;
     const void *acquired = NULL;
     if (!f) {
@@ -198,7 +216,7 @@ LoomStatus rt_gpu_run_schedule(const RtGpuDriver *drv, LoomContext *ctx, int dev
     }
     if (st != LOOM_OK) break;
     int nd = ir->ndim, nb = ir->nbuf;
-    size_t nwords = (size_t)(nd + nb + nb * nd + CG_GPU_EXTRA);
+    size_t nwords = (size_t)(nd + nb + nb * nd + CG_GPU_EXTRA + ir->nparam);
     if ((int)nwords != f->meta.nwords) {
       st = diag_error(d, LOOM_ERR_INTERNAL, "internal error: kernel %s expects %d parameter words, not %zu", ir->name,
                       f->meta.nwords, nwords);
@@ -225,6 +243,7 @@ LoomStatus rt_gpu_run_schedule(const RtGpuDriver *drv, LoomContext *ctx, int dev
       for (int i = 0; i < nd; i++) words[nd + nb + b * nd + i] = (uint64_t)bd->strides[i];
     }
     for (size_t i = (size_t)(nd + nb + nb * nd); i < nwords; i++) words[i] = 0;
+    for (int p = 0; p < ir->nparam; p++) words[nd + nb + nb * nd + CG_GPU_EXTRA + p] = sk->params[p]; /* codegen.h */
     if (st == LOOM_OK) st = launch_fn(ctx, g, dev, stream, f, ir, words, no, nr, d);
     rt_cache_release(dev->kernels, acquired);
     if (words != stackw) ctx_free(ctx, words);

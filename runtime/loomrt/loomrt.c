@@ -225,6 +225,8 @@ LOOMRT_API LoomStatus loomrt_entry_info(LoomrtBundle *b, const char *entry, Loom
   out->nkeep = k->nkeep;
   out->nbuf = k->nbuf;
   out->index_widths = (e->kernel[0] >= 0 ? 1 : 0) | (e->kernel[1] >= 0 ? 2 : 0);
+  out->nparam = k->nparam;
+  for (int32_t p = 0; p < k->nparam && p < 64; p++) out->param_dtype[p] = (LoomDType)k->params[p].dtype;
   for (int32_t i = 0; i < k->nbuf && i < 64; i++) {
     out->dtype[i] = (LoomDType)k->bufs[i].dtype;
     out->is_output[i] = k->bufs[i].is_output;
@@ -345,6 +347,13 @@ static LoomStatus host_kernel(LoomrtBundle *b, int32_t ki, CgCompiled *out, Diag
     out->acc_size = (int32_t)c->facts[RB_HOST_ACC_SIZE];
     if (!out->partial || !out->finish) out->run = NULL;
   }
+  if (c->facts[RB_HOST_COL_PHASES]) {
+    out->colpart = (CgColFn)(uintptr_t)rt_host_image_symbol(im, c->facts[RB_HOST_COLPART]);
+    out->colfinish = (CgColFn)(uintptr_t)rt_host_image_symbol(im, c->facts[RB_HOST_COLFINISH]);
+    out->col_phases = c->facts[RB_HOST_COL_PHASES];
+    out->acc_size = (int32_t)c->facts[RB_HOST_ACC_SIZE];
+    if (!out->colpart || !out->colfinish) out->run = NULL;
+  }
   if (!out->run)
     return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "bundle %s: entry '%s': an entry point lies outside its code: corrupted",
                       b->what, kr->name);
@@ -353,8 +362,37 @@ static LoomStatus host_kernel(LoomrtBundle *b, int32_t ki, CgCompiled *out, Diag
 
 static int64_t iabs64(int64_t v) { return v < 0 ? (v == INT64_MIN ? INT64_MAX : -v) : v; }
 
+/* The launch word of a parameter of dtype t whose value is at v (codegen.h: ir_param_word's encoding). */
+static uint64_t param_word(LoomDType t, const void *v) {
+  switch (t) {
+  case LOOM_BOOL: return *(const uint8_t *)v != 0;
+  case LOOM_INT8: return (uint64_t)(int64_t)*(const int8_t *)v;
+  case LOOM_INT16: return (uint64_t)(int64_t)*(const int16_t *)v;
+  case LOOM_INT32: return (uint64_t)(int64_t)*(const int32_t *)v;
+  case LOOM_UINT8: return *(const uint8_t *)v;
+  case LOOM_UINT16: return *(const uint16_t *)v;
+  case LOOM_UINT32: case LOOM_FLOAT32: return *(const uint32_t *)v;
+  default: return *(const uint64_t *)v; /* int64, uint64, float64: the bundle reader allows no other */
+  }
+}
+
+static LoomStatus launch(LoomrtBundle *b, const char *entry, LoomrtStream *s, int32_t ndim, const int64_t *shape, int32_t nbuf,
+                         void *const *bufs, const int64_t *strides, int32_t nparam, const void *const *params);
+
 LOOMRT_API LoomStatus loomrt_launch(LoomrtBundle *b, const char *entry, LoomrtStream *s, int32_t ndim, const int64_t *shape,
                                     int32_t nbuf, void *const *bufs, const int64_t *strides) {
+  return launch(b, entry, s, ndim, shape, nbuf, bufs, strides, -1, NULL);
+}
+
+LOOMRT_API LoomStatus loomrt_launch_params(LoomrtBundle *b, const char *entry, LoomrtStream *s, int32_t ndim,
+                                           const int64_t *shape, int32_t nbuf, void *const *bufs, const int64_t *strides,
+                                           int32_t nparam, const void *const *params) {
+  return launch(b, entry, s, ndim, shape, nbuf, bufs, strides, nparam, params);
+}
+
+/* nparam -1: loomrt_launch (no parameters given). */
+static LoomStatus launch(LoomrtBundle *b, const char *entry, LoomrtStream *s, int32_t ndim, const int64_t *shape, int32_t nbuf,
+                         void *const *bufs, const int64_t *strides, int32_t nparam, const void *const *params) {
   if (!b) return LOOM_ERR_INVALID_ARGUMENT;
   LoomrtRuntime *rt = b->rt;
   Diag d = {.status = LOOM_OK};
@@ -367,6 +405,14 @@ LOOMRT_API LoomStatus loomrt_launch(LoomrtBundle *b, const char *entry, LoomrtSt
                       e->name, ndim, nbuf, k->ndim, k->nbuf);
   if (!shape || !bufs || !strides)
     return fail(rt, LOOM_ERR_INVALID_ARGUMENT, "loomrt_launch(%s): shape, bufs and strides must not be NULL", e->name);
+  if (nparam < 0 && k->nparam > 0)
+    return fail(rt, LOOM_ERR_INVALID_ARGUMENT, "loomrt_launch(%s): the kernel takes %d scalar parameters; launch it with "
+                "loomrt_launch_params", e->name, k->nparam);
+  if (nparam >= 0 && (nparam != k->nparam || (nparam > 0 && !params)))
+    return fail(rt, LOOM_ERR_INVALID_ARGUMENT, "loomrt_launch_params(%s): got %d parameters%s; the kernel takes %d", e->name,
+                nparam, nparam > 0 && !params ? " and params NULL" : "", k->nparam);
+  for (int32_t p = 0; p < k->nparam; p++)
+    if (!params[p]) return fail(rt, LOOM_ERR_INVALID_ARGUMENT, "loomrt_launch_params(%s): params[%d] is NULL", e->name, p);
   int64_t no = 1, nr = 1, points = 1;
   bool overflow = false;
   for (int32_t i = 0; i < ndim; i++) {
@@ -390,12 +436,12 @@ LOOMRT_API LoomStatus loomrt_launch(LoomrtBundle *b, const char *entry, LoomrtSt
     int64_t extent = 0;
     for (int32_t i = 0; i < ndim; i++) {
       int64_t st = strides[(size_t)bi * (size_t)ndim + (size_t)i];
-      int lay = k->bufs[bi].layout[i];
-      if (shape[i] > 1 && ((lay == KL_ONE && st != 1) || (lay == KL_ZERO && st != 0)))
+      int64_t want;
+      if (shape[i] > 1 && ir_layout_const(k->bufs[bi].layout[i], &want) && st != want)
         return fail(rt, LOOM_ERR_INVALID_ARGUMENT,
-                          "loomrt_launch(%s): buffer %d has stride %lld along dim %d, but its code was compiled for %s "
-                          "stride there (another layout needs another signature in the bundle)", e->name, bi,
-                          (long long)st, i, lay == KL_ONE ? "unit" : "zero");
+                          "loomrt_launch(%s): buffer %d has stride %lld along dim %d, but its code was compiled for "
+                          "stride %lld there (another layout needs another signature in the bundle)", e->name, bi,
+                          (long long)st, i, (long long)want);
       if (shape[i] > 0 && !__builtin_mul_overflow(shape[i] - 1, iabs64(st), &st)) extent = extent > INT64_MAX - st ? INT64_MAX : extent + st;
       else if (shape[i] > 0) extent = INT64_MAX;
     }
@@ -408,14 +454,27 @@ LOOMRT_API LoomStatus loomrt_launch(LoomrtBundle *b, const char *entry, LoomrtSt
     return fail(rt, LOOM_ERR_UNSUPPORTED,
                       "loomrt_launch(%s): these sizes need 64-bit indexing, and the bundle has only 32-bit code for it "
                       "(build it with loomc --index both)", e->name);
+  /* the kernel's slots: the buffers, then the parameters' launch words (codegen.h) */
+  void *stack_slots[128], **slots = (void **)bufs;
+  if (k->nparam > 0) {
+    size_t n = (size_t)nbuf + (size_t)k->nparam;
+    slots = n <= 128 ? stack_slots : ctx_alloc(&rt->ctx, n * sizeof *slots);
+    if (!slots) return fail(rt, LOOM_ERR_OUT_OF_MEMORY, "loomrt_launch_params(%s): out of memory", e->name);
+    memcpy(slots, bufs, (size_t)nbuf * sizeof *slots);
+    for (int32_t p = 0; p < k->nparam; p++) {
+      uint64_t w = param_word((LoomDType)k->params[p].dtype, params[p]);
+      memcpy(&slots[nbuf + p], &w, sizeof w);
+    }
+  }
   LoomStatus st;
   if (s->device >= 0) {
-    st = rtrt_cuda_launch(b, ki, s, shape, bufs, strides, no, nr, &d);
+    st = rtrt_cuda_launch(b, ki, s, shape, slots, strides, no, nr, &d);
   } else {
     CgCompiled cc;
     st = host_kernel(b, ki, &cc, &d);
-    if (st == LOOM_OK) st = rt_host_launch(&rt->ctx, rt->pool, &cc, elementwise, e->name, shape, bufs, strides, no, nr, &d);
+    if (st == LOOM_OK) st = rt_host_launch(&rt->ctx, rt->pool, &cc, elementwise, e->name, shape, slots, strides, no, nr, &d);
   }
+  if (slots != bufs && slots != stack_slots) ctx_free(&rt->ctx, slots);
   return st == LOOM_OK ? LOOM_OK : report(rt, &d);
 }
 

@@ -341,7 +341,7 @@ LoomStatus rtrt_cuda_launch(LoomrtBundle *b, int32_t ki, LoomrtStream *s, const 
   if (st != LOOM_OK) return st;
   const RtBundleKernel *k = &b->b->kernels[ki];
   int nd = k->ndim, nb = k->nbuf;
-  size_t nwords = (size_t)(nd + nb + nb * nd + CG_GPU_EXTRA);
+  size_t nwords = (size_t)(nd + nb + nb * nd + CG_GPU_EXTRA + k->nparam);
   uint64_t stackw[256], *words = nwords <= 256 ? stackw : ctx_calloc(&b->rt->ctx, nwords, sizeof *words);
   if (!words) return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: kernel parameters");
   for (int i = 0; i < nd; i++) words[i] = (uint64_t)shape[i];
@@ -350,6 +350,7 @@ LoomStatus rtrt_cuda_launch(LoomrtBundle *b, int32_t ki, LoomrtStream *s, const 
     for (int i = 0; i < nd; i++) words[nd + nb + bb * nd + i] = (uint64_t)strides[(size_t)bb * (size_t)nd + (size_t)i];
   }
   for (size_t i = (size_t)(nd + nb + nb * nd); i < nwords; i++) words[i] = 0;
+  for (int p = 0; p < k->nparam; p++) words[nd + nb + nb * nd + CG_GPU_EXTRA + p] = (uint64_t)(uintptr_t)bufs[nb + p];
   st = policy(c->cu, dv, s->cs, g, k, words, no, nr, d);
   if (words != stackw) ctx_free(&b->rt->ctx, words);
   return st;

@@ -467,7 +467,8 @@ AMD_CHECK_FN AmdLoops ptx_traffic(const char *ptx, const char *name) {
 /* The checks test_amdgpu.c makes, for a code object of chip and code object version cov whose kernels
  * each take one explicit by_value argument (Loom's parameter block; explicit_args false: any layout):
  * ELF, descriptors, no undefined symbol, comgr's metadata equal to llvm-readelf's, registers / LDS
- * within the chip's limits for 1024-thread blocks, no scratch. false with why filled on the first
+ * within the chip's limits for 1024-thread blocks, no scratch: no VGPR spill, and SGPR spills only into
+ * VGPR lanes (v_writelane / v_readlane, no memory; LLVM's choice for the Philox partial kernel on gfx90a). false with why filled on the first
  * failure; *nkernels: the kernels found. */
 AMD_CHECK_FN bool amd_check_code_object(LoomContext *ctx, const void *co, size_t n, const CgAmdChip *chip, int cov,
                                   bool explicit_args, int *nkernels, char *why, size_t cap) {
@@ -516,10 +517,11 @@ AMD_CHECK_FN bool amd_check_code_object(LoomContext *ctx, const void *co, size_t
     int vg = (k->vgprs + 7) / 8 * 8;
     if (ok && (k->wave != (uint32_t)chip->wave || k->max_flat_workgroup < 1024 || k->vgprs <= 0 ||
                k->vgprs > chip->max_vgprs || vg * per_simd > chip->vgpr_file || k->sgprs > chip->max_sgprs ||
-               k->group_segment > (uint32_t)chip->lds_bytes || k->vgpr_spills > 0 || k->sgpr_spills > 0))
-      ok = false, snprintf(why, cap, "%s: wave %u, max workgroup %u, %d VGPRs, %d SGPRs, LDS %u, spills %d/%d", k->name,
-                           k->wave, k->max_flat_workgroup, k->vgprs, k->sgprs, k->group_segment, k->vgpr_spills,
-                           k->sgpr_spills);
+               k->group_segment > (uint32_t)chip->lds_bytes || k->vgpr_spills > 0 ||
+               (k->sgpr_spills > 0 && k->private_segment > 0)))
+      ok = false, snprintf(why, cap, "%s: wave %u, max workgroup %u, %d VGPRs, %d SGPRs, LDS %u, spills %d/%d, scratch %u",
+                           k->name, k->wave, k->max_flat_workgroup, k->vgprs, k->sgprs, k->group_segment,
+                           k->vgpr_spills, k->sgpr_spills, k->private_segment);
     const AmdReadelfKernel *rk = NULL;
     for (int j = 0; j < re.nk && !rk; j++)
       if (!strcmp(re.k[j].name, k->name)) rk = &re.k[j];

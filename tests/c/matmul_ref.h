@@ -7,6 +7,8 @@
 #include "tests/c/test_common.h"
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
+/* The dtypes a BLAS multiplies (test_common.h's tc_is_float leaves bfloat16 out). */
+static inline bool mr_is_float(LoomDType t) { return tc_is_float(t) || t == LOOM_BFLOAT16; }
 static double urand(void) { /* uniform in [-1, 1) */
   rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
   return (double)(rng >> 11) / (double)(1ull << 52) - 1.0;
@@ -15,7 +17,7 @@ static double urand(void) { /* uniform in [-1, 1) */
 static void fill(LoomArray *a, bool ints) {
   int64_t n = tc_numel(a->ndim, a->shape);
   for (int64_t i = 0; i < n; i++) {
-    if (ints || !tc_is_float(a->dtype)) tc_set_i(a, i, (I128)(urand() * 200));
+    if (ints || !mr_is_float(a->dtype)) tc_set_i(a, i, (I128)(urand() * 200));
     else tc_set_f(a, i, urand());
   }
 }
@@ -96,7 +98,9 @@ static Ref reference(const LoomArray *a, const LoomArray *b, LoomDType rt) {
   return r;
 }
 
-static double tol_of(LoomDType t) { return t == LOOM_FLOAT16 ? 2e-3 : t == LOOM_FLOAT32 ? 2e-6 : 1e-14; }
+static double tol_of(LoomDType t) {
+  return t == LOOM_BFLOAT16 ? 1e-2 : t == LOOM_FLOAT16 ? 2e-3 : t == LOOM_FLOAT32 ? 2e-6 : 1e-14;
+}
 
 /* Checks out against the reference (rounding to the result dtype allowed). */
 __attribute__((unused)) static void compare(const char *what, const LoomArray *out, const Ref *r, LoomDType rt) {
@@ -106,7 +110,7 @@ __attribute__((unused)) static void compare(const char *what, const LoomArray *o
   int64_t n = tc_numel(out->ndim, out->shape), bad = 0;
   for (int64_t i = 0; i < n && bad < 3; i++) {
     bool ok;
-    if (tc_is_float(rt)) {
+    if (mr_is_float(rt)) {
       double got = tc_get_f(out, i), want = r->val[i];
       ok = fabs(got - want) <= tol_of(rt) * (r->mag[i] + fabs(want)) + 1e-300;
     } else {

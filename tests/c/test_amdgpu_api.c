@@ -236,6 +236,46 @@ static const char amd_ir[] =
     "  %q = getelementptr float, ptr addrspace(1) %out, i32 %i\n  store float %r, ptr addrspace(1) %q\n"
     "  br label %done\ndone:\n  ret void\n}\n";
 
+/* Counter-based random bits (Philox4x32-10 over an iota of counters: codegen/lower_random.c, one lowering
+ * for every target) fused into an elementwise kernel and a row reduction, dumped for each chip: every
+ * code object valid, and the rounds' 32 x 32 -> 64-bit products on the vector ALU (v_mul_hi_u32). */
+static void test_random_dumps(char *dir) {
+  LoomGraph *g = NULL;
+  loom_graph_create(ctx, &g);
+  uint64_t key = 42;
+  LoomArray ka = arr(&key, LOOM_UINT64, 0, NULL, LOOM_DEVICE_HOST);
+  float dummy = 0;
+  LoomArray xa = arr(&dummy, LOOM_FLOAT32, 2, (int64_t[]){64, 1024}, LOOM_DEVICE_HOST);
+  LoomNode k, x, io, cu, ctr, bits, f, y, r;
+  int32_t ax = 1;
+  bool built = loom_input(g, &ka, &k) == LOOM_OK && loom_input(g, &xa, &x) == LOOM_OK &&
+               loom_iota(g, 2, xa.shape, &io) == LOOM_OK && loom_cast(g, io, LOOM_UINT64, &cu) == LOOM_OK &&
+               loom_binary(g, LOOM_OP_ADD, cu, k, &ctr) == LOOM_OK &&
+               loom_binary(g, LOOM_OP_RANDOM_BITS, k, ctr, &bits) == LOOM_OK &&
+               loom_cast(g, bits, LOOM_FLOAT32, &f) == LOOM_OK && loom_binary(g, LOOM_OP_MUL, f, x, &y) == LOOM_OK &&
+               loom_reduce(g, LOOM_REDUCE_SUM, y, 1, &ax, 0, &r) == LOOM_OK;
+  if (!CHECK(built, "random graph: %s", loom_last_error(ctx))) {
+    loom_graph_destroy(g);
+    return;
+  }
+  LoomNode roots[2] = {y, r};
+  for (int c = 0; c < 3; c++) {
+    setenv("LOOM_DUMP_AMDGPU_CHIP", chips[c], 1);
+    setenv("LOOM_DUMP_AMDGPU_DIR", dir, 1);
+    for (int i = 0; i < 2; i++) {
+      char *text = NULL;
+      LoomStatus st = loom_dump(g, LOOM_DUMP_AMDGPU, 1, &roots[i], &text);
+      CHECK(st == LOOM_OK && text && strstr(text, ".amdhsa_kernel ") && strstr(text, "v_mul_hi_u32"),
+            "random %s for %s: %s", i ? "row sums" : "elementwise", chips[c],
+            st ? loom_last_error(ctx) : "(no kernel or no v_mul_hi_u32 in the assembly)");
+      loom_free_string(ctx, text);
+      int n = check_dumped(dir, chips[c], i ? "random row sums" : "random elementwise", true);
+      CHECK(n >= 1, "random (%s): %d code objects", chips[c], n);
+    }
+  }
+  loom_graph_destroy(g);
+}
+
 static void test_raw(void) {
   LoomRawModule *m = NULL;
   /* LLVM IR for amdgcn: sniffed, entries from the IR */
@@ -351,6 +391,7 @@ int main(void) {
   if (!mkdtemp(dir)) return 1;
   test_no_device();
   test_dumps(dir);
+  test_random_dumps(dir);
   test_raw();
   rmdir(dir);
   loom_context_destroy(ctx);

@@ -18,7 +18,7 @@
 static const char *KERNELS =
     "kernel twice_plus ndim 1 keep 1 index 32\n"
     "  buf 0 in f32 [1]\n  buf 1 in f32 [1]\n  buf 2 out f32 [1]\n"
-    "  %0 = load f32 buf 0\n  %1 = const f32 2\n  %2 = mul f32 %0 %1\n  %3 = load f32 buf 1\n"
+    "  %0 = load f32 buf 0\n  %1 = param f32 0\n  %2 = mul f32 %0 %1\n  %3 = load f32 buf 1\n"
     "  %4 = add f32 %2 %3\n  phase map store buf 2 %4\n"
     "kernel expsum ndim 2 keep 1 index 32\n"
     "  buf 0 in f64 [s,1]\n  buf 1 out f64 [1,0]\n"
@@ -141,6 +141,12 @@ static void test_round_trip(const uint8_t *p, size_t n) {
             "expsum splits along R with 8-byte accumulators");
   }
   CHECK(!rt_bundle_find_entry(b, "nope") && rt_bundle_find_entry(b, "twice_plus"), "entry lookup");
+  const RtBundleEntry *tp = rt_bundle_find_entry(b, "twice_plus");
+  if (tp && tp->kernel[0] >= 0) {
+    const RtBundleKernel *k = &b->kernels[tp->kernel[0]];
+    CHECK(k->nparam == 1 && k->params[0].dtype == LOOM_FLOAT32 && k->params[0].is_output == RB_BUF_PARAM && k->nbuf == 3,
+          "twice_plus's scalar parameter record: %d parameters", k->nparam);
+  }
   Diag ld = {.status = LOOM_OK};
   CHECK(load_all(b, &ld) == LOOM_OK, "every host image loads: %s", ld.msg);
   rt_bundle_free(b);
@@ -200,7 +206,7 @@ static void test_version_and_targets(const uint8_t *p, size_t n) {
   Diag d;
   memcpy(q, p, n);
   rb_put16(q + 8, 2); /* major 2, header CRC left stale: the version is named first */
-  CHECK(parse(q, n, &b, &d) == LOOM_ERR_INVALID_ARGUMENT && strstr(d.msg, "format version 2.0; this loom reads version 1.x"),
+  CHECK(parse(q, n, &b, &d) == LOOM_ERR_INVALID_ARGUMENT && strstr(d.msg, "format version 2.1; this loom reads version 1.x"),
         "major 2: %s", d.msg);
   memcpy(q, p, n);
   rb_put16(q + 10, 7); /* a newer minor version: readable (sections may be added; records are fixed) */
@@ -221,8 +227,22 @@ static void test_version_and_targets(const uint8_t *p, size_t n) {
   t = (uint8_t *)section(q, RB_SEC_TARGETS, &tsize);
   rb_put32(t + 8, RB_HOST_ABI + 1);
   fix_crcs(q);
-  CHECK(parse(q, n, &b, &d) == LOOM_ERR_INVALID_ARGUMENT && strstr(d.msg, "calling convention 2; this loom runs version 1"),
+  CHECK(parse(q, n, &b, &d) == LOOM_ERR_INVALID_ARGUMENT && strstr(d.msg, "calling convention 3; this loom runs version 2"),
         "ABI: %s", d.msg);
+  /* a scalar parameter record (BUFFERS, is_output 2) of a complex dtype, or turned into a buffer: refused */
+  for (int how = 0; how < 2; how++) {
+    memcpy(q, p, n);
+    uint64_t bsize;
+    uint8_t *br = (uint8_t *)section(q, RB_SEC_BUFFERS, &bsize), *pr = NULL;
+    for (uint64_t o = 0; o + RB_REC_BUFFER <= bsize && !pr; o += RB_REC_BUFFER)
+      if (br[o + 1] == RB_BUF_PARAM) pr = br + o;
+    if (!CHECK(pr != NULL, "no parameter record")) break;
+    if (how == 0) pr[0] = LOOM_COMPLEX64;
+    else pr[1] = 0;
+    fix_crcs(q);
+    CHECK(parse(q, n, &b, &d) == LOOM_ERR_INVALID_ARGUMENT && strstr(d.msg, "is not a"), "parameter record %d: %s", how,
+          d.msg);
+  }
   free(q);
 }
 

@@ -544,6 +544,139 @@ static void test_argmax(void) {
   g_t->release(g_t, &cc);
 }
 
+
+/* ---- vector arg-reductions (lower_host_red.c) ----------------------------------------------------
+ * argmin / argmax of float32, float64 and int8 over ranges long enough for the vector path, with
+ * ties across lanes and blocks, NaN at many places, all-identity inputs, and split parts whose cuts
+ * are not multiples of the lanes; the reference is a plain first-extreme loop. */
+static int64_t ref_arg(bool max, const double *x, int64_t lo, int64_t hi) {
+  int64_t best = lo;
+  for (int64_t i = lo; i < hi; i++) {
+    double v = x[i], c = x[best];
+    if (isnan(c)) break;
+    if (isnan(v) || (max ? v > c : v < c)) best = i;
+  }
+  return best;
+}
+
+static void test_argmax_vector(void) {
+  enum { N = 5000 };
+  static double xd[N];
+  static float xf[N];
+  static int8_t xi[N];
+  LoomDType types[3] = {LOOM_FLOAT64, LOOM_FLOAT32, LOOM_INT8};
+  void *data[3] = {xd, xf, xi};
+  for (int ti = 0; ti < 3; ti++)
+    for (int op = 0; op < 2; op++) {
+      bool max = op == 0;
+      LoomDType t = types[ti], ct = ti == 2 ? LOOM_INT8 : t;
+      KB kb;
+      kb_init(&kb, 1, 0);
+      int bx = kb_buf(&kb, t, 0, "a"), bo = kb_buf(&kb, LOOM_INT64, 1, "0");
+      kb_reduce(&kb, max ? LOOM_REDUCE_ARGMAX : LOOM_REDUCE_ARGMIN, LOOM_INT64, kb_load(&kb, bx, ct));
+      kb_store(&kb, KP_FINAL, bo, kb_acc(&kb, 0, LOOM_INT64));
+      CgCompiled cc;
+      if (!compile(&kb, &cc, ti == 1 && op == 0)) continue;
+      if (cc.llvm_ir) /* the fold is vector code, not a scalar chain */
+        CHECK(strstr(cc.llvm_ir, "fcmp ogt <") || strstr(cc.llvm_ir, "fcmp olt <"), "argmax f32: no vector compare in the IR");
+      for (int scen = 0; scen < 7; scen++) {
+        for (int i = 0; i < N; i++) {
+          double v = (double)((i * 7919) % 61) - 30;
+          if (scen == 1) v = (double)(i % 5);                      /* ties everywhere */
+          if (scen == 2) v = max ? -INFINITY : INFINITY;           /* all identity */
+          if (scen == 3) v = (double)((i * 37) % 101);
+          if (scen == 4) v = (double)(i % 3 == 0 ? 40 : -40);
+          if (scen == 5) v = (double)i;                            /* increasing */
+          if (scen == 6) v = (double)(N - i);                      /* decreasing */
+          xd[i] = v;
+        }
+        if (scen == 3) xd[4097] = NAN, xd[4500] = NAN, xd[100] = -NAN;
+        if (scen == 4) xd[63] = NAN;
+        if (ti == 2)
+          for (int i = 0; i < N; i++) xd[i] = isnan(xd[i]) ? 0 : isinf(xd[i]) ? (max ? -128 : 127) : fmax(-128, fmin(127, xd[i]));
+        for (int i = 0; i < N; i++) {
+          xf[i] = (float)xd[i];
+          xi[i] = (int8_t)xd[i];
+        }
+        /* whole ranges of several lengths, forwards and with stride -1 (reversed view) */
+        int64_t lens[5] = {64, 65, 2048, 2049, N};
+        for (int li = 0; li < 5; li++)
+          for (int rev = 0; rev < 2; rev++) {
+            int64_t n = lens[li], out = -1;
+            size_t isz = loom_dtype_size(t);
+            int64_t shape[1] = {n}, strides[2] = {rev ? -1 : 1, 0};
+            void *bufs[2] = {rev ? (char *)data[ti] + (size_t)(n - 1) * isz : data[ti], &out};
+            cc.run(shape, bufs, strides, 0, 1);
+            static double tmp[N];
+            for (int64_t i = 0; i < n; i++) tmp[i] = xd[rev ? n - 1 - i : i];
+            int64_t want = ref_arg(max, tmp, 0, n);
+            CHECK(out == want, "arg%s %s scen %d n %lld rev %d: %lld, want %lld", max ? "max" : "min",
+                  loom_dtype_name(t), scen, (long long)n, rev, (long long)out, (long long)want);
+          }
+        /* split into parts at uneven cuts, then finish */
+        int64_t cuts[5] = {0, 70, 2111, 2200, N}, out = -1;
+        uint8_t accs[4 * 16];
+        int64_t shape[1] = {N}, strides[2] = {1, 0};
+        void *bufs[2] = {data[ti], &out};
+        for (int p = 0; p < 4; p++) cc.partial(shape, bufs, strides, 0, cuts[p], cuts[p + 1], accs + 16 * p);
+        cc.finish(shape, bufs, strides, 0, accs, 4);
+        int64_t want = ref_arg(max, xd, 0, N);
+        CHECK(out == want, "arg%s %s scen %d split: %lld, want %lld", max ? "max" : "min", loom_dtype_name(t), scen,
+              (long long)out, (long long)want);
+      }
+      g_t->release(g_t, &cc);
+    }
+}
+
+/* ---- vector math: no scalar math call in a vector loop body -------------------------------------- */
+static void test_vector_math_in_loops(void) {
+  KB kb; /* mish: x * tanh(log1p(exp(x))), float32 */
+  kb_init(&kb, 1, 1);
+  int bx = kb_buf(&kb, LOOM_FLOAT32, 0, "1"), bo = kb_buf(&kb, LOOM_FLOAT32, 1, "1");
+  int x = kb_load(&kb, bx, LOOM_FLOAT32);
+  int t = kb_un(&kb, LOOM_OP_TANH, LOOM_FLOAT32, kb_un(&kb, LOOM_OP_LOG1P, LOOM_FLOAT32, kb_un(&kb, LOOM_OP_EXP, LOOM_FLOAT32, x)));
+  kb_store(&kb, KP_MAP, bo, kb_bin(&kb, LOOM_OP_MUL, LOOM_FLOAT32, x, t));
+  CgCompiled cc;
+  if (!compile(&kb, &cc, true)) return;
+  const char *ir = cc.llvm_ir ? cc.llvm_ir : "";
+  bool sleef = strstr(g_t->describe(g_t), " sleef") != NULL;
+  const char *body = strstr(ir, "\nvector.body:");
+  CHECK(!sleef || body, "mish: the loop was not vectorized");
+  if (body) {
+    const char *end = strstr(body + 1, "\n\n");
+    const char *next = body + 1;
+    /* the vector body ends at the next block label */
+    for (const char *p = strchr(body + 1, '\n'); p && (!end || p < end); p = strchr(p + 1, '\n'))
+      if (p[1] && p[1] != ' ' && p[1] != '\n') { end = p; break; }
+    size_t n = end ? (size_t)(end - next) : strlen(next);
+    char *blk = malloc(n + 1);
+    if (blk) {
+      memcpy(blk, next, n);
+      blk[n] = 0;
+      CHECK(strstr(blk, "call float @") == NULL, "mish: a scalar math call in the vector body:\n%s", blk);
+      CHECK(strstr(blk, "@_ZGV") != NULL, "mish: no SLEEF vector call in the vector body");
+      if (strstr(g_t->describe(g_t), "vw512")) CHECK(strstr(blk, "<16 x float>") != NULL, "mish: not 512-bit vectors");
+      free(blk);
+    }
+  }
+  CHECK(strstr(ir, "nobuiltin") == NULL || !sleef, "mish: a math call is still marked nobuiltin");
+  /* and the values: within 4 ulp of float64 math rounded to float32, tails included */
+  enum { N = 1000 + 13 };
+  static float xs[N], os[N];
+  for (int i = 0; i < N; i++) xs[i] = (float)(i - 500) * 0.013f;
+  int64_t shape[1] = {N}, strides[2] = {1, 1};
+  void *bufs[2] = {xs, os};
+  cc.run(shape, bufs, strides, 0, N);
+  double worst = 0;
+  for (int i = 0; i < N; i++) {
+    double w = (double)xs[i] * tanh(log1p(exp((double)xs[i])));
+    double u = fabs(nextafterf((float)w, INFINITY) - (float)w);
+    worst = fmax(worst, fabs(os[i] - w) / (u > 0 ? u : 1e-30));
+  }
+  CHECK(worst <= 8, "mish float32: worst %.1f ulp", worst);
+  g_t->release(g_t, &cc);
+}
+
 /* ---- outer-axis reductions (the reduced axis is outer in memory: column sums and friends) --------
  * x is an [R][A][C] float64 array; the kernel reduces axis 0: dims [A, C, R] (nkeep 2) or, when
  * A == 0, dims [C, R] (nkeep 1) over an [R][C] array. run() is called over several O ranges whose
@@ -1092,6 +1225,8 @@ int main(void) {
   test_float16();
   test_sums();
   test_argmax();
+  test_argmax_vector();
+  test_vector_math_in_loops();
   test_outer_reductions();
   test_softmax();
   test_errors();

@@ -226,6 +226,8 @@ static double fop(LoomOp op, double a, double b) {
   case LOOM_OP_SQRT: return sqrt(a);
   case LOOM_OP_RSQRT: return 1.0 / sqrt(a);
   case LOOM_OP_CBRT: return cbrt(a);
+  case LOOM_OP_ERF: return erf(a);
+  case LOOM_OP_ERFC: return erfc(a);
   case LOOM_OP_SIN: return sin(a);
   case LOOM_OP_COS: return cos(a);
   case LOOM_OP_TAN: return tan(a);

@@ -460,6 +460,37 @@ static void test_vec_ptx(void) {
   free(hx.data);
 }
 
+/* Powers by constants and erf in PTX (no GPU needed): x ** 3 of float32 is products in float64
+ * (codegen/math_pow.c), x ** 2 one multiply, neither reaches libdevice's powf (lg2/ex2); erf links
+ * libdevice's __nv_erff (a function of the module, called from each entry). */
+static void test_pow_erf_ptx(void) {
+  int64_t n = 1000;
+  LoomArray hx = host_array(LOOM_FLOAT32, 1, &n, true);
+  for (int which = 0; which < 3; which++) {
+    LoomGraph *g;
+    loom_graph_create(ctx, &g);
+    LoomNode xi = input(g, &hx), c, o;
+    if (which < 2) {
+      loom_weak_float(g, which == 0 ? 3.0 : 2.0, &c);
+      loom_binary(g, LOOM_OP_POW, xi, c, &o);
+    } else {
+      loom_unary(g, LOOM_OP_ERF, xi, &o);
+    }
+    char *text = NULL;
+    LoomStatus st = loom_dump(g, LOOM_DUMP_PTX, 1, &o, &text);
+    CHECK(st == LOOM_OK && text, "PTX dump %d: %s", which, loom_last_error(ctx));
+    if (text && which == 0)
+      CHECK(strstr(text, "cvt.f64.f32") && strstr(text, "mul.rn.f64") && !strstr(text, "lg2.approx"),
+            "x ** 3: float64 products, no powf");
+    if (text && which == 1)
+      CHECK(strstr(text, "mul.rn.f32") && !strstr(text, "lg2.approx") && !strstr(text, ".f64"), "x ** 2: one multiply");
+    if (text && which == 2) CHECK(strstr(text, ") __nv_erff("), "erf: libdevice's __nv_erff defined in the module");
+    if (text) loom_free_string(ctx, text);
+    loom_graph_destroy(g);
+  }
+  free(hx.data);
+}
+
 /* float32 sqrt and division on the GPU (codegen's sequences without the JIT's slow paths) against the
  * host's IEEE sqrtf and / bit for bit (NaNs compare as NaN): special values, the scaling boundary of
  * sqrt (2^-64), denormals, then random bit patterns and random pairs of nearby exponents. */
@@ -720,7 +751,7 @@ int main(int argc, char **argv) {
   if (!mkdtemp(dir)) return 1;
   setenv("LOOM_CACHE_DIR", dir, 1);
   if (loom_context_create(&ctx) != LOOM_OK) return 1;
-  if (ptx_only && on_cuda) test_vec_ptx();
+  if (ptx_only && on_cuda) test_vec_ptx(), test_pow_erf_ptx();
   int32_t ndev = 0;
   CHECK(loom_device_count(ctx, gpu, &ndev) == LOOM_OK, "count");
   if (ptx_only || ndev == 0) {

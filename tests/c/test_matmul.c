@@ -55,8 +55,8 @@ static void check_new(const char *what, LoomDType ta, int an, const int64_t *ash
 }
 
 static void test_shapes(void) {
-  LoomDType fl[3] = {LOOM_FLOAT64, LOOM_FLOAT32, LOOM_FLOAT16};
-  for (int t = 0; t < 3; t++) {
+  LoomDType fl[4] = {LOOM_FLOAT64, LOOM_FLOAT32, LOOM_FLOAT16, LOOM_BFLOAT16};
+  for (int t = 0; t < 4; t++) {
     int64_t s1[2] = {7, 13}, s2[2] = {13, 5};
     check_new("2-d", fl[t], 2, s1, fl[t], 2, s2, 0, 1);
     int64_t v[1] = {13};

@@ -124,7 +124,8 @@ static void test_op_rules(void) {
   CHECK(binary(LOOM_OP_BITWISE_AND, i8, f32) == LOOM_DTYPE_COUNT);
   CHECK(binary(LOOM_OP_LT, i8, f32) == LOOM_BOOL);
   CHECK(binary(LOOM_OP_LOGICAL_AND, i32, f32) == LOOM_BOOL);
-  CHECK(binary(LOOM_OP_ATAN2, i8, u8) == LOOM_FLOAT32); /* promote -> int16 -> float32 */
+  CHECK(binary(LOOM_OP_ATAN2, i8, u8) == LOOM_FLOAT16); /* NumPy's first float loop both cast to safely */
+  CHECK(binary(LOOM_OP_HYPOT, i8, input(LOOM_UINT16)) == LOOM_FLOAT32);
   CHECK(binary(LOOM_OP_SUB, b, b) == LOOM_DTYPE_COUNT);
   CHECK(binary(LOOM_OP_SUB, b, i8) == LOOM_INT8);
   CHECK(binary(LOOM_OP_ADD, b, b) == LOOM_BOOL);

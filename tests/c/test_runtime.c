@@ -17,6 +17,7 @@
 
 #include "loom/loom.h"
 #include "runtime/device.h"
+#include "runtime/host_launch.h"
 
 static int n_passed, n_failed;
 
@@ -1015,7 +1016,41 @@ static void test_device_tables(void) {
   CHECK(!strcmp(rt_device_label(buf, sizeof buf, (LoomDeviceKind)7, 0), "device kind 7:0"));
 }
 
+/* The host cost model (host_launch.c): strategies from the sizes, parts independent of the threads. */
+static void test_host_plan(void) {
+  RtHostKernelInfo elem = {.elementwise = true}, row = {.can_split = true}, col = {.can_split = true, .can_split_cols = true},
+                   plain = {0};
+  RtHostPlan p = rt_host_plan(&elem, 1000, 1, 8);
+  CHECK(p.strategy == RT_HOST_SERIAL);
+  p = rt_host_plan(&elem, 1 << 24, 1, 8);
+  CHECK(p.strategy == RT_HOST_RANGES && p.ntasks == 32);
+  p = rt_host_plan(&elem, 1 << 24, 1, 1);
+  CHECK(p.strategy == RT_HOST_SERIAL);
+  p = rt_host_plan(&row, 10, 10, 8); /* tiny work */
+  CHECK(p.strategy == RT_HOST_SERIAL);
+  p = rt_host_plan(&row, 1, 10000000, 2); /* few long rows: R split, parts from nr only */
+  CHECK(p.strategy == RT_HOST_SPLIT_R && p.nparts == 256);
+  p = rt_host_plan(&row, 1, 100000, 64);
+  CHECK(p.strategy == RT_HOST_SPLIT_R && p.nparts == 4);
+  p = rt_host_plan(&row, 4096, 1024, 2); /* many rows: ranges of O */
+  CHECK(p.strategy == RT_HOST_RANGES && p.ntasks == 8);
+  p = rt_host_plan(&plain, 1, 10000000, 2); /* not splittable */
+  CHECK(p.strategy == RT_HOST_SERIAL || p.strategy == RT_HOST_RANGES);
+  /* tall narrow columns: column split, the same parts for any thread count */
+  for (int64_t threads = 1; threads <= 64; threads *= 4) {
+    p = rt_host_plan(&col, 16, 1 << 20, threads);
+    CHECK(p.strategy == RT_HOST_SPLIT_COLS && p.nparts == 256);
+    p = rt_host_plan(&col, 64, 65536, threads);
+    CHECK(p.strategy == RT_HOST_SPLIT_COLS && p.nparts == 64);
+  }
+  p = rt_host_plan(&col, 4096, 4096, 2); /* wide rows: ranges of O */
+  CHECK(p.strategy == RT_HOST_RANGES);
+  p = rt_host_plan(&col, 200, 100, 2); /* too few rows for two slabs */
+  CHECK(p.strategy != RT_HOST_SPLIT_COLS);
+}
+
 int main(void) {
+  test_host_plan();
   test_device_tables();
   test_host_streams();
   test_pool();

@@ -234,7 +234,7 @@ static void test_typing(void) {
 static void test_errors(void) {
   expect_err("z = x + yy;", "float32 x", "float32 z", LOOM_ERR_INVALID_ARGUMENT,
              "k:1:9: error: undeclared identifier 'yy'\nz = x + yy;\n        ^", __LINE__);
-  expect_err("z = erf(x);", "float32 x", "float32 z", LOOM_ERR_UNSUPPORTED, "'erf' is not supported", __LINE__);
+  expect_err("z = erfinv(x);", "float32 x", "float32 z", LOOM_ERR_UNSUPPORTED, "'erfinv' is not supported", __LINE__);
   expect_err("z = x\n  + ;", "float32 x", "float32 z", LOOM_ERR_INVALID_ARGUMENT,
              "k:2:5: error: expected an expression before ';'\n  + ;\n    ^", __LINE__);
   expect_err("i = 0;", "float32 x", "float32 z", LOOM_ERR_INVALID_ARGUMENT, "cannot assign to 'i'", __LINE__);

@@ -259,7 +259,7 @@ static void check_bcast(LoomrtStream *s) {
   /* a stride the code was not compiled for is refused, with a message */
   int64_t badst[6] = {n, 1, 0, 2, n, 1};
   CHECK(loomrt_launch(bun, "bcast_add_f32", s, 2, shape, 3, (void *[]){x, row, o}, badst) == LOOM_ERR_INVALID_ARGUMENT &&
-            strstr(loomrt_last_error(rt), "compiled for unit stride"),
+            strstr(loomrt_last_error(rt), "compiled for stride 1 there"),
         "a wrong stride: %s", loomrt_last_error(rt));
   free(x), free(row), free(o);
 }
@@ -338,6 +338,62 @@ static void check_mean(LoomrtStream *s, int64_t n) {
                sum / (double)n);
   }
   free(x);
+}
+
+/* Kernels with scalar parameters: loomrt_launch_params, many values (NaN, -0.0, inf, integer wrap), the
+ * split reduction path, and the refusals. */
+static LoomStatus launch_p(const char *entry, LoomrtStream *s, int ndim, const int64_t *shape, int nbuf, void *const *bufs,
+                           const int64_t *strides, int nparam, const void *const *params) {
+  LoomStatus st = loomrt_launch_params(bun, entry, s, ndim, shape, nbuf, bufs, strides, nparam, params);
+  CHECK(st == LOOM_OK, "%s: %s", entry, loomrt_last_error(rt));
+  return st;
+}
+
+static void check_params(LoomrtStream *s) {
+  LoomrtEntryInfo info;
+  CHECK(loomrt_entry_info(bun, "scale_shift_f32", &info) == LOOM_OK && info.nparam == 2 &&
+            info.param_dtype[0] == LOOM_FLOAT32 && info.param_dtype[1] == LOOM_FLOAT32,
+        "scale_shift_f32 info: %d parameters", info.nparam);
+  int64_t n = 1000003, st2[2] = {1, 1};
+  float *x = malloc((size_t)n * 4), *o = malloc((size_t)n * 4);
+  for (int64_t i = 0; i < n; i++) x[i] = i % 1000 == 7 ? NAN : (float)(urand() * 200 - 100);
+  x[0] = 0.0f, x[1] = -0.0f, x[2] = INFINITY;
+  const float av[] = {2.0f, -0.0f, INFINITY, NAN, 1e-40f, -3.5f}, bv[] = {0.5f, -0.0f, -1.0f, 0.0f, 7.0f, NAN};
+  for (int v = 0; v < 6; v++) {
+    if (launch_p("scale_shift_f32", s, 1, &n, 2, (void *[]){x, o}, st2, 2, (const void *[]){&av[v], &bv[v]}) != LOOM_OK) break;
+    int64_t bad = 0;
+    for (int64_t i = 0; i < n; i++) {
+      volatile float t = x[i] * av[v];
+      float r = t + bv[v];
+      bad += isnan(r) ? !isnan(o[i]) : memcmp(&r, &o[i], 4) != 0;
+    }
+    CHECK(bad == 0, "scale_shift_f32 a=%g b=%g: %lld results differ", (double)av[v], (double)bv[v], (long long)bad);
+  }
+  CHECK(loomrt_launch(bun, "scale_shift_f32", s, 1, &n, 2, (void *[]){x, o}, st2) == LOOM_ERR_INVALID_ARGUMENT &&
+            strstr(loomrt_last_error(rt), "loomrt_launch_params"),
+        "loomrt_launch of a kernel with parameters: %s", loomrt_last_error(rt));
+  CHECK(loomrt_launch_params(bun, "scale_shift_f32", s, 1, &n, 2, (void *[]){x, o}, st2, 1, (const void *[]){&av[0]}) ==
+            LOOM_ERR_INVALID_ARGUMENT && strstr(loomrt_last_error(rt), "takes 2"),
+        "a wrong parameter count: %s", loomrt_last_error(rt));
+  CHECK(loomrt_launch_params(bun, "scale_shift_f32", s, 1, &n, 2, (void *[]){x, o}, st2, 2, (const void *[]){&av[0], NULL}) ==
+            LOOM_ERR_INVALID_ARGUMENT, "a NULL parameter was accepted");
+  free(x), free(o);
+
+  int64_t m = 300001, s2[2] = {1, 0};
+  int16_t *xi = malloc((size_t)m * 2);
+  for (int64_t i = 0; i < m; i++) xi[i] = (int16_t)((i * 7919) % 65536 - 32768);
+  const int16_t kv[] = {3, -32768, 32767, 0};
+  const double sv[] = {0.25, -1.5, 1e-300, -0.0};
+  for (int v = 0; v < 4; v++) {
+    double out = 0, ref = 0, mag = 0;
+    for (int64_t i = 0; i < m; i++) {
+      double t = (double)(int16_t)(uint16_t)((uint16_t)xi[i] - (uint16_t)kv[v]) * sv[v];
+      ref += t, mag += fabs(t);
+    }
+    if (launch_p("sumk_i16", s, 1, &m, 2, (void *[]){xi, &out}, s2, 2, (const void *[]){&kv[v], &sv[v]}) != LOOM_OK) break;
+    CHECK(fabs(out - ref) <= 1e-12 * mag, "sumk_i16 k=%d s=%g: %.17g vs %.17g", kv[v], sv[v], out, ref);
+  }
+  free(xi);
 }
 
 static void check_errors(void) {
@@ -458,6 +514,22 @@ static void check_gpu(const char *path) {
   }
   loomrt_cuda_free(rt, 0, dxm), loomrt_cuda_free(rt, 0, dom);
   free(xm);
+  int64_t np1 = 100003, u2[2] = {1, 1};
+  float *xp = malloc((size_t)np1 * 4), *op = malloc((size_t)np1 * 4), a = -1.75f, b = 0.5f;
+  for (int64_t i = 0; i < np1; i++) xp[i] = (float)(urand() * 2 - 1);
+  void *dxp = to_dev(xp, (size_t)np1 * 4), *dop = to_dev(NULL, (size_t)np1 * 4);
+  if (dxp && dop && loomrt_launch_params(bun, "scale_shift_f32", s, 1, &np1, 2, (void *[]){dxp, dop}, u2, 2,
+                                         (const void *[]){&a, &b}) == LOOM_OK) {
+    loomrt_stream_synchronize(s);
+    loomrt_cuda_copy(rt, 0, op, dop, (size_t)np1 * 4, 1);
+    int64_t bad = 0;
+    for (int64_t i = 0; i < np1; i++) bad += fabsf(op[i] - (xp[i] * a + b)) > 1e-6f;
+    CHECK(bad == 0, "GPU scale_shift_f32 (parameters in the parameter block): %lld wrong", (long long)bad);
+  } else {
+    CHECK(0, "GPU scale_shift_f32: %s", loomrt_last_error(rt));
+  }
+  loomrt_cuda_free(rt, 0, dxp), loomrt_cuda_free(rt, 0, dop);
+  free(xp), free(op);
   loomrt_stream_destroy(s);
   printf("loomrt_check: GPU entries checked on device 0\n");
 }
@@ -497,6 +569,7 @@ int main(int argc, char **argv) {
   check_mean(host, 1000003);
   check_mean(host, 3);
   check_mean(host, 0);
+  check_params(host);
   check_errors();
   check_gpu(argv[1]);
   loomrt_bundle_close(bun);

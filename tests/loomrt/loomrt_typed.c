@@ -25,7 +25,7 @@ int main(void) {
   if (loomrt_create(NULL, &rt) != LOOM_OK) return 1;
   LoomrtStream *s = loomrt_host_stream(rt);
   LoomrtBundle *b = NULL;
-  CHECK(loomrt_bundle_embedded(rt, &loomrt_kernels_bundle, &b) == LOOM_OK && loomrt_bundle_entry_count(b) == 12,
+  CHECK(loomrt_bundle_embedded(rt, &loomrt_kernels_bundle, &b) == LOOM_OK && loomrt_bundle_entry_count(b) == 14,
         "embedded bundle: %s", loomrt_last_error(rt));
   enum { N = 4099 };
   static float x[N], y[N], o[N];
@@ -52,6 +52,14 @@ int main(void) {
   double a[15] = {1, -2, 3, 4, 5, -6, -7, 8, 9, 0, 0, 0, 2, 2, 2}, cm[3];
   CHECK(colmax_f64(s, a, cm, 3, 5, 3) == LOOM_OK && cm[0] == 4 && cm[1] == 8 && cm[2] == 9, "colmax_f64: %g %g %g", cm[0], cm[1],
         cm[2]);
+  /* scalar parameters by value: scale_shift_f32(stream, in0, out0, p0, p1, n0) */
+  CHECK(scale_shift_f32(s, x, o, -0.5f, 3.0f, N) == LOOM_OK, "scale_shift_f32: %s", loomrt_last_error(rt));
+  bad = 0;
+  for (int i = 0; i < N; i++) {
+    volatile float t = x[i] * -0.5f;
+    bad += o[i] != t + 3.0f;
+  }
+  CHECK(bad == 0, "scale_shift_f32: %d wrong", bad);
   loomrt_destroy(rt);
   if (failures) return 1;
   printf("loomrt_typed: the generated functions match their references\n");

@@ -95,7 +95,9 @@ def bundle(tmp_path_factory):
 def test_cli_outputs(bundle):
     assert (bundle / "k.lbun").stat().st_size > 1000
     h = (bundle / "kgen.h").read_text()
-    assert "LoomStatus axpb_f32_f32(LoomrtStream *stream, const float *in0, const float *in1, float *out0, int64_t n0);" in h
+    # the scalar 2.5 of axpb is a parameter of the kernel: the typed function takes it by value (p0)
+    assert ("LoomStatus axpb_f32_f32(LoomrtStream *stream, const float *in0, const float *in1, float *out0, float p0, "
+            "int64_t n0);") in h
     assert "extern const LoomrtEmbedded kgen_bundle;" in h
     text = loom.aot.describe(bundle / "k.lbun")
     for name in ("axpb_f32_f32", "axpb_f64r2F_f64r2F", "softmax", "center", "maxish", "l2norm",
@@ -181,7 +183,7 @@ def test_bad_bundles(tmp_path):
 
 
 def test_layouts_and_scalars(tmp_path):
-    """Every layout class makes its own kernel; scalars are folded (a new value is a new kernel)."""
+    """Every layout class makes its own kernel; scalars are kernel parameters (test_scalar_params.py)."""
     @loom.fuse
     def h(x, a):
         return x * a

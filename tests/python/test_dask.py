@@ -90,8 +90,10 @@ def test_reductions_rechunk_slicing_and_linear_algebra(sync):
     _close(da.tensordot(dn, dn, axes=([0], [0])).compute(), np.tensordot(xn, xn, axes=([0], [0])))
     _close(da.einsum("ij,ij->j", dn, dn).compute(), np.einsum("ij,ij->j", xn, xn))
     _close(da.concatenate([dn, dn * 2], axis=1).compute(), np.concatenate([xn, xn * 2], axis=1))
-    # the chunk percentile (NumPy's, on the host); da.percentile's merge step runs NumPy functions loom
-    # does not have yet (diff, searchsorted, interp) on loom arrays: not supported
+    # da.percentile (Dask's approximate merge of chunk percentiles) equals Dask's over NumPy chunks
+    col = np.ascontiguousarray(xn[:, 0])
+    got = da.percentile(da.from_array(loom.asarray(col), chunks=13), [10, 50, 90]).compute()
+    _close(got, da.percentile(da.from_array(col, chunks=13), [10, 50, 90]).compute())
     from dask.array.dispatch import percentile_lookup
     values, n = percentile_lookup(loom.asarray(xn[:, 0]), np.array([10.0, 50.0, 90.0]))
     _close(values, np.percentile(xn[:, 0], [10, 50, 90]))

@@ -334,3 +334,28 @@ def test_norm_of_complex(dtype):
     for ord_, axis in ((None, None), (-1, (0, 1)), (np.inf, 0), (2, 2), (1, (1, 2)), (0, 0), (-np.inf, 2),
                        ("fro", (0, 1)), (2, (1, 2)), ("nuc", (1, 2)), (3, 1)):
         check(loom.linalg.norm(loom.asarray(x), ord_, axis), np.linalg.norm(x, ord_, axis), rtol=2e-5)
+
+
+def test_reductions_of_numpy_arrays_are_numpy_methods_as_in_cupy():
+    # CuPy's reduction functions call the argument's method: cupy.sum(numpy_array) is numpy_array.sum()
+    x = np.arange(6.0).reshape(2, 3)
+    for name, kw in (("sum", {"axis": 1}), ("prod", {}), ("mean", {"axis": 0}), ("max", {}), ("amin", {"axis": 1}),
+                     ("argmax", {"axis": 1}), ("var", {"ddof": 1}), ("std", {}), ("any", {}), ("all", {"axis": 0})):
+        got = getattr(loom, name)(x, **kw)
+        want = getattr(x, {"amin": "min"}.get(name, name))(**kw)
+        assert type(got) is type(want), name
+        np.testing.assert_array_equal(got, want)
+    assert isinstance(loom.sum(loom.asarray(x)), loom.ndarray)
+
+
+def test_python_ints_beyond_int64_with_float_arrays():
+    # NumPy converts the int to the array's float dtype: 2**63 is inf in float16
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        for dt in (np.float16, np.float32, np.float64):
+            n = np.array([-1.0, 0.0, np.inf, 6e4]).astype(dt)
+            a = loom.asarray(n)
+            for s in (2**63, 2**64 - 1, -2**70):
+                for got, want in ((a == s, n == s), (s > a, s > n), (a + s, n + s), (a * s, n * s)):
+                    check(got, want)

@@ -25,14 +25,12 @@ from bench.suite import schedule, workloads as W  # noqa: E402
 from bench.suite.inputs import host_inputs  # noqa: E402
 from bench.suite import libs as L  # noqa: E402
 
-NO_ERF = "loom has no erf (ops_public.def has no ERF op; CUDA libdevice and SLEEF both provide erff/erf)"
 SIBLINGS = ("sibling reductions of one input over the same axes are separate kernels: fuse.c does not "
             "merge reductions that share an iteration space into one multi-phase kernel")
 OUTPUT_OPERAND = ("a value that is an output AND an operand of another output is materialized: one kernel "
                   "stores it twice (output + temporary), a second kernel reads the temporary back")
 
 KERNEL_MISSES = {
-    "gelu_erf": NO_ERF,
     "bn1d_stats": SIBLINGS + " (mean(axis=0) and var(axis=0); bn2d_stats, whose variance reuses the mean "
                   "node, is one kernel)",
     "cosine_sim_rows": SIBLINGS + " (three row sums: a*b, a*a, b*b)",
@@ -109,7 +107,6 @@ def test_bytes_one_pass(facts, name, request):
 
 @pytest.mark.parametrize("name", [w.name for w in W.WORKLOADS])
 def test_loom_matches_numpy_float64(name, request):
-    _xfail(request, name, {"gelu_erf": NO_ERF})
     w = W.BY_NAME[name]
     ins = host_inputs(w, "test")
     ns = L.NumpyLib(None).ns
@@ -133,11 +130,6 @@ def test_loom_matches_numpy_float64(name, request):
             assert np.max(np.abs(g.astype(np.int64) - r.astype(np.int64)), initial=0) <= w.int_tol
 
 
-SCALARS_BAKED = ("a Python scalar is a constant in the kernel IR and the cache key (passes keep it as an "
-                 "IR_CONST): every new value compiles a new kernel (DIAGNOSIS.md, mechanism 12)")
-
-
-@pytest.mark.xfail(strict=True, reason=SCALARS_BAKED)
 @pytest.mark.parametrize("path", ["fuse", "lazy"])
 def test_new_scalar_values_do_not_compile(path):
     """Issue 11: calls with new scalar values reuse the kernel of their structure (an Adam step with a

@@ -26,7 +26,8 @@ jit=False.
 Signatures: one per call, a tuple of arguments (or Call(*args, **kwargs) for keywords such as
 ReductionKernel's axis). An argument is Array(dtype, ndim, layout="C", shape=None), a (dtype, ndim) or
 (dtype, ndim, layout) tuple, a NumPy array (used as the example itself), or a Python / NumPy scalar
-(passed as is: @loom.fuse folds a scalar's value into the kernel). Layouts: "C" (contiguous), "F"
+(passed as is; its value is a parameter of the bundled kernel, so any other value runs the same code; only
+its type matters). Layouts: "C" (contiguous), "F"
 (Fortran order), "strided" (every other element of the last axis), "broadcast" (stride 0 along the first
 axis).
 

@@ -1,0 +1,379 @@
+/* lower_host_outer.c: the outer-axis strategy of host reductions, for reductions whose reduced axis is
+ * outer in memory (column sums, BatchNorm statistics), and its column split along R.
+ *
+ * run(lo, hi): the per-o form would walk R with a run-time stride, one element per cache line. Instead
+ * run() takes a block of up to CG_OUTER_BLOCK consecutive o along the last O dim (ending early at hi or
+ * at the end of that dim's row) and keeps one accumulator per o in stack arrays; each REDUCE phase
+ * walks R once with an inner loop over the block (contiguous loads along o, which the loop vectorizer
+ * widens), then each FINAL phase runs per o of the block. Every o folds its values in R order, so the
+ * result of run() does not depend on the block split. Kernels with MAP phases keep the per-o form.
+ *
+ * Column split (colpart / colfinish, codegen.h): run() over O ranges gives each task a few columns
+ * down ALL rows, which for narrow arrays (16 or 64 columns) means parts of cache lines, a stride of a
+ * whole row per step and two tasks sharing lines. The split cuts R instead: colpart is run()'s block
+ * loop for ONE REDUCE phase over a range of rows (a slab, streamed row after row, every column of the
+ * block at once) ending in stores of the block's accumulators to the parts array; earlier phases'
+ * results (a variance's mean) come from the finished array. colfinish combines an o's parts in order
+ * (no reassociation: the same nparts gives the same bits) and runs the FINAL phases that follow.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "codegen/cg_lower.h"
+
+/* Emits `for (j = 0; j < n; j++) body` with L->off advanced by j along the last O dim and L->bj = j. */
+static void block_loop(Lower *L, LLVMValueRef n, BodyFn body, void *arg) {
+  LLVMBuilderRef b = L->m.b;
+  const KernelIr *k = L->k;
+  int nb = k->nbuf, lo_dim = k->nkeep - 1;
+  if (L->depth + 1 >= CG_MAX_DEPTH) {
+    diag_error(L->m.d, LOOM_ERR_INTERNAL, "codegen: loops nested too deep");
+    return;
+  }
+  LLVMValueRef *outer = L->off;
+  LLVMValueRef *inner = L->levels + (size_t)(L->depth + 1) * (size_t)nb;
+  LLVMBasicBlockRef pre = LLVMGetInsertBlock(b);
+  LLVMBasicBlockRef body_bb = cg_new_bb(L, "blk.body"), exit_bb = cg_new_bb(L, "blk.exit");
+  LLVMValueRef zero = cg_i64(&L->m, 0);
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, zero, n, ""), body_bb, exit_bb);
+  LLVMPositionBuilderAtEnd(b, body_bb);
+  LLVMValueRef j = LLVMBuildPhi(b, L->i64, "bj");
+  for (int bi = 0; bi < nb; bi++)
+    inner[bi] = LLVMBuildAdd(b, outer[bi], LLVMBuildMul(b, j, L->stride[bi * k->ndim + lo_dim], ""), "");
+  L->off = inner;
+  L->depth++;
+  L->bj = j;
+  body(L, arg);
+  L->depth--;
+  L->off = outer;
+  LLVMValueRef j1 = LLVMBuildAdd(b, j, cg_i64(&L->m, 1), "");
+  LLVMBasicBlockRef end = LLVMGetInsertBlock(b);
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, j1, n, ""), body_bb, exit_bb);
+  LLVMBasicBlockRef from[2] = {pre, end};
+  LLVMValueRef vals[2] = {zero, j1};
+  LLVMAddIncoming(j, vals, from, 2);
+  LLVMPositionBuilderAtEnd(b, exit_bb);
+}
+
+static LLVMValueRef slot(Lower *L, LLVMTypeRef et, LLVMValueRef arr) {
+  return LLVMBuildGEP2(L->m.b, et, arr, &L->bj, 1, "");
+}
+
+/* Address of accumulator `item` of an accumulator array (acc_size bytes each). */
+static LLVMValueRef acc_ptr(Lower *L, LLVMValueRef base, LLVMValueRef item) {
+  LLVMValueRef byte = LLVMBuildMul(L->m.b, item, cg_i64(&L->m, L->col_acc_size), "");
+  return LLVMBuildGEP2(L->m.b, LLVMInt8TypeInContext(L->m.c), base, &byte, 1, "");
+}
+
+/* Loads the accumulator at p (codegen.h's layout: the value, then at cg_acc_index_offset an argmin/argmax
+ * index). */
+static void load_acc(Lower *L, const KPhase *ph, LLVMValueRef p, LLVMValueRef *v, LLVMValueRef *vi) {
+  LoomDType vt = cg_red_value_dtype(L->k, ph);
+  LLVMBuilderRef b = L->m.b;
+  *v = cg_from_mem(&L->m, vt, vt, LLVMBuildLoad2(b, cg_mem_type(&L->m, vt), p, ""));
+  LLVMValueRef eight = cg_i64(&L->m, cg_acc_index_offset(vt));
+  *vi = is_arg(ph->reduce_op) ? LLVMBuildLoad2(b, L->i64, LLVMBuildGEP2(b, LLVMInt8TypeInContext(L->m.c), p, &eight, 1, ""), "")
+                              : cg_i64(&L->m, 0);
+}
+
+static void store_acc(Lower *L, const KPhase *ph, LLVMValueRef p, LLVMValueRef v, LLVMValueRef vi) {
+  LoomDType vt = cg_red_value_dtype(L->k, ph);
+  LLVMBuilderRef b = L->m.b;
+  LLVMBuildStore(b, cg_to_mem(&L->m, vt, vt, v), p);
+  LLVMValueRef eight = cg_i64(&L->m, cg_acc_index_offset(vt));
+  if (is_arg(ph->reduce_op)) LLVMBuildStore(b, vi, LLVMBuildGEP2(b, LLVMInt8TypeInContext(L->m.c), p, &eight, 1, ""));
+}
+
+/* The finished accumulator of phase q at O point o (column split). */
+static LLVMValueRef fin_ptr(Lower *L, int q, LLVMValueRef o) {
+  LLVMValueRef item = LLVMBuildAdd(L->m.b, LLVMBuildMul(L->m.b, cg_i64(&L->m, q), L->colno, ""), o, "");
+  return acc_ptr(L, L->colfin, item);
+}
+
+/* Sets L->acc / L->accidx of REDUCE phases [0, np) to their values at block point L->bj: from the
+ * block arrays, or in a column split (L->colfin) from the finished accumulators. */
+static void load_block_accs(Lower *L, int np) {
+  const KernelIr *k = L->k;
+  for (int q = 0; q < k->nphase; q++) {
+    L->acc[q] = L->accidx[q] = NULL;
+    if (q >= np || k->phases[q].kind != KP_REDUCE) continue;
+    if (L->colfin) {
+      load_acc(L, &k->phases[q], fin_ptr(L, q, LLVMBuildAdd(L->m.b, L->bo, L->bj, "")), &L->acc[q], &L->accidx[q]);
+      continue;
+    }
+    LoomDType vt = cg_red_value_dtype(k, &k->phases[q]);
+    LLVMTypeRef mt = cg_mem_type(&L->m, vt);
+    L->acc[q] = cg_from_mem(&L->m, vt, vt, LLVMBuildLoad2(L->m.b, mt, slot(L, mt, L->accarr[q]), ""));
+    if (is_arg(k->phases[q].reduce_op))
+      L->accidx[q] = LLVMBuildLoad2(L->m.b, L->i64, slot(L, L->i64, L->idxarr[q]), "");
+  }
+}
+
+static void body_block_init(Lower *L, void *arg) {
+  int p = (int)((const KPhase *)arg - L->k->phases);
+  const KPhase *ph = &L->k->phases[p];
+  LoomDType vt = cg_red_value_dtype(L->k, ph);
+  LLVMTypeRef mt = cg_mem_type(&L->m, vt);
+  LLVMValueRef id = cg_to_mem(&L->m, vt, vt, cg_red_identity(L, ph->reduce_op, vt));
+  LLVMBuildStore(L->m.b, id, slot(L, mt, L->accarr[p]));
+  if (is_arg(ph->reduce_op)) LLVMBuildStore(L->m.b, cg_i64(&L->m, 0), slot(L, L->i64, L->idxarr[p]));
+}
+
+static void body_block_reduce(Lower *L, void *arg) {
+  int p = (int)((const KPhase *)arg - L->k->phases);
+  const KernelIr *k = L->k;
+  const KPhase *ph = &k->phases[p];
+  LLVMBuilderRef b = L->m.b;
+  LoomDType vt = cg_red_value_dtype(k, ph);
+  LLVMTypeRef mt = cg_mem_type(&L->m, vt);
+  cg_clear_cache(L);
+  load_block_accs(L, p);
+  cg_eval_needed(L, &ph->value, 1);
+  LLVMValueRef v = L->cache[ph->value];
+  LLVMValueRef ap = slot(L, mt, L->accarr[p]);
+  LLVMValueRef cur = cg_from_mem(&L->m, vt, vt, LLVMBuildLoad2(b, mt, ap, ""));
+  LLVMValueRef nv;
+  if (is_arg(ph->reduce_op)) {
+    LLVMValueRef take = cg_arg_better(&L->m, (LoomReduceOp)ph->reduce_op, vt, cur, v);
+    nv = LLVMBuildSelect(b, take, v, cur, "");
+    LLVMValueRef ip = slot(L, L->i64, L->idxarr[p]);
+    LLVMValueRef ci = LLVMBuildLoad2(b, L->i64, ip, "");
+    LLVMBuildStore(b, LLVMBuildSelect(b, take, L->lin, ci, ""), ip);
+  } else {
+    nv = cg_red_combine(L, ph->reduce_op, vt, cur, v);
+  }
+  LLVMBuildStore(b, cg_to_mem(&L->m, vt, vt, nv), ap);
+  cg_clear_cache(L);
+}
+
+/* Walk body of a REDUCE phase: one R point for every o of the block. */
+static void body_block_reduce_row(Lower *L, void *arg) { block_loop(L, L->bn, body_block_reduce, arg); }
+
+static void body_block_final(Lower *L, void *arg) {
+  int p = (int)((const KPhase *)arg - L->k->phases);
+  memcpy(L->ooff, L->off, sizeof(LLVMValueRef) * (size_t)L->k->nbuf);
+  cg_clear_cache(L);
+  load_block_accs(L, p);
+  cg_run_final_phase(L, &L->k->phases[p]);
+}
+
+/* Block arrays (stack) of every REDUCE phase. */
+static void alloc_block_arrays(Lower *L) {
+  const KernelIr *k = L->k;
+  for (int p = 0; p < k->nphase; p++) {
+    if (k->phases[p].kind != KP_REDUCE) continue;
+    LoomDType vt = cg_red_value_dtype(k, &k->phases[p]);
+    L->accarr[p] = cg_entry_alloca(L, LLVMArrayType(cg_mem_type(&L->m, vt), CG_OUTER_BLOCK), "accs");
+    if (is_arg(k->phases[p].reduce_op))
+      L->idxarr[p] = cg_entry_alloca(L, LLVMArrayType(L->i64, CG_OUTER_BLOCK), "accis");
+  }
+}
+
+typedef void (*BlockFn)(Lower *L, LLVMValueRef n, void *arg);
+
+/* for (o = lo; o < hi; o += n) { L->off at o; n = the block at o; fn(n) }: blocks of consecutive O
+ * points along the last O dim, at most CG_OUTER_BLOCK, balanced (no short tail block). */
+static void for_blocks(Lower *L, LLVMValueRef lo, LLVMValueRef hi, BlockFn fn, void *arg) {
+  const KernelIr *k = L->k;
+  CgMath *m = &L->m;
+  LLVMBuilderRef b = m->b;
+  int last = k->nkeep - 1;
+  LLVMValueRef opos = cg_entry_alloca(L, L->i64, "o");
+  LLVMBasicBlockRef head = cg_new_bb(L, "outer.block"), exit_bb = cg_new_bb(L, "outer.exit");
+  LLVMBuildStore(b, lo, opos);
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, lo, hi, ""), head, exit_bb);
+  LLVMPositionBuilderAtEnd(b, head);
+  LLVMValueRef o = LLVMBuildLoad2(b, L->i64, opos, "");
+  cg_host_set_o_offsets(L, o);
+  LLVMValueRef col = last > 0 ? LLVMBuildURem(b, o, L->shape[last], "") : o;
+  LLVMValueRef n = LLVMBuildSub(b, L->shape[last], col, "");
+  LLVMValueRef left = LLVMBuildSub(b, hi, o, "");
+  n = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, left, n, ""), left, n, "");
+  LLVMValueRef bm1 = cg_i64(m, CG_OUTER_BLOCK - 1);
+  LLVMValueRef nblk = LLVMBuildUDiv(b, LLVMBuildAdd(b, n, bm1, ""), cg_i64(m, CG_OUTER_BLOCK), "");
+  nblk = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, nblk, cg_i64(m, 1), ""), cg_i64(m, 1), nblk, "");
+  n = LLVMBuildSDiv(b, LLVMBuildSub(b, LLVMBuildAdd(b, n, nblk, ""), cg_i64(m, 1), ""), nblk, "n");
+  L->bn = n;
+  L->bo = o;
+  LLVMBasicBlockRef go = cg_new_bb(L, "outer.go");
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSGT, n, cg_i64(m, 0), ""), go, exit_bb); /* never loop forever */
+  LLVMPositionBuilderAtEnd(b, go);
+  fn(L, n, arg);
+  LLVMValueRef o1 = LLVMBuildAdd(b, o, n, "");
+  LLVMBuildStore(b, o1, opos);
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, o1, hi, ""), head, exit_bb);
+  LLVMPositionBuilderAtEnd(b, exit_bb);
+}
+
+/* run(): every phase of the block. */
+static void block_run(Lower *L, LLVMValueRef n, void *arg) {
+  const KernelIr *k = L->k;
+  for (int p = 0; p < k->nphase; p++) {
+    void *ph = (void *)&k->phases[p];
+    if (k->phases[p].kind == KP_REDUCE) {
+      block_loop(L, n, body_block_init, ph);
+      cg_host_walk(L, k->nkeep, k->ndim, cg_i64(&L->m, 0), L->rsize, body_block_reduce_row, ph);
+    } else {
+      block_loop(L, n, body_block_final, ph);
+    }
+  }
+}
+
+void cg_host_run_outer(Lower *L, LLVMValueRef lo, LLVMValueRef hi) {
+  alloc_block_arrays(L);
+  for_blocks(L, lo, hi, block_run, NULL);
+}
+
+/* ---- column split ------------------------------------------------------------------------------------ */
+typedef struct ColArgs {
+  LLVMValueRef phase, olo, ohi, rlo, rhi, part, nparts, parts, fin, no;
+} ColArgs;
+
+static ColArgs read_col_args(Lower *L, LLVMValueRef args) {
+  LLVMBuilderRef b = L->m.b;
+  LLVMValueRef w[10];
+  for (int i = 0; i < 10; i++) {
+    LLVMValueRef ix = cg_i64(&L->m, i);
+    LLVMValueRef p = LLVMBuildGEP2(b, L->i64, args, &ix, 1, "");
+    w[i] = LLVMBuildLoad2(b, i == 7 || i == 8 ? L->ptr : L->i64, p, "");
+  }
+  return (ColArgs){w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7], w[8], w[9]};
+}
+
+/* Emits `if (a->phase == p) body(p)` for every REDUCE phase p. */
+static void for_reduce_phase(Lower *L, LLVMValueRef phase, void (*body)(Lower *, int, const ColArgs *), const ColArgs *a) {
+  const KernelIr *k = L->k;
+  LLVMBuilderRef b = L->m.b;
+  for (int p = 0; p < k->nphase; p++) {
+    if (k->phases[p].kind != KP_REDUCE) continue;
+    LLVMBasicBlockRef yes = cg_new_bb(L, "col.phase"), next = cg_new_bb(L, "col.next");
+    LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntEQ, phase, cg_i64(&L->m, p), ""), yes, next);
+    LLVMPositionBuilderAtEnd(b, yes);
+    body(L, p, a);
+    LLVMBuildBr(b, next);
+    LLVMPositionBuilderAtEnd(b, next);
+  }
+}
+
+typedef struct ColBlock {
+  int p;
+  const ColArgs *a;
+} ColBlock;
+
+/* The block's accumulator of phase p at L->bj -> parts[(o * nparts + part)]. */
+static void body_col_store(Lower *L, void *arg) {
+  const ColBlock *cb = arg;
+  const KPhase *ph = &L->k->phases[cb->p];
+  LLVMBuilderRef b = L->m.b;
+  LoomDType vt = cg_red_value_dtype(L->k, ph);
+  LLVMTypeRef mt = cg_mem_type(&L->m, vt);
+  LLVMValueRef v = cg_from_mem(&L->m, vt, vt, LLVMBuildLoad2(b, mt, slot(L, mt, L->accarr[cb->p]), ""));
+  LLVMValueRef vi = is_arg(ph->reduce_op) ? LLVMBuildLoad2(b, L->i64, slot(L, L->i64, L->idxarr[cb->p]), "") : NULL;
+  LLVMValueRef o = LLVMBuildAdd(b, L->bo, L->bj, "");
+  LLVMValueRef item = LLVMBuildAdd(b, LLVMBuildMul(b, o, cb->a->nparts, ""), cb->a->part, "");
+  store_acc(L, ph, acc_ptr(L, cb->a->parts, item), v, vi);
+}
+
+static void block_col_part(Lower *L, LLVMValueRef n, void *arg) {
+  const ColBlock *cb = arg;
+  const KernelIr *k = L->k;
+  void *ph = (void *)&k->phases[cb->p];
+  block_loop(L, n, body_block_init, ph);
+  cg_host_walk(L, k->nkeep, k->ndim, cb->a->rlo, cb->a->rhi, body_block_reduce_row, ph);
+  block_loop(L, n, body_col_store, (void *)cb);
+}
+
+static void col_part_phase(Lower *L, int p, const ColArgs *a) {
+  ColBlock cb = {p, a};
+  for_blocks(L, a->olo, a->ohi, block_col_part, &cb);
+}
+
+void cg_host_col_part(Lower *L, LLVMValueRef args) {
+  ColArgs a = read_col_args(L, args);
+  L->colfin = a.fin;
+  L->colno = a.no;
+  alloc_block_arrays(L);
+  for_reduce_phase(L, a.phase, col_part_phase, &a);
+  L->colfin = NULL;
+}
+
+/* colfinish of phase p: per o, the parts in order -> fin, then the FINAL phases that follow p. */
+static void col_finish_phase(Lower *L, int p, const ColArgs *a) {
+  const KernelIr *k = L->k;
+  const KPhase *ph = &k->phases[p];
+  CgMath *m = &L->m;
+  LLVMBuilderRef b = m->b;
+  LoomDType vt = cg_red_value_dtype(k, ph);
+  LLVMTypeRef vty = cg_reg_type(m, vt);
+  LLVMValueRef ov = cg_entry_alloca(L, L->i64, "co"), iv = cg_entry_alloca(L, L->i64, "cpart");
+  LLVMValueRef accv = cg_entry_alloca(L, vty, "cacc"), acci = cg_entry_alloca(L, L->i64, "cacci");
+  LLVMBasicBlockRef ohead = cg_new_bb(L, "cf.o"), obody = cg_new_bb(L, "cf.o.body"), odone = cg_new_bb(L, "cf.o.done");
+  LLVMBuildStore(b, a->olo, ov);
+  LLVMBuildBr(b, ohead);
+  LLVMPositionBuilderAtEnd(b, ohead);
+  LLVMValueRef o = LLVMBuildLoad2(b, L->i64, ov, "");
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, o, a->ohi, ""), obody, odone);
+  LLVMPositionBuilderAtEnd(b, obody);
+  LLVMBuildStore(b, cg_red_identity(L, ph->reduce_op, vt), accv);
+  LLVMBuildStore(b, cg_i64(m, 0), acci);
+  LLVMBuildStore(b, cg_i64(m, 0), iv);
+  LLVMBasicBlockRef phead = cg_new_bb(L, "cf.part"), pbody = cg_new_bb(L, "cf.part.body"), pdone = cg_new_bb(L, "cf.part.done");
+  LLVMBuildBr(b, phead);
+  LLVMPositionBuilderAtEnd(b, phead);
+  LLVMValueRef i = LLVMBuildLoad2(b, L->i64, iv, "");
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, i, a->nparts, ""), pbody, pdone);
+  LLVMPositionBuilderAtEnd(b, pbody);
+  LLVMValueRef pv, pi;
+  load_acc(L, ph, acc_ptr(L, a->parts, LLVMBuildAdd(b, LLVMBuildMul(b, o, a->nparts, ""), i, "")), &pv, &pi);
+  LLVMValueRef cur = LLVMBuildLoad2(b, vty, accv, "");
+  if (is_arg(ph->reduce_op)) { /* a later part wins only when strictly better (the first part always) */
+    LLVMValueRef take = cg_arg_better(m, (LoomReduceOp)ph->reduce_op, vt, cur, pv);
+    take = LLVMBuildOr(b, take, LLVMBuildICmp(b, LLVMIntEQ, i, cg_i64(m, 0), ""), "");
+    LLVMBuildStore(b, LLVMBuildSelect(b, take, pv, cur, ""), accv);
+    LLVMBuildStore(b, LLVMBuildSelect(b, take, pi, LLVMBuildLoad2(b, L->i64, acci, ""), ""), acci);
+  } else { /* strictly in order (no reassoc): the bits must not depend on how this loop is compiled */
+    LLVMValueRef v = cg_red_combine(L, ph->reduce_op, vt, cur, pv);
+    if (LLVMIsAInstruction(v) && LLVMCanValueUseFastMathFlags(v)) LLVMSetFastMathFlags(v, 0);
+    LLVMBuildStore(b, v, accv);
+  }
+  LLVMBuildStore(b, LLVMBuildAdd(b, i, cg_i64(m, 1), ""), iv);
+  LLVMBuildBr(b, phead);
+  LLVMPositionBuilderAtEnd(b, pdone);
+  LLVMValueRef fv = LLVMBuildLoad2(b, vty, accv, ""), fi = LLVMBuildLoad2(b, L->i64, acci, "");
+  store_acc(L, ph, fin_ptr(L, p, o), fv, fi);
+  /* the FINAL phases after p up to the next REDUCE phase (those before the first REDUCE phase with it) */
+  int finals[64], nf = 0, first_red = 0;
+  while (first_red < k->nphase && k->phases[first_red].kind != KP_REDUCE) first_red++;
+  for (int f = 0; f < k->nphase && nf < 64; f++) {
+    if (k->phases[f].kind != KP_FINAL) continue;
+    int owner = first_red; /* the last REDUCE phase before f, else the first one */
+    for (int q = 0; q < f; q++)
+      if (k->phases[q].kind == KP_REDUCE) owner = q;
+    if (owner == p) finals[nf++] = f;
+  }
+  if (nf) {
+    cg_host_set_o_offsets(L, o);
+    memcpy(L->ooff, L->off, sizeof(LLVMValueRef) * (size_t)k->nbuf);
+  }
+  for (int fi_ = 0; fi_ < nf; fi_++) {
+    cg_clear_cache(L);
+    for (int q = 0; q < k->nphase; q++) {
+      L->acc[q] = L->accidx[q] = NULL;
+      if (q > p || k->phases[q].kind != KP_REDUCE) continue;
+      if (q == p) L->acc[q] = fv, L->accidx[q] = fi;
+      else load_acc(L, &k->phases[q], fin_ptr(L, q, o), &L->acc[q], &L->accidx[q]);
+    }
+    cg_run_final_phase(L, &k->phases[finals[fi_]]);
+  }
+  LLVMBuildStore(b, LLVMBuildAdd(b, o, cg_i64(m, 1), ""), ov);
+  LLVMBuildBr(b, ohead);
+  LLVMPositionBuilderAtEnd(b, odone);
+}
+
+void cg_host_col_finish(Lower *L, LLVMValueRef args) {
+  ColArgs a = read_col_args(L, args);
+  L->colfin = a.fin;
+  L->colno = a.no;
+  for_reduce_phase(L, a.phase, col_finish_phase, &a);
+  L->colfin = NULL;
+}

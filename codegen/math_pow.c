@@ -1,0 +1,72 @@
+/* math_pow.c: powers by a constant exponent as multiplies, square roots and divides (cg_pow_const),
+ * for every target (math.c's LOOM_OP_POW calls it before the pow() call it would emit otherwise).
+ *
+ * A constant exponent reaches codegen as an LLVM constant (the kernel IR's `const`, cast by the
+ * builder's folder). Results, against NumPy 2 (whose float power itself has fast paths for 0.5 and 2):
+ *   x**0 -> 1 (NaN too), x**1 -> x, x**2 -> x*x, x**-1 -> 1/x: the same bits as pow (one rounding);
+ *   x**0.5 -> sqrt(x): the same bits, and NumPy's -0 -> -0, -inf -> NaN;
+ *   x**-0.5 -> |1/sqrt(x)|, 0 at -inf: pow's -0 -> +inf and -inf -> +0; within 1 ulp of pow;
+ *   float32 (and float16/bfloat16, which compute in float32) x**n for 3 <= |n| <= CG_POW_MAX_INT: the
+ *     products in float64 (x*x exact, the rest one rounding each at 53 bits; |x|^8 of any float32 stays
+ *     inside float64's range), one division for n < 0, then one rounding to float32: correctly rounded
+ *     but for double-rounding ties (NumPy's own float32 power differs from the correctly rounded
+ *     result in ~10 % of random inputs by 1 ulp);
+ *   float64 x**n for 3 <= n <= CG_POW_MAX_INT: repeated squaring (n = 3: x*x*x), within ~n/2 ulp of
+ *     pow; negative float64 exponents other than -1 keep pow (1/x^n would flush results below the
+ *     normal range to 0);
+ *   integers x**n for 0 <= n <= CG_POW_MAX_INT: repeated squaring with wrapping multiplies, the same
+ *     bits as the loop of math.c's int_pow.
+ * Anything else (other exponents, complex, a run-time exponent) returns NULL: the caller emits pow.
+ */
+#include <math.h>
+
+#include "codegen/cg_llvm.h"
+
+enum { CG_POW_MAX_INT = 8 };
+
+/* x**n, n >= 1, by repeated squaring: at most 4 multiplies for n <= 8. */
+static LLVMValueRef mul_chain(LLVMBuilderRef b, bool fl, LLVMValueRef x, int n) {
+  LLVMValueRef r = NULL, sq = x;
+  for (;;) {
+    if (n & 1) r = !r ? sq : fl ? LLVMBuildFMul(b, r, sq, "pow.m") : LLVMBuildMul(b, r, sq, "pow.m");
+    n >>= 1;
+    if (!n) return r;
+    sq = fl ? LLVMBuildFMul(b, sq, sq, "pow.sq") : LLVMBuildMul(b, sq, sq, "pow.sq");
+  }
+}
+
+LLVMValueRef cg_pow_const(CgMath *m, LoomDType t, LLVMValueRef a, LLVMValueRef e) {
+  LLVMBuilderRef b = m->b;
+  if (dtype_is_int(t)) {
+    if (!LLVMIsAConstantInt(e)) return NULL;
+    bool sg = dtype_kind(t) == DK_INT;
+    long long n = sg ? LLVMConstIntGetSExtValue(e) : (long long)LLVMConstIntGetZExtValue(e);
+    if (!sg && LLVMConstIntGetZExtValue(e) > CG_POW_MAX_INT) return NULL;
+    if (n < 0 || n > CG_POW_MAX_INT) return NULL;
+    if (n == 0) return LLVMConstInt(LLVMTypeOf(a), 1, 0);
+    return mul_chain(b, false, a, (int)n);
+  }
+  if (t != LOOM_FLOAT32 && t != LOOM_FLOAT64) return NULL;
+  if (!LLVMIsAConstantFP(e)) return NULL;
+  LLVMBool loses = 0;
+  double c = LLVMConstRealGetDouble(e, &loses);
+  if (c == 0.0) return cg_fconst(m, t, 1.0);
+  if (c == 1.0) return a;
+  if (c == 2.0) return LLVMBuildFMul(b, a, a, "pow.sq");
+  if (c == -1.0) return cg_fdiv(m, t, cg_fconst(m, t, 1.0), a);
+  if (c == 0.5) return cg_fsqrt(m, a);
+  if (c == -0.5) {
+    LLVMTypeRef ty = LLVMTypeOf(a);
+    LLVMValueRef r = cg_fdiv(m, t, cg_fconst(m, t, 1.0), cg_fsqrt(m, a));
+    r = cg_intrinsic(m, "llvm.fabs", &ty, 1, &r, 1); /* -0: 1/sqrt(-0) is -inf, pow gives +inf */
+    LLVMValueRef ninf = LLVMBuildFCmp(b, LLVMRealOEQ, a, cg_fconst(m, t, -INFINITY), "");
+    return LLVMBuildSelect(b, ninf, cg_fconst(m, t, 0.0), r, "");
+  }
+  if (c != floor(c) || fabs(c) > CG_POW_MAX_INT) return NULL;
+  int n = (int)fabs(c);
+  if (t == LOOM_FLOAT64) return c > 0 ? mul_chain(b, true, a, n) : NULL;
+  LLVMTypeRef f64 = LLVMDoubleTypeInContext(m->c);
+  LLVMValueRef r = mul_chain(b, true, LLVMBuildFPExt(b, a, f64, ""), n);
+  if (c < 0) r = LLVMBuildFDiv(b, LLVMConstReal(f64, 1.0), r, "");
+  return LLVMBuildFPTrunc(b, r, LLVMTypeOf(a), "");
+}

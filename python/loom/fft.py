@@ -1,0 +1,319 @@
+"""loom.fft: NumPy's numpy.fft (and CuPy's cupy.fft) on loom arrays: fft, ifft, fft2, ifft2, fftn, ifftn,
+rfft, irfft, rfft2, irfft2, rfftn, irfftn, hfft, ihfft (with n / s, axis / axes, norm), fftfreq, rfftfreq,
+fftshift, ifftshift.
+
+Approach. On a CUDA device a transform runs through cuFFT (libloom's loom_fft, runtime/cuda/cuda_fft.c):
+the transformed axes are moved last and made contiguous (a lazy copy, skipped when the layout is already
+right), the input is cropped or zero-padded to the lengths asked for, the library transforms up to three
+trailing dims over the batch of the others in one call, and the result is viewed back in the caller's
+axis order; norm= scales the unnormalized transform by a lazy multiply (it fuses with what follows).
+Multi-dim real transforms are one real-to-complex transform of the last axis and complex transforms of
+the others (the inverse the other way round). Host arrays are transformed by NumPy's pocketfft (BSD
+licence) on loom's host memory, without copies: libloom has no host FFT library of its own. Results
+follow NumPy 2: float32 / complex64 inputs give complex64 (float32 for the inverse real transforms),
+everything else complex128 / float64.
+"""
+import math
+import operator
+
+import numpy
+
+from . import _core
+from ._common import _from_numpy
+from ._creation import asarray, arange, zeros
+from ._products import _permute, _cast
+
+__all__ = ["fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "rfft2", "irfft2", "rfftn", "irfftn",
+           "hfft", "ihfft", "fftfreq", "rfftfreq", "fftshift", "ifftshift"]
+
+_C2C_FORWARD, _C2C_INVERSE, _R2C, _C2R = range(4)
+_SWAP = {None: "forward", "backward": "forward", "ortho": "ortho", "forward": "backward"}
+
+
+# The library call and the test of which arrays take it: tests/python/test_fft.py swaps in a NumPy model
+# of loom_fft's contract to run the device path's plumbing (axes, lengths, layouts, norms) on the host.
+_library_fft = _core.fft
+_force_library = False
+
+
+def _on_library(x):
+    return x._on_gpu or _force_library
+
+
+def _check_norm(norm):
+    if norm not in (None, "backward", "ortho", "forward"):
+        raise ValueError(f'Invalid norm value {norm!r}; should be "backward", "ortho" or "forward".')
+
+
+def _scaled(x, norm, n, inverse):
+    """x (an unnormalized transform of n points) scaled as norm asks."""
+    if norm == "ortho":
+        f = 1.0 / math.sqrt(n)
+    elif (norm in (None, "backward")) == inverse:
+        f = 1.0 / n
+    else:
+        return x
+    return x * f if n else x
+
+
+def _host(name, a, *args):
+    """NumPy's transform of a host array, on its memory (no copies)."""
+    return _from_numpy(getattr(numpy.fft, name)(a._np(), *args), copy=False)
+
+
+def _norm_axes(x, s, axes, name):
+    if axes is None:
+        axes = list(range(x.ndim)) if s is None else list(range(x.ndim - len(s), x.ndim))
+    elif isinstance(axes, (int, numpy.integer)):
+        axes = [axes]
+    axes = [operator.index(a) for a in axes]
+    for a in axes:
+        if not -x.ndim <= a < x.ndim:
+            from ._common import AxisError
+            raise AxisError(f"axis {a} is out of bounds for array of dimension {x.ndim}")
+    axes = [a % x.ndim for a in axes]
+    if s is None:
+        s = [x.shape[a] for a in axes]
+    else:
+        s = [operator.index(n) for n in s]
+        if len(s) != len(axes):
+            raise ValueError(f"{name}: shape and axes have different lengths")
+    for n in s:
+        if n < 1:
+            raise ValueError(f"Invalid number of FFT data points ({n}) specified.")
+    return s, axes
+
+
+def _resize(x, axis, n):
+    """x cropped or zero-padded to n along axis."""
+    m = x.shape[axis]
+    if n == m:
+        return x
+    if n < m:
+        key = (slice(None),) * axis + (slice(0, n),)
+        return x[key]
+    from ._manipulation import concatenate
+    shape = list(x.shape)
+    shape[axis] = n - m
+    return concatenate([x, zeros(tuple(shape), dtype=x.dtype)], axis=axis)
+
+
+def _transform(x, axes, kind, n_last=0):
+    """The library's transform of kind over axes (at most 3, distinct), in their order, on x's device."""
+    nd = x.ndim
+    perm = [i for i in range(nd) if i not in axes] + list(axes)
+    y = _permute(x, perm)
+    if y._lazy or y._tracer or not y.flags.c_contiguous:
+        y = _core.cast(y, y._dtype_code)  # a C-contiguous copy
+    r = _library_fft(kind, len(axes), n_last, y)
+    inv = [0] * nd
+    for i, p in enumerate(perm):
+        inv[p] = i
+    return _permute(r, inv)
+
+
+def _complex_type(x):
+    return numpy.complex64 if x.dtype in (numpy.float32, numpy.complex64) else numpy.complex128
+
+
+def _c2c_axes(x, axes, inverse):
+    """Complex transforms over axes, trailing groups of up to 3 distinct axes per library call."""
+    kind = _C2C_INVERSE if inverse else _C2C_FORWARD
+    axes = list(axes)
+    while axes:
+        group = []
+        while axes and len(group) < 3 and axes[-1] not in group:
+            group.insert(0, axes.pop())
+        x = _transform(x, group, kind)
+    return x
+
+
+def _cfft(name, a, s, axes, norm, inverse):
+    _check_norm(norm)
+    x = asarray(a)
+    if not _on_library(x):
+        return _host(name, x, s, axes, norm)
+    s, axes = _norm_axes(x, s, axes, name)
+    x = _cast(x, _complex_type(x))
+    for ax, n in zip(axes, s):
+        x = _resize(x, ax, n)
+    if not axes:
+        return x.copy()
+    return _scaled(_c2c_axes(x, axes, inverse), norm, math.prod(s), inverse)
+
+
+def _one_axis(n, axis):
+    return None if n is None else [n], [axis]
+
+
+def fft(a, n=None, axis=-1, norm=None):
+    x = asarray(a)
+    if not _on_library(x):
+        return _host("fft", x, n, axis, norm)
+    return _cfft("fftn", x, *_one_axis(n, axis), norm, False)
+
+
+def ifft(a, n=None, axis=-1, norm=None):
+    x = asarray(a)
+    if not _on_library(x):
+        return _host("ifft", x, n, axis, norm)
+    return _cfft("ifftn", x, *_one_axis(n, axis), norm, True)
+
+
+def fftn(a, s=None, axes=None, norm=None):
+    return _cfft("fftn", a, s, axes, norm, False)
+
+
+def ifftn(a, s=None, axes=None, norm=None):
+    return _cfft("ifftn", a, s, axes, norm, True)
+
+
+def fft2(a, s=None, axes=(-2, -1), norm=None):
+    return _cfft("fft2", a, s, axes, norm, False)
+
+
+def ifft2(a, s=None, axes=(-2, -1), norm=None):
+    return _cfft("ifft2", a, s, axes, norm, True)
+
+
+def _real_input(x, name):
+    if x.dtype.kind == "c":
+        raise TypeError(f"{name}: the input must be real, not {x.dtype}")
+    return _cast(x, numpy.float32 if x.dtype == numpy.float32 else numpy.float64)
+
+
+def _rfftn(name, a, s, axes, norm):
+    _check_norm(norm)
+    x = asarray(a)
+    if not _on_library(x):
+        return _host(name, x, s, axes, norm)
+    s, axes = _norm_axes(x, s, axes, name)
+    if not axes:
+        raise ValueError(f"{name}: at least one axis is needed")
+    x = _real_input(x, name)
+    for ax, n in zip(axes, s):
+        x = _resize(x, ax, n)
+    x = _transform(x, [axes[-1]], _R2C)
+    x = _c2c_axes(x, axes[:-1], False)
+    return _scaled(x, norm, math.prod(s), False)
+
+
+def _irfftn(name, a, s, axes, norm):
+    _check_norm(norm)
+    x = asarray(a)
+    if not _on_library(x):
+        return _host(name, x, s, axes, norm)
+    given = s is not None
+    s, axes = _norm_axes(x, s, axes, name)
+    if not axes:
+        raise ValueError(f"{name}: at least one axis is needed")
+    if not given:
+        s[-1] = 2 * (x.shape[axes[-1]] - 1)
+        if s[-1] < 1:
+            raise ValueError(f"Invalid number of FFT data points ({s[-1]}) specified.")
+    x = _cast(x, _complex_type(x))
+    for ax, n in zip(axes[:-1], s[:-1]):
+        x = _resize(x, ax, n)
+    x = _resize(x, axes[-1], s[-1] // 2 + 1)
+    x = _c2c_axes(x, axes[:-1], True)
+    x = _transform(x, [axes[-1]], _C2R, s[-1])
+    return _scaled(x, norm, math.prod(s), True)
+
+
+def rfft(a, n=None, axis=-1, norm=None):
+    x = asarray(a)
+    if not _on_library(x):
+        return _host("rfft", x, n, axis, norm)
+    return _rfftn("rfftn", x, *_one_axis(n, axis), norm)
+
+
+def irfft(a, n=None, axis=-1, norm=None):
+    x = asarray(a)
+    if not _on_library(x):
+        return _host("irfft", x, n, axis, norm)
+    return _irfftn("irfftn", x, *_one_axis(n, axis), norm)
+
+
+def rfftn(a, s=None, axes=None, norm=None):
+    return _rfftn("rfftn", a, s, axes, norm)
+
+
+def irfftn(a, s=None, axes=None, norm=None):
+    return _irfftn("irfftn", a, s, axes, norm)
+
+
+def rfft2(a, s=None, axes=(-2, -1), norm=None):
+    return _rfftn("rfft2", a, s, axes, norm)
+
+
+def irfft2(a, s=None, axes=(-2, -1), norm=None):
+    return _irfftn("irfft2", a, s, axes, norm)
+
+
+def hfft(a, n=None, axis=-1, norm=None):
+    """The FFT of a signal with Hermitian symmetry (its real spectrum): irfft(conj(a)) in the swapped norm."""
+    _check_norm(norm)
+    x = asarray(a)
+    if not _on_library(x):
+        return _host("hfft", x, n, axis, norm)
+    from ._complex import conjugate
+    return irfft(conjugate(_cast(x, _complex_type(x))), n, axis, _SWAP[norm])
+
+
+def ihfft(a, n=None, axis=-1, norm=None):
+    _check_norm(norm)
+    x = asarray(a)
+    if not _on_library(x):
+        return _host("ihfft", x, n, axis, norm)
+    from ._complex import conjugate
+    return conjugate(rfft(x, n, axis, _SWAP[norm]))
+
+
+# ---- helpers ------------------------------------------------------------------------------------------
+def fftfreq(n, d=1.0, *, device=None, dtype=None):
+    """The sample frequencies [0, 1, ..., -(n//2), ..., -1] / (n d) (lazy, on the current device)."""
+    n = operator.index(n)
+    if n < 1:
+        raise ValueError(f"fftfreq: n must be positive, not {n}")
+    k = arange(n)
+    from ._indexing import where
+    r = where(k < (n + 1) // 2, k, k - n) * (1.0 / (n * d))
+    return r if dtype is None else r.astype(dtype)
+
+
+def rfftfreq(n, d=1.0, *, device=None, dtype=None):
+    """The sample frequencies [0, 1, ..., n//2] / (n d) of rfft."""
+    n = operator.index(n)
+    if n < 1:
+        raise ValueError(f"rfftfreq: n must be positive, not {n}")
+    r = arange(n // 2 + 1) * (1.0 / (n * d))
+    return r if dtype is None else r.astype(dtype)
+
+
+def _roll_axes(x, axes, shift_of):
+    x = asarray(x)
+    if axes is None:
+        axes = list(range(x.ndim))
+    elif isinstance(axes, (int, numpy.integer)):
+        axes = [axes]
+    from ._manipulation import concatenate
+    for ax in axes:
+        ax = operator.index(ax) % x.ndim if x.ndim else 0
+        n = x.shape[ax]
+        k = shift_of(n) % n if n else 0
+        if k:
+            lead = (slice(None),) * ax
+            x = concatenate([x[lead + (slice(n - k, n),)], x[lead + (slice(0, n - k),)]], axis=ax)
+    return x
+
+
+def fftshift(x, axes=None):
+    """The zero frequency moved to the middle: a roll by n // 2 along each axis."""
+    return _roll_axes(x, axes, lambda n: n // 2)
+
+
+def ifftshift(x, axes=None):
+    """The inverse of fftshift: a roll by -(n // 2)."""
+    return _roll_axes(x, axes, lambda n: -(n // 2))
+
+
