@@ -236,13 +236,12 @@ def _make_asarray(base):
         always copies; copy=False raises ValueError where a copy would be needed; None copies if needed."""
         key = None if device is None else _device_key(device)
         if isinstance(obj, ndarray):
-            need = (dtype is not None and numpy.dtype(dtype) != obj.dtype) or (key is not None and tuple(key) != obj._device)
-            if copy is False and need:
-                raise ValueError("asarray(copy=False): a copy is needed (another dtype or device)")
-            r = base(obj, dtype, order) if dtype is not None or order not in (None, "K", "k") else obj
-            if copy is True and r is obj:
-                r = obj.copy()
-            return r if key is None else _move(r, key)
+            r = base(obj, dtype, order)  # obj itself when neither dtype nor order asks for a copy
+            if key is not None:
+                r = _move(r, key)
+            if copy is False and r is not obj:
+                raise ValueError("asarray(copy=False): a copy is needed (another dtype, order or device)")
+            return obj.copy(order="K") if copy is True and r is obj else r
         if copy is False:
             host_np = isinstance(obj, numpy.ndarray) and (dtype is None or numpy.dtype(dtype) == obj.dtype)
             if not (host_np and (key or _cur())[0] == _HOST):
@@ -529,6 +528,43 @@ _NEW = ["concat", "permute_dims", "matrix_transpose", "unstack", "moveaxis", "fl
         "logaddexp", "signbit", "nextafter", "isdtype", "finfo", "iinfo", "__array_namespace_info__", "cpu"]
 
 
+# The linalg extension's functions that are main-namespace functions or views of them (the standard's
+# last-two-axes convention); the decompositions (solve, svd, ...) are linalg.py's.
+def _linalg_diagonal(x, /, *, offset=0):
+    return _ns().diagonal(x, offset, axis1=-2, axis2=-1)
+
+
+def _linalg_trace(x, /, *, offset=0, dtype=None):
+    return _ns().sum(_linalg_diagonal(x, offset=offset), axis=-1, dtype=dtype)
+
+
+def _linalg_outer(x1, x2, /):
+    xp = _ns()
+    x1, x2 = xp.asarray(x1), xp.asarray(x2)
+    if x1.ndim != 1 or x2.ndim != 1:
+        raise ValueError("linalg.outer: x1 and x2 must be 1-dimensional")
+    return x1.reshape(-1, 1) * x2.reshape(1, -1)
+
+
+def _linalg_vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
+    xp = _ns()
+    x = xp.asarray(x)
+    if axis is None:
+        r = xp.linalg.norm(x.reshape(-1), ord=ord)
+        return r.reshape((1,) * x.ndim) if keepdims else r
+    return xp.linalg.norm(x, ord=ord, axis=axis, keepdims=keepdims)
+
+
+def _linalg_matrix_norm(x, /, *, keepdims=False, ord="fro"):
+    return _ns().linalg.norm(x, ord=ord, axis=(-2, -1), keepdims=keepdims)
+
+
+_LINALG = {"matmul": lambda: _ns().matmul, "matrix_transpose": lambda: matrix_transpose,
+           "tensordot": lambda: _ns().tensordot, "vecdot": lambda: _ns().vecdot,
+           "diagonal": lambda: _linalg_diagonal, "trace": lambda: _linalg_trace, "outer": lambda: _linalg_outer,
+           "vector_norm": lambda: _linalg_vector_norm, "matrix_norm": lambda: _linalg_matrix_norm}
+
+
 def _array_namespace(self, /, *, api_version=None):
     if api_version is not None and api_version not in ("2021.12", "2022.12", "2023.12", "2024.12"):
         raise ValueError(f"loom implements the array API 2024.12 (asked for {api_version!r})")
@@ -539,7 +575,10 @@ def export(ns):
     """Puts the standard's names into loom's namespace dict `ns` (see the module docstring)."""
     for name, make in ADAPTED.items():
         if name in ns:
-            ns[name] = make(ns[name])
+            base = ns[name]
+            ns[name] = make(base)
+            ns[name].__doc__ = (base.__doc__ or f"numpy.{name}'s behaviour.") + \
+                "\n\nArray API keywords (device=, copy=, correction=, min=/max=) as the 2024.12 standard defines them."
     for name, target in _ALIASES.items():
         if name not in ns and target in ns:
             ns[name] = ns[target]
@@ -551,6 +590,16 @@ def export(ns):
     for name in _NEW:
         if name not in ns or name in ("__array_namespace_info__", "isdtype", "finfo", "iinfo", "cpu"):
             ns[name] = g[name]
+    for name, get in _LINALG.items():
+        if not hasattr(ns["linalg"], name):
+            setattr(ns["linalg"], name, get())
+    for name in list(_NEW) + list(_sorting.__all__):
+        f = ns.get(name)
+        if callable(f) and not isinstance(f, type) and not getattr(f, "__doc__", None):
+            try:
+                f.__doc__ = f"{name}: as the array API standard 2024.12 defines it (python/loom/_array_api.py)."
+            except (AttributeError, TypeError):
+                pass
     ns["bool"] = numpy.bool_
     ns["__array_api_version__"] = __array_api_version__
     ndarray.__array_namespace__ = _array_namespace

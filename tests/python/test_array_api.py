@@ -218,3 +218,17 @@ def test_array_api_compat_recognizes_loom():
     compat = pytest.importorskip("array_api_compat")
     x = a([1.0])
     assert compat.array_namespace(x) is xp and compat.is_array_api_obj(x)
+
+
+def test_linalg_extension_reexports():
+    h = np.arange(24.0).reshape(2, 3, 4) - 7
+    x = a(h)
+    assert np.array_equal(xp.linalg.diagonal(x, offset=1).get(), np.linalg.diagonal(h, offset=1))
+    assert np.allclose(xp.linalg.trace(x, offset=-1).get(), np.linalg.trace(h, offset=-1))
+    assert np.array_equal(xp.linalg.outer(a([1, 2]), a([3, 4, 5])).get(), np.outer([1, 2], [3, 4, 5]))
+    assert np.allclose(xp.linalg.vector_norm(x).get(), np.linalg.vector_norm(h))
+    assert np.allclose(xp.linalg.vector_norm(x, axis=1, ord=1, keepdims=True).get(),
+                       np.linalg.vector_norm(h, axis=1, ord=1, keepdims=True))
+    assert np.allclose(xp.linalg.matrix_norm(x).get(), np.linalg.matrix_norm(h))
+    assert xp.linalg.matrix_transpose(x).shape == (2, 4, 3)
+    assert np.allclose(xp.linalg.vecdot(x, x).get(), np.linalg.vecdot(h, h))
