@@ -37,6 +37,7 @@ if [ -z "$py" ]; then
     py=python3
   fi
 fi
+"$py" -c "import scikit_build_core, numpy, pytest" 2>/dev/null || py=python3  # a venv over a venv python (the H200 image's /opt/torch/.venv) misses its packages
 py_rc=0
 "$py" -m pip install -q --no-build-isolation --no-deps --config-settings=build-dir=build-gpu/python \
   "${sleef[@]}" . > build-gpu/logs/pip.log 2>&1 || { py_rc=$?; tail -30 build-gpu/logs/pip.log; }

@@ -12,6 +12,7 @@ if [ -f build-gpukit/libsleefgnuabi.so.3 ]; then
   export LD_LIBRARY_PATH="$PWD/build-gpukit${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 fi
 python3 -m venv --clear --system-site-packages --without-pip .venv-gpu >/dev/null 2>&1 && py=$PWD/.venv-gpu/bin/python || py=python3
+"$py" -c "import scikit_build_core, numpy, pytest" 2>/dev/null || py=python3  # a venv over a venv python misses its packages
 "$py" -m pip install -v --no-build-isolation --no-deps --config-settings=build-dir=build-gpu/python \
   "${sleef[@]}" . > build-gpu/logs/pip.log 2>&1
 rc=$?
