@@ -539,7 +539,10 @@ def export(ns):
     """Puts the standard's names into loom's namespace dict `ns` (see the module docstring)."""
     for name, make in ADAPTED.items():
         if name in ns:
-            ns[name] = make(ns[name])
+            base = ns[name]
+            ns[name] = make(base)
+            if not getattr(ns[name], "__doc__", None):  # the adapter keeps the documented function's docstring
+                ns[name].__doc__ = base.__doc__
     for name, target in _ALIASES.items():
         if name not in ns and target in ns:
             ns[name] = ns[target]
