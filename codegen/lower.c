@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* lower.c: the shared part of the lowering of a KernelIr to an LLVM module (cg_lower.h): the kernel
  * checks, the instruction evaluator, stores and phases at a point, per-worker regions, module set-up
  * and verification. The loop structures that visit the points live in lower_host.c (the CPU's row
@@ -40,7 +41,8 @@ LoomStatus cg_check_kernel(const KernelIr *k, Diag *d) {
       return diag_error(d, LOOM_ERR_INTERNAL, "codegen: buffer %d has a bad dtype", b);
   for (int i = 0; i < k->ninstr; i++) {
     const KInstr *in = &k->instrs[i];
-    if (in->kind >= KI_KIND_COUNT || in->dtype >= LOOM_DTYPE_COUNT || dtype_compute((LoomDType)in->dtype) != in->dtype)
+    if (in->kind >= KI_KIND_COUNT || in->dtype >= LOOM_DTYPE_COUNT ||
+        (dtype_compute((LoomDType)in->dtype) != in->dtype && in->kind != KI_CAST))
       return diag_error(d, LOOM_ERR_INTERNAL, "codegen: instruction %d has a bad kind or dtype", i);
     for (int j = 0; j < instr_nsrc(in); j++)
       if (in->src[j] < 0 || in->src[j] >= i)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* lower_complex.c: complex64 / complex128 ops, casts aside (math.c), for every target.
  *
  * Approach. A complex value is an LLVM literal struct {T, T} (real, imaginary); the sequences here
@@ -129,6 +130,16 @@ static P cdiv(Cx *c, P a, P b) {
   V first = cmp(c, LLVMRealOGE, abr, abi);
   V zero = and_(c, iszero(c, abr), iszero(c, abi));
   return psel(c, first, psel(c, zero, rz, r1), r2);
+}
+
+/* NumPy's complex reciprocal loop: the quotient rule of the larger part, with no zero-divisor case
+ * (1 / 0 gives inf and nan parts from the divisions themselves, as NumPy's). */
+static P crecip(Cx *c, P z) {
+  V r1 = dv(c, z.im, z.re), d1 = add(c, z.re, mul(c, z.im, r1));
+  V r2 = dv(c, z.re, z.im), d2 = add(c, mul(c, z.re, r2), z.im);
+  P p1 = pr(dv(c, K(c, 1.0), d1), neg(c, dv(c, r1, d1)));
+  P p2 = pr(dv(c, r2, d2), dv(c, K(c, -1.0), d2));
+  return psel(c, cmp(c, LLVMRealOLE, fab(c, z.im), fab(c, z.re)), p1, p2);
 }
 
 /* NumPy's CGT/CGE/CLT/CLE: lexicographic; a NaN imaginary part makes the first clause false. */
@@ -582,6 +593,10 @@ LLVMValueRef cg_complex_elem(CgMath *m, LoomOp op, LoomDType t, const LLVMValueR
   }
   case LOOM_OP_TRUEDIV: {
     P r = cdiv(c, a, b);
+    return cg_cx_make(m, t, r.re, r.im);
+  }
+  case LOOM_OP_RECIPROCAL: {
+    P r = crecip(c, a);
     return cg_cx_make(m, t, r.re, r.im);
   }
   case LOOM_OP_POW: {

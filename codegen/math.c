@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* math.c: scalar semantics of Loom's elementwise ops, casts and reduction combiners in LLVM IR.
  *
  * Approach: every op is a short, branch-free sequence of LLVM instructions (selects instead of
@@ -421,7 +422,11 @@ LLVMValueRef cg_fsqrt(CgMath *m, LLVMValueRef a) {
 static LLVMValueRef float_divmod(CgMath *m, LoomDType t, LLVMValueRef a, LLVMValueRef bv, bool want_mod) {
   LLVMBuilderRef b = m->b;
   LLVMValueRef zero = fconst(m, t, 0.0), one = fconst(m, t, 1.0);
-  LLVMValueRef mod = LLVMBuildFRem(b, a, bv, "");
+  /* fmod must be exact (NumPy's is). The host's frem is libm's fmod; NVPTX would lower frem to
+   * a - trunc(a / b) * b, wrong once a / b is large or inexact: the device library's fmod (libdevice's
+   * __nv_fmod(f)) is exact. */
+  LLVMValueRef fa[2] = {a, bv};
+  LLVMValueRef mod = m->gpu ? libm_call(m, "fmod", t, fa, 2) : LLVMBuildFRem(b, a, bv, "");
   LLVMValueRef bz = LLVMBuildFCmp(b, LLVMRealOEQ, bv, zero, "");
   LLVMValueRef adiv = cg_fdiv(m, t, a, bv);
   LLVMValueRef div = cg_fdiv(m, t, LLVMBuildFSub(b, a, mod, ""), bv);
@@ -546,12 +551,27 @@ LLVMValueRef cg_elem(CgMath *m, LoomOp op, LoomDType t, const LLVMValueRef *args
     if (op == LOOM_OP_ASINH) alt = intr2(m, "llvm.copysign", alt, a);
     return LLVMBuildSelect(b, big, alt, r, "");
   }
-  if (fl && op == LOOM_OP_LOG1P && t == LOOM_FLOAT32) {
-    /* SLEEF's vector log1pf overflows to inf above ~1e38; there log1p(x) = log(x) to rounding */
+  if (fl && op == LOOM_OP_LOG1P) {
+    /* SLEEF's log1p (and its vector log1pf above ~1e38) gives inf near the largest floats (1 + x
+     * overflows inside); there log1p(x) = log(x) to rounding. On every target: harmless where the
+     * library is right. */
     LLVMValueRef x0 = a;
     LLVMValueRef r = libm_call(m, lm, t, &x0, 1);
-    LLVMValueRef big = LLVMBuildFCmp(b, LLVMRealOGT, a, fconst(m, t, 1e30), "");
+    LLVMValueRef big = LLVMBuildFCmp(b, LLVMRealOGT, a, fconst(m, t, t == LOOM_FLOAT64 ? 1e300 : 1e30), "");
     return LLVMBuildSelect(b, big, libm_call(m, "log", t, &x0, 1), r, "");
+  }
+  if (fl && !m->gpu && (op == LOOM_OP_COSH || op == LOOM_OP_SINH)) {
+    /* SLEEF's cosh/sinh overflow to inf where exp(|x|) does (|x| > ~709.78 / 88.72), short of their
+     * own limits (~710.48 / 89.42); there cosh(x) = e^(|x|/2) / 2 * e^(|x|/2) (sinh with x's sign). */
+    LLVMValueRef x0 = a;
+    LLVMValueRef r = libm_call(m, lm, t, &x0, 1);
+    LLVMValueRef ax = intr1(m, "llvm.fabs", a);
+    LLVMValueRef big = LLVMBuildFCmp(b, LLVMRealOGT, ax, fconst(m, t, t == LOOM_FLOAT64 ? 700.0 : 80.0), "");
+    LLVMValueRef hx = LLVMBuildFMul(b, ax, fconst(m, t, 0.5), "");
+    LLVMValueRef h = libm_call(m, "exp", t, &hx, 1);
+    LLVMValueRef alt = LLVMBuildFMul(b, LLVMBuildFMul(b, h, fconst(m, t, 0.5), ""), h, "");
+    if (op == LOOM_OP_SINH) alt = intr2(m, "llvm.copysign", alt, a);
+    return LLVMBuildSelect(b, big, alt, r, "");
   }
   if (lm && fl && op != LOOM_OP_POW) {
     LLVMValueRef xs[2] = {a, bv};
@@ -580,6 +600,13 @@ LLVMValueRef cg_elem(CgMath *m, LoomOp op, LoomDType t, const LLVMValueRef *args
       LLVMValueRef lt = LLVMBuildZExt(b, LLVMBuildICmp(b, LLVMIntSLT, a, iconst(m, t, 0), ""), cg_reg_type(m, t), "");
       return LLVMBuildSub(b, gt, lt, "");
     }
+  case LOOM_OP_RECIPROCAL: /* ints: 1 / x truncated toward 0, so 1 -> 1, -1 -> -1, else (0 too) 0 */
+    if (fl) return cg_fdiv(m, t, fconst(m, t, 1.0), a);
+    if (bo) return bad(m, t, "reciprocal");
+    return LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntEQ, a, iconst(m, t, 1), ""), iconst(m, t, 1),
+                           sg ? LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntEQ, a, iconst(m, t, -1), ""),
+                                                iconst(m, t, -1), iconst(m, t, 0), "")
+                              : iconst(m, t, 0), "");
   case LOOM_OP_SQRT: return fl ? cg_fsqrt(m, a) : bad(m, t, "sqrt");
   case LOOM_OP_RSQRT: return fl ? cg_fdiv(m, t, fconst(m, t, 1.0), cg_fsqrt(m, a)) : bad(m, t, "rsqrt");
   case LOOM_OP_FLOOR: return fl ? intr1(m, "llvm.floor", a) : a;

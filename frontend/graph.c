@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* graph.c (frontend): the public graph-building API (loom_graph_*, loom_input, loom_binary, ...).
  *
  * Approach: each public function validates its arguments the way NumPy would (negative axes,
@@ -67,11 +68,14 @@ LoomStatus loom_input(LoomGraph *g, const LoomArray *a, LoomNode *out) {
     diag_error(d, LOOM_ERR_DTYPE, "loom_input: dtype %d is not a LoomDType", (int)a->dtype);
   else if (a->ndim < 0 || a->ndim > LOOM_MAX_RANK)
     diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "loom_input: ndim %d is outside 0..%d", a->ndim, LOOM_MAX_RANK);
-  else if (a->device != LOOM_DEVICE_HOST && a->device != LOOM_DEVICE_CUDA)
-    diag_error(d, LOOM_ERR_UNSUPPORTED, "loom_input: device kind %d is not supported (host and CUDA are)",
+  else if (a->device != LOOM_DEVICE_HOST && a->device != LOOM_DEVICE_CUDA && a->device != LOOM_DEVICE_HIP)
+    diag_error(d, LOOM_ERR_UNSUPPORTED, "loom_input: device kind %d is not supported (host, CUDA and HIP are)",
                (int)a->device);
   else if (a->device_index < 0)
     diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "loom_input: device_index %d is negative", (int)a->device_index);
+  else if (a->device == LOOM_DEVICE_HOST && a->device_index != 0)
+    diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "loom_input: device_index %d of a host array; the host is device 0",
+               (int)a->device_index);
   else {
     for (int i = 0; i < a->ndim; i++)
       if (a->shape[i] < 0) {
@@ -190,6 +194,15 @@ LoomStatus loom_weak_int(LoomGraph *g, int64_t value, LoomNode *out) {
   return END(g);
 }
 
+LoomStatus loom_weak_uint(LoomGraph *g, uint64_t value, LoomNode *out) {
+  BEGIN(g);
+  if (need_out(out, d, "loom_weak_uint")) {
+    if (value <= (uint64_t)INT64_MAX) ir_const(&g->ir, LOOM_INT64, (Scalar){.i = (int64_t)value}, true, out, d);
+    else ir_const(&g->ir, LOOM_UINT64, (Scalar){.u = value}, true, out, d);
+  }
+  return END(g);
+}
+
 LoomStatus loom_weak_bool(LoomGraph *g, int value, LoomNode *out) {
   BEGIN(g);
   if (need_out(out, d, "loom_weak_bool")) ir_const(&g->ir, LOOM_BOOL, (Scalar){.u = value != 0}, true, out, d);
@@ -256,22 +269,89 @@ LoomStatus loom_where(LoomGraph *g, LoomNode cond, LoomNode a, LoomNode b, LoomN
   return END(g);
 }
 
+/* clip follows NumPy 2's np.clip: for an integer x, a Python int bound at or below x's dtype minimum
+ * (lower) or at or above its maximum (upper) is dropped first (it clips nothing); one bound left is
+ * maximum(x, lo) or minimum(x, hi) (two-operand promotion); two bounds are the three-operand ufunc: its
+ * dtype is the n-ary promotion of the strong operands, widened by the weak ones (NEP 50: a Python float
+ * makes an integer result float64, a Python int a bool one int64), all three converted to it, then
+ * max / min. */
+static bool is_weak(const LoomGraph *g, LoomNode x) { return (g->ir.nodes[x].flags & IR_FLAG_WEAK) != 0; }
+
+/* Whether weak node b is a Python int constant at or past integer dtype t's limit (low: the minimum). */
+static bool weak_int_past(const LoomGraph *g, LoomNode b, LoomDType t, bool low) {
+  const IrNode *n = &g->ir.nodes[b];
+  DKind k = dtype_kind((LoomDType)n->dtype);
+  if (n->kind != IR_CONST || !(n->flags & IR_FLAG_WEAK) || (k != DK_INT && k != DK_UINT)) return false;
+  int64_t lo;
+  uint64_t hi;
+  int_range(t, &lo, &hi);
+  if (k == DK_UINT) return !low && n->value.u >= hi; /* above INT64_MAX: above every signed limit too */
+  int64_t v = n->value.i;
+  if (low) return v <= lo;
+  return v >= 0 && (uint64_t)v >= hi;
+}
+
 LoomStatus loom_clip(LoomGraph *g, LoomNode x, LoomNode lo, LoomNode hi, LoomNode *out) {
   BEGIN(g);
   if (!need_out(out, d, "loom_clip")) return END(g);
-  int32_t cur = x, src[2];
-  if (x < 0 || x >= g->ir.nnodes) {
-    diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "loom_clip: node %d is not a node of this graph", x);
-    return END(g);
+  LoomNode ops[3] = {x, lo, hi};
+  for (int k = 0; k < 3; k++)
+    if ((k == 0 || ops[k] >= 0) && (ops[k] < 0 || ops[k] >= g->ir.nnodes)) {
+      diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "loom_clip: node %d is not a node of this graph", ops[k]);
+      return END(g);
+    }
+  LoomDType xt = (LoomDType)g->ir.nodes[x].dtype;
+  if (dtype_is_int(xt)) {
+    if (lo >= 0 && weak_int_past(g, lo, xt, true)) ops[1] = -1;
+    if (hi >= 0 && weak_int_past(g, hi, xt, false)) ops[2] = -1;
   }
-  if (lo >= 0) {
+  int32_t cur = x, src[2];
+  if (ops[1] >= 0 && ops[2] >= 0) { /* the three-operand ufunc */
+    /* NumPy promotes the three together, not pairwise: with a float among them the result is the
+     * widest of each one's smallest safe float (int8, uint16, float16 -> float32, where pairwise
+     * promotion would give float64); without, the pairwise integer promotion (associative). */
+    bool strong = false, any_float = false;
+    LoomDType r = LOOM_BOOL, rf = LOOM_FLOAT16;
+    for (int k = 0; k < 3; k++)
+      if (!is_weak(g, ops[k])) {
+        LoomDType t = (LoomDType)g->ir.nodes[ops[k]].dtype;
+        r = strong ? dtype_promote(r, t) : t;
+        strong = true;
+        any_float |= dtype_is_float(t);
+        if (t != LOOM_BOOL && dtype_bits(dtype_float_of(t)) > dtype_bits(rf)) rf = dtype_float_of(t);
+      }
+    if (any_float) r = rf;
+    if (strong) {
+      for (int k = 0; k < 3; k++) {
+        if (!is_weak(g, ops[k])) continue;
+        DKind kw = dtype_kind((LoomDType)g->ir.nodes[ops[k]].dtype);
+        if ((kw == DK_INT || kw == DK_UINT) && r == LOOM_BOOL) r = LOOM_INT64;
+        if (kw == DK_FLOAT && !dtype_is_float(r)) r = LOOM_FLOAT64;
+      }
+      for (int k = 0; k < 3; k++) {
+        int range = 0;
+        LoomNode orig = ops[k];
+        if (!is_weak(g, orig)) {
+          if (g->ir.nodes[orig].dtype != r && ir_cast(&g->ir, orig, r, &ops[k], d)) return END(g);
+          continue;
+        }
+        if (ir_weak_to(&g->ir, orig, r, &range, &ops[k], d)) return END(g);
+        if (range != 0) {
+          ir_weak_range_error(&g->ir, orig, r, d);
+          return END(g);
+        }
+      }
+      cur = ops[0];
+    }
+  }
+  if (ops[1] >= 0) {
     src[0] = cur;
-    src[1] = lo;
+    src[1] = ops[1];
     if (ir_elem(&g->ir, LOOM_OP_MAXIMUM, 2, src, &cur, d)) return END(g);
   }
-  if (hi >= 0) {
+  if (ops[2] >= 0) {
     src[0] = cur;
-    src[1] = hi;
+    src[1] = ops[2];
     if (ir_elem(&g->ir, LOOM_OP_MINIMUM, 2, src, &cur, d)) return END(g);
   }
   *out = cur;
@@ -558,8 +638,12 @@ LoomStatus loom_input_rebind(LoomGraph *g, LoomNode input, const LoomArray *arra
     diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "loom_input_rebind: data is NULL for a non-empty array");
     return END(g);
   }
-  cur->data = array->data;
-  for (int i = 0; i < cur->ndim; i++) cur->strides[i] = array->strides[i];
+  if (!ir_array_span_ok(array)) {
+    diag_error(d, LOOM_ERR_INVALID_ARGUMENT,
+               "loom_input_rebind: shape and strides span more than 2^62 bytes; no array is that large");
+    return END(g);
+  }
+  ir_input_rebind(&g->ir, s->input, array->data, array->strides);
   return END(g);
 }
 
@@ -579,13 +663,13 @@ LoomStatus loom_input_rebind_many(LoomGraph *g, int32_t n, const LoomNode *input
              a->device_index == cur->device_index;
     for (int i = 0; ok && i < cur->ndim; i++) ok = a->shape[i] == cur->shape[i];
     if (ok && !a->data && ir_numel(cur->ndim, cur->shape) > 0) ok = 0;
+    if (ok && !ir_array_span_ok(a)) ok = 0;
     if (!ok) {
       LoomStatus st = loom_input_rebind(g, x, a);
       if (st) return st;
       continue;
     }
-    cur->data = a->data;
-    for (int i = 0; i < cur->ndim; i++) cur->strides[i] = a->strides[i];
+    ir_input_rebind(&g->ir, s->input, a->data, a->strides);
   }
   return LOOM_OK;
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* graph.c: the graph IR: storage, hash-consing and the validating constructors.
  *
  * Approach: nodes live in one growable array; an open-addressing table (linear probing, load <= 1/2)
@@ -22,6 +23,19 @@ int64_t ir_numel(int ndim, const int64_t *shape) {
     n *= shape[i];
   }
   return n;
+}
+
+bool ir_array_span_ok(const LoomArray *a) {
+  if (a->ndim < 0 || a->ndim > LOOM_MAX_RANK) return false;
+  if (ir_numel(a->ndim, a->shape) == 0) return true;
+  __int128 span = 0, limit = (__int128)1 << 62;
+  for (int i = 0; i < a->ndim; i++) {
+    __int128 st = a->strides[i] < 0 ? -(__int128)a->strides[i] : (__int128)a->strides[i];
+    span += (__int128)(a->shape[i] - 1) * st; /* each term < 2^126: no overflow */
+    if (span > limit) return false;
+  }
+  int isz = dtype_bits(a->dtype) / 8;
+  return span * (isz > 0 ? isz : 1) <= limit;
 }
 
 void ir_format_shape(char *buf, size_t n, int ndim, const int64_t *shape) {
@@ -130,10 +144,12 @@ void ir_graph_free(IrGraph *g) {
   ctx_free(g->ctx, g->nodes);
   ctx_free(g->ctx, g->table);
   ctx_free(g->ctx, g->inputs);
+  ctx_free(g->ctx, g->intable);
   g->nodes = NULL;
   g->table = NULL;
   g->inputs = NULL;
-  g->nnodes = g->cap = g->tcap = g->ninputs = g->incap = 0;
+  g->intable = NULL;
+  g->nnodes = g->cap = g->tcap = g->ninputs = g->incap = g->intcap = 0;
 }
 
 static uint64_t node_hash(const IrNode *n) {
@@ -246,12 +262,23 @@ static LoomStatus add_node(IrGraph *g, IrNode n, int32_t *out, Diag *d) {
   return LOOM_OK;
 }
 
+/* Drops node idx from the table. Only valid for the newest node (nodes are inserted in index order
+ * and dropped newest first, so no entry inserted earlier ever probed past its slot). */
+static void table_remove_newest(IrGraph *g, int32_t idx) {
+  uint32_t mask = (uint32_t)g->tcap - 1;
+  for (uint32_t s = (uint32_t)g->nodes[idx].hash & mask; g->table[s] >= 0; s = (s + 1) & mask)
+    if (g->table[s] == idx) {
+      g->table[s] = -1;
+      return;
+    }
+}
+
+static void intable_remove(IrGraph *g, int32_t idx);
+
 void ir_graph_rollback(IrGraph *g, int32_t nnodes, int32_t ninputs) {
-  if (nnodes >= 0 && nnodes < g->nnodes) {
-    g->nnodes = nnodes;
-    table_rebuild(g);
-  }
-  if (ninputs >= 0 && ninputs < g->ninputs) g->ninputs = ninputs;
+  /* O(what is dropped), not O(graph): a failed builder call on a big graph stays cheap */
+  while (nnodes >= 0 && nnodes < g->nnodes) table_remove_newest(g, --g->nnodes);
+  while (ninputs >= 0 && ninputs < g->ninputs) intable_remove(g, --g->ninputs);
 }
 
 LoomStatus ir_add_raw(IrGraph *g, const IrNode *n, int32_t *out, Diag *d) {
@@ -294,7 +321,65 @@ static LoomStatus check_shape(int ndim, const int64_t *shape, const char *what, 
 }
 
 /* ---- inputs and constants ------------------------------------------------------------------------------ */
+/* Inputs with equal descriptors are one input; g->intable finds them by a hash of the descriptor
+ * (linear probing, load <= 1/2, deletion by backward shift), so adding n inputs is O(n). */
+static uint64_t desc_hash(const LoomArray *a) {
+  int nd = a->ndim >= 0 && a->ndim <= LOOM_MAX_RANK ? a->ndim : 0;
+  uint64_t h = ir_hash_bytes(&a->data, sizeof a->data, (uint64_t)a->dtype);
+  int32_t head[3] = {a->ndim, (int32_t)a->device, a->device_index};
+  h = ir_hash_bytes(head, sizeof head, h);
+  h = ir_hash_bytes(a->shape, (size_t)nd * sizeof(int64_t), h);
+  return ir_hash_bytes(a->strides, (size_t)nd * sizeof(int64_t), h);
+}
+
+static void intable_insert(IrGraph *g, int32_t idx) {
+  uint32_t mask = (uint32_t)g->intcap - 1;
+  uint32_t s = (uint32_t)desc_hash(&g->inputs[idx]) & mask;
+  while (g->intable[s] >= 0) s = (s + 1) & mask;
+  g->intable[s] = idx;
+}
+
+static void intable_remove(IrGraph *g, int32_t idx) {
+  if (g->intcap == 0) return;
+  uint32_t mask = (uint32_t)g->intcap - 1;
+  uint32_t i = (uint32_t)desc_hash(&g->inputs[idx]) & mask;
+  while (g->intable[i] >= 0 && g->intable[i] != idx) i = (i + 1) & mask;
+  if (g->intable[i] < 0) return;
+  for (uint32_t j = (i + 1) & mask; g->intable[j] >= 0; j = (j + 1) & mask) { /* Knuth's algorithm R */
+    uint32_t h = (uint32_t)desc_hash(&g->inputs[g->intable[j]]) & mask;
+    bool movable = i <= j ? (h <= i || h > j) : (h <= i && h > j);
+    if (movable) {
+      g->intable[i] = g->intable[j];
+      i = j;
+    }
+  }
+  g->intable[i] = -1;
+}
+
+void ir_input_rebind(IrGraph *g, int32_t index, void *data, const int64_t *strides) {
+  if (index < 0 || index >= g->ninputs) return;
+  LoomArray *a = &g->inputs[index];
+  intable_remove(g, index);
+  a->data = data;
+  for (int i = 0; i < a->ndim; i++) a->strides[i] = strides[i];
+  if (g->intcap > 0) intable_insert(g, index);
+}
+
 LoomStatus ir_input_append(IrGraph *g, const LoomArray *a, int32_t *index, Diag *d) {
+  if ((int64_t)(g->ninputs + 1) * 2 > g->intcap) {
+    if (g->ninputs >= INT32_MAX / 4)
+      return diag_error(d, LOOM_ERR_UNSUPPORTED, "graph has too many inputs (%d)", g->ninputs);
+    int32_t cap = g->intcap ? g->intcap * 2 : 16;
+    int32_t *t = ctx_alloc(g->ctx, sizeof(int32_t) * (size_t)cap);
+    if (!t)
+      return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory growing the graph's input table to %zu bytes",
+                        sizeof(int32_t) * (size_t)cap);
+    ctx_free(g->ctx, g->intable);
+    g->intable = t;
+    g->intcap = cap;
+    for (int32_t i = 0; i < cap; i++) t[i] = -1;
+    for (int32_t i = 0; i < g->ninputs; i++) intable_insert(g, i);
+  }
   if (g->ninputs >= g->incap) {
     int32_t cap = g->incap ? g->incap * 2 : 8;
     LoomArray *in = ctx_alloc(g->ctx, sizeof(LoomArray) * (size_t)cap);
@@ -319,6 +404,7 @@ LoomStatus ir_input_append(IrGraph *g, const LoomArray *a, int32_t *index, Diag 
   c.device_index = a->device_index;
   g->inputs[g->ninputs] = c;
   *index = g->ninputs++;
+  intable_insert(g, *index);
   return LOOM_OK;
 }
 
@@ -337,12 +423,19 @@ LoomStatus ir_input(IrGraph *g, const LoomArray *a, int32_t *out, Diag *d) {
     return diag_error(d, LOOM_ERR_DTYPE, "input: dtype %d is not a LoomDType", (int)a->dtype);
   LoomStatus st = check_shape(a->ndim, a->shape, "input", d);
   if (st) return st;
+  if (!ir_array_span_ok(a))
+    return diag_error(d, LOOM_ERR_INVALID_ARGUMENT,
+                      "input: shape and strides span more than 2^62 bytes; no array is that large (check the "
+                      "strides: they count elements, not bytes)");
   int32_t idx = -1;
-  for (int32_t i = 0; i < g->ninputs; i++)
-    if (same_descriptor(&g->inputs[i], a)) {
-      idx = i;
-      break;
-    }
+  if (g->intcap > 0) {
+    uint32_t mask = (uint32_t)g->intcap - 1;
+    for (uint32_t s = (uint32_t)desc_hash(a) & mask; g->intable[s] >= 0; s = (s + 1) & mask)
+      if (g->intable[s] < g->ninputs && same_descriptor(&g->inputs[g->intable[s]], a)) {
+        idx = g->intable[s];
+        break;
+      }
+  }
   int32_t mark_in = g->ninputs;
   if (idx < 0 && (st = ir_input_append(g, a, &idx, d))) return st;
   IrNode n = new_node(IR_INPUT, a->dtype, a->ndim, a->shape);
@@ -356,9 +449,10 @@ LoomStatus ir_const(IrGraph *g, LoomDType dtype, Scalar v, bool weak, int32_t *o
   if (!g || !out) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "const: null argument");
   if ((unsigned)dtype >= LOOM_DTYPE_COUNT)
     return diag_error(d, LOOM_ERR_DTYPE, "const: dtype %d is not a LoomDType", (int)dtype);
-  if (weak && dtype != LOOM_BOOL && dtype != LOOM_INT64 && dtype != LOOM_FLOAT64 && dtype != LOOM_COMPLEX128)
+  if (weak && dtype != LOOM_BOOL && dtype != LOOM_INT64 && dtype != LOOM_UINT64 && dtype != LOOM_FLOAT64 &&
+      dtype != LOOM_COMPLEX128)
     return diag_error(d, LOOM_ERR_DTYPE,
-                      "const: a weak constant must be bool, int64, float64 or complex128, not %s",
+                      "const: a weak constant must be bool, int64, uint64, float64 or complex128, not %s",
                       loom_dtype_name(dtype));
   IrNode n = new_node(IR_CONST, dtype, 0, NULL);
   n.value = ir_scalar_canon(dtype, v);
@@ -452,26 +546,28 @@ LoomStatus ir_elem_result_dtype(LoomOp op, const LoomDType *t, LoomDType *out, D
                         loom_dtype_name(t[0]), loom_dtype_name(t[1]));
     *out = LOOM_UINT64;
     return LOOM_OK;
+  case RULE_NUMERIC: *out = a == LOOM_BOOL ? LOOM_INT8 : a; return LOOM_OK;
   }
   return diag_error(d, LOOM_ERR_INTERNAL, "internal error: op %d has no dtype rule", (int)op);
 }
 
-static bool weak_int_fits(int64_t v, LoomDType t) {
-  switch (t) {
-  case LOOM_INT8: return v >= INT8_MIN && v <= INT8_MAX;
-  case LOOM_INT16: return v >= INT16_MIN && v <= INT16_MAX;
-  case LOOM_INT32: return v >= INT32_MIN && v <= INT32_MAX;
-  case LOOM_INT64: return true;
-  case LOOM_UINT8: return v >= 0 && v <= UINT8_MAX;
-  case LOOM_UINT16: return v >= 0 && v <= UINT16_MAX;
-  case LOOM_UINT32: return v >= 0 && v <= (int64_t)UINT32_MAX;
-  case LOOM_UINT64: return v >= 0;
-  default: return true;
+/* Where a weak integer (v of kind kw: DK_INT as int64, DK_UINT as uint64) lies against integer dtype
+ * t's range: -1 below it, 0 inside, 1 above. */
+static int weak_int_range(DKind kw, Scalar v, LoomDType t) {
+  int bits = dtype_bits(t);
+  if (dtype_kind(t) == DK_UINT) {
+    if (kw == DK_INT && v.i < 0) return -1;
+    uint64_t u = kw == DK_INT ? (uint64_t)v.i : v.u, max = bits == 64 ? UINT64_MAX : (UINT64_C(1) << bits) - 1;
+    return u > max ? 1 : 0;
   }
+  if (kw == DK_UINT && v.u > (uint64_t)INT64_MAX) return 1;
+  int64_t x = kw == DK_INT ? v.i : (int64_t)v.u;
+  int64_t lo = bits == 64 ? INT64_MIN : -(INT64_C(1) << (bits - 1)), hi = bits == 64 ? INT64_MAX : (INT64_C(1) << (bits - 1)) - 1;
+  return x < lo ? -1 : x > hi ? 1 : 0;
 }
 
-/* A weak value (bool, int64, float64 or complex128) converted to dtype t (in t's kind; the target
- * of a weak complex is always complex). */
+/* A weak value (bool, int64, uint64, float64 or complex128) converted to dtype t (in t's kind; the
+ * target of a weak complex is complex or, for logical ops, bool). */
 static Scalar weak_value_as(LoomDType from, Scalar v, LoomDType t) {
   Scalar r = {0};
   DKind kf = dtype_kind(from), kt = dtype_kind(t);
@@ -481,32 +577,51 @@ static Scalar weak_value_as(LoomDType from, Scalar v, LoomDType t) {
   } else if (kt == DK_FLOAT) r.f = kf == DK_FLOAT ? v.f : kf == DK_INT ? (double)v.i : (double)v.u;
   else if (kt == DK_INT) r.i = kf == DK_INT ? v.i : (int64_t)v.u;
   else if (kt == DK_UINT) r.u = kf == DK_INT ? (uint64_t)v.i : v.u;
-  else r.u = kf == DK_FLOAT ? v.f != 0 : v.u != 0;
+  else r.u = kf == DK_FLOAT ? v.f != 0 : kf == DK_COMPLEX ? v.f != 0 || v.im != 0 : kf == DK_INT ? v.i != 0 : v.u != 0;
   return r;
 }
 
-/* NEP 50: the strong node that weak node x becomes next to a strong operand of dtype partner. */
-static LoomStatus resolve_weak(IrGraph *g, int32_t x, LoomDType partner, OpRule rule, int32_t *out, Diag *d) {
+LoomStatus ir_weak_to(IrGraph *g, int32_t x, LoomDType t, int *range, int32_t *out, Diag *d) {
   const IrNode *n = &g->nodes[x];
   LoomDType wt = (LoomDType)n->dtype;
+  DKind kw = dtype_kind(wt);
+  *range = 0;
+  if (n->kind != IR_CONST) return ir_cast(g, x, t, out, d);
+  Scalar v = n->value;
+  if ((kw == DK_INT || kw == DK_UINT) && dtype_is_int(t) && (*range = weak_int_range(kw, v, t)) != 0) return LOOM_OK;
+  return ir_const(g, t, weak_value_as(wt, v, t), false, out, d);
+}
+
+LoomStatus ir_weak_range_error(const IrGraph *g, int32_t x, LoomDType t, Diag *d) {
+  const IrNode *n = &g->nodes[x];
+  char num[32];
+  if (dtype_kind((LoomDType)n->dtype) == DK_INT) snprintf(num, sizeof num, "%lld", (long long)n->value.i);
+  else snprintf(num, sizeof num, "%llu", (unsigned long long)n->value.u);
+  return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "Python integer %s out of bounds for %s", num, loom_dtype_name(t));
+}
+
+/* NEP 50: the strong node that weak node x becomes next to a strong operand of dtype partner.
+ * Logical ops (and, or, xor) take a weak scalar's own truth value, as NumPy does (logical_or(f16 0,
+ * 5e-324) is true; logical_and(u8, 300) is defined). A weak int outside the integer target's range is
+ * an error, except for comparisons, whose result it decides: *range is then -1 (below every value of
+ * the target) or 1 (above), and *out is not set. */
+static LoomDType weak_target(LoomDType wt, LoomDType partner, OpRule rule) {
   DKind kw = dtype_kind(wt), kp = dtype_kind(partner);
-  LoomDType target;
-  if (kw == DK_BOOL) target = partner;
-  else if (kw == DK_INT) target = kp == DK_BOOL ? LOOM_INT64 : partner;
-  else if (kw == DK_FLOAT) target = kp == DK_FLOAT || kp == DK_COMPLEX ? partner : LOOM_FLOAT64;
-  else target = kp == DK_FLOAT || kp == DK_COMPLEX ? dtype_complex_of(partner) : LOOM_COMPLEX128;
-  if (n->kind == IR_CONST) {
-    Scalar v = n->value;
-    if (kw == DK_INT && dtype_is_int(target) && !weak_int_fits(v.i, target)) {
-      /* Comparisons with an out-of-range Python int are well defined (NumPy 2): compare as int64. */
-      if (rule == RULE_COMPARE) target = LOOM_INT64;
-      else
-        return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "Python integer %lld out of bounds for %s",
-                          (long long)v.i, loom_dtype_name(target));
-    }
-    return ir_const(g, target, weak_value_as(wt, v, target), false, out, d);
-  }
-  return ir_cast(g, x, target, out, d);
+  if (rule == RULE_LOGICAL) return LOOM_BOOL;
+  if (kw == DK_BOOL) return partner;
+  if (kw == DK_INT || kw == DK_UINT) return kp == DK_BOOL ? LOOM_INT64 : partner;
+  if (kw == DK_FLOAT) return kp == DK_FLOAT || kp == DK_COMPLEX ? partner : LOOM_FLOAT64;
+  return kp == DK_FLOAT || kp == DK_COMPLEX ? dtype_complex_of(partner) : LOOM_COMPLEX128;
+}
+
+static LoomStatus resolve_weak(IrGraph *g, int32_t x, LoomDType partner, OpRule rule, int32_t *out, int *range,
+                               Diag *d) {
+  LoomDType target = weak_target((LoomDType)g->nodes[x].dtype, partner, rule);
+  LoomStatus st = ir_weak_to(g, x, target, range, out, d);
+  if (st != LOOM_OK || *range == 0) return st;
+  if (rule == RULE_COMPARE && dtype_is_int(partner)) return LOOM_OK;
+  *range = 0;
+  return ir_weak_range_error(g, x, target, d);
 }
 
 /* Broadcast shape of n operand shapes, or the NumPy error naming every shape. */
@@ -541,6 +656,30 @@ static LoomStatus broadcast_shapes(const IrGraph *g, int n, const int32_t *src, 
   return LOOM_OK;
 }
 
+/* x OP k for an integer array x and a Python int k outside x's dtype: every element compares the same
+ * way. side: 1 when k is above every value of x (x < k), -1 when below. The result is that constant
+ * broadcast to x's shape (NumPy 2 answers these comparisons instead of raising). */
+static LoomStatus compare_out_of_range(IrGraph *g, LoomOp op, int32_t x, int side, int32_t *out, Diag *d) {
+  bool lt = side > 0; /* x < k */
+  bool v;
+  switch (op) {
+  case LOOM_OP_EQ: v = false; break;
+  case LOOM_OP_NE: v = true; break;
+  case LOOM_OP_LT: case LOOM_OP_LE: v = lt; break;
+  default: v = !lt; break; /* GT, GE */
+  }
+  int32_t c;
+  LoomStatus st = ir_const(g, LOOM_BOOL, (Scalar){.u = v}, false, &c, d);
+  const IrNode *xn = &g->nodes[x];
+  if (st || xn->ndim == 0) {
+    if (!st) *out = c;
+    return st;
+  }
+  int64_t shape[LOOM_MAX_RANK];
+  memcpy(shape, xn->shape, sizeof shape);
+  return ir_broadcast(g, c, xn->ndim, shape, out, d);
+}
+
 static LoomStatus elem_build(IrGraph *g, LoomOp op, int n, const int32_t *src_in, int32_t *out, Diag *d) {
   const OpInfo *info = op_info(op);
   int32_t src[3] = {-1, -1, -1};
@@ -550,25 +689,41 @@ static LoomStatus elem_build(IrGraph *g, LoomOp op, int n, const int32_t *src_in
     weak[k] = (g->nodes[src[k]].flags & IR_FLAG_WEAK) != 0;
     all_weak = all_weak && weak[k];
   }
+  /* NumPy's order of errors: dtypes (TypeError), then shapes (ValueError), then a Python int out of
+   * its dtype's range (OverflowError, found when the value is converted) */
   LoomStatus st;
+  int w = -1, sp = -1;
   if (!all_weak) {
     int first = 0;
     if (info->rule == RULE_WHERE) first = 1; /* a condition is a truth value: any dtype will do */
     if (n - first == 2 && weak[first] != weak[first + 1]) {
-      int w = weak[first] ? first : first + 1, s = w == first ? first + 1 : first;
-      if ((st = resolve_weak(g, src[w], (LoomDType)g->nodes[src[s]].dtype, info->rule, &src[w], d))) return st;
+      w = weak[first] ? first : first + 1;
+      sp = w == first ? first + 1 : first;
     }
   }
   LoomDType t[3] = {LOOM_BOOL, LOOM_BOOL, LOOM_BOOL}, rt;
   for (int k = 0; k < n; k++) t[k] = (LoomDType)g->nodes[src[k]].dtype;
+  if (w >= 0) t[w] = weak_target(t[w], t[sp], info->rule);
   if ((st = ir_elem_result_dtype(op, t, &rt, d))) return st;
   int ndim = 0;
   int64_t shape[LOOM_MAX_RANK];
   if ((st = broadcast_shapes(g, n, src, &ndim, shape, d))) return st;
+  if (w >= 0) {
+    int range;
+    if ((st = resolve_weak(g, src[w], (LoomDType)g->nodes[src[sp]].dtype, info->rule, &src[w], &range, d))) return st;
+    if (range != 0) return compare_out_of_range(g, op, src[sp], w > sp ? range : -range, out, d);
+  }
+  if (ir_numel(ndim, shape) < 0) {
+    char b[400];
+    ir_format_shape(b, sizeof b, ndim, shape);
+    return diag_error(d, LOOM_ERR_SHAPE, "%s: the broadcast shape %s has more than 2^63-1 elements",
+                      numpy_name(op), b);
+  }
   IrNode node = new_node(IR_ELEM, rt, ndim, shape);
   node.op = (uint16_t)op;
   for (int k = 0; k < n; k++) node.src[k] = src[k];
-  if (all_weak && (rt == LOOM_BOOL || rt == LOOM_INT64 || rt == LOOM_FLOAT64 || rt == LOOM_COMPLEX128))
+  if (all_weak && (rt == LOOM_BOOL || rt == LOOM_INT64 || rt == LOOM_UINT64 || rt == LOOM_FLOAT64 ||
+                   rt == LOOM_COMPLEX128))
     node.flags = IR_FLAG_WEAK;
   return add_node(g, node, out, d);
 }
@@ -679,6 +834,11 @@ LoomStatus ir_slice(IrGraph *g, int32_t x, const int64_t *start, const int64_t *
     if (l == 0) {
       b = 0; /* every empty slice of an axis is the same slice */
       k = 1;
+    } else if (l == 1) {
+      if (b < 0 || b >= dim)
+        return diag_error(d, LOOM_ERR_SHAPE, "slice: start %lld of axis %d is outside 0..%lld", (long long)b, i,
+                          (long long)dim - 1);
+      k = 1; /* one element: its step is irrelevant (and a huge one must not reach stride math) */
     } else {
       __int128 last = (__int128)b + (__int128)(l - 1) * k;
       if (b < 0 || b >= dim || last < 0 || last >= dim)
@@ -725,9 +885,6 @@ LoomStatus ir_reduce(IrGraph *g, LoomReduceOp op, int32_t x, uint32_t axes, bool
                         op == LOOM_REDUCE_ARGMAX))
       return diag_error(d, LOOM_ERR_DTYPE, "%s: the result dtype is always %s; pass LOOM_DTYPE_COUNT", name,
                         loom_dtype_name(rt));
-    if (op == LOOM_REDUCE_MEAN && !dtype_is_float(dtype) && !dtype_is_complex(dtype))
-      return diag_error(d, LOOM_ERR_DTYPE, "mean: dtype must be a float or complex dtype, not %s",
-                        loom_dtype_name(dtype));
     rt = dtype;
   }
   IrNode n = new_node(IR_REDUCE, rt, 0, NULL);

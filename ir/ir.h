@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ir.h: Loom's two IR levels, the diagnostics, the arena and the context every layer shares.
  *
  * Semantics (what every backend must compute; NumPy 2 is the reference):
@@ -7,8 +8,11 @@
  *   takes the dtype of the array it meets when the kinds allow (int with int array, float with float
  *   array), else the default of its kind (int64, float64). An out-of-range weak int is an error.
  *   The rule of each op is in include/loom/ops_public.def.
- * - float16 and bfloat16 are storage types: loaded, widened to float32, computed, rounded back to
- *   nearest even when stored or cast (overflow gives inf, NaN stays NaN).
+ * - float16 and bfloat16 are storage types: loaded, widened to float32, computed, and every
+ *   float16/bfloat16 result (an op's, a cast's, a reduction's) rounded back to nearest even (overflow
+ *   gives inf, NaN stays NaN), as NumPy / ml_dtypes do, also inside fused kernels; sum/prod/mean
+ *   accumulate in float32 and round once at the end (NumPy's pairwise float16 sum also accumulates
+ *   in float32).
  * - Complex values (complex64, complex128) are (real, imag) pairs; promotion takes the wider of the
  *   parts' float precision (complex64 + float64 -> complex128, int16 + complex64 -> complex64).
  *   Arithmetic follows NumPy's loops (Smith's division as NumPy's), functions C99 Annex G (NumPy
@@ -129,7 +133,8 @@ typedef enum OpKind { OPK_UNARY, OPK_BINARY, OPK_TERNARY } OpKind;
 typedef enum OpRule {
   RULE_SAME, RULE_SAME_NUM, RULE_FLOAT, RULE_PRED, RULE_INT, RULE_PROMOTE, RULE_PROMOTE_NUM,
   RULE_PROMOTE_SUB, RULE_PROMOTE_FLOAT, RULE_TRUEDIV, RULE_COMPARE, RULE_LOGICAL, RULE_BITWISE,
-  RULE_SHIFT, RULE_WHERE, RULE_FLOAT_REAL, RULE_PROMOTE_NUM_REAL, RULE_REAL, RULE_COMPLEX, RULE_RANDOM
+  RULE_SHIFT, RULE_WHERE, RULE_FLOAT_REAL, RULE_PROMOTE_NUM_REAL, RULE_REAL, RULE_COMPLEX, RULE_RANDOM,
+  RULE_NUMERIC
 } OpRule;
 typedef struct OpInfo {
   const char *name; /* lower case: "add", "exp", ... */
@@ -203,16 +208,24 @@ typedef struct IrGraph {
   int32_t tcap;
   LoomArray *inputs;
   int32_t ninputs, incap;
+  int32_t *intable; /* open-addressing hash table of input indices by descriptor (-1 empty) */
+  int32_t intcap;
 } IrGraph;
 
 LoomStatus ir_graph_init(IrGraph *g, LoomContext *ctx, Diag *d);
 void ir_graph_free(IrGraph *g);
 int64_t ir_numel(int ndim, const int64_t *shape);
+/* Whether an array descriptor's elements lie within 2^62 bytes of its first one (sum over axes of
+ * (shape - 1) * |stride| * itemsize): every real array does, and then no offset or stride computed
+ * from it (views, kernels, byte addresses) can overflow int64. Empty arrays always pass. */
+bool ir_array_span_ok(const LoomArray *a);
 /* Drops every node >= nnodes and input >= ninputs (a mark taken earlier): how a failed multi-node
  * builder leaves the graph unchanged. Never fails. */
 void ir_graph_rollback(IrGraph *g, int32_t nnodes, int32_t ninputs);
 /* Appends an input descriptor without deduplication (the parser's inputs all have NULL data). */
 LoomStatus ir_input_append(IrGraph *g, const LoomArray *a, int32_t *index, Diag *d);
+/* Points input `index` at new data and strides (loom_input_rebind); keeps the descriptor table. */
+void ir_input_rebind(IrGraph *g, int32_t index, void *data, const int64_t *strides);
 /* Writes a shape as Python prints a tuple: "()", "(4,)", "(2,3)". Always NUL-terminates. */
 void ir_format_shape(char *buf, size_t n, int ndim, const int64_t *shape);
 /* The canonical form of a value of dtype (given in the dtype's kind): bool -> 0/1, integers wrapped
@@ -241,6 +254,11 @@ LoomStatus ir_matmul(IrGraph *g, int32_t a, int32_t b, int32_t *out, Diag *d);
  * 2 for MATMUL, else 1. */
 int ir_node_arity(const IrNode *n);
 LoomStatus ir_iota(IrGraph *g, int ndim, const int64_t *shape, int32_t *out, Diag *d);
+/* A weak node (a Python scalar) converted to dtype t by value (NEP 50): a constant of t, or a cast of
+ * a weak expression. A weak int constant outside integer t's range sets *range (-1 below, 1 above),
+ * leaves *out unset and returns LOOM_OK; ir_weak_range_error then gives NumPy's message. */
+LoomStatus ir_weak_to(IrGraph *g, int32_t x, LoomDType t, int *range, int32_t *out, Diag *d);
+LoomStatus ir_weak_range_error(const IrGraph *g, int32_t x, LoomDType t, Diag *d);
 /* Appends a node as given (used by the parser and passes): computes its hash and hash-conses it.
  * Does not infer anything; ir_verify() checks it. */
 LoomStatus ir_add_raw(IrGraph *g, const IrNode *n, int32_t *out, Diag *d);
@@ -303,8 +321,12 @@ typedef struct KBuffer {
 } KBuffer;
 
 /* Typing of kernel instructions (the lowering inserts KI_CASTs so codegen never guesses):
- * - every instruction's dtype is a compute dtype (dtype_compute: never float16);
- * - KI_LOAD of a float16 buffer yields float32; of a bool buffer yields bool (byte != 0);
+ * - every instruction's dtype is a compute dtype (dtype_compute: never float16 or bfloat16), except
+ *   a KI_CAST of a float32 or float64 value (or an integer one, to bfloat16) to a storage dtype
+ *   (float16, bfloat16): a rounding (the value stays a half / bfloat16 bits in codegen), used only by
+ *   a KI_CAST (back to float32) and by stores. passes/lower.c rounds every float16 and bfloat16
+ *   result this way (NumPy and ml_dtypes round each op result);
+ * - KI_LOAD of a float16 or bfloat16 buffer yields float32; of a bool buffer yields bool (byte != 0);
  * - KI_ELEM: for WHERE, src[0] is bool and src[1], src[2] have the result dtype; for every other op
  *   all operands share one dtype, the op's operand dtype (ir_elem_operand_dtype), and the result
  *   has that dtype, or bool for the PRED, COMPARE and LOGICAL rules;
@@ -347,8 +369,8 @@ typedef enum KInstrKind {
 
 typedef struct KInstr {
   uint8_t kind;  /* KInstrKind */
-  uint8_t dtype; /* compute dtype of the result (never float16: float16 loads produce float32
-                    through an explicit KI_CAST; stores round) */
+  uint8_t dtype; /* compute dtype of the result (float16 only for a rounding KI_CAST, see above;
+                    float16 loads produce float32; stores round) */
   uint16_t op;
   int32_t src[3];
   int32_t buf;   /* KI_LOAD */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* snippet.c: the typed snippet IR (ir/snippet.h): appenders, cast folding, the printer, the verifier.
  *
  * Approach: the module's arrays grow by doubling inside the module's Arena (the old block is simply
@@ -329,6 +330,14 @@ static bool var_of_func(Verifier *v, int32_t var) {
 
 static LoomStatus verify_expr(Verifier *v, int32_t e, int depth);
 
+/* Out of line: its 1 KiB Diag must not sit in every frame of the recursive verify_expr (expressions
+ * are SN_MAX_HEIGHT deep; threads may have small stacks). */
+static __attribute__((noinline)) bool result_dtype_is(LoomOp op, const LoomDType *t, LoomDType want) {
+  Diag tmp = {0};
+  LoomDType r;
+  return ir_elem_result_dtype(op, t, &r, &tmp) == LOOM_OK && r == want;
+}
+
 static LoomStatus want(Verifier *v, int32_t e, int dtype, int depth, const char *what) {
   LoomStatus st = verify_expr(v, e, depth + 1);
   if (st) return st;
@@ -374,9 +383,7 @@ static LoomStatus verify_expr(Verifier *v, int32_t e, int depth) {
       t[k] = (LoomDType)m->exprs[x->src[k]].dtype;
       if (k && t[k] != t[0]) return VFAIL("node %d (%s): operands of different dtypes", e, oi->name);
     }
-    LoomDType r;
-    Diag tmp = {0};
-    if (ir_elem_result_dtype((LoomOp)x->op, t, &r, &tmp) != LOOM_OK || r != x->dtype)
+    if (!result_dtype_is((LoomOp)x->op, t, (LoomDType)x->dtype))
       return VFAIL("node %d (%s %s): bad result dtype", e, oi->name, dt_name(x->dtype));
     return LOOM_OK;
   }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* verify.c: structural checks of both IR levels (run between passes in debug builds, and by parsers).
  *
  * Approach: re-derive what each node or instruction must be from its operands and compare; the first
@@ -45,9 +46,9 @@ static LoomStatus verify_node(const IrGraph *g, int32_t i, Diag *d) {
     break;
   case IR_CONST:
     if (n->ndim != 0) return BAD(d, "verify: constant %%%d is not 0-d", i);
-    if ((n->flags & IR_FLAG_WEAK) && n->dtype != LOOM_BOOL && n->dtype != LOOM_INT64 && n->dtype != LOOM_FLOAT64 &&
-        n->dtype != LOOM_COMPLEX128)
-      return BAD(d, "verify: weak constant %%%d must be b1, i64, f64 or c128", i);
+    if ((n->flags & IR_FLAG_WEAK) && n->dtype != LOOM_BOOL && n->dtype != LOOM_INT64 && n->dtype != LOOM_UINT64 &&
+        n->dtype != LOOM_FLOAT64 && n->dtype != LOOM_COMPLEX128)
+      return BAD(d, "verify: weak constant %%%d must be b1, i64, u64, f64 or c128", i);
     break;
   case IR_ELEM: {
     LoomDType t[3] = {LOOM_BOOL, LOOM_BOOL, LOOM_BOOL}, rt;
@@ -158,7 +159,8 @@ LoomStatus ir_verify_graph(const IrGraph *g, Diag *d) {
 static LoomStatus verify_instr(const KernelIr *k, int32_t i, Diag *d) {
   const KInstr *in = &k->instrs[i];
   LoomDType t = (LoomDType)in->dtype;
-  if (in->dtype >= LOOM_DTYPE_COUNT || dtype_compute(t) != t)
+  /* A storage dtype (float16, bfloat16) is only the result of a rounding cast. */
+  if (in->dtype >= LOOM_DTYPE_COUNT || (dtype_compute(t) != t && in->kind != KI_CAST))
     return BAD(d, "verify kernel: %%%d has dtype %d, not a compute dtype", i, in->dtype);
   int nsrc = in->kind == KI_ELEM ? (op_info((LoomOp)in->op) ? op_info((LoomOp)in->op)->arity : 0)
              : in->kind == KI_CAST ? 1 : 0;
@@ -167,7 +169,14 @@ static LoomStatus verify_instr(const KernelIr *k, int32_t i, Diag *d) {
     if (in->src[s] < 0 || in->src[s] >= i)
       return BAD(d, "verify kernel: %%%d operand %d is %%%d, not an earlier instruction", i, s, in->src[s]);
     st[s] = (LoomDType)k->instrs[in->src[s]].dtype;
+    if (dtype_compute(st[s]) != st[s] && in->kind != KI_CAST) /* a rounding is only cast back or stored */
+      return BAD(d, "verify kernel: %%%d uses the %s rounding %%%d; only casts and stores may", i,
+                 dtype_short_name(st[s]), in->src[s]);
   }
+  if (dtype_compute(t) != t && st[0] != LOOM_FLOAT32 && st[0] != LOOM_FLOAT64 &&
+      !(t == LOOM_BFLOAT16 && dtype_is_int(st[0])))
+    return BAD(d, "verify kernel: %%%d rounds a %s value to %s (float32, float64 and, to bfloat16, ints round)",
+               i, dtype_short_name(st[0]), dtype_short_name(t));
   switch (in->kind) {
   case KI_LOAD:
     if (in->buf < 0 || in->buf >= k->nbuf) return BAD(d, "verify kernel: %%%d loads buffer %d of %d", i, in->buf, k->nbuf);
@@ -204,6 +213,7 @@ static LoomStatus verify_instr(const KernelIr *k, int32_t i, Diag *d) {
     case RULE_SHIFT: ok = dtype_is_int(od); break;
     case RULE_PROMOTE_NUM_REAL: ok = od != LOOM_BOOL && !dtype_is_complex(od); break;
     case RULE_PROMOTE_SUB:
+    case RULE_NUMERIC:
     case RULE_PROMOTE_NUM: ok = od != LOOM_BOOL; break;
     case RULE_LOGICAL: ok = od == LOOM_BOOL; break;
     case RULE_RANDOM: ok = od == LOOM_UINT64; break;
@@ -251,11 +261,14 @@ static LoomStatus verify_instr(const KernelIr *k, int32_t i, Diag *d) {
   return LOOM_OK;
 }
 
-/* Marks in `need` every instruction root depends on. */
+/* Marks root in `need`; close_deps then marks everything the marked roots depend on (one backward
+ * sweep for all the roots of a phase, not one per root). */
 static void mark_deps(const KernelIr *k, int32_t root, uint8_t *need) {
-  if (root < 0 || root >= k->ninstr) return;
-  need[root] = 1;
-  for (int32_t i = root; i >= 0; i--) {
+  if (root >= 0 && root < k->ninstr) need[root] = 1;
+}
+
+static void close_deps(const KernelIr *k, uint8_t *need) {
+  for (int32_t i = k->ninstr - 1; i >= 0; i--) {
     if (!need[i]) continue;
     for (int s = 0; s < 3; s++) {
       int32_t x = k->instrs[i].src[s];
@@ -351,6 +364,7 @@ LoomStatus ir_verify_kernel(const KernelIr *k, Diag *d) {
     } else {
       st = BAD(d, "verify kernel: phase %d has unknown kind %d", p, ph->kind);
     }
+    if (need) close_deps(k, need);
     for (int32_t i = 0; i < k->ninstr && !st; i++)
       if (need[i] && k->instrs[i].kind == KI_ACC && k->instrs[i].phase >= p)
         st = BAD(d, "verify kernel: phase %d uses %%%d, the result of phase %d, which is not earlier", p, i,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* collapse.c: pass_collapse, per kernel: drop size-1 dims and merge contiguous adjacent dims.
  *
  * Contract. Requires: m->schedule from pass_lower. Guarantees: for every kernel, no dim of size 1
@@ -6,13 +7,52 @@
  * are merged when every buffer has strides[d] == strides[d+1] * shape[d+1]; layouts are recomputed
  * from the new strides, so the same expression on sizes of the same layout class prints the same
  * kernel text. Values and the row-major order of R (argmin/argmax indices) are unchanged.
+ * A reduction whose phases only pick (min, max, any, all; argmin/argmax on leading R dims) drops the
+ * R dims along which every buffer has stride 0 (the same value repeated: picking among copies is
+ * the value itself), so a reduction over a huge broadcast input runs in no time. Last, a kernel
+ * of more than PASS_MAX_POINTS points (only reachable through stride-0 inputs, which take no
+ * memory) is refused with LOOM_ERR_UNSUPPORTED: it could not finish in any useful time.
  */
 #include <string.h>
 
 #include "passes/passes.h"
 
+/* Which R dims of a reduction kernel may be dropped when constant: 0 none, 1 any, 2 leading only. */
+static int droppable_r_dims(const KernelIr *k) {
+  if (k->nkeep >= k->ndim || k->snippet) return 0;
+  int mode = 1;
+  for (int32_t p = 0; p < k->nphase; p++) {
+    const KPhase *ph = &k->phases[p];
+    if (ph->kind == KP_MAP) return 0;
+    if (ph->kind != KP_REDUCE) continue;
+    switch (ph->reduce_op) {
+    case LOOM_REDUCE_MIN: case LOOM_REDUCE_MAX: case LOOM_REDUCE_ANY: case LOOM_REDUCE_ALL: break;
+    case LOOM_REDUCE_ARGMIN: case LOOM_REDUCE_ARGMAX: mode = 2; break;
+    default: return 0;
+    }
+  }
+  for (int32_t i = 0; i < k->ninstr; i++) {
+    int kind = k->instrs[i].kind;
+    if (kind == KI_REDSIZE || kind == KI_INDEX || kind == KI_NPOINTS || kind == KI_USER) return 0;
+  }
+  return mode;
+}
+
+static void drop_constant_r_dims(SchedKernel *sk) {
+  const KernelIr *k = sk->ir;
+  int mode = droppable_r_dims(k);
+  for (int i = k->nkeep; mode && i < k->ndim; i++) {
+    if (sk->shape[i] == 1) continue;
+    bool constant = true;
+    for (int32_t b = 0; b < k->nbuf && constant; b++) constant = sk->bind[b].strides[i] == 0;
+    if (constant) sk->shape[i] = 1;
+    else if (mode == 2) break; /* argmin/argmax: a later dim's index would need the earlier ones */
+  }
+}
+
 static void collapse_kernel(SchedKernel *sk) {
   KernelIr *k = sk->ir;
+  drop_constant_r_dims(sk);
   int nd = k->ndim, nkeep = k->nkeep, nb = k->nbuf;
   bool reduction = nkeep < nd;
   int64_t shape[LOOM_MAX_RANK];
@@ -74,9 +114,16 @@ static void collapse_kernel(SchedKernel *sk) {
 LoomStatus pass_collapse(IrModule *m, Diag *d) {
   LOOM_ASSERT(d, m->schedule != NULL);
   for (int32_t i = 0; i < m->schedule->nkernel; i++) {
-    LOOM_ASSERT(d, m->schedule->kernels[i].ir != NULL);
-    if (m->schedule->kernels[i].ir->call) continue; /* a call's dims mean [B..., M, N, K] */
-    collapse_kernel(&m->schedule->kernels[i]);
+    SchedKernel *sk = &m->schedule->kernels[i];
+    LOOM_ASSERT(d, sk->ir != NULL);
+    if (sk->ir->call) continue; /* a call's dims mean [B..., M, N, K] */
+    collapse_kernel(sk);
+    int64_t points = ir_numel(sk->ir->ndim, sk->shape);
+    if (points < 0 || points > PASS_MAX_POINTS)
+      return diag_error(d, LOOM_ERR_UNSUPPORTED,
+                        "kernel %s would run %lld points (more than 2^50): reducing a broadcast (stride-0) "
+                        "array this large cannot finish; reduce a smaller array, or use min/max/any/all, "
+                        "which skip repeated values", sk->ir->name, (long long)points);
   }
   return LOOM_OK;
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fold.c: pass_fold, constant folding and simple identities on the graph.
  *
  * Contract. Requires: a verified graph and roots. Guarantees: every IR_ELEM/IR_CAST reachable from the
@@ -120,6 +121,7 @@ static bool eval_float(LoomOp op, LoomDType cd, double a, double b, Scalar *r) {
   case LOOM_OP_FMAX: x = fmax(a, b); break;
   case LOOM_OP_FMIN: x = fmin(a, b); break;
   case LOOM_OP_COPYSIGN: x = copysign(a, b); break;
+  case LOOM_OP_RECIPROCAL: x = f32 ? (double)(1.0f / (float)a) : 1.0 / a; break;
   default: return false;
   }
   r->f = round_float(cd, x);
@@ -193,6 +195,9 @@ static bool eval_int(LoomOp op, LoomDType cd, Scalar a, Scalar b, Scalar *r) {
   case LOOM_OP_ABS: x = sg && a.i < 0 ? 0 - ua : ua; break;
   case LOOM_OP_SIGN: x = sg ? (uint64_t)(int64_t)(a.i > 0 ? 1 : a.i < 0 ? -1 : 0) : (ua != 0); break;
   case LOOM_OP_BITWISE_NOT: x = ~ua; break;
+  case LOOM_OP_RECIPROCAL: /* 1 / x truncated: 1 and -1 are their own reciprocals, 1 / 0 is 0 */
+    x = ua == 1 ? 1 : (sg && a.i == -1) ? (uint64_t)-1 : 0;
+    break;
   case LOOM_OP_ADD: x = ua + ub; break;
   case LOOM_OP_SUB: x = ua - ub; break;
   case LOOM_OP_MUL: x = ua * ub; break;

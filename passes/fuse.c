@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuse.c: pass_fuse, grouping realized nodes into kernels (a FusionPlan).
  *
  * Contract. Requires: pass_push_views has run (movement chains only above leaves, ELEM operands of
@@ -24,10 +25,39 @@
  * by the call itself and the product never reaches memory. A product that is a root with an output a
  * call cannot write directly (not C-contiguous, or the same node twice among the roots) is written
  * through an IR_COPY root instead; an epilogue root with such an output is not fused.
+ *
+ * Bounds (so that one evaluation of any size compiles and schedules in near-linear time): before
+ * placement, every ELEM/CAST cone is bounded to FUSE_MAX_NODES nodes and a buffer budget by "cutting"
+ * (realizing into a temp) its largest operand where needed; a join is refused when the kernel would
+ * exceed FUSE_MAX_NODES distinct nodes or its buffer budget (FUSE_MAX_BUFS, fewer for high ranks so the
+ * GPU parameter block stays within 4 KB); an elementwise kernel is looked for among at most
+ * FUSE_MAX_TRIES open kernels of the node's shape; the cycle check gives up (refusing the join) after
+ * visiting FUSE_MAX_REACH kernels. None of these changes a result, only how it is split into kernels;
+ * below the bounds the plan is what the unbounded greedy would make. Every walk is iterative.
  */
 #include <string.h>
 
 #include "passes/passes.h"
+
+enum {
+  FUSE_MAX_NODES = 512, /* ELEM/CAST nodes (plus reductions) per kernel */
+  FUSE_MAX_BUFS = 64,   /* buffers per kernel (reads and stores) */
+  FUSE_GPU_WORDS = 500, /* 8-byte words of a GPU kernel's parameter block we allow (4 KB limit) */
+  FUSE_MAX_TRIES = 32,  /* open elementwise kernels of a shape tried before starting a new one */
+  FUSE_MAX_REACH = 1024 /* kernels one cycle check may visit before it refuses the join */
+};
+
+/* A set of (kernel, node, tag) keys: which read tops and cone nodes a kernel already has. */
+typedef struct KeySet {
+  uint64_t *slot; /* key + 1, 0 = empty */
+  int64_t cap, n;
+} KeySet;
+
+/* Per shape: the elementwise kernels of that shape still open to joins, in creation order. */
+typedef struct ShapeBucket {
+  int32_t kernel0; /* a kernel of the shape (-1: empty slot) */
+  int32_t *ks, n, cap, first;
+} ShapeBucket;
 
 typedef struct Fuser {
   IrModule *m;
@@ -36,8 +66,18 @@ typedef struct Fuser {
   Diag *d;
   int32_t *stamp, gen; /* per node: visited mark of the current cone walk */
   int32_t *reads, nreads, capreads;
-  int32_t *kstamp, kgen; /* per kernel: visited mark of reaches() */
+  int32_t *cone, ncone, capcone; /* the ELEM/CAST nodes of the current cone walk */
+  int32_t *stack, capstack;      /* explicit stack of the walks */
+  int32_t *kstamp, kgen;         /* per kernel: visited mark of reaches() */
   int32_t kstamp_cap;
+  /* budgets */
+  int32_t *knodes, *kbufs, *kusers; /* per kernel: nodes, buffers, kernels that depend on it */
+  uint8_t *kfull;                   /* per kernel: refused a join for its budget */
+  KeySet members;
+  ShapeBucket *buckets; /* open addressing on the shape */
+  int32_t nbucket_cap, nbucket_used;
+  uint8_t *has_user; /* per node: read by another live node (a root that needs a temp too) */
+  uint8_t *is_out;   /* per node: one of m->roots */
 } Fuser;
 
 static LoomStatus push_i32(Fuser *f, int32_t **arr, int32_t *n, int32_t *cap, int32_t v) {
@@ -138,19 +178,32 @@ static bool is_stop(const FusionPlan *p, const IrNode *n, int32_t x) {
   return p->is_stop[x] && (n->kind == IR_ELEM || n->kind == IR_CAST);
 }
 
-static LoomStatus walk(Fuser *f, int32_t x, bool is_start) {
-  if (f->stamp[x] == f->gen) return LOOM_OK;
-  f->stamp[x] = f->gen;
-  const IrNode *n = &f->g->nodes[x];
-  if ((n->kind == IR_ELEM || n->kind == IR_CAST) && (is_start || !is_stop(f->p, n, x))) {
-    int arity = n->kind == IR_CAST ? 1 : op_info((LoomOp)n->op) ? op_info((LoomOp)n->op)->arity : 0;
-    for (int i = 0; i < arity; i++) {
-      LoomStatus st = walk(f, n->src[i], false);
-      if (st != LOOM_OK) return st;
+static int elem_arity(const IrNode *n) {
+  if (n->kind == IR_CAST) return 1;
+  const OpInfo *info = op_info((LoomOp)n->op);
+  return info ? info->arity : 0;
+}
+
+/* The cone of `start`: a depth-first walk, operands left to right, on an explicit stack; reads
+ * (leaves, chains, boundaries) are appended to f->reads and cone nodes to f->cone in first-visit
+ * order. */
+static LoomStatus walk(Fuser *f, int32_t start) {
+  int32_t nstack = 0;
+  LoomStatus st = push_i32(f, &f->stack, &nstack, &f->capstack, start);
+  while (st == LOOM_OK && nstack > 0) {
+    int32_t x = f->stack[--nstack];
+    if (f->stamp[x] == f->gen) continue;
+    f->stamp[x] = f->gen;
+    const IrNode *n = &f->g->nodes[x];
+    if ((n->kind == IR_ELEM || n->kind == IR_CAST) && (x == start || !is_stop(f->p, n, x))) {
+      if ((st = push_i32(f, &f->cone, &f->ncone, &f->capcone, x)) != LOOM_OK) return st;
+      for (int i = elem_arity(n) - 1; i >= 0 && st == LOOM_OK; i--)
+        if (f->stamp[n->src[i]] != f->gen) st = push_i32(f, &f->stack, &nstack, &f->capstack, n->src[i]);
+      continue;
     }
-    return LOOM_OK;
+    st = push_i32(f, &f->reads, &f->nreads, &f->capreads, x);
   }
-  return push_i32(f, &f->reads, &f->nreads, &f->capreads, x);
+  return st;
 }
 
 /* The node whose value realized node x stores (its cone's top). */
@@ -162,6 +215,7 @@ static int32_t value_of(const IrGraph *g, int32_t x) {
 /* Fills f->reads with the tops read by x's cone (a product: its two operands). */
 static LoomStatus collect_reads(Fuser *f, int32_t x) {
   f->nreads = 0;
+  f->ncone = 0;
   f->gen++;
   const IrNode *n = &f->g->nodes[x];
   if (n->kind == IR_MATMUL) {
@@ -169,7 +223,7 @@ static LoomStatus collect_reads(Fuser *f, int32_t x) {
     if (st == LOOM_OK && n->src[1] != n->src[0]) st = push_i32(f, &f->reads, &f->nreads, &f->capreads, n->src[1]);
     return st;
   }
-  return walk(f, value_of(f->g, x), true);
+  return walk(f, value_of(f->g, x));
 }
 
 static int32_t leaf_of(const IrGraph *g, int32_t top) {
@@ -193,48 +247,189 @@ static int32_t producer(const Fuser *f, int32_t top) {
 
 /* ---- kernels ---------------------------------------------------------------------------------------- */
 
-static bool reaches(Fuser *f, int32_t from, int32_t to) {
-  if (from == to) return true;
-  if (f->kstamp[from] == f->kgen) return false;
-  f->kstamp[from] = f->kgen;
-  const FusedKernel *k = &f->p->kernels[from];
-  for (int i = 0; i < k->ndep; i++)
-    if (reaches(f, k->deps[i], to)) return true;
-  return false;
+/* Whether kernel `from` depends (transitively) on kernel `to`: an iterative depth-first search over
+ * deps, sharing f->kstamp/kgen with the other searches of one cycle check (the target is the same,
+ * so a kernel explored once need not be explored again). Past FUSE_MAX_REACH visited kernels it
+ * answers true: the caller then refuses a join, which is always safe. */
+static LoomStatus reaches(Fuser *f, int32_t from, int32_t to, int32_t *budget, bool *out) {
+  *out = false;
+  if (f->kusers[to] == 0) return LOOM_OK; /* nothing depends on `to` */
+  int32_t nstack = 0;
+  LoomStatus st = push_i32(f, &f->stack, &nstack, &f->capstack, from);
+  while (st == LOOM_OK && nstack > 0) {
+    int32_t k = f->stack[--nstack];
+    if (k == to || --*budget < 0) {
+      *out = true;
+      return LOOM_OK;
+    }
+    if (f->kstamp[k] == f->kgen) continue;
+    f->kstamp[k] = f->kgen;
+    const FusedKernel *K = &f->p->kernels[k];
+    for (int i = 0; i < K->ndep && st == LOOM_OK; i++)
+      if (f->kstamp[K->deps[i]] != f->kgen) st = push_i32(f, &f->stack, &nstack, &f->capstack, K->deps[i]);
+  }
+  return st;
 }
 
-/* True when no kernel x's cone reads (other than k itself) depends on k. */
-static bool no_cycle(Fuser *f, int32_t k) {
+/* *ok: no kernel x's cone reads (other than k itself) depends on k. */
+static LoomStatus no_cycle(Fuser *f, int32_t k, bool *ok) {
+  *ok = true;
+  f->kgen++;
+  int32_t budget = FUSE_MAX_REACH;
   for (int i = 0; i < f->nreads; i++) {
     int32_t kd = producer(f, f->reads[i]);
     if (kd < 0 || kd == k) continue;
-    f->kgen++;
-    if (reaches(f, kd, k)) return false;
+    bool r;
+    LoomStatus st = reaches(f, kd, k, &budget, &r);
+    if (st != LOOM_OK) return st;
+    if (r) {
+      *ok = false;
+      return LOOM_OK;
+    }
   }
-  return true;
+  return LOOM_OK;
+}
+
+static LoomStatus grow_kernel_arrays(Fuser *f, int32_t ncap) {
+  Arena *a = f->m->arena;
+  int32_t n = f->p->nkernel;
+  FusedKernel *nk = arena_alloc(a, (size_t)ncap * sizeof *nk);
+  int32_t *ns = arena_alloc(a, (size_t)ncap * sizeof *ns);
+  int32_t *nn = arena_alloc(a, (size_t)ncap * sizeof *nn);
+  int32_t *nb = arena_alloc(a, (size_t)ncap * sizeof *nb);
+  int32_t *nu = arena_alloc(a, (size_t)ncap * sizeof *nu);
+  uint8_t *nf = arena_alloc(a, (size_t)ncap);
+  if (!nk || !ns || !nn || !nb || !nu || !nf) return diag_error(f->d, LOOM_ERR_OUT_OF_MEMORY, "fuse: out of memory");
+  if (n) {
+    memcpy(nk, f->p->kernels, (size_t)n * sizeof *nk);
+    memcpy(ns, f->kstamp, (size_t)n * sizeof *ns);
+    memcpy(nn, f->knodes, (size_t)n * sizeof *nn);
+    memcpy(nb, f->kbufs, (size_t)n * sizeof *nb);
+    memcpy(nu, f->kusers, (size_t)n * sizeof *nu);
+    memcpy(nf, f->kfull, (size_t)n);
+  }
+  f->p->kernels = nk;
+  f->p->cap = ncap;
+  f->kstamp = ns;
+  f->kstamp_cap = ncap;
+  f->knodes = nn;
+  f->kbufs = nb;
+  f->kusers = nu;
+  f->kfull = nf;
+  return LOOM_OK;
 }
 
 static LoomStatus new_kernel(Fuser *f, int32_t *out) {
   FusionPlan *p = f->p;
   if (p->nkernel == p->cap) {
-    int32_t ncap = p->cap ? p->cap * 2 : 8;
-    FusedKernel *nk = arena_alloc(f->m->arena, (size_t)ncap * sizeof *nk);
-    int32_t *ns = arena_alloc(f->m->arena, (size_t)ncap * sizeof *ns);
-    if (!nk || !ns) return diag_error(f->d, LOOM_ERR_OUT_OF_MEMORY, "fuse: out of memory");
-    if (p->nkernel) memcpy(nk, p->kernels, (size_t)p->nkernel * sizeof *nk);
-    p->kernels = nk;
-    p->cap = ncap;
-    f->kstamp = ns;
-    f->kstamp_cap = ncap;
+    LoomStatus st = grow_kernel_arrays(f, p->cap ? p->cap * 2 : 8);
+    if (st != LOOM_OK) return st;
   }
-  memset(&p->kernels[p->nkernel], 0, sizeof p->kernels[0]);
-  f->kstamp[p->nkernel] = 0;
+  int32_t k = p->nkernel;
+  memset(&p->kernels[k], 0, sizeof p->kernels[0]);
+  f->kstamp[k] = 0;
+  f->knodes[k] = f->kbufs[k] = f->kusers[k] = 0;
+  f->kfull[k] = 0;
   *out = p->nkernel++;
   return LOOM_OK;
 }
 
+/* ---- budgets ------------------------------------------------------------------------------------------ */
+
+/* Buffers a kernel of rank nd may have: FUSE_MAX_BUFS, and few enough for its GPU parameter block
+ * (nd sizes, then per buffer an address and nd strides, then 4 words). */
+static int32_t buf_cap(int nd) {
+  int32_t gpu = (FUSE_GPU_WORDS - nd) / (1 + nd);
+  return gpu < FUSE_MAX_BUFS ? gpu : FUSE_MAX_BUFS;
+}
+
+static uint64_t key_hash(uint64_t k) {
+  k ^= k >> 33;
+  k *= 0xff51afd7ed558ccdull;
+  k ^= k >> 33;
+  return k;
+}
+
+static bool keyset_has(const KeySet *s, uint64_t key) {
+  if (s->cap == 0) return false;
+  uint64_t mask = (uint64_t)s->cap - 1;
+  for (uint64_t i = key_hash(key) & mask; s->slot[i]; i = (i + 1) & mask)
+    if (s->slot[i] == key + 1) return true;
+  return false;
+}
+
+static LoomStatus keyset_add(Fuser *f, KeySet *s, uint64_t key) {
+  if ((s->n + 1) * 2 > s->cap) {
+    int64_t ncap = s->cap ? s->cap * 2 : 1024;
+    uint64_t *ns = arena_alloc(f->m->arena, (size_t)ncap * sizeof *ns);
+    if (!ns) return diag_error(f->d, LOOM_ERR_OUT_OF_MEMORY, "fuse: out of memory (%lld keys)", (long long)ncap);
+    uint64_t mask = (uint64_t)ncap - 1;
+    for (int64_t i = 0; i < s->cap; i++) {
+      if (!s->slot[i]) continue;
+      uint64_t j = key_hash(s->slot[i] - 1) & mask;
+      while (ns[j]) j = (j + 1) & mask;
+      ns[j] = s->slot[i];
+    }
+    s->slot = ns;
+    s->cap = ncap;
+  }
+  uint64_t mask = (uint64_t)s->cap - 1, i = key_hash(key) & mask;
+  for (; s->slot[i]; i = (i + 1) & mask)
+    if (s->slot[i] == key + 1) return LOOM_OK;
+  s->slot[i] = key + 1;
+  s->n++;
+  return LOOM_OK;
+}
+
+static uint64_t member_key(int32_t k, int32_t node, int tag) {
+  return ((uint64_t)(uint32_t)k << 32) | ((uint64_t)(uint32_t)node << 1) | (uint64_t)tag;
+}
+
+static bool is_const_read(const IrGraph *g, int32_t top) { return pass_const_of(g, top) >= 0; }
+
+/* Buffers x stores: its output (a root) and its temp (when another node reads it). */
+static int32_t store_cost(const Fuser *f, int32_t x) {
+  int32_t c = f->is_out[x] + f->has_user[x];
+  return c > 0 ? c : 1;
+}
+
+/* What x (its cone in f->cone, reads in f->reads) adds to kernel k: distinct nodes and buffers. */
+static void join_cost(const Fuser *f, int32_t k, int32_t x, int32_t *dn, int32_t *db) {
+  int32_t n = f->g->nodes[x].kind == IR_REDUCE ? 1 : 0, b = store_cost(f, x);
+  for (int32_t i = 0; i < f->ncone; i++)
+    if (k < 0 || !keyset_has(&f->members, member_key(k, f->cone[i], 0))) n++;
+  for (int32_t i = 0; i < f->nreads; i++) {
+    int32_t t = f->reads[i];
+    if (is_const_read(f->g, t) || (k >= 0 && producer(f, t) == k)) continue;
+    if (k < 0 || !keyset_has(&f->members, member_key(k, t, 1))) b++;
+  }
+  *dn = n;
+  *db = b;
+}
+
+static bool fits(Fuser *f, int32_t k, int32_t x) {
+  int32_t dn, db;
+  join_cost(f, k, x, &dn, &db);
+  bool ok = f->knodes[k] + dn <= FUSE_MAX_NODES && f->kbufs[k] + db <= buf_cap(f->p->kernels[k].ndim);
+  if (!ok) f->kfull[k] = 1;
+  return ok;
+}
+
+/* Records x's cone and reads as members of kernel k (its budget). */
+static LoomStatus commit_join(Fuser *f, int32_t k, int32_t x) {
+  int32_t dn, db;
+  join_cost(f, k, x, &dn, &db);
+  f->knodes[k] += dn;
+  f->kbufs[k] += db;
+  LoomStatus st = LOOM_OK;
+  for (int32_t i = 0; i < f->ncone && st == LOOM_OK; i++) st = keyset_add(f, &f->members, member_key(k, f->cone[i], 0));
+  for (int32_t i = 0; i < f->nreads && st == LOOM_OK; i++)
+    if (!is_const_read(f->g, f->reads[i])) st = keyset_add(f, &f->members, member_key(k, f->reads[i], 1));
+  return st;
+}
+
 /* Can x (whose reads are in f->reads) be computed by kernel k in the given space? */
-static LoomStatus can_join(Fuser *f, int32_t k, bool final_space, bool *ok) {
+static LoomStatus can_join(Fuser *f, int32_t k, bool final_space, int32_t x, bool *ok) {
   *ok = false;
   const FusedKernel *K = &f->p->kernels[k];
   for (int i = 0; i < f->nreads; i++) {
@@ -247,8 +442,8 @@ static LoomStatus can_join(Fuser *f, int32_t k, bool final_space, bool *ok) {
     if (st != LOOM_OK) return st;
     if (!r.is_acc) return LOOM_OK;
   }
-  *ok = no_cycle(f, k);
-  return LOOM_OK;
+  if (!fits(f, k, x)) return LOOM_OK;
+  return no_cycle(f, k, ok);
 }
 
 static LoomStatus add_deps(Fuser *f, int32_t k) {
@@ -262,9 +457,51 @@ static LoomStatus add_deps(Fuser *f, int32_t k) {
     if (!have) {
       LoomStatus st = push_i32(f, &K->deps, &K->ndep, &K->cap_dep, kd);
       if (st != LOOM_OK) return st;
+      f->kusers[kd]++;
     }
   }
   return LOOM_OK;
+}
+
+/* ---- open elementwise kernels per shape --------------------------------------------------------------- */
+
+static uint64_t shape_hash(int nd, const int64_t *shape) {
+  return ir_hash_bytes(shape, (size_t)nd * sizeof *shape, (uint64_t)nd);
+}
+
+/* The bucket of shape (nd, shape), or NULL when there is none; with claim >= 0 a missing one is
+ * created for kernel `claim` (NULL only when out of memory). */
+static ShapeBucket *bucket_of(Fuser *f, int nd, const int64_t *shape, int32_t claim) {
+  if (claim >= 0 && (f->nbucket_used + 1) * 2 > f->nbucket_cap) {
+    int32_t ncap = f->nbucket_cap ? f->nbucket_cap * 2 : 64;
+    ShapeBucket *nb = arena_alloc(f->m->arena, (size_t)ncap * sizeof *nb);
+    if (!nb) return NULL;
+    for (int32_t i = 0; i < ncap; i++) nb[i].kernel0 = -1;
+    for (int32_t i = 0; i < f->nbucket_cap; i++) {
+      ShapeBucket *b = &f->buckets[i];
+      if (b->kernel0 < 0) continue;
+      const FusedKernel *K = &f->p->kernels[b->kernel0];
+      uint32_t j = (uint32_t)shape_hash(K->xndim, K->xshape) & (uint32_t)(ncap - 1);
+      while (nb[j].kernel0 >= 0) j = (j + 1) & (uint32_t)(ncap - 1);
+      nb[j] = *b;
+    }
+    f->buckets = nb;
+    f->nbucket_cap = ncap;
+  }
+  if (f->nbucket_cap == 0) return NULL;
+  uint32_t mask = (uint32_t)f->nbucket_cap - 1;
+  for (uint32_t i = (uint32_t)shape_hash(nd, shape) & mask;; i = (i + 1) & mask) {
+    ShapeBucket *b = &f->buckets[i];
+    if (b->kernel0 < 0) {
+      if (claim < 0) return NULL;
+      memset(b, 0, sizeof *b);
+      b->kernel0 = claim;
+      f->nbucket_used++;
+      return b;
+    }
+    const FusedKernel *K = &f->p->kernels[b->kernel0];
+    if (K->xndim == nd && memcmp(K->xshape, shape, (size_t)nd * sizeof *shape) == 0) return b;
+  }
 }
 
 static bool same_dims(int na, const int64_t *a, int nb, const int64_t *b) {
@@ -287,10 +524,10 @@ static LoomStatus place_reduce(Fuser *f, int32_t x) {
     if (!K->is_reduction || K->axes != n->axes || !same_dims(K->xndim, K->xshape, s->ndim, s->shape))
       continue;
     bool ok;
-    if ((st = can_join(f, k, false, &ok)) != LOOM_OK) return st;
+    if ((st = can_join(f, k, false, x, &ok)) != LOOM_OK) return st;
     if (!ok) continue;
     p->kernel_of[x] = k;
-    if ((st = add_deps(f, k)) != LOOM_OK) return st;
+    if ((st = add_deps(f, k)) != LOOM_OK || (st = commit_join(f, k, x)) != LOOM_OK) return st;
     K = &p->kernels[k];
     return push_i32(f, &K->reduces, &K->nreduce, &K->cap_reduce, x);
   }
@@ -322,7 +559,8 @@ static LoomStatus place_reduce(Fuser *f, int32_t x) {
   }
   K->ndim = nd;
   p->kernel_of[x] = k;
-  if ((st = add_deps(f, k)) != LOOM_OK) return st;
+  if ((st = add_deps(f, k)) != LOOM_OK || (st = commit_join(f, k, x)) != LOOM_OK) return st;
+  K = &p->kernels[k];
   return push_i32(f, &K->reduces, &K->nreduce, &K->cap_reduce, x);
 }
 
@@ -337,25 +575,34 @@ static LoomStatus place_other(Fuser *f, int32_t x) {
     FusedKernel *K = &p->kernels[k];
     bool final_space = !same_dims(K->xndim, K->xshape, n->ndim, n->shape);
     bool ok;
-    if ((st = can_join(f, k, final_space, &ok)) != LOOM_OK) return st;
+    if ((st = can_join(f, k, final_space, x, &ok)) != LOOM_OK) return st;
     if (!ok) continue;
     p->kernel_of[x] = k;
-    if ((st = add_deps(f, k)) != LOOM_OK) return st;
+    if ((st = add_deps(f, k)) != LOOM_OK || (st = commit_join(f, k, x)) != LOOM_OK) return st;
     K = &p->kernels[k];
     if (final_space) return push_i32(f, &K->finals, &K->nfinal, &K->cap_final, x);
     return push_i32(f, &K->maps, &K->nmap, &K->cap_map, x);
   }
-  for (int32_t k = 0; k < p->nkernel; k++) {
-    FusedKernel *K = &p->kernels[k];
-    if (K->is_reduction || K->is_call || !same_dims(K->xndim, K->xshape, n->ndim, n->shape)) continue;
-    if (!no_cycle(f, k)) continue;
+  /* the open elementwise kernels of x's shape, lowest index first */
+  ShapeBucket *b = bucket_of(f, n->ndim, n->shape, -1);
+  int tries = 0;
+  for (int32_t j = b ? b->first : 0; b && j < b->n && tries < FUSE_MAX_TRIES; j++) {
+    int32_t k = b->ks[j];
+    if (f->kfull[k]) {
+      if (j == b->first) b->first++;
+      continue;
+    }
+    tries++;
     bool reads_k = false;
     for (int i = 0; i < f->nreads; i++)
       if (producer(f, f->reads[i]) == k) reads_k = true;
-    if (reads_k) continue;
+    if (reads_k || !fits(f, k, x)) continue;
+    bool ok;
+    if ((st = no_cycle(f, k, &ok)) != LOOM_OK) return st;
+    if (!ok) continue;
     p->kernel_of[x] = k;
-    if ((st = add_deps(f, k)) != LOOM_OK) return st;
-    K = &p->kernels[k];
+    if ((st = add_deps(f, k)) != LOOM_OK || (st = commit_join(f, k, x)) != LOOM_OK) return st;
+    FusedKernel *K = &p->kernels[k];
     return push_i32(f, &K->maps, &K->nmap, &K->cap_map, x);
   }
   int32_t k;
@@ -366,31 +613,73 @@ static LoomStatus place_other(Fuser *f, int32_t x) {
   memcpy(K->shape, n->shape, sizeof K->shape);
   for (int a = 0; a < n->ndim; a++) K->perm[a] = a;
   p->kernel_of[x] = k;
-  if ((st = add_deps(f, k)) != LOOM_OK) return st;
-  return push_i32(f, &K->maps, &K->nmap, &K->cap_map, x);
+  if ((st = add_deps(f, k)) != LOOM_OK || (st = commit_join(f, k, x)) != LOOM_OK) return st;
+  K = &p->kernels[k];
+  if ((st = push_i32(f, &K->maps, &K->nmap, &K->cap_map, x)) != LOOM_OK) return st;
+  b = bucket_of(f, n->ndim, n->shape, k);
+  if (!b) return diag_error(f->d, LOOM_ERR_OUT_OF_MEMORY, "fuse: out of memory");
+  return push_i32(f, &b->ks, &b->n, &b->cap, k);
 }
 
-/* Kahn's algorithm, lowest index first; renumbers kernels and kernel_of. */
+/* Kahn's algorithm, lowest index first (a binary heap of the ready kernels); renumbers kernels and
+ * kernel_of. */
 static LoomStatus order_kernels(Fuser *f) {
   FusionPlan *p = f->p;
   int32_t nk = p->nkernel;
   if (nk == 0) return LOOM_OK;
-  int32_t *newid = arena_alloc(f->m->arena, (size_t)nk * sizeof *newid);
-  FusedKernel *out = arena_alloc(f->m->arena, (size_t)nk * sizeof *out);
-  if (!newid || !out) return diag_error(f->d, LOOM_ERR_OUT_OF_MEMORY, "fuse: out of memory");
-  for (int32_t i = 0; i < nk; i++) newid[i] = -1;
+  Arena *a = f->m->arena;
+  int32_t *newid = arena_alloc(a, (size_t)nk * sizeof *newid);
+  int32_t *indeg = arena_alloc(a, (size_t)nk * sizeof *indeg);
+  int32_t *ustart = arena_alloc(a, (size_t)(nk + 1) * sizeof *ustart);
+  int32_t *heap = arena_alloc(a, (size_t)nk * sizeof *heap);
+  FusedKernel *out = arena_alloc(a, (size_t)nk * sizeof *out);
+  int64_t nedge = 0;
+  for (int32_t k = 0; k < nk; k++) nedge += p->kernels[k].ndep;
+  int32_t *users = arena_alloc(a, (size_t)(nedge > 0 ? nedge : 1) * sizeof *users);
+  if (!newid || !indeg || !ustart || !heap || !out || !users)
+    return diag_error(f->d, LOOM_ERR_OUT_OF_MEMORY, "fuse: out of memory");
+  /* users of each kernel (compressed rows) */
+  for (int32_t k = 0; k < nk; k++) {
+    indeg[k] = p->kernels[k].ndep;
+    for (int j = 0; j < p->kernels[k].ndep; j++) ustart[p->kernels[k].deps[j] + 1]++;
+  }
+  for (int32_t k = 0; k < nk; k++) ustart[k + 1] += ustart[k];
+  for (int32_t k = 0; k < nk; k++) newid[k] = ustart[k]; /* fill cursors (newid reused) */
+  for (int32_t k = 0; k < nk; k++)
+    for (int j = 0; j < p->kernels[k].ndep; j++) users[newid[p->kernels[k].deps[j]]++] = k;
+  int32_t nheap = 0;
+  for (int32_t k = 0; k < nk; k++) {
+    newid[k] = -1;
+    if (indeg[k] == 0) heap[nheap++] = k; /* increasing: already a heap */
+  }
   for (int32_t done = 0; done < nk; done++) {
-    int32_t pick = -1;
-    for (int32_t k = 0; k < nk && pick < 0; k++) {
-      if (newid[k] >= 0) continue;
-      bool ready = true;
-      for (int j = 0; j < p->kernels[k].ndep; j++)
-        if (newid[p->kernels[k].deps[j]] < 0) ready = false;
-      if (ready) pick = k;
+    if (nheap == 0) return diag_error(f->d, LOOM_ERR_INTERNAL, "fuse: cyclic kernel dependencies");
+    int32_t pick = heap[0];
+    heap[0] = heap[--nheap];
+    for (int32_t i = 0;;) { /* sift down */
+      int32_t l = 2 * i + 1, r = l + 1, m = i;
+      if (l < nheap && heap[l] < heap[m]) m = l;
+      if (r < nheap && heap[r] < heap[m]) m = r;
+      if (m == i) break;
+      int32_t t = heap[i];
+      heap[i] = heap[m];
+      heap[m] = t;
+      i = m;
     }
-    if (pick < 0) return diag_error(f->d, LOOM_ERR_INTERNAL, "fuse: cyclic kernel dependencies");
     newid[pick] = done;
     out[done] = p->kernels[pick];
+    for (int32_t u = ustart[pick]; u < ustart[pick + 1]; u++) {
+      int32_t k = users[u];
+      if (--indeg[k] != 0) continue;
+      int32_t i = nheap++; /* sift up */
+      heap[i] = k;
+      while (i > 0 && heap[(i - 1) / 2] > heap[i]) {
+        int32_t t = heap[i];
+        heap[i] = heap[(i - 1) / 2];
+        heap[(i - 1) / 2] = t;
+        i = (i - 1) / 2;
+      }
+    }
   }
   for (int32_t k = 0; k < nk; k++)
     for (int j = 0; j < out[k].ndep; j++) out[k].deps[j] = newid[out[k].deps[j]];
@@ -448,6 +737,61 @@ static LoomStatus mark_temps(Fuser *f) {
         return diag_error(f->d, LOOM_ERR_INTERNAL, "fuse: kernel %d reads %%%d, which it writes", k, leaf);
       }
       p->needs_temp[leaf] = 1;
+    }
+  }
+  return LOOM_OK;
+}
+
+/* Bounds every ELEM/CAST cone to FUSE_MAX_NODES nodes and the buffers a kernel of its rank may read
+ * (buf_cap less its stores), in node order (operands first): a cone over the budget gets its largest
+ * operand cone cut off, i.e. realized as a boundary node (stored into a temp by its own kernel and
+ * loaded by its users). Sizes are upper bounds: the sum of the operands' sizes, counted exactly
+ * (one walk) only when the sum is over the budget. */
+static LoomStatus bound_cones(Fuser *f, const uint8_t *live, uint8_t *realized) {
+  IrGraph *g = f->g;
+  int32_t nn = g->nnodes;
+  int32_t *cn = arena_alloc(f->m->arena, (size_t)(nn > 0 ? nn : 1) * sizeof *cn);
+  int32_t *cb = arena_alloc(f->m->arena, (size_t)(nn > 0 ? nn : 1) * sizeof *cb);
+  if (!cn || !cb) return diag_error(f->d, LOOM_ERR_OUT_OF_MEMORY, "fuse: out of memory (%d nodes)", nn);
+  for (int32_t x = 0; x < nn; x++) {
+    const IrNode *n = &g->nodes[x];
+    if (!live[x] || (n->kind != IR_ELEM && n->kind != IR_CAST)) continue;
+    int32_t bufs = buf_cap(n->ndim + 1) - 2;
+    for (;;) {
+      int64_t en = 1, eb = 0, big_size = -1;
+      int32_t big = -1;
+      for (int i = 0; i < elem_arity(n); i++) {
+        int32_t sx = n->src[i];
+        const IrNode *sn = &g->nodes[sx];
+        if ((sn->kind == IR_ELEM || sn->kind == IR_CAST) && !f->p->is_stop[sx]) {
+          en += cn[sx];
+          eb += cb[sx];
+          if (cn[sx] + cb[sx] > big_size) {
+            big_size = cn[sx] + cb[sx];
+            big = sx;
+          }
+        } else if (!is_const_read(g, sx)) {
+          eb++;
+        }
+      }
+      if (en > FUSE_MAX_NODES || eb > bufs) { /* the sums overcount shared nodes: count exactly */
+        f->nreads = f->ncone = 0;
+        f->gen++;
+        LoomStatus st = walk(f, x);
+        if (st != LOOM_OK) return st;
+        en = f->ncone;
+        eb = 0;
+        for (int32_t i = 0; i < f->nreads; i++) eb += !is_const_read(g, f->reads[i]);
+      }
+      if (en <= FUSE_MAX_NODES && eb <= bufs) {
+        cn[x] = (int32_t)en;
+        cb[x] = (int32_t)eb;
+        break;
+      }
+      LOOM_ASSERT(f->d, big >= 0);
+      realized[big] = 1; /* the cut: a boundary from now on */
+      f->p->is_root[big] = 1; /* stored where it is computed, as a root's value */
+      f->p->is_stop[big] = 1;
     }
   }
   return LOOM_OK;
@@ -619,7 +963,12 @@ LoomStatus pass_fuse(IrModule *m, Diag *d) {
   IrGraph *g = m->graph;
   int32_t nn = g->nnodes > 0 ? g->nnodes : 1;
   FusionPlan *p = arena_alloc(m->arena, sizeof *p);
-  Fuser f = {m, g, p, d, NULL, 0, NULL, 0, 0, NULL, 0, 0};
+  Fuser f;
+  memset(&f, 0, sizeof f);
+  f.m = m;
+  f.g = g;
+  f.p = p;
+  f.d = d;
   if (!p) return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "fuse: out of memory");
   p->nnodes = g->nnodes;
   p->kernel_of = arena_alloc(m->arena, (size_t)nn * sizeof *p->kernel_of);
@@ -628,33 +977,39 @@ LoomStatus pass_fuse(IrModule *m, Diag *d) {
   p->is_stop = arena_alloc(m->arena, (size_t)nn);
   p->call_operand = arena_alloc(m->arena, (size_t)nn);
   uint8_t *realized = arena_alloc(m->arena, (size_t)nn);
+  uint8_t *live = arena_alloc(m->arena, (size_t)nn);
   int32_t *epi_root = arena_alloc(m->arena, (size_t)nn * sizeof *epi_root);
   int32_t *epi_of = arena_alloc(m->arena, (size_t)nn * sizeof *epi_of);
   CallEpilogue *epi = arena_alloc(m->arena, (size_t)nn * sizeof *epi);
   f.stamp = arena_alloc(m->arena, (size_t)nn * sizeof *f.stamp);
-  if (!p->kernel_of || !p->is_root || !p->needs_temp || !p->is_stop || !p->call_operand || !realized ||
-      !epi_root || !epi_of || !epi || !f.stamp)
+  f.has_user = arena_alloc(m->arena, (size_t)nn);
+  f.is_out = arena_alloc(m->arena, (size_t)nn);
+  if (!p->kernel_of || !p->is_root || !p->needs_temp || !p->is_stop || !p->call_operand || !realized || !live ||
+      !epi_root || !epi_of || !epi || !f.stamp || !f.has_user || !f.is_out)
     return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "fuse: out of memory (%d nodes)", nn);
   for (int32_t x = 0; x < g->nnodes; x++) p->kernel_of[x] = epi_of[x] = -1;
   for (int32_t i = 0; i < m->nroots; i++) {
     LOOM_ASSERT(d, m->roots[i] >= 0 && m->roots[i] < g->nnodes);
     p->is_root[m->roots[i]] = 1;
     p->is_stop[m->roots[i]] = 1;
+    f.is_out[m->roots[i]] = 1;
     realized[m->roots[i]] = 1;
   }
   /* Realized: roots plus every REDUCE/COPY/MATMUL reachable from them, and the call operands. */
-  uint8_t *live = p->needs_temp; /* scratch, cleared below */
   for (int32_t i = 0; i < m->nroots; i++) live[m->roots[i]] = 1;
   for (int32_t x = g->nnodes - 1; x >= 0; x--) {
     if (!live[x]) continue;
     const IrNode *n = &g->nodes[x];
     if (n->kind == IR_REDUCE || n->kind == IR_COPY || n->kind == IR_MATMUL) realized[x] = 1;
     for (int i = 0; i < 3; i++)
-      if (n->src[i] >= 0 && n->src[i] < x) live[n->src[i]] = 1;
+      if (n->src[i] >= 0 && n->src[i] < x) {
+        live[n->src[i]] = 1;
+        f.has_user[n->src[i]] = 1;
+      }
   }
-  memset(live, 0, (size_t)nn);
   for (int32_t x = 0; x < g->nnodes; x++)
     if (realized[x] && g->nodes[x].kind == IR_MATMUL) plan_operands(&f, x, realized);
+  if ((st = bound_cones(&f, live, realized)) != LOOM_OK) return st;
   if ((st = plan_epilogues(&f, realized, epi_root, epi)) != LOOM_OK) return st;
   for (int32_t x = 0; x < g->nnodes; x++)
     if (epi_root[x] >= 0) epi_of[epi_root[x]] = x;

@@ -1,8 +1,9 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* lower.c: pass_lower, FusionPlan -> Schedule (kernel IR plus concrete shapes and bindings).
  *
  * Contract. Requires: m->plan from pass_fuse. Guarantees: m->schedule holds one SchedKernel per fused
  * kernel in plan order, named k0, k1, ...; each KernelIr obeys ir.h's typing rules (every KI_CAST is
- * explicit, no instruction has dtype float16); one buffer per distinct (leaf, view) read and one per
+ * explicit, no instruction has a storage dtype but a rounding cast); one buffer per distinct (leaf, view) read and one per
  * store; bindings: inputs -> SB_INPUT with the composed view, realized nodes read elsewhere ->
  * SB_TEMP (C-contiguous, a SchedTemp each), roots -> SB_OUTPUT with m->outs[i]'s strides, views of an
  * IR_IOTA -> SB_INDEX read by KI_OFFSET (no memory); layouts from
@@ -11,6 +12,17 @@
  * KernelIr with a KCall over [B..., M, N, K] (ir.h): operands bound where their views lie (a call
  * operand in its own temp), the stored node bound to its root output or temp; a root a call stores is
  * read by later kernels from that output (C-contiguous: fuse.c made sure), not from a temp.
+ *
+ * Storage dtypes float16 and bfloat16 (NumPy and ml_dtypes round every result): a node of such a
+ * dtype S (an op's result, a cast, a reduction) is computed in float32 and then rounded to S and back
+ * (KI_CAST to S, KI_CAST to f32), unless its value is known to be an S value already: a load of an S
+ * buffer, a constant S holds, a cast from bool or an 8-bit int, the result of such a rounding, or
+ * neg / abs / sign / copysign / floor / ceil / trunc / rint / maximum / minimum / fmax / fmin /
+ * where of such values (the `exact` bits). A value that float32 does not hold exactly is rounded to
+ * S once: float64 -> float16 through round16_f64 (through float32, with the double-rounding case
+ * fixed up; no double -> half instruction, which hosts lack); float64 and 32/64-bit ints ->
+ * bfloat16 by one rounding cast (codegen rounds those once). A node stored into an S buffer as it
+ * is (for_store) skips the pair: the store rounds (once, by the same rules).
  *
  * Approach: per kernel, a memoized walk of each stored node's cone, per phase space (the (o, r)
  * space of REDUCE/MAP phases, the o space of the FINAL phase); reads are classified by
@@ -33,9 +45,13 @@ typedef struct Lower {
   Schedule *s;
   /* the kernel being built */
   const FusedKernel *K;
-  int32_t *memo; /* node * 2 + space -> instruction */
+  int32_t *memo; /* node * 2 + space -> instruction; -1 unknown (reset between kernels) */
+  int32_t *touched, ntouched, captouched; /* memo entries set for the current kernel */
+  int32_t *frames, capframes;  /* value(): the explicit stack (node, space, start, next operand) */
   KInstr *ins;
+  uint8_t *exact;              /* per instruction: EXACT_F16 / EXACT_BF16 bits (see round_to) */
   int32_t nins, capins;
+  int32_t *itab, itcap;        /* hash table of ins (CSE), -1 empty */
   KBuffer *bufs;
   SchedBinding *bind;
   int32_t nbuf, capbuf;
@@ -57,16 +73,85 @@ static void *grow(Lower *l, void *arr, int32_t n, int32_t *cap, size_t elem) {
 
 static LoomStatus oom(Lower *l) { return diag_error(l->d, LOOM_ERR_OUT_OF_MEMORY, "lower: out of memory"); }
 
+static uint32_t instr_hash(const KInstr *in) { return (uint32_t)ir_hash_bytes(in, sizeof *in, 0); }
+
+enum { EXACT_F16 = 1, EXACT_BF16 = 2 };
+
+/* The exact bit of storage dtype s (float16, bfloat16); 0 for others. */
+static uint8_t exact_bit(LoomDType s) {
+  return s == LOOM_FLOAT16 ? EXACT_F16 : s == LOOM_BFLOAT16 ? EXACT_BF16 : 0;
+}
+
+/* The storage dtypes whose values instruction `in` (about to be appended) yields exactly, as bits. */
+static uint8_t is_exact(const Lower *l, const KInstr *in) {
+  switch (in->kind) {
+  case KI_LOAD: return exact_bit((LoomDType)l->bufs[in->buf].dtype);
+  case KI_CONST: {
+    if (!dtype_is_float((LoomDType)in->dtype)) return 0;
+    if (in->value.f != in->value.f) return EXACT_F16 | EXACT_BF16;
+    return (uint8_t)((ir_scalar_canon(LOOM_FLOAT16, in->value).f == in->value.f ? EXACT_F16 : 0) |
+                     (ir_scalar_canon(LOOM_BFLOAT16, in->value).f == in->value.f ? EXACT_BF16 : 0));
+  }
+  case KI_CAST: {
+    LoomDType from = (LoomDType)l->ins[in->src[0]].dtype, to = (LoomDType)in->dtype;
+    if (exact_bit(from)) return exact_bit(from);
+    if (from == LOOM_BOOL || from == LOOM_INT8 || from == LOOM_UINT8) return EXACT_F16 | EXACT_BF16;
+    if (dtype_is_float(from) && dtype_is_float(to)) return l->exact[in->src[0]]; /* f32 <-> f64 */
+    return 0;
+  }
+  case KI_ACC: { /* min / max pick one of the folded values */
+    const KPhase *ph = &l->phases[in->phase];
+    return ph->reduce_op == LOOM_REDUCE_MIN || ph->reduce_op == LOOM_REDUCE_MAX ? l->exact[ph->value] : 0;
+  }
+  case KI_ELEM:
+    switch (in->op) {
+    case LOOM_OP_NEG: case LOOM_OP_ABS: case LOOM_OP_SIGN: case LOOM_OP_FLOOR: case LOOM_OP_CEIL:
+    case LOOM_OP_TRUNC: case LOOM_OP_RINT:
+      return dtype_is_float((LoomDType)in->dtype) ? l->exact[in->src[0]] : 0;
+    case LOOM_OP_COPYSIGN: case LOOM_OP_MAXIMUM: case LOOM_OP_MINIMUM: case LOOM_OP_FMAX: case LOOM_OP_FMIN:
+      return dtype_is_float((LoomDType)in->dtype) ? l->exact[in->src[0]] & l->exact[in->src[1]] : 0;
+    case LOOM_OP_WHERE: return l->exact[in->src[1]] & l->exact[in->src[2]];
+    default: return 0;
+    }
+  default: return 0;
+  }
+}
+
+/* Appends an instruction, or returns the identical one already emitted (CSE through a hash table;
+ * instructions are memset before they are filled, so equal ones have equal bytes). */
 static LoomStatus emit(Lower *l, const KInstr *in, int32_t *out) {
-  for (int32_t i = 0; i < l->nins; i++) /* CSE: identical instructions are one */
-    if (memcmp(&l->ins[i], in, sizeof *in) == 0) {
-      *out = i;
+  if ((l->nins + 1) * 2 > l->itcap) {
+    int32_t ncap = l->itcap ? l->itcap * 2 : 64;
+    int32_t *nt = arena_alloc(l->m->arena, (size_t)ncap * sizeof *nt);
+    if (!nt) return oom(l);
+    for (int32_t i = 0; i < ncap; i++) nt[i] = -1;
+    for (int32_t i = 0; i < l->nins; i++) {
+      uint32_t j = instr_hash(&l->ins[i]) & (uint32_t)(ncap - 1);
+      while (nt[j] >= 0) j = (j + 1) & (uint32_t)(ncap - 1);
+      nt[j] = i;
+    }
+    l->itab = nt;
+    l->itcap = ncap;
+  }
+  uint32_t mask = (uint32_t)l->itcap - 1, j = instr_hash(in) & mask;
+  for (; l->itab[j] >= 0; j = (j + 1) & mask)
+    if (memcmp(&l->ins[l->itab[j]], in, sizeof *in) == 0) {
+      *out = l->itab[j];
       return LOOM_OK;
     }
-  KInstr *na = grow(l, l->ins, l->nins, &l->capins, sizeof *na);
-  if (!na) return oom(l);
-  l->ins = na;
+  if (l->nins == l->capins) {
+    int32_t cap = l->capins;
+    KInstr *na = grow(l, l->ins, l->nins, &cap, sizeof *na);
+    uint8_t *ne = arena_alloc(l->m->arena, (size_t)(cap > 0 ? cap : 1));
+    if (!na || !ne) return oom(l);
+    if (l->nins) memcpy(ne, l->exact, (size_t)l->nins);
+    l->ins = na;
+    l->exact = ne;
+    l->capins = cap;
+  }
   l->ins[l->nins] = *in;
+  l->exact[l->nins] = is_exact(l, in);
+  l->itab[j] = l->nins;
   *out = l->nins++;
   return LOOM_OK;
 }
@@ -89,6 +174,116 @@ static LoomStatus cast_to(Lower *l, int32_t x, LoomDType dt, int32_t *out) {
   init_instr(&in, KI_CAST, dt);
   in.src[0] = x;
   return emit(l, &in, out);
+}
+
+/* The float32 value x rounded to storage dtype s (float16, bfloat16), as NumPy / ml_dtypes round
+ * every such result: KI_CAST to s then back to f32, or x itself when it is an s value already. */
+static LoomStatus round_to(Lower *l, int32_t x, LoomDType s, int32_t *out) {
+  if ((l->exact[x] & exact_bit(s)) && l->ins[x].dtype == LOOM_FLOAT32) {
+    *out = x;
+    return LOOM_OK;
+  }
+  int32_t h;
+  LoomStatus st = cast_to(l, x, s, &h);
+  if (st != LOOM_OK) return st;
+  return cast_to(l, h, LOOM_FLOAT32, out);
+}
+
+/* Helpers of round16_f64: a KI_ELEM of the given result dtype. */
+static LoomStatus elem2(Lower *l, LoomOp op, LoomDType t, int32_t a, int32_t b, int32_t *out) {
+  KInstr in;
+  init_instr(&in, KI_ELEM, t);
+  in.op = (uint16_t)op;
+  in.src[0] = a;
+  in.src[1] = b;
+  return emit(l, &in, out);
+}
+
+static LoomStatus const_f64(Lower *l, double v, int32_t *out) {
+  KInstr in;
+  init_instr(&in, KI_CONST, LOOM_FLOAT64);
+  in.value.f = v;
+  return emit(l, &in, out);
+}
+
+/* The float64 value x rounded once to float16 (NumPy's float64 -> float16 cast), as a float32
+ * instruction. Hosts convert double -> half through a runtime function the JIT may not have, so the
+ * rounding goes through float32: h = RN16(RN32(x)) is right unless RN32(x) = y landed exactly on a
+ * float16 midpoint it did not start on; then the other candidate h' = 2y - h (exact) is nearer to x.
+ * Past the largest float16 (65504), RN32 can reach the midpoint 65520 and make inf from a finite
+ * below it: that case gives +-65504. Only exact double operations, compares and selects. */
+static LoomStatus round16_f64(Lower *l, int32_t x, int32_t *out) {
+  LoomStatus st;
+  int32_t y, h16, hf, hd, yd, two, twoy, hp, hp32, hp16, hpf, hpd, rep, dxh, dxp, ah, ap, closer, inexact, off, use1,
+      use, r, big, ax, lim, small, fix, sig, ok;
+  if ((st = cast_to(l, x, LOOM_FLOAT32, &y)) || (st = cast_to(l, y, LOOM_FLOAT16, &h16)) ||
+      (st = cast_to(l, h16, LOOM_FLOAT32, &hf)) || (st = cast_to(l, hf, LOOM_FLOAT64, &hd)) ||
+      (st = cast_to(l, y, LOOM_FLOAT64, &yd)) || (st = const_f64(l, 2.0, &two)) ||
+      (st = elem2(l, LOOM_OP_MUL, LOOM_FLOAT64, two, yd, &twoy)) || (st = elem2(l, LOOM_OP_SUB, LOOM_FLOAT64, twoy, hd, &hp)))
+    return st;
+  /* h' representable in float16: f64 -> f32 -> f16 -> f32 -> f64 gives it back */
+  if ((st = cast_to(l, hp, LOOM_FLOAT32, &hp32)) || (st = cast_to(l, hp32, LOOM_FLOAT16, &hp16)) ||
+      (st = cast_to(l, hp16, LOOM_FLOAT32, &hpf)) || (st = cast_to(l, hpf, LOOM_FLOAT64, &hpd)) ||
+      (st = elem2(l, LOOM_OP_EQ, LOOM_BOOL, hpd, hp, &rep)))
+    return st;
+  if ((st = elem2(l, LOOM_OP_SUB, LOOM_FLOAT64, x, hd, &dxh)) || (st = elem2(l, LOOM_OP_SUB, LOOM_FLOAT64, x, hp, &dxp)) ||
+      (st = elem2(l, LOOM_OP_ABS, LOOM_FLOAT64, dxh, -1, &ah)) || (st = elem2(l, LOOM_OP_ABS, LOOM_FLOAT64, dxp, -1, &ap)) ||
+      (st = elem2(l, LOOM_OP_LT, LOOM_BOOL, ap, ah, &closer)) || (st = elem2(l, LOOM_OP_NE, LOOM_BOOL, yd, x, &inexact)) ||
+      (st = elem2(l, LOOM_OP_NE, LOOM_BOOL, yd, hd, &off)) ||
+      (st = elem2(l, LOOM_OP_LOGICAL_AND, LOOM_BOOL, inexact, off, &use1)) ||
+      (st = elem2(l, LOOM_OP_LOGICAL_AND, LOOM_BOOL, use1, rep, &use)) ||
+      (st = elem2(l, LOOM_OP_LOGICAL_AND, LOOM_BOOL, use, closer, &use)))
+    return st;
+  KInstr in;
+  init_instr(&in, KI_ELEM, LOOM_FLOAT64);
+  in.op = LOOM_OP_WHERE;
+  in.src[0] = use;
+  in.src[1] = hp;
+  in.src[2] = hd;
+  if ((st = emit(l, &in, &r)) != LOOM_OK) return st;
+  /* inf from a finite x below 65520: +-65504 */
+  if ((st = elem2(l, LOOM_OP_ISINF, LOOM_BOOL, hd, -1, &big)) || (st = elem2(l, LOOM_OP_ABS, LOOM_FLOAT64, x, -1, &ax)) ||
+      (st = const_f64(l, 65520.0, &lim)) || (st = elem2(l, LOOM_OP_LT, LOOM_BOOL, ax, lim, &small)) ||
+      (st = elem2(l, LOOM_OP_LOGICAL_AND, LOOM_BOOL, big, small, &fix)) || (st = const_f64(l, 65504.0, &sig)) ||
+      (st = elem2(l, LOOM_OP_COPYSIGN, LOOM_FLOAT64, sig, x, &sig)))
+    return st;
+  init_instr(&in, KI_ELEM, LOOM_FLOAT64);
+  in.op = LOOM_OP_WHERE;
+  in.src[0] = fix;
+  in.src[1] = sig;
+  in.src[2] = r;
+  if ((st = emit(l, &in, &ok)) != LOOM_OK) return st;
+  if ((st = cast_to(l, ok, LOOM_FLOAT32, out)) != LOOM_OK) return st;
+  l->exact[*out] |= EXACT_F16; /* a float16 value by construction */
+  return LOOM_OK;
+}
+
+/* Whether a value of dtype t reaches bfloat16 with one rounding only when cast directly (float32
+ * does not hold every t value): codegen's cast to bfloat16 rounds these once. */
+static bool bf16_wide(LoomDType t) {
+  return t == LOOM_FLOAT64 || t == LOOM_COMPLEX128 || (dtype_is_int(t) && dtype_bits(t) >= 32);
+}
+
+/* Value x (any non-storage dtype) rounded once to storage dtype s, as a float32 instruction (complex:
+ * its real part, as every cast to a real dtype). for_store: the value only goes to stores into s
+ * buffers, which round it themselves: returned unrounded where their rounding is the single one. */
+static LoomStatus round_once(Lower *l, int32_t x, LoomDType s, bool for_store, int32_t *out) {
+  LoomDType from = (LoomDType)l->ins[x].dtype;
+  LoomStatus st;
+  if (s == LOOM_BFLOAT16 && bf16_wide(from)) {
+    if (for_store) return (*out = x, LOOM_OK);
+    if (from == LOOM_COMPLEX128 && (st = cast_to(l, x, LOOM_FLOAT64, &x)) != LOOM_OK) return st;
+    int32_t h;
+    if ((st = cast_to(l, x, LOOM_BFLOAT16, &h)) != LOOM_OK) return st;
+    return cast_to(l, h, LOOM_FLOAT32, out);
+  }
+  if (s == LOOM_FLOAT16 && (from == LOOM_FLOAT64 || from == LOOM_COMPLEX128)) {
+    if (from == LOOM_COMPLEX128 && (st = cast_to(l, x, LOOM_FLOAT64, &x)) != LOOM_OK) return st;
+    return round16_f64(l, x, out);
+  }
+  /* float32 holds x exactly (or, for float16, every x it does not hold is past float16's range) */
+  if ((st = cast_to(l, x, LOOM_FLOAT32, &x)) != LOOM_OK) return st;
+  return for_store ? (*out = x, LOOM_OK) : round_to(l, x, s, out);
 }
 
 static KLayout layout_of(int64_t stride, bool inner) { return ir_layout_of_stride(stride, inner); }
@@ -137,7 +332,7 @@ static LoomStatus buffer(Lower *l, LoomDType dtype, bool is_output, SchedBufKind
 }
 
 /* The value of reduction phase j of this kernel as the reduce node's result (compute dtype). */
-static LoomStatus reduce_result(Lower *l, int j, int32_t *out) {
+static LoomStatus reduce_result(Lower *l, int j, bool for_store, int32_t *out) {
   const IrNode *r = &l->g->nodes[l->K->reduces[j]];
   LoomReduceOp op = (LoomReduceOp)r->op;
   LoomDType rd = dtype_compute((LoomDType)r->dtype);
@@ -149,21 +344,24 @@ static LoomStatus reduce_result(Lower *l, int j, int32_t *out) {
   LoomStatus st = emit(l, &in, &a);
   if (st != LOOM_OK) return st;
   if (op == LOOM_REDUCE_MEAN) {
+    /* NumPy: sum in the result dtype, divide (true_divide: float64 for an integer or bool dtype=), then
+     * cast to the result dtype (truncating) */
+    LoomDType qd = dtype_is_float(rd) || dtype_is_complex(rd) ? rd : LOOM_FLOAT64;
     int32_t sz, num, den;
     init_instr(&in, KI_REDSIZE, LOOM_INT64);
     if ((st = emit(l, &in, &sz)) != LOOM_OK) return st;
-    if ((st = cast_to(l, a, rd, &num)) != LOOM_OK) return st;
-    if ((st = cast_to(l, sz, rd, &den)) != LOOM_OK) return st;
-    init_instr(&in, KI_ELEM, rd);
+    if ((st = cast_to(l, a, qd, &num)) != LOOM_OK) return st;
+    if ((st = cast_to(l, sz, qd, &den)) != LOOM_OK) return st;
+    init_instr(&in, KI_ELEM, qd);
     in.op = LOOM_OP_TRUEDIV;
     in.src[0] = num;
     in.src[1] = den;
     if ((st = emit(l, &in, &a)) != LOOM_OK) return st;
   }
+  if (exact_bit((LoomDType)r->dtype) && !for_store) /* a store to its float16 / bfloat16 buffer rounds anyway */
+    return round_once(l, a, (LoomDType)r->dtype, false, out);
   return cast_to(l, a, rd, out);
 }
-
-static LoomStatus value(Lower *l, int32_t x, int space, bool is_start, int32_t *out, int depth);
 
 static LoomStatus read_value(Lower *l, int32_t x, int space, int32_t *out) {
   ReadInfo r;
@@ -176,7 +374,7 @@ static LoomStatus read_value(Lower *l, int32_t x, int space, int32_t *out) {
     in.value = leaf->value;
     return emit(l, &in, out);
   }
-  if (r.is_acc) return reduce_result(l, r.acc_phase, out);
+  if (r.is_acc) return reduce_result(l, r.acc_phase, false, out);
   int32_t b;
   if (leaf->kind == IR_IOTA) { /* no memory: the view's element offset is the value */
     if ((st = buffer(l, LOOM_INT64, false, SB_INDEX, -1, r.offset, r.strides, &b)) != LOOM_OK) return st;
@@ -200,53 +398,111 @@ static LoomStatus read_value(Lower *l, int32_t x, int space, int32_t *out) {
   return emit(l, &in, out);
 }
 
-static LoomStatus value(Lower *l, int32_t x, int space, bool is_start, int32_t *out, int depth) {
-  int32_t *memo = &l->memo[(size_t)x * 2 + (size_t)space];
-  if (*memo >= 0) {
-    *out = *memo;
-    return LOOM_OK;
+static LoomStatus set_memo(Lower *l, int32_t x, int space, int32_t v) {
+  size_t key = (size_t)x * 2 + (size_t)space;
+  if (l->memo[key] < 0) {
+    int32_t *nt = grow(l, l->touched, l->ntouched, &l->captouched, sizeof *nt);
+    if (!nt) return oom(l);
+    l->touched = nt;
+    l->touched[l->ntouched++] = (int32_t)key;
   }
-  if (depth > 10000) return diag_error(l->d, LOOM_ERR_UNSUPPORTED, "lower: expression too deep");
+  l->memo[key] = v;
+  return LOOM_OK;
+}
+
+/* The instruction computing ELEM/CAST node x (a cone node) from its operands' instructions s[]. */
+/* for_store: x's value is only stored into buffers of x's dtype (x is a boundary computed as the
+ * start of its store), which round it themselves: no float16 / bfloat16 rounding here. */
+static LoomStatus emit_node(Lower *l, int32_t x, const int32_t *s_in, bool for_store, int32_t *out) {
   const IrNode *n = &l->g->nodes[x];
   LoomStatus st;
-  bool stop = l->p->is_stop[x] && !is_start;
-  if (n->kind == IR_CAST && !stop) {
-    int32_t s;
-    if ((st = value(l, n->src[0], space, false, &s, depth + 1)) != LOOM_OK) return st;
-    if ((st = cast_to(l, s, dtype_compute((LoomDType)n->dtype), out)) != LOOM_OK) return st;
-  } else if (n->kind == IR_ELEM && !stop) {
-    LoomOp op = (LoomOp)n->op;
-    const OpInfo *info = op_info(op);
-    if (!info) return diag_error(l->d, LOOM_ERR_INTERNAL, "lower: unknown op %d at %%%d", op, x);
-    LoomDType rd = dtype_compute((LoomDType)n->dtype);
-    int32_t s[3] = {-1, -1, -1};
-    for (int i = 0; i < info->arity; i++)
-      if ((st = value(l, n->src[i], space, false, &s[i], depth + 1)) != LOOM_OK) return st;
-    KInstr in;
-    LoomDType res;
-    if (op == LOOM_OP_WHERE) {
-      if ((st = cast_to(l, s[0], LOOM_BOOL, &s[0])) != LOOM_OK) return st;
-      if ((st = cast_to(l, s[1], rd, &s[1])) != LOOM_OK) return st;
-      if ((st = cast_to(l, s[2], rd, &s[2])) != LOOM_OK) return st;
-      res = rd;
-    } else {
-      LoomDType da = (LoomDType)l->g->nodes[n->src[0]].dtype;
-      LoomDType db = info->arity > 1 ? (LoomDType)l->g->nodes[n->src[1]].dtype : da;
-      LoomDType od = dtype_compute(ir_elem_operand_dtype(op, (LoomDType)n->dtype, da, db));
-      for (int i = 0; i < info->arity; i++)
-        if ((st = cast_to(l, s[i], od, &s[i])) != LOOM_OK) return st;
-      res = ir_elem_value_dtype(op, od);
-    }
-    init_instr(&in, KI_ELEM, res);
-    in.op = (uint16_t)op;
-    for (int i = 0; i < 3; i++) in.src[i] = s[i];
-    int32_t e;
-    if ((st = emit(l, &in, &e)) != LOOM_OK) return st;
-    if ((st = cast_to(l, e, rd, out)) != LOOM_OK) return st;
+  int32_t s[3] = {s_in[0], s_in[1], s_in[2]};
+  LoomDType rd = dtype_compute((LoomDType)n->dtype);
+  LoomDType sd = (LoomDType)n->dtype; /* a storage dtype when rd != sd */
+  if (n->kind == IR_CAST)
+    return rd != sd ? round_once(l, s[0], sd, for_store, out) : cast_to(l, s[0], rd, out);
+  LoomOp op = (LoomOp)n->op;
+  const OpInfo *info = op_info(op);
+  if (!info) return diag_error(l->d, LOOM_ERR_INTERNAL, "lower: unknown op %d at %%%d", op, x);
+  KInstr in;
+  LoomDType res;
+  if (op == LOOM_OP_WHERE) {
+    if ((st = cast_to(l, s[0], LOOM_BOOL, &s[0])) != LOOM_OK) return st;
+    if ((st = cast_to(l, s[1], rd, &s[1])) != LOOM_OK) return st;
+    if ((st = cast_to(l, s[2], rd, &s[2])) != LOOM_OK) return st;
+    res = rd;
   } else {
-    if ((st = read_value(l, x, space, out)) != LOOM_OK) return st;
+    LoomDType da = (LoomDType)l->g->nodes[n->src[0]].dtype;
+    LoomDType db = info->arity > 1 ? (LoomDType)l->g->nodes[n->src[1]].dtype : da;
+    LoomDType od = dtype_compute(ir_elem_operand_dtype(op, (LoomDType)n->dtype, da, db));
+    for (int i = 0; i < info->arity; i++)
+      if ((st = cast_to(l, s[i], od, &s[i])) != LOOM_OK) return st;
+    res = ir_elem_value_dtype(op, od);
   }
-  l->memo[(size_t)x * 2 + (size_t)space] = *out;
+  init_instr(&in, KI_ELEM, res);
+  in.op = (uint16_t)op;
+  for (int i = 0; i < 3; i++) in.src[i] = s[i];
+  int32_t e;
+  if ((st = emit(l, &in, &e)) != LOOM_OK) return st;
+  if ((st = cast_to(l, e, rd, &e)) != LOOM_OK) return st;
+  return rd != sd && !for_store ? round_to(l, e, sd, out) : (*out = e, LOOM_OK);
+}
+
+/* Writes frame nf (node x, next operand 0, start) of value()'s stack, growing it as needed. */
+static LoomStatus push_frame(Lower *l, int32_t nf, int32_t x, bool start) {
+  if ((nf + 1) * 3 > l->capframes) {
+    int32_t ncap = l->capframes ? l->capframes * 2 : 3 * 64;
+    int32_t *nfr = arena_alloc(l->m->arena, (size_t)ncap * sizeof *nfr);
+    if (!nfr) return oom(l);
+    if (nf) memcpy(nfr, l->frames, (size_t)nf * 3 * sizeof *nfr);
+    l->frames = nfr;
+    l->capframes = ncap;
+  }
+  l->frames[nf * 3] = x;
+  l->frames[nf * 3 + 1] = 0;
+  l->frames[nf * 3 + 2] = start;
+  return LOOM_OK;
+}
+
+/* The instruction of node x in phase space `space` (0: (o, r); 1: o). A post-order walk of x's cone
+ * (operands left to right, each memoized), on an explicit stack of (node, next operand, start)
+ * triples so that its depth is not the C stack's. Boundary nodes other than the start are read. */
+static LoomStatus value(Lower *l, int32_t root, int space, bool is_start, bool store_only, int32_t *out) {
+  LoomStatus st;
+  if (l->memo[(size_t)root * 2 + (size_t)space] >= 0) {
+    *out = l->memo[(size_t)root * 2 + (size_t)space];
+    return LOOM_OK;
+  }
+  int32_t nf = 0;
+  if ((st = push_frame(l, nf, root, is_start)) != LOOM_OK) return st;
+  nf = 1;
+  while (nf > 0) {
+    int32_t *top = &l->frames[(nf - 1) * 3];
+    int32_t x = top[0];
+    const IrNode *n = &l->g->nodes[x];
+    bool stop = l->p->is_stop[x] && !top[2];
+    int32_t v;
+    if ((n->kind != IR_CAST && n->kind != IR_ELEM) || stop) {
+      if ((st = read_value(l, x, space, &v)) != LOOM_OK) return st;
+    } else {
+      const OpInfo *info = n->kind == IR_ELEM ? op_info((LoomOp)n->op) : NULL;
+      if (n->kind == IR_ELEM && !info) return diag_error(l->d, LOOM_ERR_INTERNAL, "lower: unknown op %d at %%%d", n->op, x);
+      int arity = n->kind == IR_CAST ? 1 : info->arity;
+      while (top[1] < arity && l->memo[(size_t)n->src[top[1]] * 2 + (size_t)space] >= 0) top[1]++;
+      if (top[1] < arity) { /* descend into the next operand not yet computed */
+        if ((st = push_frame(l, nf, n->src[top[1]], false)) != LOOM_OK) return st;
+        nf++;
+        continue;
+      }
+      int32_t s[3] = {-1, -1, -1};
+      for (int i = 0; i < arity; i++) s[i] = l->memo[(size_t)n->src[i] * 2 + (size_t)space];
+      bool for_store = nf == 1 && store_only && l->p->is_stop[x];
+      if ((st = emit_node(l, x, s, for_store, &v)) != LOOM_OK) return st;
+    }
+    if ((st = set_memo(l, x, space, v)) != LOOM_OK) return st;
+    nf--;
+  }
+  *out = l->memo[(size_t)root * 2 + (size_t)space];
   return LOOM_OK;
 }
 
@@ -287,19 +543,6 @@ static LoomStatus add_store(Lower *l, int32_t node, bool final_space, int32_t va
     }
   }
   return LOOM_OK;
-}
-
-/* The value stored for node x (computed as the start of its cone): a cast to bfloat16 from a dtype
- * that float32 does not hold exactly (float64, 32/64-bit ints, complex128) stores its source, so the
- * store rounds once (through float32 it would round twice; ml_dtypes rounds once). */
-static LoomStatus store_value(Lower *l, int32_t x, int space, int32_t *out) {
-  const IrNode *n = &l->g->nodes[x];
-  if (n->kind == IR_CAST && n->dtype == LOOM_BFLOAT16) {
-    LoomDType from = (LoomDType)l->g->nodes[n->src[0]].dtype;
-    bool wide = from == LOOM_FLOAT64 || from == LOOM_COMPLEX128 || (dtype_is_int(from) && dtype_bits(from) >= 32);
-    if (wide) return value(l, n->src[0], space, false, out, 1);
-  }
-  return value(l, x, space, true, out, 0);
 }
 
 static int32_t value_node(const IrGraph *g, int32_t x) {
@@ -412,15 +655,17 @@ static LoomStatus lower_kernel(Lower *l, int32_t kidx) {
   l->K = K;
   l->nins = l->nbuf = l->nstore = l->nphase = 0;
   l->ins = NULL;
+  l->exact = NULL;
   l->bufs = NULL;
   l->bind = NULL;
   l->stores = NULL;
   l->capins = l->capbuf = l->capstore = 0;
-  size_t nmemo = (size_t)(g->nnodes > 0 ? g->nnodes : 1) * 2;
-  l->memo = arena_alloc(l->m->arena, nmemo * sizeof *l->memo);
+  l->itab = NULL;
+  l->itcap = 0;
+  for (int32_t i = 0; i < l->ntouched; i++) l->memo[l->touched[i]] = -1; /* the previous kernel's */
+  l->ntouched = 0;
   l->phases = arena_alloc(l->m->arena, (size_t)(K->nreduce + 2) * sizeof *l->phases);
-  if (!l->memo || !l->phases) return oom(l);
-  for (size_t i = 0; i < nmemo; i++) l->memo[i] = -1;
+  if (!l->phases) return oom(l);
 
   for (int j = 0; j < K->nreduce; j++) {
     const IrNode *r = &g->nodes[K->reduces[j]];
@@ -435,7 +680,11 @@ static LoomStatus lower_kernel(Lower *l, int32_t kidx) {
     default: acc = sd; break;
     }
     int32_t v;
-    if ((st = value(l, r->src[0], 0, true, &v, 0)) != LOOM_OK) return st;
+    if ((st = value(l, r->src[0], 0, true, false, &v)) != LOOM_OK) return st;
+    /* dtype=float16 / bfloat16: each value rounded once to it first */
+    bool to_storage = exact_bit((LoomDType)r->dtype) &&
+                      (op == LOOM_REDUCE_SUM || op == LOOM_REDUCE_PROD || op == LOOM_REDUCE_MEAN);
+    if (to_storage && (st = round_once(l, v, (LoomDType)r->dtype, false, &v)) != LOOM_OK) return st;
     if ((st = cast_to(l, v, acc, &v)) != LOOM_OK) return st;
     KPhase *ph = &l->phases[l->nphase++];
     memset(ph, 0, sizeof *ph);
@@ -448,7 +697,7 @@ static LoomStatus lower_kernel(Lower *l, int32_t kidx) {
     int32_t begin = l->nstore;
     for (int i = 0; i < K->nmap; i++) {
       int32_t v;
-      if ((st = store_value(l, value_node(g, K->maps[i]), 0, &v)) != LOOM_OK) return st;
+      if ((st = value(l, value_node(g, K->maps[i]), 0, true, true, &v)) != LOOM_OK) return st;
       if ((st = add_store(l, K->maps[i], false, v)) != LOOM_OK) return st;
     }
     KPhase *ph = &l->phases[l->nphase++];
@@ -462,12 +711,12 @@ static LoomStatus lower_kernel(Lower *l, int32_t kidx) {
     int32_t x = K->reduces[j];
     if (!l->p->is_root[x] && !l->p->needs_temp[x]) continue;
     int32_t v;
-    if ((st = reduce_result(l, j, &v)) != LOOM_OK) return st;
+    if ((st = reduce_result(l, j, true, &v)) != LOOM_OK) return st;
     if ((st = add_store(l, x, true, v)) != LOOM_OK) return st;
   }
   for (int i = 0; i < K->nfinal; i++) {
     int32_t v;
-    if ((st = store_value(l, value_node(g, K->finals[i]), 1, &v)) != LOOM_OK) return st;
+    if ((st = value(l, value_node(g, K->finals[i]), 1, true, true, &v)) != LOOM_OK) return st;
     if ((st = add_store(l, K->finals[i], true, v)) != LOOM_OK) return st;
   }
   if (l->nstore > begin) {
@@ -526,7 +775,10 @@ LoomStatus pass_lower(IrModule *m, Diag *d) {
   l.s = arena_alloc(m->arena, sizeof *l.s);
   l.temp_of = arena_alloc(m->arena, (size_t)(p->nnodes > 0 ? p->nnodes : 1) * sizeof *l.temp_of);
   l.out_of = arena_alloc(m->arena, (size_t)(p->nnodes > 0 ? p->nnodes : 1) * sizeof *l.out_of);
-  if (!l.s || !l.temp_of || !l.out_of) return oom(&l);
+  size_t nmemo = (size_t)(p->nnodes > 0 ? p->nnodes : 1) * 2;
+  l.memo = arena_alloc(m->arena, nmemo * sizeof *l.memo);
+  if (!l.s || !l.temp_of || !l.out_of || !l.memo) return oom(&l);
+  for (size_t i = 0; i < nmemo; i++) l.memo[i] = -1;
   l.s->nkernel = p->nkernel;
   l.s->kernels = arena_alloc(m->arena, (size_t)(p->nkernel > 0 ? p->nkernel : 1) * sizeof *l.s->kernels);
   l.s->temps = arena_alloc(m->arena, (size_t)(p->nnodes > 0 ? p->nnodes : 1) * sizeof *l.s->temps);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* passes.h: the passes between the graph IR and a schedule of kernels.
  *
  * A pass has the signature `LoomStatus pass_NAME(IrModule *m, Diag *d)`; analyses are compute_*,
@@ -38,6 +39,12 @@ typedef struct IrView {
   int64_t offset;
   int64_t strides[LOOM_MAX_RANK]; /* per dim of the viewed node */
 } IrView;
+
+/* push_views bounds every movement chain it builds to this many ops (a longer one is cut by an
+ * IR_COPY), so composing a view is cheap and never runs out of its fixed chain buffer (256). */
+#define PASS_MAX_VIEW_CHAIN 64
+/* The most points one kernel may run (collapse.c refuses more: 2^50 points is a day of host time). */
+#define PASS_MAX_POINTS (INT64_C(1) << 50)
 
 /* views.c: composes the movement ops from node down to its leaf. Returns false when a reshape in the
  * chain cannot be expressed with strides (NumPy's no-copy reshape rule); out is then unspecified. */
@@ -93,7 +100,8 @@ typedef struct FusionPlan {
   FusedKernel *kernels; /* in run order once pass_fuse returns */
   int32_t nnodes;       /* graph size when fused; the per-node arrays have this many entries */
   int32_t *kernel_of;   /* realized node -> kernel that computes it, else -1 */
-  uint8_t *is_root;     /* node is one of the roots */
+  uint8_t *is_root;     /* node is a boundary: one of the roots, or an ELEM/CAST node realized into a
+                           temp to bound its users' kernels (a "cut", see fuse.c) */
   uint8_t *needs_temp;  /* realized node read by another kernel: stored into a temp */
   uint8_t *is_stop;     /* realized ELEM/CAST node whose value other cones read (roots, call operands) */
   uint8_t *call_operand;/* node materialized into its own temp for a call (the call reads that temp) */

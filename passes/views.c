@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* views.c: pass_push_views, and the strided-view composition shared with fuse.c and lower.c.
  *
  * Contract. Requires: a verified graph whose roots are m->roots. Guarantees: every movement op
@@ -140,6 +141,11 @@ typedef struct Views {
   int32_t *memo; /* node -> rewritten node, -1 unknown; grows with the graph */
   int32_t cap;
   Diag *d;
+  struct Frame *frames; /* the explicit rewrite stack (see rewrite) */
+  int32_t nframe, capframe;
+  int32_t ret;          /* the result of the frame that finished last */
+  IrNode *tmpls;        /* movement templates that are not graph nodes (implicit broadcasts) */
+  int32_t ntmpl, captmpl;
 } Views;
 
 static LoomStatus memo_reserve(Views *v) {
@@ -184,149 +190,248 @@ int32_t pass_const_of(const IrGraph *g, int32_t x) {
   return -1;
 }
 
-static LoomStatus rewrite(Views *v, int32_t x, int32_t *out, int depth);
-
-/* Applies movement op `tmpl` (its src ignored) to the normalized node s. */
-static LoomStatus apply_move(Views *v, const IrNode *tmpl, int32_t s, int32_t *out, int depth) {
-  IrGraph *g = v->g;
-  LoomStatus st;
-  IrNode sn = g->nodes[s]; /* copy: the array may move */
-  int32_t c = pass_const_of(g, s);
-  if (c >= 0) {
-    if (tmpl->ndim == 0) {
-      *out = c;
-      return LOOM_OK;
-    }
-    IrNode b;
-    pass_init_node(&b, IR_BROADCAST, g->nodes[c].dtype, tmpl->ndim, tmpl->shape);
-    b.src[0] = c;
-    return add_node(v, &b, out);
+/* Length of the movement chain from x down to its leaf (0 for a leaf). */
+static int chain_length(const IrGraph *g, int32_t x) {
+  int n = 0;
+  while (x >= 0 && x < g->nnodes && is_movement(g->nodes[x].kind) && n <= PASS_MAX_VIEW_CHAIN) {
+    x = g->nodes[x].src[0];
+    n++;
   }
-  if (sn.kind == IR_ELEM || sn.kind == IR_CAST) {
-    IrNode e = sn;
-    e.ndim = tmpl->ndim;
-    memset(e.shape, 0, sizeof e.shape);
-    memcpy(e.shape, tmpl->shape, sizeof e.shape);
-    e.hash = 0;
-    int arity = sn.kind == IR_CAST ? 1 : op_info((LoomOp)sn.op) ? op_info((LoomOp)sn.op)->arity : 0;
-    for (int i = 0; i < arity; i++) {
-      IrNode mv = *tmpl;
-      mv.dtype = g->nodes[sn.src[i]].dtype;
-      mv.src[0] = sn.src[i];
-      mv.hash = 0;
-      int32_t moved;
-      if ((st = add_node(v, &mv, &moved)) != LOOM_OK) return st;
-      if ((st = rewrite(v, moved, &e.src[i], depth + 1)) != LOOM_OK) return st;
-    }
-    return add_node(v, &e, out);
-  }
-  /* s is a leaf or a chain over a leaf: stack the op, copying first when a reshape has no view. */
-  IrNode mv = *tmpl;
-  mv.dtype = sn.dtype;
-  mv.src[0] = s;
-  mv.hash = 0;
-  if ((st = add_node(v, &mv, out)) != LOOM_OK) return st;
-  IrView view;
-  if (pass_compute_view(g, *out, &view)) return LOOM_OK;
-  if (tmpl->kind != IR_RESHAPE)
-    return diag_error(v->d, LOOM_ERR_INTERNAL, "push_views: movement chain at %%%d has no view", *out);
-  IrNode cp;
-  pass_init_node(&cp, IR_COPY, sn.dtype, sn.ndim, sn.shape);
-  cp.src[0] = s;
-  int32_t copy;
-  if ((st = add_node(v, &cp, &copy)) != LOOM_OK) return st;
-  mv.src[0] = copy;
-  return add_node(v, &mv, out);
+  return n;
 }
 
-static LoomStatus rewrite(Views *v, int32_t x, int32_t *out, int depth) {
-  LoomStatus st;
-  if (depth > 10000) return diag_error(v->d, LOOM_ERR_UNSUPPORTED, "push_views: graph too deep");
-  if ((st = memo_reserve(v)) != LOOM_OK) return st;
-  if (v->memo[x] >= 0) {
-    *out = v->memo[x];
-    return LOOM_OK;
+/* The rewrite is the recursion "rewrite(x) = x with rewritten operands; a movement op over an
+ * ELEM/CAST is applied to the operands and rewritten again" run on an explicit stack of frames (an
+ * arena array), so its depth is bounded by memory, not by the C stack: chains of any length work in
+ * threads with small stacks. A frame is one call of rewrite() or apply_move(); `step` says where it
+ * resumes, v->ret carries a finished callee's result back to its caller. Nodes are added in the
+ * same order as the recursive form would add them, so the rewritten graph is the same. */
+typedef struct Frame {
+  uint8_t apply; /* 0: rewrite(x); 1: apply_move(template, normalized source s), the template being
+                    node x, or Views.tmpls[-x - 1] when x < 0 */
+  uint8_t step;
+  uint8_t i;     /* next operand */
+  int32_t x, s;
+  int32_t src[3];
+} Frame;
+
+enum { VIEWS_MAX_FRAMES = 1 << 28 };
+
+static LoomStatus push_frame(Views *v, int apply, int32_t x, int32_t s) {
+  if (v->nframe == v->capframe) {
+    if (v->capframe >= VIEWS_MAX_FRAMES)
+      return diag_error(v->d, LOOM_ERR_OUT_OF_MEMORY, "push_views: rewrite stack too deep");
+    int32_t ncap = v->capframe ? v->capframe * 2 : 256;
+    Frame *nf = arena_alloc(v->m->arena, (size_t)ncap * sizeof *nf);
+    if (!nf) return diag_error(v->d, LOOM_ERR_OUT_OF_MEMORY, "push_views: out of memory (%d frames)", ncap);
+    if (v->nframe) memcpy(nf, v->frames, (size_t)v->nframe * sizeof *nf);
+    v->frames = nf;
+    v->capframe = ncap;
   }
-  IrGraph *g = v->g;
-  IrNode n = g->nodes[x];
-  int32_t r = x;
-  switch (n.kind) {
-  case IR_INPUT:
-  case IR_CONST:
-  case IR_IOTA:
-    break;
-  case IR_REDUCE:
-  case IR_COPY:
-  case IR_MATMUL: {
-    bool changed = false;
-    for (int i = 0; i < ir_node_arity(&n); i++) {
-      int32_t s = -1;
-      if ((st = rewrite(v, n.src[i], &s, depth + 1)) != LOOM_OK) return st;
-      if (s != n.src[i]) {
-        n.src[i] = s;
-        changed = true;
-      }
-    }
-    if (changed) {
-      n.hash = 0;
-      if ((st = add_node(v, &n, &r)) != LOOM_OK) return st;
-    }
-    break;
-  }
-  case IR_ELEM:
-  case IR_CAST: {
-    int arity = n.kind == IR_CAST ? 1 : op_info((LoomOp)n.op) ? op_info((LoomOp)n.op)->arity : 0;
-    bool changed = false;
-    for (int i = 0; i < arity; i++) {
-      int32_t s;
-      if ((st = rewrite(v, n.src[i], &s, depth + 1)) != LOOM_OK) return st;
-      if (!same_shape(&g->nodes[s], &n)) {
-        IrNode b;
-        pass_init_node(&b, IR_BROADCAST, g->nodes[s].dtype, n.ndim, n.shape);
-        if ((st = apply_move(v, &b, s, &s, depth + 1)) != LOOM_OK) return st;
-      }
-      if (s != n.src[i]) {
-        n.src[i] = s;
-        changed = true;
-      }
-    }
-    if (changed) {
-      n.hash = 0;
-      if ((st = add_node(v, &n, &r)) != LOOM_OK) return st;
-    }
-    break;
-  }
-  case IR_BROADCAST:
-  case IR_RESHAPE:
-  case IR_PERMUTE:
-  case IR_SLICE: {
-    int32_t s;
-    if ((st = rewrite(v, n.src[0], &s, depth + 1)) != LOOM_OK) return st;
-    const IrNode *sn = &g->nodes[s];
-    if (s == n.src[0] && pass_const_of(g, s) < 0 && sn->kind != IR_ELEM && sn->kind != IR_CAST) {
-      IrView view;
-      if (pass_compute_view(g, x, &view)) break; /* already a composable chain */
-    }
-    if ((st = apply_move(v, &n, s, &r, depth + 1)) != LOOM_OK) return st;
-    break;
-  }
-  default:
-    return diag_error(v->d, LOOM_ERR_INTERNAL, "push_views: unknown node kind %d at %%%d", n.kind, x);
-  }
-  if ((st = memo_reserve(v)) != LOOM_OK) return st;
-  v->memo[x] = r;
-  v->memo[r] = r;
-  *out = r;
+  Frame *f = &v->frames[v->nframe++];
+  memset(f, 0, sizeof *f);
+  f->apply = (uint8_t)apply;
+  f->x = x;
+  f->s = s;
+  f->src[0] = f->src[1] = f->src[2] = -1;
   return LOOM_OK;
 }
 
+static int elem_arity(const IrNode *n) {
+  if (n->kind == IR_CAST) return 1;
+  const OpInfo *info = op_info((LoomOp)n->op);
+  return info ? info->arity : 0;
+}
+
+/* Returns r from the top frame (a rewrite of x also records it in the memo). */
+static LoomStatus finish_frame(Views *v, int32_t x, int32_t r) {
+  Frame *f = &v->frames[v->nframe - 1];
+  if (!f->apply) {
+    LoomStatus st = memo_reserve(v);
+    if (st != LOOM_OK) return st;
+    v->memo[x] = r;
+    v->memo[r] = r;
+  }
+  v->ret = r;
+  v->nframe--;
+  return LOOM_OK;
+}
+
+/* One step of rewrite(f->x). */
+static LoomStatus step_rewrite(Views *v, Frame *f) {
+  IrGraph *g = v->g;
+  LoomStatus st;
+  int32_t x = f->x;
+  IrNode n = g->nodes[x]; /* copy: the array may move */
+  bool elem = n.kind == IR_ELEM || n.kind == IR_CAST;
+  int arity = elem ? elem_arity(&n) : ir_node_arity(&n); /* MATMUL: 2; INPUT, CONST, IOTA: 0 */
+  switch (f->step) {
+  case 0: /* entry */
+    if ((st = memo_reserve(v)) != LOOM_OK) return st;
+    if (v->memo[x] >= 0) {
+      v->ret = v->memo[x];
+      v->nframe--;
+      return LOOM_OK;
+    }
+    if (n.kind >= IR_KIND_COUNT)
+      return diag_error(v->d, LOOM_ERR_INTERNAL, "push_views: unknown node kind %d at %%%d", n.kind, x);
+    f->step = 1;
+    return LOOM_OK;
+  case 1: /* operand loop */
+    if (f->i < arity) {
+      f->step = 2;
+      return push_frame(v, 0, n.src[f->i], -1);
+    }
+    f->step = 4;
+    return LOOM_OK;
+  case 2: { /* operand f->i rewritten into v->ret */
+    int32_t s = v->ret;
+    if (elem && !same_shape(&g->nodes[s], &n)) { /* implicit broadcasting made explicit */
+      if (v->ntmpl == v->captmpl) {
+        int32_t ncap = v->captmpl ? v->captmpl * 2 : 16;
+        IrNode *nt = arena_alloc(v->m->arena, (size_t)ncap * sizeof *nt);
+        if (!nt) return diag_error(v->d, LOOM_ERR_OUT_OF_MEMORY, "push_views: out of memory");
+        if (v->ntmpl) memcpy(nt, v->tmpls, (size_t)v->ntmpl * sizeof *nt);
+        v->tmpls = nt;
+        v->captmpl = ncap;
+      }
+      pass_init_node(&v->tmpls[v->ntmpl], IR_BROADCAST, g->nodes[s].dtype, n.ndim, n.shape);
+      f->step = 3;
+      return push_frame(v, 1, -(v->ntmpl++) - 1, s);
+    }
+    f->src[f->i++] = s;
+    f->step = 1;
+    return LOOM_OK;
+  }
+  case 3: /* the broadcast operand applied */
+    f->src[f->i++] = v->ret;
+    f->step = 1;
+    return LOOM_OK;
+  case 4: { /* combine */
+    if (is_movement(n.kind)) {
+      int32_t s = f->src[0];
+      const IrNode *sn = &g->nodes[s];
+      if (s == n.src[0] && pass_const_of(g, s) < 0 && sn->kind != IR_ELEM && sn->kind != IR_CAST) {
+        IrView view;
+        if (pass_compute_view(g, x, &view)) return finish_frame(v, x, x); /* already composable */
+      }
+      f->step = 5;
+      return push_frame(v, 1, x, s);
+    }
+    bool changed = false;
+    for (int i = 0; i < arity; i++)
+      if (f->src[i] != n.src[i]) {
+        n.src[i] = f->src[i];
+        changed = true;
+      }
+    int32_t r = x;
+    if (changed) {
+      n.hash = 0;
+      if ((st = add_node(v, &n, &r)) != LOOM_OK) return st;
+    }
+    return finish_frame(v, x, r);
+  }
+  default: /* 5: the movement op applied */
+    return finish_frame(v, x, v->ret);
+  }
+}
+
+/* One step of apply_move: movement op f->x (a template: its src is ignored) applied to the normalized
+ * node f->s. A constant becomes a broadcast of the constant; an ELEM/CAST gets the op on each operand
+ * (each then rewritten); anything else gets the op stacked on it, with an IR_COPY below when a
+ * reshape has no strided view or the chain would exceed PASS_MAX_VIEW_CHAIN ops. */
+static LoomStatus step_apply(Views *v, Frame *f) {
+  IrGraph *g = v->g;
+  LoomStatus st;
+  IrNode tmpl = f->x >= 0 ? g->nodes[f->x] : v->tmpls[-f->x - 1];
+  IrNode sn = g->nodes[f->s];
+  int32_t out;
+  if (f->step == 0) {
+    int32_t c = pass_const_of(g, f->s);
+    if (c >= 0) {
+      if (tmpl.ndim == 0) return finish_frame(v, -1, c);
+      IrNode b;
+      pass_init_node(&b, IR_BROADCAST, g->nodes[c].dtype, tmpl.ndim, tmpl.shape);
+      b.src[0] = c;
+      if ((st = add_node(v, &b, &out)) != LOOM_OK) return st;
+      return finish_frame(v, -1, out);
+    }
+    if (sn.kind != IR_ELEM && sn.kind != IR_CAST) {
+      int32_t base = f->s;
+      if (chain_length(g, base) >= PASS_MAX_VIEW_CHAIN) { /* bound every chain: copy, restart */
+        IrNode cp;
+        pass_init_node(&cp, IR_COPY, sn.dtype, sn.ndim, sn.shape);
+        cp.src[0] = base;
+        if ((st = add_node(v, &cp, &base)) != LOOM_OK) return st;
+      }
+      IrNode mv = tmpl;
+      mv.dtype = sn.dtype;
+      mv.src[0] = base;
+      mv.hash = 0;
+      if ((st = add_node(v, &mv, &out)) != LOOM_OK) return st;
+      IrView view;
+      if (pass_compute_view(g, out, &view)) return finish_frame(v, -1, out);
+      if (tmpl.kind != IR_RESHAPE || base != f->s)
+        return diag_error(v->d, LOOM_ERR_INTERNAL, "push_views: movement chain at %%%d has no view", out);
+      IrNode cp;
+      pass_init_node(&cp, IR_COPY, sn.dtype, sn.ndim, sn.shape);
+      cp.src[0] = f->s;
+      int32_t copy;
+      if ((st = add_node(v, &cp, &copy)) != LOOM_OK) return st;
+      mv.src[0] = copy;
+      if ((st = add_node(v, &mv, &out)) != LOOM_OK) return st;
+      return finish_frame(v, -1, out);
+    }
+    f->step = 1;
+  }
+  if (f->step == 2) { /* operand f->i moved and rewritten */
+    f->src[f->i++] = v->ret;
+    f->step = 1;
+  }
+  int arity = elem_arity(&sn);
+  if (f->i < arity) {
+    IrNode mv = tmpl;
+    mv.dtype = g->nodes[sn.src[f->i]].dtype;
+    mv.src[0] = sn.src[f->i];
+    mv.hash = 0;
+    int32_t moved;
+    if ((st = add_node(v, &mv, &moved)) != LOOM_OK) return st;
+    f->step = 2;
+    return push_frame(v, 0, moved, -1);
+  }
+  IrNode e = sn;
+  e.ndim = tmpl.ndim;
+  memset(e.shape, 0, sizeof e.shape);
+  memcpy(e.shape, tmpl.shape, sizeof e.shape);
+  e.hash = 0;
+  for (int i = 0; i < arity; i++) e.src[i] = f->src[i];
+  if ((st = add_node(v, &e, &out)) != LOOM_OK) return st;
+  return finish_frame(v, -1, out);
+}
+
+/* rewrite(root), iteratively. */
+static LoomStatus rewrite(Views *v, int32_t root, int32_t *out) {
+  v->nframe = 0;
+  LoomStatus st = push_frame(v, 0, root, -1);
+  while (st == LOOM_OK && v->nframe > 0) {
+    Frame *f = &v->frames[v->nframe - 1];
+    st = f->apply ? step_apply(v, f) : step_rewrite(v, f);
+  }
+  if (st == LOOM_OK) *out = v->ret;
+  return st;
+}
+
 LoomStatus pass_push_views(IrModule *m, Diag *d) {
-  Views v = {m, m->graph, NULL, 0, d};
+  Views v;
+  memset(&v, 0, sizeof v);
+  v.m = m;
+  v.g = m->graph;
+  v.d = d;
   LoomStatus st = memo_reserve(&v);
   if (st != LOOM_OK) return st;
   for (int32_t i = 0; i < m->nroots; i++) {
     LOOM_ASSERT(d, m->roots[i] >= 0 && m->roots[i] < m->graph->nnodes);
-    if ((st = rewrite(&v, m->roots[i], &m->roots[i], 0)) != LOOM_OK) return st;
+    if ((st = rewrite(&v, m->roots[i], &m->roots[i])) != LOOM_OK) return st;
   }
   return LOOM_OK;
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* api.c: the context of the public API: creation (allocator, threads, dump flags, runtime state),
  * destruction, the last error and statistics; devices, copies, streams, events and pool figures.
  *
@@ -24,8 +25,11 @@
 
 #include "runtime/bundle_build.h"
 #include "runtime/device.h"
+#include "runtime/disk_cache.h"
 
 enum { RT_MAX_THREADS = 1024 };
+_Static_assert(IR_DUMP_GRAPH == 1 && IR_DUMP_KERNELS == 2 && IR_DUMP_LLVM == 4 && IR_DUMP_TIME == 8,
+               "LoomConfigInfo.dump_flags (loom.h) documents these bits");
 
 /* Parses LOOM_DUMP ("graph,kernels,llvm,time"); unknown words are collected in `unknown`. */
 static uint32_t parse_dump_flags(const char *s, char *unknown, size_t cap) {
@@ -180,6 +184,44 @@ LOOM_API LoomStatus loom_get_stats(LoomContext *ctx, LoomStats *out) {
   return LOOM_OK;
 }
 
+LOOM_API LoomStatus loom_get_config(LoomContext *ctx, LoomConfigInfo *out) {
+  if (!ctx) return LOOM_ERR_INVALID_ARGUMENT;
+  Diag d = {.status = LOOM_OK};
+  if (!out || !ctx->rt) {
+    diag_error(&d, LOOM_ERR_INVALID_ARGUMENT,
+               out ? "loom_get_config: the context has no runtime" : "loom_get_config: out is NULL");
+    return ctx_report(ctx, &d);
+  }
+  memset(out, 0, sizeof *out);
+  out->num_threads = ctx->num_threads;
+  out->dump_flags = ctx->dump_flags;
+  snprintf(out->host_target, sizeof out->host_target, "%s", ctx->rt->host->describe(ctx->rt->host));
+  /* the folder the GPU devices use: opened the way they open it (creating it, mode 0700) */
+  DiskCache *dc = NULL;
+  if (rt_disk_cache_open(ctx, NULL, &dc, &d) == LOOM_OK) {
+    snprintf(out->cache_dir, sizeof out->cache_dir, "%s", rt_disk_cache_dir(dc));
+    out->cache_max_bytes = rt_disk_cache_max_bytes(dc);
+    rt_disk_cache_close(dc);
+  } else {
+    snprintf(out->cache_error, sizeof out->cache_error, "%s", d.msg);
+  }
+  return LOOM_OK;
+}
+
+LOOM_API LoomStatus loom_set_dump(LoomContext *ctx, const char *words) {
+  if (!ctx) return LOOM_ERR_INVALID_ARGUMENT;
+  Diag d = {.status = LOOM_OK};
+  char unknown[256];
+  uint32_t flags = parse_dump_flags(words ? words : "", unknown, sizeof unknown);
+  if (unknown[0]) {
+    diag_error(&d, LOOM_ERR_INVALID_ARGUMENT,
+               "loom_set_dump: unknown word(s) '%s' (known: graph,kernels,llvm,time)", unknown);
+    return ctx_report(ctx, &d);
+  }
+  ctx->dump_flags = flags;
+  return LOOM_OK;
+}
+
 /* ---- devices ------------------------------------------------------------------------------------------
  * Every device call goes through the kind's table (device.h); a kind this build has no table for is
  * LOOM_ERR_UNSUPPORTED naming the kinds it has. */
@@ -203,6 +245,10 @@ LOOM_API LoomStatus loom_device_count(LoomContext *ctx, LoomDeviceKind kind, int
     return ctx_report(ctx, &d);
   }
   const RtDevice *dev = rt_device(kind);
+  if (!dev && kind != LOOM_DEVICE_HOST && kind != LOOM_DEVICE_CUDA && kind != LOOM_DEVICE_HIP) {
+    diag_error(&d, LOOM_ERR_UNSUPPORTED, "loom_device_count: device kind %d is not a LoomDeviceKind", (int)kind);
+    return ctx_report(ctx, &d);
+  }
   *count = dev ? dev->count(ctx) : 0;
   return LOOM_OK;
 }
@@ -228,6 +274,9 @@ static LoomStatus check_desc(const LoomArray *a, const char *fn, const char *wha
     return diag_error(d, LOOM_ERR_UNSUPPORTED, "%s: %s is on device kind %d; this build has %s", fn, what,
                       (int)a->device, rt_device_kinds(have, sizeof have));
   }
+  if (a->device == LOOM_DEVICE_HOST ? a->device_index != 0 : a->device_index < 0)
+    return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "%s: %s has device_index %d (%s)", fn, what, (int)a->device_index,
+                      a->device == LOOM_DEVICE_HOST ? "the host is device 0" : "devices are numbered from 0");
   return LOOM_OK;
 }
 
@@ -321,8 +370,12 @@ LOOM_API LoomStatus loom_array_copy(LoomContext *ctx, LoomArray *dst, const Loom
 
 LOOM_API LoomStatus loom_device_synchronize(LoomContext *ctx, LoomDeviceKind kind, int32_t index) {
   if (!ctx) return LOOM_ERR_INVALID_ARGUMENT;
-  if (kind == LOOM_DEVICE_HOST || !ctx->rt) return LOOM_OK;
   Diag d = {.status = LOOM_OK};
+  if (kind == LOOM_DEVICE_HOST && index != 0) {
+    diag_error(&d, LOOM_ERR_INVALID_ARGUMENT, "loom_device_synchronize: the host is device 0, not %d", (int)index);
+    return ctx_report(ctx, &d);
+  }
+  if (kind == LOOM_DEVICE_HOST || !ctx->rt) return LOOM_OK;
   const RtDevice *dev = device_of(kind, "loom_device_synchronize", &d);
   if (!dev || dev->synchronize(ctx, index, &d) != LOOM_OK) return ctx_report(ctx, &d);
   return LOOM_OK;

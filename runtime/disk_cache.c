@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* disk_cache.c: the content-addressed disk cache of compiled binaries (contract in disk_cache.h).
  *
  * Approach: the file name is a 128-bit hash of the key text (two seeded FNV-1a passes, each
@@ -8,7 +9,9 @@
  * writers of one key each replace the entry whole and the last rename wins. Eviction scans the
  * shards after every store (stores follow compilations, which cost far more than the scan), sorts
  * the entries by mtime and deletes the oldest until the total fits the cap. Nothing is fsync()ed: a
- * crash can leave a short or zeroed entry, which the next read detects and deletes.
+ * crash can leave a short or zeroed entry, which the next read detects and deletes. Reads open the
+ * shard folder and then the entry relative to it, never following a link and never blocking; a
+ * store checks RLIMIT_FSIZE before it writes (see disk_cache.h).
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -19,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <time.h>
@@ -40,8 +44,11 @@ struct DiskCache {
   LoomContext *ctx;
   bool enabled;
   uint64_t max_bytes;
+  long (*write_fn)(int fd, const void *p, size_t n);
   char dir[DC_PATH_MAX];
 };
+
+static long sys_write(int fd, const void *p, size_t n) { return (long)write(fd, p, n); }
 
 /* ---- hashing ----------------------------------------------------------------------------------- */
 static uint64_t fnv1a(uint64_t h, const void *p, size_t n) {
@@ -94,11 +101,12 @@ static uint64_t get_u64(const unsigned char *p) {
 }
 
 /* ---- small file helpers ------------------------------------------------------------------------- */
-static bool write_all(int fd, const void *p, size_t n) {
+static bool write_all(const DiskCache *c, int fd, const void *p, size_t n) {
   const char *s = p;
   while (n > 0) {
-    ssize_t w = write(fd, s, n);
+    long w = c->write_fn(fd, s, n);
     if (w < 0 && errno == EINTR) continue;
+    if (w == 0) errno = ENOSPC; /* no progress: as good as a full disk */
     if (w <= 0) return false;
     s += w;
     n -= (size_t)w;
@@ -167,6 +175,7 @@ LoomStatus rt_disk_cache_open(LoomContext *ctx, const DiskCacheOptions *options,
   DiskCache *c = ctx_calloc(ctx, 1, sizeof *c);
   if (!c) return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of host memory opening the disk cache");
   c->ctx = ctx;
+  c->write_fn = options && options->write_fn ? options->write_fn : sys_write;
   LoomStatus st = LOOM_OK;
 
   c->max_bytes = options ? options->max_bytes : 0;
@@ -258,11 +267,27 @@ bool rt_disk_cache_entry_path(const DiskCache *c, const char *key, char *buf, si
 }
 
 /* ---- load -------------------------------------------------------------------------------------- */
-/* Deletes a bad entry, unless a writer has replaced it since we opened it. */
-static void drop_entry(const char *path, int fd) {
+/* Deletes a bad entry (shard folder dfd, file name), unless a writer has replaced it since we opened
+ * it. Never a folder. */
+static void drop_entry(int dfd, const char *name, int fd) {
   struct stat a, b;
-  if (fstat(fd, &a) == 0 && stat(path, &b) == 0 && a.st_ino == b.st_ino && a.st_dev == b.st_dev)
-    unlink(path);
+  if (fstat(fd, &a) == 0 && fstatat(dfd, name, &b, AT_SYMLINK_NOFOLLOW) == 0 && a.st_ino == b.st_ino &&
+      a.st_dev == b.st_dev && !S_ISDIR(b.st_mode))
+    unlinkat(dfd, name, 0);
+}
+
+/* Opens the shard folder of `name` (its first two hex digits): a real folder (no link followed) of
+ * this user, or -1. */
+static int open_shard(const DiskCache *c, const char *name) {
+  char path[DC_PATH_MAX];
+  if (!pathf(path, sizeof path, "%s/%.2s", c->dir, name)) return -1;
+  int dfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  struct stat sb;
+  if (dfd >= 0 && (fstat(dfd, &sb) != 0 || !S_ISDIR(sb.st_mode) || sb.st_uid != geteuid())) {
+    close(dfd);
+    return -1;
+  }
+  return dfd;
 }
 
 LoomStatus rt_disk_cache_load(DiskCache *c, const char *key, void **data, size_t *size, bool *hit,
@@ -273,10 +298,17 @@ LoomStatus rt_disk_cache_load(DiskCache *c, const char *key, void **data, size_t
   *size = 0;
   *hit = false;
   if (!c->enabled) return LOOM_OK;
-  char path[DC_PATH_MAX];
-  if (!rt_disk_cache_entry_path(c, key, path, sizeof path)) return LOOM_OK;
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return LOOM_OK; /* missing (or unreadable): a miss */
+  char name[DC_NAME_HEX + 1];
+  key_name(key, name);
+  int dfd = open_shard(c, name);
+  if (dfd < 0) return LOOM_OK; /* no shard (or not a real folder of ours): a miss */
+  /* no link followed, no blocking open (a FIFO planted here must not hang the loader) */
+  int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  if (fd < 0) {
+    if (errno == ELOOP) unlinkat(dfd, name, 0); /* a symbolic link: removed, the next store rewrites it */
+    close(dfd);
+    return LOOM_OK; /* missing (or unreadable): a miss */
+  }
   size_t klen = strlen(key);
   unsigned char h[DC_HEADER_BYTES];
   char *kbuf = NULL;
@@ -304,7 +336,7 @@ LoomStatus rt_disk_cache_load(DiskCache *c, const char *key, void **data, size_t
   if (ok && memcmp(kbuf, key, klen) != 0) ok = false; /* another key with the same hash */
   if (ok && entry_checksum(kbuf, klen, payload, (size_t)plen) != get_u64(h + 32)) ok = false;
   if (!ok) {
-    drop_entry(path, fd);
+    drop_entry(dfd, name, fd);
     goto done;
   }
   futimens(fd, NULL); /* touch: least recently used eviction goes by mtime */
@@ -314,6 +346,7 @@ LoomStatus rt_disk_cache_load(DiskCache *c, const char *key, void **data, size_t
   *hit = true;
 done:
   close(fd);
+  close(dfd);
   ctx_free(c->ctx, kbuf);
   ctx_free(c->ctx, payload);
   return st;
@@ -336,6 +369,17 @@ LoomStatus rt_disk_cache_store(DiskCache *c, const char *key, const void *data, 
   if (mkdir(path, 0700) != 0 && errno != EEXIST)
     return diag_error(d, LOOM_ERR_BACKEND, "cannot create the kernel cache folder %s: %s", path,
                       strerror(errno));
+  int dfd = open_shard(c, name);
+  if (dfd < 0)
+    return diag_error(d, LOOM_ERR_BACKEND, "the kernel cache shard %s is not a folder of this user (a link?)", path);
+  close(dfd);
+  /* The process's file size limit: a write past it raises SIGXFSZ, which kills by default. */
+  uint64_t total = (uint64_t)DC_HEADER_BYTES + klen + size;
+  struct rlimit fl;
+  if (getrlimit(RLIMIT_FSIZE, &fl) == 0 && fl.rlim_cur != RLIM_INFINITY && total > (uint64_t)fl.rlim_cur)
+    return diag_error(d, LOOM_ERR_BACKEND,
+                      "not storing a %llu-byte kernel cache entry: the file size limit (ulimit -f) is %llu bytes",
+                      (unsigned long long)total, (unsigned long long)fl.rlim_cur);
   size_t plen0 = strlen(path);
   if (!pathf(path + plen0, sizeof path - plen0, "/%s", name))
     return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "the kernel cache path %s is too long", c->dir);
@@ -350,7 +394,7 @@ LoomStatus rt_disk_cache_store(DiskCache *c, const char *key, const void *data, 
   put_u64(h + 16, klen);
   put_u64(h + 24, size);
   put_u64(h + 32, entry_checksum(key, klen, data, size));
-  bool ok = write_all(fd, h, sizeof h) && write_all(fd, key, klen) && write_all(fd, data, size);
+  bool ok = write_all(c, fd, h, sizeof h) && write_all(c, fd, key, klen) && write_all(c, fd, data, size);
   int e = errno;
   if (close(fd) != 0 && ok) {
     ok = false;
@@ -405,17 +449,21 @@ LoomStatus rt_disk_cache_evict(DiskCache *c, Diag *d) {
   while (st == LOOM_OK && (de = readdir(top)) != NULL) {
     if (!is_hex(de->d_name, 2)) continue;
     if (!pathf(path, sizeof path, "%s/%s", c->dir, de->d_name)) continue;
-    DIR *shard = opendir(path);
-    if (!shard) continue;
+    int sfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC); /* never a linked folder */
+    DIR *shard = sfd >= 0 ? fdopendir(sfd) : NULL;
+    if (!shard) {
+      if (sfd >= 0) close(sfd);
+      continue;
+    }
     struct dirent *fe;
     while ((fe = readdir(shard)) != NULL) {
       struct stat sb;
       if (!pathf(path, sizeof path, "%s/%s/%s", c->dir, de->d_name, fe->d_name)) continue;
       if (strncmp(fe->d_name, ".tmp-", 5) == 0) {
-        if (stat(path, &sb) == 0 && now - sb.st_mtime > DC_TMP_MAX_AGE_S) unlink(path);
+        if (lstat(path, &sb) == 0 && now - sb.st_mtime > DC_TMP_MAX_AGE_S) unlink(path);
         continue;
       }
-      if (!is_hex(fe->d_name, DC_NAME_HEX) || stat(path, &sb) != 0 || !S_ISREG(sb.st_mode)) continue;
+      if (!is_hex(fe->d_name, DC_NAME_HEX) || lstat(path, &sb) != 0 || !S_ISREG(sb.st_mode)) continue;
       if (n == cap) {
         size_t ncap = cap ? cap * 2 : 64;
         DcEntry *g = ctx_alloc(c->ctx, ncap * sizeof *g);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* disk_cache.h: a content-addressed disk cache for compiled binaries (cubins, code objects).
  *
  * The caller gives a key text that names everything the binary depends on (Loom's version, LLVM's
@@ -14,6 +15,13 @@
  * Size cap: options.max_bytes, else $LOOM_CACHE_MAX_BYTES (bytes, or with a K, M or G suffix), else
  * 1 GiB. After each store the least recently used entries (oldest mtime; a hit touches the entry)
  * are deleted until the total is under the cap.
+ *
+ * Hostile folders: entries and shard folders are opened without following symbolic links and without
+ * blocking (O_NOFOLLOW | O_NONBLOCK), and anything that is not a regular file (a FIFO, a device, a
+ * link) is a miss, deleted when it is a file, so that the next store replaces it. A store checks the
+ * process's file size limit (RLIMIT_FSIZE, `ulimit -f`) first: an entry that would exceed it is a
+ * failed store, not a SIGXFSZ that kills the process; a full disk or quota (ENOSPC, EDQUOT, EFBIG) is
+ * a failed store too, and leaves no temporary file. The signal disposition is never changed.
  *
  * Several processes may share a cache folder. Errors are LoomStatus values with a message; callers
  * treat a failed store as a warning (the cache is an optimization). The object is not thread-safe
@@ -32,6 +40,8 @@
 typedef struct DiskCacheOptions {
   const char *dir;    /* NULL: from the environment (above); "": disabled */
   uint64_t max_bytes; /* 0: $LOOM_CACHE_MAX_BYTES or 1 GiB */
+  /* The write(2) the stores use (NULL: write); tests inject ENOSPC / EDQUOT / EFBIG through it. */
+  long (*write_fn)(int fd, const void *p, size_t n);
 } DiskCacheOptions;
 
 typedef struct DiskCache DiskCache;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* eval.c: loom_eval and loom_dump: one evaluation flow for every device (device.h).
  *
  * loom_eval: check the arguments at the boundary; find the one device every reachable input and every
@@ -13,6 +14,7 @@
  */
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "runtime/device.h"
@@ -82,20 +84,109 @@ static bool byte_extent(const LoomArray *a, __int128 *lo, __int128 *hi) {
   return true;
 }
 
-static bool overlaps(const LoomArray *a, const LoomArray *b) {
-  __int128 alo, ahi, blo, bhi;
-  if (!byte_extent(a, &alo, &ahi) || !byte_extent(b, &blo, &bhi)) return false;
-  return alo < bhi && blo < ahi;
+/* need[i] (n entries, zeroed by the caller): given output i must be evaluated into a temporary, as
+ * its bytes overlap an input on its device or another given output (compiled kernels treat their
+ * buffers as noalias). One sort of the byte extents and a sweep: O((n + inputs) log), not O(n^2).
+ * An extent overlaps another iff one that starts no later ends after its start, or the next one
+ * starts before its end. */
+typedef struct Extent {
+  __int128 lo, hi;
+  int32_t out; /* output index, or -1 for an input */
+} Extent;
+
+static int extent_cmp(const void *a, const void *b) {
+  const Extent *x = a, *y = b;
+  if (x->lo != y->lo) return x->lo < y->lo ? -1 : 1;
+  return x->out < y->out ? -1 : x->out > y->out;
 }
 
-/* Whether given output i must be evaluated into a temporary: its bytes overlap an input on its
- * device or another given output (compiled kernels treat their buffers as noalias). */
-static bool out_needs_temp(const LoomGraph *g, int32_t n, const LoomArray *outs, int32_t i) {
+static LoomStatus outs_needing_temps(LoomContext *ctx, const LoomGraph *g, int32_t n, const LoomArray *outs,
+                                     bool *need, Diag *d) {
+  int32_t first = -1;
+  for (int32_t i = 0; i < n && first < 0; i++)
+    if (outs[i].data) first = i;
+  if (first < 0) return LOOM_OK;
+  size_t cap = (size_t)n + (size_t)g->ir.ninputs;
+  Extent *e = ctx_alloc(ctx, cap * sizeof *e);
+  if (!e) return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: loom_eval overlap check of %d outputs", n);
+  size_t m = 0;
+  for (int32_t i = 0; i < n; i++)
+    if (outs[i].data && byte_extent(&outs[i], &e[m].lo, &e[m].hi)) e[m++].out = i;
   for (int32_t j = 0; j < g->ir.ninputs; j++)
-    if (g->ir.inputs[j].device == outs[i].device && overlaps(&outs[i], &g->ir.inputs[j])) return true;
-  for (int32_t j = 0; j < n; j++)
-    if (j != i && outs[j].data && overlaps(&outs[i], &outs[j])) return true;
-  return false;
+    if (g->ir.inputs[j].device == outs[first].device && byte_extent(&g->ir.inputs[j], &e[m].lo, &e[m].hi))
+      e[m++].out = -1;
+  qsort(e, m, sizeof *e, extent_cmp);
+  __int128 maxhi = 0;
+  for (size_t k = 0; k < m; k++) {
+    bool before = k > 0 && maxhi > e[k].lo, after = k + 1 < m && e[k + 1].lo < e[k].hi;
+    if (e[k].out >= 0 && (before || after)) need[e[k].out] = true;
+    if (k == 0 || e[k].hi > maxhi) maxhi = e[k].hi;
+  }
+  ctx_free(ctx, e);
+  return LOOM_OK;
+}
+
+/* Whether an array's elements are all distinct memory: false when two indices reach one element
+ * (a stride 0 on an axis longer than 1, or strides that interleave), which an output must not do
+ * (every result would land on a few elements). A sufficient test first (sorted by |stride|, each
+ * stride passes the span of the smaller ones); otherwise the offsets are enumerated and sorted when
+ * there are at most 2^20 of them. *unknown: too large to decide. */
+static int cmp_i64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+static __int128 abs128(int64_t v) { return v < 0 ? -(__int128)v : (__int128)v; }
+
+static bool elements_distinct(LoomContext *ctx, const LoomArray *a, bool *unknown) {
+  *unknown = false;
+  int64_t numel = ir_numel(a->ndim, a->shape);
+  if (numel <= 1) return true;
+  int dims[LOOM_MAX_RANK], nd = 0;
+  for (int i = 0; i < a->ndim; i++) {
+    if (a->shape[i] <= 1) continue;
+    if (a->strides[i] == 0) return false;
+    int k = nd++;
+    while (k > 0 && abs128(a->strides[dims[k - 1]]) > abs128(a->strides[i])) {
+      dims[k] = dims[k - 1];
+      k--;
+    }
+    dims[k] = i;
+  }
+  __int128 span = 0;
+  bool simple = true;
+  for (int k = 0; k < nd && simple; k++) {
+    __int128 st = abs128(a->strides[dims[k]]);
+    if (st <= span) simple = false;
+    span += st * (a->shape[dims[k]] - 1);
+  }
+  if (simple) return true;
+  if (numel > (1 << 20)) {
+    *unknown = true;
+    return false;
+  }
+  int64_t *off = ctx_alloc(ctx, (size_t)numel * sizeof *off);
+  if (!off) {
+    *unknown = true;
+    return false;
+  }
+  int64_t idx[LOOM_MAX_RANK] = {0}, cur = 0;
+  for (int64_t e = 0; e < numel; e++) {
+    off[e] = cur;
+    for (int i = a->ndim - 1; i >= 0; i--) {
+      if (++idx[i] < a->shape[i]) {
+        cur += a->strides[i];
+        break;
+      }
+      cur -= a->strides[i] * (a->shape[i] - 1);
+      idx[i] = 0;
+    }
+  }
+  qsort(off, (size_t)numel, sizeof *off, cmp_i64);
+  bool distinct = true;
+  for (int64_t e = 1; e < numel && distinct; e++) distinct = off[e] != off[e - 1];
+  ctx_free(ctx, off);
+  return distinct;
 }
 
 /* Per output: where the kernels write it, and what must happen afterwards. */
@@ -117,6 +208,9 @@ static LoomStatus check_outs(LoomGraph *g, int32_t n, const LoomNode *nodes, con
       return diag_error(d, LOOM_ERR_UNSUPPORTED, "loom_eval: outs[%d] is on device kind %d; this build has %s", i,
                         (int)o->device, rt_device_kinds(kinds, sizeof kinds));
     }
+    if (o->device == LOOM_DEVICE_HOST ? o->device_index != 0 : o->device_index < 0)
+      return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "loom_eval: outs[%d] has device_index %d; %s", i,
+                        (int)o->device_index, o->device == LOOM_DEVICE_HOST ? "the host is device 0" : "it must be >= 0");
     if (o->dtype != (LoomDType)nd->dtype)
       return diag_error(d, LOOM_ERR_DTYPE, "loom_eval: outs[%d] has dtype %s but node %d has dtype %s",
                         i, dtype_label(o->dtype), nodes[i], dtype_label((LoomDType)nd->dtype));
@@ -130,6 +224,16 @@ static LoomStatus check_outs(LoomGraph *g, int32_t n, const LoomNode *nodes, con
                         shape_str(s1, sizeof s1, o->ndim, o->shape), nodes[i],
                         shape_str(s2, sizeof s2, nd->ndim, nd->shape));
     }
+    if (!ir_array_span_ok(o))
+      return diag_error(d, LOOM_ERR_INVALID_ARGUMENT,
+                        "loom_eval: outs[%d]'s shape and strides span more than 2^62 bytes; no array is that large", i);
+    bool unknown;
+    if (!elements_distinct(g->ctx, o, &unknown))
+      return diag_error(d, unknown ? LOOM_ERR_UNSUPPORTED : LOOM_ERR_INVALID_ARGUMENT,
+                        "loom_eval: outs[%d] %s (strides %s): several results would be written to one element; "
+                        "pass an output whose elements are distinct (e.g. C-contiguous)", i,
+                        unknown ? "may reach one element through two indices" : "reaches one element through two indices",
+                        shape_str(s1, sizeof s1, o->ndim, o->strides));
   }
   return LOOM_OK;
 }
@@ -425,20 +529,25 @@ static LoomStatus evaluate(LoomGraph *g, int32_t n, const LoomNode *nodes, LoomA
   OutPlan *plan = stack_plan;
   LoomArray *mod_outs = stack_outs;
   void **out_data = stack_data;
+  bool stack_needs[4];
+  bool *needs = stack_needs; /* given output i overlaps an input or another output */
   void *heap = NULL;
   if (n > 4) {
-    size_t each = sizeof *plan + sizeof *mod_outs + sizeof *out_data;
+    size_t each = sizeof *plan + sizeof *mod_outs + sizeof *out_data + sizeof *needs;
     heap = ctx_alloc(ctx, (size_t)n * each);
     if (!heap) return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: loom_eval bookkeeping for %d outputs", n);
     mod_outs = heap;
     plan = (OutPlan *)(void *)(mod_outs + n);
     out_data = (void **)(void *)(plan + n);
+    needs = (bool *)(void *)(out_data + n);
   }
   memset(plan, 0, (size_t)n * sizeof *plan);
+  memset(needs, 0, (size_t)n * sizeof *needs);
+  if ((st = outs_needing_temps(ctx, g, n, outs, needs, d)) != LOOM_OK) goto fail;
 
   for (int32_t i = 0; i < n; i++) {
     const IrNode *nd = &g->ir.nodes[nodes[i]];
-    bool need_temp = outs[i].data && out_needs_temp(g, n, outs, i);
+    bool need_temp = outs[i].data && needs[i];
     if (outs[i].data && !need_temp) {
       mod_outs[i] = outs[i];
       out_data[i] = outs[i].data;
@@ -572,8 +681,8 @@ LOOM_API LoomStatus loom_eval(LoomGraph *g, int32_t n, const LoomNode *nodes, Lo
 }
 
 /* ---- introspection --------------------------------------------------------------------------------- */
-/* LOOM_DUMP_PTX comes from the device whose kernels are PTX (its reference architecture, sm_90), compiled
- * without a GPU. */
+/* LOOM_DUMP_PTX comes from the device whose kernels are PTX (its reference architecture, sm_90), LOOM_DUMP_AMDGPU
+ * from the one whose kernels are AMDGPU code objects (gfx942), compiled without a GPU. */
 static LoomStatus dump_impl(LoomGraph *g, LoomDumpKind kind, int32_t n, const LoomNode *nodes,
                             char **text, Diag *d) {
   LoomContext *ctx = g->ctx;
@@ -581,10 +690,11 @@ static LoomStatus dump_impl(LoomGraph *g, LoomDumpKind kind, int32_t n, const Lo
   *text = NULL;
   LoomStatus st = check_nodes(g, n, nodes, "loom_dump", d);
   if (st != LOOM_OK) return st;
-  if (kind != LOOM_DUMP_GRAPH && kind != LOOM_DUMP_KERNELS && kind != LOOM_DUMP_LLVM && kind != LOOM_DUMP_PTX)
+  if (kind != LOOM_DUMP_GRAPH && kind != LOOM_DUMP_KERNELS && kind != LOOM_DUMP_LLVM && kind != LOOM_DUMP_PTX &&
+      kind != LOOM_DUMP_AMDGPU)
     return diag_error(d, LOOM_ERR_INVALID_ARGUMENT,
-                      "loom_dump: unknown kind %d; use LOOM_DUMP_GRAPH, LOOM_DUMP_KERNELS, LOOM_DUMP_LLVM or "
-                      "LOOM_DUMP_PTX", (int)kind);
+                      "loom_dump: unknown kind %d; use LOOM_DUMP_GRAPH, LOOM_DUMP_KERNELS, LOOM_DUMP_LLVM, "
+                      "LOOM_DUMP_PTX or LOOM_DUMP_AMDGPU", (int)kind);
   if (kind == LOOM_DUMP_LLVM && (!ctx->rt || !ctx->rt->cache))
     return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "loom_dump: the context has no runtime");
 
@@ -626,14 +736,16 @@ static LoomStatus dump_impl(LoomGraph *g, LoomDumpKind kind, int32_t n, const Lo
       sb_printf(&sb, "; kernel %s\n%s\n", ir->name, k->llvm_ir ? k->llvm_ir : "");
       rt_cache_release(ctx->rt->cache, k);
     }
-    if (st == LOOM_OK && kind == LOOM_DUMP_PTX) {
+    if (st == LOOM_OK && (kind == LOOM_DUMP_PTX || kind == LOOM_DUMP_AMDGPU)) {
       const KernelIr **ks = arena_alloc(&arena, sizeof *ks * (size_t)(m.schedule->nkernel + 1));
-      int32_t nks = 0; /* library calls have no PTX */
+      int32_t nks = 0; /* library calls have no device code */
       for (int32_t i = 0; ks && i < m.schedule->nkernel; i++)
         if (!m.schedule->kernels[i].ir->call) ks[nks++] = m.schedule->kernels[i].ir;
-      const RtDevice *pd = rt_device_for_binary(CG_BINARY_PTX);
+      const RtDevice *pd = rt_device_for_binary(kind == LOOM_DUMP_PTX ? CG_BINARY_PTX : CG_BINARY_AMDGPU);
       if (!ks) st = diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: loom_dump bookkeeping");
-      else if (!pd || !pd->dump_code) st = diag_error(d, LOOM_ERR_UNSUPPORTED, "loom_dump: this build has no PTX target");
+      else if (!pd || !pd->dump_code)
+        st = diag_error(d, LOOM_ERR_UNSUPPORTED, "loom_dump: this build has no %s target",
+                        kind == LOOM_DUMP_PTX ? "PTX" : "AMDGPU");
       else st = pd->dump_code(ctx, nks, ks, &sb, d);
     }
     arena_free_all(&arena);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* host_launch.c: the host dispatch of one kernel (host_launch.h), shared by libloom and libloomrt, so a
  * bundled kernel is cut exactly as a JIT-compiled one and gives the same bits.
  *

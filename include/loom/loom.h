@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* loom.h: the public C API of Loom, a JIT kernel-fusion compiler for array expressions.
  *
  * Model. A LoomContext owns compiled kernels, the thread pool and the last error. A LoomGraph is a
@@ -34,7 +35,14 @@ extern "C" {
 #define LOOM_API
 #endif
 
+/* The version of this header; loom_version() gives the library's. One place for C, CMake and Python
+ * (CMakeLists.txt and pyproject.toml read these lines): keep the string equal to the numbers. While
+ * MAJOR is 0 every MINOR release may change the ABI (the soname is libloom.so.MAJOR.MINOR). */
+#define LOOM_VERSION_MAJOR 0
+#define LOOM_VERSION_MINOR 1
+#define LOOM_VERSION_PATCH 0
 #define LOOM_VERSION_STRING "0.1.0"
+#define LOOM_VERSION_NUMBER (LOOM_VERSION_MAJOR * 10000 + LOOM_VERSION_MINOR * 100 + LOOM_VERSION_PATCH)
 #define LOOM_MAX_RANK 16
 
 typedef enum LoomStatus {
@@ -104,6 +112,12 @@ typedef struct LoomContextOptions {
   int32_t num_threads;            /* 0: LOOM_NUM_THREADS, else all online cores */
 } LoomContextOptions;
 
+/* ---- version ---------------------------------------------------------------------------------- */
+/* The version of the library linked at run time, "MAJOR.MINOR.PATCH"; compare loom_version_number()
+ * with LOOM_VERSION_NUMBER to detect a program built against another header. */
+LOOM_API const char *loom_version(void);
+LOOM_API int loom_version_number(void);
+
 /* ---- context ---------------------------------------------------------------------------------- */
 LOOM_API LoomStatus loom_context_create(LoomContext **out);
 LOOM_API LoomStatus loom_context_create_ex(const LoomContextOptions *options, LoomContext **out);
@@ -127,11 +141,30 @@ typedef struct LoomStats {
 } LoomStats;
 LOOM_API LoomStatus loom_get_stats(LoomContext *ctx, LoomStats *out);
 
+/* What a context runs with (Python's loom.show_config / loom.config). Strings are NUL-terminated and
+ * truncated to their arrays. */
+typedef struct LoomConfigInfo {
+  int32_t num_threads;      /* threads of the host pool, caller included */
+  uint32_t dump_flags;      /* dumps in effect: 1 graph, 2 kernels, 4 llvm, 8 time (LOOM_DUMP's words) */
+  uint64_t cache_max_bytes; /* bound of the disk cache of GPU binaries */
+  char host_target[160];    /* the host code generator: "LLVM 19.1.7 host <triple> <cpu> <hash>[ sleef]" */
+  char cache_dir[1024];     /* folder of the disk cache ("" when disabled or unusable) */
+  char cache_error[1024];   /* why the disk cache cannot be used ("" when it can) */
+} LoomConfigInfo;
+LOOM_API LoomStatus loom_get_config(LoomContext *ctx, LoomConfigInfo *out);
+/* Sets the dumps (LOOM_DUMP's words: "graph,kernels,llvm,time"; "" for none) from the next loom_eval
+ * on; call it while no evaluation runs on ctx. An unknown word is LOOM_ERR_INVALID_ARGUMENT and
+ * changes nothing. */
+LOOM_API LoomStatus loom_set_dump(LoomContext *ctx, const char *words);
+
 /* ---- graph building ----------------------------------------------------------------------------- */
 LOOM_API LoomStatus loom_graph_create(LoomContext *ctx, LoomGraph **out);
 LOOM_API void loom_graph_destroy(LoomGraph *g);
 
-/* An input array (descriptor copied; data not copied). */
+/* An input array (descriptor copied; data not copied). LOOM_ERR_INVALID_ARGUMENT for a host array whose
+ * device_index is not 0, a negative device_index, or shape and strides that span more than 2^62 bytes
+ * (strides count elements); LOOM_ERR_UNSUPPORTED for an unknown device kind. A stride of 0 makes any
+ * length fine (a broadcast input takes no memory). */
 LOOM_API LoomStatus loom_input(LoomGraph *g, const LoomArray *array, LoomNode *out);
 /* A 0-d constant of a given dtype ("strong"). The value is converted to dtype as NumPy would
  * (out-of-range integer values are an error). */
@@ -141,6 +174,9 @@ LOOM_API LoomStatus loom_const_u64(LoomGraph *g, uint64_t value, LoomDType dtype
 /* Python scalars under NEP 50 ("weak"): they take the dtype of the array they meet, by kind. */
 LOOM_API LoomStatus loom_weak_float(LoomGraph *g, double value, LoomNode *out);
 LOOM_API LoomStatus loom_weak_int(LoomGraph *g, int64_t value, LoomNode *out);
+/* A Python int in [0, 2**64): values above INT64_MAX are weak too (they fit uint64 arrays, are an
+ * error with other integer dtypes, and decide comparisons with any integer array). */
+LOOM_API LoomStatus loom_weak_uint(LoomGraph *g, uint64_t value, LoomNode *out);
 LOOM_API LoomStatus loom_weak_bool(LoomGraph *g, int value, LoomNode *out);
 /* Complex constants: a strong one of a complex dtype (re, im rounded to its parts' precision; a real
  * or integer dtype is LOOM_ERR_DTYPE), and a Python complex under NEP 50: complex128 by default, it
@@ -157,7 +193,9 @@ LOOM_API LoomStatus loom_iota(LoomGraph *g, int32_t ndim, const int64_t *shape, 
 LOOM_API LoomStatus loom_unary(LoomGraph *g, LoomOp op, LoomNode x, LoomNode *out);
 LOOM_API LoomStatus loom_binary(LoomGraph *g, LoomOp op, LoomNode a, LoomNode b, LoomNode *out);
 LOOM_API LoomStatus loom_where(LoomGraph *g, LoomNode cond, LoomNode a, LoomNode b, LoomNode *out);
-/* clip(x, lo, hi) = minimum(maximum(x, lo), hi); lo or hi may be negative (= none). */
+/* clip(x, lo, hi) = minimum(maximum(x, lo), hi) as NumPy 2's np.clip: for an integer x a Python int
+ * bound at or past x's dtype limit on its side is dropped; with both bounds the dtype is the
+ * three-operand promotion (Python scalars by NEP 50). lo or hi may be negative (= none). */
 LOOM_API LoomStatus loom_clip(LoomGraph *g, LoomNode x, LoomNode lo, LoomNode hi, LoomNode *out);
 LOOM_API LoomStatus loom_cast(LoomGraph *g, LoomNode x, LoomDType dtype, LoomNode *out);
 
@@ -185,10 +223,12 @@ typedef enum LoomReduceOp {
 } LoomReduceOp;
 /* naxes == 0 with axes == NULL: all axes. argmin/argmax take exactly one axis or all axes (then the
  * index is into the flattened array). Result dtypes follow NumPy: sum/prod of bool and signed ints
- * give int64, of unsigned ints uint64; mean of ints gives float64; argmin/argmax give int64. */
+ * give int64, of unsigned ints uint64; mean of ints gives float64; argmin/argmax give int64. float16
+ * results are rounded to float16 (accumulation in float32). */
 LOOM_API LoomStatus loom_reduce(LoomGraph *g, LoomReduceOp op, LoomNode x, int32_t naxes,
                                 const int32_t *axes, int keepdims, LoomNode *out);
-/* Like loom_reduce with an explicit accumulator/result dtype (NumPy's dtype= argument). */
+/* Like loom_reduce with an explicit accumulator/result dtype (NumPy's dtype= argument); mean with an
+ * integer or bool dtype sums in it, divides in float64 and casts back, as NumPy does. */
 LOOM_API LoomStatus loom_reduce_dtype(LoomGraph *g, LoomReduceOp op, LoomNode x, int32_t naxes,
                                       const int32_t *axes, int keepdims, LoomDType dtype,
                                       LoomNode *out);
@@ -252,7 +292,14 @@ LOOM_API int32_t loom_graph_node_count(const LoomGraph *g);
 /* ---- evaluation ----------------------------------------------------------------------------------- */
 /* Evaluates n nodes. For each i: if outs[i].data is NULL, a new C-contiguous array is allocated with
  * the context's allocator (release it with loom_array_free) and outs[i] is filled in; otherwise outs[i]
- * must have the node's dtype and shape and is written (any strides; it may alias inputs). */
+ * must have the node's dtype and shape and is written (any strides; it may alias inputs and other
+ * outputs: those are evaluated into temporaries and copied in order, the later output winning).
+ * A given output must have distinct elements: a stride 0 on an axis longer than 1 or strides that
+ * reach one element twice are LOOM_ERR_INVALID_ARGUMENT (layouts of more than 2^20 elements that a
+ * simple test cannot prove distinct: LOOM_ERR_UNSUPPORTED). A kernel of more than 2^50 points (only
+ * reachable by reducing stride-0 inputs) is LOOM_ERR_UNSUPPORTED; min, max, any, all, argmin and
+ * argmax skip stride-0 reduced axes, so those run at any size. The number of nodes and outputs is
+ * limited only by memory (README, "Limits"). */
 LOOM_API LoomStatus loom_eval(LoomGraph *g, int32_t n, const LoomNode *nodes, LoomArray *outs);
 LOOM_API void loom_array_free(LoomContext *ctx, LoomArray *array);
 
@@ -314,7 +361,9 @@ typedef enum LoomDumpKind {
   LOOM_DUMP_GRAPH = 0, /* the graph IR of the requested nodes */
   LOOM_DUMP_KERNELS,   /* the kernel IR of each fused kernel */
   LOOM_DUMP_LLVM,      /* the optimized LLVM IR of each kernel */
-  LOOM_DUMP_PTX        /* the PTX of each kernel for sm_90 (the H200), compiled without a GPU */
+  LOOM_DUMP_PTX,       /* the PTX of each kernel for sm_90 (the H200), compiled without a GPU */
+  LOOM_DUMP_AMDGPU     /* the AMDGPU assembly of each kernel's code object for gfx942 (MI300; $LOOM_DUMP_AMDGPU_CHIP
+                        * picks another chip, $LOOM_DUMP_AMDGPU_DIR keeps the code objects), compiled without a GPU */
 } LoomDumpKind;
 /* Writes a NUL-terminated text (free it with loom_free_string) describing how the nodes would be
  * evaluated; nothing is run. */
@@ -385,8 +434,8 @@ LOOM_API LoomStatus loom_reduction_kernel_call(LoomUserKernel *k, int32_t nin, c
  * data NULL stands for an output loom would allocate. kind: LOOM_DUMP_KERNELS (loom's kernel IR),
  * LOOM_DUMP_LLVM (the optimized LLVM IR for the host CPU), LOOM_DUMP_PTX (PTX for sm_90, the H200's;
  * compiled without a GPU; LOOM_ERR_UNSUPPORTED when this LLVM has no NVPTX backend, or when the kernel
- * calls math functions and libdevice is not found). A call over zero points has no kernel: the text
- * says so. */
+ * calls math functions and libdevice is not found), LOOM_DUMP_AMDGPU (the AMDGPU assembly for gfx942, as
+ * loom_dump's). A call over zero points has no kernel: the text says so. */
 LOOM_API LoomStatus loom_user_kernel_dump(LoomUserKernel *k, LoomDumpKind kind, int32_t nin, const LoomArray *in,
                                           int32_t nout, const LoomArray *out, int64_t size, int32_t naxes,
                                           const int32_t *axes, int keepdims, char **text);
@@ -401,11 +450,20 @@ LOOM_API LoomStatus loom_user_kernel_dump(LoomUserKernel *k, LoomDumpKind kind, 
  * count, pointer versus scalar, and scalar width and kind (integer vs floating); a mismatch is
  * LOOM_ERR_INVALID_ARGUMENT naming the argument. PTX does not tell a pointer from a 64-bit integer
  * (.u64 without .ptr): such a parameter takes either. Without a CUDA driver, launching returns
- * LOOM_ERR_UNSUPPORTED "no CUDA driver ...". */
+ * LOOM_ERR_UNSUPPORTED "no CUDA driver ...".
+ * AMD GPUs take whole kernels as AMDGPU code objects (LOOM_RAW_HSACO) and as LLVM IR for amdgcn-amd-amdhsa
+ * (text or bitcode; entries are functions of the amdgpu_kernel calling convention; __ocml_* / __ockl_*
+ * calls are linked from ROCm's device libraries): the IR is compiled at creation for gfx942 (or the chip
+ * of an option "--offload-arch=gfxNNN" / "-arch=gfxNNN") and again for a device of another chip at its
+ * first launch there. Their arrays are LOOM_DEVICE_HIP arrays; without an AMD GPU a launch returns
+ * LOOM_ERR_UNSUPPORTED "no AMD device ...". */
 typedef enum LoomRawFormat {
-  LOOM_RAW_AUTO = 0, /* sniffed: ELF or fatbin magic -> CUBIN, 'BC' magic -> LLVM_BITCODE, text with
-                        ".entry"/".target" -> PTX, with "define " -> LLVM_IR, else CUDA */
-  LOOM_RAW_PTX, LOOM_RAW_LLVM_IR, LOOM_RAW_LLVM_BITCODE, LOOM_RAW_CUBIN, LOOM_RAW_CUDA
+  LOOM_RAW_AUTO = 0, /* sniffed: an AMDGPU ELF (e_machine 224) -> HSACO, another ELF or fatbin magic -> CUBIN,
+                        'BC' magic -> LLVM_BITCODE, text with ".entry"/".target" -> PTX, with "define " -> LLVM_IR,
+                        else CUDA; LLVM IR (text or bitcode) whose triple is amdgcn goes to the AMD device */
+  LOOM_RAW_PTX, LOOM_RAW_LLVM_IR, LOOM_RAW_LLVM_BITCODE, LOOM_RAW_CUBIN, LOOM_RAW_CUDA,
+  LOOM_RAW_HSACO /* an AMDGPU code object (HIP's hipModuleLoadData input; "hsaco"): its kernels and their
+                    explicit arguments come from its metadata (ROCm comgr); it loads on devices of its chip */
 } LoomRawFormat;
 typedef struct LoomRawModule LoomRawModule;
 typedef struct LoomRawFunction LoomRawFunction; /* owned by its module */

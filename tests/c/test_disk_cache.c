@@ -1,8 +1,12 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_disk_cache.c: the disk cache of compiled binaries, in a fresh temporary folder.
  *
  * Round trip, miss, corruption (a flipped byte, a truncated file, a foreign key) detected, deleted
  * and rewritten, folder modes, the disabled cache, LRU eviction under a small cap, reuse across
- * processes and several processes writing one key at once. Prints "N passed, N failed".
+ * processes and several processes writing one key at once. Hostile folders (issue 10): a FIFO, a
+ * symbolic link or a folder planted at an entry's path, a linked shard folder; stores under a file
+ * size limit (`ulimit -f`: no SIGXFSZ death), with a full disk or quota (injected ENOSPC / EDQUOT /
+ * EFBIG), each a clean failed store with no temporary file left. Prints "N passed, N failed".
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -10,6 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -33,7 +40,7 @@ static char root[256];
 static DiskCache *open_at(const char *sub, uint64_t max_bytes) {
   char dir[512];
   snprintf(dir, sizeof dir, "%s/%s", root, sub);
-  DiskCacheOptions o = {dir, max_bytes};
+  DiskCacheOptions o = {.dir = dir, .max_bytes = max_bytes};
   DiskCache *c = NULL;
   Diag d = {0};
   LoomStatus st = rt_disk_cache_open(NULL, &o, &c, &d);
@@ -176,7 +183,7 @@ static void test_corruption(void) {
 }
 
 static void test_disabled(void) {
-  DiskCacheOptions o = {"", 0};
+  DiskCacheOptions o = {.dir = ""};
   DiskCache *c = NULL;
   Diag d = {0};
   CHECK(rt_disk_cache_open(NULL, &o, &c, &d) == LOOM_OK && c);
@@ -221,7 +228,7 @@ static void test_disabled(void) {
   if (fd >= 0) close(fd);
   Diag d3 = {0};
   c = NULL;
-  CHECK(rt_disk_cache_open(NULL, &(DiskCacheOptions){dir, 0}, &c, &d3) != LOOM_OK && c == NULL);
+  CHECK(rt_disk_cache_open(NULL, &(DiskCacheOptions){.dir = dir}, &c, &d3) != LOOM_OK && c == NULL);
   CHECK(strstr(d3.msg, dir) != NULL);
 }
 
@@ -372,8 +379,148 @@ static void test_processes(void) {
   rt_disk_cache_close(c);
 }
 
-static void remove_tree(const char *path) {
+/* The number of ".tmp-" files in the shard folder of key. */
+static int tmp_files(DiskCache *c, const char *key) {
+  char path[1024];
+  if (!rt_disk_cache_entry_path(c, key, path, sizeof path)) return -1;
+  *strrchr(path, '/') = '\0';
   DIR *dir = opendir(path);
+  int tmps = 0;
+  struct dirent *de;
+  while (dir && (de = readdir(dir)) != NULL)
+    if (strncmp(de->d_name, ".tmp-", 5) == 0) tmps++;
+  if (dir) closedir(dir);
+  return tmps;
+}
+
+/* A loader that blocks on a FIFO would hang: run the load in a child with an alarm. */
+static bool load_in_child_is_miss(DiskCache *c, const char *key) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    alarm(10);
+    _exit(is_miss(c, key) ? 0 : 1);
+  }
+  int status = 0;
+  return pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+static void test_hostile_entries(void) {
+  DiskCache *c = open_at("hostile", 0);
+  CHECK(c != NULL);
+  if (!c) return;
+  char path[1024], target[1024];
+  const char payload[] = "kernel bytes";
+  /* a FIFO at the entry's path: a miss at once (no writer ever comes), removed, then stored */
+  const char *key = "fifo-key";
+  CHECK(store(c, key, "x", 1));
+  CHECK(rt_disk_cache_entry_path(c, key, path, sizeof path));
+  CHECK(unlink(path) == 0 && mkfifo(path, 0600) == 0);
+  CHECK(load_in_child_is_miss(c, key));
+  CHECK(is_miss(c, key));
+  CHECK(store(c, key, payload, sizeof payload));
+  CHECK(load_eq(c, key, payload, sizeof payload));
+  /* a symbolic link at the entry's path (to a valid entry elsewhere): not followed, a miss */
+  const char *key2 = "link-key";
+  CHECK(store(c, key2, "y", 1));
+  CHECK(rt_disk_cache_entry_path(c, key2, path, sizeof path));
+  snprintf(target, sizeof target, "%s/outside", root);
+  CHECK(rename(path, target) == 0 && symlink(target, path) == 0);
+  CHECK(is_miss(c, key2));
+  struct stat sb;
+  CHECK(stat(target, &sb) == 0); /* the link's target is untouched */
+  CHECK(store(c, key2, payload, sizeof payload));
+  CHECK(lstat(path, &sb) == 0 && S_ISREG(sb.st_mode));
+  CHECK(load_eq(c, key2, payload, sizeof payload));
+  /* a folder at the entry's path: a miss; the store fails cleanly (the folder stays) */
+  const char *key3 = "dir-key";
+  CHECK(store(c, key3, "z", 1));
+  CHECK(rt_disk_cache_entry_path(c, key3, path, sizeof path));
+  CHECK(unlink(path) == 0 && mkdir(path, 0700) == 0);
+  CHECK(is_miss(c, key3));
+  Diag d = {0};
+  CHECK(rt_disk_cache_store(c, key3, payload, sizeof payload, &d) != LOOM_OK && d.msg[0]);
+  CHECK(tmp_files(c, key3) == 0);
+  rmdir(path);
+  /* a shard folder replaced by a link to a folder elsewhere: never read or written through */
+  const char *key4 = "shard-key";
+  CHECK(store(c, key4, payload, sizeof payload));
+  CHECK(rt_disk_cache_entry_path(c, key4, path, sizeof path));
+  *strrchr(path, '/') = '\0';
+  snprintf(target, sizeof target, "%s/moved-shard", root);
+  CHECK(rename(path, target) == 0 && symlink(target, path) == 0);
+  CHECK(is_miss(c, key4));
+  Diag d2 = {0};
+  CHECK(rt_disk_cache_store(c, key4, payload, sizeof payload, &d2) != LOOM_OK && strstr(d2.msg, "link"));
+  Diag d3 = {0};
+  CHECK(rt_disk_cache_evict(c, &d3) == LOOM_OK);
+  CHECK(stat(target, &sb) == 0 && S_ISDIR(sb.st_mode)); /* eviction did not walk into it either */
+  unlink(path);
+  rt_disk_cache_close(c);
+}
+
+/* write(2) stand-ins: a disk that fills up after `budget` bytes, with errno `fail_errno`. */
+static long write_budget;
+static int write_errno;
+static long failing_write(int fd, const void *p, size_t n) {
+  if (write_budget <= 0) {
+    errno = write_errno;
+    return -1;
+  }
+  size_t k = n < (size_t)write_budget ? n : (size_t)write_budget;
+  ssize_t w = write(fd, p, k);
+  if (w > 0) write_budget -= w;
+  return (long)w;
+}
+
+static void test_failed_stores(void) {
+  static char big[100000];
+  for (size_t i = 0; i < sizeof big; i++) big[i] = (char)(i * 7);
+  /* a full disk, a quota, a file too large: each a failed store with the reason, nothing left over;
+   * the entry that was there (an older payload) stays valid */
+  char dir[512];
+  snprintf(dir, sizeof dir, "%s/full", root);
+  int errs[3] = {ENOSPC, EDQUOT, EFBIG};
+  for (int k = 0; k < 3; k++) {
+    DiskCache *c = NULL;
+    Diag d = {0};
+    CHECK(rt_disk_cache_open(NULL, &(DiskCacheOptions){.dir = dir, .write_fn = failing_write}, &c, &d) == LOOM_OK);
+    if (!c) continue;
+    write_budget = 1 << 30;
+    CHECK(store(c, "full-key", "old", 3));
+    write_budget = 5000;
+    write_errno = errs[k];
+    Diag e = {0};
+    CHECK(rt_disk_cache_store(c, "full-key", big, sizeof big, &e) == LOOM_ERR_BACKEND);
+    CHECK(strstr(e.msg, strerror(errs[k])) != NULL);
+    CHECK(tmp_files(c, "full-key") == 0);
+    CHECK(load_eq(c, "full-key", "old", 3));
+    rt_disk_cache_close(c);
+  }
+  /* `ulimit -f`: a child whose file size limit is below the entry (SIGXFSZ at its default action,
+   * which would kill it) gets a failed store and lives on; a small entry still fits */
+  pid_t pid = fork();
+  if (pid == 0) {
+    signal(SIGXFSZ, SIG_DFL);
+    struct rlimit rl = {.rlim_cur = 4096, .rlim_max = RLIM_INFINITY};
+    if (setrlimit(RLIMIT_FSIZE, &rl) != 0) _exit(3);
+    DiskCache *c = open_at("ulimit", 0);
+    Diag e = {0};
+    bool ok = c && rt_disk_cache_store(c, "too-big", big, sizeof big, &e) == LOOM_ERR_BACKEND &&
+              strstr(e.msg, "ulimit") != NULL && is_miss(c, "too-big") && tmp_files(c, "too-big") == 0 &&
+              store(c, "small", "abc", 3) && load_eq(c, "small", "abc", 3);
+    rt_disk_cache_close(c);
+    _exit(ok ? 0 : 1);
+  }
+  int status = 0;
+  CHECK(pid > 0 && waitpid(pid, &status, 0) == pid);
+  CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  if (WIFSIGNALED(status)) fprintf(stderr, "the ulimit child died of signal %d\n", WTERMSIG(status));
+}
+
+static void remove_tree(const char *path) {
+  struct stat sb;
+  if (lstat(path, &sb) != 0) return;
+  DIR *dir = S_ISDIR(sb.st_mode) ? opendir(path) : NULL; /* never into a link */
   if (!dir) {
     unlink(path);
     return;
@@ -402,6 +549,8 @@ int main(void) {
   test_disabled();
   test_eviction();
   test_processes();
+  test_hostile_entries();
+  test_failed_stores();
   remove_tree(root);
   printf("%d passed, %d failed\n", passed, failed);
   return failed ? 1 : 0;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_errors.c: bad input at the public API returns the right LoomStatus with a useful message.
  *
  * Approach: each case makes one bad call and checks (a) the status, (b) that loom_last_error
@@ -31,6 +32,113 @@ static void expect_err(LoomStatus got, LoomStatus want, const char *p1, const ch
   bool has = (p1 && contains_ci(msg, p1)) || (p2 && contains_ci(msg, p2));
   CHECK(has, "line %d: %s: message \"%s\" lacks \"%s\"%s%s", line, what, msg, p1 ? p1 : "",
         p2 ? " or " : "", p2 ? p2 : "");
+}
+
+/* Issue 10, item 12 and the size arithmetic: device kinds and indexes, huge steps, spans and broadcast
+ * shapes that overflow int64, outputs whose elements are not distinct. */
+static void hardening_cases(LoomGraph *g, LoomNode na23, LoomNode nf3, const LoomArray *f3) {
+  LoomNode y;
+  /* devices: the host is device 0; unknown kinds are refused everywhere */
+  LoomArray bad = *f3;
+  bad.device_index = 3;
+  EXPECT_ERR(loom_input(g, &bad, &y), LOOM_ERR_INVALID_ARGUMENT, "device_index", "device 0");
+  int32_t count = -1;
+  EXPECT_ERR(loom_device_count(tc_ctx, (LoomDeviceKind)42, &count), LOOM_ERR_UNSUPPORTED, "42", "kind");
+  CHECK(loom_device_count(tc_ctx, LOOM_DEVICE_HIP, &count) == LOOM_OK && count == 0, "HIP count: %d", count);
+  EXPECT_ERR(loom_device_synchronize(tc_ctx, LOOM_DEVICE_HOST, 5), LOOM_ERR_INVALID_ARGUMENT, "device 0", NULL);
+  EXPECT_ERR(loom_device_synchronize(tc_ctx, (LoomDeviceKind)9, 0), LOOM_ERR_UNSUPPORTED, "kind", NULL);
+  LoomArray al = {.dtype = LOOM_FLOAT32, .ndim = 1, .shape = {4}, .device = LOOM_DEVICE_HOST, .device_index = 2};
+  EXPECT_ERR(loom_array_alloc(tc_ctx, &al), LOOM_ERR_INVALID_ARGUMENT, "device_index", NULL);
+  al.device = (LoomDeviceKind)11;
+  al.device_index = 0;
+  EXPECT_ERR(loom_array_alloc(tc_ctx, &al), LOOM_ERR_UNSUPPORTED, "device kind", NULL);
+  LoomStream *strm = NULL;
+  EXPECT_ERR(loom_stream_create(tc_ctx, LOOM_DEVICE_HOST, 1, &strm), LOOM_ERR_INVALID_ARGUMENT, "device 0", NULL);
+  LoomNode e23;
+  if (CHECK_OK(loom_unary(g, LOOM_OP_NEG, na23, &e23))) {
+    LoomArray o = tc_new2(LOOM_FLOAT64, 2, 3);
+    o.device_index = 1;
+    EXPECT_ERR(loom_eval(g, 1, &e23, &o), LOOM_ERR_INVALID_ARGUMENT, "device_index", NULL);
+    o.device_index = 0;
+    o.device = (LoomDeviceKind)5;
+    EXPECT_ERR(loom_eval(g, 1, &e23, &o), LOOM_ERR_UNSUPPORTED, "device kind", NULL);
+    tc_free(&o);
+  }
+
+  /* a slice step of INT64_MIN (or any step past the axis) reads one element: the step is irrelevant */
+  int64_t stp = INT64_MIN, stp2[2] = {INT64_MIN, INT64_MAX};
+  LoomNode sl;
+  LoomArray out;
+  if (CHECK_OK(loom_slice(g, nf3, NULL, NULL, &stp, &sl))) {
+    LoomNode two, sl2;
+    if (CHECK_OK(loom_weak_float(g, 2.0, &two)) && CHECK_OK(loom_binary(g, LOOM_OP_MUL, sl, two, &sl2)) &&
+        CHECK_OK(tc_eval1(g, sl2, &out))) {
+      CHECK(out.ndim == 1 && out.shape[0] == 1 && tc_get_f(&out, 0) == 2.0 * tc_get_f(f3, 2),
+            "f3[::INT64_MIN] * 2: shape %lld value %g", (long long)out.shape[0], tc_get_f(&out, 0));
+      loom_array_free(tc_ctx, &out);
+    }
+  }
+  if (CHECK_OK(loom_slice(g, na23, NULL, NULL, stp2, &sl)) && CHECK_OK(tc_eval1(g, sl, &out))) {
+    CHECK(out.shape[0] == 1 && out.shape[1] == 1 && tc_get_f(&out, 0) == 3.0, "a23[::MIN, ::MAX] = [[a[1,0]]]: %g",
+          tc_get_f(&out, 0));
+    loom_array_free(tc_ctx, &out);
+  }
+
+  /* descriptors whose span overflows: strides count elements; a span past 2^62 bytes is no array */
+  bad = *f3;
+  bad.shape[0] = INT64_C(1) << 40;
+  bad.strides[0] = INT64_C(1) << 40;
+  EXPECT_ERR(loom_input(g, &bad, &y), LOOM_ERR_INVALID_ARGUMENT, "2^62", "strides");
+  bad.strides[0] = 0; /* stride 0: any length is fine (a broadcast) */
+  CHECK_OK(loom_input(g, &bad, &y));
+  bad.strides[0] = INT64_MIN;
+  bad.shape[0] = 2;
+  EXPECT_ERR(loom_input(g, &bad, &y), LOOM_ERR_INVALID_ARGUMENT, "2^62", NULL);
+
+  /* broadcast shapes whose size overflows int64, and reshapes of them */
+  LoomArray big1 = {.data = (void *)f3->data, .dtype = LOOM_FLOAT32, .ndim = 2, .shape = {INT64_C(1) << 32, 1}, .strides = {0, 0}};
+  LoomArray big2 = big1;
+  big2.shape[0] = 1;
+  big2.shape[1] = INT64_C(1) << 32;
+  LoomNode nb1, nb2;
+  if (CHECK_OK(loom_input(g, &big1, &nb1)) && CHECK_OK(loom_input(g, &big2, &nb2)))
+    EXPECT_ERR(loom_binary(g, LOOM_OP_ADD, nb1, nb2, &y), LOOM_ERR_SHAPE, "2^63", NULL);
+  EXPECT_ERR(loom_broadcast_to(g, nf3, 3, (const int64_t[]){INT64_C(1) << 31, INT64_C(1) << 31, 3}, &y),
+             LOOM_ERR_SHAPE, "large", "overflow");
+  EXPECT_ERR(loom_reshape(g, nf3, 3, (const int64_t[]){INT64_C(1) << 40, INT64_C(1) << 40, -1}, &y), LOOM_ERR_SHAPE,
+             "large", "size");
+
+  /* outputs whose elements are not distinct: a stride 0, strides that interleave */
+  LoomNode neg;
+  if (CHECK_OK(loom_unary(g, LOOM_OP_NEG, na23, &neg))) {
+    LoomArray o = tc_new2(LOOM_FLOAT64, 2, 3);
+    o.strides[0] = 0;
+    EXPECT_ERR(loom_eval(g, 1, &neg, &o), LOOM_ERR_INVALID_ARGUMENT, "one element", "distinct");
+    o.strides[0] = 1;
+    o.strides[1] = 1; /* offsets 0 1 2 / 1 2 3 */
+    EXPECT_ERR(loom_eval(g, 1, &neg, &o), LOOM_ERR_INVALID_ARGUMENT, "one element", "distinct");
+    /* strides (3, 2) over shape (2, 3): offsets 0 2 4 / 3 5 7, distinct though they interleave */
+    free(o.data);
+    o.data = calloc(8, sizeof(double));
+    o.strides[0] = 3;
+    o.strides[1] = 2;
+    if (CHECK_OK(loom_eval(g, 1, &neg, &o))) {
+      int badv = 0;
+      for (int i = 0; i < 6; i++) badv += tc_get_f(&o, i) != -(double)i;
+      CHECK(badv == 0, "interleaved distinct output: %d wrong", badv);
+    }
+    tc_free(&o);
+    /* two outputs that are the same array: both evaluated, the later one wins (as NumPy's out=) */
+    LoomNode pos, pair[2];
+    LoomArray same = tc_new2(LOOM_FLOAT64, 2, 3), outs2[2];
+    if (CHECK_OK(loom_unary(g, LOOM_OP_ABS, na23, &pos))) {
+      pair[0] = neg;
+      pair[1] = pos;
+      outs2[0] = outs2[1] = same;
+      if (CHECK_OK(loom_eval(g, 2, pair, outs2))) CHECK(tc_get_f(&same, 4) == 4.0, "aliased outputs: %g", tc_get_f(&same, 4));
+    }
+    tc_free(&same);
+  }
 }
 
 int main(void) {
@@ -191,6 +299,7 @@ int main(void) {
       loom_array_free(tc_ctx, &out);
     }
   }
+  hardening_cases(g, na23, nf3, &f3);
   char *text = NULL;
   EXPECT_ERR(loom_dump(g, (LoomDumpKind)9, 1, &na23, &text), LOOM_ERR_INVALID_ARGUMENT, "dump", "kind");
   CHECK(text == NULL, "failed dump returns no text");

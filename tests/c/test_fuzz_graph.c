@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_fuzz_graph.c: a seeded random-graph differential fuzzer for the core, through the public API.
  *
  * Approach: each round builds one random DAG (inputs of rank 0-4, contiguous or strided views;
@@ -99,6 +100,7 @@ static bool op_dtypes(LoomOp op, int arity, const LoomDType *t, LoomDType *res, 
     *c = t[0];
     return true;
   case LOOM_OP_BITWISE_NOT: *res = *c = t[0]; return !is_f(t[0]);
+  case LOOM_OP_RECIPROCAL: *res = *c = t[0] == LOOM_BOOL ? LOOM_INT8 : t[0]; return true;
   case LOOM_OP_ADD: case LOOM_OP_MUL: case LOOM_OP_MAXIMUM: case LOOM_OP_MINIMUM: case LOOM_OP_FMAX:
   case LOOM_OP_FMIN:
     *res = *c = p;
@@ -256,6 +258,7 @@ static double fop(LoomOp op, double a, double b) {
   case LOOM_OP_ATAN2: return atan2(a, b);
   case LOOM_OP_HYPOT: return hypot(a, b);
   case LOOM_OP_COPYSIGN: return copysign(a, b);
+  case LOOM_OP_RECIPROCAL: return 1.0 / a;
   default: return NAN;
   }
 }
@@ -285,6 +288,7 @@ static bool fop_exact(LoomOp op) {
   case LOOM_OP_CEIL: case LOOM_OP_TRUNC: case LOOM_OP_RINT: case LOOM_OP_ADD: case LOOM_OP_SUB:
   case LOOM_OP_MUL: case LOOM_OP_TRUEDIV: case LOOM_OP_MAXIMUM: case LOOM_OP_MINIMUM:
   case LOOM_OP_FMAX: case LOOM_OP_FMIN: case LOOM_OP_COPYSIGN: case LOOM_OP_FLOORDIV: case LOOM_OP_MOD:
+  case LOOM_OP_RECIPROCAL:
     return true;
   default: return false;
   }
@@ -331,6 +335,7 @@ static RV float_elem(LoomOp op, LoomDType r, LoomDType c, RV A, RV B, int arity)
            op == LOOM_OP_COPYSIGN || op == LOOM_OP_ATAN2) && dev > 0)
         unk = true;
       if ((op == LOOM_OP_TRUEDIV || op == LOOM_OP_FLOORDIV || op == LOOM_OP_MOD) && fabs(b) <= eb) unk = true;
+      if (op == LOOM_OP_RECIPROCAL && fabs(a) <= ea) unk = true;
       if (op == LOOM_OP_POW && (a - ea <= 0)) unk = true;
     }
   }
@@ -376,6 +381,7 @@ static RV int_elem(LoomOp op, LoomDType r, LoomDType c, RV A, RV B) {
   case LOOM_OP_ISFINITE: x = 1; break;
   case LOOM_OP_LOGICAL_NOT: x = a == 0; break;
   case LOOM_OP_BITWISE_NOT: x = c == LOOM_BOOL ? !a : ~a; break;
+  case LOOM_OP_RECIPROCAL: x = a == 1 ? 1 : a == -1 ? -1 : 0; break; /* 1 / x truncated; 1 / 0 = 0 */
   case LOOM_OP_ADD: x = c == LOOM_BOOL ? (a || b) : a + b; break;
   case LOOM_OP_SUB: x = a - b; break;
   case LOOM_OP_MUL: x = c == LOOM_BOOL ? (a && b) : a * b; break;
@@ -689,8 +695,18 @@ static void do_elem(Fz *f, LoomOp op, int arity, RNode **ops, bool is_where) {
   for (int k = first_val; k < arity; k++)
     if (!ops[k]->weak) strong = strong == LOOM_DTYPE_COUNT ? ops[k]->t : promote(strong, ops[k]->t);
   bool fits = true;
-  for (int k = 0; k < arity; k++)
-    if (ops[k]->weak) fits &= resolve_weak(ops[k], k < first_val ? LOOM_BOOL : strong);
+  bool logical = op == LOOM_OP_LOGICAL_AND || op == LOOM_OP_LOGICAL_OR || op == LOOM_OP_LOGICAL_XOR;
+  for (int k = 0; k < arity; k++) {
+    if (!ops[k]->weak) continue;
+    if (logical && strong != LOOM_DTYPE_COUNT) { /* NumPy: a Python scalar's own truth value */
+      RV v = ops[k]->v[0];
+      ops[k]->v[0].i = ops[k]->wkind == 2 ? (v.f != 0 || isnan(v.f)) : v.i != 0;
+      ops[k]->v[0].e = 0;
+      ops[k]->t = LOOM_BOOL;
+      continue;
+    }
+    fits &= resolve_weak(ops[k], k < first_val ? LOOM_BOOL : strong);
+  }
   LoomDType t[3], res = LOOM_BOOL, c = LOOM_BOOL;
   for (int k = 0; k < arity; k++) t[k] = ops[k]->t;
   bool dt_ok;
@@ -766,7 +782,7 @@ static const LoomOp fz_unary_ops[] = {
     LOOM_OP_CBRT,  LOOM_OP_SIN,   LOOM_OP_COS,   LOOM_OP_TAN,   LOOM_OP_ASIN,  LOOM_OP_ACOS,
     LOOM_OP_ATAN,  LOOM_OP_SINH,  LOOM_OP_COSH,  LOOM_OP_TANH,  LOOM_OP_ASINH, LOOM_OP_ACOSH,
     LOOM_OP_ATANH, LOOM_OP_FLOOR, LOOM_OP_CEIL,  LOOM_OP_TRUNC, LOOM_OP_RINT,  LOOM_OP_ISNAN,
-    LOOM_OP_ISINF, LOOM_OP_ISFINITE, LOOM_OP_LOGICAL_NOT, LOOM_OP_BITWISE_NOT};
+    LOOM_OP_ISINF, LOOM_OP_ISFINITE, LOOM_OP_LOGICAL_NOT, LOOM_OP_BITWISE_NOT, LOOM_OP_RECIPROCAL};
 #define FZ_NUNARY (int)(sizeof fz_unary_ops / sizeof fz_unary_ops[0])
 
 static void act_unary(Fz *f) {
@@ -827,11 +843,43 @@ static void act_clip(Fz *f) {
       hi = &wh;
     } else hi = pick(f);
   }
-  /* reference: compose the two steps */
+  /* reference: NumPy 2's np.clip. For an integer x a Python int bound at or past x's limit on its side
+   * is dropped; two bounds: the three-operand dtype (strong operands promoted, widened by the weak
+   * ones), x converted to it first; then the two steps maximum, minimum. */
+  if (is_i(x->t)) {
+    if (lo && weak_lo && lo->wkind == 1 && lo->v[0].i <= tc_int_min(x->t)) lo = NULL;
+    if (hi && weak_hi && hi->wkind == 1 && hi->v[0].i >= tc_int_max(x->t)) hi = NULL;
+  }
   RNode cur = *x;
   cur.v = NULL;
   bool valid = true, owned = false;
   RV *curv = x->v;
+  if (lo && hi) {
+    LoomDType r3 = LOOM_DTYPE_COUNT, rf = LOOM_FLOAT16;
+    RNode *all3[3] = {x, lo, hi};
+    bool anyf = false;
+    for (int k = 0; k < 3; k++)
+      if (!all3[k]->weak) {
+        r3 = r3 == LOOM_DTYPE_COUNT ? all3[k]->t : promote(r3, all3[k]->t);
+        anyf |= is_f(all3[k]->t);
+        if (all3[k]->t != LOOM_BOOL && tc_bits(float_of(all3[k]->t)) > tc_bits(rf)) rf = float_of(all3[k]->t);
+      }
+    if (anyf) r3 = rf; /* NumPy's n-ary promotion: the widest smallest-safe float */
+    for (int k = 0; k < 3 && r3 != LOOM_DTYPE_COUNT; k++) {
+      if (!all3[k]->weak) continue;
+      if (all3[k]->wkind == 1 && r3 == LOOM_BOOL) r3 = LOOM_INT64;
+      if (all3[k]->wkind == 2 && !is_f(r3)) r3 = LOOM_FLOAT64;
+    }
+    if (r3 != LOOM_DTYPE_COUNT && r3 != x->t) {
+      RNode cx = *x;
+      cx.t = r3;
+      if (!rn_alloc(&cx)) return;
+      for (int64_t k = 0; k < cx.n; k++) cx.v[k] = rv_cast(x->t, r3, x->v[k]);
+      curv = cx.v;
+      owned = true;
+      cur.t = r3;
+    }
+  }
   RNode *steps[2] = {lo, hi};
   LoomOp sops[2] = {LOOM_OP_MAXIMUM, LOOM_OP_MINIMUM};
   for (int s = 0; s < 2 && valid; s++) {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_ops.c: every elementwise op of ops_public.def on every dtype it accepts, through the public API.
  *
  * Approach: for each (op, dtype) one graph applies the op to a 1-D array of edge values (for binary
@@ -16,7 +17,7 @@
 typedef enum Rule {
   R_SAME, R_SAME_NUM, R_FLOAT, R_PRED, R_INT, R_PROMOTE, R_PROMOTE_NUM, R_PROMOTE_SUB,
   R_PROMOTE_FLOAT, R_TRUEDIV, R_COMPARE, R_LOGICAL, R_BITWISE, R_SHIFT, R_WHERE, R_FLOAT_REAL,
-  R_PROMOTE_NUM_REAL, R_REAL, R_COMPLEX, R_RANDOM
+  R_PROMOTE_NUM_REAL, R_REAL, R_COMPLEX, R_RANDOM, R_NUMERIC
 } Rule;
 
 typedef struct OpDesc {
@@ -80,6 +81,7 @@ static bool ref_result_dtype(const OpDesc *d, LoomDType t, LoomDType *out) {
   case R_BITWISE: *out = t; return !tc_is_float(t);
   case R_SHIFT: *out = t == LOOM_BOOL ? LOOM_INT8 : t; return !tc_is_float(t);
   case R_WHERE: *out = t; return true;
+  case R_NUMERIC: *out = t == LOOM_BOOL ? LOOM_INT8 : t; return true; /* NumPy 2's reciprocal(bool): int8 */
   }
   return false;
 }
@@ -171,6 +173,7 @@ static double ref_float_unary(LoomOp op, double x) {
   case LOOM_OP_CEIL: return ceil(x);
   case LOOM_OP_TRUNC: return trunc(x);
   case LOOM_OP_RINT: return nearbyint(x);
+  case LOOM_OP_RECIPROCAL: return 1.0 / x;
   case LOOM_OP_CONJ: case LOOM_OP_REAL: return x;
   case LOOM_OP_IMAG: return 0.0;
   default: return NAN;
@@ -312,6 +315,7 @@ static I128 ref_int_unary(LoomOp op, LoomDType t, I128 x) {
   case LOOM_OP_ISNAN: case LOOM_OP_ISINF: return 0;
   case LOOM_OP_ISFINITE: return 1;
   case LOOM_OP_LOGICAL_NOT: return x == 0;
+  case LOOM_OP_RECIPROCAL: return x == 1 ? 1 : x == -1 ? -1 : 0; /* 1 / x truncated (NumPy); 1 / 0: 0 */
   case LOOM_OP_IMAG: return 0;
   default: return x; /* floor/ceil/trunc/rint, conj, real of an integer kept as integer */
   }
@@ -326,7 +330,7 @@ static bool op_is_exact(LoomOp op) {
   case LOOM_OP_NEG: case LOOM_OP_ABS: case LOOM_OP_SIGN: case LOOM_OP_SQRT: case LOOM_OP_FLOOR:
   case LOOM_OP_CEIL: case LOOM_OP_TRUNC: case LOOM_OP_RINT: case LOOM_OP_ADD: case LOOM_OP_SUB:
   case LOOM_OP_MUL: case LOOM_OP_TRUEDIV: case LOOM_OP_MAXIMUM: case LOOM_OP_MINIMUM:
-  case LOOM_OP_FMAX: case LOOM_OP_FMIN: case LOOM_OP_COPYSIGN:
+  case LOOM_OP_FMAX: case LOOM_OP_FMIN: case LOOM_OP_COPYSIGN: case LOOM_OP_RECIPROCAL:
     return true;
   default: return false;
   }
