@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* lower_host_arg.c: vector arg-reductions on the host (beside the scalar fold of lower_host.c).
  *
  * Vector arg-reductions (argmin / argmax over R points [lo, hi)). The scalar fold keeps (value, index)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* lower_host_outer.c: the outer-axis strategy of host reductions, for reductions whose reduced axis is
  * outer in memory (column sums, BatchNorm statistics), and its column split along R.
  *

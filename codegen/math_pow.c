@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* math_pow.c: powers by a constant exponent as multiplies, square roots and divides (cg_pow_const),
  * for every target (math.c's LOOM_OP_POW calls it before the pow() call it would emit otherwise).
  *

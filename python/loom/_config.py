@@ -90,7 +90,7 @@ def config_info():
         "host_target": c["host_target"],
         "host_cpu": words[4] if len(words) > 4 else None,
         "vector_isas": _cpu_vector_isas(),
-        "sleef": _loaded_sleef() if c["host_target"].endswith(" sleef") else None,
+        "sleef": _loaded_sleef() if "sleef" in c["host_target"].split() else None,
         "num_threads": c["num_threads"],
         "dump": config.dump,
         "cache_dir": c["cache_dir"] or None,
@@ -206,7 +206,7 @@ config = _Config()
 
 def _warn_slow_fallbacks():
     """One PerformanceWarning per process (at import) when the host runs without SLEEF."""
-    if not _core.config_info()["host_target"].endswith(" sleef"):
+    if not "sleef" in _core.config_info()["host_target"].split():
         warnings.warn("loom: SLEEF's vector math library was not found, so math functions (exp, sin, ...) "
                       "on the host call scalar libm (about 3x slower). Install libsleef (Debian: "
                       "libsleef3) or use the loom-jit wheel, which carries it.", PerformanceWarning,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_pow_const.c: powers by constant exponents (codegen/math_pow.c rewrites small integer and +-0.5
  * exponents into multiplies, square roots and divides) against a reference computed here: C's pow in
  * long double rounded to the dtype, NumPy's sqrt semantics for 0.5 (-0 -> -0, -inf -> NaN), exact

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Powers by constant exponents (codegen/math_pow.c: multiplies, sqrt, divides instead of pow) and
 erf/erfc, against independent references: NumPy's power (the same special values; float32 within 1 ulp
 of a correctly rounded power), a float64 loop of math.erf/math.erfc. Broadcasts, strided views, 0-d,
