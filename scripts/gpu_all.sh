@@ -8,15 +8,18 @@
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 export PYTHONUNBUFFERED=1
-bash bench/gpu_bench.sh
-c_rc=$?
-# user kernels vs built-in loom on the GPU (bench_user_kernels is built by gpu_bench.sh with the rest)
-date=${LOOM_BENCH_DATE:-$(date +%Y-%m-%d)}
+c_rc=0
 mkdir -p build-gpu/logs
-build-gpu/bench/bench_user_kernels --gpu "bench/results/$date-user-kernels-h200.json" \
-  "bench/results/$date-user-kernels-h200.md" 2>&1 | tee build-gpu/logs/bench_user_kernels_gpu.log
-# AOT bundles on the GPU (libloomrt): the bundle the ctest run made, checked and timed on device 0
-build-gpu/tests/loomrt/loomrt_check build-gpu/tests/loomrt/loomrt_test.lbun 2>&1 | tee build-gpu/logs/loomrt_gpu.log
+if [ "${LOOM_GPU_C:-1}" != 0 ]; then  # LOOM_GPU_C=0: the Python half only (a short device call)
+  bash bench/gpu_bench.sh
+  c_rc=$?
+  # user kernels vs built-in loom on the GPU (bench_user_kernels is built by gpu_bench.sh with the rest)
+  date=${LOOM_BENCH_DATE:-$(date +%Y-%m-%d)}
+  build-gpu/bench/bench_user_kernels --gpu "bench/results/$date-user-kernels-h200.json" \
+    "bench/results/$date-user-kernels-h200.md" 2>&1 | tee build-gpu/logs/bench_user_kernels_gpu.log
+  # AOT bundles on the GPU (libloomrt): the bundle the ctest run made, checked and timed on device 0
+  build-gpu/tests/loomrt/loomrt_check build-gpu/tests/loomrt/loomrt_test.lbun 2>&1 | tee build-gpu/logs/loomrt_gpu.log
+fi
 source .devkit/setup.sh
 sleef=()
 if [ -f build-gpukit/libsleefgnuabi.so.3 ] && ! ldconfig -p | grep -q libsleefgnuabi; then
