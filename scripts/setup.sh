@@ -10,14 +10,18 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 packages=(build-essential cmake pkg-config llvm-19-dev libsleef-dev zlib1g-dev libzstd-dev python3-dev python3-venv
-          clang-19 libclang-rt-19-dev)
+          clang-19 libclang-rt-19-dev llvm-19 lld-19 rocm-device-libs libamd-comgr2 libamdhip64-5)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
 done
 # clang-19 + libclang-rt-19-dev build the snippet fuzzer (tests/fuzz) and, later, CUDA C++ sources of
 # RawModule; the library itself needs only llvm-19-dev. pkg-config: tests/consumer. zlib1g-dev and
-# libzstd-dev: the static archives the portable wheel links (scripts/build_wheel.sh).
+# libzstd-dev: the static archives the portable wheel links (scripts/build_wheel.sh). The AMD target
+# (codegen/amdgpu*.c) uses, at run time and without an AMD GPU: ROCm's device libraries
+# (rocm-device-libs: ocml.bc), comgr (libamd-comgr2) and ld.lld (lld-19) to link code objects;
+# llvm-19's llvm-readelf / llvm-objdump check them in test_amdgpu; the HIP runtime (libamdhip64-5) is
+# what runtime/hip/ loads (test_hip: no device here).
 
 if ((${#missing[@]})); then
   echo "setup: installing ${missing[*]}"

@@ -3,7 +3,8 @@
 Array operations build a graph; values are computed (fused into as few JIT-compiled kernels as
 possible) when observed: printing, get()/asnumpy(), float()/bool(), NumPy conversion, loom.eval(),
 or when the pending graph grows past a bound (256 nodes; loom.set_graph_bound). Arrays live on the
-current loom.cuda.Device: a CUDA GPU when there is one, else the host (Device(0) stands in for it).
+current loom.cuda.Device: a CUDA GPU when there is one, else an AMD GPU (HIP), else the host
+(Device(0) stands in for it); LOOM_DEVICE=cuda / hip / host picks the kind (see loom.cuda).
 """
 import contextlib as _contextlib
 
@@ -38,7 +39,6 @@ from .cuda import get_default_memory_pool, get_default_pinned_memory_pool  # noq
 
 _core.configure(ndarray, AxisError)
 _config._warn_slow_fallbacks()
-_docstrings.add_docs()
 _dask.install()  # registers loom arrays with Dask when (and if) dask.array / distributed are imported
 
 __version__ = _core.version
@@ -118,6 +118,11 @@ def is_available():
 
 
 
+
+# The array API standard 2024.12: loom is its namespace (_array_api.py says why; sorting: _sorting.py)
+from . import _array_api  # noqa: E402
+_array_api.export(globals())
+_docstrings.add_docs()  # after every export: fills the docstrings the public functions lack
 
 # Functions that __array_function__ dispatches to (NumPy name -> loom function).
 _API = {name: obj for name, obj in list(globals().items())

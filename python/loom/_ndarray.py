@@ -203,10 +203,9 @@ class ndarray(_core.Array):
     # ---- interop ---------------------------------------------------------------------------------------
     def __array_ufunc__(self, ufunc, method, *inputs, out=None, **kwargs):
         fn = _math._UFUNCS.get(ufunc.__name__)
-        if fn is None and ufunc is numpy.matmul and method == "__call__":  # a gufunc in NumPy, a function in loom
-            from . import matmul
-            return matmul(*inputs, **({"out": out[0]} if out else {}), **kwargs)
-        if fn is None or not hasattr(fn, method if method != "__call__" else "nin"):
+        if fn is None and ufunc is numpy.matmul:  # a ufunc (gufunc) in NumPy, a plain function in loom
+            fn = _math.matmul
+        if fn is None or (method != "__call__" and not hasattr(fn, method)):
             return NotImplemented
         if out is not None:
             kwargs["out"] = out[0] if len(out) == 1 else out
