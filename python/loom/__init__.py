@@ -41,7 +41,6 @@ from .cuda import get_default_memory_pool, get_default_pinned_memory_pool  # noq
 
 _core.configure(ndarray, AxisError)
 _config._warn_slow_fallbacks()
-_docstrings.add_docs()
 _dask.install()  # registers loom arrays with Dask when (and if) dask.array / distributed are imported
 
 __version__ = _core.version
@@ -125,6 +124,7 @@ def is_available():
 # The array API standard 2024.12: loom is its namespace (_array_api.py says why; sorting: _sorting.py)
 from . import _array_api  # noqa: E402
 _array_api.export(globals())
+_docstrings.add_docs()  # after every export: fills the docstrings the public functions lack
 
 # Functions that __array_function__ dispatches to (NumPy name -> loom function).
 _API = {name: obj for name, obj in list(globals().items())

@@ -123,6 +123,19 @@ FUNCTIONS = {
         + _HOST + _see("column_stack"),
     (_selection, "diag_indices_from"): "The indices of the main diagonal of a square array (a tuple of index "
         "arrays, one per dimension)." + _see("diag_indices_from"),
+    # ---- the array API standard's names (module None: the function the package exports)
+    (None, "concat"): "Joins arrays along an existing axis (the array API's name for concatenate).\n\n" + _HOST,
+    (None, "unstack"): "The sub-arrays along ``axis`` as a tuple of views (array API).",
+    (None, "matrix_transpose"): "A view with the last two axes exchanged (array API).",
+    (None, "permute_dims"): "A view with the axes permuted as ``axes`` says (array API's transpose).",
+    (None, "tensordot"): "Sum of products over the given axes of two arrays." + _see("tensordot"),
+    (None, "cumprod"): "Cumulative product along ``axis`` (flattened when None)." + _see("cumprod"),
+    (None, "cumulative_prod"): "Cumulative product along ``axis``, with a leading 1 when "
+        "``include_initial`` (array API).",
+    (None, "unique_all"): "Unique values, their first indices, the inverse indices and the counts (array API).",
+    (None, "unique_counts"): "Unique values and how often each occurs (array API).",
+    (None, "unique_inverse"): "Unique values and the indices that rebuild the input from them (array API).",
+    (None, "unique_values"): "The sorted unique values (array API).",
     # ---- indexing
     (_indexing, "where"): "``x`` where ``condition`` is true, else ``y``, with broadcasting; with the condition "
         "alone, ``nonzero(condition)``.\n\nThe three-argument form is a fused select (lazy); the one-argument "
@@ -182,6 +195,7 @@ PROPERTIES = {
     "device": "The loom.cuda.Device the array lives on (Device(0) stands for the host on a machine "
               "without a GPU).",
     "T": "The transposed view (axes reversed).",
+    "mT": "The view with the last two axes exchanged (the array API's matrix transpose).",
     "flags": "c_contiguous, f_contiguous and owndata, as NumPy's flags.",
     "data": "A memory pointer object whose ``.ptr`` is the address of the first element (evaluates a "
             "pending array).",
@@ -192,10 +206,17 @@ PROPERTIES = {
 
 def add_docs():
     """Fills the empty docstrings of loom's public functions and ndarray members from the tables above."""
+    import sys
+    package = sys.modules[__package__]
     for (module, name), text in FUNCTIONS.items():
-        fn = getattr(module, name, None)
-        if fn is not None and not (fn.__doc__ or "").strip():
-            fn.__doc__ = text
+        # the module's function and the one the package exports under that name (another module may
+        # have replaced it there, e.g. the array API's signatures)
+        for fn in (getattr(module, name, None), getattr(package, name, None)):
+            if fn is not None and not (fn.__doc__ or "").strip():
+                try:
+                    fn.__doc__ = text
+                except (AttributeError, TypeError):  # a builtin or C function: its own doc stays
+                    pass
     for name, text in METHODS.items():
         fn = ndarray.__dict__.get(name)
         if fn is not None and not (fn.__doc__ or "").strip():
