@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bench_gpu.c: Loom on one CUDA GPU: bandwidth of the issue's cases, cold compile, disk-cache hit,
  * per-call host overhead vs a bare cuLaunchKernel. Prints "key value" lines that gpu_bench.sh merges
  * into bench/results/<date>-h200.json.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bench_host.c: Loom's host-backend performance targets, measured through the public API.
  *
  *  (a) fused out = exp(a) * b + sin(c) * d over 10^7 float64: GB/s = 5 * 8 * 10^7 bytes / median of

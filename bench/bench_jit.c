@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bench_jit.c: what the CUDA driver's JIT costs for given PTX files, on the machine's GPU 0.
  * For each file and round it times, interleaved so that drift hits every method alike:
  *   link L : cuLinkCreate(level L) + cuLinkAddData(PTX) + cuLinkComplete, then cuModuleLoadData of

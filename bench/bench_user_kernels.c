@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bench_user_kernels.c: user kernels vs the equivalent built-in loom code, on the host CPU or on CUDA.
  *
  * Approach: ElementwiseKernel "z = (x - y) * (x - y)" vs the fused graph expression (x - y) * (x - y)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cg_aot.h: ahead-of-time host code for bundles (codegen/host_object.c). No LLVM type appears here, so
  * the runtime's loader (runtime/bundle_hostimg.c, also in libloomrt) includes it for the image layout.
  *

@@ -1,23 +1,19 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cg_gpu.h: the seam between the shared GPU code generator and a GPU target (private to codegen/).
  *
  * The shared GPU lowering (gpu_lower.c, gpu_strategies.c: grid-stride elementwise with vector entries,
  * row, cached row, column and split reductions) and the shared compile flow (gpu_compile.c: lower ->
  * keep the entries asked for -> link the math library -> internalize -> optimize -> emit) are written
- * once against the table below. A GPU target file (nvptx.c + nvptx_lower.c; amdgpu*.c later) fills one
+ * once against the table below. A GPU target file (nvptx.c + nvptx_lower.c; amdgpu.c + amdgpu_lower.c) fills one
  * CgGpuHooks when its CgTarget is created, the way TVM's CodeGenNVPTX and CodeGenAMDGPU override a
  * shared CodeGenLLVM: the target supplies the machine's vocabulary (thread ids, wave shuffles,
  * barriers, kernel marking, address spaces, math-library names, division / square-root sequences) and
  * its tool chain (module set-up, math library linking, pass pipeline, code emission); the strategies
  * never name a vendor.
  *
- * What an AMDGPU target would put here (for orientation; not implemented): index() from
- * llvm.amdgcn.workitem.id.x / workgroup.id.x and the dispatch packet's workgroup_size_x / grid size;
- * shuffle_xor() through llvm.amdgcn.ds.bpermute (lane ^ mask, from llvm.amdgcn.mbcnt.lo/hi) or a
- * DPP / ds_swizzle pattern; barrier() as llvm.amdgcn.s.barrier with workgroup fences; mark_kernel()
- * setting the amdgpu_kernel calling convention and "amdgpu-flat-work-group-size"="1,<max_block>";
- * wave 64 (gfx9) or 32 (gfx10+); params in address space 4 (byref); private 5; math_name "__ocml_%s_f32";
- * link_math linking ocml/ockl bitcode and the __oclc_* control constants; emit an object file that
- * comgr (or ld.lld) links into a code object.
+ * The two GPU targets fill it: nvptx_lower.c (PTX special registers, shfl.sync, bar.sync, libdevice) and
+ * amdgpu_lower.c (workitem / workgroup ids and the dispatch packet, ds_bpermute for a wave of 64 or 32,
+ * s_barrier between workgroup fences, amdgpu_kernel, byref parameters in address space 4, ocml).
  */
 #ifndef LOOM_CG_GPU_H
 #define LOOM_CG_GPU_H

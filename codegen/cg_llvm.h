@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cg_llvm.h: private interface of codegen/ (the lowering, math.c and the target files).
  *
  * math.c lowers scalar semantics (one KInstr value at a time) and knows nothing of loops, so every

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cg_lower.h: private interface of the lowering files: the state of one lowering (Lower) and the
  * shared pieces that the host loop structure (lower_host.c) and the GPU one (gpu_lower.c,
  * gpu_strategies.c) build on (lower.c: kernel checks, the instruction evaluator, stores, phases,

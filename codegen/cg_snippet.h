@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cg_snippet.h: private interface of codegen/snippet.c, the lowering of a kernel's snippet module
  * (ir/snippet.h: the functions of an ElementwiseKernel / ReductionKernel) to LLVM functions that the
  * kernel's loops call through KI_USER instructions and user reductions (IR_REDUCE_USER).

@@ -1,6 +1,7 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* codegen.h: kernel IR -> machine code. The shared lowering (codegen/lower*.c, gpu_*.c) turns a KernelIr
  * into an LLVM module; each target file fills one CgTarget: host.c (the CPU, ORC JIT), nvptx.c (NVIDIA,
- * PTX); an AMDGPU target (amdgpu.c, code objects) plugs in the same way. Only codegen/ includes
+ * PTX), amdgpu.c (AMD, code objects). Only codegen/ includes
  * llvm-c/; this header does not.
  *
  * Host calling convention of a compiled kernel (all pointers valid for the call):
@@ -163,6 +164,68 @@ LoomStatus cg_host_target_create(LoomContext *ctx, CgTarget **out, Diag *d);
  * /usr/local/cuda: codegen/nvptx.h), loaded lazily per compile so that only used functions are
  * linked. LOOM_ERR_UNSUPPORTED when this LLVM has no NVPTX backend. Needs no GPU. */
 LoomStatus cg_nvptx_target_create(LoomContext *ctx, int sm_major, int sm_minor, CgTarget **out, Diag *d);
+
+/* ---- AMD (codegen/amdgpu*.c) ------------------------------------------------------------------------
+ * The chips the AMD target compiles for, with the facts the lowering and the code object checks use. */
+typedef struct CgAmdChip {
+  char name[16];       /* "gfx942" (LLVM's processor name) */
+  unsigned mach;       /* ELF e_flags & EF_AMDGPU_MACH (0xff) of its code objects */
+  int wave;            /* threads per wave (wavefront): 64 on gfx9, 32 on gfx10+ */
+  int isa_version;     /* major * 1000 + minor * 100 + stepping (gfx90a: 9010): ocml's __oclc_ISA_version */
+  int simds;           /* SIMDs one workgroup's waves are spread over (gfx9: a CU's 4; gfx10+: a WGP's 4) */
+  int vgpr_file;       /* VGPRs per lane of one SIMD (the waves on it share them) */
+  int max_vgprs;       /* VGPRs (with AGPRs where unified) one wave can use */
+  int max_sgprs;       /* SGPRs one wave can use, VCC / FLAT_SCRATCH / XNACK_MASK included */
+  int lds_bytes;       /* LDS one workgroup can use */
+} CgAmdChip;
+/* The facts of chip gfx ("gfx90a", "gfx942", "gfx1100", ...; a HIP gcnArchName's ":sramecc+:xnack-"
+ * suffix is ignored). false for a chip Loom does not know. */
+bool cg_amdgpu_chip(const char *gfx, CgAmdChip *out);
+/* Comma-separated names of the known chips (messages). */
+const char *cg_amdgpu_chip_names(void);
+
+/* The AMD target: kernel IR -> LLVM IR (amdgcn-amd-amdhsa) -> relocatable object for chip gfx (LLVM's
+ * AMDGPU backend, in-process) -> executable code object (ROCm comgr, or ld.lld where the installed
+ * comgr does not know the chip: amdgpu_link.c). Math through ROCm's device libraries (ocml; ockl for
+ * raw IR) linked lazily. code_object_version: 4 or 5 (0: $LOOM_AMDGPU_CODE_OBJECT, else 5). Needs no
+ * GPU. LOOM_ERR_UNSUPPORTED when this LLVM has no AMDGPU backend or the chip is unknown. */
+LoomStatus cg_amdgpu_target_create(LoomContext *ctx, const char *gfx, int code_object_version, CgTarget **out,
+                                   Diag *d);
+/* Makes t a dump target: each compile's code is the AMDGPU assembly text (NUL-terminated: instructions,
+ * the kernel descriptors' .amdhsa directives, the metadata) of the code object, which is still linked
+ * and, when dir is not NULL or "", written to dir/<module>.<chip>.co (LOOM_DUMP_AMDGPU_DIR). */
+void cg_amdgpu_target_set_dump(CgTarget *t, const char *dir);
+/* How the AMD target t linked its last code object: "comgr" or "ld.lld" ("" before the first), and
+ * why not comgr (why may be NULL). */
+const char *cg_amdgpu_linker(CgTarget *t, const char **why);
+
+/* A code object's metadata (NT_AMDGPU_METADATA), read through ROCm comgr (amdgpu_link.c): what the
+ * launcher needs (kernarg layout, limits) and what tests check. Sizes in bytes. */
+typedef struct CgAmdArg {
+  uint32_t offset, size;
+  char kind[32];         /* .value_kind: "by_value", "global_buffer", "hidden_block_count_x", ... */
+  int32_t address_space; /* .address_space of pointers: 1 global, 3 local, 4 constant; -1 when absent */
+} CgAmdArg;
+typedef struct CgAmdKernelMeta {
+  char name[128], symbol[136]; /* .name; .symbol: the kernel descriptor's symbol ("<name>.kd") */
+  uint32_t kernarg_size, kernarg_align, group_segment, private_segment, max_flat_workgroup, wave;
+  int32_t sgprs, vgprs, agprs, sgpr_spills, vgpr_spills; /* -1 when absent */
+  int32_t nargs;
+  CgAmdArg *args; /* nargs, ctx_alloc'ed: explicit arguments first, then hidden ones */
+} CgAmdKernelMeta;
+typedef struct CgAmdMeta {
+  int32_t version[2]; /* amdhsa.version: [1, 1] code object v4, [1, 2] v5 */
+  char target[96];    /* amdhsa.target: "amdgcn-amd-amdhsa--gfx90a" */
+  int32_t nkernels;
+  CgAmdKernelMeta *kernels; /* ctx_alloc'ed */
+} CgAmdMeta;
+/* Reads the metadata of an executable code object. LOOM_ERR_UNSUPPORTED when comgr cannot be loaded
+ * ($LOOM_COMGR, else libamd_comgr.so.{3,2} / libamd_comgr.so), LOOM_ERR_INVALID_ARGUMENT for bytes that
+ * are not a code object comgr can read. Free with cg_amdgpu_meta_free. */
+LoomStatus cg_amdgpu_read_metadata(LoomContext *ctx, const void *code, size_t size, CgAmdMeta *out, Diag *d);
+void cg_amdgpu_meta_free(LoomContext *ctx, CgAmdMeta *m);
+/* Whether comgr loads here (and its version "2.4"); why says what was tried when it does not. */
+bool cg_amdgpu_comgr_available(char *version, size_t version_cap, char *why, size_t why_cap);
 /* Points per step of an elementwise kernel's `vec` entries (0: it has none), from the kernel IR
  * alone (no lowering): what the launcher asks for before anything is compiled. */
 int cg_gpu_vec_lanes(const KernelIr *k);
@@ -198,5 +261,18 @@ typedef struct CgRawEntry {
 LoomStatus cg_nvptx_compile_llvm(LoomContext *ctx, const void *code, size_t size, bool bitcode, int sm,
                                  char **ptx, CgRawEntry **entries, int32_t *nentries, Diag *d);
 void cg_raw_entries_free(LoomContext *ctx, CgRawEntry *entries, int32_t n);
+/* codegen/amdgpu_raw.c: the same for AMD: LLVM IR for amdgcn-amd-amdhsa (entries: functions of the
+ * amdgpu_kernel calling convention; __ocml_ / __ockl_ calls linked) -> an executable code object for chip
+ * gfx (*co ctx_alloc'ed, code object v5 unless $LOOM_AMDGPU_CODE_OBJECT or the module's own flag says
+ * otherwise). Errors as cg_nvptx_compile_llvm's; LOOM_ERR_UNSUPPORTED for an unknown chip or without
+ * ocml / a linker. Needs no GPU. */
+LoomStatus cg_amdgpu_compile_llvm(LoomContext *ctx, const void *code, size_t size, bool bitcode, const char *gfx,
+                                  char **co, size_t *co_size, CgRawEntry **entries, int32_t *nentries, Diag *d);
+/* Whether LLVM IR (text, or bitcode) names an amdgcn target triple (RawModule picks the device kind by it). */
+bool cg_llvm_targets_amdgcn(const void *code, size_t size);
+/* The kernels of an AMDGPU code object and their explicit arguments, from its metadata (comgr): a
+ * global_buffer is a POINTER, a by_value argument ANY of its size. */
+LoomStatus cg_amdgpu_code_object_entries(LoomContext *ctx, const void *co, size_t size, CgRawEntry **entries,
+                                         int32_t *nentries, Diag *d);
 
 #endif /* LOOM_CODEGEN_H */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* gpu_compile.c: the compile flow shared by GPU targets (cg_gpu.h): a module per compile, lowered by the
  * shared GPU lowering (cg_lower_gpu), trimmed to the entries asked for, the device math library linked,
  * everything but the entries internalized, optimized and emitted as the target's binary, each step

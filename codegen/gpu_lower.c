@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* gpu_lower.c: the GPU loop structure of the lowering (cg_lower_gpu, cg_gpu.h), written once for every
  * GPU target against its hooks (CgGpuHooks: launch indices, wave shuffles, barriers, kernel marking,
  * address spaces). This file holds the building blocks (grid-stride loops, point offsets, per-thread

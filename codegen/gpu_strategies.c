@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* gpu_strategies.c: the bodies of the GPU entries (codegen.h's CgGpuKernel), shared by every GPU target:
  * an elementwise point and a vector step (16-byte loads and stores, the expression evaluated once per
  * lane), one item of a reduction entry (ROW: a block per O point or part, COL and FINISH: a thread),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* host.c: the host CgTarget: lower (lower.c) -> optimize ("default<O3>" for the host CPU) -> ORC
  * LLJIT.
  *

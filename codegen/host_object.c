@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* host_object.c: kernel IR -> x86-64 host image for bundles (cg_aot.h).
  *
  * The same lowering and optimization as the JIT (host.c: cg_lower_host, "default<O3>"), but for a fixed

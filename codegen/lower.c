@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* lower.c: the shared part of the lowering of a KernelIr to an LLVM module (cg_lower.h): the kernel
  * checks, the instruction evaluator, stores and phases at a point, per-worker regions, module set-up
  * and verification. The loop structures that visit the points live in lower_host.c (the CPU's row

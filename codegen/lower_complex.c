@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* lower_complex.c: complex64 / complex128 ops, casts aside (math.c), for every target.
  *
  * Approach. A complex value is an LLVM literal struct {T, T} (real, imaginary); the sequences here

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* lower_host.c: the host loop structure of the lowering (cg_lower_host): run / partial / finish
  * entries over the shared evaluator (lower.c).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* math.c: scalar semantics of Loom's elementwise ops, casts and reduction combiners in LLVM IR.
  *
  * Approach: every op is a short, branch-free sequence of LLVM instructions (selects instead of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* nvptx.c: the NVIDIA CgTarget: the shared GPU compile flow (gpu_compile.c) with NVIDIA's tool chain
  * hooks: an nvptx64-nvidia-cuda module (no flush to zero: "nvvm-reflect-ftz" = 0, NumPy's semantics),
  * libdevice linked lazily, O3 (a short pipeline for fused elementwise modules) for the NVPTX

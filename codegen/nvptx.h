@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* nvptx.h: private interface of the NVIDIA target files (nvptx.c, nvptx_lower.c, nvptx_raw.c). */
 #ifndef LOOM_CG_NVPTX_H
 #define LOOM_CG_NVPTX_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* nvptx_lower.c: the NVIDIA hooks of the shared GPU lowering (cg_gpu.h's CgGpuHooks): PTX special
  * registers for the launch indices, shfl.sync.bfly for wave shuffles (a warp of 32), bar.sync for
  * barriers, !nvvm.annotations "kernel" marking, address spaces (global 1, shared 3, the parameter block

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* nvptx_raw.c: user LLVM IR (a RawModule's code, or what clang's CUDA front end made of CUDA C++)
  * -> PTX, and the kernel entries' parameter lists that the launcher checks arguments against.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* snippet.c: a snippet module (ir/snippet.h) -> LLVM functions in the kernel's module.
  *
  * Approach: one LLVM function per snippet function, in module order (a function only calls earlier

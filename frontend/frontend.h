@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* frontend.h: the graph builder behind the public loom_* graph API (frontend/graph.c).
  * Later: the kernel snippet lexer and parser (user kernels). */
 #ifndef LOOM_FRONTEND_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* graph.c (frontend): the public graph-building API (loom_graph_*, loom_input, loom_binary, ...).
  *
  * Approach: each public function validates its arguments the way NumPy would (negative axes,
@@ -67,9 +68,9 @@ LoomStatus loom_input(LoomGraph *g, const LoomArray *a, LoomNode *out) {
     diag_error(d, LOOM_ERR_DTYPE, "loom_input: dtype %d is not a LoomDType", (int)a->dtype);
   else if (a->ndim < 0 || a->ndim > LOOM_MAX_RANK)
     diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "loom_input: ndim %d is outside 0..%d", a->ndim, LOOM_MAX_RANK);
-  else if (a->device != LOOM_DEVICE_HOST && a->device != LOOM_DEVICE_CUDA)
-    diag_error(d, LOOM_ERR_UNSUPPORTED,
-               "loom_input: device kind %d is not supported (host and CUDA are)", (int)a->device);
+  else if (a->device != LOOM_DEVICE_HOST && a->device != LOOM_DEVICE_CUDA && a->device != LOOM_DEVICE_HIP)
+    diag_error(d, LOOM_ERR_UNSUPPORTED, "loom_input: device kind %d is not supported (host, CUDA and HIP are)",
+               (int)a->device);
   else if (a->device_index < 0)
     diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "loom_input: device_index %d is negative", (int)a->device_index);
   else if (a->device == LOOM_DEVICE_HOST && a->device_index != 0)

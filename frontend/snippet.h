@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* snippet.h: the front end of user-kernel snippets (CuPy's ElementwiseKernel / ReductionKernel C
  * subset): parameter lists, and snippet source -> typed snippet IR (ir/snippet.h) for one binding of
  * the type placeholders.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* snippet_lex.c: the tokenizer of kernel snippets, and located error messages.
  *
  * Approach (chibicc's tokenize.c): one pass over the NUL-terminated source producing an array of

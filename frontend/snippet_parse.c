@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* snippet_parse.c: kernel snippets (CuPy's C subset) -> typed snippet IR, and CuPy parameter lists.
  *
  * Approach (chibicc's parse.c, with type.c folded in): a recursive-descent parser over the token

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* clone.c: deep copies of kernel IR (clone.h). Every array a KernelIr and its SnModule point at is copied
  * into the destination arena; names are duplicated; the copy shares nothing with the original. */
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* clone.h: deep copies of kernel IR (ir/clone.c), for what must outlive the arena a kernel was made in
  * (the AOT bundle builder keeps the kernels an evaluation ran). */
 #ifndef LOOM_IR_CLONE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* context.c: diagnostics, the pluggable allocator, the per-thread last error, arenas and StrBuf.
  *
  * Approach: every host allocation goes through ctx->alloc (sizes rounded up to 64 bytes so the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* dtype.c: dtype facts, NumPy 2 promotion, the op table and the public name functions.
  *
  * Approach: promotion is computed from kinds and sizes rather than a pasted 15x15 table:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* graph.c: the graph IR: storage, hash-consing and the validating constructors.
  *
  * Approach: nodes live in one growable array; an open-addressing table (linear probing, load <= 1/2)
@@ -541,13 +542,13 @@ LoomStatus ir_elem_result_dtype(LoomOp op, const LoomDType *t, LoomDType *out, D
     *out = p == LOOM_BOOL ? LOOM_INT8 : p;
     return LOOM_OK;
   case RULE_WHERE: *out = dtype_promote(t[1], t[2]); return LOOM_OK;
-  case RULE_NUMERIC: *out = a == LOOM_BOOL ? LOOM_INT8 : a; return LOOM_OK;
   case RULE_RANDOM:
     if (t[0] != LOOM_UINT64 || t[1] != LOOM_UINT64)
       return diag_error(d, LOOM_ERR_DTYPE, "%s: key and counter must be uint64, not %s and %s", name,
                         loom_dtype_name(t[0]), loom_dtype_name(t[1]));
     *out = LOOM_UINT64;
     return LOOM_OK;
+  case RULE_NUMERIC: *out = a == LOOM_BOOL ? LOOM_INT8 : a; return LOOM_OK;
   }
   return diag_error(d, LOOM_ERR_INTERNAL, "internal error: op %d has no dtype rule", (int)op);
 }

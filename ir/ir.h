@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ir.h: Loom's two IR levels, the diagnostics, the arena and the context every layer shares.
  *
  * Semantics (what every backend must compute; NumPy 2 is the reference):
@@ -247,17 +248,17 @@ LoomStatus ir_slice(IrGraph *g, int32_t x, const int64_t *start, const int64_t *
 LoomStatus ir_reduce(IrGraph *g, LoomReduceOp op, int32_t x, uint32_t axes, bool keepdims,
                      LoomDType dtype, int32_t *out, Diag *d);
 LoomStatus ir_copy(IrGraph *g, int32_t x, int32_t *out, Diag *d);
-/* A weak node (a Python scalar) converted to dtype t by value (NEP 50): a constant of t, or a cast of
- * a weak expression. A weak int constant outside integer t's range sets *range (-1 below, 1 above),
- * leaves *out unset and returns LOOM_OK; ir_weak_range_error then gives NumPy's message. */
-LoomStatus ir_weak_to(IrGraph *g, int32_t x, LoomDType t, int *range, int32_t *out, Diag *d);
-LoomStatus ir_weak_range_error(const IrGraph *g, int32_t x, LoomDType t, Diag *d);
 /* a [B..., M, K] @ b [B..., K, N]: same rank >= 2, same batch dims, same float dtype, K >= 1. */
 LoomStatus ir_matmul(IrGraph *g, int32_t a, int32_t b, int32_t *out, Diag *d);
 /* Number of sources a node reads (src[0..n)): 0 for inputs and constants, the op's arity for ELEM,
  * 2 for MATMUL, else 1. */
 int ir_node_arity(const IrNode *n);
 LoomStatus ir_iota(IrGraph *g, int ndim, const int64_t *shape, int32_t *out, Diag *d);
+/* A weak node (a Python scalar) converted to dtype t by value (NEP 50): a constant of t, or a cast of
+ * a weak expression. A weak int constant outside integer t's range sets *range (-1 below, 1 above),
+ * leaves *out unset and returns LOOM_OK; ir_weak_range_error then gives NumPy's message. */
+LoomStatus ir_weak_to(IrGraph *g, int32_t x, LoomDType t, int *range, int32_t *out, Diag *d);
+LoomStatus ir_weak_range_error(const IrGraph *g, int32_t x, LoomDType t, Diag *d);
 /* Appends a node as given (used by the parser and passes): computes its hash and hash-conses it.
  * Does not infer anything; ir_verify() checks it. */
 LoomStatus ir_add_raw(IrGraph *g, const IrNode *n, int32_t *out, Diag *d);

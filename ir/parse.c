@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* parse.c: readers for the text forms ir/print.c writes (see the grammar at the top of print.c).
  *
  * Approach: a hand-written cursor over the text that tracks line and column; one function per line

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* print.c: the stable text forms of the graph IR and the kernel IR (ir/parse.c reads them back).
  *
  * Approach: one line per item, every semantic field spelled out, nothing depending on addresses or

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* snippet.c: the typed snippet IR (ir/snippet.h): appenders, cast folding, the printer, the verifier.
  *
  * Approach: the module's arrays grow by doubling inside the module's Arena (the old block is simply

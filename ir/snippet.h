@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* snippet.h: the typed snippet IR, what the snippet front end (frontend/snippet_*.c) produces from the
  * C-subset code of ElementwiseKernel / ReductionKernel snippets, and what codegen lowers.
  *

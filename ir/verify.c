@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* verify.c: structural checks of both IR levels (run between passes in debug builds, and by parsers).
  *
  * Approach: re-derive what each node or instruction must be from its operands and compare; the first

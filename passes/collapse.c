@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* collapse.c: pass_collapse, per kernel: drop size-1 dims and merge contiguous adjacent dims.
  *
  * Contract. Requires: m->schedule from pass_lower. Guarantees: for every kernel, no dim of size 1

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fold.c: pass_fold, constant folding and simple identities on the graph.
  *
  * Contract. Requires: a verified graph and roots. Guarantees: every IR_ELEM/IR_CAST reachable from the

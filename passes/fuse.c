@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuse.c: pass_fuse, grouping realized nodes into kernels (a FusionPlan).
  *
  * Contract. Requires: pass_push_views has run (movement chains only above leaves, ELEM operands of
@@ -15,15 +16,6 @@
  * coordinates; otherwise they share an elementwise kernel of their shape with no dependency between
  * them, or start one. A join that would create a cycle between kernels is refused.
  *
- * Bounds (so that one evaluation of any size compiles and schedules in near-linear time): before
- * placement, every ELEM/CAST cone is bounded to FUSE_MAX_NODES nodes and a buffer budget by "cutting"
- * (realizing into a temp) its largest operand where needed; a join is refused when the kernel would
- * exceed FUSE_MAX_NODES distinct nodes or its buffer budget (FUSE_MAX_BUFS, fewer for high ranks so the
- * GPU parameter block stays within 4 KB); an elementwise kernel is looked for among at most
- * FUSE_MAX_TRIES open kernels of the node's shape; the cycle check gives up (refusing the join) after
- * visiting FUSE_MAX_REACH kernels. None of these changes a result, only how it is split into kernels;
- * below the bounds the plan is what the unbounded greedy would make. Every walk is iterative.
- *
  * Library calls (IR_MATMUL, passes/calls.c). A product is realized by a kernel of its own, a call.
  * Its operands are read in place when a BLAS takes their strides (a view of an input or of a realized
  * node: transposes and slices are flags and leading dimensions, not copies); any other operand (an
@@ -33,6 +25,15 @@
  * by the call itself and the product never reaches memory. A product that is a root with an output a
  * call cannot write directly (not C-contiguous, or the same node twice among the roots) is written
  * through an IR_COPY root instead; an epilogue root with such an output is not fused.
+ *
+ * Bounds (so that one evaluation of any size compiles and schedules in near-linear time): before
+ * placement, every ELEM/CAST cone is bounded to FUSE_MAX_NODES nodes and a buffer budget by "cutting"
+ * (realizing into a temp) its largest operand where needed; a join is refused when the kernel would
+ * exceed FUSE_MAX_NODES distinct nodes or its buffer budget (FUSE_MAX_BUFS, fewer for high ranks so the
+ * GPU parameter block stays within 4 KB); an elementwise kernel is looked for among at most
+ * FUSE_MAX_TRIES open kernels of the node's shape; the cycle check gives up (refusing the join) after
+ * visiting FUSE_MAX_REACH kernels. None of these changes a result, only how it is split into kernels;
+ * below the bounds the plan is what the unbounded greedy would make. Every walk is iterative.
  */
 #include <string.h>
 
@@ -789,6 +790,7 @@ static LoomStatus bound_cones(Fuser *f, const uint8_t *live, uint8_t *realized) 
       }
       LOOM_ASSERT(f->d, big >= 0);
       realized[big] = 1; /* the cut: a boundary from now on */
+      f->p->is_root[big] = 1; /* stored where it is computed, as a root's value */
       f->p->is_stop[big] = 1;
     }
   }
@@ -996,8 +998,7 @@ LoomStatus pass_fuse(IrModule *m, Diag *d) {
     f.is_out[m->roots[i]] = 1;
     realized[m->roots[i]] = 1;
   }
-  /* Realized: roots plus every REDUCE/COPY/MATMUL reachable from them, the call operands, and the cuts
-   * that bound the cones. */
+  /* Realized: roots plus every REDUCE/COPY/MATMUL reachable from them, and the call operands. */
   for (int32_t i = 0; i < m->nroots; i++) live[m->roots[i]] = 1;
   for (int32_t x = g->nnodes - 1; x >= 0; x--) {
     if (!live[x]) continue;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* lower.c: pass_lower, FusionPlan -> Schedule (kernel IR plus concrete shapes and bindings).
  *
  * Contract. Requires: m->plan from pass_fuse. Guarantees: m->schedule holds one SchedKernel per fused

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* passes.h: the passes between the graph IR and a schedule of kernels.
  *
  * A pass has the signature `LoomStatus pass_NAME(IrModule *m, Diag *d)`; analyses are compute_*,

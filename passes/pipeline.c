@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* pipeline.c: pass_run_pipeline, the whole pass pipeline written out in one {name, fn} table.
  *
  * Contract. Requires: m->graph, m->arena, m->roots (nroots >= 1, valid nodes), m->outs (one descriptor

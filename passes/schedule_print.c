@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* schedule_print.c: ir_print_schedule, the golden-file text of a schedule.
  *
  * Form (no pointers, stable): one "temp I DTYPE NELEM" line per temp, then per kernel its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* views.c: pass_push_views, and the strided-view composition shared with fuse.c and lower.c.
  *
  * Contract. Requires: a verified graph whose roots are m->roots. Guarantees: every movement op
@@ -263,7 +264,7 @@ static LoomStatus step_rewrite(Views *v, Frame *f) {
   int32_t x = f->x;
   IrNode n = g->nodes[x]; /* copy: the array may move */
   bool elem = n.kind == IR_ELEM || n.kind == IR_CAST;
-  int arity = elem ? elem_arity(&n) : ir_node_arity(&n); /* leaves (input, const, iota) 0, matmul 2 */
+  int arity = elem ? elem_arity(&n) : ir_node_arity(&n); /* MATMUL: 2; INPUT, CONST, IOTA: 0 */
   switch (f->step) {
   case 0: /* entry */
     if ((st = memo_reserve(v)) != LOOM_OK) return st;

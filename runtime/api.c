@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* api.c: the context of the public API: creation (allocator, threads, dump flags, runtime state),
  * destruction, the last error and statistics; devices, copies, streams, events and pool figures.
  *
@@ -24,8 +25,11 @@
 
 #include "runtime/bundle_build.h"
 #include "runtime/device.h"
+#include "runtime/disk_cache.h"
 
 enum { RT_MAX_THREADS = 1024 };
+_Static_assert(IR_DUMP_GRAPH == 1 && IR_DUMP_KERNELS == 2 && IR_DUMP_LLVM == 4 && IR_DUMP_TIME == 8,
+               "LoomConfigInfo.dump_flags (loom.h) documents these bits");
 
 /* Parses LOOM_DUMP ("graph,kernels,llvm,time"); unknown words are collected in `unknown`. */
 static uint32_t parse_dump_flags(const char *s, char *unknown, size_t cap) {
@@ -177,6 +181,44 @@ LOOM_API LoomStatus loom_get_stats(LoomContext *ctx, LoomStats *out) {
   pthread_mutex_lock(&ctx->rt->stats_lock);
   *out = ctx->rt->stats;
   pthread_mutex_unlock(&ctx->rt->stats_lock);
+  return LOOM_OK;
+}
+
+LOOM_API LoomStatus loom_get_config(LoomContext *ctx, LoomConfigInfo *out) {
+  if (!ctx) return LOOM_ERR_INVALID_ARGUMENT;
+  Diag d = {.status = LOOM_OK};
+  if (!out || !ctx->rt) {
+    diag_error(&d, LOOM_ERR_INVALID_ARGUMENT,
+               out ? "loom_get_config: the context has no runtime" : "loom_get_config: out is NULL");
+    return ctx_report(ctx, &d);
+  }
+  memset(out, 0, sizeof *out);
+  out->num_threads = ctx->num_threads;
+  out->dump_flags = ctx->dump_flags;
+  snprintf(out->host_target, sizeof out->host_target, "%s", ctx->rt->host->describe(ctx->rt->host));
+  /* the folder the GPU devices use: opened the way they open it (creating it, mode 0700) */
+  DiskCache *dc = NULL;
+  if (rt_disk_cache_open(ctx, NULL, &dc, &d) == LOOM_OK) {
+    snprintf(out->cache_dir, sizeof out->cache_dir, "%s", rt_disk_cache_dir(dc));
+    out->cache_max_bytes = rt_disk_cache_max_bytes(dc);
+    rt_disk_cache_close(dc);
+  } else {
+    snprintf(out->cache_error, sizeof out->cache_error, "%s", d.msg);
+  }
+  return LOOM_OK;
+}
+
+LOOM_API LoomStatus loom_set_dump(LoomContext *ctx, const char *words) {
+  if (!ctx) return LOOM_ERR_INVALID_ARGUMENT;
+  Diag d = {.status = LOOM_OK};
+  char unknown[256];
+  uint32_t flags = parse_dump_flags(words ? words : "", unknown, sizeof unknown);
+  if (unknown[0]) {
+    diag_error(&d, LOOM_ERR_INVALID_ARGUMENT,
+               "loom_set_dump: unknown word(s) '%s' (known: graph,kernels,llvm,time)", unknown);
+    return ctx_report(ctx, &d);
+  }
+  ctx->dump_flags = flags;
   return LOOM_OK;
 }
 

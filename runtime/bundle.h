@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bundle.h: ahead-of-time kernel bundles, the part shared by libloom and libloomrt (no LLVM here).
  *
  * A bundle is one file holding, per kernel signature and target, the machine code and the launch facts

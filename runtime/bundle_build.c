@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bundle_build.c: compiling a bundle (loom_bundle_builder_*, the engine of loomc and python -m loom.aot).
  *
  * Approach. Entries (a C name and a kernel IR) are collected first: from IR text (ir_parse_kernel) or by
@@ -7,13 +8,16 @@
  *   host:  (record, psABI level) -> codegen/host_object.c's image
  *   NVIDIA: (record, sm) -> PTX (the NVPTX CgTarget, every entry: CG_COMPILE_DEFAULTS), then a cubin by running the
  *          toolkit's ptxas on it when sm_XX is a target, and the PTX kept when ptx_sm_XX is one.
- * Units run on `jobs` threads (each with its own NVPTX targets: one target serializes its compiles);
+ *   AMD:   (record, gfx) -> an executable code object for that chip (the AMDGPU CgTarget: LLVM, then comgr or
+ *          ld.lld as at run time; every entry), the binary HIP loads: no tool is needed beyond the target's.
+ * Units run on `jobs` threads (each with its own GPU targets: one target serializes its compiles);
  * results go to fixed slots, so the file is the same whatever the thread count. The calling thread
  * draws the progress line (units done of total, ETA, what runs now) when stderr is a terminal, and the
  * summary table at the end. The file is written to a temporary name and renamed.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -47,7 +51,8 @@ typedef struct Rec { /* a kernel record: one key (one index width) */
 
 typedef struct Unit {
   int32_t rec;
-  uint32_t kind; /* RB_TARGET_HOST_X86_64 (level) or RB_TARGET_CUDA_PTX (sm: PTX, then cubin/PTX outputs) */
+  uint32_t kind; /* RB_TARGET_HOST_X86_64 (level), RB_TARGET_CUDA_PTX (sm: PTX, then cubin/PTX outputs) or
+                  * RB_TARGET_AMDGPU (gfx: a code object) */
   uint32_t arch;
   bool want_cubin, want_ptx;
   /* results */
@@ -56,6 +61,8 @@ typedef struct Unit {
   size_t host_size, cubin_size;
   char *ptx;
   size_t ptx_size;
+  uint8_t *co; /* AMD code object */
+  size_t co_size;
   uint32_t facts[RB_FACTS];
   char names[RB_GPU_NENTRY][64];
   double ms;
@@ -215,13 +222,14 @@ static LoomStatus parse_targets(Build *B, Diag *d) {
       st = add_target(B, RB_TARGET_CUDA_CUBIN, sm, d);
     } else if (!strcmp(word, "ptx")) ptx_default = true;
     else if (!strncmp(word, "ptx_sm_", 7) && parse_sm(word + 7, &sm)) st = add_target(B, RB_TARGET_CUDA_PTX, sm, d);
-    else if (!strncmp(word, "gfx", 3) && word[3]) {
+    else if (!strncmp(word, "gfx", 3) && word[3]) { /* gfx90a -> 0x90a, gfx1100 -> 0x1100 */
       char *end;
       unsigned long g = strtoul(word + 3, &end, 16);
-      if (*end || g == 0 || g > 0xfff) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "bundle target '%s': not a gfx name", word);
-      return diag_error(d, LOOM_ERR_UNSUPPORTED,
-                        "bundle target %s: AMD code objects need loom's AMDGPU target, which this build does not have yet "
-                        "(the format has room for them: target kind %d)", word, RB_TARGET_AMDGPU);
+      if (*end || g == 0 || g > 0xffff) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "bundle target '%s': not a gfx name", word);
+      if (!cg_amdgpu_chip(word, NULL))
+        return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "bundle target %s: an AMD chip loom does not know (it knows %s)",
+                          word, cg_amdgpu_chip_names());
+      st = add_target(B, RB_TARGET_AMDGPU, (uint32_t)g, d);
     } else {
       return diag_error(d, LOOM_ERR_INVALID_ARGUMENT,
                         "bundle target '%s' is unknown; use host, host-avx2, host-avx512, host-all, sm_XX, ptx, ptx_sm_XX, "
@@ -286,7 +294,9 @@ static LoomStatus make_units(Build *B, Diag *d) {
       if (j == nsm) sms[nsm++] = t->arch;
     }
   }
-  B->units = ctx_calloc(B->ctx, (size_t)B->nrec * (size_t)(nhost + nsm) + 1, sizeof *B->units);
+  int namd = 0;
+  for (int i = 0; i < B->ntarget; i++) namd += B->targets[i].kind == RB_TARGET_AMDGPU;
+  B->units = ctx_calloc(B->ctx, (size_t)B->nrec * (size_t)(nhost + nsm + namd) + 1, sizeof *B->units);
   if (!B->units) return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: bundle work units");
   for (int32_t r = 0; r < B->nrec; r++) {
     for (int i = 0; i < B->ntarget; i++)
@@ -301,6 +311,9 @@ static LoomStatus make_units(Build *B, Diag *d) {
       }
       B->units[B->nunit++] = u;
     }
+    for (int i = 0; i < B->ntarget; i++)
+      if (B->targets[i].kind == RB_TARGET_AMDGPU)
+        B->units[B->nunit++] = (Unit){.rec = r, .kind = RB_TARGET_AMDGPU, .arch = B->targets[i].arch};
   }
   for (int32_t i = 0; i < B->nunit; i++) B->units[i].err.status = LOOM_OK;
   return LOOM_OK;
@@ -369,30 +382,36 @@ static LoomStatus run_ptxas(Build *B, Unit *u, int32_t ui, Diag *d) {
 typedef struct Worker {
   Build *B;
   int id;
-  CgTarget *nv[MAX_TARGETS]; /* per sm, this worker's */
-  uint32_t nv_sm[MAX_TARGETS];
-  int nnv;
+  CgTarget *gpu[MAX_TARGETS]; /* per (kind, arch), this worker's */
+  uint32_t gpu_kind[MAX_TARGETS], gpu_arch[MAX_TARGETS];
+  int ngpu;
 } Worker;
 
 static LoomStatus gpu_unit(Worker *w, Unit *u, int32_t ui, Diag *d) {
   Build *B = w->B;
+  bool amd = u->kind == RB_TARGET_AMDGPU;
   CgTarget *t = NULL;
-  for (int i = 0; i < w->nnv; i++)
-    if (w->nv_sm[i] == u->arch) t = w->nv[i];
+  for (int i = 0; i < w->ngpu; i++)
+    if (w->gpu_kind[i] == u->kind && w->gpu_arch[i] == u->arch) t = w->gpu[i];
   if (!t) {
-    LoomStatus st = cg_nvptx_target_create(B->ctx, (int)u->arch / 10, (int)u->arch % 10, &t, d);
+    char gfx[16];
+    snprintf(gfx, sizeof gfx, "gfx%x", u->arch);
+    LoomStatus st = amd ? cg_amdgpu_target_create(B->ctx, gfx, 0, &t, d)
+                        : cg_nvptx_target_create(B->ctx, (int)u->arch / 10, (int)u->arch % 10, &t, d);
     if (st) return st;
-    w->nv[w->nnv] = t;
-    w->nv_sm[w->nnv++] = u->arch;
+    w->gpu[w->ngpu] = t;
+    w->gpu_kind[w->ngpu] = u->kind;
+    w->gpu_arch[w->ngpu++] = u->arch;
   }
   CgCompiled c;
   CgCompileOptions opt = CG_COMPILE_DEFAULTS; /* every entry the lowering makes */
   LoomStatus st = t->compile(t, B->recs[u->rec].ir, &opt, &c, d);
   if (st) return st;
   const CgGpuKernel *g = c.gpu;
-  if (!g || g->kind != CG_BINARY_PTX || !g->code) {
+  if (!g || g->kind != (amd ? CG_BINARY_AMDGPU : CG_BINARY_PTX) || !g->code) {
     t->release(t, &c);
-    return diag_error(d, LOOM_ERR_INTERNAL, "internal error: the NVPTX target returned no PTX");
+    return diag_error(d, LOOM_ERR_INTERNAL, "internal error: the %s target returned no %s", t->name,
+                      amd ? "code object" : "PTX");
   }
   uint32_t f[RB_FACTS] = {0};
   f[RB_GPU_STRATEGY] = (uint32_t)g->strategy;
@@ -409,6 +428,14 @@ static LoomStatus gpu_unit(Worker *w, Unit *u, int32_t ui, Diag *d) {
   f[RB_GPU_WAVE] = (uint32_t)g->wave;
   memcpy(u->facts, f, sizeof f);
   for (int i = 0; i < RB_GPU_NENTRY; i++) snprintf(u->names[i], 64, "%s", cg_gpu_entry_name(c.gpu, i));
+  if (amd) { /* the code object is the binary */
+    u->co = ctx_alloc(B->ctx, g->code_size);
+    if (!u->co) st = diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: code object copy");
+    else memcpy(u->co, g->code, g->code_size);
+    u->co_size = g->code_size;
+    t->release(t, &c);
+    return st;
+  }
   u->ptx = ctx_alloc(B->ctx, g->code_size + 1);
   if (!u->ptx) st = diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: PTX copy");
   else {
@@ -437,7 +464,7 @@ static LoomStatus host_unit(Build *B, Unit *u, Diag *d) {
 static void unit_label(Build *B, const Unit *u, char *buf, size_t cap) {
   char t[24];
   const Rec *r = &B->recs[u->rec];
-  rt_bundle_target_label(u->kind == RB_TARGET_HOST_X86_64 ? u->kind : u->want_cubin ? RB_TARGET_CUDA_CUBIN : RB_TARGET_CUDA_PTX,
+  rt_bundle_target_label(u->kind != RB_TARGET_CUDA_PTX ? u->kind : u->want_cubin ? RB_TARGET_CUDA_CUBIN : RB_TARGET_CUDA_PTX,
                          u->arch, t, sizeof t);
   snprintf(buf, cap, "%s (index %d) for %s", r->name, r->ir->index_bits, t);
 }
@@ -445,6 +472,11 @@ static void unit_label(Build *B, const Unit *u, char *buf, size_t cap) {
 static void *worker_main(void *arg) {
   Worker *w = arg;
   Build *B = w->B;
+  /* LLVM puts its own alternate signal stack in the thread that first registers its crash handlers
+   * (comgr does, linking an AMD code object); the thread's own is put back before it ends, so that
+   * whoever set that one up (ASan does, for each thread) finds it */
+  stack_t own;
+  bool have_own = sigaltstack(NULL, &own) == 0;
   for (;;) {
     pthread_mutex_lock(&B->lock);
     int32_t ui = B->next < B->nunit ? B->next++ : -1;
@@ -466,7 +498,8 @@ static void *worker_main(void *arg) {
     pthread_cond_broadcast(&B->cv);
     pthread_mutex_unlock(&B->lock);
   }
-  for (int i = 0; i < w->nnv; i++) w->nv[i]->destroy(w->nv[i]);
+  for (int i = 0; i < w->ngpu; i++) w->gpu[i]->destroy(w->gpu[i]);
+  if (have_own) sigaltstack(&own, NULL);
   return NULL;
 }
 
@@ -547,6 +580,7 @@ static LoomStatus write_bundle(Build *B, LoomBundleBuilder *b, int32_t (*rec_of)
   for (int i = 0; i < B->ntarget; i++) {
     const TargetSpec *t = &B->targets[i];
     if (t->kind == RB_TARGET_HOST_X86_64) cg_host_aot_describe(B->host, (int)t->arch, desc, sizeof desc);
+    else if (t->kind == RB_TARGET_AMDGPU) snprintf(desc, sizeof desc, "LLVM %s amdgcn-amd-amdhsa %s", llvm, t->label);
     else snprintf(desc, sizeof desc, "LLVM %s nvptx sm_%u", llvm, t->arch);
     rt_bw_target(w, t->kind, t->arch, t->kind == RB_TARGET_HOST_X86_64 ? RB_HOST_ABI : RB_GPU_ABI, t->label, desc);
   }
@@ -562,6 +596,8 @@ static LoomStatus write_bundle(Build *B, LoomBundleBuilder *b, int32_t (*rec_of)
     }
     const char *names[RB_GPU_NENTRY];
     for (int j = 0; j < RB_GPU_NENTRY; j++) names[j] = u->names[j];
+    if (u->kind == RB_TARGET_AMDGPU)
+      rt_bw_code(w, u->rec, target_index(B, RB_TARGET_AMDGPU, u->arch), u->co, u->co_size, u->facts, names);
     if (u->want_cubin)
       rt_bw_code(w, u->rec, target_index(B, RB_TARGET_CUDA_CUBIN, u->arch), u->cubin, u->cubin_size, u->facts, names);
     if (u->want_ptx)
@@ -606,8 +642,9 @@ static void print_summary(Build *B, LoomBundleBuilder *b, int32_t (*rec_of)[2]) 
         const Unit *un = &B->units[u];
         if ((un->rec != rec_of[e][0] && un->rec != rec_of[e][1]) || un->arch != t->arch) continue;
         if (t->kind == RB_TARGET_HOST_X86_64 && un->kind == RB_TARGET_HOST_X86_64) tb += un->host_size;
-        if (t->kind == RB_TARGET_CUDA_CUBIN && un->kind != RB_TARGET_HOST_X86_64 && un->want_cubin) tb += un->cubin_size;
-        if (t->kind == RB_TARGET_CUDA_PTX && un->kind != RB_TARGET_HOST_X86_64 && un->want_ptx) tb += un->ptx_size;
+        if (t->kind == RB_TARGET_CUDA_CUBIN && un->kind == RB_TARGET_CUDA_PTX && un->want_cubin) tb += un->cubin_size;
+        if (t->kind == RB_TARGET_CUDA_PTX && un->kind == RB_TARGET_CUDA_PTX && un->want_ptx) tb += un->ptx_size;
+        if (t->kind == RB_TARGET_AMDGPU && un->kind == RB_TARGET_AMDGPU) tb += un->co_size;
       }
       fprintf(stderr, " %11zu", tb);
       bytes += tb;
@@ -624,6 +661,7 @@ static void free_build(Build *B) {
     ctx_free(B->ctx, B->units[i].host_blob);
     ctx_free(B->ctx, B->units[i].cubin);
     ctx_free(B->ctx, B->units[i].ptx);
+    ctx_free(B->ctx, B->units[i].co);
   }
   for (int32_t r = 0; r < B->nrec; r++) ctx_free(B->ctx, B->recs[r].key);
   ctx_free(B->ctx, B->units);

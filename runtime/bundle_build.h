@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bundle_build.h: libloom's side of AOT bundles (runtime/bundle_build.c, bundle_loom.c, bundle_emit_c.c):
  * the builder behind loom_aot.h, the per-context state of loaded bundles, and the two hooks the host
  * runtime calls (the kernel cache before it compiles, the schedule runner for captures). */
@@ -38,11 +39,14 @@ void rt_bundles_destroy(LoomContext *ctx);
  * code for it; then *out holds its entry points (impl NULL: nothing to release). When no bundle has it
  * and JIT compilation is off, returns LOOM_ERR_UNSUPPORTED naming the kernel. */
 LoomStatus rt_bundles_find_host(LoomContext *ctx, const KernelIr *k, CgCompiled *out, bool *found, Diag *d);
-/* The GPU runtime's hook before compiling k for sm (e.g. 90): *found when a loaded bundle has a cubin
- * for that sm (or else PTX for an sm <= it); *image (cubin or NUL-terminated PTX) lives as long as the
- * bundle, *gk gets the launch facts and entry names. LOOM_ERR_UNSUPPORTED when not found and JIT off. */
-LoomStatus rt_bundles_find_gpu(LoomContext *ctx, const KernelIr *k, int sm, CgGpuKernel *gk, const void **image,
-                               size_t *size, bool *found, Diag *d);
+/* The GPU runtime's hook before compiling k for a device whose binaries are of kind `binary` (CgBinaryKind)
+ * and whose chip is `arch` (RtGpuDeviceInfo.arch: "sm_90"; "gfx942:sramecc+:xnack-"). *found when a
+ * loaded bundle has code for it: NVIDIA, a cubin for that sm (or else PTX for an sm <= it); AMD, a code
+ * object for exactly that gfx. *image (cubin, NUL-terminated PTX, code object) lives as long as the
+ * bundle, *gk gets the launch facts and entry names. Another binary kind finds nothing.
+ * LOOM_ERR_UNSUPPORTED when not found and JIT off. */
+LoomStatus rt_bundles_find_gpu(LoomContext *ctx, const KernelIr *k, int binary, const char *arch, CgGpuKernel *gk,
+                               const void **image, size_t *size, bool *found, Diag *d);
 /* The schedule runner's hook: adds k to the running capture of ctx (a no-op without one). */
 void rt_bundles_capture(LoomContext *ctx, const KernelIr *k);
 LoomStatus rt_bundles_set_capture(LoomContext *ctx, LoomBundleBuilder *b, Diag *d);

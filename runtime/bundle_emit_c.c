@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bundle_emit_c.c: a bundle as C source (loom_bundle_emit_c) and as a readable description
  * (loom_bundle_describe). Both read the written file through the validating reader, so what they show is
  * what a loader will see.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bundle_format.c: the bundle file format (runtime/bundle.h): CRC-32C, the validating reader and the writer.
  *
  * Reader approach: nothing is trusted before it is checked. The header is checked first (magic, then the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bundle_hostimg.c: loading host images (codegen/cg_aot.h's layout) with no LLVM, and CPU detection.
  *
  * Approach: codegen/host_object.c resolved every PC-relative reference when it linked the image, so

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bundle_loom.c: bundles inside libloom: the builder's entries (IR text, capture), loading bundles into a
  * context, and the hooks the kernel caches call before they compile (loom_aot.h).
  *
@@ -9,6 +10,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "runtime/bundle_build.h"
@@ -171,9 +173,20 @@ LoomStatus rt_bundles_find_host(LoomContext *ctx, const KernelIr *k, CgCompiled 
   return st;
 }
 
-LoomStatus rt_bundles_find_gpu(LoomContext *ctx, const KernelIr *k, int sm, CgGpuKernel *gk, const void **image,
-                               size_t *size, bool *found, Diag *d) {
+/* The device's chip as a bundle's target arch: sm_90 -> 90, gfx90a -> 0x90a; 0 when unknown. */
+static uint32_t device_arch(int binary, const char *arch) {
+  const char *p = binary == CG_BINARY_PTX ? "sm_" : binary == CG_BINARY_AMDGPU ? "gfx" : NULL;
+  if (!p || !arch || strncmp(arch, p, 3) || !arch[3]) return 0;
+  char *end;
+  unsigned long v = strtoul(arch + 3, &end, binary == CG_BINARY_PTX ? 10 : 16);
+  return (*end && *end != ':') || v > 0xffff ? 0 : (uint32_t)v;
+}
+
+LoomStatus rt_bundles_find_gpu(LoomContext *ctx, const KernelIr *k, int binary, const char *arch, CgGpuKernel *gk,
+                               const void **image, size_t *size, bool *found, Diag *d) {
   *found = false;
+  int sm = binary == CG_BINARY_PTX ? (int)device_arch(binary, arch) : 0;
+  uint32_t gfx = binary == CG_BINARY_AMDGPU ? device_arch(binary, arch) : 0;
   RtBundles *s = ctx && ctx->rt ? __atomic_load_n(&ctx->rt->bundles, __ATOMIC_ACQUIRE) : NULL;
   if (!s) return LOOM_OK;
   pthread_mutex_lock(&s->lock);
@@ -187,8 +200,11 @@ LoomStatus rt_bundles_find_gpu(LoomContext *ctx, const KernelIr *k, int sm, CgGp
     int32_t best = -1, score = -1;
     for (uint32_t i = kr->code_first; i < kr->code_first + kr->ncode; i++) {
       const RtBundleTarget *t = &l->b->targets[l->b->codes[i].target];
-      int32_t sc = -1; /* exact cubin > same-major cubin > PTX, each preferring the newest arch */
-      if (t->kind == RB_TARGET_CUDA_CUBIN && (int)t->arch == sm) sc = 3000;
+      int32_t sc = -1; /* NVIDIA: exact cubin > same-major cubin > PTX, each preferring the newest arch; AMD: exact */
+      if (sm <= 0 && gfx == 0) break;
+      if (t->kind == RB_TARGET_AMDGPU && gfx && t->arch == gfx) sc = 3000;
+      else if (sm <= 0) sc = -1;
+      else if (t->kind == RB_TARGET_CUDA_CUBIN && (int)t->arch == sm) sc = 3000;
       else if (t->kind == RB_TARGET_CUDA_CUBIN && (int)t->arch / 10 == sm / 10 && (int)t->arch < sm) sc = 2000 + (int)t->arch;
       else if (t->kind == RB_TARGET_CUDA_PTX && (int)t->arch <= sm) sc = 1000 + (int)t->arch;
       if (sc > score) {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cache.c: the in-memory kernel table (signature -> a kernel prepared for one device), used by every
  * device: the host's compiled functions (rt_cache_create over a CgTarget) and a GPU device's loaded
  * kernels (rt_cache_create_ops with the device's make / drop).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* device.c: the one place where a LoomDeviceKind becomes a device table (device.h), and small helpers
  * every device uses (the clock, the launch statistics).
  *
@@ -11,11 +12,12 @@
 
 extern const RtDevice rt_host_device; /* runtime/host_device.c */
 extern const RtDevice rt_cuda_device; /* runtime/cuda/cuda_device.c */
+extern const RtDevice rt_hip_device;  /* runtime/hip/hip_device.c */
 
 static const RtDevice *const devices[RT_DEVICE_KINDS] = {
     [LOOM_DEVICE_HOST] = &rt_host_device,
     [LOOM_DEVICE_CUDA] = &rt_cuda_device,
-    [LOOM_DEVICE_HIP] = NULL, /* runtime/hip/: &rt_hip_device once AMD GPUs are supported */
+    [LOOM_DEVICE_HIP] = &rt_hip_device,
 };
 
 const RtDevice *rt_device(LoomDeviceKind kind) {
@@ -29,6 +31,14 @@ const RtDevice *rt_device_for_binary(int32_t binary) {
 }
 
 const RtDevice *rt_device_for_raw(LoomRawFormat *format, const void *code, size_t size) {
+  /* an explicit format: the kind whose sniff recognizes this code as that format first (LLVM IR for
+   * amdgcn is the AMD device's, for nvptx the CUDA device's), then the first kind taking the format */
+  for (int i = 0; i < RT_DEVICE_KINDS && *format != LOOM_RAW_AUTO; i++) {
+    const RtDevice *dev = devices[i];
+    if (dev && dev->raw_create && dev->raw_sniff && (unsigned)*format < 32 && (dev->raw_formats & (1u << *format)) &&
+        dev->raw_sniff(code, size) == *format)
+      return dev;
+  }
   for (int i = 0; i < RT_DEVICE_KINDS; i++) {
     const RtDevice *dev = devices[i];
     if (!dev || !dev->raw_create) continue;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* device.h: the device interface of the runtime (like TVM's DeviceAPI or Halide's
  * halide_device_interface_t): one table of functions per device kind. The host (runtime/host_device.c)
  * fills one; each GPU vendor's folder (runtime/cuda/, runtime/hip/) fills one whose generic hooks are the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* disk_cache.c: the content-addressed disk cache of compiled binaries (contract in disk_cache.h).
  *
  * Approach: the file name is a 128-bit hash of the key text (two seeded FNV-1a passes, each

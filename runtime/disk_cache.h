@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* disk_cache.h: a content-addressed disk cache for compiled binaries (cubins, code objects).
  *
  * The caller gives a key text that names everything the binary depends on (Loom's version, LLVM's

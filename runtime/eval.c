@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* eval.c: loom_eval and loom_dump: one evaluation flow for every device (device.h).
  *
  * loom_eval: check the arguments at the boundary; find the one device every reachable input and every
@@ -680,8 +681,8 @@ LOOM_API LoomStatus loom_eval(LoomGraph *g, int32_t n, const LoomNode *nodes, Lo
 }
 
 /* ---- introspection --------------------------------------------------------------------------------- */
-/* LOOM_DUMP_PTX comes from the device whose kernels are PTX (its reference architecture, sm_90), compiled
- * without a GPU. */
+/* LOOM_DUMP_PTX comes from the device whose kernels are PTX (its reference architecture, sm_90), LOOM_DUMP_AMDGPU
+ * from the one whose kernels are AMDGPU code objects (gfx942), compiled without a GPU. */
 static LoomStatus dump_impl(LoomGraph *g, LoomDumpKind kind, int32_t n, const LoomNode *nodes,
                             char **text, Diag *d) {
   LoomContext *ctx = g->ctx;
@@ -689,10 +690,11 @@ static LoomStatus dump_impl(LoomGraph *g, LoomDumpKind kind, int32_t n, const Lo
   *text = NULL;
   LoomStatus st = check_nodes(g, n, nodes, "loom_dump", d);
   if (st != LOOM_OK) return st;
-  if (kind != LOOM_DUMP_GRAPH && kind != LOOM_DUMP_KERNELS && kind != LOOM_DUMP_LLVM && kind != LOOM_DUMP_PTX)
+  if (kind != LOOM_DUMP_GRAPH && kind != LOOM_DUMP_KERNELS && kind != LOOM_DUMP_LLVM && kind != LOOM_DUMP_PTX &&
+      kind != LOOM_DUMP_AMDGPU)
     return diag_error(d, LOOM_ERR_INVALID_ARGUMENT,
-                      "loom_dump: unknown kind %d; use LOOM_DUMP_GRAPH, LOOM_DUMP_KERNELS, LOOM_DUMP_LLVM or "
-                      "LOOM_DUMP_PTX", (int)kind);
+                      "loom_dump: unknown kind %d; use LOOM_DUMP_GRAPH, LOOM_DUMP_KERNELS, LOOM_DUMP_LLVM, "
+                      "LOOM_DUMP_PTX or LOOM_DUMP_AMDGPU", (int)kind);
   if (kind == LOOM_DUMP_LLVM && (!ctx->rt || !ctx->rt->cache))
     return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "loom_dump: the context has no runtime");
 
@@ -734,14 +736,16 @@ static LoomStatus dump_impl(LoomGraph *g, LoomDumpKind kind, int32_t n, const Lo
       sb_printf(&sb, "; kernel %s\n%s\n", ir->name, k->llvm_ir ? k->llvm_ir : "");
       rt_cache_release(ctx->rt->cache, k);
     }
-    if (st == LOOM_OK && kind == LOOM_DUMP_PTX) {
+    if (st == LOOM_OK && (kind == LOOM_DUMP_PTX || kind == LOOM_DUMP_AMDGPU)) {
       const KernelIr **ks = arena_alloc(&arena, sizeof *ks * (size_t)(m.schedule->nkernel + 1));
-      int32_t nks = 0; /* library calls have no PTX */
+      int32_t nks = 0; /* library calls have no device code */
       for (int32_t i = 0; ks && i < m.schedule->nkernel; i++)
         if (!m.schedule->kernels[i].ir->call) ks[nks++] = m.schedule->kernels[i].ir;
-      const RtDevice *pd = rt_device_for_binary(CG_BINARY_PTX);
+      const RtDevice *pd = rt_device_for_binary(kind == LOOM_DUMP_PTX ? CG_BINARY_PTX : CG_BINARY_AMDGPU);
       if (!ks) st = diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: loom_dump bookkeeping");
-      else if (!pd || !pd->dump_code) st = diag_error(d, LOOM_ERR_UNSUPPORTED, "loom_dump: this build has no PTX target");
+      else if (!pd || !pd->dump_code)
+        st = diag_error(d, LOOM_ERR_UNSUPPORTED, "loom_dump: this build has no %s target",
+                        kind == LOOM_DUMP_PTX ? "PTX" : "AMDGPU");
       else st = pd->dump_code(ctx, nks, ks, &sb, d);
     }
     arena_free_all(&arena);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* host_device.c: the host CPU as a device (device.h): memory from the host pool, copies by memmove, work
  * done when its call returns (streams are no-ops, events read the monotonic clock), kernels from the
  * context's kernel table (runtime/cache.c over codegen's host target), and the host schedule runner.

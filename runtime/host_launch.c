@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* host_launch.c: the host dispatch of one kernel (host_launch.h), shared by libloom and libloomrt.
  *   elementwise (N points): on the caller when N < 32768 or one thread; else about 4 tasks per thread,
  *     each a contiguous range of at least 16384 points.

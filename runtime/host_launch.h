@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* host_launch.h: how one compiled host kernel is run over its iteration space (runtime/host_launch.c).
  * Shared by libloom's schedule runner (eval.c) and libloomrt's bundle launcher, so a bundled kernel
  * is cut into the same tasks and reduction parts as a JIT-compiled one and gives the same bits.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* host_pool.c: a caching allocator for large host arrays (outputs and temporaries of loom_eval).
  *
  * The first write to freshly mapped memory costs a page fault per 4 KiB page: for a 10^7-element

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* pool.c: a fixed pool of worker threads for the host backend.
  *
  * Approach: every rt_parallel_for call builds its own job record on the caller's stack and pushes it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* raw_kernel.c: CuPy's RawModule / RawKernel (loom_raw_* in loom.h), for any device kind that takes
  * whole kernels (device.h's raw_* hooks; the CUDA device's are runtime/cuda/cuda_raw.c).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* runtime.h: the runtime's shared internals: the thread pool, the kernel table, the host memory pool,
  * the context's runtime state and a few helpers. Devices are reached through device.h's tables.
  * The runtime includes passes/ and codegen/ (layers above it) and ir/; never Python.

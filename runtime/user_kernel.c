@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* user_kernel.c: the C API of user kernels (CuPy's ElementwiseKernel and ReductionKernel).
  *
  * Approach: a LoomUserKernel keeps its parsed parameter lists and source texts. A call binds the type
@@ -392,7 +393,8 @@ LoomStatus uk_prepare_outs(UkCall *c, int ndim, const int64_t *shape, LoomDevice
 
 /* Writes the text loom_user_kernel_dump asked for of kernel k (verified) into c->dump. LLVM IR comes
  * from the context's host kernel cache (the entry a call would use; compiled again when it lacks its
- * IR text); PTX from the PTX device's dump_code (sm_90, no GPU needed; it is not cached). */
+ * IR text); PTX (AMDGPU assembly) from the PTX (AMDGPU) device's dump_code (sm_90, gfx942; no GPU needed; it is
+ * not cached). */
 static LoomStatus dump_kernel(UkCall *c, const KernelIr *k, Diag *d) {
   LoomContext *ctx = c->k->ctx;
   if (c->dkind == LOOM_DUMP_KERNELS) {
@@ -408,8 +410,10 @@ static LoomStatus dump_kernel(UkCall *c, const KernelIr *k, Diag *d) {
     rt_cache_release(ctx->rt->cache, cc);
     return LOOM_OK;
   }
-  const RtDevice *pd = rt_device_for_binary(CG_BINARY_PTX);
-  if (!pd || !pd->dump_code) return diag_error(d, LOOM_ERR_UNSUPPORTED, "loom_user_kernel_dump: this build has no PTX target");
+  bool ptx = c->dkind == LOOM_DUMP_PTX;
+  const RtDevice *pd = rt_device_for_binary(ptx ? CG_BINARY_PTX : CG_BINARY_AMDGPU);
+  if (!pd || !pd->dump_code)
+    return diag_error(d, LOOM_ERR_UNSUPPORTED, "loom_user_kernel_dump: this build has no %s target", ptx ? "PTX" : "AMDGPU");
   return pd->dump_code(ctx, 1, (const KernelIr *const[]){k}, c->dump, d);
 }
 
@@ -624,9 +628,10 @@ LOOM_API LoomStatus loom_user_kernel_dump(LoomUserKernel *uk, LoomDumpKind kind,
   Diag d = {0};
   if (!text)
     diag_error(&d, LOOM_ERR_INVALID_ARGUMENT, "loom_user_kernel_dump: text is NULL");
-  else if (kind != LOOM_DUMP_KERNELS && kind != LOOM_DUMP_LLVM && kind != LOOM_DUMP_PTX)
+  else if (kind != LOOM_DUMP_KERNELS && kind != LOOM_DUMP_LLVM && kind != LOOM_DUMP_PTX && kind != LOOM_DUMP_AMDGPU)
     diag_error(&d, LOOM_ERR_INVALID_ARGUMENT,
-               "loom_user_kernel_dump: unknown kind %d; use LOOM_DUMP_KERNELS, LOOM_DUMP_LLVM or LOOM_DUMP_PTX", (int)kind);
+               "loom_user_kernel_dump: unknown kind %d; use LOOM_DUMP_KERNELS, LOOM_DUMP_LLVM, LOOM_DUMP_PTX or "
+               "LOOM_DUMP_AMDGPU", (int)kind);
   else if (nin != uk->in.n || nout != uk->out.n || (nin && !in) || (nout && !out))
     diag_error(&d, LOOM_ERR_INVALID_ARGUMENT, "%s takes %d inputs and %d outputs (got %d and %d)", uk->name,
                (int)uk->in.n, (int)uk->out.n, (int)nin, (int)nout);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* user_kernel.h: private interface of the user kernel files: user_kernel.c (kernel objects, binding of
  * type placeholders, the instantiation cache, running a call's kernel on its device) and
  * user_kernel_call.c (a call's iteration space and its kernel IR). See user_kernel.c's top comment. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* user_kernel_call.c: one call of a user kernel: the iteration space (the arguments broadcast, size-1
  * dims dropped and neighbours merged when contiguous for every buffer, as passes/collapse.c does; raw
  * arrays bound whole) and its kernel IR, built directly (no graph: a user kernel is already one kernel)

@@ -16,7 +16,8 @@
 # interpreter (default python3), which must import loom (scripts/setup.sh installs it).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-py=${PYTHON:-python3}
+py=${PYTHON:-}
+if [ -z "$py" ]; then [ -x .venv/bin/python ] && py=$PWD/.venv/bin/python || py=python3; fi
 if ! (cd /tmp && "$py" -c "import loom, pytest, numpy") 2>/dev/null; then
   echo "cupy_suite: $py cannot import loom, pytest and numpy; run scripts/setup.sh (PYTHON=...) first" >&2
   exit 2

@@ -14,7 +14,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 root=$PWD
 bash scripts/setup.sh >/dev/null
 build=$root/${LOOM_BUILD_DIR:-build}
-py=${PYTHON:-python3}
+py=${PYTHON:-$root/.venv/bin/python} # the project venv scripts/setup.sh made
 work=$(mktemp -d "${TMPDIR:-/tmp}/loom-aot-demo.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 cd "$work"

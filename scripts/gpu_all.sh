@@ -24,15 +24,36 @@ if [ -f build-gpukit/libsleefgnuabi.so.3 ] && ! ldconfig -p | grep -q libsleefgn
   export LD_LIBRARY_PATH="$PWD/build-gpukit${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 fi
 mkdir -p build-gpu/logs
+# The Python side runs in a virtual environment, .venv-gpu/, that also sees the machine's packages
+# (numpy, pytest, scikit-build-core, cupy, torch: the GPU machine has no network), made without pip
+# of its own (the machine's pip installs into it). PYTHON overrides; python3 if no venv can be made.
+py=${PYTHON:-}
+if [ -z "$py" ]; then
+  if python3 -m venv --clear --system-site-packages --without-pip .venv-gpu >build-gpu/logs/venv.log 2>&1; then
+    py=$PWD/.venv-gpu/bin/python
+  else
+    echo "gpu_all.sh: no venv ($(tail -1 build-gpu/logs/venv.log)); using python3" >&2
+    py=python3
+  fi
+fi
 py_rc=0
-python3 -m pip install -q --no-build-isolation --no-deps --config-settings=build-dir=build-gpu/python \
+"$py" -m pip install -q --no-build-isolation --no-deps --config-settings=build-dir=build-gpu/python \
   "${sleef[@]}" . > build-gpu/logs/pip.log 2>&1 || { py_rc=$?; tail -30 build-gpu/logs/pip.log; }
 if [ "$py_rc" -eq 0 ]; then
-  (cd /tmp && python3 -m pytest "$OLDPWD/tests/python" -q -rfE -p no:cacheprovider > "$OLDPWD/build-gpu/logs/pytest_full.log" 2>&1)
+  (cd /tmp && "$py" -m pytest "$OLDPWD/tests/python" -q -rfE -p no:cacheprovider > "$OLDPWD/build-gpu/logs/pytest_full.log" 2>&1)
   py_rc=$?
   grep -E "^(FAILED|ERROR) " build-gpu/logs/pytest_full.log | head -60 | tee build-gpu/logs/pytest.log
   tail -3 build-gpu/logs/pytest_full.log | tee -a build-gpu/logs/pytest.log
-  python3 bench/bench_python_gpu.py 2>&1 | tee build-gpu/logs/bench_python_gpu.log
+  "$py" bench/bench_python_gpu.py 2>&1 | tee build-gpu/logs/bench_python_gpu.log
+  # Dask with loom vs CuPy chunks (issue 18): needs the wheels of scripts/dask_wheels.sh carried in .whl/
+  if ls .whl/dask-*.whl >/dev/null 2>&1; then
+    if "$py" -m pip install -q --no-index --no-deps --no-compile --target /tmp/dask-site .whl/*.whl; then
+      export PYTHONPATH=/tmp/dask-site${PYTHONPATH:+:$PYTHONPATH}
+      (cd /tmp && "$py" -m pytest "$OLDPWD/tests/python/test_dask.py" -q -p no:cacheprovider -p no:logging 2>&1 |
+        tail -15) | tee build-gpu/logs/dask_gpu.log
+      LOOM_DASK_BENCH_GPUS=${LOOM_DASK_BENCH_GPUS:-1,2} "$py" bench/dask_gpu.py 2>&1 | tee -a build-gpu/logs/dask_gpu.log
+    fi
+  fi
 fi
 [ "$py_rc" -eq 0 ] && [ "${LOOM_GPU_SUITE:-1}" != 0 ] && bash bench/suite/gpu.sh   # LOOM_GPU_SUITE=0 skips it; the workload suite vs torch/JAX/CuPy (~4 min); copies into $OUT
 if [ -n "${OUT:-}" ]; then
@@ -41,6 +62,7 @@ if [ -n "${OUT:-}" ]; then
   cp bench/results/*-python-h200.json "$OUT"/ 2>/dev/null
   cp bench/results/*-user-kernels-h200.* build-gpu/logs/bench_user_kernels_gpu.log "$OUT"/ 2>/dev/null
   cp build-gpu/logs/loomrt_gpu.log "$OUT"/ 2>/dev/null
+  cp build-gpu/logs/dask_gpu.log bench/results/*-dask-gpu.json "$OUT"/ 2>/dev/null
   (cd build-gpu && tar czf "$OUT/gpu-logs.tgz" logs Testing/Temporary/LastTest.log 2>/dev/null)
 fi
 echo "gpu_all.sh: C tests exit $c_rc, Python exit $py_rc"

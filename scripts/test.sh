@@ -3,12 +3,15 @@
 # Debug build with AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/). Prints ctest's
 # summary lines; exits nonzero if any build or test fails. Both passes always run, so one report
 # shows every failure. After the Release ctest, the Python suite (pytest tests/python) runs against the
-# package setup.sh installed, then a sample of CuPy's own test suite (scripts/cupy_suite.sh --ci). Last, a
-# ThreadSanitizer pass (build-tsan/: a Debug -fsanitize=thread build of the library and of test_threads,
-# test_runtime, test_disk_cache, test_user_kernel, run with tests/tsan.supp, which suppresses LLVM
-# internals only; a report fails the pass). Environment: LOOM_JOBS (default: nproc), LOOM_SKIP_ASAN=1
-# skips the second pass, LOOM_SKIP_TSAN=1 the TSan pass, LOOM_SKIP_PYTHON=1 skips the Python package and
-# its tests, LOOM_SKIP_CUPY_SUITE=1 the CuPy sample, PYTHON picks the interpreter.
+# package setup.sh installed (into the project venv .venv/), then samples of CuPy's own test suite
+# (scripts/cupy_suite.sh --ci) and of data-apis/array-api-tests (scripts/array_api_suite.sh --ci). Last,
+# a ThreadSanitizer pass (build-tsan/: a Debug -fsanitize=thread build of the library and of
+# test_threads, test_runtime, test_disk_cache, test_user_kernel, run with tests/tsan.supp, which
+# suppresses LLVM internals only; a report fails the pass).
+# Environment: LOOM_JOBS (default: nproc), LOOM_SKIP_ASAN=1 skips the second pass, LOOM_SKIP_TSAN=1 the
+# TSan pass, LOOM_SKIP_PYTHON=1 skips the Python package and its tests, LOOM_SKIP_CUPY_SUITE=1 the CuPy
+# sample, LOOM_SKIP_ARRAY_API_SUITE=1 the array-api-tests sample, PYTHON picks the interpreter (default
+# .venv/bin/python).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 jobs=${LOOM_JOBS:-$(nproc 2>/dev/null || echo 2)}
@@ -26,11 +29,16 @@ echo "== ctest (Release)"
 if [ "${LOOM_SKIP_PYTHON:-0}" != 1 ]; then
   echo "== pytest (Python package, tests/python)"
   # from the repository root, the installed package is imported (python/ is not on sys.path)
-  "${PYTHON:-python3}" -m pytest tests/python -q -p no:cacheprovider 2>&1 | tail -n 15 || status=1
+  "${PYTHON:-.venv/bin/python}" -m pytest tests/python -q -p no:cacheprovider 2>&1 | tail -n 15 || status=1
   if [ "${LOOM_SKIP_CUPY_SUITE:-0}" != 1 ]; then
     echo "== CuPy's test suite, CI sample (scripts/cupy_suite.sh --ci; tests/cupy/README.md)"
     # fails when the sample's pass rate drops below tests/cupy/ci_threshold
     bash scripts/cupy_suite.sh --ci 2>&1 | tail -n 15 || status=1
+  fi
+  if [ "${LOOM_SKIP_ARRAY_API_SUITE:-0}" != 1 ]; then
+    echo "== array-api-tests 2024.12, CI sample (scripts/array_api_suite.sh --ci)"
+    # fails when the sample's pass rate drops below tests/array_api_loom/ci_threshold
+    bash scripts/array_api_suite.sh --ci 2>&1 | tail -n 5 || status=1
   fi
 fi
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* demo.c: Loom's fusion demo through the public API only.
  *
  * Builds out = exp(a + b) * c - sqrt(abs(d)) over 10^7 float64 elements and the row means of a

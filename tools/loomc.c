@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* loomc: the ahead-of-time kernel bundler. Reads kernel IR text (what LOOM_DUMP=kernels and
  * loom_dump(LOOM_DUMP_KERNELS) print; ir/parse.c's format), compiles every kernel for every target and
  * writes one bundle (runtime/bundle.h), optionally with a C source/header pair that embeds it and
@@ -20,7 +21,8 @@ static void usage(FILE *f) {
           "  -o, --output BUNDLE    the bundle to write\n"
           "  -t, --target LIST      comma-separated: host (x86-64), host-avx2 (x86-64-v3), host-avx512 (x86-64-v4),\n"
           "                         host-all, sm_XX (cubin, needs ptxas), ptx (PTX for the newest sm, else sm_90),\n"
-          "                         ptx_sm_XX, gfxNNN (AMD), all; default host-all\n"
+          "                         ptx_sm_XX, gfxNNN (an AMD code object, e.g. gfx942), all (host + NVIDIA);\n"
+          "                         default host-all\n"
           "  -j, --jobs N           parallel compiles (default: the number of CPUs)\n"
           "  -n, --name NAME        entry name for the kernels of the next FILE (NAME, or NAME_0, NAME_1, ...;\n"
           "                         default: the kernel names in the file)\n"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* loom.h: the public C API of Loom, a JIT kernel-fusion compiler for array expressions.
  *
  * Model. A LoomContext owns compiled kernels, the thread pool and the last error. A LoomGraph is a
@@ -34,7 +35,14 @@ extern "C" {
 #define LOOM_API
 #endif
 
+/* The version of this header; loom_version() gives the library's. One place for C, CMake and Python
+ * (CMakeLists.txt and pyproject.toml read these lines): keep the string equal to the numbers. While
+ * MAJOR is 0 every MINOR release may change the ABI (the soname is libloom.so.MAJOR.MINOR). */
+#define LOOM_VERSION_MAJOR 0
+#define LOOM_VERSION_MINOR 1
+#define LOOM_VERSION_PATCH 0
 #define LOOM_VERSION_STRING "0.1.0"
+#define LOOM_VERSION_NUMBER (LOOM_VERSION_MAJOR * 10000 + LOOM_VERSION_MINOR * 100 + LOOM_VERSION_PATCH)
 #define LOOM_MAX_RANK 16
 
 typedef enum LoomStatus {
@@ -104,6 +112,12 @@ typedef struct LoomContextOptions {
   int32_t num_threads;            /* 0: LOOM_NUM_THREADS, else all online cores */
 } LoomContextOptions;
 
+/* ---- version ---------------------------------------------------------------------------------- */
+/* The version of the library linked at run time, "MAJOR.MINOR.PATCH"; compare loom_version_number()
+ * with LOOM_VERSION_NUMBER to detect a program built against another header. */
+LOOM_API const char *loom_version(void);
+LOOM_API int loom_version_number(void);
+
 /* ---- context ---------------------------------------------------------------------------------- */
 LOOM_API LoomStatus loom_context_create(LoomContext **out);
 LOOM_API LoomStatus loom_context_create_ex(const LoomContextOptions *options, LoomContext **out);
@@ -126,6 +140,22 @@ typedef struct LoomStats {
                                  loom_eval's call kernels and loom_linalg, counted per schedule item */
 } LoomStats;
 LOOM_API LoomStatus loom_get_stats(LoomContext *ctx, LoomStats *out);
+
+/* What a context runs with (Python's loom.show_config / loom.config). Strings are NUL-terminated and
+ * truncated to their arrays. */
+typedef struct LoomConfigInfo {
+  int32_t num_threads;      /* threads of the host pool, caller included */
+  uint32_t dump_flags;      /* dumps in effect: 1 graph, 2 kernels, 4 llvm, 8 time (LOOM_DUMP's words) */
+  uint64_t cache_max_bytes; /* bound of the disk cache of GPU binaries */
+  char host_target[160];    /* the host code generator: "LLVM 19.1.7 host <triple> <cpu> <hash>[ sleef]" */
+  char cache_dir[1024];     /* folder of the disk cache ("" when disabled or unusable) */
+  char cache_error[1024];   /* why the disk cache cannot be used ("" when it can) */
+} LoomConfigInfo;
+LOOM_API LoomStatus loom_get_config(LoomContext *ctx, LoomConfigInfo *out);
+/* Sets the dumps (LOOM_DUMP's words: "graph,kernels,llvm,time"; "" for none) from the next loom_eval
+ * on; call it while no evaluation runs on ctx. An unknown word is LOOM_ERR_INVALID_ARGUMENT and
+ * changes nothing. */
+LOOM_API LoomStatus loom_set_dump(LoomContext *ctx, const char *words);
 
 /* ---- graph building ----------------------------------------------------------------------------- */
 LOOM_API LoomStatus loom_graph_create(LoomContext *ctx, LoomGraph **out);
@@ -331,7 +361,9 @@ typedef enum LoomDumpKind {
   LOOM_DUMP_GRAPH = 0, /* the graph IR of the requested nodes */
   LOOM_DUMP_KERNELS,   /* the kernel IR of each fused kernel */
   LOOM_DUMP_LLVM,      /* the optimized LLVM IR of each kernel */
-  LOOM_DUMP_PTX        /* the PTX of each kernel for sm_90 (the H200), compiled without a GPU */
+  LOOM_DUMP_PTX,       /* the PTX of each kernel for sm_90 (the H200), compiled without a GPU */
+  LOOM_DUMP_AMDGPU     /* the AMDGPU assembly of each kernel's code object for gfx942 (MI300; $LOOM_DUMP_AMDGPU_CHIP
+                        * picks another chip, $LOOM_DUMP_AMDGPU_DIR keeps the code objects), compiled without a GPU */
 } LoomDumpKind;
 /* Writes a NUL-terminated text (free it with loom_free_string) describing how the nodes would be
  * evaluated; nothing is run. */
@@ -402,8 +434,8 @@ LOOM_API LoomStatus loom_reduction_kernel_call(LoomUserKernel *k, int32_t nin, c
  * data NULL stands for an output loom would allocate. kind: LOOM_DUMP_KERNELS (loom's kernel IR),
  * LOOM_DUMP_LLVM (the optimized LLVM IR for the host CPU), LOOM_DUMP_PTX (PTX for sm_90, the H200's;
  * compiled without a GPU; LOOM_ERR_UNSUPPORTED when this LLVM has no NVPTX backend, or when the kernel
- * calls math functions and libdevice is not found). A call over zero points has no kernel: the text
- * says so. */
+ * calls math functions and libdevice is not found), LOOM_DUMP_AMDGPU (the AMDGPU assembly for gfx942, as
+ * loom_dump's). A call over zero points has no kernel: the text says so. */
 LOOM_API LoomStatus loom_user_kernel_dump(LoomUserKernel *k, LoomDumpKind kind, int32_t nin, const LoomArray *in,
                                           int32_t nout, const LoomArray *out, int64_t size, int32_t naxes,
                                           const int32_t *axes, int keepdims, char **text);
@@ -418,11 +450,20 @@ LOOM_API LoomStatus loom_user_kernel_dump(LoomUserKernel *k, LoomDumpKind kind, 
  * count, pointer versus scalar, and scalar width and kind (integer vs floating); a mismatch is
  * LOOM_ERR_INVALID_ARGUMENT naming the argument. PTX does not tell a pointer from a 64-bit integer
  * (.u64 without .ptr): such a parameter takes either. Without a CUDA driver, launching returns
- * LOOM_ERR_UNSUPPORTED "no CUDA driver ...". */
+ * LOOM_ERR_UNSUPPORTED "no CUDA driver ...".
+ * AMD GPUs take whole kernels as AMDGPU code objects (LOOM_RAW_HSACO) and as LLVM IR for amdgcn-amd-amdhsa
+ * (text or bitcode; entries are functions of the amdgpu_kernel calling convention; __ocml_* / __ockl_*
+ * calls are linked from ROCm's device libraries): the IR is compiled at creation for gfx942 (or the chip
+ * of an option "--offload-arch=gfxNNN" / "-arch=gfxNNN") and again for a device of another chip at its
+ * first launch there. Their arrays are LOOM_DEVICE_HIP arrays; without an AMD GPU a launch returns
+ * LOOM_ERR_UNSUPPORTED "no AMD device ...". */
 typedef enum LoomRawFormat {
-  LOOM_RAW_AUTO = 0, /* sniffed: ELF or fatbin magic -> CUBIN, 'BC' magic -> LLVM_BITCODE, text with
-                        ".entry"/".target" -> PTX, with "define " -> LLVM_IR, else CUDA */
-  LOOM_RAW_PTX, LOOM_RAW_LLVM_IR, LOOM_RAW_LLVM_BITCODE, LOOM_RAW_CUBIN, LOOM_RAW_CUDA
+  LOOM_RAW_AUTO = 0, /* sniffed: an AMDGPU ELF (e_machine 224) -> HSACO, another ELF or fatbin magic -> CUBIN,
+                        'BC' magic -> LLVM_BITCODE, text with ".entry"/".target" -> PTX, with "define " -> LLVM_IR,
+                        else CUDA; LLVM IR (text or bitcode) whose triple is amdgcn goes to the AMD device */
+  LOOM_RAW_PTX, LOOM_RAW_LLVM_IR, LOOM_RAW_LLVM_BITCODE, LOOM_RAW_CUBIN, LOOM_RAW_CUDA,
+  LOOM_RAW_HSACO /* an AMDGPU code object (HIP's hipModuleLoadData input; "hsaco"): its kernels and their
+                    explicit arguments come from its metadata (ROCm comgr); it loads on devices of its chip */
 } LoomRawFormat;
 typedef struct LoomRawModule LoomRawModule;
 typedef struct LoomRawFunction LoomRawFunction; /* owned by its module */

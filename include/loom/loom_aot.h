@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* loom_aot.h: ahead-of-time kernel bundles in libloom: building them (what `loomc` and
  * `python -m loom.aot` call) and loading them into a context so that their kernels are never compiled.
  * Running a bundle WITHOUT libloom (no LLVM, no compiler): include/loom/loomrt.h and libloomrt.
@@ -6,7 +7,8 @@
  * width; sizes stay run-time parameters) to code per target: host x86-64 at three psABI levels
  * (baseline, AVX2 = x86-64-v3, AVX-512 = x86-64-v4; the loader picks by CPUID), NVIDIA cubins per
  * sm_XX (with the toolkit's ptxas at build time) and PTX for newer GPUs, AMD code objects per gfx
- * (when the AMD target exists). Each kernel is reachable by a C name (an "entry").
+ * (gfx90a, gfx942, gfx1100, ...; loaded by libloom's AMD device for exactly that chip). Each kernel is
+ * reachable by a C name (an "entry").
  */
 #ifndef LOOM_AOT_H
 #define LOOM_AOT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* loomrt.h: libloomrt, the runtime for ahead-of-time kernel bundles. It loads bundles that loomc or
  * `python -m loom.aot` made and launches their kernels on the host CPU or an NVIDIA GPU with no LLVM and
  * no compiler in the process: libc, pthreads, libm, and at run time (dlopen) SLEEF for host vector math

@@ -3,7 +3,8 @@
 Array operations build a graph; values are computed (fused into as few JIT-compiled kernels as
 possible) when observed: printing, get()/asnumpy(), float()/bool(), NumPy conversion, loom.eval(),
 or when the pending graph grows past a bound (256 nodes; loom.set_graph_bound). Arrays live on the
-current loom.cuda.Device: a CUDA GPU when there is one, else the host (Device(0) stands in for it).
+current loom.cuda.Device: a CUDA GPU when there is one, else an AMD GPU (HIP), else the host
+(Device(0) stands in for it); LOOM_DEVICE=cuda / hip / host picks the kind (see loom.cuda).
 """
 import contextlib as _contextlib
 
@@ -17,19 +18,29 @@ from ._reductions import *  # noqa: F401,F403
 from ._manipulation import *  # noqa: F401,F403
 from ._indexing import *  # noqa: F401,F403
 from ._complex import *  # noqa: F401,F403
+from ._selection import *  # noqa: F401,F403
+from ._statistics import *  # noqa: F401,F403
+from ._numeric import *  # noqa: F401,F403
+from ._grids import *  # noqa: F401,F403
+from . import _math, _selection, _statistics, _numeric, _grids
+globals().update(_math._UFUNCS_PUBLIC)  # the ufunc objects win over same-named plain functions (conj)
 from ._common import AxisError
 from ._ndarray import ndarray
 from ._math import _UFUNCS, round_, around
 from ._reductions import amin, amax
-from . import _creation, _math, _reductions, _manipulation, _indexing, _complex
+from . import _creation, _math, _reductions, _manipulation, _indexing, _complex, _config, _docstrings, _dask
 from ._fuse import fuse, Fusion
 from ._kernels import ElementwiseKernel, ReductionKernel  # noqa: F401
 from ._raw import RawKernel, RawModule  # noqa: F401
 from . import cuda, exceptions, linalg, random
 from .aot import load_bundle  # noqa: F401 (loom.aot: ahead-of-time kernel bundles)
+from ._config import config, show_config, config_info, inspect, PerformanceWarning  # noqa: F401
 from .cuda import get_default_memory_pool, get_default_pinned_memory_pool  # noqa: F401 (CuPy exports them)
 
 _core.configure(ndarray, AxisError)
+_config._warn_slow_fallbacks()
+_docstrings.add_docs()
+_dask.install()  # registers loom arrays with Dask when (and if) dask.array / distributed are imported
 
 __version__ = _core.version
 
@@ -44,10 +55,21 @@ from ._common import _ml_dtypes  # noqa: E402
 if _ml_dtypes is not None:
     bfloat16 = _ml_dtypes.bfloat16  # ml_dtypes' NumPy scalar type, as JAX exports it
 dtype = _numpy.dtype
+# NumPy's type information and predicates, as CuPy re-exports them (they compute nothing on arrays)
+iinfo, finfo, isscalar, issubdtype, promote_types, min_scalar_type, common_type = (
+    _numpy.iinfo, _numpy.finfo, _numpy.isscalar, _numpy.issubdtype, _numpy.promote_types, _numpy.min_scalar_type,
+    _numpy.common_type)
+generic, number, integer, signedinteger, unsignedinteger, inexact, floating, complexfloating = (
+    _numpy.generic, _numpy.number, _numpy.integer, _numpy.signedinteger, _numpy.unsignedinteger, _numpy.inexact,
+    _numpy.floating, _numpy.complexfloating)
+byte, ubyte, short, ushort, intc, uintc, int_, uint, longlong, ulonglong, intp, uintp = (
+    _numpy.byte, _numpy.ubyte, _numpy.short, _numpy.ushort, _numpy.intc, _numpy.uintc, _numpy.int_, _numpy.uint,
+    _numpy.longlong, _numpy.ulonglong, _numpy.intp, _numpy.uintp)
+half, single, double, float_ = _numpy.half, _numpy.single, _numpy.double, _numpy.float64
 newaxis = None
 inf, nan, pi, e = _numpy.inf, _numpy.nan, _numpy.pi, _numpy.e
 round = round_
-ufunc = type(_UFUNCS["add"])
+from ._ufunc import ufunc  # noqa: E402
 
 
 def eval(*arrays):
@@ -96,15 +118,16 @@ def is_available():
     return True
 
 
-def show_config():
-    n = cuda.runtime.getDeviceCount()
-    gpus = f"{n} CUDA device(s)" if n else "no CUDA device (arrays live on the host)"
-    print(f"loom {__version__}: host backend (LLVM JIT); {gpus}")
 
+
+# The array API standard 2024.12: loom is its namespace (_array_api.py says why; sorting: _sorting.py)
+from . import _array_api  # noqa: E402
+_array_api.export(globals())
 
 # Functions that __array_function__ dispatches to (NumPy name -> loom function).
 _API = {name: obj for name, obj in list(globals().items())
-        + [item for m in (_creation, _math, _reductions, _manipulation, _indexing, _complex)
+        + [item for m in (_creation, _math, _reductions, _manipulation, _indexing, _complex, _selection,
+                          _statistics, _numeric, _grids)
            for item in vars(m).items()]
         if callable(obj) and not name.startswith("_") and not isinstance(obj, type)
         and getattr(obj, "__module__", "").startswith("loom")}

@@ -132,6 +132,8 @@ def _empty_in_order(shape, dtype, zero, device, perm=None):
 
 def _cf_perm(ndim, order):
     """The memory order of a new array for order 'C' or 'F' (NumPy's creation functions take no other)."""
+    if order is None:  # NumPy reads None as 'C' here
+        order = "C"
     if not (isinstance(order, str) and order.upper() in ("C", "F")):
         raise ValueError("only 'C' or 'F' order is permitted")
     return tuple(range(ndim)) if order.upper() == "C" else tuple(reversed(range(ndim)))
@@ -222,16 +224,20 @@ def from_dlpack(x, *, device=None, copy=None):
     if not hasattr(x, "__dlpack__"):
         raise TypeError(f"from_dlpack: {type(x).__name__} has no __dlpack__ method")
     dev = x.__dlpack_device__() if hasattr(x, "__dlpack_device__") else (1, 0)
-    if dev[0] not in (1, 2):
-        raise BufferError(f"from_dlpack: device type {dev[0]} is neither the host (1) nor CUDA (2)")
-    if dev[0] == 2:
+    if dev[0] not in (1, 2, 10):
+        raise BufferError(f"from_dlpack: device type {dev[0]} is neither the host (1), CUDA (2) nor ROCm (10)")
+    if dev[0] in (2, 10):
         from . import cuda
-        if not cuda._available():
-            raise BufferError("from_dlpack: a CUDA tensor, but this machine has no CUDA device loom can use")
-        # The producer orders its work before the legacy default stream (1); loom then waits for that
-        # stream on the host, so the data is ready whichever stream loom runs on.
-        cap = x.__dlpack__(stream=1)
-        cuda._sync_foreign_stream(1, dev[1])
+        want = cuda._CUDA if dev[0] == 2 else cuda._HIP
+        if not cuda._available() or cuda._gpu_kind() != want:
+            raise BufferError(f"from_dlpack: a {'CUDA' if dev[0] == 2 else 'ROCm'} tensor, but loom has no "
+                              f"{'CUDA device' if dev[0] == 2 else 'AMD GPU'} to use here")
+        # The producer orders its work before the default stream (CUDA: the legacy default stream, 1;
+        # ROCm: 0, the array API's number for it there); loom then waits for that stream on the host, so
+        # the data is ready whichever stream loom runs on.
+        s = 1 if dev[0] == 2 else 0
+        cap = x.__dlpack__(stream=s)
+        cuda._sync_foreign_stream(s, dev[1])
         return _core.from_dlpack_capsule(cap)
     try:
         cap = x.__dlpack__(stream=None)

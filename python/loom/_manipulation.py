@@ -78,8 +78,20 @@ def _ravel(a, order, copy):
     return _core.movement(0, x, (a.size,), None, None)
 
 
-def reshape(a, newshape, order="C"):
-    return _reshape(asarray(a), _shape_tuple(newshape), order)
+def reshape(a, newshape=None, order="C", *, shape=None, copy=None):
+    """A view when the memory allows, else a copy (numpy.reshape; copy=True always copies, copy=False
+    raises ValueError where a view is impossible)."""
+    if (newshape is None) == (shape is None):
+        raise TypeError("reshape: give the new shape once (shape= or the positional newshape)")
+    a = asarray(a)
+    shape = _shape_tuple(newshape if shape is None else shape)
+    if copy is False:
+        try:
+            return a._numpy_view(lambda v: v.reshape(shape, order=order, copy=False))
+        except _NotAView:
+            raise ValueError("Unable to avoid creating a copy while reshaping.") from None
+    r = _reshape(a, shape, order)
+    return r.copy() if copy else r
 
 
 def transpose(a, axes=None):
@@ -129,8 +141,9 @@ def ndim(a):
     return asarray(a).ndim
 
 
-def size(a):
-    return asarray(a).size
+def size(a, axis=None):
+    a = asarray(a)
+    return a.size if axis is None else a.shape[_norm_axis(axis, a.ndim)]
 
 
 def result_type(*args):
@@ -154,7 +167,11 @@ def copyto(dst, src, casting="same_kind", where=True):
     elif not numpy.can_cast(numpy.result_type(src, dst.dtype), dst.dtype, casting):  # NEP 50 for scalars
         raise TypeError(f"Cannot cast scalar from {numpy.result_type(src, dst.dtype)!r} to {dst.dtype!r} according "
                         f"to the rule {casting!r}")
-    if isinstance(where, (bool, numpy.bool_)) and where:
+    if isinstance(where, (bool, int, float, complex, numpy.generic)) and not isinstance(where, numpy.ndarray):
+        where = bool(where)  # a scalar mask is its truth value, as NumPy converts it
+    if isinstance(where, bool) and not where:
+        return
+    if isinstance(where, bool):
         value = src
     else:
         mask = asarray(where)
@@ -291,22 +308,26 @@ def tile(A, reps):
     return _reshape(b, tuple(r * d for r, d in zip(reps, A.shape)), "C")
 
 
-def concatenate(arrays, axis=0, out=None, dtype=None):
-    return _finish(_host(lambda *xs: numpy.concatenate(xs, axis=axis, dtype=dtype), *map(asarray, arrays)), out)
+def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
+    """Through NumPy on the host (dtype= and casting= as NumPy's)."""
+    r = _host(lambda *xs: numpy.concatenate(xs, axis=axis, dtype=dtype, casting=casting), *map(asarray, arrays))
+    return _finish(r, out, casting)
 
 
-def stack(arrays, axis=0, out=None):
-    return _finish(_host(lambda *xs: numpy.stack(xs, axis=axis), *map(asarray, arrays)), out)
+def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
+    """Through NumPy on the host (dtype= and casting= as NumPy's)."""
+    r = _host(lambda *xs: numpy.stack(xs, axis=axis, dtype=dtype, casting=casting), *map(asarray, arrays))
+    return _finish(r, out, casting)
 
 
 # the joins below go through concatenate: NumPy on the host, as it
-def hstack(tup, *, dtype=None):
+def hstack(tup, *, dtype=None, casting="same_kind"):
     arrs = [atleast_1d(a) for a in tup]
-    return concatenate(arrs, 0 if arrs and arrs[0].ndim == 1 else 1, dtype=dtype)
+    return concatenate(arrs, 0 if arrs and arrs[0].ndim == 1 else 1, dtype=dtype, casting=casting)
 
 
-def vstack(tup, *, dtype=None):
-    return concatenate([atleast_2d(a) for a in tup], 0, dtype=dtype)
+def vstack(tup, *, dtype=None, casting="same_kind"):
+    return concatenate([atleast_2d(a) for a in tup], 0, dtype=dtype, casting=casting)
 
 
 def dstack(tup):

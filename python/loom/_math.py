@@ -79,11 +79,7 @@ for _n in ("floor", "ceil", "trunc", "rint"):
     _UFUNCS[_n] = globals()[_n] = _make_rounding(_n, _UFUNCS[_n])
 for _n, _o in _BINARY.items():
     _UFUNCS[_n] = globals()[_n] = _make_binary(_o, _n)
-divide = true_divide  # noqa: F821
-mod = remainder  # noqa: F821
-abs = absolute  # noqa: F821
-bitwise_not = invert  # noqa: F821
-_UFUNCS.update(divide=divide, abs=abs)
+_UFUNCS.update(divide=_UFUNCS["true_divide"], abs=_UFUNCS["absolute"])
 
 
 def positive(x, out=None):
@@ -113,14 +109,30 @@ def fabs(x, out=None):
 
 
 def around(a, decimals=0, out=None):
+    """Rounds half to even at `decimals` digits as NumPy does: rint(a * 10**d) / 10**d for d > 0,
+    rint(a / 10**-d) * 10**-d for d < 0 (integers too: computed in float64, cast back)."""
     a = asarray(a)
+    decimals = int(decimals)
+    if a.dtype == numpy.bool_:  # NumPy's rint loop for bool is float16's; other decimals cannot cast back
+        if decimals != 0:
+            raise TypeError("Cannot cast ufunc 'multiply' output from dtype('float64') to dtype('bool') with "
+                            "casting rule 'same_kind' (round a bool array with decimals=0, or convert it first)")
+        a = _core.cast(a, _code(numpy.float16))
     if decimals == 0:
         r = _core.unary(_OPS["rint"], a) if _kind(a.dtype) in "fc" else a.copy()
     elif _kind(a.dtype) in "fc":
-        s = 10.0 ** decimals
-        r = _core.binary(_OPS["truediv"], _core.unary(_OPS["rint"], a * s), s)
+        if decimals > 0:
+            s = 10.0 ** decimals
+            r = _core.binary(_OPS["truediv"], _core.unary(_OPS["rint"], a * s), s)
+        else:
+            s = 10.0 ** -decimals
+            r = _core.binary(_OPS["mul"], _core.unary(_OPS["rint"], _core.binary(_OPS["truediv"], a, s)), s)
+    elif decimals > 0:
+        r = a.copy()
     else:
-        raise NotImplementedError("around: decimals != 0 for integer arrays")
+        s = 10 ** -decimals
+        f = _core.binary(_OPS["truediv"], a, float(s))
+        r = _core.cast(_core.binary(_OPS["mul"], _core.unary(_OPS["rint"], f), float(s)), a._dtype_code)
     return _finish(r, out)
 
 
@@ -183,6 +195,130 @@ def float_power(a, b, out=None, *, dtype=None, casting="same_kind"):
 
 
 _UFUNCS.update(fmod=fmod, float_power=float_power)
+
+
+# ---- more ufuncs: angles, log-sum-exp, quotient and remainder, parts of floats ----------------------------
+def _float_operands(*ops):
+    """Operands as NumPy's float loops see them: when the array operands are all bool/integer, they are
+    cast to the smallest float that holds them (int8 -> float16, int16 -> float32, wider -> float64; a
+    Python float operand makes it float64, as NEP 50 promotes)."""
+    ops = [_operand(x) for x in ops]
+    if not any(isinstance(x, ndarray) for x in ops):
+        ops[0] = asarray(ops[0])
+    arrs = [x.dtype for x in ops if isinstance(x, ndarray)]
+    rt = numpy.result_type(*arrs)
+    if _kind(rt) not in "biu":
+        return ops
+    floor = numpy.float64 if any(isinstance(x, float) for x in ops) else numpy.float16
+    code = _code(numpy.result_type(rt, floor))
+    return [_core.cast(x, code) if isinstance(x, ndarray) else x for x in ops]
+
+
+def _u(name, x):
+    return _core.unary(_OPS[name], x)
+
+
+def _b(name, x, y):
+    return _core.binary(_OPS[name], x, y)
+
+
+def deg2rad(x):
+    """Degrees to radians: x * (pi / 180) in x's float type (numpy.deg2rad)."""
+    (x,) = _float_operands(x)
+    return _b("mul", x, numpy.pi / 180.0)
+
+
+def rad2deg(x):
+    """Radians to degrees: x * (180 / pi) in x's float type (numpy.rad2deg)."""
+    (x,) = _float_operands(x)
+    return _b("mul", x, 180.0 / numpy.pi)
+
+
+def logaddexp(a, b):
+    """log(exp(a) + exp(b)) without overflow: max(a, b) + log1p(exp(-|a - b|)), and a + log(2) where
+    a == b (so that inf + inf stays inf), NaN where either is NaN (numpy.logaddexp)."""
+    a, b = _float_operands(a, b)
+    m = _b("maximum", a, b)
+    r = _b("add", m, _u("log1p", _u("exp", _u("neg", _u("abs", _b("sub", a, b))))))
+    return _core.where(_b("eq", a, b), _b("add", a, numpy.log(2.0)), r)
+
+
+def logaddexp2(a, b):
+    """log2(2**a + 2**b) without overflow: max(a, b) + log1p(2**-|a - b|) / log(2), and a + 1 where
+    a == b (numpy.logaddexp2)."""
+    a, b = _float_operands(a, b)
+    m = _b("maximum", a, b)
+    t = _u("log1p", _u("exp2", _u("neg", _u("abs", _b("sub", a, b)))))
+    r = _b("add", m, _b("mul", t, 1.0 / numpy.log(2.0)))
+    return _core.where(_b("eq", a, b), _b("add", a, 1.0), r)
+
+
+def _divmod(a, b, dtype=None, casting="same_kind"):
+    """(floor_divide(a, b), remainder(a, b)), as numpy.divmod."""
+    return (_UFUNCS["floor_divide"]._impl(a, b, dtype=dtype, casting=casting),
+            _UFUNCS["remainder"]._impl(a, b, dtype=dtype, casting=casting))
+
+
+def modf(x):
+    """(fractional part, integral part), both with x's sign: modf(-2.0) = (-0.0, -2.0), modf(inf) =
+    (0.0, inf) (numpy.modf)."""
+    (x,) = _float_operands(x)
+    t = _u("trunc", x)
+    frac = _core.where(_u("isinf", x), 0.0, _b("sub", x, t))
+    return _b("copysign", frac, x), t
+
+
+def signbit(x):
+    """True where the sign bit is set: negative numbers, -0.0 and NaNs with the sign bit (numpy.signbit)."""
+    x = _operand(x)
+    x = x if isinstance(x, ndarray) else asarray(x)
+    if _kind(x.dtype) == "c":
+        raise TypeError("ufunc 'signbit' not supported for the input types (complex)")
+    if _kind(x.dtype) in "bu":
+        return _b("ne", x, x)  # never set
+    if _kind(x.dtype) == "i":
+        return _b("lt", x, 0)
+    return _b("lt", _b("copysign", _core.const(1, x._dtype_code), x), 0)
+
+
+def heaviside(x1, x2):
+    """0 where x1 < 0, x2 where x1 == 0, 1 where x1 > 0, NaN where x1 is NaN (numpy.heaviside)."""
+    x1, x2 = _float_operands(x1, x2)
+    r = _core.where(_b("lt", x1, 0), 0, _core.where(_b("gt", x1, 0), 1, x2))
+    return _core.where(_u("isnan", x1), x1, r) if _kind(r.dtype) in "fc" else r
+
+
+def ldexp(x1, x2):
+    """x1 * 2**x2 (numpy.ldexp) as three exact power-of-two scalings: the exponent is clamped to the
+    span that can still change the result (|x2| beyond max exponent + subnormal digits gives 0 or inf
+    anyway) and split in three parts of one sign, each 2**part representable in x1's dtype."""
+    x2 = _operand(x2)
+    x2 = x2 if isinstance(x2, ndarray) else asarray(x2)
+    if _kind(x2.dtype) not in "biu":
+        raise TypeError("ufunc 'ldexp' not supported for the input types: the exponent must be an integer")
+    (x1,) = _float_operands(x1)
+    fi = numpy.finfo(numpy.float32 if x1.dtype.kind == "c" else x1.dtype)
+    span = fi.maxexp - fi.minexp + fi.nmant + 2
+    n = _core.clip(_core.cast(x2, _code(numpy.int64)), -span, span)
+    q = _b("floordiv", n, 3)
+    f64 = _code(numpy.float64)
+    scale = lambda e: _core.cast(_u("exp2", _core.cast(e, f64)), x1._dtype_code)  # noqa: E731
+    r = _b("mul", _b("mul", x1, scale(q)), scale(q))
+    return _b("mul", r, scale(_b("sub", n, _b("mul", q, 2))))
+
+
+def _host_ufunc_impl(name, nin):
+    """An implementation that computes numpy.<name> on host copies (functions that need bit-level or
+    iterative kernels loom lacks: the README lists them)."""
+    def impl(*args, dtype=None, casting="same_kind"):
+        vals = [_operand(x) for x in args]
+        dev = next((x._device for x in vals if isinstance(x, ndarray)), None)
+        host = [x._np() if isinstance(x, ndarray) else x for x in vals]
+        r = getattr(numpy, name)(*host, dtype=dtype, casting=casting)
+        wrap = lambda v: _from_numpy(numpy.asarray(v), copy=True, device=dev)  # noqa: E731
+        return tuple(wrap(v) for v in r) if isinstance(r, tuple) else wrap(r)
+    impl.__doc__ = f"loom.{name}: like numpy.{name}, computed by NumPy on a host copy"
+    return impl
 
 
 # ---- differences ------------------------------------------------------------------------------------------
@@ -331,5 +467,33 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     return _from_numpy(numpy.isclose(asnumpy(a), asnumpy(b), rtol, atol, equal_nan), copy=True)
 
 
+
+# ---- the ufunc objects (loom.ufunc): one per NumPy name, aliases share it ------------------------------
+from ._ufunc import ufunc  # noqa: E402
+
+_NIN = dict({n: 1 for n in _UNARY}, **{n: 2 for n in _BINARY}, positive=1, square=1, reciprocal=1, fabs=1,
+            conjugate=1, fmod=2, float_power=2)
+_ALIASES = {"divide": "true_divide", "abs": "absolute", "conj": "conjugate"}
+for _n, _f in list(_UFUNCS.items()):
+    if _n not in _ALIASES:
+        _UFUNCS[_n] = globals()[_n] = ufunc(_n, _NIN[_n], 1, _f)
+_UFUNCS["true_divide"].__name__ = "divide"  # NumPy 2's name (true_divide is its alias)
+for _n, _t in _ALIASES.items():
+    _UFUNCS[_n] = globals()[_n] = _UFUNCS[_t]
+divide = true_divide  # noqa: F821
+mod = remainder  # noqa: F821
+abs = absolute  # noqa: F821
+bitwise_not = invert  # noqa: F821
+conj = conjugate = _UFUNCS["conjugate"]
+for _n, _f, _nin, _nout in (("deg2rad", deg2rad, 1, 1), ("radians", deg2rad, 1, 1), ("rad2deg", rad2deg, 1, 1),
+                            ("degrees", rad2deg, 1, 1), ("logaddexp", logaddexp, 2, 1),
+                            ("logaddexp2", logaddexp2, 2, 1), ("divmod", _divmod, 2, 2), ("modf", modf, 1, 2),
+                            ("signbit", signbit, 1, 1), ("heaviside", heaviside, 2, 1), ("ldexp", ldexp, 2, 1)):
+    _UFUNCS[_n] = globals()[_n] = ufunc(_n, _nin, _nout, _f)
+for _n, _nin, _nout in (("gcd", 2, 1), ("lcm", 2, 1), ("frexp", 1, 2), ("nextafter", 2, 1), ("spacing", 1, 1)):
+    _UFUNCS[_n] = globals()[_n] = ufunc(_n, _nin, _nout, _host_ufunc_impl(_n, _nin))
+
 __all__ = [_n for _n, _v in list(globals().items())
            if not _n.startswith("_") and getattr(_v, "__module__", None) == __name__]
+__all__ += [_n for _n, _v in list(globals().items()) if not _n.startswith("_") and isinstance(_v, ufunc)]
+_UFUNCS_PUBLIC = {_n: _v for _n, _v in list(globals().items()) if not _n.startswith("_") and isinstance(_v, ufunc)}

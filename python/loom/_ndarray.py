@@ -31,18 +31,24 @@ except ImportError:  # NumPy < 1.25
 
 
 class _Flags:
-    __slots__ = ("c_contiguous", "f_contiguous", "owndata")
+    """a.flags: the memory-layout flags (read-only, as NumPy's for these three), by attribute or key."""
+    __slots__ = ("_c", "_f", "_own")
 
     def __init__(self, c, f, own):
-        self.c_contiguous, self.f_contiguous, self.owndata = c, f, own
+        self._c, self._f, self._own = c, f, own
+
+    c_contiguous = property(lambda self: self._c)
+    f_contiguous = property(lambda self: self._f)
+    owndata = property(lambda self: self._own)
+    fnc = property(lambda self: self._f and not self._c, doc="F-contiguous and not C-contiguous")
+    forc = property(lambda self: self._f or self._c, doc="F- or C-contiguous")
 
     def __getitem__(self, name):
-        return {"C_CONTIGUOUS": self.c_contiguous, "F_CONTIGUOUS": self.f_contiguous,
-                "OWNDATA": self.owndata}[name.upper()]
+        return {"C_CONTIGUOUS": self._c, "F_CONTIGUOUS": self._f, "OWNDATA": self._own}[name.upper()]
 
     def __repr__(self):
-        return (f"  C_CONTIGUOUS : {self.c_contiguous}\n  F_CONTIGUOUS : {self.f_contiguous}\n"
-                f"  OWNDATA : {self.owndata}")
+        return (f"  C_CONTIGUOUS : {self._c}\n  F_CONTIGUOUS : {self._f}\n"
+                f"  OWNDATA : {self._own}")
 
 
 class ndarray(_core.Array):
@@ -152,7 +158,11 @@ class ndarray(_core.Array):
             yield self[i]
 
     def __repr__(self):
-        return repr(self._np())
+        """NumPy's repr of the value. A pending array is evaluated first and says so in a trailing
+        comment (``array([2., 2.])  # was pending: evaluated by repr``)."""
+        pending = self._lazy and not self._tracer
+        text = repr(self._np())
+        return text + "  # was pending: evaluated by repr" if pending else text
 
     def __str__(self):
         return str(self._np())
@@ -193,13 +203,13 @@ class ndarray(_core.Array):
     # ---- interop ---------------------------------------------------------------------------------------
     def __array_ufunc__(self, ufunc, method, *inputs, out=None, **kwargs):
         fn = _math._UFUNCS.get(ufunc.__name__)
-        if fn is None or method != "__call__":
+        if fn is None and ufunc is numpy.matmul:  # a ufunc (gufunc) in NumPy, a plain function in loom
+            fn = _math.matmul
+        if fn is None or (method != "__call__" and not hasattr(fn, method)):
             return NotImplemented
         if out is not None:
-            if len(out) != 1:
-                return NotImplemented
-            kwargs["out"] = out[0]
-        return fn(*inputs, **kwargs)
+            kwargs["out"] = out[0] if len(out) == 1 else out
+        return fn(*inputs, **kwargs) if method == "__call__" else getattr(fn, method)(*inputs, **kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
         from . import _API
@@ -209,9 +219,11 @@ class ndarray(_core.Array):
         return fn(*args, **kwargs)
 
     # ---- shape ----------------------------------------------------------------------------------------
-    def reshape(self, *shape, order="C"):
+    def reshape(self, *shape, order="C", copy=None):
         if len(shape) == 1 and not isinstance(shape[0], int):
             shape = shape[0]
+        if copy is not None:
+            return _manipulation.reshape(self, shape, order, copy=copy)
         return _manipulation._reshape(self, _shape_tuple(shape), order)
 
     def transpose(self, *axes):
@@ -400,6 +412,9 @@ class ndarray(_core.Array):
     def __ilshift__(self, o): return self._inplace("left_shift", o)
     def __irshift__(self, o): return self._inplace("right_shift", o)
 
+    def __divmod__(self, o): return _math.divmod(self, o)
+    def __rdivmod__(self, o): return _math.divmod(o, self)
+
     # ---- methods that are functions -----------------------------------------------------------------------
     def sum(self, axis=None, dtype=None, out=None, keepdims=False):
         return _reductions.sum(self, axis, dtype, out, keepdims)
@@ -423,6 +438,60 @@ class ndarray(_core.Array):
     def conjugate(self): return _complex.conjugate(self)
     def dot(self, b, out=None): return _math.dot(self, b, out)
     def nonzero(self): return _indexing.nonzero(self)
+    def take(self, indices, axis=None, out=None, mode="raise"):
+        return _selection.take(self, indices, axis, out, mode)
+    def diagonal(self, offset=0, axis1=0, axis2=1): return _selection.diagonal(self, offset, axis1, axis2)
+    def put(self, indices, values, mode="raise"): return _selection.put(self, indices, values, mode)
+    def choose(self, choices, out=None, mode="raise"): return _selection.choose(self, choices, out, mode)
+    def compress(self, condition, axis=None, out=None): return _selection.compress(condition, self, axis, out)
+    def ptp(self, axis=None, out=None, keepdims=False): return _statistics.ptp(self, axis, out, keepdims)
+
+    def trace(self, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+        """The sum along the diagonal (a strided view summed: one reduction)."""
+        return _reductions.sum(_selection.diagonal(self, offset, axis1, axis2), -1, dtype, out)
+
+    @property
+    def flat(self):
+        """A flat iterator over the elements in C order (numpy.flatiter): indexing reads a flattened copy
+        (or view), assignment writes this array."""
+        return _FlatIter(self)
+
+    def byteswap(self, inplace=False):
+        """The bytes of every element reversed (through NumPy on the host: loom has no byte-shuffle op)."""
+        if inplace:
+            _host_update(self, lambda h: h.byteswap(True))
+            return self
+        return _from_numpy(self._np().byteswap(), copy=True, device=self._device)
+
+
+class _FlatIter:
+    """a.flat: the elements of a in C order, indexable as a 1-d array (CuPy's flatiter)."""
+
+    __slots__ = ("base",)
+
+    def __init__(self, a):
+        self.base = a
+
+    def __len__(self):
+        return self.base.size
+
+    def __iter__(self):
+        return iter(self.base.ravel())
+
+    def __getitem__(self, key):
+        return self.base.ravel()[key]
+
+    def __setitem__(self, key, value):
+        a = self.base
+        if a.flags.c_contiguous and not a._lazy:
+            a.reshape(a.size)[key] = value  # a view of a's memory
+            return
+        k = key._np() if isinstance(key, ndarray) else key
+        v = value._np() if isinstance(value, ndarray) else value
+        _host_update(a, lambda h: h.flat.__setitem__(k, v))
+
+    def copy(self):
+        return self.base.flatten()
 
 
 class _NotAView(Exception):
@@ -477,7 +546,7 @@ def _python_int(name, x, other):
     kind = other.dtype.kind
     if name == "truediv" and kind in "biu":
         return float(x)
-    if _INT64_MIN <= x < -_INT64_MIN:
+    if _INT64_MIN <= x < -_INT64_MIN or name.startswith("logical_"):  # NumPy: a C long for logical ops
         return x
     if kind == "u" and other.dtype.itemsize == 8 and 0 <= x < _UINT64_END:
         return _core.const(x, _CODE[other.dtype])
@@ -524,8 +593,84 @@ def _host(fn, *arrays, **kw):
     return _from_numpy(fn(*args, **kw), copy=True, device=dev)
 
 
+def _to_host(x):
+    """loom arrays in x (also inside lists and tuples) as NumPy arrays."""
+    if isinstance(x, ndarray):
+        return x._np()
+    if isinstance(x, (list, tuple)):
+        return _same_sequence(x, [_to_host(v) for v in x])
+    return x
+
+
+def _same_sequence(like, items):
+    """items as a sequence of like's type (list, tuple, or a named tuple such as SlogdetResult)."""
+    return type(like)(*items) if hasattr(like, "_fields") else type(like)(items)
+
+
+def _from_host(r, dev):
+    """NumPy arrays and scalars in a NumPy result r (also inside lists and tuples) as loom arrays on
+    device dev (a NumPy scalar becomes a 0-d array, as CuPy returns)."""
+    if isinstance(r, (numpy.ndarray, numpy.generic)):
+        return _from_numpy(numpy.asarray(r), copy=True, device=dev)
+    if isinstance(r, (list, tuple)):
+        return _same_sequence(r, [_from_host(v, dev) for v in r])
+    return r
+
+
+def _device_of_args(*xs):
+    for x in xs:
+        if isinstance(x, ndarray):
+            return x._device
+        if isinstance(x, (list, tuple)):
+            d = _device_of_args(*x)
+            if d is not None:
+                return d
+    return None
+
+
+def _host_call(fn, *args, **kw):
+    """fn(*args, **kw) computed by NumPy on host copies of the loom arrays among the arguments; the
+    arrays in its result become loom arrays on the arguments' device."""
+    dev = _device_of_args(*args, *kw.values())
+    r = fn(*_to_host(args), **{k: _to_host(v) for k, v in kw.items()})
+    return _from_host(r, dev)
+
+
+def _host_update(a, fn):
+    """fn(h) writes a NumPy view h of loom array a in place (on a host copy for a GPU array, written
+    back): scatters loom has no kernel for. Pending values are computed first."""
+    if not isinstance(a, ndarray):
+        raise TypeError(f"the array to write must be a loom array, not {type(a).__name__}")
+    if a._tracer:
+        raise TypeError("@loom.fuse: in-place scatter into a traced value is not supported")
+    _core.flush()  # pending values read this memory through the graph: compute them first
+    if a._on_gpu:
+        h = a._np()
+        fn(h)
+        _core.assign(a, _from_numpy(h, copy=True, device=a._device))
+    else:
+        fn(a._np())
+
+
+def _host_function(name, module, doc=None):
+    """loom.<name>: numpy.<name> computed by NumPy on host copies of loom arrays (functions that need
+    kernels loom lacks; the README lists them), with out= written as loom's out= is."""
+    np_fn = getattr(numpy, name)
+
+    def f(*args, out=None, **kw):
+        r = _host_call(np_fn, *args, **kw)
+        return r if out is None else _finish(r, out, "unsafe")
+
+    f.__name__ = f.__qualname__ = name
+    f.__module__ = module
+    f.__doc__ = doc or (f"loom.{name}: like numpy.{name}; computed by NumPy on a host copy of the data (a GPU "
+                        "array goes through host memory), the result a loom array on the input's device")
+    return f
+
+
 __all__ = [_n for _n, _v in list(globals().items())
            if not _n.startswith("_") and getattr(_v, "__module__", None) == __name__]
 
 
 from . import _creation, _math, _reductions, _manipulation, _indexing, _complex  # noqa: E402 (they import ndarray)
+from . import _selection, _statistics  # noqa: E402

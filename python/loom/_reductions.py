@@ -18,7 +18,7 @@ _RED = {"sum": 0, "prod": 1, "min": 2, "max": 3, "mean": 4, "any": 5, "all": 6, 
 def _reduce(name, a, axis, dtype, out, keepdims):
     a = asarray(a)
     r = _core.reduce(_RED[name], a, _axes_tuple(axis), keepdims, -1 if dtype is None else _code(dtype))
-    return _finish(r, out)
+    return _finish(r, out, "unsafe")  # NumPy's reductions cast into out= whatever its dtype
 
 
 def sum(a, axis=None, dtype=None, out=None, keepdims=False):

@@ -13,8 +13,20 @@ host clock, synchronous evaluation) and the memory pool reports 0.
 
 The compute capability is read from the CUDA driver (libcuda, through ctypes): the C API has no call
 for it yet.
+
+AMD GPUs. On a ROCm machine (an AMD GPU and libamdhip64, no CUDA device) the same API drives loom's HIP
+device, as CuPy keeps cupy.cuda on ROCm: Device(n) is AMD GPU n, streams and events are HIP's, arrays
+live in HIP memory (DLPack device kDLROCM), and compute_capability is the chip's gfx number ('942' on an
+MI300X, '90a' on an MI250X, '1100' on a Radeon RX 7900), read from HIP (libamdhip64, through ctypes).
+As in CuPy, runtime.is_hip says which: True when loom drives AMD GPUs.
+
+Which GPUs. By default (LOOM_DEVICE unset or 'auto') NVIDIA's when the machine has any, else AMD's, else
+the host. LOOM_DEVICE=cuda or =hip (also 'rocm', 'amd') picks the kind; without such a GPU, making an
+array then raises CUDARuntimeError with the driver's reason (never a silent fall back to the host).
+LOOM_DEVICE=host keeps everything on the host even with GPUs. Read once, at the first device query.
 """
 import ctypes
+import os
 import threading
 import time
 
@@ -25,20 +37,68 @@ class CUDARuntimeError(RuntimeError):
     pass
 
 
-_HOST, _CUDA = 0, 1
+_HOST, _CUDA, _HIP = 0, 1, 2
 _tls = threading.local()
 _count_cache = []
+_DEVICE_NAMES = {"cuda": _CUDA, "nvidia": _CUDA, "hip": _HIP, "rocm": _HIP, "amd": _HIP, "host": _HOST, "cpu": _HOST}
+
+
+def _wanted_kind():
+    """The device kind LOOM_DEVICE asks for; None for 'auto' (or unset)."""
+    v = os.environ.get("LOOM_DEVICE", "").strip().lower()
+    if v in ("", "auto"):
+        return None
+    if v not in _DEVICE_NAMES:
+        raise ValueError(f"LOOM_DEVICE={v!r} is not a device kind: use cuda, hip (AMD GPUs; also rocm, amd), host "
+                         "or auto")
+    return _DEVICE_NAMES[v]
+
+
+def _no_device_reason(kind):
+    """The runtime's own words for why there is no device of kind (e.g. 'no AMD device (hipInit: ...)')."""
+    try:
+        _core.device_synchronize(kind, 0)
+    except Exception as e:  # the C API's message
+        return str(e)
+    return "no device"
+
+
+def _selection():
+    """(kind, count, wanted, why): the GPUs loom uses (kind _HOST and count 0 without any), the kind
+    LOOM_DEVICE asked for (None: auto) and, when that kind has no device, why; cached."""
+    if not _count_cache:
+        want = _wanted_kind()
+        kinds = (_CUDA, _HIP) if want is None else (() if want == _HOST else (want,))
+        found, why = (_HOST, 0), None
+        for kind in kinds:
+            try:
+                n = _core.device_count(kind)
+            except Exception:
+                n = 0
+            if n > 0:
+                found = (kind, n)
+                break
+        if want in (_CUDA, _HIP) and found[1] == 0:
+            why = _no_device_reason(want)
+        _count_cache.append((found[0], found[1], want, why))
+    return _count_cache[0]
+
+
+def _gpu_kind_count():
+    """(kind, count) of the GPUs loom uses: LOOM_DEVICE's kind, else CUDA's when there are any, else AMD's
+    (HIP), else (_HOST, 0)."""
+    s = _selection()
+    return s[0], s[1]
 
 
 def _gpu_count():
-    """Number of CUDA devices loom can use (0 without a driver or GPU), cached."""
-    if not _count_cache:
-        try:
-            n = _core.device_count(_CUDA)
-        except Exception:
-            n = 0
-        _count_cache.append(n)
-    return _count_cache[0]
+    """Number of GPUs loom can use (0 without a driver or GPU)."""
+    return _gpu_kind_count()[1]
+
+
+def _gpu_kind():
+    """The device kind of this machine's GPUs (_CUDA or _HIP; _HOST without a GPU)."""
+    return _gpu_kind_count()[0]
 
 
 def _available():
@@ -51,8 +111,14 @@ def get_device_id():
 
 
 def _current_key():
-    """(kind, index) of the current device, as loom._core takes it."""
-    return (_CUDA, get_device_id()) if _available() else (_HOST, 0)
+    """(kind, index) of the current device, as loom._core takes it. LOOM_DEVICE naming a kind this machine
+    has no device of is an error here, where arrays are placed."""
+    kind, n, want, why = _selection()
+    if n == 0 and why is not None:
+        name = "an AMD GPU (HIP)" if want == _HIP else "a CUDA device"
+        raise CUDARuntimeError(f"LOOM_DEVICE={os.environ.get('LOOM_DEVICE', '').strip()} asks for {name}, but: "
+                               f"{why}. Unset LOOM_DEVICE (or set it to auto or host) to run on the host")
+    return (kind, get_device_id()) if n > 0 else (_HOST, 0)
 
 
 # ---- the CUDA driver, for what the C API does not expose ---------------------------------------------
@@ -83,9 +149,60 @@ def _ensure_context(lib, device_id):
         lib.cuCtxSetCurrent(ctx)
 
 
+# ---- the HIP runtime, the same for AMD GPUs -----------------------------------------------------------------
+_hip_cache = []
+
+
+def _hip():
+    if not _hip_cache:
+        lib = None
+        for name in ("libamdhip64.so", "libamdhip64.so.7", "libamdhip64.so.6", "libamdhip64.so.5"):
+            try:
+                lib = ctypes.CDLL(name)
+                break
+            except OSError:
+                continue
+        if lib is not None and lib.hipInit(0) != 0:
+            lib = None
+        _hip_cache.append(lib)
+    return _hip_cache[0]
+
+
+def _hip_arch(device_id):
+    """gcnArchName of an AMD device ('gfx942:sramecc+:xnack-'), found in HIP's properties record."""
+    lib = _hip()
+    if lib is None:
+        raise CUDARuntimeError("the HIP runtime (libamdhip64) cannot be loaded")
+    props = getattr(lib, "hipGetDevicePropertiesR0600", None) or lib.hipGetDeviceProperties
+    buf = ctypes.create_string_buffer(16384)
+    if props(buf, int(device_id)) != 0:
+        raise CUDARuntimeError(f"hipGetDeviceProperties failed for device {device_id}")
+    raw = buf.raw
+    i = raw.find(b"gfx")
+    while i >= 0 and not raw[i + 3:i + 4].isdigit():
+        i = raw.find(b"gfx", i + 1)
+    if i < 0:
+        raise CUDARuntimeError(f"the architecture of AMD device {device_id} is unknown")
+    end = i
+    while end < len(raw) and 32 < raw[end] < 127:
+        end += 1
+    return raw[i:end].decode()
+
+
 def _sync_foreign_stream(stream, device_id=0):
-    """Waits on the host for a producer's CUstream (an int; 1 = legacy default, 2 = per-thread)."""
+    """Waits on the host for a producer's CUstream / hipStream_t (an int; 1 = legacy default, 2 =
+    per-thread)."""
     if stream is None or stream == -1:
+        return
+    if _gpu_kind() == _HIP:
+        lib = _hip()
+        if lib is None:
+            return
+        lib.hipSetDevice(int(device_id))
+        handle = None if int(stream) in (1, 2) else ctypes.c_void_p(int(stream))
+        rc = lib.hipStreamSynchronize(handle)
+        if rc != 0:
+            raise CUDARuntimeError(f"hipStreamSynchronize({stream:#x}) failed with HIP error {rc}")
         return
     lib = _driver()
     if lib is None:
@@ -97,7 +214,8 @@ def _sync_foreign_stream(stream, device_id=0):
 
 
 class Device:
-    """A CUDA device (CuPy's cupy.cuda.Device); the host stand-in (id 0) on a machine with no GPU."""
+    """A GPU (CuPy's cupy.cuda.Device): an NVIDIA GPU, or an AMD one on a ROCm machine; the host
+    stand-in (id 0) on a machine with no GPU."""
 
     def __init__(self, device=None):
         if device is None:
@@ -107,17 +225,18 @@ class Device:
         device = int(device)
         n = _gpu_count()
         if n == 0 and device != 0:
-            raise ValueError(f"device {device} is not available: this machine has no CUDA device; loom runs on "
-                             "the host, which is Device(0)")
+            raise ValueError(f"device {device} is not available: this machine has no CUDA device (nor an AMD GPU); "
+                             "loom runs on the host, which is Device(0)")
         if n > 0 and not 0 <= device < n:
-            raise ValueError(f"device {device} is not available: this machine has {n} CUDA device(s) "
+            kind = "AMD" if _gpu_kind() == _HIP else "CUDA"
+            raise ValueError(f"device {device} is not available: this machine has {n} {kind} device(s) "
                              f"(ids 0..{n - 1})")
         self.id = device
         self._prev = []
 
     @property
     def _key(self):
-        return (_CUDA, self.id) if _available() else (_HOST, 0)
+        return (_current_key()[0], self.id) if _available() else _current_key()
 
     def use(self):
         """Makes this the current device of the calling thread."""
@@ -131,9 +250,12 @@ class Device:
 
     @property
     def compute_capability(self):
-        """'90' on an H100/H200 (CuPy's format); 'host' for the host stand-in."""
+        """'90' on an H100/H200 (CuPy's format); the gfx number on an AMD GPU ('942' on an MI300X, '90a' on
+        an MI250X); 'host' for the host stand-in."""
         if not _available():
             return "host"
+        if _gpu_kind() == _HIP:
+            return _hip_arch(self.id).split(":")[0][3:]
         lib = _driver()
         if lib is None:
             raise CUDARuntimeError("compute_capability: the CUDA driver (libcuda.so.1) cannot be loaded")
@@ -147,6 +269,14 @@ class Device:
     @property
     def mem_info(self):
         """(free, total) bytes of the device, from the driver; (0, 0) for the host stand-in."""
+        if _available() and _gpu_kind() == _HIP:
+            lib = _hip()
+            if lib is None:
+                return (0, 0)
+            free, total = ctypes.c_size_t(), ctypes.c_size_t()
+            if lib.hipSetDevice(self.id) != 0 or lib.hipMemGetInfo(ctypes.byref(free), ctypes.byref(total)) != 0:
+                raise CUDARuntimeError("mem_info: hipMemGetInfo failed")
+            return (free.value, total.value)
         lib = _driver() if _available() else None
         if lib is None:
             return (0, 0)
@@ -185,7 +315,7 @@ class Device:
 
 def _device_of(key):
     """The Device object for an array's (kind, index)."""
-    return Device(key[1] if key[0] == _CUDA else 0)
+    return Device(key[1] if key[0] != _HOST else 0)
 
 
 # ---- streams -----------------------------------------------------------------------------------------------
@@ -208,7 +338,7 @@ class Stream:
         self._null = bool(null)
         self._h = None
         self.device_id = get_device_id()
-        self._kind = _current_key()
+        self._kind = None if null else _current_key()  # the null stream follows the current device
         self._prev = []
         if not null and _core.has_stream_api():
             self._h = _core.stream_create(*self._kind)
@@ -307,7 +437,7 @@ Stream.null = Stream(null=True)
 
 def get_current_stream(device_id=None):
     """The calling thread's current stream of the current device (Stream.null unless one is used)."""
-    key = _current_key() if device_id is None else ((_CUDA, int(device_id)) if _available() else (_HOST, 0))
+    key = _current_key() if device_id is None else ((_gpu_kind(), int(device_id)) if _available() else (_HOST, 0))
     s = _stream_stack().get(key, Stream.null)
     return Stream.null if s._closed else s
 
@@ -431,19 +561,30 @@ _pinned_pool = PinnedMemoryPool()
 
 
 def get_default_memory_pool():
+    """The memory pool of the current device (CuPy's cupy.get_default_memory_pool): figures and
+    free_all_blocks of Loom's caching pool."""
     return _pool
 
 
 def get_default_pinned_memory_pool():
+    """CuPy's pinned host memory pool; Loom allocates no pinned memory, so its figures are 0."""
     return _pinned_pool
 
 
 def is_available():
-    """True when a CUDA device is usable (CuPy's cupy.cuda.is_available)."""
+    """True when a GPU is usable (CuPy's cupy.cuda.is_available; an AMD GPU on a ROCm machine)."""
     return _available()
 
 
-class runtime:
+class _Runtime:
+    """CuPy's cupy.cuda.runtime, the part loom has."""
+
+    @property
+    def is_hip(self):
+        """True when loom drives AMD GPUs (HIP): the machine's GPUs are AMD's, or LOOM_DEVICE=hip."""
+        kind, _, want, _ = _selection()
+        return want == _HIP or kind == _HIP
+
     @staticmethod
     def getDeviceCount():
         return _gpu_count()
@@ -463,3 +604,6 @@ class runtime:
     @staticmethod
     def deviceSynchronize():
         Device().synchronize()
+
+
+runtime = _Runtime()

@@ -23,8 +23,8 @@ Distributions (graph expressions over the 64 random bits b of an element):
 - integers / randint: low + floor(b * r / 2**64) for the range r = high - low (multiply-shift, no
   rejection: |P(k) - 1/r| <= 2**-64 for every k, i.e. a relative bias of at most r / 2**64);
 - permutation / shuffle / choice(replace=False): the order of one 64-bit random key per element
-  (a stable argsort, computed on the host: GPU arrays raise NotImplementedError until the device sort
-  lands); choice with replacement: integers, or with p= the inverse CDF (u compared with the
+  (a stable argsort, computed on a host copy of the keys until a device sort exists; the same
+  permutation on every device); choice with replacement: integers, or with p= the inverse CDF (u compared with the
   cumulative p, as graph ops: runs on any device).
 Seeds: an int (any size, or a sequence of ints) is folded into the 64-bit key by SplitMix64; None draws
 the key from os.urandom.
@@ -244,10 +244,8 @@ def _integers_arrays(bg, low, high, shape, dt, endpoint, device, name, lo_lim, h
 
 
 def _host_order(keys, name):
-    """Stable argsort of uint64 keys (computed on the host)."""
-    if keys._on_gpu:
-        raise NotImplementedError(f"loom.random.{name}: needs a sort, which has no device kernel yet (issue 15); "
-                                  "draw on the host (with loom.cuda.Device(...) unset) or use integers()")
+    """Stable argsort of uint64 keys: HOST-COMPUTED (a device sort does not exist yet); GPU keys are copied
+    to the host (the bits are the same on every device, so the permutation is too)."""
     return numpy.argsort(keys.get(), kind="stable")
 
 
@@ -346,7 +344,7 @@ class Generator:
             axis = _norm_axis(axis, x.ndim)
             moved = numpy.moveaxis(h, axis, -1)
             keys = _bits(self.bit_generator, moved.shape, x._device)
-            order = numpy.argsort(keys.get(), axis=-1, kind="stable") if not keys._on_gpu else _host_order(keys, "permuted")
+            order = numpy.argsort(keys.get(), axis=-1, kind="stable")
             r = numpy.moveaxis(numpy.take_along_axis(moved, order, -1), -1, axis)
         return _finish(_from_numpy(r, copy=True, device=x._device), out)
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* array.c: the Buffer type (the memory of materialized arrays) and the Array type (loom.ndarray's
  * base): attributes, the buffer protocol, descriptors (LoomArray) and the wrapping of Loom-allocated
  * results as arrays. An Array is materialized (a Buffer plus a descriptor: a view anywhere inside it)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* core.h: what the files of the CPython extension loom._core share (internal; hidden visibility).
  *
  * Approach. PEP 489 multi-phase init; everything lives in per-module state (ModState), no C globals.

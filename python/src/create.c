@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* create.c: creating arrays (empty, on the host or a device), importing memory (the buffer
  * protocol, foreign pointers such as __cuda_array_interface__), views of materialized arrays, and
  * copies between devices.

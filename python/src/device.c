@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* device.c: devices, streams, events and memory pools over the C API, and the stream of one kernel
  * call (call_stream_begin / call_stream_end, used by user and raw kernels).
  */
@@ -6,9 +7,9 @@
 int parse_device(PyObject *kind, PyObject *index, LoomDeviceKind *k, int32_t *i) {
   long kv = PyLong_AsLong(kind), iv = PyLong_AsLong(index);
   if (PyErr_Occurred()) return -1;
-  if ((kv != LOOM_DEVICE_HOST && kv != LOOM_DEVICE_CUDA) || iv < 0 || iv > INT32_MAX ||
+  if ((kv != LOOM_DEVICE_HOST && kv != LOOM_DEVICE_CUDA && kv != LOOM_DEVICE_HIP) || iv < 0 || iv > INT32_MAX ||
       (kv == LOOM_DEVICE_HOST && iv != 0)) {
-    PyErr_Format(PyExc_ValueError, "device (%ld, %ld) is not a host (0, 0) or CUDA (1, n) device", kv, iv);
+    PyErr_Format(PyExc_ValueError, "device (%ld, %ld) is not a host (0, 0), CUDA (1, n) or AMD/HIP (2, n) device", kv, iv);
     return -1;
   }
   *k = (LoomDeviceKind)kv;

@@ -1,10 +1,16 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* dlpack.c: DLPack exchange through the legacy "dltensor" capsule: export of a materialized array
  * (__dlpack__, zero-copy; the capsule holds the array) and import of a producer's capsule (zero-copy;
- * the producer's deleter runs when the loom array's Buffer dies).
+ * the producer's deleter runs when the loom array's Buffer dies). Devices: the host (kDLCPU), CUDA
+ * (kDLCUDA) and AMD GPUs through HIP (kDLROCM, 10).
  */
 #include "core.h"
 
 /* ---- DLPack ---------------------------------------------------------------------------------------- */
+#define DL_ROCM 10 /* kDLROCM: AMD GPU memory (HIP) */
+
+/* The DLPack device type of a loom device kind (DL_CPU for the host). */
+static int dl_type_of(LoomDeviceKind k) { return k == LOOM_DEVICE_CUDA ? DL_CUDA : k == LOOM_DEVICE_HIP ? DL_ROCM : DL_CPU; }
 typedef struct {
   DLManagedTensor mt;
   int64_t shape[LOOM_MAX_RANK], strides[LOOM_MAX_RANK];
@@ -31,13 +37,13 @@ PyObject *array_dlpack(ArrayObject *self, PyObject *args, PyObject *kwds) {
   if (!PyArg_ParseTupleAndKeywords(args, kwds, "|$OOOO", kwlist, &stream, &maxv, &dev, &copy)) return NULL;
   ModState *st = state_of_type(Py_TYPE(self));
   if (!st) return NULL;
-  int cuda = self->desc.device == LOOM_DEVICE_CUDA;
-  if (stream != Py_None && !cuda) {
+  int gpu = self->desc.device != LOOM_DEVICE_HOST, dlt = dl_type_of(self->desc.device);
+  if (stream != Py_None && !gpu) {
     PyErr_SetString(PyExc_ValueError, "__dlpack__: host arrays take stream=None");
     return NULL;
   }
   if (stream != Py_None && !PyLong_Check(stream)) {
-    PyErr_SetString(PyExc_TypeError, "__dlpack__: stream must be None or an int (a CUstream handle, 1 or 2)");
+    PyErr_SetString(PyExc_TypeError, "__dlpack__: stream must be None or an int (a CUstream / hipStream_t handle, 1 or 2)");
     return NULL;
   }
   if (dev != Py_None) {
@@ -46,10 +52,10 @@ PyObject *array_dlpack(ArrayObject *self, PyObject *args, PyObject *kwds) {
       t = PyLong_AsLong(PyTuple_GET_ITEM(dev, 0));
       i = PyLong_AsLong(PyTuple_GET_ITEM(dev, 1));
     }
-    if (t != (cuda ? DL_CUDA : DL_CPU) || i != (cuda ? self->desc.device_index : 0)) {
+    if (t != dlt || i != (gpu ? self->desc.device_index : 0)) {
       PyErr_Clear();
       PyErr_Format(PyExc_BufferError, "__dlpack__: this array can only be exported to its own device (%d, %d)",
-                   cuda ? DL_CUDA : DL_CPU, cuda ? (int)self->desc.device_index : 0);
+                   dlt, gpu ? (int)self->desc.device_index : 0);
       return NULL;
     }
   }
@@ -61,7 +67,7 @@ PyObject *array_dlpack(ArrayObject *self, PyObject *args, PyObject *kwds) {
   if (materialize(st, self) < 0) return NULL;
   /* The consumer reads on its own stream: wait for Loom's work on the device (conservative and
    * correct for any consumer stream; stream -1 means the consumer asks for no synchronization). */
-  if (cuda && !(PyLong_Check(stream) && PyLong_AsLong(stream) == -1)) {
+  if (gpu && !(PyLong_Check(stream) && PyLong_AsLong(stream) == -1)) {
     LoomStatus ss = loom_device_synchronize(ctx_of(st), self->desc.device, self->desc.device_index);
     if (ss) return raise_status(st, ss);
   }
@@ -76,8 +82,8 @@ PyObject *array_dlpack(ArrayObject *self, PyObject *args, PyObject *kwds) {
   h->mt.deleter = dl_deleter;
   DLTensor *dl = &h->mt.dl_tensor;
   dl->data = self->desc.data ? self->desc.data : (void *)h; /* never dereferenced when empty */
-  dl->device.device_type = cuda ? DL_CUDA : DL_CPU;
-  dl->device.device_id = cuda ? self->desc.device_index : 0;
+  dl->device.device_type = dlt;
+  dl->device.device_id = gpu ? self->desc.device_index : 0;
   dl->ndim = self->desc.ndim;
   dl->dtype.code = codes[t];
   dl->dtype.bits = (uint8_t)(8 * loom_dtype_size(t));
@@ -98,7 +104,8 @@ PyObject *array_dlpack(ArrayObject *self, PyObject *args, PyObject *kwds) {
 }
 
 PyObject *array_dlpack_device(ArrayObject *self, PyObject *unused) {
-  if (self->desc.device == LOOM_DEVICE_CUDA) return Py_BuildValue("(ii)", DL_CUDA, (int)self->desc.device_index);
+  if (self->desc.device != LOOM_DEVICE_HOST)
+    return Py_BuildValue("(ii)", dl_type_of(self->desc.device), (int)self->desc.device_index);
   return Py_BuildValue("(ii)", DL_CPU, 0);
 }
 
@@ -112,15 +119,15 @@ static PyObject *core_from_dlpack_capsule(PyObject *module, PyObject *cap) {
   DLManagedTensor *mt = PyCapsule_GetPointer(cap, "dltensor");
   if (!mt) return NULL;
   DLTensor *dl = &mt->dl_tensor;
-  if (dl->device.device_type != DL_CPU && dl->device.device_type != DL_CUDA) {
-    PyErr_Format(PyExc_BufferError, "from_dlpack: DLPack device type %d is neither the host (1) nor CUDA (2)",
+  if (dl->device.device_type != DL_CPU && dl->device.device_type != DL_CUDA && dl->device.device_type != DL_ROCM) {
+    PyErr_Format(PyExc_BufferError, "from_dlpack: DLPack device type %d is not the host (1), CUDA (2) or ROCm (10)",
                  (int)dl->device.device_type);
     return NULL;
   }
   LoomArray d;
   memset(&d, 0, sizeof d);
-  if (dl->device.device_type == DL_CUDA) {
-    d.device = LOOM_DEVICE_CUDA;
+  if (dl->device.device_type != DL_CPU) {
+    d.device = dl->device.device_type == DL_CUDA ? LOOM_DEVICE_CUDA : LOOM_DEVICE_HIP;
     d.device_index = dl->device.device_id;
   }
   int bits = dl->dtype.bits, code = dl->dtype.code;

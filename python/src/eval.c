@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* eval.c: the Graph type and the evaluation of pending arrays. Ops build nodes in the module's
  * current graph; observation and `eval` evaluate pending arrays, several at once in one loom_eval per
  * graph. When the current graph passes its node bound its live pending arrays are evaluated and a new
@@ -270,6 +271,51 @@ static PyObject *core_stats(PyObject *module, PyObject *unused) {
                        (unsigned long long)s.library_calls);
 }
 
+/* config_info() -> dict: loom_get_config's facts (threads, dump bits, host target, cache folder). */
+static PyObject *core_config_info(PyObject *module, PyObject *unused) {
+  MODSTATE;
+  LoomConfigInfo c;
+  LoomStatus rc = loom_get_config(ctx_of(st), &c);
+  if (rc) return raise_status(st, rc);
+  return Py_BuildValue("{sisIsKssssss}", "num_threads", (int)c.num_threads, "dump_flags", (unsigned)c.dump_flags,
+                       "cache_max_bytes", (unsigned long long)c.cache_max_bytes, "host_target", c.host_target,
+                       "cache_dir", c.cache_dir, "cache_error", c.cache_error);
+}
+
+/* set_dump(words: str): loom_set_dump (LOOM_DUMP's words) from the next evaluation on. */
+static PyObject *core_set_dump(PyObject *module, PyObject *arg) {
+  MODSTATE;
+  const char *words = PyUnicode_AsUTF8(arg);
+  if (!words) return NULL;
+  LoomStatus rc = loom_set_dump(ctx_of(st), words);
+  if (rc) return raise_status(st, rc);
+  Py_RETURN_NONE;
+}
+
+/* dump(array, kind) -> str: loom_dump of a pending array's node (kind: LoomDumpKind: 0 graph IR, 1 kernel
+ * IR, 2 LLVM IR, 3 PTX); nothing is run. */
+static PyObject *core_dump(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+  MODSTATE;
+  if (nargs != 2 || !is_array(st, args[0]) || !PyLong_Check(args[1])) {
+    PyErr_SetString(PyExc_TypeError, "dump(array, kind)");
+    return NULL;
+  }
+  ArrayObject *a = (ArrayObject *)args[0];
+  if (!a->lazy) {
+    PyErr_SetString(PyExc_ValueError, "dump: the array is not pending (it has been computed): inspect an "
+                                      "expression before observing it");
+    return NULL;
+  }
+  long kind = PyLong_AsLong(args[1]);
+  if (kind == -1 && PyErr_Occurred()) return NULL;
+  char *text = NULL;
+  LoomStatus rc = loom_dump(((GraphObject *)a->graph)->g, (LoomDumpKind)kind, 1, &a->node, &text);
+  if (rc) return raise_status(st, rc);
+  PyObject *r = PyUnicode_FromString(text);
+  loom_free_string(ctx_of(st), text);
+  return r;
+}
+
 /* context_address() -> int: the module's LoomContext * (loom.aot hands it to libloom's AOT API, loom_aot.h,
  * through ctypes). */
 static PyObject *core_context_address(PyObject *module, PyObject *unused) {
@@ -320,6 +366,9 @@ PyMethodDef eval_functions[] = {
     FASTF(eval), FASTF(assign), FASTF(become), FASTF(configure),
     {"flush", (PyCFunction)core_flush, METH_NOARGS, "evaluate every pending array"},
     {"stats", (PyCFunction)core_stats, METH_NOARGS, "kernel statistics of the context (loom_get_stats)"},
+    {"config_info", (PyCFunction)core_config_info, METH_NOARGS, "the context's settings (loom_get_config)"},
+    {"set_dump", (PyCFunction)core_set_dump, METH_O, "set the dumps (LOOM_DUMP's words)"},
+    FASTF(dump),
     {"context_address", (PyCFunction)core_context_address, METH_NOARGS, "the LoomContext * as an int"},
     {"set_eager", (PyCFunction)core_set_eager, METH_O, "set eager mode; returns the old setting"},
     {"set_graph_bound", (PyCFunction)core_set_graph_bound, METH_O, "set the node bound; returns the old one"},

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuse.c: @loom.fuse in C: trace graphs and placeholders for tracing, FuseEntry (one traced
  * signature) and Fused (the base of loom.Fusion), whose tp_call is the per-call fast path.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* module.c: the module loom._core: its definition and exec slot (PEP 489 multi-phase init), the
  * lifetime of the per-module state, errors (a LoomStatus becomes the matching Python exception), the
  * Context type and the dtype names. Each concept's file contributes its functions (a <file>_functions

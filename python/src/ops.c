@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ops.c: operands and op functions. An op builds one node in the graph its operands pick (a trace
  * graph if any operand is a @loom.fuse tracer, else the current graph): a materialized operand enters
  * as loom_input, a lazy operand of an older graph is evaluated first, Python scalars enter as weak

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* raw_kernel.c: CuPy's RawModule and RawKernel (the RawModule and RawFunction types and launches;
  * the contract is in the section comment below).
  */
@@ -54,7 +55,7 @@ static PyObject *core_raw_module(PyObject *module, PyObject *const *args, Py_ssi
   }
   long fmt = PyLong_AsLong(args[1]);
   if (fmt == -1 && PyErr_Occurred()) return NULL;
-  if (fmt < LOOM_RAW_AUTO || fmt > LOOM_RAW_CUDA) {
+  if (fmt < LOOM_RAW_AUTO || fmt > LOOM_RAW_HSACO) {
     PyErr_Format(PyExc_ValueError, "raw_module: format %ld is not a LoomRawFormat", fmt);
     return NULL;
   }
@@ -277,7 +278,12 @@ static PyObject *core_raw_launch(PyObject *module, PyObject *const *args, Py_ssi
     goto out;
   }
   int any_lazy = 0, any_loom_gpu = 0;
-  LoomDeviceKind dk = LOOM_DEVICE_CUDA;
+  /* foreign arrays (__cuda_array_interface__: CuPy's on NVIDIA and on ROCm) are on this machine's GPU kind:
+   * AMD's on a machine with AMD GPUs and no CUDA device, else CUDA's */
+  int32_t ncuda = 0, nhip = 0;
+  loom_device_count(ctx_of(st), LOOM_DEVICE_CUDA, &ncuda);
+  if (ncuda == 0) loom_device_count(ctx_of(st), LOOM_DEVICE_HIP, &nhip);
+  LoomDeviceKind dk = ncuda == 0 && nhip > 0 ? LOOM_DEVICE_HIP : LOOM_DEVICE_CUDA;
   int32_t di = 0;
   for (Py_ssize_t i = 0; i < n; i++) {
     PyObject *o = PyTuple_GET_ITEM(av, i);
@@ -323,7 +329,7 @@ static PyObject *core_raw_launch(PyObject *module, PyObject *const *args, Py_ssi
         Py_DECREF(devo);
       }
       cai[i].data = ptr;
-      cai[i].device = LOOM_DEVICE_CUDA;
+      cai[i].device = dk;
       cai[i].device_index = (int32_t)dev;
       ra[i].kind = LOOM_RAW_ARG_ARRAY;
       ra[i].array = &cai[i];
@@ -389,8 +395,9 @@ static PyObject *core_raw_launch(PyObject *module, PyObject *const *args, Py_ssi
     ArrayObject *x = (ArrayObject *)o;
     ra[i].array = &x->desc;
     if (PyList_Append(keep, x->buffer) < 0) goto out;
-    if (x->desc.device == LOOM_DEVICE_CUDA && !any_loom_gpu) {
+    if (x->desc.device != LOOM_DEVICE_HOST && !any_loom_gpu) {
       any_loom_gpu = 1;
+      dk = x->desc.device;
       di = x->desc.device_index;
     }
     /* the kernel may write any array argument: pending values reading it are evaluated first */

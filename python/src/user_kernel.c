@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* user_kernel.c: CuPy's ElementwiseKernel and ReductionKernel on the module's context (the
  * UserKernel type, its calls and their arguments; the contract is in the section comment below).
  */

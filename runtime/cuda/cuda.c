@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cuda.c: the CUDA driver API, loaded at run time with dlopen("libcuda.so.1").
  *
  * Approach: one X-macro table lists every driver entry point Loom uses with its exact versioned

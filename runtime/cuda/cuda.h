@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cuda.h (runtime): the NVIDIA device backend's driver layer. The CUDA device itself is the shared GPU
  * layer (runtime/gpu/) over the driver table runtime/cuda/cuda_device.c fills from this layer's hooks
  * (cuda_driver.h); this typed API serves raw modules (cuda_raw.c), tests, benchmarks and libloomrt.

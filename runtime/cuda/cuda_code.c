@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cuda_code.c: the code half of the CUDA driver layer (cuda.h): PTX linked into cubins (cuLink*, the JIT's
  * log in error messages), modules loaded into a device's primary context, kernels looked up, their
  * attributes and occupancy, launches. cuda.c holds the other half and the top comment. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cuda_device.c: the CUDA device of the runtime (device.h's table for LOOM_DEVICE_CUDA).
  *
  * Approach: the device is the shared GPU layer (runtime/gpu/: pools, streams, events, copies, the kernel

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cuda_driver.h: private interface of the CUDA driver layer's files (cuda.c: loading, devices, memory,
  * streams, events; cuda_code.c: PTX linking, modules, kernels, occupancy, launches): the driver's types,
  * the table of entry points, the handles' structs and the hooks cuda_device.c puts in the shared GPU

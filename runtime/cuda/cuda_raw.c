@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cuda_raw.c: the CUDA device's raw modules (device.h's raw_* hooks; the generic RawModule / RawKernel
  * API is runtime/raw_kernel.c).
  *
@@ -80,6 +81,10 @@ static bool has_text(const char *s, size_t n, const char *needle) {
  * ".version"), LLVM IR ("define " with a target line, function metadata, or no "__global__"), else
  * CUDA C++. */
 static LoomRawFormat sniff(const unsigned char *p, size_t n) {
+  /* another device's code: an ELF of another machine than EM_CUDA (190), LLVM IR for amdgcn */
+  if (n >= 20 && p[0] == 0x7f && p[1] == 'E' && p[2] == 'L' && p[3] == 'F' && (p[18] | p[19] << 8) != 190)
+    return LOOM_RAW_AUTO;
+  if (cg_llvm_targets_amdgcn(p, n)) return LOOM_RAW_AUTO;
   if (n >= 4 && p[0] == 0x7f && p[1] == 'E' && p[2] == 'L' && p[3] == 'F') return LOOM_RAW_CUBIN;
   if (n >= 4 && p[0] == 0x50 && p[1] == 0xed && p[2] == 0x55 && p[3] == 0xba) return LOOM_RAW_CUBIN; /* fatbin */
   if (n >= 4 && ((p[0] == 'B' && p[1] == 'C' && p[2] == 0xc0 && p[3] == 0xde) ||

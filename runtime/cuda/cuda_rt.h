@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cuda_rt.h: private interface of the CUDA device's files (runtime/cuda/).
  *
  *   cuda_device.c   the CUDA device: the shared GPU layer's driver table filled from the driver layer's

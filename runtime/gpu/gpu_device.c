@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* gpu_device.c: the shared GPU device (gpu_driver.h) over a driver table: lazy driver loading, devices,
  * the per-device caching pools, copies, streams and events. The kernel table's values are made in
  * gpu_kernels.c and launched by gpu_launch.c.

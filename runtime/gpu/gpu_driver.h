@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* gpu_driver.h: the shared GPU device layer (runtime/gpu/) and the driver table under it.
  *
  * Everything a GPU device does that does not depend on the vendor lives in runtime/gpu/: the context's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* gpu_kernels.c: the GPU kernel table's values (GpuFn, gpu_rt.h): kernels compiled for a device (or loaded
  * from the disk cache) entry group by entry group, and the background tier-up.
  *
@@ -499,15 +500,14 @@ static LoomStatus fn_make(void *user, const KernelIr *k, bool want_llvm_ir, int6
   ir_print_kernel_key(k, &kb);
   f->key = sb_take(&kb);
   if (!f->key) return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: kernel key");
-  /* AOT bundles first (runtime/bundle_loom.c): every entry from the bundle's cubin or PTX (the ones the
-   * bundle reader picks for the device's sm), no compile; bundles hold no other binary kind yet */
+  /* AOT bundles first (runtime/bundle_loom.c): every entry from the bundle's binary for the device's chip
+   * (a cubin or PTX for its sm; an AMD code object for its gfx), no compile */
   CgGpuKernel bgk;
   const void *bimg = NULL;
   size_t bsize = 0;
   bool bundled = false;
   LoomStatus st = LOOM_OK;
-  if (g->drv->binary == CG_BINARY_PTX)
-    st = rt_bundles_find_gpu(ctx, k, dev->info.arch_major * 10 + dev->info.arch_minor, &bgk, &bimg, &bsize, &bundled, d);
+  st = rt_bundles_find_gpu(ctx, k, g->drv->binary, dev->info.arch, &bgk, &bimg, &bsize, &bundled, d);
   if (st == LOOM_OK && bundled) {
     GpuMeta bm = meta_of(&bgk);
     pthread_mutex_lock(&ctx->rt->device_lock);

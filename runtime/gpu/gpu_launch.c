@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* gpu_launch.c: launching on GPU devices: the launch shape of every entry of a kernel (GpuFn, gpu_rt.h) and
  * the schedule runner of the shared GPU device (device.h's run_schedule).
  *

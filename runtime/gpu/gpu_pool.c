@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* gpu_pool.c: a caching device memory pool, one per device (contract in gpu_pool.h); every GPU device of
  * the shared layer (runtime/gpu/) keeps one per device ordinal.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* gpu_pool.h: the caching device memory pool of the GPU devices (runtime/gpu/gpu_pool.c), one per device.
  *
  * Sizes are rounded to a size class: 512 B, 1 KiB, 2 KiB, ... 1 MiB (powers of two), then four classes per

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* gpu_rt.h: private interface of the shared GPU device layer's files (runtime/gpu/): its state in the
  * context, the loaded kernels, the background tier-up, and the functions the files share. The driver
  * table and the layer's RtDevice hooks are gpu_driver.h.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* loomrt.c: libloomrt's public API (include/loom/loomrt.h): runtimes, bundles, streams and launches.
  *
  * Why a folder of its own: libloom is built from every .c file in runtime/; these files define libloomrt's public

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* loomrt_cuda.c: libloomrt's GPU side, a thin adapter over runtime/cuda/cuda.h (the CUDA driver layer,
  * the GPU layer's caching pool, streams and launch: runtime/cuda/cuda.c, cuda_code.c and runtime/gpu/gpu_pool.c are compiled
  * into libloom and libloomrt from the same source, nothing is copied).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* loomrt_internal.h: what runtime/loomrt/loomrt.c (bundles, host launches) and loomrt_cuda.c (the GPU
  * adapter) share inside libloomrt. */
 #ifndef LOOM_LOOMRT_INTERNAL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* gpu_mock.h: a mock GPU driver for the shared GPU layer's test (test_gpu_layer.c): RtGpuDriver filled
  * in-process, no GPU.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_alloc_fail.c: allocation-failure injection through the pluggable allocator.
  *
  * Approach (Lua's T.alloccount): a counting allocator fails its k-th allocation. For k = 1, 2, ...

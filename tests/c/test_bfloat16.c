@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_bfloat16.c: bfloat16 through the public API on the host, against references computed here.
  *
  * bfloat16 is a storage type computed in float32 (as ml_dtypes computes its NumPy ufuncs): a load

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_bundle_format: the bundle file format and the host-image loader against damaged input.
  *
  * A real bundle is built in-process (the builder, from kernel IR text) and then damaged: cut at every

@@ -1,15 +1,21 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_bundle_loom: AOT bundles inside libloom.
  *
  * Kernels are captured while small host graphs evaluate (and from a user ElementwiseKernel), bundled for
  * the three x86-64 levels, and loaded into fresh contexts; the same computations at other sizes must
  * then run with 0 compilations and give the results of a reference written here in float64 (exactly
  * where the arithmetic is exact) and of the JIT (bit for bit where no vector math library is involved).
- * Then the production mode (jit = 0), the builder's errors (names, targets, IR text), and, where the CUDA
- * toolkit is installed, every PTX of a bundle through ptxas and every cubin's ELF header.
+ * Then the production mode (jit = 0), the builder's errors (names, targets, IR text), where the CUDA
+ * toolkit is installed, every PTX of a bundle through ptxas and every cubin's ELF header, and the AMD
+ * code objects of a bundle for gfx90a, gfx942 and gfx1100, each checked as test_amdgpu checks the JIT's
+ * (amdgpu_check.h: ELF, descriptors, metadata read by comgr and llvm-readelf, registers, LDS) with the
+ * launch facts of its chip's wave. (Loading an AMD bundle and launching from it: test_hip_mock.)
  */
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "codegen/codegen.h"
+#include "amdgpu_check.h"
 #include "loom/loom_aot.h"
 #include "runtime/bundle.h"
 #include "test_common.h"
@@ -175,9 +181,13 @@ static void test_capture_and_build(void) {
   LoomBundleOptions bad = {.targets = "host,bogus", .progress = 0};
   CHECK_STATUS(loom_bundle_builder_write(b, &bad, "/tmp/x.lbun"), LOOM_ERR_INVALID_ARGUMENT);
   CHECK(strstr(loom_last_error(tc_ctx), "bundle target 'bogus' is unknown"), "bogus: %s", loom_last_error(tc_ctx));
-  bad.targets = "gfx90a";
-  CHECK_STATUS(loom_bundle_builder_write(b, &bad, "/tmp/x.lbun"), LOOM_ERR_UNSUPPORTED);
-  CHECK(strstr(loom_last_error(tc_ctx), "AMD code objects need"), "gfx: %s", loom_last_error(tc_ctx));
+  bad.targets = "host,gfx123";
+  CHECK_STATUS(loom_bundle_builder_write(b, &bad, "/tmp/x.lbun"), LOOM_ERR_INVALID_ARGUMENT);
+  CHECK(strstr(loom_last_error(tc_ctx), "an AMD chip loom does not know") && strstr(loom_last_error(tc_ctx), "gfx942"),
+        "gfx123: %s", loom_last_error(tc_ctx));
+  bad.targets = "gfxzz";
+  CHECK_STATUS(loom_bundle_builder_write(b, &bad, "/tmp/x.lbun"), LOOM_ERR_INVALID_ARGUMENT);
+  CHECK(strstr(loom_last_error(tc_ctx), "not a gfx name"), "gfxzz: %s", loom_last_error(tc_ctx));
   bad.targets = "sm_90";
   bad.ptxas = "/nonexistent/ptxas";
   CHECK_STATUS(loom_bundle_builder_write(b, &bad, "/tmp/x.lbun"), LOOM_ERR_UNSUPPORTED);
@@ -365,6 +375,84 @@ static void test_gpu_code(void) {
   free(p);
 }
 
+/* A bundle's AMD code objects: one per kernel record and chip, each a valid code object of its chip
+ * holding the entries the facts name, with the chip's wave. */
+static void test_amd_code(void) {
+  LoomBundleBuilder *b = NULL;
+  char path[600];
+  snprintf(path, sizeof path, "%s/amd.lbun", dir);
+  Data d = make_data(64, 4, 16, 3);
+  LoomBundleOptions opt = {.targets = "gfx90a,gfx942,gfx1100", .jobs = 2, .progress = 0};
+  LoomStatus wst = LOOM_ERR_INTERNAL;
+  if (CHECK_OK(loom_bundle_builder_create(tc_ctx, &b))) {
+    const char *names[4] = {"scale_add", "exp_sqrt", "row_sq_sum", "softmax"};
+    for (int w = 0; w < 4; w++) {
+      CHECK_OK(loom_bundle_builder_capture_begin(b, names[w]));
+      run(tc_ctx, &d, w);
+      CHECK_OK(loom_bundle_builder_capture_end(b, NULL));
+    }
+    wst = loom_bundle_builder_write(b, &opt, path);
+    loom_bundle_builder_destroy(b);
+  }
+  free_data(&d);
+  if (wst == LOOM_ERR_UNSUPPORTED && strstr(loom_last_error(tc_ctx), "AMDGPU")) { /* an LLVM without AMDGPU */
+    printf("test_bundle_loom: AMD code checks skipped: %s\n", loom_last_error(tc_ctx));
+    return;
+  }
+  if (!CHECK(wst == LOOM_OK, "AMD bundle: %s", loom_last_error(tc_ctx))) return;
+  char *text = NULL;
+  if (CHECK_OK(loom_bundle_describe(tc_ctx, path, &text)))
+    CHECK(strstr(text, "all checksums correct") && strstr(text, "gfx90a") && strstr(text, "gfx942") &&
+              strstr(text, "gfx1100") && strstr(text, "AMDGPU code object"),
+          "describe:\n%s", text);
+  loom_free_string(tc_ctx, text);
+  FILE *f = fopen(path, "rb");
+  if (!CHECK(f != NULL, "amd bundle")) return;
+  fseek(f, 0, SEEK_END);
+  size_t n = (size_t)ftell(f);
+  fseek(f, 0, SEEK_SET);
+  uint8_t *p = malloc(n);
+  CHECK(fread(p, 1, n, f) == n, "read");
+  fclose(f);
+  RtBundle *rb = NULL;
+  Diag dg = {.status = LOOM_OK};
+  if (CHECK(rt_bundle_parse(tc_ctx, p, n, path, &rb, &dg) == LOOM_OK, "%s", dg.msg)) {
+    int per_chip[3] = {0, 0, 0};
+    static const char *const chips[3] = {"gfx90a", "gfx942", "gfx1100"};
+    for (int32_t i = 0; i < rb->ncode; i++) {
+      const RtBundleCode *c = &rb->codes[i];
+      const RtBundleTarget *t = &rb->targets[c->target];
+      char label[24];
+      rt_bundle_target_label(t->kind, t->arch, label, sizeof label);
+      int ci = 0;
+      while (ci < 3 && strcmp(chips[ci], label)) ci++;
+      CgAmdChip chip;
+      if (!CHECK(t->kind == RB_TARGET_AMDGPU && ci < 3 && cg_amdgpu_chip(label, &chip), "code %d: target %s", (int)i,
+                 label))
+        continue;
+      per_chip[ci]++;
+      char why[512] = "";
+      int nk = 0;
+      CHECK(rt_bundle_code_check(rb, c, &dg) == LOOM_OK &&
+                amd_check_code_object(tc_ctx, c->blob, (size_t)c->blob_size, &chip, 5, true, &nk, why, sizeof why),
+            "code object of %s for %s: %s %s", rb->kernels[c->kernel].name, label, why, dg.msg);
+      int named = 0, found = 0;
+      for (int e = 0; e < RB_GPU_NENTRY; e++) {
+        if (!(c->facts[RB_GPU_ENTRIES] & (1u << e))) continue;
+        named++;
+        found += amd_elf_has_kernel(c->blob, (size_t)c->blob_size, c->names[e]);
+      }
+      CHECK(c->facts[RB_GPU_WAVE] == (uint32_t)chip.wave && named > 0 && found == named && nk == named,
+            "%s for %s: wave %u (chip %d), %d entries named, %d found, %d kernels", rb->kernels[c->kernel].name, label,
+            c->facts[RB_GPU_WAVE], chip.wave, named, found, nk);
+    }
+    CHECK(per_chip[0] == 8 && per_chip[1] == 8 && per_chip[2] == 8,
+          "code objects per chip %d %d %d (4 entries x 2 index widths)", per_chip[0], per_chip[1], per_chip[2]);
+    rt_bundle_free(rb);
+  }
+  free(p);
+}
+
 int main(void) {
   if (!tc_init()) return 1;
   snprintf(dir, sizeof dir, "%s/loom-test-bundle-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
@@ -374,6 +462,7 @@ int main(void) {
   test_user_kernel();
   test_ir_text_errors();
   test_gpu_code();
+  test_amd_code();
   char cmd[600];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
   if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);

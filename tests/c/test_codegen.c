@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_codegen.c: the host codegen against plain C references.
  *
  * Builds KernelIr structs by hand (static arrays in a KB builder), compiles them with the host

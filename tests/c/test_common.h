@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_common.h: helpers shared by the public-API C tests (one translation unit per test program).
  *
  * Approach: each test program creates one LoomContext (tc_init), builds small graphs through the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_complex.c: complex64 and complex128 through the public API on the host, against references
  * computed here.
  *

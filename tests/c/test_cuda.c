@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_cuda.c: the caching device pool (runtime/gpu/gpu_pool.h, with a fake allocator, runs everywhere) and the CUDA
  * driver layer (needs a GPU: skipped with "skipped: no CUDA driver" when rt_cuda_load fails).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_disk_cache.c: the disk cache of compiled binaries, in a fresh temporary folder.
  *
  * Round trip, miss, corruption (a flipped byte, a truncated file, a foreign key) detected, deleted

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_errors.c: bad input at the public API returns the right LoomStatus with a useful message.
  *
  * Approach: each case makes one bad call and checks (a) the status, (b) that loom_last_error

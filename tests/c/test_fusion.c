@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_fusion.c: kernel counts of graphs built through the public graph API (tinygrad-style
  * check_schedule). Each case builds a graph with loom_* calls, runs pass_run_pipeline on the requested
  * nodes (outputs described as C-contiguous) and checks the number of kernels, plus a few structural

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_fuzz_graph.c: a seeded random-graph differential fuzzer for the core, through the public API.
  *
  * Approach: each round builds one random DAG (inputs of rank 0-4, contiguous or strided views;

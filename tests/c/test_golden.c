@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_golden.c: golden tests of the pass pipeline (graph text -> schedule text).
  *
  * Usage: test_golden DIR. Each .loom file of DIR holds a graph in ir_print_graph's text form (lines

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_gpu.c: the CUDA backend against the host backend (same graphs, same inputs).
  *
  * Approach: each case builds one expression twice, once over host arrays and once over copies of
@@ -10,7 +11,8 @@
  * for which size, and the PTX of both: needs no GPU), float32 division and sqrt bit for bit against
  * the host's IEEE results, and results across a tier-up (the background JIT swapping the code).
  * Without a CUDA driver or GPU it prints "skipped" and exits 77, which ctest reports as skipped (CI has
- * no GPU); `test_gpu --ptx` (ctest test_gpu_ptx) runs the parts that need no GPU.
+ * no GPU); `test_gpu --ptx` (ctest test_gpu_ptx) runs the parts that need no GPU. With LOOM_TEST_GPU=hip
+ * (ctest test_gpu_hip) the same checks run on an AMD GPU, less the CUDA-only ones (PTX, JIT tiers).
  */
 #include <dirent.h>
 #include <math.h>
@@ -40,6 +42,10 @@ static long passed, failed;
   } while (0)
 
 static LoomContext *ctx;
+/* The GPU kind under test: CUDA, or AMD's with LOOM_TEST_GPU=hip (scripts/amd_all.sh; inherited by the
+ * cache children). The CUDA-only parts (PTX, tiers) are skipped for AMD. */
+static LoomDeviceKind gpu = LOOM_DEVICE_CUDA;
+static const char *gpu_label0(void) { return gpu == LOOM_DEVICE_HIP ? "hip:0" : "cuda:0"; }
 
 /* An input node for a (host or device) array: loom_input, or the IR constructor while the frontend
  * accepts host arrays only. */
@@ -101,7 +107,7 @@ static LoomArray host_array(LoomDType t, int ndim, const int64_t *shape, bool po
 static LoomArray to_device(const LoomArray *h) {
   LoomArray d = *h;
   d.data = NULL;
-  d.device = LOOM_DEVICE_CUDA;
+  d.device = gpu;
   d.device_index = 0;
   if (loom_array_alloc(ctx, &d) != LOOM_OK) fprintf(stderr, "alloc: %s\n", loom_last_error(ctx));
   if (loom_array_copy(ctx, &d, h) != LOOM_OK) fprintf(stderr, "copy: %s\n", loom_last_error(ctx));
@@ -151,7 +157,7 @@ static bool compare(const char *what, int nin, LoomArray *hin, Build build, void
     LoomStatus st = loom_eval(gd, 1, &od, &rd);
     CHECK(st == LOOM_OK, "%s gpu: %s", what, loom_last_error(ctx));
     if (st == LOOM_OK && rh.data) {
-      CHECK(rd.device == LOOM_DEVICE_CUDA, "%s: result device", what);
+      CHECK(rd.device == gpu, "%s: result device", what);
       back = rd;
       back.device = LOOM_DEVICE_HOST;
       int64_t n = 1;
@@ -268,7 +274,7 @@ static void test_user_kernels(void) {
     LoomStatus st2 = loom_elementwise_kernel_call(k, 2, din, 1, &dout, -1);
     CHECK(st2 == LOOM_OK, "squared_diff gpu: %s", loom_last_error(ctx));
     if (st == LOOM_OK && st2 == LOOM_OK) {
-      CHECK(dout.device == LOOM_DEVICE_CUDA, "squared_diff: result not on the GPU");
+      CHECK(dout.device == gpu, "squared_diff: result not on the GPU");
       compare_out("squared_diff", &hout, &dout, 1e-6);
     }
     if (st == LOOM_OK) loom_array_free(ctx, &hout);
@@ -541,12 +547,12 @@ static void test_two_devices(void) {
   int64_t n = 1 << 20;
   LoomArray h = host_array(LOOM_FLOAT32, 1, &n, false);
   LoomArray d0 = to_device(&h);
-  LoomArray d1 = {.dtype = LOOM_FLOAT32, .ndim = 1, .shape = {n}, .strides = {1}, .device = LOOM_DEVICE_CUDA,
+  LoomArray d1 = {.dtype = LOOM_FLOAT32, .ndim = 1, .shape = {n}, .strides = {1}, .device = gpu,
                   .device_index = 1};
   CHECK(loom_array_alloc(ctx, &d1) == LOOM_OK, "alloc on device 1: %s", loom_last_error(ctx));
   LoomStream *s0 = NULL;
-  CHECK(loom_stream_create(ctx, LOOM_DEVICE_CUDA, 0, &s0) == LOOM_OK, "stream on device 0");
-  loom_stream_use(ctx, LOOM_DEVICE_CUDA, 0, s0);
+  CHECK(loom_stream_create(ctx, gpu, 0, &s0) == LOOM_OK, "stream on device 0");
+  loom_stream_use(ctx, gpu, 0, s0);
   /* y0 = 3x on device 0 (queued on s0), then copied to device 1 at once */
   LoomGraph *g;
   loom_graph_create(ctx, &g);
@@ -558,7 +564,7 @@ static void test_two_devices(void) {
   CHECK(loom_eval(g, 1, &o, &y0) == LOOM_OK, "3x on device 0: %s", loom_last_error(ctx));
   loom_graph_destroy(g);
   CHECK(loom_array_copy(ctx, &d1, &y0) == LOOM_OK, "device 0 -> 1: %s", loom_last_error(ctx));
-  loom_stream_use(ctx, LOOM_DEVICE_CUDA, 0, NULL);
+  loom_stream_use(ctx, gpu, 0, NULL);
   /* z1 = y + 1 on device 1, back to device 0, then to the host */
   loom_graph_create(ctx, &g);
   LoomNode yi = input(g, &d1), one, z;
@@ -701,6 +707,9 @@ static void test_in_place(void) {
 #define SKIP_STATUS 77
 
 int main(int argc, char **argv) {
+  const char *kind = getenv("LOOM_TEST_GPU");
+  if (kind && !strcmp(kind, "hip")) gpu = LOOM_DEVICE_HIP;
+  bool on_cuda = gpu == LOOM_DEVICE_CUDA;
   if (argc == 3 && !strcmp(argv[1], "--cache-child")) return cache_child(argv[2], CHILD_DESTROY);
   if (argc == 3 && !strcmp(argv[1], "--cache-child-quick")) return cache_child(argv[2], CHILD_QUICK);
   if (argc == 3 && !strcmp(argv[1], "--cache-child-exit")) return cache_child(argv[2], CHILD_EXIT);
@@ -711,28 +720,30 @@ int main(int argc, char **argv) {
   if (!mkdtemp(dir)) return 1;
   setenv("LOOM_CACHE_DIR", dir, 1);
   if (loom_context_create(&ctx) != LOOM_OK) return 1;
-  if (ptx_only) test_vec_ptx();
+  if (ptx_only && on_cuda) test_vec_ptx();
   int32_t ndev = 0;
-  CHECK(loom_device_count(ctx, LOOM_DEVICE_CUDA, &ndev) == LOOM_OK, "count");
+  CHECK(loom_device_count(ctx, gpu, &ndev) == LOOM_OK, "count");
   if (ptx_only || ndev == 0) {
     if (ndev == 0) {
-      LoomArray a = {.dtype = LOOM_FLOAT32, .ndim = 1, .shape = {4}, .device = LOOM_DEVICE_CUDA};
+      LoomArray a = {.dtype = LOOM_FLOAT32, .ndim = 1, .shape = {4}, .device = gpu};
       LoomStatus st = loom_array_alloc(ctx, &a);
-      CHECK(st == LOOM_ERR_UNSUPPORTED && strstr(loom_last_error(ctx), "CUDA"), "no driver: %s", loom_last_error(ctx));
+      CHECK(st == LOOM_ERR_UNSUPPORTED && strstr(loom_last_error(ctx), gpu == LOOM_DEVICE_HIP ? "AMD" : "CUDA"),
+            "no driver: %s", loom_last_error(ctx));
     }
     if (ptx_only) printf("test_gpu --ptx: %ld passed, %ld failed\n", passed, failed);
-    else printf("test_gpu: skipped (no CUDA driver or device: %s); %ld passed, %ld failed\n", loom_last_error(ctx), passed, failed);
+    else printf("test_gpu: skipped (no %s driver or device: %s); %ld passed, %ld failed\n", on_cuda ? "CUDA" : "AMD",
+                loom_last_error(ctx), passed, failed);
     loom_context_destroy(ctx);
     rmdir(dir);
     return failed ? 1 : ptx_only ? 0 : SKIP_STATUS;
   }
-  test_vec_ptx();
+  if (on_cuda) test_vec_ptx();
 
   test_vec_entries();
   test_ieee_div_sqrt();
-  test_tier_swap();
+  if (on_cuda) test_tier_swap();
   if (ndev >= 2) test_two_devices();
-  else printf("test_gpu: one CUDA device: copies between devices not tested\n");
+  else printf("test_gpu: one GPU: copies between devices not tested\n");
   /* every unary op on float32, float64, int32, bool */
   LoomDType udt[4] = {LOOM_FLOAT32, LOOM_FLOAT64, LOOM_INT32, LOOM_FLOAT16};
   int64_t sh1[1] = {1003};
@@ -877,10 +888,10 @@ int main(int argc, char **argv) {
   {
     RtPoolStats before, after;
     Diag d = {.status = LOOM_OK};
-    const RtDevice *cuda = rt_device(LOOM_DEVICE_CUDA);
+    const RtDevice *cuda = rt_device(gpu);
     cuda->pool_stats(ctx, 0, &before, &d);
     for (int i = 0; i < 4; i++) {
-      LoomArray a = {.dtype = LOOM_FLOAT32, .ndim = 1, .shape = {12345}, .device = LOOM_DEVICE_CUDA};
+      LoomArray a = {.dtype = LOOM_FLOAT32, .ndim = 1, .shape = {12345}, .device = gpu};
       CHECK(loom_array_alloc(ctx, &a) == LOOM_OK && a.data, "alloc");
       loom_array_free(ctx, &a);
     }
@@ -893,12 +904,12 @@ int main(int argc, char **argv) {
   {
     LoomStream *st = NULL;
     LoomEvent *e0 = NULL, *e1 = NULL;
-    CHECK(loom_stream_create(ctx, LOOM_DEVICE_CUDA, 0, &st) == LOOM_OK && st, "stream: %s", loom_last_error(ctx));
+    CHECK(loom_stream_create(ctx, gpu, 0, &st) == LOOM_OK && st, "stream: %s", loom_last_error(ctx));
     CHECK(loom_stream_handle(st) != NULL, "stream handle");
-    CHECK(loom_event_create(ctx, LOOM_DEVICE_CUDA, 0, &e0) == LOOM_OK, "event: %s", loom_last_error(ctx));
-    CHECK(loom_event_create(ctx, LOOM_DEVICE_CUDA, 0, &e1) == LOOM_OK, "event: %s", loom_last_error(ctx));
-    CHECK(loom_stream_use(ctx, LOOM_DEVICE_CUDA, 0, st) == LOOM_OK, "use: %s", loom_last_error(ctx));
-    CHECK(rt_device(LOOM_DEVICE_CUDA)->current_stream(ctx, 0) != NULL, "current stream set");
+    CHECK(loom_event_create(ctx, gpu, 0, &e0) == LOOM_OK, "event: %s", loom_last_error(ctx));
+    CHECK(loom_event_create(ctx, gpu, 0, &e1) == LOOM_OK, "event: %s", loom_last_error(ctx));
+    CHECK(loom_stream_use(ctx, gpu, 0, st) == LOOM_OK, "use: %s", loom_last_error(ctx));
+    CHECK(rt_device(gpu)->current_stream(ctx, 0) != NULL, "current stream set");
     /* a split reduction and a multi-kernel graph on the stream, timed by events on it */
     int64_t sz[1] = {300000};
     LoomArray h = host_array(LOOM_FLOAT32, 1, sz, false);
@@ -929,41 +940,41 @@ int main(int argc, char **argv) {
     loom_graph_destroy(g);
     /* a stream of another device or kind is refused */
     CHECK(loom_stream_use(ctx, LOOM_DEVICE_HOST, 0, st) == LOOM_ERR_INVALID_ARGUMENT, "host use of a CUDA stream");
-    CHECK(loom_stream_use(ctx, LOOM_DEVICE_CUDA, 0, NULL) == LOOM_OK, "back to default");
-    CHECK(rt_device(LOOM_DEVICE_CUDA)->current_stream(ctx, 0) == NULL, "current stream cleared");
+    CHECK(loom_stream_use(ctx, gpu, 0, NULL) == LOOM_OK, "back to default");
+    CHECK(rt_device(gpu)->current_stream(ctx, 0) == NULL, "current stream cleared");
     /* destroying the current stream unsets it */
-    CHECK(loom_stream_use(ctx, LOOM_DEVICE_CUDA, 0, st) == LOOM_OK, "use again");
+    CHECK(loom_stream_use(ctx, gpu, 0, st) == LOOM_OK, "use again");
     loom_event_destroy(ctx, e0);
     loom_event_destroy(ctx, e1);
     loom_stream_destroy(ctx, st);
-    CHECK(rt_device(LOOM_DEVICE_CUDA)->current_stream(ctx, 0) == NULL, "destroyed stream unset");
+    CHECK(rt_device(gpu)->current_stream(ctx, 0) == NULL, "destroyed stream unset");
     LoomEvent *eu = NULL, *ev = NULL;
-    loom_event_create(ctx, LOOM_DEVICE_CUDA, 0, &eu);
-    loom_event_create(ctx, LOOM_DEVICE_CUDA, 0, &ev);
+    loom_event_create(ctx, gpu, 0, &eu);
+    loom_event_create(ctx, gpu, 0, &ev);
     CHECK(loom_event_elapsed_ms(ctx, eu, ev, &ms) == LOOM_ERR_INVALID_ARGUMENT, "unrecorded events");
     loom_event_destroy(ctx, eu);
     loom_event_destroy(ctx, ev);
     /* pool figures: used grows by the class size, free_all_blocks leaves total == used */
     LoomPoolStats p0, p1, p2;
-    CHECK(loom_pool_stats(ctx, LOOM_DEVICE_CUDA, 0, &p0) == LOOM_OK, "pool stats: %s", loom_last_error(ctx));
-    LoomArray a = {.dtype = LOOM_FLOAT32, .ndim = 1, .shape = {1 << 20}, .device = LOOM_DEVICE_CUDA};
+    CHECK(loom_pool_stats(ctx, gpu, 0, &p0) == LOOM_OK, "pool stats: %s", loom_last_error(ctx));
+    LoomArray a = {.dtype = LOOM_FLOAT32, .ndim = 1, .shape = {1 << 20}, .device = gpu};
     CHECK(loom_array_alloc(ctx, &a) == LOOM_OK, "alloc");
-    loom_pool_stats(ctx, LOOM_DEVICE_CUDA, 0, &p1);
+    loom_pool_stats(ctx, gpu, 0, &p1);
     CHECK(p1.used_bytes >= p0.used_bytes + (4u << 20) && p1.total_bytes >= p1.used_bytes, "used %llu -> %llu",
           (unsigned long long)p0.used_bytes, (unsigned long long)p1.used_bytes);
     loom_array_free(ctx, &a);
-    CHECK(loom_pool_free_all_blocks(ctx, LOOM_DEVICE_CUDA, 0) == LOOM_OK, "free_all: %s", loom_last_error(ctx));
-    loom_pool_stats(ctx, LOOM_DEVICE_CUDA, 0, &p2);
+    CHECK(loom_pool_free_all_blocks(ctx, gpu, 0) == LOOM_OK, "free_all: %s", loom_last_error(ctx));
+    loom_pool_stats(ctx, gpu, 0, &p2);
     CHECK(p2.total_bytes == p2.used_bytes && p2.used_bytes == p0.used_bytes - 0, "after free_all: used %llu total %llu",
           (unsigned long long)p2.used_bytes, (unsigned long long)p2.total_bytes);
-    CHECK(loom_stream_create(ctx, LOOM_DEVICE_CUDA, ndev, &st) == LOOM_ERR_INVALID_ARGUMENT, "stream on a missing device");
+    CHECK(loom_stream_create(ctx, gpu, ndev, &st) == LOOM_ERR_INVALID_ARGUMENT, "stream on a missing device");
     loom_array_free(ctx, &dv);
     free(h.data);
   }
 
   /* device errors: a missing device, mixed devices */
   {
-    LoomArray a = {.dtype = LOOM_FLOAT32, .ndim = 1, .shape = {4}, .device = LOOM_DEVICE_CUDA, .device_index = ndev};
+    LoomArray a = {.dtype = LOOM_FLOAT32, .ndim = 1, .shape = {4}, .device = gpu, .device_index = ndev};
     CHECK(loom_array_alloc(ctx, &a) == LOOM_ERR_INVALID_ARGUMENT, "missing device: %s", loom_last_error(ctx));
     int64_t s4[1] = {4};
     LoomArray h = host_array(LOOM_FLOAT32, 1, s4, false);
@@ -974,7 +985,7 @@ int main(int argc, char **argv) {
     loom_binary(g, LOOM_OP_ADD, x, y, &z);
     LoomArray o;
     memset(&o, 0, sizeof o);
-    CHECK(loom_eval(g, 1, &z, &o) == LOOM_ERR_INVALID_ARGUMENT && strstr(loom_last_error(ctx), "cuda:0") &&
+    CHECK(loom_eval(g, 1, &z, &o) == LOOM_ERR_INVALID_ARGUMENT && strstr(loom_last_error(ctx), gpu_label0()) &&
               strstr(loom_last_error(ctx), "host:0"),
           "mixed devices: %s", loom_last_error(ctx));
     loom_graph_destroy(g);
@@ -1007,7 +1018,7 @@ int main(int argc, char **argv) {
   char sub3[256];
   snprintf(sub3, sizeof sub3, "%s/z", dir);
   mkdir(sub3, 0700);
-  for (int round = 0; round < 5; round++) {
+  for (int round = 0; round < (on_cuda ? 5 : 0); round++) { /* tiers: CUDA's */
     static const char *const mode[5] = {"--cache-child-quick", "--cache-child", "--cache-child", "--cache-child-exit",
                                         "--cache-child"};
     pid_t pid = fork();

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_gpu_complex.c: complex64, complex128 and bfloat16 on the CUDA backend against the host backend
  * (the same graphs over the same inputs), and the PTX of their kernels.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_gpu_layer.c: the shared GPU device layer (runtime/gpu/) over a mock driver (gpu_mock.h), no GPU.
  *
  * Cases: pool reuse and trim; copies host <-> device, device <-> device and peer; streams and events (the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_ir.c: the graph IR and kernel IR: print/parse round trips, hash-consing, shape and axis errors,
  * slicing, the verifier, and allocation-failure injection through the pluggable allocator.
  * Links loom_internal; needs no runtime (the context is built by hand). */

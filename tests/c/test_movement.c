@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_movement.c: views (broadcast_to, reshape, permute, slice, expand_dims, squeeze), their
  * compositions with elementwise ops, evaluation into caller-given strided and aliasing outputs,
  * 0-d arrays and empty shapes.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_ops.c: every elementwise op of ops_public.def on every dtype it accepts, through the public API.
  *
  * Approach: for each (op, dtype) one graph applies the op to a 1-D array of edge values (for binary

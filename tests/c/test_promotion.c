@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_promotion.c: NumPy 2 dtype promotion, the per-op dtype rules, NEP 50 weak scalars and the
  * reduction result dtypes. Links loom_internal; the context is built by hand (no runtime needed). */
 #include <stdio.h>

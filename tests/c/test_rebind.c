@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_rebind.c: graph reuse through loom_input_rebind / loom_input_rebind_many.
  *
  * A graph is built once on some arrays, then pointed at other arrays (new data, other strides) and

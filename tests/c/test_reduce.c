@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_reduce.c: reductions through the public API against loops written here.
  *
  * Approach: one checker (check_reduce) builds input -> [view] -> reduce, evaluates it, and compares

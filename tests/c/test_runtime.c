@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_runtime.c: the host runtime: thread pool, kernel cache, schedule dispatch, loom_eval.
  *
  * Approach: the pool, the cache and the schedule runner are tested against a fake CgTarget whose
@@ -963,15 +964,16 @@ static void test_host_streams(void) {
 
 /* ---- device tables --------------------------------------------------------------------------------------
  * Every device kind of this build fills its whole table (device.h): a missing function would crash the
- * first caller, on a machine this test may never see (CUDA's is checked here without a GPU). */
+ * first caller, on a machine this test may never see (CUDA's and HIP's are checked here without a GPU). */
 static void test_device_tables(void) {
-  const RtDevice *host = rt_device(LOOM_DEVICE_HOST), *cuda = rt_device(LOOM_DEVICE_CUDA);
+  const RtDevice *host = rt_device(LOOM_DEVICE_HOST), *cuda = rt_device(LOOM_DEVICE_CUDA), *hip = rt_device(LOOM_DEVICE_HIP);
   CHECK(host && host->kind == LOOM_DEVICE_HOST && !strcmp(host->name, "host") && host->binary == CG_BINARY_HOST);
   CHECK(cuda && cuda->kind == LOOM_DEVICE_CUDA && !strcmp(cuda->name, "cuda") && cuda->binary == CG_BINARY_PTX);
-  CHECK(rt_device(LOOM_DEVICE_HIP) == NULL && rt_device((LoomDeviceKind)7) == NULL && rt_device((LoomDeviceKind)-1) == NULL);
-  const RtDevice *both[2] = {host, cuda};
-  for (int i = 0; i < 2 && both[i]; i++) {
-    const RtDevice *t = both[i];
+  CHECK(hip && hip->kind == LOOM_DEVICE_HIP && !strcmp(hip->name, "hip") && hip->binary == CG_BINARY_AMDGPU);
+  CHECK(rt_device((LoomDeviceKind)7) == NULL && rt_device((LoomDeviceKind)-1) == NULL);
+  const RtDevice *all[3] = {host, cuda, hip};
+  for (int i = 0; i < 3 && all[i]; i++) {
+    const RtDevice *t = all[i];
     CHECK(t->open && t->count && t->close && t->synchronize && t->alloc && t->free && t->pool_stats && t->pool_trim &&
           t->copy && t->stream_create && t->stream_destroy && t->stream_synchronize && t->stream_use &&
           t->current_stream && t->stream_handle && t->event_create && t->event_destroy && t->event_record &&
@@ -983,17 +985,34 @@ static void test_device_tables(void) {
   CHECK(!cuda->write_strided && cuda->settle && cuda->dump_code && cuda->raw_sniff && cuda->raw_create &&
         cuda->raw_destroy && cuda->raw_text && cuda->raw_load && cuda->raw_launch &&
         (cuda->raw_formats & (1u << LOOM_RAW_PTX)) && (cuda->raw_formats & (1u << LOOM_RAW_CUBIN)));
+  CHECK(hip && !hip->write_strided && hip->settle && hip->dump_code && hip->raw_sniff && hip->raw_create &&
+        hip->raw_destroy && hip->raw_text && hip->raw_load && hip->raw_launch &&
+        (hip->raw_formats & (1u << LOOM_RAW_HSACO)) && (hip->raw_formats & (1u << LOOM_RAW_LLVM_IR)));
   CHECK(rt_device_for_binary(CG_BINARY_PTX) == cuda && rt_device_for_binary(CG_BINARY_HOST) == host &&
-        rt_device_for_binary(CG_BINARY_AMDGPU) == NULL);
+        rt_device_for_binary(CG_BINARY_AMDGPU) == hip);
   const char ptx[] = ".version 7.8\n.target sm_90\n.visible .entry k(.param .u64 p)\n{ ret; }\n";
   LoomRawFormat f = LOOM_RAW_AUTO;
   CHECK(rt_device_for_raw(&f, ptx, sizeof ptx - 1) == cuda && f == LOOM_RAW_PTX);
   f = LOOM_RAW_CUBIN;
   CHECK(rt_device_for_raw(&f, "\177ELF", 4) == cuda && f == LOOM_RAW_CUBIN);
+  /* AMD code: an ELF of machine EM_AMDGPU (224), LLVM IR for amdgcn (given as LLVM IR or sniffed) */
+  unsigned char hsaco[64] = {0x7f, 'E', 'L', 'F', 2, 1, 1, 64};
+  hsaco[18] = 224;
+  f = LOOM_RAW_AUTO;
+  CHECK(rt_device_for_raw(&f, hsaco, sizeof hsaco) == hip && f == LOOM_RAW_HSACO);
+  const char amd_ir[] = "target triple = \"amdgcn-amd-amdhsa\"\ndefine amdgpu_kernel void @k() {\n  ret void\n}\n";
+  const char nv_ir[] = "target triple = \"nvptx64-nvidia-cuda\"\ndefine void @k() {\n  ret void\n}\n";
+  f = LOOM_RAW_AUTO;
+  CHECK(rt_device_for_raw(&f, amd_ir, sizeof amd_ir - 1) == hip && f == LOOM_RAW_LLVM_IR);
+  f = LOOM_RAW_LLVM_IR;
+  CHECK(rt_device_for_raw(&f, amd_ir, sizeof amd_ir - 1) == hip && f == LOOM_RAW_LLVM_IR);
+  f = LOOM_RAW_LLVM_IR;
+  CHECK(rt_device_for_raw(&f, nv_ir, sizeof nv_ir - 1) == cuda && f == LOOM_RAW_LLVM_IR);
   char buf[64];
-  CHECK(!strcmp(rt_device_kinds(buf, sizeof buf), "host, cuda"));
+  CHECK(!strcmp(rt_device_kinds(buf, sizeof buf), "host, cuda, hip"));
   CHECK(!strcmp(rt_device_label(buf, sizeof buf, LOOM_DEVICE_CUDA, 1), "cuda:1"));
-  CHECK(!strcmp(rt_device_label(buf, sizeof buf, LOOM_DEVICE_HIP, 0), "device kind 2:0"));
+  CHECK(!strcmp(rt_device_label(buf, sizeof buf, LOOM_DEVICE_HIP, 0), "hip:0"));
+  CHECK(!strcmp(rt_device_label(buf, sizeof buf, (LoomDeviceKind)7, 0), "device kind 7:0"));
 }
 
 int main(void) {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_snippet.c: the snippet front end (frontend/snippet*.c) and the typed snippet IR (ir/snippet.c).
  *
  * Approach: compile CuPy's user-guide kernels and compare the printed IR with text written by hand;

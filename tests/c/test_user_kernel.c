@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_user_kernel.c: user kernels end to end (runtime/user_kernel.c, codegen/snippet.c) on the host.
  *
  * Approach: CuPy's user-guide examples (squared difference with concrete and generic types, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz_bundle: libFuzzer target for the bundle loader (runtime/bundle_format.c, bundle_hostimg.c): the
  * code that reads untrusted bundle files in libloom and libloomrt.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz_snippet.c: libFuzzer target for the snippet front end (frontend/snippet*.c, ir/snippet.c).
  *
  * Approach: the input is split at the first two 0x01 bytes into (params, preamble, operation); the

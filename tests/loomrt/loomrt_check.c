@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* loomrt_check: a C program linked ONLY against libloomrt (no libloom, no LLVM: the loomrt_no_llvm test
  * checks its ELF dependencies and ldd). It opens the bundle loomc made from tests/loomrt/kernels.loom in
  * the same ctest run, runs every entry on the host and compares with references computed here in

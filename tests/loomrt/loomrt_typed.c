@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* loomrt_typed: the typed C functions `loomc --emit-c` wrote for tests/loomrt/kernels.loom (built into
  * this program with the bundle embedded), called like any C function; linked only against libloomrt.
  * Results are checked against loops written here. */

@@ -193,7 +193,7 @@ def test_layouts_and_scalars(tmp_path):
         assert tag in text, (tag, text)
 
 
-GPU = loom.cuda.is_available()
+GPU = loom.cuda.is_available() and not loom.cuda.runtime.is_hip  # NVIDIA (AMD: test_amd_gpu_bundle)
 
 
 def _ptxas():
@@ -243,6 +243,38 @@ def test_gpu_bundle(tmp_path):
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout.strip().splitlines()[-1])
     assert out["device"] == [1, 0], out
+    assert out["axpb_exact"] and out["softmax_rel"] < 2e-5, out
+    assert out["compiled"] == 0, out
+    assert "is not in the loaded bundles" in out["unbundled"], out
+
+
+AMD_GPU = loom.cuda._gpu_count() > 0 and loom.cuda.runtime.is_hip
+
+
+def test_amd_code_objects_in_a_bundle(tmp_path):
+    """gfx targets: python -m loom.aot bundles an AMD code object per kernel and chip (no GPU needed);
+    the description lists them and every checksum holds."""
+    (tmp_path / "kernels.py").write_text(KERNELS)
+    r = _run(["-m", "loom.aot", "kernels.py", "-o", "a.lbun", "-t", "host,gfx942,gfx1100", "-j", "2", "-q"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    text = loom.aot.describe(tmp_path / "a.lbun")
+    for name in ("gfx942", "gfx1100", "AMDGPU code object", "all checksums correct", "softmax", "l2norm"):
+        assert name in text, (name, text)
+
+
+@pytest.mark.skipif(not AMD_GPU, reason="no AMD GPU visible to loom (scripts/amd_all.sh)")
+def test_amd_gpu_bundle(tmp_path):
+    """A bundle's code object for the device's gfx runs @loom.fuse calls on the AMD GPU: 0 compiles."""
+    gfx = "gfx" + loom.cuda.Device(0).compute_capability
+    (tmp_path / "kernels.py").write_text(KERNELS)
+    r = _run(["-m", "loom.aot", "kernels.py", "-o", "a.lbun", "-t", f"host,{gfx}", "-q"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    (tmp_path / "use.py").write_text(GPU_USE)
+    import json
+    r = _run(["use.py", "a.lbun"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    assert out["device"] == [2, 0], out
     assert out["axpb_exact"] and out["softmax_rel"] < 2e-5, out
     assert out["compiled"] == 0, out
     assert "is not in the loaded bundles" in out["unbundled"], out

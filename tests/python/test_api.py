@@ -61,7 +61,12 @@ def test_methods():
     assert complex(loom.ones(())) == 1
     with pytest.raises(ValueError):
         bool(loom.ones(3))
-    assert repr(loom.arange(3)) == repr(np.arange(3))
+    r = loom.arange(3)
+    loom.eval(r)
+    assert repr(r) == repr(np.arange(3))
+    pending = loom.arange(3) * 2
+    assert pending._lazy and repr(pending) == repr(np.arange(3) * 2) + "  # was pending: evaluated by repr"
+    assert repr(pending) == repr(np.arange(3) * 2)  # evaluated now
     assert str(loom.arange(3.0)) == str(np.arange(3.0))
     check(loom.expand_dims(la, 1), np.expand_dims(a, 1))
     check(loom.broadcast_to(loom.arange(3), (2, 3)), np.broadcast_to(np.arange(3), (2, 3)))

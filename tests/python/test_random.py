@@ -10,6 +10,13 @@ import pytest
 import loom
 import loom.random as lr
 
+@pytest.fixture(autouse=True)
+def _fresh_graph():
+    """Each test leaves no pending graph behind (see test_array_api.py)."""
+    yield
+    loom._core.flush()
+
+
 M32 = 0xFFFFFFFF
 
 
@@ -213,3 +220,6 @@ def test_gpu_stream_is_the_hosts():
     h = lr.default_rng(79).random(1000).get()
     with loom.cuda.Device(0):
         assert numpy.array_equal(lr.default_rng(79).random(1000).get(), h)
+    hp = lr.default_rng(80).permutation(100).get()
+    with loom.cuda.Device(0):
+        assert numpy.array_equal(lr.default_rng(80).permutation(100).get(), hp)

@@ -122,7 +122,11 @@ def _lib():
     global _libloom
     if _libloom is None:
         here = os.path.dirname(os.path.abspath(_core.__file__))
-        lib = ctypes.CDLL(os.path.join(here, "libloom.so"))  # the one _core is linked to (same file)
+        # the one _core is linked to (same file), installed under its soname (libloom.so.MAJOR.MINOR)
+        names = sorted((f for f in os.listdir(here) if re.fullmatch(r"libloom\.so(\.[0-9]+)*", f)), key=len)
+        if not names:
+            raise ImportError(f"loom.aot: no libloom.so* next to {_core.__file__}")
+        lib = ctypes.CDLL(os.path.join(here, names[0]))
         vp, i32, cp = ctypes.c_void_p, ctypes.c_int32, ctypes.c_char_p
         sigs = {
             "loom_last_error": (cp, [vp]),

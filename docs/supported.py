@@ -1,0 +1,189 @@
+# SPDX-License-Identifier: Apache-2.0
+"""supported.py: the generated pages of the documentation, by introspecting the installed `loom`
+against `numpy` (docs/conf.py runs it at every build; `python docs/supported.py OUTDIR` by hand).
+
+supported.md: every public function and ufunc of numpy, numpy.linalg and numpy.ndarray, with what
+loom does on each backend. A name's status comes from, in order:
+  1. the loom object's `__loom_backends__` attribute, if the implementation declares one: a dict
+     {"host": status, "cuda": status} (the way to state what introspection cannot see);
+  2. `numpy`, when the loom function hands the work to NumPy (its code calls loom's `_host` helper,
+     or calls `numpy` on arrays it brought to the host with `_np`/`asnumpy`; for an ndarray method,
+     also the loom functions it delegates to): computed by NumPy on the host, GPU arrays copied
+     there and back. A function that does so only in some forms is not caught: declare it (1.);
+  3. `fused`, when NumPy's object is a ufunc: an elementwise op that fuses with its neighbours;
+  4. `kernel`, any other loom implementation: lazy graph nodes run as loom kernels or views.
+api_functions.md: autodoc entries for every public function and class of the loom namespace.
+"""
+import inspect
+import os
+import sys
+
+STATUS_TEXT = {
+    "fused": ("fused", "fused"),
+    "kernel": ("kernel", "kernel"),
+    "numpy": ("NumPy", "NumPy (host copy)"),
+    None: ("—", "—"),
+}
+
+
+def public_callables(module, names=None):
+    names = names if names is not None else getattr(module, "__all__", None) or dir(module)
+    out = {}
+    for n in names:
+        if n.startswith("_"):
+            continue
+        obj = getattr(module, n, None)
+        if obj is None or inspect.ismodule(obj) or isinstance(obj, type) or not callable(obj):
+            continue
+        out[n] = obj
+    return out
+
+
+def _code_names(obj):
+    code = getattr(obj, "__code__", None)
+    if not hasattr(code, "co_names"):
+        return set()
+    names = set(code.co_names)
+    for const in code.co_consts:  # lambdas and nested functions
+        if hasattr(const, "co_names"):
+            names |= set(const.co_names)
+    return names
+
+
+def _callees(obj, names):
+    """The loom functions obj's code names: globals, and attributes of loom modules (_mod.fn)."""
+    g = getattr(obj, "__globals__", {})
+    out = []
+    for n in names:
+        v = g.get(n)
+        if inspect.ismodule(v) and v.__name__.startswith("loom"):
+            out += [getattr(v, a) for a in names if inspect.isfunction(getattr(v, a, None))]
+        elif inspect.isfunction(v) and v.__module__.startswith("loom"):
+            out.append(v)
+    return out
+
+
+def hands_to_numpy(obj, depth):
+    """obj's code (or, for a thin wrapper, a loom function it calls) hands the arrays to NumPy."""
+    names = _code_names(obj)
+    if "_host" in names or ("numpy" in names and bool(names & {"_np", "asnumpy"})):
+        return True
+    return depth > 0 and any(hands_to_numpy(f, depth - 1) for f in _callees(obj, names) if f is not obj)
+
+
+def status(loom_obj, np_obj):
+    if loom_obj is None:
+        return None, None
+    declared = getattr(loom_obj, "__loom_backends__", None)
+    if isinstance(declared, dict):
+        return declared.get("host"), declared.get("cuda")
+    if hands_to_numpy(loom_obj, depth=0):  # a function: its own code (where(cond) alone is not where)
+        return "numpy", "numpy"
+    import numpy
+
+    if isinstance(np_obj, numpy.ufunc):
+        return "fused", "fused"
+    return "kernel", "kernel"
+
+
+def cell(kind, which):
+    text = STATUS_TEXT.get(kind)
+    return text[which] if text else str(kind)
+
+
+def table(rows):
+    lines = ["| name | host | CUDA |", "| --- | --- | --- |"]
+    for name, (h, c) in rows:
+        lines.append(f"| `{name}` | {cell(h, 0)} | {cell(c, 1)} |")
+    return "\n".join(lines)
+
+
+def section(title, np_module, loom_module, prefix):
+    np_funcs = public_callables(np_module)
+    rows = []
+    for n in sorted(np_funcs):
+        lo = getattr(loom_module, n, None) if loom_module is not None else None
+        rows.append((prefix + n, status(lo, np_funcs[n])))
+    have = sum(1 for _, (h, _c) in rows if h is not None)
+    return have, len(rows), f"## {title}\n\n{have} of {len(rows)} names.\n\n{table(rows)}\n"
+
+
+def ndarray_section(np_mod, loom):
+    names = sorted(n for n in dir(np_mod.ndarray) if not n.startswith("_"))
+    rows = []
+    for n in names:
+        lo = getattr(loom.ndarray, n, None)
+        if lo is None:
+            rows.append((n, (None, None)))
+        else:
+            kind = "numpy" if hands_to_numpy(lo, depth=2) else "kernel"  # methods delegate
+            declared = getattr(lo, "__loom_backends__", None)
+            rows.append((n, (declared.get("host"), declared.get("cuda")) if isinstance(declared, dict) else (kind, kind)))
+    have = sum(1 for _, (h, _c) in rows if h is not None)
+    return have, len(rows), f"## `ndarray` methods and attributes\n\n{have} of {len(rows)} names.\n\n{table(rows)}\n"
+
+
+def supported_page(loom, numpy):
+    parts, total_have, total = [], 0, 0
+    for title, np_mod, lo_mod, prefix in [
+        ("`numpy` functions and ufuncs", numpy, loom, ""),
+        ("`numpy.linalg`", numpy.linalg, getattr(loom, "linalg", None), "linalg."),
+    ]:
+        h, n, text = section(title, np_mod, lo_mod, prefix)
+        total_have, total = total_have + h, total + n
+        parts.append(text)
+    h, n, text = ndarray_section(numpy, loom)
+    parts.append(text)
+    extras = sorted(n for n in public_callables(loom) if not hasattr(numpy, n))
+    head = f"""# Supported functions
+
+Generated from loom {loom.__version__} against NumPy {numpy.__version__} by `docs/supported.py`
+(introspection, so it follows the code): {total_have} of {total} NumPy functions and ufuncs, and
+{h} of {n} `ndarray` members. CuPy's API follows NumPy's names, so the same table answers for CuPy code.
+
+| status | meaning |
+| --- | --- |
+| fused | an elementwise op: lazy, fused with its neighbours into one kernel |
+| kernel | implemented by loom: lazy graph nodes run as loom kernels (reductions, `where`, creation) or views |
+| NumPy | computed by NumPy on the host; on a GPU the arrays are copied to the host and back |
+| — | not implemented: calling NumPy's function on a loom array goes through `__array_function__` only where loom implements it |
+
+Beyond NumPy's names, loom has: {", ".join(f"`{x}`" for x in extras)}.
+
+"""
+    return head + "\n".join(parts)
+
+
+def api_page(loom):
+    funcs = public_callables(loom)
+    classes = sorted(n for n in dir(loom) if not n.startswith("_") and isinstance(getattr(loom, n), type)
+                     and getattr(getattr(loom, n), "__module__", "").startswith("loom"))
+    lines = ["# The `loom` namespace", "",
+             "Generated by `docs/supported.py` from the installed package: every public class and function.",
+             "", "## Classes", "", "```{eval-rst}"]
+    for n in classes:
+        lines += [f".. autoclass:: loom.{n}", "   :members:", ""]
+    lines += ["```", "", "## Functions", "", "```{eval-rst}"]
+    for n in sorted(funcs):
+        if getattr(funcs[n], "__module__", "").startswith("loom"):
+            lines += [f".. autofunction:: loom.{n}", ""]
+    lines += ["```", ""]
+    return "\n".join(lines)
+
+
+def generate(outdir):
+    import numpy
+
+    import loom
+
+    os.makedirs(outdir, exist_ok=True)
+    for name, text in (("supported.md", supported_page(loom, numpy)), ("api_functions.md", api_page(loom))):
+        path = os.path.join(outdir, name)
+        old = open(path).read() if os.path.exists(path) else None
+        if old != text:  # unchanged files keep their time stamps (Sphinx rebuilds less)
+            with open(path, "w") as f:
+                f.write(text)
+
+
+if __name__ == "__main__":
+    generate(sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "_generated"))

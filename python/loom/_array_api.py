@@ -1,0 +1,562 @@
+"""_array_api.py: loom as an array API namespace (the standard, version 2024.12).
+
+Loom itself is the namespace (`x.__array_namespace__()` is the `loom` module), as NumPy 2 is for its
+arrays: the standard's names and keywords fit beside the CuPy/NumPy ones (array API keywords are
+keyword-only, positional parameters keep NumPy's order), so one module serves both and no second set
+of array types or wrappers is needed. This module adds what the CuPy-compatible layer lacks:
+- the inspection namespace (`__array_namespace_info__`: devices = the host and each GPU, default
+  dtypes, dtypes by kind, capabilities) and `isdtype`, `finfo`, `iinfo`;
+- array attributes `__array_namespace__`, `mT`, `to_device`, and `device` that tells the host from
+  GPU 0 when a GPU is present (on a machine without one the host is CuPy's stand-in Device(0));
+- the standard's names for existing functions (acos, pow, concat, permute_dims, bitwise_invert, ...)
+  and its keywords (device= on creation functions, copy= of asarray/astype/reshape, correction= of
+  std/var, min=/max= of clip) as thin adapters around loom's own functions;
+- the functions the layer does not have yet (on the device where loom's graph ops express them:
+  vecdot, tril/triu, meshgrid, flip, take, diff, unstack, logaddexp, signbit, matrix_transpose; on a
+  host copy through NumPy otherwise: tensordot, repeat, roll, tile, take_along_axis, nextafter).
+Sorting, searching, sets and cumulative sums live in _sorting.py.
+
+`export(namespace)` puts the names into loom's namespace; a name the CuPy layer already defines is
+kept (its version wins) unless this module adapts it (ADAPTED: a wrapper that adds keywords and calls
+the CuPy layer's function).
+"""
+import builtins
+import inspect
+import math
+import operator
+
+import numpy
+
+from . import _core, cuda
+from ._common import _cur, _norm_axis, _shape_tuple, _from_numpy, _BF16, _OPS
+from ._ndarray import ndarray, _host
+
+__array_api_version__ = "2024.12"
+_HOST, _CUDA = 0, 1
+_MAX_RANK = 16  # LOOM_MAX_RANK (include/loom/loom.h)
+
+
+# ---- devices -----------------------------------------------------------------------------------------------
+class HostDevice:
+    """The host CPU as an array API device (loom.cpu) when GPUs are present; equal to itself only."""
+
+    def __eq__(self, other):
+        return isinstance(other, HostDevice)
+
+    def __hash__(self):
+        return hash("loom.cpu")
+
+    def __repr__(self):
+        return "loom.cpu"
+
+
+cpu = HostDevice()
+
+
+def _device_obj(key):
+    """The device object of an array's (kind, index): a cuda.Device for GPUs and, on a machine without
+    a GPU, for the host (CuPy's stand-in Device(0)); loom.cpu for the host beside GPUs."""
+    if key[0] == _HOST and cuda.is_available():
+        return cpu
+    return cuda._device_of(key)
+
+
+def _device_key(device):
+    """(kind, index) of an array API device argument (a device object, "cpu", or an int GPU id)."""
+    if isinstance(device, HostDevice) or (isinstance(device, str) and device.lower() == "cpu"):
+        return (_HOST, 0)
+    if isinstance(device, cuda.Device) or isinstance(device, (int, numpy.integer)):
+        i = operator.index(device) if not isinstance(device, cuda.Device) else device.id
+        if not cuda.is_available():
+            if i != 0:
+                raise ValueError(f"device {i}: this machine has no GPU; the only device is the host (Device(0))")
+            return (_HOST, 0)
+        return (_CUDA, i)
+    raise ValueError(f"{device!r} is not a loom device (use x.device, loom.cpu, a loom.cuda.Device, or "
+                     "one of __array_namespace_info__().devices())")
+
+
+def _move(x, key):
+    return x if x._device == tuple(key) else _core.to_device(x, *key)
+
+
+def _on(device, fn, *args, **kw):
+    """fn(*args, **kw) creating its result on `device` (None: the current one)."""
+    if device is None:
+        return fn(*args, **kw)
+    key = _device_key(device)
+    if key[0] == _CUDA:
+        with cuda.Device(key[1]):
+            return _move(fn(*args, **kw), key)
+    return _move(fn(*args, **kw), key)
+
+
+def _to_device(self, device, /, *, stream=None):
+    """A copy of the array on `device` (itself when it is already there)."""
+    return _move(self, _device_key(device))
+
+
+# ---- inspection ----------------------------------------------------------------------------------------------
+_KIND_NAMES = ("bool", "signed integer", "unsigned integer", "integral", "real floating",
+               "complex floating", "numeric")
+_STANDARD_DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+                    "float32", "float64", "complex64", "complex128")
+
+
+def _as_dtype(d):
+    if isinstance(d, ndarray):
+        return d.dtype
+    return numpy.dtype(d)
+
+
+def isdtype(dtype, kind):
+    """Whether dtype is of kind (a dtype, one of the standard's kind names, or a tuple of those)."""
+    if isinstance(kind, tuple):
+        return builtins.any(isdtype(dtype, k) for k in kind)
+    d = numpy.dtype(dtype)
+    if not isinstance(kind, str):
+        return d == numpy.dtype(kind)
+    k = "f" if d == _BF16 else d.kind
+    if kind == "bool":
+        return k == "b"
+    if kind == "signed integer":
+        return k == "i"
+    if kind == "unsigned integer":
+        return k == "u"
+    if kind == "integral":
+        return k in "iu"
+    if kind == "real floating":
+        return k == "f"
+    if kind == "complex floating":
+        return k == "c"
+    if kind == "numeric":
+        return k in "iufc"
+    raise ValueError(f"isdtype: unknown kind {kind!r} (one of {', '.join(_KIND_NAMES)})")
+
+
+class finfo_object:
+    """The standard's finfo: bits (int), eps, max, min, smallest_normal (Python floats), dtype."""
+
+    def __init__(self, f):
+        self.bits, self.dtype = int(f.bits), numpy.dtype(f.dtype)
+        self.eps, self.max, self.min = float(f.eps), float(f.max), float(f.min)
+        self.smallest_normal = float(f.smallest_normal)
+        self.resolution, self.tiny = float(f.resolution), float(f.tiny)
+
+    def __repr__(self):
+        return f"finfo(bits={self.bits}, eps={self.eps}, max={self.max}, min={self.min}, dtype={self.dtype})"
+
+
+def finfo(type, /):
+    """Machine limits of a floating dtype (or an array's); complex dtypes give their parts'."""
+    d = _as_dtype(type)
+    if d == _BF16:
+        import ml_dtypes
+        return finfo_object(ml_dtypes.finfo(d))
+    return finfo_object(numpy.finfo(d))
+
+
+def iinfo(type, /):
+    """Limits of an integer dtype (or an array's): bits, max, min, dtype."""
+    return numpy.iinfo(_as_dtype(type))
+
+
+class _NamespaceInfo:
+    """What __array_namespace_info__() returns (the standard's inspection API)."""
+
+    def capabilities(self):
+        return {"boolean indexing": True, "data-dependent shapes": True, "max dimensions": _MAX_RANK}
+
+    def default_device(self):
+        return _device_obj(_cur())
+
+    def devices(self):
+        if not cuda.is_available():
+            return [cuda.Device(0)]  # the host (CuPy's stand-in)
+        return [cpu] + [cuda.Device(i) for i in range(cuda.runtime.getDeviceCount())]
+
+    def default_dtypes(self, *, device=None):
+        if device is not None:
+            _device_key(device)
+        return {"real floating": numpy.dtype(numpy.float64), "complex floating": numpy.dtype(numpy.complex128),
+                "integral": numpy.dtype(numpy.int64), "indexing": numpy.dtype(numpy.int64)}
+
+    def dtypes(self, *, device=None, kind=None):
+        if device is not None:
+            _device_key(device)
+        out = {}
+        for name in _STANDARD_DTYPES:
+            if kind is None or isdtype(numpy.dtype(name), kind):
+                out[name] = numpy.dtype(name)
+        return out
+
+
+def __array_namespace_info__():
+    return _NamespaceInfo()
+
+
+# ---- adapters: the standard's keywords on loom's functions ---------------------------------------------------
+def _signed(f, fn, extra=("device",)):
+    """f named and documented as fn, its signature fn's plus keyword-only `extra` (default None)."""
+    f.__name__, f.__qualname__, f.__doc__ = fn.__name__, fn.__name__, fn.__doc__
+    try:
+        sig = inspect.signature(fn)
+        params = [p for p in sig.parameters.values() if p.kind != p.VAR_KEYWORD and p.name not in extra]
+        var_kw = [p for p in sig.parameters.values() if p.kind == p.VAR_KEYWORD]
+        params += [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=None) for n in extra]
+        f.__signature__ = sig.replace(parameters=params + var_kw)
+    except (TypeError, ValueError):
+        pass
+    return f
+
+
+def _drop_none_dtype(kw):
+    if "dtype" in kw and kw["dtype"] is None:  # None: the function's own default (float64 for ones)
+        del kw["dtype"]
+    return kw
+
+
+def _creation_with_device(fn):
+    def f(*args, device=None, **kw):
+        return _on(device, fn, *args, **_drop_none_dtype(kw))
+    return _signed(f, fn)
+
+
+def _like_with_device(fn):
+    def f(x, /, *args, device=None, **kw):
+        if device is None and isinstance(x, ndarray):
+            return _move(fn(x, *args, **kw), x._device)
+        return _on(device, fn, x, *args, **kw)
+    return _signed(f, fn)
+
+
+def _make_asarray(base):
+    def asarray(obj, dtype=None, order=None, *, device=None, copy=None):
+        """loom arrays as they are, other data copied onto the current device (or `device`). copy=True
+        always copies; copy=False raises ValueError where a copy would be needed; None copies if needed."""
+        key = None if device is None else _device_key(device)
+        if isinstance(obj, ndarray):
+            need = (dtype is not None and numpy.dtype(dtype) != obj.dtype) or (key is not None and tuple(key) != obj._device)
+            if copy is False and need:
+                raise ValueError("asarray(copy=False): a copy is needed (another dtype or device)")
+            r = base(obj, dtype, order) if dtype is not None else obj
+            if copy is True and r is obj:
+                r = obj.copy()
+            return r if key is None else _move(r, key)
+        if copy is False:
+            host_np = isinstance(obj, numpy.ndarray) and (dtype is None or numpy.dtype(dtype) == obj.dtype)
+            if not (host_np and (key or _cur())[0] == _HOST):
+                raise ValueError("asarray(copy=False): a copy is needed (the data is not a loom array on the "
+                                 "requested device)")
+            return _from_numpy(obj, copy=False)
+        if isinstance(obj, (bool, int, float, complex)) and dtype is None:
+            _check_python_scalar(obj)
+        return _on(device, base, obj, dtype, order)
+    asarray.__doc__ = (asarray.__doc__ or "") + "\n\n" + (base.__doc__ or "")
+    return asarray
+
+
+def _check_python_scalar(v):
+    if isinstance(v, int) and not isinstance(v, bool) and not -2**63 <= v < 2**64:
+        raise OverflowError(f"asarray: Python int {v} does not fit in int64 or uint64")
+
+
+def _make_astype(base):
+    def astype(x, dtype, /, copy=True, *, casting="unsafe", device=None):
+        r = base(x, dtype, copy=copy)
+        return r if device is None else _move(r, _device_key(device))
+    return astype
+
+
+def _make_reshape(base):
+    def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
+        if shape is None:
+            shape = newshape
+        r = base(a, shape, order)
+        if copy is True and isinstance(a, ndarray):
+            r = r.copy()
+        return r
+    return reshape
+
+
+def _make_stat(base):
+    def stat(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correction=None):
+        if correction is not None:
+            ddof = correction
+        return base(a, axis, dtype, out, ddof, keepdims)
+    stat.__name__ = base.__name__
+    return stat
+
+
+def _make_clip(base):
+    def clip(a, /, min=None, max=None, out=None, *, a_min=None, a_max=None, **kw):
+        lo = a_min if min is None else min
+        hi = a_max if max is None else max
+        x = a
+        if isinstance(x, ndarray) and lo is None and hi is None:
+            return x.copy()
+        r = base(x, lo, hi, out, **kw)
+        if isinstance(x, ndarray) and r.dtype != x.dtype and out is None:  # the standard: x's dtype
+            r = r.astype(x.dtype)
+        return r
+    return clip
+
+
+def _make_expand_dims(base):
+    def expand_dims(a, axis=0):
+        return base(a, axis)
+    return expand_dims
+
+
+ADAPTED = {"asarray": _make_asarray, "astype": _make_astype, "reshape": _make_reshape,
+           "std": _make_stat, "var": _make_stat, "clip": _make_clip, "expand_dims": _make_expand_dims}
+ADAPTED.update({n: _creation_with_device for n in ("arange", "empty", "eye", "full", "linspace", "ones", "zeros")})
+ADAPTED.update({n: _like_with_device for n in ("empty_like", "full_like", "ones_like", "zeros_like")})
+
+
+# ---- functions the standard names that loom's layer lacks ---------------------------------------------------
+def _ns():
+    import loom
+    return loom
+
+
+def concat(arrays, /, *, axis=0):
+    xp = _ns()
+    arrays = [xp.asarray(a) for a in arrays]
+    if axis is None:
+        return xp.concatenate([a.reshape(-1) for a in arrays], axis=0)
+    return xp.concatenate(arrays, axis=axis)
+
+
+def permute_dims(x, /, axes):
+    return _ns().asarray(x).transpose(tuple(axes))
+
+
+def matrix_transpose(x, /):
+    x = _ns().asarray(x)
+    if x.ndim < 2:
+        raise ValueError(f"matrix_transpose: x must have at least 2 dimensions, not {x.ndim}")
+    return x.swapaxes(-1, -2)
+
+
+def _mT(self):
+    return matrix_transpose(self)
+
+
+def unstack(x, /, *, axis=0):
+    x = _ns().asarray(x)
+    ax = _norm_axis(axis, x.ndim)
+    return tuple(x[(slice(None),) * ax + (i,)] for i in range(x.shape[ax]))
+
+
+def moveaxis(x, source, destination, /):
+    x = _ns().asarray(x)
+    src = [_norm_axis(a, x.ndim) for a in ((source,) if numpy.ndim(source) == 0 else source)]
+    dst = [_norm_axis(a, x.ndim) for a in ((destination,) if numpy.ndim(destination) == 0 else destination)]
+    if len(src) != len(dst):
+        raise ValueError("moveaxis: source and destination must have the same number of elements")
+    order = [a for a in range(x.ndim) if a not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return x.transpose(tuple(order))
+
+
+def flip(x, /, *, axis=None):
+    x = _ns().asarray(x)
+    axes = range(x.ndim) if axis is None else [_norm_axis(a, x.ndim) for a in
+                                                ((axis,) if numpy.ndim(axis) == 0 else axis)]
+    key = [slice(None)] * x.ndim
+    for a in axes:
+        key[a] = slice(None, None, -1)
+    return x[tuple(key)]
+
+
+def broadcast_arrays(*arrays):
+    xp = _ns()
+    arrays = [xp.asarray(a) for a in arrays]
+    shape = numpy.broadcast_shapes(*[a.shape for a in arrays])
+    return [xp.broadcast_to(a, shape) for a in arrays]
+
+
+def meshgrid(*arrays, indexing="xy"):
+    if indexing not in ("xy", "ij"):
+        raise ValueError("meshgrid: indexing must be 'xy' or 'ij'")
+    xp = _ns()
+    arrays = [xp.asarray(a).reshape(-1) for a in arrays]
+    n = len(arrays)
+    shape = [a.shape[0] for a in arrays]
+    if indexing == "xy" and n >= 2:
+        shape[0], shape[1] = shape[1], shape[0]
+    out = []
+    for i, a in enumerate(arrays):
+        s = [1] * n
+        pos = i if not (indexing == "xy" and n >= 2 and i < 2) else 1 - i
+        s[pos] = a.shape[0]
+        out.append(xp.broadcast_to(a.reshape(tuple(s)), tuple(shape)))
+    return out
+
+
+def _tri_mask(x, k, lower):
+    xp = _ns()
+    if x.ndim < 2:
+        raise ValueError("tril/triu: x must have at least 2 dimensions")
+    n, m = x.shape[-2], x.shape[-1]
+    rows = xp.arange(n, dtype=numpy.int64).reshape(n, 1)
+    cols = xp.arange(m, dtype=numpy.int64).reshape(1, m)
+    mask = (cols - rows <= k) if lower else (cols - rows >= k)
+    return xp.where(_move(mask, x._device), x, xp.zeros((), dtype=x.dtype) if x.dtype != numpy.bool_ else False)
+
+
+def tril(x, /, *, k=0):
+    return _tri_mask(_ns().asarray(x), operator.index(k), True)
+
+
+def triu(x, /, *, k=0):
+    return _tri_mask(_ns().asarray(x), operator.index(k), False)
+
+
+def take(x, indices, /, *, axis=None, out=None, mode=None):
+    xp = _ns()
+    x = xp.asarray(x)
+    if axis is None:
+        x, axis = x.reshape(-1), 0
+    ax = _norm_axis(axis, x.ndim)
+    idx = indices if isinstance(indices, ndarray) else xp.asarray(indices)
+    r = x[(slice(None),) * ax + (idx,)]
+    if out is not None:
+        out[...] = r
+        return out
+    return r
+
+
+def take_along_axis(x, indices, /, *, axis=-1):
+    return _host(lambda a, i: numpy.take_along_axis(a, i, axis=axis), _ns().asarray(x), _ns().asarray(indices))
+
+
+def diff(x, /, *, axis=-1, n=1, prepend=None, append=None):
+    xp = _ns()
+    x = xp.asarray(x)
+    if x.ndim == 0:
+        raise ValueError("diff: x must be at least 1-dimensional")
+    ax = _norm_axis(axis, x.ndim)
+    n = operator.index(n)
+    if n < 0:
+        raise ValueError(f"diff: n must be >= 0, not {n}")
+    parts = [p for p in (prepend, x, append) if p is not None]
+    if len(parts) > 1:
+        x = xp.concatenate([xp.asarray(p) if p is x or xp.asarray(p).ndim else
+                            xp.broadcast_to(xp.asarray(p), x.shape[:ax] + (1,) + x.shape[ax + 1:]) for p in parts], axis=ax)
+    lead = (slice(None),) * ax
+    for _ in range(n):
+        hi, lo = x[lead + (slice(1, None),)], x[lead + (slice(None, -1),)]
+        x = xp.not_equal(hi, lo) if x.dtype == numpy.bool_ else hi - lo
+    return x
+
+
+def vecdot(x1, x2, /, *, axis=-1):
+    """sum(conj(x1) * x2) along axis, after broadcasting (a fused device reduction)."""
+    xp = _ns()
+    x1, x2 = xp.asarray(x1), xp.asarray(x2)
+    shape = numpy.broadcast_shapes(x1.shape, x2.shape)
+    if len(shape) == 0:
+        raise ValueError("vecdot: the arrays must have at least one dimension")
+    ax = _norm_axis(axis, len(shape))
+    if x1.ndim and x2.ndim and x1.shape[axis] != x2.shape[axis]:
+        raise ValueError(f"vecdot: the sizes along axis {axis} differ ({x1.shape[axis]} and {x2.shape[axis]})")
+    a = xp.conj(x1) if x1.dtype.kind == "c" else x1
+    p = a * x2
+    return xp.sum(p, axis=ax, dtype=p.dtype)  # the operands' dtype: no widening of small integers
+
+
+def tensordot(x1, x2, /, *, axes=2):
+    xp = _ns()
+    x1, x2 = xp.asarray(x1), xp.asarray(x2)
+    dt = numpy.result_type(x1.dtype, x2.dtype)
+    return _host(lambda a, b: numpy.asarray(numpy.tensordot(a, b, axes=axes), dtype=dt), x1, x2)
+
+
+def repeat(x, repeats, /, *, axis=None):
+    xp = _ns()
+    r = repeats.get() if isinstance(repeats, ndarray) else repeats
+    return _host(lambda a: numpy.repeat(a, r, axis=axis), xp.asarray(x))
+
+
+def roll(x, /, shift, *, axis=None):
+    return _host(lambda a: numpy.roll(a, shift, axis=axis), _ns().asarray(x))
+
+
+def tile(x, repetitions, /):
+    return _host(lambda a: numpy.tile(a, repetitions), _ns().asarray(x))
+
+
+def logaddexp(x1, x2, /):
+    """log(exp(x1) + exp(x2)) without overflow: max + log1p(exp(-|x1 - x2|)) (device ops)."""
+    xp = _ns()
+    m = xp.maximum(x1, x2)
+    d = xp.abs(xp.subtract(x1, x2))
+    return xp.where(xp.equal(x1, x2), xp.add(m, math.log(2.0)),
+                    xp.add(m, xp.log1p(xp.exp(xp.negative(d)))))
+
+
+def signbit(x, /):
+    """The sign bit of floats (True for -0.0 and NaNs with the bit set): copysign(1, x) < 0 on the device."""
+    xp = _ns()
+    x = xp.asarray(x)
+    if x.dtype.kind in "iu":
+        return x < 0
+    if x.dtype == numpy.bool_:
+        return xp.zeros(x.shape, dtype=bool)
+    return xp.copysign(xp.ones((), dtype=x.dtype), x) < 0
+
+
+def _weak_pair(x1, x2):
+    """Two loom arrays; a Python scalar takes the other operand's dtype (the standard's scalar rule)."""
+    xp = _ns()
+    if isinstance(x1, ndarray) and isinstance(x2, (bool, int, float, complex)):
+        return x1, xp.asarray(x2, dtype=x1.dtype)
+    if isinstance(x2, ndarray) and isinstance(x1, (bool, int, float, complex)):
+        return xp.asarray(x1, dtype=x2.dtype), x2
+    return xp.asarray(x1), xp.asarray(x2)
+
+
+def nextafter(x1, x2, /):
+    return _host(numpy.nextafter, *_weak_pair(x1, x2))
+
+
+_ALIASES = {"acos": "arccos", "acosh": "arccosh", "asin": "arcsin", "asinh": "arcsinh", "atan": "arctan",
+            "atanh": "arctanh", "atan2": "arctan2", "bitwise_left_shift": "left_shift",
+            "bitwise_right_shift": "right_shift", "bitwise_invert": "invert", "pow": "power"}
+
+_NEW = ["concat", "permute_dims", "matrix_transpose", "unstack", "moveaxis", "flip", "broadcast_arrays", "meshgrid",
+        "tril", "triu", "take", "take_along_axis", "diff", "vecdot", "tensordot", "repeat", "roll", "tile",
+        "logaddexp", "signbit", "nextafter", "isdtype", "finfo", "iinfo", "__array_namespace_info__", "cpu"]
+
+
+def _array_namespace(self, /, *, api_version=None):
+    if api_version is not None and api_version not in ("2021.12", "2022.12", "2023.12", "2024.12"):
+        raise ValueError(f"loom implements the array API 2024.12 (asked for {api_version!r})")
+    return _ns()
+
+
+def export(ns):
+    """Puts the standard's names into loom's namespace dict `ns` (see the module docstring)."""
+    for name, make in ADAPTED.items():
+        if name in ns:
+            ns[name] = make(ns[name])
+    for name, target in _ALIASES.items():
+        if name not in ns and target in ns:
+            ns[name] = ns[target]
+    from . import _sorting
+    for name in _sorting.__all__:
+        if name in _sorting.OWNED or name not in ns:
+            ns[name] = getattr(_sorting, name)
+    g = globals()
+    for name in _NEW:
+        if name not in ns or name in ("__array_namespace_info__", "isdtype", "finfo", "iinfo", "cpu"):
+            ns[name] = g[name]
+    ns["bool"] = numpy.bool_
+    ns["__array_api_version__"] = __array_api_version__
+    ndarray.__array_namespace__ = _array_namespace
+    ndarray.mT = property(_mT)
+    ndarray.to_device = _to_device
+    ndarray.device = property(lambda self: _device_obj(self._device))

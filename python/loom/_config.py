@@ -1,0 +1,246 @@
+"""_config.py: settings and inspection from Python: loom.config (run-time settings of the process's
+context), loom.show_config() / loom.config_info() (what Loom runs with: LLVM, host CPU, SLEEF, threads,
+GPUs and drivers, cache folder) and the one-time warning when a slow fallback is in effect.
+
+The facts come from the C library (loom_get_config: the host code generator's own description, the
+thread pool's size, the disk cache's folder as the GPU devices open it); what the C API does not know
+(which SLEEF file the process loaded, the CPU's vector extensions as the kernel reports them, GPU names)
+is read from the process (/proc) and the CUDA driver.
+"""
+import os
+import sys
+import warnings
+
+from . import _core
+
+__all__ = ["config", "show_config", "config_info", "inspect", "PerformanceWarning"]
+
+
+class PerformanceWarning(UserWarning):
+    """Loom runs, but slower than it could (e.g. without SLEEF's vector math)."""
+
+
+_DUMP_WORDS = ("graph", "kernels", "llvm", "time")
+_SLEEF_ISAS = (("avx512f", "AVX-512"), ("avx2", "AVX2"), ("avx", "AVX"), ("sse2", "SSE2"),
+               ("asimd", "NEON"), ("sve", "SVE"))
+
+
+def _loaded_sleef():
+    """Path of the SLEEF library mapped into this process, or None."""
+    try:
+        with open("/proc/self/maps") as f:
+            for line in f:
+                path = line.rsplit(None, 1)[-1]
+                if "libsleef" in os.path.basename(path):
+                    return path
+    except OSError:
+        pass
+    return None
+
+
+def _cpu_vector_isas():
+    """The CPU's vector extensions that SLEEF has kernels for, widest first (from /proc/cpuinfo)."""
+    flags = set()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith(("flags", "Features")):
+                    flags.update(line.split(":", 1)[1].split())
+                    break
+    except OSError:
+        pass
+    return [name for flag, name in _SLEEF_ISAS if flag in flags]
+
+
+def _gpus():
+    """[(index, name)] of the CUDA devices Loom can use, and the driver's version string (or None)."""
+    from . import cuda
+    n = cuda.runtime.getDeviceCount()
+    if n == 0:
+        return [], None
+    import ctypes
+    lib = cuda._driver()
+    names, version = [], None
+    if lib is not None:
+        v = ctypes.c_int()
+        if lib.cuDriverGetVersion(ctypes.byref(v)) == 0:
+            version = f"CUDA driver API {v.value // 1000}.{v.value % 1000 // 10}"
+        for i in range(n):
+            dev, buf = ctypes.c_int(), ctypes.create_string_buffer(256)
+            ok = lib.cuDeviceGet(ctypes.byref(dev), i) == 0 and lib.cuDeviceGetName(buf, 256, dev) == 0
+            names.append((i, buf.value.decode() if ok else "?"))
+    return names, version
+
+
+def config_info():
+    """What Loom runs with, as a dict (the data of :func:`show_config`).
+
+    Keys: ``version``, ``llvm``, ``host_target`` (the host code generator's description: LLVM version,
+    triple, CPU), ``host_cpu``, ``vector_isas`` (the CPU's vector extensions, widest first), ``sleef``
+    (path of the loaded SLEEF library or None), ``num_threads``, ``dump``, ``cache_dir`` (None when
+    disabled), ``cache_max_bytes``, ``cache_error``, ``gpus`` (list of ``(index, name)``), ``gpu_driver``
+    and ``hip`` (None: this build has no AMD device).
+    """
+    c = _core.config_info()
+    words = c["host_target"].split()
+    gpus, driver = _gpus()
+    return {
+        "version": _core.version,
+        "llvm": words[1] if len(words) > 1 else None,
+        "host_target": c["host_target"],
+        "host_cpu": words[4] if len(words) > 4 else None,
+        "vector_isas": _cpu_vector_isas(),
+        "sleef": _loaded_sleef() if c["host_target"].endswith(" sleef") else None,
+        "num_threads": c["num_threads"],
+        "dump": config.dump,
+        "cache_dir": c["cache_dir"] or None,
+        "cache_max_bytes": c["cache_max_bytes"],
+        "cache_error": c["cache_error"] or None,
+        "gpus": gpus,
+        "gpu_driver": driver,
+        "hip": None,
+    }
+
+
+def show_config(file=None):
+    """Prints what Loom runs with: version, LLVM and host CPU, SLEEF, vector ISA, threads, GPUs and
+    their driver, the kernel cache folder and the settings in effect (loom.config).
+
+    Like ``numpy.show_config`` / ``cupy.show_config``; :func:`config_info` returns the same as a dict.
+    """
+    i = config_info()
+    out = file if file is not None else sys.stdout
+    rows = [
+        ("loom", f"{i['version']} ({os.path.dirname(__file__)})"),
+        ("host code", i["host_target"]),
+        ("vector ISA", ", ".join(i["vector_isas"]) or "none found (scalar loops)"),
+        ("SLEEF", i["sleef"] or "not loaded: math functions call scalar libm (about 3x slower)"),
+        ("threads", str(i["num_threads"]) + " (LOOM_NUM_THREADS at start)"),
+        ("GPUs", "; ".join(f"{k}: {n}" for k, n in i["gpus"]) or "none (arrays live on the host)"),
+        ("GPU driver", i["gpu_driver"] or "-"),
+        ("AMD (HIP)", "not in this build"),
+        ("kernel cache", i["cache_dir"] or (f"unusable: {i['cache_error']}" if i["cache_error"] else "disabled")),
+        ("cache bound", f"{i['cache_max_bytes'] / 2**30:.2f} GiB" if i["cache_dir"] else "-"),
+        ("dump", i["dump"] or "-"),
+        ("eager", str(config.eager)),
+        ("graph bound", str(config.graph_bound)),
+    ]
+    width = max(len(k) for k, _ in rows)
+    for k, v in rows:
+        print(f"{k:<{width}}  {v}", file=out)
+
+
+class _Config:
+    """loom.config: the process's settings, read and set at run time.
+
+    - ``dump``: which dumps print to stderr at every evaluation, as LOOM_DUMP's words
+      (``"graph,kernels,llvm,time"``; ``""`` for none). Takes effect at the next evaluation.
+    - ``eager``: evaluate every operation at once (same as :func:`loom.set_eager`).
+    - ``graph_bound``: pending graphs larger than this many nodes are evaluated (:func:`loom.set_graph_bound`).
+    - ``num_threads``, ``cache_dir``, ``cache_max_bytes`` (read-only): fixed when the context is created
+      at import, from LOOM_NUM_THREADS, LOOM_CACHE_DIR and LOOM_CACHE_MAX_BYTES.
+    """
+
+    __slots__ = ()
+
+    @property
+    def dump(self):
+        flags = _core.config_info()["dump_flags"]
+        return ",".join(w for b, w in enumerate(_DUMP_WORDS) if flags >> b & 1)
+
+    @dump.setter
+    def dump(self, words):
+        if isinstance(words, (list, tuple, set)):
+            words = ",".join(words)
+        if not isinstance(words, str):
+            raise TypeError(f"loom.config.dump takes LOOM_DUMP's words as a str, not {type(words).__name__}")
+        try:
+            _core.set_dump(words)
+        except ValueError as e:
+            raise ValueError(f"{e}; e.g. loom.config.dump = 'kernels,time'") from None
+
+    @property
+    def eager(self):
+        old = _core.set_eager(False)
+        _core.set_eager(old)
+        return bool(old)
+
+    @eager.setter
+    def eager(self, flag):
+        _core.set_eager(bool(flag))
+
+    @property
+    def graph_bound(self):
+        old = _core.set_graph_bound(1)  # the only reader is the setter, which returns the old bound
+        _core.set_graph_bound(old)
+        return old
+
+    @graph_bound.setter
+    def graph_bound(self, nodes):
+        _core.set_graph_bound(nodes)
+
+    @property
+    def num_threads(self):
+        return _core.config_info()["num_threads"]
+
+    @num_threads.setter
+    def num_threads(self, n):
+        raise AttributeError("loom.config.num_threads is fixed when loom is imported: set the environment "
+                             "variable LOOM_NUM_THREADS before `import loom`")
+
+    @property
+    def cache_dir(self):
+        return _core.config_info()["cache_dir"] or None
+
+    @property
+    def cache_max_bytes(self):
+        return _core.config_info()["cache_max_bytes"]
+
+    def __repr__(self):
+        return (f"loom.config(dump={self.dump!r}, eager={self.eager}, graph_bound={self.graph_bound}, "
+                f"num_threads={self.num_threads}, cache_dir={self.cache_dir!r})")
+
+
+config = _Config()
+
+
+def _warn_slow_fallbacks():
+    """One PerformanceWarning per process (at import) when the host runs without SLEEF."""
+    if not _core.config_info()["host_target"].endswith(" sleef"):
+        warnings.warn("loom: SLEEF's vector math library was not found, so math functions (exp, sin, ...) "
+                      "on the host call scalar libm (about 3x slower). Install libsleef (Debian: "
+                      "libsleef3) or use the loom-jit wheel, which carries it.", PerformanceWarning,
+                      stacklevel=3)
+
+
+_DUMP_KINDS = {"graph": 0, "kernels": 1, "llvm": 2, "ptx": 3}
+
+
+def inspect(x, *args, what=("graph", "kernels", "llvm", "ptx"), **kwargs):
+    """What Loom would run for a pending array, as text (for notebooks; LOOM_DUMP prints the same to
+    stderr at every evaluation). Nothing is run and ``x`` stays pending.
+
+    ``inspect(array)`` or ``inspect(fn, *args, **kwargs)`` (``fn`` is called and must return a pending
+    loom array: a function of loom operations, not a ``@loom.fuse`` one, which evaluates). Returns a
+    dict with the requested parts: ``graph`` (the graph IR of the expression), ``kernels`` (the fused
+    kernels' kernel IR), ``llvm`` (their optimized LLVM IR for the host CPU) and ``ptx`` (their PTX for
+    sm_90, made without a GPU; the text of the error where this build has no PTX target).
+    """
+    from ._ndarray import ndarray
+    if callable(x) and not isinstance(x, ndarray):
+        x = x(*args, **kwargs)
+    elif args or kwargs:
+        raise TypeError("inspect(array) takes no further arguments; inspect(fn, *args, **kwargs) calls fn")
+    if not isinstance(x, ndarray):
+        raise TypeError(f"inspect: expected a pending loom array (or a function returning one), not {type(x).__name__}")
+    if isinstance(what, str):
+        what = (what,)
+    out = {}
+    for part in what:
+        if part not in _DUMP_KINDS:
+            raise ValueError(f"inspect: unknown part {part!r}; choose from {', '.join(_DUMP_KINDS)}")
+        try:
+            out[part] = _core.dump(x, _DUMP_KINDS[part])
+        except NotImplementedError as e:
+            out[part] = f"unavailable: {e}"
+    return out

@@ -1,0 +1,292 @@
+"""_dask.py: loom arrays as Dask chunks (dask.array) and as values that cross processes (distributed).
+
+Dask is the scheduler; Loom's part is to be a chunk type whose work inside a task stays lazy, so a
+task's chain of elementwise operations and its reduction run as one fused kernel per chunk. Nothing
+here imports Dask when loom is imported: install() puts a finder on sys.meta_path that waits for
+`dask.array.dispatch` and `distributed.protocol.serialize` and, once either has run, registers loom
+with it lazily (the registration itself runs the first time Dask meets a loom array), the way Dask
+registers CuPy. When Dask was imported before loom, install() registers at once.
+
+- dask.array's dispatch tables (concatenate, tensordot, einsum, take, percentile, empty, numel,
+  nannumel, to_numpy / to_cupy conversions): loom's own function where the package has one, else
+  NumPy's on the host (a GPU chunk is copied there and back: the docs' support table says which).
+  Everything else reaches loom through __array_function__ / __array_ufunc__.
+- distributed's serializer family "dask": a host array is one zero-copy frame of its memory (through
+  distributed's NumPy serializer, so every dtype is handled the same way); a GPU array is copied to a
+  host frame and comes back on the receiving process's current device.
+- A backend entry point (pyproject: dask.array.backends, name "loom"): with
+  dask.config.set({"array.backend": "loom"}), da.ones/zeros/empty/full/arange and da.random make loom
+  chunks on the workers.
+"""
+import importlib.abc
+import importlib.machinery
+import sys
+
+import numpy
+
+_HOOKS = {}  # module name -> callback run right after that module has executed
+
+
+def _register_dispatch_lazily():
+    from dask.array import dispatch as d
+    for table in (d.concatenate_lookup, d.tensordot_lookup, d.einsum_lookup, d.take_lookup, d.empty_lookup,
+                  d.percentile_lookup, d.numel_lookup, d.nannumel_lookup, d.to_numpy_dispatch):
+        table.register_lazy("loom", register_dask_array)
+
+
+def _register_serializers_lazily():
+    from distributed.protocol.serialize import dask_serialize, dask_deserialize
+    dask_serialize.register_lazy("loom", register_distributed)
+    dask_deserialize.register_lazy("loom", register_distributed)
+
+
+_HOOKS["dask.array.dispatch"] = _register_dispatch_lazily
+_HOOKS["distributed.protocol.serialize"] = _register_serializers_lazily
+
+
+class _AfterExec(importlib.abc.Loader):
+    """Wraps a module's loader: runs the hook after the module's code."""
+
+    def __init__(self, inner, hook):
+        self._inner, self._hook = inner, hook
+
+    def create_module(self, spec):
+        return self._inner.create_module(spec)
+
+    def exec_module(self, module):
+        self._inner.exec_module(module)
+        self._hook()
+
+    def __getattr__(self, name):  # get_resource_reader, is_package, ...: the real loader's
+        return getattr(self._inner, name)
+
+
+class _Finder(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        hook = _HOOKS.get(name)
+        if hook is None:
+            return None
+        for finder in sys.meta_path:
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(name, path, target)
+            if spec is not None:
+                if spec.loader is not None and hasattr(spec.loader, "exec_module"):
+                    spec.loader = _AfterExec(spec.loader, hook)
+                return spec
+        return None
+
+
+def install():
+    """Registers loom with Dask now for what is imported, and when imported for the rest."""
+    for name, hook in _HOOKS.items():
+        if name in sys.modules:
+            hook()
+    if not any(isinstance(f, _Finder) for f in sys.meta_path):
+        sys.meta_path.insert(0, _Finder())
+
+
+# ---- dask.array ------------------------------------------------------------------------------------
+def _to_host(x):
+    from ._ndarray import ndarray
+    if isinstance(x, ndarray):
+        return x._np()
+    if isinstance(x, (list, tuple)):
+        return type(x)(_to_host(v) for v in x)
+    return x
+
+
+def _first_device(args):
+    from ._ndarray import ndarray
+    for a in args:
+        if isinstance(a, ndarray):
+            return a._device
+        if isinstance(a, (list, tuple)):
+            d = _first_device(a)
+            if d is not None:
+                return d
+    return None
+
+
+def _loom_or_numpy(name):
+    """loom's function `name` if the package has one, else NumPy's run on the host copies of the
+    loom arrays among the arguments, the result a loom array on their device."""
+    import loom
+    fn = getattr(loom, name, None)
+    if fn is not None:
+        return fn
+    np_fn = getattr(numpy, name)
+
+    def on_host(*args, **kwargs):
+        from ._common import _from_numpy
+        r = np_fn(*_to_host(args), **{k: _to_host(v) for k, v in kwargs.items()})
+        return _from_numpy(r, copy=True, device=_first_device(args))
+
+    on_host.__name__ = name
+    on_host.__doc__ = f"numpy.{name} on host copies of loom chunks (Dask's {name} for loom arrays)."
+    return on_host
+
+
+def register_dask_array():
+    """Registers loom.ndarray in dask.array's dispatch tables (Dask calls it the first time it meets
+    a loom array)."""
+    import loom
+    from dask.array import dispatch as d
+    from dask.array.backends import _numel_arraylike, _nannumel
+    from dask.array.percentile import _percentile
+
+    nd = loom.ndarray
+    d.concatenate_lookup.register(nd, loom.concatenate)
+    d.tensordot_lookup.register(nd, _loom_or_numpy("tensordot"))
+    d.take_lookup.register(nd, _loom_or_numpy("take"))
+    d.empty_lookup.register(nd, loom.empty)
+    d.numel_lookup.register(nd, _numel_arraylike)
+    d.nannumel_lookup.register(nd, _nannumel)
+    einsum = _loom_or_numpy("einsum")
+
+    @d.einsum_lookup.register(nd)
+    def _einsum(*args, **kwargs):
+        kwargs.pop("casting", None)  # as for CuPy: the chunk einsum takes neither
+        kwargs.pop("order", None)
+        return einsum(*args, **kwargs)
+
+    @d.percentile_lookup.register(nd)
+    def _loom_percentile(a, q, method="linear"):
+        # On the host, and the values stay NumPy arrays: they are len(q) numbers per chunk, and Dask's
+        # merge step (merge_percentiles) calls NumPy functions loom does not have (diff, searchsorted).
+        return _percentile(a._np(), _to_host(q), method)
+
+    @d.to_numpy_dispatch.register(nd)
+    def _loom_to_numpy(data, **kwargs):
+        return loom.asnumpy(data, **kwargs)
+
+    @d.to_cupy_dispatch.register(nd)
+    def _loom_to_cupy(data, **kwargs):
+        import cupy
+        return cupy.asarray(data, **kwargs)  # zero-copy on a GPU (__cuda_array_interface__)
+
+
+# ---- distributed -------------------------------------------------------------------------------------
+def register_distributed():
+    """Registers loom.ndarray with distributed's "dask" serializer family."""
+    import loom
+    from distributed.protocol.serialize import dask_serialize, dask_deserialize
+    from distributed.protocol.numpy import serialize_numpy_ndarray, deserialize_numpy_ndarray
+    from ._common import _from_numpy
+
+    @dask_serialize.register(loom.ndarray)
+    def _serialize(x):
+        on_gpu = bool(x._on_gpu)
+        a = x._np()  # evaluates a pending chunk; host memory itself (zero-copy), or a host copy of a GPU array
+        header, frames = serialize_numpy_ndarray(a)
+        header["loom-gpu"] = on_gpu
+        return header, frames
+
+    @dask_deserialize.register(loom.ndarray)
+    def _deserialize(header, frames):
+        a = deserialize_numpy_ndarray(header, frames)
+        if header.get("loom-gpu") and loom.cuda.is_available():
+            return loom.asarray(a)  # onto this process's current device
+        if a.flags.writeable and a.flags.c_contiguous and a.ctypes.data % max(a.itemsize, 1) == 0:
+            return _from_numpy(a, copy=False)  # zero-copy over the received frame
+        return _from_numpy(a, copy=True, device=(0, 0))
+
+
+# ---- the dask.array backend entry point ("array.backend": "loom") --------------------------------------
+def _backend_class():
+    from dask.array.backends import ArrayBackendEntrypoint
+
+    class LoomBackendEntrypoint(ArrayBackendEntrypoint):
+        """dask.config.set({"array.backend": "loom"}): Dask's creation functions make loom chunks."""
+
+        def __init__(self):
+            register_dask_array()
+
+        @classmethod
+        def to_backend_dispatch(cls):
+            import loom
+            return loom.asarray
+
+        @classmethod
+        def to_backend(cls, data, **kwargs):
+            import loom
+            if isinstance(data._meta, loom.ndarray):
+                return data
+            return data.map_blocks(loom.asarray, **kwargs)
+
+        @property
+        def RandomState(self):
+            return _LoomRandomState
+
+        @property
+        def default_bit_generator(self):
+            return numpy.random.PCG64
+
+        @staticmethod
+        def ones(*args, **kwargs):
+            return _with_loom_meta("ones", *args, **kwargs)
+
+        @staticmethod
+        def zeros(*args, **kwargs):
+            return _with_loom_meta("zeros", *args, **kwargs)
+
+        @staticmethod
+        def empty(*args, **kwargs):
+            return _with_loom_meta("empty", *args, **kwargs)
+
+        @staticmethod
+        def full(*args, **kwargs):
+            return _with_loom_meta("full", *args, **kwargs)
+
+        @staticmethod
+        def arange(*args, like=None, **kwargs):
+            import dask
+            import dask.array as da
+            with dask.config.set({"array.backend": "numpy"}):
+                return da.arange(*args, **kwargs).map_blocks(_asarray_chunk, meta=_meta())
+
+    return LoomBackendEntrypoint
+
+
+def _meta():
+    import loom
+    return loom.empty((0,))
+
+
+def _asarray_chunk(x):
+    import loom
+    return loom.asarray(x)
+
+
+def _with_loom_meta(name, *args, meta=None, **kwargs):
+    """Dask's creation function with a loom meta: its chunks are made by loom.*_like on the workers."""
+    import dask
+    import dask.array as da
+    import loom
+    with dask.config.set({"array.backend": "numpy"}):
+        return getattr(da, name)(*args, meta=loom.empty(()) if meta is None else meta, **kwargs)
+
+
+class _LoomRandomState:
+    """numpy.random.RandomState whose draws are loom arrays (Dask's RandomState backend protocol:
+    each chunk's generator is made from a seed on the worker, the draw copied into a loom array)."""
+
+    def __init__(self, seed=None):
+        self._rs = numpy.random.RandomState(seed)
+
+    def __getattr__(self, name):
+        fn = getattr(self._rs, name)
+        if not callable(fn):
+            return fn
+
+        def draw(*args, **kwargs):
+            import loom
+            r = fn(*args, **kwargs)
+            return loom.asarray(r) if isinstance(r, numpy.ndarray) else r
+        return draw
+
+
+def __getattr__(name):  # the entry point's object, made only when Dask asks for it
+    if name == "LoomBackendEntrypoint":
+        return _backend_class()
+    raise AttributeError(name)

@@ -1,0 +1,212 @@
+"""_numeric.py: differences, NaN replacement, products of vectors and the small elementwise helpers
+NumPy defines outside its ufuncs.
+
+On the device (loom graphs, fused): diff and ediff1d (shifted slices), nan_to_num, outer, kron,
+vander, trapezoid, sinc, fix, isposinf, isneginf. Through NumPy on the host (they need sliding-window,
+search or scan kernels loom lacks; the README lists them): convolve, correlate, interp, unwrap, cross,
+trim_zeros, i0, real_if_close, pad, delete, insert, append, resize.
+"""
+import numpy
+
+from . import _core
+from ._common import _OPS, _code, _kind, _norm_axis
+from ._ndarray import ndarray, _operand, _finish, _host_function
+from ._creation import asarray
+
+
+def _u(name, x):
+    return _core.unary(_OPS[name], x)
+
+
+def _b(name, x, y):
+    return _core.binary(_OPS[name], x, y)
+
+
+def _slice_axis(a, axis, s):
+    key = [slice(None)] * a.ndim
+    key[axis] = s
+    return a[tuple(key)]
+
+
+def diff(a, n=1, axis=-1, prepend=numpy._NoValue, append=numpy._NoValue):
+    """The n-th discrete difference along axis, a[1:] - a[:-1] applied n times (numpy.diff; booleans
+    differ by not_equal). prepend/append are joined first (concatenate, through the host)."""
+    if n == 0:
+        return asarray(a)
+    if n < 0:
+        raise ValueError(f"order must be non-negative but got {n!r}")
+    a = asarray(a)
+    if a.ndim == 0:
+        raise ValueError("diff requires input that is at least one dimensional")
+    axis = _norm_axis(axis, a.ndim)
+    parts = []
+    for v in (prepend, append):
+        if v is numpy._NoValue:
+            parts.append(None)
+            continue
+        v = asarray(v)
+        if v.ndim == 0:
+            from ._manipulation import broadcast_to
+            shape = list(a.shape)
+            shape[axis] = 1
+            v = broadcast_to(v, tuple(shape))
+        parts.append(v)
+    if parts[0] is not None or parts[1] is not None:
+        from ._manipulation import concatenate
+        a = concatenate([p for p in (parts[0], a, parts[1]) if p is not None], axis=axis)
+    op = "ne" if a.dtype == numpy.bool_ else "sub"
+    for _ in range(n):
+        a = _b(op, _slice_axis(a, axis, slice(1, None)), _slice_axis(a, axis, slice(None, -1)))
+    return a
+
+
+def ediff1d(ary, to_end=None, to_begin=None):
+    """The differences of the flattened array, with to_begin/to_end joined around them (numpy.ediff1d)."""
+    a = asarray(ary).ravel()
+    d = _b("sub", a[1:], a[:-1])
+    if to_begin is None and to_end is None:
+        return d
+    from ._manipulation import concatenate
+    def part(v, name):
+        v = asarray(v)
+        if not numpy.can_cast(v.dtype, d.dtype, "same_kind"):
+            raise TypeError(f"dtype of `{name}` must be compatible with input `ary` under the `same_kind` rule.")
+        return v.astype(d.dtype).ravel()
+
+    parts = [part(to_begin, "to_begin")] if to_begin is not None else []
+    parts.append(d)
+    if to_end is not None:
+        parts.append(part(to_end, "to_end"))
+    return concatenate(parts)
+
+
+def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
+    """NaN -> nan, +inf -> posinf (default: the dtype's largest), -inf -> neginf (its most negative), for
+    the real and imaginary parts of complex values (numpy.nan_to_num); copy=False writes x in place."""
+    x = _operand(x)
+    scalar = not isinstance(x, ndarray)
+    x = asarray(x)
+    if _kind(x.dtype) not in "fc":
+        return x.copy() if copy and not scalar else x
+
+    def fix(v):
+        fi = numpy.finfo(v.dtype)
+        hi = float(fi.max) if posinf is None else _scalar(posinf)
+        lo = float(fi.min) if neginf is None else _scalar(neginf)
+        r = _core.where(_u("isnan", v), _scalar(nan), v)
+        r = _core.where(_b("eq", v, numpy.inf), hi, r)
+        return _core.cast(_core.where(_b("eq", v, -numpy.inf), lo, r), v._dtype_code)
+
+    if x.dtype.kind == "c":
+        r = _core.cast(_b("complex", fix(_u("real", x)), fix(_u("imag", x))), x._dtype_code)
+    else:
+        r = fix(x)
+    if not copy:
+        x[...] = r
+        return x
+    return r
+
+
+def _scalar(v):
+    return v.item() if isinstance(v, (numpy.generic, ndarray)) else v
+
+
+def outer(a, b, out=None):
+    """The outer product of the flattened a and b (numpy.outer): one fused elementwise kernel."""
+    a, b = asarray(a).ravel(), asarray(b).ravel()
+    return _finish(_b("mul", a.reshape((a.shape[0], 1)), b.reshape((1, b.shape[0]))), out)
+
+
+def kron(a, b):
+    """The Kronecker product (numpy.kron): a broadcast product reshaped, one fused kernel."""
+    a, b = asarray(a), asarray(b)
+    nd = max(a.ndim, b.ndim)
+    a = a.reshape((1,) * (nd - a.ndim) + a.shape)
+    b = b.reshape((1,) * (nd - b.ndim) + b.shape)
+    ai = a.reshape(tuple(x for n in a.shape for x in (n, 1)))
+    bi = b.reshape(tuple(x for n in b.shape for x in (1, n)))
+    r = _b("mul", ai, bi)
+    return r.reshape(tuple(m * n for m, n in zip(a.shape, b.shape)))
+
+
+def vander(x, N=None, increasing=False):
+    """The Vandermonde matrix of a 1-d x: columns x**(N-1) ... x**0 (numpy.vander), by repeated
+    products as NumPy computes them (exact for integers), fused."""
+    x = asarray(x)
+    if x.ndim != 1:
+        raise ValueError("x must be a one-dimensional array or sequence.")
+    n = x.shape[0] if N is None else int(N)
+    if n < 0:
+        raise ValueError("N must be non-negative")
+    rt = numpy.promote_types(x.dtype, numpy.int64)  # NumPy's result dtype: float32 becomes float64
+    xc = _core.cast(x, _code(rt)).reshape((x.shape[0], 1))
+    cols, p = [], None
+    from ._creation import ones
+    for i in range(n):
+        p = ones((x.shape[0], 1), rt) if i == 0 else (xc if i == 1 else _b("mul", p, xc))
+        cols.append(p)
+    if not increasing:
+        cols.reverse()
+    if not cols:
+        from ._creation import empty
+        return empty((x.shape[0], 0), rt)
+    from ._manipulation import concatenate
+    return concatenate(cols, axis=1)
+
+
+def trapezoid(y, x=None, dx=1.0, axis=-1):
+    """The integral of y by the trapezoidal rule along axis (numpy.trapezoid), fused."""
+    y = asarray(y)
+    axis = _norm_axis(axis, y.ndim)
+    if x is None:
+        d = dx
+    else:
+        x = asarray(x)
+        d = diff(x, axis=axis if x.ndim == y.ndim else -1)
+        if x.ndim == 1 and y.ndim > 1:
+            d = d.reshape(tuple(-1 if i == axis else 1 for i in range(y.ndim)))
+    mid = _b("add", _slice_axis(y, axis, slice(1, None)), _slice_axis(y, axis, slice(None, -1)))
+    from ._reductions import sum as _sum
+    return _sum(_b("truediv", _b("mul", d, mid), 2.0), axis)
+
+
+def sinc(x):
+    """sin(pi x) / (pi x), 1 at 0 (numpy.sinc), fused."""
+    x = asarray(x)
+    if _kind(x.dtype) in "biu":
+        x = _core.cast(x, _code(numpy.float64))
+    y = _b("mul", _core.where(_b("eq", x, 0), 1.0e-20, x), numpy.pi)
+    return _b("truediv", _u("sin", y), y)
+
+
+def fix(x, out=None):
+    """Rounds toward zero (numpy.fix): trunc, keeping the dtype."""
+    from ._math import trunc
+    return trunc(x, out=out)
+
+
+def isposinf(x, out=None):
+    """True where x is +inf (numpy.isposinf)."""
+    x = asarray(x)
+    if x.dtype.kind == "c":
+        raise TypeError("This operation is not supported for complex values because it would be ambiguous.")
+    return _finish(_b("eq", x, numpy.inf) if _kind(x.dtype) == "f" else _b("ne", x, x), out)
+
+
+def isneginf(x, out=None):
+    """True where x is -inf (numpy.isneginf)."""
+    x = asarray(x)
+    if x.dtype.kind == "c":
+        raise TypeError("This operation is not supported for complex values because it would be ambiguous.")
+    return _finish(_b("eq", x, -numpy.inf) if _kind(x.dtype) == "f" else _b("ne", x, x), out)
+
+
+for _name in ("convolve", "correlate", "interp", "unwrap", "cross", "trim_zeros", "i0", "real_if_close", "pad",
+              "delete", "insert", "append", "resize", "polyval", "polyfit", "roots", "polyadd", "polysub",
+              "polymul", "polyder", "polyint"):
+    if hasattr(numpy, _name):
+        globals()[_name] = _host_function(_name, __name__)
+del _name
+
+__all__ = [_n for _n, _v in list(globals().items())
+           if not _n.startswith("_") and getattr(_v, "__module__", None) == __name__]

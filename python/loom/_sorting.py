@@ -1,0 +1,169 @@
+"""_sorting.py: sorting, searching, sets and cumulative sums (the array API standard's sort, argsort,
+searchsorted, unique_all/counts/inverse/values, cumulative_sum, cumulative_prod; CuPy's sort,
+argsort, cumsum, cumprod, unique, searchsorted).
+
+HOST-COMPUTED: these have no device kernel yet (a sort or scan does not fit Loom's elementwise and
+reduction kernels; issue 15 puts them on the device). Each one evaluates its input, computes with
+NumPy on a host copy and returns a new loom array on the input's device. The results are exactly
+NumPy's (stable sorts, NaNs last; unique keeps each NaN distinct as the standard asks).
+"""
+import collections
+
+import numpy
+
+from ._common import _norm_axis
+from ._ndarray import ndarray, _host
+
+UniqueAllResult = collections.namedtuple("UniqueAllResult", ["values", "indices", "inverse_indices", "counts"])
+UniqueCountsResult = collections.namedtuple("UniqueCountsResult", ["values", "counts"])
+UniqueInverseResult = collections.namedtuple("UniqueInverseResult", ["values", "inverse_indices"])
+
+
+def _arr(x):
+    from ._creation import asarray
+    return asarray(x)
+
+
+def _argsort_np(a, axis, descending, stable):
+    if a.ndim == 0:
+        raise ValueError("sort/argsort: x must be at least 1-dimensional")
+    if not descending:
+        return numpy.argsort(a, axis=axis, kind="stable" if stable else None)
+    # stable descending: the ascending stable order of the reversed array, mapped back and reversed
+    ax = _norm_axis(axis, a.ndim)
+    n = a.shape[ax]
+    rev = numpy.flip(a, axis=ax)
+    order = numpy.argsort(rev, axis=ax, kind="stable")
+    return numpy.flip(n - 1 - order, axis=ax)
+
+
+def argsort(a, axis=-1, kind=None, order=None, *, descending=False, stable=True):
+    """Indices that sort a along axis (stable by default; descending keeps equal elements in order)."""
+    if order is not None:
+        raise ValueError("argsort: order= (structured arrays) is not supported")
+    x = _arr(a)
+    if axis is None:
+        x, axis = x.reshape(-1), -1
+    return _host(lambda h: _argsort_np(h, axis, descending, stable or kind == "stable").astype(numpy.int64), x)
+
+
+def sort(a, axis=-1, kind=None, order=None, *, descending=False, stable=True):
+    """A sorted copy of a along axis (axis=None: of the flattened array)."""
+    if order is not None:
+        raise ValueError("sort: order= (structured arrays) is not supported")
+    x = _arr(a)
+    if axis is None:
+        x, axis = x.reshape(-1), -1
+
+    def f(h):
+        if not descending:
+            return numpy.sort(h, axis=axis, kind="stable")
+        return numpy.take_along_axis(h, _argsort_np(h, axis, True, True), axis=axis)
+    return _host(f, x)
+
+
+def searchsorted(x1, x2, /, side="left", sorter=None):
+    """Indices where x2's elements would be inserted in the sorted 1-d x1 (side 'left' or 'right')."""
+    if side not in ("left", "right"):
+        raise ValueError(f"searchsorted: side must be 'left' or 'right', not {side!r}")
+    a = _arr(x1)
+    if a.ndim != 1:
+        raise ValueError("searchsorted: x1 must be 1-dimensional")
+    s = None if sorter is None else (sorter.get() if isinstance(sorter, ndarray) else numpy.asarray(sorter))
+    v = x2 if isinstance(x2, ndarray) else _arr(x2)
+    return _host(lambda h, q: numpy.searchsorted(h, q, side=side, sorter=s).astype(numpy.int64), a, v)
+
+
+def _unique(x, **kw):
+    h = _arr(x)
+    hv = h.get().reshape(-1)
+    return h, numpy.unique(hv, equal_nan=False, **kw)
+
+
+def _dev(h, v):
+    from ._common import _from_numpy
+    return _from_numpy(numpy.array(v, copy=True, order="C"), copy=True, device=h._device)  # keeps 0-d
+
+
+def unique_values(x, /):
+    h, v = _unique(x)
+    return _dev(h, v)
+
+
+def unique_counts(x, /):
+    h, (v, c) = _unique(x, return_counts=True)
+    return UniqueCountsResult(_dev(h, v), _dev(h, c.astype(numpy.int64)))
+
+
+def unique_inverse(x, /):
+    h, (v, inv) = _unique(x, return_inverse=True)
+    return UniqueInverseResult(_dev(h, v), _dev(h, inv.astype(numpy.int64).reshape(h.shape)))
+
+
+def unique_all(x, /):
+    h, (v, i, inv, c) = _unique(x, return_index=True, return_inverse=True, return_counts=True)
+    return UniqueAllResult(_dev(h, v), _dev(h, i.astype(numpy.int64)), _dev(h, inv.astype(numpy.int64).reshape(h.shape)),
+                           _dev(h, c.astype(numpy.int64)))
+
+
+def unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None, *, equal_nan=True):
+    """numpy.unique (CuPy's): sorted unique elements and, on request, indices, inverse and counts."""
+    h = _arr(ar)
+    r = numpy.unique(h.get(), return_index, return_inverse, return_counts, axis, equal_nan=equal_nan)
+    if isinstance(r, tuple):
+        return tuple(_dev(h, numpy.asarray(p)) for p in r)
+    return _dev(h, r)
+
+
+def _cumulative(np_fn, x, axis, dtype, include_initial, identity, name):
+    h = _arr(x)
+    if axis is None:
+        if h.ndim > 1:
+            raise ValueError(f"{name}: axis must be given for arrays of more than one dimension")
+        axis = 0
+    if h.ndim == 0:
+        raise ValueError(f"{name}: x must be at least 1-dimensional")
+    ax = _norm_axis(axis, h.ndim)
+
+    def f(a):
+        r = np_fn(a, axis=ax, dtype=dtype)
+        if include_initial:
+            shape = list(r.shape)
+            shape[ax] = 1
+            r = numpy.concatenate([numpy.full(shape, identity, dtype=r.dtype), r], axis=ax)
+        return r
+    return _host(f, h)
+
+
+def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):
+    """Cumulative sums along axis (include_initial: a leading 0); integer sums widen as sum() does."""
+    return _cumulative(numpy.cumsum, x, axis, dtype, include_initial, 0, "cumulative_sum")
+
+
+def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False):
+    return _cumulative(numpy.cumprod, x, axis, dtype, include_initial, 1, "cumulative_prod")
+
+
+def cumsum(a, axis=None, dtype=None, out=None):
+    """numpy.cumsum (axis=None: of the flattened array)."""
+    h = _arr(a)
+    r = _host(lambda v: numpy.cumsum(v, axis=axis, dtype=dtype), h)
+    if out is not None:
+        out[...] = r
+        return out
+    return r
+
+
+def cumprod(a, axis=None, dtype=None, out=None):
+    h = _arr(a)
+    r = _host(lambda v: numpy.cumprod(v, axis=axis, dtype=dtype), h)
+    if out is not None:
+        out[...] = r
+        return out
+    return r
+
+
+__all__ = ["argsort", "sort", "searchsorted", "unique_values", "unique_counts", "unique_inverse", "unique_all",
+           "unique", "cumulative_sum", "cumulative_prod", "cumsum", "cumprod"]
+# the standard's names (loom's own); the CuPy names below them fill gaps the CuPy layer leaves
+OWNED = __all__[:8]

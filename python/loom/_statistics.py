@@ -1,0 +1,192 @@
+"""_statistics.py: NaN-ignoring reductions (nansum ... nanargmax), average and ptp as fused loom graphs
+(a where() that replaces NaNs by the reduction's identity feeds loom's reductions: one kernel), and
+the order statistics and histograms, which need sorting or scattering kernels loom lacks and are
+computed through NumPy on a host copy (median, percentile, quantile and their nan* forms, nancumsum,
+nancumprod, histogram, histogram2d, histogramdd, bincount, digitize, corrcoef, cov: README's list).
+
+NaN-only slices give NaN as NumPy does; NumPy's RuntimeWarning for them is not raised (it would need
+the values at the calling line, before the lazy graph runs; CuPy does not raise it either).
+"""
+import numpy
+
+from . import _core
+from ._common import _OPS, _code, _kind, _norm_axis, _axes_tuple
+from ._ndarray import _finish, _host_function
+from ._creation import asarray
+from . import _reductions
+
+
+def _u(name, x):
+    return _core.unary(_OPS[name], x)
+
+
+def _b(name, x, y):
+    return _core.binary(_OPS[name], x, y)
+
+
+def _has_nan(a):
+    return _kind(a.dtype) in "fc"
+
+
+def _replace_nan(a, value):
+    """a with NaNs replaced by value (a itself for dtypes without NaN)."""
+    return _core.where(_u("isnan", a), value, a) if _has_nan(a) else a
+
+
+def _count(a, axis, keepdims):
+    """The number of elements reduced per result element."""
+    if axis is None:
+        return a.size
+    n = 1
+    for x in _axes_tuple(axis):
+        n *= a.shape[_norm_axis(x, a.ndim)]
+    return n
+
+
+def nansum(a, axis=None, dtype=None, out=None, keepdims=False):
+    """The sum treating NaNs as zero (numpy.nansum); fused."""
+    a = asarray(a)
+    return _reductions.sum(_replace_nan(a, 0), axis, dtype, out, keepdims)
+
+
+def nanprod(a, axis=None, dtype=None, out=None, keepdims=False):
+    """The product treating NaNs as one (numpy.nanprod); fused."""
+    a = asarray(a)
+    return _reductions.prod(_replace_nan(a, 1), axis, dtype, out, keepdims)
+
+
+def _nan_extreme(a, axis, out, keepdims, fn, fill):
+    a = asarray(a)
+    if not _has_nan(a):
+        return fn(a, axis, out, keepdims)
+    if _kind(a.dtype) == "c":
+        raise NotImplementedError("nanmax/nanmin of complex arrays are not supported")
+    r = fn(_core.where(_u("isnan", a), fill, a), axis, None, keepdims)
+    all_nan = _reductions.all(_u("isnan", a), axis, None, keepdims)
+    return _finish(_core.where(all_nan, numpy.nan, r), out)
+
+
+def nanmax(a, axis=None, out=None, keepdims=False):
+    """The maximum ignoring NaNs, NaN for an all-NaN slice (numpy.nanmax); fused."""
+    return _nan_extreme(a, axis, out, keepdims, _reductions.amax, -numpy.inf)
+
+
+def nanmin(a, axis=None, out=None, keepdims=False):
+    """The minimum ignoring NaNs, NaN for an all-NaN slice (numpy.nanmin); fused."""
+    return _nan_extreme(a, axis, out, keepdims, _reductions.amin, numpy.inf)
+
+
+def _nan_arg(a, axis, out, keepdims, fn, fill):
+    a = asarray(a)
+    if not _has_nan(a):
+        return fn(a, axis, out, keepdims)
+    nan = _u("isnan", a)
+    if bool(_reductions.any(_reductions.all(nan, axis, None, False))):
+        raise ValueError("All-NaN slice encountered")
+    return fn(_core.where(nan, fill, a), axis, out, keepdims)
+
+
+def nanargmax(a, axis=None, out=None, *, keepdims=False):
+    """The index of the maximum ignoring NaNs; ValueError for an all-NaN slice (numpy.nanargmax)."""
+    return _nan_arg(a, axis, out, keepdims, _reductions.argmax, -numpy.inf)
+
+
+def nanargmin(a, axis=None, out=None, *, keepdims=False):
+    """The index of the minimum ignoring NaNs; ValueError for an all-NaN slice (numpy.nanargmin)."""
+    return _nan_arg(a, axis, out, keepdims, _reductions.argmin, numpy.inf)
+
+
+def _nan_count(a, axis, keepdims):
+    return _reductions.sum(_u("logical_not", _u("isnan", a)), axis, None, None, keepdims)
+
+
+def nanmean(a, axis=None, dtype=None, out=None, keepdims=False):
+    """The mean of the non-NaN elements, NaN for an all-NaN slice (numpy.nanmean); fused."""
+    a = asarray(a)
+    if not _has_nan(a):
+        return _reductions.mean(a, axis, dtype, out, keepdims)
+    s = _reductions.sum(_replace_nan(a, 0), axis, dtype, None, keepdims)
+    part = numpy.float32 if s.dtype == numpy.complex64 else numpy.float64 if s.dtype.kind == "c" else s.dtype
+    n = _core.cast(_nan_count(a, axis, keepdims), _code(part))
+    return _finish(_b("truediv", s, n), out)
+
+
+def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    """The variance of the non-NaN elements (divisor count - ddof; NaN where that is <= 0)
+    (numpy.nanvar); fused."""
+    a = asarray(a)
+    if not _has_nan(a):
+        return _reductions.var(a, axis, dtype, out, ddof, keepdims)
+    nan = _u("isnan", a)
+    m = nanmean(a, axis, dtype, None, True)
+    d = _core.where(nan, 0, _b("sub", a, m))
+    if _kind(d.dtype) == "c":
+        re, im = _u("real", d), _u("imag", d)
+        d2 = _b("add", _b("mul", re, re), _b("mul", im, im))
+    else:
+        d2 = _b("mul", d, d)
+    s = _reductions.sum(d2, axis, None, None, keepdims)
+    dof = _b("sub", _core.cast(_nan_count(a, axis, keepdims), _code(s.dtype)), float(ddof))
+    return _finish(_core.where(_b("le", dof, 0), numpy.nan, _b("truediv", s, dof)), out)
+
+
+def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    """The standard deviation of the non-NaN elements (numpy.nanstd); fused."""
+    return _finish(_u("sqrt", nanvar(a, axis, dtype, None, ddof, keepdims)), out)
+
+
+def ptp(a, axis=None, out=None, keepdims=False):
+    """max - min along axis (numpy.ptp); fused."""
+    a = asarray(a)
+    return _finish(_b("sub", _reductions.amax(a, axis, None, keepdims), _reductions.amin(a, axis, None, keepdims)),
+                   out)
+
+
+def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
+    """The weighted mean along axis, sum(a * w) / sum(w) (numpy.average); ZeroDivisionError when the
+    weights along an axis sum to zero (this reads the sums at the call)."""
+    a = asarray(a)
+    if weights is None:
+        avg = _reductions.mean(a, axis, None, None, keepdims)
+        scl = _count(a, axis, keepdims)
+        scl = _core.cast(_core.const(scl, _code(numpy.int64)), avg._dtype_code)
+        if returned:
+            from ._manipulation import broadcast_to
+            return avg, broadcast_to(scl, avg.shape).copy()
+        return avg
+    w = asarray(weights)
+    rt = numpy.result_type(a.dtype, w.dtype, numpy.float64) if _kind(a.dtype) in "biu" else \
+        numpy.result_type(a.dtype, w.dtype)
+    if a.shape != w.shape:
+        if axis is None:
+            raise TypeError("Axis must be specified when shapes of a and weights differ.")
+        if w.ndim != 1:
+            raise TypeError("1D weights expected when shapes of a and weights differ.")
+        ax = _norm_axis(axis, a.ndim)
+        if w.shape[0] != a.shape[ax]:
+            raise ValueError("Length of weights not compatible with specified axis.")
+        w = w.reshape(tuple(-1 if i == ax else 1 for i in range(a.ndim)))
+        from ._manipulation import broadcast_to
+        w = broadcast_to(w, a.shape)
+    code = _code(rt)
+    scl = _reductions.sum(_core.cast(w, code), axis, None, None, keepdims)
+    if bool(_reductions.any(_b("eq", scl, 0))):
+        raise ZeroDivisionError("Weights sum to zero, can't be normalized")
+    avg = _b("truediv", _reductions.sum(_b("mul", _core.cast(a, code), _core.cast(w, code)), axis, None, None,
+                                        keepdims), scl)
+    if returned:
+        if scl.shape != avg.shape:
+            from ._manipulation import broadcast_to
+            scl = broadcast_to(scl, avg.shape).copy()
+        return avg, scl
+    return avg
+
+
+for _name in ("median", "percentile", "quantile", "nanmedian", "nanpercentile", "nanquantile", "nancumsum",
+              "nancumprod", "histogram", "histogram2d", "histogramdd", "histogram_bin_edges", "bincount",
+              "digitize", "corrcoef", "cov"):
+    globals()[_name] = _host_function(_name, __name__)
+del _name
+
+__all__ = [_n for _n, _v in list(globals().items())
+           if not _n.startswith("_") and getattr(_v, "__module__", None) == __name__]

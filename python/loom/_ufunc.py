@@ -1,0 +1,244 @@
+"""_ufunc.py: loom.ufunc, NumPy's universal-function object over loom's elementwise functions.
+
+A ufunc wraps one elementwise implementation (a function of nin operands that builds graph nodes and
+takes dtype=/casting= itself or not) and adds NumPy's calling convention and methods:
+  __call__   positional or keyword out= (an array, or a tuple of nout), where= (positions where the
+             mask is False keep out's values), dtype= (the loop's dtype: operands are cast to it before
+             the operation), casting=, order=;
+  reduce     add/multiply/maximum/minimum/logical_and/logical_or run as loom's fused reductions; any
+             other binary ufunc reduces through NumPy on a host copy (the README lists it);
+  outer      the operands broadcast against each other, on the device (one fused elementwise kernel);
+  accumulate, reduceat, at   through NumPy on the host (scans and scatters need kernels loom lacks);
+             `at` writes the caller's array in place as NumPy does.
+nin, nout, nargs, types (NumPy's loops restricted to loom's dtypes), identity and signature (None:
+loom has no generalized ufuncs) are NumPy's.
+"""
+import inspect
+
+import numpy
+
+from . import _core
+from ._common import _CODE, _code
+from ._ndarray import ndarray, _operand, _finish
+
+_NO_VALUE = object()
+_REDUCTIONS = {"add": "sum", "multiply": "prod", "maximum": "amax", "minimum": "amin",
+               "logical_and": "all", "logical_or": "any"}
+
+
+def _loom_char(c):
+    try:
+        return numpy.dtype(c) in _CODE
+    except TypeError:
+        return False
+
+
+def _np_ufunc(name):
+    f = getattr(numpy, name, None)
+    return f if isinstance(f, numpy.ufunc) else None
+
+
+class ufunc:
+    """A loom universal function (numpy.ufunc's interface): elementwise over broadcast operands, lazy
+    and fusable like every loom operation."""
+
+    def __init__(self, name, nin, nout, impl, doc=None):
+        self.__name__ = name
+        self.nin, self.nout, self.nargs = nin, nout, nin + nout
+        self._impl = impl
+        params = inspect.signature(impl).parameters
+        self._takes_dtype = "dtype" in params
+        self._takes_casting = "casting" in params
+        npf = _np_ufunc(name)
+        self._numpy = npf
+        self.identity = npf.identity if npf is not None else None
+        self.types = [t for t in (npf.types if npf is not None else ())
+                      if all(_loom_char(c) for c in t.replace("->", ""))]
+        self.ntypes = len(self.types)
+        self.signature = None
+        self.__doc__ = doc or impl.__doc__ or f"loom.{name}: elementwise, like numpy.{name}"
+
+    def __repr__(self):
+        return f"<ufunc '{self.__name__}'>"
+
+    # ---- call ---------------------------------------------------------------------------------------
+    def _outs(self, args, out):
+        """The out= argument as a tuple of nout entries (None: a new array)."""
+        if len(args) > self.nin:
+            if out is not None:
+                raise TypeError(f"{self.__name__}: cannot specify 'out' as both a positional and keyword argument")
+            out = args[self.nin:]
+            if len(out) > self.nout:
+                raise TypeError(f"{self.__name__}() takes from {self.nin} to {self.nargs} positional arguments but "
+                                f"{len(args)} were given")
+        if out is None:
+            return (None,) * self.nout
+        if not isinstance(out, tuple):
+            out = (out,)
+        if len(out) != self.nout:
+            raise ValueError(f"{self.__name__}: out must have {self.nout} entries (got {len(out)})")
+        for o in out:
+            if o is not None and not isinstance(o, ndarray):
+                raise TypeError(f"return arrays must be of ArrayType (loom.ndarray), not {type(o).__name__}")
+        return out
+
+    def __call__(self, *args, out=None, where=True, dtype=None, casting="same_kind", order="K", subok=True,
+                 signature=None, **kwargs):
+        if kwargs:
+            raise TypeError(f"{self.__name__}() got an unexpected keyword argument {next(iter(kwargs))!r}")
+        if len(args) < self.nin:
+            raise TypeError(f"{self.__name__}() takes from {self.nin} to {self.nargs} positional arguments but "
+                            f"{len(args)} were given")
+        outs = self._outs(args, out)
+        args = args[:self.nin]
+        if signature is not None and dtype is None:
+            sig = signature if isinstance(signature, (tuple, list)) else (signature,)
+            dtype = sig[-1] if len(sig) == 1 or isinstance(signature, (tuple, list)) else None
+        kw = {}
+        if dtype is not None:
+            if self._takes_dtype:
+                kw["dtype"] = dtype
+            else:  # the loop runs in dtype: the array operands are cast to it first
+                args = tuple(_cast_operand(self.__name__, i, x, dtype, casting) for i, x in enumerate(args))
+        if self._takes_casting:
+            kw["casting"] = casting
+        res = self._impl(*args, **kw)
+        res = res if isinstance(res, tuple) else (res,)
+        if dtype is not None and not self._takes_dtype:
+            res = tuple(r if r._dtype_code == _code(dtype) else _core.cast(r, _code(dtype)) for r in res)
+        if where is not True:
+            mask = _operand(where)
+            res = tuple(_core.where(mask, r, o if o is not None else r) for r, o in zip(res, outs))
+        if order in ("F", "f") or (order in ("A", "a", "K", "k") and _all_fortran(args)):
+            from ._manipulation import _copy
+            res = tuple(_copy(r, r._dtype_code, "F") if r.ndim > 1 and o is None else r for r, o in zip(res, outs))
+        res = tuple(_finish(r, o, casting) for r, o in zip(res, outs))
+        return res[0] if self.nout == 1 else res
+
+    # ---- methods ------------------------------------------------------------------------------------
+    def _need_binary(self, method):
+        if self.nin != 2 or self.nout != 1:
+            raise ValueError(f"{method} only supported for binary functions")
+
+    def _host_numpy(self, method):
+        if self._numpy is None:
+            raise NotImplementedError(f"loom.{self.__name__}.{method}: not available (NumPy has no such ufunc)")
+        return getattr(self._numpy, method)
+
+    def reduce(self, array, axis=0, dtype=None, out=None, keepdims=False, initial=_NO_VALUE, where=True):
+        """Reduces `array` along `axis` (None: all axes) by repeated application, like numpy.ufunc.reduce.
+        add, multiply, maximum, minimum, logical_and and logical_or are loom's fused reductions; the
+        others compute through NumPy on a host copy."""
+        from . import _reductions
+        from ._creation import asarray, full
+        self._need_binary("reduce")
+        out = out[0] if isinstance(out, tuple) else out
+        a = asarray(array)
+        name = _REDUCTIONS.get(self.__name__)
+        if where is not True:
+            fill = initial if initial is not _NO_VALUE else self.identity
+            if fill is None:
+                raise ValueError(f"reduction operation '{self.__name__}' does not have an identity, so to use a "
+                                 "where mask one has to specify 'initial'")
+            a = _core.where(_operand(where), a, _core.cast(_operand(fill), a._dtype_code)
+                            if isinstance(_operand(fill), ndarray) else fill)
+        if name is None:
+            kw = {} if initial is _NO_VALUE else {"initial": initial}
+            h = self._host_numpy("reduce")(a._np(), axis=axis, dtype=dtype, keepdims=keepdims, **kw)
+            return _finish(asarray(h), out)
+        axes = tuple(range(a.ndim)) if axis is None else axis
+        axes = axes if isinstance(axes, tuple) else (axes,)
+        from ._common import _norm_axis
+        axes = tuple(_norm_axis(x, a.ndim) for x in axes)
+        count = 1
+        for x in axes:
+            count *= a.shape[x]
+        fn = getattr(_reductions, name)
+        if name in ("amax", "amin"):
+            if count == 0 and initial is _NO_VALUE:
+                raise ValueError(f"zero-size array to reduction operation {self.__name__} which has no identity")
+            if count == 0:
+                shape = tuple(1 if i in axes else n for i, n in enumerate(a.shape)) if keepdims else \
+                    tuple(n for i, n in enumerate(a.shape) if i not in axes)
+                return _finish(full(shape, initial, dtype or a.dtype), out)
+            r = fn(a, axes, None, keepdims)
+            if dtype is not None:
+                r = _core.cast(r, _code(dtype))
+        elif name in ("all", "any"):
+            r = fn(a, axes, None, keepdims)
+        else:
+            r = fn(a, axes, dtype, None, keepdims)
+        if initial is not _NO_VALUE:
+            r = _core.cast(self(r, initial), r._dtype_code)
+        return _finish(r, out)
+
+    def accumulate(self, array, axis=0, dtype=None, out=None):
+        """The running reduction along `axis`, like numpy.ufunc.accumulate (computed through NumPy on a
+        host copy: loom has no scan kernel yet)."""
+        from ._creation import asarray
+        self._need_binary("accumulate")
+        out = out[0] if isinstance(out, tuple) else out
+        a = asarray(array)
+        h = self._host_numpy("accumulate")(a._np(), axis=axis, dtype=dtype)
+        return _finish(_device_result(h, a), out)
+
+    def reduceat(self, array, indices, axis=0, dtype=None, out=None):
+        """Reductions over the slices indices[i]:indices[i+1] along `axis`, like numpy.ufunc.reduceat
+        (through NumPy on a host copy)."""
+        from ._creation import asarray, asnumpy
+        self._need_binary("reduceat")
+        out = out[0] if isinstance(out, tuple) else out
+        a = asarray(array)
+        h = self._host_numpy("reduceat")(a._np(), asnumpy(indices), axis=axis, dtype=dtype)
+        return _finish(_device_result(h, a), out)
+
+    def outer(self, A, B, **kwargs):
+        """op(a, b) for every pair of elements: result shape A.shape + B.shape, like numpy.ufunc.outer
+        (one elementwise kernel over broadcast views)."""
+        from ._creation import asarray
+        self._need_binary("outer")
+        a, b = asarray(A), asarray(B)
+        return self(a.reshape(a.shape + (1,) * b.ndim), b, **kwargs)
+
+    def at(self, a, indices, b=None):
+        """Unbuffered in-place a[indices] = op(a[indices], b): repeated indices apply repeatedly, like
+        numpy.ufunc.at. The scatter runs through NumPy on the host (on a host copy for a GPU array, written
+        back)."""
+        from ._creation import asnumpy
+        from ._ndarray import _host_update
+        if not isinstance(a, ndarray):
+            raise TypeError(f"{self.__name__}.at: the first argument must be a loom array, not {type(a).__name__}")
+        if (b is None) != (self.nin == 1):
+            raise ValueError(f"{self.__name__}.at: {'no' if self.nin == 1 else 'a'} second operand expected")
+        key = tuple(_host_index(k) for k in indices) if isinstance(indices, tuple) else _host_index(indices)
+        args = () if b is None else (asnumpy(b) if isinstance(b, ndarray) else b,)
+        fn = self._host_numpy("at")
+        _host_update(a, lambda h: fn(h, key, *args))
+
+
+def _host_index(k):
+    return k.get() if isinstance(k, ndarray) else k
+
+
+def _device_result(h, like):
+    from ._common import _from_numpy
+    return _from_numpy(numpy.asarray(h), copy=True, device=like._device)
+
+
+def _all_fortran(args):
+    arrs = [x for x in args if isinstance(x, ndarray) and x.ndim > 1]
+    return bool(arrs) and all(x.flags.f_contiguous and not x.flags.c_contiguous for x in arrs)
+
+
+def _cast_operand(name, i, x, dtype, casting):
+    """Operand i of ufunc `name` cast to the loop dtype (Python scalars stay weak)."""
+    x = _operand(x)
+    if not isinstance(x, ndarray):
+        return x
+    dt = numpy.dtype(dtype)
+    if x.dtype != dt:
+        if not numpy.can_cast(x.dtype, dt, casting):
+            raise TypeError(f"Cannot cast ufunc '{name}' input {i} from {x.dtype!r} to {dt!r} with casting rule "
+                            f"{casting!r}")
+        x = _core.cast(x, _code(dt))
+    return x

@@ -1,0 +1,232 @@
+/* hip_device.c: the AMD device of the runtime (device.h's table for LOOM_DEVICE_HIP).
+ *
+ * Approach: the device is the shared GPU layer (runtime/gpu/: pools, streams, events, copies, the kernel
+ * table with its entry groups and disk cache, launch shapes with the chip's wave) over the driver table
+ * below, which the HIP layer's calls fill (hip.c: libamdhip64 loaded at run time, devices made current
+ * with hipSetDevice, code objects loaded with hipModuleLoadData). What is AMD's own stays here: the
+ * AMDGPU target for a device's chip, the check of each kernel code object's metadata against the
+ * launch, AMDGPU assembly dumps, and raw modules (hip_raw.c). The target's code object is the binary
+ * HIP loads (no link step, so no JIT levels and no tiers); the disk cache keeps code objects by
+ * signature as it keeps cubins. device.h's hooks do not receive their table, so each generic hook is a
+ * one-line call of the layer with this driver.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/hip/hip.h"
+#include "runtime/hip/hip_rt.h"
+
+/* ---- the driver table ------------------------------------------------------------------------------------ */
+static LoomStatus drv_load(LoomContext *ctx, void **out, int *ndev, RtGpuJit *jit, Diag *d) {
+  RtHip *h = NULL;
+  LoomStatus st = rt_hip_load(ctx, &h, d);
+  if (st != LOOM_OK) return st;
+  *out = h;
+  *ndev = rt_hip_device_count(h);
+  jit->final_level = -1; /* the code object is final: LLVM's AMDGPU backend ran at its level (amdgpu.c) */
+  jit->tiers = false;
+  return LOOM_OK;
+}
+
+static void drv_unload(void *drv) { rt_hip_unload(drv); }
+static LoomStatus drv_device_info(void *drv, int device, RtGpuDeviceInfo *out, Diag *d) {
+  return rt_hip_device_info(drv, device, out, d);
+}
+/* HIP keeps each device's primary context itself: retaining is making the device current. */
+static LoomStatus drv_retain(void *drv, int device, Diag *d) { return rt_hip_set_device(drv, device, d); }
+static void drv_release(void *drv, int device) {
+  (void)drv;
+  (void)device;
+}
+static LoomStatus drv_set_current(void *drv, int device, Diag *d) { return rt_hip_set_device(drv, device, d); }
+static LoomStatus drv_synchronize(void *drv, int device, Diag *d) { return rt_hip_device_synchronize(drv, device, d); }
+
+static LoomStatus drv_target_create(LoomContext *ctx, const RtGpuDeviceInfo *info, CgTarget **out, Diag *d) {
+  return cg_amdgpu_target_create(ctx, info->arch, 0, out, d);
+}
+
+/* A kernel code object's metadata (comgr) against what the launch passes: each kernel takes one explicit
+ * argument, Loom's parameter block, by value at offset 0 (hipModuleLaunchKernel copies it there and fills
+ * in the hidden arguments the metadata lists). Without comgr the check is left to HIP, which reads the
+ * same metadata. */
+static LoomStatus check_kernargs(LoomContext *ctx, const void *co, size_t size, Diag *d) {
+  CgAmdMeta meta;
+  Diag md = {.status = LOOM_OK};
+  if (cg_amdgpu_read_metadata(ctx, co, size, &meta, &md) != LOOM_OK)
+    return md.status == LOOM_ERR_UNSUPPORTED ? LOOM_OK : diag_error(d, LOOM_ERR_BACKEND, "a kernel's code object: %s", md.msg);
+  LoomStatus st = meta.nkernels > 0 ? LOOM_OK
+                                    : diag_error(d, LOOM_ERR_INTERNAL, "internal error: a kernel code object has no kernel");
+  for (int32_t i = 0; i < meta.nkernels && st == LOOM_OK; i++) {
+    const CgAmdKernelMeta *k = &meta.kernels[i];
+    int nexplicit = 0;
+    for (int32_t j = 0; j < k->nargs; j++) nexplicit += strncmp(k->args[j].kind, "hidden_", 7) != 0;
+    if (nexplicit != 1 || strcmp(k->args[0].kind, "by_value") || k->args[0].offset != 0 || k->args[0].size % 8)
+      st = diag_error(d, LOOM_ERR_INTERNAL, "internal error: the code object's metadata gives kernel %s %d explicit "
+                      "arguments (the launcher passes one parameter block by value at offset 0)", k->name, nexplicit);
+  }
+  cg_amdgpu_meta_free(ctx, &meta);
+  return st;
+}
+
+static LoomStatus drv_module_load(void *drv, int device, const void *co, size_t size, void **module, Diag *d) {
+  LoomStatus st = check_kernargs(rt_hip_context(drv), co, size, d);
+  return st == LOOM_OK ? rt_hip_module_load(drv, device, co, size, module, d) : st;
+}
+
+static const RtGpuDriver hip_driver = {
+    .name = "AMD",
+    .kind = LOOM_DEVICE_HIP,
+    .binary = CG_BINARY_AMDGPU,
+    .load = drv_load,
+    .unload = drv_unload,
+    .device_info = drv_device_info,
+    .retain = drv_retain,
+    .release = drv_release,
+    .set_current = drv_set_current,
+    .synchronize = drv_synchronize,
+    .target_create = drv_target_create,
+    .mem_alloc = rt_hip_mem_alloc,
+    .mem_free = rt_hip_mem_free,
+    .copy_h2d = rt_hip_copy_h2d,
+    .copy_d2h = rt_hip_copy_d2h,
+    .copy_d2d = rt_hip_copy_d2d,
+    .copy_peer = rt_hip_copy_peer,
+    .stream_create = rt_hip_stream_create,
+    .stream_destroy = rt_hip_stream_destroy,
+    .stream_synchronize = rt_hip_stream_synchronize,
+    .event_create = rt_hip_event_create,
+    .event_destroy = rt_hip_event_destroy,
+    .event_record = rt_hip_event_record,
+    .event_synchronize = rt_hip_event_synchronize,
+    .event_elapsed = rt_hip_event_elapsed,
+    .link = NULL, /* the code object is the binary */
+    .module_load = drv_module_load,
+    .module_unload = rt_hip_module_unload,
+    .module_function = rt_hip_module_function,
+    .func_attrs = rt_hip_func_attrs,
+    .occupancy = rt_hip_occupancy,
+    .launch = rt_hip_launch,
+};
+
+const RtGpuDriver *rt_hip_driver(void) { return &hip_driver; }
+
+/* ---- device.h's hooks: the shared GPU layer with the HIP driver ------------------------------------------- */
+static const RtGpuDriver *const D = &hip_driver;
+static LoomStatus hip_open(LoomContext *ctx, Diag *d) { return rt_gpu_open(D, ctx, d); }
+static int hip_count(LoomContext *ctx) { return rt_gpu_count(D, ctx); }
+static void hip_close(LoomContext *ctx) { rt_gpu_close(D, ctx); }
+static LoomStatus hip_synchronize(LoomContext *ctx, int i, Diag *d) { return rt_gpu_synchronize(D, ctx, i, d); }
+static LoomStatus hip_alloc(LoomContext *ctx, int i, size_t n, void **out, Diag *d) {
+  return rt_gpu_alloc(D, ctx, i, n, out, d);
+}
+static LoomStatus hip_free(LoomContext *ctx, int i, void *p, size_t n, Diag *d) { return rt_gpu_free(D, ctx, i, p, n, d); }
+static LoomStatus hip_pool_stats(LoomContext *ctx, int i, RtPoolStats *out, Diag *d) {
+  return rt_gpu_device_pool_stats(D, ctx, i, out, d);
+}
+static LoomStatus hip_pool_trim(LoomContext *ctx, int i, Diag *d) { return rt_gpu_device_pool_trim(D, ctx, i, d); }
+static LoomStatus hip_copy(LoomContext *ctx, void *dst, LoomDeviceKind dk, int di, const void *src, LoomDeviceKind sk,
+                           int si, size_t n, Diag *d) {
+  return rt_gpu_copy(D, ctx, dst, dk, di, src, sk, si, n, d);
+}
+static LoomStatus hip_stream_create(LoomContext *ctx, int i, RtStream **out, Diag *d) {
+  return rt_gpu_stream_create(D, ctx, i, out, d);
+}
+static void hip_stream_destroy(LoomContext *ctx, RtStream *s) { rt_gpu_stream_destroy(D, ctx, s); }
+static LoomStatus hip_stream_synchronize(LoomContext *ctx, RtStream *s, Diag *d) {
+  return rt_gpu_stream_synchronize(D, ctx, s, d);
+}
+static LoomStatus hip_stream_use(LoomContext *ctx, int i, RtStream *s, Diag *d) {
+  return rt_gpu_stream_use(D, ctx, i, s, d);
+}
+static RtStream *hip_current_stream(LoomContext *ctx, int i) { return rt_gpu_current_stream(D, ctx, i); }
+static LoomStatus hip_event_create(LoomContext *ctx, int i, RtEvent **out, Diag *d) {
+  return rt_gpu_event_create(D, ctx, i, out, d);
+}
+static void hip_event_destroy(LoomContext *ctx, RtEvent *e) { rt_gpu_event_destroy(D, ctx, e); }
+static LoomStatus hip_event_record(LoomContext *ctx, int i, RtEvent *e, RtStream *s, Diag *d) {
+  return rt_gpu_event_record(D, ctx, i, e, s, d);
+}
+static LoomStatus hip_event_synchronize(LoomContext *ctx, RtEvent *e, Diag *d) {
+  return rt_gpu_event_synchronize(D, ctx, e, d);
+}
+static LoomStatus hip_event_elapsed(LoomContext *ctx, RtEvent *a, RtEvent *b, float *ms, Diag *d) {
+  return rt_gpu_event_elapsed(D, ctx, a, b, ms, d);
+}
+static LoomStatus hip_prepare(LoomContext *ctx, int i, const KernelIr *k, int64_t npoints, const RtKernel **out,
+                              Diag *d) {
+  return rt_gpu_prepare(D, ctx, i, k, npoints, out, d);
+}
+static void hip_unpin(LoomContext *ctx, int i, const RtKernel *k) { rt_gpu_unpin(D, ctx, i, k); }
+static LoomStatus hip_run_schedule(LoomContext *ctx, int i, const RtRun *run, Diag *d) {
+  return rt_gpu_run_schedule(D, ctx, i, run, d);
+}
+static void hip_settle(LoomContext *ctx, int i) { rt_gpu_settle(D, ctx, i); }
+
+/* ---- AMDGPU assembly dumps ------------------------------------------------------------------------------- */
+/* The AMDGPU assembly of kernels k[0..n) for the reference chip, gfx942 (MI300; LOOM_DUMP_AMDGPU_CHIP picks
+ * another), compiled here without a GPU: each code object is still linked (and kept in
+ * LOOM_DUMP_AMDGPU_DIR when set). */
+static LoomStatus hip_dump_code(LoomContext *ctx, int32_t n, const KernelIr *const *k, StrBuf *sb, Diag *d) {
+  const char *chip = getenv("LOOM_DUMP_AMDGPU_CHIP");
+  if (!chip || !*chip) chip = "gfx942";
+  CgTarget *t = NULL;
+  LoomStatus st = cg_amdgpu_target_create(ctx, chip, 0, &t, d);
+  if (st == LOOM_OK) cg_amdgpu_target_set_dump(t, getenv("LOOM_DUMP_AMDGPU_DIR"));
+  for (int32_t i = 0; st == LOOM_OK && i < n; i++) {
+    CgCompiled cc;
+    memset(&cc, 0, sizeof cc);
+    st = t->compile(t, k[i], NULL, &cc, d);
+    if (st != LOOM_OK) break;
+    if (cc.gpu && (ctx->dump_flags & IR_DUMP_TIME))
+      sb_printf(sb, "; time %s lower %.3f ocml %.3f opt %.3f code object %.3f ms\n", k[i]->name, cc.gpu->phase_ms[0],
+                cc.gpu->phase_ms[1], cc.gpu->phase_ms[2], cc.gpu->phase_ms[3]);
+    const char *why = NULL, *linker = cg_amdgpu_linker(t, &why);
+    if (cc.gpu && cc.gpu->code)
+      sb_printf(sb, "; kernel %s (%s, linked by %s%s%s)\n%s", k[i]->name, chip, linker, why && *why ? ": " : "",
+                why ? why : "", cc.gpu->code);
+    else st = diag_error(d, LOOM_ERR_INTERNAL, "internal error: the AMD target gave no assembly for %s", k[i]->name);
+    t->release(t, &cc);
+  }
+  if (t) t->destroy(t);
+  return st;
+}
+
+const RtDevice rt_hip_device = {
+    .name = "hip",
+    .kind = LOOM_DEVICE_HIP,
+    .binary = CG_BINARY_AMDGPU,
+    .open = hip_open,
+    .count = hip_count,
+    .close = hip_close,
+    .synchronize = hip_synchronize,
+    .alloc = hip_alloc,
+    .free = hip_free,
+    .pool_stats = hip_pool_stats,
+    .pool_trim = hip_pool_trim,
+    .copy = hip_copy,
+    .stream_create = hip_stream_create,
+    .stream_destroy = hip_stream_destroy,
+    .stream_synchronize = hip_stream_synchronize,
+    .stream_use = hip_stream_use,
+    .current_stream = hip_current_stream,
+    .stream_handle = rt_gpu_stream_handle,
+    .event_create = hip_event_create,
+    .event_destroy = hip_event_destroy,
+    .event_record = hip_event_record,
+    .event_synchronize = hip_event_synchronize,
+    .event_elapsed = hip_event_elapsed,
+    .prepare = hip_prepare,
+    .unpin = hip_unpin,
+    .run_schedule = hip_run_schedule,
+    .write_strided = NULL, /* a copy kernel */
+    .settle = hip_settle,
+    .dump_code = hip_dump_code,
+    .raw_formats = RT_AMD_RAW_FORMATS,
+    .raw_sniff = rt_amd_raw_sniff,
+    .raw_create = rt_amd_raw_create,
+    .raw_destroy = rt_amd_raw_destroy,
+    .raw_text = rt_amd_raw_text,
+    .raw_load = rt_amd_raw_load,
+    .raw_launch = rt_amd_raw_launch,
+};

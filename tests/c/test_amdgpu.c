@@ -1,0 +1,725 @@
+/* test_amdgpu.c: the AMDGPU target without an AMD GPU: every kernel of the golden files
+ * (tests/golden/NN_name.loom) and of the strategy cases below compiled for gfx90a, gfx942 (MI300) and gfx1100
+ * (RDNA3, wave 32), and for NVIDIA (sm_90) beside them, then for each AMD code object:
+ *  - the ELF file read here (EM_AMDGPU, HSA OS/ABI and ABI version of the code object version, e_flags
+ *    mach of the chip, a FUNC and a 64-byte kernel descriptor "<name>.kd" per entry, no undefined
+ *    symbol) and by llvm-readelf-19 (machine, flags, descriptors, the metadata note);
+ *  - the metadata through comgr's API (one explicit by_value argument of the parameter block at offset
+ *    0, kernarg size and alignment, wave size, 1024-thread workgroups allowed, no scratch), equal to
+ *    llvm-readelf's reading of the same note;
+ *  - registers and LDS within the chip's limits for a 1024-thread block (the largest launched);
+ *  - the memory traffic from the machine code: every innermost loop of each entry with global loads or
+ *    stores (llvm-objdump-19 for AMD, the PTX for NVIDIA) must move a whole number of points' worth of
+ *    the bytes the kernel IR says one point reads and writes (the per-point model: each loaded buffer's
+ *    element once, each stored one once), and the AMD entry must show the same per-point figures in
+ *    loops as the NVIDIA entry, with accesses as wide (16-byte vectors where NVIDIA has them);
+ *  - a digest of each target's optimized LLVM IR per entry (calling convention, parameter passing,
+ *    intrinsics, loads and stores by address space and type, LDS globals) against the golden set
+ *    tests/golden/gpu/<name>.txt (LOOM_UPDATE_GOLDEN=1 rewrites it; review the diff).
+ * Each line of the summary says which linker a code object took (comgr where it knows the chip, else
+ * ld.lld); code object v4, forced linkers and raw modules are test_amdgpu_link.c's. Without libdevice (CI) the NVIDIA compile of
+ * kernels with math functions is not possible: their NVIDIA digest and traffic come from the golden
+ * file. Prints "N passed, N failed".
+ */
+#include <dirent.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <llvm-c/Core.h>
+#include <llvm-c/IRReader.h>
+
+#include "amdgpu_check.h"
+#include "codegen/codegen.h"
+#include "ir/ir.h"
+#include "passes/passes.h"
+
+static int g_pass, g_fail;
+#define CHECK(cond, ...) check_((cond), __FILE__, __LINE__, __VA_ARGS__)
+static bool check_(bool ok, const char *file, int line, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static bool check_(bool ok, const char *file, int line, const char *fmt, ...) {
+  if (ok) {
+    g_pass++;
+    return true;
+  }
+  g_fail++;
+  if (g_fail > 200) return false;
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(stderr, "%s:%d: FAIL: ", file, line);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+  return false;
+}
+
+static LoomContext g_ctx;
+
+/* ---- targets ---------------------------------------------------------------------------------------- */
+enum { T_NV, T_90A, T_942, T_1100, NTARGET };
+static const char *const tname[NTARGET] = {"nvptx", "gfx90a", "gfx942", "gfx1100"};
+static CgTarget *g_t[NTARGET];
+static CgAmdChip g_chip[NTARGET];
+
+/* ---- the digest of a target's optimized LLVM IR -------------------------------------------------------- */
+
+typedef struct Count {
+  char key[160];
+  int n;
+} Count;
+
+static void count_add(Count *c, int *n, int max, const char *key) {
+  for (int i = 0; i < *n; i++)
+    if (!strcmp(c[i].key, key)) {
+      c[i].n++;
+      return;
+    }
+  if (*n < max) {
+    snprintf(c[*n].key, sizeof c[*n].key, "%s", key);
+    c[(*n)++].n = 1;
+  }
+}
+
+static int cmp_count(const void *a, const void *b) { return strcmp(((const Count *)a)->key, ((const Count *)b)->key); }
+
+/* The entry's kind from its name: loom_k12_row -> row. */
+static const char *entry_kind(const char *name) {
+  const char *u = strrchr(name, '_');
+  return u ? u + 1 : name;
+}
+
+static void type_str(LLVMTypeRef t, char *buf, size_t cap) {
+  char *s = LLVMPrintTypeToString(t);
+  snprintf(buf, cap, "%s", s);
+  LLVMDisposeMessage(s);
+}
+
+/* Appends the digest of every defined external function (the entries) and LDS global of ir to out. */
+static void digest_ir(const char *ir, char *out, size_t cap) {
+  size_t len = strlen(out);
+#define OUT(...) (len += (size_t)snprintf(out + len, len < cap ? cap - len : 0, __VA_ARGS__), len = len < cap ? len : cap)
+  LLVMContextRef c = LLVMContextCreate();
+  LLVMMemoryBufferRef mb = LLVMCreateMemoryBufferWithMemoryRangeCopy(ir, strlen(ir), "ir");
+  LLVMModuleRef m = NULL;
+  char *msg = NULL;
+  if (LLVMParseIRInContext(c, mb, &m, &msg)) {
+    OUT("  (IR does not parse: %s)\n", msg ? msg : "?");
+    LLVMDisposeMessage(msg);
+    LLVMContextDispose(c);
+    return;
+  }
+  for (LLVMValueRef g = LLVMGetFirstGlobal(m); g; g = LLVMGetNextGlobal(g)) {
+    unsigned as = LLVMGetPointerAddressSpace(LLVMTypeOf(g));
+    if (as != 3) continue;
+    char ts[64];
+    type_str(LLVMGlobalGetValueType(g), ts, sizeof ts);
+    LLVMValueRef init = LLVMGetInitializer(g);
+    size_t n = 0;
+    OUT("  shared %s %s %s\n", LLVMGetValueName2(g, &n), ts,
+        !init ? "extern" : LLVMIsPoison(init) ? "poison" : LLVMIsUndef(init) ? "undef" : "initialized");
+  }
+  for (LLVMValueRef f = LLVMGetFirstFunction(m); f; f = LLVMGetNextFunction(f)) {
+    if (LLVMIsDeclaration(f) || LLVMGetLinkage(f) != LLVMExternalLinkage) continue;
+    size_t n = 0;
+    const char *name = LLVMGetValueName2(f, &n);
+    OUT("  entry %s: cc %u", entry_kind(name), LLVMGetFunctionCallConv(f));
+    static const char *const keys[] = {"amdgpu-flat-work-group-size", "uniform-work-group-size"};
+    for (int i = 0; i < 2; i++) {
+      LLVMAttributeRef a = LLVMGetStringAttributeAtIndex(f, LLVMAttributeFunctionIndex, keys[i], (unsigned)strlen(keys[i]));
+      unsigned vl = 0;
+      if (a) OUT(" %s=%s", keys[i], LLVMGetStringAttributeValue(a, &vl));
+    }
+    LLVMValueRef p = LLVMGetParam(f, 0);
+    static const char *const pass[] = {"byval", "byref"};
+    for (int i = 0; p && i < 2; i++) {
+      LLVMAttributeRef a = LLVMGetEnumAttributeAtIndex(f, 1, LLVMGetEnumAttributeKindForName(pass[i], strlen(pass[i])));
+      if (!a) continue;
+      char ts[64];
+      type_str(LLVMGetTypeAttributeValue(a), ts, sizeof ts);
+      OUT(" param %s(%s) as%u", pass[i], ts, LLVMGetPointerAddressSpace(LLVMTypeOf(p)));
+    }
+    OUT("\n");
+    Count cnt[256];
+    int nc = 0;
+    for (LLVMBasicBlockRef b = LLVMGetFirstBasicBlock(f); b; b = LLVMGetNextBasicBlock(b))
+      for (LLVMValueRef i = LLVMGetFirstInstruction(b); i; i = LLVMGetNextInstruction(i)) {
+        char key[160], ts[64];
+        LLVMOpcode op = LLVMGetInstructionOpcode(i);
+        if (op == LLVMLoad || op == LLVMStore) {
+          LLVMValueRef ptr = LLVMGetOperand(i, op == LLVMLoad ? 0 : 1);
+          type_str(op == LLVMLoad ? LLVMTypeOf(i) : LLVMTypeOf(LLVMGetOperand(i, 0)), ts, sizeof ts);
+          snprintf(key, sizeof key, "%s as%u %s", op == LLVMLoad ? "load" : "store",
+                   LLVMGetPointerAddressSpace(LLVMTypeOf(ptr)), ts);
+          count_add(cnt, &nc, 256, key);
+        } else if (op == LLVMCall) {
+          LLVMValueRef callee = LLVMGetCalledValue(i);
+          size_t cn = 0;
+          const char *cname = callee ? LLVMGetValueName2(callee, &cn) : "";
+          snprintf(key, sizeof key, "call %s", cn ? cname : "(indirect)");
+          count_add(cnt, &nc, 256, key);
+        } else if (op == LLVMFence || op == LLVMAtomicRMW || op == LLVMAtomicCmpXchg) {
+          count_add(cnt, &nc, 256, op == LLVMFence ? "fence" : "atomic");
+        }
+      }
+    qsort(cnt, (size_t)nc, sizeof cnt[0], cmp_count);
+    for (int k = 0; k < nc; k++) OUT("    %s x%d\n", cnt[k].key, cnt[k].n);
+  }
+#undef OUT
+  LLVMDisposeModule(m);
+  LLVMContextDispose(c);
+}
+
+/* ---- traffic per point ---------------------------------------------------------------------------------- */
+
+typedef struct Model {
+  long load, store; /* bytes per point (or, for the cached ROW entry, per O item of a thread) */
+  bool licm;        /* loops over O, or over R loading only buffers that do not move along R: whether
+                     * they exist depends on what LICM hoisted, so the targets may differ */
+} Model;
+
+/* The buffers (bits) the instructions root needs load. */
+static uint64_t loads_of(const KernelIr *k, int32_t root) {
+  uint8_t *need = calloc((size_t)k->ninstr + 1, 1);
+  uint64_t mask = 0;
+  if (root >= 0 && root < k->ninstr) need[root] = 1;
+  for (int32_t i = root; i >= 0; i--) {
+    if (!need[i]) continue;
+    const KInstr *in = &k->instrs[i];
+    if (in->kind == KI_LOAD && in->buf < 64) mask |= 1ull << in->buf;
+    if (in->kind == KI_ELEM || in->kind == KI_CAST || in->kind == KI_USER_OUT)
+      for (int j = 0; j < 3; j++)
+        if (in->src[j] >= 0 && in->src[j] < i) need[in->src[j]] = 1;
+  }
+  free(need);
+  return mask;
+}
+
+static long bytes_of(const KernelIr *k, uint64_t mask) {
+  long n = 0;
+  for (int b = 0; b < k->nbuf && b < 64; b++)
+    if (mask & (1ull << b)) n += (long)loom_dtype_size((LoomDType)k->bufs[b].dtype);
+  return n;
+}
+
+/* What one point of entry `kind` of k moves: the candidates (a ROW entry's loops are one per phase). */
+static int entry_models(const KernelIr *k, const char *kind, Model *m, int max) {
+  int n = 0;
+  uint64_t all = 0;
+  for (int i = 0; i < k->ninstr; i++)
+    if (k->instrs[i].kind == KI_LOAD && k->instrs[i].buf < 64) all |= 1ull << k->instrs[i].buf;
+  if (!strcmp(kind, "finish") || !strcmp(kind, "finishb")) {
+    const KPhase *ph = &k->phases[0];
+    bool arg = ph->reduce_op == LOOM_REDUCE_ARGMIN || ph->reduce_op == LOOM_REDUCE_ARGMAX;
+    LoomDType vt = arg ? (LoomDType)k->instrs[ph->value].dtype : (LoomDType)ph->acc_dtype;
+    m[n++] = (Model){(long)loom_dtype_size(vt) + (arg ? 8 : 0), 0, false};
+    return n;
+  }
+  bool cached = !strcmp(kind, "rowc") || !strcmp(kind, "rowcv");
+  if (cached) { /* 16 points per thread and O item, loaded once; MAP stores 16, FINAL stores 1 */
+    Model c = {16 * bytes_of(k, all), 0, false};
+    for (int p = 0; p < k->nphase; p++)
+      for (int s = 0; s < k->phases[p].nstores; s++) {
+        const KStore *st = &k->stores[k->phases[p].store_begin + s];
+        long sz = (long)loom_dtype_size((LoomDType)k->bufs[st->buf].dtype);
+        c.store += k->phases[p].kind == KP_MAP ? 16 * sz : k->phases[p].kind == KP_FINAL ? sz : 0;
+      }
+    m[n++] = c;
+    return n;
+  }
+  /* loops over O points (an R loop whose loads do not move along R: hoisted, LICM): the buffers loaded
+   * with a zero stride along every R dim, and the FINAL stores (or a part's accumulator) */
+  uint64_t inv = 0;
+  for (int b = 0; b < k->nbuf && b < 64 && k->nkeep < k->ndim; b++) {
+    bool flat = (all >> b) & 1;
+    for (int dd = k->nkeep; dd < k->ndim && flat; dd++) flat = k->bufs[b].layout[dd] == KL_ZERO;
+    if (flat) inv |= 1ull << b;
+  }
+  if (k->nkeep < k->ndim && n < max) {
+    Model o = {bytes_of(k, inv), 0, true};
+    if (!strcmp(kind, "part") || !strcmp(kind, "partv")) {
+      const KPhase *ph = &k->phases[0];
+      bool arg = ph->reduce_op == LOOM_REDUCE_ARGMIN || ph->reduce_op == LOOM_REDUCE_ARGMAX;
+      o.store = (long)loom_dtype_size(arg ? (LoomDType)k->instrs[ph->value].dtype : (LoomDType)ph->acc_dtype) + (arg ? 8 : 0);
+    } else {
+      for (int p = 0; p < k->nphase; p++)
+        for (int s = 0; k->phases[p].kind == KP_FINAL && s < k->phases[p].nstores; s++)
+          o.store += (long)loom_dtype_size((LoomDType)k->bufs[k->stores[k->phases[p].store_begin + s].buf].dtype);
+    }
+    if (o.load) m[n++] = o;
+  }
+  for (int p = 0; p < k->nphase && n < max; p++) {
+    const KPhase *ph = &k->phases[p];
+    if (ph->kind == KP_REDUCE) {
+      uint64_t l = loads_of(k, ph->value);
+      m[n++] = (Model){bytes_of(k, l), 0, (l & ~inv) == 0};
+    } else if (ph->kind == KP_MAP) {
+      Model x = {0, 0, false};
+      uint64_t mask = 0;
+      for (int s = 0; s < ph->nstores; s++) {
+        const KStore *st = &k->stores[ph->store_begin + s];
+        mask |= loads_of(k, st->value);
+        x.store += (long)loom_dtype_size((LoomDType)k->bufs[st->buf].dtype);
+      }
+      x.load = bytes_of(k, mask);
+      x.licm = (mask & ~inv) == 0 && k->nkeep < k->ndim;
+      m[n++] = x;
+    }
+  }
+  return n;
+}
+
+/* The model loop l handles a whole number of points of (-1: none). */
+static int match_model(const AmdTraffic *l, const Model *m, int nm, long *points) {
+  for (int i = 0; i < nm; i++) {
+    long u = m[i].load ? l->load / m[i].load : m[i].store ? l->store / m[i].store : 0;
+    if (u >= 1 && l->load == u * m[i].load && l->store == u * m[i].store) {
+      *points = u;
+      return i;
+    }
+  }
+  return -1;
+}
+
+typedef struct EntryLoops {
+  char kind[16];
+  AmdLoops l;
+} EntryLoops;
+
+/* The lines "  loops <entry> L/S/W ..." of a digest section (figures recorded in a golden file). */
+static int parse_loops(const char *sec, EntryLoops *out, int max) {
+  int n = 0;
+  for (const char *p = sec; p && *p && n < max;) {
+    if (!strncmp(p, "  loops ", 8)) {
+      EntryLoops e;
+      memset(&e, 0, sizeof e);
+      int used = 0;
+      if (sscanf(p + 8, "%15s%n", e.kind, &used) == 1) {
+        const char *q = p + 8 + used;
+        AmdTraffic t;
+        int u2 = 0;
+        while (e.l.n < AMD_MAXLOOPS && sscanf(q, " %ld/%ld/%d%n", &t.load, &t.store, &t.widest, &u2) == 3) {
+          e.l.loop[e.l.n++] = t;
+          q += u2;
+        }
+        out[n++] = e;
+      }
+    }
+    p = strchr(p, '\n');
+    if (p) p++;
+  }
+  return n;
+}
+
+static int cmp_loops(const void *a, const void *b) { return strcmp(((const EntryLoops *)a)->kind, ((const EntryLoops *)b)->kind); }
+
+/* Checks every innermost memory loop of one entry against the kernel's per-point models; fills the
+ * figures per point (per model: widest access, whether a loop matched). */
+typedef struct PerPoint {
+  bool seen[8];
+  int widest[8];
+  char text[256]; /* "8/0 B x8 (w4), 8/0 B x1 (w4)": per loop, bytes per point x points per iteration */
+} PerPoint;
+static void per_point(const char *what, const char *target, const KernelIr *k, const EntryLoops *e, PerPoint *pp) {
+  Model m[8];
+  int nm = entry_models(k, e->kind, m, 8);
+  memset(pp, 0, sizeof *pp);
+  size_t tl = 0;
+  for (int i = 0; i < e->l.n; i++) {
+    long u = 0;
+    int j = match_model(&e->l.loop[i], m, nm, &u);
+    if (j >= 0 && tl < sizeof pp->text)
+      tl += (size_t)snprintf(pp->text + tl, sizeof pp->text - tl, "%s%ld/%ld x%ld (w%d)", tl ? ", " : "", m[j].load,
+                             m[j].store, u, e->l.loop[i].widest);
+    if (!CHECK(j >= 0, "%s %s entry %s: a loop moves %ld/%ld bytes per iteration, not a whole number of points (%ld/%ld "
+               "bytes per point%s)", what, target, e->kind, e->l.loop[i].load, e->l.loop[i].store, nm ? m[0].load : -1,
+               nm ? m[0].store : -1, nm > 1 ? ", or another phase's" : ""))
+      continue;
+    pp->seen[j] = true;
+    if (e->l.loop[i].widest > pp->widest[j]) pp->widest[j] = e->l.loop[i].widest;
+  }
+}
+
+/* ---- one kernel on every target ------------------------------------------------------------------------ */
+
+static bool env_on(const char *name) {
+  const char *v = getenv(name);
+  return v && !strcmp(v, "1");
+}
+
+/* Structural checks of one AMD code object of gk (target ti); fills the entries' loops. */
+static void check_code_object(const char *what, int ti, const CgGpuKernel *gk, int cov, EntryLoops *tr, int *ntr) {
+  const CgAmdChip *chip = &g_chip[ti];
+  const char *linker = cg_amdgpu_linker(g_t[ti], NULL);
+  /* the ELF file, read here */
+  AmdElfFacts f;
+  if (!CHECK(amd_elf_read(gk->code, gk->code_size, &f), "%s %s: not an ELF64 file", what, chip->name)) return;
+  CHECK(f.machine == EM_AMDGPU && f.osabi == AMD_OSABI_HSA && f.abiversion == (unsigned)(cov == 4 ? 2 : 3) &&
+            f.type == ET_DYN && (f.flags & 0xffu) == chip->mach,
+        "%s %s: ELF machine %u osabi %u abi %u type %u flags 0x%x (want %u, 64, %d, %d, mach 0x%x)", what, chip->name,
+        f.machine, f.osabi, f.abiversion, f.type, f.flags, EM_AMDGPU, cov == 4 ? 2 : 3, ET_DYN, chip->mach);
+  CHECK(f.nundef == 0, "%s %s: %d undefined symbols (%s)", what, chip->name, f.nundef, f.undef);
+  int nentries = 0;
+  for (int i = 0; i < CG_NENTRY; i++) {
+    const char *e = cg_gpu_entry_name((CgGpuKernel *)gk, i);
+    if (!e[0]) continue;
+    nentries++;
+    CHECK(amd_elf_has_kernel(gk->code, gk->code_size, e), "%s %s: no FUNC %s or 64-byte %s.kd", what, chip->name, e, e);
+  }
+  CHECK(f.nkd == nentries && f.nfunc == nentries, "%s %s: %d descriptors, %d functions for %d entries", what,
+        chip->name, f.nkd, f.nfunc, nentries);
+  /* comgr's metadata */
+  CgAmdMeta meta;
+  Diag d = {.status = LOOM_OK};
+  if (!CHECK(cg_amdgpu_read_metadata(&g_ctx, gk->code, gk->code_size, &meta, &d) == LOOM_OK, "%s %s: metadata: %s",
+             what, chip->name, d.msg))
+    return;
+  char target[64];
+  snprintf(target, sizeof target, "amdgcn-amd-amdhsa--%.40s", chip->name);
+  CHECK(meta.version[0] == 1 && meta.version[1] == (cov == 4 ? 1 : 2) && !strncmp(meta.target, target, strlen(target)),
+        "%s %s: metadata version %d.%d target %s", what, chip->name, meta.version[0], meta.version[1], meta.target);
+  CHECK(meta.nkernels == nentries, "%s %s: %d kernels in the metadata, %d entries", what, chip->name, meta.nkernels,
+        nentries);
+  /* llvm-readelf, the independent reader */
+  char path[256];
+  AmdReadelf re;
+  memset(&re, 0, sizeof re);
+  bool wrote = amd_write_temp(gk->code, gk->code_size, ".co", path, sizeof path);
+  if (wrote) amd_readelf(path, &re);
+  if (CHECK(re.ok, "%s %s: llvm-readelf-19 did not run", what, chip->name)) {
+    CHECK(!strcmp(re.machine, "EM_AMDGPU") && strstr(re.flags, chip->name) && re.nkd == nentries &&
+              re.nk == meta.nkernels && !strcmp(re.target, meta.target) && re.version[0] == meta.version[0] &&
+              re.version[1] == meta.version[1],
+          "%s %s: llvm-readelf: machine %s flags %s, %d descriptors, %d kernels, target %s, version %d.%d", what,
+          chip->name, re.machine, re.flags, re.nkd, re.nk, re.target, re.version[0], re.version[1]);
+  }
+  /* every kernel: argument layout, limits, the same facts from both readers */
+  const int block = 1024; /* the largest block the launcher uses */
+  int waves = (block + chip->wave - 1) / chip->wave, per_simd = (waves + chip->simds - 1) / chip->simds;
+  for (int i = 0; i < meta.nkernels; i++) {
+    const CgAmdKernelMeta *k = &meta.kernels[i];
+    const CgAmdArg *a = k->nargs > 0 ? &k->args[0] : NULL;
+    int nexplicit = 0;
+    for (int j = 0; j < k->nargs; j++) nexplicit += strncmp(k->args[j].kind, "hidden_", 7) != 0;
+    CHECK(a && nexplicit == 1 && !strcmp(a->kind, "by_value") && a->offset == 0 && a->size == (uint32_t)gk->nwords * 8 &&
+              k->kernarg_size >= a->size && k->kernarg_align >= 8,
+          "%s %s %s: arguments: %d explicit, first %s @%u size %u (want by_value @0 size %d), kernarg %u align %u", what,
+          chip->name, k->name, nexplicit, a ? a->kind : "-", a ? a->offset : 0, a ? a->size : 0, gk->nwords * 8,
+          k->kernarg_size, k->kernarg_align);
+    for (int j = 1; a && j < k->nargs; j++)
+      CHECK(k->args[j].offset >= a->offset + a->size && k->args[j].offset + k->args[j].size <= k->kernarg_size,
+            "%s %s %s: argument %d (%s) @%u+%u outside the kernarg segment (%u)", what, chip->name, k->name, j,
+            k->args[j].kind, k->args[j].offset, k->args[j].size, k->kernarg_size);
+    int vg = (k->vgprs + 7) / 8 * 8;
+    CHECK(k->wave == (uint32_t)chip->wave && k->max_flat_workgroup >= (uint32_t)block && k->vgprs > 0 &&
+              k->vgprs <= chip->max_vgprs && vg * per_simd <= chip->vgpr_file && k->sgprs > 0 &&
+              k->sgprs <= chip->max_sgprs && k->group_segment <= (uint32_t)chip->lds_bytes && k->private_segment == 0 &&
+              k->vgpr_spills <= 0 && k->sgpr_spills <= 0,
+          "%s %s %s: wave %u, max workgroup %u, %d VGPRs (x %d waves per SIMD of %d), %d SGPRs (max %d), LDS %u, "
+          "scratch %u, spills %d/%d", what, chip->name, k->name, k->wave, k->max_flat_workgroup, k->vgprs, per_simd,
+          chip->vgpr_file, k->sgprs, chip->max_sgprs, k->group_segment, k->private_segment, k->vgpr_spills,
+          k->sgpr_spills);
+    const AmdReadelfKernel *rk = NULL;
+    for (int j = 0; j < re.nk && !rk; j++)
+      if (!strcmp(re.k[j].name, k->name)) rk = &re.k[j];
+    if (re.ok)
+      CHECK(rk && rk->kernarg == k->kernarg_size && rk->vgprs == k->vgprs && rk->sgprs == k->sgprs &&
+                rk->lds == k->group_segment && rk->priv == k->private_segment && rk->maxwg == k->max_flat_workgroup &&
+                rk->wave == k->wave,
+            "%s %s %s: llvm-readelf and comgr disagree (kernarg %ld/%u, vgpr %ld/%d, sgpr %ld/%d, lds %ld/%u)", what,
+            chip->name, k->name, rk ? rk->kernarg : -1, k->kernarg_size, rk ? rk->vgprs : -1, k->vgprs,
+            rk ? rk->sgprs : -1, k->sgprs, rk ? rk->lds : -1, k->group_segment);
+    printf("  %-7s %-8s %-5s vgpr %3d sgpr %3d lds %5u kernarg %4u (%d hidden args) %s\n", chip->name,
+           entry_kind(k->name), cov == 4 ? "cov4" : "cov5", k->vgprs, k->sgprs, k->group_segment, k->kernarg_size,
+           k->nargs - nexplicit, linker);
+  }
+  /* loops from the disassembly */
+  if (wrote && tr) {
+    char names[32][128];
+    AmdLoops t[32];
+    int n = amd_objdump_traffic(path, chip->name, names, t, 32);
+    CHECK(n == nentries, "%s %s: llvm-objdump-19 listed %d functions for %d entries", what, chip->name, n, nentries);
+    for (int i = 0; i < n && *ntr < 32; i++) {
+      snprintf(tr[*ntr].kind, sizeof tr[*ntr].kind, "%.15s", entry_kind(names[i]));
+      tr[(*ntr)++].l = t[i];
+    }
+  }
+  if (wrote) unlink(path);
+  cg_amdgpu_meta_free(&g_ctx, &meta);
+}
+
+/* Compiles kernel k for every target, checks each code object, compares the traffic per point with
+ * NVIDIA's and appends the digest to dig (when non-NULL). golden: this kernel's recorded section. */
+static void run_kernel(const char *what, const KernelIr *k, char *dig, size_t cap, const char *golden) {
+  EntryLoops nv[32];
+  int nnv = 0;
+  bool nv_known = false;
+  for (int ti = 0; ti < NTARGET; ti++) {
+    size_t len = dig ? strlen(dig) : 0;
+    if (dig) snprintf(dig + len, cap - len, " target %s\n", tname[ti]);
+    CgCompileOptions o = CG_COMPILE_DEFAULTS;
+    o.want_llvm_ir = true;
+    CgCompiled cc;
+    Diag d = {.status = LOOM_OK};
+    LoomStatus st = g_t[ti]->compile(g_t[ti], k, &o, &cc, &d);
+    if (ti == T_NV && st == LOOM_ERR_UNSUPPORTED) { /* no libdevice here: the golden file's section */
+      const char *sec = golden ? strstr(golden, " target nvptx\n") : NULL;
+      const char *end = sec ? strstr(sec + 1, " target ") : NULL;
+      printf("  nvptx: %s: %s\n", d.msg, sec ? "the recorded figures" : "no recorded figures");
+      if (sec && dig) {
+        size_t n = end ? (size_t)(end - sec) : strlen(sec);
+        size_t h = strlen(" target nvptx\n");
+        len = strlen(dig);
+        snprintf(dig + len, cap - len, "%.*s", (int)(n - h), sec + h);
+        char *copy = strndup(sec, n);
+        nnv = parse_loops(copy, nv, 32);
+        free(copy);
+        nv_known = true;
+      }
+      continue;
+    }
+    if (!CHECK(st == LOOM_OK, "%s: compile for %s: %s", what, tname[ti], d.msg)) continue;
+    const CgGpuKernel *gk = cc.gpu;
+    EntryLoops tr[32];
+    int ntr = 0;
+    if (ti == T_NV) {
+      for (int i = 0; i < CG_NENTRY && ntr < 32; i++) {
+        const char *e = cg_gpu_entry_name((CgGpuKernel *)gk, i);
+        if (!e[0]) continue;
+        snprintf(tr[ntr].kind, sizeof tr[ntr].kind, "%.15s", entry_kind(e));
+        tr[ntr++].l = ptx_traffic(gk->code, e);
+      }
+      memcpy(nv, tr, sizeof tr);
+      nnv = ntr;
+      nv_known = true;
+    } else {
+      CHECK(gk->kind == CG_BINARY_AMDGPU && gk->wave == g_chip[ti].wave, "%s %s: binary kind %d wave %d", what,
+            tname[ti], gk->kind, gk->wave);
+      check_code_object(what, ti, gk, 5, tr, &ntr);
+    }
+    qsort(tr, (size_t)ntr, sizeof tr[0], cmp_loops);
+    for (int i = 0; i < ntr && !k->snippet; i++) { /* per point: this target's figures, and NVIDIA's */
+      PerPoint mine, ref;
+      per_point(what, tname[ti], k, &tr[i], &mine);
+      const EntryLoops *n = NULL;
+      for (int j = 0; ti != T_NV && nv_known && j < nnv && !n; j++)
+        if (!strcmp(nv[j].kind, tr[i].kind)) n = &nv[j];
+      if (ti != T_NV && nv_known && CHECK(n, "%s %s: entry %s has no NVIDIA twin", what, tname[ti], tr[i].kind)) {
+        per_point(what, "nvptx", k, n, &ref);
+        Model m[8];
+        int nm = entry_models(k, tr[i].kind, m, 8);
+        printf("  %-7s %-8s bytes per point loaded/stored x points per loop iteration (widest access): %s; nvptx %s\n",
+               tname[ti], tr[i].kind, mine.text[0] ? mine.text : "no loop", ref.text[0] ? ref.text : "no loop");
+        for (int j = 0; j < nm; j++)
+          if (!m[j].licm)
+            CHECK(mine.seen[j] == ref.seen[j] && mine.widest[j] == ref.widest[j],
+                "%s %s entry %s: %ld/%ld bytes per point %s (widest access %d), nvptx %s (widest %d)", what, tname[ti],
+                tr[i].kind, m[j].load, m[j].store, mine.seen[j] ? "in a loop" : "in no loop", mine.widest[j],
+                ref.seen[j] ? "in a loop" : "in no loop", ref.widest[j]);
+      }
+    }
+    if (dig) {
+      for (int i = 0; i < ntr; i++) {
+        len = strlen(dig);
+        len += (size_t)snprintf(dig + len, cap - len, "  loops %s", tr[i].kind);
+        for (int j = 0; j < tr[i].l.n; j++)
+          len += (size_t)snprintf(dig + len, cap - len, " %ld/%ld/%d", tr[i].l.loop[j].load, tr[i].l.loop[j].store,
+                                  tr[i].l.loop[j].widest);
+        snprintf(dig + len, cap - len, "\n");
+      }
+      if (cc.llvm_ir) digest_ir(cc.llvm_ir, dig, cap);
+    }
+    g_t[ti]->release(g_t[ti], &cc);
+  }
+}
+
+/* ---- cases: graph text -> the pipeline's kernels --------------------------------------------------------- */
+
+static char *read_text(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *s = n >= 0 ? malloc((size_t)n + 1) : NULL;
+  if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
+    free(s);
+    s = NULL;
+  }
+  if (s) s[n] = 0;
+  fclose(f);
+  return s;
+}
+
+/* Runs every kernel of graph text `graph` (comment lines allowed; anything from "# expect" on ignored)
+ * through run_kernel; with golden_path, compares (or rewrites) the digest file. */
+static void run_graph(const char *what, const char *graph_text, const char *golden_path) {
+  char *graph = strdup(graph_text);
+  char *cut = strstr(graph, "# expect");
+  if (cut) *cut = 0;
+  for (char *line = graph; line && *line;) {
+    char *nl = strchr(line, '\n');
+    if (*line == '#')
+      for (char *c = line; c < (nl ? nl : line + strlen(line)); c++) *c = ' ';
+    line = nl ? nl + 1 : NULL;
+  }
+  IrGraph g;
+  Diag d = {.status = LOOM_OK};
+  Arena arena;
+  arena_init(&arena, &g_ctx);
+  int32_t roots[64], nroots = 0;
+  LoomArray outs[64];
+  memset(outs, 0, sizeof outs);
+  if (ir_graph_init(&g, &g_ctx, &d) != LOOM_OK) {
+    CHECK(false, "%s: %s", what, d.msg);
+    free(graph);
+    return;
+  }
+  IrModule m;
+  memset(&m, 0, sizeof m);
+  if (!CHECK(ir_parse_graph(&g, graph, &nroots, roots, 64, &d) == LOOM_OK, "%s: parse: %s", what, d.msg)) goto done;
+  for (int32_t i = 0; i < nroots; i++) {
+    const IrNode *n = &g.nodes[roots[i]];
+    outs[i].dtype = (LoomDType)n->dtype;
+    outs[i].ndim = n->ndim;
+    memcpy(outs[i].shape, n->shape, sizeof outs[i].shape);
+    pass_contiguous_strides(n->ndim, n->shape, outs[i].strides);
+  }
+  m.graph = &g;
+  m.arena = &arena;
+  m.nroots = nroots;
+  m.roots = roots;
+  m.outs = outs;
+  if (!CHECK(pass_run_pipeline(&m, &d) == LOOM_OK, "%s: pipeline: %s", what, d.msg)) goto done;
+  size_t cap = 1 << 20;
+  char *dig = golden_path ? calloc(1, cap) : NULL;
+  char *golden = golden_path ? read_text(golden_path) : NULL;
+  if (dig)
+    snprintf(dig, cap, "# GPU LLVM IR digest of %s.loom: per kernel and target (nvptx sm_90, AMD chips), each entry's "
+             "innermost memory loops from the machine code (global bytes loaded/stored per iteration/widest access), "
+             "then per entry of the optimized LLVM IR its calls, fences, loads and stores by address space and type "
+             "(tests/c/test_amdgpu.c; LOOM_UPDATE_GOLDEN=1 rewrites this file)\n", what);
+  for (int32_t i = 0; i < m.schedule->nkernel; i++) {
+    const KernelIr *k = m.schedule->kernels[i].ir;
+    printf("%s: kernel %s\n", what, k->name);
+    char head[160];
+    snprintf(head, sizeof head, "kernel %d %s\n", i, k->name);
+    const char *gk = golden ? strstr(golden, head) : NULL;
+    char *gsec = NULL;
+    if (gk) { /* this kernel's recorded section */
+      const char *next = strstr(gk + 1, "\nkernel ");
+      gsec = strndup(gk, next ? (size_t)(next + 1 - gk) : strlen(gk));
+    }
+    if (dig) strncat(dig, head, cap - strlen(dig) - 1);
+    char what_k[256];
+    snprintf(what_k, sizeof what_k, "%s %s", what, k->name);
+    run_kernel(what_k, k, dig, cap, gsec);
+    free(gsec);
+  }
+  if (golden_path) {
+    if (env_on("LOOM_UPDATE_GOLDEN")) {
+      FILE *f = fopen(golden_path, "wb");
+      if (CHECK(f != NULL, "cannot write %s", golden_path)) {
+        fputs(dig, f);
+        fclose(f);
+      }
+    } else if (!golden) {
+      printf("note: %s has no GPU digest %s (LOOM_UPDATE_GOLDEN=1 writes it)\n", what, golden_path);
+    } else if (!CHECK(!strcmp(golden, dig), "%s: the GPU LLVM IR digest differs from %s", what, golden_path)) {
+      char got[600];
+      snprintf(got, sizeof got, "%s.got", golden_path);
+      FILE *f = fopen(got, "wb");
+      if (f) {
+        fputs(dig, f);
+        fclose(f);
+        fprintf(stderr, "  (written to %s: diff it against the golden file)\n", got);
+      }
+    }
+  }
+  free(golden);
+  free(dig);
+done:
+  ir_graph_free(&g);
+  arena_free_all(&arena);
+  free(graph);
+}
+
+/* Strategies and features beyond the golden files. */
+static const struct {
+  const char *name, *graph;
+} cases[] = {
+    {"argmax axis 1 (row, argmax through shuffles of value and index)",
+     "%0 = input 0 f32 [64,300] strides [300,1]\n%1 = reduce argmax i64 [64] %0 axes [1]\noutput %1\n"},
+    {"int64 full sum (64-bit shuffles, vector part entry)",
+     "%0 = input 0 i64 [100000] strides [1]\n%1 = reduce sum i64 [] %0 axes [0]\noutput %1\n"},
+    {"float64 sin and division (ocml f64, fdiv f64)",
+     "%0 = input 0 f64 [1000] strides [1]\n%1 = input 1 f64 [1000] strides [1]\n%2 = sin f64 [1000] %0\n"
+     "%3 = truediv f64 [1000] %2 %1\noutput %3\n"},
+    {"float32 division and sqrt (correctly rounded sequences)",
+     "%0 = input 0 f32 [1000] strides [1]\n%1 = input 1 f32 [1000] strides [1]\n%2 = truediv f32 [1000] %0 %1\n"
+     "%3 = sqrt f32 [1000] %2\noutput %3\n"},
+    {"int8 to float16 elementwise (narrow vector lanes)",
+     "%0 = input 0 i8 [4096] strides [1]\n%1 = cast f16 [4096] %0\n%2 = mul f16 [4096] %1 %1\noutput %2\n"},
+    {"float32 cos, atan2, pow (large ocml functions)",
+     "%0 = input 0 f32 [777] strides [1]\n%1 = input 1 f32 [777] strides [1]\n%2 = cos f32 [777] %0\n"
+     "%3 = atan2 f32 [777] %2 %1\n%4 = pow f32 [777] %3 %1\noutput %4\n"},
+    {"variance over the last axis (three phases, cached row)",
+     "%0 = input 0 f32 [32,1000] strides [1000,1]\n%1 = reduce mean f32 [32,1] %0 axes [1] keepdims\n"
+     "%2 = broadcast f32 [32,1000] %1\n%3 = sub f32 [32,1000] %0 %2\n%4 = mul f32 [32,1000] %3 %3\n"
+     "%5 = reduce mean f32 [32] %4 axes [1]\noutput %5\n"},
+};
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+int main(int argc, char **argv) {
+  g_ctx.alloc = *ir_default_allocator();
+  Diag d = {.status = LOOM_OK};
+  if (cg_nvptx_target_create(&g_ctx, 9, 0, &g_t[T_NV], &d) != LOOM_OK) {
+    printf("test_amdgpu: no NVPTX target (%s): skipped\n", d.msg);
+    return 77;
+  }
+  for (int ti = T_90A; ti < NTARGET; ti++) {
+    cg_amdgpu_chip(tname[ti], &g_chip[ti]);
+    if (cg_amdgpu_target_create(&g_ctx, tname[ti], 5, &g_t[ti], &d) != LOOM_OK) {
+      printf("test_amdgpu: %s: skipped\n", d.msg);
+      return 77;
+    }
+  }
+  /* the golden files: tests/golden next to this file's folder, or argv[1] */
+  char dir[1024];
+  if (argc > 1) snprintf(dir, sizeof dir, "%s", argv[1]);
+  else {
+    snprintf(dir, sizeof dir, "%s", __FILE__);
+    char *slash = strrchr(dir, '/');
+    if (slash) *slash = 0;
+    strncat(dir, "/../golden", sizeof dir - strlen(dir) - 1);
+  }
+  DIR *dd = opendir(dir);
+  CHECK(dd != NULL, "cannot open the golden folder %s", dir);
+  char *names[256];
+  int nn = 0;
+  for (struct dirent *e; dd && (e = readdir(dd)) && nn < 256;) {
+    size_t len = strlen(e->d_name);
+    if (len > 5 && !strcmp(e->d_name + len - 5, ".loom")) names[nn++] = strdup(e->d_name);
+  }
+  if (dd) closedir(dd);
+  qsort(names, (size_t)nn, sizeof names[0], cmp_str);
+  const char *only = getenv("LOOM_TEST_ONLY"); /* a substring of the case names to run */
+  for (int i = 0; i < nn; i++) {
+    char path[2048], gpath[2048], base[256];
+    snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+    snprintf(base, sizeof base, "%.*s", (int)(strlen(names[i]) - 5), names[i]);
+    snprintf(gpath, sizeof gpath, "%s/gpu/%s.txt", dir, base);
+    if (!only || strstr(base, only)) {
+      char *text = read_text(path);
+      if (CHECK(text != NULL, "cannot read %s", path)) run_graph(base, text, gpath);
+      free(text);
+    }
+    free(names[i]);
+  }
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    if (!only || strstr(cases[i].name, only)) run_graph(cases[i].name, cases[i].graph, NULL);
+  for (int ti = 0; ti < NTARGET; ti++) g_t[ti]->destroy(g_t[ti]);
+  printf("%d passed, %d failed\n", g_pass, g_fail);
+  return g_fail ? 1 : 0;
+}

@@ -1,0 +1,161 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Settings and inspection from Python (loom.config, show_config, config_info), docstrings and the
+namespace of the public surface (issue 17)."""
+import inspect
+import io
+import os
+import pathlib
+import subprocess
+import sys
+import types
+
+import numpy as np
+import pytest
+
+import loom
+
+
+def test_every_public_function_and_ndarray_member_has_a_docstring():
+    missing = [n for n in dir(loom) if not n.startswith("_") and callable(getattr(loom, n))
+               and not isinstance(getattr(loom, n), type) and not (getattr(loom, n).__doc__ or "").strip()]
+    assert missing == [], f"public functions without a docstring: {missing}"
+    members = [n for n, v in vars(loom.ndarray).items() if not n.startswith("_")
+               and (callable(v) or isinstance(v, property)) and not (v.__doc__ or "").strip()]
+    assert members == [], f"ndarray members without a docstring: {members}"
+
+
+def test_no_standard_library_module_in_the_namespace():
+    mods = {n for n, v in vars(loom).items() if isinstance(v, types.ModuleType) and not n.startswith("_")}
+    assert mods <= {"cuda", "linalg", "aot", "random", "fft", "testing"}, mods  # loom's own submodules only
+    for n in mods:
+        assert getattr(loom, n).__name__.startswith("loom."), n
+
+
+def test_py_typed_is_installed():
+    assert (pathlib.Path(loom.__file__).parent / "py.typed").is_file()
+
+
+def test_config_info_facts():
+    i = loom.config_info()
+    assert i["version"] == loom.__version__
+    assert i["host_target"].startswith("LLVM ") and i["llvm"].count(".") == 2
+    assert i["num_threads"] >= 1 and loom.config.num_threads == i["num_threads"]
+    if os.environ.get("LOOM_NUM_THREADS", "").isdigit():
+        assert i["num_threads"] == int(os.environ["LOOM_NUM_THREADS"])
+    assert i["gpus"] == [] or len(i["gpus"]) == loom.cuda.runtime.getDeviceCount()
+    if i["sleef"] is not None:  # the file the host code generator loaded (the wheel's own copy in a wheel)
+        assert "libsleef" in os.path.basename(i["sleef"]) and os.path.exists(i["sleef"])
+    if sys.platform == "linux" and os.uname().machine == "x86_64":
+        assert "SSE2" in i["vector_isas"]
+    out = io.StringIO()
+    loom.show_config(file=out)
+    text = out.getvalue()
+    for row in ("host code", "vector ISA", "SLEEF", "threads", "GPUs", "kernel cache", "dump"):
+        assert row in text, row
+
+
+def test_cache_dir_follows_the_environment(tmp_path):
+    code = "import loom; print(loom.config.cache_dir); print(loom.config.cache_max_bytes)"
+    env = dict(os.environ, LOOM_CACHE_DIR=str(tmp_path / "c"), LOOM_CACHE_MAX_BYTES="64M", LOOM_NUM_THREADS="3")
+    r = subprocess.run([sys.executable, "-c", code + "; print(loom.config.num_threads)"], env=env,
+                       capture_output=True, text=True, check=True)
+    assert r.stdout.split() == [str(tmp_path / "c"), str(64 << 20), "3"]
+    assert (tmp_path / "c").is_dir() and (tmp_path / "c").stat().st_mode & 0o777 == 0o700
+    env["LOOM_CACHE_DIR"] = ""
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert r.stdout.split()[0] == "None"
+
+
+def test_dump_set_after_import_takes_effect(capfd):
+    old = loom.config.dump
+    try:
+        loom.config.dump = "kernels"
+        assert loom.config.dump == "kernels"
+        x = loom.asarray(np.arange(5.0))
+        float((loom.exp(x) * 3 + 1).sum())
+        err = capfd.readouterr().err
+        assert "kernel" in err.lower() and len(err) > 0
+        loom.config.dump = ""
+        float((loom.exp(x) * 5 + 1).sum())
+        assert capfd.readouterr().err == ""
+        with pytest.raises(ValueError, match="unknown word"):
+            loom.config.dump = "kernels,nonsense"
+        assert loom.config.dump == ""  # unchanged by the refused setting
+        with pytest.raises(TypeError):
+            loom.config.dump = 3
+    finally:
+        loom.config.dump = old
+
+
+def test_other_settings():
+    assert loom.config.eager is False
+    loom.config.eager = True
+    try:
+        assert loom.config.eager is True
+        assert not (loom.ones(3) + 1)._lazy
+    finally:
+        loom.config.eager = False
+    old = loom.config.graph_bound
+    loom.config.graph_bound = 17
+    try:
+        assert loom.config.graph_bound == 17
+    finally:
+        loom.config.graph_bound = old
+    with pytest.raises(AttributeError, match="LOOM_NUM_THREADS"):
+        loom.config.num_threads = 2
+    assert "dump=" in repr(loom.config)
+
+
+def test_no_sleef_warns(monkeypatch):
+    class Core:  # loom._core, with the host target a build without SLEEF reports
+        def __getattr__(self, name):
+            return getattr(loom._core, name)
+
+        def config_info(self):
+            return dict(loom._core.config_info(), host_target="LLVM 19.1.7 host x86_64-pc-linux-gnu znver3 0123")
+
+    monkeypatch.setattr(loom._config, "_core", Core())
+    with pytest.warns(loom.PerformanceWarning, match="SLEEF"):
+        loom._config._warn_slow_fallbacks()
+    assert loom.config_info()["sleef"] is None
+    out = io.StringIO()
+    loom.show_config(file=out)
+    assert "not loaded" in out.getvalue()
+
+
+def test_repr_of_a_pending_array_says_so():
+    x = loom.asarray(np.arange(4.0))
+    y = x * 2
+    assert y._lazy
+    assert repr(y) == repr(np.arange(4.0) * 2) + "  # was pending: evaluated by repr"
+    assert repr(y) == repr(np.arange(4.0) * 2) and str(y) == str(np.arange(4.0) * 2)
+
+
+def test_signatures_of_the_documented_functions():
+    # the docstrings name the NumPy function each follows; the names must exist in NumPy
+    for name in ("sum", "matmul", "where", "zeros", "concatenate"):
+        doc = getattr(loom, name).__doc__
+        assert f"numpy.{name}" in doc and hasattr(np, name)
+    assert "host" in loom.matmul.__doc__ and "pending" in loom.sum.__doc__
+    assert inspect.signature(loom.sum).parameters["keepdims"].default is False
+
+
+def test_inspect_a_pending_expression():
+    x = loom.asarray(np.linspace(0, 1, 100))
+    y = loom.exp(-x * x) * 2 + 1
+    parts = loom.inspect(y)
+    assert set(parts) == {"graph", "kernels", "llvm", "ptx"}
+    assert "exp" in parts["graph"] and "exp" in parts["kernels"]
+    assert "define" in parts["llvm"]
+    assert ".entry" in parts["ptx"] or parts["ptx"].startswith("unavailable")
+    assert y._lazy  # nothing ran
+    np.testing.assert_allclose(loom.asnumpy(y), np.exp(-np.linspace(0, 1, 100) ** 2) * 2 + 1)
+    k = loom.inspect(lambda a: (a * 3).sum(), x, what="kernels")
+    assert list(k) == ["kernels"] and "reduce sum" in k["kernels"] and "mul" in k["kernels"]
+    assert k["kernels"].count("\nkernel ") == 0  # one fused kernel: the multiply inside the sum
+    with pytest.raises(ValueError, match="not pending"):
+        loom.inspect(y)  # computed above
+    with pytest.raises(ValueError, match="unknown part"):
+        loom.inspect(x * 2, what="asm")
+    with pytest.raises(TypeError):
+        loom.inspect(3)

@@ -1,0 +1,233 @@
+# SPDX-License-Identifier: Apache-2.0
+"""loom arrays as Dask chunks (issue 18): dispatch registrations, the serializers of distributed, the
+backend entry point, and a distributed.LocalCluster of 2 worker processes computing a normalized
+reduction, a blockwise expression, a rechunk and x.T @ x over loom chunks against NumPy, with loom's
+kernel counters read in the workers (one fused kernel per chunk for the blockwise part).
+
+Skipped without dask[array] / distributed (the `dask` dependency group of pyproject.toml).
+LOOM_DASK_TEST_MB sets the size of the cluster test's array (default 256 MB; the issue's CI figure is
+2048).
+"""
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+import loom
+
+da = pytest.importorskip("dask.array")
+dask = pytest.importorskip("dask")
+
+
+def _close(a, b, rtol=1e-10, atol=1e-12):
+    np.testing.assert_allclose(loom.asnumpy(a) if isinstance(a, loom.ndarray) else a, b, rtol=rtol, atol=atol)
+
+
+@pytest.fixture
+def sync():
+    with dask.config.set(scheduler="synchronous"):
+        yield
+
+
+def test_registration_follows_either_import_order():
+    code = ("import sys\n"
+            "{first}\n{second}\n"
+            "from dask.array import dispatch as d\n"
+            "x = loom.ones(3)\n"
+            "assert d.concatenate_lookup.dispatch(loom.ndarray) is loom.concatenate\n"
+            "assert d.empty_lookup.dispatch(loom.ndarray) is loom.empty\n"
+            "print('ok')\n")
+    for first, second in (("import loom", "import dask.array"), ("import dask.array", "import loom")):
+        r = subprocess.run([sys.executable, "-c", code.format(first=first, second=second)],
+                           capture_output=True, text=True)
+        assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
+    # importing loom alone imports no part of Dask
+    r = subprocess.run([sys.executable, "-c", "import sys, loom; print(any(m.split('.')[0] in "
+                        "('dask', 'distributed') for m in sys.modules))"], capture_output=True, text=True)
+    assert r.stdout.strip() == "False", r.stderr
+
+
+def test_from_array_map_blocks_and_meta(sync):
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((60, 40))
+    d = da.from_array(loom.asarray(x), chunks=(16, 15))  # chunks are views of the loom array
+    assert isinstance(d._meta, loom.ndarray)
+    blocks = d.blocks[1, 2].compute()
+    assert isinstance(blocks, loom.ndarray)
+    _close(blocks, x[16:32, 30:40])
+    m = da.from_array(x, chunks=(16, 15)).map_blocks(loom.asarray)
+    assert isinstance(m._meta, loom.ndarray)
+    y = da.exp(-m) * 2 + m * m - 1
+    assert isinstance(y._meta, loom.ndarray)
+    r = y.compute()
+    assert isinstance(r, loom.ndarray)
+    _close(r, np.exp(-x) * 2 + x * x - 1)
+
+
+def test_reductions_rechunk_slicing_and_linear_algebra(sync):
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((50, 30))
+    x[3, 4] = np.nan
+    d = da.from_array(loom.asarray(x), chunks=(12, 7))
+    dn = da.from_array(loom.asarray(np.where(np.isnan(x), 0.0, x)), chunks=(12, 7))
+    xn = np.where(np.isnan(x), 0.0, x)
+    _close(d.sum(axis=0).compute(), x.sum(axis=0))  # NaN propagates in column 4
+    _close(dn.mean(axis=1).compute(), xn.mean(axis=1))
+    _close(dn.std(axis=0).compute(), xn.std(axis=0))
+    _close(dn.var(axis=(0, 1), ddof=1).compute(), xn.var(ddof=1))
+    _close(d.max(axis=1).compute(), x.max(axis=1))
+    _close(dn.argmax(axis=0).compute(), xn.argmax(axis=0))
+    _close((dn > 0).any(axis=0).compute(), (xn > 0).any(axis=0))
+    _close(dn.prod(axis=1, keepdims=True).compute(), xn.prod(axis=1, keepdims=True), rtol=1e-9)
+    _close(((dn - dn.mean(0)) / dn.std(0)).sum(1).compute(), ((xn - xn.mean(0)) / xn.std(0)).sum(1))
+    _close(dn.rechunk((25, 30)).compute(), xn)
+    _close(dn.rechunk((7, 11))[5:40:3, ::-2].compute(), xn[5:40:3, ::-2])
+    _close((dn.T @ dn).compute(), xn.T @ xn)
+    _close(da.tensordot(dn, dn, axes=([0], [0])).compute(), np.tensordot(xn, xn, axes=([0], [0])))
+    _close(da.einsum("ij,ij->j", dn, dn).compute(), np.einsum("ij,ij->j", xn, xn))
+    _close(da.concatenate([dn, dn * 2], axis=1).compute(), np.concatenate([xn, xn * 2], axis=1))
+    # the chunk percentile (NumPy's, on the host); da.percentile's merge step runs NumPy functions loom
+    # does not have yet (diff, searchsorted, interp) on loom arrays: not supported
+    from dask.array.dispatch import percentile_lookup
+    values, n = percentile_lookup(loom.asarray(xn[:, 0]), np.array([10.0, 50.0, 90.0]))
+    _close(values, np.percentile(xn[:, 0], [10, 50, 90]))
+    assert n == 50
+    np.testing.assert_array_equal(dn.to_backend("numpy").compute(), xn)
+    assert isinstance(dn.to_backend("numpy")._meta, np.ndarray)
+    # empty and 0-d corners
+    e = da.from_array(loom.zeros((0, 4)), chunks=(2, 2))
+    _close(e.sum(axis=0).compute(), np.zeros(4))
+    assert float(dn[0, 0].compute()) == xn[0, 0]
+
+
+def test_backend_entry_point_makes_loom_chunks(sync):
+    with dask.config.set({"array.backend": "loom"}):
+        o = da.ones((10, 6), chunks=(4, 3))
+        f = da.full((5,), 2.5, chunks=2)
+        a = da.arange(0, 20, 2, chunks=3)
+        r = da.random.random((30, 4), chunks=(10, 4))
+    for arr in (o, f, a, r):
+        assert isinstance(arr._meta, loom.ndarray), type(arr._meta)
+        assert isinstance(arr.blocks[0].compute(), loom.ndarray)
+    _close(o.sum().compute(), 60.0)
+    _close(f.compute(), np.full(5, 2.5))
+    _close(a.compute(), np.arange(0, 20, 2))
+    rv = loom.asnumpy(r.compute())
+    assert rv.shape == (30, 4) and (rv >= 0).all() and (rv < 1).all() and rv.std() > 0.1
+
+
+def test_serializers_are_zero_copy_for_host_memory():
+    pytest.importorskip("distributed")
+    from distributed.protocol import serialize, deserialize
+    x = loom.asarray(np.arange(12.0).reshape(3, 4))
+    y = x * 3  # pending: serialized by value, evaluated once
+    header, frames = serialize(y, serializers=("dask",))
+    assert header["serializer"] == "dask"
+    z = deserialize(header, frames)
+    gpu = loom.cuda.is_available()  # arrays live on the GPU: they travel through host frames
+    assert isinstance(z, loom.ndarray) and z._on_gpu == gpu
+    _close(z, np.arange(12.0).reshape(3, 4) * 3)
+    header, frames = serialize(x, serializers=("dask",))
+    assert memoryview(frames[-1]).nbytes == x.nbytes
+    if not gpu:
+        assert np.frombuffer(frames[-1], dtype=np.uint8).ctypes.data == x._ptr  # the array's own memory
+    back = deserialize(header, [bytearray(f) if isinstance(f, (bytes, memoryview)) and i == len(frames) - 1
+                                else f for i, f in enumerate(frames)])
+    _close(back, loom.asnumpy(x))
+    t = loom.asarray(np.arange(10, dtype=np.int16))[::3]  # a strided view
+    header, frames = serialize(t, serializers=("dask",))
+    np.testing.assert_array_equal(loom.asnumpy(deserialize(header, frames)), np.arange(10, dtype=np.int16)[::3])
+    if hasattr(loom, "bfloat16"):
+        b = loom.asarray(np.arange(6, dtype=np.float32)).astype(loom.bfloat16)
+        header, frames = serialize(b, serializers=("dask",))
+        out = deserialize(header, frames)
+        assert out.dtype == b.dtype
+        np.testing.assert_array_equal(loom.asnumpy(out).astype(np.float32), np.arange(6, dtype=np.float32))
+
+
+# ---- a LocalCluster of 2 worker processes --------------------------------------------------------------
+def _kernels():
+    import loom
+    return loom.stats()["kernels_launched"]
+
+
+@pytest.fixture(scope="module")
+def client():
+    distributed = pytest.importorskip("distributed")
+    # no work stealing: a task runs where its chunks are, so the kernel counts below are the tasks' own
+    # (a chunk that moves is copied into aligned memory on arrival when its frame is not: one kernel)
+    with dask.config.set({"distributed.scheduler.work-stealing": False}):
+        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                           dashboard_address=None, memory_limit="6GiB", silence_logs=40)
+    c = distributed.Client(cluster)
+    c.run(lambda: __import__("loom") and None)
+    yield c
+    c.close()
+    cluster.close()
+
+
+def _sized_arrays(seed):
+    mb = int(os.environ.get("LOOM_DASK_TEST_MB", "256"))
+    cols = 2048
+    rows = max(64, (mb << 20) // (8 * cols))
+    chunk_rows = max(16, rows // 8)
+    xn = da.random.RandomState(seed).standard_normal((rows, cols), chunks=(chunk_rows, cols // 2))
+    xl = xn.map_blocks(loom.asarray, meta=loom.empty((0, 0)))  # the same values, made on the workers
+    return xn, xl
+
+
+def test_cluster_normalized_reduction_blockwise_rechunk_matmul(client):
+    import distributed
+    xn, xl = _sized_arrays(7)
+    nchunks = xl.npartitions
+    norm_n = ((xn - xn.mean(0)) / xn.std(0)).sum(1)
+    norm_l = ((xl - xl.mean(0)) / xl.std(0)).sum(1)
+    got, want = client.compute([norm_l, norm_n], sync=True)
+    assert isinstance(got, loom.ndarray)
+    _close(got, want, rtol=1e-9, atol=1e-8)
+
+    # blockwise: one fused kernel per chunk, counted in the workers (the chunks are made first: the
+    # copy of a NumPy chunk into loom memory is a kernel of its own)
+    xl = xl.persist()
+    distributed.wait(xl)
+    before = sum(client.run(_kernels).values())
+    blocks = (da.exp(-xl * xl) * 2 + xl * 3 - 1).to_delayed().ravel().tolist()
+    got = client.compute(blocks, sync=True)  # each block evaluated once, when a worker sends it
+    after = sum(client.run(_kernels).values())
+    assert after - before == nchunks, (after - before, nchunks)
+    want = client.compute((da.exp(-xn * xn) * 2 + xn * 3 - 1).to_delayed().ravel().tolist(), sync=True)
+    assert all(isinstance(g, loom.ndarray) for g in got)
+    for g, w in zip(got, want):
+        _close(g, w)
+
+    got, want = client.compute([xl.rechunk((xl.shape[0] // 3, 700)).sum(0), xn.rechunk((xn.shape[0] // 3, 700)).sum(0)],
+                               sync=True)
+    _close(got, want, rtol=1e-9, atol=1e-8)
+    s = xl[:, :256]
+    got = client.compute(s.T @ s, sync=True)
+    want = client.compute(xn[:, :256].T @ xn[:, :256], sync=True)
+    _close(got, want, rtol=1e-9, atol=1e-7)
+
+
+def test_cluster_survives_a_killed_worker(client):
+    distributed = pytest.importorskip("distributed")
+    xn, xl = _sized_arrays(11)
+    want = client.compute((da.sin(xn) * xn).sum(0), sync=True)
+    slow = xl.map_blocks(_slow_identity, meta=loom.empty((0, 0)))
+    fut = client.compute((da.sin(slow) * slow).sum(0))
+    time.sleep(1.0)
+    pids = client.run(os.getpid)
+    victim = sorted(pids)[0]
+    os.kill(pids[victim], signal.SIGKILL)
+    got = fut.result(timeout=300)
+    _close(got, want, rtol=1e-9, atol=1e-8)
+    distributed.wait(fut)
+
+
+def _slow_identity(b):
+    time.sleep(0.2)
+    return b
