@@ -566,7 +566,7 @@ def _python_int(name, x, other):
     kind = other.dtype.kind
     if name == "truediv" and kind in "biu":
         return float(x)
-    if _INT64_MIN <= x < -_INT64_MIN:
+    if _INT64_MIN <= x < -_INT64_MIN or name.startswith("logical_"):  # NumPy: a C long for logical ops
         return x
     if kind == "u" and other.dtype.itemsize == 8 and 0 <= x < _UINT64_END:
         return _core.const(x, _CODE[other.dtype])

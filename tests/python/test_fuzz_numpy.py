@@ -770,6 +770,11 @@ KNOWN = [
           and m.step.meta.get("kw", {}).get("axis") in (0, -1),
           _same(lambda xp: xp.sum(xp.asarray(np.float64(2.0)), axis=0))),
     # ---- the CuPy-compatibility issue's classes (python layer), which this fuzzer covers too ----
+    Known("clip-keeps-x-dtype", "array API adapter (python/loom/_array_api.py _make_clip)",
+          "loom.clip keeps x's dtype (the array API standard's clip); NumPy's np.clip and CuPy's promote x with "
+          "the bounds (clip(int16, 0.5, 2.5) is float64 there): one namespace cannot follow both",
+          lambda m: m.op == "clip" and m.kind == "dtype",
+          _same(lambda xp: xp.clip(xp.asarray(np.array([1], dtype=np.int16)), 0.5, 2.5))),
     Known("ufunc-dtype-kw", "CuPy-compatibility issue: ufunc dtype= (python layer)",
           "a ufunc's dtype= names NumPy's loop: where no loop has that dtype NumPy raises (equal(a, b, "
           "dtype=float32), logical_or(..., dtype=int64), hypot(i64, i64, dtype=int16)); loom computes and casts",
