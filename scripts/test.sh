@@ -60,6 +60,7 @@ if [ "${LOOM_SKIP_ASAN:-0}" != 1 ]; then
   # LLVM's own code is not instrumented; what it allocates and keeps reachable is not reported.
   (cd build-asan &&
    ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:strict_string_checks=1 \
+   LSAN_OPTIONS=suppressions=$PWD/../tests/lsan.supp \
    UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
    ctest --output-on-failure -j"$jobs") || status=1
 fi

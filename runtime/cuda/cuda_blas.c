@@ -111,7 +111,8 @@ static void load(CuBlas *b) {
   size_t nt = 0;
   for (size_t i = 0; i < sizeof cands / sizeof cands[0]; i++) {
     if (!cands[i]) continue;
-    void *lib = dlopen(cands[i], RTLD_NOW | RTLD_LOCAL);
+    /* NODELETE: a vendor library keeps threads and static state; it is never unmapped */
+    void *lib = dlopen(cands[i], RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
     if (!lib) {
       nt += (size_t)snprintf(tried + nt, nt < sizeof tried ? sizeof tried - nt : 0, "%s%s", nt ? ", " : "", cands[i]);
       continue;

@@ -109,7 +109,9 @@ static bool op_dtypes(LoomOp op, int arity, const LoomDType *t, LoomDType *res, 
   case LOOM_OP_FLOORDIV: case LOOM_OP_MOD: case LOOM_OP_POW:
     *res = *c = p == LOOM_BOOL ? LOOM_INT8 : p;
     return true;
-  case LOOM_OP_ATAN2: case LOOM_OP_HYPOT: case LOOM_OP_COPYSIGN: *res = *c = float_of(p); return true;
+  case LOOM_OP_ATAN2: case LOOM_OP_HYPOT: case LOOM_OP_COPYSIGN: /* NumPy's first float loop each input */
+    *res = *c = arity == 1 ? float_of(p) : promote(float_of(t[0]), float_of(t[1])); /* casts to safely */
+    return true;
   case LOOM_OP_TRUEDIV: *res = *c = is_f(p) ? p : LOOM_FLOAT64; return true;
   case LOOM_OP_EQ: case LOOM_OP_NE: case LOOM_OP_LT: case LOOM_OP_LE: case LOOM_OP_GT: case LOOM_OP_GE:
     *res = LOOM_BOOL;
@@ -703,6 +705,12 @@ static void do_elem(Fz *f, LoomOp op, int arity, RNode **ops, bool is_where) {
       ops[k]->v[0].i = ops[k]->wkind == 2 ? (v.f != 0 || isnan(v.f)) : v.i != 0;
       ops[k]->v[0].e = 0;
       ops[k]->t = LOOM_BOOL;
+      continue;
+    }
+    bool float_loop = op == LOOM_OP_ATAN2 || op == LOOM_OP_HYPOT || op == LOOM_OP_COPYSIGN || op == LOOM_OP_TRUEDIV;
+    if (float_loop && ops[k]->wkind == 1 && strong != LOOM_DTYPE_COUNT && !is_f(strong)) {
+      /* NumPy takes a Python int for a float loop as that loop's float, never range-checked */
+      resolve_weak(ops[k], op == LOOM_OP_TRUEDIV ? LOOM_FLOAT64 : float_of(strong == LOOM_BOOL ? LOOM_INT64 : strong));
       continue;
     }
     fits &= resolve_weak(ops[k], k < first_val ? LOOM_BOOL : strong);
