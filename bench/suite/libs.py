@@ -53,7 +53,12 @@ def _numpy_erf():
         return erf
     except ImportError:  # slow but exact enough for a reference
         import math
-        return np.vectorize(math.erf, otypes=[np.float64])
+        erf64 = np.vectorize(math.erf, otypes=[np.float64])
+
+        def erf(x):  # scipy's dtype rule: a float array keeps its dtype, anything else is float64
+            x = np.asarray(x)
+            return erf64(x).astype(x.dtype if x.dtype.kind == "f" else np.float64)
+        return erf
 
 
 def as_tuple(out):

@@ -223,7 +223,7 @@ class ndarray(_core.Array):
     # ---- interop ---------------------------------------------------------------------------------------
     def __array_ufunc__(self, ufunc, method, *inputs, out=None, **kwargs):
         fn = _math._UFUNCS.get(ufunc.__name__)
-        if fn is None and ufunc is numpy.matmul and method == "__call__":  # a gufunc in NumPy, a function in loom
+        if ufunc is numpy.matmul and method == "__call__":  # a gufunc in NumPy, a function in loom
             return _products.matmul(*inputs, **({"out": out[0]} if out else {}), **kwargs)
         if fn is None or not hasattr(fn, method if method != "__call__" else "nin"):
             return NotImplemented

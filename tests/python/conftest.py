@@ -42,22 +42,3 @@ def sample(shape, dtype, seed=0, positive=False):
 @pytest.fixture
 def xp():
     return loom
-
-
-_KNOWN = None
-
-
-def pytest_collection_modifyitems(config, items):
-    """Marks the tests listed in known_failures.txt xfail (not strict): open regressions after the merges
-    of 2026-12-01, listed there one node id per line, so they stay visible in every run."""
-    global _KNOWN
-    if _KNOWN is None:
-        import pathlib
-        path = pathlib.Path(__file__).with_name("known_failures.txt")
-        _KNOWN = {line.strip() for line in path.read_text().splitlines()
-                  if line.strip() and not line.startswith("#")} if path.exists() else set()
-    for item in items:
-        rel = item.nodeid.split("tests/python/", 1)[-1]
-        if "tests/python/" + rel in _KNOWN:
-            item.add_marker(pytest.mark.xfail(reason="open regression after the 2026-12-01 merges "
-                                              "(tests/python/known_failures.txt)", strict=False))
