@@ -1,15 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* loomrt.h: libloomrt, the runtime for ahead-of-time kernel bundles. It loads bundles that loomc or
- * `python -m loom.aot` made and launches their kernels on the host CPU or an NVIDIA GPU with no LLVM and
- * no compiler in the process: libc, pthreads, libm, and at run time (dlopen) SLEEF for host vector math
- * and the CUDA driver for GPUs. It links nothing else (check with ldd).
+ * `python -m loom.aot` made and launches their kernels on the host CPU, an NVIDIA GPU or an AMD GPU with
+ * no LLVM and no compiler in the process: libc, pthreads, libm, and at run time (dlopen) SLEEF for host vector math
+ * and the GPU drivers (libcuda, libamdhip64). It links nothing else (check with ldd).
  *
  * Model. A LoomrtRuntime owns the host worker threads, the loaded code and the GPU state. A bundle holds
  * entries: C names of kernels, each compiled for 32- and 64-bit indexing and several targets; a launch
  * picks the index width from its sizes (as libloom does) and the code for the stream's device: on the
- * host the best x86-64 level this CPU runs (CPUID: baseline, AVX2, AVX-512), on a GPU a cubin for its
- * sm (or PTX it JIT-compiles). Code is checked (CRC-32C) and loaded on the first launch of each kernel
- * and stays loaded until the bundle is closed.
+ * host the best x86-64 level this CPU runs (CPUID: baseline, AVX2, AVX-512), on an NVIDIA GPU a cubin for
+ * its sm (or PTX it JIT-compiles), on an AMD GPU the code object of its gfx. Code is checked (CRC-32C)
+ * and loaded on the first launch of each kernel and stays loaded until the bundle is closed.
  *
  * A kernel runs over an iteration space of ndim dims (shape[0..ndim)): the first nkeep dims are kept
  * and the others reduced (nkeep == ndim: elementwise). Every buffer has one stride (in ELEMENTS, may be
@@ -82,7 +82,7 @@ typedef struct LoomrtEntryInfo {
   int32_t ndim, nkeep, nbuf;
   LoomDType dtype[64];  /* per buffer (the first 64) */
   int32_t is_output[64];
-  int32_t layout[64][LOOM_MAX_RANK]; /* 0 any stride, 1 zero stride, 2 unit stride */
+  int32_t layout[64][LOOM_MAX_RANK]; /* 0 any stride, 1 zero, 2 unit, 3 stride -1, 4 / 5 / 6 strides 2 / 3 / 4 */
   int32_t index_widths; /* bit 0: 32-bit code, bit 1: 64-bit code */
   int32_t nparam;       /* scalar parameters (Python scalars and constants of the expression) */
   LoomDType param_dtype[64]; /* per parameter (the first 64): bool, an integer, float32 or float64 */
@@ -93,15 +93,26 @@ LOOMRT_API LoomStatus loomrt_entry_info(LoomrtBundle *b, const char *entry, Loom
 /* The host stream: launches run on the runtime's threads and have finished when the call returns. */
 LOOMRT_API LoomrtStream *loomrt_host_stream(LoomrtRuntime *rt);
 LOOMRT_API LoomrtRuntime *loomrt_stream_runtime(const LoomrtStream *s);
-/* Number of CUDA devices (0 without a driver or GPU: then CUDA calls fail with LOOM_ERR_UNSUPPORTED). */
-LOOMRT_API int32_t loomrt_cuda_device_count(LoomrtRuntime *rt);
-/* A CUDA stream of a device; launches on it are asynchronous. */
-LOOMRT_API LoomStatus loomrt_cuda_stream_create(LoomrtRuntime *rt, int32_t device, LoomrtStream **out);
+/* GPU streams and memory, for kind LOOM_DEVICE_CUDA (NVIDIA, libcuda) or LOOM_DEVICE_HIP (AMD,
+ * libamdhip64; $LOOM_HIP_LIBRARY names another). The drivers are loaded on first use.
+ * Number of devices of a kind (0 without its driver or a device: then the calls below fail with
+ * LOOM_ERR_UNSUPPORTED, and loomrt_last_error says why); LOOM_DEVICE_HOST: 1. */
+LOOMRT_API int32_t loomrt_device_count(LoomrtRuntime *rt, LoomDeviceKind kind);
+/* A stream of a GPU; launches on it are asynchronous. */
+LOOMRT_API LoomStatus loomrt_stream_create(LoomrtRuntime *rt, LoomDeviceKind kind, int32_t device, LoomrtStream **out);
 LOOMRT_API void loomrt_stream_destroy(LoomrtStream *s); /* pending work completes; the host stream is ignored */
 LOOMRT_API LoomStatus loomrt_stream_synchronize(LoomrtStream *s);
-LOOMRT_API void *loomrt_stream_handle(LoomrtStream *s); /* the CUstream, or NULL */
-/* Device memory from the runtime's caching pool, and synchronous copies (kind 0: host to device,
- * 1: device to host). */
+LOOMRT_API void *loomrt_stream_handle(LoomrtStream *s); /* the CUstream / hipStream_t, or NULL */
+LOOMRT_API LoomDeviceKind loomrt_stream_kind(const LoomrtStream *s);
+/* Device memory from the runtime's caching pool (one per device), and synchronous copies (dir 0: host to
+ * device, 1: device to host) after the device's pending work. */
+LOOMRT_API LoomStatus loomrt_alloc(LoomrtRuntime *rt, LoomDeviceKind kind, int32_t device, size_t bytes, void **out);
+LOOMRT_API LoomStatus loomrt_free(LoomrtRuntime *rt, LoomDeviceKind kind, int32_t device, void *ptr);
+LOOMRT_API LoomStatus loomrt_copy(LoomrtRuntime *rt, LoomDeviceKind kind, int32_t device, void *dst, const void *src,
+                                  size_t bytes, int32_t dir);
+/* The same for CUDA (kind LOOM_DEVICE_CUDA). */
+LOOMRT_API int32_t loomrt_cuda_device_count(LoomrtRuntime *rt);
+LOOMRT_API LoomStatus loomrt_cuda_stream_create(LoomrtRuntime *rt, int32_t device, LoomrtStream **out);
 LOOMRT_API LoomStatus loomrt_cuda_alloc(LoomrtRuntime *rt, int32_t device, size_t bytes, void **out);
 LOOMRT_API LoomStatus loomrt_cuda_free(LoomrtRuntime *rt, int32_t device, void *ptr);
 LOOMRT_API LoomStatus loomrt_cuda_copy(LoomrtRuntime *rt, int32_t device, void *dst, const void *src, size_t bytes,

@@ -3,15 +3,16 @@
  *
  * Why a folder of its own: libloom is built from every .c file in runtime/; these files define libloomrt's public
  * symbols and must not land in libloom, while the runtime files they build on (bundle_format.c,
- * bundle_hostimg.c, host_launch.c, pool.c, cuda.c, gpu/gpu_pool.c) are compiled into both, so the two
- * libraries share one copy of the source of the format, the loader, the thread pool, the host dispatch
- * and the CUDA driver layer (runtime/loomrt/loomrt.cmake lists them).
+ * bundle_hostimg.c, host_launch.c, pool.c, cuda/cuda.c, cuda/cuda_code.c, hip/hip.c, gpu/gpu_pool.c,
+ * codegen/amdgpu_chips.c) are compiled into both, so the two libraries share one copy of the source of the
+ * format, the loader, the thread pool, the host dispatch, the CUDA and HIP driver layers and the GPU pool
+ * (runtime/loomrt/loomrt.cmake lists them).
  *
  * A launch: check the arguments against the entry's signature (ndim, buffers, strides against the layout
  * classes the code was compiled for), pick the index width from the sizes with the rule of
  * passes/lower.c (64 bits when the point count or a buffer's element extent passes INT32_MAX), then run:
  * on the host through rt_host_launch (the same tasks and reduction parts as libloom: the same bits) with
- * the image for the best x86-64 level, mapped on first use; on a GPU through loomrt_cuda.c.
+ * the image for the best x86-64 level, mapped on first use; on a GPU (CUDA or HIP) through loomrt_gpu.c.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -71,7 +72,7 @@ LOOMRT_API LoomStatus loomrt_create(const LoomrtOptions *options, LoomrtRuntime 
     return d.status != LOOM_OK ? d.status : LOOM_ERR_BACKEND;
   }
   rt->cpu_level = rt_host_cpu_level();
-  rt->host = (LoomrtStream){.rt = rt, .device = -1};
+  rt->host = (LoomrtStream){.rt = rt, .kind = LOOM_DEVICE_HOST, .device = -1};
   Diag empty = {.status = LOOM_ERR_INTERNAL, .msg = ""};
   ctx_report(&rt->ctx, &empty); /* a stale message of an earlier runtime at this address */
   *out = rt;
@@ -86,7 +87,7 @@ LOOMRT_API void loomrt_destroy(LoomrtRuntime *rt) {
     b->embedded_key = NULL;
     loomrt_bundle_close(b);
   }
-  rtrt_cuda_destroy(rt);
+  rtrt_gpu_destroy(rt);
   rt_symbol_resolver_free(rt->resolver);
   rt_pool_destroy(rt->pool);
   pthread_mutex_destroy(&rt->lock);
@@ -187,7 +188,7 @@ LOOMRT_API LoomStatus loomrt_bundle_embedded(LoomrtRuntime *rt, const LoomrtEmbe
 LOOMRT_API void loomrt_bundle_close(LoomrtBundle *b) {
   if (!b || b->embedded_key) return;
   LoomContext *ctx = &b->rt->ctx;
-  rtrt_cuda_bundle_free(b);
+  rtrt_gpu_bundle_free(b);
   for (int32_t i = 0; b->images && i < b->b->ncode; i++) rt_host_image_free(b->images[i]);
   ctx_free(ctx, b->images);
   ctx_free(ctx, b->checked);
@@ -238,17 +239,24 @@ LOOMRT_API LoomStatus loomrt_entry_info(LoomrtBundle *b, const char *entry, Loom
 /* ---- streams and GPU memory -------------------------------------------------------------------------- */
 LOOMRT_API LoomrtStream *loomrt_host_stream(LoomrtRuntime *rt) { return rt ? &rt->host : NULL; }
 LOOMRT_API LoomrtRuntime *loomrt_stream_runtime(const LoomrtStream *s) { return s ? s->rt : NULL; }
-LOOMRT_API int32_t loomrt_cuda_device_count(LoomrtRuntime *rt) { return rt ? rtrt_cuda_device_count(rt) : 0; }
+LOOMRT_API int32_t loomrt_device_count(LoomrtRuntime *rt, LoomDeviceKind kind) {
+  if (!rt) return 0;
+  if (kind == LOOM_DEVICE_HOST) return 1;
+  return rtrt_gpu_device_count(rt, kind);
+}
 
-LOOMRT_API LoomStatus loomrt_cuda_stream_create(LoomrtRuntime *rt, int32_t device, LoomrtStream **out) {
+LOOMRT_API LoomStatus loomrt_stream_create(LoomrtRuntime *rt, LoomDeviceKind kind, int32_t device, LoomrtStream **out) {
   if (!rt || !out) return LOOM_ERR_INVALID_ARGUMENT;
   *out = NULL;
+  if (kind == LOOM_DEVICE_HOST)
+    return fail(rt, LOOM_ERR_INVALID_ARGUMENT, "loomrt_stream_create: the host has one stream, loomrt_host_stream(rt)");
   Diag d = {.status = LOOM_OK};
   LoomrtStream *s = ctx_calloc(&rt->ctx, 1, sizeof *s);
   if (!s) return fail(rt, LOOM_ERR_OUT_OF_MEMORY, "out of memory: stream");
   s->rt = rt;
+  s->kind = kind;
   s->device = device;
-  if (rtrt_cuda_stream_create(rt, device, &s->cs, &d) != LOOM_OK) {
+  if (rtrt_gpu_stream_create(rt, kind, device, &s->h, &d) != LOOM_OK) {
     ctx_free(&rt->ctx, s);
     return report(rt, &d);
   }
@@ -257,37 +265,54 @@ LOOMRT_API LoomStatus loomrt_cuda_stream_create(LoomrtRuntime *rt, int32_t devic
 }
 
 LOOMRT_API void loomrt_stream_destroy(LoomrtStream *s) {
-  if (!s || s->device < 0) return;
-  rtrt_cuda_stream_destroy(s->rt, s->cs);
+  if (!s || s->kind == LOOM_DEVICE_HOST) return;
+  rtrt_gpu_stream_destroy(s);
   ctx_free(&s->rt->ctx, s);
 }
 
 LOOMRT_API LoomStatus loomrt_stream_synchronize(LoomrtStream *s) {
   if (!s) return LOOM_ERR_INVALID_ARGUMENT;
-  if (s->device < 0) return LOOM_OK;
+  if (s->kind == LOOM_DEVICE_HOST) return LOOM_OK;
   Diag d = {.status = LOOM_OK};
-  return rtrt_cuda_stream_synchronize(s->rt, s->cs, &d) == LOOM_OK ? LOOM_OK : report(s->rt, &d);
+  return rtrt_gpu_stream_synchronize(s, &d) == LOOM_OK ? LOOM_OK : report(s->rt, &d);
 }
 
-LOOMRT_API void *loomrt_stream_handle(LoomrtStream *s) { return s && s->device >= 0 ? rtrt_cuda_stream_handle(s->cs) : NULL; }
+LOOMRT_API void *loomrt_stream_handle(LoomrtStream *s) { return s && s->kind != LOOM_DEVICE_HOST ? s->h : NULL; }
+LOOMRT_API LoomDeviceKind loomrt_stream_kind(const LoomrtStream *s) { return s ? s->kind : LOOM_DEVICE_HOST; }
 
-LOOMRT_API LoomStatus loomrt_cuda_alloc(LoomrtRuntime *rt, int32_t device, size_t bytes, void **out) {
+LOOMRT_API LoomStatus loomrt_alloc(LoomrtRuntime *rt, LoomDeviceKind kind, int32_t device, size_t bytes, void **out) {
   if (!rt || !out) return LOOM_ERR_INVALID_ARGUMENT;
   Diag d = {.status = LOOM_OK};
-  return rtrt_cuda_alloc(rt, device, bytes, out, &d) == LOOM_OK ? LOOM_OK : report(rt, &d);
+  return rtrt_gpu_alloc(rt, kind, device, bytes, out, &d) == LOOM_OK ? LOOM_OK : report(rt, &d);
 }
 
-LOOMRT_API LoomStatus loomrt_cuda_free(LoomrtRuntime *rt, int32_t device, void *ptr) {
+LOOMRT_API LoomStatus loomrt_free(LoomrtRuntime *rt, LoomDeviceKind kind, int32_t device, void *ptr) {
   if (!rt) return LOOM_ERR_INVALID_ARGUMENT;
   Diag d = {.status = LOOM_OK};
-  return rtrt_cuda_free(rt, device, ptr, &d) == LOOM_OK ? LOOM_OK : report(rt, &d);
+  return rtrt_gpu_free(rt, kind, device, ptr, &d) == LOOM_OK ? LOOM_OK : report(rt, &d);
 }
 
+LOOMRT_API LoomStatus loomrt_copy(LoomrtRuntime *rt, LoomDeviceKind kind, int32_t device, void *dst, const void *src,
+                                  size_t bytes, int32_t dir) {
+  if (!rt) return LOOM_ERR_INVALID_ARGUMENT;
+  Diag d = {.status = LOOM_OK};
+  return rtrt_gpu_copy(rt, kind, device, dst, src, bytes, dir, &d) == LOOM_OK ? LOOM_OK : report(rt, &d);
+}
+
+/* the CUDA names of the calls above (the first API had only CUDA) */
+LOOMRT_API int32_t loomrt_cuda_device_count(LoomrtRuntime *rt) { return loomrt_device_count(rt, LOOM_DEVICE_CUDA); }
+LOOMRT_API LoomStatus loomrt_cuda_stream_create(LoomrtRuntime *rt, int32_t device, LoomrtStream **out) {
+  return loomrt_stream_create(rt, LOOM_DEVICE_CUDA, device, out);
+}
+LOOMRT_API LoomStatus loomrt_cuda_alloc(LoomrtRuntime *rt, int32_t device, size_t bytes, void **out) {
+  return loomrt_alloc(rt, LOOM_DEVICE_CUDA, device, bytes, out);
+}
+LOOMRT_API LoomStatus loomrt_cuda_free(LoomrtRuntime *rt, int32_t device, void *ptr) {
+  return loomrt_free(rt, LOOM_DEVICE_CUDA, device, ptr);
+}
 LOOMRT_API LoomStatus loomrt_cuda_copy(LoomrtRuntime *rt, int32_t device, void *dst, const void *src, size_t bytes,
                                        int32_t kind) {
-  if (!rt) return LOOM_ERR_INVALID_ARGUMENT;
-  Diag d = {.status = LOOM_OK};
-  return rtrt_cuda_copy(rt, device, dst, src, bytes, kind, &d) == LOOM_OK ? LOOM_OK : report(rt, &d);
+  return loomrt_copy(rt, LOOM_DEVICE_CUDA, device, dst, src, bytes, kind);
 }
 
 /* ---- launching ------------------------------------------------------------------------------------------ */
@@ -467,8 +492,8 @@ static LoomStatus launch(LoomrtBundle *b, const char *entry, LoomrtStream *s, in
     }
   }
   LoomStatus st;
-  if (s->device >= 0) {
-    st = rtrt_cuda_launch(b, ki, s, shape, slots, strides, no, nr, &d);
+  if (s->kind != LOOM_DEVICE_HOST) {
+    st = rtrt_gpu_launch(b, ki, s, shape, slots, strides, no, nr, &d);
   } else {
     CgCompiled cc;
     st = host_kernel(b, ki, &cc, &d);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* loomrt_internal.h: what runtime/loomrt/loomrt.c (bundles, host launches) and loomrt_cuda.c (the GPU
- * adapter) share inside libloomrt. */
+/* loomrt_internal.h: what runtime/loomrt/loomrt.c (bundles, host launches), loomrt_gpu.c (GPU launches)
+ * and loomrt_drivers.c (the CUDA and HIP driver tables) share inside libloomrt. */
 #ifndef LOOM_LOOMRT_INTERNAL_H
 #define LOOM_LOOMRT_INTERNAL_H
 
@@ -10,13 +10,17 @@
 #include "runtime/bundle.h"
 #include "runtime/runtime.h"
 
-typedef struct RtrtCuda RtrtCuda; /* loomrt_cuda.c */
+typedef struct RtrtGpu RtrtGpu; /* loomrt_gpu.c: one GPU driver's state */
 typedef struct RtrtGpuCode RtrtGpuCode;
+typedef struct RtGpuDriver RtGpuDriver;
+
+enum { RTRT_CUDA = 0, RTRT_HIP = 1, RTRT_NVENDOR = 2 }; /* slots of the per-vendor arrays */
 
 struct LoomrtStream {
   LoomrtRuntime *rt;
-  int32_t device; /* -1: the host */
-  struct RtCuStream *cs;
+  LoomDeviceKind kind; /* LOOM_DEVICE_HOST: the runtime's host stream */
+  int32_t device;
+  void *h; /* the driver's stream */
 };
 
 struct LoomrtRuntime {
@@ -27,7 +31,7 @@ struct LoomrtRuntime {
   RtSymbolResolver *resolver;
   LoomrtBundle *embedded; /* bundles opened from LoomrtEmbedded, closed with the runtime */
   LoomrtStream host;
-  RtrtCuda *cuda;
+  RtrtGpu *gpu[RTRT_NVENDOR];
 };
 
 struct LoomrtBundle {
@@ -40,29 +44,30 @@ struct LoomrtBundle {
   pthread_mutex_t lock;  /* lazy loading */
   RtHostImage **images;  /* per code record */
   uint8_t *checked;      /* per code record: CRC verified */
-  RtrtGpuCode **gpu;     /* per kernel record x device (loomrt_cuda.c) */
-  int32_t gpu_ndev;
+  RtrtGpuCode **gpu[RTRT_NVENDOR]; /* per vendor: kernel record x device (loomrt_gpu.c) */
+  int32_t gpu_ndev[RTRT_NVENDOR];
 };
 
 /* Checks a code record's CRC once (bundle lock held). */
 LoomStatus rtrt_check_code(LoomrtBundle *b, int32_t code, Diag *d);
 
-/* ---- the CUDA adapter (loomrt_cuda.c) ----------------------------------------------------------------
- * TODO(device.h): this adapter drives runtime/cuda/cuda.h (the driver layer and pool libloom uses)
- * directly and carries a copy of the launch policy of runtime/gpu/gpu_launch.c; it moves onto the CUDA
- * device of runtime/device.h once that launcher can run without the compiler (see loomrt_cuda.c). */
-int32_t rtrt_cuda_device_count(LoomrtRuntime *rt);
-LoomStatus rtrt_cuda_stream_create(LoomrtRuntime *rt, int32_t device, struct RtCuStream **out, Diag *d);
-void rtrt_cuda_stream_destroy(LoomrtRuntime *rt, struct RtCuStream *s);
-LoomStatus rtrt_cuda_stream_synchronize(LoomrtRuntime *rt, struct RtCuStream *s, Diag *d);
-void *rtrt_cuda_stream_handle(struct RtCuStream *s);
-LoomStatus rtrt_cuda_alloc(LoomrtRuntime *rt, int32_t device, size_t bytes, void **out, Diag *d);
-LoomStatus rtrt_cuda_free(LoomrtRuntime *rt, int32_t device, void *ptr, Diag *d);
-LoomStatus rtrt_cuda_copy(LoomrtRuntime *rt, int32_t device, void *dst, const void *src, size_t bytes, int32_t kind, Diag *d);
+/* ---- GPUs (loomrt_gpu.c over the driver tables of loomrt_drivers.c) ------------------------------------
+ * One vendor-neutral path for CUDA and HIP: the drivers, devices and caching pools (runtime/gpu/gpu_pool.c),
+ * streams, copies, code loading per (kernel record, device) and the launch policy over loaded entries.
+ * kind: LOOM_DEVICE_CUDA or LOOM_DEVICE_HIP (anything else is LOOM_ERR_INVALID_ARGUMENT). */
+const RtGpuDriver *rtrt_driver(LoomDeviceKind kind); /* loomrt_drivers.c; NULL for another kind */
+int32_t rtrt_gpu_device_count(LoomrtRuntime *rt, LoomDeviceKind kind);
+LoomStatus rtrt_gpu_stream_create(LoomrtRuntime *rt, LoomDeviceKind kind, int32_t device, void **out, Diag *d);
+void rtrt_gpu_stream_destroy(LoomrtStream *s);
+LoomStatus rtrt_gpu_stream_synchronize(LoomrtStream *s, Diag *d);
+LoomStatus rtrt_gpu_alloc(LoomrtRuntime *rt, LoomDeviceKind kind, int32_t device, size_t bytes, void **out, Diag *d);
+LoomStatus rtrt_gpu_free(LoomrtRuntime *rt, LoomDeviceKind kind, int32_t device, void *ptr, Diag *d);
+LoomStatus rtrt_gpu_copy(LoomrtRuntime *rt, LoomDeviceKind kind, int32_t device, void *dst, const void *src, size_t bytes,
+                         int32_t dir, Diag *d);
 /* Launches kernel record `kernel` of b on the stream's device (loading its code on first use). */
-LoomStatus rtrt_cuda_launch(LoomrtBundle *b, int32_t kernel, LoomrtStream *s, const int64_t *shape, void *const *bufs,
-                            const int64_t *strides, int64_t no, int64_t nr, Diag *d);
-void rtrt_cuda_bundle_free(LoomrtBundle *b);
-void rtrt_cuda_destroy(LoomrtRuntime *rt);
+LoomStatus rtrt_gpu_launch(LoomrtBundle *b, int32_t kernel, LoomrtStream *s, const int64_t *shape, void *const *bufs,
+                           const int64_t *strides, int64_t no, int64_t nr, Diag *d);
+void rtrt_gpu_bundle_free(LoomrtBundle *b);
+void rtrt_gpu_destroy(LoomrtRuntime *rt);
 
 #endif /* LOOM_LOOMRT_INTERNAL_H */
