@@ -212,6 +212,14 @@ static LoomStatus parse_targets(Build *B, Diag *d) {
         if (have_ptxas && st == LOOM_OK) st = add_target(B, RB_TARGET_CUDA_CUBIN, 80, d);
         if (have_ptxas && st == LOOM_OK) st = add_target(B, RB_TARGET_CUDA_CUBIN, 90, d);
         ptx_default = true;
+        /* AMD's three chip families (MI200, MI300, RDNA3) when this build's LLVM has the AMDGPU target */
+        CgTarget *probe = NULL;
+        Diag pd = {.status = LOOM_OK};
+        if (st == LOOM_OK && cg_amdgpu_target_create(B->ctx, "gfx942", 0, &probe, &pd) == LOOM_OK) {
+          probe->destroy(probe);
+          static const uint32_t gfx[] = {0x90a, 0x942, 0x1100};
+          for (int i = 0; i < 3 && st == LOOM_OK; i++) st = add_target(B, RB_TARGET_AMDGPU, gfx[i], d);
+        }
       }
     } else if (!strncmp(word, "sm_", 3) && parse_sm(word + 3, &sm)) {
       if (!have_ptxas)

@@ -273,7 +273,9 @@ def compile(functions, signatures=None, targets="host-all", path="loom_kernels.l
     functions: one function or a list (@loom.fuse functions, ElementwiseKernel, ReductionKernel; a plain
       function is traced as @loom.fuse), or a dict {function: [signatures]} (then `signatures` is unused).
     signatures: {function: [signature, ...]}, or one list used for every function.
-    targets: "host", "host-avx2", "host-avx512", "host-all", "sm_80", "sm_90", "ptx", "ptx_sm_XX", "all"
+    targets: "host", "host-avx2", "host-avx512", "host-all", "sm_80", "sm_90", "ptx", "ptx_sm_XX", "gfx942" (any
+      gfxNNN the AMD target knows), "all" (every host level, sm_80/sm_90 cubins when ptxas is there, PTX,
+      gfx90a/gfx942/gfx1100 when LLVM has the AMDGPU target)
       (comma-separated). names: {function: name or [names]} (C identifiers); default: the function's
       name, with the signature's dtypes appended when it has several.
     emit_c: also write <emit_c>.c / <emit_c>.h (typed C functions over libloomrt).
