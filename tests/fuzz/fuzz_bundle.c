@@ -9,6 +9,7 @@
  * relocations written; never executed). Anything but a clean error is a bug: ASan and UBSan report it.
  * Seeds: real bundles loomc made at build time (tests/fuzz/CMakeLists.txt).
  */
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -28,8 +29,14 @@ static void exercise(const uint8_t *data, size_t size) {
   if (rt_bundle_parse(ctx(), data, size, "fuzz", &b, &d) != LOOM_OK) return;
   for (int32_t i = 0; i < b->nentry; i++) (void)rt_bundle_find_entry(b, b->entries[i].name);
   for (int32_t i = 0; i < b->nkernel; i++) (void)rt_bundle_find_key(b, b->kernels[i].key, b->kernels[i].keylen);
-  RtSymbolResolver *r = NULL;
-  rt_symbol_resolver_create(ctx(), &r, &d);
+  /* one resolver for the whole run (it dlopens SLEEF: per input, that cost most of each execution) */
+  static RtSymbolResolver *r;
+  static bool tried;
+  if (!tried) {
+    tried = true;
+    Diag rd = {.status = LOOM_OK};
+    rt_symbol_resolver_create(ctx(), &r, &rd);
+  }
   for (int32_t i = 0; i < b->ncode; i++) {
     Diag cd = {.status = LOOM_OK};
     const RtBundleCode *c = &b->codes[i];
@@ -42,7 +49,6 @@ static void exercise(const uint8_t *data, size_t size) {
       rt_host_image_free(im);
     }
   }
-  rt_symbol_resolver_free(r);
   rt_bundle_free(b);
 }
 
