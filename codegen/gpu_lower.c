@@ -297,6 +297,9 @@ void cg_gpu_block_reduce(Lower *L, int p) {
   L->m.gpu->barrier(&L->m); /* the slots are free again */
 }
 
+LLVMValueRef cg_gpu_shfl_xor(Lower *L, LLVMValueRef v, int lanemask) { return shfl_bfly(L, v, lanemask); }
+LLVMValueRef cg_gpu_shared_slots(Lower *L, const char *name) { return shared_slots(L, name); }
+
 /* Address of partial accumulator `item` (acc_size bytes each). */
 LLVMValueRef cg_partial_ptr(Lower *L, LLVMValueRef partials, LLVMValueRef item, int acc_size) {
   LLVMValueRef byte = LLVMBuildMul(L->m.b, cg_to_i64(L, item), cg_i64(&L->m, acc_size), "");

@@ -144,6 +144,9 @@ void cg_gpu_red_item(Lower *L, LLVMValueRef item, void *arg) {
       } else {
         cg_gpu_reduce_range(L, p, rlo, rhi, one);
       }
+    } else if (ph->kind == KP_SCAN) {
+      if (e->row) cg_gpu_scan_row(L, p, e->tid, e->bdim, e->nr);
+      else cg_gpu_scan_serial(L, p, e->nr);
     } else if (ph->kind == KP_MAP) {
       if (e->row) cg_gpu_for(L, e->tid, e->nr, e->bdim, cg_gpu_map_point, (void *)ph);
       else cg_gpu_for(L, zero, e->nr, one, cg_gpu_map_point, (void *)ph);

@@ -23,7 +23,7 @@ static int droppable_r_dims(const KernelIr *k) {
   int mode = 1;
   for (int32_t p = 0; p < k->nphase; p++) {
     const KPhase *ph = &k->phases[p];
-    if (ph->kind == KP_MAP) return 0;
+    if (ph->kind == KP_MAP || ph->kind == KP_SCAN) return 0; /* a scan stores at every r */
     if (ph->kind != KP_REDUCE) continue;
     switch (ph->reduce_op) {
     case LOOM_REDUCE_MIN: case LOOM_REDUCE_MAX: case LOOM_REDUCE_ANY: case LOOM_REDUCE_ALL: break;
