@@ -176,8 +176,13 @@ void cg_host_scan_row(Lower *L, int p);
 void cg_host_scan_outer(Lower *L, LLVMValueRef lo, LLVMValueRef hi);
 /* GPU: phase p of the current O point (L->ooff set) by the whole block (ROW: every thread calls it), or
  * by one thread (COL). nr: R points (index type). */
-void cg_gpu_scan_row(Lower *L, int p, LLVMValueRef tid, LLVMValueRef bdim, LLVMValueRef nr);
+void cg_gpu_scan_row(Lower *L, int p, LLVMValueRef tid, LLVMValueRef bdim, LLVMValueRef rlo, LLVMValueRef rhi,
+                     LLVMValueRef carry); /* R points [rlo, rhi); carry: the value before rlo (NULL: identity) */
 void cg_gpu_scan_serial(Lower *L, int p, LLVMValueRef nr);
+/* The `finishb` entry of a split scan (codegen.h): item = part * no + o scans its part of R from the
+ * fold of the partials (acc_size bytes each, o-minor) of the parts before it. */
+void cg_gpu_scan_part(Lower *L, LLVMValueRef item, LLVMValueRef no, LLVMValueRef nr, LLVMValueRef nparts,
+                      LLVMValueRef partials, int acc_size, LLVMValueRef tid, LLVMValueRef bdim);
 
 /* ---- gpu_strategies.c: one item of each entry kind (IdxBody, arg a GpuEntry) ------------------ */
 enum { GPU_ELEM, GPU_ELEMV, GPU_ELEMVW, GPU_MAIN, GPU_PART, GPU_FINISH, GPU_CACHED, GPU_PARTV, GPU_FINISHB };

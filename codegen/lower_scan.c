@@ -15,6 +15,10 @@
  *   scanned by wave butterflies (every lane keeps its prefix and its group's total), the waves' totals
  *   through shared slots, then offset by the carry of earlier chunks. Float sums associate
  *   differently from NumPy's serial order (the bits depend on the block size).
+ * - GPU long rows (few O points, R >= 16K): R is cut into parts; the `part` entry folds each part (a
+ *   block reduction, as split reductions do) into partials, then the `finishb` entry scans each part
+ *   (one block per part and O point) starting from the fold of the partials of the parts before it
+ *   (cg_gpu_scan_part: the block folds them in a fixed tree). Two reads and one write of the data.
  * - GPU COL (cg_gpu_scan_serial): one thread per O point folds its R serially (coalesced along O).
  * float16 / bfloat16 scans (scan_round) round the running value after every step, as NumPy does.
  */
@@ -158,7 +162,7 @@ void cg_gpu_scan_serial(Lower *L, int p, LLVMValueRef nr) {
 
 typedef struct RowScan {
   ScanArg s;
-  LLVMValueRef tid, bdim, nr, carry; /* carry: alloca of the running value of earlier chunks */
+  LLVMValueRef tid, bdim, nr, carry; /* nr: the end of the R range; carry: alloca of the running value */
   LLVMValueRef slots;                /* shared: one value per wave */
   LLVMTypeRef slots_t;
 } RowScan;
@@ -253,15 +257,57 @@ static void row_chunk(Lower *L, LLVMValueRef c, void *arg) {
   m->gpu->barrier(m); /* the slots are free again */
 }
 
-void cg_gpu_scan_row(Lower *L, int p, LLVMValueRef tid, LLVMValueRef bdim, LLVMValueRef nr) {
-  RowScan rs = {.s = {.p = p, .ph = &L->k->phases[p]}, .tid = tid, .bdim = bdim, .nr = nr};
+void cg_gpu_scan_row(Lower *L, int p, LLVMValueRef tid, LLVMValueRef bdim, LLVMValueRef rlo, LLVMValueRef rhi,
+                     LLVMValueRef carry) {
+  RowScan rs = {.s = {.p = p, .ph = &L->k->phases[p]}, .tid = tid, .bdim = bdim, .nr = rhi};
   LoomDType at = (LoomDType)rs.s.ph->acc_dtype;
   LLVMTypeRef t = cg_reg_type(&L->m, at);
   rs.carry = cg_entry_alloca(L, t, "carry");
-  LLVMBuildStore(L->m.b, cg_red_identity(L, rs.s.ph->reduce_op, at), rs.carry);
+  LLVMBuildStore(L->m.b, carry ? carry : cg_red_identity(L, rs.s.ph->reduce_op, at), rs.carry);
   rs.slots = cg_gpu_shared_slots(L, loom_dtype_size(at) > 8 ? "loom.red.v.16" : "loom.red.v");
   rs.slots_t = LLVMGlobalGetValueType(rs.slots);
   /* every thread runs every chunk (the barriers need the whole block) */
-  cg_gpu_for(L, cg_iconst_i(L, 0), nr, bdim, row_chunk, &rs);
+  cg_gpu_for(L, rlo, rhi, bdim, row_chunk, &rs);
   L->acc[p] = L->accidx[p] = NULL;
+}
+
+/* One item (= part * no + o) of the `finishb` entry of a split scan: the R range of the part (the
+ * balanced split of the `part` entry), the carry (the partials of the parts before it for this O point,
+ * each thread folding a strided subset in order, then the block's fixed tree), then the part's scan. */
+void cg_gpu_scan_part(Lower *L, LLVMValueRef item, LLVMValueRef no, LLVMValueRef nr, LLVMValueRef nparts,
+                      LLVMValueRef partials, int acc_size, LLVMValueRef tid, LLVMValueRef bdim) {
+  const KernelIr *k = L->k;
+  const KPhase *ph = &k->phases[0];
+  CgMath *m = &L->m;
+  LLVMBuilderRef b = m->b;
+  LoomDType at = (LoomDType)ph->acc_dtype;
+  LLVMTypeRef t = cg_reg_type(m, at);
+  LLVMValueRef o = LLVMBuildURem(b, item, no, ""), part = LLVMBuildUDiv(b, item, no, "");
+  LLVMValueRef q = LLVMBuildUDiv(b, nr, nparts, ""), rem = LLVMBuildURem(b, nr, nparts, "");
+  LLVMValueRef lt = LLVMBuildICmp(b, LLVMIntSLT, part, rem, "");
+  LLVMValueRef rlo = LLVMBuildAdd(b, LLVMBuildMul(b, q, part, ""), LLVMBuildSelect(b, lt, part, rem, ""), "");
+  LLVMValueRef rhi = LLVMBuildAdd(b, LLVMBuildAdd(b, rlo, q, ""), LLVMBuildZExt(b, lt, L->ity, ""), "");
+  cg_gpu_offsets(L, o, 0, k->nkeep, NULL, L->ooff);
+  LLVMValueRef accv = cg_entry_alloca(L, t, "pcarry"), pv = cg_entry_alloca(L, L->ity, "pp");
+  LLVMBuildStore(b, cg_red_identity(L, ph->reduce_op, at), accv);
+  LLVMBuildStore(b, tid, pv);
+  LLVMBasicBlockRef head = cg_new_bb(L, "carry.head"), body = cg_new_bb(L, "carry.body"), done = cg_new_bb(L, "carry.done");
+  LLVMBuildBr(b, head);
+  LLVMPositionBuilderAtEnd(b, head);
+  LLVMValueRef p = LLVMBuildLoad2(b, L->ity, pv, "");
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, p, part, ""), body, done);
+  LLVMPositionBuilderAtEnd(b, body);
+  LLVMValueRef ptr = cg_partial_ptr(L, partials, LLVMBuildAdd(b, LLVMBuildMul(b, p, no, ""), o, ""), acc_size);
+  LLVMValueRef v = cg_from_mem(m, at, at, LLVMBuildLoad2(b, cg_mem_type(m, at), ptr, ""));
+  LLVMValueRef a = cg_red_combine(L, ph->reduce_op, at, LLVMBuildLoad2(b, t, accv, ""), v);
+  cg_clear_fmf(a);
+  LLVMBuildStore(b, a, accv);
+  LLVMBuildStore(b, LLVMBuildAdd(b, p, bdim, ""), pv);
+  LLVMBuildBr(b, head);
+  LLVMPositionBuilderAtEnd(b, done);
+  L->acc[0] = LLVMBuildLoad2(b, t, accv, "");
+  L->accidx[0] = cg_i64(m, 0);
+  cg_gpu_block_reduce(L, 0);
+  LLVMValueRef carry = L->acc[0];
+  cg_gpu_scan_row(L, 0, tid, bdim, rlo, rhi, carry);
 }
