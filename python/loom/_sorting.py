@@ -139,10 +139,10 @@ def _numpy_scan(name, a, axis, dtype, out):
     return r if out is None else _finish(r, out, "unsafe")
 
 
-def _cumulative(name, x, axis, dtype, include_initial, identity, fname):
+def _cumulative(name, x, axis, dtype, include_initial, identity, fname, out):
     h = _arr(x)
-    if h.ndim == 0:
-        raise ValueError(f"{fname}: x must be at least 1-dimensional")
+    if h.ndim == 0:  # NumPy 2 scans a 0-d array as shape (1,)
+        h = h.reshape(1)
     if axis is None:
         if h.ndim > 1:
             raise ValueError(f"{fname}: axis must be given for arrays of more than one dimension")
@@ -155,18 +155,18 @@ def _cumulative(name, x, axis, dtype, include_initial, identity, fname):
         shape = list(r.shape)
         shape[ax] = 1
         r = concatenate([full_like(r, identity, shape=tuple(shape)), r], axis=ax)
-    return r
+    return r if out is None else _finish(r, out, "unsafe")
 
 
-def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):
+def cumulative_sum(x, /, *, axis=None, dtype=None, out=None, include_initial=False):
     """Cumulative sums along axis (include_initial: a leading 0); integer sums widen as sum() does.
     A device kernel (loom_scan), fused with the expression it scans."""
-    return _cumulative("sum", x, axis, dtype, include_initial, 0, "cumulative_sum")
+    return _cumulative("sum", x, axis, dtype, include_initial, 0, "cumulative_sum", out)
 
 
-def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False):
+def cumulative_prod(x, /, *, axis=None, dtype=None, out=None, include_initial=False):
     """Cumulative products along axis (include_initial: a leading 1); a device kernel (loom_scan)."""
-    return _cumulative("prod", x, axis, dtype, include_initial, 1, "cumulative_prod")
+    return _cumulative("prod", x, axis, dtype, include_initial, 1, "cumulative_prod", out)
 
 
 def cumsum(a, axis=None, dtype=None, out=None):

@@ -139,8 +139,13 @@ def test_array_api_cumulative():
     close(loom.cumulative_sum(loom.asarray(v), dtype=np.float64), np.cumulative_sum(v, dtype=np.float64))
     with pytest.raises(ValueError):
         loom.cumulative_sum(loom.asarray(a))  # axis required for 2-d
-    with pytest.raises(ValueError):
-        loom.cumulative_sum(loom.asarray(np.float32(1)))
+    for inc in (False, True):  # NumPy 2 scans a 0-d array as shape (1,)
+        close(loom.cumulative_sum(loom.asarray(np.float32(1.5)), include_initial=inc),
+              np.cumulative_sum(np.float32(1.5), include_initial=inc))
+    out = loom.zeros((4, 10), dtype=np.float32)
+    r = loom.cumulative_sum(loom.asarray(a), axis=1, include_initial=True, out=out)
+    assert r is out
+    close(out, np.cumulative_sum(a, axis=1, include_initial=True).astype(np.float32))
     with pytest.raises(loom.AxisError):
         loom.cumulative_sum(loom.asarray(a), axis=2)
 
