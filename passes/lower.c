@@ -26,6 +26,9 @@
  * bfloat16 by one rounding cast (codegen rounds those once). A node stored into an S buffer as it
  * is (for_store) skips the pair: the store rounds (once, by the same rules).
  *
+ * A scan kernel (FusedKernel.is_scan) has one KP_SCAN phase whose value is the scanned node's cone cast
+ * to the result dtype and whose stores are the scan (its KI_ACC) and the maps that read it (lower_scan).
+ *
  * Approach: per kernel, a memoized walk of each stored node's cone, per phase space (the (o, r)
  * space of REDUCE/MAP phases, the o space of the FINAL phase); reads are classified by
  * pass_resolve_read (constant, KI_ACC of an earlier reduction of this kernel, or a load). Reduction
