@@ -168,3 +168,16 @@ def test_stays_lazy_and_on_device():
     x = loom.asarray(sample((64, 8), "float32"))
     r = loom.cumsum(x, axis=0)
     assert r._lazy and r.device == x.device
+
+
+@pytest.mark.parametrize("uf", ["add", "multiply", "maximum", "minimum"])
+@pytest.mark.parametrize("dtype", ["int8", "uint32", "float32", "float64", "bool"])
+def test_ufunc_accumulate(uf, dtype):
+    a = sample((5, 33), dtype, positive=uf == "multiply")
+    if np.dtype(dtype).kind == "f":
+        a[1, 3] = np.nan
+    for axis in (0, 1, -1):
+        close(getattr(loom, uf).accumulate(loom.asarray(a), axis=axis), getattr(np, uf).accumulate(a, axis=axis),
+              prod=uf == "multiply")
+    close(getattr(loom, uf).accumulate(loom.asarray(a), axis=1, dtype=np.float64),
+          getattr(np, uf).accumulate(a, axis=1, dtype=np.float64), prod=uf == "multiply")
