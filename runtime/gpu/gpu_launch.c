@@ -94,7 +94,10 @@ static LoomStatus launch_fn(LoomContext *ctx, GpuRt *g, GpuDev *dev, void *s, co
     }
     if (np <= 1) {
       NEED(CG_ENTRY_MAIN);
-      if (m->strategy == CG_GPU_ROW) return launch(g, dev->index, s, f, E_MAIN, grid_of(no, 1, cap), (uint32_t)m->block, words, d);
+      int64_t bs = (nr + wave - 1) / wave * wave; /* short rows: a block of about their length (any multiple of the wave) */
+      if (bs > m->block) bs = m->block;
+      if (bs < wave) bs = wave;
+      if (m->strategy == CG_GPU_ROW) return launch(g, dev->index, s, f, E_MAIN, grid_of(no, 1, cap), (uint32_t)bs, words, d);
       return launch(g, dev->index, s, f, E_MAIN, grid_of(no, 256, cap), 256, words, d);
     }
     NEED(CG_ENTRY_PART | CG_ENTRY_FINISHB);
