@@ -11,6 +11,7 @@
  * arithmetic). The host scans in that order, so floats must match bit for bit.
  */
 #include "tests/c/test_common.h"
+#include "loom/loom_aot.h"
 
 static LoomDType default_dtype(LoomReduceOp op, LoomDType t) {
   if (op == LOOM_REDUCE_MIN || op == LOOM_REDUCE_MAX || tc_is_float(t)) return t;
@@ -321,6 +322,25 @@ static void test_errors(void) {
   CHECK_STATUS(loom_scan(g, LOOM_REDUCE_SUM, 12345, 0, LOOM_DTYPE_COUNT, &y), LOOM_ERR_INVALID_ARGUMENT);
   loom_graph_destroy(g);
   tc_free(&a);
+  /* kernel text: a scan kernel reads back, but bundles refuse it (libloomrt cannot launch its entries);
+   * a scan whose value reads its own accumulator is malformed */
+  LoomBundleBuilder *bb;
+  if (CHECK_OK(loom_bundle_builder_create(tc_ctx, &bb))) {
+    const char *ok = "kernel k0_scan_sum ndim 1 keep 0 index 32\n  buf 0 in f32 [1]\n  buf 1 out f32 [1]\n"
+                     "  %0 = load f32 buf 0\n  %1 = acc f32 phase 0\n  phase scan sum f32 %0 store buf 1 %1\n";
+    CHECK_STATUS(loom_bundle_builder_add_ir(bb, ok, "cs", NULL), LOOM_ERR_UNSUPPORTED);
+    CHECK(strstr(loom_last_error(tc_ctx), "scans") != NULL, "bundle refusal: %s", loom_last_error(tc_ctx));
+    const char *bad = "kernel k0_scan_sum ndim 1 keep 0 index 32\n  buf 0 in f32 [1]\n  buf 1 out f32 [1]\n"
+                      "  %0 = acc f32 phase 0\n  phase scan sum f32 %0 store buf 1 %0\n";
+    CHECK(loom_bundle_builder_add_ir(bb, bad, "bad", NULL) != LOOM_OK && strstr(loom_last_error(tc_ctx), "reads an accumulator"),
+          "a scan folding its own accumulator is refused by the verifier: %s", loom_last_error(tc_ctx));
+    const char *two = "kernel k0_scan_sum ndim 2 keep 0 index 32\n  buf 0 in f32 [1,1]\n  buf 1 out f32 [1,1]\n"
+                      "  %0 = load f32 buf 0\n  %1 = acc f32 phase 0\n  phase scan sum f32 %0 store buf 1 %1\n";
+    CHECK(loom_bundle_builder_add_ir(bb, two, "two", NULL) != LOOM_OK && strstr(loom_last_error(tc_ctx), "one reduced dim"),
+          "a scan over two R dims is refused by the verifier: %s", loom_last_error(tc_ctx));
+    CHECK(loom_bundle_builder_count(bb) == 0, "no entry added");
+    loom_bundle_builder_destroy(bb);
+  }
 }
 
 int main(void) {
