@@ -64,7 +64,7 @@ typedef struct ScanArg {
   LLVMValueRef hi;       /* outer: the end of run()'s O range */
 } ScanArg;
 
-/* One point (offsets in L->off): fold the value into *acc, then the stores with KI_ACC = the new value. */
+/* One point (offsets in L->off): acc op the value, then the stores with KI_ACC = that new running value. */
 static LLVMValueRef scan_point(Lower *L, int p, LLVMValueRef acc) {
   const KPhase *ph = &L->k->phases[p];
   cg_clear_cache(L);
