@@ -9,7 +9,8 @@ that layout as well (their strides say so). What is built from them (det, slogde
 matrix_rank, matrix norms) is ordinary loom operations, lazy and fused. Matrix products (matmul,
 tensordot, vecdot, multi_dot, matrix_power) are graph nodes (loom._products). Errors follow NumPy:
 numpy.linalg.LinAlgError for a singular or non-positive-definite matrix and for arrays of fewer than two
-dims. float32 and float64 (integers as float64); complex matrices are not supported yet.
+dims. float32, float64, complex64 and complex128 (integers and bools as float64); singular values and
+eigenvalues are real.
 """
 import builtins
 import collections
@@ -45,9 +46,7 @@ def _float_dtype(*arrays):
     dt = numpy.result_type(*[a.dtype for a in arrays])
     if dt.kind in "biu":
         return numpy.dtype(numpy.float64)
-    if dt.kind == "c":
-        raise NotImplementedError("loom.linalg: complex matrices are not supported yet (float32 or float64)")
-    if dt not in (numpy.float32, numpy.float64):
+    if dt not in (numpy.float32, numpy.float64, numpy.complex64, numpy.complex128):
         raise TypeError(f"array type {dt} is unsupported in linalg")
     return dt
 
@@ -106,6 +105,15 @@ def _tri(n, m, lower, like):
 def _zero_triangle(x, lower):
     """x with the triangle other than `lower` (diagonal kept) set to zero."""
     return where(_tri(x.shape[-2], x.shape[-1], lower, x), x, 0)
+
+
+def _herm(x):
+    """The conjugate transpose of each matrix (the transpose of a real one)."""
+    t = matrix_transpose(x)
+    if x.dtype.kind == "c":
+        from ._complex import conjugate
+        t = conjugate(t)
+    return t
 
 
 def _batch_broadcast(a, b):
@@ -219,7 +227,8 @@ def det(a):
 
 
 def slogdet(a):
-    """(sign, log|det|) of each square matrix; (0, -inf) for a singular one."""
+    """(sign, log|det|) of each square matrix; (0, -inf) for a singular one. A complex matrix's sign is the
+    complex number of modulus 1 (or 0) det / |det|, its logabsdet real."""
     d, parity = _lu_parts(a)
     return SlogdetResult(prod(sign(d), axis=-1) * parity, sum(log(absolute(d)), axis=-1))
 
@@ -243,20 +252,21 @@ def lstsq(a, b, rcond=None):
     kk = b2.shape[1]
     if builtins.min(m, n) == 0:
         x = zeros((n, kk), dtype=dt)
-        res = sum(b2 * b2, axis=0) if m > n else zeros((0,), dtype=dt)
-        s = zeros((0,), dtype=dt)
+        rdt = numpy.empty(0, dt).real.dtype
+        res = sum(_abs2(b2), axis=0) if m > n else zeros((0,), dtype=rdt)
+        s = zeros((0,), dtype=rdt)
         return (x[:, 0] if vec else x), res, 0, s
     u, s, vh = svd(a, full_matrices=False)
     cut = amax(s) * rc
     big = _core.binary(_core.ops["gt"], s, cut)
     rank = int(count_nonzero(big))
     s_inv = where(big, reciprocal(s), 0)
-    x = matmul(matrix_transpose(vh), _reshape(s_inv, (s.shape[0], 1)) * matmul(matrix_transpose(u), b2))
+    x = matmul(_herm(vh), _reshape(s_inv, (s.shape[0], 1)) * matmul(_herm(u), b2))
     if rank == n and m > n:
         r = b2 - matmul(a, x)
-        res = sum(r * r, axis=0)
+        res = sum(_abs2(r), axis=0)
     else:
-        res = zeros((0,), dtype=dt)
+        res = zeros((0,), dtype=s.dtype)
     return (x[:, 0] if vec else x), res, rank, s
 
 
@@ -271,12 +281,11 @@ def pinv(a, rcond=None, hermitian=False, *, rtol=_NoValue):
     if builtins.min(m, n) == 0:
         return zeros(a.shape[:-2] + (n, m), dtype=dt)
     u, s, vh = svd(a, full_matrices=False)
-    rc = asarray(rcond, dtype=dt)
+    rc = asarray(rcond, dtype=s.dtype)
     cut = amax(s, axis=-1, keepdims=True) * (_reshape(rc, rc.shape + (1,)) if rc.ndim else rc)
     big = _core.binary(_core.ops["gt"], s, cut)
     s_inv = where(big, reciprocal(s), 0)
-    return matmul(matrix_transpose(vh) * _reshape(s_inv, s_inv.shape[:-1] + (1, s_inv.shape[-1])),
-                  matrix_transpose(u))
+    return matmul(_herm(vh) * _reshape(s_inv, s_inv.shape[:-1] + (1, s_inv.shape[-1])), _herm(u))
 
 
 def matrix_rank(A, tol=None, hermitian=False, *, rtol=None):
@@ -458,11 +467,7 @@ def _matrix_norm(x, ord, axis, keepdims):
     elif ord in (2, -2, "nuc"):
         rest = [i for i in range(x.ndim) if i not in (r, c)]
         y = _permute(x, rest + [r, c])
-        if y.dtype.kind == "c":  # no complex SVD in loom_linalg yet: NumPy's singular values on a host copy
-            from ._common import _from_numpy
-            s = _from_numpy(numpy.linalg.svd(y.get(), compute_uv=False), copy=True, device=y._device)
-        else:
-            s = svdvals(y)
+        s = svdvals(y)
         res = amax(s, axis=-1) if ord == 2 else amin(s, axis=-1) if ord == -2 else sum(s, axis=-1)
     elif ord in (1, -1, numpy.inf, -numpy.inf):
         inner_ax, outer_ax = (r, c) if ord in (1, -1) else (c, r)
