@@ -168,3 +168,60 @@ def test_integer_input_computes_in_float64():
                       (cp.linalg.svd(cp.asarray(a), compute_uv=False), numpy.linalg.svd(a, compute_uv=False))):
         assert got.dtype == want.dtype
         close(got, want, "float64")
+
+
+# ---- functions built on the decompositions and products (CuPy's linalg tests' rules) -----------------
+@pytest.mark.parametrize("x", [numpy.ones((3, 3)), numpy.zeros((2, 2, 2)),
+                               numpy.array([[[1.0, 2], [3, 4]], [[1, 1], [1, 1]]])])
+@pytest.mark.parametrize("p", [None, 1, 2, -2, "fro", numpy.inf])
+def test_cond_of_singular_matrices_is_inf_as_numpy(x, p):
+    want = numpy.linalg.cond(x, p)
+    got = cp.linalg.cond(cp.asarray(x), p).get()
+    assert got.shape == numpy.shape(want)
+    assert numpy.array_equal(numpy.isinf(got), numpy.isinf(want))
+    numpy.testing.assert_allclose(got[numpy.isfinite(got)], numpy.asarray(want)[numpy.isfinite(want)], rtol=1e-6)
+    with pytest.raises(numpy.linalg.LinAlgError):
+        cp.linalg.cond(cp.zeros((0, 0)), p)
+
+
+def test_tensorsolve_tensorinv_trace_eigh_float16():
+    a, b = rand((2, 3, 6), "float64"), rand((2, 3), "float64")
+    close(cp.linalg.tensorsolve(cp.asarray(a), cp.asarray(b)), numpy.linalg.tensorsolve(a, b), "float64", 10)
+    a = rand((6, 2, 3), "float64")
+    close(cp.linalg.tensorsolve(cp.asarray(a), cp.asarray(b), axes=(0,)),
+          numpy.linalg.tensorsolve(a, b, axes=(0,)), "float64", 10)
+    a = rand((4, 6, 8, 3), "float64")
+    close(cp.linalg.tensorinv(cp.asarray(a)), numpy.linalg.tensorinv(a), "float64", 10)
+    x = numpy.arange(24).reshape(2, 3, 4)
+    got = cp.trace(cp.asarray(x), 1, 2, 0)
+    numpy.testing.assert_array_equal(got.get(), numpy.trace(x, 1, 2, 0))
+    assert got.dtype == numpy.trace(x, 1, 2, 0).dtype
+    h = numpy.array([[2, 1, 0], [1, 3, 1], [0, 1, 4]], dtype=numpy.float16)
+    w, v = cp.linalg.eigh(cp.asarray(h))  # CuPy: computed in float32, results float16
+    assert w.dtype == numpy.float16 and v.dtype == numpy.float16
+    numpy.testing.assert_allclose(w.get().astype(float), numpy.linalg.eigvalsh(h.astype(float)), rtol=2e-3)
+    r = cp.linalg.matrix_rank(cp.asarray([1, 2]))
+    assert isinstance(r, cp.ndarray) and r.shape == () and int(r) == 1
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int8", "uint32", "float32"])
+def test_einsum_keeps_dtype_broadcasts_zero_dims_and_interleaved(dtype):
+    a = (numpy.arange(6).reshape(2, 3) % 2).astype(dtype)
+    for sub in ("ij->", "ij->i", "ij->j", "ij", "ji"):
+        want = numpy.einsum(sub, a)
+        got = cp.einsum(sub, cp.asarray(a))
+        assert got.dtype == want.dtype, sub
+        numpy.testing.assert_array_equal(got.get(), want)
+    for sa, sb in (((0, 1), (3, 2)), ((1, 0), (0, 2)), ((2, 0), (0, 1)), ((1, 1), (1, 0))):
+        x, y = numpy.ones(sa, dtype), numpy.ones(sb, dtype)
+        want = numpy.einsum("ij,jk->ik", x, y)
+        got = cp.einsum("ij,jk->ik", cp.asarray(x), cp.asarray(y))
+        assert got.shape == want.shape and got.dtype == want.dtype
+        numpy.testing.assert_array_equal(got.get(), want)
+    x, y = numpy.ones((2, 3), dtype), numpy.ones(3, dtype)
+    numpy.testing.assert_array_equal(cp.einsum(cp.asarray(x), [0, 1], cp.asarray(y), [1], [0]).get(),
+                                     numpy.einsum(x, [0, 1], y, [1], [0]))
+    with pytest.raises(ValueError):
+        cp.einsum("...->", cp.zeros((2, 2, 2)))
+    with pytest.raises(ValueError):
+        cp.einsum()
