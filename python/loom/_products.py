@@ -73,19 +73,26 @@ def matmul(x1, x2, /, out=None, *, dtype=None, casting="same_kind", order="K", s
 
 
 def dot(a, b, out=None):
-    """NumPy's dot: a product over the last dim of a and the second-to-last of b (the last when 1-d)."""
+    """NumPy's dot: a product over the last dim of a and the second-to-last of b (the last when 1-d).
+    out must be what dot returns: its dtype and shape, C-contiguous (NumPy's rule), else ValueError."""
     a, b = _arr(a), _arr(b)
     if a.ndim == 0 or b.ndim == 0:
-        return _finish(_core.binary(_ops()["mul"], a, b), out)
-    if b.ndim <= 2:
+        r = _core.binary(_ops()["mul"], a, b)
+    elif b.ndim <= 2:
         if a.shape[-1] != b.shape[0]:
             raise ValueError(f"shapes {a.shape} and {b.shape} not aligned: {a.shape[-1]} (dim {a.ndim - 1}) != "
                              f"{b.shape[0]} (dim 0)")
-        return _finish(_core.matmul(a, b), out)
-    if a.shape[-1] != b.shape[-2]:
-        raise ValueError(f"shapes {a.shape} and {b.shape} not aligned: {a.shape[-1]} (dim {a.ndim - 1}) != "
-                         f"{b.shape[-2]} (dim {b.ndim - 2})")
-    return _finish(tensordot(a, b, axes=([a.ndim - 1], [b.ndim - 2])), out)
+        r = _core.matmul(a, b)
+    else:
+        if a.shape[-1] != b.shape[-2]:
+            raise ValueError(f"shapes {a.shape} and {b.shape} not aligned: {a.shape[-1]} (dim {a.ndim - 1}) != "
+                             f"{b.shape[-2]} (dim {b.ndim - 2})")
+        r = tensordot(a, b, axes=([a.ndim - 1], [b.ndim - 2]))
+    if out is not None and isinstance(out, ndarray) and (
+            out.dtype != r.dtype or out.shape != r.shape or not out.flags.c_contiguous):
+        raise ValueError("output array is not acceptable (must have the right datatype, number of dimensions, "
+                         "and be a C-Array)")
+    return _finish(r, out)
 
 
 def vdot(a, b):
@@ -350,6 +357,8 @@ def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=
         raise ValueError("einsum: no operands")
     labels, out_labels = _parse_einsum(subscripts, ops)
     rt = _result_dtype(*ops) if dtype is None else numpy.dtype(dtype)
+    if len(ops) == 1 and set(labels[0]) == set(out_labels):
+        rt = ops[0].dtype  # NumPy returns a view here (transposes, diagonals): dtype= is not applied
     if dtype is not None:
         for x, sc in zip(ops, scalar):
             if not sc and not numpy.can_cast(x.dtype, rt, casting):  # a Python scalar is cast as NumPy's

@@ -225,3 +225,20 @@ def test_einsum_keeps_dtype_broadcasts_zero_dims_and_interleaved(dtype):
         cp.einsum("...->", cp.zeros((2, 2, 2)))
     with pytest.raises(ValueError):
         cp.einsum()
+
+
+def test_einsum_view_ignores_dtype_and_dot_out_rules_as_numpy():
+    a = numpy.arange(27, dtype=numpy.int8).reshape(3, 3, 3)
+    for sub in ("iji->ij", "ijk->kji"):  # NumPy returns a view: dtype= is not applied
+        want = numpy.einsum(sub, a, dtype=numpy.int16)
+        got = cp.einsum(sub, cp.asarray(a), dtype=numpy.int16)
+        assert got.dtype == want.dtype
+        numpy.testing.assert_array_equal(got.get(), want)
+    assert cp.einsum("ijk->", cp.asarray(a), dtype=numpy.int16).dtype == numpy.einsum("ijk->", a, dtype=numpy.int16).dtype
+    x, y = numpy.ones((2, 3)), numpy.ones((3, 4))
+    out = cp.zeros((2, 4))
+    assert cp.dot(cp.asarray(x), cp.asarray(y), out=out) is out
+    numpy.testing.assert_array_equal(out.get(), numpy.dot(x, y))
+    for bad in (cp.zeros((4, 2)).T, cp.zeros((2, 4), dtype=numpy.float32), cp.zeros((2, 5))):
+        with pytest.raises(ValueError):
+            cp.dot(cp.asarray(x), cp.asarray(y), out=bad)

@@ -161,8 +161,22 @@ class _RandomGenerator(types.ModuleType):
         return Missing(f"{self.__name__}.{name}")
 
 
+class _LinalgUtil(types.ModuleType):
+    """cupy.linalg._util: the helper CuPy's linalg tests call (stacked_identity), on loom's public API."""
+
+    @staticmethod
+    def stacked_identity(batch_shape, n, dtype):
+        loom = importlib.import_module("loom")
+        return loom.broadcast_to(loom.eye(n, dtype=dtype), tuple(batch_shape) + (n, n)).copy()
+
+    def __getattr__(self, name):
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        return Missing(f"{self.__name__}.{name}")
+
+
 # shim modules that live inside a proxied loom package (cupy.random is loom.random's proxy)
-_INSIDE_PROXIES = {"cupy.random._generator": _RandomGenerator}
+_INSIDE_PROXIES = {"cupy.random._generator": _RandomGenerator, "cupy.linalg._util": _LinalgUtil}
 
 
 class _Finder(importlib.abc.MetaPathFinder):
