@@ -263,7 +263,8 @@ LOOM_API int loom_set_allow_tf32(LoomContext *ctx, int allow);
  * m x n matrix of a batch is an array of shape [..., m, n] with strides [..., 1, m] and each matrix
  * right after the previous one (NumPy's swapaxes(ascontiguousarray(swapaxes(x, -1, -2)), -1, -2)). Outputs
  * (out[0..nout), descriptors overwritten) are allocated on that device in the same layout (vectors
- * C-contiguous): free them with loom_array_free. float32 and float64. A problem the operation is not
+ * C-contiguous): free them with loom_array_free. float32, float64, complex64 and complex128 (singular values
+ * and eigenvalues are real: float32 / float64; Q unitary, eigh Hermitian). A problem the operation is not
  * defined for is LOOM_ERR_LINALG with NumPy's message ("Singular matrix", "Matrix is not positive
  * definite", ...), naming the matrix of the batch. */
 typedef enum LoomLinalgOp {
