@@ -48,6 +48,7 @@ struct RtrtGpuCode {
 };
 
 enum { E_MAIN, E_VEC, E_PART, E_FINISH, E_CACHED, E_PARTV, E_CACHEDV, E_FINISHB, E_VECW };
+_Static_assert(CG_NENTRY == RB_GPU_NENTRY, "a bundle's code record names every entry of the GPU lowering");
 
 static int vendor_of(LoomDeviceKind kind) { return kind == LOOM_DEVICE_CUDA ? RTRT_CUDA : kind == LOOM_DEVICE_HIP ? RTRT_HIP : -1; }
 
