@@ -18,7 +18,7 @@ from conftest import check
 try:
     from numpy.exceptions import ComplexWarning
 except ImportError:  # NumPy < 1.25
-    ComplexWarning = np.ComplexWarning
+    ComplexWarning = np.ComplexWarning  # type: ignore[attr-defined,misc]  # NumPy < 1.25
 
 CDTYPES = ["complex64", "complex128"]
 PARTS = [0.0, -0.0, 1.0, -1.0, 0.5, -2.5, 1e-300, 1e300, np.inf, -np.inf, np.nan, 3.0, 710.0, -710.0]

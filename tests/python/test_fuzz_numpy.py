@@ -37,6 +37,7 @@ import random
 import time
 import traceback
 import warnings
+from typing import Any
 
 import numpy as np
 import pytest
@@ -134,7 +135,7 @@ class Program:
         if dt.kind == "b":
             v = r.random(n) < 0.5
         elif dt.kind in "iu":
-            info = np.iinfo(dt)
+            info: Any = np.iinfo(dt)
             edges = [info.min, info.max, 0, 1, info.max - 1] + ([-1, info.min + 1] if dt.kind == "i" else [])
             small = r.integers(-20 if dt.kind == "i" else 0, 20, n)
             big = r.integers(info.min, info.max, n, dtype=dt, endpoint=True)
@@ -233,7 +234,7 @@ class Program:
         k = rng.randrange(8)
         nd = rng.randrange(0, 5)
         if k == 0:  # basic slicing with steps (negative too), integers, newaxis, Ellipsis
-            parts = []
+            parts: list[Any] = []
             for _ in range(nd):
                 c = rng.random()
                 if c < 0.5:
@@ -286,7 +287,7 @@ class Program:
         name = rng.choice(REDUCTIONS)
         axis = rng.choice([None, None, 0, 1, -1, -2, (0,), (0, -1), (1, 0), 3, 2**32, -2**32 - 1, ()])
         keep = rng.random() < 0.3
-        kw = {"axis": axis}
+        kw: dict[str, Any] = {"axis": axis}
         if keep or rng.random() < 0.3:
             kw["keepdims"] = keep
         if name in ("sum", "prod", "mean") and rng.random() < 0.25:
@@ -324,7 +325,7 @@ class Program:
         if k == 2:
             v = self.scalar()
 
-            def fn(xp, a, v):
+            def fn(xp, a, v):  # type: ignore[misc]  # one name per branch
                 t = a.copy()
                 t.fill(v)
                 return t
@@ -336,7 +337,7 @@ class Program:
             return self.add(Step("create", "full", lambda xp, v, s=shape, d=dt: xp.full(s, v, dtype=d), [v],
                                  "{out} = xp.full(%r, {0}, dtype='%s')" % (shape, dt), meta={"to": dt}))
         # a chain through a pending value: t = x * 2; t += x (the write must see the pending read)
-        def fn(xp, a):
+        def fn(xp, a):  # type: ignore[no-redef]  # one name per branch
             t = a * 2 if a.dtype != np.bool_ else a | a
             t += a
             return t
@@ -491,7 +492,8 @@ def spread_of(runs, i):
 
 
 class Mismatch:
-    pair = None  # value mismatches: (numpy's element, loom's element)
+    pair: tuple | None = None  # value mismatches: (numpy's element, loom's element)
+    sig: tuple[str, ...] = ()  # the operands' dtypes (operand_sig), set where the mismatch is recorded
 
     def __init__(self, prog, i, kind, detail, np_out, lm_out):
         self.prog, self.i, self.kind, self.detail = prog, i, kind, detail
@@ -555,8 +557,9 @@ def fuzz_one(seed):
     rng = prog.rng
     nsteps = rng.randint(4, prog.max_steps)
     mism = []
-    np_vals, lm_vals = [], []
-    ok = []  # pool indices that succeeded on both sides with the same dtype and shape
+    np_vals: list[Any] = []
+    lm_vals: list[Any] = []
+    ok: list[int] = []  # pool indices that succeeded on both sides with the same dtype and shape
     for _ in range(nsteps):
         i = prog.build(ok)
         s = prog.steps[i]

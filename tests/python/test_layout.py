@@ -1,6 +1,8 @@
 """Memory order (NumPy's C, F, A, K) against NumPy: creation, *_like, asarray/array, copy, astype,
 ravel/flatten and reshape give NumPy's values, strides and flags; views share memory exactly when
 NumPy's do (x[::2].ravel() copies)."""
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -218,7 +220,8 @@ def test_view_dtype(src, dst, shape):
     n = (np.arange(int(np.prod(shape)), dtype=np.int64) % 2 if dst == "bool" else
          np.arange(int(np.prod(shape)))).astype(src).reshape(shape)
     a = loom.asarray(n)
-    want, err = None, None
+    want: Any = None
+    err = None
     try:
         want = n.view(dst)
     except ValueError as e:

@@ -4,6 +4,7 @@ erf/erfc, against independent references: NumPy's power (the same special values
 of a correctly rounded power), a float64 loop of math.erf/math.erfc. Broadcasts, strided views, 0-d,
 empty arrays, NaN/inf/-0, weak Python scalars and strong constants, integer overflow (wrapping)."""
 import math
+from typing import Any
 
 import numpy as np
 import pytest
@@ -16,7 +17,7 @@ EXPONENTS = [0, 1, 2, 3, 4, 5, 8, -1, -2, -3, 0.5, -0.5, 1.5, 9]
 
 def _ulps(a, b, dtype):
     """ulp distance between two arrays of a float dtype (NaN == NaN)."""
-    it = {np.float16: np.int16, np.float32: np.int32, np.float64: np.int64}[dtype]
+    it: Any = {np.float16: np.int16, np.float32: np.int32, np.float64: np.int64}[dtype]
     a, b = np.asarray(a, dtype), np.asarray(b, dtype)
     ia, ib = a.view(it).astype(np.int64), b.view(it).astype(np.int64)
     lo = np.iinfo(it).min
