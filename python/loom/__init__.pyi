@@ -62,6 +62,7 @@ from ._manipulation import broadcast_arrays as broadcast_arrays
 from ._manipulation import broadcast_to as broadcast_to
 from numpy import byte as byte
 from ._manipulation import can_cast as can_cast
+from ._config import capture_dumps as capture_dumps
 from numpy import cdouble as cdouble
 from numpy import complex128 as cfloat
 from ._selection import choose as choose

@@ -7,13 +7,15 @@ thread pool's size, the disk cache's folder as the GPU devices open it); what th
 (which SLEEF file the process loaded, the CPU's vector extensions as the kernel reports them, GPU names)
 is read from the process (/proc) and the CUDA driver.
 """
+import contextlib
 import os
 import sys
+import tempfile
 import warnings
 
 from . import _core
 
-__all__ = ["config", "show_config", "config_info", "inspect", "PerformanceWarning"]
+__all__ = ["config", "show_config", "config_info", "inspect", "capture_dumps", "PerformanceWarning"]
 
 
 class PerformanceWarning(UserWarning):
@@ -175,7 +177,10 @@ class _Config:
     """loom.config: the process's settings, read and set at run time.
 
     - ``dump``: which dumps print to stderr at every evaluation, as LOOM_DUMP's words
-      (``"graph,kernels,llvm,time"``; ``""`` for none). Takes effect at the next evaluation.
+      (``"graph,kernels,llvm,time"``; ``""`` for none). Takes effect at the next evaluation. libloom
+      writes them to the process's file descriptor 2, which a notebook does not show:
+      :func:`capture_dumps` turns them into a string (and echoes them to ``sys.stderr``), and
+      :func:`inspect` returns the graph, kernels, LLVM IR and PTX of one expression without running it.
     - ``eager``: evaluate every operation at once (same as :func:`loom.set_eager`).
     - ``graph_bound``: pending graphs larger than this many nodes are evaluated (:func:`loom.set_graph_bound`).
     - ``num_threads``, ``cache_dir``, ``cache_max_bytes`` (read-only): fixed when the context is created
@@ -243,6 +248,57 @@ class _Config:
 
 
 config = _Config()
+
+
+class DumpCapture:
+    """What :func:`capture_dumps` caught: ``text`` (a str, complete when the ``with`` block ends)."""
+
+    __slots__ = ("text",)
+
+    def __init__(self):
+        self.text = ""
+
+    def __repr__(self):
+        return f"<loom.DumpCapture {len(self.text)} characters>"
+
+
+@contextlib.contextmanager
+def capture_dumps(words=None, echo=True):
+    """``with loom.capture_dumps("kernels,time") as d: ...`` sets ``loom.config.dump`` to ``words`` for the
+    block (None: keep the setting in effect) and catches what libloom prints (LOOM_DUMP's dumps, its
+    warnings) while the block runs; ``d.text`` holds it as a string after the block, and ``echo`` writes
+    it to ``sys.stderr`` too (where a notebook shows it). Arrays are lazy: evaluate inside the block
+    (print, ``.get()``, ``loom.eval``) to see their kernels.
+
+    libloom writes to the process's file descriptor 2, so the block redirects that descriptor to a
+    temporary file: output of other C code in the process during the block (and Python's, when
+    ``sys.stderr`` is that descriptor) is caught with it, and other threads' writes to it as well.
+    """
+    cap = DumpCapture()
+    old = config.dump if words is not None else None
+    if words is not None:
+        config.dump = words
+    for stream in (sys.stderr, sys.__stderr__):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    saved = os.dup(2)
+    try:
+        with tempfile.TemporaryFile() as tmp:
+            os.dup2(tmp.fileno(), 2)
+            try:
+                yield cap
+            finally:
+                with contextlib.suppress(Exception):
+                    sys.__stderr__.flush()
+                os.dup2(saved, 2)
+                tmp.seek(0)
+                cap.text = tmp.read().decode("utf-8", "replace")
+    finally:
+        os.close(saved)
+        if words is not None:
+            config.dump = old
+    if echo and cap.text:
+        sys.stderr.write(cap.text)
 
 
 _HOST_MATH_ISAS = ("AVX-512", "AVX2", "AVX", "SSE2")  # the ones codegen/host.c calls SLEEF's vector functions for
