@@ -148,6 +148,7 @@ typedef struct {
   PyObject *graph;           /* Graph (lazy) */
   LoomNode node;
   int devfree;               /* lazy and computed from constants only: fits any device */
+  int export_ok;             /* made by _core.exportable: exports even under LOOM_STRICT_CONVERSION */
   PyObject *weakreflist;
 } ArrayObject;
 
