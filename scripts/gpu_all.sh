@@ -55,7 +55,7 @@ summary=$logs/summary.txt
 : > "$summary"
 note() { echo "$*" | tee -a "$summary"; }
 note "gpu_all.sh $(date -u '+%F %T') UTC, $(git rev-parse --short HEAD 2>/dev/null || echo '?'), $ncpu cores, budget ${deadline}s"
-{ nvidia-smi || echo "nvidia-smi not available"; } > "$logs/nvidia-smi.log" 2>&1
+{ nvidia-smi || echo "nvidia-smi not available"; ldd build-gpukit/*.so* 2>&1; } > "$logs/nvidia-smi.log" 2>&1
 
 # ---- environment: the devkit's LLVM, SLEEF from build-gpukit/, the Python interpreter ----------------
 if [ -f .devkit/setup.sh ]; then
@@ -113,6 +113,8 @@ if on LOOM_GPU_PY; then
   py_rc=$?
   note "Python package: exit $py_rc at $((SECONDS - t0))s"
   [ "$py_rc" = 0 ] || tail -30 "$logs/pip.log"
+  # what the package found: the host target (SLEEF or not) and the GPU it will use
+  [ "$py_rc" = 0 ] && note "loom: $(cd /tmp && "$py" -c 'import loom; i = loom._core.config_info(); print("host:", i["host_target"], "| default device:", loom.asarray([1]).device)' 2>&1 | tail -1)"
 fi
 
 # ---- 2. ctest and pytest on the GPU; the host fuzz in the background -----------------------------------

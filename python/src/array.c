@@ -183,8 +183,20 @@ PyObject *wrap_result(ModState *st, LoomArray *out, int numpy_out) {
     return NULL;
   }
   if (!numpy_out) return (PyObject *)a;
+  a->export_ok = 1; /* a new result asked for as NumPy: loom's own conversion */
   PyObject *r = PyObject_CallOneArg(st->np_asarray, (PyObject *)a);
   Py_DECREF(a);
+  return r;
+}
+
+PyObject *numpy_of(ModState *st, PyObject *v) {
+  ArrayObject *a = (ArrayObject *)v;
+  if (materialize(st, a) < 0) return NULL;
+  ArrayObject *e = array_materialized(st, a->buffer, &a->desc);
+  if (!e) return NULL;
+  e->export_ok = 1;
+  PyObject *r = PyObject_CallOneArg(st->np_asarray, (PyObject *)e);
+  Py_DECREF(e);
   return r;
 }
 
@@ -336,7 +348,10 @@ static PyMethodDef array_methods[] = {
     {NULL}};
 
 static PyMemberDef array_members[] = {
-    {"__weaklistoffset__", T_PYSSIZET, offsetof(ArrayObject, weakreflist), READONLY, NULL}, {NULL}};
+    {"__weaklistoffset__", T_PYSSIZET, offsetof(ArrayObject, weakreflist), READONLY, NULL},
+    {"_export_ok", T_INT, offsetof(ArrayObject, export_ok), READONLY,
+     "1: a view made for loom's own conversion to NumPy (exports under LOOM_STRICT_CONVERSION)"},
+    {NULL}};
 
 static PyType_Slot array_slots[] = {
     {Py_tp_members, array_members},

@@ -70,3 +70,17 @@ def sample(shape, dtype, seed=0, positive=False):
 @pytest.fixture
 def xp():
     return loom
+
+
+def may_share_memory(a, b):
+    """Whether arrays a and b (loom or NumPy) overlap in memory (NumPy's may_share_memory: their byte
+    extents), on any device: from the data pointer, shape and strides, without converting to NumPy."""
+    def extent(x):
+        if x.size == 0:
+            return None
+        p = x.__array_interface__["data"][0] if isinstance(x, np.ndarray) else x.data.ptr
+        lo = p + sum(min(0, (n - 1) * s) for n, s in zip(x.shape, x.strides))
+        hi = p + sum(max(0, (n - 1) * s) for n, s in zip(x.shape, x.strides)) + x.itemsize
+        return lo, hi
+    ea, eb = extent(a), extent(b)
+    return bool(ea and eb and ea[0] < eb[1] and eb[0] < ea[1])
