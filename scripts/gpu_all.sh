@@ -9,12 +9,14 @@
 #   1. build, in parallel: the C tree (Release, build-gpu/) and the Python package (pip, no network,
 #      into .venv-gpu or python3)
 #   2. in parallel: ctest (every C test, the GPU ones included: test_gpu*, test_cuda*, test_cublaslt,
-#      test_random_gpu, loomrt), pytest on the GPU (tests/python), and in the background, on the cores
-#      the tests leave (taskset, nice), the long host fuzz of issue 10: tests/c test_fuzz_graph in chunks
-#      of LOOM_GPU_FUZZ_CHUNK graphs over LOOM_GPU_FUZZ_WORKERS processes, and scripts/fuzz_numpy.py on
-#      the host and on the GPU; they stop at the deadline and the graphs done are counted
-#   3. on a quiet GPU: bench/gpu_bench.sh's benchmarks (C, CuPy, torch), bench_user_kernels, loomrt on
-#      the GPU, bench_python_gpu.py, then the workload suite (bench/suite/gpu.sh) on what time is left
+#      test_random_gpu, loomrt), pytest on the GPU (tests/python), and in the background, on cores 4..
+#      at nice 19 (the tests come first), the long host fuzz of issue 10: tests/c test_fuzz_graph in
+#      chunks of LOOM_GPU_FUZZ_CHUNK (1000) graphs over LOOM_GPU_FUZZ_WORKERS (cores - 6) processes, and
+#      scripts/fuzz_numpy.py on the host and on the GPU; they stop before the deadline and the graphs of
+#      finished chunks are counted (summary.txt)
+#   3. on a quiet GPU, pinned to cores 0-3 (the fuzz goes on beside): bench/gpu_bench.sh's benchmarks
+#      (C, CuPy, torch), bench_user_kernels, loomrt on the GPU, bench_python_gpu.py, then the workload
+#      suite (bench/suite/gpu.sh) on what time is left
 # Splitting it (a shorter call, or a second one): LOOM_GPU_C=0 (no C build, ctest or C benchmarks),
 # LOOM_GPU_PY=0 (no Python package, pytest or Python benchmarks), LOOM_GPU_BENCH=0 (no benchmarks),
 # LOOM_GPU_SUITE=0 (no workload suite), LOOM_GPU_FUZZ=0 (no background fuzz), LOOM_GPU_MATMUL=1
@@ -119,11 +121,15 @@ fi
 
 # ---- 2. ctest and pytest on the GPU; the host fuzz in the background -----------------------------------
 fuzz_pids=()
-lo=$((ncpu / 2))
-workers=${LOOM_GPU_FUZZ_WORKERS:-$((ncpu - lo - 2))} # the upper half of the cores, two left to the Python fuzz
+# the fuzz takes cores 4.. (at nice 19: the tests of phase 2 come first), the benchmarks of phase 3 run
+# pinned to cores 0-3; two of the fuzz's cores go to the Python fuzzers
+lo=$((ncpu >= 8 ? 4 : ncpu / 2))
+workers=${LOOM_GPU_FUZZ_WORKERS:-$((ncpu - lo - 2))}
+pin=()
 if on LOOM_GPU_FUZZ && [ "$c_rc" = 0 ] && [ "$workers" -ge 1 ]; then
   cores="$lo-$((ncpu - 1))"
-  chunk=${LOOM_GPU_FUZZ_CHUNK:-2000}
+  pin=(taskset -c "0-$((lo - 1))")
+  chunk=${LOOM_GPU_FUZZ_CHUNK:-1000}
   stop_at=$((t0 + deadline - 40))
   for w in $(seq 0 $((workers - 1))); do
     (
@@ -155,7 +161,7 @@ if on LOOM_GPU_FUZZ && [ "$c_rc" = 0 ] && [ "$workers" -ge 1 ]; then
       fuzz_pids+=($!)
     done
   fi
-  note "fuzz: $workers C workers + Python (host, cuda) on cores $cores until $((stop_at - t0))s"
+  note "fuzz: $workers test_fuzz_graph workers$([ "${#fuzz_pids[@]}" -gt "$workers" ] && echo " + fuzz_numpy.py (host, cuda)") on cores $cores until $((stop_at - t0))s"
 fi
 ctest_rc=skip pytest_rc=skip
 if on LOOM_GPU_C && [ "$c_rc" = 0 ]; then
@@ -179,26 +185,28 @@ if on LOOM_GPU_C && [ "$c_rc" = 0 ]; then
   ctest_rc=$?
   cp build-gpu/Testing/Temporary/LastTest.log "$logs/LastTest.log" 2>/dev/null
   note "ctest: exit $ctest_rc at $((SECONDS - t0))s: $(grep -E 'tests passed|tests failed' "$logs/ctest.log" | tail -1)"
-  grep -E "\*\*\*Failed|\*\*\*Timeout|Not Run|\(Failed\)|\(Timeout\)" "$logs/ctest.log" | tee -a "$summary"
-  grep -E "\*\*\*Skipped|\(Skipped\)" "$logs/ctest.log" | sed 's/^/  skipped: /' >>"$summary"
+  # ctest's closing lists: "  41 - name (Failed)", "(Timeout)", "(Skipped)", "(Not Run)"
+  grep -E "^[[:space:]]*[0-9]+ - .* \((Failed|Timeout|Not Run|SEGFAULT|Subprocess aborted)\)" "$logs/ctest.log" | tee -a "$summary"
+  grep -E "^[[:space:]]*[0-9]+ - .* \(Skipped\)" "$logs/ctest.log" | sed 's/^[[:space:]]*/  skipped: /' >>"$summary"
 fi
 
 # ---- 3. benchmarks on a quiet GPU --------------------------------------------------------------------
 if on LOOM_GPU_BENCH; then
   if on LOOM_GPU_C && [ "$c_rc" = 0 ]; then
-    OUT='' LOOM_BENCH_ONLY=1 bounded 150 bash bench/gpu_bench.sh >"$logs/gpu_bench.log" 2>&1
+    OUT='' LOOM_BENCH_ONLY=1 bounded 150 "${pin[@]}" bash bench/gpu_bench.sh >"$logs/gpu_bench.log" 2>&1
     note "bench/gpu_bench.sh: exit $? at $((SECONDS - t0))s"
-    bounded 60 build-gpu/bench/bench_user_kernels --gpu "bench/results/$date-user-kernels-h200.json" \
+    bounded 60 "${pin[@]}" build-gpu/bench/bench_user_kernels --gpu "bench/results/$date-user-kernels-h200.json" \
       "bench/results/$date-user-kernels-h200.md" >"$logs/bench_user_kernels_gpu.log" 2>&1
     # AOT bundles on the GPU (libloomrt): the bundle ctest made, checked and timed on device 0
-    bounded 30 build-gpu/tests/loomrt/loomrt_check build-gpu/tests/loomrt/loomrt_test.lbun >"$logs/loomrt_gpu.log" 2>&1
+    bounded 30 "${pin[@]}" build-gpu/tests/loomrt/loomrt_check build-gpu/tests/loomrt/loomrt_test.lbun \
+      >"$logs/loomrt_gpu.log" 2>&1
     note "loomrt on the GPU: exit $?"
   fi
   if on LOOM_GPU_PY && [ "$py_rc" = 0 ]; then
-    bounded 90 "$py" bench/bench_python_gpu.py >"$logs/bench_python_gpu.log" 2>&1
+    bounded 90 "${pin[@]}" "$py" bench/bench_python_gpu.py >"$logs/bench_python_gpu.log" 2>&1
     note "bench_python_gpu.py: exit $? at $((SECONDS - t0))s"
     if [ "${LOOM_GPU_MATMUL:-0}" = 1 ]; then
-      bounded 200 "$py" bench/bench_matmul.py >"$logs/bench_matmul.log" 2>&1
+      bounded 200 "${pin[@]}" "$py" bench/bench_matmul.py >"$logs/bench_matmul.log" 2>&1
       note "bench_matmul.py: exit $?"
     fi
     if ls .whl/dask-*.whl >/dev/null 2>&1 && [ "$(left)" -gt 150 ]; then
@@ -214,7 +222,8 @@ if on LOOM_GPU_BENCH; then
       # the workload suite vs torch / JAX / CuPy on what is left: its own budget shrinks with ours
       l=$(($(left) - 25))
       if [ "$l" -ge 60 ]; then
-        OUT='' LOOM_SUITE_BUDGET_S=$((l * 2 / 3)) LOOM_SUITE_HARD_S=$l bash bench/suite/gpu.sh >"$logs/suite_gpu.log" 2>&1
+        OUT='' LOOM_SUITE_BUDGET_S=$((l * 2 / 3)) LOOM_SUITE_HARD_S=$l "${pin[@]}" bash bench/suite/gpu.sh \
+          >"$logs/suite_gpu.log" 2>&1
         note "bench/suite/gpu.sh: exit $? at $((SECONDS - t0))s"
       else
         note "bench/suite/gpu.sh: skipped, ${l}s left"
@@ -228,8 +237,9 @@ if [ "${#fuzz_pids[@]}" -gt 0 ]; then
   # the workers stop by themselves before the deadline; whatever still runs is stopped now
   while [ "$(left)" -gt 20 ] && kill -0 "${fuzz_pids[@]}" 2>/dev/null; do sleep 2; done
   for p in "${fuzz_pids[@]}"; do kill -- "$p" 2>/dev/null; done
-  ok=$(awk '$1 == "ok" {n += $3} END {print n + 0}' "$logs/fuzz_c_chunks.log" 2>/dev/null)
-  bad=$(grep -c FAIL "$logs/fuzz_c_chunks.log" 2>/dev/null)
+  touch "$logs/fuzz_c_chunks.log"
+  ok=$(awk '$1 == "ok" {n += $3} END {print n + 0}' "$logs/fuzz_c_chunks.log")
+  bad=$(grep -c FAIL "$logs/fuzz_c_chunks.log")
   note "host fuzz (test_fuzz_graph): $ok graphs in passing chunks, ${bad:-0} failing chunks (fuzz_c_failures.log)"
   for dev in host cuda; do
     [ -f "$logs/fuzz_numpy_$dev.log" ] && note "fuzz_numpy.py ($dev): $(grep -E 'graphs|unexpected' "$logs/fuzz_numpy_$dev.log" | tail -2 | tr '\n' ' ')"

@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 import loom
-from conftest import check
+from conftest import ON_GPU, check
 
 ml_dtypes = pytest.importorskip("ml_dtypes")
 BF16 = np.dtype(ml_dtypes.bfloat16)
@@ -253,7 +253,7 @@ def test_numpy_conversion_views_and_dlpack():
     np.testing.assert_array_equal(bits(a.T.get()), bits(x.T))
     np.testing.assert_array_equal(bits(a[:, ::-2].get()), bits(x[:, ::-2]))
     np.testing.assert_array_equal(a.view(np.uint16).get(), x.view(np.uint16))
-    assert a.__dlpack_device__() == (1, 0)
+    assert a.__dlpack_device__() == ((2, 0) if ON_GPU else (1, 0))  # kDLCUDA / kDLCPU
     np.testing.assert_array_equal(bits(loom.from_dlpack(a).get()), bits(x))  # kDLBfloat, both ways
     assert repr(a) == repr(x) and str(a) == str(x)
     assert float(a[0, 1]) == 2.5 and a.tolist()[0] == x.tolist()[0]
