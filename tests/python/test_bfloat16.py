@@ -211,6 +211,15 @@ def test_promotion(other):
     assert (x + loom.asarray(np.ones(3, np.int16))).dtype == np.float32
 
 
+def test_result_type():
+    """loom.result_type gives what loom's operators give, whatever the installed ml_dtypes says."""
+    for other, want in PROMOTION.items():
+        assert loom.result_type(BF16, other if other != "bfloat16" else BF16) == result_type("bfloat16", other)
+        assert loom.result_type(loom.zeros(2, BF16), other) == result_type("bfloat16", other)
+    assert loom.result_type(BF16, 1) == BF16 and loom.result_type(BF16, 2.5) == BF16
+    assert loom.result_type(BF16, 1j) == np.complex64 and loom.result_type(np.int8, np.uint8) == np.int16
+
+
 def test_scalars():
     x = np.array([1.5, -2.25, 3.0], BF16)
     a = loom.asarray(x)
