@@ -15,8 +15,8 @@
 #      scripts/fuzz_numpy.py on the host and on the GPU; they stop before the deadline and the graphs of
 #      finished chunks are counted (summary.txt)
 #   3. on a quiet GPU, pinned to cores 0-3 (the fuzz goes on beside): bench/gpu_bench.sh's benchmarks
-#      (C, CuPy, torch), bench_user_kernels, loomrt on the GPU, bench_python_gpu.py, then the workload
-#      suite (bench/suite/gpu.sh) on what time is left
+#      (C, CuPy, torch), bench_user_kernels, loomrt on the GPU, bench_python_gpu.py, bench_scan.py, then
+#      the workload suite (bench/suite/gpu.sh) on what time is left
 # Splitting it (a shorter call, or a second one): LOOM_GPU_C=0 (no C build, ctest or C benchmarks),
 # LOOM_GPU_PY=0 (no Python package, pytest or Python benchmarks), LOOM_GPU_BENCH=0 (no benchmarks),
 # LOOM_GPU_SUITE=0 (no workload suite), LOOM_GPU_FUZZ=0 (no background fuzz), LOOM_GPU_MATMUL=1
@@ -205,6 +205,9 @@ if on LOOM_GPU_BENCH; then
   if on LOOM_GPU_PY && [ "$py_rc" = 0 ]; then
     bounded 90 "${pin[@]}" "$py" bench/bench_python_gpu.py >"$logs/bench_python_gpu.log" 2>&1
     note "bench_python_gpu.py: exit $? at $((SECONDS - t0))s"
+    # cumsum (scan kernels) vs CuPy / PyTorch (issue 15; < 1 min): bench/results/<date>-scan-h200.json
+    bounded 60 "${pin[@]}" "$py" bench/bench_scan.py >"$logs/bench_scan.log" 2>&1
+    note "bench_scan.py: exit $? at $((SECONDS - t0))s"
     if [ "${LOOM_GPU_MATMUL:-0}" = 1 ]; then
       bounded 200 "${pin[@]}" "$py" bench/bench_matmul.py >"$logs/bench_matmul.log" 2>&1
       note "bench_matmul.py: exit $?"
