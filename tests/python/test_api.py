@@ -113,6 +113,7 @@ def test_setitem_broadcast():
 
 
 @HOST_ONLY
+@pytest.mark.host_conversion
 def test_numpy_interop():
     a = sample((3, 4), "float32")
     la = loom.asarray(a)

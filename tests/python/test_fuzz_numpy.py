@@ -681,8 +681,9 @@ def _msg(o):
 
 
 class Known:
-    def __init__(self, name, item, reason, match, probe):
+    def __init__(self, name, item, reason, match, probe, depends_on=None):
         self.name, self.item, self.reason, self.match, self.probe = name, item, reason, match, probe
+        self.depends_on = depends_on  # what else decides whether it shows (NumPy's version, a math library)
         self.hits = 0
 
 
@@ -727,12 +728,14 @@ KNOWN = [
           "in sign only",
           lambda m: m.kind == "value" and m.op == "copysign" and m.pair is not None
           and abs(float(m.pair[0])) == abs(float(m.pair[1])),
-          _same(lambda xp: xp.copysign(1.0, xp.log1p(xp.asarray(np.full(64, -6.0)))))),
+          _same(lambda xp: xp.copysign(1.0, xp.log1p(xp.asarray(np.full(64, -6.0))))),
+          depends_on="the math libraries: NumPy's build and loom's device (SLEEF on the host, the GPU's library)"),
     Known("where-python-int-wraps", "NumPy 2.4 behaviour (README: semantics notes)",
           "np.where(c, 65535, int8_array) wraps the Python int silently (-1); loom raises OverflowError, as NEP 50 "
           "and every other NumPy ufunc do for an out-of-range Python int",
           lambda m: m.op == "where" and m.kind == "loom-raises" and isinstance(m.lm_out.exc, OverflowError),
-          _same(lambda xp: xp.where(xp.asarray(np.array([True])), 65535, xp.asarray(np.array([1], dtype=np.int8))))),
+          _same(lambda xp: xp.where(xp.asarray(np.array([True])), 65535, xp.asarray(np.array([1], dtype=np.int8)))),
+          depends_on="NumPy's version (a NumPy that raises OverflowError here agrees with loom)"),
     Known("int-negative-power", "README: integer power with a negative exponent",
           "NumPy raises ValueError for int ** negative int; a kernel cannot raise, loom gives 1/-1/0",
           _int_neg_power,
@@ -854,6 +857,12 @@ def test_fuzz_numpy_bounded():
 
 @pytest.mark.parametrize("entry", KNOWN, ids=[k.name for k in KNOWN])
 def test_known_deviation_still_deviates(entry):
-    """Each listed deviation still shows on its probe; a fixed one must leave the list."""
-    assert entry.probe(), (f"known deviation '{entry.name}' ({entry.item}) no longer shows: it was fixed; "
+    """Each listed deviation still shows on its probe; a fixed one must leave the list. One that depends
+    on the environment (NumPy's version, the math library of the device) is skipped where it does not
+    show, saying so."""
+    shows = entry.probe()
+    if not shows and entry.depends_on:
+        pytest.skip(f"known deviation '{entry.name}' does not show here (it depends on {entry.depends_on}; "
+                    f"NumPy {np.__version__}, loom on {loom.asarray(np.zeros(1)).device})")
+    assert shows, (f"known deviation '{entry.name}' ({entry.item}) no longer shows: it was fixed; "
                            f"remove it from KNOWN in tests/python/test_fuzz_numpy.py")
