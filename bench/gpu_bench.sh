@@ -4,7 +4,8 @@
 # shapes), then writes bench/results/<date>-h200.json and a markdown table beside it, and copies
 # logs and results into $OUT when it is set.
 #   run from the repository root:  bash bench/gpu_bench.sh
-# LOOM_BENCH_QUICK=1 runs only the CUDA tests before the benchmark; LOOM_BENCH_DATE=YYYY-MM-DD names
+# LOOM_BENCH_QUICK=1 runs only the CUDA tests before the benchmark; LOOM_BENCH_ONLY=1 only the benchmark
+# (build-gpu/ built already: scripts/gpu_all.sh builds and tests first); LOOM_BENCH_DATE=YYYY-MM-DD names
 # the results file (default: today); notes under "## Notes" in that day's .md are kept.
 # The devkit (.devkit/) gives LLVM; build-gpukit/ may hold a libsleefgnuabi.so.3 for machines without
 # SLEEF (the host backend's vector math).
@@ -13,12 +14,14 @@ cd "$(dirname "$0")/.." || exit 1
 source .devkit/setup.sh
 # A device machine may keep ignored build outputs between calls while the copied sources keep older
 # mtimes: a stale build-gpu/ would then be reused. Start clean unless asked not to.
-[ "${LOOM_KEEP_BUILD:-0}" = 1 ] || rm -rf build-gpu
+[ "${LOOM_KEEP_BUILD:-0}" = 1 ] || [ "${LOOM_BENCH_ONLY:-0}" = 1 ] || rm -rf build-gpu
 if [ -f build-gpukit/libsleefgnuabi.so.3 ] && ! ldconfig -p | grep -q libsleefgnuabi; then
   export LOOM_CMAKE_ARGS="-DLOOM_SLEEF_LIB=$PWD/build-gpukit/libsleefgnuabi.so.3 -DLOOM_SLEEF_SCALAR_LIB=$PWD/build-gpukit/libsleef.so.3 ${LOOM_CMAKE_ARGS:-}"
 fi
 export LOOM_CMAKE_ARGS="-DCMAKE_BUILD_TYPE=Release ${LOOM_CMAKE_ARGS:-}"
-if [ "${LOOM_BENCH_QUICK:-0}" = 1 ]; then
+if [ "${LOOM_BENCH_ONLY:-0}" = 1 ]; then
+  test_rc=0
+elif [ "${LOOM_BENCH_QUICK:-0}" = 1 ]; then
   # short device leases: build, then only the CUDA tests (test_gpu, test_cuda, test_user_kernel)
   mkdir -p build-gpu/logs
   export ASAN_OPTIONS="protect_shadow_gap=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"

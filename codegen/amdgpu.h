@@ -40,6 +40,8 @@ LoomStatus cg_amd_devlibs_link(AmdDevLibs *dl, LLVMContextRef c, LLVMModuleRef m
                                Diag *d);
 /* The folder the bitcode was read from ("" before the first use). */
 const char *cg_amd_devlibs_dir(const AmdDevLibs *dl);
+/* Finds the device libraries' folder (without reading them); LOOM_ERR_UNSUPPORTED saying where it looked. */
+LoomStatus cg_amd_devlibs_locate(AmdDevLibs *dl, Diag *d);
 
 /* ---- amdgpu_link.c: relocatable object -> code object -------------------------------------------------- */
 /* Links the relocatable object obj (LLVM's output for `chip`) into an executable code object

@@ -129,6 +129,8 @@ static LoomStatus find_dir(AmdDevLibs *dl, Diag *d) {
                     "or set LOOM_ROCM_DEVICE_LIBS to the folder holding ocml.bc", tried);
 }
 
+LoomStatus cg_amd_devlibs_locate(AmdDevLibs *dl, Diag *d) { return find_dir(dl, d); }
+
 static LoomStatus read_lib(AmdDevLibs *dl, int lib, Diag *d) {
   if (dl->bytes[lib]) return LOOM_OK;
   LoomStatus st = find_dir(dl, d);

@@ -88,16 +88,17 @@ static bool comgr_load(Comgr *c, char *why, size_t why_cap) {
   const char *names[] = {env && *env ? env : NULL, "libamd_comgr.so.3", "libamd_comgr.so.2", "libamd_comgr.so",
                          "/opt/rocm/lib/libamd_comgr.so.3", "/opt/rocm/lib/libamd_comgr.so.2"};
   void *lib = NULL;
-  const char *err = NULL;
+  char err[512] = ""; /* the first dlerror() (its buffer does not outlive the next dlopen) */
   for (size_t i = 0; i < sizeof names / sizeof names[0] && !lib; i++) {
     if (!names[i]) continue;
     lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
-    if (!lib && (i == 0 || !err)) err = dlerror();
+    const char *e = lib ? NULL : dlerror();
+    if (e && (i == 0 || !err[0])) snprintf(err, sizeof err, "%s", e);
     if (!lib && i == 0) break; /* $LOOM_COMGR names the one to use */
   }
   if (!lib) {
-    if (why) snprintf(why, why_cap, "ROCm comgr not found (%s%s%s)", env && *env ? "LOOM_COMGR=" : "tried libamd_comgr.so.{3,2}",
-                      env && *env ? env : "", err ? err : "");
+    if (why) snprintf(why, why_cap, "ROCm comgr not found (%s%s%s%s)", env && *env ? "LOOM_COMGR=" : "tried libamd_comgr.so.{3,2}",
+                      env && *env ? env : "", err[0] ? ": " : "", err);
     return false;
   }
   memset(c, 0, sizeof *c);
@@ -129,6 +130,27 @@ bool cg_amdgpu_comgr_available(char *version, size_t version_cap, char *why, siz
   Comgr c;
   if (!comgr_load(&c, why, why_cap)) return false;
   if (version) snprintf(version, version_cap, "%zu.%zu", c.major, c.minor);
+  return true;
+}
+
+static bool find_lld(char *out, size_t cap);
+
+bool cg_amdgpu_toolchain_available(LoomContext *ctx, char *why, size_t why_cap) {
+  AmdDevLibs *dl = cg_amd_devlibs_new(ctx);
+  Diag d = {.status = LOOM_OK};
+  LoomStatus st = dl ? cg_amd_devlibs_locate(dl, &d) : LOOM_ERR_OUT_OF_MEMORY;
+  cg_amd_devlibs_free(dl);
+  if (st != LOOM_OK) {
+    snprintf(why, why_cap, "%s", dl ? d.msg : "out of memory");
+    return false;
+  }
+  Comgr c;
+  char reason[512] = "", lld[1024];
+  if (!comgr_load(&c, reason, sizeof reason) && !find_lld(lld, sizeof lld)) {
+    snprintf(why, why_cap, "no linker for AMDGPU code objects: %s, and no ld.lld (install lld-19, or set LOOM_LD_LLD)",
+             reason);
+    return false;
+  }
   return true;
 }
 

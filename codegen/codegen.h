@@ -256,6 +256,9 @@ LoomStatus cg_amdgpu_read_metadata(LoomContext *ctx, const void *code, size_t si
 void cg_amdgpu_meta_free(LoomContext *ctx, CgAmdMeta *m);
 /* Whether comgr loads here (and its version "2.4"); why says what was tried when it does not. */
 bool cg_amdgpu_comgr_available(char *version, size_t version_cap, char *why, size_t why_cap);
+/* Whether AMD code objects can be built here: ROCm's device libraries (ocml.bc) are found and a linker
+ * (comgr or ld.lld) is; why says what is missing (a machine without ROCm: tests skip). */
+bool cg_amdgpu_toolchain_available(LoomContext *ctx, char *why, size_t why_cap);
 /* Points per step of an elementwise kernel's `vec` entries (0: it has none), from the kernel IR
  * alone (no lowering): what the launcher asks for before anything is compiled. */
 int cg_gpu_vec_lanes(const KernelIr *k);

@@ -388,6 +388,17 @@ static P casinh_(Cx *c, P z) {
 
 static P casin_(Cx *c, P z) { return rot_out(c, casinh_(c, rot_in(c, z))); }
 
+/* asin's results for a z with a NaN part, as glibc's casin gives them, decided on z itself (not on
+ * -i asinh(iz), which carries the sign of a NaN through -x and, for complex64, through float64: a GPU
+ * need not keep a NaN's sign in either): x == 0 gives z; an infinite part NaN + i copysign(inf, y);
+ * else NaN + iNaN. w: the finite and infinite results; z in the operands' own precision. */
+static P casin_nan_cases(Cx *c, P z, P w) {
+  V x = z.re, y = z.im, nan = K(c, NAN);
+  P s = psel(c, or_(c, isinf_(c, x), isinf_(c, y)), pr(nan, csign(c, K(c, INFINITY), y)), pr(nan, nan));
+  s = psel(c, iszero(c, x), z, s);
+  return psel(c, or_(c, isnan_(c, x), isnan_(c, y)), s, w);
+}
+
 /* acos(x + iy): Kahan for finite z, Annex G's table (in terms of |y|, the sign of im opposite y). */
 static P cacos_(Cx *c, P z) {
   V x = z.re, y = z.im, zero = K(c, 0.0), inf = K(c, INFINITY), nan = K(c, NAN);
@@ -640,6 +651,7 @@ LLVMValueRef cg_complex_elem(CgMath *m, LoomOp op, LoomDType t, const LLVMValueR
   }
   if (f) {
     P r = widen_call(c, &wc, f, a);
+    if (op == LOOM_OP_ASIN) r = casin_nan_cases(c, a, r);
     return cg_cx_make(m, t, r.re, r.im);
   }
   diag_error(m->d, LOOM_ERR_DTYPE, "codegen: %s is not defined for dtype %s", loom_op_name(op) ? loom_op_name(op) : "?",

@@ -1,13 +1,14 @@
 # SPDX-License-Identifier: Apache-2.0
 # Sphinx configuration of Loom's documentation (scripts/docs.sh builds it into docs/_build/html).
 # Pages are Markdown (MyST); the API reference is autodoc over the installed `loom` package, so the
-# docstrings are the source; _generated/ is written by supported.py at every build.
+# docstrings are the source; _generated/ is written by supported.py and benchmarks.py at every build.
 import os
 import re
 import sys
 
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, here)
+import benchmarks  # noqa: E402
 import supported  # noqa: E402
 
 with open(os.path.join(here, "..", "include", "loom", "loom.h")) as f:
@@ -29,3 +30,4 @@ html_theme_options = {"description": "JIT kernel fusion for array expressions", 
 html_static_path = []
 
 supported.generate(os.path.join(here, "_generated"))
+benchmarks.generate(os.path.join(here, "_generated"))

@@ -2,10 +2,12 @@
 """supported.py: the generated pages of the documentation, by introspecting the installed `loom`
 against `numpy` (docs/conf.py runs it at every build; `python docs/supported.py OUTDIR` by hand).
 
-supported.md: every public function and ufunc of numpy, numpy.linalg and numpy.ndarray, with what
-loom does on each backend. A name's status comes from, in order:
+supported.md: every public function and ufunc of numpy, numpy.linalg, numpy.fft, numpy.random and
+numpy.ndarray, with what loom does on each backend (host, CUDA; AMD GPUs are not stated yet). A name's status comes from, in order:
   1. the loom object's `__loom_backends__` attribute, if the implementation declares one: a dict
-     {"host": status, "cuda": status} (the way to state what introspection cannot see);
+     {"host": status, "cuda": status} (the way to state what introspection cannot see); for a plain
+     function that hands work to NumPy (2.), else its module's `__loom_backends__` (loom.fft: NumPy's
+     pocketfft on the host, cuFFT on a CUDA device);
   2. `numpy`, when the loom function hands the work to NumPy (its code calls loom's `_host` helper,
      or calls `numpy` on arrays it brought to the host with `_np`/`asnumpy`; for an ndarray method,
      also the loom functions it delegates to): computed by NumPy on the host, GPU arrays copied
@@ -22,6 +24,7 @@ STATUS_TEXT = {
     "fused": ("fused", "fused"),
     "kernel": ("kernel", "kernel"),
     "numpy": ("NumPy", "NumPy (host copy)"),
+    "library": ("library", "library call"),
     None: ("—", "—"),
 }
 
@@ -71,13 +74,17 @@ def hands_to_numpy(obj, depth):
     return depth > 0 and any(hands_to_numpy(f, depth - 1) for f in _callees(obj, names) if f is not obj)
 
 
-def status(loom_obj, np_obj):
+def status(loom_obj, np_obj, module_default=None):
     if loom_obj is None:
         return None, None
     declared = getattr(loom_obj, "__loom_backends__", None)
     if isinstance(declared, dict):
         return declared.get("host"), declared.get("cuda")
-    if hands_to_numpy(loom_obj, depth=0):  # a function: its own code (where(cond) alone is not where)
+    # a function: its own code (where(cond) alone is not where); in a module that states its default,
+    # also the module's helpers it calls (loom.fft's transforms share one)
+    if hands_to_numpy(loom_obj, depth=1 if isinstance(module_default, dict) else 0):
+        if isinstance(module_default, dict):  # its module says what such a function does on a GPU (loom.fft)
+            return module_default.get("host"), module_default.get("cuda")
         return "numpy", "numpy"
     import numpy
 
@@ -101,9 +108,12 @@ def table(rows):
 def section(title, np_module, loom_module, prefix):
     np_funcs = public_callables(np_module)
     rows = []
+    default = getattr(loom_module, "__loom_backends__", None)
     for n in sorted(np_funcs):
         lo = getattr(loom_module, n, None) if loom_module is not None else None
-        rows.append((prefix + n, status(lo, np_funcs[n])))
+        home = getattr(lo, "__module__", None)
+        own = default if loom_module is not None and home == loom_module.__name__ else None
+        rows.append((prefix + n, status(lo, np_funcs[n], own)))
     have = sum(1 for _, (h, _c) in rows if h is not None)
     return have, len(rows), f"## {title}\n\n{have} of {len(rows)} names.\n\n{table(rows)}\n"
 
@@ -128,6 +138,9 @@ def supported_page(loom, numpy):
     for title, np_mod, lo_mod, prefix in [
         ("`numpy` functions and ufuncs", numpy, loom, ""),
         ("`numpy.linalg`", numpy.linalg, getattr(loom, "linalg", None), "linalg."),
+        ("`numpy.fft`", numpy.fft, getattr(loom, "fft", None), "fft."),
+        ("`numpy.random` (module-level functions; loom's streams are its own, `loom.random`)", numpy.random,
+         getattr(loom, "random", None), "random."),
     ]:
         h, n, text = section(title, np_mod, lo_mod, prefix)
         total_have, total = total_have + h, total + n
@@ -146,6 +159,7 @@ Generated from loom {loom.__version__} against NumPy {numpy.__version__} by `doc
 | fused | an elementwise op: lazy, fused with its neighbours into one kernel |
 | kernel | implemented by loom: lazy graph nodes run as loom kernels (reductions, `where`, creation) or views |
 | NumPy | computed by NumPy on the host; on a GPU the arrays are copied to the host and back |
+| library | a vendor library call on the GPU (cuFFT, cuBLAS, cuSOLVER), on the arrays where they are |
 | — | not implemented: calling NumPy's function on a loom array goes through `__array_function__` only where loom implements it |
 
 Beyond NumPy's names, loom has: {", ".join(f"`{x}`" for x in extras)}.

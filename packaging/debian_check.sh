@@ -89,7 +89,7 @@ in_root 'DEBIAN_FRONTEND=noninteractive apt-get update -q >/dev/null && DEBIAN_F
 echo "   apt-get install python3-venv: $((SECONDS - s)) s"
 s=$SECONDS
 in_root "cd /root/loom-wheelcheck && PYTHON=/usr/bin/python3 LOOM_CHECK_VENV=/root/wheel-venv \
-  LOOM_WHEEL_TESTS='${LOOM_DEBIAN_WHEEL_TESTS:-tests/python/test_api.py tests/python/test_ops.py tests/python/test_fuse.py tests/python/test_reduce.py tests/python/test_lazy.py tests/python/test_packaging.py}' \
+  LOOM_WHEEL_TESTS='${LOOM_DEBIAN_WHEEL_TESTS:-tests/python/test_api.py tests/python/test_ops.py tests/python/test_fuse.py tests/python/test_reduce.py tests/python/test_lazy.py tests/python/test_packaging.py tests/python/test_typing.py}' \
   bash packaging/check_wheel.sh /root/wheelhouse/$(basename "$wheel")"
 echo "   wheel check: $((SECONDS - s)) s"
 in_root '! command -v cc' >/dev/null || { echo "debian_check: the wheel check installed a compiler" >&2; exit 1; }

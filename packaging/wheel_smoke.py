@@ -5,8 +5,8 @@ another LLVM in the same process. Run from a folder outside the repository:
     python wheel_smoke.py [--llvmlite-first | --loom-first] [--global] [--preload LIB]
 
 1. The README's example (lazy expression, reduction, @loom.fuse) against NumPy.
-2. The bundled SLEEF is what the host backend loaded (it must be the libsleefgnuabi.so.3 next to
-   libloom in the package: without SLEEF, math kernels silently run ~3x slower), and no libLLVM.so is
+2. The bundled SLEEF is what the host backend loaded (it must be the libsleefgnuabi.so.3 and libsleef.so.3
+   next to libloom in the package: without SLEEF, math kernels silently run ~3x slower), and no libLLVM.so is
    mapped (LLVM is inside libloom).
 3. With llvmlite installed (another LLVM, statically linked into libllvmlite.so): llvmlite JIT-compiles
    and calls a function before and after loom compiles kernels, in the order asked (--global loads
@@ -104,13 +104,17 @@ def main():
     cp = loom_checks("first run")
     pkg = os.path.dirname(os.path.realpath(cp.__file__))
     files = mapped_files()
-    sleef = [f for f in files if "libsleefgnuabi" in f]
-    if os.path.exists(os.path.join(pkg, "libsleefgnuabi.so.3")):
-        if [os.path.realpath(f) for f in sleef] != [os.path.realpath(os.path.join(pkg, "libsleefgnuabi.so.3"))]:
-            fail(f"SLEEF: the package carries libsleefgnuabi.so.3 but the process mapped {sleef or 'none'}")
-        print(f"ok: SLEEF from the package ({sleef[0]})")
-    else:
-        print(f"note: the package carries no SLEEF (a development install); mapped: {sleef or 'none'}")
+    # SLEEF: the vector library (GNU-ABI names) and the scalar one, whose Sleef_*_u10 the host kernels call
+    for lib, stem in (("libsleefgnuabi.so.3", "libsleefgnuabi"), ("libsleef.so.3", "libsleef.")):
+        sleef = [f for f in files if os.path.basename(f).startswith(stem)]
+        if os.path.exists(os.path.join(pkg, lib)):
+            if [os.path.realpath(f) for f in sleef] != [os.path.realpath(os.path.join(pkg, lib))]:
+                fail(f"SLEEF: the package carries {lib} but the process mapped {sleef or 'none'}")
+            print(f"ok: SLEEF from the package ({sleef[0]})")
+        elif os.path.exists(os.path.join(pkg, "libsleefgnuabi.so.3")):
+            fail(f"SLEEF: the package carries libsleefgnuabi.so.3 but not {lib} (the host kernels need both)")
+        else:
+            print(f"note: the package carries no SLEEF (a development install); mapped: {sleef or 'none'}")
     preloaded = os.path.realpath(PRELOADED._name) if PRELOADED else ""
     llvm_so = [f for f in files if "libLLVM" in os.path.basename(f) and os.path.realpath(f) != preloaded]
     if llvm_so:

@@ -3,7 +3,8 @@
 # Debug build with AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/). Prints ctest's
 # summary lines; exits nonzero if any build or test fails. Both passes always run, so one report
 # shows every failure. After the Release ctest, the Python suite (pytest tests/python) runs against the
-# package setup.sh installed (into the project venv .venv/), then samples of CuPy's own test suite
+# package setup.sh installed (into the project venv .venv/), mypy over tests/python and the package (its
+# type stubs, pyproject.toml's [tool.mypy]; LOOM_SKIP_MYPY=1 skips it), then samples of CuPy's own test suite
 # (scripts/cupy_suite.sh --ci) and of data-apis/array-api-tests (scripts/array_api_suite.sh --ci). Last,
 # a ThreadSanitizer pass (build-tsan/: a Debug -fsanitize=thread build of the library and of
 # test_threads, test_runtime, test_disk_cache, test_user_kernel, run with tests/tsan.supp, which
@@ -30,6 +31,12 @@ if [ "${LOOM_SKIP_PYTHON:-0}" != 1 ]; then
   echo "== pytest (Python package, tests/python)"
   # from the repository root, the installed package is imported (python/ is not on sys.path)
   "${PYTHON:-.venv/bin/python}" -m pytest tests/python -q -p no:cacheprovider 2>&1 | tail -n 15 || status=1
+  if [ "${LOOM_SKIP_MYPY:-0}" != 1 ]; then
+    echo "== mypy (tests/python and python/loom with the package's stubs; pyproject.toml [tool.mypy])"
+    mypy_start=$SECONDS
+    "${PYTHON:-.venv/bin/python}" -m mypy --cache-dir build/mypy-cache 2>&1 | tail -n 30 || status=1
+    echo "mypy: $((SECONDS - mypy_start)) s"
+  fi
   if [ "${LOOM_SKIP_CUPY_SUITE:-0}" != 1 ]; then
     echo "== CuPy's test suite, CI sample (scripts/cupy_suite.sh --ci; tests/cupy/README.md)"
     # fails when the sample's pass rate drops below tests/cupy/ci_threshold

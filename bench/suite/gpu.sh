@@ -3,7 +3,7 @@
 # loom Python package there): bench/suite/run.py --machine h200 against torch eager, torch.compile, JAX,
 # CuPy and cupy.fuse, within ~4 minutes of wall time (after LOOM_SUITE_BUDGET_S seconds, default 170,
 # torch.compile/JAX/cupy.fuse are skipped for the remaining workloads, after 1.3x every peer; a hard
-# stop at 260 s keeps what was measured: the JSON is written after every workload). Writes
+# stop at LOOM_SUITE_HARD_S seconds, default 260, keeps what was measured: the JSON is written after every workload). Writes
 # bench/results/<date>-suite-h200.{json,md,png} and copies them with the log into $OUT when it is set.
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
@@ -11,7 +11,7 @@ date=${LOOM_BENCH_DATE:-$(date +%Y-%m-%d)}
 export XLA_PYTHON_CLIENT_PREALLOCATE=false PYTHONUNBUFFERED=1
 mkdir -p build-gpu/logs
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader > build-gpu/logs/suite_gpu.txt 2>&1
-timeout -k 10 260 python3 bench/suite/run.py --machine h200 --date "$date" --min-time 0.03 \
+timeout -k 10 "${LOOM_SUITE_HARD_S:-260}" python3 bench/suite/run.py --machine h200 --date "$date" --min-time 0.03 \
   --budget-s "${LOOM_SUITE_BUDGET_S:-170}" > build-gpu/logs/suite_h200.log 2>&1
 rc=$?
 tail -40 build-gpu/logs/suite_h200.log

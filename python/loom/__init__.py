@@ -36,7 +36,7 @@ from ._raw import RawKernel, RawModule  # noqa: F401
 from . import cuda, exceptions, linalg, random
 from . import fft  # noqa: F401 (loom.fft: cuFFT on CUDA devices, NumPy's pocketfft on the host)
 from .aot import load_bundle  # noqa: F401 (loom.aot: ahead-of-time kernel bundles)
-from ._config import config, show_config, config_info, inspect, PerformanceWarning  # noqa: F401
+from ._config import config, show_config, config_info, inspect, capture_dumps, PerformanceWarning  # noqa: F401
 from .cuda import get_default_memory_pool, get_default_pinned_memory_pool  # noqa: F401 (CuPy exports them)
 
 _core.configure(ndarray, AxisError)

@@ -7,13 +7,15 @@ thread pool's size, the disk cache's folder as the GPU devices open it); what th
 (which SLEEF file the process loaded, the CPU's vector extensions as the kernel reports them, GPU names)
 is read from the process (/proc) and the CUDA driver.
 """
+import contextlib
 import os
 import sys
+import tempfile
 import warnings
 
 from . import _core
 
-__all__ = ["config", "show_config", "config_info", "inspect", "PerformanceWarning"]
+__all__ = ["config", "show_config", "config_info", "inspect", "capture_dumps", "PerformanceWarning"]
 
 
 class PerformanceWarning(UserWarning):
@@ -25,17 +27,28 @@ _SLEEF_ISAS = (("avx512f", "AVX-512"), ("avx2", "AVX2"), ("avx", "AVX"), ("sse2"
                ("asimd", "NEON"), ("sve", "SVE"))
 
 
-def _loaded_sleef():
-    """Path of the SLEEF library mapped into this process, or None."""
+def _mapped_libraries(*stems):
+    """Paths of the shared libraries mapped into this process whose file name starts with one of stems."""
+    found = []
     try:
         with open("/proc/self/maps") as f:
             for line in f:
                 path = line.rsplit(None, 1)[-1]
-                if "libsleef" in os.path.basename(path):
-                    return path
+                if path.startswith("/") and os.path.basename(path).startswith(stems) and path not in found:
+                    found.append(path)
     except OSError:
         pass
-    return None
+    return found
+
+
+def _loaded_sleef():
+    """(vector, scalar): paths of SLEEF's libraries mapped into this process, each or both None: the
+    vector one (libsleefgnuabi: Sleef's GNU-ABI vector functions) and the scalar one (libsleef, whose
+    Sleef_*_u10 the host kernels call)."""
+    found = _mapped_libraries("libsleef")
+    vector = [p for p in found if "gnuabi" in os.path.basename(p)]
+    scalar = [p for p in found if "gnuabi" not in os.path.basename(p)]
+    return (vector[0] if vector else None), (scalar[0] if scalar else None)
 
 
 def _cpu_vector_isas():
@@ -55,7 +68,10 @@ def _cpu_vector_isas():
 def _gpus():
     """[(index, name)] of the CUDA devices Loom can use, and the driver's version string (or None)."""
     from . import cuda
-    n = cuda.runtime.getDeviceCount()
+    try:
+        n = _core.device_count(cuda._CUDA)
+    except Exception:
+        n = 0
     if n == 0:
         return [], None
     import ctypes
@@ -72,25 +88,50 @@ def _gpus():
     return names, version
 
 
+def _hip():
+    """The AMD side as libloom's HIP device sees it (runtime/hip/): a dict with ``runtime`` (path of the
+    libamdhip64 it loaded, None when none was found), ``devices`` (list of ``(index, gfx arch)``) and
+    ``status`` (the HIP layer's own words when there is no usable AMD GPU, else "ok")."""
+    from . import cuda
+    try:
+        n = _core.device_count(cuda._HIP)
+    except Exception:
+        n = 0
+    status = "ok" if n > 0 else cuda._no_device_reason(cuda._HIP)
+    devices = []
+    for i in range(n):
+        try:
+            devices.append((i, cuda._hip_arch(i).split(":")[0]))
+        except Exception as e:  # the properties record could not be read: say so, keep the device
+            devices.append((i, f"? ({e})"))
+    runtime = _mapped_libraries("libamdhip64")  # the layer loads it RTLD_NODELETE: it stays mapped
+    return {"runtime": runtime[0] if runtime else None, "devices": devices, "status": status}
+
+
 def config_info():
     """What Loom runs with, as a dict (the data of :func:`show_config`).
 
     Keys: ``version``, ``llvm``, ``host_target`` (the host code generator's description: LLVM version,
     triple, CPU), ``host_cpu``, ``vector_isas`` (the CPU's vector extensions, widest first), ``sleef``
-    (path of the loaded SLEEF library or None), ``num_threads``, ``dump``, ``cache_dir`` (None when
-    disabled), ``cache_max_bytes``, ``cache_error``, ``gpus`` (list of ``(index, name)``), ``gpu_driver``
-    and ``hip`` (None: this build has no AMD device).
+    (path of the loaded SLEEF vector library or None), ``sleef_scalar`` (SLEEF's scalar library, whose
+    Sleef_*_u10 the kernels call, or None), ``num_threads``, ``dump``,
+    ``cache_dir`` (None when disabled), ``cache_max_bytes``, ``cache_error``, ``gpus`` (the CUDA devices,
+    list of ``(index, name)``), ``gpu_driver`` and ``hip`` (the AMD side: a dict with ``runtime``, the
+    libamdhip64 loaded or None, ``devices``, list of ``(index, gfx arch)``, and ``status``, why there is
+    no usable AMD GPU or "ok").
     """
     c = _core.config_info()
     words = c["host_target"].split()
     gpus, driver = _gpus()
+    sleef = _loaded_sleef() if "sleef" in words else (None, None)
     return {
         "version": _core.version,
         "llvm": words[1] if len(words) > 1 else None,
         "host_target": c["host_target"],
         "host_cpu": words[4] if len(words) > 4 else None,
         "vector_isas": _cpu_vector_isas(),
-        "sleef": _loaded_sleef() if "sleef" in c["host_target"].split() else None,
+        "sleef": sleef[0],
+        "sleef_scalar": sleef[1],
         "num_threads": c["num_threads"],
         "dump": config.dump,
         "cache_dir": c["cache_dir"] or None,
@@ -98,7 +139,7 @@ def config_info():
         "cache_error": c["cache_error"] or None,
         "gpus": gpus,
         "gpu_driver": driver,
-        "hip": None,
+        "hip": _hip(),
     }
 
 
@@ -114,11 +155,13 @@ def show_config(file=None):
         ("loom", f"{i['version']} ({os.path.dirname(__file__)})"),
         ("host code", i["host_target"]),
         ("vector ISA", ", ".join(i["vector_isas"]) or "none found (scalar loops)"),
-        ("SLEEF", i["sleef"] or "not loaded: math functions call scalar libm (about 3x slower)"),
+        ("SLEEF", ", ".join(p for p in (i["sleef"], i["sleef_scalar"]) if p)
+         or "not loaded: math functions call scalar libm (about 3x slower)"),
         ("threads", str(i["num_threads"]) + " (LOOM_NUM_THREADS at start)"),
-        ("GPUs", "; ".join(f"{k}: {n}" for k, n in i["gpus"]) or "none (arrays live on the host)"),
-        ("GPU driver", i["gpu_driver"] or "-"),
-        ("AMD (HIP)", "not in this build"),
+        ("GPUs (CUDA)", "; ".join(f"{k}: {n}" for k, n in i["gpus"]) or "none"),
+        ("CUDA driver", i["gpu_driver"] or "-"),
+        ("GPUs (AMD)", "; ".join(f"{k}: {n}" for k, n in i["hip"]["devices"]) or f"none ({i['hip']['status']})"),
+        ("HIP runtime", i["hip"]["runtime"] or "-"),
         ("kernel cache", i["cache_dir"] or (f"unusable: {i['cache_error']}" if i["cache_error"] else "disabled")),
         ("cache bound", f"{i['cache_max_bytes'] / 2**30:.2f} GiB" if i["cache_dir"] else "-"),
         ("dump", i["dump"] or "-"),
@@ -134,7 +177,10 @@ class _Config:
     """loom.config: the process's settings, read and set at run time.
 
     - ``dump``: which dumps print to stderr at every evaluation, as LOOM_DUMP's words
-      (``"graph,kernels,llvm,time"``; ``""`` for none). Takes effect at the next evaluation.
+      (``"graph,kernels,llvm,time"``; ``""`` for none). Takes effect at the next evaluation. libloom
+      writes them to the process's file descriptor 2, which a notebook does not show:
+      :func:`capture_dumps` turns them into a string (and echoes them to ``sys.stderr``), and
+      :func:`inspect` returns the graph, kernels, LLVM IR and PTX of one expression without running it.
     - ``eager``: evaluate every operation at once (same as :func:`loom.set_eager`).
     - ``graph_bound``: pending graphs larger than this many nodes are evaluated (:func:`loom.set_graph_bound`).
     - ``num_threads``, ``cache_dir``, ``cache_max_bytes`` (read-only): fixed when the context is created
@@ -204,13 +250,75 @@ class _Config:
 config = _Config()
 
 
-def _warn_slow_fallbacks():
-    """One PerformanceWarning per process (at import) when the host runs without SLEEF."""
-    if not "sleef" in _core.config_info()["host_target"].split():
-        warnings.warn("loom: SLEEF's vector math library was not found, so math functions (exp, sin, ...) "
-                      "on the host call scalar libm (about 3x slower). Install libsleef (Debian: "
-                      "libsleef3) or use the loom-jit wheel, which carries it.", PerformanceWarning,
-                      stacklevel=3)
+class DumpCapture:
+    """What :func:`capture_dumps` caught: ``text`` (a str, complete when the ``with`` block ends)."""
+
+    __slots__ = ("text",)
+
+    def __init__(self):
+        self.text = ""
+
+    def __repr__(self):
+        return f"<loom.DumpCapture {len(self.text)} characters>"
+
+
+@contextlib.contextmanager
+def capture_dumps(words=None, echo=True):
+    """``with loom.capture_dumps("kernels,time") as d: ...`` sets ``loom.config.dump`` to ``words`` for the
+    block (None: keep the setting in effect) and catches what libloom prints (LOOM_DUMP's dumps, its
+    warnings) while the block runs; ``d.text`` holds it as a string after the block, and ``echo`` writes
+    it to ``sys.stderr`` too (where a notebook shows it). Arrays are lazy: evaluate inside the block
+    (print, ``.get()``, ``loom.eval``) to see their kernels.
+
+    libloom writes to the process's file descriptor 2, so the block redirects that descriptor to a
+    temporary file: output of other C code in the process during the block (and Python's, when
+    ``sys.stderr`` is that descriptor) is caught with it, and other threads' writes to it as well.
+    """
+    cap = DumpCapture()
+    old = config.dump if words is not None else None
+    if words is not None:
+        config.dump = words
+    for stream in (sys.stderr, sys.__stderr__):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    saved = os.dup(2)
+    try:
+        with tempfile.TemporaryFile() as tmp:
+            os.dup2(tmp.fileno(), 2)
+            try:
+                yield cap
+            finally:
+                with contextlib.suppress(Exception):
+                    sys.__stderr__.flush()
+                os.dup2(saved, 2)
+                tmp.seek(0)
+                cap.text = tmp.read().decode("utf-8", "replace")
+    finally:
+        os.close(saved)
+        if words is not None:
+            config.dump = old
+    if echo and cap.text:
+        sys.stderr.write(cap.text)
+
+
+_HOST_MATH_ISAS = ("AVX-512", "AVX2", "AVX", "SSE2")  # the ones codegen/host.c calls SLEEF's vector functions for
+
+
+def _warn_slow_fallbacks(core=None):
+    """One PerformanceWarning per process (at import) when the host's math runs a slow fallback: no SLEEF
+    (math functions call scalar libm, about 3x slower), or no vector extension the host code generator
+    vectorizes math with (codegen/host.c: SSE2, AVX, AVX2, AVX-512; math then runs one element at a time)."""
+    words = (core or _core).config_info()["host_target"].split()
+    why = []
+    if "sleef" not in words:
+        why.append("SLEEF's vector math library was not found, so math functions (exp, sin, ...) on the host "
+                   "call scalar libm (about 3x slower). Install libsleef (Debian: libsleef3) or use the "
+                   "loom-jit wheel, which carries it")
+    elif not set(_cpu_vector_isas()) & set(_HOST_MATH_ISAS):
+        why.append("this CPU has none of the vector extensions Loom's host code vectorizes math with "
+                   f"({', '.join(_HOST_MATH_ISAS)}), so math functions run one element at a time")
+    if why:
+        warnings.warn("loom: " + "; ".join(why) + ".", PerformanceWarning, stacklevel=3)
 
 
 _DUMP_KINDS = {"graph": 0, "kernels": 1, "llvm": 2, "ptx": 3}

@@ -24,10 +24,25 @@ def array(obj, dtype=None, copy=True, order="K", subok=False, ndmin=0):
         if dtype is not None or copy:
             r = r.astype(r.dtype if dtype is None else dtype, order=o, copy=True)
     else:
-        r = _from_numpy(numpy.asarray(obj, dtype=dtype, order=o), copy=True)
+        try:
+            a = numpy.asarray(obj, dtype=dtype, order=o)
+        except TypeError:
+            # loom arrays inside a list (0-d results of reductions, say), which refuse NumPy's implicit
+            # conversion on a GPU: explicit host copies, as cupy.array takes its own arrays there
+            a = numpy.asarray(_host_values(obj), dtype=dtype, order=o)
+        r = _from_numpy(a, copy=True)
     if ndmin > r.ndim:
         r = r.reshape((1,) * (ndmin - r.ndim) + r.shape)
     return r
+
+
+def _host_values(obj):
+    """obj with the loom arrays in it (nested in lists and tuples) as NumPy arrays."""
+    if isinstance(obj, ndarray):
+        return obj.get()
+    if isinstance(obj, (list, tuple)):
+        return [_host_values(v) for v in obj]
+    return obj
 
 
 def asarray(a, dtype=None, order=None):

@@ -8,14 +8,15 @@ Memory order (NumPy's order= argument: 'C', 'F', 'A', 'K'): a copy in C order is
 allocated with that layout (_creation._empty_in_order), since a pending value has C strides. Tracers
 (inside @loom.fuse) have no memory: their copies and reshapes take C order and the values NumPy gives.
 """
+import builtins
 import operator
 
 import numpy
 
 from . import _core
-from ._common import _DTYPES, _shape_tuple, _layout_perm, _order_name, _contiguous, _norm_axis
+from ._common import _DTYPES, _BF16, _OPS, _shape_tuple, _layout_perm, _order_name, _contiguous, _norm_axis
 from ._ndarray import ndarray, _finish, _host, _NotAView, _operand
-from ._creation import asarray, _empty_in_order
+from ._creation import asarray, empty, _empty_in_order
 
 
 # ---- layouts (the ndarray methods reshape, ravel, flatten, astype and copy call these) ---------------------
@@ -147,7 +148,17 @@ def size(a, axis=None):
 
 
 def result_type(*args):
-    return numpy.result_type(*[a.dtype if isinstance(a, ndarray) else a for a in args])
+    vals = [a.dtype if isinstance(a, ndarray) else a for a in args]
+    if builtins.any(isinstance(v, (numpy.dtype, type, str)) and numpy.dtype(v) == _BF16 for v in vals):
+        # bfloat16 by loom's own promotion (ml_dtypes' lattice), not the installed ml_dtypes' answer
+        # (0.6 has no bfloat16 + float16 rule and makes bfloat16 with a Python int float32): the dtype
+        # of a lazy operation on empty operands, which compiles nothing
+        r = None
+        for v in vals:
+            x = v if isinstance(v, (bool, int, float, complex)) else empty((0,), numpy.dtype(v))
+            r = x if r is None else _core.binary(_OPS["add"], r, x)
+        return r.dtype if isinstance(r, ndarray) else numpy.result_type(r)
+    return numpy.result_type(*vals)
 
 
 def can_cast(from_, to, casting="safe"):

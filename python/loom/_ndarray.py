@@ -16,6 +16,7 @@ through their modules, imported at the end of this file (they import ndarray fro
 import builtins
 import mmap
 import operator
+import os
 import warnings
 
 import numpy
@@ -145,8 +146,9 @@ class ndarray(_core.Array):
         """A zero-copy NumPy view (evaluates a pending array); a host copy for a GPU array."""
         h = _core.to_device(self, 0, 0) if self._on_gpu else self
         if self._dtype_code == _BF16_CODE:  # no buffer format: the bits as uint16, seen as bfloat16
-            return numpy.asarray(memoryview(_core.view(h, 0, h.shape, h.strides, _CODE[numpy.dtype(numpy.uint16)]))).view(_BF16)
-        return numpy.asarray(memoryview(h))
+            h = _core.view(h, 0, h.shape, h.strides, _CODE[numpy.dtype(numpy.uint16)])
+            return numpy.asarray(memoryview(_core.exportable(h))).view(_BF16)
+        return numpy.asarray(memoryview(_core.exportable(h)))
 
     def get(self, stream=None, order="C", out=None, blocking=True):
         a = self._np()
@@ -161,6 +163,10 @@ class ndarray(_core.Array):
         if self._on_gpu:
             raise TypeError("Implicit conversion to a NumPy array is not allowed: this loom array is on "
                             f"{self.device}. Please use `.get()` (or loom.asnumpy) to copy it to the host.")
+        if os.environ.get("LOOM_STRICT_CONVERSION", "0") not in ("", "0") and not self._export_ok:  # as on a GPU
+            raise TypeError("Implicit conversion to a NumPy array is not allowed (LOOM_STRICT_CONVERSION=1: host "
+                            "arrays refuse it as GPU arrays do). Please use `.get()` (or loom.asnumpy) to copy it "
+                            "to the host.")
         a = self._np()
         if dtype is not None and numpy.dtype(dtype) != a.dtype:
             return a.astype(dtype)

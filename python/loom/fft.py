@@ -33,6 +33,7 @@ _SWAP = {None: "forward", "backward": "forward", "ortho": "ortho", "forward": "b
 # The library call and the test of which arrays take it: tests/python/test_fft.py swaps in a NumPy model
 # of loom_fft's contract to run the device path's plumbing (axes, lengths, layouts, norms) on the host.
 _library_fft = _core.fft
+__loom_backends__ = {"host": "numpy", "cuda": "library"}  # the transforms (docs/supported.py's table)
 _force_library = False
 
 

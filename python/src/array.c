@@ -183,8 +183,20 @@ PyObject *wrap_result(ModState *st, LoomArray *out, int numpy_out) {
     return NULL;
   }
   if (!numpy_out) return (PyObject *)a;
+  a->export_ok = 1; /* a new result asked for as NumPy: loom's own conversion */
   PyObject *r = PyObject_CallOneArg(st->np_asarray, (PyObject *)a);
   Py_DECREF(a);
+  return r;
+}
+
+PyObject *numpy_of(ModState *st, PyObject *v) {
+  ArrayObject *a = (ArrayObject *)v;
+  if (materialize(st, a) < 0) return NULL;
+  ArrayObject *e = array_materialized(st, a->buffer, &a->desc);
+  if (!e) return NULL;
+  e->export_ok = 1;
+  PyObject *r = PyObject_CallOneArg(st->np_asarray, (PyObject *)e);
+  Py_DECREF(e);
   return r;
 }
 
@@ -218,6 +230,14 @@ int view_desc(const Py_buffer *v, LoomArray *d, const char *what) {
 }
 
 /* ---- Array type: attributes and buffer protocol ------------------------------------------------------ */
+/* LOOM_STRICT_CONVERSION=1 (read at each call, so a test can turn it off): host arrays refuse implicit
+ * conversion to NumPy as GPU arrays do, so a suite run on a machine without a GPU catches what a GPU run
+ * would refuse. loom's own explicit conversions (get, asnumpy) go through _core.exportable views. */
+static int strict_conversion(void) {
+  const char *e = getenv("LOOM_STRICT_CONVERSION");
+  return e && *e && strcmp(e, "0") != 0;
+}
+
 static int array_getbuffer(ArrayObject *self, Py_buffer *view, int flags) {
   ModState *st = state_of_type(Py_TYPE(self));
   if (!st) return -1;
@@ -228,6 +248,12 @@ static int array_getbuffer(ArrayObject *self, Py_buffer *view, int flags) {
   if (self->desc.device != LOOM_DEVICE_HOST) {
     PyErr_SetString(PyExc_TypeError, "Implicit conversion to a NumPy array is not allowed: this loom array is on a "
                     "CUDA device. Please use `.get()` (or loom.asnumpy) to copy it to the host explicitly.");
+    return -1;
+  }
+  if (!self->export_ok && strict_conversion()) {
+    PyErr_SetString(PyExc_TypeError, "Implicit conversion to a NumPy array is not allowed (LOOM_STRICT_CONVERSION=1: "
+                    "host arrays refuse it as GPU arrays do). Please use `.get()` (or loom.asnumpy) to copy it to "
+                    "the host explicitly.");
     return -1;
   }
   if (self->desc.dtype == LOOM_BFLOAT16) {
@@ -322,7 +348,10 @@ static PyMethodDef array_methods[] = {
     {NULL}};
 
 static PyMemberDef array_members[] = {
-    {"__weaklistoffset__", T_PYSSIZET, offsetof(ArrayObject, weakreflist), READONLY, NULL}, {NULL}};
+    {"__weaklistoffset__", T_PYSSIZET, offsetof(ArrayObject, weakreflist), READONLY, NULL},
+    {"_export_ok", T_INT, offsetof(ArrayObject, export_ok), READONLY,
+     "1: a view made for loom's own conversion to NumPy (exports under LOOM_STRICT_CONVERSION)"},
+    {NULL}};
 
 static PyType_Slot array_slots[] = {
     {Py_tp_members, array_members},

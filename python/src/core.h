@@ -148,6 +148,7 @@ typedef struct {
   PyObject *graph;           /* Graph (lazy) */
   LoomNode node;
   int devfree;               /* lazy and computed from constants only: fits any device */
+  int export_ok;             /* made by _core.exportable: exports even under LOOM_STRICT_CONVERSION */
   PyObject *weakreflist;
 } ArrayObject;
 
@@ -189,6 +190,9 @@ ArrayObject *array_materialized(ModState *st, PyObject *buffer, const LoomArray 
 int adopt_result(ModState *st, ArrayObject *a, const LoomArray *out);
 /* Wraps out (a loom_eval result, ownership taken) as a new Array, or a NumPy array when numpy_out. */
 PyObject *wrap_result(ModState *st, LoomArray *out, int numpy_out);
+/* numpy.asarray of the Array v for loom's own NumPy-in, NumPy-out calls (an exporting view: see
+ * LOOM_STRICT_CONVERSION in array.c). */
+PyObject *numpy_of(ModState *st, PyObject *v);
 PyObject *tuple_i64(int n, const int64_t *v, int64_t scale);
 /* The dtype of a buffer-protocol format with that item size; -1 when loom has none. */
 int format_dtype(const char *f, size_t item, LoomDType *out);

@@ -301,6 +301,21 @@ static PyObject *core_view(PyObject *module, PyObject *const *args, Py_ssize_t n
   return (PyObject *)array_materialized(st, base->buffer, &d);
 }
 
+/* exportable(a): a view of the host array a that the buffer protocol exports even under
+ * LOOM_STRICT_CONVERSION=1 (array.c): loom's own explicit conversions (get, asnumpy) read through it. */
+static PyObject *core_exportable(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+  MODSTATE;
+  if (nargs != 1 || !is_array(st, args[0])) {
+    PyErr_SetString(PyExc_TypeError, "exportable(array)");
+    return NULL;
+  }
+  ArrayObject *a = (ArrayObject *)args[0];
+  if (materialize(st, a) < 0) return NULL;
+  ArrayObject *v = array_materialized(st, a->buffer, &a->desc);
+  if (v) v->export_ok = 1;
+  return (PyObject *)v;
+}
+
 PyMethodDef create_functions[] = {
-    FASTF(empty), FASTF(from_buffer), FASTF(view), FASTF(to_device), FASTF(from_pointer),
+    FASTF(empty), FASTF(from_buffer), FASTF(view), FASTF(to_device), FASTF(from_pointer), FASTF(exportable),
     {NULL}};

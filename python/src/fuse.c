@@ -192,7 +192,7 @@ static PyObject *fuse_exec_entry(ModState *st, FuseEntryObject *e, const LoomArr
     if (slot == Py_None) v = wrap_result(st, &outs[q++], numpy_out);
     else {
       v = PyTuple_GET_ITEM(slot, 0);
-      v = numpy_out && is_array(st, v) ? PyObject_CallOneArg(st->np_asarray, v) : Py_NewRef(v);
+      v = numpy_out && is_array(st, v) ? numpy_of(st, v) : Py_NewRef(v);
     }
     if (!v) {
       Py_CLEAR(res);

@@ -690,6 +690,11 @@ int main(int argc, char **argv) {
     printf("test_amdgpu: no NVPTX target (%s): skipped\n", d.msg);
     return 77;
   }
+  char why[2048];
+  if (!cg_amdgpu_toolchain_available(&g_ctx, why, sizeof why)) { /* a machine without ROCm's device libraries */
+    printf("test_amdgpu: %s: skipped\n", why);
+    return 77;
+  }
   for (int ti = T_90A; ti < NTARGET; ti++) {
     cg_amdgpu_chip(tname[ti], &g_chip[ti]);
     if (cg_amdgpu_target_create(&g_ctx, tname[ti], 5, &g_t[ti], &d) != LOOM_OK) {

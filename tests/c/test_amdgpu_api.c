@@ -387,6 +387,11 @@ int main(void) {
     loom_context_destroy(ctx);
     return 77;
   }
+  if (!cg_amdgpu_toolchain_available(ctx, why, sizeof why)) { /* a machine without ROCm's device libraries */
+    printf("test_amdgpu_api: %s: skipped\n", why);
+    loom_context_destroy(ctx);
+    return 77;
+  }
   char dir[] = "/tmp/loom_amd_api_XXXXXX";
   if (!mkdtemp(dir)) return 1;
   test_no_device();

@@ -350,6 +350,11 @@ int main(void) {
     return 77;
   }
   t->destroy(t);
+  char why[2048];
+  if (!cg_amdgpu_toolchain_available(&g_ctx, why, sizeof why)) { /* a machine without ROCm's device libraries */
+    printf("test_amdgpu_link: %s: skipped\n", why);
+    return 77;
+  }
   test_chips();
   test_fdiv_sqrt();
   test_versions_and_linkers();

@@ -1,8 +1,36 @@
-"""Shared helpers for the loom pytest suite: NumPy comparison with per-dtype tolerances."""
-import numpy as np
-import pytest
+"""Shared helpers for the loom pytest suite: NumPy comparison with per-dtype tolerances.
 
-import loom
+The suite runs with LOOM_STRICT_CONVERSION=1 (unless the environment sets it): host arrays then refuse
+implicit conversion to NumPy (np.asarray, np.testing on a loom array, memoryview) exactly as GPU arrays
+do, so a test that would fail on a GPU machine fails here too. Read results with .get() / loom.asnumpy
+(or check() below). A test about the host's zero-copy interop itself is marked
+@pytest.mark.host_conversion: it runs with the strict mode off on the host and is skipped where arrays
+live on a GPU (CuPy refuses the conversion there too).
+"""
+import os
+
+os.environ.setdefault("LOOM_STRICT_CONVERSION", "1")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+import loom  # noqa: E402
+
+ON_GPU = bool(loom.asarray(np.zeros(1))._on_gpu)  # the default device of this run
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "host_conversion: tests implicit NumPy conversion of host arrays "
+                            "(strict mode off; skipped when arrays live on a GPU)")
+
+
+@pytest.fixture(autouse=True)
+def _host_conversion(request, monkeypatch):
+    if request.node.get_closest_marker("host_conversion"):
+        if ON_GPU:
+            pytest.skip("implicit NumPy conversion is a host-array feature (GPU arrays refuse it, as CuPy's do)")
+        monkeypatch.setenv("LOOM_STRICT_CONVERSION", "0")
+    yield
 
 DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
           "float16", "float32", "float64"]
@@ -42,3 +70,17 @@ def sample(shape, dtype, seed=0, positive=False):
 @pytest.fixture
 def xp():
     return loom
+
+
+def may_share_memory(a, b):
+    """Whether arrays a and b (loom or NumPy) overlap in memory (NumPy's may_share_memory: their byte
+    extents), on any device: from the data pointer, shape and strides, without converting to NumPy."""
+    def extent(x):
+        if x.size == 0:
+            return None
+        p = x.__array_interface__["data"][0] if isinstance(x, np.ndarray) else x.data.ptr
+        lo = p + sum(min(0, (n - 1) * s) for n, s in zip(x.shape, x.strides))
+        hi = p + sum(max(0, (n - 1) * s) for n, s in zip(x.shape, x.strides)) + x.itemsize
+        return lo, hi
+    ea, eb = extent(a), extent(b)
+    return bool(ea and eb and ea[0] < eb[1] and eb[0] < ea[1])

@@ -104,7 +104,7 @@ def _rocm_capsule(shape, keep):
 
 @pytest.mark.skipif(AMD_GPU, reason="a made-up device address")
 def test_dlpack_rocm_import_and_device():
-    keep = []
+    keep: list[object] = []
     x = _core.from_dlpack_capsule(_rocm_capsule((3, 4), keep))
     assert x.shape == (3, 4)
     assert x.__dlpack_device__() == (10, 0)

@@ -258,6 +258,10 @@ def test_amd_code_objects_in_a_bundle(tmp_path):
     the description lists them and every checksum holds."""
     (tmp_path / "kernels.py").write_text(KERNELS)
     r = _run(["-m", "loom.aot", "kernels.py", "-o", "a.lbun", "-t", "host,gfx942,gfx1100", "-j", "2", "-q"], tmp_path)
+    missing = [line for line in r.stderr.splitlines()
+               if "ROCm device libraries (ocml.bc) not found" in line or "and no ld.lld found" in line]
+    if r.returncode != 0 and missing:  # a machine without ROCm (the H200 image): nothing to build AMD code with
+        pytest.skip(missing[0].strip())
     assert r.returncode == 0, r.stderr
     text = loom.aot.describe(tmp_path / "a.lbun")
     for name in ("gfx942", "gfx1100", "AMDGPU code object", "all checksums correct", "softmax", "l2norm"):

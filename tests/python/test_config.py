@@ -8,6 +8,7 @@ import pathlib
 import subprocess
 import sys
 import types
+import warnings
 
 import numpy as np
 import pytest
@@ -42,7 +43,9 @@ def test_config_info_facts():
         assert i["num_threads"] == int(os.environ["LOOM_NUM_THREADS"])
     assert i["gpus"] == [] or len(i["gpus"]) == loom.cuda.runtime.getDeviceCount()
     if i["sleef"] is not None:  # the file the host code generator loaded (the wheel's own copy in a wheel)
-        assert "libsleef" in os.path.basename(i["sleef"]) and os.path.exists(i["sleef"])
+        assert "libsleefgnuabi" in os.path.basename(i["sleef"]) and os.path.exists(i["sleef"])
+        # and the scalar library, whose Sleef_*_u10 the host kernels call (loaded with the vector one)
+        assert "libsleef." in os.path.basename(i["sleef_scalar"]) and os.path.exists(i["sleef_scalar"])
     if sys.platform == "linux" and os.uname().machine == "x86_64":
         assert "SSE2" in i["vector_isas"]
     out = io.StringIO()
@@ -121,6 +124,33 @@ def test_no_sleef_warns(monkeypatch):
     assert "not loaded" in out.getvalue()
 
 
+def test_no_vector_isa_warns(monkeypatch):
+    # SLEEF present, but a CPU without SSE2/AVX/AVX2/AVX-512 (e.g. an aarch64 host): math is scalar
+    monkeypatch.setattr(loom._config, "_cpu_vector_isas", lambda: ["NEON"])
+    with pytest.warns(loom.PerformanceWarning, match="vector extensions"):
+        loom._config._warn_slow_fallbacks()
+    monkeypatch.setattr(loom._config, "_cpu_vector_isas", lambda: ["AVX2", "AVX", "SSE2"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        if "sleef" in loom._core.config_info()["host_target"].split():
+            loom._config._warn_slow_fallbacks()  # nothing to warn about
+
+
+def test_hip_is_reported():
+    # the HIP layer's own state: the runtime it loaded (libamdhip64, when installed), its devices, and why
+    # there is no usable AMD GPU; the same count loom's device selection sees
+    h = loom.config_info()["hip"]
+    assert set(h) == {"runtime", "devices", "status"}
+    assert len(h["devices"]) == loom._core.device_count(2)
+    if not h["devices"]:
+        assert h["status"] != "ok" and h["status"]
+        out = io.StringIO()
+        loom.show_config(file=out)
+        assert h["status"] in out.getvalue()
+    if h["runtime"] is not None:
+        assert "libamdhip64" in os.path.basename(h["runtime"]) and os.path.exists(h["runtime"])
+
+
 def test_repr_of_a_pending_array_says_so():
     x = loom.asarray(np.arange(4.0))
     y = x * 2
@@ -134,8 +164,29 @@ def test_signatures_of_the_documented_functions():
     for name in ("sum", "matmul", "where", "zeros"):
         doc = getattr(loom, name).__doc__
         assert f"numpy.{name}" in doc and hasattr(np, name)
-    assert "library call" in loom.matmul.__doc__ and "pending" in loom.sum.__doc__
+    assert "library call" in (loom.matmul.__doc__ or "") and "pending" in (loom.sum.__doc__ or "")
     assert inspect.signature(loom.sum).parameters["keepdims"].default is False
+
+
+def test_capture_dumps_as_a_string(capfd):
+    # a notebook does not show file descriptor 2: capture_dumps hands libloom's dumps over as a str
+    # (and echoes them to sys.stderr); the setting in effect before the block comes back after it
+    old = loom.config.dump
+    x = loom.asarray(np.arange(7.0))
+    with loom.capture_dumps("kernels,time", echo=False) as d:
+        assert loom.config.dump == "kernels,time"
+        got = float((loom.sin(x) * 2 - 1).sum())
+    assert loom.config.dump == old
+    assert got == pytest.approx(float((np.sin(np.arange(7.0)) * 2 - 1).sum()))
+    assert "; ---- " in d.text and "# time eval" in d.text, d.text[:400]
+    assert capfd.readouterr().err == ""  # nothing reached the real stderr (echo=False)
+    with loom.capture_dumps() as d2:  # the setting in effect (none): nothing to catch
+        float((loom.cos(x) + 2).sum())
+    assert d2.text == ""
+    with pytest.raises(ValueError, match="unknown word"):
+        with loom.capture_dumps("nonsense"):
+            pass
+    assert loom.config.dump == old
 
 
 def test_inspect_a_pending_expression():

@@ -27,7 +27,7 @@ def test_squared_diff_generic():
         y = np.arange(4).astype(dt)[::-1].copy()
         r = k(x, y)
         assert r.dtype == dt
-        np.testing.assert_array_equal(r, (x - y) * (x - y))
+        np.testing.assert_array_equal(r, (x - y) * (x - y))  # type: ignore[operator]  # NumPy's stubs: mixed operand types
     with pytest.raises(TypeError, match="type is mismatched"):
         k(np.zeros(3, np.float32), np.zeros(3, np.int32))
 

@@ -140,6 +140,7 @@ def test_view_of_pending_sees_writes():
 
 
 @HOST_ONLY
+@pytest.mark.host_conversion
 def test_memory_does_not_grow():
     import tracemalloc
     a = loom.asarray(sample((1000,), "float64"))

@@ -276,7 +276,7 @@ def test_python_ints_beyond_int64_and_range(name):
                 want, werr = _values_or_error(getattr(np, name), *args)
                 la = tuple(loom.asarray(v) if isinstance(v, np.ndarray) else v for v in args)
                 got, gerr = _values_or_error(getattr(loom, name), *la)
-                assert (werr is None) == (gerr is None), (name, arr.dtype, x, werr, gerr)
+                assert (werr is None) == (gerr is None), (name, arr.dtype, x, werr, gerr)  # type: ignore[attr-defined]  # NumPy's stubs: mixed operand types
                 if werr is None:
                     check(got, want)
     a = loom.asarray(np.array([1, 2, 3], np.uint8))

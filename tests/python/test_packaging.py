@@ -32,5 +32,9 @@ def test_bundled_sleef_is_the_one_loaded():
     np.testing.assert_allclose(loom.asnumpy(e), np.exp(xn), rtol=1e-15, atol=0)
     np.testing.assert_allclose(loom.asnumpy(s), np.sin(xn), rtol=1e-15, atol=0)
     with open("/proc/self/maps") as f:
-        mapped = {os.path.realpath(line.split()[-1]) for line in f if "libsleefgnuabi" in line}
-    assert mapped == {os.path.realpath(bundled)}, mapped
+        paths = [line.split()[-1] for line in f if "libsleef" in line]
+    vector = {os.path.realpath(p) for p in paths if "libsleefgnuabi" in os.path.basename(p)}
+    assert vector == {os.path.realpath(bundled)}, vector
+    # and SLEEF's scalar library (Sleef_*_u10, which the host kernels call), bundled beside it
+    scalar = {os.path.realpath(p) for p in paths if os.path.basename(p).startswith("libsleef.")}
+    assert scalar == {os.path.realpath(os.path.join(pkg, "libsleef.so.3"))}, scalar

@@ -4,6 +4,7 @@ erf/erfc, against independent references: NumPy's power (the same special values
 of a correctly rounded power), a float64 loop of math.erf/math.erfc. Broadcasts, strided views, 0-d,
 empty arrays, NaN/inf/-0, weak Python scalars and strong constants, integer overflow (wrapping)."""
 import math
+from typing import Any
 
 import numpy as np
 import pytest
@@ -16,7 +17,7 @@ EXPONENTS = [0, 1, 2, 3, 4, 5, 8, -1, -2, -3, 0.5, -0.5, 1.5, 9]
 
 def _ulps(a, b, dtype):
     """ulp distance between two arrays of a float dtype (NaN == NaN)."""
-    it = {np.float16: np.int16, np.float32: np.int32, np.float64: np.int64}[dtype]
+    it: Any = {np.float16: np.int16, np.float32: np.int32, np.float64: np.int64}[dtype]
     a, b = np.asarray(a, dtype), np.asarray(b, dtype)
     ia, ib = a.view(it).astype(np.int64), b.view(it).astype(np.int64)
     lo = np.iinfo(it).min
@@ -41,7 +42,7 @@ def test_float_power_constant(dtype, c):
     x = _inputs(dtype)
     with np.errstate(all="ignore"):
         want = x ** c  # the operator with a Python scalar: NumPy takes sqrt for 0.5 in every float dtype
-        got = np.asarray(loom.asarray(x) ** c)
+        got = loom.asnumpy(loom.asarray(x) ** c)
         # the exact power, rounded once to the dtype: float64 via longdouble where it helps
         exact = (x.astype(np.longdouble) ** np.longdouble(c)).astype(dtype)
     assert got.dtype == want.dtype
@@ -62,19 +63,19 @@ def test_power_views_broadcasts_and_shapes():
     rng = np.random.default_rng(1)
     a = rng.standard_normal((64, 33)).astype(np.float32)
     v = a[::2, 1::3]                       # strided both ways
-    np.testing.assert_array_equal(np.asarray(loom.asarray(a)[::2, 1::3] ** 2), v * v)
+    np.testing.assert_array_equal(loom.asnumpy(loom.asarray(a)[::2, 1::3] ** 2), v * v)
     b = rng.standard_normal(33).astype(np.float32)
-    got = np.asarray((loom.asarray(a) - loom.asarray(b)[None, :]) ** 2)
+    got = loom.asnumpy((loom.asarray(a) - loom.asarray(b)[None, :]) ** 2)
     np.testing.assert_array_equal(got, (a - b[None, :]) ** 2)
     z = np.float64(3.0)
-    assert float(np.asarray(loom.asarray(np.array(z)) ** 0.5)) == math.sqrt(3.0)   # 0-d
-    e = np.asarray(loom.asarray(np.zeros((0, 4), np.float32)) ** 3)
+    assert float(loom.asnumpy(loom.asarray(np.array(z)) ** 0.5)) == math.sqrt(3.0)   # 0-d
+    e = loom.asnumpy(loom.asarray(np.zeros((0, 4), np.float32)) ** 3)
     assert e.shape == (0, 4) and e.dtype == np.float32
     # a strong float64 constant exponent (numpy scalar) promotes as NumPy does
     got = loom.asarray(a) ** np.float64(2.0)
     want = a ** np.float64(2.0)
-    assert np.asarray(got).dtype == want.dtype
-    np.testing.assert_array_equal(np.asarray(got), want)
+    assert loom.asnumpy(got).dtype == want.dtype
+    np.testing.assert_array_equal(loom.asnumpy(got), want)
 
 
 @pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int32, np.int64, np.uint64])
@@ -84,7 +85,7 @@ def test_int_power_wraps(dtype, c):
     x = np.array([0, 1, 2, 3, 7, 100, info.max, info.min, info.max // 3], dtype=dtype)
     with np.errstate(all="ignore"):
         want = x ** c
-    got = np.asarray(loom.asarray(x) ** c)
+    got = loom.asnumpy(loom.asarray(x) ** c)
     assert got.dtype == want.dtype
     np.testing.assert_array_equal(got, want)
 
@@ -96,7 +97,7 @@ def test_erf(fn, dtype):
     x = x[np.abs(x.astype(np.float64)) < 1e6]  # plus the specials kept below
     x = np.concatenate([x, np.array([np.inf, -np.inf, np.nan, 0.0, -0.0, 6.0, 27.0, -27.0], dtype)])
     ref = np.array([getattr(math, fn)(float(v)) if not math.isnan(v) else math.nan for v in x])
-    got = np.asarray(getattr(loom, fn)(loom.asarray(x)))
+    got = loom.asnumpy(getattr(loom, fn)(loom.asarray(x)))
     assert got.dtype == dtype
     assert np.array_equal(np.isnan(got), np.isnan(ref))
     allow = {np.float16: 1, np.float32: 4, np.float64: 4}[dtype]
@@ -108,10 +109,10 @@ def test_erf(fn, dtype):
 def test_erf_dtypes_and_fusion():
     i8 = np.array([-3, 0, 1, 2], np.int8)
     got = loom.erf(loom.asarray(i8))               # FLOAT rule: int8 -> float16
-    assert np.asarray(got).dtype == np.float16
+    assert loom.asnumpy(got).dtype == np.float16
     with pytest.raises(Exception):
         loom.erf(loom.asarray(np.array([1 + 1j], np.complex64)))   # no complex erf (as scipy's real one)
     x = np.linspace(-4, 4, 1001, dtype=np.float32)
-    g = np.asarray(0.5 * loom.asarray(x) * (1.0 + loom.erf(loom.asarray(x) * 0.7071067811865476)))
+    g = loom.asnumpy(0.5 * loom.asarray(x) * (1.0 + loom.erf(loom.asarray(x) * 0.7071067811865476)))
     ref = np.array([0.5 * v * (1.0 + math.erf(v * 0.7071067811865476)) for v in x.astype(np.float64)])
     np.testing.assert_allclose(g, ref, rtol=2e-6, atol=1e-7)

@@ -88,12 +88,14 @@ def test_0d_empty_length_one():
     for v in (np.float64(3.5), np.array(7, dtype=np.int8), np.array(True)):
         close(loom.cumsum(loom.asarray(v)), np.cumsum(v))
         close(loom.cumprod(loom.asarray(v)), np.cumprod(v))
+    ax: int | None
     for ax in (0, -1):  # NumPy scans a 0-d array as shape (1,)
         close(loom.cumsum(loom.asarray(np.float64(3.5)), axis=ax), np.cumsum(np.float64(3.5), axis=ax))
     with pytest.raises(loom.AxisError):
         loom.cumsum(loom.asarray(np.float64(3.5)), axis=1)
-    for shape, ax in [((0,), 0), ((3, 0), 1), ((3, 0), 0), ((0, 4), 0), ((0, 4), None), ((1,), 0), ((1, 5), 0),
-                      ((5, 1), 1)]:
+    cases: list[tuple[tuple[int, ...], int | None]] = [((0,), 0), ((3, 0), 1), ((3, 0), 0), ((0, 4), 0), ((0, 4), None),
+                                                       ((1,), 0), ((1, 5), 0), ((5, 1), 1)]
+    for shape, ax in cases:
         a = sample(shape, "float32")
         close(loom.cumsum(loom.asarray(a), axis=ax), np.cumsum(a, axis=ax))
         close(loom.cumprod(loom.asarray(a.astype(np.int32)), axis=ax), np.cumprod(a.astype(np.int32), axis=ax))

@@ -146,5 +146,5 @@ def test_new_scalar_values_do_not_compile(path):
     before = loom.stats()["kernels_compiled"]
     for i in range(20):
         s = (0.625 if path == "fuse" else 2.625) + i / 64.0   # values not used before in this process
-        np.testing.assert_allclose(loom.asnumpy(call(s)), np.asarray(x) * np.float32(s) + 1.0, rtol=1e-6)
+        np.testing.assert_allclose(loom.asnumpy(call(s)), loom.asnumpy(x) * np.float32(s) + 1.0, rtol=1e-6)
     assert loom.stats()["kernels_compiled"] - before == 0
