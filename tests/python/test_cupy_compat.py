@@ -109,3 +109,40 @@ def test_fuse_inplace_keeps_pending_values_consistent():
     f(x)
     np.testing.assert_array_equal(before.get(), np.arange(3.0) * 10)
     np.testing.assert_array_equal(x.get(), np.arange(3.0) + 1)
+
+
+# ---- bit counting and packing (CuPy's cupy/_binary) ---------------------------------------------------
+@pytest.mark.parametrize("dt", [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64])
+def test_bitwise_count_matches_numpy(dt):
+    info = np.iinfo(dt)
+    vals = [0, 1, info.max, info.min, info.max - 1, info.max // 2] + ([-1, info.min + 1, -77] if info.min else [])
+    a = np.array(vals, dtype=dt)
+    r = cp.bitwise_count(cp.asarray(a)).get()
+    assert r.dtype == np.uint8
+    np.testing.assert_array_equal(r, np.bitwise_count(a))
+    with pytest.raises(TypeError):
+        cp.bitwise_count(cp.ones(2))
+
+
+@pytest.mark.parametrize("bitorder", ["big", "little"])
+def test_packbits_unpackbits_match_numpy(bitorder):
+    for data in ([0], [1, 0, 1, 1, 0, 1, 1, 1, 1], np.arange(24).reshape(2, 3, 4) % 3, []):
+        for axis in (None, 0, -1):
+            a = np.array(data, dtype=np.int32)
+            e = np.packbits(a, axis=axis, bitorder=bitorder)
+            r = cp.packbits(cp.asarray(a), axis=axis, bitorder=bitorder).get()
+            assert r.dtype == e.dtype and r.shape == e.shape
+            np.testing.assert_array_equal(r, e)
+    b = np.array([[100, 200, 123], [0, 255, 7]], dtype=np.uint8)
+    for axis in (None, 0, 1):
+        for count in (None, 3, -2, 40):
+            e = np.unpackbits(b, axis=axis, count=count, bitorder=bitorder)
+            r = cp.unpackbits(cp.asarray(b), axis=axis, count=count, bitorder=bitorder).get()
+            assert r.dtype == e.dtype and r.shape == e.shape
+            np.testing.assert_array_equal(r, e)
+    with pytest.raises(TypeError):
+        cp.packbits(cp.ones(3))
+    with pytest.raises(TypeError):
+        cp.unpackbits(cp.arange(3))
+    with pytest.raises(ValueError):
+        cp.packbits(cp.arange(3), bitorder="r")
