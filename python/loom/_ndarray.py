@@ -485,30 +485,52 @@ class ndarray(_core.Array):
 
 
 class _FlatIter:
-    """a.flat: the elements of a in C order, indexable as a 1-d array (CuPy's flatiter)."""
+    """a.flat: the elements of a in C order, indexable as a 1-d array (CuPy's flatiter): an int, a slice
+    or Ellipsis (CuPy's set; other keys are an IndexError); assigning a value of another size repeats
+    it cyclically, as NumPy does."""
 
-    __slots__ = ("base",)
+    __slots__ = ("base", "_pos")
 
     def __init__(self, a):
         self.base = a
+        self._pos = 0
 
     def __len__(self):
         return self.base.size
 
     def __iter__(self):
-        return iter(self.base.ravel())
+        return self
+
+    def __next__(self):
+        if self._pos >= self.base.size:
+            raise StopIteration
+        self._pos += 1
+        return self.base.ravel()[self._pos - 1]
+
+    @staticmethod
+    def _key(key):
+        if key is Ellipsis:
+            return slice(None)
+        if isinstance(key, slice) or (isinstance(key, (int, numpy.integer)) and not isinstance(key, (bool, numpy.bool_))):
+            return key
+        raise IndexError(f"unsupported iterator index: {key!r} (a.flat takes an int, a slice or Ellipsis)")
 
     def __getitem__(self, key):
-        return self.base.ravel()[key]
+        return self.base.ravel()[self._key(key)]
 
     def __setitem__(self, key, value):
         a = self.base
+        key = self._key(key)
+        if isinstance(value, ndarray):
+            n = 1 if not isinstance(key, slice) else len(range(*key.indices(a.size)))
+            value = value.ravel()
+            if value.size != n and value.size:  # NumPy repeats the values over the positions
+                value = _selection.take(value, _creation.arange(n) % value.size)
         if a.flags.c_contiguous and not a._lazy:
             a.reshape(a.size)[key] = value  # a view of a's memory
             return
-        k = key._np() if isinstance(key, ndarray) else key
         v = value._np() if isinstance(value, ndarray) else value
-        _host_update(a, lambda h: h.flat.__setitem__(k, v))
+        _host_update(a, lambda h: h.flat.__setitem__(key, v))
 
     def copy(self):
         return self.base.flatten()
