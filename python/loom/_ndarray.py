@@ -580,7 +580,8 @@ def _python_int(name, x, other):
     """Python int operand x of the binary op `name` against operand `other`, made what loom's C layer
     takes (a weak scalar holds an int64) with NumPy 2's results: an int outside int64 is a strong uint64
     against a uint64 array when it fits, a float against a float array, and +-inf in a comparison with
-    an integer (not bool) array (it lies beyond every value the array holds); true division of an integer
+    an integer or bool array (it lies beyond every value the array holds; NumPy 2.5 raises for bool arrays,
+CuPy answers, and loom follows CuPy); true division of an integer
     array divides by the int as a float64 (NumPy's integer true_divide loop is float64's, so uint8 / -2
     is -0.5 there). Else it is left as it is (loom raises NumPy's OverflowError)."""
     if type(x) is not int or not isinstance(other, ndarray):
@@ -594,7 +595,7 @@ def _python_int(name, x, other):
         return _core.const(x, _CODE[other.dtype])
     if kind == "f":  # NumPy converts the int to the array's float dtype (float16: 2**63 is inf)
         return _core.const(float(x), other._dtype_code) if other.dtype != _BF16 else float(x)
-    if name in _COMPARISONS and kind in "iu":
+    if name in _COMPARISONS and kind in "biu":
         return numpy.inf if x > 0 else -numpy.inf
     return x
 

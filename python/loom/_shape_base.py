@@ -106,13 +106,19 @@ def isfortran(a):
 
 
 _REQUIREMENTS = {"C": "C", "C_CONTIGUOUS": "C", "CONTIGUOUS": "C", "F": "F", "F_CONTIGUOUS": "F",
-                 "FORTRAN": "F", "A": "A", "ALIGNED": "A", "W": "W", "WRITEABLE": "W", "O": "O", "OWNDATA": "O"}
+                 "FORTRAN": "F", "O": "O", "OWNDATA": "O"}
 
 
 def require(a, dtype=None, requirements=None):
     """a as an array of dtype that meets the requirements ('C'/'C_CONTIGUOUS', 'F'/'F_CONTIGUOUS',
-    'A'/'ALIGNED', 'W'/'WRITEABLE', 'O'/'OWNDATA'), copied only when needed, like numpy.require.
-    'C' and 'F' together are a ValueError."""
+    'O'/'OWNDATA'), copied only when needed, like CuPy's cupy.require: 'C' and 'F' together, another
+    flag (NumPy's 'A', 'W', 'E': every loom array is aligned and writeable) or an unknown dtype are a
+    ValueError."""
+    if dtype is not None:
+        try:
+            dtype = numpy.dtype(dtype)
+        except TypeError:
+            raise ValueError(f"require: incorrect dtype {dtype!r}") from None
     if requirements is None:
         reqs = set()
     else:
@@ -121,12 +127,12 @@ def require(a, dtype=None, requirements=None):
         try:
             reqs = {_REQUIREMENTS[str(r).upper()] for r in requirements}
         except KeyError as e:
-            raise KeyError(f"{e.args[0]!r}: the requirements are 'C', 'F', 'A', 'W' and 'O' (or their long "
-                           "names)") from None
+            raise ValueError(f"require: incorrect flag requirement {e.args[0]!r} (loom takes 'C', 'F' and 'O' "
+                             "or their long names, as CuPy)") from None
     if "C" in reqs and "F" in reqs:
         raise ValueError("Cannot specify both C and Fortran contiguous.")
-    order = "C" if "C" in reqs else "F" if "F" in reqs else "A"
-    r = asarray(a, dtype=dtype, order=order if order != "A" else None)
+    order = "C" if "C" in reqs else "F" if "F" in reqs else None
+    r = asarray(a, dtype=dtype, order=order)
     if "O" in reqs and r is a:
         r = r.copy(order="K")
     return r
