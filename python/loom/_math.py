@@ -208,10 +208,12 @@ def _float_operands(*ops):
         ops[0] = asarray(ops[0])
     arrs = [x.dtype for x in ops if isinstance(x, ndarray)]
     rt = numpy.result_type(*arrs)
-    if _kind(rt) not in "biu":
-        return ops
+    if _kind(rt) not in "biu":  # the common float (complex) loop: every array operand cast to it
+        code = _code(rt)
+        return [_core.cast(x, code) if isinstance(x, ndarray) and x.dtype != rt else x for x in ops]
     floor = numpy.float64 if any(isinstance(x, float) for x in ops) else numpy.float16
-    code = _code(numpy.result_type(rt, floor))
+    # NumPy's loop: the first float type every input casts to safely (uint8 and int8 both fit float16)
+    code = _code(numpy.result_type(*(numpy.result_type(d, floor) for d in arrs)))
     return [_core.cast(x, code) if isinstance(x, ndarray) else x for x in ops]
 
 

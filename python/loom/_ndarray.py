@@ -174,8 +174,7 @@ class ndarray(_core.Array):
     def __iter__(self):
         if self.ndim == 0:
             raise TypeError("iteration over a 0-d array")
-        for i in range(self.shape[0]):
-            yield self[i]
+        return (self[i] for i in range(self.shape[0]))
 
     def __repr__(self):
         """NumPy's repr of the value. A pending array is evaluated first and says so in a trailing

@@ -146,3 +146,73 @@ def test_packbits_unpackbits_match_numpy(bitorder):
         cp.unpackbits(cp.arange(3))
     with pytest.raises(ValueError):
         cp.packbits(cp.arange(3), bitorder="r")
+
+
+# ---- reductions of empty arrays, window functions, float loops ------------------------------------------
+def test_any_all_of_empty_arrays_are_the_identities():
+    for shape, axis in (((0,), None), ((0, 3, 4), None), ((0, 3, 4), 0), ((0, 3, 4), (0, 1)), ((2, 0), 1)):
+        x = np.zeros(shape)
+        for f in ("all", "any"):
+            for keepdims in (False, True):
+                e = getattr(np, f)(x, axis=axis, keepdims=keepdims)
+                r = getattr(cp, f)(cp.asarray(x), axis=axis, keepdims=keepdims)
+                np.testing.assert_array_equal(r.get(), e)
+
+
+@pytest.mark.parametrize("m", [0, 1, 2, 5, 6, 31])
+def test_window_functions_match_numpy(m):
+    for name in ("bartlett", "blackman", "hamming", "hanning"):
+        r, e = getattr(cp, name)(m).get(), getattr(np, name)(m)
+        assert r.dtype == e.dtype
+        np.testing.assert_allclose(r, e, rtol=1e-12, atol=1e-15)
+    for beta in (0.0, 5.0, -3.4):
+        np.testing.assert_allclose(cp.kaiser(m, beta).get(), np.kaiser(m, beta), rtol=1e-12, atol=1e-15)
+
+
+def test_float_loop_dtypes_and_sinc_at_zero():
+    x = np.array([-2.0, 0.0, 3.0, np.nan, np.inf, -np.inf])
+    for d1 in (np.int8, np.uint8, np.float16, np.float32, np.bool_):
+        for d2 in (np.int8, np.int64, np.float16, np.float32):
+            with np.errstate(all="ignore"):
+                a, h = x.astype(d1), np.array([10], dtype=d2)
+                e = np.heaviside(a, h)
+            r = cp.heaviside(cp.asarray(a), cp.asarray(h)).get()
+            assert r.dtype == e.dtype, (d1, d2)
+            np.testing.assert_array_equal(r, e)
+    for dt in (np.float16, np.float32, np.float64):
+        v = np.array([0.0, 0.5, -2.25], dtype=dt)
+        np.testing.assert_allclose(cp.sinc(cp.asarray(v)).get(), np.sinc(v), rtol=2e-3)
+
+
+def test_nan_to_num_with_array_replacements():
+    x = np.array([[np.nan, 1.0, np.inf], [-np.inf, np.nan, 2.0]])
+    for kw in ({"nan": np.array([7.0, 8.0, 9.0])}, {"posinf": np.array([[5.0], [6.0]])}, {"neginf": np.float32(-3)}):
+        np.testing.assert_array_equal(cp.nan_to_num(cp.asarray(x), **kw).get(), np.nan_to_num(x, **kw))
+
+
+# ---- splitting, set operations, r_/c_, require ------------------------------------------------------------
+def test_split_family_and_set_operations_match_numpy():
+    a = np.arange(33).reshape(3, 11)
+    for args in ((4, 1), (4, -1), ([2, 4, 9], 1), ([-9, 4, -2], 1), ([], 0), ([3], 0)):
+        e, r = np.array_split(a, *args), cp.array_split(cp.asarray(a), *args)
+        assert len(e) == len(r)
+        for x, y in zip(r, e):
+            np.testing.assert_array_equal(x.get(), y)
+    with pytest.raises(ValueError):
+        cp.split(cp.asarray(a), 4, 1)
+    p, q = np.array([5, 1, 3, 3, 9, 1]), np.array([3, 1, 2, 8, 8])
+    lp, lq = cp.asarray(p), cp.asarray(q)
+    for name in ("union1d", "setdiff1d", "setxor1d", "intersect1d"):
+        np.testing.assert_array_equal(getattr(cp, name)(lp, lq).get(), getattr(np, name)(p, q))
+    for x, y in zip(cp.intersect1d(lp, lq, return_indices=True), np.intersect1d(p, q, return_indices=True)):
+        np.testing.assert_array_equal(x.get(), y)
+    assert cp.array_equiv(cp.asarray([1, 2]), cp.asarray([[1, 2], [1, 2]])) is True
+    assert cp.array_equiv(cp.asarray([1, 2]), cp.asarray([1, 2, 3])) is False
+    np.testing.assert_array_equal(cp.r_[cp.asarray(p), 0, 0].get(), np.r_[p, 0, 0])
+    np.testing.assert_array_equal(cp.c_[cp.arange(3), cp.arange(3)].get(), np.c_[np.arange(3), np.arange(3)])
+    with pytest.raises(NotImplementedError):
+        cp.r_[0:1:5j]
+    f = cp.require(cp.arange(6).reshape(2, 3), requirements="F")
+    assert f.flags.f_contiguous and not f.flags.c_contiguous
+    with pytest.raises(ValueError):
+        cp.require(f, requirements=["C", "F"])
