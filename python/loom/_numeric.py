@@ -208,7 +208,7 @@ def isneginf(x, out=None):
 
 for _name in ("convolve", "correlate", "interp", "unwrap", "cross", "trim_zeros", "i0", "real_if_close", "pad",
               "delete", "insert", "append", "resize", "polyval", "polyfit", "roots", "polyadd", "polysub",
-              "polymul", "polyder", "polyint"):
+              "polymul", "polyder", "polyint", "poly"):
     if hasattr(numpy, _name):
         globals()[_name] = _host_function(_name, __name__)
 del _name
