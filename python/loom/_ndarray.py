@@ -563,6 +563,8 @@ def _operand(x):
         return _from_numpy(numpy.asarray(x), copy=True)
     if hasattr(x, "__cuda_array_interface__") or hasattr(x, "__dlpack__"):
         return _creation.asarray(x)
+    if hasattr(x, "__array__"):  # array-likes (loom.poly1d, numpy.poly1d, ...), as NumPy converts them
+        return _from_numpy(numpy.asarray(x), copy=True)
     raise TypeError(f"loom: unsupported operand type {type(x).__name__}")
 
 
@@ -638,9 +640,11 @@ def _host(fn, *arrays, **kw):
 
 
 def _to_host(x):
-    """loom arrays in x (also inside lists and tuples) as NumPy arrays."""
+    """loom arrays in x (also inside lists and tuples) as NumPy arrays; a loom.poly1d as a numpy.poly1d."""
     if isinstance(x, ndarray):
         return x._np()
+    if type(x).__name__ == "poly1d" and type(x).__module__ == "loom._polynomial":
+        return x.get()
     if isinstance(x, (list, tuple)):
         return _same_sequence(x, [_to_host(v) for v in x])
     return x
@@ -654,6 +658,9 @@ def _same_sequence(like, items):
 def _from_host(r, dev):
     """NumPy arrays and scalars in a NumPy result r (also inside lists and tuples) as loom arrays on
     device dev (a NumPy scalar becomes a 0-d array, as CuPy returns)."""
+    if isinstance(r, numpy.poly1d):
+        from ._polynomial import poly1d
+        return poly1d(r)
     if isinstance(r, (numpy.ndarray, numpy.generic)):
         return _from_numpy(numpy.asarray(r), copy=True, device=dev)
     if isinstance(r, (list, tuple)):
