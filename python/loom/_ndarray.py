@@ -512,7 +512,12 @@ class _FlatIter:
             return slice(None)
         if isinstance(key, slice) or (isinstance(key, (int, numpy.integer)) and not isinstance(key, (bool, numpy.bool_))):
             return key
-        raise IndexError(f"unsupported iterator index: {key!r} (a.flat takes an int, a slice or Ellipsis)")
+        if isinstance(key, (list, ndarray, numpy.ndarray)):  # integer arrays, as NumPy takes them
+            k = numpy.asarray(key.get() if isinstance(key, ndarray) else key)
+            if k.dtype.kind in "iu" or (k.size == 0 and k.dtype.kind == "f"):
+                return k.astype(numpy.intp)
+        raise IndexError(f"unsupported iterator index: {key!r} (a.flat takes an int, a slice, Ellipsis or an "
+                         "integer array)")
 
     def __getitem__(self, key):
         return self.base.ravel()[self._key(key)]
@@ -521,7 +526,8 @@ class _FlatIter:
         a = self.base
         key = self._key(key)
         if isinstance(value, ndarray):
-            n = 1 if not isinstance(key, slice) else len(range(*key.indices(a.size)))
+            n = (len(range(*key.indices(a.size))) if isinstance(key, slice) else
+                 key.size if isinstance(key, numpy.ndarray) else 1)
             value = value.ravel()
             if value.size != n and value.size:  # NumPy repeats the values over the positions
                 value = _selection.take(value, _creation.arange(n) % value.size)
