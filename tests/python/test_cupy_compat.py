@@ -216,3 +216,23 @@ def test_split_family_and_set_operations_match_numpy():
     assert f.flags.f_contiguous and not f.flags.c_contiguous
     with pytest.raises(ValueError):
         cp.require(f, requirements=["C", "F"])
+
+
+def test_poly1d_and_scan_methods_match_numpy():
+    c = np.array([0.0, 0.0, 1.0, 2.0, 3.0])
+    p, q = cp.poly1d(cp.asarray(c)), np.poly1d(c)
+    assert p.order == q.order and repr(p) == repr(q) and str(p) == str(q)
+    x = np.arange(4.0)
+    np.testing.assert_allclose(p(cp.asarray(x)).get(), q(x))
+    for r, e in ((p * p, q * q), (p + 1, q + 1), (p - p, q - q), (-p, -q), (p ** 3, q ** 3), (p.deriv(), q.deriv()),
+                 (p.integ(), q.integ())):
+        np.testing.assert_allclose(r.coeffs.get(), e.coeffs)
+    assert p.get() == q
+    p[6] = 7
+    q[6] = 7
+    np.testing.assert_array_equal(p.coeffs.get(), q.coeffs)
+    np.testing.assert_allclose(cp.poly1d([1.0, 2.0], r=True).coeffs.get(), np.poly1d([1.0, 2.0], r=True).coeffs)
+    a = np.arange(1, 7).reshape(2, 3)
+    la = cp.asarray(a)
+    np.testing.assert_array_equal(la.cumsum(1).get(), a.cumsum(1))
+    np.testing.assert_array_equal(la.cumprod().get(), a.cumprod())
