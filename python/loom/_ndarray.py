@@ -74,7 +74,7 @@ def _operator(name, reflected, dunder):
 class ndarray(_core.Array):
     """A loom array (CuPy's ndarray API). Values may be pending: they are computed when observed."""
 
-    __slots__ = ()
+    __slots__ = ("_base",)  # the array whose memory a view shares (NumPy's and CuPy's .base)
     __array_priority__ = 100
 
     def __new__(cls, shape, dtype=float, memptr=None, strides=None, order="C"):
@@ -300,7 +300,7 @@ class ndarray(_core.Array):
         base = self._geometry_base() if self._on_gpu else self._np()
         v = base.view(d)  # NumPy checks the shape and contiguity rules and raises its errors
         off = v.__array_interface__["data"][0] - base.__array_interface__["data"][0] if v.size else 0
-        return _core.view(self, off, v.shape, v.strides, code)
+        return self._view_of_me(_core.view(self, off, v.shape, v.strides, code))
 
     def fill(self, value):
         self[...] = value
@@ -331,8 +331,19 @@ class ndarray(_core.Array):
             raise _NotAView()
         off = v.__array_interface__["data"][0] - base.__array_interface__["data"][0] if v.size else 0
         if dtype is not None:
-            return _core.view(self, off, v.shape, v.strides, _code(dtype))
-        return _core.view(self, off, v.shape, v.strides)
+            return self._view_of_me(_core.view(self, off, v.shape, v.strides, _code(dtype)))
+        return self._view_of_me(_core.view(self, off, v.shape, v.strides))
+
+    def _view_of_me(self, v):
+        """v, a view of this array's memory, with .base set to the array that owns that memory."""
+        v._base = self.base if self.base is not None else self
+        return v
+
+    @property
+    def base(self):
+        """The array whose memory this view shares (the owner, as NumPy collapses chains of views), or
+        None for an array that owns its memory."""
+        return getattr(self, "_base", None)
 
     # ---- complex parts (loom/_complex.py): views of the memory, as NumPy's ----------------------------
     @property

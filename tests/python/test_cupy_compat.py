@@ -236,3 +236,18 @@ def test_poly1d_and_scan_methods_match_numpy():
     la = cp.asarray(a)
     np.testing.assert_array_equal(la.cumsum(1).get(), a.cumsum(1))
     np.testing.assert_array_equal(la.cumprod().get(), a.cumprod())
+
+
+def test_view_base_is_the_owner_as_in_numpy():
+    h = np.arange(12)
+    a = cp.asarray(h)
+    assert a.base is None
+    v = a.reshape(3, 4)
+    w = v[1:, ::2]
+    assert v.base is a and w.base is a and v.T.base is a  # NumPy collapses chains to the owner
+    assert h.reshape(3, 4)[1:, ::2].base is h
+    x = cp.ones(3, dtype=cp.complex64)
+    assert x.real.base is x and x.imag.base is x
+    r = cp.ones(3)
+    assert r.real is r  # a real array's .real is the array itself
+    assert cp.array(a, copy=True).base is None
