@@ -398,8 +398,28 @@ class ndarray(_core.Array):
     __rlshift__ = _operator("left_shift", True, "__rlshift__")
     __rshift__ = _operator("right_shift", False, "__rshift__")
     __rrshift__ = _operator("right_shift", True, "__rrshift__")
-    def __eq__(self, o): return self._none_compare(False) if o is None else _binop("eq", self, o)
-    def __ne__(self, o): return self._none_compare(True) if o is None else _binop("ne", self, o)
+    def __eq__(self, o): return self._object_compare("eq", o)
+    def __ne__(self, o): return self._object_compare("ne", o)
+
+    def _object_compare(self, name, o):
+        """a == o, a != o: elementwise; an operand loom cannot take and whose type keeps object's own
+        comparison (None, Ellipsis, object()) equals no element, as in NumPy. An object with its own
+        __eq__ / __ne__ (or __array_ufunc__ = None) gets NotImplemented, so Python asks it."""
+        r = None if o is None else _binop(name, self, o)
+        if r is not None and r is not NotImplemented:
+            return r
+        t = type(o)
+        if r is NotImplemented and getattr(t, "__array_ufunc__", 0) is None:
+            return r
+        own_eq = getattr(t, "__eq__", None) is not object.__eq__
+        if name == "ne" and getattr(t, "__ne__", None) is not object.__ne__:
+            return r  # its own __ne__ answers
+        if own_eq:
+            if name == "eq":
+                return r
+            e = t.__eq__(o, self)  # object's __ne__ is "not __eq__": elementwise here, as NumPy
+            return r if e is NotImplemented else _math.logical_not(e)
+        return self._none_compare(name == "ne")
     __lt__ = _operator("lt", False, "__lt__")
     __le__ = _operator("le", False, "__le__")
     __gt__ = _operator("gt", False, "__gt__")
@@ -606,8 +626,8 @@ def _python_int(name, x, other):
     """Python int operand x of the binary op `name` against operand `other`, made what loom's C layer
     takes (a weak scalar holds an int64) with NumPy 2's results: an int outside int64 is a strong uint64
     against a uint64 array when it fits, a float against a float array, and +-inf in a comparison with
-    an integer or bool array (it lies beyond every value the array holds; NumPy 2.5 raises for bool arrays,
-CuPy answers, and loom follows CuPy); true division of an integer
+    an integer (not bool) array (it lies beyond every value the array holds; for a bool array NumPy
+raises OverflowError and so does loom, although CuPy answers); true division of an integer
     array divides by the int as a float64 (NumPy's integer true_divide loop is float64's, so uint8 / -2
     is -0.5 there). Else it is left as it is (loom raises NumPy's OverflowError)."""
     if type(x) is not int or not isinstance(other, ndarray):
@@ -621,7 +641,7 @@ CuPy answers, and loom follows CuPy); true division of an integer
         return _core.const(x, _CODE[other.dtype])
     if kind == "f":  # NumPy converts the int to the array's float dtype (float16: 2**63 is inf)
         return _core.const(float(x), other._dtype_code) if other.dtype != _BF16 else float(x)
-    if name in _COMPARISONS and kind in "biu":
+    if name in _COMPARISONS and kind in "iu":
         return numpy.inf if x > 0 else -numpy.inf
     return x
 

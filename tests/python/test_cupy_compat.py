@@ -251,3 +251,16 @@ def test_view_base_is_the_owner_as_in_numpy():
     r = cp.ones(3)
     assert r.real is r  # a real array's .real is the array itself
     assert cp.array(a, copy=True).base is None
+
+
+def test_comparison_with_arbitrary_objects_as_numpy():
+    class HasEq:
+        def __eq__(self, other):
+            return (other == 2) | (other == 4)
+
+    h = np.arange(6)
+    a = cp.asarray(h)
+    for v in (None, Ellipsis, object(), HasEq()):
+        np.testing.assert_array_equal((a == v).get(), h == v)
+        np.testing.assert_array_equal((a != v).get(), h != v)
+        np.testing.assert_array_equal((v == a).get(), v == h)
