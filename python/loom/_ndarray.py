@@ -504,14 +504,6 @@ class ndarray(_core.Array):
     def compress(self, condition, axis=None, out=None): return _selection.compress(condition, self, axis, out)
     def ptp(self, axis=None, out=None, keepdims=False): return _statistics.ptp(self, axis, out, keepdims)
 
-    def cumsum(self, axis=None, dtype=None, out=None):
-        from . import _sorting  # the scans live with the sorts
-        return _sorting.cumsum(self, axis, dtype, out)
-
-    def cumprod(self, axis=None, dtype=None, out=None):
-        from . import _sorting
-        return _sorting.cumprod(self, axis, dtype, out)
-
     def trace(self, offset=0, axis1=0, axis2=1, dtype=None, out=None):
         """The sum along the diagonal (a strided view summed: one reduction)."""
         return _reductions.sum(_selection.diagonal(self, offset, axis1, axis2), -1, dtype, out)
