@@ -42,6 +42,8 @@ static int droppable_r_dims(const KernelIr *k) {
 static void drop_constant_r_dims(SchedKernel *sk) {
   const KernelIr *k = sk->ir;
   int mode = droppable_r_dims(k);
+  for (int i = 0; i < k->ndim; i++)
+    if (sk->shape[i] == 0) return; /* an empty reduction: its value is the identity (all() is True) */
   for (int i = k->nkeep; mode && i < k->ndim; i++) {
     if (sk->shape[i] <= 1) continue; /* a dim of 0 is no repetition: the reduction is empty */
     bool constant = true;

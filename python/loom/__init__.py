@@ -23,13 +23,19 @@ from ._selection import *  # noqa: F401,F403
 from ._statistics import *  # noqa: F401,F403
 from ._numeric import *  # noqa: F401,F403
 from ._grids import *  # noqa: F401,F403
+from ._bits import *  # noqa: F401,F403
+from ._shape_base import *  # noqa: F401,F403
+from ._setops import *  # noqa: F401,F403
+from ._window import *  # noqa: F401,F403
+from ._polynomial import poly1d  # noqa: F401
 from . import _math, _selection, _statistics, _numeric, _grids
 globals().update(_math._UFUNCS_PUBLIC)  # the ufunc objects win over same-named plain functions (conj)
 from ._common import AxisError
 from ._ndarray import ndarray
 from ._math import _UFUNCS, round_, around
 from ._reductions import amin, amax
-from . import _creation, _math, _reductions, _manipulation, _indexing, _complex, _config, _docstrings, _dask, _products
+from . import _creation, _math, _reductions, _manipulation, _indexing, _complex, _config, _docstrings, _dask, _products, _bits
+from . import _shape_base, _setops, _window
 from ._fuse import fuse, Fusion
 from ._kernels import ElementwiseKernel, ReductionKernel  # noqa: F401
 from ._raw import RawKernel, RawModule  # noqa: F401
@@ -129,7 +135,7 @@ _docstrings.add_docs()  # after every export: fills the docstrings the public fu
 # Functions that __array_function__ dispatches to (NumPy name -> loom function).
 _API = {name: obj for name, obj in list(globals().items())
         + [item for m in (_creation, _math, _reductions, _manipulation, _indexing, _complex, _selection,
-                          _statistics, _numeric, _grids, _products)
+                          _statistics, _numeric, _grids, _products, _bits, _shape_base, _setops, _window)
            for item in vars(m).items()]
         if callable(obj) and not name.startswith("_") and not isinstance(obj, type)
         and getattr(obj, "__module__", "").startswith("loom")}

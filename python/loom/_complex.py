@@ -26,7 +26,7 @@ def _real(a):
     if a._tracer:
         return _core.unary(_OPS["real"], a)
     if not _is_complex(a):
-        return a._numpy_view(lambda v: v)
+        return a  # NumPy's and CuPy's a.real of a real array is a itself
     return a._numpy_view(lambda v: v.real, _part_dtype(a))
 
 

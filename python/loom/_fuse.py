@@ -9,7 +9,10 @@ loom_eval for every output. NumPy arguments are read in place (zero-copy) and Nu
 returned. What C does not key (NumPy scalars, keyword arguments, calls from inside another trace,
 unusual dtypes) and the first call of each signature come to Fusion._miss below, which traces the
 function on placeholders (tracers) in a fresh trace graph. Branching on a traced value (if, bool(),
-float(), printing) raises TypeError.
+float(), printing) raises TypeError. As in CuPy, in-place updates of an argument inside the function
+(x += y, loom.add(x, y, out=x), x[...] = y) write the caller's array: the trace records each argument
+whose tracer changed, and every run writes its new value into that argument's memory in the same
+evaluation as the results.
 """
 import functools
 
@@ -42,6 +45,7 @@ class Fusion(_core.Fused):
             raise TypeError(f"@loom.fuse function {self.name}: keyword arguments are not supported")
         pykey = []
         arrays = []
+        readonly = []
         numpy_in = False
         any_array = False
         for a in args:
@@ -54,6 +58,8 @@ class Fusion(_core.Fused):
             elif isinstance(a, numpy.ndarray):
                 _code(a.dtype)
                 la = _from_numpy(a, copy=False)
+                if not a.flags.writeable:
+                    readonly.append(len(arrays))
                 pykey.append((la._dtype_code, la.shape, la._device))
                 arrays.append(la)
                 numpy_in = any_array = True
@@ -77,7 +83,7 @@ class Fusion(_core.Fused):
             if len(cache) >= _MAX_SIGNATURES:
                 cache.pop(next(iter(cache)))
             cache[key] = entry
-        return _core.fuse_exec(entry, tuple(arrays), numpy_in)
+        return _core.fuse_exec(entry, tuple(arrays), numpy_in, tuple(readonly))
 
     def _trace(self, args, arrays):
         graph = _core.trace_graph()
@@ -91,6 +97,9 @@ class Fusion(_core.Fused):
                 in_nodes.append(_core.tracer_node(t))
                 tracers.append(t)
         result = self.func(*tracers)
+        # arguments updated in place: their tracer no longer stands for the placeholder node
+        writes = [(i, _core.tracer_node(tracers[i])) for i, node in zip(in_args, in_nodes)
+                  if _core.tracer_node(tracers[i]) != node]
         is_tuple = isinstance(result, tuple)
         results = result if is_tuple else (() if result is None else (result,))
         slots, out_nodes = [], []
@@ -103,8 +112,9 @@ class Fusion(_core.Fused):
             else:
                 raise TypeError(f"@loom.fuse function {self.name} returned {type(r).__name__}; "
                                 "return arrays, scalars or a tuple of them")
+        out_nodes += [node for _, node in writes]
         return _core.fuse_entry(graph, tuple(in_args), tuple(in_nodes), tuple(out_nodes), tuple(slots),
-                                is_tuple, len(args))
+                                is_tuple, len(args), tuple(i for i, _ in writes))
 
 
 def fuse(*args, kernel_name=None):

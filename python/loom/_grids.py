@@ -109,20 +109,24 @@ def tri(N, M=None, k=0, dtype=float):
     return _core.cast(_tri_mask(N, M, k), _code(dtype))
 
 
+def _tri_shape(m):
+    """The mask shape of tril/triu: the last two axes; a 1-d m of length n is broadcast against an n x n
+    mask (NumPy's result)."""
+    if m.ndim == 0:
+        raise ValueError("tril/triu: input array must be at least 1-d")
+    return (m.shape[0], m.shape[0]) if m.ndim == 1 else m.shape[-2:]
+
+
 def tril(m, k=0):
     """m with the elements above the k-th diagonal zeroed (numpy.tril), one fused where."""
     m = asarray(m)
-    if m.ndim < 2:
-        raise ValueError("input array must be at least 2-d")
-    return _core.cast(_core.where(_tri_mask(m.shape[-2], m.shape[-1], k), m, 0), m._dtype_code)
+    return _core.cast(_core.where(_tri_mask(*_tri_shape(m), k), m, 0), m._dtype_code)
 
 
 def triu(m, k=0):
     """m with the elements below the k-th diagonal zeroed (numpy.triu), one fused where."""
     m = asarray(m)
-    if m.ndim < 2:
-        raise ValueError("input array must be at least 2-d")
-    return _core.cast(_core.where(_tri_mask(m.shape[-2], m.shape[-1], k - 1), 0, m), m._dtype_code)
+    return _core.cast(_core.where(_tri_mask(*_tri_shape(m), k - 1), 0, m), m._dtype_code)
 
 
 def diag(v, k=0):
@@ -145,6 +149,51 @@ def diagflat(v, k=0):
     return diag(asarray(v).ravel(), k)
 
 
+class _AxisConcatenator:
+    """r_ and c_ (CuPy's AxisConcatenator): x[a, b, ...] joins arrays and scalars along `axis`, each
+    made at least `ndmin`-d first (a 1-d array becomes a column for c_: trans1d=0); the result dtype is
+    NumPy's result_type of the pieces (Python scalars weak). As in CuPy, slices (ranges) and string
+    directives are NotImplementedError; use arange/linspace and concatenate for those."""
+
+    def __init__(self, axis=0, ndmin=1, trans1d=-1):
+        self.axis, self.ndmin, self.trans1d = axis, ndmin, trans1d
+
+    def __getitem__(self, key):
+        items = key if isinstance(key, tuple) else (key,)
+        objs, dtypes = [], []
+        for item in items:
+            if isinstance(item, slice):
+                raise NotImplementedError("r_/c_: slices (ranges) are not supported, as in CuPy; use "
+                                          "loom.arange or loom.linspace and pass the array")
+            if isinstance(item, str):
+                raise NotImplementedError("r_/c_: string directives are not supported, as in CuPy; use "
+                                          "loom.concatenate with axis= instead")
+            if isinstance(item, (bool, int, float, complex)) or numpy.isscalar(item):
+                a = asarray(numpy.array(item, ndmin=self.ndmin))
+                dtypes.append(item if isinstance(item, (bool, int, float, complex)) else numpy.asarray(item).dtype)
+            else:
+                a = asarray(item)
+                dtypes.append(a.dtype)
+                nd = a.ndim
+                if nd < self.ndmin:
+                    a = a.reshape((1,) * (self.ndmin - nd) + a.shape)
+                    if self.trans1d != -1:
+                        k2, k1 = self.ndmin - nd, self.trans1d
+                        k1 = k1 + k2 + 1 if k1 < 0 else k1
+                        axes = list(range(self.ndmin))
+                        a = a.transpose(axes[:k1] + axes[k2:] + axes[k1:k2])
+            objs.append(a)
+        from ._manipulation import concatenate
+        dtype = numpy.result_type(*dtypes) if dtypes else numpy.float64
+        return concatenate([o.astype(dtype, copy=False) for o in objs], axis=self.axis)
+
+    def __len__(self):
+        return 0
+
+
+r_ = _AxisConcatenator(0, 1, -1)
+c_ = _AxisConcatenator(-1, 2, 0)
+
 __all__ = [_n for _n, _v in list(globals().items())
            if not _n.startswith("_") and getattr(_v, "__module__", None) == __name__]
-__all__ += ["mgrid", "ogrid"]
+__all__ += ["mgrid", "ogrid", "r_", "c_"]

@@ -91,8 +91,8 @@ def _getitem(self, key):
 def _setitem(self, key, value):
     """a[key] = value: writes through a view (basic) or through NumPy (advanced; via the host on a GPU)."""
     if self._tracer:
-        raise TypeError("@loom.fuse: item assignment to a traced value is not supported; "
-                        "return a new array (e.g. loom.where) instead")
+        _setitem_traced(self, key, value)
+        return
     value = _operand(value)
     if _is_advanced(key):
         k = _key_to_numpy(key)
@@ -122,6 +122,27 @@ def _setitem(self, key, value):
             warnings.warn("Casting complex values to real discards the imaginary part", _ComplexWarning,
                           stacklevel=3)
     _core.assign(target, value)
+
+
+def _setitem_traced(self, key, value):
+    """a[...] = value or a[:] = value on a @loom.fuse tracer: the whole of a takes value's broadcast,
+    cast (NumPy's unsafe setitem cast) to a's dtype; the fused call writes it into the caller's array.
+    Assignment to a part of a traced value is refused."""
+    k = key if isinstance(key, tuple) else (key,)
+    whole = builtins.sum(e is Ellipsis for e in k) <= 1 and builtins.sum(e is not Ellipsis for e in k) <= self.ndim \
+        and builtins.all(e is Ellipsis or (isinstance(e, slice) and e == slice(None)) for e in k)
+    if not whole:
+        raise TypeError("@loom.fuse: item assignment to a part of a traced value is not supported (only "
+                        "x[...] = v and x[:] = v); return a new array (e.g. loom.where) instead")
+    value = _operand(value)
+    if isinstance(value, ndarray):
+        extra = value.ndim - self.ndim
+        if extra > 0 and builtins.all(n == 1 for n in value.shape[:extra]):  # NumPy drops leading 1-axes
+            value = value.reshape(value.shape[extra:])
+    v = _core.where(True, value, self)  # value, broadcast, as a node of the trace graph
+    if v.shape != self.shape:
+        raise ValueError(f"could not broadcast input array from shape {value.shape} into shape {self.shape}")
+    _core.become(self, _core.cast(v, self._dtype_code))
 
 
 def where(condition, x=None, y=None):

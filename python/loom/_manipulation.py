@@ -247,10 +247,10 @@ def atleast_3d(*arys):
 
 
 def broadcast_arrays(*args):
-    """Views of the arrays broadcast to their common shape, like numpy.broadcast_arrays."""
+    """Views of the arrays broadcast to their common shape (a tuple), like numpy.broadcast_arrays."""
     arrays = [asarray(a) for a in args]
     shape = numpy.broadcast_shapes(*(a.shape for a in arrays))
-    return [broadcast_to(a, shape) for a in arrays]
+    return tuple(broadcast_to(a, shape) for a in arrays)
 
 
 def _view_by(a, fn):

@@ -208,10 +208,12 @@ def _float_operands(*ops):
         ops[0] = asarray(ops[0])
     arrs = [x.dtype for x in ops if isinstance(x, ndarray)]
     rt = numpy.result_type(*arrs)
-    if _kind(rt) not in "biu":
-        return ops
+    if _kind(rt) not in "biu":  # the common float (complex) loop: every array operand cast to it
+        code = _code(rt)
+        return [_core.cast(x, code) if isinstance(x, ndarray) and x.dtype != rt else x for x in ops]
     floor = numpy.float64 if any(isinstance(x, float) for x in ops) else numpy.float16
-    code = _code(numpy.result_type(rt, floor))
+    # NumPy's loop: the first float type every input casts to safely (uint8 and int8 both fit float16)
+    code = _code(numpy.result_type(*(numpy.result_type(d, floor) for d in arrs)))
     return [_core.cast(x, code) if isinstance(x, ndarray) else x for x in ops]
 
 
@@ -463,6 +465,7 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 # ---- the ufunc objects (loom.ufunc): one per NumPy name, aliases share it ------------------------------
 from ._ufunc import ufunc  # noqa: E402
+from . import _bits  # noqa: E402
 
 _NIN = dict({n: 1 for n in _UNARY}, **{n: 2 for n in _BINARY}, positive=1, square=1, reciprocal=1, fabs=1,
             conjugate=1, fmod=2, float_power=2)
@@ -481,7 +484,8 @@ conj = conjugate = _UFUNCS["conjugate"]
 for _n, _f, _nin, _nout in (("deg2rad", deg2rad, 1, 1), ("radians", deg2rad, 1, 1), ("rad2deg", rad2deg, 1, 1),
                             ("degrees", rad2deg, 1, 1), ("logaddexp", logaddexp, 2, 1),
                             ("logaddexp2", logaddexp2, 2, 1), ("divmod", _divmod, 2, 2), ("modf", modf, 1, 2),
-                            ("signbit", signbit, 1, 1), ("heaviside", heaviside, 2, 1), ("ldexp", ldexp, 2, 1)):
+                            ("signbit", signbit, 1, 1), ("heaviside", heaviside, 2, 1), ("ldexp", ldexp, 2, 1),
+                            ("bitwise_count", _bits._bitwise_count, 1, 1)):
     _UFUNCS[_n] = globals()[_n] = ufunc(_n, _nin, _nout, _f)
 for _n, _nin, _nout in (("gcd", 2, 1), ("lcm", 2, 1), ("frexp", 1, 2), ("nextafter", 2, 1), ("spacing", 1, 1)):
     _UFUNCS[_n] = globals()[_n] = ufunc(_n, _nin, _nout, _host_ufunc_impl(_n, _nin))

@@ -75,7 +75,7 @@ def _operator(name, reflected, dunder):
 class ndarray(_core.Array):
     """A loom array (CuPy's ndarray API). Values may be pending: they are computed when observed."""
 
-    __slots__ = ()
+    __slots__ = ("_base",)  # the array whose memory a view shares (NumPy's and CuPy's .base)
     __array_priority__ = 100
 
     def __new__(cls, shape, dtype=float, memptr=None, strides=None, order="C"):
@@ -180,8 +180,7 @@ class ndarray(_core.Array):
     def __iter__(self):
         if self.ndim == 0:
             raise TypeError("iteration over a 0-d array")
-        for i in range(self.shape[0]):
-            yield self[i]
+        return (self[i] for i in range(self.shape[0]))
 
     def __repr__(self):
         """NumPy's repr of the value. A pending array is evaluated first and says so in a trailing
@@ -307,7 +306,7 @@ class ndarray(_core.Array):
         base = self._geometry_base() if self._on_gpu else self._np()
         v = base.view(d)  # NumPy checks the shape and contiguity rules and raises its errors
         off = v.__array_interface__["data"][0] - base.__array_interface__["data"][0] if v.size else 0
-        return _core.view(self, off, v.shape, v.strides, code)
+        return self._view_of_me(_core.view(self, off, v.shape, v.strides, code))
 
     def fill(self, value):
         self[...] = value
@@ -338,8 +337,19 @@ class ndarray(_core.Array):
             raise _NotAView()
         off = v.__array_interface__["data"][0] - base.__array_interface__["data"][0] if v.size else 0
         if dtype is not None:
-            return _core.view(self, off, v.shape, v.strides, _code(dtype))
-        return _core.view(self, off, v.shape, v.strides)
+            return self._view_of_me(_core.view(self, off, v.shape, v.strides, _code(dtype)))
+        return self._view_of_me(_core.view(self, off, v.shape, v.strides))
+
+    def _view_of_me(self, v):
+        """v, a view of this array's memory, with .base set to the array that owns that memory."""
+        v._base = self.base if self.base is not None else self
+        return v
+
+    @property
+    def base(self):
+        """The array whose memory this view shares (the owner, as NumPy collapses chains of views), or
+        None for an array that owns its memory."""
+        return getattr(self, "_base", None)
 
     # ---- complex parts (loom/_complex.py): views of the memory, as NumPy's ----------------------------
     @property
@@ -394,8 +404,28 @@ class ndarray(_core.Array):
     __rlshift__ = _operator("left_shift", True, "__rlshift__")
     __rshift__ = _operator("right_shift", False, "__rshift__")
     __rrshift__ = _operator("right_shift", True, "__rrshift__")
-    def __eq__(self, o): return self._none_compare(False) if o is None else _binop("eq", self, o)
-    def __ne__(self, o): return self._none_compare(True) if o is None else _binop("ne", self, o)
+    def __eq__(self, o): return self._object_compare("eq", o)
+    def __ne__(self, o): return self._object_compare("ne", o)
+
+    def _object_compare(self, name, o):
+        """a == o, a != o: elementwise; an operand loom cannot take and whose type keeps object's own
+        comparison (None, Ellipsis, object()) equals no element, as in NumPy. An object with its own
+        __eq__ / __ne__ (or __array_ufunc__ = None) gets NotImplemented, so Python asks it."""
+        r = None if o is None else _binop(name, self, o)
+        if r is not None and r is not NotImplemented:
+            return r
+        t = type(o)
+        if r is NotImplemented and getattr(t, "__array_ufunc__", 0) is None:
+            return r
+        own_eq = getattr(t, "__eq__", None) is not object.__eq__
+        if name == "ne" and getattr(t, "__ne__", None) is not object.__ne__:
+            return r  # its own __ne__ answers
+        if own_eq:
+            if name == "eq":
+                return r
+            e = t.__eq__(o, self)  # object's __ne__ is "not __eq__": elementwise here, as NumPy
+            return r if e is NotImplemented else _math.logical_not(e)
+        return self._none_compare(name == "ne")
     __lt__ = _operator("lt", False, "__lt__")
     __le__ = _operator("le", False, "__le__")
     __gt__ = _operator("gt", False, "__gt__")
@@ -499,30 +529,58 @@ class ndarray(_core.Array):
 
 
 class _FlatIter:
-    """a.flat: the elements of a in C order, indexable as a 1-d array (CuPy's flatiter)."""
+    """a.flat: the elements of a in C order, indexable as a 1-d array (CuPy's flatiter): an int, a slice
+    or Ellipsis (CuPy's set; other keys are an IndexError); assigning a value of another size repeats
+    it cyclically, as NumPy does."""
 
-    __slots__ = ("base",)
+    __slots__ = ("base", "_pos")
 
     def __init__(self, a):
         self.base = a
+        self._pos = 0
 
     def __len__(self):
         return self.base.size
 
     def __iter__(self):
-        return iter(self.base.ravel())
+        return self
+
+    def __next__(self):
+        if self._pos >= self.base.size:
+            raise StopIteration
+        self._pos += 1
+        return self.base.ravel()[self._pos - 1]
+
+    @staticmethod
+    def _key(key):
+        if key is Ellipsis:
+            return slice(None)
+        if isinstance(key, slice) or (isinstance(key, (int, numpy.integer)) and not isinstance(key, (bool, numpy.bool_))):
+            return key
+        if isinstance(key, (list, ndarray, numpy.ndarray)):  # integer arrays, as NumPy takes them
+            k = numpy.asarray(key.get() if isinstance(key, ndarray) else key)
+            if k.dtype.kind in "iu" or (k.size == 0 and k.dtype.kind == "f"):
+                return k.astype(numpy.intp)
+        raise IndexError(f"unsupported iterator index: {key!r} (a.flat takes an int, a slice, Ellipsis or an "
+                         "integer array)")
 
     def __getitem__(self, key):
-        return self.base.ravel()[key]
+        return self.base.ravel()[self._key(key)]
 
     def __setitem__(self, key, value):
         a = self.base
+        key = self._key(key)
+        if isinstance(value, ndarray):
+            n = (len(range(*key.indices(a.size))) if isinstance(key, slice) else
+                 key.size if isinstance(key, numpy.ndarray) else 1)
+            value = value.ravel()
+            if value.size != n and value.size:  # NumPy repeats the values over the positions
+                value = _selection.take(value, _creation.arange(n) % value.size)
         if a.flags.c_contiguous and not a._lazy:
             a.reshape(a.size)[key] = value  # a view of a's memory
             return
-        k = key._np() if isinstance(key, ndarray) else key
         v = value._np() if isinstance(value, ndarray) else value
-        _host_update(a, lambda h: h.flat.__setitem__(k, v))
+        _host_update(a, lambda h: h.flat.__setitem__(key, v))
 
     def copy(self):
         return self.base.flatten()
@@ -556,6 +614,8 @@ def _operand(x):
         return _from_numpy(numpy.asarray(x), copy=True)
     if hasattr(x, "__cuda_array_interface__") or hasattr(x, "__dlpack__"):
         return _creation.asarray(x)
+    if hasattr(x, "__array__"):  # array-likes (loom.poly1d, numpy.poly1d, ...), as NumPy converts them
+        return _from_numpy(numpy.asarray(x), copy=True)
     raise TypeError(f"loom: unsupported operand type {type(x).__name__}")
 
 
@@ -572,7 +632,8 @@ def _python_int(name, x, other):
     """Python int operand x of the binary op `name` against operand `other`, made what loom's C layer
     takes (a weak scalar holds an int64) with NumPy 2's results: an int outside int64 is a strong uint64
     against a uint64 array when it fits, a float against a float array, and +-inf in a comparison with
-    an integer (not bool) array (it lies beyond every value the array holds); true division of an integer
+    an integer (not bool) array (it lies beyond every value the array holds; for a bool array NumPy
+raises OverflowError and so does loom, although CuPy answers); true division of an integer
     array divides by the int as a float64 (NumPy's integer true_divide loop is float64's, so uint8 / -2
     is -0.5 there). Else it is left as it is (loom raises NumPy's OverflowError)."""
     if type(x) is not int or not isinstance(other, ndarray):
@@ -630,9 +691,11 @@ def _host(fn, *arrays, **kw):
 
 
 def _to_host(x):
-    """loom arrays in x (also inside lists and tuples) as NumPy arrays."""
+    """loom arrays in x (also inside lists and tuples) as NumPy arrays; a loom.poly1d as a numpy.poly1d."""
     if isinstance(x, ndarray):
         return x._np()
+    if type(x).__name__ == "poly1d" and type(x).__module__ == "loom._polynomial":
+        return x.get()
     if isinstance(x, (list, tuple)):
         return _same_sequence(x, [_to_host(v) for v in x])
     return x
@@ -646,6 +709,9 @@ def _same_sequence(like, items):
 def _from_host(r, dev):
     """NumPy arrays and scalars in a NumPy result r (also inside lists and tuples) as loom arrays on
     device dev (a NumPy scalar becomes a 0-d array, as CuPy returns)."""
+    if isinstance(r, numpy.poly1d):
+        from ._polynomial import poly1d
+        return poly1d(r)
     if isinstance(r, (numpy.ndarray, numpy.generic)):
         return _from_numpy(numpy.asarray(r), copy=True, device=dev)
     if isinstance(r, (list, tuple)):

@@ -108,7 +108,11 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
 
 
 def _scalar(v):
-    return v.item() if isinstance(v, (numpy.generic, ndarray)) else v
+    """A replacement value of nan_to_num: a scalar as a Python number, an array (NumPy's broadcasting
+    replacement values) as a loom array."""
+    if isinstance(v, numpy.generic) or (isinstance(v, (ndarray, numpy.ndarray)) and v.ndim == 0):
+        return v.item()
+    return asarray(v) if isinstance(v, (ndarray, numpy.ndarray, list, tuple)) else v
 
 
 def outer(a, b, out=None):
@@ -175,8 +179,9 @@ def sinc(x):
     x = asarray(x)
     if _kind(x.dtype) in "biu":
         x = _core.cast(x, _code(numpy.float64))
-    y = _b("mul", _core.where(_b("eq", x, 0), 1.0e-20, x), numpy.pi)
-    return _b("truediv", _u("sin", y), y)
+    y = _b("mul", x, numpy.pi)
+    r = _b("truediv", _u("sin", y), y)
+    return _core.cast(_core.where(_b("eq", x, 0), 1, r), r._dtype_code)
 
 
 def fix(x, out=None):
@@ -203,7 +208,7 @@ def isneginf(x, out=None):
 
 for _name in ("convolve", "correlate", "interp", "unwrap", "cross", "trim_zeros", "i0", "real_if_close", "pad",
               "delete", "insert", "append", "resize", "polyval", "polyfit", "roots", "polyadd", "polysub",
-              "polymul", "polyder", "polyint"):
+              "polymul", "polyder", "polyint", "poly"):
     if hasattr(numpy, _name):
         globals()[_name] = _host_function(_name, __name__)
 del _name

@@ -63,11 +63,13 @@ typedef struct {
   PyObject_HEAD
   PyObject *graph;    /* the trace Graph */
   Py_ssize_t nargs;   /* argument count of the signature */
-  Py_ssize_t nin, nout;
+  Py_ssize_t nin, nout; /* nout: result nodes, then the nwrite written-argument nodes */
+  Py_ssize_t nwrite;
   int is_tuple;
   int32_t *in_arg;    /* [nin] argument index bound to placeholder k */
   LoomNode *in_node;  /* [nin] placeholder nodes */
   LoomNode *out_node; /* [nout] output nodes */
+  int32_t *write_arg; /* [nwrite] the argument that out_node[nout - nwrite + w] is written into */
   PyObject *slots;    /* tuple: None = the next output node, (value,) = a constant result */
 } FuseEntryObject;
 
@@ -76,6 +78,7 @@ static void fuse_entry_dealloc(FuseEntryObject *self) {
   PyMem_Free(self->in_arg);
   PyMem_Free(self->in_node);
   PyMem_Free(self->out_node);
+  PyMem_Free(self->write_arg);
   Py_XDECREF(self->graph);
   Py_XDECREF(self->slots);
   tp->tp_free(self);
@@ -105,17 +108,23 @@ static int int_tuple(PyObject *t, int32_t **out, long lo, long hi, const char *w
   return 0;
 }
 
-/* fuse_entry(graph, in_args, in_nodes, out_nodes, slots, is_tuple, nargs) -> FuseEntry. in_args[k]
- * is the argument that placeholder in_nodes[k] reads; slots has one item per result: None (the next
- * of out_nodes) or a 1-tuple holding a constant result. */
+/* fuse_entry(graph, in_args, in_nodes, out_nodes, slots, is_tuple, nargs, write_args) -> FuseEntry.
+ * in_args[k] is the argument that placeholder in_nodes[k] reads; slots has one item per result: None
+ * (the next of out_nodes) or a 1-tuple holding a constant result. write_args (optional) names the
+ * arguments the traced function updated in place (x += y, out=x, x[...] = y): the last
+ * len(write_args) of out_nodes are their new values, which each run writes into those arguments'
+ * memory (CuPy's fusion semantics). */
 static PyObject *core_fuse_entry(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
   MODSTATE;
-  if (nargs != 7 || !PyObject_TypeCheck(args[0], st->graph_type) || !PyTuple_Check(args[1]) ||
+  if ((nargs != 7 && nargs != 8) || !PyObject_TypeCheck(args[0], st->graph_type) || !PyTuple_Check(args[1]) ||
       !PyTuple_Check(args[2]) || !PyTuple_Check(args[3]) || !PyTuple_Check(args[4]) ||
-      PyTuple_GET_SIZE(args[1]) != PyTuple_GET_SIZE(args[2])) {
-    PyErr_SetString(PyExc_TypeError, "fuse_entry(graph, in_args, in_nodes, out_nodes, slots, is_tuple, nargs)");
+      (nargs == 8 && !PyTuple_Check(args[7])) || PyTuple_GET_SIZE(args[1]) != PyTuple_GET_SIZE(args[2])) {
+    PyErr_SetString(PyExc_TypeError,
+                    "fuse_entry(graph, in_args, in_nodes, out_nodes, slots, is_tuple, nargs[, write_args])");
     return NULL;
   }
+  PyObject *writes = nargs == 8 ? args[7] : NULL;
+  Py_ssize_t nwrite = writes ? PyTuple_GET_SIZE(writes) : 0;
   int is_tuple = PyObject_IsTrue(args[5]);
   Py_ssize_t na = PyLong_AsSsize_t(args[6]);
   if (is_tuple < 0 || (na == -1 && PyErr_Occurred())) return NULL;
@@ -128,7 +137,7 @@ static PyObject *core_fuse_entry(PyObject *module, PyObject *const *args, Py_ssi
       return NULL;
     }
   }
-  if (nodes != nout || (!is_tuple && PyTuple_GET_SIZE(args[4]) > 1)) {
+  if (nodes + nwrite != nout || (!is_tuple && PyTuple_GET_SIZE(args[4]) > 1)) {
     PyErr_SetString(PyExc_ValueError, "fuse_entry: slots do not match the output nodes");
     return NULL;
   }
@@ -140,22 +149,40 @@ static PyObject *core_fuse_entry(PyObject *module, PyObject *const *args, Py_ssi
   e->is_tuple = is_tuple;
   e->nin = PyTuple_GET_SIZE(args[1]);
   e->nout = nout;
+  e->nwrite = nwrite;
   int32_t nn = loom_graph_node_count(((GraphObject *)args[0])->g);
   if (int_tuple(args[1], &e->in_arg, 0, (long)na - 1, "argument index") < 0 ||
       int_tuple(args[2], &e->in_node, 0, (long)nn - 1, "input node") < 0 ||
-      int_tuple(args[3], &e->out_node, 0, (long)nn - 1, "output node") < 0) {
+      int_tuple(args[3], &e->out_node, 0, (long)nn - 1, "output node") < 0 ||
+      (writes && int_tuple(writes, &e->write_arg, 0, (long)na - 1, "written argument index") < 0)) {
     Py_DECREF(e);
     return NULL;
   }
   return (PyObject *)e;
 }
 
-/* Runs entry e: desc[j] describes argument j (NULL for scalars; arrays already materialized). */
-static PyObject *fuse_exec_entry(ModState *st, FuseEntryObject *e, const LoomArray *const *desc, Py_ssize_t nargs,
-                                 int numpy_out) {
+/* Runs entry e: desc[j] describes argument j (NULL for scalars; arrays already materialized), objs[j]
+ * is the argument itself; readonly[j] (readonly may be NULL) marks a NumPy argument whose buffer is
+ * read-only. */
+static PyObject *fuse_exec_entry(ModState *st, FuseEntryObject *e, const LoomArray *const *desc,
+                                 PyObject *const *objs, Py_ssize_t nargs, int numpy_out,
+                                 const unsigned char *readonly) {
   if (nargs != e->nargs) {
     PyErr_Format(PyExc_TypeError, "@loom.fuse: this signature takes %zd arguments, got %zd", e->nargs, nargs);
     return NULL;
+  }
+  Py_ssize_t nres = e->nout - e->nwrite;
+  for (Py_ssize_t w = 0; w < e->nwrite; w++) { /* arguments the function updates in place */
+    int32_t j = e->write_arg[w];
+    if (!desc[j]) {
+      PyErr_Format(PyExc_TypeError, "@loom.fuse: argument %d must be an array for this signature", (int)j);
+      return NULL;
+    }
+    if (readonly && readonly[j]) {
+      PyErr_Format(PyExc_ValueError, "@loom.fuse: argument %d is updated in place but is read-only", (int)j);
+      return NULL;
+    }
+    if (is_array(st, objs[j]) && before_write(st, ((ArrayObject *)objs[j])->buffer) < 0) return NULL;
   }
   GraphObject *gr = (GraphObject *)e->graph;
   const LoomArray *ins[FUSE_MAX_ARGS];
@@ -177,6 +204,7 @@ static PyObject *fuse_exec_entry(ModState *st, FuseEntryObject *e, const LoomArr
   if (e->nout > FUSE_STACK_OUTS) outs = PyMem_Calloc((size_t)e->nout, sizeof(LoomArray));
   else memset(outs_stack, 0, sizeof(LoomArray) * (size_t)e->nout);
   if (!outs) return PyErr_NoMemory();
+  for (Py_ssize_t w = 0; w < e->nwrite; w++) outs[nres + w] = *desc[e->write_arg[w]]; /* written in place */
   PyObject *res = NULL;
   if (e->nout > 0) {
     s = loom_eval(gr->g, (int32_t)e->nout, e->out_node, outs);
@@ -204,18 +232,20 @@ static PyObject *fuse_exec_entry(ModState *st, FuseEntryObject *e, const LoomArr
   if (!res) res = Py_NewRef(Py_None);
   goto done;
 free_rest:
-  for (; q < e->nout; q++) loom_array_free(ctx_of(st), &outs[q]);
+  for (; q < nres; q++) loom_array_free(ctx_of(st), &outs[q]);
 done:
   if (outs != outs_stack) PyMem_Free(outs);
   return res;
 }
 
-/* fuse_exec(entry, vals, numpy_out): runs entry on vals (one per argument: a loom array, or None for a
- * scalar folded into the trace); pending arrays are evaluated first. */
+/* fuse_exec(entry, vals, numpy_out[, readonly]): runs entry on vals (one per argument: a loom array, or
+ * None for a scalar folded into the trace); readonly: the indices of the arguments that must not be
+ * written (read-only NumPy arrays); pending arrays are evaluated first. */
 static PyObject *core_fuse_exec(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
   MODSTATE;
-  if (nargs != 3 || !PyObject_TypeCheck(args[0], st->fuse_entry_type) || !PyTuple_Check(args[1])) {
-    PyErr_SetString(PyExc_TypeError, "fuse_exec(entry, vals, numpy_out)");
+  if ((nargs != 3 && nargs != 4) || !PyObject_TypeCheck(args[0], st->fuse_entry_type) || !PyTuple_Check(args[1]) ||
+      (nargs == 4 && !PyTuple_Check(args[3]))) {
+    PyErr_SetString(PyExc_TypeError, "fuse_exec(entry, vals, numpy_out[, readonly])");
     return NULL;
   }
   int numpy_out = PyObject_IsTrue(args[2]);
@@ -234,13 +264,25 @@ static PyObject *core_fuse_exec(PyObject *module, PyObject *const *args, Py_ssiz
   if (materialize_many(st, PySequence_Fast_ITEMS(vals), n) < 0) return NULL;
   const LoomArray *stack[FUSE_MAX_ARGS];
   const LoomArray **desc = n <= FUSE_MAX_ARGS ? stack : PyMem_Malloc(sizeof(LoomArray *) * (size_t)n);
-  if (!desc) return PyErr_NoMemory();
+  unsigned char *ro = PyMem_Calloc((size_t)(n ? n : 1), 1);
+  PyObject *r = NULL;
+  if (!desc || !ro) {
+    PyErr_NoMemory();
+    goto done;
+  }
   for (Py_ssize_t i = 0; i < n; i++) {
     PyObject *v = PyTuple_GET_ITEM(vals, i);
     desc[i] = v == Py_None ? NULL : &((ArrayObject *)v)->desc;
   }
-  PyObject *r = fuse_exec_entry(st, (FuseEntryObject *)args[0], desc, n, numpy_out);
+  for (Py_ssize_t i = 0; nargs == 4 && i < PyTuple_GET_SIZE(args[3]); i++) {
+    Py_ssize_t j = PyLong_AsSsize_t(PyTuple_GET_ITEM(args[3], i));
+    if (j == -1 && PyErr_Occurred()) goto done;
+    if (j >= 0 && j < n) ro[j] = 1;
+  }
+  r = fuse_exec_entry(st, (FuseEntryObject *)args[0], desc, PySequence_Fast_ITEMS(vals), n, numpy_out, ro);
+done:
   if (desc != stack) PyMem_Free(desc);
+  PyMem_Free(ro);
   return r;
 }
 
@@ -349,6 +391,7 @@ static PyObject *fused_call(FusedObject *self, PyObject *args, PyObject *kwargs)
   LoomArray npdesc[FUSE_MAX_NP];
   const LoomArray *desc[FUSE_MAX_ARGS];
   int nviews = 0, numpy_in = 0, any_array = 0, any_lazy = 0, fast = 1;
+  unsigned char readonly[FUSE_MAX_ARGS] = {0}; /* NumPy argument i is read-only */
   PyObject *res = NULL;
   for (Py_ssize_t i = 0; fast && i < n; i++) {
     PyObject *o = PyTuple_GET_ITEM(args, i);
@@ -366,10 +409,14 @@ static PyObject *fused_call(FusedObject *self, PyObject *args, PyObject *kwargs)
         break;
       }
       Py_buffer *v = &views[nviews];
-      if (PyObject_GetBuffer(o, v, PyBUF_STRIDES | PyBUF_FORMAT) < 0) {
-        PyErr_Clear(); /* e.g. object dtype: the slow path raises the right error */
-        fast = 0;
-        break;
+      if (PyObject_GetBuffer(o, v, PyBUF_STRIDES | PyBUF_FORMAT | PyBUF_WRITABLE) < 0) {
+        PyErr_Clear(); /* read-only: fine unless the function updates it in place (fuse_exec_entry) */
+        if (PyObject_GetBuffer(o, v, PyBUF_STRIDES | PyBUF_FORMAT) < 0) {
+          PyErr_Clear(); /* e.g. object dtype: the slow path raises the right error */
+          fast = 0;
+          break;
+        }
+        readonly[i] = 1;
       }
       nviews++;
       LoomArray *d = &npdesc[nviews - 1];
@@ -438,7 +485,7 @@ static PyObject *fused_call(FusedObject *self, PyObject *args, PyObject *kwargs)
     Py_XSETREF(self->last_entry, Py_NewRef(entry));
   }
   if (!any_lazy || materialize_many(st, PySequence_Fast_ITEMS(args), n) == 0)
-    res = fuse_exec_entry(st, (FuseEntryObject *)entry, desc, n, numpy_in);
+    res = fuse_exec_entry(st, (FuseEntryObject *)entry, desc, PySequence_Fast_ITEMS(args), n, numpy_in, readonly);
   Py_DECREF(entry);
 out:
   for (int v = 0; v < nviews; v++) PyBuffer_Release(&views[v]);
