@@ -9,7 +9,8 @@
  * kernel text. Values and the row-major order of R (argmin/argmax indices) are unchanged.
  * A reduction whose phases only pick (min, max, any, all; argmin/argmax on leading R dims) drops the
  * R dims along which every buffer has stride 0 (the same value repeated: picking among copies is
- * the value itself), so a reduction over a huge broadcast input runs in no time. Last, a kernel
+ * the value itself; not when some R dim is empty: the result is the identity), so a reduction over a
+ * huge broadcast input runs in no time. Last, a kernel
  * of more than PASS_MAX_POINTS points (only reachable through stride-0 inputs, which take no
  * memory) is refused with LOOM_ERR_UNSUPPORTED: it could not finish in any useful time.
  */
@@ -41,6 +42,8 @@ static int droppable_r_dims(const KernelIr *k) {
 static void drop_constant_r_dims(SchedKernel *sk) {
   const KernelIr *k = sk->ir;
   int mode = droppable_r_dims(k);
+  for (int i = k->nkeep; mode && i < k->ndim; i++)
+    if (sk->shape[i] == 0) return; /* an empty reduction gives its identity: no value to pick */
   for (int i = k->nkeep; mode && i < k->ndim; i++) {
     if (sk->shape[i] == 1) continue;
     bool constant = true;

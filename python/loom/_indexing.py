@@ -94,6 +94,8 @@ def _setitem(self, key, value):
         raise TypeError("@loom.fuse: item assignment to a traced value is not supported; "
                         "return a new array (e.g. loom.where) instead")
     value = _operand(value)
+    if type(value) is int and self.dtype.kind in "fc" and not -2**63 <= value < 2**64:
+        value = float(value)  # NumPy converts a Python int to the float dtype (2**70 into float64)
     if _is_advanced(key):
         k = _key_to_numpy(key)
         if isinstance(value, ndarray) and value._tracer:
@@ -132,6 +134,10 @@ def where(condition, x=None, y=None):
     c, x, y = _operand(condition), _operand(x), _operand(y)
     if not builtins.any(isinstance(v, ndarray) for v in (c, x, y)):
         c = asarray(c)
+    if type(x) is int and type(y) is int:  # two weak ints: int64 (NEP 50), so each must fit it
+        for v in (x, y):
+            if not -2**63 <= v < 2**63:
+                raise OverflowError(f"Python integer {v} out of bounds for int64")
     return _core.where(c, x, y)
 
 

@@ -199,7 +199,10 @@ def rollaxis(a, axis, start=0):
 
 def flip(m, axis=None):
     """A view with the order of the elements along axis (all axes: None) reversed, like numpy.flip."""
-    return _view_by(asarray(m), lambda v: numpy.flip(v, axis))
+    m = asarray(m)
+    if m.ndim == 0 and axis is None:  # nothing to reverse (NumPy's m[()] is a scalar, not a view)
+        return m.view()
+    return _view_by(m, lambda v: numpy.flip(v, axis))
 
 
 def fliplr(m):
