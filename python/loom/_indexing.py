@@ -134,10 +134,12 @@ def where(condition, x=None, y=None):
     c, x, y = _operand(condition), _operand(x), _operand(y)
     if not builtins.any(isinstance(v, ndarray) for v in (c, x, y)):
         c = asarray(c)
-    if type(x) is int and type(y) is int:  # two weak ints: int64 (NEP 50), so each must fit it
+    if all(type(v) in (bool, int) for v in (x, y)):  # Python ints (and a bool): int64 (NEP 50), so each must fit it
         for v in (x, y):
             if not -2**63 <= v < 2**63:
                 raise OverflowError(f"Python integer {v} out of bounds for int64")
+    elif all(type(v) in (bool, int, float, complex) for v in (x, y)):  # a float beside: the int is a float there
+        x, y = (float(v) if type(v) is int and not -2**63 <= v < 2**63 else v for v in (x, y))
     return _core.where(c, x, y)
 
 

@@ -290,6 +290,8 @@ def repeat(a, repeats, axis=None):
     axis = _norm_axis(axis, a.ndim)
     if numpy.ndim(repeats) != 0 or isinstance(repeats, ndarray):
         r = repeats.get() if isinstance(repeats, ndarray) else numpy.asarray(repeats)
+        if r.dtype.kind == "u":  # the array API allows any integer dtype; NumPy's repeat casts counts to intp safely
+            r = r.astype(numpy.int64)  # (a count past int64 becomes negative: NumPy's ValueError)
         if r.size != 1:
             return _host(lambda x: numpy.repeat(x, r, axis), a)
         repeats = r.reshape(())[()]

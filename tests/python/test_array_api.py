@@ -246,6 +246,14 @@ def test_suite_found_bugs():
     assert np.array_equal(xp.any(xp.ones((2, 0, 3)), axis=1).get(), np.zeros((2, 3), bool))
     with pytest.raises(ValueError):
         xp.max(xp.zeros((0, 3)), axis=0)
+    # min/max/argmin/argmax over an empty set raise as NumPy's do, also when the result is empty
+    for f, shape, axis in ((xp.max, (0, 0, 4), (0, 2)), (xp.min, (0, 0), 1), (xp.argmax, (0, 0), 1)):
+        with pytest.raises(ValueError):
+            f(xp.zeros(shape), axis=axis)
+    assert xp.max(xp.zeros((0, 3)), axis=1).shape == (0,)
+    # repeat counts of an unsigned dtype (the standard: any integer dtype)
+    counts = np.array([1, 0, 2], np.uint64)
+    assert np.array_equal(xp.repeat(a([1, 2, 3]), a(counts)).get(), np.repeat([1, 2, 3], counts.astype(np.int64)))
     # flip of a 0-d array; take_along_axis's default axis (-1)
     f = xp.flip(a(False))
     assert f.shape == () and bool(f) is False
