@@ -138,8 +138,11 @@ def where(condition, x=None, y=None):
         for v in (x, y):
             if not -2**63 <= v < 2**63:
                 raise OverflowError(f"Python integer {v} out of bounds for int64")
-    elif all(type(v) in (bool, int, float, complex) for v in (x, y)):  # a float beside: the int is a float there
-        x, y = (float(v) if type(v) is int and not -2**63 <= v < 2**63 else v for v in (x, y))
+    else:  # beside a Python float or a float array, a Python int past int64 is a float there (NumPy's)
+        def floaty(o):
+            return type(o) in (float, complex) or (isinstance(o, ndarray) and o.dtype.kind in "fc")
+        x, y = (float(v) if type(v) is int and not -2**63 <= v < 2**63 and floaty(o) else v
+                for v, o in ((x, y), (y, x)))
     return _core.where(c, x, y)
 
 
