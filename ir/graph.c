@@ -922,7 +922,7 @@ LoomStatus ir_reduce(IrGraph *g, LoomReduceOp op, int32_t x, uint32_t axes, bool
       n.shape[n.ndim++] = s->shape[i];
     }
   }
-  if (rcount == 0 && ir_numel(n.ndim, n.shape) > 0 &&
+  if (rcount == 0 && /* NumPy: also when the result is empty (max over axes (0, 1) of a (0, 0, 4) array) */
       (op == LOOM_REDUCE_MIN || op == LOOM_REDUCE_MAX || op == LOOM_REDUCE_ARGMIN || op == LOOM_REDUCE_ARGMAX)) {
     const char *np = op == LOOM_REDUCE_MIN ? "minimum" : op == LOOM_REDUCE_MAX ? "maximum" : name;
     return diag_error(d, LOOM_ERR_INVALID_ARGUMENT,

@@ -13,7 +13,7 @@ of array types or wrappers is needed. This module adds what the CuPy-compatible 
   std/var, min=/max= of clip) as thin adapters around loom's own functions;
 - the functions the layer does not have yet (on the device where loom's graph ops express them:
   vecdot, tril/triu, meshgrid, flip, take, diff, unstack, logaddexp, signbit, matrix_transpose; on a
-  host copy through NumPy otherwise: tensordot, repeat, roll, tile, take_along_axis, nextafter).
+  host copy through NumPy otherwise: tensordot, repeat, roll, tile, nextafter).
 Sorting, searching, sets and cumulative sums live in _sorting.py.
 
 `export(namespace)` puts the names into loom's namespace; a name the CuPy layer already defines is
@@ -285,17 +285,31 @@ def _make_stat(base):
 
 
 def _make_clip(base):
+    """clip as NumPy 2's np.clip (the CuPy layer's: x promoted with the bounds), plus the standard's
+    min=/max= names and both bounds None. The standard leaves every case where the two differ unspecified
+    (bounds of another dtype or kind than x, ints outside x's range), so one clip serves both: where the
+    standard specifies the result (bounds of x's dtype, Python scalars of x's kind) NumPy's promotion
+    gives x's dtype. docs/semantics.md ("One namespace")."""
     def clip(a, /, min=None, max=None, out=None, *, a_min=None, a_max=None, **kw):
         lo = a_min if min is None else min
         hi = a_max if max is None else max
-        x = a
-        if isinstance(x, ndarray) and lo is None and hi is None:
-            return x.copy()
-        r = base(x, lo, hi, out, **kw)
-        if isinstance(x, ndarray) and r.dtype != x.dtype and out is None:  # the standard: x's dtype
-            r = r.astype(x.dtype)
-        return r
+        if isinstance(a, ndarray) and lo is None and hi is None:
+            return a.copy() if out is None else base(a, lo, hi, out, **kw)
+        if isinstance(a, ndarray) and _weak_result_kind(a.dtype, lo, hi) in "fc":
+            # a Python int bound of a float clip is a float there (NumPy converts 2**70 to the loop's dtype)
+            lo, hi = (float(v) if type(v) is int and not -2**63 <= v < 2**64 else v for v in (lo, hi))
+        return base(a, lo, hi, out, **kw)
     return clip
+
+
+def _weak_result_kind(dtype, *scalars):
+    """NumPy's result kind of an array of dtype with Python scalars or arrays (NEP 50: scalars are weak)."""
+    ops = [type(v) if isinstance(v, (bool, int, float, complex)) else getattr(v, "dtype", None)
+           for v in scalars if v is not None]
+    try:
+        return numpy.result_type(dtype, *[o if not isinstance(o, type) else o(0) for o in ops if o is not None]).kind
+    except (TypeError, ValueError):
+        return "?"
 
 
 def _make_expand_dims(base):
@@ -425,10 +439,6 @@ def take(x, indices, /, *, axis=None, out=None, mode=None):
     return r
 
 
-def take_along_axis(x, indices, /, *, axis=-1):
-    return _host(lambda a, i: numpy.take_along_axis(a, i, axis=axis), _ns().asarray(x), _ns().asarray(indices))
-
-
 def diff(x, /, *, axis=-1, n=1, prepend=None, append=None):
     xp = _ns()
     x = xp.asarray(x)
@@ -524,7 +534,7 @@ _ALIASES = {"acos": "arccos", "acosh": "arccosh", "asin": "arcsin", "asinh": "ar
             "bitwise_right_shift": "right_shift", "bitwise_invert": "invert", "pow": "power"}
 
 _NEW = ["concat", "permute_dims", "matrix_transpose", "unstack", "moveaxis", "flip", "broadcast_arrays", "meshgrid",
-        "tril", "triu", "take", "take_along_axis", "diff", "vecdot", "tensordot", "repeat", "roll", "tile",
+        "tril", "triu", "take", "diff", "vecdot", "tensordot", "repeat", "roll", "tile",
         "logaddexp", "signbit", "nextafter", "isdtype", "finfo", "iinfo", "__array_namespace_info__", "cpu"]
 
 

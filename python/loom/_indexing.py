@@ -94,6 +94,8 @@ def _setitem(self, key, value):
         _setitem_traced(self, key, value)
         return
     value = _operand(value)
+    if type(value) is int and self.dtype.kind in "fc" and not -2**63 <= value < 2**64:
+        value = float(value)  # NumPy converts a Python int to the float dtype (2**70 into float64)
     if _is_advanced(key):
         k = _key_to_numpy(key)
         if isinstance(value, ndarray) and value._tracer:
@@ -153,6 +155,15 @@ def where(condition, x=None, y=None):
     c, x, y = _operand(condition), _operand(x), _operand(y)
     if not builtins.any(isinstance(v, ndarray) for v in (c, x, y)):
         c = asarray(c)
+    if all(type(v) in (bool, int) for v in (x, y)):  # Python ints (and a bool): int64 (NEP 50), so each must fit it
+        for v in (x, y):
+            if not -2**63 <= v < 2**63:
+                raise OverflowError(f"Python integer {v} out of bounds for int64")
+    else:  # beside a Python float or a float array, a Python int past int64 is a float there (NumPy's)
+        def floaty(o):
+            return type(o) in (float, complex) or (isinstance(o, ndarray) and o.dtype.kind in "fc")
+        x, y = (float(v) if type(v) is int and not -2**63 <= v < 2**63 and floaty(o) else v
+                for v, o in ((x, y), (y, x)))
     return _core.where(c, x, y)
 
 

@@ -210,7 +210,10 @@ def rollaxis(a, axis, start=0):
 
 def flip(m, axis=None):
     """A view with the order of the elements along axis (all axes: None) reversed, like numpy.flip."""
-    return _view_by(asarray(m), lambda v: numpy.flip(v, axis))
+    m = asarray(m)
+    if m.ndim == 0 and axis is None:  # nothing to reverse (NumPy's m[()] is a scalar, not a view)
+        return m.view()
+    return _view_by(m, lambda v: numpy.flip(v, axis))
 
 
 def fliplr(m):
@@ -298,6 +301,8 @@ def repeat(a, repeats, axis=None):
     axis = _norm_axis(axis, a.ndim)
     if numpy.ndim(repeats) != 0 or isinstance(repeats, ndarray):
         r = repeats.get() if isinstance(repeats, ndarray) else numpy.asarray(repeats)
+        if r.dtype.kind == "u":  # the array API allows any integer dtype; NumPy's repeat casts counts to intp safely
+            r = r.astype(numpy.int64)  # (a count past int64 becomes negative: NumPy's ValueError)
         if r.size != 1:
             return _host(lambda x: numpy.repeat(x, r, axis), a)
         repeats = r.reshape(())[()]

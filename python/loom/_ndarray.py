@@ -649,7 +649,19 @@ raises OverflowError and so does loom, although CuPy answers); true division of 
         return _core.const(float(x), other._dtype_code) if other.dtype != _BF16 else float(x)
     if name in _COMPARISONS and kind in "iu":
         return numpy.inf if x > 0 else -numpy.inf
+    loop = _int_loop_dtype(name, other.dtype)
+    if loop is not None and loop.kind == "f" and loop in _CODE:  # a float loop (arctan2(int16, 2**70): float32's)
+        return _core.const(float(x), _CODE[loop])
     return x
+
+
+def _int_loop_dtype(name, dtype):
+    """The dtype NumPy's loop of op `name` gives a Python int beside an array of `dtype` (None: unknown)."""
+    f = getattr(numpy, _NP_NAME.get(name, "arctan2" if name == "atan2" else name), None)
+    try:
+        return f.resolve_dtypes((dtype, int, None))[1] if isinstance(f, numpy.ufunc) else None
+    except (TypeError, ValueError, AttributeError):
+        return None
 
 
 def _binary_operands(name, a, b):

@@ -159,8 +159,9 @@ def fill_diagonal(a, val, wrap=False):
     _host_update(a, lambda h: numpy.fill_diagonal(h, val, wrap))
 
 
-def take_along_axis(arr, indices, axis):
-    """arr's elements at indices along axis (numpy.take_along_axis). Through NumPy on the host."""
+def take_along_axis(arr, indices, axis=-1):
+    """arr's elements at indices along axis (numpy.take_along_axis; axis=-1 by default as NumPy 2.3+ and
+    the array API; None: the flattened array). Through NumPy on the host."""
     return _host_call(numpy.take_along_axis, asarray(arr), indices, axis)
 
 

@@ -3,8 +3,10 @@
 A ufunc wraps one elementwise implementation (a function of nin operands that builds graph nodes and
 takes dtype=/casting= itself or not) and adds NumPy's calling convention and methods:
   __call__   positional or keyword out= (an array, or a tuple of nout), where= (positions where the
-             mask is False keep out's values), dtype= (the loop's dtype: operands are cast to it before
-             the operation), casting=, order=;
+             mask is False keep out's values), dtype= / signature= (NumPy's loop selection: dtype= fixes
+             the outputs' dtype, the loop is the one NumPy's resolve_dtypes picks for the operands under
+             casting=, its absence a TypeError as in NumPy; operands are cast to the loop's inputs and
+             the result is the loop's output dtype), casting=, order=;
   reduce     add/multiply/maximum/minimum/logical_and/logical_or run as loom's fused reductions; any
              other binary ufunc reduces through NumPy on a host copy (the README lists it);
   outer      the operands broadcast against each other, on the device (one fused elementwise kernel);
@@ -24,6 +26,7 @@ from ._common import _CODE, _code
 from ._ndarray import ndarray, _operand, _finish
 
 _NO_VALUE = object()
+_COMPARISONS = frozenset(("equal", "not_equal", "less", "less_equal", "greater", "greater_equal"))
 _SCANS = {"add": "sum", "multiply": "prod", "maximum": "max", "minimum": "min"}  # accumulate: loom_scan
 _REDUCTIONS = {"add": "sum", "multiply": "prod", "maximum": "amax", "minimum": "amin",
                "logical_and": "all", "logical_or": "any"}
@@ -94,21 +97,27 @@ class ufunc:
                             f"{len(args)} were given")
         outs = self._outs(args, out)
         args = args[:self.nin]
-        if signature is not None and dtype is None:
-            sig = signature if isinstance(signature, (tuple, list)) else (signature,)
-            dtype = sig[-1] if len(sig) == 1 or isinstance(signature, (tuple, list)) else None
         kw = {}
-        if dtype is not None:
-            if self._takes_dtype:
-                kw["dtype"] = dtype
-            else:  # the loop runs in dtype: the array operands are cast to it first
-                args = tuple(_cast_operand(self.__name__, i, x, dtype, casting) for i, x in enumerate(args))
+        loop = None
+        if dtype is not None or signature is not None:
+            sig = self._signature(dtype, signature)
+            args = tuple(_operand(x) for x in args)
+            loop = self._loop(args, sig, casting)
+            if loop is not None:  # NumPy's loop: operands cast to its inputs, the result to its outputs
+                args = _loop_operands(args, loop[:self.nin])
+            else:  # NumPy cannot tell (no NumPy ufunc of this name): the loop runs in the output dtype
+                dtype = next(d for d in sig[::-1] if d is not None)
+                if self._takes_dtype:
+                    kw["dtype"] = dtype
+                else:
+                    args = tuple(_cast_operand(self.__name__, i, x, dtype, casting) for i, x in enumerate(args))
+                loop = (None,) * self.nin + (numpy.dtype(dtype),) * self.nout
         if self._takes_casting:
             kw["casting"] = casting
         res = self._impl(*args, **kw)
         res = res if isinstance(res, tuple) else (res,)
-        if dtype is not None and not self._takes_dtype:
-            res = tuple(r if r._dtype_code == _code(dtype) else _core.cast(r, _code(dtype)) for r in res)
+        if loop is not None:
+            res = tuple(r if r.dtype == d else _core.cast(r, _code(d)) for r, d in zip(res, loop[self.nin:]))
         if where is not True:
             mask = _operand(where)
             res = tuple(_core.where(mask, r, o if o is not None else r) for r, o in zip(res, outs))
@@ -117,6 +126,46 @@ class ufunc:
             res = tuple(_copy(r, r._dtype_code, "F") if r.ndim > 1 and o is None else r for r, o in zip(res, outs))
         res = tuple(_finish(r, o, casting) for r, o in zip(res, outs))
         return res[0] if self.nout == 1 else res
+
+    def _signature(self, dtype, signature):
+        """The call's signature as a tuple of nargs dtypes or None (NumPy's: dtype= fixes the outputs;
+        signature= a tuple, a 'ii->i' string or, as dtype=, one dtype)."""
+        if dtype is not None and signature is not None:
+            raise TypeError(f"{self.__name__}: cannot specify both 'signature' and 'dtype'")
+        if dtype is not None:
+            return (None,) * self.nin + (numpy.dtype(dtype),) * self.nout
+        if isinstance(signature, str) and "->" in signature:
+            ins, outs = signature.replace(",", "").split("->")
+            signature = tuple(ins) + tuple(outs)
+        if not isinstance(signature, (tuple, list)):
+            return (None,) * self.nin + (numpy.dtype(signature),) * self.nout
+        if len(signature) != self.nargs:
+            raise ValueError(f"{self.__name__}: a type-tuple must be specified of length {self.nargs} (got "
+                             f"{len(signature)})")
+        return tuple(None if d is None else numpy.dtype(d) for d in signature)
+
+    def _loop(self, args, sig, casting):
+        """The dtypes of NumPy's loop for operands `args` under signature `sig` and `casting` (inputs then
+        outputs), as numpy.ufunc.resolve_dtypes finds it: TypeError where NumPy has no such loop
+        (equal(..., dtype=float32): comparisons only have bool outputs) or cannot cast an operand to it.
+        Python scalars are NEP 50's weak scalars there. None when NumPy has no ufunc of this name."""
+        npf = self._numpy
+        if npf is None or not hasattr(npf, "resolve_dtypes"):
+            return None
+        ops = tuple(x.dtype if isinstance(x, ndarray) else
+                    numpy.dtype(bool) if isinstance(x, bool) else type(x) for x in args)
+        outs = (None,) * self.nout
+        try:  # NumPy's order: the loop (or no loop), then Python ints converted to it, then the casting rule
+            loop = npf.resolve_dtypes(ops + outs, signature=sig, casting="unsafe")
+            for x, d in zip(args, loop):
+                if isinstance(x, int) and not isinstance(x, bool) and self.__name__ not in _COMPARISONS:
+                    _python_int_into(x, d)  # (a comparison with an int past the range is answered by it)
+            npf.resolve_dtypes(ops + outs, signature=sig, casting=casting)
+        except TypeError as e:  # numpy's UFuncTypeError / no-loop error: the same class, loom's function name
+            raise TypeError(f"loom.{self.__name__}: {e}") from None
+        if not all(d in _CODE for d in loop):
+            return None
+        return loop
 
     # ---- methods ------------------------------------------------------------------------------------
     def _need_binary(self, method):
@@ -237,6 +286,27 @@ def _device_result(h, like):
 def _all_fortran(args):
     arrs = [x for x in args if isinstance(x, ndarray) and x.ndim > 1]
     return bool(arrs) and all(x.flags.f_contiguous and not x.flags.c_contiguous for x in arrs)
+
+
+def _python_int_into(v, d):
+    """NumPy's conversion of a Python int operand to loop dtype d: OverflowError where it cannot hold it
+    (a bool loop takes it through a C long first)."""
+    if d.kind in "iu":
+        info = numpy.iinfo(d)
+        if not info.min <= v <= info.max:
+            raise OverflowError(f"Python integer {v} out of bounds for {d}")
+    elif d.kind == "b" and not -2**63 <= v < 2**63:
+        raise OverflowError("Python int too large to convert to C long")
+
+
+def _loop_operands(args, dtypes):
+    """The operands cast to the loop's input dtypes; Python scalars stay weak beside an array (NEP 50: they
+    take its dtype), alone they become 0-d arrays of the loop's dtype."""
+    if not any(isinstance(x, ndarray) for x in args):
+        from ._creation import asarray
+        args = (asarray(args[0], dtypes[0]),) + tuple(args[1:])
+    return tuple(_core.cast(x, _code(d)) if isinstance(x, ndarray) and x.dtype != d else x
+                 for x, d in zip(args, dtypes))
 
 
 def _cast_operand(name, i, x, dtype, casting):

@@ -78,19 +78,25 @@ def summarize(report):
 
 def write_results(args, counts, by_file, failures, rate, disabled, wall, loom_version, skips):
     day = datetime.date.today().isoformat()
+    stem = f"{day}-array-api" + (f"-{args.tag}" if args.tag else "")
     out = os.path.join(ROOT, "bench", "results")
     os.makedirs(out, exist_ok=True)
     meta = {"suite": "data-apis/array-api-tests 2025.05.23 (array API 2024.12)", "date": day,
+            "commit": subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
+                                     text=True).stdout.strip(),
             "max_examples": args.max_examples, "disabled_extensions": disabled, "counts": counts,
             "pass_rate": round(rate, 4), "wall_s": round(wall, 1), "loom": loom_version,
             "machine": args.machine, "by_file": by_file, "skip_reasons": skips,
             "failures": [{"test": n, "message": m} for n, m in failures]}
-    with open(os.path.join(out, f"{day}-array-api.json"), "w") as f:
+    with open(os.path.join(out, f"{stem}.json"), "w") as f:
         json.dump(meta, f, indent=1)
     lines = [f"# array-api-tests (2024.12) against loom, {day}", "",
              f"Suite: data-apis/array-api-tests tag 2025.05.23 (tests/array_api), `scripts/array_api_suite.sh`, "
              f"--max-examples {args.max_examples}, derandomized; machine: {args.machine}; wall {wall:.0f} s.",
-             f"Disabled extensions: {', '.join(disabled) or 'none'} (loom does not provide them yet).", "",
+             f"Disabled extensions: {', '.join(disabled) or 'none'}" +
+             (" (loom does not provide them yet)." if disabled else " (linalg and fft tested)."),
+             f"Command: `scripts/array_api_suite.sh {' '.join(sys.argv[1:])}`" if args.command is None else
+             f"Command: `{args.command}`", "",
              f"**{counts.get('passed', 0)} passed, {counts.get('failed', 0)} failed, {counts.get('error', 0)} errors, "
              f"{counts.get('skipped', 0)} skipped: pass rate {100 * rate:.1f} %** (passed / judged).", "",
              "| file | passed | failed | skipped |", "|---|---:|---:|---:|"]
@@ -100,9 +106,9 @@ def write_results(args, counts, by_file, failures, rate, disabled, wall, loom_ve
     lines += ["", "## Skipped (reason: count)", ""] + [f"- {r}: {n}" for r, n in sorted(skips.items())]
     lines += ["", "## Failures (first line of each)", ""]
     lines += [f"- `{n}`: {m.replace('|', '/')}" for n, m in failures]
-    with open(os.path.join(out, f"{day}-array-api.md"), "w") as f:
+    with open(os.path.join(out, f"{stem}.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
-    return os.path.join(out, f"{day}-array-api.md")
+    return os.path.join(out, f"{stem}.md")
 
 
 def main():
@@ -114,6 +120,8 @@ def main():
     ap.add_argument("--no-write", action="store_true")
     ap.add_argument("--machine", default="this machine")
     ap.add_argument("--list-failures", action="store_true")
+    ap.add_argument("--tag", default="", help="results go to bench/results/<date>-array-api-<tag>.{json,md}")
+    ap.add_argument("--command", default=None, help="the command line to record in the results")
     ap.add_argument("paths", nargs="*", help="test files or ids (relative to tests/array_api)")
     args = ap.parse_args()
     disabled = loom_extensions(args.python)

@@ -11,8 +11,9 @@ return their canonical NaN from conversions).
 
 Known differences (README, semantics notes): loom accumulates bfloat16 sums in float32 (NumPy with
 ml_dtypes adds in bfloat16, rounding at every step), so loom's sums are the more accurate; float to
-integer casts saturate (NumPy's are undefined outside the range); inside one fused kernel the
-intermediate results of a bfloat16 expression stay in float32 (each ml_dtypes ufunc rounds).
+integer casts saturate (NumPy's are undefined outside the range). Every bfloat16 result is rounded, also
+inside one fused kernel (as each ml_dtypes ufunc rounds its own), so a result never depends on where the
+lazy graph is cut into kernels (test_split_invariance).
 """
 import bisect
 import math
@@ -288,6 +289,46 @@ def test_fused_expression():
     want = x * ml_dtypes.bfloat16(1.5) + ml_dtypes.bfloat16(1)  # ml_dtypes rounds each ufunc's result
     assert want.dtype == BF16
     np.testing.assert_array_equal(bits(got), bits(want))
+
+
+def _split_cases(xp, a, b, dt):
+    """Expressions of two float16/bfloat16 arrays (loom or NumPy with ml_dtypes: each NumPy ufunc rounds)."""
+    half = dt.type(1.5)
+    c = dt.type(3)
+    return [a * half + dt.type(1),
+            xp.exp(a) * a - xp.sqrt(xp.abs(b)) / c,
+            (a + b) * (a - b) + xp.maximum(a, b),
+            (a.astype(np.float32) * np.float32(3.3)).astype(dt) + a,
+            xp.where(a > b, a * b, a / b) - dt.type(0.1)]
+
+
+@pytest.mark.parametrize("name", ["bfloat16", "float16"])
+def test_split_invariance(name):
+    """A float16 / bfloat16 expression gives the same bits however the lazy graph is cut into kernels:
+    fused whole, evaluated op by op (eager), and split at every node by graph bounds 1..12 with pending
+    arrays of earlier work in the graph (as a test suite leaves them). Each equals NumPy's op-by-op
+    result (ml_dtypes and NumPy's float16 loops round every ufunc's result)."""
+    dt = BF16 if name == "bfloat16" else np.dtype(np.float16)
+    rng = np.random.default_rng(7)
+    ha, hb = rng.uniform(-3, 3, 257).astype(dt), rng.uniform(0.5, 4, 257).astype(dt)
+    with np.errstate(all="ignore"):
+        want = [np.asarray(w) for w in _split_cases(np, ha, hb, dt)]
+    old_bound = loom.config.graph_bound
+    runs = [("fused", None, False), ("eager", None, True)] + [(f"bound {n}", n, False) for n in range(1, 13)]
+    try:
+        for label, bound, eager in runs:
+            loom.config.eager = eager
+            if bound is not None:
+                loom.config.graph_bound = bound
+            pending = [loom.asarray(np.ones(3)) + i for i in range(bound or 0)]  # earlier work, still pending
+            got = [g.get() for g in _split_cases(loom, loom.asarray(ha), loom.asarray(hb), dt)]
+            for i, (g, w) in enumerate(zip(got, want)):
+                assert g.dtype == dt, (label, i)
+                np.testing.assert_array_equal(bits(g), bits(w), err_msg=f"{name} case {i}, {label}")
+            del pending
+    finally:
+        loom.config.eager = False
+        loom.config.graph_bound = old_bound
 
 
 ALL15 = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16", "float32",

@@ -213,3 +213,33 @@ def test_fused_trace_uses_ufuncs():
 
     x, y = sample((8,), "float64", 13), sample((8,), "float64", 14)
     check(f(loom.asarray(x), loom.asarray(y)), np.logaddexp(x, y) + np.deg2rad(x))
+
+
+def test_dtype_selects_numpys_loop():
+    """dtype= / signature= pick NumPy's loop (numpy.ufunc.resolve_dtypes): no loop with that output is a
+    TypeError (comparisons and logical ops only have bool outputs), operands are cast to the loop's inputs
+    (not to dtype: equal(int8, int16, dtype=bool) compares integers), Python ints are converted to the loop's
+    dtype before the casting rule is checked (OverflowError first, as NumPy)."""
+    i8, i16 = np.array([1, 2, -3], np.int8), np.array([1, 5, -3], np.int16)
+    f16 = np.array([1.5, -2.0, 0.25], np.float16)
+    la, lb, lf = loom.asarray(i8), loom.asarray(i16), loom.asarray(f16)
+    for call in (lambda xp, x, y, f: xp.equal(x, y, dtype=bool), lambda xp, x, y, f: xp.add(x, y, dtype=np.float32),
+                 lambda xp, x, y, f: xp.add(x, y, dtype=np.int8), lambda xp, x, y, f: xp.sqrt(x, dtype=np.float32),
+                 lambda xp, x, y, f: xp.add(x, 2.5, dtype=np.float32), lambda xp, x, y, f: xp.add(3, 4, dtype=np.int8),
+                 lambda xp, x, y, f: xp.divmod(x, y, dtype=np.float32)[1],
+                 lambda xp, x, y, f: xp.ldexp(f, y, dtype=np.float64), lambda xp, x, y, f: xp.add(x, y, signature="dd->d"),
+                 lambda xp, x, y, f: xp.less(x, 2**70, dtype=bool), lambda xp, x, y, f: xp.logical_and(x, 300, dtype=bool),
+                 lambda xp, x, y, f: xp.arctan2(-2**63 - 1, y), lambda xp, x, y, f: xp.hypot(y, 2**70)):
+        check(call(loom, la, lb, lf), np.asarray(call(np, i8, i16, f16)))
+    for call, exc in ((lambda xp, x, y, f: xp.equal(x, y, dtype=np.float32), TypeError),
+                      (lambda xp, x, y, f: xp.logical_or(x, y, dtype=np.int64), TypeError),
+                      (lambda xp, x, y, f: xp.hypot(y, y, dtype=np.int16), TypeError),
+                      (lambda xp, x, y, f: xp.sqrt(x, dtype=np.int64), TypeError),
+                      (lambda xp, x, y, f: xp.bitwise_and(f, 7, dtype=np.uint32), TypeError),
+                      (lambda xp, x, y, f: xp.bitwise_and(f, 2**63 - 1, dtype=np.uint32), OverflowError),
+                      (lambda xp, x, y, f: xp.fmax(x, 2**63, dtype=bool), OverflowError),
+                      (lambda xp, x, y, f: xp.add(x, 300, dtype=np.int8), OverflowError)):
+        with pytest.raises(exc):
+            call(np, i8, i16, f16)
+        with pytest.raises(exc):
+            call(loom, la, lb, lf)
