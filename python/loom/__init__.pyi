@@ -12,6 +12,7 @@ from ._raw import RawKernel as RawKernel
 from ._raw import RawModule as RawModule
 from ._kernels import ReductionKernel as ReductionKernel
 from . import _array_api as _array_api
+from . import _bits as _bits
 from . import _common as _common
 from . import _complex as _complex
 from . import _config as _config
@@ -27,13 +28,17 @@ from . import _manipulation as _manipulation
 from . import _math as _math
 from . import _ndarray as _ndarray
 from . import _numeric as _numeric
+from . import _polynomial as _polynomial
 from . import _products as _products
 from . import _raw as _raw
 from . import _reductions as _reductions
 from . import _selection as _selection
+from . import _setops as _setops
+from . import _shape_base as _shape_base
 from . import _sorting as _sorting
 from . import _statistics as _statistics
 from . import _ufunc as _ufunc
+from . import _window as _window
 from ._reductions import all as all
 from ._math import allclose as allclose
 from ._reductions import amax as amax
@@ -41,13 +46,18 @@ from ._reductions import amin as amin
 from ._complex import angle as angle
 from ._reductions import any as any
 from . import aot as aot
+from ._shape_base import apply_along_axis as apply_along_axis
+from ._shape_base import apply_over_axes as apply_over_axes
 from ._reductions import argmax as argmax
 from ._reductions import argmin as argmin
 from ._sorting import argsort as argsort
 from ._math import around as around
 from ._creation import array as array
 from ._math import array_equal as array_equal
+from ._setops import array_equiv as array_equiv
+from ._shape_base import array_split as array_split
 from ._creation import asanyarray as asanyarray
+from ._shape_base import asarray_chkfinite as asarray_chkfinite
 from ._creation import ascontiguousarray as ascontiguousarray
 from ._creation import asfortranarray as asfortranarray
 from ._creation import asnumpy as asnumpy
@@ -55,12 +65,17 @@ from ._manipulation import atleast_1d as atleast_1d
 from ._manipulation import atleast_2d as atleast_2d
 from ._manipulation import atleast_3d as atleast_3d
 from ._statistics import average as average
+from ._window import bartlett as bartlett
 from ml_dtypes import bfloat16 as bfloat16
+from ._window import blackman as blackman
 from numpy import bool as bool
 from numpy import bool_ as bool_
+from ._shape_base import broadcast as broadcast
 from ._manipulation import broadcast_arrays as broadcast_arrays
+from ._shape_base import broadcast_shapes as broadcast_shapes
 from ._manipulation import broadcast_to as broadcast_to
 from numpy import byte as byte
+from ._grids import c_ as c_
 from ._manipulation import can_cast as can_cast
 from ._config import capture_dumps as capture_dumps
 from numpy import cdouble as cdouble
@@ -95,6 +110,7 @@ from ._selection import diagonal as diagonal
 from ._numeric import diff as diff
 from ._products import dot as dot
 from numpy import double as double
+from ._shape_base import dsplit as dsplit
 from ._manipulation import dstack as dstack
 from numpy import dtype as dtype
 from ._numeric import ediff1d as ediff1d
@@ -121,6 +137,9 @@ from .cuda import get_default_memory_pool as get_default_memory_pool
 from .cuda import get_default_pinned_memory_pool as get_default_pinned_memory_pool
 from ._math import gradient as gradient
 from numpy import half as half
+from ._window import hamming as hamming
+from ._window import hanning as hanning
+from ._shape_base import hsplit as hsplit
 from ._manipulation import hstack as hstack
 from ._creation import identity as identity
 from ._array_api import iinfo as iinfo
@@ -136,17 +155,20 @@ from numpy import int8 as int8
 from numpy import int_ as int_
 from numpy import intc as intc
 from numpy import integer as integer
+from ._setops import intersect1d as intersect1d
 from numpy import intp as intp
 from ._math import isclose as isclose
 from ._complex import iscomplex as iscomplex
 from ._complex import iscomplexobj as iscomplexobj
 from ._array_api import isdtype as isdtype
+from ._shape_base import isfortran as isfortran
 from ._numeric import isneginf as isneginf
 from ._numeric import isposinf as isposinf
 from ._complex import isreal as isreal
 from ._complex import isrealobj as isrealobj
 from numpy import isscalar as isscalar
 from numpy import issubdtype as issubdtype
+from ._window import kaiser as kaiser
 from ._numeric import kron as kron
 from . import linalg as linalg
 from .aot import load_bundle as load_bundle
@@ -179,27 +201,34 @@ from ._indexing import nonzero as nonzero
 from numpy import number as number
 from ._grids import ogrid as ogrid
 from ._numeric import outer as outer
+from ._bits import packbits as packbits
 from ._array_api import permute_dims as permute_dims
 from ._selection import place as place
+from ._polynomial import poly1d as poly1d
 from ._reductions import prod as prod
 from numpy import promote_types as promote_types
 from ._statistics import ptp as ptp
 from ._selection import put as put
 from ._selection import put_along_axis as put_along_axis
 from ._selection import putmask as putmask
+from ._grids import r_ as r_
 from . import random as random
 from ._manipulation import ravel as ravel
 from ._complex import real as real
 from ._manipulation import repeat as repeat
+from ._shape_base import require as require
 from ._manipulation import result_type as result_type
 from ._manipulation import roll as roll
 from ._manipulation import rollaxis as rollaxis
 from ._manipulation import rot90 as rot90
 from ._math import around as round
 from ._math import round_ as round_
+from ._shape_base import row_stack as row_stack
 from ._sorting import searchsorted as searchsorted
 from ._selection import select as select
 from ._products import set_allow_tf32 as set_allow_tf32
+from ._setops import setdiff1d as setdiff1d
+from ._setops import setxor1d as setxor1d
 from ._manipulation import shape as shape
 from numpy import short as short
 from ._config import show_config as show_config
@@ -208,6 +237,7 @@ from ._numeric import sinc as sinc
 from numpy import single as single
 from ._manipulation import size as size
 from ._sorting import sort as sort
+from ._shape_base import split as split
 from ._manipulation import squeeze as squeeze
 from ._manipulation import stack as stack
 from ._reductions import sum as sum
@@ -232,17 +262,20 @@ from numpy import uint8 as uint8
 from numpy import uintc as uintc
 from numpy import uintp as uintp
 from numpy import ulonglong as ulonglong
+from ._setops import union1d as union1d
 from ._sorting import unique as unique
 from ._sorting import unique_all as unique_all
 from ._sorting import unique_counts as unique_counts
 from ._sorting import unique_inverse as unique_inverse
 from ._sorting import unique_values as unique_values
+from ._bits import unpackbits as unpackbits
 from numpy import unsignedinteger as unsignedinteger
 from ._array_api import unstack as unstack
 from numpy import ushort as ushort
 from ._numeric import vander as vander
 from ._products import vdot as vdot
 from ._products import vecdot as vecdot
+from ._shape_base import vsplit as vsplit
 from ._manipulation import vstack as vstack
 from ._indexing import where as where
 
@@ -264,6 +297,7 @@ atan: ufunc
 atan2: ufunc
 atanh: ufunc
 bitwise_and: ufunc
+bitwise_count: ufunc
 bitwise_invert: ufunc
 bitwise_left_shift: ufunc
 bitwise_not: ufunc
@@ -400,6 +434,7 @@ def ones(shape: Any, dtype: Any = ..., order: Any = ..., *, device: Any = ...) -
 def ones_like(a: Any, dtype: Any = ..., order: Any = ..., subok: Any = ..., shape: Any = ..., *, device: Any = ...) -> Any: ...
 def pad(*args: Any, out: Any = ..., **kw: Any) -> Any: ...
 def percentile(*args: Any, out: Any = ..., **kw: Any) -> Any: ...
+def poly(*args: Any, out: Any = ..., **kw: Any) -> Any: ...
 def polyadd(*args: Any, out: Any = ..., **kw: Any) -> Any: ...
 def polyder(*args: Any, out: Any = ..., **kw: Any) -> Any: ...
 def polyfit(*args: Any, out: Any = ..., **kw: Any) -> Any: ...
