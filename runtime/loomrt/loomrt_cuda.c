@@ -260,6 +260,19 @@ static bool vec_aligned(const RtBundleKernel *k, const uint64_t *words, int lane
   return true;
 }
 
+/* gpu_launch.c's elem_vec_ok: n-d vector entries need whole vectors per row and aligned rows. */
+static bool elem_vec_ok(const RtBundleKernel *k, const uint64_t *words, int lanes) {
+  int nd = k->ndim, nb = k->nbuf;
+  if (nd <= 1) return true;
+  if ((int64_t)words[nd - 1] % lanes) return false;
+  for (int b = 0; b < nb; b++) {
+    if (k->bufs[b].layout[nd - 1] != KL_ONE) continue;
+    for (int dd = 0; dd < nd - 1; dd++)
+      if ((int64_t)words[nd + nb + b * nd + dd] % lanes) return false;
+  }
+  return true;
+}
+
 static LoomStatus policy(RtCuda *cu, RtrtDev *dv, RtCuStream *s, const RtrtGpuCode *g, const RtBundleKernel *k, uint64_t *words,
                          int64_t no, int64_t nr, Diag *d) {
   const uint32_t *f = g->facts, has = f[RB_GPU_ENTRIES];
@@ -272,6 +285,7 @@ static LoomStatus policy(RtCuda *cu, RtrtDev *dv, RtCuStream *s, const RtrtGpuCo
   if (strategy == CG_GPU_ELEMENTWISE) {
     bool vec = (has & CG_ENTRY_VEC) && lanes > 0;
     for (int b = 0; vec && b < nb; b++) vec = words[nd + b] % f[RB_GPU_VEC_ALIGN] == 0;
+    vec = vec && elem_vec_ok(k, words, (int)lanes);
     int e = !vec ? E_MAIN : no % lanes ? E_VEC : (has & CG_ENTRY_VECW) ? E_VECW : E_VEC;
     int64_t steps = vec ? no / lanes : no;
     return go(cu, s, g, e, grid_of(steps < 1 ? 1 : steps, g->elem_block[e], g->elem_grid[e]), (uint32_t)g->elem_block[e], words, d);
