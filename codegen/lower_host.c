@@ -24,16 +24,16 @@
 
 /* ---- walks over points -------------------------------------------------------------------------- */
 
-/* Marks the loop whose back edge is `br` to be vectorized L->force_vf wide (loop metadata). */
+/* Asks the loop vectorizer for L->force_vf lanes on the loop whose back edge is `br` (a width hint
+ * without vectorize.enable: a loop it cannot vectorize stays scalar without a missed-transformation
+ * warning). */
 static void force_width(Lower *L, LLVMValueRef br) {
   LLVMContextRef c = L->m.c;
   LLVMMetadataRef w[2] = {LLVMMDStringInContext2(c, "llvm.loop.vectorize.width", 25),
                           LLVMValueAsMetadata(LLVMConstInt(LLVMInt32TypeInContext(c), (unsigned)L->force_vf, 0))};
-  LLVMMetadataRef on[2] = {LLVMMDStringInContext2(c, "llvm.loop.vectorize.enable", 26),
-                           LLVMValueAsMetadata(LLVMConstInt(LLVMInt1TypeInContext(c), 1, 0))};
   LLVMMetadataRef tmp = LLVMTemporaryMDNode(c, NULL, 0);
-  LLVMMetadataRef ops[3] = {tmp, LLVMMDNodeInContext2(c, w, 2), LLVMMDNodeInContext2(c, on, 2)};
-  LLVMMetadataRef id = LLVMMDNodeInContext2(c, ops, 3); /* distinct once its first operand is itself */
+  LLVMMetadataRef ops[2] = {tmp, LLVMMDNodeInContext2(c, w, 2)};
+  LLVMMetadataRef id = LLVMMDNodeInContext2(c, ops, 2); /* distinct once its first operand is itself */
   LLVMMetadataReplaceAllUsesWith(tmp, id);
   LLVMSetMetadata(br, LLVMGetMDKindIDInContext(c, "llvm.loop", 9), LLVMMetadataAsValue(c, id));
 }
