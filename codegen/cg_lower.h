@@ -163,8 +163,27 @@ void cg_gpu_map_point(Lower *L, LLVMValueRef r, void *arg); /* IdxBody: MAP phas
 void cg_gpu_reduce_range(Lower *L, int p, LLVMValueRef start, LLVMValueRef end, LLVMValueRef step);
 /* Block reduction of phase p's per-thread accumulators: every thread ends with the block's. */
 void cg_gpu_block_reduce(Lower *L, int p);
+/* The value of lane (lane ^ lanemask) of the wave, any register type; the block's 32 shared slots of 8
+ * bytes ("loom.red.v", "loom.red.i") or 16 (a name ending in ".16"), one per wave. */
+LLVMValueRef cg_gpu_shfl_xor(Lower *L, LLVMValueRef v, int lanemask);
+LLVMValueRef cg_gpu_shared_slots(Lower *L, const char *name);
 LLVMValueRef cg_partial_ptr(Lower *L, LLVMValueRef partials, LLVMValueRef item, int acc_size);
 void cg_store_partial(Lower *L, LLVMValueRef ptr); /* phase 0's accumulator in codegen.h's layout */
+
+/* ---- lower_scan.c: KP_SCAN phases (ir.h) ------------------------------------------------------------ */
+/* Host: phase p over the R points of the current O point (L->ooff set); run(lo, hi) of a scan kernel
+ * whose values read along O (L->outer): blocks of O points, one pass over R each. */
+void cg_host_scan_row(Lower *L, int p);
+void cg_host_scan_outer(Lower *L, LLVMValueRef lo, LLVMValueRef hi);
+/* GPU: phase p of the current O point (L->ooff set) by the whole block (ROW: every thread calls it), or
+ * by one thread (COL). nr: R points (index type). */
+void cg_gpu_scan_row(Lower *L, int p, LLVMValueRef tid, LLVMValueRef bdim, LLVMValueRef rlo, LLVMValueRef rhi,
+                     LLVMValueRef carry); /* R points [rlo, rhi); carry: the value before rlo (NULL: identity) */
+void cg_gpu_scan_serial(Lower *L, int p, LLVMValueRef nr);
+/* The `finishb` entry of a split scan (codegen.h): item = part * no + o scans its part of R from the
+ * fold of the partials (acc_size bytes each, o-minor) of the parts before it. */
+void cg_gpu_scan_part(Lower *L, LLVMValueRef item, LLVMValueRef no, LLVMValueRef nr, LLVMValueRef nparts,
+                      LLVMValueRef partials, int acc_size, LLVMValueRef tid, LLVMValueRef bdim);
 
 /* ---- gpu_strategies.c: one item of each entry kind (IdxBody, arg a GpuEntry) ------------------ */
 enum { GPU_ELEM, GPU_ELEMV, GPU_ELEMVW, GPU_MAIN, GPU_PART, GPU_FINISH, GPU_CACHED, GPU_PARTV, GPU_FINISHB };

@@ -75,7 +75,12 @@ typedef void (*CgColFn)(const int64_t *shape, void *const *bufs, const int64_t *
  *   (ROW: one block per item; COL: one thread per item), then `finish` (one thread per O point)
  *   combines the parts in order and runs the FINAL phase. The same nparts gives the same bits.
  *   ROW REDUCE loops keep 8 independent accumulators per thread (8 loads in flight), folded in a
- *   fixed order at the end: the bits depend on the sizes and the launch shape only. */
+ *   fixed order at the end: the bits depend on the sizes and the launch shape only.
+ *   Scan kernels (one KP_SCAN phase, codegen/lower_scan.c): ROW `main` scans each O point's row with
+ *   one block (chunks of blockDim points with a carry), COL `main` one thread per O point; ROW scans
+ *   also have `part` (the fold of each of nparts R ranges, as a split reduction's) and `finishb`
+ *   (named "<prefix>_scanp": one block per item = part * nO + o scans that range starting from the fold
+ *   of the partials of the parts before it), which the launcher runs in that order for long rows. */
 enum { CG_GPU_ELEMENTWISE = 0, CG_GPU_ROW = 1, CG_GPU_COL = 2 };
 /* One bit per entry of CgGpuKernel (the order of the names there). */
 enum {

@@ -297,6 +297,9 @@ void cg_gpu_block_reduce(Lower *L, int p) {
   L->m.gpu->barrier(&L->m); /* the slots are free again */
 }
 
+LLVMValueRef cg_gpu_shfl_xor(Lower *L, LLVMValueRef v, int lanemask) { return shfl_bfly(L, v, lanemask); }
+LLVMValueRef cg_gpu_shared_slots(Lower *L, const char *name) { return shared_slots(L, name); }
+
 /* Address of partial accumulator `item` (acc_size bytes each). */
 LLVMValueRef cg_partial_ptr(Lower *L, LLVMValueRef partials, LLVMValueRef item, int acc_size) {
   LLVMValueRef byte = LLVMBuildMul(L->m.b, cg_to_i64(L, item), cg_i64(&L->m, acc_size), "");
@@ -396,7 +399,8 @@ static void build_gpu_entry(Lower *L, int which, bool row, const char *name, int
   } else if (which == GPU_PARTV) {
     cg_gpu_for(L, bid, e.nparts, nbk, cg_gpu_partv_item, &e);
   } else {
-    LLVMValueRef count = which == GPU_PART ? LLVMBuildMul(b, e.no, e.nparts, "") : e.no;
+    bool scan_part = which == GPU_FINISHB && k->phases[0].kind == KP_SCAN; /* a part of a split scan */
+    LLVMValueRef count = which == GPU_PART || scan_part ? LLVMBuildMul(b, e.no, e.nparts, "") : e.no;
     if (row && which != GPU_FINISH) cg_gpu_for(L, bid, count, nbk, cg_gpu_red_item, &e);
     else cg_gpu_for(L, gtid, count, gstride, cg_gpu_red_item, &e);
   }
@@ -480,10 +484,18 @@ LoomStatus cg_lower_gpu(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef mod, c
     bool col = gpu_use_col(k, L.need);
     out->strategy = col ? CG_GPU_COL : CG_GPU_ROW;
     bool split = k->phases[0].kind == KP_REDUCE && (k->nphase == 1 || (k->nphase == 2 && k->phases[1].kind == KP_FINAL));
-    out->acc_size = split ? cg_acc_size(cg_red_value_dtype(k, &k->phases[0]), k->phases[0].reduce_op) : 0;
+    bool scan_split = k->phases[0].kind == KP_SCAN && !col; /* long rows: part folds, then part scans */
+    out->acc_size = split || scan_split ? cg_acc_size(cg_red_value_dtype(k, &k->phases[0]), k->phases[0].reduce_op) : 0;
     snprintf(out->main, sizeof out->main, "%s_%s", prefix, col ? "col" : "row");
     L.unroll_red = !col;
     build_gpu_entry(&L, GPU_MAIN, !col, out->main, nwords, 0, 0);
+    if (scan_split) {
+      snprintf(out->part, sizeof out->part, "%s_part", prefix);
+      build_gpu_entry(&L, GPU_PART, true, out->part, nwords, 0, out->acc_size);
+      L.unroll_red = false;
+      snprintf(out->finishb, sizeof out->finishb, "%s_scanp", prefix);
+      build_gpu_entry(&L, GPU_FINISHB, true, out->finishb, nwords, 0, out->acc_size);
+    }
     if (split) {
       snprintf(out->part, sizeof out->part, "%s_part", prefix);
       snprintf(out->finish, sizeof out->finish, "%s_finish", prefix);

@@ -53,13 +53,16 @@ LoomStatus cg_check_kernel(const KernelIr *k, Diag *d) {
       return diag_error(d, LOOM_ERR_INTERNAL, "codegen: instruction %d is parameter %d of %d", i, in->op, k->nparam);
     if ((in->kind == KI_LOAD || in->kind == KI_OFFSET) && (in->buf < 0 || in->buf >= k->nbuf))
       return diag_error(d, LOOM_ERR_INTERNAL, "codegen: instruction %d loads buffer %d", i, in->buf);
-    if (in->kind == KI_ACC && (in->phase < 0 || in->phase >= k->nphase || k->phases[in->phase].kind != KP_REDUCE))
+    if (in->kind == KI_ACC && (in->phase < 0 || in->phase >= k->nphase ||
+                               (k->phases[in->phase].kind != KP_REDUCE && k->phases[in->phase].kind != KP_SCAN)))
       return diag_error(d, LOOM_ERR_INTERNAL, "codegen: instruction %d reads phase %d (not a REDUCE phase)", i, in->phase);
   }
   bool red = k->nkeep < k->ndim;
   for (int p = 0; p < k->nphase; p++) {
     const KPhase *ph = &k->phases[p];
-    if (ph->kind > KP_FINAL || (!red && ph->kind != KP_MAP))
+    if (ph->kind > KP_SCAN || (!red && ph->kind != KP_MAP) ||
+        (ph->kind == KP_SCAN && (k->nphase != 1 || k->ndim - k->nkeep != 1 || ph->value < 0 || ph->value >= k->ninstr ||
+                                 ph->reduce_op > LOOM_REDUCE_MAX || k->instrs[ph->value].dtype != ph->acc_dtype)))
       return diag_error(d, LOOM_ERR_INTERNAL, "codegen: phase %d has kind %d", p, ph->kind);
     if (ph->kind == KP_REDUCE) {
       if (ph->value < 0 || ph->value >= k->ninstr ||
@@ -320,7 +323,7 @@ bool cg_reduce_reads_outer(const KernelIr *k, uint8_t *need, bool allow_map) {
   memset(need, 0, (size_t)k->ninstr);
   for (int p = 0; p < k->nphase; p++) {
     if (k->phases[p].kind == KP_MAP && !allow_map) return false;
-    if (k->phases[p].kind == KP_REDUCE) need[k->phases[p].value] = 1;
+    if (k->phases[p].kind == KP_REDUCE || k->phases[p].kind == KP_SCAN) need[k->phases[p].value] = 1;
   }
   bool contiguous_o = false;
   for (int i = k->ninstr - 1; i >= 0; i--) {

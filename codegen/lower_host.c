@@ -237,6 +237,7 @@ static void body_o_point(Lower *L, void *arg) {
     cg_clear_cache(L);
     if (ph->kind == KP_REDUCE) run_reduce_phase(L, p, LLVMConstInt(L->i64, 0, 0), L->rsize);
     else if (ph->kind == KP_MAP) cg_host_walk(L, k->nkeep, k->ndim, LLVMConstInt(L->i64, 0, 0), L->rsize, cg_body_map, (void *)ph);
+    else if (ph->kind == KP_SCAN) cg_host_scan_row(L, p);
     else cg_run_final_phase(L, ph);
   }
   cg_clear_cache(L);
@@ -434,6 +435,7 @@ static void build_entry(Lower *L, int which, const char *name, const char *const
       cg_host_walk(L, 0, k->ndim, s0, s1, cg_body_map, (void *)&k->phases[0]);
       cg_worker_end(L);
     }
+    else if (L->outer && k->phases[0].kind == KP_SCAN) cg_host_scan_outer(L, s0, s1);
     else if (L->outer) cg_host_run_outer(L, s0, s1);
     else cg_host_walk(L, 0, k->nkeep, s0, s1, body_o_point, NULL);
   } else {
@@ -540,7 +542,7 @@ LoomStatus cg_lower_host(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef mod, 
     build_entry(&L, names->has_partial && k->nkeep == 0 ? ENTRY_RUN_VIA_PARTIAL : ENTRY_RUN, names->run,
                 fn_attrs, nattrs);
     /* reductions of the outer strategy also get the column split (acc_size covers every phase) */
-    names->has_col = L.outer && !k->snippet && k->nphase <= 32;
+    names->has_col = L.outer && !k->snippet && k->nphase <= 32 && k->phases[0].kind != KP_SCAN;
     if (names->has_col) {
       for (int p = 0; p < k->nphase; p++)
         if (k->phases[p].kind == KP_REDUCE) {

@@ -590,6 +590,20 @@ LoomStatus loom_reduce(LoomGraph *g, LoomReduceOp op, LoomNode x, int32_t naxes,
   return loom_reduce_dtype(g, op, x, naxes, axes, keepdims, LOOM_DTYPE_COUNT, out);
 }
 
+LoomStatus loom_scan(LoomGraph *g, LoomReduceOp op, LoomNode x, int32_t axis, LoomDType dtype, LoomNode *out) {
+  BEGIN(g);
+  const IrNode *s;
+  if (!need_out(out, d, "loom_scan") || !(s = node_of(g, x, d, "loom_scan"))) return END(g);
+  int nd = s->ndim;
+  if (nd >= 1 && axis >= -nd && axis < nd) axis = axis < 0 ? axis + nd : axis;
+  else if (nd >= 1) {
+    diag_error(d, LOOM_ERR_AXIS, "axis %d is out of bounds for array of dimension %d", axis, nd);
+    return END(g);
+  }
+  ir_scan(&g->ir, op, x, axis, dtype, out, d);
+  return END(g);
+}
+
 LoomStatus loom_node_info(LoomGraph *g, LoomNode node, LoomDType *dtype, int32_t *ndim, int64_t *shape) {
   BEGIN(g);
   const IrNode *s = node_of(g, node, d, "loom_node_info");

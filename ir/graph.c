@@ -202,8 +202,8 @@ static void node_canon(IrNode *n) {
   if (n->kind != IR_CONST) n->value.u = 0;
   if (n->kind != IR_CONST || !dtype_is_complex((LoomDType)n->dtype)) n->value.im = 0;
   if (n->kind != IR_INPUT) n->input = -1;
-  if (n->kind != IR_REDUCE) n->axes = 0;
-  if (n->kind != IR_ELEM && n->kind != IR_REDUCE) n->op = 0;
+  if (n->kind != IR_REDUCE && n->kind != IR_SCAN) n->axes = 0;
+  if (n->kind != IR_ELEM && n->kind != IR_REDUCE && n->kind != IR_SCAN) n->op = 0;
   int used = 1;
   if (n->kind == IR_INPUT || n->kind == IR_CONST || n->kind == IR_IOTA) used = 0;
   if (n->kind == IR_MATMUL) used = 2;
@@ -931,6 +931,35 @@ LoomStatus ir_reduce(IrGraph *g, LoomReduceOp op, int32_t x, uint32_t axes, bool
   n.op = (uint16_t)op;
   n.axes = axes;
   n.flags = keepdims ? IR_FLAG_KEEPDIMS : 0;
+  n.src[0] = x;
+  return add_node(g, n, out, d);
+}
+
+LoomStatus ir_scan(IrGraph *g, LoomReduceOp op, int32_t x, int axis, LoomDType dtype, int32_t *out, Diag *d) {
+  if (!g || !out) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "scan: null argument");
+  LoomStatus st = check_node(g, x, "scan", d);
+  if (st) return st;
+  if (op != LOOM_REDUCE_SUM && op != LOOM_REDUCE_PROD && op != LOOM_REDUCE_MIN && op != LOOM_REDUCE_MAX)
+    return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "scan: op %d is not sum, prod, min or max", (int)op);
+  const char *name = reduce_op_name(op);
+  const IrNode *s = &g->nodes[x];
+  if (s->ndim < 1) return diag_error(d, LOOM_ERR_AXIS, "cumulative %s: the array must be at least 1-d", name);
+  if (axis < 0 || axis >= s->ndim)
+    return diag_error(d, LOOM_ERR_AXIS, "axis %d is out of bounds for array of dimension %d", axis, s->ndim);
+  LoomDType src = (LoomDType)s->dtype, rt = src;
+  DKind k = dtype_kind(src);
+  if (op == LOOM_REDUCE_SUM || op == LOOM_REDUCE_PROD)
+    rt = k == DK_FLOAT || k == DK_COMPLEX ? src : k == DK_UINT ? LOOM_UINT64 : LOOM_INT64;
+  if (dtype != LOOM_DTYPE_COUNT) {
+    if ((unsigned)dtype >= LOOM_DTYPE_COUNT)
+      return diag_error(d, LOOM_ERR_DTYPE, "cumulative %s: dtype %d is not a LoomDType", name, (int)dtype);
+    rt = dtype;
+  }
+  if ((op == LOOM_REDUCE_MIN || op == LOOM_REDUCE_MAX) && dtype_is_complex(rt))
+    return diag_error(d, LOOM_ERR_DTYPE, "cumulative %s: complex values have no order here", name);
+  IrNode n = new_node(IR_SCAN, rt, s->ndim, s->shape);
+  n.op = (uint16_t)op;
+  n.axes = 1u << axis;
   n.src[0] = x;
   return add_node(g, n, out, d);
 }

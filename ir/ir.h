@@ -178,6 +178,12 @@ typedef enum IrKind {
   IR_IOTA,      /* leaf, int64: each element's row-major linear index within shape (0 .. n-1). No memory:
                    a kernel computes a read of it (any strided view of it) from the point's coordinates,
                    as it computes a buffer's element offset (KI_OFFSET); counters of loom.random */
+  IR_SCAN,      /* inclusive scan along one axis: op = LoomReduceOp among SUM PROD MIN MAX; axes = the bit of
+                   the scanned axis; shape = src[0]'s; element i along the axis is op over source elements
+                   0..i, accumulated in the result dtype (NumPy's cumsum/cumprod rules: bool and ints
+                   narrower than 64 bits accumulate in int64 / uint64 unless a dtype is given; overflow
+                   wraps; float16/bfloat16 round every partial result, as NumPy's accumulate; min/max
+                   propagate NaN). Realized by a kernel of its own (a KP_SCAN phase, passes/fuse.c) */
   IR_KIND_COUNT
 } IrKind;
 
@@ -188,11 +194,11 @@ typedef struct IrNode {
   uint8_t dtype; /* LoomDType of the result */
   uint8_t ndim;
   uint8_t flags;
-  uint16_t op;   /* LoomOp (IR_ELEM) or LoomReduceOp (IR_REDUCE) */
+  uint16_t op;   /* LoomOp (IR_ELEM) or LoomReduceOp (IR_REDUCE, IR_SCAN) */
   uint16_t pad;
   int32_t src[3]; /* -1 where unused */
   int32_t input;  /* IR_INPUT */
-  uint32_t axes;  /* IR_REDUCE */
+  uint32_t axes;  /* IR_REDUCE, IR_SCAN */
   Scalar value;   /* IR_CONST, in the dtype's kind */
   int64_t shape[LOOM_MAX_RANK];
   int64_t arg[LOOM_MAX_RANK];  /* IR_PERMUTE: perm; IR_SLICE: start per source axis */
@@ -248,6 +254,9 @@ LoomStatus ir_slice(IrGraph *g, int32_t x, const int64_t *start, const int64_t *
 LoomStatus ir_reduce(IrGraph *g, LoomReduceOp op, int32_t x, uint32_t axes, bool keepdims,
                      LoomDType dtype, int32_t *out, Diag *d);
 LoomStatus ir_copy(IrGraph *g, int32_t x, int32_t *out, Diag *d);
+/* Inclusive scan of x along axis (0 <= axis < rank; rank >= 1) with op SUM, PROD, MIN or MAX; dtype
+ * LOOM_DTYPE_COUNT: NumPy's default (as ir_reduce's for sum/prod; min/max keep x's dtype). */
+LoomStatus ir_scan(IrGraph *g, LoomReduceOp op, int32_t x, int axis, LoomDType dtype, int32_t *out, Diag *d);
 /* a [B..., M, K] @ b [B..., K, N]: same rank >= 2, same batch dims, same float dtype, K >= 1. */
 LoomStatus ir_matmul(IrGraph *g, int32_t a, int32_t b, int32_t *out, Diag *d);
 /* Number of sources a node reads (src[0..n)): 0 for inputs and constants, the op's arity for ELEM,
@@ -344,7 +353,7 @@ typedef enum KInstrKind {
   KI_ELEM,   /* op = LoomOp applied to src (already cast to the op's input dtype by KI_CAST) */
   KI_CAST,   /* src[0] converted to dtype */
   KI_ACC,    /* phase: the result of REDUCE phase `phase` at the current o (dtype = its acc dtype;
-                int64 index for argmin/argmax) */
+                int64 index for argmin/argmax), or of SCAN phase `phase` at the current (o, r) */
   KI_REDSIZE,/* int64: number of points of R (product of reduced dims) */
   /* user kernels (KernelIr.snippet, ir/snippet.h): */
   KI_USER,   /* calls function `op` of the kernel's snippet module once per point; its arguments are
@@ -387,7 +396,11 @@ typedef struct KInstr {
  * sign-extended to 64 bits, unsigned zero-extended). */
 uint64_t ir_param_word(LoomDType dtype, Scalar v);
 
-typedef enum KPhaseKind { KP_REDUCE, KP_MAP, KP_FINAL } KPhaseKind;
+/* KP_SCAN (kernels of one R dim whose only phase it is): for each o, for r = 0, 1, ... in order, folds
+ * `value` at (o, r) into the accumulator (acc_dtype, starting at the op's identity; a float16 /
+ * bfloat16 scan_round rounds it to that dtype after every step, as NumPy's accumulate) and then runs
+ * the phase's stores at (o, r), where KI_ACC of the phase is the running (inclusive) value. */
+typedef enum KPhaseKind { KP_REDUCE, KP_MAP, KP_FINAL, KP_SCAN } KPhaseKind;
 
 typedef struct KStore {
   int32_t buf;
@@ -396,10 +409,11 @@ typedef struct KStore {
 
 typedef struct KPhase {
   uint8_t kind;      /* KPhaseKind */
-  uint8_t reduce_op; /* KP_REDUCE: LoomReduceOp among SUM PROD MIN MAX ANY ALL ARGMIN ARGMAX */
-  uint8_t acc_dtype; /* KP_REDUCE: accumulator dtype (compute dtype) */
-  int32_t value;     /* KP_REDUCE: the instruction folded */
-  int32_t store_begin, nstores; /* KP_MAP, KP_FINAL: range of KernelIr.stores */
+  uint8_t reduce_op; /* KP_REDUCE: LoomReduceOp among SUM PROD MIN MAX ANY ALL ARGMIN ARGMAX; KP_SCAN: SUM PROD MIN MAX */
+  uint8_t acc_dtype; /* KP_REDUCE, KP_SCAN: accumulator dtype (compute dtype) */
+  int32_t value;     /* KP_REDUCE, KP_SCAN: the instruction folded */
+  int32_t store_begin, nstores; /* KP_MAP, KP_FINAL, KP_SCAN: range of KernelIr.stores */
+  uint8_t scan_round;            /* KP_SCAN: LOOM_FLOAT16 / LOOM_BFLOAT16 to round each partial to, else 0 */
 } KPhase;
 
 /* A library-call kernel (KernelIr.call set): the kernel is one call of a vendor library (device.h's

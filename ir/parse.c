@@ -243,8 +243,8 @@ static LoomStatus parse_node_line(Cursor *c, IrGraph *g, IdMap *nodes, IdMap *in
   } else if (strcmp(kw, "const") == 0) {
     n.kind = IR_CONST;
     nsrc = 0;
-  } else if (strcmp(kw, "reduce") == 0) {
-    n.kind = IR_REDUCE;
+  } else if (strcmp(kw, "reduce") == 0 || strcmp(kw, "scan") == 0) {
+    n.kind = kw[0] == 'r' ? IR_REDUCE : IR_SCAN;
     char rn[16];
     if (!word(c, rn, sizeof rn) || !reduce_op_from_name(rn, &rop)) return fail(c, "a reduction (sum prod ...)");
     n.op = (uint16_t)rop;
@@ -312,13 +312,14 @@ static LoomStatus parse_node_line(Cursor *c, IrGraph *g, IdMap *nodes, IdMap *in
     if ((st = expect(c, "step")) || (st = parse_dims(c, &m, n.arg2))) return st;
     if (m != nd) return fail(c, "one step per dim");
     break;
+  case IR_SCAN:
   case IR_REDUCE:
     if ((st = expect(c, "axes")) || (st = parse_dims(c, &m, tmp))) return st;
     for (int i = 0; i < m; i++) {
       if (tmp[i] < 0 || tmp[i] >= LOOM_MAX_RANK) return fail(c, "axes in 0..15");
       n.axes |= 1u << tmp[i];
     }
-    if (accept(c, "keepdims")) n.flags |= IR_FLAG_KEEPDIMS;
+    if (n.kind == IR_REDUCE && accept(c, "keepdims")) n.flags |= IR_FLAG_KEEPDIMS;
     break;
   default: break;
   }
@@ -479,7 +480,8 @@ static LoomStatus parse_call(Cursor *c, Arena *a, KernelIr *k) {
 /* kernel = "kernel" name "ndim" N "keep" N "index" N
  *          ("buf" N ("in"|"out") dt "[" layout ("," layout)* "]")*
  *          instr*
- *          ("phase" ("reduce" redop dt ref | ("map"|"final") ("store" "buf" N ref)*))*
+ *          ("phase" ("reduce" redop dt ref
+ *                   | ("map" | "final" | "scan" redop dt ref ["round" dt]) ("store" "buf" N ref)*))*
  *          [call] */
 LoomStatus ir_parse_kernel(Arena *a, const char *text, KernelIr **out, Diag *d) {
   if (!a || !text || !out) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "ir_parse_kernel: null argument");
@@ -548,7 +550,20 @@ LoomStatus ir_parse_kernel(Arena *a, const char *text, KernelIr **out, Diag *d) 
       } else {
         if (accept(&c, "map")) p->kind = KP_MAP;
         else if (accept(&c, "final")) p->kind = KP_FINAL;
-        else return fail(&c, "'reduce', 'map' or 'final'");
+        else if (accept(&c, "scan")) {
+          char rn[16];
+          LoomReduceOp rop;
+          LoomDType t;
+          if (!word(&c, rn, sizeof rn) || !reduce_op_from_name(rn, &rop)) return fail(&c, "a scan op");
+          if ((st = parse_dtype(&c, &t)) || (st = parse_ref(&c, &p->value))) return st;
+          p->kind = KP_SCAN;
+          p->reduce_op = (uint8_t)rop;
+          p->acc_dtype = (uint8_t)t;
+          if (accept(&c, "round")) {
+            if ((st = parse_dtype(&c, &t))) return st;
+            p->scan_round = (uint8_t)t;
+          }
+        } else return fail(&c, "'reduce', 'map', 'final' or 'scan'");
         p->store_begin = k->nstore;
         while (accept(&c, "store")) {
           if (!grow(a, (void **)&k->stores, k->nstore, &caps, sizeof(KStore))) return oom(d);

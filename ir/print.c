@@ -23,6 +23,7 @@
  *   phase reduce sum f32 %1
  *   phase map store buf 1 %2 store buf 2 %3
  *   phase final store buf 1 %2
+ *   phase scan sum f32 %1 round f16 store buf 1 %3
  *   call matmul a 0 b 1 out 3 alpha 1 bias 2 c 4 beta 1 act relu   (a library-call kernel; bias, c and
  *                                         act appear only when present)
  */
@@ -50,7 +51,8 @@ static const char *const kind_names[IR_KIND_COUNT] = {
     [IR_INPUT] = "input", [IR_CONST] = "const",         [IR_ELEM] = "elem",
     [IR_CAST] = "cast",   [IR_BROADCAST] = "broadcast", [IR_RESHAPE] = "reshape",
     [IR_PERMUTE] = "permute", [IR_SLICE] = "slice",     [IR_REDUCE] = "reduce",
-    [IR_COPY] = "copy",   [IR_MATMUL] = "matmul", [IR_IOTA] = "iota"};
+    [IR_COPY] = "copy",   [IR_MATMUL] = "matmul", [IR_IOTA] = "iota",
+    [IR_SCAN] = "scan"};
 
 static int node_arity(const IrNode *n) { return ir_node_arity(n); }
 
@@ -98,7 +100,7 @@ void ir_print_graph(const IrGraph *g, int nroots, const int32_t *roots, StrBuf *
       }
       sb_printf(out, " %d", pn);
     }
-    if (n->kind == IR_REDUCE) {
+    if (n->kind == IR_REDUCE || n->kind == IR_SCAN) {
       const char *rn = reduce_op_name((LoomReduceOp)n->op);
       sb_printf(out, " %s", rn ? rn : "?");
     }
@@ -131,6 +133,7 @@ void ir_print_graph(const IrGraph *g, int nroots, const int32_t *roots, StrBuf *
       sb_printf(out, " step ");
       print_dims(out, n->ndim, n->arg2);
       break;
+    case IR_SCAN:
     case IR_REDUCE: {
       sb_printf(out, " axes [");
       int c = 0;
@@ -223,7 +226,13 @@ static void print_kernel(const KernelIr *k, bool with_name, StrBuf *out) {
                 ph->value);
       continue;
     }
-    sb_printf(out, "  phase %s", ph->kind == KP_MAP ? "map" : ph->kind == KP_FINAL ? "final" : "?");
+    if (ph->kind == KP_SCAN) {
+      const char *rn = reduce_op_name((LoomReduceOp)ph->reduce_op);
+      sb_printf(out, "  phase scan %s %s %%%d", rn ? rn : "?", dtype_short_name((LoomDType)ph->acc_dtype), ph->value);
+      if (ph->scan_round) sb_printf(out, " round %s", dtype_short_name((LoomDType)ph->scan_round));
+    } else {
+      sb_printf(out, "  phase %s", ph->kind == KP_MAP ? "map" : ph->kind == KP_FINAL ? "final" : "?");
+    }
     for (int32_t s = 0; s < ph->nstores; s++) {
       int32_t si = ph->store_begin + s;
       if (si >= 0 && si < k->nstore) sb_printf(out, " store buf %d %%%d", k->stores[si].buf, k->stores[si].value);

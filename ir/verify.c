@@ -126,6 +126,13 @@ static LoomStatus verify_node(const IrGraph *g, int32_t i, Diag *d) {
     if (!same_shape(nd, shape, n->ndim, n->shape)) return BAD(d, "verify: reduce %%%d has the wrong shape", i);
     break;
   }
+  case IR_SCAN:
+    if (n->op != LOOM_REDUCE_SUM && n->op != LOOM_REDUCE_PROD && n->op != LOOM_REDUCE_MIN && n->op != LOOM_REDUCE_MAX)
+      return BAD(d, "verify: scan %%%d has op %d (sum, prod, min or max)", i, n->op);
+    if (x->ndim < 1 || __builtin_popcount(n->axes) != 1 || (x->ndim < 32 && (n->axes >> x->ndim)))
+      return BAD(d, "verify: scan %%%d must scan one axis of its source", i);
+    if (!same_shape(x->ndim, x->shape, n->ndim, n->shape)) return BAD(d, "verify: scan %%%d has the wrong shape", i);
+    break;
   case IR_MATMUL: {
     const IrNode *y = s[1];
     int nd = n->ndim;
@@ -224,8 +231,9 @@ static LoomStatus verify_instr(const KernelIr *k, int32_t i, Diag *d) {
     break;
   }
   case KI_ACC: {
-    if (in->phase < 0 || in->phase >= k->nphase || k->phases[in->phase].kind != KP_REDUCE)
-      return BAD(d, "verify kernel: %%%d reads phase %d, not a reduce phase", i, in->phase);
+    if (in->phase < 0 || in->phase >= k->nphase ||
+        (k->phases[in->phase].kind != KP_REDUCE && k->phases[in->phase].kind != KP_SCAN))
+      return BAD(d, "verify kernel: %%%d reads phase %d, not a reduce or scan phase", i, in->phase);
     const KPhase *p = &k->phases[in->phase];
     bool arg = p->reduce_op == LOOM_REDUCE_ARGMIN || p->reduce_op == LOOM_REDUCE_ARGMAX;
     if (t != (arg ? LOOM_INT64 : (LoomDType)p->acc_dtype))
@@ -304,6 +312,33 @@ static LoomStatus verify_call(const KernelIr *k, Diag *d) {
   return LOOM_OK;
 }
 
+/* A KP_SCAN phase: the only phase of a kernel with one R dim; op sum/prod/min/max; a value of the
+ * accumulator's (compute) dtype that reads no accumulator; rounding only of a float32 accumulator to
+ * float16 / bfloat16. need: scratch (may be NULL when there are no instructions). */
+static LoomStatus verify_scan_phase(const KernelIr *k, int32_t p, uint8_t *need, Diag *d) {
+  const KPhase *ph = &k->phases[p];
+  LoomReduceOp op = (LoomReduceOp)ph->reduce_op;
+  if (k->nphase != 1 || k->ndim - k->nkeep != 1)
+    return BAD(d, "verify kernel: a scan phase is the only phase of a kernel with one reduced dim");
+  if (op != LOOM_REDUCE_SUM && op != LOOM_REDUCE_PROD && op != LOOM_REDUCE_MIN && op != LOOM_REDUCE_MAX)
+    return BAD(d, "verify kernel: scan phase %d has op %d (sum, prod, min or max)", p, (int)op);
+  if (ph->acc_dtype >= LOOM_DTYPE_COUNT || dtype_compute((LoomDType)ph->acc_dtype) != ph->acc_dtype)
+    return BAD(d, "verify kernel: phase %d accumulates in a non-compute dtype", p);
+  if (ph->value < 0 || ph->value >= k->ninstr || k->instrs[ph->value].dtype != ph->acc_dtype)
+    return BAD(d, "verify kernel: scan phase %d folds %%%d, not an instruction of its accumulator dtype", p, ph->value);
+  if (ph->scan_round && !((ph->scan_round == LOOM_FLOAT16 || ph->scan_round == LOOM_BFLOAT16) &&
+                          ph->acc_dtype == LOOM_FLOAT32))
+    return BAD(d, "verify kernel: scan phase %d rounds a %s accumulator to %s", p,
+               dtype_short_name((LoomDType)ph->acc_dtype), dtype_short_name((LoomDType)ph->scan_round));
+  mark_deps(k, ph->value, need);
+  close_deps(k, need);
+  for (int32_t i = 0; i < k->ninstr; i++)
+    if (need[i] && k->instrs[i].kind == KI_ACC)
+      return BAD(d, "verify kernel: the value of scan phase %d reads an accumulator (%%%d)", p, i);
+  memset(need, 0, (size_t)k->ninstr);
+  return LOOM_OK;
+}
+
 LoomStatus ir_verify_kernel(const KernelIr *k, Diag *d) {
   if (!k) return BAD(d, "verify kernel: null kernel");
   if (k->ndim < 0 || k->ndim > LOOM_MAX_RANK || k->nkeep < 0 || k->nkeep > k->ndim)
@@ -334,6 +369,7 @@ LoomStatus ir_verify_kernel(const KernelIr *k, Diag *d) {
   }
   for (int32_t p = 0; p < k->nphase && !st; p++) {
     const KPhase *ph = &k->phases[p];
+    int32_t own = p; /* KI_ACC of phases >= own must not be read */
     if (need) memset(need, 0, (size_t)k->ninstr);
     if (ph->kind == KP_REDUCE) {
       LoomReduceOp op = (LoomReduceOp)ph->reduce_op;
@@ -357,7 +393,9 @@ LoomStatus ir_verify_kernel(const KernelIr *k, Diag *d) {
         break;
       }
       mark_deps(k, ph->value, need);
-    } else if (ph->kind == KP_MAP || ph->kind == KP_FINAL) {
+    } else if (ph->kind == KP_MAP || ph->kind == KP_FINAL || ph->kind == KP_SCAN) {
+      if (ph->kind == KP_SCAN && (st = verify_scan_phase(k, p, need, d)) != LOOM_OK) break;
+      if (ph->kind == KP_SCAN) own = p + 1; /* its stores read its own running value */
       if (ph->nstores < 0 || ph->store_begin < 0 || ph->store_begin > k->nstore ||
           ph->nstores > k->nstore - ph->store_begin) {
         st = BAD(d, "verify kernel: phase %d store range out of bounds", p);
@@ -377,7 +415,7 @@ LoomStatus ir_verify_kernel(const KernelIr *k, Diag *d) {
     }
     if (need) close_deps(k, need);
     for (int32_t i = 0; i < k->ninstr && !st; i++)
-      if (need[i] && k->instrs[i].kind == KI_ACC && k->instrs[i].phase >= p)
+      if (need[i] && k->instrs[i].kind == KI_ACC && k->instrs[i].phase >= own)
         st = BAD(d, "verify kernel: phase %d uses %%%d, the result of phase %d, which is not earlier", p, i,
                  k->instrs[i].phase);
   }

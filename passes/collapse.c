@@ -9,7 +9,8 @@
  * kernel text. Values and the row-major order of R (argmin/argmax indices) are unchanged.
  * A reduction whose phases only pick (min, max, any, all; argmin/argmax on leading R dims) drops the
  * R dims along which every buffer has stride 0 (the same value repeated: picking among copies is
- * the value itself), so a reduction over a huge broadcast input runs in no time. Last, a kernel
+ * the value itself; a dim of size 0 is never dropped: it makes the reduction empty, and empty
+ * arrays have zero strides), so a reduction over a huge broadcast input runs in no time. Last, a kernel
  * of more than PASS_MAX_POINTS points (only reachable through stride-0 inputs, which take no
  * memory) is refused with LOOM_ERR_UNSUPPORTED: it could not finish in any useful time.
  */
@@ -23,7 +24,7 @@ static int droppable_r_dims(const KernelIr *k) {
   int mode = 1;
   for (int32_t p = 0; p < k->nphase; p++) {
     const KPhase *ph = &k->phases[p];
-    if (ph->kind == KP_MAP) return 0;
+    if (ph->kind == KP_MAP || ph->kind == KP_SCAN) return 0; /* a scan stores at every r */
     if (ph->kind != KP_REDUCE) continue;
     switch (ph->reduce_op) {
     case LOOM_REDUCE_MIN: case LOOM_REDUCE_MAX: case LOOM_REDUCE_ANY: case LOOM_REDUCE_ALL: break;
@@ -42,7 +43,7 @@ static void drop_constant_r_dims(SchedKernel *sk) {
   const KernelIr *k = sk->ir;
   int mode = droppable_r_dims(k);
   for (int i = k->nkeep; mode && i < k->ndim; i++) {
-    if (sk->shape[i] == 1) continue;
+    if (sk->shape[i] <= 1) continue; /* a dim of 0 is no repetition: the reduction is empty */
     bool constant = true;
     for (int32_t b = 0; b < k->nbuf && constant; b++) constant = sk->bind[b].strides[i] == 0;
     if (constant) sk->shape[i] = 1;

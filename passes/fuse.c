@@ -24,6 +24,11 @@
  * visiting FUSE_MAX_REACH kernels. None of these changes a result, only how it is split into kernels;
  * below the bounds the plan is what the unbounded greedy would make. Every walk is iterative.
  *
+ * Scans (IR_SCAN) are realized like reductions over their one axis, in a kernel of their own (no other
+ * reduction joins it): the cone of the source is the scan phase's value (the producer is fused into the
+ * scan's loads), and an elementwise consumer of the scan's shape that reads it at the same point joins
+ * as a store of the scan phase (the consumer is fused into the scan's store).
+ *
  * Library calls (IR_MATMUL, passes/calls.c). A product is realized by a kernel of its own, a call.
  * Its operands are read in place when a BLAS takes their strides (a view of an input or of a realized
  * node: transposes and slices are flags and leading dimensions, not copies); any other operand (an
@@ -141,6 +146,17 @@ LoomStatus pass_resolve_read(const IrGraph *g, const FusedKernel *k, bool final_
   }
   if (!pass_map_strides(k, final_space, t->ndim, t->shape, v.strides, out->strides))
     return diag_error(d, LOOM_ERR_INTERNAL, "fuse: node %%%d does not match its kernel's space", top);
+  if (g->nodes[v.leaf].kind == IR_SCAN && k->is_scan && k->reduces[0] == v.leaf && !final_space && v.offset == 0) {
+    int64_t cs[LOOM_MAX_RANK]; /* the scan of k read at the point being computed */
+    pass_contiguous_strides(k->xndim, k->xshape, cs);
+    bool same = t->ndim == k->xndim;
+    for (int a = 0; same && a < k->xndim; a++) same = k->xshape[a] <= 1 || v.strides[a] == cs[a];
+    if (same) {
+      out->is_acc = true;
+      out->acc_phase = 0;
+    }
+    return LOOM_OK;
+  }
   if (g->nodes[v.leaf].kind != IR_REDUCE || v.offset != 0) return LOOM_OK;
   int phase = -1;
   for (int i = 0; i < k->nreduce; i++)
@@ -211,7 +227,7 @@ static LoomStatus walk(Fuser *f, int32_t start) {
 /* The node whose value realized node x stores (its cone's top). */
 static int32_t value_of(const IrGraph *g, int32_t x) {
   const IrNode *n = &g->nodes[x];
-  return (n->kind == IR_REDUCE || n->kind == IR_COPY) ? n->src[0] : x;
+  return (n->kind == IR_REDUCE || n->kind == IR_COPY || n->kind == IR_SCAN) ? n->src[0] : x;
 }
 
 /* Fills f->reads with the tops read by x's cone (a product: its two operands). */
@@ -565,9 +581,9 @@ static LoomStatus place_reduce(Fuser *f, int32_t x) {
   for (int i = 0; i < f->nreads; i++) {
     int32_t leaf = leaf_of(f->g, f->reads[i]);
     int32_t k = producer(f, f->reads[i]);
-    if (k < 0 || f->g->nodes[leaf].kind != IR_REDUCE) continue;
+    if (k < 0 || f->g->nodes[leaf].kind != IR_REDUCE || n->kind == IR_SCAN) continue;
     FusedKernel *K = &p->kernels[k];
-    if (!K->is_reduction || K->axes != n->axes || !same_dims(K->xndim, K->xshape, s->ndim, s->shape))
+    if (!K->is_reduction || K->is_scan || K->axes != n->axes || !same_dims(K->xndim, K->xshape, s->ndim, s->shape))
       continue;
     bool ok;
     if ((st = can_join(f, k, false, x, &ok)) != LOOM_OK) return st;
@@ -589,6 +605,7 @@ static LoomStatus place_reduce(Fuser *f, int32_t x) {
   if ((st = push_i32(f, &f->redks, &f->nredk, &f->capredk, k)) != LOOM_OK) return st;
   FusedKernel *K = &p->kernels[k];
   K->is_reduction = true;
+  K->is_scan = n->kind == IR_SCAN; /* a kernel of its own: nothing else reduces along its axis */
   K->axes = n->axes;
   K->xndim = s->ndim;
   memcpy(K->xshape, s->shape, sizeof K->xshape);
@@ -625,9 +642,11 @@ static LoomStatus place_other(Fuser *f, int32_t x) {
   for (int i = 0; i < f->nreads; i++) {
     int32_t leaf = leaf_of(f->g, f->reads[i]);
     int32_t k = producer(f, f->reads[i]);
-    if (k < 0 || f->g->nodes[leaf].kind != IR_REDUCE || !p->kernels[k].is_reduction) continue;
+    int lk = f->g->nodes[leaf].kind;
+    if (k < 0 || (lk != IR_REDUCE && lk != IR_SCAN) || !p->kernels[k].is_reduction) continue;
     FusedKernel *K = &p->kernels[k];
     bool final_space = !same_dims(K->xndim, K->xshape, n->ndim, n->shape);
+    if (K->is_scan && final_space) continue; /* a scan's consumers join it at its points only */
     bool ok;
     if ((st = can_join(f, k, final_space, x, &ok)) != LOOM_OK) return st;
     if (!ok) continue;
@@ -947,7 +966,7 @@ static LoomStatus plan_epilogues(Fuser *f, const uint8_t *realized, int32_t *epi
       count[leaf]++;
       /* the one reader an epilogue may have reads the product itself (no view) in an elementwise cone,
        * or is a free view of it (a root reshape that only adds or drops size-1 dims) */
-      bool elementwise = !is_mm && g->nodes[x].kind != IR_REDUCE;
+      bool elementwise = !is_mm && g->nodes[x].kind != IR_REDUCE && g->nodes[x].kind != IR_SCAN;
       reader[leaf] = elementwise && (r == leaf || (r == x && free_view(g, r, leaf))) ? x : nn;
     }
   }
@@ -1057,7 +1076,7 @@ LoomStatus pass_fuse(IrModule *m, Diag *d) {
   for (int32_t x = g->nnodes - 1; x >= 0; x--) {
     if (!live[x]) continue;
     const IrNode *n = &g->nodes[x];
-    if (n->kind == IR_REDUCE || n->kind == IR_COPY || n->kind == IR_MATMUL) realized[x] = 1;
+    if (n->kind == IR_REDUCE || n->kind == IR_COPY || n->kind == IR_MATMUL || n->kind == IR_SCAN) realized[x] = 1;
     for (int i = 0; i < 3; i++)
       if (n->src[i] >= 0 && n->src[i] < x) {
         live[n->src[i]] = 1;
@@ -1079,7 +1098,7 @@ LoomStatus pass_fuse(IrModule *m, Diag *d) {
       st = place_epilogue(&f, x, epi_of[x]);
     } else {
       if ((st = collect_reads(&f, x)) != LOOM_OK) return st;
-      if (g->nodes[x].kind == IR_REDUCE) st = place_reduce(&f, x);
+      if (g->nodes[x].kind == IR_REDUCE || g->nodes[x].kind == IR_SCAN) st = place_reduce(&f, x);
       else st = place_other(&f, x);
     }
     if (st != LOOM_OK) return st;

@@ -26,6 +26,9 @@
  * bfloat16 by one rounding cast (codegen rounds those once). A node stored into an S buffer as it
  * is (for_store) skips the pair: the store rounds (once, by the same rules).
  *
+ * A scan kernel (FusedKernel.is_scan) has one KP_SCAN phase whose value is the scanned node's cone cast
+ * to the result dtype and whose stores are the scan (its KI_ACC) and the maps that read it (lower_scan).
+ *
  * Approach: per kernel, a memoized walk of each stored node's cone, per phase space (the (o, r)
  * space of REDUCE/MAP phases, the o space of the FINAL phase); reads are classified by
  * pass_resolve_read (constant, KI_ACC of an earlier reduction of this kernel, or a load). Reduction
@@ -615,7 +618,7 @@ static LoomStatus add_store(Lower *l, int32_t node, bool final_space, int32_t va
 
 static int32_t value_node(const IrGraph *g, int32_t x) {
   const IrNode *n = &g->nodes[x];
-  return (n->kind == IR_REDUCE || n->kind == IR_COPY) ? n->src[0] : x;
+  return (n->kind == IR_REDUCE || n->kind == IR_COPY || n->kind == IR_SCAN) ? n->src[0] : x;
 }
 
 static int64_t iabs(int64_t v) { return v < 0 ? -v : v; }
@@ -709,6 +712,41 @@ static LoomStatus lower_call(Lower *l, int32_t kidx) {
   return LOOM_OK;
 }
 
+/* The KP_SCAN phase of a scan kernel (l->K->is_scan): the source's cone converted to the result dtype
+ * (NumPy's accumulate casts each input to it: rounded once to a float16 / bfloat16 result), folded in
+ * its compute dtype (float16 / bfloat16 partials rounded at each step: scan_round); its stores are the
+ * scan itself (KI_ACC: the running value) and the maps, which read the scan at their point as KI_ACC. */
+static LoomStatus lower_scan(Lower *l) {
+  const FusedKernel *K = l->K;
+  int32_t x = K->reduces[0];
+  const IrNode *r = &l->g->nodes[x];
+  LoomDType rt = (LoomDType)r->dtype, acc = dtype_compute(rt);
+  int32_t v;
+  LoomStatus st = value(l, r->src[0], 0, true, false, &v);
+  if (st == LOOM_OK && exact_bit(rt)) st = round_once(l, v, rt, false, &v);
+  if (st == LOOM_OK) st = cast_to(l, v, acc, &v);
+  if (st != LOOM_OK) return st;
+  KPhase *ph = &l->phases[l->nphase++];
+  memset(ph, 0, sizeof *ph);
+  ph->kind = KP_SCAN;
+  ph->reduce_op = (uint8_t)r->op;
+  ph->acc_dtype = (uint8_t)acc;
+  ph->value = v;
+  ph->scan_round = exact_bit(rt) ? (uint8_t)rt : 0;
+  int32_t begin = l->nstore;
+  if (l->p->is_root[x] || l->p->needs_temp[x]) {
+    if ((st = reduce_result(l, 0, true, &v)) != LOOM_OK || (st = add_store(l, x, false, v)) != LOOM_OK) return st;
+  }
+  for (int i = 0; i < K->nmap; i++) {
+    if ((st = value(l, value_node(l->g, K->maps[i]), 0, true, true, &v)) != LOOM_OK) return st;
+    if ((st = add_store(l, K->maps[i], false, v)) != LOOM_OK) return st;
+  }
+  ph = &l->phases[0];
+  ph->store_begin = begin;
+  ph->nstores = l->nstore - begin;
+  return LOOM_OK;
+}
+
 static LoomStatus lower_kernel(Lower *l, int32_t kidx) {
   const FusedKernel *K = &l->p->kernels[kidx];
   if (K->is_call) {
@@ -735,8 +773,9 @@ static LoomStatus lower_kernel(Lower *l, int32_t kidx) {
   l->ntouched = 0;
   l->phases = arena_alloc(l->m->arena, (size_t)(K->nreduce + 2) * sizeof *l->phases);
   if (!l->phases) return oom(l);
+  if (K->is_scan && (st = lower_scan(l)) != LOOM_OK) return st;
 
-  for (int j = 0; j < K->nreduce; j++) {
+  for (int j = 0; j < K->nreduce && !K->is_scan; j++) {
     const IrNode *r = &g->nodes[K->reduces[j]];
     LoomReduceOp op = (LoomReduceOp)r->op;
     LoomDType sd = dtype_compute((LoomDType)g->nodes[r->src[0]].dtype);
@@ -762,7 +801,7 @@ static LoomStatus lower_kernel(Lower *l, int32_t kidx) {
     ph->acc_dtype = (uint8_t)acc;
     ph->value = v;
   }
-  if (K->nmap > 0) {
+  if (K->nmap > 0 && !K->is_scan) {
     int32_t begin = l->nstore;
     for (int i = 0; i < K->nmap; i++) {
       int32_t v;
@@ -776,7 +815,7 @@ static LoomStatus lower_kernel(Lower *l, int32_t kidx) {
     ph->nstores = l->nstore - begin;
   }
   int32_t begin = l->nstore;
-  for (int j = 0; j < K->nreduce; j++) {
+  for (int j = 0; j < K->nreduce && !K->is_scan; j++) {
     int32_t x = K->reduces[j];
     if (!l->p->is_root[x] && !l->p->needs_temp[x]) continue;
     int32_t v;
@@ -801,7 +840,7 @@ static LoomStatus lower_kernel(Lower *l, int32_t kidx) {
   const char *hint = "map";
   char hb[32];
   if (K->is_reduction) {
-    snprintf(hb, sizeof hb, "reduce_%s", reduce_op_name((LoomReduceOp)g->nodes[K->reduces[0]].op));
+    snprintf(hb, sizeof hb, "%s_%s", K->is_scan ? "scan" : "reduce", reduce_op_name((LoomReduceOp)g->nodes[K->reduces[0]].op));
     hint = hb;
   }
   snprintf(k->name, sizeof k->name, "k%d_%s", kidx, hint);

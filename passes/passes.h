@@ -82,8 +82,10 @@ typedef struct FusedKernel {
   int64_t xshape[LOOM_MAX_RANK];
   uint32_t axes;                  /* reduced axes of X (0 for elementwise kernels) */
   bool is_reduction;
+  bool is_scan;                   /* reduces[0] is an IR_SCAN (the only one): one KP_SCAN phase whose
+                                     stores are the scan and the maps (which read it at their point) */
   int32_t nreduce, nmap, nfinal, ndep;
-  int32_t *reduces; /* IR_REDUCE nodes, in phase order */
+  int32_t *reduces; /* IR_REDUCE nodes, in phase order (or the one IR_SCAN) */
   int32_t *maps;    /* realized nodes stored by the MAP phase (shape X) */
   int32_t *finals;  /* realized nodes stored by the FINAL phase (the reductions' output shape) */
   int32_t *deps;    /* kernels that must run first (indices into FusionPlan.kernels) */
@@ -113,7 +115,8 @@ typedef struct FusionPlan {
 typedef struct ReadInfo {
   int32_t leaf;
   bool is_const;  /* the value is the IR_CONST leaf */
-  bool is_acc;    /* a reduction of k read at the kept coordinates: KI_ACC of phase acc_phase */
+  bool is_acc;    /* a reduction of k read at the kept coordinates, or k's scan read at the point itself:
+                     KI_ACC of phase acc_phase */
   int32_t acc_phase;
   int64_t offset;
   int64_t strides[LOOM_MAX_RANK]; /* per kernel dim; 0 on size-1 dims */

@@ -111,6 +111,11 @@ LoomStatus rt_bundle_builder_add(LoomBundleBuilder *b, const char *name, const K
       return diag_error(d, LOOM_ERR_UNSUPPORTED,
                         "bundle entry '%.80s': kernels that generate random numbers or indices (an iota, "
                         "loom.random) cannot be bundled yet; pass them as input arrays", name);
+  for (int32_t p = 0; p < k->nphase; p++) /* libloomrt's launcher does not know the scan entries' protocol */
+    if (k->phases[p].kind == KP_SCAN)
+      return diag_error(d, LOOM_ERR_UNSUPPORTED,
+                        "bundle entry '%.80s': scans (cumsum, cumprod) cannot be bundled yet; run them through libloom",
+                        name);
   for (int32_t i = 0; i < b->nentry; i++)
     if (!strcmp(b->entries[i].name, name))
       return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "bundle entry name '%s' is used twice; give each kernel its own name",

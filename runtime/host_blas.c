@@ -21,7 +21,11 @@ static const char *const routine_names[RB_COUNT] = {
     [RB_SGEMM] = "sgemm",   [RB_DGEMM] = "dgemm",   [RB_SGETRF] = "sgetrf", [RB_DGETRF] = "dgetrf",
     [RB_SGESV] = "sgesv",   [RB_DGESV] = "dgesv",   [RB_SPOTRF] = "spotrf", [RB_DPOTRF] = "dpotrf",
     [RB_SGEQRF] = "sgeqrf", [RB_DGEQRF] = "dgeqrf", [RB_SORGQR] = "sorgqr", [RB_DORGQR] = "dorgqr",
-    [RB_SGESDD] = "sgesdd", [RB_DGESDD] = "dgesdd", [RB_SSYEVD] = "ssyevd", [RB_DSYEVD] = "dsyevd"};
+    [RB_SGESDD] = "sgesdd", [RB_DGESDD] = "dgesdd", [RB_SSYEVD] = "ssyevd", [RB_DSYEVD] = "dsyevd",
+    [RB_CGETRF] = "cgetrf", [RB_ZGETRF] = "zgetrf", [RB_CGESV] = "cgesv",   [RB_ZGESV] = "zgesv",
+    [RB_CPOTRF] = "cpotrf", [RB_ZPOTRF] = "zpotrf", [RB_CGEQRF] = "cgeqrf", [RB_ZGEQRF] = "zgeqrf",
+    [RB_CUNGQR] = "cungqr", [RB_ZUNGQR] = "zungqr", [RB_CGESDD] = "cgesdd", [RB_ZGESDD] = "zgesdd",
+    [RB_CHEEVD] = "cheevd", [RB_ZHEEVD] = "zheevd"};
 
 typedef struct Scheme {
   const char *prefix, *suffix;

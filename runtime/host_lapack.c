@@ -4,9 +4,11 @@
  * Matrices arrive column-major and packed (runtime/linalg_api.c arranged that), which is what LAPACK
  * takes, so each problem is: copy the input into the output (or a scratch) buffer that the routine
  * overwrites, query the workspace once per call (lwork = -1), run the routine, keep its info. The
- * routines are NumPy's own (getrf, gesv, potrf, geqrf + orgqr, gesdd, syevd), so results and sign
- * conventions are NumPy's when the LAPACK is the same. Problems run one after another; OpenBLAS runs
- * the BLAS inside each routine on all cores.
+ * routines are NumPy's own (getrf, gesv, potrf, geqrf + orgqr, gesdd, syevd; for complex matrices
+ * ungqr and heevd, and gesdd / heevd take a real workspace too), so results and sign conventions are
+ * NumPy's when the LAPACK is the same. Singular values and eigenvalues are real (the real dtype of the
+ * input's precision). Problems run one after another; OpenBLAS runs the BLAS inside each routine on all
+ * cores.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +26,12 @@ typedef void (*Orgqr)(const void *m, const void *n, const void *k, void *a, cons
 typedef void (*Gesdd)(const char *jobz, const void *m, const void *n, void *a, const void *lda, void *s, void *u,
                       const void *ldu, void *vt, const void *ldvt, void *work, const void *lwork, void *iwork,
                       void *info, size_t l1);
+typedef void (*Cgesdd)(const char *jobz, const void *m, const void *n, void *a, const void *lda, void *s, void *u,
+                       const void *ldu, void *vt, const void *ldvt, void *work, const void *lwork, void *rwork,
+                       void *iwork, void *info, size_t l1);
+typedef void (*Heevd)(const char *jobz, const char *uplo, const void *n, void *a, const void *lda, void *w, void *work,
+                      const void *lwork, void *rwork, const void *lrwork, void *iwork, const void *liwork, void *info,
+                      size_t l1, size_t l2);
 typedef void (*Syevd)(const char *jobz, const char *uplo, const void *n, void *a, const void *lda, void *w, void *work,
                       const void *lwork, void *iwork, const void *liwork, void *info, size_t l1, size_t l2);
 
@@ -59,6 +67,16 @@ static int64_t lwork_of(bool single, const void *w) {
   return v < 1 ? 1 : (int64_t)v + 1;
 }
 
+/* The routine of this dtype: sreal for float32 (float64 the next entry), cplx for complex64 (complex128 next). */
+static RtBlasRoutine pick(LoomDType t, RtBlasRoutine sreal, RtBlasRoutine cplx) {
+  switch (t) {
+  case LOOM_FLOAT32: return sreal;
+  case LOOM_FLOAT64: return (RtBlasRoutine)(sreal + 1);
+  case LOOM_COMPLEX64: return cplx;
+  default: return (RtBlasRoutine)(cplx + 1);
+  }
+}
+
 static LoomStatus oom(Diag *d, const char *what) {
   return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: LAPACK workspace for %s", what);
 }
@@ -68,12 +86,13 @@ LoomStatus rt_host_decompose(LoomContext *ctx, int index, const RtDecomp *r, Dia
   RtHostBlas *h;
   LoomStatus st = rt_host_blas(ctx, &h, d);
   if (st != LOOM_OK) return st;
-  bool single = r->dtype == LOOM_FLOAT32;
-  if (r->dtype != LOOM_FLOAT32 && r->dtype != LOOM_FLOAT64)
-    return diag_error(d, LOOM_ERR_UNSUPPORTED, "linalg on the host: %s is not supported", loom_dtype_name(r->dtype));
+  LoomDType t = r->dtype;
+  if (t != LOOM_FLOAT32 && t != LOOM_FLOAT64 && t != LOOM_COMPLEX64 && t != LOOM_COMPLEX128)
+    return diag_error(d, LOOM_ERR_UNSUPPORTED, "linalg on the host: %s is not supported", loom_dtype_name(t));
   if (!h->ilp64 && (r->m > INT32_MAX / 4 || r->n > INT32_MAX / 4 || r->k > INT32_MAX / 4))
     return diag_error(d, LOOM_ERR_UNSUPPORTED, "linalg: dims beyond 2^29 need a 64-bit-integer LAPACK");
-  size_t es = single ? 4 : 8, is = h->ilp64 ? 8 : 4;
+  bool single = t == LOOM_FLOAT32 || t == LOOM_COMPLEX64, cplx = t == LOOM_COMPLEX64 || t == LOOM_COMPLEX128;
+  size_t rs = single ? 4 : 8, es = cplx ? 2 * rs : rs, is = h->ilp64 ? 8 : 4; /* real, element, integer sizes */
   int64_t m = r->m, n = r->n, k = r->k, mn = imin(m, n);
   RtBlasInt bm, bn, bk, blda, bldb, binfo, blw, bliw, bq;
   RtBlasFn fn;
@@ -81,7 +100,7 @@ LoomStatus rt_host_decompose(LoomContext *ctx, int index, const RtDecomp *r, Dia
   bool values_only = (r->flags & RT_DECOMP_VALUES_ONLY) != 0;
   switch (r->op) {
   case RT_DECOMP_LU: {
-    if ((st = rt_host_blas_fn(h, single ? RB_SGETRF : RB_DGETRF, &fn, d)) != LOOM_OK) return st;
+    if ((st = rt_host_blas_fn(h, pick(t, RB_SGETRF, RB_CGETRF), &fn, d)) != LOOM_OK) return st;
     void *ipiv = scratch(&sc, (size_t)n * is);
     if (!ipiv) return oom(d, "getrf");
     Getrf f;
@@ -99,7 +118,7 @@ LoomStatus rt_host_decompose(LoomContext *ctx, int index, const RtDecomp *r, Dia
     break;
   }
   case RT_DECOMP_SOLVE: {
-    if ((st = rt_host_blas_fn(h, single ? RB_SGESV : RB_DGESV, &fn, d)) != LOOM_OK) return st;
+    if ((st = rt_host_blas_fn(h, pick(t, RB_SGESV, RB_CGESV), &fn, d)) != LOOM_OK) return st;
     void *ipiv = scratch(&sc, (size_t)n * is), *a = scratch(&sc, (size_t)(n * n) * es);
     if (!ipiv || !a) {
       scratch_free(&sc);
@@ -118,7 +137,7 @@ LoomStatus rt_host_decompose(LoomContext *ctx, int index, const RtDecomp *r, Dia
     break;
   }
   case RT_DECOMP_CHOLESKY: {
-    if ((st = rt_host_blas_fn(h, single ? RB_SPOTRF : RB_DPOTRF, &fn, d)) != LOOM_OK) return st;
+    if ((st = rt_host_blas_fn(h, pick(t, RB_SPOTRF, RB_CPOTRF), &fn, d)) != LOOM_OK) return st;
     Potrf f;
     memcpy(&f, &fn, sizeof f);
     char uplo = (r->flags & RT_DECOMP_UPPER) ? 'U' : 'L';
@@ -132,8 +151,8 @@ LoomStatus rt_host_decompose(LoomContext *ctx, int index, const RtDecomp *r, Dia
   }
   case RT_DECOMP_QR: {
     RtBlasFn fq = NULL, fo = NULL;
-    if ((st = rt_host_blas_fn(h, single ? RB_SGEQRF : RB_DGEQRF, &fq, d)) != LOOM_OK) return st;
-    if (!values_only && (st = rt_host_blas_fn(h, single ? RB_SORGQR : RB_DORGQR, &fo, d)) != LOOM_OK) return st;
+    if ((st = rt_host_blas_fn(h, pick(t, RB_SGEQRF, RB_CGEQRF), &fq, d)) != LOOM_OK) return st;
+    if (!values_only && (st = rt_host_blas_fn(h, pick(t, RB_SORGQR, RB_CUNGQR), &fo, d)) != LOOM_OK) return st;
     Geqrf f;
     Orgqr g;
     memcpy(&f, &fq, sizeof f);
@@ -171,22 +190,32 @@ LoomStatus rt_host_decompose(LoomContext *ctx, int index, const RtDecomp *r, Dia
     break;
   }
   case RT_DECOMP_SVD: {
-    if ((st = rt_host_blas_fn(h, single ? RB_SGESDD : RB_DGESDD, &fn, d)) != LOOM_OK) return st;
+    if ((st = rt_host_blas_fn(h, pick(t, RB_SGESDD, RB_CGESDD), &fn, d)) != LOOM_OK) return st;
     Gesdd f;
+    Cgesdd fc;
     memcpy(&f, &fn, sizeof f);
+    memcpy(&fc, &fn, sizeof fc);
     bool full = (r->flags & RT_DECOMP_COMPLETE) != 0;
     char jobz = values_only ? 'N' : full ? 'A' : 'S';
     int64_t ku = full ? m : mn, kv = full ? n : mn;
+    /* complex gesdd's real workspace: 7 mn for jobz 'N', else mn max(5 mn + 7, 2 max(m, n) + 2 mn + 1) */
+    int64_t lrw = values_only ? 7 * mn : mn * imax(5 * mn + 7, 2 * imax(m, n) + 2 * mn + 1);
     RtBlasInt bldu, bldvt;
     void *a = scratch(&sc, (size_t)imax(1, m * n) * es), *iwork = scratch(&sc, (size_t)imax(1, 8 * mn) * is);
-    double q[2] = {0, 0};
-    float dummy[1];
-    if (!a || !iwork) {
+    void *rwork = cplx ? scratch(&sc, (size_t)imax(1, lrw) * rs) : NULL;
+    double q[2] = {0, 0}, dummy[2] = {0, 0};
+    if (!a || !iwork || (cplx && !rwork)) {
       scratch_free(&sc);
       return oom(d, "gesdd");
     }
-    f(&jobz, rt_bint(h, &bm, m), rt_bint(h, &bn, n), a, rt_bint(h, &blda, imax(1, m)), dummy, dummy,
-      rt_bint(h, &bldu, imax(1, m)), dummy, rt_bint(h, &bldvt, imax(1, kv)), q, rt_bint(h, &blw, -1), iwork, &binfo, 1);
+    if (cplx)
+      fc(&jobz, rt_bint(h, &bm, m), rt_bint(h, &bn, n), a, rt_bint(h, &blda, imax(1, m)), dummy, dummy,
+         rt_bint(h, &bldu, imax(1, m)), dummy, rt_bint(h, &bldvt, imax(1, kv)), q, rt_bint(h, &blw, -1), rwork, iwork,
+         &binfo, 1);
+    else
+      f(&jobz, rt_bint(h, &bm, m), rt_bint(h, &bn, n), a, rt_bint(h, &blda, imax(1, m)), dummy, dummy,
+        rt_bint(h, &bldu, imax(1, m)), dummy, rt_bint(h, &bldvt, imax(1, kv)), q, rt_bint(h, &blw, -1), iwork, &binfo,
+        1);
     int64_t lw = lwork_of(single, q);
     void *work = scratch(&sc, (size_t)lw * es);
     if (!work) {
@@ -195,39 +224,57 @@ LoomStatus rt_host_decompose(LoomContext *ctx, int index, const RtDecomp *r, Dia
     }
     for (int64_t b = 0; b < r->batch; b++) {
       memcpy(a, (const char *)r->in[0] + (size_t)(b * m * n) * es, (size_t)(m * n) * es);
-      char *s = (char *)r->out[0] + (size_t)(b * mn) * es;
+      char *s = (char *)r->out[0] + (size_t)(b * mn) * rs;
       char *u = values_only ? (char *)dummy : (char *)r->out[1] + (size_t)(b * m * ku) * es;
       char *vt = values_only ? (char *)dummy : (char *)r->out[2] + (size_t)(b * kv * n) * es;
-      f(&jobz, rt_bint(h, &bm, m), rt_bint(h, &bn, n), a, rt_bint(h, &blda, imax(1, m)), s, u,
-        rt_bint(h, &bldu, imax(1, m)), vt, rt_bint(h, &bldvt, imax(1, kv)), work, rt_bint(h, &blw, lw), iwork, &binfo,
-        1);
+      if (cplx)
+        fc(&jobz, rt_bint(h, &bm, m), rt_bint(h, &bn, n), a, rt_bint(h, &blda, imax(1, m)), s, u,
+           rt_bint(h, &bldu, imax(1, m)), vt, rt_bint(h, &bldvt, imax(1, kv)), work, rt_bint(h, &blw, lw), rwork,
+           iwork, &binfo, 1);
+      else
+        f(&jobz, rt_bint(h, &bm, m), rt_bint(h, &bn, n), a, rt_bint(h, &blda, imax(1, m)), s, u,
+          rt_bint(h, &bldu, imax(1, m)), vt, rt_bint(h, &bldvt, imax(1, kv)), work, rt_bint(h, &blw, lw), iwork, &binfo,
+          1);
       r->info[b] = rt_bint_value(h, &binfo);
     }
     break;
   }
   case RT_DECOMP_EIGH: {
-    if ((st = rt_host_blas_fn(h, single ? RB_SSYEVD : RB_DSYEVD, &fn, d)) != LOOM_OK) return st;
+    if ((st = rt_host_blas_fn(h, pick(t, RB_SSYEVD, RB_CHEEVD), &fn, d)) != LOOM_OK) return st;
     Syevd f;
+    Heevd fh;
     memcpy(&f, &fn, sizeof f);
+    memcpy(&fh, &fn, sizeof fh);
     char jobz = values_only ? 'N' : 'V', uplo = (r->flags & RT_DECOMP_UPPER) ? 'U' : 'L';
     void *a = values_only ? scratch(&sc, (size_t)imax(1, n * n) * es) : NULL;
-    double q[2] = {0, 0};
+    double q[2] = {0, 0}, qr[2] = {0, 0};
     int64_t qi[2] = {0, 0};
     if (values_only && !a) return oom(d, "syevd");
-    f(&jobz, &uplo, rt_bint(h, &bn, n), NULL, rt_bint(h, &blda, imax(1, n)), NULL, q, rt_bint(h, &blw, -1), qi,
-      rt_bint(h, &bliw, -1), &binfo, 1, 1);
+    RtBlasInt blrw;
+    if (cplx)
+      fh(&jobz, &uplo, rt_bint(h, &bn, n), NULL, rt_bint(h, &blda, imax(1, n)), NULL, q, rt_bint(h, &blw, -1), qr,
+         rt_bint(h, &blrw, -1), qi, rt_bint(h, &bliw, -1), &binfo, 1, 1);
+    else
+      f(&jobz, &uplo, rt_bint(h, &bn, n), NULL, rt_bint(h, &blda, imax(1, n)), NULL, q, rt_bint(h, &blw, -1), qi,
+        rt_bint(h, &bliw, -1), &binfo, 1, 1);
     int64_t lw = lwork_of(single, q), liw = imax(1, rt_bint_value(h, (const RtBlasInt *)(void *)qi));
+    int64_t lrw = cplx ? lwork_of(single, qr) : 0;
     void *work = scratch(&sc, (size_t)lw * es), *iwork = scratch(&sc, (size_t)liw * is);
-    if (!work || !iwork) {
+    void *rwork = cplx ? scratch(&sc, (size_t)lrw * rs) : NULL;
+    if (!work || !iwork || (cplx && !rwork)) {
       scratch_free(&sc);
       return oom(d, "syevd");
     }
     for (int64_t b = 0; b < r->batch; b++) {
       char *v = values_only ? (char *)a : (char *)r->out[1] + (size_t)(b * n * n) * es;
-      char *w = (char *)r->out[0] + (size_t)(b * n) * es;
+      char *w = (char *)r->out[0] + (size_t)(b * n) * rs;
       memcpy(v, (const char *)r->in[0] + (size_t)(b * n * n) * es, (size_t)(n * n) * es);
-      f(&jobz, &uplo, rt_bint(h, &bn, n), v, rt_bint(h, &blda, imax(1, n)), w, work, rt_bint(h, &blw, lw), iwork,
-        rt_bint(h, &bliw, liw), &binfo, 1, 1);
+      if (cplx)
+        fh(&jobz, &uplo, rt_bint(h, &bn, n), v, rt_bint(h, &blda, imax(1, n)), w, work, rt_bint(h, &blw, lw), rwork,
+           rt_bint(h, &blrw, lrw), iwork, rt_bint(h, &bliw, liw), &binfo, 1, 1);
+      else
+        f(&jobz, &uplo, rt_bint(h, &bn, n), v, rt_bint(h, &blda, imax(1, n)), w, work, rt_bint(h, &blw, lw), iwork,
+          rt_bint(h, &bliw, liw), &binfo, 1, 1);
       r->info[b] = rt_bint_value(h, &binfo);
     }
     break;

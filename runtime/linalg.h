@@ -59,7 +59,7 @@ enum { RT_DECOMP_UPPER = 1, RT_DECOMP_COMPLETE = 2, RT_DECOMP_VALUES_ONLY = 4 };
  * (> 0: singular, not positive definite, no convergence), which the caller turns into an error. */
 typedef struct RtDecomp {
   RtDecompOp op;
-  LoomDType dtype;  /* float32 or float64 */
+  LoomDType dtype;  /* float32, float64, complex64 or complex128 (s and w: the real dtype of that precision) */
   int32_t flags;    /* RT_DECOMP_* */
   int64_t batch, m, n, k; /* k: right-hand sides (SOLVE) */
   const void *in[2];

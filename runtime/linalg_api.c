@@ -61,6 +61,35 @@ static LoomStatus alloc_out(LoomContext *ctx, const LoomArray *in0, LoomDType dt
   return LOOM_OK;
 }
 
+/* Every matrix of out (square r x r) set to the identity: an empty problem's complete Q, U and Vh
+ * (NumPy's). The packed column-major identity has the bytes of a row-major one, so out is written as
+ * one flat vector: in place on the host, else built on the host and copied. */
+static LoomStatus fill_identity(LoomContext *ctx, const LoomArray *out, int64_t r, Diag *d) {
+  int64_t numel = ir_numel(out->ndim, out->shape);
+  if (numel == 0) return LOOM_OK;
+  size_t es = (size_t)dtype_bits(out->dtype) / 8;
+  bool host = out->device == LOOM_DEVICE_HOST;
+  char *p = host ? out->data : ctx_calloc(ctx, (size_t)numel, es);
+  if (!p) return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: identity matrices (%lld elements)", (long long)numel);
+  if (host) memset(p, 0, (size_t)numel * es);
+  for (int64_t i = 0; i < numel; i += r * r)
+    for (int64_t j = 0; j < r; j++) {
+      char *e = p + (size_t)(i + j * r + j) * es;
+      if (out->dtype == LOOM_FLOAT32 || out->dtype == LOOM_COMPLEX64) *(float *)(void *)e = 1.0f;
+      else *(double *)(void *)e = 1.0;
+    }
+  if (host) return LOOM_OK;
+  LoomArray src = {.dtype = out->dtype, .ndim = 1, .shape = {numel}, .strides = {1}, .data = p,
+                   .device = LOOM_DEVICE_HOST};
+  LoomArray dst = *out;
+  dst.ndim = 1;
+  dst.shape[0] = numel;
+  dst.strides[0] = 1;
+  LoomStatus st = loom_array_copy(ctx, &dst, &src);
+  ctx_free(ctx, p);
+  return st == LOOM_OK ? LOOM_OK : diag_error(d, st, "linalg: %s", loom_last_error(ctx));
+}
+
 static LoomStatus linalg_impl(LoomContext *ctx, LoomLinalgOp op, int32_t flags, int32_t nin, const LoomArray *in,
                               int32_t nout, LoomArray *out, Diag *d) {
   if ((unsigned)op >= LOOM_LINALG_COUNT)
@@ -81,8 +110,10 @@ static LoomStatus linalg_impl(LoomContext *ctx, LoomLinalgOp op, int32_t flags, 
     if (x->ndim < 2 || x->ndim > LOOM_MAX_RANK)
       return diag_error(d, LOOM_ERR_SHAPE, "%s: %d-dimensional array given. Array must be at least two-dimensional",
                         name, x->ndim);
-    if (x->dtype != LOOM_FLOAT32 && x->dtype != LOOM_FLOAT64)
-      return diag_error(d, LOOM_ERR_DTYPE, "%s: array type %s is unsupported in linalg (float32 or float64)", name,
+    if (x->dtype != LOOM_FLOAT32 && x->dtype != LOOM_FLOAT64 && x->dtype != LOOM_COMPLEX64 &&
+        x->dtype != LOOM_COMPLEX128)
+      return diag_error(d, LOOM_ERR_DTYPE, "%s: array type %s is unsupported in linalg (float32, float64, complex64 or "
+                        "complex128)", name,
                         loom_dtype_name(x->dtype) ? loom_dtype_name(x->dtype) : "?");
     if (x->dtype != a->dtype || x->device != a->device || x->device_index != a->device_index)
       return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "%s: the inputs must share one dtype and one device", name);
@@ -106,6 +137,8 @@ static LoomStatus linalg_impl(LoomContext *ctx, LoomLinalgOp op, int32_t flags, 
     k = b->shape[nb + 1];
   }
   bool complete = (flags & LOOM_LINALG_COMPLETE) != 0;
+  /* singular values and eigenvalues are real: the real dtype of a's precision */
+  LoomDType real = a->dtype == LOOM_COMPLEX64 ? LOOM_FLOAT32 : a->dtype == LOOM_COMPLEX128 ? LOOM_FLOAT64 : a->dtype;
   LoomStatus st = LOOM_OK;
   int no = 0;
   memset(out, 0, sizeof *out * (size_t)nout);
@@ -121,17 +154,22 @@ static LoomStatus linalg_impl(LoomContext *ctx, LoomLinalgOp op, int32_t flags, 
       st = alloc_out(ctx, a, a->dtype, 2, m, complete ? m : mn, &out[no++], d);
     break;
   case LOOM_LINALG_SVD:
-    if ((st = alloc_out(ctx, a, a->dtype, 1, mn, 0, &out[no++], d)) == LOOM_OK && !values &&
+    if ((st = alloc_out(ctx, a, real, 1, mn, 0, &out[no++], d)) == LOOM_OK && !values &&
         (st = alloc_out(ctx, a, a->dtype, 2, m, complete ? m : mn, &out[no++], d)) == LOOM_OK)
       st = alloc_out(ctx, a, a->dtype, 2, complete ? n : mn, n, &out[no++], d);
     break;
   case LOOM_LINALG_EIGH:
-    if ((st = alloc_out(ctx, a, a->dtype, 1, n, 0, &out[no++], d)) == LOOM_OK && !values)
+    if ((st = alloc_out(ctx, a, real, 1, n, 0, &out[no++], d)) == LOOM_OK && !values)
       st = alloc_out(ctx, a, a->dtype, 2, n, n, &out[no++], d);
     break;
   default: break;
   }
   int64_t *info = NULL;
+  if (st == LOOM_OK && complete && !values && (m == 0 || n == 0)) { /* no problem to solve; Q, U, Vh: identities */
+    if (op == LOOM_LINALG_QR) st = fill_identity(ctx, &out[1], m, d);
+    if (op == LOOM_LINALG_SVD && (st = fill_identity(ctx, &out[1], m, d)) == LOOM_OK)
+      st = fill_identity(ctx, &out[2], n, d);
+  }
   if (st == LOOM_OK && batch > 0 && m > 0 && n > 0 && (op != LOOM_LINALG_SOLVE || k > 0)) {
     info = ctx_calloc(ctx, (size_t)batch, sizeof *info);
     if (!info) st = diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: linalg status of %lld matrices", (long long)batch);

@@ -52,6 +52,8 @@ if [ "$py_rc" -eq 0 ]; then
   "$py" bench/bench_python_gpu.py 2>&1 | tee build-gpu/logs/bench_python_gpu.log
   # matrix products vs CuPy / PyTorch / torch.compile (issue 15; ~3 min): bench/results/<date>-matmul-h200.{json,md}
   "$py" bench/bench_matmul.py 2>&1 | tee build-gpu/logs/bench_matmul.log
+  # cumsum (scan kernels) vs CuPy / PyTorch (issue 15; < 1 min): bench/results/<date>-scan-h200.json
+  "$py" bench/bench_scan.py 2>&1 | tee build-gpu/logs/bench_scan.log
   # Dask with loom vs CuPy chunks (issue 18): needs the wheels of scripts/dask_wheels.sh carried in .whl/
   if ls .whl/dask-*.whl >/dev/null 2>&1; then
     if "$py" -m pip install -q --no-index --no-deps --no-compile --target /tmp/dask-site .whl/*.whl; then
@@ -70,6 +72,7 @@ if [ -n "${OUT:-}" ]; then
   cp bench/results/*-user-kernels-h200.* build-gpu/logs/bench_user_kernels_gpu.log "$OUT"/ 2>/dev/null
   cp build-gpu/logs/loomrt_gpu.log "$OUT"/ 2>/dev/null
   cp bench/results/*-matmul-h200.* build-gpu/logs/bench_matmul.log "$OUT"/ 2>/dev/null
+  cp bench/results/*-scan-h200.json build-gpu/logs/bench_scan.log "$OUT"/ 2>/dev/null
   cp build-gpu/logs/dask_gpu.log bench/results/*-dask-gpu.json "$OUT"/ 2>/dev/null
   (cd build-gpu && tar czf "$OUT/gpu-logs.tgz" logs Testing/Temporary/LastTest.log 2>/dev/null)
 fi

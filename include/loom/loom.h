@@ -233,6 +233,18 @@ LOOM_API LoomStatus loom_reduce_dtype(LoomGraph *g, LoomReduceOp op, LoomNode x,
                                       const int32_t *axes, int keepdims, LoomDType dtype,
                                       LoomNode *out);
 
+/* Inclusive scan along one axis (NumPy's cumsum / cumprod, and maximum/minimum.accumulate): op SUM,
+ * PROD, MIN or MAX; axis may be negative; x must be at least 1-d (flatten a 0-d array first, as
+ * numpy.cumsum does). dtype LOOM_DTYPE_COUNT: NumPy's default (sum/prod of bool and signed ints give
+ * int64, of unsigned ints uint64; min/max keep x's dtype); else the accumulator and result dtype.
+ * Integer overflow wraps; float16 / bfloat16 round every partial result as NumPy's accumulate does (on
+ * the host: bit-identical to NumPy's sequential order; GPUs scan blocks in a tree order, so float
+ * results differ by rounding); min/max propagate NaN. A lazy graph node like any other: the
+ * elementwise expression it scans is computed in the scan kernel's loads and an elementwise consumer
+ * read at the same points in its stores. */
+LOOM_API LoomStatus loom_scan(LoomGraph *g, LoomReduceOp op, LoomNode x, int32_t axis, LoomDType dtype,
+                              LoomNode *out);
+
 /* ---- linear algebra ------------------------------------------------------------------------------------
  * Matrix products are graph nodes: lazy, fused with their elementwise neighbours, and run as one call of
  * the device's BLAS (loaded at run time: a host BLAS such as OpenBLAS, cuBLASLt on NVIDIA; a missing
@@ -251,7 +263,8 @@ LOOM_API int loom_set_allow_tf32(LoomContext *ctx, int allow);
  * m x n matrix of a batch is an array of shape [..., m, n] with strides [..., 1, m] and each matrix
  * right after the previous one (NumPy's swapaxes(ascontiguousarray(swapaxes(x, -1, -2)), -1, -2)). Outputs
  * (out[0..nout), descriptors overwritten) are allocated on that device in the same layout (vectors
- * C-contiguous): free them with loom_array_free. float32 and float64. A problem the operation is not
+ * C-contiguous): free them with loom_array_free. float32, float64, complex64 and complex128 (singular values
+ * and eigenvalues are real: float32 / float64; Q unitary, eigh Hermitian). A problem the operation is not
  * defined for is LOOM_ERR_LINALG with NumPy's message ("Singular matrix", "Matrix is not positive
  * definite", ...), naming the matrix of the batch. */
 typedef enum LoomLinalgOp {

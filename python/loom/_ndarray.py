@@ -438,6 +438,14 @@ class ndarray(_core.Array):
     # ---- methods that are functions -----------------------------------------------------------------------
     def sum(self, axis=None, dtype=None, out=None, keepdims=False):
         return _reductions.sum(self, axis, dtype, out, keepdims)
+    def cumsum(self, axis=None, dtype=None, out=None):
+        """Cumulative sum along axis (None: of the flattened array); loom.cumsum."""
+        from ._sorting import cumsum
+        return cumsum(self, axis, dtype, out)
+    def cumprod(self, axis=None, dtype=None, out=None):
+        """Cumulative product along axis (None: of the flattened array); loom.cumprod."""
+        from ._sorting import cumprod
+        return cumprod(self, axis, dtype, out)
     def prod(self, axis=None, dtype=None, out=None, keepdims=False):
         return _reductions.prod(self, axis, dtype, out, keepdims)
     def mean(self, axis=None, dtype=None, out=None, keepdims=False):

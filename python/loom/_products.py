@@ -73,19 +73,26 @@ def matmul(x1, x2, /, out=None, *, dtype=None, casting="same_kind", order="K", s
 
 
 def dot(a, b, out=None):
-    """NumPy's dot: a product over the last dim of a and the second-to-last of b (the last when 1-d)."""
+    """NumPy's dot: a product over the last dim of a and the second-to-last of b (the last when 1-d).
+    out must be what dot returns: its dtype and shape, C-contiguous (NumPy's rule), else ValueError."""
     a, b = _arr(a), _arr(b)
     if a.ndim == 0 or b.ndim == 0:
-        return _finish(_core.binary(_ops()["mul"], a, b), out)
-    if b.ndim <= 2:
+        r = _core.binary(_ops()["mul"], a, b)
+    elif b.ndim <= 2:
         if a.shape[-1] != b.shape[0]:
             raise ValueError(f"shapes {a.shape} and {b.shape} not aligned: {a.shape[-1]} (dim {a.ndim - 1}) != "
                              f"{b.shape[0]} (dim 0)")
-        return _finish(_core.matmul(a, b), out)
-    if a.shape[-1] != b.shape[-2]:
-        raise ValueError(f"shapes {a.shape} and {b.shape} not aligned: {a.shape[-1]} (dim {a.ndim - 1}) != "
-                         f"{b.shape[-2]} (dim {b.ndim - 2})")
-    return _finish(tensordot(a, b, axes=([a.ndim - 1], [b.ndim - 2])), out)
+        r = _core.matmul(a, b)
+    else:
+        if a.shape[-1] != b.shape[-2]:
+            raise ValueError(f"shapes {a.shape} and {b.shape} not aligned: {a.shape[-1]} (dim {a.ndim - 1}) != "
+                             f"{b.shape[-2]} (dim {b.ndim - 2})")
+        r = tensordot(a, b, axes=([a.ndim - 1], [b.ndim - 2]))
+    if out is not None and isinstance(out, ndarray) and (
+            out.dtype != r.dtype or out.shape != r.shape or not out.flags.c_contiguous):
+        raise ValueError("output array is not acceptable (must have the right datatype, number of dimensions, "
+                         "and be a C-Array)")
+    return _finish(r, out)
 
 
 def vdot(a, b):
@@ -126,6 +133,16 @@ def vecdot(x1, x2, /, *, axis=-1):
     from ._reductions import sum as _sum
     rt = _result_dtype(a, b)  # the operands' type, as the array API asks (sum alone widens small ints)
     return _sum(_core.binary(_ops()["mul"], a, b), axis=ax if ax < 0 else ax - nd, dtype=rt)
+
+
+def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    """NumPy's trace: the sums along the offset diagonals of axis1 and axis2 (sum's dtype rules)."""
+    a = _arr(a)
+    if a.ndim < 2:
+        raise ValueError("diag requires an array of at least two dimensions")
+    from ._reductions import sum as _sum
+    d = _diagonal_last(a, _axis(axis1, a.ndim), _axis(axis2, a.ndim), operator.index(offset))
+    return _sum(d, axis=-1, dtype=dtype, out=out)
 
 
 def matrix_transpose(x, /):
@@ -176,12 +193,12 @@ def _contract(a, free_a, con_a, b, con_b, free_b, bat_a, bat_b):
     """The product over a's con_a and b's con_b (paired), batched over bat_a / bat_b (paired, broadcast);
     result dims: batch, a's free dims, b's free dims."""
     sh = lambda x, ax: [x.shape[i] for i in ax]  # noqa: E731
-    bshape = [builtins.max(p, q) for p, q in zip(sh(a, bat_a), sh(b, bat_b))]
+    bshape = [p if q == 1 else q for p, q in zip(sh(a, bat_a), sh(b, bat_b))]  # 1 broadcasts (also against 0)
     fa, fb = sh(a, free_a), sh(b, free_b)
     m, n, k = math.prod(fa), math.prod(fb), math.prod(sh(a, con_a))
     if any(p != q for p, q in zip(sh(a, con_a), sh(b, con_b))):  # a dim of 1 against n: broadcast it
         from ._manipulation import broadcast_to
-        ca = [builtins.max(p, q) for p, q in zip(sh(a, con_a), sh(b, con_b))]
+        ca = [p if q == 1 else q for p, q in zip(sh(a, con_a), sh(b, con_b))]
         tgt_a, tgt_b = list(a.shape), list(b.shape)
         for i, j, s in zip(con_a, con_b, ca):
             tgt_a[i] = tgt_b[j] = s
@@ -207,12 +224,38 @@ def _conj(x):
 
 
 # ---- einsum -------------------------------------------------------------------------------------------
+def _sublist_subscripts(sub):
+    """One sublist of einsum's interleaved form (ints 0..51 and Ellipsis) as subscript letters."""
+    letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+    out = []
+    for c in sub:
+        if c is Ellipsis:
+            out.append("...")
+            continue
+        try:
+            i = operator.index(c)
+        except TypeError:
+            raise TypeError("einsum: a subscript in a sublist must be an integer or Ellipsis") from None
+        if not 0 <= i < 52:
+            raise ValueError(f"einsum: subscript {i} is out of range (0 to 51)")
+        out.append(letters[i])
+    return "".join(out)
+
+
+def _interleaved(args):
+    """einsum(op0, sublist0, op1, sublist1, ..., [sublistout]) as (subscripts, operands)."""
+    n = len(args) // 2
+    ops = [args[2 * i] for i in range(n)]
+    subs = [_sublist_subscripts(args[2 * i + 1]) for i in range(n)]
+    out = _sublist_subscripts(args[-1]) if len(args) % 2 else None
+    return ",".join(subs) + ("" if out is None else "->" + out), ops
+
+
 def _parse_einsum(subscripts, operands):
     """Labels of each operand and of the output, as lists of ints (letters by code; the dims an ellipsis
     stands for as -1, -2, ... from the right)."""
     if not isinstance(subscripts, str):
-        raise NotImplementedError("einsum: the interleaved form (operand, sublist, ...) is not supported; "
-                                  "pass a subscripts string")
+        raise TypeError("einsum: subscripts must be a string (or use the interleaved form)")
     s = subscripts.replace(" ", "")
     if "->" in s:
         lhs, rhs = s.split("->")
@@ -254,6 +297,9 @@ def _parse_einsum(subscripts, operands):
         if "..." in rhs:
             head, tail = rhs.split("...")
             out = [ord(c) for c in head] + list(range(-ell, 0)) + [ord(c) for c in tail]
+        elif ell:
+            raise ValueError("einsum: output has more dimensions than subscripts given in einstein sum, but no "
+                             "'...' ellipsis provided to broadcast the extra dimensions.")
         else:
             out = [ord(c) for c in rhs]
         known = {c for ls in labels for c in ls}
@@ -265,10 +311,12 @@ def _parse_einsum(subscripts, operands):
     return labels, out
 
 
-def _diagonal_last(x, i, j):
-    """x's diagonal over dims i < j, as the last dim (NumPy's diagonal)."""
+def _diagonal_last(x, i, j, offset=0):
+    """x's diagonal over dims i and j, as the last dim (NumPy's diagonal): a view."""
     x = _arr(x)
-    return x._numpy_view(lambda v: numpy.diagonal(v, 0, i, j))
+    if i == j:
+        raise ValueError("axis1 and axis2 cannot be the same")
+    return x._numpy_view(lambda v: numpy.diagonal(v, offset, i, j))
 
 
 def _prepare(x, ls, keep):
@@ -284,32 +332,47 @@ def _prepare(x, ls, keep):
         x = _diagonal_last(x, i, j)
         ls = [l for t, l in enumerate(ls) if t not in (i, j)] + [c]
     drop = [t for t, c in enumerate(ls) if c not in keep]
-    if drop:
-        x = _sum(x, axis=tuple(drop))
+    if drop:  # in the operands' dtype, as NumPy's einsum (no widening of small integers; bool: any)
+        if x.dtype == numpy.bool_:
+            from ._reductions import any as _any
+            x = _any(x, axis=tuple(drop))
+        else:
+            x = _sum(x, axis=tuple(drop), dtype=x.dtype)
         ls = [c for t, c in enumerate(ls) if t not in drop]
     return x, ls
 
 
-def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe", optimize=False):
-    """NumPy's einsum: pairwise contractions as batched matrix products (cheapest intermediate first)."""
+def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=False):
+    """NumPy's einsum: pairwise contractions as batched matrix products (cheapest intermediate first).
+    einsum(subscripts, *operands) or the interleaved einsum(op0, sublist0, op1, sublist1, ..., [sublistout])."""
+    if not operands:
+        raise ValueError("No input operands")
+    if isinstance(operands[0], str):
+        subscripts, operands = operands[0], operands[1:]
+    else:
+        subscripts, operands = _interleaved(operands)
+    scalar = [not isinstance(x, (ndarray, numpy.ndarray)) for x in operands]
     ops = [_arr(x) for x in operands]
     if not ops:
         raise ValueError("einsum: no operands")
     labels, out_labels = _parse_einsum(subscripts, ops)
     rt = _result_dtype(*ops) if dtype is None else numpy.dtype(dtype)
+    if len(ops) == 1 and set(labels[0]) == set(out_labels):
+        rt = ops[0].dtype  # NumPy returns a view here (transposes, diagonals): dtype= is not applied
     if dtype is not None:
-        for x in ops:
-            if not numpy.can_cast(x.dtype, rt, casting):
+        for x, sc in zip(ops, scalar):
+            if not sc and not numpy.can_cast(x.dtype, rt, casting):  # a Python scalar is cast as NumPy's
                 raise TypeError(f"einsum: cannot cast {x.dtype} to {rt} with casting rule {casting!r}")
     ops = [_cast(x, rt) for x in ops]
-    sizes = {}
+    sizes = {}  # a label's size: 1 broadcasts against any other (0 included), else all must agree
     for x, ls in zip(ops, labels):
         for c, s in zip(ls, x.shape):
-            if sizes.get(c, 1) != s and s != 1:
-                if c in sizes and sizes[c] != 1:
-                    raise ValueError(f"einsum: operands could not be broadcast together: subscript "
-                                     f"{chr(c) if c >= 0 else '...'} has sizes {sizes[c]} and {s}")
-            sizes[c] = builtins.max(sizes.get(c, 1), s)
+            old = sizes.get(c)
+            if old is None or old == 1:
+                sizes[c] = s
+            elif s != 1 and s != old:
+                raise ValueError(f"einsum: operands could not be broadcast together: subscript "
+                                 f"{chr(c) if c >= 0 else '...'} has sizes {old} and {s}")
     pending = []
     for i, (x, ls) in enumerate(zip(ops, labels)):
         others = set(out_labels).union(*[set(l) for t, l in enumerate(labels) if t != i])
@@ -388,4 +451,4 @@ def set_allow_tf32(flag):
 
 
 __all__ = ["set_allow_tf32", "matmul", "dot", "vdot", "inner", "vecdot", "matrix_transpose", "tensordot",
-           "einsum"]
+           "einsum", "trace"]

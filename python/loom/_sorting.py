@@ -2,17 +2,22 @@
 searchsorted, unique_all/counts/inverse/values, cumulative_sum, cumulative_prod; CuPy's sort,
 argsort, cumsum, cumprod, unique, searchsorted).
 
-HOST-COMPUTED: these have no device kernel yet (a sort or scan does not fit Loom's elementwise and
-reduction kernels; issue 15 puts them on the device). Each one evaluates its input, computes with
-NumPy on a host copy and returns a new loom array on the input's device. The results are exactly
-NumPy's (stable sorts, NaNs last; unique keeps each NaN distinct as the standard asks).
+Cumulative sums and products (cumsum, cumprod, nancumsum, nancumprod, cumulative_sum, cumulative_prod)
+are lazy graph nodes (loom_scan) computed by a scan kernel on the array's own device, fused with the
+expression they scan and with an elementwise consumer.
+
+HOST-COMPUTED: sort, argsort, searchsorted and unique* have no device kernel yet (issue 15). Each one
+evaluates its input, computes with NumPy on a host copy and returns a new loom array on the input's
+device. The results are exactly NumPy's (stable sorts, NaNs last; unique keeps each NaN distinct as the
+standard asks).
 """
 import collections
 
 import numpy
 
+from . import _core
 from ._common import _norm_axis
-from ._ndarray import ndarray, _host
+from ._ndarray import ndarray, _host, _finish
 
 UniqueAllResult = collections.namedtuple("UniqueAllResult", ["values", "indices", "inverse_indices", "counts"])
 UniqueCountsResult = collections.namedtuple("UniqueCountsResult", ["values", "counts"])
@@ -115,55 +120,86 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
     return _dev(h, r)
 
 
-def _cumulative(np_fn, x, axis, dtype, include_initial, identity, name):
+_SCAN = {"sum": 0, "prod": 1, "min": 2, "max": 3}  # LoomReduceOp codes (loom_scan)
+
+
+def _scan(name, x, axis, dtype):
+    """loom_scan: the inclusive scan of x along axis, a lazy graph node computed by a device kernel (the
+    elementwise expression x comes from is computed in the scan's loads)."""
+    from ._common import _code
+    return _core.scan(_SCAN[name], x, axis, -1 if dtype is None else _code(dtype))
+
+
+def _numpy_scan(name, a, axis, dtype, out):
+    """numpy.cumsum / cumprod: axis=None scans the flattened array (a 0-d array becomes shape (1,))."""
+    x = _arr(a)
+    if axis is None or x.ndim == 0:  # NumPy scans a 0-d array as shape (1,), along axis None, 0 or -1
+        x, axis = x.reshape(-1), 0 if axis is None else axis
+    r = _scan(name, x, _norm_axis(axis, x.ndim), dtype)
+    return r if out is None else _finish(r, out, "unsafe")
+
+
+def _cumulative(name, x, axis, dtype, include_initial, identity, fname, out):
     h = _arr(x)
+    if h.ndim == 0:  # NumPy 2 scans a 0-d array as shape (1,)
+        h = h.reshape(1)
     if axis is None:
         if h.ndim > 1:
-            raise ValueError(f"{name}: axis must be given for arrays of more than one dimension")
+            raise ValueError(f"{fname}: axis must be given for arrays of more than one dimension")
         axis = 0
-    if h.ndim == 0:
-        raise ValueError(f"{name}: x must be at least 1-dimensional")
     ax = _norm_axis(axis, h.ndim)
-
-    def f(a):
-        r = np_fn(a, axis=ax, dtype=dtype)
-        if include_initial:
-            shape = list(r.shape)
-            shape[ax] = 1
-            r = numpy.concatenate([numpy.full(shape, identity, dtype=r.dtype), r], axis=ax)
-        return r
-    return _host(f, h)
-
-
-def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):
-    """Cumulative sums along axis (include_initial: a leading 0); integer sums widen as sum() does."""
-    return _cumulative(numpy.cumsum, x, axis, dtype, include_initial, 0, "cumulative_sum")
+    r = _scan(name, h, ax, dtype)
+    if include_initial:
+        from ._creation import full_like
+        from ._manipulation import concatenate
+        shape = list(r.shape)
+        shape[ax] = 1
+        r = concatenate([full_like(r, identity, shape=tuple(shape)), r], axis=ax)
+    return r if out is None else _finish(r, out, "unsafe")
 
 
-def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False):
-    return _cumulative(numpy.cumprod, x, axis, dtype, include_initial, 1, "cumulative_prod")
+def cumulative_sum(x, /, *, axis=None, dtype=None, out=None, include_initial=False):
+    """Cumulative sums along axis (include_initial: a leading 0); integer sums widen as sum() does.
+    A device kernel (loom_scan), fused with the expression it scans."""
+    return _cumulative("sum", x, axis, dtype, include_initial, 0, "cumulative_sum", out)
+
+
+def cumulative_prod(x, /, *, axis=None, dtype=None, out=None, include_initial=False):
+    """Cumulative products along axis (include_initial: a leading 1); a device kernel (loom_scan)."""
+    return _cumulative("prod", x, axis, dtype, include_initial, 1, "cumulative_prod", out)
 
 
 def cumsum(a, axis=None, dtype=None, out=None):
-    """numpy.cumsum (axis=None: of the flattened array)."""
-    h = _arr(a)
-    r = _host(lambda v: numpy.cumsum(v, axis=axis, dtype=dtype), h)
-    if out is not None:
-        out[...] = r
-        return out
-    return r
+    """numpy.cumsum (axis=None: of the flattened array); a device kernel (loom_scan). Floats on the host
+    have NumPy's bits (the same sequential order); GPUs add in a tree order within blocks."""
+    return _numpy_scan("sum", a, axis, dtype, out)
 
 
 def cumprod(a, axis=None, dtype=None, out=None):
-    h = _arr(a)
-    r = _host(lambda v: numpy.cumprod(v, axis=axis, dtype=dtype), h)
-    if out is not None:
-        out[...] = r
-        return out
-    return r
+    """numpy.cumprod (axis=None: of the flattened array); a device kernel (loom_scan)."""
+    return _numpy_scan("prod", a, axis, dtype, out)
+
+
+def _nan_to(a, v):
+    x = _arr(a)
+    if x.dtype.kind not in "fc":
+        return x
+    from ._indexing import where
+    from ._math import isnan
+    return where(isnan(x), v, x)
+
+
+def nancumsum(a, axis=None, dtype=None, out=None):
+    """numpy.nancumsum: cumsum with NaNs counted as 0 (the replacement is fused into the scan kernel)."""
+    return _numpy_scan("sum", _nan_to(a, 0), axis, dtype, out)
+
+
+def nancumprod(a, axis=None, dtype=None, out=None):
+    """numpy.nancumprod: cumprod with NaNs counted as 1 (fused into the scan kernel)."""
+    return _numpy_scan("prod", _nan_to(a, 1), axis, dtype, out)
 
 
 __all__ = ["argsort", "sort", "searchsorted", "unique_values", "unique_counts", "unique_inverse", "unique_all",
-           "unique", "cumulative_sum", "cumulative_prod", "cumsum", "cumprod"]
+           "unique", "cumulative_sum", "cumulative_prod", "cumsum", "cumprod", "nancumsum", "nancumprod"]
 # the standard's names (loom's own); the CuPy names below them fill gaps the CuPy layer leaves
 OWNED = __all__[:8]

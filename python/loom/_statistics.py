@@ -1,8 +1,10 @@
 """_statistics.py: NaN-ignoring reductions (nansum ... nanargmax), average and ptp as fused loom graphs
 (a where() that replaces NaNs by the reduction's identity feeds loom's reductions: one kernel), and
 the order statistics and histograms, which need sorting or scattering kernels loom lacks and are
-computed through NumPy on a host copy (median, percentile, quantile and their nan* forms, nancumsum,
-nancumprod, histogram, histogram2d, histogramdd, bincount, digitize, corrcoef, cov: README's list).
+computed through NumPy on a host copy (median, percentile, quantile and their nan* forms,
+histogram, histogram2d, histogramdd, bincount, digitize, corrcoef, cov: README's list).
+
+nancumsum and nancumprod are scan kernels (_sorting.py).
 
 NaN-only slices give NaN as NumPy does; NumPy's RuntimeWarning for them is not raised (it would need
 the values at the calling line, before the lazy graph runs; CuPy does not raise it either).
@@ -182,8 +184,7 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
     return avg
 
 
-for _name in ("median", "percentile", "quantile", "nanmedian", "nanpercentile", "nanquantile", "nancumsum",
-              "nancumprod", "histogram", "histogram2d", "histogramdd", "histogram_bin_edges", "bincount",
+for _name in ("median", "percentile", "quantile", "nanmedian", "nanpercentile", "nanquantile", "histogram", "histogram2d", "histogramdd", "histogram_bin_edges", "bincount",
               "digitize", "corrcoef", "cov"):
     globals()[_name] = _host_function(_name, __name__)
 del _name

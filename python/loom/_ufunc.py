@@ -8,7 +8,9 @@ takes dtype=/casting= itself or not) and adds NumPy's calling convention and met
   reduce     add/multiply/maximum/minimum/logical_and/logical_or run as loom's fused reductions; any
              other binary ufunc reduces through NumPy on a host copy (the README lists it);
   outer      the operands broadcast against each other, on the device (one fused elementwise kernel);
-  accumulate, reduceat, at   through NumPy on the host (scans and scatters need kernels loom lacks);
+  accumulate add/multiply/maximum/minimum run as loom's scan kernels (loom_scan); other ufuncs through
+             NumPy on a host copy;
+  reduceat, at   through NumPy on the host (scatters need kernels loom lacks);
              `at` writes the caller's array in place as NumPy does.
 nin, nout, nargs, types (NumPy's loops restricted to loom's dtypes), identity and signature (None:
 loom has no generalized ufuncs) are NumPy's.
@@ -22,6 +24,7 @@ from ._common import _CODE, _code
 from ._ndarray import ndarray, _operand, _finish
 
 _NO_VALUE = object()
+_SCANS = {"add": "sum", "multiply": "prod", "maximum": "max", "minimum": "min"}  # accumulate: loom_scan
 _REDUCTIONS = {"add": "sum", "multiply": "prod", "maximum": "amax", "minimum": "amin",
                "logical_and": "all", "logical_or": "any"}
 
@@ -173,12 +176,18 @@ class ufunc:
         return _finish(r, out)
 
     def accumulate(self, array, axis=0, dtype=None, out=None):
-        """The running reduction along `axis`, like numpy.ufunc.accumulate (computed through NumPy on a
-        host copy: loom has no scan kernel yet)."""
+        """The running reduction along `axis`, like numpy.ufunc.accumulate: add, multiply, maximum and
+        minimum run as loom's scan kernels on the array's device (loom_scan, fused with the expression
+        they scan); other ufuncs (and bool maximum/minimum) through NumPy on a host copy."""
         from ._creation import asarray
         self._need_binary("accumulate")
         out = out[0] if isinstance(out, tuple) else out
         a = asarray(array)
+        scan = _SCANS.get(self.__name__)
+        if scan and axis is not None and a.ndim > 0 and not (scan in ("max", "min") and a.dtype.kind in "bc"):
+            from ._common import _norm_axis
+            from ._sorting import _scan
+            return _finish(_scan(scan, a, _norm_axis(axis, a.ndim), dtype), out)
         h = self._host_numpy("accumulate")(a._np(), axis=axis, dtype=dtype)
         return _finish(_device_result(h, a), out)
 

@@ -9,7 +9,8 @@ that layout as well (their strides say so). What is built from them (det, slogde
 matrix_rank, matrix norms) is ordinary loom operations, lazy and fused. Matrix products (matmul,
 tensordot, vecdot, multi_dot, matrix_power) are graph nodes (loom._products). Errors follow NumPy:
 numpy.linalg.LinAlgError for a singular or non-positive-definite matrix and for arrays of fewer than two
-dims. float32 and float64 (integers as float64); complex matrices are not supported yet.
+dims. float32, float64, complex64 and complex128 (integers and bools as float64); singular values and
+eigenvalues are real.
 """
 import builtins
 import collections
@@ -40,14 +41,15 @@ SVDResult = collections.namedtuple("SVDResult", ["U", "S", "Vh"])
 _NoValue = object()
 
 
-def _float_dtype(*arrays):
-    """The dtype a decomposition computes in: float32 or float64 (NumPy's linalg rules)."""
+def _float_dtype(*arrays, half=False):
+    """The dtype a decomposition computes in: float32, float64, complex64 or complex128 (NumPy's linalg
+    rules); half=True: float16 computes in float32 (CuPy's rule for eigh, whose results are float16)."""
     dt = numpy.result_type(*[a.dtype for a in arrays])
     if dt.kind in "biu":
         return numpy.dtype(numpy.float64)
-    if dt.kind == "c":
-        raise NotImplementedError("loom.linalg: complex matrices are not supported yet (float32 or float64)")
-    if dt not in (numpy.float32, numpy.float64):
+    if half and dt == numpy.float16:
+        return numpy.dtype(numpy.float32)
+    if dt not in (numpy.float32, numpy.float64, numpy.complex64, numpy.complex128):
         raise TypeError(f"array type {dt} is unsupported in linalg")
     return dt
 
@@ -106,6 +108,15 @@ def _tri(n, m, lower, like):
 def _zero_triangle(x, lower):
     """x with the triangle other than `lower` (diagonal kept) set to zero."""
     return where(_tri(x.shape[-2], x.shape[-1], lower, x), x, 0)
+
+
+def _herm(x):
+    """The conjugate transpose of each matrix (the transpose of a real one)."""
+    t = matrix_transpose(x)
+    if x.dtype.kind == "c":
+        from ._complex import conjugate
+        t = conjugate(t)
+    return t
 
 
 def _batch_broadcast(a, b):
@@ -198,7 +209,8 @@ def _eigh(a, uplo, flags):
     if uplo not in ("L", "U"):
         raise ValueError("UPLO argument must be 'L' or 'U'")
     a = _matrix(a, "eigh", square=True)
-    return _lapack(_EIGH, flags | (_UPPER if uplo == "U" else 0), _colmajor(a, _float_dtype(a)))
+    res = _lapack(_EIGH, flags | (_UPPER if uplo == "U" else 0), _colmajor(a, _float_dtype(a, half=True)))
+    return tuple(_cast(r, a.dtype) for r in res) if a.dtype == numpy.float16 else res
 
 
 def _lu_parts(a):
@@ -219,7 +231,8 @@ def det(a):
 
 
 def slogdet(a):
-    """(sign, log|det|) of each square matrix; (0, -inf) for a singular one."""
+    """(sign, log|det|) of each square matrix; (0, -inf) for a singular one. A complex matrix's sign is the
+    complex number of modulus 1 (or 0) det / |det|, its logabsdet real."""
     d, parity = _lu_parts(a)
     return SlogdetResult(prod(sign(d), axis=-1) * parity, sum(log(absolute(d)), axis=-1))
 
@@ -243,20 +256,21 @@ def lstsq(a, b, rcond=None):
     kk = b2.shape[1]
     if builtins.min(m, n) == 0:
         x = zeros((n, kk), dtype=dt)
-        res = sum(b2 * b2, axis=0) if m > n else zeros((0,), dtype=dt)
-        s = zeros((0,), dtype=dt)
+        rdt = numpy.empty(0, dt).real.dtype
+        res = sum(_abs2(b2), axis=0) if m > n else zeros((0,), dtype=rdt)
+        s = zeros((0,), dtype=rdt)
         return (x[:, 0] if vec else x), res, 0, s
     u, s, vh = svd(a, full_matrices=False)
     cut = amax(s) * rc
     big = _core.binary(_core.ops["gt"], s, cut)
     rank = int(count_nonzero(big))
     s_inv = where(big, reciprocal(s), 0)
-    x = matmul(matrix_transpose(vh), _reshape(s_inv, (s.shape[0], 1)) * matmul(matrix_transpose(u), b2))
+    x = matmul(_herm(vh), _reshape(s_inv, (s.shape[0], 1)) * matmul(_herm(u), b2))
     if rank == n and m > n:
         r = b2 - matmul(a, x)
-        res = sum(r * r, axis=0)
+        res = sum(_abs2(r), axis=0)
     else:
-        res = zeros((0,), dtype=dt)
+        res = zeros((0,), dtype=s.dtype)
     return (x[:, 0] if vec else x), res, rank, s
 
 
@@ -271,19 +285,18 @@ def pinv(a, rcond=None, hermitian=False, *, rtol=_NoValue):
     if builtins.min(m, n) == 0:
         return zeros(a.shape[:-2] + (n, m), dtype=dt)
     u, s, vh = svd(a, full_matrices=False)
-    rc = asarray(rcond, dtype=dt)
+    rc = asarray(rcond, dtype=s.dtype)
     cut = amax(s, axis=-1, keepdims=True) * (_reshape(rc, rc.shape + (1,)) if rc.ndim else rc)
     big = _core.binary(_core.ops["gt"], s, cut)
     s_inv = where(big, reciprocal(s), 0)
-    return matmul(matrix_transpose(vh) * _reshape(s_inv, s_inv.shape[:-1] + (1, s_inv.shape[-1])),
-                  matrix_transpose(u))
+    return matmul(_herm(vh) * _reshape(s_inv, s_inv.shape[:-1] + (1, s_inv.shape[-1])), _herm(u))
 
 
 def matrix_rank(A, tol=None, hermitian=False, *, rtol=None):
     """The number of singular values above tol (default: max(s) * max(M, N) * eps)."""
     A = asarray(A)
-    if A.ndim < 2:
-        return int(bool(count_nonzero(A)))
+    if A.ndim < 2:  # a 0-d array, as CuPy's (NumPy: a Python int)
+        return _core.cast(_core.binary(_core.ops["ne"], count_nonzero(A), 0), _code(numpy.int64))
     s = svdvals(A)
     if tol is None:
         if rtol is None:
@@ -300,13 +313,33 @@ def cond(x, p=None):
     """The condition number of each matrix: s_max / s_min for p None, 2 (-2: the inverse), else
     norm(x, p) * norm(inv(x), p) (p 1, -1, inf, -inf, 'fro', 'nuc')."""
     x = _matrix(x, "cond")
+    if x.shape[-1] == 0 or x.shape[-2] == 0:
+        raise LinAlgError("cond is not defined on empty arrays")
     if p is None or p in (2, -2):
         s = svdvals(x)
         big, small = amax(s, axis=-1), amin(s, axis=-1)
-        return big / small if p != -2 else small / big
-    if x.shape[-1] != x.shape[-2]:
-        raise LinAlgError("Last 2 dimensions of the array must be square")
-    return norm(x, p, axis=(-2, -1)) * norm(inv(x), p, axis=(-2, -1))
+        r = big / small if p != -2 else small / big
+    else:
+        if x.shape[-1] != x.shape[-2]:
+            raise LinAlgError("Last 2 dimensions of the array must be square")
+        r = _cond_p(x, p)
+    # NumPy's rule: a NaN from a singular matrix (not from NaN inputs) is an infinite condition number
+    from ._math import isnan
+    from ._reductions import any as _any
+    return where(isnan(r) & ~_any(isnan(x), axis=(-2, -1)), numpy.inf, r)
+
+
+def _cond_p(x, p):
+    """norm(x, p) * norm(inv(x), p); a singular matrix's is NaN (NumPy's inv gives NaNs, cond makes it inf)."""
+    try:
+        return norm(x, p, axis=(-2, -1)) * norm(inv(x), p, axis=(-2, -1))
+    except LinAlgError:
+        if x.ndim == 2:
+            return asarray(numpy.nan, dtype=_float_dtype(x)).real
+    from ._manipulation import stack
+    flat = _reshape(x, (-1,) + x.shape[-2:])
+    parts = [_cond_p(flat[i], p) for i in range(flat.shape[0])]
+    return _reshape(stack(parts), x.shape[:-2])
 
 
 def matrix_power(a, n):
@@ -458,11 +491,7 @@ def _matrix_norm(x, ord, axis, keepdims):
     elif ord in (2, -2, "nuc"):
         rest = [i for i in range(x.ndim) if i not in (r, c)]
         y = _permute(x, rest + [r, c])
-        if y.dtype.kind == "c":  # no complex SVD in loom_linalg yet: NumPy's singular values on a host copy
-            from ._common import _from_numpy
-            s = _from_numpy(numpy.linalg.svd(y.get(), compute_uv=False), copy=True, device=y._device)
-        else:
-            s = svdvals(y)
+        s = svdvals(y)
         res = amax(s, axis=-1) if ord == 2 else amin(s, axis=-1) if ord == -2 else sum(s, axis=-1)
     elif ord in (1, -1, numpy.inf, -numpy.inf):
         inner_ax, outer_ax = (r, c) if ord in (1, -1) else (c, r)
@@ -510,6 +539,36 @@ def matrix_norm(x, /, *, keepdims=False, ord="fro"):
     return _matrix_norm(x, ord, (-2, -1), keepdims)
 
 
-__all__ = ["LinAlgError", "solve", "inv", "cholesky", "qr", "svd", "svdvals", "eigh", "eigvalsh", "det", "slogdet",
+def tensorsolve(a, b, axes=None):
+    """NumPy's tensorsolve: x with tensordot(a, x, x.ndim) == b (a's trailing dims: x's shape)."""
+    a, b = asarray(a), asarray(b)
+    if axes is not None:
+        axes = [i % a.ndim for i in axes]
+        rest = [i for i in range(a.ndim) if i not in axes]
+        a = _permute(a, rest + axes)
+    xshape = a.shape[b.ndim:]
+    n = 1
+    for d in xshape:
+        n *= d
+    if a.size != n * n:
+        raise LinAlgError("Input arrays must satisfy the requirement prod(a.shape[b.ndim:]) == "
+                          "prod(a.shape[:b.ndim])")
+    return _reshape(solve(_reshape(a, (n, n)), _reshape(b, (n,))), xshape)
+
+
+def tensorinv(a, ind=2):
+    """NumPy's tensorinv: the inverse of a under tensordot over its first ind dims."""
+    a = asarray(a)
+    ind = operator.index(ind)
+    if ind <= 0:
+        raise ValueError("Invalid ind argument.")
+    inv_shape = a.shape[ind:] + a.shape[:ind]
+    n = 1
+    for d in a.shape[ind:]:
+        n *= d
+    return _reshape(inv(_reshape(a, (-1, n))), inv_shape)
+
+
+__all__ = ["LinAlgError", "tensorsolve", "tensorinv", "solve", "inv", "cholesky", "qr", "svd", "svdvals", "eigh", "eigvalsh", "det", "slogdet",
            "lstsq", "pinv", "cond", "matrix_rank", "matrix_power", "multi_dot", "norm", "vector_norm", "matrix_norm",
            "matmul", "tensordot", "vecdot", "matrix_transpose", "outer", "diagonal", "trace", "cross"]

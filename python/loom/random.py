@@ -495,7 +495,9 @@ def set_random_state(rs):
 
 
 def reset_states():
-    _states.clear()
+    """Forgets every device's RandomState (a new table, as CuPy's: code that kept the old one keeps it)."""
+    global _states
+    _states = {}
 
 
 def seed(seed=None):

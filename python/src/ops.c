@@ -430,7 +430,24 @@ static PyObject *core_reduce(PyObject *module, PyObject *const *args, Py_ssize_t
   return s ? raise_status(st, s) : lazy_result(st, gr, y);
 }
 
+/* scan(op, x, axis, dtype|-1): loom_scan (cumsum, cumprod, ...) */
+static PyObject *core_scan(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+  MODSTATE;
+  if (nargs != 4) {
+    PyErr_SetString(PyExc_TypeError, "scan(op, x, axis, dtype)");
+    return NULL;
+  }
+  long op = PyLong_AsLong(args[0]), axis = PyLong_AsLong(args[2]), dt = PyLong_AsLong(args[3]);
+  if (PyErr_Occurred()) return NULL;
+  GraphObject *gr = graph_for(st, args + 1, 1);
+  LoomNode x, y;
+  if (!gr || node_of(st, gr, args[1], &x) < 0) return NULL;
+  if (axis < INT32_MIN || axis > INT32_MAX) axis = INT32_MAX;
+  LoomStatus s = loom_scan(gr->g, (LoomReduceOp)op, x, (int32_t)axis, dt < 0 ? LOOM_DTYPE_COUNT : (LoomDType)dt, &y);
+  return s ? raise_status(st, s) : lazy_result(st, gr, y);
+}
+
 PyMethodDef ops_functions[] = {
     FASTF(unary), FASTF(binary), FASTF(where), FASTF(clip), FASTF(const), FASTF(iota), FASTF(cast), FASTF(movement),
-    FASTF(reduce),
+    FASTF(reduce), FASTF(scan),
     {NULL}};

@@ -103,6 +103,33 @@ static LoomStatus launch_fn(LoomContext *ctx, GpuRt *g, GpuDev *dev, void *s, co
     if (lim >= wave && block > (uint32_t)lim) block = (uint32_t)lim;
     return launch(g, dev->index, s, f, e, grid_of(steps, block, (int64_t)(uint32_t)cfg), block, words, d);
   }
+  if (ir->nphase == 1 && ir->phases[0].kind == KP_SCAN) { /* scans (codegen/lower_scan.c) */
+    int64_t np = 1; /* few long rows: about 1024 parts in all, each >= 16K points (sizes only) */
+    if (m->strategy == CG_GPU_ROW && (has & CG_ENTRY_PART) && (has & CG_ENTRY_FINISHB) && no < 512 && nr >= 32768) {
+      int64_t a = (1024 + no - 1) / no, b = nr / 16384;
+      np = a < b ? a : b;
+    }
+    if (np <= 1) {
+      NEED(CG_ENTRY_MAIN);
+      int64_t bs = (nr + wave - 1) / wave * wave; /* short rows: a block of about their length (any multiple of the wave) */
+      if (bs > m->block) bs = m->block;
+      if (bs < wave) bs = wave;
+      if (m->strategy == CG_GPU_ROW) return launch(g, dev->index, s, f, E_MAIN, grid_of(no, 1, cap), (uint32_t)bs, words, d);
+      return launch(g, dev->index, s, f, E_MAIN, grid_of(no, 256, cap), 256, words, d);
+    }
+    NEED(CG_ENTRY_PART | CG_ENTRY_FINISHB);
+    uint64_t partials = 0; /* each part's fold, then each part scanned from the fold of those before it */
+    LoomStatus st = rt_gpu_pool_alloc(dev->pool, (size_t)no * (size_t)np * (size_t)m->acc_size, &partials, d);
+    if (st != LOOM_OK) return st;
+    extra[0] = (uint64_t)np;
+    extra[1] = partials;
+    st = launch(g, dev->index, s, f, E_PART, grid_of(no * np, 1, cap), (uint32_t)m->block, words, d);
+    if (st == LOOM_OK) st = launch(g, dev->index, s, f, E_FINISHB, grid_of(no * np, 1, cap), (uint32_t)m->block, words, d);
+    if (st == LOOM_OK && s) st = g->drv->stream_synchronize(g->handle, dev->index, s, d);
+    Diag dd = {.status = LOOM_OK};
+    rt_gpu_pool_free(dev->pool, partials, &dd);
+    return st;
+  }
   /* a row that fits in registers: one read of it (blockDim * cache_k >= nr; a warp for short rows) */
   /* (the threads a cached entry can launch with are known once it is loaded: registers) */
   if (m->strategy == CG_GPU_ROW && (has & CG_ENTRY_CACHEDV) && m->cache_k > 0 && m->cache_lanes > 1 && nr > 0 &&

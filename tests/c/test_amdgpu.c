@@ -275,6 +275,18 @@ static int entry_models(const KernelIr *k, const char *kind, Model *m, int max) 
       x.load = bytes_of(k, mask);
       x.licm = (mask & ~inv) == 0 && k->nkeep < k->ndim;
       m[n++] = x;
+    } else if (ph->kind == KP_SCAN) { /* codegen/lower_scan.c: a point folds the value and runs the stores */
+      uint64_t lv = loads_of(k, ph->value), mask = lv;
+      long st = 0;
+      for (int s = 0; s < ph->nstores; s++) {
+        const KStore *kst = &k->stores[ph->store_begin + s];
+        mask |= loads_of(k, kst->value);
+        st += (long)loom_dtype_size((LoomDType)k->bufs[kst->buf].dtype);
+      }
+      if (!strcmp(kind, "part")) m[n++] = (Model){bytes_of(k, lv), 0, false}; /* a part's fold */
+      else m[n++] = (Model){bytes_of(k, mask), st, false};
+      if (!strcmp(kind, "scanp") && n < max) /* the carry: the partials of the parts before */
+        m[n++] = (Model){(long)loom_dtype_size((LoomDType)ph->acc_dtype), 0, false};
     }
   }
   return n;

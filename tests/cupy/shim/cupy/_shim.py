@@ -143,12 +143,50 @@ def _loom_target(fullname):
     return target if spec is not None else None
 
 
+class _RandomGenerator(types.ModuleType):
+    """cupy.random._generator: CuPy's table of per-device RandomStates (_random_states), which
+    cupy.testing's fix_random saves, checks that reset_states() replaced, and restores, is loom.random's."""
+
+    @property
+    def _random_states(self):
+        return importlib.import_module("loom.random")._states
+
+    @_random_states.setter
+    def _random_states(self, table):
+        importlib.import_module("loom.random")._states = table
+
+    def __getattr__(self, name):
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        return Missing(f"{self.__name__}.{name}")
+
+
+class _LinalgUtil(types.ModuleType):
+    """cupy.linalg._util: the helper CuPy's linalg tests call (stacked_identity), on loom's public API."""
+
+    @staticmethod
+    def stacked_identity(batch_shape, n, dtype):
+        loom = importlib.import_module("loom")
+        return loom.broadcast_to(loom.eye(n, dtype=dtype), tuple(batch_shape) + (n, n)).copy()
+
+    def __getattr__(self, name):
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        return Missing(f"{self.__name__}.{name}")
+
+
+# shim modules that live inside a proxied loom package (cupy.random is loom.random's proxy)
+_INSIDE_PROXIES = {"cupy.random._generator": _RandomGenerator, "cupy.linalg._util": _LinalgUtil}
+
+
 class _Finder(importlib.abc.MetaPathFinder):
     """Runs after the regular finders: what the shim and the vendored CuPy lack."""
 
     def find_spec(self, fullname, path, target=None):
         if fullname.split(".")[0] not in ROOTS:
             return None
+        if fullname in _INSIDE_PROXIES:
+            return importlib.machinery.ModuleSpec(fullname, _Loader(_INSIDE_PROXIES[fullname]))
         loom_name = _loom_target(fullname)
         if loom_name is not None:
             return importlib.machinery.ModuleSpec(

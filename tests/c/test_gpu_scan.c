@@ -1,0 +1,270 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* test_gpu_scan.c: scans (loom_scan) on a CUDA GPU against the host backend, and their PTX.
+ *
+ * `test_gpu_scan --ptx` (ctest test_gpu_scan_ptx, no GPU needed): the PTX (sm_90) of a row scan (block
+ * scan entry with wave butterflies and barriers, and the two entries of a split long-row scan), a
+ * column scan (a thread per column) and scans of several dtypes; each module is assembled by the CUDA
+ * toolkit's ptxas when one is installed ($CUDA_HOME/bin/ptxas or /usr/local/cuda/bin/ptxas), which
+ * checks what LLVM emitted is valid PTX for sm_90.
+ * `test_gpu_scan` (no argument; ctest test_gpu_scan, run by scripts/gpu_all.sh): on GPU 0, the same
+ * graphs over device copies of the inputs, compared with the host's results: integers exactly, floats
+ * within a bound scaled by the running sum of magnitudes (the GPU adds in a tree within blocks); rows
+ * short and long (split into parts), columns, non-contiguous inputs, wrap-around, NaN, fusion (one
+ * kernel); then the time of a 2^26-element float32 cumsum and of 2^26 elements as 2^16 rows of 1024,
+ * printed as GB/s of the bytes a scan must move (read 4, write 4 per element). Exits 77 (skipped)
+ * without a CUDA driver or GPU.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tests/c/test_common.h"
+
+static LoomArray to_device(const LoomArray *h) {
+  LoomArray d = *h;
+  d.data = NULL;
+  d.device = LOOM_DEVICE_CUDA;
+  d.device_index = 0;
+  if (loom_array_alloc(tc_ctx, &d) != LOOM_OK) fprintf(stderr, "alloc: %s\n", loom_last_error(tc_ctx));
+  if (loom_array_copy(tc_ctx, &d, h) != LOOM_OK) fprintf(stderr, "copy: %s\n", loom_last_error(tc_ctx));
+  return d;
+}
+
+static uint64_t rng = 424242;
+
+static void fill(LoomArray *a) {
+  int64_t n = tc_numel(a->ndim, a->shape);
+  for (int64_t i = 0; i < n; i++) {
+    double u = tc_rand_unit(&rng);
+    if (tc_is_float(a->dtype)) tc_set_f(a, i, u * 4 - 1);
+    else if (a->dtype == LOOM_BOOL) tc_set_i(a, i, u < 0.5);
+    else tc_set_i(a, i, (I128)(u * 250) - (tc_is_signed(a->dtype) ? 100 : 0));
+  }
+}
+
+/* scan(op, x [* 2 + 1 when fused], axis, dtype) on host x and on its device copy (x given as a view
+ * of `base` with x's shape/strides/offset relative to base's data). */
+static void compare(const char *what, const LoomArray *x, LoomReduceOp op, int axis, LoomDType dtype, bool fused) {
+  LoomArray hres, dres;
+  memset(&hres, 0, sizeof hres);
+  memset(&dres, 0, sizeof dres);
+  for (int dev = 0; dev < 2; dev++) {
+    LoomGraph *g;
+    if (!CHECK_OK(loom_graph_create(tc_ctx, &g))) return;
+    LoomArray in = *x, dbase;
+    if (dev) {
+      dbase = to_device(x);
+      in = dbase;
+    }
+    LoomNode nx, y, two, one;
+    CHECK_OK(loom_input(g, &in, &nx));
+    if (fused) {
+      CHECK_OK(loom_const_f64(g, 2.0, x->dtype, &two));
+      CHECK_OK(loom_const_f64(g, 1.0, x->dtype, &one));
+      CHECK_OK(loom_binary(g, LOOM_OP_MUL, nx, two, &nx));
+      CHECK_OK(loom_binary(g, LOOM_OP_ADD, nx, one, &nx));
+    }
+    CHECK_OK(loom_scan(g, op, nx, axis, dtype, &y));
+    LoomArray *r = dev ? &dres : &hres;
+    CHECK(tc_eval1(g, y, r) == LOOM_OK, "%s (%s): eval: %s", what, dev ? "gpu" : "host", loom_last_error(tc_ctx));
+    if (dev && fused) {
+      LoomStats s;
+      loom_get_stats(tc_ctx, &s);
+      CHECK(s.last_eval_kernels >= 1 && s.last_eval_kernels <= 1, "%s: %llu kernels on the GPU, want 1", what,
+            (unsigned long long)s.last_eval_kernels);
+    }
+    loom_graph_destroy(g);
+    if (dev) loom_array_free(tc_ctx, &dbase);
+  }
+  if (!hres.data || !dres.data) return;
+  LoomArray back = hres;
+  back.data = malloc((size_t)tc_numel(hres.ndim, hres.shape) * loom_dtype_size(hres.dtype) + 1);
+  CHECK_OK(loom_array_copy(tc_ctx, &back, &dres));
+  int64_t n = tc_numel(hres.ndim, hres.shape), inner = 1;
+  int ax = axis < 0 ? axis + x->ndim : axis;
+  for (int d = ax + 1; d < x->ndim; d++) inner *= x->shape[d];
+  double *mag = malloc(sizeof(double) * (size_t)(n ? n : 1));
+  int bad = 0;
+  double eps = hres.dtype == LOOM_FLOAT16 ? 2e-3 : hres.dtype == LOOM_FLOAT32 ? 2e-6 : 1e-14;
+  for (int64_t i = 0; i < n; i++) {
+    double ax_i = fabs(tc_get_f(x, i)) * (fused ? 2 : 1) + (fused ? 1 : 0);
+    bool first = (i / inner) % x->shape[ax] == 0;
+    mag[i] = first ? ax_i : mag[i - inner] + ax_i;
+    double h = tc_get_f(&hres, i), v = tc_get_f(&back, i);
+    bool ok;
+    if (!tc_is_float(hres.dtype)) ok = tc_get_i(&hres, i) == tc_get_i(&back, i);
+    else if (op == LOOM_REDUCE_PROD) ok = (isnan(h) && isnan(v)) || fabs(h - v) <= 64 * eps * fabs(h) + 1e-300;
+    else ok = (isnan(h) && isnan(v)) || h == v || fabs(h - v) <= 16 * eps * (mag[i] + 1);
+    if (!ok && bad++ < 3) CHECK(false, "%s: [%lld] gpu %.17g, host %.17g", what, (long long)i, v, h);
+  }
+  CHECK(bad == 0, "%s: %d of %lld elements differ", what, bad, (long long)n);
+  free(mag);
+  free(back.data);
+  loom_array_free(tc_ctx, &hres);
+  loom_array_free(tc_ctx, &dres);
+}
+
+static void gpu_cases(void) {
+  struct { LoomDType t; int nd; int64_t shape[3]; int axis; LoomReduceOp op; LoomDType dt; bool fused; const char *what; } cs[] = {
+      {LOOM_FLOAT32, 1, {1003}, 0, LOOM_REDUCE_SUM, LOOM_DTYPE_COUNT, false, "f32 short row"},
+      {LOOM_FLOAT32, 1, {3000017}, 0, LOOM_REDUCE_SUM, LOOM_DTYPE_COUNT, false, "f32 long row (split into parts)"},
+      {LOOM_FLOAT64, 1, {1 << 22}, 0, LOOM_REDUCE_SUM, LOOM_DTYPE_COUNT, true, "f64 long row, fused 2x+1"},
+      {LOOM_INT32, 2, {4096, 1000}, 1, LOOM_REDUCE_SUM, LOOM_DTYPE_COUNT, false, "i32 rows -> i64"},
+      {LOOM_INT32, 2, {1000, 4096}, 0, LOOM_REDUCE_SUM, LOOM_DTYPE_COUNT, false, "i32 columns (COL)"},
+      {LOOM_INT8, 1, {100000}, 0, LOOM_REDUCE_SUM, LOOM_INT8, false, "i8 dtype=int8 wraps"},
+      {LOOM_INT64, 2, {3, 70000}, 1, LOOM_REDUCE_PROD, LOOM_DTYPE_COUNT, false, "i64 prod wraps, split rows"},
+      {LOOM_UINT16, 3, {5, 300, 7}, 1, LOOM_REDUCE_SUM, LOOM_DTYPE_COUNT, false, "u16 middle axis"},
+      {LOOM_FLOAT16, 2, {64, 513}, 1, LOOM_REDUCE_SUM, LOOM_FLOAT32, false, "f16 rows, dtype=f32"},
+      {LOOM_FLOAT32, 2, {200, 333}, 1, LOOM_REDUCE_MAX, LOOM_DTYPE_COUNT, false, "f32 cummax rows"},
+      {LOOM_FLOAT64, 2, {777, 300}, 0, LOOM_REDUCE_MIN, LOOM_DTYPE_COUNT, false, "f64 cummin columns"},
+      {LOOM_FLOAT32, 2, {10, 4000}, 1, LOOM_REDUCE_PROD, LOOM_DTYPE_COUNT, false, "f32 prod rows"},
+      {LOOM_BOOL, 1, {70001}, 0, LOOM_REDUCE_SUM, LOOM_DTYPE_COUNT, false, "bool count"},
+      {LOOM_FLOAT32, 1, {1}, 0, LOOM_REDUCE_SUM, LOOM_DTYPE_COUNT, false, "length 1"},
+  };
+  for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+    LoomArray h = tc_new(cs[i].t, cs[i].nd, cs[i].shape);
+    fill(&h);
+    if (cs[i].op == LOOM_REDUCE_PROD && tc_is_float(cs[i].t)) /* near 1 */
+      for (int64_t j = 0; j < tc_numel(h.ndim, h.shape); j++) tc_set_f(&h, j, 0.99 + 0.02 * tc_rand_unit(&rng));
+    if (cs[i].op == LOOM_REDUCE_MAX) tc_set_f(&h, 777, NAN);
+    compare(cs[i].what, &h, cs[i].op, cs[i].axis, cs[i].dt, cs[i].fused);
+    tc_free(&h);
+  }
+}
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
+}
+
+/* Times cumsum of a float32 device array of `shape` along the last axis into a preallocated output. */
+static void bench(const char *what, int nd, const int64_t *shape) {
+  LoomArray h = tc_new(LOOM_FLOAT32, nd, shape);
+  fill(&h);
+  LoomArray x = to_device(&h), out = h;
+  out.data = NULL;
+  out.device = LOOM_DEVICE_CUDA;
+  loom_array_alloc(tc_ctx, &out);
+  LoomGraph *g;
+  loom_graph_create(tc_ctx, &g);
+  LoomNode nx, y;
+  loom_input(g, &x, &nx);
+  loom_scan(g, LOOM_REDUCE_SUM, nx, -1, LOOM_DTYPE_COUNT, &y);
+  CHECK_OK(loom_eval(g, 1, &y, &out)); /* compile */
+  loom_device_synchronize(tc_ctx, LOOM_DEVICE_CUDA, 0);
+  int reps = 20;
+  double t0 = now_ms();
+  for (int i = 0; i < reps; i++) loom_eval(g, 1, &y, &out);
+  loom_device_synchronize(tc_ctx, LOOM_DEVICE_CUDA, 0);
+  double ms = (now_ms() - t0) / reps;
+  double bytes = 8.0 * (double)tc_numel(nd, shape);
+  printf("test_gpu_scan: %s: %.3f ms, %.0f GB/s of the 8 bytes per element a scan moves (H200: 4800)\n", what, ms,
+         bytes / ms / 1e6);
+  loom_graph_destroy(g);
+  loom_array_free(tc_ctx, &x);
+  loom_array_free(tc_ctx, &out);
+  tc_free(&h);
+}
+
+/* ---- PTX (no GPU) ------------------------------------------------------------------------------------ */
+static const char *ptxas_path(void) {
+  static char buf[512];
+  const char *home = getenv("CUDA_HOME");
+  snprintf(buf, sizeof buf, "%s/bin/ptxas", home && *home ? home : "/usr/local/cuda");
+  return access(buf, X_OK) == 0 ? buf : NULL;
+}
+
+/* Dumps the PTX of scan(op, x, axis) for x of the given dtype/shape/strides, checks the entries it must
+ * have, and assembles it with ptxas when there is one. */
+static void ptx_case(const char *what, LoomDType t, int nd, const int64_t *shape, int axis, LoomReduceOp op,
+                     const char *const *must, int nmust) {
+  LoomArray h = tc_new(t, nd, shape);
+  LoomGraph *g;
+  loom_graph_create(tc_ctx, &g);
+  LoomNode nx, y;
+  CHECK_OK(loom_input(g, &h, &nx));
+  CHECK_OK(loom_scan(g, op, nx, axis, LOOM_DTYPE_COUNT, &y));
+  char *text = NULL;
+  LoomStatus st = loom_dump(g, LOOM_DUMP_PTX, 1, &y, &text);
+  if (CHECK(st == LOOM_OK && text, "%s: PTX dump: %s", what, loom_last_error(tc_ctx))) {
+    for (int i = 0; i < nmust; i++) CHECK(strstr(text, must[i]) != NULL, "%s: the PTX has no '%s'", what, must[i]);
+    const char *px = ptxas_path();
+    if (px) {
+      /* the dump is one module per kernel, each from its ".version" line */
+      const char *p = strstr(text, ".version");
+      int mods = 0;
+      while (p) {
+        const char *next = strstr(p + 8, ".version");
+        char path[] = "/tmp/loom_scan_ptx_XXXXXX";
+        int fd = mkstemp(path);
+        if (fd >= 0) {
+          size_t len = next ? (size_t)(next - p) : strlen(p);
+          CHECK(write(fd, p, len) == (ssize_t)len, "write");
+          close(fd);
+          char cmd[1200];
+          snprintf(cmd, sizeof cmd, "'%s' -arch=sm_90 -o /dev/null '%s' 2>&1", px, path);
+          int rc = system(cmd);
+          CHECK(rc == 0, "%s: ptxas rejects module %d (exit %d)", what, mods, rc);
+          unlink(path);
+        }
+        mods++;
+        p = next;
+      }
+      CHECK(mods >= 1, "%s: no module in the PTX dump", what);
+    }
+    loom_free_string(tc_ctx, text);
+  }
+  loom_graph_destroy(g);
+  tc_free(&h);
+}
+
+static void ptx_cases(void) {
+  const char *row[] = {"_row(", "_part(", "_scanp(", "bar.sync", "shfl.sync.bfly"};
+  const char *col[] = {"_col("};
+  int64_t s1[1] = {1 << 20}, s2[2] = {4096, 512}, s3[2] = {100, 7};
+  ptx_case("f32 row scan", LOOM_FLOAT32, 1, s1, 0, LOOM_REDUCE_SUM, row, 5);
+  ptx_case("f64 column scan", LOOM_FLOAT64, 2, s2, 0, LOOM_REDUCE_SUM, col, 1);
+  ptx_case("i8 -> i64 row scan", LOOM_INT8, 2, s2, 1, LOOM_REDUCE_SUM, row, 5);
+  ptx_case("f16 row scan (rounded partials)", LOOM_FLOAT16, 2, s3, 1, LOOM_REDUCE_SUM, row, 3);
+  ptx_case("u32 cummax rows", LOOM_UINT32, 2, s3, 1, LOOM_REDUCE_MAX, row, 3);
+  ptx_case("f32 cumprod columns", LOOM_FLOAT32, 2, s2, 0, LOOM_REDUCE_PROD, col, 1);
+  LoomArray c = tc_new1(LOOM_COMPLEX64, 1000);
+  tc_free(&c);
+  int64_t sc[1] = {5000};
+  ptx_case("complex64 row scan", LOOM_COMPLEX64, 1, sc, 0, LOOM_REDUCE_SUM, row, 3);
+  if (!ptxas_path()) printf("test_gpu_scan --ptx: no ptxas found (CUDA_HOME, /usr/local/cuda): PTX not assembled\n");
+}
+
+int main(int argc, char **argv) {
+  bool ptx_only = argc == 2 && !strcmp(argv[1], "--ptx");
+  char dir[] = "/tmp/loom_test_gpu_scan_XXXXXX";
+  if (!mkdtemp(dir)) return 1;
+  setenv("LOOM_CACHE_DIR", dir, 1);
+  if (!tc_init()) return 1;
+  if (ptx_only) {
+    ptx_cases();
+    int rc = tc_finish();
+    rmdir(dir);
+    return rc;
+  }
+  int32_t ndev = 0;
+  if (loom_device_count(tc_ctx, LOOM_DEVICE_CUDA, &ndev) != LOOM_OK || ndev == 0) {
+    printf("test_gpu_scan: skipped (no CUDA driver or device: %s)\n", loom_last_error(tc_ctx));
+    loom_context_destroy(tc_ctx);
+    rmdir(dir);
+    return 77;
+  }
+  gpu_cases();
+  int64_t one[1] = {INT64_C(1) << 26}, rows[2] = {1 << 16, 1024};
+  bench("cumsum of 2^26 float32 (one row, split into parts)", 1, one);
+  bench("cumsum of 2^16 rows of 1024 float32", 2, rows);
+  int rc = tc_finish();
+  char cmd[256];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  if (system(cmd) != 0) rc = rc ? rc : 1;
+  return rc;
+}
