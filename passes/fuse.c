@@ -544,10 +544,11 @@ static LoomStatus find_sibling(Fuser *f, int32_t x, int32_t *out) {
   *out = -1;
   const IrNode *n = &f->g->nodes[x];
   const IrNode *s = &f->g->nodes[n->src[0]];
+  if (n->kind != IR_REDUCE) return LOOM_OK; /* a scan has a kernel of its own */
   for (int32_t j = f->nredk - 1; j >= 0 && j >= f->nredk - FUSE_MAX_TRIES; j--) {
     int32_t k = f->redks[j];
     const FusedKernel *K = &f->p->kernels[k];
-    if (!K->is_reduction || K->axes != n->axes || !same_dims(K->xndim, K->xshape, s->ndim, s->shape) || f->kfull[k])
+    if (!K->is_reduction || K->is_scan || K->axes != n->axes || !same_dims(K->xndim, K->xshape, s->ndim, s->shape) || f->kfull[k])
       continue;
     bool shares = false, reads_k = false;
     for (int i = 0; i < f->nreads; i++) {

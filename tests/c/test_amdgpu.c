@@ -283,10 +283,10 @@ static int entry_models(const KernelIr *k, const char *kind, Model *m, int max) 
         mask |= loads_of(k, kst->value);
         st += (long)loom_dtype_size((LoomDType)k->bufs[kst->buf].dtype);
       }
-      if (!strcmp(kind, "part")) m[n++] = (Model){bytes_of(k, lv), 0, false}; /* a part's fold */
-      else m[n++] = (Model){bytes_of(k, mask), st, false};
+      if (!strcmp(kind, "part")) m[n++] = (Model){bytes_of(k, lv), 0, false, 0}; /* a part's fold */
+      else m[n++] = (Model){bytes_of(k, mask), st, false, 0};
       if (!strcmp(kind, "scanp") && n < max) /* the carry: the partials of the parts before */
-        m[n++] = (Model){(long)loom_dtype_size((LoomDType)ph->acc_dtype), 0, false};
+        m[n++] = (Model){(long)loom_dtype_size((LoomDType)ph->acc_dtype), 0, false, 0};
     }
   }
   return n;
