@@ -54,6 +54,7 @@ typedef struct Lower {
   LLVMValueRef *vload;        /* nbuf: the current vector of each loaded buffer (vec entry), or NULL */
   unsigned lane;              /* lane read from vload */
   bool unroll_red;            /* ROW reductions: GPU_UNROLL accumulators per thread */
+  int force_vf;               /* host: inner walk loops vectorized at this width (0: LLVM's choice) */
   CgSnippet *sn;              /* the kernel's lowered snippet functions (user kernels), or NULL */
 } Lower;
 

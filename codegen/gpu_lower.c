@@ -385,7 +385,7 @@ static void build_gpu_entry(Lower *L, int which, bool row, const char *name, int
     cg_gpu_for(L, gtid, n, gstride, cg_gpu_elem_point, NULL);
     cg_worker_end(L);
   } else if (which == GPU_ELEMV || which == GPU_ELEMVW) {
-    LLVMValueRef n = L->shape[0];
+    LLVMValueRef n = e.no; /* every point (all dims are O dims) */
     LLVMValueRef nvec = LLVMBuildUDiv(b, n, cg_iconst_i(L, lanes), "");
     cg_worker_begin(L); /* one worker per thread across its vectors and its tail point */
     cg_gpu_for(L, gtid, nvec, gstride, cg_gpu_elemv_step, (void *)(intptr_t)lanes);
@@ -410,14 +410,19 @@ static void build_gpu_entry(Lower *L, int which, bool row, const char *name, int
 }
 
 int cg_gpu_vec_lanes(const KernelIr *k) {
-  /* 1-d, every buffer contiguous, at most 64 stores (a user kernel that reads the point index `i`
-   * needs the scalar entry's per-point index) */
-  if (!k || k->nkeep != k->ndim || k->ndim != 1 || k->nstore > 64 || k->nbuf <= 0) return 0;
+  /* elementwise, every buffer contiguous (KL_ONE) or broadcast (KL_ZERO) along the last dim, every
+   * stored one contiguous, at most 64 buffers and stores (a user kernel that reads the point index `i`
+   * needs the scalar entry's per-point index). Other dims may have any layout: a vector never
+   * crosses a row (the launcher's condition for n-d kernels) */
+  if (!k || k->nkeep != k->ndim || k->ndim < 1 || k->nstore > 64 || k->nbuf <= 0 || k->nbuf > 64) return 0;
+  int last = k->ndim - 1;
   for (int i = 0; i < k->ninstr; i++)
     if (k->instrs[i].kind == KI_INDEX) return 0;
+  for (int s = 0; s < k->nstore; s++)
+    if (k->bufs[k->stores[s].buf].layout[last] != KL_ONE) return 0;
   int maxsize = 1;
   for (int bi = 0; bi < k->nbuf; bi++) {
-    if (k->bufs[bi].layout[0] != KL_ONE) return 0;
+    if (k->bufs[bi].layout[last] != KL_ONE && k->bufs[bi].layout[last] != KL_ZERO) return 0;
     bool index_buf = false; /* no memory (KI_OFFSET): not in the vector's width */
     for (int i = 0; i < k->ninstr && !index_buf; i++) index_buf = k->instrs[i].kind == KI_OFFSET && k->instrs[i].buf == bi;
     if (index_buf) continue;

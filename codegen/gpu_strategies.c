@@ -18,21 +18,36 @@ void cg_gpu_elem_point(Lower *L, LLVMValueRef i, void *arg) {
   cg_body_map(L, (void *)&L->k->phases[0]);
 }
 
-/* Vector step v: points [v * lanes, v * lanes + lanes). */
+/* Vector step v: points [v * lanes, v * lanes + lanes), which lie in one row of the last dim (the
+ * launcher runs this entry on n-d kernels only when the last dim is a multiple of the lanes and every
+ * buffer contiguous along it starts its rows aligned: gpu_launch.c's elem_vec_ok). The row's offsets
+ * are computed once per vector (one division by the last dim, none for 1-d kernels) instead of once
+ * per point; a buffer contiguous along the last dim is read with one vector load, one broadcast along
+ * it (stride 0) with one scalar load that every lane shares. */
 void cg_gpu_elemv_step(Lower *L, LLVMValueRef v, void *arg) {
   const KernelIr *k = L->k;
   CgMath *m = &L->m;
   LLVMBuilderRef b = m->b;
   unsigned lanes = (unsigned)(intptr_t)arg;
+  int nd = k->ndim, last = nd - 1;
   LLVMValueRef base = LLVMBuildMul(b, v, cg_iconst_i(L, lanes), "");
-  for (int bi = 0; bi < k->nbuf; bi++) L->off[bi] = base;
+  LLVMValueRef col = base, boff[64];
+  if (nd > 1) {
+    LLVMValueRef row = LLVMBuildUDiv(b, base, L->shape[last], "row");
+    col = LLVMBuildSub(b, base, LLVMBuildMul(b, row, L->shape[last], ""), "col");
+    cg_gpu_offsets(L, row, 0, last, NULL, boff);
+  } else {
+    for (int bi = 0; bi < k->nbuf; bi++) boff[bi] = cg_iconst_i(L, 0);
+  }
+  for (int bi = 0; bi < k->nbuf; bi++)
+    boff[bi] = LLVMBuildAdd(b, boff[bi], LLVMBuildMul(b, col, L->stride[bi * nd + last], ""), "");
   for (int bi = 0; bi < k->nbuf; bi++) L->vload[bi] = NULL;
   for (int i = 0; i < k->ninstr; i++) {
     const KInstr *in = &k->instrs[i];
-    if (in->kind != KI_LOAD || L->vload[in->buf]) continue;
+    if (in->kind != KI_LOAD || L->vload[in->buf] || k->bufs[in->buf].layout[last] != KL_ONE) continue;
     LoomDType st = (LoomDType)k->bufs[in->buf].dtype;
     LLVMTypeRef vt = cg_vec_type(m, st, lanes);
-    LLVMValueRef ld = LLVMBuildLoad2(b, vt, cg_elem_ptr(L, in->buf, base), "");
+    LLVMValueRef ld = LLVMBuildLoad2(b, vt, cg_elem_ptr(L, in->buf, boff[in->buf]), "");
     LLVMSetAlignment(ld, lanes * (unsigned)loom_dtype_size(st));
     L->vload[in->buf] = ld;
   }
@@ -45,8 +60,9 @@ void cg_gpu_elemv_step(Lower *L, LLVMValueRef v, void *arg) {
   }
   for (unsigned l = 0; l < lanes; l++) {
     L->lane = l;
-    LLVMValueRef pt = l ? LLVMBuildAdd(b, base, cg_iconst_i(L, l), "") : base; /* KI_OFFSET reads it */
-    for (int bi = 0; bi < k->nbuf; bi++) L->off[bi] = pt;
+    LLVMValueRef dl = cg_iconst_i(L, l); /* KI_OFFSET and broadcast loads read the lane's offsets */
+    for (int bi = 0; bi < k->nbuf; bi++)
+      L->off[bi] = l ? LLVMBuildAdd(b, boff[bi], LLVMBuildMul(b, dl, L->stride[bi * nd + last], ""), "") : boff[bi];
     cg_clear_cache(L);
     if (k->snippet) /* user calls are roots, lane by lane (they may write raw arrays or worker state) */
       for (int32_t i = 0; i < k->ninstr; i++)
@@ -63,7 +79,8 @@ void cg_gpu_elemv_step(Lower *L, LLVMValueRef v, void *arg) {
   for (int s = 0; s < ns; s++) {
     const KStore *kst = &k->stores[ph->store_begin + s];
     LoomDType st = (LoomDType)k->bufs[kst->buf].dtype;
-    LLVMSetAlignment(LLVMBuildStore(b, sv[s], cg_elem_ptr(L, kst->buf, base)), lanes * (unsigned)loom_dtype_size(st));
+    LLVMSetAlignment(LLVMBuildStore(b, sv[s], cg_elem_ptr(L, kst->buf, boff[kst->buf])),
+                     lanes * (unsigned)loom_dtype_size(st));
   }
   for (int bi = 0; bi < k->nbuf; bi++) L->vload[bi] = NULL;
 }

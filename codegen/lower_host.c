@@ -15,11 +15,46 @@
  * partial() rather than holding a second copy of its loop.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include <llvm-c/DebugInfo.h>
 
 #include "codegen/cg_lower.h"
 
 /* ---- walks over points -------------------------------------------------------------------------- */
+
+/* Asks the loop vectorizer for L->force_vf lanes on the loop whose back edge is `br` (a width hint
+ * without vectorize.enable: a loop it cannot vectorize stays scalar without a missed-transformation
+ * warning). */
+static void force_width(Lower *L, LLVMValueRef br) {
+  LLVMContextRef c = L->m.c;
+  LLVMMetadataRef w[2] = {LLVMMDStringInContext2(c, "llvm.loop.vectorize.width", 25),
+                          LLVMValueAsMetadata(LLVMConstInt(LLVMInt32TypeInContext(c), (unsigned)L->force_vf, 0))};
+  LLVMMetadataRef tmp = LLVMTemporaryMDNode(c, NULL, 0);
+  LLVMMetadataRef ops[2] = {tmp, LLVMMDNodeInContext2(c, w, 2)};
+  LLVMMetadataRef id = LLVMMDNodeInContext2(c, ops, 2); /* distinct once its first operand is itself */
+  LLVMMetadataReplaceAllUsesWith(tmp, id);
+  LLVMSetMetadata(br, LLVMGetMDKindIDInContext(c, "llvm.loop", 9), LLVMMetadataAsValue(c, id));
+}
+
+/* The width at which a kernel's walks are forced to vectorize: float32 lanes of the preferred vector
+ * width (fn_attrs' "prefer-vector-width") when the kernel converts float16 values. LLVM 19's x86 cost
+ * model prices half <-> float conversions as scalar code on hosts without AVX512-FP16 and picks 4
+ * lanes for such loops, although F16C / AVX-512F convert 8 / 16 at a time (vcvtph2ps, vcvtps2ph); at
+ * 4 lanes the vector math calls are the 128-bit ones too. 0: LLVM's choice. */
+static int f16_width(const KernelIr *k, const char *const *attrs, int nattrs) {
+  bool f16 = false;
+  for (int b = 0; b < k->nbuf && !f16; b++) f16 = k->bufs[b].dtype == LOOM_FLOAT16;
+  for (int i = 0; i < k->ninstr && !f16; i++) f16 = k->instrs[i].dtype == LOOM_FLOAT16;
+  if (!f16 || k->snippet) return 0;
+  for (int i = 0; i < nattrs; i++)
+    if (!strcmp(attrs[2 * i], "prefer-vector-width")) {
+      int bits = atoi(attrs[2 * i + 1]);
+      return bits >= 64 ? bits / 32 : 0;
+    }
+  return 0;
+}
 
 /* Visits linear points [lo, hi) of dims [d0, d1) row-major; at each point L->off holds the offsets
  * (outer offsets plus these dims' contribution) and L->lin the linear index. */
@@ -107,7 +142,8 @@ void cg_host_walk(Lower *L, int d0, int d1, LLVMValueRef lo, LLVMValueRef hi, Bo
   LLVMValueRef j1 = LLVMBuildAdd(b, j, LLVMConstInt(L->i64, 1, 0), "");
   LLVMBasicBlockRef body_end = LLVMGetInsertBlock(b);
   LLVMBasicBlockRef latch_bb = cg_new_bb(L, "walk.latch");
-  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, j1, n, ""), inner_bb, latch_bb);
+  LLVMValueRef back = LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, j1, n, ""), inner_bb, latch_bb);
+  if (L->force_vf > 1) force_width(L, back);
   LLVMValueRef zero = LLVMConstInt(L->i64, 0, 0);
   LLVMBasicBlockRef from[2] = {row_bb, body_end};
   LLVMValueRef vals[2] = {zero, j1};
@@ -489,6 +525,7 @@ LoomStatus cg_lower_host(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef mod, 
   Lower L;
   bool allocated = cg_lower_init(&L, ctx, c, mod, k, d);
   L.m.vec = vec;
+  L.force_vf = f16_width(k, fn_attrs, nattrs);
   if (!allocated) {
     st = diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "codegen: out of memory lowering kernel '%s'", k->name);
   } else {

@@ -7,11 +7,12 @@
  *   x**0 -> 1 (NaN too), x**1 -> x, x**2 -> x*x, x**-1 -> 1/x: the same bits as pow (one rounding);
  *   x**0.5 -> sqrt(x): the same bits, and NumPy's -0 -> -0, -inf -> NaN;
  *   x**-0.5 -> |1/sqrt(x)|, 0 at -inf: pow's -0 -> +inf and -inf -> +0; within 1 ulp of pow;
- *   float32 (and float16/bfloat16, which compute in float32) x**n for 3 <= |n| <= CG_POW_MAX_INT: the
- *     products in float64 (x*x exact, the rest one rounding each at 53 bits; |x|^8 of any float32 stays
- *     inside float64's range), one division for n < 0, then one rounding to float32: correctly rounded
- *     but for double-rounding ties (NumPy's own float32 power differs from the correctly rounded
- *     result in ~10 % of random inputs by 1 ulp);
+ *   float32 (and float16/bfloat16, which compute in float32) x**n for 3 <= n <= CG_POW_MAX_INT:
+ *     repeated squaring of float32 pairs hi + lo (fma gives each product's rounding error; ~46 bits),
+ *     one rounding at the end: correctly rounded but within ~2^-22 of a tie, at the full float32
+ *     vector width (NumPy's own float32 power differs from the correctly rounded result in ~10 % of
+ *     random inputs by 1 ulp); x**-n: the products in float64 (|x|^8 of any float32 stays inside
+ *     float64's range, so 1/x^n does not flush to 0 early), one division, one rounding to float32;
  *   float64 x**n for 3 <= n <= CG_POW_MAX_INT: repeated squaring (n = 3: x*x*x), within ~n/2 ulp of
  *     pow; negative float64 exponents other than -1 keep pow (1/x^n would flush results below the
  *     normal range to 0);
@@ -34,6 +35,50 @@ static LLVMValueRef mul_chain(LLVMBuilderRef b, bool fl, LLVMValueRef x, int n) 
     if (!n) return r;
     sq = fl ? LLVMBuildFMul(b, sq, sq, "pow.sq") : LLVMBuildMul(b, sq, sq, "pow.sq");
   }
+}
+
+/* A float32 value as an unevaluated sum hi + lo (|lo| <= ulp(hi) / 2): products of pairs keep ~46
+ * bits, so x**n rounded once at the end is the correctly rounded power but within ~2^-22 of a tie. */
+typedef struct F32Pair {
+  LLVMValueRef hi, lo;
+} F32Pair;
+
+static LLVMValueRef fma3(CgMath *m, LLVMValueRef a, LLVMValueRef b, LLVMValueRef c) {
+  LLVMTypeRef ty = LLVMTypeOf(a);
+  LLVMValueRef args[3] = {a, b, c};
+  return cg_intrinsic(m, "llvm.fma", &ty, 1, args, 3);
+}
+
+/* (x.hi + x.lo) * (y.hi + y.lo): hi*hi exactly as a pair by one fma, the cross terms rounded (lo*lo
+ * is below the pair's precision). */
+static F32Pair pair_mul(CgMath *m, F32Pair x, F32Pair y) {
+  LLVMBuilderRef b = m->b;
+  LLVMValueRef p = LLVMBuildFMul(b, x.hi, y.hi, "pow.p");
+  LLVMValueRef e = fma3(m, x.hi, y.hi, LLVMBuildFNeg(b, p, ""));
+  if (x.lo) e = fma3(m, x.lo, y.hi, e);
+  if (y.lo) e = fma3(m, x.hi, y.lo, e);
+  return (F32Pair){p, e};
+}
+
+/* float32 x**n, 1 <= n <= CG_POW_MAX_INT, by repeated squaring of float32 pairs (fma-based exact
+ * products; the float64 products they replace halve the vector width and add conversions). Where hi
+ * is 0, infinite or NaN (or lo is 0) the result is hi: pow's signed zeros, infinities and NaN. */
+static LLVMValueRef pow_f32_pair(CgMath *m, LLVMValueRef a, int n) {
+  LLVMBuilderRef b = m->b;
+  if (n == 1) return a;
+  F32Pair r = {NULL, NULL}, sq = {a, NULL};
+  for (;;) {
+    if (n & 1) r = !r.hi ? sq : pair_mul(m, r, sq);
+    n >>= 1;
+    if (!n) break;
+    sq = pair_mul(m, sq, sq);
+  }
+  LLVMTypeRef ty = LLVMTypeOf(a);
+  LLVMValueRef ahi = cg_intrinsic(m, "llvm.fabs", &ty, 1, &r.hi, 1);
+  LLVMValueRef finite = LLVMBuildFCmp(b, LLVMRealOLT, ahi, cg_fconst(m, LOOM_FLOAT32, INFINITY), "");
+  LLVMValueRef nz = LLVMBuildFCmp(b, LLVMRealONE, r.lo, cg_fconst(m, LOOM_FLOAT32, 0.0), "");
+  LLVMValueRef sum = LLVMBuildFAdd(b, r.hi, r.lo, "pow.r");
+  return LLVMBuildSelect(b, LLVMBuildAnd(b, finite, nz, ""), sum, r.hi, "");
 }
 
 LLVMValueRef cg_pow_const(CgMath *m, LoomDType t, LLVMValueRef a, LLVMValueRef e) {
@@ -66,6 +111,7 @@ LLVMValueRef cg_pow_const(CgMath *m, LoomDType t, LLVMValueRef a, LLVMValueRef e
   if (c != floor(c) || fabs(c) > CG_POW_MAX_INT) return NULL;
   int n = (int)fabs(c);
   if (t == LOOM_FLOAT64) return c > 0 ? mul_chain(b, true, a, n) : NULL;
+  if (c > 0) return pow_f32_pair(m, a, n);
   LLVMTypeRef f64 = LLVMDoubleTypeInContext(m->c);
   LLVMValueRef r = mul_chain(b, true, LLVMBuildFPExt(b, a, f64, ""), n);
   if (c < 0) r = LLVMBuildFDiv(b, LLVMConstReal(f64, 1.0), r, "");

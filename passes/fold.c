@@ -6,7 +6,8 @@
  * exactly as the kernels do is replaced by an IR_CONST (broadcast to the node's shape when it has a
  * rank); a movement op of a constant becomes a broadcast of it; x / c becomes x * (1/c) for a power of two
  * c of a float dtype (the same bits: reciprocal_if_pow2); x*1 (any dtype), x+0 (ints and bool)
- * and a cast to the same dtype become x when x already has the node's shape and dtype. Roots are
+ * and a cast to the same dtype become x when x already has the node's shape and dtype; a keepdims
+ * reduction that is not a root becomes its plain twin reshaped (so the two share one node). Roots are
  * replaced; values are bit-identical to what the kernels would compute.
  *
  * Approach: one pass over the nodes reachable from the roots in index order (indices are
@@ -362,7 +363,25 @@ static int32_t reciprocal_if_pow2(IrGraph *g, const IrNode *n, Diag *d) {
   return ir_add_raw(g, &rc, &out, d) == LOOM_OK ? out : -2;
 }
 
-static LoomStatus fold_node(IrGraph *g, int32_t x, const int32_t *map, int32_t *out, Diag *d) {
+/* A keepdims reduction (not a root) as the plain reduction viewed with its reduced axes as 1s: the
+ * plain node is hash-consed, so x.mean(0) and the x.mean(0, keepdims=True) inside x.var(0) become one
+ * reduction, computed once. The views are free (fusion reads the reduction through them). */
+static LoomStatus plain_reduce(IrGraph *g, const IrNode *n, int32_t *out, Diag *d) {
+  IrNode r = *n;
+  const IrNode *s = &g->nodes[n->src[0]];
+  r.flags &= (uint8_t)~IR_FLAG_KEEPDIMS;
+  r.ndim = 0;
+  for (int i = 0; i < s->ndim; i++)
+    if (!(n->axes >> i & 1u)) r.shape[r.ndim++] = s->shape[i];
+  for (int i = r.ndim; i < LOOM_MAX_RANK; i++) r.shape[i] = 0;
+  r.hash = 0;
+  int32_t plain;
+  LoomStatus st = ir_add_raw(g, &r, &plain, d);
+  if (st != LOOM_OK) return st;
+  return ir_reshape(g, plain, n->ndim, n->shape, out, d);
+}
+
+static LoomStatus fold_node(IrGraph *g, int32_t x, bool root, const int32_t *map, int32_t *out, Diag *d) {
   IrNode n = g->nodes[x];
   int nsrc = ir_node_arity(&n);
   bool changed = false;
@@ -417,6 +436,8 @@ static LoomStatus fold_node(IrGraph *g, int32_t x, const int32_t *map, int32_t *
         return ir_add_raw(g, &n, out, d);
       }
     }
+  } else if (n.kind == IR_REDUCE && (n.flags & IR_FLAG_KEEPDIMS) && !root) {
+    return plain_reduce(g, &n, out, d);
   } else if (n.kind == IR_BROADCAST || n.kind == IR_RESHAPE || n.kind == IR_PERMUTE ||
              n.kind == IR_SLICE) {
     int32_t c = pass_const_of(g, n.src[0]);
@@ -438,18 +459,18 @@ LoomStatus pass_fold(IrModule *m, Diag *d) {
   if (!map || !live) return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "fold: out of memory (%d nodes)", nn);
   for (int32_t i = 0; i < m->nroots; i++) {
     LOOM_ASSERT(d, m->roots[i] >= 0 && m->roots[i] < nn);
-    live[m->roots[i]] = 1;
+    live[m->roots[i]] = 2; /* 2: a root */
   }
   for (int32_t x = nn - 1; x >= 0; x--) { /* sources have smaller indices */
     map[x] = -1;
     if (!live[x]) continue;
     const IrNode *n = &g->nodes[x];
     for (int i = 0; i < 3; i++)
-      if (n->src[i] >= 0 && n->src[i] < x) live[n->src[i]] = 1;
+      if (n->src[i] >= 0 && n->src[i] < x && !live[n->src[i]]) live[n->src[i]] = 1;
   }
   for (int32_t x = 0; x < nn; x++) {
     if (!live[x]) continue;
-    LoomStatus st = fold_node(g, x, map, &map[x], d);
+    LoomStatus st = fold_node(g, x, live[x] == 2, map, &map[x], d);
     if (st != LOOM_OK) return st;
   }
   for (int32_t i = 0; i < m->nroots; i++) m->roots[i] = map[m->roots[i]];

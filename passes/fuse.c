@@ -48,7 +48,9 @@ enum {
   FUSE_MAX_BUFS = 64,   /* buffers per kernel (reads and stores) */
   FUSE_GPU_WORDS = 500, /* 8-byte words of a GPU kernel's parameter block we allow (4 KB limit) */
   FUSE_MAX_TRIES = 32,  /* open elementwise kernels of a shape tried before starting a new one */
-  FUSE_MAX_REACH = 1024 /* kernels one cycle check may visit before it refuses the join */
+  FUSE_MAX_REACH = 1024, /* kernels one cycle check may visit before it refuses the join */
+  FUSE_SIBLING_MIN_O = 512,  /* kept points from which a one-phase row reduction takes a sibling */
+  FUSE_SIBLING_SPLIT_R = 8192 /* reduced points below which no target splits R (any kernel takes one) */
 };
 
 /* A set of (kernel, node, tag) keys: which read tops and cone nodes a kernel already has. */
@@ -82,6 +84,7 @@ typedef struct Fuser {
   int32_t nbucket_cap, nbucket_used;
   uint8_t *has_user; /* per node: read by another live node (a root that needs a temp too) */
   uint8_t *is_out;   /* per node: one of m->roots */
+  int32_t *redks, nredk, capredk; /* the reduction kernels, in creation order (sibling joins) */
 } Fuser;
 
 static LoomStatus push_i32(Fuser *f, int32_t **arr, int32_t *n, int32_t *cap, int32_t v) {
@@ -526,6 +529,51 @@ static bool same_dims(int na, const int64_t *a, int nb, const int64_t *b) {
   return true;
 }
 
+/* Whether a reduction kernel is splittable along R (one REDUCE phase, FINAL stores only): the GPU's
+ * and the host's split strategies, which a second phase would take away. */
+static bool splittable(const FusedKernel *K) { return K->nreduce == 1 && K->nmap == 0; }
+
+/* A sibling of x: an open reduction kernel over the same (X, axes) that x does not read but that
+ * already reads one of x's inputs (mean and var of one array, the row sums of a*b, a*a and b*b), so
+ * one pass over the input serves both. A splittable kernel takes a sibling only where no split would
+ * run anyway: short R (< FUSE_SIBLING_SPLIT_R points), or rows (the innermost axis reduced) with at
+ * least FUSE_SIBLING_MIN_O kept points; a multi-phase kernel takes it always (it walks R once per
+ * phase from the same rows either way).
+ * The last FUSE_MAX_TRIES reduction kernels are tried, newest first; -1: none. */
+static LoomStatus find_sibling(Fuser *f, int32_t x, int32_t *out) {
+  *out = -1;
+  const IrNode *n = &f->g->nodes[x];
+  const IrNode *s = &f->g->nodes[n->src[0]];
+  if (n->kind != IR_REDUCE) return LOOM_OK; /* a scan has a kernel of its own */
+  for (int32_t j = f->nredk - 1; j >= 0 && j >= f->nredk - FUSE_MAX_TRIES; j--) {
+    int32_t k = f->redks[j];
+    const FusedKernel *K = &f->p->kernels[k];
+    if (!K->is_reduction || K->is_scan || K->axes != n->axes || !same_dims(K->xndim, K->xshape, s->ndim, s->shape) || f->kfull[k])
+      continue;
+    bool shares = false, reads_k = false;
+    for (int i = 0; i < f->nreads; i++) {
+      int32_t t = f->reads[i];
+      if (producer(f, t) == k) reads_k = true;
+      if (!is_const_read(f->g, t) && keyset_has(&f->members, member_key(k, t, 1))) shares = true;
+    }
+    if (!shares || reads_k) continue;
+    if (splittable(K)) {
+      int64_t no = 1, nr = 1;
+      for (int d = 0; d < K->ndim; d++) *(d < K->nkeep ? &no : &nr) *= K->shape[d];
+      bool rows = K->xndim > 0 && (K->axes >> (K->xndim - 1) & 1u);
+      if (nr >= FUSE_SIBLING_SPLIT_R && (!rows || no < FUSE_SIBLING_MIN_O)) continue;
+    }
+    bool ok;
+    LoomStatus st = can_join(f, k, false, x, &ok);
+    if (st != LOOM_OK) return st;
+    if (ok) {
+      *out = k;
+      return LOOM_OK;
+    }
+  }
+  return LOOM_OK;
+}
+
 static LoomStatus place_reduce(Fuser *f, int32_t x) {
   const IrNode *n = &f->g->nodes[x];
   const IrNode *s = &f->g->nodes[n->src[0]];
@@ -547,7 +595,15 @@ static LoomStatus place_reduce(Fuser *f, int32_t x) {
     return push_i32(f, &K->reduces, &K->nreduce, &K->cap_reduce, x);
   }
   int32_t k;
+  if ((st = find_sibling(f, x, &k)) != LOOM_OK) return st;
+  if (k >= 0) {
+    p->kernel_of[x] = k;
+    if ((st = add_deps(f, k)) != LOOM_OK || (st = commit_join(f, k, x)) != LOOM_OK) return st;
+    FusedKernel *K = &p->kernels[k];
+    return push_i32(f, &K->reduces, &K->nreduce, &K->cap_reduce, x);
+  }
   if ((st = new_kernel(f, &k)) != LOOM_OK) return st;
+  if ((st = push_i32(f, &f->redks, &f->nredk, &f->capredk, k)) != LOOM_OK) return st;
   FusedKernel *K = &p->kernels[k];
   K->is_reduction = true;
   K->is_scan = n->kind == IR_SCAN; /* a kernel of its own: nothing else reduces along its axis */

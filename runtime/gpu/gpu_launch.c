@@ -51,6 +51,22 @@ static bool vec_aligned(const KernelIr *ir, const uint64_t *words, int lanes) {
   return true;
 }
 
+/* Whether an elementwise kernel's vector entries may run on these words, beyond the bases' alignment:
+ * for n-d kernels no vector crosses a row (the last dim a multiple of the lanes) and every buffer
+ * contiguous along the last dim starts its rows aligned (its other strides multiples of the lanes).
+ * loomrt_gpu.c's policy has the same test. */
+static bool elem_vec_ok(const KernelIr *ir, const uint64_t *words, int lanes) {
+  int nd = ir->ndim, nb = ir->nbuf;
+  if (nd <= 1) return true;
+  if ((int64_t)words[nd - 1] % lanes) return false;
+  for (int b = 0; b < nb; b++) {
+    if (ir->bufs[b].layout[nd - 1] != KL_ONE) continue;
+    for (int dd = 0; dd < nd - 1; dd++)
+      if ((int64_t)words[nd + nb + b * nd + dd] % lanes) return false;
+  }
+  return true;
+}
+
 /* Launches kernel f on stream s (the driver's; NULL: the default stream); the device is current. A user
  * stream is synchronized before split-reduction partials go back to the pool (the pool is stream-blind). */
 static LoomStatus launch_fn(LoomContext *ctx, GpuRt *g, GpuDev *dev, void *s, const GpuFn *f, const KernelIr *ir,
@@ -71,6 +87,7 @@ static LoomStatus launch_fn(LoomContext *ctx, GpuRt *g, GpuDev *dev, void *s, co
   if (m->strategy == CG_GPU_ELEMENTWISE) {
     bool vec = (has & CG_ENTRY_VEC) && m->vec_lanes > 0;
     for (int b = 0; vec && b < nb; b++) vec = words[nd + b] % (uint64_t)m->vec_align == 0;
+    vec = vec && elem_vec_ok(ir, words, m->vec_lanes);
     /* whole vectors: vecw, or vec when that is loaded already; else vec (it has the tail loop) */
     int e = !vec ? E_MAIN : no % m->vec_lanes ? E_VEC
                           : (has & CG_ENTRY_VECW) && !(__atomic_load_n(&f->loaded, __ATOMIC_ACQUIRE) & CG_ENTRY_VEC) ? E_VECW

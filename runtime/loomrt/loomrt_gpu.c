@@ -360,6 +360,19 @@ static bool vec_aligned(const RtBundleKernel *k, const uint64_t *words, int lane
   return true;
 }
 
+/* gpu_launch.c's elem_vec_ok: n-d vector entries need whole vectors per row and aligned rows. */
+static bool elem_vec_ok(const RtBundleKernel *k, const uint64_t *words, int lanes) {
+  int nd = k->ndim, nb = k->nbuf;
+  if (nd <= 1) return true;
+  if ((int64_t)words[nd - 1] % lanes) return false;
+  for (int b = 0; b < nb; b++) {
+    if (k->bufs[b].layout[nd - 1] != KL_ONE) continue;
+    for (int dd = 0; dd < nd - 1; dd++)
+      if ((int64_t)words[nd + nb + b * nd + dd] % lanes) return false;
+  }
+  return true;
+}
+
 /* A cached-row block: enough threads for the row at cache_k points each, a multiple of the wave. */
 static uint32_t cached_block(int64_t nr, int64_t ck, int wave) {
   int64_t bs = (nr + ck - 1) / ck;
@@ -379,6 +392,7 @@ static LoomStatus policy(const Launcher *L, const RtBundleKernel *k, uint64_t *w
   if (strategy == CG_GPU_ELEMENTWISE) {
     bool vec = (has & CG_ENTRY_VEC) && lanes > 0 && f[RB_GPU_VEC_ALIGN] > 0;
     for (int b = 0; vec && b < nb; b++) vec = words[nd + b] % f[RB_GPU_VEC_ALIGN] == 0;
+    vec = vec && elem_vec_ok(k, words, (int)lanes);
     int e = !vec ? E_MAIN : no % lanes ? E_VEC : (has & CG_ENTRY_VECW) ? E_VECW : E_VEC;
     int64_t steps = vec ? no / lanes : no;
     return go(L, e, grid_of(steps < 1 ? 1 : steps, c->elem_block[e], c->elem_grid[e]), (uint32_t)c->elem_block[e], words, d);

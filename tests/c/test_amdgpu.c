@@ -176,6 +176,8 @@ typedef struct Model {
   long load, store; /* bytes per point (or, for the cached ROW entry, per O item of a thread) */
   bool licm;        /* loops over O, or over R loading only buffers that do not move along R: whether
                      * they exist depends on what LICM hoisted, so the targets may differ */
+  long once;        /* bytes per loop iteration whatever its points (n-d vector entries: the buffers
+                     * broadcast along the last dim, one load per vector) */
 } Model;
 
 /* The buffers (bits) the instructions root needs load. */
@@ -212,12 +214,21 @@ static int entry_models(const KernelIr *k, const char *kind, Model *m, int max) 
     const KPhase *ph = &k->phases[0];
     bool arg = ph->reduce_op == LOOM_REDUCE_ARGMIN || ph->reduce_op == LOOM_REDUCE_ARGMAX;
     LoomDType vt = arg ? (LoomDType)k->instrs[ph->value].dtype : (LoomDType)ph->acc_dtype;
-    m[n++] = (Model){(long)loom_dtype_size(vt) + (arg ? 8 : 0), 0, false};
+    m[n++] = (Model){(long)loom_dtype_size(vt) + (arg ? 8 : 0), 0, false, 0};
     return n;
+  }
+  if ((!strcmp(kind, "vec") || !strcmp(kind, "vecw")) && k->ndim > 1 && n < max) {
+    /* a vector of one row: buffers contiguous along the last dim per point, broadcast ones once */
+    uint64_t bc = 0;
+    for (int b = 0; b < k->nbuf && b < 64; b++)
+      if ((all >> b & 1) && k->bufs[b].layout[k->ndim - 1] == KL_ZERO) bc |= 1ull << b;
+    Model v = {.load = bytes_of(k, all & ~bc), .once = bytes_of(k, bc)};
+    for (int s = 0; s < k->nstore; s++) v.store += (long)loom_dtype_size((LoomDType)k->bufs[k->stores[s].buf].dtype);
+    m[n++] = v;
   }
   bool cached = !strcmp(kind, "rowc") || !strcmp(kind, "rowcv");
   if (cached) { /* 16 points per thread and O item, loaded once; MAP stores 16, FINAL stores 1 */
-    Model c = {16 * bytes_of(k, all), 0, false};
+    Model c = {16 * bytes_of(k, all), 0, false, 0};
     for (int p = 0; p < k->nphase; p++)
       for (int s = 0; s < k->phases[p].nstores; s++) {
         const KStore *st = &k->stores[k->phases[p].store_begin + s];
@@ -236,7 +247,7 @@ static int entry_models(const KernelIr *k, const char *kind, Model *m, int max) 
     if (flat) inv |= 1ull << b;
   }
   if (k->nkeep < k->ndim && n < max) {
-    Model o = {bytes_of(k, inv), 0, true};
+    Model o = {bytes_of(k, inv), 0, true, 0};
     if (!strcmp(kind, "part") || !strcmp(kind, "partv")) {
       const KPhase *ph = &k->phases[0];
       bool arg = ph->reduce_op == LOOM_REDUCE_ARGMIN || ph->reduce_op == LOOM_REDUCE_ARGMAX;
@@ -252,9 +263,9 @@ static int entry_models(const KernelIr *k, const char *kind, Model *m, int max) 
     const KPhase *ph = &k->phases[p];
     if (ph->kind == KP_REDUCE) {
       uint64_t l = loads_of(k, ph->value);
-      m[n++] = (Model){bytes_of(k, l), 0, (l & ~inv) == 0};
+      m[n++] = (Model){bytes_of(k, l), 0, (l & ~inv) == 0, 0};
     } else if (ph->kind == KP_MAP) {
-      Model x = {0, 0, false};
+      Model x = {0, 0, false, 0};
       uint64_t mask = 0;
       for (int s = 0; s < ph->nstores; s++) {
         const KStore *st = &k->stores[ph->store_begin + s];
@@ -272,10 +283,10 @@ static int entry_models(const KernelIr *k, const char *kind, Model *m, int max) 
         mask |= loads_of(k, kst->value);
         st += (long)loom_dtype_size((LoomDType)k->bufs[kst->buf].dtype);
       }
-      if (!strcmp(kind, "part")) m[n++] = (Model){bytes_of(k, lv), 0, false}; /* a part's fold */
-      else m[n++] = (Model){bytes_of(k, mask), st, false};
+      if (!strcmp(kind, "part")) m[n++] = (Model){bytes_of(k, lv), 0, false, 0}; /* a part's fold */
+      else m[n++] = (Model){bytes_of(k, mask), st, false, 0};
       if (!strcmp(kind, "scanp") && n < max) /* the carry: the partials of the parts before */
-        m[n++] = (Model){(long)loom_dtype_size((LoomDType)ph->acc_dtype), 0, false};
+        m[n++] = (Model){(long)loom_dtype_size((LoomDType)ph->acc_dtype), 0, false, 0};
     }
   }
   return n;
@@ -284,8 +295,9 @@ static int entry_models(const KernelIr *k, const char *kind, Model *m, int max) 
 /* The model loop l handles a whole number of points of (-1: none). */
 static int match_model(const AmdTraffic *l, const Model *m, int nm, long *points) {
   for (int i = 0; i < nm; i++) {
-    long u = m[i].load ? l->load / m[i].load : m[i].store ? l->store / m[i].store : 0;
-    if (u >= 1 && l->load == u * m[i].load && l->store == u * m[i].store) {
+    long load = l->load - m[i].once;
+    long u = m[i].load ? load / m[i].load : m[i].store ? l->store / m[i].store : 0;
+    if (u >= 1 && load == u * m[i].load && l->store == u * m[i].store) {
       *points = u;
       return i;
     }

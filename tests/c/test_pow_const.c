@@ -26,7 +26,7 @@ static double ref_pow(LoomDType t, double x, double c) {
 }
 
 /* ulps allowed: one rounding (exact) for 0, 1, 2, -1, 0.5; one ulp for -0.5 and float32 integer powers
- * (products in float64, double rounding); n/2 + 1 for float64 products; 4 where pow itself runs. */
+ * (float32 pair products, or float64 ones for n < 0: rounded once); n/2 + 1 for float64 products; 4 where pow itself runs. */
 static uint64_t ulps_for(LoomDType t, double c) {
   if (c == 0 || c == 1 || c == 2 || c == -1 || c == 0.5) return 0;
   bool rewritten = c == -0.5 || (c == floor(c) && fabs(c) <= 8 && (t != LOOM_FLOAT64 || c > 0));

@@ -25,15 +25,10 @@ from bench.suite import schedule, workloads as W  # noqa: E402
 from bench.suite.inputs import host_inputs  # noqa: E402
 from bench.suite import libs as L  # noqa: E402
 
-SIBLINGS = ("sibling reductions of one input over the same axes are separate kernels: fuse.c does not "
-            "merge reductions that share an iteration space into one multi-phase kernel")
 OUTPUT_OPERAND = ("a value that is an output AND an operand of another output is materialized: one kernel "
                   "stores it twice (output + temporary), a second kernel reads the temporary back")
 
 KERNEL_MISSES = {
-    "bn1d_stats": SIBLINGS + " (mean(axis=0) and var(axis=0); bn2d_stats, whose variance reuses the mean "
-                  "node, is one kernel)",
-    "cosine_sim_rows": SIBLINGS + " (three row sums: a*b, a*a, b*b)",
     "adam": OUTPUT_OPERAND + " (m and v feed the parameter update)",
     "tiny_adam": OUTPUT_OPERAND + " (m and v feed the parameter update)",
     "rmsprop": OUTPUT_OPERAND + " (v feeds the parameter update)",
