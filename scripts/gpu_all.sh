@@ -198,9 +198,10 @@ if on LOOM_GPU_BENCH; then
     bounded 60 "${pin[@]}" build-gpu/bench/bench_user_kernels --gpu "bench/results/$date-user-kernels-h200.json" \
       "bench/results/$date-user-kernels-h200.md" >"$logs/bench_user_kernels_gpu.log" 2>&1
     # AOT bundles on the GPU (libloomrt): the bundle ctest made, checked and timed on device 0
-    bounded 30 "${pin[@]}" build-gpu/tests/loomrt/loomrt_check build-gpu/tests/loomrt/loomrt_test.lbun \
-      >"$logs/loomrt_gpu.log" 2>&1
-    note "loomrt on the GPU: exit $?"
+    # (bench/aot_gpu.sh: per kernel, bundle open to first kernel finished, beside this run's cold compiles;
+    # its log is $logs/loomrt_gpu.log, its table bench/results/<date>-aot-h200.{md,json})
+    bounded 40 "${pin[@]}" bash bench/aot_gpu.sh build-gpu >"$logs/aot_gpu.log" 2>&1
+    note "loomrt on the GPU (bench/aot_gpu.sh): exit $?"
   fi
   if on LOOM_GPU_PY && [ "$py_rc" = 0 ]; then
     bounded 90 "${pin[@]}" "$py" bench/bench_python_gpu.py >"$logs/bench_python_gpu.log" 2>&1
