@@ -454,13 +454,14 @@ static double time_entries(const char *path, LoomrtStream *s, LoomDeviceKind kin
     const void *params[16];
     bool ok = true, skip = false;
     for (int b = 0; b < info.nbuf && ok; b++) {
-      int64_t run = 1;
+      int64_t run = 1; /* elements spanned by the dims laid out so far */
       for (int dd = info.ndim - 1; dd >= 0; dd--) {
         int lay = info.layout[b][dd]; /* KLayout: 0 any, 1 zero, 2 unit, 3 stride -1, 4..6 strides 2..4 */
-        int64_t c = lay >= 4 && lay <= 6 ? lay - 2 : 1;
-        skip |= lay == 3; /* a reversed buffer: not timed */
-        strides[b * info.ndim + dd] = lay == 1 ? 0 : run * c;
-        if (lay != 1) run *= shape[dd] * c;
+        skip |= lay == 3;             /* a reversed buffer: not timed */
+        /* a class fixes the stride (0, 1, 2..4) whatever the dim's place; any: past what is laid out */
+        int64_t st = lay == 1 ? 0 : lay == 2 ? 1 : lay >= 4 && lay <= 6 ? lay - 2 : run;
+        strides[b * info.ndim + dd] = st;
+        run += (shape[dd] > 0 ? shape[dd] - 1 : 0) * st;
       }
       size_t bytes = (size_t)run * (size_t)sizes[info.dtype[b] < 12 ? info.dtype[b] : 11];
       void *zeros = calloc(1, bytes);
