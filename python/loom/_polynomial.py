@@ -21,7 +21,7 @@ class poly1d:
     """poly1d(c_or_r, r=False, variable=None): the polynomial with coefficients c_or_r (highest power
     first), or with roots c_or_r when r is True, like numpy.poly1d; its coefficients are a loom array."""
 
-    __hash__ = None
+    __hash__ = None  # type: ignore[assignment]  # unhashable, as numpy.poly1d
 
     def __init__(self, c_or_r, r=False, variable=None):
         if isinstance(c_or_r, (poly1d, numpy.poly1d)):

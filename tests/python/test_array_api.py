@@ -257,7 +257,7 @@ def test_suite_found_bugs():
     # a Python int past uint64 in a float context is a float (NumPy's conversion), not an OverflowError
     assert float(xp.full((), 2**64, dtype="float64")) == 2.0**64
     w = xp.where(a([1, 0]), a(np.array([1.5, 2.5], np.float32)), 2**64)
-    assert w.dtype == np.float32 and np.array_equal(w.get(), np.where([1, 0], np.float32([1.5, 2.5]), 2**64))
+    assert w.dtype == np.float32 and np.array_equal(w.get(), np.where([1, 0], np.array([1.5, 2.5], np.float32), 2**64))
     with pytest.raises(OverflowError):
         xp.where(a([1, 0]), True, 2**63 + 5)  # a bool and an int: int64 (NEP 50); NumPy 2.4 wraps silently
     # flip of a 0-d array; take_along_axis's default axis (-1)

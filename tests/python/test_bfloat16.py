@@ -228,8 +228,8 @@ def test_scalars():
         # NEP 50: a Python scalar keeps the array's dtype; the float32 product rounded once
         got = a * s
         assert got.dtype == BF16
-        want = x.view(np.uint16).astype(np.uint32) << 16
-        want = want.view(np.float32).astype(np.float64) * float(s)
+        wbits = x.view(np.uint16).astype(np.uint32) << 16
+        want = wbits.view(np.float32).astype(np.float64) * float(s)
         np.testing.assert_array_equal(bits(got.get()), [bf16_round(float(v)) for v in want])
     assert (a * 1j).dtype == np.complex64 and (a * 1j).dtype == (x * 1j).dtype
     assert (a + np.float32(1)).dtype == np.float32  # a strong NumPy scalar

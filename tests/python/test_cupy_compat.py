@@ -180,8 +180,8 @@ def test_float_loop_dtypes_and_sinc_at_zero():
             assert r.dtype == e.dtype, (d1, d2)
             np.testing.assert_array_equal(r, e)
     for dt in (np.float16, np.float32, np.float64):
-        v = np.array([0.0, 0.5, -2.25], dtype=dt)
-        np.testing.assert_allclose(cp.sinc(cp.asarray(v)).get(), np.sinc(v), rtol=2e-3)
+        v: np.ndarray = np.array([0.0, 0.5, -2.25], dtype=dt)
+        np.testing.assert_allclose(cp.sinc(cp.asarray(v)).get(), np.sinc(v), rtol=2e-3)  # type: ignore[type-var,arg-type]
 
 
 def test_nan_to_num_with_array_replacements():

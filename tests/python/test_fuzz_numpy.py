@@ -418,7 +418,7 @@ def _unresolved_phase(r, x, replay):
 def run_numpy(prog, perturb_seed=None, replay=0):
     rng = np.random.default_rng(perturb_seed) if perturb_seed is not None else None
     vals = []
-    tainted = []  # per step: its value depends on an inexact step (perturbed in the replays)
+    tainted: list = []  # per step: its value depends on an inexact step (perturbed in the replays)
     for i, s in enumerate(prog.steps):
         tainted.append(s.inexact or any(tainted[a] for a in s.args if not isinstance(a, Lit)))
         if s.kind == "input":
