@@ -82,17 +82,17 @@ static Ref reference(const LoomArray *a, const LoomArray *b, LoomDType rt) {
     for (int64_t i = 0; i < m; i++)
       for (int64_t j = 0; j < n; j++) {
         double v = 0, g = 0;
-        I128 iv = 0;
+        U128 iv = 0; /* integer products wrap: only the low bits the result dtype keeps matter */
         for (int64_t q = 0; q < k; q++) {
           int64_t pa = (ia * m + i) * k + q, pb = (ib * k + q) * n + j;
           double x = tc_get_f(a, pa), y = tc_get_f(b, pb);
           v += x * y;
           g += fabs(x * y);
           if (rt == LOOM_BOOL) iv |= (tc_get_i(a, pa) != 0) & (tc_get_i(b, pb) != 0);
-          else iv += tc_get_i(a, pa) * tc_get_i(b, pb);
+          else iv += (U128)tc_get_i(a, pa) * (U128)tc_get_i(b, pb);
         }
         int64_t o = (bi * m + i) * n + j;
-        r.val[o] = v, r.mag[o] = g, r.ival[o] = iv;
+        r.val[o] = v, r.mag[o] = g, r.ival[o] = (I128)iv;
       }
   }
   return r;

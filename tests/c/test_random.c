@@ -146,11 +146,11 @@ static int64_t ctr_bcast_rows(int64_t flat, const void *arg) { return flat % *(c
 static void test_iota(void) {
   LoomGraph *g = NULL;
   CHECK_OK(loom_graph_create(tc_ctx, &g));
-  const int64_t shapes[][3] = {{1, 0, 0}, {1, 1000, 0}, {2, 7, 9}, {3, 2, 0, }, {0, 0, 0}};
+  const int64_t shapes[][4] = {{1, 0, 0, 0}, {1, 1000, 0, 0}, {2, 7, 9, 0}, {3, 2, 0, 5}, {0, 0, 0, 0}};
   for (int s = 0; s < 5; s++) {
     LoomNode y;
     int nd = (int)shapes[s][0];
-    int64_t sh[2] = {shapes[s][1], shapes[s][2]};
+    int64_t sh[3] = {shapes[s][1], shapes[s][2], shapes[s][3]};
     if (!CHECK_OK(loom_iota(g, nd, sh, &y))) continue;
     LoomArray o;
     if (!eval_host(g, y, &o)) continue;
