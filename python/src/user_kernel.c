@@ -52,14 +52,23 @@ static PyType_Slot uk_slots[] = {{Py_tp_dealloc, uk_dealloc}, {Py_tp_call, uk_tp
 PyType_Spec uk_spec = {"loom._core.UserKernel", sizeof(UserKernelObject), 0,
                               Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE, uk_slots};
 
-/* A str or None argument as a C string (NULL for None); -1 with an exception. */
+/* A str or None argument as a C string (NULL for None); -1 with an exception. A NUL byte inside the text
+ * is a ValueError (the C string would end there: the rest of a snippet would be dropped silently). */
 static int opt_str(PyObject *o, const char **out) {
   if (o == Py_None) {
     *out = NULL;
     return 0;
   }
-  *out = PyUnicode_AsUTF8(o);
-  return *out ? 0 : -1;
+  Py_ssize_t n = 0;
+  *out = PyUnicode_AsUTF8AndSize(o, &n);
+  if (!*out) return -1;
+  if ((Py_ssize_t)strlen(*out) != n) {
+    PyErr_SetString(PyExc_ValueError, "user kernel: a parameter list, snippet, name or preamble contains a NUL "
+                                      "byte ('\\x00'); remove it");
+    *out = NULL;
+    return -1;
+  }
+  return 0;
 }
 
 /* Fills the per-param codes from a tuple of ints (UK_UNKNOWN where missing). */

@@ -780,10 +780,6 @@ KNOWN = [
           and isinstance(m.lm_out.exc, np.exceptions.AxisError)
           and isinstance(m.np_out.exc, (ValueError, OverflowError)) and "C int" in str(m.np_out.exc),
           _same(lambda xp: xp.sum(xp.asarray(np.arange(3)), axis=2**32))),
-    Known("nul-in-snippet", "issue 10 item 9",
-          "a NUL byte in an ElementwiseKernel snippet truncates it (must raise ValueError, as RawModule does)",
-          lambda m: False,
-          lambda: _nul_snippet_accepted()),
     Known("transpose-empty-axes", "found by this fuzzer (python layer)",
           "transpose(a, ()) of an n-d array (n > 0) is accepted as a no-op (NumPy: ValueError, axes don't match)",
           lambda m: m.op == "transpose_axes" and m.kind == "numpy-raises",
@@ -807,14 +803,6 @@ def _iadd_bad(xp):
     t = xp.asarray(np.zeros(2, dtype=np.int16))
     t /= xp.asarray(np.ones(5))
     return t
-
-
-def _nul_snippet_accepted():
-    try:
-        loom.ElementwiseKernel("T x", "T y", "y = x\x00 + 1", "nul_probe")
-    except ValueError:
-        return False
-    return True
 
 
 def classify(mismatches):

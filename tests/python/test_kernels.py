@@ -348,3 +348,15 @@ def test_gpu_stream():
     r = k(x + 1, x, stream=s)  # the pending x + 1 is evaluated on s too, before the kernel
     s.synchronize()
     np.testing.assert_array_equal(r.get(), np.ones(4096))
+
+
+@pytest.mark.parametrize("where", range(4))
+def test_nul_byte_in_user_kernel_text_is_an_error(where: int) -> None:
+    """A NUL byte inside a parameter list, snippet or name is a ValueError (issue 10 item 9): the C string
+    would end there and drop the rest of the snippet silently."""
+    parts = ["T x", "T y", "y = x + 1", "nul_probe"]
+    parts[where] = parts[where][:2] + "\x00" + parts[where][2:]
+    with pytest.raises(ValueError, match="NUL"):
+        loom.ElementwiseKernel(*parts)
+    with pytest.raises(ValueError, match="NUL"):
+        loom.ReductionKernel("T x", "T y", "x\x00 * 2", "a + b", "y = a", "0", "nul_red")
