@@ -938,7 +938,7 @@ static void act_clip(Fz *f) {
   }
   RNode r = cur;
   r.v = owned ? curv : NULL;
-  if (valid && !owned) { /* clip with neither bound: a copy of x */
+  if (valid && !owned && !too_big) { /* clip with neither bound: a copy of x */
     if (rn_alloc(&r)) memcpy(r.v, x->v, (size_t)r.n * sizeof(RV));
     else valid = false;
   }
