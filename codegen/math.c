@@ -553,12 +553,16 @@ LLVMValueRef cg_elem(CgMath *m, LoomOp op, LoomDType t, const LLVMValueRef *args
   }
   if (fl && op == LOOM_OP_LOG1P) {
     /* SLEEF's log1p (and its vector log1pf above ~1e38) gives inf near the largest floats (1 + x
-     * overflows inside); there log1p(x) = log(x) to rounding. On every target: harmless where the
-     * library is right. */
+     * overflows inside); there log1p(x) = log(x) to rounding. SLEEF's log1p of the smallest subnormal
+     * is 0; for |x| < 2^-56 (f32: 2^-27) log1p(x) = x - x^2/2 + ... rounds to x itself. On every
+     * target: harmless where the library is right. */
     LLVMValueRef x0 = a;
     LLVMValueRef r = libm_call(m, lm, t, &x0, 1);
     LLVMValueRef big = LLVMBuildFCmp(b, LLVMRealOGT, a, fconst(m, t, t == LOOM_FLOAT64 ? 1e300 : 1e30), "");
-    return LLVMBuildSelect(b, big, libm_call(m, "log", t, &x0, 1), r, "");
+    r = LLVMBuildSelect(b, big, libm_call(m, "log", t, &x0, 1), r, "");
+    LLVMValueRef tiny = LLVMBuildFCmp(b, LLVMRealOLT, intr1(m, "llvm.fabs", a),
+                                      fconst(m, t, t == LOOM_FLOAT64 ? 0x1p-56 : 0x1p-27), "");
+    return LLVMBuildSelect(b, tiny, a, r, "");
   }
   if (fl && !m->gpu && (op == LOOM_OP_COSH || op == LOOM_OP_SINH)) {
     /* SLEEF's cosh/sinh overflow to inf where exp(|x|) does (|x| > ~709.78 / 88.72), short of their

@@ -715,7 +715,8 @@ static LoomStatus elem_build(IrGraph *g, LoomOp op, int n, const int32_t *src_in
     all_weak = all_weak && weak[k];
   }
   /* NumPy's order of errors: dtypes (TypeError), then shapes (ValueError), then a Python int out of
-   * its dtype's range (OverflowError, found when the value is converted) */
+   * its dtype's range (OverflowError, found when the value is converted). np.where (NumPy 2.5) converts
+   * its Python scalars before it broadcasts: the range error comes first there. */
   LoomStatus st;
   int w = -1, sp = -1;
   if (!all_weak) {
@@ -730,10 +731,15 @@ static LoomStatus elem_build(IrGraph *g, LoomOp op, int n, const int32_t *src_in
   for (int k = 0; k < n; k++) t[k] = (LoomDType)g->nodes[src[k]].dtype;
   if (w >= 0) t[w] = weak_target(t[w], t[sp], info->rule);
   if ((st = ir_elem_result_dtype(op, t, &rt, d))) return st;
+  bool range_first = w >= 0 && info->rule == RULE_WHERE; /* where's range errors are errors (no compare) */
+  if (range_first) {
+    int range;
+    if ((st = resolve_weak(g, src[w], (LoomDType)g->nodes[src[sp]].dtype, info->rule, &src[w], &range, d))) return st;
+  }
   int ndim = 0;
   int64_t shape[LOOM_MAX_RANK];
   if ((st = broadcast_shapes(g, n, src, &ndim, shape, d))) return st;
-  if (w >= 0) {
+  if (w >= 0 && !range_first) {
     int range;
     if ((st = resolve_weak(g, src[w], (LoomDType)g->nodes[src[sp]].dtype, info->rule, &src[w], &range, d))) return st;
     if (range != 0) return compare_out_of_range(g, op, src[sp], w > sp ? range : -range, out, d);

@@ -97,6 +97,8 @@ def _setitem(self, key, value):
     value = _operand(value)
     if type(value) is int and self.dtype.kind in "fc" and not -2**63 <= value < 2**64:
         value = float(value)  # NumPy converts a Python int to the float dtype (2**70 into float64)
+    elif type(value) is int and self.dtype.kind == "b":
+        value = value != 0  # into a bool array NumPy stores any Python int's truth value (2**64: True)
     if _is_advanced(key):
         k = _key_to_numpy(key)
         if isinstance(value, ndarray) and value._tracer:

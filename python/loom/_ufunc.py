@@ -157,9 +157,13 @@ class ufunc:
         outs = (None,) * self.nout
         try:  # NumPy's order: the loop (or no loop), then Python ints converted to it, then the casting rule
             loop = npf.resolve_dtypes(ops + outs, signature=sig, casting="unsafe")
+            # a comparison of an integer array with a Python int past its range is answered (NumPy 2 compares
+            # them exactly); beside a bool array the int goes through a C long as everywhere else
+            exact_cmp = self.__name__ in _COMPARISONS and any(
+                isinstance(y, ndarray) and y.dtype.kind in "iu" for y in args)
             for x, d in zip(args, loop):
-                if isinstance(x, int) and not isinstance(x, bool) and self.__name__ not in _COMPARISONS:
-                    _python_int_into(x, d)  # (a comparison with an int past the range is answered by it)
+                if isinstance(x, int) and not isinstance(x, bool) and not exact_cmp:
+                    _python_int_into(x, d)
             npf.resolve_dtypes(ops + outs, signature=sig, casting=casting)
         except TypeError as e:  # numpy's UFuncTypeError / no-loop error: the same class, loom's function name
             raise TypeError(f"loom.{self.__name__}: {e}") from None
