@@ -71,7 +71,8 @@ typedef void (*CgColFn)(const int64_t *shape, void *const *bufs, const int64_t *
  *     and shared memory, their results broadcast to the block. Block sizes the launcher picks are
  *     multiples of the wave (CgGpuKernel.wave: 32 on NVIDIA; 64 or 32 on AMD).
  *   CG_GPU_COL (R outer, O contiguous): `main` runs one thread per O point (coalesced along O).
- *   When `part` is set (phases [REDUCE] or [REDUCE, FINAL]) the launcher may split R into nparts
+ *   When `part` is set (phases [REDUCE] or [REDUCE, FINAL]; other phase lists: the phase split,
+ *   split_reduce below, runs `part` and `finish` once per phase) the launcher may split R into nparts
  *   ranges: `part` computes the accumulator of item = part * nO + o into partials + item * acc_size
  *   (ROW: one block per item; COL: one thread per item), then `finish` (one thread per O point)
  *   combines the parts in order and runs the FINAL phase. The same nparts gives the same bits.

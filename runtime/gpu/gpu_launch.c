@@ -7,8 +7,9 @@
  * occupancy's block size and a grid capped at the resident blocks (grid-stride loops), their 16-byte
  * vector entries when every base is aligned (the whole-vector one when the point count is a multiple of
  * the lanes). Reductions pick a cached-row entry when a row fits in registers, else split R into parts
- * by the sizes alone (the same bits on every run and every device) or run one block (ROW) or thread
- * (COL) per output point. Every block that runs a block reduction is a multiple of the kernel's wave
+ * by the sizes alone (the same bits on every run and every device; a multi-phase kernel one phase at a
+ * time over the whole grid: codegen/gpu_phases.c) or run one block (ROW) or thread (COL) per output
+ * point. Every block that runs a block reduction is a multiple of the kernel's wave
  * (32 on NVIDIA; 64 or 32 on AMD). Entries not loaded yet are compiled on first need
  * (rt_gpu_need_entries). Per schedule: the device and current-stream lookups (the device lock) and one
  * set_current; per launch: one driver call (launch), no lock.
