@@ -76,7 +76,7 @@ def test_column_mean_var(dtype: str, shape: tuple, keepdims: bool) -> None:
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_channel_stats_nchw(dtype: str) -> None:
     """BatchNorm2d statistics over (0, 2, 3), written as the mean of squared deviations."""
-    a = data((4, 6, 40, 64), dtype, seed=5)
+    a = data((8, 6, 64, 128), dtype, seed=5)  # 6 channels of 65536: 4 parts each on the GPU
     x = loom.asarray(a)
     mu = loom.mean(x, axis=(0, 2, 3), keepdims=True)
     var = loom.mean((x - mu) ** 2, axis=(0, 2, 3), keepdims=True)
