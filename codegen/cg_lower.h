@@ -195,6 +195,8 @@ typedef struct GpuEntry {
   int lanes; /* GPU_PARTV, GPU_CACHED: points per 16-byte vector load (0 or 1: scalar loads) */
   LLVMValueRef no, nr, nparts, partials; /* index type; partials: a pointer in the global address space */
   LLVMValueRef tid, bdim;
+  bool phased;             /* PART / FINISH / FINISHB of a phase split (gpu_phases.c) */
+  LLVMValueRef phase, fin; /* extra words 2 and 3: the phase to run (i64), finished accumulators (global) */
 } GpuEntry;
 
 void cg_gpu_elem_point(Lower *L, LLVMValueRef i, void *arg);  /* elementwise: point i */
@@ -202,5 +204,7 @@ void cg_gpu_elemv_step(Lower *L, LLVMValueRef v, void *arg);  /* elementwise: ve
 void cg_gpu_red_item(Lower *L, LLVMValueRef item, void *arg); /* MAIN / PART / FINISH / FINISHB */
 void cg_gpu_cached_item(Lower *L, LLVMValueRef o, void *arg); /* CACHED: O point o, row in registers */
 void cg_gpu_partv_item(Lower *L, LLVMValueRef part, void *arg); /* PARTV: one part, vector loads */
+void cg_gpu_phase_item(Lower *L, LLVMValueRef item, void *arg); /* gpu_phases.c: PART / FINISH(B) of a phase split */
+int cg_gpu_phase_acc_size(const KernelIr *k); /* the largest accumulator of the REDUCE phases */
 
 #endif /* LOOM_CG_LOWER_H */

@@ -57,7 +57,8 @@ typedef void (*CgColFn)(const int64_t *shape, void *const *bufs, const int64_t *
  *   words[0, ndim)                    shape of the iteration space
  *   words[ndim, ndim + nbuf)          buffer base addresses (binding offset applied)
  *   words[ndim + nbuf, + nbuf * ndim) strides in elements, buffer-major
- *   then CG_GPU_EXTRA words: [0] nparts (split reductions), [1] partials address, [2..] unused,
+ *   then CG_GPU_EXTRA words: [0] nparts (split reductions), [1] partials address, [2] phase and
+ *   [3] finished accumulators' address (the phase split, split_reduce below),
  *   then nparam words: the scalar parameters (KI_PARAM p: its launch word, ir_param_word's encoding), so a
  *   Python scalar travels in the parameter block and a new value reuses the kernel.
  * Strategies:
@@ -70,7 +71,8 @@ typedef void (*CgColFn)(const int64_t *shape, void *const *bufs, const int64_t *
  *     and shared memory, their results broadcast to the block. Block sizes the launcher picks are
  *     multiples of the wave (CgGpuKernel.wave: 32 on NVIDIA; 64 or 32 on AMD).
  *   CG_GPU_COL (R outer, O contiguous): `main` runs one thread per O point (coalesced along O).
- *   When `part` is set (phases [REDUCE] or [REDUCE, FINAL]) the launcher may split R into nparts
+ *   When `part` is set (phases [REDUCE] or [REDUCE, FINAL]; other phase lists: the phase split,
+ *   split_reduce below, runs `part` and `finish` once per phase) the launcher may split R into nparts
  *   ranges: `part` computes the accumulator of item = part * nO + o into partials + item * acc_size
  *   (ROW: one block per item; COL: one thread per item), then `finish` (one thread per O point)
  *   combines the parts in order and runs the FINAL phase. The same nparts gives the same bits.
@@ -82,6 +84,10 @@ typedef void (*CgColFn)(const int64_t *shape, void *const *bufs, const int64_t *
  *   (named "<prefix>_scanp": one block per item = part * nO + o scans that range starting from the fold
  *   of the partials of the parts before it), which the launcher runs in that order for long rows. */
 enum { CG_GPU_ELEMENTWISE = 0, CG_GPU_ROW = 1, CG_GPU_COL = 2 };
+/* Whether kernel k gets the phase split (CgGpuKernel.split_reduce / split_map, which it sets): a
+ * reduction whose phases are REDUCE (the first), MAP and FINAL, at most 32, other than [REDUCE] and
+ * [REDUCE, FINAL] (those have the single-phase split). */
+bool cg_gpu_phase_split(const KernelIr *k, uint32_t *reduce_bits, uint32_t *map_bits);
 /* One bit per entry of CgGpuKernel (the order of the names there). */
 enum {
   CG_ENTRY_MAIN = 1u, CG_ENTRY_VEC = 2u, CG_ENTRY_PART = 4u, CG_ENTRY_FINISH = 8u, CG_ENTRY_CACHED = 16u,
@@ -125,6 +131,15 @@ typedef struct CgGpuKernel {
    * the expression fewer to compile and JIT); the launcher uses it when the point count is a
    * multiple of vec_lanes (and the bases are aligned as for `vec`). */
   char vecw[64];
+  /* The phase split of a multi-phase reduction (codegen/gpu_phases.c; ROW and COL): bit p of
+   * split_reduce set for each REDUCE phase p, of split_map for each MAP phase p, when `part`, `finish`
+   * and `finishb` run one phase at a time (0 and 0: they are the single-phase split, or absent). The
+   * launcher allocates partials (no * nparts accumulators of acc_size bytes, item = part * no + o) and
+   * fin (no * (highest REDUCE phase + 1) accumulators, phase-major), puts the phase in extra word 2 and
+   * fin in word 3, and for each phase p in order runs: REDUCE: `part` then `finish` or `finishb`
+   * (which write fin[p * no + o] and run the FINAL phases after p up to the next REDUCE phase); MAP:
+   * `part` (the map over the part's R range). Earlier phases' results are read from fin. */
+  uint32_t split_reduce, split_map;
   /* Entries: bit CG_ENTRY_x set in `entries_all` when the lowering made entry x, in `entries` when
    * this code holds it (a compile may emit a subset: CgCompileOptions.entries); the names of entries
    * not in the code are "". */

@@ -368,6 +368,11 @@ static void build_gpu_entry(Lower *L, int which, bool row, const char *name, int
   cg_load_params(L, gpu_param_word, &args);
   e.nparts = IDX(WORD(extra));
   e.partials = LLVMBuildIntToPtr(b, WORD(extra + 1), gptr, "");
+  e.phased = (which == GPU_PART || which == GPU_FINISH || which == GPU_FINISHB) && cg_gpu_phase_split(k, NULL, NULL);
+  if (e.phased) {
+    e.phase = WORD(extra + 2);
+    e.fin = LLVMBuildIntToPtr(b, WORD(extra + 3), gptr, "");
+  }
 #undef WORD
 #undef IDX
   e.tid = gpu_index(L, CG_GPU_THREAD_ID);
@@ -485,7 +490,9 @@ LoomStatus cg_lower_gpu(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef mod, c
     out->strategy = col ? CG_GPU_COL : CG_GPU_ROW;
     bool split = k->phases[0].kind == KP_REDUCE && (k->nphase == 1 || (k->nphase == 2 && k->phases[1].kind == KP_FINAL));
     bool scan_split = k->phases[0].kind == KP_SCAN && !col; /* long rows: part folds, then part scans */
+    bool phase_split = cg_gpu_phase_split(k, &out->split_reduce, &out->split_map); /* gpu_phases.c */
     out->acc_size = split || scan_split ? cg_acc_size(cg_red_value_dtype(k, &k->phases[0]), k->phases[0].reduce_op) : 0;
+    if (phase_split) out->acc_size = cg_gpu_phase_acc_size(k);
     snprintf(out->main, sizeof out->main, "%s_%s", prefix, col ? "col" : "row");
     L.unroll_red = !col;
     build_gpu_entry(&L, GPU_MAIN, !col, out->main, nwords, 0, 0);
@@ -496,7 +503,8 @@ LoomStatus cg_lower_gpu(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef mod, c
       snprintf(out->finishb, sizeof out->finishb, "%s_scanp", prefix);
       build_gpu_entry(&L, GPU_FINISHB, true, out->finishb, nwords, 0, out->acc_size);
     }
-    if (split) {
+    if (split || phase_split) {
+      L.unroll_red = !col || phase_split; /* phase split: COL parts too (few columns: 8 loads in flight) */
       snprintf(out->part, sizeof out->part, "%s_part", prefix);
       snprintf(out->finish, sizeof out->finish, "%s_finish", prefix);
       build_gpu_entry(&L, GPU_PART, !col, out->part, nwords, 0, out->acc_size);

@@ -90,6 +90,10 @@ void cg_gpu_elemv_step(Lower *L, LLVMValueRef v, void *arg) {
 /* One item of a reduction entry (ROW: per block; COL and FINISH: per thread). */
 void cg_gpu_red_item(Lower *L, LLVMValueRef item, void *arg) {
   GpuEntry *e = arg;
+  if (e->phased) { /* a multi-phase kernel's PART / FINISH / FINISHB: one phase per launch */
+    cg_gpu_phase_item(L, item, arg);
+    return;
+  }
   const KernelIr *k = L->k;
   LLVMBuilderRef b = L->m.b;
   LLVMValueRef o = item, rlo = cg_iconst_i(L, 0), rhi = e->nr;

@@ -78,7 +78,10 @@ enum { RB_HOST_RUN = 0, RB_HOST_PARTIAL = 1, RB_HOST_FINISH = 2, RB_HOST_ACC_SIZ
 enum {
   RB_GPU_STRATEGY = 0, RB_GPU_BLOCK, RB_GPU_VEC_LANES, RB_GPU_VEC_ALIGN, RB_GPU_ACC_SIZE, RB_GPU_NWORDS,
   RB_GPU_CACHE_K, RB_GPU_PART_LANES, RB_GPU_CACHE_LANES, RB_GPU_ENTRIES_ALL, RB_GPU_ENTRIES, RB_GPU_NAME0,
-  RB_GPU_WAVE = RB_GPU_NAME0 + 9 /* threads of a wave: 32 (NVIDIA) or 64 (AMD) */
+  RB_GPU_WAVE = RB_GPU_NAME0 + 9, /* threads of a wave: 32 (NVIDIA) or 64 (AMD) */
+  /* CgGpuKernel.split_reduce / split_map (the phase split); 0, as in bundles written before it existed:
+   * part / finish are the single-phase split */
+  RB_GPU_SPLIT_REDUCE, RB_GPU_SPLIT_MAP
 };
 #define RB_GPU_NENTRY 9 /* CG_NENTRY */
 #define RB_MAX_KERNEL_BUFS 4096

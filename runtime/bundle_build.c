@@ -439,6 +439,8 @@ static LoomStatus gpu_unit(Worker *w, Unit *u, int32_t ui, Diag *d) {
   f[RB_GPU_ENTRIES_ALL] = g->entries_all;
   f[RB_GPU_ENTRIES] = g->entries;
   f[RB_GPU_WAVE] = (uint32_t)g->wave;
+  f[RB_GPU_SPLIT_REDUCE] = g->split_reduce;
+  f[RB_GPU_SPLIT_MAP] = g->split_map;
   memcpy(u->facts, f, sizeof f);
   for (int i = 0; i < RB_GPU_NENTRY; i++) snprintf(u->names[i], 64, "%s", cg_gpu_entry_name(c.gpu, i));
   if (amd) { /* the code object is the binary */

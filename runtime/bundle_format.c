@@ -225,6 +225,10 @@ static LoomStatus check_gpu_facts(Reader *r, int32_t ci, const RtBundleCode *c, 
       f[RB_GPU_CACHE_K] > 4096 || f[RB_GPU_PART_LANES] > 64 || f[RB_GPU_CACHE_LANES] > 64)
     return bad(r, "code %d: GPU launch facts out of range: corrupted", ci);
   if (f[RB_GPU_WAVE] != 32 && f[RB_GPU_WAVE] != 64) return bad(r, "code %d: GPU wave of %u threads", ci, f[RB_GPU_WAVE]);
+  if ((f[RB_GPU_SPLIT_REDUCE] & f[RB_GPU_SPLIT_MAP]) || (f[RB_GPU_SPLIT_REDUCE] && !(f[RB_GPU_SPLIT_REDUCE] & 1u)) ||
+      (f[RB_GPU_SPLIT_MAP] && !f[RB_GPU_SPLIT_REDUCE]))
+    return bad(r, "code %d: GPU phase split %#x / %#x is not a phase list: corrupted", ci, f[RB_GPU_SPLIT_REDUCE],
+               f[RB_GPU_SPLIT_MAP]);
   if (f[RB_GPU_VEC_LANES] && (f[RB_GPU_VEC_ALIGN] == 0 || (f[RB_GPU_VEC_ALIGN] & (f[RB_GPU_VEC_ALIGN] - 1))))
     return bad(r, "code %d: vector alignment %u is not a power of two", ci, f[RB_GPU_VEC_ALIGN]);
   uint64_t want = (uint64_t)k->ndim + (uint64_t)k->nbuf + (uint64_t)k->nbuf * (uint64_t)k->ndim + CG_GPU_EXTRA +

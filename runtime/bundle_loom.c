@@ -240,6 +240,8 @@ LoomStatus rt_bundles_find_gpu(LoomContext *ctx, const KernelIr *k, int binary, 
     gk->entries_all = c->facts[RB_GPU_ENTRIES_ALL];
     gk->entries = c->facts[RB_GPU_ENTRIES];
     gk->wave = (int32_t)c->facts[RB_GPU_WAVE];
+    gk->split_reduce = c->facts[RB_GPU_SPLIT_REDUCE];
+    gk->split_map = c->facts[RB_GPU_SPLIT_MAP];
     gk->kind = l->b->targets[c->target].kind == RB_TARGET_AMDGPU ? CG_BINARY_AMDGPU : CG_BINARY_PTX;
     for (int i = 0; i < CG_NENTRY; i++) snprintf(cg_gpu_entry_name(gk, i), 64, "%s", c->names[i]);
     *image = c->blob;

@@ -7,8 +7,9 @@
  * occupancy's block size and a grid capped at the resident blocks (grid-stride loops), their 16-byte
  * vector entries when every base is aligned (the whole-vector one when the point count is a multiple of
  * the lanes). Reductions pick a cached-row entry when a row fits in registers, else split R into parts
- * by the sizes alone (the same bits on every run and every device) or run one block (ROW) or thread
- * (COL) per output point. Every block that runs a block reduction is a multiple of the kernel's wave
+ * by the sizes alone (the same bits on every run and every device; a multi-phase kernel one phase at a
+ * time over the whole grid: codegen/gpu_phases.c) or run one block (ROW) or thread (COL) per output
+ * point. Every block that runs a block reduction is a multiple of the kernel's wave
  * (32 on NVIDIA; 64 or 32 on AMD). Entries not loaded yet are compiled on first need
  * (rt_gpu_need_entries). Per schedule: the device and current-stream lookups (the device lock) and one
  * set_current; per launch: one driver call (launch), no lock.
@@ -170,7 +171,7 @@ static LoomStatus launch_fn(LoomContext *ctx, GpuRt *g, GpuDev *dev, void *s, co
     } else if (m->strategy == CG_GPU_COL && no < 131072 && nr >= 64) {
       int64_t a = (262144 + no - 1) / no, b = nr / 32;
       nparts = a < b ? a : b;
-      if (nparts > 1024) nparts = 1024;
+      if (nparts > 4096) nparts = 4096; /* few columns: up to 4096 parts (the block finish folds them) */
     }
   }
   if (nparts <= 1) {
@@ -181,18 +182,31 @@ static LoomStatus launch_fn(LoomContext *ctx, GpuRt *g, GpuDev *dev, void *s, co
   bool finishb = (has & CG_ENTRY_FINISHB) && no <= 2048 && nparts >= 64;
   NEED((partv ? CG_ENTRY_PARTV : CG_ENTRY_PART) | (finishb ? CG_ENTRY_FINISHB : CG_ENTRY_FINISH));
 #undef NEED
-  size_t bytes = (size_t)no * (size_t)nparts * (size_t)m->acc_size;
+  /* a multi-phase kernel (codegen.h: split_reduce): each phase in order over the whole grid, the
+   * finished accumulators of its REDUCE phases (fin, phase-major) after the partials */
+  uint32_t red = 0, map = 0;
+  bool phased = cg_gpu_phase_split(ir, &red, &map);
+  int64_t nfin = phased ? 32 - __builtin_clz(red) : 0;
+  size_t pbytes = (size_t)no * (size_t)nparts * (size_t)m->acc_size;
+  size_t bytes = pbytes + (size_t)no * (size_t)nfin * (size_t)m->acc_size;
   uint64_t partials = 0;
   LoomStatus st = rt_gpu_pool_alloc(dev->pool, bytes, &partials, d);
   if (st != LOOM_OK) return st;
   extra[0] = (uint64_t)nparts;
   extra[1] = partials;
-  if (partv) st = launch(g, dev->index, s, f, E_PARTV, grid_of(nparts, 1, f->partv_grid_max), (uint32_t)m->block, words, d);
-  else if (m->strategy == CG_GPU_ROW) st = launch(g, dev->index, s, f, E_PART, grid_of(no * nparts, 1, cap), (uint32_t)m->block, words, d);
-  else st = launch(g, dev->index, s, f, E_PART, grid_of(no * nparts, 256, cap), 256, words, d);
-  /* few O points with many parts: one block per O point folds them (fixed order and tree) */
-  if (st == LOOM_OK && finishb) st = launch(g, dev->index, s, f, E_FINISHB, grid_of(no, 1, cap), (uint32_t)m->block, words, d);
-  else if (st == LOOM_OK) st = launch(g, dev->index, s, f, E_FINISH, grid_of(no, 256, cap), 256, words, d);
+  extra[3] = partials + pbytes;
+  for (int p = 0; p < (phased ? ir->nphase : 1) && st == LOOM_OK; p++) {
+    bool reduce = !phased || (red >> p & 1u);
+    if (phased && !reduce && !(map >> p & 1u)) continue; /* FINAL: run by its REDUCE phase's finish */
+    extra[2] = (uint64_t)p;
+    if (partv) st = launch(g, dev->index, s, f, E_PARTV, grid_of(nparts, 1, f->partv_grid_max), (uint32_t)m->block, words, d);
+    else if (m->strategy == CG_GPU_ROW) st = launch(g, dev->index, s, f, E_PART, grid_of(no * nparts, 1, cap), (uint32_t)m->block, words, d);
+    else st = launch(g, dev->index, s, f, E_PART, grid_of(no * nparts, 256, cap), 256, words, d);
+    if (!reduce) continue;
+    /* few O points with many parts: one block per O point folds them (fixed order and tree) */
+    if (st == LOOM_OK && finishb) st = launch(g, dev->index, s, f, E_FINISHB, grid_of(no, 1, cap), (uint32_t)m->block, words, d);
+    else if (st == LOOM_OK) st = launch(g, dev->index, s, f, E_FINISH, grid_of(no, 256, cap), 256, words, d);
+  }
   /* on the legacy stream the free is ordered before any later use; a user stream must finish first */
   if (st == LOOM_OK && s) st = g->drv->stream_synchronize(g->handle, dev->index, s, d);
   Diag dd = {.status = LOOM_OK};

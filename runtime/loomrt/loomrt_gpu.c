@@ -417,7 +417,7 @@ static LoomStatus policy(const Launcher *L, const RtBundleKernel *k, uint64_t *w
     } else if (strategy == CG_GPU_COL && no < 131072 && nr >= 64) {
       int64_t a = (262144 + no - 1) / no, bb = nr / 32;
       nparts = a < bb ? a : bb;
-      if (nparts > 1024) nparts = 1024;
+      if (nparts > 4096) nparts = 4096; /* few columns: up to 4096 parts (the block finish folds them) */
     }
   }
   if (nparts <= 1) {
@@ -425,17 +425,29 @@ static LoomStatus policy(const Launcher *L, const RtBundleKernel *k, uint64_t *w
     return go(L, E_MAIN, grid_of(no, 256, cap), 256, words, d);
   }
   bool finishb = (has & CG_ENTRY_FINISHB) && no <= 2048 && nparts >= 64;
-  size_t bytes = (size_t)no * (size_t)nparts * (size_t)f[RB_GPU_ACC_SIZE];
+  /* the phase split of a multi-phase kernel (codegen.h: split_reduce; gpu_launch.c does the same) */
+  uint32_t red = f[RB_GPU_SPLIT_REDUCE], map = f[RB_GPU_SPLIT_MAP];
+  int nphase = red ? 32 - __builtin_clz(red | map) : 1;
+  int64_t nfin = red ? 32 - __builtin_clz(red) : 0;
+  size_t pbytes = (size_t)no * (size_t)nparts * (size_t)f[RB_GPU_ACC_SIZE];
+  size_t bytes = pbytes + (size_t)no * (size_t)nfin * (size_t)f[RB_GPU_ACC_SIZE];
   uint64_t partials = 0;
   LoomStatus st = rt_gpu_pool_alloc(L->dv->pool, bytes, &partials, d);
   if (st != LOOM_OK) return st;
   extra[0] = (uint64_t)nparts;
   extra[1] = partials;
-  if (partv) st = go(L, E_PARTV, grid_of(nparts, 1, c->partv_grid_max), block, words, d);
-  else if (strategy == CG_GPU_ROW) st = go(L, E_PART, grid_of(no * nparts, 1, cap), block, words, d);
-  else st = go(L, E_PART, grid_of(no * nparts, 256, cap), 256, words, d);
-  if (st == LOOM_OK && finishb) st = go(L, E_FINISHB, grid_of(no, 1, cap), block, words, d);
-  else if (st == LOOM_OK) st = go(L, E_FINISH, grid_of(no, 256, cap), 256, words, d);
+  extra[3] = partials + pbytes;
+  for (int p = 0; p < nphase && st == LOOM_OK; p++) {
+    bool reduce = !red || (red >> p & 1u);
+    if (red && !reduce && !(map >> p & 1u)) continue; /* FINAL: run by its REDUCE phase's finish */
+    extra[2] = (uint64_t)p;
+    if (partv) st = go(L, E_PARTV, grid_of(nparts, 1, c->partv_grid_max), block, words, d);
+    else if (strategy == CG_GPU_ROW) st = go(L, E_PART, grid_of(no * nparts, 1, cap), block, words, d);
+    else st = go(L, E_PART, grid_of(no * nparts, 256, cap), 256, words, d);
+    if (!reduce) continue;
+    if (st == LOOM_OK && finishb) st = go(L, E_FINISHB, grid_of(no, 1, cap), block, words, d);
+    else if (st == LOOM_OK) st = go(L, E_FINISH, grid_of(no, 256, cap), 256, words, d);
+  }
   /* the pool does not track streams: the partials go back only once the stream is done with them */
   if (st == LOOM_OK) st = L->g->drv->stream_synchronize(L->g->h, L->device, L->stream, d);
   Diag dd = {.status = LOOM_OK};

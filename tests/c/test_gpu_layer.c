@@ -364,6 +364,37 @@ static void test_launch_shapes(int wave) {
   }
   CHECK(stats_of(ctx, 0) == 6 && m.module_loads == 6, "wave %d: %llu compiles, %d modules", wave,
         (unsigned long long)stats_of(ctx, 0), m.module_loads);
+
+  /* column variance (4096 x 64 -> 64: the mean, then the squared deviations from it): the phase split
+   * (codegen/gpu_phases.c), each REDUCE phase over all 64 x 128 items then its block finish; the phase in
+   * extra word 2, the finished accumulators after the partials in word 3 */
+  {
+    int64_t shape[2] = {4096, 64};
+    int32_t ax = 0;
+    LoomNode a = input_at(g, x, 2, shape), sum, inv, mu, dev, sq, v;
+    loom_reduce(g, LOOM_REDUCE_SUM, a, 1, &ax, 1, &sum);
+    loom_weak_float(g, 1.0 / 4096, &inv);
+    loom_binary(g, LOOM_OP_MUL, sum, inv, &mu);
+    loom_binary(g, LOOM_OP_SUB, a, mu, &dev);
+    loom_binary(g, LOOM_OP_MUL, dev, dev, &sq);
+    loom_reduce(g, LOOM_REDUCE_SUM, sq, 1, &ax, 0, &v);
+    Schedule *s = schedule_of(g, v, &ar, &d);
+    CHECK_OK(s ? run_on(ctx, &m, g, s, out, &d) : LOOM_ERR_INTERNAL);
+    const GpuFn *f = s ? fn_of(ctx, s, &d) : NULL;
+    const KernelIr *ir = s ? s->kernels[0].ir : NULL;
+    bool ok = f && ir && ir->nphase >= 2 && f->meta.strategy == CG_GPU_COL && m.nlaunch == 4;
+    int pw = m.partials_word;
+    for (int i = 0; ok && i < 4; i++) {
+      const Launch *l = &m.log[i];
+      int want = i % 2 ? E_FINISHB : E_PART;
+      uint64_t fin = l->words[pw] + (uint64_t)64 * 128 * (uint64_t)f->meta.acc_size;
+      ok = entry_of(f, l) == want && l->words[pw - 1] == 128 && l->words[pw + 1] == (uint64_t)(i / 2) &&
+           l->words[pw + 2] == fin && l->partials_live && (i % 2 ? l->grid == 64 : l->grid == 32 && l->block == 256);
+    }
+    CHECK(ok, "wave %d column variance: %d launches (want part, finishb, part, finishb; phases 0 and 1)", wave,
+          m.nlaunch);
+    arena_free_all(&ar);
+  }
   loom_graph_destroy(g);
   rt_gpu_free(D, ctx, 0, x, (size_t)NS * 4, &d);
   rt_gpu_free(D, ctx, 0, y, N * 4, &d);

@@ -1,0 +1,224 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* gpu_phases.c: the phase split of multi-phase reductions on the GPU (codegen.h: CgGpuKernel.split_reduce).
+ *
+ * A kernel whose later phases depend on earlier ones (a variance: the mean, then the squared deviations
+ * from it; BatchNorm statistics; x - x.mean()) runs in `main` with one block (ROW) or one thread (COL)
+ * per O point. With few O points and long R that is a handful of SMs for the whole array (np.var of 2^26
+ * values: one block). The split runs it as a sequence of grid-wide launches instead, one step per phase
+ * in order, each over all the (part, o) items as a single-phase split reduction does:
+ *   REDUCE phase p: `part` folds phase p over the part's R range into partials[part * no + o], then
+ *     `finish` / `finishb` folds o's parts in order into fin[p * no + o] and runs the FINAL phases that
+ *     follow p (up to the next REDUCE phase);
+ *   MAP phase p: `part` runs the map over the part's R range (no partials).
+ * The phase to run is extra word 2 and the finished accumulators' address extra word 3; `part` and
+ * `finish` read earlier phases' results (KI_ACC) from fin. Every step reads the input again, so a
+ * phase costs one pass over memory: the price of filling the GPU. Parts are folded in order and block
+ * trees are fixed, so the same nparts and launch shape give the same bits. The host's column split
+ * (lower_host_outer.c) follows the same contract.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "codegen/cg_lower.h"
+
+bool cg_gpu_phase_split(const KernelIr *k, uint32_t *reduce_bits, uint32_t *map_bits) {
+  uint32_t red = 0, map = 0;
+  bool ok = k && k->nkeep < k->ndim && k->nphase >= 2 && k->nphase <= 32 && k->phases[0].kind == KP_REDUCE;
+  /* [REDUCE] and [REDUCE, FINAL] have the single-phase split (gpu_lower.c) */
+  if (ok && k->nphase == 2 && k->phases[1].kind == KP_FINAL) ok = false;
+  for (int p = 0; ok && p < k->nphase; p++) {
+    switch (k->phases[p].kind) {
+    case KP_REDUCE: red |= 1u << p; break;
+    case KP_MAP: map |= 1u << p; break;
+    case KP_FINAL: break;
+    default: ok = false;
+    }
+  }
+  if (reduce_bits) *reduce_bits = ok ? red : 0;
+  if (map_bits) *map_bits = ok ? map : 0;
+  return ok;
+}
+
+int cg_gpu_phase_acc_size(const KernelIr *k) {
+  int size = 0;
+  for (int p = 0; p < k->nphase; p++) {
+    if (k->phases[p].kind != KP_REDUCE) continue;
+    int s = cg_acc_size(cg_red_value_dtype(k, &k->phases[p]), k->phases[p].reduce_op);
+    if (s > size) size = s;
+  }
+  return size;
+}
+
+/* ---- accumulators in memory (codegen.h's layout: the value, then an argmin / argmax index) ------------- */
+
+static LLVMValueRef acc_at(Lower *L, LLVMValueRef base, LLVMValueRef item, int acc_size) {
+  return cg_partial_ptr(L, base, item, acc_size);
+}
+
+static void load_acc(Lower *L, const KPhase *ph, LLVMValueRef p, LLVMValueRef *v, LLVMValueRef *vi) {
+  LoomDType vt = cg_red_value_dtype(L->k, ph);
+  LLVMBuilderRef b = L->m.b;
+  *v = cg_from_mem(&L->m, vt, vt, LLVMBuildLoad2(b, cg_mem_type(&L->m, vt), p, ""));
+  LLVMValueRef off = cg_i64(&L->m, cg_acc_index_offset(vt));
+  *vi = is_arg(ph->reduce_op) ? LLVMBuildLoad2(b, L->i64, LLVMBuildGEP2(b, LLVMInt8TypeInContext(L->m.c), p, &off, 1, ""), "")
+                              : cg_i64(&L->m, 0);
+}
+
+static void store_acc(Lower *L, const KPhase *ph, LLVMValueRef p, LLVMValueRef v, LLVMValueRef vi) {
+  LoomDType vt = cg_red_value_dtype(L->k, ph);
+  LLVMBuilderRef b = L->m.b;
+  LLVMBuildStore(b, cg_to_mem(&L->m, vt, vt, v), p);
+  LLVMValueRef off = cg_i64(&L->m, cg_acc_index_offset(vt));
+  if (is_arg(ph->reduce_op)) LLVMBuildStore(b, vi, LLVMBuildGEP2(b, LLVMInt8TypeInContext(L->m.c), p, &off, 1, ""));
+}
+
+/* fin[q * no + o] */
+static LLVMValueRef fin_ptr(Lower *L, const GpuEntry *e, int q, LLVMValueRef o) {
+  LLVMBuilderRef b = L->m.b;
+  LLVMValueRef item = LLVMBuildAdd(b, LLVMBuildMul(b, cg_iconst_i(L, q), e->no, ""), o, "");
+  return acc_at(L, e->fin, item, e->acc_size);
+}
+
+/* L->acc / L->accidx of the REDUCE phases before p from fin (the others NULL). */
+static void load_earlier(Lower *L, const GpuEntry *e, int p, LLVMValueRef o) {
+  const KernelIr *k = L->k;
+  for (int q = 0; q < k->nphase; q++) {
+    L->acc[q] = L->accidx[q] = NULL;
+    if (q < p && k->phases[q].kind == KP_REDUCE) load_acc(L, &k->phases[q], fin_ptr(L, e, q, o), &L->acc[q], &L->accidx[q]);
+  }
+}
+
+/* if (tid == 0) { ... } for block entries: opens the branch (returns the join block), or NULL. */
+static LLVMBasicBlockRef first_thread_begin(Lower *L, const GpuEntry *e, bool blk) {
+  if (!blk) return NULL;
+  LLVMBuilderRef b = L->m.b;
+  LLVMBasicBlockRef t0 = cg_new_bb(L, "ph.t0"), after = cg_new_bb(L, "ph.t0.after");
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntEQ, e->tid, cg_iconst_i(L, 0), ""), t0, after);
+  LLVMPositionBuilderAtEnd(b, t0);
+  return after;
+}
+
+static void first_thread_end(Lower *L, LLVMBasicBlockRef after) {
+  if (!after) return;
+  LLVMBuildBr(L->m.b, after);
+  LLVMPositionBuilderAtEnd(L->m.b, after);
+}
+
+/* ---- part: phase p over one (part, o) item --------------------------------------------------------------- */
+
+static void part_phase(Lower *L, const GpuEntry *e, int p, LLVMValueRef item, LLVMValueRef o, LLVMValueRef rlo,
+                       LLVMValueRef rhi) {
+  const KernelIr *k = L->k;
+  LLVMValueRef one = cg_iconst_i(L, 1);
+  load_earlier(L, e, p, o);
+  cg_clear_cache(L);
+  LLVMValueRef start = e->row ? LLVMBuildAdd(L->m.b, rlo, e->tid, "") : rlo, step = e->row ? e->bdim : one;
+  if (k->phases[p].kind == KP_MAP) {
+    cg_gpu_for(L, start, rhi, step, cg_gpu_map_point, (void *)&k->phases[p]);
+    cg_clear_cache(L);
+    return;
+  }
+  cg_gpu_reduce_range(L, p, start, rhi, step);
+  if (e->row) cg_gpu_block_reduce(L, p);
+  cg_clear_cache(L);
+  LLVMBasicBlockRef after = first_thread_begin(L, e, e->row);
+  store_acc(L, &k->phases[p], acc_at(L, e->partials, item, e->acc_size), L->acc[p], L->accidx[p]);
+  first_thread_end(L, after);
+}
+
+/* ---- finish: o's parts of phase p in order -> fin, then the FINAL phases p owns ------------------------- */
+
+static void finish_phase(Lower *L, const GpuEntry *e, int p, LLVMValueRef o, bool blk) {
+  const KernelIr *k = L->k;
+  const KPhase *ph = &k->phases[p];
+  LLVMBuilderRef b = L->m.b;
+  LoomDType vt = cg_red_value_dtype(k, ph);
+  LLVMTypeRef vty = cg_reg_type(&L->m, vt);
+  LLVMValueRef accv = cg_entry_alloca(L, vty, "pfacc"), acci = cg_entry_alloca(L, L->i64, "pfacci");
+  LLVMValueRef pv = cg_entry_alloca(L, L->ity, "pfp");
+  LLVMBuildStore(b, cg_red_identity(L, ph->reduce_op, vt), accv);
+  LLVMBuildStore(b, cg_i64(&L->m, GPU_EMPTY_INDEX), acci);
+  LLVMBuildStore(b, blk ? e->tid : cg_iconst_i(L, 0), pv);
+  LLVMBasicBlockRef head = cg_new_bb(L, "pf.head"), body = cg_new_bb(L, "pf.body"), done = cg_new_bb(L, "pf.done");
+  LLVMBuildBr(b, head);
+  LLVMPositionBuilderAtEnd(b, head);
+  LLVMValueRef part = LLVMBuildLoad2(b, L->ity, pv, "");
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, part, e->nparts, ""), body, done);
+  LLVMPositionBuilderAtEnd(b, body);
+  LLVMValueRef v, vi;
+  load_acc(L, ph, acc_at(L, e->partials, LLVMBuildAdd(b, LLVMBuildMul(b, part, e->no, ""), o, ""), e->acc_size), &v, &vi);
+  LLVMValueRef a = LLVMBuildLoad2(b, vty, accv, ""), ai = LLVMBuildLoad2(b, L->i64, acci, "");
+  cg_gpu_combine(L, ph, vt, &a, &ai, v, vi, true);
+  LLVMBuildStore(b, a, accv);
+  LLVMBuildStore(b, ai, acci);
+  LLVMBuildStore(b, LLVMBuildAdd(b, part, blk ? e->bdim : cg_iconst_i(L, 1), ""), pv);
+  LLVMBuildBr(b, head);
+  LLVMPositionBuilderAtEnd(b, done);
+  L->acc[p] = LLVMBuildLoad2(b, vty, accv, "");
+  L->accidx[p] = LLVMBuildLoad2(b, L->i64, acci, "");
+  if (blk) cg_gpu_block_reduce(L, p);
+  LLVMValueRef fv = L->acc[p], fi = L->accidx[p];
+  LLVMBasicBlockRef after = first_thread_begin(L, e, blk);
+  store_acc(L, ph, fin_ptr(L, e, p, o), fv, fi);
+  /* the FINAL phases whose last REDUCE phase before them is p */
+  for (int f = p + 1; f < k->nphase && k->phases[f].kind != KP_REDUCE; f++) {
+    if (k->phases[f].kind != KP_FINAL) continue;
+    load_earlier(L, e, p, o);
+    L->acc[p] = fv;
+    L->accidx[p] = fi;
+    cg_run_final_phase(L, &k->phases[f]);
+  }
+  first_thread_end(L, after);
+}
+
+/* Emits `if (phase == p) body` for every phase p with bit p in bits. */
+typedef void (*PhaseBody)(Lower *L, const GpuEntry *e, int p, void *arg);
+static void for_phase(Lower *L, const GpuEntry *e, uint32_t bits, PhaseBody body, void *arg) {
+  LLVMBuilderRef b = L->m.b;
+  for (int p = 0; p < L->k->nphase; p++) {
+    if (!(bits >> p & 1u)) continue;
+    LLVMBasicBlockRef yes = cg_new_bb(L, "ph.run"), next = cg_new_bb(L, "ph.next");
+    LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntEQ, e->phase, cg_i64(&L->m, p), ""), yes, next);
+    LLVMPositionBuilderAtEnd(b, yes);
+    body(L, e, p, arg);
+    for (int q = 0; q < L->k->nphase; q++) L->acc[q] = L->accidx[q] = NULL;
+    cg_clear_cache(L);
+    LLVMBuildBr(b, next);
+    LLVMPositionBuilderAtEnd(b, next);
+  }
+}
+
+typedef struct PartArgs {
+  LLVMValueRef item, o, rlo, rhi;
+} PartArgs;
+
+static void part_body(Lower *L, const GpuEntry *e, int p, void *arg) {
+  const PartArgs *a = arg;
+  part_phase(L, e, p, a->item, a->o, a->rlo, a->rhi);
+}
+
+static void finish_body(Lower *L, const GpuEntry *e, int p, void *arg) {
+  finish_phase(L, e, p, *(LLVMValueRef *)arg, e->which == GPU_FINISHB);
+}
+
+void cg_gpu_phase_item(Lower *L, LLVMValueRef item, void *arg) {
+  GpuEntry *e = arg;
+  const KernelIr *k = L->k;
+  LLVMBuilderRef b = L->m.b;
+  uint32_t red = 0, map = 0;
+  cg_gpu_phase_split(k, &red, &map);
+  for (int p = 0; p < k->nphase; p++) L->acc[p] = L->accidx[p] = NULL;
+  if (e->which == GPU_PART) { /* item = part * nO + o; the part's R range: a balanced split */
+    LLVMValueRef o = LLVMBuildURem(b, item, e->no, ""), part = LLVMBuildUDiv(b, item, e->no, "");
+    LLVMValueRef q = LLVMBuildUDiv(b, e->nr, e->nparts, ""), r = LLVMBuildURem(b, e->nr, e->nparts, "");
+    LLVMValueRef lt = LLVMBuildICmp(b, LLVMIntSLT, part, r, "");
+    LLVMValueRef rlo = LLVMBuildAdd(b, LLVMBuildMul(b, q, part, ""), LLVMBuildSelect(b, lt, part, r, ""), "");
+    LLVMValueRef rhi = LLVMBuildAdd(b, LLVMBuildAdd(b, rlo, q, ""), LLVMBuildZExt(b, lt, L->ity, ""), "");
+    cg_gpu_offsets(L, o, 0, k->nkeep, NULL, L->ooff);
+    PartArgs a = {item, o, rlo, rhi};
+    for_phase(L, e, red | map, part_body, &a);
+    return;
+  }
+  cg_gpu_offsets(L, item, 0, k->nkeep, NULL, L->ooff); /* FINISH / FINISHB: item = o */
+  for_phase(L, e, red, finish_body, &item);
+}
