@@ -487,7 +487,9 @@ static void test_pow_erf_ptx(void) {
             "x ** 3: float32 pair products (mul + fma), no powf, no float64");
     if (text && which == 1)
       CHECK(strstr(text, "mul.rn.f32") && !strstr(text, "lg2.approx") && !strstr(text, ".f64"), "x ** 2: one multiply");
-    if (text && which == 2) CHECK(strstr(text, ") __nv_erff("), "erf: libdevice's __nv_erff defined in the module");
+    if (text && which == 2) /* libdevice linked, erff inlined (~30 instructions once nvvm-reflect is folded) */
+      CHECK(!strstr(text, ".extern") && !strstr(text, "__nv_erff") && strstr(text, "ex2.approx"),
+            "erf: libdevice's __nv_erff inlined (no call, no extern declaration)");
     if (text) loom_free_string(ctx, text);
     loom_graph_destroy(g);
   }
