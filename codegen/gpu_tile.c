@@ -15,8 +15,8 @@
  * memory (rows padded to 33 elements: no bank conflicts for 4-byte values); barrier; (2) the block
  * walks the tile with consecutive threads along the last dim (the row-major buffers' loads and every
  * store coalesced), the tiled loads read from shared memory; barrier. Partial tiles at the edges are
- * bounds-checked. When the launch's d or last extent is below GPU_TILE_MIN the entry takes the plain
- * grid-stride loop instead (a branch uniform over the launch).
+ * bounds-checked. When the launch's d or last extent is below TILE_MIN (or a block has fewer than 32
+ * threads) the entry takes the plain grid-stride loop instead (a branch uniform over the launch).
  */
 #include <stdio.h>
 #include <string.h>
@@ -256,6 +256,8 @@ void cg_gpu_elem_tiled(Lower *L, GpuEntry *e, int d, const uint8_t *tiled, LLVMV
   LLVMValueRef tmin = cg_iconst_i(L, TILE_MIN);
   LLVMValueRef big = LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntSGE, L->shape[d], tmin, ""),
                                   LLVMBuildICmp(b, LLVMIntSGE, L->shape[last], tmin, ""), "");
+  /* blocks of fewer than TILE threads (never launched: blocks are multiples of the wave) would step 0 */
+  big = LLVMBuildAnd(b, big, LLVMBuildICmp(b, LLVMIntUGE, e->bdim, cg_iconst_i(L, TILE), ""), "");
   LLVMBasicBlockRef tiles = cg_new_bb(L, "tile.grid"), plain = cg_new_bb(L, "tile.plain"), done = cg_new_bb(L, "tile.end");
   LLVMBuildCondBr(b, big, tiles, plain);
   LLVMPositionBuilderAtEnd(b, tiles);
