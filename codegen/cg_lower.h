@@ -200,11 +200,26 @@ typedef struct GpuEntry {
 } GpuEntry;
 
 void cg_gpu_elem_point(Lower *L, LLVMValueRef i, void *arg);  /* elementwise: point i */
-void cg_gpu_elemv_step(Lower *L, LLVMValueRef v, void *arg);  /* elementwise: vector step v (arg: lanes) */
+/* elementwise: vectors v and v + stride (< nvec), both loaded before either is computed */
+typedef struct CgElemPair {
+  unsigned lanes;
+  LLVMValueRef stride, nvec;
+} CgElemPair;
+void cg_gpu_elemv_pair(Lower *L, LLVMValueRef v, void *arg);
 void cg_gpu_red_item(Lower *L, LLVMValueRef item, void *arg); /* MAIN / PART / FINISH / FINISHB */
 void cg_gpu_cached_item(Lower *L, LLVMValueRef o, void *arg); /* CACHED: O point o, row in registers */
 void cg_gpu_partv_item(Lower *L, LLVMValueRef part, void *arg); /* PARTV: one part, vector loads */
 void cg_gpu_phase_item(Lower *L, LLVMValueRef item, void *arg); /* gpu_phases.c: PART / FINISH(B) of a phase split */
 int cg_gpu_phase_acc_size(const KernelIr *k); /* the largest accumulator of the REDUCE phases */
+
+/* ---- gpu_tile.c: the tiled elementwise `main` (buffers contiguous along different dims) ----------- */
+/* The dim d < last whose 32 x 32 tiles with the last dim the elementwise main entry walks, tiled[b]
+ * (nbuf bytes) set for the loaded buffers read through shared memory; -1 when the rule does not hold
+ * (gpu_tile.c). */
+int cg_gpu_tile_dim(const KernelIr *k, uint8_t *tiled);
+/* The body of the tiled main entry (after the prologue: e's no, nr, tid, bdim set), with the plain
+ * grid-stride loop (gtid, gstride) for launches too small along d or the last dim. */
+void cg_gpu_elem_tiled(Lower *L, GpuEntry *e, int d, const uint8_t *tiled, LLVMValueRef bid, LLVMValueRef nbk,
+                       LLVMValueRef gtid, LLVMValueRef gstride);
 
 #endif /* LOOM_CG_LOWER_H */

@@ -62,7 +62,9 @@ typedef void (*CgColFn)(const int64_t *shape, void *const *bufs, const int64_t *
  *   then nparam words: the scalar parameters (KI_PARAM p: its launch word, ir_param_word's encoding), so a
  *   Python scalar travels in the parameter block and a new value reuses the kernel.
  * Strategies:
- *   CG_GPU_ELEMENTWISE: `main` is a grid-stride loop over the linear points, any launch shape;
+ *   CG_GPU_ELEMENTWISE: `main` is a grid-stride loop over the linear points, any launch shape (for a
+ *     kernel reading a buffer transposed, codegen/gpu_tile.c: a grid-stride loop over 32 x 32 tiles
+ *     with shared memory and barriers, any 1-d launch whose blocks are multiples of 32 threads);
  *     `vec` (when vec_lanes > 0: ndim == 1 and every buffer contiguous) does vec_lanes points per
  *     step with 16-byte loads/stores and requires every base address to be a multiple of
  *     vec_align; the launcher falls back to `main` otherwise.

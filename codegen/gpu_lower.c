@@ -386,14 +386,18 @@ static void build_gpu_entry(Lower *L, int which, bool row, const char *name, int
   for (int bi = 0; bi < nb; bi++) L->ooff[bi] = cg_iconst_i(L, 0);
   if (which == GPU_ELEM) {
     LLVMValueRef n = LLVMBuildMul(b, e.no, e.nr, "");
+    uint8_t tiled[64];
+    int tdim = cg_gpu_tile_dim(k, tiled);
     cg_worker_begin(L); /* a GPU worker is one thread (it may get no point) */
-    cg_gpu_for(L, gtid, n, gstride, cg_gpu_elem_point, NULL);
+    if (tdim >= 0) cg_gpu_elem_tiled(L, &e, tdim, tiled, bid, nbk, gtid, gstride); /* transposed reads */
+    else cg_gpu_for(L, gtid, n, gstride, cg_gpu_elem_point, NULL);
     cg_worker_end(L);
   } else if (which == GPU_ELEMV || which == GPU_ELEMVW) {
     LLVMValueRef n = e.no; /* every point (all dims are O dims) */
     LLVMValueRef nvec = LLVMBuildUDiv(b, n, cg_iconst_i(L, lanes), "");
     cg_worker_begin(L); /* one worker per thread across its vectors and its tail point */
-    cg_gpu_for(L, gtid, nvec, gstride, cg_gpu_elemv_step, (void *)(intptr_t)lanes);
+    CgElemPair pair = {.lanes = (unsigned)lanes, .stride = gstride, .nvec = nvec};
+    cg_gpu_for(L, gtid, nvec, LLVMBuildMul(b, gstride, cg_iconst_i(L, 2), ""), cg_gpu_elemv_pair, &pair);
     if (which == GPU_ELEMV) { /* the tail: one point per thread (vecw: the launcher ensures none) */
       LLVMValueRef tail = LLVMBuildAdd(b, LLVMBuildMul(b, nvec, cg_iconst_i(L, lanes), ""), gtid, "");
       cg_gpu_for(L, tail, n, gstride, cg_gpu_elem_point, NULL);

@@ -18,20 +18,24 @@ void cg_gpu_elem_point(Lower *L, LLVMValueRef i, void *arg) {
   cg_body_map(L, (void *)&L->k->phases[0]);
 }
 
-/* Vector step v: points [v * lanes, v * lanes + lanes), which lie in one row of the last dim (the
- * launcher runs this entry on n-d kernels only when the last dim is a multiple of the lanes and every
+/* One vector of an elementwise vector entry: its buffers' offsets and the 16-byte loads. */
+typedef struct ElemVec {
+  LLVMValueRef boff[64], vl[64];
+} ElemVec;
+
+/* Vector v: points [v * lanes, v * lanes + lanes), which lie in one row of the last dim (the launcher
+ * runs the vector entries on n-d kernels only when the last dim is a multiple of the lanes and every
  * buffer contiguous along it starts its rows aligned: gpu_launch.c's elem_vec_ok). The row's offsets
  * are computed once per vector (one division by the last dim, none for 1-d kernels) instead of once
  * per point; a buffer contiguous along the last dim is read with one vector load, one broadcast along
- * it (stride 0) with one scalar load that every lane shares. */
-void cg_gpu_elemv_step(Lower *L, LLVMValueRef v, void *arg) {
+ * it (stride 0) with one scalar load that every lane shares (in elemv_finish). */
+static void elemv_load(Lower *L, LLVMValueRef v, unsigned lanes, ElemVec *ev) {
   const KernelIr *k = L->k;
   CgMath *m = &L->m;
   LLVMBuilderRef b = m->b;
-  unsigned lanes = (unsigned)(intptr_t)arg;
   int nd = k->ndim, last = nd - 1;
   LLVMValueRef base = LLVMBuildMul(b, v, cg_iconst_i(L, lanes), "");
-  LLVMValueRef col = base, boff[64];
+  LLVMValueRef col = base, *boff = ev->boff;
   if (nd > 1) {
     LLVMValueRef row = LLVMBuildUDiv(b, base, L->shape[last], "row");
     col = LLVMBuildSub(b, base, LLVMBuildMul(b, row, L->shape[last], ""), "col");
@@ -39,18 +43,31 @@ void cg_gpu_elemv_step(Lower *L, LLVMValueRef v, void *arg) {
   } else {
     for (int bi = 0; bi < k->nbuf; bi++) boff[bi] = cg_iconst_i(L, 0);
   }
-  for (int bi = 0; bi < k->nbuf; bi++)
+  for (int bi = 0; bi < k->nbuf; bi++) {
     boff[bi] = LLVMBuildAdd(b, boff[bi], LLVMBuildMul(b, col, L->stride[bi * nd + last], ""), "");
-  for (int bi = 0; bi < k->nbuf; bi++) L->vload[bi] = NULL;
+    ev->vl[bi] = NULL;
+  }
   for (int i = 0; i < k->ninstr; i++) {
     const KInstr *in = &k->instrs[i];
-    if (in->kind != KI_LOAD || L->vload[in->buf] || k->bufs[in->buf].layout[last] != KL_ONE) continue;
+    if (in->kind != KI_LOAD || ev->vl[in->buf] || k->bufs[in->buf].layout[last] != KL_ONE) continue;
     LoomDType st = (LoomDType)k->bufs[in->buf].dtype;
     LLVMTypeRef vt = cg_vec_type(m, st, lanes);
     LLVMValueRef ld = LLVMBuildLoad2(b, vt, cg_elem_ptr(L, in->buf, boff[in->buf]), "");
     LLVMSetAlignment(ld, lanes * (unsigned)loom_dtype_size(st));
-    L->vload[in->buf] = ld;
+    /* used here (a freeze), so instcombine does not sink the load down to its first use: a second
+     * vector's loads must be issued before the first vector is computed (cg_gpu_elemv_pair) */
+    ev->vl[in->buf] = LLVMBuildFreeze(b, ld, "");
   }
+}
+
+/* The expression on each lane of a loaded vector, then its 16-byte stores. */
+static void elemv_finish(Lower *L, unsigned lanes, const ElemVec *ev) {
+  const KernelIr *k = L->k;
+  CgMath *m = &L->m;
+  LLVMBuilderRef b = m->b;
+  int nd = k->ndim, last = nd - 1;
+  const LLVMValueRef *boff = ev->boff;
+  for (int bi = 0; bi < k->nbuf; bi++) L->vload[bi] = ev->vl[bi];
   const KPhase *ph = &k->phases[0];
   LLVMValueRef sv[64];
   int ns = ph->nstores < 64 ? ph->nstores : 64;
@@ -83,6 +100,28 @@ void cg_gpu_elemv_step(Lower *L, LLVMValueRef v, void *arg) {
                      lanes * (unsigned)loom_dtype_size(st));
   }
   for (int bi = 0; bi < k->nbuf; bi++) L->vload[bi] = NULL;
+}
+
+/* Vectors v and v + stride (when < nvec) with both vectors' loads issued before either is computed: two
+ * 16-byte loads in flight per thread and buffer. A grid of resident threads with one load each keeps
+ * about 4 MB in flight on an H200, short of its bandwidth-latency product: one-input kernels stopped at
+ * ~92 % of copy bandwidth, kernels of two inputs reached 95-98 %. A second vector past the end reads the
+ * first one again (no store). */
+void cg_gpu_elemv_pair(Lower *L, LLVMValueRef v, void *arg) {
+  const CgElemPair *p = arg;
+  LLVMBuilderRef b = L->m.b;
+  LLVMValueRef v2 = LLVMBuildAdd(b, v, p->stride, "");
+  LLVMValueRef ok2 = LLVMBuildICmp(b, LLVMIntSLT, v2, p->nvec, "");
+  ElemVec e1, e2;
+  elemv_load(L, v, p->lanes, &e1);
+  elemv_load(L, LLVMBuildSelect(b, ok2, v2, v, ""), p->lanes, &e2);
+  elemv_finish(L, p->lanes, &e1);
+  LLVMBasicBlockRef then = cg_new_bb(L, "vec.second"), done = cg_new_bb(L, "vec.done");
+  LLVMBuildCondBr(b, ok2, then, done);
+  LLVMPositionBuilderAtEnd(b, then);
+  elemv_finish(L, p->lanes, &e2);
+  LLVMBuildBr(b, done);
+  LLVMPositionBuilderAtEnd(b, done);
 }
 
 /* ---- reductions ------------------------------------------------------------------------------------- */

@@ -232,14 +232,17 @@ static LoomStatus link_libdevice(CgTarget *t, NvState *s, LLVMContextRef c, LLVM
   return LOOM_OK;
 }
 
-/* Large libdevice functions (sinf/cosf with their Payne-Hanek paths, logf, log1pf, powf, ...) are
- * alwaysinline in libdevice, so every lane of a vector entry and every entry of the module got its own
- * copy (a sin kernel: 6 copies, 21.6 KB of PTX), and LLVM, PTX emission and the driver's JIT all
- * scale with that code. Above NV_INLINE_MAX instructions (bitcode, before nvvm-reflect folding) a
- * function becomes noinline instead: one .func per module, called (sin kernel: 7.5 KB). The small
- * ones (expf 55, exp2f, sqrtf, tanhf 72) stay inlined, so the bandwidth-bound exp and softmax
- * kernels keep their code. */
-#define NV_INLINE_MAX 100
+/* Large libdevice functions (sinf/cosf with their Payne-Hanek paths, powf, ...) are alwaysinline in
+ * libdevice, so every lane of a vector entry and every entry of the module got its own copy (a sin
+ * kernel: 6 copies, 21.6 KB of PTX), and LLVM, PTX emission and the driver's JIT all scale with that
+ * code. Above NV_INLINE_MAX instructions a function becomes noinline instead: one .func per module,
+ * called (sin kernel: 7.5 KB). The count is taken after nvvm-reflect folding (nv_link_math): before it
+ * every fma of libdevice exists twice (ftz and not), and logf, log1pf and erff (about 30 SASS
+ * instructions each) counted over 100 and became calls: a call per lane with its register moves and no
+ * scheduling across it (float32 mish = x * tanh(log1p(exp(x))) ran at 46 % of copy bandwidth on the
+ * H200). Folded, the cheap ones (the float32 functions but the trigonometric ones, powf and fmodf;
+ * float64 exp, erf, tanh) stay inlined; sin and cos keep their table-driven reduction out of line. */
+#define NV_INLINE_MAX 64 /* after folding: tanhf 18, expf 20, logf 35, log1pf 38, erff 42, exp 56; sin 68, sinf 126 */
 static void limit_inlining(LLVMContextRef c, LLVMModuleRef mod) {
   unsigned always = LLVMGetEnumAttributeKindForName("alwaysinline", 12);
   unsigned never = LLVMGetEnumAttributeKindForName("noinline", 8);
@@ -272,7 +275,13 @@ static void nv_module_init(CgGpuTarget *g, LLVMContextRef c, LLVMModuleRef mod) 
 static LoomStatus nv_link_math(CgGpuTarget *g, LLVMContextRef c, LLVMModuleRef mod, Diag *d) {
   NvState *s = (NvState *)g;
   LoomStatus st = link_libdevice(s->target, s, c, mod, d);
-  if (st == LOOM_OK) limit_inlining(c, mod);
+  if (st != LOOM_OK) return st;
+  /* fold libdevice's reflect branches first, so that limit_inlining counts the code that remains */
+  LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
+  LLVMErrorRef e = LLVMRunPasses(mod, "function(nvvm-reflect,simplifycfg)", s->tm, po);
+  LLVMDisposePassBuilderOptions(po);
+  if (e) return llvm_err(d, e, "nvvm-reflect folding (nvptx)");
+  limit_inlining(c, mod);
   return st;
 }
 

@@ -31,6 +31,7 @@
 #include <llvm-c/IRReader.h>
 
 #include "amdgpu_check.h"
+#include "codegen/cg_lower.h"
 #include "codegen/codegen.h"
 #include "ir/ir.h"
 #include "passes/passes.h"
@@ -210,6 +211,20 @@ static int entry_models(const KernelIr *k, const char *kind, Model *m, int max) 
   uint64_t all = 0;
   for (int i = 0; i < k->ninstr; i++)
     if (k->instrs[i].kind == KI_LOAD && k->instrs[i].buf < 64) all |= 1ull << k->instrs[i].buf;
+  uint8_t tiled[64];
+  if (!strcmp(kind, "elem") && cg_gpu_tile_dim(k, tiled) >= 0 && n + 2 <= max) {
+    /* the tiled main entry (codegen/gpu_tile.c): one loop reads the tiled buffers into shared memory,
+     * one reads the others and stores; the plain fallback loop moves whole points */
+    uint64_t tm = 0;
+    for (int b = 0; b < k->nbuf && b < 64; b++)
+      if (tiled[b]) tm |= 1ull << b;
+    long st = 0;
+    for (int s = 0; s < k->nstore; s++) st += (long)loom_dtype_size((LoomDType)k->bufs[k->stores[s].buf].dtype);
+    m[n++] = (Model){bytes_of(k, all), st, false, 0};
+    m[n++] = (Model){bytes_of(k, tm), 0, false, 0};
+    m[n++] = (Model){bytes_of(k, all & ~tm), st, false, 0};
+    return n;
+  }
   if (!strcmp(kind, "finish") || !strcmp(kind, "finishb")) {
     const KPhase *ph = &k->phases[0];
     bool arg = ph->reduce_op == LOOM_REDUCE_ARGMIN || ph->reduce_op == LOOM_REDUCE_ARGMAX;
@@ -225,6 +240,10 @@ static int entry_models(const KernelIr *k, const char *kind, Model *m, int max) 
     Model v = {.load = bytes_of(k, all & ~bc), .once = bytes_of(k, bc)};
     for (int s = 0; s < k->nstore; s++) v.store += (long)loom_dtype_size((LoomDType)k->bufs[k->stores[s].buf].dtype);
     m[n++] = v;
+    if (bc && n < max) { /* an iteration of two vectors (cg_gpu_elemv_pair): the broadcast loads twice */
+      v.once *= 2;
+      m[n++] = v;
+    }
   }
   bool cached = !strcmp(kind, "rowc") || !strcmp(kind, "rowcv");
   if (cached) { /* 16 points per thread and O item, loaded once; MAP stores 16, FINAL stores 1 */

@@ -1,4 +1,4 @@
-"""GPU elementwise vector entries of n-d kernels (codegen/gpu_strategies.c cg_gpu_elemv_step): every buffer
+"""GPU elementwise vector entries of n-d kernels (codegen/gpu_strategies.c cg_gpu_elemv_pair): every buffer
 contiguous or broadcast along the last dim, one row division per vector, 16-byte loads and stores, a
 broadcast operand loaded once per vector. The launcher (runtime/gpu/gpu_launch.c elem_vec_ok) runs them only
 when the last dim is a multiple of the lanes and every contiguous buffer starts its rows aligned; the other
