@@ -36,6 +36,7 @@ from . import _selection as _selection
 from . import _setops as _setops
 from . import _shape_base as _shape_base
 from . import _sorting as _sorting
+from . import _sortnet as _sortnet
 from . import _statistics as _statistics
 from . import _ufunc as _ufunc
 from . import _window as _window
@@ -50,6 +51,7 @@ from ._shape_base import apply_along_axis as apply_along_axis
 from ._shape_base import apply_over_axes as apply_over_axes
 from ._reductions import argmax as argmax
 from ._reductions import argmin as argmin
+from ._sorting import argpartition as argpartition
 from ._sorting import argsort as argsort
 from ._math import around as around
 from ._creation import array as array
@@ -170,6 +172,7 @@ from numpy import isscalar as isscalar
 from numpy import issubdtype as issubdtype
 from ._window import kaiser as kaiser
 from ._numeric import kron as kron
+from ._sorting import lexsort as lexsort
 from . import linalg as linalg
 from .aot import load_bundle as load_bundle
 from ._grids import logspace as logspace
@@ -202,6 +205,7 @@ from numpy import number as number
 from ._grids import ogrid as ogrid
 from ._numeric import outer as outer
 from ._bits import packbits as packbits
+from ._sorting import partition as partition
 from ._array_api import permute_dims as permute_dims
 from ._selection import place as place
 from ._polynomial import poly1d as poly1d

@@ -209,3 +209,20 @@ def test_network_kernels_per_step(monkeypatch: Any) -> None:
     # mask, the final int64 cast): no per-element host work
     assert steps <= loom.stats()["kernels_launched"] - before <= steps + 8
     same(r, np.arange(64)[::-1].astype(np.int64))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "uint8", "float16"])
+@pytest.mark.parametrize("axis", [None, 0, 1, -1])
+def test_median(engine: str, dtype: str, axis: Any) -> None:
+    rng = np.random.default_rng(21)
+    for shape in [(7, 6), (4, 5), (1, 1)]:
+        x = (rng.standard_normal(shape) * 10).astype(dtype) if dtype[0] == "f" else rng.integers(0, 50, shape).astype(dtype)
+        if dtype[0] == "f" and shape[0] > 1:
+            x[1, 0] = np.nan  # one NaN row / column gives NaN there
+        want = np.median(x, axis=axis)
+        got = loom.median(loom.asarray(x), axis=axis)
+        g = got.get()
+        assert g.shape == np.shape(want) and g.dtype == np.asarray(want).dtype, (g.shape, g.dtype, np.asarray(want).dtype)
+        np.testing.assert_allclose(g, want, rtol=1e-3 if dtype == "float16" else 1e-6, equal_nan=True)
+        kd = loom.median(loom.asarray(x), axis=axis, keepdims=True).get()
+        assert kd.shape == np.median(x, axis=axis, keepdims=True).shape
