@@ -134,7 +134,7 @@ def sort(a, axis=-1, kind=None, order=None, *, descending=False, stable=None):
 
     def f(h):
         if not descending:
-            return numpy.sort(h, axis=axis, kind="stable")
+            return numpy.sort(h, axis=axis, kind="stable" if st else None)
         return numpy.take_along_axis(h, _argsort_np(h, axis, True, True), axis=axis)
     return _host(f, x)
 

@@ -189,7 +189,7 @@ for _name in ("median", "percentile", "quantile", "nanmedian", "nanpercentile", 
     globals()[_name] = _host_function(_name, __name__)
 del _name
 
-_host_median = median  # noqa: F821 (made by the loop above)
+_host_median = globals()["median"]  # NumPy's, made by the loop above
 
 
 def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):

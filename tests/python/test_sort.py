@@ -2,7 +2,7 @@
 device network (_sortnet.py; LOOM_SORT_ENGINE=network runs it on the host, a GPU run uses it by
 default) and the host's NumPy path. Edge cases: NaN, ties, -0.0, integer extremes, non-contiguous
 inputs, every axis, sizes that are not powers of two, one element, empty, bool / float16 / complex."""
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pytest
@@ -154,7 +154,7 @@ def test_partition(engine: str) -> None:
 
 @pytest.mark.parametrize("side", ["left", "right"])
 @pytest.mark.parametrize("na,nv", [(5, 40), (300, 1), (200, 150), (1, 7), (0, 3), (9, 0)])
-def test_searchsorted(engine: str, side: str, na: int, nv: int) -> None:
+def test_searchsorted(engine: str, side: Literal["left", "right"], na: int, nv: int) -> None:
     rng = np.random.default_rng(na * 7 + nv)
     a = np.sort(np.concatenate([np.round(rng.normal(size=na) * 3), [np.nan, np.inf, -np.inf][:min(na, 3)]]))[:na]
     v = np.concatenate([np.round(rng.normal(size=nv) * 3), a[:3], [np.nan, -0.0, np.inf]])[:nv]
