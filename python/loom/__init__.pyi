@@ -242,6 +242,7 @@ from ._numeric import sinc as sinc
 from numpy import single as single
 from ._manipulation import size as size
 from ._sorting import sort as sort
+from ._sorting import sort_complex as sort_complex
 from ._shape_base import split as split
 from ._manipulation import squeeze as squeeze
 from ._manipulation import stack as stack

@@ -112,7 +112,9 @@ def argsort(a, axis=-1, kind=None, order=None, *, descending=False, stable=None)
     x = _arr(a)
     if axis is None:
         x, axis = x.reshape(-1), -1
-    _check_sortable(x, "argsort")
+    if x.ndim == 0:  # NumPy sorts a 0-d array as one element: [0]
+        _norm_axis(axis, 1)
+        x, axis = x.reshape(1), 0
     if _on_network(x):
         return _net_sort(x, axis, descending, True, True)[1]
     return _host(lambda h: _argsort_np(h, axis, descending, True).astype(numpy.int64), x)
@@ -142,6 +144,9 @@ def sort(a, axis=-1, kind=None, order=None, *, descending=False, stable=None):
 def lexsort(keys, axis=-1):
     """numpy.lexsort: the stable order that sorts by the last key, then the one before it, ...; keys a
     sequence of arrays of one shape or an array whose first axis indexes the keys."""
+    if isinstance(keys, ndarray) and keys.ndim == 0:
+        from ._common import AxisError
+        raise AxisError("lexsort: keys must be a sequence of arrays or an array of at least 1 dimension")
     ks = [_arr(k) for k in keys] if not isinstance(keys, ndarray) else [keys[i] for i in range(keys.shape[0])]
     if not ks:
         raise TypeError("need sequence of keys with len > 0 in lexsort")
@@ -159,6 +164,17 @@ def lexsort(keys, axis=-1):
         nans += n
     _, idx, _ = _sortnet.sort_rows(comps, nans, False, True)
     return _unrows(idx, moved, ax)
+
+
+def sort_complex(a):
+    """numpy.sort_complex: a sorted copy of the flattened last axis, as complex (real part first, then
+    imaginary); int8/int16/uint8/uint16 give complex64, other real dtypes complex128."""
+    x = _arr(a)
+    _check_sortable(x, "sort_complex")
+    from ._common import _kind
+    if _kind(x.dtype) != "c":
+        x = x.astype(numpy.complex64 if x.dtype.char in "bhBH" else numpy.complex128)
+    return sort(x, axis=-1)
 
 
 def _kth_check(x, kth, axis, name):
@@ -433,6 +449,6 @@ def nancumprod(a, axis=None, dtype=None, out=None):
 
 
 __all__ = ["argsort", "sort", "searchsorted", "unique_values", "unique_counts", "unique_inverse", "unique_all",
-           "unique", "lexsort", "partition", "argpartition", "cumulative_sum", "cumulative_prod", "cumsum", "cumprod", "nancumsum", "nancumprod"]
+           "unique", "lexsort", "partition", "argpartition", "sort_complex", "cumulative_sum", "cumulative_prod", "cumsum", "cumprod", "nancumsum", "nancumprod"]
 # the standard's names (loom's own); the CuPy names below them fill gaps the CuPy layer leaves
 OWNED = __all__[:8]
