@@ -218,6 +218,11 @@ def _empty_like_dev(x, shape, dtype, zero=False):
     return _core.empty(tuple(shape), _code(dtype), zero, *x._device)
 
 
+# searchsorted counts (n x m compares in one reduction) while n * m <= this * (n + m) * log2(n + m)^2,
+# the element-steps of the merge's two sorting networks (a compare is cheaper than a network step)
+_SEARCH_COUNT_RATIO = 8
+
+
 def _net_searchsorted(a, v, side):
     """searchsorted of every element of v in the sorted 1-d a on a's device: for few pairs (a short a),
     one kernel counts the elements of a ordered before each query (n x m compares); otherwise a and v
@@ -233,7 +238,7 @@ def _net_searchsorted(a, v, side):
         return _empty_like_dev(a, v.shape, "int64", zero=True)
     ak, nans = _sortnet.key_parts(a1)
     lg = max(1, (n + m - 1).bit_length())
-    if n * m <= 8 * (n + m) * lg * lg:
+    if n * m <= _SEARCH_COUNT_RATIO * (n + m) * lg * lg:
         qk = [k.reshape(m, 1) for k in _sortnet.key_parts(q)[0]]
         if side == "left":
             hit = _sortnet._before(ak, qk, None, None, nans, False)  # a[i] before the query

@@ -156,8 +156,12 @@ def test_partition(engine: str) -> None:
 
 
 @pytest.mark.parametrize("side", ["left", "right"])
+@pytest.mark.parametrize("merge", [False, True])
 @pytest.mark.parametrize("na,nv", [(5, 40), (300, 1), (200, 150), (1, 7), (0, 3), (9, 0)])
-def test_searchsorted(engine: str, side: Literal["left", "right"], na: int, nv: int) -> None:
+def test_searchsorted(engine: str, side: Literal["left", "right"], merge: bool, na: int, nv: int,
+                      monkeypatch: Any) -> None:
+    if merge:  # the merge through two sorts instead of the count (chosen by size otherwise)
+        monkeypatch.setattr(loom._sorting, "_SEARCH_COUNT_RATIO", 0)
     rng = np.random.default_rng(na * 7 + nv)
     a = np.sort(np.concatenate([np.round(rng.normal(size=na) * 3), [np.nan, np.inf, -np.inf][:min(na, 3)]]))[:na]
     v = np.concatenate([np.round(rng.normal(size=nv) * 3), a[:3], [np.nan, -0.0, np.inf]])[:nv]
