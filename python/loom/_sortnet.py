@@ -81,18 +81,24 @@ def _before(s_keys, p_keys, s_idx, p_idx, nans, descending):
     return r
 
 
-def _step(arrays, lower, nkeys, has_idx, nans, descending, half, flip):
-    """One compare-exchange step over every row: arrays (keys, then the index, then payloads) are
-    C-contiguous R x N buffers, viewed as [R * N / 2half, 2, half] (pairs of half-blocks; the row
-    boundaries fall between them); the partner of each element is that view reversed along the size-2
-    axis (a half-cleaner: i <-> i ^ half) or along both last axes (flip: o <-> 2half-1-o within each
-    block); `lower` ([[True], [False]] on the device, broadcast) marks the first half-block of each pair.
-    One shape pattern for every step keeps the compiled kernels few (the sizes are kernel parameters)."""
-    shape = arrays[0].shape
-    view = (shape[0] * shape[1] // (2 * half), 2, half)
-    selfs = [a.reshape(view) for a in arrays]
-    key = (slice(None), slice(None, None, -1), slice(None, None, -1) if flip else slice(None))
-    parts = [x[key] for x in selfs]
+def _step(arrays, items, lower, nkeys, has_idx, nans, descending, half, flip):
+    """One compare-exchange step over every row: arrays (keys, then the index, then payloads; items:
+    their item sizes) are C-contiguous buffers of R x N elements, viewed as [R N / 2half, 2, half]
+    (pairs of half-blocks; the row boundaries fall between them); the partner of each element is that
+    view reversed along the size-2 axis (a half-cleaner: i <-> i ^ half) or along both last axes (flip:
+    o <-> 2half-1-o within each block); `lower` ([[True], [False]] on the device, broadcast) marks the
+    first half-block of each pair. One shape pattern for every step keeps the compiled kernels few (the
+    sizes are kernel parameters). The views are made from the buffers' geometry directly (_core.view:
+    byte offsets and strides), which costs a fraction of ndarray.reshape + slicing per step."""
+    rb = arrays[0].size // (2 * half)
+    shape = (rb, 2, half)
+    selfs, parts = [], []
+    for a, it in zip(arrays, items):
+        selfs.append(_core.view(a, 0, shape, (2 * half * it, half * it, it)))
+        if flip:
+            parts.append(_core.view(a, (2 * half - 1) * it, shape, (2 * half * it, -half * it, -it)))
+        else:
+            parts.append(_core.view(a, half * it, shape, (2 * half * it, -half * it, it)))
     si = selfs[nkeys] if has_idx else None
     pi = parts[nkeys] if has_idx else None
     sk, pk = selfs[:nkeys], parts[:nkeys]
@@ -103,7 +109,7 @@ def _step(arrays, lower, nkeys, has_idx, nans, descending, half, flip):
                            _before(sk, pk, None, None, nans, descending))
     outs = [_core.where(swap, p, x) for x, p in zip(selfs, parts)]
     _core.eval(*outs)
-    return [o.reshape(shape) for o in outs]
+    return outs
 
 
 def _padded(x2, n_pad, fill):
@@ -160,14 +166,15 @@ def sort_rows(keys, nans, descending=False, stable=False, payloads=()):
     lower = _core.empty((2, 1), _code("bool"), False, *dev)  # a buffer, not an iota: the steps stay bundlable
     _core.assign(lower[:1], True)
     _core.assign(lower[1:], False)
+    items = [numpy.dtype(a.dtype).itemsize for a in arrays]
     s = 2
     while s <= n_pad:
-        arrays = _step(arrays, lower, nk, has_idx, nans, descending, s // 2, True)
+        arrays = _step(arrays, items, lower, nk, has_idx, nans, descending, s // 2, True)
         j = s // 4
         while j >= 1:
-            arrays = _step(arrays, lower, nk, has_idx, nans, descending, j, False)
+            arrays = _step(arrays, items, lower, nk, has_idx, nans, descending, j, False)
             j //= 2
         s *= 2
-    out = [a[:, :n] for a in arrays]
+    out = [_core.view(a, 0, (r, n), (n_pad * it, it)) for a, it in zip(arrays, items)]
     idx = _core.cast(out[nk], _code("int64")) if has_idx else None
     return out[:nk], idx, out[nk + int(has_idx):]
