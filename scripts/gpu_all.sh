@@ -244,6 +244,9 @@ if on LOOM_GPU_BENCH; then
     # cumsum (scan kernels) vs CuPy / PyTorch (issue 15; < 1 min): bench/results/<date>-scan-h200.json
     bounded 60 "${pin[@]}" "$py" bench/bench_scan.py >"$logs/bench_scan.log" 2>&1
     note "bench_scan.py: exit $? at $((SECONDS - t0))s"
+    # sort / argsort / unique (the device sorting network) vs CuPy / PyTorch: bench/results/<date>-sort-h200.json
+    bounded 90 "${pin[@]}" "$py" bench/bench_sort.py 3 >"$logs/bench_sort.log" 2>&1
+    note "bench_sort.py: exit $? at $((SECONDS - t0))s"
     if [ "${LOOM_GPU_MATMUL:-0}" = 1 ]; then
       bounded 200 "${pin[@]}" "$py" bench/bench_matmul.py >"$logs/bench_matmul.log" 2>&1
       note "bench_matmul.py: exit $?"

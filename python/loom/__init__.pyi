@@ -36,6 +36,7 @@ from . import _selection as _selection
 from . import _setops as _setops
 from . import _shape_base as _shape_base
 from . import _sorting as _sorting
+from . import _sortnet as _sortnet
 from . import _statistics as _statistics
 from . import _ufunc as _ufunc
 from . import _window as _window
@@ -50,6 +51,7 @@ from ._shape_base import apply_along_axis as apply_along_axis
 from ._shape_base import apply_over_axes as apply_over_axes
 from ._reductions import argmax as argmax
 from ._reductions import argmin as argmin
+from ._sorting import argpartition as argpartition
 from ._sorting import argsort as argsort
 from ._math import around as around
 from ._creation import array as array
@@ -170,6 +172,7 @@ from numpy import isscalar as isscalar
 from numpy import issubdtype as issubdtype
 from ._window import kaiser as kaiser
 from ._numeric import kron as kron
+from ._sorting import lexsort as lexsort
 from . import linalg as linalg
 from .aot import load_bundle as load_bundle
 from ._grids import logspace as logspace
@@ -178,6 +181,7 @@ from ._products import matmul as matmul
 from ._products import matrix_transpose as matrix_transpose
 from ._reductions import max as max
 from ._reductions import mean as mean
+from ._statistics import median as median
 from ._grids import meshgrid as meshgrid
 from ._grids import mgrid as mgrid
 from ._reductions import min as min
@@ -202,6 +206,7 @@ from numpy import number as number
 from ._grids import ogrid as ogrid
 from ._numeric import outer as outer
 from ._bits import packbits as packbits
+from ._sorting import partition as partition
 from ._array_api import permute_dims as permute_dims
 from ._selection import place as place
 from ._polynomial import poly1d as poly1d
@@ -237,6 +242,7 @@ from ._numeric import sinc as sinc
 from numpy import single as single
 from ._manipulation import size as size
 from ._sorting import sort as sort
+from ._sorting import sort_complex as sort_complex
 from ._shape_base import split as split
 from ._manipulation import squeeze as squeeze
 from ._manipulation import stack as stack
@@ -426,7 +432,6 @@ def isin(*args: Any, out: Any = ..., **kw: Any) -> Any: ...
 def ix_(*args: Any, out: Any = ..., **kw: Any) -> Any: ...
 def linspace(start: Any, stop: Any, num: Any = ..., endpoint: Any = ..., retstep: Any = ..., dtype: Any = ..., axis: Any = ..., *, device: Any = ...) -> Any: ...
 def mask_indices(*args: Any, out: Any = ..., **kw: Any) -> Any: ...
-def median(*args: Any, out: Any = ..., **kw: Any) -> Any: ...
 def nanmedian(*args: Any, out: Any = ..., **kw: Any) -> Any: ...
 def nanpercentile(*args: Any, out: Any = ..., **kw: Any) -> Any: ...
 def nanquantile(*args: Any, out: Any = ..., **kw: Any) -> Any: ...

@@ -482,6 +482,24 @@ class ndarray(_core.Array):
         """Cumulative product along axis (None: of the flattened array); loom.cumprod."""
         from ._sorting import cumprod
         return cumprod(self, axis, dtype, out)
+    def sort(self, axis=-1, kind=None, order=None):
+        """Sorts in place along axis (loom.sort on the array's device, written back)."""
+        from ._sorting import sort
+        r = sort(self, axis, kind, order)
+        _core.assign(self, r)
+    def argsort(self, axis=-1, kind=None, order=None):
+        from ._sorting import argsort
+        return argsort(self, axis, kind, order)
+    def partition(self, kth, axis=-1, kind="introselect", order=None):
+        """Partitions in place along axis (loom.partition's arrangement, written back)."""
+        from ._sorting import partition
+        _core.assign(self, partition(self, kth, axis, kind, order))
+    def argpartition(self, kth, axis=-1, kind="introselect", order=None):
+        from ._sorting import argpartition
+        return argpartition(self, kth, axis, kind, order)
+    def searchsorted(self, v, side="left", sorter=None):
+        from ._sorting import searchsorted
+        return searchsorted(self, v, side, sorter)
     def prod(self, axis=None, dtype=None, out=None, keepdims=False):
         return _reductions.prod(self, axis, dtype, out, keepdims)
     def mean(self, axis=None, dtype=None, out=None, keepdims=False):

@@ -6,18 +6,23 @@ Cumulative sums and products (cumsum, cumprod, nancumsum, nancumprod, cumulative
 are lazy graph nodes (loom_scan) computed by a scan kernel on the array's own device, fused with the
 expression they scan and with an elementwise consumer.
 
-HOST-COMPUTED: sort, argsort, searchsorted and unique* have no device kernel yet (issue 15). Each one
-evaluates its input, computes with NumPy on a host copy and returns a new loom array on the input's
-device. The results are exactly NumPy's (stable sorts, NaNs last; unique keeps each NaN distinct as the
-standard asks).
+Sorting (sort, argsort, lexsort, partition, argpartition, ndarray.sort/argsort), unique* and
+searchsorted run on the array's own device: on a GPU (CUDA, HIP) through _sortnet.py's sorting network
+(one elementwise kernel per step, stable: ties keep their order), on the host through NumPy's sorts on
+the host buffer (O(n log n) library code, as the host's BLAS; LOOM_SORT_ENGINE=network runs the
+network on the host too). Results equal NumPy's: NaN last, -0.0 == 0.0, argsort ties by index; unique
+keeps each NaN distinct in the standard's unique_* and merges them in numpy.unique(equal_nan=True).
+unique with axis=, searchsorted with sorter= and the nan* order statistics still go through NumPy.
 """
 import collections
+import os
 
 import numpy
 
 from . import _core
 from ._common import _norm_axis
 from ._ndarray import ndarray, _host, _finish
+from . import _sortnet
 
 UniqueAllResult = collections.namedtuple("UniqueAllResult", ["values", "indices", "inverse_indices", "counts"])
 UniqueCountsResult = collections.namedtuple("UniqueCountsResult", ["values", "counts"])
@@ -42,47 +47,285 @@ def _argsort_np(a, axis, descending, stable):
     return numpy.flip(n - 1 - order, axis=ax)
 
 
-def argsort(a, axis=-1, kind=None, order=None, *, descending=False, stable=True):
-    """Indices that sort a along axis (stable by default; descending keeps equal elements in order)."""
+def _on_network(x):
+    """Whether x sorts through the device network: on GPUs, or everywhere under LOOM_SORT_ENGINE=network
+    (on the host NumPy's O(n log n) sorts run on the host buffer itself)."""
+    eng = os.environ.get("LOOM_SORT_ENGINE", "auto").strip().lower()
+    if eng not in ("auto", "network", "numpy", ""):
+        raise ValueError(f"LOOM_SORT_ENGINE must be 'auto', 'network' or 'numpy', not {eng!r}")
+    return eng == "network" or (eng != "numpy" and x._device[0] != 0)
+
+
+def _rows(x, ax):
+    """x with axis ax moved last and the other axes flattened: (R x n view or expression, moved shape)."""
+    from ._manipulation import moveaxis
+    m = moveaxis(x, ax, -1) if ax != x.ndim - 1 else x
+    n = m.shape[-1]
+    r = 1
+    for d in m.shape[:-1]:
+        r *= d
+    return m.reshape(r, n), m.shape
+
+
+def _unrows(y, moved_shape, ax):
+    from ._manipulation import moveaxis
+    y = y.reshape(moved_shape)
+    return moveaxis(y, -1, ax) if ax != len(moved_shape) - 1 else y
+
+
+def _join(keys, dtype):
+    """The sorted values from their key components (a complex key's parts back into one)."""
+    if len(keys) == 3:  # complex: (class, real, imag)
+        from ._common import _code
+        return _core.cast(_core.binary(_core.ops["complex"], keys[1], keys[2]), _code(dtype))
+    return keys[0]
+
+
+def _net_sort(x, axis, descending, stable, want_index):
+    """(sorted values, int64 indices or None) of x along axis through the device network."""
+    ax = _norm_axis(axis, x.ndim)
+    x2, moved = _rows(x, ax)
+    keys, nans = _sortnet.key_parts(x2)
+    out, idx, _ = _sortnet.sort_rows(keys, nans, descending, stable or want_index)
+    vals = _unrows(_join(out, x.dtype), moved, ax)
+    return vals, (None if idx is None else _unrows(idx, moved, ax))
+
+
+def _stable_kind(kind, stable):
+    if kind not in (None, "quicksort", "mergesort", "heapsort", "stable"):
+        raise ValueError(f"sort kind must be one of 'quicksort', 'heapsort', 'stable' (got {kind!r})")
+    return bool(stable) if stable is not None else kind in ("stable", "mergesort")
+
+
+def _check_sortable(x, name):
+    if x.ndim == 0:
+        from ._common import AxisError
+        raise AxisError(f"{name}: axis -1 is out of bounds for array of dimension 0 (flatten it, or pass axis=None)")
+
+
+def argsort(a, axis=-1, kind=None, order=None, *, descending=False, stable=None):
+    """Indices that sort a along axis (axis=None: of the flattened array). Always stable: equal elements
+    keep their order (so every kind gives NumPy's stable result); descending keeps them in order too."""
     if order is not None:
         raise ValueError("argsort: order= (structured arrays) is not supported")
+    _stable_kind(kind, stable)
     x = _arr(a)
     if axis is None:
         x, axis = x.reshape(-1), -1
-    return _host(lambda h: _argsort_np(h, axis, descending, stable or kind == "stable").astype(numpy.int64), x)
+    if x.ndim == 0:  # NumPy sorts a 0-d array as one element: [0]
+        _norm_axis(axis, 1)
+        x, axis = x.reshape(1), 0
+    if _on_network(x):
+        return _net_sort(x, axis, descending, True, True)[1]
+    return _host(lambda h: _argsort_np(h, axis, descending, True).astype(numpy.int64), x)
 
 
-def sort(a, axis=-1, kind=None, order=None, *, descending=False, stable=True):
-    """A sorted copy of a along axis (axis=None: of the flattened array)."""
+def sort(a, axis=-1, kind=None, order=None, *, descending=False, stable=None):
+    """A sorted copy of a along axis (axis=None: of the flattened array). kind='stable' (or stable=True)
+    keeps equal elements (-0.0 and 0.0, NaNs) in their order; ints and bools sort alike either way."""
     if order is not None:
         raise ValueError("sort: order= (structured arrays) is not supported")
+    st = _stable_kind(kind, stable)
     x = _arr(a)
     if axis is None:
         x, axis = x.reshape(-1), -1
+    _check_sortable(x, "sort")
+    if _on_network(x):
+        from ._common import _kind
+        return _net_sort(x, axis, descending, st and _kind(x.dtype) in "fc", False)[0]
 
     def f(h):
         if not descending:
-            return numpy.sort(h, axis=axis, kind="stable")
+            return numpy.sort(h, axis=axis, kind="stable" if st else None)
         return numpy.take_along_axis(h, _argsort_np(h, axis, True, True), axis=axis)
     return _host(f, x)
 
 
+def lexsort(keys, axis=-1):
+    """numpy.lexsort: the stable order that sorts by the last key, then the one before it, ...; keys a
+    sequence of arrays of one shape or an array whose first axis indexes the keys."""
+    if isinstance(keys, ndarray) and keys.ndim == 0:
+        from ._common import AxisError
+        raise AxisError("lexsort: keys must be a sequence of arrays or an array of at least 1 dimension")
+    ks = [_arr(k) for k in keys] if not isinstance(keys, ndarray) else [keys[i] for i in range(keys.shape[0])]
+    if not ks:
+        raise TypeError("need sequence of keys with len > 0 in lexsort")
+    shape = ks[0].shape
+    if any(k.shape != shape for k in ks):
+        raise ValueError("all keys need to be the same shape")
+    if len(shape) == 0 or not _on_network(ks[0]):
+        return _host(lambda *hs: numpy.lexsort(hs, axis=axis).astype(numpy.int64), *ks)
+    ax = _norm_axis(axis, len(shape))
+    comps, nans = [], []
+    for k in reversed(ks):
+        k2, moved = _rows(k, ax)
+        c, n = _sortnet.key_parts(k2)
+        comps += c
+        nans += n
+    _, idx, _ = _sortnet.sort_rows(comps, nans, False, True)
+    return _unrows(idx, moved, ax)
+
+
+def sort_complex(a):
+    """numpy.sort_complex: a sorted copy of the flattened last axis, as complex (real part first, then
+    imaginary); int8/int16/uint8/uint16 give complex64, other real dtypes complex128."""
+    x = _arr(a)
+    _check_sortable(x, "sort_complex")
+    from ._common import _kind
+    if _kind(x.dtype) != "c":
+        x = x.astype(numpy.complex64 if x.dtype.char in "bhBH" else numpy.complex128)
+    return sort(x, axis=-1)
+
+
+def _kth_check(x, kth, axis, name):
+    n = x.shape[_norm_axis(axis, x.ndim)]
+    for k in numpy.atleast_1d(numpy.asarray(kth.get() if isinstance(kth, ndarray) else kth)).ravel():
+        if not isinstance(k.item(), int):
+            raise TypeError(f"{name}: kth must be an integer or a sequence of integers")
+        if not -n <= k < n:
+            raise ValueError(f"kth(={k}) out of bounds ({n})")
+
+
+def partition(a, kth, axis=-1, kind="introselect", order=None):
+    """numpy.partition: a copy where the element at each kth position is the one a sort puts there,
+    smaller ones before it and larger ones after (loom returns the fully sorted copy, which is such an
+    arrangement)."""
+    x = _arr(a)
+    if axis is None:
+        x, axis = x.reshape(-1), -1
+    _check_sortable(x, "partition")
+    _kth_check(x, kth, axis, "partition")
+    return sort(x, axis, order=order)
+
+
+def argpartition(a, kth, axis=-1, kind="introselect", order=None):
+    """numpy.argpartition: the indices of partition's arrangement (loom's: the stable sorting order)."""
+    x = _arr(a)
+    if axis is None:
+        x, axis = x.reshape(-1), -1
+    _check_sortable(x, "argpartition")
+    _kth_check(x, kth, axis, "argpartition")
+    return argsort(x, axis, order=order)
+
+
+def _row(x):
+    """x flattened into one row (1 x size)."""
+    return x.reshape(1, -1)
+
+
+def _empty_like_dev(x, shape, dtype, zero=False):
+    from ._common import _code
+    return _core.empty(tuple(shape), _code(dtype), zero, *x._device)
+
+
+# searchsorted counts (n x m compares in one reduction) while n * m <= this * (n + m) * log2(n + m)^2,
+# the element-steps of the merge's two sorting networks (a compare is cheaper than a network step)
+_SEARCH_COUNT_RATIO = 8
+
+
+def _net_searchsorted(a, v, side):
+    """searchsorted of every element of v in the sorted 1-d a on a's device: for few pairs (a short a),
+    one kernel counts the elements of a ordered before each query (n x m compares); otherwise a and v
+    are sorted together (queries before equal elements of a for side='left', after them for 'right'),
+    each query's answer is the number of a's elements before it (a scan), and a second sort by query
+    position brings the answers back in v's order."""
+    from ._common import _code, _kind
+    dt = numpy.result_type(a.dtype, v.dtype) if _kind(a.dtype) != "b" or _kind(v.dtype) != "b" else a.dtype
+    a1 = _core.cast(a, _code(dt))
+    q = _core.cast(v.reshape(-1), _code(dt))
+    n, m = a.shape[0], q.shape[0]
+    if m == 0 or n == 0:
+        return _empty_like_dev(a, v.shape, "int64", zero=True)
+    ak, nans = _sortnet.key_parts(a1)
+    lg = max(1, (n + m - 1).bit_length())
+    if n * m <= _SEARCH_COUNT_RATIO * (n + m) * lg * lg:
+        qk = [k.reshape(m, 1) for k in _sortnet.key_parts(q)[0]]
+        if side == "left":
+            hit = _sortnet._before(ak, qk, None, None, nans, False)  # a[i] before the query
+        else:
+            hit = _core.unary(_core.ops["logical_not"], _sortnet._before(qk, ak, None, None, nans, False))
+        r = _core.reduce(0, _core.cast(hit, _code("int64")), (1,), False, _code("int64"))
+        return r.reshape(v.shape)
+    both = _empty_like_dev(a, (1, n + m), dt)
+    _core.assign(both[:, :n], _row(a1))
+    _core.assign(both[:, n:], _row(q))
+    tag = _empty_like_dev(a, (1, n + m), "uint8")
+    _core.assign(tag[:, :n], 1 if side == "left" else 0)
+    _core.assign(tag[:, n:], 0 if side == "left" else 1)
+    bk, bn = _sortnet.key_parts(both)
+    _, idx, _ = _sortnet.sort_rows(bk + [tag], bn + [False], False, True)
+    is_a = _core.binary(_core.ops["lt"], idx, n)
+    before = _core.binary(_core.ops["sub"], _core.scan(0, _core.cast(is_a, _code("int64")), 1, -1),
+                          _core.cast(is_a, _code("int64")))
+    back = _core.where(is_a, n + m, _core.binary(_core.ops["sub"], idx, n))
+    _, _, (ans,) = _sortnet.sort_rows([back], [False], False, False, payloads=(before,))
+    return ans[0, :m].reshape(v.shape)
+
+
 def searchsorted(x1, x2, /, side="left", sorter=None):
-    """Indices where x2's elements would be inserted in the sorted 1-d x1 (side 'left' or 'right')."""
+    """Indices where x2's elements would be inserted in the sorted 1-d x1 (side 'left' or 'right'), in
+    NumPy's order (NaN last). On the array's device; sorter= goes through NumPy."""
     if side not in ("left", "right"):
         raise ValueError(f"searchsorted: side must be 'left' or 'right', not {side!r}")
     a = _arr(x1)
     if a.ndim != 1:
         raise ValueError("searchsorted: x1 must be 1-dimensional")
-    s = None if sorter is None else (sorter.get() if isinstance(sorter, ndarray) else numpy.asarray(sorter))
     v = x2 if isinstance(x2, ndarray) else _arr(x2)
+    if sorter is None and _on_network(a):
+        return _net_searchsorted(a, v, side)
+    s = None if sorter is None else (sorter.get() if isinstance(sorter, ndarray) else numpy.asarray(sorter))
     return _host(lambda h, q: numpy.searchsorted(h, q, side=side, sorter=s).astype(numpy.int64), a, v)
 
 
-def _unique(x, **kw):
+def _net_unique(h, return_index, return_inverse, return_counts, equal_nan):
+    """numpy.unique of the flattened h on its device: a stable sort, a first-of-run mask, a second sort
+    that moves the first element of every run to the front in order (its sorted position and first
+    index along), and for the inverse a third sort that routes each run number back to its element's
+    original position. The number of unique values is read at the call (the result's shape)."""
+    from ._common import _code, _kind
+    from ._math import isnan
+    x = _row(h)
+    n = x.shape[1]
+    keys, nans = _sortnet.key_parts(x)
+    out, perm, _ = _sortnet.sort_rows(keys, nans, False, bool(return_index or return_inverse))
+    srt = _join(out, h.dtype)
+    first = _empty_like_dev(h, (1, n), "bool")
+    _core.assign(first[:, :1], True)
+    if n > 1:
+        new = _core.binary(_core.ops["ne"], srt[:, 1:], srt[:, :-1])
+        if equal_nan and _kind(h.dtype) in "fc":
+            new = _core.binary(_core.ops["logical_and"], new, _core.unary(_core.ops["logical_not"],
+                               _core.binary(_core.ops["logical_and"], isnan(srt[:, 1:]), isnan(srt[:, :-1]))))
+        _core.assign(first[:, 1:], new)
+    k = int(_core.reduce(0, _core.cast(first, _code("int64")), None, False, _code("int64")).get())
+    later = _core.unary(_core.ops["logical_not"], first)
+    pay = [srt] + ([perm] if return_index else [])
+    _, pos, moved = _sortnet.sort_rows([later], [False], False, True, payloads=tuple(pay))
+    res = [moved[0][0, :k]]
+    if return_index:
+        res.append(moved[1][0, :k])
+    if return_inverse:
+        run = _core.binary(_core.ops["sub"], _core.scan(0, _core.cast(first, _code("int64")), 1, -1), 1)
+        _, _, (inv,) = _sortnet.sort_rows([perm], [False], False, False, payloads=(run,))
+        res.append(inv[0])
+    if return_counts:
+        starts = pos[0, :k]
+        cnt = _empty_like_dev(h, (k,), "int64")
+        if k > 1:
+            _core.assign(cnt[:k - 1], _core.binary(_core.ops["sub"], starts[1:], starts[:-1]))
+        _core.assign(cnt[k - 1:], _core.binary(_core.ops["sub"], n, starts[k - 1:]))
+        res.append(cnt)
+    return res
+
+
+def _unique(x, return_index=False, return_inverse=False, return_counts=False, equal_nan=False):
+    """(flattened values, first indices, inverse (flat), counts) as requested, on x's device."""
     h = _arr(x)
-    hv = h.get().reshape(-1)
-    return h, numpy.unique(hv, equal_nan=False, **kw)
+    if h.size == 0 or not _on_network(h):
+        r = numpy.unique(h.get().reshape(-1), return_index, return_inverse, return_counts, equal_nan=equal_nan)
+        r = r if isinstance(r, tuple) else (r,)
+        return h, [_dev(h, numpy.asarray(p).astype(numpy.int64) if i else p) for i, p in enumerate(r)]
+    return h, _net_unique(h, return_index, return_inverse, return_counts, equal_nan)
 
 
 def _dev(h, v):
@@ -91,33 +334,44 @@ def _dev(h, v):
 
 
 def unique_values(x, /):
-    h, v = _unique(x)
-    return _dev(h, v)
+    return _unique(x)[1][0]
 
 
 def unique_counts(x, /):
-    h, (v, c) = _unique(x, return_counts=True)
-    return UniqueCountsResult(_dev(h, v), _dev(h, c.astype(numpy.int64)))
+    _, (v, c) = _unique(x, return_counts=True)
+    return UniqueCountsResult(v, c)
 
 
 def unique_inverse(x, /):
     h, (v, inv) = _unique(x, return_inverse=True)
-    return UniqueInverseResult(_dev(h, v), _dev(h, inv.astype(numpy.int64).reshape(h.shape)))
+    return UniqueInverseResult(v, inv.reshape(h.shape))
 
 
 def unique_all(x, /):
     h, (v, i, inv, c) = _unique(x, return_index=True, return_inverse=True, return_counts=True)
-    return UniqueAllResult(_dev(h, v), _dev(h, i.astype(numpy.int64)), _dev(h, inv.astype(numpy.int64).reshape(h.shape)),
-                           _dev(h, c.astype(numpy.int64)))
+    return UniqueAllResult(v, i, inv.reshape(h.shape), c)
+
+
+def _inverse_ndim(shape):
+    """The shape NumPy's unique(axis=None) gives the inverse (1-d, or the input's in NumPy 2.0.0)."""
+    inv = numpy.unique(numpy.zeros((1, 1)), return_inverse=True)[1]
+    return shape if inv.ndim == 2 else (-1,)
 
 
 def unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None, *, equal_nan=True):
-    """numpy.unique (CuPy's): sorted unique elements and, on request, indices, inverse and counts."""
+    """numpy.unique (CuPy's): sorted unique elements and, on request, first indices, the inverse and the
+    counts; on the array's device for axis=None (axis= goes through NumPy)."""
     h = _arr(ar)
-    r = numpy.unique(h.get(), return_index, return_inverse, return_counts, axis, equal_nan=equal_nan)
-    if isinstance(r, tuple):
-        return tuple(_dev(h, numpy.asarray(p)) for p in r)
-    return _dev(h, r)
+    if axis is not None:
+        r = numpy.unique(h.get(), return_index, return_inverse, return_counts, axis, equal_nan=equal_nan)
+        if isinstance(r, tuple):
+            return tuple(_dev(h, numpy.asarray(p)) for p in r)
+        return _dev(h, r)
+    _, res = _unique(h, return_index, return_inverse, return_counts, equal_nan)
+    if return_inverse:
+        i = 1 + int(return_index)
+        res[i] = res[i].reshape(_inverse_ndim(h.shape))
+    return tuple(res) if len(res) > 1 else res[0]
 
 
 _SCAN = {"sum": 0, "prod": 1, "min": 2, "max": 3}  # LoomReduceOp codes (loom_scan)
@@ -200,6 +454,6 @@ def nancumprod(a, axis=None, dtype=None, out=None):
 
 
 __all__ = ["argsort", "sort", "searchsorted", "unique_values", "unique_counts", "unique_inverse", "unique_all",
-           "unique", "cumulative_sum", "cumulative_prod", "cumsum", "cumprod", "nancumsum", "nancumprod"]
+           "unique", "lexsort", "partition", "argpartition", "sort_complex", "cumulative_sum", "cumulative_prod", "cumsum", "cumprod", "nancumsum", "nancumprod"]
 # the standard's names (loom's own); the CuPy names below them fill gaps the CuPy layer leaves
 OWNED = __all__[:8]

@@ -189,5 +189,36 @@ for _name in ("median", "percentile", "quantile", "nanmedian", "nanpercentile", 
     globals()[_name] = _host_function(_name, __name__)
 del _name
 
+_host_median = globals()["median"]  # NumPy's, made by the loop above
+
+
+def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    """numpy.median: on a GPU array (any LOOM_SORT_ENGINE=network array) along one axis or all, the
+    array sorted on its device (_sortnet.py), the mean of the middle one or two elements (NumPy's dtype
+    rules: ints give float64), NaN where a slice holds one (it sorts last); axis tuples and empty
+    arrays go through NumPy on a host copy."""
+    from . import _sorting
+    x = asarray(a)
+    if (isinstance(axis, (tuple, list)) or x.size == 0 or x.ndim == 0 or _kind(x.dtype) == "c"
+            or not _sorting._on_network(x)):
+        return _host_median(a, axis=axis, out=out, overwrite_input=overwrite_input, keepdims=keepdims)
+    flat = axis is None
+    ax = x.ndim - 1 if flat else _norm_axis(axis, x.ndim)
+    srt = _sorting.sort(x.reshape(-1) if flat else x, axis=-1 if flat else ax)
+    nd = srt.ndim
+    n = srt.shape[-1 if flat else ax]
+    ax_s = nd - 1 if flat else ax
+    mid = slice(n // 2, n // 2 + 1) if n % 2 else slice(n // 2 - 1, n // 2 + 1)
+    r = _reductions.mean(srt[(slice(None),) * ax_s + (mid,)], axis=ax_s, keepdims=True)
+    if _has_nan(x):
+        last = srt[(slice(None),) * ax_s + (slice(n - 1, n),)]
+        r = _core.where(_u("isnan", last), _core.cast(last, r._dtype_code), r)
+    if flat:
+        r = r.reshape((1,) * x.ndim if keepdims else ())
+    elif not keepdims:
+        r = r.reshape(tuple(d for i, d in enumerate(r.shape) if i != ax_s))
+    return r if out is None else _finish(r, out, "unsafe")
+
+
 __all__ = [_n for _n, _v in list(globals().items())
            if not _n.startswith("_") and getattr(_v, "__module__", None) == __name__]
