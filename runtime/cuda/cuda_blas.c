@@ -29,6 +29,7 @@
 
 #include "runtime/cuda/cuda_blas.h"
 #include "runtime/gpu/gpu_driver.h"
+#include "runtime/vendor_lib.h"
 
 #define WORKSPACE_BYTES ((size_t)32 << 20)
 #define MAX_DEVICES 64
@@ -95,53 +96,37 @@ const char *const rt_cublaslt_symbols[] = {
 #undef X
         NULL};
 
-/* Loads the library into b; on failure b->fail says what was tried and what to install. */
-static void load(CuBlas *b) {
-  const char *env = getenv("LOOM_CUBLASLT");
-  const char *home = getenv("CUDA_HOME");
-  char home13[400] = "", home12[400] = "";
-  if (home && home[0]) {
-    snprintf(home13, sizeof home13, "%s/lib64/libcublasLt.so.13", home);
-    snprintf(home12, sizeof home12, "%s/lib64/libcublasLt.so.12", home);
-  }
-  const char *cands[] = {env && env[0] ? env : NULL, "libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so.11",
-                         home13[0] ? home13 : NULL, home12[0] ? home12 : NULL,
-                         "/usr/local/cuda/lib64/libcublasLt.so.13", "/usr/local/cuda/lib64/libcublasLt.so.12"};
-  char tried[1200] = "";
-  size_t nt = 0;
-  for (size_t i = 0; i < sizeof cands / sizeof cands[0]; i++) {
-    if (!cands[i]) continue;
-    /* NODELETE: a vendor library keeps threads and static state; it is never unmapped */
-    void *lib = dlopen(cands[i], RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
-    if (!lib) {
-      nt += (size_t)snprintf(tried + nt, nt < sizeof tried ? sizeof tried - nt : 0, "%s%s", nt ? ", " : "", cands[i]);
-      continue;
-    }
-    const char *missing = NULL;
-    void *p;
+/* Resolves cuBLASLt's functions into b (vendor_lib.h's accept). */
+static const char *resolve(void *lib, void *arg) {
+  CuBlas *b = arg;
+  const char *missing = NULL;
+  void *p;
 #define X(name, ret, args)                                                                                         \
   p = dlsym(lib, #name);                                                                                           \
   if (!p && !missing) missing = #name;                                                                             \
   memcpy(&b->name, &p, sizeof p);
-    LT_FUNCS(X)
+  LT_FUNCS(X)
 #undef X
-    if (missing) {
-      diag_error(&b->fail, LOOM_ERR_UNSUPPORTED, "cuBLASLt library %s has no %s (too old: CUDA 11.4 or later needed)",
-                 cands[i], missing);
-      dlclose(lib);
-      return;
-    }
-    p = dlsym(lib, "cublasLtGetStatusName");
-    memcpy(&b->status_name, &p, sizeof p);
-    b->lib = lib;
-    snprintf(b->path, sizeof b->path, "%s", cands[i]);
-    return;
+  if (missing) {
+    snprintf(b->fail.msg, sizeof b->fail.msg, "has no %s (too old: CUDA 11.4 or later needed)", missing);
+    return b->fail.msg;
   }
-  diag_error(&b->fail, LOOM_ERR_UNSUPPORTED,
-             "matrix products on CUDA devices need cuBLASLt, which was not found (tried %s%s); install the CUDA "
-             "toolkit's libcublas (or `pip install nvidia-cublas-cu13` / nvidia-cublas-cu12) or set LOOM_CUBLASLT "
-             "to the libcublasLt.so file",
-             env && env[0] ? "LOOM_CUBLASLT=" : "", tried);
+  p = dlsym(lib, "cublasLtGetStatusName");
+  memcpy(&b->status_name, &p, sizeof p);
+  return NULL;
+}
+
+/* Loads the library into b; on failure b->fail says what was tried and what to install. */
+static void load(CuBlas *b) {
+  static const char *const sonames[] = {"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so.11", NULL};
+  static const char *const dirs[] = {"$CUDA_HOME/lib64", "/usr/local/cuda/lib64", NULL};
+  RtVendorLib v = {.what = "cuBLASLt", .purpose = "matrix products on CUDA devices",
+                   .install = "install the CUDA toolkit's libcublas (or `pip install nvidia-cublas-cu13` / "
+                              "nvidia-cublas-cu12)",
+                   .env = "LOOM_CUBLASLT", .sonames = sonames, .dirs = dirs, .accept = resolve, .arg = b};
+  Diag d = {.status = LOOM_OK};
+  b->lib = rt_dlopen_first(&v, b->path, sizeof b->path, &d);
+  b->fail = d;
 }
 
 static const RtGpuDriver *gpu(void) { return rt_cuda_gpu_driver(); }
