@@ -87,7 +87,7 @@ typedef struct CuBlas {
   LtHandle handle[MAX_DEVICES];
   AlgoEntry cache[ALGO_CACHE];
   int next_slot;
-  void *fft; /* cuda_fft.c's state (cuFFT and its plans), under lock */
+  void *libs[RT_CUDA_LIB_COUNT]; /* cuda_fft.c's state (cuFFT and its plans), cuda_solver.c's; under lock */
 } CuBlas;
 
 const char *const rt_cublaslt_symbols[] = {
@@ -155,10 +155,10 @@ static LoomStatus cublas_state(LoomContext *ctx, CuBlas **out, Diag *d) {
   return LOOM_OK;
 }
 
-LoomStatus rt_cuda_fft_slot(LoomContext *ctx, void ***slot, pthread_mutex_t **lock, Diag *d) {
+LoomStatus rt_cuda_lib_slot(LoomContext *ctx, RtCudaLib which, void ***slot, pthread_mutex_t **lock, Diag *d) {
   CuBlas *b = libs_state(ctx);
   if (!b) return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: the CUDA library state");
-  *slot = &b->fft;
+  *slot = &b->libs[which];
   *lock = &b->lock;
   return LOOM_OK;
 }
@@ -175,7 +175,8 @@ static LoomStatus lt_error(const CuBlas *b, LtStatus s, const char *call, int de
 static void cuda_linalg_close(LoomContext *ctx) {
   CuBlas *b = ctx->rt->linalg[LOOM_DEVICE_CUDA];
   if (!b) return;
-  if (b->fft) rt_cuda_fft_close(ctx, b->fft);
+  if (b->libs[RT_CUDA_LIB_FFT]) rt_cuda_fft_close(ctx, b->libs[RT_CUDA_LIB_FFT]);
+  if (b->libs[RT_CUDA_LIB_SOLVER]) rt_cuda_solver_close(ctx, b->libs[RT_CUDA_LIB_SOLVER]);
   for (int i = 0; i < MAX_DEVICES; i++)
     if (b->handle[i]) {
       Diag dd = {.status = LOOM_OK};
@@ -372,7 +373,7 @@ LoomStatus rt_cublaslt_probe(char *path, size_t size, Diag *d) {
 const RtLinalg rt_cuda_linalg = {
     .library = "cuBLASLt (the CUDA toolkit's libcublas, or pip install nvidia-cublas-cu13)",
     .gemm = cuda_gemm,
-    .decompose = NULL, /* cuSOLVER: not yet (loom.linalg runs decompositions of GPU arrays on the host) */
+    .decompose = rt_cuda_decompose, /* cuSOLVER (cuda_solver.c) */
     .fft = rt_cuda_fft,
     .close = cuda_linalg_close,
 };

@@ -121,7 +121,7 @@ static LoomStatus plan_of(LoomContext *ctx, CuFft *c, int device, int type, cons
 LoomStatus rt_cuda_fft(LoomContext *ctx, int index, const RtFft *f, Diag *d) {
   void **slot;
   pthread_mutex_t *lock;
-  LoomStatus st = rt_cuda_fft_slot(ctx, &slot, &lock, d);
+  LoomStatus st = rt_cuda_lib_slot(ctx, RT_CUDA_LIB_FFT, &slot, &lock, d);
   if (st != LOOM_OK) return st;
   pthread_mutex_lock(lock);
   CuFft *c = *slot;
