@@ -222,6 +222,7 @@ const RtDevice rt_hip_device = {
     .write_strided = NULL, /* a copy kernel */
     .settle = hip_settle,
     .dump_code = hip_dump_code,
+    .linalg = &rt_hip_linalg, /* hipBLASLt, hipFFT (hip_blas.c, hip_fft.c) */
     .raw_formats = RT_AMD_RAW_FORMATS,
     .raw_sniff = rt_amd_raw_sniff,
     .raw_create = rt_amd_raw_create,
