@@ -15,7 +15,9 @@
 #   5. test_gpu with LOOM_TEST_GPU=hip: every GPU-vs-host differential check (every op and dtype, every
 #      reduction strategy, float32 division and sqrt bit for bit against the host's IEEE results, determinism,
 #      in-place, streams, events, pools, the disk cache across processes, two devices when there are two);
-#   6. the rest of ctest, then the Python suite (tests/python/test_amd.py runs on the GPU);
+#   6. the rest of ctest, then the Python suite (tests/python/test_amd.py runs on the GPU; products go through
+#      hipBLASLt and loom.fft through hipFFT there: test_products.py, test_fft.py; test_hip_libs checked the
+#      bindings against mocks only);
 #   7. the benchmark (bench/bench_amd.c): bandwidth of the H200's cases beside the device copy, cold compile,
 #      disk-cache hit, into bench/results/<date>-<chip>.json.
 # Settings worth trying when something fails: LOOM_AMDGPU_LINKER=lld (comgr) / comgr, LOOM_AMDGPU_CODE_OBJECT=4
@@ -37,6 +39,7 @@ step "machine"
   command -v rocminfo >/dev/null && rocminfo | grep -E "Marketing Name|Name: +gfx|Compute Unit|Wavefront" | head -20
   command -v rocm-smi >/dev/null && rocm-smi --showproductname --showmeminfo vram 2>/dev/null | head -20
   ls -l /opt/rocm/lib/libamdhip64.so* /opt/rocm/lib/libamd_comgr.so* 2>/dev/null
+  ls -l /opt/rocm/lib/libhipblaslt.so* /opt/rocm/lib/libhipfft.so* 2>/dev/null || echo "no hipBLASLt / hipFFT: products and FFTs on the GPU will fail"
   cat /opt/rocm/.info/version 2>/dev/null
 } > "$logs/machine.log" 2>&1
 cat "$logs/machine.log"

@@ -1,9 +1,11 @@
 """loom.linalg: NumPy's numpy.linalg and the array API's linalg extension on the arrays' device.
 
 Decompositions and solvers (solve, inv, cholesky, qr, svd, svdvals, eigh, eigvalsh) run at once through
-loom_linalg: LAPACK on the host, over every matrix of the batch in one call. CUDA has no solver library
-wired in yet (cuSOLVER is planned): a GPU array's decomposition runs on the host and its results are
-copied back (_lapack). The library wants column-major matrices packed one after another, so an input is first copied
+loom_linalg: LAPACK on the host, cuSOLVER on CUDA devices, over every matrix of the batch in one call.
+Where the device has no solver library (cuSOLVER not installed, or an AMD device) a GPU array's
+decomposition runs on the host and its results are copied back, with a RuntimeWarning that says why,
+once per reason (_lapack). cuSOLVER's SVD wants rows >= columns: a wider GPU matrix is decomposed through
+its conjugate transpose (svd). The library wants column-major matrices packed one after another, so an input is first copied
 into that layout (a lazy transpose-copy, skipped when the input already has it); the results come back in
 that layout as well (their strides say so). What is built from them (det, slogdet, pinv, lstsq,
 matrix_rank, matrix norms) is ordinary loom operations, lazy and fused. Matrix products (matmul,
@@ -15,6 +17,7 @@ eigenvalues are real.
 import builtins
 import collections
 import operator
+import warnings
 
 import numpy
 from numpy.linalg import LinAlgError
@@ -75,14 +78,21 @@ def _colmajor(x, dtype):
     return y.swapaxes(-1, -2)
 
 
+_HOST_FALLBACKS: set[str] = set()  # the reasons already warned about
+
+
 def _lapack(op, flags, *arrays):
-    """loom_linalg on the arrays' device. A device without a solver library (CUDA until cuSOLVER is wired
-    in) runs the operation on the host and copies the results back: a host round trip, said here."""
+    """loom_linalg on the arrays' device. A GPU without a solver library (cuSOLVER missing, AMD) runs the
+    operation on the host and copies the results back: a host round trip, said once per reason."""
     try:
         return _core.linalg(op, flags, *arrays)
-    except NotImplementedError:
+    except NotImplementedError as e:
         if not arrays[0]._on_gpu:
             raise
+        reason = str(e)
+        if reason not in _HOST_FALLBACKS:
+            _HOST_FALLBACKS.add(reason)
+            warnings.warn(f"loom.linalg runs on the host (a round trip): {reason}", RuntimeWarning, stacklevel=3)
     kind, index = arrays[0]._device
     host = [_colmajor(_core.to_device(a, 0, 0), a.dtype) for a in arrays]
     return tuple(_core.to_device(r, kind, index) for r in _core.linalg(op, flags, *host))
@@ -184,6 +194,11 @@ def qr(a, mode="reduced"):
 def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     """NumPy's svd: (U, S, Vh) with a = U diag(S) Vh, S descending; S alone when compute_uv=False."""
     a = _matrix(a, "svd")
+    if a._on_gpu and a.shape[-2] < a.shape[-1]:
+        # cuSOLVER's gesvd wants rows >= columns: a^H = U1 S Vh1, so a = Vh1^H S U1^H (conjugate transposes
+        # are lazy views / fused maps)
+        r = svd(_herm(a), full_matrices, compute_uv)
+        return r if not compute_uv else SVDResult(_herm(r.Vh), r.S, _herm(r.U))
     x = _colmajor(a, _float_dtype(a))
     if not compute_uv:
         return _lapack(_SVD, _VALUES_ONLY, x)[0]

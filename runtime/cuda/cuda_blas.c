@@ -29,6 +29,7 @@
 
 #include "runtime/cuda/cuda_blas.h"
 #include "runtime/gpu/gpu_driver.h"
+#include "runtime/vendor_lib.h"
 
 #define WORKSPACE_BYTES ((size_t)32 << 20)
 #define MAX_DEVICES 64
@@ -86,7 +87,7 @@ typedef struct CuBlas {
   LtHandle handle[MAX_DEVICES];
   AlgoEntry cache[ALGO_CACHE];
   int next_slot;
-  void *fft; /* cuda_fft.c's state (cuFFT and its plans), under lock */
+  void *libs[RT_CUDA_LIB_COUNT]; /* cuda_fft.c's state (cuFFT and its plans), cuda_solver.c's; under lock */
 } CuBlas;
 
 const char *const rt_cublaslt_symbols[] = {
@@ -95,53 +96,37 @@ const char *const rt_cublaslt_symbols[] = {
 #undef X
         NULL};
 
-/* Loads the library into b; on failure b->fail says what was tried and what to install. */
-static void load(CuBlas *b) {
-  const char *env = getenv("LOOM_CUBLASLT");
-  const char *home = getenv("CUDA_HOME");
-  char home13[400] = "", home12[400] = "";
-  if (home && home[0]) {
-    snprintf(home13, sizeof home13, "%s/lib64/libcublasLt.so.13", home);
-    snprintf(home12, sizeof home12, "%s/lib64/libcublasLt.so.12", home);
-  }
-  const char *cands[] = {env && env[0] ? env : NULL, "libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so.11",
-                         home13[0] ? home13 : NULL, home12[0] ? home12 : NULL,
-                         "/usr/local/cuda/lib64/libcublasLt.so.13", "/usr/local/cuda/lib64/libcublasLt.so.12"};
-  char tried[1200] = "";
-  size_t nt = 0;
-  for (size_t i = 0; i < sizeof cands / sizeof cands[0]; i++) {
-    if (!cands[i]) continue;
-    /* NODELETE: a vendor library keeps threads and static state; it is never unmapped */
-    void *lib = dlopen(cands[i], RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
-    if (!lib) {
-      nt += (size_t)snprintf(tried + nt, nt < sizeof tried ? sizeof tried - nt : 0, "%s%s", nt ? ", " : "", cands[i]);
-      continue;
-    }
-    const char *missing = NULL;
-    void *p;
+/* Resolves cuBLASLt's functions into b (vendor_lib.h's accept). */
+static const char *resolve(void *lib, void *arg) {
+  CuBlas *b = arg;
+  const char *missing = NULL;
+  void *p;
 #define X(name, ret, args)                                                                                         \
   p = dlsym(lib, #name);                                                                                           \
   if (!p && !missing) missing = #name;                                                                             \
   memcpy(&b->name, &p, sizeof p);
-    LT_FUNCS(X)
+  LT_FUNCS(X)
 #undef X
-    if (missing) {
-      diag_error(&b->fail, LOOM_ERR_UNSUPPORTED, "cuBLASLt library %s has no %s (too old: CUDA 11.4 or later needed)",
-                 cands[i], missing);
-      dlclose(lib);
-      return;
-    }
-    p = dlsym(lib, "cublasLtGetStatusName");
-    memcpy(&b->status_name, &p, sizeof p);
-    b->lib = lib;
-    snprintf(b->path, sizeof b->path, "%s", cands[i]);
-    return;
+  if (missing) {
+    snprintf(b->fail.msg, sizeof b->fail.msg, "has no %s (too old: CUDA 11.4 or later needed)", missing);
+    return b->fail.msg;
   }
-  diag_error(&b->fail, LOOM_ERR_UNSUPPORTED,
-             "matrix products on CUDA devices need cuBLASLt, which was not found (tried %s%s); install the CUDA "
-             "toolkit's libcublas (or `pip install nvidia-cublas-cu13` / nvidia-cublas-cu12) or set LOOM_CUBLASLT "
-             "to the libcublasLt.so file",
-             env && env[0] ? "LOOM_CUBLASLT=" : "", tried);
+  p = dlsym(lib, "cublasLtGetStatusName");
+  memcpy(&b->status_name, &p, sizeof p);
+  return NULL;
+}
+
+/* Loads the library into b; on failure b->fail says what was tried and what to install. */
+static void load(CuBlas *b) {
+  static const char *const sonames[] = {"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so.11", NULL};
+  static const char *const dirs[] = {"$CUDA_HOME/lib64", "/usr/local/cuda/lib64", NULL};
+  RtVendorLib v = {.what = "cuBLASLt", .purpose = "matrix products on CUDA devices",
+                   .install = "install the CUDA toolkit's libcublas (or `pip install nvidia-cublas-cu13` / "
+                              "nvidia-cublas-cu12)",
+                   .env = "LOOM_CUBLASLT", .sonames = sonames, .dirs = dirs, .accept = resolve, .arg = b};
+  Diag d = {.status = LOOM_OK};
+  b->lib = rt_dlopen_first(&v, b->path, sizeof b->path, &d);
+  b->fail = d;
 }
 
 static const RtGpuDriver *gpu(void) { return rt_cuda_gpu_driver(); }
@@ -170,10 +155,10 @@ static LoomStatus cublas_state(LoomContext *ctx, CuBlas **out, Diag *d) {
   return LOOM_OK;
 }
 
-LoomStatus rt_cuda_fft_slot(LoomContext *ctx, void ***slot, pthread_mutex_t **lock, Diag *d) {
+LoomStatus rt_cuda_lib_slot(LoomContext *ctx, RtCudaLib which, void ***slot, pthread_mutex_t **lock, Diag *d) {
   CuBlas *b = libs_state(ctx);
   if (!b) return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: the CUDA library state");
-  *slot = &b->fft;
+  *slot = &b->libs[which];
   *lock = &b->lock;
   return LOOM_OK;
 }
@@ -190,7 +175,8 @@ static LoomStatus lt_error(const CuBlas *b, LtStatus s, const char *call, int de
 static void cuda_linalg_close(LoomContext *ctx) {
   CuBlas *b = ctx->rt->linalg[LOOM_DEVICE_CUDA];
   if (!b) return;
-  if (b->fft) rt_cuda_fft_close(ctx, b->fft);
+  if (b->libs[RT_CUDA_LIB_FFT]) rt_cuda_fft_close(ctx, b->libs[RT_CUDA_LIB_FFT]);
+  if (b->libs[RT_CUDA_LIB_SOLVER]) rt_cuda_solver_close(ctx, b->libs[RT_CUDA_LIB_SOLVER]);
   for (int i = 0; i < MAX_DEVICES; i++)
     if (b->handle[i]) {
       Diag dd = {.status = LOOM_OK};
@@ -387,7 +373,7 @@ LoomStatus rt_cublaslt_probe(char *path, size_t size, Diag *d) {
 const RtLinalg rt_cuda_linalg = {
     .library = "cuBLASLt (the CUDA toolkit's libcublas, or pip install nvidia-cublas-cu13)",
     .gemm = cuda_gemm,
-    .decompose = NULL, /* cuSOLVER: not yet (loom.linalg runs decompositions of GPU arrays on the host) */
+    .decompose = rt_cuda_decompose, /* cuSOLVER (cuda_solver.c) */
     .fft = rt_cuda_fft,
     .close = cuda_linalg_close,
 };

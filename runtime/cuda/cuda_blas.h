@@ -1,5 +1,5 @@
-/* cuda_blas.h: the CUDA device's vendor math library (runtime/linalg.h's RtLinalg): cuBLASLt loaded at run
- * time (cuda_blas.c). */
+/* cuda_blas.h: the CUDA device's vendor math library (runtime/linalg.h's RtLinalg): cuBLASLt, cuFFT and cuSOLVER
+ * loaded at run time (cuda_blas.c, cuda_fft.c, cuda_solver.c). */
 #ifndef LOOM_RUNTIME_CUDA_BLAS_H
 #define LOOM_RUNTIME_CUDA_BLAS_H
 
@@ -22,6 +22,14 @@ enum {
   LT_STATUS_ALLOC_FAILED = 3, LT_STATUS_NOT_SUPPORTED = 15,                         /* cublasStatus_t */
 };
 
+/* The values of cusolver_common.h / cublas_api.h that cuda_solver.c passes (tests/c/test_cusolver.c checks
+ * them against the headers where they exist). */
+enum {
+  SV_FILL_LOWER = 0, SV_FILL_UPPER = 1, SV_OP_N = 0,                      /* cublasFillMode_t, cublasOperation_t */
+  SV_EIG_NOVECTOR = 0, SV_EIG_VECTOR = 1,                                 /* cusolverEigMode_t */
+  SV_STATUS_ALLOC_FAILED = 2, SV_STATUS_INVALID_VALUE = 3, SV_STATUS_NOT_SUPPORTED = 9, /* cusolverStatus_t */
+};
+
 extern const RtLinalg rt_cuda_linalg;
 /* The shared GPU layer's driver table of CUDA (cuda_device.c), for the libraries' calls into the layer
  * (current device and stream, workspace from the device pool). */
@@ -30,12 +38,21 @@ const RtGpuDriver *rt_cuda_gpu_driver(void);
  * library found and its version; LOOM_ERR_UNSUPPORTED (and the message a product would give) when it is
  * missing or lacks a function. For tests and loom's configuration report. */
 LoomStatus rt_cublaslt_probe(char *path, size_t size, Diag *d);
-/* cuda_fft.c: RtLinalg.fft of CUDA (cuFFT), its state's slot in the CUDA library state (made on first
- * use, guarded by *lock), its release with the context, and a probe like rt_cublaslt_probe. */
+/* The slot of a further library's state in the CUDA library state (made on first use by that library's
+ * file, guarded by *lock, released with the context through its close function). */
+typedef enum RtCudaLib { RT_CUDA_LIB_FFT, RT_CUDA_LIB_SOLVER, RT_CUDA_LIB_COUNT } RtCudaLib;
+LoomStatus rt_cuda_lib_slot(LoomContext *ctx, RtCudaLib which, void ***slot, pthread_mutex_t **lock, Diag *d);
+/* cuda_fft.c: RtLinalg.fft of CUDA (cuFFT), its release with the context, and a probe like
+ * rt_cublaslt_probe. */
 LoomStatus rt_cuda_fft(LoomContext *ctx, int index, const RtFft *f, Diag *d);
-LoomStatus rt_cuda_fft_slot(LoomContext *ctx, void ***slot, pthread_mutex_t **lock, Diag *d);
 void rt_cuda_fft_close(LoomContext *ctx, void *state);
 LoomStatus rt_cufft_probe(char *path, size_t size, Diag *d);
+/* cuda_solver.c: RtLinalg.decompose of CUDA (cuSOLVER), its release, a probe like rt_cublaslt_probe, and the
+ * routines it resolves in their S / D (real) forms (NULL-terminated; each also as C / Z). */
+LoomStatus rt_cuda_decompose(LoomContext *ctx, int index, const RtDecomp *r, Diag *d);
+void rt_cuda_solver_close(LoomContext *ctx, void *state);
+LoomStatus rt_cusolver_probe(char *path, size_t size, Diag *d);
+extern const char *const rt_cusolver_routines[];
 /* The cuBLASLt functions loaded (NULL-terminated). */
 extern const char *const rt_cublaslt_symbols[];
 

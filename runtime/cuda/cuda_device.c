@@ -38,69 +38,15 @@ static LoomStatus drv_load(LoomContext *ctx, void **out, int *ndev, RtGpuJit *ji
   return LOOM_OK;
 }
 
-static void drv_unload(void *drv) { rt_cuda_unload(drv); }
-
-static LoomStatus drv_device_info(void *drv, int device, RtGpuDeviceInfo *out, Diag *d) {
-  RtCuDeviceInfo ci;
-  LoomStatus st = rt_cuda_device_info(drv, device, &ci, d);
-  if (st != LOOM_OK) return st;
-  memset(out, 0, sizeof *out);
-  memcpy(out->name, ci.name, sizeof out->name);
-  snprintf(out->arch, sizeof out->arch, "sm_%d%d", (int)ci.cc_major, (int)ci.cc_minor);
-  out->arch_major = ci.cc_major;
-  out->arch_minor = ci.cc_minor;
-  out->sm_count = ci.sm_count;
-  out->max_threads_per_block = ci.max_threads_per_block;
-  out->max_threads_per_sm = ci.max_threads_per_sm;
-  out->wave = ci.warp_size > 0 ? ci.warp_size : 32;
-  out->shared_per_block = ci.shared_per_block;
-  out->l2_bytes = ci.l2_bytes;
-  out->total_mem = ci.total_mem;
-  return LOOM_OK;
-}
-
-static LoomStatus drv_retain(void *drv, int device, Diag *d) { return rt_cuda_device_retain(drv, device, d); }
-static void drv_release(void *drv, int device) { rt_cuda_device_release(drv, device); }
-static LoomStatus drv_set_current(void *drv, int device, Diag *d) { return rt_cuda_set_current(drv, device, d); }
-static LoomStatus drv_synchronize(void *drv, int device, Diag *d) { return rt_cuda_device_synchronize(drv, device, d); }
-
 static LoomStatus drv_target_create(LoomContext *ctx, const RtGpuDeviceInfo *info, CgTarget **out, Diag *d) {
   return cg_nvptx_target_create(ctx, info->arch_major, info->arch_minor, out, d);
 }
 
 static const RtGpuDriver cuda_driver = {
-    .name = "CUDA",
-    .kind = LOOM_DEVICE_CUDA,
-    .binary = CG_BINARY_PTX,
+    RT_CUDA_DRIVER_COMMON, /* cuda_table.c and cuda.c / cuda_code.c, shared with libloomrt */
     .load = drv_load,
-    .unload = drv_unload,
-    .device_info = drv_device_info,
-    .retain = drv_retain,
-    .release = drv_release,
-    .set_current = drv_set_current,
-    .synchronize = drv_synchronize,
     .target_create = drv_target_create,
-    .mem_alloc = rt_cu_mem_alloc,
-    .mem_free = rt_cu_mem_free,
-    .copy_h2d = rt_cu_copy_h2d,
-    .copy_d2h = rt_cu_copy_d2h,
-    .copy_d2d = rt_cu_copy_d2d,
-    .copy_peer = rt_cu_copy_peer,
-    .stream_create = rt_cu_stream_create,
-    .stream_destroy = rt_cu_stream_destroy,
-    .stream_synchronize = rt_cu_stream_synchronize,
-    .event_create = rt_cu_event_create,
-    .event_destroy = rt_cu_event_destroy,
-    .event_record = rt_cu_event_record,
-    .event_synchronize = rt_cu_event_synchronize,
-    .event_elapsed = rt_cu_event_elapsed,
     .link = rt_cu_link,
-    .module_load = rt_cu_module_load,
-    .module_unload = rt_cu_module_unload,
-    .module_function = rt_cu_module_function,
-    .func_attrs = rt_cu_func_attrs,
-    .occupancy = rt_cu_occupancy,
-    .launch = rt_cu_launch,
 };
 
 /* ---- device.h's hooks: the shared GPU layer with the CUDA driver ------------------------------------------ */

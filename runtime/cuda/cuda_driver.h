@@ -236,4 +236,26 @@ LoomStatus rt_cu_launch(void *drv, int device, void *fn, const uint32_t grid[3],
     SET_CURRENT(cu, device, d);                                  \
   } while (0)
 
+/* ---- cuda_table.c: the driver table's LLVM-free entries, shared by libloom and libloomrt ------------------ */
+void rt_cuda_drv_unload(void *drv);
+LoomStatus rt_cuda_drv_device_info(void *drv, int device, RtGpuDeviceInfo *out, Diag *d);
+LoomStatus rt_cuda_drv_retain(void *drv, int device, Diag *d);
+void rt_cuda_drv_release(void *drv, int device);
+LoomStatus rt_cuda_drv_set_current(void *drv, int device, Diag *d);
+LoomStatus rt_cuda_drv_synchronize(void *drv, int device, Diag *d);
+/* The entries both libraries' CUDA tables share (designated initializers; each adds .load, and libloom
+ * .target_create and .link). */
+#define RT_CUDA_DRIVER_COMMON                                                                                     \
+  .name = "CUDA", .kind = LOOM_DEVICE_CUDA, .binary = CG_BINARY_PTX, .unload = rt_cuda_drv_unload,                \
+  .device_info = rt_cuda_drv_device_info, .retain = rt_cuda_drv_retain, .release = rt_cuda_drv_release,           \
+  .set_current = rt_cuda_drv_set_current, .synchronize = rt_cuda_drv_synchronize, .mem_alloc = rt_cu_mem_alloc,   \
+  .mem_free = rt_cu_mem_free, .copy_h2d = rt_cu_copy_h2d, .copy_d2h = rt_cu_copy_d2h, .copy_d2d = rt_cu_copy_d2d, \
+  .copy_peer = rt_cu_copy_peer, .stream_create = rt_cu_stream_create, .stream_destroy = rt_cu_stream_destroy,    \
+  .stream_synchronize = rt_cu_stream_synchronize, .event_create = rt_cu_event_create,                             \
+  .event_destroy = rt_cu_event_destroy, .event_record = rt_cu_event_record,                                       \
+  .event_synchronize = rt_cu_event_synchronize, .event_elapsed = rt_cu_event_elapsed,                             \
+  .module_load = rt_cu_module_load, .module_unload = rt_cu_module_unload,                                         \
+  .module_function = rt_cu_module_function, .func_attrs = rt_cu_func_attrs, .occupancy = rt_cu_occupancy,         \
+  .launch = rt_cu_launch
+
 #endif /* LOOM_RUNTIME_CUDA_DRIVER_H */

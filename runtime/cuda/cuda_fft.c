@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "runtime/cuda/cuda_blas.h"
+#include "runtime/vendor_lib.h"
 
 #define PLAN_CACHE 32
 
@@ -53,44 +54,31 @@ typedef struct CuFft {
   int next;
 } CuFft;
 
-static void load(CuFft *f) {
-  const char *env = getenv("LOOM_CUFFT");
-  const char *home = getenv("CUDA_HOME");
-  char h12[400] = "";
-  if (home && home[0]) snprintf(h12, sizeof h12, "%s/lib64/libcufft.so.12", home);
-  const char *cands[] = {env && env[0] ? env : NULL, "libcufft.so.12", "libcufft.so.11", "libcufft.so.13",
-                         h12[0] ? h12 : NULL, "/usr/local/cuda/lib64/libcufft.so.12", "/usr/local/cuda/lib64/libcufft.so.11"};
-  char tried[1000] = "";
-  size_t nt = 0;
-  for (size_t i = 0; i < sizeof cands / sizeof cands[0]; i++) {
-    if (!cands[i]) continue;
-    /* NODELETE: a vendor library keeps threads and static state; it is never unmapped */
-    void *lib = dlopen(cands[i], RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
-    if (!lib) {
-      nt += (size_t)snprintf(tried + nt, nt < sizeof tried ? sizeof tried - nt : 0, "%s%s", nt ? ", " : "", cands[i]);
-      continue;
-    }
-    const char *missing = NULL;
-    void *p;
+/* Resolves cuFFT's functions into f (vendor_lib.h's accept). */
+static const char *resolve(void *lib, void *arg) {
+  CuFft *f = arg;
+  const char *missing = NULL;
+  void *p;
 #define X(name, ret, args)                                                                                         \
   p = dlsym(lib, #name);                                                                                           \
   if (!p && !missing) missing = #name;                                                                             \
   memcpy(&f->name, &p, sizeof p);
-    FFT_FUNCS(X)
+  FFT_FUNCS(X)
 #undef X
-    if (missing) {
-      diag_error(&f->fail, LOOM_ERR_UNSUPPORTED, "cuFFT library %s has no %s (CUDA 11 or later needed)", cands[i], missing);
-      dlclose(lib);
-      return;
-    }
-    f->lib = lib;
-    snprintf(f->path, sizeof f->path, "%s", cands[i]);
-    return;
-  }
-  diag_error(&f->fail, LOOM_ERR_UNSUPPORTED,
-             "FFTs on CUDA devices need cuFFT, which was not found (tried %s%s); install the CUDA toolkit's libcufft "
-             "(or `pip install nvidia-cufft-cu12`) or set LOOM_CUFFT to the libcufft.so file",
-             env && env[0] ? "LOOM_CUFFT=" : "", tried);
+  if (!missing) return NULL;
+  snprintf(f->fail.msg, sizeof f->fail.msg, "has no %s (CUDA 11 or later needed)", missing);
+  return f->fail.msg;
+}
+
+static void load(CuFft *f) {
+  static const char *const sonames[] = {"libcufft.so.12", "libcufft.so.11", "libcufft.so.13", NULL};
+  static const char *const dirs[] = {"$CUDA_HOME/lib64", "/usr/local/cuda/lib64", NULL};
+  RtVendorLib v = {.what = "cuFFT", .purpose = "FFTs on CUDA devices",
+                   .install = "install the CUDA toolkit's libcufft (or `pip install nvidia-cufft-cu12`)",
+                   .env = "LOOM_CUFFT", .sonames = sonames, .dirs = dirs, .accept = resolve, .arg = f};
+  Diag d = {.status = LOOM_OK};
+  f->lib = rt_dlopen_first(&v, f->path, sizeof f->path, &d);
+  f->fail = d;
 }
 
 static LoomStatus fft_error(int r, const char *call, int device, Diag *d) {
@@ -133,7 +121,7 @@ static LoomStatus plan_of(LoomContext *ctx, CuFft *c, int device, int type, cons
 LoomStatus rt_cuda_fft(LoomContext *ctx, int index, const RtFft *f, Diag *d) {
   void **slot;
   pthread_mutex_t *lock;
-  LoomStatus st = rt_cuda_fft_slot(ctx, &slot, &lock, d);
+  LoomStatus st = rt_cuda_lib_slot(ctx, RT_CUDA_LIB_FFT, &slot, &lock, d);
   if (st != LOOM_OK) return st;
   pthread_mutex_lock(lock);
   CuFft *c = *slot;

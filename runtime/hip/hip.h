@@ -89,4 +89,24 @@ LoomStatus rt_hip_occupancy(void *drv, int device, void *fn, int block, size_t d
 LoomStatus rt_hip_launch(void *drv, int device, void *fn, const uint32_t grid[3], const uint32_t block[3],
                          uint32_t shared_bytes, void *stream, void **params, Diag *d);
 
+/* ---- hip_table.c: the driver table's LLVM-free entries, shared by libloom and libloomrt ------------------ */
+void rt_hip_drv_unload(void *drv);
+LoomStatus rt_hip_drv_device_info(void *drv, int device, RtGpuDeviceInfo *out, Diag *d);
+LoomStatus rt_hip_drv_retain(void *drv, int device, Diag *d); /* also set_current */
+void rt_hip_drv_release(void *drv, int device);
+LoomStatus rt_hip_drv_synchronize(void *drv, int device, Diag *d);
+/* The entries both libraries' HIP tables share (designated initializers; each adds .load and .module_load,
+ * and libloom .target_create). */
+#define RT_HIP_DRIVER_COMMON                                                                                      \
+  .name = "AMD", .kind = LOOM_DEVICE_HIP, .binary = CG_BINARY_AMDGPU, .unload = rt_hip_drv_unload,                \
+  .device_info = rt_hip_drv_device_info, .retain = rt_hip_drv_retain, .release = rt_hip_drv_release,              \
+  .set_current = rt_hip_drv_retain, .synchronize = rt_hip_drv_synchronize, .mem_alloc = rt_hip_mem_alloc,         \
+  .mem_free = rt_hip_mem_free, .copy_h2d = rt_hip_copy_h2d, .copy_d2h = rt_hip_copy_d2h,                          \
+  .copy_d2d = rt_hip_copy_d2d, .copy_peer = rt_hip_copy_peer, .stream_create = rt_hip_stream_create,              \
+  .stream_destroy = rt_hip_stream_destroy, .stream_synchronize = rt_hip_stream_synchronize,                       \
+  .event_create = rt_hip_event_create, .event_destroy = rt_hip_event_destroy, .event_record = rt_hip_event_record, \
+  .event_synchronize = rt_hip_event_synchronize, .event_elapsed = rt_hip_event_elapsed,                           \
+  .module_unload = rt_hip_module_unload, .module_function = rt_hip_module_function,                               \
+  .func_attrs = rt_hip_func_attrs, .occupancy = rt_hip_occupancy, .launch = rt_hip_launch
+
 #endif /* LOOM_RUNTIME_HIP_H */

@@ -29,19 +29,6 @@ static LoomStatus drv_load(LoomContext *ctx, void **out, int *ndev, RtGpuJit *ji
   return LOOM_OK;
 }
 
-static void drv_unload(void *drv) { rt_hip_unload(drv); }
-static LoomStatus drv_device_info(void *drv, int device, RtGpuDeviceInfo *out, Diag *d) {
-  return rt_hip_device_info(drv, device, out, d);
-}
-/* HIP keeps each device's primary context itself: retaining is making the device current. */
-static LoomStatus drv_retain(void *drv, int device, Diag *d) { return rt_hip_set_device(drv, device, d); }
-static void drv_release(void *drv, int device) {
-  (void)drv;
-  (void)device;
-}
-static LoomStatus drv_set_current(void *drv, int device, Diag *d) { return rt_hip_set_device(drv, device, d); }
-static LoomStatus drv_synchronize(void *drv, int device, Diag *d) { return rt_hip_device_synchronize(drv, device, d); }
-
 static LoomStatus drv_target_create(LoomContext *ctx, const RtGpuDeviceInfo *info, CgTarget **out, Diag *d) {
   return cg_amdgpu_target_create(ctx, info->arch, 0, out, d);
 }
@@ -75,38 +62,11 @@ static LoomStatus drv_module_load(void *drv, int device, const void *co, size_t 
 }
 
 static const RtGpuDriver hip_driver = {
-    .name = "AMD",
-    .kind = LOOM_DEVICE_HIP,
-    .binary = CG_BINARY_AMDGPU,
+    RT_HIP_DRIVER_COMMON, /* hip_table.c and hip.c, shared with libloomrt */
     .load = drv_load,
-    .unload = drv_unload,
-    .device_info = drv_device_info,
-    .retain = drv_retain,
-    .release = drv_release,
-    .set_current = drv_set_current,
-    .synchronize = drv_synchronize,
     .target_create = drv_target_create,
-    .mem_alloc = rt_hip_mem_alloc,
-    .mem_free = rt_hip_mem_free,
-    .copy_h2d = rt_hip_copy_h2d,
-    .copy_d2h = rt_hip_copy_d2h,
-    .copy_d2d = rt_hip_copy_d2d,
-    .copy_peer = rt_hip_copy_peer,
-    .stream_create = rt_hip_stream_create,
-    .stream_destroy = rt_hip_stream_destroy,
-    .stream_synchronize = rt_hip_stream_synchronize,
-    .event_create = rt_hip_event_create,
-    .event_destroy = rt_hip_event_destroy,
-    .event_record = rt_hip_event_record,
-    .event_synchronize = rt_hip_event_synchronize,
-    .event_elapsed = rt_hip_event_elapsed,
     .link = NULL, /* the code object is the binary */
     .module_load = drv_module_load,
-    .module_unload = rt_hip_module_unload,
-    .module_function = rt_hip_module_function,
-    .func_attrs = rt_hip_func_attrs,
-    .occupancy = rt_hip_occupancy,
-    .launch = rt_hip_launch,
 };
 
 const RtGpuDriver *rt_hip_driver(void) { return &hip_driver; }
@@ -222,6 +182,7 @@ const RtDevice rt_hip_device = {
     .write_strided = NULL, /* a copy kernel */
     .settle = hip_settle,
     .dump_code = hip_dump_code,
+    .linalg = &rt_hip_linalg, /* hipBLASLt, hipFFT (hip_blas.c, hip_fft.c) */
     .raw_formats = RT_AMD_RAW_FORMATS,
     .raw_sniff = rt_amd_raw_sniff,
     .raw_create = rt_amd_raw_create,

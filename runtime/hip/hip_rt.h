@@ -4,6 +4,8 @@
  *                  and device.h's table (the layer's hooks, AMDGPU assembly dumps, raw modules)
  *   hip_raw.c      raw modules (RawModule / RawKernel): AMDGPU code objects, LLVM IR for amdgcn
  *   hip.c          the HIP layer (hip.h): libamdhip64 loaded at run time
+ *   hip_blas.c     RtLinalg of AMD: matrix products through hipBLASLt (loaded at run time)
+ *   hip_fft.c      FFTs through hipFFT (loaded at run time)
  * Entry groups, the kernel table, the disk cache, launch shapes, pools, streams and events are the
  * shared GPU layer's (runtime/gpu/).
  */
@@ -16,6 +18,18 @@
 /* ---- hip_device.c ------------------------------------------------------------------------------------- */
 /* The AMD device's driver table (tests run the shared layer's checks against it over a mock runtime). */
 const RtGpuDriver *rt_hip_driver(void);
+
+/* ---- hip_blas.c, hip_fft.c: the vendor libraries (linalg.h's RtLinalg) -------------------------------- */
+extern const RtLinalg rt_hip_linalg;
+/* Load the library as a product would and resolve what loom uses, with no device: path gets the file found;
+ * LOOM_ERR_UNSUPPORTED with what to install when it is missing or lacks a function. */
+LoomStatus rt_hipblaslt_probe(char *path, size_t size, Diag *d);
+LoomStatus rt_hipfft_probe(char *path, size_t size, Diag *d);
+extern const char *const rt_hipblaslt_symbols[]; /* NULL-terminated */
+/* hipFFT's state lives in a slot of the AMD library state (made on first use, guarded by *lock). */
+LoomStatus rt_hip_fft_slot(LoomContext *ctx, void ***slot, pthread_mutex_t **lock, Diag *d);
+LoomStatus rt_hip_fft(LoomContext *ctx, int index, const RtFft *f, Diag *d);
+void rt_hip_fft_close(LoomContext *ctx, void *state);
 
 /* ---- hip_raw.c: raw modules (device.h's raw_* hooks) --------------------------------------------------- */
 #define RT_AMD_RAW_FORMATS (1u << LOOM_RAW_LLVM_IR | 1u << LOOM_RAW_LLVM_BITCODE | 1u << LOOM_RAW_HSACO)

@@ -30,19 +30,8 @@ typedef int hipError_t;
 enum { OK = 0, E_INVALID_VALUE = 1, E_OOM = 2, E_INVALID_IMAGE = 200, E_NOT_FOUND = 500, E_INVALID_DEVICE = 101,
        E_MOCK = 999 };
 
-typedef struct MockLaunch {
-  char name[128];
-  unsigned grid[3], block[3];
-  unsigned char arg0[512]; /* the first explicit argument's bytes (Loom's parameter block) */
-  void *stream;
-} MockLaunch;
-
-typedef struct MockHipStats {
-  int live_allocs, live_streams, live_events, live_modules;
-  int not_current; /* uses of an object while another device was current */
-  long calls;      /* fallible calls so far */
-  int failed;      /* injected failures so far */
-} MockHipStats;
+#define MOCK_HIP_LIBRARY 1
+#include "tests/c/mock_hip.h" /* MockLaunch, MockHipStats */
 
 #define MAX_LAUNCHES 4096
 static MockLaunch launches[MAX_LAUNCHES];

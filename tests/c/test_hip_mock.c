@@ -30,40 +30,7 @@
 #include "loom/loom.h"
 #include "loom/loom_aot.h"
 #include "codegen/codegen.h"
-
-static int g_pass, g_fail;
-#define CHECK(cond, ...) check_((cond), __FILE__, __LINE__, __VA_ARGS__)
-static bool check_(bool ok, const char *file, int line, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static bool check_(bool ok, const char *file, int line, const char *fmt, ...) {
-  if (ok) {
-    g_pass++;
-    return true;
-  }
-  g_fail++;
-  va_list ap;
-  va_start(ap, fmt);
-  fprintf(stderr, "%s:%d: FAIL: ", file, line);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
-  va_end(ap);
-  return false;
-}
-
-typedef struct MockLaunch {
-  char name[128];
-  unsigned grid[3], block[3];
-  unsigned char arg0[512];
-  void *stream;
-} MockLaunch;
-typedef struct MockHipStats {
-  int live_allocs, live_streams, live_events, live_modules, not_current;
-  long calls;
-  int failed;
-} MockHipStats;
-static int (*launch_count)(void);
-static const MockLaunch *(*launches)(void);
-static void (*mock_stats)(MockHipStats *);
-static void (*mock_fail_at)(long);
+#include "tests/c/mock_hip.h"
 
 static LoomContext *ctx;
 
@@ -91,11 +58,6 @@ static int eval_launches(LoomGraph *g, LoomNode o, LoomArray *out, int *first) {
   return launch_count() - *first;
 }
 
-static uint64_t word(const MockLaunch *l, int i) {
-  uint64_t w;
-  memcpy(&w, l->arg0 + 8 * i, 8);
-  return w;
-}
 
 static LoomNode input(LoomGraph *g, const LoomArray *a) {
   LoomNode n = -1;
@@ -535,11 +497,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "cannot load %s: %s\n", argv[1], dlerror());
     return 1;
   }
-  launch_count = (int (*)(void))dlsym(mock, "mock_hip_launch_count");
-  launches = (const MockLaunch *(*)(void))dlsym(mock, "mock_hip_launches");
-  mock_stats = (void (*)(MockHipStats *))dlsym(mock, "mock_hip_stats");
-  mock_fail_at = (void (*)(long))dlsym(mock, "mock_hip_fail_at");
-  if (!launch_count || !launches || !mock_stats || !mock_fail_at) {
+  if (!mock_hip_bind(mock)) {
     fprintf(stderr, "%s lacks the mock's entry points\n", argv[1]);
     return 1;
   }
@@ -582,6 +540,6 @@ int main(int argc, char **argv) {
   char cmd[600];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
   if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
-  printf("%d passed, %d failed\n", g_pass, g_fail);
-  return g_fail ? 1 : 0;
+  printf("%d passed, %d failed\n", check_passed, check_failed);
+  return check_failed ? 1 : 0;
 }

@@ -17,17 +17,8 @@
 #include <time.h>
 
 #include "loom/loomrt.h"
+#include "tests/c/mock_hip.h"
 
-static int failures;
-#define CHECK(cond, ...)                                 \
-  do {                                                   \
-    if (!(cond)) {                                       \
-      failures++;                                        \
-      fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-      fprintf(stderr, __VA_ARGS__);                      \
-      fputc('\n', stderr);                               \
-    }                                                    \
-  } while (0)
 
 static LoomrtRuntime *rt;
 static LoomrtBundle *bun;
@@ -662,8 +653,8 @@ int main(int argc, char **argv) {
   if (!getenv("LOOMRT_CHECK_NO_GPU")) check_gpu(argv[1]); /* the bundle of another test: its GPU part runs there */
   loomrt_bundle_close(bun);
   loomrt_destroy(rt);
-  if (failures) {
-    fprintf(stderr, "loomrt_check: %d failure(s)\n", failures);
+  if (check_failed) {
+    fprintf(stderr, "loomrt_check: %d failure(s)\n", check_failed);
     return 1;
   }
   printf("loomrt_check: all entries match their references\n");

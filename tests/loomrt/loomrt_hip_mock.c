@@ -19,40 +19,8 @@
 #include <string.h>
 
 #include "loom/loomrt.h"
+#include "tests/c/mock_hip.h"
 
-static int failures;
-#define CHECK(cond, ...)                                   \
-  do {                                                     \
-    if (!(cond)) {                                         \
-      failures++;                                          \
-      fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-      fprintf(stderr, __VA_ARGS__);                        \
-      fputc('\n', stderr);                                 \
-    }                                                      \
-  } while (0)
-
-/* the mock's records (tests/c/mock_hip.c) */
-typedef struct MockLaunch {
-  char name[128];
-  unsigned grid[3], block[3];
-  unsigned char arg0[512];
-  void *stream;
-} MockLaunch;
-typedef struct MockHipStats {
-  int live_allocs, live_streams, live_events, live_modules;
-  int not_current;
-  long calls;
-  int failed;
-} MockHipStats;
-static int (*launch_count)(void);
-static const MockLaunch *(*launches)(void);
-static void (*mock_stats)(MockHipStats *);
-
-static uint64_t word(const MockLaunch *l, int i) {
-  uint64_t w;
-  memcpy(&w, l->arg0 + 8 * i, 8);
-  return w;
-}
 
 static LoomrtRuntime *rt;
 
@@ -73,10 +41,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "loomrt_hip_mock: %s\n", dlerror());
     return 1;
   }
-  launch_count = (int (*)(void))dlsym(mock, "mock_hip_launch_count");
-  launches = (const MockLaunch *(*)(void))dlsym(mock, "mock_hip_launches");
-  mock_stats = (void (*)(MockHipStats *))dlsym(mock, "mock_hip_stats");
-  if (!launch_count || !launches || !mock_stats) {
+  if (!mock_hip_bind(mock)) {
     fprintf(stderr, "loomrt_hip_mock: %s is not the mock HIP library\n", argv[2]);
     return 1;
   }
@@ -225,8 +190,8 @@ int main(int argc, char **argv) {
         "HIP objects left: %d allocations, %d streams, %d events, %d modules", ms.live_allocs, ms.live_streams,
         ms.live_events, ms.live_modules);
   CHECK(ms.not_current == 0, "%d uses of an object while another device was current", ms.not_current);
-  if (failures) {
-    fprintf(stderr, "loomrt_hip_mock: %d failure(s)\n", failures);
+  if (check_failed) {
+    fprintf(stderr, "loomrt_hip_mock: %d failure(s)\n", check_failed);
     return 1;
   }
   printf("loomrt_hip_mock: ok\n");

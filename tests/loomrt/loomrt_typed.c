@@ -8,17 +8,8 @@
 #include <string.h>
 
 #include "loomrt_kernels.h"
+#include "tests/c/mock_hip.h"
 
-static int failures;
-#define CHECK(cond, ...)                                                  \
-  do {                                                                    \
-    if (!(cond)) {                                                        \
-      failures++;                                                         \
-      fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                \
-      fprintf(stderr, __VA_ARGS__);                                       \
-      fputc('\n', stderr);                                                \
-    }                                                                     \
-  } while (0)
 
 int main(void) {
   LoomrtRuntime *rt;
@@ -61,7 +52,7 @@ int main(void) {
   }
   CHECK(bad == 0, "scale_shift_f32: %d wrong", bad);
   loomrt_destroy(rt);
-  if (failures) return 1;
+  if (check_failed) return 1;
   printf("loomrt_typed: the generated functions match their references\n");
   return 0;
 }
