@@ -28,6 +28,7 @@ from . import _manipulation as _manipulation
 from . import _math as _math
 from . import _ndarray as _ndarray
 from . import _numeric as _numeric
+from . import _pinned as _pinned
 from . import _polynomial as _polynomial
 from . import _products as _products
 from . import _raw as _raw
@@ -134,7 +135,7 @@ from ._fuse import fuse as fuse
 from numpy import generic as generic
 from ._grids import geomspace as geomspace
 from .cuda import get_default_memory_pool as get_default_memory_pool
-from .cuda import get_default_pinned_memory_pool as get_default_pinned_memory_pool
+from ._pinned import get_default_pinned_memory_pool as get_default_pinned_memory_pool
 from ._math import gradient as gradient
 from numpy import half as half
 from ._window import hamming as hamming

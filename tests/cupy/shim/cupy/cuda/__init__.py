@@ -7,7 +7,7 @@ import sys as _sys
 import loom.cuda as _cuda
 
 from .. import _shim
-from . import device, runtime  # noqa: F401
+from . import device, driver, memory, pinned_memory, runtime  # noqa: F401
 
 for _lib in ("cub", "cutensor", "nccl", "nvtx", "thrust", "cudnn", "cusparselt", "jitify"):
     _m = _shim.MissingModule(f"{__name__}.{_lib}")
