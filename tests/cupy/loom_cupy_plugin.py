@@ -258,7 +258,7 @@ def _last_dtype_line(out):
 def _exception_of(longrepr):
     text = str(longrepr)
     m = None
-    for m in re.finditer(r"^E\s+([\w.]+(?:Error|Exception|Warning|InLoom|Timeout)):? ?(.*)$", text, re.M):
+    for m in re.finditer(r"^E\s+([\w.]+(?:Error|Exception|Warning|InLoom|Timeout|NeedsCudaDevice)):? ?(.*)$", text, re.M):
         pass
     if m:
         return m.group(1).split(".")[-1], m.group(2)
@@ -302,7 +302,7 @@ def skip_if_needs_device(r, gpu):
 
 
 # ---- reason categories --------------------------------------------------------------------------------
-_INNER = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Warning|InLoom|Timeout)): (.*)$", re.M)
+_INNER = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Warning|InLoom|Timeout|NeedsCudaDevice)): (.*)$", re.M)
 
 
 def _inner_error(msg):
@@ -383,7 +383,7 @@ def _classify_exception(exc, msg, stdout):
     m = re.search(r"loom has no ((?:cupy|cupyx|cupy_backends)[\w.]*)", msg)
     if m:
         name = m.group(1)
-        if name.startswith(("cupy._", "cupy_backends")):
+        if name.startswith("cupy_backends") or any(part.startswith("_") for part in name.split(".")[1:]):
             return "missing CuPy internal", _prefix(name, 3)
         if name.startswith("cupy.cuda"):
             return "missing cupy.cuda API", _prefix(name, 3)
