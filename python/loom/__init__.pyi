@@ -20,6 +20,7 @@ from . import _core as _core
 from . import _creation as _creation
 from . import _dask as _dask
 from . import _docstrings as _docstrings
+from . import _fft_config as _fft_config
 from . import _fuse as _fuse
 from . import _grids as _grids
 from . import _indexing as _indexing
