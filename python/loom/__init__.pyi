@@ -21,6 +21,7 @@ from . import _creation as _creation
 from . import _dask as _dask
 from . import _docstrings as _docstrings
 from . import _fft_config as _fft_config
+from . import _functional as _functional
 from . import _fuse as _fuse
 from . import _grids as _grids
 from . import _indexing as _indexing
@@ -205,6 +206,7 @@ from ._grids import ogrid as ogrid
 from ._numeric import outer as outer
 from ._bits import packbits as packbits
 from ._array_api import permute_dims as permute_dims
+from ._functional import piecewise as piecewise
 from ._selection import place as place
 from ._polynomial import poly1d as poly1d
 from ._reductions import prod as prod
@@ -277,6 +279,7 @@ from numpy import ushort as ushort
 from ._numeric import vander as vander
 from ._products import vdot as vdot
 from ._products import vecdot as vecdot
+from ._functional import vectorize as vectorize
 from ._shape_base import vsplit as vsplit
 from ._manipulation import vstack as vstack
 from ._indexing import where as where
