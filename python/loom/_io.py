@@ -92,7 +92,7 @@ class NpzFile:
 def load(file, mmap_mode=None, allow_pickle=False):
     """Reads a .npy file as a loom array, or an .npz file as an NpzFile of loom arrays (NumPy's reader).
     An object array needs allow_pickle=True and stays a NumPy array (loom has no object dtype)."""
-    obj = _numpy.load(file, mmap_mode=mmap_mode, allow_pickle=allow_pickle)
+    obj = _numpy.load(file, mmap_mode=mmap_mode, allow_pickle=allow_pickle)  # a pickle (ndarray.dump) as is
     if isinstance(obj, _numpy.ndarray):
         return obj if obj.dtype == object else asarray(obj)
     if isinstance(obj, _numpy.lib.npyio.NpzFile):

@@ -63,3 +63,22 @@ def test_arrays_from_buffers_iterators_strings() -> None:
         same(loom.fromfile(path, dtype=np.float64), np.arange(4, dtype=np.float64))
     with pytest.raises(ValueError):
         loom.frombuffer(b"abc", dtype=np.int16)  # NumPy: not a multiple of the element size
+
+
+def test_pickle_dump_tofile_keep_values_and_layout() -> None:
+    import pickle
+    for order in ("C", "F"):
+        an = np.asarray(np.arange(24, dtype=np.float32).reshape(2, 3, 4), order=order)
+        a = loom.asarray(an)
+        b = pickle.loads(pickle.dumps(a))
+        same(b, an)
+        assert b.flags.c_contiguous == an.flags.c_contiguous and b.flags.f_contiguous == an.flags.f_contiguous
+        same(pickle.loads(a.dumps()), an)
+        buf = io.BytesIO()
+        a.dump(buf)
+        buf.seek(0)
+        same(loom.load(buf, allow_pickle=True), an)
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "t.txt")
+        loom.asarray(np.array([1.5, 2.0])).tofile(path, sep=",")
+        assert open(path).read() == "1.5,2.0"
