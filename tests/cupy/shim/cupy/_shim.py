@@ -34,9 +34,9 @@ class NeedsCudaDevice(RuntimeError):
 
 
 # CuPy's modules whose functions drive the CUDA device itself (CuPy's API reference: "Low-level CUDA
-# support"): the runtime and driver APIs, raw device memory, NVRTC, textures, graphs, and the CUDA
+# support"): the runtime and driver APIs, raw device memory, NVRTC and its kernel cache, textures, graphs, the CUDA
 # libraries' handles (cuFFT plans among them). A name of these that loom lacks needs a CUDA device.
-DEVICE_APIS = ("cupy.cuda.runtime.", "cupy.cuda.driver.", "cupy.cuda.memory.",
+DEVICE_APIS = ("cupy.cuda.runtime.", "cupy.cuda.driver.", "cupy.cuda.memory.", "cupy.cuda._compiler_cache.",
                "cupy.cuda.compiler.", "cupy.cuda.nvrtc.", "cupy.cuda.texture.", "cupy.cuda.graph.",
                "cupy.cuda.function.", "cupy.cuda.cublas.", "cupy.cuda.cusolver.", "cupy.cuda.cusparse.",
                "cupy.cuda.curand.", "cupy.cuda.cufft.", "cupy.cuda.profiler.", "cupy_backends.cuda.",
