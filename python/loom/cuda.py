@@ -356,8 +356,8 @@ class Stream:
         self._foreign_stream_ref = None
         self._h = None
         self.device_id = get_device_id()
-        self._kind = None if null else _current_key()  # the null stream follows the current device
-        if not null and _core.has_stream_api():
+        self._kind = None if self._null else _current_key()  # a default stream follows the current device
+        if not self._null and _core.has_stream_api():
             self._h = _core.stream_create(*self._kind)
 
     def _check(self):

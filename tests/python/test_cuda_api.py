@@ -20,6 +20,7 @@ def test_default_streams_compare_by_kind() -> None:
     assert made == made and made != cuda.Stream() and made != cuda.Stream.null
     assert len({cuda.Stream(), cuda.Stream(), cuda.Stream.null, cuda.Stream(null=True)}) == 3
     assert cuda.Stream.null.ptr == 0
+    assert cuda.Stream.ptds._h is None and cuda.Stream(ptds=True)._h is None  # default streams own no handle
     assert cuda.Stream.ptds.ptr == (2 if cuda.is_available() and not cuda.runtime.is_hip else 0)
     with pytest.raises(ValueError, match="pick one"):
         cuda.Stream(null=True, ptds=True)
