@@ -28,6 +28,8 @@ from ._shape_base import *  # noqa: F401,F403
 from ._setops import *  # noqa: F401,F403
 from ._window import *  # noqa: F401,F403
 from ._polynomial import poly1d  # noqa: F401
+from ._functional import piecewise, vectorize  # noqa: F401
+from ._io import *  # noqa: F401,F403
 from . import _math, _selection, _statistics, _numeric, _grids
 globals().update(_math._UFUNCS_PUBLIC)  # the ufunc objects win over same-named plain functions (conj)
 from ._common import AxisError

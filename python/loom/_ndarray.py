@@ -217,7 +217,26 @@ class ndarray(_core.Array):
         return self._np().tolist()
 
     def __reduce__(self):
-        return (_creation.array, (self.get(),))
+        return (_creation.array, (self.get(order="A"),))  # a Fortran-ordered array stays so
+
+    def dumps(self):
+        """The array pickled (NumPy's ndarray.dumps): pickle.loads gives it back."""
+        import pickle
+        return pickle.dumps(self)
+
+    def dump(self, file):
+        """Pickles the array into file, a path or a binary file (NumPy's ndarray.dump); loom.load(file,
+        allow_pickle=True) or pickle.load reads it back."""
+        import pickle
+        if isinstance(file, (str, bytes)) or hasattr(file, "__fspath__"):
+            with open(file, "wb") as f:
+                pickle.dump(self, f)
+        else:
+            pickle.dump(self, file)
+
+    def tofile(self, fid, sep="", format="%s"):
+        """Writes the values to a file, binary or text (NumPy's ndarray.tofile), through a host copy."""
+        self.get().tofile(fid, sep=sep, format=format)
 
     def __copy__(self):
         return self.copy()

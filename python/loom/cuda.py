@@ -31,6 +31,8 @@ import threading
 import time
 
 from . import _core
+from ._pinned import (PinnedMemory, PinnedMemoryPointer, PinnedMemoryPool, PooledPinnedMemory,  # noqa: F401
+                      alloc_pinned_memory, get_default_pinned_memory_pool, set_pinned_memory_allocator)
 
 
 class CUDARuntimeError(RuntimeError):
@@ -326,21 +328,36 @@ def _stream_stack():
     return s
 
 
+def _with_stack():
+    """The streams of this thread's open `with stream:` blocks, innermost last."""
+    s = getattr(_tls, "with_streams", None)
+    if s is None:
+        s = _tls.with_streams = []
+    return s
+
+
 class Stream:
     """A CUDA stream (CuPy's cupy.cuda.Stream). Stream.null is loom's default stream of the current
-    device. `with s:` makes s current; pending arrays are evaluated on entry and exit, so that the
-    work written inside the block runs on s."""
+    device; Stream.ptds, CUDA's per-thread default stream, is a second name for it (its ptr is CUDA's
+    per-thread handle, 2, on a GPU: loom's work on it runs on the default stream, which orders it before
+    anything later on either). Streams compare as CuPy's: the null streams equal each other, as do the
+    per-thread ones; a stream made with Stream() equals only itself. `with s:` makes s current; pending
+    arrays are evaluated on entry and exit, so that the work written inside the block runs on s."""
 
-    null = None
+    null: "Stream"  # both set below the class
+    ptds: "Stream"
 
     def __init__(self, null=False, non_blocking=False, ptds=False):
+        if null and ptds:
+            raise ValueError("Stream: null=True and ptds=True ask for two different default streams; pick one")
         self._closed = False
-        self._null = bool(null)
+        self._null = bool(null or ptds)  # a default stream: no handle of its own, follows the current device
+        self._default = "ptds" if ptds else ("null" if null else None)
+        self._foreign_stream_ref = None
         self._h = None
         self.device_id = get_device_id()
-        self._kind = None if null else _current_key()  # the null stream follows the current device
-        self._prev = []
-        if not null and _core.has_stream_api():
+        self._kind = None if self._null else _current_key()  # a default stream follows the current device
+        if not self._null and _core.has_stream_api():
             self._h = _core.stream_create(*self._kind)
 
     def _check(self):
@@ -349,11 +366,48 @@ class Stream:
 
     @property
     def ptr(self):
-        """The CUstream handle (0 for the null stream and on the host)."""
+        """The CUstream handle (0 for the null stream and on the host; 2, CUDA's per-thread default
+        stream handle, for Stream.ptds on a GPU)."""
         self._check()
         if self._h is None:
-            return 0
+            return _PTDS_HANDLE if self._default == "ptds" and _available() else 0
         return _core.stream_ptr(self._h) or 0
+
+    def __cuda_stream__(self):
+        """The CUDA stream protocol: (version 0, the stream's handle)."""
+        return (0, self.ptr)
+
+    @classmethod
+    def from_external(cls, obj):
+        """A stream for obj's CUDA stream, read through the CUDA stream protocol (obj.__cuda_stream__()
+        returns (0, handle)); the result keeps obj alive and its device_id is -1 (the protocol does not
+        say which device)."""
+        if not hasattr(obj, "__cuda_stream__"):
+            raise TypeError(f"Stream.from_external: {type(obj).__name__} does not implement __cuda_stream__()")
+        got = obj.__cuda_stream__()
+        if not isinstance(got, tuple) or len(got) != 2:
+            raise TypeError(f"Stream.from_external: __cuda_stream__() must return a 2-tuple, got {got!r}")
+        version, handle = got
+        if not isinstance(version, int) or not isinstance(handle, int):
+            raise TypeError(f"Stream.from_external: __cuda_stream__() must return (int, int), got {got!r}")
+        if version != 0:
+            raise TypeError(f"Stream.from_external: unsupported version {version} of the CUDA stream protocol "
+                            "(loom reads version 0)")
+        s = ExternalStream(handle, -1, _unknown_device=True)
+        s._foreign_stream_ref = obj
+        return s
+
+    def launch_host_func(self, callback, arg):
+        """Calls callback(arg) once the work enqueued on this stream so far has finished (CuPy's
+        cudaLaunchHostFunc). Loom waits for the stream and then calls it, in the calling thread."""
+        self.synchronize()
+        callback(arg)
+
+    def add_callback(self, callback, arg):
+        """Calls callback(stream, status, arg) once the work enqueued so far has finished (CuPy's
+        cudaStreamAddCallback; status 0: success), as launch_host_func does."""
+        self.synchronize()
+        callback(self, 0, arg)
 
     def _key_now(self):
         return _current_key() if self._null else self._kind
@@ -407,32 +461,52 @@ class Stream:
     def __enter__(self):
         self._check()
         _core.flush()
-        self._prev.append(get_current_stream())
+        _with_stack().append(self)
         self.use()
         return self
 
     def __exit__(self, *exc):
+        """Makes current the stream of the enclosing `with` block of this thread, or Stream.null outside
+        any (CuPy's rule: a stream made current by use() inside a block is forgotten when it ends)."""
         _core.flush()
-        prev = self._prev.pop() if self._prev else Stream.null
+        stack = _with_stack()
+        if stack:
+            stack.pop()
+        prev = stack[-1] if stack else Stream.null
         if prev._closed:
             prev = Stream.null
         prev.use()
         return False
 
+    def _identity(self):
+        """What tells streams apart: the default stream's kind (null or per-thread), else a made
+        stream's handle (its object on the host, where handles are 0), else an external handle."""
+        if self._default is not None:
+            return ("default", self._default)
+        ext = getattr(self, "_ext", None)
+        if ext is not None:
+            return ("handle", ext)
+        ptr = self.ptr if not self._closed else 0
+        return ("handle", ptr) if ptr else ("object", id(self))
+
     def __eq__(self, other):
-        return isinstance(other, Stream) and other is self
+        return isinstance(other, Stream) and (other is self or other._identity() == self._identity())
 
     def __hash__(self):
-        return id(self)
+        return hash(self._identity())
 
     def __repr__(self):
+        if self._default == "ptds":
+            return "<loom.cuda.Stream ptds>"
         if self._null:
             return "<loom.cuda.Stream null>"
         return f"<loom.cuda.Stream {self.ptr:#x} (device {self.device_id})>" if not self._closed else \
             "<loom.cuda.Stream closed>"
 
 
+_PTDS_HANDLE = 2  # cudaStreamPerThread / CU_STREAM_PER_THREAD
 Stream.null = Stream(null=True)
+Stream.ptds = Stream(ptds=True)
 
 
 def get_current_stream(device_id=None):
@@ -446,14 +520,15 @@ class ExternalStream(Stream):
     """A stream made elsewhere (CuPy, PyTorch): accepted for API compatibility; loom synchronizes it
     on the host where it must order work with it."""
 
-    def __init__(self, ptr, device_id=-1):
+    def __init__(self, ptr, device_id=-1, _unknown_device=False):
         self._closed = False
         self._null = False
+        self._default = None
+        self._foreign_stream_ref = None
         self._h = None
         self._ext = int(ptr)
-        self.device_id = get_device_id() if device_id < 0 else device_id
+        self.device_id = -1 if _unknown_device else (get_device_id() if device_id < 0 else device_id)
         self._kind = _current_key()
-        self._prev = []
 
     @property
     def ptr(self):
@@ -463,7 +538,7 @@ class ExternalStream(Stream):
         raise NotImplementedError("loom cannot run its kernels on an external stream yet; use loom.cuda.Stream()")
 
     def synchronize(self):
-        _sync_foreign_stream(self._ext, self.device_id)
+        _sync_foreign_stream(self._ext, self.device_id if self.device_id >= 0 else get_device_id())
 
 
 # ---- events -------------------------------------------------------------------------------------------------
@@ -546,29 +621,13 @@ class MemoryPool:
         return 0
 
 
-class PinnedMemoryPool(MemoryPool):
-    """loom allocates no pinned host memory: every figure is 0."""
-
-    def _stats(self):
-        return (0, 0)
-
-    def free_all_blocks(self, stream=None):
-        pass
-
-
 _pool = MemoryPool()
-_pinned_pool = PinnedMemoryPool()
 
 
 def get_default_memory_pool():
     """The memory pool of the current device (CuPy's cupy.get_default_memory_pool): figures and
     free_all_blocks of Loom's caching pool."""
     return _pool
-
-
-def get_default_pinned_memory_pool():
-    """CuPy's pinned host memory pool; Loom allocates no pinned memory, so its figures are 0."""
-    return _pinned_pool
 
 
 def is_available():

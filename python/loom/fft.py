@@ -19,6 +19,7 @@ import operator
 import numpy
 
 from . import _core
+from . import _fft_config as config
 from ._common import _from_numpy
 from ._creation import asarray, arange, zeros
 from ._products import _permute, _cast
@@ -118,12 +119,14 @@ def _complex_type(x):
 
 
 def _c2c_axes(x, axes, inverse):
-    """Complex transforms over axes, trailing groups of up to 3 distinct axes per library call."""
+    """Complex transforms over axes, trailing groups of up to 3 distinct axes per library call (1 when
+    config.enable_nd_planning is False)."""
     kind = _C2C_INVERSE if inverse else _C2C_FORWARD
+    per_call = 3 if config._nd_planning() else 1
     axes = list(axes)
     while axes:
         group = []
-        while axes and len(group) < 3 and axes[-1] not in group:
+        while axes and len(group) < per_call and axes[-1] not in group:
             group.insert(0, axes.pop())
         x = _transform(x, group, kind)
     return x
@@ -132,6 +135,8 @@ def _c2c_axes(x, axes, inverse):
 def _cfft(name, a, s, axes, norm, inverse):
     _check_norm(norm)
     x = asarray(a)
+    if axes is not None and len(axes) == 0 and not s:
+        return x  # no axis to transform: NumPy returns the input itself
     if not _on_library(x):
         return _host(name, x, s, axes, norm)
     s, axes = _norm_axes(x, s, axes, name)

@@ -8,6 +8,8 @@ Loaded by run_suite.py with `-p loom_cupy_plugin`. Options:
   --loom-timeout=S      a test running longer than S seconds fails with a timeout (SIGALRM)
   --loom-no-complex     drop complex dtypes from cupy.testing's dtype loops (tests left with no
                         dtype are skipped as "complex only"): the figure without complex numbers
+Tests that need a CUDA device (NEEDS_DEVICE below) are reported as skipped, with the reason, when loom's
+device is the host; with a GPU the same tests count as failures.
 Determinism: Python's `random` is seeded per test module before it is imported (cupy.testing shuffles
 dtype combinations at import), so outcomes do not depend on which modules run in one process.
 """
@@ -37,6 +39,7 @@ def pytest_addoption(parser):
 
 
 def pytest_configure(config):
+    import cupy  # noqa: F401 (installs the shim's finder: a test module may import cupy_backends before cupy)
     path = config.getoption("--loom-results")
     if path:
         _state["out"] = open(path, "a", buffering=1)
@@ -126,8 +129,10 @@ def pytest_collectreport(report):
     if report.failed:
         exc_type, msg = _exception_of(report.longrepr)
         cat, detail = classify(exc_type, msg, "", "")
-        _write({"id": report.nodeid, "module": _module_of(report.nodeid), "outcome": "error", "when": "collect",
-                "exc": exc_type, "msg": msg, "category": cat, "detail": detail, "collect_error": True})
+        r = {"id": report.nodeid, "module": _module_of(report.nodeid), "outcome": "error", "when": "collect",
+             "exc": exc_type, "msg": msg, "category": cat, "detail": detail, "collect_error": True}
+        skip_if_needs_device(r, has_gpu())
+        _write(r)
 
 
 # ---- running ----------------------------------------------------------------------------------------------
@@ -201,6 +206,7 @@ def _finish(r):
     if r["outcome"] in ("failed", "error"):
         r["category"], r["detail"] = classify(r.get("exc"), r.get("msg", ""), r.get("stdout", ""), r.get("where", ""))
         r["msg"] = _compact(r.get("msg") or "")
+        skip_if_needs_device(r, has_gpu())
     else:
         for k in ("exc", "stdout", "where"):
             r.pop(k, None)
@@ -252,7 +258,7 @@ def _last_dtype_line(out):
 def _exception_of(longrepr):
     text = str(longrepr)
     m = None
-    for m in re.finditer(r"^E\s+([\w.]+(?:Error|Exception|Warning|InLoom|Timeout)):? ?(.*)$", text, re.M):
+    for m in re.finditer(r"^E\s+([\w.]+(?:Error|Exception|Warning|InLoom|Timeout|NeedsCudaDevice)):? ?(.*)$", text, re.M):
         pass
     if m:
         return m.group(1).split(".")[-1], m.group(2)
@@ -260,8 +266,43 @@ def _exception_of(longrepr):
     return "CollectError", (lines[-1] if lines else text)[:300]
 
 
+# ---- tests that need a CUDA device ----------------------------------------------------------------------
+# The rule: a test fails *because it needs a CUDA device* when the error that failed it (for cupy.testing's
+# comparisons, the cupy side's) is loom's or the shim's answer to a request only a CUDA device can serve:
+#  - the shim's NeedsCudaDevice: a name of CuPy's low-level CUDA API (runtime, driver, device and pinned
+#    memory, NVRTC, textures, graphs, library handles: _shim.DEVICE_APIS) that loom lacks, used on a
+#    machine where loom has no GPU (CuPy itself raises cudaErrorNoDevice there);
+#  - loom's own errors for a device that is not there: __cuda_array_interface__ of a host array, a second
+#    device (Device(1)), the CUDA driver's facts (compute capability, memory info) without the driver.
+# On a machine where loom's device is the host such a test is reported as skipped with that reason; with a
+# GPU it stays a failure (loom then lacks the API). Every other failure of the same test counts as a failure:
+# only the error's own type and words decide, never the test's name. A module whose import needs the device
+# (a skip mark that asks the driver) is one skipped record, as its collection error was one error.
+NEEDS_DEVICE = re.compile(r"needs a CUDA device|this machine has no CUDA device|no CUDA device is in use|"
+                          r"this machine has no GPU|the CUDA driver \(libcuda\.so\.1\) cannot be loaded|"
+                          r"device \d+ is not available: this machine has")
+_gpu = []
+
+
+def has_gpu():
+    """True when loom drives a GPU in this process (CUDA, or HIP on a ROCm machine)."""
+    if not _gpu:
+        try:
+            import loom.cuda
+            _gpu.append(bool(loom.cuda.is_available()))
+        except Exception:
+            _gpu.append(False)
+    return _gpu[0]
+
+
+def skip_if_needs_device(r, gpu):
+    """Turns the failing record r into a skip when its reason is a CUDA device and the machine has none."""
+    if r["outcome"] in ("failed", "error") and r.get("category") == "needs a CUDA device" and not gpu:
+        r["outcome"], r["skip_reason"] = "skipped", f"loom-harness: needs a CUDA device ({r.get('detail', '')})"
+
+
 # ---- reason categories --------------------------------------------------------------------------------
-_INNER = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Warning|InLoom|Timeout)): (.*)$", re.M)
+_INNER = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Warning|InLoom|Timeout|NeedsCudaDevice)): (.*)$", re.M)
 
 
 def _inner_error(msg):
@@ -333,6 +374,8 @@ def classify(exc, msg, stdout, where=""):
 
 def _classify_exception(exc, msg, stdout):
     first = msg.split("\n")[0]
+    if exc == "NeedsCudaDevice" or NEEDS_DEVICE.search(first):
+        return "needs a CUDA device", first[:120]
     m = re.search(r"module '(cupy[\w.]*)' \(loom\) has no attribute '(\w+)'", msg)
     if m:
         parent = m.group(1)[len("cupy."):] if m.group(1) != "cupy" else ""
@@ -340,7 +383,7 @@ def _classify_exception(exc, msg, stdout):
     m = re.search(r"loom has no ((?:cupy|cupyx|cupy_backends)[\w.]*)", msg)
     if m:
         name = m.group(1)
-        if name.startswith(("cupy._", "cupy_backends")):
+        if name.startswith("cupy_backends") or any(part.startswith("_") for part in name.split(".")[1:]):
             return "missing CuPy internal", _prefix(name, 3)
         if name.startswith("cupy.cuda"):
             return "missing cupy.cuda API", _prefix(name, 3)

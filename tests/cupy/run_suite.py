@@ -74,8 +74,11 @@ def chunks_of(args):
     return out
 
 
-def env_for():
+def env_for(args):
     env = dict(os.environ)
+    # CuPy's own switch for its multi-GPU tests (cupy.testing.multi_gpu(n) skips when n exceeds it): the
+    # number of GPUs loom drives, 0 on the host
+    env.setdefault("CUPY_TEST_GPU_LIMIT", str(loom_gpu_count(args.python)))
     paths = [HERE, os.path.join(HERE, "shim"), os.path.join(HERE, "vendor", "tests")]
     env["PYTHONPATH"] = os.pathsep.join(paths + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
     env.setdefault("CUPY_TEST_FULL_COMBINATION", "0")
@@ -140,7 +143,7 @@ def run_chunk(args, chunk, workdir, log):
             f.write("".join(i + "\n" for i in recs))
         t0 = time.time()
         try:
-            p = subprocess.run(base + [chunk], cwd=HERE, env=env_for(), stdout=log, stderr=subprocess.STDOUT,
+            p = subprocess.run(base + [chunk], cwd=HERE, env=env_for(args), stdout=log, stderr=subprocess.STDOUT,
                                timeout=args.chunk_timeout, preexec_fn=lambda: limit_memory(args.mem_limit_gb))
             rc, timed_out = p.returncode, False
         except subprocess.TimeoutExpired:
@@ -181,23 +184,43 @@ def counts(recs):
     c = collections.Counter(r["outcome"] for r in recs)
     total = sum(c.values())
     judged = c["passed"] + c["failed"] + c["error"]
+    needs_device = sum(1 for r in recs if r["outcome"] == "skipped" and r.get("skip_reason", "").startswith(
+        "loom-harness: needs a CUDA device"))
     return {"total": total, "passed": c["passed"], "failed": c["failed"], "errors": c["error"],
-            "skipped": c["skipped"], "xfailed": c["xfailed"], "xpassed": c["xpassed"],
+            "skipped": c["skipped"], "skipped_needs_device": needs_device, "xfailed": c["xfailed"], "xpassed": c["xpassed"],
             "pass_rate": round(c["passed"] / judged, 4) if judged else None}
 
 
-def reclassify(recs):
-    """Classifies the failures again from their raw facts with the current classify()."""
+def reclassify(recs, gpu):
+    """Classifies the failures again from their raw facts with the current classify(), and applies the
+    needs-a-CUDA-device rule (loom_cupy_plugin.skip_if_needs_device) for a machine with or without a GPU."""
     sys.path.insert(0, HERE)
     import loom_cupy_plugin
     for r in recs.values():
         if r["outcome"] in FAILING and "exc" in r:
             r["category"], r["detail"] = loom_cupy_plugin.classify(r.get("exc"), r.get("msg", ""),
                                                                    r.get("stdout", ""), r.get("where", ""))
+            loom_cupy_plugin.skip_if_needs_device(r, gpu)
+
+
+_gpu_counts = {}
+
+
+def loom_gpu_count(python):
+    """The number of GPUs loom drives under this interpreter (0: its device is the host)."""
+    if python not in _gpu_counts:
+        try:
+            out = subprocess.run([python, "-c", "import loom.cuda; print(loom.cuda.runtime.getDeviceCount())"],
+                                 capture_output=True, text=True, timeout=120, cwd=tempfile.gettempdir()).stdout
+            _gpu_counts[python] = int(out.strip() or 0)
+        except (OSError, subprocess.SubprocessError, ValueError):
+            _gpu_counts[python] = 0
+    return _gpu_counts[python]
 
 
 def summarize(args, recs, wall):
-    reclassify(recs)
+    gpu = loom_gpu_count(args.python) > 0
+    reclassify(recs, gpu)
     by_module = collections.defaultdict(list)
     for r in recs.values():
         r["module"] = short_module(r["module"])
@@ -218,7 +241,8 @@ def summarize(args, recs, wall):
     tests = sorted(({"id": r["id"].split("cupy_tests/", 1)[-1], "outcome": r["outcome"],
                      **({"category": r.get("category", "other"), "detail": r.get("detail", ""),
                          "msg": _one_line(r.get("msg", ""))} if r["outcome"] in FAILING else {}),
-                     **({"reason": (r.get("msg") or "")[:160]} if r["outcome"] in ("skipped", "xfailed") else {})}
+                     **({"reason": (r.get("skip_reason") or r.get("msg") or "")[:160]}
+                        if r["outcome"] in ("skipped", "xfailed") else {})}
                     for r in recs.values()), key=lambda t: t["id"])
     module_reasons = collections.Counter((r["module"], r.get("category", "other"), r.get("detail", ""))
                                          for r in failing)
@@ -233,6 +257,7 @@ def summarize(args, recs, wall):
             "set": "paths " + " ".join(args.paths) if args.paths else ("all" if args.all else "acceptance"),
             "sample": args.sample,
             "no_complex": args.no_complex,
+            "gpu": gpu,
             "slow_tests": "run" if args.slow else "deselected (-m 'not slow', as CuPy's CI)",
             "wall_s": round(wall, 1),
             "test_time_s": round(sum(r.get("duration", 0) for r in recs.values()), 1),
@@ -281,17 +306,21 @@ def markdown(s):
            f"CuPy {m['cupy_version']} tests (vendored in tests/cupy/vendor), loom {m['loom_version']}, NumPy "
            f"{m['numpy_version']}; machine: {m['machine']}; time in tests {m['test_time_s']:.0f} s (wall time of "
            f"this invocation {m['wall_s']:.0f} s; a run resumed from --work-dir counts only its own part).",
-           f"Command: `{m['command']}`. Pass rate = {m['pass_rate_is']}.", ""]
+           f"Command: `{m['command']}`. Pass rate = {m['pass_rate_is']}.",
+           "" if m.get("gpu") else "loom's device here is the host: tests failing only for want of a CUDA device "
+           "(tests/cupy/README.md, 'Tests that need a CUDA device') are counted as skipped (column 'needs device').",
+           ""]
     t, a = s["totals"], s["acceptance_totals"]
     out += ["| set | tests | passed | failed | errors | skipped | xfailed | pass rate |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
     for name, c in (("all run", t), ("acceptance directories", a)):
         out.append(f"| {name} | {c['total']} | {c['passed']} | {c['failed']} | {c['errors']} | {c['skipped']} | "
                    f"{c['xfailed']} | {pct(c['pass_rate'])} |")
-    out += ["", "## Per directory", "", "| directory | tests | passed | failed | errors | skipped | pass rate |",
-            "|---|---:|---:|---:|---:|---:|---:|"]
+    out += ["", "## Per directory", "",
+            "| directory | tests | passed | failed | errors | skipped | of them: needs device | pass rate |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|"]
     for d, c in s["directories"].items():
         out.append(f"| {d} | {c['total']} | {c['passed']} | {c['failed']} | {c['errors']} | {c['skipped']} | "
-                   f"{pct(c['pass_rate'])} |")
+                   f"{c.get('skipped_needs_device', 0)} | {pct(c['pass_rate'])} |")
     out += ["", "## Failure categories", "", "| category | failing tests |", "|---|---:|"]
     out += [f"| {c['category']} | {c['tests']} |" for c in s["categories"]]
     out += ["", "## Missing functions (tests each one fails)", "", "| function | tests |", "|---|---:|"]

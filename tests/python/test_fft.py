@@ -7,6 +7,8 @@ ifftshift; the errors NumPy raises; and the FFT convolution of issue 15's seed e
 On a host array loom.fft is NumPy's pocketfft on loom's memory, so these tests check the plumbing there;
 on a CUDA device (scripts/gpu_all.sh runs this file on the H200) they check cuFFT through loom_fft.
 """
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -225,3 +227,37 @@ def test_loom_fft_refuses_host_arrays():
     x = loom._common._from_numpy(crand(4, 4), device=(0, 0))  # a host array, whatever the default device
     with pytest.raises(NotImplementedError, match="FFT"):
         loom._core.fft(0, 1, 0, x)
+
+
+def test_nd_planning_setting(library_path, monkeypatch):
+    """config.enable_nd_planning (CuPy's, deprecated: it warns): True plans up to three axes per
+    library call, False one axis per call; both agree with NumPy. Counted through the NumPy model."""
+    ranks: list = []
+
+    def counting(kind, rank, n_last, y):
+        ranks.append(rank)
+        return _model_fft(kind, rank, n_last, y)
+
+    monkeypatch.setattr(loom.fft, "_library_fft", counting)
+    config: Any = loom.fft.config
+    x = crand(3, 4, 5)
+    with pytest.warns(DeprecationWarning, match="enable_nd_planning"):
+        saved = config.enable_nd_planning
+    try:
+        for setting, want_ranks in ((True, [3, 3]), (False, [1, 1, 1, 1, 1, 1])):
+            with pytest.warns(DeprecationWarning, match="enable_nd_planning"):
+                config.enable_nd_planning = setting
+            ranks.clear()
+            y = loom.fft.ifftn(loom.fft.fftn(x))
+            np.testing.assert_allclose(loom.fft.fftn(x).get(), np.fft.fftn(x), rtol=1e-12, atol=1e-12)
+            np.testing.assert_allclose(y.get(), x, rtol=1e-12, atol=1e-12)
+            assert ranks[:len(want_ranks)] == want_ranks
+    finally:
+        with pytest.warns(DeprecationWarning):
+            config.enable_nd_planning = saved
+
+
+def test_empty_axes_return_the_input():
+    a = loom.asarray(rrand(3, 4))
+    for f in (loom.fft.fftn, loom.fft.ifftn, loom.fft.fft2, loom.fft.ifft2):
+        assert f(a, axes=()) is a  # NumPy's: nothing to transform, the input itself

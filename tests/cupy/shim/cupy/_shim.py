@@ -26,6 +26,28 @@ class MissingInLoom(NotImplementedError):
     """A CuPy name that loom (and this shim) does not provide was used."""
 
 
+class NeedsCudaDevice(RuntimeError):
+    """A CuPy name of an API that CuPy documents as talking to a CUDA device (DEVICE_APIS) was used on a
+    machine where loom has no GPU: the call cannot be answered here by any implementation (CuPy itself
+    raises cudaErrorNoDevice), so the harness reports the test as skipped, not failed. With a GPU the
+    same name raises MissingInLoom (a real failure: loom lacks it)."""
+
+
+# CuPy's modules whose functions drive the CUDA device itself (CuPy's API reference: "Low-level CUDA
+# support"): the runtime and driver APIs, raw device memory, NVRTC and its kernel cache, textures, graphs, the CUDA
+# libraries' handles (cuFFT plans among them). A name of these that loom lacks needs a CUDA device.
+DEVICE_APIS = ("cupy.cuda.runtime.", "cupy.cuda.driver.", "cupy.cuda.memory.", "cupy.cuda._compiler_cache.",
+               "cupy.cuda.compiler.", "cupy.cuda.nvrtc.", "cupy.cuda.texture.", "cupy.cuda.graph.",
+               "cupy.cuda.function.", "cupy.cuda.cublas.", "cupy.cuda.cusolver.", "cupy.cuda.cusparse.",
+               "cupy.cuda.curand.", "cupy.cuda.cufft.", "cupy.cuda.profiler.", "cupy_backends.cuda.",
+               "cupyx.scipy.fftpack.get_fft_plan.")  # a cuFFT plan object
+
+
+def has_gpu():
+    """True when loom drives a GPU (CUDA, or HIP on a ROCm machine); False when its device is the host."""
+    return bool(importlib.import_module("loom.cuda").is_available())
+
+
 def _missing_message(path):
     """'module 'cupy.linalg' (loom) has no attribute 'det'' for a public name of a public cupy module,
     else 'loom has no <path>'."""
@@ -41,6 +63,8 @@ def _is_public_loom_module(name):
 
 
 def _fail(path):
+    if (path + ".").startswith(DEVICE_APIS) and not has_gpu():
+        raise NeedsCudaDevice(f"needs a CUDA device: {path} (loom's device here is the host)")
     raise MissingInLoom(_missing_message(path))
 
 

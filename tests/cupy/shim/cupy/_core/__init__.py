@@ -4,6 +4,9 @@ import loom as _loom
 
 from .. import _shim
 from . import internal  # noqa: F401
+from ._accelerator import get_reduction_accelerators, get_routine_accelerators  # noqa: F401
+from ._accelerator import set_reduction_accelerators, set_routine_accelerators  # noqa: F401
+from ._reduction import create_reduction_func  # noqa: F401
 from ._routines_linalg import get_compute_type, set_compute_type  # noqa: F401
 
 ndarray = _loom.ndarray

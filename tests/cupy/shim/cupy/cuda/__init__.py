@@ -7,13 +7,29 @@ import sys as _sys
 import loom.cuda as _cuda
 
 from .. import _shim
-from . import device, runtime  # noqa: F401
+from . import compiler, device, driver, memory, pinned_memory, runtime  # noqa: F401
 
 for _lib in ("cub", "cutensor", "nccl", "nvtx", "thrust", "cudnn", "cusparselt", "jitify"):
     _m = _shim.MissingModule(f"{__name__}.{_lib}")
     _m.available = False
     _sys.modules[_m.__name__] = _m
     globals()[_lib] = _m
+
+
+def get_nvcc_path():
+    """CuPy's lookup of the CUDA toolkit's nvcc (a fact of the machine, not of a device): $NVCC, else nvcc
+    on PATH, else $CUDA_PATH/bin/nvcc or /usr/local/cuda/bin/nvcc; None when there is none (as CuPy)."""
+    import os
+    import shutil
+    if os.environ.get("NVCC"):
+        return os.environ["NVCC"]
+    found = shutil.which("nvcc")
+    if found:
+        return found
+    for root in (os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
+        if root and os.path.exists(os.path.join(root, "bin", "nvcc")):
+            return os.path.join(root, "bin", "nvcc")
+    return None
 
 
 def get_local_runtime_version():

@@ -1,0 +1,22 @@
+"""cupy.cuda.driver: CuPy's binding of the CUDA driver API. _is_cuda_python and get_build_version answer facts of
+CuPy's build (whether it calls the driver through NVIDIA's cuda-python package, which tests read to pick
+their expected error types; the CUDA version it was built against): loom is not built on cuda-python. Every other name is the driver API itself, which
+loom does not expose: a stub (NeedsCudaDevice without a GPU, MissingInLoom with one)."""
+from .. import _shim
+
+
+def _is_cuda_python():
+    return False
+
+
+def get_build_version():
+    """The CUDA version CuPy was built against; loom is built against none (it loads the driver at run
+    time), so the driver's version stands for it, 0 on the host (as cupy.cuda.runtime.runtimeGetVersion)."""
+    from . import runtime
+    return runtime.driverGetVersion()
+
+
+def __getattr__(name):
+    if name.startswith("__"):
+        raise AttributeError(name)
+    return _shim.Missing(f"cupy.cuda.driver.{name}")
