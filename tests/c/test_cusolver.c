@@ -145,6 +145,15 @@ static double rnd(void) {
   return (double)(seed >> 11) / 9007199254740992.0 * 2 - 1;
 }
 
+/* The same memory as one C-contiguous row of n elements (a packed column-major batch's bytes). */
+static LoomArray flat(const LoomArray *a, int64_t n) {
+  LoomArray f = *a;
+  f.ndim = 1;
+  f.shape[0] = n;
+  f.strides[0] = 1;
+  return f;
+}
+
 /* m on the device as dtype t (column-major packed; shape [batch, r, c] or [r, c] when batch 0). */
 static LoomArray upload(const Mats *m, LoomDType t, bool batched) {
   LoomArray h = {.dtype = t, .device = LOOM_DEVICE_HOST};
@@ -165,7 +174,8 @@ static LoomArray upload(const Mats *m, LoomDType t, bool batched) {
   d.device_index = 0;
   CHECK_OK(loom_array_alloc(tc_ctx, &d));
   memcpy(d.strides, h.strides, sizeof h.strides);
-  CHECK_OK(loom_array_copy(tc_ctx, &d, &h));
+  LoomArray df = flat(&d, n), hf = flat(&h, n); /* loom_array_copy copies C-contiguous arrays: the bytes */
+  CHECK_OK(loom_array_copy(tc_ctx, &df, &hf));
   free(h.data);
   return d;
 }
@@ -177,7 +187,8 @@ static Mats download(const LoomArray *dv, int64_t batch, int64_t r, int64_t c) {
   h.device_index = 0;
   int64_t n = batch * r * c;
   h.data = malloc((size_t)(n + 1) * 8);
-  CHECK_OK(loom_array_copy(tc_ctx, &h, dv));
+  LoomArray hf = flat(&h, n), df = flat(dv, n);
+  CHECK_OK(loom_array_copy(tc_ctx, &hf, &df));
   Mats m = mats(batch, r, c);
   for (int64_t i = 0; i < n; i++)
     m.v[i] = dv->dtype == LOOM_FLOAT32 ? (double)((float *)h.data)[i]
