@@ -138,6 +138,8 @@ LOOM_API LoomStatus loom_context_create_ex(const LoomContextOptions *options, Lo
   }
   ctx->rt = rt;
   for (int kind = 0; kind < RT_DEVICE_KINDS; kind++) rt->devices[kind].fail.status = LOOM_OK;
+  atomic_init(&rt->gpu_jit_level, -1);
+  atomic_init(&rt->cache_generation, 0);
   const char *tf32 = getenv("LOOM_ALLOW_TF32");
   rt->allow_tf32 = tf32 && tf32[0] && strcmp(tf32, "0") != 0;
   LoomStatus st = rt_host_pool_create(ctx, &rt->host_pool, &d);
@@ -295,6 +297,34 @@ LOOM_API LoomStatus loom_set_num_threads(LoomContext *ctx, int32_t num_threads) 
   LoomStatus st = rt_pool_resize(ctx->rt->pool, num_threads ? num_threads : default_threads(), &d);
   __atomic_store_n(&ctx->num_threads, rt_pool_size(ctx->rt->pool), __ATOMIC_RELAXED);
   return st == LOOM_OK ? LOOM_OK : ctx_report(ctx, &d);
+}
+
+LOOM_API LoomStatus loom_set_jit_level(LoomContext *ctx, int32_t level) {
+  if (!ctx) return LOOM_ERR_INVALID_ARGUMENT;
+  Diag d = {.status = LOOM_OK};
+  if (!ctx->rt) {
+    diag_error(&d, LOOM_ERR_INVALID_ARGUMENT, "loom_set_jit_level: the context has no runtime");
+    return ctx_report(ctx, &d);
+  }
+  if (level < -1 || level > 4) {
+    diag_error(&d, LOOM_ERR_INVALID_ARGUMENT,
+               "loom_set_jit_level: level %d: give 0 to 4 (the driver JIT's optimization level), or -1 for the "
+               "default (LOOM_CUDA_JIT_LEVEL, else 1)", (int)level);
+    return ctx_report(ctx, &d);
+  }
+  atomic_store(&ctx->rt->gpu_jit_level, level);
+  return LOOM_OK;
+}
+
+LOOM_API LoomStatus loom_get_jit_level(LoomContext *ctx, int32_t *level) {
+  if (!ctx) return LOOM_ERR_INVALID_ARGUMENT;
+  if (!level || !ctx->rt) {
+    Diag d = {.status = LOOM_OK};
+    diag_error(&d, LOOM_ERR_INVALID_ARGUMENT, !level ? "loom_get_jit_level: level is NULL" : "loom_get_jit_level: no runtime");
+    return ctx_report(ctx, &d);
+  }
+  *level = atomic_load(&ctx->rt->gpu_jit_level);
+  return LOOM_OK;
 }
 
 LoomStatus rt_disk_cache_open_configured(LoomContext *ctx, DiskCache **out, unsigned *generation, Diag *d) {

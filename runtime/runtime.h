@@ -106,6 +106,8 @@ struct RtState {
   char *cache_dir;
   uint64_t cache_max_bytes;
   _Atomic unsigned cache_generation;
+  _Atomic int gpu_jit_level; /* loom_set_jit_level: the GPU driver JIT's level for new elementwise kernels;
+                                -1: the device's default (LOOM_CUDA_JIT_LEVEL, else 1) */
   LoomDumpSink dump_sink; /* loom_set_dump_sink (stats_lock); NULL: stderr */
   void *dump_user;
 };

@@ -174,6 +174,12 @@ LOOM_API LoomStatus loom_set_num_threads(LoomContext *ctx, int32_t num_threads);
  * the user's is an error that keeps the settings in effect. Devices reopen their cache at their next
  * compile; kernels already loaded stay. */
 LOOM_API LoomStatus loom_set_cache(LoomContext *ctx, const char *dir, uint64_t max_bytes);
+/* The optimization level (0..4) of the GPU driver's JIT (CUDA's ptxas) for elementwise kernels compiled
+ * from now on; -1: the default (LOOM_CUDA_JIT_LEVEL, else 1). Kernels already loaded keep their code;
+ * the level is part of the disk cache's key. AMD code objects are final (no driver JIT): no effect there.
+ * loom_get_jit_level reads the setting (-1 when it is the default). */
+LOOM_API LoomStatus loom_set_jit_level(LoomContext *ctx, int32_t level);
+LOOM_API LoomStatus loom_get_jit_level(LoomContext *ctx, int32_t *level);
 
 /* ---- graph building ----------------------------------------------------------------------------- */
 LOOM_API LoomStatus loom_graph_create(LoomContext *ctx, LoomGraph **out);

@@ -192,6 +192,9 @@ class _Config:
     - ``cache_max_bytes``: the disk cache's bound in bytes (an int, or a str with a K, M or G suffix as
       LOOM_CACHE_MAX_BYTES takes); ``None`` goes back to the default (LOOM_CACHE_MAX_BYTES, else 1 GiB).
       The bound applies from the next store on.
+    - ``jit_level``: the optimization level 0..4 of the GPU driver's JIT (CUDA's ptxas) for elementwise
+      kernels compiled from then on; ``None`` (reads back as None) is the default, LOOM_CUDA_JIT_LEVEL or
+      1. Kernels already loaded keep their code; AMD code objects are final, so there it has no effect.
     """
 
     __slots__ = ()
@@ -278,6 +281,22 @@ class _Config:
         _core.set_cache(_cache_dir_setting[0], n)
         _cache_bound_setting[0] = n
 
+    @property
+    def jit_level(self):
+        level = _core.jit_level(None)
+        return None if level < 0 else level
+
+    @jit_level.setter
+    def jit_level(self, level):
+        if level is None:
+            level = -1
+        elif isinstance(level, bool) or not isinstance(level, int):
+            raise TypeError(f"loom.config.jit_level takes an int 0..4 or None, not {type(level).__name__}")
+        elif not 0 <= level <= 4:
+            raise ValueError(f"loom.config.jit_level = {level}: give 0 to 4 (the GPU driver JIT's optimization "
+                             "level), or None for the default (LOOM_CUDA_JIT_LEVEL, else 1)")
+        _core.jit_level(level)
+
     def __repr__(self):
         return (f"loom.config(dump={self.dump!r}, eager={self.eager}, graph_bound={self.graph_bound}, "
                 f"num_threads={self.num_threads}, cache_dir={self.cache_dir!r})")
@@ -323,6 +342,22 @@ class DumpCapture:
 
     def __init__(self):
         self.text = ""
+
+    @property
+    def jit_level(self):
+        level = _core.jit_level(None)
+        return None if level < 0 else level
+
+    @jit_level.setter
+    def jit_level(self, level):
+        if level is None:
+            level = -1
+        elif isinstance(level, bool) or not isinstance(level, int):
+            raise TypeError(f"loom.config.jit_level takes an int 0..4 or None, not {type(level).__name__}")
+        elif not 0 <= level <= 4:
+            raise ValueError(f"loom.config.jit_level = {level}: give 0 to 4 (the GPU driver JIT's optimization "
+                             "level), or None for the default (LOOM_CUDA_JIT_LEVEL, else 1)")
+        _core.jit_level(level)
 
     def __repr__(self):
         return f"<loom.DumpCapture {len(self.text)} characters>"

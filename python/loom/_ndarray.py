@@ -238,7 +238,7 @@ class ndarray(_core.Array):
 
     def __array_function__(self, func, types, args, kwargs):
         from . import _API
-        if func.__name__ in _LIKE_CREATORS:  # NumPy reaches these only through like=self (NEP 35)
+        if func.__name__ in _LIKE_CREATORS and getattr(func, "__module__", "") == "numpy":  # only via like= (NEP 35)
             return _create_like(self, func, args, kwargs)
         fn = _API.get(func.__name__)
         if fn is None or fn is func:

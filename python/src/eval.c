@@ -325,6 +325,23 @@ static PyObject *core_set_num_threads(PyObject *module, PyObject *arg) {
   Py_RETURN_NONE;
 }
 
+/* jit_level(level: int | None) -> int: the GPU JIT level setting before the call (-1: the default);
+ * sets it when level is an int (loom_set_jit_level), only reads it for None. */
+static PyObject *core_jit_level(PyObject *module, PyObject *arg) {
+  MODSTATE;
+  int32_t old = -1;
+  LoomStatus rc = loom_get_jit_level(ctx_of(st), &old);
+  if (rc) return raise_status(st, rc);
+  if (arg != Py_None) {
+    long v = PyLong_AsLong(arg);
+    if (v == -1 && PyErr_Occurred()) return NULL;
+    if (v < INT32_MIN || v > INT32_MAX) v = 99; /* out of range: loom_set_jit_level says which */
+    rc = loom_set_jit_level(ctx_of(st), (int32_t)v);
+    if (rc) return raise_status(st, rc);
+  }
+  return PyLong_FromLong(old);
+}
+
 /* set_cache(dir: str | None, max_bytes: int): loom_set_cache (None: the environment's folder; "": off;
  * 0: the default bound). */
 static PyObject *core_set_cache(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
@@ -420,6 +437,7 @@ PyMethodDef eval_functions[] = {
     {"set_dump", (PyCFunction)core_set_dump, METH_O, "set the dumps (LOOM_DUMP's words)"},
     {"set_num_threads", (PyCFunction)core_set_num_threads, METH_O, "resize the host thread pool"},
     FASTF(set_cache),
+    {"jit_level", (PyCFunction)core_jit_level, METH_O, "read (None) or set the GPU JIT level; returns the old one"},
     FASTF(dump),
     {"context_address", (PyCFunction)core_context_address, METH_NOARGS, "the LoomContext * as an int"},
     {"set_eager", (PyCFunction)core_set_eager, METH_O, "set eager mode; returns the old setting"},

@@ -261,7 +261,7 @@ static void tier_up(LoomContext *ctx, GpuRt *g, TierJob *j) {
   int wave = j->meta.wave > 0 ? j->meta.wave : 32;
   LoomStatus st = drv->set_current(g->handle, j->device, &d);
   if (st == LOOM_OK)
-    st = drv->link(g->handle, j->device, j->code, j->code_size, j->name, g->jit.final_level, &binary, &binary_size, &d);
+    st = drv->link(g->handle, j->device, j->code, j->code_size, j->name, j->level, &binary, &binary_size, &d);
   if (st == LOOM_OK) st = drv->module_load(g->handle, j->device, binary, binary_size, &mod, &d);
   int maxb[CG_NENTRY] = {0};
   for (int i = 0; i < CG_NENTRY && st == LOOM_OK; i++)
@@ -293,7 +293,7 @@ static void tier_up(LoomContext *ctx, GpuRt *g, TierJob *j) {
   }
   if (mod && !swapped) drv->module_unload(g->handle, j->device, mod);
   if (ctx->dump_flags & IR_DUMP_TIME)
-    rt_dump_printf(ctx, "# time gpu %s tier-up (JIT level %d): %.3f ms, %s\n", j->name, g->jit.final_level,
+    rt_dump_printf(ctx, "# time gpu %s tier-up (JIT level %d): %.3f ms, %s\n", j->name, j->level,
             rt_now_ms() - t0, swapped ? "swapped" : d.status != LOOM_OK ? d.msg : "kept tier 0");
   DiskCache *disk = __atomic_load_n(&g->disk, __ATOMIC_ACQUIRE);
   if (st == LOOM_OK && disk) disk_store(ctx, disk, j->key, j->meta, binary, binary_size, NULL, 0);
@@ -347,7 +347,7 @@ static void *tier_main(void *arg) {
 /* Queues the tier-up of the group `m` of f (its code and disk key are copied); false when it cannot (no
  * memory, no thread: the group stays at level 0 in this process). Caller holds device_lock. */
 static bool tier_enqueue(LoomContext *ctx, GpuRt *g, int device, GpuFn *f, const GpuMeta *m, const char *key,
-                         const char *code, size_t code_size, const char *name) {
+                         const char *code, size_t code_size, const char *name, int level) {
   if (!g->tier_started) {
     pthread_once(&tier_atexit_once, tier_register_atexit);
     if (pthread_create(&g->tier_thread, NULL, tier_main, g) != 0) {
@@ -373,6 +373,7 @@ static bool tier_enqueue(LoomContext *ctx, GpuRt *g, int device, GpuFn *f, const
   memcpy(cc, code, code_size);
   cc[code_size] = 0;
   j->f = f;
+  j->level = level;
   j->device = device;
   j->meta = *m;
   j->meta.tier = 1;
@@ -414,7 +415,9 @@ static LoomStatus add_group(LoomContext *ctx, GpuRt *g, GpuDev *dev, GpuFn *f, c
   StrBuf kb;
   sb_init(&kb, ctx);
   bool elementwise = k->nkeep == k->ndim;
-  int jit_level = elementwise ? g->jit.final_level : -1;
+  /* the driver JIT's level: loom_set_jit_level's where the driver has levels (final_level >= 0) */
+  int set_level = atomic_load(&ctx->rt->gpu_jit_level);
+  int jit_level = !elementwise ? -1 : g->jit.final_level >= 0 && set_level >= 0 ? set_level : g->jit.final_level;
   sb_printf(&kb, "%sentries %u jit %d\n", f->key, want, jit_level);
   char *key = sb_take(&kb);
   if (!key) return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: kernel key");
@@ -438,8 +441,8 @@ static LoomStatus add_group(LoomContext *ctx, GpuRt *g, GpuDev *dev, GpuFn *f, c
         ctx->rt->stats.cache_hits++;
         pthread_mutex_unlock(&ctx->rt->stats_lock);
         /* a tier-0 entry (its process ended before the tier-up): tier up here */
-        if (m.tier == 0 && g->tiers)
-          tier_enqueue(ctx, g, device, f, &m, key, binary + m.binary_bytes, m.code_bytes - 1, k->name);
+        if (m.tier == 0 && g->tiers && jit_level > 0)
+          tier_enqueue(ctx, g, device, f, &m, key, binary + m.binary_bytes, m.code_bytes - 1, k->name, jit_level);
       }
     }
     if (blob) rt_disk_cache_free(g->disk, blob);
@@ -454,7 +457,7 @@ static LoomStatus add_group(LoomContext *ctx, GpuRt *g, GpuDev *dev, GpuFn *f, c
     size_t binary_size = 0;
     double t_llvm = rt_now_ms(), t_link = t_llvm;
     bool compiled = st == LOOM_OK;
-    bool tiered = compiled && elementwise && g->tiers;
+    bool tiered = compiled && elementwise && g->tiers && jit_level > 0; /* level 0 is the first tier itself */
     GpuMeta m;
     memset(&m, 0, sizeof m);
     if (compiled) {
@@ -487,7 +490,8 @@ static LoomStatus add_group(LoomContext *ctx, GpuRt *g, GpuDev *dev, GpuFn *f, c
      * its code, so the next process tiers it up */
     if (st == LOOM_OK && g->disk)
       disk_store(ctx, g->disk, key, m, binary, binary_size, c.gpu->code, c.gpu->code_size);
-    if (st == LOOM_OK && tiered) tier_enqueue(ctx, g, device, f, &m, key, c.gpu->code, c.gpu->code_size, k->name);
+    if (st == LOOM_OK && tiered)
+      tier_enqueue(ctx, g, device, f, &m, key, c.gpu->code, c.gpu->code_size, k->name, jit_level);
     if (st == LOOM_OK && g->disk && (ctx->dump_flags & IR_DUMP_TIME))
       rt_dump_printf(ctx, "# time gpu %s disk store %.3f ms\n", k->name, rt_now_ms() - t_store);
     if (compiled) dev->target->release(dev->target, &c);

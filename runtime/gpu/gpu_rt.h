@@ -112,6 +112,7 @@ typedef struct TierJob {
   char *key;    /* the group's disk-cache key */
   char *code;   /* the target's code, code_size bytes + a NUL */
   size_t code_size;
+  int level;    /* the JIT level of the final code (the one in key) */
   char name[64];
 } TierJob;
 

@@ -116,16 +116,19 @@ def test_num_threads_resizes_the_pool() -> None:
     xn = rng.standard_normal((300, 2000))
     x = loom.asarray(xn)
     try:
+        # thread counts are read right after each setting (an evaluation may start threads of its own,
+        # e.g. a GPU's background compiler)
         loom.config.num_threads = 1
-        assert loom.config.num_threads == 1 and loom.config_info()["num_threads"] == 1
         with1 = _process_threads()
-        np.testing.assert_allclose(loom.asnumpy((x * x + 1).sum(1)), (xn * xn + 1).sum(1), rtol=1e-12)
+        assert loom.config.num_threads == 1 and loom.config_info()["num_threads"] == 1
         loom.config.num_threads = 5
-        assert loom.config.num_threads == 5 and _process_threads() - with1 == 4  # the system's own count
-        np.testing.assert_allclose(loom.asnumpy((x * x + 2).sum(0)), (xn * xn + 2).sum(0), rtol=1e-12)
+        assert _process_threads() - with1 == 4 and loom.config.num_threads == 5  # the system's own count
         loom.config.num_threads = 2
-        assert loom.config.num_threads == 2 and _process_threads() - with1 == 1
-        np.testing.assert_allclose(loom.asnumpy(loom.exp(-x).max(1)), np.exp(-xn).max(1), rtol=1e-12)
+        assert _process_threads() - with1 == 1 and loom.config.num_threads == 2
+        for n in (1, 5, 2):
+            loom.config.num_threads = n
+            np.testing.assert_allclose(loom.asnumpy((x * x + n).sum(1)), (xn * xn + n).sum(1), rtol=1e-12)
+            np.testing.assert_allclose(loom.asnumpy(loom.exp(-x).max(0)), np.exp(-xn).max(0), rtol=1e-12)
         for bad in (-1, 1025):
             with pytest.raises(ValueError, match="1 to 1024"):
                 loom.config.num_threads = bad
@@ -213,6 +216,43 @@ print("ok")
     env["LOOM_CACHE_DIR"] = str(tmp_path / "env")
     r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
+
+
+def test_jit_level_setting() -> None:
+    assert loom.config.jit_level is None  # the default: LOOM_CUDA_JIT_LEVEL, else 1
+    try:
+        for level in range(5):
+            loom.config.jit_level = level
+            assert loom.config.jit_level == level
+        for bad in (-1, 5):
+            with pytest.raises(ValueError, match="0 to 4"):
+                loom.config.jit_level = bad
+        for wrong in (1.0, "2", True):
+            with pytest.raises(TypeError):
+                loom.config.jit_level = wrong
+        assert loom.config.jit_level == 4  # refused settings change nothing
+    finally:
+        loom.config.jit_level = None
+    assert loom.config.jit_level is None
+
+
+@pytest.mark.skipif(not loom.cuda.is_available() or loom.cuda._gpu_kind() != loom.cuda._CUDA,
+                    reason="the driver JIT's level: needs a CUDA GPU")
+def test_jit_level_reaches_the_cuda_jit() -> None:
+    """A new elementwise kernel is linked at the level set (LOOM_DUMP=time's line says which), and computes
+    the same values at every level."""
+    x = loom.asarray(np.linspace(-2.0, 2.0, 4096))
+    xn = loom.asnumpy(x)
+    try:
+        for level, fn, ref in ((0, lambda v: loom.sinh(v) * 3 - v, lambda v: np.sinh(v) * 3 - v),
+                               (3, lambda v: loom.expm1(v) / 7 + v * v, lambda v: np.expm1(v) / 7 + v * v)):
+            loom.config.jit_level = level
+            with loom.capture_dumps("time", echo=False) as d:
+                got = loom.asnumpy(fn(x))
+            np.testing.assert_allclose(got, ref(xn), rtol=1e-13, atol=1e-13)
+            assert f"(level {level})" in d.text, d.text
+    finally:
+        loom.config.jit_level = None
 
 
 @pytest.mark.skipif(not loom.cuda.is_available(), reason="the disk cache holds GPU binaries: needs a GPU")

@@ -214,8 +214,8 @@ def test_cuda_serializer_family():
         want = loom.asnumpy(a)
         header, frames = serialize(a, serializers=("cuda",))
         assert header["serializer"] == "cuda" and len(frames) == 1
-        (frame,) = frames
-        assert frame.__cuda_array_interface__["shape"] == (want.nbytes,)
+        frame: object = frames[0]
+        assert getattr(frame, "__cuda_array_interface__")["shape"] == (want.nbytes,)
         back = deserialize(header, frames, deserializers=("cuda",))
         assert isinstance(back, loom.ndarray) and back._on_gpu and back.dtype == want.dtype
         np.testing.assert_array_equal(loom.asnumpy(back), want)

@@ -83,7 +83,7 @@ def test_like_device_argument() -> None:
     like = _like()
     _same(np.ones(2, device="cpu", like=like), np.ones(2))  # NumPy 2's device="cpu": the like= device
     with pytest.raises(ValueError, match="(?i)device"):  # NumPy refuses it before dispatching
-        np.zeros(2, device="cuda:0", like=like)  # type: ignore[arg-type]
+        np.zeros(2, device="cuda:0", like=like)  # type: ignore[call-overload]
     with pytest.raises(TypeError):
         np.zeros(2, dtype="not a dtype", like=like)
 
