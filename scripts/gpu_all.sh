@@ -182,18 +182,38 @@ ctest_rc=skip pytest_rc=skip
 if on LOOM_GPU_C && [ "$c_rc" = 0 ]; then
   # consumer_* rebuild Loom: LOOM_JOBS for them; every test's own timeout, and the budget's
   # shellcheck disable=SC2086
-  (LOOM_JOBS=4 bounded 330 ctest --test-dir build-gpu -j"$((ncpu / 2))" --timeout 300 --output-on-failure \
+  # test_gpu_diff's random graphs: 1500 by default take ~3.5 min alone, past ctest's share beside pytest
+  (LOOM_JOBS=4 LOOM_GPU_DIFF_GRAPHS=${LOOM_GPU_DIFF_GRAPHS:-600} bounded 330 ctest --test-dir build-gpu -j"$((ncpu / 2))" --timeout 300 --output-on-failure \
      ${LOOM_GPU_CTEST_ARGS:-} >"$logs/ctest.log" 2>&1) &
   ctest_pid=$!
 fi
 if on LOOM_GPU_PY && [ "$py_rc" = 0 ]; then
-  # shellcheck disable=SC2086
-  (cd /tmp && bounded 330 "$py" -m pytest "$OLDPWD/tests/python" -q -rfEs -p no:cacheprovider \
-     ${LOOM_GPU_PYTEST_ARGS:-} >"$OLDPWD/$logs/pytest_full.log" 2>&1)
-  pytest_rc=$?
+  # LOOM_GPU_PYTEST_SHARDS (3) processes side by side, each on every shards-th test file (kernel compiles
+  # are host work: one process alone did not finish in the budget); LOOM_GPU_PYTEST_ARGS: one process
+  shards=${LOOM_GPU_PYTEST_SHARDS:-3}
+  [ -n "${LOOM_GPU_PYTEST_ARGS:-}" ] && shards=1
+  pids=()
+  for k in $(seq 0 $((shards - 1))); do
+    if [ "$shards" = 1 ]; then
+      sel=("$PWD/tests/python")
+    else
+      mapfile -t sel < <(ls "$PWD"/tests/python/test_*.py | awk -v n="$shards" -v k="$k" 'NR % n == k')
+    fi
+    # shellcheck disable=SC2086
+    (cd /tmp && bounded 330 "$py" -m pytest "${sel[@]}" -q -rfEs -p no:cacheprovider --durations=10 \
+       ${LOOM_GPU_PYTEST_ARGS:-} >"$OLDPWD/$logs/pytest_full.$k.log" 2>&1) &
+    pids+=($!)
+  done
+  pytest_rc=0
+  for p in "${pids[@]}"; do
+    wait "$p"
+    r=$?
+    [ "$r" -gt "$pytest_rc" ] && pytest_rc=$r
+  done
+  cat "$logs"/pytest_full.*.log >"$logs/pytest_full.log"
   grep -E "^(FAILED|ERROR) " "$logs/pytest_full.log" | head -80 >"$logs/pytest.log"
-  tail -3 "$logs/pytest_full.log" >>"$logs/pytest.log"
-  note "pytest: exit $pytest_rc at $((SECONDS - t0))s: $(tail -1 "$logs/pytest_full.log")"
+  for k in $(seq 0 $((shards - 1))); do tail -1 "$logs/pytest_full.$k.log"; done >>"$logs/pytest.log"
+  note "pytest: exit $pytest_rc at $((SECONDS - t0))s ($shards processes): $(for k in $(seq 0 $((shards - 1))); do tail -1 "$logs/pytest_full.$k.log"; done | tr '\n' ';')"
 fi
 if on LOOM_GPU_C && [ "$c_rc" = 0 ]; then
   wait "$ctest_pid"

@@ -73,12 +73,32 @@ def _norm_axis(axis, ndim):
     return a + ndim if a < 0 else a
 
 
+def _check_scalar_store(value, dtype, full=False):
+    """NumPy's checks of a Python scalar stored into an integer array (fill, setitem; full() checks
+    Python ints only): an int the dtype cannot hold is OverflowError, a float NaN ValueError, an
+    infinity OverflowError, another float is truncated to an int and checked as one. NumPy scalars and arrays are cast (NumPy checks NumPy scalars in some
+    stores and not in others; loom casts them everywhere)."""
+    if dtype.kind not in "iu" or type(value) not in ((int,) if full else (int, float)):
+        return
+    if type(value) is float:  # NumPy converts it to a Python int (truncating), then checks that
+        if value != value:
+            raise ValueError("cannot convert float NaN to integer")
+        if value in (float("inf"), float("-inf")):
+            raise OverflowError("cannot convert float infinity to integer")
+        value = int(value)
+    info = numpy.iinfo(dtype)
+    if not info.min <= value <= info.max:
+        raise OverflowError(f"Python integer {value} out of bounds for {dtype}")
+
+
 def _axes_tuple(axis):
     if axis is None:
         return None
-    if isinstance(axis, (tuple, list)):
-        return tuple(operator.index(a) for a in axis)
-    return (operator.index(axis),)
+    axes = tuple(operator.index(a) for a in axis) if isinstance(axis, (tuple, list)) else (operator.index(axis),)
+    for a in axes:
+        if not -2**31 <= a < 2**31:  # out of bounds for any rank (the C API's axes are 32-bit)
+            raise AxisError(f"axis {a} is out of bounds for an array of any dimension")
+    return axes
 
 
 def _cur():

@@ -4,8 +4,8 @@ Interface, DLPack), filled (empty, zeros, ones, full, *_like), ranges (arange, l
 import numpy
 
 from . import _core
-from ._common import (_code, _shape_tuple, _cur, _from_numpy, _order_name, _layout_perm, _inverse_perm,
-                      _contiguous)
+from ._common import (_check_scalar_store, _code, _shape_tuple, _cur, _from_numpy, _order_name, _layout_perm,
+                      _inverse_perm, _contiguous)
 from ._ndarray import ndarray, _operand
 
 
@@ -169,6 +169,7 @@ def full(shape, fill_value, dtype=None, order="C"):
         dtype = numpy.asarray(fill_value.get() if isinstance(fill_value, ndarray) else fill_value).dtype
     shape = _shape_tuple(shape)
     a = _empty_in_order(shape, dtype, False, None, _cf_perm(len(shape), order))
+    _check_scalar_store(fill_value, a.dtype, full=True)
     if type(fill_value) is int and a.dtype.kind in "fc" and not -2**63 <= fill_value < 2**64:
         fill_value = float(fill_value)  # NumPy converts a Python int to the float dtype (2**70 into float64)
     _core.assign(a, _operand(fill_value))

@@ -7,7 +7,7 @@ import operator
 import numpy
 
 from . import _core
-from ._common import _from_numpy
+from ._common import _from_numpy, _check_scalar_store
 from ._ndarray import ndarray, _operand
 from ._creation import asarray
 
@@ -93,6 +93,7 @@ def _setitem(self, key, value):
     if self._tracer:
         _setitem_traced(self, key, value)
         return
+    _check_scalar_store(value, self.dtype)
     value = _operand(value)
     if type(value) is int and self.dtype.kind in "fc" and not -2**63 <= value < 2**64:
         value = float(value)  # NumPy converts a Python int to the float dtype (2**70 into float64)

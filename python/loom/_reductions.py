@@ -68,7 +68,7 @@ def _arg(name, a, axis, out, keepdims):
         if keepdims:
             r = r.reshape((1,) * a.ndim)
     else:
-        r = _core.reduce(_RED[name], a, (operator.index(axis),), keepdims, -1)
+        r = _core.reduce(_RED[name], a, _axes_tuple(operator.index(axis)), keepdims, -1)
     return _finish(r, out)
 
 

@@ -423,7 +423,9 @@ static PyObject *core_reduce(PyObject *module, PyObject *const *args, Py_ssize_t
   int32_t n = 0, ax[LOOM_MAX_RANK];
   if (args[2] != Py_None) {
     if (parse_i64s(args[2], v, &n, "axis") < 0) return NULL;
-    for (int i = 0; i < n; i++) ax[i] = (int32_t)v[i];
+    /* an axis beyond int32 is out of bounds for any rank: INT32_MAX makes the C API say so (a plain cast
+     * would wrap 2**32 to axis 0) */
+    for (int i = 0; i < n; i++) ax[i] = v[i] < INT32_MIN || v[i] > INT32_MAX ? INT32_MAX : (int32_t)v[i];
   }
   LoomStatus s = loom_reduce_dtype(gr->g, (LoomReduceOp)op, x, n, args[2] == Py_None ? NULL : ax, keep,
                                    dt < 0 ? LOOM_DTYPE_COUNT : (LoomDType)dt, &y);

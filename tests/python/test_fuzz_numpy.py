@@ -773,16 +773,13 @@ KNOWN = [
           lambda m: _int_reciprocal_zero(m) and "0" in m.detail,
           _same(lambda xp: xp.reciprocal(xp.asarray(np.array([0], dtype=np.int32))))),
     # ---- Python-layer bugs of issue 10 (python/ is being split; the fixes land there) ----
-    Known("axis-cut-to-32-bits", "issue 10 item 7",
-          "axis numbers are cut to 32 bits: a.sum(axis=2**32) sums axis 0 (NumPy: an error)",
-          lambda m: m.step.kind == "reduce" and isinstance(m.step.meta.get("kw", {}).get("axis"), int)
-          and abs(m.step.meta["kw"]["axis"]) >= 2**31,
+    Known("axis-beyond-c-int", "README: semantics notes",
+          "an axis number beyond 32 bits is loom's AxisError (out of bounds, as any other); NumPy fails to "
+          "convert it to a C int first: ValueError or OverflowError, by function",
+          lambda m: m.step.kind == "reduce" and m.kind == "exception-class"
+          and isinstance(m.lm_out.exc, np.exceptions.AxisError)
+          and isinstance(m.np_out.exc, (ValueError, OverflowError)) and "C int" in str(m.np_out.exc),
           _same(lambda xp: xp.sum(xp.asarray(np.arange(3)), axis=2**32))),
-    Known("python-int-overflow-wraps", "issue 10 item 8",
-          "full / fill / setitem with a Python scalar the dtype cannot hold wrap or convert silently (an int out "
-          "of range, NaN or inf into ints; NumPy: OverflowError / ValueError)",
-          lambda m: m.op in ("full", "fill", "setitem") and m.kind in ("numpy-raises", "value"),
-          _same(lambda xp: xp.full((2,), 300, dtype="uint8"))),
     Known("nul-in-snippet", "issue 10 item 9",
           "a NUL byte in an ElementwiseKernel snippet truncates it (must raise ValueError, as RawModule does)",
           lambda m: False,

@@ -1,0 +1,103 @@
+"""Storing a Python or NumPy scalar into an array (full, fill, setitem) and axis numbers beyond 32 bits
+(issue 10 items 7 and 8): each outcome, the stored values or the exception class, is NumPy's.
+
+NumPy's rules: a Python int the integer dtype cannot hold is OverflowError, a Python float NaN into an
+integer array ValueError, an infinity OverflowError, another float is truncated and checked as an int;
+full() checks Python ints only (its copyto casts other scalars). NumPy scalars are cast (NumPy itself
+checks them in some stores and not in others: loom casts them everywhere; the cases below where both
+cast are compared). An axis number of any size out of range is an AxisError, never another axis.
+"""
+from typing import Any, Callable
+
+import numpy as np
+import pytest
+
+import loom
+
+INT_DTYPES = ["int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64"]
+VALUES: list[Any] = [0, 1, -1, 127, 128, -129, 255, 256, 2**31, -2**31 - 1, 2**63 - 1, 2**63, 2**64 - 1, -2**63,
+                     np.int64(300), np.uint8(200), np.int8(-5), True, 3.7, -0.0, -0.9, 127.9, -128.9, 255.5, 300.0,
+                     9.3e18, 1e30, float("nan"), float("inf"), float("-inf"), np.float32("nan")]
+
+
+def outcome(fn: Callable[[Any], Any], xp: Any) -> tuple[str, Any]:
+    try:
+        r = fn(xp)
+    except (OverflowError, ValueError, TypeError) as e:
+        return ("raises", type(e))
+    return ("ok", loom.asnumpy(r) if isinstance(r, loom.ndarray) else np.asarray(r))
+
+
+def check(fn: Callable[[Any], Any]) -> None:
+    want, got = outcome(fn, np), outcome(fn, loom)
+    assert want[0] == got[0], (want, got)
+    if want[0] == "raises":
+        assert got[1] is want[1], (want, got)
+    else:
+        np.testing.assert_array_equal(got[1], want[1])
+
+
+@pytest.mark.parametrize("dtype", INT_DTYPES + ["bool", "float32", "float64"])
+@pytest.mark.parametrize("value", VALUES, ids=repr)
+def test_fill_and_setitem(dtype: str, value: Any) -> None:
+    if isinstance(value, np.generic) and np.dtype(dtype).kind in "iu" and not (
+            isinstance(value, np.integer) and np.iinfo(dtype).min <= int(value) <= np.iinfo(dtype).max):
+        pytest.skip("a NumPy scalar out of an integer dtype's range: NumPy checks it in some stores only")
+
+    def fill(xp: Any) -> Any:
+        a = xp.zeros(4, dtype=dtype)
+        a.fill(value)
+        return a
+
+    def set_one(xp: Any) -> Any:
+        a = xp.zeros(4, dtype=dtype)
+        a[1] = value
+        return a
+
+    def set_slice(xp: Any) -> Any:
+        a = xp.zeros((2, 3), dtype=dtype)
+        a[:, 1:] = value
+        return a
+
+    def set_fancy(xp: Any) -> Any:
+        a = xp.zeros(5, dtype=dtype)
+        a[xp.asarray(np.array([0, 3]))] = value
+        return a
+
+    def set_mask(xp: Any) -> Any:
+        a = xp.zeros(5, dtype=dtype)
+        a[xp.asarray(np.array([True, False, True, False, False]))] = value
+        return a
+
+    for fn in (fill, set_one, set_slice, set_fancy, set_mask):
+        check(fn)
+
+
+@pytest.mark.parametrize("dtype", INT_DTYPES + ["bool", "float32"])
+@pytest.mark.parametrize("value", VALUES, ids=repr)
+def test_full(dtype: str, value: Any) -> None:
+    if np.dtype(dtype).kind in "iu" and isinstance(value, (float, np.floating)):
+        pytest.skip("a float into ints through full(): NumPy's unsafe cast (NaN/inf/out of range undefined; "
+                    "loom saturates, README)")
+    if np.dtype(dtype).kind in "iu" and isinstance(value, np.integer) and not \
+            np.iinfo(dtype).min <= int(value) <= np.iinfo(dtype).max:
+        pytest.skip("a NumPy integer into a narrower dtype through full(): NumPy's unsafe cast wraps, as loom's")
+    if dtype == "bool" and type(value) is int and value >= 2**63:
+        pytest.skip("NumPy's full() cannot convert a Python int >= 2**63 for bool (OverflowError); loom stores True")
+    check(lambda xp: xp.full((2, 2), value, dtype=dtype))
+
+
+def test_full_numpy_integer_wraps_as_numpy() -> None:
+    check(lambda xp: xp.full((3,), np.int64(300), dtype="uint8"))
+    check(lambda xp: xp.full((3,), np.int16(-1), dtype="uint32"))
+
+
+@pytest.mark.parametrize("axis", [2**31, 2**32, 2**32 + 1, -2**31 - 1, -2**32, 2**62, -(2**63)])
+@pytest.mark.parametrize("op", ["sum", "max", "mean", "argmax", "cumsum"])
+def test_axis_beyond_32_bits_is_an_error(op: str, axis: int) -> None:
+    a = loom.arange(6).reshape(2, 3)
+    with pytest.raises(np.exceptions.AxisError, match=str(axis)):
+        getattr(loom, op)(a, axis=axis)
+    with pytest.raises((ValueError, OverflowError)):  # NumPy: "integer won't fit into a C int" or "Python int
+        # too large to convert to C int", by function (AxisError is a ValueError)
+        getattr(np, op)(np.arange(6).reshape(2, 3), axis=axis)
