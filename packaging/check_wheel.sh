@@ -37,6 +37,9 @@ for args in "--loom-first" "--llvmlite-first" "--loom-first --global" "--llvmlit
   # shellcheck disable=SC2086
   "$py" "$repo/packaging/wheel_smoke.py" $args || status=1
 done
+echo "== loomc (the wheel's console script)"
+if out=$("$venv/bin/loomc" --version 2>&1) && [[ $out == "loomc (loom "* ]]; then echo "ok: $out"; else
+  echo "FAIL: loomc --version: $out" >&2; status=1; fi
 echo "== pytest ${LOOM_WHEEL_TESTS:-tests/python} (installed wheel)"
 # shellcheck disable=SC2086
 (cd "$repo" && "$py" -m pytest ${LOOM_WHEEL_TESTS:-tests/python} -q -p no:cacheprovider 2>&1 | tail -n 5) ||

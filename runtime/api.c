@@ -17,6 +17,7 @@
  * hold the message, so it is not retrievable through loom_last_error.
  */
 #include <ctype.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +28,7 @@
 #include "runtime/device.h"
 #include "runtime/disk_cache.h"
 
-enum { RT_MAX_THREADS = 1024 };
+enum { RT_MAX_THREADS = RT_POOL_MAX_THREADS };
 _Static_assert(IR_DUMP_GRAPH == 1 && IR_DUMP_KERNELS == 2 && IR_DUMP_LLVM == 4 && IR_DUMP_TIME == 8,
                "LoomConfigInfo.dump_flags (loom.h) documents these bits");
 
@@ -94,6 +95,7 @@ static void rt_state_destroy(LoomContext *ctx, RtState *rt) {
   rt_pool_destroy(rt->pool);
   rt_host_pool_destroy(rt->host_pool);
   pthread_mutex_destroy(&rt->stats_lock);
+  ctx_free(ctx, rt->cache_dir);
   ctx_free(ctx, rt);
 }
 
@@ -136,6 +138,8 @@ LOOM_API LoomStatus loom_context_create_ex(const LoomContextOptions *options, Lo
   }
   ctx->rt = rt;
   for (int kind = 0; kind < RT_DEVICE_KINDS; kind++) rt->devices[kind].fail.status = LOOM_OK;
+  atomic_init(&rt->gpu_jit_level, -1);
+  atomic_init(&rt->cache_generation, 0);
   const char *tf32 = getenv("LOOM_ALLOW_TF32");
   rt->allow_tf32 = tf32 && tf32[0] && strcmp(tf32, "0") != 0;
   LoomStatus st = rt_host_pool_create(ctx, &rt->host_pool, &d);
@@ -193,12 +197,12 @@ LOOM_API LoomStatus loom_get_config(LoomContext *ctx, LoomConfigInfo *out) {
     return ctx_report(ctx, &d);
   }
   memset(out, 0, sizeof *out);
-  out->num_threads = ctx->num_threads;
+  out->num_threads = rt_pool_size(ctx->rt->pool);
   out->dump_flags = ctx->dump_flags;
   snprintf(out->host_target, sizeof out->host_target, "%s", ctx->rt->host->describe(ctx->rt->host));
   /* the folder the GPU devices use: opened the way they open it (creating it, mode 0700) */
   DiskCache *dc = NULL;
-  if (rt_disk_cache_open(ctx, NULL, &dc, &d) == LOOM_OK) {
+  if (rt_disk_cache_open_configured(ctx, &dc, NULL, &d) == LOOM_OK) {
     snprintf(out->cache_dir, sizeof out->cache_dir, "%s", rt_disk_cache_dir(dc));
     out->cache_max_bytes = rt_disk_cache_max_bytes(dc);
     rt_disk_cache_close(dc);
@@ -219,6 +223,164 @@ LOOM_API LoomStatus loom_set_dump(LoomContext *ctx, const char *words) {
     return ctx_report(ctx, &d);
   }
   ctx->dump_flags = flags;
+  return LOOM_OK;
+}
+
+LOOM_API LoomStatus loom_set_dump_sink(LoomContext *ctx, LoomDumpSink sink, void *user) {
+  if (!ctx) return LOOM_ERR_INVALID_ARGUMENT;
+  if (!ctx->rt) {
+    Diag d = {.status = LOOM_OK};
+    diag_error(&d, LOOM_ERR_INVALID_ARGUMENT, "loom_set_dump_sink: the context has no runtime");
+    return ctx_report(ctx, &d);
+  }
+  pthread_mutex_lock(&ctx->rt->stats_lock);
+  ctx->rt->dump_sink = sink;
+  ctx->rt->dump_user = sink ? user : NULL;
+  pthread_mutex_unlock(&ctx->rt->stats_lock);
+  return LOOM_OK;
+}
+
+void rt_dump_printf(LoomContext *ctx, const char *fmt, ...) {
+  LoomDumpSink sink = NULL;
+  void *user = NULL;
+  if (ctx && ctx->rt) {
+    pthread_mutex_lock(&ctx->rt->stats_lock);
+    sink = ctx->rt->dump_sink;
+    user = ctx->rt->dump_user;
+    pthread_mutex_unlock(&ctx->rt->stats_lock);
+  }
+  va_list ap;
+  va_start(ap, fmt);
+  if (!sink) {
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    return;
+  }
+  char small[512];
+  va_list ap2;
+  va_copy(ap2, ap);
+  int n = vsnprintf(small, sizeof small, fmt, ap);
+  va_end(ap);
+  if (n < 0) {
+    va_end(ap2);
+    return;
+  }
+  if ((size_t)n < sizeof small) {
+    va_end(ap2);
+    sink(user, small, (size_t)n);
+    return;
+  }
+  char *big = ctx_alloc(ctx, (size_t)n + 1);
+  if (big) {
+    vsnprintf(big, (size_t)n + 1, fmt, ap2);
+    sink(user, big, (size_t)n);
+    ctx_free(ctx, big);
+  } else {
+    sink(user, small, sizeof small - 1); /* out of memory: the first part */
+  }
+  va_end(ap2);
+}
+
+LOOM_API LoomStatus loom_set_num_threads(LoomContext *ctx, int32_t num_threads) {
+  if (!ctx) return LOOM_ERR_INVALID_ARGUMENT;
+  Diag d = {.status = LOOM_OK};
+  if (!ctx->rt) {
+    diag_error(&d, LOOM_ERR_INVALID_ARGUMENT, "loom_set_num_threads: the context has no runtime");
+    return ctx_report(ctx, &d);
+  }
+  if (num_threads < 0 || num_threads > RT_MAX_THREADS) {
+    diag_error(&d, LOOM_ERR_INVALID_ARGUMENT,
+               "loom_set_num_threads: %d threads: give 1 to %d (the calling thread included), or 0 for the "
+               "default (LOOM_NUM_THREADS, else all online cores)", (int)num_threads, RT_MAX_THREADS);
+    return ctx_report(ctx, &d);
+  }
+  LoomStatus st = rt_pool_resize(ctx->rt->pool, num_threads ? num_threads : default_threads(), &d);
+  __atomic_store_n(&ctx->num_threads, rt_pool_size(ctx->rt->pool), __ATOMIC_RELAXED);
+  return st == LOOM_OK ? LOOM_OK : ctx_report(ctx, &d);
+}
+
+LOOM_API LoomStatus loom_set_jit_level(LoomContext *ctx, int32_t level) {
+  if (!ctx) return LOOM_ERR_INVALID_ARGUMENT;
+  Diag d = {.status = LOOM_OK};
+  if (!ctx->rt) {
+    diag_error(&d, LOOM_ERR_INVALID_ARGUMENT, "loom_set_jit_level: the context has no runtime");
+    return ctx_report(ctx, &d);
+  }
+  if (level < -1 || level > 4) {
+    diag_error(&d, LOOM_ERR_INVALID_ARGUMENT,
+               "loom_set_jit_level: level %d: give 0 to 4 (the driver JIT's optimization level), or -1 for the "
+               "default (LOOM_CUDA_JIT_LEVEL, else 1)", (int)level);
+    return ctx_report(ctx, &d);
+  }
+  atomic_store(&ctx->rt->gpu_jit_level, level);
+  return LOOM_OK;
+}
+
+LOOM_API LoomStatus loom_get_jit_level(LoomContext *ctx, int32_t *level) {
+  if (!ctx) return LOOM_ERR_INVALID_ARGUMENT;
+  if (!level || !ctx->rt) {
+    Diag d = {.status = LOOM_OK};
+    diag_error(&d, LOOM_ERR_INVALID_ARGUMENT, !level ? "loom_get_jit_level: level is NULL" : "loom_get_jit_level: no runtime");
+    return ctx_report(ctx, &d);
+  }
+  *level = atomic_load(&ctx->rt->gpu_jit_level);
+  return LOOM_OK;
+}
+
+LoomStatus rt_disk_cache_open_configured(LoomContext *ctx, DiskCache **out, unsigned *generation, Diag *d) {
+  RtState *rt = ctx->rt;
+  char *dir = NULL;
+  pthread_mutex_lock(&rt->stats_lock);
+  unsigned gen = atomic_load(&rt->cache_generation);
+  uint64_t max_bytes = rt->cache_max_bytes;
+  if (rt->cache_dir) {
+    size_t n = strlen(rt->cache_dir) + 1;
+    dir = ctx_alloc(ctx, n);
+    if (dir) memcpy(dir, rt->cache_dir, n);
+  }
+  bool set = rt->cache_dir != NULL;
+  pthread_mutex_unlock(&rt->stats_lock);
+  if (set && !dir) return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: the disk cache's folder name");
+  DiskCacheOptions o = {.dir = dir, .max_bytes = max_bytes};
+  LoomStatus st = rt_disk_cache_open(ctx, &o, out, d);
+  ctx_free(ctx, dir);
+  if (generation) *generation = gen;
+  return st;
+}
+
+LOOM_API LoomStatus loom_set_cache(LoomContext *ctx, const char *dir, uint64_t max_bytes) {
+  if (!ctx) return LOOM_ERR_INVALID_ARGUMENT;
+  Diag d = {.status = LOOM_OK};
+  if (!ctx->rt) {
+    diag_error(&d, LOOM_ERR_INVALID_ARGUMENT, "loom_set_cache: the context has no runtime");
+    return ctx_report(ctx, &d);
+  }
+  /* the new settings must open (the folder made, mode 0700, the user's) before they replace the old */
+  DiskCache *dc = NULL;
+  DiskCacheOptions o = {.dir = dir, .max_bytes = max_bytes};
+  if (rt_disk_cache_open(ctx, &o, &dc, &d) != LOOM_OK) {
+    Diag e = {.status = LOOM_OK};
+    diag_error(&e, d.status, "loom_set_cache: %s (the settings in effect are kept)", d.msg);
+    return ctx_report(ctx, &e);
+  }
+  rt_disk_cache_close(dc);
+  char *copy = NULL;
+  if (dir) {
+    size_t n = strlen(dir) + 1;
+    if (!(copy = ctx_alloc(ctx, n))) {
+      diag_error(&d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: loom_set_cache");
+      return ctx_report(ctx, &d);
+    }
+    memcpy(copy, dir, n);
+  }
+  RtState *rt = ctx->rt;
+  pthread_mutex_lock(&rt->stats_lock);
+  char *old = rt->cache_dir;
+  rt->cache_dir = copy;
+  rt->cache_max_bytes = max_bytes;
+  atomic_fetch_add(&rt->cache_generation, 1);
+  pthread_mutex_unlock(&rt->stats_lock);
+  ctx_free(ctx, old);
   return LOOM_OK;
 }
 

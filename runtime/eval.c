@@ -402,8 +402,8 @@ static LoomStatus make_plan(LoomGraph *g, int32_t n, const LoomNode *nodes, cons
   return LOOM_OK;
 }
 
-static void dump_text(const char *title, const char *text) {
-  fprintf(stderr, "; ---- %s ----\n%s", title, text ? text : "(out of memory)\n");
+static void dump_text(LoomContext *ctx, const char *title, const char *text) {
+  rt_dump_printf(ctx, "; ---- %s ----\n%s", title, text ? text : "(out of memory)\n");
 }
 
 /* ---- device of an evaluation ----------------------------------------------------------------------------
@@ -584,7 +584,7 @@ static LoomStatus evaluate(LoomGraph *g, int32_t n, const LoomNode *nodes, LoomA
     sb_init(&gb, ctx);
     ir_print_graph(&g->ir, n, nodes, &gb);
     char *text = sb_take(&gb);
-    dump_text("graph of the requested nodes", text);
+    dump_text(ctx, "graph of the requested nodes", text);
     ctx_free(ctx, text);
   }
 
@@ -601,13 +601,13 @@ static LoomStatus evaluate(LoomGraph *g, int32_t n, const LoomNode *nodes, LoomA
     st = make_plan(g, n, nodes, mod_outs, dk, di, keep,
                    (flags & (IR_DUMP_GRAPH | IR_DUMP_KERNELS | IR_DUMP_TIME)) ? &dump : NULL, &rp, d);
     if (dump.len > 0) {
-      dump_text("passes", dump.s);
+      dump_text(ctx, "passes", dump.s);
     } else if (st == LOOM_OK && (flags & IR_DUMP_KERNELS)) {
       StrBuf kb;
       sb_init(&kb, ctx);
       ir_print_schedule(rp->schedule, &kb);
       char *text = sb_take(&kb);
-      dump_text("kernels", text);
+      dump_text(ctx, "kernels", text);
       ctx_free(ctx, text);
     }
     sb_free(&dump);
@@ -640,7 +640,7 @@ static LoomStatus evaluate(LoomGraph *g, int32_t n, const LoomNode *nodes, LoomA
     plan[i].owned = NULL;
   }
   if (timed)
-    fprintf(stderr, "# time eval (%s:%d): alloc %.3f plan %.3f run %.3f (kernels, launches) finish %.3f ms\n",
+    rt_dump_printf(ctx, "# time eval (%s:%d): alloc %.3f plan %.3f run %.3f (kernels, launches) finish %.3f ms\n",
             dev->name, (int)di, t_alloc - t0, t_plan - t_alloc, t_run - t_plan, rt_now_ms() - t_run);
   ctx_free(ctx, heap);
   return LOOM_OK;

@@ -136,7 +136,7 @@ static LoomStatus run_schedule(LoomContext *ctx, const IrGraph *g, const Schedul
         goto done;
       }
     }
-    if (want_ir && k->llvm_ir) fprintf(stderr, "; ---- LLVM IR of kernel %s ----\n%s\n", ir->name, k->llvm_ir);
+    if (want_ir && k->llvm_ir) rt_dump_printf(ctx, "; ---- LLVM IR of kernel %s ----\n%s\n", ir->name, k->llvm_ir);
     st = rt_host_launch(ctx, rt->pool, k, ir->nkeep == ir->ndim, ir->name, sk->shape, bufs, strides, no, nr, d);
     if (!pinned) rt_cache_release(rt->cache, k);
     if (bufs != args_stack) ctx_free(ctx, bufs);

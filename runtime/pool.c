@@ -15,6 +15,12 @@
  *
  * Creation never fails for lack of threads: if pthread_create fails, the pool keeps the workers it has
  * (possibly none; then every call runs on the caller).
+ *
+ * Resizing (rt_pool_resize, loom_set_num_threads) may happen while other threads evaluate: worker i
+ * lives while i < target. Growing starts workers at the end of the table; shrinking lowers the target,
+ * wakes everyone, and joins the workers past it once they have finished the tasks they claimed (jobs in
+ * flight lose helpers, never tasks: their caller runs what is left). The table has room for
+ * RT_POOL_MAX_THREADS - 1 workers from the start, so a worker's slot never moves.
  */
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -31,10 +37,18 @@ typedef struct RtJob {
   int refs; /* workers attached (pool lock) */
 } RtJob;
 
+typedef struct RtWorker {
+  struct RtPool *pool;
+  int index;
+  pthread_t thread;
+} RtWorker;
+
 struct RtPool {
   LoomContext *ctx;
-  int nworkers;
-  pthread_t *threads;
+  _Atomic int nworkers; /* workers started and not joined; rt_parallel_for reads it without the lock */
+  int target;           /* worker i runs while i < target (pool lock) */
+  RtWorker *workers;    /* RT_POOL_MAX_THREADS - 1 slots */
+  pthread_mutex_t resize_lock; /* one resize at a time */
   pthread_mutex_t lock;
   pthread_cond_t work_cv; /* workers: a job was pushed, or shutdown */
   pthread_cond_t done_cv; /* callers: a worker detached from a job */
@@ -58,12 +72,14 @@ static RtJob *find_open_job(RtPool *p) {
 }
 
 static void *worker_main(void *arg) {
-  RtPool *p = arg;
+  RtWorker *w = arg;
+  RtPool *p = w->pool;
   pthread_mutex_lock(&p->lock);
   for (;;) {
     RtJob *j = NULL;
-    while (!p->shutdown && (j = find_open_job(p)) == NULL) pthread_cond_wait(&p->work_cv, &p->lock);
-    if (p->shutdown || !j) break;
+    while (!p->shutdown && w->index < p->target && (j = find_open_job(p)) == NULL)
+      pthread_cond_wait(&p->work_cv, &p->lock);
+    if (p->shutdown || w->index >= p->target || !j) break;
     j->refs++;
     pthread_mutex_unlock(&p->lock);
     job_work(j);
@@ -74,41 +90,100 @@ static void *worker_main(void *arg) {
   return NULL;
 }
 
+/* Starts workers up to want (pool size nthreads - 1); returns how many run. Holds resize_lock. */
+static int start_workers(RtPool *p, int want) {
+  pthread_mutex_lock(&p->lock);
+  p->target = want;
+  pthread_mutex_unlock(&p->lock);
+  int n = atomic_load(&p->nworkers);
+  while (n < want) {
+    RtWorker *w = &p->workers[n];
+    w->pool = p;
+    w->index = n;
+    if (pthread_create(&w->thread, NULL, worker_main, w) != 0) break;
+    atomic_store(&p->nworkers, ++n);
+  }
+  pthread_mutex_lock(&p->lock);
+  p->target = n;
+  pthread_mutex_unlock(&p->lock);
+  return n;
+}
+
+/* Stops the workers at index >= want and joins them. Holds resize_lock. */
+static void stop_workers(RtPool *p, int want) {
+  pthread_mutex_lock(&p->lock);
+  p->target = want;
+  pthread_cond_broadcast(&p->work_cv);
+  pthread_mutex_unlock(&p->lock);
+  int n = atomic_load(&p->nworkers);
+  for (int i = want; i < n; i++) pthread_join(p->workers[i].thread, NULL);
+  if (want < n) atomic_store(&p->nworkers, want);
+}
+
 LoomStatus rt_pool_create(LoomContext *ctx, int nthreads, RtPool **out, Diag *d) {
   if (!out) return diag_error(d, LOOM_ERR_INTERNAL, "internal error: rt_pool_create: out is NULL");
   *out = NULL;
   if (nthreads < 1) nthreads = 1;
+  if (nthreads > RT_POOL_MAX_THREADS) nthreads = RT_POOL_MAX_THREADS;
   RtPool *p = ctx_calloc(ctx, 1, sizeof *p);
   if (!p) return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: thread pool (%zu bytes)", sizeof *p);
   p->ctx = ctx;
+  atomic_init(&p->nworkers, 0);
   if (pthread_mutex_init(&p->lock, NULL) != 0) {
     ctx_free(ctx, p);
     return diag_error(d, LOOM_ERR_BACKEND, "could not create the thread pool's mutex");
   }
+  if (pthread_mutex_init(&p->resize_lock, NULL) != 0) {
+    pthread_mutex_destroy(&p->lock);
+    ctx_free(ctx, p);
+    return diag_error(d, LOOM_ERR_BACKEND, "could not create the thread pool's mutex");
+  }
   if (pthread_cond_init(&p->work_cv, NULL) != 0) {
+    pthread_mutex_destroy(&p->resize_lock);
     pthread_mutex_destroy(&p->lock);
     ctx_free(ctx, p);
     return diag_error(d, LOOM_ERR_BACKEND, "could not create the thread pool's condition variable");
   }
   if (pthread_cond_init(&p->done_cv, NULL) != 0) {
     pthread_cond_destroy(&p->work_cv);
+    pthread_mutex_destroy(&p->resize_lock);
     pthread_mutex_destroy(&p->lock);
     ctx_free(ctx, p);
     return diag_error(d, LOOM_ERR_BACKEND, "could not create the thread pool's condition variable");
   }
-  int want = nthreads - 1;
-  if (want > 0) {
-    p->threads = ctx_calloc(ctx, (size_t)want, sizeof *p->threads);
-    /* No memory for the thread table: degrade to the caller alone rather than fail. */
-    if (p->threads) {
-      for (int i = 0; i < want; i++) {
-        if (pthread_create(&p->threads[i], NULL, worker_main, p) != 0) break;
-        p->nworkers++;
-      }
-    }
+  /* No memory for the worker table: degrade to the caller alone rather than fail. */
+  p->workers = ctx_calloc(ctx, RT_POOL_MAX_THREADS - 1, sizeof *p->workers);
+  if (p->workers) {
+    pthread_mutex_lock(&p->resize_lock);
+    start_workers(p, nthreads - 1);
+    pthread_mutex_unlock(&p->resize_lock);
   }
   *out = p;
   return LOOM_OK;
+}
+
+LoomStatus rt_pool_resize(RtPool *p, int nthreads, Diag *d) {
+  if (!p) return diag_error(d, LOOM_ERR_INTERNAL, "internal error: rt_pool_resize: no pool");
+  if (nthreads < 1 || nthreads > RT_POOL_MAX_THREADS)
+    return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "the thread count must be between 1 and %d, not %d",
+                      RT_POOL_MAX_THREADS, nthreads);
+  if (!p->workers)
+    return nthreads == 1 ? LOOM_OK
+                         : diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "the thread pool has no worker table (out of memory "
+                                                                 "when the context was made): it runs on the caller alone");
+  pthread_mutex_lock(&p->resize_lock);
+  int want = nthreads - 1, have = atomic_load(&p->nworkers);
+  LoomStatus st = LOOM_OK;
+  if (want < have) {
+    stop_workers(p, want);
+  } else if (want > have) {
+    int got = start_workers(p, want);
+    if (got < want)
+      st = diag_error(d, LOOM_ERR_BACKEND, "could start only %d of the %d threads asked for (pthread_create failed); "
+                      "the pool has %d", got + 1, nthreads, got + 1);
+  }
+  pthread_mutex_unlock(&p->resize_lock);
+  return st;
 }
 
 void rt_pool_destroy(RtPool *p) {
@@ -117,20 +192,23 @@ void rt_pool_destroy(RtPool *p) {
   p->shutdown = true;
   pthread_cond_broadcast(&p->work_cv);
   pthread_mutex_unlock(&p->lock);
-  for (int i = 0; i < p->nworkers; i++) pthread_join(p->threads[i], NULL);
+  int n = atomic_load(&p->nworkers);
+  for (int i = 0; i < n; i++) pthread_join(p->workers[i].thread, NULL);
   pthread_cond_destroy(&p->done_cv);
   pthread_cond_destroy(&p->work_cv);
+  pthread_mutex_destroy(&p->resize_lock);
   pthread_mutex_destroy(&p->lock);
   LoomContext *ctx = p->ctx;
-  ctx_free(ctx, p->threads);
+  ctx_free(ctx, p->workers);
   ctx_free(ctx, p);
 }
 
-int rt_pool_size(const RtPool *p) { return p ? p->nworkers + 1 : 1; }
+int rt_pool_size(const RtPool *p) { return p ? atomic_load(&((RtPool *)p)->nworkers) + 1 : 1; }
 
 void rt_parallel_for(RtPool *p, int64_t ntasks, void (*fn)(void *arg, int64_t task), void *arg) {
   if (ntasks <= 0 || !fn) return;
-  if (!p || p->nworkers == 0 || ntasks == 1) {
+  int nworkers = p ? atomic_load_explicit(&p->nworkers, memory_order_relaxed) : 0;
+  if (nworkers == 0 || ntasks == 1) {
     for (int64_t t = 0; t < ntasks; t++) fn(arg, t);
     return;
   }
@@ -144,7 +222,7 @@ void rt_parallel_for(RtPool *p, int64_t ntasks, void (*fn)(void *arg, int64_t ta
   pthread_mutex_lock(&p->lock);
   job.next = p->jobs;
   p->jobs = &job;
-  if (ntasks - 1 >= p->nworkers)
+  if (ntasks - 1 >= nworkers)
     pthread_cond_broadcast(&p->work_cv);
   else
     for (int64_t i = 0; i < ntasks - 1; i++) pthread_cond_signal(&p->work_cv);

@@ -7,6 +7,7 @@
 #define LOOM_RUNTIME_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 
 #include "codegen/codegen.h"
 #include "frontend/frontend.h"
@@ -16,7 +17,11 @@
 /* A fixed pool of worker threads. parallel_for runs fn(arg, task) for task in [0, ntasks) and
  * returns when all are done; the caller's thread takes part. Tasks of one call run concurrently. */
 typedef struct RtPool RtPool;
+#define RT_POOL_MAX_THREADS 1024 /* threads of a pool, caller included */
 LoomStatus rt_pool_create(LoomContext *ctx, int nthreads, RtPool **out, Diag *d);
+/* Changes the pool's size (caller included; 1..RT_POOL_MAX_THREADS), also while other threads run
+ * rt_parallel_for; returns once the dropped workers have exited. */
+LoomStatus rt_pool_resize(RtPool *p, int nthreads, Diag *d);
 void rt_pool_destroy(RtPool *p);
 int rt_pool_size(const RtPool *p);
 void rt_parallel_for(RtPool *p, int64_t ntasks, void (*fn)(void *arg, int64_t task), void *arg);
@@ -95,7 +100,25 @@ struct RtState {
    * device_lock, released by its RtLinalg.close; allow_tf32 is loom_set_allow_tf32's setting */
   void *linalg[RT_DEVICE_KINDS];
   int allow_tf32;
+  /* the kernel disk cache's settings (loom_set_cache), under stats_lock: cache_dir NULL follows the
+   * environment (LOOM_CACHE_DIR, ...), "" is off; cache_max_bytes 0 is LOOM_CACHE_MAX_BYTES or 1 GiB.
+   * cache_generation counts the changes: a device holding a DiskCache of an older one reopens it. */
+  char *cache_dir;
+  uint64_t cache_max_bytes;
+  _Atomic unsigned cache_generation;
+  _Atomic int gpu_jit_level; /* loom_set_jit_level: the GPU driver JIT's level for new elementwise kernels;
+                                -1: the device's default (LOOM_CUDA_JIT_LEVEL, else 1) */
+  LoomDumpSink dump_sink; /* loom_set_dump_sink (stats_lock); NULL: stderr */
+  void *dump_user;
 };
+
+/* Writes dump text (LOOM_DUMP's output) to the context's dump sink, else stderr. */
+void rt_dump_printf(LoomContext *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Opens the disk cache with the context's settings (loom_set_cache, else the environment); *generation
+ * (may be NULL) receives the settings' generation the cache was opened with. */
+struct DiskCache;
+LoomStatus rt_disk_cache_open_configured(LoomContext *ctx, struct DiskCache **out, unsigned *generation, Diag *d);
 
 /* Whether a is C-contiguous (size-1 dims may have any stride). */
 bool rt_array_c_contiguous(const LoomArray *a);

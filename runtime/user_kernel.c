@@ -433,7 +433,7 @@ static LoomStatus run(UkCall *c, KernelIr *k, SchedKernel *sk, LoomDeviceKind dk
     sb_init(&sb, c->k->ctx);
     ir_print_kernel(k, &sb);
     char *t = sb_take(&sb);
-    if (t) fprintf(stderr, "; ---- user kernel %s ----\n%s", k->name, t);
+    if (t) rt_dump_printf(c->k->ctx, "; ---- user kernel %s ----\n%s", k->name, t);
     ctx_free(c->k->ctx, t);
   }
   LoomStatus st = ir_verify_kernel(k, d);

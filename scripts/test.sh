@@ -7,7 +7,7 @@
 # type stubs, pyproject.toml's [tool.mypy]; LOOM_SKIP_MYPY=1 skips it), then samples of CuPy's own test suite
 # (scripts/cupy_suite.sh --ci) and of data-apis/array-api-tests (scripts/array_api_suite.sh --ci). Last,
 # a ThreadSanitizer pass (build-tsan/: a Debug -fsanitize=thread build of the library and of
-# test_threads, test_runtime, test_disk_cache, test_user_kernel, run with tests/tsan.supp, which
+# test_threads, test_runtime, test_disk_cache, test_user_kernel, test_settings, run with tests/tsan.supp, which
 # suppresses LLVM internals only; a report fails the pass).
 # Environment: LOOM_JOBS (default: nproc), LOOM_SKIP_ASAN=1 skips the second pass, LOOM_SKIP_TSAN=1 the
 # TSan pass, LOOM_SKIP_PYTHON=1 skips the Python package and its tests, LOOM_SKIP_CUPY_SUITE=1 the CuPy
@@ -74,7 +74,7 @@ fi
 
 if [ "${LOOM_SKIP_TSAN:-0}" != 1 ]; then
   echo "== ThreadSanitizer Debug build (build-tsan/)"
-  tsan_tests=(test_threads test_runtime test_disk_cache test_user_kernel)
+  tsan_tests=(test_threads test_runtime test_disk_cache test_user_kernel test_settings)
   mkdir -p build-tsan
   if ! cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Debug -DLOOM_BUILD_BENCH=OFF \
        -DCMAKE_C_FLAGS="-fsanitize=thread -fno-omit-frame-pointer" -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread \

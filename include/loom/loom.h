@@ -156,6 +156,30 @@ LOOM_API LoomStatus loom_get_config(LoomContext *ctx, LoomConfigInfo *out);
  * on; call it while no evaluation runs on ctx. An unknown word is LOOM_ERR_INVALID_ARGUMENT and
  * changes nothing. */
 LOOM_API LoomStatus loom_set_dump(LoomContext *ctx, const char *words);
+/* Where the dumps go (LOOM_DUMP / loom_set_dump's output, and LOOM_DUMP=time's timings): sink(user,
+ * text, len) gets each piece of text as it is made (NUL-terminated too), from the thread that made it
+ * (an evaluating thread, or a GPU device's background compiler thread): it must be thread-safe and
+ * must not call back into ctx. NULL restores the default, the process's stderr. To write to a FILE *,
+ * pass a sink that fwrite()s to it. */
+typedef void (*LoomDumpSink)(void *user, const char *text, size_t len);
+LOOM_API LoomStatus loom_set_dump_sink(LoomContext *ctx, LoomDumpSink sink, void *user);
+/* Resizes the host thread pool to num_threads threads (the calling thread included; 1..1024; 0: the
+ * default, LOOM_NUM_THREADS or all online cores). Evaluations running meanwhile finish correctly with
+ * either size. LOOM_ERR_INVALID_ARGUMENT out of range; LOOM_ERR_BACKEND when the system refused some
+ * threads (the pool keeps those it has: loom_get_config tells how many). */
+LOOM_API LoomStatus loom_set_num_threads(LoomContext *ctx, int32_t num_threads);
+/* The disk cache of GPU binaries from now on: dir NULL follows the environment (LOOM_CACHE_DIR, else
+ * $XDG_CACHE_HOME/loom, else ~/.cache/loom), "" turns it off; max_bytes 0 is LOOM_CACHE_MAX_BYTES or
+ * 1 GiB. The folder is created (mode 0700) and checked first: a folder that cannot be made or is not
+ * the user's is an error that keeps the settings in effect. Devices reopen their cache at their next
+ * compile; kernels already loaded stay. */
+LOOM_API LoomStatus loom_set_cache(LoomContext *ctx, const char *dir, uint64_t max_bytes);
+/* The optimization level (0..4) of the GPU driver's JIT (CUDA's ptxas) for elementwise kernels compiled
+ * from now on; -1: the default (LOOM_CUDA_JIT_LEVEL, else 1). Kernels already loaded keep their code;
+ * the level is part of the disk cache's key. AMD code objects are final (no driver JIT): no effect there.
+ * loom_get_jit_level reads the setting (-1 when it is the default). */
+LOOM_API LoomStatus loom_set_jit_level(LoomContext *ctx, int32_t level);
+LOOM_API LoomStatus loom_get_jit_level(LoomContext *ctx, int32_t *level);
 
 /* ---- graph building ----------------------------------------------------------------------------- */
 LOOM_API LoomStatus loom_graph_create(LoomContext *ctx, LoomGraph **out);

@@ -157,7 +157,7 @@ def show_config(file=None):
         ("vector ISA", ", ".join(i["vector_isas"]) or "none found (scalar loops)"),
         ("SLEEF", ", ".join(p for p in (i["sleef"], i["sleef_scalar"]) if p)
          or "not loaded: math functions call scalar libm (about 3x slower)"),
-        ("threads", str(i["num_threads"]) + " (LOOM_NUM_THREADS at start)"),
+        ("threads", str(i["num_threads"]) + " (loom.config.num_threads)"),
         ("GPUs (CUDA)", "; ".join(f"{k}: {n}" for k, n in i["gpus"]) or "none"),
         ("CUDA driver", i["gpu_driver"] or "-"),
         ("GPUs (AMD)", "; ".join(f"{k}: {n}" for k, n in i["hip"]["devices"]) or f"none ({i['hip']['status']})"),
@@ -183,8 +183,18 @@ class _Config:
       :func:`inspect` returns the graph, kernels, LLVM IR and PTX of one expression without running it.
     - ``eager``: evaluate every operation at once (same as :func:`loom.set_eager`).
     - ``graph_bound``: pending graphs larger than this many nodes are evaluated (:func:`loom.set_graph_bound`).
-    - ``num_threads``, ``cache_dir``, ``cache_max_bytes`` (read-only): fixed when the context is created
-      at import, from LOOM_NUM_THREADS, LOOM_CACHE_DIR and LOOM_CACHE_MAX_BYTES.
+    - ``num_threads``: threads of the host pool (the calling thread included), 1 to 1024; ``None`` (or 0)
+      goes back to the default (LOOM_NUM_THREADS, else all online cores). The pool is resized at once.
+    - ``cache_dir``: the folder of the disk cache of GPU binaries (a str or ``os.PathLike``); ``""`` turns
+      the cache off, ``None`` goes back to the environment's (LOOM_CACHE_DIR, else
+      ``$XDG_CACHE_HOME/loom``, else ``~/.cache/loom``). The folder is created (mode 0700) and checked when
+      set: one that cannot be made or is not the user's raises and keeps the setting in effect.
+    - ``cache_max_bytes``: the disk cache's bound in bytes (an int, or a str with a K, M or G suffix as
+      LOOM_CACHE_MAX_BYTES takes); ``None`` goes back to the default (LOOM_CACHE_MAX_BYTES, else 1 GiB).
+      The bound applies from the next store on.
+    - ``jit_level``: the optimization level 0..4 of the GPU driver's JIT (CUDA's ptxas) for elementwise
+      kernels compiled from then on; ``None`` (reads back as None) is the default, LOOM_CUDA_JIT_LEVEL or
+      1. Kernels already loaded keep their code; AMD code objects are final, so there it has no effect.
     """
 
     __slots__ = ()
@@ -231,20 +241,95 @@ class _Config:
 
     @num_threads.setter
     def num_threads(self, n):
-        raise AttributeError("loom.config.num_threads is fixed when loom is imported: set the environment "
-                             "variable LOOM_NUM_THREADS before `import loom`")
+        if n is None:
+            n = 0
+        if isinstance(n, bool) or not isinstance(n, int):
+            raise TypeError(f"loom.config.num_threads takes an int (1 to 1024) or None, not {type(n).__name__}")
+        if not 0 <= n <= 1024:
+            raise ValueError(f"loom.config.num_threads = {n}: give 1 to 1024 threads (the calling thread "
+                             "included), or None for the default (LOOM_NUM_THREADS, else all online cores)")
+        _core.set_num_threads(n)
 
     @property
     def cache_dir(self):
         return _core.config_info()["cache_dir"] or None
 
+    @cache_dir.setter
+    def cache_dir(self, folder):
+        if folder is not None:
+            if not isinstance(folder, (str, os.PathLike)):
+                raise TypeError("loom.config.cache_dir takes a folder (str or os.PathLike), '' (off) or None "
+                                f"(the environment's), not {type(folder).__name__}")
+            folder = os.fspath(folder)
+            if isinstance(folder, bytes):
+                folder = os.fsdecode(folder)
+            if folder and not os.path.isabs(folder):
+                folder = os.path.abspath(folder)  # the process may change its working folder later
+        try:
+            _core.set_cache(folder, _cache_bound_setting[0])
+        except (RuntimeError, ValueError, OSError) as e:  # the folder could not be used: name the setting
+            raise ValueError(f"loom.config.cache_dir = {folder!r}: {e}") from None
+        _cache_dir_setting[0] = folder
+
     @property
     def cache_max_bytes(self):
         return _core.config_info()["cache_max_bytes"]
 
+    @cache_max_bytes.setter
+    def cache_max_bytes(self, bound):
+        n = _parse_bytes(bound)
+        _core.set_cache(_cache_dir_setting[0], n)
+        _cache_bound_setting[0] = n
+
+    @property
+    def jit_level(self):
+        level = _core.jit_level(None)
+        return None if level < 0 else level
+
+    @jit_level.setter
+    def jit_level(self, level):
+        if level is None:
+            level = -1
+        elif isinstance(level, bool) or not isinstance(level, int):
+            raise TypeError(f"loom.config.jit_level takes an int 0..4 or None, not {type(level).__name__}")
+        elif not 0 <= level <= 4:
+            raise ValueError(f"loom.config.jit_level = {level}: give 0 to 4 (the GPU driver JIT's optimization "
+                             "level), or None for the default (LOOM_CUDA_JIT_LEVEL, else 1)")
+        _core.jit_level(level)
+
     def __repr__(self):
         return (f"loom.config(dump={self.dump!r}, eager={self.eager}, graph_bound={self.graph_bound}, "
                 f"num_threads={self.num_threads}, cache_dir={self.cache_dir!r})")
+
+
+_cache_dir_setting = [None]   # what loom.config.cache_dir was set to (None: the environment's)
+_cache_bound_setting = [0]    # loom.config.cache_max_bytes in bytes (0: the default)
+
+
+def _parse_bytes(bound):
+    """A byte count from an int >= 1, a str of digits with an optional K, M or G suffix (powers of 1024),
+    or None (0: the default)."""
+    if bound is None:
+        return 0
+    if isinstance(bound, bool):
+        raise TypeError("loom.config.cache_max_bytes takes a byte count (int or str like '2G') or None, not bool")
+    if isinstance(bound, int):
+        n = bound
+    elif isinstance(bound, str):
+        t = bound.strip()
+        scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(t[-1:].upper(), 1)
+        digits = t[:-1] if scale > 1 else t
+        if not digits.isdigit():
+            raise ValueError(f"loom.config.cache_max_bytes = {bound!r}: give bytes as an int or digits with an "
+                             "optional K, M or G suffix (e.g. '512M')")
+        n = int(digits) * scale
+    else:
+        raise TypeError("loom.config.cache_max_bytes takes a byte count (int or str like '2G') or None, not "
+                        f"{type(bound).__name__}")
+    if not 1 <= n < 1 << 64:
+        raise ValueError(f"loom.config.cache_max_bytes = {bound!r}: the bound must be at least 1 byte "
+                         "(None: the default; cache_dir = '' turns the cache off)")
+    return n
 
 
 config = _Config()
@@ -257,6 +342,22 @@ class DumpCapture:
 
     def __init__(self):
         self.text = ""
+
+    @property
+    def jit_level(self):
+        level = _core.jit_level(None)
+        return None if level < 0 else level
+
+    @jit_level.setter
+    def jit_level(self, level):
+        if level is None:
+            level = -1
+        elif isinstance(level, bool) or not isinstance(level, int):
+            raise TypeError(f"loom.config.jit_level takes an int 0..4 or None, not {type(level).__name__}")
+        elif not 0 <= level <= 4:
+            raise ValueError(f"loom.config.jit_level = {level}: give 0 to 4 (the GPU driver JIT's optimization "
+                             "level), or None for the default (LOOM_CUDA_JIT_LEVEL, else 1)")
+        _core.jit_level(level)
 
     def __repr__(self):
         return f"<loom.DumpCapture {len(self.text)} characters>"

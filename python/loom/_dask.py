@@ -14,6 +14,11 @@ registers CuPy. When Dask was imported before loom, install() registers at once.
 - distributed's serializer family "dask": a host array is one zero-copy frame of its memory (through
   distributed's NumPy serializer, so every dtype is handled the same way); a GPU array is copied to a
   host frame and comes back on the receiving process's current device.
+- distributed's serializer family "cuda" (the one its UCX comm asks for, as it does for CuPy): a CUDA
+  array is one device frame, a flat uint8 view of its memory (a C- or F-contiguous copy first where it
+  is neither), described by its CUDA Array Interface; the header carries shape, typestr and strides as
+  CuPy's does, so either library reads the other's frames. A host array is not the cuda family's
+  (NotImplementedError: distributed moves on to "dask").
 - A backend entry point (pyproject: dask.array.backends, name "loom"): with
   dask.config.set({"array.backend": "loom"}), da.ones/zeros/empty/full/arange and da.random make loom
   chunks on the workers.
@@ -40,8 +45,15 @@ def _register_serializers_lazily():
     dask_deserialize.register_lazy("loom", register_distributed)
 
 
+def _register_cuda_serializers_lazily():
+    from distributed.protocol.cuda import cuda_serialize, cuda_deserialize
+    cuda_serialize.register_lazy("loom", register_distributed)
+    cuda_deserialize.register_lazy("loom", register_distributed)
+
+
 _HOOKS["dask.array.dispatch"] = _register_dispatch_lazily
 _HOOKS["distributed.protocol.serialize"] = _register_serializers_lazily
+_HOOKS["distributed.protocol.cuda"] = _register_cuda_serializers_lazily
 
 
 class _AfterExec(importlib.abc.Loader):
@@ -132,15 +144,14 @@ def register_dask_array():
     a loom array)."""
     import loom
     from dask.array import dispatch as d
-    from dask.array.backends import _numel_arraylike, _nannumel
-    from dask.array.percentile import _percentile
+    from dask.array.backends import _nannumel
 
     nd = loom.ndarray
     d.concatenate_lookup.register(nd, loom.concatenate)
     d.tensordot_lookup.register(nd, _loom_or_numpy("tensordot"))
     d.take_lookup.register(nd, _loom_or_numpy("take"))
     d.empty_lookup.register(nd, loom.empty)
-    d.numel_lookup.register(nd, _numel_arraylike)
+    d.numel_lookup.register(nd, _numel_pending)
     d.nannumel_lookup.register(nd, _nannumel)
     einsum = _loom_or_numpy("einsum")
 
@@ -152,9 +163,15 @@ def register_dask_array():
 
     @d.percentile_lookup.register(nd)
     def _loom_percentile(a, q, method="linear"):
-        # On the host, and the values stay NumPy arrays: they are len(q) numbers per chunk, and Dask's
-        # merge step (merge_percentiles) calls NumPy functions loom does not have (diff, searchsorted).
-        return _percentile(a._np(), _to_host(q), method)
+        # loom arrays on the chunk's device, as CuPy's registration keeps CuPy arrays: Dask's merge step
+        # (merge_percentiles) then runs on loom arrays too (its np.array(..., like=) creations land in
+        # loom through __array_function__), so a GPU chunk is never converted implicitly.
+        n = len(a)
+        if n == 0:
+            return None, n
+        if a.dtype.kind not in "biufc":  # as Dask's _percentile: no interpolation between non-numbers
+            method = "nearest"
+        return loom.percentile(a, _to_host(q), method=method), n
 
     @d.to_numpy_dispatch.register(nd)
     def _loom_to_numpy(data, **kwargs):
@@ -164,6 +181,52 @@ def register_dask_array():
     def _loom_to_cupy(data, **kwargs):
         import cupy
         return cupy.asarray(data, **kwargs)  # zero-copy on a GPU (__cuda_array_interface__)
+
+
+def _numel_pending(x, **kwargs):
+    """Dask's numel (the element count of a chunk along the reduced axes, which mean, var, std and the
+    moments divide by) as a pending broadcast of one constant on the chunk's device: no memory and no
+    fill kernel; the count fuses into the kernels that read it. (Dask's own array-like version fills a
+    new array through np.full_like: one more kernel per chunk and reduction.) Arguments as Dask's:
+    axis, keepdims, dtype (default float64)."""
+    import math
+    from . import _core
+    from ._common import _code
+    shape = x.shape
+    keepdims = kwargs.get("keepdims", False)
+    axis = kwargs.get("axis")
+    dtype = numpy.dtype(kwargs.get("dtype", numpy.float64))
+    if axis is None:
+        count = math.prod(shape)
+        if keepdims is False:
+            return numpy.prod(shape, dtype=dtype)  # a NumPy scalar, as Dask returns for NumPy chunks
+        new_shape = (1,) * len(shape)
+    else:
+        axes = [axis] if not isinstance(axis, (tuple, list)) else list(axis)
+        axes = [a + len(shape) if a < 0 else a for a in axes]
+        count = math.prod(shape[a] for a in axes)
+        new_shape = tuple(1 if a in axes else n for a, n in enumerate(shape)) if keepdims else \
+            tuple(n for a, n in enumerate(shape) if a not in axes)
+    value = dtype.type(count).item()
+    with _on_device(x._device):
+        return _core.movement(2, _core.const(value, _code(dtype)), new_shape, None, None)
+
+
+class _on_device:
+    """with _on_device((kind, index)): loom's current device is that one inside the block."""
+
+    def __init__(self, device):
+        from . import cuda
+        kind, index = device
+        self._ctx = cuda.Device(index) if kind != 0 and cuda.is_available() else None
+
+    def __enter__(self):
+        if self._ctx is not None:
+            self._ctx.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        return self._ctx.__exit__(*exc) if self._ctx is not None else False
 
 
 # ---- distributed -------------------------------------------------------------------------------------
@@ -182,6 +245,8 @@ def register_distributed():
         header["loom-gpu"] = on_gpu
         return header, frames
 
+    _register_cuda_family()
+
     @dask_deserialize.register(loom.ndarray)
     def _deserialize(header, frames):
         a = deserialize_numpy_ndarray(header, frames)
@@ -190,6 +255,52 @@ def register_distributed():
         if a.flags.writeable and a.flags.c_contiguous and a.ctypes.data % max(a.itemsize, 1) == 0:
             return _from_numpy(a, copy=False)  # zero-copy over the received frame
         return _from_numpy(a, copy=True, device=(0, 0))
+
+
+def _register_cuda_family():
+    import loom
+    from distributed.protocol.cuda import cuda_serialize, cuda_deserialize
+    cuda_serialize.register(loom.ndarray, cuda_serialize_loom)
+    cuda_deserialize.register(loom.ndarray, cuda_deserialize_loom)
+
+
+def cuda_serialize_loom(x):
+    """(header, [frame]): a CUDA loom array as one device frame (distributed's "cuda" family)."""
+    from . import _core
+    from ._common import _CODE
+    if not x._on_gpu:
+        raise NotImplementedError("loom: a host array travels through the 'dask' serializers, not 'cuda'")
+    flags = x.flags
+    if not (flags.c_contiguous or flags.f_contiguous):
+        x = x.copy()
+    _core.eval(x)
+    header = {"shape": tuple(x.shape), "typestr": x.dtype.str, "strides": tuple(x.strides),
+              "loom-dtype": int(x._dtype_code)}
+    frame = _core.view(x, 0, (x.nbytes,), (1,), _CODE[numpy.dtype(numpy.uint8)])
+    return header, [frame]
+
+
+def cuda_deserialize_loom(header, frames):
+    """A loom array over a received device frame (any object with __cuda_array_interface__: a loom
+    or CuPy array, an rmm buffer, a Numba device array), zero-copy on the current device."""
+    from . import _core, cuda
+    from ._common import _code
+    (frame,) = frames
+    if not cuda.is_available():
+        raise RuntimeError("loom: a device frame (distributed's 'cuda' serializers) arrived in a process "
+                           "with no CUDA device loom can use")
+    cai = frame.__cuda_array_interface__
+    nbytes = int(numpy.prod(cai["shape"])) * numpy.dtype(cai["typestr"]).itemsize
+    dev = cuda.get_device_id()
+    cuda._sync_foreign_stream(cai.get("stream"), dev)
+    code = header.get("loom-dtype")
+    code = _code(numpy.dtype(header["typestr"])) if code is None else int(code)
+    shape = tuple(int(n) for n in header["shape"])
+    strides = tuple(int(s) for s in header["strides"]) if header.get("strides") is not None else None
+    r = _core.from_pointer(int(cai["data"][0] or 0), shape, strides, code, 1, dev, frame)
+    if r.nbytes != nbytes and r.size:
+        raise ValueError(f"loom: the device frame holds {nbytes} bytes, the header describes {r.nbytes}")
+    return r
 
 
 # ---- the dask.array backend entry point ("array.backend": "loom") --------------------------------------

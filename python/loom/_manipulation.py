@@ -332,17 +332,78 @@ def tile(A, reps):
 
 
 def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
-    """Joins arrays along an existing axis: numpy.concatenate computed on the host (a GPU array goes
-    through host memory); dtype= and casting= as NumPy's."""
-    r = _host(lambda *xs: numpy.concatenate(xs, axis=axis, dtype=dtype, casting=casting), *map(asarray, arrays))
-    return _finish(r, out, casting)
+    """Joins arrays along an existing axis (axis=None: of their flattened forms), like numpy.concatenate,
+    on the arrays' device: each piece is written into its part of a new array (one copy kernel per
+    non-empty piece, into which the piece's pending operations fuse). dtype= and casting= as NumPy's.
+    Arrays on different devices, or values traced by @loom.fuse, are joined by NumPy on the host."""
+    arrs = [asarray(a) for a in arrays]
+    if not arrs:
+        raise ValueError("need at least one array to concatenate")
+    if out is not None and dtype is not None:
+        raise TypeError("concatenate() only takes `out` or `dtype` as an argument, but both were provided.")
+    if builtins.any(a._tracer for a in arrs) or builtins.len({a._device for a in arrs}) > 1:
+        r = _host(lambda *xs: numpy.concatenate(xs, axis=axis, dtype=dtype, casting=casting), *arrs)
+        return _finish(r, out, casting)
+    if axis is None:
+        arrs = [a.ravel() for a in arrs]
+        axis = 0
+    nd = arrs[0].ndim
+    if nd == 0:
+        raise ValueError("zero-dimensional arrays cannot be concatenated")
+    axis = _norm_axis(axis, nd)
+    for i, a in enumerate(arrs[1:], 1):
+        if a.ndim != nd:
+            raise ValueError("all the input arrays must have same number of dimensions, but the array at index 0 "
+                             f"has {nd} dimension(s) and the array at index {i} has {a.ndim} dimension(s)")
+        for k in builtins.range(nd):
+            if k != axis and a.shape[k] != arrs[0].shape[k]:
+                raise ValueError("all the input array dimensions except for the concatenation axis must match "
+                                 f"exactly, but along dimension {k}, the array at index 0 has size "
+                                 f"{arrs[0].shape[k]} and the array at index {i} has size {a.shape[k]}")
+    rdt = numpy.dtype(dtype) if dtype is not None else (out.dtype if out is not None else
+                                                          numpy.result_type(*[a.dtype for a in arrs]))
+    for a in arrs:
+        if not numpy.can_cast(a.dtype, rdt, casting=casting):
+            raise TypeError(f"Cannot cast array data from {a.dtype!r} to {rdt!r} according to the rule {casting!r}")
+    shape = list(arrs[0].shape)
+    shape[axis] = builtins.sum(a.shape[axis] for a in arrs)
+    shape = tuple(shape)
+    if out is not None:
+        if not isinstance(out, ndarray):
+            raise TypeError(f"out must be a loom array, not {type(out).__name__}")
+        if out.shape != shape:
+            raise ValueError(f"Output array is the wrong shape: {out.shape}, want {shape}")
+    kind, index = arrs[0]._device
+    from . import cuda
+    if kind != 0 and cuda.is_available():
+        with cuda.Device(index):
+            r = empty(shape, rdt)
+    else:
+        r = empty(shape, rdt)
+    lead = (builtins.slice(None),) * axis
+    at = 0
+    for a in arrs:
+        n = a.shape[axis]
+        if n and a.size:
+            part = r[lead + (builtins.slice(at, at + n),)]
+            _core.assign(part, a if a.dtype == rdt else a.astype(rdt))
+        at += n
+    if out is not None:
+        _core.assign(out, r)
+        return out
+    return r
 
 
 def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
-    """Joins arrays along a new axis: numpy.stack computed on the host (a GPU array goes through host
-    memory); dtype= and casting= as NumPy's."""
-    r = _host(lambda *xs: numpy.stack(xs, axis=axis, dtype=dtype, casting=casting), *map(asarray, arrays))
-    return _finish(r, out, casting)
+    """Joins arrays of one shape along a new axis, like numpy.stack, on the arrays' device (through
+    concatenate); dtype= and casting= as NumPy's."""
+    arrs = [asarray(a) for a in arrays]
+    if not arrs:
+        raise ValueError("need at least one array to stack")
+    if builtins.len({a.shape for a in arrs}) != 1:
+        raise ValueError("all input arrays must have the same shape")
+    axis = _norm_axis(axis, arrs[0].ndim + 1)
+    return concatenate([expand_dims(a, axis) for a in arrs], axis, out, dtype=dtype, casting=casting)
 
 
 # the joins below go through concatenate: NumPy on the host, as it

@@ -257,6 +257,8 @@ class ndarray(_core.Array):
 
     def __array_function__(self, func, types, args, kwargs):
         from . import _API
+        if func.__name__ in _LIKE_CREATORS and getattr(func, "__module__", "") == "numpy":  # only via like= (NEP 35)
+            return _create_like(self, func, args, kwargs)
         fn = _API.get(func.__name__)
         if fn is None or fn is func:
             return NotImplemented
@@ -730,6 +732,39 @@ def _finish(r, out, casting="same_kind"):
     else:
         _core.assign(out, r)
     return out
+
+
+# NumPy's creation functions that take like= (NEP 35). None of them dispatches on its other arguments, so
+# __array_function__ sees them only for numpy.<name>(..., like=<a loom array>); NumPy has taken like out
+# of kwargs by then.
+_LIKE_CREATORS = frozenset(("array", "asarray", "asanyarray", "ascontiguousarray", "asfortranarray", "require",
+                            "empty", "zeros", "ones", "full", "arange", "identity", "eye", "tri", "frombuffer",
+                            "fromfunction", "fromiter", "fromstring", "fromfile", "loadtxt", "genfromtxt"))
+
+
+def _create_like(like, func, args, kwargs):
+    """numpy.<func>(*args, like=like, **kwargs) as a loom array on like's device (NEP 35): loom's own
+    function where the package has one, else NumPy's on the host, its result copied to that device. A
+    loom array among the arguments of array/asarray (Dask passes chunks) is taken as loom takes it."""
+    from . import _API, cuda
+    kwargs = dict(kwargs)
+    device = kwargs.pop("device", None)  # NumPy 2's device=: only "cpu" exists there
+    if device not in (None, "cpu"):
+        raise ValueError(f"numpy.{func.__name__}(..., like=<loom array>): device={device!r} is not a device "
+                         "loom knows; leave it out (the result goes to the like= array's device)")
+    fn = _API.get(func.__name__)
+    kind, index = like._device
+    if fn is None or fn is func:  # NumPy's public function without like= (func may be its like= wrapper)
+        np_fn = getattr(numpy, func.__name__, None) or getattr(func, "_implementation", func)
+        return _from_host(np_fn(*_to_host(args), **{k: _to_host(v) for k, v in kwargs.items()}), like._device)
+    if kind == 0 or not cuda.is_available():
+        r = fn(*args, **kwargs)
+    else:
+        with cuda.Device(index):
+            r = fn(*args, **kwargs)
+    if isinstance(r, ndarray) and r._device != like._device and not any(r is a for a in args):
+        r = _core.to_device(r, kind, index)  # a host like= on a machine whose current device is a GPU
+    return r
 
 
 def _host(fn, *arrays, **kw):

@@ -310,6 +310,55 @@ static PyObject *core_set_dump(PyObject *module, PyObject *arg) {
   Py_RETURN_NONE;
 }
 
+/* set_num_threads(n: int): loom_set_num_threads (0: the default). The GIL is released while dropped
+ * workers finish their tasks. */
+static PyObject *core_set_num_threads(PyObject *module, PyObject *arg) {
+  MODSTATE;
+  long n = PyLong_AsLong(arg);
+  if (n == -1 && PyErr_Occurred()) return NULL;
+  if (n < 0 || n > INT32_MAX) n = -1; /* loom_set_num_threads says what the range is */
+  LoomStatus rc;
+  Py_BEGIN_ALLOW_THREADS
+  rc = loom_set_num_threads(ctx_of(st), (int32_t)n);
+  Py_END_ALLOW_THREADS
+  if (rc) return raise_status(st, rc);
+  Py_RETURN_NONE;
+}
+
+/* jit_level(level: int | None) -> int: the GPU JIT level setting before the call (-1: the default);
+ * sets it when level is an int (loom_set_jit_level), only reads it for None. */
+static PyObject *core_jit_level(PyObject *module, PyObject *arg) {
+  MODSTATE;
+  int32_t old = -1;
+  LoomStatus rc = loom_get_jit_level(ctx_of(st), &old);
+  if (rc) return raise_status(st, rc);
+  if (arg != Py_None) {
+    long v = PyLong_AsLong(arg);
+    if (v == -1 && PyErr_Occurred()) return NULL;
+    if (v < INT32_MIN || v > INT32_MAX) v = 99; /* out of range: loom_set_jit_level says which */
+    rc = loom_set_jit_level(ctx_of(st), (int32_t)v);
+    if (rc) return raise_status(st, rc);
+  }
+  return PyLong_FromLong(old);
+}
+
+/* set_cache(dir: str | None, max_bytes: int): loom_set_cache (None: the environment's folder; "": off;
+ * 0: the default bound). */
+static PyObject *core_set_cache(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+  MODSTATE;
+  if (nargs != 2 || (args[0] != Py_None && !PyUnicode_Check(args[0])) || !PyLong_Check(args[1])) {
+    PyErr_SetString(PyExc_TypeError, "set_cache(dir: str | None, max_bytes: int)");
+    return NULL;
+  }
+  const char *dir = args[0] == Py_None ? NULL : PyUnicode_AsUTF8(args[0]);
+  if (args[0] != Py_None && !dir) return NULL;
+  unsigned long long max_bytes = PyLong_AsUnsignedLongLong(args[1]);
+  if (max_bytes == (unsigned long long)-1 && PyErr_Occurred()) return NULL;
+  LoomStatus rc = loom_set_cache(ctx_of(st), dir, (uint64_t)max_bytes);
+  if (rc) return raise_status(st, rc);
+  Py_RETURN_NONE;
+}
+
 /* dump(array, kind) -> str: loom_dump of a pending array's node (kind: LoomDumpKind: 0 graph IR, 1 kernel
  * IR, 2 LLVM IR, 3 PTX); nothing is run. */
 static PyObject *core_dump(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
@@ -386,6 +435,9 @@ PyMethodDef eval_functions[] = {
     {"stats", (PyCFunction)core_stats, METH_NOARGS, "kernel statistics of the context (loom_get_stats)"},
     {"config_info", (PyCFunction)core_config_info, METH_NOARGS, "the context's settings (loom_get_config)"},
     {"set_dump", (PyCFunction)core_set_dump, METH_O, "set the dumps (LOOM_DUMP's words)"},
+    {"set_num_threads", (PyCFunction)core_set_num_threads, METH_O, "resize the host thread pool"},
+    FASTF(set_cache),
+    {"jit_level", (PyCFunction)core_jit_level, METH_O, "read (None) or set the GPU JIT level; returns the old one"},
     FASTF(dump),
     {"context_address", (PyCFunction)core_context_address, METH_NOARGS, "the LoomContext * as an int"},
     {"set_eager", (PyCFunction)core_set_eager, METH_O, "set eager mode; returns the old setting"},

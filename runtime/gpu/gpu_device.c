@@ -170,7 +170,7 @@ void rt_gpu_close(const RtGpuDriver *drv, LoomContext *ctx) {
     next = c->next;
     ctx_free(ctx, c);
   }
-  rt_disk_cache_close(g->disk);
+  rt_gpu_disk_close(ctx, g);
   drv->unload(g->handle);
   ctx_free(ctx, g->devs);
   ctx_free(ctx, g);

@@ -183,9 +183,51 @@ static GpuMeta meta_of(const CgGpuKernel *gk) {
   return m;
 }
 
+typedef struct RetiredDisk {
+  struct RetiredDisk *next;
+  DiskCache *disk;
+} RetiredDisk;
+
+/* (Re)opens g's disk cache with the context's settings (loom_set_cache changed them, or first use); the
+ * cache it replaces is kept open until the state goes. Caller holds device_lock. */
+static void reopen_disk(LoomContext *ctx, GpuRt *g) {
+  Diag dd = {.status = LOOM_OK};
+  DiskCache *fresh = NULL;
+  unsigned gen = 0;
+  if (rt_disk_cache_open_configured(ctx, &fresh, &gen, &dd) != LOOM_OK) {
+    fprintf(stderr, "loom: warning: the kernel disk cache is off: %s\n", dd.msg);
+    fresh = NULL;
+  }
+  DiskCache *old = g->disk;
+  if (old) {
+    RetiredDisk *r = ctx_alloc(ctx, sizeof *r);
+    if (!r) { /* keep the old cache rather than close one the tier-up thread may be using */
+      rt_disk_cache_close(fresh);
+      return;
+    }
+    r->disk = old;
+    r->next = g->disk_retired;
+    g->disk_retired = r;
+  }
+  __atomic_store_n(&g->disk, fresh, __ATOMIC_RELEASE);
+  g->disk_tried = true;
+  g->disk_generation = gen;
+}
+
+void rt_gpu_disk_close(LoomContext *ctx, GpuRt *g) {
+  rt_disk_cache_close(g->disk);
+  g->disk = NULL;
+  for (RetiredDisk *r = g->disk_retired, *next; r; r = next) {
+    next = r->next;
+    rt_disk_cache_close(r->disk);
+    ctx_free(ctx, r);
+  }
+  g->disk_retired = NULL;
+}
+
 /* Stores meta + binary (+ the code for a tier-0 payload: code_size bytes and a NUL) under key in the disk
  * cache; a failure is a warning (the cache is an optimization). */
-static void disk_store(LoomContext *ctx, GpuRt *g, const char *key, GpuMeta m, const void *binary,
+static void disk_store(LoomContext *ctx, DiskCache *disk, const char *key, GpuMeta m, const void *binary,
                        size_t binary_size, const char *code, size_t code_size) {
   size_t code_bytes = m.tier == 0 && code ? code_size + 1 : 0;
   m.binary_bytes = (uint32_t)binary_size;
@@ -199,7 +241,7 @@ static void disk_store(LoomContext *ctx, GpuRt *g, const char *key, GpuMeta m, c
     payload[sizeof m + binary_size + code_size] = 0;
   }
   Diag dd = {.status = LOOM_OK};
-  if (rt_disk_cache_store(g->disk, key, payload, sizeof m + binary_size + code_bytes, &dd) != LOOM_OK)
+  if (rt_disk_cache_store(disk, key, payload, sizeof m + binary_size + code_bytes, &dd) != LOOM_OK)
     fprintf(stderr, "loom: warning: storing a kernel in the disk cache failed: %s\n", dd.msg);
   ctx_free(ctx, payload);
 }
@@ -219,7 +261,7 @@ static void tier_up(LoomContext *ctx, GpuRt *g, TierJob *j) {
   int wave = j->meta.wave > 0 ? j->meta.wave : 32;
   LoomStatus st = drv->set_current(g->handle, j->device, &d);
   if (st == LOOM_OK)
-    st = drv->link(g->handle, j->device, j->code, j->code_size, j->name, g->jit.final_level, &binary, &binary_size, &d);
+    st = drv->link(g->handle, j->device, j->code, j->code_size, j->name, j->level, &binary, &binary_size, &d);
   if (st == LOOM_OK) st = drv->module_load(g->handle, j->device, binary, binary_size, &mod, &d);
   int maxb[CG_NENTRY] = {0};
   for (int i = 0; i < CG_NENTRY && st == LOOM_OK; i++)
@@ -251,9 +293,10 @@ static void tier_up(LoomContext *ctx, GpuRt *g, TierJob *j) {
   }
   if (mod && !swapped) drv->module_unload(g->handle, j->device, mod);
   if (ctx->dump_flags & IR_DUMP_TIME)
-    fprintf(stderr, "# time gpu %s tier-up (JIT level %d): %.3f ms, %s\n", j->name, g->jit.final_level,
+    rt_dump_printf(ctx, "# time gpu %s tier-up (JIT level %d): %.3f ms, %s\n", j->name, j->level,
             rt_now_ms() - t0, swapped ? "swapped" : d.status != LOOM_OK ? d.msg : "kept tier 0");
-  if (st == LOOM_OK && g->disk) disk_store(ctx, g, j->key, j->meta, binary, binary_size, NULL, 0);
+  DiskCache *disk = __atomic_load_n(&g->disk, __ATOMIC_ACQUIRE);
+  if (st == LOOM_OK && disk) disk_store(ctx, disk, j->key, j->meta, binary, binary_size, NULL, 0);
   ctx_free(ctx, binary);
 }
 
@@ -304,7 +347,7 @@ static void *tier_main(void *arg) {
 /* Queues the tier-up of the group `m` of f (its code and disk key are copied); false when it cannot (no
  * memory, no thread: the group stays at level 0 in this process). Caller holds device_lock. */
 static bool tier_enqueue(LoomContext *ctx, GpuRt *g, int device, GpuFn *f, const GpuMeta *m, const char *key,
-                         const char *code, size_t code_size, const char *name) {
+                         const char *code, size_t code_size, const char *name, int level) {
   if (!g->tier_started) {
     pthread_once(&tier_atexit_once, tier_register_atexit);
     if (pthread_create(&g->tier_thread, NULL, tier_main, g) != 0) {
@@ -330,6 +373,7 @@ static bool tier_enqueue(LoomContext *ctx, GpuRt *g, int device, GpuFn *f, const
   memcpy(cc, code, code_size);
   cc[code_size] = 0;
   j->f = f;
+  j->level = level;
   j->device = device;
   j->meta = *m;
   j->meta.tier = 1;
@@ -371,18 +415,13 @@ static LoomStatus add_group(LoomContext *ctx, GpuRt *g, GpuDev *dev, GpuFn *f, c
   StrBuf kb;
   sb_init(&kb, ctx);
   bool elementwise = k->nkeep == k->ndim;
-  int jit_level = elementwise ? g->jit.final_level : -1;
+  /* the driver JIT's level: loom_set_jit_level's where the driver has levels (final_level >= 0) */
+  int set_level = atomic_load(&ctx->rt->gpu_jit_level);
+  int jit_level = !elementwise ? -1 : g->jit.final_level >= 0 && set_level >= 0 ? set_level : g->jit.final_level;
   sb_printf(&kb, "%sentries %u jit %d\n", f->key, want, jit_level);
   char *key = sb_take(&kb);
   if (!key) return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: kernel key");
-  if (!g->disk_tried) {
-    g->disk_tried = true;
-    Diag dd = {.status = LOOM_OK};
-    if (rt_disk_cache_open(ctx, NULL, &g->disk, &dd) != LOOM_OK) {
-      fprintf(stderr, "loom: warning: the kernel disk cache is off: %s\n", dd.msg);
-      g->disk = NULL;
-    }
-  }
+  if (!g->disk_tried || g->disk_generation != atomic_load(&ctx->rt->cache_generation)) reopen_disk(ctx, g);
   LoomStatus st = drv->set_current(g->handle, device, d);
   bool hit = false;
   if (st == LOOM_OK && g->disk) {
@@ -402,8 +441,8 @@ static LoomStatus add_group(LoomContext *ctx, GpuRt *g, GpuDev *dev, GpuFn *f, c
         ctx->rt->stats.cache_hits++;
         pthread_mutex_unlock(&ctx->rt->stats_lock);
         /* a tier-0 entry (its process ended before the tier-up): tier up here */
-        if (m.tier == 0 && g->tiers)
-          tier_enqueue(ctx, g, device, f, &m, key, binary + m.binary_bytes, m.code_bytes - 1, k->name);
+        if (m.tier == 0 && g->tiers && jit_level > 0)
+          tier_enqueue(ctx, g, device, f, &m, key, binary + m.binary_bytes, m.code_bytes - 1, k->name, jit_level);
       }
     }
     if (blob) rt_disk_cache_free(g->disk, blob);
@@ -418,7 +457,7 @@ static LoomStatus add_group(LoomContext *ctx, GpuRt *g, GpuDev *dev, GpuFn *f, c
     size_t binary_size = 0;
     double t_llvm = rt_now_ms(), t_link = t_llvm;
     bool compiled = st == LOOM_OK;
-    bool tiered = compiled && elementwise && g->tiers;
+    bool tiered = compiled && elementwise && g->tiers && jit_level > 0; /* level 0 is the first tier itself */
     GpuMeta m;
     memset(&m, 0, sizeof m);
     if (compiled) {
@@ -436,7 +475,7 @@ static LoomStatus add_group(LoomContext *ctx, GpuRt *g, GpuDev *dev, GpuFn *f, c
       binary = drv->link ? linked : gk->code;
       t_link = rt_now_ms();
       if (ctx->dump_flags & IR_DUMP_TIME)
-        fprintf(stderr, "# time gpu %s entries %#x: lower %.3f libdevice %.3f opt %.3f ptx %.3f (%zu bytes) "
+        rt_dump_printf(ctx, "# time gpu %s entries %#x: lower %.3f libdevice %.3f opt %.3f ptx %.3f (%zu bytes) "
                         "jit %.3f ms (level %d)\n", k->name, gk->entries, gk->phase_ms[0], gk->phase_ms[1],
                 gk->phase_ms[2], gk->phase_ms[3], gk->code_size, t_link - t_llvm, tiered ? 0 : jit_level);
       if (st == LOOM_OK && !(m.entries & ~f->loaded))
@@ -444,16 +483,17 @@ static LoomStatus add_group(LoomContext *ctx, GpuRt *g, GpuDev *dev, GpuFn *f, c
     }
     if (st == LOOM_OK) st = load_group(g, dev, f, &m, binary, binary_size, d);
     if (st == LOOM_OK && (ctx->dump_flags & IR_DUMP_TIME))
-      fprintf(stderr, "# time gpu %s load %.3f ms, total %.3f ms\n", k->name, rt_now_ms() - t_link, rt_now_ms() - t0);
+      rt_dump_printf(ctx, "# time gpu %s load %.3f ms, total %.3f ms\n", k->name, rt_now_ms() - t_link, rt_now_ms() - t0);
     double t_store = rt_now_ms();
     /* stored before the tier-up is queued, so the final entry always lands last; without a background
      * thread (no memory, no thread) the kernel stays at level 0 here, and its entry keeps tier 0 and
      * its code, so the next process tiers it up */
     if (st == LOOM_OK && g->disk)
-      disk_store(ctx, g, key, m, binary, binary_size, c.gpu->code, c.gpu->code_size);
-    if (st == LOOM_OK && tiered) tier_enqueue(ctx, g, device, f, &m, key, c.gpu->code, c.gpu->code_size, k->name);
+      disk_store(ctx, g->disk, key, m, binary, binary_size, c.gpu->code, c.gpu->code_size);
+    if (st == LOOM_OK && tiered)
+      tier_enqueue(ctx, g, device, f, &m, key, c.gpu->code, c.gpu->code_size, k->name, jit_level);
     if (st == LOOM_OK && g->disk && (ctx->dump_flags & IR_DUMP_TIME))
-      fprintf(stderr, "# time gpu %s disk store %.3f ms\n", k->name, rt_now_ms() - t_store);
+      rt_dump_printf(ctx, "# time gpu %s disk store %.3f ms\n", k->name, rt_now_ms() - t_store);
     if (compiled) dev->target->release(dev->target, &c);
     ctx_free(ctx, linked);
     if (compiled && g->tier_started) {

@@ -112,6 +112,7 @@ typedef struct TierJob {
   char *key;    /* the group's disk-cache key */
   char *code;   /* the target's code, code_size bytes + a NUL */
   size_t code_size;
+  int level;    /* the JIT level of the final code (the one in key) */
   char name[64];
 } TierJob;
 
@@ -123,8 +124,11 @@ struct GpuRt {
   CurStream *cur;
   int ndev;
   GpuDev *devs;
-  DiskCache *disk;
+  DiskCache *disk;          /* set under device_lock; the tier-up thread reads it atomically */
   bool disk_tried;
+  unsigned disk_generation; /* RtState.cache_generation of the settings disk was opened with */
+  struct RetiredDisk *disk_retired; /* caches replaced by loom_set_cache, closed with the state (the tier-up
+                                       thread may still be storing into one) */
   RtGpuJit jit;
   bool tiers;   /* jit.tiers, off once a tier thread could not start */
   bool tier_started, tier_stop, tier_abandon; /* abandon: at exit, the rest of the queue is dropped */
@@ -155,5 +159,7 @@ LoomStatus rt_gpu_need_entries(LoomContext *ctx, GpuRt *g, GpuDev *dev, const Gp
 void rt_gpu_tiers_init(GpuRt *g);
 /* Finishes the tier-up queue (a fork's child has no thread to wait for) and frees the tier state. */
 void rt_gpu_tiers_close(GpuRt *g);
+/* Closes g's disk caches (the one in use and those loom_set_cache replaced); after the tier-up thread. */
+void rt_gpu_disk_close(LoomContext *ctx, GpuRt *g);
 
 #endif /* LOOM_RUNTIME_GPU_RT_H */

@@ -102,9 +102,175 @@ def test_other_settings():
         assert loom.config.graph_bound == 17
     finally:
         loom.config.graph_bound = old
-    with pytest.raises(AttributeError, match="LOOM_NUM_THREADS"):
-        loom.config.num_threads = 2
     assert "dump=" in repr(loom.config)
+
+
+def _process_threads() -> int:
+    return len(os.listdir("/proc/self/task"))
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="counts threads through /proc (Linux)")
+def test_num_threads_resizes_the_pool() -> None:
+    old = loom.config.num_threads
+    rng = np.random.default_rng(3)
+    xn = rng.standard_normal((300, 2000))
+    x = loom.asarray(xn)
+    try:
+        # thread counts are read right after each setting (an evaluation may start threads of its own,
+        # e.g. a GPU's background compiler)
+        loom.config.num_threads = 1
+        with1 = _process_threads()
+        assert loom.config.num_threads == 1 and loom.config_info()["num_threads"] == 1
+        loom.config.num_threads = 5
+        assert _process_threads() - with1 == 4 and loom.config.num_threads == 5  # the system's own count
+        loom.config.num_threads = 2
+        assert _process_threads() - with1 == 1 and loom.config.num_threads == 2
+        for n in (1, 5, 2):
+            loom.config.num_threads = n
+            np.testing.assert_allclose(loom.asnumpy((x * x + n).sum(1)), (xn * xn + n).sum(1), rtol=1e-12)
+            np.testing.assert_allclose(loom.asnumpy(loom.exp(-x).max(0)), np.exp(-xn).max(0), rtol=1e-12)
+        for bad in (-1, 1025):
+            with pytest.raises(ValueError, match="1 to 1024"):
+                loom.config.num_threads = bad
+        for wrong in (2.5, "2", True):
+            with pytest.raises(TypeError):
+                loom.config.num_threads = wrong
+        assert loom.config.num_threads == 2  # refused settings change nothing
+        loom.config.num_threads = None  # the default: LOOM_NUM_THREADS, else every online core
+        env = os.environ.get("LOOM_NUM_THREADS", "")
+        assert loom.config.num_threads == (int(env) if env.isdigit() and int(env) > 0 else min(os.cpu_count() or 1, 1024))
+    finally:
+        loom.config.num_threads = old
+
+
+def test_num_threads_set_while_other_threads_evaluate() -> None:
+    import threading
+    old = loom.config.num_threads
+    xn = np.arange(64 * 4096, dtype=np.float64).reshape(64, 4096) % 97
+    want = (xn * 0.5 + 1).sum(1)
+    errors: list[str] = []
+    stop = threading.Event()
+
+    def work() -> None:
+        x = loom.asarray(xn)
+        while not stop.is_set():
+            got = loom.asnumpy((x * 0.5 + 1).sum(1))
+            if not np.allclose(got, want, rtol=1e-12):
+                errors.append("wrong row sums")
+
+    ts = [threading.Thread(target=work) for _ in range(2)]
+    try:
+        for t in ts:
+            t.start()
+        for i in range(30):
+            loom.config.num_threads = 1 + (i * 5) % 7
+    finally:
+        stop.set()
+        for t in ts:
+            t.join()
+        loom.config.num_threads = old
+    assert errors == []
+
+
+def test_cache_settings_at_run_time(tmp_path: pathlib.Path) -> None:
+    """cache_dir / cache_max_bytes set after import, in a process of their own (the environment's
+    defaults are known there)."""
+    code = f"""
+import os, loom
+d = {str(tmp_path / "a")!r}
+loom.config.cache_dir = d
+assert loom.config.cache_dir == d and os.stat(d).st_mode & 0o777 == 0o700
+loom.config.cache_max_bytes = "64M"
+assert loom.config.cache_max_bytes == 64 << 20
+loom.config.cache_max_bytes = 12345
+assert loom.config.cache_max_bytes == 12345 and loom.config.cache_dir == d  # the folder stays
+loom.config.cache_max_bytes = None
+assert loom.config.cache_max_bytes == 1 << 30
+os.chdir({str(tmp_path)!r})
+loom.config.cache_dir = "rel"  # made absolute: the working folder may change later
+assert loom.config.cache_dir == {str(tmp_path / "rel")!r}
+f = {str(tmp_path / "file")!r}
+open(f, "w").close()
+for bad in (f + "/sub", f):
+    try:
+        loom.config.cache_dir = bad
+    except ValueError as e:
+        assert "cache_dir" in str(e) and "kept" in str(e), e
+    else:
+        raise AssertionError("a folder under a file was accepted")
+assert loom.config.cache_dir == {str(tmp_path / "rel")!r}  # unchanged
+for bad, exc in ((0, ValueError), ("12X", ValueError), (-5, ValueError), (1.5, TypeError), (True, TypeError)):
+    try:
+        loom.config.cache_max_bytes = bad
+    except exc:
+        pass
+    else:
+        raise AssertionError(bad)
+loom.config.cache_dir = ""
+assert loom.config.cache_dir is None
+loom.config.cache_dir = None
+assert loom.config.cache_dir == {str(tmp_path / "env")!r}
+print("ok")
+"""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LOOM_CACHE")}
+    env["LOOM_CACHE_DIR"] = str(tmp_path / "env")
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
+
+
+def test_jit_level_setting() -> None:
+    assert loom.config.jit_level is None  # the default: LOOM_CUDA_JIT_LEVEL, else 1
+    try:
+        for level in range(5):
+            loom.config.jit_level = level
+            assert loom.config.jit_level == level
+        for bad in (-1, 5):
+            with pytest.raises(ValueError, match="0 to 4"):
+                loom.config.jit_level = bad
+        for wrong in (1.0, "2", True):
+            with pytest.raises(TypeError):
+                loom.config.jit_level = wrong
+        assert loom.config.jit_level == 4  # refused settings change nothing
+    finally:
+        loom.config.jit_level = None
+    assert loom.config.jit_level is None
+
+
+@pytest.mark.skipif(not loom.cuda.is_available() or loom.cuda._gpu_kind() != loom.cuda._CUDA,
+                    reason="the driver JIT's level: needs a CUDA GPU")
+def test_jit_level_reaches_the_cuda_jit() -> None:
+    """A new elementwise kernel is linked at the level set (LOOM_DUMP=time's line says which), and computes
+    the same values at every level."""
+    x = loom.asarray(np.linspace(-2.0, 2.0, 4096))
+    xn = loom.asnumpy(x)
+    try:
+        for level, fn, ref in ((0, lambda v: loom.sinh(v) * 3 - v, lambda v: np.sinh(v) * 3 - v),
+                               (3, lambda v: loom.expm1(v) / 7 + v * v, lambda v: np.expm1(v) / 7 + v * v)):
+            loom.config.jit_level = level
+            with loom.capture_dumps("time", echo=False) as d:
+                got = loom.asnumpy(fn(x))
+            np.testing.assert_allclose(got, ref(xn), rtol=1e-13, atol=1e-13)
+            assert f"(level {level})" in d.text, d.text
+    finally:
+        loom.config.jit_level = None
+
+
+@pytest.mark.skipif(not loom.cuda.is_available(), reason="the disk cache holds GPU binaries: needs a GPU")
+def test_cache_dir_change_reaches_the_gpu(tmp_path: pathlib.Path) -> None:
+    """After loom.config.cache_dir changes, the next new GPU kernel is stored in the new folder."""
+    old = loom.config_info()["cache_dir"]
+    try:
+        for i, folder in enumerate((tmp_path / "one", tmp_path / "two")):
+            loom.config.cache_dir = folder
+            x = loom.asarray(np.linspace(0.1, 2.0, 1000, dtype=np.float32 if i == 0 else np.float64))
+            y = loom.tanh(x) ** 3 - loom.arcsinh(x) * (i + 2) if i == 0 else loom.cosh(x) * loom.log1p(x) / 3
+            want = (np.tanh(loom.asnumpy(x)) ** 3 - np.arcsinh(loom.asnumpy(x)) * 2 if i == 0
+                    else np.cosh(loom.asnumpy(x)) * np.log1p(loom.asnumpy(x)) / 3)
+            np.testing.assert_allclose(loom.asnumpy(y), want, rtol=1e-5)
+            entries = [p for p in folder.rglob("*") if p.is_file()]
+            assert entries, f"no kernel was stored in {folder}"
+    finally:
+        loom.config.cache_dir = old if old else None
 
 
 def test_no_sleef_warns(monkeypatch):

@@ -68,20 +68,50 @@ def test_from_array_map_blocks_and_meta(sync):
     _close(r, np.exp(-x) * 2 + x * x - 1)
 
 
-@pytest.mark.host_conversion
 def test_percentile(sync):
-    """da.percentile (Dask's approximate merge of chunk percentiles) equals Dask's over NumPy chunks.
-    Host arrays only: Dask's merge_percentiles calls np.array(loom chunk, like=<a NumPy array>), an
-    implicit conversion a GPU array refuses (as CuPy's does)."""
+    """da.percentile (Dask's approximate merge of chunk percentiles) equals Dask's over NumPy chunks, and
+    stays in loom arrays throughout: the chunk percentiles are loom arrays on the chunk's device and Dask's
+    merge_percentiles creates its arrays with np.array(..., like=<a loom array>) (NEP 35), so a GPU chunk
+    is never converted implicitly (LOOM_STRICT_CONVERSION makes the host behave as a GPU here)."""
     rng = np.random.default_rng(1)
     xn = rng.standard_normal((50, 30))
     col = np.ascontiguousarray(xn[:, 0])
-    got = da.percentile(da.from_array(loom.asarray(col), chunks=13), [10, 50, 90]).compute()
-    _close(got, da.percentile(da.from_array(col, chunks=13), [10, 50, 90]).compute())
+    for method in ("linear", "nearest", "lower", "midpoint"):
+        got = da.percentile(da.from_array(loom.asarray(col), chunks=13), [10, 50, 90], method=method).compute()
+        assert isinstance(got, loom.ndarray)
+        _close(got, da.percentile(da.from_array(col, chunks=13), [10, 50, 90], method=method).compute())
     from dask.array.dispatch import percentile_lookup
     values, n = percentile_lookup(loom.asarray(xn[:, 0]), np.array([10.0, 50.0, 90.0]))
+    assert isinstance(values, loom.ndarray)
     _close(values, np.percentile(xn[:, 0], [10, 50, 90]))
     assert n == 50
+    assert percentile_lookup(loom.zeros(0), np.array([50.0])) == (None, 0)
+
+
+def test_rechunk_concatenate_stack_stay_loom_on_the_device(sync):
+    """Rechunking, concatenating and stacking Dask arrays of loom chunks: Dask calls np.concatenate on the
+    chunks (its concatenate_lookup: loom.concatenate), so every new chunk is a loom array on the chunks'
+    device."""
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((40, 30))
+    lx = loom.asarray(x)
+    d = da.from_array(lx, chunks=(7, 11))
+    r = d.rechunk((20, 15))
+    for i in range(2):
+        for j in range(2):
+            b = r.blocks[i, j].compute()
+            assert isinstance(b, loom.ndarray) and b.device == lx.device
+            _close(b, x[20 * i:20 * (i + 1), 15 * j:15 * (j + 1)])
+    whole = d.rechunk((40, 30))  # one chunk from 24: one concatenate of them all
+    assert whole.npartitions == 1
+    _close(whole.compute(), x)
+    c = da.concatenate([d, d * 2], axis=0).rechunk((80, 10))
+    got = c.compute()
+    assert isinstance(got, loom.ndarray) and got.device == lx.device
+    _close(got, np.concatenate([x, x * 2]))
+    s = da.stack([d, d + 1], axis=1).rechunk((40, 2, 30))
+    _close(s.compute(), np.stack([x, x + 1], axis=1))
+    _close(d[:, :0].rechunk((5, 0)).compute(), x[:, :0])  # empty chunks
 
 
 def test_reductions_rechunk_slicing_and_linear_algebra(sync):
@@ -157,6 +187,53 @@ def test_serializers_are_zero_copy_for_host_memory():
         out = deserialize(header, frames)
         assert out.dtype == b.dtype
         np.testing.assert_array_equal(loom.asnumpy(out).astype(np.float32), np.arange(6, dtype=np.float32))
+
+
+def test_cuda_serializer_family():
+    """distributed's "cuda" serializers (the ones its UCX comm asks for): a GPU array is one device frame
+    (a flat uint8 view of its memory, with __cuda_array_interface__) and comes back equal, on the device;
+    a host array is left to the "dask" serializers. On a GPU with CuPy, CuPy reads loom's frames and loom
+    reads CuPy's (the headers agree on shape, typestr and strides)."""
+    pytest.importorskip("distributed")
+    from distributed.protocol import serialize, deserialize
+    from distributed.protocol.cuda import cuda_deserialize
+    x = loom.asarray(np.arange(12.0).reshape(3, 4))
+    gpu = x._on_gpu
+    header, frames = serialize(x, serializers=("cuda", "dask"))
+    assert header["serializer"] == ("cuda" if gpu else "dask")
+    _close(deserialize(header, frames, deserializers=("cuda", "dask")), np.arange(12.0).reshape(3, 4))
+    if not gpu:  # nothing but "cuda": distributed's error message in place of the frames
+        header, frames = serialize(x, serializers=("cuda",))
+        assert header["serializer"] == "error" and b"Could not serialize" in bytes(frames[0])
+        return
+    base = np.arange(24, dtype=np.float32).reshape(4, 6)
+    cases = [loom.asarray(base), loom.asarray(np.asfortranarray(base)), loom.asarray(base)[:, ::2],
+             loom.asarray(np.arange(-5, 5, dtype=np.int8)), loom.asarray(np.float64(3.5)), loom.zeros((0, 3)),
+             loom.asarray(base) * 2 + 1]  # the last one pending: evaluated by the serializer
+    for a in cases:
+        want = loom.asnumpy(a)
+        header, frames = serialize(a, serializers=("cuda",))
+        assert header["serializer"] == "cuda" and len(frames) == 1
+        frame: object = frames[0]
+        assert getattr(frame, "__cuda_array_interface__")["shape"] == (want.nbytes,)
+        back = deserialize(header, frames, deserializers=("cuda",))
+        assert isinstance(back, loom.ndarray) and back._on_gpu and back.dtype == want.dtype
+        np.testing.assert_array_equal(loom.asnumpy(back), want)
+    if hasattr(loom, "bfloat16"):
+        b = loom.asarray(np.arange(6, dtype=np.float32)).astype(loom.bfloat16)
+        back = deserialize(*serialize(b, serializers=("cuda",)), deserializers=("cuda",))
+        assert back.dtype == b.dtype
+        np.testing.assert_array_equal(loom.asnumpy(back).astype(np.float32), np.arange(6, dtype=np.float32))
+    cupy = pytest.importorskip("cupy")
+    a = loom.asarray(base)
+    header, frames = serialize(a, serializers=("cuda",))
+    from distributed.protocol.cupy import cuda_deserialize_cupy_ndarray, cuda_serialize_cupy_ndarray
+    np.testing.assert_array_equal(cupy.asnumpy(cuda_deserialize_cupy_ndarray(header["sub-header"]
+                                                                             if "sub-header" in header else header,
+                                                                             frames)), base)
+    ch, cf = cuda_serialize_cupy_ndarray(cupy.asarray(base))
+    mine = cuda_deserialize.dispatch(loom.ndarray)(ch, cf)
+    np.testing.assert_array_equal(loom.asnumpy(mine), base)
 
 
 # ---- a LocalCluster of 2 worker processes --------------------------------------------------------------
