@@ -240,8 +240,10 @@ static PyObject *core_assign(PyObject *module, PyObject *const *args, Py_ssize_t
   if (node_of(st, gr, args[1], &x) == 0) {
     LoomStatus s = loom_cast(gr->g, x, dst->desc.dtype, &c);
     if (!s) s = loom_broadcast_to(gr->g, c, dst->desc.ndim, dst->desc.shape, &b);
-    /* a destination the value reads (x[::-1] = x) is handled by loom_eval (a temporary on the GPU) */
-    if (!s) s = loom_eval(gr->g, 1, &b, &dst->desc);
+    /* a destination the value reads (x[::-1] = x) is handled by loom_eval (a temporary on the GPU). An
+     * empty destination has nothing to write, and on a GPU no memory: its NULL data would ask loom_eval
+     * for a new array (made on the host), which replaced the destination's descriptor */
+    if (!s && numel(&dst->desc) > 0) s = loom_eval(gr->g, 1, &b, &dst->desc);
     if (s) raise_status(st, s);
     else r = Py_NewRef(Py_None);
   }
