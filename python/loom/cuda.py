@@ -329,7 +329,9 @@ def _stream_stack():
 class Stream:
     """A CUDA stream (CuPy's cupy.cuda.Stream). Stream.null is loom's default stream of the current
     device. `with s:` makes s current; pending arrays are evaluated on entry and exit, so that the
-    work written inside the block runs on s."""
+    work written inside the block runs on s. The stream is blocking, as CuPy's default Stream(): it and
+    the default stream wait for each other's earlier work, so arrays made on one are read correctly on
+    the other (non_blocking=True is accepted and gives the same blocking stream)."""
 
     null = None
 
