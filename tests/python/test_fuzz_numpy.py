@@ -761,7 +761,8 @@ KNOWN = [
     Known("where-python-int-wraps", "NumPy 2.4 behaviour (README: semantics notes)",
           "np.where(c, 65535, int8_array) wraps the Python int silently (-1); loom raises OverflowError, as NEP 50 "
           "and every other NumPy ufunc do for an out-of-range Python int",
-          lambda m: m.op == "where" and m.kind == "loom-raises" and isinstance(m.lm_out.exc, OverflowError),
+          lambda m: m.op == "where" and m.kind in ("loom-raises", "exception-class")
+          and isinstance(m.lm_out.exc, OverflowError),
           _same(lambda xp: xp.where(xp.asarray(np.array([True])), 65535, xp.asarray(np.array([1], dtype=np.int8)))),
           depends_on="NumPy's version (a NumPy that raises OverflowError here agrees with loom)"),
     Known("int-negative-power", "README: integer power with a negative exponent",
