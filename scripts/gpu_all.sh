@@ -12,8 +12,9 @@
 #      test_random_gpu, loomrt), pytest on the GPU (tests/python), and in the background, on cores 4..
 #      at nice 19 (the tests come first), the long host fuzz of issue 10: tests/c test_fuzz_graph in
 #      chunks of LOOM_GPU_FUZZ_CHUNK (1000) graphs over LOOM_GPU_FUZZ_WORKERS (cores - 6) processes, and
-#      scripts/fuzz_numpy.py on the host and on the GPU; they stop before the deadline and the graphs of
-#      finished chunks are counted (summary.txt)
+#      scripts/fuzz_numpy.py on the host and on the GPU, and, when build-gpukit/fuzz/ holds its kit
+#      (tests/fuzz/run_bundle_fuzz.sh --kit build-gpukit/fuzz), libFuzzer jobs on the bundle loader; they
+#      stop before the deadline and the graphs of finished chunks / the executions are counted (summary.txt)
 #   3. on a quiet GPU, pinned to cores 0-3 (the fuzz goes on beside): bench/gpu_bench.sh's benchmarks
 #      (C, CuPy, torch), bench_user_kernels, loomrt on the GPU, bench_python_gpu.py, bench_scan.py, then
 #      the workload suite (bench/suite/gpu.sh) on what time is left
@@ -124,7 +125,9 @@ fuzz_pids=()
 # the fuzz takes cores 4.. (at nice 19: the tests of phase 2 come first), the benchmarks of phase 3 run
 # pinned to cores 0-3; two of the fuzz's cores go to the Python fuzzers
 lo=$((ncpu >= 8 ? 4 : ncpu / 2))
-workers=${LOOM_GPU_FUZZ_WORKERS:-$((ncpu - lo - 2))}
+bjobs=0 # the bundle fuzz's processes (below), when its kit is carried
+[ -x build-gpukit/fuzz/fuzz_bundle ] && bjobs=${LOOM_GPU_BUNDLE_FUZZ_JOBS:-$(((ncpu - lo - 2) / 2))}
+workers=${LOOM_GPU_FUZZ_WORKERS:-$((ncpu - lo - 2 - bjobs))}
 pin=()
 if on LOOM_GPU_FUZZ && [ "$c_rc" = 0 ] && [ "$workers" -ge 1 ]; then
   cores="$lo-$((ncpu - 1))"
@@ -162,6 +165,18 @@ if on LOOM_GPU_FUZZ && [ "$c_rc" = 0 ] && [ "$workers" -ge 1 ]; then
     done
   fi
   note "fuzz: $workers test_fuzz_graph workers$([ "${#fuzz_pids[@]}" -gt "$workers" ] && echo " + fuzz_numpy.py (host, cuda)") on cores $cores until $((stop_at - t0))s"
+  # issue 16's closing fuzz of the bundle loader (libFuzzer, >= 10^6 executions, 0 crashes) when the kit
+  # is carried (tests/fuzz/run_bundle_fuzz.sh --kit build-gpukit/fuzz): LOOM_GPU_BUNDLE_FUZZ_JOBS processes
+  # (default: half the fuzz's cores) beside the graph fuzz, until the fuzz's stop; executions summed below
+  if [ "$bjobs" -ge 1 ]; then
+    mkdir -p "$logs/bundle_fuzz/corpus"
+    (cd "$logs/bundle_fuzz" && taskset -c "$cores" nice -n 19 "$OLDPWD/build-gpukit/fuzz/fuzz_bundle" \
+       -jobs="$bjobs" -workers="$bjobs" -max_total_time=$((stop_at - SECONDS - 15)) -timeout=10 \
+       -rss_limit_mb=2048 -max_len=262144 -print_final_stats=1 -artifact_prefix=./ \
+       corpus "$OLDPWD/build-gpukit/fuzz/seeds" >run.log 2>&1) &
+    fuzz_pids+=($!)
+    note "bundle fuzz: $bjobs libFuzzer jobs on cores $cores"
+  fi
 fi
 ctest_rc=skip pytest_rc=skip
 if on LOOM_GPU_C && [ "$c_rc" = 0 ]; then
@@ -245,6 +260,15 @@ if [ "${#fuzz_pids[@]}" -gt 0 ]; then
   ok=$(awk '$1 == "ok" {n += $3} END {print n + 0}' "$logs/fuzz_c_chunks.log")
   bad=$(grep -c FAIL "$logs/fuzz_c_chunks.log")
   note "host fuzz (test_fuzz_graph): $ok graphs in passing chunks, ${bad:-0} failing chunks (fuzz_c_failures.log)"
+  if [ -d "$logs/bundle_fuzz" ]; then
+    bexec=$(cat "$logs"/bundle_fuzz/fuzz-*.log 2>/dev/null | grep -oE 'stat::number_of_executed_units: *[0-9]+' |
+      awk '{n += $2} END {print n + 0}')
+    bcrash=$(find "$logs/bundle_fuzz" -maxdepth 1 -name 'crash-*' -o -maxdepth 1 -name 'leak-*' \
+      -o -maxdepth 1 -name 'timeout-*' -o -maxdepth 1 -name 'oom-*' | wc -l)
+    note "bundle fuzz (fuzz_bundle): $bexec executions, $bcrash crash/leak/timeout/oom artifacts"
+    rm -rf "$logs/bundle_fuzz/corpus"
+    for f in "$logs"/bundle_fuzz/fuzz-*.log; do [ -f "$f" ] && tail -30 "$f" >"$f.tail" && mv "$f.tail" "$f"; done
+  fi
   for dev in host cuda; do
     [ -f "$logs/fuzz_numpy_$dev.log" ] && note "fuzz_numpy.py ($dev): $(grep -E 'graphs|unexpected' "$logs/fuzz_numpy_$dev.log" | tail -2 | tr '\n' ' ')"
   done

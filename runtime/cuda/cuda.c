@@ -78,7 +78,7 @@ LoomStatus rt_cuda_load(LoomContext *ctx, RtCuda **out, Diag *d) {
 #undef RT_CU_RESOLVE
   LoomStatus st = LOOM_OK;
   if (missing) {
-    st = diag_error(d, LOOM_ERR_BACKEND,
+    st = diag_error(d, LOOM_ERR_UNSUPPORTED,
                     "the CUDA driver is too old: libcuda.so.1 has no %s (update the NVIDIA driver)",
                     missing);
     goto fail;

@@ -83,6 +83,9 @@ LoomStatus rt_gpu_get(const RtGpuDriver *drv, LoomContext *ctx, GpuRt **out, Dia
   if (!slot->state) {
     st = slot->fail.status != LOOM_OK ? slot->fail.status : LOOM_ERR_UNSUPPORTED;
     diag_error(d, st, "%s", slot->fail.msg[0] ? slot->fail.msg : "no GPU driver/device");
+    /* no driver or no device (UNSUPPORTED) is remembered: later calls answer at once; any other failure
+     * (out of memory, a driver error while loading) may pass, so the next call loads again */
+    if (st != LOOM_ERR_UNSUPPORTED) slot->fail = (Diag){.status = LOOM_OK};
   } else if (((GpuRt *)slot->state)->drv != drv) {
     st = diag_error(d, LOOM_ERR_INTERNAL, "internal error: the %s device's slot holds another driver's state",
                     drv->name);

@@ -77,8 +77,9 @@ struct RtGpuDriver {
   int32_t binary;      /* CgBinaryKind of the target's code */
 
   /* ---- the driver and its devices ------------------------------------------------------------------ */
-  /* Loads the driver (dlopen, init): *drv, the device count (>= 1) and the JIT policy. No driver or no
-   * device: LOOM_ERR_UNSUPPORTED with a message saying so. ctx gives the host allocator. */
+  /* Loads the driver (dlopen, init): *drv, the device count (>= 1) and the JIT policy. No driver, a driver
+   * too old or no device: LOOM_ERR_UNSUPPORTED with a message saying so (the layer remembers it for the
+   * context); any other failure is tried again by the layer's next call. ctx gives the host allocator. */
   LoomStatus (*load)(LoomContext *ctx, void **drv, int *ndev, RtGpuJit *jit, Diag *d);
   void (*unload)(void *drv); /* after every device was released */
   LoomStatus (*device_info)(void *drv, int device, RtGpuDeviceInfo *out, Diag *d);

@@ -163,7 +163,7 @@ LoomStatus rt_hip_load(LoomContext *ctx, RtHip **out, Diag *d) {
   memcpy(&h->fn.GetDeviceProperties, &props, sizeof props);
   LoomStatus st = LOOM_OK;
   if (missing) {
-    st = diag_error(d, LOOM_ERR_BACKEND, "the HIP runtime is too old: it has no %s (update ROCm)", missing);
+    st = diag_error(d, LOOM_ERR_UNSUPPORTED, "the HIP runtime is too old: it has no %s (update ROCm)", missing);
   } else {
     h->fn.RuntimeGetVersion(&h->version);
     hipError_t r = h->fn.Init(0);

@@ -5,8 +5,18 @@
 # (axpb, rowsum, scale_shift): host + AMD code objects (gfx942, gfx1100) + PTX, and an sm_90 cubin when
 # ptxas is there. Prints libFuzzer's last lines and the figure (executions, crashes, seconds).
 #   bash tests/fuzz/run_bundle_fuzz.sh [RUNS] [BUILD_DIR]     (defaults: 1000000, build)
+# With --kit DIR it only copies the fuzzer and its seeds into DIR (e.g. build-gpukit/fuzz, which the device
+# tool carries): scripts/gpu_all.sh then runs the closing fuzz on the GPU machine's spare cores, where
+# libFuzzer's -jobs spread it over several processes (the binary needs only libc, libm and libstdc++).
+#   bash tests/fuzz/run_bundle_fuzz.sh --kit build-gpukit/fuzz [BUILD_DIR]
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+kit=
+if [ "${1:-}" = --kit ]; then
+  kit=$2
+  shift 2
+  set -- 0 "${1:-build}"
+fi
 runs=${1:-1000000}
 build=${2:-build}
 fuzz=$build/tests/fuzz/fuzz_bundle
@@ -22,6 +32,14 @@ gpu=host,gfx942,gfx1100
   "$loomc" "$work/small.loom" -o "$work/seeds/gpu_small.lbun" -t "$gpu" --index 32 -q --no-progress -j1
 "$loomc" "$work/small.loom" -o "$work/seeds/cubin_small.lbun" -t sm_90 --index 64 -q --no-progress -j1 2>/dev/null || true
 ls -l "$work/seeds"
+if [ -n "$kit" ]; then
+  rm -rf "$kit"
+  mkdir -p "$kit"
+  cp "$fuzz" "$kit/"
+  cp -r "$work/seeds" "$kit/seeds"
+  echo "run_bundle_fuzz.sh: kit in $kit ($(du -sh "$kit" | cut -f1))"
+  exit 0
+fi
 start=$(date +%s)
 set +e
 "$fuzz" -runs="$runs" -timeout=10 -rss_limit_mb=2048 -max_len=262144 -print_final_stats=1 \
