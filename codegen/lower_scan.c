@@ -20,7 +20,9 @@
  *   (one block per part and O point) starting from the fold of the partials of the parts before it
  *   (cg_gpu_scan_part: the block folds them in a fixed tree). Two reads and one write of the data.
  * - GPU COL (cg_gpu_scan_serial): one thread per O point folds its R serially (coalesced along O).
- * float16 / bfloat16 scans (scan_round) round the running value after every step, as NumPy does.
+ * float16 / bfloat16 scans (scan_round) round the running value after every step, as NumPy does; on
+ * GPUs every combine of the tree (butterfly, wave totals, carry) rounds, so each partial is a value of
+ * the dtype as in NumPy and CuPy (an overflow to inf stays inf); the order still differs from NumPy's.
  */
 #include <string.h>
 
@@ -192,11 +194,8 @@ static void row_chunk(Lower *L, LLVMValueRef c, void *arg) {
   for (int off = 1; off < wave; off *= 2) {
     LLVMValueRef o = cg_gpu_shfl_xor(L, tot, off);
     LLVMValueRef upper = LLVMBuildICmp(b, LLVMIntNE, LLVMBuildAnd(b, lane, cg_iconst_i(L, off), ""), cg_iconst_i(L, 0), "");
-    LLVMValueRef lo_first = cg_red_combine(L, ph->reduce_op, at, o, tot), hi_last = cg_red_combine(L, ph->reduce_op, at, tot, o);
-    cg_clear_fmf(lo_first);
-    cg_clear_fmf(hi_last);
-    LLVMValueRef pre_up = cg_red_combine(L, ph->reduce_op, at, o, pre);
-    cg_clear_fmf(pre_up);
+    LLVMValueRef lo_first = scan_step(L, ph, o, tot), hi_last = scan_step(L, ph, tot, o);
+    LLVMValueRef pre_up = scan_step(L, ph, o, pre);
     pre = LLVMBuildSelect(b, upper, pre_up, pre, "");
     tot = LLVMBuildSelect(b, upper, lo_first, hi_last, "");
   }
@@ -223,24 +222,16 @@ static void row_chunk(Lower *L, LLVMValueRef c, void *arg) {
   LLVMPositionBuilderAtEnd(b, body);
   LLVMValueRef ixw[2] = {cg_iconst_i(L, 0), w};
   LLVMValueRef wt = LLVMBuildLoad2(b, t, LLVMBuildGEP2(b, rs->slots_t, rs->slots, ixw, 2, ""), "");
-  LLVMValueRef na = cg_red_combine(L, ph->reduce_op, at, LLVMBuildLoad2(b, t, all, ""), wt);
-  cg_clear_fmf(na);
+  LLVMValueRef na = scan_step(L, ph, LLVMBuildLoad2(b, t, all, ""), wt);
   LLVMBuildStore(b, na, all);
   LLVMValueRef cur = LLVMBuildLoad2(b, t, before, "");
-  LLVMValueRef nb = cg_red_combine(L, ph->reduce_op, at, cur, wt);
-  cg_clear_fmf(nb);
+  LLVMValueRef nb = scan_step(L, ph, cur, wt);
   LLVMBuildStore(b, LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, w, warp, ""), nb, cur, ""), before);
   LLVMBuildStore(b, LLVMBuildAdd(b, w, cg_iconst_i(L, 1), ""), wv);
   LLVMBuildBr(b, head);
   LLVMPositionBuilderAtEnd(b, done);
-  LLVMValueRef v = cg_red_combine(L, ph->reduce_op, at, LLVMBuildLoad2(b, t, before, ""), pre);
-  cg_clear_fmf(v);
+  LLVMValueRef v = scan_step(L, ph, LLVMBuildLoad2(b, t, before, ""), pre);
   LLVMValueRef total = LLVMBuildLoad2(b, t, all, "");
-  if (ph->scan_round) { /* NumPy rounds each partial; a block rounds its sums once (documented) */
-    LoomDType s = (LoomDType)ph->scan_round;
-    v = cg_cast(m, s, at, cg_cast(m, at, s, v));
-    total = cg_cast(m, s, at, cg_cast(m, at, s, total));
-  }
   /* the stores of the valid points, at their own offsets */
   LLVMBasicBlockRef st = cg_new_bb(L, "scan.store"), next = cg_new_bb(L, "scan.next");
   LLVMBuildCondBr(b, valid, st, next);

@@ -47,7 +47,7 @@ from .aot import load_bundle  # noqa: F401 (loom.aot: ahead-of-time kernel bundl
 from ._config import config, show_config, config_info, inspect, capture_dumps, PerformanceWarning  # noqa: F401
 from .cuda import get_default_memory_pool, get_default_pinned_memory_pool  # noqa: F401 (CuPy exports them)
 
-_core.configure(ndarray, AxisError)
+_core.configure(ndarray, AxisError, cuda._current_key)  # constant-only arrays materialize on the current device
 _config._warn_slow_fallbacks()
 _dask.install()  # registers loom arrays with Dask when (and if) dask.array / distributed are imported
 

@@ -167,6 +167,12 @@ def where(condition, x=None, y=None):
             return type(o) in (float, complex) or (isinstance(o, ndarray) and o.dtype.kind in "fc")
         x, y = (float(v) if type(v) is int and not -2**63 <= v < 2**63 and floaty(o) else v
                 for v, o in ((x, y), (y, x)))
+    for v, o in ((x, y), (y, x)):  # a Python int must fit the array's integer dtype; checked before the
+        if type(v) is int and isinstance(o, ndarray) and o.dtype.kind in "biu":  # shapes, as NumPy 2.5
+            dt = numpy.dtype(numpy.int64) if o.dtype.kind == "b" else o.dtype
+            info = numpy.iinfo(dt)
+            if not info.min <= v <= info.max:
+                raise OverflowError(f"Python integer {v} out of bounds for {dt}")
     return _core.where(c, x, y)
 
 

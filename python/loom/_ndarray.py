@@ -429,24 +429,25 @@ class ndarray(_core.Array):
     def __ne__(self, o): return self._object_compare("ne", o)
 
     def _object_compare(self, name, o):
-        """a == o, a != o: elementwise; an operand loom cannot take and whose type keeps object's own
-        comparison (None, Ellipsis, object()) equals no element, as in NumPy. An object with its own
-        __eq__ / __ne__ (or __array_ufunc__ = None) gets NotImplemented, so Python asks it."""
+        """a == o, a != o: elementwise. An operand loom cannot take is compared as NumPy compares object
+        elements: each element's comparison defers to o's reflected __eq__ (for !=, o's own __ne__, else
+        the negation of its __eq__); where that answers NotImplemented (None, Ellipsis, object(): the
+        identity comparison) no element equals o. The object's answer is asked directly, never through
+        whether its type defines __eq__: NoneType has its own __eq__ from Python 3.12 on. An object with
+        __array_ufunc__ = None gets NotImplemented (Python asks it)."""
         r = None if o is None else _binop(name, self, o)
         if r is not None and r is not NotImplemented:
             return r
         t = type(o)
         if r is NotImplemented and getattr(t, "__array_ufunc__", 0) is None:
             return r
-        own_eq = getattr(t, "__eq__", None) is not object.__eq__
-        if name == "ne" and getattr(t, "__ne__", None) is not object.__ne__:
-            return r  # its own __ne__ answers
-        if own_eq:
-            if name == "eq":
-                return r
-            e = t.__eq__(o, self)  # object's __ne__ is "not __eq__": elementwise here, as NumPy
-            return r if e is NotImplemented else _math.logical_not(e)
-        return self._none_compare(name == "ne")
+        negate = name == "ne" and t.__ne__ is object.__ne__  # object's __ne__ is "not __eq__"
+        e = t.__eq__(o, self) if name == "eq" or negate else t.__ne__(o, self)
+        if e is NotImplemented:
+            return self._none_compare(name == "ne")
+        if isinstance(e, (bool, numpy.bool_)):
+            return self._none_compare(bool(e) != negate)
+        return _math.logical_not(e) if negate else e
     __lt__ = _operator("lt", False, "__lt__")
     __le__ = _operator("le", False, "__le__")
     __gt__ = _operator("gt", False, "__gt__")

@@ -342,7 +342,10 @@ class Stream:
     per-thread handle, 2, on a GPU: loom's work on it runs on the default stream, which orders it before
     anything later on either). Streams compare as CuPy's: the null streams equal each other, as do the
     per-thread ones; a stream made with Stream() equals only itself. `with s:` makes s current; pending
-    arrays are evaluated on entry and exit, so that the work written inside the block runs on s."""
+    arrays are evaluated on entry and exit, so that the work written inside the block runs on s. The
+    stream is blocking, as CuPy's default Stream(): it and the default stream wait for each other's
+    earlier work, so arrays made on one are read correctly on the other (non_blocking=True is accepted
+    and gives the same blocking stream)."""
 
     null: "Stream"  # both set below the class
     ptds: "Stream"

@@ -111,6 +111,8 @@ typedef struct {
   PyTypeObject *uk_type, *rawmod_type, *rawfn_type; /* user kernels and raw kernels */
   PyObject *uk_convert, *uk_stream;           /* kernel arguments -> loom arrays, stream= -> spec (uk_configure) */
   PyObject *linalg_error;                     /* LOOM_ERR_LINALG's class (numpy.linalg.LinAlgError), or NULL */
+  PyObject *current_device;                   /* () -> (kind, index) of the calling thread's current device
+                                               * (configure), or NULL: where constant-only arrays land */
 } ModState;
 
 typedef struct {
@@ -147,7 +149,8 @@ typedef struct {
   PyObject *buffer;          /* Buffer (materialized) */
   PyObject *graph;           /* Graph (lazy) */
   LoomNode node;
-  int devfree;               /* lazy and computed from constants only: fits any device */
+  int devfree;               /* computed from constants only: a lazy one fits any device (one of 1+ dims is
+                              * made on its home device), a materialized 0-d host one is a constant */
   int export_ok;             /* made by _core.exportable: exports even under LOOM_STRICT_CONVERSION */
   PyObject *weakreflist;
 } ArrayObject;

@@ -35,6 +35,9 @@ static PyObject *device_empty(ModState *st, LoomArray *d, int zero) {
     Py_DECREF(b);
     return NULL;
   }
+  /* loom_array_alloc gave C strides; a new empty array has NumPy's zero strides, as on the host (b->la
+   * keeps loom's) */
+  if (numel(d) == 0) contiguous_strides(d);
   PyObject *r = (PyObject *)array_materialized(st, (PyObject *)b, d);
   Py_DECREF(b);
   return r;

@@ -126,6 +126,24 @@ int materialize_many(ModState *st, PyObject **items, Py_ssize_t n) {
       if (dup) continue;
       who[k] = b;
       nodes[k] = b->node;
+      if (b->devfree && b->desc.device != LOOM_DEVICE_HOST) {
+        /* constant-only: no input says where it runs; it is made on its home device (lazy_result) */
+        LoomArray *o = &outs[k];
+        o->dtype = b->desc.dtype;
+        o->ndim = b->desc.ndim;
+        memcpy(o->shape, b->desc.shape, sizeof o->shape);
+        o->device = b->desc.device;
+        o->device_index = b->desc.device_index;
+        LoomStatus as = loom_array_alloc(ctx_of(st), o);
+        if (as) {
+          raise_status(st, as);
+          for (Py_ssize_t q = 0; q < k; q++) loom_array_free(ctx_of(st), &outs[q]);
+          PyMem_Free(nodes);
+          PyMem_Free(outs);
+          PyMem_Free(who);
+          return -1;
+        }
+      }
       k++;
     }
     Py_INCREF(gr);
@@ -133,14 +151,19 @@ int materialize_many(ModState *st, PyObject **items, Py_ssize_t n) {
     int rc = 0;
     if (s) {
       raise_status(st, s);
+      for (Py_ssize_t q = 0; q < k; q++) /* the outputs given to loom_eval stay the caller's */
+        if (who[q]->devfree && who[q]->desc.device != LOOM_DEVICE_HOST) loom_array_free(ctx_of(st), &outs[q]);
       rc = -1;
     } else {
-      for (Py_ssize_t q = 0; q < k; q++)
+      for (Py_ssize_t q = 0; q < k; q++) {
+        int scalar_const = who[q]->devfree && who[q]->desc.ndim == 0 && outs[q].device == LOOM_DEVICE_HOST;
         if (adopt_result(st, who[q], &outs[q]) < 0) {
           for (Py_ssize_t r = q + 1; r < k; r++) loom_array_free(ctx_of(st), &outs[r]);
           rc = -1;
           break;
         }
+        who[q]->devfree = scalar_const; /* a 0-d constant still fits any device (node_of: a constant) */
+      }
     }
     if (rc == 0) retire_if_drained(st, gr);
     Py_DECREF(gr);
@@ -240,8 +263,10 @@ static PyObject *core_assign(PyObject *module, PyObject *const *args, Py_ssize_t
   if (node_of(st, gr, args[1], &x) == 0) {
     LoomStatus s = loom_cast(gr->g, x, dst->desc.dtype, &c);
     if (!s) s = loom_broadcast_to(gr->g, c, dst->desc.ndim, dst->desc.shape, &b);
-    /* a destination the value reads (x[::-1] = x) is handled by loom_eval (a temporary on the GPU) */
-    if (!s) s = loom_eval(gr->g, 1, &b, &dst->desc);
+    /* a destination the value reads (x[::-1] = x) is handled by loom_eval (a temporary on the GPU). An
+     * empty destination has nothing to write, and on a GPU no memory: its NULL data would ask loom_eval
+     * for a new array (made on the host), which replaced the destination's descriptor */
+    if (!s && numel(&dst->desc) > 0) s = loom_eval(gr->g, 1, &b, &dst->desc);
     if (s) raise_status(st, s);
     else r = Py_NewRef(Py_None);
   }
@@ -391,14 +416,17 @@ static PyObject *core_context_address(PyObject *module, PyObject *unused) {
 }
 
 static PyObject *core_configure(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
-  /* configure(array_cls, axis_error) */
+  /* configure(array_cls, axis_error[, current_device]) */
   MODSTATE;
-  if (nargs != 2 || !PyType_Check(args[0]) || !PyType_IsSubtype((PyTypeObject *)args[0], st->array_type)) {
-    PyErr_SetString(PyExc_TypeError, "configure(array_cls, axis_error)");
+  if ((nargs != 2 && nargs != 3) || !PyType_Check(args[0]) ||
+      !PyType_IsSubtype((PyTypeObject *)args[0], st->array_type) ||
+      (nargs == 3 && args[2] != Py_None && !PyCallable_Check(args[2]))) {
+    PyErr_SetString(PyExc_TypeError, "configure(array_cls, axis_error[, current_device])");
     return NULL;
   }
   Py_XSETREF(st->array_cls, Py_NewRef(args[0]));
   Py_XSETREF(st->axis_error, args[1] == Py_None ? NULL : Py_NewRef(args[1]));
+  if (nargs == 3) Py_XSETREF(st->current_device, args[2] == Py_None ? NULL : Py_NewRef(args[2]));
   Py_RETURN_NONE;
 }
 

@@ -131,6 +131,7 @@ static int core_traverse(PyObject *m, visitproc visit, void *arg) {
   Py_VISIT(st->graph);
   Py_VISIT(st->axis_error);
   Py_VISIT(st->linalg_error);
+  Py_VISIT(st->current_device);
   return 0;
 }
 static int core_clear(PyObject *m) {
@@ -140,6 +141,7 @@ static int core_clear(PyObject *m) {
   Py_CLEAR(st->array_cls);
   Py_CLEAR(st->axis_error);
   Py_CLEAR(st->linalg_error);
+  Py_CLEAR(st->current_device);
   Py_CLEAR(st->ctx_obj);
   Py_CLEAR(st->array_type);
   Py_CLEAR(st->handle_type);

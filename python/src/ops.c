@@ -104,6 +104,17 @@ int node_of(ModState *st, GraphObject *gr, PyObject *o, LoomNode *out) {
       return 0;
     }
     int devfree = a->devfree; /* materializing clears it */
+    if (a->lazy && devfree) {
+      /* a constant-only array of an older graph: a 0-d one comes back as a constant (it fits any device),
+       * any other is made on this op's device (its own home device when the op has none either) */
+      if (a->desc.ndim == 0) {
+        a->desc.device = LOOM_DEVICE_HOST;
+        a->desc.device_index = 0;
+      } else if (!st->op_devfree) {
+        a->desc.device = st->op_kind;
+        a->desc.device_index = st->op_index;
+      }
+    }
     if (a->lazy && materialize(st, a) < 0) return -1;
     if (devfree && a->desc.ndim == 0 && a->desc.data && a->desc.device == LOOM_DEVICE_HOST)
       return const_node(st, gr, &a->desc, out);
@@ -142,6 +153,26 @@ int node_of(ModState *st, GraphObject *gr, PyObject *o, LoomNode *out) {
   return 0;
 }
 
+/* The home device of a constant-only array (of one or more dimensions): the calling thread's current
+ * device (configure's hook), where every new array is made, so that materializing it (a flush past the
+ * graph bound, loom.eval) puts it beside the arrays it meets later; the host without a hook. A failing hook (LOOM_DEVICE naming a kind this machine lacks)
+ * leaves the host: creating a real array there raises the hook's error. */
+static void home_device(ModState *st, LoomDeviceKind *kind, int32_t *index) {
+  *kind = LOOM_DEVICE_HOST;
+  *index = 0;
+  if (!st->current_device) return;
+  PyObject *r = PyObject_CallNoArgs(st->current_device);
+  if (r && PyTuple_Check(r) && PyTuple_GET_SIZE(r) == 2) {
+    long k = PyLong_AsLong(PyTuple_GET_ITEM(r, 0)), i = PyLong_AsLong(PyTuple_GET_ITEM(r, 1));
+    if (!PyErr_Occurred() && k >= 0 && k < 32 && i >= 0 && i <= INT32_MAX && (k != LOOM_DEVICE_HOST || i == 0)) {
+      *kind = (LoomDeviceKind)k;
+      *index = (int32_t)i;
+    }
+  }
+  Py_XDECREF(r);
+  PyErr_Clear();
+}
+
 /* A new lazy array for node in gr (eager mode: evaluated at once). */
 PyObject *lazy_result(ModState *st, GraphObject *gr, LoomNode node) {
   ArrayObject *a = array_alloc(st);
@@ -157,6 +188,9 @@ PyObject *lazy_result(ModState *st, GraphObject *gr, LoomNode node) {
     Py_DECREF(a);
     return raise_status(st, s);
   }
+  /* a constant-only array of one or more dimensions is made on its home device; a 0-d one stays a host
+   * constant that fits any device (materialize_many keeps it so) */
+  if (st->op_devfree && !gr->trace && a->desc.ndim > 0) home_device(st, &a->desc.device, &a->desc.device_index);
   contiguous_strides(&a->desc);
   set_byte_geometry(a);
   if (!gr->trace) {

@@ -473,7 +473,7 @@ LoomStatus rt_cu_copy_peer(void *drv, int dst_device, uint64_t dst, int src_devi
 LoomStatus rt_cu_stream_create(void *drv, int device, void **out, Diag *d) {
   RtCuda *cu = drv;
   CUstream h = NULL;
-  CU_CALL(cu, device, d, "cuStreamCreate", cu->fn.StreamCreate(&h, CU_STREAM_NON_BLOCKING));
+  CU_CALL(cu, device, d, "cuStreamCreate", cu->fn.StreamCreate(&h, CU_STREAM_DEFAULT));
   *out = h;
   return LOOM_OK;
 }

@@ -34,7 +34,7 @@
 #include "runtime/gpu/gpu_pool.h"
 
 typedef struct RtCuda RtCuda;             /* the loaded driver */
-typedef struct RtCuStream RtCuStream;     /* a non-blocking stream of one device */
+typedef struct RtCuStream RtCuStream;     /* a blocking stream of one device (ordered with the legacy default stream) */
 typedef struct RtCuEvent RtCuEvent;       /* a timing event of one device */
 typedef struct RtCuModule RtCuModule;     /* a loaded cubin (or PTX) of one device */
 

@@ -65,7 +65,7 @@ typedef enum CUjit_option_enum {
   CU_JIT_SPLIT_COMPILE = 34 /* CUDA 12.x: threads for the JIT's optimizations (0: every CPU) */
 } CUjit_option;
 typedef enum CUjitInputType_enum { CU_JIT_INPUT_CUBIN = 0, CU_JIT_INPUT_PTX = 1 } CUjitInputType;
-enum { CU_STREAM_NON_BLOCKING = 1, CU_EVENT_DEFAULT = 0 };
+enum { CU_STREAM_DEFAULT = 0, CU_EVENT_DEFAULT = 0 };
 #endif
 
 /* X(field, symbol, fallback symbol or NULL, return type, parameters). The symbol is the versioned

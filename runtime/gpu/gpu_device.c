@@ -14,7 +14,9 @@
  * after loom_device_synchronize or a copy to the host (loom_array_copy, synchronous). Temporaries and
  * split-reduction partials are returned to the pool right after their kernels are enqueued: the pool
  * hands them out again only to work ordered after them on the default stream; work on a user stream
- * that frees pool blocks synchronizes that stream first (settle).
+ * that frees pool blocks synchronizes that stream first (settle). User streams are blocking (CuPy's
+ * default): the default stream and a user stream wait for each other's earlier work, so arrays cross
+ * between them correctly (`with s: y = f(x)`, then `y.get()` on the default stream).
  */
 #include <stdio.h>
 #include <stdlib.h>

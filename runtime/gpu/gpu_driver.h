@@ -103,7 +103,10 @@ struct RtGpuDriver {
   LoomStatus (*copy_peer)(void *drv, int dst_device, uint64_t dst, int src_device, uint64_t src, size_t n, Diag *d);
 
   /* ---- streams and events (the driver's handles) ------------------------------------------------------- */
-  LoomStatus (*stream_create)(void *drv, int device, void **out, Diag *d); /* non-blocking */
+  /* A blocking stream, as CuPy's default Stream(): work on the default (legacy null) stream waits for the
+   * stream's earlier work and the stream's later work waits for the default stream's, so a result made
+   * inside `with s:` is read correctly after it (and s reads what the default stream made before). */
+  LoomStatus (*stream_create)(void *drv, int device, void **out, Diag *d);
   void (*stream_destroy)(void *drv, int device, void *stream);             /* pending work still completes */
   LoomStatus (*stream_synchronize)(void *drv, int device, void *stream, Diag *d);
   LoomStatus (*event_create)(void *drv, int device, void **out, Diag *d);  /* a timing event */

@@ -22,7 +22,7 @@ typedef struct ihipEvent_t *hipEvent_t;
 typedef struct ihipModule_t *hipModule_t;
 typedef struct ihipModuleSymbol_t *hipFunction_t;
 enum { HIP_MEMCPY_H2D = 1, HIP_MEMCPY_D2H = 2, HIP_MEMCPY_D2D = 3 };
-enum { HIP_STREAM_NON_BLOCKING = 1 };
+enum { HIP_STREAM_DEFAULT = 0 };
 /* hipDeviceAttribute_t (the same values in HIP 5.2 and 6.x) */
 enum {
   HIP_ATTR_L2_CACHE_SIZE = 19,
@@ -333,7 +333,7 @@ LoomStatus rt_hip_stream_create(void *drv, int device, void **out, Diag *d) {
   RtHip *h = drv;
   hipStream_t s = NULL;
   *out = NULL;
-  HIP_CALL(h, device, d, "hipStreamCreateWithFlags", h->fn.StreamCreateWithFlags(&s, HIP_STREAM_NON_BLOCKING));
+  HIP_CALL(h, device, d, "hipStreamCreateWithFlags", h->fn.StreamCreateWithFlags(&s, HIP_STREAM_DEFAULT));
   *out = s;
   return LOOM_OK;
 }

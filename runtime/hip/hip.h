@@ -70,7 +70,7 @@ LoomStatus rt_hip_copy_d2d(void *drv, int device, uint64_t dst, uint64_t src, si
  * peer access is not enabled. */
 LoomStatus rt_hip_copy_peer(void *drv, int dst_device, uint64_t dst, int src_device, uint64_t src, size_t n, Diag *d);
 LoomStatus rt_hip_memset(void *drv, int device, uint64_t dst, uint8_t value, size_t n, void *stream, Diag *d);
-LoomStatus rt_hip_stream_create(void *drv, int device, void **out, Diag *d); /* non-blocking */
+LoomStatus rt_hip_stream_create(void *drv, int device, void **out, Diag *d); /* blocking */
 void rt_hip_stream_destroy(void *drv, int device, void *stream);
 LoomStatus rt_hip_stream_synchronize(void *drv, int device, void *stream, Diag *d);
 LoomStatus rt_hip_event_create(void *drv, int device, void **out, Diag *d);

@@ -233,7 +233,32 @@ static void ptx_case(const char *what, LoomDType t, int nd, const int64_t *shape
   tc_free(&h);
 }
 
+/* A float16 row scan rounds every partial of its tree to float16 (butterfly levels, wave totals, the
+ * value and the carry), not only the stored value: count the float32 -> float16 conversions of the row
+ * entry's PTX (5 butterfly levels of 3 combines on a 32-lane wave, 2 wave-total folds, the value). */
+static void f16_rounding_case(void) {
+  int64_t s[2] = {100, 7};
+  LoomArray h = tc_new(LOOM_FLOAT16, 2, s);
+  LoomGraph *g;
+  loom_graph_create(tc_ctx, &g);
+  LoomNode nx, y;
+  CHECK_OK(loom_input(g, &h, &nx));
+  CHECK_OK(loom_scan(g, LOOM_REDUCE_SUM, nx, 1, LOOM_DTYPE_COUNT, &y));
+  char *text = NULL;
+  if (CHECK(loom_dump(g, LOOM_DUMP_PTX, 1, &y, &text) == LOOM_OK && text, "f16 scan: PTX dump: %s", loom_last_error(tc_ctx))) {
+    const char *row = strstr(text, "_row(");
+    const char *end = row ? strstr(row, ".entry") : NULL; /* the next entry, if any */
+    int n = 0;
+    for (const char *p = row; p && (p = strstr(p, "cvt.rn.f16.f32")) && (!end || p < end); p++) n++;
+    CHECK(row && n >= 18, "f16 row scan: %d float16 roundings in the row entry, want >= 18 (every partial)", n);
+    loom_free_string(tc_ctx, text);
+  }
+  loom_graph_destroy(g);
+  tc_free(&h);
+}
+
 static void ptx_cases(void) {
+  f16_rounding_case();
   const char *row[] = {"_row(", "_part(", "_scanp(", "bar.sync", "shfl.sync.bfly"};
   const char *col[] = {"_col("};
   int64_t s1[1] = {1 << 20}, s2[2] = {4096, 512}, s3[2] = {100, 7};

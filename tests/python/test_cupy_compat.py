@@ -264,3 +264,31 @@ def test_comparison_with_arbitrary_objects_as_numpy():
         np.testing.assert_array_equal((a == v).get(), h == v)
         np.testing.assert_array_equal((a != v).get(), h != v)
         np.testing.assert_array_equal((v == a).get(), v == h)
+
+
+def test_comparison_defers_to_the_objects_answer() -> None:
+    """NumPy asks each element's comparison of the object itself: its own __eq__ / __ne__ answering
+    NotImplemented is the identity comparison (as NoneType's own __eq__ of Python 3.12+ answers), a plain
+    bool fills the result. Whether the type defines __eq__ decides nothing."""
+    class Defers:
+        def __eq__(self, other: object) -> bool:
+            return NotImplemented
+
+        def __ne__(self, other: object) -> bool:
+            return NotImplemented
+
+    class AlwaysEqual:
+        def __eq__(self, other: object) -> bool:
+            return True
+
+    h = np.arange(6).reshape(2, 3)
+    a = cp.asarray(h)
+    for v in (Defers(), AlwaysEqual(), None):
+        for got, want in (((a == v), h == v), ((a != v), h != v), ((v == a), v == h), ((v != a), v != h)):
+            if not isinstance(want, np.ndarray):  # the object's own answer (a bool), before loom is asked
+                assert got is want
+                continue
+            assert isinstance(got, cp.ndarray)
+            g = got.get()
+            np.testing.assert_array_equal(g, want)
+            assert g.dtype == want.dtype and g.shape == want.shape

@@ -252,6 +252,26 @@ def test_stream_argument():
         k(x, x, stream="nope")
 
 
+def test_stream_results_cross_to_the_default_stream() -> None:
+    """Work on a user stream and on the default stream is ordered both ways (loom's streams are blocking, as
+    CuPy's default Stream()): a result made inside `with s:` is read whole by .get() and by default-stream
+    kernels after the block, and s reads what the default stream made before it. Big enough that a missing
+    wait shows (the H200 read uninitialized pool memory when the stream was non-blocking)."""
+    k = ElementwiseKernel(*SQD, "sqd_cross_stream")
+    n = 1 << 22
+    h = np.arange(n, dtype=np.float64) % 1000
+    x = loom.asarray(h)
+    s = loom.cuda.Stream()
+    for _ in range(3):
+        y = x * 3.0                       # default stream (evaluated when the block is entered)
+        with s:
+            r = k(y, 1.0)                 # on s, reading y
+            r2 = k(r, 2.0)                # on s, reading r
+        back = (r2 + 1.0).get()           # a default-stream kernel and copy after the block
+        np.testing.assert_array_equal(back, ((h * 3 - 1) ** 2 - 2) ** 2 + 1)
+        np.testing.assert_array_equal(r.get(), (h * 3 - 1) ** 2)
+
+
 def test_same_kernel_from_two_threads():
     import threading
     k = ElementwiseKernel(*SQD, "sqd_threads")

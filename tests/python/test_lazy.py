@@ -180,3 +180,31 @@ def test_refcounts_balance():
     loom._core.flush()
     gc.collect()
     assert sys.getrefcount(a) <= base + 1
+
+
+@pytest.mark.parametrize("bound", [1, 2, 3, 5, 1000])
+def test_constant_only_arrays_join_the_current_device(bound: int) -> None:
+    """Arrays computed from constants only (a == None, a NumPy scalar operand, their broadcasts) are made on
+    the current device when a flush past the graph bound or loom.eval materializes them, and a 0-d one stays
+    a constant that fits any device: however the lazy graph is cut, they mix with the device's arrays (on a
+    GPU they were made on the host: "operands are on two devices", "input node ... is on host:0")."""
+    home = loom.asarray(np.zeros(1))._device
+    old = loom.config.graph_bound
+    h = np.arange(12, dtype=np.float32).reshape(3, 4)
+    try:
+        loom.config.graph_bound = bound
+        pending = [loom.asarray(np.ones(3)) + i for i in range(bound)]  # earlier work, still pending
+        a = loom.asarray(h)
+        eq_none = a == None  # noqa: E711 (a constant-only broadcast)
+        ne_none = loom.zeros((0, 2)) != None  # noqa: E711
+        loom.eval(eq_none, *pending)
+        assert eq_none._device == home and ne_none._device == home
+        check(loom.logical_or(eq_none, a > 5), np.logical_or(h == None, h > 5))  # noqa: E711
+        check(loom.logical_and(ne_none, loom.ones((0, 2), dtype=bool)), np.zeros((0, 2), bool))
+        s = (a.astype(np.float32) * np.float32(3.3)).astype(np.float16) + np.float16(0.5)  # 0-d constants
+        check(s, (h * np.float32(3.3)).astype(np.float16) + np.float16(0.5))
+        z = loom.ones((0,), dtype="int8")
+        assert bool(loom.all(loom.equal(z, loom.asarray(1, dtype="int8"))))
+        check(pending[-1], np.ones(3) + bound - 1)
+    finally:
+        loom.config.graph_bound = old

@@ -48,7 +48,10 @@ def test_float_power_constant(dtype, c):
     assert got.dtype == want.dtype
     if c in (0, 1, 2, -1, 0.5):
         np.testing.assert_array_equal(got, want)        # one rounding: NumPy's bits, -0 -> -0 for 0.5
-        assert np.array_equal(np.signbit(got), np.signbit(want))
+        # the sign of zeros and infinities as NumPy's; a NaN's sign from an invalid operation (sqrt of a
+        # negative) is the platform's (x86 negative, NVIDIA's float32/float16 positive): not compared
+        num = ~np.isnan(want)
+        assert np.array_equal(np.signbit(got[num]), np.signbit(want[num]))
         return
     # NaN/inf/zero pattern as NumPy's
     assert np.array_equal(np.isnan(got), np.isnan(want))
@@ -114,5 +117,14 @@ def test_erf_dtypes_and_fusion():
         loom.erf(loom.asarray(np.array([1 + 1j], np.complex64)))   # no complex erf (as scipy's real one)
     x = np.linspace(-4, 4, 1001, dtype=np.float32)
     g = loom.asnumpy(0.5 * loom.asarray(x) * (1.0 + loom.erf(loom.asarray(x) * 0.7071067811865476)))
-    ref = np.array([0.5 * v * (1.0 + math.erf(v * 0.7071067811865476)) for v in x.astype(np.float64)])
-    np.testing.assert_allclose(g, ref, rtol=2e-6, atol=1e-7)
+    assert g.dtype == np.float32
+    x64 = x.astype(np.float64)
+    t = x64 * 0.7071067811865476
+    e = np.array([math.erf(v) for v in t])
+    ref = 0.5 * x64 * (1.0 + e)
+    # float32 GELU: erf within test_erf's 4 ulps of float32 (CUDA's erff: 2) and its argument rounded to
+    # float32, scaled by 0.5|x|; 1 + erf cancels near x = -4, where one ulp of erf is 0.1 % of the result
+    def ulp32(v: Any) -> Any:
+        return np.spacing(np.abs(v).astype(np.float32)).astype(np.float64)
+    bound = 0.5 * np.abs(x64) * (4 * ulp32(e) + 1.2 * ulp32(t)) + 2 * ulp32(ref)
+    assert np.all(np.abs(g - ref) <= bound), np.max(np.abs(g - ref) / bound)
