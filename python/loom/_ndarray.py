@@ -510,6 +510,7 @@ class ndarray(_core.Array):
         r = sort(self, axis, kind, order)
         _core.assign(self, r)
     def argsort(self, axis=-1, kind=None, order=None):
+        """The indices that sort the array along axis (loom.argsort)."""
         from ._sorting import argsort
         return argsort(self, axis, kind, order)
     def partition(self, kth, axis=-1, kind="introselect", order=None):
@@ -517,9 +518,11 @@ class ndarray(_core.Array):
         from ._sorting import partition
         _core.assign(self, partition(self, kth, axis, kind, order))
     def argpartition(self, kth, axis=-1, kind="introselect", order=None):
+        """Indices that partition the array around kth along axis (loom.argpartition)."""
         from ._sorting import argpartition
         return argpartition(self, kth, axis, kind, order)
     def searchsorted(self, v, side="left", sorter=None):
+        """Where the values v would be inserted to keep this sorted 1-d array sorted (loom.searchsorted)."""
         from ._sorting import searchsorted
         return searchsorted(self, v, side, sorter)
     def prod(self, axis=None, dtype=None, out=None, keepdims=False):

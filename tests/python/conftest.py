@@ -42,15 +42,16 @@ def rtol_for(dtype):
     return {"float16": 2e-3, "float32": 2e-5}.get(np.dtype(dtype).name, 1e-12)
 
 
-def check(got, want, rtol=None):
-    """got (loom or numpy) equals want (numpy) in shape, dtype and value (NaN == NaN)."""
+def check(got, want, rtol=None, atol=0.0):
+    """got (loom or numpy) equals want (numpy) in shape, dtype and value (NaN == NaN); atol: for results
+    that cancel, the bound of the computation's own rounding."""
     if isinstance(got, loom.ndarray):
         got = got.get()
     got, want = np.asarray(got), np.asarray(want)
     assert got.shape == want.shape, (got.shape, want.shape)
     assert got.dtype == want.dtype, (got.dtype, want.dtype)
     if want.dtype.kind == "f":
-        np.testing.assert_allclose(got, want, rtol=rtol or rtol_for(want.dtype), atol=0, equal_nan=True)
+        np.testing.assert_allclose(got, want, rtol=rtol or rtol_for(want.dtype), atol=atol, equal_nan=True)
     else:
         np.testing.assert_array_equal(got, want)
 

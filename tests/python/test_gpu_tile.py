@@ -32,7 +32,10 @@ def same(got: Any, want: np.ndarray) -> None:
     g = loom.asnumpy(got)
     assert g.shape == want.shape and g.dtype == want.dtype
     if want.dtype.kind in "fc":
-        np.testing.assert_allclose(g, want, rtol=2e-3 if want.dtype == np.float16 else 1e-6, atol=0)
+        # the GPU contracts x * y + 1 into one fma (NumPy rounds twice): where the sum cancels, the error is
+        # relative to the terms (standard normal here), not to the result
+        np.testing.assert_allclose(g, want, rtol=2e-3 if want.dtype == np.float16 else 1e-6,
+                                   atol=0 if want.dtype == np.float16 else 8 * np.finfo(want.dtype).eps)
     else:
         np.testing.assert_array_equal(g, want)
 
@@ -73,7 +76,7 @@ def test_views_offsets_and_broadcasts() -> None:
     b = rnd(290, "float32", 9)
     gx, gy, gb = loom.asarray(x), loom.asarray(y), loom.asarray(b)
     same(gx[3:293, 5:255].T + gy, x[3:293, 5:255].T + y)              # offset base, row stride 260
-    same(gx[::-1, :250].T[:, 10:] * gy[:, 10:], x[::-1, :250].T[:, 10:] * y[:, 10:])  # reversed rows
+    same(gx[::-1, :250].T[:, 10:] * gy, x[::-1, :250].T[:, 10:] * y)  # reversed rows, a column offset
     same(gx[:290, :250].T + gb + gy, x[:290, :250].T + b + y)          # a broadcast beside both
 
 

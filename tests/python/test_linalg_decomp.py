@@ -177,11 +177,17 @@ def test_integer_input_computes_in_float64():
                                numpy.array([[[1.0, 2], [3, 4]], [[1, 1], [1, 1]]])])
 @pytest.mark.parametrize("p", [None, 1, 2, -2, "fro", numpy.inf])
 def test_cond_of_singular_matrices_is_inf_as_numpy(x, p):
-    want = numpy.linalg.cond(x, p)
+    want = numpy.asarray(numpy.linalg.cond(x, p))
     got = cp.linalg.cond(cp.asarray(x), p).get()
     assert got.shape == numpy.shape(want)
     assert numpy.array_equal(numpy.isinf(got), numpy.isinf(want))
-    numpy.testing.assert_allclose(got[numpy.isfinite(got)], numpy.asarray(want)[numpy.isfinite(want)], rtol=1e-6)
+    # a finite cond beyond 1/eps is rounding noise over a zero singular value (its value depends on the
+    # SVD's order of operations: LAPACK's and cuSOLVER's differ): singular in both is the claim there
+    singular = 1 / numpy.finfo(got.dtype).eps
+    fin = numpy.isfinite(want)
+    assert numpy.array_equal(got[fin] > singular, want[fin] > singular), (got, want)
+    keep = fin & (want <= singular)
+    numpy.testing.assert_allclose(got[keep], want[keep], rtol=1e-6)
     with pytest.raises(numpy.linalg.LinAlgError):
         cp.linalg.cond(cp.zeros((0, 0)), p)
 

@@ -112,7 +112,9 @@ def test_column_split(dtype, shape):
             # several dependent REDUCE phases and FINAL stores in one kernel
             f = loom.fuse(lambda a: (a.mean(axis=0), a.var(axis=0), (a - a.mean(axis=0)).max(axis=0)))
             got = f(lv)
-            check(got[0], v.mean(axis=0), rtol=rtol * 10)
+            # a column mean near 0 cancels: the bound is the summation order's, relative to mean |x|
+            check(got[0], v.mean(axis=0), rtol=rtol * 10,
+                  atol=2 * v.shape[0] * np.finfo(dtype).eps * float(np.nanmax(np.abs(v))))
             check(got[1], v.var(axis=0), rtol=rtol * 10)
             check(got[2], (v - v.mean(axis=0)).max(axis=0), rtol=rtol * 10)
 
