@@ -74,18 +74,26 @@ def _norm_axis(axis, ndim):
 
 
 def _check_scalar_store(value, dtype, full=False):
-    """NumPy's checks of a Python scalar stored into an integer array (fill, setitem; full() checks
-    Python ints only): an int the dtype cannot hold is OverflowError, a float NaN ValueError, an
-    infinity OverflowError, another float is truncated to an int and checked as one. NumPy scalars and arrays are cast (NumPy checks NumPy scalars in some
-    stores and not in others; loom casts them everywhere)."""
-    if dtype.kind not in "iu" or type(value) not in ((int,) if full else (int, float)):
+    """NumPy's checks of a scalar stored into an integer array through fill or a basic index (full():
+    Python ints only; an index array or mask: NumPy's own store checks): an int the dtype cannot hold
+    is OverflowError, a float NaN ValueError, an infinity OverflowError, another float is truncated to
+    an int and checked as one. NumPy converts Python scalars that way for every integer dtype and NumPy
+    scalars for the signed ones only (into unsigned dtypes it casts them: np.int64(300) -> 44)."""
+    if dtype.kind not in "iu" or isinstance(value, (bool, numpy.bool_)):
         return
-    if type(value) is float:  # NumPy converts it to a Python int (truncating), then checks that
+    if full:
+        if type(value) is not int:
+            return
+    elif not (type(value) in (int, float) or (dtype.kind == "i" and isinstance(value, (numpy.integer,
+                                                                                       numpy.floating)))):
+        return
+    if isinstance(value, (float, numpy.floating)):  # converted to a Python int (truncating), then checked
+        value = float(value)
         if value != value:
             raise ValueError("cannot convert float NaN to integer")
         if value in (float("inf"), float("-inf")):
             raise OverflowError("cannot convert float infinity to integer")
-        value = int(value)
+    value = int(value)
     info = numpy.iinfo(dtype)
     if not info.min <= value <= info.max:
         raise OverflowError(f"Python integer {value} out of bounds for {dtype}")

@@ -93,7 +93,7 @@ def _setitem(self, key, value):
     if self._tracer:
         _setitem_traced(self, key, value)
         return
-    _check_scalar_store(value, self.dtype)
+    raw = value
     value = _operand(value)
     if type(value) is int and self.dtype.kind in "fc" and not -2**63 <= value < 2**64:
         value = float(value)  # NumPy converts a Python int to the float dtype (2**70 into float64)
@@ -115,6 +115,7 @@ def _setitem(self, key, value):
     if self._lazy:
         _core.eval(self)
     target = self if key is Ellipsis or key == () else self[key]
+    _check_scalar_store(raw, self.dtype)  # after the index (NumPy's IndexError comes first)
     extra = value.ndim - target.ndim if isinstance(value, ndarray) else 0
     if extra > 0 and all(n == 1 for n in value.shape[:extra]):  # NumPy drops leading length-1 axes
         value = value.reshape(value.shape[extra:])
