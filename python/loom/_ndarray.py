@@ -155,8 +155,11 @@ class ndarray(_core.Array):
         if out is not None:
             out[...] = a
             return out
-        if self._on_gpu and order in ("C", "K", "A"):
-            return a  # already a fresh host copy
+        if self._on_gpu:  # a is a fresh host copy: copied again only where its layout is not the one asked
+            if order == "A":
+                order = "F" if self.flags.f_contiguous and not self.flags.c_contiguous else "C"
+            if order == "K" or (order == "C" and a.flags.c_contiguous) or (order == "F" and a.flags.f_contiguous):
+                return a
         return numpy.array(a, order=order, copy=True)
 
     def __array__(self, dtype=None, copy=None):

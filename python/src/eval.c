@@ -135,8 +135,14 @@ int materialize_many(ModState *st, PyObject **items, Py_ssize_t n) {
         o->device = b->desc.device;
         o->device_index = b->desc.device_index;
         LoomStatus as = loom_array_alloc(ctx_of(st), o);
-        if (as) {
-          raise_status(st, as);
+        /* an empty one has nothing to compute, and no memory on a GPU: given to loom_eval, its NULL data
+         * would ask for a new array, made on the host */
+        if (!as && numel(o) == 0 && adopt_result(st, b, o) == 0) {
+          memset(o, 0, sizeof *o);
+          continue;
+        }
+        if (as || PyErr_Occurred()) {
+          if (as) raise_status(st, as);
           for (Py_ssize_t q = 0; q < k; q++) loom_array_free(ctx_of(st), &outs[q]);
           PyMem_Free(nodes);
           PyMem_Free(outs);
@@ -147,7 +153,7 @@ int materialize_many(ModState *st, PyObject **items, Py_ssize_t n) {
       k++;
     }
     Py_INCREF(gr);
-    LoomStatus s = loom_eval(gr->g, (int32_t)k, nodes, outs);
+    LoomStatus s = k > 0 ? loom_eval(gr->g, (int32_t)k, nodes, outs) : LOOM_OK;
     int rc = 0;
     if (s) {
       raise_status(st, s);

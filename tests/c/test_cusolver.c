@@ -224,14 +224,16 @@ static void test_gpu(LoomDType t, int64_t batch) {
   Mats a = mats(batch, n, n), s = mats(batch, n, n), g = mats(batch, m, q), rhs = mats(batch, n, 2);
   for (int64_t i = 0; i < batch * n * n; i++) a.v[i] = rnd();
   for (int64_t b = 0; b < batch; b++)
-    for (int64_t i = 0; i < n; i++) {
-      a.v[b * n * n + i + i * n] += 4;
+    for (int64_t i = 0; i < n; i++) a.v[b * n * n + i + i * n] += 4;
+  /* s = a a^T + I from the finished a (computed inside the loop above, a row's s read rows of a not yet
+   * shifted: s was not symmetric, and cholesky / eigh, which read one triangle, failed their identities) */
+  for (int64_t b = 0; b < batch; b++)
+    for (int64_t i = 0; i < n; i++)
       for (int64_t j = 0; j < n; j++) {
         double v = 0;
         for (int64_t l = 0; l < n; l++) v += at(&a, b, i, l) * at(&a, b, j, l);
         s.v[b * n * n + i + j * n] = v + (i == j ? 1 : 0);
       }
-    }
   for (int64_t i = 0; i < batch * m * q; i++) g.v[i] = rnd();
   for (int64_t i = 0; i < batch * n * 2; i++) rhs.v[i] = rnd();
   LoomArray in[2], out[3];

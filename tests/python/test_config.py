@@ -240,19 +240,25 @@ def test_jit_level_setting() -> None:
                     reason="the driver JIT's level: needs a CUDA GPU")
 def test_jit_level_reaches_the_cuda_jit() -> None:
     """A new elementwise kernel is linked at the level set (LOOM_DUMP=time's line says which), and computes
-    the same values at every level."""
-    x = loom.asarray(np.linspace(-2.0, 2.0, 4096))
-    xn = loom.asnumpy(x)
-    try:
-        for level, fn, ref in ((0, lambda v: loom.sinh(v) * 3 - v, lambda v: np.sinh(v) * 3 - v),
-                               (3, lambda v: loom.expm1(v) / 7 + v * v, lambda v: np.expm1(v) / 7 + v * v)):
-            loom.config.jit_level = level
-            with loom.capture_dumps("time", echo=False) as d:
-                got = loom.asnumpy(fn(x))
-            np.testing.assert_allclose(got, ref(xn), rtol=1e-13, atol=1e-13)
-            assert f"(level {level})" in d.text, d.text
-    finally:
-        loom.config.jit_level = None
+    the same values at every level. In a fresh process without tiers (LOOM_CUDA_JIT_TIERS=0: with them a
+    new kernel is first linked at level 0 and the set level comes with the background tier-up) and
+    without the disk cache (every kernel is linked here)."""
+    code = """
+import numpy as np, loom
+x = loom.asarray(np.linspace(-2.0, 2.0, 4096))
+xn = loom.asnumpy(x)
+for level, fn, ref in ((0, lambda v: loom.sinh(v) * 3 - v, lambda v: np.sinh(v) * 3 - v),
+                       (3, lambda v: loom.expm1(v) / 7 + v * v, lambda v: np.expm1(v) / 7 + v * v)):
+    loom.config.jit_level = level
+    with loom.capture_dumps("time", echo=False) as d:
+        got = loom.asnumpy(fn(x))
+    np.testing.assert_allclose(got, ref(xn), rtol=1e-13, atol=1e-13)
+    assert f"(level {level})" in d.text, d.text
+print("ok")
+"""
+    env = dict(os.environ, LOOM_CUDA_JIT_TIERS="0", LOOM_CACHE_DIR="")
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stdout + r.stderr
 
 
 @pytest.mark.skipif(not loom.cuda.is_available(), reason="the disk cache holds GPU binaries: needs a GPU")
