@@ -276,9 +276,11 @@ class ndarray(_core.Array):
         return _manipulation._reshape(self, _shape_tuple(shape), order)
 
     def transpose(self, *axes):
-        if len(axes) == 1 and (axes[0] is None or not isinstance(axes[0], int)):
-            axes = axes[0]
-        axes = None if axes is None or axes == () else tuple(operator.index(a) for a in axes)
+        if not axes:  # a.transpose(): the axes reversed
+            axes = None
+        elif len(axes) == 1 and (axes[0] is None or not isinstance(axes[0], int)):
+            axes = axes[0]  # a.transpose(None) or a.transpose((1, 0)); an explicit () must match ndim 0
+        axes = None if axes is None else tuple(operator.index(a) for a in axes)
         if self._tracer:
             return _core.movement(1, self, axes, None, None)
         return self._numpy_view(lambda a: a.transpose(axes))
@@ -465,12 +467,18 @@ class ndarray(_core.Array):
     def __rmatmul__(self, o): return _products.matmul(o, self)
 
     def _inplace(self, name, o):
-        r = _binop(name, self, o)
+        try:
+            r = _binop(name, self, o)
+        except ValueError:
+            # NumPy resolves the dtypes before the shapes: a result that cannot be cast back raises its
+            # TypeError even when the shapes do not broadcast either (the dtypes of 0-d stand-ins decide)
+            proxy = _binop(name, _dtype_stand_in(self), _dtype_stand_in(o))
+            if proxy is not NotImplemented:
+                self._check_inplace_cast(name, proxy.dtype)
+            raise
         if r is NotImplemented:
             return r
-        if not numpy.can_cast(r.dtype, self.dtype, "same_kind"):
-            raise TypeError(f"Cannot cast ufunc '{_NP_NAME.get(name, name)}' output from {r.dtype!r} to "
-                            f"{self.dtype!r} with casting rule 'same_kind'")
+        self._check_inplace_cast(name, r.dtype)
         if r.shape != self.shape:
             raise ValueError(f"non-broadcastable output operand with shape {self.shape} doesn't match the "
                              f"broadcast shape {r.shape}")
@@ -479,6 +487,11 @@ class ndarray(_core.Array):
         else:
             _core.assign(self, r)
         return self
+
+    def _check_inplace_cast(self, name, dtype):
+        if not numpy.can_cast(dtype, self.dtype, "same_kind"):
+            raise TypeError(f"Cannot cast ufunc '{_NP_NAME.get(name, name)}' output from {dtype!r} to "
+                            f"{self.dtype!r} with casting rule 'same_kind'")
 
     def __iadd__(self, o): return self._inplace("add", o)
     def __isub__(self, o): return self._inplace("sub", o)
@@ -714,6 +727,15 @@ def _binary_operands(name, a, b):
     """The operands of binary op `name` for _core (see _operand and _python_int)."""
     a, b = _operand(a), _operand(b)
     return _python_int(name, a, b), _python_int(name, b, a)
+
+
+def _dtype_stand_in(x):
+    """A 0-d operand with x's dtype (Python scalars stay themselves: their weak promotion matters)."""
+    if isinstance(x, ndarray):
+        return _core.const(0, x._dtype_code)
+    if isinstance(x, (numpy.ndarray, numpy.generic, list, tuple)):
+        return numpy.zeros((), numpy.asarray(x).dtype)
+    return x
 
 
 def _binop(name, a, b):

@@ -798,16 +798,6 @@ KNOWN = [
           and isinstance(m.lm_out.exc, np.exceptions.AxisError)
           and isinstance(m.np_out.exc, (ValueError, OverflowError)) and "C int" in str(m.np_out.exc),
           _same(lambda xp: xp.sum(xp.asarray(np.arange(3)), axis=2**32))),
-    Known("transpose-empty-axes", "found by this fuzzer (python layer)",
-          "transpose(a, ()) of an n-d array (n > 0) is accepted as a no-op (NumPy: ValueError, axes don't match)",
-          lambda m: m.op == "transpose_axes" and m.kind == "numpy-raises",
-          _same(lambda xp: xp.transpose(xp.asarray(np.zeros((2, 3))), ()))),
-    Known("inplace-check-order", "found by this fuzzer (python layer)",
-          "an in-place op whose result cannot be cast back and whose shapes do not broadcast raises ValueError; "
-          "NumPy resolves the dtypes first and raises TypeError (UFuncTypeError)",
-          lambda m: m.step.kind == "inplace" and m.kind == "exception-class"
-          and isinstance(m.np_out.exc, TypeError) and isinstance(m.lm_out.exc, ValueError),
-          _same(lambda xp: _iadd_bad(xp))),
     Known("reduce-0d-int-axis", "found by this fuzzer (python layer)",
           "a.sum(axis=0) or axis=-1 of a 0-d array raises AxisError; NumPy accepts an int axis 0 / -1 there "
           "(a tuple (0,) is an AxisError in both)",
