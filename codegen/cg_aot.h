@@ -65,6 +65,19 @@ typedef struct CgHostImage {
 /* Lowers k (the shared host lowering, codegen/lower.c), optimizes it at O3 for the level's CPU,
  * emits an ELF object and links it into a host image. */
 LoomStatus cg_host_aot_compile(CgHostAot *a, const KernelIr *k, int level, CgHostImage *out, Diag *d);
+
+/* The CPU a host image is made for: an LLVM CPU name and feature string, the "prefer-vector-width"
+ * ("" : LLVM's choice) and SLEEF's vector ISA letters usable there, best first ("" : scalar math). */
+typedef struct CgHostCpu {
+  const char *cpu, *features, *vector_bits, *isas;
+} CgHostCpu;
+/* cg_host_aot_compile for an explicit CPU: the host JIT's own (cg_host_target_cpu) gives an image with
+ * the JIT's code, which the runtime keeps in the kernel disk cache (runtime/host_disk.c). */
+LoomStatus cg_host_aot_compile_cpu(CgHostAot *a, const KernelIr *k, const CgHostCpu *cpu, CgHostImage *out, Diag *d);
+/* The host JIT target's CPU choice (codegen/host.c; strings owned by the target, valid while it lives);
+ * false when t is not the host JIT target. */
+struct CgTarget;
+bool cg_host_target_cpu(struct CgTarget *t, CgHostCpu *out);
 void cg_host_image_release(LoomContext *ctx, CgHostImage *im);
 
 #endif /* LOOM_CG_AOT_H */

@@ -168,6 +168,7 @@ typedef struct CgCompiled {
   int32_t acc_size;
   char *llvm_ir;       /* optimized LLVM IR text when asked for (ctx_alloc'ed), else NULL */
   void *impl;          /* target-owned */
+  void *image;         /* a host image the runtime owns (runtime/host_disk.c), NULL for JIT code */
   CgGpuKernel *gpu;    /* GPU targets: the binary and how to launch it (run/partial/finish are NULL) */
 } CgCompiled;
 

@@ -28,6 +28,7 @@
 #include <llvm-c/TargetMachine.h>
 #include <llvm-c/Transforms/PassBuilder.h>
 
+#include "codegen/cg_aot.h"
 #include "codegen/cg_llvm.h"
 
 #ifndef LOOM_SLEEF_LIB
@@ -217,6 +218,13 @@ static LoomStatus host_compile(CgTarget *t, const KernelIr *k, const CgCompileOp
   pthread_mutex_unlock(&s->lock);
   if (st != LOOM_OK && out->impl) host_release(t, out);
   return st;
+}
+
+bool cg_host_target_cpu(CgTarget *t, CgHostCpu *out) {
+  if (!t || t->compile != host_compile) return false;
+  HostState *s = t->state;
+  *out = (CgHostCpu){.cpu = s->cpu, .features = s->features, .vector_bits = s->vector_bits, .isas = s->isas};
+  return true;
 }
 
 static const char *host_describe(CgTarget *t) {

@@ -34,6 +34,9 @@
 #ifndef LOOM_SLEEF_LIB
 #define LOOM_SLEEF_LIB "libsleefgnuabi.so.3"
 #endif
+#ifndef LOOM_SLEEF_SCALAR_LIB
+#define LOOM_SLEEF_SCALAR_LIB "libsleef.so.3"
+#endif
 #define AOT_TRIPLE "x86_64-unknown-linux-gnu"
 
 /* Present only when LLVM has the X86 backend (see nvptx.c for the same pattern). */
@@ -44,12 +47,16 @@ extern void LLVMInitializeX86AsmPrinter(void) __attribute__((weak));
 
 struct CgHostAot {
   LoomContext *ctx;
-  void *sleef; /* dlopen handle or NULL */
+  void *sleef, *sleef_scalar; /* dlopen handles or NULL: SLEEF's vector (GNU ABI) and scalar libraries */
 };
 
+/* As the JIT's (host.c): vector names from the GNU-ABI library, Sleef_* scalar names (the calls the
+ * vectorizer widens through their vector variants) from the scalar one; both or no SLEEF at all. */
 static bool sleef_has(void *user, const char *name) {
   CgHostAot *a = user;
-  return a->sleef && dlsym(a->sleef, name) != NULL;
+  if (!a->sleef) return false;
+  if (strncmp(name, "Sleef_", 6) == 0) return a->sleef_scalar && dlsym(a->sleef_scalar, name) != NULL;
+  return dlsym(a->sleef, name) != NULL;
 }
 
 static const char *level_cpu(int level) { return level >= 4 ? "x86-64-v4" : level >= 3 ? "x86-64-v3" : "x86-64"; }
@@ -71,6 +78,12 @@ LoomStatus cg_host_aot_create(LoomContext *ctx, bool sleef, CgHostAot **out, Dia
   if (sleef) {
     a->sleef = dlopen(LOOM_SLEEF_LIB, RTLD_NOW | RTLD_LOCAL);
     if (!a->sleef) a->sleef = dlopen("libsleefgnuabi.so.3", RTLD_NOW | RTLD_LOCAL);
+    a->sleef_scalar = dlopen(LOOM_SLEEF_SCALAR_LIB, RTLD_NOW | RTLD_LOCAL);
+    if (!a->sleef_scalar) a->sleef_scalar = dlopen("libsleef.so.3", RTLD_NOW | RTLD_LOCAL);
+    if (!a->sleef_scalar && a->sleef) { /* vector functions without scalar ones: not usable (math.c) */
+      dlclose(a->sleef);
+      a->sleef = NULL;
+    }
   }
   *out = a;
   return LOOM_OK;
@@ -79,6 +92,7 @@ LoomStatus cg_host_aot_create(LoomContext *ctx, bool sleef, CgHostAot **out, Dia
 void cg_host_aot_destroy(CgHostAot *a) {
   if (!a) return;
   if (a->sleef) dlclose(a->sleef);
+  if (a->sleef_scalar) dlclose(a->sleef_scalar);
   ctx_free(a->ctx, a);
 }
 
@@ -482,6 +496,11 @@ static LoomStatus llvm_fail(Diag *d, const char *what, char *msg) {
 }
 
 LoomStatus cg_host_aot_compile(CgHostAot *a, const KernelIr *k, int level, CgHostImage *out, Diag *d) {
+  CgHostCpu cpu = {.cpu = level_cpu(level), .features = "", .vector_bits = "", .isas = level_isas(level)};
+  return cg_host_aot_compile_cpu(a, k, &cpu, out, d);
+}
+
+LoomStatus cg_host_aot_compile_cpu(CgHostAot *a, const KernelIr *k, const CgHostCpu *hc, CgHostImage *out, Diag *d) {
   memset(out, 0, sizeof *out);
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -489,9 +508,9 @@ LoomStatus cg_host_aot_compile(CgHostAot *a, const KernelIr *k, int level, CgHos
   LLVMTargetRef target;
   char *err = NULL;
   if (LLVMGetTargetFromTriple(AOT_TRIPLE, &target, &err)) return llvm_fail(d, "target lookup", err);
-  const char *cpu = level_cpu(level);
-  LLVMTargetMachineRef tm =
-      LLVMCreateTargetMachine(target, AOT_TRIPLE, cpu, "", LLVMCodeGenLevelAggressive, LLVMRelocPIC, LLVMCodeModelSmall);
+  const char *cpu = hc->cpu;
+  LLVMTargetMachineRef tm = LLVMCreateTargetMachine(target, AOT_TRIPLE, cpu, hc->features, LLVMCodeGenLevelAggressive,
+                                                    LLVMRelocPIC, LLVMCodeModelSmall);
   if (!tm) return diag_error(d, LOOM_ERR_BACKEND, "host bundle: no LLVM target machine for %s", cpu);
   LLVMContextRef c = LLVMContextCreate();
   LLVMModuleRef mod = LLVMModuleCreateWithNameInContext("loom_aot", c);
@@ -499,10 +518,10 @@ LoomStatus cg_host_aot_compile(CgHostAot *a, const KernelIr *k, int level, CgHos
   LLVMTargetDataRef dl = LLVMCreateTargetDataLayout(tm);
   LLVMSetModuleDataLayout(mod, dl);
   LLVMDisposeTargetData(dl);
-  CgVecMath vec = {.isas = a->sleef ? level_isas(level) : "", .has_symbol = sleef_has, .user = a};
-  const char *attrs[4] = {"target-cpu", cpu, "target-features", ""};
+  CgVecMath vec = {.isas = a->sleef ? hc->isas : "", .has_symbol = sleef_has, .user = a};
+  const char *attrs[6] = {"target-cpu", cpu, "target-features", hc->features, "prefer-vector-width", hc->vector_bits};
   CgEntryNames names;
-  LoomStatus st = cg_lower_host(ctx, c, mod, k, "loom_kernel", &vec, attrs, 2, &names, d);
+  LoomStatus st = cg_lower_host(ctx, c, mod, k, "loom_kernel", &vec, attrs, hc->vector_bits[0] ? 3 : 2, &names, d);
   if (st == LOOM_OK) {
     LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
     LLVMPassBuilderOptionsSetLoopVectorization(po, 1);

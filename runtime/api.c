@@ -91,6 +91,7 @@ static void rt_state_destroy(LoomContext *ctx, RtState *rt) {
   pthread_mutex_destroy(&rt->device_lock);
   rt_cache_destroy(rt->cache); /* releases compiled kernels through the target: before it goes */
   rt_bundles_destroy(ctx);     /* bundled code the cache's entries pointed at */
+  rt_host_disk_destroy(ctx);   /* the host images' compiler, resolver and disk cache */
   if (rt->host && rt->host->destroy) rt->host->destroy(rt->host);
   rt_pool_destroy(rt->pool);
   rt_host_pool_destroy(rt->host_pool);

@@ -4,7 +4,8 @@
  * Approach: codegen/host_object.c resolved every PC-relative reference when it linked the image, so
  * loading is: check the blob's structure (every size, count, offset and name, against the blob's length
  * and the image's regions, before anything is mapped), mmap the image read-write, copy the three
- * regions in, resolve the imports (runtime helpers, SLEEF, libm, then the process), write the 64-bit
+ * regions in, resolve the imports (runtime helpers, SLEEF's vector and scalar libraries, libm, then the
+ * process), write the 64-bit
  * relocations, then mprotect text read-execute, rodata + GOT read-only, data read-write. x86-64
  * keeps instruction fetch coherent with stores, so no cache flush is needed.
  *
@@ -183,12 +184,15 @@ typedef struct Builtin {
 struct RtSymbolResolver {
   LoomContext *ctx;
   pthread_mutex_t lock;
-  bool tried_sleef, tried_libm; /* dlopen'ed on the first import that needs them */
-  void *sleef, *libm;
+  bool tried_sleef, tried_sleef_scalar, tried_libm; /* dlopen'ed on the first import that needs them */
+  void *sleef, *sleef_scalar, *libm;
 };
 
 #ifndef LOOM_SLEEF_LIB
 #define LOOM_SLEEF_LIB "libsleefgnuabi.so.3"
+#endif
+#ifndef LOOM_SLEEF_SCALAR_LIB
+#define LOOM_SLEEF_SCALAR_LIB "libsleef.so.3"
 #endif
 
 LoomStatus rt_symbol_resolver_create(LoomContext *ctx, RtSymbolResolver **out, Diag *d) {
@@ -203,6 +207,7 @@ LoomStatus rt_symbol_resolver_create(LoomContext *ctx, RtSymbolResolver **out, D
 void rt_symbol_resolver_free(RtSymbolResolver *r) {
   if (!r) return;
   if (r->sleef) dlclose(r->sleef);
+  if (r->sleef_scalar) dlclose(r->sleef_scalar);
   if (r->libm) dlclose(r->libm);
   pthread_mutex_destroy(&r->lock);
   ctx_free(r->ctx, r);
@@ -228,6 +233,14 @@ static void *resolve(RtSymbolResolver *r, const char *name, bool *sleef_missing)
     }
     *sleef_missing = !r->sleef;
     p = r->sleef ? dlsym(r->sleef, name) : NULL;
+  } else if (!strncmp(name, "Sleef_", 6)) { /* SLEEF's scalar functions (the vector calls' scalar tails) */
+    if (!r->tried_sleef_scalar) {
+      r->tried_sleef_scalar = true;
+      r->sleef_scalar = dlopen(LOOM_SLEEF_SCALAR_LIB, RTLD_NOW | RTLD_LOCAL);
+      if (!r->sleef_scalar) r->sleef_scalar = dlopen("libsleef.so.3", RTLD_NOW | RTLD_LOCAL);
+    }
+    *sleef_missing = !r->sleef_scalar;
+    p = r->sleef_scalar ? dlsym(r->sleef_scalar, name) : NULL;
   } else {
     if (!r->tried_libm) {
       r->tried_libm = true;
@@ -325,7 +338,8 @@ LoomStatus rt_host_image_load(LoomContext *ctx, RtSymbolResolver *r, const uint8
       if (sleef_missing)
         return diag_error(d, LOOM_ERR_UNSUPPORTED,
                           "bundle %s: host code calls SLEEF's %s, but %s is not installed (Debian: libsleef3; or build "
-                          "the bundle with loomc --no-sleef)", what, name, LOOM_SLEEF_LIB);
+                          "the bundle with loomc --no-sleef)", what, name,
+                          strncmp(name, "Sleef_", 6) ? LOOM_SLEEF_LIB : LOOM_SLEEF_SCALAR_LIB);
       return diag_error(d, LOOM_ERR_UNSUPPORTED, "bundle %s: host code needs symbol '%s', which this process does not have",
                         what, name);
     }

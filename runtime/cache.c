@@ -377,6 +377,12 @@ static LoomStatus target_make(void *user, const KernelIr *k, bool want_llvm_ir, 
     if (bundled) stats_add(t->ctx, 1, 0, 0.0);
     return st;
   }
+  /* then the kernel disk cache (runtime/host_disk.c): an image from an earlier process, or one made and
+   * stored now; it counts itself in the stats */
+  if (!want_llvm_ir && t->binary == CG_BINARY_HOST) {
+    st = rt_host_disk_make(t->ctx, t, k, out, &bundled, d);
+    if (st != LOOM_OK || bundled) return st;
+  }
   CgCompileOptions opt = CG_COMPILE_DEFAULTS;
   opt.want_llvm_ir = want_llvm_ir;
   double t0 = now_ms();
@@ -397,6 +403,7 @@ static void target_drop(void *user, void *value) {
   CgCompiled *c = value;
   char *ir = c->llvm_ir;
   c->llvm_ir = NULL;
+  rt_host_disk_drop(t->ctx, c); /* a disk image (runtime/host_disk.c): the runtime's, not the target's */
   if (t->release) t->release(t, c);
   ctx_free(t->ctx, ir);
 }

@@ -7,14 +7,16 @@
  * payload) changes for any single changed byte, since every FNV step is a bijection of its state.
  * A store writes a mkstemp() file beside the entry and renames it over the entry, so concurrent
  * writers of one key each replace the entry whole and the last rename wins. Eviction scans the
- * shards after every store (stores follow compilations, which cost far more than the scan), sorts
- * the entries by mtime and deletes the oldest until the total fits the cap. Nothing is fsync()ed: a
+ * shards (on the first store, when the estimated size passes the cap, and every DC_RESCAN_STORES
+ * stores: a scan stats every entry, and host kernels make thousands), sorts the entries by mtime and
+ * deletes the oldest until the total fits the cap. Nothing is fsync()ed: a
  * crash can leave a short or zeroed entry, which the next read detects and deletes. Reads open the
  * shard folder and then the entry relative to it, never following a link and never blocking; a
  * store checks RLIMIT_FSIZE before it writes (see disk_cache.h).
  */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <stdatomic.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -40,11 +42,20 @@ enum {
 static const unsigned char dc_magic[8] = {'L', 'O', 'O', 'M', 'B', 'I', 'N', 0x1a};
 #define DC_DEFAULT_MAX_BYTES ((uint64_t)1 << 30)
 
+/* A scan of the folder stats every entry, so a store does not scan: the cache keeps an estimate of the
+ * folder's size (the last scan's total plus this object's stores since) and scans and trims when the
+ * estimate passes the cap, on its first store, and every DC_RESCAN_STORES stores (other processes write
+ * into the folder too; until then their entries are not counted here). */
+#define DC_RESCAN_STORES 256
+
 struct DiskCache {
   LoomContext *ctx;
   bool enabled;
   uint64_t max_bytes;
   long (*write_fn)(int fd, const void *p, size_t n);
+  _Atomic uint64_t estimate; /* bytes in the folder as far as this object knows */
+  _Atomic uint64_t stores;   /* stores since the last scan (0: none yet: the first store scans) */
+  _Atomic bool scanned;
   char dir[DC_PATH_MAX];
 };
 
@@ -409,6 +420,9 @@ LoomStatus rt_disk_cache_store(DiskCache *c, const char *key, const void *data, 
     return diag_error(d, LOOM_ERR_BACKEND, "cannot write the kernel cache entry %s: %s", path,
                       strerror(e));
   }
+  uint64_t est = atomic_fetch_add(&c->estimate, total) + total;
+  uint64_t stores = atomic_fetch_add(&c->stores, 1) + 1;
+  if (atomic_load(&c->scanned) && est <= c->max_bytes && stores < DC_RESCAN_STORES) return LOOM_OK;
   return rt_disk_cache_evict(c, d);
 }
 
@@ -493,5 +507,10 @@ LoomStatus rt_disk_cache_evict(DiskCache *c, Diag *d) {
     }
   }
   ctx_free(c->ctx, ents);
+  if (st == LOOM_OK) {
+    atomic_store(&c->estimate, total);
+    atomic_store(&c->stores, 0);
+    atomic_store(&c->scanned, true);
+  }
   return st;
 }

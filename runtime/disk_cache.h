@@ -13,8 +13,9 @@
  * An empty LOOM_CACHE_DIR (or options.dir == "") disables the cache: loads miss, stores do nothing.
  * Folders are created with mode 0700; the cache folder must be owned by the user.
  * Size cap: options.max_bytes, else $LOOM_CACHE_MAX_BYTES (bytes, or with a K, M or G suffix), else
- * 1 GiB. After each store the least recently used entries (oldest mtime; a hit touches the entry)
- * are deleted until the total is under the cap.
+ * 1 GiB. When a store takes the cache's estimate of the folder's size past the cap (and on its first
+ * store, and every 256th: other processes write there too), the least recently used entries (oldest
+ * mtime; a hit touches the entry) are deleted until the total is under the cap.
  *
  * Hostile folders: entries and shard folders are opened without following symbolic links and without
  * blocking (O_NOFOLLOW | O_NONBLOCK), and anything that is not a regular file (a FIFO, a device, a

@@ -110,7 +110,21 @@ struct RtState {
                                 -1: the device's default (LOOM_CUDA_JIT_LEVEL, else 1) */
   LoomDumpSink dump_sink; /* loom_set_dump_sink (stats_lock); NULL: stderr */
   void *dump_user;
+  struct RtHostDisk *_Atomic host_disk; /* host kernels on disk (runtime/host_disk.c); NULL until used */
 };
+
+/* The GNU build-id of the loaded Loom library as hex ("" when it has none): part of every disk-cache
+ * key, so that no build loads another build's kernels (runtime/build_id.c). */
+const char *rt_build_id(void);
+
+/* Host kernels in the kernel disk cache (runtime/host_disk.c). rt_host_disk_make: for a host kernel the
+ * in-memory table misses, the disk's image when it holds one (*found, counted as a cache hit), else an
+ * image compiled for the JIT's own CPU, stored, then loaded (*found, counted as a compilation); *found
+ * false (and LOOM_OK) when the disk cache is off or the image path failed: the caller JIT-compiles.
+ * rt_host_disk_drop frees what a found kernel holds (before the CgTarget's release). */
+LoomStatus rt_host_disk_make(LoomContext *ctx, CgTarget *host, const KernelIr *k, CgCompiled *out, bool *found, Diag *d);
+void rt_host_disk_drop(LoomContext *ctx, CgCompiled *c);
+void rt_host_disk_destroy(LoomContext *ctx);
 
 /* Writes dump text (LOOM_DUMP's output) to the context's dump sink, else stderr. */
 void rt_dump_printf(LoomContext *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -4,8 +4,8 @@
  *
  * Kernels. Per device, the kernel table (runtime/cache.c, never evicted: plans and user kernels keep
  * pointers into it) maps the kernel key and the target's description to a GpuFn. Its disk cache key
- * (Loom's version, the target's description: LLVM version, chip, block; and ir_print_kernel_key) finds a
- * binary in the disk cache (runtime/disk_cache.h); on a disk miss the kernel is compiled by the device's
+ * (Loom's version and build-id (rt_build_id), the target's description: LLVM version, chip, block; and
+ * ir_print_kernel_key) finds a binary in the disk cache (runtime/disk_cache.h); on a disk miss the kernel is compiled by the device's
  * CgTarget, linked by the driver where it has a link step (PTX -> cubin) and stored. The payload is
  * a GpuMeta header (how to launch: strategy, entry names, block, wave, vector lanes, accumulator size)
  * followed by the binary, whatever its kind (a cubin, an AMDGPU code object).
@@ -536,7 +536,7 @@ static LoomStatus fn_make(void *user, const KernelIr *k, bool want_llvm_ir, int6
   if (want_llvm_ir) return diag_error(d, LOOM_ERR_INTERNAL, "internal error: the GPU kernel table keeps no LLVM IR");
   StrBuf kb;
   sb_init(&kb, ctx);
-  sb_printf(&kb, "loom %s\n%s\n", LOOM_VERSION_STRING, dev->target->describe(dev->target));
+  sb_printf(&kb, "loom %s %s\n%s\n", LOOM_VERSION_STRING, rt_build_id(), dev->target->describe(dev->target));
   ir_print_kernel_key(k, &kb);
   f->key = sb_take(&kb);
   if (!f->key) return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: kernel key");

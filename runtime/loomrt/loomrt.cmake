@@ -20,7 +20,8 @@ target_include_directories(loomrt PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}
                                          $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>
                                   PRIVATE ${PROJECT_SOURCE_DIR})
 set_target_properties(loomrt PROPERTIES C_VISIBILITY_PRESET hidden)
-target_compile_definitions(loomrt PRIVATE LOOM_SLEEF_LIB="${LOOM_SLEEF_RUNTIME_NAME}")
+target_compile_definitions(loomrt PRIVATE LOOM_SLEEF_LIB="${LOOM_SLEEF_RUNTIME_NAME}"
+  LOOM_SLEEF_SCALAR_LIB="${LOOM_SLEEF_SCALAR_RUNTIME_NAME}")
 if(LOOM_CUDA_INCLUDE)
   target_include_directories(loomrt SYSTEM PRIVATE ${LOOM_CUDA_INCLUDE})
 endif()

@@ -10,6 +10,10 @@ live on a GPU (CuPy refuses the conversion there too).
 import os
 
 os.environ.setdefault("LOOM_STRICT_CONVERSION", "1")
+# host kernels are kept in the kernel disk cache by default; tests that count compiles must not find an
+# earlier test's (or run's) kernels there: the suite runs with the host part off, except
+# test_host_disk_cache.py, which turns it on in its own processes
+os.environ.setdefault("LOOM_HOST_DISK_CACHE", "0")
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
