@@ -14,8 +14,8 @@ name's status comes from, in order:
      also the loom functions it delegates to): computed by NumPy on the host, GPU arrays copied
      there and back. A function that does so only in some forms is not caught: declare it (1.);
   3. `library`, when its code reaches a vendor library through libloom (loom.linalg's `_lapack`:
-     LAPACK, cuSOLVER; `_core.matmul`: BLAS, cuBLASLt, hipBLASLt), directly or through a loom function
-     it calls;
+     LAPACK, cuSOLVER; loom._products' contractions, _core.matmul nodes: BLAS, cuBLASLt, hipBLASLt),
+     directly or through a loom function it calls;
   4. `fused`, when NumPy's object is a ufunc: an elementwise op that fuses with its neighbours;
   5. `kernel`, any other loom implementation: lazy graph nodes run as loom kernels or views.
 The AMD column is the CUDA one where the AMD device does the same (its kernels come from the same GPU
@@ -90,20 +90,27 @@ def hands_to_numpy(obj, depth):
 
 
 def library_use(obj, depth):
-    """Which vendor library family obj's code reaches through libloom, directly or through the loom
-    functions it calls (depth levels): "decompositions" (linalg's _lapack), "products" (_core.matmul),
-    else None."""
+    """The vendor library families obj's code reaches through libloom, itself or through the loom
+    functions it calls (depth levels): "decompositions" (linalg's _lapack), "products" (a function of
+    loom._products, whose contractions are _core.matmul graph nodes)."""
     names = _code_names(obj)
+    uses = set()
     if "_lapack" in names:
-        return "decompositions"
-    if "_core" in names and "matmul" in names:
-        return "products"
-    if depth <= 0:
-        return None
-    for f in _callees(obj, names):
-        if f is not obj and (use := library_use(f, depth - 1)):
-            return use
-    return None
+        uses.add("decompositions")
+    if getattr(obj, "__module__", None) == "loom._products" and "matmul" in names:
+        uses.add("products")
+    if depth > 0:
+        for f in _callees(obj, names):
+            if f is not obj:
+                uses |= library_use(f, depth - 1)
+    return uses
+
+
+def library_status(uses):
+    """(host, cuda, hip) of a function reaching the library families `uses`: a decomposition runs on the
+    host for an AMD array (so does every function that decomposes, if only in some cases)."""
+    family = "decompositions" if "decompositions" in uses else "products"
+    return "library", "library", amd_status("library", family)
 
 
 def status(loom_obj, np_obj, module_default=None):
@@ -120,9 +127,9 @@ def status(loom_obj, np_obj, module_default=None):
             cuda = module_default.get("cuda")
             return module_default.get("host"), cuda, module_default.get("hip", amd_status(cuda, "fft"))
         return "numpy", "numpy", "numpy"
-    use = library_use(loom_obj, depth=2)
-    if use:
-        return "library", "library", amd_status("library", use)
+    uses = library_use(loom_obj, depth=3)
+    if uses:
+        return library_status(uses)
     import numpy
 
     if isinstance(np_obj, numpy.ufunc):
@@ -177,8 +184,8 @@ def ndarray_section(np_mod, loom):
             rows.append((n, (declared.get("host"), cuda, declared.get("hip", amd_status(cuda, None)))))
         elif hands_to_numpy(lo, depth=2):  # methods delegate
             rows.append((n, ("numpy",) * 3))
-        elif use := library_use(lo, depth=2):
-            rows.append((n, ("library", "library", amd_status("library", use))))
+        elif uses := library_use(lo, depth=2):
+            rows.append((n, library_status(uses)))
         else:
             rows.append((n, ("kernel",) * 3))
     have = sum(1 for _, (h, _c, _a) in rows if h is not None)
@@ -211,9 +218,12 @@ Generated from loom {loom.__version__} against NumPy {numpy.__version__} by `doc
 | fused | an elementwise op: lazy, fused with its neighbours into one kernel |
 | kernel | implemented by loom: lazy graph nodes run as loom kernels (reductions, `where`, creation) or views |
 | NumPy | computed by NumPy on the host; on a GPU the arrays are copied to the host and back |
-| library | a vendor library call, on the arrays where they are: on the host BLAS and LAPACK; on NVIDIA GPUs cuBLASLt, cuFFT, cuSOLVER; on AMD GPUs hipBLASLt, hipFFT (matrix products take the elementwise op that follows them into the call) |
-| host library | on an AMD GPU: no solver library is called yet (no hipSOLVER), so the decomposition runs through LAPACK on a host copy and the results are copied back (a RuntimeWarning says so once) |
+| library | a vendor library call, on the arrays where they are: on the host BLAS and LAPACK; on NVIDIA GPUs cuBLASLt, cuFFT, cuSOLVER; on AMD GPUs hipBLASLt, hipFFT (floating-point matrix products take the elementwise op that follows them into the call; integer and bool products are multiply + sum kernels) |
+| host library | on an AMD GPU: no solver library is called yet (no hipSOLVER), so decompositions run through LAPACK on a host copy and the results are copied back (a RuntimeWarning says so once) |
 | — | not implemented: calling NumPy's function on a loom array goes through `__array_function__` only where loom implements it |
+
+A function that calls a library only in some cases (`linalg.norm` of a matrix with `ord=2` or `"nuc"`,
+`linalg.matrix_power` with a negative power) is listed with the library.
 
 **AMD GPUs: built and checked without an AMD GPU, not run.** The AMD column follows from the code: an AMD
 GPU runs the same kernels as an NVIDIA one (one GPU lowering, `codegen/gpu_lower.c`, compiled for gfx
