@@ -230,7 +230,8 @@ GPU runs the same kernels as an NVIDIA one (one GPU lowering, `codegen/gpu_lower
 chips by `codegen/amdgpu.c`; gfx942, the MI300's, by default) and calls hipBLASLt and hipFFT where
 NVIDIA's calls cuBLASLt and cuFFT. The code objects are checked by their structure (ELF, kernel
 descriptors, metadata; `tests/c/test_amdgpu_api.c`) and the HIP device's runtime code against a mock HIP
-runtime (`tests/c/test_hip_mock.c`), but no kernel has run on an AMD GPU yet.
+runtime (`tests/c/test_hip_mock.c`), but no kernel has run on an AMD GPU yet. AMD needs a source build:
+the portable wheel's LLVM has the host and NVPTX targets only.
 
 Beyond NumPy's names, loom has: {", ".join(f"`{x}`" for x in extras)}.
 
