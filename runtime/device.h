@@ -48,6 +48,13 @@ typedef struct RtRun {
   uint64_t extra_temp_bytes;       /* the caller's temporaries, added to the temp_bytes_peak statistic */
 } RtRun;
 
+/* What RtDevice.dump_code writes (loom_dump's PTX, AMDGPU and time kinds). */
+typedef struct RtDumpRequest {
+  const char *arch; /* "sm_80" / "gfx90a"; NULL or "": the kind's reference (sm_90; gfx942 or $LOOM_DUMP_AMDGPU_CHIP) */
+  bool code;        /* each kernel's code */
+  bool times;       /* each kernel's compile time */
+} RtDumpRequest;
+
 typedef struct RtDevice RtDevice;
 struct RtDevice {
   const char *name;   /* "host", "cuda", "hip": messages and labels ("cuda:0") */
@@ -109,9 +116,12 @@ struct RtDevice {
   void (*settle)(LoomContext *ctx, int index);
 
   /* ---- introspection ------------------------------------------------------------------------------------ */
-  /* Appends the device code of kernels k[0..n) for the kind's reference architecture, compiled without
-   * a device ("// kernel NAME (sm_90)" then the PTX); NULL when the kind has no such text. */
-  LoomStatus (*dump_code)(LoomContext *ctx, int32_t n, const KernelIr *const *k, StrBuf *sb, Diag *d);
+  /* Compiles kernels k[0..n) for rq->arch (NULL or "": the kind's reference architecture) without a
+   * device and appends, per kernel, its code ("// kernel NAME (sm_90)" then the PTX) when rq->code and
+   * its compile time ("# time kernel NAME <arch> T ms (phases)") when rq->times; an arch the kind does
+   * not know is LOOM_ERR_INVALID_ARGUMENT. NULL when the kind has no such text. */
+  LoomStatus (*dump_code)(LoomContext *ctx, const RtDumpRequest *rq, int32_t n, const KernelIr *const *k, StrBuf *sb,
+                          Diag *d);
 
   /* ---- raw modules (RawModule / RawKernel, runtime/raw_kernel.c): whole kernels in the kind's own
    * formats; NULL / 0 when the kind takes none ------------------------------------------------------- */

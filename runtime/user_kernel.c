@@ -414,7 +414,8 @@ static LoomStatus dump_kernel(UkCall *c, const KernelIr *k, Diag *d) {
   const RtDevice *pd = rt_device_for_binary(ptx ? CG_BINARY_PTX : CG_BINARY_AMDGPU);
   if (!pd || !pd->dump_code)
     return diag_error(d, LOOM_ERR_UNSUPPORTED, "loom_user_kernel_dump: this build has no %s target", ptx ? "PTX" : "AMDGPU");
-  return pd->dump_code(ctx, 1, (const KernelIr *const[]){k}, c->dump, d);
+  RtDumpRequest rq = {.code = true, .times = (ctx->dump_flags & IR_DUMP_TIME) != 0};
+  return pd->dump_code(ctx, &rq, 1, (const KernelIr *const[]){k}, c->dump, d);
 }
 
 static LoomStatus run(UkCall *c, KernelIr *k, SchedKernel *sk, LoomDeviceKind dk, int32_t di, Diag *d) {

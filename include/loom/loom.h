@@ -418,13 +418,26 @@ typedef enum LoomDumpKind {
   LOOM_DUMP_KERNELS,   /* the kernel IR of each fused kernel */
   LOOM_DUMP_LLVM,      /* the optimized LLVM IR of each kernel */
   LOOM_DUMP_PTX,       /* the PTX of each kernel for sm_90 (the H200), compiled without a GPU */
-  LOOM_DUMP_AMDGPU     /* the AMDGPU assembly of each kernel's code object for gfx942 (MI300; $LOOM_DUMP_AMDGPU_CHIP
+  LOOM_DUMP_AMDGPU,    /* the AMDGPU assembly of each kernel's code object for gfx942 (MI300; $LOOM_DUMP_AMDGPU_CHIP
                         * picks another chip, $LOOM_DUMP_AMDGPU_DIR keeps the code objects), compiled without a GPU */
+  LOOM_DUMP_TIME       /* compile times in ms, one line each: "# time NAME MS ms" per pass of the pipeline (fold,
+                        * fuse, ...), then per kernel "# time kernel NAME host MS ms" (a fresh compile to machine code: the
+                        * kernel cache is not asked) and, where this build has the targets, "# time kernel NAME
+                        * sm_90 MS ms (phases)" and "# time kernel NAME gfx942 MS ms (phases)" */
 } LoomDumpKind;
 /* Writes a NUL-terminated text (free it with loom_free_string) describing how the nodes would be
  * evaluated; nothing is run. */
 LOOM_API LoomStatus loom_dump(LoomGraph *g, LoomDumpKind kind, int32_t n, const LoomNode *nodes,
                               char **text);
+/* The GPU architectures loom_dump_for compiles for; NULL or "" picks loom_dump's. */
+typedef struct LoomDumpTargets {
+  const char *ptx_arch;    /* LOOM_DUMP_PTX and LOOM_DUMP_TIME: "sm_80", ... (sm_30 .. sm_90; newer: sm_90's PTX) */
+  const char *amdgpu_chip; /* LOOM_DUMP_AMDGPU and LOOM_DUMP_TIME: "gfx90a", ... (codegen's chip table) */
+} LoomDumpTargets;
+/* loom_dump with the GPU architectures chosen (targets may be NULL); an arch Loom does not know is
+ * LOOM_ERR_INVALID_ARGUMENT and the message lists the known ones. */
+LOOM_API LoomStatus loom_dump_for(LoomGraph *g, LoomDumpKind kind, const LoomDumpTargets *targets, int32_t n,
+                                  const LoomNode *nodes, char **text);
 LOOM_API void loom_free_string(LoomContext *ctx, char *text);
 
 /* ---- user kernels: CuPy's ElementwiseKernel and ReductionKernel -------------------------------------

@@ -14,7 +14,7 @@ from ._creation import asarray
 
 
 def _bitwise_count(x, out=None, *, dtype=None, casting="same_kind"):
-    """loom.bitwise_count(x): the number of 1 bits in |x| (uint8), elementwise, like numpy.bitwise_count."""
+    """loom.bitwise_count(x): the number of 1 bits in ``|x|`` (uint8), elementwise, like numpy.bitwise_count."""
     x = asarray(x)
     if x.dtype == numpy.bool_:  # NumPy's int8 loop
         x = x.astype(numpy.int8)

@@ -422,18 +422,30 @@ def _warn_slow_fallbacks(core=None):
         warnings.warn("loom: " + "; ".join(why) + ".", PerformanceWarning, stacklevel=3)
 
 
-_DUMP_KINDS = {"graph": 0, "kernels": 1, "llvm": 2, "ptx": 3}
+_DUMP_KINDS = {"graph": 0, "kernels": 1, "llvm": 2, "ptx": 3, "amdgpu": 4, "time": 5}  # LoomDumpKind
 
 
-def inspect(x, *args, what=("graph", "kernels", "llvm", "ptx"), **kwargs):
+def inspect(x, *args, what=tuple(_DUMP_KINDS), ptx_arch=None, amdgpu_chip=None, **kwargs):
     """What Loom would run for a pending array, as text (for notebooks; LOOM_DUMP prints the same to
     stderr at every evaluation). Nothing is run and ``x`` stays pending.
 
     ``inspect(array)`` or ``inspect(fn, *args, **kwargs)`` (``fn`` is called and must return a pending
     loom array: a function of loom operations, not a ``@loom.fuse`` one, which evaluates). Returns a
-    dict with the requested parts: ``graph`` (the graph IR of the expression), ``kernels`` (the fused
-    kernels' kernel IR), ``llvm`` (their optimized LLVM IR for the host CPU) and ``ptx`` (their PTX for
-    sm_90, made without a GPU; the text of the error where this build has no PTX target).
+    dict of strings with the requested parts (``what``: one name or several; all by default):
+
+    - ``graph``: the graph IR of the expression;
+    - ``kernels``: the fused kernels' kernel IR;
+    - ``llvm``: their optimized LLVM IR for the host CPU;
+    - ``ptx``: their PTX for ``ptx_arch`` (``"sm_80"``-style; default ``sm_90``, the H200's);
+    - ``amdgpu``: the assembly of their AMD code objects for ``amdgpu_chip`` (``"gfx90a"``-style; default
+      LOOM_DUMP_AMDGPU_CHIP, else ``gfx942``, the MI300's);
+    - ``time``: compile times in milliseconds, one line each: ``# time NAME MS ms`` per compiler pass,
+      then per kernel ``# time kernel NAME host MS ms`` (a fresh compile, the kernel cache is not asked)
+      and ``# time kernel NAME sm_90 MS ms (phases)`` / ``... gfx942 MS ms (phases)`` for the GPU targets
+      this build has.
+
+    PTX and AMD code are made here without a GPU. A part this build cannot make (no such LLVM target)
+    holds ``"unavailable: "`` and the reason; an architecture Loom does not know raises ``ValueError``.
     """
     from ._ndarray import ndarray
     if callable(x) and not isinstance(x, ndarray):
@@ -442,6 +454,10 @@ def inspect(x, *args, what=("graph", "kernels", "llvm", "ptx"), **kwargs):
         raise TypeError("inspect(array) takes no further arguments; inspect(fn, *args, **kwargs) calls fn")
     if not isinstance(x, ndarray):
         raise TypeError(f"inspect: expected a pending loom array (or a function returning one), not {type(x).__name__}")
+    for name, arch in (("ptx_arch", ptx_arch), ("amdgpu_chip", amdgpu_chip)):
+        if arch is not None and not isinstance(arch, str):
+            raise TypeError(f"inspect: {name} must be a str such as {'sm_80' if name == 'ptx_arch' else 'gfx90a'}, "
+                            f"not {type(arch).__name__}")
     if isinstance(what, str):
         what = (what,)
     out = {}
@@ -449,7 +465,7 @@ def inspect(x, *args, what=("graph", "kernels", "llvm", "ptx"), **kwargs):
         if part not in _DUMP_KINDS:
             raise ValueError(f"inspect: unknown part {part!r}; choose from {', '.join(_DUMP_KINDS)}")
         try:
-            out[part] = _core.dump(x, _DUMP_KINDS[part])
+            out[part] = _core.dump(x, _DUMP_KINDS[part], ptx_arch, amdgpu_chip)
         except NotImplementedError as e:
             out[part] = f"unavailable: {e}"
     return out

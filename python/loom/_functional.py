@@ -22,7 +22,7 @@ def _is_array(v):
 
 
 def piecewise(x, condlist, funclist, *args, **kw):
-    """NumPy's piecewise: y[cond_k] = funclist[k] (a value, or f(x, *args, **kw) for a callable, evaluated
+    """NumPy's piecewise: y[cond_k] = funclist[k] (a value, or ``f(x, *args, **kw)`` for a callable, evaluated
     on all of x and selected where cond_k holds), later conditions winning; with one more function than
     conditions the last one covers where no condition holds; elsewhere 0. The result has x's dtype."""
     from ._indexing import where

@@ -108,7 +108,7 @@ class _Introspect:
 
 class ElementwiseKernel(_core.UserKernel, _Introspect):
     """CuPy's ElementwiseKernel: `operation` is C code run once per point of the broadcast arguments.
-    Call: kernel(*inputs[, *outputs], size=None, stream=None) (loom._core.UserKernel's own call: the
+    Call: ``kernel(*inputs[, *outputs], size=None, stream=None)`` (loom._core.UserKernel's own call: the
     per-call path runs in C)."""
 
     def __init__(self, in_params, out_params, operation, name="kernel", reduce_dims=True, preamble="",
@@ -138,7 +138,7 @@ class ElementwiseKernel(_core.UserKernel, _Introspect):
 
 class ReductionKernel(_Introspect):
     """CuPy's ReductionKernel: map_expr per point, reduce_expr to combine (associative), post_map_expr.
-    Call: kernel(*inputs, out=None, axis=None, keepdims=False, stream=None). identity=None is CuPy's
+    Call: ``kernel(*inputs, out=None, axis=None, keepdims=False, stream=None)``. identity=None is CuPy's
     value-initialized reduce type, 0."""
 
     def __init__(self, in_params, out_params, map_expr, reduce_expr, post_map_expr, identity, name="reduce_kernel",

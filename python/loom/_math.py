@@ -167,7 +167,7 @@ def _ufunc_operands(name, a, b, dtype, casting, opname=None):
 def fmod(a, b, out=None, *, dtype=None, casting="same_kind"):
     """loom.fmod(a, b, out=None): the remainder of C's fmod (it has the sign of a), elementwise with
     broadcasting, like numpy.fmod. Built from loom's exact remainder (the sign of b): for floats
-    fmod(a, b) = copysign(remainder(|a|, |b|), a), which is exact (remainder of non-negative operands
+    ``fmod(a, b) = copysign(remainder(|a|, |b|), a)``, which is exact (remainder of non-negative operands
     is fmod's); for integers the floor remainder r becomes r - b where r != 0 and a, b differ in sign.
     Division by zero gives NaN for floats and 0 for integers, as NumPy."""
     a, b = _ufunc_operands("fmod", a, b, dtype, casting)
@@ -238,7 +238,7 @@ def rad2deg(x):
 
 
 def logaddexp(a, b):
-    """log(exp(a) + exp(b)) without overflow: max(a, b) + log1p(exp(-|a - b|)), and a + log(2) where
+    """log(exp(a) + exp(b)) without overflow: ``max(a, b) + log1p(exp(-|a - b|))``, and a + log(2) where
     a == b (so that inf + inf stays inf), NaN where either is NaN (numpy.logaddexp)."""
     a, b = _float_operands(a, b)
     m = _b("maximum", a, b)
@@ -247,7 +247,7 @@ def logaddexp(a, b):
 
 
 def logaddexp2(a, b):
-    """log2(2**a + 2**b) without overflow: max(a, b) + log1p(2**-|a - b|) / log(2), and a + 1 where
+    """log2(2**a + 2**b) without overflow: ``max(a, b) + log1p(2**-|a - b|) / log(2)``, and a + 1 where
     a == b (numpy.logaddexp2)."""
     a, b = _float_operands(a, b)
     m = _b("maximum", a, b)
@@ -292,8 +292,8 @@ def heaviside(x1, x2):
 
 
 def ldexp(x1, x2):
-    """x1 * 2**x2 (numpy.ldexp) as three exact power-of-two scalings: the exponent is clamped to the
-    span that can still change the result (|x2| beyond max exponent + subnormal digits gives 0 or inf
+    """``x1 * 2**x2`` (numpy.ldexp) as three exact power-of-two scalings: the exponent is clamped to the
+    span that can still change the result (``|x2|`` beyond max exponent + subnormal digits gives 0 or inf
     anyway) and split in three parts of one sign, each 2**part representable in x1's dtype."""
     x2 = _operand(x2)
     x2 = x2 if isinstance(x2, ndarray) else asarray(x2)
@@ -347,7 +347,7 @@ def _axis_spacing(d, n):
 
 
 def gradient(f, *varargs, axis=None, edge_order=1):
-    """loom.gradient(f, *varargs, axis=None, edge_order=1): the gradient of f by second-order central
+    """``loom.gradient(f, *varargs, axis=None, edge_order=1)``: the gradient of f by second-order central
     differences inside and first- or second-order one-sided differences at the edges, with uniform
     (scalars) or coordinate-array spacings per axis, like numpy.gradient. Integer inputs give float64;
     returns one array per axis (a tuple, or the array itself for one axis)."""

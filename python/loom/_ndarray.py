@@ -878,7 +878,7 @@ def _host_function(name, module, doc=None):
 
     f.__name__ = f.__qualname__ = name
     f.__module__ = module
-    f.__doc__ = doc or (f"loom.{name}: like numpy.{name}; computed by NumPy on a host copy of the data (a GPU "
+    f.__doc__ = doc or (f"``loom.{name}``: like ``numpy.{name}``; computed by NumPy on a host copy of the data (a GPU "
                         "array goes through host memory), the result a loom array on the input's device")
     return f
 

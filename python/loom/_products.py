@@ -344,7 +344,7 @@ def _prepare(x, ls, keep):
 
 def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=False):
     """NumPy's einsum: pairwise contractions as batched matrix products (cheapest intermediate first).
-    einsum(subscripts, *operands) or the interleaved einsum(op0, sublist0, op1, sublist1, ..., [sublistout])."""
+    ``einsum(subscripts, *operands)`` or the interleaved ``einsum(op0, sublist0, op1, sublist1, ..., [sublistout])``."""
     if not operands:
         raise ValueError("No input operands")
     if isinstance(operands[0], str):

@@ -246,15 +246,15 @@ def det(a):
 
 
 def slogdet(a):
-    """(sign, log|det|) of each square matrix; (0, -inf) for a singular one. A complex matrix's sign is the
-    complex number of modulus 1 (or 0) det / |det|, its logabsdet real."""
+    """(sign, ``log|det|``) of each square matrix; (0, -inf) for a singular one. A complex matrix's sign is the
+    complex number of modulus 1 (or 0) ``det / |det|``, its logabsdet real."""
     d, parity = _lu_parts(a)
     return SlogdetResult(prod(sign(d), axis=-1) * parity, sum(log(absolute(d)), axis=-1))
 
 
 # ---- built from the decompositions ---------------------------------------------------------------------
 def lstsq(a, b, rcond=None):
-    """NumPy's lstsq: (x, residuals, rank, s) minimizing |b - a x|, through the SVD of a."""
+    """NumPy's lstsq: (x, residuals, rank, s) minimizing ``|b - a x|``, through the SVD of a."""
     a = _matrix(a, "lstsq")
     if a.ndim != 2:
         raise LinAlgError(f"{a.ndim}-dimensional array given. Array must be two-dimensional")

@@ -390,12 +390,15 @@ static PyObject *core_set_cache(PyObject *module, PyObject *const *args, Py_ssiz
   Py_RETURN_NONE;
 }
 
-/* dump(array, kind) -> str: loom_dump of a pending array's node (kind: LoomDumpKind: 0 graph IR, 1 kernel
- * IR, 2 LLVM IR, 3 PTX); nothing is run. */
+/* dump(array, kind[, ptx_arch, amdgpu_chip]) -> str: loom_dump_for of a pending array's node (kind: LoomDumpKind:
+ * 0 graph IR, 1 kernel IR, 2 LLVM IR, 3 PTX, 4 AMDGPU assembly, 5 compile times; the archs str or None for
+ * loom_dump's); nothing is run. */
 static PyObject *core_dump(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
   MODSTATE;
-  if (nargs != 2 || !is_array(st, args[0]) || !PyLong_Check(args[1])) {
-    PyErr_SetString(PyExc_TypeError, "dump(array, kind)");
+  if ((nargs != 2 && nargs != 4) || !is_array(st, args[0]) || !PyLong_Check(args[1]) ||
+      (nargs == 4 && ((args[2] != Py_None && !PyUnicode_Check(args[2])) ||
+                      (args[3] != Py_None && !PyUnicode_Check(args[3]))))) {
+    PyErr_SetString(PyExc_TypeError, "dump(array, kind[, ptx_arch: str | None, amdgpu_chip: str | None])");
     return NULL;
   }
   ArrayObject *a = (ArrayObject *)args[0];
@@ -406,8 +409,13 @@ static PyObject *core_dump(PyObject *module, PyObject *const *args, Py_ssize_t n
   }
   long kind = PyLong_AsLong(args[1]);
   if (kind == -1 && PyErr_Occurred()) return NULL;
+  LoomDumpTargets targets = {NULL, NULL};
+  if (nargs == 4) {
+    if (args[2] != Py_None && !(targets.ptx_arch = PyUnicode_AsUTF8(args[2]))) return NULL;
+    if (args[3] != Py_None && !(targets.amdgpu_chip = PyUnicode_AsUTF8(args[3]))) return NULL;
+  }
   char *text = NULL;
-  LoomStatus rc = loom_dump(((GraphObject *)a->graph)->g, (LoomDumpKind)kind, 1, &a->node, &text);
+  LoomStatus rc = loom_dump_for(((GraphObject *)a->graph)->g, (LoomDumpKind)kind, &targets, 1, &a->node, &text);
   if (rc) return raise_status(st, rc);
   PyObject *r = PyUnicode_FromString(text);
   loom_free_string(ctx_of(st), text);

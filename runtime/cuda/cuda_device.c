@@ -101,20 +101,35 @@ static LoomStatus cu_run_schedule(LoomContext *ctx, int i, const RtRun *run, Dia
 static void cu_settle(LoomContext *ctx, int i) { rt_gpu_settle(D, ctx, i); }
 
 /* ---- PTX dumps ---------------------------------------------------------------------------------------------- */
-/* The PTX of kernels k[0..n) for sm_90 (the H200's), compiled here: no GPU is needed. */
-static LoomStatus cu_dump_code(LoomContext *ctx, int32_t n, const KernelIr *const *k, StrBuf *sb, Diag *d) {
+/* The PTX (and/or compile times) of kernels k[0..n) for rq->arch ("sm_80"; default sm_90, the H200's),
+ * compiled here: no GPU is needed. */
+static LoomStatus cu_dump_code(LoomContext *ctx, const RtDumpRequest *rq, int32_t n, const KernelIr *const *k,
+                               StrBuf *sb, Diag *d) {
+  int sm = 90;
+  if (rq->arch && *rq->arch) {
+    char *end = NULL;
+    long v = strncmp(rq->arch, "sm_", 3) == 0 && rq->arch[3] >= '0' && rq->arch[3] <= '9' ? strtol(rq->arch + 3, &end, 10) : -1;
+    if (v < 30 || v > 129 || (end && *end))
+      return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "PTX dump: arch '%s' is not sm_<major><minor> from sm_30 to "
+                        "sm_129 (e.g. sm_80)", rq->arch);
+    sm = (int)v;
+  }
   CgTarget *t = NULL;
-  LoomStatus st = cg_nvptx_target_create(ctx, 9, 0, &t, d);
+  LoomStatus st = cg_nvptx_target_create(ctx, sm / 10, sm % 10, &t, d);
+  if (sm > 90) sm = 90; /* the target emits sm_90 PTX for newer GPUs (the driver JITs it) */
   for (int32_t i = 0; st == LOOM_OK && i < n; i++) {
     CgCompiled cc;
     memset(&cc, 0, sizeof cc);
     st = t->compile(t, k[i], NULL, &cc, d);
     if (st != LOOM_OK) break;
-    if (cc.gpu && (ctx->dump_flags & IR_DUMP_TIME))
-      sb_printf(sb, "// time %s lower %.3f libdevice %.3f opt %.3f ptx %.3f ms\n", k[i]->name, cc.gpu->phase_ms[0],
-                cc.gpu->phase_ms[1], cc.gpu->phase_ms[2], cc.gpu->phase_ms[3]);
-    if (cc.gpu && cc.gpu->code) sb_printf(sb, "// kernel %s (sm_90)\n%s", k[i]->name, cc.gpu->code);
-    else st = diag_error(d, LOOM_ERR_INTERNAL, "internal error: the NVIDIA target gave no PTX for %s", k[i]->name);
+    const double *ph = cc.gpu ? cc.gpu->phase_ms : NULL;
+    if (ph && rq->times)
+      sb_printf(sb, "%stime kernel %s sm_%d %.3f ms (lower %.3f libdevice %.3f opt %.3f ptx %.3f)\n", rq->code ? "// " : "# ",
+                k[i]->name, sm, ph[0] + ph[1] + ph[2] + ph[3], ph[0], ph[1], ph[2], ph[3]);
+    if (!cc.gpu || !cc.gpu->code)
+      st = diag_error(d, LOOM_ERR_INTERNAL, "internal error: the NVIDIA target gave no PTX for %s", k[i]->name);
+    else if (rq->code)
+      sb_printf(sb, "// kernel %s (sm_%d)\n%s", k[i]->name, sm, cc.gpu->code);
     t->release(t, &cc);
   }
   if (t) t->destroy(t);

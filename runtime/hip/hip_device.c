@@ -124,28 +124,34 @@ static LoomStatus hip_run_schedule(LoomContext *ctx, int i, const RtRun *run, Di
 static void hip_settle(LoomContext *ctx, int i) { rt_gpu_settle(D, ctx, i); }
 
 /* ---- AMDGPU assembly dumps ------------------------------------------------------------------------------- */
-/* The AMDGPU assembly of kernels k[0..n) for the reference chip, gfx942 (MI300; LOOM_DUMP_AMDGPU_CHIP picks
- * another), compiled here without a GPU: each code object is still linked (and kept in
- * LOOM_DUMP_AMDGPU_DIR when set). */
-static LoomStatus hip_dump_code(LoomContext *ctx, int32_t n, const KernelIr *const *k, StrBuf *sb, Diag *d) {
-  const char *chip = getenv("LOOM_DUMP_AMDGPU_CHIP");
+/* The AMDGPU assembly (and/or compile times) of kernels k[0..n) for rq->arch, else LOOM_DUMP_AMDGPU_CHIP, else
+ * the reference chip, gfx942 (MI300), compiled here without a GPU: each code object is still linked (and
+ * kept in LOOM_DUMP_AMDGPU_DIR when set). Times alone time the compile a device makes (to the ELF). */
+static LoomStatus hip_dump_code(LoomContext *ctx, const RtDumpRequest *rq, int32_t n, const KernelIr *const *k,
+                                StrBuf *sb, Diag *d) {
+  const char *chip = rq->arch && *rq->arch ? rq->arch : getenv("LOOM_DUMP_AMDGPU_CHIP");
   if (!chip || !*chip) chip = "gfx942";
+  if (rq->arch && *rq->arch && !cg_amdgpu_chip(chip, NULL))
+    return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "AMDGPU dump: unknown chip '%s' (Loom knows %s)", chip,
+                      cg_amdgpu_chip_names());
   CgTarget *t = NULL;
   LoomStatus st = cg_amdgpu_target_create(ctx, chip, 0, &t, d);
-  if (st == LOOM_OK) cg_amdgpu_target_set_dump(t, getenv("LOOM_DUMP_AMDGPU_DIR"));
+  if (st == LOOM_OK && rq->code) cg_amdgpu_target_set_dump(t, getenv("LOOM_DUMP_AMDGPU_DIR")); /* else: the ELF */
   for (int32_t i = 0; st == LOOM_OK && i < n; i++) {
     CgCompiled cc;
     memset(&cc, 0, sizeof cc);
     st = t->compile(t, k[i], NULL, &cc, d);
     if (st != LOOM_OK) break;
-    if (cc.gpu && (ctx->dump_flags & IR_DUMP_TIME))
-      sb_printf(sb, "; time %s lower %.3f ocml %.3f opt %.3f code object %.3f ms\n", k[i]->name, cc.gpu->phase_ms[0],
-                cc.gpu->phase_ms[1], cc.gpu->phase_ms[2], cc.gpu->phase_ms[3]);
+    const double *ph = cc.gpu ? cc.gpu->phase_ms : NULL;
+    if (ph && rq->times)
+      sb_printf(sb, "%stime kernel %s %s %.3f ms (lower %.3f ocml %.3f opt %.3f code object %.3f)\n", rq->code ? "; " : "# ",
+                k[i]->name, chip, ph[0] + ph[1] + ph[2] + ph[3], ph[0], ph[1], ph[2], ph[3]);
     const char *why = NULL, *linker = cg_amdgpu_linker(t, &why);
-    if (cc.gpu && cc.gpu->code)
+    if (!cc.gpu || !cc.gpu->code)
+      st = diag_error(d, LOOM_ERR_INTERNAL, "internal error: the AMD target gave no assembly for %s", k[i]->name);
+    else if (rq->code)
       sb_printf(sb, "; kernel %s (%s, linked by %s%s%s)\n%s", k[i]->name, chip, linker, why && *why ? ": " : "",
                 why ? why : "", cc.gpu->code);
-    else st = diag_error(d, LOOM_ERR_INTERNAL, "internal error: the AMD target gave no assembly for %s", k[i]->name);
     t->release(t, &cc);
   }
   if (t) t->destroy(t);

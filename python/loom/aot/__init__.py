@@ -1,4 +1,4 @@
-"""loom.aot: ahead-of-time kernel bundles from Python, and loading them.
+"""loom.aot: ahead-of-time kernel bundles from Python, and loading them::
 
     import loom, loom.aot
     @loom.fuse(kernel_name="axpb")
@@ -23,7 +23,7 @@ kernels alike run its code and compile nothing (loom.stats()["kernels_compiled"]
 A kernel outside the bundles JIT-compiles, or raises NotImplementedError when the bundle was loaded with
 jit=False.
 
-Signatures: one per call, a tuple of arguments (or Call(*args, **kwargs) for keywords such as
+Signatures: one per call, a tuple of arguments (or ``Call(*args, **kwargs)`` for keywords such as
 ReductionKernel's axis). An argument is Array(dtype, ndim, layout="C", shape=None), a (dtype, ndim) or
 (dtype, ndim, layout) tuple, a NumPy array (used as the example itself), or a Python / NumPy scalar
 (passed as is; its value is a parameter of the bundled kernel, so any other value runs the same code; only
@@ -272,12 +272,15 @@ def compile(functions, signatures=None, targets="host-all", path="loom_kernels.l
 
     functions: one function or a list (@loom.fuse functions, ElementwiseKernel, ReductionKernel; a plain
       function is traced as @loom.fuse), or a dict {function: [signatures]} (then `signatures` is unused).
+
     signatures: {function: [signature, ...]}, or one list used for every function.
+
     targets: "host", "host-avx2", "host-avx512", "host-all", "sm_80", "sm_90", "ptx", "ptx_sm_XX", "gfx942" (any
       gfxNNN the AMD target knows), "all" (every host level, sm_80/sm_90 cubins when ptxas is there, PTX,
       gfx90a/gfx942/gfx1100 when LLVM has the AMDGPU target)
       (comma-separated). names: {function: name or [names]} (C identifiers); default: the function's
       name, with the signature's dtypes appended when it has several.
+
     emit_c: also write <emit_c>.c / <emit_c>.h (typed C functions over libloomrt).
     Returns the bundle's path."""
     lib = _lib()
