@@ -687,30 +687,7 @@ done:
   free(graph);
 }
 
-/* Strategies and features beyond the golden files. */
-static const struct {
-  const char *name, *graph;
-} cases[] = {
-    {"argmax axis 1 (row, argmax through shuffles of value and index)",
-     "%0 = input 0 f32 [64,300] strides [300,1]\n%1 = reduce argmax i64 [64] %0 axes [1]\noutput %1\n"},
-    {"int64 full sum (64-bit shuffles, vector part entry)",
-     "%0 = input 0 i64 [100000] strides [1]\n%1 = reduce sum i64 [] %0 axes [0]\noutput %1\n"},
-    {"float64 sin and division (ocml f64, fdiv f64)",
-     "%0 = input 0 f64 [1000] strides [1]\n%1 = input 1 f64 [1000] strides [1]\n%2 = sin f64 [1000] %0\n"
-     "%3 = truediv f64 [1000] %2 %1\noutput %3\n"},
-    {"float32 division and sqrt (correctly rounded sequences)",
-     "%0 = input 0 f32 [1000] strides [1]\n%1 = input 1 f32 [1000] strides [1]\n%2 = truediv f32 [1000] %0 %1\n"
-     "%3 = sqrt f32 [1000] %2\noutput %3\n"},
-    {"int8 to float16 elementwise (narrow vector lanes)",
-     "%0 = input 0 i8 [4096] strides [1]\n%1 = cast f16 [4096] %0\n%2 = mul f16 [4096] %1 %1\noutput %2\n"},
-    {"float32 cos, atan2, pow (large ocml functions)",
-     "%0 = input 0 f32 [777] strides [1]\n%1 = input 1 f32 [777] strides [1]\n%2 = cos f32 [777] %0\n"
-     "%3 = atan2 f32 [777] %2 %1\n%4 = pow f32 [777] %3 %1\noutput %4\n"},
-    {"variance over the last axis (three phases, cached row)",
-     "%0 = input 0 f32 [32,1000] strides [1000,1]\n%1 = reduce mean f32 [32,1] %0 axes [1] keepdims\n"
-     "%2 = broadcast f32 [32,1000] %1\n%3 = sub f32 [32,1000] %0 %2\n%4 = mul f32 [32,1000] %3 %3\n"
-     "%5 = reduce mean f32 [32] %4 axes [1]\noutput %5\n"},
-};
+#include "amdgpu_cases.h" /* the strategy, complex and bfloat16 cases beyond the golden files */
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
