@@ -3,8 +3,7 @@
  * (test_threads.c is the host's twin; issue 10's concurrency item).
  *
  * Without arguments (ctest test_threads_gpu; exits 77 without a GPU): the public API on GPU 0 of the
- * CUDA device (LOOM_TEST_GPU=hip: the AMD one). THREADS threads, released together by a barrier, each
- * round:
+ * CUDA device (LOOM_TEST_GPU=hip: the AMD one). THREADS threads, each round started together (a barrier):
  *   1. compile: every thread evaluates a kernel no thread has run before (its own structure), and all
  *      of them one shared new kernel at the same moment; int64 row sums and column maxima;
  *   2. run: every thread evaluates its kernels again and again for RUN_MS, a window longer than the
@@ -15,8 +14,9 @@
  * (each thread its own context, device state, pool and tier thread) and one shared context (the kernel
  * table, the pool and the tier thread shared; half the threads on streams of their own). The disk cache is
  * off, so every kernel is compiled and tiered up here; a dump sink counts the tier-ups that swapped
- * (loom_set_dump "time"): each layout must have some, and the shared context compiles each distinct kernel
- * once (LoomStats.kernels_compiled).
+ * (loom_set_dump "time"): on CUDA each layout must have some while threads were in their run phase (HIP
+ * has no JIT step, so no tiers), and the shared context compiles each distinct kernel once
+ * (LoomStats.kernels_compiled).
  *
  * --mock (ctest test_threads_gpu_mock, every CI run): the same threads over the shared GPU layer
  * (rt_gpu_*) and gpu_mock.h's driver, which runs no kernel, so results cannot be compared there. What it
@@ -94,7 +94,8 @@ static LoomStatus expr_build(LoomGraph *g, LoomNode x, int variant, double k, do
   LoomNode r = x, two, kk, tt, one, ab, den, m, s;
   LoomStatus st = loom_weak_float(g, 2.0, &two);
   for (int i = 0, v = variant; i < DIGITS && !st; i++, v /= 3)
-    st = v % 3 == 2 ? loom_binary(g, LOOM_OP_MUL, r, two, &r) : loom_binary(g, v % 3 ? LOOM_OP_SUB : LOOM_OP_ADD, r, x, &r);
+    st = v % 3 == 2 ? loom_binary(g, LOOM_OP_MUL, r, two, &r)
+                    : loom_binary(g, v % 3 ? LOOM_OP_SUB : LOOM_OP_ADD, r, x, &r);
   if (!st) st = loom_weak_float(g, k, &kk);
   if (!st) st = loom_weak_float(g, t, &tt);
   if (!st) st = loom_weak_float(g, 1.0, &one);
@@ -113,15 +114,19 @@ static LoomDeviceKind gpu = LOOM_DEVICE_CUDA;
 
 /* Counts the tier-ups that swapped handles (loom_set_dump "time" lines) of one context. */
 typedef struct TierCount {
-  long swapped, kept;
+  long swapped, kept, live; /* live: swapped while some thread was in its run phase */
 } TierCount;
+static int running; /* threads in their run phase (atomic) */
 static void tier_sink(void *user, const char *text, size_t len) {
   TierCount *c = user;
   const char *end = text + len;
   for (const char *p = text; p < end && (p = memmem(p, (size_t)(end - p), "tier-up", 7)) != NULL; p += 7) {
     const char *nl = memchr(p, '\n', (size_t)(end - p));
     size_t rest = (size_t)((nl ? nl : end) - p);
-    if (memmem(p, rest, "swapped", 7)) __atomic_add_fetch(&c->swapped, 1, __ATOMIC_RELAXED);
+    if (memmem(p, rest, "swapped", 7)) {
+      __atomic_add_fetch(&c->swapped, 1, __ATOMIC_RELAXED);
+      if (__atomic_load_n(&running, __ATOMIC_ACQUIRE) > 0) __atomic_add_fetch(&c->live, 1, __ATOMIC_RELAXED);
+    }
     else __atomic_add_fetch(&c->kept, 1, __ATOMIC_RELAXED);
   }
 }
@@ -230,15 +235,17 @@ static void gpu_reduce(LoomContext *ctx, int tid, int64_t r, int64_t c) {
   free(v);
 }
 
-/* One round of a thread: new kernels compiled at once by all, then run through the tier-ups. */
+/* One round of a thread (all start together): new kernels compiled, the common one by all at once, then
+ * run for RUN_MS, the window in which the tier-up (TIER_IDLE_MS after the context's last compile) swaps. */
 static void gpu_round(LoomContext *ctx, int tid, int r, bool shared) {
   int own = 3 * (r * THREADS + tid) + 1 + (shared ? 121 : 0), common = 3 * (r * THREADS) + 2; /* distinct structures */
-  gpu_expr(ctx, tid, own, 50000 + 1000 * tid, 1);
-  gpu_expr(ctx, tid, common, 4096, 1); /* every thread compiles this one at the same moment */
+  gpu_expr(ctx, tid, common, 4096, 1);
   gpu_reduce(ctx, tid, 64 + tid, 3000);
-  pthread_barrier_wait(&barrier); /* compiles done: the tier-ups may start */
+  gpu_expr(ctx, tid, own, 50000 + 1000 * tid, 1); /* last: its tier-up comes during the run phase */
+  __atomic_add_fetch(&running, 1, __ATOMIC_RELEASE);
   int n = gpu_expr(ctx, tid, own, 50000 + 1000 * tid, 0);
   n += gpu_expr(ctx, tid, common, 4096, 4);
+  __atomic_sub_fetch(&running, 1, __ATOMIC_RELEASE);
   CHECK(n >= 2, "thread %d round %d: only %d evaluations", tid, r, n);
   pthread_barrier_wait(&barrier);
 }
@@ -249,7 +256,7 @@ static void *gpu_own_context(void *arg) {
   LoomContext *ctx = NULL;
   if (loom_context_create(&ctx) != LOOM_OK) {
     CHECK(false, "thread %d: context", tid);
-    for (int r = 0; r < 2 * rounds; r++) pthread_barrier_wait(&barrier);
+    for (int r = 0; r < rounds; r++) pthread_barrier_wait(&barrier);
     return NULL;
   }
   loom_set_dump_sink(ctx, tier_sink, &own_tiers[tid]);
@@ -264,7 +271,8 @@ static void *gpu_shared_context(void *arg) {
   int tid = (int)(intptr_t)arg;
   LoomStream *s = NULL;
   if (tid % 2 && gpu != LOOM_DEVICE_HOST) { /* odd threads on a stream of their own */
-    CHECK(loom_stream_create(shared_ctx, gpu, 0, &s) == LOOM_OK, "thread %d: stream: %s", tid, loom_last_error(shared_ctx));
+    CHECK(loom_stream_create(shared_ctx, gpu, 0, &s) == LOOM_OK, "thread %d: stream: %s", tid,
+          loom_last_error(shared_ctx));
     if (s) CHECK(loom_stream_use(shared_ctx, gpu, 0, s) == LOOM_OK, "thread %d: stream use", tid);
   }
   for (int r = 0; r < rounds; r++) gpu_round(shared_ctx, tid, r, true);
@@ -288,15 +296,21 @@ static int run_gpu(bool host) {
     printf("test_threads_gpu: skipped: no %s device\n", gpu == LOOM_DEVICE_HIP ? "AMD" : "CUDA");
     return 77;
   }
+  /* tiers are CUDA's (runtime/cuda/cuda_device.c: on unless LOOM_CUDA_JIT_TIERS=0 or LOOM_CUDA_JIT_LEVEL=0);
+   * HIP loads code objects with no JIT step, so AMD has none */
+  const char *tv = getenv("LOOM_CUDA_JIT_TIERS"), *lv = getenv("LOOM_CUDA_JIT_LEVEL");
+  bool tiers = gpu == LOOM_DEVICE_CUDA && !(tv && !strcmp(tv, "0")) && !(lv && !strcmp(lv, "0"));
   double t0 = now_ms();
   run_threads(gpu_own_context);
-  long own_swapped = 0, own_kept = 0;
-  for (int i = 0; i < THREADS; i++) own_swapped += own_tiers[i].swapped, own_kept += own_tiers[i].kept;
-  CHECK(host || own_swapped > 0, "separate contexts: no tier-up swapped a kernel (%ld kept tier 0)", own_kept);
+  TierCount own = {0, 0, 0};
+  for (int i = 0; i < THREADS; i++)
+    own.swapped += own_tiers[i].swapped, own.kept += own_tiers[i].kept, own.live += own_tiers[i].live;
+  CHECK(!tiers || own.live > 0, "separate contexts: no tier-up swapped a kernel while the threads ran (%ld swapped, "
+        "%ld kept tier 0)", own.swapped, own.kept);
 
   if (loom_context_create(&shared_ctx) != LOOM_OK) return 1;
-  TierCount tiers = {0, 0};
-  loom_set_dump_sink(shared_ctx, tier_sink, &tiers);
+  TierCount swaps = {0, 0, 0};
+  loom_set_dump_sink(shared_ctx, tier_sink, &swaps);
   loom_set_dump(shared_ctx, "time");
   LoomStats s0, s1;
   loom_get_stats(shared_ctx, &s0);
@@ -307,11 +321,14 @@ static int run_gpu(bool host) {
   CHECK(compiled <= most, "shared context: %llu compilations for at most %llu distinct kernels",
         (unsigned long long)compiled, (unsigned long long)most);
   loom_context_destroy(shared_ctx); /* finishes the tier-up queue */
-  CHECK(host || tiers.swapped > 0, "shared context: no tier-up swapped a kernel (%ld kept tier 0)", tiers.kept);
-  printf("test_threads_gpu: %s, %d threads x %d rounds, %.0f ms; tier-ups swapped: %ld in the separate contexts, "
-         "%ld in the shared one (kept tier 0: %ld, %ld); %llu compilations in the shared context\n",
-         gpu == LOOM_DEVICE_HIP ? "hip:0" : gpu == LOOM_DEVICE_CUDA ? "cuda:0" : "host (no tiers)", THREADS, rounds, now_ms() - t0, own_swapped, tiers.swapped,
-         own_kept, tiers.kept, (unsigned long long)compiled);
+  CHECK(!tiers || swaps.live > 0, "shared context: no tier-up swapped a kernel while the threads ran (%ld swapped, "
+        "%ld kept tier 0)", swaps.swapped, swaps.kept);
+  printf("test_threads_gpu: %s, %d threads x %d rounds, %.0f ms; tier-ups (%s) swapped while the threads ran / in "
+         "all / kept tier 0: %ld/%ld/%ld in the separate contexts, %ld/%ld/%ld in the shared one; %llu compilations "
+         "in the shared context\n",
+         gpu == LOOM_DEVICE_HIP ? "hip:0" : gpu == LOOM_DEVICE_CUDA ? "cuda:0" : "host", THREADS, rounds,
+         now_ms() - t0, tiers ? "on" : "off", own.live, own.swapped, own.kept, swaps.live, swaps.swapped, swaps.kept,
+         (unsigned long long)compiled);
   return 0;
 }
 
@@ -341,20 +358,28 @@ static __thread struct {
     pthread_mutex_unlock(&drv_lock);        \
     return st_;                             \
   } while (0)
-static LoomStatus w_stream_create(void *drv, int dev, void **out, Diag *d) { LOCKED(mock_D->stream_create(drv, dev, out, d)); }
+static LoomStatus w_stream_create(void *drv, int dev, void **out, Diag *d) {
+  LOCKED(mock_D->stream_create(drv, dev, out, d));
+}
 static void w_stream_destroy(void *drv, int dev, void *s) {
   pthread_mutex_lock(&drv_lock);
   mock_D->stream_destroy(drv, dev, s);
   pthread_mutex_unlock(&drv_lock);
 }
-static LoomStatus w_stream_sync(void *drv, int dev, void *s, Diag *d) { LOCKED(mock_D->stream_synchronize(drv, dev, s, d)); }
-static LoomStatus w_event_create(void *drv, int dev, void **out, Diag *d) { LOCKED(mock_D->event_create(drv, dev, out, d)); }
+static LoomStatus w_stream_sync(void *drv, int dev, void *s, Diag *d) {
+  LOCKED(mock_D->stream_synchronize(drv, dev, s, d));
+}
+static LoomStatus w_event_create(void *drv, int dev, void **out, Diag *d) {
+  LOCKED(mock_D->event_create(drv, dev, out, d));
+}
 static void w_event_destroy(void *drv, int dev, void *e) {
   pthread_mutex_lock(&drv_lock);
   mock_D->event_destroy(drv, dev, e);
   pthread_mutex_unlock(&drv_lock);
 }
-static LoomStatus w_event_record(void *drv, int dev, void *e, void *s, Diag *d) { LOCKED(mock_D->event_record(drv, dev, e, s, d)); }
+static LoomStatus w_event_record(void *drv, int dev, void *e, void *s, Diag *d) {
+  LOCKED(mock_D->event_record(drv, dev, e, s, d));
+}
 static LoomStatus w_h2d(void *drv, int dev, uint64_t dst, const void *src, size_t n, void *s, Diag *d) {
   LOCKED(mock_D->copy_h2d(drv, dev, dst, src, n, s, d));
 }
@@ -505,17 +530,17 @@ static void mock_round(LoomContext *ctx, int tid, int r, bool shared) {
     if (!st) st = expr_build(g, xn, vcommon, 2.5, 3.0, &common);
     if (!st) st = loom_reduce(g, LOOM_REDUCE_SUM, pn, 0, NULL, 0, &sum); /* split: partials from the pool */
   }
-  /* compile: new kernels, the common one by all threads at once */
-  if (!st) st = mock_run(ctx, dev, g, own, y, true, &d);
+  /* compile: new kernels, the common one by all threads at once, the own one last (its tier-up, due
+   * TIER_IDLE_MS after the context's last compile, then comes while the loop below launches it) */
   if (!st) st = mock_run(ctx, dev, g, common, y, false, &d);
   if (!st) st = mock_run(ctx, dev, g, sum, q, false, &d);
+  if (!st) st = mock_run(ctx, dev, g, own, y, true, &d);
   CHECK(st == LOOM_OK, "mock thread %d round %d: %s", tid, r, d.msg);
-  pthread_barrier_wait(&barrier);
-  /* run through the tier-ups */
+  /* run through the tier-ups: RUN_MS, longer while the own kernel still runs its level-0 code */
   tl.first_level = -1;
-  double until = now_ms() + RUN_MS;
+  double until = now_ms() + RUN_MS, cap = until + 20 * RUN_MS;
   int runs = 0;
-  while (!st && (now_ms() < until || runs < 2)) {
+  while (!st && (now_ms() < until || runs < 2 || (tl.first_level == 0 && tl.last_level != 2 && now_ms() < cap))) {
     st = mock_run(ctx, dev, g, own, y, true, &d);
     if (!st && runs % 4 == 0) st = mock_run(ctx, dev, g, common, z, false, &d);
     if (!st && runs % 8 == 0) st = mock_run(ctx, dev, g, sum, q, false, &d);
