@@ -14,7 +14,8 @@
 #      through comgr: the log's last column says which linker each took);
 #   5. test_gpu with LOOM_TEST_GPU=hip: every GPU-vs-host differential check (every op and dtype, every
 #      reduction strategy, float32 division and sqrt bit for bit against the host's IEEE results, determinism,
-#      in-place, streams, events, pools, the disk cache across processes, two devices when there are two);
+#      in-place, streams, events, pools, the disk cache across processes, two devices when there are two),
+#      and test_threads_gpu with it: threads evaluating at once in separate contexts and in a shared one;
 #   6. the rest of ctest, then the Python suite (tests/python/test_amd.py runs on the GPU; products go through
 #      hipBLASLt and loom.fft through hipFFT there: test_products.py, test_fft.py; test_hip_libs checked the
 #      bindings against mocks only);
@@ -74,6 +75,7 @@ run test_hip "$build/tests/test_hip"
 run test_amdgpu "$build/tests/test_amdgpu"
 run test_amdgpu_api "$build/tests/test_amdgpu_api"
 LOOM_TEST_GPU=hip run test_gpu_hip "$build/tests/test_gpu"
+LOOM_TEST_GPU=hip run test_threads_gpu_hip "$build/tests/test_threads_gpu" # threads, shared and separate contexts
 
 # ---- 6. everything else ---------------------------------------------------------------------------------------
 run ctest ctest --test-dir "$build" --output-on-failure -j"$(nproc)" -E "test_gpu$|test_cuda"

@@ -8,8 +8,8 @@
 # by then the tarball is written, whatever is still running):
 #   1. build, in parallel: the C tree (Release, build-gpu/) and the Python package (pip, no network,
 #      into .venv-gpu or python3)
-#   2. in parallel: ctest (every C test, the GPU ones included: test_gpu*, test_cuda*, test_cublaslt,
-#      test_random_gpu, loomrt), pytest on the GPU (tests/python), and in the background, on cores 4..
+#   2. in parallel: ctest (every C test, the GPU ones included: test_gpu*, test_cuda*, test_threads_gpu,
+#      test_cublaslt, test_random_gpu, loomrt), pytest on the GPU (tests/python), and in the background, on cores 4..
 #      at nice 19 (the tests come first), the long host fuzz of issue 10: tests/c test_fuzz_graph in
 #      chunks of LOOM_GPU_FUZZ_CHUNK (1000) graphs over LOOM_GPU_FUZZ_WORKERS (cores - 6) processes, and
 #      scripts/fuzz_numpy.py on the host and on the GPU, and, when build-gpukit/fuzz/ holds its kit

@@ -2,8 +2,9 @@
  *  - no device: loom_device_count(HIP) is 0; an AMD array, stream or event is a clean error naming the
  *    reason ("no AMD device ..." with Debian's HIP 5.2, "no HIP runtime ..." without it), the same each
  *    time; host evaluation is unaffected;
- *  - loom_dump(LOOM_DUMP_AMDGPU): the assembly of the fused kernels for gfx942 and, through
- *    LOOM_DUMP_AMDGPU_CHIP, gfx90a and gfx1100;
+ *  - loom_dump(LOOM_DUMP_AMDGPU): the assembly of the fused kernels (float32; complex64 math and bfloat16
+ *    row sums) for gfx942 and, through LOOM_DUMP_AMDGPU_CHIP, gfx90a and gfx1100, each kept code object
+ *    checked structurally;
  *  - user kernels (ElementwiseKernel with loop_prep / after_loop, raw arrays and worker state; with math;
  *    ReductionKernel with a post-map; a custom combiner) dumped for gfx90a, gfx942 and gfx1100 with
  *    LOOM_DUMP_AMDGPU_DIR: every code object they leave passes amdgpu_check.h's structural checks (ELF,
@@ -169,6 +170,32 @@ static void test_dumps(char *dir) {
     loom_free_string(ctx, text);
     int n = check_dumped(dir, chips[c], "softmax + sum", true);
     CHECK(n >= 2, "%s: %d code objects kept for 2+ kernels", chips[c], n);
+  }
+  loom_graph_destroy(g);
+  /* complex and bfloat16 through the public API: exp(z) * conj(z), the row sums of |z| and their bfloat16 */
+  float z[2 * 6] = {1, -1, 0.5f, 2, -3, 0, 0, 0, 1e-3f, 7, -2, -2};
+  LoomArray hz = arr(z, LOOM_COMPLEX64, 2, (int64_t[]){2, 3}, LOOM_DEVICE_HOST);
+  LoomNode zi, ez, cz, prod, az, rs, bf;
+  loom_graph_create(ctx, &g);
+  LoomStatus st = loom_input(g, &hz, &zi);
+  if (!st) st = loom_unary(g, LOOM_OP_EXP, zi, &ez);
+  if (!st) st = loom_unary(g, LOOM_OP_CONJ, zi, &cz);
+  if (!st) st = loom_binary(g, LOOM_OP_MUL, ez, cz, &prod);
+  if (!st) st = loom_unary(g, LOOM_OP_ABS, zi, &az);
+  if (!st) st = loom_reduce(g, LOOM_REDUCE_SUM, az, 1, &ax, 0, &rs);
+  if (!st) st = loom_cast(g, rs, LOOM_BFLOAT16, &bf);
+  CHECK(st == LOOM_OK, "complex graph: %s", loom_last_error(ctx));
+  LoomNode croots[2] = {prod, bf};
+  for (int c = 0; c < 3 && !st; c++) {
+    setenv("LOOM_DUMP_AMDGPU_CHIP", chips[c], 1);
+    setenv("LOOM_DUMP_AMDGPU_DIR", dir, 1);
+    char *text = NULL;
+    LoomStatus ds = loom_dump(g, LOOM_DUMP_AMDGPU, 2, croots, &text);
+    CHECK(ds == LOOM_OK && text && strstr(text, ".amdhsa_kernel "), "loom_dump AMDGPU of complex64 and bfloat16 "
+          "for %s: %s", chips[c], ds ? loom_last_error(ctx) : "(no kernels in the text)");
+    loom_free_string(ctx, text);
+    int n = check_dumped(dir, chips[c], "complex64 exp * conj, bfloat16 row sums of |z|", true);
+    CHECK(n >= 2, "%s: %d code objects kept for the complex graph's 2+ kernels", chips[c], n);
   }
   loom_graph_destroy(g);
   /* user kernels */
