@@ -199,6 +199,7 @@ from numpy import longlong as longlong
 from ._products import matmul as matmul
 from ._products import matrix_transpose as matrix_transpose
 from ._reductions import max as max
+from ._array_api import may_share_memory as may_share_memory
 from ._reductions import mean as mean
 from ._statistics import median as median
 from ._grids import meshgrid as meshgrid
@@ -261,6 +262,7 @@ from numpy import set_printoptions as set_printoptions
 from ._setops import setdiff1d as setdiff1d
 from ._setops import setxor1d as setxor1d
 from ._manipulation import shape as shape
+from ._array_api import shares_memory as shares_memory
 from numpy import short as short
 from ._config import show_config as show_config
 from numpy import signedinteger as signedinteger

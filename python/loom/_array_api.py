@@ -243,16 +243,38 @@ def _make_asarray(base):
                 raise ValueError("asarray(copy=False): a copy is needed (another dtype, order or device)")
             return obj.copy(order="K") if copy is True and r is obj else r
         if copy is False:
-            host_np = isinstance(obj, numpy.ndarray) and (dtype is None or numpy.dtype(dtype) == obj.dtype)
-            if not (host_np and (key or _cur())[0] == _HOST):
-                raise ValueError("asarray(copy=False): a copy is needed (the data is not a loom array on the "
-                                 "requested device)")
-            return _from_numpy(obj, copy=False)
+            return _share_host_buffer(obj, dtype, key or _cur())
         if isinstance(obj, (bool, int, float, complex)) and dtype is None:
             _check_python_scalar(obj)
         return _on(device, base, obj, dtype, order)
     asarray.__doc__ = (asarray.__doc__ or "") + "\n\n" + (base.__doc__ or "")
     return asarray
+
+
+def _share_host_buffer(obj, dtype, key):
+    """asarray(obj, copy=False) of data that is not a loom array: a loom array over obj's own memory (a
+    NumPy array or another buffer-protocol object on the host), or ValueError saying why a copy is needed."""
+    def refuse(why):
+        raise ValueError(f"asarray(copy=False): a copy is needed ({why}); pass copy=None to allow one")
+    if key[0] != _HOST:
+        refuse("the data is in host memory and the requested device is a GPU")
+    if isinstance(obj, numpy.ndarray):
+        host = obj
+    elif isinstance(obj, (numpy.generic, str, bytes)):  # immutable values, not buffers NumPy would share
+        refuse(f"a {type(obj).__name__} is not an array")
+    else:
+        try:
+            host = numpy.asarray(memoryview(obj))
+        except TypeError:
+            refuse(f"a {type(obj).__name__} is neither a loom array nor a buffer")
+    if dtype is not None and numpy.dtype(dtype) != host.dtype:
+        refuse(f"the data is {host.dtype}, {numpy.dtype(dtype)} was asked")
+    if not host.flags.writeable:
+        refuse("the buffer is read-only and loom arrays are writable")
+    r = _from_numpy(host, copy=False)
+    if r.size and not may_share_memory(r, host):  # byte-swapped or misaligned data is converted
+        refuse(f"loom cannot address {host.dtype} data with strides {host.strides} in place")
+    return r
 
 
 def _check_python_scalar(v):
@@ -529,13 +551,57 @@ def nextafter(x1, x2, /):
     return _host(numpy.nextafter, *_weak_pair(x1, x2))
 
 
+# ---- memory overlap: NumPy-dispatching callers ask numpy.may_share_memory(numpy.asarray(x), x) ----------
+class _Addresses:
+    """The addresses of an array's elements as a NumPy array that is never read (__array_interface__
+    over its first element's address, shape and byte strides), so NumPy's overlap arithmetic
+    (numpy.may_share_memory / shares_memory) can compare loom arrays with each other and with NumPy's."""
+
+    def __init__(self, ptr, shape, strides, itemsize):
+        self.__array_interface__ = {"data": (ptr, True), "shape": tuple(shape), "strides": tuple(strides),
+                                    "typestr": f"|V{itemsize}", "version": 3}
+
+
+def _address_space(x):
+    """(space, addresses): space "host" or "gpu" (one unified address space for every GPU, as CUDA's and
+    HIP's unified addressing give), addresses a NumPy array over the element addresses; None when x has
+    no elements. A pending loom array is evaluated (the answer is about the memory it will have)."""
+    if isinstance(x, ndarray):
+        if x.size == 0:
+            return None
+        _core.eval(x)
+        view = numpy.asarray(_Addresses(x._ptr, x.shape, x.strides, x.itemsize))
+        return ("gpu" if x._on_gpu else "host"), view
+    a = numpy.asarray(x)
+    return None if a.size == 0 else ("host", a)
+
+
+def _overlap(fn, a, b, max_work):
+    sa, sb = _address_space(a), _address_space(b)
+    if sa is None or sb is None or sa[0] != sb[0]:
+        return False
+    return bool(fn(sa[1], sb[1]) if max_work is None else fn(sa[1], sb[1], max_work=max_work))
+
+
+def may_share_memory(a, b, /, max_work=None):
+    """Whether a and b (loom or NumPy arrays) might share memory: their address ranges overlap (NumPy's
+    bounds test; max_work as numpy.may_share_memory's). A host and a GPU array never share memory."""
+    return _overlap(numpy.may_share_memory, a, b, max_work)
+
+
+def shares_memory(a, b, /, max_work=None):
+    """Whether a and b (loom or NumPy arrays) share an element's memory (NumPy's exact test, max_work as
+    numpy.shares_memory's: numpy.exceptions.TooHardError when the bound is exceeded)."""
+    return _overlap(numpy.shares_memory, a, b, max_work)
+
+
 _ALIASES = {"acos": "arccos", "acosh": "arccosh", "asin": "arcsin", "asinh": "arcsinh", "atan": "arctan",
             "atanh": "arctanh", "atan2": "arctan2", "bitwise_left_shift": "left_shift",
             "bitwise_right_shift": "right_shift", "bitwise_invert": "invert", "pow": "power"}
 
 _NEW = ["concat", "permute_dims", "matrix_transpose", "unstack", "moveaxis", "flip", "broadcast_arrays", "meshgrid",
         "tril", "triu", "take", "diff", "vecdot", "tensordot", "repeat", "roll", "tile",
-        "logaddexp", "signbit", "nextafter", "isdtype", "finfo", "iinfo", "__array_namespace_info__", "cpu"]
+        "logaddexp", "signbit", "nextafter", "may_share_memory", "shares_memory", "isdtype", "finfo", "iinfo", "__array_namespace_info__", "cpu"]
 
 
 # The linalg extension's functions that are main-namespace functions or views of them (the standard's

@@ -481,11 +481,19 @@ def norm(x, ord=None, axis=None, keepdims=False):
     return _matrix_norm(x, ord, axis, keepdims)
 
 
+def _max_magnitude(m, axis, keepdims=False):
+    """amax of magnitudes m (>= 0) along one axis; 0 where the axis is empty, as NumPy's norms give (the
+    largest of no magnitudes): the sum over the empty axis is those zeros, in m's dtype and on its device."""
+    if m.shape[axis] == 0:
+        return sum(m, axis=axis, keepdims=keepdims)
+    return amax(m, axis=axis, keepdims=keepdims)
+
+
 def _vector_norm(x, ord, ax, keepdims):
     if ord is None or ord == 2:
         return sqrt(sum(_abs2(x), axis=ax, keepdims=keepdims))
     if ord == numpy.inf:
-        return amax(absolute(x), axis=ax, keepdims=keepdims)
+        return _max_magnitude(absolute(x), ax, keepdims)
     if ord == -numpy.inf:
         return amin(absolute(x), axis=ax, keepdims=keepdims)
     if ord == 1:
@@ -507,12 +515,12 @@ def _matrix_norm(x, ord, axis, keepdims):
         rest = [i for i in range(x.ndim) if i not in (r, c)]
         y = _permute(x, rest + [r, c])
         s = svdvals(y)
-        res = amax(s, axis=-1) if ord == 2 else amin(s, axis=-1) if ord == -2 else sum(s, axis=-1)
+        res = _max_magnitude(s, -1) if ord == 2 else amin(s, axis=-1) if ord == -2 else sum(s, axis=-1)
     elif ord in (1, -1, numpy.inf, -numpy.inf):
         inner_ax, outer_ax = (r, c) if ord in (1, -1) else (c, r)
         s = sum(absolute(x), axis=inner_ax)
         outer_ax = outer_ax - 1 if outer_ax > inner_ax else outer_ax
-        res = amax(s, axis=outer_ax) if ord in (1, numpy.inf) else amin(s, axis=outer_ax)
+        res = _max_magnitude(s, outer_ax) if ord in (1, numpy.inf) else amin(s, axis=outer_ax)
     else:
         raise ValueError("Invalid norm order for matrices.")
     if keepdims:
@@ -523,8 +531,10 @@ def _matrix_norm(x, ord, axis, keepdims):
 
 
 def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
-    """The array API's vector_norm (axis=None: over every element)."""
+    """The array API's vector_norm (axis=None: over every element; integers and bools as float64)."""
     x = asarray(x)
+    if x.dtype.kind not in "fc":
+        x = x.astype(numpy.float64)
     if axis is None:
         r = _vector_norm(_reshape(x, (x.size,)), ord, 0, False)
         return _reshape(r, (1,) * x.ndim) if keepdims else r
@@ -543,7 +553,7 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
                 shape = [1 if i in axes else x.shape[i] for i in range(x.ndim)]
                 r = _reshape(r, shape)
             return r
-    return _vector_norm(x if x.dtype.kind in "fc" else x.astype(numpy.float64), ord, axis, keepdims)
+    return _vector_norm(x, ord, axis, keepdims)
 
 
 def matrix_norm(x, /, *, keepdims=False, ord="fro"):
