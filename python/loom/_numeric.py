@@ -207,52 +207,6 @@ def isneginf(x, out=None):
 
 
 
-# ---- memory overlap (numpy.shares_memory / may_share_memory) -----------------------------------------
-class _Extent:
-    """The address pattern of an array (pointer, shape, strides, item size) in NumPy's array interface,
-    so that NumPy's overlap solver can reason about it: only addresses are examined, never the memory
-    (which may be a GPU's)."""
-
-    def __init__(self, ptr, shape, strides, itemsize):
-        self.__array_interface__ = {"data": (ptr, False), "shape": shape, "strides": strides,
-                                    "typestr": f"|V{itemsize}", "version": 3}
-
-
-def _memory_of(x):
-    """(device key, NumPy array with x's addresses) for a loom or NumPy array; None for anything else
-    (a scalar or a list has no memory a loom array could share)."""
-    if isinstance(x, ndarray):
-        if x._tracer:
-            raise TypeError("@loom.fuse: a traced value has no memory to compare")
-        if x.size == 0:
-            return x._device, None
-        _core.eval(x)
-        return x._device, numpy.asarray(_Extent(x._ptr, x.shape, x.strides, x.itemsize))
-    if isinstance(x, numpy.ndarray):
-        return (0, 0), x
-    return None
-
-
-def _overlap(np_test, a, b, max_work):
-    ma, mb = _memory_of(a), _memory_of(b)
-    if ma is None or mb is None or ma[0] != mb[0] or ma[1] is None or mb[1] is None:
-        return False
-    return bool(np_test(ma[1], mb[1]) if max_work is None else np_test(ma[1], mb[1], max_work=max_work))
-
-
-def shares_memory(a, b, max_work=None):
-    """True when a and b have an element's memory in common (numpy.shares_memory: exact by default;
-    max_work bounds the search as NumPy's does, numpy.exceptions.TooHardError beyond it). Pending
-    arrays are evaluated first; arrays on different devices never share memory."""
-    return _overlap(numpy.shares_memory, a, b, max_work)
-
-
-def may_share_memory(a, b, max_work=None):
-    """True when the address ranges of a and b overlap (numpy.may_share_memory: by default the bounds
-    only, so it can answer True where shares_memory answers False)."""
-    return _overlap(numpy.may_share_memory, a, b, max_work)
-
-
 for _name in ("convolve", "correlate", "interp", "unwrap", "cross", "trim_zeros", "i0", "real_if_close", "pad",
               "delete", "insert", "append", "resize", "polyval", "polyfit", "roots", "polyadd", "polysub",
               "polymul", "polyder", "polyint", "poly"):

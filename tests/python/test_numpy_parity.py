@@ -53,3 +53,107 @@ def test_fromfunction_matches_numpy(dtype):
     np.testing.assert_array_equal(got.get(), want)
     got0 = loom.fromfunction(lambda i: i, (0,))
     assert got0.shape == (0,) and got0.dtype == np.float64
+
+
+def _geometries(xp):
+    a = xp.zeros((4, 7), dtype=xp.float32)
+    return [a, a[::2, ::2], a[::-1], a[::-2, ::-2], a[:, ::-1], a[::2, ::-2], a.T, a[1:3, 2:]]
+
+
+def test_byte_bounds_matches_numpy():
+    for la, na in zip(_geometries(loom), _geometries(np)):
+        lo, hi = loom.byte_bounds(la)
+        nlo, nhi = np.lib.array_utils.byte_bounds(na)
+        # the same offsets from the first element's address
+        base_l, base_n = la.data.ptr, na.__array_interface__["data"][0]
+        assert (lo - base_l, hi - base_l) == (nlo - base_n, nhi - base_n), (na.shape, na.strides)
+    e = loom.zeros((19, 0, 4))
+    assert loom.byte_bounds(e) == (e.data.ptr, e.data.ptr)
+    with pytest.raises(TypeError):
+        loom.byte_bounds([1, 2])
+
+
+def test_who_lists_arrays_once_per_memory(capsys):
+    x = loom.ones(10)
+    loom.who({"x": x, "y": loom.ones((2, 3), dtype=np.int32), "alias": x, "n": 3, "h": np.ones(4)})
+    lines = capsys.readouterr().out.split("\n")
+    rows = [ln.split() for ln in lines[2:-3] if ln]
+    assert rows == [["x", "10", "80", "float64"], ["y", "2", "x", "3", "24", "int32"],
+                    ["alias", "(x)", "10", "80", "float64"]]
+    assert lines[-2] == "Upper bound on total bytes  =       104"  # x counted once
+    loom.who({})
+    assert capsys.readouterr().out == "\nUpper bound on total bytes  =       0\n"
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint64, np.float16, np.float32, np.float64])
+def test_polynomial_helpers_match_numpy(dtype):
+    pu, lpu = np.polynomial.polyutils, loom.polynomial.polyutils
+    P, LP = np.polynomial.polynomial, loom.polynomial.polynomial
+    series = np.array([3, 5, 7, 0, 0, 0], dtype)
+    for trim in (True, False):
+        for arg in (series, np.arange(20, dtype=dtype).reshape(4, 5) % 3):
+            want, got = pu.as_series(arg, trim=trim), lpu.as_series(loom.asarray(arg), trim=trim)
+            assert len(want) == len(got)
+            for w, g in zip(want, got):
+                assert w.dtype == g.dtype
+                np.testing.assert_array_equal(g.get(), w)
+    for arg in (series, np.zeros(10, dtype), np.zeros(0, dtype), np.array([0, 3, 0], dtype)):
+        w, g = pu.trimseq(arg), lpu.trimseq(loom.asarray(arg))
+        np.testing.assert_array_equal(g.get(), w)
+    z = loom.zeros(10, dtype)
+    assert loom.shares_memory(lpu.trimseq(z), z[:1])
+    for arg, tol in ((np.array([1, 2, 0, 3, 0, 3e-4, 1e-3]).astype(dtype), 1e-3), (np.zeros(4, dtype), 0),
+                     (np.array(5, dtype), 0)):
+        w, g = pu.trimcoef(arg, tol), lpu.trimcoef(loom.asarray(arg), tol)
+        assert w.dtype == g.dtype
+        np.testing.assert_array_equal(g.get(), w)
+    x = (np.arange(10) % 4).astype(dtype)
+    for arg, deg in ((x, 6), (x.reshape(5, 2), 3), (np.array(2, dtype), 4), (x, 0)):
+        w, g = P.polyvander(arg, deg), LP.polyvander(loom.asarray(arg), deg)
+        assert w.dtype == g.dtype and w.shape == g.shape and w.strides == g.strides
+        np.testing.assert_allclose(g.get(), w, rtol=1e-3 if dtype == np.float16 else 1e-12)
+    for c in (np.array([3, 5, 7, 0, 0], dtype), np.array([0, 3, 0], dtype), np.arange(1, 7).astype(dtype)):
+        w, g = P.polycompanion(c), LP.polycompanion(loom.asarray(c))
+        assert w.dtype == g.dtype
+        np.testing.assert_array_equal(g.get(), w)
+
+
+def test_polynomial_helpers_errors_as_numpy():
+    pu, lpu = np.polynomial.polyutils, loom.polynomial.polyutils
+    P, LP = np.polynomial.polynomial, loom.polynomial.polynomial
+    cases = [(lambda m, xp: m.as_series(xp.zeros((2, 3, 4))), pu, lpu),
+             (lambda m, xp: m.as_series(xp.ones(3, dtype=bool)), pu, lpu),
+             (lambda m, xp: m.as_series([xp.zeros(0)]), pu, lpu),
+             (lambda m, xp: m.trimseq(xp.zeros(())), pu, lpu),
+             (lambda m, xp: m.trimcoef(xp.ones(3), -1), pu, lpu),
+             (lambda m, xp: m.polyvander(xp.ones(3), -1), P, LP),
+             (lambda m, xp: m.polyvander(xp.ones(3), 5.0), P, LP),
+             (lambda m, xp: m.polycompanion(xp.array([3.0, 0, 0])), P, LP),
+             (lambda m, xp: m.polycompanion(xp.zeros(())), P, LP)]
+    for f, nm, lm in cases:
+        with pytest.raises(Exception) as want:
+            f(nm, np)
+        with pytest.raises(want.type):
+            f(lm, loom)
+
+
+def test_stride_tricks_match_numpy():
+    n = np.arange(12.0).reshape(3, 4)
+    a = loom.asarray(n)
+    st, lst = np.lib.stride_tricks, loom.lib.stride_tricks
+    for args in ((2, 0), ((2, 2), None), (3, 1), ((2, 3), (0, 1)), ((1, 1), (1, 1))):
+        w, g = st.sliding_window_view(n, *args), lst.sliding_window_view(a, *args)
+        assert w.shape == g.shape and w.strides == g.strides
+        np.testing.assert_array_equal(g.get(), w)
+    np.testing.assert_array_equal(lst.sliding_window_view([0.0, 1, 2, 3], 2).get(),
+                                  st.sliding_window_view([0.0, 1, 2, 3], 2))
+    for shape, strides in (((2,), (16,)), ((3, 4), (0, 8)), ((2, 2), (8, 8))):
+        w = st.as_strided(n.ravel()[:4].copy(), shape=shape, strides=strides)
+        g = lst.as_strided(loom.arange(4.0), shape=shape, strides=strides)
+        np.testing.assert_array_equal(g.get(), w)
+    with pytest.raises(ValueError):
+        lst.sliding_window_view(loom.asarray(42.0), 1, 0)
+    with pytest.raises(ValueError):
+        lst.sliding_window_view(a, (2, 2, 2))
+    with pytest.raises(NotImplementedError):  # overlapping writable windows: refused, as CuPy does
+        lst.sliding_window_view(a, 2, writeable=True)
