@@ -212,6 +212,15 @@ def _mulhi64(x, r):
     return b("add", b("add", b("mul", xh, rh), b("right_shift", m1, 32)), b("right_shift", m2, 32))
 
 
+def _int_bound(x, name):
+    """An integer bound: ints as they are, floats truncated toward zero as NumPy's randint / integers do."""
+    if isinstance(x, (float, numpy.floating)):
+        if not numpy.isfinite(x):
+            raise ValueError(f"{name}: bound {x} is not finite")
+        return int(x)
+    return operator.index(x)
+
+
 def _integers(bg, low, high, shape, dtype, endpoint, device=None, name="integers"):
     dt = numpy.dtype(dtype)
     if dt.kind not in "iu" and dt != numpy.bool_:
@@ -221,7 +230,7 @@ def _integers(bg, low, high, shape, dtype, endpoint, device=None, name="integers
     if isinstance(low, ndarray) or isinstance(high, ndarray) or isinstance(low, (numpy.ndarray, list)) \
             or isinstance(high, (numpy.ndarray, list)):
         return _integers_arrays(bg, low, high, shape, dt, endpoint, device, name, lo_lim, hi_lim)
-    low, high = operator.index(low), operator.index(high)
+    low, high = _int_bound(low, name), _int_bound(high, name)
     top = high if endpoint else high - 1
     if top < low:
         raise ValueError(f"{name}: low >= high" if not endpoint else f"{name}: low > high")
