@@ -157,3 +157,29 @@ def test_stride_tricks_match_numpy():
         lst.sliding_window_view(a, (2, 2, 2))
     with pytest.raises(NotImplementedError):  # overlapping writable windows: refused, as CuPy does
         lst.sliding_window_view(a, 2, writeable=True)
+
+
+def test_float_power_complex_loop_as_numpy():
+    u = np.array([[1, 2, 3], [4, 5, 6]], dtype=np.uint64)
+    c = np.array([[6 + 6j, 5 + 5j, 4 + 4j], [3 + 3j, 2 + 2j, 1 + 1j]], dtype=np.complex64)
+    b = np.array([[True, False, True], [False, True, False]])
+    for x, y in ((u, c), (c, c), (c, 2j), (2j, True), (c.astype(complex), b), (u, 2.5), (np.int8(3), u), (c, u)):
+        lx = loom.asarray(x) if isinstance(x, np.ndarray) else x
+        ly = loom.asarray(y) if isinstance(y, np.ndarray) else y
+        want, got = np.asarray(np.float_power(x, y)), loom.float_power(lx, ly)
+        got = got.get() if isinstance(got, loom.ndarray) else np.asarray(got)
+        assert got.dtype == want.dtype
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+    with pytest.raises(TypeError):  # no complex -> float64 loop, as NumPy
+        np.float_power(c, 2, dtype=np.float64)
+    with pytest.raises(TypeError):
+        loom.float_power(loom.asarray(c), 2, dtype=np.float64)
+
+
+@pytest.mark.parametrize("subscripts", ["...", "ij->...ij", "ij", "ij->ji", "ii->i", "ij->i"])
+def test_unary_einsum_is_a_view_where_numpy_s_is(subscripts):
+    n = np.arange(4).reshape(2, 2).copy()
+    a = loom.asarray(n)
+    want, got = np.einsum(subscripts, n), loom.einsum(subscripts, a)
+    assert (got.base is a) == (want.base is n)
+    np.testing.assert_array_equal(got.get(), want)
