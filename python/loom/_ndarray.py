@@ -306,7 +306,7 @@ class ndarray(_core.Array):
         code = _code(dtype)
         if code == self._dtype_code and not copy and _manipulation._satisfies(self, order):
             return self
-        if self.dtype.kind == "c" and _DTYPES[code].kind != "c":
+        if self.dtype.kind == "c" and _DTYPES[code].kind not in "cb":  # to bool: nonzero, nothing lost
             warnings.warn("Casting complex values to real discards the imaginary part", _ComplexWarning,
                           stacklevel=2)
         return _manipulation._copy(self, code, order)

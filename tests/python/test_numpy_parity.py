@@ -183,3 +183,29 @@ def test_unary_einsum_is_a_view_where_numpy_s_is(subscripts):
     want, got = np.einsum(subscripts, n), loom.einsum(subscripts, a)
     assert (got.base is a) == (want.base is n)
     np.testing.assert_array_equal(got.get(), want)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint16, np.float32, np.float64, np.bool_])
+def test_poly1d_power_dtype_and_errors_as_numpy(dtype):
+    for shape in ((), (4,)):
+        n = np.arange(1, 1 + int(np.prod(shape))).reshape(shape).astype(dtype) if shape else np.array(3, dtype)
+        for e in (0, 1, 3):
+            want, got = np.poly1d(n) ** e, loom.poly1d(loom.asarray(n)) ** e
+            assert got.coeffs.dtype == want.coeffs.dtype, (shape, e)
+            np.testing.assert_allclose(got.coeffs.get(), want.coeffs, rtol=1e-6)
+    for e in (3.0, -10, 3.5, [1, 2]):
+        with pytest.raises(Exception) as want:
+            np.poly1d([1, 2]) ** e
+        with pytest.raises(want.type):
+            loom.poly1d(loom.asarray([1, 2])) ** e
+
+
+def test_complex_astype_warns_only_where_numpy_does():
+    import warnings
+    c = loom.asarray(np.array([1 + 2j, 0j]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        np.testing.assert_array_equal(c.astype(bool).get(), np.array([1 + 2j, 0j]).astype(bool))
+        c.astype(np.complex64)
+    with pytest.warns(np.exceptions.ComplexWarning):
+        c.astype(np.float64)
