@@ -540,8 +540,10 @@ class ndarray(_core.Array):
     def max(self, axis=None, out=None, keepdims=False): return _reductions.amax(self, axis, out, keepdims)
     def any(self, axis=None, out=None, keepdims=False): return _reductions.any(self, axis, out, keepdims)
     def all(self, axis=None, out=None, keepdims=False): return _reductions.all(self, axis, out, keepdims)
-    def argmin(self, axis=None, out=None, keepdims=False): return _reductions.argmin(self, axis, out, keepdims)
-    def argmax(self, axis=None, out=None, keepdims=False): return _reductions.argmax(self, axis, out, keepdims)
+    def argmin(self, axis=None, out=None, keepdims=False, *, dtype=None):  # dtype=: CuPy's index dtype
+        return _index_dtype(_reductions.argmin(self, axis, out, keepdims), dtype, out)
+    def argmax(self, axis=None, out=None, keepdims=False, *, dtype=None):
+        return _index_dtype(_reductions.argmax(self, axis, out, keepdims), dtype, out)
     def clip(self, min=None, max=None, out=None): return _math.clip(self, min, max, out)
     def round(self, decimals=0, out=None): return _math.around(self, decimals, out)
     def conj(self): return _complex.conjugate(self)
@@ -630,6 +632,16 @@ class _FlatIter:
 
     def copy(self):
         return self.base.flatten()
+
+
+def _index_dtype(r, dtype, out):
+    """CuPy's dtype= of argmin / argmax: the indices in that integer dtype (with out=, out's dtype rules)."""
+    if dtype is None or out is not None:
+        return r
+    d = numpy.dtype(dtype)
+    if d.kind not in "iu":
+        raise TypeError(f"argmin/argmax: dtype must be an integer dtype, not {d}")
+    return r.astype(d, copy=False)
 
 
 class _NotAView(Exception):

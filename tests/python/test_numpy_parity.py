@@ -209,3 +209,16 @@ def test_complex_astype_warns_only_where_numpy_does():
         c.astype(np.complex64)
     with pytest.warns(np.exceptions.ComplexWarning):
         c.astype(np.float64)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int16, np.int32, np.int64])
+def test_ndarray_argmin_argmax_index_dtype(dtype):
+    n = np.array([[3.0, -1.0, 7.0], [2.0, 9.0, -4.0]])
+    a = loom.asarray(n)
+    for name in ("argmin", "argmax"):
+        for axis in (None, 0, 1):
+            got = getattr(a, name)(axis=axis, dtype=dtype)
+            assert got.dtype == dtype
+            np.testing.assert_array_equal(got.get(), getattr(n, name)(axis=axis))
+    with pytest.raises(TypeError):
+        a.argmax(dtype=np.float32)
