@@ -139,7 +139,14 @@ def shape(a):
 
 
 def ndim(a):
-    return asarray(a).ndim
+    """The number of dimensions of a; of any other object as NumPy counts them (numpy.ndim: a scalar, None,
+    a string, a set or a dict is 0-d), without copying it to the device."""
+    if isinstance(a, ndarray):
+        return a.ndim
+    try:
+        return numpy.ndim(a)
+    except TypeError:  # loom arrays inside a list, which refuse NumPy's implicit conversion on a GPU
+        return asarray(a).ndim
 
 
 def size(a, axis=None):

@@ -64,12 +64,32 @@ def _operator(name, reflected, dunder):
     binary = _core.binary
     if reflected:
         def method(self, o):
-            return binary(op, o, self) if type(o) in _PLAIN_OPERANDS or type(o) is ndarray else _binop(name, o, self)
+            if type(o) in _PLAIN_OPERANDS or type(o) is ndarray:
+                return binary(op, o, self)
+            f = _ufunc_override(o)
+            return _binop(name, o, self) if f is None else f(o, _ufunc_of(name), "__call__", o, self)
     else:
         def method(self, o):
-            return binary(op, self, o) if type(o) in _PLAIN_OPERANDS or type(o) is ndarray else _binop(name, self, o)
+            if type(o) in _PLAIN_OPERANDS or type(o) is ndarray:
+                return binary(op, self, o)
+            f = _ufunc_override(o)
+            return _binop(name, self, o) if f is None else f(o, _ufunc_of(name), "__call__", self, o)
     method.__name__ = method.__qualname__ = dunder
     return method
+
+
+def _ufunc_override(o):
+    """o's __array_ufunc__ when o, an object of another library, overrides ufuncs (NEP 13): a loom
+    operator then calls it with loom's ufunc, as NumPy's operators call theirs. None otherwise (also for
+    __array_ufunc__ = None, which asks Python to try o's reflected operator)."""
+    if isinstance(o, (ndarray, numpy.ndarray, numpy.generic, int, float, complex)):
+        return None
+    return getattr(type(o), "__array_ufunc__", None)
+
+
+def _ufunc_of(name):
+    from ._math import _UFUNCS_PUBLIC
+    return _UFUNCS_PUBLIC[_NP_NAME.get(name, name)]
 
 
 class ndarray(_core.Array):
@@ -465,6 +485,9 @@ class ndarray(_core.Array):
     def __rmatmul__(self, o): return _products.matmul(o, self)
 
     def _inplace(self, name, o):
+        if _ufunc_override(o) is not None:  # CuPy's rule: its ufunc cannot write into this array
+            raise TypeError(f"unsupported operand type for in-place {_NP_NAME.get(name, name)}: loom.ndarray and "
+                            f"{type(o).__name__} (which overrides ufuncs with __array_ufunc__)")
         r = _binop(name, self, o)
         if r is NotImplemented:
             return r

@@ -222,3 +222,35 @@ def test_ndarray_argmin_argmax_index_dtype(dtype):
             np.testing.assert_array_equal(got.get(), getattr(n, name)(axis=axis))
     with pytest.raises(TypeError):
         a.argmax(dtype=np.float32)
+
+
+class _OverridesUfuncs(np.lib.mixins.NDArrayOperatorsMixin):
+    """An array of another library (NEP 13): its __array_ufunc__ reports the call it was given."""
+
+    __array_priority__ = 20
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        return ufunc.__name__, inputs, kwargs
+
+
+def test_operators_defer_to_ufunc_overrides_as_numpy():
+    x, y, n = loom.asarray([3, 7]), _OverridesUfuncs(), np.array([3, 7])
+    for op in ("__add__", "__sub__", "__mul__", "__truediv__", "__lt__", "__ge__", "__pow__", "__and__"):
+        got, want = getattr(x, op)(y), getattr(n, op)(y)
+        assert got[0] == want[0] and got[1][0] is x and got[1][1] is y, op
+    assert (y + x)[0] == "add" and (y + x)[1] == (y, x)
+    assert (x.__radd__(y))[1] == (y, x)
+    with pytest.raises(TypeError):  # CuPy's rule: an in-place update cannot hand its output to the other library
+        x += y
+
+
+def test_ndim_and_common_type_of_any_object_as_numpy():
+    for obj in (None, "abc", {1, 2, 3}, dict(a=5), [[1, 2]], 3.5, np.zeros((2, 3, 1))):
+        assert loom.ndim(obj) == np.ndim(obj)
+    assert loom.ndim(loom.zeros((2, 3))) == 2 and np.ndim(loom.zeros((2, 3))) == 2
+    for dts in ((np.int8,), (np.float32, np.float16), (np.float16,), (np.int64, np.float32), (np.complex64, np.float64)):
+        want = np.common_type(*[np.zeros(1, d) for d in dts])
+        assert loom.common_type(*[loom.zeros(1, d) for d in dts]) is want
+        assert np.common_type(*[loom.zeros(1, d) for d in dts]) is want  # through __array_function__
+    with pytest.raises(TypeError):
+        loom.common_type(loom.zeros(1, bool))
