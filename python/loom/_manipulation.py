@@ -310,6 +310,10 @@ def repeat(a, repeats, axis=None):
         r = repeats.get() if isinstance(repeats, ndarray) else numpy.asarray(repeats)
         if r.dtype.kind == "u":  # the array API allows any integer dtype; NumPy's repeat casts counts to intp safely
             r = r.astype(numpy.int64)  # (a count past int64 becomes negative: NumPy's ValueError)
+        if r.ndim == 1 and r.size not in (1, a.shape[axis]):
+            raise ValueError(f"repeat: {r.size} counts for an axis of length {a.shape[axis]}: repeats must have the "
+                             f"same length as the axis (operands could not be broadcast together with shape "
+                             f"({a.shape[axis]},) ({r.size},))")
         if r.size != 1:
             return _host(lambda x: numpy.repeat(x, r, axis), a)
         repeats = r.reshape(())[()]

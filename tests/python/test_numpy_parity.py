@@ -254,3 +254,13 @@ def test_ndim_and_common_type_of_any_object_as_numpy():
         assert np.common_type(*[loom.zeros(1, d) for d in dts]) is want  # through __array_function__
     with pytest.raises(TypeError):
         loom.common_type(loom.zeros(1, bool))
+
+
+def test_repeat_counts_must_match_the_axis():
+    a, n = loom.arange(4), np.arange(4)
+    with pytest.raises(ValueError):
+        np.repeat(n, np.array([1, 2]), axis=0)
+    with pytest.raises(ValueError, match="same length"):
+        loom.repeat(a, loom.asarray([1, 2]), axis=0)
+    for reps in ([2], [1, 0, 3, 2], 3):
+        np.testing.assert_array_equal(loom.repeat(a, reps).get(), np.repeat(n, reps))
