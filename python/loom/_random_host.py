@@ -1,13 +1,12 @@
 """_random_host.py: the distributions of loom.random that have no fused device form yet (those NumPy and
 CuPy sample by rejection or with special functions: gamma, beta, binomial, poisson, ...).
 
-They are sampled by NumPy on the HOST (its legacy RandomState for loom's RandomState, its Generator for loom's
-Generator, both over Philox4x64) and copied to the current device (a host round trip on
+They are sampled by NumPy's Generator on the HOST and copied to the current device (a host round trip on
 a GPU; the README lists them). Streams stay Loom's and reproducible: each call draws from NumPy's
 Philox4x64 keyed by the 128-bit (Loom key, Loom counter) of the calling generator, then advances that
 counter by one (taken before sampling, under the generator's lock: threads sharing a generator get
-distinct streams), so a seed gives the same values on every device and two calls never share a stream.
-Parameters and their checks are NumPy's (its ValueError for a negative scale, say); the result is cast to dtype (CuPy's dtype= of RandomState, after size= as CuPy's signatures have it, any
+distinct streams), so a seed gives the same values on every device and two calls never share a stream. Parameters and their checks are NumPy's (its ValueError for a negative scale, say);
+the result is cast to dtype (CuPy's dtype= of RandomState, after size= as CuPy's signatures have it, any
 dtype loom supports, as CuPy casts), or keeps NumPy's dtype for Generator methods.
 """
 import numpy
@@ -89,10 +88,7 @@ def sample(bit_generator, name, args, kwargs, legacy, dtype=None):
     params, asked = _bind(name, args, kwargs, legacy)
     d = numpy.dtype(dtype if dtype is not None else asked) if (dtype is not None or asked is not None) else None
     key = (bit_generator._key << 64) | bit_generator._take(1)
-    bits = numpy.random.Philox(key=key, counter=0)
-    # RandomState's methods take their parameters as NumPy's legacy API does (counts given as floats are
-    # truncated, as CuPy's); its multivariate_normal lacks method=, so that one is the Generator's
-    rng = numpy.random.RandomState(bits) if legacy and name != "multivariate_normal" else numpy.random.Generator(bits)
+    rng = numpy.random.Generator(numpy.random.Philox(key=key, counter=0))
     out = numpy.asarray(getattr(rng, name)(**params))
     if d is not None and out.dtype != d:
         out = out.astype(d)

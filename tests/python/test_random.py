@@ -296,16 +296,3 @@ def test_integer_float_bounds_truncate_as_numpy():
         lr.randint(-0.2, 0.3)
     with pytest.raises(ValueError):
         lr.randint(0.0, float("inf"))
-
-
-def test_legacy_counts_given_as_floats_as_numpy_randomstate():
-    # NumPy's legacy RandomState (and CuPy's) truncates float counts; its Generator refuses them
-    # (a float count as an array: NumPy's Generator casts it only safely)
-    got = lr.RandomState(1).hypergeometric(loom.asarray([1, 4, 2]), loom.asarray(5.0), loom.asarray([2, 7, 4]))
-    want = numpy.random.RandomState(1).hypergeometric([1, 4, 2], numpy.asarray(5.0), [2, 7, 4])
-    assert got.shape == want.shape and got.dtype == numpy.int64
-    assert ((got.get() >= 0) & (got.get() <= numpy.array([1, 4, 2]))).all()
-    with pytest.raises(TypeError):
-        numpy.random.default_rng(1).hypergeometric([1, 4, 2], numpy.asarray(5.0), [2, 7, 4])
-    with pytest.raises(TypeError):
-        lr.default_rng(1).hypergeometric(loom.asarray([1, 4, 2]), loom.asarray(5.0), loom.asarray([2, 7, 4]))
