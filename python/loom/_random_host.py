@@ -6,7 +6,8 @@ a GPU; the README lists them). Streams stay Loom's and reproducible: each call d
 Philox4x64 keyed by the 128-bit (Loom key, Loom counter) of the calling generator, then advances that
 counter by one (taken before sampling, under the generator's lock: threads sharing a generator get
 distinct streams), so a seed gives the same values on every device and two calls never share a stream.
-Parameters and their checks are NumPy's (its ValueError for a negative scale, say); the result is cast to dtype (CuPy's dtype= of RandomState, after size= as CuPy's signatures have it, any
+Parameters and their checks are NumPy's (its ValueError for a negative scale, say);
+the result is cast to dtype (CuPy's dtype= of RandomState, after size= as CuPy's signatures have it, any
 dtype loom supports, as CuPy casts), or keeps NumPy's dtype for Generator methods.
 """
 import numpy
