@@ -42,8 +42,8 @@ from . import _random_host
 
 __all__ = ["seed", "get_random_state", "set_random_state", "reset_states", "RandomState", "Generator",
            "BitGenerator", "Philox", "Philox4x3210", "default_rng", "rand", "randn", "randint", "random_integers",
-           "random_sample", "random", "ranf", "sample", "uniform", "normal", "standard_normal", "exponential", "standard_exponential",
-           "permutation", "shuffle", "choice", "bytes"] + sorted(_random_host.SPECS)
+           "random_sample", "random", "ranf", "sample", "uniform", "normal", "standard_normal", "exponential",
+           "standard_exponential", "permutation", "shuffle", "choice", "bytes"] + sorted(_random_host.SPECS)
 
 _M64 = (1 << 64) - 1
 _U64 = _code(numpy.uint64)
