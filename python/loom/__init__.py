@@ -30,6 +30,7 @@ from ._window import *  # noqa: F401,F403
 from ._polynomial import poly1d  # noqa: F401
 from ._functional import piecewise, vectorize  # noqa: F401
 from ._io import *  # noqa: F401,F403
+from ._memory_ranges import *  # noqa: F401,F403
 from . import _math, _selection, _statistics, _numeric, _grids
 globals().update(_math._UFUNCS_PUBLIC)  # the ufunc objects win over same-named plain functions (conj)
 from ._common import AxisError
@@ -42,6 +43,7 @@ from ._fuse import fuse, Fusion
 from ._kernels import ElementwiseKernel, ReductionKernel  # noqa: F401
 from ._raw import RawKernel, RawModule  # noqa: F401
 from . import cuda, exceptions, linalg, random
+from . import lib, polynomial  # noqa: F401 (numpy.lib.stride_tricks, numpy.polynomial helpers, as CuPy)
 from . import fft  # noqa: F401 (loom.fft: cuFFT on CUDA devices, NumPy's pocketfft on the host)
 from .aot import load_bundle  # noqa: F401 (loom.aot: ahead-of-time kernel bundles)
 from ._config import config, show_config, config_info, inspect, capture_dumps, PerformanceWarning  # noqa: F401
@@ -65,9 +67,9 @@ if _ml_dtypes is not None:
     bfloat16 = _ml_dtypes.bfloat16  # ml_dtypes' NumPy scalar type, as JAX exports it
 dtype = _numpy.dtype
 # NumPy's type information and predicates, as CuPy re-exports them (they compute nothing on arrays)
-iinfo, finfo, isscalar, issubdtype, promote_types, min_scalar_type, common_type = (
-    _numpy.iinfo, _numpy.finfo, _numpy.isscalar, _numpy.issubdtype, _numpy.promote_types, _numpy.min_scalar_type,
-    _numpy.common_type)
+iinfo, finfo, isscalar, issubdtype, promote_types, min_scalar_type = (
+    _numpy.iinfo, _numpy.finfo, _numpy.isscalar, _numpy.issubdtype, _numpy.promote_types, _numpy.min_scalar_type)
+# common_type is loom's own (_numeric.py): numpy.common_type dispatches loom arrays back to loom
 generic, number, integer, signedinteger, unsignedinteger, inexact, floating, complexfloating = (
     _numpy.generic, _numpy.number, _numpy.integer, _numpy.signedinteger, _numpy.unsignedinteger, _numpy.inexact,
     _numpy.floating, _numpy.complexfloating)

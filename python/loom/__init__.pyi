@@ -29,11 +29,13 @@ from . import _io as _io
 from . import _kernels as _kernels
 from . import _manipulation as _manipulation
 from . import _math as _math
+from . import _memory_ranges as _memory_ranges
 from . import _ndarray as _ndarray
 from . import _numeric as _numeric
 from . import _pinned as _pinned
 from . import _polynomial as _polynomial
 from . import _products as _products
+from . import _random_host as _random_host
 from . import _raw as _raw
 from . import _reductions as _reductions
 from . import _selection as _selection
@@ -86,6 +88,7 @@ from ._manipulation import broadcast_arrays as broadcast_arrays
 from ._shape_base import broadcast_shapes as broadcast_shapes
 from ._manipulation import broadcast_to as broadcast_to
 from numpy import byte as byte
+from ._memory_ranges import byte_bounds as byte_bounds
 from ._grids import c_ as c_
 from ._manipulation import can_cast as can_cast
 from ._config import capture_dumps as capture_dumps
@@ -93,7 +96,7 @@ from numpy import cdouble as cdouble
 from numpy import complex128 as cfloat
 from ._selection import choose as choose
 from ._manipulation import column_stack as column_stack
-from numpy import common_type as common_type
+from ._numeric import common_type as common_type
 from numpy import complex128 as complex128
 from numpy import complex64 as complex64
 from numpy import complex128 as complex_
@@ -145,6 +148,7 @@ from numpy import format_float_scientific as format_float_scientific
 from ._creation import from_dlpack as from_dlpack
 from ._io import frombuffer as frombuffer
 from ._io import fromfile as fromfile
+from ._grids import fromfunction as fromfunction
 from ._io import fromiter as fromiter
 from ._io import fromstring as fromstring
 from ._fuse import fuse as fuse
@@ -190,6 +194,7 @@ from numpy import issubdtype as issubdtype
 from ._window import kaiser as kaiser
 from ._numeric import kron as kron
 from ._sorting import lexsort as lexsort
+from . import lib as lib
 from . import linalg as linalg
 from ._io import load as load
 from .aot import load_bundle as load_bundle
@@ -199,7 +204,7 @@ from numpy import longlong as longlong
 from ._products import matmul as matmul
 from ._products import matrix_transpose as matrix_transpose
 from ._reductions import max as max
-from ._array_api import may_share_memory as may_share_memory
+from ._memory_ranges import may_share_memory as may_share_memory
 from ._reductions import mean as mean
 from ._statistics import median as median
 from ._grids import meshgrid as meshgrid
@@ -231,6 +236,7 @@ from ._array_api import permute_dims as permute_dims
 from ._functional import piecewise as piecewise
 from ._selection import place as place
 from ._polynomial import poly1d as poly1d
+from . import polynomial as polynomial
 from numpy import printoptions as printoptions
 from ._reductions import prod as prod
 from numpy import promote_types as promote_types
@@ -262,7 +268,7 @@ from numpy import set_printoptions as set_printoptions
 from ._setops import setdiff1d as setdiff1d
 from ._setops import setxor1d as setxor1d
 from ._manipulation import shape as shape
-from ._array_api import shares_memory as shares_memory
+from ._memory_ranges import shares_memory as shares_memory
 from numpy import short as short
 from ._config import show_config as show_config
 from numpy import signedinteger as signedinteger
@@ -313,6 +319,7 @@ from ._functional import vectorize as vectorize
 from ._shape_base import vsplit as vsplit
 from ._manipulation import vstack as vstack
 from ._indexing import where as where
+from ._memory_ranges import who as who
 
 abs: ufunc
 absolute: ufunc

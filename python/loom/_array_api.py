@@ -30,6 +30,7 @@ import numpy
 from . import _core, cuda
 from ._common import _cur, _norm_axis, _shape_tuple, _from_numpy, _BF16, _OPS
 from ._ndarray import ndarray, _host
+from ._memory_ranges import may_share_memory, shares_memory  # noqa: F401 (the namespace's: _NEW lists them)
 
 __array_api_version__ = "2024.12"
 _HOST, _CUDA = 0, 1
@@ -549,50 +550,6 @@ def _weak_pair(x1, x2):
 
 def nextafter(x1, x2, /):
     return _host(numpy.nextafter, *_weak_pair(x1, x2))
-
-
-# ---- memory overlap: NumPy-dispatching callers ask numpy.may_share_memory(numpy.asarray(x), x) ----------
-class _Addresses:
-    """The addresses of an array's elements as a NumPy array that is never read (__array_interface__
-    over its first element's address, shape and byte strides), so NumPy's overlap arithmetic
-    (numpy.may_share_memory / shares_memory) can compare loom arrays with each other and with NumPy's."""
-
-    def __init__(self, ptr, shape, strides, itemsize):
-        self.__array_interface__ = {"data": (ptr, True), "shape": tuple(shape), "strides": tuple(strides),
-                                    "typestr": f"|V{itemsize}", "version": 3}
-
-
-def _address_space(x):
-    """(space, addresses): space "host" or "gpu" (one unified address space for every GPU, as CUDA's and
-    HIP's unified addressing give), addresses a NumPy array over the element addresses; None when x has
-    no elements. A pending loom array is evaluated (the answer is about the memory it will have)."""
-    if isinstance(x, ndarray):
-        if x.size == 0:
-            return None
-        _core.eval(x)
-        view = numpy.asarray(_Addresses(x._ptr, x.shape, x.strides, x.itemsize))
-        return ("gpu" if x._on_gpu else "host"), view
-    a = numpy.asarray(x)
-    return None if a.size == 0 else ("host", a)
-
-
-def _overlap(fn, a, b, max_work):
-    sa, sb = _address_space(a), _address_space(b)
-    if sa is None or sb is None or sa[0] != sb[0]:
-        return False
-    return bool(fn(sa[1], sb[1]) if max_work is None else fn(sa[1], sb[1], max_work=max_work))
-
-
-def may_share_memory(a, b, /, max_work=None):
-    """Whether a and b (loom or NumPy arrays) might share memory: their address ranges overlap (NumPy's
-    bounds test; max_work as numpy.may_share_memory's). A host and a GPU array never share memory."""
-    return _overlap(numpy.may_share_memory, a, b, max_work)
-
-
-def shares_memory(a, b, /, max_work=None):
-    """Whether a and b (loom or NumPy arrays) share an element's memory (NumPy's exact test, max_work as
-    numpy.shares_memory's: numpy.exceptions.TooHardError when the bound is exceeded)."""
-    return _overlap(numpy.shares_memory, a, b, max_work)
 
 
 _ALIASES = {"acos": "arccos", "acosh": "arccosh", "asin": "arcsin", "asinh": "arcsinh", "atan": "arctan",

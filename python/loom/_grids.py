@@ -96,6 +96,12 @@ def indices(dimensions, dtype=int, sparse=False):
     return stack([broadcast_to(o, dimensions) for o in outs])
 
 
+
+def fromfunction(function, shape, *, dtype=float, like=None, **kwargs):
+    """function(*coordinates, **kwargs), where coordinates are the index grids of `shape` in `dtype`
+    (numpy.fromfunction: whatever function returns, unchanged; elementwise functions fuse)."""
+    return function(*indices(shape, dtype=dtype), **kwargs)
+
 def _tri_mask(n, m, k):
     """The n x m mask j - i <= k (below and on the k-th diagonal), fused."""
     i = arange(n).reshape((n, 1))

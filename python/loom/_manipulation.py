@@ -139,7 +139,14 @@ def shape(a):
 
 
 def ndim(a):
-    return asarray(a).ndim
+    """The number of dimensions of a; of any other object as NumPy counts them (numpy.ndim: a scalar, None,
+    a string, a set or a dict is 0-d), without copying it to the device."""
+    if isinstance(a, ndarray):
+        return a.ndim
+    try:
+        return numpy.ndim(a)
+    except TypeError:  # loom arrays inside a list, which refuse NumPy's implicit conversion on a GPU
+        return asarray(a).ndim
 
 
 def size(a, axis=None):
@@ -303,6 +310,10 @@ def repeat(a, repeats, axis=None):
         r = repeats.get() if isinstance(repeats, ndarray) else numpy.asarray(repeats)
         if r.dtype.kind == "u":  # the array API allows any integer dtype; NumPy's repeat casts counts to intp safely
             r = r.astype(numpy.int64)  # (a count past int64 becomes negative: NumPy's ValueError)
+        if r.ndim == 1 and r.size not in (1, a.shape[axis]):
+            raise ValueError(f"repeat: {r.size} counts for an axis of length {a.shape[axis]}: repeats must have the "
+                             f"same length as the axis (operands could not be broadcast together with shape "
+                             f"({a.shape[axis]},) ({r.size},))")
         if r.size != 1:
             return _host(lambda x: numpy.repeat(x, r, axis), a)
         repeats = r.reshape(())[()]

@@ -185,13 +185,25 @@ def fmod(a, b, out=None, *, dtype=None, casting="same_kind"):
     return _finish(r, out, casting)  # unsigned: remainder and fmod agree
 
 
+def _is_complex_operand(x):
+    if isinstance(x, (ndarray, numpy.ndarray, numpy.generic)):
+        return x.dtype.kind == "c"
+    if isinstance(x, (list, tuple)):
+        return numpy.asarray(x).dtype.kind == "c"
+    return isinstance(x, complex)
+
+
 def float_power(a, b, out=None, *, dtype=None, casting="same_kind"):
-    """loom.float_power(a, b, out=None): a ** b computed in float64 whatever the input dtypes, like
-    numpy.float_power (complex results are not supported: loom has no complex dtypes)."""
-    if dtype is not None and _code(dtype) != _code(numpy.float64):
-        raise TypeError(f"No loop matching the specified signature and casting was found for ufunc float_power "
-                        f"(dtype={numpy.dtype(dtype)}; loom's float_power computes in float64)")
-    a, b = _ufunc_operands("float_power", a, b, numpy.float64, casting)
+    """loom.float_power(a, b, out=None): a ** b computed in float64 whatever the input dtypes, or in
+    complex128 when an operand is complex, like numpy.float_power (its loops are dd->d and DD->D)."""
+    loop = numpy.dtype(numpy.complex128 if any(_is_complex_operand(x) for x in (a, b)) else numpy.float64)
+    if dtype is not None:
+        d = numpy.dtype(dtype)
+        if d not in (numpy.dtype(numpy.float64), numpy.dtype(numpy.complex128)) or not numpy.can_cast(loop, d, casting):
+            raise TypeError(f"No loop matching the specified signature and casting was found for ufunc float_power "
+                            f"(dtype={d}; float_power computes in float64 or complex128)")
+        loop = d
+    a, b = _ufunc_operands("float_power", a, b, loop, casting)
     return _finish(_core.binary(_OPS["pow"], a, b), out, casting)
 
 

@@ -64,12 +64,32 @@ def _operator(name, reflected, dunder):
     binary = _core.binary
     if reflected:
         def method(self, o):
-            return binary(op, o, self) if type(o) in _PLAIN_OPERANDS or type(o) is ndarray else _binop(name, o, self)
+            if type(o) in _PLAIN_OPERANDS or type(o) is ndarray:
+                return binary(op, o, self)
+            f = _ufunc_override(o)
+            return _binop(name, o, self) if f is None else f(o, _ufunc_of(name), "__call__", o, self)
     else:
         def method(self, o):
-            return binary(op, self, o) if type(o) in _PLAIN_OPERANDS or type(o) is ndarray else _binop(name, self, o)
+            if type(o) in _PLAIN_OPERANDS or type(o) is ndarray:
+                return binary(op, self, o)
+            f = _ufunc_override(o)
+            return _binop(name, self, o) if f is None else f(o, _ufunc_of(name), "__call__", self, o)
     method.__name__ = method.__qualname__ = dunder
     return method
+
+
+def _ufunc_override(o):
+    """o's __array_ufunc__ when o, an object of another library, overrides ufuncs (NEP 13): a loom
+    operator then calls it with loom's ufunc, as NumPy's operators call theirs. None otherwise (also for
+    __array_ufunc__ = None, which asks Python to try o's reflected operator)."""
+    if isinstance(o, (ndarray, numpy.ndarray, numpy.generic, int, float, complex)):
+        return None
+    return getattr(type(o), "__array_ufunc__", None)
+
+
+def _ufunc_of(name):
+    from ._math import _UFUNCS_PUBLIC
+    return _UFUNCS_PUBLIC[_NP_NAME.get(name, name)]
 
 
 class ndarray(_core.Array):
@@ -308,7 +328,7 @@ class ndarray(_core.Array):
         code = _code(dtype)
         if code == self._dtype_code and not copy and _manipulation._satisfies(self, order):
             return self
-        if self.dtype.kind == "c" and _DTYPES[code].kind != "c":
+        if self.dtype.kind == "c" and _DTYPES[code].kind not in "cb":  # to bool: nonzero, nothing lost
             warnings.warn("Casting complex values to real discards the imaginary part", _ComplexWarning,
                           stacklevel=2)
         return _manipulation._copy(self, code, order)
@@ -467,6 +487,9 @@ class ndarray(_core.Array):
     def __rmatmul__(self, o): return _products.matmul(o, self)
 
     def _inplace(self, name, o):
+        if _ufunc_override(o) is not None:  # CuPy's rule: its ufunc cannot write into this array
+            raise TypeError(f"unsupported operand type for in-place {_NP_NAME.get(name, name)}: loom.ndarray and "
+                            f"{type(o).__name__} (which overrides ufuncs with __array_ufunc__)")
         try:
             r = _binop(name, self, o)
         except ValueError:
@@ -553,8 +576,10 @@ class ndarray(_core.Array):
     def max(self, axis=None, out=None, keepdims=False): return _reductions.amax(self, axis, out, keepdims)
     def any(self, axis=None, out=None, keepdims=False): return _reductions.any(self, axis, out, keepdims)
     def all(self, axis=None, out=None, keepdims=False): return _reductions.all(self, axis, out, keepdims)
-    def argmin(self, axis=None, out=None, keepdims=False): return _reductions.argmin(self, axis, out, keepdims)
-    def argmax(self, axis=None, out=None, keepdims=False): return _reductions.argmax(self, axis, out, keepdims)
+    def argmin(self, axis=None, out=None, keepdims=False, *, dtype=None):  # dtype=: CuPy's index dtype
+        return _index_dtype(_reductions.argmin(self, axis, out, keepdims), dtype, out)
+    def argmax(self, axis=None, out=None, keepdims=False, *, dtype=None):
+        return _index_dtype(_reductions.argmax(self, axis, out, keepdims), dtype, out)
     def clip(self, min=None, max=None, out=None): return _math.clip(self, min, max, out)
     def round(self, decimals=0, out=None): return _math.around(self, decimals, out)
     def conj(self): return _complex.conjugate(self)
@@ -643,6 +668,16 @@ class _FlatIter:
 
     def copy(self):
         return self.base.flatten()
+
+
+def _index_dtype(r, dtype, out):
+    """CuPy's dtype= of argmin / argmax: the indices in that integer dtype (with out=, out's dtype rules)."""
+    if dtype is None or out is not None:
+        return r
+    d = numpy.dtype(dtype)
+    if d.kind not in "iu":
+        raise TypeError(f"argmin/argmax: dtype must be an integer dtype, not {d}")
+    return r.astype(d, copy=False)
 
 
 class _NotAView(Exception):

@@ -206,6 +206,15 @@ def isneginf(x, out=None):
     return _finish(_b("eq", x, -numpy.inf) if _kind(x.dtype) == "f" else _b("ne", x, x), out)
 
 
+
+
+def common_type(*arrays):
+    """The inexact scalar type all of arrays convert to (numpy.common_type: integers count as float64),
+    from their dtypes alone: loom and NumPy arrays alike, no data read."""
+    return numpy.common_type(*[numpy.empty(0, a.dtype if isinstance(a, (ndarray, numpy.ndarray))
+                                           else numpy.asarray(a).dtype) for a in arrays])
+
+
 for _name in ("convolve", "correlate", "interp", "unwrap", "cross", "trim_zeros", "i0", "real_if_close", "pad",
               "delete", "insert", "append", "resize", "polyval", "polyfit", "roots", "polyadd", "polysub",
               "polymul", "polyder", "polyint", "poly"):

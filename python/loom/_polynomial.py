@@ -5,6 +5,7 @@ polymul, polyder, polyint, roots, poly), get() / set() to and from numpy.poly1d.
 NumPy's (they read the coefficients on the host).
 """
 import numbers
+import operator
 
 import numpy
 
@@ -131,10 +132,14 @@ class poly1d:
         return poly1d(_numeric().polysub(asarray(self._coeffs_of(other)), self._coeffs))
 
     def __pow__(self, val):
-        if not isinstance(val, (int, numpy.integer)) or isinstance(val, bool) or val < 0:
+        """self ** val for a non-negative integral scalar val (ValueError otherwise; a float such as 3.0 is a
+        TypeError, as in NumPy, whose loop count must be an int). The product starts from the int64
+        polynomial 1, so the coefficients promote as NumPy's (poly1d(...) ** 0 is int64 [1])."""
+        if not numpy.isscalar(val) or isinstance(val, (str, bytes)) or int(val) != val or val < 0:
             raise ValueError("Power to non-negative integers only.")
-        res = poly1d(asarray([1], dtype=self._coeffs.dtype))
-        for _ in range(int(val)):
+        n = operator.index(val)
+        res = poly1d(asarray([1]))
+        for _ in range(n):
             res = res * self
         return res
 

@@ -406,6 +406,8 @@ def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=
     if r.shape != want:
         from ._manipulation import broadcast_to
         r = broadcast_to(r, want)
+    if out is None and r is ops[0] and isinstance(operands[0], ndarray):
+        r = r.view()  # an identity einsum is a view of its operand, as NumPy's (not the operand itself)
     return _finish(r, out)
 
 

@@ -31,17 +31,19 @@ the key from os.urandom.
 """
 import operator
 import os
+import threading
 
 import numpy
 
 from . import _core
 from ._common import _OPS, _code, _shape_tuple, _cur, _from_numpy, _norm_axis
 from ._ndarray import ndarray, _finish
+from . import _random_host
 
 __all__ = ["seed", "get_random_state", "set_random_state", "reset_states", "RandomState", "Generator",
-           "BitGenerator", "Philox", "default_rng", "rand", "randn", "randint", "random_integers", "random_sample",
-           "random", "ranf", "sample", "uniform", "normal", "standard_normal", "exponential", "standard_exponential",
-           "permutation", "shuffle", "choice", "bytes"]
+           "BitGenerator", "Philox", "Philox4x3210", "default_rng", "rand", "randn", "randint", "random_integers",
+           "random_sample", "random", "ranf", "sample", "uniform", "normal", "standard_normal", "exponential",
+           "standard_exponential", "permutation", "shuffle", "choice", "bytes"] + sorted(_random_host.SPECS)
 
 _M64 = (1 << 64) - 1
 _U64 = _code(numpy.uint64)
@@ -86,6 +88,14 @@ class BitGenerator:
     def __init__(self, seed=None):
         self._key = _key_of(seed)
         self._counter = 0
+        self._lock = threading.Lock()  # threads sharing a generator take disjoint counters
+
+    def __getstate__(self):  # pickle / copy: the key and counter (a lock is not copied)
+        return {"_key": self._key, "_counter": self._counter}
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
 
     @property
     def state(self):
@@ -102,12 +112,13 @@ class BitGenerator:
         return self
 
     def _take(self, n):
-        c = self._counter
-        self._counter = (c + n) & _M64
+        with self._lock:
+            c = self._counter
+            self._counter = (c + n) & _M64
         return c
 
 
-Philox = BitGenerator
+Philox = Philox4x3210 = BitGenerator  # CuPy's name for its Philox4x32-10 bit generator
 
 
 def _device(device):
@@ -201,6 +212,15 @@ def _mulhi64(x, r):
     return b("add", b("add", b("mul", xh, rh), b("right_shift", m1, 32)), b("right_shift", m2, 32))
 
 
+def _int_bound(x, name):
+    """An integer bound: ints as they are, floats truncated toward zero as NumPy's randint / integers do."""
+    if isinstance(x, (float, numpy.floating)):
+        if not numpy.isfinite(x):
+            raise ValueError(f"{name}: bound {x} is not finite")
+        return int(x)
+    return operator.index(x)
+
+
 def _integers(bg, low, high, shape, dtype, endpoint, device=None, name="integers"):
     dt = numpy.dtype(dtype)
     if dt.kind not in "iu" and dt != numpy.bool_:
@@ -210,7 +230,7 @@ def _integers(bg, low, high, shape, dtype, endpoint, device=None, name="integers
     if isinstance(low, ndarray) or isinstance(high, ndarray) or isinstance(low, (numpy.ndarray, list)) \
             or isinstance(high, (numpy.ndarray, list)):
         return _integers_arrays(bg, low, high, shape, dt, endpoint, device, name, lo_lim, hi_lim)
-    low, high = operator.index(low), operator.index(high)
+    low, high = _int_bound(low, name), _int_bound(high, name)
     top = high if endpoint else high - 1
     if top < low:
         raise ValueError(f"{name}: low >= high" if not endpoint else f"{name}: low > high")
@@ -562,3 +582,20 @@ def choice(a, size=None, replace=True, p=None):
 
 def bytes(length):
     return get_random_state()._gen.bytes(length)
+
+
+# ---- the distributions sampled on the host (loom._random_host says how and why) ----------------------
+def _module_function(name):
+    def function(*args, **kwargs):
+        return getattr(get_random_state(), name)(*args, **kwargs)
+    function.__name__ = name
+    function.__doc__ = (f"{name} samples from the current device's RandomState (numpy.random.{name}'s "
+                        f"parameters, CuPy's dtype=); sampled on the host by NumPy, see loom._random_host")
+    return function
+
+
+for _name in _random_host.SPECS:
+    setattr(RandomState, _name, _random_host.legacy_method(_name))
+    setattr(Generator, _name, _random_host.generator_method(_name))
+    globals()[_name] = _module_function(_name)
+del _name

@@ -223,3 +223,76 @@ def test_gpu_stream_is_the_hosts():
     hp = lr.default_rng(80).permutation(100).get()
     with loom.cuda.Device(0):
         assert numpy.array_equal(lr.default_rng(80).permutation(100).get(), hp)
+
+
+# ---- the distributions sampled on the host (loom/_random_host.py) ------------------------------------
+_HOST_CASES = [  # (name, params, exact mean, exact variance)
+    ("gamma", dict(shape=3.0, scale=0.5), 1.5, 0.75),
+    ("beta", dict(a=2.0, b=5.0), 2 / 7, 10 / (49 * 8)),
+    ("binomial", dict(n=10, p=0.3), 3.0, 2.1),
+    ("poisson", dict(lam=4.0), 4.0, 4.0),
+    ("geometric", dict(p=0.25), 4.0, 12.0),
+    ("laplace", dict(loc=1.0, scale=2.0), 1.0, 8.0),
+    ("lognormal", dict(mean=0.0, sigma=0.5), math.exp(0.125), (math.exp(0.25) - 1) * math.exp(0.25)),
+    ("chisquare", dict(df=3.0), 3.0, 6.0),
+    ("triangular", dict(left=-1.0, mode=0.0, right=2.0), 1 / 3, (1 + 0 + 4 - 0 + 2 - 0) / 18),
+]
+
+
+@pytest.mark.parametrize("name,params,mean,var", _HOST_CASES)
+def test_host_distributions_moments(name, params, mean, var):
+    n = 40000
+    x = getattr(lr.RandomState(7), name)(size=n, **params).get().astype(numpy.float64)
+    # the sample mean within 5 standard errors of the exact mean; the variance within 10 %
+    assert abs(x.mean() - mean) < 5 * math.sqrt(var / n), (x.mean(), mean)
+    assert abs(x.var() - var) < 0.1 * var, (x.var(), var)
+
+
+def test_host_distributions_dtype_shape_and_streams():
+    rs = lr.RandomState(3)
+    a = rs.gamma(2.0, 1.0, (4, 3), numpy.float32)  # CuPy's positional dtype after size
+    assert a.shape == (4, 3) and a.dtype == numpy.float32
+    b = rs.binomial(loom.asarray([5, 6]), 0.5, dtype=numpy.int8)
+    assert b.shape == (2,) and b.dtype == numpy.int8 and ((b.get() >= 0) & (b.get() <= 6)).all()
+    g = lr.default_rng(0)
+    assert g.poisson(3.0, size=5).dtype == numpy.int64 and g.gamma(2.0, size=5).dtype == numpy.float64
+    assert g.standard_gamma(2.0, size=3, dtype=numpy.float32).dtype == numpy.float32
+    r1, r2 = lr.RandomState(11), lr.RandomState(11)
+    x, y = r1.beta(2.0, 3.0, size=50).get(), r2.beta(2.0, 3.0, size=50).get()
+    numpy.testing.assert_array_equal(x, y)  # the same seed: the same values
+    assert not numpy.array_equal(x, r1.beta(2.0, 3.0, size=50).get())  # the next call: a new stream
+    m = lr.multivariate_normal([0.0, 1.0], [[1.0, 0.5], [0.5, 2.0]], size=3)
+    assert m.shape == (3, 2) and m.dtype == numpy.float64
+
+
+def test_host_distributions_threads_get_distinct_streams():
+    import concurrent.futures
+    rs = lr.RandomState(0)
+    with concurrent.futures.ThreadPoolExecutor(8) as ex:
+        outs = [o.get() for o in ex.map(lambda _: rs.standard_t(3.0, size=20), range(8))]
+    for i in range(8):
+        for j in range(i + 1, 8):
+            assert not numpy.array_equal(outs[i], outs[j])
+
+
+@pytest.mark.parametrize("call", [lambda m: m.rayleigh(-1.0, size=3), lambda m: m.beta(-1.0, 2.0, size=3),
+                                  lambda m: m.poisson(-2.0, size=3), lambda m: m.binomial(3, 1.5, size=3),
+                                  lambda m: m.noncentral_f(1.0, -1.0, 1.0, size=3)])
+def test_host_distributions_reject_bad_parameters_as_numpy(call):
+    with pytest.raises(ValueError):
+        call(numpy.random.RandomState(0))
+    with pytest.raises(ValueError):
+        call(lr.RandomState(0))
+
+
+def test_integer_float_bounds_truncate_as_numpy():
+    for lo, hi in ((-0.9, 1.1), (-1.1, -0.9), (2.7, 5.2)):
+        got = lr.randint(lo, hi, size=200).get()
+        want = numpy.random.randint(lo, hi, size=200)
+        assert set(got) <= set(range(int(lo), int(hi))) and set(want) <= set(range(int(lo), int(hi)))
+    with pytest.raises(ValueError):
+        numpy.random.randint(-0.2, 0.3)
+    with pytest.raises(ValueError):
+        lr.randint(-0.2, 0.3)
+    with pytest.raises(ValueError):
+        lr.randint(0.0, float("inf"))

@@ -169,7 +169,8 @@ def _loom_target(fullname):
 
 class _RandomGenerator(types.ModuleType):
     """cupy.random._generator: CuPy's table of per-device RandomStates (_random_states), which
-    cupy.testing's fix_random saves, checks that reset_states() replaced, and restores, is loom.random's."""
+    cupy.testing's fix_random saves, checks that reset_states() replaced, and restores, is loom.random's;
+    the module's public names (RandomState, get_random_state, reset_states, seed, ...) are loom.random's."""
 
     @property
     def _random_states(self):
@@ -182,6 +183,9 @@ class _RandomGenerator(types.ModuleType):
     def __getattr__(self, name):
         if name.startswith("__") and name.endswith("__"):
             raise AttributeError(name)
+        loom_random = importlib.import_module("loom.random")
+        if not name.startswith("_") and hasattr(loom_random, name):
+            return getattr(loom_random, name)
         return Missing(f"{self.__name__}.{name}")
 
 
@@ -199,8 +203,24 @@ class _LinalgUtil(types.ModuleType):
         return Missing(f"{self.__name__}.{name}")
 
 
+class _RandomInternals(types.ModuleType):
+    """cupy.random._distributions and cupy.random._bit_generator: CuPy's modules of the distribution
+    functions (beta(a, b, size=None, dtype=float), ...) and bit generators (Philox4x3210, ...) that
+    cupy.random re-exports: loom.random's objects of those names (the others are missing stubs)."""
+
+    def __getattr__(self, name):
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        loom_random = importlib.import_module("loom.random")
+        if not name.startswith("_") and hasattr(loom_random, name):
+            return getattr(loom_random, name)
+        return Missing(f"{self.__name__}.{name}")
+
+
 # shim modules that live inside a proxied loom package (cupy.random is loom.random's proxy)
-_INSIDE_PROXIES = {"cupy.random._generator": _RandomGenerator, "cupy.linalg._util": _LinalgUtil}
+_INSIDE_PROXIES = {"cupy.random._generator": _RandomGenerator, "cupy.random._distributions": _RandomInternals,
+                   "cupy.random._bit_generator": _RandomInternals,
+                   "cupy.linalg._util": _LinalgUtil}
 
 
 class _Finder(importlib.abc.MetaPathFinder):

@@ -15,6 +15,12 @@ ElementwiseKernel = _loom.ElementwiseKernel
 ReductionKernel = _loom.ReductionKernel
 
 
+def get_size(size):
+    """CuPy's size argument as a shape tuple (None: ()), by loom's own shape normalisation."""
+    from loom._common import _shape_tuple
+    return () if size is None else _shape_tuple(size)
+
+
 def __getattr__(name):
     if name.startswith("__"):
         raise AttributeError(name)
