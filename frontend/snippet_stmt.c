@@ -285,7 +285,7 @@ static int32_t stmt(Parser *p) {
   return r;
 }
 
-/* ---- functions and entry points ---------------------------------------------------------------- */
+/* ---- functions and the preamble ---------------------------------------------------------------- */
 int32_t fe_begin_func(Parser *p, const char *name, int role, int ret) {
   SnFunc f = {0};
   f.name = name;
