@@ -3,8 +3,9 @@
  * subset): parameter lists, and snippet source -> typed snippet IR (ir/snippet.h) for one binding of
  * the type placeholders.
  *
- * Stages: frontend/snippet_lex.c (source -> tokens), frontend/snippet_parse.c (tokens -> typed IR:
- * name resolution, C++ conversions and checks happen while parsing, as in chibicc).
+ * Stages: frontend/snippet_lex.c (source -> tokens), frontend/snippet_parse.c and the files it uses
+ * (snippet_nodes/types/expr/stmt.c, private header snippet_parser.h: tokens -> typed IR: name
+ * resolution, C++ conversions and checks happen while parsing, as in chibicc).
  *
  * Errors: LOOM_ERR_INVALID_ARGUMENT (or LOOM_ERR_UNSUPPORTED for valid C that loom cannot do, e.g.
  * erf) with a message

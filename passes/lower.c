@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* lower.c: pass_lower, FusionPlan -> Schedule (kernel IR plus concrete shapes and bindings).
+ * Files: this one, lower_emit.c (emission, rounding) and lower_call.c (call kernels): lower_internal.h.
  *
  * Contract. Requires: m->plan from pass_fuse. Guarantees: m->schedule holds one SchedKernel per fused
  * kernel in plan order, named k0, k1, ...; each KernelIr obeys ir.h's typing rules (every KI_CAST is
@@ -21,7 +22,7 @@
  * buffer, a constant S holds, a cast from bool or an 8-bit int, the result of such a rounding, or
  * neg / abs / sign / copysign / floor / ceil / trunc / rint / maximum / minimum / fmax / fmin /
  * where of such values (the `exact` bits). A value that float32 does not hold exactly is rounded to
- * S once: float64 -> float16 through round16_f64 (through float32, with the double-rounding case
+ * S once: float64 -> float16 through pass_lower_round16_f64 (through float32, with the double-rounding case
  * fixed up; no double -> half instruction, which hosts lack); float64 and 32/64-bit ints ->
  * bfloat16 by one rounding cast (codegen rounds those once). A node stored into an S buffer as it
  * is (for_store) skips the pair: the store rounds (once, by the same rules).
@@ -38,265 +39,12 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "passes/passes.h"
-
-typedef struct Lower {
-  IrModule *m;
-  IrGraph *g;
-  FusionPlan *p;
-  Diag *d;
-  int32_t *temp_of;
-  int32_t *out_of; /* a root a call stores: the output (C-contiguous) that also serves as its temp; else -1 */
-  Schedule *s;
-  /* the kernel being built */
-  const FusedKernel *K;
-  uint64_t *param_word; /* per parameter of the kernel being built: its launch word (ir_param_word) */
-  int32_t nparam, capparam;
-  int32_t *memo; /* node * 2 + space -> instruction; -1 unknown (reset between kernels) */
-  int32_t *touched, ntouched, captouched; /* memo entries set for the current kernel */
-  int32_t *frames, capframes;  /* value(): the explicit stack (node, space, start, next operand) */
-  KInstr *ins;
-  uint8_t *exact;              /* per instruction: EXACT_F16 / EXACT_BF16 bits (see round_to) */
-  int32_t nins, capins;
-  int32_t *itab, itcap;        /* hash table of ins (CSE), -1 empty */
-  KBuffer *bufs;
-  SchedBinding *bind;
-  int32_t nbuf, capbuf;
-  KStore *stores;
-  int32_t nstore, capstore;
-  KPhase *phases;
-  int32_t nphase;
-} Lower;
-
-static void *grow(Lower *l, void *arr, int32_t n, int32_t *cap, size_t elem) {
-  if (n < *cap) return arr;
-  int32_t ncap = *cap ? *cap * 2 : 16;
-  void *na = arena_alloc(l->m->arena, (size_t)ncap * elem);
-  if (!na) return NULL;
-  if (n) memcpy(na, arr, (size_t)n * elem);
-  *cap = ncap;
-  return na;
-}
-
-static LoomStatus oom(Lower *l) { return diag_error(l->d, LOOM_ERR_OUT_OF_MEMORY, "lower: out of memory"); }
-
-static uint32_t instr_hash(const KInstr *in) { return (uint32_t)ir_hash_bytes(in, sizeof *in, 0); }
-
-enum { EXACT_F16 = 1, EXACT_BF16 = 2 };
-
-/* The exact bit of storage dtype s (float16, bfloat16); 0 for others. */
-static uint8_t exact_bit(LoomDType s) {
-  return s == LOOM_FLOAT16 ? EXACT_F16 : s == LOOM_BFLOAT16 ? EXACT_BF16 : 0;
-}
-
-/* The storage dtypes whose values instruction `in` (about to be appended) yields exactly, as bits. */
-static uint8_t is_exact(const Lower *l, const KInstr *in) {
-  switch (in->kind) {
-  case KI_LOAD: return exact_bit((LoomDType)l->bufs[in->buf].dtype);
-  case KI_CONST: {
-    if (!dtype_is_float((LoomDType)in->dtype)) return 0;
-    if (in->value.f != in->value.f) return EXACT_F16 | EXACT_BF16;
-    return (uint8_t)((ir_scalar_canon(LOOM_FLOAT16, in->value).f == in->value.f ? EXACT_F16 : 0) |
-                     (ir_scalar_canon(LOOM_BFLOAT16, in->value).f == in->value.f ? EXACT_BF16 : 0));
-  }
-  case KI_CAST: {
-    LoomDType from = (LoomDType)l->ins[in->src[0]].dtype, to = (LoomDType)in->dtype;
-    if (exact_bit(from)) return exact_bit(from);
-    if (from == LOOM_BOOL || from == LOOM_INT8 || from == LOOM_UINT8) return EXACT_F16 | EXACT_BF16;
-    if (dtype_is_float(from) && dtype_is_float(to)) return l->exact[in->src[0]]; /* f32 <-> f64 */
-    return 0;
-  }
-  case KI_ACC: { /* min / max pick one of the folded values */
-    const KPhase *ph = &l->phases[in->phase];
-    return ph->reduce_op == LOOM_REDUCE_MIN || ph->reduce_op == LOOM_REDUCE_MAX ? l->exact[ph->value] : 0;
-  }
-  case KI_ELEM:
-    switch (in->op) {
-    case LOOM_OP_NEG: case LOOM_OP_ABS: case LOOM_OP_SIGN: case LOOM_OP_FLOOR: case LOOM_OP_CEIL:
-    case LOOM_OP_TRUNC: case LOOM_OP_RINT:
-      return dtype_is_float((LoomDType)in->dtype) ? l->exact[in->src[0]] : 0;
-    case LOOM_OP_COPYSIGN: case LOOM_OP_MAXIMUM: case LOOM_OP_MINIMUM: case LOOM_OP_FMAX: case LOOM_OP_FMIN:
-      return dtype_is_float((LoomDType)in->dtype) ? l->exact[in->src[0]] & l->exact[in->src[1]] : 0;
-    case LOOM_OP_WHERE: return l->exact[in->src[1]] & l->exact[in->src[2]];
-    default: return 0;
-    }
-  default: return 0;
-  }
-}
-
-/* Appends an instruction, or returns the identical one already emitted (CSE through a hash table;
- * instructions are memset before they are filled, so equal ones have equal bytes). */
-static LoomStatus emit(Lower *l, const KInstr *in, int32_t *out) {
-  if ((l->nins + 1) * 2 > l->itcap) {
-    int32_t ncap = l->itcap ? l->itcap * 2 : 64;
-    int32_t *nt = arena_alloc(l->m->arena, (size_t)ncap * sizeof *nt);
-    if (!nt) return oom(l);
-    for (int32_t i = 0; i < ncap; i++) nt[i] = -1;
-    for (int32_t i = 0; i < l->nins; i++) {
-      uint32_t j = instr_hash(&l->ins[i]) & (uint32_t)(ncap - 1);
-      while (nt[j] >= 0) j = (j + 1) & (uint32_t)(ncap - 1);
-      nt[j] = i;
-    }
-    l->itab = nt;
-    l->itcap = ncap;
-  }
-  uint32_t mask = (uint32_t)l->itcap - 1, j = instr_hash(in) & mask;
-  for (; l->itab[j] >= 0; j = (j + 1) & mask)
-    if (memcmp(&l->ins[l->itab[j]], in, sizeof *in) == 0) {
-      *out = l->itab[j];
-      return LOOM_OK;
-    }
-  if (l->nins == l->capins) {
-    int32_t cap = l->capins;
-    KInstr *na = grow(l, l->ins, l->nins, &cap, sizeof *na);
-    uint8_t *ne = arena_alloc(l->m->arena, (size_t)(cap > 0 ? cap : 1));
-    if (!na || !ne) return oom(l);
-    if (l->nins) memcpy(ne, l->exact, (size_t)l->nins);
-    l->ins = na;
-    l->exact = ne;
-    l->capins = cap;
-  }
-  l->ins[l->nins] = *in;
-  l->exact[l->nins] = is_exact(l, in);
-  l->itab[j] = l->nins;
-  *out = l->nins++;
-  return LOOM_OK;
-}
-
-static void init_instr(KInstr *in, int kind, LoomDType dtype) {
-  memset(in, 0, sizeof *in);
-  in->kind = (uint8_t)kind;
-  in->dtype = (uint8_t)dtype;
-  in->src[0] = in->src[1] = in->src[2] = -1;
-  in->buf = -1;
-  in->phase = -1;
-}
-
-static LoomStatus cast_to(Lower *l, int32_t x, LoomDType dt, int32_t *out) {
-  if (l->ins[x].dtype == dt) {
-    *out = x;
-    return LOOM_OK;
-  }
-  KInstr in;
-  init_instr(&in, KI_CAST, dt);
-  in.src[0] = x;
-  return emit(l, &in, out);
-}
-
-/* The float32 value x rounded to storage dtype s (float16, bfloat16), as NumPy / ml_dtypes round
- * every such result: KI_CAST to s then back to f32, or x itself when it is an s value already. */
-static LoomStatus round_to(Lower *l, int32_t x, LoomDType s, int32_t *out) {
-  if ((l->exact[x] & exact_bit(s)) && l->ins[x].dtype == LOOM_FLOAT32) {
-    *out = x;
-    return LOOM_OK;
-  }
-  int32_t h;
-  LoomStatus st = cast_to(l, x, s, &h);
-  if (st != LOOM_OK) return st;
-  return cast_to(l, h, LOOM_FLOAT32, out);
-}
-
-/* Helpers of round16_f64: a KI_ELEM of the given result dtype. */
-static LoomStatus elem2(Lower *l, LoomOp op, LoomDType t, int32_t a, int32_t b, int32_t *out) {
-  KInstr in;
-  init_instr(&in, KI_ELEM, t);
-  in.op = (uint16_t)op;
-  in.src[0] = a;
-  in.src[1] = b;
-  return emit(l, &in, out);
-}
-
-static LoomStatus const_f64(Lower *l, double v, int32_t *out) {
-  KInstr in;
-  init_instr(&in, KI_CONST, LOOM_FLOAT64);
-  in.value.f = v;
-  return emit(l, &in, out);
-}
-
-/* The float64 value x rounded once to float16 (NumPy's float64 -> float16 cast), as a float32
- * instruction. Hosts convert double -> half through a runtime function the JIT may not have, so the
- * rounding goes through float32: h = RN16(RN32(x)) is right unless RN32(x) = y landed exactly on a
- * float16 midpoint it did not start on; then the other candidate h' = 2y - h (exact) is nearer to x.
- * Past the largest float16 (65504), RN32 can reach the midpoint 65520 and make inf from a finite
- * below it: that case gives +-65504. Only exact double operations, compares and selects. */
-static LoomStatus round16_f64(Lower *l, int32_t x, int32_t *out) {
-  LoomStatus st;
-  int32_t y, h16, hf, hd, yd, two, twoy, hp, hp32, hp16, hpf, hpd, rep, dxh, dxp, ah, ap, closer, inexact, off, use1,
-      use, r, big, ax, lim, small, fix, sig, ok;
-  if ((st = cast_to(l, x, LOOM_FLOAT32, &y)) || (st = cast_to(l, y, LOOM_FLOAT16, &h16)) ||
-      (st = cast_to(l, h16, LOOM_FLOAT32, &hf)) || (st = cast_to(l, hf, LOOM_FLOAT64, &hd)) ||
-      (st = cast_to(l, y, LOOM_FLOAT64, &yd)) || (st = const_f64(l, 2.0, &two)) ||
-      (st = elem2(l, LOOM_OP_MUL, LOOM_FLOAT64, two, yd, &twoy)) || (st = elem2(l, LOOM_OP_SUB, LOOM_FLOAT64, twoy, hd, &hp)))
-    return st;
-  /* h' representable in float16: f64 -> f32 -> f16 -> f32 -> f64 gives it back */
-  if ((st = cast_to(l, hp, LOOM_FLOAT32, &hp32)) || (st = cast_to(l, hp32, LOOM_FLOAT16, &hp16)) ||
-      (st = cast_to(l, hp16, LOOM_FLOAT32, &hpf)) || (st = cast_to(l, hpf, LOOM_FLOAT64, &hpd)) ||
-      (st = elem2(l, LOOM_OP_EQ, LOOM_BOOL, hpd, hp, &rep)))
-    return st;
-  if ((st = elem2(l, LOOM_OP_SUB, LOOM_FLOAT64, x, hd, &dxh)) || (st = elem2(l, LOOM_OP_SUB, LOOM_FLOAT64, x, hp, &dxp)) ||
-      (st = elem2(l, LOOM_OP_ABS, LOOM_FLOAT64, dxh, -1, &ah)) || (st = elem2(l, LOOM_OP_ABS, LOOM_FLOAT64, dxp, -1, &ap)) ||
-      (st = elem2(l, LOOM_OP_LT, LOOM_BOOL, ap, ah, &closer)) || (st = elem2(l, LOOM_OP_NE, LOOM_BOOL, yd, x, &inexact)) ||
-      (st = elem2(l, LOOM_OP_NE, LOOM_BOOL, yd, hd, &off)) ||
-      (st = elem2(l, LOOM_OP_LOGICAL_AND, LOOM_BOOL, inexact, off, &use1)) ||
-      (st = elem2(l, LOOM_OP_LOGICAL_AND, LOOM_BOOL, use1, rep, &use)) ||
-      (st = elem2(l, LOOM_OP_LOGICAL_AND, LOOM_BOOL, use, closer, &use)))
-    return st;
-  KInstr in;
-  init_instr(&in, KI_ELEM, LOOM_FLOAT64);
-  in.op = LOOM_OP_WHERE;
-  in.src[0] = use;
-  in.src[1] = hp;
-  in.src[2] = hd;
-  if ((st = emit(l, &in, &r)) != LOOM_OK) return st;
-  /* inf from a finite x below 65520: +-65504 */
-  if ((st = elem2(l, LOOM_OP_ISINF, LOOM_BOOL, hd, -1, &big)) || (st = elem2(l, LOOM_OP_ABS, LOOM_FLOAT64, x, -1, &ax)) ||
-      (st = const_f64(l, 65520.0, &lim)) || (st = elem2(l, LOOM_OP_LT, LOOM_BOOL, ax, lim, &small)) ||
-      (st = elem2(l, LOOM_OP_LOGICAL_AND, LOOM_BOOL, big, small, &fix)) || (st = const_f64(l, 65504.0, &sig)) ||
-      (st = elem2(l, LOOM_OP_COPYSIGN, LOOM_FLOAT64, sig, x, &sig)))
-    return st;
-  init_instr(&in, KI_ELEM, LOOM_FLOAT64);
-  in.op = LOOM_OP_WHERE;
-  in.src[0] = fix;
-  in.src[1] = sig;
-  in.src[2] = r;
-  if ((st = emit(l, &in, &ok)) != LOOM_OK) return st;
-  if ((st = cast_to(l, ok, LOOM_FLOAT32, out)) != LOOM_OK) return st;
-  l->exact[*out] |= EXACT_F16; /* a float16 value by construction */
-  return LOOM_OK;
-}
-
-/* Whether a value of dtype t reaches bfloat16 with one rounding only when cast directly (float32
- * does not hold every t value): codegen's cast to bfloat16 rounds these once. */
-static bool bf16_wide(LoomDType t) {
-  return t == LOOM_FLOAT64 || t == LOOM_COMPLEX128 || (dtype_is_int(t) && dtype_bits(t) >= 32);
-}
-
-/* Value x (any non-storage dtype) rounded once to storage dtype s, as a float32 instruction (complex:
- * its real part, as every cast to a real dtype). for_store: the value only goes to stores into s
- * buffers, which round it themselves: returned unrounded where their rounding is the single one. */
-static LoomStatus round_once(Lower *l, int32_t x, LoomDType s, bool for_store, int32_t *out) {
-  LoomDType from = (LoomDType)l->ins[x].dtype;
-  LoomStatus st;
-  if (s == LOOM_BFLOAT16 && bf16_wide(from)) {
-    if (for_store) return (*out = x, LOOM_OK);
-    if (from == LOOM_COMPLEX128 && (st = cast_to(l, x, LOOM_FLOAT64, &x)) != LOOM_OK) return st;
-    int32_t h;
-    if ((st = cast_to(l, x, LOOM_BFLOAT16, &h)) != LOOM_OK) return st;
-    return cast_to(l, h, LOOM_FLOAT32, out);
-  }
-  if (s == LOOM_FLOAT16 && (from == LOOM_FLOAT64 || from == LOOM_COMPLEX128)) {
-    if (from == LOOM_COMPLEX128 && (st = cast_to(l, x, LOOM_FLOAT64, &x)) != LOOM_OK) return st;
-    return round16_f64(l, x, out);
-  }
-  /* float32 holds x exactly (or, for float16, every x it does not hold is past float16's range) */
-  if ((st = cast_to(l, x, LOOM_FLOAT32, &x)) != LOOM_OK) return st;
-  return for_store ? (*out = x, LOOM_OK) : round_to(l, x, s, out);
-}
+#include "passes/lower_internal.h"
 
 static KLayout layout_of(int64_t stride, bool inner) { return ir_layout_of_stride(stride, inner); }
 
 /* The buffer for a binding (reads are shared; every store gets its own). */
-static LoomStatus buffer(Lower *l, LoomDType dtype, bool is_output, SchedBufKind kind, int32_t index,
+LoomStatus pass_lower_buffer(Lower *l, LoomDType dtype, bool is_output, SchedBufKind kind, int32_t index,
                          int64_t offset, const int64_t *strides, int32_t *out) {
   int nd = l->K->ndim;
   if (!is_output)
@@ -312,7 +60,7 @@ static LoomStatus buffer(Lower *l, LoomDType dtype, bool is_output, SchedBufKind
     int32_t ncap = l->capbuf ? l->capbuf * 2 : 8;
     KBuffer *nb = arena_alloc(l->m->arena, (size_t)ncap * sizeof *nb);
     SchedBinding *nsb = arena_alloc(l->m->arena, (size_t)ncap * sizeof *nsb);
-    if (!nb || !nsb) return oom(l);
+    if (!nb || !nsb) return pass_lower_oom(l);
     if (l->nbuf) {
       memcpy(nb, l->bufs, (size_t)l->nbuf * sizeof *nb);
       memcpy(nsb, l->bind, (size_t)l->nbuf * sizeof *nsb);
@@ -345,29 +93,29 @@ static LoomStatus reduce_result(Lower *l, int j, bool for_store, int32_t *out) {
   LoomDType rd = dtype_compute((LoomDType)r->dtype);
   bool arg = op == LOOM_REDUCE_ARGMIN || op == LOOM_REDUCE_ARGMAX;
   KInstr in;
-  init_instr(&in, KI_ACC, arg ? LOOM_INT64 : (LoomDType)l->phases[j].acc_dtype);
+  pass_lower_init_instr(&in, KI_ACC, arg ? LOOM_INT64 : (LoomDType)l->phases[j].acc_dtype);
   in.phase = j;
   int32_t a;
-  LoomStatus st = emit(l, &in, &a);
+  LoomStatus st = pass_lower_emit(l, &in, &a);
   if (st != LOOM_OK) return st;
   if (op == LOOM_REDUCE_MEAN) {
     /* NumPy: sum in the result dtype, divide (true_divide: float64 for an integer or bool dtype=), then
      * cast to the result dtype (truncating) */
     LoomDType qd = dtype_is_float(rd) || dtype_is_complex(rd) ? rd : LOOM_FLOAT64;
     int32_t sz, num, den;
-    init_instr(&in, KI_REDSIZE, LOOM_INT64);
-    if ((st = emit(l, &in, &sz)) != LOOM_OK) return st;
-    if ((st = cast_to(l, a, qd, &num)) != LOOM_OK) return st;
-    if ((st = cast_to(l, sz, qd, &den)) != LOOM_OK) return st;
-    init_instr(&in, KI_ELEM, qd);
+    pass_lower_init_instr(&in, KI_REDSIZE, LOOM_INT64);
+    if ((st = pass_lower_emit(l, &in, &sz)) != LOOM_OK) return st;
+    if ((st = pass_lower_cast_to(l, a, qd, &num)) != LOOM_OK) return st;
+    if ((st = pass_lower_cast_to(l, sz, qd, &den)) != LOOM_OK) return st;
+    pass_lower_init_instr(&in, KI_ELEM, qd);
     in.op = LOOM_OP_TRUEDIV;
     in.src[0] = num;
     in.src[1] = den;
-    if ((st = emit(l, &in, &a)) != LOOM_OK) return st;
+    if ((st = pass_lower_emit(l, &in, &a)) != LOOM_OK) return st;
   }
-  if (exact_bit((LoomDType)r->dtype) && !for_store) /* a store to its float16 / bfloat16 buffer rounds anyway */
-    return round_once(l, a, (LoomDType)r->dtype, false, out);
-  return cast_to(l, a, rd, out);
+  if (pass_lower_exact_bit((LoomDType)r->dtype) && !for_store) /* a store to its float16 / bfloat16 buffer rounds anyway */
+    return pass_lower_round_once(l, a, (LoomDType)r->dtype, false, out);
+  return pass_lower_cast_to(l, a, rd, out);
 }
 
 enum { LOWER_MAX_PARAMS = 64 }; /* parameters per kernel; further constants are baked */
@@ -386,24 +134,24 @@ static LoomStatus const_value(Lower *l, const IrNode *leaf, bool bake, int32_t *
   LoomDType ct = dtype_compute((LoomDType)leaf->dtype);
   KInstr in;
   if (bake || dtype_is_complex(ct) || l->nparam >= LOWER_MAX_PARAMS) {
-    init_instr(&in, KI_CONST, ct);
+    pass_lower_init_instr(&in, KI_CONST, ct);
     in.value = leaf->value;
-    return emit(l, &in, out);
+    return pass_lower_emit(l, &in, out);
   }
   int32_t p = l->nparam;
   if (p == l->capparam) {
     int32_t ncap = l->capparam ? l->capparam * 2 : 4;
     uint64_t *nw = arena_alloc(l->m->arena, (size_t)ncap * sizeof *nw);
-    if (!nw) return oom(l);
+    if (!nw) return pass_lower_oom(l);
     if (p) memcpy(nw, l->param_word, (size_t)p * sizeof *nw);
     l->param_word = nw;
     l->capparam = ncap;
   }
   l->param_word[p] = ir_param_word(ct, leaf->value);
   l->nparam++;
-  init_instr(&in, KI_PARAM, ct);
+  pass_lower_init_instr(&in, KI_PARAM, ct);
   in.op = (uint16_t)p;
-  return emit(l, &in, out);
+  return pass_lower_emit(l, &in, out);
 }
 
 /* Whether operand i of op (computing in od) stays a compile-time constant when it is one (const_value). */
@@ -430,25 +178,25 @@ static LoomStatus read_value_as(Lower *l, int32_t x, int space, bool bake, int32
   if (r.is_acc) return reduce_result(l, r.acc_phase, false, out);
   int32_t b;
   if (leaf->kind == IR_IOTA) { /* no memory: the view's element offset is the value */
-    if ((st = buffer(l, LOOM_INT64, false, SB_INDEX, -1, r.offset, r.strides, &b)) != LOOM_OK) return st;
-    init_instr(&in, KI_OFFSET, LOOM_INT64);
+    if ((st = pass_lower_buffer(l, LOOM_INT64, false, SB_INDEX, -1, r.offset, r.strides, &b)) != LOOM_OK) return st;
+    pass_lower_init_instr(&in, KI_OFFSET, LOOM_INT64);
     in.buf = b;
-    return emit(l, &in, out);
+    return pass_lower_emit(l, &in, out);
   }
   if (leaf->kind == IR_INPUT) {
     LOOM_ASSERT(l->d, leaf->input >= 0 && leaf->input < l->g->ninputs);
-    st = buffer(l, (LoomDType)leaf->dtype, false, SB_INPUT, leaf->input, r.offset, r.strides, &b);
+    st = pass_lower_buffer(l, (LoomDType)leaf->dtype, false, SB_INPUT, leaf->input, r.offset, r.strides, &b);
   } else {
     int32_t t = l->temp_of[r.leaf];
     if (t < 0 && l->out_of[r.leaf] < 0)
       return diag_error(l->d, LOOM_ERR_INTERNAL, "lower: %%%d is read but never stored", r.leaf);
-    if (t >= 0) st = buffer(l, (LoomDType)leaf->dtype, false, SB_TEMP, t, r.offset, r.strides, &b);
-    else st = buffer(l, (LoomDType)leaf->dtype, false, SB_OUTPUT, l->out_of[r.leaf], r.offset, r.strides, &b);
+    if (t >= 0) st = pass_lower_buffer(l, (LoomDType)leaf->dtype, false, SB_TEMP, t, r.offset, r.strides, &b);
+    else st = pass_lower_buffer(l, (LoomDType)leaf->dtype, false, SB_OUTPUT, l->out_of[r.leaf], r.offset, r.strides, &b);
   }
   if (st != LOOM_OK) return st;
-  init_instr(&in, KI_LOAD, dtype_compute((LoomDType)leaf->dtype));
+  pass_lower_init_instr(&in, KI_LOAD, dtype_compute((LoomDType)leaf->dtype));
   in.buf = b;
-  return emit(l, &in, out);
+  return pass_lower_emit(l, &in, out);
 }
 
 static LoomStatus read_value(Lower *l, int32_t x, int space, int32_t *out) {
@@ -458,8 +206,8 @@ static LoomStatus read_value(Lower *l, int32_t x, int space, int32_t *out) {
 static LoomStatus set_memo(Lower *l, int32_t x, int space, int32_t v) {
   size_t key = (size_t)x * 2 + (size_t)space;
   if (l->memo[key] < 0) {
-    int32_t *nt = grow(l, l->touched, l->ntouched, &l->captouched, sizeof *nt);
-    if (!nt) return oom(l);
+    int32_t *nt = pass_lower_grow(l, l->touched, l->ntouched, &l->captouched, sizeof *nt);
+    if (!nt) return pass_lower_oom(l);
     l->touched = nt;
     l->touched[l->ntouched++] = (int32_t)key;
   }
@@ -477,32 +225,32 @@ static LoomStatus emit_node(Lower *l, int32_t x, const int32_t *s_in, bool for_s
   LoomDType rd = dtype_compute((LoomDType)n->dtype);
   LoomDType sd = (LoomDType)n->dtype; /* a storage dtype when rd != sd */
   if (n->kind == IR_CAST)
-    return rd != sd ? round_once(l, s[0], sd, for_store, out) : cast_to(l, s[0], rd, out);
+    return rd != sd ? pass_lower_round_once(l, s[0], sd, for_store, out) : pass_lower_cast_to(l, s[0], rd, out);
   LoomOp op = (LoomOp)n->op;
   const OpInfo *info = op_info(op);
   if (!info) return diag_error(l->d, LOOM_ERR_INTERNAL, "lower: unknown op %d at %%%d", op, x);
   KInstr in;
   LoomDType res;
   if (op == LOOM_OP_WHERE) {
-    if ((st = cast_to(l, s[0], LOOM_BOOL, &s[0])) != LOOM_OK) return st;
-    if ((st = cast_to(l, s[1], rd, &s[1])) != LOOM_OK) return st;
-    if ((st = cast_to(l, s[2], rd, &s[2])) != LOOM_OK) return st;
+    if ((st = pass_lower_cast_to(l, s[0], LOOM_BOOL, &s[0])) != LOOM_OK) return st;
+    if ((st = pass_lower_cast_to(l, s[1], rd, &s[1])) != LOOM_OK) return st;
+    if ((st = pass_lower_cast_to(l, s[2], rd, &s[2])) != LOOM_OK) return st;
     res = rd;
   } else {
     LoomDType da = (LoomDType)l->g->nodes[n->src[0]].dtype;
     LoomDType db = info->arity > 1 ? (LoomDType)l->g->nodes[n->src[1]].dtype : da;
     LoomDType od = dtype_compute(ir_elem_operand_dtype(op, (LoomDType)n->dtype, da, db));
     for (int i = 0; i < info->arity; i++)
-      if ((st = cast_to(l, s[i], od, &s[i])) != LOOM_OK) return st;
+      if ((st = pass_lower_cast_to(l, s[i], od, &s[i])) != LOOM_OK) return st;
     res = ir_elem_value_dtype(op, od);
   }
-  init_instr(&in, KI_ELEM, res);
+  pass_lower_init_instr(&in, KI_ELEM, res);
   in.op = (uint16_t)op;
   for (int i = 0; i < 3; i++) in.src[i] = s[i];
   int32_t e;
-  if ((st = emit(l, &in, &e)) != LOOM_OK) return st;
-  if ((st = cast_to(l, e, rd, &e)) != LOOM_OK) return st;
-  return rd != sd && !for_store ? round_to(l, e, sd, out) : (*out = e, LOOM_OK);
+  if ((st = pass_lower_emit(l, &in, &e)) != LOOM_OK) return st;
+  if ((st = pass_lower_cast_to(l, e, rd, &e)) != LOOM_OK) return st;
+  return rd != sd && !for_store ? pass_lower_round_to(l, e, sd, out) : (*out = e, LOOM_OK);
 }
 
 /* Writes frame nf (node x, next operand 0, start) of value()'s stack, growing it as needed. */
@@ -510,7 +258,7 @@ static LoomStatus push_frame(Lower *l, int32_t nf, int32_t x, bool start) {
   if ((nf + 1) * 3 > l->capframes) {
     int32_t ncap = l->capframes ? l->capframes * 2 : 3 * 64;
     int32_t *nfr = arena_alloc(l->m->arena, (size_t)ncap * sizeof *nfr);
-    if (!nfr) return oom(l);
+    if (!nfr) return pass_lower_oom(l);
     if (nf) memcpy(nfr, l->frames, (size_t)nf * 3 * sizeof *nfr);
     l->frames = nfr;
     l->capframes = ncap;
@@ -604,9 +352,9 @@ static LoomStatus add_store(Lower *l, int32_t node, bool final_space, int32_t va
       if (!pass_map_strides(l->K, final_space, n->ndim, n->shape, st_in, st_k))
         return diag_error(l->d, LOOM_ERR_INTERNAL, "lower: store of %%%d does not match its kernel", node);
       int32_t b;
-      if ((st = buffer(l, dt, true, kind, index, 0, st_k, &b)) != LOOM_OK) return st;
-      KStore *ns = grow(l, l->stores, l->nstore, &l->capstore, sizeof *ns);
-      if (!ns) return oom(l);
+      if ((st = pass_lower_buffer(l, dt, true, kind, index, 0, st_k, &b)) != LOOM_OK) return st;
+      KStore *ns = pass_lower_grow(l, l->stores, l->nstore, &l->capstore, sizeof *ns);
+      if (!ns) return pass_lower_oom(l);
       l->stores = ns;
       l->stores[l->nstore].buf = b;
       l->stores[l->nstore].value = val;
@@ -623,99 +371,6 @@ static int32_t value_node(const IrGraph *g, int32_t x) {
 
 static int64_t iabs(int64_t v) { return v < 0 ? -v : v; }
 
-/* ---- library calls (IR_MATMUL, passes/calls.c): a KernelIr with a KCall over [B..., M, N, K] ------- */
-
-/* The buffer a call reads at top, bound with strides per call dim: dims[i] is the call dim of the
- * top's axis i. Operands materialized for the call are read from their own temp. */
-static LoomStatus call_buffer(Lower *l, int32_t top, bool operand, const int *dims, int32_t *out) {
-  const IrNode *t = &l->g->nodes[top];
-  IrView v;
-  if (operand && l->p->call_operand[top]) {
-    v.leaf = top;
-    v.offset = 0;
-    pass_contiguous_strides(t->ndim, t->shape, v.strides);
-  } else if (!pass_compute_view(l->g, top, &v)) {
-    return diag_error(l->d, LOOM_ERR_INTERNAL, "lower: call operand %%%d has no strided form", top);
-  }
-  int64_t strides[LOOM_MAX_RANK] = {0};
-  for (int i = 0; i < t->ndim; i++) strides[dims[i]] = t->shape[i] == 1 ? 0 : v.strides[i];
-  const IrNode *leaf = &l->g->nodes[v.leaf];
-  LoomDType dt = (LoomDType)t->dtype;
-  if (leaf->kind == IR_INPUT && !(operand && l->p->call_operand[top])) return buffer(l, dt, false, SB_INPUT, leaf->input, v.offset, strides, out);
-  if (l->temp_of[v.leaf] >= 0) return buffer(l, dt, false, SB_TEMP, l->temp_of[v.leaf], v.offset, strides, out);
-  if (l->out_of[v.leaf] >= 0) return buffer(l, dt, false, SB_OUTPUT, l->out_of[v.leaf], v.offset, strides, out);
-  return diag_error(l->d, LOOM_ERR_INTERNAL, "lower: call kernel reads %%%d, which is never stored", v.leaf);
-}
-
-static LoomStatus lower_call(Lower *l, int32_t kidx) {
-  const FusedKernel *F = &l->p->kernels[kidx];
-  const IrNode *mm = &l->g->nodes[F->call];
-  int nd = mm->ndim, cd = nd + 1;
-  if (cd > LOOM_MAX_RANK)
-    return diag_error(l->d, LOOM_ERR_UNSUPPORTED, "matmul of rank %d: at most %d dims are supported", nd,
-                      LOOM_MAX_RANK - 1);
-  FusedKernel space = *F; /* the call's space [B..., M, N, K], for buffer() */
-  space.ndim = cd;
-  space.nkeep = cd - 1;
-  memcpy(space.shape, mm->shape, sizeof(int64_t) * (size_t)nd);
-  space.shape[nd] = l->g->nodes[mm->src[0]].shape[nd - 1];
-  l->K = &space;
-  int a_dims[LOOM_MAX_RANK], b_dims[LOOM_MAX_RANK], o_dims[LOOM_MAX_RANK];
-  for (int i = 0; i < nd - 2; i++) a_dims[i] = b_dims[i] = o_dims[i] = i;
-  a_dims[nd - 2] = nd - 2, a_dims[nd - 1] = nd;     /* a: M, K */
-  b_dims[nd - 2] = nd, b_dims[nd - 1] = nd - 1;     /* b: K, N */
-  o_dims[nd - 2] = nd - 2, o_dims[nd - 1] = nd - 1; /* out, bias, c: M, N */
-  KCall *call = arena_alloc(l->m->arena, sizeof *call);
-  if (!call) return oom(l);
-  call->op = KC_MATMUL;
-  call->act = F->epi.act;
-  call->alpha = F->epi.alpha;
-  call->beta = F->epi.c >= 0 ? F->epi.beta : 0.0;
-  call->bias = call->c = -1;
-  LoomStatus st;
-  if ((st = call_buffer(l, mm->src[0], true, a_dims, &call->a)) != LOOM_OK) return st;
-  if ((st = call_buffer(l, mm->src[1], true, b_dims, &call->b)) != LOOM_OK) return st;
-  if (F->epi.bias >= 0 && (st = call_buffer(l, F->epi.bias, false, o_dims, &call->bias)) != LOOM_OK) return st;
-  if (F->epi.c >= 0 && (st = call_buffer(l, F->epi.c, false, o_dims, &call->c)) != LOOM_OK) return st;
-  /* the stored node: a root's output, else its temp; C-contiguous either way (fuse.c made sure), so
-   * the product's own contiguous strides describe it even when the stored node is a reshape of it */
-  int32_t x = F->call_store;
-  int64_t st_in[LOOM_MAX_RANK], st_k[LOOM_MAX_RANK] = {0};
-  SchedBufKind kind = SB_TEMP;
-  int32_t index = l->temp_of[x];
-  LoomDType dt = (LoomDType)mm->dtype;
-  pass_contiguous_strides(mm->ndim, mm->shape, st_in);
-  for (int32_t i = 0; i < l->m->nroots; i++)
-    if (l->m->roots[i] == x) {
-      kind = SB_OUTPUT;
-      index = i;
-      break;
-    }
-  if (index < 0) return diag_error(l->d, LOOM_ERR_INTERNAL, "lower: call kernel %d stores %%%d nowhere", kidx, x);
-  for (int i = 0; i < nd; i++) st_k[o_dims[i]] = mm->shape[i] == 1 ? 0 : st_in[i];
-  if ((st = buffer(l, dt, true, kind, index, 0, st_k, &call->out)) != LOOM_OK) return st;
-
-  KernelIr *k = arena_alloc(l->m->arena, sizeof *k);
-  if (!k) return oom(l);
-  snprintf(k->name, sizeof k->name, "k%d_matmul", kidx);
-  k->ndim = cd;
-  k->nkeep = cd - 1;
-  k->index_bits = 64;
-  k->nbuf = l->nbuf;
-  k->bufs = l->bufs;
-  k->call = call;
-  SchedKernel *sk = &l->s->kernels[kidx];
-  sk->ir = k;
-  memset(sk->shape, 0, sizeof sk->shape);
-  memcpy(sk->shape, space.shape, (size_t)cd * sizeof *space.shape);
-  sk->bind = l->bind;
-  return LOOM_OK;
-}
-
-/* The KP_SCAN phase of a scan kernel (l->K->is_scan): the source's cone converted to the result dtype
- * (NumPy's accumulate casts each input to it: rounded once to a float16 / bfloat16 result), folded in
- * its compute dtype (float16 / bfloat16 partials rounded at each step: scan_round); its stores are the
- * scan itself (KI_ACC: the running value) and the maps, which read the scan at their point as KI_ACC. */
 static LoomStatus lower_scan(Lower *l) {
   const FusedKernel *K = l->K;
   int32_t x = K->reduces[0];
@@ -723,8 +378,8 @@ static LoomStatus lower_scan(Lower *l) {
   LoomDType rt = (LoomDType)r->dtype, acc = dtype_compute(rt);
   int32_t v;
   LoomStatus st = value(l, r->src[0], 0, true, false, &v);
-  if (st == LOOM_OK && exact_bit(rt)) st = round_once(l, v, rt, false, &v);
-  if (st == LOOM_OK) st = cast_to(l, v, acc, &v);
+  if (st == LOOM_OK && pass_lower_exact_bit(rt)) st = pass_lower_round_once(l, v, rt, false, &v);
+  if (st == LOOM_OK) st = pass_lower_cast_to(l, v, acc, &v);
   if (st != LOOM_OK) return st;
   KPhase *ph = &l->phases[l->nphase++];
   memset(ph, 0, sizeof *ph);
@@ -732,7 +387,7 @@ static LoomStatus lower_scan(Lower *l) {
   ph->reduce_op = (uint8_t)r->op;
   ph->acc_dtype = (uint8_t)acc;
   ph->value = v;
-  ph->scan_round = exact_bit(rt) ? (uint8_t)rt : 0;
+  ph->scan_round = pass_lower_exact_bit(rt) ? (uint8_t)rt : 0;
   int32_t begin = l->nstore;
   if (l->p->is_root[x] || l->p->needs_temp[x]) {
     if ((st = reduce_result(l, 0, true, &v)) != LOOM_OK || (st = add_store(l, x, false, v)) != LOOM_OK) return st;
@@ -754,7 +409,7 @@ static LoomStatus lower_kernel(Lower *l, int32_t kidx) {
     l->capbuf = 0;
     l->bufs = NULL;
     l->bind = NULL;
-    return lower_call(l, kidx);
+    return pass_lower_call(l, kidx);
   }
   IrGraph *g = l->g;
   LoomStatus st;
@@ -772,7 +427,7 @@ static LoomStatus lower_kernel(Lower *l, int32_t kidx) {
   for (int32_t i = 0; i < l->ntouched; i++) l->memo[l->touched[i]] = -1; /* the previous kernel's */
   l->ntouched = 0;
   l->phases = arena_alloc(l->m->arena, (size_t)(K->nreduce + 2) * sizeof *l->phases);
-  if (!l->phases) return oom(l);
+  if (!l->phases) return pass_lower_oom(l);
   if (K->is_scan && (st = lower_scan(l)) != LOOM_OK) return st;
 
   for (int j = 0; j < K->nreduce && !K->is_scan; j++) {
@@ -790,10 +445,10 @@ static LoomStatus lower_kernel(Lower *l, int32_t kidx) {
     int32_t v;
     if ((st = value(l, r->src[0], 0, true, false, &v)) != LOOM_OK) return st;
     /* dtype=float16 / bfloat16: each value rounded once to it first */
-    bool to_storage = exact_bit((LoomDType)r->dtype) &&
+    bool to_storage = pass_lower_exact_bit((LoomDType)r->dtype) &&
                       (op == LOOM_REDUCE_SUM || op == LOOM_REDUCE_PROD || op == LOOM_REDUCE_MEAN);
-    if (to_storage && (st = round_once(l, v, (LoomDType)r->dtype, false, &v)) != LOOM_OK) return st;
-    if ((st = cast_to(l, v, acc, &v)) != LOOM_OK) return st;
+    if (to_storage && (st = pass_lower_round_once(l, v, (LoomDType)r->dtype, false, &v)) != LOOM_OK) return st;
+    if ((st = pass_lower_cast_to(l, v, acc, &v)) != LOOM_OK) return st;
     KPhase *ph = &l->phases[l->nphase++];
     memset(ph, 0, sizeof *ph);
     ph->kind = KP_REDUCE;
@@ -836,7 +491,7 @@ static LoomStatus lower_kernel(Lower *l, int32_t kidx) {
   }
 
   KernelIr *k = arena_alloc(l->m->arena, sizeof *k);
-  if (!k) return oom(l);
+  if (!k) return pass_lower_oom(l);
   const char *hint = "map";
   char hb[32];
   if (K->is_reduction) {
@@ -887,12 +542,12 @@ LoomStatus pass_lower(IrModule *m, Diag *d) {
   l.out_of = arena_alloc(m->arena, (size_t)(p->nnodes > 0 ? p->nnodes : 1) * sizeof *l.out_of);
   size_t nmemo = (size_t)(p->nnodes > 0 ? p->nnodes : 1) * 2;
   l.memo = arena_alloc(m->arena, nmemo * sizeof *l.memo);
-  if (!l.s || !l.temp_of || !l.out_of || !l.memo) return oom(&l);
+  if (!l.s || !l.temp_of || !l.out_of || !l.memo) return pass_lower_oom(&l);
   for (size_t i = 0; i < nmemo; i++) l.memo[i] = -1;
   l.s->nkernel = p->nkernel;
   l.s->kernels = arena_alloc(m->arena, (size_t)(p->nkernel > 0 ? p->nkernel : 1) * sizeof *l.s->kernels);
   l.s->temps = arena_alloc(m->arena, (size_t)(p->nnodes > 0 ? p->nnodes : 1) * sizeof *l.s->temps);
-  if (!l.s->kernels || !l.s->temps) return oom(&l);
+  if (!l.s->kernels || !l.s->temps) return pass_lower_oom(&l);
   for (int32_t x = 0; x < p->nnodes; x++) l.temp_of[x] = l.out_of[x] = -1;
   for (int32_t k = 0; k < p->nkernel; k++) { /* a root a call stores is read from its output */
     int32_t x = p->kernels[k].call_store;

@@ -51,6 +51,8 @@
 
 /* ---- CRC-32C (Castagnoli), software, any byte order ---------------------------------------------- */
 uint32_t rt_crc32c(uint32_t crc, const void *p, size_t n);
+/* The hash of a kernel key stored in its KERNELS record (FNV-1a, folded): reader and writer agree. */
+uint64_t rt_bundle_key_hash(const char *s, size_t n);
 
 /* ---- format constants ---------------------------------------------------------------------------- */
 #define RB_MAGIC "LOOMBNDL"

@@ -168,12 +168,8 @@ def where(condition, x=None, y=None):
             return type(o) in (float, complex) or (isinstance(o, ndarray) and o.dtype.kind in "fc")
         x, y = (float(v) if type(v) is int and not -2**63 <= v < 2**63 and floaty(o) else v
                 for v, o in ((x, y), (y, x)))
-    for v, o in ((x, y), (y, x)):  # a Python int must fit the array's integer dtype; checked before the
-        if type(v) is int and isinstance(o, ndarray) and o.dtype.kind in "biu":  # shapes, as NumPy 2.5
-            dt = numpy.dtype(numpy.int64) if o.dtype.kind == "b" else o.dtype
-            info = numpy.iinfo(dt)
-            if not info.min <= v <= info.max:
-                raise OverflowError(f"Python integer {v} out of bounds for {dt}")
+    # a Python int beside an integer or bool operand must fit its dtype (int64 beside a bool), checked
+    # before the shapes as NumPy 2.5 does: ir_elem's validation (ir/graph_elementwise.c) raises that
     return _core.where(c, x, y)
 
 
