@@ -148,7 +148,7 @@ void cg_host_walk_blocked(Lower *L, int d0, int d1, LLVMValueRef lo, LLVMValueRe
 /* lower_host_sum.c: accurate float sums (blocked accumulation into a compensated pair). */
 #define CG_SUM_BLOCK_VEC 2048   /* points per block when the innermost R dim has constant strides */
 #define CG_SUM_BLOCK_SCALAR 128 /* ... and when it does not (the row loop stays scalar) */
-#define CG_SUM_OUTER_BLOCK 32   /* R points per block of the outer strategy (a chain per column) */
+#define CG_SUM_OUTER_BLOCK 64   /* R points per block of the outer strategy (a chain per column) */
 /* Whether REDUCE phase ph is a float or complex sum (sum, mean) that accumulates in blocks. */
 bool cg_sum_compensated(const KernelIr *k, const KPhase *ph);
 int64_t cg_sum_block_points(const KernelIr *k); /* block size of a walk over the kernel's R dims */

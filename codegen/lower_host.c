@@ -129,8 +129,10 @@ static void walk(Lower *L, int d0, int d1, LLVMValueRef lo, LLVMValueRef hi, Bod
       o = LLVMBuildAdd(b, o, LLVMBuildMul(b, iv[d], L->stride[bi * k->ndim + d], ""), "");
     ro[bi] = o;
   }
-  /* blocked: the row runs as segments [j0, jend), each at most the points left in the block */
+  /* blocked: the row runs as segments [j0, jend), each at most the points left in the block; the
+   * inner loop counts from 0 to the segment's length (a plain counted loop, as the unblocked one) */
   LLVMValueRef zero = LLVMConstInt(L->i64, 0, 0), j0 = zero, jend = n, jpos = NULL, cnt = NULL;
+  LLVMValueRef sstart = start, sp0 = p0, slen = n;
   LLVMBasicBlockRef seg_bb = row_bb;
   if (blk) {
     jpos = cg_entry_alloca(L, L->i64, "jpos");
@@ -142,18 +144,21 @@ static void walk(Lower *L, int d0, int d1, LLVMValueRef lo, LLVMValueRef hi, Bod
     cnt = LLVMBuildLoad2(b, L->i64, blk->count, "");
     LLVMValueRef room = LLVMBuildSub(b, cg_i64(&L->m, blk->points), cnt, "");
     LLVMValueRef left = LLVMBuildSub(b, n, j0, "");
-    jend = LLVMBuildAdd(b, j0, LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, left, room, ""), left, room, ""), "jend");
+    slen = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, left, room, ""), left, room, "seglen");
+    jend = LLVMBuildAdd(b, j0, slen, "jend");
+    sstart = LLVMBuildAdd(b, start, j0, "");
+    sp0 = LLVMBuildAdd(b, p0, j0, "");
   }
   LLVMBasicBlockRef inner_bb = cg_new_bb(L, "walk.inner");
   LLVMBuildBr(b, inner_bb);
   LLVMPositionBuilderAtEnd(b, inner_bb);
   LLVMValueRef j = LLVMBuildPhi(b, L->i64, "j");
-  LLVMValueRef cur = LLVMBuildAdd(b, start, j, "");
+  LLVMValueRef cur = LLVMBuildAdd(b, sstart, j, "");
   for (int bi = 0; bi < nb; bi++)
     inner[bi] = LLVMBuildAdd(b, ro[bi], LLVMBuildMul(b, cur, L->stride[bi * k->ndim + last], ""), "");
   L->off = inner;
   L->depth++;
-  L->lin = LLVMBuildAdd(b, p0, j, "");
+  L->lin = LLVMBuildAdd(b, sp0, j, "");
   body(L, arg);
   L->depth--;
   L->off = outer;
@@ -161,14 +166,14 @@ static void walk(Lower *L, int d0, int d1, LLVMValueRef lo, LLVMValueRef hi, Bod
   LLVMBasicBlockRef body_end = LLVMGetInsertBlock(b);
   LLVMBasicBlockRef latch_bb = cg_new_bb(L, "walk.latch");
   LLVMBasicBlockRef seg_end = blk ? cg_new_bb(L, "walk.segend") : latch_bb;
-  LLVMValueRef back = LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, j1, jend, ""), inner_bb, seg_end);
+  LLVMValueRef back = LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, j1, slen, ""), inner_bb, seg_end);
   if (L->force_vf > 1) force_width(L, back);
   LLVMBasicBlockRef from[2] = {seg_bb, body_end};
-  LLVMValueRef vals[2] = {j0, j1};
+  LLVMValueRef vals[2] = {zero, j1};
   LLVMAddIncoming(j, vals, from, 2);
   if (blk) { /* count the segment's points; a full block is flushed; the row goes on or ends */
     LLVMPositionBuilderAtEnd(b, seg_end);
-    LLVMValueRef c1 = LLVMBuildAdd(b, cnt, LLVMBuildSub(b, jend, j0, ""), "");
+    LLVMValueRef c1 = LLVMBuildAdd(b, cnt, slen, "");
     LLVMBuildStore(b, jend, jpos);
     LLVMBuildStore(b, c1, blk->count);
     LLVMBasicBlockRef flush_bb = cg_new_bb(L, "walk.flush"), next_bb = cg_new_bb(L, "walk.segnext");
