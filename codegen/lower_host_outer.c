@@ -192,19 +192,33 @@ static void sum_fold(Lower *L, const KPhase *ph, bool last) {
 }
 static void body_sum_fold(Lower *L, void *arg) { sum_fold(L, arg, false); }
 static void body_sum_fold_last(Lower *L, void *arg) { sum_fold(L, arg, true); }
-static void flush_sum_block(Lower *L, void *arg) { block_loop(L, L->bn, body_sum_fold, arg); }
-
 /* The walk of REDUCE phase ph over R points [rlo, rhi) for every o of the block (accumulators
- * initialized): compensated float sums in blocks of R points, other reductions in one fold. */
+ * initialized): compensated float sums walk chunks of CG_SUM_OUTER_BLOCK R points, each an unblocked
+ * walk (the same row loop as a plain fold) followed by the fold of the block into the pairs; other
+ * reductions walk [rlo, rhi) in one fold. */
 static void block_reduce_walk(Lower *L, const KPhase *ph, LLVMValueRef rlo, LLVMValueRef rhi) {
   const KernelIr *k = L->k;
   if (!cg_sum_compensated(k, ph)) {
     cg_host_walk(L, k->nkeep, k->ndim, rlo, rhi, body_block_reduce_row, (void *)ph);
     return;
   }
+  LLVMBuilderRef b = L->m.b;
   block_loop(L, L->bn, body_sum_init, (void *)ph);
-  CgWalkBlocks blk = {CG_SUM_OUTER_BLOCK, flush_sum_block, (void *)ph, cg_entry_alloca(L, L->i64, "kcount")};
-  cg_host_walk_blocked(L, k->nkeep, k->ndim, rlo, rhi, body_block_reduce_row, (void *)ph, &blk);
+  LLVMValueRef cpos = cg_entry_alloca(L, L->i64, "kchunk");
+  LLVMBuildStore(b, rlo, cpos);
+  LLVMBasicBlockRef head = cg_new_bb(L, "kchunk.head"), body = cg_new_bb(L, "kchunk.body"), done = cg_new_bb(L, "kchunk.done");
+  LLVMBuildBr(b, head);
+  LLVMPositionBuilderAtEnd(b, head);
+  LLVMValueRef c = LLVMBuildLoad2(b, L->i64, cpos, "");
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, c, rhi, ""), body, done);
+  LLVMPositionBuilderAtEnd(b, body);
+  LLVMValueRef c1 = LLVMBuildAdd(b, c, cg_i64(&L->m, CG_SUM_OUTER_BLOCK), "");
+  c1 = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, c1, rhi, ""), c1, rhi, "");
+  cg_host_walk(L, k->nkeep, k->ndim, c, c1, body_block_reduce_row, (void *)ph);
+  block_loop(L, L->bn, body_sum_fold, (void *)ph);
+  LLVMBuildStore(b, c1, cpos);
+  LLVMBuildBr(b, head);
+  LLVMPositionBuilderAtEnd(b, done);
   block_loop(L, L->bn, body_sum_fold_last, (void *)ph);
 }
 

@@ -14,7 +14,9 @@
  * Block sizes: CG_SUM_BLOCK_VEC points when the innermost reduced dim is read with compile-time
  * strides (the row loop vectorizes: a block is 2048 / 32 = 64 values per lane chain on AVX2 with
  * the vectorizer's interleave), CG_SUM_BLOCK_SCALAR otherwise (one chain per block), and
- * CG_SUM_OUTER_BLOCK (64) rows in the outer strategy (lower_host_outer.c: one chain per column).
+ * CG_SUM_OUTER_BLOCK (64) rows in the outer strategy (lower_host_outer.c: one chain per column; there
+ * the R range is walked in chunks of that many points, each an unblocked walk, and every column's
+ * accumulator is folded into its pair after each chunk).
  */
 #include "codegen/cg_lower.h"
 
