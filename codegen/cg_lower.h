@@ -44,6 +44,8 @@ typedef struct Lower {
   bool outer;                 /* run() uses the outer-axis strategy (lower_host.c's use_outer) */
   LLVMValueRef *accarr, *idxarr; /* nphase: block accumulator arrays (outer strategy) */
   LLVMValueRef bj, bn;        /* index of the current point within the block; the block's size */
+  LLVMValueRef sumarr[4], comparr[4]; /* outer strategy: compensated pairs of float sums, per dtype
+                                        * (float32, float64, complex64, complex128), shared by phases */
   LLVMValueRef bo;            /* the block's first O point (column split) */
   LLVMValueRef colfin, colno; /* column split: finished accumulators of earlier phases, O points */
   int col_acc_size;           /* column split: bytes per accumulator */
@@ -131,6 +133,34 @@ void cg_worker_end(Lower *L);
 /* Visits linear points [lo, hi) of dims [d0, d1) row-major; at each point L->off holds the offsets
  * (outer offsets plus these dims' contribution) and L->lin the linear index. */
 void cg_host_walk(Lower *L, int d0, int d1, LLVMValueRef lo, LLVMValueRef hi, BodyFn body, void *arg);
+/* Blocked walks (cg_host_walk_blocked): the walk counts points into *count (an i64 alloca the walk
+ * zeroes first) and calls flush(arg) each time a block of `points` points is complete, between two
+ * points (the row's inner loop is split there, so each segment still vectorizes). The points of the
+ * last, partial block are left for the caller to flush. */
+typedef struct CgWalkBlocks {
+  int64_t points;
+  BodyFn flush;
+  void *arg;
+  LLVMValueRef count;
+} CgWalkBlocks;
+void cg_host_walk_blocked(Lower *L, int d0, int d1, LLVMValueRef lo, LLVMValueRef hi, BodyFn body, void *arg,
+                          const CgWalkBlocks *blk);
+/* lower_host_sum.c: accurate float sums (blocked accumulation into a compensated pair). */
+#define CG_SUM_BLOCK_VEC 2048   /* points per block when the innermost R dim has constant strides */
+#define CG_SUM_BLOCK_SCALAR 128 /* ... and when it does not (the row loop stays scalar) */
+#define CG_SUM_OUTER_BLOCK 64   /* R points per block of the outer strategy (a chain per column) */
+/* Whether REDUCE phase ph is a float or complex sum (sum, mean) that accumulates in blocks. */
+bool cg_sum_compensated(const KernelIr *k, const KPhase *ph);
+int64_t cg_sum_block_points(const KernelIr *k); /* block size of a walk over the kernel's R dims */
+/* (s, c) += x by Neumaier's step (values of dtype t, complex: per part); cg_sum_add on allocas. */
+void cg_sum_add_values(Lower *L, LoomDType t, LLVMValueRef *s, LLVMValueRef *c, LLVMValueRef x);
+void cg_sum_add(Lower *L, LoomDType t, LLVMValueRef sp, LLVMValueRef cp, LLVMValueRef x);
+/* The compensated sum s + c (s itself where s is infinite or NaN). */
+LLVMValueRef cg_sum_settle(Lower *L, LoomDType t, LLVMValueRef s, LLVMValueRef c);
+/* A compensated phase over R points [lo, hi) of the current O point: body folds a point into accv
+ * (the block's accumulator, holding the identity on entry); accv ends holding the whole sum. */
+void cg_host_sum_walk(Lower *L, const KPhase *ph, LLVMValueRef lo, LLVMValueRef hi, LLVMValueRef accv, BodyFn body,
+                      void *arg);
 /* Vector arg-reductions: whether phase ph can take one (argmin/argmax of a non-bool value), and the
  * reduction itself over R points [lo, hi) into the allocas accv / acci (initialized to the identity
  * and lo by the caller). Worth it from CG_HOST_ARG_MIN_POINTS points on (the scalar fold below). */

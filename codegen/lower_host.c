@@ -57,8 +57,11 @@ static int f16_width(const KernelIr *k, const char *const *attrs, int nattrs) {
 }
 
 /* Visits linear points [lo, hi) of dims [d0, d1) row-major; at each point L->off holds the offsets
- * (outer offsets plus these dims' contribution) and L->lin the linear index. */
-void cg_host_walk(Lower *L, int d0, int d1, LLVMValueRef lo, LLVMValueRef hi, BodyFn body, void *arg) {
+ * (outer offsets plus these dims' contribution) and L->lin the linear index. With blk, each row's
+ * inner loop runs in segments that end where a block of blk->points points (counted across rows) is
+ * full, and blk->flush runs there (cg_lower.h: CgWalkBlocks); without it the IR is the plain walk. */
+static void walk(Lower *L, int d0, int d1, LLVMValueRef lo, LLVMValueRef hi, BodyFn body, void *arg,
+                 const CgWalkBlocks *blk) {
   LLVMBuilderRef b = L->m.b;
   const KernelIr *k = L->k;
   int nb = k->nbuf;
@@ -126,28 +129,62 @@ void cg_host_walk(Lower *L, int d0, int d1, LLVMValueRef lo, LLVMValueRef hi, Bo
       o = LLVMBuildAdd(b, o, LLVMBuildMul(b, iv[d], L->stride[bi * k->ndim + d], ""), "");
     ro[bi] = o;
   }
+  /* blocked: the row runs as segments [j0, jend), each at most the points left in the block; the
+   * inner loop counts from 0 to the segment's length (a plain counted loop, as the unblocked one) */
+  LLVMValueRef zero = LLVMConstInt(L->i64, 0, 0), j0 = zero, jend = n, jpos = NULL, cnt = NULL;
+  LLVMValueRef sstart = start, sp0 = p0, slen = n;
+  LLVMBasicBlockRef seg_bb = row_bb;
+  if (blk) {
+    jpos = cg_entry_alloca(L, L->i64, "jpos");
+    LLVMBuildStore(b, zero, jpos);
+    seg_bb = cg_new_bb(L, "walk.seg");
+    LLVMBuildBr(b, seg_bb);
+    LLVMPositionBuilderAtEnd(b, seg_bb);
+    j0 = LLVMBuildLoad2(b, L->i64, jpos, "j0");
+    cnt = LLVMBuildLoad2(b, L->i64, blk->count, "");
+    LLVMValueRef room = LLVMBuildSub(b, cg_i64(&L->m, blk->points), cnt, "");
+    LLVMValueRef left = LLVMBuildSub(b, n, j0, "");
+    slen = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, left, room, ""), left, room, "seglen");
+    jend = LLVMBuildAdd(b, j0, slen, "jend");
+    sstart = LLVMBuildAdd(b, start, j0, "");
+    sp0 = LLVMBuildAdd(b, p0, j0, "");
+  }
   LLVMBasicBlockRef inner_bb = cg_new_bb(L, "walk.inner");
   LLVMBuildBr(b, inner_bb);
   LLVMPositionBuilderAtEnd(b, inner_bb);
   LLVMValueRef j = LLVMBuildPhi(b, L->i64, "j");
-  LLVMValueRef cur = LLVMBuildAdd(b, start, j, "");
+  LLVMValueRef cur = LLVMBuildAdd(b, sstart, j, "");
   for (int bi = 0; bi < nb; bi++)
     inner[bi] = LLVMBuildAdd(b, ro[bi], LLVMBuildMul(b, cur, L->stride[bi * k->ndim + last], ""), "");
   L->off = inner;
   L->depth++;
-  L->lin = LLVMBuildAdd(b, p0, j, "");
+  L->lin = LLVMBuildAdd(b, sp0, j, "");
   body(L, arg);
   L->depth--;
   L->off = outer;
   LLVMValueRef j1 = LLVMBuildAdd(b, j, LLVMConstInt(L->i64, 1, 0), "");
   LLVMBasicBlockRef body_end = LLVMGetInsertBlock(b);
   LLVMBasicBlockRef latch_bb = cg_new_bb(L, "walk.latch");
-  LLVMValueRef back = LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, j1, n, ""), inner_bb, latch_bb);
+  LLVMBasicBlockRef seg_end = blk ? cg_new_bb(L, "walk.segend") : latch_bb;
+  LLVMValueRef back = LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, j1, slen, ""), inner_bb, seg_end);
   if (L->force_vf > 1) force_width(L, back);
-  LLVMValueRef zero = LLVMConstInt(L->i64, 0, 0);
-  LLVMBasicBlockRef from[2] = {row_bb, body_end};
+  LLVMBasicBlockRef from[2] = {seg_bb, body_end};
   LLVMValueRef vals[2] = {zero, j1};
   LLVMAddIncoming(j, vals, from, 2);
+  if (blk) { /* count the segment's points; a full block is flushed; the row goes on or ends */
+    LLVMPositionBuilderAtEnd(b, seg_end);
+    LLVMValueRef c1 = LLVMBuildAdd(b, cnt, slen, "");
+    LLVMBuildStore(b, jend, jpos);
+    LLVMBuildStore(b, c1, blk->count);
+    LLVMBasicBlockRef flush_bb = cg_new_bb(L, "walk.flush"), next_bb = cg_new_bb(L, "walk.segnext");
+    LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntEQ, c1, cg_i64(&L->m, blk->points), ""), flush_bb, next_bb);
+    LLVMPositionBuilderAtEnd(b, flush_bb);
+    blk->flush(L, blk->arg);
+    LLVMBuildStore(b, zero, blk->count);
+    LLVMBuildBr(b, next_bb);
+    LLVMPositionBuilderAtEnd(b, next_bb);
+    LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, jend, n, ""), seg_bb, latch_bb);
+  }
 
   LLVMPositionBuilderAtEnd(b, latch_bb);
   LLVMValueRef p1 = LLVMBuildAdd(b, p0, n, "");
@@ -167,6 +204,16 @@ void cg_host_walk(Lower *L, int d0, int d1, LLVMValueRef lo, LLVMValueRef hi, Bo
   LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, p1, hi, ""), row_bb, exit_bb);
   LLVMPositionBuilderAtEnd(b, exit_bb);
   if (rowheap) ctx_free(L->ctx, rowheap);
+}
+
+void cg_host_walk(Lower *L, int d0, int d1, LLVMValueRef lo, LLVMValueRef hi, BodyFn body, void *arg) {
+  walk(L, d0, d1, lo, hi, body, arg, NULL);
+}
+
+void cg_host_walk_blocked(Lower *L, int d0, int d1, LLVMValueRef lo, LLVMValueRef hi, BodyFn body, void *arg,
+                          const CgWalkBlocks *blk) {
+  LLVMBuildStore(L->m.b, cg_i64(&L->m, 0), blk->count);
+  walk(L, d0, d1, lo, hi, body, arg, blk);
 }
 
 /* ---- per-O-point reductions --------------------------------------------------------------------- */
@@ -218,6 +265,8 @@ static void run_reduce_phase(Lower *L, int p, LLVMValueRef lo, LLVMValueRef hi) 
     cg_host_walk(L, k->nkeep, k->ndim, lo, hi, body_reduce, &ra);
     LLVMBuildBr(b, join);
     LLVMPositionBuilderAtEnd(b, join);
+  } else if (cg_sum_compensated(k, ph)) {
+    cg_host_sum_walk(L, ph, lo, hi, ra.accv, body_reduce, &ra); /* blocked (lower_host_sum.c) */
   } else {
     cg_host_walk(L, k->nkeep, k->ndim, lo, hi, body_reduce, &ra);
   }
@@ -459,6 +508,9 @@ static void build_entry(Lower *L, int which, const char *name, const char *const
       LLVMValueRef accs = s1, nparts = s2;
       LLVMValueRef accv = cg_entry_alloca(L, vty, "acc"), acci = cg_entry_alloca(L, L->i64, "acci");
       LLVMValueRef iv = cg_entry_alloca(L, L->i64, "part");
+      bool comp = cg_sum_compensated(k, ph); /* float sums: the parts into a compensated pair */
+      LLVMValueRef accc = comp ? cg_entry_alloca(L, vty, "accc") : NULL;
+      if (comp) LLVMBuildStore(b, cg_red_identity(L, ph->reduce_op, vt), accc);
       LLVMBuildStore(b, cg_red_identity(L, ph->reduce_op, vt), accv);
       LLVMBuildStore(b, cg_i64(m, 0), acci);
       LLVMBuildStore(b, cg_i64(m, 0), iv);
@@ -481,6 +533,8 @@ static void build_entry(Lower *L, int which, const char *name, const char *const
         LLVMBuildStore(b, LLVMBuildSelect(b, take, pv, cur, ""), accv);
         LLVMValueRef ci = LLVMBuildLoad2(b, L->i64, acci, "");
         LLVMBuildStore(b, LLVMBuildSelect(b, take, pi, ci, ""), acci);
+      } else if (comp) {
+        cg_sum_add(L, vt, accv, accc, pv);
       } else {
         /* strictly in order (no reassoc): the parts are few and the result must not depend on
          * how the combine loop is vectorized */
@@ -492,6 +546,7 @@ static void build_entry(Lower *L, int which, const char *name, const char *const
       LLVMBuildBr(b, head);
       LLVMPositionBuilderAtEnd(b, done);
       L->acc[0] = LLVMBuildLoad2(b, vty, accv, "");
+      if (comp) L->acc[0] = cg_sum_settle(L, vt, L->acc[0], LLVMBuildLoad2(b, vty, accc, ""));
       L->accidx[0] = LLVMBuildLoad2(b, L->i64, acci, "");
       if (k->nphase == 2) cg_run_final_phase(L, &k->phases[1]);
     }

@@ -158,15 +158,87 @@ static void body_block_final(Lower *L, void *arg) {
   cg_run_final_phase(L, &L->k->phases[p]);
 }
 
+/* ---- compensated float sums: blocks of CG_SUM_OUTER_BLOCK R points (lower_host_sum.c) ---------------- */
+static int sum_slot(LoomDType vt) {
+  return (vt == LOOM_FLOAT64) + 2 * dtype_is_complex(vt) + (vt == LOOM_COMPLEX128);
+}
+
+static void body_sum_init(Lower *L, void *arg) {
+  const KPhase *ph = arg;
+  LoomDType vt = cg_red_value_dtype(L->k, ph);
+  LLVMTypeRef t = cg_reg_type(&L->m, vt);
+  LLVMValueRef zero = cg_red_identity(L, ph->reduce_op, vt);
+  LLVMBuildStore(L->m.b, zero, slot(L, t, L->sumarr[sum_slot(vt)]));
+  LLVMBuildStore(L->m.b, zero, slot(L, t, L->comparr[sum_slot(vt)]));
+}
+
+/* The block's accumulator at L->bj into its compensated pair, then reset (last: the pair's sum
+ * replaces it, for the FINAL phases and the column split's stores). */
+static void sum_fold(Lower *L, const KPhase *ph, bool last) {
+  LoomDType vt = cg_red_value_dtype(L->k, ph);
+  LLVMTypeRef t = cg_reg_type(&L->m, vt), mt = cg_mem_type(&L->m, vt);
+  LLVMBuilderRef b = L->m.b;
+  int p = (int)(ph - L->k->phases);
+  LLVMValueRef ap = slot(L, mt, L->accarr[p]), sp = slot(L, t, L->sumarr[sum_slot(vt)]), cp = slot(L, t, L->comparr[sum_slot(vt)]);
+  LLVMValueRef s = LLVMBuildLoad2(b, t, sp, ""), c = LLVMBuildLoad2(b, t, cp, "");
+  cg_sum_add_values(L, vt, &s, &c, cg_from_mem(&L->m, vt, vt, LLVMBuildLoad2(b, mt, ap, "")));
+  if (last) {
+    LLVMBuildStore(b, cg_to_mem(&L->m, vt, vt, cg_sum_settle(L, vt, s, c)), ap);
+    return;
+  }
+  LLVMBuildStore(b, s, sp);
+  LLVMBuildStore(b, c, cp);
+  LLVMBuildStore(b, cg_to_mem(&L->m, vt, vt, cg_red_identity(L, ph->reduce_op, vt)), ap);
+}
+static void body_sum_fold(Lower *L, void *arg) { sum_fold(L, arg, false); }
+static void body_sum_fold_last(Lower *L, void *arg) { sum_fold(L, arg, true); }
+/* The walk of REDUCE phase ph over R points [rlo, rhi) for every o of the block (accumulators
+ * initialized): compensated float sums walk chunks of CG_SUM_OUTER_BLOCK R points, each an unblocked
+ * walk (the same row loop as a plain fold) followed by the fold of the block into the pairs; other
+ * reductions walk [rlo, rhi) in one fold. */
+static void block_reduce_walk(Lower *L, const KPhase *ph, LLVMValueRef rlo, LLVMValueRef rhi) {
+  const KernelIr *k = L->k;
+  if (!cg_sum_compensated(k, ph)) {
+    cg_host_walk(L, k->nkeep, k->ndim, rlo, rhi, body_block_reduce_row, (void *)ph);
+    return;
+  }
+  LLVMBuilderRef b = L->m.b;
+  block_loop(L, L->bn, body_sum_init, (void *)ph);
+  LLVMValueRef cpos = cg_entry_alloca(L, L->i64, "kchunk");
+  LLVMBuildStore(b, rlo, cpos);
+  LLVMBasicBlockRef head = cg_new_bb(L, "kchunk.head"), body = cg_new_bb(L, "kchunk.body"), done = cg_new_bb(L, "kchunk.done");
+  LLVMBuildBr(b, head);
+  LLVMPositionBuilderAtEnd(b, head);
+  LLVMValueRef c = LLVMBuildLoad2(b, L->i64, cpos, "");
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, c, rhi, ""), body, done);
+  LLVMPositionBuilderAtEnd(b, body);
+  LLVMValueRef c1 = LLVMBuildAdd(b, c, cg_i64(&L->m, CG_SUM_OUTER_BLOCK), "");
+  c1 = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, c1, rhi, ""), c1, rhi, "");
+  cg_host_walk(L, k->nkeep, k->ndim, c, c1, body_block_reduce_row, (void *)ph);
+  block_loop(L, L->bn, body_sum_fold, (void *)ph);
+  LLVMBuildStore(b, c1, cpos);
+  LLVMBuildBr(b, head);
+  LLVMPositionBuilderAtEnd(b, done);
+  block_loop(L, L->bn, body_sum_fold_last, (void *)ph);
+}
+
 /* Block arrays (stack) of every REDUCE phase. */
 static void alloc_block_arrays(Lower *L) {
   const KernelIr *k = L->k;
+  memset(L->sumarr, 0, sizeof L->sumarr); /* those of an earlier entry live in another function */
+  memset(L->comparr, 0, sizeof L->comparr);
   for (int p = 0; p < k->nphase; p++) {
     if (k->phases[p].kind != KP_REDUCE) continue;
     LoomDType vt = cg_red_value_dtype(k, &k->phases[p]);
     L->accarr[p] = cg_entry_alloca(L, LLVMArrayType(cg_mem_type(&L->m, vt), CG_OUTER_BLOCK), "accs");
     if (is_arg(k->phases[p].reduce_op))
       L->idxarr[p] = cg_entry_alloca(L, LLVMArrayType(L->i64, CG_OUTER_BLOCK), "accis");
+    int s = sum_slot(vt);
+    if (cg_sum_compensated(k, &k->phases[p]) && !L->sumarr[s]) {
+      LLVMTypeRef at = LLVMArrayType(cg_reg_type(&L->m, vt), CG_OUTER_BLOCK);
+      L->sumarr[s] = cg_entry_alloca(L, at, "ksums");
+      L->comparr[s] = cg_entry_alloca(L, at, "kcomps");
+    }
   }
 }
 
@@ -213,7 +285,7 @@ static void block_run(Lower *L, LLVMValueRef n, void *arg) {
     void *ph = (void *)&k->phases[p];
     if (k->phases[p].kind == KP_REDUCE) {
       block_loop(L, n, body_block_init, ph);
-      cg_host_walk(L, k->nkeep, k->ndim, cg_i64(&L->m, 0), L->rsize, body_block_reduce_row, ph);
+      block_reduce_walk(L, &k->phases[p], cg_i64(&L->m, 0), L->rsize);
     } else {
       block_loop(L, n, body_block_final, ph);
     }
@@ -280,7 +352,7 @@ static void block_col_part(Lower *L, LLVMValueRef n, void *arg) {
   const KernelIr *k = L->k;
   void *ph = (void *)&k->phases[cb->p];
   block_loop(L, n, body_block_init, ph);
-  cg_host_walk(L, k->nkeep, k->ndim, cb->a->rlo, cb->a->rhi, body_block_reduce_row, ph);
+  block_reduce_walk(L, ph, cb->a->rlo, cb->a->rhi);
   block_loop(L, n, body_col_store, (void *)cb);
 }
 
@@ -308,6 +380,8 @@ static void col_finish_phase(Lower *L, int p, const ColArgs *a) {
   LLVMTypeRef vty = cg_reg_type(m, vt);
   LLVMValueRef ov = cg_entry_alloca(L, L->i64, "co"), iv = cg_entry_alloca(L, L->i64, "cpart");
   LLVMValueRef accv = cg_entry_alloca(L, vty, "cacc"), acci = cg_entry_alloca(L, L->i64, "cacci");
+  bool comp = cg_sum_compensated(k, ph); /* float sums: the parts into a compensated pair */
+  LLVMValueRef accc = comp ? cg_entry_alloca(L, vty, "caccc") : NULL;
   LLVMBasicBlockRef ohead = cg_new_bb(L, "cf.o"), obody = cg_new_bb(L, "cf.o.body"), odone = cg_new_bb(L, "cf.o.done");
   LLVMBuildStore(b, a->olo, ov);
   LLVMBuildBr(b, ohead);
@@ -316,6 +390,7 @@ static void col_finish_phase(Lower *L, int p, const ColArgs *a) {
   LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, o, a->ohi, ""), obody, odone);
   LLVMPositionBuilderAtEnd(b, obody);
   LLVMBuildStore(b, cg_red_identity(L, ph->reduce_op, vt), accv);
+  if (comp) LLVMBuildStore(b, cg_red_identity(L, ph->reduce_op, vt), accc);
   LLVMBuildStore(b, cg_i64(m, 0), acci);
   LLVMBuildStore(b, cg_i64(m, 0), iv);
   LLVMBasicBlockRef phead = cg_new_bb(L, "cf.part"), pbody = cg_new_bb(L, "cf.part.body"), pdone = cg_new_bb(L, "cf.part.done");
@@ -332,6 +407,8 @@ static void col_finish_phase(Lower *L, int p, const ColArgs *a) {
     take = LLVMBuildOr(b, take, LLVMBuildICmp(b, LLVMIntEQ, i, cg_i64(m, 0), ""), "");
     LLVMBuildStore(b, LLVMBuildSelect(b, take, pv, cur, ""), accv);
     LLVMBuildStore(b, LLVMBuildSelect(b, take, pi, LLVMBuildLoad2(b, L->i64, acci, ""), ""), acci);
+  } else if (comp) {
+    cg_sum_add(L, vt, accv, accc, pv);
   } else { /* strictly in order (no reassoc): the bits must not depend on how this loop is compiled */
     LLVMValueRef v = cg_red_combine(L, ph->reduce_op, vt, cur, pv);
     if (LLVMIsAInstruction(v) && LLVMCanValueUseFastMathFlags(v)) LLVMSetFastMathFlags(v, 0);
@@ -341,6 +418,7 @@ static void col_finish_phase(Lower *L, int p, const ColArgs *a) {
   LLVMBuildBr(b, phead);
   LLVMPositionBuilderAtEnd(b, pdone);
   LLVMValueRef fv = LLVMBuildLoad2(b, vty, accv, ""), fi = LLVMBuildLoad2(b, L->i64, acci, "");
+  if (comp) fv = cg_sum_settle(L, vt, fv, LLVMBuildLoad2(b, vty, accc, ""));
   store_acc(L, ph, fin_ptr(L, p, o), fv, fi);
   /* the FINAL phases after p up to the next REDUCE phase (those before the first REDUCE phase with it) */
   int finals[64], nf = 0, first_red = 0;

@@ -6,8 +6,8 @@
  * same reference serves contiguous, transposed, sliced and negative-stride inputs). Sums are
  * accumulated in long double with compensation, so the reference is far more accurate than any
  * reasonable kernel; float sums must be within a relative 1e-12. min/max/argmin/argmax/any/all are
- * exact. Then: dtype widening and dtype= overrides, empty arrays, NaN rules, a 10^7-element sum, and
- * the fused softmax and x - mean(x) patterns.
+ * exact. Then: dtype widening and dtype= overrides, empty arrays, NaN rules, a 10^7-element sum, the
+ * accuracy of float32 sums on every layout, and the fused softmax and x - mean(x) patterns.
  */
 #include "test_common.h"
 
@@ -440,6 +440,48 @@ static void test_large_sum(void) {
   tc_free(&x);
 }
 
+/* float32 sums of a constant 0.1 (each addition of a long sequential fold rounds the same way, so its
+ * error grows linearly) over 10^6 points in every layout: contiguous, a stride-7 slice, a permuted
+ * 3-d input (all axes, and two axes), column sums (the outer strategy, narrow ones the column split).
+ * The error must stay within 2 log2(n) eps of the sum (sum|x| here), the order of pairwise summation. */
+static void test_float32_sum_accuracy(void) {
+  const int64_t n = 1000000;
+  int64_t shape[3] = {100, 100, 100};
+  LoomArray x = tc_new(LOOM_FLOAT32, 3, shape);
+  if (!CHECK(x.data != NULL, "allocate 10^6 floats")) return;
+  for (int64_t i = 0; i < n; i++) ((float *)x.data)[i] = 0.1f;
+  LoomGraph *g = NULL;
+  LoomNode xn, tn, fn, sn, cn;
+  double tol = 2 * log2((double)n) * FLT_EPSILON;
+  if (CHECK_OK(loom_graph_create(tc_ctx, &g)) && CHECK_OK(loom_input(g, &x, &xn))) {
+    check_reduce("f32 0.1 contiguous", g, xn, &x, LOOM_REDUCE_SUM, 0, NULL, 0, LOOM_FLOAT32, tol);
+    check_reduce("f32 0.1 mean", g, xn, &x, LOOM_REDUCE_MEAN, 0, NULL, 0, LOOM_FLOAT32, tol);
+    int32_t perm[3] = {2, 0, 1}, ax01[] = {0, 1}, ax0[] = {0};
+    if (CHECK_OK(loom_permute(g, xn, perm, &tn))) {
+      LoomArray tv = x;
+      for (int d = 0; d < 3; d++) tv.shape[d] = x.shape[perm[d]], tv.strides[d] = x.strides[perm[d]];
+      check_reduce("f32 0.1 permuted", g, tn, &tv, LOOM_REDUCE_SUM, 0, NULL, 0, LOOM_FLOAT32, tol);
+      check_reduce("f32 0.1 permuted", g, tn, &tv, LOOM_REDUCE_SUM, 2, ax01, 1, LOOM_FLOAT32, 2 * log2(1e4) * FLT_EPSILON);
+    }
+    int64_t flat[1] = {n}, start[1] = {LOOM_SLICE_NONE}, stop[1] = {LOOM_SLICE_NONE}, step[1] = {7};
+    if (CHECK_OK(loom_reshape(g, xn, 1, flat, &fn)) && CHECK_OK(loom_slice(g, fn, start, stop, step, &sn))) {
+      LoomArray sv = x;
+      sv.ndim = 1, sv.shape[0] = (n + 6) / 7, sv.strides[0] = 7;
+      check_reduce("f32 0.1 stride 7", g, sn, &sv, LOOM_REDUCE_SUM, 0, NULL, 0, LOOM_FLOAT32, tol);
+    }
+    for (int w = 0; w < 2; w++) { /* 10^4 x 100 (column split) and 2000 x 500 (outer strategy) */
+      int64_t cs[2] = {w ? 2000 : 10000, w ? 500 : 100};
+      if (!CHECK_OK(loom_reshape(g, xn, 2, cs, &cn))) continue;
+      LoomArray cv = x;
+      cv.ndim = 2, cv.shape[0] = cs[0], cv.shape[1] = cs[1], cv.strides[0] = cs[1], cv.strides[1] = 1;
+      check_reduce("f32 0.1 column sums", g, cn, &cv, LOOM_REDUCE_SUM, 1, ax0, 0, LOOM_FLOAT32,
+                   2 * log2((double)cs[0]) * FLT_EPSILON);
+    }
+  }
+  if (g) loom_graph_destroy(g);
+  tc_free(&x);
+}
+
 /* softmax(x, axis=1) and x - mean(x, axis=1, keepdims) as fused graphs, against loops. */
 static void test_fused_patterns(void) {
   const int64_t R = 67, C = 301;
@@ -506,6 +548,7 @@ int main(void) {
   test_nan_and_ties();
   test_int_dtypes();
   test_large_sum();
+  test_float32_sum_accuracy();
   test_fused_patterns();
   return tc_finish();
 }
