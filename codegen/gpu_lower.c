@@ -147,7 +147,6 @@ typedef struct GpuRed {
   LoomDType vt;
   LLVMValueRef accv, acci; /* allocas */
   LLVMValueRef rbase;      /* ROW: the thread's first R point (its accumulator index starts there) */
-  LLVMValueRef compv;      /* a float sum's compensation (alloca; lower_host_sum.c), or NULL */
 } GpuRed;
 
 /* One R point of a REDUCE phase: L->ooff holds the O offsets. */
@@ -165,8 +164,6 @@ static void gpu_reduce_point(Lower *L, LLVMValueRef r, void *arg) {
     LLVMBuildStore(b, LLVMBuildSelect(b, take, v, cur, ""), g->accv);
     LLVMValueRef ci = LLVMBuildLoad2(b, L->i64, g->acci, "");
     LLVMBuildStore(b, LLVMBuildSelect(b, take, cg_to_i64(L, r), ci, ""), g->acci);
-  } else if (g->compv) {
-    cg_sum_add(L, g->vt, g->accv, g->compv, v);
   } else {
     LLVMBuildStore(b, cg_red_combine(L, g->ph->reduce_op, g->vt, cur, v), g->accv);
   }
@@ -184,7 +181,7 @@ void cg_gpu_map_point(Lower *L, LLVMValueRef r, void *arg) {
 void cg_gpu_reduce_range(Lower *L, int p, LLVMValueRef start, LLVMValueRef end, LLVMValueRef step) {
   const KernelIr *k = L->k;
   LLVMBuilderRef b = L->m.b;
-  GpuRed g = {&k->phases[p], cg_red_value_dtype(k, &k->phases[p]), NULL, NULL, NULL, NULL};
+  GpuRed g = {&k->phases[p], cg_red_value_dtype(k, &k->phases[p]), NULL, NULL, NULL};
   LLVMTypeRef vty = cg_reg_type(&L->m, g.vt);
   g.accv = cg_entry_alloca(L, vty, "acc");
   g.acci = cg_entry_alloca(L, L->i64, "acci");
@@ -192,15 +189,8 @@ void cg_gpu_reduce_range(Lower *L, int p, LLVMValueRef start, LLVMValueRef end, 
   LLVMValueRef nonempty = LLVMBuildICmp(b, LLVMIntSLT, start, end, "");
   LLVMBuildStore(b, LLVMBuildSelect(b, nonempty, cg_to_i64(L, start), cg_i64(&L->m, GPU_EMPTY_INDEX), ""), g.acci);
   if (is_arg(g.ph->reduce_op) || !L->unroll_red) {
-    /* one fold per thread, over all of R in the COL strategy: a float sum is compensated at each
-     * point (the loop is bound by memory; a plain fold would have an error growing with R) */
-    if (cg_sum_compensated(k, g.ph)) {
-      g.compv = cg_entry_alloca(L, vty, "comp");
-      LLVMBuildStore(b, cg_red_identity(L, g.ph->reduce_op, g.vt), g.compv);
-    }
     cg_gpu_for(L, start, end, step, gpu_reduce_point, &g);
     L->acc[p] = LLVMBuildLoad2(b, vty, g.accv, "");
-    if (g.compv) L->acc[p] = cg_sum_settle(L, g.vt, L->acc[p], LLVMBuildLoad2(b, vty, g.compv, ""));
     L->accidx[p] = LLVMBuildLoad2(b, L->i64, g.acci, "");
     return;
   }
