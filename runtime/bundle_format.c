@@ -86,8 +86,8 @@ typedef struct Reader {
   size_t size;
   const char *what;
   Diag *d;
-  const uint8_t *sec[RB_SEC_LAST + 1];
-  uint64_t sec_size[RB_SEC_LAST + 1];
+  const uint8_t *sec[RB_SEC_FUSE + 1]; /* [RB_SEC_FUSE]: optional (format 1.2) */
+  uint64_t sec_size[RB_SEC_FUSE + 1];
 } Reader;
 
 static LoomStatus bad(Reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -118,8 +118,9 @@ static bool c_identifier(const char *s) {
 }
 
 static const char *sec_name(uint32_t kind) {
-  static const char *const names[] = {"?", "STRINGS", "META", "TARGETS", "KERNELS", "BUFFERS", "CODE", "ENTRIES", "BLOBS"};
-  return kind <= RB_SEC_LAST ? names[kind] : "unknown";
+  static const char *const names[] = {"?", "STRINGS", "META", "TARGETS", "KERNELS", "BUFFERS", "CODE", "ENTRIES", "BLOBS",
+                                      "FUSE"};
+  return kind <= RB_SEC_FUSE ? names[kind] : "unknown";
 }
 
 static LoomStatus read_header(Reader *r, uint64_t *table_off, uint32_t *nsec, uint32_t *table_crc, uint16_t *major,
@@ -168,7 +169,7 @@ static LoomStatus read_sections(Reader *r, uint64_t table_off, uint32_t nsec, ui
     bool per_record = kind == RB_SEC_BLOBS && (flags & RB_SECF_PER_RECORD_CRC);
     if (!per_record && rt_crc32c(0, p, (size_t)size) != crc)
       return bad(r, "section %s checksum mismatch: the file is corrupted", sec_name(kind));
-    if (kind == 0 || kind > RB_SEC_LAST) continue; /* a later minor version's section: checked, skipped */
+    if (kind == 0 || kind > RB_SEC_FUSE) continue; /* a later minor version's section: checked, skipped */
     if (r->sec[kind]) return bad(r, "section %s appears twice", sec_name(kind));
     r->sec[kind] = p;
     r->sec_size[kind] = size;
@@ -496,6 +497,7 @@ LoomStatus rt_bundle_parse(LoomContext *ctx, const void *data, size_t size, cons
   b->minor = minor;
   st = decode(&r, b);
   if (st == LOOM_OK) st = index_bundle(&r, b);
+  if (st == LOOM_OK && r.sec[RB_SEC_FUSE]) st = rt_bundle_fuse_decode(b, r.sec[RB_SEC_FUSE], r.sec_size[RB_SEC_FUSE], r.what, d);
   if (st != LOOM_OK) {
     rt_bundle_free(b);
     return st;
@@ -514,6 +516,7 @@ void rt_bundle_free(RtBundle *b) {
   ctx_free(ctx, b->bufs);
   ctx_free(ctx, b->key_table);
   ctx_free(ctx, b->entry_sorted);
+  rt_bundle_fuse_free(b);
   ctx_free(ctx, b);
 }
 
@@ -593,7 +596,14 @@ struct RtBundleWriter {
   int32_t ncode, capcode, ntarget, nkernel, nentry;
   uint32_t nbufrec;
   uint8_t meta[RB_REC_META];
+  const uint8_t *fuse; /* the FUSE section (bundle_fuse.c), not owned; NULL: none */
+  size_t fuse_len;
 };
+
+void rt_bw_fuse_section(RtBundleWriter *w, const uint8_t *bytes, size_t n) {
+  w->fuse = n ? bytes : NULL;
+  w->fuse_len = n;
+}
 
 static uint32_t add_string(RtBundleWriter *w, const char *s) {
   if (!s || !*s) return 0;
@@ -756,14 +766,16 @@ LoomStatus rt_bundle_writer_finish(RtBundleWriter *w, uint8_t **bytes, size_t *s
     uint32_t kind, flags;
     const uint8_t *p;
     size_t n;
-  } secs[RB_SEC_LAST] = {
+  } secs[RB_SEC_LAST + 1] = {
       {RB_SEC_STRINGS, 0, w->strings.p, w->strings.len}, {RB_SEC_META, 0, w->meta, RB_REC_META},
       {RB_SEC_TARGETS, 0, w->targets.p, w->targets.len}, {RB_SEC_KERNELS, 0, w->kernels.p, w->kernels.len},
       {RB_SEC_BUFFERS, 0, w->buffers.p, w->buffers.len}, {RB_SEC_CODE, 0, &code_rec_none, 0},
-      {RB_SEC_ENTRIES, 0, w->entries.p, w->entries.len}, {RB_SEC_BLOBS, RB_SECF_PER_RECORD_CRC, w->blobs.p, w->blobs.len}};
-  uint64_t offs[RB_SEC_LAST];
+      {RB_SEC_ENTRIES, 0, w->entries.p, w->entries.len}, {RB_SEC_BLOBS, RB_SECF_PER_RECORD_CRC, w->blobs.p, w->blobs.len},
+      {RB_SEC_FUSE, 0, w->fuse, w->fuse_len}};
+  int nsec = w->fuse ? RB_SEC_LAST + 1 : RB_SEC_LAST;
+  uint64_t offs[RB_SEC_LAST + 1];
   buf_grow(&out, RB_HEADER_SIZE, 1);
-  for (int s = 0; s < RB_SEC_LAST; s++) {
+  for (int s = 0; s < nsec; s++) {
     size_t n = secs[s].kind == RB_SEC_CODE ? (size_t)w->ncode * RB_REC_CODE : secs[s].n;
     uint8_t *p = buf_grow(&out, n, 16);
     if (!p) break;
@@ -774,13 +786,13 @@ LoomStatus rt_bundle_writer_finish(RtBundleWriter *w, uint8_t **bytes, size_t *s
       memcpy(p, secs[s].p, n);
     secs[s].n = n;
   }
-  uint8_t *t = buf_grow(&out, (size_t)RB_SEC_LAST * RB_SECTION_ENTRY, 16);
+  uint8_t *t = buf_grow(&out, (size_t)nsec * RB_SECTION_ENTRY, 16);
   if (!t || out.oom) {
     ctx_free(w->ctx, out.p);
     return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory while writing a bundle");
   }
   uint64_t toff = (uint64_t)(t - out.p);
-  for (int s = 0; s < RB_SEC_LAST; s++) {
+  for (int s = 0; s < nsec; s++) {
     uint8_t *e = t + (size_t)s * RB_SECTION_ENTRY;
     rb_put32(e, secs[s].kind);
     rb_put32(e + 4, secs[s].flags);
@@ -795,8 +807,8 @@ LoomStatus rt_bundle_writer_finish(RtBundleWriter *w, uint8_t **bytes, size_t *s
   rb_put32(h + 12, RB_HEADER_SIZE);
   rb_put64(h + 16, out.len);
   rb_put64(h + 24, toff);
-  rb_put32(h + 32, RB_SEC_LAST);
-  rb_put32(h + 36, rt_crc32c(0, t, (size_t)RB_SEC_LAST * RB_SECTION_ENTRY));
+  rb_put32(h + 32, (uint32_t)nsec);
+  rb_put32(h + 36, rt_crc32c(0, t, (size_t)nsec * RB_SECTION_ENTRY));
   rb_put32(h + 60, rt_crc32c(0, h, 60));
   *bytes = out.p;
   *size = out.len;

@@ -13,8 +13,18 @@ float(), printing) raises TypeError. As in CuPy, in-place updates of an argument
 (x += y, loom.add(x, y, out=x), x[...] = y) write the caller's array: the trace records each argument
 whose tracer changed, and every run writes its new value into that argument's memory in the same
 evaluation as the results.
+
+Bundled signatures (loom.aot, bundle format 1.2): when a loaded bundle holds this function's graph for
+the call's argument kinds, dtypes and ranks, _miss asks C to rebuild it for the call's sizes
+(_core.fuse_bundle_graph) instead of tracing: the Python function does not run. A function is matched by
+its identity (aot_identity: module, qualified name, and a digest of its code, defaults, closure and the
+globals it reads, computed on the first such call; like the traced signatures kept per shape, later
+rebinding of those globals is not seen). When the rebuild does not fit the call, the function is traced.
 """
 import functools
+import hashlib
+import sys
+import types
 
 import numpy
 
@@ -24,6 +34,78 @@ from ._ndarray import ndarray
 
 _MAX_SIGNATURES = 64
 _core.fuse_configure(numpy.ndarray, numpy.asarray)
+_bundle_records = [False]  # set by loom.aot.load_bundle when a loaded bundle holds @loom.fuse records
+
+
+def _digest_value(h, v, depth, seen):
+    """Feeds what a traced function's graph may depend on in a global, closure cell or default."""
+    if isinstance(v, (bool, int, float, complex, str, bytes, type(None))):
+        h.update(f"{type(v).__name__}:{v!r};".encode())
+    elif isinstance(v, tuple) and len(v) < 64:
+        h.update(b"(")
+        for x in v:
+            _digest_value(h, x, depth, seen)
+        h.update(b")")
+    elif isinstance(v, numpy.generic):
+        h.update(f"np:{v.dtype.str}:{v.item()!r};".encode())
+    elif isinstance(v, Fusion):
+        _digest_function(h, v.func, depth + 1, seen)
+    elif isinstance(v, types.FunctionType):
+        _digest_function(h, v, depth + 1, seen)
+    elif isinstance(v, types.ModuleType):
+        h.update(f"module:{v.__name__};".encode())
+    else:  # ufuncs, classes, other objects: their kind and name (arrays never reach a bundled graph)
+        h.update(f"{type(v).__module__}.{type(v).__qualname__}:{getattr(v, '__name__', '')};".encode())
+
+
+def _code_names(code):
+    names = set(code.co_names)
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            names |= _code_names(c)
+    return names
+
+
+def _digest_code(h, code):
+    h.update(code.co_code)
+    h.update(repr((code.co_names, code.co_varnames, code.co_freevars, code.co_argcount)).encode())
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            _digest_code(h, c)
+        else:
+            h.update(f"{type(c).__name__}:{c!r};".encode())
+
+
+def _digest_function(h, f, depth, seen):
+    if depth > 4 or id(f) in seen:
+        h.update(f"ref:{getattr(f, '__qualname__', '?')};".encode())
+        return
+    seen.add(id(f))
+    code = getattr(f, "__code__", None)
+    if code is None:
+        h.update(f"callable:{type(f).__qualname__}:{getattr(f, '__qualname__', '')};".encode())
+        return
+    _digest_code(h, code)
+    _digest_value(h, f.__defaults__, depth, seen)
+    for cell in f.__closure__ or ():
+        try:
+            _digest_value(h, cell.cell_contents, depth, seen)
+        except ValueError:  # an empty cell
+            h.update(b"empty;")
+    g = getattr(f, "__globals__", {})
+    for name in sorted(_code_names(code)):
+        if name in g:
+            h.update(f"{name}=".encode())
+            _digest_value(h, g[name], depth, seen)
+
+
+def aot_identity(fn):
+    """The text a bundled @loom.fuse signature is matched by: module, qualified name, and a digest of
+    the function's code (bytecode of this Python), defaults, closure and the globals it reads."""
+    f = fn.func if isinstance(fn, Fusion) else fn
+    h = hashlib.sha256(sys.implementation.cache_tag.encode())
+    _digest_function(h, f, 0, set())
+    return f"{getattr(f, '__module__', '?')}:{getattr(f, '__qualname__', '?')}:{h.hexdigest()[:32]}"
 
 
 class Fusion(_core.Fused):
@@ -79,13 +161,33 @@ class Fusion(_core.Fused):
         cache = self._cache
         entry = cache.get(key)
         if entry is None:
-            entry = self._trace(args, arrays)
+            if _bundle_records[0]:
+                entry = self._from_bundle(args, arrays)
+            if entry is None:
+                entry = self._trace(args, arrays)
             if len(cache) >= _MAX_SIGNATURES:
                 cache.pop(next(iter(cache)))
             cache[key] = entry
         return _core.fuse_exec(entry, tuple(arrays), numpy_in, tuple(readonly))
 
+    def _from_bundle(self, args, arrays):
+        """The entry of a bundled signature rebuilt for these arguments without tracing, or None."""
+        ident = self.__dict__.get("_aot_id")
+        if ident is None:
+            ident = self._aot_id = aot_identity(self)
+        parts = _core.fuse_bundle_graph(ident, args, tuple(arrays))
+        if parts is None:
+            return None
+        graph, in_args, in_nodes, out_nodes, is_tuple, writes = parts
+        slots = (None,) * (len(out_nodes) - len(writes))
+        return _core.fuse_entry(graph, in_args, in_nodes, out_nodes, slots, is_tuple, len(args), writes)
+
     def _trace(self, args, arrays):
+        return _core.fuse_entry(*self._trace_parts(args, arrays))
+
+    def _trace_parts(self, args, arrays):
+        """Traces the function on placeholders: fuse_entry's arguments (graph, in_args, in_nodes,
+        out_nodes, slots, is_tuple, nargs, write_args)."""
         graph = _core.trace_graph()
         tracers, in_args, in_nodes = [], [], []
         for i, (a, la) in enumerate(zip(args, arrays)):
@@ -113,8 +215,8 @@ class Fusion(_core.Fused):
                 raise TypeError(f"@loom.fuse function {self.name} returned {type(r).__name__}; "
                                 "return arrays, scalars or a tuple of them")
         out_nodes += [node for _, node in writes]
-        return _core.fuse_entry(graph, tuple(in_args), tuple(in_nodes), tuple(out_nodes), tuple(slots),
-                                is_tuple, len(args), tuple(i for i, _ in writes))
+        return (graph, tuple(in_args), tuple(in_nodes), tuple(out_nodes), tuple(slots), is_tuple, len(args),
+                tuple(i for i, _ in writes))
 
 
 def fuse(*args, kernel_name=None):
