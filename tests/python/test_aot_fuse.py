@@ -34,6 +34,11 @@ KERNELS = textwrap.dedent('''
         return a * x + 1
 
     @loom.fuse
+    def lerp(x, y, a, b, flip):
+        CALLS.append("lerp")
+        return loom.where(flip, a * y + b * x, a * x + b * y)
+
+    @loom.fuse
     def shift(x, n):
         CALLS.append("shift")
         return x + n
@@ -64,6 +69,7 @@ KERNELS = textwrap.dedent('''
         axpb: [(("float32", 1), ("float32", 1))],
         scaled: [(("float64", 2), 0.5)],
         shift: [(("int8", 1), 3)],
+        lerp: [(("float32", 1), ("float32", 1), 0.5, 0.25, False)],
         norm: [(("float32", 2), ("float32", 2))],
         softmax: [(("float32", 2),)],
         both: [(("float64", 1), ("float64", 1))],
@@ -102,6 +108,13 @@ USE = textwrap.dedent('''
         Xf[0, 1] = np.nan
         ref = np.exp(Xf.astype(np.float64) - Xf.max(axis=1, keepdims=True))
         err("softmax", k.softmax(Xf), ref / ref.sum(axis=1, keepdims=True))
+    for n in (6, 3001):
+        x, y = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
+        for a, b, flip in ((0.5, 0.25, False), (-2.0, 3.0, True), (1e-3, 7.0, False)):
+            r = k.lerp(x, y, a, b, flip)
+            u, v = (y, x) if flip else (x, y)
+            out["lerp_exact"] = out.get("lerp_exact", True) and r.dtype == np.float32 and bool(
+                np.array_equal(r, np.float32(a) * u + np.float32(b) * v))
     i8 = np.arange(-60, 60, dtype=np.int8)
     out["shift_exact"] = all(np.array_equal(k.shift(i8, m), i8 + np.int8(m)) and k.shift(i8, m).dtype == np.int8
                              for m in (3, -7, 100, 127))
@@ -168,7 +181,7 @@ def test_bundled_calls_do_not_trace(bundle):
     out = json.loads(r.stdout.strip().splitlines()[-1])
     for n in (7, 1000, 100003, 0):
         assert out[f"axpb_exact_{n}"], n
-    assert out["shift_exact"]
+    assert out["shift_exact"] and out["lerp_exact"]
     tol = {"scaled": 4e-16, "norm": 1e-6, "softmax": 3e-6, "both_inplace": 0, "both_r": 0, "both_s": 1e-13,
            "norm_broadcast": 1e-6, "softmax_strided": 3e-6}
     for name, e in out["err"].items():

@@ -292,9 +292,20 @@ def _as_fused(fn):
     return fuse(fn, kernel_name=_fn_name(fn))  # a plain function: traced like @loom.fuse
 
 
-# probe values of scalar arguments for the two record traces (exact in every float dtype, in int8's range)
-_PROBES = {bool: (True, False), int: (113, 101), float: (1.4375, 2.3125), complex: (1.4375 + 0.5j, 2.3125 - 0.75j)}
 _FUSE_KIND = {bool: 1, int: 2, float: 3, complex: 4}
+
+
+def _probe(t, j, k):
+    """The value of scalar argument j (type t) in record trace k: distinct per argument and per trace,
+    exact in every float dtype, within int8's range (so a constant tells which argument it is)."""
+    if t is bool:
+        return (j % 2 == 0) != (k == 1)
+    if t is int:
+        return (113 if k == 0 else 101) - 2 * j
+    step = 0.0625 * j
+    if t is float:
+        return (1.4375 if k == 0 else 2.3125) + step
+    return complex((1.4375 if k == 0 else 2.3125) + step, 0.5 if k == 0 else -0.75)
 
 
 def _other_sizes(a):
@@ -329,14 +340,14 @@ def _record_fuse(lib, builder, call, name, examples):
     from .._fuse import aot_identity
     from .._ndarray import ndarray
     why = None
-    if any(type(a) not in _PROBES and not isinstance(a, (numpy.ndarray, ndarray)) for a in examples):
+    if any(type(a) not in _FUSE_KIND and not isinstance(a, (numpy.ndarray, ndarray)) for a in examples):
         why = "only arrays and Python bool / int / float / complex scalars can be rebuilt"
     traces = []
     for k in range(2 if why is None else 0):
         args, arrays = [], []
-        for a in examples:
-            if type(a) in _PROBES:
-                args.append(_PROBES[type(a)][k])
+        for j, a in enumerate(examples):
+            if type(a) in _FUSE_KIND:
+                args.append(_probe(type(a), j, k))
                 arrays.append(None)
             else:
                 a = numpy.asarray(a.get() if isinstance(a, ndarray) else a)
