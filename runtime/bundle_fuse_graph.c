@@ -29,6 +29,12 @@ static bool args_fit(const LoomFuseArg *args, int32_t nargs, RtFuseArg *sig) {
   return true;
 }
 
+LOOM_API int loom_bundle_fuse_find(LoomContext *ctx, const char *identity, int32_t nargs, const LoomFuseArg *args) {
+  RtFuseArg sig[RF_MAX_ARGS];
+  if (!ctx || !identity || !args || nargs < 1 || nargs > RF_MAX_ARGS || !args_fit(args, nargs, sig)) return 0;
+  return rt_bundles_find_fuse(ctx, identity, nargs, sig) != NULL;
+}
+
 LOOM_API LoomStatus loom_bundle_fuse_build(LoomGraph *g, const char *identity, int32_t nargs, const LoomFuseArg *args,
                                            LoomNode *outs, int32_t cap, int32_t *nout, int32_t *nwrite,
                                            int32_t *write_args, int *is_tuple, int *found) {

@@ -105,6 +105,9 @@ LOOM_API LoomStatus loom_bundle_builder_add_fuse(LoomBundleBuilder *b, const cha
 LOOM_API LoomStatus loom_bundle_fuse_build(LoomGraph *g, const char *identity, int32_t nargs, const LoomFuseArg *args,
                                            LoomNode *outs, int32_t cap, int32_t *nout, int32_t *nwrite,
                                            int32_t *write_args, int *is_tuple, int *found);
+/* Whether a loaded bundle has a record for identity and the arguments' kinds, dtypes and ranks (their
+ * nodes are not read): 1 or 0. What a caller asks before it makes a graph for loom_bundle_fuse_build. */
+LOOM_API int loom_bundle_fuse_find(LoomContext *ctx, const char *identity, int32_t nargs, const LoomFuseArg *args);
 /* Number of @loom.fuse records in the bundles loaded into ctx (0: no call needs to ask). */
 LOOM_API int32_t loom_bundle_fuse_count(LoomContext *ctx);
 

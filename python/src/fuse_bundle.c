@@ -44,7 +44,7 @@ static PyObject *core_fuse_bundle_graph(PyObject *module, PyObject *const *args,
   LoomFuseArg fa[FB_MAX_ARGS];
   int32_t in_args[FB_MAX_ARGS], in_nodes[FB_MAX_ARGS], nin = 0;
   memset(fa, 0, sizeof(LoomFuseArg) * (size_t)n);
-  for (Py_ssize_t j = 0; j < n; j++) { /* scalars first: no graph is made for a call that cannot use one */
+  for (Py_ssize_t j = 0; j < n; j++) { /* the arguments' kinds first: no graph for a call that cannot use one */
     PyObject *o = PyTuple_GET_ITEM(args[1], j), *arr = PyTuple_GET_ITEM(args[2], j);
     LoomFuseArg *a = &fa[j];
     if (arr != Py_None) {
@@ -68,6 +68,12 @@ static PyObject *core_fuse_bundle_graph(PyObject *module, PyObject *const *args,
       Py_RETURN_NONE; /* NumPy scalars, subclasses: the trace decides */
     }
   }
+  for (Py_ssize_t j = 0; j < n; j++) /* is there a record? (no graph is made for a call without one) */
+    if (fa[j].kind == LOOM_FUSE_ARRAY) {
+      const LoomArray *d = &((ArrayObject *)PyTuple_GET_ITEM(args[2], j))->desc;
+      fa[j].dtype = (int32_t)d->dtype, fa[j].ndim = d->ndim;
+    }
+  if (!loom_bundle_fuse_find(ctx_of(st), identity, (int32_t)n, fa)) Py_RETURN_NONE;
   GraphObject *gr = graph_new(st, 1);
   if (!gr) return NULL;
   for (Py_ssize_t j = 0; j < n; j++) {

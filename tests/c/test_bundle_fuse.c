@@ -167,6 +167,11 @@ int main(void) {
   LoomNode ro[256];
   int32_t nout = 0, nwrite = -1, wr[256];
   int tup = -1, found = 0;
+  CHECK(loom_bundle_fuse_find(ctx, "test:f:1", 3, ca) == 1 && loom_bundle_fuse_find(ctx, "test:f:other", 3, ca) == 0,
+        "find by identity");
+  ca[2].kind = LOOM_FUSE_INT;
+  CHECK(loom_bundle_fuse_find(ctx, "test:f:1", 3, ca) == 0, "find by argument kinds");
+  ca[2].kind = LOOM_FUSE_FLOAT;
   CHECK_OK(loom_bundle_fuse_build(h, "test:f:other", 3, ca, ro, 256, &nout, &nwrite, wr, &tup, &found));
   CHECK(found == 0, "an unknown identity is not found");
   CHECK_OK(loom_bundle_fuse_build(h, "test:f:1", 3, ca, ro, 256, &nout, &nwrite, wr, &tup, &found));

@@ -61,12 +61,18 @@ KERNELS = textwrap.dedent('''
         return x * 2, (x * y).sum()
 
     @loom.fuse
+    def ratio(x, y):
+        CALLS.append("ratio")
+        return x / y, x // y
+
+    @loom.fuse
     def flat(x):
         CALLS.append("flat")
         return x.reshape(-1) * 2
 
     LOOM_AOT = {
         axpb: [(("float32", 1), ("float32", 1))],
+        ratio: [(("int32", 1), ("int32", 1))],
         scaled: [(("float64", 2), 0.5)],
         shift: [(("int8", 1), 3)],
         lerp: [(("float32", 1), ("float32", 1), 0.5, 0.25, False)],
@@ -97,6 +103,14 @@ USE = textwrap.dedent('''
     for n in (7, 1000, 100003, 0):
         x, y = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
         out["axpb_exact_%d" % n] = bool(np.array_equal(k.axpb(x, y), np.float32(2.5) * x + y))
+    for n in (5, 777):
+        a = rng.integers(-50, 50, n).astype(np.int32)
+        b = rng.integers(-3, 4, n).astype(np.int32)
+        a[0], b[0], b[1] = 0, 0, 0  # 0 / 0 and a / 0
+        q, f = k.ratio(a, b)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out["ratio_exact_%d" % n] = bool(np.array_equal(q, a / b, equal_nan=True) and np.array_equal(f, a // b)
+                                             and q.dtype == np.float64 and f.dtype == np.int32)
     for shape in ((3, 5), (64, 33), (1000, 7)):
         X = rng.random(shape) * 4 - 2
         for a in (0.5, -3.25, 1e300):
@@ -182,6 +196,7 @@ def test_bundled_calls_do_not_trace(bundle):
     for n in (7, 1000, 100003, 0):
         assert out[f"axpb_exact_{n}"], n
     assert out["shift_exact"] and out["lerp_exact"]
+    assert out["ratio_exact_5"] and out["ratio_exact_777"], out
     tol = {"scaled": 4e-16, "norm": 1e-6, "softmax": 3e-6, "both_inplace": 0, "both_r": 0, "both_s": 1e-13,
            "norm_broadcast": 1e-6, "softmax_strided": 3e-6}
     for name, e in out["err"].items():
