@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "loom/loom_aot.h"
+#include "runtime/bundle_fuse.h"
 #include "test_common.h"
 
 static LoomArray arr(LoomDType t, int64_t m, int64_t n, void *data) {
@@ -79,6 +80,61 @@ static LoomStatus record(LoomBundleBuilder *b, const char *ident, int kind) {
   loom_graph_destroy(ga);
   loom_graph_destroy(gb);
   return st;
+}
+
+/* Every single-bit flip of the FUSE section, with the checksums recomputed (so that it reaches the
+ * structural checks): the bundle is refused with a message naming the section, or it loads and its
+ * records rebuild into a valid graph or fail cleanly. Counts each outcome. */
+static void flip_sweep(const char *path) {
+  FILE *f = fopen(path, "rb");
+  static uint8_t buf[1 << 20];
+  size_t n = f ? fread(buf, 1, sizeof buf, f) : 0;
+  if (f) fclose(f);
+  if (!CHECK(n > RB_HEADER_SIZE, "read %s", path)) return;
+  uint64_t toff = rb_get64(buf + 24), off = 0, size = 0;
+  uint32_t ns = rb_get32(buf + 32), si = 0;
+  for (uint32_t i = 0; i < ns; i++)
+    if (rb_get32(buf + toff + 32 * i) == RB_SEC_FUSE) off = rb_get64(buf + toff + 32 * i + 8), size = rb_get64(buf + toff + 32 * i + 16), si = i;
+  if (!CHECK(size > 0, "the bundle has a FUSE section")) return;
+  long refused = 0, loaded = 0, rebuilt = 0, badmsg = 0;
+  for (uint64_t bit = 0; bit < 8 * size; bit++) {
+    buf[off + bit / 8] ^= (uint8_t)(1u << (bit % 8));
+    rb_put32(buf + toff + 32 * si + 24, rt_crc32c(0, buf + off, (size_t)size));
+    rb_put32(buf + 36, rt_crc32c(0, buf + toff, (size_t)ns * RB_SECTION_ENTRY));
+    rb_put32(buf + 60, rt_crc32c(0, buf, 60));
+    RtBundle *b = NULL;
+    Diag d = {.status = LOOM_OK};
+    if (rt_bundle_parse(tc_ctx, buf, n, "flip", &b, &d) != LOOM_OK) {
+      refused++;
+      badmsg += strstr(d.msg, "section FUSE") == NULL;
+    } else {
+      loaded++;
+      for (int32_t r = 0; r < b->nfuse; r++) {
+        const RtFuseRecord *fr = &b->fuse[r];
+        IrGraph g;
+        Diag gd = {.status = LOOM_OK};
+        if (ir_graph_init(&g, tc_ctx, &gd) != LOOM_OK) continue;
+        LoomFuseArg a[RF_MAX_ARGS];
+        bool ok = true;
+        for (int32_t j = 0; j < fr->nargs && ok; j++) {
+          a[j] = (LoomFuseArg){.kind = fr->args[j].kind, .dtype = fr->args[j].dtype, .ndim = fr->args[j].ndim, .i = 3, .re = 0.5};
+          if (a[j].kind != LOOM_FUSE_ARRAY) continue;
+          LoomArray x = {.data = (void *)(uintptr_t)(64 * (j + 1)), .dtype = (LoomDType)a[j].dtype, .ndim = a[j].ndim};
+          for (int k = 0; k < a[j].ndim; k++) x.shape[k] = 4, x.strides[k] = 1;
+          ok = ir_input(&g, &x, &a[j].node, &gd) == LOOM_OK;
+        }
+        int32_t map[64];
+        if (ok && fr->nnode <= 64 && rt_fuse_replay(&g, fr, a, map, &gd) == LOOM_OK) rebuilt++;
+        ir_graph_free(&g);
+      }
+      rt_bundle_free(b);
+    }
+    buf[off + bit / 8] ^= (uint8_t)(1u << (bit % 8));
+  }
+  CHECK(badmsg == 0, "%ld refusals do not name the FUSE section", badmsg);
+  CHECK(refused > 0 && refused + loaded == (long)(8 * size), "flips: %ld refused, %ld loaded", refused, loaded);
+  printf("FUSE section bit flips: %llu, refused %ld, loaded %ld (records rebuilt %ld)\n", (unsigned long long)(8 * size),
+         refused, loaded, rebuilt);
 }
 
 int main(void) {
@@ -147,6 +203,8 @@ int main(void) {
     CHECK(!strstr(text, "test:f:reshape") && !strstr(text, "test:f:2"), "refused records absent: %s", text);
     loom_free_string(tc_ctx, text);
   }
+
+  flip_sweep(path);
 
   /* a fresh context, jit off: the call for 13x17 arrays and a = -0.75 is rebuilt, not traced */
   LoomContext *ctx = NULL;
