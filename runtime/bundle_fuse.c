@@ -9,8 +9,9 @@
  *            arguments, u32 flags (RF_FLAG_TUPLE), u64 signature hash (rt_fuse_sig_hash)
  *   args     4 bytes: u8 kind (RF_*), u8 dtype, u8 rank, u8 0
  *   nodes    64 bytes: u8 kind, u8 dtype, u8 flags, u8 rank, u16 op, u16 0, i32 sources[3], i32 bind,
- *            u32 axes, u32 0, u8 permutation[16], u64 value, u64 imaginary part (the bits of the
- *            constant's Scalar: f / i / u by the dtype's kind)
+ *            u32 axes, u32 0, u8 axis map[16] (a permutation; a unit reshape's source axes, 0xff for a
+ *            new axis), u64 value, u64 imaginary part (the bits of the constant's Scalar: f / i / u by the
+ *            dtype's kind)
  *   refs     i32: per record its outputs (node indices of the record), then its written arguments
  *   strings  NUL-terminated; the first and the last byte are NUL
  * The sizes must add up to the section's size exactly. A record's arguments, nodes and references are
@@ -91,8 +92,8 @@ static int node_sources(uint8_t kind) {
 }
 
 static bool kind_allowed(uint8_t k) {
-  return k == IR_INPUT || k == IR_CONST || k == IR_ELEM || k == IR_CAST || k == IR_PERMUTE || k == IR_REDUCE ||
-         k == IR_SCAN || k == IR_MATMUL;
+  return k == IR_INPUT || k == IR_CONST || k == IR_ELEM || k == IR_CAST || k == IR_PERMUTE || k == IR_RESHAPE ||
+         k == IR_SLICE || k == IR_REDUCE || k == IR_SCAN || k == IR_MATMUL;
 }
 
 static LoomStatus read_node(FuseReader *r, const uint8_t *p, int32_t rec, int32_t i, const RtFuseRecord *fr,
@@ -142,6 +143,24 @@ static LoomStatus read_node(FuseReader *r, const uint8_t *p, int32_t rec, int32_
     }
   } else if (n->bind != -1) {
     return fbad(r, "record %d node %d: bind %d on a node that is not an input or a constant", rec, i, n->bind);
+  }
+  if (n->kind == IR_RESHAPE) { /* source axes in increasing order, or new axes of size 1 */
+    int last = -1, sn = fr->nodes[n->src[0]].ndim;
+    for (int k = 0; k < LOOM_MAX_RANK; k++) {
+      uint8_t v = n->perm[k];
+      bool ok = k >= n->ndim ? v == 0 : v == RF_NEW_AXIS || ((int)v > last && (int)v < sn);
+      if (!ok) return fbad(r, "record %d node %d: reshape axis map entry %d is %u: corrupted", rec, i, k, v);
+      if (k < n->ndim && v != RF_NEW_AXIS) last = v;
+    }
+    return LOOM_OK;
+  }
+  if (n->kind == IR_SLICE) { /* whole axes: a direction each, the source's rank */
+    if (fr->nodes[n->src[0]].ndim != n->ndim)
+      return fbad(r, "record %d node %d: a slice of rank %u from rank %u: corrupted", rec, i, n->ndim, fr->nodes[n->src[0]].ndim);
+    for (int k = 0; k < LOOM_MAX_RANK; k++)
+      if (n->perm[k] > (k < n->ndim ? 1 : 0))
+        return fbad(r, "record %d node %d: slice direction %d is %u: corrupted", rec, i, k, n->perm[k]);
+    return LOOM_OK;
   }
   uint32_t seen = 0;
   for (int k = 0; k < LOOM_MAX_RANK; k++) {

@@ -121,13 +121,23 @@ static bool scalar_gives(Pairing *p, const LoomFuseArg *a, const IrNode *n, cons
 
 static LoomStatus pair_node(Pairing *p, int32_t x) {
   const IrNode *na = &p->a->nodes[x], *nb = &p->b->nodes[p->pair[x]];
-  if (na->kind == IR_BROADCAST || na->kind == IR_RESHAPE || na->kind == IR_SLICE || na->kind == IR_IOTA ||
+  uint8_t ma[LOOM_MAX_RANK] = {0}, mb[LOOM_MAX_RANK] = {0};
+  bool unit = na->kind == IR_RESHAPE && nb->kind == IR_RESHAPE &&
+              rt_fuse_unit_reshape(p->a->nodes[na->src[0]].ndim, p->a->nodes[na->src[0]].shape, na->ndim, na->shape, ma) &&
+              rt_fuse_unit_reshape(p->b->nodes[nb->src[0]].ndim, p->b->nodes[nb->src[0]].shape, nb->ndim, nb->shape, mb) &&
+              !memcmp(ma, mb, sizeof ma);
+  if (na->kind == IR_SLICE && nb->kind == IR_SLICE)
+    unit = rt_fuse_whole_slice(&p->a->nodes[na->src[0]], na, ma) && rt_fuse_whole_slice(&p->b->nodes[nb->src[0]], nb, mb) &&
+           !memcmp(ma, mb, sizeof ma);
+  if (na->kind == IR_BROADCAST || (na->kind == IR_RESHAPE && !unit) || (na->kind == IR_SLICE && !unit) || na->kind == IR_IOTA ||
       na->kind == IR_COPY || na->kind >= IR_KIND_COUNT)
     return diag_error(p->d, LOOM_ERR_UNSUPPORTED, "@loom.fuse %s: its graph has a %s whose sizes are literal (they depend on "
                       "the call's sizes)", p->name, kind_word(na->kind));
   bool same = na->kind == nb->kind && na->op == nb->op && na->dtype == nb->dtype && na->ndim == nb->ndim &&
               na->flags == nb->flags && na->axes == nb->axes;
-  if (same && na->kind == IR_PERMUTE) same = !memcmp(na->arg, nb->arg, sizeof(int64_t) * na->ndim);
+  if (same && (na->kind == IR_PERMUTE || (p->strict && na->kind == IR_SLICE)))
+    same = !memcmp(na->arg, nb->arg, sizeof(int64_t) * na->ndim) &&
+           (na->kind == IR_PERMUTE || !memcmp(na->arg2, nb->arg2, sizeof(int64_t) * na->ndim));
   if (same && p->strict) same = !memcmp(na->shape, nb->shape, sizeof(int64_t) * na->ndim);
   if (!same)
     return diag_error(p->d, LOOM_ERR_UNSUPPORTED, "@loom.fuse %s: its graph differs at other sizes or scalar values (a %s "
@@ -210,6 +220,10 @@ static LoomStatus add_fuse(LoomBundleBuilder *b, const char *name, const char *i
     for (int k = 0; k < ir_node_arity(n); k++) r->src[k] = local[n->src[k]];
     if (n->kind == IR_PERMUTE)
       for (int k = 0; k < n->ndim; k++) r->perm[k] = (uint8_t)n->arg[k];
+    if (n->kind == IR_RESHAPE) /* a unit reshape (pair_node checked it) */
+      (void)rt_fuse_unit_reshape(ga->nodes[n->src[0]].ndim, ga->nodes[n->src[0]].shape, n->ndim, n->shape, r->perm);
+    if (n->kind == IR_SLICE) /* a whole slice (pair_node checked it) */
+      (void)rt_fuse_whole_slice(&ga->nodes[n->src[0]], n, r->perm);
     if (n->kind == IR_INPUT)
       for (int32_t j = 0; j < nargs; j++)
         if (aa[j].kind == LOOM_FUSE_ARRAY && aa[j].node == x) r->bind = j;

@@ -47,6 +47,31 @@ LoomStatus rt_fuse_scalar_node(IrGraph *g, const LoomFuseArg *a, const RtFuseNod
   return range ? ir_weak_range_error(g, w, (LoomDType)n->dtype, d) : LOOM_OK;
 }
 
+bool rt_fuse_unit_reshape(int sn, const int64_t *from, int n, const int64_t *to, uint8_t *map) {
+  int i = 0;
+  for (int k = 0; k < n; k++) {
+    while (i < sn && from[i] == 1 && to[k] != 1) i++; /* a dropped axis of size 1 */
+    if (i < sn && from[i] == to[k]) map[k] = (uint8_t)i++;
+    else if (to[k] == 1) map[k] = RF_NEW_AXIS;
+    else return false;
+  }
+  for (; i < sn; i++)
+    if (from[i] != 1) return false;
+  return true;
+}
+
+bool rt_fuse_whole_slice(const IrNode *s, const IrNode *n, uint8_t *dir) {
+  if (s->ndim != n->ndim) return false;
+  for (int k = 0; k < n->ndim; k++) {
+    int64_t dim = s->shape[k];
+    if (n->shape[k] != dim) return false;
+    if (dim <= 1 || (n->arg[k] == 0 && n->arg2[k] == 1)) dir[k] = 0;
+    else if (n->arg[k] == dim - 1 && n->arg2[k] == -1) dir[k] = 1;
+    else return false;
+  }
+  return true;
+}
+
 static int source_count(const RtFuseNode *n) {
   int c = 0;
   while (c < 3 && n->src[c] >= 0) c++;
@@ -86,6 +111,35 @@ LoomStatus rt_fuse_replay(IrGraph *g, const RtFuseRecord *r, const LoomFuseArg *
                           g->nodes[src[0]].ndim);
       for (int k = 0; k < n->ndim; k++) perm[k] = n->perm[k];
       st = ir_permute(g, src[0], perm, &x, d);
+      break;
+    }
+    case IR_RESHAPE: { /* a unit reshape: the source's sizes, axes of size 1 added or dropped */
+      const IrNode *s = &g->nodes[src[0]];
+      int64_t shape[LOOM_MAX_RANK];
+      uint32_t named = 0;
+      for (int k = 0; k < n->ndim; k++) {
+        uint8_t v = n->perm[k];
+        if (v != RF_NEW_AXIS && v >= s->ndim)
+          return diag_error(d, LOOM_ERR_SHAPE, "fuse record: node %d names axis %u of a rank-%d value", i, v, s->ndim);
+        shape[k] = v == RF_NEW_AXIS ? 1 : s->shape[v];
+        if (v != RF_NEW_AXIS) named |= 1u << v;
+      }
+      for (int a = 0; a < s->ndim; a++)
+        if (!(named >> a & 1u) && s->shape[a] != 1)
+          return diag_error(d, LOOM_ERR_SHAPE, "fuse record: node %d drops axis %d of size %lld", i, a, (long long)s->shape[a]);
+      st = ir_reshape(g, src[0], n->ndim, shape, &x, d);
+      break;
+    }
+    case IR_SLICE: { /* every element of every axis, forward or reversed */
+      const IrNode *s = &g->nodes[src[0]];
+      int64_t start[LOOM_MAX_RANK], step[LOOM_MAX_RANK], len[LOOM_MAX_RANK];
+      if (s->ndim != n->ndim)
+        return diag_error(d, LOOM_ERR_SHAPE, "fuse record: node %d slices %d axes of a rank-%d value", i, n->ndim, s->ndim);
+      for (int k = 0; k < s->ndim; k++) {
+        bool rev = n->perm[k] == 1 && s->shape[k] > 0;
+        start[k] = rev ? s->shape[k] - 1 : 0, step[k] = rev ? -1 : 1, len[k] = s->shape[k];
+      }
+      st = ir_slice(g, src[0], start, step, len, &x, d);
       break;
     }
     case IR_REDUCE:

@@ -86,7 +86,8 @@ typedef struct LoomFuseArg {
  * and other scalar values. The record is A's graph with sizes dropped and each constant that is a scalar
  * argument's value bound to it; it is kept only if rebuilding it with B's arrays and scalars gives B's
  * graph exactly. LOOM_ERR_UNSUPPORTED (loom_last_error says why) when the graph depends on the sizes or
- * values in a way the record cannot express (a literal shape: reshape, slicing, broadcast_to; a constant
+ * values in a way the record cannot express (a literal shape: a reshape other than adding or dropping
+ * axes of size 1, a slice other than whole axes (forward or reversed), broadcast_to; a constant
  * computed from a size or a scalar; an array that is not an argument): such a signature still runs from
  * the bundle's kernels, after a trace. name: for messages and describe; identity: what a call must match
  * (the Python side: module, qualified name, a digest of the code). A second record with the same

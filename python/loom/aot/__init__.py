@@ -25,8 +25,9 @@ the bundles JIT-compiles, or raises NotImplementedError when the bundle was load
 @loom.fuse signature twice more, at other sizes (every size > 1 changed) and with other scalar values, and
 hands both graphs to libloom (loom_bundle_builder_add_fuse), which keeps the graph in a size-free form if it
 rebuilds the second trace exactly; a loaded bundle then rebuilds a call's graph for any sizes in C, and the
-Python function does not run (_fuse.Fusion._from_bundle). A graph that depends on the sizes (reshape,
-slicing or broadcast_to to literal shapes, a constant computed from a size, as mean's 1/n) or on scalar
+Python function does not run (_fuse.Fusion._from_bundle). A graph that depends on the sizes (a reshape
+other than adding or dropping axes of size 1, a slice other than whole axes, broadcast_to, a constant
+computed from a size, as x.sum() / x.size) or on scalar
 values other than as constants, or reads an array that is not an argument, is not kept: its calls trace
 as before (still with the bundle's kernels), and compile() says why with a FuseTraceWarning. A call matches
 a record by the function's identity (module, qualified name, a digest of its code, defaults, closure and
