@@ -33,7 +33,8 @@ static LoomArray arr(LoomDType t, int64_t m, int64_t n, void *data) {
 }
 
 /* f's graph for x, y (m x n float32) and scalar a; args[3] and outs[2] describe it. kind: 0 f, 1 with a
- * reshape, 2 with a constant 1/n. */
+ * reshape, 2 with a constant 1/n, 3 with x * x read through expand_dims and a reversed whole slice (size-free:
+ * the second output is then sum over axis 2 of x[:, None, ::-1] ** 2, of shape m x 1). */
 static bool build(LoomGraph *g, int64_t m, int64_t n, double a, float *xd, float *yd, LoomFuseArg *args, LoomNode *outs,
                   int kind) {
   LoomArray x = arr(LOOM_FLOAT32, m, n, xd), y = arr(LOOM_FLOAT32, m, n, yd);
@@ -48,6 +49,13 @@ static bool build(LoomGraph *g, int64_t m, int64_t n, double a, float *xd, float
     int64_t flat = m * n;
     ok = CHECK_OK(loom_reshape(g, sq, 1, &flat, &sq));
     ax = 0;
+  }
+  if (ok && kind == 3) {
+    int64_t start[3] = {LOOM_SLICE_NONE, LOOM_SLICE_NONE, LOOM_SLICE_NONE}, stop[3] = {LOOM_SLICE_NONE, LOOM_SLICE_NONE,
+                                                                                         LOOM_SLICE_NONE};
+    int64_t step[3] = {1, 1, -1};
+    ok = CHECK_OK(loom_expand_dims(g, sq, 1, &sq)) && CHECK_OK(loom_slice(g, sq, start, stop, step, &sq));
+    ax = 2;
   }
   if (ok && kind == 2) {
     LoomNode inv;
@@ -164,6 +172,7 @@ int main(void) {
   loom_graph_destroy(g);
   CHECK_OK(record(b, "test:f:1", 0));
   CHECK_OK(record(b, "test:f:1", 0)); /* the same signature again: ignored */
+  CHECK_OK(record(b, "test:f:unit", 3)); /* a unit reshape and a whole reversed slice: kept */
   CHECK_STATUS(record(b, "test:f:reshape", 1), LOOM_ERR_UNSUPPORTED);
   CHECK(strstr(loom_last_error(tc_ctx), "reshape") != NULL, "reshape refused: %s", loom_last_error(tc_ctx));
   CHECK_STATUS(record(b, "test:f:inv", 2), LOOM_ERR_UNSUPPORTED);
@@ -210,7 +219,7 @@ int main(void) {
   LoomContext *ctx = NULL;
   CHECK_OK(loom_context_create(&ctx));
   CHECK_OK(loom_bundle_load(ctx, path, 0));
-  CHECK(loom_bundle_fuse_count(ctx) == 1, "one record loaded: %d", (int)loom_bundle_fuse_count(ctx));
+  CHECK(loom_bundle_fuse_count(ctx) == 2, "two records loaded: %d", (int)loom_bundle_fuse_count(ctx));
   enum { M = 13, N = 17 };
   float *x = malloc(sizeof(float) * M * N), *y = malloc(sizeof(float) * M * N);
   fill(x, M * N, 3), fill(y, M * N, 4);
@@ -260,6 +269,26 @@ int main(void) {
   LoomStats stats;
   CHECK_OK(loom_get_stats(ctx, &stats));
   CHECK(stats.kernels_compiled == 0, "%llu kernels compiled", (unsigned long long)stats.kernels_compiled);
+  { /* the unit-reshape record rebuilt for 13 x 17: the second output is m x 1 (its kernels were not
+     * captured: the JIT compiles them) */
+    int32_t n2 = 0;
+    CHECK_OK(loom_bundle_set_jit(ctx, 1));
+    if (CHECK_OK(loom_bundle_fuse_build(h, "test:f:unit", 3, ca, ro, 256, &n2, &nwrite, wr, &tup, &found)) && found && n2 == 2) {
+      LoomArray r[2];
+      memset(r, 0, sizeof r);
+      if (CHECK_OK(loom_eval(h, 1, &ro[1], &r[1]))) {
+        CHECK(r[1].ndim == 2 && r[1].shape[0] == M && r[1].shape[1] == 1, "expand_dims + slice + sum: shape");
+        double e1 = 0;
+        for (int i = 0; i < M; i++) {
+          double s = 0;
+          for (int j = 0; j < N; j++) s += (double)x[i * N + j] * x[i * N + j];
+          e1 = fmax(e1, fabs(((float *)r[1].data)[r[1].strides[0] * i] - s) / s);
+        }
+        CHECK(e1 <= 2e-6, "row sums through the unit reshape off by %g", e1);
+        loom_array_free(ctx, &r[1]);
+      }
+    }
+  }
   /* sizes that do not broadcast: the rebuild fails with the graph's message (a caller then traces) */
   LoomArray bad = arr(LOOM_FLOAT32, M, N - 1, y);
   bad.strides[0] = N;
