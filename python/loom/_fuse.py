@@ -19,7 +19,8 @@ the call's argument kinds, dtypes and ranks, _miss asks C to rebuild it for the 
 (_core.fuse_bundle_graph) instead of tracing: the Python function does not run. A function is matched by
 its identity (aot_identity: module, qualified name, and a digest of its code, defaults, closure and the
 globals it reads, computed on the first such call; like the traced signatures kept per shape, later
-rebinding of those globals is not seen). When the rebuild does not fit the call, the function is traced.
+rebinding of those globals is not seen). A function that reads a list, a dict or an instance (values that
+may change) has no identity and always traces. When the rebuild does not fit the call, the function is traced.
 """
 import functools
 import hashlib
@@ -37,25 +38,51 @@ _core.fuse_configure(numpy.ndarray, numpy.asarray)
 _bundle_records = [False]  # set by loom.aot.load_bundle when a loaded bundle holds @loom.fuse records
 
 
-def _digest_value(h, v, depth, seen):
-    """Feeds what a traced function's graph may depend on in a global, closure cell or default."""
-    if isinstance(v, (bool, int, float, complex, str, bytes, type(None))):
+class _Mutable(Exception):
+    """A function reads a value that may change after it is bundled (a list, a dict, an instance)."""
+
+
+_SCALARS = (bool, int, float, complex, str, bytes, type(None))
+_LIBRARIES = ("loom", "numpy", "math", "cmath")  # their functions are named, not digested (versions are)
+
+
+def _library(f):
+    return (getattr(f, "__module__", None) or "").split(".")[0] in _LIBRARIES
+
+
+def _digest_value(h, v, depth, seen, names, what):
+    """Feeds what a traced function's graph may depend on in a global, closure cell or default (what:
+    its name, for messages); a value that may change later (a list, a dict, an instance) raises _Mutable.
+    Of a module or a class, the attributes the function's code names (names) are fed too."""
+    if isinstance(v, _SCALARS):
         h.update(f"{type(v).__name__}:{v!r};".encode())
-    elif isinstance(v, tuple) and len(v) < 64:
+    elif isinstance(v, (tuple, frozenset)) and len(v) < 64:
         h.update(b"(")
         for x in v:
-            _digest_value(h, x, depth, seen)
+            _digest_value(h, x, depth, seen, names, what)
         h.update(b")")
     elif isinstance(v, numpy.generic):
         h.update(f"np:{v.dtype.str}:{v.item()!r};".encode())
+    elif isinstance(v, (Fusion, types.FunctionType)) and _library(v):  # loom.sum: named (the version is hashed)
+        h.update(f"lib:{getattr(v, '__module__', '?')}.{getattr(v, '__qualname__', '?')};".encode())
     elif isinstance(v, Fusion):
         _digest_function(h, v.func, depth + 1, seen)
     elif isinstance(v, types.FunctionType):
         _digest_function(h, v, depth + 1, seen)
-    elif isinstance(v, types.ModuleType):
-        h.update(f"module:{v.__name__};".encode())
-    else:  # ufuncs, classes, other objects: their kind and name (arrays never reach a bundled graph)
-        h.update(f"{type(v).__module__}.{type(v).__qualname__}:{getattr(v, '__name__', '')};".encode())
+    elif isinstance(v, (types.ModuleType, type)):
+        h.update(f"{type(v).__name__}:{getattr(v, '__name__', '?')};".encode())
+        if id(v) in seen or depth > 4:
+            return
+        seen.add(id(v))
+        for name in sorted(names):  # config.SCALE, Config.scale: the attributes the code may read
+            a = getattr(v, name, _Mutable)
+            if a is not _Mutable and not isinstance(a, (types.ModuleType, type)):
+                h.update(f".{name}=".encode())
+                _digest_value(h, a, depth + 1, seen, names, f"{what}.{name}")
+    elif callable(v) and type(v).__module__.split(".")[0] in _LIBRARIES + ("builtins",):
+        h.update(f"{type(v).__qualname__}:{getattr(v, '__name__', '')};".encode())  # ufuncs, builtins
+    else:
+        raise _Mutable(f"it reads {what} (a {type(v).__name__}), which may change after the bundle is made")
 
 
 def _code_names(code):
@@ -86,25 +113,35 @@ def _digest_function(h, f, depth, seen):
         h.update(f"callable:{type(f).__qualname__}:{getattr(f, '__qualname__', '')};".encode())
         return
     _digest_code(h, code)
-    _digest_value(h, f.__defaults__, depth, seen)
-    for cell in f.__closure__ or ():
+    names = _code_names(code)
+    _digest_value(h, f.__defaults__, depth, seen, names, "its defaults")
+    for var, cell in zip(code.co_freevars, f.__closure__ or ()):
         try:
-            _digest_value(h, cell.cell_contents, depth, seen)
+            _digest_value(h, cell.cell_contents, depth, seen, names, f"the closure's {var!r}")
         except ValueError:  # an empty cell
             h.update(b"empty;")
     g = getattr(f, "__globals__", {})
-    for name in sorted(_code_names(code)):
+    for name in sorted(names):
         if name in g:
             h.update(f"{name}=".encode())
-            _digest_value(h, g[name], depth, seen)
+            _digest_value(h, g[name], depth, seen, names, f"the global {name!r}")
 
 
-def aot_identity(fn):
+def aot_identity(fn, why=None):
     """The text a bundled @loom.fuse signature is matched by: module, qualified name, and a digest of
-    the function's code (bytecode of this Python), defaults, closure and the globals it reads."""
+    the function's code (bytecode of this Python), defaults, closure and the globals it reads (scalars,
+    tuples, user functions, the attributes it names of modules and classes; loom's and NumPy's functions
+    by name, with both versions). None when it reads a value that
+    may change after the bundle is made (a list, a dict, an instance): such a function is not bundled
+    without its trace (why, a list, gets the reason)."""
     f = fn.func if isinstance(fn, Fusion) else fn
-    h = hashlib.sha256(sys.implementation.cache_tag.encode())
-    _digest_function(h, f, 0, set())
+    h = hashlib.sha256(f"{sys.implementation.cache_tag} loom {_core.version} numpy {numpy.__version__}".encode())
+    try:
+        _digest_function(h, f, 0, set())
+    except _Mutable as e:
+        if why is not None:
+            why.append(str(e))
+        return None
     return f"{getattr(f, '__module__', '?')}:{getattr(f, '__qualname__', '?')}:{h.hexdigest()[:32]}"
 
 
@@ -174,7 +211,9 @@ class Fusion(_core.Fused):
         """The entry of a bundled signature rebuilt for these arguments without tracing, or None."""
         ident = self.__dict__.get("_aot_id")
         if ident is None:
-            ident = self._aot_id = aot_identity(self)
+            ident = self._aot_id = aot_identity(self) or False
+        if not ident:  # it reads values that may change: always traced
+            return None
         parts = _core.fuse_bundle_graph(ident, args, tuple(arrays))
         if parts is None:
             return None

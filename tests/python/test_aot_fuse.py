@@ -1,10 +1,10 @@
 """loom.aot, bundle format 1.2: @loom.fuse signatures served without tracing. A bundle made by
-`python -m loom.aot` is loaded in a fresh interpreter; each function appends its name to CALLS when it runs
-(which only a trace does), so CALLS shows which calls traced. Results are compared with NumPy (float64 where
+`python -m loom.aot` is loaded in a fresh interpreter; a spy on Fusion._trace records which calls traced
+(the trace runs the Python function, the rebuild does not). Results are compared with NumPy (float64 where
 the function is float); edge cases: new sizes of every kind, empty arrays, NaN, broadcasting and strided
 views (jit on), scalar arguments of other values (weak NEP 50 conversions, a Python int out of range), in-place
 updates, tuple results; graphs that depend on the sizes warn at compile time and trace at run time; an edited
-function (another identity) traces; FUSE sections that lie with correct checksums are refused; a 1.1 bundle
+function (another identity) traces, and so does one that reads a global dict; FUSE sections that lie with correct checksums are refused; a 1.1 bundle
 still loads."""
 import json
 import os
@@ -21,58 +21,47 @@ import loom.aot
 
 KERNELS = textwrap.dedent('''
     import loom
-    CALLS = []
 
     @loom.fuse(kernel_name="axpb")
     def axpb(x, y):
-        CALLS.append("axpb")
         return 2.5 * x + y
 
     @loom.fuse
     def scaled(x, a):
-        CALLS.append("scaled")
         return a * x + 1
 
     @loom.fuse
     def lerp(x, y, a, b, flip):
-        CALLS.append("lerp")
         return loom.where(flip, a * y + b * x, a * x + b * y)
 
     @loom.fuse
     def shift(x, n):
-        CALLS.append("shift")
         return x + n
 
     @loom.fuse
     def norm(x, y):
-        CALLS.append("norm")
         return loom.sqrt(((x - y) ** 2).sum(-1)) / (1 + abs(x).max(-1))
 
     @loom.fuse
     def softmax(x):
-        CALLS.append("softmax")
         e = loom.exp(x - x.max(axis=1, keepdims=True))
         return e / e.sum(axis=1, keepdims=True)
 
     @loom.fuse
     def both(x, y):
-        CALLS.append("both")
         x += y
         return x * 2, (x * y).sum()
 
     @loom.fuse
     def ratio(x, y):
-        CALLS.append("ratio")
         return x / y, x // y
 
     @loom.fuse
     def center_rows(x):
-        CALLS.append("center_rows")
         return (x - x.mean(axis=1)[:, None])[None, ::-1]
 
     @loom.fuse
     def flat(x):
-        CALLS.append("flat")
         return x.reshape(-1) * 2
 
     LOOM_AOT = {
@@ -96,6 +85,13 @@ USE = textwrap.dedent('''
     import json, sys
     import numpy as np
     import loom
+    from loom._fuse import Fusion
+    CALLS = []  # which calls traced: the trace runs the Python function, the rebuild does not
+    _trace = Fusion._trace
+    def _spy(self, args, arrays):
+        CALLS.append(self.name)
+        return _trace(self, args, arrays)
+    Fusion._trace = _spy
     loom.load_bundle(sys.argv[1], jit=False)
     import kernels as k
     rng = np.random.default_rng(11)
@@ -147,7 +143,7 @@ USE = textwrap.dedent('''
         err("both_inplace", x, x0 + y)
         err("both_r", r2, (x0 + y) * 2)
         err("both_s", s, ((x0 + y) * y).sum())
-    out["calls_bundled"] = list(k.CALLS)
+    out["calls_bundled"] = list(CALLS)
     out["compiled"] = loom.stats()["kernels_compiled"]
     try:
         k.shift(i8, 300)
@@ -156,8 +152,8 @@ USE = textwrap.dedent('''
         out["overflow"] = type(e).__name__ + ": " + str(e)
     F = rng.random((5, 8), dtype=np.float32)
     out["flat_exact"] = bool(np.array_equal(k.flat(F), F.reshape(-1) * np.float32(2)))
-    out["calls_after"] = list(k.CALLS)
-    del k.CALLS[:]
+    out["calls_after"] = list(CALLS)
+    del CALLS[:]
     loom.aot.set_jit(True)  # other layouts: other kernels, compiled; the graph is still rebuilt, not traced
     A, B = rng.random((6, 7), dtype=np.float32), rng.random((1, 7), dtype=np.float32)
     A64, B64 = A.astype(np.float64), B.astype(np.float64)
@@ -171,11 +167,11 @@ USE = textwrap.dedent('''
         out["mismatch"] = "no error"
     except Exception as e:
         out["mismatch"] = type(e).__name__ + ": " + str(e)
-    out["calls_jit"] = list(k.CALLS)
+    out["calls_jit"] = list(CALLS)
     import kernels2
     v, w = rng.random(50, dtype=np.float32), rng.random(50, dtype=np.float32)
     out["edited_exact"] = bool(np.array_equal(kernels2.axpb(v, w), np.float32(3.5) * v + w))
-    out["edited_calls"] = list(kernels2.CALLS)
+    out["edited_calls"] = list(CALLS[len(out["calls_jit"]):])
     print(json.dumps(out))
 ''')
 
@@ -318,6 +314,9 @@ def test_older_bundles_load(tmp_path):
     assert "all checksums correct" in text
 
 
+PARAMS = {"scale": 2.0}  # a global whose value may change after a bundle is made
+
+
 def test_compile_warns_for_sized_graphs(tmp_path):
     @loom.fuse
     def centered(x):
@@ -331,3 +330,19 @@ def test_compile_warns_for_sized_graphs(tmp_path):
         loom.aot.compile(centered, [(("float64", 1),)], targets="host", path=tmp_path / "c.lbun", index_widths=64)
     with pytest.warns(loom.aot.FuseTraceWarning, match="slice"):
         loom.aot.compile(picks, [(("float64", 1),)], targets="host", path=tmp_path / "p.lbun", index_widths=64)
+
+    @loom.fuse
+    def by_global(x):
+        return x * PARAMS["scale"]
+
+    with pytest.warns(loom.aot.FuseTraceWarning, match="the global 'PARAMS' .a dict., which may change"):
+        loom.aot.compile(by_global, [(("float64", 1),)], targets="host", path=tmp_path / "g.lbun", index_widths=64)
+    assert loom._fuse.aot_identity(by_global) is None
+    SCALE = 3.0
+
+    @loom.fuse
+    def by_cell(x):
+        return x * SCALE  # a closure's float: part of the identity
+
+    a = loom._fuse.aot_identity(by_cell)
+    assert a and a.startswith(__name__ + ":")

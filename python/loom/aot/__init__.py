@@ -371,7 +371,12 @@ def _record_fuse(lib, builder, call, name, examples):
         w = (i32 * max(1, len(pa[7])))(*pa[7])
         fa = _fuse_args(a_args, a_arr, pa[1], pa[2])
         fb = _fuse_args(b_args, b_arr, pb[1], pb[2])
-        st = lib.loom_bundle_builder_add_fuse(builder, name.encode(), aot_identity(call).encode(), len(a_args),
+        reasons = []
+        ident = aot_identity(call, reasons)
+        if ident is None:
+            why = reasons[0]
+    if why is None:
+        st = lib.loom_bundle_builder_add_fuse(builder, name.encode(), ident.encode(), len(a_args),
                                               _core.graph_address(pa[0]), fa, oa, _core.graph_address(pb[0]), fb, ob,
                                               len(pa[3]), len(pa[7]), w, 1 if pa[5] else 0)
         if st == _UNSUPPORTED:
