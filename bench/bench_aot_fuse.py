@@ -1,10 +1,12 @@
 """bench_aot_fuse.py: what a loaded AOT bundle does to @loom.fuse calls on the host (issue 16).
 
-Builds a bundle (loom.aot.compile, host-all) for two fused functions, then in fresh processes (an empty
-LOOM_CACHE_DIR each, so the disk cache cannot answer) times, with the bundle loaded (jit=False) and without
-it (JIT): load_bundle, the first call (trace + graph passes + code: the bundle's image or a compile), a call
-with a new shape (trace + passes, no compile either way), and, in the bundle process, the trace alone and a
-repeated shape (the C fast path: no trace, no passes). Results are checked against NumPy.
+Builds two bundles (loom.aot.compile, host-all) for two fused functions: with the functions' size-free graphs
+(format 1.2: a call with a new shape rebuilds the graph in C, no trace) and without them (fuse_records=False:
+what bundles did before, a new shape traces). Then in fresh processes (an empty LOOM_CACHE_DIR each, so the
+disk cache cannot answer) times, with a bundle loaded (jit=False: "bundle" and "traced") and without one
+("jit"): load_bundle, the first call (graph + passes + code: the bundle's image or a compile), a call with a
+new shape (no compile either way), a repeated shape (the C fast path: no trace, no passes), and in the
+bundle processes the trace alone and the rebuild alone. Results are checked against NumPy.
     python bench/bench_aot_fuse.py
 """
 import os
@@ -37,17 +39,18 @@ def child(mode, path):
     t_import = time.perf_counter() - t0
     axpb, norm = fns()
     if mode == "build":
-        loom.aot.compile({axpb: [(("float32", 1), ("float32", 1))], norm: [(("float32", 2), ("float32", 2))]},
-                         targets="host-all", path=path)
+        sigs = {axpb: [(("float32", 1), ("float32", 1))], norm: [(("float32", 2), ("float32", 2))]}
+        loom.aot.compile(sigs, targets="host-all", path=path)
+        loom.aot.compile(sigs, targets="host-all", path=path + ".traced", fuse_records=False)
         return
     rng = np.random.default_rng(1)
     cases = [("axpb", axpb, lambda n: tuple(rng.random(n, np.float32) for _ in range(2)), lambda a, b: 2.5 * a + b),
              ("norm", norm, lambda n: tuple(rng.random((30, n), np.float32) for _ in range(2)),
               lambda a, b: np.sqrt(((a - b) ** 2).sum(-1)) / (1 + abs(a).max(-1)))]
     tl = 0.0
-    if mode == "bundle":
+    if mode in ("bundle", "traced"):
         t = time.perf_counter()
-        loom.load_bundle(path, jit=False)
+        loom.load_bundle(path if mode == "bundle" else path + ".traced", jit=False)
         tl = time.perf_counter() - t
     out = [f"{mode:6s} import {t_import * 1e3:.0f} ms, load_bundle {tl * 1e3:.2f} ms"]
     traces = []
@@ -72,16 +75,18 @@ def child(mode, path):
                    f"{np.median(new) * 1e6:.1f} us; a repeated shape {same * 1e6:.2f} us")
     st = loom.stats()
     out.append(f"  kernels_compiled {st['kernels_compiled']}, bundle {loom.aot.bundle_stats()}")
-    if mode == "bundle":  # the trace alone (its placeholders copy the arguments: JIT on for that copy)
+    if mode != "jit":  # the trace alone (its placeholders copy the arguments: JIT on for that copy)
         loom.aot.set_jit(True)
         for (fn, a, b), (name, *_) in zip(traces, cases):
             la, lb = loom.asarray(a), loom.asarray(b)
-            tr = []
-            for _ in range(200):
-                t = time.perf_counter()
-                fn._trace((a, b), (la, lb))
-                tr.append(time.perf_counter() - t)
-            out.append(f"  {name}: the trace alone min {min(tr) * 1e6:.1f} / median {np.median(tr) * 1e6:.1f} us")
+            for what, make in (("the trace", fn._trace), ("the rebuild", fn._from_bundle)):
+                tr = []
+                for _ in range(200):
+                    t = time.perf_counter()
+                    e = make((a, b), [la, lb])
+                    tr.append(time.perf_counter() - t)
+                if e is not None:
+                    out.append(f"  {name}: {what} alone min {min(tr) * 1e6:.1f} / median {np.median(tr) * 1e6:.1f} us")
     print("\n".join(out))
 
 
@@ -93,6 +98,6 @@ if __name__ == "__main__":
     path = os.path.join(tmp, "fuse.lbun")
     env = dict(os.environ, LOOM_CACHE_DIR=os.path.join(tmp, "cache0"))
     subprocess.run([sys.executable, __file__, "build", path], check=True, env=env)
-    for i, mode in enumerate(["bundle", "jit", "bundle", "jit"]):
+    for i, mode in enumerate(["bundle", "traced", "jit", "bundle", "traced", "jit"]):
         env = dict(os.environ, LOOM_CACHE_DIR=os.path.join(tmp, f"cache{i + 1}"))
         subprocess.run([sys.executable, __file__, mode, path], check=True, env=env)

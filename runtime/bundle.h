@@ -27,6 +27,10 @@
  *            indexing (-1 when absent): a launch picks by its sizes, as the passes do
  *   BLOBS    the code: host images (below), cubins, PTX text; each blob checked by its own CRC when it
  *            is loaded (so opening a bundle does not read code it will not use)
+ *   FUSE     (format 1.2, optional) bundled @loom.fuse signatures: per signature the function's identity,
+ *            its arguments' kinds, dtypes and ranks, and its traced graph in a size-free form, so that a
+ *            call with any sizes is rebuilt without running the Python function (layout and rules:
+ *            runtime/bundle_fuse.c; libloomrt checks and ignores it)
  *
  * Every section but BLOBS is checked against its CRC-32C when the bundle is opened, every record and
  * every string reference when it is decoded; a failure is LOOM_ERR_INVALID_ARGUMENT with a message that
@@ -56,10 +60,12 @@ uint64_t rt_bundle_key_hash(const char *s, size_t n);
 
 /* ---- format constants ---------------------------------------------------------------------------- */
 #define RB_MAGIC "LOOMBNDL"
-enum { RB_MAJOR = 1, RB_MINOR = 1, RB_HEADER_SIZE = 64, RB_SECTION_ENTRY = 32 };
+/* 1.2 added the optional FUSE section (a 1.1 reader checks and skips it; 1.1 bundles load as before) */
+enum { RB_MAJOR = 1, RB_MINOR = 2, RB_HEADER_SIZE = 64, RB_SECTION_ENTRY = 32 };
 enum {
   RB_SEC_STRINGS = 1, RB_SEC_META = 2, RB_SEC_TARGETS = 3, RB_SEC_KERNELS = 4, RB_SEC_BUFFERS = 5,
-  RB_SEC_CODE = 6, RB_SEC_ENTRIES = 7, RB_SEC_BLOBS = 8, RB_SEC_LAST = 8
+  RB_SEC_CODE = 6, RB_SEC_ENTRIES = 7, RB_SEC_BLOBS = 8, RB_SEC_LAST = 8, /* the required ones */
+  RB_SEC_FUSE = 9                                                         /* optional, at most once */
 };
 enum { RB_SECF_PER_RECORD_CRC = 1u }; /* BLOBS: the table's CRC is 0; each blob has its own */
 enum { RB_TARGET_HOST_X86_64 = 1, RB_TARGET_CUDA_CUBIN = 2, RB_TARGET_CUDA_PTX = 3, RB_TARGET_AMDGPU = 4 };
@@ -120,6 +126,8 @@ typedef struct RtBundleEntry {
   int32_t kernel[2]; /* [0] index 32, [1] index 64; -1 when absent */
 } RtBundleEntry;
 
+typedef struct RtFuseRecord RtFuseRecord; /* bundle_fuse.h */
+
 typedef struct RtBundle {
   LoomContext *ctx;
   const uint8_t *data; /* not owned (see rt_bundle_parse) */
@@ -135,6 +143,9 @@ typedef struct RtBundle {
   int32_t *key_table; /* open addressing over kernels by key hash (-1 empty), key_cap slots */
   int32_t key_cap;
   int32_t *entry_sorted; /* entry indices sorted by name */
+  int32_t nfuse;         /* FUSE records (0 without the section) */
+  RtFuseRecord *fuse;
+  void *fuse_mem;        /* their decoded arrays (bundle_fuse.c) */
 } RtBundle;
 
 /* Validates size bytes of a bundle (everything but the blobs' contents) and decodes them into *out.
@@ -167,8 +178,14 @@ int32_t rt_bw_code(RtBundleWriter *w, int32_t kernel, int32_t target, const void
                    const uint32_t *facts, const char *const *names);
 int32_t rt_bw_entry(RtBundleWriter *w, const char *name, int32_t kernel32, int32_t kernel64);
 void rt_bw_meta(RtBundleWriter *w, const char *producer, const char *loom_version, const char *llvm_version);
+/* The FUSE section's bytes (bundle_fuse.c's writer), kept by reference until finish; n = 0: none. */
+void rt_bw_fuse_section(RtBundleWriter *w, const uint8_t *bytes, size_t n);
 /* The whole file (*bytes ctx_alloc'ed). Code records are ordered by kernel here. */
 LoomStatus rt_bundle_writer_finish(RtBundleWriter *w, uint8_t **bytes, size_t *size, Diag *d);
+
+/* ---- the FUSE section (bundle_fuse.c): called by rt_bundle_parse / rt_bundle_free ---------------- */
+LoomStatus rt_bundle_fuse_decode(RtBundle *b, const uint8_t *sec, uint64_t size, const char *what, Diag *d);
+void rt_bundle_fuse_free(RtBundle *b);
 
 /* ---- host images --------------------------------------------------------------------------------- */
 /* x86-64 psABI levels this CPU runs (cpuid + xgetbv): 0 on other architectures, else 1, 2, 3 or 4. */

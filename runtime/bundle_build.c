@@ -631,6 +631,13 @@ static LoomStatus write_bundle(Build *B, LoomBundleBuilder *b, int32_t (*rec_of)
       rt_bw_code(w, u->rec, target_index(B, RB_TARGET_CUDA_PTX, u->arch), u->ptx, u->ptx_size, u->facts, names);
   }
   for (int32_t e = 0; e < b->nentry; e++) rt_bw_entry(w, b->entries[e].name, rec_of[e][0], rec_of[e][1]);
+  const uint8_t *fuse = NULL; /* bundled @loom.fuse signatures (bundle_fuse_graph.c), when there are any */
+  size_t fuse_size = 0;
+  if (b->fuse && (st = rt_fuse_writer_bytes(b->fuse, &fuse, &fuse_size, d))) {
+    rt_bundle_writer_free(w);
+    return st;
+  }
+  rt_bw_fuse_section(w, fuse, fuse_size);
   uint8_t *bytes = NULL;
   size_t size = 0;
   st = rt_bundle_writer_finish(w, &bytes, &size, d);

@@ -9,6 +9,7 @@
 
 #include "loom/loom_aot.h"
 #include "runtime/bundle.h"
+#include "runtime/bundle_fuse.h"
 #include "runtime/runtime.h"
 
 typedef struct BuildEntry {
@@ -26,6 +27,7 @@ struct LoomBundleBuilder {
   char cap_name[64];
   int32_t cap_first; /* entries [cap_first, nentry) belong to the running capture */
   char **cap_keys;   /* their keys, for deduplication */
+  RtFuseWriter *fuse; /* @loom.fuse signatures (loom_bundle_builder_add_fuse), made on first use */
 };
 
 /* A C identifier of at most 63 characters. */
@@ -50,5 +52,8 @@ LoomStatus rt_bundles_find_gpu(LoomContext *ctx, const KernelIr *k, int binary, 
 /* The schedule runner's hook: adds k to the running capture of ctx (a no-op without one). */
 void rt_bundles_capture(LoomContext *ctx, const KernelIr *k);
 LoomStatus rt_bundles_set_capture(LoomContext *ctx, LoomBundleBuilder *b, Diag *d);
+
+/* The first loaded bundle's FUSE record for identity and args, or NULL (records live as long as ctx). */
+const RtFuseRecord *rt_bundles_find_fuse(LoomContext *ctx, const char *identity, int32_t nargs, const RtFuseArg *args);
 
 #endif /* LOOM_RUNTIME_BUNDLE_BUILD_H */

@@ -196,6 +196,18 @@ LOOM_API LoomStatus loom_bundle_describe(LoomContext *ctx, const char *path, cha
         sb_printf(&sb, "\n");
       }
     }
+    if (b->nfuse) sb_printf(&sb, "@loom.fuse signatures rebuilt without tracing (%d):\n", b->nfuse);
+    for (int32_t i = 0; i < b->nfuse; i++) {
+      const RtFuseRecord *f = &b->fuse[i];
+      sb_printf(&sb, "  %s(", f->name);
+      for (int32_t j = 0; j < f->nargs; j++) {
+        static const char *const kinds[] = {"", "bool", "int", "float", "complex"};
+        const RtFuseArg *a = &f->args[j];
+        if (a->kind == RF_ARRAY) sb_printf(&sb, "%s%s %d-d", j ? ", " : "", loom_dtype_name((LoomDType)a->dtype), a->ndim);
+        else sb_printf(&sb, "%s%s", j ? ", " : "", kinds[a->kind]);
+      }
+      sb_printf(&sb, "): %d nodes, %d outputs; %s\n", f->nnode, f->nout, f->identity);
+    }
     sb_printf(&sb, "all checksums correct\n");
   }
   rt_bundle_free(b);

@@ -87,8 +87,8 @@ typedef struct Reader {
   size_t size;
   const char *what;
   Diag *d;
-  const uint8_t *sec[RB_SEC_LAST + 1];
-  uint64_t sec_size[RB_SEC_LAST + 1];
+  const uint8_t *sec[RB_SEC_FUSE + 1]; /* [RB_SEC_FUSE]: optional (format 1.2) */
+  uint64_t sec_size[RB_SEC_FUSE + 1];
 } Reader;
 
 static LoomStatus bad(Reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -119,8 +119,9 @@ static bool c_identifier(const char *s) {
 }
 
 static const char *sec_name(uint32_t kind) {
-  static const char *const names[] = {"?", "STRINGS", "META", "TARGETS", "KERNELS", "BUFFERS", "CODE", "ENTRIES", "BLOBS"};
-  return kind <= RB_SEC_LAST ? names[kind] : "unknown";
+  static const char *const names[] = {"?", "STRINGS", "META", "TARGETS", "KERNELS", "BUFFERS", "CODE", "ENTRIES", "BLOBS",
+                                      "FUSE"};
+  return kind <= RB_SEC_FUSE ? names[kind] : "unknown";
 }
 
 static LoomStatus read_header(Reader *r, uint64_t *table_off, uint32_t *nsec, uint32_t *table_crc, uint16_t *major,
@@ -169,7 +170,7 @@ static LoomStatus read_sections(Reader *r, uint64_t table_off, uint32_t nsec, ui
     bool per_record = kind == RB_SEC_BLOBS && (flags & RB_SECF_PER_RECORD_CRC);
     if (!per_record && rt_crc32c(0, p, (size_t)size) != crc)
       return bad(r, "section %s checksum mismatch: the file is corrupted", sec_name(kind));
-    if (kind == 0 || kind > RB_SEC_LAST) continue; /* a later minor version's section: checked, skipped */
+    if (kind == 0 || kind > RB_SEC_FUSE) continue; /* a later minor version's section: checked, skipped */
     if (r->sec[kind]) return bad(r, "section %s appears twice", sec_name(kind));
     r->sec[kind] = p;
     r->sec_size[kind] = size;
@@ -497,6 +498,7 @@ LoomStatus rt_bundle_parse(LoomContext *ctx, const void *data, size_t size, cons
   b->minor = minor;
   st = decode(&r, b);
   if (st == LOOM_OK) st = index_bundle(&r, b);
+  if (st == LOOM_OK && r.sec[RB_SEC_FUSE]) st = rt_bundle_fuse_decode(b, r.sec[RB_SEC_FUSE], r.sec_size[RB_SEC_FUSE], r.what, d);
   if (st != LOOM_OK) {
     rt_bundle_free(b);
     return st;
@@ -515,6 +517,7 @@ void rt_bundle_free(RtBundle *b) {
   ctx_free(ctx, b->bufs);
   ctx_free(ctx, b->key_table);
   ctx_free(ctx, b->entry_sorted);
+  rt_bundle_fuse_free(b);
   ctx_free(ctx, b);
 }
 

@@ -326,6 +326,7 @@ LOOM_API void loom_bundle_builder_destroy(LoomBundleBuilder *b) {
     rt_bundles_set_capture(b->ctx, NULL, &d);
   }
   free_cap_keys(b);
+  rt_fuse_writer_free(b->fuse);
   ctx_free(b->ctx, b->entries);
   arena_free_all(&b->arena);
   pthread_mutex_destroy(&b->lock);
@@ -544,6 +545,26 @@ LOOM_API LoomStatus loom_bundle_load(LoomContext *ctx, const char *path, int jit
   s->no_jit = !jit;
   pthread_mutex_unlock(&s->lock);
   return LOOM_OK;
+}
+
+const RtFuseRecord *rt_bundles_find_fuse(LoomContext *ctx, const char *identity, int32_t nargs, const RtFuseArg *args) {
+  RtBundles *s = ctx && ctx->rt ? __atomic_load_n(&ctx->rt->bundles, __ATOMIC_ACQUIRE) : NULL;
+  if (!s) return NULL;
+  const RtFuseRecord *r = NULL;
+  pthread_mutex_lock(&s->lock);
+  for (LoadedBundle *l = s->list; l && !r; l = l->next) r = rt_bundle_find_fuse(l->b, identity, nargs, args);
+  pthread_mutex_unlock(&s->lock);
+  return r;
+}
+
+LOOM_API int32_t loom_bundle_fuse_count(LoomContext *ctx) {
+  RtBundles *s = ctx && ctx->rt ? __atomic_load_n(&ctx->rt->bundles, __ATOMIC_ACQUIRE) : NULL;
+  int32_t n = 0;
+  if (!s) return 0;
+  pthread_mutex_lock(&s->lock);
+  for (LoadedBundle *l = s->list; l; l = l->next) n += l->b->nfuse;
+  pthread_mutex_unlock(&s->lock);
+  return n;
 }
 
 LOOM_API LoomStatus loom_bundle_set_jit(LoomContext *ctx, int jit) {

@@ -58,7 +58,14 @@ struct RtBundleWriter {
   int32_t ncode, capcode, ntarget, nkernel, nentry;
   uint32_t nbufrec;
   uint8_t meta[RB_REC_META];
+  const uint8_t *fuse; /* the FUSE section (bundle_fuse.c), not owned; NULL: none */
+  size_t fuse_len;
 };
+
+void rt_bw_fuse_section(RtBundleWriter *w, const uint8_t *bytes, size_t n) {
+  w->fuse = n ? bytes : NULL;
+  w->fuse_len = n;
+}
 
 static uint32_t add_string(RtBundleWriter *w, const char *s) {
   if (!s || !*s) return 0;
@@ -221,14 +228,16 @@ LoomStatus rt_bundle_writer_finish(RtBundleWriter *w, uint8_t **bytes, size_t *s
     uint32_t kind, flags;
     const uint8_t *p;
     size_t n;
-  } secs[RB_SEC_LAST] = {
+  } secs[RB_SEC_LAST + 1] = {
       {RB_SEC_STRINGS, 0, w->strings.p, w->strings.len}, {RB_SEC_META, 0, w->meta, RB_REC_META},
       {RB_SEC_TARGETS, 0, w->targets.p, w->targets.len}, {RB_SEC_KERNELS, 0, w->kernels.p, w->kernels.len},
       {RB_SEC_BUFFERS, 0, w->buffers.p, w->buffers.len}, {RB_SEC_CODE, 0, &code_rec_none, 0},
-      {RB_SEC_ENTRIES, 0, w->entries.p, w->entries.len}, {RB_SEC_BLOBS, RB_SECF_PER_RECORD_CRC, w->blobs.p, w->blobs.len}};
-  uint64_t offs[RB_SEC_LAST];
+      {RB_SEC_ENTRIES, 0, w->entries.p, w->entries.len}, {RB_SEC_BLOBS, RB_SECF_PER_RECORD_CRC, w->blobs.p, w->blobs.len},
+      {RB_SEC_FUSE, 0, w->fuse, w->fuse_len}};
+  int nsec = w->fuse ? RB_SEC_LAST + 1 : RB_SEC_LAST;
+  uint64_t offs[RB_SEC_LAST + 1];
   buf_grow(&out, RB_HEADER_SIZE, 1);
-  for (int s = 0; s < RB_SEC_LAST; s++) {
+  for (int s = 0; s < nsec; s++) {
     size_t n = secs[s].kind == RB_SEC_CODE ? (size_t)w->ncode * RB_REC_CODE : secs[s].n;
     uint8_t *p = buf_grow(&out, n, 16);
     if (!p) break;
@@ -239,13 +248,13 @@ LoomStatus rt_bundle_writer_finish(RtBundleWriter *w, uint8_t **bytes, size_t *s
       memcpy(p, secs[s].p, n);
     secs[s].n = n;
   }
-  uint8_t *t = buf_grow(&out, (size_t)RB_SEC_LAST * RB_SECTION_ENTRY, 16);
+  uint8_t *t = buf_grow(&out, (size_t)nsec * RB_SECTION_ENTRY, 16);
   if (!t || out.oom) {
     ctx_free(w->ctx, out.p);
     return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory while writing a bundle");
   }
   uint64_t toff = (uint64_t)(t - out.p);
-  for (int s = 0; s < RB_SEC_LAST; s++) {
+  for (int s = 0; s < nsec; s++) {
     uint8_t *e = t + (size_t)s * RB_SECTION_ENTRY;
     rb_put32(e, secs[s].kind);
     rb_put32(e + 4, secs[s].flags);
@@ -260,8 +269,8 @@ LoomStatus rt_bundle_writer_finish(RtBundleWriter *w, uint8_t **bytes, size_t *s
   rb_put32(h + 12, RB_HEADER_SIZE);
   rb_put64(h + 16, out.len);
   rb_put64(h + 24, toff);
-  rb_put32(h + 32, RB_SEC_LAST);
-  rb_put32(h + 36, rt_crc32c(0, t, (size_t)RB_SEC_LAST * RB_SECTION_ENTRY));
+  rb_put32(h + 32, (uint32_t)nsec);
+  rb_put32(h + 36, rt_crc32c(0, t, (size_t)nsec * RB_SECTION_ENTRY));
   rb_put32(h + 60, rt_crc32c(0, h, 60));
   *bytes = out.p;
   *size = out.len;

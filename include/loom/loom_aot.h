@@ -66,6 +66,52 @@ LOOM_API LoomStatus loom_bundle_emit_c(LoomContext *ctx, const char *bundle_path
  * Also checks every blob's checksum. */
 LOOM_API LoomStatus loom_bundle_describe(LoomContext *ctx, const char *path, char **text);
 
+/* ---- @loom.fuse signatures without tracing (bundle format 1.2, section FUSE) ----------------------------
+ * A bundled @loom.fuse signature carries the graph its trace built, in a size-free form (no sizes: they
+ * come back from the call's arrays through the graph constructors' broadcasting and reduction rules), so
+ * that a call with any sizes is rebuilt in C without running the Python function. An argument of such a
+ * signature: */
+enum { LOOM_FUSE_ARRAY = 0, LOOM_FUSE_BOOL = 1, LOOM_FUSE_INT = 2, LOOM_FUSE_FLOAT = 3, LOOM_FUSE_COMPLEX = 4 };
+typedef struct LoomFuseArg {
+  int32_t kind;    /* LOOM_FUSE_*: an array, or a Python scalar (a NEP 50 weak value) */
+  int32_t dtype;   /* arrays: LoomDType */
+  int32_t ndim;    /* arrays */
+  LoomNode node;   /* arrays: the argument's input node (its placeholder) in the graph */
+  int64_t i;       /* bool (0 / 1) and int */
+  double re, im;   /* float (re) and complex */
+} LoomFuseArg;
+/* Adds a @loom.fuse signature to the bundle from two traces of the function: trace A (graph ga, its
+ * arguments args_a, output nodes outs_a: the results, then the new values of the nwrite arguments
+ * write_args the function updates in place) and trace B, made with other sizes (every size > 1 changed)
+ * and other scalar values. The record is A's graph with sizes dropped and each constant that is a scalar
+ * argument's value bound to it; it is kept only if rebuilding it with B's arrays and scalars gives B's
+ * graph exactly. LOOM_ERR_UNSUPPORTED (loom_last_error says why) when the graph depends on the sizes or
+ * values in a way the record cannot express (a literal shape: a reshape other than adding or dropping
+ * axes of size 1, a slice other than whole axes (forward or reversed), broadcast_to; a constant
+ * computed from a size or a scalar; an array that is not an argument): such a signature still runs from
+ * the bundle's kernels, after a trace. name: for messages and describe; identity: what a call must match
+ * (the Python side: module, qualified name, a digest of the code). A second record with the same
+ * identity and argument kinds, dtypes and ranks is ignored. */
+LOOM_API LoomStatus loom_bundle_builder_add_fuse(LoomBundleBuilder *b, const char *name, const char *identity,
+                                                 int32_t nargs, LoomGraph *ga, const LoomFuseArg *args_a,
+                                                 const LoomNode *outs_a, LoomGraph *gb, const LoomFuseArg *args_b,
+                                                 const LoomNode *outs_b, int32_t nout, int32_t nwrite,
+                                                 const int32_t *write_args, int is_tuple);
+/* Rebuilds a call from the loaded bundles: when one has a record for identity and the arguments' kinds,
+ * dtypes and ranks, adds its nodes to g (whose array arguments' placeholders are args[j].node) and sets
+ * *found = 1, the output nodes outs[0, *nout) (cap at least 256), *nwrite and write_args[0, *nwrite) (as
+ * loom_bundle_builder_add_fuse takes them) and *is_tuple. *found = 0 when no bundle has the signature.
+ * An error (the call's sizes do not broadcast, a Python int out of an integer dtype's range, ...) leaves
+ * the added nodes unused: the caller traces the function instead, which reports the error as usual. */
+LOOM_API LoomStatus loom_bundle_fuse_build(LoomGraph *g, const char *identity, int32_t nargs, const LoomFuseArg *args,
+                                           LoomNode *outs, int32_t cap, int32_t *nout, int32_t *nwrite,
+                                           int32_t *write_args, int *is_tuple, int *found);
+/* Whether a loaded bundle has a record for identity and the arguments' kinds, dtypes and ranks (their
+ * nodes are not read): 1 or 0. What a caller asks before it makes a graph for loom_bundle_fuse_build. */
+LOOM_API int loom_bundle_fuse_find(LoomContext *ctx, const char *identity, int32_t nargs, const LoomFuseArg *args);
+/* Number of @loom.fuse records in the bundles loaded into ctx (0: no call needs to ask). */
+LOOM_API int32_t loom_bundle_fuse_count(LoomContext *ctx);
+
 /* Loads a bundle into ctx: from now on a host kernel whose signature is in a loaded bundle runs the
  * bundle's code for this CPU and is never compiled (loom_get_stats counts it as a cache hit, not a
  * compile). jit != 0: kernels outside the bundles JIT-compile as before; jit == 0 (production mode):

@@ -31,6 +31,7 @@
  *   ops.c          operands (arrays and scalars -> nodes) and the op functions (unary ... reduce)
  *   create.c       creation (empty), import (buffer, pointer), views, copies between devices
  *   fuse.c         @loom.fuse: tracing support, FuseEntry, and Fused's per-call fast path
+ *   fuse_bundle.c  @loom.fuse signatures rebuilt from a loaded AOT bundle without tracing
  *   dlpack.c       DLPack export (__dlpack__) and import (capsules)
  *   device.c       devices, streams, events, memory pools; the stream of one kernel call
  *   user_kernel.c  CuPy's ElementwiseKernel and ReductionKernel
@@ -237,6 +238,7 @@ extern PyMethodDef create_functions[];
 /* ---- fuse.c ---- */
 extern PyType_Spec fuse_entry_spec, fused_spec;
 extern PyMethodDef fuse_functions[];
+extern PyMethodDef fuse_bundle_functions[]; /* fuse_bundle.c */
 
 /* ---- dlpack.c ---- */
 extern PyMethodDef dlpack_functions[];

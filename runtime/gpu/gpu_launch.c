@@ -1,217 +1,91 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* gpu_launch.c: launching on GPU devices: the launch shape of every entry of a kernel (GpuFn, gpu_rt.h) and
- * the schedule runner of the shared GPU device (device.h's run_schedule).
+/* gpu_launch.c: launching on GPU devices: the schedule runner of the shared GPU device (device.h's
+ * run_schedule) and the part of a launch that may compile.
  *
  * Each kernel's parameter block (codegen.h: shape, bases, strides, then nparts and the partials) is
- * built on the stack and passed by value (the launch's one parameter). Elementwise kernels use the
- * occupancy's block size and a grid capped at the resident blocks (grid-stride loops), their 16-byte
- * vector entries when every base is aligned (the whole-vector one when the point count is a multiple of
- * the lanes). Reductions pick a cached-row entry when a row fits in registers, else split R into parts
- * by the sizes alone (the same bits on every run and every device; a multi-phase kernel one phase at a
- * time over the whole grid: codegen/gpu_phases.c) or run one block (ROW) or thread (COL) per output
- * point. Every block that runs a block reduction is a multiple of the kernel's wave
- * (32 on NVIDIA; 64 or 32 on AMD). Entries not loaded yet are compiled on first need
+ * built on the stack and passed by value (the launch's one parameter). Which entry runs with which grid
+ * and block is the compiler-free policy libloomrt shares (gpu_launch_policy.c); here its callbacks read
+ * this device's kernel table (GpuFn, gpu_rt.h) and compile entries not loaded yet on first need
  * (rt_gpu_need_entries). Per schedule: the device and current-stream lookups (the device lock) and one
  * set_current; per launch: one driver call (launch), no lock.
  */
 #include <stdio.h>
 #include <string.h>
 
+#include "runtime/gpu/gpu_launch_policy.h"
 #include "runtime/gpu/gpu_rt.h"
 
-/* ---- launch --------------------------------------------------------------------------------------------- */
-static uint32_t grid_of(int64_t items, int64_t per_block, int64_t cap) {
-  int64_t g = (items + per_block - 1) / per_block;
-  if (g > cap) g = cap;
-  if (g < 1) g = 1;
-  return (uint32_t)g;
+/* ---- launch: the shared policy (gpu_launch_policy.c) over this device's kernel table ---------------------- */
+typedef struct FnLaunch {
+  LoomContext *ctx;
+  GpuRt *g;
+  GpuDev *dev;
+  void *stream; /* the driver's; NULL: the default stream */
+  const GpuFn *f;
+  const KernelIr *ir;
+} FnLaunch;
+
+static uint32_t fn_loaded(void *user) { return __atomic_load_n(&((FnLaunch *)user)->f->loaded, __ATOMIC_ACQUIRE); }
+
+/* Entries not loaded yet are compiled (or read from the disk cache) now. */
+static LoomStatus fn_need(void *user, uint32_t mask, Diag *d) {
+  FnLaunch *x = user;
+  return rt_gpu_need_entries(x->ctx, x->g, x->dev, x->f, x->ir, mask, d);
 }
 
-/* Launches entry e of f (its handle read once: a tier-up may replace it concurrently). */
-static LoomStatus launch(GpuRt *g, int device, void *stream, const GpuFn *f, int e, uint32_t grid, uint32_t block,
-                         uint64_t *words, Diag *d) {
-  void *fn = __atomic_load_n(&f->fn[e], __ATOMIC_ACQUIRE);
+static int fn_limit(void *user, int what, int e) {
+  const GpuFn *f = ((FnLaunch *)user)->f;
+  switch (what) {
+  case RT_LIM_ELEM_BLOCK: {
+    /* one shape for every entry (from the first loaded), clamped to this entry's limit: entries of one
+     * kernel may differ in registers (MAIN's index math, tier 0 against tier 1) */
+    uint32_t block = (uint32_t)(__atomic_load_n(&f->elem_cfg, __ATOMIC_ACQUIRE) >> 32);
+    int lim = __atomic_load_n(&f->elem_max_block[e], __ATOMIC_ACQUIRE);
+    if (lim >= f->meta.wave && block > (uint32_t)lim) block = (uint32_t)lim;
+    return (int)block;
+  }
+  case RT_LIM_ELEM_GRID: {
+    uint32_t grid = (uint32_t)__atomic_load_n(&f->elem_cfg, __ATOMIC_ACQUIRE);
+    return grid > (uint32_t)INT32_MAX ? INT32_MAX : (int)grid;
+  }
+  case RT_LIM_CACHED_BLOCK: return f->cached_max_block;
+  case RT_LIM_CACHEDV_BLOCK: return f->cachedv_max_block;
+  default: return f->partv_grid_max;
+  }
+}
+
+/* Launches entry e (its handle read once: a tier-up may replace it concurrently). */
+static LoomStatus fn_launch(void *user, int e, uint32_t grid, uint32_t block, uint64_t *words, Diag *d) {
+  FnLaunch *x = user;
+  void *fn = __atomic_load_n(&x->f->fn[e], __ATOMIC_ACQUIRE);
   uint32_t gr[3] = {grid, 1, 1}, bl[3] = {block, 1, 1};
   void *params[1] = {words};
-  return g->drv->launch(g->handle, device, fn, gr, bl, 0, stream, params, d);
+  return x->g->drv->launch(x->g->handle, x->dev->index, fn, gr, bl, 0, x->stream, params, d);
 }
 
-/* Whether the vector entries (lanes points per load) may run: every buffer contiguous along the last
- * dim has a base that is a multiple of lanes * its dtype size and O strides that are multiples of
- * lanes (so every row starts aligned). */
-static bool vec_aligned(const KernelIr *ir, const uint64_t *words, int lanes) {
-  int nd = ir->ndim, nb = ir->nbuf;
-  if (lanes < 2 || nd < 1) return false;
-  for (int b = 0; b < nb; b++) {
-    if (ir->bufs[b].layout[nd - 1] != KL_ONE) continue;
-    uint64_t align = (uint64_t)lanes * loom_dtype_size((LoomDType)ir->bufs[b].dtype);
-    if (align == 0 || words[nd + b] % align) return false;
-    for (int dd = 0; dd < ir->nkeep; dd++)
-      if ((int64_t)words[nd + nb + b * nd + dd] % lanes) return false;
-  }
-  return true;
+/* Before split-reduction partials go back to the (stream-blind) pool: on the legacy stream the free is
+ * ordered before any later use; a user stream must finish first. */
+static LoomStatus fn_settle(void *user, Diag *d) {
+  FnLaunch *x = user;
+  return x->stream ? x->g->drv->stream_synchronize(x->g->handle, x->dev->index, x->stream, d) : LOOM_OK;
 }
 
-/* Whether an elementwise kernel's vector entries may run on these words, beyond the bases' alignment:
- * for n-d kernels no vector crosses a row (the last dim a multiple of the lanes) and every buffer
- * contiguous along the last dim starts its rows aligned (its other strides multiples of the lanes).
- * loomrt_gpu.c's policy has the same test. */
-static bool elem_vec_ok(const KernelIr *ir, const uint64_t *words, int lanes) {
-  int nd = ir->ndim, nb = ir->nbuf;
-  if (nd <= 1) return true;
-  if ((int64_t)words[nd - 1] % lanes) return false;
-  for (int b = 0; b < nb; b++) {
-    if (ir->bufs[b].layout[nd - 1] != KL_ONE) continue;
-    for (int dd = 0; dd < nd - 1; dd++)
-      if ((int64_t)words[nd + nb + b * nd + dd] % lanes) return false;
-  }
-  return true;
-}
-
-/* Launches kernel f on stream s (the driver's; NULL: the default stream); the device is current. A user
- * stream is synchronized before split-reduction partials go back to the pool (the pool is stream-blind). */
+/* Launches kernel f on stream s (the driver's; NULL: the default stream); the device is current. */
 static LoomStatus launch_fn(LoomContext *ctx, GpuRt *g, GpuDev *dev, void *s, const GpuFn *f, const KernelIr *ir,
                             uint64_t *words, int64_t no, int64_t nr, Diag *d) {
   const GpuMeta *m = &f->meta;
-  const uint32_t has = m->entries_all;
-  const int wave = m->wave;
-#define NEED(mask)                                                                 \
-  do {                                                                             \
-    LoomStatus need_st = rt_gpu_need_entries(ctx, g, dev, f, ir, (mask), d);       \
-    if (need_st != LOOM_OK) return need_st;                                        \
-  } while (0)
-  int nd = ir->ndim, nb = ir->nbuf;
-  uint64_t *extra = words + nd + nb + nb * nd;
-  extra[0] = 1;
-  extra[1] = 0;
-  const int64_t cap = (int64_t)1 << 30;
-  if (m->strategy == CG_GPU_ELEMENTWISE) {
-    bool vec = (has & CG_ENTRY_VEC) && m->vec_lanes > 0;
-    for (int b = 0; vec && b < nb; b++) vec = words[nd + b] % (uint64_t)m->vec_align == 0;
-    vec = vec && elem_vec_ok(ir, words, m->vec_lanes);
-    /* whole vectors: vecw, or vec when that is loaded already; else vec (it has the tail loop) */
-    int e = !vec ? E_MAIN : no % m->vec_lanes ? E_VEC
-                          : (has & CG_ENTRY_VECW) && !(__atomic_load_n(&f->loaded, __ATOMIC_ACQUIRE) & CG_ENTRY_VEC) ? E_VECW
-                                                                                                                    : E_VEC;
-    int64_t steps = vec ? no / m->vec_lanes : no;
-    if (steps < 1) steps = 1;
-    NEED(1u << e);
-    /* one shape for every entry (from the first loaded), clamped to this entry's limit: entries of
-     * one kernel may differ in registers (MAIN's index math, tier 0 against tier 1) */
-    uint64_t cfg = __atomic_load_n(&f->elem_cfg, __ATOMIC_ACQUIRE);
-    uint32_t block = (uint32_t)(cfg >> 32);
-    int lim = __atomic_load_n(&f->elem_max_block[e], __ATOMIC_ACQUIRE);
-    if (lim >= wave && block > (uint32_t)lim) block = (uint32_t)lim;
-    return launch(g, dev->index, s, f, e, grid_of(steps, block, (int64_t)(uint32_t)cfg), block, words, d);
-  }
-  if (ir->nphase == 1 && ir->phases[0].kind == KP_SCAN) { /* scans (codegen/lower_scan.c) */
-    int64_t np = 1; /* few long rows: about 1024 parts in all, each >= 16K points (sizes only) */
-    if (m->strategy == CG_GPU_ROW && (has & CG_ENTRY_PART) && (has & CG_ENTRY_FINISHB) && no < 512 && nr >= 32768) {
-      int64_t a = (1024 + no - 1) / no, b = nr / 16384;
-      np = a < b ? a : b;
-    }
-    if (np <= 1) {
-      NEED(CG_ENTRY_MAIN);
-      int64_t bs = (nr + wave - 1) / wave * wave; /* short rows: a block of about their length (any multiple of the wave) */
-      if (bs > m->block) bs = m->block;
-      if (bs < wave) bs = wave;
-      if (m->strategy == CG_GPU_ROW) return launch(g, dev->index, s, f, E_MAIN, grid_of(no, 1, cap), (uint32_t)bs, words, d);
-      return launch(g, dev->index, s, f, E_MAIN, grid_of(no, 256, cap), 256, words, d);
-    }
-    NEED(CG_ENTRY_PART | CG_ENTRY_FINISHB);
-    uint64_t partials = 0; /* each part's fold, then each part scanned from the fold of those before it */
-    LoomStatus st = rt_gpu_pool_alloc(dev->pool, (size_t)no * (size_t)np * (size_t)m->acc_size, &partials, d);
-    if (st != LOOM_OK) return st;
-    extra[0] = (uint64_t)np;
-    extra[1] = partials;
-    st = launch(g, dev->index, s, f, E_PART, grid_of(no * np, 1, cap), (uint32_t)m->block, words, d);
-    if (st == LOOM_OK) st = launch(g, dev->index, s, f, E_FINISHB, grid_of(no * np, 1, cap), (uint32_t)m->block, words, d);
-    if (st == LOOM_OK && s) st = g->drv->stream_synchronize(g->handle, dev->index, s, d);
-    Diag dd = {.status = LOOM_OK};
-    rt_gpu_pool_free(dev->pool, partials, &dd);
-    return st;
-  }
-  /* a row that fits in registers: one read of it (blockDim * cache_k >= nr; a warp for short rows) */
-  /* (the threads a cached entry can launch with are known once it is loaded: registers) */
-  if (m->strategy == CG_GPU_ROW && (has & CG_ENTRY_CACHEDV) && m->cache_k > 0 && m->cache_lanes > 1 && nr > 0 &&
-      nr % m->cache_lanes == 0 && nr <= 1024 * (int64_t)m->cache_k && vec_aligned(ir, words, m->cache_lanes)) {
-    NEED(CG_ENTRY_CACHEDV);
-    if (nr <= (int64_t)f->cachedv_max_block * m->cache_k) {
-      int64_t bs = (nr + m->cache_k - 1) / m->cache_k;
-      bs = (bs + wave - 1) / wave * wave;
-      if (bs < wave) bs = wave;
-      return launch(g, dev->index, s, f, E_CACHEDV, grid_of(no, 1, cap), (uint32_t)bs, words, d);
-    }
-  }
-  if (m->strategy == CG_GPU_ROW && (has & CG_ENTRY_CACHED) && m->cache_k > 0 && nr > 0 &&
-      nr <= 1024 * (int64_t)m->cache_k) {
-    NEED(CG_ENTRY_CACHED);
-    if (nr <= (int64_t)f->cached_max_block * m->cache_k) {
-      int64_t bs = (nr + m->cache_k - 1) / m->cache_k;
-      bs = (bs + wave - 1) / wave * wave;
-      if (bs < wave) bs = wave;
-      return launch(g, dev->index, s, f, E_CACHED, grid_of(no, 1, cap), (uint32_t)bs, words, d);
-    }
-  }
-  int64_t nparts = 1;
-  /* 1-d full reduction with aligned contiguous loads: the vector part entry on a persistent grid.
-   * Parts of 16K points (at most 16384 parts, sizes only: deterministic), many per resident block
-   * so that the last round of parts leaves few SM slots idle; the block finish folds them. */
-  bool partv = m->strategy == CG_GPU_ROW && no == 1 && (has & CG_ENTRY_PARTV) && (has & CG_ENTRY_FINISHB) &&
-               nr >= 32768 && vec_aligned(ir, words, m->part_lanes);
-  if (partv) {
-    nparts = nr / 16384;
-    if (nparts > 16384) nparts = 16384;
-  } else if ((has & CG_ENTRY_PART) && nr > 0) {
-    if (m->strategy == CG_GPU_ROW && no < 512 && nr >= 8192) {
-      /* about 4 blocks per SM-slot's worth of work in total, each part >= 16K points (8 loads in
-       * flight per thread); depends on the sizes only, so the bits do not change between runs */
-      int64_t a = (2048 + no - 1) / no, b = (nr + 16383) / 16384;
-      nparts = a < b ? a : b;
-    } else if (m->strategy == CG_GPU_COL && no < 131072 && nr >= 64) {
-      int64_t a = (262144 + no - 1) / no, b = nr / 32;
-      nparts = a < b ? a : b;
-      if (nparts > 4096) nparts = 4096; /* few columns: up to 4096 parts (the block finish folds them) */
-    }
-  }
-  if (nparts <= 1) {
-    NEED(CG_ENTRY_MAIN);
-    if (m->strategy == CG_GPU_ROW) return launch(g, dev->index, s, f, E_MAIN, grid_of(no, 1, cap), (uint32_t)m->block, words, d);
-    return launch(g, dev->index, s, f, E_MAIN, grid_of(no, 256, cap), 256, words, d);
-  }
-  bool finishb = (has & CG_ENTRY_FINISHB) && no <= 2048 && nparts >= 64;
-  NEED((partv ? CG_ENTRY_PARTV : CG_ENTRY_PART) | (finishb ? CG_ENTRY_FINISHB : CG_ENTRY_FINISH));
-#undef NEED
-  /* a multi-phase kernel (codegen.h: split_reduce): each phase in order over the whole grid, the
-   * finished accumulators of its REDUCE phases (fin, phase-major) after the partials */
+  FnLaunch x = {.ctx = ctx, .g = g, .dev = dev, .stream = s, .f = f, .ir = ir};
   uint32_t red = 0, map = 0;
-  bool phased = cg_gpu_phase_split(ir, &red, &map);
-  int64_t nfin = phased ? 32 - __builtin_clz(red) : 0;
-  size_t pbytes = (size_t)no * (size_t)nparts * (size_t)m->acc_size;
-  size_t bytes = pbytes + (size_t)no * (size_t)nfin * (size_t)m->acc_size;
-  uint64_t partials = 0;
-  LoomStatus st = rt_gpu_pool_alloc(dev->pool, bytes, &partials, d);
-  if (st != LOOM_OK) return st;
-  extra[0] = (uint64_t)nparts;
-  extra[1] = partials;
-  extra[3] = partials + pbytes;
-  for (int p = 0; p < (phased ? ir->nphase : 1) && st == LOOM_OK; p++) {
-    bool reduce = !phased || (red >> p & 1u);
-    if (phased && !reduce && !(map >> p & 1u)) continue; /* FINAL: run by its REDUCE phase's finish */
-    extra[2] = (uint64_t)p;
-    if (partv) st = launch(g, dev->index, s, f, E_PARTV, grid_of(nparts, 1, f->partv_grid_max), (uint32_t)m->block, words, d);
-    else if (m->strategy == CG_GPU_ROW) st = launch(g, dev->index, s, f, E_PART, grid_of(no * nparts, 1, cap), (uint32_t)m->block, words, d);
-    else st = launch(g, dev->index, s, f, E_PART, grid_of(no * nparts, 256, cap), 256, words, d);
-    if (!reduce) continue;
-    /* few O points with many parts: one block per O point folds them (fixed order and tree) */
-    if (st == LOOM_OK && finishb) st = launch(g, dev->index, s, f, E_FINISHB, grid_of(no, 1, cap), (uint32_t)m->block, words, d);
-    else if (st == LOOM_OK) st = launch(g, dev->index, s, f, E_FINISH, grid_of(no, 256, cap), 256, words, d);
-  }
-  /* on the legacy stream the free is ordered before any later use; a user stream must finish first */
-  if (st == LOOM_OK && s) st = g->drv->stream_synchronize(g->handle, dev->index, s, d);
-  Diag dd = {.status = LOOM_OK};
-  rt_gpu_pool_free(dev->pool, partials, &dd);
-  return st;
+  if (!cg_gpu_phase_split(ir, &red, &map)) red = map = 0;
+  RtGpuLauncher L = {
+      .ndim = ir->ndim, .nkeep = ir->nkeep, .nbuf = ir->nbuf, .bufs = ir->bufs,
+      .scan = ir->nphase == 1 && ir->phases[0].kind == KP_SCAN, .split_reduce = red, .split_map = map,
+      .strategy = (uint32_t)m->strategy, .block = (uint32_t)m->block, .vec_lanes = (uint32_t)m->vec_lanes,
+      .vec_align = (uint32_t)m->vec_align, .acc_size = (uint32_t)m->acc_size, .cache_k = (uint32_t)m->cache_k,
+      .cache_lanes = (uint32_t)m->cache_lanes, .part_lanes = (uint32_t)m->part_lanes, .entries = m->entries_all,
+      .wave = m->wave, .vecw_when_vec_loaded = false, .pool = dev->pool, .user = &x, .loaded = fn_loaded,
+      .need = fn_need, .limit = fn_limit, .launch = fn_launch, .settle = fn_settle};
+  return rt_gpu_launch_policy(&L, words, no, nr, d);
 }
 
 LoomStatus rt_gpu_run_schedule(const RtGpuDriver *drv, LoomContext *ctx, int device, const RtRun *run, Diag *d) {

@@ -4,14 +4,11 @@
  * libloom uses: runtime/cuda/cuda.c + cuda_code.c, runtime/hip/hip.c) and its caching pool
  * (runtime/gpu/gpu_pool.c). Nothing here knows a vendor but the choice of a kernel's code for a device.
  *
- * TODO(device.h): the shared layer's launcher (runtime/gpu/gpu_launch.c's launch_fn) compiles missing
- * entries on demand, so it cannot be linked without LLVM; until it is split into a compiler-free policy
- * over loaded entries (what a bundle provides) and the on-demand compile, this file carries a copy of that
- * policy for kernels whose entries are all loaded: elementwise (vec / vecw when every base is aligned,
- * block size and grid from the occupancy scan of gpu_kernels.c's elem_config), ROW (cachedv / cached for
- * rows that fit in registers, split parts for few long rows), COL (split parts for few O points), every
- * block that reduces a multiple of the code's wave (32 on NVIDIA, 64 or 32 on AMD); the part counts
- * depend on the sizes only, as there, so results have the same bits as libloom's.
+ * Launches go through the launch policy libloom uses (runtime/gpu/gpu_launch_policy.c: entries, grids,
+ * blocks, split reductions by the sizes alone, so results have the same bits as libloom's), over the
+ * bundle's code, whose entries are all loaded: the policy's callbacks read the code's launch facts, the
+ * elementwise block size and grid of the occupancy scan below (as gpu_kernels.c's elem_config) and the
+ * cached entries' thread limits.
  *
  * Code per (kernel record, device) is loaded on the first launch. NVIDIA: a cubin of the device's sm,
  * else one of a lower minor of the same major, else PTX for an sm <= the device's (the driver
@@ -22,6 +19,7 @@
 #include <string.h>
 
 #include "runtime/gpu/gpu_driver.h"
+#include "runtime/gpu/gpu_launch_policy.h"
 #include "runtime/loomrt/loomrt_internal.h"
 
 typedef struct RtrtDev {
@@ -320,14 +318,7 @@ static LoomStatus load_code(LoomrtBundle *b, int32_t ki, LoomDeviceKind kind, in
   return LOOM_OK;
 }
 
-/* ---- launch policy (runtime/gpu/gpu_launch.c's launch_fn, every entry loaded) ------------------------------ */
-static uint32_t grid_of(int64_t items, int64_t per_block, int64_t cap) {
-  int64_t gr = (items + per_block - 1) / per_block;
-  if (gr > cap) gr = cap;
-  if (gr < 1) gr = 1;
-  return (uint32_t)gr;
-}
-
+/* ---- launch: the shared policy (runtime/gpu/gpu_launch_policy.c) over a bundle's loaded code ---------------- */
 typedef struct Launcher {
   RtrtGpu *g;
   RtrtDev *dv;
@@ -336,123 +327,52 @@ typedef struct Launcher {
   const RtrtGpuCode *c;
 } Launcher;
 
-static LoomStatus go(const Launcher *L, int e, uint32_t grid, uint32_t block, uint64_t *words, Diag *d) {
+static uint32_t code_loaded(void *user) { return ((Launcher *)user)->c->facts[RB_GPU_ENTRIES]; }
+
+/* A bundle's code has every entry its lowering made (bundle_format.c checks it): nothing to load. */
+static LoomStatus code_need(void *user, uint32_t mask, Diag *d) {
+  const Launcher *L = user;
+  if ((mask & L->c->facts[RB_GPU_ENTRIES]) != mask)
+    return diag_error(d, LOOM_ERR_INTERNAL, "internal error: the launch asks for GPU entries %#x, the code has %#x", mask,
+                      L->c->facts[RB_GPU_ENTRIES]);
+  return LOOM_OK;
+}
+
+static int code_limit(void *user, int what, int e) {
+  const RtrtGpuCode *c = ((Launcher *)user)->c;
+  switch (what) {
+  case RT_LIM_ELEM_BLOCK: return c->elem_block[e];
+  case RT_LIM_ELEM_GRID: return c->elem_grid[e];
+  case RT_LIM_CACHED_BLOCK: return c->cached_max_block;
+  case RT_LIM_CACHEDV_BLOCK: return c->cachedv_max_block;
+  default: return c->partv_grid_max;
+  }
+}
+
+static LoomStatus code_launch(void *user, int e, uint32_t grid, uint32_t block, uint64_t *words, Diag *d) {
+  const Launcher *L = user;
   uint32_t gr[3] = {grid, 1, 1}, bl[3] = {block, 1, 1};
   void *params[1] = {words};
   return L->g->drv->launch(L->g->h, L->device, L->c->fn[e], gr, bl, 0, L->stream, params, d);
 }
 
-static uint64_t dtype_bytes(uint8_t t) {
-  static const uint8_t sizes[LOOM_DTYPE_COUNT] = {1, 1, 2, 4, 8, 1, 2, 4, 8, 2, 4, 8};
-  return t < LOOM_DTYPE_COUNT ? sizes[t] : 0;
+/* the pool does not track streams: the partials go back only once the stream is done with them */
+static LoomStatus code_settle(void *user, Diag *d) {
+  const Launcher *L = user;
+  return L->g->drv->stream_synchronize(L->g->h, L->device, L->stream, d);
 }
 
-static bool vec_aligned(const RtBundleKernel *k, const uint64_t *words, int lanes) {
-  int nd = k->ndim, nb = k->nbuf;
-  if (lanes < 2 || nd < 1) return false;
-  for (int b = 0; b < nb; b++) {
-    if (k->bufs[b].layout[nd - 1] != KL_ONE) continue;
-    uint64_t align = (uint64_t)lanes * dtype_bytes(k->bufs[b].dtype);
-    if (align == 0 || words[nd + b] % align) return false;
-    for (int dd = 0; dd < k->nkeep; dd++)
-      if ((int64_t)words[nd + nb + b * nd + dd] % lanes) return false;
-  }
-  return true;
-}
-
-/* gpu_launch.c's elem_vec_ok: n-d vector entries need whole vectors per row and aligned rows. */
-static bool elem_vec_ok(const RtBundleKernel *k, const uint64_t *words, int lanes) {
-  int nd = k->ndim, nb = k->nbuf;
-  if (nd <= 1) return true;
-  if ((int64_t)words[nd - 1] % lanes) return false;
-  for (int b = 0; b < nb; b++) {
-    if (k->bufs[b].layout[nd - 1] != KL_ONE) continue;
-    for (int dd = 0; dd < nd - 1; dd++)
-      if ((int64_t)words[nd + nb + b * nd + dd] % lanes) return false;
-  }
-  return true;
-}
-
-/* A cached-row block: enough threads for the row at cache_k points each, a multiple of the wave. */
-static uint32_t cached_block(int64_t nr, int64_t ck, int wave) {
-  int64_t bs = (nr + ck - 1) / ck;
-  bs = (bs + wave - 1) / wave * wave;
-  return (uint32_t)(bs < wave ? wave : bs);
-}
-
-static LoomStatus policy(const Launcher *L, const RtBundleKernel *k, uint64_t *words, int64_t no, int64_t nr, Diag *d) {
-  const RtrtGpuCode *c = L->c;
-  const uint32_t *f = c->facts, has = f[RB_GPU_ENTRIES];
-  int nd = k->ndim, nb = k->nbuf, wave = c->wave;
-  uint64_t *extra = words + nd + nb + nb * nd;
-  extra[0] = 1;
-  extra[1] = 0;
-  const int64_t cap = (int64_t)1 << 30;
-  uint32_t strategy = f[RB_GPU_STRATEGY], block = f[RB_GPU_BLOCK], lanes = f[RB_GPU_VEC_LANES];
-  if (strategy == CG_GPU_ELEMENTWISE) {
-    bool vec = (has & CG_ENTRY_VEC) && lanes > 0 && f[RB_GPU_VEC_ALIGN] > 0;
-    for (int b = 0; vec && b < nb; b++) vec = words[nd + b] % f[RB_GPU_VEC_ALIGN] == 0;
-    vec = vec && elem_vec_ok(k, words, (int)lanes);
-    int e = !vec ? E_MAIN : no % lanes ? E_VEC : (has & CG_ENTRY_VECW) ? E_VECW : E_VEC;
-    int64_t steps = vec ? no / lanes : no;
-    return go(L, e, grid_of(steps < 1 ? 1 : steps, c->elem_block[e], c->elem_grid[e]), (uint32_t)c->elem_block[e], words, d);
-  }
-  int64_t ck = f[RB_GPU_CACHE_K], cl = f[RB_GPU_CACHE_LANES];
-  if (strategy == CG_GPU_ROW && (has & CG_ENTRY_CACHEDV) && ck > 0 && cl > 1 && nr > 0 && nr % cl == 0 && nr <= 1024 * ck &&
-      vec_aligned(k, words, (int)cl) && nr <= (int64_t)c->cachedv_max_block * ck)
-    return go(L, E_CACHEDV, grid_of(no, 1, cap), cached_block(nr, ck, wave), words, d);
-  if (strategy == CG_GPU_ROW && (has & CG_ENTRY_CACHED) && ck > 0 && nr > 0 && nr <= 1024 * ck &&
-      nr <= (int64_t)c->cached_max_block * ck)
-    return go(L, E_CACHED, grid_of(no, 1, cap), cached_block(nr, ck, wave), words, d);
-  int64_t nparts = 1;
-  bool partv = strategy == CG_GPU_ROW && no == 1 && (has & CG_ENTRY_PARTV) && (has & CG_ENTRY_FINISHB) && nr >= 32768 &&
-               vec_aligned(k, words, (int)f[RB_GPU_PART_LANES]);
-  if (partv) {
-    nparts = nr / 16384;
-    if (nparts > 16384) nparts = 16384;
-  } else if ((has & CG_ENTRY_PART) && nr > 0) {
-    if (strategy == CG_GPU_ROW && no < 512 && nr >= 8192) {
-      int64_t a = (2048 + no - 1) / no, bb = (nr + 16383) / 16384;
-      nparts = a < bb ? a : bb;
-    } else if (strategy == CG_GPU_COL && no < 131072 && nr >= 64) {
-      int64_t a = (262144 + no - 1) / no, bb = nr / 32;
-      nparts = a < bb ? a : bb;
-      if (nparts > 4096) nparts = 4096; /* few columns: up to 4096 parts (the block finish folds them) */
-    }
-  }
-  if (nparts <= 1) {
-    if (strategy == CG_GPU_ROW) return go(L, E_MAIN, grid_of(no, 1, cap), block, words, d);
-    return go(L, E_MAIN, grid_of(no, 256, cap), 256, words, d);
-  }
-  bool finishb = (has & CG_ENTRY_FINISHB) && no <= 2048 && nparts >= 64;
-  /* the phase split of a multi-phase kernel (codegen.h: split_reduce; gpu_launch.c does the same) */
-  uint32_t red = f[RB_GPU_SPLIT_REDUCE], map = f[RB_GPU_SPLIT_MAP];
-  int nphase = red ? 32 - __builtin_clz(red | map) : 1;
-  int64_t nfin = red ? 32 - __builtin_clz(red) : 0;
-  size_t pbytes = (size_t)no * (size_t)nparts * (size_t)f[RB_GPU_ACC_SIZE];
-  size_t bytes = pbytes + (size_t)no * (size_t)nfin * (size_t)f[RB_GPU_ACC_SIZE];
-  uint64_t partials = 0;
-  LoomStatus st = rt_gpu_pool_alloc(L->dv->pool, bytes, &partials, d);
-  if (st != LOOM_OK) return st;
-  extra[0] = (uint64_t)nparts;
-  extra[1] = partials;
-  extra[3] = partials + pbytes;
-  for (int p = 0; p < nphase && st == LOOM_OK; p++) {
-    bool reduce = !red || (red >> p & 1u);
-    if (red && !reduce && !(map >> p & 1u)) continue; /* FINAL: run by its REDUCE phase's finish */
-    extra[2] = (uint64_t)p;
-    if (partv) st = go(L, E_PARTV, grid_of(nparts, 1, c->partv_grid_max), block, words, d);
-    else if (strategy == CG_GPU_ROW) st = go(L, E_PART, grid_of(no * nparts, 1, cap), block, words, d);
-    else st = go(L, E_PART, grid_of(no * nparts, 256, cap), 256, words, d);
-    if (!reduce) continue;
-    if (st == LOOM_OK && finishb) st = go(L, E_FINISHB, grid_of(no, 1, cap), block, words, d);
-    else if (st == LOOM_OK) st = go(L, E_FINISH, grid_of(no, 256, cap), 256, words, d);
-  }
-  /* the pool does not track streams: the partials go back only once the stream is done with them */
-  if (st == LOOM_OK) st = L->g->drv->stream_synchronize(L->g->h, L->device, L->stream, d);
-  Diag dd = {.status = LOOM_OK};
-  rt_gpu_pool_free(L->dv->pool, partials, &dd);
-  return st;
+static LoomStatus policy(Launcher *L, const RtBundleKernel *k, uint64_t *words, int64_t no, int64_t nr, Diag *d) {
+  const uint32_t *f = L->c->facts;
+  RtGpuLauncher pl = {
+      .ndim = k->ndim, .nkeep = k->nkeep, .nbuf = k->nbuf, .bufs = k->bufs, .scan = false, /* never bundled */
+      .split_reduce = f[RB_GPU_SPLIT_REDUCE], .split_map = f[RB_GPU_SPLIT_MAP], .strategy = f[RB_GPU_STRATEGY],
+      .block = f[RB_GPU_BLOCK], .vec_lanes = f[RB_GPU_VEC_LANES], .vec_align = f[RB_GPU_VEC_ALIGN],
+      .acc_size = f[RB_GPU_ACC_SIZE], .cache_k = f[RB_GPU_CACHE_K], .cache_lanes = f[RB_GPU_CACHE_LANES],
+      .part_lanes = f[RB_GPU_PART_LANES], .entries = f[RB_GPU_ENTRIES], .wave = L->c->wave,
+      .vecw_when_vec_loaded = true, .pool = L->dv->pool, .user = L, .loaded = code_loaded, .need = code_need,
+      .limit = code_limit, .launch = code_launch, .settle = code_settle};
+  return rt_gpu_launch_policy(&pl, words, no, nr, d);
 }
 
 LoomStatus rtrt_gpu_launch(LoomrtBundle *b, int32_t ki, LoomrtStream *s, const int64_t *shape, void *const *bufs,

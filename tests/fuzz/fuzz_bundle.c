@@ -6,7 +6,9 @@
  * (when the header and section table lie inside the input), so that mutations reach the structural
  * checks behind the CRCs instead of stopping at them. A bundle that parses has every entry and key
  * looked up, every blob checked, and every host image checked and loaded (mapped, imports resolved,
- * relocations written; never executed). Anything but a clean error is a bug: ASan and UBSan report it.
+ * relocations written; never executed), and every @loom.fuse record of a FUSE section (format 1.2) rebuilt
+ * into a graph for arrays of a few sizes (rt_fuse_replay: the code libloom runs on a call).
+ * Anything but a clean error is a bug: ASan and UBSan report it.
  * Seeds: real bundles loomc made at build time (tests/fuzz/CMakeLists.txt).
  */
 #include <stdbool.h>
@@ -16,11 +18,33 @@
 #include <string.h>
 
 #include "runtime/bundle.h"
+#include "runtime/bundle_fuse.h"
 
 static LoomContext *ctx(void) {
   static LoomContext c;
   if (!c.alloc.alloc) c.alloc = *ir_default_allocator();
   return &c;
+}
+
+/* Rebuilds record f for arrays whose sizes are all `size` (0, 1, 3) and scalars of value `v` (ints: `i`). */
+static void replay_fuse(const RtFuseRecord *f, int64_t size, double v, int64_t i) {
+  IrGraph g;
+  Diag d = {.status = LOOM_OK};
+  if (ir_graph_init(&g, ctx(), &d) != LOOM_OK) return;
+  LoomFuseArg args[RF_MAX_ARGS];
+  bool ok = true;
+  for (int32_t j = 0; j < f->nargs && ok; j++) {
+    const RtFuseArg *a = &f->args[j];
+    args[j] = (LoomFuseArg){.kind = a->kind, .dtype = a->dtype, .ndim = a->ndim, .i = i, .re = v, .im = -v};
+    if (a->kind != RF_ARRAY) continue;
+    LoomArray arr = {.data = (void *)(uintptr_t)(64 * (j + 1)), .dtype = (LoomDType)a->dtype, .ndim = a->ndim};
+    for (int k = 0; k < a->ndim; k++) arr.shape[k] = size, arr.strides[k] = 1;
+    ok = ir_input(&g, &arr, &args[j].node, &d) == LOOM_OK;
+  }
+  int32_t *map = malloc(sizeof(int32_t) * (size_t)f->nnode);
+  if (ok && map) (void)rt_fuse_replay(&g, f, args, map, &d);
+  free(map);
+  ir_graph_free(&g);
 }
 
 static void exercise(const uint8_t *data, size_t size) {
@@ -29,6 +53,13 @@ static void exercise(const uint8_t *data, size_t size) {
   if (rt_bundle_parse(ctx(), data, size, "fuzz", &b, &d) != LOOM_OK) return;
   for (int32_t i = 0; i < b->nentry; i++) (void)rt_bundle_find_entry(b, b->entries[i].name);
   for (int32_t i = 0; i < b->nkernel; i++) (void)rt_bundle_find_key(b, b->kernels[i].key, b->kernels[i].keylen);
+  for (int32_t i = 0; i < b->nfuse; i++) {
+    const RtFuseRecord *f = &b->fuse[i];
+    (void)rt_bundle_find_fuse(b, f->identity, f->nargs, f->args);
+    replay_fuse(f, 3, 2.5, 2);
+    replay_fuse(f, 1, -300.0, -300);
+    replay_fuse(f, 0, 1e300, INT64_MIN);
+  }
   /* one resolver for the whole run (it dlopens SLEEF: per input, that cost most of each execution) */
   static RtSymbolResolver *r;
   static bool tried;

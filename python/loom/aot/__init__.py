@@ -18,10 +18,21 @@ source/header pair for libloomrt. The C API is reached through ctypes on the lib
 (loom_aot.h); the context is loom._core's own (_core.context_address()).
 
 A loaded bundle serves every kernel whose signature it holds: @loom.fuse calls, lazy expressions and user
-kernels alike run its code and compile nothing (loom.stats()["kernels_compiled"] stays 0); tracing a
-@loom.fuse function still happens once per argument shapes, as without a bundle (it is Python and cheap).
-A kernel outside the bundles JIT-compiles, or raises NotImplementedError when the bundle was loaded with
-jit=False.
+kernels alike run its code and compile nothing (loom.stats()["kernels_compiled"] stays 0). A kernel outside
+the bundles JIT-compiles, or raises NotImplementedError when the bundle was loaded with jit=False.
+
+@loom.fuse signatures without tracing (bundle format 1.2, section FUSE): compile() also traces each
+@loom.fuse signature twice more, at other sizes (every size > 1 changed) and with other scalar values, and
+hands both graphs to libloom (loom_bundle_builder_add_fuse), which keeps the graph in a size-free form if it
+rebuilds the second trace exactly; a loaded bundle then rebuilds a call's graph for any sizes in C, and the
+Python function does not run (_fuse.Fusion._from_bundle). A graph that depends on the sizes (a reshape
+other than adding or dropping axes of size 1, a slice other than whole axes, broadcast_to, a constant
+computed from a size, as x.sum() / x.size) or on scalar
+values other than as constants, or reads an array that is not an argument, is not kept: its calls trace
+as before (still with the bundle's kernels), and compile() says why with a FuseTraceWarning. A call matches
+a record by the function's identity (module, qualified name, a digest of its code, defaults, closure and
+the globals it reads: _fuse.aot_identity) and its arguments' kinds, dtypes and ranks; so an edited
+function, or another Python version (other bytecode), traces again instead of running a stale graph.
 
 Signatures: one per call, a tuple of arguments (or ``Call(*args, **kwargs)`` for keywords such as
 ReductionKernel's axis). An argument is Array(dtype, ndim, layout="C", shape=None), a (dtype, ndim) or
@@ -102,6 +113,10 @@ class Array:
         return a
 
 
+class FuseTraceWarning(UserWarning):
+    """compile(): a @loom.fuse signature whose graph depends on the sizes; its calls will trace."""
+
+
 class Call:
     """A signature with keyword arguments: Call(Array("float32", 2), axis=1)."""
 
@@ -110,6 +125,11 @@ class Call:
 
 
 # ---- libloom through ctypes ---------------------------------------------------------------------------
+class _FuseArg(ctypes.Structure):  # LoomFuseArg (loom_aot.h)
+    _fields_ = [("kind", ctypes.c_int32), ("dtype", ctypes.c_int32), ("ndim", ctypes.c_int32), ("node", ctypes.c_int32),
+                ("i", ctypes.c_int64), ("re", ctypes.c_double), ("im", ctypes.c_double)]
+
+
 class _Options(ctypes.Structure):
     _fields_ = [("targets", ctypes.c_char_p), ("jobs", ctypes.c_int32), ("progress", ctypes.c_int32),
                 ("summary", ctypes.c_int32), ("no_sleef", ctypes.c_int32), ("index_widths", ctypes.c_int32),
@@ -143,6 +163,10 @@ def _lib():
             "loom_bundle_load": (i32, [vp, cp, ctypes.c_int]),
             "loom_bundle_set_jit": (i32, [vp, ctypes.c_int]),
             "loom_bundle_stats": (i32, [vp, ctypes.POINTER(i32), ctypes.POINTER(ctypes.c_int64)]),
+            "loom_bundle_fuse_count": (i32, [vp]),
+            "loom_bundle_builder_add_fuse": (i32, [vp, cp, cp, i32, vp, ctypes.POINTER(_FuseArg), ctypes.POINTER(i32), vp,
+                                                   ctypes.POINTER(_FuseArg), ctypes.POINTER(i32), i32, i32,
+                                                   ctypes.POINTER(i32), ctypes.c_int]),
         }
         for name, (res, args) in sigs.items():
             if not hasattr(lib, name):
@@ -177,6 +201,9 @@ def load_bundle(path, jit=True):
     NotImplementedError instead of compiling. Several bundles may be loaded; the first that has a kernel
     serves it."""
     _check(_lib().loom_bundle_load(_ctx(), _path(path), 1 if jit else 0), f"loading bundle {path}")
+    if _lib().loom_bundle_fuse_count(_ctx()) > 0:
+        from .. import _fuse
+        _fuse._bundle_records[0] = True
 
 
 def set_jit(flag=True):
@@ -266,8 +293,104 @@ def _as_fused(fn):
     return fuse(fn, kernel_name=_fn_name(fn))  # a plain function: traced like @loom.fuse
 
 
+_FUSE_KIND = {bool: 1, int: 2, float: 3, complex: 4}
+
+
+def _probe(t, j, k):
+    """The value of scalar argument j (type t) in record trace k: distinct per argument and per trace,
+    exact in every float dtype, within int8's range (so a constant tells which argument it is)."""
+    if t is bool:
+        return (j % 2 == 0) != (k == 1)
+    if t is int:
+        return (113 if k == 0 else 101) - 2 * j
+    step = 0.0625 * j
+    if t is float:
+        return (1.4375 if k == 0 else 2.3125) + step
+    return complex((1.4375 if k == 0 else 2.3125) + step, 0.5 if k == 0 else -0.75)
+
+
+def _other_sizes(a):
+    """An example like NumPy array a (dtype, rank, layout) whose every size > 1 is another."""
+    shape = tuple(s if s <= 1 else s + 3 for s in a.shape)
+    if a.ndim and a.strides and 0 in a.strides:  # a broadcast example
+        return numpy.broadcast_to(numpy.ones(tuple(1 if st == 0 else n for n, st in zip(shape, a.strides)), a.dtype), shape)
+    b = numpy.ones(shape, a.dtype)
+    return numpy.asfortranarray(b) if a.ndim > 1 and a.flags.f_contiguous and not a.flags.c_contiguous else b
+
+
+def _fuse_args(args, arrays, in_args, in_nodes):
+    fa = (_FuseArg * len(args))()
+    node_of = dict(zip(in_args, in_nodes))
+    for j, (a, la) in enumerate(zip(args, arrays)):
+        if la is not None:
+            fa[j].kind, fa[j].dtype, fa[j].ndim, fa[j].node = 0, la._dtype_code, la.ndim, node_of[j]
+        else:
+            fa[j].kind = _FUSE_KIND[type(a)]
+            if isinstance(a, complex):
+                fa[j].re, fa[j].im = a.real, a.imag
+            elif isinstance(a, float):
+                fa[j].re = a
+            else:
+                fa[j].i = int(a)
+    return fa
+
+
+def _record_fuse(lib, builder, call, name, examples):
+    """Adds the size-free graph of @loom.fuse `call` for this signature, or warns why it cannot be."""
+    from .._common import _from_numpy
+    from .._fuse import aot_identity
+    from .._ndarray import ndarray
+    why = None
+    if any(type(a) not in _FUSE_KIND and not isinstance(a, (numpy.ndarray, ndarray)) for a in examples):
+        why = "only arrays and Python bool / int / float / complex scalars can be rebuilt"
+    traces = []
+    for k in range(2 if why is None else 0):
+        args, arrays = [], []
+        for j, a in enumerate(examples):
+            if type(a) in _FUSE_KIND:
+                args.append(_probe(type(a), j, k))
+                arrays.append(None)
+            else:
+                a = numpy.asarray(a.get() if isinstance(a, ndarray) else a)
+                a = a if k == 0 else _other_sizes(a)
+                args.append(a)
+                arrays.append(_from_numpy(a, copy=False))
+        try:
+            parts = call._trace_parts(tuple(args), arrays)
+        except Exception as e:  # noqa: BLE001 (a probe value the function refuses: report, keep the kernels)
+            why = f"tracing it with other sizes or scalar values failed: {e}"
+            break
+        traces.append((args, arrays, parts))
+    if why is None:
+        (a_args, a_arr, pa), (b_args, b_arr, pb) = traces
+        if any(s is not None for s in pa[4]):
+            why = "it returns a value that is not computed from its arguments"
+    if why is None:
+        i32 = ctypes.c_int32
+        oa, ob = (i32 * max(1, len(pa[3])))(*pa[3]), (i32 * max(1, len(pb[3])))(*pb[3])
+        w = (i32 * max(1, len(pa[7])))(*pa[7])
+        fa = _fuse_args(a_args, a_arr, pa[1], pa[2])
+        fb = _fuse_args(b_args, b_arr, pb[1], pb[2])
+        reasons = []
+        ident = aot_identity(call, reasons)
+        if ident is None:
+            why = reasons[0]
+    if why is None:
+        st = lib.loom_bundle_builder_add_fuse(builder, name.encode(), ident.encode(), len(a_args),
+                                              _core.graph_address(pa[0]), fa, oa, _core.graph_address(pb[0]), fb, ob,
+                                              len(pa[3]), len(pa[7]), w, 1 if pa[5] else 0)
+        if st == _UNSUPPORTED:
+            why = (lib.loom_last_error(_ctx()) or b"").decode(errors="replace")
+        else:
+            _check(st, f"recording @loom.fuse {name}")
+    if why is not None:
+        import warnings
+        warnings.warn(f"loom.aot: {name}: calls with new sizes will trace the function (its kernels are bundled): {why}",
+                      FuseTraceWarning, stacklevel=3)
+
+
 def compile(functions, signatures=None, targets="host-all", path="loom_kernels.lbun", *, jobs=0, progress=None,
-            emit_c=None, names=None, no_sleef=False, index_widths="both", summary=False, ptxas=None):
+            emit_c=None, names=None, no_sleef=False, index_widths="both", summary=False, ptxas=None, fuse_records=True):
     """Bundles the kernels of `functions` for `signatures` into `path` (see the module doc).
 
     functions: one function or a list (@loom.fuse functions, ElementwiseKernel, ReductionKernel; a plain
@@ -282,7 +405,10 @@ def compile(functions, signatures=None, targets="host-all", path="loom_kernels.l
       name, with the signature's dtypes appended when it has several.
 
     emit_c: also write <emit_c>.c / <emit_c>.h (typed C functions over libloomrt).
+    fuse_records: also bundle each @loom.fuse signature's size-free graph (format 1.2), so that its calls
+      do not trace (see the module doc); False: kernels only.
     Returns the bundle's path."""
+    from .._fuse import Fusion
     lib = _lib()
     widths = {"both": 3, "32": 1, "64": 2, 32: 1, 64: 2}.get(index_widths)
     if widths is None:
@@ -319,6 +445,8 @@ def compile(functions, signatures=None, targets="host-all", path="loom_kernels.l
                 if failed is not None:
                     raise type(failed)(f"loom.aot: calling {base} with signature {sig!r} failed: {failed}") from failed
                 _check(st, f"capture of {name}")
+                if fuse_records and isinstance(call, Fusion) and not kwargs:
+                    _record_fuse(lib, builder, call, name, examples)
         opt = _Options(targets=str(targets).encode(), jobs=int(jobs),
                        progress=-1 if progress is None else (1 if progress else 0), summary=1 if summary else 0,
                        no_sleef=1 if no_sleef else 0, index_widths=widths,

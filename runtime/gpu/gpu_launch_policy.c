@@ -1,0 +1,201 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* gpu_launch_policy.c: the GPU launch policy (gpu_launch_policy.h), for libloom and libloomrt alike.
+ *
+ * Elementwise kernels use the occupancy's block size and a grid capped at the resident blocks
+ * (grid-stride loops), their 16-byte vector entries when every base is aligned (the whole-vector one
+ * when the point count is a multiple of the lanes). Reductions pick a cached-row entry when a row fits
+ * in registers, else split R into parts by the sizes alone (the same bits on every run and every
+ * device; a multi-phase kernel one phase at a time over the whole grid: codegen/gpu_phases.c) or run one
+ * block (ROW) or thread (COL) per output point. Scans run one block per row, or parts for few long rows.
+ * Every block that runs a block reduction is a multiple of the kernel's wave (32 on NVIDIA; 64 or 32 on
+ * AMD). Entries are asked for (need) before they are used: libloom compiles missing ones, libloomrt has
+ * them all. Nothing here compiles, allocates but partials from the device pool, or knows a vendor.
+ */
+#include "runtime/gpu/gpu_launch_policy.h"
+
+enum { P_MAIN, P_VEC, P_PART, P_FINISH, P_CACHED, P_PARTV, P_CACHEDV, P_FINISHB, P_VECW };
+_Static_assert(CG_ENTRY_VECW == 1u << P_VECW && CG_ENTRY_FINISHB == 1u << P_FINISHB && CG_ENTRY_CACHEDV == 1u << P_CACHEDV,
+               "entry indices are the bits of CG_ENTRY_*");
+
+static uint32_t grid_of(int64_t items, int64_t per_block, int64_t cap) {
+  int64_t g = (items + per_block - 1) / per_block;
+  if (g > cap) g = cap;
+  if (g < 1) g = 1;
+  return (uint32_t)g;
+}
+
+static uint64_t dtype_bytes(uint8_t t) {
+  switch (t) {
+  case LOOM_BOOL: case LOOM_INT8: case LOOM_UINT8: return 1;
+  case LOOM_INT16: case LOOM_UINT16: case LOOM_FLOAT16: case LOOM_BFLOAT16: return 2;
+  case LOOM_INT32: case LOOM_UINT32: case LOOM_FLOAT32: return 4;
+  case LOOM_INT64: case LOOM_UINT64: case LOOM_FLOAT64: case LOOM_COMPLEX64: return 8;
+  case LOOM_COMPLEX128: return 16;
+  default: return 0;
+  }
+}
+
+/* Whether the vector entries (lanes points per load) may run: every buffer contiguous along the last
+ * dim has a base that is a multiple of lanes * its dtype size and O strides that are multiples of
+ * lanes (so every row starts aligned). */
+static bool vec_aligned(const RtGpuLauncher *L, const uint64_t *words, int lanes) {
+  int nd = L->ndim, nb = L->nbuf;
+  if (lanes < 2 || nd < 1) return false;
+  for (int b = 0; b < nb; b++) {
+    if (L->bufs[b].layout[nd - 1] != KL_ONE) continue;
+    uint64_t align = (uint64_t)lanes * dtype_bytes(L->bufs[b].dtype);
+    if (align == 0 || words[nd + b] % align) return false;
+    for (int dd = 0; dd < L->nkeep; dd++)
+      if ((int64_t)words[nd + nb + b * nd + dd] % lanes) return false;
+  }
+  return true;
+}
+
+/* Whether an elementwise kernel's vector entries may run on these words, beyond the bases' alignment:
+ * for n-d kernels no vector crosses a row (the last dim a multiple of the lanes) and every buffer
+ * contiguous along the last dim starts its rows aligned (its other strides multiples of the lanes). */
+static bool elem_vec_ok(const RtGpuLauncher *L, const uint64_t *words, int lanes) {
+  int nd = L->ndim, nb = L->nbuf;
+  if (nd <= 1) return true;
+  if ((int64_t)words[nd - 1] % lanes) return false;
+  for (int b = 0; b < nb; b++) {
+    if (L->bufs[b].layout[nd - 1] != KL_ONE) continue;
+    for (int dd = 0; dd < nd - 1; dd++)
+      if ((int64_t)words[nd + nb + b * nd + dd] % lanes) return false;
+  }
+  return true;
+}
+
+/* A block of about n threads: a multiple of the wave, at least one wave, at most cap (when cap >= wave). */
+static uint32_t wave_block(int64_t n, int wave) {
+  int64_t bs = (n + wave - 1) / wave * wave;
+  return (uint32_t)(bs < wave ? wave : bs);
+}
+
+static LoomStatus scan(const RtGpuLauncher *L, uint64_t *words, uint64_t *extra, int64_t no, int64_t nr, Diag *d) {
+  const int64_t cap = (int64_t)1 << 30;
+  const uint32_t has = L->entries;
+  int64_t np = 1; /* few long rows: about 1024 parts in all, each >= 16K points (sizes only) */
+  if (L->strategy == CG_GPU_ROW && (has & CG_ENTRY_PART) && (has & CG_ENTRY_FINISHB) && no < 512 && nr >= 32768) {
+    int64_t a = (1024 + no - 1) / no, b = nr / 16384;
+    np = a < b ? a : b;
+  }
+  LoomStatus st;
+  if (np <= 1) {
+    if ((st = L->need(L->user, CG_ENTRY_MAIN, d))) return st;
+    uint32_t bs = wave_block(nr, L->wave); /* short rows: a block of about their length */
+    if (bs > L->block) bs = L->block < (uint32_t)L->wave ? (uint32_t)L->wave : L->block;
+    if (L->strategy == CG_GPU_ROW) return L->launch(L->user, P_MAIN, grid_of(no, 1, cap), bs, words, d);
+    return L->launch(L->user, P_MAIN, grid_of(no, 256, cap), 256, words, d);
+  }
+  if ((st = L->need(L->user, CG_ENTRY_PART | CG_ENTRY_FINISHB, d))) return st;
+  uint64_t partials = 0; /* each part's fold, then each part scanned from the fold of those before it */
+  if ((st = rt_gpu_pool_alloc(L->pool, (size_t)no * (size_t)np * (size_t)L->acc_size, &partials, d))) return st;
+  extra[0] = (uint64_t)np;
+  extra[1] = partials;
+  st = L->launch(L->user, P_PART, grid_of(no * np, 1, cap), L->block, words, d);
+  if (st == LOOM_OK) st = L->launch(L->user, P_FINISHB, grid_of(no * np, 1, cap), L->block, words, d);
+  if (st == LOOM_OK) st = L->settle(L->user, d);
+  Diag dd = {.status = LOOM_OK};
+  rt_gpu_pool_free(L->pool, partials, &dd);
+  return st;
+}
+
+LoomStatus rt_gpu_launch_policy(const RtGpuLauncher *L, uint64_t *words, int64_t no, int64_t nr, Diag *d) {
+  const uint32_t has = L->entries;
+  const int wave = L->wave;
+  int nd = L->ndim, nb = L->nbuf;
+  uint64_t *extra = words + nd + nb + nb * nd;
+  extra[0] = 1;
+  extra[1] = 0;
+  const int64_t cap = (int64_t)1 << 30;
+  LoomStatus st;
+  if (L->strategy == CG_GPU_ELEMENTWISE) {
+    bool vec = (has & CG_ENTRY_VEC) && L->vec_lanes > 0 && L->vec_align > 0;
+    for (int b = 0; vec && b < nb; b++) vec = words[nd + b] % L->vec_align == 0;
+    vec = vec && elem_vec_ok(L, words, (int)L->vec_lanes);
+    /* whole vectors: vecw (unless vec is loaded and that should not load a second entry); else vec (it
+     * has the tail loop) */
+    bool vecw = (has & CG_ENTRY_VECW) && (L->vecw_when_vec_loaded || !(L->loaded(L->user) & CG_ENTRY_VEC));
+    int e = !vec ? P_MAIN : no % L->vec_lanes ? P_VEC : vecw ? P_VECW : P_VEC;
+    int64_t steps = vec ? no / L->vec_lanes : no;
+    if (steps < 1) steps = 1;
+    if ((st = L->need(L->user, 1u << e, d))) return st;
+    int block = L->limit(L->user, RT_LIM_ELEM_BLOCK, e), grid = L->limit(L->user, RT_LIM_ELEM_GRID, e);
+    if (block < wave) block = wave;
+    return L->launch(L->user, e, grid_of(steps, block, grid > 0 ? grid : 1), (uint32_t)block, words, d);
+  }
+  if (L->scan) return scan(L, words, extra, no, nr, d);
+  /* a row that fits in registers: one read of it (blockDim * cache_k >= nr; a warp for short rows); the
+   * threads a cached entry can launch with are known once it is loaded (registers) */
+  int64_t ck = L->cache_k, cl = L->cache_lanes;
+  if (L->strategy == CG_GPU_ROW && (has & CG_ENTRY_CACHEDV) && ck > 0 && cl > 1 && nr > 0 && nr % cl == 0 && nr <= 1024 * ck &&
+      vec_aligned(L, words, (int)cl)) {
+    if ((st = L->need(L->user, CG_ENTRY_CACHEDV, d))) return st;
+    if (nr <= (int64_t)L->limit(L->user, RT_LIM_CACHEDV_BLOCK, P_CACHEDV) * ck)
+      return L->launch(L->user, P_CACHEDV, grid_of(no, 1, cap), wave_block((nr + ck - 1) / ck, wave), words, d);
+  }
+  if (L->strategy == CG_GPU_ROW && (has & CG_ENTRY_CACHED) && ck > 0 && nr > 0 && nr <= 1024 * ck) {
+    if ((st = L->need(L->user, CG_ENTRY_CACHED, d))) return st;
+    if (nr <= (int64_t)L->limit(L->user, RT_LIM_CACHED_BLOCK, P_CACHED) * ck)
+      return L->launch(L->user, P_CACHED, grid_of(no, 1, cap), wave_block((nr + ck - 1) / ck, wave), words, d);
+  }
+  int64_t nparts = 1;
+  /* 1-d full reduction with aligned contiguous loads: the vector part entry on a persistent grid.
+   * Parts of 16K points (at most 16384 parts, sizes only: deterministic), many per resident block
+   * so that the last round of parts leaves few SM slots idle; the block finish folds them. */
+  bool partv = L->strategy == CG_GPU_ROW && no == 1 && (has & CG_ENTRY_PARTV) && (has & CG_ENTRY_FINISHB) &&
+               nr >= 32768 && vec_aligned(L, words, (int)L->part_lanes);
+  if (partv) {
+    nparts = nr / 16384;
+    if (nparts > 16384) nparts = 16384;
+  } else if ((has & CG_ENTRY_PART) && nr > 0) {
+    if (L->strategy == CG_GPU_ROW && no < 512 && nr >= 8192) {
+      /* about 4 blocks per SM-slot's worth of work in total, each part >= 16K points (8 loads in
+       * flight per thread); depends on the sizes only, so the bits do not change between runs */
+      int64_t a = (2048 + no - 1) / no, b = (nr + 16383) / 16384;
+      nparts = a < b ? a : b;
+    } else if (L->strategy == CG_GPU_COL && no < 131072 && nr >= 64) {
+      int64_t a = (262144 + no - 1) / no, b = nr / 32;
+      nparts = a < b ? a : b;
+      if (nparts > 4096) nparts = 4096; /* few columns: up to 4096 parts (the block finish folds them) */
+    }
+  }
+  if (nparts <= 1) {
+    if ((st = L->need(L->user, CG_ENTRY_MAIN, d))) return st;
+    if (L->strategy == CG_GPU_ROW) return L->launch(L->user, P_MAIN, grid_of(no, 1, cap), L->block, words, d);
+    return L->launch(L->user, P_MAIN, grid_of(no, 256, cap), 256, words, d);
+  }
+  bool finishb = (has & CG_ENTRY_FINISHB) && no <= 2048 && nparts >= 64;
+  if ((st = L->need(L->user, (partv ? CG_ENTRY_PARTV : CG_ENTRY_PART) | (finishb ? CG_ENTRY_FINISHB : CG_ENTRY_FINISH), d)))
+    return st;
+  /* a multi-phase kernel (codegen.h: split_reduce): each phase in order over the whole grid, the
+   * finished accumulators of its REDUCE phases (fin, phase-major) after the partials */
+  uint32_t red = L->split_reduce, map = L->split_map;
+  int nphase = red ? 32 - __builtin_clz(red | map) : 1;
+  int64_t nfin = red ? 32 - __builtin_clz(red) : 0;
+  size_t pbytes = (size_t)no * (size_t)nparts * (size_t)L->acc_size;
+  size_t bytes = pbytes + (size_t)no * (size_t)nfin * (size_t)L->acc_size;
+  uint64_t partials = 0;
+  if ((st = rt_gpu_pool_alloc(L->pool, bytes, &partials, d))) return st;
+  extra[0] = (uint64_t)nparts;
+  extra[1] = partials;
+  extra[3] = partials + pbytes;
+  int partv_grid = partv ? L->limit(L->user, RT_LIM_PARTV_GRID, P_PARTV) : 1;
+  for (int p = 0; p < nphase && st == LOOM_OK; p++) {
+    bool reduce = !red || (red >> p & 1u);
+    if (red && !reduce && !(map >> p & 1u)) continue; /* FINAL: run by its REDUCE phase's finish */
+    extra[2] = (uint64_t)p;
+    if (partv) st = L->launch(L->user, P_PARTV, grid_of(nparts, 1, partv_grid > 0 ? partv_grid : 1), L->block, words, d);
+    else if (L->strategy == CG_GPU_ROW) st = L->launch(L->user, P_PART, grid_of(no * nparts, 1, cap), L->block, words, d);
+    else st = L->launch(L->user, P_PART, grid_of(no * nparts, 256, cap), 256, words, d);
+    if (!reduce) continue;
+    /* few O points with many parts: one block per O point folds them (fixed order and tree) */
+    if (st == LOOM_OK && finishb) st = L->launch(L->user, P_FINISHB, grid_of(no, 1, cap), L->block, words, d);
+    else if (st == LOOM_OK) st = L->launch(L->user, P_FINISH, grid_of(no, 256, cap), 256, words, d);
+  }
+  if (st == LOOM_OK) st = L->settle(L->user, d); /* the pool does not track streams */
+  Diag dd = {.status = LOOM_OK};
+  rt_gpu_pool_free(L->pool, partials, &dd);
+  return st;
+}
