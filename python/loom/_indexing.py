@@ -167,13 +167,13 @@ def _sequence_value(raw, target, a):
 
 def _element_value(raw, value, dtype):
     """The value NumPy stores when `raw` (converted: `value`, of one or more dimensions) is stored into one
-    element, or NumPy's error. Whether that is an error, and which, is the installed NumPy's rule (NumPy 2.4
-    and 2.5 refuse an array of any size, ValueError 'setting an array element with a sequence' (TypeError
-    into complex dtypes); into bool, NumPy 2.4 takes the truth of a size-1 array or of any sequence, NumPy
-    2.5 refuses arrays), so NumPy decides it on a 0-d array of the dtype: given NumPy data or a sequence, it
-    stores that and its result is the value; given a loom array, it stores an array of the same shape and
-    dtype (zero strides: no copy) and, accepted, loom's own store of the one element follows (the truth of
-    a value is what loom's cast to bool gives)."""
+    element, or NumPy's error. NumPy converts it as a scalar of the dtype: an array or sequence is
+    ValueError 'setting an array element with a sequence' (TypeError into complex dtypes), except into
+    bool, which takes its truth (a size-1 array, a non-empty list; a larger array's truth is the ValueError).
+    NumPy 2.4 and 2.5 share that code; rather than copy the rule, the installed NumPy decides it on a 0-d
+    array of the dtype: given NumPy data or a sequence, it stores that and its result is the value; given a
+    loom array, it stores an array of the same shape and dtype (zero strides: no copy) and, accepted,
+    loom's own store of the one element follows (loom's cast to bool is the same truth)."""
     import warnings
     if isinstance(raw, (numpy.ndarray, list, tuple)):
         probe = raw

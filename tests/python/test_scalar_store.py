@@ -113,9 +113,9 @@ def test_axis_beyond_32_bits_is_an_error(op: str, axis: int) -> None:
 # ---- a value of one or more dimensions stored into one element -------------------------------------------
 # NumPy stores into the element a key of one integer per axis selects (a[1], a[0, 2], a[()] of a 0-d array,
 # 0-d integer keys too) as a scalar: an array or sequence of any size there is an error ('setting an array
-# element with a sequence', ValueError; TypeError into complex dtypes; into bool NumPy 2.4 takes the truth
-# of a size-1 array and NumPy 2.5 refuses it, both followed: the installed NumPy decides). A key with an
-# Ellipsis, a slice or None selects a view, into which a (1,)-shaped value broadcasts.
+# element with a sequence', ValueError; TypeError into complex dtypes; into bool NumPy takes the truth of a
+# size-1 array or a non-empty list: NumPy 2.4 and 2.5 share that code, and loom asks the installed NumPy).
+# A key with an Ellipsis, a slice or None selects a view, into which a (1,)-shaped value broadcasts.
 ELEMENT_KEYS = [((4,), 1), ((4,), (1,)), ((4,), -1), ((2, 3), (1, 2)), ((), ()), ((4,), np.int64(2)),
                 ((2, 3), (np.int8(1), -1))]
 VIEW_KEYS = [((4,), (Ellipsis, 1)), ((2, 3), (0, Ellipsis, 2)), ((4,), slice(1, 2)), ((), Ellipsis),
