@@ -278,7 +278,8 @@ class ndarray(_core.Array):
     def transpose(self, *axes):
         if len(axes) == 1 and (axes[0] is None or not isinstance(axes[0], int)):
             axes = axes[0]
-        axes = None if axes is None or (isinstance(axes, tuple) and axes == ()) else tuple(operator.index(a) for a in axes)
+        empty = isinstance(axes, tuple) and axes == ()  # (an index array compared to () is an array)
+        axes = None if axes is None or empty else tuple(operator.index(a) for a in axes)
         if self._tracer:
             return _core.movement(1, self, axes, None, None)
         return self._numpy_view(lambda a: a.transpose(axes))
