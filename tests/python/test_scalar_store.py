@@ -177,3 +177,17 @@ def test_sequence_through_a_view_converts_as_numpy(dtype: str, seq: Any) -> None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         check(store)
+
+
+def test_numpy_integer_key_and_axes_array() -> None:
+    """A NumPy integer key (a[np.int64(2)] = v) and an array of axes (a.transpose(np.array([1, 0]))) were
+    compared to () and raised the empty-array truth ValueError."""
+    check(lambda xp: _store(xp.zeros(4, dtype="int16"), np.int64(2), 7))
+    check(lambda xp: _store(xp.zeros((2, 3), dtype="float32"), (np.uint8(1), np.int32(-1)), 2.5))
+    a = np.arange(6).reshape(2, 3)
+    np.testing.assert_array_equal(loom.asarray(a).transpose(np.array([1, 0])).get(), a.transpose(np.array([1, 0])))
+
+
+def _store(a: Any, key: Any, v: Any) -> Any:
+    a[key] = v
+    return a
