@@ -313,6 +313,9 @@ static RV float_elem(LoomOp op, LoomDType r, LoomDType c, RV A, RV B, int arity)
   bool unk = false;
   if (ea > 0 || eb > 0) {
     if (!isfinite(a) || !isfinite(b)) unk = true;
+    /* eq / ne are not monotone: both corners can differ from b while the interval holds it (a float32
+     * hypot(1.75, 5322) within its ulps of 5322 is == 5322: seed 5001977), so overlapping intervals are unknown */
+    if ((op == LOOM_OP_EQ || op == LOOM_OP_NE) && fabs(a - b) <= ea + eb) unk = true;
     for (int k = 0; k < 4 && !unk; k++) {
       double ca = a + ((k & 1) ? ea : -ea), cb = b + ((k & 2) ? eb : -eb);
       if (pred) {
@@ -1572,6 +1575,9 @@ done:
  * entries below are the seeds whose hashed start (fz_stream_start) is that same state, so they replay
  * the same graphs: each is the inverse splitmix64 finalizer of the old state, minus the golden ratio. */
 static const uint64_t fz_regression_seeds[] = {
+    /* since the hashed start: 5001977 eq(s, hypot(1.75, s)) with a float32 hypot within its ulps of s was
+     * expected certainly false (the corners of an interval decide eq only when it does not hold the value) */
+    5001977,
     UINT64_C(13785547766934801465), UINT64_C(13708936822969955896), UINT64_C(5662296577784269003),
     UINT64_C(2038586027936444493),  UINT64_C(7762049738647495505),  UINT64_C(8700941283779018172),
     UINT64_C(7688248116532823424),  UINT64_C(8357812321016229203),  UINT64_C(7213429198635803440),
