@@ -4,7 +4,7 @@
     python3 scripts/fuzz_numpy.py --graphs 100000 --seed 1            # a fixed number of graphs
     python3 scripts/fuzz_numpy.py --minutes 30 --report fuzz.md       # as many as fit in 30 minutes
     python3 scripts/fuzz_numpy.py --seed 7 --stream 3 --minutes 60    # worker 3 of a parallel campaign
-    python3 scripts/fuzz_numpy.py --replay 4087624311851722316        # one program again, by its seed
+    python3 scripts/fuzz_numpy.py --replay 700402                     # one program again, by its seed
 
 Graph k of a run is program graph_seed(seed, stream, k) (a splitmix64 hash of the three numbers, 63
 bits): runs with different --seed or --stream values are independent streams of programs, never
