@@ -94,7 +94,9 @@ def _setitem(self, key, value):
         _setitem_traced(self, key, value)
         return
     raw = value
-    value = _operand(value)
+    seq = isinstance(value, (list, tuple))  # NumPy converts these to the array's dtype (below), not alone
+    if not seq:
+        value = _operand(value)
     if type(value) is int and self.dtype.kind in "fc" and not -2**63 <= value < 2**64:
         value = float(value)  # NumPy converts a Python int to the float dtype (2**70 into float64)
     elif type(value) is int and self.dtype.kind == "b":
@@ -114,8 +116,13 @@ def _setitem(self, key, value):
         return
     if self._lazy:
         _core.eval(self)
-    target = self if key is Ellipsis or key == () else self[key]
+    target = self if key is Ellipsis or (isinstance(key, tuple) and key == ()) else self[key]
     _check_scalar_store(raw, self.dtype)  # after the index (NumPy's IndexError comes first)
+    if seq or (isinstance(value, ndarray) and value.ndim > 0):
+        if _selects_one_element(key, self.ndim):
+            value = _element_value(raw, value, self.dtype)
+        elif seq:
+            value = _sequence_value(raw, target, self)
     extra = value.ndim - target.ndim if isinstance(value, ndarray) else 0
     if extra > 0 and all(n == 1 for n in value.shape[:extra]):  # NumPy drops leading length-1 axes
         value = value.reshape(value.shape[extra:])
@@ -128,6 +135,57 @@ def _setitem(self, key, value):
             warnings.warn("Casting complex values to real discards the imaginary part", _ComplexWarning,
                           stacklevel=3)
     _core.assign(target, value)
+
+
+def _selects_one_element(key, ndim):
+    """True for a key of one integer per axis (a[i, j] of a 2-d array; () of a 0-d one): NumPy stores
+    into that element as a scalar, not through a 0-d view (a[..., j] or a[i, ...] are views)."""
+    k = key if isinstance(key, tuple) else (key,)
+    if len(k) != ndim:
+        return False
+    for e in k:
+        if e is None or e is Ellipsis or isinstance(e, (slice, bool, numpy.bool_)):
+            return False
+        try:
+            operator.index(e)
+        except TypeError:
+            return False
+    return True
+
+
+def _sequence_value(raw, target, a):
+    """A list or tuple stored through a view, as NumPy reads it: at most as deep as the view (ValueError,
+    before any conversion), its elements converted to a's dtype as Python scalars: OverflowError for an int
+    out of range (300 into int8; never a wrapped 44), ValueError for NaN into ints, TypeError for complex
+    into reals, any int's truth into bool (an array value would be cast instead: -1 into uint8 is 255)."""
+    depth = numpy.asarray(raw, dtype=object).ndim
+    if depth > target.ndim:
+        raise ValueError("setting an array element with a sequence. The requested array would exceed the "
+                         f"maximum number of dimension of {target.ndim}.")
+    return _from_numpy(numpy.asarray(raw, dtype=a.dtype), copy=True, device=a._device)
+
+
+def _element_value(raw, value, dtype):
+    """The value NumPy stores when `raw` (converted: `value`, of one or more dimensions) is stored into one
+    element, or NumPy's error. NumPy converts it as a scalar of the dtype: an array or sequence is
+    ValueError 'setting an array element with a sequence' (TypeError into complex dtypes), except into
+    bool, which takes its truth (a size-1 array, a non-empty list; a larger array's truth is the ValueError).
+    NumPy 2.4 and 2.5 share that code; rather than copy the rule, the installed NumPy decides it on a 0-d
+    array of the dtype: given NumPy data or a sequence, it stores that and its result is the value; given a
+    loom array, it stores an array of the same shape and dtype (zero strides: no copy) and, accepted,
+    loom's own store of the one element follows (loom's cast to bool is the same truth)."""
+    import warnings
+    if isinstance(raw, (numpy.ndarray, list, tuple)):
+        probe = raw
+    else:
+        probe = numpy.broadcast_to(numpy.zeros((), dtype=value.dtype), value.shape)
+    slot = numpy.zeros((), dtype=dtype)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # only the outcome counts here; loom's store warns as NumPy's
+        slot[()] = probe
+    if probe is raw:
+        return _operand(slot[()])
+    return value.reshape(()) if value.size == 1 else value
 
 
 def _setitem_traced(self, key, value):

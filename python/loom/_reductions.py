@@ -18,7 +18,16 @@ _RED = {"sum": 0, "prod": 1, "min": 2, "max": 3, "mean": 4, "any": 5, "all": 6, 
 
 def _reduce(name, a, axis, dtype, out, keepdims):
     a = asarray(a)
-    r = _core.reduce(_RED[name], a, _axes_tuple(axis), keepdims, -1 if dtype is None else _code(dtype))
+    axes, code = _axes_tuple(axis), -1 if dtype is None else _code(dtype)
+    if axes == ():
+        # No axis reduced (NumPy's axis=()): each element is a reduction of itself, its identity combined
+        # with it (sum: -0.0 + 0 is +0.0; any: x != 0), in the dtype the reduction gives. Computed as the
+        # reduction over a length-1 axis of a (size, 1) view, reshaped back: an ordinary reduction kernel on
+        # a's device (keepdims changes nothing: no axis goes).
+        flat = _core.movement(0, a, (a.size, 1), None, None)
+        r = _core.movement(0, _core.reduce(_RED[name], flat, (1,), False, code), a.shape, None, None)
+    else:
+        r = _core.reduce(_RED[name], a, axes, keepdims, code)
     return _finish(r, out, "unsafe")  # NumPy's reductions cast into out= whatever its dtype
 
 

@@ -108,3 +108,86 @@ def test_axis_beyond_32_bits_is_an_error(op: str, axis: int) -> None:
     with pytest.raises((ValueError, OverflowError)):  # NumPy: "integer won't fit into a C int" or "Python int
         # too large to convert to C int", by function (AxisError is a ValueError)
         getattr(np, op)(np.arange(6).reshape(2, 3), axis=axis)
+
+
+# ---- a value of one or more dimensions stored into one element -------------------------------------------
+# NumPy stores into the element a key of one integer per axis selects (a[1], a[0, 2], a[()] of a 0-d array,
+# 0-d integer keys too) as a scalar: an array or sequence of any size there is an error ('setting an array
+# element with a sequence', ValueError; TypeError into complex dtypes; into bool NumPy takes the truth of a
+# size-1 array or a non-empty list: NumPy 2.4 and 2.5 share that code, and loom asks the installed NumPy).
+# A key with an Ellipsis, a slice or None selects a view, into which a (1,)-shaped value broadcasts.
+ELEMENT_KEYS = [((4,), 1), ((4,), (1,)), ((4,), -1), ((2, 3), (1, 2)), ((), ()), ((4,), np.int64(2)),
+                ((2, 3), (np.int8(1), -1))]
+VIEW_KEYS = [((4,), (Ellipsis, 1)), ((2, 3), (0, Ellipsis, 2)), ((4,), slice(1, 2)), ((), Ellipsis),
+             ((2, 3), (1, slice(None)))]
+STORED = [np.array([7]), np.array([[7]]), np.array([7, 8]), np.array([True]), np.array(5),
+          np.array([2.5], dtype=np.float32), np.array([1 + 2j]), np.zeros((0,)), np.zeros((3, 1))]
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int8", "uint64", "float16", "float32", "complex64"])
+@pytest.mark.parametrize("shape_key", ELEMENT_KEYS + VIEW_KEYS, ids=repr)
+@pytest.mark.parametrize("stored", STORED, ids=lambda v: f"{v.dtype}{list(v.shape)}")
+def test_array_stored_into_one_element_or_a_view(dtype: str, shape_key: tuple, stored: np.ndarray) -> None:
+    shape, key = shape_key
+
+    def loom_value(xp: Any) -> Any:  # a loom array on loom's side, NumPy's array on NumPy's
+        a = xp.zeros(shape, dtype=dtype)
+        a[key] = xp.asarray(stored)
+        return a
+
+    def numpy_value(xp: Any) -> Any:  # NumPy's own array on both sides
+        a = xp.zeros(shape, dtype=dtype)
+        a[key] = stored
+        return a
+
+    def list_value(xp: Any) -> Any:  # a list: NumPy's conversion on both sides
+        a = xp.zeros(shape, dtype=dtype)
+        a[key] = stored.tolist()
+        return a
+
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # ComplexWarning: the outcome is what counts
+        for fn in (loom_value, numpy_value, list_value):
+            check(fn)
+
+
+def test_element_store_of_a_pending_value_keeps_its_device_and_value() -> None:
+    a = loom.zeros((2, 3), dtype="float32")
+    v = loom.asarray(np.array([3.0], dtype=np.float32)) * 2  # pending
+    a[0, ...] = v[0]  # a 0-d value into an element: fine everywhere
+    a[1, 2] = (v * 0 + 5)[0]
+    with pytest.raises(ValueError):
+        a[1, 1] = v  # (1,) into one element
+    np.testing.assert_array_equal(a.get(), np.array([[6, 6, 6], [0, 0, 5]], dtype=np.float32))
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int8", "uint8", "int64", "uint64", "float16", "float32"])
+@pytest.mark.parametrize("seq", [[300, 1], [-1, 2], [1.7, -2.9], [float("nan"), 0], [2**63, 0], [2**64, 1], [1 + 2j, 0],
+                                 (True, 2**70), [[1, 2]], [[[1, 2]]]], ids=repr)
+def test_sequence_through_a_view_converts_as_numpy(dtype: str, seq: Any) -> None:
+    """A list or tuple stored through a view: its elements are converted to the dtype as Python scalars
+    (300 into int8: OverflowError, never a wrapped 44), and a sequence deeper than the view is refused."""
+    def store(xp: Any) -> Any:
+        a = xp.zeros((2, 2), dtype=dtype)
+        a[0, :] = seq
+        return a
+
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        check(store)
+
+
+def test_numpy_integer_key_and_axes_array() -> None:
+    """A NumPy integer key (a[np.int64(2)] = v) and an array of axes (a.transpose(np.array([1, 0]))) were
+    compared to () and raised the empty-array truth ValueError."""
+    check(lambda xp: _store(xp.zeros(4, dtype="int16"), np.int64(2), 7))
+    check(lambda xp: _store(xp.zeros((2, 3), dtype="float32"), (np.uint8(1), np.int32(-1)), 2.5))
+    a = np.arange(6).reshape(2, 3)
+    np.testing.assert_array_equal(loom.asarray(a).transpose(np.array([1, 0])).get(), a.transpose(np.array([1, 0])))
+
+
+def _store(a: Any, key: Any, v: Any) -> Any:
+    a[key] = v
+    return a
