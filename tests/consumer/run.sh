@@ -61,7 +61,9 @@ if [ "$mode" = install ]; then
   # only the public API is exported
   others=$(nm -D --defined-only "$libdir/libloom.so.$version" | awk 'NF == 3 && $3 !~ /^loom_/ {print $3}')
   [ -z "$others" ] || fail "libloom exports symbols beyond loom_*: $(echo $others | head -c 300)"
-  nm -D --defined-only "$libdir/libloom.so.$version" | grep -q ' T loom_version$' || fail "loom_version not exported"
+  # (the table read whole first: grep -q ending the pipe early would fail it with SIGPIPE under pipefail)
+  exported=$(nm -D --defined-only "$libdir/libloom.so.$version")
+  grep -q ' T loom_version$' <<<"$exported" || fail "loom_version not exported"
   demo_out=$("$prefix/bin/loom_demo" 2>&1) || { echo "$demo_out" >&2; fail "the installed loom_demo failed"; }
 
   # find_package(Loom MAJOR.MINOR), as a user asks for it
