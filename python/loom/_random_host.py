@@ -119,7 +119,7 @@ def generator_method(name):
                 return out
             return r
     else:
-        def method(self, *args, **kwargs):
+        def method(self, *args, **kwargs):  # type: ignore[misc]  # (the two variants' signatures differ)
             return sample(self.bit_generator, name, args, kwargs, False)
     method.__name__ = name
     method.__doc__ = (f"{name} samples as numpy.random.Generator.{name}; sampled on the host by NumPy and "

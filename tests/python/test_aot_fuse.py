@@ -217,9 +217,9 @@ def test_bundled_calls_do_not_trace(bundle):
 
 
 def _crc32c(data):
-    table = _crc32c.table
+    table = _crc32c.table  # type: ignore[attr-defined]
     if table is None:
-        table = _crc32c.table = [0] * 256
+        table = _crc32c.table = [0] * 256  # type: ignore[attr-defined]
         for i in range(256):
             c = i
             for _ in range(8):
@@ -231,7 +231,7 @@ def _crc32c(data):
     return crc ^ 0xFFFFFFFF
 
 
-_crc32c.table = None
+_crc32c.table = None  # type: ignore[attr-defined]
 
 
 def _sections(data):

@@ -40,7 +40,7 @@ def test_asarray_copy_false_buffer_protocol():
     r[0] = 65
     assert buf == bytearray(b"Abc")
     m = np.arange(6, dtype=np.int16)
-    r = xp.asarray(memoryview(m)[::2], copy=False)
+    r = xp.asarray(memoryview(m)[::2], copy=False)  # type: ignore[arg-type]
     r[1] = -9
     assert m.tolist() == [0, 1, -9, 3, 4, 5]
 
@@ -245,4 +245,4 @@ def test_reshape_up_to_16_dims_matches_numpy(shape, dtype):
 def test_reshape_beyond_16_dims_says_so():
     with pytest.raises(ValueError, match="16 dimensions"):
         xp.reshape(xp.ones(4), (1,) * 15 + (2, 2))
-    assert xp.__array_namespace_info__().capabilities()["max dimensions"] == 16
+    assert xp.__array_namespace_info__().capabilities()["max dimensions"] == 16  # type: ignore[attr-defined]

@@ -250,18 +250,20 @@ def test_host_distributions_moments(name, params, mean, var):
 
 def test_host_distributions_dtype_shape_and_streams():
     rs = lr.RandomState(3)
-    a = rs.gamma(2.0, 1.0, (4, 3), numpy.float32)  # CuPy's positional dtype after size
+    # CuPy's positional dtype after size (the method is added at import: loom._random_host)
+    a = rs.gamma(2.0, 1.0, (4, 3), numpy.float32)  # type: ignore[attr-defined]
     assert a.shape == (4, 3) and a.dtype == numpy.float32
-    b = rs.binomial(loom.asarray([5, 6]), 0.5, dtype=numpy.int8)
+    b = rs.binomial(loom.asarray([5, 6]), 0.5, dtype=numpy.int8)  # type: ignore[attr-defined]  # (added at import: loom._random_host)
     assert b.shape == (2,) and b.dtype == numpy.int8 and ((b.get() >= 0) & (b.get() <= 6)).all()
     g = lr.default_rng(0)
     assert g.poisson(3.0, size=5).dtype == numpy.int64 and g.gamma(2.0, size=5).dtype == numpy.float64
     assert g.standard_gamma(2.0, size=3, dtype=numpy.float32).dtype == numpy.float32
     r1, r2 = lr.RandomState(11), lr.RandomState(11)
-    x, y = r1.beta(2.0, 3.0, size=50).get(), r2.beta(2.0, 3.0, size=50).get()
+    x, y = r1.beta(2.0, 3.0, size=50).get(), r2.beta(2.0, 3.0, size=50).get()  # type: ignore[attr-defined]  # (added at import: loom._random_host)
     numpy.testing.assert_array_equal(x, y)  # the same seed: the same values
-    assert not numpy.array_equal(x, r1.beta(2.0, 3.0, size=50).get())  # the next call: a new stream
-    m = lr.multivariate_normal([0.0, 1.0], [[1.0, 0.5], [0.5, 2.0]], size=3)
+    # the next call: a new stream
+    assert not numpy.array_equal(x, r1.beta(2.0, 3.0, size=50).get())  # type: ignore[attr-defined]
+    m = lr.multivariate_normal([0.0, 1.0], [[1.0, 0.5], [0.5, 2.0]], size=3)  # type: ignore[attr-defined]  # (added at import: loom._random_host)
     assert m.shape == (3, 2) and m.dtype == numpy.float64
 
 
@@ -269,7 +271,7 @@ def test_host_distributions_threads_get_distinct_streams():
     import concurrent.futures
     rs = lr.RandomState(0)
     with concurrent.futures.ThreadPoolExecutor(8) as ex:
-        outs = [o.get() for o in ex.map(lambda _: rs.standard_t(3.0, size=20), range(8))]
+        outs = [o.get() for o in ex.map(lambda _: rs.standard_t(3.0, size=20), range(8))]  # type: ignore[attr-defined]  # (added at import: loom._random_host)
     for i in range(8):
         for j in range(i + 1, 8):
             assert not numpy.array_equal(outs[i], outs[j])
@@ -288,10 +290,10 @@ def test_host_distributions_reject_bad_parameters_as_numpy(call):
 def test_integer_float_bounds_truncate_as_numpy():
     for lo, hi in ((-0.9, 1.1), (-1.1, -0.9), (2.7, 5.2)):
         got = lr.randint(lo, hi, size=200).get()
-        want = numpy.random.randint(lo, hi, size=200)
+        want = numpy.random.randint(lo, hi, size=200)  # type: ignore[call-overload]  # (float bounds: NumPy accepts them at run time)
         assert set(got) <= set(range(int(lo), int(hi))) and set(want) <= set(range(int(lo), int(hi)))
     with pytest.raises(ValueError):
-        numpy.random.randint(-0.2, 0.3)
+        numpy.random.randint(-0.2, 0.3)  # type: ignore[call-overload]  # (float bounds: NumPy accepts them at run time)
     with pytest.raises(ValueError):
         lr.randint(-0.2, 0.3)
     with pytest.raises(ValueError):
