@@ -46,15 +46,21 @@ typedef struct RtHostDisk {
   bool broken; /* the image compiler or the resolver could not be made: JIT only */
 } RtHostDisk;
 
+static bool disabled_by_env(void) {
+  const char *env = getenv("LOOM_HOST_DISK_CACHE");
+  return env && (strcmp(env, "0") == 0 || strcmp(env, "off") == 0 || strcmp(env, "no") == 0);
+}
+
+/* The context's state, made on first use; NULL (nothing allocated) while LOOM_HOST_DISK_CACHE is off. */
 static RtHostDisk *state(LoomContext *ctx) {
   RtState *rt = ctx->rt;
   RtHostDisk *s = atomic_load(&rt->host_disk);
-  if (s) return s;
+  if (s) return s->enabled ? s : NULL;
+  if (disabled_by_env()) return NULL;
   RtHostDisk *fresh = ctx_calloc(ctx, 1, sizeof *fresh);
   if (!fresh) return NULL;
   pthread_mutex_init(&fresh->lock, NULL);
-  const char *env = getenv("LOOM_HOST_DISK_CACHE");
-  fresh->enabled = !(env && (strcmp(env, "0") == 0 || strcmp(env, "off") == 0 || strcmp(env, "no") == 0));
+  fresh->enabled = true;
   RtHostDisk *none = NULL;
   if (atomic_compare_exchange_strong(&rt->host_disk, &none, fresh)) return fresh;
   pthread_mutex_destroy(&fresh->lock);
@@ -168,7 +174,7 @@ LoomStatus rt_host_disk_make(LoomContext *ctx, CgTarget *host, const KernelIr *k
   *found = false;
   RtHostDisk *s = state(ctx);
   CgHostCpu cpu;
-  if (!s || !s->enabled || !cg_host_target_cpu(host, &cpu)) return LOOM_OK;
+  if (!s || !cg_host_target_cpu(host, &cpu)) return LOOM_OK;
   DiskCache *disk = current_disk(ctx, s);
   if (!disk || !tools(ctx, s, cpu.isas)) return LOOM_OK;
   char *key = key_of(ctx, host, k);

@@ -67,6 +67,7 @@ static void test_ctx_init(TestCtx *t, int threads) {
 
 static void test_ctx_free(TestCtx *t) {
   rt_cache_destroy(t->rt.cache);
+  rt_host_disk_destroy(&t->ctx); /* the kernel disk cache's host state, if a compile made it */
   rt_pool_destroy(t->rt.pool);
   rt_host_pool_destroy(t->rt.host_pool);
   pthread_mutex_destroy(&t->rt.stats_lock);
