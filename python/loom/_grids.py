@@ -98,7 +98,7 @@ def indices(dimensions, dtype=int, sparse=False):
 
 
 def fromfunction(function, shape, *, dtype=float, like=None, **kwargs):
-    """function(*coordinates, **kwargs), where coordinates are the index grids of `shape` in `dtype`
+    """``function(*coordinates, **kwargs)``, where coordinates are the index grids of `shape` in `dtype`
     (numpy.fromfunction: whatever function returns, unchanged; elementwise functions fuse)."""
     return function(*indices(shape, dtype=dtype), **kwargs)
 

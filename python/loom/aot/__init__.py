@@ -405,8 +405,10 @@ def compile(functions, signatures=None, targets="host-all", path="loom_kernels.l
       name, with the signature's dtypes appended when it has several.
 
     emit_c: also write <emit_c>.c / <emit_c>.h (typed C functions over libloomrt).
+
     fuse_records: also bundle each @loom.fuse signature's size-free graph (format 1.2), so that its calls
       do not trace (see the module doc); False: kernels only.
+
     Returns the bundle's path."""
     from .._fuse import Fusion
     lib = _lib()
