@@ -343,22 +343,6 @@ class DumpCapture:
     def __init__(self):
         self.text = ""
 
-    @property
-    def jit_level(self):
-        level = _core.jit_level(None)
-        return None if level < 0 else level
-
-    @jit_level.setter
-    def jit_level(self, level):
-        if level is None:
-            level = -1
-        elif isinstance(level, bool) or not isinstance(level, int):
-            raise TypeError(f"loom.config.jit_level takes an int 0..4 or None, not {type(level).__name__}")
-        elif not 0 <= level <= 4:
-            raise ValueError(f"loom.config.jit_level = {level}: give 0 to 4 (the GPU driver JIT's optimization "
-                             "level), or None for the default (LOOM_CUDA_JIT_LEVEL, else 1)")
-        _core.jit_level(level)
-
     def __repr__(self):
         return f"<loom.DumpCapture {len(self.text)} characters>"
 
