@@ -502,8 +502,10 @@ static LLVMValueRef int_shift(CgMath *m, LoomDType t, LLVMValueRef a, LLVMValueR
 static LLVMValueRef isnan_v(CgMath *m, LLVMValueRef a) { return LLVMBuildFCmp(m->b, LLVMRealUNO, a, a, ""); }
 
 /* NumPy: maximum = (a >= b || isnan(a)) ? a : b; fmax = (a >= b || isnan(b)) ? a : b; min alike. */
+/* NumPy's maximum/minimum/fmax/fmin on arrays: a when it compares strictly greater (less) or is the NaN
+ * that wins, else b; so equal operands (-0.0 and 0.0) give the second one, as NumPy's loops do. */
 static LLVMValueRef float_minmax(CgMath *m, LLVMValueRef a, LLVMValueRef bv, bool max, bool ignore_nan) {
-  LLVMValueRef cmp = LLVMBuildFCmp(m->b, max ? LLVMRealOGE : LLVMRealOLE, a, bv, "");
+  LLVMValueRef cmp = LLVMBuildFCmp(m->b, max ? LLVMRealOGT : LLVMRealOLT, a, bv, "");
   LLVMValueRef nan = isnan_v(m, ignore_nan ? bv : a);
   return LLVMBuildSelect(m->b, LLVMBuildOr(m->b, cmp, nan, ""), a, bv, "");
 }

@@ -22,7 +22,8 @@
 # LOOM_GPU_PY=0 (no Python package, pytest or Python benchmarks), LOOM_GPU_BENCH=0 (no benchmarks),
 # LOOM_GPU_SUITE=0 (no workload suite), LOOM_GPU_FUZZ=0 (no background fuzz), LOOM_GPU_MATMUL=1
 # (bench/bench_matmul.py, ~3 min), LOOM_GPU_CTEST_ARGS (extra ctest arguments, e.g. "-R test_gpu"),
-# LOOM_GPU_PYTEST_ARGS (extra pytest arguments, e.g. a file). Dask (issue 18) runs when .whl/ holds its
+# LOOM_GPU_PYTEST_ARGS (extra pytest arguments, e.g. a file), LOOM_GPU_PYTEST_PER_FILE=1 (each test file in a
+# process of its own: names the file of a crash). Dask (issue 18) runs when .whl/ holds its
 # wheels (scripts/dask_wheels.sh) and time is left.
 # $OUT gets: gpu-all.tgz (build-gpu/logs, ctest's LastTest.log, the bench/results files this run wrote),
 # summary.txt (also printed at the end), and the run's bench/results/*-h200.{json,md}.
@@ -193,6 +194,17 @@ if on LOOM_GPU_PY && [ "$py_rc" = 0 ]; then
   shards=${LOOM_GPU_PYTEST_SHARDS:-3}
   [ -n "${LOOM_GPU_PYTEST_ARGS:-}" ] && shards=1
   pids=()
+  if [ "${LOOM_GPU_PYTEST_PER_FILE:-0}" = 1 ]; then
+    # every test file in a process of its own, LOOM_GPU_PYTEST_JOBS (8) at a time: a crash (an abort at
+    # exit, a segfault) names its file in pytest_files.rc (file, exit status; >= 128: killed by a signal)
+    mkdir -p "$logs/pytest_files"
+    : > "$logs/pytest_files.rc"
+    (cd /tmp && ls "$OLDPWD"/tests/python/test_*.py | bounded 330 xargs -P "${LOOM_GPU_PYTEST_JOBS:-8}" -I{} sh -c \
+       'f={}; b=$(basename "$f" .py); timeout -k 5 300 "$0" -m pytest "$f" -q -rfEs -p no:cacheprovider \
+          >"$1/pytest_files/$b.log" 2>&1; echo "$b $?" >>"$1/pytest_files.rc"' "$py" "$OLDPWD/$logs") &
+    pids+=($!)
+    shards=0
+  fi
   for k in $(seq 0 $((shards - 1))); do
     if [ "$shards" = 1 ]; then
       sel=("$PWD/tests/python")
@@ -210,7 +222,13 @@ if on LOOM_GPU_PY && [ "$py_rc" = 0 ]; then
     r=$?
     [ "$r" -gt "$pytest_rc" ] && pytest_rc=$r
   done
-  cat "$logs"/pytest_full.*.log >"$logs/pytest_full.log"
+  if [ -f "$logs/pytest_files.rc" ]; then
+    cat "$logs"/pytest_files/*.log >"$logs/pytest_full.log" 2>/dev/null
+    note "pytest per file: $(awk '$2 != 0' "$logs/pytest_files.rc" | sort | tr '\n' ' ')(files with a nonzero exit; the rest passed)"
+    awk '$2 != 0 && $2 != 1 {bad = 1} END {exit bad}' "$logs/pytest_files.rc" || pytest_rc=134
+  else
+    cat "$logs"/pytest_full.*.log >"$logs/pytest_full.log"
+  fi
   grep -E "^(FAILED|ERROR) " "$logs/pytest_full.log" | head -80 >"$logs/pytest.log"
   for k in $(seq 0 $((shards - 1))); do tail -1 "$logs/pytest_full.$k.log"; done >>"$logs/pytest.log"
   note "pytest: exit $pytest_rc at $((SECONDS - t0))s ($shards processes): $(for k in $(seq 0 $((shards - 1))); do tail -1 "$logs/pytest_full.$k.log"; done | tr '\n' ';')"

