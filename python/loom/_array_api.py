@@ -318,21 +318,8 @@ def _make_clip(base):
         hi = a_max if max is None else max
         if isinstance(a, ndarray) and lo is None and hi is None:
             return a.copy() if out is None else base(a, lo, hi, out, **kw)
-        if isinstance(a, ndarray) and _weak_result_kind(a.dtype, lo, hi) in "fc":
-            # a Python int bound of a float clip is a float there (NumPy converts 2**70 to the loop's dtype)
-            lo, hi = (float(v) if type(v) is int and not -2**63 <= v < 2**64 else v for v in (lo, hi))
         return base(a, lo, hi, out, **kw)
     return clip
-
-
-def _weak_result_kind(dtype, *scalars):
-    """NumPy's result kind of an array of dtype with Python scalars or arrays (NEP 50: scalars are weak)."""
-    ops = [type(v) if isinstance(v, (bool, int, float, complex)) else getattr(v, "dtype", None)
-           for v in scalars if v is not None]
-    try:
-        return numpy.result_type(dtype, *[o if not isinstance(o, type) else o(0) for o in ops if o is not None]).kind
-    except (TypeError, ValueError):
-        return "?"
 
 
 def _make_expand_dims(base):

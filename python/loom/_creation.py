@@ -170,6 +170,9 @@ def full(shape, fill_value, dtype=None, order="C"):
     shape = _shape_tuple(shape)
     a = _empty_in_order(shape, dtype, False, None, _cf_perm(len(shape), order))
     _check_scalar_store(fill_value, a.dtype, full=True)
+    if type(fill_value) is int and a.dtype.kind == "b" and not -2**63 <= fill_value < 2**63:
+        # NumPy's full() converts a Python int for bool through a C long (setitem and fill do not)
+        raise OverflowError("Python int too large to convert to C long")
     if type(fill_value) is int and a.dtype.kind in "fc" and not -2**63 <= fill_value < 2**64:
         fill_value = float(fill_value)  # NumPy converts a Python int to the float dtype (2**70 into float64)
     _core.assign(a, _operand(fill_value))

@@ -2,6 +2,8 @@
 them), rounding, clip, fmod and float_power, gradient, and the products and comparisons loom computes on
 the host for now.
 """
+import builtins
+
 import numpy
 
 from . import _core, _creation
@@ -437,25 +439,34 @@ def gradient(f, *varargs, axis=None, edge_order=1):
     return outs[0] if len(outs) == 1 else tuple(outs)
 
 
-def _clip_bound(b, x, lower):
-    """Bound b of clip(x): a Python int outside [-2**63, 2**64) (what the core takes) is a float for a
-    float or complex x and, for an integer x, dropped when it lies past every value on its side (NumPy
-    2's np.clip); else it goes on (OverflowError, as NumPy's)."""
-    if type(b) is not int or -(1 << 63) <= b < (1 << 64):
-        return b
-    k = _kind(x.dtype)
-    if k in "fc":
-        return float(b)
-    if k in "iu" and (b < 0) == lower:
-        return None
-    return b
+def _clip_bounds(x, lo, hi):
+    """The bounds of clip(x, lo, hi) as NumPy 2's np.clip takes them: for an integer x, a Python int
+    bound at or past the end of x's range on its side is dropped (clip(int16, 1e30, 2**64) is
+    maximum(x, 1e30)); then, where the result is float or complex (x's dtype with the bounds, NEP 50),
+    a Python int outside [-2**63, 2**64) (what the core takes) becomes a float, as NumPy converts it to
+    the loop's dtype; any other out-of-range int goes on (OverflowError, as NumPy's)."""
+    if _kind(x.dtype) in "iu":
+        info = numpy.iinfo(x.dtype)
+        lo = None if type(lo) is int and lo <= info.min else lo
+        hi = None if type(hi) is int and hi >= info.max else hi
+    big = [type(v) is int and not -(1 << 63) <= v < (1 << 64) for v in (lo, hi)]
+    if builtins.any(big):
+        kinds = [type(v)(0) if type(v) in (bool, int, float, complex) else getattr(v, "dtype", None)
+                 for v, b in zip((lo, hi), big) if v is not None and not b]
+        try:
+            kind = numpy.result_type(x.dtype, *[k for k in kinds if k is not None]).kind
+        except (TypeError, ValueError):
+            kind = "?"
+        if kind in "fc":
+            lo, hi = (float(v) if b else v for v, b in zip((lo, hi), big))
+    return lo, hi
 
 
 def clip(a, a_min=None, a_max=None, out=None, **kw):
     a_min = kw.pop("min", a_min)
     a_max = kw.pop("max", a_max)
     a = asarray(a)
-    a_min, a_max = _clip_bound(a_min, a, True), _clip_bound(a_max, a, False)
+    a_min, a_max = _clip_bounds(a, a_min, a_max)
     lo = None if a_min is None else _operand(a_min)
     hi = None if a_max is None else _operand(a_max)
     return _finish(_core.clip(a, lo, hi), out)
