@@ -869,7 +869,9 @@ def test_fuzz_numpy_bounded():
 # smallest subnormal; 503023 fill of a bool array with 2**64; 503835 remainder(hypot(t, x), t) with two
 # inexact steps whose replays cancelled; 504727 greater(2**64 - 1, bool_array, dtype=bool). The H200 GPU run
 # (NumPy 2.5): 700402 max(v, axis=()) of a GPU array came back on the host (v3 >= it then mixed devices).
-REGRESSION_SEEDS = [500140, 500253, 501474, 503023, 503835, 504727, 700402]
+# (H200 run 2026-12-02): 2865673179767902982 full((), 2**63 + k, dtype=bool) (NumPy: OverflowError);
+# 6865818588193135110 clip(int16, 1e30, 2**64) (NumPy drops an int bound past x's range before promoting).
+REGRESSION_SEEDS = [500140, 500253, 501474, 503023, 503835, 504727, 700402, 2865673179767902982, 6865818588193135110]
 
 
 @pytest.mark.parametrize("seed", REGRESSION_SEEDS)
