@@ -170,6 +170,13 @@ LOOM_API void loom_context_destroy(LoomContext *ctx) {
   alloc.free(alloc.user, ctx);
 }
 
+LOOM_API void loom_stop_background_work(void) {
+  for (int kind = 0; kind < RT_DEVICE_KINDS; kind++) {
+    const RtDevice *dev = rt_device((LoomDeviceKind)kind);
+    if (dev && dev->stop_background) dev->stop_background();
+  }
+}
+
 LOOM_API const char *loom_last_error(LoomContext *ctx) {
   if (!ctx) return "loom_last_error: ctx is NULL";
   return ctx_last_error(ctx);

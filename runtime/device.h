@@ -65,6 +65,7 @@ struct RtDevice {
   LoomStatus (*open)(LoomContext *ctx, Diag *d); /* loads the driver (LOOM_ERR_UNSUPPORTED without one) */
   int (*count)(LoomContext *ctx);                /* devices of this kind (0 without a driver) */
   void (*close)(LoomContext *ctx);               /* with the context: everything the kind holds */
+  void (*stop_background)(void); /* process-wide: stops the kind's background threads (NULL: it has none) */
   LoomStatus (*synchronize)(LoomContext *ctx, int index, Diag *d); /* waits for all work on the device */
 
   /* ---- memory: the device's caching pool ------------------------------------------------------------ */

@@ -122,6 +122,11 @@ LOOM_API int loom_version_number(void);
 LOOM_API LoomStatus loom_context_create(LoomContext **out);
 LOOM_API LoomStatus loom_context_create_ex(const LoomContextOptions *options, LoomContext **out);
 LOOM_API void loom_context_destroy(LoomContext *ctx);
+/* Stops the background threads of every context of the process (the GPU tier-up: queued recompiles at
+ * the final JIT level are dropped, kernels keep their first-tier code, the one running finishes). Call it
+ * before exit() when contexts are not destroyed: exit would otherwise tear down the driver's libraries
+ * under a running compile. Later work starts the threads again as needed. */
+LOOM_API void loom_stop_background_work(void);
 /* The message of the last failed call on this context made by the calling thread ("" if none). */
 LOOM_API const char *loom_last_error(LoomContext *ctx);
 LOOM_API const char *loom_status_name(LoomStatus status);

@@ -11,6 +11,11 @@ import contextlib as _contextlib
 import numpy as _numpy
 
 from . import _core
+
+import atexit as _atexit
+# Before interpreter exit, while the GPU driver's libraries are whole: a background tier-up still compiling
+# when exit() runs the C exit handlers could use a driver library already torn down (include/loom/loom.h).
+_atexit.register(_core._stop_background)
 from ._ndarray import *  # noqa: F401,F403
 from ._creation import *  # noqa: F401,F403
 from ._math import *  # noqa: F401,F403

@@ -50,7 +50,21 @@ static PyType_Spec context_spec = {"loom._core.Context", sizeof(ContextObject), 
                                    context_slots};
 
 /* ---- module ------------------------------------------------------------------------------------------ */
-static PyMethodDef *const function_tables[] = {eval_functions, ops_functions, create_functions, fuse_functions,
+/* _stop_background(): loom_stop_background_work, from the package's atexit handler (Python's handlers run
+ * before any C one, so the driver's libraries are still whole while a running GPU tier-up finishes). */
+static PyObject *core_stop_background(PyObject *m, PyObject *noargs) {
+  (void)m;
+  (void)noargs;
+  Py_BEGIN_ALLOW_THREADS
+  loom_stop_background_work();
+  Py_END_ALLOW_THREADS
+  Py_RETURN_NONE;
+}
+static PyMethodDef module_functions[] = {
+    {"_stop_background", core_stop_background, METH_NOARGS, "Stops loom's background threads (process exit)."},
+    {NULL, NULL, 0, NULL}};
+
+static PyMethodDef *const function_tables[] = {module_functions, eval_functions, ops_functions, create_functions, fuse_functions,
                                                dlpack_functions, device_functions, uk_functions, raw_functions,
                                                linalg_functions, fuse_bundle_functions};
 

@@ -15,6 +15,7 @@
 
 #include "runtime/cuda/cuda_driver.h"
 #include "runtime/cuda/cuda_rt.h"
+#include "runtime/gpu/gpu_rt.h"
 #include "runtime/cuda/cuda_blas.h"
 
 /* ---- the driver table ------------------------------------------------------------------------------------ */
@@ -143,6 +144,7 @@ const RtDevice rt_cuda_device = {
     .open = cu_open,
     .count = cu_count,
     .close = cu_close,
+    .stop_background = rt_gpu_tiers_stop_all,
     .synchronize = cu_synchronize,
     .alloc = cu_alloc,
     .free = cu_free,

@@ -47,13 +47,20 @@ static void tier_stop_thread(GpuRt *g, bool abandon) {
   pthread_join(g->tier_thread, NULL);
   g->tier_started = false;
 }
-static void tier_at_exit(void) {
+void rt_gpu_tiers_stop_all(void) {
   pthread_mutex_lock(&tier_list_lock);
   for (GpuRt *g = tier_list; g; g = g->tier_next)
     if (g->tier_started && g->tier_pid == getpid()) tier_stop_thread(g, true);
   tier_list = NULL;
   pthread_mutex_unlock(&tier_list_lock);
 }
+/* The exit handler is a fallback only: exit() runs handlers in the reverse order of registration, and a
+ * driver library loaded after this one was registered (the PTX JIT, loaded by the first link: after the
+ * first tier-up was queued when every kernel came from the disk cache) is torn down before it runs, under
+ * a tier-up still compiling (found on the H200: a free() of a non-heap pointer inside the JIT at exit).
+ * Programs stop the threads before exit: loom_context_destroy, or loom_stop_background_work (the Python
+ * package calls it from an atexit handler, which runs before any C one). */
+static void tier_at_exit(void) { rt_gpu_tiers_stop_all(); }
 static void tier_register_atexit(void) { atexit(tier_at_exit); }
 
 void rt_gpu_tiers_init(GpuRt *g) {

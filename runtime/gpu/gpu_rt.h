@@ -157,6 +157,9 @@ LoomStatus rt_gpu_need_entries(LoomContext *ctx, GpuRt *g, GpuDev *dev, const Gp
                                uint32_t need, Diag *d);
 /* Initializes g's tier state from g->jit. */
 void rt_gpu_tiers_init(GpuRt *g);
+/* Stops the tier-up thread of every runtime of this process: queued tier-ups are dropped (the first-tier
+ * code stays in use and on disk), the running one finishes. A later tier-up starts the thread again. */
+void rt_gpu_tiers_stop_all(void);
 /* Finishes the tier-up queue (a fork's child has no thread to wait for) and frees the tier state. */
 void rt_gpu_tiers_close(GpuRt *g);
 /* Closes g's disk caches (the one in use and those loom_set_cache replaced); after the tier-up thread. */

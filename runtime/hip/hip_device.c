@@ -16,6 +16,7 @@
 
 #include "runtime/hip/hip.h"
 #include "runtime/hip/hip_rt.h"
+#include "runtime/gpu/gpu_rt.h"
 
 /* ---- the driver table ------------------------------------------------------------------------------------ */
 static LoomStatus drv_load(LoomContext *ctx, void **out, int *ndev, RtGpuJit *jit, Diag *d) {
@@ -165,6 +166,7 @@ const RtDevice rt_hip_device = {
     .open = hip_open,
     .count = hip_count,
     .close = hip_close,
+    .stop_background = rt_gpu_tiers_stop_all,
     .synchronize = hip_synchronize,
     .alloc = hip_alloc,
     .free = hip_free,
