@@ -206,6 +206,10 @@ def _is_device_pointer(ptr):
 def _sides(kind, dst, src, call):
     """((dkind, dindex), (skind, sindex)) for a cudaMemcpyKind."""
     host = (_HOST, 0)
+    if isinstance(kind, bool) or kind not in (memcpyHostToHost, memcpyHostToDevice, memcpyDeviceToHost,
+                                              memcpyDeviceToDevice, memcpyDefault):
+        raise CUDARuntimeError(f"{call}: kind {kind!r} is not a cudaMemcpyKind (memcpyHostToHost .. memcpyDefault: "
+                               "0..4)", errorInvalidValue)
     if kind == memcpyHostToHost:
         return host, host
     gpu = _need_gpu(call)
@@ -215,13 +219,10 @@ def _sides(kind, dst, src, call):
         return host, gpu
     if kind == memcpyDeviceToDevice:
         return gpu, gpu
-    if kind == memcpyDefault:
-        if _gpu_kind() != _CUDA:
-            raise CUDARuntimeError(f"{call}: memcpyDefault needs CUDA's unified addressing; give the copy's kind",
-                                   errorInvalidValue)
-        return (gpu if _is_device_pointer(dst) else host), (gpu if _is_device_pointer(src) else host)
-    raise CUDARuntimeError(f"{call}: kind {kind} is not a cudaMemcpyKind (memcpyHostToHost .. memcpyDefault: 0..4)",
-                           errorInvalidValue)
+    if _gpu_kind() != _CUDA:  # memcpyDefault
+        raise CUDARuntimeError(f"{call}: memcpyDefault needs CUDA's unified addressing; give the copy's kind",
+                               errorInvalidValue)
+    return (gpu if _is_device_pointer(dst) else host), (gpu if _is_device_pointer(src) else host)
 
 
 def _copy(call, dst, src, size, kind, stream, async_):
