@@ -33,6 +33,7 @@ typedef struct RtRawModule RtRawModule; /* a device's raw module (loom_raw_*): i
 typedef struct RtPoolStats {
   uint64_t used_bytes;      /* class-rounded bytes of blocks handed out and not freed */
   uint64_t cached_bytes;    /* bytes of free blocks kept for reuse */
+  uint64_t cached_blocks;   /* how many free blocks are kept */
   uint64_t total_bytes;     /* used + cached */
   uint64_t peak_bytes;      /* the most total_bytes has been (0: not tracked) */
   uint64_t allocs, reuses;  /* requests, and those served from a cached block (0: not tracked) */

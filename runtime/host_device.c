@@ -216,6 +216,7 @@ static LoomStatus host_pool_stats(LoomContext *ctx, int index, RtPoolStats *out,
   memset(out, 0, sizeof *out);
   out->used_bytes = rt_host_pool_used(ctx->rt->host_pool);
   out->cached_bytes = rt_host_pool_cached(ctx->rt->host_pool);
+  out->cached_blocks = rt_host_pool_cached_blocks(ctx->rt->host_pool);
   out->total_bytes = out->used_bytes + out->cached_bytes;
   return LOOM_OK;
 }

@@ -28,6 +28,7 @@ struct RtHostPool {
   pthread_mutex_t lock;
   size_t cached, limit, used; /* used: bytes handed out and not freed; limit: of the cache */
   size_t hard_limit;          /* the most used + cached may reach (0: none) */
+  size_t nblocks;             /* cached blocks */
   FreeBlock *bins[RT_HOST_POOL_CLASSES];
 };
 
@@ -73,6 +74,7 @@ void rt_host_pool_trim(RtHostPool *p) {
     p->bins[c] = NULL;
   }
   p->cached = 0;
+  p->nblocks = 0;
   pthread_mutex_unlock(&p->lock);
 }
 
@@ -116,6 +118,7 @@ void *rt_host_alloc(RtHostPool *p, size_t size) {
   if (b) {
     p->bins[c] = b->next;
     p->cached -= csize;
+    p->nblocks--;
     p->used += csize;
   }
   pthread_mutex_unlock(&p->lock);
@@ -153,6 +156,7 @@ void rt_host_free(RtHostPool *p, void *ptr, size_t size) {
     b->next = p->bins[c];
     p->bins[c] = b;
     p->cached += csize;
+    p->nblocks++;
     ptr = NULL;
   }
   pthread_mutex_unlock(&p->lock);
@@ -186,6 +190,14 @@ size_t rt_host_pool_limit(RtHostPool *p) {
   if (!p) return 0;
   pthread_mutex_lock(&p->lock);
   size_t n = p->hard_limit;
+  pthread_mutex_unlock(&p->lock);
+  return n;
+}
+
+size_t rt_host_pool_cached_blocks(RtHostPool *p) {
+  if (!p) return 0;
+  pthread_mutex_lock(&p->lock);
+  size_t n = p->nblocks;
   pthread_mutex_unlock(&p->lock);
   return n;
 }

@@ -3,6 +3,8 @@
  * copies of raw bytes (loom_memcpy), synchronous or enqueued on a stream. Each goes to the device table of
  * the memory's kind (device.h); a copy between the host and a GPU is the GPU's, two host pointers the host's.
  */
+#include <string.h>
+
 #include "runtime/device.h"
 
 LOOM_API LoomStatus loom_pool_stats(LoomContext *ctx, LoomDeviceKind kind, int32_t index, LoomPoolStats *out) {
@@ -17,6 +19,21 @@ LOOM_API LoomStatus loom_pool_stats(LoomContext *ctx, LoomDeviceKind kind, int32
   if (!dev || dev->pool_stats(ctx, index, &ps, &d) != LOOM_OK) return ctx_report(ctx, &d);
   out->used_bytes = ps.used_bytes;
   out->total_bytes = ps.total_bytes;
+  return LOOM_OK;
+}
+
+LOOM_API LoomStatus loom_pool_cached_blocks(LoomContext *ctx, LoomDeviceKind kind, int32_t index, uint64_t *count) {
+  if (!ctx) return LOOM_ERR_INVALID_ARGUMENT;
+  Diag d = {.status = LOOM_OK};
+  if (!count) {
+    diag_error(&d, LOOM_ERR_INVALID_ARGUMENT, "loom_pool_cached_blocks: count is NULL");
+    return ctx_report(ctx, &d);
+  }
+  const RtDevice *dev = rt_api_device(ctx, kind, index, "loom_pool_cached_blocks", &d);
+  RtPoolStats ps;
+  memset(&ps, 0, sizeof ps);
+  if (!dev || dev->pool_stats(ctx, index, &ps, &d) != LOOM_OK) return ctx_report(ctx, &d);
+  *count = ps.cached_blocks;
   return LOOM_OK;
 }
 

@@ -423,6 +423,8 @@ LOOM_API LoomStatus loom_pool_free_all_blocks(LoomContext *ctx, LoomDeviceKind k
  * MemoryPool.set_limit.) */
 LOOM_API LoomStatus loom_pool_set_limit(LoomContext *ctx, LoomDeviceKind kind, int32_t index, uint64_t limit);
 LOOM_API LoomStatus loom_pool_get_limit(LoomContext *ctx, LoomDeviceKind kind, int32_t index, uint64_t *limit);
+/* The number of cached (free) blocks a device's pool keeps for reuse (CuPy's MemoryPool.n_free_blocks). */
+LOOM_API LoomStatus loom_pool_cached_blocks(LoomContext *ctx, LoomDeviceKind kind, int32_t index, uint64_t *count);
 /* Copies n bytes from src (memory of device sk, si) to dst (of dk, di): host <-> a GPU, within a GPU or
  * between two GPUs of one kind. async 0: done when it returns (on stream s when given, else ordered after
  * the calling thread's current stream), as loom_array_copy. async 1: enqueued on s (NULL: the current

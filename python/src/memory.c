@@ -12,9 +12,10 @@
 #pragma weak loom_memcpy
 #pragma weak loom_pool_set_limit
 #pragma weak loom_pool_get_limit
+#pragma weak loom_pool_cached_blocks
 
 static int have_memory_api(void) {
-  if (loom_memcpy && loom_pool_set_limit && loom_pool_get_limit) return 1;
+  if (loom_memcpy && loom_pool_set_limit && loom_pool_get_limit && loom_pool_cached_blocks) return 1;
   PyErr_SetString(PyExc_NotImplementedError, "this libloom has no raw memory API (loom_memcpy ...); rebuild the "
                   "package against a newer libloom");
   return 0;
@@ -117,6 +118,21 @@ static PyObject *core_pool_limit(PyObject *module, PyObject *const *args, Py_ssi
   return s ? raise_status(st, s) : PyLong_FromUnsignedLongLong(limit);
 }
 
+/* pool_cached_blocks(kind, index) -> how many free blocks the pool keeps */
+static PyObject *core_pool_cached_blocks(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+  MODSTATE;
+  LoomDeviceKind k;
+  int32_t i;
+  if (nargs != 2) {
+    PyErr_SetString(PyExc_TypeError, "pool_cached_blocks(kind, index)");
+    return NULL;
+  }
+  if (!have_memory_api() || parse_device(args[0], args[1], &k, &i) < 0) return NULL;
+  uint64_t n = 0;
+  LoomStatus s = loom_pool_cached_blocks(ctx_of(st), k, i, &n);
+  return s ? raise_status(st, s) : PyLong_FromUnsignedLongLong(n);
+}
+
 /* set_oom_error(cls|None): the class LOOM_ERR_OUT_OF_MEMORY raises (a MemoryError subclass; None: MemoryError) */
 static PyObject *core_set_oom_error(PyObject *module, PyObject *arg) {
   MODSTATE;
@@ -129,6 +145,6 @@ static PyObject *core_set_oom_error(PyObject *module, PyObject *arg) {
 }
 
 PyMethodDef memory_functions[] = {
-    FASTF(mem_alloc), FASTF(mem_free), FASTF(memcpy), FASTF(pool_limit),
+    FASTF(mem_alloc), FASTF(mem_free), FASTF(memcpy), FASTF(pool_limit), FASTF(pool_cached_blocks),
     {"set_oom_error", (PyCFunction)core_set_oom_error, METH_O, "the class out-of-memory errors raise"},
     {NULL}};

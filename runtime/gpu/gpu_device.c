@@ -229,6 +229,7 @@ LoomStatus rt_gpu_device_pool_stats(const RtGpuDriver *drv, LoomContext *ctx, in
   memset(out, 0, sizeof *out);
   out->used_bytes = ps.used_bytes;
   out->cached_bytes = ps.cached_bytes;
+  out->cached_blocks = ps.cached_blocks;
   out->total_bytes = ps.total_bytes;
   out->peak_bytes = ps.peak_bytes;
   out->allocs = ps.allocs;

@@ -138,6 +138,7 @@ static void free_cached_locked(RtGpuPool *p) {
       p->raw.free(p->raw.user, p->device, b->ptr);
       p->stats.raw_frees++;
       p->stats.cached_bytes -= b->size;
+      p->stats.cached_blocks--;
       p->stats.total_bytes -= b->size;
       b->next = p->spare;
       p->spare = b;
@@ -199,6 +200,7 @@ LoomStatus rt_gpu_pool_alloc(RtGpuPool *p, size_t size, uint64_t *out, Diag *d) 
   if (b) { /* reuse */
     p->free_list[c] = b->next;
     p->stats.cached_bytes -= b->size;
+    p->stats.cached_blocks--;
     p->stats.reuses++;
     insert_used(p, b, size);
     *out = b->ptr;
@@ -290,6 +292,7 @@ LoomStatus rt_gpu_pool_free(RtGpuPool *p, uint64_t ptr, Diag *d) {
   p->stats.used_bytes -= b->size;
   p->stats.requested_bytes -= b->requested;
   p->stats.cached_bytes += b->size;
+  p->stats.cached_blocks++;
   b->next = p->free_list[b->cls];
   p->free_list[b->cls] = b;
   pthread_mutex_unlock(&p->lock);

@@ -31,6 +31,7 @@ typedef struct RtGpuPool RtGpuPool;
 typedef struct RtGpuPoolStats {
   uint64_t used_bytes;      /* class-rounded bytes of blocks handed out and not freed */
   uint64_t cached_bytes;    /* bytes of free blocks kept for reuse */
+  uint64_t cached_blocks;   /* how many free blocks are kept */
   uint64_t total_bytes;     /* used + cached: what the pool holds from the device */
   uint64_t peak_bytes;      /* the most total_bytes has been */
   uint64_t requested_bytes; /* sum of the sizes asked for by blocks now in use */

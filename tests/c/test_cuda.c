@@ -184,14 +184,18 @@ static void test_pool_limit(void) {
   CHECK(f.nalloc == 2);
   /* a freed block is cached: the same class is reused under the limit, no raw allocation */
   CHECK_OK(rt_gpu_pool_free(p, y, &d));
+  RtGpuPoolStats s;
+  rt_gpu_pool_stats(p, &s);
+  CHECK(s.cached_blocks == 1 && s.cached_bytes == 2048);
   CHECK_OK(rt_gpu_pool_alloc(p, 2000, &z, &d));
   CHECK(z == y && f.nalloc == 2);
+  rt_gpu_pool_stats(p, &s);
+  CHECK(s.cached_blocks == 0);
   /* a different class: the cached 2048 block (freed again) goes back to the device, then it fits */
   CHECK_OK(rt_gpu_pool_free(p, z, &d));
   CHECK_OK(rt_gpu_pool_alloc(p, 1024, &w, &d));
-  RtGpuPoolStats s;
   rt_gpu_pool_stats(p, &s);
-  CHECK(f.nfree == 1 && s.cached_bytes == 0 && s.total_bytes == 3072 && s.used_bytes == 3072);
+  CHECK(f.nfree == 1 && s.cached_bytes == 0 && s.cached_blocks == 0 && s.total_bytes == 3072 && s.used_bytes == 3072);
   /* a request larger than the limit alone fails even with nothing held */
   Diag big = {0};
   uint64_t b = 0;

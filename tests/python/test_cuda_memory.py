@@ -180,7 +180,11 @@ def test_pool_figures_follow_alloc():
     p = pool.malloc(3 << 20)
     assert pool.used_bytes() >= used + (3 << 20)
     del p
-    assert pool.used_bytes() == used and pool.free_bytes() >= 0
+    assert pool.used_bytes() == used and pool.free_bytes() >= 3 << 20
+    assert pool.n_free_blocks() == 1  # the 3 MiB block, kept for reuse
+    again = pool.malloc(3 << 20)
+    assert pool.n_free_blocks() == 0
+    del again
     pool.free_all_blocks()
     assert pool.n_free_blocks() == 0 and pool.total_bytes() == pool.used_bytes()
 

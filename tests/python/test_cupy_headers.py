@@ -5,6 +5,7 @@ complex64 functions), and, on a CUDA device, a raw kernel over loom's complex ar
 import os
 import shutil
 import subprocess
+from typing import Any, Callable
 
 import numpy as np
 import pytest
@@ -14,14 +15,14 @@ from loom import cuda
 
 INCLUDE = os.path.join(os.path.dirname(loom.__file__), "include")
 CLANG = shutil.which("clang-19")
-CXX = shutil.which("clang++-19") or shutil.which("clang++") or shutil.which("g++")
+CXX = shutil.which("clang++-19") or shutil.which("clang++") or shutil.which("g++") or ""
 GPU = cuda.is_available() and not cuda.runtime.is_hip
 needs_clang = pytest.mark.skipif(CLANG is None, reason="CUDA C++ raw kernels need clang-19")
 
 # The functions checked, as (C++ expression of z and w, NumPy function of z and w).
-FUNCS = [
+FUNCS: list[tuple[str, Callable[[Any, Any], Any]]] = [
     ("z + w", lambda z, w: z + w), ("z - w", lambda z, w: z - w), ("z * w", lambda z, w: z * w),
-    ("z / w", lambda z, w: z / w), ("-z", lambda z, w: -z), ("conj(z)", np.conj),
+    ("z / w", lambda z, w: z / w), ("-z", lambda z, w: -z), ("conj(z)", lambda z, w: np.conj(z)),
     ("z * (T)2.5", lambda z, w: z * 2.5), ("(T)3 - z", lambda z, w: 3 - z), ("(T)2 / z", lambda z, w: 2 / z),
     ("C(abs(z), arg(z))", lambda z, w: np.abs(z) + 1j * np.angle(z)),
     ("C(norm(z), real(z) + imag(z))", lambda z, w: np.abs(z) ** 2 + 1j * (z.real + z.imag)),
@@ -70,7 +71,7 @@ int main() {{
 """
 
 
-@pytest.mark.skipif(CXX is None, reason="needs a host C++ compiler")
+@pytest.mark.skipif(not CXX, reason="needs a host C++ compiler")
 @pytest.mark.parametrize("ctype, rtol", [("double", 1e-11), ("float", 2e-5)])
 def test_complex_functions_match_numpy(tmp_path, ctype, rtol):
     src = tmp_path / "t.cpp"
@@ -93,7 +94,7 @@ def test_complex_functions_match_numpy(tmp_path, ctype, rtol):
             assert bad.size == 0, f"{expr} ({ctype}): z={z[bad[0]]} w={w[bad[0]]}: {got[bad[0], k]} != {expect[bad[0]]}"
 
 
-@pytest.mark.skipif(CXX is None, reason="needs a host C++ compiler")
+@pytest.mark.skipif(not CXX, reason="needs a host C++ compiler")
 def test_complex_edge_values(tmp_path):
     """Division without overflow for huge operands, exp of +-inf real parts, sqrt on the negative axis and of
     zeros, tanh for large real parts (no inf / inf), isnan / isinf / isfinite, proj."""
@@ -144,7 +145,8 @@ extern "C" __global__ void cfun(const complex<double>* z, const thrust::complex<
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
   complex<double> a = z[i];
-  out[i] = exp(a) * conj(a) + sqrt(a) / (a + 1.0) - log(a) + pow(a, 2) + sin(a) * tanh(a) + complex<double>(abs(a), arg(a));
+  out[i] = exp(a) * conj(a) + sqrt(a) / (a + 1.0) - log(a) + pow(a, 2) + sin(a) * tanh(a)
+           + complex<double>(abs(a), arg(a));
   complex<float> b = f[i];
   outf[i] = b * 2.0f + acos(b) + atanh(b) + complex<float>(real(b) * imag(b), norm(b));
 }

@@ -7,12 +7,12 @@ asarray place arrays on the current device (a thread-local, set by Device.use() 
 and operations run where their operands live (operands on two devices are a ValueError naming both).
 With no GPU, Device(0) is the host stand-in, so CuPy-style code runs unchanged on a laptop.
 
-Streams and events wrap loom_stream_* / loom_event_* (they exist on the host too and complete at
-once); ExternalStream borrows another library's CUstream (loom_stream_wrap) for loom's kernels and copies.
-Device memory (alloc, MemoryPointer, MemoryPool with its limit) is loom's caching pool's (memory.py); the
-CUDA runtime calls are in runtime.py. Loom arrays are lazy: work is enqueued when a value is evaluated, so entering and leaving
-`with stream:` evaluates pending arrays first: what was written inside the block runs on that stream.
-If the linked libloom predates the stream API, streams and events fall back to host stand-ins (the
+Streams and events wrap loom_stream_* / loom_event_* (they exist on the host too and complete at once);
+ExternalStream borrows another library's CUstream (loom_stream_wrap) for loom's kernels and copies. Device
+memory (alloc, MemoryPointer, MemoryPool with its limit) is loom's caching pool's (memory.py); the CUDA
+runtime calls are in runtime.py. Loom arrays are lazy: work is enqueued when a value is evaluated, so entering
+and leaving `with stream:` evaluates pending arrays first: what was written inside the block runs on that
+stream. If the linked libloom predates the stream API, streams and events fall back to host stand-ins (the
 host clock, synchronous evaluation) and the memory pool reports 0.
 
 The compute capability and device properties are read from the CUDA driver (libcuda, through ctypes):

@@ -19,7 +19,7 @@ class CUDARuntimeError(RuntimeError):
 
 _HOST, _CUDA, _HIP = 0, 1, 2
 _tls = threading.local()
-_count_cache = []
+_count_cache: list = []
 _DEVICE_NAMES = {"cuda": _CUDA, "nvidia": _CUDA, "hip": _HIP, "rocm": _HIP, "amd": _HIP, "host": _HOST, "cpu": _HOST}
 
 
@@ -102,7 +102,7 @@ def _current_key():
 
 
 # ---- the CUDA driver, for what the C API does not expose ---------------------------------------------
-_driver_cache = []
+_driver_cache: list = []
 
 
 def _driver():
@@ -130,7 +130,7 @@ def _ensure_context(lib, device_id):
 
 
 # ---- the HIP runtime, the same for AMD GPUs -----------------------------------------------------------------
-_hip_cache = []
+_hip_cache: list = []
 
 
 def _hip():

@@ -63,7 +63,7 @@ class Memory(BaseMemory):
 
     def __del__(self):
         ptr, self.ptr = getattr(self, "ptr", 0), 0
-        if ptr:
+        if ptr and _core is not None:  # None: the interpreter is shutting down (the context frees everything)
             _core.mem_free(self._key[0], self._key[1], ptr, self.size)
 
 
@@ -310,8 +310,8 @@ class MemoryPool:
             _core.pool_free_all(*_current_key())
 
     def n_free_blocks(self):
-        """The number of cached blocks (loom's pool counts bytes, not blocks: 1 while any are cached)."""
-        return 1 if self.free_bytes() > 0 else 0
+        """The number of cached (free) blocks kept for reuse."""
+        return _core.pool_cached_blocks(*_current_key())
 
     def set_limit(self, size=None, fraction=None):
         """Bounds the bytes the pool may hold (used + cached): size in bytes, or fraction of the device's

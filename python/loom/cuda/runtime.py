@@ -26,7 +26,7 @@ streamPerThread = 2
 # error codes of the CUDA runtime that loom's errors carry
 errorInvalidValue, errorMemoryAllocation, errorNoDevice, errorInvalidDevice = 1, 2, 100, 101
 
-_blocks = {}  # address -> (kind, index, size) of the blocks malloc lent
+_blocks: dict = {}  # address -> (kind, index, size) of the blocks malloc lent
 _blocks_lock = threading.Lock()
 
 

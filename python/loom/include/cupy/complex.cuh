@@ -14,7 +14,7 @@
 #pragma once
 
 namespace thrust {
-namespace loom_complex_detail {
+namespace loom_detail {
 // The real functions per precision (the prelude gives CUDA's C math functions, float ones with an f).
 template <typename T> struct real_math;
 template <> struct real_math<float> {
@@ -53,8 +53,9 @@ template <typename T> __host__ __device__ inline bool is_nan(T x) { return x != 
 // A non-deduced context: the real operand of a mixed operation takes the complex number's precision, so
 // complex<float> * 2.0 and 2 * complex<double> compile (the scalar is converted to T).
 template <typename T> struct same { typedef T type; };
+template <typename T> using scalar = typename same<T>::type;
 template <typename T> __host__ __device__ inline bool is_inf(T x) { return x - x != x - x && x == x; }
-}  // namespace loom_complex_detail
+}  // namespace loom_detail
 
 template <typename T>
 struct alignas(2 * sizeof(T)) complex {
@@ -97,7 +98,7 @@ template <typename T> __host__ __device__ inline complex<T> operator*(const comp
 }
 // a / b scaled by b's larger part, so that |b|^2 is never formed (it overflows for |b| > sqrt(max)).
 template <typename T> __host__ __device__ inline complex<T> operator/(const complex<T> &a, const complex<T> &b) {
-  typedef loom_complex_detail::real_math<T> M;
+  typedef loom_detail::real_math<T> M;
   T c = b.real(), d = b.imag();
   if (M::fabs(c) >= M::fabs(d)) {
     if (c == T(0) && d == T(0)) return complex<T>(a.real() / M::fabs(c), a.imag() / M::fabs(c));
@@ -107,28 +108,36 @@ template <typename T> __host__ __device__ inline complex<T> operator/(const comp
   T r = c / d, den = c * r + d;
   return complex<T>((a.real() * r + a.imag()) / den, (a.imag() * r - a.real()) / den);
 }
-template <typename T> __host__ __device__ inline complex<T> operator+(const complex<T> &a, const typename loom_complex_detail::same<T>::type &x) {
+template <typename T>
+__host__ __device__ inline complex<T> operator+(const complex<T> &a, const loom_detail::scalar<T> &x) {
   return complex<T>(a.real() + x, a.imag());
 }
-template <typename T> __host__ __device__ inline complex<T> operator+(const typename loom_complex_detail::same<T>::type &x, const complex<T> &a) {
+template <typename T>
+__host__ __device__ inline complex<T> operator+(const loom_detail::scalar<T> &x, const complex<T> &a) {
   return complex<T>(x + a.real(), a.imag());
 }
-template <typename T> __host__ __device__ inline complex<T> operator-(const complex<T> &a, const typename loom_complex_detail::same<T>::type &x) {
+template <typename T>
+__host__ __device__ inline complex<T> operator-(const complex<T> &a, const loom_detail::scalar<T> &x) {
   return complex<T>(a.real() - x, a.imag());
 }
-template <typename T> __host__ __device__ inline complex<T> operator-(const typename loom_complex_detail::same<T>::type &x, const complex<T> &a) {
+template <typename T>
+__host__ __device__ inline complex<T> operator-(const loom_detail::scalar<T> &x, const complex<T> &a) {
   return complex<T>(x - a.real(), -a.imag());
 }
-template <typename T> __host__ __device__ inline complex<T> operator*(const complex<T> &a, const typename loom_complex_detail::same<T>::type &x) {
+template <typename T>
+__host__ __device__ inline complex<T> operator*(const complex<T> &a, const loom_detail::scalar<T> &x) {
   return complex<T>(a.real() * x, a.imag() * x);
 }
-template <typename T> __host__ __device__ inline complex<T> operator*(const typename loom_complex_detail::same<T>::type &x, const complex<T> &a) {
+template <typename T>
+__host__ __device__ inline complex<T> operator*(const loom_detail::scalar<T> &x, const complex<T> &a) {
   return complex<T>(x * a.real(), x * a.imag());
 }
-template <typename T> __host__ __device__ inline complex<T> operator/(const complex<T> &a, const typename loom_complex_detail::same<T>::type &x) {
+template <typename T>
+__host__ __device__ inline complex<T> operator/(const complex<T> &a, const loom_detail::scalar<T> &x) {
   return complex<T>(a.real() / x, a.imag() / x);
 }
-template <typename T> __host__ __device__ inline complex<T> operator/(const typename loom_complex_detail::same<T>::type &x, const complex<T> &a) {
+template <typename T>
+__host__ __device__ inline complex<T> operator/(const loom_detail::scalar<T> &x, const complex<T> &a) {
   return complex<T>(x) / a;
 }
 
@@ -139,21 +148,25 @@ template <typename T> __host__ __device__ inline bool operator==(const complex<T
 template <typename T> __host__ __device__ inline bool operator!=(const complex<T> &a, const complex<T> &b) {
   return !(a == b);
 }
-template <typename T> __host__ __device__ inline bool operator==(const complex<T> &a, const typename loom_complex_detail::same<T>::type &x) {
+template <typename T>
+__host__ __device__ inline bool operator==(const complex<T> &a, const loom_detail::scalar<T> &x) {
   return a.real() == x && a.imag() == T(0);
 }
-template <typename T> __host__ __device__ inline bool operator==(const typename loom_complex_detail::same<T>::type &x, const complex<T> &a) { return a == x; }
-template <typename T> __host__ __device__ inline bool operator!=(const complex<T> &a, const typename loom_complex_detail::same<T>::type &x) { return !(a == x); }
-template <typename T> __host__ __device__ inline bool operator!=(const typename loom_complex_detail::same<T>::type &x, const complex<T> &a) { return !(a == x); }
+template <typename T>
+__host__ __device__ inline bool operator==(const loom_detail::scalar<T> &x, const complex<T> &a) { return a == x; }
+template <typename T>
+__host__ __device__ inline bool operator!=(const complex<T> &a, const loom_detail::scalar<T> &x) { return !(a == x); }
+template <typename T>
+__host__ __device__ inline bool operator!=(const loom_detail::scalar<T> &x, const complex<T> &a) { return !(a == x); }
 
 // ---- parts, magnitude, phase -----------------------------------------------------------------------------
 template <typename T> __host__ __device__ inline T real(const complex<T> &z) { return z.real(); }
 template <typename T> __host__ __device__ inline T imag(const complex<T> &z) { return z.imag(); }
 template <typename T> __host__ __device__ inline T abs(const complex<T> &z) {
-  return loom_complex_detail::real_math<T>::hypot(z.real(), z.imag());
+  return loom_detail::real_math<T>::hypot(z.real(), z.imag());
 }
 template <typename T> __host__ __device__ inline T arg(const complex<T> &z) {
-  return loom_complex_detail::real_math<T>::atan2(z.imag(), z.real());
+  return loom_detail::real_math<T>::atan2(z.imag(), z.real());
 }
 template <typename T> __host__ __device__ inline T norm(const complex<T> &z) {
   return z.real() * z.real() + z.imag() * z.imag();
@@ -163,47 +176,47 @@ template <typename T> __host__ __device__ inline complex<T> conj(const complex<T
 }
 // The projection onto the Riemann sphere: every infinity becomes (+inf, +-0).
 template <typename T> __host__ __device__ inline complex<T> proj(const complex<T> &z) {
-  typedef loom_complex_detail::real_math<T> M;
-  if (loom_complex_detail::is_inf(z.real()) || loom_complex_detail::is_inf(z.imag()))
+  typedef loom_detail::real_math<T> M;
+  if (loom_detail::is_inf(z.real()) || loom_detail::is_inf(z.imag()))
     return complex<T>(M::inf(), M::copysign(T(0), z.imag()));
   return z;
 }
 template <typename T> __host__ __device__ inline complex<T> polar(const T &r, const T &theta = T()) {
-  typedef loom_complex_detail::real_math<T> M;
+  typedef loom_detail::real_math<T> M;
   return complex<T>(r * M::cos(theta), r * M::sin(theta));
 }
 template <typename T> __host__ __device__ inline bool isnan(const complex<T> &z) {
-  return loom_complex_detail::is_nan(z.real()) || loom_complex_detail::is_nan(z.imag());
+  return loom_detail::is_nan(z.real()) || loom_detail::is_nan(z.imag());
 }
 template <typename T> __host__ __device__ inline bool isinf(const complex<T> &z) {
-  return loom_complex_detail::is_inf(z.real()) || loom_complex_detail::is_inf(z.imag());
+  return loom_detail::is_inf(z.real()) || loom_detail::is_inf(z.imag());
 }
 template <typename T> __host__ __device__ inline bool isfinite(const complex<T> &z) { return !isnan(z) && !isinf(z); }
 
 // ---- exponentials, logarithms, powers ------------------------------------------------------------------------
 template <typename T> __host__ __device__ inline complex<T> exp(const complex<T> &z) {
-  typedef loom_complex_detail::real_math<T> M;
+  typedef loom_detail::real_math<T> M;
   if (z.imag() == T(0)) return complex<T>(M::exp(z.real()), z.imag());  // keeps exp(x + 0i) real, even for inf
   T e = M::exp(z.real());
   return complex<T>(e * M::cos(z.imag()), e * M::sin(z.imag()));
 }
 template <typename T> __host__ __device__ inline complex<T> log(const complex<T> &z) {
-  typedef loom_complex_detail::real_math<T> M;
+  typedef loom_detail::real_math<T> M;
   return complex<T>(M::log(abs(z)), arg(z));
 }
 template <typename T> __host__ __device__ inline complex<T> log10(const complex<T> &z) {
-  return log(z) / loom_complex_detail::real_math<T>::ln10();
+  return log(z) / loom_detail::real_math<T>::ln10();
 }
 // The principal root (real part >= 0), from |z| without squaring the parts.
 template <typename T> __host__ __device__ inline complex<T> sqrt(const complex<T> &z) {
-  typedef loom_complex_detail::real_math<T> M;
+  typedef loom_detail::real_math<T> M;
   T x = z.real(), y = z.imag();
   if (x == T(0) && y == T(0)) return complex<T>(T(0), y);
-  if (loom_complex_detail::is_inf(y)) return complex<T>(M::inf(), y);
-  if (loom_complex_detail::is_nan(x)) return complex<T>(x, y - y);
-  if (loom_complex_detail::is_inf(x)) {
-    if (x > T(0)) return complex<T>(x, loom_complex_detail::is_nan(y) ? y : M::copysign(T(0), y));
-    return complex<T>(loom_complex_detail::is_nan(y) ? y : T(0), M::copysign(M::inf(), y));
+  if (loom_detail::is_inf(y)) return complex<T>(M::inf(), y);
+  if (loom_detail::is_nan(x)) return complex<T>(x, y - y);
+  if (loom_detail::is_inf(x)) {
+    if (x > T(0)) return complex<T>(x, loom_detail::is_nan(y) ? y : M::copysign(T(0), y));
+    return complex<T>(loom_detail::is_nan(y) ? y : T(0), M::copysign(M::inf(), y));
   }
   T t = M::sqrt((M::fabs(x) + abs(z)) * T(0.5));
   if (x >= T(0)) return complex<T>(t, y / (T(2) * t));
@@ -216,10 +229,12 @@ template <typename T> __host__ __device__ inline complex<T> pow(const complex<T>
   }
   return exp(w * log(z));
 }
-template <typename T> __host__ __device__ inline complex<T> pow(const complex<T> &z, const typename loom_complex_detail::same<T>::type &x) {
+template <typename T>
+__host__ __device__ inline complex<T> pow(const complex<T> &z, const loom_detail::scalar<T> &x) {
   return pow(z, complex<T>(x));
 }
-template <typename T> __host__ __device__ inline complex<T> pow(const typename loom_complex_detail::same<T>::type &x, const complex<T> &w) {
+template <typename T>
+__host__ __device__ inline complex<T> pow(const loom_detail::scalar<T> &x, const complex<T> &w) {
   return pow(complex<T>(x), w);
 }
 template <typename T> __host__ __device__ inline complex<T> pow(const complex<T> &z, int n) {
@@ -228,16 +243,16 @@ template <typename T> __host__ __device__ inline complex<T> pow(const complex<T>
 
 // ---- trigonometric and hyperbolic ----------------------------------------------------------------------------
 template <typename T> __host__ __device__ inline complex<T> sinh(const complex<T> &z) {
-  typedef loom_complex_detail::real_math<T> M;
+  typedef loom_detail::real_math<T> M;
   return complex<T>(M::sinh(z.real()) * M::cos(z.imag()), M::cosh(z.real()) * M::sin(z.imag()));
 }
 template <typename T> __host__ __device__ inline complex<T> cosh(const complex<T> &z) {
-  typedef loom_complex_detail::real_math<T> M;
+  typedef loom_detail::real_math<T> M;
   return complex<T>(M::cosh(z.real()) * M::cos(z.imag()), M::sinh(z.real()) * M::sin(z.imag()));
 }
 // tanh(x + iy) = (sinh 2x + i sin 2y) / (cosh 2x + cos 2y); for large |x| it is +-1 + i 0 (no inf / inf).
 template <typename T> __host__ __device__ inline complex<T> tanh(const complex<T> &z) {
-  typedef loom_complex_detail::real_math<T> M;
+  typedef loom_detail::real_math<T> M;
   T x = z.real(), y = z.imag();
   if (M::fabs(x) > T(20)) {
     T e = M::exp(T(-2) * M::fabs(x));
