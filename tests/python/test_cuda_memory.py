@@ -299,7 +299,6 @@ def test_external_stream_context_and_use():
 
 @gpu
 def test_external_stream_runs_loom_kernels_on_the_foreign_stream():
-    import threading
     s = cuda.Stream()
     e = cuda.ExternalStream(s.ptr)
     a = np.random.default_rng(0).random(1 << 20)
@@ -310,7 +309,6 @@ def test_external_stream_runs_loom_kernels_on_the_foreign_stream():
         ev.record()
     ev.synchronize()
     assert abs(float(y) - float((a * 2 + 1).sum())) < 1e-6 * a.size
-    del threading
 
 
 @gpu
@@ -336,7 +334,7 @@ def test_pinned_memory_async_copies():
     assert pool.n_free_blocks() == 1
 
 
-def test_async_copies_on_the_host_stand_in():
+def test_async_copies_and_streams():
     a = np.arange(64, dtype=np.uint8)
     p = cuda.alloc(64)
     s = cuda.Stream()
