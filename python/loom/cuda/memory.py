@@ -103,9 +103,6 @@ class MemoryPointer:
     def __int__(self):
         return self.ptr
 
-    def __index__(self):
-        return self.ptr
-
     def __bool__(self):
         return self.ptr != 0
 
