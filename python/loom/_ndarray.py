@@ -104,7 +104,8 @@ class ndarray(_core.Array):
         keep every element inside the pointer's block."""
         if memptr is None and strides is None:
             return _creation.empty(shape, dtype, order)
-        return _over_memory(shape, dtype, memptr, strides, order)
+        from .cuda import memory
+        return memory._array_over(shape, dtype, memptr, strides, order)
 
     # ---- attributes ------------------------------------------------------------------------------
     @property
@@ -139,7 +140,9 @@ class ndarray(_core.Array):
 
     @property
     def data(self):
-        return _MemPtr(self)
+        """A loom.cuda.MemoryPointer at the first element (CuPy's ndarray.data); it keeps the array alive."""
+        from .cuda import memory
+        return memory._array_pointer(self)
 
     @property
     def __cuda_array_interface__(self):
@@ -684,61 +687,6 @@ def _index_dtype(r, dtype, out):
 
 class _NotAView(Exception):
     pass
-
-
-def _MemPtr(a):
-    """ndarray.data: a loom.cuda.MemoryPointer at a's first element, over the bytes a's elements span (an
-    UnownedMemory that keeps a alive)."""
-    from .cuda import memory
-    _core.eval(a)
-    lo, hi = _byte_extent(a.shape, a.strides, a.itemsize)
-    first = a._ptr or 0
-    mem = memory.UnownedMemory(first + lo if first else 0, hi - lo, a, a._device[1])
-    mem._key = a._device
-    return memory.MemoryPointer(mem, -lo if first else 0)
-
-
-def _byte_extent(shape, strides, itemsize):
-    """(lo, hi): the bytes an array's elements span, relative to its first element (lo <= 0; hi - lo is 0 for
-    an empty array)."""
-    if 0 in shape:
-        return 0, 0
-    lo = hi = 0
-    for n, st in zip(shape, strides):
-        lo += builtins.min(0, (n - 1) * st)
-        hi += builtins.max(0, (n - 1) * st)
-    return lo, hi + itemsize
-
-
-def _over_memory(shape, dtype, memptr, strides, order):
-    """ndarray(shape, dtype, memptr, strides): an array over memptr's memory (a new block from loom.cuda.alloc
-    when memptr is None), checked to lie inside it."""
-    from .cuda import memory
-    shape = _shape_tuple(shape)
-    dt = numpy.dtype(dtype)
-    code = _code(dt)
-    if order not in ("C", "F", None):
-        raise ValueError(f"ndarray: order must be 'C' or 'F', got {order!r}")
-    if strides is None:
-        strides, step = [0] * len(shape), dt.itemsize
-        for i in (range(len(shape) - 1, -1, -1) if order != "F" else range(len(shape))):
-            strides[i] = step
-            step *= builtins.max(shape[i], 1)
-    strides = tuple(operator.index(x) for x in strides)
-    if len(strides) != len(shape):
-        raise ValueError(f"ndarray: strides {strides} and shape {shape} differ in length")
-    if builtins.any(x % dt.itemsize for x in strides):
-        raise ValueError(f"ndarray: strides {strides} must be multiples of the item size {dt.itemsize}")
-    lo, hi = _byte_extent(shape, strides, dt.itemsize)
-    if memptr is None:
-        memptr = memory.alloc(hi - lo) + (-lo)
-    if not isinstance(memptr, memory.MemoryPointer):
-        raise TypeError(f"ndarray: memptr must be a loom.cuda.MemoryPointer, got {type(memptr).__name__}")
-    if -lo > memptr._offset or hi > memptr.size:
-        raise ValueError(f"ndarray: shape {shape} with strides {strides} reaches bytes [{lo}, {hi}) from the pointer, "
-                         f"outside its block ({memptr._offset} bytes before it, {memptr.size} from it)")
-    kind, index = memptr.mem._key
-    return _core.from_pointer(memptr.ptr, shape, strides, code, kind, index, memptr)
 
 
 # ---- glue for the array functions -------------------------------------------------------------------
