@@ -556,11 +556,6 @@ LOOM_API LoomStatus loom_device_synchronize(LoomContext *ctx, LoomDeviceKind kin
  * exist and complete at once (work on the host is done when its call returns); a host event's time is
  * the host's monotonic clock when it was recorded. The calling thread's current stream of a device is
  * what loom_eval, loom_array_copy and events use. */
-struct LoomStream {
-  const RtDevice *dev;
-  int32_t index;
-  RtStream *s; /* NULL for the host */
-};
 
 struct LoomEvent {
   const RtDevice *dev;
@@ -571,7 +566,7 @@ struct LoomEvent {
 
 /* Checks a device kind and index for fn: an available kind, the host's index 0 (devices check theirs
  * on use). */
-static const RtDevice *check_device(LoomContext *ctx, LoomDeviceKind kind, int32_t index, const char *fn, Diag *d) {
+const RtDevice *rt_api_device(LoomContext *ctx, LoomDeviceKind kind, int32_t index, const char *fn, Diag *d) {
   if (!ctx->rt) {
     diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "%s: the context has no runtime", fn);
     return NULL;
@@ -597,7 +592,7 @@ LOOM_API LoomStatus loom_stream_create(LoomContext *ctx, LoomDeviceKind kind, in
     return ctx_report(ctx, &d);
   }
   *out = NULL;
-  const RtDevice *dev = check_device(ctx, kind, index, "loom_stream_create", &d);
+  const RtDevice *dev = rt_api_device(ctx, kind, index, "loom_stream_create", &d);
   if (!dev) return ctx_report(ctx, &d);
   LoomStream *s = ctx_calloc(ctx, 1, sizeof *s);
   if (!s) {
@@ -607,6 +602,31 @@ LOOM_API LoomStatus loom_stream_create(LoomContext *ctx, LoomDeviceKind kind, in
   s->dev = dev;
   s->index = index;
   if (dev->stream_create(ctx, index, &s->s, &d) != LOOM_OK) {
+    ctx_free(ctx, s);
+    return ctx_report(ctx, &d);
+  }
+  *out = s;
+  return LOOM_OK;
+}
+
+LOOM_API LoomStatus loom_stream_wrap(LoomContext *ctx, LoomDeviceKind kind, int32_t index, void *handle,
+                                     LoomStream **out) {
+  if (!ctx) return LOOM_ERR_INVALID_ARGUMENT;
+  Diag d = {.status = LOOM_OK};
+  if (!out) {
+    diag_error(&d, LOOM_ERR_INVALID_ARGUMENT, "loom_stream_wrap: out is NULL");
+    return ctx_report(ctx, &d);
+  }
+  *out = NULL;
+  const RtDevice *dev = rt_api_device(ctx, kind, index, "loom_stream_wrap", &d);
+  if (dev && !dev->stream_wrap)
+    diag_error(&d, LOOM_ERR_UNSUPPORTED, "loom_stream_wrap: %s streams cannot be borrowed", dev->name);
+  LoomStream *s = d.status == LOOM_OK ? ctx_calloc(ctx, 1, sizeof *s) : NULL;
+  if (d.status == LOOM_OK && !s) diag_error(&d, LOOM_ERR_OUT_OF_MEMORY, "loom_stream_wrap: out of memory");
+  if (d.status != LOOM_OK) return ctx_report(ctx, &d);
+  s->dev = dev;
+  s->index = index;
+  if (dev->stream_wrap(ctx, index, handle, &s->s, &d) != LOOM_OK) {
     ctx_free(ctx, s);
     return ctx_report(ctx, &d);
   }
@@ -634,7 +654,7 @@ LOOM_API LoomStatus loom_stream_synchronize(LoomContext *ctx, LoomStream *s) {
 LOOM_API LoomStatus loom_stream_use(LoomContext *ctx, LoomDeviceKind kind, int32_t index, LoomStream *s) {
   if (!ctx) return LOOM_ERR_INVALID_ARGUMENT;
   Diag d = {.status = LOOM_OK};
-  const RtDevice *dev = check_device(ctx, kind, index, "loom_stream_use", &d);
+  const RtDevice *dev = rt_api_device(ctx, kind, index, "loom_stream_use", &d);
   if (!dev) return ctx_report(ctx, &d);
   if (s && (s->dev != dev || s->index != index)) {
     char b1[32], b2[32];
@@ -656,7 +676,7 @@ LOOM_API LoomStatus loom_event_create(LoomContext *ctx, LoomDeviceKind kind, int
     return ctx_report(ctx, &d);
   }
   *out = NULL;
-  const RtDevice *dev = check_device(ctx, kind, index, "loom_event_create", &d);
+  const RtDevice *dev = rt_api_device(ctx, kind, index, "loom_event_create", &d);
   if (!dev) return ctx_report(ctx, &d);
   LoomEvent *e = ctx_calloc(ctx, 1, sizeof *e);
   if (!e) {
@@ -714,28 +734,5 @@ LOOM_API LoomStatus loom_event_elapsed_ms(LoomContext *ctx, LoomEvent *start, Lo
     diag_error(&d, LOOM_ERR_INVALID_ARGUMENT, "loom_event_elapsed_ms: record both events (loom_event_record) first");
   if (d.status != LOOM_OK) return ctx_report(ctx, &d);
   if (start->dev->event_elapsed(ctx, start->e, end->e, ms, &d) != LOOM_OK) return ctx_report(ctx, &d);
-  return LOOM_OK;
-}
-
-LOOM_API LoomStatus loom_pool_stats(LoomContext *ctx, LoomDeviceKind kind, int32_t index, LoomPoolStats *out) {
-  if (!ctx) return LOOM_ERR_INVALID_ARGUMENT;
-  Diag d = {.status = LOOM_OK};
-  if (!out) {
-    diag_error(&d, LOOM_ERR_INVALID_ARGUMENT, "loom_pool_stats: out is NULL");
-    return ctx_report(ctx, &d);
-  }
-  const RtDevice *dev = check_device(ctx, kind, index, "loom_pool_stats", &d);
-  RtPoolStats ps;
-  if (!dev || dev->pool_stats(ctx, index, &ps, &d) != LOOM_OK) return ctx_report(ctx, &d);
-  out->used_bytes = ps.used_bytes;
-  out->total_bytes = ps.total_bytes;
-  return LOOM_OK;
-}
-
-LOOM_API LoomStatus loom_pool_free_all_blocks(LoomContext *ctx, LoomDeviceKind kind, int32_t index) {
-  if (!ctx) return LOOM_ERR_INVALID_ARGUMENT;
-  Diag d = {.status = LOOM_OK};
-  const RtDevice *dev = check_device(ctx, kind, index, "loom_pool_free_all_blocks", &d);
-  if (!dev || dev->pool_trim(ctx, index, &d) != LOOM_OK) return ctx_report(ctx, &d);
   return LOOM_OK;
 }

@@ -33,6 +33,7 @@ typedef struct RtRawModule RtRawModule; /* a device's raw module (loom_raw_*): i
 typedef struct RtPoolStats {
   uint64_t used_bytes;      /* class-rounded bytes of blocks handed out and not freed */
   uint64_t cached_bytes;    /* bytes of free blocks kept for reuse */
+  uint64_t cached_blocks;   /* how many free blocks are kept */
   uint64_t total_bytes;     /* used + cached */
   uint64_t peak_bytes;      /* the most total_bytes has been (0: not tracked) */
   uint64_t allocs, reuses;  /* requests, and those served from a cached block (0: not tracked) */
@@ -74,12 +75,20 @@ struct RtDevice {
   LoomStatus (*free)(LoomContext *ctx, int index, void *ptr, size_t size, Diag *d);
   LoomStatus (*pool_stats)(LoomContext *ctx, int index, RtPoolStats *out, Diag *d);
   LoomStatus (*pool_trim)(LoomContext *ctx, int index, Diag *d); /* gives every cached block back */
+  /* Sets the pool's limit when set (*limit bytes of used + cached; 0: none), then writes the limit in force
+   * to *limit. Past it, alloc gives the cached blocks back, then fails with LOOM_ERR_OUT_OF_MEMORY. */
+  LoomStatus (*pool_limit)(LoomContext *ctx, int index, bool set, uint64_t *limit, Diag *d);
 
   /* ---- copies: n bytes between memory of this kind (devices di, si) and the host's, or within the
    * kind (peer copies between two of its devices); synchronous for the caller, ordered after the work
    * on the calling thread's current stream. */
   LoomStatus (*copy)(LoomContext *ctx, void *dst, LoomDeviceKind dk, int di, const void *src, LoomDeviceKind sk,
                      int si, size_t n, Diag *d);
+  /* The same copy enqueued on stream s (NULL: the calling thread's current stream of the device) and
+   * returned from at once: host memory must stay valid (and unwritten) until s is synchronized. A copy the
+   * driver cannot order on one stream (between two GPUs) is synchronous. */
+  LoomStatus (*copy_async)(LoomContext *ctx, void *dst, LoomDeviceKind dk, int di, const void *src,
+                           LoomDeviceKind sk, int si, size_t n, RtStream *s, Diag *d);
 
   /* ---- streams and events (loom_stream_*, loom_event_*) ----------------------------------------------
    * The current stream is kept per context, device and calling thread; run_schedule and copy use it. */
@@ -89,6 +98,9 @@ struct RtDevice {
   LoomStatus (*stream_use)(LoomContext *ctx, int index, RtStream *s, Diag *d); /* NULL: the default */
   RtStream *(*current_stream)(LoomContext *ctx, int index);
   void *(*stream_handle)(RtStream *s); /* the driver's own stream handle; NULL: default */
+  /* A stream over the driver's stream `handle`, made elsewhere (CuPy's ExternalStream): used as
+   * stream_create's are, but stream_destroy frees only loom's record and never the borrowed handle. */
+  LoomStatus (*stream_wrap)(LoomContext *ctx, int index, void *handle, RtStream **out, Diag *d);
   LoomStatus (*event_create)(LoomContext *ctx, int index, RtEvent **out, Diag *d);
   void (*event_destroy)(LoomContext *ctx, RtEvent *e);
   /* s NULL: the calling thread's current stream of the event's device */
@@ -167,6 +179,16 @@ const RtDevice *rt_device_for_raw(LoomRawFormat *format, const void *code, size_
 const char *rt_device_kinds(char *buf, size_t cap);
 /* "cuda:0" into buf. */
 const char *rt_device_label(char *buf, size_t cap, LoomDeviceKind kind, int32_t index);
+/* ---- api.c, shared with the other public-API files -------------------------------------------------- */
+/* A LoomStream: the device's own stream (NULL on the host) with the device it belongs to. */
+struct LoomStream {
+  const RtDevice *dev;
+  int32_t index;
+  RtStream *s;
+};
+/* The table of kind for the public call fn after checking kind and index (an available kind, the host's
+ * index 0, no negative index; devices check theirs on use); NULL with d written. */
+const RtDevice *rt_api_device(LoomContext *ctx, LoomDeviceKind kind, int32_t index, const char *fn, Diag *d);
 /* The device kind's state slot of the context (RtState.devices[kind]). */
 RtDeviceSlot *rt_device_slot(LoomContext *ctx, LoomDeviceKind kind);
 

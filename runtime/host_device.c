@@ -192,7 +192,19 @@ static LoomStatus host_synchronize(LoomContext *ctx, int index, Diag *d) { retur
 /* size 0 gives a valid (1-byte) block: evaluated outputs always have data */
 static LoomStatus host_alloc(LoomContext *ctx, int index, size_t size, void **out, Diag *d) {
   *out = rt_host_alloc(ctx->rt->host_pool, size);
-  return *out ? LOOM_OK : diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: %zu bytes of host memory", size);
+  if (*out) return LOOM_OK;
+  size_t limit = rt_host_pool_limit(ctx->rt->host_pool);
+  if (limit)
+    return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory allocating %zu bytes of host memory: the memory "
+                      "pool's limit is %zu bytes and %zu are in use (raise it with MemoryPool.set_limit)", size, limit,
+                      rt_host_pool_used(ctx->rt->host_pool));
+  return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: %zu bytes of host memory", size);
+}
+
+static LoomStatus host_pool_limit(LoomContext *ctx, int index, bool set, uint64_t *limit, Diag *d) {
+  if (set) rt_host_pool_set_limit(ctx->rt->host_pool, (size_t)*limit);
+  *limit = rt_host_pool_limit(ctx->rt->host_pool);
+  return LOOM_OK;
 }
 
 static LoomStatus host_free(LoomContext *ctx, int index, void *ptr, size_t size, Diag *d) {
@@ -204,6 +216,7 @@ static LoomStatus host_pool_stats(LoomContext *ctx, int index, RtPoolStats *out,
   memset(out, 0, sizeof *out);
   out->used_bytes = rt_host_pool_used(ctx->rt->host_pool);
   out->cached_bytes = rt_host_pool_cached(ctx->rt->host_pool);
+  out->cached_blocks = rt_host_pool_cached_blocks(ctx->rt->host_pool);
   out->total_bytes = out->used_bytes + out->cached_bytes;
   return LOOM_OK;
 }
@@ -229,6 +242,15 @@ static LoomStatus host_stream_synchronize(LoomContext *ctx, RtStream *s, Diag *d
 static LoomStatus host_stream_use(LoomContext *ctx, int index, RtStream *s, Diag *d) { return LOOM_OK; }
 static RtStream *host_current_stream(LoomContext *ctx, int index) { return NULL; }
 static void *host_stream_handle(RtStream *s) { return NULL; }
+static LoomStatus host_stream_wrap(LoomContext *ctx, int index, void *handle, RtStream **out, Diag *d) {
+  *out = NULL;
+  return LOOM_OK;
+}
+static LoomStatus host_copy_async(LoomContext *ctx, void *dst, LoomDeviceKind dk, int di, const void *src,
+                                  LoomDeviceKind sk, int si, size_t n, RtStream *s, Diag *d) {
+  if (n) memmove(dst, src, n);
+  return LOOM_OK;
+}
 
 /* A host event is complete when recorded; its time is the monotonic clock then. */
 typedef struct HostEvent {
@@ -282,13 +304,16 @@ const RtDevice rt_host_device = {
     .free = host_free,
     .pool_stats = host_pool_stats,
     .pool_trim = host_pool_trim,
+    .pool_limit = host_pool_limit,
     .copy = host_copy,
+    .copy_async = host_copy_async,
     .stream_create = host_stream_create,
     .stream_destroy = host_stream_destroy,
     .stream_synchronize = host_stream_synchronize,
     .stream_use = host_stream_use,
     .current_stream = host_current_stream,
     .stream_handle = host_stream_handle,
+    .stream_wrap = host_stream_wrap,
     .event_create = host_event_create,
     .event_destroy = host_event_destroy,
     .event_record = host_event_record,

@@ -7,6 +7,10 @@
  * memory pool does on the device. Classes: powers of two split in four (waste <= 25 %). The cache is
  * bounded (LOOM_HOST_POOL_BYTES, default 1 GiB; 0 disables caching) and emptied when the context
  * goes. Smaller blocks go straight to the context's allocator. Thread-safe (one mutex).
+ *
+ * Limit (MemoryPool.set_limit on the host, as the GPU pools have): when set, a request that would take
+ * used + cached bytes past it gives the cached blocks back first and fails (NULL) when it still does
+ * not fit; rt_host_pool_limit tells the caller why.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +26,9 @@ typedef struct FreeBlock {
 struct RtHostPool {
   LoomContext *ctx;
   pthread_mutex_t lock;
-  size_t cached, limit, used; /* used: bytes handed out and not freed */
+  size_t cached, limit, used; /* used: bytes handed out and not freed; limit: of the cache */
+  size_t hard_limit;          /* the most used + cached may reach (0: none) */
+  size_t nblocks;             /* cached blocks */
   FreeBlock *bins[RT_HOST_POOL_CLASSES];
 };
 
@@ -68,6 +74,7 @@ void rt_host_pool_trim(RtHostPool *p) {
     p->bins[c] = NULL;
   }
   p->cached = 0;
+  p->nblocks = 0;
   pthread_mutex_unlock(&p->lock);
 }
 
@@ -78,11 +85,24 @@ void rt_host_pool_destroy(RtHostPool *p) {
   ctx_free(p->ctx, p);
 }
 
+/* Whether a new block of size bytes fits under the hard limit, after giving the cache back if needed. */
+static bool fits_limit(RtHostPool *p, size_t size) {
+  pthread_mutex_lock(&p->lock);
+  size_t hard = p->hard_limit, held = p->used + p->cached;
+  pthread_mutex_unlock(&p->lock);
+  if (!hard || (size <= hard && held <= hard - size)) return true;
+  rt_host_pool_trim(p);
+  pthread_mutex_lock(&p->lock);
+  bool ok = !p->hard_limit || (size <= p->hard_limit && p->used <= p->hard_limit - size);
+  pthread_mutex_unlock(&p->lock);
+  return ok;
+}
+
 void *rt_host_alloc(RtHostPool *p, size_t size) {
   if (size == 0) size = 1;
   if (!p) return NULL;
   if (size < RT_HOST_POOL_MIN) {
-    void *q = ctx_alloc(p->ctx, size);
+    void *q = fits_limit(p, size) ? ctx_alloc(p->ctx, size) : NULL;
     if (q) {
       pthread_mutex_lock(&p->lock);
       p->used += size;
@@ -98,10 +118,12 @@ void *rt_host_alloc(RtHostPool *p, size_t size) {
   if (b) {
     p->bins[c] = b->next;
     p->cached -= csize;
+    p->nblocks--;
     p->used += csize;
   }
   pthread_mutex_unlock(&p->lock);
   if (b) return b;
+  if (!fits_limit(p, csize)) return NULL;
   void *mem = ctx_alloc(p->ctx, csize);
   if (!mem) { /* give the cached blocks back and try once more */
     rt_host_pool_trim(p);
@@ -134,6 +156,7 @@ void rt_host_free(RtHostPool *p, void *ptr, size_t size) {
     b->next = p->bins[c];
     p->bins[c] = b;
     p->cached += csize;
+    p->nblocks++;
     ptr = NULL;
   }
   pthread_mutex_unlock(&p->lock);
@@ -152,6 +175,29 @@ size_t rt_host_pool_used(RtHostPool *p) {
   if (!p) return 0;
   pthread_mutex_lock(&p->lock);
   size_t n = p->used;
+  pthread_mutex_unlock(&p->lock);
+  return n;
+}
+
+void rt_host_pool_set_limit(RtHostPool *p, size_t limit) {
+  if (!p) return;
+  pthread_mutex_lock(&p->lock);
+  p->hard_limit = limit;
+  pthread_mutex_unlock(&p->lock);
+}
+
+size_t rt_host_pool_limit(RtHostPool *p) {
+  if (!p) return 0;
+  pthread_mutex_lock(&p->lock);
+  size_t n = p->hard_limit;
+  pthread_mutex_unlock(&p->lock);
+  return n;
+}
+
+size_t rt_host_pool_cached_blocks(RtHostPool *p) {
+  if (!p) return 0;
+  pthread_mutex_lock(&p->lock);
+  size_t n = p->nblocks;
   pthread_mutex_unlock(&p->lock);
   return n;
 }

@@ -73,6 +73,10 @@ void rt_host_pool_destroy(RtHostPool *p);
 void rt_host_pool_trim(RtHostPool *p); /* frees every cached block */
 size_t rt_host_pool_cached(RtHostPool *p);
 size_t rt_host_pool_used(RtHostPool *p); /* bytes handed out (class-rounded) and not yet freed */
+/* The most bytes the pool may hold (used + cached; 0: no limit): rt_host_alloc past it gives NULL. */
+void rt_host_pool_set_limit(RtHostPool *p, size_t limit);
+size_t rt_host_pool_limit(RtHostPool *p);
+size_t rt_host_pool_cached_blocks(RtHostPool *p); /* how many blocks the cache holds */
 void *rt_host_alloc(RtHostPool *p, size_t size); /* 64-byte aligned; NULL on failure */
 void rt_host_free(RtHostPool *p, void *ptr, size_t size);
 

@@ -397,6 +397,12 @@ LOOM_API void loom_stream_destroy(LoomContext *ctx, LoomStream *s);
 LOOM_API LoomStatus loom_stream_synchronize(LoomContext *ctx, LoomStream *s);
 LOOM_API LoomStatus loom_stream_use(LoomContext *ctx, LoomDeviceKind kind, int32_t index, LoomStream *s);
 LOOM_API void *loom_stream_handle(LoomStream *s);
+/* A LoomStream over a driver stream made elsewhere (a CUstream / hipStream_t of CuPy, PyTorch, ...; 0 is
+ * the legacy default stream, 2 CUDA's per-thread one) on a device of kind: loom_stream_use makes Loom's
+ * kernels and copies run on it. loom_stream_destroy frees only Loom's record, never the handle, which
+ * must outlive every use. On the host it orders nothing, as a created one. */
+LOOM_API LoomStatus loom_stream_wrap(LoomContext *ctx, LoomDeviceKind kind, int32_t index, void *handle,
+                                     LoomStream **out);
 LOOM_API LoomStatus loom_event_create(LoomContext *ctx, LoomDeviceKind kind, int32_t index,
                                       LoomEvent **out);
 LOOM_API void loom_event_destroy(LoomContext *ctx, LoomEvent *e);
@@ -416,6 +422,21 @@ LOOM_API LoomStatus loom_pool_stats(LoomContext *ctx, LoomDeviceKind kind, int32
                                     LoomPoolStats *out);
 /* Frees the cached (unused) blocks of a device's pool. */
 LOOM_API LoomStatus loom_pool_free_all_blocks(LoomContext *ctx, LoomDeviceKind kind, int32_t index);
+/* The most bytes a device's pool may hold (used plus cached; 0: no limit, the default). An allocation
+ * that needs a new block past it gives the cached blocks back first and then fails with
+ * LOOM_ERR_OUT_OF_MEMORY naming the limit. Lowering it frees nothing at once. (CuPy's
+ * MemoryPool.set_limit.) */
+LOOM_API LoomStatus loom_pool_set_limit(LoomContext *ctx, LoomDeviceKind kind, int32_t index, uint64_t limit);
+LOOM_API LoomStatus loom_pool_get_limit(LoomContext *ctx, LoomDeviceKind kind, int32_t index, uint64_t *limit);
+/* The number of cached (free) blocks a device's pool keeps for reuse (CuPy's MemoryPool.n_free_blocks). */
+LOOM_API LoomStatus loom_pool_cached_blocks(LoomContext *ctx, LoomDeviceKind kind, int32_t index, uint64_t *count);
+/* Copies n bytes from src (memory of device sk, si) to dst (of dk, di): host <-> a GPU, within a GPU or
+ * between two GPUs of one kind. async 0: done when it returns (on stream s when given, else ordered after
+ * the calling thread's current stream), as loom_array_copy. async 1: enqueued on s (NULL: the current
+ * stream) and returned from at once; host memory must stay valid and unchanged until s is synchronized
+ * (page-locked host memory makes the copy truly asynchronous). s must belong to the GPU side's device. */
+LOOM_API LoomStatus loom_memcpy(LoomContext *ctx, void *dst, LoomDeviceKind dk, int32_t di, const void *src,
+                                LoomDeviceKind sk, int32_t si, size_t n, LoomStream *s, int async);
 
 /* ---- introspection --------------------------------------------------------------------------------- */
 typedef enum LoomDumpKind {

@@ -100,9 +100,11 @@ def _check_scalar_store(value, dtype, full=False):
 
 
 def _axes_tuple(axis):
+    """A reduction's axis argument as a tuple of ints (None stays None). As in NumPy, only a tuple names
+    several axes: a list (axis=[0]) is a TypeError, like any other non-integer."""
     if axis is None:
         return None
-    axes = tuple(operator.index(a) for a in axis) if isinstance(axis, (tuple, list)) else (operator.index(axis),)
+    axes = tuple(operator.index(a) for a in axis) if isinstance(axis, tuple) else (operator.index(axis),)
     for a in axes:
         if not -2**31 <= a < 2**31:  # out of bounds for any rank (the C API's axes are 32-bit)
             raise AxisError(f"axis {a} is out of bounds for an array of any dimension")

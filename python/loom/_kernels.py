@@ -55,10 +55,8 @@ def _stream_spec(stream):
     if stream is None:
         return None
     from . import cuda
-    if isinstance(stream, cuda.ExternalStream):
-        raise NotImplementedError("loom user kernels cannot run on an external stream yet; use loom.cuda.Stream()")
     if not isinstance(stream, cuda.Stream):
-        raise TypeError("stream must be a loom.cuda.Stream, got %s" % type(stream).__name__)
+        raise TypeError("stream must be a loom.cuda.Stream (or ExternalStream), got %s" % type(stream).__name__)
     stream._check()
     if not _core.has_stream_api():
         return None
@@ -66,7 +64,7 @@ def _stream_spec(stream):
     cur = cuda._stream_stack().get(key, cuda.Stream.null)
     if cur is stream:
         return None
-    return (key[0], key[1], stream._h, None if cur._closed else cur._h)
+    return (key[0], key[1], stream._handle(), None if cur._closed else cur._handle())
 
 
 def _convert(x):

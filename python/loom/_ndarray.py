@@ -99,10 +99,13 @@ class ndarray(_core.Array):
     __array_priority__ = 100
 
     def __new__(cls, shape, dtype=float, memptr=None, strides=None, order="C"):
-        if memptr is not None or strides is not None:
-            raise NotImplementedError("loom.ndarray(): memptr and strides are not supported; use loom.empty (or "
-                                      "a view of an existing array)")
-        return _creation.empty(shape, dtype, order)
+        """CuPy's constructor: a new array (loom.empty) or, with memptr (a loom.cuda.MemoryPointer), an array
+        over that memory, which it keeps alive; strides (bytes) default to order's contiguous ones and must
+        keep every element inside the pointer's block."""
+        if memptr is None and strides is None:
+            return _creation.empty(shape, dtype, order)
+        from .cuda import memory
+        return memory._array_over(shape, dtype, memptr, strides, order)
 
     # ---- attributes ------------------------------------------------------------------------------
     @property
@@ -137,7 +140,9 @@ class ndarray(_core.Array):
 
     @property
     def data(self):
-        return _MemPtr(self)
+        """A loom.cuda.MemoryPointer at the first element (CuPy's ndarray.data); it keeps the array alive."""
+        from .cuda import memory
+        return memory._array_pointer(self)
 
     @property
     def __cuda_array_interface__(self):
@@ -682,15 +687,6 @@ def _index_dtype(r, dtype, out):
 
 class _NotAView(Exception):
     pass
-
-
-class _MemPtr:
-    """A stand-in for cupy.cuda.MemoryPointer on the host: .ptr is the address of the first element."""
-
-    def __init__(self, a):
-        _core.eval(a)
-        self.ptr = a._ptr
-        self.mem = a
 
 
 # ---- glue for the array functions -------------------------------------------------------------------

@@ -6,8 +6,10 @@ device, so copies between it and the device run by DMA without a staging copy; w
 device, or an AMD GPU, whose HIP host allocation loom does not call yet) it is ordinary host memory, which is
 all that pinning means there. A PinnedMemoryPointer exposes a block through the buffer protocol: it is
 a ctypes array over the block's bytes (ctypes gives Python 3.11 classes no other way to export a
-buffer) that keeps the block alive. The pool (CuPy's PinnedMemoryPool) rounds sizes up to 512 bytes,
-keeps the blocks of dead pointers for reuse by size and gives them back on free_all_blocks().
+buffer) that keeps the block alive; MemoryPointer.copy_from_host_async / copy_to_host_async take one, and
+from pinned memory those copies run by DMA while the host goes on. The pool (CuPy's PinnedMemoryPool)
+rounds sizes up to 512 bytes, keeps the blocks of dead pointers for reuse by size and gives them back on
+free_all_blocks().
 """
 import ctypes
 import threading

@@ -12,7 +12,12 @@ arrays are refused (raw kernels read device memory). The launch goes on `stream`
 or an ExternalStream / anything with .ptr: a foreign CUstream, after loom's own work on the device
 is done), else on the current loom stream.
 """
+import os
+
 from . import _core
+
+# loom's CUDA C++ headers for raw kernels (cupy/complex.cuh, cupy/carray.cuh), on every module's include path
+_INCLUDE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "include")
 
 _FORMATS = {"auto": 0, "ptx": 1, "llvm": 2, "ll": 2, "llvm-ir": 2, "bitcode": 3, "bc": 3, "cubin": 4,
             "fatbin": 4, "cuda": 5, "cu": 5}
@@ -39,7 +44,8 @@ class RawModule:
         fmt = _FORMATS.get(str(format).lower() if format is not None else "auto")
         if fmt is None:
             raise ValueError("RawModule: format must be one of %s" % ", ".join(sorted(_FORMATS)))
-        self._m = _core.raw_module(data, fmt, tuple(str(o) for o in options))
+        opts = tuple(str(o) for o in options) + ("-I" + _INCLUDE_DIR,)  # <cupy/complex.cuh> & co: loom's own
+        self._m = _core.raw_module(data, fmt, opts)
         self.code, self.options, self.backend = code, tuple(options), backend
         self.name_expressions = name_expressions
         self._functions = {}

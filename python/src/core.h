@@ -33,7 +33,8 @@
  *   fuse.c         @loom.fuse: tracing support, FuseEntry, and Fused's per-call fast path
  *   fuse_bundle.c  @loom.fuse signatures rebuilt from a loaded AOT bundle without tracing
  *   dlpack.c       DLPack export (__dlpack__) and import (capsules)
- *   device.c       devices, streams, events, memory pools; the stream of one kernel call
+ *   device.c       devices, streams (made or borrowed), events, pool figures; the stream of one kernel call
+ *   memory.c       raw device memory: blocks from the pool, byte copies, the pool's limit
  *   user_kernel.c  CuPy's ElementwiseKernel and ReductionKernel
  *   raw_kernel.c   CuPy's RawModule and RawKernel
  *   linalg.c       matrix products (graph nodes) and decompositions (loom_linalg)
@@ -92,6 +93,7 @@ enum { DL_CPU = 1, DL_CUDA = 2, DL_INT = 0, DL_UINT = 1, DL_FLOAT = 2, DL_BFLOAT
 #pragma weak loom_event_elapsed_ms
 #pragma weak loom_pool_stats
 #pragma weak loom_pool_free_all_blocks
+#pragma weak loom_stream_wrap
 
 /* ---- module state and objects -------------------------------------------------------------------- */
 typedef struct {
@@ -100,6 +102,7 @@ typedef struct {
   PyObject *array_cls;         /* the Python subclass loom.ndarray (set by the package), or NULL */
   PyObject *graph;             /* current Graph, or NULL */
   PyObject *axis_error;        /* numpy.exceptions.AxisError when set, else NULL (ValueError) */
+  PyObject *oom_error;         /* loom.cuda.memory.OutOfMemoryError when set, else NULL (MemoryError) */
   int eager;
   int32_t bound;               /* node bound of a graph */
   /* device of the operands of the op being built (set by graph_for, read by lazy_result) */
@@ -248,6 +251,8 @@ PyObject *array_dlpack_device(ArrayObject *self, PyObject *unused);
 /* ---- device.c ---- */
 extern PyType_Spec handle_spec;
 extern PyMethodDef device_functions[];
+/* ---- memory.c ---- */
+extern PyMethodDef memory_functions[];
 /* (kind, index) Python ints -> a host (0, 0) or CUDA (1, n) device; -1 with a ValueError. */
 int parse_device(PyObject *kind, PyObject *index, LoomDeviceKind *k, int32_t *i);
 /* The live stream (k 0) or event (k 1) behind handle o, or NULL with an exception. */

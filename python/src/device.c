@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* device.c: devices, streams, events and memory pools over the C API, and the stream of one kernel
- * call (call_stream_begin / call_stream_end, used by user and raw kernels).
+/* device.c: devices, streams (made or borrowed), events and memory pool figures over the C API, and the
+ * stream of one kernel call (call_stream_begin / call_stream_end, used by user and raw kernels).
  */
 #include "core.h"
 
@@ -114,6 +114,37 @@ static PyObject *make_handle(PyObject *module, PyObject *const *args, Py_ssize_t
   }
   return (PyObject *)h;
 }
+/* stream_wrap(kind, index, handle) -> Handle: a stream over a driver stream made elsewhere (CuPy's
+ * ExternalStream); closing it never destroys the handle. */
+static PyObject *core_stream_wrap(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+  MODSTATE;
+  LoomDeviceKind dk;
+  int32_t di;
+  if (nargs != 3) {
+    PyErr_SetString(PyExc_TypeError, "stream_wrap(kind, index, handle)");
+    return NULL;
+  }
+  if (!have_stream_api() || parse_device(args[0], args[1], &dk, &di) < 0) return NULL;
+  if (!loom_stream_wrap) {
+    PyErr_SetString(PyExc_NotImplementedError, "this libloom cannot borrow streams (no loom_stream_wrap); rebuild "
+                    "the package against a newer libloom");
+    return NULL;
+  }
+  void *handle = PyLong_AsVoidPtr(args[2]);
+  if (PyErr_Occurred()) return NULL;
+  HandleObject *h = (HandleObject *)st->handle_type->tp_alloc(st->handle_type, 0);
+  if (!h) return NULL;
+  h->ctx_obj = Py_NewRef(st->ctx_obj);
+  h->kind = 0;
+  LoomStatus s = loom_stream_wrap(ctx_of(st), dk, di, handle, (LoomStream **)&h->ptr);
+  if (s) {
+    h->ptr = NULL;
+    Py_DECREF(h);
+    return raise_status(st, s);
+  }
+  return (PyObject *)h;
+}
+
 static PyObject *core_stream_create(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
   return make_handle(module, args, nargs, 0);
 }
@@ -270,7 +301,7 @@ int call_stream_end(ModState *st, CallStream *cs) {
 }
 
 PyMethodDef device_functions[] = {
-    FASTF(device_synchronize), FASTF(stream_create), FASTF(event_create), FASTF(stream_use), FASTF(event_record),
+    FASTF(device_synchronize), FASTF(stream_create), FASTF(stream_wrap), FASTF(event_create), FASTF(stream_use), FASTF(event_record),
     FASTF(event_elapsed), FASTF(pool_stats), FASTF(pool_free_all),
     {"device_count", (PyCFunction)core_device_count, METH_O, "loom_device_count(kind)"},
     {"close_handle", (PyCFunction)core_close_handle, METH_O, "destroy a stream or event now"},

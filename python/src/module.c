@@ -20,7 +20,7 @@ PyObject *raise_status(ModState *st, LoomStatus s) {
   case LOOM_ERR_SHAPE: exc = PyExc_ValueError; break;
   case LOOM_ERR_DTYPE: exc = PyExc_TypeError; break;
   case LOOM_ERR_AXIS: exc = st->axis_error ? st->axis_error : PyExc_ValueError; break;
-  case LOOM_ERR_OUT_OF_MEMORY: exc = PyExc_MemoryError; break;
+  case LOOM_ERR_OUT_OF_MEMORY: exc = st->oom_error ? st->oom_error : PyExc_MemoryError; break;
   case LOOM_ERR_INVALID_ARGUMENT: exc = strstr(msg, "out of bounds") ? PyExc_OverflowError : PyExc_ValueError; break;
   case LOOM_ERR_UNSUPPORTED: exc = PyExc_NotImplementedError; break;
   default: break;
@@ -66,7 +66,7 @@ static PyMethodDef module_functions[] = {
 
 static PyMethodDef *const function_tables[] = {module_functions, eval_functions, ops_functions, create_functions, fuse_functions,
                                                dlpack_functions, device_functions, uk_functions, raw_functions,
-                                               linalg_functions, fuse_bundle_functions};
+                                               linalg_functions, fuse_bundle_functions, memory_functions};
 
 static int core_exec(PyObject *m) {
   ModState *st = state_of_module(m);
@@ -144,6 +144,7 @@ static int core_traverse(PyObject *m, visitproc visit, void *arg) {
   Py_VISIT(st->array_cls);
   Py_VISIT(st->graph);
   Py_VISIT(st->axis_error);
+  Py_VISIT(st->oom_error);
   Py_VISIT(st->linalg_error);
   Py_VISIT(st->current_device);
   return 0;
@@ -154,6 +155,7 @@ static int core_clear(PyObject *m) {
   Py_CLEAR(st->graph);
   Py_CLEAR(st->array_cls);
   Py_CLEAR(st->axis_error);
+  Py_CLEAR(st->oom_error);
   Py_CLEAR(st->linalg_error);
   Py_CLEAR(st->current_device);
   Py_CLEAR(st->ctx_obj);

@@ -69,6 +69,16 @@ static LoomStatus cu_copy(LoomContext *ctx, void *dst, LoomDeviceKind dk, int di
                           int si, size_t n, Diag *d) {
   return rt_gpu_copy(D, ctx, dst, dk, di, src, sk, si, n, d);
 }
+static LoomStatus cu_copy_async(LoomContext *ctx, void *dst, LoomDeviceKind dk, int di, const void *src,
+                                LoomDeviceKind sk, int si, size_t n, RtStream *s, Diag *d) {
+  return rt_gpu_copy_async(D, ctx, dst, dk, di, src, sk, si, n, s, d);
+}
+static LoomStatus cu_pool_limit(LoomContext *ctx, int i, bool set, uint64_t *limit, Diag *d) {
+  return rt_gpu_device_pool_limit(D, ctx, i, set, limit, d);
+}
+static LoomStatus cu_stream_wrap(LoomContext *ctx, int i, void *handle, RtStream **out, Diag *d) {
+  return rt_gpu_stream_wrap(D, ctx, i, handle, out, d);
+}
 static LoomStatus cu_stream_create(LoomContext *ctx, int i, RtStream **out, Diag *d) {
   return rt_gpu_stream_create(D, ctx, i, out, d);
 }
@@ -151,12 +161,15 @@ const RtDevice rt_cuda_device = {
     .pool_stats = cu_pool_stats,
     .pool_trim = cu_pool_trim,
     .copy = cu_copy,
+    .copy_async = cu_copy_async,
+    .pool_limit = cu_pool_limit,
     .stream_create = cu_stream_create,
     .stream_destroy = cu_stream_destroy,
     .stream_synchronize = cu_stream_synchronize,
     .stream_use = cu_stream_use,
     .current_stream = cu_current_stream,
     .stream_handle = rt_gpu_stream_handle,
+    .stream_wrap = cu_stream_wrap,
     .event_create = cu_event_create,
     .event_destroy = cu_event_destroy,
     .event_record = cu_event_record,

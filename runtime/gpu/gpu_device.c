@@ -229,6 +229,7 @@ LoomStatus rt_gpu_device_pool_stats(const RtGpuDriver *drv, LoomContext *ctx, in
   memset(out, 0, sizeof *out);
   out->used_bytes = ps.used_bytes;
   out->cached_bytes = ps.cached_bytes;
+  out->cached_blocks = ps.cached_blocks;
   out->total_bytes = ps.total_bytes;
   out->peak_bytes = ps.peak_bytes;
   out->allocs = ps.allocs;
@@ -288,6 +289,41 @@ LoomStatus rt_gpu_copy(const RtGpuDriver *drv, LoomContext *ctx, void *dst, Loom
   return st;
 }
 
+/* The copy enqueued on stream rs (NULL: the current stream) without waiting for it; between two GPUs the
+ * synchronous peer copy. */
+LoomStatus rt_gpu_copy_async(const RtGpuDriver *drv, LoomContext *ctx, void *dst, LoomDeviceKind dk, int di,
+                             const void *src, LoomDeviceKind sk, int si, size_t n, RtStream *rs, Diag *d) {
+  if (n == 0) return LOOM_OK;
+  if ((dk == LOOM_DEVICE_HOST && sk == LOOM_DEVICE_HOST) || (dk == drv->kind && sk == drv->kind && di != si))
+    return rt_gpu_copy(drv, ctx, dst, dk, di, src, sk, si, n, d);
+  if (!dst || !src) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "copy of %zu bytes: NULL pointer", n);
+  GpuRt *g = NULL;
+  GpuDev *dev = NULL;
+  int device = dk == drv->kind ? di : si;
+  LoomStatus st = device_current(drv, ctx, device, &g, &dev, d);
+  if (st != LOOM_OK) return st;
+  GpuStream *cs = rs ? (GpuStream *)rs : rt_gpu_cur_stream(g, device);
+  if (cs && cs->device != device)
+    return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "copy on a stream of %s device %d, but the memory is on device %d",
+                      drv->name, cs->device, device);
+  void *s = cs ? cs->h : NULL;
+  uint64_t dp = (uint64_t)(uintptr_t)dst, sp = (uint64_t)(uintptr_t)src;
+  if (dk == drv->kind && sk == drv->kind) return drv->copy_d2d(g->handle, device, dp, sp, n, s, d);
+  if (dk == drv->kind) return drv->copy_h2d(g->handle, device, dp, src, n, s, d);
+  return drv->copy_d2h(g->handle, device, dst, sp, n, s, d);
+}
+
+LoomStatus rt_gpu_device_pool_limit(const RtGpuDriver *drv, LoomContext *ctx, int index, bool set, uint64_t *limit,
+                                    Diag *d) {
+  GpuRt *g = NULL;
+  GpuDev *dev = NULL;
+  LoomStatus st = rt_gpu_device(drv, ctx, index, &g, &dev, d);
+  if (st != LOOM_OK) return st;
+  if (set) rt_gpu_pool_set_limit(dev->pool, *limit);
+  *limit = rt_gpu_pool_limit(dev->pool);
+  return LOOM_OK;
+}
+
 /* ---- streams and events ------------------------------------------------------------------------------ */
 LoomStatus rt_gpu_stream_create(const RtGpuDriver *drv, LoomContext *ctx, int index, RtStream **out, Diag *d) {
   GpuRt *g = NULL;
@@ -303,6 +339,22 @@ LoomStatus rt_gpu_stream_create(const RtGpuDriver *drv, LoomContext *ctx, int in
     ctx_free(ctx, s);
     return st;
   }
+  *out = (RtStream *)s;
+  return LOOM_OK;
+}
+
+LoomStatus rt_gpu_stream_wrap(const RtGpuDriver *drv, LoomContext *ctx, int index, void *handle, RtStream **out,
+                              Diag *d) {
+  GpuRt *g = NULL;
+  GpuDev *dev = NULL;
+  *out = NULL;
+  LoomStatus st = device_current(drv, ctx, index, &g, &dev, d);
+  if (st != LOOM_OK) return st;
+  GpuStream *s = ctx_calloc(ctx, 1, sizeof *s);
+  if (!s) return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of host memory wrapping a %s stream", drv->name);
+  s->device = index;
+  s->h = handle;
+  s->borrowed = true;
   *out = (RtStream *)s;
   return LOOM_OK;
 }
@@ -323,8 +375,10 @@ void rt_gpu_stream_destroy(const RtGpuDriver *drv, LoomContext *ctx, RtStream *r
   }
   pthread_mutex_unlock(&ctx->rt->device_lock);
   Diag d = {.status = LOOM_OK};
-  drv->set_current(g->handle, s->device, &d);
-  drv->stream_destroy(g->handle, s->device, s->h);
+  if (!s->borrowed) {
+    drv->set_current(g->handle, s->device, &d);
+    drv->stream_destroy(g->handle, s->device, s->h);
+  }
   ctx_free(ctx, s);
 }
 

@@ -149,7 +149,13 @@ LoomStatus rt_gpu_device_pool_stats(const RtGpuDriver *drv, LoomContext *ctx, in
 LoomStatus rt_gpu_device_pool_trim(const RtGpuDriver *drv, LoomContext *ctx, int index, Diag *d);
 LoomStatus rt_gpu_copy(const RtGpuDriver *drv, LoomContext *ctx, void *dst, LoomDeviceKind dk, int di, const void *src,
                        LoomDeviceKind sk, int si, size_t n, Diag *d);
+LoomStatus rt_gpu_copy_async(const RtGpuDriver *drv, LoomContext *ctx, void *dst, LoomDeviceKind dk, int di,
+                             const void *src, LoomDeviceKind sk, int si, size_t n, RtStream *s, Diag *d);
+LoomStatus rt_gpu_device_pool_limit(const RtGpuDriver *drv, LoomContext *ctx, int index, bool set, uint64_t *limit,
+                                    Diag *d);
 LoomStatus rt_gpu_stream_create(const RtGpuDriver *drv, LoomContext *ctx, int index, RtStream **out, Diag *d);
+LoomStatus rt_gpu_stream_wrap(const RtGpuDriver *drv, LoomContext *ctx, int index, void *handle, RtStream **out,
+                              Diag *d);
 void rt_gpu_stream_destroy(const RtGpuDriver *drv, LoomContext *ctx, RtStream *s);
 LoomStatus rt_gpu_stream_synchronize(const RtGpuDriver *drv, LoomContext *ctx, RtStream *s, Diag *d);
 LoomStatus rt_gpu_stream_use(const RtGpuDriver *drv, LoomContext *ctx, int index, RtStream *s, Diag *d);

@@ -10,6 +10,10 @@
  * recycled through a spare list. When the raw allocator reports out-of-memory, every cached block is
  * given back and the request retried once. One mutex guards everything, the raw calls included
  * (a driver's allocation and free calls synchronize the device anyway).
+ *
+ * Limit (CuPy's MemoryPool.set_limit): when set, a new raw block that would take total_bytes past it
+ * first gives every cached block back; if it still does not fit, the request fails with
+ * LOOM_ERR_OUT_OF_MEMORY naming the limit. Reusing a cached block never changes total_bytes.
  */
 #include <pthread.h>
 #include <string.h>
@@ -42,6 +46,7 @@ struct RtGpuPool {
   uint32_t nbuckets;
   uint64_t nused;
   PoolBlock *spare; /* recycled records */
+  uint64_t limit;   /* the most total_bytes may reach (0: no limit) */
   RtGpuPoolStats stats;
 };
 
@@ -133,6 +138,7 @@ static void free_cached_locked(RtGpuPool *p) {
       p->raw.free(p->raw.user, p->device, b->ptr);
       p->stats.raw_frees++;
       p->stats.cached_bytes -= b->size;
+      p->stats.cached_blocks--;
       p->stats.total_bytes -= b->size;
       b->next = p->spare;
       p->spare = b;
@@ -194,6 +200,7 @@ LoomStatus rt_gpu_pool_alloc(RtGpuPool *p, size_t size, uint64_t *out, Diag *d) 
   if (b) { /* reuse */
     p->free_list[c] = b->next;
     p->stats.cached_bytes -= b->size;
+    p->stats.cached_blocks--;
     p->stats.reuses++;
     insert_used(p, b, size);
     *out = b->ptr;
@@ -211,6 +218,20 @@ LoomStatus rt_gpu_pool_alloc(RtGpuPool *p, size_t size, uint64_t *out, Diag *d) 
       return diag_error(d, LOOM_ERR_OUT_OF_MEMORY,
                         "out of host memory for the device pool's bookkeeping (%zu bytes)",
                         sizeof *b);
+    }
+  }
+  if (p->limit && p->stats.total_bytes + cs > p->limit) {
+    free_cached_locked(p);
+    if (p->stats.total_bytes + cs > p->limit) {
+      uint64_t used = p->stats.used_bytes, limit = p->limit;
+      b->next = p->spare;
+      p->spare = b;
+      pthread_mutex_unlock(&p->lock);
+      return diag_error(d, LOOM_ERR_OUT_OF_MEMORY,
+                        "out of memory allocating %zu bytes (%llu with rounding) on device %d: the memory "
+                        "pool's limit is %llu bytes and %llu are in use (raise it with MemoryPool.set_limit)",
+                        size, (unsigned long long)cs, p->device, (unsigned long long)limit,
+                        (unsigned long long)used);
     }
   }
   uint64_t ptr = 0;
@@ -271,6 +292,7 @@ LoomStatus rt_gpu_pool_free(RtGpuPool *p, uint64_t ptr, Diag *d) {
   p->stats.used_bytes -= b->size;
   p->stats.requested_bytes -= b->requested;
   p->stats.cached_bytes += b->size;
+  p->stats.cached_blocks++;
   b->next = p->free_list[b->cls];
   p->free_list[b->cls] = b;
   pthread_mutex_unlock(&p->lock);
@@ -284,4 +306,19 @@ void rt_gpu_pool_stats(RtGpuPool *p, RtGpuPoolStats *out) {
   pthread_mutex_lock(&p->lock);
   *out = p->stats;
   pthread_mutex_unlock(&p->lock);
+}
+
+void rt_gpu_pool_set_limit(RtGpuPool *p, uint64_t limit) {
+  if (!p) return;
+  pthread_mutex_lock(&p->lock);
+  p->limit = limit;
+  pthread_mutex_unlock(&p->lock);
+}
+
+uint64_t rt_gpu_pool_limit(RtGpuPool *p) {
+  if (!p) return 0;
+  pthread_mutex_lock(&p->lock);
+  uint64_t limit = p->limit;
+  pthread_mutex_unlock(&p->lock);
+  return limit;
 }

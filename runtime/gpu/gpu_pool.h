@@ -31,6 +31,7 @@ typedef struct RtGpuPool RtGpuPool;
 typedef struct RtGpuPoolStats {
   uint64_t used_bytes;      /* class-rounded bytes of blocks handed out and not freed */
   uint64_t cached_bytes;    /* bytes of free blocks kept for reuse */
+  uint64_t cached_blocks;   /* how many free blocks are kept */
   uint64_t total_bytes;     /* used + cached: what the pool holds from the device */
   uint64_t peak_bytes;      /* the most total_bytes has been */
   uint64_t requested_bytes; /* sum of the sizes asked for by blocks now in use */
@@ -48,6 +49,11 @@ LoomStatus rt_gpu_pool_alloc(RtGpuPool *p, size_t size, uint64_t *out, Diag *d);
 LoomStatus rt_gpu_pool_free(RtGpuPool *p, uint64_t ptr, Diag *d);
 void rt_gpu_pool_free_all_blocks(RtGpuPool *p); /* gives every cached block back to the device */
 void rt_gpu_pool_stats(RtGpuPool *p, RtGpuPoolStats *out);
+/* The most bytes the pool may hold from the device (used + cached; 0: no limit, the default). A request
+ * that needs a new block past it frees the cached blocks, then fails with LOOM_ERR_OUT_OF_MEMORY. Lowering
+ * the limit below what is held frees nothing at once: later requests fail until blocks come back. */
+void rt_gpu_pool_set_limit(RtGpuPool *p, uint64_t limit);
+uint64_t rt_gpu_pool_limit(RtGpuPool *p);
 /* The class size a request of size bytes is rounded to (0 for 0; 0 when too large). */
 uint64_t rt_gpu_pool_class_size(uint64_t size);
 

@@ -79,6 +79,7 @@ typedef struct GpuDev {
 typedef struct GpuStream {
   int32_t device;
   void *h;
+  bool borrowed; /* h was made elsewhere (loom_stream_wrap): never destroyed here */
 } GpuStream;
 typedef struct GpuEvent {
   int32_t device;

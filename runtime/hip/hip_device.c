@@ -90,6 +90,16 @@ static LoomStatus hip_copy(LoomContext *ctx, void *dst, LoomDeviceKind dk, int d
                            int si, size_t n, Diag *d) {
   return rt_gpu_copy(D, ctx, dst, dk, di, src, sk, si, n, d);
 }
+static LoomStatus hip_copy_async(LoomContext *ctx, void *dst, LoomDeviceKind dk, int di, const void *src,
+                                LoomDeviceKind sk, int si, size_t n, RtStream *s, Diag *d) {
+  return rt_gpu_copy_async(D, ctx, dst, dk, di, src, sk, si, n, s, d);
+}
+static LoomStatus hip_pool_limit(LoomContext *ctx, int i, bool set, uint64_t *limit, Diag *d) {
+  return rt_gpu_device_pool_limit(D, ctx, i, set, limit, d);
+}
+static LoomStatus hip_stream_wrap(LoomContext *ctx, int i, void *handle, RtStream **out, Diag *d) {
+  return rt_gpu_stream_wrap(D, ctx, i, handle, out, d);
+}
 static LoomStatus hip_stream_create(LoomContext *ctx, int i, RtStream **out, Diag *d) {
   return rt_gpu_stream_create(D, ctx, i, out, d);
 }
@@ -173,12 +183,15 @@ const RtDevice rt_hip_device = {
     .pool_stats = hip_pool_stats,
     .pool_trim = hip_pool_trim,
     .copy = hip_copy,
+    .copy_async = hip_copy_async,
+    .pool_limit = hip_pool_limit,
     .stream_create = hip_stream_create,
     .stream_destroy = hip_stream_destroy,
     .stream_synchronize = hip_stream_synchronize,
     .stream_use = hip_stream_use,
     .current_stream = hip_current_stream,
     .stream_handle = rt_gpu_stream_handle,
+    .stream_wrap = hip_stream_wrap,
     .event_create = hip_event_create,
     .event_destroy = hip_event_destroy,
     .event_record = hip_event_record,

@@ -162,6 +162,53 @@ static void test_pool_reuse(void) {
   pthread_mutex_destroy(&f.lock);
 }
 
+/* The pool's limit (MemoryPool.set_limit): a new block past it first frees the cached blocks, then fails with
+ * out-of-memory naming the limit; reuse of a cached block is always allowed; 0 lifts the limit. */
+static void test_pool_limit(void) {
+  FakeDev f;
+  fake_init(&f, 1ull << 30);
+  RtDevAllocator a = {fake_alloc, fake_free, &f};
+  RtGpuPool *p = NULL;
+  Diag d = {0};
+  CHECK_OK(rt_gpu_pool_create(NULL, 0, &a, &p, &d));
+  if (!p) return;
+  CHECK(rt_gpu_pool_limit(p) == 0);
+  rt_gpu_pool_set_limit(p, 4096);
+  CHECK(rt_gpu_pool_limit(p) == 4096);
+  uint64_t x = 0, y = 0, z = 0, w = 0;
+  CHECK_OK(rt_gpu_pool_alloc(p, 2048, &x, &d));
+  CHECK_OK(rt_gpu_pool_alloc(p, 1500, &y, &d)); /* 2048 with rounding: total 4096, at the limit */
+  Diag over = {0};
+  CHECK(rt_gpu_pool_alloc(p, 1, &z, &over) == LOOM_ERR_OUT_OF_MEMORY && z == 0);
+  CHECK(strstr(over.msg, "limit is 4096 bytes") != NULL && strstr(over.msg, "set_limit") != NULL);
+  CHECK(f.nalloc == 2);
+  /* a freed block is cached: the same class is reused under the limit, no raw allocation */
+  CHECK_OK(rt_gpu_pool_free(p, y, &d));
+  RtGpuPoolStats s;
+  rt_gpu_pool_stats(p, &s);
+  CHECK(s.cached_blocks == 1 && s.cached_bytes == 2048);
+  CHECK_OK(rt_gpu_pool_alloc(p, 2000, &z, &d));
+  CHECK(z == y && f.nalloc == 2);
+  rt_gpu_pool_stats(p, &s);
+  CHECK(s.cached_blocks == 0);
+  /* a different class: the cached 2048 block (freed again) goes back to the device, then it fits */
+  CHECK_OK(rt_gpu_pool_free(p, z, &d));
+  CHECK_OK(rt_gpu_pool_alloc(p, 1024, &w, &d));
+  rt_gpu_pool_stats(p, &s);
+  CHECK(f.nfree == 1 && s.cached_bytes == 0 && s.cached_blocks == 0 && s.total_bytes == 3072 && s.used_bytes == 3072);
+  /* a request larger than the limit alone fails even with nothing held */
+  Diag big = {0};
+  uint64_t b = 0;
+  CHECK(rt_gpu_pool_alloc(p, 8192, &b, &big) == LOOM_ERR_OUT_OF_MEMORY && b == 0);
+  /* lifting the limit */
+  rt_gpu_pool_set_limit(p, 0);
+  CHECK_OK(rt_gpu_pool_alloc(p, 8192, &b, &d));
+  CHECK(b != 0);
+  rt_gpu_pool_destroy(p);
+  CHECK(f.nfree == f.nalloc);
+  pthread_mutex_destroy(&f.lock);
+}
+
 /* A fake whose frees give memory back (it remembers sizes by address), for the OOM-retry path. */
 typedef struct SizedDev {
   uint64_t next, capacity, live;
@@ -582,6 +629,7 @@ int main(int argc, char **argv) {
   if (argc == 2 && !strcmp(argv[1], "--pool")) {
     test_pool_classes();
     test_pool_reuse();
+    test_pool_limit();
     test_pool_oom_retry();
     test_pool_host_oom();
     test_pool_threads();

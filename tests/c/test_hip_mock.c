@@ -257,6 +257,77 @@ static void test_streams_pool_raw(void) {
   loom_array_free(ctx, &x2);
 }
 
+/* A borrowed stream (loom_stream_wrap: CuPy's ExternalStream) carries loom's kernels and copies and is never
+ * destroyed by loom; loom_memcpy copies bytes both ways, synchronously and on a stream; the pool's limit
+ * refuses a new block past it with a message naming the limit, and 0 lifts it. */
+static void test_borrowed_stream_memcpy_limit(void) {
+  LoomStream *own = NULL, *w = NULL;
+  MockHipStats st0, st1;
+  CHECK(loom_stream_create(ctx, LOOM_DEVICE_HIP, 0, &own) == LOOM_OK, "stream: %s", loom_last_error(ctx));
+  void *h = loom_stream_handle(own);
+  CHECK(loom_stream_wrap(ctx, LOOM_DEVICE_HIP, 0, h, &w) == LOOM_OK && loom_stream_handle(w) == h,
+        "wrap: %s", loom_last_error(ctx));
+  CHECK(loom_stream_wrap(ctx, LOOM_DEVICE_HIP, 0, h, NULL) == LOOM_ERR_INVALID_ARGUMENT, "wrap without out");
+  int64_t n = 1024;
+  LoomArray x = hip_array(LOOM_FLOAT32, 1, &n, 0);
+  LoomGraph *g;
+  loom_graph_create(ctx, &g);
+  LoomNode xi = input(g, &x), sq;
+  loom_unary(g, LOOM_OP_SQRT, xi, &sq);
+  LoomArray r;
+  memset(&r, 0, sizeof r);
+  CHECK(loom_stream_use(ctx, LOOM_DEVICE_HIP, 0, w) == LOOM_OK, "use: %s", loom_last_error(ctx));
+  int first = 0, k = eval_launches(g, sq, &r, &first);
+  CHECK(k == 1 && launches()[first].stream == h, "a kernel on the borrowed stream");
+  /* bytes in and out: on the borrowed stream (async), then synchronous */
+  float src[256], back[256];
+  for (int i = 0; i < 256; i++) src[i] = (float)i * 0.5f;
+  memset(back, 0, sizeof back);
+  CHECK(loom_memcpy(ctx, x.data, LOOM_DEVICE_HIP, 0, src, LOOM_DEVICE_HOST, 0, sizeof src, w, 1) == LOOM_OK &&
+            loom_stream_synchronize(ctx, w) == LOOM_OK &&
+            loom_memcpy(ctx, (char *)r.data + 16, LOOM_DEVICE_HIP, 0, x.data, LOOM_DEVICE_HIP, 0, 64, NULL, 0) ==
+                LOOM_OK &&
+            loom_memcpy(ctx, back, LOOM_DEVICE_HOST, 0, r.data, LOOM_DEVICE_HIP, 0, 128, w, 0) == LOOM_OK,
+        "memcpy: %s", loom_last_error(ctx));
+  CHECK(!memcmp(back + 4, src, 64), "bytes round trip through device memory");
+  CHECK(loom_memcpy(ctx, back, LOOM_DEVICE_HOST, 0, NULL, LOOM_DEVICE_HIP, 0, 8, NULL, 0) == LOOM_ERR_INVALID_ARGUMENT &&
+            strstr(loom_last_error(ctx), "NULL source") != NULL,
+        "a NULL source is refused: %s", loom_last_error(ctx));
+  CHECK(loom_memcpy(ctx, back, LOOM_DEVICE_HOST, 0, src, LOOM_DEVICE_HOST, 0, 0, NULL, 1) == LOOM_OK, "0 bytes");
+  loom_stream_use(ctx, LOOM_DEVICE_HIP, 0, NULL);
+  mock_stats(&st0);
+  loom_stream_destroy(ctx, w); /* loom's record only */
+  mock_stats(&st1);
+  CHECK(st1.live_streams == st0.live_streams, "the borrowed handle outlives its wrapper");
+  CHECK(loom_stream_synchronize(ctx, own) == LOOM_OK, "the owner's stream still works");
+  loom_stream_destroy(ctx, own);
+  mock_stats(&st1);
+  CHECK(st1.live_streams == st0.live_streams - 1, "the owner destroys it");
+  /* the limit */
+  LoomPoolStats ps;
+  uint64_t limit = 1;
+  loom_pool_free_all_blocks(ctx, LOOM_DEVICE_HIP, 0); /* a cached block of the size asked would be reused */
+  loom_pool_stats(ctx, LOOM_DEVICE_HIP, 0, &ps);
+  CHECK(loom_pool_get_limit(ctx, LOOM_DEVICE_HIP, 0, &limit) == LOOM_OK && limit == 0, "no limit by default");
+  CHECK(loom_pool_set_limit(ctx, LOOM_DEVICE_HIP, 0, ps.total_bytes + 8192) == LOOM_OK &&
+            loom_pool_get_limit(ctx, LOOM_DEVICE_HIP, 0, &limit) == LOOM_OK && limit == ps.total_bytes + 8192,
+        "set_limit: %s", loom_last_error(ctx));
+  LoomArray big;
+  memset(&big, 0, sizeof big);
+  big.dtype = LOOM_FLOAT32;
+  big.ndim = 1;
+  big.shape[0] = 1 << 20;
+  big.device = LOOM_DEVICE_HIP;
+  CHECK(loom_array_alloc(ctx, &big) == LOOM_ERR_OUT_OF_MEMORY && strstr(loom_last_error(ctx), "limit") != NULL,
+        "past the limit: %s", loom_last_error(ctx));
+  loom_pool_set_limit(ctx, LOOM_DEVICE_HIP, 0, 0);
+  CHECK(loom_array_alloc(ctx, &big) == LOOM_OK, "no limit again: %s", loom_last_error(ctx));
+  loom_array_free(ctx, &big);
+  loom_array_free(ctx, &r);
+  loom_array_free(ctx, &x);
+  loom_graph_destroy(g);
+}
+
 static void test_two_devices(void) {
   int64_t n = 1000;
   LoomArray a = hip_array(LOOM_INT32, 1, &n, 0), b = hip_array(LOOM_INT32, 1, &n, 1);
@@ -528,6 +599,7 @@ int main(int argc, char **argv) {
     test_reductions(wave);
     if (a == 0) {
       test_streams_pool_raw();
+      test_borrowed_stream_memcpy_limit();
       test_two_devices();
       test_disk_cache();
       test_bundle(dir);
