@@ -12,65 +12,51 @@
 enum { FFT_R2C = 0x2a, FFT_C2R = 0x2c, FFT_C2C = 0x29, FFT_D2Z = 0x6a, FFT_Z2D = 0x6c, FFT_Z2Z = 0x69 };
 enum { FFT_FORWARD = -1, FFT_INVERSE = 1, FFT_ALLOC_FAILED = 2 };
 
-#define FFT_FUNCS(X)                                                                                               \
-  X(cufftCreate, (int *))                                                                                          \
-  X(cufftDestroy, (int))                                                                                           \
-  X(cufftGetVersion, (int *))                                                                                      \
-  X(cufftSetStream, (int, void *))                                                                                 \
-  X(cufftMakePlanMany64, (int, int, long long *, long long *, long long, long long, long long *, long long,         \
-                          long long, int, long long, size_t *))                                                    \
-  X(cufftExecC2C, (int, void *, void *, int))                                                                      \
-  X(cufftExecZ2Z, (int, void *, void *, int))                                                                      \
-  X(cufftExecR2C, (int, void *, void *))                                                                           \
-  X(cufftExecD2Z, (int, void *, void *))                                                                           \
-  X(cufftExecC2R, (int, void *, void *))                                                                           \
-  X(cufftExecZ2D, (int, void *, void *))
-
 typedef struct CuFft {
-#define X(name, args) int(*name) args;
-  FFT_FUNCS(X)
+#define X(field, suffix, args) int(*field) args;
+  GPU_FFT_FUNCS(X, int)
 #undef X
 } CuFft;
 
 static const char *const symbols[] = {
-#define X(name, args) #name,
-    FFT_FUNCS(X)
+#define X(field, suffix, args) "cufft" suffix,
+    GPU_FFT_FUNCS(X, int)
 #undef X
         NULL};
 
 static int create(const void *fns, GpuFftPlan *out) {
-  int h = 0, r = ((const CuFft *)fns)->cufftCreate(&h);
+  int h = 0, r = ((const CuFft *)fns)->create(&h);
   *out = (GpuFftPlan)h;
   return r;
 }
-static int destroy(const void *fns, GpuFftPlan p) { return ((const CuFft *)fns)->cufftDestroy((int)p); }
+static int destroy(const void *fns, GpuFftPlan p) { return ((const CuFft *)fns)->destroy((int)p); }
 static int set_stream(const void *fns, GpuFftPlan p, void *stream) {
-  return ((const CuFft *)fns)->cufftSetStream((int)p, stream);
+  return ((const CuFft *)fns)->set_stream((int)p, stream);
 }
 
 static const int types[] = {[GPU_FFT_C2C] = FFT_C2C, [GPU_FFT_Z2Z] = FFT_Z2Z, [GPU_FFT_R2C] = FFT_R2C,
                             [GPU_FFT_D2Z] = FFT_D2Z, [GPU_FFT_C2R] = FFT_C2R, [GPU_FFT_Z2D] = FFT_Z2D};
 
 static int make_plan(const void *fns, GpuFftPlan p, int rank, long long *n, GpuFftType t, long long batch, size_t *work) {
-  return ((const CuFft *)fns)->cufftMakePlanMany64((int)p, rank, n, NULL, 1, 0, NULL, 1, 0, types[t], batch, work);
+  return ((const CuFft *)fns)->make_plan_many64((int)p, rank, n, NULL, 1, 0, NULL, 1, 0, types[t], batch, work);
 }
 
-static int exec(const void *fns, GpuFftPlan p, GpuFftType t, void *in, void *out, bool inverse, const char **call) {
+static int exec(const void *fns, GpuFftPlan p, GpuFftType t, void *in, void *out, bool inverse) {
   const CuFft *c = fns;
   int h = (int)p, dir = inverse ? FFT_INVERSE : FFT_FORWARD;
   switch (t) {
-  case GPU_FFT_C2C: return *call = "ExecC2C", c->cufftExecC2C(h, in, out, dir);
-  case GPU_FFT_Z2Z: return *call = "ExecZ2Z", c->cufftExecZ2Z(h, in, out, dir);
-  case GPU_FFT_R2C: return *call = "ExecR2C", c->cufftExecR2C(h, in, out);
-  case GPU_FFT_D2Z: return *call = "ExecD2Z", c->cufftExecD2Z(h, in, out);
-  case GPU_FFT_C2R: return *call = "ExecC2R", c->cufftExecC2R(h, in, out);
-  default: return *call = "ExecZ2D", c->cufftExecZ2D(h, in, out);
+  case GPU_FFT_C2C: return c->exec_c2c(h, in, out, dir);
+  case GPU_FFT_Z2Z: return c->exec_z2z(h, in, out, dir);
+  case GPU_FFT_R2C: return c->exec_r2c(h, in, out);
+  case GPU_FFT_D2Z: return c->exec_d2z(h, in, out);
+  case GPU_FFT_C2R: return c->exec_c2r(h, in, out);
+  default: return c->exec_z2d(h, in, out);
   }
 }
 
 static long long version(const void *fns) {
   int v = 0;
-  return ((const CuFft *)fns)->cufftGetVersion(&v) == 0 ? v : -1;
+  return ((const CuFft *)fns)->get_version(&v) == 0 ? v : -1;
 }
 
 static const char *const sonames[] = {"libcufft.so.12", "libcufft.so.11", "libcufft.so.13", NULL};

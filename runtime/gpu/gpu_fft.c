@@ -103,12 +103,11 @@ LoomStatus rt_gpu_fft(LoomContext *ctx, const GpuFftVendor *v, int index, const 
     if (st == LOOM_OK) st = rt_gpu_copy(drv, ctx, work, drv->kind, index, f->in, drv->kind, index, wbytes, d);
     src = work;
   }
-  if (st == LOOM_OK) {
-    const char *name = "Exec";
-    if ((r = v->exec(c->fns, plan, type, src, f->out, f->kind == LOOM_FFT_C2C_INVERSE, &name)) != 0) {
-      snprintf(call, sizeof call, "%s%s", v->prefix, name);
-      st = fft_error(v, r, call, index, d);
-    }
+  if (st == LOOM_OK && (r = v->exec(c->fns, plan, type, src, f->out, f->kind == LOOM_FFT_C2C_INVERSE)) != 0) {
+    static const char *const exec_name[] = {[GPU_FFT_C2C] = "ExecC2C", [GPU_FFT_Z2Z] = "ExecZ2Z", [GPU_FFT_R2C] = "ExecR2C",
+                                            [GPU_FFT_D2Z] = "ExecD2Z", [GPU_FFT_C2R] = "ExecC2R", [GPU_FFT_Z2D] = "ExecZ2D"};
+    snprintf(call, sizeof call, "%s%s", v->prefix, exec_name[type]);
+    st = fft_error(v, r, call, index, d);
   }
   if (work) {
     Diag fd = {.status = LOOM_OK};

@@ -101,9 +101,25 @@ void rt_gpu_lib_state_free(LoomContext *ctx, RtLoadedLib *state);
 typedef uintptr_t GpuFftPlan;
 typedef enum GpuFftType { GPU_FFT_C2C, GPU_FFT_Z2Z, GPU_FFT_R2C, GPU_FFT_D2Z, GPU_FFT_C2R, GPU_FFT_Z2D } GpuFftType;
 
+/* The FFT API both vendors share (cufft<Name> / hipfft<Name>, same arguments but for the plan handle's type
+ * H): field, the name's suffix, prototype. A vendor declares its struct of function pointers and its
+ * symbol list from it. */
+#define GPU_FFT_FUNCS(X, H)                                                                                      \
+  X(create, "Create", (H *))                                                                                     \
+  X(destroy, "Destroy", (H))                                                                                     \
+  X(get_version, "GetVersion", (int *))                                                                          \
+  X(set_stream, "SetStream", (H, void *))                                                                        \
+  X(make_plan_many64, "MakePlanMany64", (H, int, long long *, long long *, long long, long long, long long *,     \
+                                         long long, long long, int, long long, size_t *))                        \
+  X(exec_c2c, "ExecC2C", (H, void *, void *, int))                                                               \
+  X(exec_z2z, "ExecZ2Z", (H, void *, void *, int))                                                               \
+  X(exec_r2c, "ExecR2C", (H, void *, void *))                                                                    \
+  X(exec_d2z, "ExecD2Z", (H, void *, void *))                                                                    \
+  X(exec_c2r, "ExecC2R", (H, void *, void *))                                                                    \
+  X(exec_z2d, "ExecZ2D", (H, void *, void *))
+
 /* A vendor's FFT calls over its resolved functions (fns: the vendor's struct), each returning the library's
- * status (0: success). exec runs a plan of type t (dir: forward / inverse, for C2C and Z2Z) and names the
- * call in *call for messages. */
+ * status (0: success). exec runs a plan of type t (inverse: the C2C / Z2Z direction). */
 typedef struct GpuFftVendor {
   RtVendorLib lib;
   size_t fns_size;               /* of the vendor's struct of function pointers */
@@ -118,7 +134,7 @@ typedef struct GpuFftVendor {
   /* basic layout over n[0..rank), `batch` transforms; *work: the plan's workspace bytes */
   int (*make_plan)(const void *fns, GpuFftPlan p, int rank, long long *n, GpuFftType t, long long batch,
                    size_t *work);
-  int (*exec)(const void *fns, GpuFftPlan p, GpuFftType t, void *in, void *out, bool inverse, const char **call);
+  int (*exec)(const void *fns, GpuFftPlan p, GpuFftType t, void *in, void *out, bool inverse);
 } GpuFftVendor;
 
 /* RtLinalg.fft of v's device kind; the release of its state (v->libs' slot_close[GPU_LIB_FFT] calls it). */

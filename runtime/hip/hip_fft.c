@@ -10,67 +10,53 @@
 
 typedef void *Handle; /* hipfftHandle */
 
-#define FFT_FUNCS(X)                                                                                               \
-  X(hipfftCreate, (Handle *))                                                                                      \
-  X(hipfftDestroy, (Handle))                                                                                       \
-  X(hipfftGetVersion, (int *))                                                                                     \
-  X(hipfftSetStream, (Handle, void *))                                                                             \
-  X(hipfftMakePlanMany64, (Handle, int, long long *, long long *, long long, long long, long long *, long long,     \
-                           long long, int, long long, size_t *))                                                   \
-  X(hipfftExecC2C, (Handle, void *, void *, int))                                                                  \
-  X(hipfftExecZ2Z, (Handle, void *, void *, int))                                                                  \
-  X(hipfftExecR2C, (Handle, void *, void *))                                                                       \
-  X(hipfftExecD2Z, (Handle, void *, void *))                                                                       \
-  X(hipfftExecC2R, (Handle, void *, void *))                                                                       \
-  X(hipfftExecZ2D, (Handle, void *, void *))
-
 typedef struct HipFft {
-#define X(name, args) int(*name) args;
-  FFT_FUNCS(X)
+#define X(field, suffix, args) int(*field) args;
+  GPU_FFT_FUNCS(X, Handle)
 #undef X
 } HipFft;
 
 static const char *const symbols[] = {
-#define X(name, args) #name,
-    FFT_FUNCS(X)
+#define X(field, suffix, args) "hipfft" suffix,
+    GPU_FFT_FUNCS(X, Handle)
 #undef X
         NULL};
 
 static int create(const void *fns, GpuFftPlan *out) {
   Handle h = NULL;
-  int r = ((const HipFft *)fns)->hipfftCreate(&h);
+  int r = ((const HipFft *)fns)->create(&h);
   *out = (GpuFftPlan)h;
   return r;
 }
-static int destroy(const void *fns, GpuFftPlan p) { return ((const HipFft *)fns)->hipfftDestroy((Handle)p); }
+static int destroy(const void *fns, GpuFftPlan p) { return ((const HipFft *)fns)->destroy((Handle)p); }
 static int set_stream(const void *fns, GpuFftPlan p, void *stream) {
-  return ((const HipFft *)fns)->hipfftSetStream((Handle)p, stream);
+  return ((const HipFft *)fns)->set_stream((Handle)p, stream);
 }
 
 static const int types[] = {[GPU_FFT_C2C] = HF_C2C, [GPU_FFT_Z2Z] = HF_Z2Z, [GPU_FFT_R2C] = HF_R2C,
                             [GPU_FFT_D2Z] = HF_D2Z, [GPU_FFT_C2R] = HF_C2R, [GPU_FFT_Z2D] = HF_Z2D};
 
 static int make_plan(const void *fns, GpuFftPlan p, int rank, long long *n, GpuFftType t, long long batch, size_t *work) {
-  return ((const HipFft *)fns)->hipfftMakePlanMany64((Handle)p, rank, n, NULL, 1, 0, NULL, 1, 0, types[t], batch, work);
+  return ((const HipFft *)fns)->make_plan_many64((Handle)p, rank, n, NULL, 1, 0, NULL, 1, 0, types[t], batch, work);
 }
 
-static int exec(const void *fns, GpuFftPlan p, GpuFftType t, void *in, void *out, bool inverse, const char **call) {
+static int exec(const void *fns, GpuFftPlan p, GpuFftType t, void *in, void *out, bool inverse) {
   const HipFft *c = fns;
   Handle h = (Handle)p;
   int dir = inverse ? HF_BACKWARD : HF_FORWARD;
   switch (t) {
-  case GPU_FFT_C2C: return *call = "ExecC2C", c->hipfftExecC2C(h, in, out, dir);
-  case GPU_FFT_Z2Z: return *call = "ExecZ2Z", c->hipfftExecZ2Z(h, in, out, dir);
-  case GPU_FFT_R2C: return *call = "ExecR2C", c->hipfftExecR2C(h, in, out);
-  case GPU_FFT_D2Z: return *call = "ExecD2Z", c->hipfftExecD2Z(h, in, out);
-  case GPU_FFT_C2R: return *call = "ExecC2R", c->hipfftExecC2R(h, in, out);
-  default: return *call = "ExecZ2D", c->hipfftExecZ2D(h, in, out);
+  case GPU_FFT_C2C: return c->exec_c2c(h, in, out, dir);
+  case GPU_FFT_Z2Z: return c->exec_z2z(h, in, out, dir);
+  case GPU_FFT_R2C: return c->exec_r2c(h, in, out);
+  case GPU_FFT_D2Z: return c->exec_d2z(h, in, out);
+  case GPU_FFT_C2R: return c->exec_c2r(h, in, out);
+  default: return c->exec_z2d(h, in, out);
   }
 }
 
 static long long version(const void *fns) {
   int v = 0;
-  return ((const HipFft *)fns)->hipfftGetVersion(&v) == 0 ? v : -1;
+  return ((const HipFft *)fns)->get_version(&v) == 0 ? v : -1;
 }
 
 static const char *const sonames[] = {"libhipfft.so.0", "libhipfft.so", NULL};
