@@ -12,48 +12,12 @@ columns are spread over the cores.
 Prints a markdown table and writes bench/results/<date>-scan-<host|h200>.json (machine, date, command).
 Run: python3 bench/bench_scan.py [repeats]
 """
-import datetime
-import json
-import os
-import platform
 import sys
-import time
 
 import numpy as np
 
 import loom
-
-GPU = loom.cuda.is_available()
-
-
-def peers():
-    p = {}
-    if not GPU:
-        return p
-    try:
-        import cupy
-        p["cupy"] = cupy
-    except Exception:
-        pass
-    try:
-        import torch
-        if torch.cuda.is_available():
-            p["torch"] = torch
-    except Exception:
-        pass
-    return p
-
-
-def best_ms(fn, sync, repeats):
-    fn()
-    sync()
-    best = float("inf")
-    for _ in range(repeats):
-        t = time.perf_counter()
-        fn()
-        sync()
-        best = min(best, time.perf_counter() - t)
-    return best * 1e3
+from _timing import GPU, best_ms, loom_sync, peers, write_results
 
 
 def main():
@@ -69,7 +33,6 @@ def main():
         ("cumsum(2x+1) f32 1-d, fused", (big,), np.float32, 0, True),
     ]
     ps = peers()
-    lsync = (lambda: loom.cuda.Device(0).synchronize()) if GPU else (lambda: None)
     rows = []
     rng = np.random.default_rng(0)
     for name, shape, dt, axis, fused in cases:
@@ -82,7 +45,7 @@ def main():
                          atol=1e-4 * float(np.abs(h).sum(axis=axis).max()) if dt != np.int32 else 0)
         nbytes = h.nbytes + want.nbytes
         row = {"case": name, "shape": list(shape), "dtype": np.dtype(dt).name, "axis": axis, "bytes": nbytes, "ok": bool(ok),
-               "loom_ms": best_ms(f, lsync, repeats)}
+               "loom_ms": best_ms(f, loom_sync, repeats)}
         if not GPU:
             row["numpy_ms"] = best_ms((lambda: np.cumsum(h * 2 + 1, axis=axis)) if fused else (lambda: np.cumsum(h, axis=axis)),
                                       lambda: None, repeats)
@@ -103,15 +66,7 @@ def main():
         cells = [f"{r[p + '_ms']:.3f} | {r[p + '_ms'] / r['loom_ms']:.2f}x" if p + "_ms" in r else "- | -" for p in peer_names]
         print(f"| {r['case']} | {tuple(r['shape'])} | {r['loom_ms']:.3f} | {r['bytes'] / r['loom_ms'] / 1e6:.0f} | "
               + " | ".join(cells) + f" | {r['ok']} |")
-    date = os.environ.get("LOOM_BENCH_DATE", datetime.date.today().isoformat())
-    tag = "h200" if GPU else "host"
-    out = {"machine": platform.node(), "processor": platform.processor(), "cpus": os.cpu_count(), "gpu": GPU,
-           "date": date, "command": "python3 bench/bench_scan.py " + " ".join(sys.argv[1:]), "rows": rows,
-           "speedup": "peer_ms / loom_ms (> 1: loom faster)"}
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", f"{date}-scan-{tag}.json")
-    with open(path, "w") as fh:
-        json.dump(out, fh, indent=1)
-    print("wrote", path)
+    write_results("scan", rows)
 
 
 if __name__ == "__main__":

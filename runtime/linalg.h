@@ -1,8 +1,9 @@
 /* linalg.h: vendor math libraries behind the device interface (device.h's RtDevice.linalg).
  *
  * A device kind that has them fills one RtLinalg: the host with a BLAS + LAPACK loaded at run time
- * (runtime/host_blas.c, host_lapack.c), CUDA with cuBLASLt and cuSOLVER (runtime/cuda/cuda_blas.c,
- * cuda_solver.c). Libraries are dlopen'ed on first use, so a build links none of them and a machine
+ * (runtime/host_blas.c, host_lapack.c), CUDA with cuBLASLt, cuFFT and cuSOLVER (runtime/cuda/cuda_blas.c,
+ * cuda_fft.c, cuda_solver.c), AMD with hipBLASLt and hipFFT (runtime/hip/hip_blas.c, hip_fft.c); the GPU
+ * kinds' products and FFTs are written once over vendor tables (runtime/gpu/gpu_libs.h). Libraries are dlopen'ed on first use, so a build links none of them and a machine
  * without one gets LOOM_ERR_UNSUPPORTED naming what to install. The library state of a kind lives in
  * RtState.linalg[kind] (created by the kind under device_lock, released by close with the context).
  *

@@ -93,3 +93,58 @@ void *rt_dlopen_first(const RtVendorLib *v, char *path, size_t path_size, Diag *
              v->env ? " to the library's file" : "");
   return NULL;
 }
+
+/* ---- bindings: a struct of function pointers resolved by name ------------------------------------------ */
+typedef struct Resolve {
+  const RtVendorLib *v;
+  void *fns;
+  RtLoadedLib *out;
+} Resolve;
+
+/* rt_dlopen_first's accept: every symbol into the binding's struct, in order (function pointers copied
+ * as dlsym returns them, as POSIX allows). */
+static const char *resolve_symbols(void *lib, void *arg) {
+  Resolve *r = arg;
+  for (int i = 0; r->v->symbols[i]; i++) {
+    const char *name = r->v->symbols[i];
+    bool optional = name[0] == '?';
+    void *p = dlsym(lib, name + optional);
+    if (!p && !optional) {
+      snprintf(r->out->fail.msg, sizeof r->out->fail.msg, "has no %s (%s)", name, r->v->too_old);
+      return r->out->fail.msg;
+    }
+    memcpy((char *)r->fns + (size_t)i * sizeof p, &p, sizeof p);
+  }
+  return NULL;
+}
+
+void rt_vendor_lib_load(const RtVendorLib *v, void *fns, RtLoadedLib *out) {
+  Resolve r = {v, fns, out};
+  RtVendorLib with = *v;
+  with.accept = resolve_symbols, with.arg = &r;
+  Diag d = {.status = LOOM_OK};
+  out->lib = rt_dlopen_first(&with, out->path, sizeof out->path, &d);
+  out->fail = d;
+}
+
+LoomStatus rt_vendor_lib_probe(const RtVendorLib *v, size_t fns_size, char *path, size_t size, Diag *d) {
+  RtLoadedLib *l = calloc(1, sizeof *l);
+  void *fns = calloc(1, fns_size);
+  LoomStatus st = LOOM_OK;
+  if (!l || !fns) st = diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory");
+  else {
+    rt_vendor_lib_load(v, fns, l);
+    if ((st = l->fail.status) != LOOM_OK) diag_error(d, st, "%s", l->fail.msg);
+    else if (path && v->version) snprintf(path, size, "%s (version %lld)", l->path, v->version(fns));
+    else if (path) snprintf(path, size, "%s", l->path);
+    rt_vendor_lib_close(l);
+  }
+  free(fns);
+  free(l);
+  return st;
+}
+
+void rt_vendor_lib_close(RtLoadedLib *l) {
+  if (l->lib) dlclose(l->lib);
+  l->lib = NULL;
+}

@@ -29,6 +29,13 @@ typedef struct RtVendorLib {
    * (CUDA 11 or later needed)"), which the failure message quotes after the file's name. */
   const char *(*accept)(void *lib, void *arg);
   void *arg;
+  /* For rt_vendor_lib_load (which sets accept and arg itself): the functions the binding resolves, in the
+   * order of its struct of function pointers (NULL-terminated; a name starting with '?' is optional: NULL
+   * when the library lacks it), what a library missing a required one is ("CUDA 11 or later needed"),
+   * and, optionally, the version rt_vendor_lib_probe reports, read through the resolved functions. */
+  const char *const *symbols;
+  const char *too_old;
+  long long (*version)(const void *fns);
 } RtVendorLib;
 
 /* The first candidate that opens and is accepted: its handle, and its name in path (NULL: not wanted).
@@ -38,5 +45,24 @@ void *rt_dlopen_first(const RtVendorLib *v, char *path, size_t path_size, Diag *
 /* The candidate names rt_dlopen_first tries, in order, for tests and reports: calls f(name, arg) for
  * each; returns how many. */
 int rt_vendor_lib_candidates(const RtVendorLib *v, void (*f)(const char *name, void *arg), void *arg);
+
+/* A binding's library once loaded: the handle, its file, or why loading failed (fail.status != LOOM_OK,
+ * reported on every use). */
+typedef struct RtLoadedLib {
+  void *lib;
+  char path[512];
+  Diag fail;
+} RtLoadedLib;
+
+/* Finds v's library (rt_dlopen_first) and resolves v->symbols into fns, the binding's struct of function
+ * pointers (one per symbol, in order): the library's handle into out, or out->fail says what was tried
+ * and what to install. A library missing a required symbol is refused: "has no <name> (<too_old>)". */
+void rt_vendor_lib_load(const RtVendorLib *v, void *fns, RtLoadedLib *out);
+/* Loads v's library as a binding's first use would, for tests and loom's configuration report: path gets
+ * the file (and " (version N)" with v->version); LOOM_ERR_UNSUPPORTED and the binding's message when it is
+ * missing or refused. fns_size: the binding's struct of function pointers. The library is closed again. */
+LoomStatus rt_vendor_lib_probe(const RtVendorLib *v, size_t fns_size, char *path, size_t size, Diag *d);
+/* Closes a loaded library (nothing when it did not load). */
+void rt_vendor_lib_close(RtLoadedLib *l);
 
 #endif /* LOOM_RUNTIME_VENDOR_LIB_H */

@@ -1,11 +1,9 @@
 /* cuda_blas.h: the CUDA device's vendor math library (runtime/linalg.h's RtLinalg): cuBLASLt, cuFFT and cuSOLVER
- * loaded at run time (cuda_blas.c, cuda_fft.c, cuda_solver.c). */
+ * loaded at run time (cuda_blas.c, cuda_fft.c, cuda_solver.c; the shared logic is runtime/gpu/gpu_libs.h's). */
 #ifndef LOOM_RUNTIME_CUDA_BLAS_H
 #define LOOM_RUNTIME_CUDA_BLAS_H
 
-#include <pthread.h>
-
-#include "runtime/gpu/gpu_driver.h"
+#include "runtime/gpu/gpu_libs.h"
 
 /* The values of cublasLt.h / cublas_api.h / library_types.h that cuda_blas.c passes (loom builds without
  * the toolkit's headers; tests/c/test_cublaslt.c checks them against the headers where they exist). */
@@ -38,10 +36,9 @@ const RtGpuDriver *rt_cuda_gpu_driver(void);
  * library found and its version; LOOM_ERR_UNSUPPORTED (and the message a product would give) when it is
  * missing or lacks a function. For tests and loom's configuration report. */
 LoomStatus rt_cublaslt_probe(char *path, size_t size, Diag *d);
-/* The slot of a further library's state in the CUDA library state (made on first use by that library's
- * file, guarded by *lock, released with the context through its close function). */
-typedef enum RtCudaLib { RT_CUDA_LIB_FFT, RT_CUDA_LIB_SOLVER, RT_CUDA_LIB_COUNT } RtCudaLib;
-LoomStatus rt_cuda_lib_slot(LoomContext *ctx, RtCudaLib which, void ***slot, pthread_mutex_t **lock, Diag *d);
+/* cuBLASLt's table for the GPU layer's libraries (runtime/gpu/gpu_libs.h), whose state holds cuFFT's and
+ * cuSOLVER's in its slots. */
+extern const GpuBlasVendor rt_cuda_lt;
 /* cuda_fft.c: RtLinalg.fft of CUDA (cuFFT), its release with the context, and a probe like
  * rt_cublaslt_probe. */
 LoomStatus rt_cuda_fft(LoomContext *ctx, int index, const RtFft *f, Diag *d);
@@ -53,7 +50,7 @@ LoomStatus rt_cuda_decompose(LoomContext *ctx, int index, const RtDecomp *r, Dia
 void rt_cuda_solver_close(LoomContext *ctx, void *state);
 LoomStatus rt_cusolver_probe(char *path, size_t size, Diag *d);
 extern const char *const rt_cusolver_routines[];
-/* The cuBLASLt functions loaded (NULL-terminated). */
+/* The cuBLASLt functions loaded (NULL-terminated; "?": optional). */
 extern const char *const rt_cublaslt_symbols[];
 
 #endif /* LOOM_RUNTIME_CUDA_BLAS_H */

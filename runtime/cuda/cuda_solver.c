@@ -17,13 +17,12 @@
  * transpose). The workspaces come from the device pool per call; the pool is stream-blind, so a call on
  * a user stream finishes before they go back (the info copy does that).
  */
-#include <dlfcn.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "runtime/cuda/cuda_blas.h"
-#include "runtime/vendor_lib.h"
 
 #define MAX_DEVICES 64
 
@@ -53,18 +52,30 @@
   X(cusolverDnSetStream, int, (void *, void *))                                                                    \
   X(cusolverGetVersion, int, (int *))
 
-typedef struct CuSolver {
-  void *lib;
-  char path[512];
-  Diag fail;
+typedef struct SolverFns {
 #define X(name, ret, args) ret(*name) args;
   SOLVER_FUNCS(X)
 #undef X
-#define X(field, rs, cs, args) int(*field[4]) args;
+#define X(field, rs, cs, args) int(*field[4]) args; /* S, D, C, Z */
   SOLVER_TYPED(X)
 #undef X
+} SolverFns;
+
+typedef struct CuSolver {
+  RtLoadedLib lib;
+  SolverFns f;
   void *handle[MAX_DEVICES];
 } CuSolver;
+
+static const char *const symbols[] = {
+#define X(name, ret, args) #name,
+    SOLVER_FUNCS(X)
+#undef X
+#define X(field, rs, cs, args) "cusolverDnS" rs, "cusolverDnD" rs, "cusolverDnC" cs, "cusolverDnZ" cs,
+    SOLVER_TYPED(X)
+#undef X
+        NULL};
+_Static_assert(sizeof symbols / sizeof *symbols - 1 == sizeof(SolverFns) / sizeof(void *), "one name per function");
 
 /* The dtype's letter and index in the typed table: S D C Z. */
 static int type_index(LoomDType t) {
@@ -77,42 +88,17 @@ static int type_index(LoomDType t) {
   }
 }
 
-/* Resolves cuSOLVER's functions into s (vendor_lib.h's accept). */
-static const char *resolve(void *lib, void *arg) {
-  CuSolver *s = arg;
-  char missing[64] = "";
-  void *p;
-#define X(name, ret, args)                                                                                         \
-  p = dlsym(lib, #name);                                                                                           \
-  if (!p && !missing[0]) snprintf(missing, sizeof missing, "%s", #name);                                          \
-  memcpy(&s->name, &p, sizeof p);
-  SOLVER_FUNCS(X)
-#undef X
-  char nm[64];
-  for (int t = 0; t < 4 && !missing[0]; t++) {
-#define X(field, rs, cs, args)                                                                                     \
-  snprintf(nm, sizeof nm, "cusolverDn%c%s", "SDCZ"[t], t < 2 ? rs : cs);                                           \
-  p = dlsym(lib, nm);                                                                                              \
-  if (!p && !missing[0]) memcpy(missing, nm, sizeof nm);                                                           \
-  memcpy(&s->field[t], &p, sizeof p);
-    SOLVER_TYPED(X)
-#undef X
-  }
-  if (!missing[0]) return NULL;
-  snprintf(s->fail.msg, sizeof s->fail.msg, "has no %s (CUDA 11 or later needed)", missing);
-  return s->fail.msg;
+static long long version(const void *fns) {
+  int v = 0;
+  return ((const SolverFns *)fns)->cusolverGetVersion(&v) == 0 ? v : -1;
 }
 
-static void load(CuSolver *s) {
-  static const char *const sonames[] = {"libcusolver.so.12", "libcusolver.so.11", "libcusolver.so.13", NULL};
-  static const char *const dirs[] = {"$CUDA_HOME/lib64", "/usr/local/cuda/lib64", NULL};
-  RtVendorLib v = {.what = "cuSOLVER", .purpose = "decompositions on CUDA devices",
-                   .install = "install the CUDA toolkit's libcusolver (or `pip install nvidia-cusolver-cu12`)",
-                   .env = "LOOM_CUSOLVER", .sonames = sonames, .dirs = dirs, .accept = resolve, .arg = s};
-  Diag d = {.status = LOOM_OK};
-  s->lib = rt_dlopen_first(&v, s->path, sizeof s->path, &d);
-  s->fail = d;
-}
+static const char *const sonames[] = {"libcusolver.so.12", "libcusolver.so.11", "libcusolver.so.13", NULL};
+static const char *const dirs[] = {"$CUDA_HOME/lib64", "/usr/local/cuda/lib64", NULL};
+static const RtVendorLib cusolver = {
+    .what = "cuSOLVER", .purpose = "decompositions on CUDA devices",
+    .install = "install the CUDA toolkit's libcusolver (or `pip install nvidia-cusolver-cu12`)", .env = "LOOM_CUSOLVER",
+    .sonames = sonames, .dirs = dirs, .symbols = symbols, .too_old = "CUDA 11 or later needed", .version = version};
 
 const char *const rt_cusolver_routines[] = {
 #define X(field, rs, cs, args) rs,
@@ -121,17 +107,7 @@ const char *const rt_cusolver_routines[] = {
         NULL};
 
 LoomStatus rt_cusolver_probe(char *path, size_t size, Diag *d) {
-  CuSolver *s = calloc(1, sizeof *s);
-  if (!s) return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory");
-  s->fail.status = LOOM_OK;
-  load(s);
-  LoomStatus st = s->fail.status;
-  int v = 0;
-  if (st != LOOM_OK) diag_error(d, st, "%s", s->fail.msg);
-  else if (path) snprintf(path, size, "%s (version %d)", s->path, s->cusolverGetVersion(&v) == 0 ? v : -1);
-  if (s->lib) dlclose(s->lib);
-  free(s);
-  return st;
+  return rt_vendor_lib_probe(&cusolver, sizeof(SolverFns), path, size, d);
 }
 
 void rt_cuda_solver_close(LoomContext *ctx, void *state) {
@@ -141,10 +117,9 @@ void rt_cuda_solver_close(LoomContext *ctx, void *state) {
     if (s->handle[i]) {
       Diag dd = {.status = LOOM_OK};
       rt_gpu_make_current(rt_cuda_gpu_driver(), ctx, i, &dd); /* cuSOLVER frees its device state in that context */
-      s->cusolverDnDestroy(s->handle[i]);
+      s->f.cusolverDnDestroy(s->handle[i]);
     }
-  if (s->lib) dlclose(s->lib);
-  ctx_free(ctx, s);
+  rt_gpu_lib_state_free(ctx, &s->lib);
 }
 
 static LoomStatus sv_error(int r, const char *call, int device, Diag *d) {
@@ -193,28 +168,21 @@ static LoomStatus copy_d2d(LoomContext *ctx, int device, void *dst, const void *
  * *lock held (the handle's stream is the caller's until it unlocks) when LOOM_OK. */
 static LoomStatus solver_of(LoomContext *ctx, int index, CuSolver **out, void **handle, pthread_mutex_t **lock,
                             Diag *d) {
-  void **slot;
-  LoomStatus st = rt_cuda_lib_slot(ctx, RT_CUDA_LIB_SOLVER, &slot, lock, d);
-  if (st != LOOM_OK) return st;
   if (index < 0 || index >= MAX_DEVICES)
     return diag_error(d, LOOM_ERR_UNSUPPORTED, "cuSOLVER: device %d is beyond the %d loom supports", index, MAX_DEVICES);
-  pthread_mutex_lock(*lock);
-  CuSolver *s = *slot;
-  if (!s && (s = ctx_calloc(ctx, 1, sizeof *s)) != NULL) {
-    s->fail.status = LOOM_OK;
-    load(s);
-    *slot = s;
-  }
-  if (!s) st = diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: the cuSOLVER state");
-  else if (s->fail.status != LOOM_OK) st = diag_error(d, s->fail.status, "%s", s->fail.msg);
-  if (st == LOOM_OK) st = rt_gpu_make_current(rt_cuda_gpu_driver(), ctx, index, d);
+  RtLoadedLib *state = NULL;
+  LoomStatus st = rt_gpu_lib_state(ctx, &rt_cuda_lt, GPU_LIB_SOLVER, &cusolver, sizeof(CuSolver),
+                                   offsetof(CuSolver, f), &state, lock, d);
+  if (st != LOOM_OK) return st;
+  CuSolver *s = (CuSolver *)state;
+  st = rt_gpu_make_current(rt_cuda_gpu_driver(), ctx, index, d);
   int r = 0;
-  if (st == LOOM_OK && !s->handle[index] && (r = s->cusolverDnCreate(&s->handle[index])) != 0) {
+  if (st == LOOM_OK && !s->handle[index] && (r = s->f.cusolverDnCreate(&s->handle[index])) != 0) {
     s->handle[index] = NULL;
     st = sv_error(r, "cusolverDnCreate", index, d);
   }
   RtStream *rs = st == LOOM_OK ? rt_gpu_current_stream(rt_cuda_gpu_driver(), ctx, index) : NULL;
-  if (st == LOOM_OK && (r = s->cusolverDnSetStream(s->handle[index], rs ? rt_gpu_stream_handle(rs) : NULL)) != 0)
+  if (st == LOOM_OK && (r = s->f.cusolverDnSetStream(s->handle[index], rs ? rt_gpu_stream_handle(rs) : NULL)) != 0)
     st = sv_error(r, "cusolverDnSetStream", index, d);
   if (st != LOOM_OK) {
     pthread_mutex_unlock(*lock);
@@ -243,7 +211,7 @@ static LoomStatus run(LoomContext *ctx, int index, CuSolver *s, void *h, const R
   LoomStatus st = LOOM_OK;
   int e = 0;
   const char *call = "";
-#define SV(name, ...) (call = "cusolverDn" #name, e = s->name[t](h, __VA_ARGS__))
+#define SV(name, ...) (call = "cusolverDn" #name, e = s->f.name[t](h, __VA_ARGS__))
   switch (r->op) {
   case RT_DECOMP_LU: {
     if ((st = copy_d2d(ctx, index, r->out[0], r->in[0], mat * (size_t)batch, d)) != LOOM_OK) return st;

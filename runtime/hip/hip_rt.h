@@ -14,20 +14,21 @@
 
 #include "runtime/device.h"
 #include "runtime/gpu/gpu_driver.h"
+#include "runtime/gpu/gpu_libs.h"
 
 /* ---- hip_device.c ------------------------------------------------------------------------------------- */
 /* The AMD device's driver table (tests run the shared layer's checks against it over a mock runtime). */
 const RtGpuDriver *rt_hip_driver(void);
 
-/* ---- hip_blas.c, hip_fft.c: the vendor libraries (linalg.h's RtLinalg) -------------------------------- */
+/* ---- hip_blas.c, hip_fft.c: the vendor libraries (linalg.h's RtLinalg over runtime/gpu/gpu_libs.h) ---- */
 extern const RtLinalg rt_hip_linalg;
+extern const GpuBlasVendor rt_hip_lt; /* hipBLASLt's table; its state keeps hipFFT's in a slot */
 /* Load the library as a product would and resolve what loom uses, with no device: path gets the file found;
  * LOOM_ERR_UNSUPPORTED with what to install when it is missing or lacks a function. */
 LoomStatus rt_hipblaslt_probe(char *path, size_t size, Diag *d);
 LoomStatus rt_hipfft_probe(char *path, size_t size, Diag *d);
 extern const char *const rt_hipblaslt_symbols[]; /* NULL-terminated */
-/* hipFFT's state lives in a slot of the AMD library state (made on first use, guarded by *lock). */
-LoomStatus rt_hip_fft_slot(LoomContext *ctx, void ***slot, pthread_mutex_t **lock, Diag *d);
+/* RtLinalg.fft of AMD (hipFFT) and the release of its state. */
 LoomStatus rt_hip_fft(LoomContext *ctx, int index, const RtFft *f, Diag *d);
 void rt_hip_fft_close(LoomContext *ctx, void *state);
 

@@ -5,8 +5,8 @@
  * headers' (checked at compile time where cublasLt.h is on the include path); cuBLASLt loads and every
  * function loom uses resolves (skipped, exit 77, when no libcublasLt is installed); a library that is
  * not cuBLASLt (LOOM_CUBLASLT=libm.so.6) is refused with a message naming the missing function.
- * Without --lib: products on CUDA device 0 against float64 references (matmul_ref.h), exit 77 without a
- * GPU: float64, float32 (TF32 off, then on), float16 and bfloat16; 1-d, 2-d, batched (strided batch)
+ * Without --lib: products on CUDA device 0 against float64 references (linalg_check.h's cases over
+ * matmul_ref.h), exit 77 without a GPU: float64, float32 (TF32 off, then on), float16 and bfloat16; 1-d, 2-d, batched (strided batch)
  * and broadcast batch operands; transposed operands (op T, no copy); the fused epilogues (bias,
  * ReLU, bias + ReLU, alpha scaling, + c) as one library call; a user stream; K = 1 and one-row products.
  */
@@ -15,6 +15,7 @@
 
 #include "runtime/cuda/cuda_blas.h"
 #include "tests/c/matmul_ref.h"
+#include "tests/c/linalg_check.h"
 
 #if defined(__has_include)
 #if __has_include(<cublasLt.h>)
@@ -83,112 +84,7 @@ static int test_lib(void) {
 }
 
 /* ---- products on the GPU --------------------------------------------------------------------------- */
-static LoomArray to_device(const LoomArray *h) {
-  LoomArray d = *h;
-  d.data = NULL;
-  d.device = LOOM_DEVICE_CUDA;
-  d.device_index = 0;
-  CHECK_OK(loom_array_alloc(tc_ctx, &d));
-  CHECK_OK(loom_array_copy(tc_ctx, &d, h));
-  return d;
-}
-
-static LoomArray to_host(const LoomArray *dv) {
-  LoomArray h = tc_new(dv->dtype, dv->ndim, dv->shape);
-  CHECK_OK(loom_array_copy(tc_ctx, &h, dv));
-  return h;
-}
-
-static double tol_for(LoomDType t, bool tf32) { return t == LOOM_FLOAT32 && tf32 ? 2e-3 : tol_of(t); }
-
-/* out = act(alpha * a @ b (b transposed in place when bt) + bias + c) on the GPU against the reference. */
-typedef struct Case {
-  const char *what;
-  int and_, bnd;
-  int64_t as[4], bs[4];
-  bool bt, bias, relu, c;
-  double alpha;
-} Case;
-
-static void run_case(const Case *cs, LoomDType t, bool tf32) {
-  char what[160];
-  snprintf(what, sizeof what, "%s %s%s", cs->what, loom_dtype_name(t), tf32 ? " tf32" : "");
-  int64_t bst[4];
-  memcpy(bst, cs->bs, sizeof bst);
-  if (cs->bt) { /* b stored transposed: [..., n, k] */
-    int64_t x = bst[cs->bnd - 1];
-    bst[cs->bnd - 1] = bst[cs->bnd - 2], bst[cs->bnd - 2] = x;
-  }
-  LoomArray ha = tc_new(t, cs->and_, cs->as), hbs = tc_new(t, cs->bnd, bst);
-  fill(&ha, false), fill(&hbs, false);
-  LoomArray hb = tc_new(t, cs->bnd, cs->bs); /* b in logical layout for the reference */
-  for (int64_t i = 0, nb = tc_numel(cs->bnd, cs->bs); i < nb; i++) {
-    int64_t n = cs->bs[cs->bnd - 1], k = cs->bs[cs->bnd - 2];
-    int64_t j = i % n, q = (i / n) % k, rest = i / (n * k);
-    tc_set_f(&hb, i, cs->bt ? tc_get_f(&hbs, (rest * n + j) * k + q) : tc_get_f(&hbs, i));
-  }
-  Ref ref = reference(&ha, &hb, t);
-  int64_t n = ref.shape[ref.nd - 1];
-  LoomArray hbias = tc_new1(t, n), hc = tc_new(t, ref.nd, ref.shape);
-  fill(&hbias, false), fill(&hc, false);
-  LoomArray da = to_device(&ha), db = to_device(&hbs), dbias = to_device(&hbias), dc = to_device(&hc);
-  LoomGraph *g;
-  loom_graph_create(tc_ctx, &g);
-  LoomNode na, nb, nbias, nc, p;
-  loom_input(g, &da, &na), loom_input(g, &db, &nb), loom_input(g, &dbias, &nbias), loom_input(g, &dc, &nc);
-  if (cs->bt) {
-    int32_t perm[4] = {0, 1, 2, 3};
-    perm[cs->bnd - 1] = cs->bnd - 2, perm[cs->bnd - 2] = cs->bnd - 1;
-    loom_permute(g, nb, perm, &nb);
-  }
-  CHECK_OK(loom_matmul(g, na, nb, &p));
-  LoomNode r = p;
-  if (cs->alpha != 1) {
-    LoomNode s;
-    loom_weak_float(g, cs->alpha, &s);
-    loom_binary(g, LOOM_OP_MUL, r, s, &r);
-  }
-  if (cs->bias) loom_binary(g, LOOM_OP_ADD, r, nbias, &r);
-  if (cs->c) loom_binary(g, LOOM_OP_ADD, r, nc, &r);
-  if (cs->relu) {
-    LoomNode z;
-    loom_weak_float(g, 0, &z);
-    loom_binary(g, LOOM_OP_MAXIMUM, r, z, &r);
-  }
-  int old = loom_set_allow_tf32(tc_ctx, tf32);
-  LoomStats s0, s1;
-  loom_get_stats(tc_ctx, &s0);
-  LoomArray out = {0};
-  if (CHECK(loom_eval(g, 1, &r, &out) == LOOM_OK, "%s: %s", what, loom_last_error(tc_ctx))) {
-    loom_get_stats(tc_ctx, &s1);
-    CHECK(s1.library_calls > s0.library_calls, "%s: a library call", what);
-    CHECK(out.device == LOOM_DEVICE_CUDA, "%s: the result stays on the GPU", what);
-    if (!cs->c && (cs->bias || cs->relu || cs->alpha != 1))
-      CHECK(s1.last_eval_kernels == 0, "%s: the epilogue is fused into the call (%d kernels)", what,
-            (int)s1.last_eval_kernels);
-    LoomArray h = to_host(&out);
-    int64_t total = tc_numel(h.ndim, h.shape), bad = 0;
-    for (int64_t i = 0; i < total && bad < 3; i++) {
-      double want = cs->alpha * ref.val[i];
-      if (cs->bias) want += tc_get_f(&hbias, i % n);
-      if (cs->c) want += tc_get_f(&hc, i);
-      if (cs->relu && want < 0) want = 0;
-      double got = tc_get_f(&h, i), tol = tol_for(t, tf32) * (fabs(cs->alpha) * ref.mag[i] + fabs(want) + 2) * 4;
-      bool ok = fabs(got - want) <= tol;
-      if (!ok) bad++;
-      CHECK(ok, "%s: element %lld is %.9g, want %.9g", what, (long long)i, got, want);
-    }
-    tc_free(&h);
-    loom_array_free(tc_ctx, &out);
-  }
-  loom_set_allow_tf32(tc_ctx, old);
-  loom_graph_destroy(g);
-  loom_array_free(tc_ctx, &da), loom_array_free(tc_ctx, &db), loom_array_free(tc_ctx, &dbias), loom_array_free(tc_ctx, &dc);
-  free_ref(&ref);
-  tc_free(&ha), tc_free(&hb), tc_free(&hbs), tc_free(&hbias), tc_free(&hc);
-}
-
-static const Case cases[] = {
+static const LcCase cases[] = {
     {"2-d", 2, 2, {37, 45}, {45, 29}, false, false, false, false, 1},
     {"b transposed", 2, 2, {33, 64}, {64, 40}, true, false, false, false, 1},
     {"vector @ matrix", 1, 2, {45}, {45, 17}, false, false, false, false, 1},
@@ -205,37 +101,24 @@ static const Case cases[] = {
     {"plus c", 2, 2, {20, 30}, {30, 10}, false, false, false, true, 1},
 };
 
+static const LcTarget gpu = {LOOM_DEVICE_CUDA, "the GPU", false, NULL}, gpu_tf32 = {LOOM_DEVICE_CUDA, "the GPU", true, NULL};
+
 static void test_stream(void) {
   LoomStream *s = NULL;
   if (!CHECK_OK(loom_stream_create(tc_ctx, LOOM_DEVICE_CUDA, 0, &s))) return;
   CHECK_OK(loom_stream_use(tc_ctx, LOOM_DEVICE_CUDA, 0, s));
-  Case c = {"on a user stream", 2, 2, {128, 96}, {96, 64}, false, true, true, false, 1};
-  run_case(&c, LOOM_FLOAT32, false);
+  LcCase c = {"on a user stream", 2, 2, {128, 96}, {96, 64}, false, true, true, false, 1};
+  lc_matmul_case(&c, LOOM_FLOAT32, &gpu);
   CHECK_OK(loom_stream_use(tc_ctx, LOOM_DEVICE_CUDA, 0, NULL));
   loom_stream_destroy(tc_ctx, s);
 }
 
-int main(int argc, char **argv) {
-  if (!tc_init()) return 1;
-  if (argc == 2 && !strcmp(argv[1], "--lib")) {
-    int rc = test_lib();
-    if (rc >= 0) {
-      loom_context_destroy(tc_ctx);
-      return rc;
-    }
-    return tc_finish();
-  }
-  int32_t ndev = 0;
-  loom_device_count(tc_ctx, LOOM_DEVICE_CUDA, &ndev);
-  if (ndev == 0) {
-    printf("test_cublaslt: skipped (no CUDA driver or device)\n");
-    loom_context_destroy(tc_ctx);
-    return 77;
-  }
+static void test_gpu(void) {
   LoomDType ts[4] = {LOOM_FLOAT64, LOOM_FLOAT32, LOOM_FLOAT16, LOOM_BFLOAT16};
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-    for (int ti = 0; ti < 4; ti++) run_case(&cases[i], ts[ti], false);
-  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(&cases[i], LOOM_FLOAT32, true);
+    for (int ti = 0; ti < 4; ti++) lc_matmul_case(&cases[i], ts[ti], &gpu);
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) lc_matmul_case(&cases[i], LOOM_FLOAT32, &gpu_tf32);
   test_stream();
-  return tc_finish();
 }
+
+int main(int argc, char **argv) { return lc_main(argc, argv, "test_cublaslt", test_lib, LOOM_DEVICE_CUDA, test_gpu); }

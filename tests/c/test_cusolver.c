@@ -19,7 +19,7 @@
 
 #include "runtime/cuda/cuda_blas.h"
 #include "runtime/vendor_lib.h"
-#include "tests/c/test_common.h"
+#include "tests/c/linalg_check.h"
 
 #if defined(__has_include)
 #if __has_include(<cusolverDn.h>)
@@ -348,27 +348,12 @@ static void test_gpu(LoomDType t, int64_t batch) {
   free(z.v), free(a.v), free(s.v), free(g.v), free(rhs.v);
 }
 
-int main(int argc, char **argv) {
-  if (!tc_init()) return 1;
-  if (argc == 2 && !strcmp(argv[1], "--lib")) {
-    int rc = test_lib();
-    if (rc >= 0) {
-      loom_context_destroy(tc_ctx);
-      return rc;
-    }
-    return tc_finish();
-  }
-  int32_t ndev = 0;
-  loom_device_count(tc_ctx, LOOM_DEVICE_CUDA, &ndev);
-  if (ndev == 0) {
-    printf("test_cusolver: skipped (no CUDA driver or device)\n");
-    loom_context_destroy(tc_ctx);
-    return 77;
-  }
+static void test_device(void) {
   LoomDType ts[2] = {LOOM_FLOAT64, LOOM_FLOAT32};
   for (int i = 0; i < 2; i++) {
     test_gpu(ts[i], 1);
     test_gpu(ts[i], 3);
   }
-  return tc_finish();
 }
+
+int main(int argc, char **argv) { return lc_main(argc, argv, "test_cusolver", test_lib, LOOM_DEVICE_CUDA, test_device); }

@@ -7,7 +7,7 @@
  * What it shows: loom_matmul of arrays on the AMD device becomes hipBLASLt calls whose operands, ops,
  * leading dims, strided batches and epilogues are right: 2-d, transposed b (op T, no copy), vector @ matrix,
  * batched, broadcast batch (folded into M), bias + ReLU and alpha fused into the call (no kernel), + c, in
- * float32 and float64, against NumPy's matmul computed here (matmul_ref.h); loom_fft of AMD arrays becomes
+ * float32 and float64, against NumPy's matmul computed here (linalg_check.h over matmul_ref.h); loom_fft of AMD arrays becomes
  * hipFFT plans and executions (C2C both ways, R2C, C2R whose input survives the library's scribbling) in
  * complex64 and complex128, ranks 1 and 2, batched, against a float64 DFT written here; plans and handles
  * are released with the context; a missing or wrong library is a clean LOOM_ERR_UNSUPPORTED naming it
@@ -22,35 +22,14 @@
 
 #include "runtime/hip/hip_rt.h"
 #include "tests/c/matmul_ref.h"
+#include "tests/c/linalg_check.h"
 
 static int (*blas_calls)(void), (*blas_handles)(void), (*fft_execs)(void), (*fft_plans)(void);
 
-static LoomArray to_device(const LoomArray *h) {
-  LoomArray d = *h;
-  d.data = NULL;
-  d.device = LOOM_DEVICE_HIP;
-  d.device_index = 0;
-  CHECK_OK(loom_array_alloc(tc_ctx, &d));
-  CHECK_OK(loom_array_copy(tc_ctx, &d, h));
-  return d;
-}
-
-static LoomArray to_host(const LoomArray *dv) {
-  LoomArray h = tc_new(dv->dtype, dv->ndim, dv->shape);
-  CHECK_OK(loom_array_copy(tc_ctx, &h, dv));
-  return h;
-}
+static LoomArray to_device(const LoomArray *h) { return lc_to_device(h, LOOM_DEVICE_HIP); }
 
 /* ---- products ------------------------------------------------------------------------------------------ */
-typedef struct Case {
-  const char *what;
-  int and_, bnd;
-  int64_t as[4], bs[4];
-  bool bt, bias, relu, c;
-  double alpha;
-} Case;
-
-static const Case cases[] = {
+static const LcCase cases[] = {
     {"2-d", 2, 2, {7, 5}, {5, 6}, false, false, false, false, 1},
     {"b transposed", 2, 2, {6, 9}, {9, 4}, true, false, false, false, 1},
     {"vector @ matrix", 1, 2, {5}, {5, 3}, false, false, false, false, 1},
@@ -61,81 +40,6 @@ static const Case cases[] = {
     {"alpha", 2, 2, {4, 6}, {6, 3}, false, false, false, false, 0.5},
     {"plus c", 2, 2, {4, 6}, {6, 3}, false, false, false, true, 1},
 };
-
-static void run_case(const Case *cs, LoomDType t) {
-  char what[160];
-  snprintf(what, sizeof what, "%s %s", cs->what, loom_dtype_name(t));
-  int64_t bst[4];
-  memcpy(bst, cs->bs, sizeof bst);
-  if (cs->bt) { /* b stored transposed: [..., n, k] */
-    int64_t x = bst[cs->bnd - 1];
-    bst[cs->bnd - 1] = bst[cs->bnd - 2], bst[cs->bnd - 2] = x;
-  }
-  LoomArray ha = tc_new(t, cs->and_, cs->as), hbs = tc_new(t, cs->bnd, bst), hb = tc_new(t, cs->bnd, cs->bs);
-  fill(&ha, false), fill(&hbs, false);
-  for (int64_t i = 0, nb = tc_numel(cs->bnd, cs->bs); i < nb; i++) {
-    int64_t n = cs->bs[cs->bnd - 1], k = cs->bs[cs->bnd - 2];
-    int64_t j = i % n, q = (i / n) % k, rest = i / (n * k);
-    tc_set_f(&hb, i, cs->bt ? tc_get_f(&hbs, (rest * n + j) * k + q) : tc_get_f(&hbs, i));
-  }
-  Ref ref = reference(&ha, &hb, t);
-  int64_t n = ref.shape[ref.nd - 1];
-  LoomArray hbias = tc_new1(t, n), hc = tc_new(t, ref.nd, ref.shape);
-  fill(&hbias, false), fill(&hc, false);
-  LoomArray da = to_device(&ha), db = to_device(&hbs), dbias = to_device(&hbias), dc = to_device(&hc);
-  LoomGraph *g;
-  loom_graph_create(tc_ctx, &g);
-  LoomNode na, nb, nbias, nc, p;
-  loom_input(g, &da, &na), loom_input(g, &db, &nb), loom_input(g, &dbias, &nbias), loom_input(g, &dc, &nc);
-  if (cs->bt) {
-    int32_t perm[4] = {0, 1, 2, 3};
-    perm[cs->bnd - 1] = cs->bnd - 2, perm[cs->bnd - 2] = cs->bnd - 1;
-    loom_permute(g, nb, perm, &nb);
-  }
-  CHECK_OK(loom_matmul(g, na, nb, &p));
-  LoomNode r = p;
-  if (cs->alpha != 1) {
-    LoomNode s;
-    loom_weak_float(g, cs->alpha, &s);
-    loom_binary(g, LOOM_OP_MUL, r, s, &r);
-  }
-  if (cs->bias) loom_binary(g, LOOM_OP_ADD, r, nbias, &r);
-  if (cs->c) loom_binary(g, LOOM_OP_ADD, r, nc, &r);
-  if (cs->relu) {
-    LoomNode z;
-    loom_weak_float(g, 0, &z);
-    loom_binary(g, LOOM_OP_MAXIMUM, r, z, &r);
-  }
-  int calls0 = blas_calls();
-  LoomArray out = {0};
-  if (CHECK(loom_eval(g, 1, &r, &out) == LOOM_OK, "%s: %s", what, loom_last_error(tc_ctx))) {
-    LoomStats s;
-    loom_get_stats(tc_ctx, &s);
-    CHECK(blas_calls() > calls0, "%s: hipBLASLt was called", what);
-    CHECK(out.device == LOOM_DEVICE_HIP, "%s: the result stays on the AMD device", what);
-    if (!cs->c && (cs->bias || cs->relu || cs->alpha != 1))
-      CHECK(s.last_eval_kernels == 0, "%s: the epilogue is fused into the call (%d kernels)", what, (int)s.last_eval_kernels);
-    LoomArray h = to_host(&out);
-    int64_t total = tc_numel(h.ndim, h.shape), bad = 0;
-    CHECK(total == tc_numel(ref.nd, ref.shape), "%s: %lld elements", what, (long long)total);
-    for (int64_t i = 0; i < total && bad < 3; i++) {
-      double want = cs->alpha * ref.val[i];
-      if (cs->bias) want += tc_get_f(&hbias, i % n);
-      if (cs->c) want += tc_get_f(&hc, i);
-      if (cs->relu && want < 0) want = 0;
-      double got = tc_get_f(&h, i), tol = tol_of(t) * (fabs(cs->alpha) * ref.mag[i] + fabs(want) + 2) * 4;
-      bool ok = fabs(got - want) <= tol;
-      if (!ok) bad++;
-      CHECK(ok, "%s: element %lld is %.9g, want %.9g", what, (long long)i, got, want);
-    }
-    tc_free(&h);
-    loom_array_free(tc_ctx, &out);
-  }
-  loom_graph_destroy(g);
-  loom_array_free(tc_ctx, &da), loom_array_free(tc_ctx, &db), loom_array_free(tc_ctx, &dbias), loom_array_free(tc_ctx, &dc);
-  free_ref(&ref);
-  tc_free(&ha), tc_free(&hb), tc_free(&hbs), tc_free(&hbias), tc_free(&hc);
-}
 
 /* ---- FFTs ------------------------------------------------------------------------------------------------ */
 /* The unnormalized DFT (sign -1 forward) over the last `rank` dims of x (shape[0..nd), C order), in place. */
@@ -191,7 +95,7 @@ static void test_fft(LoomDType ct, int rank) {
     if (CHECK(loom_fft(tc_ctx, inverse ? LOOM_FFT_C2C_INVERSE : LOOM_FFT_C2C_FORWARD, rank, 0, &dx, &dy) == LOOM_OK,
               "%s c2c: %s", what, loom_last_error(tc_ctx))) {
       CHECK(fft_execs() == e0 + 1 && dy.device == LOOM_DEVICE_HIP, "%s c2c: one hipFFT execution on the device", what);
-      LoomArray hy = to_host(&dy);
+      LoomArray hy = lc_to_host(&dy);
       double err = 0;
       for (int64_t i = 0; i < total; i++) err = fmax(err, cabs(cget(&hy, i) - w[i]));
       CHECK(err < tol * 20, "%s c2c %s: max error %g", what, inverse ? "inverse" : "forward", err);
@@ -208,7 +112,7 @@ static void test_fft(LoomDType ct, int rank) {
   ref_dft(full, nd, shape, rank, -1);
   LoomArray dr = to_device(&hr), dh = {0}, dback = {0};
   if (CHECK(loom_fft(tc_ctx, LOOM_FFT_R2C, rank, 0, &dr, &dh) == LOOM_OK, "%s r2c: %s", what, loom_last_error(tc_ctx))) {
-    LoomArray hh = to_host(&dh);
+    LoomArray hh = lc_to_host(&dh);
     int64_t half = shape[2] / 2 + 1;
     double err = 0;
     for (int64_t i = 0; i < total; i++)
@@ -216,11 +120,11 @@ static void test_fft(LoomDType ct, int rank) {
     CHECK(hh.shape[2] == half && err < tol * 20, "%s r2c: max error %g", what, err);
     if (CHECK(loom_fft(tc_ctx, LOOM_FFT_C2R, rank, shape[2], &dh, &dback) == LOOM_OK, "%s c2r: %s", what,
               loom_last_error(tc_ctx))) {
-      LoomArray hb = to_host(&dback);
+      LoomArray hb = lc_to_host(&dback);
       double scale = rank == 1 ? (double)shape[2] : (double)(shape[1] * shape[2]), e2 = 0;
       for (int64_t i = 0; i < total; i++) e2 = fmax(e2, fabs(tc_get_f(&hb, i) - scale * tc_get_f(&hr, i)));
       CHECK(e2 < tol * 20 * scale, "%s c2r: max error %g", what, e2);
-      LoomArray again = to_host(&dh); /* the library scribbled over its input: loom's copy, not dh */
+      LoomArray again = lc_to_host(&dh); /* the library scribbled over its input: loom's copy, not dh */
       int64_t changed = 0;
       for (int64_t i = 0; i < tc_numel(hh.ndim, hh.shape); i++) changed += !(cget(&again, i) == cget(&hh, i)); /* NaN too */
       CHECK(changed == 0, "%s c2r: the input is not modified (%lld values changed)", what, (long long)changed);
@@ -294,8 +198,9 @@ int main(int argc, char **argv) {
   int32_t n = 0;
   CHECK(loom_device_count(tc_ctx, LOOM_DEVICE_HIP, &n) == LOOM_OK && n == 1, "mock device: %d", n);
   LoomDType ts[2] = {LOOM_FLOAT64, LOOM_FLOAT32};
+  LcTarget amd = {LOOM_DEVICE_HIP, "the AMD device", false, blas_calls};
   for (int ti = 0; ti < 2; ti++)
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(&cases[i], ts[ti]);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) lc_matmul_case(&cases[i], ts[ti], &amd);
   for (int rank = 1; rank <= 2; rank++) {
     test_fft(LOOM_COMPLEX128, rank);
     test_fft(LOOM_COMPLEX64, rank);
