@@ -1029,10 +1029,11 @@ static void test_float_ops(void) {
   int bad = 0;
   for (int i = 0; i < NP; i++) {
     double a = A[i], b = B[i], want[6];
-    want[0] = (a >= b || isnan(a)) ? a : b;
-    want[1] = (a <= b || isnan(a)) ? a : b;
-    want[2] = (a >= b || isnan(b)) ? a : b;
-    want[3] = (a <= b || isnan(b)) ? a : b;
+    /* NumPy's float loops: a tie (-0.0, 0.0) gives the second operand */
+    want[0] = (a > b || isnan(a)) ? a : b;
+    want[1] = (a < b || isnan(a)) ? a : b;
+    want[2] = (a > b || isnan(b)) ? a : b;
+    want[3] = (a < b || isnan(b)) ? a : b;
     want[4] = a > 0 ? 1.0 : a < 0 ? -1.0 : a == 0 ? 0.0 : a;
     want[5] = nearbyint(a);
     for (int k = 0; k < 6; k++) {
