@@ -155,7 +155,7 @@ from ._fuse import fuse as fuse
 from numpy import generic as generic
 from ._io import genfromtxt as genfromtxt
 from ._grids import geomspace as geomspace
-from .cuda import get_default_memory_pool as get_default_memory_pool
+from .cuda.memory import get_default_memory_pool as get_default_memory_pool
 from ._pinned import get_default_pinned_memory_pool as get_default_pinned_memory_pool
 from numpy import get_printoptions as get_printoptions
 from ._math import gradient as gradient
