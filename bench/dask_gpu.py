@@ -202,8 +202,9 @@ def _measure(client, x, reps):
     """Per workload: the result, the best time of reps, and one chunk's time in the worker; and the time
     of a graph of the same chunk tasks doing nothing (Dask's own share)."""
     import dask.array as da
+    from distributed import wait
     xp = client.persist(x)
-    client.gather(client.futures_of(xp))
+    wait(xp)
     res, times = {}, {}
     for name, make in workloads(xp, da).items():
         res[name] = _host(client.compute(make(), sync=True))  # also the warm-up (compiles)

@@ -151,7 +151,9 @@ class _TaskKernels:
 
     def __init__(self, source):
         from dask.callbacks import Callback
-        self.source, self.tasks = source, []
+        self.source = source
+        self.tasks: list[tuple] = []
+        self._k0 = 0
         outer = self
 
         class CB(Callback):
@@ -172,7 +174,7 @@ class _TaskKernels:
             if isinstance(n, (TaskRef, DataNode)):
                 keys.add(n.key)
             if isinstance(n, GraphNode) and hasattr(n, "args"):
-                stack.extend(list(n.args) + list(n.kwargs.values()))
+                stack.extend(list(getattr(n, "args")) + list(getattr(n, "kwargs").values()))
             elif isinstance(n, dict):  # a fused task's subgraph
                 stack.extend(list(n.keys()) + list(n.values()))
             elif isinstance(n, (list, tuple)) and not isinstance(n, str):
