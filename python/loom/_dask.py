@@ -21,7 +21,9 @@ registers CuPy. When Dask was imported before loom, install() registers at once.
   (NotImplementedError: distributed moves on to "dask").
 - A backend entry point (pyproject: dask.array.backends, name "loom"): with
   dask.config.set({"array.backend": "loom"}), da.ones/zeros/empty/full/arange and da.random make loom
-  chunks on the workers.
+  chunks on the workers (da.random on loom's counter-based stream).
+- dask.array's "array_optimize" hook (set when dask.array is imported, unless set already): each task
+  of an optimized graph ends with one evaluation of all the pending loom arrays it returns.
 """
 import importlib.abc
 import importlib.machinery
@@ -251,14 +253,18 @@ def optimize_finishing_results(dsk, keys, **kwargs):
     """dask.array's own optimization (culling, blockwise and linear fusion), then every task wrapped so
     that the loom arrays it returns are evaluated, together, before it ends."""
     from dask.array.optimization import optimize
-    from dask._task_spec import Task
     dsk = optimize(dsk, keys, **kwargs)
+    try:
+        from dask._task_spec import Task
+    except ImportError:  # a Dask older than its task spec (2024.12): tuple tasks, left as they are
+        return dsk
     if not isinstance(dsk, dict):
         return dsk  # low-level fusion switched off (optimization.fuse.active): a graph left as it is
     out = {}
     for k, t in dsk.items():
         if type(t) is Task and not t.is_coro:
-            out[k] = Task(k, _finished_result, t, _data_producer=t.data_producer)
+            producer = {"_data_producer": t.data_producer} if hasattr(t, "data_producer") else {}
+            out[k] = Task(k, _finished_result, t, **producer)
         else:
             out[k] = t  # data, aliases, containers: nothing is computed there
     return out

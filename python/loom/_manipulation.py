@@ -345,7 +345,8 @@ def tile(A, reps):
 def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     """Joins arrays along an existing axis (axis=None: of their flattened forms), like numpy.concatenate,
     on the arrays' device: each piece is written into its part of a new array (one copy kernel per
-    non-empty piece, into which the piece's pending operations fuse; a single piece gives a pending copy). dtype= and casting= as NumPy's.
+    non-empty piece, into which the piece's pending operations fuse; a single piece gives a pending
+    copy). dtype= and casting= as NumPy's.
     Arrays on different devices, or values traced by @loom.fuse, are joined by NumPy on the host."""
     arrs = [asarray(a) for a in arrays]
     if not arrs:
