@@ -21,7 +21,9 @@ registers CuPy. When Dask was imported before loom, install() registers at once.
   (NotImplementedError: distributed moves on to "dask").
 - A backend entry point (pyproject: dask.array.backends, name "loom"): with
   dask.config.set({"array.backend": "loom"}), da.ones/zeros/empty/full/arange and da.random make loom
-  chunks on the workers.
+  chunks on the workers (da.random on loom's counter-based stream).
+- dask.array's "array_optimize" hook (set when dask.array is imported, unless set already): each task
+  of an optimized graph ends with one evaluation of all the pending loom arrays it returns.
 """
 import importlib.abc
 import importlib.machinery
@@ -37,6 +39,7 @@ def _register_dispatch_lazily():
     for table in (d.concatenate_lookup, d.tensordot_lookup, d.einsum_lookup, d.take_lookup, d.empty_lookup,
                   d.percentile_lookup, d.numel_lookup, d.nannumel_lookup, d.to_numpy_dispatch):
         table.register_lazy("loom", register_dask_array)
+    _install_task_finishing()
 
 
 def _register_serializers_lazily():
@@ -151,7 +154,7 @@ def register_dask_array():
     d.tensordot_lookup.register(nd, _loom_or_numpy("tensordot"))
     d.take_lookup.register(nd, _loom_or_numpy("take"))
     d.empty_lookup.register(nd, loom.empty)
-    d.numel_lookup.register(nd, _numel_pending)
+    d.numel_lookup.register(nd, _numel_view)
     d.nannumel_lookup.register(nd, _nannumel)
     einsum = _loom_or_numpy("einsum")
 
@@ -183,15 +186,16 @@ def register_dask_array():
         return cupy.asarray(data, **kwargs)  # zero-copy on a GPU (__cuda_array_interface__)
 
 
-def _numel_pending(x, **kwargs):
+def _numel_view(x, **kwargs):
     """Dask's numel (the element count of a chunk along the reduced axes, which mean, var, std and the
-    moments divide by) as a pending broadcast of one constant on the chunk's device: no memory and no
-    fill kernel; the count fuses into the kernels that read it. (Dask's own array-like version fills a
-    new array through np.full_like: one more kernel per chunk and reduction.) Arguments as Dask's:
-    axis, keepdims, dtype (default float64)."""
+    moments divide by) as a broadcast view of one element on the chunk's device: no kernel (Dask's own
+    array-like version fills a new array through np.full_like, and a pending broadcast of a constant is
+    filled by a kernel of its own too: the fill is a map over the output shape, which the fusion pass
+    does not join to the chunk's reduction kernel). On the host the element is NumPy's memory, on a GPU
+    one 8-byte copy to the device. Arguments as Dask's: axis, keepdims, dtype (default float64)."""
     import math
-    from . import _core
-    from ._common import _code
+    from ._common import _from_numpy
+    from ._manipulation import broadcast_to
     shape = x.shape
     keepdims = kwargs.get("keepdims", False)
     axis = kwargs.get("axis")
@@ -207,9 +211,9 @@ def _numel_pending(x, **kwargs):
         count = math.prod(shape[a] for a in axes)
         new_shape = tuple(1 if a in axes else n for a, n in enumerate(shape)) if keepdims else \
             tuple(n for a, n in enumerate(shape) if a not in axes)
-    value = dtype.type(count).item()
-    with _on_device(x._device):
-        return _core.movement(2, _core.const(value, _code(dtype)), new_shape, None, None)
+    one = numpy.array(count, dtype=dtype)
+    on_host = x._device[0] == 0
+    return broadcast_to(_from_numpy(one, copy=not on_host, device=None if on_host else x._device), new_shape)
 
 
 class _on_device:
@@ -227,6 +231,77 @@ class _on_device:
 
     def __exit__(self, *exc):
         return self._ctx.__exit__(*exc) if self._ctx is not None else False
+
+
+# ---- the end of a task: its loom results finished together ------------------------------------------
+# Inside a task, loom stays lazy: the task's chain of operations (Dask's blockwise fusion puts an
+# elementwise chain and a reduction's chunk step into one task) is one pending graph. A task's result is
+# finished before the task ends, in ONE evaluation of every pending loom array it holds (the values of
+# mean_chunk's / moment_chunk's dicts, a tuple's items), so they share one kernel. Left pending, a result
+# would hold its inputs alive where Dask's memory accounting (sizeof: the result's nbytes) cannot see
+# them, report its errors from whichever later task first read it, and be computed again by every
+# consumer that fuses it. The hook is dask.array's graph optimization (config key "array_optimize"): the
+# optimized graph's tasks are wrapped by _finished_result; set "array_optimize" to a function of your own
+# to opt out. Workers need loom installed, as they do to hold loom chunks.
+def _install_task_finishing():
+    import dask
+    if dask.config.get("array_optimize", None) is None:
+        dask.config.set({"array_optimize": optimize_finishing_results})
+
+
+def optimize_finishing_results(dsk, keys, **kwargs):
+    """dask.array's own optimization (culling, blockwise and linear fusion), then every task wrapped so
+    that the loom arrays it returns are evaluated, together, before it ends."""
+    from dask.array.optimization import optimize
+    dsk = optimize(dsk, keys, **kwargs)
+    try:
+        from dask._task_spec import Task
+    except ImportError:  # a Dask older than its task spec (2024.12): tuple tasks, left as they are
+        return dsk
+    if not isinstance(dsk, dict):
+        return dsk  # low-level fusion switched off (optimization.fuse.active): a graph left as it is
+    out = {}
+    for k, t in dsk.items():
+        if type(t) is Task and not t.is_coro:
+            producer = {"_data_producer": t.data_producer} if hasattr(t, "data_producer") else {}
+            out[k] = Task(k, _finished_result, t, **producer)
+        else:
+            out[k] = t  # data, aliases, containers: nothing is computed there
+    return out
+
+
+def _finished_result(value):
+    """value, its pending loom arrays (itself, or those among the items of its dicts, lists and tuples)
+    evaluated in one evaluation."""
+    from ._ndarray import ndarray
+    pending = []
+    _collect_pending(value, pending, ndarray, 0)
+    if pending:
+        _evaluate_together(pending)
+    return value
+
+
+def _collect_pending(value, found, ndarray, depth):
+    if isinstance(value, ndarray):
+        if value._lazy and not value._tracer:
+            found.append(value)
+    elif depth < 3 and isinstance(value, (list, tuple)):
+        for v in value:
+            _collect_pending(v, found, ndarray, depth + 1)
+    elif depth < 3 and isinstance(value, dict):
+        for v in value.values():
+            _collect_pending(v, found, ndarray, depth + 1)
+
+
+def _evaluate_together(arrays):
+    """One loom.eval per device (an evaluation runs on one device)."""
+    from . import _core
+    by_device = {}
+    for a in arrays:
+        by_device.setdefault(a._device, []).append(a)
+    for device, group in by_device.items():
+        with _on_device(device):
+            _core.eval(*group)
 
 
 # ---- distributed -------------------------------------------------------------------------------------
@@ -379,14 +454,27 @@ def _with_loom_meta(name, *args, meta=None, **kwargs):
 
 
 class _LoomRandomState:
-    """numpy.random.RandomState whose draws are loom arrays (Dask's RandomState backend protocol:
-    each chunk's generator is made from a seed on the worker, the draw copied into a loom array)."""
+    """Dask's RandomState backend protocol for loom chunks: Dask makes one per chunk, on the worker, from
+    the chunk's seed (an array of words) and calls one method with size=. A method loom.random.RandomState
+    has draws from Loom's counter-based stream on the current device: a pending array, so the draw
+    fuses into the task's kernel (no host data, no copy). Any other method draws from NumPy's RandomState
+    with the same seed on the host, the result copied into a loom array."""
 
     def __init__(self, seed=None):
-        self._rs = numpy.random.RandomState(seed)
+        self._seed = seed
+        self._loom = self._numpy = None
 
     def __getattr__(self, name):
-        fn = getattr(self._rs, name)
+        from . import random as loom_random
+        if name.startswith("_"):
+            raise AttributeError(name)
+        if hasattr(loom_random.RandomState, name):
+            if self._loom is None:
+                self._loom = loom_random.RandomState(self._seed)
+            return getattr(self._loom, name)
+        if self._numpy is None:
+            self._numpy = numpy.random.RandomState(self._seed)
+        fn = getattr(self._numpy, name)
         if not callable(fn):
             return fn
 

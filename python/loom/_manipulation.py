@@ -345,7 +345,8 @@ def tile(A, reps):
 def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     """Joins arrays along an existing axis (axis=None: of their flattened forms), like numpy.concatenate,
     on the arrays' device: each piece is written into its part of a new array (one copy kernel per
-    non-empty piece, into which the piece's pending operations fuse). dtype= and casting= as NumPy's.
+    non-empty piece, into which the piece's pending operations fuse; a single piece gives a pending
+    copy). dtype= and casting= as NumPy's.
     Arrays on different devices, or values traced by @loom.fuse, are joined by NumPy on the host."""
     arrs = [asarray(a) for a in arrays]
     if not arrs:
@@ -384,6 +385,8 @@ def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
             raise TypeError(f"out must be a loom array, not {type(out).__name__}")
         if out.shape != shape:
             raise ValueError(f"Output array is the wrong shape: {out.shape}, want {shape}")
+    elif builtins.len(arrs) == 1:  # one piece: a pending copy of it, which fuses into what reads it
+        return arrs[0].astype(rdt, copy=True)
     kind, index = arrs[0]._device
     from . import cuda
     if kind != 0 and cuda.is_available():
@@ -414,7 +417,12 @@ def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     if builtins.len({a.shape for a in arrs}) != 1:
         raise ValueError("all input arrays must have the same shape")
     axis = _norm_axis(axis, arrs[0].ndim + 1)
-    return concatenate([expand_dims(a, axis) for a in arrs], axis, out, dtype=dtype, casting=casting)
+    shape = arrs[0].shape[:axis] + (1,) + arrs[0].shape[axis:]
+    # a pending array gets the new axis as a pending reshape (a view would evaluate it first): its
+    # operations then fuse into the copy that concatenate makes of it
+    pieces = [_core.movement(0, a, shape, None, None) if a._lazy and not a._tracer else expand_dims(a, axis)
+              for a in arrs]
+    return concatenate(pieces, axis, out, dtype=dtype, casting=casting)
 
 
 # the joins below go through concatenate: NumPy on the host, as it

@@ -28,7 +28,31 @@ def _reduce(name, a, axis, dtype, out, keepdims):
         r = _core.movement(0, _core.reduce(_RED[name], flat, (1,), False, code), a.shape, None, None)
     else:
         r = _core.reduce(_RED[name], a, axes, keepdims, code)
+        if _reduced_extents_are_one(a.shape, axes):
+            r = _one_element_reduction(name, a, r)
     return _finish(r, out, "unsafe")  # NumPy's reductions cast into out= whatever its dtype
+
+
+def _reduced_extents_are_one(shape, axes):
+    if axes is None:
+        return builtins.all(n == 1 for n in shape)
+    return builtins.all(shape[_norm_axis(x, len(shape))] == 1 for x in axes)
+
+
+def _one_element_reduction(name, a, r):
+    """The reduction r of a over axes of extent 1 (each result is its identity combined with one element)
+    as the elementwise map it is, so that it fuses with what produced a: sum and mean x + 0 (NumPy's
+    +0.0 for -0.0) in r's dtype, prod / min / max x itself, any / all x != 0. Dask's aggregate step over
+    an axis of one chunk is such a reduction of the chunk step's keepdims result: as a map it joins the
+    chunk step's kernel. r itself when the map would not give r's dtype."""
+    x = _core.movement(0, a, r.shape, None, None)
+    if name in ("any", "all"):
+        m = _core.binary(_OPS["ne"], x, False if a.dtype == numpy.bool_ else 0)
+    else:
+        m = _core.cast(x, r._dtype_code) if a.dtype != r.dtype else x
+        if name in ("sum", "mean") and r.dtype.kind in "fc":
+            m = _core.binary(_OPS["add"], m, 0.0)
+    return m if m.dtype == r.dtype and m.shape == r.shape else r
 
 
 def sum(a, axis=None, dtype=None, out=None, keepdims=False):

@@ -144,6 +144,91 @@ def test_reductions_rechunk_slicing_and_linear_algebra(sync):
     assert float(dn[0, 0].compute()) == xn[0, 0]
 
 
+class _TaskKernels:
+    """A Dask callback (local schedulers) recording, per task, loom's kernels launched while it ran,
+    whether it reads a chunk of the array named `source` (a dependency, or a chunk inlined into the
+    fused task), and whether its result still holds a pending loom array."""
+
+    def __init__(self, source):
+        from dask.callbacks import Callback
+        self.source = source
+        self.tasks: list[tuple] = []
+        self._k0 = 0
+        outer = self
+
+        class CB(Callback):
+            def _pretask(self, key, dsk, state):
+                outer._k0 = loom.stats()["kernels_launched"]
+
+            def _posttask(self, key, result, dsk, state, worker_id):
+                outer.tasks.append((key, loom.stats()["kernels_launched"] - outer._k0,
+                                    outer._reads_source(dsk[key]), _holds_pending(result)))
+        self.callback = CB()
+
+    def _reads_source(self, node):
+        from dask._task_spec import DataNode, GraphNode, TaskRef
+        keys = set(getattr(node, "dependencies", ()) or ())
+        stack = [node]
+        while stack:
+            n = stack.pop()
+            if isinstance(n, (TaskRef, DataNode)):
+                keys.add(n.key)
+            if isinstance(n, GraphNode) and hasattr(n, "args"):
+                stack.extend(list(getattr(n, "args")) + list(getattr(n, "kwargs").values()))
+            elif isinstance(n, dict):  # a fused task's subgraph
+                stack.extend(list(n.keys()) + list(n.values()))
+            elif isinstance(n, (list, tuple)) and not isinstance(n, str):
+                if isinstance(n, tuple) and n and n[0] == self.source:
+                    keys.add(n)
+                else:
+                    stack.extend(n)
+        return any(isinstance(k, tuple) and k[0] == self.source for k in keys)
+
+    def chunk_kernels(self):
+        return [k for _, k, reads, _ in self.tasks if reads]
+
+
+def _holds_pending(v):
+    if isinstance(v, loom.ndarray):
+        return bool(v._lazy)
+    if isinstance(v, dict):
+        v = list(v.values())
+    return isinstance(v, (list, tuple)) and any(_holds_pending(w) for w in v)
+
+
+def test_kernels_per_chunk_task(sync):
+    """Per chunk, each task that reads the chunk runs as few kernels as Dask's graph allows (the floor):
+    Dask fuses a blockwise chain with the reduction's chunk step (and, over an axis of one chunk, with
+    the aggregate step: a reduction over an axis of extent 1, a map in loom), and every task's loom
+    results are finished together at its end (one evaluation). Blockwise: 1 kernel per chunk. The
+    normalized reduction: 4 = mean's chunk step (1: the sum; the count is a broadcast view), var's
+    (2: the two-phase moment kernel computing the total and the centred squares in one pass over the
+    chunk, plus one kernel for the int64 cast of the count moment_chunk makes) and the final pass (1);
+    three of them read the chunk. No task result is left pending."""
+    pytest.importorskip("dask._task_spec")
+    rng = np.random.default_rng(3)
+    xn = rng.standard_normal((4 * 96, 40))
+    x = da.from_array(loom.asarray(xn), chunks=(96, 40)).map_blocks(lambda b: b + 0, meta=loom.empty((0, 0)))
+    x = x.persist()
+    cases = {
+        "blockwise": ((da.exp(-x * x) * 2 + x * 3 - 1).sum(), [1] * 4,
+                      (np.exp(-xn * xn) * 2 + xn * 3 - 1).sum()),
+        "rows": ((da.sin(x) * x).sum(axis=1), [1] * 4, (np.sin(xn) * xn).sum(axis=1)),
+        "normalized": (((x - x.mean(0)) / x.std(0)).sum(1), [1] * 4 + [2] * 4 + [1] * 4,
+                       ((xn - xn.mean(0)) / xn.std(0)).sum(1)),
+    }
+    for name, (expr, want, ref) in cases.items():
+        rec = _TaskKernels(x.name)
+        with rec.callback:
+            got = expr.compute()
+        _close(got, ref, rtol=1e-9, atol=1e-9)
+        assert sorted(rec.chunk_kernels()) == sorted(want), (name, rec.tasks)
+        assert not any(pending for *_, pending in rec.tasks), name
+    # optimization.fuse.active off: tasks are left as Dask made them (no wrapper), results still right
+    with dask.config.set({"optimization.fuse.active": False}):
+        _close(((x - x.mean(0)) / x.std(0)).sum(1).compute(), cases["normalized"][2], rtol=1e-9, atol=1e-9)
+
+
 def test_backend_entry_point_makes_loom_chunks(sync):
     with dask.config.set({"array.backend": "loom"}):
         o = da.ones((10, 6), chunks=(4, 3))
@@ -158,6 +243,33 @@ def test_backend_entry_point_makes_loom_chunks(sync):
     _close(a.compute(), np.arange(0, 20, 2))
     rv = loom.asnumpy(r.compute())
     assert rv.shape == (30, 4) and (rv >= 0).all() and (rv < 1).all() and rv.std() > 0.1
+    # da.random draws on loom's counter-based stream, on the worker's device: the chunk is pending until
+    # its task ends (one kernel, or none of its own when a blockwise op fuses with it); a seed gives the
+    # same chunks again; a method loom.random lacks comes from NumPy's RandomState with the chunk's seed
+    with dask.config.set({"array.backend": "loom"}):
+        a = da.random.RandomState(5).standard_normal((4000, 3), chunks=(1000, 3))
+        b = da.random.RandomState(5).standard_normal((4000, 3), chunks=(1000, 3))
+        assert isinstance(a._meta, loom.ndarray)
+        av, bv = loom.asnumpy(a.compute()), loom.asnumpy(b.compute())
+        np.testing.assert_array_equal(av, bv)
+        assert abs(av.mean()) < 0.1 and abs(av.std() - 1) < 0.1 and len(np.unique(av)) == av.size
+        per_chunk = []
+        for expr in (a, a * 2 + 1):
+            rec = _TaskKernels("none")
+            with rec.callback:
+                expr.compute()
+            per_chunk.append(sorted(k for key, k, _, _ in rec.tasks if isinstance(key, tuple))[-4:])
+        # the draw computed by its task's kernel, * 2 + 1 included (no kernel more); on the host the
+        # 16-byte key and counter upload of loom.random is a copy kernel of its own (a copy to a GPU)
+        assert per_chunk[0] == per_chunk[1] and max(per_chunk[0]) <= 2, per_chunk
+        import loom.random as loom_random
+        assert not hasattr(loom_random.RandomState, "multinomial")
+        z = da.random.RandomState(7).multinomial(10, [0.2, 0.3, 0.5], size=(50,), chunks=25)
+        zv = z.compute()
+        assert isinstance(zv, loom.ndarray) and zv.shape == (50, 3)
+        np.testing.assert_array_equal(loom.asnumpy(zv).sum(axis=1), np.full(50, 10))
+        np.testing.assert_array_equal(loom.asnumpy(zv), loom.asnumpy(
+            da.random.RandomState(7).multinomial(10, [0.2, 0.3, 0.5], size=(50,), chunks=25).compute()))
 
 
 def test_serializers_are_zero_copy_for_host_memory():

@@ -103,3 +103,33 @@ def test_tile(reps):
 def test_joins(fn):
     for parts in ([np.arange(3), np.arange(3) * 2], [N[0], N[1]], [np.arange(4.0).reshape(2, 2)] * 3):
         check(getattr(loom, fn)([loom.asarray(p) for p in parts]), getattr(np, fn)(parts))
+
+
+def test_concatenate_one_piece_and_stack_of_pending_pieces_fuse():
+    """concatenate of one piece is a pending copy (it fuses into what reads it, and never aliases the
+    piece); stack of pending pieces writes each piece with one kernel that computes it (no evaluation of
+    the piece first): what Dask's moment chunk (np.stack of one reduction) and its trees need."""
+    base = np.arange(12.0).reshape(3, 4)
+    x = loom.asarray(base)
+    loom.eval(x)
+    k0 = loom.stats()["kernels_launched"]
+    c = loom.concatenate([x])
+    assert loom.stats()["kernels_launched"] == k0 and c.shape == (3, 4)
+    c[0, 0] = 100.0  # a copy: the piece is unchanged
+    assert float(x[0, 0]) == 0.0 and float(c[0, 0]) == 100.0
+    k0 = loom.stats()["kernels_launched"]
+    m = loom.stack([loom.sum(x * x, axis=0)], axis=-1)  # pending: no kernel yet
+    assert loom.stats()["kernels_launched"] == k0
+    r = m * 2
+    loom.eval(r)
+    assert loom.stats()["kernels_launched"] - k0 == 1  # the reduction, the stack and * 2: one kernel
+    np.testing.assert_array_equal(loom.asnumpy(r), np.stack([(base * base).sum(axis=0)], axis=-1) * 2)
+    k1 = loom.stats()["kernels_launched"]
+    s = loom.stack([x + 1, x * 3, x[::-1]], axis=1)
+    assert loom.stats()["kernels_launched"] - k1 == 3  # one copy kernel per piece, each computing it
+    np.testing.assert_array_equal(loom.asnumpy(s), np.stack([base + 1, base * 3, base[::-1]], axis=1))
+    np.testing.assert_array_equal(loom.asnumpy(loom.concatenate([x[:, :0]], axis=1)), base[:, :0])
+    np.testing.assert_array_equal(loom.asnumpy(loom.concatenate([x], axis=None)), base.ravel())
+    got = loom.concatenate([x.astype(np.int32)], dtype=np.float32)
+    assert got.dtype == np.float32
+    np.testing.assert_array_equal(loom.asnumpy(got), base.astype(np.float32))
