@@ -52,7 +52,7 @@ static PyType_Spec context_spec = {"loom._core.Context", sizeof(ContextObject), 
 /* ---- module ------------------------------------------------------------------------------------------ */
 static PyMethodDef *const function_tables[] = {eval_functions, ops_functions, create_functions, fuse_functions,
                                                dlpack_functions, device_functions, uk_functions, raw_functions,
-                                               linalg_functions, fuse_bundle_functions};
+                                               linalg_functions, fuse_bundle_functions, sort_functions};
 
 static int core_exec(PyObject *m) {
   ModState *st = state_of_module(m);
