@@ -175,6 +175,7 @@ void cg_amdgpu_lower_hooks(CgGpuHooks *h, int wave) {
   h->mark_kernel = amd_mark_kernel;
   h->ballot = amd_ballot;
   h->wave_sync = amd_wave_sync;
+  h->match_any = NULL; /* no such instruction: gpu_radix.c matches with ballots */
   h->math_name = amd_math_name;
   h->fdiv_f32 = NULL; /* LLVM's fdiv: correctly rounded on AMDGPU (see the top) */
   h->fsqrt_f32 = NULL;

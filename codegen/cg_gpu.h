@@ -51,6 +51,9 @@ typedef struct CgGpuHooks {
   /* The lanes of the wave whose pred (i1) holds, as an integer of `wave` bits (bit i: lane i); every
    * lane of the wave takes part (library kernels: gpu_radix.c). */
   LLVMValueRef (*ballot)(CgMath *m, LLVMValueRef pred);
+  /* The lanes of the wave whose v (i32) equals this lane's, as ballot's mask; every lane takes part.
+   * NULL where the machine has no such instruction (callers build it from ballots). */
+  LLVMValueRef (*match_any)(CgMath *m, LLVMValueRef v);
   /* Orders the shared-memory accesses of the wave's lanes before it with those after it (__syncwarp);
    * every lane of the wave takes part. */
   void (*wave_sync)(CgMath *m);

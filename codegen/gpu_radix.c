@@ -10,9 +10,9 @@
  *  2. loom_radix_pass, per pass: a tile of `tile` keys per block, taken in launch order from an atomic
  *     counter (a tile only waits for tiles taken before it, which are running: no deadlock). Each wave
  *     reads its own run of the tile (warp-striped: item j of lane l is element j * wave + l of the run,
- *     so the run is in (j, l) order); per item the lanes with the same digit find each other with 8
- *     ballots, the highest of them adds their count to the wave's counter of that digit in shared
- *     memory, and each lane's rank among equal digits is the counter before plus its lower peers:
+ *     so the run is in (j, l) order); per item the lanes with the same digit find each other (one
+ *     match-any where the target has it, NVPTX; else 8 ballots, one per digit bit), the highest of
+ *     them adds their count to the wave's counter of that digit in shared memory, and each lane's rank among equal digits is the counter before plus its lower peers:
  *     stable within the wave. Counters are then summed over waves (in wave order: stable in the tile)
  *     and scanned over digits (tile_start). Thread d publishes the tile's count of digit d (flag 1),
  *     looks back over earlier tiles of the row adding flag-1 counts until a flag-2 (inclusive) one,
@@ -422,11 +422,16 @@ static void rank_items(Gen *g, PassState *s) {
   LLVMValueRef below = LLVMBuildSub(g->b, LLVMBuildShl(g->b, one, lane_m, ""), one, "");
   LLVMValueRef wbase = mul(g, s->warp, c32(g, RADIX_DIGITS));
   for (int j = 0; j < g->sh.items; j++) {
-    LLVMValueRef peers = g->h.ballot(&g->m, s->ok[j]);
-    for (int bit = 0; bit < 8; bit++) {
-      LLVMValueRef set = LLVMBuildTrunc(g->b, LLVMBuildLShr(g->b, s->dig[j], c32(g, (unsigned)bit), ""), g->i1, "");
-      LLVMValueRef v = g->h.ballot(&g->m, set);
-      peers = LLVMBuildAnd(g->b, peers, sel(g, set, v, LLVMBuildNot(g->b, v, "")), "");
+    LLVMValueRef peers;
+    if (g->h.match_any) { /* one instruction; an invalid lane matches no digit (256) */
+      peers = g->h.match_any(&g->m, sel(g, s->ok[j], s->dig[j], c32(g, RADIX_DIGITS)));
+    } else {
+      peers = g->h.ballot(&g->m, s->ok[j]);
+      for (int bit = 0; bit < 8; bit++) {
+        LLVMValueRef set = LLVMBuildTrunc(g->b, LLVMBuildLShr(g->b, s->dig[j], c32(g, (unsigned)bit), ""), g->i1, "");
+        LLVMValueRef v = g->h.ballot(&g->m, set);
+        peers = LLVMBuildAnd(g->b, peers, sel(g, set, v, LLVMBuildNot(g->b, v, "")), "");
+      }
     }
     LLVMValueRef slot = at(g, g->i32, s->wc, add(g, wbase, s->dig[j]));
     LLVMValueRef before = load(g, g->i32, slot, 4);

@@ -44,6 +44,14 @@ static LLVMValueRef nv_ballot(CgMath *m, LLVMValueRef pred) {
   return nv_call(m, "llvm.nvvm.vote.ballot.sync", i32, pt, 2, a);
 }
 
+/* match.any.sync (sm_70+, which LLVM's NVPTX target and Loom's kernels assume) */
+static LLVMValueRef nv_match_any(CgMath *m, LLVMValueRef v) {
+  LLVMTypeRef i32 = LLVMInt32TypeInContext(m->c);
+  LLVMTypeRef pt[2] = {i32, i32};
+  LLVMValueRef a[2] = {LLVMConstInt(i32, 0xffffffffu, 0), v};
+  return nv_call(m, "llvm.nvvm.match.any.sync.i32", i32, pt, 2, a);
+}
+
 static void nv_wave_sync(CgMath *m) {
   LLVMTypeRef i32 = LLVMInt32TypeInContext(m->c);
   LLVMValueRef a = LLVMConstInt(i32, 0xffffffffu, 0);
@@ -138,6 +146,7 @@ void cg_nvptx_lower_hooks(CgGpuHooks *h) {
   h->mark_kernel = nv_mark_kernel;
   h->ballot = nv_ballot;
   h->wave_sync = nv_wave_sync;
+  h->match_any = nv_match_any;
   h->math_name = nv_math_name;
   h->fdiv_f32 = nv_fdiv_f32;
   h->fsqrt_f32 = nv_sqrt_f32;

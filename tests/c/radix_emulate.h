@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* radix_emulate.h (test_gpu_sort.c's --emulate part): codegen/gpu_radix.c's kernels run on the host,
- * step by step as a block would run them (waves of 32 or 64 lanes, ballots as bit masks), so that a
+ * step by step as a block would run them (waves of 32 lanes matching digits as NVPTX's match-any does,
+ * waves of 64 with AMDGPU's 8 ballots, as bit masks), so that a
  * logic error in the digit, rank, scan, look-back or scatter arithmetic shows without a GPU. */
 
 #define EM_DIGITS 256
@@ -70,9 +71,15 @@ static void em_rank_tile(EmSort *s, const void *in, int64_t tile, int pass, EmTi
       uint32_t before[64];
       for (int l = 0; l < W; l++) before[l] = x->wc[w][dig[l]]; /* every lane reads, then leaders write */
       for (int l = 0; l < W; l++) {
-        uint64_t peers = ballot_ok;
-        for (int b = 0; b < 8; b++) peers &= ((dig[l] >> b) & 1) ? ballot_bit[b] : ~ballot_bit[b];
         bool ok = (ballot_ok >> l) & 1;
+        uint64_t peers = ballot_ok;
+        if (W == 32) { /* NVPTX: match-any of the digit, 256 on an invalid lane */
+          peers = 0;
+          for (int o = 0; o < W; o++)
+            if ((((ballot_ok >> o) & 1) ? dig[o] : 256) == (ok ? dig[l] : 256)) peers |= 1ull << o;
+        } else { /* AMDGPU: 8 ballots */
+          for (int b = 0; b < 8; b++) peers &= ((dig[l] >> b) & 1) ? ballot_bit[b] : ~ballot_bit[b];
+        }
         int t = w * W + l;
         x->dig[t][j] = dig[l];
         x->ok[t][j] = ok;
@@ -143,8 +150,8 @@ static bool em_pass(EmSort *s, const void *in, void *out, const int64_t *vin, in
         int w = t / W, l = t % W, d = x->dig[t][j];
         int64_t e = (int64_t)w * s->sh.items * W + (int64_t)j * W + l;
         uint32_t pos = x->tstart[d] + x->wc[w][d] + x->rank[t][j];
-        if (!CHECK(pos < x->valid && !used[pos], "tile %lld: slot %u taken twice or past the tile", (long long)g, pos)) {
-          ok = false;
+        if (pos >= x->valid || used[pos]) {
+          ok = CHECK(false, "tile %lld: slot %u taken twice or past the tile", (long long)g, pos);
           break;
         }
         used[pos] = 1;

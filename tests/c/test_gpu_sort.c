@@ -171,7 +171,7 @@ static void nvptx_case(LoomDType key, int vb, bool take) {
   LoomStatus st = cg_nvptx_compile_llvm(tc_ctx, bc, size, true, 90, &ptx, &es, &n, &d);
   if (CHECK(st == LOOM_OK, "%s: compile: %s", what, d.msg)) {
     check_entries(what, es, n, take);
-    const char *must_sort[] = {"vote.sync.ballot", "bar.warp.sync", "bar.sync", "atom.shared.add", "atom.global.add",
+    const char *must_sort[] = {"match.any.sync.b32", "bar.warp.sync", "bar.sync", "atom.shared.add", "atom.global.add",
                                "ld.relaxed.sys.global", "st.relaxed.sys.global"};
     const char *must_take[] = {"ld.global", "st.global"};
     const char *const *must = take ? must_take : must_sort;
