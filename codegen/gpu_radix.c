@@ -12,8 +12,8 @@
  *     reads its own run of the tile (warp-striped: item j of lane l is element j * wave + l of the run,
  *     so the run is in (j, l) order); per item the lanes with the same digit find each other (one
  *     match-any where the target has it, NVPTX; else 8 ballots, one per digit bit), the highest of
- *     them adds their count to the wave's counter of that digit in shared memory, and each lane's rank among equal digits is the counter before plus its lower peers:
- *     stable within the wave. Counters are then summed over waves (in wave order: stable in the tile)
+ *     them adds their count to the wave's counter of that digit in shared memory, and each lane's
+ *     rank among equal digits is the counter before plus its lower peers: stable within the wave. Counters are then summed over waves (in wave order: stable in the tile)
  *     and scanned over digits (tile_start). Thread d publishes the tile's count of digit d (flag 1),
  *     looks back over earlier tiles of the row adding flag-1 counts until a flag-2 (inclusive) one,
  *     and publishes its inclusive count (flag 2); flag and count share one 32-bit word, so a reader

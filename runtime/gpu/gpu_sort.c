@@ -232,6 +232,8 @@ static LoomStatus run_sort(LoomContext *ctx, const LoomArray *keys, const LoomAr
     kin = kout;
     vin = vout;
   }
+  const RtDevice *dev = rt_device(keys->device);
+  if (dev && dev->settle) dev->settle(ctx, keys->device_index); /* the pool is stream-blind (device.h) */
   loom_array_free(ctx, &scratch);
   loom_array_free(ctx, &kalt);
   loom_array_free(ctx, &valt);
