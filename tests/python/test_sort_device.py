@@ -19,13 +19,14 @@ from loom import _sortnet
 ON_GPU = loom.asarray(np.zeros(1))._device[0] != 0  # the default device of this run (CUDA or HIP)
 gpu = pytest.mark.skipif(not ON_GPU, reason="needs a GPU (arrays live on the host here)")
 RNG = np.random.default_rng(2026)
-INT_DTYPES = [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64]
-FLOAT_DTYPES = [np.float16, np.float32, np.float64]
+INT_DTYPES: list[Any] = [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64]
+FLOAT_DTYPES: list[Any] = [np.float16, np.float32, np.float64]
 SIZES = [0, 1, 2, 3, 31, 2047, 2048, 4095, 4097, 12345, 100_003]
 
 
 def keys(n: int, dtype: Any, kind: str = "random") -> np.ndarray:
     dt = np.dtype(dtype)
+    x: np.ndarray
     if kind == "sorted":
         x = np.arange(n) // 3
     elif kind == "reversed":
