@@ -393,7 +393,7 @@ static void load_items(Gen *g, PassState *s) {
   LLVMBasicBlockRef copy = LLVMAppendBasicBlockInContext(g->m.c, g->fn, "vals.copy");
   LLVMBasicBlockRef iota = LLVMAppendBasicBlockInContext(g->m.c, g->fn, "vals.iota");
   LLVMBasicBlockRef merge = LLVMAppendBasicBlockInContext(g->m.c, g->fn, "vals");
-  LLVMBuildCondBr(g->b, eq(g, s->mode, c32(g, 2)), copy, iota);
+  LLVMBuildCondBr(g->b, eq(g, LLVMBuildAnd(g->b, s->mode, c32(g, 3), ""), c32(g, 2)), copy, iota);
   LLVMValueRef cv[16], iv[16];
   unsigned vb = (unsigned)g->spec.value_bytes;
   LLVMPositionBuilderAtEnd(g->b, copy);
@@ -450,9 +450,11 @@ static void rank_items(Gen *g, PassState *s) {
 }
 
 /* Stages v[j] at shared slot pos[j] (valid items), then writes slot i = j * block + tid of the tile to
- * dst[dest[j]]; the first round (keys) computes dest from the staged key's digit. */
+ * dst[dest[j]]; the first round (keys) computes dest from the staged key's digit. widen (an i1, or NULL):
+ * dst holds int64 and the 4-byte values are sign-extended (argsort's int32 index, widened by its last
+ * pass). */
 static void scatter(Gen *g, PassState *s, LLVMTypeRef t, unsigned bytes, LLVMValueRef *v, LLVMValueRef *pos,
-                    LLVMValueRef dst, bool keys) {
+                    LLVMValueRef dst, bool keys, LLVMValueRef widen) {
   for (int j = 0; j < g->sh.items; j++) {
     LLVMBasicBlockRef after = if_begin(g, s->ok[j]);
     store(g, v[j], at(g, t, s->stage, pos[j]), bytes);
@@ -469,6 +471,15 @@ static void scatter(Gen *g, PassState *s, LLVMTypeRef t, unsigned bytes, LLVMVal
       s->dest[j] = add(g, load(g, g->i64, at(g, g->i64, s->sb, d), 8), i);
     }
     LLVMBasicBlockRef after = if_begin(g, inb);
+    if (widen) {
+      LLVMBasicBlockRef wide = LLVMAppendBasicBlockInContext(g->m.c, g->fn, "wide");
+      LLVMBasicBlockRef narrow = LLVMAppendBasicBlockInContext(g->m.c, g->fn, "narrow");
+      LLVMBuildCondBr(g->b, widen, wide, narrow);
+      LLVMPositionBuilderAtEnd(g->b, wide);
+      store(g, LLVMBuildSExt(g->b, w, g->i64, ""), at(g, g->i64, dst, s->dest[j]), 8);
+      LLVMBuildBr(g->b, after);
+      LLVMPositionBuilderAtEnd(g->b, narrow);
+    }
     store(g, w, at(g, t, dst, s->dest[j]), bytes);
     if_end(g, after);
   }
@@ -539,11 +550,14 @@ static void gen_pass(Gen *g) {
     LLVMValueRef w0 = load(g, g->i32, at(g, g->i32, s.wc, add(g, wbase, s.dig[j])), 4);
     pos[j] = zext64(g, add(g, add(g, t0, w0), s.rank[j]));
   }
-  scatter(g, &s, g->kt, (unsigned)g->kbits / 8, s.key, pos, s.keys_out, true);
+  scatter(g, &s, g->kt, (unsigned)g->kbits / 8, s.key, pos, s.keys_out, true, NULL);
   if (g->spec.value_bytes) {
-    after = if_begin(g, LLVMBuildICmp(g->b, LLVMIntNE, s.mode, c32(g, 0), "")); /* uniform */
+    LLVMValueRef moved = LLVMBuildICmp(g->b, LLVMIntNE, LLVMBuildAnd(g->b, s.mode, c32(g, 3), ""), c32(g, 0), "");
+    LLVMValueRef widen = g->spec.value_bytes == 4 ? LLVMBuildICmp(g->b, LLVMIntNE, LLVMBuildAnd(g->b, s.mode, c32(g, 4), ""),
+                                                                  c32(g, 0), "") : NULL;
+    after = if_begin(g, moved); /* uniform */
     g->h.barrier(&g->m);
-    scatter(g, &s, g->vt, (unsigned)g->spec.value_bytes, s.val, pos, s.vals_out, false);
+    scatter(g, &s, g->vt, (unsigned)g->spec.value_bytes, s.val, pos, s.vals_out, false, widen);
     if_end(g, after);
   }
   LLVMBuildRetVoid(g->b);

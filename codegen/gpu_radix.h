@@ -23,8 +23,9 @@
  *       finds the keys of its digits in earlier tiles of its row by a decoupled look-back over the
  *       tiles' published counts, and scatters keys (and values) through shared memory to
  *       row * n + (keys of smaller digits in the row) + (same digit in earlier tiles) + rank.
- *       vals_mode: 0 no values, 1 values are the key's position in its row (int32/int64: argsort's
- *       first pass), 2 values moved from vals_in.
+ *       vals_mode & 3: 0 no values, 1 values are the key's position in its row (int32/int64: argsort's
+ *       first pass), 2 values moved from vals_in; vals_mode & 4 (4-byte values): vals_out holds int64,
+ *       the values sign-extended (argsort's int32 index widened by its last pass).
  * scratch layout (u32 words): [0, 64) the passes' tile counters; [64, 64 + R P 256) hist;
  * then per pass G x 256 status words (flag << 30 | count: 1 the tile's own count, 2 the inclusive count
  * of its row so far). So n < 2^30 (cg_radix_max_row).

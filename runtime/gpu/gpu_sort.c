@@ -19,6 +19,7 @@
  * short rows otherwise (python/loom/_sortnet.py: the bitonic network below RADIX_MIN_ROW).
  */
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -205,12 +206,16 @@ static LoomStatus run_sort(LoomContext *ctx, const LoomArray *keys, const LoomAr
                       (long long)rows, (long long)n);
   int64_t words = CG_RADIX_COUNTERS + rows * P * 256 + P * tiles * 256;
   int64_t desc = (flags & LOOM_SORT_DESCENDING) ? -1 : 0;
-  LoomArray scratch, kalt, valt;
+  /* argsort's index moves as int32 (widened by the last pass) when vb is 4: values ping-pong between
+   * two int32 temporaries and the last pass writes the int64 output */
+  bool widen = (flags & LOOM_SORT_INDEX) && vb == 4;
+  LoomArray scratch, kalt, valt[2];
   memset(&kalt, 0, sizeof kalt);
-  memset(&valt, 0, sizeof valt);
+  memset(valt, 0, sizeof valt);
   st = temp(ctx, keys, LOOM_UINT32, words, &scratch, d);
   if (st == LOOM_OK && P > 1) st = temp(ctx, keys, keys->dtype, rows * n, &kalt, d);
-  if (st == LOOM_OK && P > 1 && vb) st = temp(ctx, keys, uint_of(vb), rows * n, &valt, d);
+  if (st == LOOM_OK && P > 1 && vb) st = temp(ctx, keys, uint_of(vb), rows * n, &valt[0], d);
+  if (st == LOOM_OK && P > 2 && widen) st = temp(ctx, keys, LOOM_INT32, rows * n, &valt[1], d);
   if (st == LOOM_OK) {
     LoomRawArg a[2] = {arg_array(&scratch), arg_i64(words)};
     int64_t blocks = (words + 255) / 256;
@@ -224,8 +229,9 @@ static LoomStatus run_sort(LoomContext *ctx, const LoomArray *keys, const LoomAr
   for (int64_t p = 0; p < P && st == LOOM_OK; p++) {
     bool last_parity = ((P - 1 - p) & 1) == 0; /* pass P-1 writes the outputs */
     const LoomArray *kout = last_parity ? sk : &kalt;
-    const LoomArray *vout = vb ? (last_parity ? sv : &valt) : keys;
+    const LoomArray *vout = !vb ? keys : widen ? (p == P - 1 ? sv : &valt[p & 1]) : last_parity ? sv : &valt[0];
     int32_t mode = !vb ? 0 : (p == 0 && (flags & LOOM_SORT_INDEX)) ? 1 : 2;
+    if (widen && p == P - 1) mode |= 4;
     LoomRawArg a[11] = {arg_array(kin), arg_array(kout), arg_array(vin), arg_array(vout), arg_array(&scratch),
                         arg_i64(n), arg_i32(tpr), arg_i64(rows), arg_i32(p), arg_i64(desc), arg_i32(mode)};
     st = launch(ctx, sm->pass, (uint64_t)tiles, 11, a, d);
@@ -236,7 +242,8 @@ static LoomStatus run_sort(LoomContext *ctx, const LoomArray *keys, const LoomAr
   if (dev && dev->settle) dev->settle(ctx, keys->device_index); /* the pool is stream-blind (device.h) */
   loom_array_free(ctx, &scratch);
   loom_array_free(ctx, &kalt);
-  loom_array_free(ctx, &valt);
+  loom_array_free(ctx, &valt[0]);
+  loom_array_free(ctx, &valt[1]);
   return st;
 }
 
@@ -254,7 +261,7 @@ static LoomStatus sort_impl(LoomContext *ctx, const LoomArray *keys, const LoomA
   bool index = (flags & LOOM_SORT_INDEX) != 0;
   if (index && values)
     return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "%s: LOOM_SORT_INDEX makes the values: pass values NULL", fn);
-  int vb = index ? 8 : 0;
+  int vb = index ? 8 : 0, kernel_vb;
   if (values) {
     if ((st = check_gpu_array(values, "values", fn, d)) != LOOM_OK) return st;
     vb = dtype_bits(values->dtype) / 8;
@@ -278,7 +285,8 @@ static LoomStatus sort_impl(LoomContext *ctx, const LoomArray *keys, const LoomA
     return st;
   }
   if (numel == 0) return LOOM_OK;
-  st = run_sort(ctx, keys, values, flags, sk, vb ? sv : NULL, rows, n, vb, d);
+  kernel_vb = index && n <= INT32_MAX ? 4 : vb; /* argsort: an int32 index while positions fit */
+  st = run_sort(ctx, keys, values, flags, sk, vb ? sv : NULL, rows, n, kernel_vb, d);
   if (st != LOOM_OK) {
     loom_array_free(ctx, sk);
     if (vb) loom_array_free(ctx, sv);
