@@ -5,7 +5,8 @@
  * compiled for NVPTX (sm_90; assembled by ptxas when the CUDA toolkit is installed) and for AMDGPU
  * (gfx942, gfx1100 in wave64 mode; skipped without a code-object linker), with the instructions the
  * design needs present: wave ballots, warp syncs, barriers, shared-memory atomics, the look-back's
- * relaxed global loads and stores; and the entries' parameter lists.
+ * relaxed global loads and stores; and the entries' parameter lists; and the C API's argument checks
+ * that need no GPU (host arrays, NULL, unknown flags).
  * `test_gpu_sort --emulate` (ctest test_gpu_sort_emulate, no GPU): the kernels' arithmetic run on the
  * host for waves of 32 and 64 -- key images, the histogram, per-wave ballot ranking, the wave prefix and
  * tile scans, the look-back (tiles resolved in a shuffled order, so it walks over tiles that only
@@ -247,6 +248,15 @@ static void compile_cases(void) {
   Diag d = {.status = LOOM_OK};
   CHECK(cg_radix_module(tc_ctx, &bad, &bc, &size, &d) == LOOM_ERR_DTYPE && strstr(d.msg, "complex64"),
         "complex keys: %s", d.msg);
+  /* the C API's checks that need no GPU */
+  LoomArray h = tc_new1(LOOM_FLOAT32, 10), sk, sv;
+  CHECK_STATUS(loom_sort(tc_ctx, &h, NULL, 0, &sk, NULL), LOOM_ERR_UNSUPPORTED);
+  CHECK(strstr(loom_last_error(tc_ctx), "host array") != NULL, "host keys: %s", loom_last_error(tc_ctx));
+  CHECK_STATUS(loom_sort(tc_ctx, NULL, NULL, 0, &sk, NULL), LOOM_ERR_INVALID_ARGUMENT);
+  CHECK_STATUS(loom_sort(tc_ctx, &h, NULL, 8, &sk, &sv), LOOM_ERR_INVALID_ARGUMENT);
+  CHECK_STATUS(loom_sort(NULL, &h, NULL, 0, &sk, NULL), LOOM_ERR_INVALID_ARGUMENT);
+  CHECK_STATUS(loom_take_rows(tc_ctx, &h, &h, &sk), LOOM_ERR_UNSUPPORTED);
+  tc_free(&h);
   if (!ptxas_path()) printf("test_gpu_sort --ptx: no ptxas found (CUDA_HOME, /usr/local/cuda): PTX not assembled\n");
 }
 

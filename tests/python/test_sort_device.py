@@ -128,7 +128,8 @@ def test_big_float32() -> None:
 @gpu
 def test_complex_keys() -> None:
     re = keys(20_000, np.float64)
-    x = (re + 1j * RNG.permutation(re)).astype(np.complex128)
+    x = np.empty(20_000, np.complex128)
+    x.real, x.imag = re, RNG.permutation(re)
     x[::7] = x[3::7][: len(x[::7])]  # duplicates
     got = loom.argsort(loom.asarray(x)).get()
     np.testing.assert_array_equal(got, np.argsort(x, kind="stable"))
@@ -187,3 +188,56 @@ def test_host_arrays_keep_numpy() -> None:
         pytest.skip("arrays live on the GPU in this run")
     x = keys(10_000, np.float32)
     np.testing.assert_array_equal(loom.argsort(loom.asarray(x)).get(), np.argsort(x, kind="stable"))
+
+
+def _np_stable_order(h: np.ndarray, descending: bool) -> np.ndarray:
+    """NumPy's stable order along the last axis (descending: the reverse order, ties kept in order)."""
+    if not descending:
+        return np.argsort(h, axis=-1, kind="stable")
+    n = h.shape[-1]
+    return np.flip(n - 1 - np.argsort(np.flip(h, axis=-1), axis=-1, kind="stable"), axis=-1)
+
+
+def test_radix_composition_on_host(monkeypatch: Any) -> None:
+    """_sortnet's use of loom_sort -- several keys least significant first with the order carried as
+    values, payloads gathered, argsort's index -- checked on the host: loom_sort and loom_take_rows
+    replaced by NumPy stand-ins (the kernels themselves are test_gpu_sort's), results against NumPy."""
+    calls = []
+
+    def radix_sort(keys: Any, values: Any, flags: int) -> Any:
+        calls.append(flags)
+        h = keys.get()
+        order = _np_stable_order(h, bool(flags & 1))
+        out = np.take_along_axis(h, order, axis=-1)
+        moved = order.astype(np.int64) if flags & 2 else (
+            None if values is None else np.take_along_axis(values.get(), order, axis=-1))
+        return loom.asarray(out), (None if moved is None else loom.asarray(moved))
+
+    def take_rows(src: Any, index: Any) -> Any:
+        return loom.asarray(np.take_along_axis(src.get(), index.get(), axis=-1))
+
+    monkeypatch.setenv("LOOM_SORT_ENGINE", "network")  # host arrays sort on the device path
+    monkeypatch.setattr(_sortnet, "use_radix", lambda keys, r, n: True)
+    monkeypatch.setattr(_sortnet._core, "radix_sort", radix_sort)
+    monkeypatch.setattr(_sortnet._core, "take_rows", take_rows)
+    x = keys(5000, np.float32)
+    np.testing.assert_array_equal(loom.argsort(loom.asarray(x)).get(), np.argsort(x, kind="stable"))
+    np.testing.assert_array_equal(loom.sort(loom.asarray(x), descending=True).get().view(np.uint32),
+                                  np.take_along_axis(x, _np_stable_order(x, True), -1).view(np.uint32))
+    k1, k2 = RNG.integers(0, 4, 3000), keys(3000, np.float64)
+    np.testing.assert_array_equal(loom.lexsort([loom.asarray(k2), loom.asarray(k1)]).get(), np.lexsort([k2, k1]))
+    c = np.empty(3000, np.complex128)  # parts set apart: R + nan j, nan + R j and nan + nan j all occur
+    c.real, c.imag = keys(3000, np.float64), keys(3000, np.float64)
+    c[::5] = c[1::5][: len(c[::5])]
+    np.testing.assert_array_equal(loom.argsort(loom.asarray(c)).get(), np.argsort(c, kind="stable"))
+    u = RNG.integers(-50, 50, 4000).astype(np.int16)
+    got = loom.unique(loom.asarray(u), return_index=True, return_inverse=True, return_counts=True)
+    for g, w in zip(got, np.unique(u, return_index=True, return_inverse=True, return_counts=True)):
+        np.testing.assert_array_equal(g.get().reshape(-1), np.asarray(w).reshape(-1))
+    a, q = np.sort(keys(2000, np.float32)), keys(5000, np.float32)
+    for side in ("left", "right"):
+        np.testing.assert_array_equal(loom.searchsorted(loom.asarray(a), loom.asarray(q), side=side).get(),
+                                      np.searchsorted(a, q, side=side))
+    rows = keys(40 * 300, np.int32).reshape(40, 300)
+    np.testing.assert_array_equal(loom.argsort(loom.asarray(rows), axis=0).get(), np.argsort(rows, axis=0, kind="stable"))
+    assert len(calls) > 10 and 1 in calls and 2 in calls  # the radix path ran, descending and argsort
