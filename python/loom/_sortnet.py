@@ -206,7 +206,12 @@ def sort_rows(keys, nans, descending=False, stable=False, payloads=()):
     has_idx = bool(stable or payloads)
     n_pad = _pow2(n)
     if r > 0 and n > 1 and use_radix(keys, r, n):
-        return _radix_rows(keys, descending, has_idx, payloads)
+        try:
+            return _radix_rows(keys, descending, has_idx, payloads)
+        except NotImplementedError as e:  # the device cannot build the kernels (no code-object linker, ...)
+            import warnings
+            warnings.warn(f"loom: the device radix sort is unavailable ({e}); sorting with the network",
+                          RuntimeWarning, stacklevel=3)
     if r == 0 or n <= 1:
         idx = _core.empty((r, n), _code("int64"), True, *dev) if has_idx else None  # all 0
         return [_padded(k, n, None) for k in keys], idx, [_padded(p, n, None) for p in payloads]

@@ -241,3 +241,17 @@ def test_radix_composition_on_host(monkeypatch: Any) -> None:
     rows = keys(40 * 300, np.int32).reshape(40, 300)
     np.testing.assert_array_equal(loom.argsort(loom.asarray(rows), axis=0).get(), np.argsort(rows, axis=0, kind="stable"))
     assert len(calls) > 10 and 1 in calls and 2 in calls  # the radix path ran, descending and argsort
+
+
+def test_radix_unavailable_falls_back(monkeypatch: Any) -> None:
+    """A device that cannot build the radix kernels (NotImplementedError) sorts with the network, warning."""
+    def radix_sort(keys: Any, values: Any, flags: int) -> Any:
+        raise NotImplementedError("no code-object linker")
+
+    monkeypatch.setenv("LOOM_SORT_ENGINE", "network")
+    monkeypatch.setattr(_sortnet, "use_radix", lambda keys, r, n: True)
+    monkeypatch.setattr(_sortnet._core, "radix_sort", radix_sort)
+    x = keys(3000, np.float32)
+    with pytest.warns(RuntimeWarning, match="radix sort is unavailable"):
+        got = loom.argsort(loom.asarray(x)).get()
+    np.testing.assert_array_equal(got, np.argsort(x, kind="stable"))
