@@ -283,18 +283,38 @@ static Tile tile_of(Gen *g, LLVMValueRef t, LLVMValueRef n, LLVMValueRef tpr) {
 }
 
 /* ---- loom_radix_histogram ------------------------------------------------------------------------------- */
+/* One block per `chunk` consecutive tiles of a row (blocks_per_row = ceil(tiles_per_row / chunk)): the
+ * block's counts gather in shared memory over its tiles and go to the row's histogram once, so that
+ * the global atomics are P * 256 per block, not per tile (they all hit the row's few histogram lines). */
 static void gen_histogram(Gen *g) {
-  LLVMTypeRef ps[5] = {g->pg, g->pg, g->i64, g->i32, g->i64};
-  begin_kernel(g, "loom_radix_histogram", ps, 5);
+  LLVMTypeRef ps[6] = {g->pg, g->pg, g->i64, g->i32, g->i64, g->i32};
+  begin_kernel(g, "loom_radix_histogram", ps, 6);
   LLVMValueRef keys = LLVMGetParam(g->fn, 0), scratch = LLVMGetParam(g->fn, 1), n = LLVMGetParam(g->fn, 2);
   LLVMValueRef tpr = LLVMGetParam(g->fn, 3), desc = desc_of(g, LLVMGetParam(g->fn, 4));
+  LLVMValueRef chunk = LLVMGetParam(g->fn, 5);
   int P = g->sh.passes, B = g->sh.block;
   LLVMValueRef hs = shared_array(g, "loom_radix_hist_counts", g->i32, (unsigned)(P * RADIX_DIGITS), 16);
   LLVMValueRef tid = thread_id(g);
   for (int k = 0; k < P * RADIX_DIGITS / B; k++)
     store(g, c32(g, 0), at(g, g->i32, hs, add(g, tid, c32(g, (unsigned)(k * B)))), 4);
   g->h.barrier(&g->m);
-  Tile x = tile_of(g, g->h.index(&g->m, CG_GPU_BLOCK_ID), n, tpr);
+  /* the block's tiles: [first, last) of row `row` */
+  LLVMValueRef bpr = LLVMBuildUDiv(g->b, add(g, tpr, LLVMBuildSub(g->b, chunk, c32(g, 1), "")), chunk, "");
+  LLVMValueRef bid = g->h.index(&g->m, CG_GPU_BLOCK_ID);
+  LLVMValueRef row = LLVMBuildUDiv(g->b, bid, bpr, "");
+  LLVMValueRef first = mul(g, LLVMBuildURem(g->b, bid, bpr, ""), chunk);
+  LLVMValueRef last = add(g, first, chunk);
+  last = sel(g, ult(g, tpr, last), tpr, last);
+  LLVMBasicBlockRef entry = LLVMGetInsertBlock(g->b);
+  LLVMBasicBlockRef head = LLVMAppendBasicBlockInContext(g->m.c, g->fn, "tiles");
+  LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(g->m.c, g->fn, "tile");
+  LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->m.c, g->fn, "tiles.done");
+  LLVMBuildBr(g->b, head);
+  LLVMPositionBuilderAtEnd(g->b, head);
+  LLVMValueRef t = LLVMBuildPhi(g->b, g->i32, "t");
+  LLVMBuildCondBr(g->b, ult(g, t, last), body, done);
+  LLVMPositionBuilderAtEnd(g->b, body);
+  Tile x = tile_of(g, add(g, mul(g, row, tpr), t), n, tpr);
   LLVMValueRef tid64 = zext64(g, tid);
   for (int j = 0; j < g->sh.items; j++) {
     LLVMValueRef e = add(g, tid64, c64(g, (unsigned)(j * B)));
@@ -308,8 +328,15 @@ static void gen_histogram(Gen *g) {
     }
     if_end(g, after);
   }
+  LLVMValueRef next = add(g, t, c32(g, 1));
+  LLVMBasicBlockRef tail = LLVMGetInsertBlock(g->b);
+  LLVMBuildBr(g->b, head);
+  LLVMValueRef tv[2] = {first, next};
+  LLVMBasicBlockRef tb[2] = {entry, tail};
+  LLVMAddIncoming(t, tv, tb, 2);
+  LLVMPositionBuilderAtEnd(g->b, done);
   g->h.barrier(&g->m);
-  LLVMValueRef hist = add(g, c64(g, CG_RADIX_COUNTERS), mul(g, x.row, c64(g, (unsigned)(P * RADIX_DIGITS))));
+  LLVMValueRef hist = add(g, c64(g, CG_RADIX_COUNTERS), mul(g, zext64(g, row), c64(g, (unsigned)(P * RADIX_DIGITS))));
   for (int k = 0; k < P * RADIX_DIGITS / B; k++) {
     LLVMValueRef i = add(g, tid, c32(g, (unsigned)(k * B)));
     LLVMValueRef v = load(g, g->i32, at(g, g->i32, hs, i), 4);

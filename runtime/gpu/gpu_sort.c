@@ -27,6 +27,10 @@
 #include "runtime/device.h"
 #include "runtime/gpu/gpu_sort.h"
 
+/* Blocks of the histogram kernel: a few per multiprocessor of a large GPU. Each adds its counts to the
+ * row's histogram once (P x 256 global atomics on the same few lines), so fewer, longer blocks. */
+#define HIST_BLOCKS 1024
+
 typedef struct SortModule {
   LoomRawModule *m;
   LoomRawFunction *zero, *hist, *pass;
@@ -221,9 +225,10 @@ static LoomStatus run_sort(LoomContext *ctx, const LoomArray *keys, const LoomAr
     int64_t blocks = (words + 255) / 256;
     st = launch(ctx, sm->zero, (uint64_t)(blocks < 4096 ? blocks : 4096), 2, a, d);
   }
-  if (st == LOOM_OK) {
-    LoomRawArg a[5] = {arg_array(keys), arg_array(&scratch), arg_i64(n), arg_i32(tpr), arg_i64(desc)};
-    st = launch(ctx, sm->hist, (uint64_t)tiles, 5, a, d);
+  if (st == LOOM_OK) { /* about HIST_BLOCKS blocks, each over `chunk` tiles of one row */
+    int64_t chunk = (tiles + HIST_BLOCKS - 1) / HIST_BLOCKS, per_row = (tpr + chunk - 1) / chunk;
+    LoomRawArg a[6] = {arg_array(keys), arg_array(&scratch), arg_i64(n), arg_i32(tpr), arg_i64(desc), arg_i32(chunk)};
+    st = launch(ctx, sm->hist, (uint64_t)(rows * per_row), 6, a, d);
   }
   const LoomArray *kin = keys, *vin = values ? values : keys;
   for (int64_t p = 0; p < P && st == LOOM_OK; p++) {

@@ -31,12 +31,22 @@ typedef struct EmSort {
   uint32_t *status; /* [tiles][256] of the current pass */
 } EmSort;
 
-static void em_histogram(EmSort *s, const void *keys) {
-  for (int64_t r = 0; r < s->rows; r++)
-    for (int64_t i = 0; i < s->n; i++) {
-      uint64_t u = em_image(s->t, bits_at(keys, s->es, r * s->n + i), s->bits, s->desc);
-      for (int p = 0; p < s->sh.passes; p++) s->hist[(r * s->sh.passes + p) * EM_DIGITS + ((u >> (8 * p)) & 255)]++;
-    }
+/* The histogram kernel: blocks of `chunk` tiles of one row (as gpu_sort.c launches it, with a small
+ * block count so that blocks span several tiles), counts gathered per block then added to the row's. */
+static void em_histogram(EmSort *s, const void *keys, int64_t hist_blocks) {
+  int64_t chunk = (s->tiles + hist_blocks - 1) / hist_blocks, bpr = (s->tpr + chunk - 1) / chunk;
+  uint32_t *local = malloc(sizeof *local * (size_t)s->sh.passes * EM_DIGITS);
+  for (int64_t b = 0; b < s->rows * bpr; b++) {
+    memset(local, 0, sizeof *local * (size_t)s->sh.passes * EM_DIGITS);
+    int64_t row = b / bpr, first = (b % bpr) * chunk, last = first + chunk < s->tpr ? first + chunk : s->tpr;
+    for (int64_t t = first; t < last; t++)
+      for (int64_t e = 0; e < s->sh.tile && t * s->sh.tile + e < s->n; e++) {
+        uint64_t u = em_image(s->t, bits_at(keys, s->es, row * s->n + t * s->sh.tile + e), s->bits, s->desc);
+        for (int p = 0; p < s->sh.passes; p++) local[p * EM_DIGITS + ((u >> (8 * p)) & 255)]++;
+      }
+    for (int i = 0; i < s->sh.passes * EM_DIGITS; i++) s->hist[row * s->sh.passes * EM_DIGITS + i] += local[i];
+  }
+  free(local);
 }
 
 /* One tile's ranking (everything before the look-back): the digits, ranks and tile counts. */
@@ -189,7 +199,7 @@ static void emulate_one(LoomDType t, int wave, int64_t rows, int64_t n, int kind
   s.hist = calloc((size_t)rows * (size_t)s.sh.passes * EM_DIGITS, sizeof *s.hist);
   s.status = malloc(sizeof *s.status * (size_t)(s.tiles ? s.tiles : 1) * EM_DIGITS);
   fill_keys(t, keys, total, kind);
-  em_histogram(&s, keys);
+  em_histogram(&s, keys, 1 + (int64_t)(tc_rand_u64(&rng) % 4));
   bool ok = true;
   const void *kin = keys;
   const int64_t *vin = NULL;

@@ -141,7 +141,7 @@ static const char *ptxas_path(void) {
 
 static void check_entries(const char *what, const CgRawEntry *es, int32_t n, bool take) {
   static const char *const names[3] = {"loom_radix_zero", "loom_radix_histogram", "loom_radix_pass"};
-  static const int nparams[3] = {2, 5, 11};
+  static const int nparams[3] = {2, 6, 11};
   if (take) {
     CHECK(n == 6, "%s: %d entries, want 6 (zero, take1..16)", what, (int)n);
     for (int i = 0; i < n; i++)
