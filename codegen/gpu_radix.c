@@ -6,7 +6,8 @@
  * Approach: a least-significant-digit radix sort, 8-bit digits (256 buckets: one per thread of a
  * 256-thread block in the scans, and 1 to 8 passes for 1- to 8-byte keys), one sweep kernel per pass
  * in the manner of a single-pass ("onesweep") design:
- *  1. loom_radix_histogram reads the keys once and counts the digits of every pass per row.
+ *  1. loom_radix_histogram reads the keys once and counts the digits of every pass per row (a block
+ *     over several tiles of a row gathers counts in shared memory, then adds them to the row's).
  *  2. loom_radix_pass, per pass: a tile of `tile` keys per block, taken in launch order from an atomic
  *     counter (a tile only waits for tiles taken before it, which are running: no deadlock). Each wave
  *     reads its own run of the tile (warp-striped: item j of lane l is element j * wave + l of the run,

@@ -12,10 +12,11 @@
  *   zero(scratch)                    tile counters, histograms, look-back status words
  *   histogram(keys)                  every pass's digit counts per row, one read of the keys
  *   pass(p) for p = 0 .. P-1         keys (values) from the input, then ping-pong between the output and
- *                                    one temporary, so that pass P-1 writes the output
+ *                                    one temporary, so that pass P-1 writes the output; argsort's index
+ *                                    moves as int32 and the last pass widens it into the int64 output
  * Everything is enqueued on the calling thread's current stream of the device (asynchronous, like
- * loom_eval); temporaries come from the device's pool and go back to it when the call returns (the
- * pool is stream-ordered). Rows of fewer keys than a tile waste the rest of the tile: callers sort
+ * loom_eval); temporaries come from the device's pool and go back to it when the call returns (after
+ * the device's settle: the pool is stream-blind). Rows of fewer keys than a tile waste the rest of the tile: callers sort
  * short rows otherwise (python/loom/_sortnet.py: the bitonic network below RADIX_MIN_ROW).
  */
 #include <pthread.h>

@@ -153,9 +153,10 @@ static int device_main(void) {
   const char *which = getenv("LOOM_TEST_GPU");
   dev_kind = which && !strcmp(which, "hip") ? LOOM_DEVICE_HIP : LOOM_DEVICE_CUDA;
   int32_t ndev = 0;
-  if (loom_device_count(tc_ctx, dev_kind, &ndev) != LOOM_OK || ndev == 0) {
-    printf("test_gpu_sort: skipped (no %s driver or device: %s)\n", dev_kind == LOOM_DEVICE_HIP ? "HIP" : "CUDA",
-           loom_last_error(tc_ctx));
+  LoomStatus st = loom_device_count(tc_ctx, dev_kind, &ndev);
+  if (st != LOOM_OK || ndev == 0) {
+    printf("test_gpu_sort: skipped (no %s driver or device%s%s)\n", dev_kind == LOOM_DEVICE_HIP ? "HIP" : "CUDA",
+           st != LOOM_OK ? ": " : "", st != LOOM_OK ? loom_last_error(tc_ctx) : "");
     loom_context_destroy(tc_ctx);
     return 77;
   }
