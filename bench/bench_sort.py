@@ -1,16 +1,16 @@
 """bench_sort.py: sort / argsort / unique / searchsorted against NumPy on the host, and against CuPy and
 PyTorch on a GPU (each peer that imports; same inputs, same run).
 
-Bytes first. Loom's device sort is a bitonic network (python/loom/_sortnet.py): for rows padded to
-N = 2^m it runs m(m+1)/2 elementwise steps, each reading and writing every key (and, for argsort and
-stable sorts, an int32 index) once. 2^24 float32 keys: 300 steps x 16.8M x 8 B (sort: key read +
-write) = 40 GB, ~10 ms at the H200's ~4 TB/s of a streaming kernel, plus ~300 launches and the Python
-cost of building each step (~0.1 ms each on the host side, hidden behind the GPU when it is slower);
-argsort moves 16 B per element per step (~20 ms). CuPy's radix sort (CUB) makes ~4 passes of 8-16 B
-per element for float32: ~1 ms for 2^24 -- the network is expected ~10-20x behind it at 2^24 and
-closer for short rows (1000 x 1000: 55 steps of 1024-padded rows, ~1 ms). On the host loom sorts with
-NumPy's own sorts on the host buffer (the network runs there only under LOOM_SORT_ENGINE=network,
-reported as its own column for small sizes).
+Bytes first. On a GPU loom sorts with a device radix sort (loom_sort: codegen/gpu_radix.c's library
+kernels; python/loom/_sortnet.py picks it for one row or rows of >= 2048 keys): one histogram kernel
+reads the keys once, then one sweep per key byte reads and writes every key (and argsort's int64 index)
+once, with a decoupled look-back for the tiles' offsets: for 2^26 float32 keys 4 sweeps x 2^26 x 8 B
+(sort) + 256 MiB of histogram reads = 2.4 GB, ~0.6 ms at the H200's ~4 TB/s; argsort adds 16 B per key
+per sweep (~1.7 ms). CUB's onesweep (CuPy, torch.sort) moves the same bytes, so the target is >= 0.8x
+of both at 2^26. The bitonic network (m(m+1)/2 elementwise steps over rows padded to 2^m) is kept for
+many short rows and runs under LOOM_SORT_ENGINE=network: reported as its own column on the GPU up to
+2^22 keys. On the host loom sorts with NumPy's own sorts on the host buffer (the network runs there
+only under LOOM_SORT_ENGINE=network, reported as its own column for small sizes).
 
 Prints a markdown table and writes bench/results/<date>-sort-<host|h200>.json (machine, date, command).
 Run: python3 bench/bench_sort.py [repeats]
@@ -64,6 +64,15 @@ def main():
         ("sort f32 2^20", "sort", (1 << 20,), np.float32),
         ("unique i32 2^20 (1000 values)", "unique", (1 << 20,), np.int32),
     ]
+    if GPU:  # the radix sort's sizes, 2^20 .. 2^26, and rows on both sides of the engine threshold
+        for k in (20, 22, 24, 26):
+            cases.append((f"radix sort f32 2^{k}", "sort", (1 << k,), np.float32))
+            cases.append((f"radix argsort f32 2^{k}", "argsort", (1 << k,), np.float32))
+        cases += [("radix sort f64 2^26", "sort", (1 << 26,), np.float64),
+                  ("radix sort i32 2^26", "sort", (1 << 26,), np.int32),
+                  ("radix sort u8 2^26", "sort", (1 << 26,), np.uint8),
+                  ("radix sort f32 2^14 x 4096 rows", "sort", (1 << 14, 4096), np.float32),
+                  ("network sort f32 2^16 x 1024 rows", "sort", (1 << 16, 1024), np.float32)]
     ps = peers()
     lsync = (lambda: loom.cuda.Device(0).synchronize()) if GPU else (lambda: None)
     rows = []
@@ -88,6 +97,12 @@ def main():
                     row["network_on_host_ms"] = best_ms(lambda: loom.eval(loom_op(op, x)), lsync, 1)
                 finally:
                     del os.environ["LOOM_SORT_ENGINE"]
+        if GPU and h.size <= 1 << 22:  # the bitonic network on the GPU, for reference
+            os.environ["LOOM_SORT_ENGINE"] = "network"
+            try:
+                row["network_ms"] = best_ms(lambda: loom.eval(loom_op(op, x)), lsync, repeats)
+            finally:
+                del os.environ["LOOM_SORT_ENGINE"]
         for pn, mod in ps.items():
             if pn == "cupy":
                 xc = mod.asarray(h)
@@ -99,11 +114,12 @@ def main():
         print(row, flush=True)
     peer_names = ["numpy"] if not GPU else list(ps)
     print("| case | loom ms | " + " | ".join(f"{p} ms | {p} / loom" for p in peer_names)
-          + (" | network on host ms" if not GPU else "") + " | ok |")
-    print("|---|---|" + "---|---|" * len(peer_names) + ("---|" if not GPU else "") + "---|")
+          + (" | network on host ms" if not GPU else " | network ms") + " | ok |")
+    print("|---|---|" + "---|---|" * len(peer_names) + "---|---|")
     for r in rows:
         cells = [f"{r[p + '_ms']:.3f} | {r[p + '_ms'] / r['loom_ms']:.2f}x" if p + "_ms" in r else "- | -" for p in peer_names]
-        extra = (f" | {r['network_on_host_ms']:.1f}" if "network_on_host_ms" in r else " | -") if not GPU else ""
+        net = "network_on_host_ms" if not GPU else "network_ms"
+        extra = f" | {r[net]:.3f}" if net in r else " | -"
         print(f"| {r['case']} | {r['loom_ms']:.3f} | " + " | ".join(cells) + extra + f" | {r['ok']} |")
     date = os.environ.get("LOOM_BENCH_DATE", datetime.date.today().isoformat())
     tag = "h200" if GPU else "host"

@@ -137,6 +137,17 @@ static void amd_barrier(CgMath *m) {
   LLVMBuildCall2(m->b, fty, fn, NULL, 0, "");
 }
 
+/* llvm.amdgcn.ballot of the wave's width */
+static LLVMValueRef amd_ballot(CgMath *m, LLVMValueRef pred) {
+  int w = wave_of(m);
+  LLVMTypeRef t = LLVMIntTypeInContext(m->c, (unsigned)w), i1 = LLVMInt1TypeInContext(m->c);
+  return amd_call(m, w == 32 ? "llvm.amdgcn.ballot.i32" : "llvm.amdgcn.ballot.i64", t, &i1, 1, &pred);
+}
+
+/* A wave runs in lockstep and its LDS accesses complete in order: only the compiler must not move
+ * memory accesses across (a single-thread fence). */
+static void amd_wave_sync(CgMath *m) { LLVMBuildFence(m->b, LLVMAtomicOrderingAcquireRelease, 1, ""); }
+
 static void amd_mark_kernel(CgMath *m, LLVMValueRef fn, int max_block) {
   char v[32];
   snprintf(v, sizeof v, "1,%d", max_block);
@@ -162,6 +173,9 @@ void cg_amdgpu_lower_hooks(CgGpuHooks *h, int wave) {
   h->shuffle_xor = amd_shuffle_xor;
   h->barrier = amd_barrier;
   h->mark_kernel = amd_mark_kernel;
+  h->ballot = amd_ballot;
+  h->wave_sync = amd_wave_sync;
+  h->match_any = NULL; /* no such instruction: gpu_radix.c matches with ballots */
   h->math_name = amd_math_name;
   h->fdiv_f32 = NULL; /* LLVM's fdiv: correctly rounded on AMDGPU (see the top) */
   h->fsqrt_f32 = NULL;

@@ -48,6 +48,15 @@ typedef struct CgGpuHooks {
    * (0 < lane_mask < wave) */
   LLVMValueRef (*shuffle_xor)(CgMath *m, LLVMValueRef v, int lane_mask);
   void (*barrier)(CgMath *m); /* every thread of the block, with shared memory visible after it */
+  /* The lanes of the wave whose pred (i1) holds, as an integer of `wave` bits (bit i: lane i); every
+   * lane of the wave takes part (library kernels: gpu_radix.c). */
+  LLVMValueRef (*ballot)(CgMath *m, LLVMValueRef pred);
+  /* The lanes of the wave whose v (i32) equals this lane's, as ballot's mask; every lane takes part.
+   * NULL where the machine has no such instruction (callers build it from ballots). */
+  LLVMValueRef (*match_any)(CgMath *m, LLVMValueRef v);
+  /* Orders the shared-memory accesses of the wave's lanes before it with those after it (__syncwarp);
+   * every lane of the wave takes part. */
+  void (*wave_sync)(CgMath *m);
   /* makes fn a kernel entry; max_block: the most threads per block it will be launched with */
   void (*mark_kernel)(CgMath *m, LLVMValueRef fn, int max_block);
 

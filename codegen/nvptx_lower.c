@@ -37,6 +37,27 @@ static LLVMValueRef nv_shuffle_xor(CgMath *m, LLVMValueRef v, int lane_mask) {
 
 static void nv_barrier(CgMath *m) { nv_call(m, "llvm.nvvm.barrier0", LLVMVoidTypeInContext(m->c), NULL, 0, NULL); }
 
+static LLVMValueRef nv_ballot(CgMath *m, LLVMValueRef pred) {
+  LLVMTypeRef i32 = LLVMInt32TypeInContext(m->c);
+  LLVMTypeRef pt[2] = {i32, LLVMInt1TypeInContext(m->c)};
+  LLVMValueRef a[2] = {LLVMConstInt(i32, 0xffffffffu, 0), pred};
+  return nv_call(m, "llvm.nvvm.vote.ballot.sync", i32, pt, 2, a);
+}
+
+/* match.any.sync (sm_70+, which LLVM's NVPTX target and Loom's kernels assume) */
+static LLVMValueRef nv_match_any(CgMath *m, LLVMValueRef v) {
+  LLVMTypeRef i32 = LLVMInt32TypeInContext(m->c);
+  LLVMTypeRef pt[2] = {i32, i32};
+  LLVMValueRef a[2] = {LLVMConstInt(i32, 0xffffffffu, 0), v};
+  return nv_call(m, "llvm.nvvm.match.any.sync.i32", i32, pt, 2, a);
+}
+
+static void nv_wave_sync(CgMath *m) {
+  LLVMTypeRef i32 = LLVMInt32TypeInContext(m->c);
+  LLVMValueRef a = LLVMConstInt(i32, 0xffffffffu, 0);
+  nv_call(m, "llvm.nvvm.bar.warp.sync", LLVMVoidTypeInContext(m->c), &i32, 1, &a);
+}
+
 static void nv_mark_kernel(CgMath *m, LLVMValueRef fn, int max_block) {
   (void)max_block; /* PTX needs no launch bound: the driver checks the block size at launch */
   LLVMContextRef c = m->c;
@@ -123,6 +144,9 @@ void cg_nvptx_lower_hooks(CgGpuHooks *h) {
   h->shuffle_xor = nv_shuffle_xor;
   h->barrier = nv_barrier;
   h->mark_kernel = nv_mark_kernel;
+  h->ballot = nv_ballot;
+  h->wave_sync = nv_wave_sync;
+  h->match_any = nv_match_any;
   h->math_name = nv_math_name;
   h->fdiv_f32 = nv_fdiv_f32;
   h->fsqrt_f32 = nv_sqrt_f32;

@@ -27,6 +27,7 @@
 #include "runtime/bundle_build.h"
 #include "runtime/device.h"
 #include "runtime/disk_cache.h"
+#include "runtime/gpu/gpu_sort.h"
 
 enum { RT_MAX_THREADS = RT_POOL_MAX_THREADS };
 _Static_assert(IR_DUMP_GRAPH == 1 && IR_DUMP_KERNELS == 2 && IR_DUMP_LLVM == 4 && IR_DUMP_TIME == 8,
@@ -80,6 +81,7 @@ static void clear_last_error(LoomContext *ctx) {
 
 static void rt_state_destroy(LoomContext *ctx, RtState *rt) {
   if (!rt) return;
+  rt_sort_destroy(ctx, rt); /* its raw modules: before their devices close */
   for (int kind = 0; kind < RT_DEVICE_KINDS; kind++) { /* libraries first: they use their device */
     const RtDevice *dev = rt_device((LoomDeviceKind)kind);
     if (dev && ctx->rt && rt->linalg[kind] && dev->linalg && dev->linalg->close) dev->linalg->close(ctx);

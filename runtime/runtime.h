@@ -88,6 +88,7 @@ typedef struct RtDeviceSlot {
 #define RT_DEVICE_KINDS 3 /* LOOM_DEVICE_HOST, LOOM_DEVICE_CUDA, LOOM_DEVICE_HIP */
 
 typedef struct RtState RtState;
+typedef struct RtSortKernels RtSortKernels;
 struct RtState {
   RtHostPool *host_pool;
   RtPool *pool;
@@ -115,6 +116,7 @@ struct RtState {
   LoomDumpSink dump_sink; /* loom_set_dump_sink (stats_lock); NULL: stderr */
   void *dump_user;
   struct RtHostDisk *_Atomic host_disk; /* host kernels on disk (runtime/host_disk.c); NULL until used */
+  struct RtSortKernels *sort; /* the device radix sort's kernels (runtime/gpu/gpu_sort.c); NULL until used */
 };
 
 /* The GNU build-id of the loaded Loom library as hex ("" when it has none): part of every disk-cache

@@ -333,6 +333,23 @@ typedef enum LoomFftKind {
 LOOM_API LoomStatus loom_fft(LoomContext *ctx, LoomFftKind kind, int32_t rank, int64_t n_last, const LoomArray *in,
                              LoomArray *out);
 
+/* ---- sorting on a GPU ----------------------------------------------------------------------------------
+ * loom_sort sorts every row (the last axis) of keys, a C-contiguous CUDA or HIP array of a real dtype, by
+ * a stable radix sort on its device: NumPy's order (NaN last, -0.0 == 0.0; equal keys keep their order;
+ * LOOM_SORT_DESCENDING: the reverse order with equal keys still in order, NaN first). values (NULL, or
+ * 4- or 8-byte elements of the keys' shape and device) move with their keys; LOOM_SORT_INDEX instead
+ * gives each key's int64 position in its row (argsort). The outputs are allocated C-contiguous on the
+ * device (sorted_values only with values or LOOM_SORT_INDEX; free with loom_array_free). Rows of 2^30
+ * keys or more, host arrays and complex keys are LOOM_ERR_UNSUPPORTED / LOOM_ERR_DTYPE. Asynchronous
+ * like loom_eval. loom_take_rows gathers rows: out[..., i] = src[..., index[..., i]] (int64 index of
+ * src's leading dimensions, negative from the row's end; one out of bounds is LOOM_ERR_INVALID_ARGUMENT,
+ * read back at the call); out has index's shape. */
+#define LOOM_SORT_DESCENDING 1
+#define LOOM_SORT_INDEX 2
+LOOM_API LoomStatus loom_sort(LoomContext *ctx, const LoomArray *keys, const LoomArray *values, int32_t flags,
+                              LoomArray *sorted_keys, LoomArray *sorted_values);
+LOOM_API LoomStatus loom_take_rows(LoomContext *ctx, const LoomArray *src, const LoomArray *index, LoomArray *out);
+
 LOOM_API LoomStatus loom_node_info(LoomGraph *g, LoomNode node, LoomDType *dtype, int32_t *ndim,
                                    int64_t *shape /* LOOM_MAX_RANK entries, may be NULL */);
 

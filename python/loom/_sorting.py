@@ -7,15 +7,15 @@ are lazy graph nodes (loom_scan) computed by a scan kernel on the array's own de
 expression they scan and with an elementwise consumer.
 
 Sorting (sort, argsort, lexsort, partition, argpartition, ndarray.sort/argsort), unique* and
-searchsorted run on the array's own device: on a GPU (CUDA, HIP) through _sortnet.py's sorting network
-(one elementwise kernel per step, stable: ties keep their order), on the host through NumPy's sorts on
+searchsorted run on the array's own device: on a GPU (CUDA, HIP) through _sortnet.sort_rows: the device
+radix sort (loom_sort) for long rows or one row, else the sorting network (one elementwise kernel per
+step); both stable (ties keep their order); on the host through NumPy's sorts on
 the host buffer (O(n log n) library code, as the host's BLAS; LOOM_SORT_ENGINE=network runs the
 network on the host too). Results equal NumPy's: NaN last, -0.0 == 0.0, argsort ties by index; unique
 keeps each NaN distinct in the standard's unique_* and merges them in numpy.unique(equal_nan=True).
 unique with axis=, searchsorted with sorter= and the nan* order statistics still go through NumPy.
 """
 import collections
-import os
 
 import numpy
 
@@ -48,11 +48,10 @@ def _argsort_np(a, axis, descending, stable):
 
 
 def _on_network(x):
-    """Whether x sorts through the device network: on GPUs, or everywhere under LOOM_SORT_ENGINE=network
-    (on the host NumPy's O(n log n) sorts run on the host buffer itself)."""
-    eng = os.environ.get("LOOM_SORT_ENGINE", "auto").strip().lower()
-    if eng not in ("auto", "network", "numpy", ""):
-        raise ValueError(f"LOOM_SORT_ENGINE must be 'auto', 'network' or 'numpy', not {eng!r}")
+    """Whether x sorts on its device (_sortnet.sort_rows: the radix sort or the network, as it picks): on
+    GPUs, or everywhere under LOOM_SORT_ENGINE=network (on the host NumPy's O(n log n) sorts run on the
+    host buffer itself)."""
+    eng = _sortnet._engine()
     return eng == "network" or (eng != "numpy" and x._device[0] != 0)
 
 

@@ -22,9 +22,20 @@ when strictly out of order, which keeps a permutation.
 
 Cost: m(m+1)/2 steps, each one pass over the R x N keys, indices and payloads (the partner's read
 hits the lines the step reads anyway): for 2^24 float32 keys with int32 indices, 300 passes of 16 B
-per element read and written. A radix sort (a scatter store in the kernel IR) would make it O(n);
-this engine is what the IR expresses today, and every caller goes through `sort_rows`.
+per element read and written.
+
+The radix engine. On GPU arrays `sort_rows` runs the device radix sort instead (loom_sort: library
+kernels of codegen/gpu_radix.c, one histogram read and one sweep per key byte: 4 passes for float32)
+when every key is real (a complex key's parts are) and a row has fewer than 2^30 keys, and the rows are
+long (n >= RADIX_MIN_ROW) or there is one row: a tile of the radix sort holds 2048-4096 keys of one
+row, so many short rows leave tiles mostly idle while the network's m(m+1)/2 steps over them are few;
+one row of any length takes the radix sort's 2 + bytes launches rather than the network's m(m+1)/2.
+Several keys sort least significant first, each later sort carrying the permutation as its values
+(keys gathered by it, loom_take_rows); payloads are gathered by the final permutation.
+LOOM_SORT_ENGINE=network (or radix) forces an engine on GPUs.
 """
+import os
+
 import numpy
 
 from . import _core
@@ -138,6 +149,49 @@ def key_parts(x2):
     return [x2], [k == "f"]
 
 
+RADIX_MIN_ROW = 2048  # keys per row from which many rows sort by radix (one row always does)
+_RADIX_MAX_ROW = 2**30
+_SORT_DESCENDING, _SORT_INDEX = 1, 2  # loom.h's LOOM_SORT_* flags
+
+
+def _engine():
+    eng = os.environ.get("LOOM_SORT_ENGINE", "auto").strip().lower() or "auto"
+    if eng not in ("auto", "network", "numpy", "radix"):
+        raise ValueError(f"LOOM_SORT_ENGINE must be 'auto', 'network', 'radix' or 'numpy', not {eng!r}")
+    return eng
+
+
+def use_radix(keys, r, n):
+    """Whether rows of these keys (R x n loom arrays) sort through the device radix sort."""
+    if keys[0]._device[0] == 0 or n >= _RADIX_MAX_ROW or any(_kind(k.dtype) == "c" for k in keys):
+        return False
+    eng = _engine()
+    if eng == "network":
+        return False
+    return eng == "radix" or n >= RADIX_MIN_ROW or r == 1
+
+
+def _contig(x):
+    """x itself when the radix sort can read it in place (C-contiguous), else a C-contiguous copy."""
+    return x if x.flags.c_contiguous else _padded(x, x.shape[1], None)
+
+
+def _radix_rows(keys, descending, want_index, payloads):
+    """sort_rows through loom_sort: (keys, int64 index or None, payloads)."""
+    flags = _SORT_DESCENDING if descending else 0
+    ks = [_contig(k) for k in keys]
+    if len(ks) == 1 and not want_index and not payloads:
+        return [_core.radix_sort(ks[0], None, flags)[0]], None, []
+    if len(ks) == 1 and not want_index and len(payloads) == 1 and numpy.dtype(payloads[0].dtype).itemsize in (4, 8):
+        sk, sv = _core.radix_sort(ks[0], _contig(payloads[0]), flags)
+        return [sk], None, [sv]
+    sk, perm = _core.radix_sort(ks[-1], None, flags | _SORT_INDEX)
+    for k in reversed(ks[:-1]):  # least significant key first: each sort stable, carrying the order
+        sk, perm = _core.radix_sort(_core.take_rows(k, perm), perm, flags)
+    out = [sk if i == 0 else _core.take_rows(k, perm) for i, k in enumerate(ks)]
+    return out, (perm if want_index else None), [_core.take_rows(_contig(p), perm) for p in payloads]
+
+
 def sort_rows(keys, nans, descending=False, stable=False, payloads=()):
     """Sorts the rows of the 2-d loom arrays `keys` (each R x n, on one device; compared
     lexicographically, keys[0] first; nans[i]: keys[i] has NaNs to order last) on their device.
@@ -151,6 +205,13 @@ def sort_rows(keys, nans, descending=False, stable=False, payloads=()):
     dev = keys[0]._device
     has_idx = bool(stable or payloads)
     n_pad = _pow2(n)
+    if r > 0 and n > 1 and use_radix(keys, r, n):
+        try:
+            return _radix_rows(keys, descending, has_idx, payloads)
+        except NotImplementedError as e:  # the device cannot build the kernels (no code-object linker, ...)
+            import warnings
+            warnings.warn(f"loom: the device radix sort is unavailable ({e}); sorting with the network",
+                          RuntimeWarning, stacklevel=3)
     if r == 0 or n <= 1:
         idx = _core.empty((r, n), _code("int64"), True, *dev) if has_idx else None  # all 0
         return [_padded(k, n, None) for k in keys], idx, [_padded(p, n, None) for p in payloads]

@@ -243,6 +243,9 @@ extern PyType_Spec fuse_entry_spec, fused_spec;
 extern PyMethodDef fuse_functions[];
 extern PyMethodDef fuse_bundle_functions[]; /* fuse_bundle.c */
 
+/* ---- sort.c ---- */
+extern PyMethodDef sort_functions[];
+
 /* ---- dlpack.c ---- */
 extern PyMethodDef dlpack_functions[];
 PyObject *array_dlpack(ArrayObject *self, PyObject *args, PyObject *kwds);

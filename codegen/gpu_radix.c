@@ -1,0 +1,680 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* gpu_radix.c: the device radix sort's library kernels (gpu_radix.h), written once as LLVM IR against
+ * a GPU target's lowering hooks (cg_gpu.h: launch indices, wave ballots and shuffles, barriers, kernel
+ * marking, address spaces), so one generator serves NVPTX (wave 32) and AMDGPU (wave 64).
+ *
+ * Approach: a least-significant-digit radix sort, 8-bit digits (256 buckets: one per thread of a
+ * 256-thread block in the scans, and 1 to 8 passes for 1- to 8-byte keys), one sweep kernel per pass
+ * in the manner of a single-pass ("onesweep") design:
+ *  1. loom_radix_histogram reads the keys once and counts the digits of every pass per row (a block
+ *     over several tiles of a row gathers counts in shared memory, then adds them to the row's).
+ *  2. loom_radix_pass, per pass: a tile of `tile` keys per block, taken in launch order from an atomic
+ *     counter (a tile only waits for tiles taken before it, which are running: no deadlock). Each wave
+ *     reads its own run of the tile (warp-striped: item j of lane l is element j * wave + l of the run,
+ *     so the run is in (j, l) order); per item the lanes with the same digit find each other (one
+ *     match-any where the target has it, NVPTX; else 8 ballots, one per digit bit), the highest of
+ *     them adds their count to the wave's counter of that digit in shared memory, and each lane's
+ *     rank among equal digits is the counter before plus its lower peers: stable within the wave. Counters are then summed over waves (in wave order: stable in the tile)
+ *     and scanned over digits (tile_start). Thread d publishes the tile's count of digit d (flag 1),
+ *     looks back over earlier tiles of the row adding flag-1 counts until a flag-2 (inclusive) one,
+ *     and publishes its inclusive count (flag 2); flag and count share one 32-bit word, so a reader
+ *     sees both or neither. Keys are staged in shared memory in tile order (tile_start + wave prefix
+ *     + rank), then written out block-striped, so that consecutive threads write consecutive slots of
+ *     one bucket: row * n + hist_start[d] + earlier[d] + (slot - tile_start[d]).
+ *     Values move the same way in a second round through the same staging memory.
+ * Keys keep their bits; digits come from an order-preserving image computed on every load (a few
+ * integer operations), so no pass transforms or restores keys.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include <llvm-c/BitWriter.h>
+#include <llvm-c/Core.h>
+
+#include "codegen/amdgpu.h"
+#include "codegen/gpu_radix.h"
+#include "codegen/nvptx.h"
+
+#define RADIX_DIGITS 256
+#define STATUS_COUNT_MASK 0x3fffffffu
+#define STATUS_AGGREGATE (1u << 30) /* the tile's own count */
+#define STATUS_PREFIX (2u << 30)    /* the count of the row's tiles up to this one, inclusive */
+
+typedef struct Gen {
+  CgMath m;
+  CgGpuHooks h;
+  CgRadixSpec spec;
+  CgRadixShape sh;
+  LLVMBuilderRef b;
+  LLVMTypeRef i1, i8, i32, i64, kt, vt, mt, pg, ps; /* kt keys, vt values, mt wave masks; pointers */
+  int kbits, nwarps;
+  LLVMValueRef fn;
+} Gen;
+
+bool cg_radix_key_ok(LoomDType t) {
+  switch (t) {
+  case LOOM_BOOL: case LOOM_INT8: case LOOM_INT16: case LOOM_INT32: case LOOM_INT64: case LOOM_UINT8:
+  case LOOM_UINT16: case LOOM_UINT32: case LOOM_UINT64: case LOOM_FLOAT16: case LOOM_BFLOAT16: case LOOM_FLOAT32:
+  case LOOM_FLOAT64:
+    return true;
+  default:
+    return false;
+  }
+}
+
+CgRadixShape cg_radix_shape(const CgRadixSpec *spec) {
+  int kb = dtype_bits(spec->key) / 8, widest = kb > spec->value_bytes ? kb : spec->value_bytes;
+  if (spec->take) return (CgRadixShape){.block = CG_RADIX_BLOCK, .items = 1, .tile = CG_RADIX_BLOCK, .passes = 0};
+  CgRadixShape s = {.block = CG_RADIX_BLOCK, .items = widest <= 4 ? 16 : 8, .passes = kb};
+  s.tile = s.block * s.items;
+  return s;
+}
+
+/* ---- small builders ------------------------------------------------------------------------------- */
+static LLVMValueRef c32(Gen *g, uint64_t v) { return LLVMConstInt(g->i32, v, 0); }
+static LLVMValueRef c64(Gen *g, uint64_t v) { return LLVMConstInt(g->i64, v, 0); }
+static LLVMValueRef ck(Gen *g, uint64_t v) { return LLVMConstInt(g->kt, v, 0); }
+static LLVMValueRef thread_id(Gen *g) { return g->h.index(&g->m, CG_GPU_THREAD_ID); }
+
+static LLVMValueRef at(Gen *g, LLVMTypeRef t, LLVMValueRef base, LLVMValueRef i) {
+  return LLVMBuildGEP2(g->b, t, base, &i, 1, "");
+}
+static LLVMValueRef load(Gen *g, LLVMTypeRef t, LLVMValueRef p, unsigned align) {
+  LLVMValueRef v = LLVMBuildLoad2(g->b, t, p, "");
+  LLVMSetAlignment(v, align);
+  return v;
+}
+static void store(Gen *g, LLVMValueRef v, LLVMValueRef p, unsigned align) {
+  LLVMSetAlignment(LLVMBuildStore(g->b, v, p), align);
+}
+static LLVMValueRef sel(Gen *g, LLVMValueRef c, LLVMValueRef a, LLVMValueRef b) {
+  return LLVMBuildSelect(g->b, c, a, b, "");
+}
+static LLVMValueRef ult(Gen *g, LLVMValueRef a, LLVMValueRef b) { return LLVMBuildICmp(g->b, LLVMIntULT, a, b, ""); }
+static LLVMValueRef eq(Gen *g, LLVMValueRef a, LLVMValueRef b) { return LLVMBuildICmp(g->b, LLVMIntEQ, a, b, ""); }
+static LLVMValueRef add(Gen *g, LLVMValueRef a, LLVMValueRef b) { return LLVMBuildAdd(g->b, a, b, ""); }
+static LLVMValueRef mul(Gen *g, LLVMValueRef a, LLVMValueRef b) { return LLVMBuildMul(g->b, a, b, ""); }
+static LLVMValueRef zext64(Gen *g, LLVMValueRef v) { return LLVMBuildZExt(g->b, v, g->i64, ""); }
+
+/* Opens `if (cond)`: the builder moves into the then-block; close with if_end(g, returned block). */
+static LLVMBasicBlockRef if_begin(Gen *g, LLVMValueRef cond) {
+  LLVMBasicBlockRef then = LLVMAppendBasicBlockInContext(g->m.c, g->fn, "then");
+  LLVMBasicBlockRef after = LLVMAppendBasicBlockInContext(g->m.c, g->fn, "after");
+  LLVMBuildCondBr(g->b, cond, then, after);
+  LLVMPositionBuilderAtEnd(g->b, then);
+  return after;
+}
+static void if_end(Gen *g, LLVMBasicBlockRef after) {
+  LLVMBuildBr(g->b, after);
+  LLVMPositionBuilderAtEnd(g->b, after);
+}
+
+static LLVMValueRef atomic_add(Gen *g, LLVMValueRef p, LLVMValueRef v) {
+  return LLVMBuildAtomicRMW(g->b, LLVMAtomicRMWBinOpAdd, p, v, LLVMAtomicOrderingMonotonic, 0);
+}
+
+/* A shared-memory array of n elements of t (one per kernel that uses it). */
+static LLVMValueRef shared_array(Gen *g, const char *name, LLVMTypeRef t, unsigned n, unsigned align) {
+  LLVMTypeRef at_ = LLVMArrayType2(t, n);
+  LLVMValueRef v = LLVMAddGlobalInAddressSpace(g->m.m, at_, name, g->h.as_shared);
+  LLVMSetInitializer(v, g->h.shared_poison ? LLVMGetPoison(at_) : LLVMGetUndef(at_));
+  LLVMSetLinkage(v, LLVMInternalLinkage);
+  LLVMSetAlignment(v, align);
+  return v;
+}
+
+/* A kernel entry named `name` with the given parameters; the builder at its entry block. */
+static void begin_kernel(Gen *g, const char *name, LLVMTypeRef *params, unsigned n) {
+  LLVMTypeRef fty = LLVMFunctionType(LLVMVoidTypeInContext(g->m.c), params, n, 0);
+  g->fn = LLVMAddFunction(g->m.m, name, fty);
+  g->h.mark_kernel(&g->m, g->fn, g->sh.block);
+  if (g->spec.amdgpu && g->spec.wave == 64) /* gfx10+ run these kernels in wave64 mode, as gfx9 does */
+    LLVMAddTargetDependentFunctionAttr(g->fn, "target-features", "+wavefrontsize64");
+  LLVMPositionBuilderAtEnd(g->b, LLVMAppendBasicBlockInContext(g->m.c, g->fn, "entry"));
+}
+
+/* ---- keys ------------------------------------------------------------------------------------------- */
+/* The order-preserving unsigned image of key k (bits of kt), xor desc (0 or all ones): integers with the
+ * sign bit flipped; floats with -0.0 as 0.0, the sign bit set on non-negatives and all bits flipped on
+ * negatives, and every NaN the largest image. */
+static LLVMValueRef key_image(Gen *g, LLVMValueRef k, LLVMValueRef desc) {
+  LoomDType t = g->spec.key;
+  uint64_t sign = (uint64_t)1 << (g->kbits - 1);
+  LLVMValueRef u = k;
+  if (t == LOOM_INT8 || t == LOOM_INT16 || t == LOOM_INT32 || t == LOOM_INT64) {
+    u = LLVMBuildXor(g->b, k, ck(g, sign), "");
+  } else if (t == LOOM_FLOAT16 || t == LOOM_BFLOAT16 || t == LOOM_FLOAT32 || t == LOOM_FLOAT64) {
+    uint64_t inf = t == LOOM_FLOAT16 ? 0x7c00u : t == LOOM_BFLOAT16 ? 0x7f80u : t == LOOM_FLOAT32 ? 0x7f800000u
+                                                                                                 : 0x7ff0000000000000ull;
+    LLVMValueRef mag = LLVMBuildAnd(g->b, k, ck(g, sign - 1), "");
+    LLVMValueRef nan = LLVMBuildICmp(g->b, LLVMIntUGT, mag, ck(g, inf), "");
+    LLVMValueRef z = sel(g, eq(g, k, ck(g, sign)), ck(g, 0), k); /* -0.0 -> 0.0 */
+    LLVMValueRef neg = LLVMBuildICmp(g->b, LLVMIntSLT, z, ck(g, 0), "");
+    u = sel(g, neg, LLVMBuildNot(g->b, z, ""), LLVMBuildOr(g->b, z, ck(g, sign), ""));
+    u = sel(g, nan, LLVMConstAllOnes(g->kt), u);
+  }
+  return LLVMBuildXor(g->b, u, desc, "");
+}
+
+/* Digit (i32) of an image at bit `shift` (a kt value). */
+static LLVMValueRef digit(Gen *g, LLVMValueRef u, LLVMValueRef shift) {
+  LLVMValueRef v = LLVMBuildAnd(g->b, LLVMBuildLShr(g->b, u, shift, ""), ck(g, RADIX_DIGITS - 1), "");
+  return LLVMBuildZExtOrBitCast(g->b, g->kbits > 32 ? LLVMBuildTrunc(g->b, v, g->i32, "") : v, g->i32, "");
+}
+
+static LLVMValueRef desc_of(Gen *g, LLVMValueRef desc64) {
+  return g->kbits == 64 ? desc64 : LLVMBuildTrunc(g->b, desc64, g->kt, "");
+}
+
+/* ---- block scan ----------------------------------------------------------------------------------------- */
+/* The exclusive sum of v (i32) over the block's threads in thread order. wsum: a shared array of
+ * nwarps words. Every thread takes part; ends with a barrier (wsum may be reused). */
+static LLVMValueRef block_exclusive_scan(Gen *g, LLVMValueRef v, LLVMValueRef tid, LLVMValueRef wsum) {
+  LLVMValueRef lane = LLVMBuildAnd(g->b, tid, c32(g, (unsigned)g->spec.wave - 1), "");
+  LLVMValueRef warp = LLVMBuildUDiv(g->b, tid, c32(g, (unsigned)g->spec.wave), "");
+  LLVMValueRef incl = v, total = v;
+  for (int k = 1; k < g->spec.wave; k *= 2) { /* butterfly: total of the 2k-group, prefix within it */
+    LLVMValueRef o = g->h.shuffle_xor(&g->m, total, k);
+    LLVMValueRef upper = LLVMBuildICmp(g->b, LLVMIntNE, LLVMBuildAnd(g->b, lane, c32(g, (unsigned)k), ""), c32(g, 0), "");
+    incl = sel(g, upper, add(g, incl, o), incl);
+    total = add(g, total, o);
+  }
+  LLVMBasicBlockRef after = if_begin(g, eq(g, lane, c32(g, 0)));
+  store(g, total, at(g, g->i32, wsum, warp), 4);
+  if_end(g, after);
+  g->h.barrier(&g->m);
+  LLVMValueRef off = c32(g, 0);
+  for (int w = 0; w < g->nwarps - 1; w++) {
+    LLVMValueRef s = load(g, g->i32, at(g, g->i32, wsum, c32(g, (unsigned)w)), 4);
+    off = add(g, off, sel(g, ult(g, c32(g, (unsigned)w), warp), s, c32(g, 0)));
+  }
+  g->h.barrier(&g->m);
+  return add(g, off, LLVMBuildSub(g->b, incl, v, ""));
+}
+
+/* ---- grid-stride kernels: loom_radix_zero, loom_radix_take<bytes> ----------------------------------------- */
+/* Opens `for (i = global thread; i < n; i += threads of the grid)`: the builder in the body, *i the index;
+ * close with stride_loop_end. */
+typedef struct StrideLoop {
+  LLVMBasicBlockRef entry, head, body, done;
+  LLVMValueRef i, stride, first;
+} StrideLoop;
+static StrideLoop stride_loop_begin(Gen *g, LLVMValueRef n) {
+  StrideLoop l;
+  LLVMValueRef tid = zext64(g, thread_id(g)), bid = zext64(g, g->h.index(&g->m, CG_GPU_BLOCK_ID));
+  LLVMValueRef bdim = zext64(g, g->h.index(&g->m, CG_GPU_BLOCK_DIM)), gdim = zext64(g, g->h.index(&g->m, CG_GPU_GRID_DIM));
+  l.first = add(g, mul(g, bid, bdim), tid);
+  l.stride = mul(g, gdim, bdim);
+  l.entry = LLVMGetInsertBlock(g->b);
+  l.head = LLVMAppendBasicBlockInContext(g->m.c, g->fn, "head");
+  l.body = LLVMAppendBasicBlockInContext(g->m.c, g->fn, "body");
+  l.done = LLVMAppendBasicBlockInContext(g->m.c, g->fn, "done");
+  LLVMBuildBr(g->b, l.head);
+  LLVMPositionBuilderAtEnd(g->b, l.head);
+  l.i = LLVMBuildPhi(g->b, g->i64, "i");
+  LLVMBuildCondBr(g->b, ult(g, l.i, n), l.body, l.done);
+  LLVMPositionBuilderAtEnd(g->b, l.body);
+  return l;
+}
+static void stride_loop_end(Gen *g, StrideLoop *l) {
+  LLVMValueRef next = add(g, l->i, l->stride);
+  LLVMBasicBlockRef last = LLVMGetInsertBlock(g->b);
+  LLVMBuildBr(g->b, l->head);
+  LLVMValueRef iv[2] = {l->first, next};
+  LLVMBasicBlockRef ib[2] = {l->entry, last};
+  LLVMAddIncoming(l->i, iv, ib, 2);
+  LLVMPositionBuilderAtEnd(g->b, l->done);
+}
+
+static void gen_zero(Gen *g) {
+  LLVMTypeRef ps[2] = {g->pg, g->i64};
+  begin_kernel(g, "loom_radix_zero", ps, 2);
+  StrideLoop l = stride_loop_begin(g, LLVMGetParam(g->fn, 1));
+  store(g, c32(g, 0), at(g, g->i32, LLVMGetParam(g->fn, 0), l.i), 4);
+  stride_loop_end(g, &l);
+  LLVMBuildRetVoid(g->b);
+}
+
+/* loom_radix_take<bytes>(ptr src, ptr index, ptr dst, ptr bad, i64 m, i64 ns, i64 total): for i < total
+ * (row = i / m), k = index[i] (int64; negative counts from the row's end): dst[i] = src[row * ns + k];
+ * an index outside [-ns, ns) writes nothing there and sets *bad = 1. Rows gathered by a permutation
+ * (payloads of a sort, the keys of a lexicographic one; take_along_axis). */
+static void gen_take(Gen *g, int bytes) {
+  char name[32];
+  snprintf(name, sizeof name, "loom_radix_take%d", bytes);
+  LLVMTypeRef ps[7] = {g->pg, g->pg, g->pg, g->pg, g->i64, g->i64, g->i64};
+  begin_kernel(g, name, ps, 7);
+  LLVMValueRef src = LLVMGetParam(g->fn, 0), index = LLVMGetParam(g->fn, 1), dst = LLVMGetParam(g->fn, 2);
+  LLVMValueRef bad = LLVMGetParam(g->fn, 3), m = LLVMGetParam(g->fn, 4), ns = LLVMGetParam(g->fn, 5);
+  LLVMTypeRef t = LLVMIntTypeInContext(g->m.c, (unsigned)bytes * 8);
+  unsigned align = (unsigned)(bytes > 8 ? 8 : bytes);
+  StrideLoop l = stride_loop_begin(g, LLVMGetParam(g->fn, 6));
+  LLVMValueRef row0 = mul(g, LLVMBuildUDiv(g->b, l.i, m, ""), ns);
+  LLVMValueRef k = load(g, g->i64, at(g, g->i64, index, l.i), 8);
+  k = sel(g, LLVMBuildICmp(g->b, LLVMIntSLT, k, c64(g, 0), ""), add(g, k, ns), k);
+  LLVMBasicBlockRef in = LLVMAppendBasicBlockInContext(g->m.c, g->fn, "in");
+  LLVMBasicBlockRef out = LLVMAppendBasicBlockInContext(g->m.c, g->fn, "out");
+  LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(g->m.c, g->fn, "next");
+  LLVMBuildCondBr(g->b, ult(g, k, ns), in, out);
+  LLVMPositionBuilderAtEnd(g->b, in);
+  store(g, load(g, t, at(g, t, src, add(g, row0, k)), align), at(g, t, dst, l.i), align);
+  LLVMBuildBr(g->b, next);
+  LLVMPositionBuilderAtEnd(g->b, out);
+  store(g, c32(g, 1), bad, 4);
+  LLVMBuildBr(g->b, next);
+  LLVMPositionBuilderAtEnd(g->b, next);
+  stride_loop_end(g, &l);
+  LLVMBuildRetVoid(g->b);
+}
+
+/* The tile's row, its first key's index in the row and its key count (i64), from tile number t (i32). */
+typedef struct Tile {
+  LLVMValueRef row, start, valid, row_base; /* row_base: row * n */
+  LLVMValueRef in_row;                      /* the tile's index within its row (i32) */
+} Tile;
+static Tile tile_of(Gen *g, LLVMValueRef t, LLVMValueRef n, LLVMValueRef tpr) {
+  Tile x;
+  x.row = zext64(g, LLVMBuildUDiv(g->b, t, tpr, ""));
+  x.in_row = LLVMBuildURem(g->b, t, tpr, "");
+  x.start = mul(g, zext64(g, x.in_row), c64(g, (unsigned)g->sh.tile));
+  LLVMValueRef left = LLVMBuildSub(g->b, n, x.start, "");
+  x.valid = sel(g, ult(g, left, c64(g, (unsigned)g->sh.tile)), left, c64(g, (unsigned)g->sh.tile));
+  x.row_base = mul(g, x.row, n);
+  return x;
+}
+
+/* ---- loom_radix_histogram ------------------------------------------------------------------------------- */
+/* One block per `chunk` consecutive tiles of a row (blocks_per_row = ceil(tiles_per_row / chunk)): the
+ * block's counts gather in shared memory over its tiles and go to the row's histogram once, so that
+ * the global atomics are P * 256 per block, not per tile (they all hit the row's few histogram lines). */
+static void gen_histogram(Gen *g) {
+  LLVMTypeRef ps[6] = {g->pg, g->pg, g->i64, g->i32, g->i64, g->i32};
+  begin_kernel(g, "loom_radix_histogram", ps, 6);
+  LLVMValueRef keys = LLVMGetParam(g->fn, 0), scratch = LLVMGetParam(g->fn, 1), n = LLVMGetParam(g->fn, 2);
+  LLVMValueRef tpr = LLVMGetParam(g->fn, 3), desc = desc_of(g, LLVMGetParam(g->fn, 4));
+  LLVMValueRef chunk = LLVMGetParam(g->fn, 5);
+  int P = g->sh.passes, B = g->sh.block;
+  LLVMValueRef hs = shared_array(g, "loom_radix_hist_counts", g->i32, (unsigned)(P * RADIX_DIGITS), 16);
+  LLVMValueRef tid = thread_id(g);
+  for (int k = 0; k < P * RADIX_DIGITS / B; k++)
+    store(g, c32(g, 0), at(g, g->i32, hs, add(g, tid, c32(g, (unsigned)(k * B)))), 4);
+  g->h.barrier(&g->m);
+  /* the block's tiles: [first, last) of row `row` */
+  LLVMValueRef bpr = LLVMBuildUDiv(g->b, add(g, tpr, LLVMBuildSub(g->b, chunk, c32(g, 1), "")), chunk, "");
+  LLVMValueRef bid = g->h.index(&g->m, CG_GPU_BLOCK_ID);
+  LLVMValueRef row = LLVMBuildUDiv(g->b, bid, bpr, "");
+  LLVMValueRef first = mul(g, LLVMBuildURem(g->b, bid, bpr, ""), chunk);
+  LLVMValueRef last = add(g, first, chunk);
+  last = sel(g, ult(g, tpr, last), tpr, last);
+  LLVMBasicBlockRef entry = LLVMGetInsertBlock(g->b);
+  LLVMBasicBlockRef head = LLVMAppendBasicBlockInContext(g->m.c, g->fn, "tiles");
+  LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(g->m.c, g->fn, "tile");
+  LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->m.c, g->fn, "tiles.done");
+  LLVMBuildBr(g->b, head);
+  LLVMPositionBuilderAtEnd(g->b, head);
+  LLVMValueRef t = LLVMBuildPhi(g->b, g->i32, "t");
+  LLVMBuildCondBr(g->b, ult(g, t, last), body, done);
+  LLVMPositionBuilderAtEnd(g->b, body);
+  Tile x = tile_of(g, add(g, mul(g, row, tpr), t), n, tpr);
+  LLVMValueRef tid64 = zext64(g, tid);
+  for (int j = 0; j < g->sh.items; j++) {
+    LLVMValueRef e = add(g, tid64, c64(g, (unsigned)(j * B)));
+    LLVMValueRef ok = ult(g, e, x.valid);
+    LLVMValueRef p = at(g, g->kt, keys, add(g, add(g, x.row_base, x.start), sel(g, ok, e, c64(g, 0))));
+    LLVMValueRef u = key_image(g, load(g, g->kt, p, (unsigned)g->kbits / 8), desc);
+    LLVMBasicBlockRef after = if_begin(g, ok);
+    for (int q = 0; q < P; q++) {
+      LLVMValueRef d = digit(g, u, ck(g, (unsigned)(8 * q)));
+      atomic_add(g, at(g, g->i32, hs, add(g, d, c32(g, (unsigned)(q * RADIX_DIGITS)))), c32(g, 1));
+    }
+    if_end(g, after);
+  }
+  LLVMValueRef next = add(g, t, c32(g, 1));
+  LLVMBasicBlockRef tail = LLVMGetInsertBlock(g->b);
+  LLVMBuildBr(g->b, head);
+  LLVMValueRef tv[2] = {first, next};
+  LLVMBasicBlockRef tb[2] = {entry, tail};
+  LLVMAddIncoming(t, tv, tb, 2);
+  LLVMPositionBuilderAtEnd(g->b, done);
+  g->h.barrier(&g->m);
+  LLVMValueRef hist = add(g, c64(g, CG_RADIX_COUNTERS), mul(g, zext64(g, row), c64(g, (unsigned)(P * RADIX_DIGITS))));
+  for (int k = 0; k < P * RADIX_DIGITS / B; k++) {
+    LLVMValueRef i = add(g, tid, c32(g, (unsigned)(k * B)));
+    LLVMValueRef v = load(g, g->i32, at(g, g->i32, hs, i), 4);
+    LLVMBasicBlockRef after = if_begin(g, LLVMBuildICmp(g->b, LLVMIntNE, v, c32(g, 0), ""));
+    atomic_add(g, at(g, g->i32, scratch, add(g, hist, zext64(g, i))), v);
+    if_end(g, after);
+  }
+  LLVMBuildRetVoid(g->b);
+}
+
+/* ---- loom_radix_pass ------------------------------------------------------------------------------------ */
+typedef struct PassState {
+  LLVMValueRef keys_in, keys_out, vals_in, vals_out, scratch, n, tpr, rows, pass, desc, mode;
+  LLVMValueRef tid, lane, warp, shift;
+  LLVMValueRef stage, wc, ts, sb, wsum;
+  Tile x;
+  LLVMValueRef key[16], val[16], dig[16], rank[16], ok[16], dest[16];
+} PassState;
+
+/* Thread d's look-back: publishes the tile's count of digit d, adds the counts of earlier tiles of the
+ * row until one publishes its inclusive count, publishes its own; returns the earlier tiles' count. */
+static LLVMValueRef look_back(Gen *g, PassState *s, LLVMValueRef tile, LLVMValueRef count) {
+  LLVMValueRef tiles = mul(g, s->rows, zext64(g, s->tpr));
+  LLVMValueRef base = add(g, c64(g, CG_RADIX_COUNTERS),
+                          add(g, mul(g, s->rows, c64(g, (unsigned)(g->sh.passes * RADIX_DIGITS))),
+                              mul(g, mul(g, zext64(g, s->pass), tiles), c64(g, RADIX_DIGITS))));
+  LLVMValueRef d64 = zext64(g, s->tid);
+  LLVMValueRef mine = at(g, g->i32, s->scratch, add(g, base, add(g, mul(g, zext64(g, tile), c64(g, RADIX_DIGITS)), d64)));
+  LLVMValueRef first = eq(g, s->x.in_row, c32(g, 0));
+  LLVMBasicBlockRef from = LLVMGetInsertBlock(g->b);
+  LLVMBasicBlockRef init = LLVMAppendBasicBlockInContext(g->m.c, g->fn, "lookback");
+  LLVMBasicBlockRef head = LLVMAppendBasicBlockInContext(g->m.c, g->fn, "lookback.head");
+  LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->m.c, g->fn, "lookback.done");
+  LLVMBuildCondBr(g->b, first, done, init);
+  LLVMPositionBuilderAtEnd(g->b, init);
+  LLVMValueRef st = LLVMBuildStore(g->b, LLVMBuildOr(g->b, count, c32(g, STATUS_AGGREGATE), ""), mine);
+  LLVMSetAlignment(st, 4);
+  LLVMSetOrdering(st, LLVMAtomicOrderingMonotonic);
+  LLVMValueRef k0 = LLVMBuildSub(g->b, zext64(g, tile), c64(g, 1), "");
+  LLVMBuildBr(g->b, head);
+  LLVMPositionBuilderAtEnd(g->b, head);
+  LLVMValueRef k = LLVMBuildPhi(g->b, g->i64, "k"), acc = LLVMBuildPhi(g->b, g->i32, "acc");
+  LLVMValueRef p = at(g, g->i32, s->scratch, add(g, base, add(g, mul(g, k, c64(g, RADIX_DIGITS)), d64)));
+  LLVMValueRef w = LLVMBuildLoad2(g->b, g->i32, p, "");
+  LLVMSetAlignment(w, 4);
+  LLVMSetOrdering(w, LLVMAtomicOrderingMonotonic);
+  LLVMValueRef flag = LLVMBuildLShr(g->b, w, c32(g, 30), "");
+  LLVMValueRef acc2 = sel(g, eq(g, flag, c32(g, 0)), acc, add(g, acc, LLVMBuildAnd(g->b, w, c32(g, STATUS_COUNT_MASK), "")));
+  LLVMValueRef k2 = sel(g, eq(g, flag, c32(g, 1)), LLVMBuildSub(g->b, k, c64(g, 1), ""), k);
+  LLVMBuildCondBr(g->b, eq(g, flag, c32(g, 2)), done, head);
+  LLVMValueRef kv[2] = {k0, k2}, av[2] = {c32(g, 0), acc2};
+  LLVMBasicBlockRef kb[2] = {init, head};
+  LLVMAddIncoming(k, kv, kb, 2);
+  LLVMAddIncoming(acc, av, kb, 2);
+  LLVMPositionBuilderAtEnd(g->b, done);
+  LLVMValueRef prior = LLVMBuildPhi(g->b, g->i32, "prior");
+  LLVMValueRef pv[2] = {c32(g, 0), acc2};
+  LLVMBasicBlockRef pb[2] = {from, head};
+  LLVMAddIncoming(prior, pv, pb, 2);
+  st = LLVMBuildStore(g->b, LLVMBuildOr(g->b, add(g, prior, count), c32(g, STATUS_PREFIX), ""), mine);
+  LLVMSetAlignment(st, 4);
+  LLVMSetOrdering(st, LLVMAtomicOrderingMonotonic);
+  return prior;
+}
+
+/* Loads the thread's items (warp-striped within its wave's run of the tile): keys, digits, values. */
+static void load_items(Gen *g, PassState *s) {
+  int W = g->spec.wave, I = g->sh.items;
+  LLVMValueRef run = mul(g, zext64(g, s->warp), c64(g, (unsigned)(I * W)));
+  LLVMValueRef first = add(g, s->x.row_base, s->x.start);
+  LLVMValueRef e[16], src[16];
+  for (int j = 0; j < I; j++) {
+    e[j] = add(g, run, add(g, zext64(g, s->lane), c64(g, (unsigned)(j * W))));
+    s->ok[j] = ult(g, e[j], s->x.valid);
+    src[j] = add(g, first, sel(g, s->ok[j], e[j], c64(g, 0)));
+    s->key[j] = load(g, g->kt, at(g, g->kt, s->keys_in, src[j]), (unsigned)g->kbits / 8);
+    s->dig[j] = sel(g, s->ok[j], digit(g, key_image(g, s->key[j], s->desc), s->shift), c32(g, 0));
+  }
+  if (!g->spec.value_bytes) return;
+  /* values: copied (mode 2) or the key's position in its row (mode 1: argsort's first pass) */
+  LLVMBasicBlockRef copy = LLVMAppendBasicBlockInContext(g->m.c, g->fn, "vals.copy");
+  LLVMBasicBlockRef iota = LLVMAppendBasicBlockInContext(g->m.c, g->fn, "vals.iota");
+  LLVMBasicBlockRef merge = LLVMAppendBasicBlockInContext(g->m.c, g->fn, "vals");
+  LLVMBuildCondBr(g->b, eq(g, LLVMBuildAnd(g->b, s->mode, c32(g, 3), ""), c32(g, 2)), copy, iota);
+  LLVMValueRef cv[16], iv[16];
+  unsigned vb = (unsigned)g->spec.value_bytes;
+  LLVMPositionBuilderAtEnd(g->b, copy);
+  for (int j = 0; j < I; j++) cv[j] = load(g, g->vt, at(g, g->vt, s->vals_in, src[j]), vb);
+  LLVMBuildBr(g->b, merge);
+  LLVMPositionBuilderAtEnd(g->b, iota);
+  for (int j = 0; j < I; j++) {
+    LLVMValueRef pos = add(g, s->x.start, e[j]);
+    iv[j] = vb == 8 ? pos : LLVMBuildTrunc(g->b, pos, g->vt, "");
+  }
+  LLVMBuildBr(g->b, merge);
+  LLVMPositionBuilderAtEnd(g->b, merge);
+  for (int j = 0; j < I; j++) {
+    s->val[j] = LLVMBuildPhi(g->b, g->vt, "");
+    LLVMValueRef v[2] = {cv[j], iv[j]};
+    LLVMBasicBlockRef bb[2] = {copy, iota};
+    LLVMAddIncoming(s->val[j], v, bb, 2);
+  }
+}
+
+/* Ranks item j among the wave's items of the same digit: peers from 8 ballots; the highest peer adds the
+ * peers' count to the wave's counter of the digit; rank = the counter before + lower peers. */
+static void rank_items(Gen *g, PassState *s) {
+  LLVMValueRef one = LLVMConstInt(g->mt, 1, 0);
+  LLVMValueRef lane_m = LLVMBuildZExtOrBitCast(g->b, s->lane, g->mt, "");
+  LLVMValueRef below = LLVMBuildSub(g->b, LLVMBuildShl(g->b, one, lane_m, ""), one, "");
+  LLVMValueRef wbase = mul(g, s->warp, c32(g, RADIX_DIGITS));
+  for (int j = 0; j < g->sh.items; j++) {
+    LLVMValueRef peers;
+    if (g->h.match_any) { /* one instruction; an invalid lane matches no digit (256) */
+      peers = g->h.match_any(&g->m, sel(g, s->ok[j], s->dig[j], c32(g, RADIX_DIGITS)));
+    } else {
+      peers = g->h.ballot(&g->m, s->ok[j]);
+      for (int bit = 0; bit < 8; bit++) {
+        LLVMValueRef set = LLVMBuildTrunc(g->b, LLVMBuildLShr(g->b, s->dig[j], c32(g, (unsigned)bit), ""), g->i1, "");
+        LLVMValueRef v = g->h.ballot(&g->m, set);
+        peers = LLVMBuildAnd(g->b, peers, sel(g, set, v, LLVMBuildNot(g->b, v, "")), "");
+      }
+    }
+    LLVMValueRef slot = at(g, g->i32, s->wc, add(g, wbase, s->dig[j]));
+    LLVMValueRef before = load(g, g->i32, slot, 4);
+    g->h.wave_sync(&g->m);
+    LLVMTypeRef mt = g->mt;
+    LLVMValueRef cnt = LLVMBuildTrunc(g->b, cg_intrinsic(&g->m, "llvm.ctpop", &mt, 1, &peers, 1), g->i32, "");
+    LLVMValueRef low = LLVMBuildAnd(g->b, peers, below, "");
+    LLVMValueRef lower = LLVMBuildTrunc(g->b, cg_intrinsic(&g->m, "llvm.ctpop", &mt, 1, &low, 1), g->i32, "");
+    LLVMValueRef leader = LLVMBuildAnd(g->b, s->ok[j], eq(g, LLVMBuildLShr(g->b, peers, lane_m, ""), one), "");
+    LLVMBasicBlockRef after = if_begin(g, leader);
+    store(g, add(g, before, cnt), slot, 4);
+    if_end(g, after);
+    g->h.wave_sync(&g->m);
+    s->rank[j] = add(g, before, lower);
+  }
+}
+
+/* Stages v[j] at shared slot pos[j] (valid items), then writes slot i = j * block + tid of the tile to
+ * dst[dest[j]]; the first round (keys) computes dest from the staged key's digit. widen (an i1, or NULL):
+ * dst holds int64 and the 4-byte values are sign-extended (argsort's int32 index, widened by its last
+ * pass). */
+static void scatter(Gen *g, PassState *s, LLVMTypeRef t, unsigned bytes, LLVMValueRef *v, LLVMValueRef *pos,
+                    LLVMValueRef dst, bool keys, LLVMValueRef widen) {
+  for (int j = 0; j < g->sh.items; j++) {
+    LLVMBasicBlockRef after = if_begin(g, s->ok[j]);
+    store(g, v[j], at(g, t, s->stage, pos[j]), bytes);
+    if_end(g, after);
+  }
+  g->h.barrier(&g->m);
+  LLVMValueRef tid64 = zext64(g, s->tid);
+  for (int j = 0; j < g->sh.items; j++) {
+    LLVMValueRef i = add(g, tid64, c64(g, (unsigned)(j * g->sh.block)));
+    LLVMValueRef inb = ult(g, i, s->x.valid);
+    LLVMValueRef w = load(g, t, at(g, t, s->stage, sel(g, inb, i, c64(g, 0))), bytes);
+    if (keys) {
+      LLVMValueRef d = digit(g, key_image(g, w, s->desc), s->shift);
+      s->dest[j] = add(g, load(g, g->i64, at(g, g->i64, s->sb, d), 8), i);
+    }
+    LLVMBasicBlockRef after = if_begin(g, inb);
+    if (widen) {
+      LLVMBasicBlockRef wide = LLVMAppendBasicBlockInContext(g->m.c, g->fn, "wide");
+      LLVMBasicBlockRef narrow = LLVMAppendBasicBlockInContext(g->m.c, g->fn, "narrow");
+      LLVMBuildCondBr(g->b, widen, wide, narrow);
+      LLVMPositionBuilderAtEnd(g->b, wide);
+      store(g, LLVMBuildSExt(g->b, w, g->i64, ""), at(g, g->i64, dst, s->dest[j]), 8);
+      LLVMBuildBr(g->b, after);
+      LLVMPositionBuilderAtEnd(g->b, narrow);
+    }
+    store(g, w, at(g, t, dst, s->dest[j]), bytes);
+    if_end(g, after);
+  }
+}
+
+static void gen_pass(Gen *g) {
+  LLVMTypeRef ps[11] = {g->pg, g->pg, g->pg, g->pg, g->pg, g->i64, g->i32, g->i64, g->i32, g->i64, g->i32};
+  begin_kernel(g, "loom_radix_pass", ps, 11);
+  PassState s;
+  memset(&s, 0, sizeof s);
+  LLVMValueRef *pv[11] = {&s.keys_in, &s.keys_out, &s.vals_in, &s.vals_out, &s.scratch, &s.n, &s.tpr, &s.rows,
+                          &s.pass, &s.desc, &s.mode};
+  for (unsigned i = 0; i < 11; i++) *pv[i] = LLVMGetParam(g->fn, i);
+  s.desc = desc_of(g, s.desc);
+  s.shift = LLVMBuildZExtOrBitCast(g->b, mul(g, s.pass, c32(g, 8)), g->i32, "");
+  s.shift = g->kbits >= 32 ? LLVMBuildZExtOrBitCast(g->b, s.shift, g->kt, "") : LLVMBuildTrunc(g->b, s.shift, g->kt, "");
+  int B = g->sh.block, I = g->sh.items, widest = g->kbits / 8 > g->spec.value_bytes ? g->kbits / 8 : g->spec.value_bytes;
+  s.stage = shared_array(g, "loom_radix_stage", g->i8, (unsigned)(g->sh.tile * widest), 16);
+  s.wc = shared_array(g, "loom_radix_wave_counts", g->i32, (unsigned)(g->nwarps * RADIX_DIGITS), 16);
+  s.sb = shared_array(g, "loom_radix_bucket_base", g->i64, RADIX_DIGITS, 16);
+  s.ts = shared_array(g, "loom_radix_tile_start", g->i32, RADIX_DIGITS, 16);
+  s.wsum = shared_array(g, "loom_radix_scan", g->i32, (unsigned)g->nwarps + 1, 16);
+  s.tid = thread_id(g);
+  s.lane = LLVMBuildAnd(g->b, s.tid, c32(g, (unsigned)g->spec.wave - 1), "");
+  s.warp = LLVMBuildUDiv(g->b, s.tid, c32(g, (unsigned)g->spec.wave), "");
+
+  /* the tile: next in launch order; the wave counters zeroed meanwhile */
+  LLVMValueRef slot = at(g, g->i32, s.wsum, c32(g, (unsigned)g->nwarps));
+  LLVMBasicBlockRef after = if_begin(g, eq(g, s.tid, c32(g, 0)));
+  store(g, atomic_add(g, at(g, g->i32, s.scratch, zext64(g, s.pass)), c32(g, 1)), slot, 4);
+  if_end(g, after);
+  for (int k = 0; k < g->nwarps * RADIX_DIGITS / B; k++)
+    store(g, c32(g, 0), at(g, g->i32, s.wc, add(g, s.tid, c32(g, (unsigned)(k * B)))), 4);
+  g->h.barrier(&g->m);
+  LLVMValueRef tile = load(g, g->i32, slot, 4);
+  s.x = tile_of(g, tile, s.n, s.tpr);
+  load_items(g, &s);
+  rank_items(g, &s);
+  g->h.barrier(&g->m);
+
+  /* thread d: wave prefixes and the tile's count of digit d, its tile start, the row's start of d, the
+   * earlier tiles' count of d (look-back): the bucket base of d */
+  LLVMValueRef run = c32(g, 0);
+  for (int w = 0; w < g->nwarps; w++) {
+    LLVMValueRef p = at(g, g->i32, s.wc, add(g, s.tid, c32(g, (unsigned)(w * RADIX_DIGITS))));
+    LLVMValueRef c = load(g, g->i32, p, 4);
+    store(g, run, p, 4);
+    run = add(g, run, c);
+  }
+  LLVMValueRef tstart = block_exclusive_scan(g, run, s.tid, s.wsum);
+  store(g, tstart, at(g, g->i32, s.ts, s.tid), 4);
+  LLVMValueRef hist = add(g, c64(g, CG_RADIX_COUNTERS),
+                          add(g, mul(g, s.x.row, c64(g, (unsigned)(g->sh.passes * RADIX_DIGITS))),
+                              add(g, mul(g, zext64(g, s.pass), c64(g, RADIX_DIGITS)), zext64(g, s.tid))));
+  LLVMValueRef hcount = load(g, g->i32, at(g, g->i32, s.scratch, hist), 4);
+  LLVMValueRef rstart = block_exclusive_scan(g, hcount, s.tid, s.wsum);
+  LLVMValueRef prior = look_back(g, &s, tile, run);
+  LLVMValueRef base = LLVMBuildSub(g->b, add(g, add(g, s.x.row_base, zext64(g, rstart)), zext64(g, prior)),
+                                   zext64(g, tstart), "");
+  store(g, base, at(g, g->i64, s.sb, s.tid), 8);
+  g->h.barrier(&g->m);
+
+  /* slots in tile order, then keys (and values) out */
+  LLVMValueRef pos[16];
+  LLVMValueRef wbase = mul(g, s.warp, c32(g, RADIX_DIGITS));
+  for (int j = 0; j < I; j++) {
+    LLVMValueRef t0 = load(g, g->i32, at(g, g->i32, s.ts, s.dig[j]), 4);
+    LLVMValueRef w0 = load(g, g->i32, at(g, g->i32, s.wc, add(g, wbase, s.dig[j])), 4);
+    pos[j] = zext64(g, add(g, add(g, t0, w0), s.rank[j]));
+  }
+  scatter(g, &s, g->kt, (unsigned)g->kbits / 8, s.key, pos, s.keys_out, true, NULL);
+  if (g->spec.value_bytes) {
+    LLVMValueRef moved = LLVMBuildICmp(g->b, LLVMIntNE, LLVMBuildAnd(g->b, s.mode, c32(g, 3), ""), c32(g, 0), "");
+    LLVMValueRef widen = g->spec.value_bytes == 4 ? LLVMBuildICmp(g->b, LLVMIntNE, LLVMBuildAnd(g->b, s.mode, c32(g, 4), ""),
+                                                                  c32(g, 0), "") : NULL;
+    after = if_begin(g, moved); /* uniform */
+    g->h.barrier(&g->m);
+    scatter(g, &s, g->vt, (unsigned)g->spec.value_bytes, s.val, pos, s.vals_out, false, widen);
+    if_end(g, after);
+  }
+  LLVMBuildRetVoid(g->b);
+}
+
+/* ---- the module ------------------------------------------------------------------------------------------ */
+static LoomStatus build(LoomContext *ctx, const CgRadixSpec *spec, LLVMContextRef c, LLVMModuleRef *out, Diag *d) {
+  (void)ctx;
+  if (!spec->take && !cg_radix_key_ok(spec->key))
+    return diag_error(d, LOOM_ERR_DTYPE, "radix sort: keys of dtype %s cannot be radix-sorted",
+                      loom_dtype_name(spec->key) ? loom_dtype_name(spec->key) : "?");
+  if (spec->value_bytes != 0 && spec->value_bytes != 4 && spec->value_bytes != 8)
+    return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "radix sort: values of %d bytes (0, 4 or 8)", spec->value_bytes);
+  if (spec->wave != 32 && spec->wave != 64)
+    return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "radix sort: a wave of %d threads (32 or 64)", spec->wave);
+  Gen g;
+  memset(&g, 0, sizeof g);
+  g.spec = *spec;
+  g.sh = cg_radix_shape(spec);
+  if (spec->amdgpu) cg_amdgpu_lower_hooks(&g.h, spec->wave);
+  else cg_nvptx_lower_hooks(&g.h);
+  if (g.h.wave != spec->wave || !g.h.ballot || !g.h.wave_sync)
+    return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "radix sort: the target's wave is %d, not %d", g.h.wave, spec->wave);
+  LLVMModuleRef mod = LLVMModuleCreateWithNameInContext("loom_radix", c);
+  LLVMSetTarget(mod, spec->amdgpu ? AMDGPU_TRIPLE : NVPTX_TRIPLE);
+  g.b = LLVMCreateBuilderInContext(c);
+  g.m = (CgMath){.c = c, .m = mod, .b = g.b, .gpu = &g.h, .d = d};
+  g.i1 = LLVMInt1TypeInContext(c);
+  g.i8 = LLVMInt8TypeInContext(c);
+  g.i32 = LLVMInt32TypeInContext(c);
+  g.i64 = LLVMInt64TypeInContext(c);
+  g.kbits = spec->take ? 32 : dtype_bits(spec->key);
+  g.kt = LLVMIntTypeInContext(c, (unsigned)g.kbits);
+  g.vt = LLVMIntTypeInContext(c, (unsigned)(spec->value_bytes ? spec->value_bytes * 8 : 32));
+  g.mt = LLVMIntTypeInContext(c, (unsigned)spec->wave);
+  g.pg = LLVMPointerTypeInContext(c, g.h.as_global);
+  g.ps = LLVMPointerTypeInContext(c, g.h.as_shared);
+  g.nwarps = g.sh.block / spec->wave;
+  gen_zero(&g);
+  if (spec->take) {
+    for (int bytes = 1; bytes <= 16; bytes *= 2) gen_take(&g, bytes);
+  } else {
+    gen_histogram(&g);
+    gen_pass(&g);
+  }
+  LLVMDisposeBuilder(g.b);
+  if (d->status != LOOM_OK) {
+    LLVMDisposeModule(mod);
+    return d->status;
+  }
+  *out = mod;
+  return LOOM_OK;
+}
+
+LoomStatus cg_radix_module(LoomContext *ctx, const CgRadixSpec *spec, void **bitcode, size_t *size, Diag *d) {
+  LLVMContextRef c = LLVMContextCreate();
+  LLVMModuleRef mod = NULL;
+  LoomStatus st = build(ctx, spec, c, &mod, d);
+  if (st == LOOM_OK) {
+    LLVMMemoryBufferRef mb = LLVMWriteBitcodeToMemoryBuffer(mod);
+    size_t n = mb ? LLVMGetBufferSize(mb) : 0;
+    char *p = n ? ctx_alloc(ctx, n) : NULL;
+    if (p) {
+      memcpy(p, LLVMGetBufferStart(mb), n);
+      *bitcode = p;
+      *size = n;
+    } else {
+      st = diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "radix sort: out of memory for the kernels' bitcode");
+    }
+    if (mb) LLVMDisposeMemoryBuffer(mb);
+    LLVMDisposeModule(mod);
+  }
+  LLVMContextDispose(c);
+  return st;
+}
+
+LoomStatus cg_radix_module_text(LoomContext *ctx, const CgRadixSpec *spec, char **text, Diag *d) {
+  LLVMContextRef c = LLVMContextCreate();
+  LLVMModuleRef mod = NULL;
+  LoomStatus st = build(ctx, spec, c, &mod, d);
+  if (st == LOOM_OK) {
+    char *s = LLVMPrintModuleToString(mod);
+    size_t n = strlen(s);
+    *text = ctx_alloc(ctx, n + 1);
+    if (*text) memcpy(*text, s, n + 1);
+    else st = diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "radix sort: out of memory for the kernels' text");
+    LLVMDisposeMessage(s);
+    LLVMDisposeModule(mod);
+  }
+  LLVMContextDispose(c);
+  return st;
+}

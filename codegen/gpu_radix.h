@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* gpu_radix.h: the device radix sort's library kernels (codegen/gpu_radix.c), generated as LLVM IR
+ * through a GPU target's lowering hooks (cg_gpu.h) and handed to the runtime as bitcode; runtime/gpu/
+ * gpu_sort.c compiles them once per key dtype, payload width and device kind (a raw module) and
+ * launches them.
+ *
+ * The sort (LSD, 8-bit digits, stable) works on rows: R rows of n keys, C-contiguous; every tile of
+ * CgRadixShape.tile keys lies in one row (tiles_per_row = ceil(n / tile), G = R * tiles_per_row tiles).
+ * Keys are compared through an order-preserving unsigned image (cg_radix_* in gpu_radix.c): integers
+ * with the sign bit flipped, floats with -0.0 read as 0.0, the sign bit set on non-negatives and every
+ * bit flipped on negatives, every NaN the largest image (last, as NumPy); descending sorts flip every
+ * bit of the image (a stable sort by it is NumPy's stable descending order, NaN first). Keys move
+ * with their own bits.
+ *
+ * Kernels (pointers are global device addresses; scratch is u32 words, zeroed before a sort):
+ *   loom_radix_zero(ptr p, i64 nwords)          p[0 .. nwords) = 0, grid-stride
+ *   loom_radix_histogram(ptr keys, ptr scratch, i64 n, i32 tiles_per_row, i64 desc, i32 chunk)
+ *       one block per `chunk` tiles of a row (rows * ceil(tiles_per_row / chunk) blocks): their digit
+ *       counts of every pass added into hist[row][pass][digit]
+ *   loom_radix_pass(ptr keys_in, ptr keys_out, ptr vals_in, ptr vals_out, ptr scratch, i64 n,
+ *                   i32 tiles_per_row, i64 rows, i32 pass, i64 desc, i32 vals_mode)
+ *       one sweep of digit `pass` (bits 8 pass .. 8 pass + 7 of the image): tiles are taken in order
+ *       from an atomic counter; each tile ranks its keys stably (wave ballots + per-wave counters),
+ *       finds the keys of its digits in earlier tiles of its row by a decoupled look-back over the
+ *       tiles' published counts, and scatters keys (and values) through shared memory to
+ *       row * n + (keys of smaller digits in the row) + (same digit in earlier tiles) + rank.
+ *       vals_mode & 3: 0 no values, 1 values are the key's position in its row (int32/int64: argsort's
+ *       first pass), 2 values moved from vals_in; vals_mode & 4 (4-byte values): vals_out holds int64,
+ *       the values sign-extended (argsort's int32 index widened by its last pass).
+ * scratch layout (u32 words): [0, 64) the passes' tile counters; [64, 64 + R P 256) hist;
+ * then per pass G x 256 status words (flag << 30 | count: 1 the tile's own count, 2 the inclusive count
+ * of its row so far). So n < 2^30 (cg_radix_max_row).
+ */
+#ifndef LOOM_CG_GPU_RADIX_H
+#define LOOM_CG_GPU_RADIX_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "ir/ir.h"
+
+#define CG_RADIX_BLOCK 256     /* threads per block: one per digit in the scans */
+#define CG_RADIX_COUNTERS 64   /* scratch words before the histograms */
+#define CG_RADIX_MAX_ROW ((int64_t)1 << 30) /* keys per row below this (30-bit status counts) */
+
+typedef struct CgRadixSpec {
+  LoomDType key;      /* bool, int8 .. uint64, float16, bfloat16, float32, float64 */
+  int value_bytes;    /* 0 (keys only), 4 or 8: the payload moved with the keys */
+  int wave;           /* the target's wave (32 NVPTX; 64 AMDGPU, which compiles in wave64 mode) */
+  bool amdgpu;        /* amdgcn-amd-amdhsa (else nvptx64-nvidia-cuda) */
+  bool take;          /* the gather module instead (key and value_bytes unused): loom_radix_zero and
+                         loom_radix_take<bytes>(ptr src, ptr index, ptr dst, ptr bad, i64 m, i64 ns,
+                         i64 total) for bytes 1, 2, 4, 8, 16: dst[i] = src[(i / m) ns + index[i]] (int64
+                         indices, negative from the row's end; one out of range sets *bad) */
+} CgRadixSpec;
+
+typedef struct CgRadixShape {
+  int block;   /* threads per block of the histogram and pass kernels */
+  int items;   /* keys per thread */
+  int tile;    /* keys per tile: block * items */
+  int passes;  /* digit passes: the key's bytes */
+} CgRadixShape;
+
+/* Whether keys of dtype t can be radix-sorted (real dtypes: not complex). */
+bool cg_radix_key_ok(LoomDType t);
+/* The launch shape for spec (no LLVM needed). */
+CgRadixShape cg_radix_shape(const CgRadixSpec *spec);
+/* The module of the three kernels as LLVM bitcode for spec's target (*bitcode ctx_alloc'ed). Needs no
+ * GPU; the runtime compiles it as a raw module (cg_nvptx_compile_llvm / cg_amdgpu_compile_llvm). */
+LoomStatus cg_radix_module(LoomContext *ctx, const CgRadixSpec *spec, void **bitcode, size_t *size, Diag *d);
+/* The same module as LLVM IR text (*text ctx_alloc'ed, NUL-terminated): tests and dumps. */
+LoomStatus cg_radix_module_text(LoomContext *ctx, const CgRadixSpec *spec, char **text, Diag *d);
+
+#endif /* LOOM_CG_GPU_RADIX_H */

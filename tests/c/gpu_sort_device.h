@@ -1,0 +1,187 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* gpu_sort_device.h (test_gpu_sort.c's GPU part): loom_sort and loom_take_rows on a real GPU (CUDA, or
+ * HIP with LOOM_TEST_GPU=hip) against the host reference sort; then timings. */
+
+static LoomDeviceKind dev_kind;
+
+static LoomArray host_array(LoomDType t, int64_t rows, int64_t n, bool two_d) {
+  int64_t s2[2] = {rows, n}, s1[1] = {rows * n};
+  return two_d ? tc_new(t, 2, s2) : tc_new(t, 1, s1);
+}
+static LoomArray to_dev(const LoomArray *h) {
+  LoomArray d = *h;
+  d.data = NULL;
+  d.device = dev_kind;
+  d.device_index = 0;
+  CHECK_OK(loom_array_alloc(tc_ctx, &d));
+  CHECK_OK(loom_array_copy(tc_ctx, &d, h));
+  return d;
+}
+static LoomArray to_host(const LoomArray *d) {
+  LoomArray h = tc_new(d->dtype, d->ndim, d->shape);
+  CHECK_OK(loom_array_copy(tc_ctx, &h, d));
+  return h;
+}
+
+/* One device sort: argsort (flag INDEX), or with values vb (4 or 8 bytes: the position, as int32 /
+ * int64 values made on the host), checked against the reference. */
+static void device_one(LoomDType t, int64_t rows, int64_t n, int kind, bool desc, int vb) {
+  bool two_d = rows > 1;
+  LoomArray hk = host_array(t, rows, n, two_d);
+  int64_t total = rows * n;
+  fill_keys(t, hk.data, total, kind);
+  LoomArray dk = to_dev(&hk), hv = {0}, dv = {0};
+  if (vb) {
+    hv = host_array(vb == 4 ? LOOM_INT32 : LOOM_INT64, rows, n, two_d);
+    for (int64_t i = 0; i < total; i++) {
+      int64_t pos = i % (n ? n : 1);
+      if (vb == 4) ((int32_t *)hv.data)[i] = (int32_t)pos;
+      else ((int64_t *)hv.data)[i] = pos;
+    }
+    dv = to_dev(&hv);
+  }
+  LoomArray sk, sv;
+  int32_t flags = (desc ? LOOM_SORT_DESCENDING : 0) | (vb ? 0 : LOOM_SORT_INDEX);
+  char what[128];
+  snprintf(what, sizeof what, "%s %lldx%lld kind %d%s %s", loom_dtype_name(t), (long long)rows, (long long)n, kind,
+           desc ? " descending" : "", vb == 4 ? "int32 values" : vb == 8 ? "int64 values" : "argsort");
+  if (CHECK(loom_sort(tc_ctx, &dk, vb ? &dv : NULL, flags, &sk, &sv) == LOOM_OK, "%s: %s", what, loom_last_error(tc_ctx))) {
+    LoomArray gk = to_host(&sk), gv = to_host(&sv);
+    int64_t *perm = malloc(sizeof *perm * (size_t)(total ? total : 1));
+    ref_sort(t, hk.data, rows, n, desc, perm);
+    int es = esize(t);
+    int64_t bad = -1, got = 0;
+    for (int64_t i = 0; i < total && bad < 0; i++) {
+      got = vb == 4 ? ((int32_t *)gv.data)[i] : ((int64_t *)gv.data)[i];
+      if (got != perm[i] || bits_at(gk.data, es, i) != bits_at(hk.data, es, (i / n) * n + perm[i])) bad = i;
+    }
+    CHECK(bad < 0, "%s: position %lld holds index %lld (key bits %llx), want %lld (%llx)", what, (long long)bad,
+          (long long)got, (unsigned long long)(bad >= 0 ? bits_at(gk.data, es, bad) : 0),
+          (long long)(bad >= 0 ? perm[bad] : 0),
+          (unsigned long long)(bad >= 0 ? bits_at(hk.data, es, (bad / n) * n + perm[bad]) : 0));
+    free(perm);
+    tc_free(&gk);
+    tc_free(&gv);
+    loom_array_free(tc_ctx, &sk);
+    loom_array_free(tc_ctx, &sv);
+  }
+  loom_array_free(tc_ctx, &dk);
+  if (vb) {
+    loom_array_free(tc_ctx, &dv);
+    tc_free(&hv);
+  }
+  tc_free(&hk);
+}
+
+static void take_cases(void) {
+  int64_t rows = 3, n = 1000;
+  LoomArray hs = host_array(LOOM_FLOAT64, rows, n, true), hi = host_array(LOOM_INT64, rows, n, true);
+  for (int64_t i = 0; i < rows * n; i++) {
+    ((double *)hs.data)[i] = (double)i * 0.5;
+    ((int64_t *)hi.data)[i] = (i * 7919) % n - (i % 5 == 0 ? n : 0); /* some negative */
+  }
+  LoomArray ds = to_dev(&hs), di = to_dev(&hi), out;
+  if (CHECK_OK(loom_take_rows(tc_ctx, &ds, &di, &out))) {
+    LoomArray g = to_host(&out);
+    int64_t bad = -1;
+    for (int64_t i = 0; i < rows * n && bad < 0; i++) {
+      int64_t k = ((int64_t *)hi.data)[i];
+      k = k < 0 ? k + n : k;
+      if (((double *)g.data)[i] != ((double *)hs.data)[(i / n) * n + k]) bad = i;
+    }
+    CHECK(bad < 0, "take_rows: element %lld", (long long)bad);
+    tc_free(&g);
+    loom_array_free(tc_ctx, &out);
+  }
+  ((int64_t *)hi.data)[17] = n; /* out of bounds */
+  LoomArray di2 = to_dev(&hi);
+  CHECK_STATUS(loom_take_rows(tc_ctx, &ds, &di2, &out), LOOM_ERR_INVALID_ARGUMENT);
+  CHECK(strstr(loom_last_error(tc_ctx), "out of bounds") != NULL, "take_rows bounds message: %s", loom_last_error(tc_ctx));
+  loom_array_free(tc_ctx, &ds), loom_array_free(tc_ctx, &di), loom_array_free(tc_ctx, &di2);
+  tc_free(&hs), tc_free(&hi);
+}
+
+static void error_cases(void) {
+  LoomArray h = tc_new1(LOOM_FLOAT32, 10), sk, sv;
+  CHECK_STATUS(loom_sort(tc_ctx, &h, NULL, 0, &sk, NULL), LOOM_ERR_UNSUPPORTED); /* a host array */
+  LoomArray c = tc_new1(LOOM_COMPLEX64, 10), dc = to_dev(&c);
+  CHECK_STATUS(loom_sort(tc_ctx, &dc, NULL, 0, &sk, NULL), LOOM_ERR_DTYPE);
+  LoomArray d = to_dev(&h);
+  CHECK_STATUS(loom_sort(tc_ctx, &d, NULL, 64, &sk, NULL), LOOM_ERR_INVALID_ARGUMENT);
+  CHECK_STATUS(loom_sort(tc_ctx, &d, NULL, LOOM_SORT_INDEX, &sk, NULL), LOOM_ERR_INVALID_ARGUMENT);
+  LoomArray hb = tc_new1(LOOM_INT16, 10), db = to_dev(&hb);
+  CHECK_STATUS(loom_sort(tc_ctx, &d, &db, 0, &sk, &sv), LOOM_ERR_DTYPE); /* 2-byte values */
+  LoomArray strided = d;
+  strided.shape[0] = 5;
+  strided.strides[0] = 2;
+  CHECK_STATUS(loom_sort(tc_ctx, &strided, NULL, 0, &sk, NULL), LOOM_ERR_INVALID_ARGUMENT);
+  loom_array_free(tc_ctx, &d), loom_array_free(tc_ctx, &dc), loom_array_free(tc_ctx, &db);
+  tc_free(&h), tc_free(&c), tc_free(&hb);
+}
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static void bench(LoomDType t, int64_t n, bool index) {
+  LoomArray h = tc_new1(t, n);
+  fill_keys(t, h.data, n, 0);
+  LoomArray d = to_dev(&h), sk, sv;
+  int32_t flags = index ? LOOM_SORT_INDEX : 0;
+  CHECK_OK(loom_sort(tc_ctx, &d, NULL, flags, &sk, index ? &sv : NULL)); /* compile, warm the pool */
+  loom_array_free(tc_ctx, &sk);
+  if (index) loom_array_free(tc_ctx, &sv);
+  loom_device_synchronize(tc_ctx, dev_kind, 0);
+  int reps = 10;
+  double t0 = now_ms();
+  for (int r = 0; r < reps; r++) {
+    loom_sort(tc_ctx, &d, NULL, flags, &sk, index ? &sv : NULL);
+    loom_array_free(tc_ctx, &sk);
+    if (index) loom_array_free(tc_ctx, &sv);
+  }
+  loom_device_synchronize(tc_ctx, dev_kind, 0);
+  double ms = (now_ms() - t0) / reps;
+  printf("radix %s of %lld %s: %.3f ms (%.2f Gkeys/s)\n", index ? "argsort" : "sort", (long long)n, loom_dtype_name(t),
+         ms, (double)n / ms / 1e6);
+  loom_array_free(tc_ctx, &d);
+  tc_free(&h);
+}
+
+static int device_main(void) {
+  const char *which = getenv("LOOM_TEST_GPU");
+  dev_kind = which && !strcmp(which, "hip") ? LOOM_DEVICE_HIP : LOOM_DEVICE_CUDA;
+  int32_t ndev = 0;
+  LoomStatus st = loom_device_count(tc_ctx, dev_kind, &ndev);
+  if (st != LOOM_OK || ndev == 0) {
+    printf("test_gpu_sort: skipped (no %s driver or device%s%s)\n", dev_kind == LOOM_DEVICE_HIP ? "HIP" : "CUDA",
+           st != LOOM_OK ? ": " : "", st != LOOM_OK ? loom_last_error(tc_ctx) : "");
+    loom_context_destroy(tc_ctx);
+    return 77;
+  }
+  static const int64_t sizes[] = {0, 1, 2, 3, 31, 255, 4095, 4096, 4097, 12345, 65536, (1 << 20) + 7};
+  for (int i = 0; i < NKEY_TYPES; i++) {
+    LoomDType t = key_types[i];
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) device_one(t, 1, sizes[s], (int)(s % 5), s & 1, 0);
+    device_one(t, 1, 100000, 2, false, 0);
+    device_one(t, 1, 100000, 2, true, 0);
+    device_one(t, 1, 50000, 1, false, 4);
+    device_one(t, 1, 50000, 1, true, 8);
+    device_one(t, 37, 5000, 2, false, 0);
+    device_one(t, 1000, 100, 0, true, 0);
+    device_one(t, 1, 30000, 3, false, 0);
+    device_one(t, 1, 30000, 4, false, 0);
+  }
+  device_one(LOOM_FLOAT32, 1, INT64_C(1) << 26, 2, false, 0);
+  device_one(LOOM_FLOAT64, 4, INT64_C(1) << 22, 2, true, 8);
+  take_cases();
+  error_cases();
+  for (int64_t n = INT64_C(1) << 20; n <= INT64_C(1) << 26; n <<= 2) {
+    bench(LOOM_FLOAT32, n, false);
+    bench(LOOM_FLOAT32, n, true);
+  }
+  bench(LOOM_FLOAT64, INT64_C(1) << 26, false);
+  bench(LOOM_INT32, INT64_C(1) << 26, false);
+  return tc_finish();
+}

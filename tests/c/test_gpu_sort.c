@@ -1,0 +1,277 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* test_gpu_sort.c: the device radix sort (loom_sort, loom_take_rows; codegen/gpu_radix.c's kernels).
+ *
+ * `test_gpu_sort --ptx` (ctest test_gpu_sort_ptx, no GPU): the kernels of every key dtype and value width
+ * compiled for NVPTX (sm_90; assembled by ptxas when the CUDA toolkit is installed) and for AMDGPU
+ * (gfx942, gfx1100 in wave64 mode; skipped without a code-object linker), with the instructions the
+ * design needs present: wave ballots, warp syncs, barriers, shared-memory atomics, the look-back's
+ * relaxed global loads and stores; and the entries' parameter lists; and the C API's argument checks
+ * that need no GPU (host arrays, NULL, unknown flags).
+ * `test_gpu_sort --emulate` (ctest test_gpu_sort_emulate, no GPU): the kernels' arithmetic run on the
+ * host for waves of 32 and 64 -- key images, the histogram, per-wave ballot ranking, the wave prefix and
+ * tile scans, the look-back (tiles resolved in a shuffled order, so it walks over tiles that only
+ * published their own counts), staging and the scatter -- compared with an independent stable
+ * comparison sort (qsort on values with NumPy's order, ties by position).
+ * `test_gpu_sort` (ctest test_gpu_sort; LOOM_TEST_GPU=hip for an AMD GPU): loom_sort on the GPU against
+ * the same reference for every dtype (NaN of both signs, +-0.0, +-inf, denormals, duplicates, sorted,
+ * reversed, sizes 0, 1, odd, across tiles, many rows), ascending and descending, argsort indices,
+ * 4- and 8-byte values, loom_take_rows with its bounds error, the argument errors; then the time of
+ * 2^20 .. 2^26 float32 sorts. Exits 77 (skipped) without a driver or device.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "codegen/codegen.h"
+#include "codegen/gpu_radix.h"
+#include "tests/c/test_common.h"
+
+static const LoomDType key_types[] = {LOOM_BOOL,   LOOM_INT8,    LOOM_INT16,   LOOM_INT32,   LOOM_INT64,
+                                      LOOM_UINT8,  LOOM_UINT16,  LOOM_UINT32,  LOOM_UINT64,  LOOM_FLOAT16,
+                                      LOOM_BFLOAT16, LOOM_FLOAT32, LOOM_FLOAT64};
+#define NKEY_TYPES (int)(sizeof key_types / sizeof key_types[0])
+
+static int esize(LoomDType t) { return loom_dtype_size(t) > 0 ? (int)loom_dtype_size(t) : 1; }
+static uint64_t bits_at(const void *p, int es, int64_t i) {
+  uint64_t v = 0;
+  memcpy(&v, (const char *)p + i * es, (size_t)es); /* little-endian */
+  return v;
+}
+static bool is_floating(LoomDType t) { return t == LOOM_FLOAT16 || t == LOOM_BFLOAT16 || t == LOOM_FLOAT32 || t == LOOM_FLOAT64; }
+
+/* ---- the reference: NumPy's order by value (not by bits), ties by position ------------------------------ */
+typedef struct RefKey {
+  int cls;      /* 0 number, 1 NaN (last ascending) */
+  double f;     /* floats */
+  __int128 i;   /* integers, bool */
+  int64_t pos;
+} RefKey;
+static int ref_desc;
+static int ref_cmp(const void *pa, const void *pb) {
+  const RefKey *a = pa, *b = pb;
+  int c = 0;
+  if (a->cls != b->cls) c = a->cls < b->cls ? -1 : 1;
+  else if (a->cls == 0) c = a->f < b->f ? -1 : a->f > b->f ? 1 : a->i < b->i ? -1 : a->i > b->i ? 1 : 0;
+  if (ref_desc) c = -c;
+  if (c) return c;
+  return a->pos < b->pos ? -1 : a->pos > b->pos;
+}
+static RefKey ref_key(LoomDType t, uint64_t b, int64_t pos) {
+  RefKey k = {.pos = pos};
+  double f = 0;
+  switch (t) {
+  case LOOM_FLOAT16: f = tc_f16_to_double((uint16_t)b); break;
+  case LOOM_BFLOAT16: f = tc_bf16_to_double((uint16_t)b); break;
+  case LOOM_FLOAT32: { float x; uint32_t u = (uint32_t)b; memcpy(&x, &u, 4); f = x; break; }
+  case LOOM_FLOAT64: memcpy(&f, &b, 8); break;
+  case LOOM_INT8: k.i = (int8_t)b; break;
+  case LOOM_INT16: k.i = (int16_t)b; break;
+  case LOOM_INT32: k.i = (int32_t)b; break;
+  case LOOM_INT64: k.i = (int64_t)b; break;
+  default: k.i = (__int128)b; break; /* unsigned, bool */
+  }
+  if (is_floating(t)) {
+    k.cls = isnan(f) ? 1 : 0;
+    k.f = isnan(f) ? 0 : f; /* -0.0 == 0.0 by comparison */
+  }
+  return k;
+}
+/* perm (rows x n): the stable order of each row of keys. */
+static void ref_sort(LoomDType t, const void *keys, int64_t rows, int64_t n, bool desc, int64_t *perm) {
+  RefKey *ks = malloc(sizeof *ks * (size_t)(n ? n : 1));
+  int es = esize(t);
+  ref_desc = desc;
+  for (int64_t r = 0; r < rows; r++) {
+    for (int64_t i = 0; i < n; i++) ks[i] = ref_key(t, bits_at(keys, es, r * n + i), i);
+    qsort(ks, (size_t)n, sizeof *ks, ref_cmp);
+    for (int64_t i = 0; i < n; i++) perm[r * n + i] = ks[i].pos;
+  }
+  free(ks);
+}
+
+/* ---- test data ------------------------------------------------------------------------------------------- */
+static uint64_t rng = 0x5eed;
+static uint64_t special_float(LoomDType t, uint64_t r) {
+  static const double vals[] = {0.0, -0.0, INFINITY, -INFINITY, NAN, -NAN, 1.0, -1.0, 0.5, 1e-30, -1e-30, 65504.0};
+  double v = vals[r % (sizeof vals / sizeof vals[0])];
+  if (t == LOOM_FLOAT16) return r % 13 == 0 ? 0x7e01u | ((r >> 8) & 1u) << 15 : r % 17 == 0 ? 1u : tc_double_to_f16(v);
+  if (t == LOOM_BFLOAT16) return r % 13 == 0 ? 0xffc1u : tc_double_to_bf16(v);
+  if (t == LOOM_FLOAT32) {
+    float f = (float)v;
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return r % 13 == 0 ? 0xffc00123u : r % 17 == 0 ? 0x00000003u : u; /* a negative NaN with payload, a denormal */
+  }
+  uint64_t u;
+  memcpy(&u, &v, 8);
+  return r % 13 == 0 ? 0xfff8000000000abcull : r % 17 == 0 ? 5ull : u;
+}
+/* kind 0 random bits, 1 few distinct values, 2 specials mixed in, 3 ascending, 4 descending. */
+static void fill_keys(LoomDType t, void *p, int64_t count, int kind) {
+  int es = esize(t);
+  for (int64_t i = 0; i < count; i++) {
+    uint64_t r = tc_rand_u64(&rng), v;
+    if (t == LOOM_BOOL) v = r & 1;
+    else if (kind == 1) v = (r % 7) * 0x0101010101010101ull;
+    else if (kind == 2 && is_floating(t) && r % 3 == 0) v = special_float(t, r >> 8);
+    else if (kind == 3 || kind == 4) v = (uint64_t)(kind == 3 ? i / 3 : count - i / 3);
+    else v = r;
+    if (is_floating(t) && (kind == 3 || kind == 4)) { /* ordered floats: small integers */
+      double f = (double)(int64_t)v - (double)count / 6;
+      v = t == LOOM_FLOAT16 ? tc_double_to_f16(f / 8) : t == LOOM_BFLOAT16 ? tc_double_to_bf16(f) : 0;
+      if (t == LOOM_FLOAT32) { float x = (float)f; uint32_t u; memcpy(&u, &x, 4); v = u; }
+      if (t == LOOM_FLOAT64) memcpy(&v, &f, 8);
+    }
+    memcpy((char *)p + i * es, &v, (size_t)es);
+  }
+}
+
+#include "tests/c/radix_emulate.h"
+
+/* ---- compile checks (no GPU) ------------------------------------------------------------------------------ */
+static const char *ptxas_path(void) {
+  static char buf[512];
+  const char *home = getenv("CUDA_HOME");
+  snprintf(buf, sizeof buf, "%s/bin/ptxas", home && *home ? home : "/usr/local/cuda");
+  return access(buf, X_OK) == 0 ? buf : NULL;
+}
+
+static void check_entries(const char *what, const CgRawEntry *es, int32_t n, bool take) {
+  static const char *const names[3] = {"loom_radix_zero", "loom_radix_histogram", "loom_radix_pass"};
+  static const int nparams[3] = {2, 6, 11};
+  if (take) {
+    CHECK(n == 6, "%s: %d entries, want 6 (zero, take1..16)", what, (int)n);
+    for (int i = 0; i < n; i++)
+      CHECK(!strcmp(es[i].name, "loom_radix_zero") || (strstr(es[i].name, "loom_radix_take") && es[i].nparams == 7),
+            "%s: entry %s with %d parameters", what, es[i].name, (int)es[i].nparams);
+    return;
+  }
+  CHECK(n == 3, "%s: %d entries, want 3", what, (int)n);
+  for (int i = 0; i < n && i < 3; i++) {
+    CHECK(!strcmp(es[i].name, names[i]), "%s: entry %d is %s, want %s", what, i, es[i].name, names[i]);
+    CHECK(es[i].nparams == nparams[i], "%s: %s has %d parameters, want %d", what, es[i].name, (int)es[i].nparams, nparams[i]);
+    for (int p = 0; p < es[i].nparams; p++)
+      if (p < (i == 2 ? 5 : i == 1 ? 2 : 1)) CHECK(es[i].params[p].kind == CG_RAW_POINTER, "%s: %s parameter %d is not a pointer", what, es[i].name, p);
+  }
+}
+
+static void nvptx_case(LoomDType key, int vb, bool take) {
+  char what[96];
+  snprintf(what, sizeof what, "nvptx %s keys, %d-byte values%s", loom_dtype_name(key), vb, take ? " (take)" : "");
+  CgRadixSpec spec = {.key = key, .value_bytes = vb, .wave = 32, .amdgpu = false, .take = take};
+  void *bc = NULL;
+  size_t size = 0;
+  Diag d = {.status = LOOM_OK};
+  if (!CHECK(cg_radix_module(tc_ctx, &spec, &bc, &size, &d) == LOOM_OK, "%s: generator: %s", what, d.msg)) return;
+  char *ptx = NULL;
+  CgRawEntry *es = NULL;
+  int32_t n = 0;
+  LoomStatus st = cg_nvptx_compile_llvm(tc_ctx, bc, size, true, 90, &ptx, &es, &n, &d);
+  if (CHECK(st == LOOM_OK, "%s: compile: %s", what, d.msg)) {
+    check_entries(what, es, n, take);
+    const char *must_sort[] = {"match.any.sync.b32", "bar.warp.sync", "bar.sync", "atom.shared.add", "atom.global.add",
+                               "ld.relaxed.sys.global", "st.relaxed.sys.global"};
+    const char *must_take[] = {"ld.global", "st.global"};
+    const char *const *must = take ? must_take : must_sort;
+    int nm = take ? 2 : 7;
+    for (int i = 0; i < nm; i++)
+      if (!strstr(ptx, must[i])) { /* LLVM spells a relaxed access ld.volatile on older PTX */
+        bool alt = strstr(must[i], "relaxed") && strstr(ptx, must[i][0] == 'l' ? "ld.volatile.global" : "st.volatile.global");
+        CHECK(alt, "%s: the PTX has no %s", what, must[i]);
+      }
+    const char *px = ptxas_path();
+    if (px) {
+      char path[] = "/tmp/loom_sort_ptx_XXXXXX";
+      int fd = mkstemp(path);
+      if (fd >= 0) {
+        size_t len = strlen(ptx);
+        CHECK(write(fd, ptx, len) == (ssize_t)len, "write");
+        close(fd);
+        char cmd[1200];
+        snprintf(cmd, sizeof cmd, "'%s' -arch=sm_90 -o /dev/null '%s' 2>&1", px, path);
+        CHECK(system(cmd) == 0, "%s: ptxas rejects the PTX", what);
+        unlink(path);
+      }
+    }
+  }
+  cg_raw_entries_free(tc_ctx, es, n);
+  ctx_free(tc_ctx, ptx);
+  ctx_free(tc_ctx, bc);
+}
+
+static bool amd_case(LoomDType key, int vb, bool take, const char *chip) {
+  char what[96];
+  snprintf(what, sizeof what, "amdgpu %s %s keys, %d-byte values%s", chip, loom_dtype_name(key), vb, take ? " (take)" : "");
+  CgRadixSpec spec = {.key = key, .value_bytes = vb, .wave = 64, .amdgpu = true, .take = take};
+  void *bc = NULL;
+  size_t size = 0;
+  Diag d = {.status = LOOM_OK};
+  if (!CHECK(cg_radix_module(tc_ctx, &spec, &bc, &size, &d) == LOOM_OK, "%s: generator: %s", what, d.msg)) return true;
+  char *co = NULL;
+  size_t co_size = 0;
+  CgRawEntry *es = NULL;
+  int32_t n = 0;
+  LoomStatus st = cg_amdgpu_compile_llvm(tc_ctx, bc, size, true, chip, &co, &co_size, &es, &n, &d);
+  ctx_free(tc_ctx, bc);
+  if (st == LOOM_ERR_UNSUPPORTED) {
+    printf("test_gpu_sort --ptx: AMDGPU skipped (%s)\n", d.msg);
+    return false;
+  }
+  if (CHECK(st == LOOM_OK, "%s: compile: %s", what, d.msg)) {
+    check_entries(what, es, n, take);
+    CHECK(co_size > 1000 && !memcmp(co, "\177ELF", 4), "%s: no ELF code object", what);
+  }
+  cg_raw_entries_free(tc_ctx, es, n);
+  ctx_free(tc_ctx, co);
+  return true;
+}
+
+static void compile_cases(void) {
+  for (int i = 0; i < NKEY_TYPES; i++)
+    for (int vb = 0; vb <= 8; vb += 4) nvptx_case(key_types[i], vb, false);
+  nvptx_case(LOOM_UINT8, 0, true);
+  const char *chips[2] = {"gfx942", "gfx1100"};
+  for (int c = 0; c < 2; c++) {
+    if (!amd_case(LOOM_FLOAT32, 8, false, chips[c])) break;
+    amd_case(LOOM_UINT8, 0, false, chips[c]);
+    amd_case(LOOM_FLOAT64, 4, false, chips[c]);
+    amd_case(LOOM_INT16, 0, false, chips[c]);
+    amd_case(LOOM_UINT8, 0, true, chips[c]);
+  }
+  /* bad specs: clear errors */
+  CgRadixSpec bad = {.key = LOOM_COMPLEX64, .wave = 32};
+  void *bc = NULL;
+  size_t size = 0;
+  Diag d = {.status = LOOM_OK};
+  CHECK(cg_radix_module(tc_ctx, &bad, &bc, &size, &d) == LOOM_ERR_DTYPE && strstr(d.msg, "complex64"),
+        "complex keys: %s", d.msg);
+  /* the C API's checks that need no GPU */
+  LoomArray h = tc_new1(LOOM_FLOAT32, 10), sk, sv;
+  CHECK_STATUS(loom_sort(tc_ctx, &h, NULL, 0, &sk, NULL), LOOM_ERR_UNSUPPORTED);
+  CHECK(strstr(loom_last_error(tc_ctx), "host array") != NULL, "host keys: %s", loom_last_error(tc_ctx));
+  CHECK_STATUS(loom_sort(tc_ctx, NULL, NULL, 0, &sk, NULL), LOOM_ERR_INVALID_ARGUMENT);
+  CHECK_STATUS(loom_sort(tc_ctx, &h, NULL, 8, &sk, &sv), LOOM_ERR_INVALID_ARGUMENT);
+  CHECK_STATUS(loom_sort(NULL, &h, NULL, 0, &sk, NULL), LOOM_ERR_INVALID_ARGUMENT);
+  CHECK_STATUS(loom_take_rows(tc_ctx, &h, &h, &sk), LOOM_ERR_UNSUPPORTED);
+  tc_free(&h);
+  if (!ptxas_path()) printf("test_gpu_sort --ptx: no ptxas found (CUDA_HOME, /usr/local/cuda): PTX not assembled\n");
+}
+
+#include "tests/c/gpu_sort_device.h"
+
+int main(int argc, char **argv) {
+  bool ptx = argc == 2 && !strcmp(argv[1], "--ptx"), emulate = argc == 2 && !strcmp(argv[1], "--emulate");
+  if (!tc_init()) return 1;
+  if (ptx) {
+    compile_cases();
+    return tc_finish();
+  }
+  if (emulate) {
+    emulate_cases();
+    return tc_finish();
+  }
+  return device_main();
+}
