@@ -1,7 +1,7 @@
-"""cupy.cuda.memory: CuPy's device-memory module. Its pool class is loom.cuda.MemoryPool (the figures of
-loom's caching pool); the rest is CuPy's raw device-memory API (malloc, MemoryPointer, ...), which loom
-does not expose: stubs (NeedsCudaDevice without a GPU, MissingInLoom with one)."""
-from loom.cuda import MemoryPool  # noqa: F401
+"""cupy.cuda.memory: CuPy's device-memory module, as loom.cuda.memory provides it (MemoryPool, alloc,
+MemoryPointer, Memory, set_allocator, ...). A name loom lacks is a stub (NeedsCudaDevice without a GPU,
+MissingInLoom with one)."""
+import loom.cuda.memory as _memory
 
 from .. import _shim
 
@@ -9,4 +9,7 @@ from .. import _shim
 def __getattr__(name):
     if name.startswith("__"):
         raise AttributeError(name)
-    return _shim.Missing(f"cupy.cuda.memory.{name}")
+    try:
+        return getattr(_memory, name)
+    except AttributeError:
+        return _shim.Missing(f"cupy.cuda.memory.{name}")
