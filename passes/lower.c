@@ -337,6 +337,8 @@ static LoomStatus value(Lower *l, int32_t root, int space, bool is_start, bool s
   return LOOM_OK;
 }
 
+LoomStatus pass_lower_read(Lower *l, int32_t x, int space, int32_t *out) { return read_value(l, x, space, out); }
+
 LoomStatus pass_lower_value(Lower *l, int32_t x, int space, int32_t *out) {
   return value(l, x, space, false, false, out);
 }

@@ -38,10 +38,10 @@ static LoomStatus i64_param(Lower *l, int64_t v, bool bake, int32_t *out) {
 static LoomStatus normalize(Lower *l, IrGatherMode mode, int64_t n, int32_t x, int32_t *out) {
   const LoomDType I = LOOM_INT64;
   int32_t zero, np, last, t;
-  LoomStatus st = i64_param(l, 0, true, &zero);
-  if (st == LOOM_OK && mode != IR_GATHER_CLIP) st = i64_param(l, n, false, &np);
+  LoomStatus st = mode != IR_GATHER_CLIP ? i64_param(l, n, false, &np) : LOOM_OK;
   if (st != LOOM_OK) return st;
   if (mode == IR_GATHER_WRAP) return elem(l, LOOM_OP_MOD, I, x, np, -1, out); /* floor modulo: >= 0 */
+  if ((st = i64_param(l, 0, true, &zero)) != LOOM_OK) return st;
   if (mode == IR_GATHER_RAISE) { /* negative counts from the end; the caller checked the range */
     if ((st = elem(l, LOOM_OP_LT, LOOM_BOOL, x, zero, -1, &t)) != LOOM_OK) return st;
     int32_t shifted;
@@ -63,7 +63,7 @@ LoomStatus pass_lower_gather(Lower *l, int32_t x, int32_t idx, int space, int32_
   if (st != LOOM_OK) return st;
   const IrNode *dat = &g->nodes[n->src[2]];
   if (r.is_const || (r.is_acc && dat->shape[axis] == 1)) /* one value along the axis: read it */
-    return pass_lower_value(l, n->src[0], space, out);
+    return pass_lower_read(l, n->src[0], space, out);
   LOOM_ASSERT(l->d, !r.is_acc);
   IrView v;
   if (!pass_compute_view(g, n->src[2], &v) || v.leaf != r.leaf)

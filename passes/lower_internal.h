@@ -69,7 +69,10 @@ LoomStatus pass_lower_buffer(Lower *l, LoomDType dtype, bool is_output, SchedBuf
 LoomStatus pass_lower_param(Lower *l, LoomDType ct, Scalar value, bool bake, int32_t *out);
 /* The buffer a resolved read binds (an input, a temp, an output; an iota's index buffer). */
 LoomStatus pass_lower_bind_read(Lower *l, const ReadInfo *r, int32_t *out);
-/* The instruction of node x (its cone) in phase space `space`; a realized x is read. */
+/* The value of read top x (a view of a leaf: a constant, an accumulator or a load), not walking a cone:
+ * safe inside value()'s walk (pass_lower_value is not: it runs a walk of its own). */
+LoomStatus pass_lower_read(Lower *l, int32_t x, int space, int32_t *out);
+/* The instruction of node x (its cone) in phase space `space`; a realized x is read. Not reentrant. */
 LoomStatus pass_lower_value(Lower *l, int32_t x, int space, int32_t *out);
 
 /* ---- lower_gather.c ----------------------------------------------------------------------------------- */

@@ -244,8 +244,9 @@ def test_compress_extract():
     same(loom.compress(loom.asarray(c), loom.asarray(a), axis=1), np.compress(c, a, axis=1))
     same(loom.compress(c[:3], loom.asarray(a), axis=0), np.compress(c[:3], a, axis=0))
     same(loom.compress(loom.asarray(c), loom.asarray(a)), np.compress(c, a))
-    with pytest.raises(IndexError):
-        loom.compress(loom.asarray(c), loom.asarray(a), axis=0)
+    same(loom.compress(loom.asarray(c), loom.asarray(a), axis=0), np.compress(c, a, axis=0))  # past the end: False
+    with pytest.raises(IndexError, match="index 4 is out of bounds for axis 0 with size 4"):
+        loom.compress(loom.asarray(np.array([True, False, True, True, True])), loom.asarray(a), axis=0)
     m = a > 0
     same(loom.extract(loom.asarray(m), loom.asarray(a)), np.extract(m, a))
 
@@ -266,7 +267,7 @@ def test_put(mode):
 def test_place_putmask_put_along_axis():
     a = data((4, 5))
     m = a > 0
-    for vals in ([1.0, 2.0, 3.0], np.arange(40.0)):
+    for vals in (np.array([1.0, 2.0, 3.0], np.float32), np.arange(40, dtype=np.float32)):
         la, w = loom.asarray(a.copy()), a.copy()
         loom.place(la, loom.asarray(m), vals)
         np.place(w, m, vals)
