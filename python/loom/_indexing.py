@@ -109,8 +109,10 @@ def _setitem(self, key, value):
             raise TypeError("@loom.fuse values cannot be stored")
         if seq:
             value = _from_numpy(numpy.asarray(raw, dtype=self.dtype), copy=True, device=self._device)
-        else:
-            _check_scalar_store(raw, self.dtype)
+        elif not isinstance(raw, (ndarray, numpy.ndarray)):  # a scalar: NumPy's fancy store decides (300 -> int8 raises,
+            slot = numpy.zeros(1, dtype=self.dtype)  # numpy.int64(300) wraps to 44)
+            slot[[0]] = raw
+            value = _operand(slot[0])
         _advanced_setitem(self, key, value)
         return
     if self._lazy:
