@@ -4,10 +4,11 @@
  *
  * Gather. The data's view at the gather's shape (src[0], stride 0 on the axis) is bound as any read; the
  * index, computed by the cone, becomes an element of the axis by the mode (ir.h IR_GATHER) with the
- * axis extent a kernel parameter, and is multiplied by the data's axis stride (src[2]'s view; another
- * parameter): KI_GATHER loads the buffer at the point's offset plus that product. Sizes and strides are
- * parameters, so a new size or stride reuses the compiled kernel. A gather from a constant is the
- * constant; from an iota (arange) the offset itself, no memory.
+ * axis extent a kernel parameter (baked into wrap's modulo), and is multiplied by the data's axis stride
+ * (src[2]'s view; another parameter): KI_GATHER loads the buffer at the point's offset plus that product.
+ * Sizes and strides are parameters, so a new size or stride reuses the compiled kernel (wrap mode: a new
+ * extent compiles anew). A gather from a constant is the constant; from an iota (arange) the offset
+ * itself, no memory.
  *
  * Scatter. The index and values cones are computed at the point of the scatter kernel; the store goes to
  * the node's buffer (its outputs, which must be C-contiguous, and its temp) with zero strides, at the
@@ -38,7 +39,10 @@ static LoomStatus i64_param(Lower *l, int64_t v, bool bake, int32_t *out) {
 static LoomStatus normalize(Lower *l, IrGatherMode mode, int64_t n, int32_t x, int32_t *out) {
   const LoomDType I = LOOM_INT64;
   int32_t zero, np, last, t;
-  LoomStatus st = mode != IR_GATHER_CLIP ? i64_param(l, n, false, &np) : LOOM_OK;
+  /* wrap's divisor is baked (lower.c's rule for integer divisors: a constant one is a multiply and shifts,
+   * which vectorize; a run-time one is a hardware division per element, none on GPUs): one kernel per
+   * extent in wrap mode */
+  LoomStatus st = mode != IR_GATHER_CLIP ? i64_param(l, n, mode == IR_GATHER_WRAP, &np) : LOOM_OK;
   if (st != LOOM_OK) return st;
   if (mode == IR_GATHER_WRAP) return elem(l, LOOM_OP_MOD, I, x, np, -1, out); /* floor modulo: >= 0 */
   if ((st = i64_param(l, 0, true, &zero)) != LOOM_OK) return st;
