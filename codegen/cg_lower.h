@@ -129,6 +129,11 @@ bool cg_reduce_reads_outer(const KernelIr *k, uint8_t *need, bool allow_map);
 void cg_worker_begin(Lower *L);
 void cg_worker_end(Lower *L);
 
+/* ---- lower_gather.c: data-dependent addressing (KI_GATHER, scatter stores) --------------------------- */
+bool cg_kernel_addresses_by_value(const KernelIr *k); /* some KI_GATHER or scatter store */
+LLVMValueRef cg_gather_load(Lower *L, int i);         /* KI_GATHER i at the current point */
+void cg_scatter_store(Lower *L, const KStore *s);     /* a scatter store at the current point */
+
 /* ---- lower_host.c, lower_host_arg.c: host loops ---------------------------------------------------- */
 /* Visits linear points [lo, hi) of dims [d0, d1) row-major; at each point L->off holds the offsets
  * (outer offsets plus these dims' contribution) and L->lin the linear index. */

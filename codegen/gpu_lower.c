@@ -543,7 +543,8 @@ LoomStatus cg_lower_gpu(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef mod, c
       }
       if (contig && 16 / maxsize >= 2) vlanes = 16 / maxsize;
     }
-    if (split && vlanes && k->nkeep == 0 && k->ndim == 1 && !is_arg(k->phases[0].reduce_op)) {
+    if (split && vlanes && k->nkeep == 0 && k->ndim == 1 && !is_arg(k->phases[0].reduce_op) &&
+        !cg_kernel_addresses_by_value(k)) { /* PARTV's offsets are the point index */
       out->part_lanes = vlanes;
       snprintf(out->partv, sizeof out->partv, "%s_partv", prefix);
       build_gpu_entry(&L, GPU_PARTV, true, out->partv, nwords, vlanes, out->acc_size);

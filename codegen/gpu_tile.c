@@ -37,7 +37,7 @@ static bool loads_buf(const KernelIr *k, int b) {
 int cg_gpu_tile_dim(const KernelIr *k, uint8_t *tiled) {
   if (!k || k->nkeep != k->ndim || k->ndim < 2 || k->snippet || k->nbuf <= 0 || k->nbuf > 64) return -1;
   for (int i = 0; i < k->ninstr; i++)
-    if (k->instrs[i].kind == KI_INDEX || k->instrs[i].kind == KI_OFFSET) return -1;
+    if (k->instrs[i].kind == KI_INDEX || k->instrs[i].kind == KI_OFFSET || k->instrs[i].kind == KI_GATHER) return -1;
   int last = k->ndim - 1, d = -1;
   bool rowmajor = false;
   for (int b = 0; b < k->nbuf; b++) rowmajor |= k->bufs[b].layout[last] == KL_ONE;

@@ -25,6 +25,7 @@ static int instr_nsrc(const KInstr *in) {
   }
   case KI_CAST: return 1;
   case KI_USER_OUT: return 1;
+  case KI_GATHER: return 1;
   default: return 0;
   }
 }
@@ -51,7 +52,7 @@ LoomStatus cg_check_kernel(const KernelIr *k, Diag *d) {
       return diag_error(d, LOOM_ERR_INTERNAL, "codegen: instruction %d has op %d", i, in->op);
     if (in->kind == KI_PARAM && (in->op >= k->nparam || dtype_is_complex((LoomDType)in->dtype)))
       return diag_error(d, LOOM_ERR_INTERNAL, "codegen: instruction %d is parameter %d of %d", i, in->op, k->nparam);
-    if ((in->kind == KI_LOAD || in->kind == KI_OFFSET) && (in->buf < 0 || in->buf >= k->nbuf))
+    if ((in->kind == KI_LOAD || in->kind == KI_OFFSET || in->kind == KI_GATHER) && (in->buf < 0 || in->buf >= k->nbuf))
       return diag_error(d, LOOM_ERR_INTERNAL, "codegen: instruction %d loads buffer %d", i, in->buf);
     if (in->kind == KI_ACC && (in->phase < 0 || in->phase >= k->nphase ||
                                (k->phases[in->phase].kind != KP_REDUCE && k->phases[in->phase].kind != KP_SCAN)))
@@ -209,6 +210,7 @@ static LLVMValueRef emit_one(Lower *L, int i) {
     }
     return cg_cast(m, LOOM_INT64, t, L->lin);
   case KI_NPOINTS: return cg_cast(m, LOOM_INT64, t, cg_npoints64(L));
+  case KI_GATHER: return cg_gather_load(L, i); /* lower_gather.c */
   case KI_OFFSET: { /* an index buffer: base word = binding offset * 8 (ir.h), plus the point's offset */
     int b = in->buf;
     LLVMValueRef off = L->final_phase ? L->ooff[b] : L->off[b];
@@ -261,6 +263,10 @@ void cg_emit_stores(Lower *L, const KPhase *ph) {
   const KernelIr *k = L->k;
   for (int s = ph->store_begin; s < ph->store_begin + ph->nstores; s++) {
     const KStore *st = &k->stores[s];
+    if (st->scatter) { /* lower_gather.c */
+      cg_scatter_store(L, st);
+      continue;
+    }
     cg_eval_needed(L, &st->value, 1);
     LoomDType bt = (LoomDType)k->bufs[st->buf].dtype;
     LLVMValueRef v = cg_to_mem(&L->m, (LoomDType)k->instrs[st->value].dtype, bt, L->cache[st->value]);

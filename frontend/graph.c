@@ -604,6 +604,29 @@ LoomStatus loom_scan(LoomGraph *g, LoomReduceOp op, LoomNode x, int32_t axis, Lo
   return END(g);
 }
 
+LoomStatus loom_gather(LoomGraph *g, LoomNode data, LoomNode idx, int32_t axis, int32_t mode, LoomNode *out) {
+  BEGIN(g);
+  const IrNode *s;
+  if (!need_out(out, d, "loom_gather") || !(s = node_of(g, data, d, "loom_gather")) || !node_of(g, idx, d, "loom_gather"))
+    return END(g);
+  int nd = s->ndim;
+  if (nd >= 1 && axis >= -nd && axis < nd) axis = axis < 0 ? axis + nd : axis;
+  else if (nd >= 1) {
+    diag_error(d, LOOM_ERR_AXIS, "axis %d is out of bounds for array of dimension %d", axis, nd);
+    return END(g);
+  }
+  ir_gather(&g->ir, data, idx, axis, (IrGatherMode)mode, out, d);
+  return END(g);
+}
+
+LoomStatus loom_scatter(LoomGraph *g, LoomNode base, LoomNode idx, LoomNode values, int32_t op, LoomNode *out) {
+  BEGIN(g);
+  if (need_out(out, d, "loom_scatter") && node_of(g, base, d, "loom_scatter") && node_of(g, idx, d, "loom_scatter") &&
+      node_of(g, values, d, "loom_scatter"))
+    ir_scatter(&g->ir, base, idx, values, (IrScatterOp)op, out, d);
+  return END(g);
+}
+
 LoomStatus loom_node_info(LoomGraph *g, LoomNode node, LoomDType *dtype, int32_t *ndim, int64_t *shape) {
   BEGIN(g);
   const IrNode *s = node_of(g, node, d, "loom_node_info");

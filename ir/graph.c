@@ -203,11 +203,13 @@ static void node_canon(IrNode *n) {
   if (n->kind != IR_CONST) n->value.u = 0;
   if (n->kind != IR_CONST || !dtype_is_complex((LoomDType)n->dtype)) n->value.im = 0;
   if (n->kind != IR_INPUT) n->input = -1;
-  if (n->kind != IR_REDUCE && n->kind != IR_SCAN) n->axes = 0;
-  if (n->kind != IR_ELEM && n->kind != IR_REDUCE && n->kind != IR_SCAN) n->op = 0;
+  if (n->kind != IR_REDUCE && n->kind != IR_SCAN && n->kind != IR_GATHER) n->axes = 0;
+  if (n->kind != IR_ELEM && n->kind != IR_REDUCE && n->kind != IR_SCAN && n->kind != IR_GATHER && n->kind != IR_SCATTER)
+    n->op = 0;
   int used = 1;
   if (n->kind == IR_INPUT || n->kind == IR_CONST || n->kind == IR_IOTA) used = 0;
   if (n->kind == IR_MATMUL) used = 2;
+  if (n->kind == IR_GATHER || n->kind == IR_SCATTER) used = 3;
   if (n->kind == IR_ELEM) {
     const OpInfo *info = op_info((LoomOp)n->op);
     used = info ? info->arity : 3;

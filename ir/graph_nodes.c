@@ -217,6 +217,7 @@ LoomStatus ir_copy(IrGraph *g, int32_t x, int32_t *out, Diag *d) {
 int ir_node_arity(const IrNode *n) {
   if (n->kind == IR_INPUT || n->kind == IR_CONST || n->kind == IR_IOTA) return 0;
   if (n->kind == IR_MATMUL) return 2;
+  if (n->kind == IR_GATHER || n->kind == IR_SCATTER) return 3;
   if (n->kind == IR_ELEM) {
     const OpInfo *info = op_info((LoomOp)n->op);
     return info ? info->arity : 0;

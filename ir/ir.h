@@ -184,10 +184,28 @@ typedef enum IrKind {
                    narrower than 64 bits accumulate in int64 / uint64 unless a dtype is given; overflow
                    wraps; float16/bfloat16 round every partial result, as NumPy's accumulate; min/max
                    propagate NaN). Realized by a kernel of its own (a KP_SCAN phase, passes/fuse.c) */
+  IR_GATHER,    /* result[p] = data[p with p[axis] replaced by index(p)] (ir/graph_gather.c): src[2] = data (the
+                   result's rank and extents except on axis), src[1] = idx (int64, the result's shape), src[0] =
+                   data seen at the result's shape (axis sliced 0:1 and broadcast back: the view kernels bind,
+                   stride 0 on axis; the axis stride comes from src[2]'s view); axes = the bit of axis; op = an
+                   IrGatherMode making idx[p] an element of axis (extent n >= 1 when the result is non-empty):
+                   RAISE: idx < 0 counts from the end, then clamped to [0, n-1] (the caller checks the range:
+                   loom_gather); WRAP: idx modulo n (floor); CLIP: clamped to [0, n-1]. Computed inside fused
+                   kernels (KI_GATHER): producers of idx and consumers fuse with it; data is read in memory */
+  IR_SCATTER,   /* src[0] = base, src[1] = idx (int64, any shape P), src[2] = values (base's dtype, shape P): the
+                   result (base's shape S and dtype) is base with result.flat[idx[p]] = values[p] (row-major flat
+                   index) for every p with 0 <= idx[p] < size(S); other indices write nothing (the caller
+                   applies modes; -1 is "no write", how masked scatters skip points). op = IrScatterOp. Where
+                   idx repeats, SET keeps the value of the last such p in row-major order on the host and one
+                   of them on GPUs; ADD adds every value (numpy.add.at). Realized by two kernels: one writes
+                   base into the result's buffer, the next (a scatter kernel over P, KStore.index) the values */
   IR_KIND_COUNT
 } IrKind;
 
 enum { IR_FLAG_WEAK = 1u, IR_FLAG_KEEPDIMS = 2u };
+typedef enum IrGatherMode { IR_GATHER_RAISE = 0, IR_GATHER_WRAP = 1, IR_GATHER_CLIP = 2, IR_GATHER_MODE_COUNT } IrGatherMode;
+typedef enum IrScatterOp { IR_SCATTER_SET = 0, IR_SCATTER_ADD = 1, IR_SCATTER_OP_COUNT } IrScatterOp;
+const char *ir_gather_mode_name(int mode); /* "raise", "wrap", "clip" (NULL out of range) */
 
 typedef struct IrNode {
   uint8_t kind;  /* IrKind */
@@ -259,8 +277,17 @@ LoomStatus ir_copy(IrGraph *g, int32_t x, int32_t *out, Diag *d);
 LoomStatus ir_scan(IrGraph *g, LoomReduceOp op, int32_t x, int axis, LoomDType dtype, int32_t *out, Diag *d);
 /* a [B..., M, K] @ b [B..., K, N]: same rank >= 2, same batch dims, same float dtype, K >= 1. */
 LoomStatus ir_matmul(IrGraph *g, int32_t a, int32_t b, int32_t *out, Diag *d);
+/* result[p] = data[..., idx[p], ...] along axis (IR_GATHER, numpy.take_along_axis): data of rank >= 1,
+ * idx an integer or bool array of data's rank that broadcasts with data off the axis (the result's
+ * extent along the axis is idx's); idx is converted to int64. An empty result is a broadcast zero; a
+ * non-empty one from an empty axis is LOOM_ERR_SHAPE ("cannot do a non-empty take from an empty axis").
+ * Data that is not a view of a leaf (an elementwise expression, a gather) is read through an IR_COPY. */
+LoomStatus ir_gather(IrGraph *g, int32_t data, int32_t idx, int axis, IrGatherMode mode, int32_t *out, Diag *d);
+/* base with base.flat[idx[p]] = values[p] (IR_SCATTER): idx an integer array (converted to int64), values
+ * broadcast to idx's shape and cast to base's dtype (NumPy's unsafe setitem cast); op SET or ADD. */
+LoomStatus ir_scatter(IrGraph *g, int32_t base, int32_t idx, int32_t values, IrScatterOp op, int32_t *out, Diag *d);
 /* Number of sources a node reads (src[0..n)): 0 for inputs and constants, the op's arity for ELEM,
- * 2 for MATMUL, else 1. */
+ * 2 for MATMUL, 3 for GATHER and SCATTER, else 1. */
 int ir_node_arity(const IrNode *n);
 LoomStatus ir_iota(IrGraph *g, int ndim, const int64_t *shape, int32_t *out, Diag *d);
 /* A weak node (a Python scalar) converted to dtype t by value (NEP 50): a constant of t, or a cast of
@@ -377,6 +404,9 @@ typedef enum KInstrKind {
   KI_OFFSET, /* int64: buffer buf's element offset at the current point (o, r), or o (FINAL phase): the
                 binding's offset plus the sum of coordinate * stride; buf is an index buffer (a view of
                 an IR_IOTA: no memory, bound as SB_INDEX, never loaded or stored) */
+  KI_GATHER, /* load buffer buf at its element offset at the current point (as KI_LOAD) plus src[0] (int64
+                elements, computed: an IR_GATHER's index times the data's axis stride, a KI_PARAM); the
+                buffer's stride along the gathered dim is 0 (ir.h IR_GATHER), so dims still collapse */
   KI_KIND_COUNT
 } KInstrKind;
 
@@ -405,6 +435,12 @@ typedef enum KPhaseKind { KP_REDUCE, KP_MAP, KP_FINAL, KP_SCAN } KPhaseKind;
 typedef struct KStore {
   int32_t buf;
   int32_t value; /* instruction; converted to the buffer's dtype when stored */
+  /* scatter == 0 (zero-initialized stores are plain): store at the point's offset. scatter == 1 (an
+   * IR_SCATTER's store): at element `index` (an int64 instruction) past the buffer's offset at the point
+   * (its strides are 0) when 0 <= index < `limit` (an int64 instruction), nothing otherwise; op is an
+   * IrScatterOp (ADD: an atomic add on GPUs) */
+  uint8_t scatter, op;
+  int32_t index, limit;
 } KStore;
 
 typedef struct KPhase {

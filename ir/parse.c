@@ -260,6 +260,17 @@ static LoomStatus parse_node_line(Cursor *c, IrGraph *g, IdMap *nodes, IdMap *in
   } else if (strcmp(kw, "iota") == 0) {
     n.kind = IR_IOTA;
     nsrc = 0;
+  } else if (strcmp(kw, "gather") == 0 || strcmp(kw, "scatter") == 0) {
+    n.kind = kw[1] == 'a' ? IR_GATHER : IR_SCATTER;
+    nsrc = 3;
+    char mn[16];
+    int mode = -1;
+    if (!word(c, mn, sizeof mn)) return fail(c, "a gather mode or scatter op");
+    for (int i = 0; i < IR_GATHER_MODE_COUNT && n.kind == IR_GATHER; i++)
+      if (strcmp(mn, ir_gather_mode_name(i)) == 0) mode = i;
+    if (n.kind == IR_SCATTER) mode = strcmp(mn, "set") == 0 ? IR_SCATTER_SET : strcmp(mn, "add") == 0 ? IR_SCATTER_ADD : -1;
+    if (mode < 0) return fail(c, n.kind == IR_GATHER ? "raise, wrap or clip" : "set or add");
+    n.op = (uint16_t)mode;
   } else if (op_from_name(kw, &op)) {
     n.kind = IR_ELEM;
     n.op = (uint16_t)op;
@@ -313,6 +324,7 @@ static LoomStatus parse_node_line(Cursor *c, IrGraph *g, IdMap *nodes, IdMap *in
     if (m != nd) return fail(c, "one step per dim");
     break;
   case IR_SCAN:
+  case IR_GATHER:
   case IR_REDUCE:
     if ((st = expect(c, "axes")) || (st = parse_dims(c, &m, tmp))) return st;
     for (int i = 0; i < m; i++) {
@@ -429,6 +441,11 @@ static LoomStatus parse_instr(Cursor *c, KInstr *in, int32_t expect_id) {
     in->kind = KI_OFFSET;
     if ((st = expect(c, "buf")) || (st = parse_int(c, 0, INT32_MAX, &v))) return st;
     in->buf = v;
+  } else if (strcmp(kw, "gather") == 0) {
+    in->kind = KI_GATHER;
+    if ((st = expect(c, "buf")) || (st = parse_int(c, 0, INT32_MAX, &v))) return st;
+    in->buf = v;
+    if ((st = parse_ref(c, &in->src[0]))) return st;
   } else if (op_from_name(kw, &op)) {
     in->kind = KI_ELEM;
     in->op = (uint16_t)op;
@@ -571,6 +588,15 @@ LoomStatus ir_parse_kernel(Arena *a, const char *text, KernelIr **out, Diag *d) 
           if ((st = expect(&c, "buf")) || (st = parse_int(&c, 0, INT32_MAX, &v))) return st;
           s->buf = v;
           if ((st = parse_ref(&c, &s->value))) return st;
+          s->scatter = 0;
+          s->op = 0;
+          s->index = s->limit = -1;
+          if (accept(&c, "at")) {
+            s->scatter = 1;
+            if ((st = parse_ref(&c, &s->index)) || (st = expect(&c, "limit")) || (st = parse_ref(&c, &s->limit))) return st;
+            if (accept(&c, "add")) s->op = IR_SCATTER_ADD;
+            else if ((st = expect(&c, "set"))) return st;
+          }
           k->nstore++;
           p->nstores++;
         }

@@ -52,7 +52,7 @@ static const char *const kind_names[IR_KIND_COUNT] = {
     [IR_CAST] = "cast",   [IR_BROADCAST] = "broadcast", [IR_RESHAPE] = "reshape",
     [IR_PERMUTE] = "permute", [IR_SLICE] = "slice",     [IR_REDUCE] = "reduce",
     [IR_COPY] = "copy",   [IR_MATMUL] = "matmul", [IR_IOTA] = "iota",
-    [IR_SCAN] = "scan"};
+    [IR_SCAN] = "scan", [IR_GATHER] = "gather", [IR_SCATTER] = "scatter"};
 
 static int node_arity(const IrNode *n) { return ir_node_arity(n); }
 
@@ -104,6 +104,8 @@ void ir_print_graph(const IrGraph *g, int nroots, const int32_t *roots, StrBuf *
       const char *rn = reduce_op_name((LoomReduceOp)n->op);
       sb_printf(out, " %s", rn ? rn : "?");
     }
+    if (n->kind == IR_GATHER) sb_printf(out, " %s", ir_gather_mode_name(n->op) ? ir_gather_mode_name(n->op) : "?");
+    if (n->kind == IR_SCATTER) sb_printf(out, " %s", n->op == IR_SCATTER_ADD ? "add" : "set");
     if (n->flags & IR_FLAG_WEAK) sb_printf(out, " weak");
     sb_printf(out, " %s ", dtype_short_name(t));
     print_dims(out, n->ndim, n->shape);
@@ -134,6 +136,7 @@ void ir_print_graph(const IrGraph *g, int nroots, const int32_t *roots, StrBuf *
       print_dims(out, n->ndim, n->arg2);
       break;
     case IR_SCAN:
+    case IR_GATHER:
     case IR_REDUCE: {
       sb_printf(out, " axes [");
       int c = 0;
@@ -214,6 +217,7 @@ static void print_kernel(const KernelIr *k, bool with_name, StrBuf *out) {
     case KI_NPOINTS: sb_printf(out, "npoints %s", dt); break;
     case KI_PARAM: sb_printf(out, "param %s %d", dt, (int)in->op); break;
     case KI_OFFSET: sb_printf(out, "offset %s buf %d", dt, in->buf); break;
+    case KI_GATHER: sb_printf(out, "gather %s buf %d %%%d", dt, in->buf, in->src[0]); break;
     default: sb_printf(out, "? %s", dt); break;
     }
     sb_printf(out, "\n");
@@ -235,7 +239,10 @@ static void print_kernel(const KernelIr *k, bool with_name, StrBuf *out) {
     }
     for (int32_t s = 0; s < ph->nstores; s++) {
       int32_t si = ph->store_begin + s;
-      if (si >= 0 && si < k->nstore) sb_printf(out, " store buf %d %%%d", k->stores[si].buf, k->stores[si].value);
+      if (si < 0 || si >= k->nstore) continue;
+      const KStore *ks = &k->stores[si];
+      sb_printf(out, " store buf %d %%%d", ks->buf, ks->value);
+      if (ks->scatter) sb_printf(out, " at %%%d limit %%%d %s", ks->index, ks->limit, ks->op == IR_SCATTER_ADD ? "add" : "set");
     }
     sb_printf(out, "\n");
   }

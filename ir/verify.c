@@ -133,6 +133,22 @@ static LoomStatus verify_node(const IrGraph *g, int32_t i, Diag *d) {
       return BAD(d, "verify: scan %%%d must scan one axis of its source", i);
     if (!same_shape(x->ndim, x->shape, n->ndim, n->shape)) return BAD(d, "verify: scan %%%d has the wrong shape", i);
     break;
+  case IR_GATHER: {
+    int a = __builtin_ctz(n->axes ? n->axes : 1u);
+    const IrNode *ix = s[1], *dat = s[2];
+    bool ok = n->axes && __builtin_popcount(n->axes) == 1 && a < n->ndim && n->op < IR_GATHER_MODE_COUNT &&
+              ix->dtype == LOOM_INT64 && same_shape(ix->ndim, ix->shape, n->ndim, n->shape) &&
+              same_shape(x->ndim, x->shape, n->ndim, n->shape) && x->dtype == n->dtype && dat->dtype == n->dtype &&
+              dat->ndim == n->ndim && dat->shape[a] >= 1;
+    for (int k = 0; ok && k < n->ndim; k++) ok = k == a || dat->shape[k] == n->shape[k];
+    if (!ok) return BAD(d, "verify: gather %%%d: needs one axis, a mode, i64 indices and its view of the data at its shape", i);
+    break;
+  }
+  case IR_SCATTER:
+    if (n->op >= IR_SCATTER_OP_COUNT || s[1]->dtype != LOOM_INT64 || s[2]->dtype != n->dtype || x->dtype != n->dtype ||
+        !same_shape(x->ndim, x->shape, n->ndim, n->shape) || !same_shape(s[1]->ndim, s[1]->shape, s[2]->ndim, s[2]->shape))
+      return BAD(d, "verify: scatter %%%d: needs a base of its shape and dtype, i64 indices and values of one shape", i);
+    break;
   case IR_MATMUL: {
     const IrNode *y = s[1];
     int nd = n->ndim;
@@ -170,7 +186,7 @@ static LoomStatus verify_instr(const KernelIr *k, int32_t i, Diag *d) {
   if (in->dtype >= LOOM_DTYPE_COUNT || (dtype_compute(t) != t && in->kind != KI_CAST))
     return BAD(d, "verify kernel: %%%d has dtype %d, not a compute dtype", i, in->dtype);
   int nsrc = in->kind == KI_ELEM ? (op_info((LoomOp)in->op) ? op_info((LoomOp)in->op)->arity : 0)
-             : in->kind == KI_CAST ? 1 : 0;
+             : in->kind == KI_CAST || in->kind == KI_GATHER ? 1 : 0;
   LoomDType st[3] = {LOOM_BOOL, LOOM_BOOL, LOOM_BOOL};
   for (int s = 0; s < nsrc; s++) {
     if (in->src[s] < 0 || in->src[s] >= i)
@@ -249,6 +265,12 @@ static LoomStatus verify_instr(const KernelIr *k, int32_t i, Diag *d) {
     if (t != LOOM_INT64) return BAD(d, "verify kernel: offset %%%d must be i64", i);
     if (in->buf < 0 || in->buf >= k->nbuf || k->bufs[in->buf].is_output)
       return BAD(d, "verify kernel: offset %%%d reads buffer %d, not an input of %d", i, in->buf, k->nbuf);
+    break;
+  case KI_GATHER:
+    if (in->buf < 0 || in->buf >= k->nbuf || k->bufs[in->buf].is_output)
+      return BAD(d, "verify kernel: gather %%%d reads buffer %d, not an input of %d", i, in->buf, k->nbuf);
+    if (t != dtype_compute((LoomDType)k->bufs[in->buf].dtype) || st[0] != LOOM_INT64)
+      return BAD(d, "verify kernel: gather %%%d must load the buffer's compute dtype at an i64 offset", i);
     break;
   case KI_USER: /* the argument dtypes are checked against the snippet by codegen/snippet.c */
     if (!k->snippet) return BAD(d, "verify kernel: user call %%%d in a kernel without a snippet", i);
@@ -407,8 +429,17 @@ LoomStatus ir_verify_kernel(const KernelIr *k, Diag *d) {
           st = BAD(d, "verify kernel: phase %d stores to buffer %d, not an output", p, ks->buf);
         else if (ks->value < 0 || ks->value >= k->ninstr)
           st = BAD(d, "verify kernel: phase %d stores %%%d, not an instruction", p, ks->value);
-        else
+        else if (ks->scatter && (ks->index < 0 || ks->index >= k->ninstr || ks->limit < 0 || ks->limit >= k->ninstr ||
+                                 k->instrs[ks->index].dtype != LOOM_INT64 || k->instrs[ks->limit].dtype != LOOM_INT64 ||
+                                 ks->op >= IR_SCATTER_OP_COUNT || ph->kind != KP_MAP))
+          st = BAD(d, "verify kernel: scatter store %d needs i64 index and limit instructions in a map phase", s);
+        else {
           mark_deps(k, ks->value, need);
+          if (ks->scatter) {
+            mark_deps(k, ks->index, need);
+            mark_deps(k, ks->limit, need);
+          }
+        }
       }
     } else {
       st = BAD(d, "verify kernel: phase %d has unknown kind %d", p, ph->kind);

@@ -134,11 +134,12 @@ static LoomStatus mark_call_temps(Fuser *f, int32_t k) {
 /* Marks the realized nodes read outside their kernel (or not as KI_ACC). */
 static LoomStatus mark_temps(Fuser *f) {
   FusionPlan *p = f->p;
-  for (int32_t k = 0; k < p->nkernel; k++)
-    if (p->kernels[k].is_call) {
-      LoomStatus st = mark_call_temps(f, k);
-      if (st != LOOM_OK) return st;
-    }
+  for (int32_t k = 0; k < p->nkernel; k++) {
+    LoomStatus st = LOOM_OK;
+    if (p->kernels[k].is_call) st = mark_call_temps(f, k);
+    if (p->kernels[k].is_scatter) st = pass_fuse_mark_scatter_temps(f, k);
+    if (st != LOOM_OK) return st;
+  }
   for (int32_t x = 0; x < p->nnodes; x++) {
     int32_t k = p->kernel_of[x];
     if (k < 0) continue;
@@ -178,7 +179,7 @@ static LoomStatus bound_cones(Fuser *f, const uint8_t *live, uint8_t *realized) 
   if (!cn || !cb) return diag_error(f->d, LOOM_ERR_OUT_OF_MEMORY, "fuse: out of memory (%d nodes)", nn);
   for (int32_t x = 0; x < nn; x++) {
     const IrNode *n = &g->nodes[x];
-    if (!live[x] || (n->kind != IR_ELEM && n->kind != IR_CAST)) continue;
+    if (!live[x] || !pass_cone_kind(n->kind)) continue;
     int32_t bufs = pass_fuse_buf_cap(n->ndim + 1) - 2;
     for (;;) {
       int64_t en = 1, eb = 0, big_size = -1;
@@ -186,7 +187,7 @@ static LoomStatus bound_cones(Fuser *f, const uint8_t *live, uint8_t *realized) 
       for (int i = 0; i < pass_fuse_elem_arity(n); i++) {
         int32_t sx = n->src[i];
         const IrNode *sn = &g->nodes[sx];
-        if ((sn->kind == IR_ELEM || sn->kind == IR_CAST) && !f->p->is_stop[sx]) {
+        if (pass_cone_kind(sn->kind) && !f->p->is_stop[sx]) {
           en += cn[sx];
           eb += cb[sx];
           if (cn[sx] + cb[sx] > big_size) {
@@ -263,7 +264,10 @@ LoomStatus pass_fuse(IrModule *m, Diag *d) {
   for (int32_t x = g->nnodes - 1; x >= 0; x--) {
     if (!live[x]) continue;
     const IrNode *n = &g->nodes[x];
-    if (n->kind == IR_REDUCE || n->kind == IR_COPY || n->kind == IR_MATMUL || n->kind == IR_SCAN) realized[x] = 1;
+    if (n->kind == IR_REDUCE || n->kind == IR_COPY || n->kind == IR_MATMUL || n->kind == IR_SCAN || n->kind == IR_SCATTER)
+      realized[x] = 1;
+    if (pass_fuse_movement_kind(n->kind) && g->nodes[n->src[0]].kind == IR_GATHER) /* a leaf of a view: in memory */
+      realized[n->src[0]] = 1;
     for (int i = 0; i < 3; i++)
       if (n->src[i] >= 0 && n->src[i] < x) {
         live[n->src[i]] = 1;
@@ -286,6 +290,7 @@ LoomStatus pass_fuse(IrModule *m, Diag *d) {
     } else {
       if ((st = pass_fuse_collect_reads(&f, x)) != LOOM_OK) return st;
       if (g->nodes[x].kind == IR_REDUCE || g->nodes[x].kind == IR_SCAN) st = pass_fuse_place_reduce(&f, x);
+      else if (g->nodes[x].kind == IR_SCATTER) st = pass_fuse_place_scatter(&f, x);
       else st = pass_fuse_place_other(&f, x);
     }
     if (st != LOOM_OK) return st;

@@ -116,11 +116,12 @@ LoomStatus pass_resolve_read(const IrGraph *g, const FusedKernel *k, bool final_
 /* ---- cones ------------------------------------------------------------------------------------------- */
 
 static bool is_stop(const FusionPlan *p, const IrNode *n, int32_t x) {
-  return p->is_stop[x] && (n->kind == IR_ELEM || n->kind == IR_CAST);
+  return p->is_stop[x] && pass_cone_kind(n->kind);
 }
 
 int pass_fuse_elem_arity(const IrNode *n) {
   if (n->kind == IR_CAST) return 1;
+  if (n->kind == IR_GATHER) return 2; /* the data's view (a read) and the index (an operand) */
   const OpInfo *info = op_info((LoomOp)n->op);
   return info ? info->arity : 0;
 }
@@ -136,7 +137,7 @@ LoomStatus pass_fuse_walk_cone(Fuser *f, int32_t start) {
     if (f->stamp[x] == f->gen) continue;
     f->stamp[x] = f->gen;
     const IrNode *n = &f->g->nodes[x];
-    if ((n->kind == IR_ELEM || n->kind == IR_CAST) && (x == start || !is_stop(f->p, n, x))) {
+    if (pass_cone_kind(n->kind) && (x == start || !is_stop(f->p, n, x))) {
       if ((st = pass_fuse_push_i32(f, &f->cone, &f->ncone, &f->capcone, x)) != LOOM_OK) return st;
       for (int i = pass_fuse_elem_arity(n) - 1; i >= 0 && st == LOOM_OK; i--)
         if (f->stamp[n->src[i]] != f->gen) st = pass_fuse_push_i32(f, &f->stack, &nstack, &f->capstack, n->src[i]);
@@ -150,7 +151,7 @@ LoomStatus pass_fuse_walk_cone(Fuser *f, int32_t start) {
 /* The node whose value realized node x stores (its cone's top). */
 int32_t pass_fuse_stored_value(const IrGraph *g, int32_t x) {
   const IrNode *n = &g->nodes[x];
-  return (n->kind == IR_REDUCE || n->kind == IR_COPY || n->kind == IR_SCAN) ? n->src[0] : x;
+  return (n->kind == IR_REDUCE || n->kind == IR_COPY || n->kind == IR_SCAN || n->kind == IR_SCATTER) ? n->src[0] : x;
 }
 
 /* Fills f->reads with the tops read by x's cone (a product: its two operands). */

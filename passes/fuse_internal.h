@@ -88,6 +88,11 @@ bool pass_fuse_same_dims(int na, const int64_t *a, int nb, const int64_t *b);
 LoomStatus pass_fuse_place_reduce(Fuser *f, int32_t x); /* a reduction or scan x (reads in f->reads) */
 LoomStatus pass_fuse_place_other(Fuser *f, int32_t x);  /* any other realized x (reads in f->reads) */
 
+/* ---- fuse_gather.c ------------------------------------------------------------------------------------ */
+bool pass_fuse_movement_kind(int kind);
+LoomStatus pass_fuse_place_scatter(Fuser *f, int32_t x);      /* the base's kernel, then the scatter kernel */
+LoomStatus pass_fuse_mark_scatter_temps(Fuser *f, int32_t k); /* the index's and values' producers' temps */
+
 /* ---- fuse_calls.c ------------------------------------------------------------------------------------- */
 LoomStatus pass_fuse_copy_call_roots(IrModule *m, Diag *d);
 void pass_fuse_plan_operands(Fuser *f, int32_t x, uint8_t *realized);

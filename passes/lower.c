@@ -131,11 +131,14 @@ enum { LOWER_MAX_PARAMS = 64 }; /* parameters per kernel; further constants are 
  * run-time one is a hardware division per element, none on GPUs), and parameters past LOWER_MAX_PARAMS
  * (GPU parameter blocks are small). */
 static LoomStatus const_value(Lower *l, const IrNode *leaf, bool bake, int32_t *out) {
-  LoomDType ct = dtype_compute((LoomDType)leaf->dtype);
+  return pass_lower_param(l, dtype_compute((LoomDType)leaf->dtype), leaf->value, bake, out);
+}
+
+LoomStatus pass_lower_param(Lower *l, LoomDType ct, Scalar value, bool bake, int32_t *out) {
   KInstr in;
   if (bake || dtype_is_complex(ct) || l->nparam >= LOWER_MAX_PARAMS) {
     pass_lower_init_instr(&in, KI_CONST, ct);
-    in.value = leaf->value;
+    in.value = value;
     return pass_lower_emit(l, &in, out);
   }
   int32_t p = l->nparam;
@@ -147,7 +150,7 @@ static LoomStatus const_value(Lower *l, const IrNode *leaf, bool bake, int32_t *
     l->param_word = nw;
     l->capparam = ncap;
   }
-  l->param_word[p] = ir_param_word(ct, leaf->value);
+  l->param_word[p] = ir_param_word(ct, value);
   l->nparam++;
   pass_lower_init_instr(&in, KI_PARAM, ct);
   in.op = (uint16_t)p;
@@ -165,7 +168,7 @@ static bool bakes_operand(LoomOp op, int i, LoomDType od) {
 /* Whether node x is read (not computed) in value() and is a constant: a parameter per use. */
 static bool const_read(const Lower *l, int32_t x) {
   const IrNode *n = &l->g->nodes[x];
-  return ((n->kind != IR_CAST && n->kind != IR_ELEM) || l->p->is_stop[x]) && pass_const_of(l->g, x) >= 0;
+  return (!pass_cone_kind(n->kind) || l->p->is_stop[x]) && pass_const_of(l->g, x) >= 0;
 }
 
 static LoomStatus read_value_as(Lower *l, int32_t x, int space, bool bake, int32_t *out) {
@@ -177,12 +180,20 @@ static LoomStatus read_value_as(Lower *l, int32_t x, int space, bool bake, int32
   if (r.is_const) return const_value(l, leaf, bake, out);
   if (r.is_acc) return reduce_result(l, r.acc_phase, false, out);
   int32_t b;
-  if (leaf->kind == IR_IOTA) { /* no memory: the view's element offset is the value */
-    if ((st = pass_lower_buffer(l, LOOM_INT64, false, SB_INDEX, -1, r.offset, r.strides, &b)) != LOOM_OK) return st;
-    pass_lower_init_instr(&in, KI_OFFSET, LOOM_INT64);
-    in.buf = b;
-    return pass_lower_emit(l, &in, out);
-  }
+  if ((st = pass_lower_bind_read(l, &r, &b)) != LOOM_OK) return st;
+  pass_lower_init_instr(&in, leaf->kind == IR_IOTA ? KI_OFFSET : KI_LOAD,
+                        leaf->kind == IR_IOTA ? LOOM_INT64 : dtype_compute((LoomDType)leaf->dtype));
+  in.buf = b;
+  return pass_lower_emit(l, &in, out);
+}
+
+LoomStatus pass_lower_bind_read(Lower *l, const ReadInfo *rp, int32_t *out) {
+  ReadInfo r = *rp;
+  const IrNode *leaf = &l->g->nodes[r.leaf];
+  LoomStatus st;
+  int32_t b;
+  if (leaf->kind == IR_IOTA) /* no memory: the view's element offset is the value (KI_OFFSET) */
+    return pass_lower_buffer(l, LOOM_INT64, false, SB_INDEX, -1, r.offset, r.strides, out);
   if (leaf->kind == IR_INPUT) {
     LOOM_ASSERT(l->d, leaf->input >= 0 && leaf->input < l->g->ninputs);
     st = pass_lower_buffer(l, (LoomDType)leaf->dtype, false, SB_INPUT, leaf->input, r.offset, r.strides, &b);
@@ -193,10 +204,8 @@ static LoomStatus read_value_as(Lower *l, int32_t x, int space, bool bake, int32
     if (t >= 0) st = pass_lower_buffer(l, (LoomDType)leaf->dtype, false, SB_TEMP, t, r.offset, r.strides, &b);
     else st = pass_lower_buffer(l, (LoomDType)leaf->dtype, false, SB_OUTPUT, l->out_of[r.leaf], r.offset, r.strides, &b);
   }
-  if (st != LOOM_OK) return st;
-  pass_lower_init_instr(&in, KI_LOAD, dtype_compute((LoomDType)leaf->dtype));
-  in.buf = b;
-  return pass_lower_emit(l, &in, out);
+  *out = b;
+  return st;
 }
 
 static LoomStatus read_value(Lower *l, int32_t x, int space, int32_t *out) {
@@ -226,6 +235,7 @@ static LoomStatus emit_node(Lower *l, int32_t x, const int32_t *s_in, bool for_s
   LoomDType sd = (LoomDType)n->dtype; /* a storage dtype when rd != sd */
   if (n->kind == IR_CAST)
     return rd != sd ? pass_lower_round_once(l, s[0], sd, for_store, out) : pass_lower_cast_to(l, s[0], rd, out);
+  if (n->kind == IR_GATHER) return pass_lower_gather(l, x, s[0], l->space, out);
   LoomOp op = (LoomOp)n->op;
   const OpInfo *info = op_info(op);
   if (!info) return diag_error(l->d, LOOM_ERR_INTERNAL, "lower: unknown op %d at %%%d", op, x);
@@ -287,17 +297,18 @@ static LoomStatus value(Lower *l, int32_t root, int space, bool is_start, bool s
     const IrNode *n = &l->g->nodes[x];
     bool stop = l->p->is_stop[x] && !top[2];
     int32_t v;
-    if ((n->kind != IR_CAST && n->kind != IR_ELEM) || stop) {
+    if (!pass_cone_kind(n->kind) || stop) {
       if ((st = read_value(l, x, space, &v)) != LOOM_OK) return st;
     } else {
       const OpInfo *info = n->kind == IR_ELEM ? op_info((LoomOp)n->op) : NULL;
       if (n->kind == IR_ELEM && !info) return diag_error(l->d, LOOM_ERR_INTERNAL, "lower: unknown op %d at %%%d", n->op, x);
-      int arity = n->kind == IR_CAST ? 1 : info->arity;
+      int arity = n->kind == IR_ELEM ? info->arity : 1;
+      const int32_t *srcs = n->kind == IR_GATHER ? &n->src[1] : n->src; /* a gather's operand: its index */
       while (top[1] < arity &&
-             (l->memo[(size_t)n->src[top[1]] * 2 + (size_t)space] >= 0 || const_read(l, n->src[top[1]])))
+             (l->memo[(size_t)srcs[top[1]] * 2 + (size_t)space] >= 0 || const_read(l, srcs[top[1]])))
         top[1]++;
       if (top[1] < arity) { /* descend into the next operand not yet computed */
-        if ((st = push_frame(l, nf, n->src[top[1]], false)) != LOOM_OK) return st;
+        if ((st = push_frame(l, nf, srcs[top[1]], false)) != LOOM_OK) return st;
         nf++;
         continue;
       }
@@ -308,14 +319,15 @@ static LoomStatus value(Lower *l, int32_t root, int space, bool is_start, bool s
                                                                (LoomDType)l->g->nodes[n->src[1]].dtype))
                          : LOOM_BOOL;
       for (int i = 0; i < arity; i++) {
-        if (const_read(l, n->src[i])) { /* a parameter per use (const_value) */
+        if (const_read(l, srcs[i])) { /* a parameter per use (const_value) */
           bool bake = n->kind == IR_ELEM && bakes_operand((LoomOp)n->op, i, od);
-          if ((st = read_value_as(l, n->src[i], space, bake, &s[i])) != LOOM_OK) return st;
+          if ((st = read_value_as(l, srcs[i], space, bake, &s[i])) != LOOM_OK) return st;
         } else {
-          s[i] = l->memo[(size_t)n->src[i] * 2 + (size_t)space];
+          s[i] = l->memo[(size_t)srcs[i] * 2 + (size_t)space];
         }
       }
       bool for_store = nf == 1 && store_only && l->p->is_stop[x];
+      l->space = space;
       if ((st = emit_node(l, x, s, for_store, &v)) != LOOM_OK) return st;
     }
     if ((st = set_memo(l, x, space, v)) != LOOM_OK) return st;
@@ -323,6 +335,12 @@ static LoomStatus value(Lower *l, int32_t root, int space, bool is_start, bool s
   }
   *out = l->memo[(size_t)root * 2 + (size_t)space];
   return LOOM_OK;
+}
+
+LoomStatus pass_lower_read(Lower *l, int32_t x, int space, int32_t *out) { return read_value(l, x, space, out); }
+
+LoomStatus pass_lower_value(Lower *l, int32_t x, int space, int32_t *out) {
+  return value(l, x, space, false, false, out);
 }
 
 static LoomStatus add_store(Lower *l, int32_t node, bool final_space, int32_t val) {
@@ -366,7 +384,7 @@ static LoomStatus add_store(Lower *l, int32_t node, bool final_space, int32_t va
 
 static int32_t value_node(const IrGraph *g, int32_t x) {
   const IrNode *n = &g->nodes[x];
-  return (n->kind == IR_REDUCE || n->kind == IR_COPY || n->kind == IR_SCAN) ? n->src[0] : x;
+  return (n->kind == IR_REDUCE || n->kind == IR_COPY || n->kind == IR_SCAN || n->kind == IR_SCATTER) ? n->src[0] : x;
 }
 
 static int64_t iabs(int64_t v) { return v < 0 ? -v : v; }
@@ -460,6 +478,10 @@ static LoomStatus lower_kernel(Lower *l, int32_t kidx) {
     int32_t begin = l->nstore;
     for (int i = 0; i < K->nmap; i++) {
       int32_t v;
+      if (K->is_scatter) { /* lower_gather.c */
+        if ((st = pass_lower_scatter_store(l, K->maps[i])) != LOOM_OK) return st;
+        continue;
+      }
       if ((st = value(l, value_node(g, K->maps[i]), 0, true, true, &v)) != LOOM_OK) return st;
       if ((st = add_store(l, K->maps[i], false, v)) != LOOM_OK) return st;
     }
@@ -494,6 +516,7 @@ static LoomStatus lower_kernel(Lower *l, int32_t kidx) {
   if (!k) return pass_lower_oom(l);
   const char *hint = "map";
   char hb[32];
+  if (K->is_scatter) hint = "scatter";
   if (K->is_reduction) {
     snprintf(hb, sizeof hb, "%s_%s", K->is_scan ? "scan" : "reduce", reduce_op_name((LoomReduceOp)g->nodes[K->reduces[0]].op));
     hint = hb;

@@ -39,6 +39,7 @@ typedef struct Lower {
   int32_t nstore, capstore;
   KPhase *phases;
   int32_t nphase;
+  int space; /* the phase space of the node value() is emitting (0: (o, r); 1: o) */
 } Lower;
 
 enum { EXACT_F16 = 1, EXACT_BF16 = 2 }; /* Lower.exact bits: the value is a float16 / bfloat16 value */
@@ -62,6 +63,24 @@ LoomStatus pass_lower_round_once(Lower *l, int32_t x, LoomDType s, bool for_stor
 /* The buffer for a binding (reads are shared; every store gets its own). */
 LoomStatus pass_lower_buffer(Lower *l, LoomDType dtype, bool is_output, SchedBufKind kind, int32_t index,
                              int64_t offset, const int64_t *strides, int32_t *out);
+
+/* A scalar parameter of compute dtype ct (KI_PARAM, its launch word recorded), or a KI_CONST when bake is
+ * set, the value is complex, or the kernel has too many parameters. */
+LoomStatus pass_lower_param(Lower *l, LoomDType ct, Scalar value, bool bake, int32_t *out);
+/* The buffer a resolved read binds (an input, a temp, an output; an iota's index buffer). */
+LoomStatus pass_lower_bind_read(Lower *l, const ReadInfo *r, int32_t *out);
+/* The value of read top x (a view of a leaf: a constant, an accumulator or a load), not walking a cone:
+ * safe inside value()'s walk (pass_lower_value is not: it runs a walk of its own). */
+LoomStatus pass_lower_read(Lower *l, int32_t x, int space, int32_t *out);
+/* The instruction of node x (its cone) in phase space `space`; a realized x is read. Not reentrant. */
+LoomStatus pass_lower_value(Lower *l, int32_t x, int space, int32_t *out);
+
+/* ---- lower_gather.c ----------------------------------------------------------------------------------- */
+/* The value of IR_GATHER x at the point from its index's instruction: the index made an element of the
+ * axis by the mode, times the data's axis stride, read by KI_GATHER (or a constant, or an iota's offset). */
+LoomStatus pass_lower_gather(Lower *l, int32_t x, int32_t idx, int space, int32_t *out);
+/* The scatter kernel's store of IR_SCATTER x (values at their indices into x's buffer). */
+LoomStatus pass_lower_scatter_store(Lower *l, int32_t x);
 
 /* ---- lower_call.c ------------------------------------------------------------------------------------- */
 LoomStatus pass_lower_call(Lower *l, int32_t kidx); /* the call kernel kidx of the plan */

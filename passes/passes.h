@@ -56,6 +56,10 @@ int32_t pass_const_of(const IrGraph *g, int32_t x);
 /* C-contiguous strides of a shape (elements). */
 void pass_contiguous_strides(int ndim, const int64_t *shape, int64_t *strides);
 
+/* Kinds computed inside a kernel's cone (read from their operands at the point): elementwise ops, casts
+ * and gathers (whose src[0], the data's view, is read as any view; src[1], the index, is an operand). */
+static inline bool pass_cone_kind(int kind) { return kind == IR_ELEM || kind == IR_CAST || kind == IR_GATHER; }
+
 /* calls.c: what the passes know about library-call nodes (IR_MATMUL). */
 /* Whether a BLAS reads (or writes) the matrices of an array of shape [B..., R, C] with these element
  * strides in place: no negative stride, and per matrix one unit-stride dim (or size 1) whose partner
@@ -95,6 +99,10 @@ typedef struct FusedKernel {
   bool is_call;
   int32_t call, call_store;
   CallEpilogue epi;
+  /* the scatter kernel of an IR_SCATTER (maps = that node alone): over its index shape, it stores the
+   * values at the computed positions of the node's buffer, which an earlier kernel filled with the base
+   * (that kernel stores the node as an ordinary map whose value is the base: fuse_gather.c) */
+  bool is_scatter;
 } FusedKernel;
 
 typedef struct FusionPlan {

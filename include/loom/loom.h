@@ -274,6 +274,24 @@ LOOM_API LoomStatus loom_reduce_dtype(LoomGraph *g, LoomReduceOp op, LoomNode x,
 LOOM_API LoomStatus loom_scan(LoomGraph *g, LoomReduceOp op, LoomNode x, int32_t axis, LoomDType dtype,
                               LoomNode *out);
 
+/* ---- gathers and scatters: reads and writes at computed positions, inside fused kernels ----------------
+ * loom_gather: out[p] = data[p with p[axis] replaced by idx[p]] (numpy.take_along_axis): idx has data's
+ * rank and broadcasts with data on every other axis (ints or bool, any width); axis may be negative.
+ * mode 0 "raise": a negative index counts from the end; the range is NOT checked here (a kernel cannot
+ * raise): check it first (loom's Python package reads the index's min and max, one small reduction, and
+ * raises IndexError as NumPy does); an index still out of range is clamped, never read outside the array.
+ * mode 1 "wrap": modulo the extent; mode 2 "clip": clamped to [0, extent - 1] (negative -> 0, as NumPy).
+ * The index's producers and the gather's consumers fuse into one kernel.
+ * loom_scatter: base with base.flat[idx[p]] = values[p] (row-major flat index into base; values broadcast
+ * to idx's shape and cast to base's dtype); indices outside [0, base.size) write nothing (apply modes and
+ * negative indices first; -1 is "skip"). op 0 sets: where an index repeats, one of its values is kept
+ * (which one is unspecified: threads race), op 1 adds every value (numpy.add.at; ints, float32, float64).
+ * Realized by a kernel writing base into the result and a kernel over idx's shape writing the values; a
+ * result that is an output must be C-contiguous. */
+LOOM_API LoomStatus loom_gather(LoomGraph *g, LoomNode data, LoomNode idx, int32_t axis, int32_t mode, LoomNode *out);
+LOOM_API LoomStatus loom_scatter(LoomGraph *g, LoomNode base, LoomNode idx, LoomNode values, int32_t op,
+                                 LoomNode *out);
+
 /* ---- linear algebra ------------------------------------------------------------------------------------
  * Matrix products are graph nodes: lazy, fused with their elementwise neighbours, and run as one call of
  * the device's BLAS (loaded at run time: a host BLAS such as OpenBLAS, cuBLASLt on NVIDIA; a missing

@@ -1,5 +1,15 @@
-"""_indexing.py: a[key] and a[key] = value (basic indexing makes views; advanced indexing goes through
-NumPy, via the host for a GPU array), indexing of traced values as graph nodes, where and nonzero.
+"""_indexing.py: a[key] and a[key] = value, indexing of traced values as graph nodes, where and nonzero.
+
+Basic indexing makes views. Advanced indexing (integer and boolean arrays) is lazy and on the device:
+a gather node (_core.gather, IR_GATHER) reads a at computed positions inside the fused kernel of its
+consumers (`a[idx] * 2 + b` is one kernel), and an assignment is a scatter node (_core.scatter) that
+writes a's new value (kernels: a's old value, then the values at their flat positions). Integer indices
+are checked as NumPy does (IndexError naming the first bad one found): host index arrays (lists, NumPy)
+on the host for free, device ones by one small fused min/max reduction read at the call (a sync, no
+transfer of the indices). A boolean mask's positions come from a scan of the mask (IR_SCAN) and a
+scatter of the point indices to their ranks; the result's size needs one small read (the count).
+Repeated indices in an assignment store one of their values (which one is unspecified: NumPy leaves it
+undefined for fancy assignment too).
 """
 import builtins
 import operator
@@ -7,7 +17,7 @@ import operator
 import numpy
 
 from . import _core
-from ._common import _from_numpy, _check_scalar_store
+from ._common import _from_numpy, _check_scalar_store, _OPS, _code
 from ._ndarray import ndarray, _operand
 from ._creation import asarray
 
@@ -20,12 +30,6 @@ def _is_advanced(key):
         if isinstance(e, (bool, numpy.bool_)):
             return True
     return False
-
-
-def _key_to_numpy(key):
-    k = key if isinstance(key, tuple) else (key,)
-    out = tuple(e._np() if isinstance(e, ndarray) else e for e in k)
-    return out if isinstance(key, tuple) else out[0]
 
 
 def _lazy_index(x, key):
@@ -78,8 +82,7 @@ def _getitem(self, key):
     if _is_advanced(key):
         if self._tracer:
             raise TypeError("@loom.fuse: boolean or integer-array indexing cannot be traced")
-        k = _key_to_numpy(key)
-        return _from_numpy(self._np()[k], copy=True, device=self._device)
+        return _advanced_getitem(self, key)
     if self._tracer:
         return _lazy_index(self, key)
     k = key if isinstance(key, tuple) else (key,)
@@ -102,17 +105,15 @@ def _setitem(self, key, value):
     elif type(value) is int and self.dtype.kind == "b":
         value = value != 0  # into a bool array NumPy stores any Python int's truth value (2**64: True)
     if _is_advanced(key):
-        k = _key_to_numpy(key)
         if isinstance(value, ndarray) and value._tracer:
             raise TypeError("@loom.fuse values cannot be stored")
-        v = value._np() if isinstance(value, ndarray) else value
-        _core.flush()  # pending values read this memory through the graph: compute them first
-        if self._on_gpu:  # through a host copy: the C API has no scatter yet
-            h = self._np()
-            h[k] = v
-            _core.assign(self, _from_numpy(h, copy=True, device=self._device))
-            return
-        self._np()[k] = v
+        if seq:
+            value = _from_numpy(numpy.asarray(raw, dtype=self.dtype), copy=True, device=self._device)
+        elif not isinstance(raw, (ndarray, numpy.ndarray)):  # a scalar: NumPy's fancy store decides (300 -> int8 raises,
+            slot = numpy.zeros(1, dtype=self.dtype)  # numpy.int64(300) wraps to 44)
+            slot[[0]] = raw
+            value = _operand(slot[0])
+        _advanced_setitem(self, key, value)
         return
     if self._lazy:
         _core.eval(self)
@@ -232,7 +233,337 @@ def where(condition, x=None, y=None):
 
 
 def nonzero(a):
-    return tuple(_from_numpy(i, copy=True) for i in numpy.nonzero(asarray(a)._np()))
+    """The indices of the non-zero elements, one int64 array per axis (numpy.nonzero): the flat positions
+    (a scan of a != 0 and a scatter of the point indices to their ranks, on the device; one small read
+    of the count) unravelled per axis."""
+    a = asarray(a)
+    if a.ndim == 0:
+        numpy.nonzero(numpy.zeros(()))  # NumPy 2's error for 0-d arrays
+        return nonzero(a.reshape(1))
+    flat = _flat_positions(a)
+    if a.ndim == 1:
+        return (flat,)
+    out, step = [], 1
+    for n in reversed(a.shape):
+        q = _b("floordiv", flat, step) if step > 1 else flat
+        out.append(_b("mod", q, n))
+        step *= n
+    return tuple(reversed(out))
+
+
+# ---- gathers and scatters -----------------------------------------------------------------------------
+_MODES = {"raise": 0, "wrap": 1, "clip": 2}
+_INT64 = None
+
+
+def _b(name, x, y):
+    return _core.binary(_OPS[name], x, y)
+
+
+def _i64():
+    return _code("int64")
+
+
+def _mode_code(mode):
+    if mode not in _MODES:
+        raise ValueError(f"clipmode must be one of 'clip', 'raise', or 'wrap' (got {mode!r})")
+    return _MODES[mode]
+
+
+def _index_arg(idx, device):
+    """(loom int64-or-int array, host copy or None) of an index argument: a loom array stays on its device,
+    lists / NumPy arrays / ints are converted (their host copy kept: range checks cost nothing)."""
+    if isinstance(idx, ndarray):
+        if idx.dtype.kind not in "iub":
+            raise IndexError("arrays used as indices must be of integer (or boolean) type")
+        return idx, None
+    h = numpy.asarray(idx)
+    if h.dtype.kind == "f" and h.size == 0 or h.dtype.kind == "b":
+        h = h.astype(numpy.intp)
+    if h.dtype.kind not in "iu":
+        raise IndexError("arrays used as indices must be of integer (or boolean) type")
+    return _from_numpy(h, copy=True, device=device), h
+
+
+def _bad_index_error(bad, axis, n):
+    return IndexError(f"index {bad} is out of bounds for axis {axis} with size {n}")
+
+
+def _check_indices(items):
+    """NumPy's IndexError for the first (idx, host, n, axis) whose index leaves [-n, n): host arrays are
+    checked on the host; device arrays by one fused min/max reduction each, read together (one sync)."""
+    pending = []
+    for idx, h, n, axis in items:
+        if h is not None:
+            if h.size:
+                bad = h[(h < -n) | (h >= n)]
+                if bad.size:
+                    raise _bad_index_error(int(bad.flat[0]), axis, n)
+        elif idx.size:
+            pending.append((idx.min(), idx.max(), n, axis))
+    if not pending:
+        return
+    _core.eval(*[v for p in pending for v in p[:2]])
+    for lo, hi, n, axis in pending:
+        lo, hi = int(lo), int(hi)
+        if hi >= n:
+            raise _bad_index_error(hi, axis, n)
+        if lo < -n:
+            raise _bad_index_error(lo, axis, n)
+
+
+def _reshape_lazy(x, shape):
+    shape = tuple(shape)
+    return x if x.shape == shape else _core.movement(0, x, shape, None, None)
+
+
+def _take(a, idx, axis, mode):
+    """numpy.take(a, idx, axis) with idx a loom integer array already checked (mode 'raise'): one gather
+    node of shape a.shape[:axis] + idx.shape + a.shape[axis + 1:]. The data (not the result) is reshaped
+    so the index fills the axis, so the gather stays fusable with its consumers."""
+    pre, n, post = a.shape[:axis], a.shape[axis], a.shape[axis + 1:]
+    k = idx.ndim
+    if n == 0 and idx.size and numpy.prod(pre + post, dtype=numpy.int64):
+        raise IndexError("cannot do a non-empty take from an empty axes.")
+    if k == 0:  # one position: a gather of one, the axis then dropped
+        r = _core.gather(a, _reshape_lazy(idx, (1,) * a.ndim), axis, _mode_code(mode))
+        return _core.movement(5, r, [axis], None, None)
+    data = _reshape_lazy(a, pre + (1,) * (k - 1) + (n,) + post)
+    ix = _reshape_lazy(idx, (1,) * len(pre) + idx.shape + (1,) * len(post))
+    return _core.gather(data, ix, axis + k - 1, _mode_code(mode))
+
+
+def _normalize_axis(axis, ndim):
+    try:
+        i = operator.index(axis)
+    except TypeError:
+        raise TypeError(f"'{type(axis).__name__}' object cannot be interpreted as an integer") from None
+    if not -ndim <= i < ndim:
+        raise numpy.exceptions.AxisError(i, ndim)
+    return i + ndim if i < 0 else i
+
+
+def _take_api(a, indices, axis=None, mode="raise"):
+    """numpy.take on the device: a lazy gather (no host round trip but the range check of device indices
+    in mode 'raise', one small reduction read at the call)."""
+    a = asarray(a)
+    code = _mode_code(mode)
+    if axis is None:
+        a, axis = _reshape_lazy(a, (a.size,)), 0
+    else:
+        axis = _normalize_axis(axis, a.ndim)
+    idx, h = _index_arg(indices, a._device)
+    if code == 0:
+        _check_indices([(idx, h, a.shape[axis], axis)])
+    return _take(a, idx, axis, mode)
+
+
+def _take_along_axis_api(arr, indices, axis=-1):
+    """numpy.take_along_axis on the device: one gather node (indices broadcast with arr off the axis)."""
+    arr = asarray(arr)
+    idx, h = _index_arg(indices, arr._device)
+    if axis is None:
+        if idx.ndim != 1:
+            raise ValueError("when axis=None, `indices` must have a single dimension.")
+        arr, axis = _reshape_lazy(arr, (arr.size,)), 0
+    elif idx.ndim != arr.ndim:
+        raise ValueError("`indices` and `arr` must have the same number of dimensions")
+    axis = _normalize_axis(axis, arr.ndim)
+    _check_indices([(idx, h, arr.shape[axis], axis)])
+    for i, (u, v) in enumerate(zip(arr.shape, idx.shape)):
+        if i != axis and u != v and u != 1 and v != 1:
+            raise ValueError(f"shape mismatch: indexing arrays could not be broadcast together with shapes "
+                             f"{arr.shape} {idx.shape}")
+    return _core.gather(arr, idx, axis, 0)
+
+
+def _flat_positions(a):
+    """The flat (row-major) positions of a's non-zero elements, int64, on the device: ranks by an
+    inclusive scan of the mask, the count read back (one small sync), then a scatter of each true point's
+    index to its rank (the others are skipped: index -1)."""
+    m = a if a.dtype == numpy.bool_ else _b("ne", a, 0)
+    m = _reshape_lazy(m, (a.size,))
+    if a.size == 0:
+        return _from_numpy(numpy.zeros(0, numpy.int64), copy=True, device=a._device)
+    ranks = _core.scan(0, _core.cast(m, _i64()), 0, -1)
+    count = int(ranks[-1])
+    base = _core.movement(2, _core.const(0, _i64()), (count,), None, None)
+    dest = _core.where(m, _b("sub", ranks, 1), -1)
+    return _core.scatter(base, dest, _core.iota((a.size,)), 0)
+
+
+def _expand_key(key, a, device):
+    """The key as a list of ('basic', slice or None) / ('int', i) / ('arr', loom int array, host copy or
+    None, span) items with the Ellipsis expanded: a boolean array of k dims becomes one 'arr' item of the
+    flat positions of its true elements spanning k dims; a 0-d boolean adds a unit axis indexed by [0] or
+    []."""
+    k = key if isinstance(key, tuple) else (key,)
+    items, nreal, nell = [], 0, 0
+    for e in k:
+        if e is Ellipsis:
+            nell += 1
+            items.append(("ell",))
+        elif e is None or isinstance(e, slice):
+            items.append(("basic", e))
+            nreal += e is not None
+        elif isinstance(e, (bool, numpy.bool_)) or (isinstance(e, (ndarray, numpy.ndarray)) and e.dtype == numpy.bool_) \
+                or (isinstance(e, list) and len(e) and builtins.all(isinstance(v, (bool, numpy.bool_)) for v in e)):
+            m = e if isinstance(e, ndarray) else numpy.asarray(e)
+            if m.ndim == 0:
+                items.append(("basic", None))  # a new unit axis, indexed by [0] (True) or [] (False)
+                items.append(("bool0", _from_numpy(numpy.arange(int(bool(m))), copy=True, device=device)))
+                continue
+            items.append(("mask", m))
+            nreal += m.ndim
+        elif isinstance(e, (ndarray, numpy.ndarray, list, tuple)):
+            idx, h = _index_arg(e, device)
+            items.append(("arr", idx, h, 1, False))
+            nreal += 1
+        else:
+            try:
+                items.append(("int", operator.index(e)))
+            except TypeError:
+                raise IndexError("only integers, slices (`:`), ellipsis (`...`), numpy.newaxis (`None`) and integer "
+                                 "or boolean arrays are valid indices") from None
+            nreal += 1
+    if nell > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    if nreal > a.ndim:
+        raise IndexError(f"too many indices for array: array is {a.ndim}-dimensional, but {nreal} were indexed")
+    out, dim = [], 0
+    for it in items:
+        if it[0] == "ell" or it[0] == "bool0" or (it[0] == "basic" and it[1] is None):
+            if it[0] == "ell":
+                out.extend([("basic", slice(None))] * (a.ndim - nreal))
+                dim += a.ndim - nreal
+            else:
+                out.append(it)
+            continue
+        if it[0] == "mask":
+            m = it[1]
+            shape = a.shape[dim:dim + m.ndim]
+            if tuple(m.shape) != tuple(shape):
+                raise IndexError(f"boolean index did not match indexed array along axis {dim}; size of axis is "
+                                 f"{a.shape[dim]} but size of corresponding boolean axis is {m.shape[0]}")
+            if isinstance(m, ndarray):
+                flat = _flat_positions(m)
+            else:
+                flat = _from_numpy(numpy.flatnonzero(m), copy=True, device=device)
+            out.append(("arr", flat, None, m.ndim, True))
+            dim += m.ndim
+            continue
+        out.append(it)
+        dim += it[3] if it[0] == "arr" else 1
+    return out + [("basic", slice(None))] * (a.ndim - dim)
+
+
+def _advanced(a, key, device):
+    """(view, [(first view dim, span, loom index, may be negative)], broadcast shape) for an advanced key:
+    the view applies the key's slices and new axes; integers become 0-d index arrays; every index is
+    range-checked (IndexError)."""
+    items = _expand_key(key, a, device)
+    view_key, advs, checks, vdim, adim = [], [], [], 0, 0
+    for it in items:
+        if it[0] == "bool0":  # indexes the unit axis the None before it made
+            advs.append((vdim - 1, 1, it[1], False))
+            continue
+        if it[0] == "basic":
+            view_key.append(it[1])
+            if it[1] is not None:
+                adim += 1
+            vdim += 1
+            continue
+        if it[0] == "int":
+            idx, h = _index_arg(it[1], device)
+            it = ("arr", idx, h, 1, False)
+        _, idx, h, span, ok = it
+        if not ok:
+            checks.append((idx, h, a.shape[adim], adim))
+        advs.append((vdim, span, idx, not ok and idx.dtype.kind == "i"))
+        view_key.extend([slice(None)] * span)
+        vdim += span
+        adim += span
+    _check_indices(checks)
+    try:
+        bshape = numpy.broadcast_shapes(*[x.shape for _, _, x, _ in advs])
+    except ValueError:
+        raise IndexError("shape mismatch: indexing arrays could not be broadcast together with shapes " +
+                         " ".join(str(x.shape) for _, _, x, _ in advs)) from None
+    view = _lazy_index(a, tuple(view_key)) if a._lazy else a[tuple(view_key)]
+    return view, advs, bshape
+
+
+def _advanced_index(a, key, device=None):
+    """a[key] for an advanced key: one gather of the view along its advanced dims merged into one (moved
+    first when they are not adjacent, as NumPy orders the result), at the flat index they make."""
+    view, advs, bshape = _advanced(a, key, a._device if device is None else device)
+    first, last = advs[0][0], advs[-1][0] + advs[-1][1]
+    adjacent = builtins.all(advs[i][0] + advs[i][1] == advs[i + 1][0] for i in range(len(advs) - 1))
+    dims = [d for v, s, _, _ in advs for d in range(v, v + s)]
+    lin, mult = None, 1
+    for v, s, idx, neg in reversed(advs):
+        ext = int(numpy.prod(view.shape[v:v + s], dtype=numpy.int64))
+        i = idx if idx.dtype == numpy.int64 else _core.cast(idx, _i64())
+        i = _core.where(_b("lt", i, 0), _b("add", i, ext), i) if neg else i
+        term = i if mult == 1 else _b("mul", i, mult)
+        lin = term if lin is None else _b("add", term, lin)
+        mult *= ext
+    if lin.shape != bshape:
+        lin = _core.movement(2, lin, bshape, None, None)
+    if adjacent:
+        data = _reshape_lazy(view, view.shape[:first] + (mult,) + view.shape[last:])
+        axis = first
+    else:
+        rest = [d for d in range(view.ndim) if d not in dims]
+        moved = _core.movement(1, view, dims + rest, None, None)
+        data = _reshape_lazy(moved, (mult,) + tuple(view.shape[d] for d in rest))
+        axis = 0
+    return _take(data, lin, axis, "clip")
+
+
+def _advanced_getitem(a, key):
+    return _advanced_index(a, key)
+
+
+def _scatter_into(a, flat, values):
+    """a.flat[flat] = values (broadcast to flat's shape) in place: a scatter node written over a (a lazy
+    a simply becomes it)."""
+    if a._tracer:
+        raise TypeError("@loom.fuse: in-place scatter into a traced value is not supported")
+    r = _core.scatter(a, flat, values, 0)
+    if a._lazy:
+        _core.become(a, r)
+        return
+    if not a.flags.c_contiguous:  # the scatter writes C-ordered memory: a new array, then copied over
+        _core.eval(r)
+    _core.assign(a, r)
+
+
+def _advanced_setitem(a, key, value):
+    """a[key] = value for an advanced key: the flat positions are the same key applied to an iota of a's
+    shape (gathers of an iota compute positions, no memory), then one scatter."""
+    k = key if isinstance(key, tuple) else (key,)
+    if len(k) == 1 and isinstance(k[0], ndarray) and k[0].dtype == numpy.bool_ and k[0].shape == a.shape and \
+            (not isinstance(value, ndarray) or value.size == 1):
+        v = value.reshape(()) if isinstance(value, ndarray) else value
+        if a._lazy:
+            _core.become(a, _core.cast(_core.where(k[0], v, a), a._dtype_code))
+        else:
+            _core.assign(a, _core.where(k[0], v, a))
+        return
+    flat = _advanced_index(_core.iota(a.shape), key, a._device)
+    vshape = value.shape if isinstance(value, ndarray) else ()
+    try:
+        numpy.broadcast_shapes(vshape, flat.shape)
+        ok = len(vshape) <= len(flat.shape) or builtins.all(n == 1 for n in vshape[:len(vshape) - len(flat.shape)])
+    except ValueError:
+        ok = False
+    if not ok:
+        raise ValueError(f"shape mismatch: value array of shape {vshape} could not be broadcast to indexing "
+                         f"result of shape {flat.shape}")
+    if isinstance(value, ndarray) and value.ndim > flat.ndim:
+        value = value.reshape(value.shape[value.ndim - flat.ndim:])
+    _scatter_into(a, flat, value)
 
 
 __all__ = [_n for _n, _v in list(globals().items())

@@ -2,19 +2,20 @@
 (put, place, putmask, fill_diagonal), with the index helpers (diag_indices, tril_indices, ...).
 
 On the device, as loom graphs: diagonal (a strided view), select and choose (chains of where: one
-fused kernel), putmask with a same-shaped or broadcastable value (a where written back). Through NumPy
-on the host (gathers and scatters with data-dependent positions or sizes need kernels loom lacks; the
-README lists them): take, take_along_axis, compress, extract, put, place, putmask with a cycled value,
-fill_diagonal, isin, and the index helpers' results (tiny integer arrays).
+fused kernel), take, take_along_axis, compress, extract (gather nodes, fused with their consumers: see
+_indexing.py), put, place, putmask, put_along_axis (scatter nodes, or a where over a gather of the cycled
+values), flatnonzero and argwhere (a scan of the mask and a scatter; one small read of the count).
+Through NumPy on the host: fill_diagonal, isin and the index helpers' results (tiny integer arrays).
 """
 import builtins
 
 import numpy
 
 from . import _core
-from ._common import _OPS, _code
-from ._ndarray import ndarray, _operand, _finish, _host_call, _host_function, _host_update
+from ._common import _OPS, _code, _from_numpy
+from ._ndarray import ndarray, _operand, _finish, _host_function, _host_update
 from ._creation import asarray
+from . import _indexing
 
 
 def _b(name, x, y):
@@ -39,8 +40,9 @@ def diagonal(a, offset=0, axis1=0, axis2=1):
 
 def take(a, indices, axis=None, out=None, mode="raise"):
     """The elements of a at `indices` along axis (of the flattened array for axis=None), like numpy.take
-    (mode 'raise', 'wrap' or 'clip'). Through NumPy on the host."""
-    return _finish(_host_call(numpy.take, asarray(a), indices, axis=axis, mode=mode), out)
+    (mode 'raise', 'wrap' or 'clip'): a lazy gather on the device, fused with its consumers. Mode 'raise'
+    checks device indices by one small min/max reduction read at the call."""
+    return _finish(_indexing._take_api(a, indices, axis, mode), out)
 
 
 def choose(a, choices, out=None, mode="raise"):
@@ -107,27 +109,98 @@ def select(condlist, choicelist, default=0):
     return r if r.shape == shape else _broadcast(r, shape)
 
 
+def _positions(condition, device):
+    """The flat positions of condition's true elements: on the device for a loom condition (a scan and a
+    scatter; one small read of the count), on the host for host data."""
+    if isinstance(condition, ndarray):
+        return _indexing._flat_positions(condition.ravel())
+    return _from_numpy(numpy.flatnonzero(numpy.asarray(condition)), copy=True, device=device)
+
+
 def compress(condition, a, axis=None, out=None):
-    """The slices of a along axis where condition is true (numpy.compress). Through NumPy on the host
-    (the result's size depends on the values)."""
-    return _finish(_host_call(numpy.compress, condition, asarray(a), axis=axis), out)
+    """The slices of a along axis where condition is true (numpy.compress): the positions of the true
+    entries (on the device; one small read of their count), then a gather. A condition longer than the
+    axis is an IndexError where it selects past the end, as NumPy's."""
+    a = asarray(a)
+    cond = condition if isinstance(condition, ndarray) else numpy.asarray(condition)
+    if cond.ndim != 1:
+        raise ValueError("condition must be a 1-d array")
+    if axis is None:
+        a, axis = a.ravel(), 0
+    axis = _indexing._normalize_axis(axis, a.ndim)
+    idx = _positions(cond, a._device)
+    n = a.shape[axis]
+    if cond.shape[0] > n and idx.size:
+        _indexing._check_indices([(idx, None, n, axis)])
+    return _finish(_indexing._take(a, idx, axis, "clip"), out)
 
 
 def extract(condition, arr):
-    """The elements of arr where condition is true, flattened (numpy.extract). Through NumPy on the host."""
-    return _host_call(numpy.extract, condition, asarray(arr))
+    """The elements of arr where condition is true, flattened (numpy.extract: compress of the raveled
+    arrays), on the device."""
+    arr = asarray(arr)
+    cond = condition if isinstance(condition, ndarray) else numpy.asarray(condition)
+    return compress(cond.ravel(), arr.ravel())
+
+
+def _flat_values(v, device):
+    """v (a loom array, NumPy data or a scalar) as a loom 1-d array."""
+    v = v if isinstance(v, ndarray) else asarray(numpy.asarray(v))
+    return v.ravel()
+
+
+def _cycled(vals, index):
+    """vals.flat[index % vals.size] (vals cycled over positions, as put / place / putmask repeat them): a
+    gather in mode 'wrap', lazy."""
+    return _indexing._take(vals, index, 0, "wrap")
 
 
 def put(a, ind, v, mode="raise"):
-    """a.flat[ind] = v in place, v repeated as needed (numpy.put). Through NumPy on the host."""
-    ind, v = _np_or_value(ind), _np_or_value(v)
-    _host_update(a, lambda h: numpy.put(h, ind, v, mode=mode))
+    """a.flat[ind] = v in place, v repeated as needed (numpy.put): a scatter on the device. Repeated
+    indices store one of their values (NumPy: the last one; loom leaves it unspecified)."""
+    if not isinstance(a, ndarray):
+        raise TypeError(f"put() argument 1 must be loom.ndarray, not {type(a).__name__}")
+    code = _indexing._mode_code(mode)
+    idx, h = _indexing._index_arg(ind, a._device)
+    idx = idx.ravel()
+    n = a.size
+    if idx.size == 0:
+        return
+    if n == 0:
+        raise IndexError("cannot replace elements of an empty array")
+    vals = _flat_values(v, a._device)
+    if vals.size == 0:
+        return
+    i64 = _code("int64")
+    idx = idx if idx.dtype == numpy.int64 else _core.cast(idx, i64)
+    if code == 0:
+        _indexing._check_indices([(idx, None if h is None else h.ravel(), n, 0)])
+        flat = _core.where(_b("lt", idx, 0), _b("add", idx, n), idx)
+    elif code == 1:
+        flat = _b("mod", idx, n)
+    else:
+        flat = _core.clip(idx, 0, n - 1)
+    values = vals if vals.size == idx.size else _cycled(vals, _core.iota((idx.size,)))
+    _indexing._scatter_into(a, flat, _core.cast(values, a._dtype_code))
 
 
 def place(arr, mask, vals):
-    """arr[mask] = vals in place, vals cycled (numpy.place). Through NumPy on the host."""
-    mask, vals = _np_or_value(mask), _np_or_value(vals)
-    _host_update(arr, lambda h: numpy.place(h, mask, vals))
+    """arr[mask] = vals in place, vals cycled (numpy.place): on the device, with no read back: element i
+    takes vals[(rank of i among the true elements) % len(vals)] (a scan of the mask and a gather)."""
+    if not isinstance(arr, ndarray):
+        raise TypeError(f"argument 1 must be loom.ndarray, not {type(arr).__name__}")
+    m = asarray(mask)
+    if m.size != arr.size:
+        raise ValueError("place: mask and data must be the same size")
+    vals = _flat_values(vals, arr._device)
+    m = (m if m.dtype == numpy.bool_ else m != 0).reshape(arr.shape)
+    if vals.size == 0:
+        if bool(m.any()):
+            raise ValueError("Cannot insert from an empty array!")
+        return
+    ranks = _core.scan(0, _core.cast(m.ravel(), _code("int64")), 0, -1)
+    new = _cycled(vals, _b("sub", ranks, 1)).reshape(arr.shape)
+    arr[...] = _core.where(m, _core.cast(new, arr._dtype_code), arr)
 
 
 def putmask(a, mask, values):
@@ -149,8 +222,13 @@ def putmask(a, mask, values):
         vv = _core.cast(v, a._dtype_code) if isinstance(v, ndarray) else v
         a[...] = _core.where(m, vv, a)
         return
-    mh, vh = m._np(), _np_or_value(v)
-    _host_update(a, lambda h: numpy.putmask(h, mh, vh))
+    vals = _flat_values(v, a._device)  # values of another size: cycled over a's flat positions
+    if vals.size == 0:
+        if bool(m.any()):
+            raise ValueError("putmask: values must not be empty when the mask selects elements")
+        return
+    new = _cycled(vals, _core.iota((a.size,))).reshape(a.shape)
+    a[...] = _core.where(m, _core.cast(new, a._dtype_code), a)
 
 
 def fill_diagonal(a, val, wrap=False):
@@ -161,14 +239,44 @@ def fill_diagonal(a, val, wrap=False):
 
 def take_along_axis(arr, indices, axis=-1):
     """arr's elements at indices along axis (numpy.take_along_axis; axis=-1 by default as NumPy 2.3+ and
-    the array API; None: the flattened array). Through NumPy on the host."""
-    return _host_call(numpy.take_along_axis, asarray(arr), indices, axis)
+    the array API; None: the flattened array): one gather node on the device."""
+    return _indexing._take_along_axis_api(arr, indices, axis)
 
 
 def put_along_axis(arr, indices, values, axis):
-    """arr[indices along axis] = values in place (numpy.put_along_axis). Through NumPy on the host."""
-    indices, values = _np_or_value(indices), _np_or_value(values)
-    _host_update(arr, lambda h: numpy.put_along_axis(h, indices, values, axis))
+    """arr[indices along axis] = values in place (numpy.put_along_axis): the flat positions are
+    take_along_axis of an iota of arr's shape, then one scatter on the device."""
+    if not isinstance(arr, ndarray):
+        raise TypeError(f"put_along_axis: the array must be a loom array, not {type(arr).__name__}")
+    flat = _indexing._take_along_axis_api(_core.iota(arr.shape), indices, axis)
+    v = _operand(values)
+    if isinstance(v, ndarray):
+        try:
+            numpy.broadcast_shapes(v.shape, flat.shape)
+        except ValueError:
+            raise ValueError(f"shape mismatch: value array of shape {v.shape} could not be broadcast to indexing "
+                             f"result of shape {flat.shape}") from None
+        v = _core.cast(v, arr._dtype_code)
+    _indexing._scatter_into(arr, flat, v)
+
+
+def flatnonzero(a):
+    """The flat positions of a's non-zero elements (numpy.flatnonzero): a scan and a scatter on the device,
+    one small read of the count."""
+    return _indexing._flat_positions(asarray(a))
+
+
+def argwhere(a):
+    """The indices of a's non-zero elements, one row each (numpy.argwhere), on the device."""
+    a = asarray(a)
+    if a.ndim == 0:
+        return _from_numpy(numpy.argwhere(numpy.asarray(bool(a))), copy=True, device=a._device)
+    flat = _indexing._flat_positions(a)
+    cs = numpy.cumprod((1,) + a.shape[:0:-1])[::-1].astype(numpy.int64)  # C strides in elements
+    col = flat.reshape(flat.size, 1)
+    strides = _from_numpy(cs.reshape(1, a.ndim), copy=True, device=a._device)
+    shape = _from_numpy(numpy.asarray(a.shape, numpy.int64).reshape(1, a.ndim), copy=True, device=a._device)
+    return _b("mod", _b("floordiv", col, strides), shape)
 
 
 def diag_indices(n, ndim=2):
@@ -189,7 +297,7 @@ def diag_indices_from(arr):
 
 
 for _name in ("tril_indices", "triu_indices", "tril_indices_from", "triu_indices_from", "isin", "in1d",
-              "unravel_index", "ravel_multi_index", "flatnonzero", "argwhere", "ix_", "mask_indices"):
+              "unravel_index", "ravel_multi_index", "ix_", "mask_indices"):
     if hasattr(numpy, _name):
         globals()[_name] = _host_function(_name, __name__)
 del _name

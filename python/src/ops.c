@@ -483,7 +483,41 @@ static PyObject *core_scan(PyObject *module, PyObject *const *args, Py_ssize_t n
   return s ? raise_status(st, s) : lazy_result(st, gr, y);
 }
 
+/* gather(data, idx, axis, mode): loom_gather (take, take_along_axis, integer-array indexing) */
+static PyObject *core_gather(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+  MODSTATE;
+  if (nargs != 4) {
+    PyErr_SetString(PyExc_TypeError, "gather(data, idx, axis, mode)");
+    return NULL;
+  }
+  long axis = PyLong_AsLong(args[2]), mode = PyLong_AsLong(args[3]);
+  if (PyErr_Occurred()) return NULL;
+  GraphObject *gr = graph_for(st, args, 2);
+  LoomNode x, i, y;
+  if (!gr || node_of(st, gr, args[0], &x) < 0 || node_of(st, gr, args[1], &i) < 0) return NULL;
+  if (axis < INT32_MIN || axis > INT32_MAX) axis = INT32_MAX;
+  LoomStatus s = loom_gather(gr->g, x, i, (int32_t)axis, (int32_t)mode, &y);
+  return s ? raise_status(st, s) : lazy_result(st, gr, y);
+}
+
+/* scatter(base, idx, values, op): loom_scatter (indexed assignment, put, place, add.at) */
+static PyObject *core_scatter(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+  MODSTATE;
+  if (nargs != 4) {
+    PyErr_SetString(PyExc_TypeError, "scatter(base, idx, values, op)");
+    return NULL;
+  }
+  long op = PyLong_AsLong(args[3]);
+  if (PyErr_Occurred()) return NULL;
+  GraphObject *gr = graph_for(st, args, 3);
+  LoomNode b, i, v, y;
+  if (!gr || node_of(st, gr, args[0], &b) < 0 || node_of(st, gr, args[1], &i) < 0 || node_of(st, gr, args[2], &v) < 0)
+    return NULL;
+  LoomStatus s = loom_scatter(gr->g, b, i, v, (int32_t)op, &y);
+  return s ? raise_status(st, s) : lazy_result(st, gr, y);
+}
+
 PyMethodDef ops_functions[] = {
     FASTF(unary), FASTF(binary), FASTF(where), FASTF(clip), FASTF(const), FASTF(iota), FASTF(cast), FASTF(movement),
-    FASTF(reduce), FASTF(scan),
+    FASTF(reduce), FASTF(scan), FASTF(gather), FASTF(scatter),
     {NULL}};

