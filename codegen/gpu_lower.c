@@ -77,8 +77,13 @@ LLVMValueRef cg_gpu_divmod(Lower *L, LLVMValueRef n, int d, LLVMValueRef *rem) {
   LLVMBuilderRef b = L->m.b;
   LLVMValueRef q;
   if (L->gpu_magic[d] && LLVMTypeOf(n) == LLVMTypeOf(L->gpu_magic[d])) {
-    LLVMValueRef wide = LLVMBuildMul(b, LLVMBuildZExt(b, n, L->i64, ""), LLVMBuildZExt(b, L->gpu_magic[d], L->i64, ""), "");
-    LLVMValueRef hi = LLVMBuildTrunc(b, LLVMBuildLShr(b, wide, cg_i64(&L->m, 32), ""), LLVMTypeOf(n), "");
+    LLVMValueRef hi;
+    if (L->m.gpu->mulhi_u32) {
+      hi = L->m.gpu->mulhi_u32(&L->m, n, L->gpu_magic[d]);
+    } else {
+      LLVMValueRef wide = LLVMBuildMul(b, LLVMBuildZExt(b, n, L->i64, ""), LLVMBuildZExt(b, L->gpu_magic[d], L->i64, ""), "");
+      hi = LLVMBuildTrunc(b, LLVMBuildLShr(b, wide, cg_i64(&L->m, 32), ""), LLVMTypeOf(n), "");
+    }
     q = LLVMBuildLShr(b, LLVMBuildAdd(b, hi, n, ""), L->gpu_mshift[d], "");
   } else {
     q = LLVMBuildUDiv(b, n, L->shape[d], "");
