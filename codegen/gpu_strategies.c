@@ -369,7 +369,9 @@ void cg_gpu_cached_item(Lower *L, LLVMValueRef o, void *arg) {
    * reads it: phase 0's up front, and a buffer that only later phases read (LayerNorm's weight and
    * bias, cross-entropy's labels) holds no registers through the reductions before them */
   const char *lazy = getenv("LOOM_GPU_LAZY_LOADS"); /* "0": every buffer up front (A/B timings) */
-  uint64_t *mask = lazy && strcmp(lazy, "0") == 0 ? NULL : ctx_calloc(L->ctx, (size_t)(k->ninstr > 0 ? k->ninstr : 1), sizeof *mask);
+  /* (a user snippet's calls are evaluated as roots wherever they are: its kernels load everything first) */
+  bool eager = k->snippet || (lazy && strcmp(lazy, "0") == 0);
+  uint64_t *mask = eager ? NULL : ctx_calloc(L->ctx, (size_t)(k->ninstr > 0 ? k->ninstr : 1), sizeof *mask);
   for (int i = 0; mask && i < k->ninstr; i++) { /* buffers (bit b < 64) each instruction reads */
     const KInstr *in = &k->instrs[i];
     if (in->kind == KI_LOAD && in->buf >= 0 && in->buf < 64) mask[i] |= 1ull << in->buf;
