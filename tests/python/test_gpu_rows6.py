@@ -73,7 +73,8 @@ def test_arg_rows(shape, dtype):
     g = loom.asarray(x)
     np.testing.assert_array_equal(host(g.argmax(axis=1)), np.argmax(x, axis=1))
     np.testing.assert_array_equal(host(g.argmin(axis=-1)), np.argmin(x, axis=-1))
-    np.testing.assert_array_equal(host(g[:, 1:].argmax(axis=1)), np.argmax(x[:, 1:], axis=1))  # unaligned rows
+    if shape[1] > 1:  # unaligned rows
+        np.testing.assert_array_equal(host(g[:, 1:].argmax(axis=1)), np.argmax(x[:, 1:], axis=1))
 
 
 # ---- short rows ---------------------------------------------------------------------------------------
