@@ -179,4 +179,5 @@ void cg_amdgpu_lower_hooks(CgGpuHooks *h, int wave) {
   h->math_name = amd_math_name;
   h->fdiv_f32 = NULL; /* LLVM's fdiv: correctly rounded on AMDGPU (see the top) */
   h->fsqrt_f32 = NULL;
+  h->mulhi_u32 = NULL; /* (zext a * zext b) >> 32: a 64-bit multiply */
 }

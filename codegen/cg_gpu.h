@@ -67,6 +67,8 @@ typedef struct CgGpuHooks {
   /* Correctly rounded float32 a / b and sqrt(a) sequences; NULL: LLVM's fdiv / llvm.sqrt. */
   LLVMValueRef (*fdiv_f32)(CgMath *m, LLVMValueRef a, LLVMValueRef b);
   LLVMValueRef (*fsqrt_f32)(CgMath *m, LLVMValueRef a);
+  /* The high 32 bits of the 64-bit product of two i32 values (unsigned); NULL: a 64-bit multiply. */
+  LLVMValueRef (*mulhi_u32)(CgMath *m, LLVMValueRef a, LLVMValueRef b);
 
   /* ---- tool chain (gpu_compile.c calls these in order, target lock held) ------------------------ */
   /* Triple, data layout and module flags of a new module. */

@@ -56,6 +56,9 @@ typedef struct Lower {
   LLVMValueRef *vload;        /* nbuf: the current vector of each loaded buffer (vec entry), or NULL */
   unsigned lane;              /* lane read from vload */
   bool unroll_red;            /* ROW reductions: GPU_UNROLL accumulators per thread */
+  /* i32-index GPU entries: per dim, the magic multiplier and shift of a division by shape[d] (gpu_lower.c:
+   * gpu_divmod), computed once in the entry's prologue; NULL: plain udiv / urem */
+  LLVMValueRef gpu_magic[LOOM_MAX_RANK], gpu_mshift[LOOM_MAX_RANK];
   int force_vf;               /* host: inner walk loops vectorized at this width (0: LLVM's choice) */
   CgSnippet *sn;              /* the kernel's lowered snippet functions (user kernels), or NULL */
 } Lower;
@@ -232,6 +235,10 @@ typedef struct GpuEntry {
   LLVMValueRef tid, bdim;
   bool phased;             /* PART / FINISH / FINISHB of a phase split (gpu_phases.c) */
   LLVMValueRef phase, fin; /* extra words 2 and 3: the phase to run (i64), finished accumulators (global) */
+  /* CACHED in short-row mode (extra word 2 = g > 0, codegen.h): tid and bdim are the thread's lane in
+   * its row's group of g lanes and g; group is g (index type) and rowok whether the thread's row
+   * exists (its stores and FINAL phases are skipped otherwise). NULL in block mode. */
+  LLVMValueRef group, rowok;
 } GpuEntry;
 
 void cg_gpu_elem_point(Lower *L, LLVMValueRef i, void *arg);  /* elementwise: point i */
@@ -243,6 +250,13 @@ typedef struct CgElemPair {
 void cg_gpu_elemv_pair(Lower *L, LLVMValueRef v, void *arg);
 void cg_gpu_red_item(Lower *L, LLVMValueRef item, void *arg); /* MAIN / PART / FINISH / FINISHB */
 void cg_gpu_cached_item(Lower *L, LLVMValueRef o, void *arg); /* CACHED: O point o, row in registers */
+/* Reduction of phase p's accumulators over aligned groups of g lanes of a wave (g: a power of two,
+ * 1 <= g <= wave, the same on every lane): a butterfly over the lane masks below g, no shared memory
+ * or barrier; every lane ends with its group's value. */
+void cg_gpu_group_reduce(Lower *L, int p, LLVMValueRef g);
+/* n / shape[d] (0 <= n < 2^31 for an i32 index), and n % shape[d] into *rem when rem != NULL: a
+ * multiply-high by the entry's magic number where it has one (no division instruction per point). */
+LLVMValueRef cg_gpu_divmod(Lower *L, LLVMValueRef n, int d, LLVMValueRef *rem);
 void cg_gpu_partv_item(Lower *L, LLVMValueRef part, void *arg); /* PARTV: one part, vector loads */
 void cg_gpu_phase_item(Lower *L, LLVMValueRef item, void *arg); /* gpu_phases.c: PART / FINISH(B) of a phase split */
 int cg_gpu_phase_acc_size(const KernelIr *k); /* the largest accumulator of the REDUCE phases */

@@ -58,7 +58,8 @@ typedef void (*CgColFn)(const int64_t *shape, void *const *bufs, const int64_t *
  *   words[ndim, ndim + nbuf)          buffer base addresses (binding offset applied)
  *   words[ndim + nbuf, + nbuf * ndim) strides in elements, buffer-major
  *   then CG_GPU_EXTRA words: [0] nparts (split reductions), [1] partials address, [2] phase and
- *   [3] finished accumulators' address (the phase split, split_reduce below),
+ *   [3] finished accumulators' address (the phase split, split_reduce below); for `cached` / `cachedv`
+ *   [2] is g, the lanes per row of the short-row mode (0: a block per row),
  *   then nparam words: the scalar parameters (KI_PARAM p: its launch word, ir_param_word's encoding), so a
  *   Python scalar travels in the parameter block and a new value reuses the kernel.
  * Strategies:
@@ -106,9 +107,14 @@ typedef struct CgGpuKernel {
   int32_t acc_size;  /* bytes per partial accumulator */
   int32_t nwords;    /* words of the parameter block */
   /* ROW only: `cached` (when cache_k > 0) is `main` with the row kept in registers: each thread
-   * loads its points tid + j * blockDim (j < cache_k) of every loaded buffer ONCE, up front, and
-   * every phase works from those registers, so a multi-phase row (softmax) is read once. Any block
-   * size that is a multiple of the wave; the launcher uses it when 0 < nr <= blockDim * cache_k. */
+   * loads its points tid + j * blockDim (j < cache_k) of every loaded buffer ONCE (each buffer before
+   * the first phase that reads it), and every phase works from those registers, so a multi-phase row
+   * (softmax) is read once. Any block size that is a multiple of the wave; the launcher uses it when
+   * 0 < nr <= blockDim * cache_k for kernels of several phases over R. Short-row mode (extra word 2 =
+   * g > 0, a power of two <= wave): each aligned group of g lanes takes one row (blockDim / g rows per
+   * block, tid and blockDim above read as the lane in the group and g), reductions by group shuffles
+   * without shared memory or barriers; the launcher uses it for every ROW reduction with
+   * nr <= wave * cache_k (g: the least power of two with g * cache_k >= nr). */
   char cached[64];
   int32_t cache_k;
   /* ROW only, 16-byte vector variants (every loaded buffer contiguous along the last dim, no user

@@ -12,6 +12,7 @@
  * words passed by value (codegen.h).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "codegen/cg_lower.h"
@@ -47,6 +48,50 @@ void cg_gpu_for(Lower *L, LLVMValueRef start, LLVMValueRef end, LLVMValueRef ste
   LLVMPositionBuilderAtEnd(b, exit);
 }
 
+/* ---- division by a shape without a division instruction --------------------------------------------- */
+
+/* Unsigned division of 0 <= n < 2^31 by an invariant 1 <= s < 2^31 (Granlund and Montgomery's
+ * round-up method): with l = ceil(log2 s) and m = floor(2^32 (2^l - s) / s) + 1 (< 2^32),
+ * n / s = (mulhi(n, m) + n) >> l; the sum stays below 2^32 since mulhi(n, m) <= n. The 64-bit
+ * division that makes m runs once per thread, in the entry's prologue; each point then costs a
+ * multiply-high, an add and a shift instead of a ~20-instruction division (bn2d_stats-style reductions
+ * over several R dims divide every point's index). A zero shape gets the magic of 1 (no point uses it). */
+static void gpu_magic_init(Lower *L, int d) {
+  LLVMBuilderRef b = L->m.b;
+  LLVMTypeRef i32 = LLVMInt32TypeInContext(L->m.c);
+  LLVMValueRef one = LLVMConstInt(i32, 1, 0);
+  LLVMValueRef s = L->shape[d];
+  s = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntUGT, s, one, ""), s, one, "");
+  LLVMTypeRef t1 = i32;
+  LLVMValueRef ctlz_args[2] = {LLVMBuildSub(b, s, one, ""), LLVMConstInt(LLVMInt1TypeInContext(L->m.c), 0, 0)};
+  LLVMValueRef lz = cg_intrinsic(&L->m, "llvm.ctlz", &t1, 1, ctlz_args, 2);
+  LLVMValueRef l = LLVMBuildSub(b, LLVMConstInt(i32, 32, 0), lz, "mshift");
+  LLVMValueRef diff = LLVMBuildSub(b, LLVMBuildShl(b, one, l, ""), s, ""); /* 2^l - s < s */
+  LLVMValueRef num = LLVMBuildShl(b, LLVMBuildZExt(b, diff, L->i64, ""), cg_i64(&L->m, 32), "");
+  LLVMValueRef m = LLVMBuildAdd(b, LLVMBuildUDiv(b, num, LLVMBuildZExt(b, s, L->i64, ""), ""), cg_i64(&L->m, 1), "");
+  L->gpu_magic[d] = LLVMBuildTrunc(b, m, i32, "magic");
+  L->gpu_mshift[d] = l;
+}
+
+LLVMValueRef cg_gpu_divmod(Lower *L, LLVMValueRef n, int d, LLVMValueRef *rem) {
+  LLVMBuilderRef b = L->m.b;
+  LLVMValueRef q;
+  if (L->gpu_magic[d] && LLVMTypeOf(n) == LLVMTypeOf(L->gpu_magic[d])) {
+    LLVMValueRef hi;
+    if (L->m.gpu->mulhi_u32) {
+      hi = L->m.gpu->mulhi_u32(&L->m, n, L->gpu_magic[d]);
+    } else {
+      LLVMValueRef wide = LLVMBuildMul(b, LLVMBuildZExt(b, n, L->i64, ""), LLVMBuildZExt(b, L->gpu_magic[d], L->i64, ""), "");
+      hi = LLVMBuildTrunc(b, LLVMBuildLShr(b, wide, cg_i64(&L->m, 32), ""), LLVMTypeOf(n), "");
+    }
+    q = LLVMBuildLShr(b, LLVMBuildAdd(b, hi, n, ""), L->gpu_mshift[d], "");
+  } else {
+    q = LLVMBuildUDiv(b, n, L->shape[d], "");
+  }
+  if (rem) *rem = LLVMBuildSub(b, n, LLVMBuildMul(b, q, L->shape[d], ""), "");
+  return q;
+}
+
 /* out[b] = base[b] + sum over dims [d0, d1) of index(lin)[d] * stride[b][d] (lin row-major). */
 void cg_gpu_offsets(Lower *L, LLVMValueRef lin, int d0, int d1, const LLVMValueRef *base, LLVMValueRef *out) {
   const KernelIr *k = L->k;
@@ -55,8 +100,7 @@ void cg_gpu_offsets(Lower *L, LLVMValueRef lin, int d0, int d1, const LLVMValueR
   LLVMValueRef rem = lin;
   for (int d = d1 - 1; d >= d0; d--) {
     if (d > d0) {
-      idx[d] = LLVMBuildURem(b, rem, L->shape[d], "");
-      rem = LLVMBuildUDiv(b, rem, L->shape[d], "");
+      rem = cg_gpu_divmod(L, rem, d, &idx[d]);
     } else {
       idx[d] = rem;
     }
@@ -188,7 +232,8 @@ void cg_gpu_reduce_range(Lower *L, int p, LLVMValueRef start, LLVMValueRef end, 
   LLVMBuildStore(b, cg_red_identity(L, g.ph->reduce_op, g.vt), g.accv);
   LLVMValueRef nonempty = LLVMBuildICmp(b, LLVMIntSLT, start, end, "");
   LLVMBuildStore(b, LLVMBuildSelect(b, nonempty, cg_to_i64(L, start), cg_i64(&L->m, GPU_EMPTY_INDEX), ""), g.acci);
-  if (is_arg(g.ph->reduce_op) || !L->unroll_red) {
+  bool arg = is_arg(g.ph->reduce_op);
+  if (!L->unroll_red) {
     cg_gpu_for(L, start, end, step, gpu_reduce_point, &g);
     L->acc[p] = LLVMBuildLoad2(b, vty, g.accv, "");
     L->accidx[p] = LLVMBuildLoad2(b, L->i64, g.acci, "");
@@ -196,12 +241,20 @@ void cg_gpu_reduce_range(Lower *L, int p, LLVMValueRef start, LLVMValueRef end, 
   }
   /* GPU_UNROLL independent accumulators: points i + j * step (j < GPU_UNROLL) are evaluated (their
    * loads issued) before any is combined, then the remainder goes into accumulator 0 and the others
-   * are folded into it in order j = 1, 2, ... (fixed: the same bits on every run). */
-  LLVMValueRef accs[GPU_UNROLL];
+   * are folded into it in order j = 1, 2, ... (fixed: the same bits on every run). An arg-reduction's
+   * accumulator j > 0 starts at (identity, GPU_EMPTY_INDEX): it takes only strictly better points (or a
+   * first NaN) and cg_gpu_combine's index order keeps the first extreme, as one accumulator would. */
+  LLVMValueRef accs[GPU_UNROLL], accis[GPU_UNROLL];
   accs[0] = g.accv;
+  accis[0] = g.acci;
   for (int j = 1; j < GPU_UNROLL; j++) {
     accs[j] = cg_entry_alloca(L, vty, "accu");
     LLVMBuildStore(b, cg_red_identity(L, g.ph->reduce_op, g.vt), accs[j]);
+    accis[j] = NULL;
+    if (arg) {
+      accis[j] = cg_entry_alloca(L, L->i64, "accui");
+      LLVMBuildStore(b, cg_i64(&L->m, GPU_EMPTY_INDEX), accis[j]);
+    }
   }
   LLVMValueRef iv = cg_entry_alloca(L, L->ity, "iu");
   LLVMBuildStore(b, start, iv);
@@ -214,9 +267,10 @@ void cg_gpu_reduce_range(Lower *L, int p, LLVMValueRef start, LLVMValueRef end, 
   LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, i, limit, ""), body, exit);
   LLVMPositionBuilderAtEnd(b, body);
   const KernelIr *kk = L->k;
-  LLVMValueRef vals[GPU_UNROLL];
+  LLVMValueRef vals[GPU_UNROLL], rs[GPU_UNROLL];
   for (int j = 0; j < GPU_UNROLL; j++) {
     LLVMValueRef r = LLVMBuildAdd(b, i, LLVMBuildMul(b, step, cg_iconst_i(L, j), ""), "");
+    rs[j] = r;
     cg_gpu_offsets(L, r, kk->nkeep, kk->ndim, L->ooff, L->off);
     cg_clear_cache(L);
     cg_eval_needed(L, &g.ph->value, 1);
@@ -225,7 +279,14 @@ void cg_gpu_reduce_range(Lower *L, int p, LLVMValueRef start, LLVMValueRef end, 
   cg_clear_cache(L);
   for (int j = 0; j < GPU_UNROLL; j++) {
     LLVMValueRef cur = LLVMBuildLoad2(b, vty, accs[j], "");
-    LLVMBuildStore(b, cg_red_combine(L, g.ph->reduce_op, g.vt, cur, vals[j]), accs[j]);
+    if (arg) {
+      LLVMValueRef take = cg_arg_better(&L->m, (LoomReduceOp)g.ph->reduce_op, g.vt, cur, vals[j]);
+      LLVMBuildStore(b, LLVMBuildSelect(b, take, vals[j], cur, ""), accs[j]);
+      LLVMValueRef ci = LLVMBuildLoad2(b, L->i64, accis[j], "");
+      LLVMBuildStore(b, LLVMBuildSelect(b, take, cg_to_i64(L, rs[j]), ci, ""), accis[j]);
+    } else {
+      LLVMBuildStore(b, cg_red_combine(L, g.ph->reduce_op, g.vt, cur, vals[j]), accs[j]);
+    }
   }
   LLVMBuildStore(b, LLVMBuildAdd(b, i, LLVMBuildMul(b, step, cg_iconst_i(L, GPU_UNROLL), ""), ""), iv);
   LLVMBuildBr(b, head);
@@ -234,7 +295,8 @@ void cg_gpu_reduce_range(Lower *L, int p, LLVMValueRef start, LLVMValueRef end, 
   LLVMValueRef a = LLVMBuildLoad2(b, vty, accs[0], "");
   LLVMValueRef ai = LLVMBuildLoad2(b, L->i64, g.acci, "");
   for (int j = 1; j < GPU_UNROLL; j++)
-    cg_gpu_combine(L, g.ph, g.vt, &a, &ai, LLVMBuildLoad2(b, vty, accs[j], ""), ai, true);
+    cg_gpu_combine(L, g.ph, g.vt, &a, &ai, LLVMBuildLoad2(b, vty, accs[j], ""),
+                   arg ? LLVMBuildLoad2(b, L->i64, accis[j], "") : ai, true);
   L->acc[p] = a;
   L->accidx[p] = ai;
 }
@@ -297,6 +359,30 @@ void cg_gpu_block_reduce(Lower *L, int p) {
   L->m.gpu->barrier(&L->m); /* the slots are free again */
 }
 
+void cg_gpu_group_reduce(Lower *L, int p, LLVMValueRef g) {
+  const KPhase *ph = &L->k->phases[p];
+  LLVMBuilderRef b = L->m.b;
+  LoomDType vt = cg_red_value_dtype(L->k, ph);
+  LLVMValueRef av = cg_entry_alloca(L, cg_reg_type(&L->m, vt), "gacc"), ai = cg_entry_alloca(L, L->i64, "gacci");
+  LLVMBuildStore(b, L->acc[p], av);
+  LLVMBuildStore(b, L->accidx[p] ? L->accidx[p] : cg_i64(&L->m, 0), ai);
+  for (int off = L->m.gpu->wave / 2; off >= 1; off /= 2) { /* a branch uniform over the wave */
+    LLVMBasicBlockRef step = cg_new_bb(L, "grp.step"), next = cg_new_bb(L, "grp.next");
+    LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, cg_iconst_i(L, off), g, ""), step, next);
+    LLVMPositionBuilderAtEnd(b, step);
+    LLVMValueRef v = LLVMBuildLoad2(b, cg_reg_type(&L->m, vt), av, ""), vi = LLVMBuildLoad2(b, L->i64, ai, "");
+    LLVMValueRef ov = shfl_bfly(L, v, off);
+    LLVMValueRef oi = is_arg(ph->reduce_op) ? shfl_bfly(L, vi, off) : vi;
+    cg_gpu_combine(L, ph, vt, &v, &vi, ov, oi, true);
+    LLVMBuildStore(b, v, av);
+    LLVMBuildStore(b, vi, ai);
+    LLVMBuildBr(b, next);
+    LLVMPositionBuilderAtEnd(b, next);
+  }
+  L->acc[p] = LLVMBuildLoad2(b, cg_reg_type(&L->m, vt), av, "");
+  L->accidx[p] = LLVMBuildLoad2(b, L->i64, ai, "");
+}
+
 LLVMValueRef cg_gpu_shfl_xor(Lower *L, LLVMValueRef v, int lanemask) { return shfl_bfly(L, v, lanemask); }
 LLVMValueRef cg_gpu_shared_slots(Lower *L, const char *name) { return shared_slots(L, name); }
 
@@ -322,6 +408,30 @@ static LLVMValueRef gpu_param_word(Lower *L, int p, void *args) {
   const KernelIr *k = L->k;
   LLVMValueRef ix = cg_i64(&L->m, k->ndim + k->nbuf + k->nbuf * k->ndim + CG_GPU_EXTRA + p);
   return LLVMBuildLoad2(L->m.b, L->i64, LLVMBuildGEP2(L->m.b, L->i64, *(LLVMValueRef *)args, &ix, 1, ""), "");
+}
+
+/* The short-row mode of the cached entry: the block's rows base, base + 1, ... (one per group of g
+ * lanes); a row past the last is computed on the last row's points (every lane takes part in the
+ * shuffles) without stores. The loop is uniform over the block. */
+typedef struct GpuGroupRows {
+  GpuEntry e;
+  LLVMValueRef row_in_block;
+} GpuGroupRows;
+
+static void group_rows(Lower *L, LLVMValueRef base, void *arg) {
+  GpuGroupRows *gr = arg;
+  LLVMBuilderRef b = L->m.b;
+  LLVMValueRef o = LLVMBuildAdd(b, base, gr->row_in_block, "");
+  gr->e.rowok = LLVMBuildICmp(b, LLVMIntSLT, o, gr->e.no, "");
+  o = LLVMBuildSelect(b, gr->e.rowok, o, LLVMBuildSub(b, gr->e.no, cg_iconst_i(L, 1), ""), "");
+  cg_gpu_cached_item(L, o, &gr->e);
+}
+
+/* LOOM_GPU_MAGIC_DIV=0 compiles plain divisions (A/B timings; kernels compiled under it should not be
+ * kept: LOOM_DISK_CACHE applies as usual). */
+static bool gpu_magic_off(void) {
+  const char *s = getenv("LOOM_GPU_MAGIC_DIV");
+  return s && s[0] == '0' && s[1] == 0;
 }
 
 static void build_gpu_entry(Lower *L, int which, bool row, const char *name, int nwords, int lanes, int acc_size) {
@@ -350,7 +460,11 @@ static void build_gpu_entry(Lower *L, int which, bool row, const char *name, int
   bool i32 = L->ity != L->i64;
 #define WORD(i) LLVMBuildLoad2(b, L->i64, LLVMBuildGEP2(b, L->i64, args, (LLVMValueRef[]){cg_i64(m, (i))}, 1, ""), "")
 #define IDX(v) (i32 ? LLVMBuildTrunc(b, (v), L->ity, "") : (v))
-  for (int d = 0; d < nd; d++) L->shape[d] = IDX(WORD(d));
+  for (int d = 0; d < nd; d++) {
+    L->shape[d] = IDX(WORD(d));
+    L->gpu_magic[d] = L->gpu_mshift[d] = NULL;
+    if (i32 && !gpu_magic_off()) gpu_magic_init(L, d); /* unused ones are dead code */
+  }
   for (int bi = 0; bi < nb; bi++) {
     L->base[bi] = LLVMBuildIntToPtr(b, WORD(nd + bi), gptr, "");
     for (int d = 0; d < nd; d++) {
@@ -373,6 +487,7 @@ static void build_gpu_entry(Lower *L, int which, bool row, const char *name, int
     e.phase = WORD(extra + 2);
     e.fin = LLVMBuildIntToPtr(b, WORD(extra + 3), gptr, "");
   }
+  LLVMValueRef group = which == GPU_CACHED ? IDX(WORD(extra + 2)) : NULL; /* short-row mode: g lanes a row */
 #undef WORD
 #undef IDX
   e.tid = gpu_index(L, CG_GPU_THREAD_ID);
@@ -404,7 +519,21 @@ static void build_gpu_entry(Lower *L, int which, bool row, const char *name, int
     }
     cg_worker_end(L);
   } else if (which == GPU_CACHED) {
+    /* block mode (g == 0): a block per O point; short-row mode: a group of g lanes per O point */
+    LLVMBasicBlockRef blk = cg_new_bb(L, "rows.block"), sub = cg_new_bb(L, "rows.group"), done = cg_new_bb(L, "rows.done");
+    LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntEQ, group, cg_iconst_i(L, 0), ""), blk, sub);
+    LLVMPositionBuilderAtEnd(b, blk);
     cg_gpu_for(L, bid, e.no, nbk, cg_gpu_cached_item, &e);
+    LLVMBuildBr(b, done);
+    LLVMPositionBuilderAtEnd(b, sub);
+    GpuGroupRows gr = {.e = e, .row_in_block = LLVMBuildUDiv(b, e.tid, group, "")};
+    gr.e.group = group;
+    gr.e.tid = LLVMBuildURem(b, e.tid, group, "");
+    gr.e.bdim = group;
+    LLVMValueRef rpb = LLVMBuildUDiv(b, e.bdim, group, ""); /* rows per block */
+    cg_gpu_for(L, LLVMBuildMul(b, bid, rpb, ""), e.no, LLVMBuildMul(b, nbk, rpb, ""), group_rows, &gr);
+    LLVMBuildBr(b, done);
+    LLVMPositionBuilderAtEnd(b, done);
   } else if (which == GPU_PARTV) {
     cg_gpu_for(L, bid, e.nparts, nbk, cg_gpu_partv_item, &e);
   } else {
@@ -543,13 +672,15 @@ LoomStatus cg_lower_gpu(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef mod, c
       }
       if (contig && 16 / maxsize >= 2) vlanes = 16 / maxsize;
     }
-    if (split && vlanes && k->nkeep == 0 && k->ndim == 1 && !is_arg(k->phases[0].reduce_op) &&
+    if (split && vlanes && k->nkeep == 0 && k->ndim == 1 &&
         !cg_kernel_addresses_by_value(k)) { /* PARTV's offsets are the point index */
       out->part_lanes = vlanes;
       snprintf(out->partv, sizeof out->partv, "%s_partv", prefix);
       build_gpu_entry(&L, GPU_PARTV, true, out->partv, nwords, vlanes, out->acc_size);
     }
-    if (!col && walks >= 2 && nloaded <= GPU_CACHE_BUFS) {
+    /* walks >= 2: the launcher's block mode for rows up to blockDim * GPU_CACHE_K; every ROW reduction:
+     * its short-row mode (rows of at most wave * GPU_CACHE_K points) */
+    if (!col && walks >= 1 && nloaded <= GPU_CACHE_BUFS) {
       out->cache_k = GPU_CACHE_K;
       snprintf(out->cached, sizeof out->cached, "%s_rowc", prefix);
       build_gpu_entry(&L, GPU_CACHED, true, out->cached, nwords, 0, 0);

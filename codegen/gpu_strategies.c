@@ -6,6 +6,7 @@
  * entry. gpu_lower.c builds the entries around them (cg_lower_gpu).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "codegen/cg_lower.h"
@@ -37,8 +38,7 @@ static void elemv_load(Lower *L, LLVMValueRef v, unsigned lanes, ElemVec *ev) {
   LLVMValueRef base = LLVMBuildMul(b, v, cg_iconst_i(L, lanes), "");
   LLVMValueRef col = base, *boff = ev->boff;
   if (nd > 1) {
-    LLVMValueRef row = LLVMBuildUDiv(b, base, L->shape[last], "row");
-    col = LLVMBuildSub(b, base, LLVMBuildMul(b, row, L->shape[last], ""), "col");
+    LLVMValueRef row = cg_gpu_divmod(L, base, last, &col);
     cg_gpu_offsets(L, row, 0, last, NULL, boff);
   } else {
     for (int bi = 0; bi < k->nbuf; bi++) boff[bi] = cg_iconst_i(L, 0);
@@ -244,6 +244,93 @@ void cg_gpu_red_item(Lower *L, LLVMValueRef item, void *arg) {
   }
 }
 
+/* Phase p of the cached entry's O point (cg_gpu_cached_item), the buffers it reads in L->vload. */
+static void cached_phase(Lower *L, GpuEntry *e, int p, LLVMValueRef *rj, LLVMValueRef *valid, int lanes, int G) {
+  const KernelIr *k = L->k;
+  CgMath *m = &L->m;
+  LLVMBuilderRef b = m->b;
+  const int K = GPU_CACHE_K;
+  const KPhase *ph = &k->phases[p];
+  cg_clear_cache(L);
+  if (ph->kind == KP_REDUCE) {
+    LoomDType vt = cg_red_value_dtype(k, ph);
+    LLVMValueRef a = cg_red_identity(L, ph->reduce_op, vt);
+    LLVMValueRef ai = cg_i64(m, GPU_EMPTY_INDEX);
+    for (int j = 0; j < K; j++) {
+      L->lane = (unsigned)j;
+      cg_gpu_offsets(L, rj[j], k->nkeep, k->ndim, L->ooff, L->off);
+      cg_clear_cache(L);
+      cg_eval_needed(L, &ph->value, 1);
+      LLVMValueRef v = L->cache[ph->value];
+      if (is_arg(ph->reduce_op)) {
+        LLVMValueRef take = cg_arg_better(m, (LoomReduceOp)ph->reduce_op, vt, a, v);
+        take = LLVMBuildOr(b, take, LLVMBuildICmp(b, LLVMIntEQ, ai, cg_i64(m, GPU_EMPTY_INDEX), ""), "");
+        take = LLVMBuildAnd(b, take, valid[j], "");
+        a = LLVMBuildSelect(b, take, v, a, "");
+        ai = LLVMBuildSelect(b, take, cg_to_i64(L, rj[j]), ai, "");
+      } else {
+        a = LLVMBuildSelect(b, valid[j], cg_red_combine(L, ph->reduce_op, vt, a, v), a, "");
+      }
+    }
+    cg_clear_cache(L);
+    L->acc[p] = a;
+    L->accidx[p] = ai;
+    if (e->group) cg_gpu_group_reduce(L, p, e->group);
+    else cg_gpu_block_reduce(L, p);
+  } else if (ph->kind == KP_MAP) {
+    /* lanes > 1 and every store contiguous along R: one vector store per group and store */
+    bool vst = lanes > 1 && ph->nstores <= GPU_VEC_MAXBUF;
+    for (int s = 0; vst && s < ph->nstores; s++) vst = k->bufs[k->stores[ph->store_begin + s].buf].layout[k->ndim - 1] == KL_ONE;
+    for (int g = 0; g < G; g++) {
+      LLVMBasicBlockRef yes = cg_new_bb(L, "cmap"), after = cg_new_bb(L, "cmap.after");
+      LLVMBuildCondBr(b, e->rowok ? LLVMBuildAnd(b, valid[g * lanes], e->rowok, "") : valid[g * lanes], yes, after);
+      LLVMPositionBuilderAtEnd(b, yes);
+      LLVMValueRef sv[GPU_VEC_MAXBUF];
+      for (int s = 0; vst && s < ph->nstores; s++) {
+        LoomDType bt = (LoomDType)k->bufs[k->stores[ph->store_begin + s].buf].dtype;
+        sv[s] = LLVMGetUndef(cg_vec_type(m, bt, (unsigned)lanes));
+      }
+      for (int l = 0; l < lanes; l++) {
+        int j = g * lanes + l;
+        L->lane = (unsigned)j;
+        cg_gpu_offsets(L, rj[j], k->nkeep, k->ndim, L->ooff, L->off);
+        cg_clear_cache(L);
+        if (!vst) {
+          cg_emit_stores(L, ph);
+        } else {
+          for (int s = 0; s < ph->nstores; s++) {
+            const KStore *kst = &k->stores[ph->store_begin + s];
+            cg_eval_needed(L, &kst->value, 1);
+            LLVMValueRef v = cg_to_mem(m, (LoomDType)k->instrs[kst->value].dtype, (LoomDType)k->bufs[kst->buf].dtype,
+                                       L->cache[kst->value]);
+            sv[s] = cg_vec_set(m, (LoomDType)k->bufs[kst->buf].dtype, sv[s], v, (unsigned)l);
+          }
+        }
+        cg_clear_cache(L);
+      }
+      if (vst) {
+        cg_gpu_offsets(L, rj[g * lanes], k->nkeep, k->ndim, L->ooff, L->off);
+        for (int s = 0; s < ph->nstores; s++) {
+          const KStore *kst = &k->stores[ph->store_begin + s];
+          LoomDType bt = (LoomDType)k->bufs[kst->buf].dtype;
+          LLVMSetAlignment(LLVMBuildStore(b, sv[s], cg_elem_ptr(L, kst->buf, L->off[kst->buf])),
+                           (unsigned)lanes * (unsigned)loom_dtype_size(bt));
+        }
+      }
+      LLVMBuildBr(b, after);
+      LLVMPositionBuilderAtEnd(b, after);
+    }
+  } else {
+    LLVMBasicBlockRef t0 = cg_new_bb(L, "final"), after = cg_new_bb(L, "final.after");
+    LLVMValueRef first = LLVMBuildICmp(b, LLVMIntEQ, e->tid, cg_iconst_i(L, 0), "");
+    LLVMBuildCondBr(b, e->rowok ? LLVMBuildAnd(b, first, e->rowok, "") : first, t0, after);
+    LLVMPositionBuilderAtEnd(b, t0);
+    cg_run_final_phase(L, ph);
+    LLVMBuildBr(b, after);
+    LLVMPositionBuilderAtEnd(b, after);
+  }
+}
+
 /* One O point (one block) of the cached ROW entry: the thread's points r_j = tid + j * bdim
  * (j < GPU_CACHE_K; clamped to nr - 1 so that every load is valid and unconditional) of every loaded
  * buffer are read once into registers (L->vload[b] lane j), then each phase runs over the points
@@ -278,105 +365,52 @@ void cg_gpu_cached_item(Lower *L, LLVMValueRef o, void *arg) {
       }
     }
   }
-  /* the loads, all up front (lanes > 1: G vector loads per buffer) */
-  for (int bi = 0; bi < k->nbuf; bi++) L->vload[bi] = NULL;
-  for (int bi = 0; bi < k->nbuf; bi++) {
-    bool loaded = false;
-    for (int i = 0; i < k->ninstr && !loaded; i++) loaded = k->instrs[i].kind == KI_LOAD && k->instrs[i].buf == bi;
-    if (!loaded) continue;
-    LoomDType st = (LoomDType)k->bufs[bi].dtype;
-    LLVMValueRef vec = LLVMGetUndef(cg_vec_type(m, st, (unsigned)K));
-    for (int g = 0; g < G; g++) {
-      cg_gpu_offsets(L, rj[g * lanes], k->nkeep, k->ndim, L->ooff, L->off);
-      LLVMTypeRef lt = lanes == 1 ? cg_mem_type(m, st) : cg_vec_type(m, st, (unsigned)lanes);
-      LLVMValueRef ld = LLVMBuildLoad2(b, lt, cg_elem_ptr(L, bi, L->off[bi]), "");
-      LLVMSetAlignment(ld, lanes == 1 ? dtype_align(st) : (unsigned)lanes * (unsigned)loom_dtype_size(st));
-      for (int l = 0; l < lanes; l++) {
-        LLVMValueRef x = lanes == 1 ? ld : cg_vec_get(m, st, ld, (unsigned)l);
-        vec = cg_vec_set(m, st, vec, x, (unsigned)(g * lanes + l));
-      }
-    }
-    L->vload[bi] = vec;
+  /* the loads (lanes > 1: G vector loads per buffer), each buffer's right before the first phase that
+   * reads it: phase 0's up front, and a buffer that only later phases read (LayerNorm's weight and
+   * bias, cross-entropy's labels) holds no registers through the reductions before them */
+  const char *lazy = getenv("LOOM_GPU_LAZY_LOADS"); /* "0": every buffer up front (A/B timings) */
+  /* (a user snippet's calls are evaluated as roots wherever they are: its kernels load everything first) */
+  bool eager = k->snippet || (lazy && strcmp(lazy, "0") == 0);
+  uint64_t *mask = eager ? NULL : ctx_calloc(L->ctx, (size_t)(k->ninstr > 0 ? k->ninstr : 1), sizeof *mask);
+  for (int i = 0; mask && i < k->ninstr; i++) { /* buffers (bit b < 64) each instruction reads */
+    const KInstr *in = &k->instrs[i];
+    if (in->kind == KI_LOAD && in->buf >= 0 && in->buf < 64) mask[i] |= 1ull << in->buf;
+    for (int j = 0; j < 3; j++) /* an unused operand slot adds at most a needless early load */
+      if (in->src[j] >= 0 && in->src[j] < i) mask[i] |= mask[in->src[j]];
   }
+  for (int bi = 0; bi < k->nbuf; bi++) L->vload[bi] = NULL;
+  uint64_t loaded_bufs = 0;
   for (int p = 0; p < k->nphase; p++) {
     const KPhase *ph = &k->phases[p];
-    cg_clear_cache(L);
-    if (ph->kind == KP_REDUCE) {
-      LoomDType vt = cg_red_value_dtype(k, ph);
-      LLVMValueRef a = cg_red_identity(L, ph->reduce_op, vt);
-      LLVMValueRef ai = cg_i64(m, GPU_EMPTY_INDEX);
-      for (int j = 0; j < K; j++) {
-        L->lane = (unsigned)j;
-        cg_gpu_offsets(L, rj[j], k->nkeep, k->ndim, L->ooff, L->off);
-        cg_clear_cache(L);
-        cg_eval_needed(L, &ph->value, 1);
-        LLVMValueRef v = L->cache[ph->value];
-        if (is_arg(ph->reduce_op)) {
-          LLVMValueRef take = cg_arg_better(m, (LoomReduceOp)ph->reduce_op, vt, a, v);
-          take = LLVMBuildOr(b, take, LLVMBuildICmp(b, LLVMIntEQ, ai, cg_i64(m, GPU_EMPTY_INDEX), ""), "");
-          take = LLVMBuildAnd(b, take, valid[j], "");
-          a = LLVMBuildSelect(b, take, v, a, "");
-          ai = LLVMBuildSelect(b, take, cg_to_i64(L, rj[j]), ai, "");
-        } else {
-          a = LLVMBuildSelect(b, valid[j], cg_red_combine(L, ph->reduce_op, vt, a, v), a, "");
-        }
-      }
-      cg_clear_cache(L);
-      L->acc[p] = a;
-      L->accidx[p] = ai;
-      cg_gpu_block_reduce(L, p);
-    } else if (ph->kind == KP_MAP) {
-      /* lanes > 1 and every store contiguous along R: one vector store per group and store */
-      bool vst = lanes > 1 && ph->nstores <= GPU_VEC_MAXBUF;
-      for (int s = 0; vst && s < ph->nstores; s++) vst = k->bufs[k->stores[ph->store_begin + s].buf].layout[k->ndim - 1] == KL_ONE;
-      for (int g = 0; g < G; g++) {
-        LLVMBasicBlockRef yes = cg_new_bb(L, "cmap"), after = cg_new_bb(L, "cmap.after");
-        LLVMBuildCondBr(b, valid[g * lanes], yes, after);
-        LLVMPositionBuilderAtEnd(b, yes);
-        LLVMValueRef sv[GPU_VEC_MAXBUF];
-        for (int s = 0; vst && s < ph->nstores; s++) {
-          LoomDType bt = (LoomDType)k->bufs[k->stores[ph->store_begin + s].buf].dtype;
-          sv[s] = LLVMGetUndef(cg_vec_type(m, bt, (unsigned)lanes));
-        }
-        for (int l = 0; l < lanes; l++) {
-          int j = g * lanes + l;
-          L->lane = (unsigned)j;
-          cg_gpu_offsets(L, rj[j], k->nkeep, k->ndim, L->ooff, L->off);
-          cg_clear_cache(L);
-          if (!vst) {
-            cg_emit_stores(L, ph);
-          } else {
-            for (int s = 0; s < ph->nstores; s++) {
-              const KStore *kst = &k->stores[ph->store_begin + s];
-              cg_eval_needed(L, &kst->value, 1);
-              LLVMValueRef v = cg_to_mem(m, (LoomDType)k->instrs[kst->value].dtype, (LoomDType)k->bufs[kst->buf].dtype,
-                                         L->cache[kst->value]);
-              sv[s] = cg_vec_set(m, (LoomDType)k->bufs[kst->buf].dtype, sv[s], v, (unsigned)l);
-            }
-          }
-          cg_clear_cache(L);
-        }
-        if (vst) {
-          cg_gpu_offsets(L, rj[g * lanes], k->nkeep, k->ndim, L->ooff, L->off);
-          for (int s = 0; s < ph->nstores; s++) {
-            const KStore *kst = &k->stores[ph->store_begin + s];
-            LoomDType bt = (LoomDType)k->bufs[kst->buf].dtype;
-            LLVMSetAlignment(LLVMBuildStore(b, sv[s], cg_elem_ptr(L, kst->buf, L->off[kst->buf])),
-                             (unsigned)lanes * (unsigned)loom_dtype_size(bt));
-          }
-        }
-        LLVMBuildBr(b, after);
-        LLVMPositionBuilderAtEnd(b, after);
-      }
-    } else {
-      LLVMBasicBlockRef t0 = cg_new_bb(L, "final"), after = cg_new_bb(L, "final.after");
-      LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntEQ, e->tid, cg_iconst_i(L, 0), ""), t0, after);
-      LLVMPositionBuilderAtEnd(b, t0);
-      cg_run_final_phase(L, ph);
-      LLVMBuildBr(b, after);
-      LLVMPositionBuilderAtEnd(b, after);
+    uint64_t want = ~0ull; /* no masks: everything at phase 0 */
+    if (mask) {
+      want = ph->kind == KP_REDUCE || ph->kind == KP_SCAN ? mask[ph->value] : 0;
+      for (int s = 0; ph->kind != KP_REDUCE && s < ph->nstores; s++) want |= mask[k->stores[ph->store_begin + s].value];
     }
+    for (int bi = 0; bi < k->nbuf; bi++) {
+      bool now = bi >= 64 ? p == 0 : ((want & ~loaded_bufs) >> bi & 1u);
+      if (!now || L->vload[bi]) continue;
+      bool loaded = false;
+      for (int i = 0; i < k->ninstr && !loaded; i++) loaded = k->instrs[i].kind == KI_LOAD && k->instrs[i].buf == bi;
+      if (!loaded) continue;
+      LoomDType st = (LoomDType)k->bufs[bi].dtype;
+      LLVMValueRef vec = LLVMGetUndef(cg_vec_type(m, st, (unsigned)K));
+      for (int g = 0; g < G; g++) {
+        cg_gpu_offsets(L, rj[g * lanes], k->nkeep, k->ndim, L->ooff, L->off);
+        LLVMTypeRef lt = lanes == 1 ? cg_mem_type(m, st) : cg_vec_type(m, st, (unsigned)lanes);
+        LLVMValueRef ld = LLVMBuildLoad2(b, lt, cg_elem_ptr(L, bi, L->off[bi]), "");
+        LLVMSetAlignment(ld, lanes == 1 ? dtype_align(st) : (unsigned)lanes * (unsigned)loom_dtype_size(st));
+        for (int l = 0; l < lanes; l++) {
+          LLVMValueRef x = lanes == 1 ? ld : cg_vec_get(m, st, ld, (unsigned)l);
+          vec = cg_vec_set(m, st, vec, x, (unsigned)(g * lanes + l));
+        }
+      }
+      L->vload[bi] = vec;
+    }
+    loaded_bufs |= want;
+    cached_phase(L, e, p, rj, valid, lanes, G);
   }
+  if (mask) ctx_free(L->ctx, mask);
   cg_clear_cache(L);
   for (int bi = 0; bi < k->nbuf; bi++) L->vload[bi] = NULL;
   L->lane = 0;
@@ -400,9 +434,24 @@ static void load_vectors(Lower *L, LLVMValueRef base, unsigned lanes, LLVMValueR
   }
 }
 
-/* Folds the lanes points of one loaded vector (vl, first point `base`) into acc in lane order. */
-static LLVMValueRef fold_vector(Lower *L, const KPhase *ph, LoomDType vt, LLVMValueRef acc, LLVMValueRef *vl,
-                                LLVMValueRef base, unsigned lanes) {
+/* Folds one point's value v (point pt) into (*acc, *acci): an arg-reduction takes it when strictly
+ * better (or a first NaN; points arrive in increasing order per accumulator), others combine. */
+static void fold_point(Lower *L, const KPhase *ph, LoomDType vt, LLVMValueRef *acc, LLVMValueRef *acci, LLVMValueRef v,
+                       LLVMValueRef pt) {
+  LLVMBuilderRef b = L->m.b;
+  if (!is_arg(ph->reduce_op)) {
+    *acc = cg_red_combine(L, ph->reduce_op, vt, *acc, v);
+    return;
+  }
+  LLVMValueRef take = cg_arg_better(&L->m, (LoomReduceOp)ph->reduce_op, vt, *acc, v);
+  *acc = LLVMBuildSelect(b, take, v, *acc, "");
+  *acci = LLVMBuildSelect(b, take, cg_to_i64(L, pt), *acci, "");
+}
+
+/* Folds the lanes points of one loaded vector (vl, first point `base`) into acc (and for an
+ * arg-reduction the index *acci) in lane order. */
+static LLVMValueRef fold_vector(Lower *L, const KPhase *ph, LoomDType vt, LLVMValueRef acc, LLVMValueRef *acci,
+                                LLVMValueRef *vl, LLVMValueRef base, unsigned lanes) {
   const KernelIr *k = L->k;
   LLVMBuilderRef b = L->m.b;
   for (int bi = 0; bi < k->nbuf; bi++) L->vload[bi] = vl[bi];
@@ -413,7 +462,7 @@ static LLVMValueRef fold_vector(Lower *L, const KPhase *ph, LoomDType vt, LLVMVa
     L->lane = l;
     cg_clear_cache(L);
     cg_eval_needed(L, &ph->value, 1);
-    acc = cg_red_combine(L, ph->reduce_op, vt, acc, L->cache[ph->value]);
+    fold_point(L, ph, vt, &acc, acci, L->cache[ph->value], pt);
   }
   cg_clear_cache(L);
   for (int bi = 0; bi < k->nbuf; bi++) L->vload[bi] = NULL;
@@ -443,10 +492,28 @@ void cg_gpu_partv_item(Lower *L, LLVMValueRef part, void *arg) {
   LLVMValueRef lt = LLVMBuildICmp(b, LLVMIntSLT, part, r, "");
   LLVMValueRef vlo = LLVMBuildAdd(b, LLVMBuildMul(b, q, part, ""), LLVMBuildSelect(b, lt, part, r, ""), "");
   LLVMValueRef vhi = LLVMBuildAdd(b, LLVMBuildAdd(b, vlo, q, ""), LLVMBuildZExt(b, lt, L->ity, ""), "");
-  LLVMValueRef accs[GPU_UNROLL];
+  /* arg-reductions: accumulator 0 starts at the part's first point (an all-identity part gives it),
+   * the others empty (cg_gpu_combine's rule); an empty part stays empty */
+  bool isarg = is_arg(ph->reduce_op);
+  LLVMValueRef accs[GPU_UNROLL], accis[GPU_UNROLL];
+  LLVMValueRef empty = cg_i64(&L->m, GPU_EMPTY_INDEX);
   for (int j = 0; j < GPU_UNROLL; j++) {
     accs[j] = cg_entry_alloca(L, vty, "vacc");
     LLVMBuildStore(b, cg_red_identity(L, ph->reduce_op, vt), accs[j]);
+    accis[j] = cg_entry_alloca(L, L->i64, "vacci");
+    LLVMValueRef i0 = empty;
+    if (j == 0) {
+      LLVMValueRef first = cg_to_i64(L, LLVMBuildMul(b, vlo, cg_iconst_i(L, lanes), ""));
+      i0 = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, vlo, vhi, ""), first, empty, "");
+      if (isarg) { /* the last part's tail points (below) may be its only points */
+        LLVMValueRef lastp = LLVMBuildICmp(b, LLVMIntEQ, part, LLVMBuildSub(b, e->nparts, cg_iconst_i(L, 1), ""), "");
+        LLVMValueRef tail0 = LLVMBuildMul(b, nvec, cg_iconst_i(L, lanes), "");
+        LLVMValueRef has_tail = LLVMBuildAnd(b, lastp, LLVMBuildICmp(b, LLVMIntSLT, tail0, e->nr, ""), "");
+        i0 = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntEQ, i0, empty, ""),
+                             LLVMBuildSelect(b, has_tail, cg_to_i64(L, tail0), empty, ""), i0, "");
+      }
+    }
+    LLVMBuildStore(b, i0, accis[j]);
   }
   LLVMValueRef iv = cg_entry_alloca(L, L->ity, "vi");
   LLVMBuildStore(b, LLVMBuildAdd(b, vlo, e->tid, ""), iv);
@@ -466,8 +533,9 @@ void cg_gpu_partv_item(Lower *L, LLVMValueRef part, void *arg) {
     load_vectors(L, vbase[j], lanes, vl[j]);
   }
   for (int j = 0; j < GPU_UNROLL; j++) {
-    LLVMValueRef a = LLVMBuildLoad2(b, vty, accs[j], "");
-    LLVMBuildStore(b, fold_vector(L, ph, vt, a, vl[j], vbase[j], lanes), accs[j]);
+    LLVMValueRef a = LLVMBuildLoad2(b, vty, accs[j], ""), ai = LLVMBuildLoad2(b, L->i64, accis[j], "");
+    LLVMBuildStore(b, fold_vector(L, ph, vt, a, &ai, vl[j], vbase[j], lanes), accs[j]);
+    if (isarg) LLVMBuildStore(b, ai, accis[j]);
   }
   LLVMBuildStore(b, LLVMBuildAdd(b, i, LLVMBuildMul(b, e->bdim, cg_iconst_i(L, GPU_UNROLL), ""), ""), iv);
   LLVMBuildBr(b, head);
@@ -481,7 +549,11 @@ void cg_gpu_partv_item(Lower *L, LLVMValueRef part, void *arg) {
   LLVMPositionBuilderAtEnd(b, rbody);
   LLVMValueRef base = LLVMBuildMul(b, i, cg_iconst_i(L, lanes), "");
   load_vectors(L, base, lanes, vl[0]);
-  LLVMBuildStore(b, fold_vector(L, ph, vt, LLVMBuildLoad2(b, vty, accs[0], ""), vl[0], base, lanes), accs[0]);
+  {
+    LLVMValueRef ai = LLVMBuildLoad2(b, L->i64, accis[0], "");
+    LLVMBuildStore(b, fold_vector(L, ph, vt, LLVMBuildLoad2(b, vty, accs[0], ""), &ai, vl[0], base, lanes), accs[0]);
+    if (isarg) LLVMBuildStore(b, ai, accis[0]);
+  }
   LLVMBuildStore(b, LLVMBuildAdd(b, i, e->bdim, ""), iv);
   LLVMBuildBr(b, rhead);
   LLVMPositionBuilderAtEnd(b, rexit);
@@ -496,13 +568,19 @@ void cg_gpu_partv_item(Lower *L, LLVMValueRef part, void *arg) {
   L->lin = cg_to_i64(L, t);
   cg_clear_cache(L);
   cg_eval_needed(L, &ph->value, 1);
-  LLVMBuildStore(b, cg_red_combine(L, ph->reduce_op, vt, LLVMBuildLoad2(b, vty, accs[0], ""), L->cache[ph->value]), accs[0]);
+  {
+    LLVMValueRef a = LLVMBuildLoad2(b, vty, accs[0], ""), ai = LLVMBuildLoad2(b, L->i64, accis[0], "");
+    fold_point(L, ph, vt, &a, &ai, L->cache[ph->value], t);
+    LLVMBuildStore(b, a, accs[0]);
+    if (isarg) LLVMBuildStore(b, ai, accis[0]);
+  }
   cg_clear_cache(L);
   L->lin = NULL;
   LLVMBuildBr(b, tafter);
   LLVMPositionBuilderAtEnd(b, tafter);
-  LLVMValueRef a = LLVMBuildLoad2(b, vty, accs[0], ""), ai = cg_i64(&L->m, 0);
-  for (int j = 1; j < GPU_UNROLL; j++) cg_gpu_combine(L, ph, vt, &a, &ai, LLVMBuildLoad2(b, vty, accs[j], ""), ai, true);
+  LLVMValueRef a = LLVMBuildLoad2(b, vty, accs[0], ""), ai = LLVMBuildLoad2(b, L->i64, accis[0], "");
+  for (int j = 1; j < GPU_UNROLL; j++)
+    cg_gpu_combine(L, ph, vt, &a, &ai, LLVMBuildLoad2(b, vty, accs[j], ""), isarg ? LLVMBuildLoad2(b, L->i64, accis[j], "") : ai, true);
   L->acc[0] = a;
   L->accidx[0] = ai;
   cg_gpu_block_reduce(L, 0);

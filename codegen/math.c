@@ -535,6 +535,29 @@ static const char *libm_name(LoomOp op) {
   }
 }
 
+/* tanh(log1p(u)) without either function (GPU; Mish's x * tanh(softplus(x)), softplus = log1p(exp x)):
+ * with v = 1 + u, tanh(log v) = (v^2 - 1) / (v^2 + 1) = n / (n + 2), n = u * (u + 2). n is formed with
+ * two roundings and no cancellation (u + 2 >= 1 for u >= -1), so the quotient (correctly rounded
+ * division) is within a few ulp of the function on the whole range: tanh(log1p(u)) ~ u for small u,
+ * -1 at u = -1, NaN below -1 (log1p's domain) and for NaN, 1 where n overflows (u > ~1.8e19 in float32,
+ * where tanh rounds to 1 already). NULL when `a` is not a call of the device library's log1p. Two
+ * device-library calls (libdevice's log1pf and tanhf: ~60 instructions) become ~15. */
+static LLVMValueRef tanh_of_log1p(CgMath *m, LoomDType t, LLVMValueRef a) {
+  if (!LLVMIsACallInst(a)) return NULL;
+  LLVMValueRef callee = LLVMGetCalledValue(a);
+  char want[32];
+  m->gpu->math_name(want, sizeof want, "log1p", t);
+  size_t len = 0;
+  const char *name = callee ? LLVMGetValueName2(callee, &len) : NULL;
+  if (!name || len != strlen(want) || memcmp(name, want, len) != 0 || LLVMGetNumArgOperands(a) != 1) return NULL;
+  LLVMBuilderRef b = m->b;
+  LLVMValueRef u = LLVMGetOperand(a, 0);
+  LLVMValueRef n = LLVMBuildFMul(b, u, LLVMBuildFAdd(b, u, fconst(m, t, 2.0), ""), "");
+  LLVMValueRef r = cg_fdiv(m, t, n, LLVMBuildFAdd(b, n, fconst(m, t, 2.0), ""));
+  r = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOEQ, n, fconst(m, t, 1.0 / 0.0), ""), fconst(m, t, 1.0), r, "");
+  return LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOLT, u, fconst(m, t, -1.0), ""), fconst(m, t, 0.0 / 0.0), r, "");
+}
+
 LLVMValueRef cg_elem(CgMath *m, LoomOp op, LoomDType t, const LLVMValueRef *args) {
   LLVMBuilderRef b = m->b;
   LLVMValueRef a = args[0], bv = args[1];
@@ -580,6 +603,10 @@ LLVMValueRef cg_elem(CgMath *m, LoomOp op, LoomDType t, const LLVMValueRef *args
     LLVMValueRef alt = LLVMBuildFMul(b, LLVMBuildFMul(b, h, fconst(m, t, 0.5), ""), h, "");
     if (op == LOOM_OP_SINH) alt = intr2(m, "llvm.copysign", alt, a);
     return LLVMBuildSelect(b, big, alt, r, "");
+  }
+  if (fl && op == LOOM_OP_TANH && m->gpu) {
+    LLVMValueRef r = tanh_of_log1p(m, t, a);
+    if (r) return r;
   }
   if (lm && fl && op != LOOM_OP_POW) {
     LLVMValueRef xs[2] = {a, bv};

@@ -118,6 +118,11 @@ static LLVMValueRef nv_fdiv_f32(CgMath *m, LLVMValueRef a, LLVMValueRef bv) {
   return LLVMBuildFPTrunc(b, q, f32, "");
 }
 
+static LLVMValueRef nv_mulhi_u32(CgMath *m, LLVMValueRef a, LLVMValueRef bv) {
+  LLVMValueRef args[2] = {a, bv};
+  return cg_intrinsic(m, "llvm.nvvm.mulhi.ui", NULL, 0, args, 2); /* mul.hi.u32 */
+}
+
 static LLVMValueRef nv_sqrt_f32(CgMath *m, LLVMValueRef a) {
   LLVMBuilderRef b = m->b;
   LLVMTypeRef f64 = LLVMDoubleTypeInContext(m->c), f32 = LLVMFloatTypeInContext(m->c);
@@ -150,4 +155,5 @@ void cg_nvptx_lower_hooks(CgGpuHooks *h) {
   h->math_name = nv_math_name;
   h->fdiv_f32 = nv_fdiv_f32;
   h->fsqrt_f32 = nv_sqrt_f32;
+  h->mulhi_u32 = nv_mulhi_u32;
 }

@@ -13,6 +13,8 @@
  */
 #include "runtime/gpu/gpu_launch_policy.h"
 
+#include <stdlib.h>
+
 enum { P_MAIN, P_VEC, P_PART, P_FINISH, P_CACHED, P_PARTV, P_CACHEDV, P_FINISHB, P_VECW };
 _Static_assert(CG_ENTRY_VECW == 1u << P_VECW && CG_ENTRY_FINISHB == 1u << P_FINISHB && CG_ENTRY_CACHEDV == 1u << P_CACHEDV,
                "entry indices are the bits of CG_ENTRY_*");
@@ -64,6 +66,22 @@ static bool elem_vec_ok(const RtGpuLauncher *L, const uint64_t *words, int lanes
       if ((int64_t)words[nd + nb + b * nd + dd] % lanes) return false;
   }
   return true;
+}
+
+/* Threads per block of the cached entries' short-row mode (capped by the entry's register limit). */
+#define SHORT_ROW_BLOCK 256
+
+/* LOOM_GPU_SHORT_ROWS=0 turns the short-row mode off (A/B timings): rows then take the block mode or
+ * `main` as before it existed. */
+static bool short_rows_enabled(void) {
+  static int on = -1;
+  int v = __atomic_load_n(&on, __ATOMIC_RELAXED);
+  if (v < 0) {
+    const char *s = getenv("LOOM_GPU_SHORT_ROWS");
+    v = !(s && s[0] == '0' && s[1] == 0);
+    __atomic_store_n(&on, v, __ATOMIC_RELAXED);
+  }
+  return v != 0;
 }
 
 /* A block of about n threads: a multiple of the wave, at least one wave, at most cap (when cap >= wave). */
@@ -126,16 +144,38 @@ LoomStatus rt_gpu_launch_policy(const RtGpuLauncher *L, uint64_t *words, int64_t
     return L->launch(L->user, e, grid_of(steps, block, grid > 0 ? grid : 1), (uint32_t)block, words, d);
   }
   if (L->scan) return scan(L, words, extra, no, nr, d);
-  /* a row that fits in registers: one read of it (blockDim * cache_k >= nr; a warp for short rows); the
-   * threads a cached entry can launch with are known once it is loaded (registers) */
+  /* a row that fits in registers: one read of it (blockDim * cache_k >= nr); the threads a cached entry
+   * can launch with are known once it is loaded (registers) */
   int64_t ck = L->cache_k, cl = L->cache_lanes;
-  if (L->strategy == CG_GPU_ROW && (has & CG_ENTRY_CACHEDV) && ck > 0 && cl > 1 && nr > 0 && nr % cl == 0 && nr <= 1024 * ck &&
-      vec_aligned(L, words, (int)cl)) {
+  bool cv = L->strategy == CG_GPU_ROW && (has & CG_ENTRY_CACHEDV) && ck > 0 && cl > 1 && nr > 0 && nr % cl == 0 &&
+            vec_aligned(L, words, (int)cl);
+  /* short rows (nr <= wave * cache_k): g lanes per row, g the least power of two with g * cache_k >= nr
+   * (g == 1: a thread per row), a block of many rows, group shuffles instead of the block reduction;
+   * every ROW reduction with a cached entry (codegen/gpu_lower.c: group_rows) */
+  if (L->strategy == CG_GPU_ROW && ck > 0 && nr > 0 && nr <= wave * ck && (has & (CG_ENTRY_CACHED | CG_ENTRY_CACHEDV)) &&
+      short_rows_enabled()) {
+    int e = cv ? P_CACHEDV : P_CACHED;
+    if (!cv && !(has & CG_ENTRY_CACHED)) e = -1;
+    if (e >= 0 && (st = L->need(L->user, 1u << e, d))) return st;
+    int lim = e < 0 ? 0 : L->limit(L->user, e == P_CACHEDV ? RT_LIM_CACHEDV_BLOCK : RT_LIM_CACHED_BLOCK, e);
+    int64_t bs = lim < SHORT_ROW_BLOCK ? lim : SHORT_ROW_BLOCK;
+    bs -= bs % wave;
+    if (e >= 0 && bs >= wave) {
+      int64_t g = 1;
+      while (g * ck < nr) g *= 2;
+      extra[2] = (uint64_t)g;
+      return L->launch(L->user, e, grid_of(no, bs / g, cap), (uint32_t)bs, words, d);
+    }
+  }
+  extra[2] = 0; /* the cached entries' block mode */
+  /* block mode: kernels that walk R more than once (a phase split: several REDUCE / MAP phases) */
+  bool multi = (L->split_reduce | L->split_map) != 0;
+  if (multi && cv && nr <= 1024 * ck) {
     if ((st = L->need(L->user, CG_ENTRY_CACHEDV, d))) return st;
     if (nr <= (int64_t)L->limit(L->user, RT_LIM_CACHEDV_BLOCK, P_CACHEDV) * ck)
       return L->launch(L->user, P_CACHEDV, grid_of(no, 1, cap), wave_block((nr + ck - 1) / ck, wave), words, d);
   }
-  if (L->strategy == CG_GPU_ROW && (has & CG_ENTRY_CACHED) && ck > 0 && nr > 0 && nr <= 1024 * ck) {
+  if (multi && L->strategy == CG_GPU_ROW && (has & CG_ENTRY_CACHED) && ck > 0 && nr > 0 && nr <= 1024 * ck) {
     if ((st = L->need(L->user, CG_ENTRY_CACHED, d))) return st;
     if (nr <= (int64_t)L->limit(L->user, RT_LIM_CACHED_BLOCK, P_CACHED) * ck)
       return L->launch(L->user, P_CACHED, grid_of(no, 1, cap), wave_block((nr + ck - 1) / ck, wave), words, d);

@@ -296,8 +296,9 @@ static void test_launch_shapes(int wave) {
     arena_free_all(&ar);
   }
 
-  /* a row kept in registers: x - max(x, 1, keepdims) over rows of 100: a block of the smallest multiple of the
-   * wave that holds the row (cache_k points per thread), one block per row */
+  /* a row kept in registers: x - max(x, 1, keepdims) over rows of 100 (<= wave * cache_k): the short-row mode,
+   * g lanes per row (the least power of two with g * cache_k >= 100), 256 / g rows per block of 256, g in
+   * extra word 2 (runtime/gpu/gpu_launch_policy.c) */
   {
     int64_t shape[2] = {R, C};
     int32_t ax = 1;
@@ -308,12 +309,15 @@ static void test_launch_shapes(int wave) {
     CHECK_OK(s ? run_on(ctx, &m, g, s, out, &d) : LOOM_ERR_INTERNAL);
     const GpuFn *f = s ? fn_of(ctx, s, &d) : NULL;
     int k = f ? f->meta.cache_k : 0, e = f && m.nlaunch ? entry_of(f, &m.log[0]) : -1;
-    int64_t need = k ? (C + k - 1) / k : 0;
+    int64_t grp = 1;
+    while (k && grp * k < C) grp *= 2;
     uint32_t bl = m.nlaunch ? m.log[0].block : 0;
-    CHECK(f && m.nlaunch == 1 && (e == E_CACHEDV || e == E_CACHED) && bl % (uint32_t)wave == 0 &&
-              (int64_t)bl >= need && (int64_t)bl - wave < need && m.log[0].grid == R,
-          "wave %d cached row: entry %d, block %u for rows of %d at %d per thread, grid %u", wave, e, bl, C, k,
-          m.log[0].grid);
+    int64_t rows_per_block = bl ? bl / grp : 1;
+    CHECK(f && m.nlaunch == 1 && (e == E_CACHEDV || e == E_CACHED) && bl == 256 && m.partials_word > 0 &&
+              m.log[0].words[m.partials_word + 1] == (uint64_t)grp &&
+              m.log[0].grid == (uint32_t)((R + rows_per_block - 1) / rows_per_block),
+          "wave %d cached row: entry %d, block %u for rows of %d at %d per thread (%lld lanes a row), grid %u", wave, e,
+          bl, C, k, (long long)grp, m.log[0].grid);
     printf("wave %d: cached row entry %s, block %u\n", wave, e == E_CACHEDV ? "cachedv" : "cached", bl);
     arena_free_all(&ar);
   }
