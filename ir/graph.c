@@ -208,19 +208,25 @@ static bool node_equal(const IrNode *a, const IrNode *b) {
          memcmp(a->arg2, b->arg2, k) == 0;
 }
 
-/* Zeroes (or sets to -1) every field the node's kind does not use, so equal meaning = equal bits. The
- * per-axis arrays are written only where they are not zero already (constructors start from ir_new_node's
- * zeroes): the memsets this replaced (five `rep stos` of up to 128 bytes) were half of a hash-consed op. */
-static void node_canon(IrNode *n) {
-  n->pad = 0;
+/* Zeroes the per-axis entries the node does not use (past ndim; arg and arg2 of kinds without them). The
+ * constructors' nodes come from ir_new_node, whose zeroes these are already, so only ir_add_raw (nodes
+ * from elsewhere) runs it: in ir_add_node it was half of a hash-consed op (memsets, then loads stalled
+ * behind ir_new_node's string stores). node_hash and node_equal read entries below ndim only. */
+static void node_canon_axes(IrNode *n) {
   int nd = n->ndim < LOOM_MAX_RANK ? n->ndim : LOOM_MAX_RANK;
   bool arg_used = n->kind == IR_PERMUTE || n->kind == IR_SLICE, arg2_used = n->kind == IR_SLICE;
   for (int i = 0; i < LOOM_MAX_RANK; i++) {
     bool tail = i >= nd;
-    if (tail && n->shape[i] != 0) n->shape[i] = 0;
-    if ((tail || !arg_used) && n->arg[i] != 0) n->arg[i] = 0;
-    if ((tail || !arg2_used) && n->arg2[i] != 0) n->arg2[i] = 0;
+    if (tail) n->shape[i] = 0;
+    if (tail || !arg_used) n->arg[i] = 0;
+    if (tail || !arg2_used) n->arg2[i] = 0;
   }
+}
+
+/* Zeroes (or sets to -1) every scalar field the node's kind does not use, so equal meaning = equal bits
+ * (the per-axis arrays: node_canon_axes). */
+static void node_canon(IrNode *n) {
+  n->pad = 0;
   if (n->kind != IR_CONST) n->value.u = 0;
   if (n->kind != IR_CONST || !dtype_is_complex((LoomDType)n->dtype)) n->value.im = 0;
   if (n->kind != IR_INPUT) n->input = -1;
@@ -323,6 +329,7 @@ LoomStatus ir_add_raw(IrGraph *g, const IrNode *n, int32_t *out, Diag *d) {
     return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "node rank %d exceeds the maximum %d", n->ndim,
                       LOOM_MAX_RANK);
   IrNode copy = *n;
+  node_canon_axes(&copy);
   return ir_add_node(g, &copy, out, d);
 }
 
