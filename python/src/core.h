@@ -8,7 +8,7 @@
  *   Buffer   owns array memory: aligned_alloc'ed, allocated by loom_eval (freed with loom_array_free),
  *            a Py_buffer imported from another object, or a DLPack tensor imported from a capsule.
  *   Graph    owns a LoomGraph, the set of Buffers its inputs read (kept alive until the graph dies)
- *            and weak references to its pending arrays. A "trace" graph belongs to @loom.fuse.
+ *            and the list of its pending arrays (intrusive, eval.c). A "trace" graph belongs to @loom.fuse.
  *   Array    (loom.ndarray's base) is materialized (a Buffer plus a LoomArray descriptor: a view
  *            anywhere inside it) or lazy (a Graph plus a LoomNode).
  * Two more serve @loom.fuse: FuseEntry (one traced signature: trace graph, placeholder bindings,
