@@ -157,7 +157,8 @@ def main():
                "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
                "machine": {"platform": platform.platform(), "processor": platform.processor() or platform.machine(),
                            "cpus": os.cpu_count(), "python": platform.python_version(), "numpy": np.__version__},
-               "device": str(dev), "clock": "cpu" if args.cpu else "wall", "command": "python " + " ".join(sys.argv), "equal_to_numpy": ok and fok,
+               "device": str(dev), "clock": "cpu" if args.cpu else "wall",
+               "command": "python " + " ".join(sys.argv), "equal_to_numpy": ok and fok,
                "results_us": results, "stats": st}
         with open(args.json, "w") as f:
             json.dump(out, f, indent=2)

@@ -581,7 +581,8 @@ _OPERATOR_NAMES = (("add", "add"), ("sub", "sub"), ("mul", "mul"), ("truediv", "
 _OPERATORS = tuple(m for name, d in _OPERATOR_NAMES
                    for m in (_operator(name, False, f"__{d}__"), _operator(name, True, f"__r{d}__")))
 _OPERATORS += tuple(m for name in ("lt", "le", "gt", "ge") for m in (_operator(name, False, f"__{name}__"), None))
-_OPERATORS += (lambda self, o: self._object_compare("eq", o), None, lambda self, o: self._object_compare("ne", o), None)
+_OPERATORS += (lambda self, o: self._object_compare("eq", o), None,
+               lambda self, o: self._object_compare("ne", o), None)
 _OPERATORS += (lambda self: _math.negative(self), lambda self: _math.absolute(self), lambda self: _math.invert(self))
 _core.set_operators(_OPERATORS)
 
