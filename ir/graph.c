@@ -49,14 +49,28 @@ void ir_format_shape(char *buf, size_t n, int ndim, const int64_t *shape) {
   if (len < n) len += (size_t)snprintf(buf + len, n - len, ndim == 1 ? ",)" : ")");
 }
 
+/* In-memory hashing only (never stored): cache keys, input descriptors, instructions. Eight bytes per step
+ * (a multiply-rotate mix, as node_hash's hash_word), the tail zero-padded with its length folded in, so
+ * keys of a kilobyte cost about a hundred steps instead of a thousand byte-wise FNV rounds. */
 uint64_t ir_hash_bytes(const void *p, size_t n, uint64_t seed) {
   const unsigned char *b = p;
-  uint64_t h = 0xcbf29ce484222325ull ^ seed;
-  for (size_t i = 0; i < n; i++) {
-    h ^= b[i];
-    h *= 0x100000001b3ull;
+  uint64_t h = 0xcbf29ce484222325ull ^ seed ^ ((uint64_t)n * 0x9e3779b97f4a7c15ull);
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    memcpy(&w, b + i, 8);
+    h ^= w * 0x9e3779b97f4a7c15ull;
+    h = (h << 27) | (h >> 37);
+    h *= 0xc2b2ae3d27d4eb4full;
   }
-  h ^= h >> 33; /* final mix: spread the high bits into the low bits the table uses */
+  if (i < n) {
+    uint64_t w = 0;
+    memcpy(&w, b + i, n - i);
+    h ^= w * 0x9e3779b97f4a7c15ull;
+    h = (h << 27) | (h >> 37);
+    h *= 0xc2b2ae3d27d4eb4full;
+  }
+  h ^= h >> 33; /* final mix: spread the high bits into the low bits the tables use */
   h *= 0xff51afd7ed558ccdull;
   h ^= h >> 33;
   return h;
@@ -194,12 +208,25 @@ static bool node_equal(const IrNode *a, const IrNode *b) {
          memcmp(a->arg2, b->arg2, k) == 0;
 }
 
-/* Zeroes (or sets to -1) every field the node's kind does not use, so equal meaning = equal bits. */
+/* Zeroes the per-axis entries the node does not use (past ndim; arg and arg2 of kinds without them). The
+ * constructors' nodes come from ir_new_node, whose zeroes these are already, so only ir_add_raw (nodes
+ * from elsewhere) runs it: in ir_add_node it was half of a hash-consed op (memsets, then loads stalled
+ * behind ir_new_node's string stores). node_hash and node_equal read entries below ndim only. */
+static void node_canon_axes(IrNode *n) {
+  int nd = n->ndim < LOOM_MAX_RANK ? n->ndim : LOOM_MAX_RANK;
+  bool arg_used = n->kind == IR_PERMUTE || n->kind == IR_SLICE, arg2_used = n->kind == IR_SLICE;
+  for (int i = 0; i < LOOM_MAX_RANK; i++) {
+    bool tail = i >= nd;
+    if (tail) n->shape[i] = 0;
+    if (tail || !arg_used) n->arg[i] = 0;
+    if (tail || !arg2_used) n->arg2[i] = 0;
+  }
+}
+
+/* Zeroes (or sets to -1) every scalar field the node's kind does not use, so equal meaning = equal bits
+ * (the per-axis arrays: node_canon_axes). */
 static void node_canon(IrNode *n) {
   n->pad = 0;
-  for (int i = n->ndim; i < LOOM_MAX_RANK; i++) n->shape[i] = n->arg[i] = n->arg2[i] = 0;
-  if (n->kind != IR_PERMUTE && n->kind != IR_SLICE) memset(n->arg, 0, sizeof n->arg);
-  if (n->kind != IR_SLICE) memset(n->arg2, 0, sizeof n->arg2);
   if (n->kind != IR_CONST) n->value.u = 0;
   if (n->kind != IR_CONST || !dtype_is_complex((LoomDType)n->dtype)) n->value.im = 0;
   if (n->kind != IR_INPUT) n->input = -1;
@@ -259,13 +286,13 @@ static LoomStatus reserve_node(IrGraph *g, Diag *d) {
 }
 
 /* Hash-conses a fully formed node (canonicalized here). */
-LoomStatus ir_add_node(IrGraph *g, IrNode n, int32_t *out, Diag *d) {
-  node_canon(&n);
-  n.hash = node_hash(&n);
+LoomStatus ir_add_node(IrGraph *g, IrNode *n, int32_t *out, Diag *d) {
+  node_canon(n);
+  n->hash = node_hash(n);
   if (g->tcap > 0) {
     uint32_t mask = (uint32_t)g->tcap - 1;
-    for (uint32_t s = (uint32_t)n.hash & mask; g->table[s] >= 0; s = (s + 1) & mask)
-      if (node_equal(&g->nodes[g->table[s]], &n)) {
+    for (uint32_t s = (uint32_t)n->hash & mask; g->table[s] >= 0; s = (s + 1) & mask)
+      if (node_equal(&g->nodes[g->table[s]], n)) {
         *out = g->table[s];
         return LOOM_OK;
       }
@@ -273,7 +300,7 @@ LoomStatus ir_add_node(IrGraph *g, IrNode n, int32_t *out, Diag *d) {
   LoomStatus st = reserve_node(g, d);
   if (st) return st;
   int32_t idx = g->nnodes++;
-  g->nodes[idx] = n;
+  g->nodes[idx] = *n;
   table_insert(g, idx);
   *out = idx;
   return LOOM_OK;
@@ -303,7 +330,9 @@ LoomStatus ir_add_raw(IrGraph *g, const IrNode *n, int32_t *out, Diag *d) {
   if (n->ndim > LOOM_MAX_RANK)
     return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "node rank %d exceeds the maximum %d", n->ndim,
                       LOOM_MAX_RANK);
-  return ir_add_node(g, *n, out, d);
+  IrNode copy = *n;
+  node_canon_axes(&copy);
+  return ir_add_node(g, &copy, out, d);
 }
 
 IrNode ir_new_node(IrKind kind, LoomDType dtype, int ndim, const int64_t *shape) {
@@ -457,7 +486,7 @@ LoomStatus ir_input(IrGraph *g, const LoomArray *a, int32_t *out, Diag *d) {
   if (idx < 0 && (st = ir_input_append(g, a, &idx, d))) return st;
   IrNode n = ir_new_node(IR_INPUT, a->dtype, a->ndim, a->shape);
   n.input = idx;
-  st = ir_add_node(g, n, out, d);
+  st = ir_add_node(g, &n, out, d);
   if (st) ir_graph_rollback(g, g->nnodes, mark_in);
   return st;
 }
@@ -474,5 +503,5 @@ LoomStatus ir_const(IrGraph *g, LoomDType dtype, Scalar v, bool weak, int32_t *o
   IrNode n = ir_new_node(IR_CONST, dtype, 0, NULL);
   n.value = ir_scalar_canon(dtype, v);
   n.flags = weak ? IR_FLAG_WEAK : 0;
-  return ir_add_node(g, n, out, d);
+  return ir_add_node(g, &n, out, d);
 }

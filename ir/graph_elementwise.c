@@ -296,7 +296,7 @@ static LoomStatus elem_build(IrGraph *g, LoomOp op, int n, const int32_t *src_in
   if (all_weak && (rt == LOOM_BOOL || rt == LOOM_INT64 || rt == LOOM_UINT64 || rt == LOOM_FLOAT64 ||
                    rt == LOOM_COMPLEX128))
     node.flags = IR_FLAG_WEAK;
-  return ir_add_node(g, node, out, d);
+  return ir_add_node(g, &node, out, d);
 }
 
 LoomStatus ir_elem(IrGraph *g, LoomOp op, int n, const int32_t *src, int32_t *out, Diag *d) {

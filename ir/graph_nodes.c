@@ -20,7 +20,7 @@ LoomStatus ir_cast(IrGraph *g, int32_t x, LoomDType dtype, int32_t *out, Diag *d
   const IrNode *s = &g->nodes[x];
   IrNode n = ir_new_node(IR_CAST, dtype, s->ndim, s->shape);
   n.src[0] = x;
-  return ir_add_node(g, n, out, d);
+  return ir_add_node(g, &n, out, d);
 }
 
 LoomStatus ir_broadcast(IrGraph *g, int32_t x, int ndim, const int64_t *shape, int32_t *out, Diag *d) {
@@ -41,7 +41,7 @@ LoomStatus ir_broadcast(IrGraph *g, int32_t x, int ndim, const int64_t *shape, i
   }
   IrNode n = ir_new_node(IR_BROADCAST, (LoomDType)s->dtype, ndim, shape);
   n.src[0] = x;
-  return ir_add_node(g, n, out, d);
+  return ir_add_node(g, &n, out, d);
 }
 
 LoomStatus ir_reshape(IrGraph *g, int32_t x, int ndim, const int64_t *shape, int32_t *out, Diag *d) {
@@ -57,7 +57,7 @@ LoomStatus ir_reshape(IrGraph *g, int32_t x, int ndim, const int64_t *shape, int
   }
   IrNode n = ir_new_node(IR_RESHAPE, (LoomDType)s->dtype, ndim, shape);
   n.src[0] = x;
-  return ir_add_node(g, n, out, d);
+  return ir_add_node(g, &n, out, d);
 }
 
 LoomStatus ir_permute(IrGraph *g, int32_t x, const int32_t *perm, int32_t *out, Diag *d) {
@@ -78,7 +78,7 @@ LoomStatus ir_permute(IrGraph *g, int32_t x, const int32_t *perm, int32_t *out, 
     n.shape[i] = s->shape[p];
   }
   n.src[0] = x;
-  return ir_add_node(g, n, out, d);
+  return ir_add_node(g, &n, out, d);
 }
 
 LoomStatus ir_slice(IrGraph *g, int32_t x, const int64_t *start, const int64_t *step, const int64_t *len,
@@ -116,7 +116,7 @@ LoomStatus ir_slice(IrGraph *g, int32_t x, const int64_t *start, const int64_t *
     n.shape[i] = l;
   }
   n.src[0] = x;
-  return ir_add_node(g, n, out, d);
+  return ir_add_node(g, &n, out, d);
 }
 
 LoomStatus ir_reduce(IrGraph *g, LoomReduceOp op, int32_t x, uint32_t axes, bool keepdims, LoomDType dtype,
@@ -172,7 +172,7 @@ LoomStatus ir_reduce(IrGraph *g, LoomReduceOp op, int32_t x, uint32_t axes, bool
   n.axes = axes;
   n.flags = keepdims ? IR_FLAG_KEEPDIMS : 0;
   n.src[0] = x;
-  return ir_add_node(g, n, out, d);
+  return ir_add_node(g, &n, out, d);
 }
 
 LoomStatus ir_scan(IrGraph *g, LoomReduceOp op, int32_t x, int axis, LoomDType dtype, int32_t *out, Diag *d) {
@@ -201,7 +201,7 @@ LoomStatus ir_scan(IrGraph *g, LoomReduceOp op, int32_t x, int axis, LoomDType d
   n.op = (uint16_t)op;
   n.axes = 1u << axis;
   n.src[0] = x;
-  return ir_add_node(g, n, out, d);
+  return ir_add_node(g, &n, out, d);
 }
 
 LoomStatus ir_copy(IrGraph *g, int32_t x, int32_t *out, Diag *d) {
@@ -211,7 +211,7 @@ LoomStatus ir_copy(IrGraph *g, int32_t x, int32_t *out, Diag *d) {
   const IrNode *s = &g->nodes[x];
   IrNode n = ir_new_node(IR_COPY, (LoomDType)s->dtype, s->ndim, s->shape);
   n.src[0] = x;
-  return ir_add_node(g, n, out, d);
+  return ir_add_node(g, &n, out, d);
 }
 
 int ir_node_arity(const IrNode *n) {
@@ -249,7 +249,7 @@ LoomStatus ir_matmul(IrGraph *g, int32_t a, int32_t b, int32_t *out, Diag *d) {
   n.shape[nd - 1] = y->shape[nd - 1];
   n.src[0] = a;
   n.src[1] = b;
-  return ir_add_node(g, n, out, d);
+  return ir_add_node(g, &n, out, d);
 }
 
 LoomStatus ir_iota(IrGraph *g, int ndim, const int64_t *shape, int32_t *out, Diag *d) {
@@ -257,5 +257,5 @@ LoomStatus ir_iota(IrGraph *g, int ndim, const int64_t *shape, int32_t *out, Dia
   LoomStatus st = ir_check_shape(ndim, shape, "iota", d);
   if (st) return st;
   IrNode n = ir_new_node(IR_IOTA, LOOM_INT64, ndim, shape);
-  return ir_add_node(g, n, out, d);
+  return ir_add_node(g, &n, out, d);
 }

@@ -505,7 +505,7 @@ void ir_print_kernel(const KernelIr *k, StrBuf *out);
 void ir_print_kernel_key(const KernelIr *k, StrBuf *out);
 LoomStatus ir_parse_kernel(Arena *a, const char *text, KernelIr **out, Diag *d);
 LoomStatus ir_verify_kernel(const KernelIr *k, Diag *d);
-uint64_t ir_hash_bytes(const void *p, size_t n, uint64_t seed); /* FNV-1a 64 / mix */
+uint64_t ir_hash_bytes(const void *p, size_t n, uint64_t seed); /* 8 bytes a step; in memory only, never stored */
 
 /* ---- schedule: the kernels of one evaluation, in order, with their concrete arguments ------------- */
 /* SB_INDEX: an index buffer (KI_OFFSET) has no memory: its base word is its binding offset * 8, index -1. */

@@ -4,10 +4,11 @@
  * kernels (rt_cache_create_ops with the device's make / drop).
  *
  * Key: the text of ir_print_kernel_key (which names every dtype, layout and op, and prints the kernel
- * name as "-") followed by a newline and the description the table was created with (the target's
- * own describe(): LLVM version, triple or architecture, CPU and features). The key is hashed with
- * ir_hash_bytes into a fixed table of bucket chains; a lookup compares the whole key, so a hash
- * collision is harmless. Values live in place in their entry (value_size bytes after the header), so
+ * name as "-"), in a table made for one target description (the target's own describe(): LLVM version,
+ * triple or architecture, CPU and features). Every entry of a table shares that description, so it is
+ * neither printed into nor compared with each key (it was most of a key's bytes); it seeds the hash
+ * instead. The key is hashed with ir_hash_bytes into a fixed table of bucket chains; a lookup compares
+ * the whole key, so a hash collision is harmless. Values live in place in their entry (value_size bytes after the header), so
  * a value pointer maps back to its entry.
  *
  * Concurrency: one mutex guards the table, and one condition variable announces state changes. An
@@ -64,7 +65,8 @@ struct RtCache {
   void *user;
   size_t value_size;
   int64_t max_entries; /* 0: no bound */
-  char *desc; /* target description, part of every key */
+  char *desc; /* target description, shared by every key */
+  uint64_t desc_hash; /* seeds every key's hash */
   pthread_mutex_t lock;
   pthread_cond_t cv;
   CacheEntry **buckets;
@@ -110,6 +112,7 @@ LoomStatus rt_cache_create_ops(LoomContext *ctx, const char *desc, const RtCache
                       (size_t)RT_CACHE_BUCKETS * sizeof(CacheEntry *));
   }
   memcpy(c->desc, desc, dl + 1);
+  c->desc_hash = ir_hash_bytes(desc, dl, 0x6c6f6f6d63616368ull);
   if (pthread_mutex_init(&c->lock, NULL) != 0) {
     ctx_free(ctx, c->desc);
     ctx_free(ctx, c->buckets);
@@ -235,12 +238,11 @@ LoomStatus rt_cache_acquire_value(RtCache *c, const KernelIr *k, bool want_llvm_
   StrBuf kb;
   sb_init(&kb, ctx);
   ir_print_kernel_key(k, &kb);
-  sb_printf(&kb, "\n%s", c->desc);
   size_t keylen = kb.len;
   char *key = sb_take(&kb);
   if (!key)
     return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: cache key of kernel %s", k->name);
-  uint64_t h = ir_hash_bytes(key, keylen, 0x6c6f6f6d63616368ull);
+  uint64_t h = ir_hash_bytes(key, keylen, c->desc_hash);
 
   pthread_mutex_lock(&c->lock);
   CacheEntry *e = table_find(c, h, key, keylen);

@@ -21,6 +21,13 @@
 
 static size_t itemsize_of(LoomDType t) { return (size_t)dtype_bits(t) / 8; }
 
+/* A Diag ready for use without zeroing its 1 KiB message (an initializer would, on every call). */
+#define DIAG_OK(name)                                                                                             \
+  Diag name;                                                                                                      \
+  name.status = LOOM_OK;                                                                                          \
+  name.msg[0] = '\0'
+
+
 static const char *dtype_label(LoomDType t) {
   const char *s = loom_dtype_name(t);
   return s ? s : "(invalid dtype)";
@@ -258,15 +265,17 @@ typedef struct RtPlan {
   const RtDevice *dev;
   LoomDeviceKind device;
   int32_t device_index;
+  bool fresh_outs;       /* made for outputs all allocated by loom_eval (find_fresh_plan) */
   Arena arena;           /* owns this struct and everything above */
 } RtPlan;
 
-static bool same_layout(const LoomArray *a, const LoomArray *b) {
-  if (a->dtype != b->dtype || a->ndim != b->ndim || a->device != b->device ||
-      a->device_index != b->device_index)
-    return false;
-  for (int32_t i = 0; i < a->ndim; i++)
-    if (a->shape[i] != b->shape[i] || a->strides[i] != b->strides[i]) return false;
+/* The graph's input descriptors are zeroed past ndim (ir_input_append) and only their data and strides
+ * change (ir_input_rebind), so layouts compare as the bytes after the data pointer: one memcmp. */
+static bool same_layouts(const LoomArray *a, const LoomArray *b, int32_t n) {
+  enum { LAYOUT_OFFSET = offsetof(LoomArray, dtype), LAYOUT_BYTES = sizeof(LoomArray) - LAYOUT_OFFSET };
+  for (int32_t i = 0; i < n; i++)
+    if (memcmp((const char *)&a[i] + LAYOUT_OFFSET, (const char *)&b[i] + LAYOUT_OFFSET, LAYOUT_BYTES) != 0)
+      return false;
   return true;
 }
 
@@ -278,10 +287,26 @@ static bool plan_matches(const RtPlan *p, const LoomGraph *g, int32_t n, const L
     if (memcmp(&p->out_strides[(size_t)i * LOOM_MAX_RANK], outs[i].strides,
                (size_t)outs[i].ndim * sizeof(int64_t)) != 0)
       return false;
-  if (p->ninputs > g->ir.ninputs) return false;
-  for (int32_t i = 0; i < p->ninputs; i++)
-    if (!same_layout(&p->inputs[i], &g->ir.inputs[i])) return false;
-  return true;
+  return p->ninputs <= g->ir.ninputs && same_layouts(p->inputs, g->ir.inputs, p->ninputs);
+}
+
+/* A kept plan for these roots when every output is to be allocated here (all outs[i].data NULL), found
+ * before the device walk: the plan's device is the one eval_device would find, since the plan compares
+ * every input's layout and device and the roots, hence the inputs they reach; its outputs were allocated
+ * C-contiguous as they will be now. NULL when there is none (or an output is given). */
+static RtPlan *find_fresh_plan(LoomGraph *g, int32_t n, const LoomNode *nodes, const LoomArray *outs) {
+  for (int32_t i = 0; i < n; i++)
+    if (outs[i].data) return NULL;
+  RtPlan **link = (RtPlan **)&g->plans;
+  for (RtPlan *p = *link; p; link = &p->next, p = p->next) {
+    if (!p->fresh_outs || p->n != n || memcmp(p->roots, nodes, (size_t)n * sizeof *nodes) != 0) continue;
+    if (p->ninputs > g->ir.ninputs || !same_layouts(p->inputs, g->ir.inputs, p->ninputs)) continue;
+    *link = p->next; /* most recently used first */
+    p->next = g->plans;
+    g->plans = p;
+    return p;
+  }
+  return NULL;
 }
 
 static void plan_free(LoomContext *ctx, RtPlan *p) {
@@ -316,7 +341,7 @@ static RtPlan *find_plan(LoomGraph *g, int32_t n, const LoomNode *nodes, const L
 
 /* Runs the pipeline into a new plan; when `keep`, pins its kernels and adds it to the graph. */
 static LoomStatus make_plan(LoomGraph *g, int32_t n, const LoomNode *nodes, const LoomArray *outs,
-                            LoomDeviceKind dk, int32_t di, bool keep, StrBuf *dump, RtPlan **out, Diag *d) {
+                            LoomDeviceKind dk, int32_t di, bool keep, bool fresh, StrBuf *dump, RtPlan **out, Diag *d) {
   LoomContext *ctx = g->ctx;
   Arena a;
   arena_init(&a, ctx);
@@ -360,6 +385,7 @@ static LoomStatus make_plan(LoomGraph *g, int32_t n, const LoomNode *nodes, cons
   p->dev = rt_device(dk);
   p->device = dk;
   p->device_index = di;
+  p->fresh_outs = fresh;
   p->arena = a;
   if (keep && m.schedule->nkernel > 0) {
     p->kernels = arena_alloc(&p->arena, (size_t)m.schedule->nkernel * sizeof *p->kernels);
@@ -498,7 +524,7 @@ static LoomStatus eval_device(LoomGraph *g, int32_t n, const LoomNode *nodes, co
 /* Writes the contiguous temporary tmp into out (any strides), both on the device: the device's own copy,
  * else a copy kernel of a scratch graph whose root is tmp itself (evaluated into out). */
 static LoomStatus evaluate(LoomGraph *g, int32_t n, const LoomNode *nodes, LoomArray *outs, LoomDeviceKind dk,
-                           int32_t di, Diag *d);
+                           int32_t di, RtPlan *known, Diag *d);
 static LoomStatus write_back(LoomContext *ctx, const RtDevice *dev, const LoomArray *tmp, LoomArray *out, Diag *d) {
   if (dev->write_strided) return dev->write_strided(ctx, tmp, out, d);
   LoomGraph *g2 = NULL;
@@ -506,15 +532,15 @@ static LoomStatus write_back(LoomContext *ctx, const RtDevice *dev, const LoomAr
   if (st != LOOM_OK) return diag_error(d, st, "out of memory: in-place copy graph");
   LoomNode src;
   st = loom_input(g2, tmp, &src);
-  if (st == LOOM_OK) st = evaluate(g2, 1, &src, out, tmp->device, tmp->device_index, d);
+  if (st == LOOM_OK) st = evaluate(g2, 1, &src, out, tmp->device, tmp->device_index, NULL, d);
   else diag_error(d, st, "in-place copy: %s", loom_last_error(ctx));
   loom_graph_destroy(g2);
   return st;
 }
 
-/* The evaluation on device (dk, di), arguments checked. */
+/* The evaluation on device (dk, di), arguments checked; known: a plan find_fresh_plan found, or NULL. */
 static LoomStatus evaluate(LoomGraph *g, int32_t n, const LoomNode *nodes, LoomArray *outs, LoomDeviceKind dk,
-                           int32_t di, Diag *d) {
+                           int32_t di, RtPlan *known, Diag *d) {
   LoomContext *ctx = g->ctx;
   const RtDevice *dev = rt_device(dk);
   uint32_t flags = ctx->dump_flags;
@@ -560,7 +586,7 @@ static LoomStatus evaluate(LoomGraph *g, int32_t n, const LoomNode *nodes, LoomA
       goto fail;
     }
     void *p = NULL;
-    Diag ad = {.status = LOOM_OK};
+    DIAG_OK(ad);
     if (dev->alloc(ctx, di, bytes, &p, &ad) != LOOM_OK) {
       st = ad.status == LOOM_ERR_OUT_OF_MEMORY
                ? diag_error(d, ad.status, "out of memory: %s %d of %zu bytes (%s)",
@@ -589,8 +615,9 @@ static LoomStatus evaluate(LoomGraph *g, int32_t n, const LoomNode *nodes, LoomA
   }
 
   /* With dumps asked for, every evaluation runs the passes (and prints them) on a throwaway plan. */
-  bool keep = flags == 0;
-  RtPlan *rp = keep ? find_plan(g, n, nodes, mod_outs, dk, di) : NULL;
+  bool keep = flags == 0, fresh = true;
+  for (int32_t i = 0; i < n; i++) fresh = fresh && !outs[i].data;
+  RtPlan *rp = known ? known : keep ? find_plan(g, n, nodes, mod_outs, dk, di) : NULL;
   if (rp) { /* its kernels are reused compiled kernels: count them as cache hits */
     pthread_mutex_lock(&ctx->rt->stats_lock);
     ctx->rt->stats.cache_hits += (uint64_t)rp->schedule->nkernel;
@@ -598,7 +625,7 @@ static LoomStatus evaluate(LoomGraph *g, int32_t n, const LoomNode *nodes, LoomA
   } else {
     StrBuf dump;
     sb_init(&dump, ctx);
-    st = make_plan(g, n, nodes, mod_outs, dk, di, keep,
+    st = make_plan(g, n, nodes, mod_outs, dk, di, keep, fresh,
                    (flags & (IR_DUMP_GRAPH | IR_DUMP_KERNELS | IR_DUMP_TIME)) ? &dump : NULL, &rp, d);
     if (dump.len > 0) {
       dump_text(ctx, "passes", dump.s);
@@ -632,7 +659,7 @@ static LoomStatus evaluate(LoomGraph *g, int32_t n, const LoomNode *nodes, LoomA
   if (st != LOOM_OK) goto fail;
   for (int32_t i = 0; i < n; i++) {
     if (plan[i].is_temp) {
-      Diag fd = {.status = LOOM_OK};
+      DIAG_OK(fd);
       dev->free(ctx, di, plan[i].owned, plan[i].bytes, &fd);
     } else if (!outs[i].data) {
       outs[i] = mod_outs[i]; /* allocated here (an empty output may have no bytes: owned NULL) */
@@ -648,7 +675,7 @@ static LoomStatus evaluate(LoomGraph *g, int32_t n, const LoomNode *nodes, LoomA
 fail:
   for (int32_t i = 0; i < n; i++)
     if (plan[i].owned) {
-      Diag fd = {.status = LOOM_OK};
+      DIAG_OK(fd);
       dev->free(ctx, di, plan[i].owned, plan[i].bytes, &fd);
     }
   ctx_free(ctx, heap);
@@ -664,16 +691,18 @@ static LoomStatus eval_impl(LoomGraph *g, int32_t n, const LoomNode *nodes, Loom
                                                              "descriptors (data NULL to allocate)");
   st = check_outs(g, n, nodes, outs, d);
   if (st != LOOM_OK) return st;
+  RtPlan *known = ctx->dump_flags == 0 ? find_fresh_plan(g, n, nodes, outs) : NULL;
+  if (known) return evaluate(g, n, nodes, outs, known->device, known->device_index, known, d);
   LoomDeviceKind dk = LOOM_DEVICE_HOST;
   int32_t di = 0;
   st = eval_device(g, n, nodes, outs, &dk, &di, d);
   if (st != LOOM_OK) return st;
-  return evaluate(g, n, nodes, outs, dk, di, d);
+  return evaluate(g, n, nodes, outs, dk, di, NULL, d);
 }
 
 LOOM_API LoomStatus loom_eval(LoomGraph *g, int32_t n, const LoomNode *nodes, LoomArray *outs) {
   if (!g || !g->ctx) return LOOM_ERR_INVALID_ARGUMENT;
-  Diag d = {.status = LOOM_OK};
+  DIAG_OK(d);
   LoomStatus st = eval_impl(g, n, nodes, outs, &d);
   if (st == LOOM_OK) return LOOM_OK;
   if (d.status == LOOM_OK) diag_error(&d, st, "loom_eval failed (%s)", loom_status_name(st));

@@ -52,26 +52,18 @@ class _Flags:
                 f"  OWNDATA : {self._own}")
 
 
-# Operand types _binop passes to _core unchanged (_operand and _python_int leave them as they are): the
-# operators below call _core.binary at once for them, skipping three Python calls per op (the lazy API's
-# per-op cost). Anything else (ints: range rules; NumPy scalars and arrays: conversion) takes _binop.
-_PLAIN_OPERANDS = frozenset((float, bool))
-
-
 def _operator(name, reflected, dunder):
-    """The method `dunder` of binary operator `name` (reflected: `o OP self`)."""
-    op = _OPS[name]
-    binary = _core.binary
+    """The Python method of binary operator `name` (reflected: `o OP self`) that the C slot of loom arrays
+    falls back to (_core.set_operators, below the class): loom arrays and plain Python scalars never get
+    here (the slot builds their node with no Python frame); an object overriding ufuncs (NEP 13) gets its
+    __array_ufunc__ called with loom's ufunc, as NumPy's operators call theirs; the rest is converted by
+    _binop (NotImplemented where loom cannot take it)."""
     if reflected:
         def method(self, o):
-            if type(o) in _PLAIN_OPERANDS or type(o) is ndarray:
-                return binary(op, o, self)
             f = _ufunc_override(o)
             return _binop(name, o, self) if f is None else f(o, _ufunc_of(name), "__call__", o, self)
     else:
         def method(self, o):
-            if type(o) in _PLAIN_OPERANDS or type(o) is ndarray:
-                return binary(op, self, o)
             f = _ufunc_override(o)
             return _binop(name, self, o) if f is None else f(o, _ufunc_of(name), "__call__", self, o)
     method.__name__ = method.__qualname__ = dunder
@@ -427,37 +419,10 @@ class ndarray(_core.Array):
         _indexing._setitem(self, key, value)
 
     # ---- arithmetic -------------------------------------------------------------------------------------
-    def __neg__(self): return _math.negative(self)
     def __pos__(self): return _math.positive(self)
-    def __abs__(self): return _math.absolute(self)
-    def __invert__(self): return _math.invert(self)
-    __add__ = _operator("add", False, "__add__")
-    __radd__ = _operator("add", True, "__radd__")
-    __sub__ = _operator("sub", False, "__sub__")
-    __rsub__ = _operator("sub", True, "__rsub__")
-    __mul__ = _operator("mul", False, "__mul__")
-    __rmul__ = _operator("mul", True, "__rmul__")
-    __truediv__ = _operator("truediv", False, "__truediv__")
-    __rtruediv__ = _operator("truediv", True, "__rtruediv__")
-    __floordiv__ = _operator("floordiv", False, "__floordiv__")
-    __rfloordiv__ = _operator("floordiv", True, "__rfloordiv__")
-    __mod__ = _operator("mod", False, "__mod__")
-    __rmod__ = _operator("mod", True, "__rmod__")
-    __pow__ = _operator("pow", False, "__pow__")
-    __rpow__ = _operator("pow", True, "__rpow__")
-    __and__ = _operator("bitwise_and", False, "__and__")
-    __rand__ = _operator("bitwise_and", True, "__rand__")
-    __or__ = _operator("bitwise_or", False, "__or__")
-    __ror__ = _operator("bitwise_or", True, "__ror__")
-    __xor__ = _operator("bitwise_xor", False, "__xor__")
-    __rxor__ = _operator("bitwise_xor", True, "__rxor__")
-    __lshift__ = _operator("left_shift", False, "__lshift__")
-    __rlshift__ = _operator("left_shift", True, "__rlshift__")
-    __rshift__ = _operator("right_shift", False, "__rshift__")
-    __rrshift__ = _operator("right_shift", True, "__rrshift__")
-    def __eq__(self, o): return self._object_compare("eq", o)
-    def __ne__(self, o): return self._object_compare("ne", o)
-
+    # The binary operators +, -, *, /, //, %, **, &, |, ^, <<, >>, the comparisons and -x, abs(x), ~x are C
+    # slots of _core.Array (a node built with no Python frame); their Python fallbacks are _OPERATORS below
+    # the class.
     def _object_compare(self, name, o):
         """a == o, a != o: elementwise. An operand loom cannot take is compared as NumPy compares object
         elements: each element's comparison defers to o's reflected __eq__ (for !=, o's own __ne__, else
@@ -478,10 +443,6 @@ class ndarray(_core.Array):
         if isinstance(e, (bool, numpy.bool_)):
             return self._none_compare(bool(e) != negate)
         return _math.logical_not(e) if negate else e
-    __lt__ = _operator("lt", False, "__lt__")
-    __le__ = _operator("le", False, "__le__")
-    __gt__ = _operator("gt", False, "__gt__")
-    __ge__ = _operator("ge", False, "__ge__")
     __hash__ = None
 
     def _none_compare(self, value):
@@ -617,6 +578,20 @@ class ndarray(_core.Array):
         return _from_numpy(self._np().byteswap(), copy=True, device=self._device)
 
 
+# The Python fallbacks of the C operator slots (_core.set_operators), forward and reflected per operator
+# in the order of python/src/core.h's OPERATOR_* (the comparisons have no reflected method: Python swaps).
+_OPERATOR_NAMES = (("add", "add"), ("sub", "sub"), ("mul", "mul"), ("truediv", "truediv"), ("floordiv", "floordiv"),
+                   ("mod", "mod"), ("pow", "pow"), ("bitwise_and", "and"), ("bitwise_or", "or"),
+                   ("bitwise_xor", "xor"), ("left_shift", "lshift"), ("right_shift", "rshift"))
+_OPERATORS = tuple(m for name, d in _OPERATOR_NAMES
+                   for m in (_operator(name, False, f"__{d}__"), _operator(name, True, f"__r{d}__")))
+_OPERATORS += tuple(m for name in ("lt", "le", "gt", "ge") for m in (_operator(name, False, f"__{name}__"), None))
+_OPERATORS += (lambda self, o: self._object_compare("eq", o), None,
+               lambda self, o: self._object_compare("ne", o), None)
+_OPERATORS += (lambda self: _math.negative(self), lambda self: _math.absolute(self), lambda self: _math.invert(self))
+_core.set_operators(_OPERATORS)
+
+
 class _FlatIter:
     """a.flat: the elements of a in C order, indexable as a 1-d array (CuPy's flatiter): an int, a slice
     or Ellipsis (CuPy's set; other keys are an IndexError); assigning a value of another size repeats
@@ -737,6 +712,8 @@ raises OverflowError and so does loom, although CuPy answers); true division of 
         return _core.const(x, _CODE[other.dtype])
     if kind == "f":  # NumPy converts the int to the array's float dtype (float16: 2**63 is inf)
         return _core.const(float(x), other._dtype_code) if other.dtype != _BF16 else float(x)
+    if kind == "c":  # and to a complex array's dtype
+        return _core.const(complex(float(x)), other._dtype_code)
     if name in _COMPARISONS and kind in "iu":
         return numpy.inf if x > 0 else -numpy.inf
     loop = _int_loop_dtype(name, other.dtype)

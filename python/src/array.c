@@ -59,6 +59,7 @@ static int array_traverse(ArrayObject *self, visitproc visit, void *arg) {
   return 0;
 }
 static int array_clear(ArrayObject *self) {
+  pending_unlink(self);
   Py_CLEAR(self->buffer);
   Py_CLEAR(self->graph);
   return 0;
@@ -128,6 +129,7 @@ int adopt_result(ModState *st, ArrayObject *a, const LoomArray *out) {
   b->la = *out;
   a->desc = *out;
   if (numel(out) == 0) contiguous_strides(&a->desc); /* NumPy's zero strides (b->la keeps loom's) */
+  pending_unlink(a);
   a->lazy = 0;
   a->devfree = 0;
   Py_CLEAR(a->graph);
@@ -353,7 +355,48 @@ static PyMemberDef array_members[] = {
      "1: a view made for loom's own conversion to NumPy (exports under LOOM_STRICT_CONVERSION)"},
     {NULL}};
 
+/* The binary operators and comparisons (ops.c: a C fast path, else the Python method). */
+#define BINARY_SLOT(fn, slot)                                                                                    \
+  static PyObject *fn(PyObject *v, PyObject *w) { return array_binary_operator(slot, v, w); }
+BINARY_SLOT(array_nb_add, OPERATOR_ADD)
+BINARY_SLOT(array_nb_subtract, OPERATOR_SUB)
+BINARY_SLOT(array_nb_multiply, OPERATOR_MUL)
+BINARY_SLOT(array_nb_true_divide, OPERATOR_TRUEDIV)
+BINARY_SLOT(array_nb_floor_divide, OPERATOR_FLOORDIV)
+BINARY_SLOT(array_nb_remainder, OPERATOR_MOD)
+BINARY_SLOT(array_nb_and, OPERATOR_AND)
+BINARY_SLOT(array_nb_or, OPERATOR_OR)
+BINARY_SLOT(array_nb_xor, OPERATOR_XOR)
+BINARY_SLOT(array_nb_lshift, OPERATOR_LSHIFT)
+BINARY_SLOT(array_nb_rshift, OPERATOR_RSHIFT)
+#undef BINARY_SLOT
+static PyObject *array_nb_power(PyObject *v, PyObject *w, PyObject *z) {
+  if (z != Py_None) Py_RETURN_NOTIMPLEMENTED; /* pow(a, b, mod): NumPy has none either (a TypeError) */
+  return array_binary_operator(OPERATOR_POW, v, w);
+}
+
+static PyObject *array_nb_negative(PyObject *x) { return array_unary_operator(UNARY_NEG, x); }
+static PyObject *array_nb_absolute(PyObject *x) { return array_unary_operator(UNARY_ABS, x); }
+static PyObject *array_nb_invert(PyObject *x) { return array_unary_operator(UNARY_INVERT, x); }
+
 static PyType_Slot array_slots[] = {
+    {Py_nb_negative, array_nb_negative},
+    {Py_nb_absolute, array_nb_absolute},
+    {Py_nb_invert, array_nb_invert},
+    {Py_nb_add, array_nb_add},
+    {Py_nb_subtract, array_nb_subtract},
+    {Py_nb_multiply, array_nb_multiply},
+    {Py_nb_true_divide, array_nb_true_divide},
+    {Py_nb_floor_divide, array_nb_floor_divide},
+    {Py_nb_remainder, array_nb_remainder},
+    {Py_nb_power, array_nb_power},
+    {Py_nb_and, array_nb_and},
+    {Py_nb_or, array_nb_or},
+    {Py_nb_xor, array_nb_xor},
+    {Py_nb_lshift, array_nb_lshift},
+    {Py_nb_rshift, array_nb_rshift},
+    {Py_tp_richcompare, array_compare_operator},
+    {Py_tp_hash, PyObject_HashNotImplemented},
     {Py_tp_members, array_members},
     {Py_tp_dealloc, array_dealloc},
     {Py_tp_traverse, array_traverse},

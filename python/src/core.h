@@ -8,7 +8,7 @@
  *   Buffer   owns array memory: aligned_alloc'ed, allocated by loom_eval (freed with loom_array_free),
  *            a Py_buffer imported from another object, or a DLPack tensor imported from a capsule.
  *   Graph    owns a LoomGraph, the set of Buffers its inputs read (kept alive until the graph dies)
- *            and weak references to its pending arrays. A "trace" graph belongs to @loom.fuse.
+ *            and the list of its pending arrays (intrusive, eval.c). A "trace" graph belongs to @loom.fuse.
  *   Array    (loom.ndarray's base) is materialized (a Buffer plus a LoomArray descriptor: a view
  *            anywhere inside it) or lazy (a Graph plus a LoomNode).
  * Two more serve @loom.fuse: FuseEntry (one traced signature: trace graph, placeholder bindings,
@@ -117,6 +117,8 @@ typedef struct {
   PyObject *linalg_error;                     /* LOOM_ERR_LINALG's class (numpy.linalg.LinAlgError), or NULL */
   PyObject *current_device;                   /* () -> (kind, index) of the calling thread's current device
                                                * (configure), or NULL: where constant-only arrays land */
+  PyObject *operators;                        /* tuple of the Python operator methods the C slots fall back
+                                               * to (set_operators; array.c's OPERATOR_* order), or NULL */
 } ModState;
 
 typedef struct {
@@ -136,16 +138,19 @@ typedef struct {
   PyObject *owner;  /* BUF_OWNER: the object owning foreign (e.g. CUDA) memory */
 } BufferObject;
 
+struct ArrayObject;
 typedef struct {
   PyObject_HEAD
   PyObject *ctx_obj;
   LoomGraph *g;
   PyObject *keep;    /* set of Buffers read by inputs */
-  PyObject *pending; /* list of weakrefs to lazy Arrays */
+  struct ArrayObject *pending; /* the pending (lazy) Arrays of a non-trace graph: an intrusive list, borrowed
+                                * (each member holds a reference to the graph; see pending_link) */
+  Py_ssize_t npending;
   int trace;
 } GraphObject;
 
-typedef struct {
+typedef struct ArrayObject {
   PyObject_HEAD
   int lazy;
   LoomArray desc;            /* dtype, ndim, shape always; data and strides when materialized */
@@ -157,6 +162,8 @@ typedef struct {
                               * made on its home device), a materialized 0-d host one is a constant */
   int export_ok;             /* made by _core.exportable: exports even under LOOM_STRICT_CONVERSION */
   PyObject *weakreflist;
+  struct ArrayObject *pending_prev, *pending_next; /* in graph->pending while lazy in a non-trace graph */
+  int linked;
 } ArrayObject;
 
 extern struct PyModuleDef core_module;
@@ -208,6 +215,10 @@ int view_desc(const Py_buffer *v, LoomArray *d, const char *what);
 
 /* ---- eval.c ---- */
 extern PyType_Spec graph_spec;
+/* a (lazy, a->graph set, not a trace graph) joins its graph's pending list; pending_unlink leaves it
+ * (a no-op when not linked). Every change of a->lazy or a->graph unlinks first. */
+void pending_link(ArrayObject *a);
+void pending_unlink(ArrayObject *a);
 extern PyMethodDef eval_functions[];
 GraphObject *graph_new(ModState *st, int trace);
 /* Raises the TypeError for observing a value traced by @loom.fuse; returns NULL. */
@@ -224,6 +235,18 @@ int before_write(ModState *st, PyObject *buffer);
 
 /* ---- ops.c ---- */
 extern PyMethodDef ops_functions[];
+/* The operators with C slots, in the order of ModState.operators (two methods each: forward, reflected). */
+enum {
+  OPERATOR_ADD, OPERATOR_SUB, OPERATOR_MUL, OPERATOR_TRUEDIV, OPERATOR_FLOORDIV, OPERATOR_MOD, OPERATOR_POW,
+  OPERATOR_AND, OPERATOR_OR, OPERATOR_XOR, OPERATOR_LSHIFT, OPERATOR_RSHIFT,
+  OPERATOR_LT, OPERATOR_LE, OPERATOR_GT, OPERATOR_GE, OPERATOR_EQ, OPERATOR_NE, OPERATOR_COUNT
+};
+/* The unary operators with C slots; their Python fallbacks follow the binary ones in ModState.operators. */
+enum { UNARY_NEG, UNARY_ABS, UNARY_INVERT, UNARY_COUNT };
+PyObject *array_unary_operator(int which, PyObject *x);
+/* v OP w for the binary slots (either may be the loom array) and self OP other for tp_richcompare. */
+PyObject *array_binary_operator(int slot, PyObject *v, PyObject *w);
+PyObject *array_compare_operator(PyObject *self, PyObject *other, int cmp);
 /* The graph an op on these operands builds in (borrowed); sets st->op_* (the operands' device). */
 GraphObject *graph_for(ModState *st, PyObject *const *ops, int n);
 int input_node(ModState *st, GraphObject *gr, ArrayObject *a, LoomNode *out);

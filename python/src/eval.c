@@ -11,13 +11,11 @@
 /* ---- Graph --------------------------------------------------------------------------------------- */
 static int graph_traverse(GraphObject *self, visitproc visit, void *arg) {
   Py_VISIT(self->keep);
-  Py_VISIT(self->pending);
   Py_VISIT(Py_TYPE(self));
-  return 0;
+  return 0; /* the pending list is borrowed: its members hold references to the graph, not the reverse */
 }
 static int graph_clear(GraphObject *self) {
   Py_CLEAR(self->keep);
-  Py_CLEAR(self->pending);
   return 0;
 }
 static void graph_dealloc(GraphObject *self) {
@@ -47,9 +45,10 @@ GraphObject *graph_new(ModState *st, int trace) {
   gr->g = NULL;
   gr->trace = trace;
   gr->keep = PySet_New(NULL);
-  gr->pending = PyList_New(0);
+  gr->pending = NULL;
+  gr->npending = 0;
   PyObject_GC_Track(gr);
-  if (!gr->keep || !gr->pending) {
+  if (!gr->keep) {
     Py_DECREF(gr);
     return NULL;
   }
@@ -59,6 +58,33 @@ GraphObject *graph_new(ModState *st, int trace) {
     return (GraphObject *)raise_status(st, s);
   }
   return gr;
+}
+
+/* ---- the pending list ----------------------------------------------------------------------------
+ * A graph's pending arrays form an intrusive doubly linked list (no allocation per op, unlike a list of
+ * weak references, and no dead entries to skip): an array joins when it becomes lazy in a non-trace graph
+ * and leaves when it is materialized, takes another value (become) or dies. Members are borrowed: each
+ * holds a reference to the graph, so the graph outlives its list. */
+void pending_link(ArrayObject *a) {
+  GraphObject *gr = (GraphObject *)a->graph;
+  if (a->linked || !a->lazy || !gr || gr->trace) return;
+  a->pending_prev = NULL;
+  a->pending_next = gr->pending;
+  if (gr->pending) gr->pending->pending_prev = a;
+  gr->pending = a;
+  gr->npending++;
+  a->linked = 1;
+}
+
+void pending_unlink(ArrayObject *a) {
+  if (!a->linked) return;
+  GraphObject *gr = (GraphObject *)a->graph;
+  if (a->pending_prev) a->pending_prev->pending_next = a->pending_next;
+  else gr->pending = a->pending_next;
+  if (a->pending_next) a->pending_next->pending_prev = a->pending_prev;
+  a->pending_prev = a->pending_next = NULL;
+  gr->npending--;
+  a->linked = 0;
 }
 
 /* ---- evaluation ---------------------------------------------------------------------------------- */
@@ -75,20 +101,21 @@ PyObject *trace_error(void) {
  * b).get()` with a new lr every step: each step adds nodes, since new values are new nodes) reaches the
  * bound in the middle of a later expression, whose flush cuts it in two (new structures, new kernels). */
 static void retire_if_drained(ModState *st, GraphObject *gr) {
-  if ((PyObject *)gr != st->graph || loom_graph_node_count(gr->g) <= st->bound / 2) return;
-  for (Py_ssize_t i = 0; i < PyList_GET_SIZE(gr->pending); i++) {
-    PyObject *obj = PyWeakref_GetObject(PyList_GET_ITEM(gr->pending, i)); /* borrowed */
-    if (!obj) {
-      PyErr_Clear();
-      return;
-    }
-    if (obj != Py_None && ((ArrayObject *)obj)->lazy && ((ArrayObject *)obj)->graph == (PyObject *)gr) return;
-  }
+  if ((PyObject *)gr != st->graph || gr->npending > 0 || loom_graph_node_count(gr->g) <= st->bound / 2) return;
   Py_CLEAR(st->graph);
 }
 
 /* Evaluates the lazy arrays among items (a sequence of objects; non-arrays are skipped), grouped by
  * graph, one loom_eval per graph. Returns 0 or -1 with an exception. */
+enum { MANY_ON_STACK = 4 };
+#define FREE_MANY()                                                                                              \
+  do {                                                                                                           \
+    if (nodes != nodes_s) {                                                                                      \
+      PyMem_Free(nodes);                                                                                         \
+      PyMem_Free(outs);                                                                                          \
+      PyMem_Free(who);                                                                                           \
+    }                                                                                                            \
+  } while (0)
 int materialize_many(ModState *st, PyObject **items, Py_ssize_t n) {
   for (Py_ssize_t i = 0; i < n; i++) {
     if (!is_array(st, items[i])) continue;
@@ -104,16 +131,26 @@ int materialize_many(ModState *st, PyObject **items, Py_ssize_t n) {
     for (Py_ssize_t j = i; j < n; j++)
       if (is_array(st, items[j]) && ((ArrayObject *)items[j])->lazy && ((ArrayObject *)items[j])->graph == (PyObject *)gr)
         cnt++; /* an upper bound: the loop below takes those on a's device */
-    LoomNode *nodes = PyMem_Malloc(sizeof(LoomNode) * (size_t)cnt);
-    LoomArray *outs = PyMem_Calloc((size_t)cnt, sizeof(LoomArray));
-    ArrayObject **who = PyMem_Malloc(sizeof(ArrayObject *) * (size_t)cnt);
-    if (!nodes || !outs || !who) {
-      PyMem_Free(nodes);
-      PyMem_Free(outs);
-      PyMem_Free(who);
-      PyErr_NoMemory();
-      return -1;
+    /* bookkeeping on the stack for a few arrays (the common case: one), else on the heap */
+    LoomNode nodes_s[MANY_ON_STACK];
+    LoomArray outs_s[MANY_ON_STACK];
+    ArrayObject *who_s[MANY_ON_STACK];
+    LoomNode *nodes = nodes_s;
+    LoomArray *outs = outs_s;
+    ArrayObject **who = who_s;
+    if (cnt > MANY_ON_STACK) {
+      nodes = PyMem_Malloc(sizeof(LoomNode) * (size_t)cnt);
+      outs = PyMem_Malloc(sizeof(LoomArray) * (size_t)cnt);
+      who = PyMem_Malloc(sizeof(ArrayObject *) * (size_t)cnt);
+      if (!nodes || !outs || !who) {
+        PyMem_Free(nodes);
+        PyMem_Free(outs);
+        PyMem_Free(who);
+        PyErr_NoMemory();
+        return -1;
+      }
     }
+    memset(outs, 0, sizeof(LoomArray) * (size_t)cnt);
     Py_ssize_t k = 0;
     for (Py_ssize_t j = i; j < n; j++) {
       if (!is_array(st, items[j])) continue;
@@ -144,9 +181,7 @@ int materialize_many(ModState *st, PyObject **items, Py_ssize_t n) {
         if (as || PyErr_Occurred()) {
           if (as) raise_status(st, as);
           for (Py_ssize_t q = 0; q < k; q++) loom_array_free(ctx_of(st), &outs[q]);
-          PyMem_Free(nodes);
-          PyMem_Free(outs);
-          PyMem_Free(who);
+          FREE_MANY();
           return -1;
         }
       }
@@ -173,13 +208,13 @@ int materialize_many(ModState *st, PyObject **items, Py_ssize_t n) {
     }
     if (rc == 0) retire_if_drained(st, gr);
     Py_DECREF(gr);
-    PyMem_Free(nodes);
-    PyMem_Free(outs);
-    PyMem_Free(who);
+    FREE_MANY();
     if (rc) return rc;
   }
   return 0;
 }
+
+#undef FREE_MANY
 
 int materialize(ModState *st, ArrayObject *a) {
   PyObject *o = (PyObject *)a;
@@ -192,14 +227,10 @@ int flush_current(ModState *st) {
   if (!gr) return 0;
   Py_INCREF(gr);
   Py_CLEAR(st->graph);
+  /* strong references first: evaluating one array may run code that drops another */
   PyObject *live = PyList_New(0);
   int rc = live ? 0 : -1;
-  for (Py_ssize_t i = 0; rc == 0 && i < PyList_GET_SIZE(gr->pending); i++) {
-    PyObject *obj = PyWeakref_GetObject(PyList_GET_ITEM(gr->pending, i)); /* borrowed */
-    if (!obj) rc = -1;
-    else if (obj != Py_None && ((ArrayObject *)obj)->lazy && ((ArrayObject *)obj)->graph == (PyObject *)gr)
-      rc = PyList_Append(live, obj);
-  }
+  for (ArrayObject *a = gr->pending; rc == 0 && a; a = a->pending_next) rc = PyList_Append(live, (PyObject *)a);
   if (rc == 0) rc = materialize_many(st, PySequence_Fast_ITEMS(live), PyList_GET_SIZE(live));
   Py_XDECREF(live);
   Py_DECREF(gr);
@@ -209,7 +240,7 @@ int flush_current(ModState *st) {
 /* The graph new nodes go into: the current one, flushed and replaced when past the bound. */
 GraphObject *current_graph(ModState *st) {
   GraphObject *gr = (GraphObject *)st->graph;
-  if (gr && (loom_graph_node_count(gr->g) > st->bound || PyList_GET_SIZE(gr->pending) > 4 * (Py_ssize_t)st->bound)) {
+  if (gr && (loom_graph_node_count(gr->g) > st->bound || gr->npending > 4 * (Py_ssize_t)st->bound)) {
     if (flush_current(st) < 0) return NULL;
     gr = NULL;
   }
@@ -289,6 +320,7 @@ static PyObject *core_become(PyObject *module, PyObject *const *args, Py_ssize_t
   }
   ArrayObject *x = (ArrayObject *)args[0], *y = (ArrayObject *)args[1];
   if (x == y) Py_RETURN_NONE;
+  pending_unlink(x);
   x->lazy = y->lazy;
   x->desc = y->desc;
   x->node = y->node;
@@ -296,14 +328,7 @@ static PyObject *core_become(PyObject *module, PyObject *const *args, Py_ssize_t
   Py_XSETREF(x->graph, Py_XNewRef(y->graph));
   Py_XSETREF(x->buffer, Py_XNewRef(y->buffer));
   set_byte_geometry(x);
-  if (x->lazy && !((GraphObject *)x->graph)->trace) {
-    PyObject *ref = PyWeakref_NewRef((PyObject *)x, NULL);
-    if (!ref || PyList_Append(((GraphObject *)x->graph)->pending, ref) < 0) {
-      Py_XDECREF(ref);
-      return NULL;
-    }
-    Py_DECREF(ref);
-  }
+  pending_link(x);
   Py_RETURN_NONE;
 }
 

@@ -147,6 +147,7 @@ static int core_traverse(PyObject *m, visitproc visit, void *arg) {
   Py_VISIT(st->oom_error);
   Py_VISIT(st->linalg_error);
   Py_VISIT(st->current_device);
+  Py_VISIT(st->operators);
   return 0;
 }
 static int core_clear(PyObject *m) {
@@ -158,6 +159,7 @@ static int core_clear(PyObject *m) {
   Py_CLEAR(st->oom_error);
   Py_CLEAR(st->linalg_error);
   Py_CLEAR(st->current_device);
+  Py_CLEAR(st->operators);
   Py_CLEAR(st->ctx_obj);
   Py_CLEAR(st->array_type);
   Py_CLEAR(st->handle_type);

@@ -194,13 +194,7 @@ PyObject *lazy_result(ModState *st, GraphObject *gr, LoomNode node) {
   contiguous_strides(&a->desc);
   set_byte_geometry(a);
   if (!gr->trace) {
-    PyObject *ref = PyWeakref_NewRef((PyObject *)a, NULL);
-    if (!ref || PyList_Append(gr->pending, ref) < 0) {
-      Py_XDECREF(ref);
-      Py_DECREF(a);
-      return NULL;
-    }
-    Py_DECREF(ref);
+    pending_link(a);
     if (st->eager && !a->devfree && materialize(st, a) < 0) {
       Py_DECREF(a);
       return NULL;
@@ -517,7 +511,150 @@ static PyObject *core_scatter(PyObject *module, PyObject *const *args, Py_ssize_
   return s ? raise_status(st, s) : lazy_result(st, gr, y);
 }
 
+/* ---- operators: the C slots of loom arrays ----------------------------------------------------------
+ * `a + b`, `2.0 * a`, `a < b` ... reach these slots with no Python frame. The operands that need no
+ * Python-level conversion are taken at once: loom arrays, and Python bool / float / complex / int (weak,
+ * NEP 50) where _ndarray._python_int would leave them as they are (an int in int64's range; as a float
+ * for true division by or of an integer or bool array). Anything else (NumPy arrays and scalars, lists,
+ * big ints, objects overriding __array_ufunc__, None in ==) goes to the operator's Python method, given
+ * by set_operators, which returns NotImplemented where Python should ask the other operand. */
+static const LoomOp operator_ops[OPERATOR_COUNT] = {
+    LOOM_OP_ADD,         LOOM_OP_SUB,        LOOM_OP_MUL,         LOOM_OP_TRUEDIV,    LOOM_OP_FLOORDIV,
+    LOOM_OP_MOD,         LOOM_OP_POW,        LOOM_OP_BITWISE_AND, LOOM_OP_BITWISE_OR, LOOM_OP_BITWISE_XOR,
+    LOOM_OP_LEFT_SHIFT,  LOOM_OP_RIGHT_SHIFT, LOOM_OP_LT,         LOOM_OP_LE,         LOOM_OP_GT,
+    LOOM_OP_GE,          LOOM_OP_EQ,         LOOM_OP_NE};
+
+/* The module state when o is a loom array (of this module's types), else NULL (no exception). Types that
+ * are not heap types (float, int, numpy.ndarray) are never loom arrays: no look-up for them. */
+static ModState *array_state(PyObject *o) {
+  PyTypeObject *t = Py_TYPE(o);
+  if (!PyType_HasFeature(t, Py_TPFLAGS_HEAPTYPE)) return NULL;
+  PyObject *m = PyType_GetModuleByDef(t, &core_module);
+  if (!m) {
+    PyErr_Clear();
+    return NULL;
+  }
+  ModState *st = state_of_module(m);
+  return is_array(st, o) ? st : NULL;
+}
+
+/* 1: scalar operand o of op beside loom array arr is a weak constant the fast path takes, its node in *out;
+ * 0: not one (the Python method decides); -1: error. */
+static int fast_scalar(ModState *st, GraphObject *gr, PyObject *o, LoomOp op, const ArrayObject *arr, LoomNode *out) {
+  LoomStatus s;
+  if (PyBool_Check(o)) s = loom_weak_bool(gr->g, o == Py_True, out);
+  else if (PyFloat_CheckExact(o)) s = loom_weak_float(gr->g, PyFloat_AS_DOUBLE(o), out);
+  else if (PyComplex_CheckExact(o)) s = loom_weak_complex(gr->g, PyComplex_RealAsDouble(o), PyComplex_ImagAsDouble(o), out);
+  else if (PyLong_CheckExact(o)) {
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+    if (v == -1 && PyErr_Occurred()) return -1;
+    if (overflow) return 0; /* past int64: _python_int's rules */
+    LoomDType t = arr->desc.dtype;
+    int integral = t == LOOM_BOOL || (t >= LOOM_INT8 && t <= LOOM_UINT64);
+    /* NumPy's integer true division divides by the int as a float64 */
+    s = op == LOOM_OP_TRUEDIV && integral ? loom_weak_float(gr->g, (double)v, out) : loom_weak_int(gr->g, v, out);
+  } else return 0;
+  if (s) {
+    raise_status(st, s);
+    return -1;
+  }
+  return 1;
+}
+
+/* Whether operand o takes the fast path: a loom array, or a scalar fast_scalar takes (an int only within
+ * int64's range: past it, _python_int's rules in Python). */
+static int fast_kind(ModState *st, PyObject *o) {
+  if (PyLong_CheckExact(o)) {
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+    if (v == -1 && PyErr_Occurred()) PyErr_Clear(); /* the slow path reports it */
+    return !overflow;
+  }
+  return PyBool_Check(o) || PyFloat_CheckExact(o) || PyComplex_CheckExact(o) || is_array(st, o);
+}
+
+/* self OP other (reflected: other OP self), self a loom array. */
+static PyObject *operator_call(ModState *st, int slot, PyObject *self, PyObject *other, int reflected) {
+  if (!fast_kind(st, other)) {
+    if (!st->operators) Py_RETURN_NOTIMPLEMENTED;
+    PyObject *m = PyTuple_GET_ITEM(st->operators, 2 * slot + reflected);
+    if (m == Py_None) Py_RETURN_NOTIMPLEMENTED;
+    PyObject *args[2] = {self, other};
+    return PyObject_Vectorcall(m, args, 2, NULL);
+  }
+  LoomOp op = operator_ops[slot];
+  PyObject *ops[2] = {self, other};
+  GraphObject *gr = graph_for(st, ops, 2);
+  if (!gr) return NULL;
+  LoomNode a, b, y;
+  if (node_of(st, gr, self, &a) < 0) return NULL;
+  if (is_array(st, other)) {
+    if (node_of(st, gr, other, &b) < 0) return NULL;
+  } else {
+    int r = fast_scalar(st, gr, other, op, (ArrayObject *)self, &b);
+    if (r < 0) return NULL;
+    if (r == 0) Py_RETURN_NOTIMPLEMENTED; /* fast_kind let it through: cannot happen */
+  }
+  LoomStatus s = reflected ? loom_binary(gr->g, op, b, a, &y) : loom_binary(gr->g, op, a, b, &y);
+  return s ? raise_status(st, s) : lazy_result(st, gr, y);
+}
+
+/* The binary slot: v OP w where v or w is a loom array (Python calls one slot for both when they share
+ * it, so the reflected case is tried here, as CPython's own slots do for Python methods). */
+PyObject *array_binary_operator(int slot, PyObject *v, PyObject *w) {
+  ModState *st = array_state(v);
+  if (!st) {
+    st = array_state(w);
+    if (!st) Py_RETURN_NOTIMPLEMENTED;
+    return operator_call(st, slot, w, v, 1);
+  }
+  PyObject *r = operator_call(st, slot, v, w, 0);
+  if (r != Py_NotImplemented || Py_TYPE(w) == Py_TYPE(v) || !array_state(w)) return r;
+  Py_DECREF(r);
+  return operator_call(st, slot, w, v, 1);
+}
+
+PyObject *array_compare_operator(PyObject *self, PyObject *other, int cmp) {
+  static const int slots[6] = {[Py_LT] = OPERATOR_LT, [Py_LE] = OPERATOR_LE, [Py_EQ] = OPERATOR_EQ,
+                               [Py_NE] = OPERATOR_NE, [Py_GT] = OPERATOR_GT, [Py_GE] = OPERATOR_GE};
+  ModState *st = array_state(self);
+  if (!st || cmp < 0 || cmp > 5) Py_RETURN_NOTIMPLEMENTED;
+  return operator_call(st, slots[cmp], self, other, 0);
+}
+
+/* -x, abs(x), ~x: the node at once, except for a materialized Fortran-ordered array of 2+ dimensions, whose
+ * result the ufunc (order="K") makes Fortran-ordered too: the Python method then. */
+PyObject *array_unary_operator(int which, PyObject *x) {
+  static const LoomOp ops[UNARY_COUNT] = {LOOM_OP_NEG, LOOM_OP_ABS, LOOM_OP_BITWISE_NOT};
+  ModState *st = array_state(x);
+  if (!st) Py_RETURN_NOTIMPLEMENTED;
+  ArrayObject *a = (ArrayObject *)x;
+  if (!a->lazy && a->desc.ndim > 1 && !is_c_contiguous(&a->desc)) {
+    if (!st->operators) Py_RETURN_NOTIMPLEMENTED;
+    return PyObject_CallOneArg(PyTuple_GET_ITEM(st->operators, 2 * OPERATOR_COUNT + which), x);
+  }
+  GraphObject *gr = graph_for(st, &x, 1);
+  LoomNode n, y;
+  if (!gr || node_of(st, gr, x, &n) < 0) return NULL;
+  LoomStatus s = loom_unary(gr->g, ops[which], n, &y);
+  return s ? raise_status(st, s) : lazy_result(st, gr, y);
+}
+
+/* set_operators(methods): the Python methods the slots fall back to: forward and reflected per binary
+ * operator in OPERATOR_* order (None where there is none), then one per unary operator (UNARY_*). */
+static PyObject *core_set_operators(PyObject *module, PyObject *arg) {
+  MODSTATE;
+  if (!PyTuple_Check(arg) || PyTuple_GET_SIZE(arg) != 2 * OPERATOR_COUNT + UNARY_COUNT) {
+    PyErr_Format(PyExc_TypeError, "set_operators: a tuple of %d methods", 2 * OPERATOR_COUNT + UNARY_COUNT);
+    return NULL;
+  }
+  Py_XSETREF(st->operators, Py_NewRef(arg));
+  Py_RETURN_NONE;
+}
+
 PyMethodDef ops_functions[] = {
+    {"set_operators", (PyCFunction)core_set_operators, METH_O, "the operators' Python fallbacks"},
     FASTF(unary), FASTF(binary), FASTF(where), FASTF(clip), FASTF(const), FASTF(iota), FASTF(cast), FASTF(movement),
     FASTF(reduce), FASTF(scan), FASTF(gather), FASTF(scatter),
     {NULL}};
