@@ -27,7 +27,7 @@
 /* Asks the loop vectorizer for L->force_vf lanes on the loop whose back edge is `br` (a width hint
  * without vectorize.enable: a loop it cannot vectorize stays scalar without a missed-transformation
  * warning). */
-static void force_width(Lower *L, LLVMValueRef br) {
+void cg_host_force_width(Lower *L, LLVMValueRef br) {
   LLVMContextRef c = L->m.c;
   LLVMMetadataRef w[2] = {LLVMMDStringInContext2(c, "llvm.loop.vectorize.width", 25),
                           LLVMValueAsMetadata(LLVMConstInt(LLVMInt32TypeInContext(c), (unsigned)L->force_vf, 0))};
@@ -167,7 +167,7 @@ static void walk(Lower *L, int d0, int d1, LLVMValueRef lo, LLVMValueRef hi, Bod
   LLVMBasicBlockRef latch_bb = cg_new_bb(L, "walk.latch");
   LLVMBasicBlockRef seg_end = blk ? cg_new_bb(L, "walk.segend") : latch_bb;
   LLVMValueRef back = LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, j1, slen, ""), inner_bb, seg_end);
-  if (L->force_vf > 1) force_width(L, back);
+  if (L->force_vf > 1) cg_host_force_width(L, back);
   LLVMBasicBlockRef from[2] = {seg_bb, body_end};
   LLVMValueRef vals[2] = {zero, j1};
   LLVMAddIncoming(j, vals, from, 2);
@@ -481,7 +481,8 @@ static void build_entry(Lower *L, int which, const char *name, const char *const
   } else if (which == ENTRY_RUN) {
     if (k->nkeep == k->ndim) {
       cg_worker_begin(L); /* a host worker is one run() call: one task's range of points */
-      cg_host_walk(L, 0, k->ndim, s0, s1, cg_body_map, (void *)&k->phases[0]);
+      if (cg_host_tiled(k)) cg_host_walk_tiled(L, s0, s1, cg_body_map, (void *)&k->phases[0]);
+      else cg_host_walk(L, 0, k->ndim, s0, s1, cg_body_map, (void *)&k->phases[0]);
       cg_worker_end(L);
     }
     else if (L->outer && k->phases[0].kind == KP_SCAN) cg_host_scan_outer(L, s0, s1);
