@@ -17,7 +17,7 @@
 
 #define CG_MAX_DEPTH 4
 /* Outer strategy: O points per block (accumulators of one block live in stack arrays). */
-#define CG_OUTER_BLOCK 512
+#define CG_OUTER_BLOCK 1024
 
 typedef struct Lower {
   CgMath m;
@@ -133,7 +133,9 @@ void cg_worker_end(Lower *L);
 /* Visits linear points [lo, hi) of dims [d0, d1) row-major; at each point L->off holds the offsets
  * (outer offsets plus these dims' contribution) and L->lin the linear index. */
 void cg_host_walk(Lower *L, int d0, int d1, LLVMValueRef lo, LLVMValueRef hi, BodyFn body, void *arg);
-/* The loop vectorizer's width hint (L->force_vf lanes) on the loop whose back edge is br. */
+/* Loop vectorizer hints on the loop whose back edge is br: vf lanes, ic interleaved bodies (0: LLVM's
+ * choice); cg_host_force_width: L->force_vf lanes. */
+void cg_host_loop_hints(Lower *L, LLVMValueRef br, int vf, int ic);
 void cg_host_force_width(Lower *L, LLVMValueRef br);
 /* lower_host_tile.c: whether an elementwise kernel reads a buffer across its rows (transposed) beside
  * one read along them, and the walk of linear points [lo, hi) in tiles for such kernels. */

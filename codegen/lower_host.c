@@ -24,19 +24,31 @@
 
 /* ---- walks over points -------------------------------------------------------------------------- */
 
-/* Asks the loop vectorizer for L->force_vf lanes on the loop whose back edge is `br` (a width hint
- * without vectorize.enable: a loop it cannot vectorize stays scalar without a missed-transformation
- * warning). */
-void cg_host_force_width(Lower *L, LLVMValueRef br) {
+/* Loop hints on the loop whose back edge is `br`: `vf` lanes (llvm.loop.vectorize.width, a hint without
+ * vectorize.enable: a loop it cannot vectorize stays scalar without a missed-transformation warning)
+ * and `ic` interleaved vector bodies (llvm.loop.interleave.count); 0 leaves either to LLVM. */
+void cg_host_loop_hints(Lower *L, LLVMValueRef br, int vf, int ic) {
   LLVMContextRef c = L->m.c;
-  LLVMMetadataRef w[2] = {LLVMMDStringInContext2(c, "llvm.loop.vectorize.width", 25),
-                          LLVMValueAsMetadata(LLVMConstInt(LLVMInt32TypeInContext(c), (unsigned)L->force_vf, 0))};
+  LLVMTypeRef i32 = LLVMInt32TypeInContext(c);
   LLVMMetadataRef tmp = LLVMTemporaryMDNode(c, NULL, 0);
-  LLVMMetadataRef ops[2] = {tmp, LLVMMDNodeInContext2(c, w, 2)};
-  LLVMMetadataRef id = LLVMMDNodeInContext2(c, ops, 2); /* distinct once its first operand is itself */
+  LLVMMetadataRef ops[3] = {tmp};
+  unsigned n = 1;
+  if (vf > 0) {
+    LLVMMetadataRef w[2] = {LLVMMDStringInContext2(c, "llvm.loop.vectorize.width", 25),
+                            LLVMValueAsMetadata(LLVMConstInt(i32, (unsigned)vf, 0))};
+    ops[n++] = LLVMMDNodeInContext2(c, w, 2);
+  }
+  if (ic > 0) {
+    LLVMMetadataRef w[2] = {LLVMMDStringInContext2(c, "llvm.loop.interleave.count", 26),
+                            LLVMValueAsMetadata(LLVMConstInt(i32, (unsigned)ic, 0))};
+    ops[n++] = LLVMMDNodeInContext2(c, w, 2);
+  }
+  LLVMMetadataRef id = LLVMMDNodeInContext2(c, ops, n); /* distinct once its first operand is itself */
   LLVMMetadataReplaceAllUsesWith(tmp, id);
   LLVMSetMetadata(br, LLVMGetMDKindIDInContext(c, "llvm.loop", 9), LLVMMetadataAsValue(c, id));
 }
+
+void cg_host_force_width(Lower *L, LLVMValueRef br) { cg_host_loop_hints(L, br, L->force_vf, 0); }
 
 /* The width at which a kernel's walks are forced to vectorize: float32 lanes of the preferred vector
  * width (fn_attrs' "prefer-vector-width") when the kernel converts float16 values. LLVM 19's x86 cost

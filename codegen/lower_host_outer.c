@@ -49,7 +49,10 @@ static void block_loop(Lower *L, LLVMValueRef n, BodyFn body, void *arg) {
   L->off = outer;
   LLVMValueRef j1 = LLVMBuildAdd(b, j, cg_i64(&L->m, 1), "");
   LLVMBasicBlockRef end = LLVMGetInsertBlock(b);
-  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, j1, n, ""), body_bb, exit_bb);
+  LLVMValueRef back = LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, j1, n, ""), body_bb, exit_bb);
+  /* one vector body per iteration: the blocks of narrow rows (16 float32 columns) are shorter than
+   * LLVM's interleaved body (4 x 8 lanes on AVX2), which left them to the scalar remainder loop */
+  cg_host_loop_hints(L, back, 0, 1);
   LLVMBasicBlockRef from[2] = {pre, end};
   LLVMValueRef vals[2] = {zero, j1};
   LLVMAddIncoming(j, vals, from, 2);

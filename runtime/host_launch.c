@@ -33,7 +33,7 @@ enum {
   RT_RED_SERIAL_WORK = 65536,    /* no * nr below this: one call on the caller */
   RT_RED_PART_POINTS = 32768,    /* R points per part when a reduction is split along R */
   RT_RED_MAX_PARTS = 256,
-  RT_COL_SPLIT_MAX_O = 256,      /* column split for at most this many O points (narrow rows) */
+  RT_COL_SPLIT_MAX_O = 4096,     /* column split for at most this many O points (narrow rows) */
   RT_COL_PART_POINTS = 65536,    /* points per slab of the column split, at least */
   RT_COL_MIN_ROWS = 64           /* rows per slab, at least */
 };
