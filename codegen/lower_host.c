@@ -50,6 +50,26 @@ void cg_host_loop_hints(Lower *L, LLVMValueRef br, int vf, int ic) {
 
 void cg_host_force_width(Lower *L, LLVMValueRef br) { cg_host_loop_hints(L, br, L->force_vf, 0); }
 
+/* Whether the blocks from `first` to `last` (in function order) call a function other than an LLVM
+ * intrinsic: a math library call (SLEEF's scalar names, widened to its vector variants). Such a loop is
+ * compute-bound in the calls, so LLVM's interleaving of 4 vector bodies gains little there, while its
+ * minimum trip count (4 x the lanes: 32 float32 on AVX2) sends every shorter row (10^6 rows of 16, a
+ * softmax over 16 experts) to the scalar remainder: one scalar call per element. With one vector body
+ * a 16-element row is two vector iterations. */
+static bool calls_library(LLVMBasicBlockRef first, LLVMBasicBlockRef last) {
+  for (LLVMBasicBlockRef bb = first; bb; bb = LLVMGetNextBasicBlock(bb)) {
+    for (LLVMValueRef in = LLVMGetFirstInstruction(bb); in; in = LLVMGetNextInstruction(in)) {
+      if (!LLVMIsACallInst(in)) continue;
+      LLVMValueRef callee = LLVMGetCalledValue(in);
+      size_t n = 0;
+      const char *name = callee ? LLVMGetValueName2(callee, &n) : "";
+      if (n < 5 || strncmp(name, "llvm.", 5) != 0) return true;
+    }
+    if (bb == last) break;
+  }
+  return false;
+}
+
 /* The width at which a kernel's walks are forced to vectorize: float32 lanes of the preferred vector
  * width (fn_attrs' "prefer-vector-width") when the kernel converts float16 values. LLVM 19's x86 cost
  * model prices half <-> float conversions as scalar code on hosts without AVX512-FP16 and picks 4
@@ -179,7 +199,9 @@ static void walk(Lower *L, int d0, int d1, LLVMValueRef lo, LLVMValueRef hi, Bod
   LLVMBasicBlockRef latch_bb = cg_new_bb(L, "walk.latch");
   LLVMBasicBlockRef seg_end = blk ? cg_new_bb(L, "walk.segend") : latch_bb;
   LLVMValueRef back = LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, j1, slen, ""), inner_bb, seg_end);
-  if (L->force_vf > 1) cg_host_force_width(L, back);
+  /* a body that calls a math function: one vector body per iteration (see calls_library) */
+  int ic = calls_library(inner_bb, body_end) ? 1 : 0;
+  if (L->force_vf > 1 || ic) cg_host_loop_hints(L, back, L->force_vf > 1 ? L->force_vf : 0, ic);
   LLVMBasicBlockRef from[2] = {seg_bb, body_end};
   LLVMValueRef vals[2] = {zero, j1};
   LLVMAddIncoming(j, vals, from, 2);
