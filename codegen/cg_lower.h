@@ -17,7 +17,7 @@
 
 #define CG_MAX_DEPTH 4
 /* Outer strategy: O points per block (accumulators of one block live in stack arrays). */
-#define CG_OUTER_BLOCK 512
+#define CG_OUTER_BLOCK 1024
 
 typedef struct Lower {
   CgMath m;
@@ -141,6 +141,14 @@ void cg_scatter_store(Lower *L, const KStore *s);     /* a scatter store at the 
 /* Visits linear points [lo, hi) of dims [d0, d1) row-major; at each point L->off holds the offsets
  * (outer offsets plus these dims' contribution) and L->lin the linear index. */
 void cg_host_walk(Lower *L, int d0, int d1, LLVMValueRef lo, LLVMValueRef hi, BodyFn body, void *arg);
+/* Loop vectorizer hints on the loop whose back edge is br: vf lanes, ic interleaved bodies (0: LLVM's
+ * choice); cg_host_force_width: L->force_vf lanes. */
+void cg_host_loop_hints(Lower *L, LLVMValueRef br, int vf, int ic);
+void cg_host_force_width(Lower *L, LLVMValueRef br);
+/* lower_host_tile.c: whether an elementwise kernel reads a buffer across its rows (transposed) beside
+ * one read along them, and the walk of linear points [lo, hi) in tiles for such kernels. */
+bool cg_host_tiled(const KernelIr *k);
+void cg_host_walk_tiled(Lower *L, LLVMValueRef lo, LLVMValueRef hi, BodyFn body, void *arg);
 /* Blocked walks (cg_host_walk_blocked): the walk counts points into *count (an i64 alloca the walk
  * zeroes first) and calls flush(arg) each time a block of `points` points is complete, between two
  * points (the row's inner loop is split there, so each segment still vectorizes). The points of the

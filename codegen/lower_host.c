@@ -24,18 +24,50 @@
 
 /* ---- walks over points -------------------------------------------------------------------------- */
 
-/* Asks the loop vectorizer for L->force_vf lanes on the loop whose back edge is `br` (a width hint
- * without vectorize.enable: a loop it cannot vectorize stays scalar without a missed-transformation
- * warning). */
-static void force_width(Lower *L, LLVMValueRef br) {
+/* Loop hints on the loop whose back edge is `br`: `vf` lanes (llvm.loop.vectorize.width, a hint without
+ * vectorize.enable: a loop it cannot vectorize stays scalar without a missed-transformation warning)
+ * and `ic` interleaved vector bodies (llvm.loop.interleave.count); 0 leaves either to LLVM. */
+void cg_host_loop_hints(Lower *L, LLVMValueRef br, int vf, int ic) {
   LLVMContextRef c = L->m.c;
-  LLVMMetadataRef w[2] = {LLVMMDStringInContext2(c, "llvm.loop.vectorize.width", 25),
-                          LLVMValueAsMetadata(LLVMConstInt(LLVMInt32TypeInContext(c), (unsigned)L->force_vf, 0))};
+  LLVMTypeRef i32 = LLVMInt32TypeInContext(c);
   LLVMMetadataRef tmp = LLVMTemporaryMDNode(c, NULL, 0);
-  LLVMMetadataRef ops[2] = {tmp, LLVMMDNodeInContext2(c, w, 2)};
-  LLVMMetadataRef id = LLVMMDNodeInContext2(c, ops, 2); /* distinct once its first operand is itself */
+  LLVMMetadataRef ops[3] = {tmp};
+  unsigned n = 1;
+  if (vf > 0) {
+    LLVMMetadataRef w[2] = {LLVMMDStringInContext2(c, "llvm.loop.vectorize.width", 25),
+                            LLVMValueAsMetadata(LLVMConstInt(i32, (unsigned)vf, 0))};
+    ops[n++] = LLVMMDNodeInContext2(c, w, 2);
+  }
+  if (ic > 0) {
+    LLVMMetadataRef w[2] = {LLVMMDStringInContext2(c, "llvm.loop.interleave.count", 26),
+                            LLVMValueAsMetadata(LLVMConstInt(i32, (unsigned)ic, 0))};
+    ops[n++] = LLVMMDNodeInContext2(c, w, 2);
+  }
+  LLVMMetadataRef id = LLVMMDNodeInContext2(c, ops, n); /* distinct once its first operand is itself */
   LLVMMetadataReplaceAllUsesWith(tmp, id);
   LLVMSetMetadata(br, LLVMGetMDKindIDInContext(c, "llvm.loop", 9), LLVMMetadataAsValue(c, id));
+}
+
+void cg_host_force_width(Lower *L, LLVMValueRef br) { cg_host_loop_hints(L, br, L->force_vf, 0); }
+
+/* Whether the blocks from `first` to `last` (in function order) call a function other than an LLVM
+ * intrinsic: a math library call (SLEEF's scalar names, widened to its vector variants). Such a loop is
+ * compute-bound in the calls, so LLVM's interleaving of 4 vector bodies gains little there, while its
+ * minimum trip count (4 x the lanes: 32 float32 on AVX2) sends every shorter row (10^6 rows of 16, a
+ * softmax over 16 experts) to the scalar remainder: one scalar call per element. With one vector body
+ * a 16-element row is two vector iterations. */
+static bool calls_library(LLVMBasicBlockRef first, LLVMBasicBlockRef last) {
+  for (LLVMBasicBlockRef bb = first; bb; bb = LLVMGetNextBasicBlock(bb)) {
+    for (LLVMValueRef in = LLVMGetFirstInstruction(bb); in; in = LLVMGetNextInstruction(in)) {
+      if (!LLVMIsACallInst(in)) continue;
+      LLVMValueRef callee = LLVMGetCalledValue(in);
+      size_t n = 0;
+      const char *name = callee ? LLVMGetValueName2(callee, &n) : "";
+      if (n < 5 || strncmp(name, "llvm.", 5) != 0) return true;
+    }
+    if (bb == last) break;
+  }
+  return false;
 }
 
 /* The width at which a kernel's walks are forced to vectorize: float32 lanes of the preferred vector
@@ -167,7 +199,9 @@ static void walk(Lower *L, int d0, int d1, LLVMValueRef lo, LLVMValueRef hi, Bod
   LLVMBasicBlockRef latch_bb = cg_new_bb(L, "walk.latch");
   LLVMBasicBlockRef seg_end = blk ? cg_new_bb(L, "walk.segend") : latch_bb;
   LLVMValueRef back = LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, j1, slen, ""), inner_bb, seg_end);
-  if (L->force_vf > 1) force_width(L, back);
+  /* a body that calls a math function: one vector body per iteration (see calls_library) */
+  int ic = calls_library(inner_bb, body_end) ? 1 : 0;
+  if (L->force_vf > 1 || ic) cg_host_loop_hints(L, back, L->force_vf > 1 ? L->force_vf : 0, ic);
   LLVMBasicBlockRef from[2] = {seg_bb, body_end};
   LLVMValueRef vals[2] = {zero, j1};
   LLVMAddIncoming(j, vals, from, 2);
@@ -481,7 +515,8 @@ static void build_entry(Lower *L, int which, const char *name, const char *const
   } else if (which == ENTRY_RUN) {
     if (k->nkeep == k->ndim) {
       cg_worker_begin(L); /* a host worker is one run() call: one task's range of points */
-      cg_host_walk(L, 0, k->ndim, s0, s1, cg_body_map, (void *)&k->phases[0]);
+      if (cg_host_tiled(k)) cg_host_walk_tiled(L, s0, s1, cg_body_map, (void *)&k->phases[0]);
+      else cg_host_walk(L, 0, k->ndim, s0, s1, cg_body_map, (void *)&k->phases[0]);
       cg_worker_end(L);
     }
     else if (L->outer && k->phases[0].kind == KP_SCAN) cg_host_scan_outer(L, s0, s1);

@@ -13,7 +13,10 @@
  *       phase in order, each task streams one slab through every column (whole cache lines, one pass),
  *       then the parts are combined in order per column (colfinish, which also runs the FINAL phases
  *       that follow). Cutting O instead gives each task a few columns of every row: 16 float32 columns
- *       over 8 tasks read 8 bytes of each 64-byte line per task, ~8x the traffic;
+ *       over 8 tasks read 8 bytes of each 64-byte line per task, ~8x the traffic; and for rows of a
+ *       page (1024 float32 columns) a 512-byte piece of every row, a new page per step, which the
+ *       prefetchers do not follow (a slab streams whole rows). Up to 4096 columns the parts array
+ *       (P x no accumulators, <= 8 MiB for float32) stays small beside the slab reads;
  *     - R split (the kernel has partial/finish) when no < 2 * threads: P = min(RT_RED_MAX_PARTS,
  *       ceil(nr / RT_RED_PART_POINTS)) parts, partial() per (o, part) in parallel into an accumulator
  *       array, finish() combines each o's parts in order;
@@ -33,7 +36,7 @@ enum {
   RT_RED_SERIAL_WORK = 65536,    /* no * nr below this: one call on the caller */
   RT_RED_PART_POINTS = 32768,    /* R points per part when a reduction is split along R */
   RT_RED_MAX_PARTS = 256,
-  RT_COL_SPLIT_MAX_O = 256,      /* column split for at most this many O points (narrow rows) */
+  RT_COL_SPLIT_MAX_O = 4096,     /* column split for at most this many O points */
   RT_COL_PART_POINTS = 65536,    /* points per slab of the column split, at least */
   RT_COL_MIN_ROWS = 64           /* rows per slab, at least */
 };

@@ -1044,7 +1044,9 @@ static void test_host_plan(void) {
     p = rt_host_plan(&col, 64, 65536, threads);
     CHECK(p.strategy == RT_HOST_SPLIT_COLS && p.nparts == 64);
   }
-  p = rt_host_plan(&col, 4096, 4096, 2); /* wide rows: ranges of O */
+  p = rt_host_plan(&col, 1024, 4096, 2); /* rows of a page: slabs of whole rows (streamed), not ranges of O */
+  CHECK(p.strategy == RT_HOST_SPLIT_COLS && p.nparts == 64);
+  p = rt_host_plan(&col, 8192, 4096, 2); /* wider rows: ranges of O */
   CHECK(p.strategy == RT_HOST_RANGES);
   p = rt_host_plan(&col, 200, 100, 2); /* too few rows for two slabs */
   CHECK(p.strategy != RT_HOST_SPLIT_COLS);

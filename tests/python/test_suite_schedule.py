@@ -125,6 +125,27 @@ def test_loom_matches_numpy_float64(name, request):
             assert np.max(np.abs(g.astype(np.int64) - r.astype(np.int64)), initial=0) <= w.int_tol
 
 
+TILED = {"symmetrize", "transpose_add"}  # elementwise with an operand read across its rows (x.T)
+
+
+def test_host_tiled_walk_exactly_for_transposed_operands():
+    """The host walks an elementwise kernel in 16 x 16 tiles (codegen/lower_host_tile.c) when an operand is
+    contiguous along the second-to-last dim and strided along the last: the suite's transposes, and no
+    other workload (broadcasts, strided slices and reductions keep the row walk)."""
+    tiled = set()
+    for w in W.WORKLOADS:
+        outs = L.as_tuple(w.fn(loom, *[loom.asarray(a) for a in host_inputs(w, "test")]))
+        ir = ""
+        for o in outs:
+            try:
+                ir += loom.inspect(o, what="llvm")["llvm"]
+            except ValueError:  # an output that is already computed (an input passed through)
+                pass
+        if "tile.rows" in ir:
+            tiled.add(w.name)
+    assert tiled == TILED
+
+
 @pytest.mark.parametrize("path", ["fuse", "lazy"])
 def test_new_scalar_values_do_not_compile(path):
     """Issue 11: calls with new scalar values reuse the kernel of their structure (an Adam step with a
