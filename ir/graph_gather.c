@@ -99,7 +99,7 @@ static LoomStatus gather_nodes(IrGraph *g, int32_t data, int32_t idx, int axis, 
   r.src[2] = db;
   r.axes = 1u << axis;
   r.op = (uint16_t)mode;
-  return ir_add_node(g, r, out, d);
+  return ir_add_node(g, &r, out, d);
 }
 
 LoomStatus ir_gather(IrGraph *g, int32_t data, int32_t idx, int axis, IrGatherMode mode, int32_t *out, Diag *d) {
@@ -136,7 +136,7 @@ static LoomStatus scatter_nodes(IrGraph *g, int32_t base, int32_t idx, int32_t v
   r.src[1] = ib;
   r.src[2] = vb;
   r.op = (uint16_t)op;
-  return ir_add_node(g, r, out, d);
+  return ir_add_node(g, &r, out, d);
 }
 
 LoomStatus ir_scatter(IrGraph *g, int32_t base, int32_t idx, int32_t values, IrScatterOp op, int32_t *out, Diag *d) {
