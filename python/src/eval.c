@@ -116,6 +116,63 @@ enum { MANY_ON_STACK = 4 };
       PyMem_Free(who);                                                                                           \
     }                                                                                                            \
   } while (0)
+/* The passes can fold away every input of a result (`-129 >= x` of an int8 x is a constant), and loom_eval
+ * then computes it on the host: found on the H200 (fuzz seeds 700402, 238140311773652252; fill and
+ * setitem through folded constants), where the array then sat on the host while loom said a GPU. It
+ * belongs on the device its operands were on: *o (a fresh host result of loom_eval) is copied there
+ * (through a C-contiguous host copy when it is strided: a broadcast constant) and freed. */
+enum { EVAL_OUTS_MAX = 32 }; /* outputs per loom_eval call (materialize_many) */
+
+static int onto_device(ModState *st, LoomArray *o, LoomDeviceKind kind, int32_t index) {
+  LoomContext *ctx = ctx_of(st);
+  int64_t n = numel(o);
+  LoomArray tmp, d;
+  memset(&tmp, 0, sizeof tmp);
+  memset(&d, 0, sizeof d);
+  d.dtype = o->dtype;
+  d.ndim = o->ndim;
+  memcpy(d.shape, o->shape, sizeof d.shape);
+  d.device = kind;
+  d.device_index = index;
+  LoomStatus s = loom_array_alloc(ctx, &d);
+  const LoomArray *src = o;
+  if (!s && n > 0 && !is_c_contiguous(o)) {
+    tmp = d;
+    tmp.device = LOOM_DEVICE_HOST;
+    tmp.device_index = 0;
+    tmp.data = NULL;
+    s = loom_array_alloc(ctx, &tmp);
+    if (!s) {
+      size_t item = loom_dtype_size(o->dtype);
+      int64_t idx[LOOM_MAX_RANK] = {0};
+      for (int64_t e = 0; e < n; e++) {
+        int64_t off = 0;
+        for (int k = 0; k < o->ndim; k++) off += idx[k] * o->strides[k];
+        memcpy((char *)tmp.data + e * (int64_t)item, (const char *)o->data + off * (int64_t)item, item);
+        for (int k = o->ndim - 1; k >= 0; k--) {
+          if (++idx[k] < o->shape[k]) break;
+          idx[k] = 0;
+        }
+      }
+      src = &tmp;
+    }
+  }
+  if (!s && n > 0) {
+    LoomArray sc = *src;
+    contiguous_strides(&sc); /* C-contiguous: canonical strides describe the same elements */
+    s = loom_array_copy(ctx, &d, &sc);
+  }
+  if (tmp.data) loom_array_free(ctx, &tmp);
+  if (s) {
+    if (d.data) loom_array_free(ctx, &d);
+    raise_status(st, s);
+    return -1;
+  }
+  loom_array_free(ctx, o);
+  *o = d;
+  return 0;
+}
+
 int materialize_many(ModState *st, PyObject **items, Py_ssize_t n) {
   for (Py_ssize_t i = 0; i < n; i++) {
     if (!is_array(st, items[i])) continue;
@@ -188,16 +245,31 @@ int materialize_many(ModState *st, PyObject **items, Py_ssize_t n) {
       k++;
     }
     Py_INCREF(gr);
-    LoomStatus s = k > 0 ? loom_eval(gr->g, (int32_t)k, nodes, outs) : LOOM_OK;
+    /* at most EVAL_OUTS_MAX outputs per loom_eval: thousands of pending arrays of one node (a loop making
+     * `x * 2` each time) would otherwise be one kernel storing into thousands of buffers, past what a GPU
+     * kernel's parameter block holds (the H200: 16 KB asked, 4 KB allowed) */
+    LoomStatus s = LOOM_OK;
+    Py_ssize_t done = 0;
+    while (done < k && !s) {
+      Py_ssize_t m = k - done < EVAL_OUTS_MAX ? k - done : EVAL_OUTS_MAX;
+      s = loom_eval(gr->g, (int32_t)m, nodes + done, outs + done);
+      if (!s) done += m;
+    }
     int rc = 0;
     if (s) {
       raise_status(st, s);
-      for (Py_ssize_t q = 0; q < k; q++) /* the outputs given to loom_eval stay the caller's */
-        if (who[q]->devfree && who[q]->desc.device != LOOM_DEVICE_HOST) loom_array_free(ctx_of(st), &outs[q]);
+      for (Py_ssize_t q = 0; q < k; q++) /* results of finished calls, and the outputs given to loom_eval */
+        if (q < done || (who[q]->devfree && who[q]->desc.device != LOOM_DEVICE_HOST)) loom_array_free(ctx_of(st), &outs[q]);
       rc = -1;
     } else {
       for (Py_ssize_t q = 0; q < k; q++) {
         int scalar_const = who[q]->devfree && who[q]->desc.ndim == 0 && outs[q].device == LOOM_DEVICE_HOST;
+        int moved = !who[q]->devfree && who[q]->desc.device != LOOM_DEVICE_HOST && outs[q].device == LOOM_DEVICE_HOST;
+        if (moved && onto_device(st, &outs[q], who[q]->desc.device, who[q]->desc.device_index) < 0) {
+          for (Py_ssize_t r = q; r < k; r++) loom_array_free(ctx_of(st), &outs[r]);
+          rc = -1;
+          break;
+        }
         if (adopt_result(st, who[q], &outs[q]) < 0) {
           for (Py_ssize_t r = q + 1; r < k; r++) loom_array_free(ctx_of(st), &outs[r]);
           rc = -1;

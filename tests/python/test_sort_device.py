@@ -130,7 +130,8 @@ def test_complex_keys() -> None:
     re = keys(20_000, np.float64)
     x = np.empty(20_000, np.complex128)
     x.real, x.imag = re, RNG.permutation(re)
-    x[::7] = x[3::7][: len(x[::7])]  # duplicates
+    n = len(x[3::7])
+    x[::7][:n] = x[3::7]  # duplicates
     got = loom.argsort(loom.asarray(x)).get()
     np.testing.assert_array_equal(got, np.argsort(x, kind="stable"))
 
