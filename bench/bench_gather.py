@@ -16,43 +16,12 @@ import json
 import os
 import platform
 import sys
-import time
 
 import numpy as np
 
 import loom
 
-GPU = loom.cuda.is_available()
-
-
-def peers():
-    p = {}
-    if not GPU:
-        return p
-    try:
-        import cupy
-        p["cupy"] = cupy
-    except Exception:
-        pass
-    try:
-        import torch
-        if torch.cuda.is_available():
-            p["torch"] = torch
-    except Exception:
-        pass
-    return p
-
-
-def best_ms(fn, sync, repeats):
-    fn()
-    sync()
-    best = float("inf")
-    for _ in range(repeats):
-        t = time.perf_counter()
-        fn()
-        sync()
-        best = min(best, time.perf_counter() - t)
-    return best * 1e3
+from _timing import GPU, best_ms, peers  # noqa: E402 (the shared bench harness)
 
 
 def loom_cases(x, i, v):
