@@ -272,6 +272,7 @@ static PyObject *core_view(PyObject *module, PyObject *const *args, Py_ssize_t n
     return NULL;
   }
   ArrayObject *base = (ArrayObject *)args[0];
+  int devfree = base->devfree; /* materializing clears it but for a 0-d constant */
   if (materialize(st, base) < 0) return NULL;
   long long off = PyLong_AsLongLong(args[1]);
   if (off == -1 && PyErr_Occurred()) return NULL;
@@ -301,7 +302,11 @@ static PyObject *core_view(PyObject *module, PyObject *const *args, Py_ssize_t n
                  "first (x.copy().view(dtype))", dtype_names[d.dtype], (long long)item);
     return NULL;
   }
-  return (PyObject *)array_materialized(st, base->buffer, &d);
+  ArrayObject *v = array_materialized(st, base->buffer, &d);
+  /* a 0-d view of a 0-d constant (a NumPy scalar's value.reshape(())) is that constant: it still fits
+   * any device (node_of), as its base does */
+  if (v && devfree && d.ndim == 0 && d.device == LOOM_DEVICE_HOST) v->devfree = 1;
+  return (PyObject *)v;
 }
 
 /* exportable(a): a view of the host array a that the buffer protocol exports even under
