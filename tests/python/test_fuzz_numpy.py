@@ -378,7 +378,8 @@ def _replay_sign(replay, i):
 
 def _perturb(r, step, rng, operands, replay, sign):
     """NumPy result r of an inexact step moved by 4 ulps (and by at least 4 of the smallest subnormals:
-    a relative move leaves a subnormal in place) in direction `sign` (sums: 4 log2(n) ulps of sum |x|).
+    a relative move leaves a subnormal in place) in direction `sign` (sums: 4 log2(n) ulps of sum |x|;
+    float16 sums: 4 n float16 ulps of sum |x|, as NumPy rounds each partial sum to float16).
     A float sum or product whose order decides overflow (inf, NaN) is made NaN in replay 0 and kept in
     the others, so everything that depends on it is compared loosely (spread inf)."""
     a = np.asarray(r)
@@ -404,7 +405,10 @@ def _perturb(r, step, rng, operands, replay, sign):
             else:
                 scale = src.sum() * (1.0 if step.op == "sum" else 1.0 / n)
                 order = not math.isfinite(scale) or scale > big or not np.all(np.isfinite(a))
-                out = out + u * 4 * math.log2(n) * eps * scale
+                # NumPy's float16 reductions round every partial sum to float16, one after another along a
+                # strided axis: their error grows as n float16 ulps of sum |x| (loom accumulates in float32)
+                slack = n * float(np.finfo(np.float16).eps) if a.dtype == np.float16 else math.log2(n) * eps
+                out = out + u * 4 * slack * scale
             if order:  # NaN in one replay, finite in the other: the outcomes different orders give
                 out = np.full(out.shape, np.nan if replay == 0 else 0.0)
         else:
