@@ -119,6 +119,16 @@ if on LOOM_GPU_PY; then
   [ "$py_rc" = 0 ] || tail -30 "$logs/pip.log"
   # what the package found: the host target (SLEEF or not) and the GPU it will use
   [ "$py_rc" = 0 ] && note "loom: $(cd /tmp && "$py" -c 'import loom; i = loom._core.config_info(); print("host:", i["host_target"], "| default device:", loom.asarray([1]).device)' 2>&1 | tail -1)"
+  # scikit-learn + array-api-compat for tests/python/test_sklearn_array_api.py when .whl/sk/ holds their
+  # wheels (scripts/sklearn_wheels.sh; the machine has no network): a site of their own on PYTHONPATH
+  if ls .whl/sk/*.whl >/dev/null 2>&1; then
+    if "$py" -m pip install -q --no-index --no-deps --no-compile --target /tmp/sk-site .whl/sk/*.whl >"$logs/sk-site.log" 2>&1; then
+      export PYTHONPATH=/tmp/sk-site${PYTHONPATH:+:$PYTHONPATH}
+      note "scikit-learn site: $(cd /tmp && "$py" -c 'import sklearn, scipy, array_api_compat as c; print("sklearn", sklearn.__version__, "scipy", scipy.__version__, "array_api_compat", c.__version__)' 2>&1 | tail -1)"
+    else
+      note "scikit-learn site: pip install of .whl/sk failed ($(tail -1 "$logs/sk-site.log"))"
+    fi
+  fi
 fi
 
 # ---- 2. ctest and pytest on the GPU; the host fuzz in the background -----------------------------------
