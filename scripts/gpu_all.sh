@@ -24,7 +24,8 @@
 # (bench/bench_matmul.py, ~3 min), LOOM_GPU_CTEST_ARGS (extra ctest arguments, e.g. "-R test_gpu"),
 # LOOM_GPU_PYTEST_ARGS (extra pytest arguments, e.g. a file), LOOM_GPU_PYTEST_PER_FILE=1 (each test file in a
 # process of its own: names the file of a crash). Dask (issue 18) runs when .whl/ holds its
-# wheels (scripts/dask_wheels.sh) and time is left.
+# wheels (scripts/dask_wheels.sh) and time is left; scikit-learn (tests/python/test_sklearn_array_api.py,
+# issue 14) is on pytest's path when .whl/sk/ holds its wheels (scripts/sklearn_wheels.sh).
 # $OUT gets: gpu-all.tgz (build-gpu/logs, ctest's LastTest.log, the bench/results files this run wrote),
 # summary.txt (also printed at the end), and the run's bench/results/*-h200.{json,md}.
 set -uo pipefail
