@@ -106,8 +106,11 @@ LoomStatus pass_fuse_plan_epilogues(Fuser *f, const uint8_t *realized, int32_t *
       if (g->nodes[leaf].kind != IR_MATMUL || reader[leaf] == x) continue;
       count[leaf]++;
       /* the one reader an epilogue may have reads the product itself (no view) in an elementwise cone,
-       * or is a free view of it (a root reshape that only adds or drops size-1 dims) */
-      bool elementwise = !is_mm && g->nodes[x].kind != IR_REDUCE && g->nodes[x].kind != IR_SCAN;
+       * or is a free view of it (a root reshape that only adds or drops size-1 dims). A scatter is
+       * neither: its base is stored by a kernel of its own, then its values (pass_fuse_place_scatter);
+       * taken as an epilogue it was placed as a plain call that stored the bare product in its buffer. */
+      int kind = g->nodes[x].kind;
+      bool elementwise = !is_mm && kind != IR_REDUCE && kind != IR_SCAN && kind != IR_SCATTER;
       reader[leaf] = elementwise && (r == leaf || (r == x && free_view(g, r, leaf))) ? x : nn;
     }
   }

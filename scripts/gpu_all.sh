@@ -24,7 +24,8 @@
 # (bench/bench_matmul.py, ~3 min), LOOM_GPU_CTEST_ARGS (extra ctest arguments, e.g. "-R test_gpu"),
 # LOOM_GPU_PYTEST_ARGS (extra pytest arguments, e.g. a file), LOOM_GPU_PYTEST_PER_FILE=1 (each test file in a
 # process of its own: names the file of a crash). Dask (issue 18) runs when .whl/ holds its
-# wheels (scripts/dask_wheels.sh) and time is left.
+# wheels (scripts/dask_wheels.sh) and time is left; scikit-learn (tests/python/test_sklearn_array_api.py,
+# issue 14) is on pytest's path when .whl/sk/ holds its wheels (scripts/sklearn_wheels.sh).
 # $OUT gets: gpu-all.tgz (build-gpu/logs, ctest's LastTest.log, the bench/results files this run wrote),
 # summary.txt (also printed at the end), and the run's bench/results/*-h200.{json,md}.
 set -uo pipefail
@@ -119,6 +120,16 @@ if on LOOM_GPU_PY; then
   [ "$py_rc" = 0 ] || tail -30 "$logs/pip.log"
   # what the package found: the host target (SLEEF or not) and the GPU it will use
   [ "$py_rc" = 0 ] && note "loom: $(cd /tmp && "$py" -c 'import loom; i = loom._core.config_info(); print("host:", i["host_target"], "| default device:", loom.asarray([1]).device)' 2>&1 | tail -1)"
+  # scikit-learn + array-api-compat for tests/python/test_sklearn_array_api.py when .whl/sk/ holds their
+  # wheels (scripts/sklearn_wheels.sh; the machine has no network): a site of their own on PYTHONPATH
+  if ls .whl/sk/*.whl >/dev/null 2>&1; then
+    if "$py" -m pip install -q --no-index --no-deps --no-compile --target /tmp/sk-site .whl/sk/*.whl >"$logs/sk-site.log" 2>&1; then
+      export PYTHONPATH=/tmp/sk-site${PYTHONPATH:+:$PYTHONPATH}
+      note "scikit-learn site: $(cd /tmp && "$py" -c 'import sklearn, scipy, array_api_compat as c; print("sklearn", sklearn.__version__, "scipy", scipy.__version__, "array_api_compat", c.__version__)' 2>&1 | tail -1)"
+    else
+      note "scikit-learn site: pip install of .whl/sk failed ($(tail -1 "$logs/sk-site.log"))"
+    fi
+  fi
 fi
 
 # ---- 2. ctest and pytest on the GPU; the host fuzz in the background -----------------------------------

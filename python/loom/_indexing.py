@@ -442,10 +442,15 @@ def _expand_key(key, a, device):
         if it[0] == "mask":
             m = it[1]
             shape = a.shape[dim:dim + m.ndim]
+            bad = [i for i in range(m.ndim) if m.shape[i] not in (shape[i], 0)]
+            if bad:
+                raise IndexError(f"boolean index did not match indexed array along axis {dim + bad[0]}; size of axis "
+                                 f"is {shape[bad[0]]} but size of corresponding boolean axis is {m.shape[bad[0]]}")
             if tuple(m.shape) != tuple(shape):
-                raise IndexError(f"boolean index did not match indexed array along axis {dim}; size of axis is "
-                                 f"{a.shape[dim]} but size of corresponding boolean axis is {m.shape[0]}")
-            if isinstance(m, ndarray):
+                # The array API standard (2024.12, "Boolean array indexing"): each mask dimension equals the
+                # array's "or is 0"; a mask of size 0 selects nothing (NumPy raises IndexError instead)
+                flat = _from_numpy(numpy.zeros(0, numpy.int64), copy=True, device=device)
+            elif isinstance(m, ndarray):
                 flat = _flat_positions(m)
             else:
                 flat = _from_numpy(numpy.flatnonzero(m), copy=True, device=device)

@@ -136,6 +136,17 @@ class ndarray(_core.Array):
         from .cuda import memory
         return memory._array_pointer(self)
 
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """DLPack export: zero-copy on the array's own device (_core.Array.__dlpack__). As the DLPack 2023.12
+        keywords ask, dl_device=(1, 0) (the host) of a GPU array exports a host copy (NumPy's
+        from_dlpack(x, device="cpu"); copy=False refuses with BufferError), and copy=True exports a copy."""
+        if dl_device is not None and self._on_gpu and tuple(dl_device) == (1, 0):
+            if copy is False:
+                raise BufferError("__dlpack__: a GPU array reaches the host only as a copy (copy=False was given)")
+            return _core.Array.__dlpack__(_core.to_device(self, 0, 0), max_version=max_version)
+        src = self.copy() if copy is True else self
+        return _core.Array.__dlpack__(src, stream=stream, max_version=max_version, dl_device=dl_device)
+
     @property
     def __cuda_array_interface__(self):
         """Version 3 of the CUDA Array Interface (GPU arrays only). Pending values are evaluated; the

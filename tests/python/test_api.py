@@ -7,7 +7,7 @@ import loom
 # Host-array semantics (NumPy views, host DLPack): on a GPU machine arrays live on the GPU, where
 # CuPy's rules apply instead (tests/python/test_gpu.py covers them).
 HOST_ONLY = pytest.mark.skipif(loom.cuda.is_available(), reason="host arrays only; see test_gpu.py")
-from conftest import check, sample
+from conftest import ON_GPU, check, sample
 
 
 def test_creation():
@@ -125,6 +125,30 @@ def test_numpy_interop():
     assert loom.get_array_module(la) is loom and loom.get_array_module(a) is np
     assert loom.is_available()
 
+
+
+def test_dlpack_to_the_host_and_copies():
+    """DLPack 2023.12's keywords: NumPy's from_dlpack(x, device="cpu") gets the values from any device (a
+    host copy of a GPU array; scikit-learn converts estimator attributes so), copy=True gives memory of its
+    own, copy=False to the host refuses where that needs a copy; another device is refused."""
+    a = sample((3, 4), "float32")
+    x = loom.asarray(a)[:, ::2]  # a strided view
+    n = np.from_dlpack(x, device="cpu")
+    np.testing.assert_array_equal(n, a[:, ::2])
+    c = np.from_dlpack(x, copy=True) if not ON_GPU else np.from_dlpack(x, device="cpu", copy=True)
+    x[0, 0] = 42.0
+    assert c[0, 0] == a[0, 0] and x[0, 0].item() == 42.0  # a copy does not see later writes
+    if ON_GPU:
+        with pytest.raises(BufferError, match="copy"):
+            x.__dlpack__(dl_device=(1, 0), copy=False)
+    else:
+        shared = np.from_dlpack(x, device="cpu", copy=False)
+        x[1, 1] = -3.0
+        assert shared[1, 1] == -3.0  # the host array's own memory
+    with pytest.raises(BufferError, match="own device"):
+        x.__dlpack__(dl_device=(2, 7))
+    b = np.from_dlpack(loom.asarray(np.arange(5, dtype=np.int64)) * 3, device="cpu")  # a pending value
+    np.testing.assert_array_equal(b, np.arange(5) * 3)
 
 @HOST_ONLY
 def test_dlpack_roundtrip():

@@ -82,6 +82,36 @@ def test_asarray_copy_true_and_none_of_numpy_data_copy():
         assert a[0] == 0
 
 
+
+# ---- boolean masks with a dimension of size 0 (the standard: "equal ... or be 0"; NumPy raises) ---------------
+@pytest.mark.parametrize("shape, mshape", [((1,), (0,)), ((3,), (0,)), ((2, 3), (0,)), ((2, 3), (2, 0)),
+                                           ((2, 3), (0, 3)), ((2, 3, 4), (0, 0)), ((0, 3), (0, 0)), ((2, 3), (0, 0, 0))])
+@pytest.mark.parametrize("mask_kind", ["loom", "numpy"])
+def test_mask_with_a_zero_dimension_selects_nothing(shape, mshape, mask_kind):
+    a = np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape)
+    x = xp.asarray(a)
+    m = np.zeros(mshape, dtype=bool)
+    key = xp.asarray(m) if mask_kind == "loom" else m
+    if len(mshape) > len(shape):
+        with pytest.raises(IndexError, match="too many indices"):
+            x[key]
+        return
+    want = a[np.zeros(shape[:len(mshape)], dtype=bool)]  # what an all-False mask of the right size selects
+    got = x[key]
+    assert got.shape == want.shape and got.dtype == want.dtype
+    x[key] = 9.0  # stores nothing
+    x[(key, Ellipsis)] = xp.zeros(want.shape, dtype=xp.float32)
+    np.testing.assert_array_equal(x.get(), a)
+
+
+def test_mask_of_a_wrong_nonzero_size_is_numpy_s_index_error():
+    x = xp.asarray(np.ones((2, 3)))
+    for m in (np.ones((2, 2), bool), np.ones(3, bool), np.ones((2, 1), bool)):
+        with pytest.raises(IndexError) as e:
+            np.ones((2, 3))[m]
+        with pytest.raises(IndexError, match=str(e.value).replace("(", r"\(")):
+            x[xp.asarray(m)]
+
 # ---- may_share_memory / shares_memory -------------------------------------------------------------------------
 def _np_pairs():
     base = np.arange(24.0).reshape(4, 6)

@@ -138,6 +138,37 @@ def test_matmul_is_lazy_and_fuses():
     close(got, np.maximum(ref(a, b) + bias, 0), np.float32, 16)
 
 
+
+@pytest.mark.parametrize("epilogue", ["times2", "bias", "tanh-bias", "bare"])
+@pytest.mark.parametrize("key", ["empty-mask", "mask", "rows", "scalar-rows"])
+def test_scatter_into_a_pending_product(epilogue, key):
+    """x[key] = v where x is a pending product with an elementwise tail: the tail is not a call epilogue
+    (the scatter stores its base, then its values). Taken as one, the scatter was placed as a plain call
+    and x became the bare product (scikit-learn's LDA predict_log_proba: p[p == 0] += tiny after a softmax
+    of X @ coef.T + intercept)."""
+    a, b, bias = rand((5, 3)), rand((3, 4)), rand((4,))
+    tails = {"times2": (lambda m, c: m * 2), "bias": (lambda m, c: m + c),
+             "tanh-bias": (lambda m, c: np.tanh(m + c) if isinstance(m, np.ndarray) else loom.tanh(m + c)),
+             "bare": (lambda m, c: m)}
+    want = tails[epilogue](ref(a, b), bias)
+    got = tails[epilogue](loom.asarray(a) @ loom.asarray(b), loom.asarray(bias))
+    assert got._lazy
+    if key == "empty-mask":
+        m = want > 100
+        want[m] += 1.0
+        got[loom.asarray(m)] += 1.0  # gathers nothing, scatters nothing: x must keep its value
+    elif key == "mask":
+        m = want > 0
+        want[m] = np.arange(m.sum())
+        got[loom.asarray(m)] = loom.asarray(np.arange(m.sum(), dtype=np.float64))
+    elif key == "rows":
+        want[[0, 3]] = -want[[1, 2]]
+        got[np.array([0, 3])] = loom.asarray(want[[1, 2]]) * -1  # lazy values
+    else:
+        want[[4, 1]] = 7.5
+        got[np.array([4, 1])] = 7.5
+    close(got, want, np.float64, 3)
+
 def test_matmul_errors():
     with pytest.raises(ValueError):
         loom.matmul(loom.ones((3, 4)), loom.ones((5, 2)))
