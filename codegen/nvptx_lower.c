@@ -185,6 +185,8 @@ static LLVMValueRef nv_sqrt_f32(CgMath *m, LLVMValueRef a) {
                          LLVMBuildFPTrunc(b, y, f32, ""), "");
 }
 
+static LLVMValueRef nv_frcp_approx_f32(CgMath *m, LLVMValueRef a) { return nv_intr(m, "llvm.nvvm.rcp.approx.ftz.f", a); }
+
 void cg_nvptx_lower_hooks(CgGpuHooks *h) {
   h->wave = 32;
   h->as_global = 1;
@@ -203,5 +205,6 @@ void cg_nvptx_lower_hooks(CgGpuHooks *h) {
   h->math_name = nv_math_name;
   h->fdiv_f32 = nv_fdiv_f32;
   h->fsqrt_f32 = nv_sqrt_f32;
+  h->frcp_approx_f32 = nv_frcp_approx_f32;
   h->mulhi_u32 = nv_mulhi_u32;
 }
