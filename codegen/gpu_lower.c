@@ -268,6 +268,7 @@ void cg_gpu_reduce_range(Lower *L, int p, LLVMValueRef start, LLVMValueRef end, 
   LLVMPositionBuilderAtEnd(b, body);
   const KernelIr *kk = L->k;
   LLVMValueRef vals[GPU_UNROLL], rs[GPU_UNROLL];
+  L->m.no_branch = true; /* the GPU_UNROLL points' loads in one block (CgMath.no_branch) */
   for (int j = 0; j < GPU_UNROLL; j++) {
     LLVMValueRef r = LLVMBuildAdd(b, i, LLVMBuildMul(b, step, cg_iconst_i(L, j), ""), "");
     rs[j] = r;
@@ -276,6 +277,7 @@ void cg_gpu_reduce_range(Lower *L, int p, LLVMValueRef start, LLVMValueRef end, 
     cg_eval_needed(L, &g.ph->value, 1);
     vals[j] = L->cache[g.ph->value];
   }
+  L->m.no_branch = false;
   cg_clear_cache(L);
   for (int j = 0; j < GPU_UNROLL; j++) {
     LLVMValueRef cur = LLVMBuildLoad2(b, vty, accs[j], "");

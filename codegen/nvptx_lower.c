@@ -119,9 +119,10 @@ static LLVMValueRef exp_in_markstein_range(CgMath *m, LLVMValueRef x) {
  * which |a|, |b| in [2^-61, 2^62) guarantee (checked on 2e8 random pairs, all-ones significands
  * included, against IEEE division: bench/ptx/markstein_check.c). Three float32 operations per point
  * instead of two conversions and five float64 ones. Any other a or b (zeros, infinities, NaN,
- * subnormals, extreme exponents) branches to the float64 quotient of before, and so does a quotient of
- * two point-independent values (CgMath.uniform). LOOM_GPU_FAST_DIV=0: always the float64 quotient
- * (A/B timings). */
+ * subnormals, extreme exponents) branches to the float64 quotient of before; a quotient of two
+ * point-independent values (CgMath.uniform) and code that must not branch (CgMath.no_branch: the
+ * unrolled reduction loop) keep the float64 quotient alone. LOOM_GPU_FAST_DIV=0: always the float64
+ * quotient (A/B timings). */
 static LLVMValueRef nv_fdiv_f32(CgMath *m, LLVMValueRef a, LLVMValueRef bv) {
   LLVMBuilderRef b = m->b;
   LLVMTypeRef f64 = LLVMDoubleTypeInContext(m->c), f32 = LLVMFloatTypeInContext(m->c);
@@ -135,7 +136,7 @@ static LLVMValueRef nv_fdiv_f32(CgMath *m, LLVMValueRef a, LLVMValueRef bv) {
   LLVMValueRef qfast = NULL;
   /* a quotient of values that are the same at every point (a mean acc / n) keeps the straight line:
    * computed once per O point, merged across lanes, hoisted out of loops (a branch would stop all three) */
-  if (!m->uniform && !(fast && strcmp(fast, "0") == 0)) {
+  if (!m->uniform && !m->no_branch && !(fast && strcmp(fast, "0") == 0)) {
     LLVMValueRef y = LLVMBuildFPTrunc(b, r2, f32, "rcp");
     LLVMValueRef q = LLVMBuildFMul(b, a, y, "");
     LLVMValueRef r = fma3(m, LLVMBuildFNeg(b, bv, ""), q, a);

@@ -176,3 +176,20 @@ def test_row_scalar_buffers_keep_the_vector_entry_ptx():
         pytest.skip(text)
     assert "_rowcv(" in text
     assert "ld.global.v4.f32" in text
+
+
+def test_unrolled_reduction_keeps_divisions_straight_ptx():
+    """No GPU needed: sum(x / y, axis=1) divides per point inside the unrolled reduction loop of the `_row`
+    entry; those divisions stay straight-line (no range branch: the GPU_UNROLL loads issue together), while
+    the cached entries (loads already in registers) take the fast path with its range check."""
+    x = loom.asarray(np.ones((64, 4096), np.float32))
+    y = loom.asarray(np.ones((64, 4096), np.float32))
+    text = loom.inspect((x / y).sum(axis=1), what="ptx")["ptx"]
+    if text.startswith("unavailable"):
+        pytest.skip(text)
+    import re
+    bodies = {m.group(1): m.group(2) for m in re.finditer(r"\.entry (\S+)\((.*?)\n\}\n", text, re.S)}
+    row = next(v for k, v in bodies.items() if k.endswith("_row"))
+    rowc = next(v for k, v in bodies.items() if k.endswith("_rowc"))
+    assert row.count(", 123;") <= 1  # the remainder loop's single point may branch
+    assert rowc.count(", 123;") >= 16
