@@ -179,5 +179,6 @@ void cg_amdgpu_lower_hooks(CgGpuHooks *h, int wave) {
   h->math_name = amd_math_name;
   h->fdiv_f32 = NULL; /* LLVM's fdiv: correctly rounded on AMDGPU (see the top) */
   h->fsqrt_f32 = NULL;
+  h->frcp_approx_f32 = NULL; /* tanh(log1p(u)) divides exactly here: the division is native */
   h->mulhi_u32 = NULL; /* (zext a * zext b) >> 32: a 64-bit multiply */
 }

@@ -67,6 +67,9 @@ typedef struct CgGpuHooks {
   /* Correctly rounded float32 a / b and sqrt(a) sequences; NULL: LLVM's fdiv / llvm.sqrt. */
   LLVMValueRef (*fdiv_f32)(CgMath *m, LLVMValueRef a, LLVMValueRef b);
   LLVMValueRef (*fsqrt_f32)(CgMath *m, LLVMValueRef a);
+  /* An approximate float32 reciprocal (within ~1 ulp for normal inputs and results; one hardware
+   * instruction) for sequences that need a faithful quotient only; NULL: none (callers divide). */
+  LLVMValueRef (*frcp_approx_f32)(CgMath *m, LLVMValueRef a);
   /* The high 32 bits of the 64-bit product of two i32 values (unsigned); NULL: a 64-bit multiply. */
   LLVMValueRef (*mulhi_u32)(CgMath *m, LLVMValueRef a, LLVMValueRef b);
 

@@ -36,6 +36,14 @@ typedef struct CgMath {
   const CgVecMath *vec; /* may be NULL */
   const struct CgGpuHooks *gpu; /* GPU targets: math from the device library (cg_gpu.h); NULL: libm + SLEEF */
   Diag *d;
+  /* the instruction being emitted reads only values that are the same at every point of its O point
+   * (constants, parameters, reduction results: lower.c's `varies`): GPU hooks then keep straight-line
+   * sequences that are computed once (nvptx's division) instead of per-point fast paths with branches */
+  bool uniform;
+  /* code emitted now must stay one basic block (the unrolled GPU reduction loop evaluates its points'
+   * loads and values in turn: a branch between them would keep the later loads from being issued
+   * before the earlier points' arithmetic) */
+  bool no_branch;
   int nused;
   LLVMValueRef used[CG_MAX_USED]; /* vector declarations kept alive through llvm.compiler.used */
 } CgMath;

@@ -38,6 +38,7 @@ typedef struct Lower {
   LLVMValueRef *acc, *accidx; /* nphase */
   LLVMValueRef *cache;    /* ninstr */
   uint8_t *need;          /* ninstr */
+  uint8_t *varies;        /* ninstr: 1 where the value may differ between the points of one O point */
   LLVMValueRef lin;       /* linear index of the current point within the walked dims */
   LLVMValueRef rsize;
   bool final_phase;

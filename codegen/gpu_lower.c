@@ -268,6 +268,7 @@ void cg_gpu_reduce_range(Lower *L, int p, LLVMValueRef start, LLVMValueRef end, 
   LLVMPositionBuilderAtEnd(b, body);
   const KernelIr *kk = L->k;
   LLVMValueRef vals[GPU_UNROLL], rs[GPU_UNROLL];
+  L->m.no_branch = true; /* the GPU_UNROLL points' loads in one block (CgMath.no_branch) */
   for (int j = 0; j < GPU_UNROLL; j++) {
     LLVMValueRef r = LLVMBuildAdd(b, i, LLVMBuildMul(b, step, cg_iconst_i(L, j), ""), "");
     rs[j] = r;
@@ -276,6 +277,7 @@ void cg_gpu_reduce_range(Lower *L, int p, LLVMValueRef start, LLVMValueRef end, 
     cg_eval_needed(L, &g.ph->value, 1);
     vals[j] = L->cache[g.ph->value];
   }
+  L->m.no_branch = false;
   cg_clear_cache(L);
   for (int j = 0; j < GPU_UNROLL; j++) {
     LLVMValueRef cur = LLVMBuildLoad2(b, vty, accs[j], "");
@@ -658,19 +660,29 @@ LoomStatus cg_lower_gpu(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef mod, c
     }
     /* vector entries need every loaded buffer contiguous along the (last) R dim: lanes points of
      * the widest loaded dtype per 16-byte load */
-    int vlanes = 0;
+    /* cvlanes, the cached vector entry's: buffers constant along R (KL_ZERO: cross-entropy's labels, a
+     * per-row scale) are loaded once per row as a scalar (gpu_strategies.c), so they neither stop it nor
+     * narrow its vectors. LOOM_GPU_VEC_ROW_SCALARS=0: they stop it, as before (A/B timings). */
+    const char *rs_env = getenv("LOOM_GPU_VEC_ROW_SCALARS");
+    bool row_scalars = !(rs_env && strcmp(rs_env, "0") == 0);
+    int vlanes = 0, cvlanes = 0;
     if (!k->snippet && nloaded > 0 && k->nbuf <= GPU_VEC_MAXBUF) {
-      int maxsize = 1;
-      bool contig = true;
+      int maxsize = 1, cmaxsize = 1, ncontig = 0;
+      bool contig = true, ccontig = true;
       for (int bi = 0; bi < k->nbuf; bi++) {
         bool loaded = false;
         for (int i = 0; i < k->ninstr && !loaded; i++) loaded = k->instrs[i].kind == KI_LOAD && k->instrs[i].buf == bi;
         if (!loaded) continue;
-        contig = contig && k->bufs[bi].layout[k->ndim - 1] == KL_ONE;
+        uint8_t lay = k->bufs[bi].layout[k->ndim - 1];
+        contig = contig && lay == KL_ONE;
+        ccontig = ccontig && (lay == KL_ONE || (row_scalars && lay == KL_ZERO));
         int sz = (int)loom_dtype_size((LoomDType)k->bufs[bi].dtype);
         if (sz > maxsize) maxsize = sz;
+        if (lay == KL_ONE && sz > cmaxsize) cmaxsize = sz;
+        ncontig += lay == KL_ONE;
       }
       if (contig && 16 / maxsize >= 2) vlanes = 16 / maxsize;
+      if (ccontig && ncontig > 0 && 16 / cmaxsize >= 2) cvlanes = 16 / cmaxsize;
     }
     if (split && vlanes && k->nkeep == 0 && k->ndim == 1 &&
         !cg_kernel_addresses_by_value(k)) { /* PARTV's offsets are the point index */
@@ -684,10 +696,10 @@ LoomStatus cg_lower_gpu(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef mod, c
       out->cache_k = GPU_CACHE_K;
       snprintf(out->cached, sizeof out->cached, "%s_rowc", prefix);
       build_gpu_entry(&L, GPU_CACHED, true, out->cached, nwords, 0, 0);
-      if (vlanes && k->ndim - k->nkeep == 1 && GPU_CACHE_K % vlanes == 0) {
-        out->cache_lanes = vlanes;
+      if (cvlanes && k->ndim - k->nkeep == 1 && GPU_CACHE_K % cvlanes == 0) {
+        out->cache_lanes = cvlanes;
         snprintf(out->cachedv, sizeof out->cachedv, "%s_rowcv", prefix);
-        build_gpu_entry(&L, GPU_CACHED, true, out->cachedv, nwords, vlanes, 0);
+        build_gpu_entry(&L, GPU_CACHED, true, out->cachedv, nwords, cvlanes, 0);
       }
     }
   }

@@ -333,7 +333,8 @@ static void cached_phase(Lower *L, GpuEntry *e, int p, LLVMValueRef *rj, LLVMVal
 
 /* One O point (one block) of the cached ROW entry: the thread's points r_j = tid + j * bdim
  * (j < GPU_CACHE_K; clamped to nr - 1 so that every load is valid and unconditional) of every loaded
- * buffer are read once into registers (L->vload[b] lane j), then each phase runs over the points
+ * buffer are read once into registers (L->vload[b] lane j; a buffer constant along R in the vector
+ * entry: one scalar load for all lanes), then each phase runs over the points
  * that exist (r_j < nr) from those registers. Launched only when 0 < nr <= bdim * GPU_CACHE_K. */
 void cg_gpu_cached_item(Lower *L, LLVMValueRef o, void *arg) {
   GpuEntry *e = arg;
@@ -395,6 +396,14 @@ void cg_gpu_cached_item(Lower *L, LLVMValueRef o, void *arg) {
       if (!loaded) continue;
       LoomDType st = (LoomDType)k->bufs[bi].dtype;
       LLVMValueRef vec = LLVMGetUndef(cg_vec_type(m, st, (unsigned)K));
+      if (lanes > 1 && k->bufs[bi].layout[k->ndim - 1] == KL_ZERO) { /* constant along R: one scalar load */
+        cg_gpu_offsets(L, rj[0], k->nkeep, k->ndim, L->ooff, L->off);
+        LLVMValueRef ld = LLVMBuildLoad2(b, cg_mem_type(m, st), cg_elem_ptr(L, bi, L->off[bi]), "");
+        LLVMSetAlignment(ld, dtype_align(st));
+        for (int j = 0; j < K; j++) vec = cg_vec_set(m, st, vec, ld, (unsigned)j);
+        L->vload[bi] = vec;
+        continue;
+      }
       for (int g = 0; g < G; g++) {
         cg_gpu_offsets(L, rj[g * lanes], k->nkeep, k->ndim, L->ooff, L->off);
         LLVMTypeRef lt = lanes == 1 ? cg_mem_type(m, st) : cg_vec_type(m, st, (unsigned)lanes);

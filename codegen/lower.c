@@ -177,7 +177,9 @@ static LLVMValueRef emit_one(Lower *L, int i) {
         diag_error(m->d, LOOM_ERR_INTERNAL, "codegen: instruction %d mixes operand dtypes", i);
         return LLVMGetUndef(cg_reg_type(m, t));
       }
+    m->uniform = !L->varies[i];
     LLVMValueRef v = cg_elem(m, (LoomOp)in->op, opd, args);
+    m->uniform = false;
     if (LLVMTypeOf(v) != cg_reg_type(m, t)) {
       diag_error(m->d, LOOM_ERR_INTERNAL, "codegen: instruction %d (%s of %s) is typed %s", i,
                  loom_op_name((LoomOp)in->op), loom_dtype_name(opd), loom_dtype_name(t));
@@ -381,6 +383,15 @@ bool cg_lower_init(Lower *L, LoomContext *ctx, LLVMContextRef c, LLVMModuleRef m
   L->accidx = ctx_calloc(ctx, np, sizeof(LLVMValueRef));
   L->cache = ctx_calloc(ctx, ni, sizeof(LLVMValueRef));
   L->need = ctx_calloc(ctx, ni, 1);
+  L->varies = ctx_calloc(ctx, ni, 1);
+  for (int32_t i = 0; L->varies && i < k->ninstr; i++) { /* constants, parameters, REDUCE results, sizes: not */
+    const KInstr *in = &k->instrs[i];
+    uint8_t v = !(in->kind == KI_CONST || in->kind == KI_PARAM || in->kind == KI_REDSIZE || in->kind == KI_NPOINTS ||
+                  in->kind == KI_ELEM || in->kind == KI_CAST ||
+                  (in->kind == KI_ACC && in->phase < k->nphase && k->phases[in->phase].kind == KP_REDUCE));
+    for (int j = 0; j < instr_nsrc(in); j++) v |= L->varies[in->src[j]];
+    L->varies[i] = v;
+  }
   L->accarr = ctx_calloc(ctx, np, sizeof(LLVMValueRef));
   L->idxarr = ctx_calloc(ctx, np, sizeof(LLVMValueRef));
   L->vload = ctx_calloc(ctx, nb, sizeof(LLVMValueRef));
@@ -388,7 +399,7 @@ bool cg_lower_init(Lower *L, LoomContext *ctx, LLVMContextRef c, LLVMModuleRef m
   L->m.b = LLVMCreateBuilderInContext(c);
   L->ab = LLVMCreateBuilderInContext(c);
   return L->shape && L->base && L->stride && L->levels && L->ooff && L->acc && L->accidx && L->cache &&
-         L->need && L->accarr && L->idxarr && L->vload && L->param;
+         L->need && L->varies && L->accarr && L->idxarr && L->vload && L->param;
 }
 
 /* Frees what a lowering allocated (every array of L may be NULL) and verifies the module when st is
@@ -398,7 +409,7 @@ LoomStatus cg_lower_finish(Lower *L, LoomContext *ctx, LLVMModuleRef mod, const 
   LLVMDisposeBuilder(L->m.b);
   LLVMDisposeBuilder(L->ab);
   void *arrays[] = {L->shape, L->base, L->stride, L->levels, L->ooff, L->acc, L->accidx, L->cache,
-                    L->need, L->accarr, L->idxarr, L->vload, L->param};
+                    L->need, L->varies, L->accarr, L->idxarr, L->vload, L->param};
   for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) ctx_free(ctx, arrays[i]);
   cg_snippet_free(L->sn);
   if (st != LOOM_OK) return st;

@@ -11,7 +11,8 @@
  *     repeated squaring of float32 pairs hi + lo (fma gives each product's rounding error; ~46 bits),
  *     one rounding at the end: correctly rounded but within ~2^-22 of a tie, at the full float32
  *     vector width (NumPy's own float32 power differs from the correctly rounded result in ~10 % of
- *     random inputs by 1 ulp); x**-n: the products in float64 (|x|^8 of any float32 stays inside
+ *     random inputs by 1 ulp); a widened float16 operand and n <= 4: plain multiplies (its square is
+ *     exact, so the same correctly rounded bits); x**-n: the products in float64 (|x|^8 of any float32 stays inside
  *     float64's range, so 1/x^n does not flush to 0 early), one division, one rounding to float32;
  *   float64 x**n for 3 <= n <= CG_POW_MAX_INT: repeated squaring (n = 3: x*x*x), within ~n/2 ulp of
  *     pow; negative float64 exponents other than -1 keep pow (1/x^n would flush results below the
@@ -81,6 +82,18 @@ static LLVMValueRef pow_f32_pair(CgMath *m, LLVMValueRef a, int n) {
   return LLVMBuildSelect(b, LLVMBuildAnd(b, finite, nz, ""), sum, r.hi, "");
 }
 
+/* Whether float32 a is a float16 value widened (fpext from half): 11 significant bits and an exponent
+ * well inside float32's normal range, so a*a (22 bits, >= 2^-48) is exact and x**3 = (x*x)*x, x**4 =
+ * (x*x)*(x*x) are one rounding each: the correctly rounded float32 power that pow_f32_pair's pairs
+ * compute, in 2 multiplies instead of ~14 instructions (float16 elementwise kernels are
+ * instruction-bound on an H200: GELU's x**3). */
+static bool is_widened_half(LLVMValueRef a) {
+  LLVMValueRef src = NULL;
+  if (LLVMIsAFPExtInst(a)) src = LLVMGetOperand(a, 0);
+  else if (LLVMIsAConstantExpr(a) && LLVMGetConstOpcode(a) == LLVMFPExt) src = LLVMGetOperand(a, 0);
+  return src && LLVMGetTypeKind(LLVMTypeOf(src)) == LLVMHalfTypeKind;
+}
+
 LLVMValueRef cg_pow_const(CgMath *m, LoomDType t, LLVMValueRef a, LLVMValueRef e) {
   LLVMBuilderRef b = m->b;
   if (dtype_is_int(t)) {
@@ -111,6 +124,7 @@ LLVMValueRef cg_pow_const(CgMath *m, LoomDType t, LLVMValueRef a, LLVMValueRef e
   if (c != floor(c) || fabs(c) > CG_POW_MAX_INT) return NULL;
   int n = (int)fabs(c);
   if (t == LOOM_FLOAT64) return c > 0 ? mul_chain(b, true, a, n) : NULL;
+  if (c > 0 && n <= 4 && is_widened_half(a)) return mul_chain(b, true, a, n);
   if (c > 0) return pow_f32_pair(m, a, n);
   LLVMTypeRef f64 = LLVMDoubleTypeInContext(m->c);
   LLVMValueRef r = mul_chain(b, true, LLVMBuildFPExt(b, a, f64, ""), n);

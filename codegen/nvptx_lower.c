@@ -6,6 +6,7 @@
  * sequences that avoid the driver JIT's slow-path subroutines. nvptx.c fills the tool chain hooks.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "codegen/nvptx.h"
@@ -101,21 +102,69 @@ static LLVMValueRef fma3(CgMath *m, LLVMValueRef a, LLVMValueRef x, LLVMValueRef
   return cg_intrinsic(m, "llvm.fma", &t, 1, args, 3);
 }
 
+/* The biased exponent of float32 x (its bits 23..30) lies in [66, 188]: |x| in [2^-61, 2^62). */
+static LLVMValueRef exp_in_markstein_range(CgMath *m, LLVMValueRef x) {
+  LLVMBuilderRef b = m->b;
+  LLVMTypeRef i32 = LLVMInt32TypeInContext(m->c);
+  LLVMValueRef e = LLVMBuildAnd(b, LLVMBuildLShr(b, LLVMBuildBitCast(b, x, i32, ""), LLVMConstInt(i32, 23, 0), ""),
+                                LLVMConstInt(i32, 0xff, 0), "");
+  return LLVMBuildICmp(b, LLVMIntULT, LLVMBuildSub(b, e, LLVMConstInt(i32, 66, 0), ""), LLVMConstInt(i32, 123, 0), "");
+}
+
+/* a / b correctly rounded. y = RN(1/b) comes from the float64 reciprocal (the midpoint argument above
+ * with a = 1) and depends on b alone, so a divisor that is the same for many points (LayerNorm's
+ * sqrt(var + eps), softmax's sum, a row's norm) computes it once (LLVM hoists / merges it). Then,
+ * Markstein's division step: q = RN(a y), r = a - b q (exact by fma), q' = RN(q + r y) is the
+ * correctly rounded a / b when y is the correctly rounded reciprocal and nothing under- or overflows,
+ * which |a|, |b| in [2^-61, 2^62) guarantee (checked on 2e8 random pairs, all-ones significands
+ * included, against IEEE division: bench/ptx/markstein_check.c). Three float32 operations per point
+ * instead of two conversions and five float64 ones. Any other a or b (zeros, infinities, NaN,
+ * subnormals, extreme exponents) branches to the float64 quotient of before; a quotient of two
+ * point-independent values (CgMath.uniform) and code that must not branch (CgMath.no_branch: the
+ * unrolled reduction loop) keep the float64 quotient alone. LOOM_GPU_FAST_DIV=0: always the float64
+ * quotient (A/B timings). */
 static LLVMValueRef nv_fdiv_f32(CgMath *m, LLVMValueRef a, LLVMValueRef bv) {
   LLVMBuilderRef b = m->b;
   LLVMTypeRef f64 = LLVMDoubleTypeInContext(m->c), f32 = LLVMFloatTypeInContext(m->c);
-  LLVMValueRef A = LLVMBuildFPExt(b, a, f64, ""), B = LLVMBuildFPExt(b, bv, f64, "");
+  LLVMValueRef B = LLVMBuildFPExt(b, bv, f64, "");
   LLVMValueRef one = LLVMConstReal(f64, 1.0), nB = LLVMBuildFNeg(b, B, "");
   LLVMValueRef r0 = nv_intr(m, "llvm.nvvm.rcp.approx.ftz.d", B);
   LLVMValueRef r1 = fma3(m, r0, fma3(m, nB, r0, one), r0);
   LLVMValueRef r2 = fma3(m, r1, fma3(m, nB, r1, one), r1);
+  const char *fast = getenv("LOOM_GPU_FAST_DIV");
+  LLVMBasicBlockRef slow = NULL, join = NULL, from = NULL;
+  LLVMValueRef qfast = NULL;
+  /* a quotient of values that are the same at every point (a mean acc / n) keeps the straight line:
+   * computed once per O point, merged across lanes, hoisted out of loops (a branch would stop all three) */
+  if (!m->uniform && !m->no_branch && !(fast && strcmp(fast, "0") == 0)) {
+    LLVMValueRef y = LLVMBuildFPTrunc(b, r2, f32, "rcp");
+    LLVMValueRef q = LLVMBuildFMul(b, a, y, "");
+    LLVMValueRef r = fma3(m, LLVMBuildFNeg(b, bv, ""), q, a);
+    qfast = fma3(m, r, y, q);
+    LLVMValueRef ok = LLVMBuildAnd(b, exp_in_markstein_range(m, a), exp_in_markstein_range(m, bv), "");
+    LLVMValueRef fn = LLVMGetBasicBlockParent(LLVMGetInsertBlock(b));
+    from = LLVMGetInsertBlock(b);
+    slow = LLVMAppendBasicBlockInContext(m->c, fn, "div.slow");
+    join = LLVMAppendBasicBlockInContext(m->c, fn, "div.join");
+    LLVMBuildCondBr(b, ok, join, slow);
+    LLVMPositionBuilderAtEnd(b, slow);
+  }
+  LLVMValueRef A = LLVMBuildFPExt(b, a, f64, "");
   LLVMValueRef q0 = LLVMBuildFMul(b, A, r2, "");
   LLVMValueRef q1 = fma3(m, fma3(m, nB, q0, A), r2, q0);
   /* a zero, infinite or NaN b, an infinite or NaN a: q1 is NaN; a zero a: q1 may lose the sign */
   LLVMValueRef special = LLVMBuildOr(b, LLVMBuildFCmp(b, LLVMRealUNO, q1, q1, ""),
                                      LLVMBuildFCmp(b, LLVMRealOEQ, a, LLVMConstReal(f32, 0.0), ""), "");
   LLVMValueRef q = LLVMBuildSelect(b, special, LLVMBuildFMul(b, A, r0, ""), q1, "");
-  return LLVMBuildFPTrunc(b, q, f32, "");
+  LLVMValueRef qs = LLVMBuildFPTrunc(b, q, f32, "");
+  if (!join) return qs;
+  LLVMBuildBr(b, join);
+  LLVMPositionBuilderAtEnd(b, join);
+  LLVMValueRef phi = LLVMBuildPhi(b, f32, "div");
+  LLVMValueRef vals[2] = {qfast, qs};
+  LLVMBasicBlockRef bbs[2] = {from, slow};
+  LLVMAddIncoming(phi, vals, bbs, 2);
+  return phi;
 }
 
 static LLVMValueRef nv_mulhi_u32(CgMath *m, LLVMValueRef a, LLVMValueRef bv) {
@@ -137,6 +186,8 @@ static LLVMValueRef nv_sqrt_f32(CgMath *m, LLVMValueRef a) {
                          LLVMBuildFPTrunc(b, y, f32, ""), "");
 }
 
+static LLVMValueRef nv_frcp_approx_f32(CgMath *m, LLVMValueRef a) { return nv_intr(m, "llvm.nvvm.rcp.approx.ftz.f", a); }
+
 void cg_nvptx_lower_hooks(CgGpuHooks *h) {
   h->wave = 32;
   h->as_global = 1;
@@ -155,5 +206,6 @@ void cg_nvptx_lower_hooks(CgGpuHooks *h) {
   h->math_name = nv_math_name;
   h->fdiv_f32 = nv_fdiv_f32;
   h->fsqrt_f32 = nv_sqrt_f32;
+  h->frcp_approx_f32 = nv_frcp_approx_f32;
   h->mulhi_u32 = nv_mulhi_u32;
 }

@@ -131,7 +131,17 @@ enum { LOWER_MAX_PARAMS = 64 }; /* parameters per kernel; further constants are 
  * run-time one is a hardware division per element, none on GPUs), and parameters past LOWER_MAX_PARAMS
  * (GPU parameter blocks are small). */
 static LoomStatus const_value(Lower *l, const IrNode *leaf, bool bake, int32_t *out) {
-  return pass_lower_param(l, dtype_compute((LoomDType)leaf->dtype), leaf->value, bake, out);
+  LoomStatus st = pass_lower_param(l, dtype_compute((LoomDType)leaf->dtype), leaf->value, bake, out);
+  /* a float16 constant's parameter (a float32 word holding a float16 value) goes through float16 once:
+   * the same value, but the code generator then sees a widened float16 operand and computes
+   * `round16(x * c)` as one float16 multiply (GPUs: mul.f16, packed f16x2) instead of a float32
+   * multiply and two conversions. The cast pair is loop-invariant (hoisted). */
+  if (st == LOOM_OK && leaf->dtype == LOOM_FLOAT16 && l->ins[*out].kind == KI_PARAM) {
+    int32_t h;
+    if ((st = pass_lower_cast_to(l, *out, LOOM_FLOAT16, &h)) != LOOM_OK) return st;
+    st = pass_lower_cast_to(l, h, LOOM_FLOAT32, out);
+  }
+  return st;
 }
 
 LoomStatus pass_lower_param(Lower *l, LoomDType ct, Scalar value, bool bake, int32_t *out) {

@@ -553,7 +553,10 @@ static void test_ieee_div_sqrt(void) {
   static const uint32_t special[] = {0x00000000u, 0x80000000u, 0x7f800000u, 0xff800000u, 0x7fc00000u, 0x00000001u,
                                      0x80000001u, 0x007fffffu, 0x00800000u, 0x7f7fffffu, 0xff7fffffu, 0x3f800000u,
                                      0x1f800000u, 0x1f7fffffu, 0x1f800001u, 0x2f800000u, 0x5f800000u, 0x40000000u,
-                                     0x3f7fffffu, 0x3f800001u, 0x00400000u, 0x7f000000u, 0x01000000u, 0x33800000u};
+                                     0x3f7fffffu, 0x3f800001u, 0x00400000u, 0x7f000000u, 0x01000000u, 0x33800000u,
+                                     /* the edges of the division's fast range (exponents 66..188) */
+                                     0x20800000u, 0x20ffffffu, 0x21000000u, 0x217fffffu, 0x5e000000u, 0x5e7fffffu,
+                                     0x5e800000u, 0xde7fffffu, 0xa1000000u};
   const int ns = (int)(sizeof special / sizeof special[0]);
   uint32_t seed = 2463534242u;
   for (int64_t i = 0; i < n; i++) {
@@ -617,6 +620,67 @@ static void test_ieee_div_sqrt(void) {
   free(x);
   free(y);
 }
+
+/* x / max(|x|, axis=1, keepdims) on the GPU: a divisor that is the same along each row (the division's
+ * reciprocal computed once per row, Markstein's step per point; nvptx_lower.c) against the host's IEEE
+ * division bit for bit (the max is exact in any order). Rows: random exponents within the fast range, a
+ * zero row (0 / 0), a row holding inf, subnormal-only rows and rows of huge values (both outside the
+ * fast range: the float64 quotient), and rows whose maximum sits at the range edges. */
+static void test_row_divisor(void) {
+  enum { ROWS = 64, COLS = 1024 };
+  float *x = malloc(sizeof(float) * ROWS * COLS);
+  uint32_t seed = 88675123u;
+  static const uint32_t row_max[] = {0x20800000u, 0x21000000u, 0x5e000000u, 0x5e800000u, 0x00000003u, 0x7f000000u};
+  for (int r = 0; r < ROWS; r++)
+    for (int c = 0; c < COLS; c++) {
+      uint32_t u = xorshift32(&seed), bits;
+      if (r == 0) bits = 0; /* 0 / 0 */
+      else if (r == 1) bits = c == 5 ? 0x7f800000u : u & 0x807fffffu; /* inf: x / inf */
+      else if (r == 2) bits = u & 0x800fffffu; /* subnormals only */
+      else if (r < 3 + 6) { /* the row's maximum at column 0, the others below it */
+        uint32_t e = row_max[r - 3] >> 23;
+        bits = c == 0 ? row_max[r - 3] : e > 20 ? (u & 0x807fffffu) | ((e - 1 - (u >> 23) % 20) << 23) : u % 3;
+      }
+      else bits = (u & 0x807fffffu) | ((40u + (u >> 23) % 175u) << 23);
+      memcpy(&x[r * COLS + c], &bits, 4);
+    }
+  LoomArray hx = {.data = x, .dtype = LOOM_FLOAT32, .ndim = 2, .shape = {ROWS, COLS}, .strides = {COLS, 1},
+                  .device = LOOM_DEVICE_HOST};
+  LoomArray dx = to_device(&hx);
+  LoomGraph *g;
+  loom_graph_create(ctx, &g);
+  LoomNode xi = input(g, &dx), ax, mx, q;
+  int32_t axis = 1;
+  loom_unary(g, LOOM_OP_ABS, xi, &ax);
+  loom_reduce(g, LOOM_REDUCE_MAX, ax, 1, &axis, 1, &mx);
+  loom_binary(g, LOOM_OP_TRUEDIV, xi, mx, &q);
+  LoomArray r;
+  memset(&r, 0, sizeof r);
+  CHECK(loom_eval(g, 1, &q, &r) == LOOM_OK, "x / rowmax: %s", loom_last_error(ctx));
+  float *back = malloc(sizeof(float) * ROWS * COLS);
+  LoomArray hb = hx;
+  hb.data = back;
+  CHECK(loom_array_copy(ctx, &hb, &r) == LOOM_OK, "copy back");
+  long bad = 0;
+  int first = -1;
+  for (int i = 0; i < ROWS; i++) {
+    float m = 0;
+    for (int c = 0; c < COLS; c++) m = fabsf(x[i * COLS + c]) > m ? fabsf(x[i * COLS + c]) : m;
+    for (int c = 0; c < COLS; c++) {
+      float want = x[i * COLS + c] / m, got = back[i * COLS + c];
+      bool same = (isnan(want) && isnan(got)) || memcmp(&want, &got, 4) == 0;
+      if (!same && first < 0) first = i * COLS + c;
+      bad += !same;
+    }
+  }
+  CHECK(bad == 0, "x / max(|x|) per row on the GPU vs IEEE: %ld of %d differ (first at %d)", bad, ROWS * COLS, first);
+  loom_array_free(ctx, &r);
+  loom_graph_destroy(g);
+  loom_array_free(ctx, &dx);
+  free(back);
+  free(x);
+}
+
 
 /* With two or more GPUs: an array made on device 0, copied to device 1 (cuMemcpyPeer), evaluated
  * there, copied back to device 0 and to the host: the host loop's answer; also right after an
@@ -819,6 +883,7 @@ int main(int argc, char **argv) {
 
   test_vec_entries();
   test_ieee_div_sqrt();
+  test_row_divisor();
   if (on_cuda) test_tier_swap();
   if (ndev >= 2) test_two_devices();
   else printf("test_gpu: one GPU: copies between devices not tested\n");
