@@ -212,7 +212,7 @@ static bool node_equal(const IrNode *a, const IrNode *b) {
 /* Zeroes the per-axis entries the node does not use (past ndim; arg and arg2 of kinds without them): run on
  * the copy ir_add_node stores (a new node; hash-consing hits, the common case, never pay it) and by
  * ir_add_raw. node_hash and node_equal read entries below ndim only, arg and arg2 only for the kinds that
- * use them, so the scratch nodes of the constructors need no zeroed tails (ir_new_node). */
+ * use them, so the scratch nodes of the constructors need no zeroed tails (ir_node_init). */
 static void node_canon_axes(IrNode *n) {
   int nd = n->ndim < LOOM_MAX_RANK ? n->ndim : LOOM_MAX_RANK;
   bool arg_used = n->kind == IR_PERMUTE || n->kind == IR_SLICE, arg2_used = n->kind == IR_SLICE;
@@ -476,7 +476,8 @@ LoomStatus ir_input(IrGraph *g, const LoomArray *a, int32_t *out, Diag *d) {
   }
   int32_t mark_in = g->ninputs;
   if (idx < 0 && (st = ir_input_append(g, a, &idx, d))) return st;
-  IrNode n = ir_new_node(IR_INPUT, a->dtype, a->ndim, a->shape);
+  IrNode n;
+  ir_node_init(&n, IR_INPUT, a->dtype, a->ndim, a->shape);
   n.input = idx;
   st = ir_add_node(g, &n, out, d);
   if (st) ir_graph_rollback(g, g->nnodes, mark_in);
@@ -492,7 +493,8 @@ LoomStatus ir_const(IrGraph *g, LoomDType dtype, Scalar v, bool weak, int32_t *o
     return diag_error(d, LOOM_ERR_DTYPE,
                       "const: a weak constant must be bool, int64, uint64, float64 or complex128, not %s",
                       loom_dtype_name(dtype));
-  IrNode n = ir_new_node(IR_CONST, dtype, 0, NULL);
+  IrNode n;
+  ir_node_init(&n, IR_CONST, dtype, 0, NULL);
   n.value = ir_scalar_canon(dtype, v);
   n.flags = weak ? IR_FLAG_WEAK : 0;
   return ir_add_node(g, &n, out, d);

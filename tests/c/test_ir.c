@@ -189,7 +189,7 @@ static void test_hash_consing(void) {
   CHECK(loom_const_i64(g, 0, LOOM_FLOAT32, &k0) == LOOM_OK);
   CHECK(loom_binary(g, LOOM_OP_ADD, x1, k0, &again) == LOOM_OK);
   CHECK(again == first);
-  /* the kinds with per-axis arguments (ir_new_node writes only the entries below ndim; arg / arg2 only for
+  /* the kinds with per-axis arguments (ir_node_init writes only the entries below ndim; arg / arg2 only for
    * permute and slice): equal arguments are one node, any different argument another; each stored node's
    * unused entries are zero (what verify and the printers read) */
   int32_t p01[2] = {1, 0}, p10[2] = {0, 1};
