@@ -206,7 +206,8 @@ static bool node_equal(const IrNode *a, const IrNode *b) {
   size_t k = (size_t)a->ndim * sizeof(int64_t);
   if (memcmp(a->shape, b->shape, k) != 0) return false;
   /* arg and arg2: only the kinds that use them (node_hash's rule; the stored nodes of the others have zeroes) */
-  return (a->kind != IR_PERMUTE && a->kind != IR_SLICE) || (memcmp(a->arg, b->arg, k) == 0 && memcmp(a->arg2, b->arg2, k) == 0);
+  if (a->kind != IR_PERMUTE && a->kind != IR_SLICE) return true;
+  return memcmp(a->arg, b->arg, k) == 0 && memcmp(a->arg2, b->arg2, k) == 0;
 }
 
 /* Zeroes the per-axis entries the node does not use (past ndim; arg and arg2 of kinds without them): run on
