@@ -204,14 +204,16 @@ static bool node_equal(const IrNode *a, const IrNode *b) {
       memcmp(a->src, b->src, sizeof a->src) != 0)
     return false;
   size_t k = (size_t)a->ndim * sizeof(int64_t);
-  return memcmp(a->shape, b->shape, k) == 0 && memcmp(a->arg, b->arg, k) == 0 &&
-         memcmp(a->arg2, b->arg2, k) == 0;
+  if (memcmp(a->shape, b->shape, k) != 0) return false;
+  /* arg and arg2: only the kinds that use them (node_hash's rule; the stored nodes of the others have zeroes) */
+  if (a->kind != IR_PERMUTE && a->kind != IR_SLICE) return true;
+  return memcmp(a->arg, b->arg, k) == 0 && memcmp(a->arg2, b->arg2, k) == 0;
 }
 
-/* Zeroes the per-axis entries the node does not use (past ndim; arg and arg2 of kinds without them). The
- * constructors' nodes come from ir_new_node, whose zeroes these are already, so only ir_add_raw (nodes
- * from elsewhere) runs it: in ir_add_node it was half of a hash-consed op (memsets, then loads stalled
- * behind ir_new_node's string stores). node_hash and node_equal read entries below ndim only. */
+/* Zeroes the per-axis entries the node does not use (past ndim; arg and arg2 of kinds without them): run on
+ * the copy ir_add_node stores (a new node; hash-consing hits, the common case, never pay it) and by
+ * ir_add_raw. node_hash and node_equal read entries below ndim only, arg and arg2 only for the kinds that
+ * use them, so the scratch nodes of the constructors need no zeroed tails (ir_node_init). */
 static void node_canon_axes(IrNode *n) {
   int nd = n->ndim < LOOM_MAX_RANK ? n->ndim : LOOM_MAX_RANK;
   bool arg_used = n->kind == IR_PERMUTE || n->kind == IR_SLICE, arg2_used = n->kind == IR_SLICE;
@@ -301,6 +303,7 @@ LoomStatus ir_add_node(IrGraph *g, IrNode *n, int32_t *out, Diag *d) {
   if (st) return st;
   int32_t idx = g->nnodes++;
   g->nodes[idx] = *n;
+  node_canon_axes(&g->nodes[idx]); /* stored nodes are canonical throughout (verify, printers, passes) */
   table_insert(g, idx);
   *out = idx;
   return LOOM_OK;
@@ -333,18 +336,6 @@ LoomStatus ir_add_raw(IrGraph *g, const IrNode *n, int32_t *out, Diag *d) {
   IrNode copy = *n;
   node_canon_axes(&copy);
   return ir_add_node(g, &copy, out, d);
-}
-
-IrNode ir_new_node(IrKind kind, LoomDType dtype, int ndim, const int64_t *shape) {
-  IrNode n;
-  memset(&n, 0, sizeof n);
-  n.kind = (uint8_t)kind;
-  n.dtype = (uint8_t)dtype;
-  n.ndim = (uint8_t)ndim;
-  n.src[0] = n.src[1] = n.src[2] = -1;
-  n.input = -1;
-  if (ndim > 0 && shape) memcpy(n.shape, shape, sizeof(int64_t) * (size_t)ndim);
-  return n;
 }
 
 LoomStatus ir_check_node(const IrGraph *g, int32_t x, const char *what, Diag *d) {
@@ -405,6 +396,8 @@ static void intable_remove(IrGraph *g, int32_t idx) {
 void ir_input_rebind(IrGraph *g, int32_t index, void *data, const int64_t *strides) {
   if (index < 0 || index >= g->ninputs) return;
   LoomArray *a = &g->inputs[index];
+  /* the same array again (a @loom.fuse loop over the same arguments): nothing moves in the table */
+  if (a->data == data && memcmp(a->strides, strides, sizeof(int64_t) * (size_t)a->ndim) == 0) return;
   intable_remove(g, index);
   a->data = data;
   for (int i = 0; i < a->ndim; i++) a->strides[i] = strides[i];
@@ -484,7 +477,8 @@ LoomStatus ir_input(IrGraph *g, const LoomArray *a, int32_t *out, Diag *d) {
   }
   int32_t mark_in = g->ninputs;
   if (idx < 0 && (st = ir_input_append(g, a, &idx, d))) return st;
-  IrNode n = ir_new_node(IR_INPUT, a->dtype, a->ndim, a->shape);
+  IrNode n;
+  ir_node_init(&n, IR_INPUT, a->dtype, a->ndim, a->shape);
   n.input = idx;
   st = ir_add_node(g, &n, out, d);
   if (st) ir_graph_rollback(g, g->nnodes, mark_in);
@@ -500,7 +494,8 @@ LoomStatus ir_const(IrGraph *g, LoomDType dtype, Scalar v, bool weak, int32_t *o
     return diag_error(d, LOOM_ERR_DTYPE,
                       "const: a weak constant must be bool, int64, uint64, float64 or complex128, not %s",
                       loom_dtype_name(dtype));
-  IrNode n = ir_new_node(IR_CONST, dtype, 0, NULL);
+  IrNode n;
+  ir_node_init(&n, IR_CONST, dtype, 0, NULL);
   n.value = ir_scalar_canon(dtype, v);
   n.flags = weak ? IR_FLAG_WEAK : 0;
   return ir_add_node(g, &n, out, d);

@@ -290,7 +290,8 @@ static LoomStatus elem_build(IrGraph *g, LoomOp op, int n, const int32_t *src_in
     return diag_error(d, LOOM_ERR_SHAPE, "%s: the broadcast shape %s has more than 2^63-1 elements",
                       numpy_name(op), b);
   }
-  IrNode node = ir_new_node(IR_ELEM, rt, ndim, shape);
+  IrNode node;
+  ir_node_init(&node, IR_ELEM, rt, ndim, shape);
   node.op = (uint16_t)op;
   for (int k = 0; k < n; k++) node.src[k] = src[k];
   if (all_weak && (rt == LOOM_BOOL || rt == LOOM_INT64 || rt == LOOM_UINT64 || rt == LOOM_FLOAT64 ||

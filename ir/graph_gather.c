@@ -93,7 +93,8 @@ static LoomStatus gather_nodes(IrGraph *g, int32_t data, int32_t idx, int axis, 
   if ((st = index_of(g, idx, "gather", nd, shape, &ib, d))) return st;
   if ((st = ir_slice(g, db, zero, one, len, &sl, d))) return st;
   if ((st = ir_broadcast(g, sl, nd, shape, &view, d))) return st;
-  IrNode r = ir_new_node(IR_GATHER, dt, nd, shape);
+  IrNode r;
+  ir_node_init(&r, IR_GATHER, dt, nd, shape);
   r.src[0] = view;
   r.src[1] = ib;
   r.src[2] = db;
@@ -131,7 +132,8 @@ static LoomStatus scatter_nodes(IrGraph *g, int32_t base, int32_t idx, int32_t v
   if ((st = index_of(g, idx, "scatter", nd, pshape, &ib, d))) return st;
   if (g->nodes[vb].dtype != bt && (st = ir_cast(g, vb, bt, &vb, d))) return st;
   if ((st = broadcast_to(g, vb, nd, pshape, &vb, d))) return st;
-  IrNode r = ir_new_node(IR_SCATTER, bt, bn->ndim, bn->shape);
+  IrNode r;
+  ir_node_init(&r, IR_SCATTER, bt, bn->ndim, bn->shape);
   r.src[0] = base;
   r.src[1] = ib;
   r.src[2] = vb;

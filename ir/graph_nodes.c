@@ -18,7 +18,8 @@ LoomStatus ir_cast(IrGraph *g, int32_t x, LoomDType dtype, int32_t *out, Diag *d
   if ((unsigned)dtype >= LOOM_DTYPE_COUNT)
     return diag_error(d, LOOM_ERR_DTYPE, "cast: target dtype %d is not a LoomDType", (int)dtype);
   const IrNode *s = &g->nodes[x];
-  IrNode n = ir_new_node(IR_CAST, dtype, s->ndim, s->shape);
+  IrNode n;
+  ir_node_init(&n, IR_CAST, dtype, s->ndim, s->shape);
   n.src[0] = x;
   return ir_add_node(g, &n, out, d);
 }
@@ -39,7 +40,8 @@ LoomStatus ir_broadcast(IrGraph *g, int32_t x, int ndim, const int64_t *shape, i
     ir_format_shape(b, sizeof b, ndim, shape);
     return diag_error(d, LOOM_ERR_SHAPE, "cannot broadcast an array of shape %s to shape %s", a, b);
   }
-  IrNode n = ir_new_node(IR_BROADCAST, (LoomDType)s->dtype, ndim, shape);
+  IrNode n;
+  ir_node_init(&n, IR_BROADCAST, (LoomDType)s->dtype, ndim, shape);
   n.src[0] = x;
   return ir_add_node(g, &n, out, d);
 }
@@ -55,7 +57,8 @@ LoomStatus ir_reshape(IrGraph *g, int32_t x, int ndim, const int64_t *shape, int
     ir_format_shape(b, sizeof b, ndim, shape);
     return diag_error(d, LOOM_ERR_SHAPE, "cannot reshape array of size %lld into shape %s", (long long)n0, b);
   }
-  IrNode n = ir_new_node(IR_RESHAPE, (LoomDType)s->dtype, ndim, shape);
+  IrNode n;
+  ir_node_init(&n, IR_RESHAPE, (LoomDType)s->dtype, ndim, shape);
   n.src[0] = x;
   return ir_add_node(g, &n, out, d);
 }
@@ -67,7 +70,8 @@ LoomStatus ir_permute(IrGraph *g, int32_t x, const int32_t *perm, int32_t *out, 
   const IrNode *s = &g->nodes[x];
   if (s->ndim > 0 && !perm) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "permute: perm is NULL");
   bool seen[LOOM_MAX_RANK] = {false};
-  IrNode n = ir_new_node(IR_PERMUTE, (LoomDType)s->dtype, s->ndim, NULL);
+  IrNode n;
+  ir_node_init(&n, IR_PERMUTE, (LoomDType)s->dtype, s->ndim, NULL);
   for (int i = 0; i < s->ndim; i++) {
     int32_t p = perm[i];
     if (p < 0 || p >= s->ndim || seen[p])
@@ -89,7 +93,8 @@ LoomStatus ir_slice(IrGraph *g, int32_t x, const int64_t *start, const int64_t *
   const IrNode *s = &g->nodes[x];
   if (s->ndim > 0 && (!start || !step || !len))
     return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "slice: start, step and len must not be NULL");
-  IrNode n = ir_new_node(IR_SLICE, (LoomDType)s->dtype, s->ndim, NULL);
+  IrNode n;
+  ir_node_init(&n, IR_SLICE, (LoomDType)s->dtype, s->ndim, NULL);
   for (int i = 0; i < s->ndim; i++) {
     int64_t dim = s->shape[i], b = start[i], k = step[i], l = len[i];
     if (k == 0) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "slice: step of axis %d is 0", i);
@@ -152,7 +157,8 @@ LoomStatus ir_reduce(IrGraph *g, LoomReduceOp op, int32_t x, uint32_t axes, bool
                         loom_dtype_name(rt));
     rt = dtype;
   }
-  IrNode n = ir_new_node(IR_REDUCE, rt, 0, NULL);
+  IrNode n;
+  ir_node_init(&n, IR_REDUCE, rt, 0, NULL);
   int64_t rcount = 1;
   for (int i = 0; i < s->ndim; i++) {
     if (axes & (1u << i)) {
@@ -197,7 +203,8 @@ LoomStatus ir_scan(IrGraph *g, LoomReduceOp op, int32_t x, int axis, LoomDType d
   }
   if ((op == LOOM_REDUCE_MIN || op == LOOM_REDUCE_MAX) && dtype_is_complex(rt))
     return diag_error(d, LOOM_ERR_DTYPE, "cumulative %s: complex values have no order here", name);
-  IrNode n = ir_new_node(IR_SCAN, rt, s->ndim, s->shape);
+  IrNode n;
+  ir_node_init(&n, IR_SCAN, rt, s->ndim, s->shape);
   n.op = (uint16_t)op;
   n.axes = 1u << axis;
   n.src[0] = x;
@@ -209,7 +216,8 @@ LoomStatus ir_copy(IrGraph *g, int32_t x, int32_t *out, Diag *d) {
   LoomStatus st = ir_check_node(g, x, "copy", d);
   if (st) return st;
   const IrNode *s = &g->nodes[x];
-  IrNode n = ir_new_node(IR_COPY, (LoomDType)s->dtype, s->ndim, s->shape);
+  IrNode n;
+  ir_node_init(&n, IR_COPY, (LoomDType)s->dtype, s->ndim, s->shape);
   n.src[0] = x;
   return ir_add_node(g, &n, out, d);
 }
@@ -245,7 +253,8 @@ LoomStatus ir_matmul(IrGraph *g, int32_t a, int32_t b, int32_t *out, Diag *d) {
   if (x->dtype != y->dtype || !dtype_is_float((LoomDType)x->dtype))
     return diag_error(d, LOOM_ERR_DTYPE, "matmul: operands must share one float dtype, not %s and %s",
                       loom_dtype_name((LoomDType)x->dtype), loom_dtype_name((LoomDType)y->dtype));
-  IrNode n = ir_new_node(IR_MATMUL, (LoomDType)x->dtype, nd, x->shape);
+  IrNode n;
+  ir_node_init(&n, IR_MATMUL, (LoomDType)x->dtype, nd, x->shape);
   n.shape[nd - 1] = y->shape[nd - 1];
   n.src[0] = a;
   n.src[1] = b;
@@ -256,6 +265,7 @@ LoomStatus ir_iota(IrGraph *g, int ndim, const int64_t *shape, int32_t *out, Dia
   if (!g || !out || (ndim > 0 && !shape)) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "iota: null argument");
   LoomStatus st = ir_check_shape(ndim, shape, "iota", d);
   if (st) return st;
-  IrNode n = ir_new_node(IR_IOTA, LOOM_INT64, ndim, shape);
+  IrNode n;
+  ir_node_init(&n, IR_IOTA, LOOM_INT64, ndim, shape);
   return ir_add_node(g, &n, out, d);
 }

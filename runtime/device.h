@@ -4,9 +4,9 @@
  * fills one; each GPU vendor's folder (runtime/cuda/, runtime/hip/) fills one whose generic hooks are the
  * shared GPU layer's (runtime/gpu/gpu_driver.h: pools, streams, events, copies, the kernel table, disk
  * cache, tiers, launch shapes over a small driver table the vendor fills) and adds its own dumps and raw
- * modules. Generic code
- * (api.c, eval.c, plan.c, user_kernel.c, raw_kernel.c, dump.c) reaches a device only through its table,
- * found by rt_device(kind): the one place where a LoomDeviceKind becomes a table (device.c).
+ * modules. Generic code (api.c, eval.c, eval_plan.c, eval_dump.c, user_kernel.c, raw_kernel.c) reaches a device
+ * only through its table, found by rt_device(kind): the one place where a LoomDeviceKind becomes a table
+ * (device.c).
  *
  * Conventions. `index` is the device's ordinal within its kind (the host has only 0). Every function
  * that can fail returns a LoomStatus and writes d. A device kind's state lives in the context

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* eval.c: loom_eval and loom_dump: one evaluation flow for every device (device.h).
+/* eval.c: loom_eval: one evaluation flow for every device (device.h); its plans are eval_plan.c's, loom_dump
+ * is eval_dump.c (eval_internal.h).
  *
  * loom_eval: check the arguments at the boundary; find the one device every reachable input and every
  * given output is on (the host when there are none), loading its driver; allocate the outputs the
@@ -17,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/device.h"
+#include "runtime/eval_internal.h"
 
 static size_t itemsize_of(LoomDType t) { return (size_t)dtype_bits(t) / 8; }
 
@@ -46,8 +47,7 @@ static const char *shape_str(char *buf, size_t cap, int ndim, const int64_t *sha
 }
 
 /* ---- argument checks and output arrays ------------------------------------------------------------ */
-static LoomStatus check_nodes(const LoomGraph *g, int32_t n, const LoomNode *nodes, const char *fn,
-                              Diag *d) {
+LoomStatus rt_eval_check_nodes(const LoomGraph *g, int32_t n, const LoomNode *nodes, const char *fn, Diag *d) {
   if (n < 1) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "%s: n is %d; pass at least one node", fn, n);
   if (!nodes) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "%s: nodes is NULL", fn);
   for (int32_t i = 0; i < n; i++)
@@ -58,7 +58,7 @@ static LoomStatus check_nodes(const LoomGraph *g, int32_t n, const LoomNode *nod
   return LOOM_OK;
 }
 
-static void describe_contiguous(LoomArray *a, const IrNode *nd, void *data) {
+void rt_eval_describe_contiguous(LoomArray *a, const IrNode *nd, void *data) {
   memset(a, 0, sizeof *a);
   a->data = data;
   a->dtype = (LoomDType)nd->dtype;
@@ -245,189 +245,6 @@ static LoomStatus check_outs(LoomGraph *g, int32_t n, const LoomNode *nodes, con
   return LOOM_OK;
 }
 
-/* ---- evaluation plans ---------------------------------------------------------------------------
- * A graph keeps up to RT_MAX_PLANS plans (most recently used first): the schedule made for one set
- * of roots, output layouts and input layouts, with its kernels pinned in the cache. Graph nodes are
- * immutable and the schedule binds arrays by index, never by address, so a later loom_eval with the
- * same roots and layouts skips the passes and the cache look-up: only outputs are allocated and the
- * kernels launched. Plans are freed with the graph (LoomGraph.free_plans). */
-enum { RT_MAX_PLANS = 8 };
-
-typedef struct RtPlan {
-  struct RtPlan *next;
-  int32_t n;
-  int32_t *roots;
-  int64_t *out_strides;  /* n * LOOM_MAX_RANK */
-  int32_t ninputs;
-  LoomArray *inputs;     /* layouts of the graph's inputs when the plan was made (data unused) */
-  Schedule *schedule;
-  const RtKernel **kernels; /* prepared (pinned) on the device, one per schedule kernel; NULL: not kept */
-  const RtDevice *dev;
-  LoomDeviceKind device;
-  int32_t device_index;
-  bool fresh_outs;       /* made for outputs all allocated by loom_eval (find_fresh_plan) */
-  Arena arena;           /* owns this struct and everything above */
-} RtPlan;
-
-/* The graph's input descriptors are zeroed past ndim (ir_input_append) and only their data and strides
- * change (ir_input_rebind), so layouts compare as the bytes after the data pointer: one memcmp. */
-static bool same_layouts(const LoomArray *a, const LoomArray *b, int32_t n) {
-  enum { LAYOUT_OFFSET = offsetof(LoomArray, dtype), LAYOUT_BYTES = sizeof(LoomArray) - LAYOUT_OFFSET };
-  for (int32_t i = 0; i < n; i++)
-    if (memcmp((const char *)&a[i] + LAYOUT_OFFSET, (const char *)&b[i] + LAYOUT_OFFSET, LAYOUT_BYTES) != 0)
-      return false;
-  return true;
-}
-
-static bool plan_matches(const RtPlan *p, const LoomGraph *g, int32_t n, const LoomNode *nodes,
-                         const LoomArray *outs, LoomDeviceKind dk, int32_t di) {
-  if (p->device != dk || p->device_index != di) return false;
-  if (p->n != n || memcmp(p->roots, nodes, (size_t)n * sizeof *nodes) != 0) return false;
-  for (int32_t i = 0; i < n; i++)
-    if (memcmp(&p->out_strides[(size_t)i * LOOM_MAX_RANK], outs[i].strides,
-               (size_t)outs[i].ndim * sizeof(int64_t)) != 0)
-      return false;
-  return p->ninputs <= g->ir.ninputs && same_layouts(p->inputs, g->ir.inputs, p->ninputs);
-}
-
-/* A kept plan for these roots when every output is to be allocated here (all outs[i].data NULL), found
- * before the device walk: the plan's device is the one eval_device would find, since the plan compares
- * every input's layout and device and the roots, hence the inputs they reach; its outputs were allocated
- * C-contiguous as they will be now. NULL when there is none (or an output is given). */
-static RtPlan *find_fresh_plan(LoomGraph *g, int32_t n, const LoomNode *nodes, const LoomArray *outs) {
-  for (int32_t i = 0; i < n; i++)
-    if (outs[i].data) return NULL;
-  RtPlan **link = (RtPlan **)&g->plans;
-  for (RtPlan *p = *link; p; link = &p->next, p = p->next) {
-    if (!p->fresh_outs || p->n != n || memcmp(p->roots, nodes, (size_t)n * sizeof *nodes) != 0) continue;
-    if (p->ninputs > g->ir.ninputs || !same_layouts(p->inputs, g->ir.inputs, p->ninputs)) continue;
-    *link = p->next; /* most recently used first */
-    p->next = g->plans;
-    g->plans = p;
-    return p;
-  }
-  return NULL;
-}
-
-static void plan_free(LoomContext *ctx, RtPlan *p) {
-  if (p->kernels)
-    for (int32_t k = 0; k < p->schedule->nkernel; k++)
-      if (p->kernels[k]) p->dev->unpin(ctx, p->device_index, p->kernels[k]);
-  Arena a = p->arena; /* p lives in its own arena */
-  arena_free_all(&a);
-}
-
-static void graph_free_plans(LoomGraph *g) {
-  for (RtPlan *p = g->plans, *next; p; p = next) {
-    next = p->next;
-    plan_free(g->ctx, p);
-  }
-  g->plans = NULL;
-}
-
-/* The matching plan, moved to the front of the graph's list; NULL if none. */
-static RtPlan *find_plan(LoomGraph *g, int32_t n, const LoomNode *nodes, const LoomArray *outs,
-                         LoomDeviceKind dk, int32_t di) {
-  RtPlan **link = (RtPlan **)&g->plans;
-  for (RtPlan *p = *link; p; link = &p->next, p = p->next) {
-    if (!plan_matches(p, g, n, nodes, outs, dk, di)) continue;
-    *link = p->next;
-    p->next = g->plans;
-    g->plans = p;
-    return p;
-  }
-  return NULL;
-}
-
-/* Runs the pipeline into a new plan; when `keep`, pins its kernels and adds it to the graph. */
-static LoomStatus make_plan(LoomGraph *g, int32_t n, const LoomNode *nodes, const LoomArray *outs,
-                            LoomDeviceKind dk, int32_t di, bool keep, bool fresh, StrBuf *dump, RtPlan **out, Diag *d) {
-  LoomContext *ctx = g->ctx;
-  Arena a;
-  arena_init(&a, ctx);
-  RtPlan *p = arena_alloc(&a, sizeof *p);
-  int32_t *roots = arena_alloc(&a, (size_t)n * sizeof *roots);
-  if (p) {
-    p->roots = arena_alloc(&a, (size_t)n * sizeof *p->roots);
-    p->out_strides = arena_alloc(&a, (size_t)n * LOOM_MAX_RANK * sizeof(int64_t));
-    p->inputs = arena_alloc(&a, (size_t)(g->ir.ninputs > 0 ? g->ir.ninputs : 1) * sizeof(LoomArray));
-  }
-  if (!p || !roots || !p->roots || !p->out_strides || !p->inputs) {
-    arena_free_all(&a);
-    return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: evaluation plan for %d outputs", n);
-  }
-  p->n = n;
-  memcpy(p->roots, nodes, (size_t)n * sizeof *nodes);
-  memcpy(roots, nodes, (size_t)n * sizeof *nodes);
-  for (int32_t i = 0; i < n; i++)
-    memcpy(&p->out_strides[(size_t)i * LOOM_MAX_RANK], outs[i].strides, LOOM_MAX_RANK * sizeof(int64_t));
-  p->ninputs = g->ir.ninputs;
-  if (g->ir.ninputs > 0) memcpy(p->inputs, g->ir.inputs, (size_t)g->ir.ninputs * sizeof(LoomArray));
-
-  IrModule m;
-  memset(&m, 0, sizeof m);
-  m.graph = &g->ir;
-  m.arena = &a;
-  m.nroots = n;
-  m.roots = roots;
-  m.outs = outs;
-  m.dump = dump;
-  m.dump_flags = ctx->dump_flags;
-  LoomStatus st = pass_run_pipeline(&m, d);
-  if (st == LOOM_OK && !m.schedule)
-    st = diag_error(d, LOOM_ERR_INTERNAL, "internal error: the pipeline produced no schedule");
-  if (st != LOOM_OK) {
-    arena_free_all(&a);
-    return st;
-  }
-  p->schedule = m.schedule;
-  p->kernels = NULL;
-  p->dev = rt_device(dk);
-  p->device = dk;
-  p->device_index = di;
-  p->fresh_outs = fresh;
-  p->arena = a;
-  if (keep && m.schedule->nkernel > 0) {
-    p->kernels = arena_alloc(&p->arena, (size_t)m.schedule->nkernel * sizeof *p->kernels);
-    if (!p->kernels) {
-      plan_free(ctx, p);
-      return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: evaluation plan kernels");
-    }
-    memset(p->kernels, 0, (size_t)m.schedule->nkernel * sizeof *p->kernels);
-    for (int32_t k = 0; k < m.schedule->nkernel; k++) {
-      const SchedKernel *sk = &m.schedule->kernels[k];
-      if (sk->ir->call) continue; /* a library call: nothing to compile */
-      int64_t npoints = 1;
-      for (int32_t i = 0; i < sk->ir->ndim; i++) npoints *= sk->shape[i];
-      st = p->dev->prepare(ctx, di, sk->ir, npoints, &p->kernels[k], d);
-      if (st != LOOM_OK) {
-        plan_free(ctx, p);
-        return st;
-      }
-    }
-  }
-  if (keep) {
-    g->free_plans = graph_free_plans;
-    p->next = g->plans;
-    g->plans = p;
-    int count = 0;
-    for (RtPlan **link = (RtPlan **)&g->plans; *link; link = &(*link)->next)
-      if (++count == RT_MAX_PLANS && (*link)->next) {
-        RtPlan *rest = (*link)->next;
-        (*link)->next = NULL;
-        for (RtPlan *q = rest, *next; q; q = next) {
-          next = q->next;
-          plan_free(ctx, q);
-        }
-        break;
-      }
-  } else {
-    p->next = NULL;
-  }
-  *out = p;
-  return LOOM_OK;
-}
-
 static void dump_text(LoomContext *ctx, const char *title, const char *text) {
   rt_dump_printf(ctx, "; ---- %s ----\n%s", title, text ? text : "(out of memory)\n");
 }
@@ -538,7 +355,7 @@ static LoomStatus write_back(LoomContext *ctx, const RtDevice *dev, const LoomAr
   return st;
 }
 
-/* The evaluation on device (dk, di), arguments checked; known: a plan find_fresh_plan found, or NULL. */
+/* The evaluation on device (dk, di), arguments checked; known: a plan rt_plan_find_fresh found, or NULL. */
 static LoomStatus evaluate(LoomGraph *g, int32_t n, const LoomNode *nodes, LoomArray *outs, LoomDeviceKind dk,
                            int32_t di, RtPlan *known, Diag *d) {
   LoomContext *ctx = g->ctx;
@@ -598,7 +415,7 @@ static LoomStatus evaluate(LoomGraph *g, int32_t n, const LoomNode *nodes, LoomA
     plan[i].is_temp = need_temp;
     plan[i].bytes = bytes;
     if (need_temp) extra_bytes += bytes;
-    describe_contiguous(&mod_outs[i], nd, p);
+    rt_eval_describe_contiguous(&mod_outs[i], nd, p);
     mod_outs[i].device = dk;
     mod_outs[i].device_index = di;
     out_data[i] = p;
@@ -617,7 +434,7 @@ static LoomStatus evaluate(LoomGraph *g, int32_t n, const LoomNode *nodes, LoomA
   /* With dumps asked for, every evaluation runs the passes (and prints them) on a throwaway plan. */
   bool keep = flags == 0, fresh = true;
   for (int32_t i = 0; i < n; i++) fresh = fresh && !outs[i].data;
-  RtPlan *rp = known ? known : keep ? find_plan(g, n, nodes, mod_outs, dk, di) : NULL;
+  RtPlan *rp = known ? known : keep ? rt_plan_find(g, n, nodes, mod_outs, dk, di) : NULL;
   if (rp) { /* its kernels are reused compiled kernels: count them as cache hits */
     pthread_mutex_lock(&ctx->rt->stats_lock);
     ctx->rt->stats.cache_hits += (uint64_t)rp->schedule->nkernel;
@@ -625,7 +442,7 @@ static LoomStatus evaluate(LoomGraph *g, int32_t n, const LoomNode *nodes, LoomA
   } else {
     StrBuf dump;
     sb_init(&dump, ctx);
-    st = make_plan(g, n, nodes, mod_outs, dk, di, keep, fresh,
+    st = rt_plan_make(g, n, nodes, mod_outs, dk, di, keep, fresh,
                    (flags & (IR_DUMP_GRAPH | IR_DUMP_KERNELS | IR_DUMP_TIME)) ? &dump : NULL, &rp, d);
     if (dump.len > 0) {
       dump_text(ctx, "passes", dump.s);
@@ -645,7 +462,7 @@ static LoomStatus evaluate(LoomGraph *g, int32_t n, const LoomNode *nodes, LoomA
   RtRun run = {.graph = &g->ir, .schedule = rp->schedule, .pinned = rp->kernels, .out_data = out_data, .nouts = n,
                .extra_temp_bytes = extra_bytes};
   st = dev->run_schedule(ctx, di, &run, d);
-  if (!keep) plan_free(ctx, rp);
+  if (!keep) rt_plan_free(ctx, rp);
   if (timed) t_run = rt_now_ms();
   if (st != LOOM_OK) goto fail;
 
@@ -685,13 +502,13 @@ fail:
 static LoomStatus eval_impl(LoomGraph *g, int32_t n, const LoomNode *nodes, LoomArray *outs, Diag *d) {
   LoomContext *ctx = g->ctx;
   if (!ctx->rt) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "loom_eval: the context has no runtime");
-  LoomStatus st = check_nodes(g, n, nodes, "loom_eval", d);
+  LoomStatus st = rt_eval_check_nodes(g, n, nodes, "loom_eval", d);
   if (st != LOOM_OK) return st;
   if (!outs) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "loom_eval: outs is NULL; pass n LoomArray "
                                                              "descriptors (data NULL to allocate)");
   st = check_outs(g, n, nodes, outs, d);
   if (st != LOOM_OK) return st;
-  RtPlan *known = ctx->dump_flags == 0 ? find_fresh_plan(g, n, nodes, outs) : NULL;
+  RtPlan *known = ctx->dump_flags == 0 ? rt_plan_find_fresh(g, n, nodes, outs) : NULL;
   if (known) return evaluate(g, n, nodes, outs, known->device, known->device_index, known, d);
   LoomDeviceKind dk = LOOM_DEVICE_HOST;
   int32_t di = 0;
@@ -708,154 +525,3 @@ LOOM_API LoomStatus loom_eval(LoomGraph *g, int32_t n, const LoomNode *nodes, Lo
   if (d.status == LOOM_OK) diag_error(&d, st, "loom_eval failed (%s)", loom_status_name(st));
   return ctx_report(g->ctx, &d);
 }
-
-/* ---- introspection --------------------------------------------------------------------------------- */
-/* LOOM_DUMP_PTX comes from the device whose kernels are PTX (its reference architecture, sm_90, or
- * targets->ptx_arch), LOOM_DUMP_AMDGPU from the one whose kernels are AMDGPU code objects (gfx942, or
- * targets->amdgpu_chip), compiled without a GPU. LOOM_DUMP_TIME: the pipeline's pass times, then per
- * kernel a fresh host compile (timed here) and the GPU targets' compile times (those this build has). */
-static LoomStatus dump_time_kernels(LoomContext *ctx, const Schedule *s, const KernelIr **gpu_ks, int32_t ngpu,
-                                    const LoomDumpTargets *targets, StrBuf *sb, Diag *d) {
-  CgTarget *host = ctx->rt->host;
-  for (int32_t i = 0; i < s->nkernel; i++) {
-    const KernelIr *ir = s->kernels[i].ir;
-    if (ir->call) {
-      sb_printf(sb, "# time kernel %s is a library call (nothing to compile)\n", ir->name);
-      continue;
-    }
-    CgCompiled cc;
-    memset(&cc, 0, sizeof cc);
-    CgCompileOptions opt = CG_COMPILE_DEFAULTS;
-    double t0 = rt_now_ms();
-    LoomStatus st = host->compile(host, ir, &opt, &cc, d);
-    double ms = rt_now_ms() - t0;
-    if (st != LOOM_OK) return st;
-    if (host->release) host->release(host, &cc);
-    sb_printf(sb, "# time kernel %s host %.3f ms\n", ir->name, ms);
-  }
-  const CgBinaryKind gpus[] = {CG_BINARY_PTX, CG_BINARY_AMDGPU};
-  for (int g = 0; g < 2 && ngpu > 0; g++) {
-    const RtDevice *pd = rt_device_for_binary(gpus[g]);
-    if (!pd || !pd->dump_code) continue; /* this build has no such target */
-    RtDumpRequest rq = {.arch = targets ? (g == 0 ? targets->ptx_arch : targets->amdgpu_chip) : NULL, .times = true};
-    LoomStatus st = pd->dump_code(ctx, &rq, ngpu, gpu_ks, sb, d);
-    if (st == LOOM_ERR_UNSUPPORTED) { /* no libdevice / device libraries for math here: say so, keep the rest */
-      sb_printf(sb, "# time %s: unavailable: %s\n", g == 0 ? "ptx" : "amdgpu", d->msg);
-      *d = (Diag){.status = LOOM_OK};
-    } else if (st != LOOM_OK) {
-      return st;
-    }
-  }
-  return LOOM_OK;
-}
-
-static LoomStatus dump_impl(LoomGraph *g, LoomDumpKind kind, const LoomDumpTargets *targets, int32_t n,
-                            const LoomNode *nodes, char **text, Diag *d) {
-  LoomContext *ctx = g->ctx;
-  if (!text) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "loom_dump: text is NULL");
-  *text = NULL;
-  LoomStatus st = check_nodes(g, n, nodes, "loom_dump", d);
-  if (st != LOOM_OK) return st;
-  if (kind != LOOM_DUMP_GRAPH && kind != LOOM_DUMP_KERNELS && kind != LOOM_DUMP_LLVM && kind != LOOM_DUMP_PTX &&
-      kind != LOOM_DUMP_AMDGPU && kind != LOOM_DUMP_TIME)
-    return diag_error(d, LOOM_ERR_INVALID_ARGUMENT,
-                      "loom_dump: unknown kind %d; use LOOM_DUMP_GRAPH, LOOM_DUMP_KERNELS, LOOM_DUMP_LLVM, "
-                      "LOOM_DUMP_PTX, LOOM_DUMP_AMDGPU or LOOM_DUMP_TIME", (int)kind);
-  if ((kind == LOOM_DUMP_LLVM || kind == LOOM_DUMP_TIME) && (!ctx->rt || !ctx->rt->cache))
-    return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "loom_dump: the context has no runtime");
-
-  StrBuf sb;
-  sb_init(&sb, ctx);
-  if (kind == LOOM_DUMP_GRAPH) {
-    ir_print_graph(&g->ir, n, nodes, &sb);
-  } else {
-    Arena arena;
-    arena_init(&arena, ctx);
-    LoomArray *mod_outs = arena_alloc(&arena, (size_t)n * sizeof *mod_outs);
-    int32_t *roots = arena_alloc(&arena, (size_t)n * sizeof *roots);
-    if (!mod_outs || !roots) {
-      arena_free_all(&arena);
-      return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: loom_dump bookkeeping");
-    }
-    memcpy(roots, nodes, (size_t)n * sizeof *roots);
-    for (int32_t i = 0; i < n; i++) describe_contiguous(&mod_outs[i], &g->ir.nodes[nodes[i]], NULL);
-    IrModule m;
-    memset(&m, 0, sizeof m);
-    m.graph = &g->ir;
-    m.arena = &arena;
-    m.nroots = n;
-    m.roots = roots;
-    m.outs = mod_outs;
-    if (kind == LOOM_DUMP_TIME) { /* "# time NAME MS ms" per pass */
-      m.dump = &sb;
-      m.dump_flags = IR_DUMP_TIME;
-    }
-    st = pass_run_pipeline(&m, d);
-    if (st == LOOM_OK && !m.schedule)
-      st = diag_error(d, LOOM_ERR_INTERNAL, "internal error: the pipeline produced no schedule");
-    if (st == LOOM_OK && kind == LOOM_DUMP_KERNELS) ir_print_schedule(m.schedule, &sb);
-    for (int32_t i = 0; st == LOOM_OK && kind == LOOM_DUMP_LLVM && i < m.schedule->nkernel; i++) {
-      const KernelIr *ir = m.schedule->kernels[i].ir;
-      const CgCompiled *k = NULL;
-      if (ir->call) {
-        sb_printf(&sb, "; kernel %s is a library call (no LLVM IR)\n", ir->name);
-        continue;
-      }
-      st = rt_cache_acquire(ctx->rt->cache, ir, true, &k, NULL, d);
-      if (st != LOOM_OK) break;
-      sb_printf(&sb, "; kernel %s\n%s\n", ir->name, k->llvm_ir ? k->llvm_ir : "");
-      rt_cache_release(ctx->rt->cache, k);
-    }
-    if (st == LOOM_OK && (kind == LOOM_DUMP_PTX || kind == LOOM_DUMP_AMDGPU || kind == LOOM_DUMP_TIME)) {
-      const KernelIr **ks = arena_alloc(&arena, sizeof *ks * (size_t)(m.schedule->nkernel + 1));
-      int32_t nks = 0; /* library calls have no device code */
-      for (int32_t i = 0; ks && i < m.schedule->nkernel; i++)
-        if (!m.schedule->kernels[i].ir->call) ks[nks++] = m.schedule->kernels[i].ir;
-      const RtDevice *pd = rt_device_for_binary(kind == LOOM_DUMP_PTX ? CG_BINARY_PTX : CG_BINARY_AMDGPU);
-      RtDumpRequest rq = {.arch = targets ? (kind == LOOM_DUMP_PTX ? targets->ptx_arch : targets->amdgpu_chip) : NULL,
-                          .code = true, .times = (ctx->dump_flags & IR_DUMP_TIME) != 0};
-      if (!ks) st = diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: loom_dump bookkeeping");
-      else if (kind == LOOM_DUMP_TIME) st = dump_time_kernels(ctx, m.schedule, ks, nks, targets, &sb, d);
-      else if (!pd || !pd->dump_code)
-        st = diag_error(d, LOOM_ERR_UNSUPPORTED, "loom_dump: this build has no %s target",
-                        kind == LOOM_DUMP_PTX ? "PTX" : "AMDGPU");
-      else st = pd->dump_code(ctx, &rq, nks, ks, &sb, d);
-    }
-    arena_free_all(&arena);
-    if (st != LOOM_OK) {
-      sb_free(&sb);
-      return st;
-    }
-  }
-  *text = sb_take(&sb);
-  if (!*text) return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: loom_dump text");
-  return LOOM_OK;
-}
-
-LOOM_API LoomStatus loom_dump(LoomGraph *g, LoomDumpKind kind, int32_t n, const LoomNode *nodes,
-                              char **text) {
-  if (!g || !g->ctx) {
-    if (text) *text = NULL;
-    return LOOM_ERR_INVALID_ARGUMENT;
-  }
-  Diag d = {.status = LOOM_OK};
-  LoomStatus st = dump_impl(g, kind, NULL, n, nodes, text, &d);
-  if (st == LOOM_OK) return LOOM_OK;
-  if (d.status == LOOM_OK) diag_error(&d, st, "loom_dump failed (%s)", loom_status_name(st));
-  return ctx_report(g->ctx, &d);
-}
-
-LOOM_API LoomStatus loom_dump_for(LoomGraph *g, LoomDumpKind kind, const LoomDumpTargets *targets, int32_t n,
-                                  const LoomNode *nodes, char **text) {
-  if (!g || !g->ctx) {
-    if (text) *text = NULL;
-    return LOOM_ERR_INVALID_ARGUMENT;
-  }
-  Diag d = {.status = LOOM_OK};
-  LoomStatus st = dump_impl(g, kind, targets, n, nodes, text, &d);
-  if (st == LOOM_OK) return LOOM_OK;
-  if (d.status == LOOM_OK) diag_error(&d, st, "loom_dump_for failed (%s)", loom_status_name(st));
-  return ctx_report(g->ctx, &d);
-}
-
-LOOM_API void loom_free_string(LoomContext *ctx, char *text) { ctx_free(ctx, text); }

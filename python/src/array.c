@@ -81,14 +81,6 @@ ArrayObject *array_alloc(ModState *st) {
   return a;
 }
 
-void set_byte_geometry(ArrayObject *a) {
-  size_t item = loom_dtype_size(a->desc.dtype);
-  for (int i = 0; i < a->desc.ndim; i++) {
-    a->bshape[i] = (Py_ssize_t)a->desc.shape[i];
-    a->bstrides[i] = (Py_ssize_t)(a->desc.strides[i] * (int64_t)item);
-  }
-}
-
 /* C-contiguous strides for d's shape; all zero for an empty array (NumPy gives new empty arrays zero
  * strides). */
 void contiguous_strides(LoomArray *d) {
@@ -114,7 +106,6 @@ ArrayObject *array_materialized(ModState *st, PyObject *buffer, const LoomArray 
   a->lazy = 0;
   a->desc = *d;
   a->buffer = Py_NewRef(buffer);
-  set_byte_geometry(a);
   return a;
 }
 
@@ -128,13 +119,13 @@ int adopt_result(ModState *st, ArrayObject *a, const LoomArray *out) {
   }
   b->la = *out;
   a->desc = *out;
+  a->in_serial = 0;
   if (numel(out) == 0) contiguous_strides(&a->desc); /* NumPy's zero strides (b->la keeps loom's) */
   pending_unlink(a);
   a->lazy = 0;
   a->devfree = 0;
   Py_CLEAR(a->graph);
   Py_XSETREF(a->buffer, (PyObject *)b);
-  set_byte_geometry(a);
   return 0;
 }
 
@@ -275,6 +266,18 @@ static int array_getbuffer(ArrayObject *self, Py_buffer *view, int flags) {
     PyErr_SetString(PyExc_BufferError, "loom array is not C-contiguous; request a strided buffer");
     return -1;
   }
+  /* the geometry belongs to this export (view->internal, freed by releasebuffer): the array may take
+   * another value (become) while a view of the old one lives */
+  int nd = self->desc.ndim;
+  Py_ssize_t *geo = PyMem_Malloc(sizeof(Py_ssize_t) * (size_t)(2 * nd + 1));
+  if (!geo) {
+    PyErr_NoMemory();
+    return -1;
+  }
+  for (int i = 0; i < nd; i++) {
+    geo[i] = (Py_ssize_t)self->desc.shape[i];
+    geo[nd + i] = (Py_ssize_t)(self->desc.strides[i] * (int64_t)item);
+  }
   view->buf = self->desc.data ? self->desc.data : (void *)self; /* never read when empty */
   view->obj = Py_NewRef((PyObject *)self);
   view->len = (Py_ssize_t)(numel(&self->desc) * (int64_t)item);
@@ -282,13 +285,16 @@ static int array_getbuffer(ArrayObject *self, Py_buffer *view, int flags) {
   view->itemsize = (Py_ssize_t)item;
   view->format = (flags & PyBUF_FORMAT) ? (char *)dtype_formats[self->desc.dtype] : NULL;
   view->ndim = self->desc.ndim;
-  view->shape = (flags & PyBUF_ND) == PyBUF_ND ? self->bshape : NULL;
-  view->strides = (flags & PyBUF_STRIDES) == PyBUF_STRIDES ? self->bstrides : NULL;
+  view->shape = (flags & PyBUF_ND) == PyBUF_ND ? geo : NULL;
+  view->strides = (flags & PyBUF_STRIDES) == PyBUF_STRIDES ? geo + nd : NULL;
   view->suboffsets = NULL;
-  view->internal = NULL;
+  view->internal = geo;
   return 0;
 }
-static void array_releasebuffer(ArrayObject *self, Py_buffer *view) {}
+static void array_releasebuffer(ArrayObject *self, Py_buffer *view) {
+  PyMem_Free(view->internal);
+  view->internal = NULL;
+}
 
 PyObject *tuple_i64(int n, const int64_t *v, int64_t scale) {
   PyObject *t = PyTuple_New(n);

@@ -105,6 +105,7 @@ typedef struct {
   PyObject *oom_error;         /* loom.cuda.memory.OutOfMemoryError when set, else NULL (MemoryError) */
   int eager;
   int32_t bound;               /* node bound of a graph */
+  uint64_t graph_serial;       /* the last GraphObject.serial handed out */
   /* device of the operands of the op being built (set by graph_for, read by lazy_result) */
   int op_devfree;              /* 1: no operand has a device (constants only) */
   LoomDeviceKind op_kind;
@@ -148,13 +149,13 @@ typedef struct {
                                 * (each member holds a reference to the graph; see pending_link) */
   Py_ssize_t npending;
   int trace;
+  uint64_t serial;   /* unique within the module (never reused, unlike the address): ArrayObject.in_serial */
 } GraphObject;
 
 typedef struct ArrayObject {
   PyObject_HEAD
   int lazy;
   LoomArray desc;            /* dtype, ndim, shape always; data and strides when materialized */
-  Py_ssize_t bshape[LOOM_MAX_RANK], bstrides[LOOM_MAX_RANK]; /* for the buffer protocol */
   PyObject *buffer;          /* Buffer (materialized) */
   PyObject *graph;           /* Graph (lazy) */
   LoomNode node;
@@ -164,7 +165,18 @@ typedef struct ArrayObject {
   PyObject *weakreflist;
   struct ArrayObject *pending_prev, *pending_next; /* in graph->pending while lazy in a non-trace graph */
   int linked;
+  /* A materialized array's input node in the graph whose serial is in_serial (0: none), so that an array
+   * used by several ops of one graph (`x * 2 + x`) enters it once: later uses skip loom_input (a descriptor
+   * hash and probe) and the graph's set of buffers. Cleared whenever desc or buffer changes (adopt_result,
+   * become). */
+  uint64_t in_serial;
+  LoomNode in_node;
 } ArrayObject;
+/* An Array (with loom.ndarray's slot and the GC header) stays within CPython's small-object allocator
+ * (512 bytes): the system malloc and free it took at 648 bytes (the buffer protocol's byte geometry,
+ * now made per export) were a tenth of a lazy op. */
+_Static_assert(sizeof(ArrayObject) + 2 * sizeof(void *) + sizeof(PyObject *) <= 512,
+               "ArrayObject outgrows pymalloc's small objects");
 
 extern struct PyModuleDef core_module;
 
@@ -193,7 +205,6 @@ extern PyType_Spec buffer_spec, array_spec;
 BufferObject *buffer_new(ModState *st, int kind);
 int is_array(ModState *st, PyObject *o);
 ArrayObject *array_alloc(ModState *st);
-void set_byte_geometry(ArrayObject *a);
 /* C-contiguous strides; all zero for an empty array, as NumPy's new arrays. */
 void contiguous_strides(LoomArray *d);
 int64_t numel(const LoomArray *d);

@@ -44,6 +44,7 @@ GraphObject *graph_new(ModState *st, int trace) {
   gr->ctx_obj = Py_NewRef(st->ctx_obj);
   gr->g = NULL;
   gr->trace = trace;
+  gr->serial = ++st->graph_serial;
   gr->keep = PySet_New(NULL);
   gr->pending = NULL;
   gr->npending = 0;
@@ -395,11 +396,11 @@ static PyObject *core_become(PyObject *module, PyObject *const *args, Py_ssize_t
   pending_unlink(x);
   x->lazy = y->lazy;
   x->desc = y->desc;
+  x->in_serial = 0;
   x->node = y->node;
   x->devfree = y->devfree;
   Py_XSETREF(x->graph, Py_XNewRef(y->graph));
   Py_XSETREF(x->buffer, Py_XNewRef(y->buffer));
-  set_byte_geometry(x);
   pending_link(x);
   Py_RETURN_NONE;
 }

@@ -50,12 +50,19 @@ GraphObject *graph_for(ModState *st, PyObject *const *ops, int n) {
 }
 
 int input_node(ModState *st, GraphObject *gr, ArrayObject *a, LoomNode *out) {
+  if (a->in_serial == gr->serial) { /* entered this graph before, with this descriptor and buffer */
+    *out = a->in_node;
+    return 0;
+  }
   LoomStatus s = loom_input(gr->g, &a->desc, out);
   if (s) {
     raise_status(st, s);
     return -1;
   }
-  return PySet_Add(gr->keep, a->buffer);
+  if (PySet_Add(gr->keep, a->buffer) < 0) return -1;
+  a->in_serial = gr->serial;
+  a->in_node = *out;
+  return 0;
 }
 
 /* A 0-d constant computed in another graph (e.g. a NumPy scalar, made before a @fuse trace met it)
@@ -192,7 +199,6 @@ PyObject *lazy_result(ModState *st, GraphObject *gr, LoomNode node) {
    * constant that fits any device (materialize_many keeps it so) */
   if (st->op_devfree && !gr->trace && a->desc.ndim > 0) home_device(st, &a->desc.device, &a->desc.device_index);
   contiguous_strides(&a->desc);
-  set_byte_geometry(a);
   if (!gr->trace) {
     pending_link(a);
     if (st->eager && !a->devfree && materialize(st, a) < 0) {

@@ -77,7 +77,7 @@ LoomStatus rt_gpu_get(const RtGpuDriver *drv, LoomContext *ctx, GpuRt **out, Dia
         st = diag_error(&slot->fail, LOOM_ERR_OUT_OF_MEMORY, "out of memory: %s device table", drv->name);
       }
     }
-    if (st == LOOM_OK) slot->state = g;
+    if (st == LOOM_OK) __atomic_store_n(&slot->state, (void *)g, __ATOMIC_RELEASE); /* read unlocked: rt_gpu_device */
     else ctx_free(ctx, g);
   }
   if (!slot->state) {
@@ -135,13 +135,24 @@ static LoomStatus device_locked(LoomContext *ctx, GpuRt *g, int index, GpuDev **
       drv->release(g->handle, index);
       return st;
     }
-    dev->ready = true;
+    __atomic_store_n(&dev->ready, true, __ATOMIC_RELEASE); /* read unlocked: rt_gpu_device */
   }
   *out = dev;
   return LOOM_OK;
 }
 
 LoomStatus rt_gpu_device(const RtGpuDriver *drv, LoomContext *ctx, int index, GpuRt **gout, GpuDev **out, Diag *d) {
+  /* A device set up already (every call after the first: allocations, frees, each run) is found without the
+   * device lock, twice per call before: the driver's state and a device's `ready` are published with release
+   * stores once they are complete and never change until the context is destroyed. */
+  RtDeviceSlot *slot = slot_of(drv, ctx);
+  GpuRt *ready = slot ? (GpuRt *)__atomic_load_n(&slot->state, __ATOMIC_ACQUIRE) : NULL;
+  if (ready && ready->drv == drv && index >= 0 && index < ready->ndev &&
+      __atomic_load_n(&ready->devs[index].ready, __ATOMIC_ACQUIRE)) {
+    *gout = ready;
+    *out = &ready->devs[index];
+    return LOOM_OK;
+  }
   GpuRt *g = NULL;
   LoomStatus st = rt_gpu_get(drv, ctx, &g, d);
   if (st != LOOM_OK) return st;
@@ -205,7 +216,9 @@ LoomStatus rt_gpu_alloc(const RtGpuDriver *drv, LoomContext *ctx, int index, siz
   GpuDev *dev = NULL;
   *out = NULL;
   uint64_t p = 0;
-  LoomStatus st = device_current(drv, ctx, index, &g, &dev, d);
+  /* no set_current: a block from the pool needs no driver call, and the pool's raw allocation makes the
+   * device current itself (pool_raw_alloc) */
+  LoomStatus st = rt_gpu_device(drv, ctx, index, &g, &dev, d);
   if (st == LOOM_OK) st = rt_gpu_pool_alloc(dev->pool, size, &p, d);
   *out = (void *)(uintptr_t)p;
   return st;

@@ -189,6 +189,34 @@ static void test_hash_consing(void) {
   CHECK(loom_const_i64(g, 0, LOOM_FLOAT32, &k0) == LOOM_OK);
   CHECK(loom_binary(g, LOOM_OP_ADD, x1, k0, &again) == LOOM_OK);
   CHECK(again == first);
+  /* the kinds with per-axis arguments (ir_node_init writes only the entries below ndim; arg / arg2 only for
+   * permute and slice): equal arguments are one node, any different argument another; each stored node's
+   * unused entries are zero (what verify and the printers read) */
+  int32_t p01[2] = {1, 0}, p10[2] = {0, 1};
+  int64_t st0[2] = {0, 0}, sp0[2] = {2, 3}, by1[2] = {1, 1}, by2[2] = {1, 2}, st1[2] = {1, 0};
+  int32_t ax1 = 1, ax0 = 0;
+  LoomNode pa, pb, pc, sa, sb, sc, sd, ra, rb, rc, rd;
+  CHECK(loom_permute(g, x1, p01, &pa) == LOOM_OK && loom_permute(g, x1, NULL, &pb) == LOOM_OK && pa == pb);
+  CHECK(loom_permute(g, x1, p10, &pc) == LOOM_OK && pc != pa);
+  CHECK(loom_slice(g, x1, st0, sp0, by1, &sa) == LOOM_OK && loom_slice(g, x1, st0, sp0, by1, &sb) == LOOM_OK);
+  CHECK(sa == sb);
+  CHECK(loom_slice(g, x1, st0, sp0, by2, &sc) == LOOM_OK && sc != sa); /* another step */
+  CHECK(loom_slice(g, x1, st1, sp0, by1, &sd) == LOOM_OK && sd != sa && sd != sc); /* another start */
+  CHECK(loom_reduce(g, LOOM_REDUCE_SUM, x1, 1, &ax1, 1, &ra) == LOOM_OK);
+  CHECK(loom_reduce(g, LOOM_REDUCE_SUM, x1, 1, &ax1, 1, &rb) == LOOM_OK && ra == rb);
+  CHECK(loom_reduce(g, LOOM_REDUCE_SUM, x1, 1, &ax0, 1, &rc) == LOOM_OK && rc != ra);
+  CHECK(loom_reduce(g, LOOM_REDUCE_SUM, x1, 1, &ax1, 0, &rd) == LOOM_OK && rd != ra);
+  const LoomNode kinds[] = {pa, pc, sa, sc, sd, ra, rc, rd, y1, k1};
+  for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+    const IrNode *nd = &g->ir.nodes[kinds[i]];
+    bool args = nd->kind == IR_PERMUTE || nd->kind == IR_SLICE, clean = true;
+    for (int k = 0; k < LOOM_MAX_RANK; k++) {
+      if (k >= nd->ndim && nd->shape[k] != 0) clean = false;
+      if ((k >= nd->ndim || !args) && nd->arg[k] != 0) clean = false;
+      if ((k >= nd->ndim || nd->kind != IR_SLICE) && nd->arg2[k] != 0) clean = false;
+    }
+    CHECK(clean);
+  }
   loom_graph_destroy(g);
   CHECK(cnt.live == 0);
 }

@@ -85,8 +85,42 @@ static void test_rebind(void) {
   tc_free(&a), tc_free(&b), tc_free(&a2), tc_free(&t), tc_free(&wide), tc_free(&out);
 }
 
+/* Rebinding an input to the array it already reads changes nothing (ir_input_rebind returns early); the
+ * graph's table of inputs by descriptor stays right through same, new and old bindings: loom_input of the
+ * bound array finds the rebound node, of an array no longer bound makes a new input. */
+static void test_rebind_same(void) {
+  LoomGraph *g = NULL;
+  if (!CHECK_OK(loom_graph_create(tc_ctx, &g))) return;
+  LoomArray a = tc_new2(LOOM_FLOAT64, 2, 3), b = tc_new2(LOOM_FLOAT64, 2, 3), a2 = tc_new2(LOOM_FLOAT64, 2, 3);
+  fill(&a, 0.5), fill(&b, -1.0), fill(&a2, 4.0);
+  LoomNode na, nb, ea, m, two, y, again;
+  bool built = CHECK_OK(loom_input(g, &a, &na)) && CHECK_OK(loom_input(g, &b, &nb)) &&
+               CHECK_OK(loom_unary(g, LOOM_OP_EXP, na, &ea)) && CHECK_OK(loom_binary(g, LOOM_OP_MUL, ea, nb, &m)) &&
+               CHECK_OK(loom_weak_float(g, 2.0, &two)) && CHECK_OK(loom_binary(g, LOOM_OP_ADD, m, two, &y));
+  LoomArray out = tc_new2(LOOM_FLOAT64, 2, 3);
+  const LoomNode both[2] = {na, nb};
+  const LoomArray *same[2] = {&a, &b}, *other[2] = {&a2, &b};
+  for (int round = 0; built && round < 3; round++) {
+    if (CHECK_OK(loom_input_rebind_many(g, 2, both, same)) && CHECK_OK(loom_eval(g, 1, &y, &out)))
+      check_result(&out, &a, &b, "rebound to the same arrays");
+    CHECK(CHECK_OK(loom_input(g, &a, &again)) && again == na, "round %d: a is still input node %d", round, na);
+  }
+  if (built && CHECK_OK(loom_input_rebind_many(g, 2, both, other)) && CHECK_OK(loom_eval(g, 1, &y, &out)))
+    check_result(&out, &a2, &b, "rebound to a new array");
+  if (built) {
+    CHECK(CHECK_OK(loom_input(g, &a2, &again)) && again == na, "a2 is found as the rebound input");
+    CHECK(CHECK_OK(loom_input(g, &b, &again)) && again == nb, "b (rebound to itself) is still found");
+    int32_t before = loom_graph_node_count(g);
+    CHECK(CHECK_OK(loom_input(g, &a, &again)) && again != na && loom_graph_node_count(g) == before + 1,
+          "a, no longer bound, is a new input");
+  }
+  loom_graph_destroy(g);
+  tc_free(&a), tc_free(&b), tc_free(&a2), tc_free(&out);
+}
+
 int main(void) {
   if (!tc_init()) return 1;
   test_rebind();
+  test_rebind_same();
   return tc_finish();
 }

@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* eval_internal.h: what the files of loom_eval share (private to runtime/eval*.c).
+ *
+ *   eval.c        loom_eval: argument checks, the device of an evaluation, outputs and temporaries, the run
+ *   eval_plan.c   evaluation plans: a graph's kept schedules (roots and layouts -> schedule, pinned kernels)
+ *   eval_dump.c   loom_dump / loom_dump_for: graphs, kernels, LLVM IR, PTX, AMDGPU code and compile times
+ */
+#ifndef LOOM_RUNTIME_EVAL_INTERNAL_H
+#define LOOM_RUNTIME_EVAL_INTERNAL_H
+
+#include "runtime/device.h"
+
+/* LOOM_ERR_INVALID_ARGUMENT unless n >= 1 and every nodes[i] is a node of g (fn names the call). */
+LoomStatus rt_eval_check_nodes(const LoomGraph *g, int32_t n, const LoomNode *nodes, const char *fn, Diag *d);
+/* *a: a C-contiguous host descriptor of node nd's dtype and shape over data. */
+void rt_eval_describe_contiguous(LoomArray *a, const IrNode *nd, void *data);
+
+/* ---- eval_plan.c ---------------------------------------------------------------------------------------
+ * A graph keeps up to RT_MAX_PLANS plans (most recently used first): the schedule made for one set
+ * of roots, output layouts and input layouts, with its kernels pinned in the cache. Graph nodes are
+ * immutable and the schedule binds arrays by index, never by address, so a later loom_eval with the
+ * same roots and layouts skips the passes and the cache look-up: only outputs are allocated and the
+ * kernels launched. Plans are freed with the graph (LoomGraph.free_plans). */
+enum { RT_MAX_PLANS = 8 };
+
+typedef struct RtPlan {
+  struct RtPlan *next;
+  int32_t n;
+  int32_t *roots;
+  int64_t *out_strides;  /* n * LOOM_MAX_RANK */
+  int32_t ninputs;
+  LoomArray *inputs;     /* layouts of the graph's inputs when the plan was made (data unused) */
+  Schedule *schedule;
+  const RtKernel **kernels; /* prepared (pinned) on the device, one per schedule kernel; NULL: not kept */
+  const RtDevice *dev;
+  LoomDeviceKind device;
+  int32_t device_index;
+  bool fresh_outs;       /* made for outputs all allocated by loom_eval (rt_plan_find_fresh) */
+  Arena arena;           /* owns this struct and everything above */
+} RtPlan;
+
+/* A kept plan for these roots when every output is to be allocated here (all outs[i].data NULL), found
+ * before the device walk; NULL when there is none (or an output is given). Moves it to the front. */
+RtPlan *rt_plan_find_fresh(LoomGraph *g, int32_t n, const LoomNode *nodes, const LoomArray *outs);
+/* The kept plan for these roots, output layouts (outs: the descriptors the kernels write) and device;
+ * NULL if none. Moves it to the front. */
+RtPlan *rt_plan_find(LoomGraph *g, int32_t n, const LoomNode *nodes, const LoomArray *outs, LoomDeviceKind dk,
+                     int32_t di);
+/* Runs the pass pipeline into a new plan (dump: the passes' text, or NULL); when `keep`, prepares (pins)
+ * its kernels on the device and keeps it on the graph, else the caller frees it (rt_plan_free). fresh:
+ * every output is allocated by loom_eval. */
+LoomStatus rt_plan_make(LoomGraph *g, int32_t n, const LoomNode *nodes, const LoomArray *outs, LoomDeviceKind dk,
+                        int32_t di, bool keep, bool fresh, StrBuf *dump, RtPlan **out, Diag *d);
+/* Unpins its kernels and frees it. */
+void rt_plan_free(LoomContext *ctx, RtPlan *p);
+
+#endif /* LOOM_RUNTIME_EVAL_INTERNAL_H */

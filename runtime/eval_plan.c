@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* eval_plan.c: evaluation plans (eval_internal.h). A graph keeps up to RT_MAX_PLANS plans, most recently
+ * used first: the schedule the pass pipeline made for one set of roots, output layouts and input layouts
+ * on one device, with its kernels prepared (pinned) there. Graph nodes are immutable and a schedule binds
+ * arrays by index, never by address, so a later loom_eval with the same roots and layouts skips the passes
+ * and the kernel-table look-ups. Plans are freed with the graph (LoomGraph.free_plans).
+ */
+#include <stddef.h>
+#include <string.h>
+
+#include "runtime/eval_internal.h"
+
+/* The graph's input descriptors are zeroed past ndim (ir_input_append) and only their data and strides
+ * change (ir_input_rebind), so layouts compare as the bytes after the data pointer: one memcmp. */
+static bool same_layouts(const LoomArray *a, const LoomArray *b, int32_t n) {
+  enum { LAYOUT_OFFSET = offsetof(LoomArray, dtype), LAYOUT_BYTES = sizeof(LoomArray) - LAYOUT_OFFSET };
+  for (int32_t i = 0; i < n; i++)
+    if (memcmp((const char *)&a[i] + LAYOUT_OFFSET, (const char *)&b[i] + LAYOUT_OFFSET, LAYOUT_BYTES) != 0)
+      return false;
+  return true;
+}
+
+static bool plan_matches(const RtPlan *p, const LoomGraph *g, int32_t n, const LoomNode *nodes,
+                         const LoomArray *outs, LoomDeviceKind dk, int32_t di) {
+  if (p->device != dk || p->device_index != di) return false;
+  if (p->n != n || memcmp(p->roots, nodes, (size_t)n * sizeof *nodes) != 0) return false;
+  for (int32_t i = 0; i < n; i++)
+    if (memcmp(&p->out_strides[(size_t)i * LOOM_MAX_RANK], outs[i].strides,
+               (size_t)outs[i].ndim * sizeof(int64_t)) != 0)
+      return false;
+  return p->ninputs <= g->ir.ninputs && same_layouts(p->inputs, g->ir.inputs, p->ninputs);
+}
+
+/* A kept plan for these roots when every output is to be allocated here (all outs[i].data NULL), found
+ * before the device walk: the plan's device is the one eval_device would find, since the plan compares
+ * every input's layout and device and the roots, hence the inputs they reach; its outputs were allocated
+ * C-contiguous as they will be now. NULL when there is none (or an output is given). */
+RtPlan *rt_plan_find_fresh(LoomGraph *g, int32_t n, const LoomNode *nodes, const LoomArray *outs) {
+  for (int32_t i = 0; i < n; i++)
+    if (outs[i].data) return NULL;
+  RtPlan **link = (RtPlan **)&g->plans;
+  for (RtPlan *p = *link; p; link = &p->next, p = p->next) {
+    if (!p->fresh_outs || p->n != n || memcmp(p->roots, nodes, (size_t)n * sizeof *nodes) != 0) continue;
+    if (p->ninputs > g->ir.ninputs || !same_layouts(p->inputs, g->ir.inputs, p->ninputs)) continue;
+    *link = p->next; /* most recently used first */
+    p->next = g->plans;
+    g->plans = p;
+    return p;
+  }
+  return NULL;
+}
+
+void rt_plan_free(LoomContext *ctx, RtPlan *p) {
+  if (p->kernels)
+    for (int32_t k = 0; k < p->schedule->nkernel; k++)
+      if (p->kernels[k]) p->dev->unpin(ctx, p->device_index, p->kernels[k]);
+  Arena a = p->arena; /* p lives in its own arena */
+  arena_free_all(&a);
+}
+
+static void graph_free_plans(LoomGraph *g) {
+  for (RtPlan *p = g->plans, *next; p; p = next) {
+    next = p->next;
+    rt_plan_free(g->ctx, p);
+  }
+  g->plans = NULL;
+}
+
+/* The matching plan, moved to the front of the graph's list; NULL if none. */
+RtPlan *rt_plan_find(LoomGraph *g, int32_t n, const LoomNode *nodes, const LoomArray *outs, LoomDeviceKind dk,
+                     int32_t di) {
+  RtPlan **link = (RtPlan **)&g->plans;
+  for (RtPlan *p = *link; p; link = &p->next, p = p->next) {
+    if (!plan_matches(p, g, n, nodes, outs, dk, di)) continue;
+    *link = p->next;
+    p->next = g->plans;
+    g->plans = p;
+    return p;
+  }
+  return NULL;
+}
+
+/* Runs the pipeline into a new plan; when `keep`, pins its kernels and adds it to the graph. */
+LoomStatus rt_plan_make(LoomGraph *g, int32_t n, const LoomNode *nodes, const LoomArray *outs, LoomDeviceKind dk,
+                        int32_t di, bool keep, bool fresh, StrBuf *dump, RtPlan **out, Diag *d) {
+  LoomContext *ctx = g->ctx;
+  Arena a;
+  arena_init(&a, ctx);
+  RtPlan *p = arena_alloc(&a, sizeof *p);
+  int32_t *roots = arena_alloc(&a, (size_t)n * sizeof *roots);
+  if (p) {
+    p->roots = arena_alloc(&a, (size_t)n * sizeof *p->roots);
+    p->out_strides = arena_alloc(&a, (size_t)n * LOOM_MAX_RANK * sizeof(int64_t));
+    p->inputs = arena_alloc(&a, (size_t)(g->ir.ninputs > 0 ? g->ir.ninputs : 1) * sizeof(LoomArray));
+  }
+  if (!p || !roots || !p->roots || !p->out_strides || !p->inputs) {
+    arena_free_all(&a);
+    return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: evaluation plan for %d outputs", n);
+  }
+  p->n = n;
+  memcpy(p->roots, nodes, (size_t)n * sizeof *nodes);
+  memcpy(roots, nodes, (size_t)n * sizeof *nodes);
+  for (int32_t i = 0; i < n; i++)
+    memcpy(&p->out_strides[(size_t)i * LOOM_MAX_RANK], outs[i].strides, LOOM_MAX_RANK * sizeof(int64_t));
+  p->ninputs = g->ir.ninputs;
+  if (g->ir.ninputs > 0) memcpy(p->inputs, g->ir.inputs, (size_t)g->ir.ninputs * sizeof(LoomArray));
+
+  IrModule m;
+  memset(&m, 0, sizeof m);
+  m.graph = &g->ir;
+  m.arena = &a;
+  m.nroots = n;
+  m.roots = roots;
+  m.outs = outs;
+  m.dump = dump;
+  m.dump_flags = ctx->dump_flags;
+  LoomStatus st = pass_run_pipeline(&m, d);
+  if (st == LOOM_OK && !m.schedule)
+    st = diag_error(d, LOOM_ERR_INTERNAL, "internal error: the pipeline produced no schedule");
+  if (st != LOOM_OK) {
+    arena_free_all(&a);
+    return st;
+  }
+  p->schedule = m.schedule;
+  p->kernels = NULL;
+  p->dev = rt_device(dk);
+  p->device = dk;
+  p->device_index = di;
+  p->fresh_outs = fresh;
+  p->arena = a;
+  if (keep && m.schedule->nkernel > 0) {
+    p->kernels = arena_alloc(&p->arena, (size_t)m.schedule->nkernel * sizeof *p->kernels);
+    if (!p->kernels) {
+      rt_plan_free(ctx, p);
+      return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: evaluation plan kernels");
+    }
+    memset(p->kernels, 0, (size_t)m.schedule->nkernel * sizeof *p->kernels);
+    for (int32_t k = 0; k < m.schedule->nkernel; k++) {
+      const SchedKernel *sk = &m.schedule->kernels[k];
+      if (sk->ir->call) continue; /* a library call: nothing to compile */
+      int64_t npoints = 1;
+      for (int32_t i = 0; i < sk->ir->ndim; i++) npoints *= sk->shape[i];
+      st = p->dev->prepare(ctx, di, sk->ir, npoints, &p->kernels[k], d);
+      if (st != LOOM_OK) {
+        rt_plan_free(ctx, p);
+        return st;
+      }
+    }
+  }
+  if (keep) {
+    g->free_plans = graph_free_plans;
+    p->next = g->plans;
+    g->plans = p;
+    int count = 0;
+    for (RtPlan **link = (RtPlan **)&g->plans; *link; link = &(*link)->next)
+      if (++count == RT_MAX_PLANS && (*link)->next) {
+        RtPlan *rest = (*link)->next;
+        (*link)->next = NULL;
+        for (RtPlan *q = rest, *next; q; q = next) {
+          next = q->next;
+          rt_plan_free(ctx, q);
+        }
+        break;
+      }
+  } else {
+    p->next = NULL;
+  }
+  *out = p;
+  return LOOM_OK;
+}
