@@ -119,7 +119,7 @@ class ndarray(_core.Array):
 
     @property
     def _on_gpu(self):
-        return self._device[0] == 1
+        return self._device[0] != 0  # CUDA or HIP memory: any device but the host
 
     @property
     def T(self):
