@@ -48,6 +48,11 @@ typedef struct CgRadixSpec {
   int value_bytes;    /* 0 (keys only), 4 or 8: the payload moved with the keys */
   int wave;           /* the target's wave (32 NVPTX; 64 AMDGPU, which compiles in wave64 mode) */
   bool amdgpu;        /* amdgcn-amd-amdhsa (else nvptx64-nvidia-cuda) */
+  bool legacy;        /* the first pass design (A/B, LOOM_RADIX_LEGACY=1): keys held in registers through the
+                         look-back, published only then, staged and written after it, values in a second
+                         round; else (default) the tile's counts are published as soon as the wave counts are
+                         summed and keys and values are staged before the look-back (no key in a register
+                         while the tile waits), then written in one round */
   bool take;          /* the gather module instead (key and value_bytes unused): loom_radix_zero and
                          loom_radix_take<bytes>(ptr src, ptr index, ptr dst, ptr bad, i64 m, i64 ns,
                          i64 total) for bytes 1, 2, 4, 8, 16: dst[i] = src[(i / m) ns + index[i]] (int64

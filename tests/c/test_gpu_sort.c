@@ -6,7 +6,8 @@
  * (gfx942, gfx1100 in wave64 mode; skipped without a code-object linker), with the instructions the
  * design needs present: wave ballots, warp syncs, barriers, shared-memory atomics, the look-back's
  * relaxed global loads and stores; and the entries' parameter lists; and the C API's argument checks
- * that need no GPU (host arrays, NULL, unknown flags).
+ * that need no GPU (host arrays, NULL, unknown flags). LOOM_TEST_PTX_DIR=dir keeps each module's PTX
+ * there (radix_<key>_v<value bytes>.ptx) for `ptxas -arch=sm_90 -v`.
  * `test_gpu_sort --emulate` (ctest test_gpu_sort_emulate, no GPU): the kernels' arithmetic run on the
  * host for waves of 32 and 64 -- key images, the histogram, per-wave ballot ranking, the wave prefix and
  * tile scans, the look-back (tiles resolved in a shuffled order, so it walks over tiles that only
@@ -182,6 +183,16 @@ static void nvptx_case(LoomDType key, int vb, bool take) {
         bool alt = strstr(must[i], "relaxed") && strstr(ptx, must[i][0] == 'l' ? "ld.volatile.global" : "st.volatile.global");
         CHECK(alt, "%s: the PTX has no %s", what, must[i]);
       }
+    const char *dump = getenv("LOOM_TEST_PTX_DIR"); /* keep the PTX (ptxas -v: registers, spills, shared) */
+    if (dump && *dump) {
+      char out[600];
+      snprintf(out, sizeof out, "%s/radix_%s_v%d%s.ptx", dump, loom_dtype_name(key), vb, take ? "_take" : "");
+      FILE *f = fopen(out, "w");
+      if (CHECK(f != NULL, "%s: cannot write %s", what, out)) {
+        fputs(ptx, f);
+        fclose(f);
+      }
+    }
     const char *px = ptxas_path();
     if (px) {
       char path[] = "/tmp/loom_sort_ptx_XXXXXX";
