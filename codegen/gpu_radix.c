@@ -144,6 +144,19 @@ static LLVMValueRef pin(Gen *g, LLVMValueRef v) {
   return LLVMBuildCall2(g->b, fty, asm_, &v, 1, "");
 }
 
+/* NVPTX launch bounds of the kernel being built: at most `threads` per block and at least `blocks`
+ * resident per multiprocessor (ptxas then keeps the registers within 64K / (threads x blocks)). */
+static void launch_bounds(Gen *g, int threads, int blocks) {
+  if (g->spec.amdgpu) return;
+  static const char *const keys[2] = {"maxntidx", "minctasm"};
+  int vals[2] = {threads, blocks};
+  for (int i = 0; i < 2; i++) {
+    LLVMMetadataRef ops[3] = {LLVMValueAsMetadata(g->fn), LLVMMDStringInContext2(g->m.c, keys[i], strlen(keys[i])),
+                              LLVMValueAsMetadata(c32(g, (unsigned)vals[i]))};
+    LLVMAddNamedMetadataOperand(g->m.m, "nvvm.annotations", LLVMMetadataAsValue(g->m.c, LLVMMDNodeInContext2(g->m.c, ops, 3)));
+  }
+}
+
 /* ---- keys ------------------------------------------------------------------------------------------- */
 /* The order-preserving unsigned image of key k (bits of kt), xor desc (0 or all ones): integers with the
  * sign bit flipped; floats with -0.0 as 0.0, the sign bit set on non-negatives and all bits flipped on
@@ -297,19 +310,28 @@ static Tile tile_of(Gen *g, LLVMValueRef t, LLVMValueRef n, LLVMValueRef tpr) {
 }
 
 /* ---- loom_radix_histogram ------------------------------------------------------------------------------- */
+/* Copies of the block's histogram in the histogram kernel: 1 (legacy), else at most 16 KB of them (8 blocks of 256 fit a multiprocessor). */
+static int hist_parts(Gen *g) {
+  return g->spec.legacy ? 1 : g->sh.passes <= 4 ? 4 : 2;
+}
+
 /* One block per `chunk` consecutive tiles of a row (blocks_per_row = ceil(tiles_per_row / chunk)): the
  * block's counts gather in shared memory over its tiles and go to the row's histogram once, so that
  * the global atomics are P * 256 per block, not per tile (they all hit the row's few histogram lines). */
 static void gen_histogram(Gen *g) {
   LLVMTypeRef ps[6] = {g->pg, g->pg, g->i64, g->i32, g->i64, g->i32};
   begin_kernel(g, "loom_radix_histogram", ps, 6);
+  if (!g->spec.legacy) launch_bounds(g, g->sh.block, 8); /* ~HIST_BLOCKS (gpu_sort.c) blocks in one wave */
   LLVMValueRef keys = LLVMGetParam(g->fn, 0), scratch = LLVMGetParam(g->fn, 1), n = LLVMGetParam(g->fn, 2);
   LLVMValueRef tpr = LLVMGetParam(g->fn, 3), desc = desc_of(g, LLVMGetParam(g->fn, 4));
   LLVMValueRef chunk = LLVMGetParam(g->fn, 5);
-  int P = g->sh.passes, B = g->sh.block;
-  LLVMValueRef hs = shared_array(g, "loom_radix_hist_counts", g->i32, (unsigned)(P * RADIX_DIGITS), 16);
+  int P = g->sh.passes, B = g->sh.block, NP = hist_parts(g), W = P * RADIX_DIGITS;
+  LLVMValueRef hs = shared_array(g, "loom_radix_hist_counts", g->i32, (unsigned)(NP * W), 16);
   LLVMValueRef tid = thread_id(g);
-  for (int k = 0; k < P * RADIX_DIGITS / B; k++)
+  /* lane l counts into copy l % NP: lanes of one wave that meet on a digit (the top byte of floats
+   * takes a handful of values) collide NP times less often */
+  LLVMValueRef part = mul(g, LLVMBuildAnd(g->b, tid, c32(g, (unsigned)NP - 1), ""), c32(g, (unsigned)W));
+  for (int k = 0; k < NP * W / B; k++)
     store(g, c32(g, 0), at(g, g->i32, hs, add(g, tid, c32(g, (unsigned)(k * B)))), 4);
   g->h.barrier(&g->m);
   /* the block's tiles: [first, last) of row `row` */
@@ -338,7 +360,7 @@ static void gen_histogram(Gen *g) {
     LLVMBasicBlockRef after = if_begin(g, ok);
     for (int q = 0; q < P; q++) {
       LLVMValueRef d = digit(g, u, ck(g, (unsigned)(8 * q)));
-      atomic_add(g, at(g, g->i32, hs, add(g, d, c32(g, (unsigned)(q * RADIX_DIGITS)))), c32(g, 1));
+      atomic_add(g, at(g, g->i32, hs, add(g, part, add(g, d, c32(g, (unsigned)(q * RADIX_DIGITS))))), c32(g, 1));
     }
     if_end(g, after);
   }
@@ -351,9 +373,10 @@ static void gen_histogram(Gen *g) {
   LLVMPositionBuilderAtEnd(g->b, done);
   g->h.barrier(&g->m);
   LLVMValueRef hist = add(g, c64(g, CG_RADIX_COUNTERS), mul(g, zext64(g, row), c64(g, (unsigned)(P * RADIX_DIGITS))));
-  for (int k = 0; k < P * RADIX_DIGITS / B; k++) {
+  for (int k = 0; k < W / B; k++) {
     LLVMValueRef i = add(g, tid, c32(g, (unsigned)(k * B)));
     LLVMValueRef v = load(g, g->i32, at(g, g->i32, hs, i), 4);
+    for (int q = 1; q < NP; q++) v = add(g, v, load(g, g->i32, at(g, g->i32, hs, add(g, i, c32(g, (unsigned)(q * W)))), 4));
     LLVMBasicBlockRef after = if_begin(g, LLVMBuildICmp(g->b, LLVMIntNE, v, c32(g, 0), ""));
     atomic_add(g, at(g, g->i32, scratch, add(g, hist, zext64(g, i))), v);
     if_end(g, after);
@@ -658,6 +681,7 @@ static void gen_pass(Gen *g) {
   s.shift = LLVMBuildZExtOrBitCast(g->b, mul(g, s.pass, c32(g, 8)), g->i32, "");
   s.shift = g->kbits >= 32 ? LLVMBuildZExtOrBitCast(g->b, s.shift, g->kt, "") : LLVMBuildTrunc(g->b, s.shift, g->kt, "");
   bool legacy = g->spec.legacy;
+  if (!legacy) launch_bounds(g, g->sh.block, CG_RADIX_PASS_BLOCKS_PER_SM);
   int B = g->sh.block, I = g->sh.items, kb = g->kbits / 8, vb = g->spec.value_bytes;
   int widest = kb > vb ? kb : vb;
   /* legacy: one staging region for keys, then values; else keys and values side by side */

@@ -40,6 +40,9 @@
 #include "ir/ir.h"
 
 #define CG_RADIX_BLOCK 256     /* threads per block: one per digit in the scans */
+/* resident pass blocks per multiprocessor the NVPTX pass kernel is built for (launch bounds: at most 64
+ * registers a thread at 256 threads; ptxas -v shows no spills at 64 for any key and value width) */
+#define CG_RADIX_PASS_BLOCKS_PER_SM 4
 #define CG_RADIX_COUNTERS 64   /* scratch words before the histograms */
 #define CG_RADIX_MAX_ROW ((int64_t)1 << 30) /* keys per row below this (30-bit status counts) */
 
