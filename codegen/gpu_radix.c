@@ -15,13 +15,18 @@
  *     match-any where the target has it, NVPTX; else 8 ballots, one per digit bit), the highest of
  *     them adds their count to the wave's counter of that digit in shared memory, and each lane's
  *     rank among equal digits is the counter before plus its lower peers: stable within the wave. Counters are then summed over waves (in wave order: stable in the tile)
- *     and scanned over digits (tile_start). Thread d publishes the tile's count of digit d (flag 1),
- *     looks back over earlier tiles of the row adding flag-1 counts until a flag-2 (inclusive) one,
- *     and publishes its inclusive count (flag 2); flag and count share one 32-bit word, so a reader
- *     sees both or neither. Keys are staged in shared memory in tile order (tile_start + wave prefix
- *     + rank), then written out block-striped, so that consecutive threads write consecutive slots of
- *     one bucket: row * n + hist_start[d] + earlier[d] + (slot - tile_start[d]).
- *     Values move the same way in a second round through the same staging memory.
+ *     and scanned over digits (tile_start). Thread d publishes the tile's count of digit d (flag 1)
+ *     as soon as the waves' counts are summed; the keys (and values, read only now) are staged in
+ *     shared memory in tile order (tile_start + wave prefix + rank); then thread d looks back over
+ *     earlier tiles of the row adding flag-1 counts until a flag-2 (inclusive) one, and publishes its
+ *     inclusive count (flag 2); flag and count share one 32-bit word, so a reader sees both or
+ *     neither. The staged tile is written out block-striped, so that consecutive threads write
+ *     consecutive slots of one bucket: row * n + hist_start[d] + earlier[d] + (slot - tile_start[d]),
+ *     values beside their keys. No key is held in a register while the tile waits for earlier ones,
+ *     and after ranking an item is one word (rank | digit << 16): 64 registers a thread, 4 blocks a
+ *     multiprocessor on sm_90 (launch bounds; ptxas -v: at most 16 bytes spilled).
+ *     CgRadixSpec.legacy keeps the first design for A/B (publish after the scans, look-back, then
+ *     staging; values in a second round through the keys' staging memory; 91-136 registers).
  * Keys keep their bits; digits come from an order-preserving image computed on every load (a few
  * integer operations), so no pass transforms or restores keys.
  */

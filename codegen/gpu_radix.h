@@ -16,7 +16,8 @@
  *   loom_radix_zero(ptr p, i64 nwords)          p[0 .. nwords) = 0, grid-stride
  *   loom_radix_histogram(ptr keys, ptr scratch, i64 n, i32 tiles_per_row, i64 desc, i32 chunk)
  *       one block per `chunk` tiles of a row (rows * ceil(tiles_per_row / chunk) blocks): their digit
- *       counts of every pass added into hist[row][pass][digit]
+ *       counts of every pass added into hist[row][pass][digit] (gathered first in shared memory, in 2-4
+ *       copies by lane unless legacy)
  *   loom_radix_pass(ptr keys_in, ptr keys_out, ptr vals_in, ptr vals_out, ptr scratch, i64 n,
  *                   i32 tiles_per_row, i64 rows, i32 pass, i64 desc, i32 vals_mode)
  *       one sweep of digit `pass` (bits 8 pass .. 8 pass + 7 of the image): tiles are taken in order

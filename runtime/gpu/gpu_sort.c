@@ -6,7 +6,8 @@
  * array's device kind (NVPTX wave 32, AMDGPU wave 64) and compiled as a raw module (loom_raw_*: LLVM ->
  * PTX / code object at creation, loaded per device at the first launch, for that device's sm or chip).
  * Modules are made on first need and kept for the context's life in RtState.sort, one per device kind,
- * key dtype and value width (0, 4, 8 bytes), plus one gather module per kind.
+ * key dtype and value width (0, 4, 8 bytes) and pass design (LOOM_RADIX_LEGACY=1 selects the first
+ * one, for A/B timing: gpu_radix.h), plus one gather module per kind.
  *
  * A sort of R rows of n keys (the last axis of a C-contiguous array) with P = key bytes passes:
  *   zero(scratch)                    tile counters, histograms, look-back status words
