@@ -25,12 +25,22 @@
  * GPUs every combine of the tree (butterfly, wave totals, carry) rounds, so each partial is a value of
  * the dtype as in NumPy and CuPy (an overflow to inf stays inf); the order still differs from NumPy's.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "codegen/cg_lower.h"
 
-/* Chunks of blockDim points whose values a GPU row scan reads before scanning them (row_group). */
+/* Chunks of blockDim points whose values a GPU row scan reads before scanning them (row_group), at most. */
 #define CG_SCAN_CHUNKS 8
+
+/* LOOM_GPU_SCAN_CHUNKS=k (1..8; read per kernel compiled) reads k chunks ahead instead: 1 is the
+ * chunk-at-a-time scan, for A/B timings (same bits; compiled kernels are cached on disk under the same
+ * key, so time each setting with its own LOOM_CACHE_DIR). */
+static int scan_chunks(void) {
+  const char *s = getenv("LOOM_GPU_SCAN_CHUNKS");
+  int k = s && *s ? atoi(s) : CG_SCAN_CHUNKS;
+  return k >= 1 && k <= CG_SCAN_CHUNKS ? k : CG_SCAN_CHUNKS;
+}
 
 /* acc op v, in order, rounded to the phase's storage dtype when it asks. */
 static LLVMValueRef scan_step(Lower *L, const KPhase *ph, LLVMValueRef acc, LLVMValueRef v) {
@@ -171,6 +181,7 @@ typedef struct RowScan {
   LLVMValueRef tid, bdim, nr, carry; /* nr: the end of the R range; carry: alloca of the running value */
   LLVMValueRef slots;                /* shared: one value per wave */
   LLVMTypeRef slots_t;
+  int chunks;                        /* chunks read ahead (row_group) */
 } RowScan;
 
 /* The value of R point c + tid (the identity past the end). */
@@ -275,10 +286,11 @@ static LLVMBasicBlockRef uniform_if(Lower *L, LLVMValueRef cond) {
  * past the end (a uniform test) are skipped. */
 static void row_group(Lower *L, LLVMValueRef c, void *arg) {
   RowScan *rs = arg;
+  const int K = rs->chunks;
   LLVMBuilderRef b = L->m.b;
   LLVMTypeRef t = cg_reg_type(&L->m, (LoomDType)rs->s.ph->acc_dtype);
   LLVMValueRef cj[CG_SCAN_CHUNKS], xs[CG_SCAN_CHUNKS], in[CG_SCAN_CHUNKS];
-  for (int j = 0; j < CG_SCAN_CHUNKS; j++) {
+  for (int j = 0; j < K; j++) {
     LLVMValueRef skip = LLVMBuildMul(b, rs->bdim, cg_iconst_i(L, j), "");
     cj[j] = LLVMBuildAdd(b, c, skip, "");
     in[j] = LLVMBuildICmp(b, LLVMIntSLT, c, LLVMBuildSub(b, rs->nr, skip, ""), ""); /* cj < nr, no overflow */
@@ -292,7 +304,7 @@ static void row_group(Lower *L, LLVMValueRef c, void *arg) {
     LLVMBuildBr(b, after);
     LLVMPositionBuilderAtEnd(b, after);
   }
-  for (int j = 0; j < CG_SCAN_CHUNKS; j++) {
+  for (int j = 0; j < K; j++) {
     if (j == 0) {
       row_chunk(L, rs, cj[0], xs[0]);
       continue;
@@ -306,7 +318,7 @@ static void row_group(Lower *L, LLVMValueRef c, void *arg) {
 
 void cg_gpu_scan_row(Lower *L, int p, LLVMValueRef tid, LLVMValueRef bdim, LLVMValueRef rlo, LLVMValueRef rhi,
                      LLVMValueRef carry) {
-  RowScan rs = {.s = {.p = p, .ph = &L->k->phases[p]}, .tid = tid, .bdim = bdim, .nr = rhi};
+  RowScan rs = {.s = {.p = p, .ph = &L->k->phases[p]}, .tid = tid, .bdim = bdim, .nr = rhi, .chunks = scan_chunks()};
   LoomDType at = (LoomDType)rs.s.ph->acc_dtype;
   LLVMTypeRef t = cg_reg_type(&L->m, at);
   rs.carry = cg_entry_alloca(L, t, "carry");
@@ -314,7 +326,7 @@ void cg_gpu_scan_row(Lower *L, int p, LLVMValueRef tid, LLVMValueRef bdim, LLVMV
   rs.slots = cg_gpu_shared_slots(L, loom_dtype_size(at) > 8 ? "loom.red.v.16" : "loom.red.v");
   rs.slots_t = LLVMGlobalGetValueType(rs.slots);
   /* every thread runs every chunk (the barriers need the whole block) */
-  cg_gpu_for(L, rlo, rhi, LLVMBuildMul(L->m.b, bdim, cg_iconst_i(L, CG_SCAN_CHUNKS), ""), row_group, &rs);
+  cg_gpu_for(L, rlo, rhi, LLVMBuildMul(L->m.b, bdim, cg_iconst_i(L, rs.chunks), ""), row_group, &rs);
   L->acc[p] = L->accidx[p] = NULL;
 }
 
