@@ -37,24 +37,12 @@
 #include <llvm-c/Core.h>
 
 #include "codegen/amdgpu.h"
-#include "codegen/gpu_radix.h"
-#include "codegen/nvptx.h"
+#include "codegen/gpu_radix_gen.h"
 
 #define RADIX_DIGITS 256
 #define STATUS_COUNT_MASK 0x3fffffffu
 #define STATUS_AGGREGATE (1u << 30) /* the tile's own count */
 #define STATUS_PREFIX (2u << 30)    /* the count of the row's tiles up to this one, inclusive */
-
-typedef struct Gen {
-  CgMath m;
-  CgGpuHooks h;
-  CgRadixSpec spec;
-  CgRadixShape sh;
-  LLVMBuilderRef b;
-  LLVMTypeRef i1, i8, i32, i64, kt, vt, mt, pg, ps; /* kt keys, vt values, mt wave masks; pointers */
-  int kbits, nwarps;
-  LLVMValueRef fn;
-} Gen;
 
 bool cg_radix_key_ok(LoomDType t) {
   switch (t) {
@@ -73,93 +61,6 @@ CgRadixShape cg_radix_shape(const CgRadixSpec *spec) {
   CgRadixShape s = {.block = CG_RADIX_BLOCK, .items = widest <= 4 ? 16 : 8, .passes = kb};
   s.tile = s.block * s.items;
   return s;
-}
-
-/* ---- small builders ------------------------------------------------------------------------------- */
-static LLVMValueRef c32(Gen *g, uint64_t v) { return LLVMConstInt(g->i32, v, 0); }
-static LLVMValueRef c64(Gen *g, uint64_t v) { return LLVMConstInt(g->i64, v, 0); }
-static LLVMValueRef ck(Gen *g, uint64_t v) { return LLVMConstInt(g->kt, v, 0); }
-static LLVMValueRef thread_id(Gen *g) { return g->h.index(&g->m, CG_GPU_THREAD_ID); }
-
-static LLVMValueRef at(Gen *g, LLVMTypeRef t, LLVMValueRef base, LLVMValueRef i) {
-  return LLVMBuildGEP2(g->b, t, base, &i, 1, "");
-}
-static LLVMValueRef load(Gen *g, LLVMTypeRef t, LLVMValueRef p, unsigned align) {
-  LLVMValueRef v = LLVMBuildLoad2(g->b, t, p, "");
-  LLVMSetAlignment(v, align);
-  return v;
-}
-static void store(Gen *g, LLVMValueRef v, LLVMValueRef p, unsigned align) {
-  LLVMSetAlignment(LLVMBuildStore(g->b, v, p), align);
-}
-static LLVMValueRef sel(Gen *g, LLVMValueRef c, LLVMValueRef a, LLVMValueRef b) {
-  return LLVMBuildSelect(g->b, c, a, b, "");
-}
-static LLVMValueRef ult(Gen *g, LLVMValueRef a, LLVMValueRef b) { return LLVMBuildICmp(g->b, LLVMIntULT, a, b, ""); }
-static LLVMValueRef eq(Gen *g, LLVMValueRef a, LLVMValueRef b) { return LLVMBuildICmp(g->b, LLVMIntEQ, a, b, ""); }
-static LLVMValueRef add(Gen *g, LLVMValueRef a, LLVMValueRef b) { return LLVMBuildAdd(g->b, a, b, ""); }
-static LLVMValueRef mul(Gen *g, LLVMValueRef a, LLVMValueRef b) { return LLVMBuildMul(g->b, a, b, ""); }
-static LLVMValueRef zext64(Gen *g, LLVMValueRef v) { return LLVMBuildZExt(g->b, v, g->i64, ""); }
-
-/* Opens `if (cond)`: the builder moves into the then-block; close with if_end(g, returned block). */
-static LLVMBasicBlockRef if_begin(Gen *g, LLVMValueRef cond) {
-  LLVMBasicBlockRef then = LLVMAppendBasicBlockInContext(g->m.c, g->fn, "then");
-  LLVMBasicBlockRef after = LLVMAppendBasicBlockInContext(g->m.c, g->fn, "after");
-  LLVMBuildCondBr(g->b, cond, then, after);
-  LLVMPositionBuilderAtEnd(g->b, then);
-  return after;
-}
-static void if_end(Gen *g, LLVMBasicBlockRef after) {
-  LLVMBuildBr(g->b, after);
-  LLVMPositionBuilderAtEnd(g->b, after);
-}
-
-static LLVMValueRef atomic_add(Gen *g, LLVMValueRef p, LLVMValueRef v) {
-  return LLVMBuildAtomicRMW(g->b, LLVMAtomicRMWBinOpAdd, p, v, LLVMAtomicOrderingMonotonic, 0);
-}
-
-/* A shared-memory array of n elements of t (one per kernel that uses it). */
-static LLVMValueRef shared_array(Gen *g, const char *name, LLVMTypeRef t, unsigned n, unsigned align) {
-  LLVMTypeRef at_ = LLVMArrayType2(t, n);
-  LLVMValueRef v = LLVMAddGlobalInAddressSpace(g->m.m, at_, name, g->h.as_shared);
-  LLVMSetInitializer(v, g->h.shared_poison ? LLVMGetPoison(at_) : LLVMGetUndef(at_));
-  LLVMSetLinkage(v, LLVMInternalLinkage);
-  LLVMSetAlignment(v, align);
-  return v;
-}
-
-/* A kernel entry named `name` with the given parameters; the builder at its entry block. */
-static void begin_kernel(Gen *g, const char *name, LLVMTypeRef *params, unsigned n) {
-  LLVMTypeRef fty = LLVMFunctionType(LLVMVoidTypeInContext(g->m.c), params, n, 0);
-  g->fn = LLVMAddFunction(g->m.m, name, fty);
-  g->h.mark_kernel(&g->m, g->fn, g->sh.block);
-  if (g->spec.amdgpu && g->spec.wave == 64) /* gfx10+ run these kernels in wave64 mode, as gfx9 does */
-    LLVMAddTargetDependentFunctionAttr(g->fn, "target-features", "+wavefrontsize64");
-  LLVMPositionBuilderAtEnd(g->b, LLVMAppendBasicBlockInContext(g->m.c, g->fn, "entry"));
-}
-
-/* v (i32) made here: a register copy the optimizer cannot move, so that LLVM does not sink the rank's
- * arithmetic into the staging after the barriers (that keeps 3 words per item live instead of one). */
-static LLVMValueRef pin(Gen *g, LLVMValueRef v) {
-  if (g->spec.amdgpu) return v; /* its code-object writer takes no inline assembly (no asm parser linked) */
-  LLVMTypeRef fty = LLVMFunctionType(g->i32, &g->i32, 1, 0);
-  static const char code[] = "mov.b32 $0, $1;", cons[] = "=r,r";
-  LLVMValueRef asm_ = LLVMGetInlineAsm(fty, (char *)code, sizeof code - 1, (char *)cons, sizeof cons - 1, 1, 0,
-                                       LLVMInlineAsmDialectATT, 0);
-  return LLVMBuildCall2(g->b, fty, asm_, &v, 1, "");
-}
-
-/* NVPTX launch bounds of the kernel being built: at most `threads` per block and at least `blocks`
- * resident per multiprocessor (ptxas then keeps the registers within 64K / (threads x blocks)). */
-static void launch_bounds(Gen *g, int threads, int blocks) {
-  if (g->spec.amdgpu) return;
-  static const char *const keys[2] = {"maxntidx", "minctasm"};
-  int vals[2] = {threads, blocks};
-  for (int i = 0; i < 2; i++) {
-    LLVMMetadataRef ops[3] = {LLVMValueAsMetadata(g->fn), LLVMMDStringInContext2(g->m.c, keys[i], strlen(keys[i])),
-                              LLVMValueAsMetadata(c32(g, (unsigned)vals[i]))};
-    LLVMAddNamedMetadataOperand(g->m.m, "nvvm.annotations", LLVMMetadataAsValue(g->m.c, LLVMMDNodeInContext2(g->m.c, ops, 3)));
-  }
 }
 
 /* ---- keys ------------------------------------------------------------------------------------------- */
@@ -219,81 +120,6 @@ static LLVMValueRef block_exclusive_scan(Gen *g, LLVMValueRef v, LLVMValueRef ti
   }
   g->h.barrier(&g->m);
   return add(g, off, LLVMBuildSub(g->b, incl, v, ""));
-}
-
-/* ---- grid-stride kernels: loom_radix_zero, loom_radix_take<bytes> ----------------------------------------- */
-/* Opens `for (i = global thread; i < n; i += threads of the grid)`: the builder in the body, *i the index;
- * close with stride_loop_end. */
-typedef struct StrideLoop {
-  LLVMBasicBlockRef entry, head, body, done;
-  LLVMValueRef i, stride, first;
-} StrideLoop;
-static StrideLoop stride_loop_begin(Gen *g, LLVMValueRef n) {
-  StrideLoop l;
-  LLVMValueRef tid = zext64(g, thread_id(g)), bid = zext64(g, g->h.index(&g->m, CG_GPU_BLOCK_ID));
-  LLVMValueRef bdim = zext64(g, g->h.index(&g->m, CG_GPU_BLOCK_DIM)), gdim = zext64(g, g->h.index(&g->m, CG_GPU_GRID_DIM));
-  l.first = add(g, mul(g, bid, bdim), tid);
-  l.stride = mul(g, gdim, bdim);
-  l.entry = LLVMGetInsertBlock(g->b);
-  l.head = LLVMAppendBasicBlockInContext(g->m.c, g->fn, "head");
-  l.body = LLVMAppendBasicBlockInContext(g->m.c, g->fn, "body");
-  l.done = LLVMAppendBasicBlockInContext(g->m.c, g->fn, "done");
-  LLVMBuildBr(g->b, l.head);
-  LLVMPositionBuilderAtEnd(g->b, l.head);
-  l.i = LLVMBuildPhi(g->b, g->i64, "i");
-  LLVMBuildCondBr(g->b, ult(g, l.i, n), l.body, l.done);
-  LLVMPositionBuilderAtEnd(g->b, l.body);
-  return l;
-}
-static void stride_loop_end(Gen *g, StrideLoop *l) {
-  LLVMValueRef next = add(g, l->i, l->stride);
-  LLVMBasicBlockRef last = LLVMGetInsertBlock(g->b);
-  LLVMBuildBr(g->b, l->head);
-  LLVMValueRef iv[2] = {l->first, next};
-  LLVMBasicBlockRef ib[2] = {l->entry, last};
-  LLVMAddIncoming(l->i, iv, ib, 2);
-  LLVMPositionBuilderAtEnd(g->b, l->done);
-}
-
-static void gen_zero(Gen *g) {
-  LLVMTypeRef ps[2] = {g->pg, g->i64};
-  begin_kernel(g, "loom_radix_zero", ps, 2);
-  StrideLoop l = stride_loop_begin(g, LLVMGetParam(g->fn, 1));
-  store(g, c32(g, 0), at(g, g->i32, LLVMGetParam(g->fn, 0), l.i), 4);
-  stride_loop_end(g, &l);
-  LLVMBuildRetVoid(g->b);
-}
-
-/* loom_radix_take<bytes>(ptr src, ptr index, ptr dst, ptr bad, i64 m, i64 ns, i64 total): for i < total
- * (row = i / m), k = index[i] (int64; negative counts from the row's end): dst[i] = src[row * ns + k];
- * an index outside [-ns, ns) writes nothing there and sets *bad = 1. Rows gathered by a permutation
- * (payloads of a sort, the keys of a lexicographic one; take_along_axis). */
-static void gen_take(Gen *g, int bytes) {
-  char name[32];
-  snprintf(name, sizeof name, "loom_radix_take%d", bytes);
-  LLVMTypeRef ps[7] = {g->pg, g->pg, g->pg, g->pg, g->i64, g->i64, g->i64};
-  begin_kernel(g, name, ps, 7);
-  LLVMValueRef src = LLVMGetParam(g->fn, 0), index = LLVMGetParam(g->fn, 1), dst = LLVMGetParam(g->fn, 2);
-  LLVMValueRef bad = LLVMGetParam(g->fn, 3), m = LLVMGetParam(g->fn, 4), ns = LLVMGetParam(g->fn, 5);
-  LLVMTypeRef t = LLVMIntTypeInContext(g->m.c, (unsigned)bytes * 8);
-  unsigned align = (unsigned)(bytes > 8 ? 8 : bytes);
-  StrideLoop l = stride_loop_begin(g, LLVMGetParam(g->fn, 6));
-  LLVMValueRef row0 = mul(g, LLVMBuildUDiv(g->b, l.i, m, ""), ns);
-  LLVMValueRef k = load(g, g->i64, at(g, g->i64, index, l.i), 8);
-  k = sel(g, LLVMBuildICmp(g->b, LLVMIntSLT, k, c64(g, 0), ""), add(g, k, ns), k);
-  LLVMBasicBlockRef in = LLVMAppendBasicBlockInContext(g->m.c, g->fn, "in");
-  LLVMBasicBlockRef out = LLVMAppendBasicBlockInContext(g->m.c, g->fn, "out");
-  LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(g->m.c, g->fn, "next");
-  LLVMBuildCondBr(g->b, ult(g, k, ns), in, out);
-  LLVMPositionBuilderAtEnd(g->b, in);
-  store(g, load(g, t, at(g, t, src, add(g, row0, k)), align), at(g, t, dst, l.i), align);
-  LLVMBuildBr(g->b, next);
-  LLVMPositionBuilderAtEnd(g->b, out);
-  store(g, c32(g, 1), bad, 4);
-  LLVMBuildBr(g->b, next);
-  LLVMPositionBuilderAtEnd(g->b, next);
-  stride_loop_end(g, &l);
-  LLVMBuildRetVoid(g->b);
 }
 
 /* The tile's row, its first key's index in the row and its key count (i64), from tile number t (i32). */
@@ -802,9 +628,9 @@ static LoomStatus build(LoomContext *ctx, const CgRadixSpec *spec, LLVMContextRe
   g.pg = LLVMPointerTypeInContext(c, g.h.as_global);
   g.ps = LLVMPointerTypeInContext(c, g.h.as_shared);
   g.nwarps = g.sh.block / spec->wave;
-  gen_zero(&g);
+  cg_radix_gen_zero(&g);
   if (spec->take) {
-    for (int bytes = 1; bytes <= 16; bytes *= 2) gen_take(&g, bytes);
+    for (int bytes = 1; bytes <= 16; bytes *= 2) cg_radix_gen_take(&g, bytes);
   } else {
     gen_histogram(&g);
     gen_pass(&g);
