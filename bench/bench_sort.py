@@ -2,7 +2,8 @@
 PyTorch on a GPU (each peer that imports; same inputs, same run).
 
 Bytes first. On a GPU loom sorts with a device radix sort (loom_sort: codegen/gpu_radix.c's library
-kernels; python/loom/_sortnet.py picks it for one row or rows of >= 2048 keys): one histogram kernel
+kernels; python/loom/_sortnet.py picks it for one row, rows of >= 2048 keys, or shorter rows where its
+cost model prefers it, such as 1000 x 1000): one histogram kernel
 reads the keys once, then one sweep per key byte reads and writes every key (and argsort's int64 index)
 once, with a decoupled look-back for the tiles' offsets: for 2^26 float32 keys 4 sweeps x 2^26 x 8 B
 (sort) + 256 MiB of histogram reads = 2.4 GB, ~0.6 ms at the H200's ~4 TB/s; argsort adds 16 B per key
