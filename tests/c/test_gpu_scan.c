@@ -226,7 +226,8 @@ static void ptx_case(const char *what, LoomDType t, int nd, const int64_t *shape
           CHECK(write(fd, p, len) == (ssize_t)len, "write");
           close(fd);
           char cmd[1200];
-          snprintf(cmd, sizeof cmd, "'%s' -arch=sm_90 -o /dev/null '%s' 2>&1", px, path);
+          const char *verbose = getenv("LOOM_TEST_PTXAS_VERBOSE"); /* set: ptxas -v (registers, spills) */
+          snprintf(cmd, sizeof cmd, "'%s' -arch=sm_90 %s-o /dev/null '%s' 2>&1", px, verbose && *verbose ? "-v " : "", path);
           int rc = system(cmd);
           CHECK(rc == 0, "%s: ptxas rejects module %d (exit %d)", what, mods, rc);
           unlink(path);
