@@ -9,7 +9,7 @@ scan, ~0.17 ms at peak for 2^26 float32). CuPy (CUB's decoupled look-back) moves
 row is a sequential dependency chain (one add per element per core, as NumPy's loop); rows and
 columns are spread over the cores.
 
-GPU row scans read 8 chunks of a block's points before scanning them (codegen/lower_scan.c); A/B against
+GPU row scans read 4 chunks of a block's points before scanning them (codegen/lower_scan.c); A/B against
 the chunk-at-a-time scan: LOOM_GPU_SCAN_CHUNKS=1 LOOM_CACHE_DIR=$(mktemp -d) python3 bench/bench_scan.py
 (a fresh cache: compiled kernels are kept under the same key).
 

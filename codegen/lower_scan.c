@@ -30,8 +30,13 @@
 
 #include "codegen/cg_lower.h"
 
-/* Chunks of blockDim points whose values a GPU row scan reads before scanning them (row_group), at most. */
-#define CG_SCAN_CHUNKS 8
+/* Chunks of blockDim points whose values a GPU row scan reads before scanning them (row_group): at most
+ * CG_SCAN_CHUNKS_MAX, by default CG_SCAN_CHUNKS. ptxas -v (sm_90) of the row / part-scan entries,
+ * registers for 1 / 4 / 8 chunks: float32 32 / 32 / 48, int8 -> int64 40 / 46 / 71, complex64 37 / 40 /
+ * 64; 4 keeps float32 at 32 (8 blocks of 256 a multiprocessor: a split 1-d scan's 1024 parts in one
+ * wave on 132 SMs) with 4 loads in flight per thread. */
+#define CG_SCAN_CHUNKS 4
+#define CG_SCAN_CHUNKS_MAX 8
 
 /* LOOM_GPU_SCAN_CHUNKS=k (1..8; read per kernel compiled) reads k chunks ahead instead: 1 is the
  * chunk-at-a-time scan, for A/B timings (same bits; compiled kernels are cached on disk under the same
@@ -39,7 +44,7 @@
 static int scan_chunks(void) {
   const char *s = getenv("LOOM_GPU_SCAN_CHUNKS");
   int k = s && *s ? atoi(s) : CG_SCAN_CHUNKS;
-  return k >= 1 && k <= CG_SCAN_CHUNKS ? k : CG_SCAN_CHUNKS;
+  return k >= 1 && k <= CG_SCAN_CHUNKS_MAX ? k : CG_SCAN_CHUNKS;
 }
 
 /* acc op v, in order, rounded to the phase's storage dtype when it asks. */
@@ -280,8 +285,8 @@ static LLVMBasicBlockRef uniform_if(Lower *L, LLVMValueRef cond) {
   return after;
 }
 
-/* A group of CG_SCAN_CHUNKS chunks from c: every chunk's values are read first (CG_SCAN_CHUNKS loads per
- * thread in flight, not one: a chunk-at-a-time scan waits a memory latency per chunk), then the chunks
+/* A group of rs->chunks chunks from c: every chunk's values are read first (that many loads per thread
+ * in flight, not one: a chunk-at-a-time scan waits a memory latency per chunk), then the chunks
  * are scanned in order exactly as one at a time (the same adds in the same order: the same bits). Chunks
  * past the end (a uniform test) are skipped. */
 static void row_group(Lower *L, LLVMValueRef c, void *arg) {
@@ -289,7 +294,7 @@ static void row_group(Lower *L, LLVMValueRef c, void *arg) {
   const int K = rs->chunks;
   LLVMBuilderRef b = L->m.b;
   LLVMTypeRef t = cg_reg_type(&L->m, (LoomDType)rs->s.ph->acc_dtype);
-  LLVMValueRef cj[CG_SCAN_CHUNKS], xs[CG_SCAN_CHUNKS], in[CG_SCAN_CHUNKS];
+  LLVMValueRef cj[CG_SCAN_CHUNKS_MAX], xs[CG_SCAN_CHUNKS_MAX], in[CG_SCAN_CHUNKS_MAX];
   for (int j = 0; j < K; j++) {
     LLVMValueRef skip = LLVMBuildMul(b, rs->bdim, cg_iconst_i(L, j), "");
     cj[j] = LLVMBuildAdd(b, c, skip, "");

@@ -134,8 +134,9 @@ static void gpu_cases(void) {
       {LOOM_FLOAT32, 2, {10, 4000}, 1, LOOM_REDUCE_PROD, LOOM_DTYPE_COUNT, false, "f32 prod rows"},
       {LOOM_BOOL, 1, {70001}, 0, LOOM_REDUCE_SUM, LOOM_DTYPE_COUNT, false, "bool count"},
       {LOOM_FLOAT32, 1, {1}, 0, LOOM_REDUCE_SUM, LOOM_DTYPE_COUNT, false, "length 1"},
-      /* around the row scan's groups of 8 chunks of a block (codegen/lower_scan.c row_group): whole, one
-       * point over, one short, several groups and a partial one, rows of them, parts of split rows */
+      /* around the row scan's groups of 4 (LOOM_GPU_SCAN_CHUNKS: up to 8) chunks of a block of 256
+       * (codegen/lower_scan.c row_group): whole groups, one point over, one short, several groups and a
+       * partial one, rows of them, parts of split rows */
       {LOOM_FLOAT32, 1, {2048}, 0, LOOM_REDUCE_SUM, LOOM_DTYPE_COUNT, false, "f32 one group of chunks"},
       {LOOM_FLOAT32, 1, {2049}, 0, LOOM_REDUCE_SUM, LOOM_DTYPE_COUNT, false, "f32 a group and a point"},
       {LOOM_INT32, 1, {2047}, 0, LOOM_REDUCE_SUM, LOOM_INT32, false, "i32 a group less a point"},
