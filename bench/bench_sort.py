@@ -2,14 +2,17 @@
 PyTorch on a GPU (each peer that imports; same inputs, same run).
 
 Bytes first. On a GPU loom sorts with a device radix sort (loom_sort: codegen/gpu_radix.c's library
-kernels; python/loom/_sortnet.py picks it for one row or rows of >= 2048 keys): one histogram kernel
+kernels; python/loom/_sortnet.py picks it for one row, rows of >= 2048 keys, or shorter rows where its
+cost model prefers it, such as 1000 x 1000): one histogram kernel
 reads the keys once, then one sweep per key byte reads and writes every key (and argsort's int64 index)
 once, with a decoupled look-back for the tiles' offsets: for 2^26 float32 keys 4 sweeps x 2^26 x 8 B
 (sort) + 256 MiB of histogram reads = 2.4 GB, ~0.6 ms at the H200's ~4 TB/s; argsort adds 16 B per key
 per sweep (~1.7 ms). CUB's onesweep (CuPy, torch.sort) moves the same bytes, so the target is >= 0.8x
 of both at 2^26. The bitonic network (m(m+1)/2 elementwise steps over rows padded to 2^m) is kept for
 many short rows and runs under LOOM_SORT_ENGINE=network: reported as its own column on the GPU up to
-2^22 keys. On the host loom sorts with NumPy's own sorts on the host buffer (the network runs there
+2^22 keys. The radix cases also run the first pass design (LOOM_RADIX_LEGACY=1: keys held through the
+look-back, 91-136 registers, 1-2 blocks a multiprocessor) as the "legacy pass" column, for A/B against
+the default single-sweep pass (64 registers, 4 blocks; codegen/gpu_radix.c). On the host loom sorts with NumPy's own sorts on the host buffer (the network runs there
 only under LOOM_SORT_ENGINE=network, reported as its own column for small sizes).
 
 Prints a markdown table and writes bench/results/<date>-sort-<host|h200>.json (machine, date, command).
@@ -97,6 +100,13 @@ def main():
                     row["network_on_host_ms"] = best_ms(lambda: loom.eval(loom_op(op, x)), lsync, 1)
                 finally:
                     del os.environ["LOOM_SORT_ENGINE"]
+        if GPU and name.startswith("radix") and "rows" not in name:  # A/B: the first pass design
+            os.environ["LOOM_RADIX_LEGACY"] = "1"
+            try:
+                row["legacy_ok"] = bool(np.array_equal(loom_op(op, x).get(), numpy_op(op, h)))
+                row["legacy_ms"] = best_ms(lambda: loom.eval(loom_op(op, x)), lsync, repeats)
+            finally:
+                del os.environ["LOOM_RADIX_LEGACY"]
         if GPU and h.size <= 1 << 22:  # the bitonic network on the GPU, for reference
             os.environ["LOOM_SORT_ENGINE"] = "network"
             try:
@@ -114,12 +124,14 @@ def main():
         print(row, flush=True)
     peer_names = ["numpy"] if not GPU else list(ps)
     print("| case | loom ms | " + " | ".join(f"{p} ms | {p} / loom" for p in peer_names)
-          + (" | network on host ms" if not GPU else " | network ms") + " | ok |")
-    print("|---|---|" + "---|---|" * len(peer_names) + "---|---|")
+          + (" | network on host ms" if not GPU else " | network ms | legacy pass ms") + " | ok |")
+    print("|---|---|" + "---|---|" * len(peer_names) + ("---|---|" if not GPU else "---|---|---|"))
     for r in rows:
         cells = [f"{r[p + '_ms']:.3f} | {r[p + '_ms'] / r['loom_ms']:.2f}x" if p + "_ms" in r else "- | -" for p in peer_names]
         net = "network_on_host_ms" if not GPU else "network_ms"
         extra = f" | {r[net]:.3f}" if net in r else " | -"
+        if GPU:
+            extra += f" | {r['legacy_ms']:.3f}" + ("" if r["legacy_ok"] else " (wrong)") if "legacy_ms" in r else " | -"
         print(f"| {r['case']} | {r['loom_ms']:.3f} | " + " | ".join(cells) + extra + f" | {r['ok']} |")
     date = os.environ.get("LOOM_BENCH_DATE", datetime.date.today().isoformat())
     tag = "h200" if GPU else "host"

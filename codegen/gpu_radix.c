@@ -15,13 +15,18 @@
  *     match-any where the target has it, NVPTX; else 8 ballots, one per digit bit), the highest of
  *     them adds their count to the wave's counter of that digit in shared memory, and each lane's
  *     rank among equal digits is the counter before plus its lower peers: stable within the wave. Counters are then summed over waves (in wave order: stable in the tile)
- *     and scanned over digits (tile_start). Thread d publishes the tile's count of digit d (flag 1),
- *     looks back over earlier tiles of the row adding flag-1 counts until a flag-2 (inclusive) one,
- *     and publishes its inclusive count (flag 2); flag and count share one 32-bit word, so a reader
- *     sees both or neither. Keys are staged in shared memory in tile order (tile_start + wave prefix
- *     + rank), then written out block-striped, so that consecutive threads write consecutive slots of
- *     one bucket: row * n + hist_start[d] + earlier[d] + (slot - tile_start[d]).
- *     Values move the same way in a second round through the same staging memory.
+ *     and scanned over digits (tile_start). Thread d publishes the tile's count of digit d (flag 1)
+ *     as soon as the waves' counts are summed; the keys (and values, read only now) are staged in
+ *     shared memory in tile order (tile_start + wave prefix + rank); then thread d looks back over
+ *     earlier tiles of the row adding flag-1 counts until a flag-2 (inclusive) one, and publishes its
+ *     inclusive count (flag 2); flag and count share one 32-bit word, so a reader sees both or
+ *     neither. The staged tile is written out block-striped, so that consecutive threads write
+ *     consecutive slots of one bucket: row * n + hist_start[d] + earlier[d] + (slot - tile_start[d]),
+ *     values beside their keys. No key is held in a register while the tile waits for earlier ones,
+ *     and after ranking an item is one word (rank | digit << 16): 64 registers a thread, 4 blocks a
+ *     multiprocessor on sm_90 (launch bounds; ptxas -v: at most 16 bytes spilled).
+ *     CgRadixSpec.legacy keeps the first design for A/B (publish after the scans, look-back, then
+ *     staging; values in a second round through the keys' staging memory; 91-136 registers).
  * Keys keep their bits; digits come from an order-preserving image computed on every load (a few
  * integer operations), so no pass transforms or restores keys.
  */
@@ -32,24 +37,12 @@
 #include <llvm-c/Core.h>
 
 #include "codegen/amdgpu.h"
-#include "codegen/gpu_radix.h"
-#include "codegen/nvptx.h"
+#include "codegen/gpu_radix_gen.h"
 
 #define RADIX_DIGITS 256
 #define STATUS_COUNT_MASK 0x3fffffffu
 #define STATUS_AGGREGATE (1u << 30) /* the tile's own count */
 #define STATUS_PREFIX (2u << 30)    /* the count of the row's tiles up to this one, inclusive */
-
-typedef struct Gen {
-  CgMath m;
-  CgGpuHooks h;
-  CgRadixSpec spec;
-  CgRadixShape sh;
-  LLVMBuilderRef b;
-  LLVMTypeRef i1, i8, i32, i64, kt, vt, mt, pg, ps; /* kt keys, vt values, mt wave masks; pointers */
-  int kbits, nwarps;
-  LLVMValueRef fn;
-} Gen;
 
 bool cg_radix_key_ok(LoomDType t) {
   switch (t) {
@@ -68,69 +61,6 @@ CgRadixShape cg_radix_shape(const CgRadixSpec *spec) {
   CgRadixShape s = {.block = CG_RADIX_BLOCK, .items = widest <= 4 ? 16 : 8, .passes = kb};
   s.tile = s.block * s.items;
   return s;
-}
-
-/* ---- small builders ------------------------------------------------------------------------------- */
-static LLVMValueRef c32(Gen *g, uint64_t v) { return LLVMConstInt(g->i32, v, 0); }
-static LLVMValueRef c64(Gen *g, uint64_t v) { return LLVMConstInt(g->i64, v, 0); }
-static LLVMValueRef ck(Gen *g, uint64_t v) { return LLVMConstInt(g->kt, v, 0); }
-static LLVMValueRef thread_id(Gen *g) { return g->h.index(&g->m, CG_GPU_THREAD_ID); }
-
-static LLVMValueRef at(Gen *g, LLVMTypeRef t, LLVMValueRef base, LLVMValueRef i) {
-  return LLVMBuildGEP2(g->b, t, base, &i, 1, "");
-}
-static LLVMValueRef load(Gen *g, LLVMTypeRef t, LLVMValueRef p, unsigned align) {
-  LLVMValueRef v = LLVMBuildLoad2(g->b, t, p, "");
-  LLVMSetAlignment(v, align);
-  return v;
-}
-static void store(Gen *g, LLVMValueRef v, LLVMValueRef p, unsigned align) {
-  LLVMSetAlignment(LLVMBuildStore(g->b, v, p), align);
-}
-static LLVMValueRef sel(Gen *g, LLVMValueRef c, LLVMValueRef a, LLVMValueRef b) {
-  return LLVMBuildSelect(g->b, c, a, b, "");
-}
-static LLVMValueRef ult(Gen *g, LLVMValueRef a, LLVMValueRef b) { return LLVMBuildICmp(g->b, LLVMIntULT, a, b, ""); }
-static LLVMValueRef eq(Gen *g, LLVMValueRef a, LLVMValueRef b) { return LLVMBuildICmp(g->b, LLVMIntEQ, a, b, ""); }
-static LLVMValueRef add(Gen *g, LLVMValueRef a, LLVMValueRef b) { return LLVMBuildAdd(g->b, a, b, ""); }
-static LLVMValueRef mul(Gen *g, LLVMValueRef a, LLVMValueRef b) { return LLVMBuildMul(g->b, a, b, ""); }
-static LLVMValueRef zext64(Gen *g, LLVMValueRef v) { return LLVMBuildZExt(g->b, v, g->i64, ""); }
-
-/* Opens `if (cond)`: the builder moves into the then-block; close with if_end(g, returned block). */
-static LLVMBasicBlockRef if_begin(Gen *g, LLVMValueRef cond) {
-  LLVMBasicBlockRef then = LLVMAppendBasicBlockInContext(g->m.c, g->fn, "then");
-  LLVMBasicBlockRef after = LLVMAppendBasicBlockInContext(g->m.c, g->fn, "after");
-  LLVMBuildCondBr(g->b, cond, then, after);
-  LLVMPositionBuilderAtEnd(g->b, then);
-  return after;
-}
-static void if_end(Gen *g, LLVMBasicBlockRef after) {
-  LLVMBuildBr(g->b, after);
-  LLVMPositionBuilderAtEnd(g->b, after);
-}
-
-static LLVMValueRef atomic_add(Gen *g, LLVMValueRef p, LLVMValueRef v) {
-  return LLVMBuildAtomicRMW(g->b, LLVMAtomicRMWBinOpAdd, p, v, LLVMAtomicOrderingMonotonic, 0);
-}
-
-/* A shared-memory array of n elements of t (one per kernel that uses it). */
-static LLVMValueRef shared_array(Gen *g, const char *name, LLVMTypeRef t, unsigned n, unsigned align) {
-  LLVMTypeRef at_ = LLVMArrayType2(t, n);
-  LLVMValueRef v = LLVMAddGlobalInAddressSpace(g->m.m, at_, name, g->h.as_shared);
-  LLVMSetInitializer(v, g->h.shared_poison ? LLVMGetPoison(at_) : LLVMGetUndef(at_));
-  LLVMSetLinkage(v, LLVMInternalLinkage);
-  LLVMSetAlignment(v, align);
-  return v;
-}
-
-/* A kernel entry named `name` with the given parameters; the builder at its entry block. */
-static void begin_kernel(Gen *g, const char *name, LLVMTypeRef *params, unsigned n) {
-  LLVMTypeRef fty = LLVMFunctionType(LLVMVoidTypeInContext(g->m.c), params, n, 0);
-  g->fn = LLVMAddFunction(g->m.m, name, fty);
-  g->h.mark_kernel(&g->m, g->fn, g->sh.block);
-  if (g->spec.amdgpu && g->spec.wave == 64) /* gfx10+ run these kernels in wave64 mode, as gfx9 does */
-    LLVMAddTargetDependentFunctionAttr(g->fn, "target-features", "+wavefrontsize64");
-  LLVMPositionBuilderAtEnd(g->b, LLVMAppendBasicBlockInContext(g->m.c, g->fn, "entry"));
 }
 
 /* ---- keys ------------------------------------------------------------------------------------------- */
@@ -192,84 +122,10 @@ static LLVMValueRef block_exclusive_scan(Gen *g, LLVMValueRef v, LLVMValueRef ti
   return add(g, off, LLVMBuildSub(g->b, incl, v, ""));
 }
 
-/* ---- grid-stride kernels: loom_radix_zero, loom_radix_take<bytes> ----------------------------------------- */
-/* Opens `for (i = global thread; i < n; i += threads of the grid)`: the builder in the body, *i the index;
- * close with stride_loop_end. */
-typedef struct StrideLoop {
-  LLVMBasicBlockRef entry, head, body, done;
-  LLVMValueRef i, stride, first;
-} StrideLoop;
-static StrideLoop stride_loop_begin(Gen *g, LLVMValueRef n) {
-  StrideLoop l;
-  LLVMValueRef tid = zext64(g, thread_id(g)), bid = zext64(g, g->h.index(&g->m, CG_GPU_BLOCK_ID));
-  LLVMValueRef bdim = zext64(g, g->h.index(&g->m, CG_GPU_BLOCK_DIM)), gdim = zext64(g, g->h.index(&g->m, CG_GPU_GRID_DIM));
-  l.first = add(g, mul(g, bid, bdim), tid);
-  l.stride = mul(g, gdim, bdim);
-  l.entry = LLVMGetInsertBlock(g->b);
-  l.head = LLVMAppendBasicBlockInContext(g->m.c, g->fn, "head");
-  l.body = LLVMAppendBasicBlockInContext(g->m.c, g->fn, "body");
-  l.done = LLVMAppendBasicBlockInContext(g->m.c, g->fn, "done");
-  LLVMBuildBr(g->b, l.head);
-  LLVMPositionBuilderAtEnd(g->b, l.head);
-  l.i = LLVMBuildPhi(g->b, g->i64, "i");
-  LLVMBuildCondBr(g->b, ult(g, l.i, n), l.body, l.done);
-  LLVMPositionBuilderAtEnd(g->b, l.body);
-  return l;
-}
-static void stride_loop_end(Gen *g, StrideLoop *l) {
-  LLVMValueRef next = add(g, l->i, l->stride);
-  LLVMBasicBlockRef last = LLVMGetInsertBlock(g->b);
-  LLVMBuildBr(g->b, l->head);
-  LLVMValueRef iv[2] = {l->first, next};
-  LLVMBasicBlockRef ib[2] = {l->entry, last};
-  LLVMAddIncoming(l->i, iv, ib, 2);
-  LLVMPositionBuilderAtEnd(g->b, l->done);
-}
-
-static void gen_zero(Gen *g) {
-  LLVMTypeRef ps[2] = {g->pg, g->i64};
-  begin_kernel(g, "loom_radix_zero", ps, 2);
-  StrideLoop l = stride_loop_begin(g, LLVMGetParam(g->fn, 1));
-  store(g, c32(g, 0), at(g, g->i32, LLVMGetParam(g->fn, 0), l.i), 4);
-  stride_loop_end(g, &l);
-  LLVMBuildRetVoid(g->b);
-}
-
-/* loom_radix_take<bytes>(ptr src, ptr index, ptr dst, ptr bad, i64 m, i64 ns, i64 total): for i < total
- * (row = i / m), k = index[i] (int64; negative counts from the row's end): dst[i] = src[row * ns + k];
- * an index outside [-ns, ns) writes nothing there and sets *bad = 1. Rows gathered by a permutation
- * (payloads of a sort, the keys of a lexicographic one; take_along_axis). */
-static void gen_take(Gen *g, int bytes) {
-  char name[32];
-  snprintf(name, sizeof name, "loom_radix_take%d", bytes);
-  LLVMTypeRef ps[7] = {g->pg, g->pg, g->pg, g->pg, g->i64, g->i64, g->i64};
-  begin_kernel(g, name, ps, 7);
-  LLVMValueRef src = LLVMGetParam(g->fn, 0), index = LLVMGetParam(g->fn, 1), dst = LLVMGetParam(g->fn, 2);
-  LLVMValueRef bad = LLVMGetParam(g->fn, 3), m = LLVMGetParam(g->fn, 4), ns = LLVMGetParam(g->fn, 5);
-  LLVMTypeRef t = LLVMIntTypeInContext(g->m.c, (unsigned)bytes * 8);
-  unsigned align = (unsigned)(bytes > 8 ? 8 : bytes);
-  StrideLoop l = stride_loop_begin(g, LLVMGetParam(g->fn, 6));
-  LLVMValueRef row0 = mul(g, LLVMBuildUDiv(g->b, l.i, m, ""), ns);
-  LLVMValueRef k = load(g, g->i64, at(g, g->i64, index, l.i), 8);
-  k = sel(g, LLVMBuildICmp(g->b, LLVMIntSLT, k, c64(g, 0), ""), add(g, k, ns), k);
-  LLVMBasicBlockRef in = LLVMAppendBasicBlockInContext(g->m.c, g->fn, "in");
-  LLVMBasicBlockRef out = LLVMAppendBasicBlockInContext(g->m.c, g->fn, "out");
-  LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(g->m.c, g->fn, "next");
-  LLVMBuildCondBr(g->b, ult(g, k, ns), in, out);
-  LLVMPositionBuilderAtEnd(g->b, in);
-  store(g, load(g, t, at(g, t, src, add(g, row0, k)), align), at(g, t, dst, l.i), align);
-  LLVMBuildBr(g->b, next);
-  LLVMPositionBuilderAtEnd(g->b, out);
-  store(g, c32(g, 1), bad, 4);
-  LLVMBuildBr(g->b, next);
-  LLVMPositionBuilderAtEnd(g->b, next);
-  stride_loop_end(g, &l);
-  LLVMBuildRetVoid(g->b);
-}
-
 /* The tile's row, its first key's index in the row and its key count (i64), from tile number t (i32). */
 typedef struct Tile {
   LLVMValueRef row, start, valid, row_base; /* row_base: row * n */
+  LLVMValueRef valid32;                     /* valid as i32 (at most a tile) */
   LLVMValueRef in_row;                      /* the tile's index within its row (i32) */
 } Tile;
 static Tile tile_of(Gen *g, LLVMValueRef t, LLVMValueRef n, LLVMValueRef tpr) {
@@ -279,24 +135,34 @@ static Tile tile_of(Gen *g, LLVMValueRef t, LLVMValueRef n, LLVMValueRef tpr) {
   x.start = mul(g, zext64(g, x.in_row), c64(g, (unsigned)g->sh.tile));
   LLVMValueRef left = LLVMBuildSub(g->b, n, x.start, "");
   x.valid = sel(g, ult(g, left, c64(g, (unsigned)g->sh.tile)), left, c64(g, (unsigned)g->sh.tile));
+  x.valid32 = LLVMBuildTrunc(g->b, x.valid, g->i32, "");
   x.row_base = mul(g, x.row, n);
   return x;
 }
 
 /* ---- loom_radix_histogram ------------------------------------------------------------------------------- */
+/* Copies of the block's histogram in the histogram kernel: 1 (legacy), else at most 16 KB of them (8 blocks of 256 fit a multiprocessor). */
+static int hist_parts(Gen *g) {
+  return g->spec.legacy ? 1 : g->sh.passes <= 4 ? 4 : 2;
+}
+
 /* One block per `chunk` consecutive tiles of a row (blocks_per_row = ceil(tiles_per_row / chunk)): the
  * block's counts gather in shared memory over its tiles and go to the row's histogram once, so that
  * the global atomics are P * 256 per block, not per tile (they all hit the row's few histogram lines). */
 static void gen_histogram(Gen *g) {
   LLVMTypeRef ps[6] = {g->pg, g->pg, g->i64, g->i32, g->i64, g->i32};
   begin_kernel(g, "loom_radix_histogram", ps, 6);
+  if (!g->spec.legacy) launch_bounds(g, g->sh.block, 8); /* ~HIST_BLOCKS (gpu_sort.c) blocks in one wave */
   LLVMValueRef keys = LLVMGetParam(g->fn, 0), scratch = LLVMGetParam(g->fn, 1), n = LLVMGetParam(g->fn, 2);
   LLVMValueRef tpr = LLVMGetParam(g->fn, 3), desc = desc_of(g, LLVMGetParam(g->fn, 4));
   LLVMValueRef chunk = LLVMGetParam(g->fn, 5);
-  int P = g->sh.passes, B = g->sh.block;
-  LLVMValueRef hs = shared_array(g, "loom_radix_hist_counts", g->i32, (unsigned)(P * RADIX_DIGITS), 16);
+  int P = g->sh.passes, B = g->sh.block, NP = hist_parts(g), W = P * RADIX_DIGITS;
+  LLVMValueRef hs = shared_array(g, "loom_radix_hist_counts", g->i32, (unsigned)(NP * W), 16);
   LLVMValueRef tid = thread_id(g);
-  for (int k = 0; k < P * RADIX_DIGITS / B; k++)
+  /* lane l counts into copy l % NP: lanes of one wave that meet on a digit (the top byte of floats
+   * takes a handful of values) collide NP times less often */
+  LLVMValueRef part = mul(g, LLVMBuildAnd(g->b, tid, c32(g, (unsigned)NP - 1), ""), c32(g, (unsigned)W));
+  for (int k = 0; k < NP * W / B; k++)
     store(g, c32(g, 0), at(g, g->i32, hs, add(g, tid, c32(g, (unsigned)(k * B)))), 4);
   g->h.barrier(&g->m);
   /* the block's tiles: [first, last) of row `row` */
@@ -325,7 +191,7 @@ static void gen_histogram(Gen *g) {
     LLVMBasicBlockRef after = if_begin(g, ok);
     for (int q = 0; q < P; q++) {
       LLVMValueRef d = digit(g, u, ck(g, (unsigned)(8 * q)));
-      atomic_add(g, at(g, g->i32, hs, add(g, d, c32(g, (unsigned)(q * RADIX_DIGITS)))), c32(g, 1));
+      atomic_add(g, at(g, g->i32, hs, add(g, part, add(g, d, c32(g, (unsigned)(q * RADIX_DIGITS))))), c32(g, 1));
     }
     if_end(g, after);
   }
@@ -338,9 +204,10 @@ static void gen_histogram(Gen *g) {
   LLVMPositionBuilderAtEnd(g->b, done);
   g->h.barrier(&g->m);
   LLVMValueRef hist = add(g, c64(g, CG_RADIX_COUNTERS), mul(g, zext64(g, row), c64(g, (unsigned)(P * RADIX_DIGITS))));
-  for (int k = 0; k < P * RADIX_DIGITS / B; k++) {
+  for (int k = 0; k < W / B; k++) {
     LLVMValueRef i = add(g, tid, c32(g, (unsigned)(k * B)));
     LLVMValueRef v = load(g, g->i32, at(g, g->i32, hs, i), 4);
+    for (int q = 1; q < NP; q++) v = add(g, v, load(g, g->i32, at(g, g->i32, hs, add(g, i, c32(g, (unsigned)(q * W)))), 4));
     LLVMBasicBlockRef after = if_begin(g, LLVMBuildICmp(g->b, LLVMIntNE, v, c32(g, 0), ""));
     atomic_add(g, at(g, g->i32, scratch, add(g, hist, zext64(g, i))), v);
     if_end(g, after);
@@ -355,56 +222,73 @@ typedef struct PassState {
   LLVMValueRef stage, wc, ts, sb, wsum;
   Tile x;
   LLVMValueRef key[16], val[16], dig[16], rank[16], ok[16], dest[16];
+  bool packed; /* rank_items leaves rank[j] = rank | digit << 16 (digit 256: no key), dig and ok unset */
 } PassState;
 
-/* Thread d's look-back: publishes the tile's count of digit d, adds the counts of earlier tiles of the
- * row until one publishes its inclusive count, publishes its own; returns the earlier tiles' count. */
-static LLVMValueRef look_back(Gen *g, PassState *s, LLVMValueRef tile, LLVMValueRef count) {
+/* Thread d's status word of the tile for the pass: scratch[base + tile * 256 + d]. */
+static LLVMValueRef status_word(Gen *g, PassState *s, LLVMValueRef tile64) {
   LLVMValueRef tiles = mul(g, s->rows, zext64(g, s->tpr));
   LLVMValueRef base = add(g, c64(g, CG_RADIX_COUNTERS),
                           add(g, mul(g, s->rows, c64(g, (unsigned)(g->sh.passes * RADIX_DIGITS))),
                               mul(g, mul(g, zext64(g, s->pass), tiles), c64(g, RADIX_DIGITS))));
-  LLVMValueRef d64 = zext64(g, s->tid);
-  LLVMValueRef mine = at(g, g->i32, s->scratch, add(g, base, add(g, mul(g, zext64(g, tile), c64(g, RADIX_DIGITS)), d64)));
+  return at(g, g->i32, s->scratch, add(g, base, add(g, mul(g, tile64, c64(g, RADIX_DIGITS)), zext64(g, s->tid))));
+}
+
+static void store_status(Gen *g, LLVMValueRef v, LLVMValueRef p) {
+  LLVMValueRef st = LLVMBuildStore(g->b, v, p);
+  LLVMSetAlignment(st, 4);
+  LLVMSetOrdering(st, LLVMAtomicOrderingMonotonic);
+}
+
+/* Thread d publishes the tile's count of digit d: its own count (flag 1), or for the first tile of a row
+ * the inclusive count at once (flag 2: nothing before it). */
+static void publish_count(Gen *g, PassState *s, LLVMValueRef tile, LLVMValueRef count) {
+  LLVMValueRef first = eq(g, s->x.in_row, c32(g, 0));
+  LLVMValueRef flag = sel(g, first, c32(g, STATUS_PREFIX), c32(g, STATUS_AGGREGATE));
+  store_status(g, LLVMBuildOr(g->b, count, flag, ""), status_word(g, s, zext64(g, tile)));
+}
+
+/* Thread d's look-back, after publish_count: adds the counts of earlier tiles of the row until one
+ * publishes its inclusive count, then publishes its own (prior + count, flag 2); returns the earlier
+ * tiles' count (0 for the row's first tile, which published its inclusive count already). */
+static LLVMValueRef look_back_walk(Gen *g, PassState *s, LLVMValueRef tile, LLVMValueRef count) {
   LLVMValueRef first = eq(g, s->x.in_row, c32(g, 0));
   LLVMBasicBlockRef from = LLVMGetInsertBlock(g->b);
   LLVMBasicBlockRef init = LLVMAppendBasicBlockInContext(g->m.c, g->fn, "lookback");
   LLVMBasicBlockRef head = LLVMAppendBasicBlockInContext(g->m.c, g->fn, "lookback.head");
+  LLVMBasicBlockRef found = LLVMAppendBasicBlockInContext(g->m.c, g->fn, "lookback.found");
   LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->m.c, g->fn, "lookback.done");
   LLVMBuildCondBr(g->b, first, done, init);
   LLVMPositionBuilderAtEnd(g->b, init);
-  LLVMValueRef st = LLVMBuildStore(g->b, LLVMBuildOr(g->b, count, c32(g, STATUS_AGGREGATE), ""), mine);
-  LLVMSetAlignment(st, 4);
-  LLVMSetOrdering(st, LLVMAtomicOrderingMonotonic);
   LLVMValueRef k0 = LLVMBuildSub(g->b, zext64(g, tile), c64(g, 1), "");
   LLVMBuildBr(g->b, head);
   LLVMPositionBuilderAtEnd(g->b, head);
   LLVMValueRef k = LLVMBuildPhi(g->b, g->i64, "k"), acc = LLVMBuildPhi(g->b, g->i32, "acc");
-  LLVMValueRef p = at(g, g->i32, s->scratch, add(g, base, add(g, mul(g, k, c64(g, RADIX_DIGITS)), d64)));
-  LLVMValueRef w = LLVMBuildLoad2(g->b, g->i32, p, "");
+  LLVMValueRef w = LLVMBuildLoad2(g->b, g->i32, status_word(g, s, k), "");
   LLVMSetAlignment(w, 4);
   LLVMSetOrdering(w, LLVMAtomicOrderingMonotonic);
   LLVMValueRef flag = LLVMBuildLShr(g->b, w, c32(g, 30), "");
   LLVMValueRef acc2 = sel(g, eq(g, flag, c32(g, 0)), acc, add(g, acc, LLVMBuildAnd(g->b, w, c32(g, STATUS_COUNT_MASK), "")));
   LLVMValueRef k2 = sel(g, eq(g, flag, c32(g, 1)), LLVMBuildSub(g->b, k, c64(g, 1), ""), k);
-  LLVMBuildCondBr(g->b, eq(g, flag, c32(g, 2)), done, head);
+  LLVMBuildCondBr(g->b, eq(g, flag, c32(g, 2)), found, head);
   LLVMValueRef kv[2] = {k0, k2}, av[2] = {c32(g, 0), acc2};
   LLVMBasicBlockRef kb[2] = {init, head};
   LLVMAddIncoming(k, kv, kb, 2);
   LLVMAddIncoming(acc, av, kb, 2);
+  LLVMPositionBuilderAtEnd(g->b, found);
+  store_status(g, LLVMBuildOr(g->b, add(g, acc2, count), c32(g, STATUS_PREFIX), ""), status_word(g, s, zext64(g, tile)));
+  LLVMBuildBr(g->b, done);
   LLVMPositionBuilderAtEnd(g->b, done);
   LLVMValueRef prior = LLVMBuildPhi(g->b, g->i32, "prior");
   LLVMValueRef pv[2] = {c32(g, 0), acc2};
-  LLVMBasicBlockRef pb[2] = {from, head};
+  LLVMBasicBlockRef pb[2] = {from, found};
   LLVMAddIncoming(prior, pv, pb, 2);
-  st = LLVMBuildStore(g->b, LLVMBuildOr(g->b, add(g, prior, count), c32(g, STATUS_PREFIX), ""), mine);
-  LLVMSetAlignment(st, 4);
-  LLVMSetOrdering(st, LLVMAtomicOrderingMonotonic);
   return prior;
 }
 
-/* Loads the thread's items (warp-striped within its wave's run of the tile): keys, digits, values. */
-static void load_items(Gen *g, PassState *s) {
+/* Loads the thread's items (warp-striped within its wave's run of the tile): keys, digits, and values
+ * unless keys_only. */
+static void load_items(Gen *g, PassState *s, bool keys_only) {
   int W = g->spec.wave, I = g->sh.items;
   LLVMValueRef run = mul(g, zext64(g, s->warp), c64(g, (unsigned)(I * W)));
   LLVMValueRef first = add(g, s->x.row_base, s->x.start);
@@ -416,7 +300,7 @@ static void load_items(Gen *g, PassState *s) {
     s->key[j] = load(g, g->kt, at(g, g->kt, s->keys_in, src[j]), (unsigned)g->kbits / 8);
     s->dig[j] = sel(g, s->ok[j], digit(g, key_image(g, s->key[j], s->desc), s->shift), c32(g, 0));
   }
-  if (!g->spec.value_bytes) return;
+  if (!g->spec.value_bytes || keys_only) return;
   /* values: copied (mode 2) or the key's position in its row (mode 1: argsort's first pass) */
   LLVMBasicBlockRef copy = LLVMAppendBasicBlockInContext(g->m.c, g->fn, "vals.copy");
   LLVMBasicBlockRef iota = LLVMAppendBasicBlockInContext(g->m.c, g->fn, "vals.iota");
@@ -450,6 +334,8 @@ static void rank_items(Gen *g, PassState *s) {
   LLVMValueRef below = LLVMBuildSub(g->b, LLVMBuildShl(g->b, one, lane_m, ""), one, "");
   LLVMValueRef wbase = mul(g, s->warp, c32(g, RADIX_DIGITS));
   for (int j = 0; j < g->sh.items; j++) {
+    if (!s->dig[j]) /* the single-sweep order: the digit made here, from the key, when it is needed */
+      s->dig[j] = sel(g, s->ok[j], digit(g, key_image(g, s->key[j], s->desc), s->shift), c32(g, 0));
     LLVMValueRef peers;
     if (g->h.match_any) { /* one instruction; an invalid lane matches no digit (256) */
       peers = g->h.match_any(&g->m, sel(g, s->ok[j], s->dig[j], c32(g, RADIX_DIGITS)));
@@ -474,6 +360,11 @@ static void rank_items(Gen *g, PassState *s) {
     if_end(g, after);
     g->h.wave_sync(&g->m);
     s->rank[j] = add(g, before, lower);
+    if (s->packed) { /* one word per item from here on: rank (< 2^16) | digit << 16, 256 for no key */
+      LLVMValueRef d = sel(g, s->ok[j], s->dig[j], c32(g, RADIX_DIGITS));
+      s->rank[j] = pin(g, LLVMBuildOr(g->b, s->rank[j], LLVMBuildShl(g->b, d, c32(g, 16), ""), ""));
+      s->dig[j] = s->ok[j] = NULL;
+    }
   }
 }
 
@@ -513,6 +404,102 @@ static void scatter(Gen *g, PassState *s, LLVMTypeRef t, unsigned bytes, LLVMVal
   }
 }
 
+/* Item j of the thread (warp-striped in its wave's run of the tile): its index in the tile and whether
+ * it is a key (< valid). */
+static LLVMValueRef item_index(Gen *g, PassState *s, int j) {
+  int W = g->spec.wave, I = g->sh.items;
+  return add(g, mul(g, s->warp, c32(g, (unsigned)(I * W))), add(g, s->lane, c32(g, (unsigned)(j * W))));
+}
+
+/* The single-sweep order's loads: the keys of the thread's items (tile indices in i32; rank_items makes
+ * the digits). */
+static void load_keys(Gen *g, PassState *s) {
+  LLVMValueRef first = at(g, g->kt, s->keys_in, add(g, s->x.row_base, s->x.start));
+  for (int j = 0; j < g->sh.items; j++) {
+    LLVMValueRef e = item_index(g, s, j);
+    s->ok[j] = ult(g, e, s->x.valid32);
+    s->key[j] = load(g, g->kt, at(g, g->kt, first, sel(g, s->ok[j], e, c32(g, 0))), (unsigned)g->kbits / 8);
+  }
+}
+
+/* The single-sweep order (not legacy): keys staged in tile order before the look-back, so that no key
+ * stays in a register while the tile waits for earlier tiles; item j's slot pos = tile start of its
+ * digit + its wave's prefix + its rank. Values are read here (copied or the key's position: argsort's
+ * first pass) and staged in their own region, so one barrier serves keys and values. */
+static void stage_items(Gen *g, PassState *s, LLVMValueRef stage_v) {
+  LLVMValueRef wbase = mul(g, s->warp, c32(g, RADIX_DIGITS));
+  unsigned kb = (unsigned)g->kbits / 8, vb = (unsigned)g->spec.value_bytes;
+  LLVMValueRef pos[16];
+  LLVMValueRef ok[16];
+  for (int j = 0; j < g->sh.items; j++) {
+    LLVMValueRef d = LLVMBuildLShr(g->b, s->rank[j], c32(g, 16), "");
+    ok[j] = ult(g, d, c32(g, RADIX_DIGITS));
+    d = LLVMBuildAnd(g->b, d, c32(g, RADIX_DIGITS - 1), ""); /* in bounds for no key too (not stored) */
+    LLVMValueRef t0 = load(g, g->i32, at(g, g->i32, s->ts, d), 4);
+    LLVMValueRef w0 = load(g, g->i32, at(g, g->i32, s->wc, add(g, wbase, d)), 4);
+    pos[j] = add(g, add(g, t0, w0), LLVMBuildAnd(g->b, s->rank[j], c32(g, 0xffff), ""));
+    LLVMBasicBlockRef after = if_begin(g, ok[j]);
+    store(g, s->key[j], at(g, g->kt, s->stage, pos[j]), kb);
+    if_end(g, after);
+  }
+  if (!vb) return;
+  LLVMValueRef mode = LLVMBuildAnd(g->b, s->mode, c32(g, 3), "");
+  LLVMValueRef first = at(g, g->vt, s->vals_in, add(g, s->x.row_base, s->x.start));
+  for (int j = 0; j < g->sh.items; j++) {
+    LLVMValueRef e = item_index(g, s, j);
+    LLVMBasicBlockRef after = if_begin(g, LLVMBuildAnd(g->b, ok[j], LLVMBuildICmp(g->b, LLVMIntNE, mode, c32(g, 0), ""), ""));
+    LLVMBasicBlockRef copy = LLVMAppendBasicBlockInContext(g->m.c, g->fn, "vals.copy");
+    LLVMBasicBlockRef iota = LLVMAppendBasicBlockInContext(g->m.c, g->fn, "vals.iota");
+    LLVMBasicBlockRef put = LLVMAppendBasicBlockInContext(g->m.c, g->fn, "vals.put");
+    LLVMBuildCondBr(g->b, eq(g, mode, c32(g, 2)), copy, iota);
+    LLVMPositionBuilderAtEnd(g->b, copy);
+    LLVMValueRef cv = load(g, g->vt, at(g, g->vt, first, e), vb);
+    LLVMBuildBr(g->b, put);
+    LLVMPositionBuilderAtEnd(g->b, iota);
+    LLVMValueRef ip = add(g, s->x.start, zext64(g, e));
+    LLVMValueRef iv = vb == 8 ? ip : LLVMBuildTrunc(g->b, ip, g->vt, "");
+    LLVMBuildBr(g->b, put);
+    LLVMPositionBuilderAtEnd(g->b, put);
+    LLVMValueRef v = LLVMBuildPhi(g->b, g->vt, "");
+    LLVMValueRef vv[2] = {cv, iv};
+    LLVMBasicBlockRef vbb[2] = {copy, iota};
+    LLVMAddIncoming(v, vv, vbb, 2);
+    store(g, v, at(g, g->vt, stage_v, pos[j]), vb);
+    if_end(g, after);
+  }
+}
+
+/* Writes the staged tile out (after the barrier that follows the bucket bases): slot i = j * block +
+ * tid goes to sb[digit of its key] + i, and its value (staged in stage_v) to the same place. */
+static void write_tile(Gen *g, PassState *s, LLVMValueRef stage_v, LLVMValueRef moved, LLVMValueRef widen) {
+  unsigned kb = (unsigned)g->kbits / 8, vb = (unsigned)g->spec.value_bytes;
+  for (int j = 0; j < g->sh.items; j++) {
+    LLVMValueRef i = add(g, s->tid, c32(g, (unsigned)(j * g->sh.block)));
+    LLVMValueRef inb = ult(g, i, s->x.valid32);
+    LLVMBasicBlockRef after = if_begin(g, inb);
+    LLVMValueRef w = load(g, g->kt, at(g, g->kt, s->stage, i), kb);
+    LLVMValueRef d = digit(g, key_image(g, w, s->desc), s->shift);
+    LLVMValueRef dest = add(g, load(g, g->i64, at(g, g->i64, s->sb, d), 8), zext64(g, i));
+    store(g, w, at(g, g->kt, s->keys_out, dest), kb);
+    if (vb) {
+      LLVMBasicBlockRef vdone = if_begin(g, moved);
+      LLVMValueRef v = load(g, g->vt, at(g, g->vt, stage_v, i), vb);
+      if (widen) {
+        LLVMBasicBlockRef wide = LLVMAppendBasicBlockInContext(g->m.c, g->fn, "wide");
+        LLVMBasicBlockRef narrow = LLVMAppendBasicBlockInContext(g->m.c, g->fn, "narrow");
+        LLVMBuildCondBr(g->b, widen, wide, narrow);
+        LLVMPositionBuilderAtEnd(g->b, wide);
+        store(g, LLVMBuildSExt(g->b, v, g->i64, ""), at(g, g->i64, s->vals_out, dest), 8);
+        LLVMBuildBr(g->b, vdone);
+        LLVMPositionBuilderAtEnd(g->b, narrow);
+      }
+      store(g, v, at(g, g->vt, s->vals_out, dest), vb);
+      if_end(g, vdone);
+    }
+    if_end(g, after);
+  }
+}
+
 static void gen_pass(Gen *g) {
   LLVMTypeRef ps[11] = {g->pg, g->pg, g->pg, g->pg, g->pg, g->i64, g->i32, g->i64, g->i32, g->i64, g->i32};
   begin_kernel(g, "loom_radix_pass", ps, 11);
@@ -524,8 +511,14 @@ static void gen_pass(Gen *g) {
   s.desc = desc_of(g, s.desc);
   s.shift = LLVMBuildZExtOrBitCast(g->b, mul(g, s.pass, c32(g, 8)), g->i32, "");
   s.shift = g->kbits >= 32 ? LLVMBuildZExtOrBitCast(g->b, s.shift, g->kt, "") : LLVMBuildTrunc(g->b, s.shift, g->kt, "");
-  int B = g->sh.block, I = g->sh.items, widest = g->kbits / 8 > g->spec.value_bytes ? g->kbits / 8 : g->spec.value_bytes;
-  s.stage = shared_array(g, "loom_radix_stage", g->i8, (unsigned)(g->sh.tile * widest), 16);
+  bool legacy = g->spec.legacy;
+  if (!legacy) launch_bounds(g, g->sh.block, CG_RADIX_PASS_BLOCKS_PER_SM);
+  int B = g->sh.block, I = g->sh.items, kb = g->kbits / 8, vb = g->spec.value_bytes;
+  int widest = kb > vb ? kb : vb;
+  /* legacy: one staging region for keys, then values; else keys and values side by side */
+  s.stage = shared_array(g, "loom_radix_stage", g->i8, (unsigned)(g->sh.tile * (legacy ? widest : kb)), 16);
+  LLVMValueRef stage_v = !legacy && vb ? shared_array(g, "loom_radix_stage_values", g->i8, (unsigned)(g->sh.tile * vb), 16)
+                                       : NULL;
   s.wc = shared_array(g, "loom_radix_wave_counts", g->i32, (unsigned)(g->nwarps * RADIX_DIGITS), 16);
   s.sb = shared_array(g, "loom_radix_bucket_base", g->i64, RADIX_DIGITS, 16);
   s.ts = shared_array(g, "loom_radix_tile_start", g->i32, RADIX_DIGITS, 16);
@@ -544,12 +537,19 @@ static void gen_pass(Gen *g) {
   g->h.barrier(&g->m);
   LLVMValueRef tile = load(g, g->i32, slot, 4);
   s.x = tile_of(g, tile, s.n, s.tpr);
-  load_items(g, &s);
+  /* thread d's count of digit d in the row (the histogram), read early: its latency hides under the loads */
+  LLVMValueRef hist = add(g, c64(g, CG_RADIX_COUNTERS),
+                          add(g, mul(g, s.x.row, c64(g, (unsigned)(g->sh.passes * RADIX_DIGITS))),
+                              add(g, mul(g, zext64(g, s.pass), c64(g, RADIX_DIGITS)), zext64(g, s.tid))));
+  LLVMValueRef hcount = load(g, g->i32, at(g, g->i32, s.scratch, hist), 4);
+  if (legacy) load_items(g, &s, false);
+  else load_keys(g, &s);
+  s.packed = !legacy;
   rank_items(g, &s);
   g->h.barrier(&g->m);
 
-  /* thread d: wave prefixes and the tile's count of digit d, its tile start, the row's start of d, the
-   * earlier tiles' count of d (look-back): the bucket base of d */
+  /* thread d: wave prefixes and the tile's count of digit d (published at once unless legacy), its tile
+   * start, the row's start of d, the earlier tiles' count of d (look-back): the bucket base of d */
   LLVMValueRef run = c32(g, 0);
   for (int w = 0; w < g->nwarps; w++) {
     LLVMValueRef p = at(g, g->i32, s.wc, add(g, s.tid, c32(g, (unsigned)(w * RADIX_DIGITS))));
@@ -557,20 +557,27 @@ static void gen_pass(Gen *g) {
     store(g, run, p, 4);
     run = add(g, run, c);
   }
+  if (!legacy) publish_count(g, &s, tile, run);
   LLVMValueRef tstart = block_exclusive_scan(g, run, s.tid, s.wsum);
   store(g, tstart, at(g, g->i32, s.ts, s.tid), 4);
-  LLVMValueRef hist = add(g, c64(g, CG_RADIX_COUNTERS),
-                          add(g, mul(g, s.x.row, c64(g, (unsigned)(g->sh.passes * RADIX_DIGITS))),
-                              add(g, mul(g, zext64(g, s.pass), c64(g, RADIX_DIGITS)), zext64(g, s.tid))));
-  LLVMValueRef hcount = load(g, g->i32, at(g, g->i32, s.scratch, hist), 4);
-  LLVMValueRef rstart = block_exclusive_scan(g, hcount, s.tid, s.wsum);
-  LLVMValueRef prior = look_back(g, &s, tile, run);
+  LLVMValueRef rstart = block_exclusive_scan(g, hcount, s.tid, s.wsum); /* its barriers publish ts too */
+  LLVMValueRef moved = vb ? LLVMBuildICmp(g->b, LLVMIntNE, LLVMBuildAnd(g->b, s.mode, c32(g, 3), ""), c32(g, 0), "") : NULL;
+  LLVMValueRef widen = vb == 4 ? LLVMBuildICmp(g->b, LLVMIntNE, LLVMBuildAnd(g->b, s.mode, c32(g, 4), ""), c32(g, 0), "")
+                               : NULL;
+  if (!legacy) stage_items(g, &s, stage_v);
+  else publish_count(g, &s, tile, run);
+  LLVMValueRef prior = look_back_walk(g, &s, tile, run);
   LLVMValueRef base = LLVMBuildSub(g->b, add(g, add(g, s.x.row_base, zext64(g, rstart)), zext64(g, prior)),
                                    zext64(g, tstart), "");
   store(g, base, at(g, g->i64, s.sb, s.tid), 8);
   g->h.barrier(&g->m);
+  if (!legacy) {
+    write_tile(g, &s, stage_v, moved, widen);
+    LLVMBuildRetVoid(g->b);
+    return;
+  }
 
-  /* slots in tile order, then keys (and values) out */
+  /* legacy: slots in tile order, then keys (and values) out, in two rounds through one region */
   LLVMValueRef pos[16];
   LLVMValueRef wbase = mul(g, s.warp, c32(g, RADIX_DIGITS));
   for (int j = 0; j < I; j++) {
@@ -578,14 +585,11 @@ static void gen_pass(Gen *g) {
     LLVMValueRef w0 = load(g, g->i32, at(g, g->i32, s.wc, add(g, wbase, s.dig[j])), 4);
     pos[j] = zext64(g, add(g, add(g, t0, w0), s.rank[j]));
   }
-  scatter(g, &s, g->kt, (unsigned)g->kbits / 8, s.key, pos, s.keys_out, true, NULL);
-  if (g->spec.value_bytes) {
-    LLVMValueRef moved = LLVMBuildICmp(g->b, LLVMIntNE, LLVMBuildAnd(g->b, s.mode, c32(g, 3), ""), c32(g, 0), "");
-    LLVMValueRef widen = g->spec.value_bytes == 4 ? LLVMBuildICmp(g->b, LLVMIntNE, LLVMBuildAnd(g->b, s.mode, c32(g, 4), ""),
-                                                                  c32(g, 0), "") : NULL;
+  scatter(g, &s, g->kt, (unsigned)kb, s.key, pos, s.keys_out, true, NULL);
+  if (vb) {
     after = if_begin(g, moved); /* uniform */
     g->h.barrier(&g->m);
-    scatter(g, &s, g->vt, (unsigned)g->spec.value_bytes, s.val, pos, s.vals_out, false, widen);
+    scatter(g, &s, g->vt, (unsigned)vb, s.val, pos, s.vals_out, false, widen);
     if_end(g, after);
   }
   LLVMBuildRetVoid(g->b);
@@ -624,9 +628,9 @@ static LoomStatus build(LoomContext *ctx, const CgRadixSpec *spec, LLVMContextRe
   g.pg = LLVMPointerTypeInContext(c, g.h.as_global);
   g.ps = LLVMPointerTypeInContext(c, g.h.as_shared);
   g.nwarps = g.sh.block / spec->wave;
-  gen_zero(&g);
+  cg_radix_gen_zero(&g);
   if (spec->take) {
-    for (int bytes = 1; bytes <= 16; bytes *= 2) gen_take(&g, bytes);
+    for (int bytes = 1; bytes <= 16; bytes *= 2) cg_radix_gen_take(&g, bytes);
   } else {
     gen_histogram(&g);
     gen_pass(&g);

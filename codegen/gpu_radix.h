@@ -16,7 +16,8 @@
  *   loom_radix_zero(ptr p, i64 nwords)          p[0 .. nwords) = 0, grid-stride
  *   loom_radix_histogram(ptr keys, ptr scratch, i64 n, i32 tiles_per_row, i64 desc, i32 chunk)
  *       one block per `chunk` tiles of a row (rows * ceil(tiles_per_row / chunk) blocks): their digit
- *       counts of every pass added into hist[row][pass][digit]
+ *       counts of every pass added into hist[row][pass][digit] (gathered first in shared memory, in 2-4
+ *       copies by lane unless legacy)
  *   loom_radix_pass(ptr keys_in, ptr keys_out, ptr vals_in, ptr vals_out, ptr scratch, i64 n,
  *                   i32 tiles_per_row, i64 rows, i32 pass, i64 desc, i32 vals_mode)
  *       one sweep of digit `pass` (bits 8 pass .. 8 pass + 7 of the image): tiles are taken in order
@@ -40,6 +41,9 @@
 #include "ir/ir.h"
 
 #define CG_RADIX_BLOCK 256     /* threads per block: one per digit in the scans */
+/* resident pass blocks per multiprocessor the NVPTX pass kernel is built for (launch bounds: at most 64
+ * registers a thread at 256 threads; ptxas -v shows no spills at 64 for any key and value width) */
+#define CG_RADIX_PASS_BLOCKS_PER_SM 4
 #define CG_RADIX_COUNTERS 64   /* scratch words before the histograms */
 #define CG_RADIX_MAX_ROW ((int64_t)1 << 30) /* keys per row below this (30-bit status counts) */
 
@@ -48,6 +52,11 @@ typedef struct CgRadixSpec {
   int value_bytes;    /* 0 (keys only), 4 or 8: the payload moved with the keys */
   int wave;           /* the target's wave (32 NVPTX; 64 AMDGPU, which compiles in wave64 mode) */
   bool amdgpu;        /* amdgcn-amd-amdhsa (else nvptx64-nvidia-cuda) */
+  bool legacy;        /* the first pass design (A/B, LOOM_RADIX_LEGACY=1): keys held in registers through the
+                         look-back, published only then, staged and written after it, values in a second
+                         round; else (default) the tile's counts are published as soon as the wave counts are
+                         summed and keys and values are staged before the look-back (no key in a register
+                         while the tile waits), then written in one round */
   bool take;          /* the gather module instead (key and value_bytes unused): loom_radix_zero and
                          loom_radix_take<bytes>(ptr src, ptr index, ptr dst, ptr bad, i64 m, i64 ns,
                          i64 total) for bytes 1, 2, 4, 8, 16: dst[i] = src[(i / m) ns + index[i]] (int64

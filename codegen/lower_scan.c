@@ -13,7 +13,8 @@
  *   the block's points are walked along O (contiguous, vectorizable), each folding its own column.
  * - GPU ROW (cg_gpu_scan_row): one block per O point walks R in chunks of blockDim points; a chunk is
  *   scanned by wave butterflies (every lane keeps its prefix and its group's total), the waves' totals
- *   through shared slots, then offset by the carry of earlier chunks. Float sums associate
+ *   through shared slots, then offset by the carry of earlier chunks. The values of CG_SCAN_CHUNKS
+ *   chunks are read before the first of them is scanned (loads in flight; same order of adds). Float sums associate
  *   differently from NumPy's serial order (the bits depend on the block size).
  * - GPU long rows (few O points, R >= 16K): R is cut into parts; the `part` entry folds each part (a
  *   block reduction, as split reductions do) into partials, then the `finishb` entry scans each part
@@ -24,9 +25,27 @@
  * GPUs every combine of the tree (butterfly, wave totals, carry) rounds, so each partial is a value of
  * the dtype as in NumPy and CuPy (an overflow to inf stays inf); the order still differs from NumPy's.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "codegen/cg_lower.h"
+
+/* Chunks of blockDim points whose values a GPU row scan reads before scanning them (row_group): at most
+ * CG_SCAN_CHUNKS_MAX, by default CG_SCAN_CHUNKS. ptxas -v (sm_90) of the row / part-scan entries,
+ * registers for 1 / 4 / 8 chunks: float32 32 / 32 / 48, int8 -> int64 40 / 46 / 71, complex64 37 / 40 /
+ * 64; 4 keeps float32 at 32 (8 blocks of 256 a multiprocessor: a split 1-d scan's 1024 parts in one
+ * wave on 132 SMs) with 4 loads in flight per thread. */
+#define CG_SCAN_CHUNKS 4
+#define CG_SCAN_CHUNKS_MAX 8
+
+/* LOOM_GPU_SCAN_CHUNKS=k (1..8; read per kernel compiled) reads k chunks ahead instead: 1 is the
+ * chunk-at-a-time scan, for A/B timings (same bits; compiled kernels are cached on disk under the same
+ * key, so time each setting with its own LOOM_CACHE_DIR). */
+static int scan_chunks(void) {
+  const char *s = getenv("LOOM_GPU_SCAN_CHUNKS");
+  int k = s && *s ? atoi(s) : CG_SCAN_CHUNKS;
+  return k >= 1 && k <= CG_SCAN_CHUNKS_MAX ? k : CG_SCAN_CHUNKS;
+}
 
 /* acc op v, in order, rounded to the phase's storage dtype when it asks. */
 static LLVMValueRef scan_step(Lower *L, const KPhase *ph, LLVMValueRef acc, LLVMValueRef v) {
@@ -167,11 +186,28 @@ typedef struct RowScan {
   LLVMValueRef tid, bdim, nr, carry; /* nr: the end of the R range; carry: alloca of the running value */
   LLVMValueRef slots;                /* shared: one value per wave */
   LLVMTypeRef slots_t;
+  int chunks;                        /* chunks read ahead (row_group) */
 } RowScan;
 
-/* One chunk: R points c + tid (tid < bdim). */
-static void row_chunk(Lower *L, LLVMValueRef c, void *arg) {
-  RowScan *rs = arg;
+/* The value of R point c + tid (the identity past the end). */
+static LLVMValueRef chunk_value(Lower *L, RowScan *rs, LLVMValueRef c) {
+  const KernelIr *k = L->k;
+  const KPhase *ph = rs->s.ph;
+  LLVMBuilderRef b = L->m.b;
+  LLVMValueRef r = LLVMBuildAdd(b, c, rs->tid, "");
+  LLVMValueRef valid = LLVMBuildICmp(b, LLVMIntSLT, r, rs->nr, "");
+  LLVMValueRef rc = LLVMBuildSelect(b, valid, r, LLVMBuildSub(b, rs->nr, cg_iconst_i(L, 1), ""), "");
+  cg_gpu_offsets(L, rc, k->nkeep, k->ndim, L->ooff, L->off);
+  cg_clear_cache(L);
+  cg_eval_needed(L, &ph->value, 1);
+  LLVMValueRef id = cg_red_identity(L, ph->reduce_op, (LoomDType)ph->acc_dtype);
+  LLVMValueRef x = LLVMBuildSelect(b, valid, L->cache[ph->value], id, "");
+  cg_clear_cache(L);
+  return x;
+}
+
+/* One chunk: R points c + tid (tid < bdim), x the thread's value (chunk_value). */
+static void row_chunk(Lower *L, RowScan *rs, LLVMValueRef c, LLVMValueRef x) {
   const KernelIr *k = L->k;
   const KPhase *ph = rs->s.ph;
   CgMath *m = &L->m;
@@ -181,13 +217,6 @@ static void row_chunk(Lower *L, LLVMValueRef c, void *arg) {
   const int wave = m->gpu->wave, wave_log2 = wave == 64 ? 6 : 5;
   LLVMValueRef r = LLVMBuildAdd(b, c, rs->tid, "");
   LLVMValueRef valid = LLVMBuildICmp(b, LLVMIntSLT, r, rs->nr, "");
-  LLVMValueRef rc = LLVMBuildSelect(b, valid, r, LLVMBuildSub(b, rs->nr, cg_iconst_i(L, 1), ""), "");
-  cg_gpu_offsets(L, rc, k->nkeep, k->ndim, L->ooff, L->off);
-  cg_clear_cache(L);
-  cg_eval_needed(L, &ph->value, 1);
-  LLVMValueRef id = cg_red_identity(L, ph->reduce_op, at);
-  LLVMValueRef x = LLVMBuildSelect(b, valid, L->cache[ph->value], id, "");
-  cg_clear_cache(L);
   /* the wave: butterfly with the lower half's total folded in front of the upper lanes' prefixes */
   LLVMValueRef lane = LLVMBuildAnd(b, rs->tid, cg_iconst_i(L, wave - 1), "");
   LLVMValueRef pre = x, tot = x;
@@ -248,9 +277,53 @@ static void row_chunk(Lower *L, LLVMValueRef c, void *arg) {
   m->gpu->barrier(m); /* the slots are free again */
 }
 
+/* if (cond) { body } with cond uniform over the block (barriers inside are fine); returns the after-block. */
+static LLVMBasicBlockRef uniform_if(Lower *L, LLVMValueRef cond) {
+  LLVMBasicBlockRef then = cg_new_bb(L, "scan.sub"), after = cg_new_bb(L, "scan.subdone");
+  LLVMBuildCondBr(L->m.b, cond, then, after);
+  LLVMPositionBuilderAtEnd(L->m.b, then);
+  return after;
+}
+
+/* A group of rs->chunks chunks from c: every chunk's values are read first (that many loads per thread
+ * in flight, not one: a chunk-at-a-time scan waits a memory latency per chunk), then the chunks
+ * are scanned in order exactly as one at a time (the same adds in the same order: the same bits). Chunks
+ * past the end (a uniform test) are skipped. */
+static void row_group(Lower *L, LLVMValueRef c, void *arg) {
+  RowScan *rs = arg;
+  const int K = rs->chunks;
+  LLVMBuilderRef b = L->m.b;
+  LLVMTypeRef t = cg_reg_type(&L->m, (LoomDType)rs->s.ph->acc_dtype);
+  LLVMValueRef cj[CG_SCAN_CHUNKS_MAX], xs[CG_SCAN_CHUNKS_MAX], in[CG_SCAN_CHUNKS_MAX];
+  for (int j = 0; j < K; j++) {
+    LLVMValueRef skip = LLVMBuildMul(b, rs->bdim, cg_iconst_i(L, j), "");
+    cj[j] = LLVMBuildAdd(b, c, skip, "");
+    in[j] = LLVMBuildICmp(b, LLVMIntSLT, c, LLVMBuildSub(b, rs->nr, skip, ""), ""); /* cj < nr, no overflow */
+    if (j == 0) { /* the loop's test covers the first chunk */
+      xs[0] = chunk_value(L, rs, cj[0]);
+      continue;
+    }
+    xs[j] = cg_entry_alloca(L, t, "scanx");
+    LLVMBasicBlockRef after = uniform_if(L, in[j]);
+    LLVMBuildStore(b, chunk_value(L, rs, cj[j]), xs[j]);
+    LLVMBuildBr(b, after);
+    LLVMPositionBuilderAtEnd(b, after);
+  }
+  for (int j = 0; j < K; j++) {
+    if (j == 0) {
+      row_chunk(L, rs, cj[0], xs[0]);
+      continue;
+    }
+    LLVMBasicBlockRef after = uniform_if(L, in[j]);
+    row_chunk(L, rs, cj[j], LLVMBuildLoad2(b, t, xs[j], ""));
+    LLVMBuildBr(b, after);
+    LLVMPositionBuilderAtEnd(b, after);
+  }
+}
+
 void cg_gpu_scan_row(Lower *L, int p, LLVMValueRef tid, LLVMValueRef bdim, LLVMValueRef rlo, LLVMValueRef rhi,
                      LLVMValueRef carry) {
-  RowScan rs = {.s = {.p = p, .ph = &L->k->phases[p]}, .tid = tid, .bdim = bdim, .nr = rhi};
+  RowScan rs = {.s = {.p = p, .ph = &L->k->phases[p]}, .tid = tid, .bdim = bdim, .nr = rhi, .chunks = scan_chunks()};
   LoomDType at = (LoomDType)rs.s.ph->acc_dtype;
   LLVMTypeRef t = cg_reg_type(&L->m, at);
   rs.carry = cg_entry_alloca(L, t, "carry");
@@ -258,7 +331,7 @@ void cg_gpu_scan_row(Lower *L, int p, LLVMValueRef tid, LLVMValueRef bdim, LLVMV
   rs.slots = cg_gpu_shared_slots(L, loom_dtype_size(at) > 8 ? "loom.red.v.16" : "loom.red.v");
   rs.slots_t = LLVMGlobalGetValueType(rs.slots);
   /* every thread runs every chunk (the barriers need the whole block) */
-  cg_gpu_for(L, rlo, rhi, bdim, row_chunk, &rs);
+  cg_gpu_for(L, rlo, rhi, LLVMBuildMul(L->m.b, bdim, cg_iconst_i(L, rs.chunks), ""), row_group, &rs);
   L->acc[p] = L->accidx[p] = NULL;
 }
 

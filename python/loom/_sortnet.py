@@ -27,9 +27,11 @@ per element read and written.
 The radix engine. On GPU arrays `sort_rows` runs the device radix sort instead (loom_sort: library
 kernels of codegen/gpu_radix.c, one histogram read and one sweep per key byte: 4 passes for float32)
 when every key is real (a complex key's parts are) and a row has fewer than 2^30 keys, and the rows are
-long (n >= RADIX_MIN_ROW) or there is one row: a tile of the radix sort holds 2048-4096 keys of one
-row, so many short rows leave tiles mostly idle while the network's m(m+1)/2 steps over them are few;
-one row of any length takes the radix sort's 2 + bytes launches rather than the network's m(m+1)/2.
+long (n >= RADIX_MIN_ROW) or there is one row, or a cost model says it is faster (_radix_cheaper): a
+tile of the radix sort holds 2048-4096 keys of one row, so many short rows leave tiles mostly idle while
+the network's m(m+1)/2 steps over them are few (2^16 rows of 1024); a few hundred short rows still sort
+faster by radix, whose 2 + bytes launches beat the network's m(m+1)/2 (1000 rows of 1000: ~10x); one
+row of any length takes the radix sort.
 Several keys sort least significant first, each later sort carrying the permutation as its values
 (keys gathered by it, loom_take_rows); payloads are gathered by the final permutation.
 LOOM_SORT_ENGINE=network (or radix) forces an engine on GPUs.
@@ -161,14 +163,31 @@ def _engine():
     return eng
 
 
-def use_radix(keys, r, n):
-    """Whether rows of these keys (R x n loom arrays) sort through the device radix sort."""
+def _radix_cheaper(keys, r, n, extra_bytes):
+    """Whether R rows of n keys sort faster by radix than by the network, from the costs measured on the
+    H200 (bench/results/2026-12-02-0407-sort-h200.json): a radix pass takes ~50 ns per tile (a tile holds
+    2048 or 4096 keys of one row, so a short row costs a whole tile) plus ~30 us of launches; a network
+    step ~40 us of launches plus its bytes at ~3 TB/s (keys, the index and payloads read and written, rows
+    padded to 2^m). 1000 rows of 1000 float32: radix ~0.2 ms, network 2.6 ms (measured 2.64); 2^16 rows of
+    1024: radix ~13 ms, network ~12 ms (measured 10.1)."""
+    kb = [numpy.dtype(k.dtype).itemsize for k in keys]
+    tiles = r * -(-n // (4096 if max(kb) <= 4 else 2048))
+    radix_us = 30 + sum(kb) * tiles * 0.05
+    m = (n - 1).bit_length()
+    network_us = m * (m + 1) // 2 * (40 + r * 2**m * (sum(kb) + extra_bytes) * 2 / 3e6)
+    return radix_us < network_us
+
+
+def use_radix(keys, r, n, extra_bytes=0):
+    """Whether rows of these keys (R x n loom arrays) sort through the device radix sort: one row, rows of
+    RADIX_MIN_ROW keys or more, or rows the radix sort does faster than the network (_radix_cheaper;
+    extra_bytes: what the network moves along per key, the index and payloads)."""
     if keys[0]._device[0] == 0 or n >= _RADIX_MAX_ROW or any(_kind(k.dtype) == "c" for k in keys):
         return False
     eng = _engine()
     if eng == "network":
         return False
-    return eng == "radix" or n >= RADIX_MIN_ROW or r == 1
+    return eng == "radix" or n >= RADIX_MIN_ROW or r == 1 or _radix_cheaper(keys, r, n, extra_bytes)
 
 
 def _contig(x):
@@ -205,7 +224,8 @@ def sort_rows(keys, nans, descending=False, stable=False, payloads=()):
     dev = keys[0]._device
     has_idx = bool(stable or payloads)
     n_pad = _pow2(n)
-    if r > 0 and n > 1 and use_radix(keys, r, n):
+    extra = (4 if has_idx else 0) + sum(numpy.dtype(p.dtype).itemsize for p in payloads)
+    if r > 0 and n > 1 and use_radix(keys, r, n, extra):
         try:
             return _radix_rows(keys, descending, has_idx, payloads)
         except NotImplementedError as e:  # the device cannot build the kernels (no code-object linker, ...)

@@ -6,7 +6,8 @@
  * array's device kind (NVPTX wave 32, AMDGPU wave 64) and compiled as a raw module (loom_raw_*: LLVM ->
  * PTX / code object at creation, loaded per device at the first launch, for that device's sm or chip).
  * Modules are made on first need and kept for the context's life in RtState.sort, one per device kind,
- * key dtype and value width (0, 4, 8 bytes), plus one gather module per kind.
+ * key dtype and value width (0, 4, 8 bytes) and pass design (LOOM_RADIX_LEGACY=1 selects the first
+ * one, for A/B timing: gpu_radix.h), plus one gather module per kind.
  *
  * A sort of R rows of n keys (the last axis of a C-contiguous array) with P = key bytes passes:
  *   zero(scratch)                    tile counters, histograms, look-back status words
@@ -22,6 +23,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "codegen/gpu_radix.h"
@@ -44,7 +46,7 @@ typedef struct TakeModule {
 
 struct RtSortKernels {
   pthread_mutex_t lock; /* guards the tables: a module is made once */
-  SortModule sorts[RT_DEVICE_KINDS][LOOM_DTYPE_COUNT][3];
+  SortModule sorts[2][RT_DEVICE_KINDS][LOOM_DTYPE_COUNT][3]; /* [legacy] */
   TakeModule takes[RT_DEVICE_KINDS];
 };
 
@@ -53,7 +55,8 @@ void rt_sort_destroy(LoomContext *ctx, RtState *rt) {
   if (!k) return;
   for (int a = 0; a < RT_DEVICE_KINDS; a++) {
     for (int t = 0; t < LOOM_DTYPE_COUNT; t++)
-      for (int v = 0; v < 3; v++) loom_raw_module_destroy(k->sorts[a][t][v].m);
+      for (int v = 0; v < 3; v++)
+        for (int l = 0; l < 2; l++) loom_raw_module_destroy(k->sorts[l][a][t][v].m);
     loom_raw_module_destroy(k->takes[a].m);
   }
   pthread_mutex_destroy(&k->lock);
@@ -95,9 +98,16 @@ static LoomStatus make_module(LoomContext *ctx, const CgRadixSpec *spec, LoomRaw
   return st;
 }
 
+/* LOOM_RADIX_LEGACY=1: the first pass design (gpu_radix.h, CgRadixSpec.legacy), for A/B timing. */
+static bool legacy_pass(void) {
+  const char *e = getenv("LOOM_RADIX_LEGACY");
+  return e && *e && strcmp(e, "0") != 0;
+}
+
 static CgRadixSpec spec_for(LoomDeviceKind kind, LoomDType key, int value_bytes, bool take) {
   bool amd = kind == LOOM_DEVICE_HIP;
-  return (CgRadixSpec){.key = key, .value_bytes = value_bytes, .wave = amd ? 64 : 32, .amdgpu = amd, .take = take};
+  return (CgRadixSpec){.key = key, .value_bytes = value_bytes, .wave = amd ? 64 : 32, .amdgpu = amd, .take = take,
+                       .legacy = !take && legacy_pass()};
 }
 
 static LoomStatus sort_module(LoomContext *ctx, LoomDeviceKind kind, LoomDType key, int value_bytes,
@@ -105,10 +115,10 @@ static LoomStatus sort_module(LoomContext *ctx, LoomDeviceKind kind, LoomDType k
   RtSortKernels *k;
   LoomStatus st = kernels_of(ctx, &k, d);
   if (st != LOOM_OK) return st;
-  SortModule *s = &k->sorts[kind][key][value_bytes / 4];
+  CgRadixSpec spec = spec_for(kind, key, value_bytes, false);
+  SortModule *s = &k->sorts[spec.legacy][kind][key][value_bytes / 4];
   pthread_mutex_lock(&k->lock);
   if (!s->m) {
-    CgRadixSpec spec = spec_for(kind, key, value_bytes, false);
     static const char *const names[3] = {"loom_radix_zero", "loom_radix_histogram", "loom_radix_pass"};
     LoomRawFunction *fns[3];
     st = make_module(ctx, &spec, &s->m, names, fns, 3, d);

@@ -174,14 +174,31 @@ static int device_main(void) {
     device_one(t, 1, 30000, 4, false, 0);
   }
   device_one(LOOM_FLOAT32, 1, INT64_C(1) << 26, 2, false, 0);
+  device_one(LOOM_FLOAT32, 1, INT64_C(1) << 24, 0, true, 4);
   device_one(LOOM_FLOAT64, 4, INT64_C(1) << 22, 2, true, 8);
+  device_one(LOOM_UINT8, 3, 3000000, 1, false, 8);
+  device_one(LOOM_INT16, 1, 1 << 22, 4, true, 0);
+  /* the first pass design (LOOM_RADIX_LEGACY=1, kept for A/B timing) must sort the same */
+  setenv("LOOM_RADIX_LEGACY", "1", 1);
+  device_one(LOOM_FLOAT32, 1, 100000, 2, false, 0);
+  device_one(LOOM_FLOAT32, 1, 50000, 1, true, 4);
+  device_one(LOOM_FLOAT64, 37, 5000, 2, true, 8);
+  device_one(LOOM_INT8, 1, 12345, 3, false, 0);
+  device_one(LOOM_FLOAT32, 1, INT64_C(1) << 22, 0, false, 0);
+  unsetenv("LOOM_RADIX_LEGACY");
   take_cases();
   error_cases();
-  for (int64_t n = INT64_C(1) << 20; n <= INT64_C(1) << 26; n <<= 2) {
-    bench(LOOM_FLOAT32, n, false);
-    bench(LOOM_FLOAT32, n, true);
+  for (int legacy = 0; legacy < 2; legacy++) { /* the pass designs side by side */
+    if (legacy) setenv("LOOM_RADIX_LEGACY", "1", 1);
+    printf("%s pass design:\n", legacy ? "legacy (LOOM_RADIX_LEGACY=1)" : "single-sweep (default)");
+    for (int64_t n = INT64_C(1) << 20; n <= INT64_C(1) << 26; n <<= 2) {
+      bench(LOOM_FLOAT32, n, false);
+      bench(LOOM_FLOAT32, n, true);
+    }
+    bench(LOOM_FLOAT64, INT64_C(1) << 26, false);
+    bench(LOOM_INT32, INT64_C(1) << 26, false);
+    bench(LOOM_UINT8, INT64_C(1) << 26, false);
   }
-  bench(LOOM_FLOAT64, INT64_C(1) << 26, false);
-  bench(LOOM_INT32, INT64_C(1) << 26, false);
+  unsetenv("LOOM_RADIX_LEGACY");
   return tc_finish();
 }

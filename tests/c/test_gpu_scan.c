@@ -134,6 +134,16 @@ static void gpu_cases(void) {
       {LOOM_FLOAT32, 2, {10, 4000}, 1, LOOM_REDUCE_PROD, LOOM_DTYPE_COUNT, false, "f32 prod rows"},
       {LOOM_BOOL, 1, {70001}, 0, LOOM_REDUCE_SUM, LOOM_DTYPE_COUNT, false, "bool count"},
       {LOOM_FLOAT32, 1, {1}, 0, LOOM_REDUCE_SUM, LOOM_DTYPE_COUNT, false, "length 1"},
+      /* around the row scan's groups of 4 (LOOM_GPU_SCAN_CHUNKS: up to 8) chunks of a block of 256
+       * (codegen/lower_scan.c row_group): whole groups, one point over, one short, several groups and a
+       * partial one, rows of them, parts of split rows */
+      {LOOM_FLOAT32, 1, {2048}, 0, LOOM_REDUCE_SUM, LOOM_DTYPE_COUNT, false, "f32 one group of chunks"},
+      {LOOM_FLOAT32, 1, {2049}, 0, LOOM_REDUCE_SUM, LOOM_DTYPE_COUNT, false, "f32 a group and a point"},
+      {LOOM_INT32, 1, {2047}, 0, LOOM_REDUCE_SUM, LOOM_INT32, false, "i32 a group less a point"},
+      {LOOM_INT64, 2, {7, 6401}, 1, LOOM_REDUCE_SUM, LOOM_DTYPE_COUNT, false, "i64 rows of 3 groups and 257 points"},
+      {LOOM_FLOAT64, 2, {33, 1793}, 1, LOOM_REDUCE_SUM, LOOM_DTYPE_COUNT, true, "f64 rows of 7 chunks, fused"},
+      {LOOM_INT32, 1, {196611}, 0, LOOM_REDUCE_SUM, LOOM_INT32, false, "i32 split row, parts not on groups"},
+      {LOOM_FLOAT32, 2, {300, 4100}, 1, LOOM_REDUCE_MAX, LOOM_DTYPE_COUNT, false, "f32 cummax rows over groups"},
   };
   for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
     LoomArray h = tc_new(cs[i].t, cs[i].nd, cs[i].shape);
@@ -217,7 +227,8 @@ static void ptx_case(const char *what, LoomDType t, int nd, const int64_t *shape
           CHECK(write(fd, p, len) == (ssize_t)len, "write");
           close(fd);
           char cmd[1200];
-          snprintf(cmd, sizeof cmd, "'%s' -arch=sm_90 -o /dev/null '%s' 2>&1", px, path);
+          const char *verbose = getenv("LOOM_TEST_PTXAS_VERBOSE"); /* set: ptxas -v (registers, spills) */
+          snprintf(cmd, sizeof cmd, "'%s' -arch=sm_90 %s-o /dev/null '%s' 2>&1", px, verbose && *verbose ? "-v " : "", path);
           int rc = system(cmd);
           CHECK(rc == 0, "%s: ptxas rejects module %d (exit %d)", what, mods, rc);
           unlink(path);

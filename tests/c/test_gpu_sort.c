@@ -6,7 +6,9 @@
  * (gfx942, gfx1100 in wave64 mode; skipped without a code-object linker), with the instructions the
  * design needs present: wave ballots, warp syncs, barriers, shared-memory atomics, the look-back's
  * relaxed global loads and stores; and the entries' parameter lists; and the C API's argument checks
- * that need no GPU (host arrays, NULL, unknown flags).
+ * that need no GPU (host arrays, NULL, unknown flags). LOOM_TEST_PTX_DIR=dir keeps each module's PTX
+ * there (radix_<key>_v<value bytes>.ptx) for `ptxas -arch=sm_90 -v`. With ptxas, the pass kernel of the
+ * default design must fit 4 blocks of 256 a multiprocessor: <= 64 registers, <= 32 bytes spilled.
  * `test_gpu_sort --emulate` (ctest test_gpu_sort_emulate, no GPU): the kernels' arithmetic run on the
  * host for waves of 32 and 64 -- key images, the histogram, per-wave ballot ranking, the wave prefix and
  * tile scans, the look-back (tiles resolved in a shuffled order, so it walks over tiles that only
@@ -158,10 +160,11 @@ static void check_entries(const char *what, const CgRawEntry *es, int32_t n, boo
   }
 }
 
-static void nvptx_case(LoomDType key, int vb, bool take) {
+static void nvptx_case(LoomDType key, int vb, bool take, bool legacy) {
   char what[96];
-  snprintf(what, sizeof what, "nvptx %s keys, %d-byte values%s", loom_dtype_name(key), vb, take ? " (take)" : "");
-  CgRadixSpec spec = {.key = key, .value_bytes = vb, .wave = 32, .amdgpu = false, .take = take};
+  snprintf(what, sizeof what, "nvptx %s keys, %d-byte values%s%s", loom_dtype_name(key), vb, take ? " (take)" : "",
+           legacy ? " (legacy pass)" : "");
+  CgRadixSpec spec = {.key = key, .value_bytes = vb, .wave = 32, .amdgpu = false, .take = take, .legacy = legacy};
   void *bc = NULL;
   size_t size = 0;
   Diag d = {.status = LOOM_OK};
@@ -182,6 +185,17 @@ static void nvptx_case(LoomDType key, int vb, bool take) {
         bool alt = strstr(must[i], "relaxed") && strstr(ptx, must[i][0] == 'l' ? "ld.volatile.global" : "st.volatile.global");
         CHECK(alt, "%s: the PTX has no %s", what, must[i]);
       }
+    const char *dump = getenv("LOOM_TEST_PTX_DIR"); /* keep the PTX (ptxas -v: registers, spills, shared) */
+    if (dump && *dump) {
+      char out[600];
+      snprintf(out, sizeof out, "%s/radix_%s_v%d%s%s.ptx", dump, loom_dtype_name(key), vb, take ? "_take" : "",
+               legacy ? "_legacy" : "");
+      FILE *f = fopen(out, "w");
+      if (CHECK(f != NULL, "%s: cannot write %s", what, out)) {
+        fputs(ptx, f);
+        fclose(f);
+      }
+    }
     const char *px = ptxas_path();
     if (px) {
       char path[] = "/tmp/loom_sort_ptx_XXXXXX";
@@ -191,8 +205,27 @@ static void nvptx_case(LoomDType key, int vb, bool take) {
         CHECK(write(fd, ptx, len) == (ssize_t)len, "write");
         close(fd);
         char cmd[1200];
-        snprintf(cmd, sizeof cmd, "'%s' -arch=sm_90 -o /dev/null '%s' 2>&1", px, path);
-        CHECK(system(cmd) == 0, "%s: ptxas rejects the PTX", what);
+        snprintf(cmd, sizeof cmd, "'%s' -arch=sm_90 -v -o /dev/null '%s' 2>&1", px, path);
+        FILE *pp = popen(cmd, "r");
+        char line[512];
+        int pass_regs = -1, pass_spill = -1;
+        bool in_pass = false;
+        while (pp && fgets(line, sizeof line, pp)) { /* "Function properties for loom_radix_pass", then its figures */
+          if (strstr(line, "entry function")) in_pass = strstr(line, "'loom_radix_pass'") != NULL;
+          const char *u = strstr(line, "Used "), *sp = strstr(line, "bytes spill stores");
+          if (in_pass && u) pass_regs = atoi(u + 5);
+          if (in_pass && sp) {
+            const char *q = sp;
+            while (q > line && q[-1] == ' ') q--;
+            while (q > line && q[-1] >= '0' && q[-1] <= '9') q--;
+            pass_spill = atoi(q);
+          }
+        }
+        CHECK(pp && pclose(pp) == 0, "%s: ptxas rejects the PTX", what);
+        /* the single-sweep pass is built for 4 blocks a multiprocessor: 64 registers, a few words spilled */
+        if (!take && !legacy)
+          CHECK(pass_regs > 0 && pass_regs <= 64 && pass_spill >= 0 && pass_spill <= 32,
+                "%s: loom_radix_pass uses %d registers, %d bytes spilled (want <= 64, <= 32)", what, pass_regs, pass_spill);
         unlink(path);
       }
     }
@@ -231,8 +264,12 @@ static bool amd_case(LoomDType key, int vb, bool take, const char *chip) {
 
 static void compile_cases(void) {
   for (int i = 0; i < NKEY_TYPES; i++)
-    for (int vb = 0; vb <= 8; vb += 4) nvptx_case(key_types[i], vb, false);
-  nvptx_case(LOOM_UINT8, 0, true);
+    for (int vb = 0; vb <= 8; vb += 4) nvptx_case(key_types[i], vb, false, false);
+  nvptx_case(LOOM_UINT8, 0, true, false);
+  nvptx_case(LOOM_FLOAT32, 0, false, true);
+  nvptx_case(LOOM_FLOAT32, 4, false, true);
+  nvptx_case(LOOM_FLOAT64, 8, false, true);
+  nvptx_case(LOOM_UINT8, 0, false, true);
   const char *chips[2] = {"gfx942", "gfx1100"};
   for (int c = 0; c < 2; c++) {
     if (!amd_case(LOOM_FLOAT32, 8, false, chips[c])) break;

@@ -3,7 +3,8 @@
 Every real dtype (bool, int8 .. uint64, float16, float32, float64; bfloat16 where ml_dtypes is there),
 with NaN of both signs, -0.0 and 0.0 (equal: their order must be kept, so the sorted bits are checked),
 +-inf, denormals, duplicates, already sorted and reversed input, sizes 0, 1, odd and across tiles,
-2^26 keys, many rows (the radix engine and, below the row threshold, the network), ascending and
+2^26 keys, many rows (the radix engine and, where its cost model says so, the network), the first pass
+design (LOOM_RADIX_LEGACY=1), ascending and
 descending, argsort (stable: compared exactly), unique, searchsorted and lexsort through the radix
 engine, and complex keys (their parts sorted lexicographically). The device tests skip on a machine
 without a GPU (scripts/gpu_all.sh runs them on the H200); the engine-selection tests run everywhere.
@@ -87,12 +88,23 @@ def test_descending(dtype: Any) -> None:
 
 
 @gpu
-@pytest.mark.parametrize("shape", [(37, 5000), (3, 4097), (1000, 100), (64, 2048)])
+@pytest.mark.parametrize("shape", [(37, 5000), (3, 4097), (1000, 100), (64, 2048), (1000, 1000), (300, 1500), (5000, 40)])
 @pytest.mark.parametrize("dtype", [np.int16, np.float32, np.float64])
 def test_rows(shape: Any, dtype: Any) -> None:
     x = keys(shape[0] * shape[1], dtype).reshape(shape)
     check_sorted(x)
     check_sorted(np.ascontiguousarray(x.T), axis=0)
+
+
+@gpu
+@pytest.mark.parametrize("dtype", [np.uint8, np.int32, np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(1, 100_003), (1, 1 << 22), (1000, 1000)])
+def test_legacy_pass_design(monkeypatch: Any, shape: Any, dtype: Any) -> None:
+    """LOOM_RADIX_LEGACY=1 (the first pass design, kept for A/B timings) sorts and argsorts as NumPy."""
+    monkeypatch.setenv("LOOM_RADIX_LEGACY", "1")
+    x = keys(shape[0] * shape[1], dtype).reshape(shape)
+    check_sorted(x)
+    check_sorted(x, descending=True)
 
 
 @gpu
@@ -170,7 +182,12 @@ def test_engine_choice(monkeypatch: Any) -> None:
     monkeypatch.delenv("LOOM_SORT_ENGINE", raising=False)
     assert _sortnet.use_radix([Fake(1, np.float32)], 1, 10)
     assert _sortnet.use_radix([Fake(2, np.int8)], 100, _sortnet.RADIX_MIN_ROW)
-    assert not _sortnet.use_radix([Fake(1, np.float32)], 100, _sortnet.RADIX_MIN_ROW - 1)
+    # shorter rows: radix while its whole tiles cost less than the network's steps (the cost model)
+    assert _sortnet.use_radix([Fake(1, np.float32)], 1000, 1000)
+    assert _sortnet.use_radix([Fake(1, np.int64)], 1000, 1000, 4)
+    assert not _sortnet.use_radix([Fake(1, np.float32)], 1 << 16, 1024)
+    assert not _sortnet.use_radix([Fake(1, np.float32)], 1 << 20, 16)
+    assert not _sortnet.use_radix([Fake(1, np.float32)], 10000, 100)
     assert not _sortnet.use_radix([Fake(0, np.float32)], 1, 1 << 20)  # the host: NumPy / the network
     assert not _sortnet.use_radix([Fake(1, np.complex64)], 1, 1 << 20)
     assert not _sortnet.use_radix([Fake(1, np.float32)], 1, 1 << 30)
@@ -218,7 +235,7 @@ def test_radix_composition_on_host(monkeypatch: Any) -> None:
         return loom.asarray(np.take_along_axis(src.get(), index.get(), axis=-1))
 
     monkeypatch.setenv("LOOM_SORT_ENGINE", "network")  # host arrays sort on the device path
-    monkeypatch.setattr(_sortnet, "use_radix", lambda keys, r, n: True)
+    monkeypatch.setattr(_sortnet, "use_radix", lambda keys, r, n, extra=0: True)
     monkeypatch.setattr(_sortnet._core, "radix_sort", radix_sort)
     monkeypatch.setattr(_sortnet._core, "take_rows", take_rows)
     x = keys(5000, np.float32)
@@ -250,7 +267,7 @@ def test_radix_unavailable_falls_back(monkeypatch: Any) -> None:
         raise NotImplementedError("no code-object linker")
 
     monkeypatch.setenv("LOOM_SORT_ENGINE", "network")
-    monkeypatch.setattr(_sortnet, "use_radix", lambda keys, r, n: True)
+    monkeypatch.setattr(_sortnet, "use_radix", lambda keys, r, n, extra=0: True)
     monkeypatch.setattr(_sortnet._core, "radix_sort", radix_sort)
     x = keys(3000, np.float32)
     with pytest.warns(RuntimeWarning, match="radix sort is unavailable"):

@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* gpu_radix_gen.h: what the radix sort's kernel generators share (codegen/gpu_radix.c: histogram and
+ * pass kernels; codegen/gpu_radix_take.c: the grid-stride zero and gather kernels): the generator state
+ * and small LLVM builders. Internal to those two files. */
+#ifndef LOOM_CG_GPU_RADIX_GEN_H
+#define LOOM_CG_GPU_RADIX_GEN_H
+
+#include <string.h>
+
+#include <llvm-c/Core.h>
+
+#include "codegen/gpu_radix.h"
+#include "codegen/nvptx.h"
+
+typedef struct Gen {
+  CgMath m;
+  CgGpuHooks h;
+  CgRadixSpec spec;
+  CgRadixShape sh;
+  LLVMBuilderRef b;
+  LLVMTypeRef i1, i8, i32, i64, kt, vt, mt, pg, ps; /* kt keys, vt values, mt wave masks; pointers */
+  int kbits, nwarps;
+  LLVMValueRef fn;
+} Gen;
+
+/* ---- small builders ------------------------------------------------------------------------------- */
+static inline LLVMValueRef c32(Gen *g, uint64_t v) { return LLVMConstInt(g->i32, v, 0); }
+static inline LLVMValueRef c64(Gen *g, uint64_t v) { return LLVMConstInt(g->i64, v, 0); }
+static inline LLVMValueRef ck(Gen *g, uint64_t v) { return LLVMConstInt(g->kt, v, 0); }
+static inline LLVMValueRef thread_id(Gen *g) { return g->h.index(&g->m, CG_GPU_THREAD_ID); }
+
+static inline LLVMValueRef at(Gen *g, LLVMTypeRef t, LLVMValueRef base, LLVMValueRef i) {
+  return LLVMBuildGEP2(g->b, t, base, &i, 1, "");
+}
+static inline LLVMValueRef load(Gen *g, LLVMTypeRef t, LLVMValueRef p, unsigned align) {
+  LLVMValueRef v = LLVMBuildLoad2(g->b, t, p, "");
+  LLVMSetAlignment(v, align);
+  return v;
+}
+static inline void store(Gen *g, LLVMValueRef v, LLVMValueRef p, unsigned align) {
+  LLVMSetAlignment(LLVMBuildStore(g->b, v, p), align);
+}
+static inline LLVMValueRef sel(Gen *g, LLVMValueRef c, LLVMValueRef a, LLVMValueRef b) {
+  return LLVMBuildSelect(g->b, c, a, b, "");
+}
+static inline LLVMValueRef ult(Gen *g, LLVMValueRef a, LLVMValueRef b) { return LLVMBuildICmp(g->b, LLVMIntULT, a, b, ""); }
+static inline LLVMValueRef eq(Gen *g, LLVMValueRef a, LLVMValueRef b) { return LLVMBuildICmp(g->b, LLVMIntEQ, a, b, ""); }
+static inline LLVMValueRef add(Gen *g, LLVMValueRef a, LLVMValueRef b) { return LLVMBuildAdd(g->b, a, b, ""); }
+static inline LLVMValueRef mul(Gen *g, LLVMValueRef a, LLVMValueRef b) { return LLVMBuildMul(g->b, a, b, ""); }
+static inline LLVMValueRef zext64(Gen *g, LLVMValueRef v) { return LLVMBuildZExt(g->b, v, g->i64, ""); }
+
+/* Opens `if (cond)`: the builder moves into the then-block; close with if_end(g, returned block). */
+static inline LLVMBasicBlockRef if_begin(Gen *g, LLVMValueRef cond) {
+  LLVMBasicBlockRef then = LLVMAppendBasicBlockInContext(g->m.c, g->fn, "then");
+  LLVMBasicBlockRef after = LLVMAppendBasicBlockInContext(g->m.c, g->fn, "after");
+  LLVMBuildCondBr(g->b, cond, then, after);
+  LLVMPositionBuilderAtEnd(g->b, then);
+  return after;
+}
+static inline void if_end(Gen *g, LLVMBasicBlockRef after) {
+  LLVMBuildBr(g->b, after);
+  LLVMPositionBuilderAtEnd(g->b, after);
+}
+
+static inline LLVMValueRef atomic_add(Gen *g, LLVMValueRef p, LLVMValueRef v) {
+  return LLVMBuildAtomicRMW(g->b, LLVMAtomicRMWBinOpAdd, p, v, LLVMAtomicOrderingMonotonic, 0);
+}
+
+/* A shared-memory array of n elements of t (one per kernel that uses it). */
+static inline LLVMValueRef shared_array(Gen *g, const char *name, LLVMTypeRef t, unsigned n, unsigned align) {
+  LLVMTypeRef at_ = LLVMArrayType2(t, n);
+  LLVMValueRef v = LLVMAddGlobalInAddressSpace(g->m.m, at_, name, g->h.as_shared);
+  LLVMSetInitializer(v, g->h.shared_poison ? LLVMGetPoison(at_) : LLVMGetUndef(at_));
+  LLVMSetLinkage(v, LLVMInternalLinkage);
+  LLVMSetAlignment(v, align);
+  return v;
+}
+
+/* A kernel entry named `name` with the given parameters; the builder at its entry block. */
+static inline void begin_kernel(Gen *g, const char *name, LLVMTypeRef *params, unsigned n) {
+  LLVMTypeRef fty = LLVMFunctionType(LLVMVoidTypeInContext(g->m.c), params, n, 0);
+  g->fn = LLVMAddFunction(g->m.m, name, fty);
+  g->h.mark_kernel(&g->m, g->fn, g->sh.block);
+  if (g->spec.amdgpu && g->spec.wave == 64) /* gfx10+ run these kernels in wave64 mode, as gfx9 does */
+    LLVMAddTargetDependentFunctionAttr(g->fn, "target-features", "+wavefrontsize64");
+  LLVMPositionBuilderAtEnd(g->b, LLVMAppendBasicBlockInContext(g->m.c, g->fn, "entry"));
+}
+
+/* v (i32) made here: a register copy the optimizer cannot move, so that LLVM does not sink the rank's
+ * arithmetic into the staging after the barriers (that keeps 3 words per item live instead of one). */
+static inline LLVMValueRef pin(Gen *g, LLVMValueRef v) {
+  if (g->spec.amdgpu) return v; /* its code-object writer takes no inline assembly (no asm parser linked) */
+  LLVMTypeRef fty = LLVMFunctionType(g->i32, &g->i32, 1, 0);
+  static const char code[] = "mov.b32 $0, $1;", cons[] = "=r,r";
+  LLVMValueRef asm_ = LLVMGetInlineAsm(fty, (char *)code, sizeof code - 1, (char *)cons, sizeof cons - 1, 1, 0,
+                                       LLVMInlineAsmDialectATT, 0);
+  return LLVMBuildCall2(g->b, fty, asm_, &v, 1, "");
+}
+
+/* NVPTX launch bounds of the kernel being built: at most `threads` per block and at least `blocks`
+ * resident per multiprocessor (ptxas then keeps the registers within 64K / (threads x blocks)). */
+static inline void launch_bounds(Gen *g, int threads, int blocks) {
+  if (g->spec.amdgpu) return;
+  static const char *const keys[2] = {"maxntidx", "minctasm"};
+  int vals[2] = {threads, blocks};
+  for (int i = 0; i < 2; i++) {
+    LLVMMetadataRef ops[3] = {LLVMValueAsMetadata(g->fn), LLVMMDStringInContext2(g->m.c, keys[i], strlen(keys[i])),
+                              LLVMValueAsMetadata(c32(g, (unsigned)vals[i]))};
+    LLVMAddNamedMetadataOperand(g->m.m, "nvvm.annotations", LLVMMetadataAsValue(g->m.c, LLVMMDNodeInContext2(g->m.c, ops, 3)));
+  }
+}
+
+/* The grid-stride kernels (gpu_radix_take.c). */
+void cg_radix_gen_zero(Gen *g);
+void cg_radix_gen_take(Gen *g, int bytes);
+
+#endif /* LOOM_CG_GPU_RADIX_GEN_H */
