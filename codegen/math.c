@@ -446,9 +446,19 @@ static LLVMValueRef float_divmod(CgMath *m, LoomDType t, LLVMValueRef a, LLVMVal
   return LLVMBuildSelect(b, bz, adiv, fd, "");
 }
 
-/* Integer power by squaring (wraps); negative exponents as ir.h says. Adds a small loop. */
+/* Integer power by squaring (wraps); negative exponents as ir.h says. Adds a small loop. 8- and 16-bit
+ * powers run in 32 bits and are truncated (the low bits of a product do not depend on the high ones):
+ * ptxas at its higher levels miscompiled the 16-bit loop (H200: int16 x ** x gave 1 for 32767 ** 32767
+ * and 100 ** 100, only after the tier-up compile). */
 static LLVMValueRef int_pow(CgMath *m, LoomDType t, LLVMValueRef a, LLVMValueRef e) {
   LLVMBuilderRef b = m->b;
+  if (int_bits(t) < 32) {
+    LoomDType w = is_signed(t) ? LOOM_INT32 : LOOM_UINT32;
+    LLVMTypeRef wty = cg_reg_type(m, w);
+    LLVMValueRef aw = is_signed(t) ? LLVMBuildSExt(b, a, wty, "") : LLVMBuildZExt(b, a, wty, "");
+    LLVMValueRef ew = is_signed(t) ? LLVMBuildSExt(b, e, wty, "") : LLVMBuildZExt(b, e, wty, "");
+    return LLVMBuildTrunc(b, int_pow(m, w, aw, ew), cg_reg_type(m, t), "");
+  }
   LLVMTypeRef ty = cg_reg_type(m, t);
   LLVMValueRef zero = iconst(m, t, 0), one = iconst(m, t, 1);
   LLVMValueRef fn = LLVMGetBasicBlockParent(LLVMGetInsertBlock(b));
@@ -539,8 +549,8 @@ static const char *libm_name(LoomOp op) {
  * with v = 1 + u, tanh(log v) = (v^2 - 1) / (v^2 + 1) = n / (n + 2), n = u * (u + 2). n is formed with
  * two roundings and no cancellation (u + 2 >= 1 for u >= -1), so the quotient (correctly rounded
  * division) is within a few ulp of the function on the whole range: tanh(log1p(u)) ~ u for small u,
- * -1 at u = -1, NaN below -1 (log1p's domain) and for NaN, 1 where n overflows (u > ~1.8e19 in float32,
- * where tanh rounds to 1 already). NULL when `a` is not a call of the device library's log1p. Two
+ * -1 at u = -1, NaN below -1 (log1p's domain) and for NaN, 1 where n >= 2^26 (float32; 2^55 float64),
+ * where the quotient rounds to 1 already. NULL when `a` is not a call of the device library's log1p. Two
  * device-library calls (libdevice's log1pf and tanhf: ~60 instructions) become ~15. */
 static LLVMValueRef tanh_of_log1p(CgMath *m, LoomDType t, LLVMValueRef a) {
   if (!LLVMIsACallInst(a)) return NULL;
@@ -568,7 +578,10 @@ static LLVMValueRef tanh_of_log1p(CgMath *m, LoomDType t, LLVMValueRef a) {
   } else {
     r = cg_fdiv(m, t, n, den);
   }
-  r = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOEQ, n, fconst(m, t, 1.0 / 0.0), ""), fconst(m, t, 1.0), r, "");
+  /* n >= 2^(p+2) (p: the significand's bits): n / (n + 2) rounds to 1, and the hardware reciprocal of
+   * den >= 2^126 would flush to 0 (u = 1e19 gave 0); this covers n = inf as well */
+  double big = t == LOOM_FLOAT32 ? 0x1p26 : 0x1p55;
+  r = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOGE, n, fconst(m, t, big), ""), fconst(m, t, 1.0), r, "");
   return LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOLT, u, fconst(m, t, -1.0), ""), fconst(m, t, 0.0 / 0.0), r, "");
 }
 
