@@ -23,6 +23,8 @@ import sys
 import tempfile
 import time
 
+import failure_table
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 SUITE = os.path.join(HERE, "vendor", "tests", "cupy_tests")
@@ -31,6 +33,9 @@ CUPY_VERSION = "14.2.0"
 ACCEPTANCE = ("core_tests", "math_tests", "statistics_tests", "creation_tests", "manipulation_tests",
               "indexing_tests", "logic_tests", "binary_tests", "linalg_tests")
 FAILING = ("failed", "error")
+# the tests a host run skips for want of a CUDA device (--write-gpu-list writes it, --gpu-only runs it)
+GPU_LIST = os.path.join(HERE, "gpu_only_tests.txt")
+README = os.path.join(HERE, "README.md")
 
 
 def parse_args(argv):
@@ -59,10 +64,27 @@ def parse_args(argv):
                    "skips the directories that completed and resumes the others (delete a directory's .jsonl "
                    "file to run it again)")
     p.add_argument("--python", default=sys.executable, help="interpreter with loom installed")
+    p.add_argument("--gpu-only", action="store_true", help="run only the tests listed in tests/cupy/gpu_only_tests.txt "
+                   "(those the host run skips for want of a CUDA device), one pytest process per module; for the "
+                   "GPU machine, with --tag")
+    g = p.add_argument_group("from an earlier run's tests file (bench/results/*-tests.jsonl.gz); nothing is run")
+    g.add_argument("--failure-table", metavar="TESTS", help="print the table of failing tests (module, test, reason)")
+    g.add_argument("--update-readme", metavar="TESTS", help="write that table into tests/cupy/README.md's section "
+                   "'Tests that still fail'")
+    g.add_argument("--write-gpu-list", metavar="TESTS", help="write tests/cupy/gpu_only_tests.txt: the tests that "
+                   "run skipped for want of a CUDA device")
     return p.parse_args(argv)
 
 
+def gpu_list():
+    """The test ids of tests/cupy/gpu_only_tests.txt (below cupy_tests/)."""
+    with open(GPU_LIST) as f:
+        return [ln.strip() for ln in f if ln.strip() and not ln.startswith("#")]
+
+
 def chunks_of(args):
+    if args.gpu_only:  # one process per module: the list is short and spread over many files
+        return [os.path.join(SUITE, m) for m in sorted({t.split("::")[0] for t in gpu_list()})]
     if args.paths:
         return [os.path.join(SUITE, p) for p in args.paths]
     dirs = sorted(d for d in os.listdir(SUITE) if os.path.isdir(os.path.join(SUITE, d)) and d.endswith("_tests"))
@@ -132,6 +154,8 @@ def run_chunk(args, chunk, workdir, log):
         base.append(f"--loom-sample={args.sample}")
     if args.no_complex:
         base.append("--loom-no-complex")
+    if args.gpu_only:
+        base.append(f"--loom-select={GPU_LIST}")
     if not args.slow:
         base += ["-m", "not slow"]
     recs, _, finished = read_results(results)
@@ -246,6 +270,10 @@ def summarize(args, recs, wall):
                     for r in recs.values()), key=lambda t: t["id"])
     module_reasons = collections.Counter((r["module"], r.get("category", "other"), r.get("detail", ""))
                                          for r in failing)
+    selection = {}
+    if args.gpu_only:  # which listed tests ran: a test renamed or not collected there shows here
+        listed, ran = gpu_list(), {t["id"] for t in tests}
+        selection = {"gpu_only_listed": len(listed), "gpu_only_not_run": [t for t in listed if t not in ran]}
     return {
         "meta": {
             "what": "CuPy's own test suite (tests/cupy_tests of CuPy " + CUPY_VERSION + ") run against loom "
@@ -254,7 +282,8 @@ def summarize(args, recs, wall):
             "date": datetime.date.today().isoformat(),
             "machine": f"{platform.node()} ({os.cpu_count()} CPUs), {platform.platform()}",
             "command": "scripts/cupy_suite.sh " + " ".join(sys.argv[1:]),
-            "set": "paths " + " ".join(args.paths) if args.paths else ("all" if args.all else "acceptance"),
+            "set": ("gpu-only" if args.gpu_only else "paths " + " ".join(args.paths) if args.paths
+                    else "all" if args.all else "acceptance"),
             "sample": args.sample,
             "no_complex": args.no_complex,
             "gpu": gpu,
@@ -264,6 +293,7 @@ def summarize(args, recs, wall):
             "loom_version": _version(args.python, "loom"),
             "numpy_version": _version(args.python, "numpy"),
             "pass_rate_is": "passed / (passed + failed + errors); skipped and xfailed tests are not counted",
+            **selection,
         },
         "totals": counts(list(recs.values())),
         "acceptance_totals": counts(acc),
@@ -310,6 +340,12 @@ def markdown(s):
            "" if m.get("gpu") else "loom's device here is the host: tests failing only for want of a CUDA device "
            "(tests/cupy/README.md, 'Tests that need a CUDA device') are counted as skipped (column 'needs device').",
            ""]
+    if "gpu_only_listed" in m:
+        miss = m["gpu_only_not_run"]
+        out += [f"GPU-only set: the {m['gpu_only_listed']} tests of tests/cupy/gpu_only_tests.txt (those the host run "
+                f"skips for want of a CUDA device); {len(miss)} of them did not run here"
+                + (": " + ", ".join(f"`{t}`" for t in miss[:20]) + (" ..." if len(miss) > 20 else "") if miss else "")
+                + ".", ""]
     t, a = s["totals"], s["acceptance_totals"]
     out += ["| set | tests | passed | failed | errors | skipped | xfailed | pass rate |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
     for name, c in (("all run", t), ("acceptance directories", a)):
@@ -339,11 +375,41 @@ def markdown(s):
             "| module | category | detail | tests |", "|---|---|---|---:|"]
     out += [f"| {r['module']} | {r['category']} | {(r['detail'] or '').replace('|', '/')[:100]} | {r['tests']} |"
             for r in s["module_reasons"]]
+    out += ["", "## Failing tests, one row per test function (parametrizations collapsed)", ""]
+    out += failure_table.markdown(s["tests"])
     return "\n".join(out) + "\n"
+
+
+def from_tests_file(args):
+    """--failure-table, --update-readme, --write-gpu-list: work on an earlier run's tests file."""
+    if args.failure_table:
+        print("\n".join(failure_table.markdown(failure_table.read_tests(args.failure_table))))
+    if args.update_readme:
+        tests = failure_table.read_tests(args.update_readme)
+        acc = [t for t in tests if t["id"].split("/")[0] in ACCEPTANCE]
+        c = counts([{"outcome": t["outcome"]} for t in acc])
+        note = (f"From `{os.path.relpath(os.path.abspath(args.update_readme), ROOT)}`: of the acceptance set's "
+                f"{c['passed'] + c['failed'] + c['errors']} judged tests, {c['passed']} pass ({pct(c['pass_rate'])}), "
+                f"{c['failed']} fail, {c['errors']} are errors; {c['skipped']} skipped.")
+        failure_table.update_readme(README, acc, note)
+        print(f"run_suite: updated {os.path.relpath(README, ROOT)}")
+    if args.write_gpu_list:
+        tests = failure_table.read_tests(args.write_gpu_list)
+        ids = sorted(t["id"] for t in tests if t["outcome"] == "skipped"
+                     and (t.get("reason") or "").startswith("loom-harness: needs a CUDA device"))
+        with open(GPU_LIST, "w") as f:
+            f.write(f"# The tests a host run skips for want of a CUDA device (tests/cupy/README.md), from\n"
+                    f"# {os.path.relpath(os.path.abspath(args.write_gpu_list), ROOT)}; scripts/cupy_suite.sh "
+                    f"--gpu-only runs them. Written by run_suite.py --write-gpu-list.\n")
+            f.writelines(i + "\n" for i in ids)
+        print(f"run_suite: wrote {len(ids)} test ids to {os.path.relpath(GPU_LIST, ROOT)}")
+    return 0
 
 
 def main(argv):
     args = parse_args(argv)
+    if args.failure_table or args.update_readme or args.write_gpu_list:
+        return from_tests_file(args)
     chunks = chunks_of(args)
     if not chunks:
         print("run_suite: no tests to run", file=sys.stderr)
