@@ -14,7 +14,12 @@ def array(obj, dtype=None, copy=True, order="K", subok=False, ndmin=0):
     or DLPack object) on the current device, laid out as order asks (NumPy's C, F, A, K)."""
     o = _order_name(order)
     if isinstance(obj, ndarray):
-        r = obj.astype(obj.dtype if dtype is None else dtype, order=o, copy=copy is not False)
+        # copy=None / False copy only when asked: 'A' then asks no layout (NumPy), 'C' / 'F' their own
+        r = obj.astype(obj.dtype if dtype is None else dtype, order="K" if o == "A" and not copy else o,
+                       copy=bool(copy))
+        if copy is False and r is not obj:
+            raise ValueError("Unable to avoid copy while creating an array as requested: the dtype or order "
+                             "asked needs a copy; pass copy=None (or use loom.asarray) to allow one")
     elif _has_cai(obj):
         r = _from_cai(obj)
         if dtype is not None or copy:
@@ -34,6 +39,29 @@ def array(obj, dtype=None, copy=True, order="K", subok=False, ndmin=0):
     if ndmin > r.ndim:
         r = r.reshape((1,) * (ndmin - r.ndim) + r.shape)
     return r
+
+
+def check_new_strides(shape, dtype, strides):
+    """ndarray(shape, dtype, strides=...) without memptr allocates what a contiguous array of that shape
+    needs, as CuPy does: the strides must keep every element inside those bytes from offset 0 (so none is
+    negative, which would need an offset), else ValueError (NumPy's ndarray refuses such strides too)."""
+    import operator
+    shape, itemsize = _shape_tuple(shape), numpy.dtype(dtype).itemsize
+    strides = tuple(operator.index(x) for x in strides)
+    if len(strides) != len(shape):
+        raise ValueError(f"ndarray() with strides {strides}: shape {shape} has {len(shape)} dimensions")
+    if any(n == 0 for n in shape):
+        return
+    if any(s < 0 for n, s in zip(shape, strides) if n > 1):
+        raise ValueError(f"ndarray() with strides {strides}: a negative stride needs an offset into memory; "
+                         "pass memptr= (a MemoryPointer placed where the array starts)")
+    size = itemsize
+    for n in shape:
+        size *= n
+    reach = itemsize + sum((n - 1) * s for n, s in zip(shape, strides))
+    if reach > size:
+        raise ValueError(f"ndarray() with strides {strides} reaches byte {reach} of an array of shape {shape}, "
+                         f"beyond the {size} bytes allocated for it; pass memptr= to place it in a larger block")
 
 
 def _host_values(obj):

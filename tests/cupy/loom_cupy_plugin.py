@@ -412,12 +412,12 @@ def _classify_exception(exc, msg, stdout):
     m = re.search(r"type object '(\w+)' has no attribute '(\w+)'", msg)
     if exc == "AttributeError" and m:
         return "missing attribute", f"{m.group(1)}.{m.group(2)}"
+    m = re.search(r"loom does not support dtype (.+?)(?: \(supported|$)", msg, re.S)
+    if m:  # before the complex rule: the message lists the supported dtypes, complex64 among them
+        return "unsupported dtype", m.group(1)[:60]
     if re.search(r"complex", msg, re.I) or "complex" in stdout:
         m = re.search(r"(complex\d+)", msg + " " + stdout)
         return "complex dtype", m.group(1) if m else "Python complex"
-    m = re.search(r"loom does not support dtype (.+?)(?: \(supported|$)", msg, re.S)
-    if m:
-        return "unsupported dtype", m.group(1)[:60]
     if "DID NOT WARN" in msg:
         m = re.search(r"warnings of type \(?<class '([\w.]+)'", msg)
         return "no warning where CuPy warns", m.group(1).split(".")[-1] if m else ""

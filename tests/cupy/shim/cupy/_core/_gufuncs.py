@@ -1,0 +1,4 @@
+"""cupy._core._gufuncs: CuPy's internal generalized-ufunc class and its signature parser, which CuPy's
+tests call directly, are loom's (loom._gufunc: the same interface, loom's implementation)."""
+from loom._gufunc import GeneralizedUfunc as _GUFunc  # noqa: F401
+from loom._gufunc import parse_signature as _parse_gufunc_signature  # noqa: F401
