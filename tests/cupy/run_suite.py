@@ -71,6 +71,9 @@ def parse_args(argv):
     g.add_argument("--failure-table", metavar="TESTS", help="print the table of failing tests (module, test, reason)")
     g.add_argument("--update-readme", metavar="TESTS", help="write that table into tests/cupy/README.md's section "
                    "'Tests that still fail'")
+    g.add_argument("--merge", nargs="+", metavar="WORK_DIR", help="summarize the records of earlier runs' --work-dir "
+                   "directories together (runs split by --paths or --sample, or a rerun of some modules after a "
+                   "change): a test recorded in several takes its record from the last directory named")
     g.add_argument("--write-gpu-list", metavar="TESTS", help="write tests/cupy/gpu_only_tests.txt: the tests that "
                    "run skipped for want of a CUDA device")
     return p.parse_args(argv)
@@ -282,8 +285,8 @@ def summarize(args, recs, wall):
             "date": datetime.date.today().isoformat(),
             "machine": f"{platform.node()} ({os.cpu_count()} CPUs), {platform.platform()}",
             "command": "scripts/cupy_suite.sh " + " ".join(sys.argv[1:]),
-            "set": ("gpu-only" if args.gpu_only else "paths " + " ".join(args.paths) if args.paths
-                    else "all" if args.all else "acceptance"),
+            "set": ("gpu-only" if args.gpu_only else "merged runs" if args.merge else "paths " + " ".join(args.paths)
+                    if args.paths else "all" if args.all else "acceptance"),
             "sample": args.sample,
             "no_complex": args.no_complex,
             "gpu": gpu,
@@ -410,6 +413,8 @@ def main(argv):
     args = parse_args(argv)
     if args.failure_table or args.update_readme or args.write_gpu_list:
         return from_tests_file(args)
+    if args.merge:
+        return report(args, merged_records(args.merge), 0.0)
     chunks = chunks_of(args)
     if not chunks:
         print("run_suite: no tests to run", file=sys.stderr)
@@ -435,7 +440,22 @@ def main(argv):
             print(open(log_path).read()[-5000:], file=sys.stderr)
             print("run_suite: no test ran (see the pytest log above)", file=sys.stderr)
             return 2
-    s = summarize(args, recs, time.time() - t0)
+    return report(args, recs, time.time() - t0)
+
+
+def merged_records(dirs):
+    """{test id: record} of the results files in the work directories dirs (later ones win)."""
+    recs = {}
+    for d in dirs:
+        for name in sorted(os.listdir(d)):
+            if name.endswith(".jsonl"):
+                recs.update(read_results(os.path.join(d, name))[0])
+    return recs
+
+
+def report(args, recs, wall):
+    """Summarizes recs, writes the result files and prints the figures; the exit status."""
+    s = summarize(args, recs, wall)
     if not args.no_write:
         path = args.json or os.path.join(ROOT, "bench", "results", f"{s['meta']['date']}-cupy-suite-{args.tag}.json")
         md = args.md or os.path.splitext(path)[0] + ".md"

@@ -150,3 +150,53 @@ def test_ndarray_strides_outside_allocation(shape, strides):
 def test_ndarray_strides_inside_allocation(shape, strides):
     a = loom.ndarray(shape, dtype=np.float64, strides=strides)
     assert a.shape == shape and a.strides == strides
+
+
+# ---- take on 0-d arrays and take's out= rules; min_scalar_type of loom arrays -----------------------------
+@pytest.mark.parametrize("axis", [None, 0, -1])
+@pytest.mark.parametrize("indices", [0, -1, [0], [0, -1]])
+def test_take_zero_d(axis, indices):
+    src = np.array(5.0)
+    want = np.take(src, indices, axis=axis)
+    got = loom.asarray(src).take(indices, axis=axis)
+    np.testing.assert_array_equal(got.get(), want)
+    out = loom.zeros(want.shape)
+    assert loom.asarray(src).take(indices, axis=axis, out=out) is out
+    np.testing.assert_array_equal(out.get(), want)
+    with pytest.raises(np.exceptions.AxisError):
+        loom.asarray(src).take(indices, axis=1)
+
+
+@pytest.mark.parametrize("src_dtype, out_dtype", [(np.int32, np.int64), (np.int32, np.int16), (np.int32, np.float32),
+                                                  (np.float64, np.int64), (np.float64, np.float32)])
+def test_take_out_dtype_rule_follows_numpy(src_dtype, out_dtype):
+    src = np.arange(5, dtype=src_dtype) * 3
+    idx = [4, 0, 2]
+    try:
+        want = np.take(src, idx, out=np.zeros(3, out_dtype))
+    except TypeError:
+        with pytest.raises(TypeError):
+            loom.asarray(src).take(idx, out=loom.zeros(3, out_dtype))
+        return
+    got = loom.asarray(src).take(idx, out=loom.zeros(3, out_dtype))
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got.get(), want)
+
+
+def test_take_out_shape_checked_before_indices():
+    with pytest.raises(ValueError):
+        np.take(np.arange(60.).reshape(3, 4, 5), np.zeros((2, 3), np.int32), out=np.zeros((2, 4)))
+    with pytest.raises(ValueError):
+        loom.arange(60.).reshape(3, 4, 5).take(loom.zeros((2, 3), np.int32), out=loom.zeros((2, 4)))
+    with pytest.raises(ValueError):  # index 1 is out of range too: the out shape is reported first
+        loom.asarray(np.array(2.0)).take(loom.asarray(np.array(1, np.int32)), out=loom.zeros(1))
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint16, np.int64, np.float16, np.float64, np.complex64, np.bool_])
+def test_min_scalar_type_of_loom_arrays_is_their_dtype(dtype):
+    a = loom.asarray(np.array([[-1, 1]]).astype(dtype))
+    assert loom.min_scalar_type(a) == np.dtype(dtype)
+    assert loom.min_scalar_type([a, a]) == np.dtype(dtype)
+    assert loom.min_scalar_type(loom.asarray(np.array(-1).astype(dtype))) == np.dtype(dtype)
+    for v in (-129, 0, 1.5, np.inf, np.float32(2), [np.int8(1), np.int8(2)]):
+        assert loom.min_scalar_type(v) == np.min_scalar_type(v)
