@@ -33,8 +33,10 @@ CUPY_VERSION = "14.2.0"
 ACCEPTANCE = ("core_tests", "math_tests", "statistics_tests", "creation_tests", "manipulation_tests",
               "indexing_tests", "logic_tests", "binary_tests", "linalg_tests")
 FAILING = ("failed", "error")
-# the tests a host run skips for want of a CUDA device (--write-gpu-list writes it, --gpu-only runs it)
+# the tests a host run skips for want of a CUDA device (--write-gpu-list writes it, --gpu-only runs it): the
+# harness's needs-a-CUDA-device skips, and CuPy's own skips of tests that need a GPU feature the host lacks
 GPU_LIST = os.path.join(HERE, "gpu_only_tests.txt")
+GPU_SKIP_REASONS = ("loom-harness: needs a CUDA device", "Skipped: Requires CUDA grid synchronization")
 README = os.path.join(HERE, "README.md")
 
 
@@ -383,6 +385,12 @@ def markdown(s):
     return "\n".join(out) + "\n"
 
 
+def _shown_path(path):
+    """path relative to the repository when it is inside it, else as given."""
+    p = os.path.relpath(os.path.abspath(path), ROOT)
+    return path if p.startswith("..") else p
+
+
 def from_tests_file(args):
     """--failure-table, --update-readme, --write-gpu-list: work on an earlier run's tests file."""
     if args.failure_table:
@@ -391,7 +399,7 @@ def from_tests_file(args):
         tests = failure_table.read_tests(args.update_readme)
         acc = [t for t in tests if t["id"].split("/")[0] in ACCEPTANCE]
         c = counts([{"outcome": t["outcome"]} for t in acc])
-        note = (f"From `{os.path.relpath(os.path.abspath(args.update_readme), ROOT)}`: of the acceptance set's "
+        note = (f"From `{_shown_path(args.update_readme)}`: of the acceptance set's "
                 f"{c['passed'] + c['failed'] + c['errors']} judged tests, {c['passed']} pass ({pct(c['pass_rate'])}), "
                 f"{c['failed']} fail, {c['errors']} are errors; {c['skipped']} skipped.")
         failure_table.update_readme(README, acc, note)
@@ -399,10 +407,10 @@ def from_tests_file(args):
     if args.write_gpu_list:
         tests = failure_table.read_tests(args.write_gpu_list)
         ids = sorted(t["id"] for t in tests if t["outcome"] == "skipped"
-                     and (t.get("reason") or "").startswith("loom-harness: needs a CUDA device"))
+                     and (t.get("reason") or "").startswith(GPU_SKIP_REASONS))
         with open(GPU_LIST, "w") as f:
             f.write(f"# The tests a host run skips for want of a CUDA device (tests/cupy/README.md), from\n"
-                    f"# {os.path.relpath(os.path.abspath(args.write_gpu_list), ROOT)}; scripts/cupy_suite.sh "
+                    f"# {_shown_path(args.write_gpu_list)}; scripts/cupy_suite.sh "
                     f"--gpu-only runs them. Written by run_suite.py --write-gpu-list.\n")
             f.writelines(i + "\n" for i in ids)
         print(f"run_suite: wrote {len(ids)} test ids to {os.path.relpath(GPU_LIST, ROOT)}")
