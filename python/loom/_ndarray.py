@@ -679,7 +679,7 @@ def _operand(x):
         return x
     if isinstance(x, (numpy.ndarray, list, tuple)):
         return _from_numpy(numpy.asarray(x), copy=True)
-    if hasattr(x, "__cuda_array_interface__") or hasattr(x, "__dlpack__"):
+    if hasattr(x, "__cuda_array_interface__") or hasattr(x, "__dlpack__") or hasattr(x, "__cupy_get_ndarray__"):
         return _creation.asarray(x)
     if hasattr(x, "__array__"):  # array-likes (loom.poly1d, numpy.poly1d, ...), as NumPy converts them
         return _from_numpy(numpy.asarray(x), copy=True)

@@ -200,3 +200,26 @@ def test_min_scalar_type_of_loom_arrays_is_their_dtype(dtype):
     assert loom.min_scalar_type(loom.asarray(np.array(-1).astype(dtype))) == np.dtype(dtype)
     for v in (-129, 0, 1.5, np.inf, np.float32(2), [np.int8(1), np.int8(2)]):
         assert loom.min_scalar_type(v) == np.min_scalar_type(v)
+
+
+# ---- CuPy's __cupy_get_ndarray__ wrappers are arrays wherever one is taken ---------------------------------
+class _Wrapper:
+    """An object with CuPy's __cupy_get_ndarray__ protocol (a wrapper of a GPU array)."""
+
+    def __init__(self, a):
+        self._a = a
+
+    def __cupy_get_ndarray__(self):
+        return self._a
+
+
+def test_cupy_get_ndarray_protocol():
+    x = loom.asarray(np.arange(6.0).reshape(2, 3))
+    assert loom.asarray(_Wrapper(x)) is x
+    np.testing.assert_array_equal(loom.array([_Wrapper(x[0]), _Wrapper(x[1])]).get(), np.arange(6.0).reshape(2, 3))
+    y = loom.zeros((2, 3))
+    y[...] = _Wrapper(x)
+    np.testing.assert_array_equal((y + _Wrapper(x)).get(), 2 * np.arange(6.0).reshape(2, 3))
+    np.testing.assert_array_equal(loom.asnumpy(_Wrapper(x)), np.arange(6.0).reshape(2, 3))
+    with pytest.raises(ValueError):  # object arrays are refused, not stored as pointers
+        loom.array(np.array([1, 2, 3], dtype=object))
