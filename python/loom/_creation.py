@@ -49,7 +49,7 @@ def array(obj, dtype=None, copy=True, order="K", subok=False, ndmin=0, *, blocki
     return r
 
 
-def check_new_strides(shape, dtype, strides):
+def _check_new_strides(shape, dtype, strides):
     """ndarray(shape, dtype, strides=...) without memptr allocates what a contiguous array of that shape
     needs, as CuPy does: the strides must keep every element inside those bytes from offset 0 (so none is
     negative, which would need an offset), else ValueError (NumPy's ndarray refuses such strides too)."""

@@ -97,7 +97,7 @@ class ndarray(_core.Array):
         if memptr is None and strides is None:
             return _creation.empty(shape, dtype, order)
         if memptr is None:
-            _creation.check_new_strides(shape, dtype, strides)
+            _creation._check_new_strides(shape, dtype, strides)
         from .cuda import memory
         return memory._array_over(shape, dtype, memptr, strides, order)
 
