@@ -10,6 +10,10 @@
 #                                         1 test in 16 chosen by node-id hash): fails when its pass rate is
 #                                         below tests/cupy/ci_threshold; writes no result files
 #   scripts/cupy_suite.sh --no-complex    complex dtypes dropped from cupy.testing's dtype loops
+#   scripts/cupy_suite.sh --gpu-only --tag h200 --jobs 12
+#                                         on a GPU machine: only the tests a host run skips for want of a
+#                                         CUDA device (tests/cupy/gpu_only_tests.txt), one process per module
+#   scripts/cupy_suite.sh --merge DIR...  one summary of earlier runs' --work-dir directories (split runs)
 #   --paths math_tests/test_arithmetic.py ...   chosen directories or files; --list-failures prints every
 #   failing test with its reason; --jobs N runs N pytest processes at once; --help lists the rest.
 # Results: bench/results/<date>-cupy-suite-<tag>.{json,md} (tag: host, or --tag). PYTHON picks the

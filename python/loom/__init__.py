@@ -72,8 +72,8 @@ if _ml_dtypes is not None:
     bfloat16 = _ml_dtypes.bfloat16  # ml_dtypes' NumPy scalar type, as JAX exports it
 dtype = _numpy.dtype
 # NumPy's type information and predicates, as CuPy re-exports them (they compute nothing on arrays)
-iinfo, finfo, isscalar, issubdtype, promote_types, min_scalar_type = (
-    _numpy.iinfo, _numpy.finfo, _numpy.isscalar, _numpy.issubdtype, _numpy.promote_types, _numpy.min_scalar_type)
+iinfo, finfo, isscalar, issubdtype, promote_types = (
+    _numpy.iinfo, _numpy.finfo, _numpy.isscalar, _numpy.issubdtype, _numpy.promote_types)
 # common_type is loom's own (_numeric.py): numpy.common_type dispatches loom arrays back to loom
 generic, number, integer, signedinteger, unsignedinteger, inexact, floating, complexfloating = (
     _numpy.generic, _numpy.number, _numpy.integer, _numpy.signedinteger, _numpy.unsignedinteger, _numpy.inexact,

@@ -212,7 +212,7 @@ from ._statistics import median as median
 from ._grids import meshgrid as meshgrid
 from ._grids import mgrid as mgrid
 from ._reductions import min as min
-from numpy import min_scalar_type as min_scalar_type
+from ._numeric import min_scalar_type as min_scalar_type
 from ._manipulation import moveaxis as moveaxis
 from ._numeric import nan_to_num as nan_to_num
 from ._statistics import nanargmax as nanargmax

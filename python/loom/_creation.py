@@ -9,12 +9,20 @@ from ._common import (_check_scalar_store, _code, _shape_tuple, _cur, _from_nump
 from ._ndarray import ndarray, _operand
 
 
-def array(obj, dtype=None, copy=True, order="K", subok=False, ndmin=0):
+def array(obj, dtype=None, copy=True, order="K", subok=False, ndmin=0, *, blocking=True):
     """A loom array from obj (a loom array, a NumPy array or scalar, nested lists, a CUDA Array Interface
-    or DLPack object) on the current device, laid out as order asks (NumPy's C, F, A, K)."""
+    or DLPack object, an object with CuPy's __cupy_get_ndarray__) on the current device, laid out as order
+    asks (NumPy's C, F, A, K). blocking= is CuPy's: False allows an asynchronous copy from host memory;
+    loom's copies from the host are complete when array() returns, which satisfies both."""
     o = _order_name(order)
+    obj = _cupy_like(obj)
     if isinstance(obj, ndarray):
-        r = obj.astype(obj.dtype if dtype is None else dtype, order=o, copy=copy is not False)
+        # copy=None / False copy only when asked: 'A' then asks no layout (NumPy), 'C' / 'F' their own
+        r = obj.astype(obj.dtype if dtype is None else dtype, order="K" if o == "A" and not copy else o,
+                       copy=bool(copy))
+        if copy is False and r is not obj:
+            raise ValueError("Unable to avoid copy while creating an array as requested: the dtype or order "
+                             "asked needs a copy; pass copy=None (or use loom.asarray) to allow one")
     elif _has_cai(obj):
         r = _from_cai(obj)
         if dtype is not None or copy:
@@ -30,14 +38,53 @@ def array(obj, dtype=None, copy=True, order="K", subok=False, ndmin=0):
             # loom arrays inside a list (0-d results of reductions, say), which refuse NumPy's implicit
             # conversion on a GPU: explicit host copies, as cupy.array takes its own arrays there
             a = numpy.asarray(_host_values(obj), dtype=dtype, order=o)
+        if a.dtype == object and isinstance(obj, (list, tuple)):  # GPU array objects nested in lists
+            a = numpy.asarray(_host_values(obj), dtype=dtype, order=o)
+        if a.dtype == object:
+            raise ValueError("Unsupported dtype object: loom arrays hold numbers (bool, int, float, complex), "
+                             "not Python objects")
         r = _from_numpy(a, copy=True)
     if ndmin > r.ndim:
         r = r.reshape((1,) * (ndmin - r.ndim) + r.shape)
     return r
 
 
+def _check_new_strides(shape, dtype, strides):
+    """ndarray(shape, dtype, strides=...) without memptr allocates what a contiguous array of that shape
+    needs, as CuPy does: the strides must keep every element inside those bytes from offset 0 (so none is
+    negative, which would need an offset), else ValueError (NumPy's ndarray refuses such strides too)."""
+    import operator
+    shape, itemsize = _shape_tuple(shape), numpy.dtype(dtype).itemsize
+    strides = tuple(operator.index(x) for x in strides)
+    if len(strides) != len(shape):
+        raise ValueError(f"ndarray() with strides {strides}: shape {shape} has {len(shape)} dimensions")
+    if any(n == 0 for n in shape):
+        return
+    if any(s < 0 for n, s in zip(shape, strides) if n > 1):
+        raise ValueError(f"ndarray() with strides {strides}: a negative stride needs an offset into memory; "
+                         "pass memptr= (a MemoryPointer placed where the array starts)")
+    size = itemsize
+    for n in shape:
+        size *= n
+    reach = itemsize + sum((n - 1) * s for n, s in zip(shape, strides))
+    if reach > size:
+        raise ValueError(f"ndarray() with strides {strides} reaches byte {reach} of an array of shape {shape}, "
+                         f"beyond the {size} bytes allocated for it; pass memptr= to place it in a larger block")
+
+
+def _cupy_like(obj):
+    """The array behind an object with CuPy's __cupy_get_ndarray__ protocol (a wrapper of a GPU array);
+    obj itself otherwise."""
+    get = getattr(type(obj), "__cupy_get_ndarray__", None)
+    return obj.__cupy_get_ndarray__() if get is not None and not isinstance(obj, ndarray) else obj
+
+
 def _host_values(obj):
-    """obj with the loom arrays in it (nested in lists and tuples) as NumPy arrays."""
+    """obj with the loom arrays in it (nested in lists and tuples; also GPU array objects: CUDA Array
+    Interface, __cupy_get_ndarray__) as NumPy arrays."""
+    obj = _cupy_like(obj)
+    if not isinstance(obj, ndarray) and _has_cai(obj):
+        obj = _from_cai(obj)
     if isinstance(obj, ndarray):
         return obj.get()
     if isinstance(obj, (list, tuple)):
@@ -45,11 +92,13 @@ def _host_values(obj):
     return obj
 
 
-def asarray(a, dtype=None, order=None):
+def asarray(a, dtype=None, order=None, *, blocking=True):
     """Loom arrays as they are (copied when dtype or order asks); objects with __cuda_array_interface__
-    or a CUDA __dlpack__ (CuPy, PyTorch) zero-copy; anything else (NumPy, lists) copied onto the current
-    device, keeping its layout (order=None or 'K'), or in the order asked."""
+    or a CUDA __dlpack__ (CuPy, PyTorch) zero-copy, and CuPy's __cupy_get_ndarray__ wrappers; anything else
+    (NumPy, lists) copied onto the current device, keeping its layout (order=None or 'K'), or in the order
+    asked. blocking= as array()'s."""
     o = _order_name(order)
+    a = _cupy_like(a)
     if isinstance(a, ndarray):
         r = a
     elif _has_cai(a):
@@ -94,10 +143,10 @@ def _from_cai(obj):
     device; the producer's stream is synchronized first."""
     from . import cuda
     cai = obj.__cuda_array_interface__
+    if cai.get("mask") is not None:  # CuPy's error, before any device question
+        raise ValueError("__cuda_array_interface__: loom does not support masked arrays (the 'mask' entry)")
     if not cuda._available():
         raise ValueError("__cuda_array_interface__: this machine has no CUDA device loom can use")
-    if cai.get("mask") is not None:
-        raise NotImplementedError("__cuda_array_interface__: masked arrays are not supported")
     dt = numpy.dtype(cai["typestr"])
     if dt.byteorder not in "=|" and dt.newbyteorder("=") != dt:
         raise TypeError(f"__cuda_array_interface__: byte order of {cai['typestr']} is not native")
@@ -112,6 +161,11 @@ def _from_cai(obj):
 
 
 def asnumpy(a, stream=None, order="C", out=None, blocking=True):
+    """a as a NumPy array: loom arrays and GPU array objects (CUDA Array Interface, __cupy_get_ndarray__)
+    copied to the host, anything else through numpy.asarray."""
+    a = _cupy_like(a)
+    if not isinstance(a, ndarray) and _has_cai(a):
+        a = _from_cai(a)
     if isinstance(a, ndarray):
         return a.get(out=out, order=order)
     r = numpy.asarray(a, order=order)

@@ -96,6 +96,8 @@ class ndarray(_core.Array):
         keep every element inside the pointer's block."""
         if memptr is None and strides is None:
             return _creation.empty(shape, dtype, order)
+        if memptr is None:
+            _creation._check_new_strides(shape, dtype, strides)
         from .cuda import memory
         return memory._array_over(shape, dtype, memptr, strides, order)
 
@@ -688,7 +690,7 @@ def _operand(x):
         return x
     if isinstance(x, (numpy.ndarray, list, tuple)):
         return _from_numpy(numpy.asarray(x), copy=True)
-    if hasattr(x, "__cuda_array_interface__") or hasattr(x, "__dlpack__"):
+    if hasattr(x, "__cuda_array_interface__") or hasattr(x, "__dlpack__") or hasattr(x, "__cupy_get_ndarray__"):
         return _creation.asarray(x)
     if hasattr(x, "__array__"):  # array-likes (loom.poly1d, numpy.poly1d, ...), as NumPy converts them
         return _from_numpy(numpy.asarray(x), copy=True)

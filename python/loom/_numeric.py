@@ -222,5 +222,25 @@ for _name in ("convolve", "correlate", "interp", "unwrap", "cross", "trim_zeros"
         globals()[_name] = _host_function(_name, __name__)
 del _name
 
+def min_scalar_type(a, /):
+    """numpy.min_scalar_type; for a loom array (or a GPU array object: __cupy_get_ndarray__, CUDA Array
+    Interface), and for lists of them, the arrays' dtype, as CuPy: a value-based answer would read the
+    device. Anything else is NumPy's answer."""
+    from ._creation import _cupy_like, _has_cai, _from_cai
+    items = a if isinstance(a, (list, tuple)) else [a]
+    arrays = []
+    for x in items:
+        x = _cupy_like(x)
+        if not isinstance(x, ndarray) and _has_cai(x):
+            x = _from_cai(x)
+        if not isinstance(x, ndarray):
+            return numpy.min_scalar_type(a)
+        arrays.append(x)
+    if not arrays:
+        return numpy.min_scalar_type(a)
+    dt = arrays[0].dtype
+    return dt if all(x.dtype == dt for x in arrays) else numpy.result_type(*arrays)
+
+
 __all__ = [_n for _n, _v in list(globals().items())
            if not _n.startswith("_") and getattr(_v, "__module__", None) == __name__]

@@ -57,9 +57,13 @@ def _result_dtype(*arrays):
 
 
 # ---- matmul and its relatives ---------------------------------------------------------------------------
-def matmul(x1, x2, /, out=None, *, dtype=None, casting="same_kind", order="K", subok=True):
+def matmul(x1, x2, /, out=None, *, dtype=None, casting="same_kind", order="K", subok=True, axes=None, axis=None):
     """numpy.matmul (a @ b): a graph node run as one library call on the arrays' device (the host's BLAS,
-    cuBLASLt on NVIDIA), with the elementwise epilogue that follows folded into the call where it can."""
+    cuBLASLt on NVIDIA), with the elementwise epilogue that follows folded into the call where it can.
+    axes= / axis= (NumPy's gufunc keywords: which axes hold the matrices) go through loom's generalized
+    ufunc with matmul's signature '(n?,k),(k,m?)->(n?,m?)'."""
+    if axes is not None or axis is not None:
+        return _matmul_gufunc()(x1, x2, axes=axes, axis=axis, out=out, dtype=dtype, casting=casting, order=order)
     a, b = _arr(x1), _arr(x2)
     if a.ndim == 0 or b.ndim == 0:
         raise ValueError("matmul: Input operand %d does not have enough dimensions (has 0, gufunc core with "
@@ -70,6 +74,18 @@ def matmul(x1, x2, /, out=None, *, dtype=None, casting="same_kind", order="K", s
                             f"{numpy.dtype(dtype)!r} with casting rule {casting!r}")
         a, b = _cast(a, dtype), _cast(b, dtype)
     return _finish(_core.matmul(a, b), out)
+
+
+_MATMUL = []
+
+
+def _matmul_gufunc():
+    """matmul as a generalized ufunc whose function takes whole batches (the matmul node batches)."""
+    if not _MATMUL:
+        from ._gufunc import GeneralizedUfunc
+        _MATMUL.append(GeneralizedUfunc(lambda x, y: _core.matmul(x, y), "(n?,k),(k,m?)->(n?,m?)", name="matmul",
+                                        doc=matmul.__doc__, supports_batched=True))
+    return _MATMUL[0]
 
 
 def dot(a, b, out=None):

@@ -12,7 +12,7 @@ import builtins
 import numpy
 
 from . import _core
-from ._common import _OPS, _code, _from_numpy
+from ._common import _OPS, _code, _from_numpy, _norm_axis
 from ._ndarray import ndarray, _operand, _finish, _host_function, _host_update
 from ._creation import asarray
 from . import _indexing
@@ -41,8 +41,24 @@ def diagonal(a, offset=0, axis1=0, axis2=1):
 def take(a, indices, axis=None, out=None, mode="raise"):
     """The elements of a at `indices` along axis (of the flattened array for axis=None), like numpy.take
     (mode 'raise', 'wrap' or 'clip'): a lazy gather on the device, fused with its consumers. Mode 'raise'
-    checks device indices by one small min/max reduction read at the call."""
-    return _finish(_indexing._take_api(a, indices, axis, mode), out)
+    checks device indices by one small min/max reduction read at the call. A 0-d a takes as its one-element
+    flattening (axis 0 or -1, as NumPy). out= must have the result's shape and a dtype that casts safely
+    to a's (NumPy's rule), checked before the indices."""
+    a = asarray(a)
+    if a.ndim == 0 and axis is not None:
+        _norm_axis(axis, 1)
+        axis = None
+    if out is None:
+        return _indexing._take_api(a, indices, axis, mode)
+    ishape = tuple(indices.shape) if isinstance(indices, ndarray) else numpy.shape(indices)
+    ax = None if axis is None else _norm_axis(axis, a.ndim)
+    want = ishape if ax is None else a.shape[:ax] + ishape + a.shape[ax + 1:]
+    if isinstance(out, ndarray) and tuple(out.shape) != want:
+        raise ValueError(f"take: out has shape {tuple(out.shape)}, the result has shape {want}")
+    if isinstance(out, ndarray) and not numpy.can_cast(out.dtype, a.dtype, "safe"):
+        raise TypeError(f"Cannot cast array data from {out.dtype!r} to {a.dtype!r} according to the rule 'safe' "
+                        "(take: out's dtype must cast safely to the array's, as in NumPy)")
+    return _finish(_indexing._take_api(a, indices, axis, mode), out, casting="unsafe")
 
 
 def choose(a, choices, out=None, mode="raise"):

@@ -8,6 +8,8 @@ Loaded by run_suite.py with `-p loom_cupy_plugin`. Options:
   --loom-timeout=S      a test running longer than S seconds fails with a timeout (SIGALRM)
   --loom-no-complex     drop complex dtypes from cupy.testing's dtype loops (tests left with no
                         dtype are skipped as "complex only"): the figure without complex numbers
+  --loom-select=PATH    keep only the tests listed in PATH, one id a line below cupy_tests/
+                        (core_tests/test_x.py::TestX::test_y): run_suite.py's --gpu-only
 Tests that need a CUDA device (NEEDS_DEVICE below) are reported as skipped, with the reason, when loom's
 device is the host; with a GPU the same tests count as failures.
 Determinism: Python's `random` is seeded per test module before it is imported (cupy.testing shuffles
@@ -36,6 +38,7 @@ def pytest_addoption(parser):
     g.addoption("--loom-sample", default=None)
     g.addoption("--loom-timeout", type=float, default=0)
     g.addoption("--loom-no-complex", action="store_true", default=False)
+    g.addoption("--loom-select", default=None)
 
 
 def pytest_configure(config):
@@ -104,9 +107,16 @@ def pytest_collection_modifyitems(session, config, items):
     if path and os.path.exists(path):
         with open(path) as f:
             done = {line.rstrip("\n") for line in f if line.strip()}
+    chosen = None
+    path = config.getoption("--loom-select")
+    if path:
+        with open(path) as f:
+            chosen = {line.strip() for line in f if line.strip() and not line.startswith("#")}
     keep, drop = [], []
     for it in items:
         sel = it.nodeid not in done
+        if sel and chosen is not None:
+            sel = it.nodeid.split("cupy_tests/", 1)[-1] in chosen
         if sel and _state["sample"]:
             k, n = _state["sample"]
             sel = zlib.crc32(it.nodeid.encode()) % n == k
@@ -402,12 +412,12 @@ def _classify_exception(exc, msg, stdout):
     m = re.search(r"type object '(\w+)' has no attribute '(\w+)'", msg)
     if exc == "AttributeError" and m:
         return "missing attribute", f"{m.group(1)}.{m.group(2)}"
+    m = re.search(r"loom does not support dtype (.+?)(?: \(supported|$)", msg, re.S)
+    if m:  # before the complex rule: the message lists the supported dtypes, complex64 among them
+        return "unsupported dtype", m.group(1)[:60]
     if re.search(r"complex", msg, re.I) or "complex" in stdout:
         m = re.search(r"(complex\d+)", msg + " " + stdout)
         return "complex dtype", m.group(1) if m else "Python complex"
-    m = re.search(r"loom does not support dtype (.+?)(?: \(supported|$)", msg, re.S)
-    if m:
-        return "unsupported dtype", m.group(1)[:60]
     if "DID NOT WARN" in msg:
         m = re.search(r"warnings of type \(?<class '([\w.]+)'", msg)
         return "no warning where CuPy warns", m.group(1).split(".")[-1] if m else ""

@@ -23,6 +23,8 @@ import sys
 import tempfile
 import time
 
+import failure_table
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 SUITE = os.path.join(HERE, "vendor", "tests", "cupy_tests")
@@ -31,6 +33,11 @@ CUPY_VERSION = "14.2.0"
 ACCEPTANCE = ("core_tests", "math_tests", "statistics_tests", "creation_tests", "manipulation_tests",
               "indexing_tests", "logic_tests", "binary_tests", "linalg_tests")
 FAILING = ("failed", "error")
+# the tests a host run skips for want of a CUDA device (--write-gpu-list writes it, --gpu-only runs it): the
+# harness's needs-a-CUDA-device skips, and CuPy's own skips of tests that need a GPU feature the host lacks
+GPU_LIST = os.path.join(HERE, "gpu_only_tests.txt")
+GPU_SKIP_REASONS = ("loom-harness: needs a CUDA device", "Skipped: Requires CUDA grid synchronization")
+README = os.path.join(HERE, "README.md")
 
 
 def parse_args(argv):
@@ -59,10 +66,30 @@ def parse_args(argv):
                    "skips the directories that completed and resumes the others (delete a directory's .jsonl "
                    "file to run it again)")
     p.add_argument("--python", default=sys.executable, help="interpreter with loom installed")
+    p.add_argument("--gpu-only", action="store_true", help="run only the tests listed in tests/cupy/gpu_only_tests.txt "
+                   "(those the host run skips for want of a CUDA device), one pytest process per module; for the "
+                   "GPU machine, with --tag")
+    g = p.add_argument_group("from an earlier run's tests file (bench/results/*-tests.jsonl.gz); nothing is run")
+    g.add_argument("--failure-table", metavar="TESTS", help="print the table of failing tests (module, test, reason)")
+    g.add_argument("--update-readme", metavar="TESTS", help="write that table into tests/cupy/README.md's section "
+                   "'Tests that still fail'")
+    g.add_argument("--merge", nargs="+", metavar="WORK_DIR", help="summarize the records of earlier runs' --work-dir "
+                   "directories together (runs split by --paths or --sample, or a rerun of some modules after a "
+                   "change): a test recorded in several takes its record from the last directory named")
+    g.add_argument("--write-gpu-list", metavar="TESTS", help="write tests/cupy/gpu_only_tests.txt: the tests that "
+                   "run skipped for want of a CUDA device")
     return p.parse_args(argv)
 
 
+def gpu_list():
+    """The test ids of tests/cupy/gpu_only_tests.txt (below cupy_tests/)."""
+    with open(GPU_LIST) as f:
+        return [ln.strip() for ln in f if ln.strip() and not ln.startswith("#")]
+
+
 def chunks_of(args):
+    if args.gpu_only:  # one process per module: the list is short and spread over many files
+        return [os.path.join(SUITE, m) for m in sorted({t.split("::")[0] for t in gpu_list()})]
     if args.paths:
         return [os.path.join(SUITE, p) for p in args.paths]
     dirs = sorted(d for d in os.listdir(SUITE) if os.path.isdir(os.path.join(SUITE, d)) and d.endswith("_tests"))
@@ -132,6 +159,8 @@ def run_chunk(args, chunk, workdir, log):
         base.append(f"--loom-sample={args.sample}")
     if args.no_complex:
         base.append("--loom-no-complex")
+    if args.gpu_only:
+        base.append(f"--loom-select={GPU_LIST}")
     if not args.slow:
         base += ["-m", "not slow"]
     recs, _, finished = read_results(results)
@@ -246,6 +275,10 @@ def summarize(args, recs, wall):
                     for r in recs.values()), key=lambda t: t["id"])
     module_reasons = collections.Counter((r["module"], r.get("category", "other"), r.get("detail", ""))
                                          for r in failing)
+    selection = {}
+    if args.gpu_only:  # which listed tests ran: a test renamed or not collected there shows here
+        listed, ran = gpu_list(), {t["id"] for t in tests}
+        selection = {"gpu_only_listed": len(listed), "gpu_only_not_run": [t for t in listed if t not in ran]}
     return {
         "meta": {
             "what": "CuPy's own test suite (tests/cupy_tests of CuPy " + CUPY_VERSION + ") run against loom "
@@ -254,7 +287,8 @@ def summarize(args, recs, wall):
             "date": datetime.date.today().isoformat(),
             "machine": f"{platform.node()} ({os.cpu_count()} CPUs), {platform.platform()}",
             "command": "scripts/cupy_suite.sh " + " ".join(sys.argv[1:]),
-            "set": "paths " + " ".join(args.paths) if args.paths else ("all" if args.all else "acceptance"),
+            "set": ("gpu-only" if args.gpu_only else "merged runs" if args.merge else "paths " + " ".join(args.paths)
+                    if args.paths else "all" if args.all else "acceptance"),
             "sample": args.sample,
             "no_complex": args.no_complex,
             "gpu": gpu,
@@ -264,6 +298,7 @@ def summarize(args, recs, wall):
             "loom_version": _version(args.python, "loom"),
             "numpy_version": _version(args.python, "numpy"),
             "pass_rate_is": "passed / (passed + failed + errors); skipped and xfailed tests are not counted",
+            **selection,
         },
         "totals": counts(list(recs.values())),
         "acceptance_totals": counts(acc),
@@ -310,6 +345,12 @@ def markdown(s):
            "" if m.get("gpu") else "loom's device here is the host: tests failing only for want of a CUDA device "
            "(tests/cupy/README.md, 'Tests that need a CUDA device') are counted as skipped (column 'needs device').",
            ""]
+    if "gpu_only_listed" in m:
+        miss = m["gpu_only_not_run"]
+        out += [f"GPU-only set: the {m['gpu_only_listed']} tests of tests/cupy/gpu_only_tests.txt (those the host run "
+                f"skips for want of a CUDA device); {len(miss)} of them did not run here"
+                + (": " + ", ".join(f"`{t}`" for t in miss[:20]) + (" ..." if len(miss) > 20 else "") if miss else "")
+                + ".", ""]
     t, a = s["totals"], s["acceptance_totals"]
     out += ["| set | tests | passed | failed | errors | skipped | xfailed | pass rate |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
     for name, c in (("all run", t), ("acceptance directories", a)):
@@ -339,11 +380,49 @@ def markdown(s):
             "| module | category | detail | tests |", "|---|---|---|---:|"]
     out += [f"| {r['module']} | {r['category']} | {(r['detail'] or '').replace('|', '/')[:100]} | {r['tests']} |"
             for r in s["module_reasons"]]
+    out += ["", "## Failing tests, one row per test function (parametrizations collapsed)", ""]
+    out += failure_table.markdown(s["tests"])
     return "\n".join(out) + "\n"
+
+
+def _shown_path(path):
+    """path relative to the repository when it is inside it, else as given."""
+    p = os.path.relpath(os.path.abspath(path), ROOT)
+    return path if p.startswith("..") else p
+
+
+def from_tests_file(args):
+    """--failure-table, --update-readme, --write-gpu-list: work on an earlier run's tests file."""
+    if args.failure_table:
+        print("\n".join(failure_table.markdown(failure_table.read_tests(args.failure_table))))
+    if args.update_readme:
+        tests = failure_table.read_tests(args.update_readme)
+        acc = [t for t in tests if t["id"].split("/")[0] in ACCEPTANCE]
+        c = counts([{"outcome": t["outcome"]} for t in acc])
+        note = (f"From `{_shown_path(args.update_readme)}`: of the acceptance set's "
+                f"{c['passed'] + c['failed'] + c['errors']} judged tests, {c['passed']} pass ({pct(c['pass_rate'])}), "
+                f"{c['failed']} fail, {c['errors']} are errors; {c['skipped']} skipped.")
+        failure_table.update_readme(README, acc, note)
+        print(f"run_suite: updated {os.path.relpath(README, ROOT)}")
+    if args.write_gpu_list:
+        tests = failure_table.read_tests(args.write_gpu_list)
+        ids = sorted(t["id"] for t in tests if t["outcome"] == "skipped"
+                     and (t.get("reason") or "").startswith(GPU_SKIP_REASONS))
+        with open(GPU_LIST, "w") as f:
+            f.write(f"# The tests a host run skips for want of a CUDA device (tests/cupy/README.md), from\n"
+                    f"# {_shown_path(args.write_gpu_list)}; scripts/cupy_suite.sh "
+                    f"--gpu-only runs them. Written by run_suite.py --write-gpu-list.\n")
+            f.writelines(i + "\n" for i in ids)
+        print(f"run_suite: wrote {len(ids)} test ids to {os.path.relpath(GPU_LIST, ROOT)}")
+    return 0
 
 
 def main(argv):
     args = parse_args(argv)
+    if args.failure_table or args.update_readme or args.write_gpu_list:
+        return from_tests_file(args)
+    if args.merge:
+        return report(args, merged_records(args.merge), 0.0)
     chunks = chunks_of(args)
     if not chunks:
         print("run_suite: no tests to run", file=sys.stderr)
@@ -369,7 +448,22 @@ def main(argv):
             print(open(log_path).read()[-5000:], file=sys.stderr)
             print("run_suite: no test ran (see the pytest log above)", file=sys.stderr)
             return 2
-    s = summarize(args, recs, time.time() - t0)
+    return report(args, recs, time.time() - t0)
+
+
+def merged_records(dirs):
+    """{test id: record} of the results files in the work directories dirs (later ones win)."""
+    recs = {}
+    for d in dirs:
+        for name in sorted(os.listdir(d)):
+            if name.endswith(".jsonl"):
+                recs.update(read_results(os.path.join(d, name))[0])
+    return recs
+
+
+def report(args, recs, wall):
+    """Summarizes recs, writes the result files and prints the figures; the exit status."""
+    s = summarize(args, recs, wall)
     if not args.no_write:
         path = args.json or os.path.join(ROOT, "bench", "results", f"{s['meta']['date']}-cupy-suite-{args.tag}.json")
         md = args.md or os.path.splitext(path)[0] + ".md"

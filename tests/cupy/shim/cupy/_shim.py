@@ -16,6 +16,7 @@ import importlib
 import importlib.abc
 import importlib.machinery
 import importlib.util
+import os
 import sys
 import types
 
@@ -238,9 +239,26 @@ class _Finder(importlib.abc.MetaPathFinder):
         return importlib.machinery.ModuleSpec(fullname, _Loader(MissingModule), is_package=True)
 
 
+class _TopLevelFinder(importlib.abc.MetaPathFinder):
+    """Runs first, for the top-level names cupy, cupyx and cupy_backends only: they resolve in this shim's
+    directory or to a stub, never to a CuPy installed beside loom (the GPU machine has one, whose
+    cupy_backends would otherwise answer the tests' low-level CUDA calls instead of loom)."""
+
+    def find_spec(self, fullname, path, target=None):
+        if fullname not in ROOTS:
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(fullname, [SHIM_DIR])
+        return spec or importlib.machinery.ModuleSpec(fullname, _Loader(MissingModule), is_package=True)
+
+
+SHIM_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
 def install():
     if not any(isinstance(f, _Finder) for f in sys.meta_path):
         sys.meta_path.append(_Finder())
+    if not any(isinstance(f, _TopLevelFinder) for f in sys.meta_path):
+        sys.meta_path.insert(0, _TopLevelFinder())
 
 
 def submodule(package, name):
