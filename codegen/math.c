@@ -446,10 +446,24 @@ static LLVMValueRef float_divmod(CgMath *m, LoomDType t, LLVMValueRef a, LLVMVal
   return LLVMBuildSelect(b, bz, adiv, fd, "");
 }
 
-/* Integer power by squaring (wraps); negative exponents as ir.h says. Adds a small loop. 8- and 16-bit
- * powers run in 32 bits and are truncated (the low bits of a product do not depend on the high ones):
- * ptxas at its higher levels miscompiled the 16-bit loop (H200: int16 x ** x gave 1 for 32767 ** 32767
- * and 100 ** 100, only after the tier-up compile). */
+/* A negative exponent's integer power (ir.h): 1 for base 1, +-1 for base -1 (by parity), else 0; r is the
+ * power for the exponent's non-negative values. */
+static LLVMValueRef int_pow_negative(CgMath *m, LoomDType t, LLVMValueRef a, LLVMValueRef e, LLVMValueRef eneg,
+                                     LLVMValueRef r) {
+  LLVMBuilderRef b = m->b;
+  LLVMValueRef zero = iconst(m, t, 0), one = iconst(m, t, 1);
+  LLVMValueRef a1 = LLVMBuildICmp(b, LLVMIntEQ, a, one, "");
+  LLVMValueRef am1 = LLVMBuildICmp(b, LLVMIntEQ, a, iconst(m, t, -1), "");
+  LLVMValueRef eodd = LLVMBuildICmp(b, LLVMIntNE, LLVMBuildAnd(b, e, one, ""), zero, "");
+  LLVMValueRef negv = LLVMBuildSelect(b, a1, one, LLVMBuildSelect(b, am1, LLVMBuildSelect(b, eodd, iconst(m, t, -1), one, ""), zero, ""), "");
+  return LLVMBuildSelect(b, eneg, negv, r, "");
+}
+
+/* Integer power by squaring (wraps); negative exponents as ir.h says. 32- and 64-bit: a small loop.
+ * 8- and 16-bit: one unrolled step per exponent bit, without a loop, in 32-bit registers, truncated
+ * (the low bits of a product do not depend on the high ones): on the H200 the 16-bit loop gave 1 for
+ * int16 32767 ** 32767 and 100 ** 100 once the driver JIT compiled it at level 1 (the tier-up compile;
+ * level 0 was right). */
 static LLVMValueRef int_pow(CgMath *m, LoomDType t, LLVMValueRef a, LLVMValueRef e) {
   LLVMBuilderRef b = m->b;
   if (int_bits(t) < 32) {
@@ -457,7 +471,17 @@ static LLVMValueRef int_pow(CgMath *m, LoomDType t, LLVMValueRef a, LLVMValueRef
     LLVMTypeRef wty = cg_reg_type(m, w);
     LLVMValueRef aw = is_signed(t) ? LLVMBuildSExt(b, a, wty, "") : LLVMBuildZExt(b, a, wty, "");
     LLVMValueRef ew = is_signed(t) ? LLVMBuildSExt(b, e, wty, "") : LLVMBuildZExt(b, e, wty, "");
-    return LLVMBuildTrunc(b, int_pow(m, w, aw, ew), cg_reg_type(m, t), "");
+    LLVMValueRef zero = iconst(m, w, 0), one = iconst(m, w, 1);
+    LLVMValueRef eneg = LLVMBuildICmp(b, LLVMIntSLT, ew, zero, ""); /* never for unsigned (zero-extended) */
+    LLVMValueRef e0 = LLVMBuildSelect(b, eneg, zero, ew, "");
+    LLVMValueRef r = one, base = aw;
+    for (int bit = 0; bit < int_bits(t); bit++) {
+      LLVMValueRef set = LLVMBuildICmp(b, LLVMIntNE, LLVMBuildAnd(b, e0, iconst(m, w, 1ll << bit), ""), zero, "");
+      r = LLVMBuildSelect(b, set, LLVMBuildMul(b, r, base, ""), r, "");
+      if (bit + 1 < int_bits(t)) base = LLVMBuildMul(b, base, base, "");
+    }
+    r = int_pow_negative(m, w, aw, ew, eneg, r);
+    return LLVMBuildTrunc(b, r, cg_reg_type(m, t), "");
   }
   LLVMTypeRef ty = cg_reg_type(m, t);
   LLVMValueRef zero = iconst(m, t, 0), one = iconst(m, t, 1);
@@ -486,13 +510,7 @@ static LLVMValueRef int_pow(CgMath *m, LoomDType t, LLVMValueRef a, LLVMValueRef
   LLVMAddIncoming(base, vb, from, 2);
   LLVMAddIncoming(ex, ve, from, 2);
   LLVMPositionBuilderAtEnd(b, done);
-  if (!is_signed(t)) return r;
-  /* negative exponent: 1 for base 1, +-1 for base -1 (by parity), else 0 */
-  LLVMValueRef a1 = LLVMBuildICmp(b, LLVMIntEQ, a, one, "");
-  LLVMValueRef am1 = LLVMBuildICmp(b, LLVMIntEQ, a, iconst(m, t, -1), "");
-  LLVMValueRef eodd = LLVMBuildICmp(b, LLVMIntNE, LLVMBuildAnd(b, e, one, ""), zero, "");
-  LLVMValueRef negv = LLVMBuildSelect(b, a1, one, LLVMBuildSelect(b, am1, LLVMBuildSelect(b, eodd, iconst(m, t, -1), one, ""), zero, ""), "");
-  return LLVMBuildSelect(b, eneg, negv, r, "");
+  return is_signed(t) ? int_pow_negative(m, t, a, e, eneg, r) : r;
 }
 
 /* Shifts: counts >= bits (or negative) give 0, or -1 for a negative value shifted right. */
