@@ -68,8 +68,12 @@ def _stream_spec(stream):
 
 
 def _convert(x):
-    """Other argument objects (lists, CUDA Array Interface or DLPack objects) as loom arrays."""
+    """Other argument objects (lists, NumPy arrays, CUDA Array Interface or DLPack objects) as loom arrays;
+    anything else is CuPy's TypeError, on every device (not asarray's ValueError for an object dtype)."""
     from . import _creation
+    if not (isinstance(x, (list, tuple, _np.ndarray, _np.generic)) or hasattr(x, "__cuda_array_interface__")
+            or hasattr(x, "__dlpack__") or hasattr(x, "__cupy_get_ndarray__") or hasattr(x, "__array__")):
+        raise TypeError(f"Unsupported type {type(x)}")
     return _creation.asarray(x)
 
 

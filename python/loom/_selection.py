@@ -8,6 +8,7 @@ values), flatnonzero and argwhere (a scan of the mask and a scatter; one small r
 Through NumPy on the host: fill_diagonal, isin and the index helpers' results (tiny integer arrays).
 """
 import builtins
+import functools
 
 import numpy
 
@@ -38,12 +39,23 @@ def diagonal(a, offset=0, axis1=0, axis2=1):
     return a._numpy_view(lambda v: v.diagonal(offset, axis1, axis2))
 
 
+@functools.lru_cache(maxsize=None)
+def _take_out_dtype_ok(a_dtype, out_dtype):
+    """Whether numpy.take of an a_dtype array accepts an out of out_dtype: the rule changed between NumPy
+    releases (2.4 wants out's dtype to cast safely to a's, 2.5 takes more), so the installed NumPy decides."""
+    try:
+        numpy.take(numpy.zeros(1, a_dtype), [0], out=numpy.zeros(1, out_dtype))
+    except TypeError:
+        return False
+    return True
+
+
 def take(a, indices, axis=None, out=None, mode="raise"):
     """The elements of a at `indices` along axis (of the flattened array for axis=None), like numpy.take
     (mode 'raise', 'wrap' or 'clip'): a lazy gather on the device, fused with its consumers. Mode 'raise'
     checks device indices by one small min/max reduction read at the call. A 0-d a takes as its one-element
-    flattening (axis 0 or -1, as NumPy). out= must have the result's shape and a dtype that casts safely
-    to a's (NumPy's rule), checked before the indices."""
+    flattening (axis 0 or -1, as NumPy). out= must have the result's shape and a dtype the installed
+    NumPy's take accepts for a's dtype, checked before the indices."""
     a = asarray(a)
     if a.ndim == 0 and axis is not None:
         _norm_axis(axis, 1)
@@ -55,9 +67,9 @@ def take(a, indices, axis=None, out=None, mode="raise"):
     want = ishape if ax is None else a.shape[:ax] + ishape + a.shape[ax + 1:]
     if isinstance(out, ndarray) and tuple(out.shape) != want:
         raise ValueError(f"take: out has shape {tuple(out.shape)}, the result has shape {want}")
-    if isinstance(out, ndarray) and not numpy.can_cast(out.dtype, a.dtype, "safe"):
-        raise TypeError(f"Cannot cast array data from {out.dtype!r} to {a.dtype!r} according to the rule 'safe' "
-                        "(take: out's dtype must cast safely to the array's, as in NumPy)")
+    if isinstance(out, ndarray) and not _take_out_dtype_ok(a.dtype, out.dtype):
+        raise TypeError(f"take: out's dtype {out.dtype} is refused for an array of {a.dtype} by the installed NumPy's "
+                        "rule (NumPy 2.4: out's dtype must cast safely to the array's; 2.5 is laxer)")
     return _finish(_indexing._take_api(a, indices, axis, mode), out, casting="unsafe")
 
 
