@@ -76,7 +76,7 @@ def matmul(x1, x2, /, out=None, *, dtype=None, casting="same_kind", order="K", s
     return _finish(_core.matmul(a, b), out)
 
 
-_MATMUL = []
+_MATMUL: list = []
 
 
 def _matmul_gufunc():

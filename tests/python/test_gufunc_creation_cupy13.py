@@ -29,7 +29,7 @@ def test_matmul_axes(axes, use_out):
 def test_matmul_axes_vector_operands_and_non_contiguous():
     a = arange((5, 4, 6))[:, ::2, :]          # (5, 2, 6), strided
     v = arange((6,)) - 3.5
-    want = np.matmul(a, v, axes=[(1, 2), (0,), (1,)])
+    want = np.matmul(a, v, axes=[(1, 2), (0,), (1,)])  # type: ignore[list-item]  # NumPy's stub: pairs only
     got = loom.matmul(loom.asarray(a), loom.asarray(v), axes=[(1, 2), (0,), (1,)])
     np.testing.assert_allclose(got.get(), want)
 
@@ -96,8 +96,12 @@ def test_gufunc_out_dtype_and_shape_checks():
 
 def test_gufunc_typed_loops():
     calls = []
-    g = GeneralizedUfunc(lambda a, b: calls.append("default") or a + b, "(i),(i)->(i)",
-                         signatures=[("ii->i", lambda a, b: calls.append("int32") or a + b)])
+    def loop(name):
+        def f(a, b):
+            calls.append(name)
+            return a + b
+        return f
+    g = GeneralizedUfunc(loop("default"), "(i),(i)->(i)", signatures=[("ii->i", loop("int32"))])
     g(loom.asarray(np.array([1], np.int32)), loom.asarray(np.array([2], np.int32)), casting="no")
     g(loom.asarray(np.array([1.0])), loom.asarray(np.array([2.0])), casting="no")
     z = g(loom.asarray(np.array([1.5])), loom.asarray(np.array([2.5])), casting="unsafe", signature="ii->i")
