@@ -619,7 +619,14 @@ LLVMValueRef cg_elem(CgMath *m, LoomOp op, LoomDType t, const LLVMValueRef *args
     LLVMValueRef big = LLVMBuildFCmp(b, LLVMRealOGT, ax, fconst(m, t, t == LOOM_FLOAT64 ? 1e150 : 1e18), "");
     LLVMValueRef alt = LLVMBuildFAdd(b, libm_call(m, "log", t, &ax, 1), fconst(m, t, 0.69314718055994530942), "");
     if (op == LOOM_OP_ASINH) alt = intr2(m, "llvm.copysign", alt, a);
-    return LLVMBuildSelect(b, big, alt, r, "");
+    r = LLVMBuildSelect(b, big, alt, r, "");
+    if (op == LOOM_OP_ASINH && !m->gpu) {
+      /* host: SLEEF's asinh of a subnormal is 0 (5e-324 // asinh(5e-324) gave inf, NumPy 1.0); for |x| <
+       * 2^-28 (f32: 2^-12) asinh(x) = x (1 - x^2/6 + ...) rounds to x itself */
+      LLVMValueRef tiny = LLVMBuildFCmp(b, LLVMRealOLT, ax, fconst(m, t, t == LOOM_FLOAT64 ? 0x1p-28 : 0x1p-12), "");
+      r = LLVMBuildSelect(b, tiny, a, r, "");
+    }
+    return r;
   }
   if (fl && op == LOOM_OP_LOG1P && !m->gpu) {
     /* SLEEF's log1p (and its vector log1pf above ~1e38) gives inf near the largest floats (1 + x
