@@ -75,6 +75,13 @@ LLVMValueRef cg_fsqrt(CgMath *m, LLVMValueRef a);
 /* a ** e for a constant exponent e that math_pow.c rewrites (small integers, +-0.5) in compute dtype t;
  * NULL otherwise (the caller emits the general power). */
 LLVMValueRef cg_pow_const(CgMath *m, LoomDType t, LLVMValueRef a, LLVMValueRef e);
+/* Integer a ** e (wrapping; negative exponents as ir.h says) and shifts (counts >= bits or negative:
+ * 0, or -1 for a negative value shifted right), math_int.c; an integer constant of dtype t and the bits
+ * of an integer dtype (bool: 1), math.c. */
+LLVMValueRef cg_int_pow(CgMath *m, LoomDType t, LLVMValueRef a, LLVMValueRef e);
+LLVMValueRef cg_int_shift(CgMath *m, LoomDType t, LLVMValueRef a, LLVMValueRef s, bool left);
+LLVMValueRef cg_iconst(CgMath *m, LoomDType t, long long v);
+int cg_int_bits(LoomDType t);
 /* Reductions: identity and combiner (acc = op(acc, v)); `fold` asks for the reassociable form
  * used inside a loop (float sums get `reassoc`). */
 LLVMValueRef cg_identity(CgMath *m, LoomReduceOp op, LoomDType acc);

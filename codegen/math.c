@@ -83,6 +83,8 @@ LLVMValueRef cg_cx_im(CgMath *m, LLVMValueRef v) { return LLVMBuildExtractValue(
 static LLVMValueRef iconst(CgMath *m, LoomDType t, long long v) {
   return LLVMConstInt(cg_reg_type(m, t), (unsigned long long)v, 1);
 }
+LLVMValueRef cg_iconst(CgMath *m, LoomDType t, long long v) { return iconst(m, t, v); }
+int cg_int_bits(LoomDType t) { return int_bits(t); }
 
 LLVMValueRef cg_const(CgMath *m, LoomDType t, Scalar v) {
   if (is_cplx(t)) {
@@ -446,87 +448,6 @@ static LLVMValueRef float_divmod(CgMath *m, LoomDType t, LLVMValueRef a, LLVMVal
   return LLVMBuildSelect(b, bz, adiv, fd, "");
 }
 
-/* A negative exponent's integer power (ir.h): 1 for base 1, +-1 for base -1 (by parity), else 0; r is the
- * power for the exponent's non-negative values. */
-static LLVMValueRef int_pow_negative(CgMath *m, LoomDType t, LLVMValueRef a, LLVMValueRef e, LLVMValueRef eneg,
-                                     LLVMValueRef r) {
-  LLVMBuilderRef b = m->b;
-  LLVMValueRef zero = iconst(m, t, 0), one = iconst(m, t, 1);
-  LLVMValueRef a1 = LLVMBuildICmp(b, LLVMIntEQ, a, one, "");
-  LLVMValueRef am1 = LLVMBuildICmp(b, LLVMIntEQ, a, iconst(m, t, -1), "");
-  LLVMValueRef eodd = LLVMBuildICmp(b, LLVMIntNE, LLVMBuildAnd(b, e, one, ""), zero, "");
-  LLVMValueRef negv = LLVMBuildSelect(b, a1, one, LLVMBuildSelect(b, am1, LLVMBuildSelect(b, eodd, iconst(m, t, -1), one, ""), zero, ""), "");
-  return LLVMBuildSelect(b, eneg, negv, r, "");
-}
-
-/* Integer power by squaring (wraps); negative exponents as ir.h says. 32- and 64-bit: a small loop.
- * 8- and 16-bit: one unrolled step per exponent bit, without a loop, in 32-bit registers, truncated
- * (the low bits of a product do not depend on the high ones): on the H200 the 16-bit loop gave 1 for
- * int16 32767 ** 32767 and 100 ** 100 once the driver JIT compiled it at level 1 (the tier-up compile;
- * level 0 was right). */
-static LLVMValueRef int_pow(CgMath *m, LoomDType t, LLVMValueRef a, LLVMValueRef e) {
-  LLVMBuilderRef b = m->b;
-  if (int_bits(t) < 32) {
-    LoomDType w = is_signed(t) ? LOOM_INT32 : LOOM_UINT32;
-    LLVMTypeRef wty = cg_reg_type(m, w);
-    LLVMValueRef aw = is_signed(t) ? LLVMBuildSExt(b, a, wty, "") : LLVMBuildZExt(b, a, wty, "");
-    LLVMValueRef ew = is_signed(t) ? LLVMBuildSExt(b, e, wty, "") : LLVMBuildZExt(b, e, wty, "");
-    LLVMValueRef zero = iconst(m, w, 0), one = iconst(m, w, 1);
-    LLVMValueRef eneg = LLVMBuildICmp(b, LLVMIntSLT, ew, zero, ""); /* never for unsigned (zero-extended) */
-    LLVMValueRef e0 = LLVMBuildSelect(b, eneg, zero, ew, "");
-    LLVMValueRef r = one, base = aw;
-    for (int bit = 0; bit < int_bits(t); bit++) {
-      LLVMValueRef set = LLVMBuildICmp(b, LLVMIntNE, LLVMBuildAnd(b, e0, iconst(m, w, 1ll << bit), ""), zero, "");
-      r = LLVMBuildSelect(b, set, LLVMBuildMul(b, r, base, ""), r, "");
-      if (bit + 1 < int_bits(t)) base = LLVMBuildMul(b, base, base, "");
-    }
-    r = int_pow_negative(m, w, aw, ew, eneg, r);
-    return LLVMBuildTrunc(b, r, cg_reg_type(m, t), "");
-  }
-  LLVMTypeRef ty = cg_reg_type(m, t);
-  LLVMValueRef zero = iconst(m, t, 0), one = iconst(m, t, 1);
-  LLVMValueRef fn = LLVMGetBasicBlockParent(LLVMGetInsertBlock(b));
-  LLVMValueRef eneg = is_signed(t) ? LLVMBuildICmp(b, LLVMIntSLT, e, zero, "") : LLVMConstInt(LLVMInt1TypeInContext(m->c), 0, 0);
-  LLVMValueRef e0 = LLVMBuildSelect(b, eneg, zero, e, "");
-  LLVMBasicBlockRef pre = LLVMGetInsertBlock(b);
-  LLVMBasicBlockRef head = LLVMAppendBasicBlockInContext(m->c, fn, "pow.head");
-  LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(m->c, fn, "pow.body");
-  LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(m->c, fn, "pow.done");
-  LLVMBuildBr(b, head);
-  LLVMPositionBuilderAtEnd(b, head);
-  LLVMValueRef r = LLVMBuildPhi(b, ty, "pow.r");
-  LLVMValueRef base = LLVMBuildPhi(b, ty, "pow.b");
-  LLVMValueRef ex = LLVMBuildPhi(b, ty, "pow.e");
-  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntEQ, ex, zero, ""), done, body);
-  LLVMPositionBuilderAtEnd(b, body);
-  LLVMValueRef odd = LLVMBuildICmp(b, LLVMIntNE, LLVMBuildAnd(b, ex, one, ""), zero, "");
-  LLVMValueRef r2 = LLVMBuildSelect(b, odd, LLVMBuildMul(b, r, base, ""), r, "");
-  LLVMValueRef base2 = LLVMBuildMul(b, base, base, "");
-  LLVMValueRef ex2 = LLVMBuildLShr(b, ex, one, "");
-  LLVMBuildBr(b, head);
-  LLVMValueRef vr[2] = {one, r2}, vb[2] = {a, base2}, ve[2] = {e0, ex2};
-  LLVMBasicBlockRef from[2] = {pre, body};
-  LLVMAddIncoming(r, vr, from, 2);
-  LLVMAddIncoming(base, vb, from, 2);
-  LLVMAddIncoming(ex, ve, from, 2);
-  LLVMPositionBuilderAtEnd(b, done);
-  return is_signed(t) ? int_pow_negative(m, t, a, e, eneg, r) : r;
-}
-
-/* Shifts: counts >= bits (or negative) give 0, or -1 for a negative value shifted right. */
-static LLVMValueRef int_shift(CgMath *m, LoomDType t, LLVMValueRef a, LLVMValueRef s, bool left) {
-  LLVMBuilderRef b = m->b;
-  int bits = int_bits(t);
-  LLVMValueRef oob = LLVMBuildICmp(b, LLVMIntUGE, s, iconst(m, t, bits), ""); /* negative too */
-  if (left) {
-    LLVMValueRef r = LLVMBuildShl(b, a, LLVMBuildSelect(b, oob, iconst(m, t, 0), s, ""), "");
-    return LLVMBuildSelect(b, oob, iconst(m, t, 0), r, "");
-  }
-  if (is_signed(t)) return LLVMBuildAShr(b, a, LLVMBuildSelect(b, oob, iconst(m, t, bits - 1), s, ""), "");
-  LLVMValueRef r = LLVMBuildLShr(b, a, LLVMBuildSelect(b, oob, iconst(m, t, 0), s, ""), "");
-  return LLVMBuildSelect(b, oob, iconst(m, t, 0), r, "");
-}
-
 static LLVMValueRef isnan_v(CgMath *m, LLVMValueRef a) { return LLVMBuildFCmp(m->b, LLVMRealUNO, a, a, ""); }
 
 /* NumPy: maximum = (a >= b || isnan(a)) ? a : b; fmax = (a >= b || isnan(b)) ? a : b; min alike. */
@@ -731,7 +652,7 @@ LLVMValueRef cg_elem(CgMath *m, LoomOp op, LoomDType t, const LLVMValueRef *args
     if (bo) return bad(m, t, "power");
     LLVMValueRef k = cg_pow_const(m, t, a, bv); /* a constant exponent: multiplies, sqrt (math_pow.c) */
     if (k) return k;
-    if (!fl) return int_pow(m, t, a, bv);
+    if (!fl) return cg_int_pow(m, t, a, bv);
     LLVMValueRef xs[2] = {a, bv};
     return libm_call(m, "pow", t, xs, 2);
   }
@@ -759,7 +680,7 @@ LLVMValueRef cg_elem(CgMath *m, LoomOp op, LoomDType t, const LLVMValueRef *args
   case LOOM_OP_BITWISE_XOR: return fl ? bad(m, t, "bitwise_xor") : LLVMBuildXor(b, a, bv, "");
   case LOOM_OP_LEFT_SHIFT: case LOOM_OP_RIGHT_SHIFT:
     if (fl || bo) return bad(m, t, "shift");
-    return int_shift(m, t, a, bv, op == LOOM_OP_LEFT_SHIFT);
+    return cg_int_shift(m, t, a, bv, op == LOOM_OP_LEFT_SHIFT);
   case LOOM_OP_WHERE:
     return LLVMBuildSelect(b, a, bv, args[2], "");
   case LOOM_OP_RANDOM_BITS: case LOOM_OP_RANDOM_BITS_HI:
