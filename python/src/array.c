@@ -378,7 +378,7 @@ BINARY_SLOT(array_nb_rshift, OPERATOR_RSHIFT)
 #undef BINARY_SLOT
 static PyObject *array_nb_power(PyObject *v, PyObject *w, PyObject *z) {
   if (z != Py_None) Py_RETURN_NOTIMPLEMENTED; /* pow(a, b, mod): NumPy has none either (a TypeError) */
-  return array_binary_operator(OPERATOR_POW, v, w);
+  return array_power_operator(v, w);
 }
 
 static PyObject *array_nb_negative(PyObject *x) { return array_unary_operator(UNARY_NEG, x); }

@@ -257,6 +257,7 @@ enum { UNARY_NEG, UNARY_ABS, UNARY_INVERT, UNARY_COUNT };
 PyObject *array_unary_operator(int which, PyObject *x);
 /* v OP w for the binary slots (either may be the loom array) and self OP other for tp_richcompare. */
 PyObject *array_binary_operator(int slot, PyObject *v, PyObject *w);
+PyObject *array_power_operator(PyObject *v, PyObject *w);
 PyObject *array_compare_operator(PyObject *self, PyObject *other, int cmp);
 /* The graph an op on these operands builds in (borrowed); sets st->op_* (the operands' device). */
 GraphObject *graph_for(ModState *st, PyObject *const *ops, int n);

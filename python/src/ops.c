@@ -621,6 +621,18 @@ PyObject *array_binary_operator(int slot, PyObject *v, PyObject *w) {
   return operator_call(st, slot, w, v, 1);
 }
 
+/* a ** b. NumPy's `a ** 2` is np.square(a) (a fast path of ndarray.__pow__), so a bool array gives int8
+ * where np.power(a, 2) gives int64; bool ** True has the same values (0, 1) through power's int8 loop. */
+PyObject *array_power_operator(PyObject *v, PyObject *w) {
+  if (PyLong_CheckExact(w) && array_state(v) && ((ArrayObject *)v)->desc.dtype == LOOM_BOOL) {
+    int overflow = 0;
+    long long e = PyLong_AsLongLongAndOverflow(w, &overflow);
+    if (e == -1 && PyErr_Occurred()) return NULL;
+    if (e == 2 && !overflow) return array_binary_operator(OPERATOR_POW, v, Py_True);
+  }
+  return array_binary_operator(OPERATOR_POW, v, w);
+}
+
 PyObject *array_compare_operator(PyObject *self, PyObject *other, int cmp) {
   static const int slots[6] = {[Py_LT] = OPERATOR_LT, [Py_LE] = OPERATOR_LE, [Py_EQ] = OPERATOR_EQ,
                                [Py_NE] = OPERATOR_NE, [Py_GT] = OPERATOR_GT, [Py_GE] = OPERATOR_GE};

@@ -255,3 +255,14 @@ def test_unary_keeps_fortran_order_as_the_ufunc():
     r = -lf
     same(r, -f)
     assert r.flags.f_contiguous == (-f).flags.f_contiguous
+
+
+def test_bool_power_of_two_is_square():
+    """NumPy's `a ** 2` is np.square(a): int8 for a bool array, where np.power(a, 2) and a ** 3 are int64
+    (fuzz_numpy seed 5679904040827538841)."""
+    b = np.array([True, False, True])
+    lb = loom.asarray(b)
+    for got, want in ((lb ** 2, b ** 2), (lb ** 3, b ** 3), (loom.power(lb, 2), np.power(b, 2)),
+                      (lb ** True, b ** True), (lb ** 2.0, b ** 2.0)):
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(loom.asnumpy(got), want)
