@@ -542,6 +542,7 @@ def spread_of(runs, i):
 class Mismatch:
     pair: tuple | None = None  # value mismatches: (numpy's element, loom's element)
     sig: tuple[str, ...] = ()  # the operands' dtypes (operand_sig), set where the mismatch is recorded
+    after_int_cast: bool = False  # value mismatches: computed from an undefined float -> int cast
 
     def __init__(self, prog, i, kind, detail, np_out, lm_out):
         self.prog, self.i, self.kind, self.detail = prog, i, kind, detail
@@ -661,6 +662,7 @@ def fuzz_one(seed):
             w, g = np.asarray(np_vals[i].value), got[i]
             mm = Mismatch(prog, i, "value", f"at {bad}: numpy {w[bad]!r} loom {g[bad]!r}", np_vals[i], Outcome(g))
             mm.pair = (w[bad], g[bad])
+            mm.after_int_cast = _after_float_to_int_cast(prog, i, np_vals)
             mism.append(mm)
             break  # later values depend on this one: one report per program
     return finish(mism, np_vals)
@@ -703,11 +705,34 @@ def _is_int(t):
         "np.bool")
 
 
+def _after_float_to_int_cast(prog, i, np_vals):
+    """Whether step i is computed from a float -> int cast (astype, full, a reduction's integer dtype=) of
+    float operands: where those are NaN, inf or out of range NumPy's values are undefined and loom's
+    saturate, so every step computed from them may differ (the replays' spread need not cover it)."""
+    seen, stack = set(), [i]
+    while stack:
+        for a in prog.steps[stack.pop()].args:
+            if isinstance(a, Lit) or a in seen:
+                continue
+            seen.add(a)
+            stack.append(a)
+            s = prog.steps[a]
+            to = s.meta.get("to") or s.meta.get("kw", {}).get("dtype")
+            if s.op in ("astype", "full", "sum", "prod", "mean") and to and np.dtype(to).kind in "iu" and any(
+                    isinstance(b.v, float) if isinstance(b, Lit) else np.asarray(np_vals[b].value).dtype.kind == "f"
+                    for b in s.args):
+                return True
+    return False
+
+
 def _float_to_int_cast(m):
-    """NumPy leaves float -> int casts of NaN, inf and out-of-range values undefined; loom saturates."""
+    """NumPy leaves float -> int casts of NaN, inf and out-of-range values undefined; loom saturates
+    (also in the steps computed from such a cast: Mismatch.after_int_cast)."""
     s = m.step
     if m.kind != "value":
         return False
+    if m.after_int_cast:
+        return True
     to = s.meta.get("to") or s.meta.get("kw", {}).get("dtype")
     if s.op in ("astype", "full", "sum", "prod", "mean") and to and np.dtype(to).kind in "iu":
         return True
