@@ -22,7 +22,8 @@
 # LOOM_GPU_PY=0 (no Python package, pytest or Python benchmarks), LOOM_GPU_BENCH=0 (no benchmarks),
 # LOOM_GPU_SUITE=0 (no workload suite), LOOM_GPU_FUZZ=0 (no background fuzz), LOOM_GPU_MATMUL=1
 # (bench/bench_matmul.py, ~3 min), LOOM_GPU_CTEST_ARGS (extra ctest arguments, e.g. "-R test_gpu"),
-# LOOM_GPU_PYTEST_ARGS (extra pytest arguments, e.g. a file), LOOM_GPU_PYTEST_PER_FILE=1 (each test file in a
+# LOOM_GPU_PYTEST_ARGS (extra pytest arguments, e.g. a file), LOOM_GPU_FUZZ_NUMPY_JOBS (host processes of
+# scripts/fuzz_numpy.py, 1; with LOOM_GPU_FUZZ_WORKERS=1 the fuzz's cores go to them), LOOM_GPU_PYTEST_PER_FILE=1 (each test file in a
 # process of its own: names the file of a crash). Dask (issue 18) runs when .whl/ holds its
 # wheels (scripts/dask_wheels.sh) and time is left; scikit-learn (tests/python/test_sklearn_array_api.py,
 # issue 14) is on pytest's path when .whl/sk/ holds its wheels (scripts/sklearn_wheels.sh).
@@ -167,12 +168,17 @@ if on LOOM_GPU_FUZZ && [ "$c_rc" = 0 ] && [ "$workers" -ge 1 ]; then
     fuzz_pids+=($!)
   done
   if on LOOM_GPU_PY && [ "$py_rc" = 0 ]; then
-    # the Python differential fuzzer against NumPy: one process on the host, one on the GPU
-    for dev in host cuda; do
+    # the Python differential fuzzer against NumPy: LOOM_GPU_FUZZ_NUMPY_JOBS (1) processes on the host, each
+    # its own stream of programs (--stream k, base seed LOOM_GPU_FUZZ_NUMPY_SEED), and one on the GPU
+    npj=${LOOM_GPU_FUZZ_NUMPY_JOBS:-1}
+    for job in cuda $(seq 0 $((npj - 1))); do
+      dev=host tag=host_$job seed=${LOOM_GPU_FUZZ_NUMPY_SEED:-500000}
+      [ "$job" = cuda ] && dev=cuda tag=cuda seed=700000 job=0
+      [ "$tag" = host_0 ] && tag=host
       (cd /tmp && LOOM_DEVICE=$dev LOOM_NUM_THREADS=1 timeout -k 5 $((stop_at - SECONDS)) taskset -c "$cores" \
-         nice -n 19 "$py" "$OLDPWD/scripts/fuzz_numpy.py" --seed $([ $dev = host ] && echo 500000 || echo 700000) \
+         nice -n 19 "$py" "$OLDPWD/scripts/fuzz_numpy.py" --seed "$seed" --stream "$job" \
          --graphs 1000000 --minutes "$(awk "BEGIN {print ($stop_at - $SECONDS - 10) / 60}")" --every 500 \
-         --report "$OLDPWD/$logs/fuzz_numpy_$dev.md" >"$OLDPWD/$logs/fuzz_numpy_$dev.log" 2>&1) &
+         --report "$OLDPWD/$logs/fuzz_numpy_$tag.md" >"$OLDPWD/$logs/fuzz_numpy_$tag.log" 2>&1) &
       fuzz_pids+=($!)
     done
   fi
@@ -321,9 +327,14 @@ if [ "${#fuzz_pids[@]}" -gt 0 ]; then
     rm -rf "$logs/bundle_fuzz/corpus"
     for f in "$logs"/bundle_fuzz/fuzz-*.log; do [ -f "$f" ] && tail -30 "$f" >"$f.tail" && mv "$f.tail" "$f"; done
   fi
-  for dev in host cuda; do
-    [ -f "$logs/fuzz_numpy_$dev.log" ] && note "fuzz_numpy.py ($dev): $(grep -E 'graphs|unexpected' "$logs/fuzz_numpy_$dev.log" | tail -2 | tr '\n' ' ')"
+  for f in "$logs"/fuzz_numpy_*.log; do
+    [ -f "$f" ] || continue
+    dev=$(basename "$f" .log)
+    note "fuzz_numpy.py (${dev#fuzz_numpy_}): $(grep -E '^graphs|unexpected mismatch classes' "$f" | tail -2 | tr '\n' ' ')"
   done
+  # the host streams together: graphs run and unexpected classes summed over the processes
+  cat "$logs"/fuzz_numpy_host*.log 2>/dev/null | awk '/^graphs [0-9]+ \(base seed/ {g += $2; n++} /^## unexpected mismatch classes:/ {u += $5}
+    END {if (n) printf "fuzz_numpy.py host, %d processes: %d graphs in all, %d unexpected classes\n", n, g, u}' | tee -a "$summary"
 fi
 note "gpu_all.sh: build C $c_rc, Python $py_rc; ctest $ctest_rc; pytest $pytest_rc; $((SECONDS - t0))s"
 if [ -n "${OUT:-}" ]; then

@@ -19,7 +19,8 @@ whose order differs) may differ by a few ulps; rather than a fixed tolerance, wh
 ops after them (floor, casts to int, comparisons, argmax) would turn into arbitrary differences, the
 NumPy side is replayed with the result of each such operation moved by 4 ulps (and at least 4 of the
 smallest subnormals): all down, all up, then in sign patterns that differ between steps (step i moved
-by the sign of bit k of i, and the opposite, for k = 0..4), so that two inexact steps whose errors
+by the sign of bit k of i, and the opposite, for k = 0..4), then by exactly 1 and 2 ulps of its dtype
+(down, up: a larger move can be a multiple of what a later remainder sees), so that two inexact steps whose errors
 cancel when moved together (remainder(hypot(t, x), t)) are also moved apart (float sums by 4 * log2(n)
 ulps of the sum of magnitudes; a sum or product whose evaluation order decides an overflow to inf or
 NaN is NaN in one replay): an element may differ by up to 4 times the spread those replays show, plus
@@ -364,12 +365,16 @@ def _resolve(arg, vals):
     return arg.v if isinstance(arg, Lit) else vals[arg].value
 
 
-N_REPLAYS = 12  # all down, all up, then bits 0..4 of the step index as signs and their opposites
+N_REPLAYS = 16  # all down, all up, bits 0..4 of the step index as signs and their opposites, then 1 and 2 ulps
+SMALL_MOVES = 12  # replays from here move each inexact result by exactly 1, 1, 2, 2 ulps (down, up, ...)
 
 
 def _replay_sign(replay, i):
     """The direction (-1 or +1) in which replay `replay` moves the result of inexact step i."""
-    if replay < 2:
+    if replay < 2 or replay >= SMALL_MOVES:
+        if replay >= SMALL_MOVES:
+            replay -= SMALL_MOVES
+        replay %= 2
         return -1.0 if replay == 0 else 1.0
     k, flip = divmod(replay - 2, 2)
     s = -1.0 if (i >> k) & 1 else 1.0
@@ -411,6 +416,13 @@ def _perturb(r, step, rng, operands, replay, sign):
                 out = out + u * 4 * slack * scale
             if order:  # NaN in one replay, finite in the other: the outcomes different orders give
                 out = np.full(out.shape, np.nan if replay == 0 else 0.0)
+        elif replay >= SMALL_MOVES:
+            # exactly k ulps of the result's own dtype: a move of ~4-8 ulps can be a multiple of what a
+            # discontinuous consumer sees (remainder(x, 3) of a huge x whose ulp is 2^e: moves of 6 ulps
+            # leave it unchanged, a 1-ulp difference does not), so small moves join the spread
+            k = 1 + (replay - SMALL_MOVES) // 2
+            sp = np.abs(np.spacing(a)).astype(np.float64)
+            out = np.where(np.isfinite(out), out + u * k * sp, out)
         else:
             out = out * (1 + u * 4 * eps) + u * 4 * sub
         return out.astype(a.dtype).reshape(a.shape) if a.ndim else a.dtype.type(out)
