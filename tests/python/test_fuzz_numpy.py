@@ -385,8 +385,8 @@ def _perturb(r, step, rng, operands, replay, sign):
     """NumPy result r of an inexact step moved by 4 ulps (and by at least 4 of the smallest subnormals:
     a relative move leaves a subnormal in place) in direction `sign` (sums: 4 log2(n) ulps of sum |x|;
     float16 sums: 4 n float16 ulps of sum |x|, as NumPy rounds each partial sum to float16).
-    A float sum or product whose order decides overflow (inf, NaN) is made NaN in replay 0 and kept in
-    the others, so everything that depends on it is compared loosely (spread inf)."""
+    A float sum or product whose order decides overflow (inf, NaN) is made NaN, +inf, -inf (replays 0-2)
+    and 0 (the others), so everything that depends on it is compared loosely (spread inf)."""
     a = np.asarray(r)
     if a.dtype.kind != "f" or a.size == 0:
         return r
@@ -414,8 +414,9 @@ def _perturb(r, step, rng, operands, replay, sign):
                 # strided axis: their error grows as n float16 ulps of sum |x| (loom accumulates in float32)
                 slack = n * float(np.finfo(np.float16).eps) if a.dtype == np.float16 else math.log2(n) * eps
                 out = out + u * 4 * slack * scale
-            if order:  # NaN in one replay, finite in the other: the outcomes different orders give
-                out = np.full(out.shape, np.nan if replay == 0 else 0.0)
+            if order:  # NaN, +inf, -inf or 0 by replay: the outcomes different orders give (a partial
+                # product that overflows before a 0 is NaN in one order, 0 in another; a mean of it inf)
+                out = np.full(out.shape, {0: np.nan, 1: np.inf, 2: -np.inf}.get(replay, 0.0))
         elif replay >= SMALL_MOVES:
             # exactly k ulps of the result's own dtype: a move of ~4-8 ulps can be a multiple of what a
             # discontinuous consumer sees (remainder(x, 3) of a huge x whose ulp is 2^e: moves of 6 ulps
