@@ -21,7 +21,7 @@
 # Splitting it (a shorter call, or a second one): LOOM_GPU_C=0 (no C build, ctest or C benchmarks),
 # LOOM_GPU_PY=0 (no Python package, pytest or Python benchmarks), LOOM_GPU_BENCH=0 (no benchmarks),
 # LOOM_GPU_SUITE=0 (no workload suite), LOOM_GPU_FUZZ=0 (no background fuzz), LOOM_GPU_MATMUL=1
-# (bench/bench_matmul.py, ~3 min), LOOM_GPU_CTEST_ARGS (extra ctest arguments, e.g. "-R test_gpu"),
+# (bench/bench_matmul.py and bench/bench_fft_linalg.py, ~4 min), LOOM_GPU_CTEST_ARGS (extra ctest arguments, e.g. "-R test_gpu"),
 # LOOM_GPU_PYTEST_ARGS (extra pytest arguments, e.g. a file), LOOM_GPU_FUZZ_NUMPY_JOBS (host processes of
 # scripts/fuzz_numpy.py, 1; with LOOM_GPU_FUZZ_WORKERS=1 the fuzz's cores go to them), LOOM_GPU_PYTEST_PER_FILE=1 (each test file in a
 # process of its own: names the file of a crash). Dask (issue 18) runs when .whl/ holds its
@@ -285,6 +285,9 @@ if on LOOM_GPU_BENCH; then
     if [ "${LOOM_GPU_MATMUL:-0}" = 1 ]; then
       bounded 200 "${pin[@]}" "$py" bench/bench_matmul.py >"$logs/bench_matmul.log" 2>&1
       note "bench_matmul.py: exit $?"
+      # FFTs and decompositions vs CuPy / torch (issue 15): bench/results/<date>-fft-linalg-h200.{json,md}
+      bounded 150 "${pin[@]}" "$py" bench/bench_fft_linalg.py 5 >"$logs/bench_fft_linalg.log" 2>&1
+      note "bench_fft_linalg.py: exit $?"
     fi
     if ls .whl/dask-*.whl >/dev/null 2>&1 && [ "$(left)" -gt 150 ]; then
       if "$py" -m pip install -q --no-index --no-deps --no-compile --target /tmp/dask-site .whl/*.whl; then
