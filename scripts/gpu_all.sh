@@ -19,7 +19,8 @@
 #      (C, CuPy, torch), bench_user_kernels, loomrt on the GPU, bench_python_gpu.py, bench_scan.py, then
 #      the workload suite (bench/suite/gpu.sh) on what time is left
 # Splitting it (a shorter call, or a second one): LOOM_GPU_C=0 (no C build, ctest or C benchmarks),
-# LOOM_GPU_PY=0 (no Python package, pytest or Python benchmarks), LOOM_GPU_BENCH=0 (no benchmarks),
+# LOOM_GPU_PY=0 (no Python package, pytest or Python benchmarks), LOOM_GPU_PYTEST=0 (no pytest),
+# LOOM_GPU_PYBENCH (which Python benchmarks, see want() below), LOOM_GPU_BENCH=0 (no benchmarks),
 # LOOM_GPU_SUITE=0 (no workload suite), LOOM_GPU_FUZZ=0 (no background fuzz), LOOM_GPU_MATMUL=1
 # (bench/bench_matmul.py and bench/bench_fft_linalg.py, ~4 min), LOOM_GPU_CTEST_ARGS (extra ctest arguments, e.g. "-R test_gpu"),
 # LOOM_GPU_PYTEST_ARGS (extra pytest arguments, e.g. a file), LOOM_GPU_FUZZ_NUMPY_JOBS (host processes of
@@ -48,6 +49,9 @@ bounded() {
   timeout -k 5 "$want" "$@"
 }
 on() { [ "${!1:-1}" != 0 ]; }
+# the Python benchmarks of phase 3 that run: LOOM_GPU_PYBENCH, a comma list (default: all but matmul,
+# which also runs with LOOM_GPU_MATMUL=1): python scan sort gather matmul dask suite
+want() { [[ ",${LOOM_GPU_PYBENCH:-python,scan,sort,gather,dask,suite}," == *",$1,"* ]]; }
 ncpu=$(nproc 2>/dev/null || echo 4)
 logs=build-gpu/logs
 stamp=build-gpu/.start
@@ -142,11 +146,12 @@ bjobs=0 # the bundle fuzz's processes (below), when its kit is carried
 [ -x build-gpukit/fuzz/fuzz_bundle ] && bjobs=${LOOM_GPU_BUNDLE_FUZZ_JOBS:-$(((ncpu - lo - 2) / 2))}
 workers=${LOOM_GPU_FUZZ_WORKERS:-$((ncpu - lo - 2 - bjobs))}
 pin=()
-if on LOOM_GPU_FUZZ && [ "$c_rc" = 0 ] && [ "$workers" -ge 1 ]; then
+if on LOOM_GPU_FUZZ && { [ "$c_rc" = 0 ] || [ "$py_rc" = 0 ]; } && [ "$workers" -ge 1 ]; then
   cores="$lo-$((ncpu - 1))"
   pin=(taskset -c "0-$((lo - 1))")
   chunk=${LOOM_GPU_FUZZ_CHUNK:-1000}
   stop_at=$((t0 + deadline - 40))
+  [ "$c_rc" = 0 ] || workers=0 # no C build: the Python fuzzers only
   for w in $(seq 0 $((workers - 1))); do
     (
       k=0
@@ -205,7 +210,7 @@ if on LOOM_GPU_C && [ "$c_rc" = 0 ]; then
      ${LOOM_GPU_CTEST_ARGS:-} >"$logs/ctest.log" 2>&1) &
   ctest_pid=$!
 fi
-if on LOOM_GPU_PY && [ "$py_rc" = 0 ]; then
+if on LOOM_GPU_PY && on LOOM_GPU_PYTEST && [ "$py_rc" = 0 ]; then
   # LOOM_GPU_PYTEST_SHARDS (3) processes side by side, each on every shards-th test file (kernel compiles
   # are host work: one process alone did not finish in the budget); LOOM_GPU_PYTEST_ARGS: one process
   shards=${LOOM_GPU_PYTEST_SHARDS:-3}
@@ -274,22 +279,33 @@ if on LOOM_GPU_BENCH; then
     note "loomrt on the GPU (bench/aot_gpu.sh): exit $?"
   fi
   if on LOOM_GPU_PY && [ "$py_rc" = 0 ]; then
+    if want python; then
     bounded 90 "${pin[@]}" "$py" bench/bench_python_gpu.py >"$logs/bench_python_gpu.log" 2>&1
     note "bench_python_gpu.py: exit $? at $((SECONDS - t0))s"
+    fi
     # cumsum (scan kernels) vs CuPy / PyTorch (issue 15; < 1 min): bench/results/<date>-scan-h200.json
+    if want scan; then
     bounded 60 "${pin[@]}" "$py" bench/bench_scan.py >"$logs/bench_scan.log" 2>&1
     note "bench_scan.py: exit $? at $((SECONDS - t0))s"
+    fi
     # sort / argsort / unique (the device sorting network) vs CuPy / PyTorch: bench/results/<date>-sort-h200.json
+    if want sort; then
     bounded 90 "${pin[@]}" "$py" bench/bench_sort.py 3 >"$logs/bench_sort.log" 2>&1
     note "bench_sort.py: exit $? at $((SECONDS - t0))s"
-    if [ "${LOOM_GPU_MATMUL:-0}" = 1 ]; then
+    fi
+    # gathers / scatters / masks vs CuPy / PyTorch (issue 15): bench/results/<date>-gather-h200.json
+    if want gather; then
+      bounded 60 "${pin[@]}" "$py" bench/bench_gather.py >"$logs/bench_gather.log" 2>&1
+      note "bench_gather.py: exit $? at $((SECONDS - t0))s"
+    fi
+    if [ "${LOOM_GPU_MATMUL:-0}" = 1 ] || want matmul; then
       bounded 200 "${pin[@]}" "$py" bench/bench_matmul.py >"$logs/bench_matmul.log" 2>&1
       note "bench_matmul.py: exit $?"
       # FFTs and decompositions vs CuPy / torch (issue 15): bench/results/<date>-fft-linalg-h200.{json,md}
       bounded 150 "${pin[@]}" "$py" bench/bench_fft_linalg.py 5 >"$logs/bench_fft_linalg.log" 2>&1
       note "bench_fft_linalg.py: exit $?"
     fi
-    if ls .whl/dask-*.whl >/dev/null 2>&1 && [ "$(left)" -gt 150 ]; then
+    if want dask && ls .whl/dask-*.whl >/dev/null 2>&1 && [ "$(left)" -gt 150 ]; then
       if "$py" -m pip install -q --no-index --no-deps --no-compile --target /tmp/dask-site .whl/*.whl; then
         (export PYTHONPATH=/tmp/dask-site${PYTHONPATH:+:$PYTHONPATH}
          cd /tmp && bounded 60 "$py" -m pytest "$OLDPWD/tests/python/test_dask.py" -q -p no:cacheprovider -p no:logging
@@ -298,7 +314,7 @@ if on LOOM_GPU_BENCH; then
         note "dask: exit $?"
       fi
     fi
-    if on LOOM_GPU_SUITE; then
+    if on LOOM_GPU_SUITE && want suite; then
       # the workload suite vs torch / JAX / CuPy on what is left: its own budget shrinks with ours
       l=$(($(left) - 25))
       if [ "$l" -ge 60 ]; then
