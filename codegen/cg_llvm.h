@@ -74,6 +74,8 @@ LLVMValueRef cg_fdiv(CgMath *m, LoomDType t, LLVMValueRef a, LLVMValueRef b);
 LLVMValueRef cg_fsqrt(CgMath *m, LLVMValueRef a);
 /* a ** e for a constant exponent e that math_pow.c rewrites (small integers, +-0.5) in compute dtype t;
  * NULL otherwise (the caller emits the general power). */
+/* Whether float32 value a is a float16 value widened (an fpext from half: a load or a rounded step). */
+bool cg_is_widened_half(LLVMValueRef a);
 LLVMValueRef cg_pow_const(CgMath *m, LoomDType t, LLVMValueRef a, LLVMValueRef e);
 /* Integer a ** e (wrapping; negative exponents as ir.h says) and shifts (counts >= bits or negative:
  * 0, or -1 for a negative value shifted right), math_int.c; an integer constant of dtype t and the bits

@@ -450,11 +450,13 @@ static LLVMValueRef float_divmod(CgMath *m, LoomDType t, LLVMValueRef a, LLVMVal
 
 static LLVMValueRef isnan_v(CgMath *m, LLVMValueRef a) { return LLVMBuildFCmp(m->b, LLVMRealUNO, a, a, ""); }
 
-/* NumPy: maximum = (a >= b || isnan(a)) ? a : b; fmax = (a >= b || isnan(b)) ? a : b; min alike. */
-/* NumPy's maximum/minimum/fmax/fmin on arrays: a when it compares strictly greater (less) or is the NaN
- * that wins, else b; so equal operands (-0.0 and 0.0) give the second one, as NumPy's loops do. */
+/* NumPy's maximum/minimum/fmax/fmin: a when it compares greater (less) or is the NaN that wins, else b.
+ * On a tie (-0.0 and 0.0) its float32/float64 (SIMD) loops give the second operand and its float16 loops
+ * the first ((a >= b || isnan(a)) ? a : b): float16 operands (widened halves) compare with >= / <=. */
 static LLVMValueRef float_minmax(CgMath *m, LLVMValueRef a, LLVMValueRef bv, bool max, bool ignore_nan) {
-  LLVMValueRef cmp = LLVMBuildFCmp(m->b, max ? LLVMRealOGT : LLVMRealOLT, a, bv, "");
+  bool half = cg_is_widened_half(a) || cg_is_widened_half(bv);
+  LLVMRealPredicate p = max ? (half ? LLVMRealOGE : LLVMRealOGT) : (half ? LLVMRealOLE : LLVMRealOLT);
+  LLVMValueRef cmp = LLVMBuildFCmp(m->b, p, a, bv, "");
   LLVMValueRef nan = isnan_v(m, ignore_nan ? bv : a);
   return LLVMBuildSelect(m->b, LLVMBuildOr(m->b, cmp, nan, ""), a, bv, "");
 }

@@ -5,7 +5,8 @@
  * A constant exponent reaches codegen as an LLVM constant (the kernel IR's `const`, cast by the
  * builder's folder). Results, against NumPy 2 (whose float power itself has fast paths for 0.5 and 2):
  *   x**0 -> 1 (NaN too), x**1 -> x, x**2 -> x*x, x**-1 -> 1/x: the same bits as pow (one rounding);
- *   x**0.5 -> sqrt(x): the same bits, and NumPy's -0 -> -0, -inf -> NaN;
+ *   x**0.5 -> sqrt(x): the same bits, and NumPy's -0 -> -0, -inf -> NaN (a widened float16: powf's
+ *     -0 -> +0, -inf -> +inf, as NumPy's float16 power);
  *   x**-0.5 -> |1/sqrt(x)|, 0 at -inf: pow's -0 -> +inf and -inf -> +0; within 1 ulp of pow;
  *   float32 (and float16/bfloat16, which compute in float32) x**n for 3 <= n <= CG_POW_MAX_INT:
  *     repeated squaring of float32 pairs hi + lo (fma gives each product's rounding error; ~46 bits),
@@ -87,7 +88,7 @@ static LLVMValueRef pow_f32_pair(CgMath *m, LLVMValueRef a, int n) {
  * (x*x)*(x*x) are one rounding each: the correctly rounded float32 power that pow_f32_pair's pairs
  * compute, in 2 multiplies instead of ~14 instructions (float16 elementwise kernels are
  * instruction-bound on an H200: GELU's x**3). */
-static bool is_widened_half(LLVMValueRef a) {
+bool cg_is_widened_half(LLVMValueRef a) {
   LLVMValueRef src = NULL;
   if (LLVMIsAFPExtInst(a)) src = LLVMGetOperand(a, 0);
   else if (LLVMIsAConstantExpr(a) && LLVMGetConstOpcode(a) == LLVMFPExt) src = LLVMGetOperand(a, 0);
@@ -113,6 +114,14 @@ LLVMValueRef cg_pow_const(CgMath *m, LoomDType t, LLVMValueRef a, LLVMValueRef e
   if (c == 1.0) return a;
   if (c == 2.0) return LLVMBuildFMul(b, a, a, "pow.sq");
   if (c == -1.0) return cg_fdiv(m, t, cg_fconst(m, t, 1.0), a);
+  if (c == 0.5 && cg_is_widened_half(a)) {
+    /* NumPy's float16 power has no 0.5 fast path: powf's -inf -> +inf and -0 -> +0 (x ** 0.5, the
+     * operator, is np.sqrt: the Python binding emits sqrt for it) */
+    LLVMValueRef r = cg_fsqrt(m, a);
+    LLVMValueRef ninf = LLVMBuildFCmp(b, LLVMRealOEQ, a, cg_fconst(m, t, -INFINITY), "");
+    r = LLVMBuildSelect(b, ninf, cg_fconst(m, t, INFINITY), r, "");
+    return LLVMBuildFAdd(b, r, cg_fconst(m, t, 0.0), ""); /* -0 + 0 = +0; every other value unchanged */
+  }
   if (c == 0.5) return cg_fsqrt(m, a);
   if (c == -0.5) {
     LLVMTypeRef ty = LLVMTypeOf(a);
@@ -124,7 +133,7 @@ LLVMValueRef cg_pow_const(CgMath *m, LoomDType t, LLVMValueRef a, LLVMValueRef e
   if (c != floor(c) || fabs(c) > CG_POW_MAX_INT) return NULL;
   int n = (int)fabs(c);
   if (t == LOOM_FLOAT64) return c > 0 ? mul_chain(b, true, a, n) : NULL;
-  if (c > 0 && n <= 4 && is_widened_half(a)) return mul_chain(b, true, a, n);
+  if (c > 0 && n <= 4 && cg_is_widened_half(a)) return mul_chain(b, true, a, n);
   if (c > 0) return pow_f32_pair(m, a, n);
   LLVMTypeRef f64 = LLVMDoubleTypeInContext(m->c);
   LLVMValueRef r = mul_chain(b, true, LLVMBuildFPExt(b, a, f64, ""), n);

@@ -346,14 +346,20 @@ LoomStatus loom_clip(LoomGraph *g, LoomNode x, LoomNode lo, LoomNode hi, LoomNod
       cur = ops[0];
     }
   }
+  /* maximum(x, lo), then minimum(that, hi): on a tie of zeros (-0.0, 0.0) the bound, as NumPy's float32 /
+   * float64 clip gives with one bound or array bounds (maximum/minimum give their second operand there;
+   * float16's give the first: x). With two 0-d bounds NumPy's clip loop keeps x (clip(0.0, -0.0, 1.0) is
+   * 0.0): the operands swap. A NaN x or bound propagates either way (maximum's NaN rule). */
+  bool keep_x = ops[1] >= 0 && ops[2] >= 0 && g->ir.nodes[ops[1]].ndim == 0 && g->ir.nodes[ops[2]].ndim == 0 &&
+                g->ir.nodes[cur].dtype != LOOM_FLOAT16;
   if (ops[1] >= 0) {
-    src[0] = cur;
-    src[1] = ops[1];
+    src[keep_x] = cur;
+    src[!keep_x] = ops[1];
     if (ir_elem(&g->ir, LOOM_OP_MAXIMUM, 2, src, &cur, d)) return END(g);
   }
   if (ops[2] >= 0) {
-    src[0] = cur;
-    src[1] = ops[2];
+    src[keep_x] = cur;
+    src[!keep_x] = ops[2];
     if (ir_elem(&g->ir, LOOM_OP_MINIMUM, 2, src, &cur, d)) return END(g);
   }
   *out = cur;

@@ -102,7 +102,7 @@ static Scalar cast_scalar(Scalar v, LoomDType from, LoomDType to) {
 
 /* Computes op on a, b (already in compute dtype cd); the result has dtype rd (cd or bool).
  * Returns false when the op is not folded. */
-static bool eval_float(LoomOp op, LoomDType cd, double a, double b, Scalar *r) {
+static bool eval_float(LoomOp op, LoomDType cd, bool half, double a, double b, Scalar *r) {
   bool f32 = cd == LOOM_FLOAT32;
   double x;
   switch (op) {
@@ -118,8 +118,10 @@ static bool eval_float(LoomOp op, LoomDType cd, double a, double b, Scalar *r) {
   case LOOM_OP_SUB: x = f32 ? (double)((float)a - (float)b) : a - b; break;
   case LOOM_OP_MUL: x = f32 ? (double)((float)a * (float)b) : a * b; break;
   case LOOM_OP_TRUEDIV: x = f32 ? (double)((float)a / (float)b) : a / b; break;
-  case LOOM_OP_MAXIMUM: x = isnan(a) || isnan(b) ? NAN : a >= b ? a : b; break;
-  case LOOM_OP_MINIMUM: x = isnan(a) || isnan(b) ? NAN : a <= b ? a : b; break;
+  /* on a tie (0.0, -0.0) NumPy's float32/float64 maximum/minimum give b, its float16 ones a (codegen's
+   * float_minmax) */
+  case LOOM_OP_MAXIMUM: x = isnan(a) || isnan(b) ? NAN : a > b || (half && a == b) ? a : b; break;
+  case LOOM_OP_MINIMUM: x = isnan(a) || isnan(b) ? NAN : a < b || (half && a == b) ? a : b; break;
   case LOOM_OP_FMAX: x = fmax(a, b); break;
   case LOOM_OP_FMIN: x = fmin(a, b); break;
   case LOOM_OP_COPYSIGN: x = copysign(a, b); break;
@@ -303,7 +305,8 @@ static bool fold_scalar(const IrGraph *g, const IrNode *n, const int32_t *c, Sca
     break;
   default:
     if (resd == LOOM_BOOL && cd != LOOM_BOOL) return false;
-    ok = k == DK_FLOAT ? eval_float(op, cd, a.f, b.f, &r) : eval_int(op, cd, a, b, &r);
+    ok = k == DK_FLOAT ? eval_float(op, cd, ir_elem_operand_dtype(op, rd, da, db) == LOOM_FLOAT16, a.f, b.f, &r)
+                       : eval_int(op, cd, a, b, &r);
   }
   if (!ok) return false;
   *out = cast_scalar(r, resd, rd);

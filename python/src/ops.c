@@ -624,6 +624,17 @@ PyObject *array_binary_operator(int slot, PyObject *v, PyObject *w) {
 /* a ** b. NumPy's `a ** 2` is np.square(a) (a fast path of ndarray.__pow__), so a bool array gives int8
  * where np.power(a, 2) gives int64; bool ** True has the same values (0, 1) through power's int8 loop. */
 PyObject *array_power_operator(PyObject *v, PyObject *w) {
+  /* a ** 0.5 of a float array is np.sqrt(a) (the same fast path): float16's power computes powf, whose
+   * -inf ** 0.5 is +inf and -0.0 ** 0.5 is +0.0, where sqrt gives NaN and -0.0 */
+  if (PyFloat_Check(w) && PyFloat_AS_DOUBLE(w) == 0.5 && array_state(v) &&
+      ((ArrayObject *)v)->desc.dtype == LOOM_FLOAT16) {
+    ModState *st = array_state(v);
+    GraphObject *gr = graph_for(st, &v, 1);
+    LoomNode n, y;
+    if (!gr || node_of(st, gr, v, &n) < 0) return NULL;
+    LoomStatus s = loom_unary(gr->g, LOOM_OP_SQRT, n, &y);
+    return s ? raise_status(st, s) : lazy_result(st, gr, y);
+  }
   if (PyLong_CheckExact(w) && array_state(v) && ((ArrayObject *)v)->desc.dtype == LOOM_BOOL) {
     int overflow = 0;
     long long e = PyLong_AsLongLongAndOverflow(w, &overflow);
