@@ -191,8 +191,14 @@ def _numel_view(x, **kwargs):
     moments divide by) as a broadcast view of one element on the chunk's device: no kernel (Dask's own
     array-like version fills a new array through np.full_like, and a pending broadcast of a constant is
     filled by a kernel of its own too: the fill is a map over the output shape, which the fusion pass
-    does not join to the chunk's reduction kernel). On the host the element is NumPy's memory, on a GPU
-    one 8-byte copy to the device. Arguments as Dask's: axis, keepdims, dtype (default float64)."""
+    does not join to the chunk's reduction kernel). Arguments as Dask's: axis, keepdims, dtype (default
+    float64). On the host the element is a fresh NumPy scalar's memory (zero-copy). On a GPU it is a
+    one-element device array kept per (count, dtype, device) (_DEVICE_COUNTS): copying it to the device
+    in every task was a synchronous host-to-device copy, which on the default stream waits for all the
+    work queued before it, so each mean / var chunk task stalled the worker until the GPU was idle and
+    Dask's scheduling could not overlap the kernels. Contract: the view is read by Dask's reductions and
+    never written (as NumPy's broadcast_to views are read-only); Dask's aggregation steps copy it
+    (astype, concatenate, sum) before any arithmetic."""
     import math
     from ._common import _from_numpy
     from ._manipulation import broadcast_to
@@ -211,9 +217,20 @@ def _numel_view(x, **kwargs):
         count = math.prod(shape[a] for a in axes)
         new_shape = tuple(1 if a in axes else n for a, n in enumerate(shape)) if keepdims else \
             tuple(n for a, n in enumerate(shape) if a not in axes)
-    one = numpy.array(count, dtype=dtype)
-    on_host = x._device[0] == 0
-    return broadcast_to(_from_numpy(one, copy=not on_host, device=None if on_host else x._device), new_shape)
+    device = x._device
+    if device[0] == 0:
+        return broadcast_to(_from_numpy(numpy.array(count, dtype=dtype), copy=False), new_shape)
+    key = (count, dtype.str, device)
+    one = _DEVICE_COUNTS.get(key)
+    if one is None:
+        if len(_DEVICE_COUNTS) >= _DEVICE_COUNTS_MAX:
+            _DEVICE_COUNTS.clear()  # many distinct chunk shapes: start again rather than grow
+        one = _DEVICE_COUNTS[key] = _from_numpy(numpy.array(count, dtype=dtype), copy=True, device=device)
+    return broadcast_to(one, new_shape)
+
+
+_DEVICE_COUNTS = {}  # (count, dtype string, device) -> a 0-d loom array on that device (_numel_view)
+_DEVICE_COUNTS_MAX = 1024
 
 
 class _on_device:
