@@ -35,8 +35,8 @@ worker), default 1 GB in chunks of 64 MB; writes bench/results/<date>-dask-host.
 Environment: LOOM_DASK_BENCH_GB (array size per run; default 32 on one GPU and 200 over two, the
 issue's figures), LOOM_DASK_BENCH_GPUS ("1,2": GPU counts to run), LOOM_DASK_BENCH_REPS (default 5),
 LOOM_DASK_BENCH_CHUNK_MB (comma-separated; default 1024, 64 in host mode), LOOM_DASK_BENCH_SPLIT_EVERY
-(Dask's "split_every" for the tree reductions, set for both libraries; default: Dask's own),
-LOOM_DASK_BENCH_HOST (1: host mode).
+(comma-separated Dask settings, each run for both libraries: "default" is Dask's split_every, N is
+split_every={0: N, 1: N}; default "default,32"), LOOM_DASK_BENCH_HOST (1: host mode).
 """
 import datetime
 import json
@@ -50,7 +50,9 @@ import time
 HEADLINE_MB = 1024
 HEADLINE_WHY = ("1 GB chunks: within Dask's array guidance (chunks of 100 MB or more; fewer, larger chunks "
                 "cost less scheduling) and the size class of Dask's own GPU examples (10000 x 10000 float64), "
-                "while 32 of them keep one worker's GPU busy with many tasks; every size of the sweep is reported")
+                "32 chunks per GPU; split_every={0: 32, 1: 32} for both libraries: Dask's default 4 splits a "
+                "full 2-d reduction 2 ways per level (31 tree tasks for 32 chunks); every size and setting of "
+                "the run is reported beside it")
 
 
 def _skip(why):
@@ -322,27 +324,44 @@ def run_one_size(client, gb, chunk_mb, reps, peer, host, where):
     return size
 
 
+def _split_settings():
+    """The dask.config settings to run, from LOOM_DASK_BENCH_SPLIT_EVERY (comma-separated; "default":
+    Dask's own split_every, 4; N: split_every={0: N, 1: N}, each axis N partials at a time; Dask's int
+    form N would split each axis of a full 2-d reduction int(sqrt(N)) ways)."""
+    out = []
+    for v in os.environ.get("LOOM_DASK_BENCH_SPLIT_EVERY", "default,32").split(","):
+        v = v.strip()
+        if v:
+            out.append({} if v == "default" else {"split_every": {0: int(v), 1: int(v)}})
+    return out
+
+
 def run(n, gb, chunk_mbs, reps, host=False):
-    """One cluster of n GPUs (host mode: one host worker), every chunk size in turn."""
+    """One cluster of n GPUs (host mode: one host worker), every Dask setting and chunk size in turn."""
     import dask
     from distributed import Client
     peer = "numpy" if host else "cupy"
     cluster, how = make_host_cluster() if host else make_cluster(n)
     client = Client(cluster)
-    split_every = os.environ.get("LOOM_DASK_BENCH_SPLIT_EVERY")
-    settings = {"split_every": int(split_every)} if split_every else {}
     try:
         facts = client.run(_worker_facts)
         where = "host" if host else f"{n} GPU"
-        out = {"gpus": 0 if host else n, "cluster": how, "workers": facts, "gb": gb, "dask_config": settings,
+        out = {"gpus": 0 if host else n, "cluster": how, "workers": facts, "gb": gb,
                "dask_version": dask.__version__, "sizes": []}
-        with dask.config.set(settings):
-            for mb in chunk_mbs:
-                out["sizes"].append(run_one_size(client, gb, mb, reps, peer, host, where))
-        head = [s for s in out["sizes"] if round(s["chunk_mb"]) == HEADLINE_MB] or out["sizes"][:1]
-        out["headline_chunk_mb"] = head[0]["chunk_mb"]
-        out["headline_why"] = HEADLINE_WHY if head[0]["chunk_mb"] == HEADLINE_MB else "the first size asked for"
-        out["workloads"] = head[0]["workloads"]  # the headline size's figures, where earlier files had them
+        for settings in _split_settings():
+            print(f"  {where}  dask.config {settings or 'defaults'} (both libraries)", flush=True)
+            with dask.config.set(settings):
+                for mb in chunk_mbs:
+                    size = run_one_size(client, gb, mb, reps, peer, host, where)
+                    size["dask_config"] = {k: str(v) for k, v in settings.items()}
+                    out["sizes"].append(size)
+        first = out["sizes"][0]["chunk_mb"]
+        head = [s for s in out["sizes"] if round(s["chunk_mb"]) == HEADLINE_MB] or \
+            [s for s in out["sizes"] if s["chunk_mb"] == first]
+        head = head[-1]  # the last Dask setting listed (the tuned one by default)
+        out["headline"] = {"chunk_mb": head["chunk_mb"], "dask_config": head["dask_config"],
+                           "why": HEADLINE_WHY if round(head["chunk_mb"]) == HEADLINE_MB else "the first size asked for"}
+        out["workloads"] = head["workloads"]  # the headline's figures, where earlier files had them
         return out
     finally:
         client.close()
