@@ -29,7 +29,7 @@ Prints a table and writes bench/results/<date>-dask-gpu.json. Exits 0 with a mes
 when there is no GPU or dask / distributed / cupy are missing.
 
 Host mode (LOOM_DASK_BENCH_HOST=1, no GPU needed): the same on a distributed.LocalCluster of one worker
-process with one thread (as a GPU worker), NumPy chunks vs loom chunks (the same values, made on the
+process with one thread per core, NumPy chunks vs loom chunks (the same values, made on the
 worker), default 1 GB in chunks of 64 MB; writes bench/results/<date>-dask-host.json.
 
 Environment: LOOM_DASK_BENCH_GB (array size per run; default 32 on one GPU and 200 over two, the
@@ -83,11 +83,12 @@ def make_cluster(n):
 
 
 def make_host_cluster():
-    """(cluster, how): one worker process with one thread, as a GPU worker has (loom's host backend
-    spreads each chunk over the cores; NumPy runs one chunk at a time)."""
+    """(cluster, how): one worker process, one thread per core (NumPy runs one chunk per thread; loom's
+    host backend spreads each chunk over the cores as well)."""
     from distributed import LocalCluster
-    return LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None,
-                        memory_limit=0, silence_logs=40), "distributed.LocalCluster (1 process, 1 thread)"
+    threads = os.cpu_count() or 1
+    return LocalCluster(n_workers=1, threads_per_worker=threads, processes=True, dashboard_address=None,
+                        memory_limit=0, silence_logs=40), f"distributed.LocalCluster (1 process, {threads} threads)"
 
 
 def _numpy_chunk(block_id, rows, cols, seed):

@@ -200,8 +200,8 @@ def _numel_view(x, **kwargs):
     never written (as NumPy's broadcast_to views are read-only); Dask's aggregation steps copy it
     (astype, concatenate, sum) before any arithmetic."""
     import math
+    from . import _core
     from ._common import _from_numpy
-    from ._manipulation import broadcast_to
     shape = x.shape
     keepdims = kwargs.get("keepdims", False)
     axis = kwargs.get("axis")
@@ -219,14 +219,16 @@ def _numel_view(x, **kwargs):
             tuple(n for a, n in enumerate(shape) if a not in axes)
     device = x._device
     if device[0] == 0:
-        return broadcast_to(_from_numpy(numpy.array(count, dtype=dtype), copy=False), new_shape)
-    key = (count, dtype.str, device)
-    one = _DEVICE_COUNTS.get(key)
-    if one is None:
-        if len(_DEVICE_COUNTS) >= _DEVICE_COUNTS_MAX:
-            _DEVICE_COUNTS.clear()  # many distinct chunk shapes: start again rather than grow
-        one = _DEVICE_COUNTS[key] = _from_numpy(numpy.array(count, dtype=dtype), copy=True, device=device)
-    return broadcast_to(one, new_shape)
+        one = _from_numpy(numpy.array(count, dtype=dtype), copy=False)
+    else:
+        key = (count, dtype.str, device)
+        one = _DEVICE_COUNTS.get(key)
+        if one is None:
+            if len(_DEVICE_COUNTS) >= _DEVICE_COUNTS_MAX:
+                _DEVICE_COUNTS.clear()  # many distinct chunk shapes: start again rather than grow
+            one = _DEVICE_COUNTS[key] = _from_numpy(numpy.array(count, dtype=dtype), copy=True, device=device)
+    # the broadcast view made directly (every stride 0), without broadcast_to's NumPy geometry round trip
+    return one._view_of_me(_core.view(one, 0, new_shape, (0,) * len(new_shape)))
 
 
 _DEVICE_COUNTS = {}  # (count, dtype string, device) -> a 0-d loom array on that device (_numel_view)
