@@ -24,6 +24,8 @@ registers CuPy. When Dask was imported before loom, install() registers at once.
   chunks on the workers (da.random on loom's counter-based stream).
 - dask.array's "array_optimize" hook (set when dask.array is imported, unless set already): each task
   of an optimized graph ends with one evaluation of all the pending loom arrays it returns.
+- Dask's normalize_token (when dask.base is imported): a loom array's token hashes its contents as
+  Dask hashes a NumPy array's, in place of Dask's pickling fallback.
 """
 import importlib.abc
 import importlib.machinery
@@ -54,7 +56,13 @@ def _register_cuda_serializers_lazily():
     cuda_deserialize.register_lazy("loom", register_distributed)
 
 
+def _register_tokenize_lazily():
+    from dask.base import normalize_token
+    normalize_token.register_lazy("loom", register_tokenize)
+
+
 _HOOKS["dask.array.dispatch"] = _register_dispatch_lazily
+_HOOKS["dask.base"] = _register_tokenize_lazily
 _HOOKS["distributed.protocol.serialize"] = _register_serializers_lazily
 _HOOKS["distributed.protocol.cuda"] = _register_cuda_serializers_lazily
 
@@ -250,6 +258,25 @@ class _on_device:
 
     def __exit__(self, *exc):
         return self._ctx.__exit__(*exc) if self._ctx is not None else False
+
+
+# ---- tokens ------------------------------------------------------------------------------------------
+def register_tokenize():
+    """Registers loom.ndarray with Dask's normalize_token (tokenize: the names of da.from_array's
+    chunks, of arguments to map_blocks, ...)."""
+    import loom
+    from dask.base import normalize_token
+    normalize_token.register(loom.ndarray, _normalize_token)
+
+
+def _normalize_token(x):
+    """A loom array's token: its contents hashed as Dask hashes a NumPy array (bytes, dtype, shape), over
+    the zero-copy host view or one host copy of a GPU array, and its device. Without it Dask's fallback
+    pickles the array until two pickles agree: at least two full copies (two device-to-host copies on a
+    GPU) and two unpicklings, ~4x NumPy's time for the same host data. Equal contents give equal tokens
+    (as for NumPy); any change to the contents gives another token."""
+    from dask.base import normalize_token
+    return ("loom.ndarray", x._device, normalize_token(x._np()))
 
 
 # ---- the end of a task: its loom results finished together ------------------------------------------

@@ -40,6 +40,8 @@ def test_registration_follows_either_import_order():
             "x = loom.ones(3)\n"
             "assert d.concatenate_lookup.dispatch(loom.ndarray) is loom.concatenate\n"
             "assert d.empty_lookup.dispatch(loom.ndarray) is loom.empty\n"
+            "from dask.base import normalize_token\n"
+            "assert normalize_token.dispatch(loom.ndarray).__module__ == 'loom._dask'\n"
             "print('ok')\n")
     for first, second in (("import loom", "import dask.array"), ("import dask.array", "import loom")):
         r = subprocess.run([sys.executable, "-c", code.format(first=first, second=second)],
@@ -332,6 +334,31 @@ def test_no_compile_after_warm_up(sync):
     _close(got[0], ((xn - xn.mean(0)) / xn.std(0)).sum(1), rtol=1e-9, atol=1e-9)
     _close(got[1], (np.exp(-xn * xn) * 2 + xn * 3 - 1).sum(), rtol=1e-12)
     _close(got[2], (np.sin(xn) ** 2 + np.cos(xn) ** 2 * np.tanh(xn)).sum(), rtol=1e-12)
+
+
+def test_tokenize_hashes_contents_as_for_numpy():
+    """Dask's token of a loom array (the name da.from_array gives its chunks, the key of an argument to
+    map_blocks) hashes the contents as Dask does for NumPy, not through Dask's pickling fallback: equal
+    contents give equal tokens, any change (one element, dtype, shape, device-side pending result)
+    another; views, 0-d and empty arrays included."""
+    from dask.base import normalize_token, tokenize
+    assert normalize_token.dispatch(loom.ndarray).__module__ == "loom._dask"
+    a = np.random.default_rng(8).standard_normal((50, 40))
+    la = loom.asarray(a)
+    assert tokenize(la) == tokenize(loom.asarray(a.copy())) == tokenize(la)
+    assert tokenize(la) != tokenize(a)  # another chunk type
+    changed = loom.asarray(a.copy())
+    changed[3, 4] = changed[3, 4] + 1.0
+    assert tokenize(changed) != tokenize(la)
+    assert tokenize(loom.asarray(a.view(np.int64))) != tokenize(la)
+    assert tokenize(la.reshape(40, 50)) != tokenize(la)
+    assert tokenize(la[:, ::2]) == tokenize(loom.asarray(np.ascontiguousarray(a[:, ::2])))
+    assert tokenize(la * 2) == tokenize(loom.asarray(a * 2))  # a pending array: its value
+    assert tokenize(loom.asarray(np.float64(2.5))) != tokenize(loom.asarray(np.float64(3.5)))
+    assert tokenize(loom.zeros((0, 3))) != tokenize(loom.zeros((3, 0)))
+    d = da.from_array(la, chunks=(25, 40))
+    assert d.name == da.from_array(loom.asarray(a.copy()), chunks=(25, 40)).name
+    assert d.name != da.from_array(changed, chunks=(25, 40)).name
 
 
 def test_backend_entry_point_makes_loom_chunks(sync):
