@@ -36,7 +36,9 @@ Environment: LOOM_DASK_BENCH_GB (array size per run; default 32 on one GPU and 2
 issue's figures), LOOM_DASK_BENCH_GPUS ("1,2": GPU counts to run), LOOM_DASK_BENCH_REPS (default 5),
 LOOM_DASK_BENCH_CHUNK_MB (comma-separated; default 1024, 64 in host mode), LOOM_DASK_BENCH_SPLIT_EVERY
 (comma-separated Dask settings, each run for both libraries: "default" is Dask's split_every, N is
-split_every={0: N, 1: N}; default "default,32"), LOOM_DASK_BENCH_HOST (1: host mode).
+split_every={0: N, 1: N}; default "32,default"), LOOM_DASK_BENCH_HOST (1: host mode). The JSON is
+written after every chunk size (a run stopped by a time limit keeps what it measured); the headline is
+the first setting listed.
 """
 import datetime
 import json
@@ -330,15 +332,27 @@ def _split_settings():
     Dask's own split_every, 4; N: split_every={0: N, 1: N}, each axis N partials at a time; Dask's int
     form N would split each axis of a full 2-d reduction int(sqrt(N)) ways)."""
     out = []
-    for v in os.environ.get("LOOM_DASK_BENCH_SPLIT_EVERY", "default,32").split(","):
+    for v in os.environ.get("LOOM_DASK_BENCH_SPLIT_EVERY", "32,default").split(","):
         v = v.strip()
         if v:
             out.append({} if v == "default" else {"split_every": {0: int(v), 1: int(v)}})
     return out
 
 
-def run(n, gb, chunk_mbs, reps, host=False):
-    """One cluster of n GPUs (host mode: one host worker), every Dask setting and chunk size in turn."""
+def _headline(out):
+    """The headline: the first Dask setting listed at HEADLINE_MB chunks (else at the first size)."""
+    sizes = out["sizes"]
+    head = [s for s in sizes if round(s["chunk_mb"]) == HEADLINE_MB] or \
+        [s for s in sizes if s["chunk_mb"] == sizes[0]["chunk_mb"]]
+    head = head[0]
+    out["headline"] = {"chunk_mb": head["chunk_mb"], "dask_config": head["dask_config"],
+                       "why": HEADLINE_WHY if round(head["chunk_mb"]) == HEADLINE_MB else "the first size asked for"}
+    out["workloads"] = head["workloads"]  # the headline's figures, where earlier files had them
+
+
+def run(n, gb, chunk_mbs, reps, host=False, written=None):
+    """One cluster of n GPUs (host mode: one host worker), every Dask setting and chunk size in turn;
+    written(out) after each size, so a run cut short by a time limit leaves what it measured."""
     import dask
     from distributed import Client
     peer = "numpy" if host else "cupy"
@@ -356,13 +370,9 @@ def run(n, gb, chunk_mbs, reps, host=False):
                     size = run_one_size(client, gb, mb, reps, peer, host, where)
                     size["dask_config"] = {k: str(v) for k, v in settings.items()}
                     out["sizes"].append(size)
-        first = out["sizes"][0]["chunk_mb"]
-        head = [s for s in out["sizes"] if round(s["chunk_mb"]) == HEADLINE_MB] or \
-            [s for s in out["sizes"] if s["chunk_mb"] == first]
-        head = head[-1]  # the last Dask setting listed (the tuned one by default)
-        out["headline"] = {"chunk_mb": head["chunk_mb"], "dask_config": head["dask_config"],
-                           "why": HEADLINE_WHY if round(head["chunk_mb"]) == HEADLINE_MB else "the first size asked for"}
-        out["workloads"] = head["workloads"]  # the headline's figures, where earlier files had them
+                    _headline(out)
+                    if written is not None:
+                        written(out)
         return out
     finally:
         client.close()
@@ -383,7 +393,7 @@ def main_host():
     gb = float(os.environ.get("LOOM_DASK_BENCH_GB", "1"))
     sizes = _chunk_sizes("64")
     print(f"dask_gpu (host mode): {gb:g} GB of float64, chunks of {sizes} MB", flush=True)
-    _write("dask-host", {"runs": [run(0, gb, sizes, reps, host=True)]})
+    run(0, gb, sizes, reps, host=True, written=lambda out: _write("dask-host", {"runs": [out]}))
 
 
 def _write(kind, payload):
@@ -414,7 +424,8 @@ def main():
     for n in counts:
         gb = float(os.environ.get("LOOM_DASK_BENCH_GB", "32" if n == 1 else "200"))
         print(f"dask_gpu: {n} GPU(s), {gb:g} GB of float64, chunks of {sizes} MB", flush=True)
-        results.append(run(n, gb, sizes, reps))
+        results.append(run(n, gb, sizes, reps,
+                           written=lambda out: _write("dask-gpu", {"runs": results + [out], "scaling_loom": None})))
     by_n = {r["gpus"]: r for r in results}
     scaling = None
     if 1 in by_n and 2 in by_n:  # throughput per GB at the headline size, so different sizes compare
