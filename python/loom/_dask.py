@@ -239,7 +239,7 @@ def _numel_view(x, **kwargs):
     return one._view_of_me(_core.view(one, 0, new_shape, (0,) * len(new_shape)))
 
 
-_DEVICE_COUNTS = {}  # (count, dtype string, device) -> a 0-d loom array on that device (_numel_view)
+_DEVICE_COUNTS: dict = {}  # (count, dtype string, device) -> a 0-d loom array on that device (_numel_view)
 _DEVICE_COUNTS_MAX = 1024
 
 
