@@ -25,7 +25,8 @@ registers CuPy. When Dask was imported before loom, install() registers at once.
 - dask.array's "array_optimize" hook (set when dask.array is imported, unless set already): each task
   of an optimized graph ends with one evaluation of all the pending loom arrays it returns.
 - Dask's normalize_token (when dask.base is imported): a loom array's token hashes its contents as
-  Dask hashes a NumPy array's, in place of Dask's pickling fallback.
+  Dask hashes a NumPy array's, in place of Dask's pickling fallback; Dask's sizeof (dask.sizeof): a
+  loom array's nbytes, which distributed's memory accounting and transfer costs read.
 """
 import importlib.abc
 import importlib.machinery
@@ -61,8 +62,14 @@ def _register_tokenize_lazily():
     normalize_token.register_lazy("loom", register_tokenize)
 
 
+def _register_sizeof_lazily():
+    from dask.sizeof import sizeof
+    sizeof.register_lazy("loom", register_sizeof)
+
+
 _HOOKS["dask.array.dispatch"] = _register_dispatch_lazily
 _HOOKS["dask.base"] = _register_tokenize_lazily
+_HOOKS["dask.sizeof"] = _register_sizeof_lazily
 _HOOKS["distributed.protocol.serialize"] = _register_serializers_lazily
 _HOOKS["distributed.protocol.cuda"] = _register_cuda_serializers_lazily
 
@@ -260,7 +267,21 @@ class _on_device:
         return self._ctx.__exit__(*exc) if self._ctx is not None else False
 
 
-# ---- tokens ------------------------------------------------------------------------------------------
+# ---- sizes and tokens ------------------------------------------------------------------------------------
+def register_sizeof():
+    """Registers loom.ndarray with Dask's sizeof: a chunk's size is its nbytes (as for NumPy and CuPy).
+    Without it Dask saw sys.getsizeof of the Python object (a few hundred bytes for a chunk of any
+    size): distributed's memory accounting, spilling (dask-cuda's device limit included) and its
+    transfer-cost estimates (where a task runs, work stealing) treated loom chunks as free to hold
+    and to move."""
+    import loom
+    from dask.sizeof import sizeof
+
+    @sizeof.register(loom.ndarray)
+    def _sizeof_loom(x):
+        return int(x.nbytes)
+
+
 def register_tokenize():
     """Registers loom.ndarray with Dask's normalize_token (tokenize: the names of da.from_array's
     chunks, of arguments to map_blocks, ...)."""

@@ -42,6 +42,8 @@ def test_registration_follows_either_import_order():
             "assert d.empty_lookup.dispatch(loom.ndarray) is loom.empty\n"
             "from dask.base import normalize_token\n"
             "assert normalize_token.dispatch(loom.ndarray).__module__ == 'loom._dask'\n"
+            "from dask.sizeof import sizeof\n"
+            "assert sizeof(loom.ones((100, 10))) == 8000\n"
             "print('ok')\n")
     for first, second in (("import loom", "import dask.array"), ("import dask.array", "import loom")):
         r = subprocess.run([sys.executable, "-c", code.format(first=first, second=second)],
@@ -359,6 +361,23 @@ def test_tokenize_hashes_contents_as_for_numpy():
     d = da.from_array(la, chunks=(25, 40))
     assert d.name == da.from_array(loom.asarray(a.copy()), chunks=(25, 40)).name
     assert d.name != da.from_array(changed, chunks=(25, 40)).name
+
+
+def test_sizeof_is_nbytes():
+    """Dask's sizeof of a loom array is its nbytes, as for NumPy chunks (distributed's memory accounting,
+    spilling and transfer costs read it): views, pending arrays (no evaluation), 0-d and empty arrays,
+    and containers of chunks (a task's dict result)."""
+    from dask.sizeof import sizeof
+    a = np.ones((300, 70))
+    la = loom.asarray(a)
+    assert sizeof(la) == sizeof(a) == a.nbytes
+    assert sizeof(la[:, ::2]) == a[:, ::2].nbytes
+    pending = la * 2
+    assert sizeof(pending) == a.nbytes and pending._lazy  # still pending
+    assert sizeof(loom.zeros((0, 4))) == 0
+    assert sizeof(loom.asarray(np.float32(1.0))) == 4
+    assert sizeof(loom.ones(1000, dtype=np.int16)) == 2000
+    assert sizeof({"n": la, "total": la[:1]}) >= a.nbytes + a[:1].nbytes
 
 
 def test_backend_entry_point_makes_loom_chunks(sync):
