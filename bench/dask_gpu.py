@@ -2,38 +2,59 @@
 """dask_gpu.py: Dask on GPUs with loom chunks vs CuPy chunks, on 1 and 2 GPUs (issue 18).
 
 One worker process per GPU (dask_cuda.LocalCUDACluster when dask-cuda is installed; otherwise the same
-layout by hand: a distributed SpecCluster whose Nanny i runs with CUDA_VISIBLE_DEVICES=i). The arrays
-are made on the workers (random chunks, never on the client): CuPy chunks from cupy.random, loom chunks
-the same CuPy chunks taken zero-copy (loom.asarray over __cuda_array_interface__) and copied once, so
-both sides start from the same data and the copy is not timed; one array is held at a time. Workloads (each compared with the CuPy
-result, then timed, best of LOOM_DASK_BENCH_REPS runs):
+layout by hand: a distributed SpecCluster whose Nanny i runs with CUDA_VISIBLE_DEVICES=i), one thread
+per worker; the same cluster and the same Dask settings for both libraries. The arrays are made on the
+workers (random chunks, never on the client) and persisted before anything is timed: CuPy chunks from
+cupy.random, loom chunks the same CuPy chunks copied once into loom memory (not timed); one array is
+held at a time. Workloads (each checked against the CuPy result, warmed up once, then timed
+LOOM_DASK_BENCH_REPS times; medians reported, minima too):
   - normalized: ((x - x.mean(0)) / x.std(0)).sum(1)           (reductions + elementwise; memory-bound)
   - blockwise:  (exp(-x*x) * 2 + x * 3 - 1).sum()              (one fused kernel per chunk in loom)
   - compute:    (sin(x)**2 + cos(x)**2 * tanh(x) + exp(-x*x)*log1p(x*x)).sum()  (math-heavy, for scaling)
-Each workload is also reported as kernels per chunk (loom's counters in the workers, the whole graph
-over the number of chunks: the chunk tasks' kernels plus the tree reduction's on the small partials),
-"chunk_s" (one chunk's expression timed in the worker, without Dask: what the device needs per chunk,
-for each library) and "dask_overhead_s" (a graph of the same tasks doing nothing: first element of
-each chunk, summed), so that a gap to the hardware shows whether it lies in the kernels or in Dask.
+A timed run is end to end, as a user sees it: the client builds the graph, Dask optimizes and schedules
+it, the workers run it, the result comes back. Where the time goes, per workload and library:
+  - "build_s" / "optimize_s": the client's graph construction (meta arrays included) and dask.optimize;
+  - "tasks" (tasks run, from the task stream) and "tasks_per_chunk"; "worker_busy_s": the summed task
+    durations in the workers (for a library that only enqueues GPU work, less than the GPU's time);
+  - "chunk": Dask's own chunk steps on one chunk in the worker, without Dask around them (blockwise and
+    compute: the expression's sum with keepdims; normalized: mean_chunk, moment_chunk and the final pass),
+    "call_s" until the calls return (what holds the worker's thread per chunk) and "done_s" until the
+    device has finished (what the GPU needs per chunk); loom's task-end evaluation included;
+  - "loom_kernels_per_chunk" (loom's counters in the workers over one run, chunk tasks and tree tasks) and
+    "loom_compiled_while_timed" (kernels compiled during the timed runs: 0 after the warm-up);
+  - "dask_overhead_s": a graph of the same chunk count doing nothing (first element of each chunk, summed).
+LOOM_DASK_BENCH_CHUNK_MB may list several chunk sizes (the array size stays LOOM_DASK_BENCH_GB): a sweep,
+every size reported; "headline_chunk_mb" names the one quoted in the README and why.
 Prints a table and writes bench/results/<date>-dask-gpu.json. Exits 0 with a message (writing nothing)
 when there is no GPU or dask / distributed / cupy are missing.
 
-Host mode (LOOM_DASK_BENCH_HOST=1, no GPU needed): the same workloads on a distributed.LocalCluster of
-one worker process with one thread per core, NumPy chunks vs loom chunks (the same values, made on
-the worker), default 1 GB in chunks of 64 MB; writes bench/results/<date>-dask-host.json.
+Host mode (LOOM_DASK_BENCH_HOST=1, no GPU needed): the same on a distributed.LocalCluster of one worker
+process with one thread per core, NumPy chunks vs loom chunks (the same values, made on the
+worker), default 1 GB in chunks of 64 MB; writes bench/results/<date>-dask-host.json.
 
 Environment: LOOM_DASK_BENCH_GB (array size per run; default 32 on one GPU and 200 over two, the
-issue's figures; use less for a quick check), LOOM_DASK_BENCH_GPUS ("1,2": GPU counts to run),
-LOOM_DASK_BENCH_REPS (default 3), LOOM_DASK_BENCH_CHUNK_MB (default 1024; 64 in host mode),
-LOOM_DASK_BENCH_HOST (1: host mode).
+issue's figures), LOOM_DASK_BENCH_GPUS ("1,2": GPU counts to run), LOOM_DASK_BENCH_REPS (default 5),
+LOOM_DASK_BENCH_CHUNK_MB (comma-separated; default 1024, 64 in host mode), LOOM_DASK_BENCH_SPLIT_EVERY
+(comma-separated Dask settings, each run for both libraries: "default" is Dask's split_every, N is
+split_every={0: N, 1: N}; default "32,default"), LOOM_DASK_BENCH_HOST (1: host mode). The JSON is
+written after every chunk size (a run stopped by a time limit keeps what it measured); the headline is
+the first setting listed.
 """
 import datetime
 import json
 import os
 import pathlib
 import platform
+import statistics
 import sys
 import time
+
+HEADLINE_MB = 1024
+HEADLINE_WHY = ("1 GB chunks: within Dask's array guidance (chunks of 100 MB or more; fewer, larger chunks "
+                "cost less scheduling) and the size class of Dask's own GPU examples (10000 x 10000 float64), "
+                "32 chunks per GPU; split_every={0: 32, 1: 32} for both libraries: Dask's default 4 splits a "
+                "full 2-d reduction 2 ways per level (31 tree tasks for 32 chunks); every size and setting of "
+                "the run is reported beside it")
 
 
 def _skip(why):
@@ -85,7 +106,7 @@ def _cupy_chunk(block_id, rows, cols, seed):
 
 def _to_loom(x):
     import loom
-    r = loom.asarray(x).copy()  # loom-owned memory, so the CuPy chunk can be freed
+    r = loom.asarray(x).copy()  # loom-owned memory, so the peer's chunk can be freed
     loom.eval(r)
     return r
 
@@ -93,8 +114,10 @@ def _to_loom(x):
 def _worker_facts():
     import os
     import loom
+    s = loom.stats()
     return {"CUDA_VISIBLE_DEVICES": os.environ.get("CUDA_VISIBLE_DEVICES"),
-            "gpus_seen": loom.cuda.runtime.getDeviceCount(), "kernels": loom.stats()["kernels_launched"]}
+            "gpus_seen": loom.cuda.runtime.getDeviceCount(), "kernels": s["kernels_launched"],
+            "compiled": s["kernels_compiled"]}
 
 
 def arrays(gb, chunk_mb, seed=1, host=False):
@@ -109,7 +132,7 @@ def arrays(gb, chunk_mb, seed=1, host=False):
         import cupy
         make, meta = _cupy_chunk, cupy.empty((0, 0))
     cols = 4096
-    chunk_rows = max(1, (chunk_mb << 20) // (8 * cols))
+    chunk_rows = max(1, int(chunk_mb * 2**20) // (8 * cols))
     nchunks = max(1, int(gb * 2**30) // (chunk_rows * cols * 8))
     xc = da.map_blocks(make, rows=chunk_rows, cols=cols, seed=seed, chunks=((chunk_rows,) * nchunks, (cols,)),
                        dtype="float64", meta=meta)
@@ -125,46 +148,61 @@ def workloads(x, xp):
     }
 
 
-def _chunk_exprs(b, xp):
-    """One chunk's share of each workload, written with the chunk library xp (the normalized one with the
-    chunk's own mean and std: its three passes)."""
+def _chunk_steps(b, xp):
+    """Each workload's chunk steps as Dask's optimized graph runs them on one chunk b (library xp): the
+    elementwise chain and the sum's chunk step (keepdims), or mean_chunk, moment_chunk and the final
+    pass (with b's first rows standing in for the global mean and std)."""
+    from dask.array.reductions import mean_chunk, moment_chunk
+    m, s = b[:1], b[1:2]
     return {
-        "normalized": lambda: ((b - b.mean(0)) / b.std(0)).sum(1),
-        "blockwise": lambda: (xp.exp(-b * b) * 2 + b * 3 - 1).sum(),
-        "compute": lambda: (xp.sin(b) ** 2 + xp.cos(b) ** 2 * xp.tanh(b) + xp.exp(-b * b) * xp.log1p(b * b)).sum(),
+        "normalized": lambda: (mean_chunk(b, axis=(0,), keepdims=True), moment_chunk(b, axis=(0,), keepdims=True),
+                               ((b - m) / s).sum(axis=1, keepdims=True)),
+        "blockwise": lambda: (xp.exp(-b * b) * 2 + b * 3 - 1).sum(axis=(0, 1), keepdims=True),
+        "compute": lambda: (xp.sin(b) ** 2 + xp.cos(b) ** 2 * xp.tanh(b) + xp.exp(-b * b) * xp.log1p(b * b))
+        .sum(axis=(0, 1), keepdims=True),
     }
 
 
 def _time_chunk(b, reps):
-    """{workload: best seconds} of one chunk's expressions in this worker, without Dask, the result
-    finished (loom: evaluated; CuPy: the device synchronized)."""
+    """{workload: {"call_s", "done_s"}}: medians over reps of one chunk's steps in this worker, until the
+    calls return (loom: with its task-end evaluation, as in a task) and until the device has finished."""
     import numpy
     mod = type(b).__module__.split(".")[0]
     if mod == "loom":
         import loom as xp
+        from loom._dask import _finished_result as end_of_task
 
-        def finish(r):
-            xp.eval(r)
+        def sync():
             xp.cuda.Device().synchronize() if b._on_gpu else None
     elif mod == "cupy":
         import cupy as xp
 
-        def finish(r):
+        def end_of_task(r):
+            return r
+
+        def sync():
             xp.cuda.Device().synchronize()
     else:
         xp = numpy
 
-        def finish(r):
+        def end_of_task(r):
+            return r
+
+        def sync():
             pass
     out = {}
-    for name, f in _chunk_exprs(b, xp).items():
-        finish(f())
-        best = float("inf")
+    for name, f in _chunk_steps(b, xp).items():
+        end_of_task(f())
+        sync()
+        calls, dones = [], []
         for _ in range(reps):
             t = time.perf_counter()
-            finish(f())
-            best = min(best, time.perf_counter() - t)
-        out[name] = best
+            r = end_of_task(f())
+            calls.append(time.perf_counter() - t)
+            sync()
+            dones.append(time.perf_counter() - t)
+            del r
+        out[name] = {"call_s": statistics.median(calls), "done_s": statistics.median(dones)}
     return out
 
 
@@ -189,78 +227,160 @@ def _free_pools():
         pass
 
 
+def _stats(client, key):
+    return sum(f[key] for f in client.run(_worker_facts).values())
+
+
 def _timed(client, make, reps):
-    best = float("inf")
+    """(end-to-end seconds of each rep, client graph-construction seconds of each rep)."""
+    total, build = [], []
     for _ in range(reps):
         t = time.perf_counter()
+        e = make()
+        build.append(time.perf_counter() - t)
+        client.compute(e, sync=True)
+        total.append(time.perf_counter() - t)
+    return total, build
+
+
+def _optimize_s(make, reps=3):
+    import dask
+    ts = []
+    for _ in range(reps):
+        e = make()
+        t = time.perf_counter()
+        dask.optimize(e)
+        ts.append(time.perf_counter() - t)
+    return statistics.median(ts)
+
+
+def _task_stream_run(client, make):
+    """One more run under the task stream: (tasks run, summed task durations, kernels launched)."""
+    from distributed import get_task_stream
+    k0 = _stats(client, "kernels")
+    with get_task_stream(client) as ts:
         client.compute(make(), sync=True)
-        best = min(best, time.perf_counter() - t)
-    return best
+    k1 = _stats(client, "kernels")
+    spans = [ss["stop"] - ss["start"] for d in ts.data for ss in d["startstops"] if ss["action"] == "compute"]
+    return len(spans), sum(spans), k1 - k0
 
 
 def _measure(client, x, reps):
-    """Per workload: the result, the best time of reps, and one chunk's time in the worker; and the time
-    of a graph of the same chunk tasks doing nothing (Dask's own share)."""
+    """Per workload: the result, the timed runs and where their time goes; one chunk's steps timed in a
+    worker; the do-nothing graph of the same chunks (Dask's own share)."""
     import dask.array as da
     from distributed import wait
     xp = client.persist(x)
     wait(xp)
-    res, times = {}, {}
+    out = {}
     for name, make in workloads(xp, da).items():
-        res[name] = _host(client.compute(make(), sync=True))  # also the warm-up (compiles)
-        times[name] = _timed(client, make, reps)
+        res = _host(client.compute(make(), sync=True))  # also the warm-up (compiles)
+        c0 = _stats(client, "compiled")
+        total, build = _timed(client, make, reps)
+        compiled = _stats(client, "compiled") - c0
+        tasks, busy, kernels = _task_stream_run(client, make)
+        out[name] = {"result": res, "s": statistics.median(total), "min_s": min(total),
+                     "build_s": statistics.median(build), "optimize_s": _optimize_s(make),
+                     "tasks": tasks, "worker_busy_s": busy, "kernels": kernels, "compiled_while_timed": compiled}
     chunk = client.submit(_time_chunk, client.futures_of(xp)[0], reps, pure=False).result()
     noop = lambda: xp.map_blocks(_first_element, chunks=((1,) * xp.numblocks[0], (1,))).sum()  # noqa: E731
     client.compute(noop(), sync=True)
-    overhead = _timed(client, noop, reps)
-    return xp, res, times, chunk, overhead
+    overhead = statistics.median(_timed(client, noop, reps)[0])
+    return out, chunk, overhead
 
 
-def run(n, gb, chunk_mb, reps, host=False):
-    """One cluster of n GPUs (host mode: one host worker). The peer's array (CuPy, or NumPy) is
-    persisted, its workloads checked and timed, released; then the loom array (one copy of the same
-    chunks) likewise: one array at a time, so 200 GB fit two GPUs of 141 GB."""
-    import dask.array as da
+def run_one_size(client, gb, chunk_mb, reps, peer, host, where):
+    """The peer's array (CuPy, or NumPy) persisted, its workloads checked and timed, released; then the
+    loom array (a copy of the same chunks) likewise: one array at a time, so 200 GB fit two GPUs."""
     import numpy as np
+    xc, xl = arrays(gb, chunk_mb, host=host)
+    nchunks = xc.npartitions
+    ref, peer_chunk, peer_over = _measure(client, xc, reps)
+    client.run(_free_pools)
+    got, loom_chunk, loom_over = _measure(client, xl, reps)
+    client.run(_free_pools)
+    size = {"chunk_mb": xc.nbytes / nchunks / 2**20, "chunks": nchunks, "gb": xc.nbytes / 2**30,
+            "dask_overhead_s": {peer: peer_over, "loom": loom_over}, "workloads": {}}
+    for name in ref:
+        p, g = ref[name], got[name]
+        ok = bool(np.allclose(g["result"], p["result"], rtol=1e-9,
+                              atol=1e-6 * max(1.0, float(np.abs(p["result"]).max()))))
+        w = size["workloads"][name] = {
+            "match": ok, f"{peer}_s": p["s"], "loom_s": g["s"], f"loom_vs_{peer}": p["s"] / g["s"],
+            f"{peer}_min_s": p["min_s"], "loom_min_s": g["min_s"], "loom_GBps": xc.nbytes / 1e9 / g["s"],
+            "tasks": g["tasks"], f"{peer}_tasks": p["tasks"], "tasks_per_chunk": g["tasks"] / nchunks,
+            "build_s": {peer: p["build_s"], "loom": g["build_s"]},
+            "optimize_s": {peer: p["optimize_s"], "loom": g["optimize_s"]},
+            "worker_busy_s": {peer: p["worker_busy_s"], "loom": g["worker_busy_s"]},
+            "loom_kernels_per_chunk": g["kernels"] / nchunks, "loom_compiled_while_timed": g["compiled_while_timed"],
+            "chunk": {peer: peer_chunk[name], "loom": loom_chunk[name]}}
+        print(f"  {where} {size['chunk_mb']:6.0f} MB x{nchunks:4d}  {name:10s} {peer} {p['s']:.3f} s  loom {g['s']:.3f} s"
+              f"  loom/{peer} {w[f'loom_vs_{peer}']:.2f}x  tasks {g['tasks']} ({w['tasks_per_chunk']:.2f}/chunk)"
+              f"  build+opt {peer} {p['build_s'] + p['optimize_s']:.3f} loom {g['build_s'] + g['optimize_s']:.3f} s"
+              f"  busy {peer} {p['worker_busy_s']:.3f} loom {g['worker_busy_s']:.3f} s"
+              f"  chunk call/done {peer} {peer_chunk[name]['call_s'] * 1e3:.2f}/{peer_chunk[name]['done_s'] * 1e3:.2f}"
+              f" loom {loom_chunk[name]['call_s'] * 1e3:.2f}/{loom_chunk[name]['done_s'] * 1e3:.2f} ms"
+              f"  {w['loom_kernels_per_chunk']:.2f} kernels/chunk compiled {g['compiled_while_timed']} match={ok}",
+              flush=True)
+    print(f"  {where} {size['chunk_mb']:6.0f} MB  dask overhead (same chunks, no work): {peer} {peer_over:.3f} s"
+          f"  loom {loom_over:.3f} s", flush=True)
+    return size
+
+
+def _split_settings():
+    """The dask.config settings to run, from LOOM_DASK_BENCH_SPLIT_EVERY (comma-separated; "default":
+    Dask's own split_every, 4; N: split_every={0: N, 1: N}, each axis N partials at a time; Dask's int
+    form N would split each axis of a full 2-d reduction int(sqrt(N)) ways)."""
+    out = []
+    for v in os.environ.get("LOOM_DASK_BENCH_SPLIT_EVERY", "32,default").split(","):
+        v = v.strip()
+        if v:
+            out.append({} if v == "default" else {"split_every": {0: int(v), 1: int(v)}})
+    return out
+
+
+def _headline(out):
+    """The headline: the first Dask setting listed at HEADLINE_MB chunks (else at the first size)."""
+    sizes = out["sizes"]
+    head = [s for s in sizes if round(s["chunk_mb"]) == HEADLINE_MB] or \
+        [s for s in sizes if s["chunk_mb"] == sizes[0]["chunk_mb"]]
+    head = head[0]
+    out["headline"] = {"chunk_mb": head["chunk_mb"], "dask_config": head["dask_config"],
+                       "why": HEADLINE_WHY if round(head["chunk_mb"]) == HEADLINE_MB else "the first size asked for"}
+    out["workloads"] = head["workloads"]  # the headline's figures, where earlier files had them
+
+
+def run(n, gb, chunk_mbs, reps, host=False, written=None):
+    """One cluster of n GPUs (host mode: one host worker), every Dask setting and chunk size in turn;
+    written(out) after each size, so a run cut short by a time limit leaves what it measured."""
+    import dask
     from distributed import Client
     peer = "numpy" if host else "cupy"
     cluster, how = make_host_cluster() if host else make_cluster(n)
     client = Client(cluster)
     try:
         facts = client.run(_worker_facts)
-        xc, xl = arrays(gb, chunk_mb, host=host)
-        out = {"gpus": 0 if host else n, "cluster": how, "workers": facts, "gb": xc.nbytes / 2**30,
-               "chunks": xc.npartitions, "chunk_mb": xc.nbytes / xc.npartitions / 2**20, "workloads": {}}
-        xp, ref, peer_t, peer_chunk, peer_over = _measure(client, xc, reps)
-        del xp
-        client.run(_free_pools)
-        xp, got, loom_t, loom_chunk, loom_over = _measure(client, xl, reps)
-        out["dask_overhead_s"] = {peer: peer_over, "loom": loom_over}
         where = "host" if host else f"{n} GPU"
-        for name, make in workloads(xp, da).items():
-            ok = bool(np.allclose(got[name], ref[name], rtol=1e-9,
-                                  atol=1e-6 * max(1.0, float(np.abs(ref[name]).max()))))
-            k0 = sum(f["kernels"] for f in client.run(_worker_facts).values())
-            client.compute(make(), sync=True)
-            k1 = sum(f["kernels"] for f in client.run(_worker_facts).values())
-            w = out["workloads"][name] = {
-                "match": ok, f"{peer}_s": peer_t[name], "loom_s": loom_t[name],
-                f"loom_vs_{peer}": peer_t[name] / loom_t[name],
-                "loom_GBps": xc.nbytes / 1e9 / loom_t[name],
-                "loom_kernels_per_chunk": (k1 - k0) / xc.npartitions,
-                "chunk_s": {peer: peer_chunk[name], "loom": loom_chunk[name]}}
-            print(f"  {where}  {name:10s} {peer} {w[f'{peer}_s']:.3f} s  loom {w['loom_s']:.3f} s  "
-                  f"loom/{peer} {w[f'loom_vs_{peer}']:.2f}x  {w['loom_GBps']:.1f} GB/s  "
-                  f"{w['loom_kernels_per_chunk']:.2f} kernels/chunk  one chunk: {peer} "
-                  f"{peer_chunk[name] * 1e3:.2f} ms, loom {loom_chunk[name] * 1e3:.2f} ms  match={ok}", flush=True)
-        print(f"  {where}  dask overhead (same tasks, no work): {peer} {peer_over:.3f} s  loom {loom_over:.3f} s",
-              flush=True)
-        del xp
-        client.run(_free_pools)
+        out = {"gpus": 0 if host else n, "cluster": how, "workers": facts, "gb": gb,
+               "dask_version": dask.__version__, "sizes": []}
+        for settings in _split_settings():
+            print(f"  {where}  dask.config {settings or 'defaults'} (both libraries)", flush=True)
+            with dask.config.set(settings):
+                for mb in chunk_mbs:
+                    size = run_one_size(client, gb, mb, reps, peer, host, where)
+                    size["dask_config"] = {k: str(v) for k, v in settings.items()}
+                    out["sizes"].append(size)
+                    _headline(out)
+                    if written is not None:
+                        written(out)
         return out
     finally:
         client.close()
         cluster.close()
+
+
+def _chunk_sizes(default):
+    return [float(v) for v in os.environ.get("LOOM_DASK_BENCH_CHUNK_MB", default).split(",") if v.strip()]
 
 
 def main_host():
@@ -269,11 +389,11 @@ def main_host():
             __import__(mod)
         except ImportError:
             _skip(f"{mod} is not installed (pyproject's dask group)")
-    reps = int(os.environ.get("LOOM_DASK_BENCH_REPS", "3"))
-    chunk_mb = int(os.environ.get("LOOM_DASK_BENCH_CHUNK_MB", "64"))
+    reps = int(os.environ.get("LOOM_DASK_BENCH_REPS", "5"))
     gb = float(os.environ.get("LOOM_DASK_BENCH_GB", "1"))
-    print(f"dask_gpu (host mode): {gb:g} GB of float64, chunks of {chunk_mb} MB", flush=True)
-    _write("dask-host", {"runs": [run(0, gb, chunk_mb, reps, host=True)]})
+    sizes = _chunk_sizes("64")
+    print(f"dask_gpu (host mode): {gb:g} GB of float64, chunks of {sizes} MB", flush=True)
+    run(0, gb, sizes, reps, host=True, written=lambda out: _write("dask-host", {"runs": [out]}))
 
 
 def _write(kind, payload):
@@ -298,16 +418,17 @@ def main():
         except ImportError:
             _skip(f"{mod} is not installed (bring dask, distributed and dask-cuda as wheels)")
     counts = [int(c) for c in os.environ.get("LOOM_DASK_BENCH_GPUS", "1,2").split(",") if int(c) <= n_gpus]
-    reps = int(os.environ.get("LOOM_DASK_BENCH_REPS", "3"))
-    chunk_mb = int(os.environ.get("LOOM_DASK_BENCH_CHUNK_MB", "1024"))
+    reps = int(os.environ.get("LOOM_DASK_BENCH_REPS", "5"))
+    sizes = _chunk_sizes(str(HEADLINE_MB))
     results = []
     for n in counts:
         gb = float(os.environ.get("LOOM_DASK_BENCH_GB", "32" if n == 1 else "200"))
-        print(f"dask_gpu: {n} GPU(s), {gb:g} GB of float64, chunks of {chunk_mb} MB", flush=True)
-        results.append(run(n, gb, chunk_mb, reps))
+        print(f"dask_gpu: {n} GPU(s), {gb:g} GB of float64, chunks of {sizes} MB", flush=True)
+        results.append(run(n, gb, sizes, reps,
+                           written=lambda out: _write("dask-gpu", {"runs": results + [out], "scaling_loom": None})))
     by_n = {r["gpus"]: r for r in results}
     scaling = None
-    if 1 in by_n and 2 in by_n:  # throughput per GB, so different sizes compare
+    if 1 in by_n and 2 in by_n:  # throughput per GB at the headline size, so different sizes compare
         scaling = {k: (by_n[2]["gb"] / by_n[2]["workloads"][k]["loom_s"]) / (by_n[1]["gb"] / by_n[1]["workloads"][k]["loom_s"])
                    for k in by_n[1]["workloads"]}
         print("scaling 1 -> 2 GPUs (loom, GB/s ratio): " + ", ".join(f"{k} {v:.2f}x" for k, v in scaling.items()))

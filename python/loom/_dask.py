@@ -24,6 +24,9 @@ registers CuPy. When Dask was imported before loom, install() registers at once.
   chunks on the workers (da.random on loom's counter-based stream).
 - dask.array's "array_optimize" hook (set when dask.array is imported, unless set already): each task
   of an optimized graph ends with one evaluation of all the pending loom arrays it returns.
+- Dask's normalize_token (when dask.base is imported): a loom array's token hashes its contents as
+  Dask hashes a NumPy array's, in place of Dask's pickling fallback; Dask's sizeof (dask.sizeof): a
+  loom array's nbytes, which distributed's memory accounting and transfer costs read.
 """
 import importlib.abc
 import importlib.machinery
@@ -54,7 +57,19 @@ def _register_cuda_serializers_lazily():
     cuda_deserialize.register_lazy("loom", register_distributed)
 
 
+def _register_tokenize_lazily():
+    from dask.base import normalize_token
+    normalize_token.register_lazy("loom", register_tokenize)
+
+
+def _register_sizeof_lazily():
+    from dask.sizeof import sizeof
+    sizeof.register_lazy("loom", register_sizeof)
+
+
 _HOOKS["dask.array.dispatch"] = _register_dispatch_lazily
+_HOOKS["dask.base"] = _register_tokenize_lazily
+_HOOKS["dask.sizeof"] = _register_sizeof_lazily
 _HOOKS["distributed.protocol.serialize"] = _register_serializers_lazily
 _HOOKS["distributed.protocol.cuda"] = _register_cuda_serializers_lazily
 
@@ -191,11 +206,17 @@ def _numel_view(x, **kwargs):
     moments divide by) as a broadcast view of one element on the chunk's device: no kernel (Dask's own
     array-like version fills a new array through np.full_like, and a pending broadcast of a constant is
     filled by a kernel of its own too: the fill is a map over the output shape, which the fusion pass
-    does not join to the chunk's reduction kernel). On the host the element is NumPy's memory, on a GPU
-    one 8-byte copy to the device. Arguments as Dask's: axis, keepdims, dtype (default float64)."""
+    does not join to the chunk's reduction kernel). Arguments as Dask's: axis, keepdims, dtype (default
+    float64). On the host the element is a fresh NumPy scalar's memory (zero-copy). On a GPU it is a
+    one-element device array kept per (count, dtype, device) (_DEVICE_COUNTS): copying it to the device
+    in every task was a synchronous host-to-device copy, which on the default stream waits for all the
+    work queued before it, so each mean / var chunk task stalled the worker until the GPU was idle and
+    Dask's scheduling could not overlap the kernels. Contract: the view is read by Dask's reductions and
+    never written (as NumPy's broadcast_to views are read-only); Dask's aggregation steps copy it
+    (astype, concatenate, sum) before any arithmetic."""
     import math
+    from . import _core
     from ._common import _from_numpy
-    from ._manipulation import broadcast_to
     shape = x.shape
     keepdims = kwargs.get("keepdims", False)
     axis = kwargs.get("axis")
@@ -211,9 +232,22 @@ def _numel_view(x, **kwargs):
         count = math.prod(shape[a] for a in axes)
         new_shape = tuple(1 if a in axes else n for a, n in enumerate(shape)) if keepdims else \
             tuple(n for a, n in enumerate(shape) if a not in axes)
-    one = numpy.array(count, dtype=dtype)
-    on_host = x._device[0] == 0
-    return broadcast_to(_from_numpy(one, copy=not on_host, device=None if on_host else x._device), new_shape)
+    device = x._device
+    if device[0] == 0:
+        one = _from_numpy(numpy.array(count, dtype=dtype), copy=False)
+    else:
+        key = (count, dtype.str, device)
+        one = _DEVICE_COUNTS.get(key)
+        if one is None:
+            if len(_DEVICE_COUNTS) >= _DEVICE_COUNTS_MAX:
+                _DEVICE_COUNTS.clear()  # many distinct chunk shapes: start again rather than grow
+            one = _DEVICE_COUNTS[key] = _from_numpy(numpy.array(count, dtype=dtype), copy=True, device=device)
+    # the broadcast view made directly (every stride 0), without broadcast_to's NumPy geometry round trip
+    return one._view_of_me(_core.view(one, 0, new_shape, (0,) * len(new_shape)))
+
+
+_DEVICE_COUNTS: dict = {}  # (count, dtype string, device) -> a 0-d loom array on that device (_numel_view)
+_DEVICE_COUNTS_MAX = 1024
 
 
 class _on_device:
@@ -231,6 +265,39 @@ class _on_device:
 
     def __exit__(self, *exc):
         return self._ctx.__exit__(*exc) if self._ctx is not None else False
+
+
+# ---- sizes and tokens ------------------------------------------------------------------------------------
+def register_sizeof():
+    """Registers loom.ndarray with Dask's sizeof: a chunk's size is its nbytes (as for NumPy and CuPy).
+    Without it Dask saw sys.getsizeof of the Python object (a few hundred bytes for a chunk of any
+    size): distributed's memory accounting, spilling (dask-cuda's device limit included) and its
+    transfer-cost estimates (where a task runs, work stealing) treated loom chunks as free to hold
+    and to move."""
+    import loom
+    from dask.sizeof import sizeof
+
+    @sizeof.register(loom.ndarray)
+    def _sizeof_loom(x):
+        return int(x.nbytes)
+
+
+def register_tokenize():
+    """Registers loom.ndarray with Dask's normalize_token (tokenize: the names of da.from_array's
+    chunks, of arguments to map_blocks, ...)."""
+    import loom
+    from dask.base import normalize_token
+    normalize_token.register(loom.ndarray, _normalize_token)
+
+
+def _normalize_token(x):
+    """A loom array's token: its contents hashed as Dask hashes a NumPy array (bytes, dtype, shape), over
+    the zero-copy host view or one host copy of a GPU array, and its device. Without it Dask's fallback
+    pickles the array until two pickles agree: at least two full copies (two device-to-host copies on a
+    GPU) and two unpicklings, ~4x NumPy's time for the same host data. Equal contents give equal tokens
+    (as for NumPy); any change to the contents gives another token."""
+    from dask.base import normalize_token
+    return ("loom.ndarray", x._device, normalize_token(x._np()))
 
 
 # ---- the end of a task: its loom results finished together ------------------------------------------

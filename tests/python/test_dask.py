@@ -40,6 +40,10 @@ def test_registration_follows_either_import_order():
             "x = loom.ones(3)\n"
             "assert d.concatenate_lookup.dispatch(loom.ndarray) is loom.concatenate\n"
             "assert d.empty_lookup.dispatch(loom.ndarray) is loom.empty\n"
+            "from dask.base import normalize_token\n"
+            "assert normalize_token.dispatch(loom.ndarray).__module__ == 'loom._dask'\n"
+            "from dask.sizeof import sizeof\n"
+            "assert sizeof(loom.ones((100, 10))) == 8000\n"
             "print('ok')\n")
     for first, second in (("import loom", "import dask.array"), ("import dask.array", "import loom")):
         r = subprocess.run([sys.executable, "-c", code.format(first=first, second=second)],
@@ -227,6 +231,153 @@ def test_kernels_per_chunk_task(sync):
     # optimization.fuse.active off: tasks are left as Dask made them (no wrapper), results still right
     with dask.config.set({"optimization.fuse.active": False}):
         _close(((x - x.mean(0)) / x.std(0)).sum(1).compute(), cases["normalized"][2], rtol=1e-9, atol=1e-9)
+
+
+def test_numel_matches_numpy_chunks_without_kernels_or_copies(sync):
+    """Dask's numel for a loom chunk (what mean, var and std divide by) has the values, shape and dtype of
+    Dask's numel for the same NumPy chunk (its own np.full_like), for every axis / keepdims / dtype, an
+    empty chunk included (axes as Dask passes them: normalized, non-negative), and launches no kernel.
+    On a GPU the count's one element is copied to the device once per (count, dtype, device), not in
+    every task: a synchronous host-to-device copy waits for the GPU's whole queue and stalled each mean
+    / var chunk task."""
+    from dask.array.reductions import numel
+    for shape in ((6, 5, 4), (0, 3), (7,)):
+        xn = np.zeros(shape)
+        xl = loom.asarray(xn)
+        axes = [None] + list(range(len(shape))) + [tuple(range(len(shape)))]
+        axes += [(0, 2), (1, 2)] if len(shape) == 3 else []
+        for axis in axes:
+            for keepdims in (False, True):
+                for dtype in (None, "f8", "i8", "f4"):
+                    kw = {"axis": axis, "keepdims": keepdims, **({"dtype": dtype} if dtype else {})}
+                    want = np.asarray(numel(xn, **kw))
+                    k0 = loom.stats()["kernels_launched"]
+                    got = numel(xl, **kw)
+                    assert loom.stats()["kernels_launched"] == k0, kw
+                    got = loom.asnumpy(got) if isinstance(got, loom.ndarray) else np.asarray(got)
+                    assert got.shape == want.shape and got.dtype == want.dtype, (shape, kw, got, want)
+                    np.testing.assert_array_equal(got, want)
+    if not loom.cuda.is_available():
+        return
+    import loom._common as common
+    copies = []
+    real = common._from_numpy
+
+    def counting(a, copy=True, device=None):
+        copies.append(copy)
+        return real(a, copy, device)
+    common._from_numpy = counting
+    try:
+        g = loom.asarray(np.ones((9, 4)))
+        first = numel(g, axis=(0,), keepdims=True)
+        again = [numel(g, axis=(0,), keepdims=True) for _ in range(5)]
+    finally:
+        common._from_numpy = real
+    assert sum(copies) <= 1, copies  # at most the first call copies the count to the device
+    for v in [first] + again:
+        assert v._on_gpu
+        np.testing.assert_array_equal(loom.asnumpy(v), np.full((1, 4), 9.0))
+
+
+def _optimized_tasks(expr):
+    """(tasks, aliases) of expr's optimized graph (data nodes, e.g. persisted chunks, are neither)."""
+    from dask._task_spec import Alias, Task
+    g = dict(dask.optimize(expr)[0].__dask_graph__())
+    return sum(isinstance(t, Task) for t in g.values()), sum(isinstance(t, Alias) for t in g.values())
+
+
+def _tree_tasks(n, split):
+    """Tasks of Dask's tree reduction over n chunks along one axis, split at a time: the partial levels
+    above the chunks, then one aggregate."""
+    tasks, level = 1, n
+    while level > split:
+        level = -(-level // split)
+        tasks += level
+    return tasks
+
+
+def test_optimized_graph_task_counts(sync):
+    """Loom chunks add no task to Dask's optimized graph: for each workload the graph over loom chunks has
+    as many tasks as over NumPy chunks. One task per chunk per pass over it (the elementwise chain and the
+    reduction's chunk step fused into it), plus Dask's tree reduction, whose size follows split_every (a
+    full reduction of a 2-d array splits each axis by int(split_every ** 0.5): 2 with Dask's default 4,
+    so 32 chunks along one axis take 31 tree tasks; dask.config's split_every={0: 32} makes it one)."""
+    pytest.importorskip("dask._task_spec")
+    n = 32
+    xn = da.from_array(np.random.default_rng(2).standard_normal((n * 8, 16)), chunks=(8, 16)).persist()
+    xl = xn.map_blocks(loom.asarray, meta=loom.empty((0, 0))).persist()
+
+    def exprs(x, xp):
+        return {"blockwise": (xp.exp(-x * x) * 2 + x * 3 - 1).sum(),
+                "compute": (xp.sin(x) ** 2 + xp.cos(x) ** 2 * xp.tanh(x)).sum(),
+                "normalized": ((x - x.mean(0)) / x.std(0)).sum(1)}
+    for split_every, full_tree, axis0_tree in ((None, _tree_tasks(n, 2), _tree_tasks(n, 4)),
+                                               ({0: 32}, 1, 1), (16, _tree_tasks(n, 4), _tree_tasks(n, 16))):
+        with dask.config.set({"split_every": split_every} if split_every else {}):
+            want = {"blockwise": n + full_tree, "compute": n + full_tree,
+                    "normalized": 3 * n + 2 * axis0_tree}  # mean and var: chunk steps + trees; the final pass
+            got_numpy = {k: _optimized_tasks(e)[0] for k, e in exprs(xn, da).items()}
+            got_loom = {k: _optimized_tasks(e)[0] for k, e in exprs(xl, da).items()}
+        assert got_loom == got_numpy == want, (split_every, got_loom, got_numpy, want)
+
+
+def test_no_compile_after_warm_up(sync):
+    """A second run of the same workloads over chunks of the same shapes compiles nothing: every kernel a
+    chunk task or a tree task needs is in loom's kernel cache after the first run (the keys do not depend
+    on the chunk's data or address), so timed repetitions measure no compiler."""
+    xn = np.random.default_rng(4).standard_normal((5 * 40, 24))
+    x = da.from_array(loom.asarray(xn), chunks=(40, 24)).map_blocks(lambda b: b * 1, meta=loom.empty((0, 0))).persist()
+    work = [((x - x.mean(0)) / x.std(0)).sum(1), (da.exp(-x * x) * 2 + x * 3 - 1).sum(),
+            (da.sin(x) ** 2 + da.cos(x) ** 2 * da.tanh(x)).sum()]
+    dask.compute(*work)
+    c0 = loom.stats()["kernels_compiled"]
+    got = dask.compute(*work)
+    assert loom.stats()["kernels_compiled"] == c0
+    _close(got[0], ((xn - xn.mean(0)) / xn.std(0)).sum(1), rtol=1e-9, atol=1e-9)
+    _close(got[1], (np.exp(-xn * xn) * 2 + xn * 3 - 1).sum(), rtol=1e-12)
+    _close(got[2], (np.sin(xn) ** 2 + np.cos(xn) ** 2 * np.tanh(xn)).sum(), rtol=1e-12)
+
+
+def test_tokenize_hashes_contents_as_for_numpy():
+    """Dask's token of a loom array (the name da.from_array gives its chunks, the key of an argument to
+    map_blocks) hashes the contents as Dask does for NumPy, not through Dask's pickling fallback: equal
+    contents give equal tokens, any change (one element, dtype, shape, device-side pending result)
+    another; views, 0-d and empty arrays included."""
+    from dask.base import normalize_token, tokenize
+    assert normalize_token.dispatch(loom.ndarray).__module__ == "loom._dask"
+    a = np.random.default_rng(8).standard_normal((50, 40))
+    la = loom.asarray(a)
+    assert tokenize(la) == tokenize(loom.asarray(a.copy())) == tokenize(la)
+    assert tokenize(la) != tokenize(a)  # another chunk type
+    changed = loom.asarray(a.copy())
+    changed[3, 4] = changed[3, 4] + 1.0
+    assert tokenize(changed) != tokenize(la)
+    assert tokenize(loom.asarray(a.view(np.int64))) != tokenize(la)
+    assert tokenize(la.reshape(40, 50)) != tokenize(la)
+    assert tokenize(la[:, ::2]) == tokenize(loom.asarray(np.ascontiguousarray(a[:, ::2])))
+    assert tokenize(la * 2) == tokenize(loom.asarray(a * 2))  # a pending array: its value
+    assert tokenize(loom.asarray(np.float64(2.5))) != tokenize(loom.asarray(np.float64(3.5)))
+    assert tokenize(loom.zeros((0, 3))) != tokenize(loom.zeros((3, 0)))
+    d = da.from_array(la, chunks=(25, 40))
+    assert d.name == da.from_array(loom.asarray(a.copy()), chunks=(25, 40)).name
+    assert d.name != da.from_array(changed, chunks=(25, 40)).name
+
+
+def test_sizeof_is_nbytes():
+    """Dask's sizeof of a loom array is its nbytes, as for NumPy chunks (distributed's memory accounting,
+    spilling and transfer costs read it): views, pending arrays (no evaluation), 0-d and empty arrays,
+    and containers of chunks (a task's dict result)."""
+    from dask.sizeof import sizeof
+    a = np.ones((300, 70))
+    la = loom.asarray(a)
+    assert sizeof(la) == sizeof(a) == a.nbytes
+    assert sizeof(la[:, ::2]) == a[:, ::2].nbytes
+    pending = la * 2
+    assert sizeof(pending) == a.nbytes and pending._lazy  # still pending
+    assert sizeof(loom.zeros((0, 4))) == 0
+    assert sizeof(loom.asarray(np.float32(1.0))) == 4
+    assert sizeof(loom.ones(1000, dtype=np.int16)) == 2000
+    assert sizeof({"n": la, "total": la[:1]}) >= a.nbytes + a[:1].nbytes
 
 
 def test_backend_entry_point_makes_loom_chunks(sync):
