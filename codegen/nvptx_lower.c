@@ -124,19 +124,21 @@ static LLVMValueRef exp_in_markstein_range(CgMath *m, LLVMValueRef x) {
  * unrolled reduction loop) keep the float64 quotient alone, and so does a divisor loaded per point
  * (reads_memory: nothing to hoist; batchnorm_infer_nchw ran 0.14 -> 0.24 ms with the step). LOOM_GPU_FAST_DIV=0:
  * always the float64 quotient (A/B timings). */
-/* Whether v reads global memory (a load among its operands, a few levels up): a divisor loaded per
+/* Whether v reads global memory at this point (a load among its operands, a few levels up, in the block
+ * being emitted; a value made in an earlier block (a row's partials, loaded once) is not): a divisor loaded per
  * point (batchnorm's sqrt(var[c] + eps), silu's 1 + exp(-x)) is not hoisted, so Markstein's step would
  * be paid on top of the reciprocal at every point; a divisor made of a row's accumulators and constants
  * (softmax's sum, layernorm's sqrt(var + eps)) is computed once per row. */
-static bool reads_memory(LLVMValueRef v, int depth) {
+static bool reads_memory(LLVMValueRef v, LLVMBasicBlockRef here, int depth) {
+  if (!LLVMIsAInstruction(v) || LLVMIsAPHINode(v) || LLVMGetInstructionParent(v) != here) return false;
   if (LLVMIsALoadInst(v)) { /* global or generic memory: a point's data; shared: a block's reduction */
     unsigned as = LLVMGetPointerAddressSpace(LLVMTypeOf(LLVMGetOperand(v, 0)));
     return as == 0 || as == 1;
   }
-  if (depth == 0 || !LLVMIsAInstruction(v) || LLVMIsAPHINode(v)) return false;
+  if (depth == 0) return false;
   int n = LLVMGetNumOperands(v);
   for (int i = 0; i < n && i < 4; i++)
-    if (reads_memory(LLVMGetOperand(v, (unsigned)i), depth - 1)) return true;
+    if (reads_memory(LLVMGetOperand(v, (unsigned)i), here, depth - 1)) return true;
   return false;
 }
 
@@ -153,7 +155,7 @@ static LLVMValueRef nv_fdiv_f32(CgMath *m, LLVMValueRef a, LLVMValueRef bv) {
   LLVMValueRef qfast = NULL;
   /* a quotient of values that are the same at every point (a mean acc / n) keeps the straight line:
    * computed once per O point, merged across lanes, hoisted out of loops (a branch would stop all three) */
-  if (!m->uniform && !m->no_branch && !(fast && strcmp(fast, "0") == 0) && !reads_memory(bv, 8)) {
+  if (!m->uniform && !m->no_branch && !(fast && strcmp(fast, "0") == 0) && !reads_memory(bv, LLVMGetInsertBlock(b), 8)) {
     LLVMValueRef y = LLVMBuildFPTrunc(b, r2, f32, "rcp");
     LLVMValueRef q = LLVMBuildFMul(b, a, y, "");
     LLVMValueRef r = fma3(m, LLVMBuildFNeg(b, bv, ""), q, a);

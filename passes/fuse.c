@@ -157,7 +157,7 @@ static LoomStatus mark_temps(Fuser *f) {
       ReadInfo r;
       if (kw == k) {
         if ((st = pass_resolve_read(f->g, K, final_space, f->reads[i], &r, f->d)) != LOOM_OK) return st;
-        if (r.is_acc) continue;
+        if (r.is_acc || r.is_local) continue;
         return diag_error(f->d, LOOM_ERR_INTERNAL, "fuse: kernel %d reads %%%d, which it writes", k, leaf);
       }
       p->needs_temp[leaf] = 1;

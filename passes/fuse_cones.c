@@ -53,6 +53,16 @@ bool pass_map_strides(const FusedKernel *k, bool final_space, int ndim, const in
   return true;
 }
 
+bool pass_local_map(const IrGraph *g, const FusedKernel *k, bool final_space, int32_t top) {
+  const IrNode *n = &g->nodes[top];
+  if (final_space || k->is_reduction || k->is_scan || k->is_call || k->is_scatter) return false;
+  if ((n->kind != IR_ELEM && n->kind != IR_CAST) || dtype_compute((LoomDType)n->dtype) != n->dtype) return false;
+  if (!pass_fuse_same_dims(n->ndim, n->shape, k->xndim, k->xshape)) return false;
+  for (int32_t i = 0; i < k->nmap; i++)
+    if (k->maps[i] == top) return true;
+  return false;
+}
+
 LoomStatus pass_resolve_read(const IrGraph *g, const FusedKernel *k, bool final_space, int32_t top,
                              ReadInfo *out, Diag *d) {
   IrView v;
@@ -65,6 +75,10 @@ LoomStatus pass_resolve_read(const IrGraph *g, const FusedKernel *k, bool final_
   out->offset = v.offset;
   if (g->nodes[v.leaf].kind == IR_CONST) {
     out->is_const = true;
+    return LOOM_OK;
+  }
+  if (pass_local_map(g, k, final_space, top)) {
+    out->is_local = true;
     return LOOM_OK;
   }
   if (!pass_map_strides(k, final_space, t->ndim, t->shape, v.strides, out->strides))

@@ -199,7 +199,12 @@ LoomStatus pass_fuse_place_other(Fuser *f, int32_t x) {
     tries++;
     bool reads_k = false;
     for (int i = 0; i < f->nreads; i++)
-      if (pass_fuse_producer_of(f, f->reads[i]) == k) reads_k = true;
+      if (pass_fuse_producer_of(f, f->reads[i]) == k && !pass_local_map(f->g, &p->kernels[k], false, f->reads[i]))
+        reads_k = true;
+    for (int i = 0; i < f->ncone && !reads_k; i++) { /* a gather reads its data anywhere: from memory */
+      const IrNode *c = &f->g->nodes[f->cone[i]];
+      if (c->kind == IR_GATHER && pass_fuse_producer_of(f, c->src[0]) == k) reads_k = true;
+    }
     if (reads_k || !pass_fuse_fits_budget(f, k, x)) continue;
     bool ok;
     if ((st = pass_fuse_no_cycle(f, k, &ok)) != LOOM_OK) return st;

@@ -305,7 +305,8 @@ static LoomStatus value(Lower *l, int32_t root, int space, bool is_start, bool s
     int32_t *top = &l->frames[(nf - 1) * 3];
     int32_t x = top[0];
     const IrNode *n = &l->g->nodes[x];
-    bool stop = l->p->is_stop[x] && !top[2];
+    /* a root this kernel stores, read at the point by another of its roots: computed here (memo) */
+    bool stop = l->p->is_stop[x] && !top[2] && !pass_local_map(l->g, l->K, space == 1, x);
     int32_t v;
     if (!pass_cone_kind(n->kind) || stop) {
       if ((st = read_value(l, x, space, &v)) != LOOM_OK) return st;

@@ -126,9 +126,16 @@ typedef struct ReadInfo {
   bool is_acc;    /* a reduction of k read at the kept coordinates, or k's scan read at the point itself:
                      KI_ACC of phase acc_phase */
   int32_t acc_phase;
+  bool is_local;  /* another root of k's one elementwise phase, read at the point (pass_local_map): its
+                     value is computed in k and used from there, no buffer */
   int64_t offset;
   int64_t strides[LOOM_MAX_RANK]; /* per kernel dim; 0 on size-1 dims */
 } ReadInfo;
+/* Whether `top` is an ELEM/CAST root that elementwise kernel k stores (one of its maps) read at the point
+ * being computed (top is the node itself, no view): a root of k that reads it uses its value, as a cone
+ * does (Adam's m and v feed the parameter update in the kernel that stores them). Not for float16 /
+ * bfloat16 nodes (a store skips their rounding) nor kernels with phases, scans, calls or scatters. */
+bool pass_local_map(const IrGraph *g, const FusedKernel *k, bool final_space, int32_t top);
 LoomStatus pass_resolve_read(const IrGraph *g, const FusedKernel *k, bool final_space, int32_t top,
                              ReadInfo *out, Diag *d);
 /* Maps strides given per dim of a node of shape (ndim, shape) to kernel dims (see ReadInfo). */

@@ -29,9 +29,6 @@ OUTPUT_OPERAND = ("a value that is an output AND an operand of another output is
                   "stores it twice (output + temporary), a second kernel reads the temporary back")
 
 KERNEL_MISSES = {
-    "adam": OUTPUT_OPERAND + " (m and v feed the parameter update)",
-    "tiny_adam": OUTPUT_OPERAND + " (m and v feed the parameter update)",
-    "rmsprop": OUTPUT_OPERAND + " (v feeds the parameter update)",
     "amp_unscale": OUTPUT_OPERAND + " (the float32 gradient feeds the any(~isfinite) reduction)",
 }
 ONE_KERNEL = [w.name for w in W.WORKLOADS if w.ideal == 1]
