@@ -44,6 +44,7 @@ from . import _shape_base as _shape_base
 from . import _sorting as _sorting
 from . import _sortnet as _sortnet
 from . import _statistics as _statistics
+from . import _temporal as _temporal
 from . import _ufunc as _ufunc
 from . import _window as _window
 from ._reductions import all as all
@@ -187,6 +188,7 @@ from ._complex import iscomplex as iscomplex
 from ._complex import iscomplexobj as iscomplexobj
 from ._array_api import isdtype as isdtype
 from ._shape_base import isfortran as isfortran
+from ._temporal import isnat as isnat
 from ._numeric import isneginf as isneginf
 from ._numeric import isposinf as isposinf
 from ._complex import isreal as isreal
