@@ -152,9 +152,11 @@ class ndarray(_core.Array):
 
     @property
     def __cuda_array_interface__(self):
-        """Version 3 of the CUDA Array Interface (GPU arrays only). Pending values are evaluated; the
-        stream field is the current loom Stream when one is in use (the consumer orders its reads
-        after it), else None after synchronizing loom's default stream."""
+        """The CUDA Array Interface (GPU arrays only), version loom.config.cuda_array_interface_version (3
+        unless set; 2 has no stream entry). Pending values are evaluated. With a loom Stream in use the
+        stream entry is its handle (the consumer orders its reads after it; version 2: synchronized here);
+        on a default stream loom's work is synchronized and the entry is that default stream's CUDA handle
+        (1, the legacy default stream; 2 for Stream.ptds), as CuPy exports it."""
         if not self._on_gpu:
             # CuPy has no host arrays; a loom array on the host has no CUDA memory to describe.
             raise AttributeError("__cuda_array_interface__: this loom array lives in host memory "
@@ -162,15 +164,24 @@ class ndarray(_core.Array):
         if self._tracer:
             raise TypeError("@loom.fuse: a traced value has no memory to describe")
         from . import cuda
+        from ._config import config
+        version = config.cuda_array_interface_version
         _core.eval(self)
         s = cuda.get_current_stream(self._device[1])
-        stream = s.ptr if s._h is not None else None
-        if stream is None:
+        if s._h is not None:
+            stream = s.ptr
+            if version < 3:
+                s.synchronize()
+        else:
             _core.device_synchronize(*self._device)
+            stream = s.ptr or cuda.stream._LEGACY_HANDLE
         c = _contiguous(self.shape, self.strides, self.itemsize, "C")
-        return {"shape": self.shape, "typestr": self.dtype.str, "descr": [("", self.dtype.str)],
-                "data": ((self._ptr or 0) if self.size else 0, False),
-                "strides": None if c else self.strides, "version": 3, "stream": stream}
+        cai = {"shape": self.shape, "typestr": self.dtype.str, "descr": [("", self.dtype.str)],
+               "data": ((self._ptr or 0) if self.size else 0, False),
+               "strides": None if c else self.strides, "version": version}
+        if version >= 3:
+            cai["stream"] = stream
+        return cai
 
     # ---- observation ---------------------------------------------------------------------------------
     def _np(self):
@@ -357,6 +368,9 @@ class ndarray(_core.Array):
         d = numpy.dtype(dtype)
         if d.byteorder not in "=|":
             raise ValueError(f"view: dtype {d} is not in the native byte-order, which loom arrays use")
+        if d.kind in "Mm":  # datetime64 / timedelta64: int64 containers (loom/_temporal.py)
+            from . import _temporal
+            return _temporal.wrap(self.view(numpy.int64), _temporal.check_time_dtype(d))
         code = _code(d)
         if self._tracer:
             raise TypeError("@loom.fuse: view(dtype) of a traced value is not supported (it has no memory)")

@@ -84,3 +84,41 @@ def test_on_the_gpu():
     assert rt.deviceGetAttribute(rt.cudaDevAttrWarpSize, 0) == rt.getDeviceProperties(0)["warpSize"] == 32
     assert rt.deviceGetAttribute(rt.cudaDevAttrCooperativeLaunch, 0) in (0, 1)
     assert loom.cuda.runtime.deviceCanAccessPeer(0, 0) == 0
+
+
+# ---- the CUDA Array Interface's export version and stream entry -------------------------------------------
+def test_cuda_array_interface_version_setting(monkeypatch):
+    assert loom.config.cuda_array_interface_version == 3
+    monkeypatch.setenv("LOOM_CUDA_ARRAY_INTERFACE_EXPORT_VERSION", "2")
+    assert loom.config.cuda_array_interface_version == 2
+    monkeypatch.setenv("LOOM_CUDA_ARRAY_INTERFACE_EXPORT_VERSION", "7")
+    with pytest.raises(ValueError, match="give 2 or 3"):
+        loom.config.cuda_array_interface_version
+    monkeypatch.delenv("LOOM_CUDA_ARRAY_INTERFACE_EXPORT_VERSION")
+    try:
+        loom.config.cuda_array_interface_version = 2
+        assert loom.config.cuda_array_interface_version == 2
+        for bad in (1, 4, True, "3"):
+            with pytest.raises(ValueError, match="give 2 or 3"):
+                loom.config.cuda_array_interface_version = bad
+    finally:
+        loom.config.cuda_array_interface_version = None
+    assert loom.config.cuda_array_interface_version == 3
+
+
+@pytest.mark.skipif(not cuda.is_available(), reason="needs a GPU")
+def test_cuda_array_interface_stream_entry():
+    a = loom.zeros(10)
+    cai = a.__cuda_array_interface__
+    assert cai["version"] == 3 and cai["stream"] == 1  # the legacy default stream, work synchronized
+    with cuda.Stream.ptds:
+        assert a.__cuda_array_interface__["stream"] == 2
+    s = cuda.Stream()
+    with s:
+        assert a.__cuda_array_interface__["stream"] == s.ptr != 0
+    try:
+        loom.config.cuda_array_interface_version = 2
+        cai = a.__cuda_array_interface__
+        assert cai["version"] == 2 and "stream" not in cai
+    finally:
+        loom.config.cuda_array_interface_version = None

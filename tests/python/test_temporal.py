@@ -65,6 +65,8 @@ def test_views_copies_and_shapes():
     a = _dt("us").reshape(2, 2)
     x = loom.asarray(a)
     _same(x.view("i8"), a.view("i8"))
+    _same(x.view("i8").view("M8[us]"), a)  # a plain int64 array seen as a time dtype
+    _same(loom.arange(3).view("m8[D]"), np.arange(3).view("m8[D]"))
     _same(x.view("m8[us]"), a.view("m8[us]"))
     _same(x.copy(), a.copy())
     _same(x.T, a.T)
