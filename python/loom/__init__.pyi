@@ -21,9 +21,11 @@ from . import _creation as _creation
 from . import _dask as _dask
 from . import _docstrings as _docstrings
 from . import _fft_config as _fft_config
+from . import _flatiter as _flatiter
 from . import _functional as _functional
 from . import _fuse as _fuse
 from . import _grids as _grids
+from . import _host_fallback as _host_fallback
 from . import _indexing as _indexing
 from . import _io as _io
 from . import _kernels as _kernels
