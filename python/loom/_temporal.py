@@ -117,6 +117,8 @@ def _split(x):
     floats (Python, NumPy, loom arrays) -> (x, their dtype). None where loom does not take x."""
     if isinstance(x, _TimeArray):
         return x._ints(), x._tdtype
+    if isinstance(x, str):  # a date, as NumPy parses it beside a datetime64 array ('2020-01-01', 'NaT')
+        x = numpy.datetime64(x)
     if isinstance(x, ndarray):
         return x, x.dtype
     if isinstance(x, (numpy.generic, numpy.ndarray)) and x.dtype.kind in "Mm":

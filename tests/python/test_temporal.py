@@ -152,6 +152,8 @@ def test_datetime_arithmetic():
     _same(x + 5, a + 5)  # an int counts in the array's unit
     _same(x - loom.arange(4), a - np.arange(4))
     _same(x - np.datetime64("2000-01-01"), a - np.datetime64("2000-01-01"))
+    _same(x - "2000-01-01", a - np.datetime64("2000-01-01"))  # a date string, parsed as NumPy parses it
+    _same(x >= "2000-01-01", a >= np.datetime64("2000-01-01"))
     for bad in (lambda: x + y, lambda: tt - x, lambda: x * 2, lambda: 3 - x, lambda: x + 1.5):
         with pytest.raises(TypeError):
             bad()
@@ -179,6 +181,17 @@ def test_timedelta_arithmetic():
     _same(-x, -t)
     _same(+x, +t)
     _same(abs(x), abs(t))
+
+
+def test_numpy_asarray_takes_array_not_buffer(monkeypatch):
+    """numpy.asarray tries the buffer protocol first: it refuses a time array, __array__ gives the values."""
+    x = loom.asarray(_dt("ms"))
+    if x._on_gpu:
+        pytest.skip("a GPU array refuses implicit conversion")
+    monkeypatch.setenv("LOOM_STRICT_CONVERSION", "0")
+    h = np.asarray(x)
+    assert h.dtype == np.dtype("M8[ms]")
+    np.testing.assert_array_equal(h, _dt("ms"))
 
 
 def test_isnat():
