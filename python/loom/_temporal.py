@@ -149,6 +149,7 @@ def _probe(name, da, db):
 
 
 def _isnat(v):
+    """Where v (int64 ticks: a loom array or a Python int) is NaT; a Python bool for an int."""
     return (v == _NAT) if not isinstance(v, (int, float)) else (isinstance(v, int) and v == _NAT)
 
 
@@ -160,11 +161,12 @@ def _nat_where(mask, v, dtype):
 
 
 def _either(m1, m2):
+    """m1 | m2 of NaT masks: loom bool arrays or Python bools (False: no NaT, nothing to mask)."""
     if m1 is False:
         return m2
-    if m2 is False or m1 is True:
-        return m1 if m2 is False else m1 | m2
-    return m1 | m2 if m2 is not True else True
+    if m2 is False:
+        return m1
+    return m1 | m2
 
 
 def _nat_mask(v, d):

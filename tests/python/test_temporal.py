@@ -152,6 +152,8 @@ def test_datetime_arithmetic():
     _same(x + 5, a + 5)  # an int counts in the array's unit
     _same(x - loom.arange(4), a - np.arange(4))
     _same(x - np.datetime64("2000-01-01"), a - np.datetime64("2000-01-01"))
+    _same(x - np.datetime64("NaT", "s"), a - np.datetime64("NaT", "s"))  # a NaT scalar: all NaT
+    _same(tt * True, t * True)
     _same(x - "2000-01-01", a - np.datetime64("2000-01-01"))  # a date string, parsed as NumPy parses it
     _same(x >= "2000-01-01", a >= np.datetime64("2000-01-01"))
     for bad in (lambda: x + y, lambda: tt - x, lambda: x * 2, lambda: 3 - x, lambda: x + 1.5):
