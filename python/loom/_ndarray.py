@@ -168,7 +168,7 @@ class ndarray(_core.Array):
         version = config.cuda_array_interface_version
         _core.eval(self)
         s = cuda.get_current_stream(self._device[1])
-        if s._h is not None:
+        if s._h is not None and s.ptr:  # 0 is no CUDA handle (the interface forbids it)
             stream = s.ptr
             if version < 3:
                 s.synchronize()
