@@ -412,6 +412,24 @@ class _TimeArray(ndarray):
     __mod__ = _op("mod")
     __rmod__ = _op("mod", True)
 
+    def _inplace(self, name, other):
+        r = _arith(name, self, other)
+        if r is NotImplemented:
+            return NotImplemented
+        if r.dtype.kind != self._tdtype.kind:  # NumPy's same_kind rule for an in-place result
+            raise TypeError(f"Cannot cast ufunc '{name}' output from {r.dtype} to {self._tdtype} in place")
+        self[...] = r
+        return self
+
+    def __iadd__(self, other):
+        return self._inplace("add", other)
+
+    def __isub__(self, other):
+        return self._inplace("sub", other)
+
+    def __imul__(self, other):
+        return self._inplace("mul", other)
+
     def __neg__(self):
         if self._tdtype.kind != "m":
             raise TypeError(f"loom: negative of {self._tdtype} is not defined (NumPy's ufunc negative has no loop)")

@@ -203,10 +203,28 @@ def test_isnat():
         loom.isnat(loom.arange(3))
 
 
+def test_in_place_operators():
+    t, u = _td("s"), np.array([1500, -1500, 0, 0, 1], dtype="m8[ms]")
+    x = loom.asarray(t)
+    x += loom.asarray(u)  # the ms result floored back into seconds, as NumPy's same_kind cast
+    t += u
+    _same(x, t)
+    x -= np.timedelta64(3, "s")
+    t -= np.timedelta64(3, "s")
+    x *= 2
+    t *= 2
+    _same(x, t)
+    d = loom.asarray(_dt())
+    with pytest.raises(TypeError):
+        d -= loom.asarray(_dt())  # datetime - datetime is a timedelta: not into a datetime array
+
+
 def test_other_operations_refused_clearly():
     x = loom.asarray(_td())
+    ints = loom.arange(5)
     for call in (lambda: loom.sum(x), lambda: loom.sin(x), lambda: x.sum(), lambda: loom.concatenate([x, x]),
-                 lambda: x ** 2, lambda: memoryview(x)):
+                 lambda: x ** 2, lambda: memoryview(x), lambda: loom.add(ints, ints, out=x),
+                 lambda: loom.copyto(x, ints)):
         with pytest.raises(TypeError, match="timedelta64"):
             call()
 
