@@ -36,6 +36,7 @@ from ._polynomial import poly1d  # noqa: F401
 from ._functional import piecewise, vectorize  # noqa: F401
 from ._io import *  # noqa: F401,F403
 from ._memory_ranges import *  # noqa: F401,F403
+from ._temporal import isnat  # noqa: F401 (datetime64 / timedelta64 arrays: loom/_temporal.py)
 from . import _math, _selection, _statistics, _numeric, _grids
 globals().update(_math._UFUNCS_PUBLIC)  # the ufunc objects win over same-named plain functions (conj)
 from ._common import AxisError

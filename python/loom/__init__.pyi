@@ -21,9 +21,11 @@ from . import _creation as _creation
 from . import _dask as _dask
 from . import _docstrings as _docstrings
 from . import _fft_config as _fft_config
+from . import _flatiter as _flatiter
 from . import _functional as _functional
 from . import _fuse as _fuse
 from . import _grids as _grids
+from . import _host_fallback as _host_fallback
 from . import _indexing as _indexing
 from . import _io as _io
 from . import _kernels as _kernels
@@ -44,6 +46,7 @@ from . import _shape_base as _shape_base
 from . import _sorting as _sorting
 from . import _sortnet as _sortnet
 from . import _statistics as _statistics
+from . import _temporal as _temporal
 from . import _ufunc as _ufunc
 from . import _window as _window
 from ._reductions import all as all
@@ -187,6 +190,7 @@ from ._complex import iscomplex as iscomplex
 from ._complex import iscomplexobj as iscomplexobj
 from ._array_api import isdtype as isdtype
 from ._shape_base import isfortran as isfortran
+from ._temporal import isnat as isnat
 from ._numeric import isneginf as isneginf
 from ._numeric import isposinf as isposinf
 from ._complex import isreal as isreal

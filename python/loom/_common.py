@@ -122,6 +122,9 @@ def _from_numpy(a, copy=True, device=None):
     `device` ((kind, index); None: the current device), keeping the order of a's strides (NumPy's
     order 'K': an F-contiguous array stays F-contiguous)."""
     a = numpy.asarray(a)
+    if a.dtype.kind in "Mm":  # datetime64 / timedelta64: int64 containers (loom/_temporal.py)
+        from . import _temporal
+        return _temporal.from_numpy(a, lambda ticks: _from_numpy(ticks, copy, device))
     if a.dtype.byteorder not in "=|" or a.dtype not in _CODE:
         _code(a.dtype)  # raises TypeError for unsupported dtypes
         a = a.astype(a.dtype.newbyteorder("="))

@@ -195,6 +195,9 @@ class _Config:
     - ``jit_level``: the optimization level 0..4 of the GPU driver's JIT (CUDA's ptxas) for elementwise
       kernels compiled from then on; ``None`` (reads back as None) is the default, LOOM_CUDA_JIT_LEVEL or
       1. Kernels already loaded keep their code; AMD code objects are final, so there it has no effect.
+    - ``cuda_array_interface_version``: the version of the CUDA Array Interface GPU arrays export, 3 (with
+      the ``stream`` entry) or 2 (without; the stream in use is synchronized at export); ``None`` is the
+      default, LOOM_CUDA_ARRAY_INTERFACE_EXPORT_VERSION, else 3 (CuPy's CUPY_CUDA_ARRAY_INTERFACE_EXPORT_VERSION).
     """
 
     __slots__ = ()
@@ -297,9 +300,30 @@ class _Config:
                              "level), or None for the default (LOOM_CUDA_JIT_LEVEL, else 1)")
         _core.jit_level(level)
 
+    @property
+    def cuda_array_interface_version(self):
+        v = _cai_version[0]
+        if v is None:
+            env = os.environ.get("LOOM_CUDA_ARRAY_INTERFACE_EXPORT_VERSION", "")
+            v = 3 if env in ("", "3") else 2 if env == "2" else None
+            if v is None:
+                raise ValueError(f"LOOM_CUDA_ARRAY_INTERFACE_EXPORT_VERSION={env!r}: give 2 or 3")
+        return v
+
+    @cuda_array_interface_version.setter
+    def cuda_array_interface_version(self, version):
+        if version is not None and (isinstance(version, bool) or version not in (2, 3)):
+            raise ValueError(f"loom.config.cuda_array_interface_version = {version!r}: give 2 or 3 (the CUDA "
+                             "Array Interface version arrays export), or None for the default "
+                             "(LOOM_CUDA_ARRAY_INTERFACE_EXPORT_VERSION, else 3)")
+        _cai_version[0] = version
+
     def __repr__(self):
         return (f"loom.config(dump={self.dump!r}, eager={self.eager}, graph_bound={self.graph_bound}, "
                 f"num_threads={self.num_threads}, cache_dir={self.cache_dir!r})")
+
+
+_cai_version = [None]  # loom.config.cuda_array_interface_version as set (None: the environment's, else 3)
 
 
 _cache_dir_setting = [None]   # what loom.config.cache_dir was set to (None: the environment's)

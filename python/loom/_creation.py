@@ -7,6 +7,7 @@ from . import _core
 from ._common import (_check_scalar_store, _code, _shape_tuple, _cur, _from_numpy, _order_name, _layout_perm,
                       _inverse_perm, _contiguous)
 from ._ndarray import ndarray, _operand
+from . import _temporal
 
 
 def array(obj, dtype=None, copy=True, order="K", subok=False, ndmin=0, *, blocking=True):
@@ -150,14 +151,16 @@ def _from_cai(obj):
     dt = numpy.dtype(cai["typestr"])
     if dt.byteorder not in "=|" and dt.newbyteorder("=") != dt:
         raise TypeError(f"__cuda_array_interface__: byte order of {cai['typestr']} is not native")
-    code = _code(dt.newbyteorder("="))
+    time = dt.kind in "Mm"  # datetime64 / timedelta64 ('<M8[s]' ...): int64 containers (loom/_temporal.py)
+    code = _code(numpy.int64 if time else dt.newbyteorder("="))
     shape = tuple(int(n) for n in cai["shape"])
     strides = cai.get("strides")
     ptr = int(cai["data"][0] or 0)
     dev = cuda.get_device_id()
     cuda._sync_foreign_stream(cai.get("stream"), dev)
-    return _core.from_pointer(ptr, shape, None if strides is None else tuple(int(s) for s in strides), code,
-                              1, dev, obj)
+    r = _core.from_pointer(ptr, shape, None if strides is None else tuple(int(s) for s in strides), code,
+                           1, dev, obj)
+    return _temporal.wrap(r, dt.newbyteorder("=")) if time else r
 
 
 def asnumpy(a, stream=None, order="C", out=None, blocking=True):
@@ -190,6 +193,9 @@ def _empty_in_order(shape, dtype, zero, device, perm=None):
     C-contiguous allocation of the permuted shape, viewed through the inverse permutation. (An empty
     array has zero strides, as NumPy's: _core gives every new empty array those.)"""
     shape = _shape_tuple(shape)
+    if dtype is not None and numpy.dtype(dtype).kind in "Mm":  # int64 containers (loom/_temporal.py)
+        d = _temporal.check_time_dtype(numpy.dtype(dtype))
+        return _temporal.wrap(_empty_in_order(shape, numpy.int64, zero, device, perm), d)
     d = _creation_dtype(dtype)
     n = len(shape)
     perm = tuple(range(n)) if perm is None else tuple(perm)
@@ -223,6 +229,9 @@ def full(shape, fill_value, dtype=None, order="C"):
         dtype = numpy.asarray(fill_value.get() if isinstance(fill_value, ndarray) else fill_value).dtype
     shape = _shape_tuple(shape)
     a = _empty_in_order(shape, dtype, False, None, _cf_perm(len(shape), order))
+    if isinstance(a, _temporal._TimeArray):  # the value converted to the array's unit, as NumPy
+        a[...] = fill_value
+        return a
     _check_scalar_store(fill_value, a.dtype, full=True)
     if type(fill_value) is int and a.dtype.kind == "b" and not -2**63 <= fill_value < 2**63:
         # NumPy's full() converts a Python int for bool through a C long (setitem and fill do not)

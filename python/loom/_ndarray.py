@@ -1,5 +1,6 @@
 """_ndarray.py: loom.ndarray, a thin layer over loom._core.Array, and the glue every array function
-uses: operands for _core (_operand), binary operators (_binop), out= (_finish), host fallbacks (_host).
+uses: operands for _core (_operand), binary operators (_binop), out= (_finish); host fallbacks (_host ...)
+live in _host_fallback.py and a.flat in _flatiter.py, re-exported here.
 
 Approach: _core builds lazy graph nodes (shape and dtype checks happen there, at the calling line)
 and evaluates them; the array layer turns NumPy-style arguments (dtypes, axes, keys, out=) into _core
@@ -151,9 +152,11 @@ class ndarray(_core.Array):
 
     @property
     def __cuda_array_interface__(self):
-        """Version 3 of the CUDA Array Interface (GPU arrays only). Pending values are evaluated; the
-        stream field is the current loom Stream when one is in use (the consumer orders its reads
-        after it), else None after synchronizing loom's default stream."""
+        """The CUDA Array Interface (GPU arrays only), version loom.config.cuda_array_interface_version (3
+        unless set; 2 has no stream entry). Pending values are evaluated. With a loom Stream in use the
+        stream entry is its handle (the consumer orders its reads after it; version 2: synchronized here);
+        on a default stream loom's work is synchronized and the entry is that default stream's CUDA handle
+        (1, the legacy default stream; 2 for Stream.ptds), as CuPy exports it."""
         if not self._on_gpu:
             # CuPy has no host arrays; a loom array on the host has no CUDA memory to describe.
             raise AttributeError("__cuda_array_interface__: this loom array lives in host memory "
@@ -161,15 +164,24 @@ class ndarray(_core.Array):
         if self._tracer:
             raise TypeError("@loom.fuse: a traced value has no memory to describe")
         from . import cuda
+        from ._config import config
+        version = config.cuda_array_interface_version
         _core.eval(self)
         s = cuda.get_current_stream(self._device[1])
-        stream = s.ptr if s._h is not None else None
-        if stream is None:
+        if s._h is not None and s.ptr:  # 0 is no CUDA handle (the interface forbids it)
+            stream = s.ptr
+            if version < 3:
+                s.synchronize()
+        else:
             _core.device_synchronize(*self._device)
+            stream = s.ptr or cuda.stream._LEGACY_HANDLE
         c = _contiguous(self.shape, self.strides, self.itemsize, "C")
-        return {"shape": self.shape, "typestr": self.dtype.str, "descr": [("", self.dtype.str)],
-                "data": ((self._ptr or 0) if self.size else 0, False),
-                "strides": None if c else self.strides, "version": 3, "stream": stream}
+        cai = {"shape": self.shape, "typestr": self.dtype.str, "descr": [("", self.dtype.str)],
+               "data": ((self._ptr or 0) if self.size else 0, False),
+               "strides": None if c else self.strides, "version": version}
+        if version >= 3:
+            cai["stream"] = stream
+        return cai
 
     # ---- observation ---------------------------------------------------------------------------------
     def _np(self):
@@ -356,6 +368,9 @@ class ndarray(_core.Array):
         d = numpy.dtype(dtype)
         if d.byteorder not in "=|":
             raise ValueError(f"view: dtype {d} is not in the native byte-order, which loom arrays use")
+        if d.kind in "Mm":  # datetime64 / timedelta64: int64 containers (loom/_temporal.py)
+            from . import _temporal
+            return _temporal.wrap(self.view(numpy.int64), _temporal.check_time_dtype(d))
         code = _code(d)
         if self._tracer:
             raise TypeError("@loom.fuse: view(dtype) of a traced value is not supported (it has no memory)")
@@ -605,64 +620,6 @@ _OPERATORS += (lambda self: _math.negative(self), lambda self: _math.absolute(se
 _core.set_operators(_OPERATORS)
 
 
-class _FlatIter:
-    """a.flat: the elements of a in C order, indexable as a 1-d array (CuPy's flatiter): an int, a slice
-    or Ellipsis (CuPy's set; other keys are an IndexError); assigning a value of another size repeats
-    it cyclically, as NumPy does."""
-
-    __slots__ = ("base", "_pos")
-
-    def __init__(self, a):
-        self.base = a
-        self._pos = 0
-
-    def __len__(self):
-        return self.base.size
-
-    def __iter__(self):
-        return self
-
-    def __next__(self):
-        if self._pos >= self.base.size:
-            raise StopIteration
-        self._pos += 1
-        return self.base.ravel()[self._pos - 1]
-
-    @staticmethod
-    def _key(key):
-        if key is Ellipsis:
-            return slice(None)
-        if isinstance(key, slice) or (isinstance(key, (int, numpy.integer)) and not isinstance(key, (bool, numpy.bool_))):
-            return key
-        if isinstance(key, (list, ndarray, numpy.ndarray)):  # integer arrays, as NumPy takes them
-            k = numpy.asarray(key.get() if isinstance(key, ndarray) else key)
-            if k.dtype.kind in "iu" or (k.size == 0 and k.dtype.kind == "f"):
-                return k.astype(numpy.intp)
-        raise IndexError(f"unsupported iterator index: {key!r} (a.flat takes an int, a slice, Ellipsis or an "
-                         "integer array)")
-
-    def __getitem__(self, key):
-        return self.base.ravel()[self._key(key)]
-
-    def __setitem__(self, key, value):
-        a = self.base
-        key = self._key(key)
-        if isinstance(value, ndarray):
-            n = (len(range(*key.indices(a.size))) if isinstance(key, slice) else
-                 key.size if isinstance(key, numpy.ndarray) else 1)
-            value = value.ravel()
-            if value.size != n and value.size:  # NumPy repeats the values over the positions
-                value = _selection.take(value, _creation.arange(n) % value.size)
-        if a.flags.c_contiguous and not a._lazy:
-            a.reshape(a.size)[key] = value  # a view of a's memory
-            return
-        v = value._np() if isinstance(value, ndarray) else value
-        _host_update(a, lambda h: h.flat.__setitem__(key, v))
-
-    def copy(self):
-        return self.base.flatten()
-
-
 def _index_dtype(r, dtype, out):
     """CuPy's dtype= of argmin / argmax: the indices in that integer dtype (with out=, out's dtype rules)."""
     if dtype is None or out is not None:
@@ -787,126 +744,12 @@ def _finish(r, out, casting="same_kind"):
 # NumPy's creation functions that take like= (NEP 35). None of them dispatches on its other arguments, so
 # __array_function__ sees them only for numpy.<name>(..., like=<a loom array>); NumPy has taken like out
 # of kwargs by then.
-_LIKE_CREATORS = frozenset(("array", "asarray", "asanyarray", "ascontiguousarray", "asfortranarray", "require",
-                            "empty", "zeros", "ones", "full", "arange", "identity", "eye", "tri", "frombuffer",
-                            "fromfunction", "fromiter", "fromstring", "fromfile", "loadtxt", "genfromtxt"))
-
-
-def _create_like(like, func, args, kwargs):
-    """numpy.<func>(*args, like=like, **kwargs) as a loom array on like's device (NEP 35): loom's own
-    function where the package has one, else NumPy's on the host, its result copied to that device. A
-    loom array among the arguments of array/asarray (Dask passes chunks) is taken as loom takes it."""
-    from . import _API, cuda
-    kwargs = dict(kwargs)
-    device = kwargs.pop("device", None)  # NumPy 2's device=: only "cpu" exists there
-    if device not in (None, "cpu"):
-        raise ValueError(f"numpy.{func.__name__}(..., like=<loom array>): device={device!r} is not a device "
-                         "loom knows; leave it out (the result goes to the like= array's device)")
-    fn = _API.get(func.__name__)
-    kind, index = like._device
-    if fn is None or fn is func:  # NumPy's public function without like= (func may be its like= wrapper)
-        np_fn = getattr(numpy, func.__name__, None) or getattr(func, "_implementation", func)
-        return _from_host(np_fn(*_to_host(args), **{k: _to_host(v) for k, v in kwargs.items()}), like._device)
-    if kind == 0 or not cuda.is_available():
-        r = fn(*args, **kwargs)
-    else:
-        with cuda.Device(index):
-            r = fn(*args, **kwargs)
-    if isinstance(r, ndarray) and r._device != like._device and not any(r is a for a in args):
-        r = _core.to_device(r, kind, index)  # a host like= on a machine whose current device is a GPU
-    return r
-
-
-def _host(fn, *arrays, **kw):
-    """fn computed by NumPy on the host; the result is a new loom array on the arrays' device."""
-    args = [a._np() if isinstance(a, ndarray) else a for a in arrays]
-    dev = next((a._device for a in arrays if isinstance(a, ndarray)), None)
-    return _from_numpy(fn(*args, **kw), copy=True, device=dev)
-
-
-def _to_host(x):
-    """loom arrays in x (also inside lists and tuples) as NumPy arrays; a loom.poly1d as a numpy.poly1d."""
-    if isinstance(x, ndarray):
-        return x._np()
-    if type(x).__name__ == "poly1d" and type(x).__module__ == "loom._polynomial":
-        return x.get()
-    if isinstance(x, (list, tuple)):
-        return _same_sequence(x, [_to_host(v) for v in x])
-    return x
-
-
-def _same_sequence(like, items):
-    """items as a sequence of like's type (list, tuple, or a named tuple such as SlogdetResult)."""
-    return type(like)(*items) if hasattr(like, "_fields") else type(like)(items)
-
-
-def _from_host(r, dev):
-    """NumPy arrays and scalars in a NumPy result r (also inside lists and tuples) as loom arrays on
-    device dev (a NumPy scalar becomes a 0-d array, as CuPy returns)."""
-    if isinstance(r, numpy.poly1d):
-        from ._polynomial import poly1d
-        return poly1d(r)
-    if isinstance(r, (numpy.ndarray, numpy.generic)):
-        return _from_numpy(numpy.asarray(r), copy=True, device=dev)
-    if isinstance(r, (list, tuple)):
-        return _same_sequence(r, [_from_host(v, dev) for v in r])
-    return r
-
-
-def _device_of_args(*xs):
-    for x in xs:
-        if isinstance(x, ndarray):
-            return x._device
-        if isinstance(x, (list, tuple)):
-            d = _device_of_args(*x)
-            if d is not None:
-                return d
-    return None
-
-
-def _host_call(fn, *args, **kw):
-    """fn(*args, **kw) computed by NumPy on host copies of the loom arrays among the arguments; the
-    arrays in its result become loom arrays on the arguments' device."""
-    dev = _device_of_args(*args, *kw.values())
-    r = fn(*_to_host(args), **{k: _to_host(v) for k, v in kw.items()})
-    return _from_host(r, dev)
-
-
-def _host_update(a, fn):
-    """fn(h) writes a NumPy view h of loom array a in place (on a host copy for a GPU array, written
-    back): scatters loom has no kernel for. Pending values are computed first."""
-    if not isinstance(a, ndarray):
-        raise TypeError(f"the array to write must be a loom array, not {type(a).__name__}")
-    if a._tracer:
-        raise TypeError("@loom.fuse: in-place scatter into a traced value is not supported")
-    _core.flush()  # pending values read this memory through the graph: compute them first
-    if a._on_gpu:
-        h = a._np()
-        fn(h)
-        _core.assign(a, _from_numpy(h, copy=True, device=a._device))
-    else:
-        fn(a._np())
-
-
-def _host_function(name, module, doc=None):
-    """loom.<name>: numpy.<name> computed by NumPy on host copies of loom arrays (functions that need
-    kernels loom lacks; the README lists them), with out= written as loom's out= is."""
-    np_fn = getattr(numpy, name)
-
-    def f(*args, out=None, **kw):
-        r = _host_call(np_fn, *args, **kw)
-        return r if out is None else _finish(r, out, "unsafe")
-
-    f.__name__ = f.__qualname__ = name
-    f.__module__ = module
-    f.__doc__ = doc or (f"``loom.{name}``: like ``numpy.{name}``; computed by NumPy on a host copy of the data (a GPU "
-                        "array goes through host memory), the result a loom array on the input's device")
-    return f
-
-
 __all__ = [_n for _n, _v in list(globals().items())
            if not _n.startswith("_") and getattr(_v, "__module__", None) == __name__]
 
 
+from ._host_fallback import (_LIKE_CREATORS, _create_like, _host, _to_host, _same_sequence, _from_host,  # noqa: E402,F401
+                             _device_of_args, _host_call, _host_update, _host_function)
 from . import _creation, _math, _reductions, _manipulation, _indexing, _complex  # noqa: E402 (they import ndarray)
 from . import _selection, _statistics, _products  # noqa: E402
+from ._flatiter import _FlatIter  # noqa: E402

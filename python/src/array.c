@@ -75,6 +75,24 @@ static void array_dealloc(ArrayObject *self) {
 
 int is_array(ModState *st, PyObject *o) { return PyObject_TypeCheck(o, st->array_type); }
 
+/* loom's dtype containers (datetime64 / timedelta64, loom/_temporal.py) are the only subclasses of
+ * loom.ndarray: their memory holds int64 values that _core must never compute with as int64. */
+int container_array(ModState *st, PyObject *o) {
+  PyTypeObject *t = Py_TYPE(o);
+  return t != st->array_type && st->array_cls && t != (PyTypeObject *)st->array_cls;
+}
+
+int refuse_container(PyObject *o, const char *what) {
+  PyObject *dt = PyObject_GetAttrString(o, "dtype");
+  if (!dt) return -1;
+  PyErr_Format(PyExc_TypeError, "loom: %s does not support %S arrays: loom keeps datetime64 and timedelta64 "
+               "values as int64 containers (creation, copies, views, indexing, comparisons and NumPy's "
+               "datetime arithmetic: + - * // / abs); .view('i8') gives the int64 values to compute with",
+               what, dt);
+  Py_DECREF(dt);
+  return -1;
+}
+
 ArrayObject *array_alloc(ModState *st) {
   PyTypeObject *t = st->array_cls ? (PyTypeObject *)st->array_cls : st->array_type;
   ArrayObject *a = (ArrayObject *)t->tp_alloc(t, 0);
@@ -234,6 +252,7 @@ static int strict_conversion(void) {
 static int array_getbuffer(ArrayObject *self, Py_buffer *view, int flags) {
   ModState *st = state_of_type(Py_TYPE(self));
   if (!st) return -1;
+  if (container_array(st, (PyObject *)self)) return refuse_container((PyObject *)self, "the buffer protocol");
   if (self->lazy && ((GraphObject *)self->graph)->trace) {
     trace_error();
     return -1;

@@ -204,6 +204,10 @@ PyObject *raise_kernel(ModState *st, LoomStatus s, int invalid_is_type);
 extern PyType_Spec buffer_spec, array_spec;
 BufferObject *buffer_new(ModState *st, int kind);
 int is_array(ModState *st, PyObject *o);
+/* Whether o is a dtype container (a subclass of loom.ndarray: datetime64 / timedelta64 values kept as
+ * int64, loom/_temporal.py); refuse_container raises the TypeError for one met by `what` (returns -1). */
+int container_array(ModState *st, PyObject *o);
+int refuse_container(PyObject *o, const char *what);
 ArrayObject *array_alloc(ModState *st);
 /* C-contiguous strides; all zero for an empty array, as NumPy's new arrays. */
 void contiguous_strides(LoomArray *d);

@@ -357,6 +357,10 @@ static PyObject *core_assign(PyObject *module, PyObject *const *args, Py_ssize_t
     return NULL;
   }
   ArrayObject *dst = (ArrayObject *)args[0];
+  if (container_array(st, args[0])) {
+    refuse_container(args[0], "writing computed values");
+    return NULL;
+  }
   if (dst->lazy) {
     PyErr_SetString(PyExc_RuntimeError, "assign: destination must be materialized");
     return NULL;
@@ -392,6 +396,10 @@ static PyObject *core_become(PyObject *module, PyObject *const *args, Py_ssize_t
     return NULL;
   }
   ArrayObject *x = (ArrayObject *)args[0], *y = (ArrayObject *)args[1];
+  if (container_array(st, args[0])) {
+    refuse_container(args[0], "an in-place operation");
+    return NULL;
+  }
   if (x == y) Py_RETURN_NONE;
   pending_unlink(x);
   x->lazy = y->lazy;

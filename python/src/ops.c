@@ -50,6 +50,7 @@ GraphObject *graph_for(ModState *st, PyObject *const *ops, int n) {
 }
 
 int input_node(ModState *st, GraphObject *gr, ArrayObject *a, LoomNode *out) {
+  if (container_array(st, (PyObject *)a)) return refuse_container((PyObject *)a, "this operation");
   if (a->in_serial == gr->serial) { /* entered this graph before, with this descriptor and buffer */
     *out = a->in_node;
     return 0;

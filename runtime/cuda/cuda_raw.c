@@ -6,7 +6,9 @@
  * kernel entries with parameter lists, with no GPU involved:
  *   PTX        the text is kept; entries come from scanning ".entry name( .param ... )".
  *   LLVM IR    codegen/nvptx_raw.c parses it, reads the entries, links libdevice and emits PTX.
- *   CUDA C++   clang-19 (found on PATH) compiles it device-only to LLVM IR, then as above. clang 19's
+ *   CUDA C++   NVRTC (cuda_nvrtc.c) compiles it to PTX where clang-19 is not on PATH or
+ *              LOOM_RAW_CUDA_COMPILER=nvrtc asks for it (=clang: clang-19 only); else
+ *              clang-19 (found on PATH) compiles it device-only to LLVM IR, then as above. clang 19's
  *              CUDA wrapper headers do not accept CUDA 13's headers, so the source is compiled with
  *              -nocudainc and a small prelude (below) giving __global__ & co, threadIdx & co, and the
  *              math functions of clang's own CUDA headers (they call libdevice's __nv_*).
@@ -293,6 +295,8 @@ static const char *option_arch(const char *o) {
   return NULL;
 }
 
+static bool is_arch_option(const char *o) { return option_arch(o) != NULL; }
+
 static LoomStatus parse_sm(const char *a, int *sm, Diag *d) {
   const char *p = a;
   if (!strncmp(p, "sm_", 3) || !strncmp(p, "compute_", 8)) p = strchr(p, '_') + 1;
@@ -429,6 +433,16 @@ static LoomStatus clang_cuda(LoomContext *ctx, const char *src, size_t n, int sm
   return st;
 }
 
+/* NVRTC compiles CUDA C++ when LOOM_RAW_CUDA_COMPILER=nvrtc, or when it is unset (or "auto") and clang-19 is not
+ * on PATH; LOOM_RAW_CUDA_COMPILER=clang keeps clang-19 (its error when missing). */
+static bool use_nvrtc(void) {
+  const char *c = getenv("LOOM_RAW_CUDA_COMPILER");
+  if (c && !strcmp(c, "nvrtc")) return true;
+  if (c && !strcmp(c, "clang")) return false;
+  char path[1024];
+  return !find_on_path("clang-19", path, sizeof path);
+}
+
 /* ---- modules ----------------------------------------------------------------------------------- */
 void rt_cu_raw_destroy(LoomContext *ctx, RtRawModule *m) {
   if (!m) return;
@@ -491,6 +505,11 @@ LoomStatus rt_cu_raw_create(LoomContext *ctx, const void *code, size_t size, Loo
       *nentries = -1; /* known once loaded */
       break;
     case LOOM_RAW_CUDA: {
+      if (use_nvrtc()) {
+        st = rt_cu_nvrtc_compile(ctx, text, size, m->sm, options, noptions, is_arch_option, &m->ptx, d);
+        if (st == LOOM_OK) st = ptx_entries(ctx, m->ptx, entries, nentries, d);
+        break;
+      }
       char *ir = NULL;
       size_t irn = 0;
       st = clang_cuda(ctx, text, size, m->sm, options, noptions, &ir, &irn, d);

@@ -3,7 +3,8 @@
  *
  *   cuda_device.c   the CUDA device: the shared GPU layer's driver table filled from the driver layer's
  *                   hooks, and device.h's table (the layer's hooks, PTX dumps, raw modules)
- *   cuda_raw.c      raw modules (RawModule / RawKernel): PTX, LLVM IR, CUDA C++ (clang-19), cubins
+ *   cuda_raw.c      raw modules (RawModule / RawKernel): PTX, LLVM IR, CUDA C++ (clang-19 or NVRTC), cubins
+ *   cuda_nvrtc.c    CUDA C++ -> PTX through NVRTC (libnvrtc, dlopen'ed)
  *   cuda.c, cuda_code.c   the driver layer (cuda.h; its hooks in cuda_driver.h)
  * Entry groups, the kernel table, the disk cache, tiers, launch shapes, pools, streams and events are
  * the shared GPU layer's (runtime/gpu/).
@@ -28,5 +29,12 @@ LoomStatus rt_cu_raw_load(LoomContext *ctx, RtRawModule *m, int device, const ch
 LoomStatus rt_cu_raw_launch(LoomContext *ctx, RtRawModule *m, void *fn, int dev, const uint32_t grid[3],
                             const uint32_t block[3], uint32_t shared_mem, void *stream, void **params, const char *name,
                             Diag *d);
+
+/* ---- cuda_nvrtc.c: CUDA C++ -> PTX through NVRTC ------------------------------------------------------- */
+/* Whether libnvrtc could be loaded (once per process). */
+bool rt_cu_nvrtc_available(void);
+/* src (n bytes) compiled for compute_<sm> with options (those is_arch names left out); *ptx ctx_alloc'ed. */
+LoomStatus rt_cu_nvrtc_compile(LoomContext *ctx, const char *src, size_t n, int sm, const char *const *options,
+                               int32_t noptions, bool (*is_arch)(const char *), char **ptx, Diag *d);
 
 #endif /* LOOM_RUNTIME_CUDA_RT_H */

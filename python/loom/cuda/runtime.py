@@ -114,6 +114,26 @@ def memGetInfo():
     return Device().mem_info
 
 
+# cudaDeviceAttr (the runtime's names; the values are the driver's CUdevice_attribute, cuda.h)
+cudaDevAttrMaxThreadsPerBlock, cudaDevAttrMaxBlockDimX, cudaDevAttrMaxBlockDimY, cudaDevAttrMaxBlockDimZ = 1, 2, 3, 4
+cudaDevAttrMaxGridDimX, cudaDevAttrMaxGridDimY, cudaDevAttrMaxGridDimZ = 5, 6, 7
+cudaDevAttrMaxSharedMemoryPerBlock, cudaDevAttrTotalConstantMemory, cudaDevAttrWarpSize = 8, 9, 10
+cudaDevAttrMaxPitch, cudaDevAttrMaxRegistersPerBlock, cudaDevAttrClockRate = 11, 12, 13
+cudaDevAttrTextureAlignment, cudaDevAttrGpuOverlap, cudaDevAttrMultiProcessorCount = 14, 15, 16
+cudaDevAttrKernelExecTimeout, cudaDevAttrIntegrated, cudaDevAttrCanMapHostMemory = 17, 18, 19
+cudaDevAttrComputeMode, cudaDevAttrConcurrentKernels, cudaDevAttrEccEnabled = 20, 31, 32
+cudaDevAttrPciBusId, cudaDevAttrPciDeviceId, cudaDevAttrTccDriver, cudaDevAttrMemoryClockRate = 33, 34, 35, 36
+cudaDevAttrGlobalMemoryBusWidth, cudaDevAttrL2CacheSize, cudaDevAttrMaxThreadsPerMultiProcessor = 37, 38, 39
+cudaDevAttrAsyncEngineCount, cudaDevAttrUnifiedAddressing, cudaDevAttrPciDomainId = 40, 41, 50
+cudaDevAttrComputeCapabilityMajor, cudaDevAttrComputeCapabilityMinor = 75, 76
+cudaDevAttrMaxSharedMemoryPerMultiprocessor, cudaDevAttrMaxRegistersPerMultiprocessor = 81, 82
+cudaDevAttrManagedMemory, cudaDevAttrIsMultiGpuBoard, cudaDevAttrMultiGpuBoardGroupID = 83, 84, 85
+cudaDevAttrHostNativeAtomicSupported, cudaDevAttrSingleToDoublePrecisionPerfRatio = 86, 87
+cudaDevAttrPageableMemoryAccess, cudaDevAttrConcurrentManagedAccess = 88, 89
+cudaDevAttrComputePreemptionSupported, cudaDevAttrCanUseHostPointerForRegisteredMem = 90, 91
+cudaDevAttrCooperativeLaunch, cudaDevAttrCooperativeMultiDeviceLaunch = 95, 96
+cudaDevAttrMaxSharedMemoryPerBlockOptin, cudaDevAttrMaxBlocksPerMultiprocessor = 97, 106
+
 # CuPy's property names -> CUdevice_attribute (cuda.h)
 _ATTRIBUTES = {
     "sharedMemPerBlock": 8, "regsPerBlock": 12, "warpSize": 10, "memPitch": 11, "maxThreadsPerBlock": 1,
@@ -127,24 +147,60 @@ _ATTRIBUTES = {
 }
 
 
-def getDeviceProperties(device):
-    """The properties of a CUDA device as CuPy's dict (name as bytes, totalGlobalMem, major, minor,
-    multiProcessorCount, maxThreadsDim, maxGridSize, ... : cudaDeviceProp's fields), read from the driver."""
-    device = int(device)
+def _cu_device(call, device):
+    """(driver library, CUdevice) of CUDA device number `device`; CUDARuntimeError without a CUDA device, for a
+    device that does not exist, or on AMD GPUs (loom reads these facts from the CUDA driver)."""
+    if isinstance(device, bool) or not isinstance(device, int):
+        device = int(device)
     if _gpu_kind() != _CUDA:
         if _gpu_kind() == _HOST:
-            _need_gpu("getDeviceProperties")
-        raise CUDARuntimeError("getDeviceProperties: loom reads device properties from the CUDA driver; this machine's "
-                               "GPUs are AMD's (HIP)", errorInvalidValue)
+            _need_gpu(call)
+        raise CUDARuntimeError(f"{call}: loom reads device facts from the CUDA driver; this machine's GPUs are AMD's "
+                               "(HIP)", errorInvalidValue)
     if not 0 <= device < _gpu_count():
-        raise CUDARuntimeError(f"getDeviceProperties: device {device} does not exist ({_gpu_count()} CUDA device(s))",
+        raise CUDARuntimeError(f"{call}: device {device} does not exist ({_gpu_count()} CUDA device(s))",
                                errorInvalidDevice)
     lib = _driver()
     if lib is None:
-        raise CUDARuntimeError("getDeviceProperties: the CUDA driver (libcuda.so.1) cannot be loaded", errorNoDevice)
+        raise CUDARuntimeError(f"{call}: the CUDA driver (libcuda.so.1) cannot be loaded", errorNoDevice)
     dev = ctypes.c_int()
     if lib.cuDeviceGet(ctypes.byref(dev), device) != 0:
-        raise CUDARuntimeError(f"getDeviceProperties: cuDeviceGet({device}) failed", errorInvalidDevice)
+        raise CUDARuntimeError(f"{call}: cuDeviceGet({device}) failed", errorInvalidDevice)
+    return lib, dev
+
+
+def deviceGetAttribute(attrib, device):
+    """The value of device attribute attrib (a cudaDevAttr* constant) of CUDA device number device, as
+    cudaDeviceGetAttribute; an attribute the driver does not know is CUDARuntimeError (cudaErrorInvalidValue)."""
+    if isinstance(attrib, bool) or not isinstance(attrib, int):
+        raise TypeError(f"deviceGetAttribute: attrib must be an int (a cudaDevAttr* constant), not {type(attrib).__name__}")
+    lib, dev = _cu_device("deviceGetAttribute", device)
+    v = ctypes.c_int()
+    status = lib.cuDeviceGetAttribute(ctypes.byref(v), attrib, dev)
+    if status != 0:
+        raise CUDARuntimeError(f"deviceGetAttribute: the driver does not know device attribute {attrib} "
+                               f"(cuDeviceGetAttribute status {status})", errorInvalidValue)
+    return v.value
+
+
+def deviceCanAccessPeer(device, peer_device):
+    """1 when CUDA device `device` can access the memory of `peer_device` directly, else 0, as
+    cudaDeviceCanAccessPeer (a device and itself: 0, as the runtime answers)."""
+    lib, dev = _cu_device("deviceCanAccessPeer", device)
+    _, peer = _cu_device("deviceCanAccessPeer", peer_device)
+    if int(device) == int(peer_device):
+        return 0
+    v = ctypes.c_int()
+    status = lib.cuDeviceCanAccessPeer(ctypes.byref(v), dev, peer)
+    if status != 0:
+        raise CUDARuntimeError(f"deviceCanAccessPeer: cuDeviceCanAccessPeer status {status}", errorInvalidValue)
+    return v.value
+
+
+def getDeviceProperties(device):
+    """The properties of a CUDA device as CuPy's dict (name as bytes, totalGlobalMem, major, minor,
+    multiProcessorCount, maxThreadsDim, maxGridSize, ... : cudaDeviceProp's fields), read from the driver."""
+    lib, dev = _cu_device("getDeviceProperties", device)
 
     def attr(code):
         v = ctypes.c_int()

@@ -203,6 +203,7 @@ class Stream:
 
 
 _PTDS_HANDLE = 2  # cudaStreamPerThread / CU_STREAM_PER_THREAD
+_LEGACY_HANDLE = 1  # cudaStreamLegacy / CU_STREAM_LEGACY: what loom's null stream exports (CUDA Array Interface)
 Stream.null = Stream(null=True)
 Stream.ptds = Stream(ptds=True)
 

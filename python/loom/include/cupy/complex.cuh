@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // loom/include/cupy/complex.cuh: loom's complex number type for CUDA C++ raw kernels, so that sources
 // written for CuPy (`#include <cupy/complex.cuh>`, then complex<float> / complex<double>) compile unchanged
-// with loom's clang-19 path. Written for loom (not CuPy's or Thrust's text); the API is the one those
+// with loom's clang-19 and NVRTC paths. Written for loom (not CuPy's or Thrust's text); the API is the one those
 // kernels use: thrust::complex<T> (also visible as ::complex<T>) with real()/imag(), arithmetic with complex
 // and real operands, comparisons, and the functions abs, arg, norm, conj, proj, polar, exp, log, log10,
 // sqrt, pow, the trigonometric and hyperbolic functions and their inverses, isnan / isinf / isfinite.
@@ -12,6 +12,16 @@
 // uses hypot; sqrt follows the usual branch cut on the negative real axis; the inverse functions are
 // written through log and sqrt (accurate to a few ulp away from their branch points).
 #pragma once
+
+// Infinity as a constant expression for both of loom's CUDA C++ compilers: clang-19's builtin, and for
+// NVRTC (runtime/cuda/cuda_nvrtc.c, no builtin of that name) CUDA's bit-pattern intrinsics.
+#if defined(__clang__)
+#define LOOM_CUDA_INFF __builtin_inff()
+#define LOOM_CUDA_INF __builtin_inf()
+#else
+#define LOOM_CUDA_INFF __int_as_float(0x7f800000)
+#define LOOM_CUDA_INF __longlong_as_double(0x7ff0000000000000LL)
+#endif
 
 namespace thrust {
 namespace loom_detail {
@@ -30,7 +40,7 @@ template <> struct real_math<float> {
   static __host__ __device__ float fabs(float x) { return ::fabsf(x); }
   static __host__ __device__ float copysign(float x, float y) { return ::copysignf(x, y); }
   static __host__ __device__ float pow(float x, float y) { return ::powf(x, y); }
-  static __host__ __device__ float inf() { return __builtin_inff(); }
+  static __host__ __device__ float inf() { return LOOM_CUDA_INFF; }
   static __host__ __device__ float ln10() { return 2.302585092994045684f; }
 };
 template <> struct real_math<double> {
@@ -46,7 +56,7 @@ template <> struct real_math<double> {
   static __host__ __device__ double fabs(double x) { return ::fabs(x); }
   static __host__ __device__ double copysign(double x, double y) { return ::copysign(x, y); }
   static __host__ __device__ double pow(double x, double y) { return ::pow(x, y); }
-  static __host__ __device__ double inf() { return __builtin_inf(); }
+  static __host__ __device__ double inf() { return LOOM_CUDA_INF; }
   static __host__ __device__ double ln10() { return 2.302585092994045684; }
 };
 template <typename T> __host__ __device__ inline bool is_nan(T x) { return x != x; }

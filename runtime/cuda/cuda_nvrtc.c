@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* cuda_nvrtc.c: CUDA C++ -> PTX through NVRTC, the CUDA toolkit's runtime compiler (a raw module's CUDA C++
+ * source, cuda_raw.c, where clang-19 is not on PATH, or LOOM_RAW_CUDA_COMPILER=nvrtc asks for it).
+ *
+ * Approach. libnvrtc is dlopen'ed on first use (libnvrtc.so.13, .12, .so, then $CUDA_HOME/lib64 and
+ * /usr/local/cuda/lib64) and kept for the process; nothing links against it, so a machine without the
+ * toolkit only loses this path. The program is compiled for compute_<sm> with the toolkit's headers on the
+ * include path ($CUDA_HOME/include, else /usr/local/cuda/include) and the caller's options passed through
+ * unchanged (NVRTC's own options are CuPy's RawModule options; an unknown one is NVRTC's error), except the
+ * architecture options cuda_raw.c already parsed into sm. NVRTC's log is the error message.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "runtime/cuda/cuda_rt.h"
+
+typedef int (*NvrtcCreateFn)(void **prog, const char *src, const char *name, int nheaders, const char *const *headers,
+                             const char *const *include_names);
+typedef int (*NvrtcCompileFn)(void *prog, int noptions, const char *const *options);
+typedef int (*NvrtcSizeFn)(void *prog, size_t *size);
+typedef int (*NvrtcTextFn)(void *prog, char *out);
+typedef int (*NvrtcDestroyFn)(void **prog);
+typedef const char *(*NvrtcErrorFn)(int result);
+
+static struct {
+  void *lib;
+  NvrtcCreateFn create;
+  NvrtcCompileFn compile;
+  NvrtcSizeFn ptx_size, log_size;
+  NvrtcTextFn ptx, log;
+  NvrtcDestroyFn destroy;
+  NvrtcErrorFn error;
+} nv;
+static pthread_once_t nv_once = PTHREAD_ONCE_INIT;
+
+static void nv_load(void) {
+  static const char *const names[] = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"};
+  void *lib = NULL;
+  for (size_t i = 0; i < sizeof names / sizeof names[0] && !lib; i++) lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+  const char *home = getenv("CUDA_HOME");
+  const char *homes[] = {home && *home ? home : NULL, "/usr/local/cuda"};
+  for (size_t i = 0; i < 2 && !lib; i++) {
+    char path[1024];
+    if (homes[i] && (size_t)snprintf(path, sizeof path, "%s/lib64/libnvrtc.so", homes[i]) < sizeof path)
+      lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  }
+  if (!lib) return;
+  nv.create = (NvrtcCreateFn)dlsym(lib, "nvrtcCreateProgram");
+  nv.compile = (NvrtcCompileFn)dlsym(lib, "nvrtcCompileProgram");
+  nv.ptx_size = (NvrtcSizeFn)dlsym(lib, "nvrtcGetPTXSize");
+  nv.ptx = (NvrtcTextFn)dlsym(lib, "nvrtcGetPTX");
+  nv.log_size = (NvrtcSizeFn)dlsym(lib, "nvrtcGetProgramLogSize");
+  nv.log = (NvrtcTextFn)dlsym(lib, "nvrtcGetProgramLog");
+  nv.destroy = (NvrtcDestroyFn)dlsym(lib, "nvrtcDestroyProgram");
+  nv.error = (NvrtcErrorFn)dlsym(lib, "nvrtcGetErrorString");
+  if (nv.create && nv.compile && nv.ptx_size && nv.ptx && nv.log_size && nv.log && nv.destroy && nv.error) nv.lib = lib;
+  else dlclose(lib);
+}
+
+bool rt_cu_nvrtc_available(void) {
+  pthread_once(&nv_once, nv_load);
+  return nv.lib != NULL;
+}
+
+/* The folder of the toolkit's headers (cuComplex.h, cuda_fp16.h ...), or NULL. */
+static const char *cuda_include(char *buf, size_t n) {
+  const char *home = getenv("CUDA_HOME");
+  const char *homes[] = {home && *home ? home : NULL, "/usr/local/cuda"};
+  for (size_t i = 0; i < 2; i++) {
+    if (!homes[i] || (size_t)snprintf(buf, n, "%s/include/cuda_runtime_api.h", homes[i]) >= n) continue;
+    if (access(buf, R_OK) == 0) {
+      snprintf(buf, n, "-I%s/include", homes[i]);
+      return buf;
+    }
+  }
+  return NULL;
+}
+
+LoomStatus rt_cu_nvrtc_compile(LoomContext *ctx, const char *src, size_t n, int sm, const char *const *options,
+                               int32_t noptions, bool (*is_arch)(const char *), char **ptx, Diag *d) {
+  *ptx = NULL;
+  if (!rt_cu_nvrtc_available())
+    return diag_error(d, LOOM_ERR_UNSUPPORTED, "RawModule: CUDA C++ source needs NVRTC (libnvrtc.so of a CUDA toolkit; "
+                                               "set CUDA_HOME) or clang-19 on PATH, or give the kernel as PTX or LLVM IR");
+  char *text = ctx_alloc(ctx, n + 1); /* NVRTC reads a NUL-terminated string */
+  const char **argv = ctx_calloc(ctx, (size_t)noptions + 4, sizeof *argv);
+  if (!text || !argv) {
+    ctx_free(ctx, text);
+    ctx_free(ctx, argv);
+    return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "RawModule: out of memory");
+  }
+  memcpy(text, src, n);
+  text[n] = 0;
+  char arch[64], inc[1100];
+  snprintf(arch, sizeof arch, "--gpu-architecture=compute_%d", sm);
+  int a = 0;
+  argv[a++] = arch;
+  if (cuda_include(inc, sizeof inc)) argv[a++] = inc;
+  for (int32_t i = 0; i < noptions; i++)
+    if (options[i] && !is_arch(options[i])) argv[a++] = options[i];
+  void *prog = NULL;
+  LoomStatus st = LOOM_OK;
+  int r = nv.create(&prog, text, "kernel.cu", 0, NULL, NULL);
+  if (r != 0) {
+    st = diag_error(d, LOOM_ERR_BACKEND, "RawModule: nvrtcCreateProgram failed: %s", nv.error(r));
+  } else if ((r = nv.compile(prog, a, argv)) != 0) {
+    size_t ln = 0;
+    char *log = nv.log_size(prog, &ln) == 0 && ln ? ctx_alloc(ctx, ln + 1) : NULL;
+    if (log && nv.log(prog, log) != 0) log[0] = 0;
+    if (log) log[ln] = 0;
+    st = diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "RawModule: NVRTC could not compile the CUDA C++ source (%s):\n%.900s",
+                    nv.error(r), log && *log ? log : "(no message)");
+    ctx_free(ctx, log);
+  } else {
+    size_t pn = 0;
+    if (nv.ptx_size(prog, &pn) != 0 || !pn || !(*ptx = ctx_alloc(ctx, pn + 1)) || nv.ptx(prog, *ptx) != 0) {
+      ctx_free(ctx, *ptx);
+      *ptx = NULL;
+      st = diag_error(d, LOOM_ERR_BACKEND, "RawModule: NVRTC gave no PTX");
+    } else {
+      (*ptx)[pn] = 0;
+    }
+  }
+  if (prog) nv.destroy(&prog);
+  ctx_free(ctx, text);
+  ctx_free(ctx, argv);
+  return st;
+}

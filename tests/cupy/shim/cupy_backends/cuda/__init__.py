@@ -1,0 +1,10 @@
+"""cupy_backends.cuda: only the submodule stream is mapped (cupy_backends/__init__.py)."""
+from cupy import _shim
+
+from . import stream  # noqa: F401 (before __getattr__ could answer `from cupy_backends.cuda import stream`)
+
+
+def __getattr__(name):
+    if name.startswith("__"):
+        raise AttributeError(name)
+    return _shim.Missing(f"cupy_backends.cuda.{name}")
