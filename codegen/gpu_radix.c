@@ -31,6 +31,7 @@
  * integer operations), so no pass transforms or restores keys.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <llvm-c/BitWriter.h>
@@ -55,11 +56,45 @@ bool cg_radix_key_ok(LoomDType t) {
   }
 }
 
+/* An integer environment setting in [lo, hi], else 0 (the default). */
+static int env_int(const char *name, int lo, int hi) {
+  const char *e = getenv(name);
+  if (!e || !*e) return 0;
+  char *end;
+  long v = strtol(e, &end, 10);
+  return *end == '\0' && v >= lo && v <= hi ? (int)v : 0;
+}
+
+void cg_radix_tuning(CgRadixSpec *spec) {
+  int kb = spec->take ? 0 : dtype_bits(spec->key) / 8, widest = kb > spec->value_bytes ? kb : spec->value_bytes;
+  spec->items = env_int(widest <= 4 ? "LOOM_GPU_RADIX_ITEMS4" : "LOOM_GPU_RADIX_ITEMS8", 1, CG_RADIX_MAX_ITEMS);
+  spec->blocks_per_sm = env_int("LOOM_GPU_RADIX_BLOCKS_PER_SM", 1, 8);
+  spec->hist_parts = env_int("LOOM_GPU_RADIX_HIST_PARTS", 1, 8);
+}
+
+/* Shared bytes of the pass kernel besides the staged tile: wave counters, bucket bases, tile starts, the
+ * scan's words (each array 16-byte aligned). */
+static int pass_fixed_shared(int wave) {
+  return CG_RADIX_BLOCK / wave * RADIX_DIGITS * 4 + RADIX_DIGITS * 8 + RADIX_DIGITS * 4 + 64;
+}
+
 CgRadixShape cg_radix_shape(const CgRadixSpec *spec) {
   int kb = dtype_bits(spec->key) / 8, widest = kb > spec->value_bytes ? kb : spec->value_bytes;
-  if (spec->take) return (CgRadixShape){.block = CG_RADIX_BLOCK, .items = 1, .tile = CG_RADIX_BLOCK, .passes = 0};
+  if (spec->take)
+    return (CgRadixShape){.block = CG_RADIX_BLOCK, .items = 1, .tile = CG_RADIX_BLOCK, .passes = 0, .blocks_per_sm = 1,
+                          .hist_parts = 1};
   CgRadixShape s = {.block = CG_RADIX_BLOCK, .items = widest <= 4 ? 16 : 8, .passes = kb};
+  if (spec->items >= 1 && spec->items <= CG_RADIX_MAX_ITEMS) s.items = spec->items;
+  /* the staged tile must fit the block's static shared memory (legacy: one region of the widest) */
+  int per_key = spec->legacy ? widest : kb + spec->value_bytes;
+  int fit = (CG_RADIX_SHARED_BYTES - pass_fixed_shared(spec->wave ? spec->wave : 32)) / (CG_RADIX_BLOCK * per_key);
+  if (s.items > fit) s.items = fit;
   s.tile = s.block * s.items;
+  s.blocks_per_sm = spec->blocks_per_sm >= 1 && spec->blocks_per_sm <= 8 ? spec->blocks_per_sm : CG_RADIX_PASS_BLOCKS_PER_SM;
+  s.hist_parts = spec->legacy ? 1 : kb <= 4 ? 4 : 2;
+  if (spec->hist_parts == 1 || spec->hist_parts == 2 || spec->hist_parts == 4 || spec->hist_parts == 8)
+    s.hist_parts = spec->hist_parts;
+  while (s.hist_parts > 1 && s.hist_parts * s.passes * RADIX_DIGITS * 4 > CG_RADIX_SHARED_BYTES) s.hist_parts /= 2;
   return s;
 }
 
@@ -67,7 +102,7 @@ CgRadixShape cg_radix_shape(const CgRadixSpec *spec) {
 /* The order-preserving unsigned image of key k (bits of kt), xor desc (0 or all ones): integers with the
  * sign bit flipped; floats with -0.0 as 0.0, the sign bit set on non-negatives and all bits flipped on
  * negatives, and every NaN the largest image. */
-static LLVMValueRef key_image(Gen *g, LLVMValueRef k, LLVMValueRef desc) {
+LLVMValueRef cg_radix_key_image(Gen *g, LLVMValueRef k, LLVMValueRef desc) {
   LoomDType t = g->spec.key;
   uint64_t sign = (uint64_t)1 << (g->kbits - 1);
   LLVMValueRef u = k;
@@ -87,19 +122,19 @@ static LLVMValueRef key_image(Gen *g, LLVMValueRef k, LLVMValueRef desc) {
 }
 
 /* Digit (i32) of an image at bit `shift` (a kt value). */
-static LLVMValueRef digit(Gen *g, LLVMValueRef u, LLVMValueRef shift) {
+LLVMValueRef cg_radix_digit(Gen *g, LLVMValueRef u, LLVMValueRef shift) {
   LLVMValueRef v = LLVMBuildAnd(g->b, LLVMBuildLShr(g->b, u, shift, ""), ck(g, RADIX_DIGITS - 1), "");
   return LLVMBuildZExtOrBitCast(g->b, g->kbits > 32 ? LLVMBuildTrunc(g->b, v, g->i32, "") : v, g->i32, "");
 }
 
-static LLVMValueRef desc_of(Gen *g, LLVMValueRef desc64) {
+LLVMValueRef cg_radix_desc_of(Gen *g, LLVMValueRef desc64) {
   return g->kbits == 64 ? desc64 : LLVMBuildTrunc(g->b, desc64, g->kt, "");
 }
 
 /* ---- block scan ----------------------------------------------------------------------------------------- */
 /* The exclusive sum of v (i32) over the block's threads in thread order. wsum: a shared array of
  * nwarps words. Every thread takes part; ends with a barrier (wsum may be reused). */
-static LLVMValueRef block_exclusive_scan(Gen *g, LLVMValueRef v, LLVMValueRef tid, LLVMValueRef wsum) {
+LLVMValueRef cg_radix_block_scan(Gen *g, LLVMValueRef v, LLVMValueRef tid, LLVMValueRef wsum) {
   LLVMValueRef lane = LLVMBuildAnd(g->b, tid, c32(g, (unsigned)g->spec.wave - 1), "");
   LLVMValueRef warp = LLVMBuildUDiv(g->b, tid, c32(g, (unsigned)g->spec.wave), "");
   LLVMValueRef incl = v, total = v;
@@ -141,10 +176,9 @@ static Tile tile_of(Gen *g, LLVMValueRef t, LLVMValueRef n, LLVMValueRef tpr) {
 }
 
 /* ---- loom_radix_histogram ------------------------------------------------------------------------------- */
-/* Copies of the block's histogram in the histogram kernel: 1 (legacy), else at most 16 KB of them (8 blocks of 256 fit a multiprocessor). */
-static int hist_parts(Gen *g) {
-  return g->spec.legacy ? 1 : g->sh.passes <= 4 ? 4 : 2;
-}
+/* Copies of the block's histogram in the histogram kernel: 1 (legacy), else by default at most 16 KB of
+ * them (8 blocks of 256 fit a multiprocessor); CgRadixSpec.hist_parts sets it. */
+static int hist_parts(Gen *g) { return g->sh.hist_parts; }
 
 /* One block per `chunk` consecutive tiles of a row (blocks_per_row = ceil(tiles_per_row / chunk)): the
  * block's counts gather in shared memory over its tiles and go to the row's histogram once, so that
@@ -154,7 +188,7 @@ static void gen_histogram(Gen *g) {
   begin_kernel(g, "loom_radix_histogram", ps, 6);
   if (!g->spec.legacy) launch_bounds(g, g->sh.block, 8); /* ~HIST_BLOCKS (gpu_sort.c) blocks in one wave */
   LLVMValueRef keys = LLVMGetParam(g->fn, 0), scratch = LLVMGetParam(g->fn, 1), n = LLVMGetParam(g->fn, 2);
-  LLVMValueRef tpr = LLVMGetParam(g->fn, 3), desc = desc_of(g, LLVMGetParam(g->fn, 4));
+  LLVMValueRef tpr = LLVMGetParam(g->fn, 3), desc = cg_radix_desc_of(g, LLVMGetParam(g->fn, 4));
   LLVMValueRef chunk = LLVMGetParam(g->fn, 5);
   int P = g->sh.passes, B = g->sh.block, NP = hist_parts(g), W = P * RADIX_DIGITS;
   LLVMValueRef hs = shared_array(g, "loom_radix_hist_counts", g->i32, (unsigned)(NP * W), 16);
@@ -187,10 +221,10 @@ static void gen_histogram(Gen *g) {
     LLVMValueRef e = add(g, tid64, c64(g, (unsigned)(j * B)));
     LLVMValueRef ok = ult(g, e, x.valid);
     LLVMValueRef p = at(g, g->kt, keys, add(g, add(g, x.row_base, x.start), sel(g, ok, e, c64(g, 0))));
-    LLVMValueRef u = key_image(g, load(g, g->kt, p, (unsigned)g->kbits / 8), desc);
+    LLVMValueRef u = cg_radix_key_image(g, load(g, g->kt, p, (unsigned)g->kbits / 8), desc);
     LLVMBasicBlockRef after = if_begin(g, ok);
     for (int q = 0; q < P; q++) {
-      LLVMValueRef d = digit(g, u, ck(g, (unsigned)(8 * q)));
+      LLVMValueRef d = cg_radix_digit(g, u, ck(g, (unsigned)(8 * q)));
       atomic_add(g, at(g, g->i32, hs, add(g, part, add(g, d, c32(g, (unsigned)(q * RADIX_DIGITS))))), c32(g, 1));
     }
     if_end(g, after);
@@ -221,7 +255,8 @@ typedef struct PassState {
   LLVMValueRef tid, lane, warp, shift;
   LLVMValueRef stage, wc, ts, sb, wsum;
   Tile x;
-  LLVMValueRef key[16], val[16], dig[16], rank[16], ok[16], dest[16];
+  LLVMValueRef key[CG_RADIX_MAX_ITEMS], val[CG_RADIX_MAX_ITEMS], dig[CG_RADIX_MAX_ITEMS], rank[CG_RADIX_MAX_ITEMS];
+  LLVMValueRef ok[CG_RADIX_MAX_ITEMS], dest[CG_RADIX_MAX_ITEMS];
   bool packed; /* rank_items leaves rank[j] = rank | digit << 16 (digit 256: no key), dig and ok unset */
 } PassState;
 
@@ -292,13 +327,13 @@ static void load_items(Gen *g, PassState *s, bool keys_only) {
   int W = g->spec.wave, I = g->sh.items;
   LLVMValueRef run = mul(g, zext64(g, s->warp), c64(g, (unsigned)(I * W)));
   LLVMValueRef first = add(g, s->x.row_base, s->x.start);
-  LLVMValueRef e[16], src[16];
+  LLVMValueRef e[CG_RADIX_MAX_ITEMS], src[CG_RADIX_MAX_ITEMS];
   for (int j = 0; j < I; j++) {
     e[j] = add(g, run, add(g, zext64(g, s->lane), c64(g, (unsigned)(j * W))));
     s->ok[j] = ult(g, e[j], s->x.valid);
     src[j] = add(g, first, sel(g, s->ok[j], e[j], c64(g, 0)));
     s->key[j] = load(g, g->kt, at(g, g->kt, s->keys_in, src[j]), (unsigned)g->kbits / 8);
-    s->dig[j] = sel(g, s->ok[j], digit(g, key_image(g, s->key[j], s->desc), s->shift), c32(g, 0));
+    s->dig[j] = sel(g, s->ok[j], cg_radix_digit(g, cg_radix_key_image(g, s->key[j], s->desc), s->shift), c32(g, 0));
   }
   if (!g->spec.value_bytes || keys_only) return;
   /* values: copied (mode 2) or the key's position in its row (mode 1: argsort's first pass) */
@@ -306,7 +341,7 @@ static void load_items(Gen *g, PassState *s, bool keys_only) {
   LLVMBasicBlockRef iota = LLVMAppendBasicBlockInContext(g->m.c, g->fn, "vals.iota");
   LLVMBasicBlockRef merge = LLVMAppendBasicBlockInContext(g->m.c, g->fn, "vals");
   LLVMBuildCondBr(g->b, eq(g, LLVMBuildAnd(g->b, s->mode, c32(g, 3), ""), c32(g, 2)), copy, iota);
-  LLVMValueRef cv[16], iv[16];
+  LLVMValueRef cv[CG_RADIX_MAX_ITEMS], iv[CG_RADIX_MAX_ITEMS];
   unsigned vb = (unsigned)g->spec.value_bytes;
   LLVMPositionBuilderAtEnd(g->b, copy);
   for (int j = 0; j < I; j++) cv[j] = load(g, g->vt, at(g, g->vt, s->vals_in, src[j]), vb);
@@ -326,40 +361,47 @@ static void load_items(Gen *g, PassState *s, bool keys_only) {
   }
 }
 
-/* Ranks item j among the wave's items of the same digit: peers from 8 ballots; the highest peer adds the
- * peers' count to the wave's counter of the digit; rank = the counter before + lower peers. */
-static void rank_items(Gen *g, PassState *s) {
+/* The rank of one item (digit dig, i32; ok: it is a key) among the wave's items of its digit: the lanes of
+ * one digit find each other (match-any, else 8 ballots), the highest of them adds their count to the
+ * wave's counter of the digit (wc: the wave's 256 shared counters); rank = the counter before + lower
+ * peers. Every lane of the wave takes part. */
+LLVMValueRef cg_radix_wave_rank(Gen *g, LLVMValueRef ok, LLVMValueRef dig, LLVMValueRef lane, LLVMValueRef wc) {
   LLVMValueRef one = LLVMConstInt(g->mt, 1, 0);
-  LLVMValueRef lane_m = LLVMBuildZExtOrBitCast(g->b, s->lane, g->mt, "");
+  LLVMValueRef lane_m = LLVMBuildZExtOrBitCast(g->b, lane, g->mt, "");
   LLVMValueRef below = LLVMBuildSub(g->b, LLVMBuildShl(g->b, one, lane_m, ""), one, "");
-  LLVMValueRef wbase = mul(g, s->warp, c32(g, RADIX_DIGITS));
+  LLVMValueRef peers;
+  if (g->h.match_any) { /* one instruction; an invalid lane matches no digit (256) */
+    peers = g->h.match_any(&g->m, sel(g, ok, dig, c32(g, RADIX_DIGITS)));
+  } else {
+    peers = g->h.ballot(&g->m, ok);
+    for (int bit = 0; bit < 8; bit++) {
+      LLVMValueRef set = LLVMBuildTrunc(g->b, LLVMBuildLShr(g->b, dig, c32(g, (unsigned)bit), ""), g->i1, "");
+      LLVMValueRef v = g->h.ballot(&g->m, set);
+      peers = LLVMBuildAnd(g->b, peers, sel(g, set, v, LLVMBuildNot(g->b, v, "")), "");
+    }
+  }
+  LLVMValueRef slot = at(g, g->i32, wc, dig);
+  LLVMValueRef before = load(g, g->i32, slot, 4);
+  g->h.wave_sync(&g->m);
+  LLVMTypeRef mt = g->mt;
+  LLVMValueRef cnt = LLVMBuildTrunc(g->b, cg_intrinsic(&g->m, "llvm.ctpop", &mt, 1, &peers, 1), g->i32, "");
+  LLVMValueRef low = LLVMBuildAnd(g->b, peers, below, "");
+  LLVMValueRef lower = LLVMBuildTrunc(g->b, cg_intrinsic(&g->m, "llvm.ctpop", &mt, 1, &low, 1), g->i32, "");
+  LLVMValueRef leader = LLVMBuildAnd(g->b, ok, eq(g, LLVMBuildLShr(g->b, peers, lane_m, ""), one), "");
+  LLVMBasicBlockRef after = if_begin(g, leader);
+  store(g, add(g, before, cnt), slot, 4);
+  if_end(g, after);
+  g->h.wave_sync(&g->m);
+  return add(g, before, lower);
+}
+
+/* Ranks item j among the wave's items of the same digit (cg_radix_wave_rank). */
+static void rank_items(Gen *g, PassState *s) {
+  LLVMValueRef wc = at(g, g->i32, s->wc, mul(g, s->warp, c32(g, RADIX_DIGITS)));
   for (int j = 0; j < g->sh.items; j++) {
     if (!s->dig[j]) /* the single-sweep order: the digit made here, from the key, when it is needed */
-      s->dig[j] = sel(g, s->ok[j], digit(g, key_image(g, s->key[j], s->desc), s->shift), c32(g, 0));
-    LLVMValueRef peers;
-    if (g->h.match_any) { /* one instruction; an invalid lane matches no digit (256) */
-      peers = g->h.match_any(&g->m, sel(g, s->ok[j], s->dig[j], c32(g, RADIX_DIGITS)));
-    } else {
-      peers = g->h.ballot(&g->m, s->ok[j]);
-      for (int bit = 0; bit < 8; bit++) {
-        LLVMValueRef set = LLVMBuildTrunc(g->b, LLVMBuildLShr(g->b, s->dig[j], c32(g, (unsigned)bit), ""), g->i1, "");
-        LLVMValueRef v = g->h.ballot(&g->m, set);
-        peers = LLVMBuildAnd(g->b, peers, sel(g, set, v, LLVMBuildNot(g->b, v, "")), "");
-      }
-    }
-    LLVMValueRef slot = at(g, g->i32, s->wc, add(g, wbase, s->dig[j]));
-    LLVMValueRef before = load(g, g->i32, slot, 4);
-    g->h.wave_sync(&g->m);
-    LLVMTypeRef mt = g->mt;
-    LLVMValueRef cnt = LLVMBuildTrunc(g->b, cg_intrinsic(&g->m, "llvm.ctpop", &mt, 1, &peers, 1), g->i32, "");
-    LLVMValueRef low = LLVMBuildAnd(g->b, peers, below, "");
-    LLVMValueRef lower = LLVMBuildTrunc(g->b, cg_intrinsic(&g->m, "llvm.ctpop", &mt, 1, &low, 1), g->i32, "");
-    LLVMValueRef leader = LLVMBuildAnd(g->b, s->ok[j], eq(g, LLVMBuildLShr(g->b, peers, lane_m, ""), one), "");
-    LLVMBasicBlockRef after = if_begin(g, leader);
-    store(g, add(g, before, cnt), slot, 4);
-    if_end(g, after);
-    g->h.wave_sync(&g->m);
-    s->rank[j] = add(g, before, lower);
+      s->dig[j] = sel(g, s->ok[j], cg_radix_digit(g, cg_radix_key_image(g, s->key[j], s->desc), s->shift), c32(g, 0));
+    s->rank[j] = cg_radix_wave_rank(g, s->ok[j], s->dig[j], s->lane, wc);
     if (s->packed) { /* one word per item from here on: rank (< 2^16) | digit << 16, 256 for no key */
       LLVMValueRef d = sel(g, s->ok[j], s->dig[j], c32(g, RADIX_DIGITS));
       s->rank[j] = pin(g, LLVMBuildOr(g->b, s->rank[j], LLVMBuildShl(g->b, d, c32(g, 16), ""), ""));
@@ -386,7 +428,7 @@ static void scatter(Gen *g, PassState *s, LLVMTypeRef t, unsigned bytes, LLVMVal
     LLVMValueRef inb = ult(g, i, s->x.valid);
     LLVMValueRef w = load(g, t, at(g, t, s->stage, sel(g, inb, i, c64(g, 0))), bytes);
     if (keys) {
-      LLVMValueRef d = digit(g, key_image(g, w, s->desc), s->shift);
+      LLVMValueRef d = cg_radix_digit(g, cg_radix_key_image(g, w, s->desc), s->shift);
       s->dest[j] = add(g, load(g, g->i64, at(g, g->i64, s->sb, d), 8), i);
     }
     LLVMBasicBlockRef after = if_begin(g, inb);
@@ -429,8 +471,8 @@ static void load_keys(Gen *g, PassState *s) {
 static void stage_items(Gen *g, PassState *s, LLVMValueRef stage_v) {
   LLVMValueRef wbase = mul(g, s->warp, c32(g, RADIX_DIGITS));
   unsigned kb = (unsigned)g->kbits / 8, vb = (unsigned)g->spec.value_bytes;
-  LLVMValueRef pos[16];
-  LLVMValueRef ok[16];
+  LLVMValueRef pos[CG_RADIX_MAX_ITEMS];
+  LLVMValueRef ok[CG_RADIX_MAX_ITEMS];
   for (int j = 0; j < g->sh.items; j++) {
     LLVMValueRef d = LLVMBuildLShr(g->b, s->rank[j], c32(g, 16), "");
     ok[j] = ult(g, d, c32(g, RADIX_DIGITS));
@@ -478,7 +520,7 @@ static void write_tile(Gen *g, PassState *s, LLVMValueRef stage_v, LLVMValueRef 
     LLVMValueRef inb = ult(g, i, s->x.valid32);
     LLVMBasicBlockRef after = if_begin(g, inb);
     LLVMValueRef w = load(g, g->kt, at(g, g->kt, s->stage, i), kb);
-    LLVMValueRef d = digit(g, key_image(g, w, s->desc), s->shift);
+    LLVMValueRef d = cg_radix_digit(g, cg_radix_key_image(g, w, s->desc), s->shift);
     LLVMValueRef dest = add(g, load(g, g->i64, at(g, g->i64, s->sb, d), 8), zext64(g, i));
     store(g, w, at(g, g->kt, s->keys_out, dest), kb);
     if (vb) {
@@ -508,11 +550,11 @@ static void gen_pass(Gen *g) {
   LLVMValueRef *pv[11] = {&s.keys_in, &s.keys_out, &s.vals_in, &s.vals_out, &s.scratch, &s.n, &s.tpr, &s.rows,
                           &s.pass, &s.desc, &s.mode};
   for (unsigned i = 0; i < 11; i++) *pv[i] = LLVMGetParam(g->fn, i);
-  s.desc = desc_of(g, s.desc);
+  s.desc = cg_radix_desc_of(g, s.desc);
   s.shift = LLVMBuildZExtOrBitCast(g->b, mul(g, s.pass, c32(g, 8)), g->i32, "");
   s.shift = g->kbits >= 32 ? LLVMBuildZExtOrBitCast(g->b, s.shift, g->kt, "") : LLVMBuildTrunc(g->b, s.shift, g->kt, "");
   bool legacy = g->spec.legacy;
-  if (!legacy) launch_bounds(g, g->sh.block, CG_RADIX_PASS_BLOCKS_PER_SM);
+  if (!legacy) launch_bounds(g, g->sh.block, g->sh.blocks_per_sm);
   int B = g->sh.block, I = g->sh.items, kb = g->kbits / 8, vb = g->spec.value_bytes;
   int widest = kb > vb ? kb : vb;
   /* legacy: one staging region for keys, then values; else keys and values side by side */
@@ -558,9 +600,9 @@ static void gen_pass(Gen *g) {
     run = add(g, run, c);
   }
   if (!legacy) publish_count(g, &s, tile, run);
-  LLVMValueRef tstart = block_exclusive_scan(g, run, s.tid, s.wsum);
+  LLVMValueRef tstart = cg_radix_block_scan(g, run, s.tid, s.wsum);
   store(g, tstart, at(g, g->i32, s.ts, s.tid), 4);
-  LLVMValueRef rstart = block_exclusive_scan(g, hcount, s.tid, s.wsum); /* its barriers publish ts too */
+  LLVMValueRef rstart = cg_radix_block_scan(g, hcount, s.tid, s.wsum); /* its barriers publish ts too */
   LLVMValueRef moved = vb ? LLVMBuildICmp(g->b, LLVMIntNE, LLVMBuildAnd(g->b, s.mode, c32(g, 3), ""), c32(g, 0), "") : NULL;
   LLVMValueRef widen = vb == 4 ? LLVMBuildICmp(g->b, LLVMIntNE, LLVMBuildAnd(g->b, s.mode, c32(g, 4), ""), c32(g, 0), "")
                                : NULL;
@@ -578,7 +620,7 @@ static void gen_pass(Gen *g) {
   }
 
   /* legacy: slots in tile order, then keys (and values) out, in two rounds through one region */
-  LLVMValueRef pos[16];
+  LLVMValueRef pos[CG_RADIX_MAX_ITEMS];
   LLVMValueRef wbase = mul(g, s.warp, c32(g, RADIX_DIGITS));
   for (int j = 0; j < I; j++) {
     LLVMValueRef t0 = load(g, g->i32, at(g, g->i32, s.ts, s.dig[j]), 4);
@@ -634,6 +676,8 @@ static LoomStatus build(LoomContext *ctx, const CgRadixSpec *spec, LLVMContextRe
   } else {
     gen_histogram(&g);
     gen_pass(&g);
+    int items[CG_RADIX_ROW_VARIANTS], nv = cg_radix_row_items(spec, items);
+    for (int i = 0; i < nv; i++) cg_radix_gen_rows(&g, items[i]);
   }
   LLVMDisposeBuilder(g.b);
   if (d->status != LOOM_OK) {

@@ -52,9 +52,9 @@ static void em_histogram(EmSort *s, const void *keys, int64_t hist_blocks) {
 /* One tile's ranking (everything before the look-back): the digits, ranks and tile counts. */
 typedef struct EmTile {
   int64_t row, start, valid;
-  int dig[CG_RADIX_BLOCK][16];
-  bool ok[CG_RADIX_BLOCK][16];
-  uint32_t rank[CG_RADIX_BLOCK][16];
+  int dig[CG_RADIX_BLOCK][CG_RADIX_MAX_ITEMS];
+  bool ok[CG_RADIX_BLOCK][CG_RADIX_MAX_ITEMS];
+  uint32_t rank[CG_RADIX_BLOCK][CG_RADIX_MAX_ITEMS];
   uint32_t wc[16][EM_DIGITS]; /* per wave, then its exclusive prefix over waves */
   uint32_t count[EM_DIGITS], tstart[EM_DIGITS];
 } EmTile;
@@ -183,11 +183,19 @@ static bool em_pass(EmSort *s, const void *in, void *out, const int64_t *vin, in
   return ok;
 }
 
-/* The emulated sort of rows x n keys; checks keys and indices against the reference. */
-static void emulate_one(LoomDType t, int wave, int64_t rows, int64_t n, int kind, bool desc) {
+/* The emulated sort of rows x n keys; checks keys and indices against the reference. row_items > 0: the
+ * block row sort of that many keys a thread (gpu_radix_rows.c): the whole row is one tile of 256 row_items
+ * slots ranked per pass in the block's memory -- the sweep's arithmetic with one tile a row, no look-back
+ * (every tile is its row's first), and each pass's staged row the next pass's input. */
+static void emulate_rows_one(LoomDType t, int wave, int64_t rows, int64_t n, int kind, bool desc, int row_items) {
   EmSort s = {.t = t, .bits = esize(t) * 8, .es = esize(t), .wave = wave, .rows = rows, .n = n, .desc = desc};
   CgRadixSpec spec = {.key = t, .value_bytes = 8, .wave = wave};
   s.sh = cg_radix_shape(&spec);
+  if (row_items > 0) {
+    s.sh.items = row_items;
+    s.sh.tile = CG_RADIX_BLOCK * row_items;
+    if (!CHECK(n <= s.sh.tile, "emulated row sort: %lld keys do not fit %d slots", (long long)n, s.sh.tile)) return;
+  }
   s.nwarps = s.sh.block / wave;
   s.tpr = (n + s.sh.tile - 1) / s.sh.tile;
   s.tiles = rows * s.tpr;
@@ -212,8 +220,8 @@ static void emulate_one(LoomDType t, int wave, int64_t rows, int64_t n, int kind
   }
   ref_sort(t, keys, rows, n, desc, perm);
   char what[128];
-  snprintf(what, sizeof what, "emulated wave %d %s %lldx%lld kind %d%s", wave, loom_dtype_name(t), (long long)rows,
-           (long long)n, kind, desc ? " descending" : "");
+  snprintf(what, sizeof what, "emulated wave %d %s %lldx%lld kind %d%s row items %d", wave, loom_dtype_name(t),
+           (long long)rows, (long long)n, kind, desc ? " descending" : "", row_items);
   int64_t bad = -1;
   for (int64_t i = 0; i < total && ok && bad < 0; i++)
     if (vin[i] != perm[i] || bits_at(kin, s.es, i) != bits_at(keys, s.es, (i / n) * n + perm[i])) bad = i;
@@ -222,7 +230,28 @@ static void emulate_one(LoomDType t, int wave, int64_t rows, int64_t n, int kind
   free(keys), free(a), free(b), free(va), free(vb), free(perm), free(s.hist), free(s.status);
 }
 
+static void emulate_one(LoomDType t, int wave, int64_t rows, int64_t n, int kind, bool desc) {
+  emulate_rows_one(t, wave, rows, n, kind, desc, 0);
+}
+
 static void emulate_cases(void) {
+  /* the block row sorts: every variant the module has for argsort's int32 index (as gpu_sort.c picks the
+   * smallest that holds the row), rows of 1, of exactly the variant's capacity, one short of it, and
+   * shorter than the next smaller variant's */
+  for (int i = 0; i < NKEY_TYPES; i++)
+    for (int w = 32; w <= 64; w *= 2) {
+      LoomDType t = key_types[i];
+      CgRadixSpec spec = {.key = t, .value_bytes = 4, .wave = w};
+      int items[CG_RADIX_ROW_VARIANTS], nv = cg_radix_row_items(&spec, items);
+      for (int v = 0; v < nv; v++) {
+        int cap = CG_RADIX_BLOCK * items[v];
+        if (v % 2 == (w == 64)) emulate_rows_one(t, w, 3, cap, 2, v % 3 == 0, items[v]);
+        else emulate_rows_one(t, w, 2, cap - 1, 0, v % 3 == 1, items[v]);
+      }
+      emulate_rows_one(t, w, 5, 1, 0, false, 1);
+      emulate_rows_one(t, w, 7, 100, 1, true, 1);
+      emulate_rows_one(t, w, 4, 1000, 3, false, 4);
+    }
   for (int i = 0; i < NKEY_TYPES; i++)
     for (int w = 32; w <= 64; w *= 2) {
       LoomDType t = key_types[i];

@@ -9,6 +9,8 @@
  * that need no GPU (host arrays, NULL, unknown flags). LOOM_TEST_PTX_DIR=dir keeps each module's PTX
  * there (radix_<key>_v<value bytes>.ptx) for `ptxas -arch=sm_90 -v`. With ptxas, the pass kernel of the
  * default design must fit 4 blocks of 256 a multiprocessor: <= 64 registers, <= 32 bytes spilled.
+ * `test_gpu_sort --ptxas-report` (no GPU, needs ptxas): registers, spills and shared memory of the pass
+ * kernel over a grid of tuned shapes (CgRadixSpec.items x blocks_per_sm) and of the row sorts.
  * `test_gpu_sort --emulate` (ctest test_gpu_sort_emulate, no GPU): the kernels' arithmetic run on the
  * host for waves of 32 and 64 -- key images, the histogram, per-wave ballot ranking, the wave prefix and
  * tile scans, the look-back (tiles resolved in a shuffled order, so it walks over tiles that only
@@ -141,7 +143,7 @@ static const char *ptxas_path(void) {
   return access(buf, X_OK) == 0 ? buf : NULL;
 }
 
-static void check_entries(const char *what, const CgRawEntry *es, int32_t n, bool take) {
+static void check_entries(const char *what, const CgRadixSpec *spec, const CgRawEntry *es, int32_t n, bool take) {
   static const char *const names[3] = {"loom_radix_zero", "loom_radix_histogram", "loom_radix_pass"};
   static const int nparams[3] = {2, 6, 11};
   if (take) {
@@ -151,20 +153,80 @@ static void check_entries(const char *what, const CgRawEntry *es, int32_t n, boo
             "%s: entry %s with %d parameters", what, es[i].name, (int)es[i].nparams);
     return;
   }
-  CHECK(n == 3, "%s: %d entries, want 3", what, (int)n);
+  int items[CG_RADIX_ROW_VARIANTS], nv = cg_radix_row_items(spec, items);
+  /* every key and value width has the row sorts of 1 .. 8 keys a thread at least (rows of <= 2048) */
+  CHECK(nv >= 4 && items[0] == 1 && items[3] == 8, "%s: %d row sort variants", what, nv);
+  CHECK(n == 3 + nv, "%s: %d entries, want %d (zero, histogram, pass, %d row sorts)", what, (int)n, 3 + nv, nv);
   for (int i = 0; i < n && i < 3; i++) {
     CHECK(!strcmp(es[i].name, names[i]), "%s: entry %d is %s, want %s", what, i, es[i].name, names[i]);
     CHECK(es[i].nparams == nparams[i], "%s: %s has %d parameters, want %d", what, es[i].name, (int)es[i].nparams, nparams[i]);
     for (int p = 0; p < es[i].nparams; p++)
       if (p < (i == 2 ? 5 : i == 1 ? 2 : 1)) CHECK(es[i].params[p].kind == CG_RAW_POINTER, "%s: %s parameter %d is not a pointer", what, es[i].name, p);
   }
+  for (int i = 3; i < n && i - 3 < nv; i++) {
+    char want[40];
+    snprintf(want, sizeof want, "loom_radix_rows%d", items[i - 3]);
+    CHECK(!strcmp(es[i].name, want) && es[i].nparams == 7, "%s: entry %d is %s with %d parameters, want %s with 7", what,
+          i, es[i].name, (int)es[i].nparams, want);
+    for (int p = 0; p < 4; p++)
+      CHECK(es[i].params[p].kind == CG_RAW_POINTER, "%s: %s parameter %d is not a pointer", what, es[i].name, p);
+  }
 }
 
-static void nvptx_case(LoomDType key, int vb, bool take, bool legacy) {
-  char what[96];
-  snprintf(what, sizeof what, "nvptx %s keys, %d-byte values%s%s", loom_dtype_name(key), vb, take ? " (take)" : "",
-           legacy ? " (legacy pass)" : "");
-  CgRadixSpec spec = {.key = key, .value_bytes = vb, .wave = 32, .amdgpu = false, .take = take, .legacy = legacy};
+/* ptxas -v's figures of one kernel: registers, spill stores, static shared bytes (-1: not found). */
+typedef struct PtxasFigures {
+  int regs, spill, shared;
+} PtxasFigures;
+
+/* The figure before `tag` in line (a number followed by spaces then tag), or -1. */
+static int number_before(const char *line, const char *tag) {
+  const char *t = strstr(line, tag);
+  if (!t) return -1;
+  while (t > line && t[-1] == ' ') t--;
+  const char *q = t;
+  while (q > line && q[-1] >= '0' && q[-1] <= '9') q--;
+  return q < t ? atoi(q) : -1;
+}
+
+/* Assembles ptx with ptxas -arch=sm_90 -v; figures of loom_radix_pass and the largest row sort
+ * (rows_name) into pass / rows. False when ptxas rejects it. */
+static bool run_ptxas(const char *px, const char *ptx, const char *rows_name, PtxasFigures *pass, PtxasFigures *rows) {
+  *pass = *rows = (PtxasFigures){-1, -1, -1};
+  char path[] = "/tmp/loom_sort_ptx_XXXXXX";
+  int fd = mkstemp(path);
+  if (fd < 0) return true;
+  size_t len = strlen(ptx);
+  bool wrote = write(fd, ptx, len) == (ssize_t)len;
+  close(fd);
+  char cmd[1200];
+  snprintf(cmd, sizeof cmd, "'%s' -arch=sm_90 -v -o /dev/null '%s' 2>&1", px, path);
+  FILE *pp = wrote ? popen(cmd, "r") : NULL;
+  char line[512];
+  PtxasFigures *cur = NULL;
+  while (pp && fgets(line, sizeof line, pp)) { /* "Compiling entry function 'x'", then its figures */
+    if (strstr(line, "entry function")) {
+      char q[64];
+      snprintf(q, sizeof q, "'%s'", rows_name);
+      cur = strstr(line, "'loom_radix_pass'") ? pass : strstr(line, q) ? rows : NULL;
+    }
+    if (!cur) continue;
+    const char *u = strstr(line, "Used ");
+    if (u) cur->regs = atoi(u + 5);
+    int sp = number_before(line, "bytes spill stores"), sm = number_before(line, "bytes smem");
+    if (sp >= 0) cur->spill = sp;
+    if (sm >= 0) cur->shared = sm;
+  }
+  bool ok = pp && pclose(pp) == 0;
+  unlink(path);
+  return ok;
+}
+
+static void nvptx_case_tuned(LoomDType key, int vb, bool take, bool legacy, int items, int bps, bool report) {
+  char what[128];
+  snprintf(what, sizeof what, "nvptx %s keys, %d-byte values%s%s items %d blocks/SM %d", loom_dtype_name(key), vb,
+           take ? " (take)" : "", legacy ? " (legacy pass)" : "", items, bps);
+  CgRadixSpec spec = {.key = key, .value_bytes = vb, .wave = 32, .amdgpu = false, .take = take, .legacy = legacy,
+                      .items = items, .blocks_per_sm = bps};
   void *bc = NULL;
   size_t size = 0;
   Diag d = {.status = LOOM_OK};
@@ -174,7 +236,7 @@ static void nvptx_case(LoomDType key, int vb, bool take, bool legacy) {
   int32_t n = 0;
   LoomStatus st = cg_nvptx_compile_llvm(tc_ctx, bc, size, true, 90, &ptx, &es, &n, &d);
   if (CHECK(st == LOOM_OK, "%s: compile: %s", what, d.msg)) {
-    check_entries(what, es, n, take);
+    check_entries(what, &spec, es, n, take);
     const char *must_sort[] = {"match.any.sync.b32", "bar.warp.sync", "bar.sync", "atom.shared.add", "atom.global.add",
                                "ld.relaxed.sys.global", "st.relaxed.sys.global"};
     const char *must_take[] = {"ld.global", "st.global"};
@@ -188,8 +250,8 @@ static void nvptx_case(LoomDType key, int vb, bool take, bool legacy) {
     const char *dump = getenv("LOOM_TEST_PTX_DIR"); /* keep the PTX (ptxas -v: registers, spills, shared) */
     if (dump && *dump) {
       char out[600];
-      snprintf(out, sizeof out, "%s/radix_%s_v%d%s%s.ptx", dump, loom_dtype_name(key), vb, take ? "_take" : "",
-               legacy ? "_legacy" : "");
+      snprintf(out, sizeof out, "%s/radix_%s_v%d%s%s_i%d_b%d.ptx", dump, loom_dtype_name(key), vb, take ? "_take" : "",
+               legacy ? "_legacy" : "", items, bps);
       FILE *f = fopen(out, "w");
       if (CHECK(f != NULL, "%s: cannot write %s", what, out)) {
         fputs(ptx, f);
@@ -198,41 +260,34 @@ static void nvptx_case(LoomDType key, int vb, bool take, bool legacy) {
     }
     const char *px = ptxas_path();
     if (px) {
-      char path[] = "/tmp/loom_sort_ptx_XXXXXX";
-      int fd = mkstemp(path);
-      if (fd >= 0) {
-        size_t len = strlen(ptx);
-        CHECK(write(fd, ptx, len) == (ssize_t)len, "write");
-        close(fd);
-        char cmd[1200];
-        snprintf(cmd, sizeof cmd, "'%s' -arch=sm_90 -v -o /dev/null '%s' 2>&1", px, path);
-        FILE *pp = popen(cmd, "r");
-        char line[512];
-        int pass_regs = -1, pass_spill = -1;
-        bool in_pass = false;
-        while (pp && fgets(line, sizeof line, pp)) { /* "Function properties for loom_radix_pass", then its figures */
-          if (strstr(line, "entry function")) in_pass = strstr(line, "'loom_radix_pass'") != NULL;
-          const char *u = strstr(line, "Used "), *sp = strstr(line, "bytes spill stores");
-          if (in_pass && u) pass_regs = atoi(u + 5);
-          if (in_pass && sp) {
-            const char *q = sp;
-            while (q > line && q[-1] == ' ') q--;
-            while (q > line && q[-1] >= '0' && q[-1] <= '9') q--;
-            pass_spill = atoi(q);
-          }
-        }
-        CHECK(pp && pclose(pp) == 0, "%s: ptxas rejects the PTX", what);
-        /* the single-sweep pass is built for 4 blocks a multiprocessor: 64 registers, a few words spilled */
-        if (!take && !legacy)
-          CHECK(pass_regs > 0 && pass_regs <= 64 && pass_spill >= 0 && pass_spill <= 32,
-                "%s: loom_radix_pass uses %d registers, %d bytes spilled (want <= 64, <= 32)", what, pass_regs, pass_spill);
-        unlink(path);
-      }
+      int ri[CG_RADIX_ROW_VARIANTS], nv = take ? 0 : cg_radix_row_items(&spec, ri);
+      char rows_name[40];
+      snprintf(rows_name, sizeof rows_name, "loom_radix_rows%d", nv ? ri[nv - 1] : 0);
+      PtxasFigures pf, rf;
+      CHECK(run_ptxas(px, ptx, rows_name, &pf, &rf), "%s: ptxas rejects the PTX", what);
+      CgRadixShape sh = cg_radix_shape(&spec);
+      if (report && !take)
+        printf("ptxas sm_90 | %-8s | v%d | %s | items %2d | tile %4d | bound %d/SM | pass: %3d regs, %4d B spilled, %5d B "
+               "smem | %s: %3d regs, %4d B spilled, %5d B smem\n",
+               loom_dtype_name(key), vb, legacy ? "legacy" : "sweep ", sh.items, sh.tile, sh.blocks_per_sm, pf.regs,
+               pf.spill, pf.shared, rows_name, rf.regs, rf.spill, rf.shared);
+      /* the single-sweep pass at its default shape is built for 4 blocks a multiprocessor: 64 registers, a
+       * few words spilled */
+      if (!take && !legacy && !items && !bps)
+        CHECK(pf.regs > 0 && pf.regs <= 64 && pf.spill >= 0 && pf.spill <= 32,
+              "%s: loom_radix_pass uses %d registers, %d bytes spilled (want <= 64, <= 32)", what, pf.regs, pf.spill);
+      /* the row sorts have no launch bound: they must not spill (a spilled key costs a local round trip a pass) */
+      if (!take) CHECK(rf.regs > 0 && rf.spill == 0, "%s: %s uses %d registers, %d bytes spilled (want no spills)", what,
+                       rows_name, rf.regs, rf.spill);
     }
   }
   cg_raw_entries_free(tc_ctx, es, n);
   ctx_free(tc_ctx, ptx);
   ctx_free(tc_ctx, bc);
+}
+
+static void nvptx_case(LoomDType key, int vb, bool take, bool legacy) {
+  nvptx_case_tuned(key, vb, take, legacy, 0, 0, false);
 }
 
 static bool amd_case(LoomDType key, int vb, bool take, const char *chip) {
@@ -254,7 +309,7 @@ static bool amd_case(LoomDType key, int vb, bool take, const char *chip) {
     return false;
   }
   if (CHECK(st == LOOM_OK, "%s: compile: %s", what, d.msg)) {
-    check_entries(what, es, n, take);
+    check_entries(what, &spec, es, n, take);
     CHECK(co_size > 1000 && !memcmp(co, "\177ELF", 4), "%s: no ELF code object", what);
   }
   cg_raw_entries_free(tc_ctx, es, n);
@@ -270,6 +325,11 @@ static void compile_cases(void) {
   nvptx_case(LOOM_FLOAT32, 4, false, true);
   nvptx_case(LOOM_FLOAT64, 8, false, true);
   nvptx_case(LOOM_UINT8, 0, false, true);
+  /* tuned shapes (LOOM_GPU_RADIX_*: what bench/sort_sweep.py times) compile and assemble too */
+  nvptx_case_tuned(LOOM_FLOAT32, 0, false, false, 24, 3, false);
+  nvptx_case_tuned(LOOM_FLOAT32, 4, false, false, 8, 8, false);
+  nvptx_case_tuned(LOOM_FLOAT64, 0, false, false, 12, 2, false);
+  nvptx_case_tuned(LOOM_INT32, 0, false, false, 32, 1, false); /* the largest tile */
   const char *chips[2] = {"gfx942", "gfx1100"};
   for (int c = 0; c < 2; c++) {
     if (!amd_case(LOOM_FLOAT32, 8, false, chips[c])) break;
@@ -297,6 +357,24 @@ static void compile_cases(void) {
   if (!ptxas_path()) printf("test_gpu_sort --ptx: no ptxas found (CUDA_HOME, /usr/local/cuda): PTX not assembled\n");
 }
 
+/* `test_gpu_sort --ptxas-report`: ptxas -v's registers, spills and shared memory of the pass kernel for a
+ * grid of tuned shapes (keys per thread x launch bound) and of the largest row sort, per key and value
+ * width: the occupancy half of the roofline in gpu_radix.c's header. */
+static void ptxas_report(void) {
+  if (!ptxas_path()) {
+    printf("test_gpu_sort --ptxas-report: no ptxas (CUDA_HOME, /usr/local/cuda)\n");
+    return;
+  }
+  static const struct { LoomDType key; int vb; } cases[] = {{LOOM_FLOAT32, 0}, {LOOM_FLOAT32, 4}, {LOOM_FLOAT64, 0},
+                                                            {LOOM_FLOAT64, 4}, {LOOM_UINT8, 0}};
+  static const int items[] = {0, 8, 12, 16, 20, 24, 32};
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+    for (size_t i = 0; i < sizeof items / sizeof items[0]; i++)
+      for (int bps = 2; bps <= 4; bps++) nvptx_case_tuned(cases[c].key, cases[c].vb, false, false, items[i], bps, true);
+  nvptx_case_tuned(LOOM_FLOAT32, 0, false, true, 0, 0, true);
+  nvptx_case_tuned(LOOM_FLOAT32, 4, false, true, 0, 0, true);
+}
+
 #include "tests/c/gpu_sort_device.h"
 
 int main(int argc, char **argv) {
@@ -308,6 +386,10 @@ int main(int argc, char **argv) {
   }
   if (emulate) {
     emulate_cases();
+    return tc_finish();
+  }
+  if (argc == 2 && !strcmp(argv[1], "--ptxas-report")) {
+    ptxas_report();
     return tc_finish();
   }
   return device_main();
