@@ -70,6 +70,8 @@ void cg_radix_tuning(CgRadixSpec *spec) {
   spec->items = env_int(widest <= 4 ? "LOOM_GPU_RADIX_ITEMS4" : "LOOM_GPU_RADIX_ITEMS8", 1, CG_RADIX_MAX_ITEMS);
   spec->blocks_per_sm = env_int("LOOM_GPU_RADIX_BLOCKS_PER_SM", 1, 8);
   spec->hist_parts = env_int("LOOM_GPU_RADIX_HIST_PARTS", 1, 8);
+  const char *r = getenv("LOOM_GPU_RADIX_RANK");
+  spec->ballot_rank = r && !strcmp(r, "ballot");
 }
 
 /* Shared bytes of the pass kernel besides the staged tile: wave counters, bucket bases, tile starts, the
@@ -370,7 +372,7 @@ LLVMValueRef cg_radix_wave_rank(Gen *g, LLVMValueRef ok, LLVMValueRef dig, LLVMV
   LLVMValueRef lane_m = LLVMBuildZExtOrBitCast(g->b, lane, g->mt, "");
   LLVMValueRef below = LLVMBuildSub(g->b, LLVMBuildShl(g->b, one, lane_m, ""), one, "");
   LLVMValueRef peers;
-  if (g->h.match_any) { /* one instruction; an invalid lane matches no digit (256) */
+  if (g->h.match_any && !g->spec.ballot_rank) { /* one instruction; an invalid lane matches no digit (256) */
     peers = g->h.match_any(&g->m, sel(g, ok, dig, c32(g, RADIX_DIGITS)));
   } else {
     peers = g->h.ballot(&g->m, ok);

@@ -76,12 +76,13 @@ typedef struct CgRadixSpec {
                          0: CG_RADIX_PASS_BLOCKS_PER_SM */
   int hist_parts;     /* copies of the histogram kernel's block counts (1, 2, 4, 8; cut to fit);
                          0: 4 for keys of <= 4 bytes, 2 for 8 (1 when legacy) */
+  bool ballot_rank;   /* NVPTX: peers of a digit from 8 ballots (as AMDGPU) instead of one match.any */
 } CgRadixSpec;
 
 /* Fills spec's tuning fields from the environment (read per call: a process may change them between
  * sorts): LOOM_GPU_RADIX_ITEMS4 (keys per thread when keys and values are <= 4 bytes),
  * LOOM_GPU_RADIX_ITEMS8 (when one of them is 8 bytes), LOOM_GPU_RADIX_BLOCKS_PER_SM,
- * LOOM_GPU_RADIX_HIST_PARTS; unset, empty or out of range: the default (0). */
+ * LOOM_GPU_RADIX_HIST_PARTS, LOOM_GPU_RADIX_RANK=ballot; unset, empty or out of range: the default. */
 void cg_radix_tuning(CgRadixSpec *spec);
 
 typedef struct CgRadixShape {

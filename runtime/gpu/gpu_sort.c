@@ -8,7 +8,7 @@
  * Modules are made on first need and kept for the context's life in RtState.sort, one per CgRadixSpec:
  * device kind, key dtype, value width (0, 4, 8 bytes), pass design (LOOM_RADIX_LEGACY=1 selects the
  * first one, for A/B timing: gpu_radix.h) and tuning (LOOM_GPU_RADIX_ITEMS4 / ITEMS8 / BLOCKS_PER_SM /
- * HIST_PARTS, read per sort by cg_radix_tuning: one process can time several settings, as
+ * HIST_PARTS / RANK, read per sort by cg_radix_tuning: one process can time several settings, as
  * bench/sort_sweep.py does; raw modules are not cached on disk), plus one gather module per kind.
  *
  * Rows that fit one block (n <= 256 x the largest row variant: 8192 keys-only 4-byte keys, 4096 for
@@ -140,7 +140,7 @@ static CgRadixSpec spec_for(LoomDeviceKind kind, LoomDType key, int value_bytes,
 static bool same_spec(const CgRadixSpec *a, const CgRadixSpec *b) {
   return a->key == b->key && a->value_bytes == b->value_bytes && a->wave == b->wave && a->amdgpu == b->amdgpu &&
          a->legacy == b->legacy && a->items == b->items && a->blocks_per_sm == b->blocks_per_sm &&
-         a->hist_parts == b->hist_parts;
+         a->hist_parts == b->hist_parts && a->ballot_rank == b->ballot_rank;
 }
 
 static LoomStatus sort_module(LoomContext *ctx, const CgRadixSpec *spec, const SortModule **out, Diag *d) {

@@ -221,12 +221,14 @@ static bool run_ptxas(const char *px, const char *ptx, const char *rows_name, Pt
   return ok;
 }
 
+static bool ballot_rank; /* the next nvptx_case_tuned ranks by 8 ballots (CgRadixSpec.ballot_rank) */
+
 static void nvptx_case_tuned(LoomDType key, int vb, bool take, bool legacy, int items, int bps, bool report) {
   char what[128];
   snprintf(what, sizeof what, "nvptx %s keys, %d-byte values%s%s items %d blocks/SM %d", loom_dtype_name(key), vb,
            take ? " (take)" : "", legacy ? " (legacy pass)" : "", items, bps);
   CgRadixSpec spec = {.key = key, .value_bytes = vb, .wave = 32, .amdgpu = false, .take = take, .legacy = legacy,
-                      .items = items, .blocks_per_sm = bps};
+                      .items = items, .blocks_per_sm = bps, .ballot_rank = ballot_rank};
   void *bc = NULL;
   size_t size = 0;
   Diag d = {.status = LOOM_OK};
@@ -237,7 +239,7 @@ static void nvptx_case_tuned(LoomDType key, int vb, bool take, bool legacy, int 
   LoomStatus st = cg_nvptx_compile_llvm(tc_ctx, bc, size, true, 90, &ptx, &es, &n, &d);
   if (CHECK(st == LOOM_OK, "%s: compile: %s", what, d.msg)) {
     check_entries(what, &spec, es, n, take);
-    const char *must_sort[] = {"match.any.sync.b32", "bar.warp.sync", "bar.sync", "atom.shared.add", "atom.global.add",
+    const char *must_sort[] = {ballot_rank ? "vote.sync.ballot.b32" : "match.any.sync.b32", "bar.warp.sync", "bar.sync", "atom.shared.add", "atom.global.add",
                                "ld.relaxed.sys.global", "st.relaxed.sys.global"};
     const char *must_take[] = {"ld.global", "st.global"};
     const char *const *must = take ? must_take : must_sort;
@@ -267,13 +269,13 @@ static void nvptx_case_tuned(LoomDType key, int vb, bool take, bool legacy, int 
       CHECK(run_ptxas(px, ptx, rows_name, &pf, &rf), "%s: ptxas rejects the PTX", what);
       CgRadixShape sh = cg_radix_shape(&spec);
       if (report && !take)
-        printf("ptxas sm_90 | %-8s | v%d | %s | items %2d | tile %4d | bound %d/SM | pass: %3d regs, %4d B spilled, %5d B "
+        printf("ptxas sm_90 | %-8s | v%d | %s%s | items %2d | tile %4d | bound %d/SM | pass: %3d regs, %4d B spilled, %5d B "
                "smem | %s: %3d regs, %4d B spilled, %5d B smem\n",
-               loom_dtype_name(key), vb, legacy ? "legacy" : "sweep ", sh.items, sh.tile, sh.blocks_per_sm, pf.regs,
+               loom_dtype_name(key), vb, legacy ? "legacy" : "sweep ", ballot_rank ? " ballots" : "", sh.items, sh.tile, sh.blocks_per_sm, pf.regs,
                pf.spill, pf.shared, rows_name, rf.regs, rf.spill, rf.shared);
       /* the single-sweep pass at its default shape is built for 4 blocks a multiprocessor: 64 registers, a
        * few words spilled */
-      if (!take && !legacy && !items && !bps)
+      if (!take && !legacy && !items && !bps && !ballot_rank)
         CHECK(pf.regs > 0 && pf.regs <= 64 && pf.spill >= 0 && pf.spill <= 32,
               "%s: loom_radix_pass uses %d registers, %d bytes spilled (want <= 64, <= 32)", what, pf.regs, pf.spill);
       /* the row sorts have no launch bound: they must not spill (a spilled key costs a local round trip a pass) */
@@ -330,6 +332,10 @@ static void compile_cases(void) {
   nvptx_case_tuned(LOOM_FLOAT32, 4, false, false, 8, 8, false);
   nvptx_case_tuned(LOOM_FLOAT64, 0, false, false, 12, 2, false);
   nvptx_case_tuned(LOOM_INT32, 0, false, false, 32, 1, false); /* the largest tile */
+  ballot_rank = true;
+  nvptx_case_tuned(LOOM_FLOAT32, 4, false, false, 0, 0, false);
+  nvptx_case_tuned(LOOM_INT16, 0, false, false, 0, 0, false);
+  ballot_rank = false;
   const char *chips[2] = {"gfx942", "gfx1100"};
   for (int c = 0; c < 2; c++) {
     if (!amd_case(LOOM_FLOAT32, 8, false, chips[c])) break;
@@ -373,6 +379,11 @@ static void ptxas_report(void) {
       for (int bps = 2; bps <= 4; bps++) nvptx_case_tuned(cases[c].key, cases[c].vb, false, false, items[i], bps, true);
   nvptx_case_tuned(LOOM_FLOAT32, 0, false, true, 0, 0, true);
   nvptx_case_tuned(LOOM_FLOAT32, 4, false, true, 0, 0, true);
+  ballot_rank = true;
+  for (int bps = 2; bps <= 4; bps++) nvptx_case_tuned(LOOM_FLOAT32, 0, false, false, 0, bps, true);
+  nvptx_case_tuned(LOOM_FLOAT32, 4, false, false, 0, 0, true);
+  nvptx_case_tuned(LOOM_FLOAT64, 0, false, false, 0, 0, true);
+  ballot_rank = false;
 }
 
 #include "tests/c/gpu_sort_device.h"
