@@ -9,6 +9,9 @@ runtime keeps one module per distinct setting, so one process times them all; se
   LOOM_GPU_RADIX_HIST_PARTS  copies of the histogram kernel's block counts (default 4; 2 for 8-byte keys)
   LOOM_GPU_RADIX_HIST_TILES  tiles per histogram block (runtime; default: ~1024 blocks)
   LOOM_GPU_RADIX_RANK=ballot peers of a digit from 8 wave ballots instead of one match.any (NVPTX)
+  LOOM_GPU_RADIX_RANK=early  every item's peers found before the wave counters' dependent chain (the
+                             default for keys-only sorts); =chain: each item's match inside the chain
+                             (the previous default; argsort's default)
   LOOM_RADIX_LEGACY=1        the first pass design (keys held through the look-back, values in a 2nd round)
   LOOM_GPU_RADIX_ROWS=0      rows that fit one block go the previous way (tile sweep, or the network where
                              the cost model picked it) instead of the block row sort
@@ -45,6 +48,9 @@ KNOBS = ("LOOM_GPU_RADIX_ITEMS4", "LOOM_GPU_RADIX_ITEMS8", "LOOM_GPU_RADIX_BLOCK
 SETTINGS = [
     ("default", {}, "all"),
     ("ballot rank", {"LOOM_GPU_RADIX_RANK": "ballot"}, "all"),
+    ("early rank", {"LOOM_GPU_RADIX_RANK": "early"}, "all"),
+    ("chain rank", {"LOOM_GPU_RADIX_RANK": "chain"}, "all"),
+    ("early rank bound=3", {"LOOM_GPU_RADIX_RANK": "early", "LOOM_GPU_RADIX_BLOCKS_PER_SM": "3"}, "all"),
     ("items4=12", {"LOOM_GPU_RADIX_ITEMS4": "12"}, "4"),
     ("items4=20 bound=3", {"LOOM_GPU_RADIX_ITEMS4": "20", "LOOM_GPU_RADIX_BLOCKS_PER_SM": "3"}, "4"),
     ("items4=24 bound=2", {"LOOM_GPU_RADIX_ITEMS4": "24", "LOOM_GPU_RADIX_BLOCKS_PER_SM": "2"}, "4"),

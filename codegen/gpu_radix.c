@@ -70,8 +70,12 @@ void cg_radix_tuning(CgRadixSpec *spec) {
   spec->items = env_int(widest <= 4 ? "LOOM_GPU_RADIX_ITEMS4" : "LOOM_GPU_RADIX_ITEMS8", 1, CG_RADIX_MAX_ITEMS);
   spec->blocks_per_sm = env_int("LOOM_GPU_RADIX_BLOCKS_PER_SM", 1, 8);
   spec->hist_parts = env_int("LOOM_GPU_RADIX_HIST_PARTS", 1, 8);
+  /* words of LOOM_GPU_RADIX_RANK: "ballot", "early" or "chain"; peers first by default for keys alone
+   * (ptxas: the same instructions and 64 registers without spills, the matches out of the wave's
+   * dependent chain; with values beside the keys it spills, so they keep the chain) */
   const char *r = getenv("LOOM_GPU_RADIX_RANK");
-  spec->ballot_rank = r && !strcmp(r, "ballot");
+  spec->ballot_rank = r && strstr(r, "ballot");
+  spec->peers_first = r && strstr(r, "early") ? true : r && strstr(r, "chain") ? false : spec->value_bytes == 0;
 }
 
 /* Shared bytes of the pass kernel besides the staged tile: wave counters, bucket bases, tile starts, the
@@ -363,25 +367,29 @@ static void load_items(Gen *g, PassState *s, bool keys_only) {
   }
 }
 
-/* The rank of one item (digit dig, i32; ok: it is a key) among the wave's items of its digit: the lanes of
- * one digit find each other (match-any, else 8 ballots), the highest of them adds their count to the
- * wave's counter of the digit (wc: the wave's 256 shared counters); rank = the counter before + lower
- * peers. Every lane of the wave takes part. */
-LLVMValueRef cg_radix_wave_rank(Gen *g, LLVMValueRef ok, LLVMValueRef dig, LLVMValueRef lane, LLVMValueRef wc) {
+/* The wave's lanes whose item has digit dig (i32; ok: it is a key) -- the lane mask (mt) of its peers:
+ * one match-any where the target has it (NVPTX, unless CgRadixSpec.ballot_rank), else 8 ballots. Every
+ * lane of the wave takes part. */
+static LLVMValueRef wave_peers(Gen *g, LLVMValueRef ok, LLVMValueRef dig) {
+  if (g->h.match_any && !g->spec.ballot_rank) /* one instruction; an invalid lane matches no digit (256) */
+    return g->h.match_any(&g->m, sel(g, ok, dig, c32(g, RADIX_DIGITS)));
+  LLVMValueRef peers = g->h.ballot(&g->m, ok);
+  for (int bit = 0; bit < 8; bit++) {
+    LLVMValueRef set = LLVMBuildTrunc(g->b, LLVMBuildLShr(g->b, dig, c32(g, (unsigned)bit), ""), g->i1, "");
+    LLVMValueRef v = g->h.ballot(&g->m, set);
+    peers = LLVMBuildAnd(g->b, peers, sel(g, set, v, LLVMBuildNot(g->b, v, "")), "");
+  }
+  return peers;
+}
+
+/* The item's rank from its peers: the highest peer adds their count to the wave's counter of the digit
+ * (wc: the wave's 256 shared counters); rank = the counter before + lower peers. The counter makes the
+ * items of a wave one dependent chain (load, add, store, warp sync per item). */
+static LLVMValueRef wave_count(Gen *g, LLVMValueRef ok, LLVMValueRef dig, LLVMValueRef peers, LLVMValueRef lane,
+                               LLVMValueRef wc) {
   LLVMValueRef one = LLVMConstInt(g->mt, 1, 0);
   LLVMValueRef lane_m = LLVMBuildZExtOrBitCast(g->b, lane, g->mt, "");
   LLVMValueRef below = LLVMBuildSub(g->b, LLVMBuildShl(g->b, one, lane_m, ""), one, "");
-  LLVMValueRef peers;
-  if (g->h.match_any && !g->spec.ballot_rank) { /* one instruction; an invalid lane matches no digit (256) */
-    peers = g->h.match_any(&g->m, sel(g, ok, dig, c32(g, RADIX_DIGITS)));
-  } else {
-    peers = g->h.ballot(&g->m, ok);
-    for (int bit = 0; bit < 8; bit++) {
-      LLVMValueRef set = LLVMBuildTrunc(g->b, LLVMBuildLShr(g->b, dig, c32(g, (unsigned)bit), ""), g->i1, "");
-      LLVMValueRef v = g->h.ballot(&g->m, set);
-      peers = LLVMBuildAnd(g->b, peers, sel(g, set, v, LLVMBuildNot(g->b, v, "")), "");
-    }
-  }
   LLVMValueRef slot = at(g, g->i32, wc, dig);
   LLVMValueRef before = load(g, g->i32, slot, 4);
   g->h.wave_sync(&g->m);
@@ -397,13 +405,26 @@ LLVMValueRef cg_radix_wave_rank(Gen *g, LLVMValueRef ok, LLVMValueRef dig, LLVMV
   return add(g, before, lower);
 }
 
+/* The rank of one item (digit dig, i32; ok: it is a key) among the wave's items of its digit (stable:
+ * lanes in order, and items in the order the wave ranks them). Every lane of the wave takes part. */
+LLVMValueRef cg_radix_wave_rank(Gen *g, LLVMValueRef ok, LLVMValueRef dig, LLVMValueRef lane, LLVMValueRef wc) {
+  return wave_count(g, ok, dig, wave_peers(g, ok, dig), lane, wc);
+}
+
 /* Ranks item j among the wave's items of the same digit (cg_radix_wave_rank). */
 static void rank_items(Gen *g, PassState *s) {
   LLVMValueRef wc = at(g, g->i32, s->wc, mul(g, s->warp, c32(g, RADIX_DIGITS)));
-  for (int j = 0; j < g->sh.items; j++) {
+  LLVMValueRef peers[CG_RADIX_MAX_ITEMS];
+  int I = g->sh.items;
+  for (int j = 0; j < I; j++) {
     if (!s->dig[j]) /* the single-sweep order: the digit made here, from the key, when it is needed */
       s->dig[j] = sel(g, s->ok[j], cg_radix_digit(g, cg_radix_key_image(g, s->key[j], s->desc), s->shift), c32(g, 0));
-    s->rank[j] = cg_radix_wave_rank(g, s->ok[j], s->dig[j], s->lane, wc);
+    /* peers_first: every item's peers before the counter chain, so the matches overlap one another and
+     * only the counters' load-add-store stays serial (I more masks live) */
+    peers[j] = g->spec.peers_first ? wave_peers(g, s->ok[j], s->dig[j]) : NULL;
+  }
+  for (int j = 0; j < I; j++) {
+    s->rank[j] = wave_count(g, s->ok[j], s->dig[j], peers[j] ? peers[j] : wave_peers(g, s->ok[j], s->dig[j]), s->lane, wc);
     if (s->packed) { /* one word per item from here on: rank (< 2^16) | digit << 16, 256 for no key */
       LLVMValueRef d = sel(g, s->ok[j], s->dig[j], c32(g, RADIX_DIGITS));
       s->rank[j] = pin(g, LLVMBuildOr(g->b, s->rank[j], LLVMBuildShl(g->b, d, c32(g, 16), ""), ""));
@@ -672,14 +693,15 @@ static LoomStatus build(LoomContext *ctx, const CgRadixSpec *spec, LLVMContextRe
   g.pg = LLVMPointerTypeInContext(c, g.h.as_global);
   g.ps = LLVMPointerTypeInContext(c, g.h.as_shared);
   g.nwarps = g.sh.block / spec->wave;
-  cg_radix_gen_zero(&g);
+  if (!spec->rows) cg_radix_gen_zero(&g);
   if (spec->take) {
     for (int bytes = 1; bytes <= 16; bytes *= 2) cg_radix_gen_take(&g, bytes);
+  } else if (spec->rows) {
+    int items[CG_RADIX_ROW_VARIANTS], nv = cg_radix_row_items(spec, items);
+    for (int i = 0; i < nv; i++) cg_radix_gen_rows(&g, items[i]);
   } else {
     gen_histogram(&g);
     gen_pass(&g);
-    int items[CG_RADIX_ROW_VARIANTS], nv = cg_radix_row_items(spec, items);
-    for (int i = 0; i < nv; i++) cg_radix_gen_rows(&g, items[i]);
   }
   LLVMDisposeBuilder(g.b);
   if (d->status != LOOM_OK) {

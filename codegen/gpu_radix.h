@@ -29,7 +29,7 @@
  *       first pass), 2 values moved from vals_in; vals_mode & 4 (4-byte values): vals_out holds int64,
  *       the values sign-extended (argsort's int32 index widened by its last pass).
  *   loom_radix_rows<I>(ptr keys_in, ptr keys_out, ptr vals_in, ptr vals_out, i64 n, i64 desc, i32 vals_mode)
- *       (gpu_radix_rows.c) block b sorts row b whole in shared memory, rows of n <= 256 I keys: every pass
+ *       (gpu_radix_rows.c; a module of its own: CgRadixSpec.rows) block b sorts row b whole in shared memory, rows of n <= 256 I keys: every pass
  *       ranks the staged keys as loom_radix_pass does (stable) and moves them (and values) to their
  *       places in the block's own memory; one read and one write of the row in all. vals_mode as above.
  * scratch layout (u32 words): [0, 64) the passes' tile counters; [64, 64 + R P 256) hist;
@@ -68,6 +68,8 @@ typedef struct CgRadixSpec {
                          loom_radix_take<bytes>(ptr src, ptr index, ptr dst, ptr bad, i64 m, i64 ns,
                          i64 total) for bytes 1, 2, 4, 8, 16: dst[i] = src[(i / m) ns + index[i]] (int64
                          indices, negative from the row's end; one out of range sets *bad) */
+  bool rows;          /* the row sort module instead: loom_radix_rows<I> for cg_radix_row_items' I only (the
+                         tuning fields but ballot_rank unused) */
   /* Tuning (cg_radix_tuning fills them from LOOM_GPU_RADIX_*; 0: the default). Compile-time: the
    * runtime keeps one module per distinct spec, so a process may time several settings. */
   int items;          /* keys per thread of the histogram and pass kernels (1 .. CG_RADIX_MAX_ITEMS; cut to
@@ -77,12 +79,15 @@ typedef struct CgRadixSpec {
   int hist_parts;     /* copies of the histogram kernel's block counts (1, 2, 4, 8; cut to fit);
                          0: 4 for keys of <= 4 bytes, 2 for 8 (1 when legacy) */
   bool ballot_rank;   /* NVPTX: peers of a digit from 8 ballots (as AMDGPU) instead of one match.any */
+  bool peers_first;   /* the pass finds every item's peers before the wave counters' chain (not per item);
+                         cg_radix_tuning sets it for keys-only sorts */
 } CgRadixSpec;
 
 /* Fills spec's tuning fields from the environment (read per call: a process may change them between
  * sorts): LOOM_GPU_RADIX_ITEMS4 (keys per thread when keys and values are <= 4 bytes),
  * LOOM_GPU_RADIX_ITEMS8 (when one of them is 8 bytes), LOOM_GPU_RADIX_BLOCKS_PER_SM,
- * LOOM_GPU_RADIX_HIST_PARTS, LOOM_GPU_RADIX_RANK=ballot; unset, empty or out of range: the default. */
+ * LOOM_GPU_RADIX_HIST_PARTS, LOOM_GPU_RADIX_RANK (words: "ballot" sets ballot_rank, "early" peers_first,
+ * "chain" clears it; else peers_first for keys alone); unset, empty or out of range: the default. */
 void cg_radix_tuning(CgRadixSpec *spec);
 
 typedef struct CgRadixShape {
@@ -102,7 +107,7 @@ CgRadixShape cg_radix_shape(const CgRadixSpec *spec);
  * i < the count returned, ascending (those whose row fits the block's shared memory); a row of n keys
  * sorts in one block by the first with 256 x items >= n. */
 int cg_radix_row_items(const CgRadixSpec *spec, int items[CG_RADIX_ROW_VARIANTS]);
-/* The module of the three kernels as LLVM bitcode for spec's target (*bitcode ctx_alloc'ed). Needs no
+/* The module of the three kernels (the row sorts with spec->rows, the gathers with spec->take) as LLVM bitcode for spec's target (*bitcode ctx_alloc'ed). Needs no
  * GPU; the runtime compiles it as a raw module (cg_nvptx_compile_llvm / cg_amdgpu_compile_llvm). */
 LoomStatus cg_radix_module(LoomContext *ctx, const CgRadixSpec *spec, void **bitcode, size_t *size, Diag *d);
 /* The same module as LLVM IR text (*text ctx_alloc'ed, NUL-terminated): tests and dumps. */

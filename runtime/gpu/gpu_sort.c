@@ -46,7 +46,7 @@ typedef struct SortModule {
   CgRadixSpec spec; /* what it was made for: device kind, key, value width, design and tuning */
   LoomRawModule *m;
   LoomRawFunction *zero, *hist, *pass;
-  LoomRawFunction *rows[CG_RADIX_ROW_VARIANTS]; /* the block row sorts, rows of <= 256 row_items[i] keys */
+  LoomRawFunction *rows[CG_RADIX_ROW_VARIANTS]; /* spec.rows: the block row sorts, rows of <= 256 row_items[i] */
   int row_items[CG_RADIX_ROW_VARIANTS], nrows;
   struct SortModule *next;
 } SortModule;
@@ -139,8 +139,9 @@ static CgRadixSpec spec_for(LoomDeviceKind kind, LoomDType key, int value_bytes,
 
 static bool same_spec(const CgRadixSpec *a, const CgRadixSpec *b) {
   return a->key == b->key && a->value_bytes == b->value_bytes && a->wave == b->wave && a->amdgpu == b->amdgpu &&
-         a->legacy == b->legacy && a->items == b->items && a->blocks_per_sm == b->blocks_per_sm &&
-         a->hist_parts == b->hist_parts && a->ballot_rank == b->ballot_rank;
+         a->legacy == b->legacy && a->rows == b->rows && a->items == b->items && a->blocks_per_sm == b->blocks_per_sm &&
+         a->hist_parts == b->hist_parts && a->ballot_rank == b->ballot_rank &&
+         a->peers_first == b->peers_first;
 }
 
 static LoomStatus sort_module(LoomContext *ctx, const CgRadixSpec *spec, const SortModule **out, Diag *d) {
@@ -155,19 +156,20 @@ static LoomStatus sort_module(LoomContext *ctx, const CgRadixSpec *spec, const S
     LoomRawFunction *fns[3];
     s = ctx_calloc(ctx, 1, sizeof *s);
     if (!s) st = diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "sort: out of memory");
-    if (st == LOOM_OK) st = make_module(ctx, spec, &s->m, names, fns, 3, d);
-    if (st == LOOM_OK) {
-      s->spec = *spec;
-      s->zero = fns[0], s->hist = fns[1], s->pass = fns[2];
+    if (st == LOOM_OK && spec->rows) { /* the row sorts: loom_radix_rows<I> */
+      char rn[CG_RADIX_ROW_VARIANTS][40];
+      const char *rp[CG_RADIX_ROW_VARIANTS];
       s->nrows = cg_radix_row_items(spec, s->row_items);
-      for (int i = 0; i < s->nrows && st == LOOM_OK; i++) {
-        char name[40];
-        snprintf(name, sizeof name, "loom_radix_rows%d", s->row_items[i]);
-        if (loom_raw_module_get_function(s->m, name, &s->rows[i]) != LOOM_OK)
-          st = diag_error(d, LOOM_ERR_BACKEND, "sort: %s", loom_last_error(ctx));
+      for (int i = 0; i < s->nrows; i++) {
+        snprintf(rn[i], sizeof rn[i], "loom_radix_rows%d", s->row_items[i]);
+        rp[i] = rn[i];
       }
-      if (st != LOOM_OK) loom_raw_module_destroy(s->m);
+      st = make_module(ctx, spec, &s->m, rp, s->rows, s->nrows, d);
+    } else if (st == LOOM_OK) {
+      st = make_module(ctx, spec, &s->m, names, fns, 3, d);
+      if (st == LOOM_OK) s->zero = fns[0], s->hist = fns[1], s->pass = fns[2];
     }
+    if (st == LOOM_OK) s->spec = *spec;
     if (st == LOOM_OK) {
       s->next = k->sorts;
       k->sorts = s;
@@ -264,14 +266,18 @@ static LoomStatus run_sort(LoomContext *ctx, const LoomArray *keys, const LoomAr
                            LoomArray *sk, LoomArray *sv, int64_t rows, int64_t n, int vb, Diag *d) {
   const SortModule *sm;
   CgRadixSpec spec = spec_for(keys->device, keys->dtype, vb, false);
-  LoomStatus st = sort_module(ctx, &spec, &sm, d);
-  if (st != LOOM_OK) return st;
-  CgRadixShape sh = cg_radix_shape(&spec);
   int64_t desc = (flags & LOOM_SORT_DESCENDING) ? -1 : 0;
   /* argsort's index moves as int32 (widened into the int64 output by the last pass) when vb is 4 */
   bool widen = (flags & LOOM_SORT_INDEX) && vb == 4;
-  if (block_rows() && sm->nrows && n <= (int64_t)CG_RADIX_BLOCK * sm->row_items[sm->nrows - 1]) {
-    int v = 0; /* a row that fits one block: sorted there, one launch (gpu_radix_rows.c) */
+  int items[CG_RADIX_ROW_VARIANTS], nv = cg_radix_row_items(&spec, items);
+  if (block_rows() && nv && n <= (int64_t)CG_RADIX_BLOCK * items[nv - 1]) {
+    /* a row that fits one block: sorted there, one launch (gpu_radix_rows.c); one module per key and
+     * value width whatever the tile tuning */
+    CgRadixSpec rs = {.key = spec.key, .value_bytes = vb, .wave = spec.wave, .amdgpu = spec.amdgpu, .rows = true,
+                      .ballot_rank = spec.ballot_rank};
+    LoomStatus st = sort_module(ctx, &rs, &sm, d);
+    if (st != LOOM_OK) return st;
+    int v = 0;
     while ((int64_t)CG_RADIX_BLOCK * sm->row_items[v] < n) v++;
     int32_t mode = !vb ? 0 : (flags & LOOM_SORT_INDEX) ? 1 : 2;
     if (widen) mode |= 4;
@@ -279,6 +285,9 @@ static LoomStatus run_sort(LoomContext *ctx, const LoomArray *keys, const LoomAr
                        arg_i64(n), arg_i64(desc), arg_i32(mode)};
     return launch(ctx, sm->rows[v], (uint64_t)rows, 7, a, d);
   }
+  LoomStatus st = sort_module(ctx, &spec, &sm, d);
+  if (st != LOOM_OK) return st;
+  CgRadixShape sh = cg_radix_shape(&spec);
   int64_t tpr = (n + sh.tile - 1) / sh.tile, tiles = rows * tpr, P = sh.passes;
   if (tpr > 0x7fffffff || tiles > 0x7fffffff)
     return diag_error(d, LOOM_ERR_UNSUPPORTED, "sort: %lld rows of %lld keys are more tiles than one launch takes",
