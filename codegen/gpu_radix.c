@@ -29,6 +29,33 @@
  *     staging; values in a second round through the keys' staging memory; 91-136 registers).
  * Keys keep their bits; digits come from an order-preserving image computed on every load (a few
  * integer operations), so no pass transforms or restores keys.
+ *
+ * Roofline (H200: ~3.5 TB/s of HBM a copy reaches; 132 SMs x 4 schedulers x ~1.98 GHz = 1.05e12 warp
+ * instructions/s). Bytes per key per pass: the key read and written (float32 8 B, float64 16 B, uint8
+ * 2 B); argsort's int32 index adds 4 read (not on pass 0, which makes it) and 4 written (8 on the last
+ * pass: the int64 output); the histogram reads every key once for all passes. 2^26 float32: 4 x 0.54 +
+ * 0.27 GB = 2.4 GB, 0.69 ms; float32 argsort 68 B a key, 1.3 ms; float64 8 x 1.07 + 0.54 GB, 2.6 ms.
+ * Instructions (PTX of loom_radix_pass for sm_90, the difference between 8 and 16 keys a thread): 82 a
+ * key a pass for 4-byte keys alone (load, image, digit, match, two popc, counter load and store, stage,
+ * the digit again at the write-out, store), 114 with argsort's index, 83 for float64; + ~240 a thread a
+ * tile (scans, publishing, look-back): 15 a key at 4096-key tiles, 30 at 2048; 8 ballots instead of
+ * match.any add 67. A float32 pass issues 2^26 x 97 / (32 x 1.05e12) = 0.19 ms against 0.15 ms of
+ * memory: both bounds meet, so the roofline needs them overlapped. Measured (2026-12-02): 2.63 ms for
+ * the sort, ~0.6 ms a pass, 3-4x either bound: the pass is latency-bound. A wave's ranking is one
+ * dependent chain of `items` steps (counter load -> add -> store -> warp sync, and, ranked per item,
+ * the match before it) hidden by 32 resident warps a multiprocessor, and each digit thread's look-back
+ * is a chain of global loads. Occupancy (ptxas -v; test_gpu_sort --ptxas-report): the default tiles
+ * take 64 registers (4 blocks x 256 threads fill the 64K register file; sort 0 bytes spilled, argsort
+ * 8), 27.7 KB (sort) / 44.1 KB (argsort) of shared memory: registers, not shared memory, cap it at 32
+ * warps; a bound of 3 blocks gives 80 registers (24 warps), 2 gives 115-128 (16); 24-32 keys a thread
+ * at 4 blocks spill 36-152 bytes. So the levers are the chain (its length, what is on it) and the tile
+ * size (the per-tile cost), not occupancy.
+ * Choice from this: peers first (CgRadixSpec.peers_first; every item's match before the counters'
+ * chain, which keeps load-add-store-sync per item) is the default for keys alone: the same 1554 PTX
+ * instructions and 64 registers without spills for float32, the 16 matches off the chain. Predicted:
+ * keys-only passes 10-25% faster; argsort keeps the chain (peers first spills 16 bytes there; the sweep
+ * times it). Predictions for bench/sort_sweep.py: 8 keys a thread slower (twice the tiles' fixed cost
+ * and look-backs), 20-24 at 3 blocks within +-5%, ballots slower unless sm_90's match.any is slow.
  */
 #include <stdio.h>
 #include <stdlib.h>

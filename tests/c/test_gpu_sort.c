@@ -302,7 +302,7 @@ static void nvptx_case_tuned(LoomDType key, int vb, bool take, bool legacy, int 
                pf.spill, pf.shared, rows_name, rf.regs, rf.spill, rf.shared);
       /* the single-sweep pass at its default shape is built for 4 blocks a multiprocessor: 64 registers, a
        * few words spilled */
-      if (!take && !legacy && !items && !bps && !ballot_rank && !peers_first)
+      if (!take && !legacy && !items && !bps && !ballot_rank)
         CHECK(pf.regs > 0 && pf.regs <= 64 && pf.spill >= 0 && pf.spill <= 32,
               "%s: loom_radix_pass uses %d registers, %d bytes spilled (want <= 64, <= 32)", what, pf.regs, pf.spill);
       /* the row sorts have no launch bound: they must not spill (a spilled key costs a local round trip a pass) */
