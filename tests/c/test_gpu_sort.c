@@ -19,7 +19,9 @@
  * `test_gpu_sort` (ctest test_gpu_sort; LOOM_TEST_GPU=hip for an AMD GPU): loom_sort on the GPU against
  * the same reference for every dtype (NaN of both signs, +-0.0, +-inf, denormals, duplicates, sorted,
  * reversed, sizes 0, 1, odd, across tiles, many rows), ascending and descending, argsort indices,
- * 4- and 8-byte values, loom_take_rows with its bounds error, the argument errors; then the time of
+ * 4- and 8-byte values, the block row sort at its capacity edges (and the same rows by the tile sweep,
+ * LOOM_GPU_RADIX_ROWS=0), the tuning switches (LOOM_GPU_RADIX_*), loom_take_rows with its bounds error,
+ * the argument errors; then the time of
  * 2^20 .. 2^26 float32 sorts. Exits 77 (skipped) without a driver or device.
  */
 #include <math.h>
