@@ -187,10 +187,11 @@ static bool em_pass(EmSort *s, const void *in, void *out, const int64_t *vin, in
  * block row sort of that many keys a thread (gpu_radix_rows.c): the whole row is one tile of 256 row_items
  * slots ranked per pass in the block's memory -- the sweep's arithmetic with one tile a row, no look-back
  * (every tile is its row's first), and each pass's staged row the next pass's input. */
-static void emulate_rows_one(LoomDType t, int wave, int64_t rows, int64_t n, int kind, bool desc, int row_items) {
+static void emulate_shape_one(LoomDType t, int wave, int64_t rows, int64_t n, int kind, bool desc, int row_items,
+                              int tuned_items) {
   EmSort s = {.t = t, .bits = esize(t) * 8, .es = esize(t), .wave = wave, .rows = rows, .n = n, .desc = desc};
-  CgRadixSpec spec = {.key = t, .value_bytes = 8, .wave = wave};
-  s.sh = cg_radix_shape(&spec);
+  CgRadixSpec spec = {.key = t, .value_bytes = tuned_items ? 0 : 8, .wave = wave, .items = tuned_items};
+  s.sh = cg_radix_shape(&spec); /* tuned_items: CgRadixSpec.items of a keys-only sort, cut as the kernel cuts it */
   if (row_items > 0) {
     s.sh.items = row_items;
     s.sh.tile = CG_RADIX_BLOCK * row_items;
@@ -230,8 +231,12 @@ static void emulate_rows_one(LoomDType t, int wave, int64_t rows, int64_t n, int
   free(keys), free(a), free(b), free(va), free(vb), free(perm), free(s.hist), free(s.status);
 }
 
+static void emulate_rows_one(LoomDType t, int wave, int64_t rows, int64_t n, int kind, bool desc, int row_items) {
+  emulate_shape_one(t, wave, rows, n, kind, desc, row_items, 0);
+}
+
 static void emulate_one(LoomDType t, int wave, int64_t rows, int64_t n, int kind, bool desc) {
-  emulate_rows_one(t, wave, rows, n, kind, desc, 0);
+  emulate_shape_one(t, wave, rows, n, kind, desc, 0, 0);
 }
 
 static void emulate_cases(void) {
@@ -261,6 +266,12 @@ static void emulate_cases(void) {
       emulate_one(t, w, 1, 1, 0, false);
       emulate_one(t, w, 5, 77, 2, true);
     }
+  /* tuned tile shapes (bench/sort_sweep.py's keys per thread; tiles of 1536 .. 4608 keys, not powers of 2) */
+  static const int tuned[] = {6, 9, 12, 20, 24, 32};
+  for (int i = 0; i < 6; i++) {
+    emulate_shape_one(LOOM_FLOAT32, 32, 2, 20011, i % 5, i & 1, 0, tuned[i]);
+    emulate_shape_one(LOOM_INT64, 64, 1, 15013, (i + 2) % 5, !(i & 1), 0, tuned[i]);
+  }
   emulate_one(LOOM_FLOAT32, 32, 1, 40000, 2, false); /* ten tiles: long look-back walks */
   emulate_one(LOOM_INT64, 64, 1, 30001, 3, false);
   emulate_one(LOOM_UINT16, 32, 1, 30001, 4, true);
