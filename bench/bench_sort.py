@@ -10,10 +10,14 @@ once, with a decoupled look-back for the tiles' offsets: for 2^26 float32 keys 4
 per sweep (~1.7 ms). CUB's onesweep (CuPy, torch.sort) moves the same bytes, so the target is >= 0.8x
 of both at 2^26. The bitonic network (m(m+1)/2 elementwise steps over rows padded to 2^m) is kept for
 many short rows and runs under LOOM_SORT_ENGINE=network: reported as its own column on the GPU up to
-2^22 keys. The radix cases also run the first pass design (LOOM_RADIX_LEGACY=1: keys held through the
-look-back, 91-136 registers, 1-2 blocks a multiprocessor) as the "legacy pass" column, for A/B against
-the default single-sweep pass (64 registers, 4 blocks; codegen/gpu_radix.c). On the host loom sorts with NumPy's own sorts on the host buffer (the network runs there
-only under LOOM_SORT_ENGINE=network, reported as its own column for small sizes).
+2^22 keys. Rows that fit one block (<= 8192 keys; 1000 x 1000, 10^4 x 100) sort in one launch, a block
+a row (codegen/gpu_radix_rows.c). With LOOM_BENCH_SORT_LEGACY=1 the radix cases also run the first pass
+design (LOOM_RADIX_LEGACY=1: keys held through the look-back, 91-136 registers, 1-2 blocks a
+multiprocessor) as the "legacy pass" column, for A/B against the default single-sweep pass (64 registers,
+4 blocks; codegen/gpu_radix.c); it is off by default (~85 s on the H200; the default run is ~30 s). The
+pass's shape is tuned by bench/sort_sweep.py. On the host loom sorts with NumPy's own sorts on the host
+buffer (the network runs there only under LOOM_SORT_ENGINE=network, reported as its own column for small
+sizes).
 
 Prints a markdown table and writes bench/results/<date>-sort-<host|h200>.json (machine, date, command).
 Run: python3 bench/bench_sort.py [repeats]
@@ -75,7 +79,9 @@ def main():
                   ("radix sort i32 2^26", "sort", (1 << 26,), np.int32),
                   ("radix sort u8 2^26", "sort", (1 << 26,), np.uint8),
                   ("radix sort f32 2^14 x 4096 rows", "sort", (1 << 14, 4096), np.float32),
-                  ("network sort f32 2^16 x 1024 rows", "sort", (1 << 16, 1024), np.float32)]
+                  ("block sort f32 10^4 x 100 rows", "sort", (10_000, 100), np.float32),
+                  ("block argsort f32 100 x 4096 rows", "argsort", (100, 4096), np.float32),
+                  ("block sort f32 2^16 x 1024 rows", "sort", (1 << 16, 1024), np.float32)]
     ps = peers()
     lsync = (lambda: loom.cuda.Device(0).synchronize()) if GPU else (lambda: None)
     rows = []
@@ -100,7 +106,8 @@ def main():
                     row["network_on_host_ms"] = best_ms(lambda: loom.eval(loom_op(op, x)), lsync, 1)
                 finally:
                     del os.environ["LOOM_SORT_ENGINE"]
-        if GPU and name.startswith("radix") and "rows" not in name:  # A/B: the first pass design
+        legacy = os.environ.get("LOOM_BENCH_SORT_LEGACY", "0") not in ("", "0")
+        if legacy and GPU and name.startswith("radix") and "rows" not in name:  # A/B: the first pass design
             os.environ["LOOM_RADIX_LEGACY"] = "1"
             try:
                 row["legacy_ok"] = bool(np.array_equal(loom_op(op, x).get(), numpy_op(op, h)))

@@ -29,8 +29,36 @@
  *     staging; values in a second round through the keys' staging memory; 91-136 registers).
  * Keys keep their bits; digits come from an order-preserving image computed on every load (a few
  * integer operations), so no pass transforms or restores keys.
+ *
+ * Roofline (H200: ~3.5 TB/s of HBM a copy reaches; 132 SMs x 4 schedulers x ~1.98 GHz = 1.05e12 warp
+ * instructions/s). Bytes per key per pass: the key read and written (float32 8 B, float64 16 B, uint8
+ * 2 B); argsort's int32 index adds 4 read (not on pass 0, which makes it) and 4 written (8 on the last
+ * pass: the int64 output); the histogram reads every key once for all passes. 2^26 float32: 4 x 0.54 +
+ * 0.27 GB = 2.4 GB, 0.69 ms; float32 argsort 68 B a key, 1.3 ms; float64 8 x 1.07 + 0.54 GB, 2.6 ms.
+ * Instructions (PTX of loom_radix_pass for sm_90, the difference between 8 and 16 keys a thread): 82 a
+ * key a pass for 4-byte keys alone (load, image, digit, match, two popc, counter load and store, stage,
+ * the digit again at the write-out, store), 114 with argsort's index, 83 for float64; + ~240 a thread a
+ * tile (scans, publishing, look-back): 15 a key at 4096-key tiles, 30 at 2048; 8 ballots instead of
+ * match.any add 67. A float32 pass issues 2^26 x 97 / (32 x 1.05e12) = 0.19 ms against 0.15 ms of
+ * memory: both bounds meet, so the roofline needs them overlapped. Measured (2026-12-02): 2.63 ms for
+ * the sort, ~0.6 ms a pass, 3-4x either bound: the pass is latency-bound. A wave's ranking is one
+ * dependent chain of `items` steps (counter load -> add -> store -> warp sync, and, ranked per item,
+ * the match before it) hidden by 32 resident warps a multiprocessor, and each digit thread's look-back
+ * is a chain of global loads. Occupancy (ptxas -v; test_gpu_sort --ptxas-report): the default tiles
+ * take 64 registers (4 blocks x 256 threads fill the 64K register file; sort 0 bytes spilled, argsort
+ * 8), 27.7 KB (sort) / 44.1 KB (argsort) of shared memory: registers, not shared memory, cap it at 32
+ * warps; a bound of 3 blocks gives 80 registers (24 warps), 2 gives 115-128 (16); 24-32 keys a thread
+ * at 4 blocks spill 36-152 bytes. So the levers are the chain (its length, what is on it) and the tile
+ * size (the per-tile cost), not occupancy.
+ * Choice from this: peers first (CgRadixSpec.peers_first; every item's match before the counters'
+ * chain, which keeps load-add-store-sync per item) is the default for keys alone: the same 1554 PTX
+ * instructions and 64 registers without spills for float32, the 16 matches off the chain. Predicted:
+ * keys-only passes 10-25% faster; argsort keeps the chain (peers first spills 16 bytes there; the sweep
+ * times it). Predictions for bench/sort_sweep.py: 8 keys a thread slower (twice the tiles' fixed cost
+ * and look-backs), 20-24 at 3 blocks within +-5%, ballots slower unless sm_90's match.any is slow.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <llvm-c/BitWriter.h>
@@ -55,11 +83,51 @@ bool cg_radix_key_ok(LoomDType t) {
   }
 }
 
+/* An integer environment setting in [lo, hi], else 0 (the default). */
+static int env_int(const char *name, int lo, int hi) {
+  const char *e = getenv(name);
+  if (!e || !*e) return 0;
+  char *end;
+  long v = strtol(e, &end, 10);
+  return *end == '\0' && v >= lo && v <= hi ? (int)v : 0;
+}
+
+void cg_radix_tuning(CgRadixSpec *spec) {
+  int kb = spec->take ? 0 : dtype_bits(spec->key) / 8, widest = kb > spec->value_bytes ? kb : spec->value_bytes;
+  spec->items = env_int(widest <= 4 ? "LOOM_GPU_RADIX_ITEMS4" : "LOOM_GPU_RADIX_ITEMS8", 1, CG_RADIX_MAX_ITEMS);
+  spec->blocks_per_sm = env_int("LOOM_GPU_RADIX_BLOCKS_PER_SM", 1, 8);
+  spec->hist_parts = env_int("LOOM_GPU_RADIX_HIST_PARTS", 1, 8);
+  /* words of LOOM_GPU_RADIX_RANK: "ballot", "early" or "chain"; peers first by default for keys alone
+   * (ptxas: the same instructions and 64 registers without spills, the matches out of the wave's
+   * dependent chain; with values beside the keys it spills, so they keep the chain) */
+  const char *r = getenv("LOOM_GPU_RADIX_RANK");
+  spec->ballot_rank = r && strstr(r, "ballot");
+  spec->peers_first = r && strstr(r, "early") ? true : r && strstr(r, "chain") ? false : spec->value_bytes == 0;
+}
+
+/* Shared bytes of the pass kernel besides the staged tile: wave counters, bucket bases, tile starts, the
+ * scan's words (each array 16-byte aligned). */
+static int pass_fixed_shared(int wave) {
+  return CG_RADIX_BLOCK / wave * RADIX_DIGITS * 4 + RADIX_DIGITS * 8 + RADIX_DIGITS * 4 + 64;
+}
+
 CgRadixShape cg_radix_shape(const CgRadixSpec *spec) {
   int kb = dtype_bits(spec->key) / 8, widest = kb > spec->value_bytes ? kb : spec->value_bytes;
-  if (spec->take) return (CgRadixShape){.block = CG_RADIX_BLOCK, .items = 1, .tile = CG_RADIX_BLOCK, .passes = 0};
+  if (spec->take)
+    return (CgRadixShape){.block = CG_RADIX_BLOCK, .items = 1, .tile = CG_RADIX_BLOCK, .passes = 0, .blocks_per_sm = 1,
+                          .hist_parts = 1};
   CgRadixShape s = {.block = CG_RADIX_BLOCK, .items = widest <= 4 ? 16 : 8, .passes = kb};
+  if (spec->items >= 1 && spec->items <= CG_RADIX_MAX_ITEMS) s.items = spec->items;
+  /* the staged tile must fit the block's static shared memory (legacy: one region of the widest) */
+  int per_key = spec->legacy ? widest : kb + spec->value_bytes;
+  int fit = (CG_RADIX_SHARED_BYTES - pass_fixed_shared(spec->wave ? spec->wave : 32)) / (CG_RADIX_BLOCK * per_key);
+  if (s.items > fit) s.items = fit;
   s.tile = s.block * s.items;
+  s.blocks_per_sm = spec->blocks_per_sm >= 1 && spec->blocks_per_sm <= 8 ? spec->blocks_per_sm : CG_RADIX_PASS_BLOCKS_PER_SM;
+  s.hist_parts = spec->legacy ? 1 : kb <= 4 ? 4 : 2;
+  if (spec->hist_parts == 1 || spec->hist_parts == 2 || spec->hist_parts == 4 || spec->hist_parts == 8)
+    s.hist_parts = spec->hist_parts;
+  while (s.hist_parts > 1 && s.hist_parts * s.passes * RADIX_DIGITS * 4 > CG_RADIX_SHARED_BYTES) s.hist_parts /= 2;
   return s;
 }
 
@@ -67,7 +135,7 @@ CgRadixShape cg_radix_shape(const CgRadixSpec *spec) {
 /* The order-preserving unsigned image of key k (bits of kt), xor desc (0 or all ones): integers with the
  * sign bit flipped; floats with -0.0 as 0.0, the sign bit set on non-negatives and all bits flipped on
  * negatives, and every NaN the largest image. */
-static LLVMValueRef key_image(Gen *g, LLVMValueRef k, LLVMValueRef desc) {
+LLVMValueRef cg_radix_key_image(Gen *g, LLVMValueRef k, LLVMValueRef desc) {
   LoomDType t = g->spec.key;
   uint64_t sign = (uint64_t)1 << (g->kbits - 1);
   LLVMValueRef u = k;
@@ -87,19 +155,19 @@ static LLVMValueRef key_image(Gen *g, LLVMValueRef k, LLVMValueRef desc) {
 }
 
 /* Digit (i32) of an image at bit `shift` (a kt value). */
-static LLVMValueRef digit(Gen *g, LLVMValueRef u, LLVMValueRef shift) {
+LLVMValueRef cg_radix_digit(Gen *g, LLVMValueRef u, LLVMValueRef shift) {
   LLVMValueRef v = LLVMBuildAnd(g->b, LLVMBuildLShr(g->b, u, shift, ""), ck(g, RADIX_DIGITS - 1), "");
   return LLVMBuildZExtOrBitCast(g->b, g->kbits > 32 ? LLVMBuildTrunc(g->b, v, g->i32, "") : v, g->i32, "");
 }
 
-static LLVMValueRef desc_of(Gen *g, LLVMValueRef desc64) {
+LLVMValueRef cg_radix_desc_of(Gen *g, LLVMValueRef desc64) {
   return g->kbits == 64 ? desc64 : LLVMBuildTrunc(g->b, desc64, g->kt, "");
 }
 
 /* ---- block scan ----------------------------------------------------------------------------------------- */
 /* The exclusive sum of v (i32) over the block's threads in thread order. wsum: a shared array of
  * nwarps words. Every thread takes part; ends with a barrier (wsum may be reused). */
-static LLVMValueRef block_exclusive_scan(Gen *g, LLVMValueRef v, LLVMValueRef tid, LLVMValueRef wsum) {
+LLVMValueRef cg_radix_block_scan(Gen *g, LLVMValueRef v, LLVMValueRef tid, LLVMValueRef wsum) {
   LLVMValueRef lane = LLVMBuildAnd(g->b, tid, c32(g, (unsigned)g->spec.wave - 1), "");
   LLVMValueRef warp = LLVMBuildUDiv(g->b, tid, c32(g, (unsigned)g->spec.wave), "");
   LLVMValueRef incl = v, total = v;
@@ -141,10 +209,9 @@ static Tile tile_of(Gen *g, LLVMValueRef t, LLVMValueRef n, LLVMValueRef tpr) {
 }
 
 /* ---- loom_radix_histogram ------------------------------------------------------------------------------- */
-/* Copies of the block's histogram in the histogram kernel: 1 (legacy), else at most 16 KB of them (8 blocks of 256 fit a multiprocessor). */
-static int hist_parts(Gen *g) {
-  return g->spec.legacy ? 1 : g->sh.passes <= 4 ? 4 : 2;
-}
+/* Copies of the block's histogram in the histogram kernel: 1 (legacy), else by default at most 16 KB of
+ * them (8 blocks of 256 fit a multiprocessor); CgRadixSpec.hist_parts sets it. */
+static int hist_parts(Gen *g) { return g->sh.hist_parts; }
 
 /* One block per `chunk` consecutive tiles of a row (blocks_per_row = ceil(tiles_per_row / chunk)): the
  * block's counts gather in shared memory over its tiles and go to the row's histogram once, so that
@@ -154,7 +221,7 @@ static void gen_histogram(Gen *g) {
   begin_kernel(g, "loom_radix_histogram", ps, 6);
   if (!g->spec.legacy) launch_bounds(g, g->sh.block, 8); /* ~HIST_BLOCKS (gpu_sort.c) blocks in one wave */
   LLVMValueRef keys = LLVMGetParam(g->fn, 0), scratch = LLVMGetParam(g->fn, 1), n = LLVMGetParam(g->fn, 2);
-  LLVMValueRef tpr = LLVMGetParam(g->fn, 3), desc = desc_of(g, LLVMGetParam(g->fn, 4));
+  LLVMValueRef tpr = LLVMGetParam(g->fn, 3), desc = cg_radix_desc_of(g, LLVMGetParam(g->fn, 4));
   LLVMValueRef chunk = LLVMGetParam(g->fn, 5);
   int P = g->sh.passes, B = g->sh.block, NP = hist_parts(g), W = P * RADIX_DIGITS;
   LLVMValueRef hs = shared_array(g, "loom_radix_hist_counts", g->i32, (unsigned)(NP * W), 16);
@@ -187,10 +254,10 @@ static void gen_histogram(Gen *g) {
     LLVMValueRef e = add(g, tid64, c64(g, (unsigned)(j * B)));
     LLVMValueRef ok = ult(g, e, x.valid);
     LLVMValueRef p = at(g, g->kt, keys, add(g, add(g, x.row_base, x.start), sel(g, ok, e, c64(g, 0))));
-    LLVMValueRef u = key_image(g, load(g, g->kt, p, (unsigned)g->kbits / 8), desc);
+    LLVMValueRef u = cg_radix_key_image(g, load(g, g->kt, p, (unsigned)g->kbits / 8), desc);
     LLVMBasicBlockRef after = if_begin(g, ok);
     for (int q = 0; q < P; q++) {
-      LLVMValueRef d = digit(g, u, ck(g, (unsigned)(8 * q)));
+      LLVMValueRef d = cg_radix_digit(g, u, ck(g, (unsigned)(8 * q)));
       atomic_add(g, at(g, g->i32, hs, add(g, part, add(g, d, c32(g, (unsigned)(q * RADIX_DIGITS))))), c32(g, 1));
     }
     if_end(g, after);
@@ -221,7 +288,8 @@ typedef struct PassState {
   LLVMValueRef tid, lane, warp, shift;
   LLVMValueRef stage, wc, ts, sb, wsum;
   Tile x;
-  LLVMValueRef key[16], val[16], dig[16], rank[16], ok[16], dest[16];
+  LLVMValueRef key[CG_RADIX_MAX_ITEMS], val[CG_RADIX_MAX_ITEMS], dig[CG_RADIX_MAX_ITEMS], rank[CG_RADIX_MAX_ITEMS];
+  LLVMValueRef ok[CG_RADIX_MAX_ITEMS], dest[CG_RADIX_MAX_ITEMS];
   bool packed; /* rank_items leaves rank[j] = rank | digit << 16 (digit 256: no key), dig and ok unset */
 } PassState;
 
@@ -292,13 +360,13 @@ static void load_items(Gen *g, PassState *s, bool keys_only) {
   int W = g->spec.wave, I = g->sh.items;
   LLVMValueRef run = mul(g, zext64(g, s->warp), c64(g, (unsigned)(I * W)));
   LLVMValueRef first = add(g, s->x.row_base, s->x.start);
-  LLVMValueRef e[16], src[16];
+  LLVMValueRef e[CG_RADIX_MAX_ITEMS], src[CG_RADIX_MAX_ITEMS];
   for (int j = 0; j < I; j++) {
     e[j] = add(g, run, add(g, zext64(g, s->lane), c64(g, (unsigned)(j * W))));
     s->ok[j] = ult(g, e[j], s->x.valid);
     src[j] = add(g, first, sel(g, s->ok[j], e[j], c64(g, 0)));
     s->key[j] = load(g, g->kt, at(g, g->kt, s->keys_in, src[j]), (unsigned)g->kbits / 8);
-    s->dig[j] = sel(g, s->ok[j], digit(g, key_image(g, s->key[j], s->desc), s->shift), c32(g, 0));
+    s->dig[j] = sel(g, s->ok[j], cg_radix_digit(g, cg_radix_key_image(g, s->key[j], s->desc), s->shift), c32(g, 0));
   }
   if (!g->spec.value_bytes || keys_only) return;
   /* values: copied (mode 2) or the key's position in its row (mode 1: argsort's first pass) */
@@ -306,7 +374,7 @@ static void load_items(Gen *g, PassState *s, bool keys_only) {
   LLVMBasicBlockRef iota = LLVMAppendBasicBlockInContext(g->m.c, g->fn, "vals.iota");
   LLVMBasicBlockRef merge = LLVMAppendBasicBlockInContext(g->m.c, g->fn, "vals");
   LLVMBuildCondBr(g->b, eq(g, LLVMBuildAnd(g->b, s->mode, c32(g, 3), ""), c32(g, 2)), copy, iota);
-  LLVMValueRef cv[16], iv[16];
+  LLVMValueRef cv[CG_RADIX_MAX_ITEMS], iv[CG_RADIX_MAX_ITEMS];
   unsigned vb = (unsigned)g->spec.value_bytes;
   LLVMPositionBuilderAtEnd(g->b, copy);
   for (int j = 0; j < I; j++) cv[j] = load(g, g->vt, at(g, g->vt, s->vals_in, src[j]), vb);
@@ -326,40 +394,64 @@ static void load_items(Gen *g, PassState *s, bool keys_only) {
   }
 }
 
-/* Ranks item j among the wave's items of the same digit: peers from 8 ballots; the highest peer adds the
- * peers' count to the wave's counter of the digit; rank = the counter before + lower peers. */
-static void rank_items(Gen *g, PassState *s) {
+/* The wave's lanes whose item has digit dig (i32; ok: it is a key) -- the lane mask (mt) of its peers:
+ * one match-any where the target has it (NVPTX, unless CgRadixSpec.ballot_rank), else 8 ballots. Every
+ * lane of the wave takes part. */
+static LLVMValueRef wave_peers(Gen *g, LLVMValueRef ok, LLVMValueRef dig) {
+  if (g->h.match_any && !g->spec.ballot_rank) /* one instruction; an invalid lane matches no digit (256) */
+    return g->h.match_any(&g->m, sel(g, ok, dig, c32(g, RADIX_DIGITS)));
+  LLVMValueRef peers = g->h.ballot(&g->m, ok);
+  for (int bit = 0; bit < 8; bit++) {
+    LLVMValueRef set = LLVMBuildTrunc(g->b, LLVMBuildLShr(g->b, dig, c32(g, (unsigned)bit), ""), g->i1, "");
+    LLVMValueRef v = g->h.ballot(&g->m, set);
+    peers = LLVMBuildAnd(g->b, peers, sel(g, set, v, LLVMBuildNot(g->b, v, "")), "");
+  }
+  return peers;
+}
+
+/* The item's rank from its peers: the highest peer adds their count to the wave's counter of the digit
+ * (wc: the wave's 256 shared counters); rank = the counter before + lower peers. The counter makes the
+ * items of a wave one dependent chain (load, add, store, warp sync per item). */
+static LLVMValueRef wave_count(Gen *g, LLVMValueRef ok, LLVMValueRef dig, LLVMValueRef peers, LLVMValueRef lane,
+                               LLVMValueRef wc) {
   LLVMValueRef one = LLVMConstInt(g->mt, 1, 0);
-  LLVMValueRef lane_m = LLVMBuildZExtOrBitCast(g->b, s->lane, g->mt, "");
+  LLVMValueRef lane_m = LLVMBuildZExtOrBitCast(g->b, lane, g->mt, "");
   LLVMValueRef below = LLVMBuildSub(g->b, LLVMBuildShl(g->b, one, lane_m, ""), one, "");
-  LLVMValueRef wbase = mul(g, s->warp, c32(g, RADIX_DIGITS));
-  for (int j = 0; j < g->sh.items; j++) {
+  LLVMValueRef slot = at(g, g->i32, wc, dig);
+  LLVMValueRef before = load(g, g->i32, slot, 4);
+  g->h.wave_sync(&g->m);
+  LLVMTypeRef mt = g->mt;
+  LLVMValueRef cnt = LLVMBuildTrunc(g->b, cg_intrinsic(&g->m, "llvm.ctpop", &mt, 1, &peers, 1), g->i32, "");
+  LLVMValueRef low = LLVMBuildAnd(g->b, peers, below, "");
+  LLVMValueRef lower = LLVMBuildTrunc(g->b, cg_intrinsic(&g->m, "llvm.ctpop", &mt, 1, &low, 1), g->i32, "");
+  LLVMValueRef leader = LLVMBuildAnd(g->b, ok, eq(g, LLVMBuildLShr(g->b, peers, lane_m, ""), one), "");
+  LLVMBasicBlockRef after = if_begin(g, leader);
+  store(g, add(g, before, cnt), slot, 4);
+  if_end(g, after);
+  g->h.wave_sync(&g->m);
+  return add(g, before, lower);
+}
+
+/* The rank of one item (digit dig, i32; ok: it is a key) among the wave's items of its digit (stable:
+ * lanes in order, and items in the order the wave ranks them). Every lane of the wave takes part. */
+LLVMValueRef cg_radix_wave_rank(Gen *g, LLVMValueRef ok, LLVMValueRef dig, LLVMValueRef lane, LLVMValueRef wc) {
+  return wave_count(g, ok, dig, wave_peers(g, ok, dig), lane, wc);
+}
+
+/* Ranks item j among the wave's items of the same digit (cg_radix_wave_rank). */
+static void rank_items(Gen *g, PassState *s) {
+  LLVMValueRef wc = at(g, g->i32, s->wc, mul(g, s->warp, c32(g, RADIX_DIGITS)));
+  LLVMValueRef peers[CG_RADIX_MAX_ITEMS];
+  int I = g->sh.items;
+  for (int j = 0; j < I; j++) {
     if (!s->dig[j]) /* the single-sweep order: the digit made here, from the key, when it is needed */
-      s->dig[j] = sel(g, s->ok[j], digit(g, key_image(g, s->key[j], s->desc), s->shift), c32(g, 0));
-    LLVMValueRef peers;
-    if (g->h.match_any) { /* one instruction; an invalid lane matches no digit (256) */
-      peers = g->h.match_any(&g->m, sel(g, s->ok[j], s->dig[j], c32(g, RADIX_DIGITS)));
-    } else {
-      peers = g->h.ballot(&g->m, s->ok[j]);
-      for (int bit = 0; bit < 8; bit++) {
-        LLVMValueRef set = LLVMBuildTrunc(g->b, LLVMBuildLShr(g->b, s->dig[j], c32(g, (unsigned)bit), ""), g->i1, "");
-        LLVMValueRef v = g->h.ballot(&g->m, set);
-        peers = LLVMBuildAnd(g->b, peers, sel(g, set, v, LLVMBuildNot(g->b, v, "")), "");
-      }
-    }
-    LLVMValueRef slot = at(g, g->i32, s->wc, add(g, wbase, s->dig[j]));
-    LLVMValueRef before = load(g, g->i32, slot, 4);
-    g->h.wave_sync(&g->m);
-    LLVMTypeRef mt = g->mt;
-    LLVMValueRef cnt = LLVMBuildTrunc(g->b, cg_intrinsic(&g->m, "llvm.ctpop", &mt, 1, &peers, 1), g->i32, "");
-    LLVMValueRef low = LLVMBuildAnd(g->b, peers, below, "");
-    LLVMValueRef lower = LLVMBuildTrunc(g->b, cg_intrinsic(&g->m, "llvm.ctpop", &mt, 1, &low, 1), g->i32, "");
-    LLVMValueRef leader = LLVMBuildAnd(g->b, s->ok[j], eq(g, LLVMBuildLShr(g->b, peers, lane_m, ""), one), "");
-    LLVMBasicBlockRef after = if_begin(g, leader);
-    store(g, add(g, before, cnt), slot, 4);
-    if_end(g, after);
-    g->h.wave_sync(&g->m);
-    s->rank[j] = add(g, before, lower);
+      s->dig[j] = sel(g, s->ok[j], cg_radix_digit(g, cg_radix_key_image(g, s->key[j], s->desc), s->shift), c32(g, 0));
+    /* peers_first: every item's peers before the counter chain, so the matches overlap one another and
+     * only the counters' load-add-store stays serial (I more masks live) */
+    peers[j] = g->spec.peers_first ? wave_peers(g, s->ok[j], s->dig[j]) : NULL;
+  }
+  for (int j = 0; j < I; j++) {
+    s->rank[j] = wave_count(g, s->ok[j], s->dig[j], peers[j] ? peers[j] : wave_peers(g, s->ok[j], s->dig[j]), s->lane, wc);
     if (s->packed) { /* one word per item from here on: rank (< 2^16) | digit << 16, 256 for no key */
       LLVMValueRef d = sel(g, s->ok[j], s->dig[j], c32(g, RADIX_DIGITS));
       s->rank[j] = pin(g, LLVMBuildOr(g->b, s->rank[j], LLVMBuildShl(g->b, d, c32(g, 16), ""), ""));
@@ -386,7 +478,7 @@ static void scatter(Gen *g, PassState *s, LLVMTypeRef t, unsigned bytes, LLVMVal
     LLVMValueRef inb = ult(g, i, s->x.valid);
     LLVMValueRef w = load(g, t, at(g, t, s->stage, sel(g, inb, i, c64(g, 0))), bytes);
     if (keys) {
-      LLVMValueRef d = digit(g, key_image(g, w, s->desc), s->shift);
+      LLVMValueRef d = cg_radix_digit(g, cg_radix_key_image(g, w, s->desc), s->shift);
       s->dest[j] = add(g, load(g, g->i64, at(g, g->i64, s->sb, d), 8), i);
     }
     LLVMBasicBlockRef after = if_begin(g, inb);
@@ -429,8 +521,8 @@ static void load_keys(Gen *g, PassState *s) {
 static void stage_items(Gen *g, PassState *s, LLVMValueRef stage_v) {
   LLVMValueRef wbase = mul(g, s->warp, c32(g, RADIX_DIGITS));
   unsigned kb = (unsigned)g->kbits / 8, vb = (unsigned)g->spec.value_bytes;
-  LLVMValueRef pos[16];
-  LLVMValueRef ok[16];
+  LLVMValueRef pos[CG_RADIX_MAX_ITEMS];
+  LLVMValueRef ok[CG_RADIX_MAX_ITEMS];
   for (int j = 0; j < g->sh.items; j++) {
     LLVMValueRef d = LLVMBuildLShr(g->b, s->rank[j], c32(g, 16), "");
     ok[j] = ult(g, d, c32(g, RADIX_DIGITS));
@@ -478,7 +570,7 @@ static void write_tile(Gen *g, PassState *s, LLVMValueRef stage_v, LLVMValueRef 
     LLVMValueRef inb = ult(g, i, s->x.valid32);
     LLVMBasicBlockRef after = if_begin(g, inb);
     LLVMValueRef w = load(g, g->kt, at(g, g->kt, s->stage, i), kb);
-    LLVMValueRef d = digit(g, key_image(g, w, s->desc), s->shift);
+    LLVMValueRef d = cg_radix_digit(g, cg_radix_key_image(g, w, s->desc), s->shift);
     LLVMValueRef dest = add(g, load(g, g->i64, at(g, g->i64, s->sb, d), 8), zext64(g, i));
     store(g, w, at(g, g->kt, s->keys_out, dest), kb);
     if (vb) {
@@ -508,11 +600,11 @@ static void gen_pass(Gen *g) {
   LLVMValueRef *pv[11] = {&s.keys_in, &s.keys_out, &s.vals_in, &s.vals_out, &s.scratch, &s.n, &s.tpr, &s.rows,
                           &s.pass, &s.desc, &s.mode};
   for (unsigned i = 0; i < 11; i++) *pv[i] = LLVMGetParam(g->fn, i);
-  s.desc = desc_of(g, s.desc);
+  s.desc = cg_radix_desc_of(g, s.desc);
   s.shift = LLVMBuildZExtOrBitCast(g->b, mul(g, s.pass, c32(g, 8)), g->i32, "");
   s.shift = g->kbits >= 32 ? LLVMBuildZExtOrBitCast(g->b, s.shift, g->kt, "") : LLVMBuildTrunc(g->b, s.shift, g->kt, "");
   bool legacy = g->spec.legacy;
-  if (!legacy) launch_bounds(g, g->sh.block, CG_RADIX_PASS_BLOCKS_PER_SM);
+  if (!legacy) launch_bounds(g, g->sh.block, g->sh.blocks_per_sm);
   int B = g->sh.block, I = g->sh.items, kb = g->kbits / 8, vb = g->spec.value_bytes;
   int widest = kb > vb ? kb : vb;
   /* legacy: one staging region for keys, then values; else keys and values side by side */
@@ -558,9 +650,9 @@ static void gen_pass(Gen *g) {
     run = add(g, run, c);
   }
   if (!legacy) publish_count(g, &s, tile, run);
-  LLVMValueRef tstart = block_exclusive_scan(g, run, s.tid, s.wsum);
+  LLVMValueRef tstart = cg_radix_block_scan(g, run, s.tid, s.wsum);
   store(g, tstart, at(g, g->i32, s.ts, s.tid), 4);
-  LLVMValueRef rstart = block_exclusive_scan(g, hcount, s.tid, s.wsum); /* its barriers publish ts too */
+  LLVMValueRef rstart = cg_radix_block_scan(g, hcount, s.tid, s.wsum); /* its barriers publish ts too */
   LLVMValueRef moved = vb ? LLVMBuildICmp(g->b, LLVMIntNE, LLVMBuildAnd(g->b, s.mode, c32(g, 3), ""), c32(g, 0), "") : NULL;
   LLVMValueRef widen = vb == 4 ? LLVMBuildICmp(g->b, LLVMIntNE, LLVMBuildAnd(g->b, s.mode, c32(g, 4), ""), c32(g, 0), "")
                                : NULL;
@@ -578,7 +670,7 @@ static void gen_pass(Gen *g) {
   }
 
   /* legacy: slots in tile order, then keys (and values) out, in two rounds through one region */
-  LLVMValueRef pos[16];
+  LLVMValueRef pos[CG_RADIX_MAX_ITEMS];
   LLVMValueRef wbase = mul(g, s.warp, c32(g, RADIX_DIGITS));
   for (int j = 0; j < I; j++) {
     LLVMValueRef t0 = load(g, g->i32, at(g, g->i32, s.ts, s.dig[j]), 4);
@@ -628,9 +720,12 @@ static LoomStatus build(LoomContext *ctx, const CgRadixSpec *spec, LLVMContextRe
   g.pg = LLVMPointerTypeInContext(c, g.h.as_global);
   g.ps = LLVMPointerTypeInContext(c, g.h.as_shared);
   g.nwarps = g.sh.block / spec->wave;
-  cg_radix_gen_zero(&g);
+  if (!spec->rows) cg_radix_gen_zero(&g);
   if (spec->take) {
     for (int bytes = 1; bytes <= 16; bytes *= 2) cg_radix_gen_take(&g, bytes);
+  } else if (spec->rows) {
+    int items[CG_RADIX_ROW_VARIANTS], nv = cg_radix_row_items(spec, items);
+    for (int i = 0; i < nv; i++) cg_radix_gen_rows(&g, items[i]);
   } else {
     gen_histogram(&g);
     gen_pass(&g);

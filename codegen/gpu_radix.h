@@ -28,6 +28,10 @@
  *       vals_mode & 3: 0 no values, 1 values are the key's position in its row (int32/int64: argsort's
  *       first pass), 2 values moved from vals_in; vals_mode & 4 (4-byte values): vals_out holds int64,
  *       the values sign-extended (argsort's int32 index widened by its last pass).
+ *   loom_radix_rows<I>(ptr keys_in, ptr keys_out, ptr vals_in, ptr vals_out, i64 n, i64 desc, i32 vals_mode)
+ *       (gpu_radix_rows.c; a module of its own: CgRadixSpec.rows) block b sorts row b whole in shared memory, rows of n <= 256 I keys: every pass
+ *       ranks the staged keys as loom_radix_pass does (stable) and moves them (and values) to their
+ *       places in the block's own memory; one read and one write of the row in all. vals_mode as above.
  * scratch layout (u32 words): [0, 64) the passes' tile counters; [64, 64 + R P 256) hist;
  * then per pass G x 256 status words (flag << 30 | count: 1 the tile's own count, 2 the inclusive count
  * of its row so far). So n < 2^30 (cg_radix_max_row).
@@ -46,6 +50,9 @@
 #define CG_RADIX_PASS_BLOCKS_PER_SM 4
 #define CG_RADIX_COUNTERS 64   /* scratch words before the histograms */
 #define CG_RADIX_MAX_ROW ((int64_t)1 << 30) /* keys per row below this (30-bit status counts) */
+#define CG_RADIX_MAX_ITEMS 32  /* keys per thread at most (CgRadixSpec.items) */
+#define CG_RADIX_SHARED_BYTES 49152 /* static shared memory a block may declare (the tile must fit) */
+#define CG_RADIX_ROW_VARIANTS 6 /* block row sorts of 1, 2, 4, 8, 16, 32 keys per thread (those that fit) */
 
 typedef struct CgRadixSpec {
   LoomDType key;      /* bool, int8 .. uint64, float16, bfloat16, float32, float64 */
@@ -61,20 +68,46 @@ typedef struct CgRadixSpec {
                          loom_radix_take<bytes>(ptr src, ptr index, ptr dst, ptr bad, i64 m, i64 ns,
                          i64 total) for bytes 1, 2, 4, 8, 16: dst[i] = src[(i / m) ns + index[i]] (int64
                          indices, negative from the row's end; one out of range sets *bad) */
+  bool rows;          /* the row sort module instead: loom_radix_rows<I> for cg_radix_row_items' I only (the
+                         tuning fields but ballot_rank unused) */
+  /* Tuning (cg_radix_tuning fills them from LOOM_GPU_RADIX_*; 0: the default). Compile-time: the
+   * runtime keeps one module per distinct spec, so a process may time several settings. */
+  int items;          /* keys per thread of the histogram and pass kernels (1 .. CG_RADIX_MAX_ITEMS; cut to
+                         what fits CG_RADIX_SHARED_BYTES); 0: 16 when keys and values are <= 4 bytes, else 8 */
+  int blocks_per_sm;  /* the pass kernel's NVPTX launch bound (1 .. 8: registers <= 64K / (256 x it));
+                         0: CG_RADIX_PASS_BLOCKS_PER_SM */
+  int hist_parts;     /* copies of the histogram kernel's block counts (1, 2, 4, 8; cut to fit);
+                         0: 4 for keys of <= 4 bytes, 2 for 8 (1 when legacy) */
+  bool ballot_rank;   /* NVPTX: peers of a digit from 8 ballots (as AMDGPU) instead of one match.any */
+  bool peers_first;   /* the pass finds every item's peers before the wave counters' chain (not per item);
+                         cg_radix_tuning sets it for keys-only sorts */
 } CgRadixSpec;
+
+/* Fills spec's tuning fields from the environment (read per call: a process may change them between
+ * sorts): LOOM_GPU_RADIX_ITEMS4 (keys per thread when keys and values are <= 4 bytes),
+ * LOOM_GPU_RADIX_ITEMS8 (when one of them is 8 bytes), LOOM_GPU_RADIX_BLOCKS_PER_SM,
+ * LOOM_GPU_RADIX_HIST_PARTS, LOOM_GPU_RADIX_RANK (words: "ballot" sets ballot_rank, "early" peers_first,
+ * "chain" clears it; else peers_first for keys alone); unset, empty or out of range: the default. */
+void cg_radix_tuning(CgRadixSpec *spec);
 
 typedef struct CgRadixShape {
   int block;   /* threads per block of the histogram and pass kernels */
   int items;   /* keys per thread */
   int tile;    /* keys per tile: block * items */
   int passes;  /* digit passes: the key's bytes */
+  int blocks_per_sm; /* the pass kernel's launch bound (NVPTX) */
+  int hist_parts;    /* copies of the histogram kernel's counts */
 } CgRadixShape;
 
 /* Whether keys of dtype t can be radix-sorted (real dtypes: not complex). */
 bool cg_radix_key_ok(LoomDType t);
-/* The launch shape for spec (no LLVM needed). */
+/* The launch shape for spec (no LLVM needed): its tuning fields, defaults and cuts applied. */
 CgRadixShape cg_radix_shape(const CgRadixSpec *spec);
-/* The module of the three kernels as LLVM bitcode for spec's target (*bitcode ctx_alloc'ed). Needs no
+/* Keys per thread of the module's block row sorts (loom_radix_rows<items>, gpu_radix_rows.c): items[i] for
+ * i < the count returned, ascending (those whose row fits the block's shared memory); a row of n keys
+ * sorts in one block by the first with 256 x items >= n. */
+int cg_radix_row_items(const CgRadixSpec *spec, int items[CG_RADIX_ROW_VARIANTS]);
+/* The module of the three kernels (the row sorts with spec->rows, the gathers with spec->take) as LLVM bitcode for spec's target (*bitcode ctx_alloc'ed). Needs no
  * GPU; the runtime compiles it as a raw module (cg_nvptx_compile_llvm / cg_amdgpu_compile_llvm). */
 LoomStatus cg_radix_module(LoomContext *ctx, const CgRadixSpec *spec, void **bitcode, size_t *size, Diag *d);
 /* The same module as LLVM IR text (*text ctx_alloc'ed, NUL-terminated): tests and dumps. */

@@ -110,8 +110,20 @@ static inline void launch_bounds(Gen *g, int threads, int blocks) {
   }
 }
 
+/* gpu_radix.c's pieces the row sort shares: the order-preserving image of a key (xor desc), its 8-bit
+ * digit at bit `shift` (a kt value) as i32, desc (i64 0 / -1) as a kt mask, the block's exclusive scan
+ * of one i32 a thread (wsum: nwarps shared words; ends with a barrier), and one item's stable rank in
+ * its wave (wc: the wave's 256 shared digit counters). */
+LLVMValueRef cg_radix_key_image(Gen *g, LLVMValueRef k, LLVMValueRef desc);
+LLVMValueRef cg_radix_digit(Gen *g, LLVMValueRef u, LLVMValueRef shift);
+LLVMValueRef cg_radix_desc_of(Gen *g, LLVMValueRef desc64);
+LLVMValueRef cg_radix_block_scan(Gen *g, LLVMValueRef v, LLVMValueRef tid, LLVMValueRef wsum);
+LLVMValueRef cg_radix_wave_rank(Gen *g, LLVMValueRef ok, LLVMValueRef dig, LLVMValueRef lane, LLVMValueRef wc);
+
 /* The grid-stride kernels (gpu_radix_take.c). */
 void cg_radix_gen_zero(Gen *g);
 void cg_radix_gen_take(Gen *g, int bytes);
+/* The block row sort of `items` keys a thread (gpu_radix_rows.c): loom_radix_rows<items>. */
+void cg_radix_gen_rows(Gen *g, int items);
 
 #endif /* LOOM_CG_GPU_RADIX_GEN_H */

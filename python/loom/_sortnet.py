@@ -31,7 +31,9 @@ long (n >= RADIX_MIN_ROW) or there is one row, or a cost model says it is faster
 tile of the radix sort holds 2048-4096 keys of one row, so many short rows leave tiles mostly idle while
 the network's m(m+1)/2 steps over them are few (2^16 rows of 1024); a few hundred short rows still sort
 faster by radix, whose 2 + bytes launches beat the network's m(m+1)/2 (1000 rows of 1000: ~10x); one
-row of any length takes the radix sort.
+row of any length takes the radix sort. Rows short enough for one block's shared memory (block_row_capacity:
+up to 8192 keys) sort in a single launch, a block a row (the runtime's block row sort), which the cost
+model prefers to the network for any number of such rows.
 Several keys sort least significant first, each later sort carrying the permutation as its values
 (keys gathered by it, loom_take_rows); payloads are gathered by the final permutation.
 LOOM_SORT_ENGINE=network (or radix) forces an engine on GPUs.
@@ -163,18 +165,44 @@ def _engine():
     return eng
 
 
+_BLOCK_ROW_ROOM = 49152 - (8 * 1024 + 1024 + 64)  # shared bytes a block row sort stages its row in
+
+
+def block_row_capacity(key_bytes, value_bytes):
+    """Keys of the longest row the device sorts within one block (loom_radix_rows<I>, gpu_radix_rows.c: 256 I
+    keys, I = 1, 2, 4 .. 32 whose keys and values fit the block's shared memory; runtime/gpu/gpu_sort.c
+    picks it for rows this short unless LOOM_GPU_RADIX_ROWS=0): 8192 for 4-byte keys alone, 4096 for
+    float32 argsort (int32 index) or float64, 2048 for float64 argsort; 0 when disabled."""
+    if os.environ.get("LOOM_GPU_RADIX_ROWS", "").strip() == "0":
+        return 0
+    cap = 0
+    for i in (1, 2, 4, 8, 16, 32):
+        if 256 * i * (key_bytes + value_bytes) <= _BLOCK_ROW_ROOM:
+            cap = 256 * i
+    return cap
+
+
 def _radix_cheaper(keys, r, n, extra_bytes):
     """Whether R rows of n keys sort faster by radix than by the network, from the costs measured on the
     H200 (bench/results/2026-12-02-0407-sort-h200.json): a radix pass takes ~50 ns per tile (a tile holds
     2048 or 4096 keys of one row, so a short row costs a whole tile) plus ~30 us of launches; a network
     step ~40 us of launches plus its bytes at ~3 TB/s (keys, the index and payloads read and written, rows
     padded to 2^m). 1000 rows of 1000 float32: radix ~0.2 ms, network 2.6 ms (measured 2.64); 2^16 rows of
-    1024: radix ~13 ms, network ~12 ms (measured 10.1)."""
+    1024: radix ~13 ms, network ~12 ms (measured 10.1).
+    Rows that fit one block (block_row_capacity) sort in one launch, a block a row: ~10 us plus ~2 ns per
+    256-key slice of a row per digit pass (a prediction from the kernel's shape: a pass is ~4 barriers
+    and I dependent wave ranks; bench/sort_sweep.py's row cases measure it), and the row read and written
+    once: 1000 x 1000 float32 ~40 us, 2^16 x 1024 ~2 ms, 10^4 x 100 ~0.1 ms."""
     kb = [numpy.dtype(k.dtype).itemsize for k in keys]
-    tiles = r * -(-n // (4096 if max(kb) <= 4 else 2048))
-    radix_us = 30 + sum(kb) * tiles * 0.05
     m = (n - 1).bit_length()
     network_us = m * (m + 1) // 2 * (40 + r * 2**m * (sum(kb) + extra_bytes) * 2 / 3e6)
+    # values beside the keys: none, argsort's int32 index (one key), the int64 order (later keys of several)
+    vbytes = 0 if len(kb) == 1 and not extra_bytes else 4 if len(kb) == 1 else 8
+    if n <= block_row_capacity(max(kb), vbytes):  # one block launch per key (+ gathers for several keys)
+        block_us = sum(10 + r * k * -(-n // 256) * 0.002 + r * n * (k + vbytes) * 2 / 3e6 for k in kb)
+        return block_us < network_us
+    tiles = r * -(-n // (4096 if max(kb) <= 4 else 2048))
+    radix_us = 30 + sum(kb) * tiles * 0.05
     return radix_us < network_us
 
 

@@ -5,11 +5,18 @@
  * Approach. The kernels are codegen/gpu_radix.c's library kernels, generated as LLVM bitcode for the
  * array's device kind (NVPTX wave 32, AMDGPU wave 64) and compiled as a raw module (loom_raw_*: LLVM ->
  * PTX / code object at creation, loaded per device at the first launch, for that device's sm or chip).
- * Modules are made on first need and kept for the context's life in RtState.sort, one per device kind,
- * key dtype and value width (0, 4, 8 bytes) and pass design (LOOM_RADIX_LEGACY=1 selects the first
- * one, for A/B timing: gpu_radix.h), plus one gather module per kind.
+ * Modules are made on first need and kept for the context's life in RtState.sort, one per CgRadixSpec:
+ * device kind, key dtype, value width (0, 4, 8 bytes), pass design (LOOM_RADIX_LEGACY=1 selects the
+ * first one, for A/B timing: gpu_radix.h) and tuning (LOOM_GPU_RADIX_ITEMS4 / ITEMS8 / BLOCKS_PER_SM /
+ * HIST_PARTS / RANK, read per sort by cg_radix_tuning: one process can time several settings, as
+ * bench/sort_sweep.py does; raw modules are not cached on disk), plus one gather module per kind.
  *
- * A sort of R rows of n keys (the last axis of a C-contiguous array) with P = key bytes passes:
+ * Rows that fit one block (n <= 256 x the largest row variant: 8192 keys-only 4-byte keys, 4096 for
+ * float32 argsort or float64, ...) sort in one launch of loom_radix_rows<I> (a block per row, the whole
+ * sort in shared memory: gpu_radix_rows.c), the smallest variant that holds the row;
+ * LOOM_GPU_RADIX_ROWS=0 sends them through the tile sweep below (A/B).
+ *
+ * A sort of R longer rows of n keys (the last axis of a C-contiguous array) with P = key bytes passes:
  *   zero(scratch)                    tile counters, histograms, look-back status words
  *   histogram(keys)                  every pass's digit counts per row, one read of the keys
  *   pass(p) for p = 0 .. P-1         keys (values) from the input, then ping-pong between the output and
@@ -31,12 +38,17 @@
 #include "runtime/gpu/gpu_sort.h"
 
 /* Blocks of the histogram kernel: a few per multiprocessor of a large GPU. Each adds its counts to the
- * row's histogram once (P x 256 global atomics on the same few lines), so fewer, longer blocks. */
+ * row's histogram once (P x 256 global atomics on the same few lines), so fewer, longer blocks
+ * (LOOM_GPU_RADIX_HIST_TILES=k sets the tiles per block instead, for tuning). */
 #define HIST_BLOCKS 1024
 
 typedef struct SortModule {
+  CgRadixSpec spec; /* what it was made for: device kind, key, value width, design and tuning */
   LoomRawModule *m;
   LoomRawFunction *zero, *hist, *pass;
+  LoomRawFunction *rows[CG_RADIX_ROW_VARIANTS]; /* spec.rows: the block row sorts, rows of <= 256 row_items[i] */
+  int row_items[CG_RADIX_ROW_VARIANTS], nrows;
+  struct SortModule *next;
 } SortModule;
 
 typedef struct TakeModule {
@@ -46,19 +58,19 @@ typedef struct TakeModule {
 
 struct RtSortKernels {
   pthread_mutex_t lock; /* guards the tables: a module is made once */
-  SortModule sorts[2][RT_DEVICE_KINDS][LOOM_DTYPE_COUNT][3]; /* [legacy] */
+  SortModule *sorts;    /* one per distinct spec (the tuning is part of it: LOOM_GPU_RADIX_* may change) */
   TakeModule takes[RT_DEVICE_KINDS];
 };
 
 void rt_sort_destroy(LoomContext *ctx, RtState *rt) {
   RtSortKernels *k = rt ? rt->sort : NULL;
   if (!k) return;
-  for (int a = 0; a < RT_DEVICE_KINDS; a++) {
-    for (int t = 0; t < LOOM_DTYPE_COUNT; t++)
-      for (int v = 0; v < 3; v++)
-        for (int l = 0; l < 2; l++) loom_raw_module_destroy(k->sorts[l][a][t][v].m);
-    loom_raw_module_destroy(k->takes[a].m);
+  for (SortModule *s = k->sorts, *nx; s; s = nx) {
+    nx = s->next;
+    loom_raw_module_destroy(s->m);
+    ctx_free(ctx, s);
   }
+  for (int a = 0; a < RT_DEVICE_KINDS; a++) loom_raw_module_destroy(k->takes[a].m);
   pthread_mutex_destroy(&k->lock);
   ctx_free(ctx, k);
   rt->sort = NULL;
@@ -104,25 +116,67 @@ static bool legacy_pass(void) {
   return e && *e && strcmp(e, "0") != 0;
 }
 
-static CgRadixSpec spec_for(LoomDeviceKind kind, LoomDType key, int value_bytes, bool take) {
-  bool amd = kind == LOOM_DEVICE_HIP;
-  return (CgRadixSpec){.key = key, .value_bytes = value_bytes, .wave = amd ? 64 : 32, .amdgpu = amd, .take = take,
-                       .legacy = !take && legacy_pass()};
+/* LOOM_GPU_RADIX_ROWS=0: rows that fit one block go through the tile sweep too (A/B timing). */
+static bool block_rows(void) {
+  const char *e = getenv("LOOM_GPU_RADIX_ROWS");
+  return !e || !*e || strcmp(e, "0") != 0;
 }
 
-static LoomStatus sort_module(LoomContext *ctx, LoomDeviceKind kind, LoomDType key, int value_bytes,
-                              const SortModule **out, Diag *d) {
+/* LOOM_GPU_RADIX_HIST_TILES=k (>= 1): tiles per histogram block; else about HIST_BLOCKS blocks. */
+static int64_t hist_tiles(int64_t tiles) {
+  const char *e = getenv("LOOM_GPU_RADIX_HIST_TILES");
+  long k = e && *e ? strtol(e, NULL, 10) : 0;
+  return k >= 1 && k <= (1L << 20) ? k : (tiles + HIST_BLOCKS - 1) / HIST_BLOCKS;
+}
+
+static CgRadixSpec spec_for(LoomDeviceKind kind, LoomDType key, int value_bytes, bool take) {
+  bool amd = kind == LOOM_DEVICE_HIP;
+  CgRadixSpec s = {.key = key, .value_bytes = value_bytes, .wave = amd ? 64 : 32, .amdgpu = amd, .take = take,
+                   .legacy = !take && legacy_pass()};
+  if (!take) cg_radix_tuning(&s); /* LOOM_GPU_RADIX_*: read per sort */
+  return s;
+}
+
+static bool same_spec(const CgRadixSpec *a, const CgRadixSpec *b) {
+  return a->key == b->key && a->value_bytes == b->value_bytes && a->wave == b->wave && a->amdgpu == b->amdgpu &&
+         a->legacy == b->legacy && a->rows == b->rows && a->items == b->items && a->blocks_per_sm == b->blocks_per_sm &&
+         a->hist_parts == b->hist_parts && a->ballot_rank == b->ballot_rank &&
+         a->peers_first == b->peers_first;
+}
+
+static LoomStatus sort_module(LoomContext *ctx, const CgRadixSpec *spec, const SortModule **out, Diag *d) {
   RtSortKernels *k;
   LoomStatus st = kernels_of(ctx, &k, d);
   if (st != LOOM_OK) return st;
-  CgRadixSpec spec = spec_for(kind, key, value_bytes, false);
-  SortModule *s = &k->sorts[spec.legacy][kind][key][value_bytes / 4];
   pthread_mutex_lock(&k->lock);
-  if (!s->m) {
+  SortModule *s = k->sorts;
+  while (s && !same_spec(&s->spec, spec)) s = s->next;
+  if (!s) {
     static const char *const names[3] = {"loom_radix_zero", "loom_radix_histogram", "loom_radix_pass"};
     LoomRawFunction *fns[3];
-    st = make_module(ctx, &spec, &s->m, names, fns, 3, d);
-    if (st == LOOM_OK) s->zero = fns[0], s->hist = fns[1], s->pass = fns[2];
+    s = ctx_calloc(ctx, 1, sizeof *s);
+    if (!s) st = diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "sort: out of memory");
+    if (st == LOOM_OK && spec->rows) { /* the row sorts: loom_radix_rows<I> */
+      char rn[CG_RADIX_ROW_VARIANTS][40];
+      const char *rp[CG_RADIX_ROW_VARIANTS];
+      s->nrows = cg_radix_row_items(spec, s->row_items);
+      for (int i = 0; i < s->nrows; i++) {
+        snprintf(rn[i], sizeof rn[i], "loom_radix_rows%d", s->row_items[i]);
+        rp[i] = rn[i];
+      }
+      st = make_module(ctx, spec, &s->m, rp, s->rows, s->nrows, d);
+    } else if (st == LOOM_OK) {
+      st = make_module(ctx, spec, &s->m, names, fns, 3, d);
+      if (st == LOOM_OK) s->zero = fns[0], s->hist = fns[1], s->pass = fns[2];
+    }
+    if (st == LOOM_OK) s->spec = *spec;
+    if (st == LOOM_OK) {
+      s->next = k->sorts;
+      k->sorts = s;
+    } else {
+      ctx_free(ctx, s);
+      s = NULL;
+    }
   }
   pthread_mutex_unlock(&k->lock);
   *out = s;
@@ -211,19 +265,35 @@ static LoomStatus alloc_like(LoomContext *ctx, const LoomArray *shape_of, LoomDT
 static LoomStatus run_sort(LoomContext *ctx, const LoomArray *keys, const LoomArray *values, int32_t flags,
                            LoomArray *sk, LoomArray *sv, int64_t rows, int64_t n, int vb, Diag *d) {
   const SortModule *sm;
-  LoomStatus st = sort_module(ctx, keys->device, keys->dtype, vb, &sm, d);
-  if (st != LOOM_OK) return st;
   CgRadixSpec spec = spec_for(keys->device, keys->dtype, vb, false);
+  int64_t desc = (flags & LOOM_SORT_DESCENDING) ? -1 : 0;
+  /* argsort's index moves as int32 (widened into the int64 output by the last pass) when vb is 4 */
+  bool widen = (flags & LOOM_SORT_INDEX) && vb == 4;
+  int items[CG_RADIX_ROW_VARIANTS], nv = cg_radix_row_items(&spec, items);
+  if (block_rows() && nv && n <= (int64_t)CG_RADIX_BLOCK * items[nv - 1]) {
+    /* a row that fits one block: sorted there, one launch (gpu_radix_rows.c); one module per key and
+     * value width whatever the tile tuning */
+    CgRadixSpec rs = {.key = spec.key, .value_bytes = vb, .wave = spec.wave, .amdgpu = spec.amdgpu, .rows = true,
+                      .ballot_rank = spec.ballot_rank};
+    LoomStatus st = sort_module(ctx, &rs, &sm, d);
+    if (st != LOOM_OK) return st;
+    int v = 0;
+    while ((int64_t)CG_RADIX_BLOCK * sm->row_items[v] < n) v++;
+    int32_t mode = !vb ? 0 : (flags & LOOM_SORT_INDEX) ? 1 : 2;
+    if (widen) mode |= 4;
+    LoomRawArg a[7] = {arg_array(keys), arg_array(sk), arg_array(values ? values : keys), arg_array(sv ? sv : keys),
+                       arg_i64(n), arg_i64(desc), arg_i32(mode)};
+    return launch(ctx, sm->rows[v], (uint64_t)rows, 7, a, d);
+  }
+  LoomStatus st = sort_module(ctx, &spec, &sm, d);
+  if (st != LOOM_OK) return st;
   CgRadixShape sh = cg_radix_shape(&spec);
   int64_t tpr = (n + sh.tile - 1) / sh.tile, tiles = rows * tpr, P = sh.passes;
   if (tpr > 0x7fffffff || tiles > 0x7fffffff)
     return diag_error(d, LOOM_ERR_UNSUPPORTED, "sort: %lld rows of %lld keys are more tiles than one launch takes",
                       (long long)rows, (long long)n);
   int64_t words = CG_RADIX_COUNTERS + rows * P * 256 + P * tiles * 256;
-  int64_t desc = (flags & LOOM_SORT_DESCENDING) ? -1 : 0;
-  /* argsort's index moves as int32 (widened by the last pass) when vb is 4: values ping-pong between
-   * two int32 temporaries and the last pass writes the int64 output */
-  bool widen = (flags & LOOM_SORT_INDEX) && vb == 4;
+  /* widen: values ping-pong between two int32 temporaries and the last pass writes the int64 output */
   LoomArray scratch, kalt, valt[2];
   memset(&kalt, 0, sizeof kalt);
   memset(valt, 0, sizeof valt);
@@ -237,7 +307,7 @@ static LoomStatus run_sort(LoomContext *ctx, const LoomArray *keys, const LoomAr
     st = launch(ctx, sm->zero, (uint64_t)(blocks < 4096 ? blocks : 4096), 2, a, d);
   }
   if (st == LOOM_OK) { /* about HIST_BLOCKS blocks, each over `chunk` tiles of one row */
-    int64_t chunk = (tiles + HIST_BLOCKS - 1) / HIST_BLOCKS, per_row = (tpr + chunk - 1) / chunk;
+    int64_t chunk = hist_tiles(tiles), per_row = (tpr + chunk - 1) / chunk;
     LoomRawArg a[6] = {arg_array(keys), arg_array(&scratch), arg_i64(n), arg_i32(tpr), arg_i64(desc), arg_i32(chunk)};
     st = launch(ctx, sm->hist, (uint64_t)(rows * per_row), 6, a, d);
   }

@@ -178,6 +178,35 @@ static int device_main(void) {
   device_one(LOOM_FLOAT64, 4, INT64_C(1) << 22, 2, true, 8);
   device_one(LOOM_UINT8, 3, 3000000, 1, false, 8);
   device_one(LOOM_INT16, 1, 1 << 22, 4, true, 0);
+  /* the block row sort (gpu_radix_rows.c: a row of up to its capacity in one block) at its edges -- the
+   * capacity, one key more (the tile sweep), many short rows -- and the same short rows by the tile sweep
+   * (LOOM_GPU_RADIX_ROWS=0) and under the tuning switches bench/sort_sweep.py times */
+  static const struct { LoomDType t; int vb; } edges[] = {{LOOM_FLOAT32, 0}, {LOOM_FLOAT32, 8}, {LOOM_FLOAT64, 0},
+                                                         {LOOM_UINT8, 4},   {LOOM_INT16, 0},   {LOOM_INT64, 8}};
+  for (size_t e = 0; e < sizeof edges / sizeof edges[0]; e++) {
+    CgRadixSpec spec = {.key = edges[e].t, .value_bytes = edges[e].vb ? edges[e].vb : 4,
+                        .wave = dev_kind == LOOM_DEVICE_HIP ? 64 : 32};
+    int items[CG_RADIX_ROW_VARIANTS], nv = cg_radix_row_items(&spec, items);
+    int64_t cap = nv ? (int64_t)CG_RADIX_BLOCK * items[nv - 1] : 0;
+    CHECK(cap >= 2048, "%s: block row capacity %lld", loom_dtype_name(edges[e].t), (long long)cap);
+    device_one(edges[e].t, 3, cap, 2, false, edges[e].vb);
+    device_one(edges[e].t, 2, cap + 1, 1, true, edges[e].vb);
+    device_one(edges[e].t, 3, cap - 1, 3, true, edges[e].vb);
+    device_one(edges[e].t, 1000, 1000, 0, false, edges[e].vb);
+    device_one(edges[e].t, 2000, 33, 4, true, edges[e].vb);
+  }
+  static const char *const tunings[][2] = {{"LOOM_GPU_RADIX_ROWS", "0"}, {"LOOM_GPU_RADIX_ITEMS4", "24"},
+                                           {"LOOM_GPU_RADIX_BLOCKS_PER_SM", "2"}, {"LOOM_GPU_RADIX_RANK", "ballot"},
+                                           {"LOOM_GPU_RADIX_RANK", "early"}, {"LOOM_GPU_RADIX_ITEMS8", "12"},
+                                           {"LOOM_GPU_RADIX_HIST_TILES", "3"}};
+  for (size_t k = 0; k < sizeof tunings / sizeof tunings[0]; k++) {
+    setenv(tunings[k][0], tunings[k][1], 1);
+    device_one(LOOM_FLOAT32, 1, 100000, 2, false, 0);
+    device_one(LOOM_FLOAT32, 1000, 1000, 2, true, 4);
+    device_one(LOOM_FLOAT64, 1, 50000, 1, true, 8);
+    device_one(LOOM_INT8, 37, 5000, 3, false, 0);
+    unsetenv(tunings[k][0]);
+  }
   /* the first pass design (LOOM_RADIX_LEGACY=1, kept for A/B timing) must sort the same */
   setenv("LOOM_RADIX_LEGACY", "1", 1);
   device_one(LOOM_FLOAT32, 1, 100000, 2, false, 0);

@@ -52,9 +52,9 @@ static void em_histogram(EmSort *s, const void *keys, int64_t hist_blocks) {
 /* One tile's ranking (everything before the look-back): the digits, ranks and tile counts. */
 typedef struct EmTile {
   int64_t row, start, valid;
-  int dig[CG_RADIX_BLOCK][16];
-  bool ok[CG_RADIX_BLOCK][16];
-  uint32_t rank[CG_RADIX_BLOCK][16];
+  int dig[CG_RADIX_BLOCK][CG_RADIX_MAX_ITEMS];
+  bool ok[CG_RADIX_BLOCK][CG_RADIX_MAX_ITEMS];
+  uint32_t rank[CG_RADIX_BLOCK][CG_RADIX_MAX_ITEMS];
   uint32_t wc[16][EM_DIGITS]; /* per wave, then its exclusive prefix over waves */
   uint32_t count[EM_DIGITS], tstart[EM_DIGITS];
 } EmTile;
@@ -183,11 +183,20 @@ static bool em_pass(EmSort *s, const void *in, void *out, const int64_t *vin, in
   return ok;
 }
 
-/* The emulated sort of rows x n keys; checks keys and indices against the reference. */
-static void emulate_one(LoomDType t, int wave, int64_t rows, int64_t n, int kind, bool desc) {
+/* The emulated sort of rows x n keys; checks keys and indices against the reference. row_items > 0: the
+ * block row sort of that many keys a thread (gpu_radix_rows.c): the whole row is one tile of 256 row_items
+ * slots ranked per pass in the block's memory -- the sweep's arithmetic with one tile a row, no look-back
+ * (every tile is its row's first), and each pass's staged row the next pass's input. */
+static void emulate_shape_one(LoomDType t, int wave, int64_t rows, int64_t n, int kind, bool desc, int row_items,
+                              int tuned_items) {
   EmSort s = {.t = t, .bits = esize(t) * 8, .es = esize(t), .wave = wave, .rows = rows, .n = n, .desc = desc};
-  CgRadixSpec spec = {.key = t, .value_bytes = 8, .wave = wave};
-  s.sh = cg_radix_shape(&spec);
+  CgRadixSpec spec = {.key = t, .value_bytes = tuned_items ? 0 : 8, .wave = wave, .items = tuned_items};
+  s.sh = cg_radix_shape(&spec); /* tuned_items: CgRadixSpec.items of a keys-only sort, cut as the kernel cuts it */
+  if (row_items > 0) {
+    s.sh.items = row_items;
+    s.sh.tile = CG_RADIX_BLOCK * row_items;
+    if (!CHECK(n <= s.sh.tile, "emulated row sort: %lld keys do not fit %d slots", (long long)n, s.sh.tile)) return;
+  }
   s.nwarps = s.sh.block / wave;
   s.tpr = (n + s.sh.tile - 1) / s.sh.tile;
   s.tiles = rows * s.tpr;
@@ -212,8 +221,8 @@ static void emulate_one(LoomDType t, int wave, int64_t rows, int64_t n, int kind
   }
   ref_sort(t, keys, rows, n, desc, perm);
   char what[128];
-  snprintf(what, sizeof what, "emulated wave %d %s %lldx%lld kind %d%s", wave, loom_dtype_name(t), (long long)rows,
-           (long long)n, kind, desc ? " descending" : "");
+  snprintf(what, sizeof what, "emulated wave %d %s %lldx%lld kind %d%s row items %d", wave, loom_dtype_name(t),
+           (long long)rows, (long long)n, kind, desc ? " descending" : "", row_items);
   int64_t bad = -1;
   for (int64_t i = 0; i < total && ok && bad < 0; i++)
     if (vin[i] != perm[i] || bits_at(kin, s.es, i) != bits_at(keys, s.es, (i / n) * n + perm[i])) bad = i;
@@ -222,7 +231,32 @@ static void emulate_one(LoomDType t, int wave, int64_t rows, int64_t n, int kind
   free(keys), free(a), free(b), free(va), free(vb), free(perm), free(s.hist), free(s.status);
 }
 
+static void emulate_rows_one(LoomDType t, int wave, int64_t rows, int64_t n, int kind, bool desc, int row_items) {
+  emulate_shape_one(t, wave, rows, n, kind, desc, row_items, 0);
+}
+
+static void emulate_one(LoomDType t, int wave, int64_t rows, int64_t n, int kind, bool desc) {
+  emulate_shape_one(t, wave, rows, n, kind, desc, 0, 0);
+}
+
 static void emulate_cases(void) {
+  /* the block row sorts: every variant the module has for argsort's int32 index (as gpu_sort.c picks the
+   * smallest that holds the row), rows of 1, of exactly the variant's capacity, one short of it, and
+   * shorter than the next smaller variant's */
+  for (int i = 0; i < NKEY_TYPES; i++)
+    for (int w = 32; w <= 64; w *= 2) {
+      LoomDType t = key_types[i];
+      CgRadixSpec spec = {.key = t, .value_bytes = 4, .wave = w};
+      int items[CG_RADIX_ROW_VARIANTS], nv = cg_radix_row_items(&spec, items);
+      for (int v = 0; v < nv; v++) {
+        int cap = CG_RADIX_BLOCK * items[v];
+        if (v % 2 == (w == 64)) emulate_rows_one(t, w, 3, cap, 2, v % 3 == 0, items[v]);
+        else emulate_rows_one(t, w, 2, cap - 1, 0, v % 3 == 1, items[v]);
+      }
+      emulate_rows_one(t, w, 5, 1, 0, false, 1);
+      emulate_rows_one(t, w, 7, 100, 1, true, 1);
+      emulate_rows_one(t, w, 4, 1000, 3, false, 4);
+    }
   for (int i = 0; i < NKEY_TYPES; i++)
     for (int w = 32; w <= 64; w *= 2) {
       LoomDType t = key_types[i];
@@ -232,6 +266,12 @@ static void emulate_cases(void) {
       emulate_one(t, w, 1, 1, 0, false);
       emulate_one(t, w, 5, 77, 2, true);
     }
+  /* tuned tile shapes (bench/sort_sweep.py's keys per thread; tiles of 1536 .. 4608 keys, not powers of 2) */
+  static const int tuned[] = {6, 9, 12, 20, 24, 32};
+  for (int i = 0; i < 6; i++) {
+    emulate_shape_one(LOOM_FLOAT32, 32, 2, 20011, i % 5, i & 1, 0, tuned[i]);
+    emulate_shape_one(LOOM_INT64, 64, 1, 15013, (i + 2) % 5, !(i & 1), 0, tuned[i]);
+  }
   emulate_one(LOOM_FLOAT32, 32, 1, 40000, 2, false); /* ten tiles: long look-back walks */
   emulate_one(LOOM_INT64, 64, 1, 30001, 3, false);
   emulate_one(LOOM_UINT16, 32, 1, 30001, 4, true);

@@ -9,6 +9,8 @@
  * that need no GPU (host arrays, NULL, unknown flags). LOOM_TEST_PTX_DIR=dir keeps each module's PTX
  * there (radix_<key>_v<value bytes>.ptx) for `ptxas -arch=sm_90 -v`. With ptxas, the pass kernel of the
  * default design must fit 4 blocks of 256 a multiprocessor: <= 64 registers, <= 32 bytes spilled.
+ * `test_gpu_sort --ptxas-report` (no GPU, needs ptxas): registers, spills and shared memory of the pass
+ * kernel over a grid of tuned shapes (CgRadixSpec.items x blocks_per_sm) and of the row sorts.
  * `test_gpu_sort --emulate` (ctest test_gpu_sort_emulate, no GPU): the kernels' arithmetic run on the
  * host for waves of 32 and 64 -- key images, the histogram, per-wave ballot ranking, the wave prefix and
  * tile scans, the look-back (tiles resolved in a shuffled order, so it walks over tiles that only
@@ -17,7 +19,9 @@
  * `test_gpu_sort` (ctest test_gpu_sort; LOOM_TEST_GPU=hip for an AMD GPU): loom_sort on the GPU against
  * the same reference for every dtype (NaN of both signs, +-0.0, +-inf, denormals, duplicates, sorted,
  * reversed, sizes 0, 1, odd, across tiles, many rows), ascending and descending, argsort indices,
- * 4- and 8-byte values, loom_take_rows with its bounds error, the argument errors; then the time of
+ * 4- and 8-byte values, the block row sort at its capacity edges (and the same rows by the tile sweep,
+ * LOOM_GPU_RADIX_ROWS=0), the tuning switches (LOOM_GPU_RADIX_*), loom_take_rows with its bounds error,
+ * the argument errors; then the time of
  * 2^20 .. 2^26 float32 sorts. Exits 77 (skipped) without a driver or device.
  */
 #include <math.h>
@@ -141,7 +145,7 @@ static const char *ptxas_path(void) {
   return access(buf, X_OK) == 0 ? buf : NULL;
 }
 
-static void check_entries(const char *what, const CgRawEntry *es, int32_t n, bool take) {
+static void check_entries(const char *what, const CgRadixSpec *spec, const CgRawEntry *es, int32_t n, bool take) {
   static const char *const names[3] = {"loom_radix_zero", "loom_radix_histogram", "loom_radix_pass"};
   static const int nparams[3] = {2, 6, 11};
   if (take) {
@@ -149,6 +153,21 @@ static void check_entries(const char *what, const CgRawEntry *es, int32_t n, boo
     for (int i = 0; i < n; i++)
       CHECK(!strcmp(es[i].name, "loom_radix_zero") || (strstr(es[i].name, "loom_radix_take") && es[i].nparams == 7),
             "%s: entry %s with %d parameters", what, es[i].name, (int)es[i].nparams);
+    return;
+  }
+  if (spec->rows) {
+    int items[CG_RADIX_ROW_VARIANTS], nv = cg_radix_row_items(spec, items);
+    /* every key and value width has the row sorts of 1 .. 8 keys a thread at least (rows of <= 2048) */
+    CHECK(nv >= 4 && items[0] == 1 && items[3] == 8, "%s: %d row sort variants", what, nv);
+    CHECK(n == nv, "%s: %d entries, want %d row sorts", what, (int)n, nv);
+    for (int i = 0; i < n && i < nv; i++) {
+      char want[40];
+      snprintf(want, sizeof want, "loom_radix_rows%d", items[i]);
+      CHECK(!strcmp(es[i].name, want) && es[i].nparams == 7, "%s: entry %d is %s with %d parameters, want %s with 7",
+            what, i, es[i].name, (int)es[i].nparams, want);
+      for (int p = 0; p < 4; p++)
+        CHECK(es[i].params[p].kind == CG_RAW_POINTER, "%s: %s parameter %d is not a pointer", what, es[i].name, p);
+    }
     return;
   }
   CHECK(n == 3, "%s: %d entries, want 3", what, (int)n);
@@ -160,22 +179,82 @@ static void check_entries(const char *what, const CgRawEntry *es, int32_t n, boo
   }
 }
 
-static void nvptx_case(LoomDType key, int vb, bool take, bool legacy) {
-  char what[96];
-  snprintf(what, sizeof what, "nvptx %s keys, %d-byte values%s%s", loom_dtype_name(key), vb, take ? " (take)" : "",
-           legacy ? " (legacy pass)" : "");
-  CgRadixSpec spec = {.key = key, .value_bytes = vb, .wave = 32, .amdgpu = false, .take = take, .legacy = legacy};
+/* ptxas -v's figures of one kernel: registers, spill stores, static shared bytes (-1: not found). */
+typedef struct PtxasFigures {
+  int regs, spill, shared;
+} PtxasFigures;
+
+/* The figure before `tag` in line (a number followed by spaces then tag), or -1. */
+static int number_before(const char *line, const char *tag) {
+  const char *t = strstr(line, tag);
+  if (!t) return -1;
+  while (t > line && t[-1] == ' ') t--;
+  const char *q = t;
+  while (q > line && q[-1] >= '0' && q[-1] <= '9') q--;
+  return q < t ? atoi(q) : -1;
+}
+
+/* Assembles ptx with ptxas -arch=sm_90 -v; figures of loom_radix_pass and the largest row sort
+ * (rows_name) into pass / rows. False when ptxas rejects it. */
+static bool run_ptxas(const char *px, const char *ptx, const char *rows_name, PtxasFigures *pass, PtxasFigures *rows) {
+  *pass = *rows = (PtxasFigures){-1, -1, -1};
+  char path[] = "/tmp/loom_sort_ptx_XXXXXX";
+  int fd = mkstemp(path);
+  if (fd < 0) return true;
+  size_t len = strlen(ptx);
+  bool wrote = write(fd, ptx, len) == (ssize_t)len;
+  close(fd);
+  char cmd[1200];
+  snprintf(cmd, sizeof cmd, "'%s' -arch=sm_90 -v -o /dev/null '%s' 2>&1", px, path);
+  FILE *pp = wrote ? popen(cmd, "r") : NULL;
+  char line[512];
+  PtxasFigures *cur = NULL;
+  while (pp && fgets(line, sizeof line, pp)) { /* "Compiling entry function 'x'", then its figures */
+    if (strstr(line, "entry function")) {
+      char q[64];
+      snprintf(q, sizeof q, "'%s'", rows_name);
+      cur = strstr(line, "'loom_radix_pass'") ? pass : strstr(line, q) ? rows : NULL;
+    }
+    if (!cur) continue;
+    const char *u = strstr(line, "Used ");
+    if (u) cur->regs = atoi(u + 5);
+    int sp = number_before(line, "bytes spill stores"), sm = number_before(line, "bytes smem");
+    if (sp >= 0) cur->spill = sp;
+    if (sm >= 0) cur->shared = sm;
+  }
+  bool ok = pp && pclose(pp) == 0;
+  unlink(path);
+  return ok;
+}
+
+static bool ballot_rank, peers_first; /* the next nvptx_case_tuned's CgRadixSpec.ballot_rank, .peers_first */
+
+/* The module of spec compiled to PTX for sm_90 (NULL on failure, reported); entries checked. */
+static char *nvptx_module(const char *what, const CgRadixSpec *spec) {
   void *bc = NULL;
   size_t size = 0;
   Diag d = {.status = LOOM_OK};
-  if (!CHECK(cg_radix_module(tc_ctx, &spec, &bc, &size, &d) == LOOM_OK, "%s: generator: %s", what, d.msg)) return;
+  if (!CHECK(cg_radix_module(tc_ctx, spec, &bc, &size, &d) == LOOM_OK, "%s: generator: %s", what, d.msg)) return NULL;
   char *ptx = NULL;
   CgRawEntry *es = NULL;
   int32_t n = 0;
   LoomStatus st = cg_nvptx_compile_llvm(tc_ctx, bc, size, true, 90, &ptx, &es, &n, &d);
-  if (CHECK(st == LOOM_OK, "%s: compile: %s", what, d.msg)) {
-    check_entries(what, es, n, take);
-    const char *must_sort[] = {"match.any.sync.b32", "bar.warp.sync", "bar.sync", "atom.shared.add", "atom.global.add",
+  ctx_free(tc_ctx, bc);
+  if (CHECK(st == LOOM_OK, "%s: compile: %s", what, d.msg)) check_entries(what, spec, es, n, spec->take);
+  cg_raw_entries_free(tc_ctx, es, n);
+  return st == LOOM_OK ? ptx : NULL;
+}
+
+static void nvptx_case_tuned(LoomDType key, int vb, bool take, bool legacy, int items, int bps, bool report) {
+  char what[128];
+  snprintf(what, sizeof what, "nvptx %s keys, %d-byte values%s%s items %d blocks/SM %d", loom_dtype_name(key), vb,
+           take ? " (take)" : "", legacy ? " (legacy pass)" : "", items, bps);
+  CgRadixSpec spec = {.key = key, .value_bytes = vb, .wave = 32, .amdgpu = false, .take = take, .legacy = legacy,
+                      .items = items, .blocks_per_sm = bps, .ballot_rank = ballot_rank,
+                      .peers_first = peers_first};
+  char *ptx = nvptx_module(what, &spec), *rows_ptx = NULL;
+  if (ptx) {
+    const char *must_sort[] = {ballot_rank ? "vote.sync.ballot.b32" : "match.any.sync.b32", "bar.warp.sync", "bar.sync", "atom.shared.add", "atom.global.add",
                                "ld.relaxed.sys.global", "st.relaxed.sys.global"};
     const char *must_take[] = {"ld.global", "st.global"};
     const char *const *must = take ? must_take : must_sort;
@@ -185,60 +264,69 @@ static void nvptx_case(LoomDType key, int vb, bool take, bool legacy) {
         bool alt = strstr(must[i], "relaxed") && strstr(ptx, must[i][0] == 'l' ? "ld.volatile.global" : "st.volatile.global");
         CHECK(alt, "%s: the PTX has no %s", what, must[i]);
       }
+    CgRadixSpec rs = {.key = key, .value_bytes = vb, .wave = 32, .rows = true, .ballot_rank = ballot_rank};
+    char rwhat[160];
+    snprintf(rwhat, sizeof rwhat, "%s (row sorts)", what);
+    rows_ptx = take ? NULL : nvptx_module(rwhat, &rs);
+    if (rows_ptx) { /* the row sorts: the wave ranking, barriers, shared atomics */
+      const char *must_rows[] = {ballot_rank ? "vote.sync.ballot.b32" : "match.any.sync.b32", "bar.warp.sync",
+                                 "bar.sync", "st.shared", "ld.global", "st.global"};
+      for (int i = 0; i < 6; i++) CHECK(strstr(rows_ptx, must_rows[i]) != NULL, "%s: the PTX has no %s", rwhat, must_rows[i]);
+    }
     const char *dump = getenv("LOOM_TEST_PTX_DIR"); /* keep the PTX (ptxas -v: registers, spills, shared) */
     if (dump && *dump) {
-      char out[600];
-      snprintf(out, sizeof out, "%s/radix_%s_v%d%s%s.ptx", dump, loom_dtype_name(key), vb, take ? "_take" : "",
-               legacy ? "_legacy" : "");
-      FILE *f = fopen(out, "w");
-      if (CHECK(f != NULL, "%s: cannot write %s", what, out)) {
-        fputs(ptx, f);
-        fclose(f);
+      for (int r = 0; r < 2; r++) {
+        if (r && !rows_ptx) continue;
+        char out[600];
+        snprintf(out, sizeof out, "%s/radix_%s_v%d%s%s%s%s%s_i%d_b%d.ptx", dump, loom_dtype_name(key), vb,
+                 take ? "_take" : "", r ? "_rows" : "", legacy ? "_legacy" : "", ballot_rank ? "_ballot" : "",
+                 peers_first ? "_early" : "", items, bps);
+        FILE *f = fopen(out, "w");
+        if (CHECK(f != NULL, "%s: cannot write %s", what, out)) {
+          fputs(r ? rows_ptx : ptx, f);
+          fclose(f);
+        }
       }
     }
     const char *px = ptxas_path();
     if (px) {
-      char path[] = "/tmp/loom_sort_ptx_XXXXXX";
-      int fd = mkstemp(path);
-      if (fd >= 0) {
-        size_t len = strlen(ptx);
-        CHECK(write(fd, ptx, len) == (ssize_t)len, "write");
-        close(fd);
-        char cmd[1200];
-        snprintf(cmd, sizeof cmd, "'%s' -arch=sm_90 -v -o /dev/null '%s' 2>&1", px, path);
-        FILE *pp = popen(cmd, "r");
-        char line[512];
-        int pass_regs = -1, pass_spill = -1;
-        bool in_pass = false;
-        while (pp && fgets(line, sizeof line, pp)) { /* "Function properties for loom_radix_pass", then its figures */
-          if (strstr(line, "entry function")) in_pass = strstr(line, "'loom_radix_pass'") != NULL;
-          const char *u = strstr(line, "Used "), *sp = strstr(line, "bytes spill stores");
-          if (in_pass && u) pass_regs = atoi(u + 5);
-          if (in_pass && sp) {
-            const char *q = sp;
-            while (q > line && q[-1] == ' ') q--;
-            while (q > line && q[-1] >= '0' && q[-1] <= '9') q--;
-            pass_spill = atoi(q);
-          }
-        }
-        CHECK(pp && pclose(pp) == 0, "%s: ptxas rejects the PTX", what);
-        /* the single-sweep pass is built for 4 blocks a multiprocessor: 64 registers, a few words spilled */
-        if (!take && !legacy)
-          CHECK(pass_regs > 0 && pass_regs <= 64 && pass_spill >= 0 && pass_spill <= 32,
-                "%s: loom_radix_pass uses %d registers, %d bytes spilled (want <= 64, <= 32)", what, pass_regs, pass_spill);
-        unlink(path);
-      }
+      int ri[CG_RADIX_ROW_VARIANTS], nv = take ? 0 : cg_radix_row_items(&spec, ri);
+      char rows_name[40];
+      snprintf(rows_name, sizeof rows_name, "loom_radix_rows%d", nv ? ri[nv - 1] : 0);
+      PtxasFigures pf, rf, none;
+      CHECK(run_ptxas(px, ptx, rows_name, &pf, &none), "%s: ptxas rejects the PTX", what);
+      if (rows_ptx) CHECK(run_ptxas(px, rows_ptx, rows_name, &none, &rf), "%s: ptxas rejects the PTX", rwhat);
+      CgRadixShape sh = cg_radix_shape(&spec);
+      if (report && !take)
+        printf("ptxas sm_90 | %-8s | v%d | %s%s%s | items %2d | tile %4d | bound %d/SM | pass: %3d regs, %4d B spilled, %5d B "
+               "smem | %s: %3d regs, %4d B spilled, %5d B smem\n",
+               loom_dtype_name(key), vb, legacy ? "legacy" : "sweep ", ballot_rank ? " ballots" : "", peers_first ? " early" : "", sh.items, sh.tile, sh.blocks_per_sm, pf.regs,
+               pf.spill, pf.shared, rows_name, rf.regs, rf.spill, rf.shared);
+      /* the single-sweep pass at its default shape is built for 4 blocks a multiprocessor: 64 registers, a
+       * few words spilled */
+      if (!take && !legacy && !items && !bps && !ballot_rank)
+        CHECK(pf.regs > 0 && pf.regs <= 64 && pf.spill >= 0 && pf.spill <= 32,
+              "%s: loom_radix_pass uses %d registers, %d bytes spilled (want <= 64, <= 32)", what, pf.regs, pf.spill);
+      /* the row sorts have no launch bound: they must not spill (a spilled key costs a local round trip a pass) */
+      if (rows_ptx) CHECK(rf.regs > 0 && rf.spill == 0, "%s: %s uses %d registers, %d bytes spilled (want no spills)", rwhat,
+                          rows_name, rf.regs, rf.spill);
     }
   }
-  cg_raw_entries_free(tc_ctx, es, n);
+  ctx_free(tc_ctx, rows_ptx);
   ctx_free(tc_ctx, ptx);
-  ctx_free(tc_ctx, bc);
 }
+
+static void nvptx_case(LoomDType key, int vb, bool take, bool legacy) {
+  nvptx_case_tuned(key, vb, take, legacy, 0, 0, false);
+}
+
+static bool amd_rows; /* the next amd_case builds the row sort module (CgRadixSpec.rows) */
 
 static bool amd_case(LoomDType key, int vb, bool take, const char *chip) {
   char what[96];
-  snprintf(what, sizeof what, "amdgpu %s %s keys, %d-byte values%s", chip, loom_dtype_name(key), vb, take ? " (take)" : "");
-  CgRadixSpec spec = {.key = key, .value_bytes = vb, .wave = 64, .amdgpu = true, .take = take};
+  snprintf(what, sizeof what, "amdgpu %s %s keys, %d-byte values%s%s", chip, loom_dtype_name(key), vb,
+           take ? " (take)" : "", amd_rows ? " (row sorts)" : "");
+  CgRadixSpec spec = {.key = key, .value_bytes = vb, .wave = 64, .amdgpu = true, .take = take, .rows = amd_rows};
   void *bc = NULL;
   size_t size = 0;
   Diag d = {.status = LOOM_OK};
@@ -254,7 +342,7 @@ static bool amd_case(LoomDType key, int vb, bool take, const char *chip) {
     return false;
   }
   if (CHECK(st == LOOM_OK, "%s: compile: %s", what, d.msg)) {
-    check_entries(what, es, n, take);
+    check_entries(what, &spec, es, n, take);
     CHECK(co_size > 1000 && !memcmp(co, "\177ELF", 4), "%s: no ELF code object", what);
   }
   cg_raw_entries_free(tc_ctx, es, n);
@@ -270,6 +358,19 @@ static void compile_cases(void) {
   nvptx_case(LOOM_FLOAT32, 4, false, true);
   nvptx_case(LOOM_FLOAT64, 8, false, true);
   nvptx_case(LOOM_UINT8, 0, false, true);
+  /* tuned shapes (LOOM_GPU_RADIX_*: what bench/sort_sweep.py times) compile and assemble too */
+  nvptx_case_tuned(LOOM_FLOAT32, 0, false, false, 24, 3, false);
+  nvptx_case_tuned(LOOM_FLOAT32, 4, false, false, 8, 8, false);
+  nvptx_case_tuned(LOOM_FLOAT64, 0, false, false, 12, 2, false);
+  nvptx_case_tuned(LOOM_INT32, 0, false, false, 32, 1, false); /* the largest tile */
+  ballot_rank = true;
+  nvptx_case_tuned(LOOM_FLOAT32, 4, false, false, 0, 0, false);
+  nvptx_case_tuned(LOOM_INT16, 0, false, false, 0, 0, false);
+  ballot_rank = false;
+  peers_first = true;
+  nvptx_case_tuned(LOOM_FLOAT32, 4, false, false, 0, 3, false);
+  nvptx_case_tuned(LOOM_FLOAT64, 0, false, false, 0, 0, false);
+  peers_first = false;
   const char *chips[2] = {"gfx942", "gfx1100"};
   for (int c = 0; c < 2; c++) {
     if (!amd_case(LOOM_FLOAT32, 8, false, chips[c])) break;
@@ -277,6 +378,10 @@ static void compile_cases(void) {
     amd_case(LOOM_FLOAT64, 4, false, chips[c]);
     amd_case(LOOM_INT16, 0, false, chips[c]);
     amd_case(LOOM_UINT8, 0, true, chips[c]);
+    amd_rows = true;
+    amd_case(LOOM_FLOAT32, 4, false, chips[c]);
+    amd_case(LOOM_INT8, 0, false, chips[c]);
+    amd_rows = false;
   }
   /* bad specs: clear errors */
   CgRadixSpec bad = {.key = LOOM_COMPLEX64, .wave = 32};
@@ -297,6 +402,36 @@ static void compile_cases(void) {
   if (!ptxas_path()) printf("test_gpu_sort --ptx: no ptxas found (CUDA_HOME, /usr/local/cuda): PTX not assembled\n");
 }
 
+/* `test_gpu_sort --ptxas-report`: ptxas -v's registers, spills and shared memory of the pass kernel for a
+ * grid of tuned shapes (keys per thread x launch bound) and of the largest row sort, per key and value
+ * width: the occupancy half of the roofline in gpu_radix.c's header. */
+static void ptxas_report(bool ranks_only) {
+  if (!ptxas_path()) {
+    printf("test_gpu_sort --ptxas-report: no ptxas (CUDA_HOME, /usr/local/cuda)\n");
+    return;
+  }
+  static const struct { LoomDType key; int vb; } cases[] = {{LOOM_FLOAT32, 0}, {LOOM_FLOAT32, 4}, {LOOM_FLOAT64, 0},
+                                                            {LOOM_FLOAT64, 4}, {LOOM_UINT8, 0}};
+  static const int items[] = {0, 8, 12, 16, 20, 24, 32};
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0] && !ranks_only; c++)
+    for (size_t i = 0; i < sizeof items / sizeof items[0]; i++)
+      for (int bps = 2; bps <= 4; bps++) nvptx_case_tuned(cases[c].key, cases[c].vb, false, false, items[i], bps, true);
+  nvptx_case_tuned(LOOM_FLOAT32, 0, false, true, 0, 0, true);
+  nvptx_case_tuned(LOOM_FLOAT32, 4, false, true, 0, 0, true);
+  ballot_rank = true;
+  for (int bps = 2; bps <= 4; bps++) nvptx_case_tuned(LOOM_FLOAT32, 0, false, false, 0, bps, true);
+  nvptx_case_tuned(LOOM_FLOAT32, 4, false, false, 0, 0, true);
+  nvptx_case_tuned(LOOM_FLOAT64, 0, false, false, 0, 0, true);
+  ballot_rank = false;
+  peers_first = true;
+  static const int early_items[] = {8, 12, 16};
+  for (int i = 0; i < 3; i++)
+    for (int bps = 2; bps <= 4; bps++) nvptx_case_tuned(LOOM_FLOAT32, 0, false, false, early_items[i], bps, true);
+  for (int bps = 2; bps <= 4; bps++) nvptx_case_tuned(LOOM_FLOAT32, 4, false, false, 0, bps, true);
+  nvptx_case_tuned(LOOM_FLOAT64, 0, false, false, 0, 3, true);
+  peers_first = false;
+}
+
 #include "tests/c/gpu_sort_device.h"
 
 int main(int argc, char **argv) {
@@ -308,6 +443,10 @@ int main(int argc, char **argv) {
   }
   if (emulate) {
     emulate_cases();
+    return tc_finish();
+  }
+  if (argc >= 2 && !strcmp(argv[1], "--ptxas-report")) { /* --ptxas-report ranks: the rank variants only */
+    ptxas_report(argc == 3 && !strcmp(argv[2], "ranks"));
     return tc_finish();
   }
   return device_main();

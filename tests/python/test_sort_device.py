@@ -3,8 +3,9 @@
 Every real dtype (bool, int8 .. uint64, float16, float32, float64; bfloat16 where ml_dtypes is there),
 with NaN of both signs, -0.0 and 0.0 (equal: their order must be kept, so the sorted bits are checked),
 +-inf, denormals, duplicates, already sorted and reversed input, sizes 0, 1, odd and across tiles,
-2^26 keys, many rows (the radix engine and, where its cost model says so, the network), the first pass
-design (LOOM_RADIX_LEGACY=1), ascending and
+2^26 keys, many rows (the radix engine and, where its cost model says so, the network), short rows sorted
+a block a row (the block row sort: rows of 1 .. 8192 keys, exactly its capacity and one more, non-contiguous
+input), the tuning switches bench/sort_sweep.py times, the first pass design (LOOM_RADIX_LEGACY=1), ascending and
 descending, argsort (stable: compared exactly), unique, searchsorted and lexsort through the radix
 engine, and complex keys (their parts sorted lexicographically). The device tests skip on a machine
 without a GPU (scripts/gpu_all.sh runs them on the H200); the engine-selection tests run everywhere.
@@ -115,6 +116,68 @@ def test_rows_forced_radix(monkeypatch: Any) -> None:
     check_sorted(keys(50 * 5, np.int64).reshape(50, 5), descending=True)
 
 
+def _capacity(dtype: Any, argsort: bool) -> int:
+    return _sortnet.block_row_capacity(np.dtype(dtype).itemsize, 4 if argsort else 0)
+
+
+@gpu
+@pytest.mark.parametrize("dtype", [bool] + INT_DTYPES + FLOAT_DTYPES)
+@pytest.mark.parametrize("shape", [(1000, 1000), (10_000, 100), (100, 10_000), (64, 2), (3, 257), (9, 1)])
+def test_block_rows(shape: Any, dtype: Any) -> None:
+    """Short rows sort a block a row (the block row sort, up to 8192 keys), long ones by tiles: sort and
+    stable argsort (ties by index, NaN last, -0.0 / 0.0 kept in order) against NumPy, both directions."""
+    kind = "few" if np.dtype(dtype).kind in "iu" and shape[1] > 2 else "random"
+    x = keys(shape[0] * shape[1], dtype, kind).reshape(shape)
+    check_sorted(x)
+    check_sorted(x, descending=True)
+    np.testing.assert_array_equal(loom.sort(loom.asarray(x)).get(), np.sort(x, axis=-1))  # NaN == NaN, -0 == 0
+
+
+@gpu
+@pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.float32, np.int64, np.float64])
+@pytest.mark.parametrize("argsort", [False, True])
+@pytest.mark.parametrize("delta", [-1, 0, 1])
+def test_block_row_capacity_edges(dtype: Any, argsort: bool, delta: int) -> None:
+    """Rows of exactly the block row sort's capacity, one key less (the largest variant) and one more
+    (the tile sweep), for values-only sorts and argsort (the int32 index staged beside the keys)."""
+    n = _capacity(dtype, argsort) + delta
+    assert n >= 2047
+    x = keys(5 * n, dtype, "few" if np.dtype(dtype).kind in "iu" else "random").reshape(5, n)
+    d = loom.asarray(x)
+    if argsort:
+        np.testing.assert_array_equal(loom.argsort(d).get(), np.argsort(x, axis=-1, kind="stable"))
+        check_sorted(x, descending=True)
+    else:
+        np.testing.assert_array_equal(loom.sort(d).get(), np.sort(x, axis=-1))
+
+
+@gpu
+def test_block_rows_noncontiguous_and_axes() -> None:
+    x = keys(600 * 700, np.float32).reshape(600, 700)
+    d = loom.asarray(x)
+    np.testing.assert_array_equal(loom.argsort(d[:, ::3]).get(), np.argsort(x[:, ::3], axis=-1, kind="stable"))
+    np.testing.assert_array_equal(loom.argsort(d, axis=0).get(), np.argsort(x, axis=0, kind="stable"))
+    np.testing.assert_array_equal(loom.sort(d[::2, 1::2]).get(), np.sort(x[::2, 1::2], axis=-1))
+    y = keys(2 * 3 * 500, np.int16, "few").reshape(2, 3, 500).transpose(1, 0, 2)
+    np.testing.assert_array_equal(loom.argsort(loom.asarray(y)).get(), np.argsort(y, axis=-1, kind="stable"))
+
+
+@gpu
+@pytest.mark.parametrize("env", [{"LOOM_GPU_RADIX_ROWS": "0"}, {"LOOM_GPU_RADIX_ITEMS4": "24", "LOOM_GPU_RADIX_BLOCKS_PER_SM": "2"},
+                                 {"LOOM_GPU_RADIX_ITEMS4": "8", "LOOM_GPU_RADIX_ITEMS8": "12"},
+                                 {"LOOM_GPU_RADIX_HIST_PARTS": "1", "LOOM_GPU_RADIX_HIST_TILES": "3"},
+                                 {"LOOM_GPU_RADIX_RANK": "ballot"},
+                                 {"LOOM_GPU_RADIX_RANK": "ballot,early", "LOOM_GPU_RADIX_BLOCKS_PER_SM": "3"}])
+def test_tuning_settings(monkeypatch: Any, env: Any) -> None:
+    """Every tuning switch bench/sort_sweep.py times gives NumPy's results (one process, several modules)."""
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    for dtype in (np.int8, np.float32, np.float64):
+        check_sorted(keys(100_003, dtype))
+        check_sorted(keys(3 * 5000, dtype, "few").reshape(3, 5000), descending=True)
+        check_sorted(keys(300 * 300, dtype).reshape(300, 300))
+
+
 @gpu
 def test_bfloat16() -> None:
     ml = pytest.importorskip("ml_dtypes")
@@ -185,9 +248,18 @@ def test_engine_choice(monkeypatch: Any) -> None:
     # shorter rows: radix while its whole tiles cost less than the network's steps (the cost model)
     assert _sortnet.use_radix([Fake(1, np.float32)], 1000, 1000)
     assert _sortnet.use_radix([Fake(1, np.int64)], 1000, 1000, 4)
+    # rows that fit a block sort there in one launch: cheaper than the network's steps for rows of >= ~32
+    assert _sortnet.use_radix([Fake(1, np.float32)], 1 << 16, 1024)
+    assert _sortnet.use_radix([Fake(1, np.float32)], 10000, 100)
+    assert _sortnet.use_radix([Fake(1, np.float64)], 50, 2000, 4)
+    assert not _sortnet.use_radix([Fake(1, np.float32)], 1 << 20, 16)  # 16 keys in a 256-slot block
+    assert _sortnet.block_row_capacity(4, 0) == 8192 and _sortnet.block_row_capacity(4, 4) == 4096
+    assert _sortnet.block_row_capacity(8, 4) == 2048 and _sortnet.block_row_capacity(1, 0) == 8192
+    monkeypatch.setenv("LOOM_GPU_RADIX_ROWS", "0")  # the block row sort off: the tile model's choice
+    assert _sortnet.block_row_capacity(4, 0) == 0
     assert not _sortnet.use_radix([Fake(1, np.float32)], 1 << 16, 1024)
-    assert not _sortnet.use_radix([Fake(1, np.float32)], 1 << 20, 16)
     assert not _sortnet.use_radix([Fake(1, np.float32)], 10000, 100)
+    monkeypatch.delenv("LOOM_GPU_RADIX_ROWS")
     assert not _sortnet.use_radix([Fake(0, np.float32)], 1, 1 << 20)  # the host: NumPy / the network
     assert not _sortnet.use_radix([Fake(1, np.complex64)], 1, 1 << 20)
     assert not _sortnet.use_radix([Fake(1, np.float32)], 1, 1 << 30)
