@@ -276,16 +276,18 @@ static void scan_item(Lb *s, const GpuEntry *e) {
   LLVMValueRef t = LLVMBuildLoad2(b, LLVMInt32TypeInContext(m->c), sm_ptr(s, s->ticket_sm, zero), "");
   t = LLVMBuildZExtOrBitCast(b, t, L->ity, "ticket");
   LLVMValueRef o = LLVMBuildURem(b, t, e->no, ""), part = LLVMBuildUDiv(b, t, e->no, "");
-  LLVMValueRef rlo = LLVMBuildMul(b, part, cg_iconst_i(L, (int64_t)B * K), "");
-  LLVMValueRef rhi = LLVMBuildAdd(b, rlo, cg_iconst_i(L, (int64_t)B * K), "");
-  rhi = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, rhi, e->nr, ""), rhi, e->nr, "rhi");
+  /* points [rlo, rlo + len) of the row, len = min(tile, nr - rlo) >= 1 (no sum past nr: no overflow) */
+  LLVMValueRef ts = cg_iconst_i(L, (int64_t)B * K);
+  LLVMValueRef rlo = LLVMBuildMul(b, part, ts, ""), left = LLVMBuildSub(b, e->nr, rlo, "");
+  LLVMValueRef len = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, left, ts, ""), left, ts, "len");
   cg_gpu_offsets(L, o, 0, k->nkeep, NULL, L->ooff);
   /* the tile's values (the producer computed here), staged in shared memory */
-  LLVMValueRef last = LLVMBuildSub(b, rhi, cg_iconst_i(L, 1), "");
+  LLVMValueRef last = LLVMBuildSub(b, len, cg_iconst_i(L, 1), "");
   for (int j = 0; j < K; j++) {
-    LLVMValueRef r = LLVMBuildAdd(b, rlo, LLVMBuildAdd(b, s->tid, cg_iconst_i(L, (int64_t)j * B), ""), "");
-    LLVMValueRef valid = LLVMBuildICmp(b, LLVMIntSLT, r, rhi, "");
-    cg_gpu_offsets(L, LLVMBuildSelect(b, valid, r, last, ""), k->nkeep, k->ndim, L->ooff, L->off);
+    LLVMValueRef i = LLVMBuildAdd(b, s->tid, cg_iconst_i(L, (int64_t)j * B), "");
+    LLVMValueRef valid = LLVMBuildICmp(b, LLVMIntSLT, i, len, "");
+    LLVMValueRef r = LLVMBuildAdd(b, rlo, LLVMBuildSelect(b, valid, i, last, ""), "");
+    cg_gpu_offsets(L, r, k->nkeep, k->ndim, L->ooff, L->off);
     cg_clear_cache(L);
     cg_eval_needed(L, &ph->value, 1);
     LLVMValueRef x = LLVMBuildSelect(b, valid, L->cache[ph->value], ident(s), "");
@@ -356,8 +358,8 @@ static void scan_item(Lb *s, const GpuEntry *e) {
   m->gpu->barrier(m);
   for (int j = 0; j < K; j++) {
     LLVMValueRef i = LLVMBuildAdd(b, s->tid, cg_iconst_i(L, (int64_t)j * B), "");
+    LLVMBasicBlockRef sa = if_begin(L, LLVMBuildICmp(b, LLVMIntSLT, i, len, ""), "lb.store");
     LLVMValueRef r = LLVMBuildAdd(b, rlo, i, "");
-    LLVMBasicBlockRef sa = if_begin(L, LLVMBuildICmp(b, LLVMIntSLT, r, rhi, ""), "lb.store");
     LLVMValueRef v = sm_load(s, s->tile_sm, pad(s, i));
     cg_gpu_offsets(L, r, k->nkeep, k->ndim, L->ooff, L->off);
     cg_clear_cache(L);

@@ -231,7 +231,12 @@ static void ptx_case(const char *what, LoomDType t, int nd, const int64_t *shape
           snprintf(cmd, sizeof cmd, "'%s' -arch=sm_90 %s-o /dev/null '%s' 2>&1", px, verbose && *verbose ? "-v " : "", path);
           int rc = system(cmd);
           CHECK(rc == 0, "%s: ptxas rejects module %d (exit %d)", what, mods, rc);
-          unlink(path);
+          const char *keep = getenv("LOOM_TEST_SCAN_PTX_DIR"); /* set: the modules are kept there */
+          char kept[1024];
+          snprintf(kept, sizeof kept, "%s/%s.%d.ptx", keep ? keep : "", what, mods);
+          for (char *c = kept + (keep ? strlen(keep) + 1 : 0); *c; c++)
+            if (*c == ' ' || *c == '/' || *c == '>' || *c == '(' || *c == ')') *c = '_';
+          if (!keep || rename(path, kept) != 0) unlink(path);
         }
         mods++;
         p = next;
