@@ -117,7 +117,10 @@ static LoomStatus scan_lookback(const RtGpuLauncher *L, uint64_t *words, uint64_
 static LoomStatus scan(const RtGpuLauncher *L, uint64_t *words, uint64_t *extra, int64_t no, int64_t nr, Diag *d) {
   const int64_t cap = (int64_t)1 << 30;
   const uint32_t has = L->entries;
-  if (L->strategy == CG_GPU_ROW && (has & CG_ENTRY_FINISHB) && !(has & CG_ENTRY_PART) && no < 512 && nr >= 32768)
+  /* fewer than 512 rows of two tiles or more: the look-back scan (its tiles spread over the device;
+   * `main` would run a block per row) */
+  if (L->strategy == CG_GPU_ROW && (has & CG_ENTRY_FINISHB) && !(has & CG_ENTRY_PART) && no < 512 &&
+      nr >= 2 * cg_scan_lb_tile((int)L->acc_size))
     return scan_lookback(L, words, extra, no, nr, d);
   int64_t np = 1; /* few long rows: about 1024 parts in all, each >= 16K points (sizes only) */
   if (L->strategy == CG_GPU_ROW && (has & CG_ENTRY_PART) && (has & CG_ENTRY_FINISHB) && no < 512 && nr >= 32768) {
