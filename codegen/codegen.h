@@ -91,9 +91,10 @@ typedef void (*CgColFn)(const int64_t *shape, void *const *bufs, const int64_t *
  *   then runs blocks of exactly CG_SCAN_LB_BLOCK threads; nparts (extra word 0) is the tiles per row,
  *   ceil(nr / cg_scan_lb_tile(acc_size)), and extra word 1 the scratch (cg_scan_lb_bytes: a 32-bit
  *   ticket counter at byte 0, 8-byte status words from CG_SCAN_LB_STATUS, then aggregate and inclusive
- *   values of acc_size bytes). The launcher runs it twice on the stream: with extra word 2 = 1 (clear:
- *   zeroes the counter and the status words; grid ceil(no * nparts / CG_SCAN_LB_BLOCK)), then with
- *   word 2 = 0 (the scan: any grid; each block takes tiles from the counter). */
+ *   values of acc_size bytes). The launcher runs it twice on the stream: with extra word 2 = tiles + 1
+ *   (clear: item i zeroes status words [i * CG_SCAN_LB_BLOCK, (i + 1) * CG_SCAN_LB_BLOCK) below tiles,
+ *   item 0 the counter; nparts then sized so that no * nparts items cover them), then with word 2 = 0
+ *   (the scan: any grid; each block takes tiles from the counter). */
 enum { CG_GPU_ELEMENTWISE = 0, CG_GPU_ROW = 1, CG_GPU_COL = 2 };
 #define CG_SCAN_LB_BLOCK 256
 #define CG_SCAN_LB_STATUS 16

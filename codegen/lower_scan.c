@@ -16,10 +16,12 @@
  *   through shared slots, then offset by the carry of earlier chunks. The values of CG_SCAN_CHUNKS
  *   chunks are read before the first of them is scanned (loads in flight; same order of adds). Float sums associate
  *   differently from NumPy's serial order (the bits depend on the block size).
- * - GPU long rows (few O points, R >= 16K): R is cut into parts; the `part` entry folds each part (a
- *   block reduction, as split reductions do) into partials, then the `finishb` entry scans each part
- *   (one block per part and O point) starting from the fold of the partials of the parts before it
- *   (cg_gpu_scan_part: the block folds them in a fixed tree). Two reads and one write of the data.
+ * - GPU long rows (few O points, R >= 16K) with LOOM_GPU_SCAN_LOOKBACK=0: R is cut into parts; the
+ *   `part` entry folds each part (a block reduction, as split reductions do) into partials, then the
+ *   `finishb` entry scans each part (one block per part and O point) starting from the fold of the
+ *   partials of the parts before it (cg_gpu_scan_part: the block folds them in a fixed tree). Two reads
+ *   and one write of the data. By default `finishb` is instead the single-pass decoupled look-back scan
+ *   of lower_scan_lookback.c (no `part` entry; one read and one write).
  * - GPU COL (cg_gpu_scan_serial): one thread per O point folds its R serially (coalesced along O).
  * float16 / bfloat16 scans (scan_round) round the running value after every step, as NumPy does; on
  * GPUs every combine of the tree (butterfly, wave totals, carry) rounds, so each partial is a value of

@@ -244,13 +244,14 @@ static LLVMValueRef look_back(Lb *s, LLVMValueRef o, LLVMValueRef part, LLVMValu
 
 /* ---- one item ------------------------------------------------------------------------------------- */
 
-/* Clear mode (extra word 2 != 0): thread item * bdim + tid zeroes that status word (and the first one
- * the ticket counter). */
-static void clear_item(Lb *s, LLVMValueRef item, const GpuEntry *e) {
+/* Clear mode (extra word 2 = tiles + 1): thread item * bdim + tid zeroes that status word (and the first
+ * one the ticket counter). */
+static void clear_item(Lb *s, LLVMValueRef item, const GpuEntry *e, LLVMValueRef mode) {
   Lower *L = s->L;
   LLVMBuilderRef b = L->m.b;
   LLVMValueRef i = LLVMBuildAdd(b, LLVMBuildMul(b, cg_to_i64(L, item), cg_to_i64(L, e->bdim), ""), cg_to_i64(L, e->tid), "");
-  LLVMBasicBlockRef after = if_begin(L, LLVMBuildICmp(b, LLVMIntSLT, i, s->ntiles, ""), "lb.clear");
+  LLVMValueRef ntiles = LLVMBuildSub(b, mode, cg_i64(&L->m, 1), "");
+  LLVMBasicBlockRef after = if_begin(L, LLVMBuildICmp(b, LLVMIntSLT, i, ntiles, ""), "lb.clear");
   LLVMSetAlignment(LLVMBuildStore(b, cg_i64(&L->m, 0), status_ptr(s, i)), 8);
   if_end(L, after);
   after = if_begin(L, LLVMBuildICmp(b, LLVMIntEQ, i, cg_i64(&L->m, 0), ""), "lb.clearc");
@@ -401,7 +402,7 @@ void cg_gpu_scan_lookback(Lower *L, LLVMValueRef item, const GpuEntry *e) {
   LLVMBasicBlockRef clear = cg_new_bb(L, "lb.clearmode"), scan = cg_new_bb(L, "lb.scan"), done = cg_new_bb(L, "lb.item");
   LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntNE, mode, cg_i64(m, 0), ""), clear, scan);
   LLVMPositionBuilderAtEnd(b, clear);
-  clear_item(&s, item, e);
+  clear_item(&s, item, e, mode);
   LLVMBuildBr(b, done);
   LLVMPositionBuilderAtEnd(b, scan);
   scan_item(&s, e);

@@ -102,11 +102,15 @@ static LoomStatus scan_lookback(const RtGpuLauncher *L, uint64_t *words, uint64_
   if (st) return st;
   uint64_t scratch = 0;
   if ((st = rt_gpu_pool_alloc(L->pool, (size_t)cg_scan_lb_bytes(tiles, (int)L->acc_size), &scratch, d))) return st;
-  extra[0] = (uint64_t)np;
+  /* clear: items cover the tiles' status words a block's worth each (extra word 0 sized so that
+   * no * word 0 items are about that many) */
+  int64_t clear_blocks = (tiles + CG_SCAN_LB_BLOCK - 1) / CG_SCAN_LB_BLOCK;
+  extra[0] = (uint64_t)((clear_blocks + no - 1) / no);
   extra[1] = scratch;
-  extra[2] = 1; /* clear */
-  st = L->launch(L->user, P_FINISHB, grid_of(tiles, CG_SCAN_LB_BLOCK, cap), CG_SCAN_LB_BLOCK, words, d);
-  extra[2] = 0; /* scan */
+  extra[2] = (uint64_t)tiles + 1;
+  st = L->launch(L->user, P_FINISHB, grid_of(clear_blocks, 1, cap), CG_SCAN_LB_BLOCK, words, d);
+  extra[0] = (uint64_t)np; /* scan: tiles per row, taken by ticket */
+  extra[2] = 0;
   if (st == LOOM_OK) st = L->launch(L->user, P_FINISHB, grid_of(tiles, 1, cap), CG_SCAN_LB_BLOCK, words, d);
   if (st == LOOM_OK) st = L->settle(L->user, d);
   Diag dd = {.status = LOOM_OK};
