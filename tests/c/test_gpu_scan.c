@@ -171,9 +171,10 @@ static void compare(const char *what, const LoomArray *x, LoomReduceOp op, int a
  * complex128; the launcher takes it for fewer than 512 rows of at least two tiles): rows around tile
  * boundaries, every dtype, wrap-around against the wrapped prefix, NaN, strided views, fused producers,
  * several long rows. Float sums are checked against the float64 prefix: a point's value is reached
- * through at most k / 2048 + 40 roundings (8 in the thread, 13 in the tile's tree, the look-back's
- * folds, one per earlier tile's inclusive prefix along the chain), each within a unit of the running
- * magnitude, which compare's 32 sqrt(k) units bound covers for k <= 2^32. */
+ * through at most 7 k / 2048 + 64 roundings (7 in the thread, 13 in the tile's tree, the look-back's
+ * folds, 7 per earlier tile along the chain of inclusive prefixes, the aggregates' trees), each within a
+ * unit of the running magnitude, which compare's 32 sqrt(k) units bound covers for k <= 8.7e7 (2^26 is
+ * 6.7e7; tests/python/test_gpu_scan_lookback.py checks the linear bound itself). */
 static void lookback_cases(void) {
   struct { LoomDType t; int nd; int64_t shape[2]; LoomReduceOp op; LoomDType dt; bool fused; int step; int fill; const char *what; } cs[] = {
       {LOOM_FLOAT32, 1, {4095}, LOOM_REDUCE_SUM, LOOM_DTYPE_COUNT, false, 1, 0, "lb f32 2 tiles less a point"},
