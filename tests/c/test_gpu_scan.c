@@ -12,7 +12,11 @@
  * short and long (split into parts), columns, non-contiguous inputs, wrap-around, NaN, fusion (one
  * kernel); then the time of a 2^26-element float32 cumsum and of 2^26 elements as 2^16 rows of 1024,
  * printed as GB/s of the bytes a scan must move (read 4, write 4 per element). Exits 77 (skipped)
- * without a CUDA driver or GPU.
+ * without a CUDA driver or GPU. The look-back scan of few long rows (codegen/lower_scan_lookback.c) has its
+ * own cases (lookback_cases, back_to_back); with LOOM_GPU_SCAN_LOOKBACK=0 the same cases run the two-entry
+ * split. LOOM_GPU_SCAN_DEVICE=host (ctest test_gpu_scan_host) runs the cases with the host standing in for
+ * the GPU (the test's own references); `--emulate` (ctest test_gpu_scan_emulate) runs the look-back
+ * protocol with host threads as blocks. LOOM_TEST_SCAN_PTX_DIR=dir keeps --ptx's modules there.
  */
 #include <math.h>
 #include <stdio.h>
@@ -486,8 +490,111 @@ static void ptx_cases(void) {
   if (!ptxas_path()) printf("test_gpu_scan --ptx: no ptxas found (CUDA_HOME, /usr/local/cuda): PTX not assembled\n");
 }
 
+/* ---- the look-back protocol emulated on the host (--emulate) ---------------------------------------------
+ * codegen/lower_scan_lookback.c's protocol with host threads as blocks: tickets from an atomic counter,
+ * tile (o, part) = ticket (part * no + o), packed 64-bit status words (flag << 32 | 32-bit value), the
+ * aggregate published first (the inclusive prefix at once for a row's first tile), the look-back over
+ * windows of 32 "lanes" (spin while any status is empty, the nearest inclusive one and the aggregates after
+ * it folded, lanes before the row counting as inclusive identities), then the inclusive prefix. Random
+ * yields shuffle the timing; uint32 sums (wrap-around) are checked against the sequential prefix. */
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+
+typedef struct Emu {
+  int64_t no, nr, np, tile;
+  const uint32_t *x;
+  uint32_t *y;
+  atomic_uint counter;
+  _Atomic uint64_t *status;
+  uint64_t seed;
+} Emu;
+
+static void emu_yield(uint64_t *r) {
+  double u = tc_rand_unit(r);
+  if (u < 0.02) usleep(200); /* a stalled block: later tiles look back over its aggregate-only window */
+  else if (u < 0.3) sched_yield();
+}
+
+static void *emu_block(void *arg) {
+  Emu *e = arg;
+  uint64_t r = e->seed ^ (uint64_t)(uintptr_t)pthread_self();
+  for (;;) {
+    uint32_t t = atomic_fetch_add(&e->counter, 1);
+    if ((int64_t)t >= e->no * e->np) break;
+    int64_t o = t % e->no, part = t / e->no, lo = part * e->tile;
+    int64_t len = e->nr - lo < e->tile ? e->nr - lo : e->tile;
+    const uint32_t *x = e->x + o * e->nr + lo;
+    uint32_t agg = 0;
+    for (int64_t i = 0; i < len; i++) agg += x[i];
+    emu_yield(&r);
+    atomic_store_explicit(&e->status[t], (uint64_t)(part ? 1 : 2) << 32 | agg, memory_order_relaxed);
+    emu_yield(&r);
+    uint32_t ex = 0;
+    for (int64_t hi = part; part > 0;) { /* the windows of wave 0 */
+      uint64_t w[32];
+      bool empty;
+      do {
+        empty = false;
+        for (int l = 0; l < 32; l++) {
+          int64_t q = hi - 32 + l;
+          w[l] = q < 0 ? (uint64_t)2 << 32 : atomic_load_explicit(&e->status[q * e->no + o], memory_order_relaxed);
+          empty |= (w[l] >> 32) == 0;
+        }
+        if (empty) emu_yield(&r);
+      } while (empty);
+      int h = -1;
+      for (int l = 0; l < 32; l++)
+        if ((w[l] >> 32) == 2) h = l;
+      uint32_t fold = 0;
+      for (int l = h < 0 ? 0 : h; l < 32; l++) fold += (uint32_t)w[l];
+      ex = fold + ex;
+      if (h >= 0) break;
+      hi -= 32;
+    }
+    if (part) atomic_store_explicit(&e->status[t], (uint64_t)2 << 32 | (uint32_t)(ex + agg), memory_order_relaxed);
+    uint32_t run = ex;
+    for (int64_t i = 0; i < len; i++) e->y[o * e->nr + lo + i] = run += x[i];
+  }
+  return NULL;
+}
+
+static void emulate_cases(void) {
+  const int64_t cases[][3] = {{1, 1, 64}, {1, 4095, 64}, {1, 4096, 64}, {1, 200003, 64}, {3, 100001, 64},
+                              {5, 64 * 70 + 1, 64}, {2, 1 << 20, 2048}, {511, 4100, 2048}};
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    Emu e = {.no = cases[c][0], .nr = cases[c][1], .tile = cases[c][2], .seed = 77 + c};
+    e.np = (e.nr + e.tile - 1) / e.tile;
+    int64_t n = e.no * e.nr;
+    uint32_t *x = malloc((size_t)n * 4), *y = calloc((size_t)n, 4);
+    e.status = calloc((size_t)(e.no * e.np), sizeof *e.status);
+    for (int64_t i = 0; i < n; i++) x[i] = (uint32_t)(tc_rand_unit(&rng) * 4294967295.0);
+    e.x = x;
+    e.y = y;
+    atomic_init(&e.counter, 0);
+    pthread_t th[8];
+    for (int i = 0; i < 8; i++) pthread_create(&th[i], NULL, emu_block, &e);
+    for (int i = 0; i < 8; i++) pthread_join(th[i], NULL);
+    int64_t bad = 0;
+    for (int64_t o = 0; o < e.no; o++) {
+      uint32_t run = 0;
+      for (int64_t i = 0; i < e.nr; i++) bad += y[o * e.nr + i] != (run += x[o * e.nr + i]);
+    }
+    CHECK(bad == 0, "emulated look-back: %lld rows of %lld, tiles of %lld: %lld points differ", (long long)e.no,
+          (long long)e.nr, (long long)e.tile, (long long)bad);
+    free(x);
+    free(y);
+    free(e.status);
+  }
+}
+
 int main(int argc, char **argv) {
   bool ptx_only = argc == 2 && !strcmp(argv[1], "--ptx");
+  if (argc == 2 && !strcmp(argv[1], "--emulate")) {
+    if (!tc_init()) return 1;
+    emulate_cases();
+    return tc_finish();
+  }
   char dir[] = "/tmp/loom_test_gpu_scan_XXXXXX";
   if (!mkdtemp(dir)) return 1;
   setenv("LOOM_CACHE_DIR", dir, 1);
