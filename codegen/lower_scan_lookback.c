@@ -126,7 +126,8 @@ static LLVMValueRef wave_fold(Lb *s, LLVMValueRef x) {
   LLVMValueRef tot = x;
   for (int off = 1; off < s->wave; off *= 2) {
     LLVMValueRef o = cg_gpu_shfl_xor(s->L, tot, off);
-    LLVMValueRef upper = LLVMBuildICmp(b, LLVMIntNE, LLVMBuildAnd(b, s->lane, cg_iconst_i(s->L, off), ""), cg_iconst_i(s->L, 0), "");
+    LLVMValueRef bit = LLVMBuildAnd(b, s->lane, cg_iconst_i(s->L, off), "");
+    LLVMValueRef upper = LLVMBuildICmp(b, LLVMIntNE, bit, cg_iconst_i(s->L, 0), "");
     tot = LLVMBuildSelect(b, upper, step(s, o, tot), step(s, tot, o), "");
   }
   return tot;
@@ -141,17 +142,18 @@ static LLVMValueRef byte_ptr(Lb *s, LLVMValueRef off64) {
 
 static LLVMValueRef status_ptr(Lb *s, LLVMValueRef idx) {
   Lower *L = s->L;
-  return byte_ptr(s, LLVMBuildAdd(L->m.b, cg_i64(&L->m, CG_SCAN_LB_STATUS), LLVMBuildMul(L->m.b, cg_to_i64(L, idx), cg_i64(&L->m, 8), ""), ""));
+  LLVMValueRef off = LLVMBuildMul(L->m.b, cg_to_i64(L, idx), cg_i64(&L->m, 8), "");
+  return byte_ptr(s, LLVMBuildAdd(L->m.b, cg_i64(&L->m, CG_SCAN_LB_STATUS), off, ""));
 }
 
 /* The aggregate (which 0) or inclusive (1) value slot of tile idx (wide layout). */
 static LLVMValueRef value_ptr(Lb *s, LLVMValueRef idx, LLVMValueRef which) {
   Lower *L = s->L;
   LLVMBuilderRef b = L->m.b;
-  LLVMValueRef base = LLVMBuildAdd(b, LLVMBuildAnd(b, LLVMBuildAdd(b, LLVMBuildMul(b, s->ntiles, cg_i64(&L->m, 8), ""),
-                                                                    cg_i64(&L->m, CG_SCAN_LB_STATUS + 15), ""),
-                                                      cg_i64(&L->m, ~(uint64_t)15), ""),
-                                   LLVMBuildMul(b, LLVMBuildZExt(b, which, L->i64, ""), LLVMBuildMul(b, s->ntiles, cg_i64(&L->m, s->acc_size), ""), ""), "");
+  LLVMValueRef end = LLVMBuildAdd(b, LLVMBuildMul(b, s->ntiles, cg_i64(&L->m, 8), ""), cg_i64(&L->m, CG_SCAN_LB_STATUS + 15), "");
+  LLVMValueRef values = LLVMBuildAnd(b, end, cg_i64(&L->m, ~(uint64_t)15), ""); /* codegen.h cg_scan_lb_bytes */
+  LLVMValueRef array = LLVMBuildMul(b, s->ntiles, cg_i64(&L->m, s->acc_size), "");
+  LLVMValueRef base = LLVMBuildAdd(b, values, LLVMBuildMul(b, LLVMBuildZExt(b, which, L->i64, ""), array, ""), "");
   return byte_ptr(s, LLVMBuildAdd(b, base, LLVMBuildMul(b, cg_to_i64(L, idx), cg_i64(&L->m, s->acc_size), ""), ""));
 }
 
@@ -169,7 +171,8 @@ static void publish(Lb *s, LLVMValueRef idx, int flag, LLVMValueRef v) {
     LLVMSetOrdering(st, LLVMAtomicOrderingMonotonic);
     return;
   }
-  LLVMValueRef vs = LLVMBuildStore(b, cg_to_mem(m, s->at, s->at, v), value_ptr(s, idx, LLVMConstInt(LLVMInt1TypeInContext(m->c), flag == FLAG_INCLUSIVE, 0)));
+  LLVMValueRef which = LLVMConstInt(LLVMInt1TypeInContext(m->c), flag == FLAG_INCLUSIVE, 0);
+  LLVMValueRef vs = LLVMBuildStore(b, cg_to_mem(m, s->at, s->at, v), value_ptr(s, idx, which));
   LLVMSetVolatile(vs, 1);
   m->gpu->fence_device(m); /* the value before the flag */
   LLVMValueRef st = LLVMBuildStore(b, i32c(s, (uint64_t)flag), status_ptr(s, idx));
@@ -232,7 +235,8 @@ static LLVMValueRef look_back(Lb *s, LLVMValueRef o, LLVMValueRef part, LLVMValu
   LLVMValueRef zargs[2] = {pm, LLVMConstInt(LLVMInt1TypeInContext(m->c), 0, 0)};
   LLVMValueRef lz = cg_intrinsic(m, "llvm.ctlz", &mt, 1, zargs, 2);
   LLVMValueRef h = LLVMBuildSub(b, LLVMConstInt(mt, (uint64_t)s->wave - 1, 0), lz, ""); /* -1 when none */
-  LLVMValueRef lane_m = LLVMBuildZExtOrBitCast(b, LLVMBuildTrunc(b, cg_to_i64(L, s->lane), LLVMInt32TypeInContext(m->c), ""), mt, "");
+  LLVMValueRef lane32 = LLVMBuildTrunc(b, cg_to_i64(L, s->lane), LLVMInt32TypeInContext(m->c), "");
+  LLVMValueRef lane_m = LLVMBuildZExtOrBitCast(b, lane32, mt, "");
   LLVMValueRef take = LLVMBuildICmp(b, LLVMIntSGE, lane_m, h, "");
   LLVMValueRef w = wave_fold(s, LLVMBuildSelect(b, take, v, ident(s), ""));
   LLVMBuildStore(b, step(s, w, LLVMBuildLoad2(b, s->t, ev, "")), ev);
@@ -323,7 +327,8 @@ static void scan_item(Lb *s, const GpuEntry *e) {
     before = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSGT, s->warp, cg_iconst_i(L, w), ""), step(s, before, wt), before, "");
   }
   LLVMValueRef lane0 = LLVMBuildICmp(b, LLVMIntEQ, s->lane, zero, "");
-  LLVMValueRef prev = sm_load(s, s->thr_sm, LLVMBuildSelect(b, lane0, s->tid, LLVMBuildSub(b, s->tid, cg_iconst_i(L, 1), ""), ""));
+  LLVMValueRef tprev = LLVMBuildSelect(b, lane0, s->tid, LLVMBuildSub(b, s->tid, cg_iconst_i(L, 1), ""), "");
+  LLVMValueRef prev = sm_load(s, s->thr_sm, tprev);
   LLVMValueRef xthr = LLVMBuildSelect(b, lane0, before, step(s, before, prev), ""); /* threads before, in the tile */
   /* wave 0: publish, look back, publish; E to the block */
   after = if_begin(L, LLVMBuildICmp(b, LLVMIntEQ, s->warp, zero, ""), "lb.wave0");
