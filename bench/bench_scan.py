@@ -9,6 +9,12 @@ scan, ~0.17 ms at peak for 2^26 float32). CuPy (CUB's decoupled look-back) moves
 row is a sequential dependency chain (one add per element per core, as NumPy's loop); rows and
 columns are spread over the cores.
 
+Few long rows (fewer than 512 rows of 4096+ points) take the single-pass decoupled look-back scan
+(codegen/lower_scan_lookback.c: one read, one write; tiles taken from a ticket counter). On a GPU this
+script also times every case with the two-entry split (LOOM_GPU_SCAN_LOOKBACK=0) in a child process with
+its own LOOM_CACHE_DIR, in the same run: columns "split ms" and "split / loom" (> 1: the look-back scan
+is faster).
+
 GPU row scans read 4 chunks of a block's points before scanning them (codegen/lower_scan.c); A/B against
 the chunk-at-a-time scan: LOOM_GPU_SCAN_CHUNKS=1 LOOM_CACHE_DIR=$(mktemp -d) python3 bench/bench_scan.py
 (a fresh cache: compiled kernels are kept under the same key).
@@ -16,7 +22,11 @@ the chunk-at-a-time scan: LOOM_GPU_SCAN_CHUNKS=1 LOOM_CACHE_DIR=$(mktemp -d) pyt
 Prints a markdown table and writes bench/results/<date>-scan-<host|h200>.json (machine, date, command).
 Run: python3 bench/bench_scan.py [repeats]
 """
+import json
+import os
+import subprocess
 import sys
+import tempfile
 
 import numpy as np
 
@@ -44,8 +54,27 @@ def check(res, v, want_native, axis):
             "same_bits_as_numpy": same_as_numpy}
 
 
+CHILD = os.environ.get("BENCH_SCAN_CHILD") == "1"  # set: only loom's times and checks, as JSON (the split run)
+if not CHILD:
+    os.environ["LOOM_GPU_SCAN_LOOKBACK"] = "1"  # this process: the look-back scan (read at the first compile)
+
+
+def split_times(repeats):
+    """{case: {loom_ms, ok}} of the same cases with LOOM_GPU_SCAN_LOOKBACK=0 in a child process (a fresh
+    kernel cache; the setting is read once per process)."""
+    with tempfile.TemporaryDirectory() as cache:
+        env = dict(os.environ, LOOM_GPU_SCAN_LOOKBACK="0", LOOM_CACHE_DIR=cache, BENCH_SCAN_CHILD="1")
+        out = subprocess.run([sys.executable, os.path.abspath(__file__), str(repeats)], env=env, capture_output=True,
+                             text=True, timeout=300)
+    if out.returncode != 0:
+        print(f"split run failed ({out.returncode}): {out.stderr[-2000:]}", file=sys.stderr)
+        return {}
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
 def main():
     repeats = int(sys.argv[1]) if len(sys.argv) > 1 else 10
+    split = split_times(repeats) if GPU and not CHILD else {}
     big = 1 << 26 if GPU else 1 << 24
     side = 8192 if GPU else 4096
     cases = [  # name, shape, dtype, axis, fused
@@ -56,7 +85,7 @@ def main():
         ("cumsum f64 rows of 4096", (big // 8192, 4096), np.float64, 1, False),
         ("cumsum(2x+1) f32 1-d, fused", (big,), np.float32, 0, True),
     ]
-    ps = peers()
+    ps = {} if CHILD else peers()
     rows = []
     rng = np.random.default_rng(0)
     for name, shape, dt, axis, fused in cases:
@@ -70,6 +99,12 @@ def main():
         row = {"case": name, "shape": list(shape), "dtype": np.dtype(dt).name, "axis": axis, "bytes": nbytes}
         row.update(check(res, v, want, axis))
         row["loom_ms"] = best_ms(f, loom_sync, repeats)
+        if CHILD:
+            rows.append(row)
+            continue
+        if name in split:
+            row["split_ms"] = split[name]["loom_ms"]
+            row["split_ok"] = split[name]["ok"]
         if not GPU:
             row["numpy_ms"] = best_ms((lambda: np.cumsum(h * 2 + 1, axis=axis)) if fused else (lambda: np.cumsum(h, axis=axis)),
                                       lambda: None, repeats)
@@ -83,7 +118,12 @@ def main():
                 g = (lambda: mod.cumsum(xt * 2 + 1, dim=axis)) if fused else (lambda: mod.cumsum(xt, dim=axis))
                 row["torch_ms"] = best_ms(g, mod.cuda.synchronize, repeats)
         rows.append(row)
+    if CHILD:
+        print(json.dumps({r["case"]: {"loom_ms": r["loom_ms"], "ok": r["ok"]} for r in rows}))
+        return
     peer_names = ["numpy"] if not GPU else list(ps)
+    if split:
+        peer_names = ["split"] + peer_names
     print(f"| case | shape | loom ms | loom GB/s | " + " | ".join(f"{p} ms | loom / {p}" for p in peer_names) + " | err / f64 | ok |")
     print("|---|---|---|---|" + "---|---|" * len(peer_names) + "---|---|")
     for r in rows:

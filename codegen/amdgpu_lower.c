@@ -148,6 +148,9 @@ static LLVMValueRef amd_ballot(CgMath *m, LLVMValueRef pred) {
  * memory accesses across (a single-thread fence). */
 static void amd_wave_sync(CgMath *m) { LLVMBuildFence(m->b, LLVMAtomicOrderingAcquireRelease, 1, ""); }
 
+/* acq_rel at system scope (a superset of agent scope; LLVM 19's C API names no sync scope). */
+static void amd_fence_device(CgMath *m) { LLVMBuildFence(m->b, LLVMAtomicOrderingAcquireRelease, 0, ""); }
+
 static void amd_mark_kernel(CgMath *m, LLVMValueRef fn, int max_block) {
   char v[32];
   snprintf(v, sizeof v, "1,%d", max_block);
@@ -175,6 +178,7 @@ void cg_amdgpu_lower_hooks(CgGpuHooks *h, int wave) {
   h->mark_kernel = amd_mark_kernel;
   h->ballot = amd_ballot;
   h->wave_sync = amd_wave_sync;
+  h->fence_device = amd_fence_device;
   h->match_any = NULL; /* no such instruction: gpu_radix.c matches with ballots */
   h->math_name = amd_math_name;
   h->fdiv_f32 = NULL; /* LLVM's fdiv: correctly rounded on AMDGPU (see the top) */

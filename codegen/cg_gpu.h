@@ -57,6 +57,10 @@ typedef struct CgGpuHooks {
   /* Orders the shared-memory accesses of the wave's lanes before it with those after it (__syncwarp);
    * every lane of the wave takes part. */
   void (*wave_sync)(CgMath *m);
+  /* An acquire-release fence at device (agent) scope: this thread's memory accesses before it are
+   * ordered with those after it for every thread of the device (a value published before a flag, a
+   * flag read before the value it guards: lower_scan_lookback.c). */
+  void (*fence_device)(CgMath *m);
   /* makes fn a kernel entry; max_block: the most threads per block it will be launched with */
   void (*mark_kernel)(CgMath *m, LLVMValueRef fn, int max_block);
 
@@ -103,6 +107,12 @@ struct CgGpuTarget {
  * most 1024). Math uses the hooks' device library. */
 LoomStatus cg_lower_gpu(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef mod, const KernelIr *k, const char *prefix,
                         const CgGpuHooks *h, int block, CgGpuKernel *out, Diag *d);
+
+/* Whether ROW scans of few long rows get the single-pass look-back entry (codegen/lower_scan_lookback.c):
+ * LOOM_GPU_SCAN_LOOKBACK, read once per process, anything but "0" (the default: on). The targets put
+ * " scan2" in their describe string when it is off, so kernels compiled either way have their own disk
+ * cache keys. */
+bool cg_gpu_scan_lookback_on(void);
 
 /* The CgTarget functions of every GPU target (t->state is the target's state, beginning with a
  * CgGpuTarget): compile (the shared flow above, under g->lock), release, describe. */

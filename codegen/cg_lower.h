@@ -227,6 +227,8 @@ void cg_host_scan_outer(Lower *L, LLVMValueRef lo, LLVMValueRef hi);
 void cg_gpu_scan_row(Lower *L, int p, LLVMValueRef tid, LLVMValueRef bdim, LLVMValueRef rlo, LLVMValueRef rhi,
                      LLVMValueRef carry); /* R points [rlo, rhi); carry: the value before rlo (NULL: identity) */
 void cg_gpu_scan_serial(Lower *L, int p, LLVMValueRef nr);
+/* acc op v of scan phase ph, rounded to its storage dtype when it asks (ph->scan_round). */
+LLVMValueRef cg_scan_step(Lower *L, const KPhase *ph, LLVMValueRef acc, LLVMValueRef v);
 /* The `finishb` entry of a split scan (codegen.h): item = part * no + o scans its part of R from the
  * fold of the partials (acc_size bytes each, o-minor) of the parts before it. */
 void cg_gpu_scan_part(Lower *L, LLVMValueRef item, LLVMValueRef no, LLVMValueRef nr, LLVMValueRef nparts,
@@ -258,6 +260,13 @@ typedef struct CgElemPair {
 } CgElemPair;
 void cg_gpu_elemv_pair(Lower *L, LLVMValueRef v, void *arg);
 void cg_gpu_red_item(Lower *L, LLVMValueRef item, void *arg); /* MAIN / PART / FINISH / FINISHB */
+/* ---- lower_scan_lookback.c: the single-pass look-back scan of few long rows ----------------------- */
+/* Whether gk (lowered from k) is a ROW scan whose `finishb` is the look-back entry. */
+bool cg_gpu_scan_lookback_kernel(const KernelIr *k, const CgGpuKernel *gk);
+/* One item of the look-back `finishb` entry (codegen.h: clear mode or a tile taken by ticket). */
+void cg_gpu_scan_lookback(Lower *L, LLVMValueRef item, const GpuEntry *e);
+/* Deletes the `part` entry of a look-back scan kernel from mod and gk (the launcher's sign of it). */
+void cg_gpu_scan_lookback_trim(LLVMModuleRef mod, const KernelIr *k, CgGpuKernel *gk);
 void cg_gpu_cached_item(Lower *L, LLVMValueRef o, void *arg); /* CACHED: O point o, row in registers */
 /* Reduction of phase p's accumulators over aligned groups of g lanes of a wave (g: a power of two,
  * 1 <= g <= wave, the same on every lane): a butterfly over the lane masks below g, no shared memory

@@ -85,8 +85,28 @@ typedef void (*CgColFn)(const int64_t *shape, void *const *bufs, const int64_t *
  *   one block (chunks of blockDim points with a carry), COL `main` one thread per O point; ROW scans
  *   also have `part` (the fold of each of nparts R ranges, as a split reduction's) and `finishb`
  *   (named "<prefix>_scanp": one block per item = part * nO + o scans that range starting from the fold
- *   of the partials of the parts before it), which the launcher runs in that order for long rows. */
+ *   of the partials of the parts before it), which the launcher runs in that order for long rows.
+ *   With the single-pass look-back scan (codegen/lower_scan_lookback.c; LOOM_GPU_SCAN_LOOKBACK not
+ *   "0" when the kernel was compiled) a ROW scan has `main` and `finishb` but no `part`: `finishb`
+ *   then runs blocks of exactly CG_SCAN_LB_BLOCK threads; nparts (extra word 0) is the tiles per row,
+ *   ceil(nr / cg_scan_lb_tile(acc_size)), and extra word 1 the scratch (cg_scan_lb_bytes: a 32-bit
+ *   ticket counter at byte 0, 8-byte status words from CG_SCAN_LB_STATUS, then aggregate and inclusive
+ *   values of acc_size bytes). The launcher runs it twice on the stream: with extra word 2 = tiles + 1
+ *   (clear: item i zeroes status words [i * CG_SCAN_LB_BLOCK, (i + 1) * CG_SCAN_LB_BLOCK) below tiles,
+ *   item 0 the counter; nparts then sized so that no * nparts items cover them), then with word 2 = 0
+ *   (the scan: any grid; each block takes tiles from the counter). */
 enum { CG_GPU_ELEMENTWISE = 0, CG_GPU_ROW = 1, CG_GPU_COL = 2 };
+#define CG_SCAN_LB_BLOCK 256
+#define CG_SCAN_LB_STATUS 16
+#define CG_SCAN_LB_ITEMS_MAX 8
+/* Points per thread of a look-back tile: 8, or 4 for 16-byte accumulators (complex128). */
+static inline int cg_scan_lb_items(int acc_size) { return acc_size > 8 ? 4 : CG_SCAN_LB_ITEMS_MAX; }
+static inline int64_t cg_scan_lb_tile(int acc_size) { return (int64_t)CG_SCAN_LB_BLOCK * cg_scan_lb_items(acc_size); }
+/* Scratch bytes for `tiles` tiles (no * nparts) of acc_size-byte values. */
+static inline uint64_t cg_scan_lb_bytes(int64_t tiles, int acc_size) {
+  uint64_t values = ((uint64_t)CG_SCAN_LB_STATUS + 8u * (uint64_t)tiles + 15u) & ~(uint64_t)15;
+  return values + 2u * (uint64_t)tiles * (uint64_t)acc_size;
+}
 /* Whether kernel k gets the phase split (CgGpuKernel.split_reduce / split_map, which it sets): a
  * reduction whose phases are REDUCE (the first), MAP and FINAL, at most 32, other than [REDUCE] and
  * [REDUCE, FINAL] (those have the single-phase split). */

@@ -12,6 +12,7 @@
 #include <llvm-c/Core.h>
 
 #include "codegen/cg_gpu.h"
+#include "codegen/cg_lower.h"
 
 /* Milliseconds since *mark; moves *mark to now. */
 static double lap_ms(double *mark) {
@@ -73,6 +74,7 @@ static LoomStatus compile_locked(CgTarget *t, CgGpuTarget *g, const KernelIr *k,
   CgGpuKernel *gk = ctx_calloc(ctx, 1, sizeof *gk);
   LoomStatus st = gk ? cg_lower_gpu(ctx, c, mod, k, prefix, h, g->block, gk, d)
                      : diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "codegen: out of memory");
+  if (st == LOOM_OK) cg_gpu_scan_lookback_trim(mod, k, gk); /* lower_scan_lookback.c: no `part` */
   if (st == LOOM_OK) keep_entries(mod, gk, opt->entries);
   if (gk) gk->phase_ms[0] = lap_ms(&mark);
   bool emit = opt->entries != 0; /* 0: describe only (entry set and launch facts; no code) */

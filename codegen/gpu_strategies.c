@@ -147,8 +147,9 @@ void cg_gpu_red_item(Lower *L, LLVMValueRef item, void *arg) {
   cg_gpu_offsets(L, o, 0, k->nkeep, NULL, L->ooff);
   for (int p = 0; p < k->nphase; p++) L->acc[p] = L->accidx[p] = NULL;
   LLVMValueRef zero = cg_iconst_i(L, 0), one = cg_iconst_i(L, 1);
-  if (e->which == GPU_FINISHB && k->phases[0].kind == KP_SCAN) { /* a part of a split scan */
-    cg_gpu_scan_part(L, item, e->no, e->nr, e->nparts, e->partials, e->acc_size, e->tid, e->bdim);
+  if (e->which == GPU_FINISHB && k->phases[0].kind == KP_SCAN) { /* a part of a split scan, or a look-back tile */
+    if (cg_gpu_scan_lookback_on()) cg_gpu_scan_lookback(L, item, e);
+    else cg_gpu_scan_part(L, item, e->no, e->nr, e->nparts, e->partials, e->acc_size, e->tid, e->bdim);
     return;
   }
   if (e->which == GPU_FINISH || e->which == GPU_FINISHB) { /* FINISHB: one block per O point */

@@ -16,10 +16,12 @@
  *   through shared slots, then offset by the carry of earlier chunks. The values of CG_SCAN_CHUNKS
  *   chunks are read before the first of them is scanned (loads in flight; same order of adds). Float sums associate
  *   differently from NumPy's serial order (the bits depend on the block size).
- * - GPU long rows (few O points, R >= 16K): R is cut into parts; the `part` entry folds each part (a
- *   block reduction, as split reductions do) into partials, then the `finishb` entry scans each part
- *   (one block per part and O point) starting from the fold of the partials of the parts before it
- *   (cg_gpu_scan_part: the block folds them in a fixed tree). Two reads and one write of the data.
+ * - GPU long rows (few O points, R >= 16K) with LOOM_GPU_SCAN_LOOKBACK=0: R is cut into parts; the
+ *   `part` entry folds each part (a block reduction, as split reductions do) into partials, then the
+ *   `finishb` entry scans each part (one block per part and O point) starting from the fold of the
+ *   partials of the parts before it (cg_gpu_scan_part: the block folds them in a fixed tree). Two reads
+ *   and one write of the data. By default `finishb` is instead the single-pass decoupled look-back scan
+ *   of lower_scan_lookback.c (no `part` entry; one read and one write).
  * - GPU COL (cg_gpu_scan_serial): one thread per O point folds its R serially (coalesced along O).
  * float16 / bfloat16 scans (scan_round) round the running value after every step, as NumPy does; on
  * GPUs every combine of the tree (butterfly, wave totals, carry) rounds, so each partial is a value of
@@ -47,8 +49,7 @@ static int scan_chunks(void) {
   return k >= 1 && k <= CG_SCAN_CHUNKS_MAX ? k : CG_SCAN_CHUNKS;
 }
 
-/* acc op v, in order, rounded to the phase's storage dtype when it asks. */
-static LLVMValueRef scan_step(Lower *L, const KPhase *ph, LLVMValueRef acc, LLVMValueRef v) {
+LLVMValueRef cg_scan_step(Lower *L, const KPhase *ph, LLVMValueRef acc, LLVMValueRef v) {
   LoomDType at = (LoomDType)ph->acc_dtype;
   LLVMValueRef r = cg_red_combine(L, ph->reduce_op, at, acc, v);
   cg_clear_fmf(r);
@@ -90,7 +91,7 @@ static LLVMValueRef scan_point(Lower *L, int p, LLVMValueRef acc) {
   const KPhase *ph = &L->k->phases[p];
   cg_clear_cache(L);
   cg_eval_needed(L, &ph->value, 1);
-  LLVMValueRef a = scan_step(L, ph, acc, L->cache[ph->value]);
+  LLVMValueRef a = cg_scan_step(L, ph, acc, L->cache[ph->value]);
   L->acc[p] = a;
   L->accidx[p] = cg_i64(&L->m, 0);
   cg_emit_stores(L, ph);
@@ -223,8 +224,8 @@ static void row_chunk(Lower *L, RowScan *rs, LLVMValueRef c, LLVMValueRef x) {
   for (int off = 1; off < wave; off *= 2) {
     LLVMValueRef o = cg_gpu_shfl_xor(L, tot, off);
     LLVMValueRef upper = LLVMBuildICmp(b, LLVMIntNE, LLVMBuildAnd(b, lane, cg_iconst_i(L, off), ""), cg_iconst_i(L, 0), "");
-    LLVMValueRef lo_first = scan_step(L, ph, o, tot), hi_last = scan_step(L, ph, tot, o);
-    LLVMValueRef pre_up = scan_step(L, ph, o, pre);
+    LLVMValueRef lo_first = cg_scan_step(L, ph, o, tot), hi_last = cg_scan_step(L, ph, tot, o);
+    LLVMValueRef pre_up = cg_scan_step(L, ph, o, pre);
     pre = LLVMBuildSelect(b, upper, pre_up, pre, "");
     tot = LLVMBuildSelect(b, upper, lo_first, hi_last, "");
   }
@@ -251,15 +252,15 @@ static void row_chunk(Lower *L, RowScan *rs, LLVMValueRef c, LLVMValueRef x) {
   LLVMPositionBuilderAtEnd(b, body);
   LLVMValueRef ixw[2] = {cg_iconst_i(L, 0), w};
   LLVMValueRef wt = LLVMBuildLoad2(b, t, LLVMBuildGEP2(b, rs->slots_t, rs->slots, ixw, 2, ""), "");
-  LLVMValueRef na = scan_step(L, ph, LLVMBuildLoad2(b, t, all, ""), wt);
+  LLVMValueRef na = cg_scan_step(L, ph, LLVMBuildLoad2(b, t, all, ""), wt);
   LLVMBuildStore(b, na, all);
   LLVMValueRef cur = LLVMBuildLoad2(b, t, before, "");
-  LLVMValueRef nb = scan_step(L, ph, cur, wt);
+  LLVMValueRef nb = cg_scan_step(L, ph, cur, wt);
   LLVMBuildStore(b, LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, w, warp, ""), nb, cur, ""), before);
   LLVMBuildStore(b, LLVMBuildAdd(b, w, cg_iconst_i(L, 1), ""), wv);
   LLVMBuildBr(b, head);
   LLVMPositionBuilderAtEnd(b, done);
-  LLVMValueRef v = scan_step(L, ph, LLVMBuildLoad2(b, t, before, ""), pre);
+  LLVMValueRef v = cg_scan_step(L, ph, LLVMBuildLoad2(b, t, before, ""), pre);
   LLVMValueRef total = LLVMBuildLoad2(b, t, all, "");
   /* the stores of the valid points, at their own offsets */
   LLVMBasicBlockRef st = cg_new_bb(L, "scan.store"), next = cg_new_bb(L, "scan.next");

@@ -59,6 +59,14 @@ static void nv_wave_sync(CgMath *m) {
   nv_call(m, "llvm.nvvm.bar.warp.sync", LLVMVoidTypeInContext(m->c), &i32, 1, &a);
 }
 
+/* fence.acq_rel.gpu (LLVM 19's NVPTX back end selects no `fence` instruction). */
+static void nv_fence_device(CgMath *m) {
+  static const char text[] = "fence.acq_rel.gpu;", cons[] = "~{memory}";
+  LLVMTypeRef fty = LLVMFunctionType(LLVMVoidTypeInContext(m->c), NULL, 0, 0);
+  LLVMValueRef fn = LLVMGetInlineAsm(fty, text, sizeof text - 1, cons, sizeof cons - 1, 1, 0, LLVMInlineAsmDialectATT, 0);
+  LLVMBuildCall2(m->b, fty, fn, NULL, 0, "");
+}
+
 static void nv_mark_kernel(CgMath *m, LLVMValueRef fn, int max_block) {
   (void)max_block; /* PTX needs no launch bound: the driver checks the block size at launch */
   LLVMContextRef c = m->c;
@@ -221,6 +229,7 @@ void cg_nvptx_lower_hooks(CgGpuHooks *h) {
   h->mark_kernel = nv_mark_kernel;
   h->ballot = nv_ballot;
   h->wave_sync = nv_wave_sync;
+  h->fence_device = nv_fence_device;
   h->match_any = nv_match_any;
   h->math_name = nv_math_name;
   h->fdiv_f32 = nv_fdiv_f32;

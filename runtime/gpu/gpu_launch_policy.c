@@ -6,7 +6,8 @@
  * when the point count is a multiple of the lanes). Reductions pick a cached-row entry when a row fits
  * in registers, else split R into parts by the sizes alone (the same bits on every run and every
  * device; a multi-phase kernel one phase at a time over the whole grid: codegen/gpu_phases.c) or run one
- * block (ROW) or thread (COL) per output point. Scans run one block per row, or parts for few long rows.
+ * block (ROW) or thread (COL) per output point. Scans run one block per row, or for few long rows
+ * either parts (two entries) or the single-pass look-back entry (codegen.h).
  * Every block that runs a block reduction is a multiple of the kernel's wave (32 on NVIDIA; 64 or 32 on
  * AMD). Entries are asked for (need) before they are used: libloom compiles missing ones, libloomrt has
  * them all. Nothing here compiles, allocates but partials from the device pool, or knows a vendor.
@@ -90,9 +91,41 @@ static uint32_t wave_block(int64_t n, int wave) {
   return (uint32_t)(bs < wave ? wave : bs);
 }
 
+/* Few long rows with the single-pass look-back `finishb` (codegen.h; a ROW scan without `part`): the
+ * clear launch zeroes the scratch's ticket counter and status words, then the scan launch takes the
+ * tiles in ticket order; both on the stream, so back-to-back scans and replays each start clean. */
+static LoomStatus scan_lookback(const RtGpuLauncher *L, uint64_t *words, uint64_t *extra, int64_t no, int64_t nr,
+                                Diag *d) {
+  const int64_t cap = (int64_t)1 << 30;
+  int64_t tile = cg_scan_lb_tile((int)L->acc_size), np = (nr + tile - 1) / tile, tiles = no * np;
+  LoomStatus st = L->need(L->user, CG_ENTRY_FINISHB, d);
+  if (st) return st;
+  uint64_t scratch = 0;
+  if ((st = rt_gpu_pool_alloc(L->pool, (size_t)cg_scan_lb_bytes(tiles, (int)L->acc_size), &scratch, d))) return st;
+  /* clear: items cover the tiles' status words a block's worth each (extra word 0 sized so that
+   * no * word 0 items are about that many) */
+  int64_t clear_blocks = (tiles + CG_SCAN_LB_BLOCK - 1) / CG_SCAN_LB_BLOCK;
+  extra[0] = (uint64_t)((clear_blocks + no - 1) / no);
+  extra[1] = scratch;
+  extra[2] = (uint64_t)tiles + 1;
+  st = L->launch(L->user, P_FINISHB, grid_of(clear_blocks, 1, cap), CG_SCAN_LB_BLOCK, words, d);
+  extra[0] = (uint64_t)np; /* scan: tiles per row, taken by ticket */
+  extra[2] = 0;
+  if (st == LOOM_OK) st = L->launch(L->user, P_FINISHB, grid_of(tiles, 1, cap), CG_SCAN_LB_BLOCK, words, d);
+  if (st == LOOM_OK) st = L->settle(L->user, d);
+  Diag dd = {.status = LOOM_OK};
+  rt_gpu_pool_free(L->pool, scratch, &dd);
+  return st;
+}
+
 static LoomStatus scan(const RtGpuLauncher *L, uint64_t *words, uint64_t *extra, int64_t no, int64_t nr, Diag *d) {
   const int64_t cap = (int64_t)1 << 30;
   const uint32_t has = L->entries;
+  /* fewer than 512 rows of two tiles or more: the look-back scan (its tiles spread over the device;
+   * `main` would run a block per row) */
+  if (L->strategy == CG_GPU_ROW && (has & CG_ENTRY_FINISHB) && !(has & CG_ENTRY_PART) && no < 512 &&
+      nr >= 2 * cg_scan_lb_tile((int)L->acc_size))
+    return scan_lookback(L, words, extra, no, nr, d);
   int64_t np = 1; /* few long rows: about 1024 parts in all, each >= 16K points (sizes only) */
   if (L->strategy == CG_GPU_ROW && (has & CG_ENTRY_PART) && (has & CG_ENTRY_FINISHB) && no < 512 && nr >= 32768) {
     int64_t a = (1024 + no - 1) / no, b = nr / 16384;

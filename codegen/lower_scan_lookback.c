@@ -1,0 +1,424 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* lower_scan_lookback.c: the single-pass GPU scan of few long rows (decoupled look-back), the `finishb`
+ * entry of a ROW scan kernel when LOOM_GPU_SCAN_LOOKBACK is not "0" (codegen.h: the kernel then has no
+ * `part` entry, which is how the launcher tells the two protocols apart). One read and one write of
+ * the data, against two reads and a write for the two-entry split of lower_scan.c.
+ *
+ * Tiles: each row's R is cut into tiles of CG_SCAN_LB_BLOCK * items points (cg_scan_lb_tile); tile
+ * (o, part) is item part * no + o, and a block takes its items in launch order from a ticket counter
+ * (an atomic add at the head of every item of the grid-stride loop) rather than from blockIdx: a tile
+ * waits only for tiles of smaller tickets, taken earlier by blocks that are running, so the wait always
+ * ends whatever the scheduler does (no deadlock, any grid).
+ * One tile: the block reads item j of thread tid at point j * block + tid (coalesced; the fused
+ * producer is computed in these loads), stages the values in shared memory and reads them back
+ * thread-contiguous (thread tid holds points tid * items + j), folds its items in order, scans the
+ * threads' totals across the block (wave butterflies, wave totals through shared slots), and wave 0
+ * publishes the tile's aggregate, looks back over the row's earlier tiles for its exclusive prefix E and
+ * publishes E op aggregate as inclusive. Each point's value is E op (threads before) op (its own prefix);
+ * the values go back through shared memory so that the stores (the fused consumers) run coalesced.
+ * Look-back: the wave reads the status of the wave-many tiles before its window's end at once (one per
+ * lane), spins (a uniform loop) while any is still empty, takes the nearest inclusive one (a ballot)
+ * and the aggregates after it, folds them in order across the wave and moves the window down if none
+ * was inclusive. Status words (scratch, zeroed by the same entry's clear mode launched first on the
+ * stream: codegen.h):
+ *  - values of at most 4 bytes: one 64-bit word, flag << 32 | value bits, written and read with single
+ *    64-bit atomic accesses, so a reader sees flag and value together;
+ *  - wider values (float64, int64, complex): the value in its own array (aggregates and inclusive
+ *    prefixes apart: a reader that saw flag 1 reads the aggregate, which never changes), then a release
+ *    fence, then the 32-bit flag; the reader's flag loads are followed by an acquire fence before it
+ *    reads values (volatile loads), so it never sees a flag with a stale value.
+ * Float sums and products: where the look-back stops depends on timing, so the association of the
+ * tiles' aggregates, and the last bits of float results, may change from run to run (integers, min and
+ * max do not). float16 / bfloat16 scans round every combine as lower_scan.c describes.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "codegen/cg_lower.h"
+
+enum { FLAG_AGGREGATE = 1, FLAG_INCLUSIVE = 2 };
+
+bool cg_gpu_scan_lookback_on(void) {
+  static int on = -1; /* read once: the codegen and the launches of a process agree */
+  int v = __atomic_load_n(&on, __ATOMIC_RELAXED);
+  if (v < 0) {
+    const char *s = getenv("LOOM_GPU_SCAN_LOOKBACK");
+    v = !(s && s[0] == '0' && s[1] == 0);
+    __atomic_store_n(&on, v, __ATOMIC_RELAXED);
+  }
+  return v != 0;
+}
+
+bool cg_gpu_scan_lookback_kernel(const KernelIr *k, const CgGpuKernel *gk) {
+  return cg_gpu_scan_lookback_on() && k->nphase == 1 && k->phases[0].kind == KP_SCAN && gk->strategy == CG_GPU_ROW &&
+         gk->finishb[0];
+}
+
+typedef struct Lb {
+  Lower *L;
+  const KPhase *ph;
+  LoomDType at;
+  LLVMTypeRef t, st;       /* register type of the scanned values; their type in shared memory */
+  int items, wave, nwave;  /* items per thread, threads per wave, waves per block */
+  bool packed;             /* value and flag in one 64-bit status word */
+  LLVMValueRef tid, lane, warp;
+  LLVMValueRef tile_sm, thr_sm, wave_sm, misc_sm, ticket_sm; /* shared arrays */
+  LLVMValueRef scratch;    /* i8 pointer (global) */
+  LLVMValueRef ntiles;     /* no * nparts (i64) */
+  int acc_size;
+} Lb;
+
+static LLVMValueRef i32c(Lb *s, uint64_t v) { return LLVMConstInt(LLVMInt32TypeInContext(s->L->m.c), v, 0); }
+
+static LLVMValueRef shared_array(Lb *s, const char *name, LLVMTypeRef elem, unsigned n) {
+  Lower *L = s->L;
+  LLVMValueRef g = LLVMGetNamedGlobal(L->m.m, name);
+  if (g) return g;
+  LLVMTypeRef at = LLVMArrayType2(elem, n);
+  g = LLVMAddGlobalInAddressSpace(L->m.m, at, name, L->m.gpu->as_shared);
+  LLVMSetLinkage(g, LLVMInternalLinkage);
+  LLVMSetInitializer(g, L->m.gpu->shared_poison ? LLVMGetPoison(at) : LLVMGetUndef(at));
+  LLVMSetAlignment(g, 16);
+  return g;
+}
+
+static LLVMValueRef sm_ptr(Lb *s, LLVMValueRef arr, LLVMValueRef i) {
+  LLVMValueRef ix[2] = {cg_iconst_i(s->L, 0), i};
+  return LLVMBuildGEP2(s->L->m.b, LLVMGlobalGetValueType(arr), arr, ix, 2, "");
+}
+
+static void sm_store(Lb *s, LLVMValueRef arr, LLVMValueRef i, LLVMValueRef v) {
+  LLVMBuilderRef b = s->L->m.b;
+  if (s->st != s->t) v = LLVMBuildZExt(b, v, s->st, "");
+  LLVMBuildStore(b, v, sm_ptr(s, arr, i));
+}
+
+static LLVMValueRef sm_load(Lb *s, LLVMValueRef arr, LLVMValueRef i) {
+  LLVMBuilderRef b = s->L->m.b;
+  LLVMValueRef v = LLVMBuildLoad2(b, s->st, sm_ptr(s, arr, i), "");
+  return s->st != s->t ? LLVMBuildTrunc(b, v, s->t, "") : v;
+}
+
+/* Index i of the staged tile with one pad slot per 32 (thread-contiguous reads hit distinct banks). */
+static LLVMValueRef pad(Lb *s, LLVMValueRef i) {
+  return LLVMBuildAdd(s->L->m.b, i, LLVMBuildLShr(s->L->m.b, i, cg_iconst_i(s->L, 5), ""), "");
+}
+
+static LLVMValueRef step(Lb *s, LLVMValueRef a, LLVMValueRef v) { return cg_scan_step(s->L, s->ph, a, v); }
+static LLVMValueRef ident(Lb *s) { return cg_red_identity(s->L, s->ph->reduce_op, s->at); }
+
+/* if (cond) { ... }: returns the block after; the builder is in the then-block. */
+static LLVMBasicBlockRef if_begin(Lower *L, LLVMValueRef cond, const char *name) {
+  LLVMBasicBlockRef then = cg_new_bb(L, name), after = cg_new_bb(L, "lb.after");
+  LLVMBuildCondBr(L->m.b, cond, then, after);
+  LLVMPositionBuilderAtEnd(L->m.b, then);
+  return after;
+}
+
+static void if_end(Lower *L, LLVMBasicBlockRef after) {
+  LLVMBuildBr(L->m.b, after);
+  LLVMPositionBuilderAtEnd(L->m.b, after);
+}
+
+/* The fold of x over the wave's lanes in lane order, in every lane (butterfly, lower half first). */
+static LLVMValueRef wave_fold(Lb *s, LLVMValueRef x) {
+  LLVMBuilderRef b = s->L->m.b;
+  LLVMValueRef tot = x;
+  for (int off = 1; off < s->wave; off *= 2) {
+    LLVMValueRef o = cg_gpu_shfl_xor(s->L, tot, off);
+    LLVMValueRef bit = LLVMBuildAnd(b, s->lane, cg_iconst_i(s->L, off), "");
+    LLVMValueRef upper = LLVMBuildICmp(b, LLVMIntNE, bit, cg_iconst_i(s->L, 0), "");
+    tot = LLVMBuildSelect(b, upper, step(s, o, tot), step(s, tot, o), "");
+  }
+  return tot;
+}
+
+/* ---- status words (scratch layout: codegen.h cg_scan_lb_*) ------------------------------------------- */
+
+static LLVMValueRef byte_ptr(Lb *s, LLVMValueRef off64) {
+  LLVMTypeRef i8 = LLVMInt8TypeInContext(s->L->m.c);
+  return LLVMBuildGEP2(s->L->m.b, i8, s->scratch, &off64, 1, "");
+}
+
+static LLVMValueRef status_ptr(Lb *s, LLVMValueRef idx) {
+  Lower *L = s->L;
+  LLVMValueRef off = LLVMBuildMul(L->m.b, cg_to_i64(L, idx), cg_i64(&L->m, 8), "");
+  return byte_ptr(s, LLVMBuildAdd(L->m.b, cg_i64(&L->m, CG_SCAN_LB_STATUS), off, ""));
+}
+
+/* The aggregate (which 0) or inclusive (1) value slot of tile idx (wide layout). */
+static LLVMValueRef value_ptr(Lb *s, LLVMValueRef idx, LLVMValueRef which) {
+  Lower *L = s->L;
+  LLVMBuilderRef b = L->m.b;
+  LLVMValueRef end = LLVMBuildAdd(b, LLVMBuildMul(b, s->ntiles, cg_i64(&L->m, 8), ""), cg_i64(&L->m, CG_SCAN_LB_STATUS + 15), "");
+  LLVMValueRef values = LLVMBuildAnd(b, end, cg_i64(&L->m, ~(uint64_t)15), ""); /* codegen.h cg_scan_lb_bytes */
+  LLVMValueRef array = LLVMBuildMul(b, s->ntiles, cg_i64(&L->m, s->acc_size), "");
+  LLVMValueRef base = LLVMBuildAdd(b, values, LLVMBuildMul(b, LLVMBuildZExt(b, which, L->i64, ""), array, ""), "");
+  return byte_ptr(s, LLVMBuildAdd(b, base, LLVMBuildMul(b, cg_to_i64(L, idx), cg_i64(&L->m, s->acc_size), ""), ""));
+}
+
+static LLVMTypeRef bits_type(Lb *s) { return LLVMIntTypeInContext(s->L->m.c, 8u * (unsigned)loom_dtype_size(s->at)); }
+
+static void publish(Lb *s, LLVMValueRef idx, int flag, LLVMValueRef v) {
+  Lower *L = s->L;
+  CgMath *m = &L->m;
+  LLVMBuilderRef b = m->b;
+  if (s->packed) {
+    LLVMValueRef bits = LLVMBuildBitCast(b, cg_to_mem(m, s->at, s->at, v), bits_type(s), "");
+    LLVMValueRef w = LLVMBuildOr(b, LLVMBuildZExt(b, bits, L->i64, ""), cg_i64(m, (uint64_t)flag << 32), "");
+    LLVMValueRef st = LLVMBuildStore(b, w, status_ptr(s, idx));
+    LLVMSetAlignment(st, 8);
+    LLVMSetOrdering(st, LLVMAtomicOrderingMonotonic);
+    return;
+  }
+  LLVMValueRef which = LLVMConstInt(LLVMInt1TypeInContext(m->c), flag == FLAG_INCLUSIVE, 0);
+  LLVMValueRef vs = LLVMBuildStore(b, cg_to_mem(m, s->at, s->at, v), value_ptr(s, idx, which));
+  LLVMSetVolatile(vs, 1);
+  m->gpu->fence_device(m); /* the value before the flag */
+  LLVMValueRef st = LLVMBuildStore(b, i32c(s, (uint64_t)flag), status_ptr(s, idx));
+  LLVMSetAlignment(st, 4);
+  LLVMSetOrdering(st, LLVMAtomicOrderingMonotonic);
+}
+
+/* The status word of tile idx: its flag (i32) and, packed, the word (for the value). */
+static LLVMValueRef load_status(Lb *s, LLVMValueRef idx, LLVMValueRef *word) {
+  Lower *L = s->L;
+  LLVMBuilderRef b = L->m.b;
+  LLVMTypeRef ty = s->packed ? L->i64 : LLVMInt32TypeInContext(L->m.c);
+  LLVMValueRef w = LLVMBuildLoad2(b, ty, status_ptr(s, idx), "");
+  LLVMSetAlignment(w, s->packed ? 8 : 4);
+  LLVMSetOrdering(w, LLVMAtomicOrderingMonotonic);
+  LLVMSetVolatile(w, 1);
+  *word = w;
+  return s->packed ? LLVMBuildTrunc(b, LLVMBuildLShr(b, w, cg_i64(&L->m, 32), ""), LLVMInt32TypeInContext(L->m.c), "") : w;
+}
+
+/* Wave 0 (every lane): the exclusive prefix of tile (o, part), part > 0, over the row's earlier tiles. */
+static LLVMValueRef look_back(Lb *s, LLVMValueRef o, LLVMValueRef part, LLVMValueRef no) {
+  Lower *L = s->L;
+  CgMath *m = &L->m;
+  LLVMBuilderRef b = m->b;
+  LLVMValueRef hiv = cg_entry_alloca(L, L->ity, "lb.hi"), ev = cg_entry_alloca(L, s->t, "lb.e");
+  LLVMBuildStore(b, part, hiv);
+  LLVMBuildStore(b, ident(s), ev);
+  LLVMBasicBlockRef head = cg_new_bb(L, "lb.window"), spin = cg_new_bb(L, "lb.spin"), ready = cg_new_bb(L, "lb.ready"),
+                    done = cg_new_bb(L, "lb.done");
+  LLVMBuildBr(b, head);
+  LLVMPositionBuilderAtEnd(b, head);
+  LLVMValueRef hi = LLVMBuildLoad2(b, L->ity, hiv, "");
+  LLVMValueRef q = LLVMBuildAdd(b, LLVMBuildSub(b, hi, cg_iconst_i(L, s->wave), ""), s->lane, "");
+  LLVMValueRef valid = LLVMBuildICmp(b, LLVMIntSGE, q, cg_iconst_i(L, 0), "");
+  LLVMValueRef idx = LLVMBuildAdd(b, LLVMBuildMul(b, LLVMBuildSelect(b, valid, q, cg_iconst_i(L, 0), ""), no, ""), o, "");
+  LLVMBuildBr(b, spin);
+  /* every lane reloads until no lane of the window sees an empty status (a uniform loop) */
+  LLVMPositionBuilderAtEnd(b, spin);
+  LLVMValueRef word;
+  LLVMValueRef flag = LLVMBuildSelect(b, valid, load_status(s, idx, &word), i32c(s, FLAG_INCLUSIVE), "");
+  LLVMValueRef empty = m->gpu->ballot(m, LLVMBuildICmp(b, LLVMIntEQ, flag, i32c(s, 0), ""));
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntNE, empty, LLVMConstInt(LLVMTypeOf(empty), 0, 0), ""), spin, ready);
+  LLVMPositionBuilderAtEnd(b, ready);
+  LLVMValueRef incl = LLVMBuildICmp(b, LLVMIntEQ, flag, i32c(s, FLAG_INCLUSIVE), "");
+  LLVMValueRef v;
+  if (s->packed) {
+    LLVMValueRef bits = LLVMBuildTrunc(b, word, bits_type(s), "");
+    v = cg_from_mem(m, s->at, s->at, LLVMBuildBitCast(b, bits, cg_mem_type(m, s->at), ""));
+  } else {
+    m->gpu->fence_device(m); /* the flags before the values */
+    LLVMValueRef ld = LLVMBuildLoad2(b, cg_mem_type(m, s->at), value_ptr(s, idx, incl), "");
+    LLVMSetVolatile(ld, 1);
+    v = cg_from_mem(m, s->at, s->at, ld);
+  }
+  v = LLVMBuildSelect(b, valid, v, ident(s), "");
+  /* the nearest inclusive tile of the window (the highest lane; lanes before the row count as one) */
+  LLVMValueRef pm = m->gpu->ballot(m, incl);
+  LLVMTypeRef mt = LLVMTypeOf(pm);
+  LLVMValueRef zargs[2] = {pm, LLVMConstInt(LLVMInt1TypeInContext(m->c), 0, 0)};
+  LLVMValueRef lz = cg_intrinsic(m, "llvm.ctlz", &mt, 1, zargs, 2);
+  LLVMValueRef h = LLVMBuildSub(b, LLVMConstInt(mt, (uint64_t)s->wave - 1, 0), lz, ""); /* -1 when none */
+  LLVMValueRef lane32 = LLVMBuildTrunc(b, cg_to_i64(L, s->lane), LLVMInt32TypeInContext(m->c), "");
+  LLVMValueRef lane_m = LLVMBuildZExtOrBitCast(b, lane32, mt, "");
+  LLVMValueRef take = LLVMBuildICmp(b, LLVMIntSGE, lane_m, h, "");
+  LLVMValueRef w = wave_fold(s, LLVMBuildSelect(b, take, v, ident(s), ""));
+  LLVMBuildStore(b, step(s, w, LLVMBuildLoad2(b, s->t, ev, "")), ev);
+  LLVMBuildStore(b, LLVMBuildSub(b, hi, cg_iconst_i(L, s->wave), ""), hiv);
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntNE, pm, LLVMConstInt(mt, 0, 0), ""), done, head);
+  LLVMPositionBuilderAtEnd(b, done);
+  return LLVMBuildLoad2(b, s->t, ev, "");
+}
+
+/* ---- one item ------------------------------------------------------------------------------------- */
+
+/* Clear mode (extra word 2 = tiles + 1): thread item * bdim + tid zeroes that status word (and the first
+ * one the ticket counter). */
+static void clear_item(Lb *s, LLVMValueRef item, const GpuEntry *e, LLVMValueRef mode) {
+  Lower *L = s->L;
+  LLVMBuilderRef b = L->m.b;
+  LLVMValueRef i = LLVMBuildAdd(b, LLVMBuildMul(b, cg_to_i64(L, item), cg_to_i64(L, e->bdim), ""), cg_to_i64(L, e->tid), "");
+  LLVMValueRef ntiles = LLVMBuildSub(b, mode, cg_i64(&L->m, 1), "");
+  LLVMBasicBlockRef after = if_begin(L, LLVMBuildICmp(b, LLVMIntSLT, i, ntiles, ""), "lb.clear");
+  LLVMSetAlignment(LLVMBuildStore(b, cg_i64(&L->m, 0), status_ptr(s, i)), 8);
+  if_end(L, after);
+  after = if_begin(L, LLVMBuildICmp(b, LLVMIntEQ, i, cg_i64(&L->m, 0), ""), "lb.clearc");
+  LLVMSetAlignment(LLVMBuildStore(b, i32c(s, 0), byte_ptr(s, cg_i64(&L->m, 0))), 4);
+  if_end(L, after);
+}
+
+static void scan_item(Lb *s, const GpuEntry *e) {
+  Lower *L = s->L;
+  const KernelIr *k = L->k;
+  const KPhase *ph = s->ph;
+  CgMath *m = &L->m;
+  LLVMBuilderRef b = m->b;
+  const int K = s->items, B = CG_SCAN_LB_BLOCK;
+  LLVMValueRef zero = cg_iconst_i(L, 0);
+  /* the ticket */
+  LLVMBasicBlockRef after = if_begin(L, LLVMBuildICmp(b, LLVMIntEQ, s->tid, zero, ""), "lb.ticket");
+  LLVMValueRef tk = LLVMBuildAtomicRMW(b, LLVMAtomicRMWBinOpAdd, byte_ptr(s, cg_i64(m, 0)), i32c(s, 1),
+                                       LLVMAtomicOrderingMonotonic, 0);
+  LLVMBuildStore(b, tk, sm_ptr(s, s->ticket_sm, zero));
+  if_end(L, after);
+  m->gpu->barrier(m);
+  LLVMValueRef t = LLVMBuildLoad2(b, LLVMInt32TypeInContext(m->c), sm_ptr(s, s->ticket_sm, zero), "");
+  t = LLVMBuildZExtOrBitCast(b, t, L->ity, "ticket");
+  LLVMValueRef o = LLVMBuildURem(b, t, e->no, ""), part = LLVMBuildUDiv(b, t, e->no, "");
+  /* points [rlo, rlo + len) of the row, len = min(tile, nr - rlo) >= 1 (no sum past nr: no overflow) */
+  LLVMValueRef ts = cg_iconst_i(L, (int64_t)B * K);
+  LLVMValueRef rlo = LLVMBuildMul(b, part, ts, ""), left = LLVMBuildSub(b, e->nr, rlo, "");
+  LLVMValueRef len = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, left, ts, ""), left, ts, "len");
+  cg_gpu_offsets(L, o, 0, k->nkeep, NULL, L->ooff);
+  /* the tile's values (the producer computed here), staged in shared memory */
+  LLVMValueRef last = LLVMBuildSub(b, len, cg_iconst_i(L, 1), "");
+  for (int j = 0; j < K; j++) {
+    LLVMValueRef i = LLVMBuildAdd(b, s->tid, cg_iconst_i(L, (int64_t)j * B), "");
+    LLVMValueRef valid = LLVMBuildICmp(b, LLVMIntSLT, i, len, "");
+    LLVMValueRef r = LLVMBuildAdd(b, rlo, LLVMBuildSelect(b, valid, i, last, ""), "");
+    cg_gpu_offsets(L, r, k->nkeep, k->ndim, L->ooff, L->off);
+    cg_clear_cache(L);
+    cg_eval_needed(L, &ph->value, 1);
+    LLVMValueRef x = LLVMBuildSelect(b, valid, L->cache[ph->value], ident(s), "");
+    cg_clear_cache(L);
+    sm_store(s, s->tile_sm, pad(s, LLVMBuildAdd(b, s->tid, cg_iconst_i(L, (int64_t)j * B), "")), x);
+  }
+  m->gpu->barrier(m);
+  /* the thread's items, in order */
+  LLVMValueRef p[CG_SCAN_LB_ITEMS_MAX];
+  LLVMValueRef first = LLVMBuildMul(b, s->tid, cg_iconst_i(L, K), "");
+  for (int j = 0; j < K; j++) {
+    LLVMValueRef y = sm_load(s, s->tile_sm, pad(s, LLVMBuildAdd(b, first, cg_iconst_i(L, j), "")));
+    p[j] = j ? step(s, p[j - 1], y) : y;
+  }
+  /* the threads' totals across the block: inclusive in the wave, then the waves before */
+  LLVMValueRef pre = p[K - 1], tot = p[K - 1];
+  for (int off = 1; off < s->wave; off *= 2) {
+    LLVMValueRef ov = cg_gpu_shfl_xor(L, tot, off);
+    LLVMValueRef upper = LLVMBuildICmp(b, LLVMIntNE, LLVMBuildAnd(b, s->lane, cg_iconst_i(L, off), ""), zero, "");
+    pre = LLVMBuildSelect(b, upper, step(s, ov, pre), pre, "");
+    tot = LLVMBuildSelect(b, upper, step(s, ov, tot), step(s, tot, ov), "");
+  }
+  after = if_begin(L, LLVMBuildICmp(b, LLVMIntEQ, s->lane, cg_iconst_i(L, s->wave - 1), ""), "lb.wtot");
+  sm_store(s, s->wave_sm, s->warp, tot);
+  if_end(L, after);
+  sm_store(s, s->thr_sm, s->tid, pre);
+  m->gpu->barrier(m);
+  LLVMValueRef before = ident(s), agg = ident(s);
+  for (int w = 0; w < s->nwave; w++) {
+    LLVMValueRef wt = sm_load(s, s->wave_sm, cg_iconst_i(L, w));
+    agg = step(s, agg, wt);
+    before = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSGT, s->warp, cg_iconst_i(L, w), ""), step(s, before, wt), before, "");
+  }
+  LLVMValueRef lane0 = LLVMBuildICmp(b, LLVMIntEQ, s->lane, zero, "");
+  LLVMValueRef tprev = LLVMBuildSelect(b, lane0, s->tid, LLVMBuildSub(b, s->tid, cg_iconst_i(L, 1), ""), "");
+  LLVMValueRef prev = sm_load(s, s->thr_sm, tprev);
+  LLVMValueRef xthr = LLVMBuildSelect(b, lane0, before, step(s, before, prev), ""); /* threads before, in the tile */
+  /* wave 0: publish, look back, publish; E to the block */
+  after = if_begin(L, LLVMBuildICmp(b, LLVMIntEQ, s->warp, zero, ""), "lb.wave0");
+  LLVMValueRef ep = cg_entry_alloca(L, s->t, "lb.excl");
+  LLVMValueRef head = LLVMBuildICmp(b, LLVMIntEQ, part, zero, "");
+  LLVMBasicBlockRef h0 = cg_new_bb(L, "lb.first"), hn = cg_new_bb(L, "lb.later"), hd = cg_new_bb(L, "lb.published");
+  LLVMBuildCondBr(b, head, h0, hn);
+  LLVMPositionBuilderAtEnd(b, h0);
+  LLVMBasicBlockRef a0 = if_begin(L, lane0, "lb.pub0");
+  publish(s, t, FLAG_INCLUSIVE, agg);
+  if_end(L, a0);
+  LLVMBuildStore(b, ident(s), ep);
+  LLVMBuildBr(b, hd);
+  LLVMPositionBuilderAtEnd(b, hn);
+  LLVMBasicBlockRef a1 = if_begin(L, lane0, "lb.pubagg");
+  publish(s, t, FLAG_AGGREGATE, agg);
+  if_end(L, a1);
+  LLVMValueRef ex = look_back(s, o, part, e->no);
+  LLVMBasicBlockRef a2 = if_begin(L, lane0, "lb.pubincl");
+  publish(s, t, FLAG_INCLUSIVE, step(s, ex, agg));
+  if_end(L, a2);
+  LLVMBuildStore(b, ex, ep);
+  LLVMBuildBr(b, hd);
+  LLVMPositionBuilderAtEnd(b, hd);
+  LLVMBasicBlockRef a3 = if_begin(L, lane0, "lb.bcast");
+  sm_store(s, s->misc_sm, zero, LLVMBuildLoad2(b, s->t, ep, ""));
+  if_end(L, a3);
+  if_end(L, after);
+  m->gpu->barrier(m);
+  /* each point: E op (threads before) op (its prefix), back through shared memory, stored coalesced */
+  LLVMValueRef c = step(s, sm_load(s, s->misc_sm, zero), xthr);
+  for (int j = 0; j < K; j++) sm_store(s, s->tile_sm, pad(s, LLVMBuildAdd(b, first, cg_iconst_i(L, j), "")), step(s, c, p[j]));
+  m->gpu->barrier(m);
+  for (int j = 0; j < K; j++) {
+    LLVMValueRef i = LLVMBuildAdd(b, s->tid, cg_iconst_i(L, (int64_t)j * B), "");
+    LLVMBasicBlockRef sa = if_begin(L, LLVMBuildICmp(b, LLVMIntSLT, i, len, ""), "lb.store");
+    LLVMValueRef r = LLVMBuildAdd(b, rlo, i, "");
+    LLVMValueRef v = sm_load(s, s->tile_sm, pad(s, i));
+    cg_gpu_offsets(L, r, k->nkeep, k->ndim, L->ooff, L->off);
+    cg_clear_cache(L);
+    L->acc[0] = v;
+    L->accidx[0] = cg_i64(m, 0);
+    cg_emit_stores(L, ph);
+    cg_clear_cache(L);
+    if_end(L, sa);
+  }
+  /* no barrier needed here: the next item writes shared memory only after its ticket's barrier */
+}
+
+void cg_gpu_scan_lookback(Lower *L, LLVMValueRef item, const GpuEntry *e) {
+  const KernelIr *k = L->k;
+  CgMath *m = &L->m;
+  LLVMBuilderRef b = m->b;
+  Lb s = {.L = L, .ph = &k->phases[0], .wave = m->gpu->wave, .acc_size = e->acc_size};
+  s.at = (LoomDType)s.ph->acc_dtype;
+  s.t = cg_reg_type(m, s.at);
+  s.st = s.at == LOOM_BOOL ? LLVMInt8TypeInContext(m->c) : s.t;
+  s.items = cg_scan_lb_items(e->acc_size);
+  s.nwave = CG_SCAN_LB_BLOCK / s.wave;
+  s.packed = loom_dtype_size(s.at) <= 4 && s.at != LOOM_COMPLEX64 && s.at != LOOM_COMPLEX128;
+  s.tid = e->tid;
+  s.lane = LLVMBuildAnd(b, e->tid, cg_iconst_i(L, s.wave - 1), "");
+  s.warp = LLVMBuildLShr(b, e->tid, cg_iconst_i(L, s.wave == 64 ? 6 : 5), "");
+  s.scratch = e->partials;
+  s.ntiles = cg_to_i64(L, LLVMBuildMul(b, e->no, e->nparts, ""));
+  unsigned n = (unsigned)(CG_SCAN_LB_BLOCK * s.items);
+  s.tile_sm = shared_array(&s, "loom.scanlb.tile", s.st, n + n / 32);
+  s.thr_sm = shared_array(&s, "loom.scanlb.thr", s.st, CG_SCAN_LB_BLOCK);
+  s.wave_sm = shared_array(&s, "loom.scanlb.wave", s.st, 32);
+  s.misc_sm = shared_array(&s, "loom.scanlb.e", s.st, 1);
+  s.ticket_sm = shared_array(&s, "loom.scanlb.ticket", LLVMInt32TypeInContext(m->c), 1);
+  /* extra word 2: the mode (codegen.h) */
+  LLVMValueRef args = LLVMGetParam(L->fn, 0);
+  LLVMValueRef wi = cg_i64(m, k->ndim + k->nbuf + k->nbuf * k->ndim + 2);
+  LLVMValueRef mode = LLVMBuildLoad2(b, L->i64, LLVMBuildGEP2(b, L->i64, args, &wi, 1, ""), "lb.mode");
+  LLVMBasicBlockRef clear = cg_new_bb(L, "lb.clearmode"), scan = cg_new_bb(L, "lb.scan"), done = cg_new_bb(L, "lb.item");
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntNE, mode, cg_i64(m, 0), ""), clear, scan);
+  LLVMPositionBuilderAtEnd(b, clear);
+  clear_item(&s, item, e, mode);
+  LLVMBuildBr(b, done);
+  LLVMPositionBuilderAtEnd(b, scan);
+  scan_item(&s, e);
+  LLVMBuildBr(b, done);
+  LLVMPositionBuilderAtEnd(b, done);
+  L->acc[0] = L->accidx[0] = NULL;
+}
+
+void cg_gpu_scan_lookback_trim(LLVMModuleRef mod, const KernelIr *k, CgGpuKernel *gk) {
+  if (!cg_gpu_scan_lookback_kernel(k, gk) || !gk->part[0]) return;
+  LLVMValueRef f = LLVMGetNamedFunction(mod, gk->part);
+  if (f) LLVMDeleteFunction(f);
+  gk->part[0] = 0;
+}
