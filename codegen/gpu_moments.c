@@ -28,9 +28,15 @@
 
 #include "codegen/cg_lower.h"
 
+/* LOOM_GPU_ONEPASS_VAR=0: two passes. Read once per process: the compiled entries and the launcher's
+ * steps (cg_gpu_phase_split at launch time) must agree, whatever the environment does later. */
 static bool onepass_off(void) {
-  const char *s = getenv("LOOM_GPU_ONEPASS_VAR");
-  return s && s[0] == '0' && s[1] == 0;
+  static int off = -1; /* a benign race: every thread computes the same value */
+  if (off < 0) {
+    const char *s = getenv("LOOM_GPU_ONEPASS_VAR");
+    off = s && s[0] == '0' && s[1] == 0;
+  }
+  return off == 1;
 }
 
 const char *cg_gpu_switch_tag(void) { return onepass_off() ? " onepass0" : ""; }
