@@ -78,7 +78,12 @@ void cg_gpu_onepass_plan(const KernelIr *k, CgMomPlan *plan) {
     if (ph->kind != KP_REDUCE || ph->reduce_op != LOOM_REDUCE_SUM || (t != LOOM_FLOAT32 && t != LOOM_FLOAT64)) continue;
     if (ph->value < 0 || ph->value >= k->ninstr) continue;
     const KInstr *sq = &k->instrs[ph->value];
-    if (sq->kind != KI_ELEM || sq->op != LOOM_OP_MUL || sq->src[0] != sq->src[1] || sq->dtype != t) continue;
+    if (sq->kind != KI_ELEM || sq->dtype != t || sq->src[0] < 0 || sq->src[0] >= ph->value) continue;
+    /* d * d, or d ** 2 (a constant exponent: math_pow.c computes it as d * d) */
+    bool square = sq->op == LOOM_OP_MUL && sq->src[0] == sq->src[1];
+    if (sq->op == LOOM_OP_POW && sq->src[1] >= 0 && k->instrs[sq->src[1]].kind == KI_CONST)
+      square = k->instrs[sq->src[1]].value.f == 2.0;
+    if (!square) continue;
     const KInstr *d = &k->instrs[sq->src[0]];
     if (d->kind != KI_ELEM || d->op != LOOM_OP_SUB || d->dtype != t) continue;
     int32_t a = d->src[0], b = d->src[1], h = -1, c = -1;

@@ -117,7 +117,7 @@ static void kb_store(KB *b, KPhaseKind kind, int buf, int value) {
 }
 
 /* mean = acc0 / n; dev = h - mean (or a variant); phases: sum h, sum dev^2; FINAL: mean and var (/ n) */
-enum { V_PLAIN, V_CAST_BETWEEN, V_LOADED_MEAN, V_F16_ROUND };
+enum { V_PLAIN, V_CAST_BETWEEN, V_LOADED_MEAN, V_F16_ROUND, V_POW2 };
 typedef struct VarKernel {
   KB kb;
   int x, mu, var, mbuf; /* buffers */
@@ -143,6 +143,11 @@ static void var_kernel(VarKernel *v, LoomDType t, int ndim, int nkeep, const cha
                   variant == V_CAST_BETWEEN ? kb_cast(b, d, LOOM_FLOAT64) : d,
                   variant == V_CAST_BETWEEN ? kb_cast(b, d, LOOM_FLOAT64) : d);
   if (variant == V_CAST_BETWEEN) sq = kb_cast(b, sq, t);
+  if (variant == V_POW2) { /* (x - mu) ** 2 as written in the suite's BatchNorm2d statistics */
+    int two = kb_ins(b, KI_CONST, t, 0, -1, -1);
+    b->ins[two].value.f = 2.0;
+    sq = kb_bin(b, LOOM_OP_POW, t, d, two);
+  }
   kb_reduce(b, argmax0 ? LOOM_REDUCE_ARGMAX : LOOM_REDUCE_SUM, t, x);
   kb_reduce(b, LOOM_REDUCE_SUM, t, sq);
   kb_store(b, KP_FINAL, v->mu, argmax0 ? c : c);
@@ -165,6 +170,8 @@ static void test_schedule_facts(void) {
   CHECK(gpu_passes(&v.kb.k) == 1, "column variance (BatchNorm1d): %d passes", gpu_passes(&v.kb.k));
   var_kernel(&v, LOOM_FLOAT32, 3, 1, "1aa", "100", V_PLAIN, false);
   CHECK(gpu_passes(&v.kb.k) == 1, "channel variance over two R dims (BatchNorm2d): %d passes", gpu_passes(&v.kb.k));
+  var_kernel(&v, LOOM_FLOAT32, 3, 1, "1aa", "100", V_POW2, false);
+  CHECK(gpu_passes(&v.kb.k) == 1, "(x - mu) ** 2 over two R dims: %d passes", gpu_passes(&v.kb.k));
   var_kernel(&v, LOOM_FLOAT64, 1, 0, "1", "0", V_PLAIN, true);
   CHECK(gpu_passes(&v.kb.k) == 1, "argmax phase 0 and squared deviations from it: %d passes", gpu_passes(&v.kb.k));
   /* LayerNorm: the map after the two reductions is its own pass */
@@ -368,12 +375,13 @@ static bool close_to(double got, long double want, double rtol) {
 
 /* A variance over all points / rows / columns of float64 or float32 data (stored as double here and
  * converted for float32). layout: 0 all points (1-d), 1 rows (ROW), 2 columns (COL). */
-static void check_var(LoomDType t, int layout, int64_t rows, int64_t cols, double offset, int special, bool onepass) {
+static void check_var(LoomDType t, int layout, int64_t rows, int64_t cols, double offset, int special, bool onepass,
+                      int variant) {
   VarKernel v;
   int64_t n = layout == 0 ? rows * cols : 0;
-  if (layout == 0) var_kernel(&v, t, 1, 0, "1", "0", V_PLAIN, false);
-  else if (layout == 1) var_kernel(&v, t, 2, 1, "a1", "10", V_PLAIN, false);
-  else var_kernel(&v, t, 2, 1, "1a", "10", V_PLAIN, false);
+  if (layout == 0) var_kernel(&v, t, 1, 0, "1", "0", variant, false);
+  else if (layout == 1) var_kernel(&v, t, 2, 1, "a1", "10", variant, false);
+  else var_kernel(&v, t, 2, 1, "1a", "10", variant, false);
   Emu e;
   if (!emu_build(&e, &v.kb.k)) {
     emu_free(&e);
@@ -433,18 +441,20 @@ static void check_var(LoomDType t, int layout, int64_t rows, int64_t cols, doubl
 
 static void test_values(bool onepass) {
   {
-    check_var(LOOM_FLOAT64, 0, 1, 5000, 1e8, 0, onepass);
-    check_var(LOOM_FLOAT32, 0, 1, 5000, 1e4, 0, onepass);
-    check_var(LOOM_FLOAT64, 0, 1, 3000, 0.0, 1, onepass); /* NaN */
-    check_var(LOOM_FLOAT64, 0, 1, 3000, 0.0, 2, onepass); /* inf */
-    check_var(LOOM_FLOAT64, 0, 1, 4000, 1e8, 3, onepass); /* an outlier first point */
-    check_var(LOOM_FLOAT32, 0, 1, 4000, 1e4, 3, onepass);
-    check_var(LOOM_FLOAT64, 0, 1, 1, 5.0, 0, onepass);   /* one point: 0 */
-    check_var(LOOM_FLOAT64, 1, 7, 900, 1e8, 0, onepass); /* rows */
-    check_var(LOOM_FLOAT32, 1, 5, 1000, 1e4, 0, onepass);
-    check_var(LOOM_FLOAT64, 2, 700, 9, 1e8, 0, onepass); /* columns */
-    check_var(LOOM_FLOAT32, 2, 800, 6, 1e4, 0, onepass);
-    check_var(LOOM_FLOAT64, 1, 3, 0, 0.0, 0, onepass);   /* empty rows: NaN (0 / 0) */
+    check_var(LOOM_FLOAT64, 0, 1, 5000, 1e8, 0, onepass, V_PLAIN);
+    check_var(LOOM_FLOAT32, 0, 1, 5000, 1e4, 0, onepass, V_PLAIN);
+    check_var(LOOM_FLOAT64, 0, 1, 3000, 0.0, 1, onepass, V_PLAIN); /* NaN */
+    check_var(LOOM_FLOAT64, 0, 1, 3000, 0.0, 2, onepass, V_PLAIN); /* inf */
+    check_var(LOOM_FLOAT64, 0, 1, 4000, 1e8, 3, onepass, V_PLAIN); /* an outlier first point */
+    check_var(LOOM_FLOAT32, 0, 1, 4000, 1e4, 3, onepass, V_PLAIN);
+    check_var(LOOM_FLOAT64, 0, 1, 1, 5.0, 0, onepass, V_PLAIN);   /* one point: 0 */
+    check_var(LOOM_FLOAT64, 1, 7, 900, 1e8, 0, onepass, V_PLAIN); /* rows */
+    check_var(LOOM_FLOAT32, 1, 5, 1000, 1e4, 0, onepass, V_PLAIN);
+    check_var(LOOM_FLOAT64, 2, 700, 9, 1e8, 0, onepass, V_PLAIN); /* columns */
+    check_var(LOOM_FLOAT32, 2, 800, 6, 1e4, 0, onepass, V_PLAIN);
+    check_var(LOOM_FLOAT64, 1, 3, 0, 0.0, 0, onepass, V_PLAIN);   /* empty rows: NaN (0 / 0) */
+    check_var(LOOM_FLOAT32, 1, 4, 3000, 1e4, 0, onepass, V_POW2); /* (x - mu) ** 2 */
+    check_var(LOOM_FLOAT64, 2, 900, 5, 1e8, 3, onepass, V_CAST_BETWEEN); /* not folded: two passes */
   }
 }
 
