@@ -225,6 +225,10 @@ void cg_gpu_map_point(Lower *L, LLVMValueRef r, void *arg); /* IdxBody: MAP phas
 /* Folds REDUCE phase p over R points start, start + step, ... < end into L->acc[p] / L->accidx[p]
  * (this thread's part only). */
 void cg_gpu_reduce_range(Lower *L, int p, LLVMValueRef start, LLVMValueRef end, LLVMValueRef step);
+/* ROW main: phase p over the O point's R points with 16-byte loads (tid, tid + bdim, ... vectors), when
+ * every loaded buffer is contiguous along the one R dim; at run time the row must be whole vectors and
+ * aligned, else the scalar loop (cg_gpu_reduce_range) runs. false (nothing emitted): not applicable. */
+bool cg_gpu_reduce_row_vec(Lower *L, int p, LLVMValueRef tid, LLVMValueRef bdim, LLVMValueRef nr);
 /* Block reduction of phase p's per-thread accumulators: every thread ends with the block's. */
 void cg_gpu_block_reduce(Lower *L, int p);
 /* The value of lane (lane ^ lanemask) of the wave, any register type; the block's 32 shared slots of 8

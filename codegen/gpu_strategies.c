@@ -203,8 +203,9 @@ void cg_gpu_red_item(Lower *L, LLVMValueRef item, void *arg) {
     cg_clear_cache(L);
     if (L->mom_on && (L->mom.bits >> p & 1u)) continue; /* folded: computed after phase 0 (gpu_moments.c) */
     if (ph->kind == KP_REDUCE) {
-      if (e->row) {
-        cg_gpu_reduce_range(L, p, LLVMBuildAdd(b, rlo, e->tid, ""), rhi, e->bdim);
+      if (e->row) { /* main: 16-byte loads where the row allows (gpu_lower.c) */
+        if (!(e->which == GPU_MAIN && cg_gpu_reduce_row_vec(L, p, e->tid, e->bdim, e->nr)))
+          cg_gpu_reduce_range(L, p, LLVMBuildAdd(b, rlo, e->tid, ""), rhi, e->bdim);
         cg_gpu_block_reduce(L, p);
       } else {
         cg_gpu_reduce_range(L, p, rlo, rhi, one);

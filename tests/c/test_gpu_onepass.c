@@ -529,6 +529,46 @@ static void test_map_after(void) {
   emu_free(&e);
 }
 
+/* argmax per row through `main` (16-byte loads when the rows allow, the scalar loop otherwise): ties
+ * (the first wins), NaN (the first NaN wins), rows of -inf only (index 0), rows not whole vectors */
+static void test_argmax_rows(void) {
+  for (int odd = 0; odd < 2; odd++) {
+    KB kb;
+    kb_init(&kb, 2, 1, 32);
+    int bx = kb_buf(&kb, LOOM_FLOAT32, 0, "a1"), bo = kb_buf(&kb, LOOM_INT64, 1, "10");
+    kb_reduce(&kb, LOOM_REDUCE_ARGMAX, LOOM_FLOAT32, kb_load(&kb, bx, LOOM_FLOAT32));
+    kb_store(&kb, KP_FINAL, bo, kb_acc(&kb, 0, LOOM_INT64));
+    Emu e;
+    if (!emu_build(&e, &kb.k)) {
+      emu_free(&e);
+      return;
+    }
+    enum { R = 6 };
+    int C = odd ? 1001 : 1000;
+    float *x = malloc((size_t)R * C * sizeof *x);
+    int64_t out[R];
+    for (int i = 0; i < R * C; i++) x[i] = (float)floor(8.0 * uniform()); /* many ties */
+    x[0 * C + 500] = 9.0f;                                                /* row 0: one max */
+    x[1 * C + 3] = NAN, x[1 * C + 700] = NAN;                             /* row 1: first NaN */
+    for (int c = 0; c < C; c++) x[2 * C + c] = -INFINITY;                 /* row 2: -inf only */
+    x[3 * C + C - 1] = 100.0f;                                            /* row 3: the last point */
+    int64_t shape[2] = {R, C}, strides[4] = {C, 1, 1, 0};
+    void *bases[2] = {x, out};
+    emu_run(&e, &kb.k, shape, bases, strides, 0, false);
+    for (int r = 0; r < R; r++) {
+      int64_t want = 0;
+      for (int c = 1; c < C; c++) {
+        float v = x[r * C + c], best = x[r * C + want];
+        if (isnan(best)) break;
+        if (isnan(v) || v > best) want = c;
+      }
+      CHECK(out[r] == want, "argmax row %d of %d columns: %lld, want %lld", r, C, (long long)out[r], (long long)want);
+    }
+    free(x);
+    emu_free(&e);
+  }
+}
+
 int main(void) {
   memset(&g_ctx, 0, sizeof g_ctx);
   g_ctx.alloc.alloc = t_alloc;
@@ -545,6 +585,7 @@ int main(void) {
     test_map_after();
   }
   test_values(!off);
+  test_argmax_rows();
   printf("%s%d passed, %d failed\n", off ? "(LOOM_GPU_ONEPASS_VAR=0) " : "", g_pass, g_fail);
   if (off) return g_fail ? 1 : 0;
   /* the two-pass run, in a child process with the switch set */
