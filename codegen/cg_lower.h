@@ -77,6 +77,7 @@ typedef struct Lower {
    * phase 0's walk, the thread's shifted sums (allocas) and the (count, mean, M2) values */
   CgMomPlan mom;
   bool mom_on;
+  bool arg_tree; /* GPU: cg_gpu_block_reduce folds an arg-reduction's waves by a tree in wave 0 */
   LLVMValueRef mom_cnt, mom_a[CG_MOM_MAX], mom_q[CG_MOM_MAX], mom_K[CG_MOM_MAX];
   LLVMValueRef mom_n, mom_mean[CG_MOM_MAX], mom_m2[CG_MOM_MAX];
 } Lower;

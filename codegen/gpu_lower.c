@@ -488,6 +488,17 @@ bool cg_gpu_reduce_row_vec(Lower *L, int p, LLVMValueRef tid, LLVMValueRef bdim,
   return true;
 }
 
+/* LOOM_GPU_ARG_FOLD_SERIAL=1: arg-reductions fold the waves' values serially in every thread, as other
+ * reductions do (A/B timings; read once per process). */
+static bool arg_fold_serial(void) {
+  static int on = -1;
+  if (on < 0) {
+    const char *s = getenv("LOOM_GPU_ARG_FOLD_SERIAL");
+    on = s && s[0] == '1' && s[1] == 0;
+  }
+  return on == 1;
+}
+
 /* Block reduction of phase p's per-thread accumulators: every thread ends with the block's. */
 void cg_gpu_block_reduce(Lower *L, int p) {
   const KernelIr *k = L->k;
@@ -517,8 +528,43 @@ void cg_gpu_block_reduce(Lower *L, int p) {
   LLVMBuildBr(b, after);
   LLVMPositionBuilderAtEnd(b, after);
   L->m.gpu->barrier(&L->m);
-  /* every thread folds the warps' values in warp order */
   LLVMValueRef nw = LLVMBuildLShr(b, gpu_index(L, CG_GPU_BLOCK_DIM), cg_iconst_i(L, wave_log2), "");
+  if (is_arg(ph->reduce_op) && L->arg_tree && !arg_fold_serial()) {
+    /* argmin / argmax: wave 0 folds the waves' (value, index) pairs by a butterfly and lane 0 publishes the
+     * block's in slot 0 (a pair's combine is ~20 instructions: the serial fold by every thread cost ~150 per
+     * thread and row, a sixth of argmax_rows' budget). The combine keeps the first extreme by index, so the
+     * result does not depend on the tree. */
+    LLVMValueRef one = cg_iconst_i(L, 1);
+    LLVMValueRef nw1 = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, nw, one, ""), one, nw, "");
+    LLVMBasicBlockRef w0 = cg_new_bb(L, "red.w0"), pub = cg_new_bb(L, "red.pub"), after0 = cg_new_bb(L, "red.w0.after");
+    LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntEQ, warp, cg_iconst_i(L, 0), ""), w0, after0);
+    LLVMPositionBuilderAtEnd(b, w0);
+    LLVMValueRef has = LLVMBuildICmp(b, LLVMIntSLT, lane, nw1, "");
+    LLVMValueRef ixl[2] = {cg_iconst_i(L, 0), LLVMBuildSelect(b, has, lane, cg_iconst_i(L, 0), "")};
+    LLVMValueRef wv0 = LLVMBuildLoad2(b, vty, LLVMBuildGEP2(b, at, sv, ixl, 2, ""), "");
+    LLVMValueRef wi0 = LLVMBuildLoad2(b, L->i64, LLVMBuildGEP2(b, ait, si, ixl, 2, ""), "");
+    LLVMValueRef fv = LLVMBuildSelect(b, has, wv0, cg_red_identity(L, ph->reduce_op, vt), "");
+    LLVMValueRef fi = LLVMBuildSelect(b, has, wi0, cg_i64(&L->m, GPU_EMPTY_INDEX), "");
+    for (int off = wave / 2; off >= 1; off /= 2) {
+      LLVMValueRef ov = shfl_bfly(L, fv, off), oi = shfl_bfly(L, fi, off);
+      cg_gpu_combine(L, ph, vt, &fv, &fi, ov, oi, true);
+    }
+    LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntEQ, lane, cg_iconst_i(L, 0), ""), pub, after0);
+    LLVMPositionBuilderAtEnd(b, pub);
+    LLVMValueRef z2[2] = {cg_iconst_i(L, 0), cg_iconst_i(L, 0)};
+    LLVMBuildStore(b, fv, LLVMBuildGEP2(b, at, sv, z2, 2, ""));
+    LLVMBuildStore(b, fi, LLVMBuildGEP2(b, ait, si, z2, 2, ""));
+    LLVMBuildBr(b, after0);
+    LLVMPositionBuilderAtEnd(b, after0);
+    L->m.gpu->barrier(&L->m);
+    LLVMValueRef z3[2] = {cg_iconst_i(L, 0), cg_iconst_i(L, 0)};
+    L->acc[p] = LLVMBuildLoad2(b, vty, LLVMBuildGEP2(b, at, sv, z3, 2, ""), "");
+    L->accidx[p] = LLVMBuildLoad2(b, L->i64, LLVMBuildGEP2(b, ait, si, z3, 2, ""), "");
+    L->m.gpu->barrier(&L->m); /* the slots are free again */
+    if (L->mom_on && p == 0) cg_gpu_mom_block_reduce(L);
+    return;
+  }
+  /* every thread folds the warps' values in warp order */
   LLVMValueRef accv = cg_entry_alloca(L, vty, "bacc"), acci = cg_entry_alloca(L, L->i64, "bacci");
   LLVMValueRef ix0[2] = {cg_iconst_i(L, 0), cg_iconst_i(L, 0)};
   LLVMBuildStore(b, LLVMBuildLoad2(b, vty, LLVMBuildGEP2(b, at, sv, ix0, 2, ""), ""), accv);
@@ -673,6 +719,9 @@ static void build_gpu_entry(Lower *L, int which, bool row, const char *name, int
   e.phased = (which == GPU_PART || which == GPU_FINISH || which == GPU_FINISHB) && cg_gpu_phase_split(k, NULL, NULL);
   /* one-pass variance: the entries that walk R for phase 0 (or fold its parts) gather the moments */
   L->mom_on = L->mom.n > 0 && (which == GPU_MAIN || e.phased);
+  /* arg-reductions fold the waves by a tree in wave 0 (cg_gpu_block_reduce); the cached entry keeps the
+   * serial fold (its short-row mode shares the registers: the tree cost it ~30 more) */
+  L->arg_tree = which != GPU_CACHED;
   if (e.phased) {
     e.phase = WORD(extra + 2);
     e.fin = LLVMBuildIntToPtr(b, WORD(extra + 3), gptr, "");
