@@ -19,6 +19,17 @@
 /* Outer strategy: O points per block (accumulators of one block live in stack arrays). */
 #define CG_OUTER_BLOCK 1024
 
+/* One-pass variance (gpu_moments.c): REDUCE phases whose value is (h - c)^2, c uniform over R, whose
+ * shifted moments of h are gathered in phase 0's walk over R (CG_MOM_MAX of them per kernel). */
+#define CG_MOM_MAX 4
+typedef struct CgMomPlan {
+  int n;                         /* folded phases; 0: none */
+  int phase[CG_MOM_MAX];         /* ascending, each > 0 */
+  int32_t h[CG_MOM_MAX], c[CG_MOM_MAX]; /* instructions: the varying term and the uniform one */
+  uint8_t t[CG_MOM_MAX];         /* acc dtype (float32 or float64) */
+  uint32_t bits;                 /* bit p set for each folded phase p */
+} CgMomPlan;
+
 typedef struct Lower {
   CgMath m;
   LoomContext *ctx;
@@ -62,6 +73,13 @@ typedef struct Lower {
   LLVMValueRef gpu_magic[LOOM_MAX_RANK], gpu_mshift[LOOM_MAX_RANK];
   int force_vf;               /* host: inner walk loops vectorized at this width (0: LLVM's choice) */
   CgSnippet *sn;              /* the kernel's lowered snippet functions (user kernels), or NULL */
+  /* GPU one-pass variance (gpu_moments.c): the plan, whether the entry being built gathers moments in
+   * phase 0's walk, the thread's shifted sums (allocas) and the (count, mean, M2) values */
+  CgMomPlan mom;
+  bool mom_on;
+  bool arg_tree; /* GPU: cg_gpu_block_reduce folds an arg-reduction's waves by a tree in wave 0 */
+  LLVMValueRef mom_cnt, mom_a[CG_MOM_MAX], mom_q[CG_MOM_MAX], mom_K[CG_MOM_MAX];
+  LLVMValueRef mom_n, mom_mean[CG_MOM_MAX], mom_m2[CG_MOM_MAX];
 } Lower;
 
 #define GPU_UNROLL 8     /* independent accumulators (loads in flight) per thread in ROW reductions */
@@ -208,6 +226,10 @@ void cg_gpu_map_point(Lower *L, LLVMValueRef r, void *arg); /* IdxBody: MAP phas
 /* Folds REDUCE phase p over R points start, start + step, ... < end into L->acc[p] / L->accidx[p]
  * (this thread's part only). */
 void cg_gpu_reduce_range(Lower *L, int p, LLVMValueRef start, LLVMValueRef end, LLVMValueRef step);
+/* ROW main: phase p over the O point's R points with 16-byte loads (tid, tid + bdim, ... vectors), when
+ * every loaded buffer is contiguous along the one R dim; at run time the row must be whole vectors and
+ * aligned, else the scalar loop (cg_gpu_reduce_range) runs. false (nothing emitted): not applicable. */
+bool cg_gpu_reduce_row_vec(Lower *L, int p, LLVMValueRef tid, LLVMValueRef bdim, LLVMValueRef nr);
 /* Block reduction of phase p's per-thread accumulators: every thread ends with the block's. */
 void cg_gpu_block_reduce(Lower *L, int p);
 /* The value of lane (lane ^ lanemask) of the wave, any register type; the block's 32 shared slots of 8
@@ -278,6 +300,29 @@ LLVMValueRef cg_gpu_divmod(Lower *L, LLVMValueRef n, int d, LLVMValueRef *rem);
 void cg_gpu_partv_item(Lower *L, LLVMValueRef part, void *arg); /* PARTV: one part, vector loads */
 void cg_gpu_phase_item(Lower *L, LLVMValueRef item, void *arg); /* gpu_phases.c: PART / FINISH(B) of a phase split */
 int cg_gpu_phase_acc_size(const KernelIr *k); /* the largest accumulator of the REDUCE phases */
+
+/* ---- gpu_moments.c: one-pass variance (shifted moments, Chan's merge) ------------------------------ */
+/* The phases of k that phase 0's walk can gather (plan->n == 0: none, or LOOM_GPU_ONEPASS_VAR=0). */
+void cg_gpu_onepass_plan(const KernelIr *k, CgMomPlan *plan);
+int cg_mom_index(const CgMomPlan *plan, int p); /* p's index in the plan, or -1 */
+/* Bytes of phase 0's partial record with the moments (count, then mean and M2 per folded phase, 8
+ * bytes each after phase 0's accumulator); a folded phase's finished value sits in fin's phase-0
+ * record at cg_mom_fin_offset. 0 without a plan. */
+int cg_mom_record_size(const KernelIr *k, const CgMomPlan *plan);
+int cg_mom_fin_offset(const KernelIr *k, int i);
+/* Thread walk: begin (shifts from the O point's and the thread's first points), one point (the h
+ * values evaluated in L->cache), end (-> L->mom_n / mom_mean (relative to the O point's first h) /
+ * mom_m2). */
+void cg_gpu_mom_begin(Lower *L, LLVMValueRef start, LLVMValueRef end);
+void cg_gpu_mom_points(Lower *L, LLVMValueRef (*hv)[CG_MOM_MAX], int npts); /* a block of npts points */
+void cg_gpu_mom_end(Lower *L);
+void cg_gpu_mom_identity(Lower *L);                /* count 0 */
+void cg_gpu_mom_block_reduce(Lower *L);            /* every thread ends with the block's moments */
+void cg_gpu_mom_merge(Lower *L, LLVMValueRef nb, const LLVMValueRef *meanb, const LLVMValueRef *m2b);
+void cg_gpu_mom_store(Lower *L, LLVMValueRef rec); /* into a partial record (phase 0's) */
+void cg_gpu_mom_load(Lower *L, LLVMValueRef rec, LLVMValueRef *n, LLVMValueRef *mean, LLVMValueRef *m2);
+/* L->acc[p] of every folded phase from the moments and its c (L->acc[0] set). */
+void cg_gpu_mom_results(Lower *L);
 
 /* ---- gpu_tile.c: the tiled elementwise `main` (buffers contiguous along different dims) ----------- */
 /* The dim d < last whose 32 x 32 tiles with the last dim the elementwise main entry walks, tiled[b]

@@ -111,6 +111,10 @@ static inline uint64_t cg_scan_lb_bytes(int64_t tiles, int acc_size) {
  * reduction whose phases are REDUCE (the first), MAP and FINAL, at most 32, other than [REDUCE] and
  * [REDUCE, FINAL] (those have the single-phase split). */
 bool cg_gpu_phase_split(const KernelIr *k, uint32_t *reduce_bits, uint32_t *map_bits);
+/* Code-generation switches that change what the launcher must do (LOOM_GPU_ONEPASS_VAR=0: variances
+ * in two passes, codegen/gpu_moments.c), as a suffix of the GPU targets' descriptions, so that kernels
+ * compiled under one setting are never launched under the other ("" by default). */
+const char *cg_gpu_switch_tag(void);
 /* One bit per entry of CgGpuKernel (the order of the names there). */
 enum {
   CG_ENTRY_MAIN = 1u, CG_ENTRY_VEC = 2u, CG_ENTRY_PART = 4u, CG_ENTRY_FINISH = 8u, CG_ENTRY_CACHED = 16u,

@@ -191,6 +191,7 @@ typedef struct GpuRed {
   LoomDType vt;
   LLVMValueRef accv, acci; /* allocas */
   LLVMValueRef rbase;      /* ROW: the thread's first R point (its accumulator index starts there) */
+  bool mom;                /* also gather the one-pass moments (gpu_moments.c) */
 } GpuRed;
 
 /* One R point of a REDUCE phase: L->ooff holds the O offsets. */
@@ -202,6 +203,12 @@ static void gpu_reduce_point(Lower *L, LLVMValueRef r, void *arg) {
   cg_clear_cache(L);
   cg_eval_needed(L, &g->ph->value, 1);
   LLVMValueRef v = L->cache[g->ph->value];
+  if (g->mom) {
+    LLVMValueRef hv[1][CG_MOM_MAX];
+    cg_eval_needed(L, L->mom.h, L->mom.n);
+    for (int i = 0; i < L->mom.n; i++) hv[0][i] = L->cache[L->mom.h[i]];
+    cg_gpu_mom_points(L, hv, 1);
+  }
   LLVMValueRef cur = LLVMBuildLoad2(b, LLVMTypeOf(v), g->accv, "");
   if (is_arg(g->ph->reduce_op)) {
     LLVMValueRef take = cg_arg_better(&L->m, (LoomReduceOp)g->ph->reduce_op, g->vt, cur, v);
@@ -225,7 +232,7 @@ void cg_gpu_map_point(Lower *L, LLVMValueRef r, void *arg) {
 void cg_gpu_reduce_range(Lower *L, int p, LLVMValueRef start, LLVMValueRef end, LLVMValueRef step) {
   const KernelIr *k = L->k;
   LLVMBuilderRef b = L->m.b;
-  GpuRed g = {&k->phases[p], cg_red_value_dtype(k, &k->phases[p]), NULL, NULL, NULL};
+  GpuRed g = {&k->phases[p], cg_red_value_dtype(k, &k->phases[p]), NULL, NULL, NULL, false};
   LLVMTypeRef vty = cg_reg_type(&L->m, g.vt);
   g.accv = cg_entry_alloca(L, vty, "acc");
   g.acci = cg_entry_alloca(L, L->i64, "acci");
@@ -233,10 +240,13 @@ void cg_gpu_reduce_range(Lower *L, int p, LLVMValueRef start, LLVMValueRef end, 
   LLVMValueRef nonempty = LLVMBuildICmp(b, LLVMIntSLT, start, end, "");
   LLVMBuildStore(b, LLVMBuildSelect(b, nonempty, cg_to_i64(L, start), cg_i64(&L->m, GPU_EMPTY_INDEX), ""), g.acci);
   bool arg = is_arg(g.ph->reduce_op);
+  g.mom = L->mom_on && p == 0; /* the folded phases' moments in the same walk (gpu_moments.c) */
+  if (g.mom) cg_gpu_mom_begin(L, start, end);
   if (!L->unroll_red) {
     cg_gpu_for(L, start, end, step, gpu_reduce_point, &g);
     L->acc[p] = LLVMBuildLoad2(b, vty, g.accv, "");
     L->accidx[p] = LLVMBuildLoad2(b, L->i64, g.acci, "");
+    if (g.mom) cg_gpu_mom_end(L);
     return;
   }
   /* GPU_UNROLL independent accumulators: points i + j * step (j < GPU_UNROLL) are evaluated (their
@@ -267,7 +277,7 @@ void cg_gpu_reduce_range(Lower *L, int p, LLVMValueRef start, LLVMValueRef end, 
   LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, i, limit, ""), body, exit);
   LLVMPositionBuilderAtEnd(b, body);
   const KernelIr *kk = L->k;
-  LLVMValueRef vals[GPU_UNROLL], rs[GPU_UNROLL];
+  LLVMValueRef vals[GPU_UNROLL], rs[GPU_UNROLL], hv[GPU_UNROLL][CG_MOM_MAX];
   L->m.no_branch = true; /* the GPU_UNROLL points' loads in one block (CgMath.no_branch) */
   for (int j = 0; j < GPU_UNROLL; j++) {
     LLVMValueRef r = LLVMBuildAdd(b, i, LLVMBuildMul(b, step, cg_iconst_i(L, j), ""), "");
@@ -276,9 +286,14 @@ void cg_gpu_reduce_range(Lower *L, int p, LLVMValueRef start, LLVMValueRef end, 
     cg_clear_cache(L);
     cg_eval_needed(L, &g.ph->value, 1);
     vals[j] = L->cache[g.ph->value];
+    if (g.mom) {
+      cg_eval_needed(L, L->mom.h, L->mom.n);
+      for (int q = 0; q < L->mom.n; q++) hv[j][q] = L->cache[L->mom.h[q]];
+    }
   }
   L->m.no_branch = false;
   cg_clear_cache(L);
+  if (g.mom) cg_gpu_mom_points(L, hv, GPU_UNROLL);
   for (int j = 0; j < GPU_UNROLL; j++) {
     LLVMValueRef cur = LLVMBuildLoad2(b, vty, accs[j], "");
     if (arg) {
@@ -301,6 +316,18 @@ void cg_gpu_reduce_range(Lower *L, int p, LLVMValueRef start, LLVMValueRef end, 
                    arg ? LLVMBuildLoad2(b, L->i64, accis[j], "") : ai, true);
   L->acc[p] = a;
   L->accidx[p] = ai;
+  if (g.mom) cg_gpu_mom_end(L);
+}
+
+/* LOOM_GPU_ARG_FOLD_SERIAL=1: arg-reductions fold the waves' values serially in every thread, as other
+ * reductions do (A/B timings; read once per process). */
+static bool arg_fold_serial(void) {
+  static int on = -1;
+  if (on < 0) {
+    const char *s = getenv("LOOM_GPU_ARG_FOLD_SERIAL");
+    on = s && s[0] == '1' && s[1] == 0;
+  }
+  return on == 1;
 }
 
 /* Block reduction of phase p's per-thread accumulators: every thread ends with the block's. */
@@ -332,8 +359,43 @@ void cg_gpu_block_reduce(Lower *L, int p) {
   LLVMBuildBr(b, after);
   LLVMPositionBuilderAtEnd(b, after);
   L->m.gpu->barrier(&L->m);
-  /* every thread folds the warps' values in warp order */
   LLVMValueRef nw = LLVMBuildLShr(b, gpu_index(L, CG_GPU_BLOCK_DIM), cg_iconst_i(L, wave_log2), "");
+  if (is_arg(ph->reduce_op) && L->arg_tree && !arg_fold_serial()) {
+    /* argmin / argmax: wave 0 folds the waves' (value, index) pairs by a butterfly and lane 0 publishes the
+     * block's in slot 0 (a pair's combine is ~20 instructions: the serial fold by every thread cost ~150 per
+     * thread and row, a sixth of argmax_rows' budget). The combine keeps the first extreme by index, so the
+     * result does not depend on the tree. */
+    LLVMValueRef one = cg_iconst_i(L, 1);
+    LLVMValueRef nw1 = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, nw, one, ""), one, nw, "");
+    LLVMBasicBlockRef w0 = cg_new_bb(L, "red.w0"), pub = cg_new_bb(L, "red.pub"), after0 = cg_new_bb(L, "red.w0.after");
+    LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntEQ, warp, cg_iconst_i(L, 0), ""), w0, after0);
+    LLVMPositionBuilderAtEnd(b, w0);
+    LLVMValueRef has = LLVMBuildICmp(b, LLVMIntSLT, lane, nw1, "");
+    LLVMValueRef ixl[2] = {cg_iconst_i(L, 0), LLVMBuildSelect(b, has, lane, cg_iconst_i(L, 0), "")};
+    LLVMValueRef wv0 = LLVMBuildLoad2(b, vty, LLVMBuildGEP2(b, at, sv, ixl, 2, ""), "");
+    LLVMValueRef wi0 = LLVMBuildLoad2(b, L->i64, LLVMBuildGEP2(b, ait, si, ixl, 2, ""), "");
+    LLVMValueRef fv = LLVMBuildSelect(b, has, wv0, cg_red_identity(L, ph->reduce_op, vt), "");
+    LLVMValueRef fi = LLVMBuildSelect(b, has, wi0, cg_i64(&L->m, GPU_EMPTY_INDEX), "");
+    for (int off = wave / 2; off >= 1; off /= 2) {
+      LLVMValueRef ov = shfl_bfly(L, fv, off), oi = shfl_bfly(L, fi, off);
+      cg_gpu_combine(L, ph, vt, &fv, &fi, ov, oi, true);
+    }
+    LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntEQ, lane, cg_iconst_i(L, 0), ""), pub, after0);
+    LLVMPositionBuilderAtEnd(b, pub);
+    LLVMValueRef z2[2] = {cg_iconst_i(L, 0), cg_iconst_i(L, 0)};
+    LLVMBuildStore(b, fv, LLVMBuildGEP2(b, at, sv, z2, 2, ""));
+    LLVMBuildStore(b, fi, LLVMBuildGEP2(b, ait, si, z2, 2, ""));
+    LLVMBuildBr(b, after0);
+    LLVMPositionBuilderAtEnd(b, after0);
+    L->m.gpu->barrier(&L->m);
+    LLVMValueRef z3[2] = {cg_iconst_i(L, 0), cg_iconst_i(L, 0)};
+    L->acc[p] = LLVMBuildLoad2(b, vty, LLVMBuildGEP2(b, at, sv, z3, 2, ""), "");
+    L->accidx[p] = LLVMBuildLoad2(b, L->i64, LLVMBuildGEP2(b, ait, si, z3, 2, ""), "");
+    L->m.gpu->barrier(&L->m); /* the slots are free again */
+    if (L->mom_on && p == 0) cg_gpu_mom_block_reduce(L);
+    return;
+  }
+  /* every thread folds the warps' values in warp order */
   LLVMValueRef accv = cg_entry_alloca(L, vty, "bacc"), acci = cg_entry_alloca(L, L->i64, "bacci");
   LLVMValueRef ix0[2] = {cg_iconst_i(L, 0), cg_iconst_i(L, 0)};
   LLVMBuildStore(b, LLVMBuildLoad2(b, vty, LLVMBuildGEP2(b, at, sv, ix0, 2, ""), ""), accv);
@@ -359,6 +421,7 @@ void cg_gpu_block_reduce(Lower *L, int p) {
   L->acc[p] = LLVMBuildLoad2(b, vty, accv, "");
   L->accidx[p] = LLVMBuildLoad2(b, L->i64, acci, "");
   L->m.gpu->barrier(&L->m); /* the slots are free again */
+  if (L->mom_on && p == 0) cg_gpu_mom_block_reduce(L); /* the folded phases' moments ride along */
 }
 
 void cg_gpu_group_reduce(Lower *L, int p, LLVMValueRef g) {
@@ -485,6 +548,11 @@ static void build_gpu_entry(Lower *L, int which, bool row, const char *name, int
   e.nparts = IDX(WORD(extra));
   e.partials = LLVMBuildIntToPtr(b, WORD(extra + 1), gptr, "");
   e.phased = (which == GPU_PART || which == GPU_FINISH || which == GPU_FINISHB) && cg_gpu_phase_split(k, NULL, NULL);
+  /* one-pass variance: the entries that walk R for phase 0 (or fold its parts) gather the moments */
+  L->mom_on = L->mom.n > 0 && (which == GPU_MAIN || e.phased);
+  /* arg-reductions fold the waves by a tree in wave 0 (cg_gpu_block_reduce); the cached entry keeps the
+   * serial fold (its short-row mode shares the registers: the tree cost it ~30 more) */
+  L->arg_tree = which != GPU_CACHED;
   if (e.phased) {
     e.phase = WORD(extra + 2);
     e.fin = LLVMBuildIntToPtr(b, WORD(extra + 3), gptr, "");
@@ -545,6 +613,7 @@ static void build_gpu_entry(Lower *L, int which, bool row, const char *name, int
     else cg_gpu_for(L, gtid, count, gstride, cg_gpu_red_item, &e);
   }
   LLVMBuildRetVoid(b);
+  L->mom_on = false;
   LLVMPositionBuilderAtEnd(L->ab, L->alloca_bb);
   LLVMBuildBr(L->ab, start);
 }
@@ -593,6 +662,7 @@ LoomStatus cg_lower_gpu(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef mod, c
   bool allocated = cg_lower_init(&L, ctx, c, mod, k, d);
   L.m.gpu = h;
   L.ity = k->index_bits == 32 ? LLVMInt32TypeInContext(c) : L.i64;
+  cg_gpu_onepass_plan(k, &L.mom); /* gpu_moments.c; no plan: every phase walks R itself */
   int nwords = k->ndim + k->nbuf + k->nbuf * k->ndim + CG_GPU_EXTRA + k->nparam;
   out->nwords = nwords;
   out->block = block;

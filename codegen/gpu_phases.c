@@ -23,12 +23,14 @@
 
 bool cg_gpu_phase_split(const KernelIr *k, uint32_t *reduce_bits, uint32_t *map_bits) {
   uint32_t red = 0, map = 0;
+  CgMomPlan plan; /* folded phases (gpu_moments.c) get no step: phase 0's computes them */
+  cg_gpu_onepass_plan(k, &plan);
   bool ok = k && k->nkeep < k->ndim && k->nphase >= 2 && k->nphase <= 32 && k->phases[0].kind == KP_REDUCE;
   /* [REDUCE] and [REDUCE, FINAL] have the single-phase split (gpu_lower.c) */
   if (ok && k->nphase == 2 && k->phases[1].kind == KP_FINAL) ok = false;
   for (int p = 0; ok && p < k->nphase; p++) {
     switch (k->phases[p].kind) {
-    case KP_REDUCE: red |= 1u << p; break;
+    case KP_REDUCE: red |= (plan.bits >> p & 1u) ? 0 : 1u << p; break;
     case KP_MAP: map |= 1u << p; break;
     case KP_FINAL: break;
     default: ok = false;
@@ -46,6 +48,9 @@ int cg_gpu_phase_acc_size(const KernelIr *k) {
     int s = cg_acc_size(cg_red_value_dtype(k, &k->phases[p]), k->phases[p].reduce_op);
     if (s > size) size = s;
   }
+  CgMomPlan plan;
+  cg_gpu_onepass_plan(k, &plan);
+  if (cg_mom_record_size(k, &plan) > size) size = cg_mom_record_size(k, &plan);
   return size;
 }
 
@@ -79,14 +84,26 @@ static LLVMValueRef fin_ptr(Lower *L, const GpuEntry *e, int q, LLVMValueRef o) 
   return acc_at(L, e->fin, item, e->acc_size);
 }
 
-/* L->acc / L->accidx of the REDUCE phases before p from fin (the others NULL). */
+/* L->acc / L->accidx of the REDUCE phases before p from fin (the others NULL); a folded phase's value
+ * sits in phase 0's record (gpu_moments.c). */
 static void load_earlier(Lower *L, const GpuEntry *e, int p, LLVMValueRef o) {
   const KernelIr *k = L->k;
   for (int q = 0; q < k->nphase; q++) {
     L->acc[q] = L->accidx[q] = NULL;
-    if (q < p && k->phases[q].kind == KP_REDUCE) load_acc(L, &k->phases[q], fin_ptr(L, e, q, o), &L->acc[q], &L->accidx[q]);
+    if (q >= p || k->phases[q].kind != KP_REDUCE) continue;
+    int i = L->mom.n ? cg_mom_index(&L->mom, q) : -1;
+    if (i < 0) {
+      load_acc(L, &k->phases[q], fin_ptr(L, e, q, o), &L->acc[q], &L->accidx[q]);
+      continue;
+    }
+    LLVMValueRef off = cg_i64(&L->m, cg_mom_fin_offset(k, i));
+    LLVMValueRef ptr = LLVMBuildGEP2(L->m.b, LLVMInt8TypeInContext(L->m.c), fin_ptr(L, e, 0, o), &off, 1, "");
+    L->acc[q] = LLVMBuildLoad2(L->m.b, cg_reg_type(&L->m, (LoomDType)L->mom.t[i]), ptr, "");
+    L->accidx[q] = cg_i64(&L->m, 0);
   }
 }
+
+static bool folded(const Lower *L, int p) { return L->mom.n && (L->mom.bits >> p & 1u); }
 
 /* if (tid == 0) { ... } for block entries: opens the branch (returns the join block), or NULL. */
 static LLVMBasicBlockRef first_thread_begin(Lower *L, const GpuEntry *e, bool blk) {
@@ -118,11 +135,13 @@ static void part_phase(Lower *L, const GpuEntry *e, int p, LLVMValueRef item, LL
     cg_clear_cache(L);
     return;
   }
-  cg_gpu_reduce_range(L, p, start, rhi, step);
+  cg_gpu_reduce_range(L, p, start, rhi, step); /* phase 0: with the folded phases' moments */
   if (e->row) cg_gpu_block_reduce(L, p);
   cg_clear_cache(L);
   LLVMBasicBlockRef after = first_thread_begin(L, e, e->row);
-  store_acc(L, &k->phases[p], acc_at(L, e->partials, item, e->acc_size), L->acc[p], L->accidx[p]);
+  LLVMValueRef rec = acc_at(L, e->partials, item, e->acc_size);
+  store_acc(L, &k->phases[p], rec, L->acc[p], L->accidx[p]);
+  if (p == 0 && L->mom_on) cg_gpu_mom_store(L, rec);
   first_thread_end(L, after);
 }
 
@@ -136,6 +155,19 @@ static void finish_phase(Lower *L, const GpuEntry *e, int p, LLVMValueRef o, boo
   LLVMTypeRef vty = cg_reg_type(&L->m, vt);
   LLVMValueRef accv = cg_entry_alloca(L, vty, "pfacc"), acci = cg_entry_alloca(L, L->i64, "pfacci");
   LLVMValueRef pv = cg_entry_alloca(L, L->ity, "pfp");
+  bool mom = p == 0 && L->mom_on; /* phase 0 also folds the parts' moments, in part order */
+  LLVMValueRef mn = NULL, mm[CG_MOM_MAX], mq[CG_MOM_MAX];
+  if (mom) {
+    mn = cg_entry_alloca(L, L->i64, "pfmn");
+    LLVMBuildStore(b, cg_i64(&L->m, 0), mn);
+    for (int i = 0; i < L->mom.n; i++) {
+      LLVMTypeRef ft = cg_reg_type(&L->m, (LoomDType)L->mom.t[i]);
+      mm[i] = cg_entry_alloca(L, ft, "pfmm");
+      mq[i] = cg_entry_alloca(L, ft, "pfmq");
+      LLVMBuildStore(b, cg_fconst(&L->m, (LoomDType)L->mom.t[i], 0.0), mm[i]);
+      LLVMBuildStore(b, cg_fconst(&L->m, (LoomDType)L->mom.t[i], 0.0), mq[i]);
+    }
+  }
   LLVMBuildStore(b, cg_red_identity(L, ph->reduce_op, vt), accv);
   LLVMBuildStore(b, cg_i64(&L->m, GPU_EMPTY_INDEX), acci);
   LLVMBuildStore(b, blk ? e->tid : cg_iconst_i(L, 0), pv);
@@ -146,24 +178,54 @@ static void finish_phase(Lower *L, const GpuEntry *e, int p, LLVMValueRef o, boo
   LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, part, e->nparts, ""), body, done);
   LLVMPositionBuilderAtEnd(b, body);
   LLVMValueRef v, vi;
-  load_acc(L, ph, acc_at(L, e->partials, LLVMBuildAdd(b, LLVMBuildMul(b, part, e->no, ""), o, ""), e->acc_size), &v, &vi);
+  LLVMValueRef rec = acc_at(L, e->partials, LLVMBuildAdd(b, LLVMBuildMul(b, part, e->no, ""), o, ""), e->acc_size);
+  load_acc(L, ph, rec, &v, &vi);
   LLVMValueRef a = LLVMBuildLoad2(b, vty, accv, ""), ai = LLVMBuildLoad2(b, L->i64, acci, "");
   cg_gpu_combine(L, ph, vt, &a, &ai, v, vi, true);
   LLVMBuildStore(b, a, accv);
   LLVMBuildStore(b, ai, acci);
+  if (mom) {
+    LLVMValueRef nb, mb[CG_MOM_MAX], qb[CG_MOM_MAX];
+    cg_gpu_mom_load(L, rec, &nb, mb, qb);
+    L->mom_n = LLVMBuildLoad2(b, L->i64, mn, "");
+    for (int i = 0; i < L->mom.n; i++) {
+      L->mom_mean[i] = LLVMBuildLoad2(b, LLVMTypeOf(mb[i]), mm[i], "");
+      L->mom_m2[i] = LLVMBuildLoad2(b, LLVMTypeOf(qb[i]), mq[i], "");
+    }
+    cg_gpu_mom_merge(L, nb, mb, qb);
+    LLVMBuildStore(b, L->mom_n, mn);
+    for (int i = 0; i < L->mom.n; i++) {
+      LLVMBuildStore(b, L->mom_mean[i], mm[i]);
+      LLVMBuildStore(b, L->mom_m2[i], mq[i]);
+    }
+  }
   LLVMBuildStore(b, LLVMBuildAdd(b, part, blk ? e->bdim : cg_iconst_i(L, 1), ""), pv);
   LLVMBuildBr(b, head);
   LLVMPositionBuilderAtEnd(b, done);
   L->acc[p] = LLVMBuildLoad2(b, vty, accv, "");
   L->accidx[p] = LLVMBuildLoad2(b, L->i64, acci, "");
-  if (blk) cg_gpu_block_reduce(L, p);
+  if (mom) {
+    L->mom_n = LLVMBuildLoad2(b, L->i64, mn, "");
+    for (int i = 0; i < L->mom.n; i++) {
+      LLVMTypeRef ft = cg_reg_type(&L->m, (LoomDType)L->mom.t[i]);
+      L->mom_mean[i] = LLVMBuildLoad2(b, ft, mm[i], "");
+      L->mom_m2[i] = LLVMBuildLoad2(b, ft, mq[i], "");
+    }
+  }
+  if (blk) cg_gpu_block_reduce(L, p); /* phase 0: the moments too */
   LLVMValueRef fv = L->acc[p], fi = L->accidx[p];
+  if (mom) cg_gpu_mom_results(L); /* the folded phases' values from the moments and phase 0's value */
   LLVMBasicBlockRef after = first_thread_begin(L, e, blk);
   store_acc(L, ph, fin_ptr(L, e, p, o), fv, fi);
-  /* the FINAL phases whose last REDUCE phase before them is p */
-  for (int f = p + 1; f < k->nphase && k->phases[f].kind != KP_REDUCE; f++) {
+  for (int i = 0; mom && i < L->mom.n; i++) {
+    LLVMValueRef off = cg_i64(&L->m, cg_mom_fin_offset(k, i));
+    LLVMBuildStore(b, L->acc[L->mom.phase[i]], LLVMBuildGEP2(b, LLVMInt8TypeInContext(L->m.c), fin_ptr(L, e, 0, o), &off, 1, ""));
+  }
+  /* the FINAL phases whose last REDUCE phase before them is p (folded phases do not count: they
+   * have no step; their values are in fin, stored above or by phase 0's step) */
+  for (int f = p + 1; f < k->nphase && (k->phases[f].kind != KP_REDUCE || folded(L, f)); f++) {
     if (k->phases[f].kind != KP_FINAL) continue;
-    load_earlier(L, e, p, o);
+    load_earlier(L, e, f, o);
     L->acc[p] = fv;
     L->accidx[p] = fi;
     cg_run_final_phase(L, &k->phases[f]);

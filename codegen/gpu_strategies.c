@@ -202,13 +202,16 @@ void cg_gpu_red_item(Lower *L, LLVMValueRef item, void *arg) {
   for (int p = 0; p < nphase; p++) {
     const KPhase *ph = &k->phases[p];
     cg_clear_cache(L);
+    if (L->mom_on && (L->mom.bits >> p & 1u)) continue; /* folded: computed after phase 0 (gpu_moments.c) */
     if (ph->kind == KP_REDUCE) {
-      if (e->row) {
-        cg_gpu_reduce_range(L, p, LLVMBuildAdd(b, rlo, e->tid, ""), rhi, e->bdim);
+      if (e->row) { /* main: 16-byte loads where the row allows (gpu_lower.c) */
+        if (!(e->which == GPU_MAIN && cg_gpu_reduce_row_vec(L, p, e->tid, e->bdim, e->nr)))
+          cg_gpu_reduce_range(L, p, LLVMBuildAdd(b, rlo, e->tid, ""), rhi, e->bdim);
         cg_gpu_block_reduce(L, p);
       } else {
         cg_gpu_reduce_range(L, p, rlo, rhi, one);
       }
+      if (L->mom_on && p == 0) cg_gpu_mom_results(L);
     } else if (ph->kind == KP_SCAN) {
       if (e->row && e->which == GPU_PART) { /* split long rows: this part's fold (gpu_lower.c, lower_scan.c) */
         cg_gpu_reduce_range(L, p, LLVMBuildAdd(b, rlo, e->tid, ""), rhi, e->bdim);

@@ -382,8 +382,8 @@ LoomStatus cg_nvptx_target_create(LoomContext *ctx, int sm_major, int sm_minor, 
   }
   unsigned maj = 0, min = 0, pat = 0;
   LLVMGetVersion(&maj, &min, &pat);
-  snprintf(s->gpu.describe, sizeof s->gpu.describe, "LLVM %u.%u.%u nvptx %s ptx%d block%d%s", maj, min, pat, s->cpu,
-           ptx, NVPTX_BLOCK, cg_gpu_scan_lookback_on() ? "" : " scan2");
+  snprintf(s->gpu.describe, sizeof s->gpu.describe, "LLVM %u.%u.%u nvptx %s ptx%d block%d%s%s", maj, min, pat, s->cpu,
+           ptx, NVPTX_BLOCK, cg_gpu_scan_lookback_on() ? "" : " scan2", cg_gpu_switch_tag());
   *out = t;
   return LOOM_OK;
 }

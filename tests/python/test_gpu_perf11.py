@@ -192,5 +192,8 @@ def test_unrolled_reduction_keeps_divisions_straight_ptx():
     bodies = {m.group(1): m.group(2) for m in re.finditer(r"\.entry (\S+)\((.*?)\n\}\n", text, re.S)}
     row = next(v for k, v in bodies.items() if k.endswith("_row"))
     rowc = next(v for k, v in bodies.items() if k.endswith("_rowc"))
-    assert row.count(", 123;") <= 1  # the remainder loop's single point may branch
+    # the scalar loop's remainder point may branch; the vector path of the `_row` entry (16-byte loads, all
+    # of a step issued before any point is computed: codegen/gpu_rowvec.c cg_gpu_reduce_row_vec) takes the
+    # fast path as the cached entries do: 4 vectors x 4 points per step and the remainder vector's 4
+    assert row.count(", 123;") <= 1 + 16 + 4
     assert rowc.count(", 123;") >= 16
