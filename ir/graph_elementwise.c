@@ -245,6 +245,33 @@ static LoomStatus compare_out_of_range(IrGraph *g, LoomOp op, int32_t x, int sid
   return ir_broadcast(g, c, xn->ndim, shape, out, d);
 }
 
+static bool is_compare(LoomOp op) {
+  return op == LOOM_OP_EQ || op == LOOM_OP_NE || op == LOOM_OP_LT || op == LOOM_OP_LE || op == LOOM_OP_GT ||
+         op == LOOM_OP_GE;
+}
+
+/* a OP b for a signed integer and a uint64 operand: NumPy 2 compares them exactly (its qQ / Qq loops),
+ * where promotion would round both to float64 (4022953313179823382 >= 4022953313179823616 was true).
+ * Built as where(s < 0, what a negative s gives, OP on both as uint64). */
+static LoomStatus compare_mixed_sign(IrGraph *g, LoomOp op, const int32_t *src, int si, int32_t *out, Diag *d) {
+  int32_t z, neg, su, cmp, c, two[2];
+  LoomStatus st = ir_const(g, (LoomDType)g->nodes[src[si]].dtype, (Scalar){.i = 0}, false, &z, d);
+  two[0] = src[si];
+  two[1] = z;
+  if (!st) st = ir_elem(g, LOOM_OP_LT, 2, two, &neg, d);
+  if (!st) st = ir_cast(g, src[si], LOOM_UINT64, &su, d);
+  if (st) return st;
+  two[si] = su;
+  two[1 - si] = src[1 - si];
+  if ((st = ir_elem(g, op, 2, two, &cmp, d))) return st;
+  bool below = si == 0; /* a negative s is below every uint64: a < b when s is a */
+  bool v = op == LOOM_OP_NE || ((op == LOOM_OP_LT || op == LOOM_OP_LE) && below) ||
+           ((op == LOOM_OP_GT || op == LOOM_OP_GE) && !below);
+  if ((st = ir_const(g, LOOM_BOOL, (Scalar){.u = v}, false, &c, d))) return st;
+  int32_t three[3] = {neg, c, cmp};
+  return ir_elem(g, LOOM_OP_WHERE, 3, three, out, d);
+}
+
 static LoomStatus elem_build(IrGraph *g, LoomOp op, int n, const int32_t *src_in, int32_t *out, Diag *d) {
   const OpInfo *info = op_info(op);
   int32_t src[3] = {-1, -1, -1};
@@ -283,6 +310,11 @@ static LoomStatus elem_build(IrGraph *g, LoomOp op, int n, const int32_t *src_in
     int range;
     if ((st = resolve_weak(g, src[w], (LoomDType)g->nodes[src[sp]].dtype, info->rule, &src[w], &range, d))) return st;
     if (range != 0) return compare_out_of_range(g, op, src[sp], w > sp ? range : -range, out, d);
+  }
+  if (n == 2 && is_compare(op)) {
+    LoomDType ta = (LoomDType)g->nodes[src[0]].dtype, tb = (LoomDType)g->nodes[src[1]].dtype;
+    if (dtype_kind(ta) == DK_INT && tb == LOOM_UINT64) return compare_mixed_sign(g, op, src, 0, out, d);
+    if (dtype_kind(tb) == DK_INT && ta == LOOM_UINT64) return compare_mixed_sign(g, op, src, 1, out, d);
   }
   if (ir_numel(ndim, shape) < 0) {
     char b[400];

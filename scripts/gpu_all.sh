@@ -221,7 +221,8 @@ if on LOOM_GPU_PY && on LOOM_GPU_PYTEST && [ "$py_rc" = 0 ]; then
     # exit, a segfault) names its file in pytest_files.rc (file, exit status; >= 128: killed by a signal)
     mkdir -p "$logs/pytest_files"
     : > "$logs/pytest_files.rc"
-    (cd /tmp && ls "$OLDPWD"/tests/python/test_*.py | bounded 330 xargs -P "${LOOM_GPU_PYTEST_JOBS:-8}" -I{} sh -c \
+    # LOOM_GPU_PYTEST_FILES: an extended regex of the test files to run (default: all)
+    (cd /tmp && ls "$OLDPWD"/tests/python/test_*.py | grep -E "${LOOM_GPU_PYTEST_FILES:-.}" | bounded 330 xargs -P "${LOOM_GPU_PYTEST_JOBS:-8}" -I{} sh -c \
        'f={}; b=$(basename "$f" .py); timeout -k 5 300 "$0" -m pytest "$f" -q -rfEs -p no:cacheprovider \
           >"$1/pytest_files/$b.log" 2>&1; echo "$b $?" >>"$1/pytest_files.rc"' "$py" "$OLDPWD/$logs") &
     pids+=($!)
@@ -309,7 +310,7 @@ if on LOOM_GPU_BENCH; then
       if "$py" -m pip install -q --no-index --no-deps --no-compile --target /tmp/dask-site .whl/*.whl; then
         (export PYTHONPATH=/tmp/dask-site${PYTHONPATH:+:$PYTHONPATH}
          cd /tmp && bounded 60 "$py" -m pytest "$OLDPWD/tests/python/test_dask.py" -q -p no:cacheprovider -p no:logging
-         cd "$OLDPWD" && LOOM_DASK_BENCH_GPUS=${LOOM_DASK_BENCH_GPUS:-1,2} bounded 60 "$py" bench/dask_gpu.py) \
+         cd "$OLDPWD" && LOOM_DASK_BENCH_GPUS=${LOOM_DASK_BENCH_GPUS:-1,2} bounded 120 "$py" bench/dask_gpu.py) \
           >"$logs/dask_gpu.log" 2>&1
         note "dask: exit $?"
       fi
