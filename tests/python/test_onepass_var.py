@@ -129,4 +129,6 @@ def test_layernorm_long_rows():
     a64 = a.astype(np.float64)
     m = a64.mean(axis=-1, keepdims=True)
     want = (a64 - m) / np.sqrt(((a64 - m) ** 2).mean(axis=-1, keepdims=True) + 1e-5) * w
-    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+    # float32 mean of 40000 values near 50: a few ulps of 50 (3.8e-6 each) of error in mu, whatever the
+    # summation tree, move every output of the row by that / sd (~1): H200 2026-12-02 10:12 saw 1.7e-5
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=5e-5)

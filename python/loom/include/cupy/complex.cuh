@@ -13,14 +13,15 @@
 // written through log and sqrt (accurate to a few ulp away from their branch points).
 #pragma once
 
-// Infinity as a constant expression for both of loom's CUDA C++ compilers: clang-19's builtin, and for
-// NVRTC (runtime/cuda/cuda_nvrtc.c, no builtin of that name) CUDA's bit-pattern intrinsics.
-#if defined(__clang__)
-#define LOOM_CUDA_INFF __builtin_inff()
-#define LOOM_CUDA_INF __builtin_inf()
-#else
+// Infinity as a constant expression for every compiler that reads this header: NVRTC
+// (runtime/cuda/cuda_nvrtc.c, no builtin of that name) gets CUDA's bit-pattern intrinsics; clang-19 and a
+// host C++ compiler (GCC: the header's host tests) the builtin.
+#if defined(__CUDACC_RTC__)
 #define LOOM_CUDA_INFF __int_as_float(0x7f800000)
 #define LOOM_CUDA_INF __longlong_as_double(0x7ff0000000000000LL)
+#else
+#define LOOM_CUDA_INFF __builtin_inff()
+#define LOOM_CUDA_INF __builtin_inf()
 #endif
 
 namespace thrust {
