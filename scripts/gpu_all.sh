@@ -286,7 +286,7 @@ if on LOOM_GPU_BENCH; then
     fi
     # cumsum (scan kernels) vs CuPy / PyTorch (issue 15; < 1 min): bench/results/<date>-scan-h200.json
     if want scan; then
-    bounded 60 "${pin[@]}" "$py" bench/bench_scan.py >"$logs/bench_scan.log" 2>&1
+    bounded 120 "${pin[@]}" "$py" bench/bench_scan.py >"$logs/bench_scan.log" 2>&1
     note "bench_scan.py: exit $? at $((SECONDS - t0))s"
     fi
     # sort / argsort / unique (the device sorting network) vs CuPy / PyTorch: bench/results/<date>-sort-h200.json
