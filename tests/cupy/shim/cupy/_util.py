@@ -15,6 +15,11 @@ class PerformanceWarning(RuntimeWarning):
     """CuPy's warning class for slow paths (tests name it in warning filters)."""
 
 
+def clear_memo():
+    """CuPy: forgets its memoized kernels (tests call it to force recompiles). Loom's kernels are cached by
+    their content, so nothing is stale after it: accepted, without effect."""
+
+
 class _Util(types.ModuleType):
     @property
     def CUDA_ARRAY_INTERFACE_EXPORT_VERSION(self):
