@@ -9,6 +9,9 @@ class DiskKernelCacheBackend:
     """CuPy's disk cache backend at `cache_dir`: holds the directory; loom's compiles do not go through it."""
 
     def __init__(self, cache_dir):
+        if not _shim.has_gpu():  # a cache of device code: as every cupy.cuda._compiler_cache name (DEVICE_APIS)
+            raise _shim.NeedsCudaDevice("needs a CUDA device: cupy.cuda._compiler_cache.DiskKernelCacheBackend "
+                                        "(loom's device here is the host)")
         self.cache_dir = cache_dir
 
     def load(self, name):  # CuPy: the cached payload of `name`, or None
