@@ -31,7 +31,7 @@ from ._ndarray import ndarray
 
 _I8 = numpy.dtype(numpy.int64)
 _NAT = numpy.iinfo(numpy.int64).min  # NaT's int64 value
-_CLASSES = {}
+_CLASSES: dict = {}
 
 
 def is_time(dtype):
@@ -421,13 +421,13 @@ class _TimeArray(ndarray):
         self[...] = r
         return self
 
-    def __iadd__(self, other):
+    def __iadd__(self, other):  # type: ignore[misc]  # in place: same_kind, as NumPy
         return self._inplace("add", other)
 
-    def __isub__(self, other):
+    def __isub__(self, other):  # type: ignore[misc]  # in place: same_kind, as NumPy
         return self._inplace("sub", other)
 
-    def __imul__(self, other):
+    def __imul__(self, other):  # type: ignore[misc]  # in place: same_kind, as NumPy
         return self._inplace("mul", other)
 
     def __neg__(self):

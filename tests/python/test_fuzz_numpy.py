@@ -36,6 +36,7 @@ landed: remove the entry), so the list only shrinks.
 Environment: LOOM_FUZZ_PY_GRAPHS (default 250 here), LOOM_FUZZ_PY_SEED (first seed, default 1).
 scripts/fuzz_numpy.py runs long campaigns (>= 10^5 graphs) with reports and minimal reproducers.
 """
+import importlib
 import math
 import os
 import random
@@ -108,8 +109,8 @@ class Lit:
 
 def _numpy_has_fp16_svml():
     try:
-        from numpy._core._multiarray_umath import __cpu_features__ as feats
-    except ImportError:
+        feats = importlib.import_module("numpy._core._multiarray_umath").__cpu_features__
+    except (ImportError, AttributeError):
         return False
     return bool(feats.get("AVX512_SPR"))
 
