@@ -76,23 +76,12 @@ static LoomStatus dump_impl(LoomGraph *g, LoomDumpKind kind, const LoomDumpTarge
     }
     memcpy(roots, nodes, (size_t)n * sizeof *roots);
     for (int32_t i = 0; i < n; i++) rt_eval_describe_contiguous(&mod_outs[i], &g->ir.nodes[nodes[i]], NULL);
-    IrModule m;
-    memset(&m, 0, sizeof m);
-    m.graph = &g->ir;
-    m.arena = &arena;
-    m.nroots = n;
-    m.roots = roots;
-    m.outs = mod_outs;
-    if (kind == LOOM_DUMP_TIME) { /* "# time NAME MS ms" per pass */
-      m.dump = &sb;
-      m.dump_flags = IR_DUMP_TIME;
-    }
-    st = pass_run_pipeline(&m, d);
-    if (st == LOOM_OK && !m.schedule)
-      st = diag_error(d, LOOM_ERR_INTERNAL, "internal error: the pipeline produced no schedule");
-    if (st == LOOM_OK && kind == LOOM_DUMP_KERNELS) ir_print_schedule(m.schedule, &sb);
-    for (int32_t i = 0; st == LOOM_OK && kind == LOOM_DUMP_LLVM && i < m.schedule->nkernel; i++) {
-      const KernelIr *ir = m.schedule->kernels[i].ir;
+    Schedule *sched = NULL; /* LOOM_DUMP_TIME: "# time NAME MS ms" per pass */
+    bool timed = kind == LOOM_DUMP_TIME;
+    st = rt_eval_schedule(g, &arena, n, roots, mod_outs, timed ? &sb : NULL, timed ? IR_DUMP_TIME : 0, &sched, d);
+    if (st == LOOM_OK && kind == LOOM_DUMP_KERNELS) ir_print_schedule(sched, &sb);
+    for (int32_t i = 0; st == LOOM_OK && kind == LOOM_DUMP_LLVM && i < sched->nkernel; i++) {
+      const KernelIr *ir = sched->kernels[i].ir;
       const CgCompiled *k = NULL;
       if (ir->call) {
         sb_printf(&sb, "; kernel %s is a library call (no LLVM IR)\n", ir->name);
@@ -104,15 +93,15 @@ static LoomStatus dump_impl(LoomGraph *g, LoomDumpKind kind, const LoomDumpTarge
       rt_cache_release(ctx->rt->cache, k);
     }
     if (st == LOOM_OK && (kind == LOOM_DUMP_PTX || kind == LOOM_DUMP_AMDGPU || kind == LOOM_DUMP_TIME)) {
-      const KernelIr **ks = arena_alloc(&arena, sizeof *ks * (size_t)(m.schedule->nkernel + 1));
+      const KernelIr **ks = arena_alloc(&arena, sizeof *ks * (size_t)(sched->nkernel + 1));
       int32_t nks = 0; /* library calls have no device code */
-      for (int32_t i = 0; ks && i < m.schedule->nkernel; i++)
-        if (!m.schedule->kernels[i].ir->call) ks[nks++] = m.schedule->kernels[i].ir;
+      for (int32_t i = 0; ks && i < sched->nkernel; i++)
+        if (!sched->kernels[i].ir->call) ks[nks++] = sched->kernels[i].ir;
       const RtDevice *pd = rt_device_for_binary(kind == LOOM_DUMP_PTX ? CG_BINARY_PTX : CG_BINARY_AMDGPU);
       RtDumpRequest rq = {.arch = targets ? (kind == LOOM_DUMP_PTX ? targets->ptx_arch : targets->amdgpu_chip) : NULL,
                           .code = true, .times = (ctx->dump_flags & IR_DUMP_TIME) != 0};
       if (!ks) st = diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: loom_dump bookkeeping");
-      else if (kind == LOOM_DUMP_TIME) st = dump_time_kernels(ctx, m.schedule, ks, nks, targets, &sb, d);
+      else if (kind == LOOM_DUMP_TIME) st = dump_time_kernels(ctx, sched, ks, nks, targets, &sb, d);
       else if (!pd || !pd->dump_code)
         st = diag_error(d, LOOM_ERR_UNSUPPORTED, "loom_dump: this build has no %s target",
                         kind == LOOM_DUMP_PTX ? "PTX" : "AMDGPU");

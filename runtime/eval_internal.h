@@ -14,6 +14,10 @@
 LoomStatus rt_eval_check_nodes(const LoomGraph *g, int32_t n, const LoomNode *nodes, const char *fn, Diag *d);
 /* *a: a C-contiguous host descriptor of node nd's dtype and shape over data. */
 void rt_eval_describe_contiguous(LoomArray *a, const IrNode *nd, void *data);
+/* The pass pipeline over graph g's n roots (outs: their layouts), its allocations in arena a; dump and
+ * dump_flags as IrModule's. *out: the schedule (never NULL on LOOM_OK). Shared by plans and loom_dump. */
+LoomStatus rt_eval_schedule(LoomGraph *g, Arena *a, int32_t n, int32_t *roots, const LoomArray *outs, StrBuf *dump,
+                            uint32_t dump_flags, Schedule **out, Diag *d);
 
 /* ---- eval_plan.c ---------------------------------------------------------------------------------------
  * A graph keeps up to RT_MAX_PLANS plans (most recently used first): the schedule made for one set

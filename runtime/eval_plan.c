@@ -81,6 +81,24 @@ RtPlan *rt_plan_find(LoomGraph *g, int32_t n, const LoomNode *nodes, const LoomA
 }
 
 /* Runs the pipeline into a new plan; when `keep`, pins its kernels and adds it to the graph. */
+LoomStatus rt_eval_schedule(LoomGraph *g, Arena *a, int32_t n, int32_t *roots, const LoomArray *outs, StrBuf *dump,
+                            uint32_t dump_flags, Schedule **out, Diag *d) {
+  IrModule m;
+  memset(&m, 0, sizeof m);
+  m.graph = &g->ir;
+  m.arena = a;
+  m.nroots = n;
+  m.roots = roots;
+  m.outs = outs;
+  m.dump = dump;
+  m.dump_flags = dump_flags;
+  LoomStatus st = pass_run_pipeline(&m, d);
+  if (st == LOOM_OK && !m.schedule)
+    st = diag_error(d, LOOM_ERR_INTERNAL, "internal error: the pipeline produced no schedule");
+  *out = st == LOOM_OK ? m.schedule : NULL;
+  return st;
+}
+
 LoomStatus rt_plan_make(LoomGraph *g, int32_t n, const LoomNode *nodes, const LoomArray *outs, LoomDeviceKind dk,
                         int32_t di, bool keep, bool fresh, StrBuf *dump, RtPlan **out, Diag *d) {
   LoomContext *ctx = g->ctx;
@@ -105,38 +123,28 @@ LoomStatus rt_plan_make(LoomGraph *g, int32_t n, const LoomNode *nodes, const Lo
   p->ninputs = g->ir.ninputs;
   if (g->ir.ninputs > 0) memcpy(p->inputs, g->ir.inputs, (size_t)g->ir.ninputs * sizeof(LoomArray));
 
-  IrModule m;
-  memset(&m, 0, sizeof m);
-  m.graph = &g->ir;
-  m.arena = &a;
-  m.nroots = n;
-  m.roots = roots;
-  m.outs = outs;
-  m.dump = dump;
-  m.dump_flags = ctx->dump_flags;
-  LoomStatus st = pass_run_pipeline(&m, d);
-  if (st == LOOM_OK && !m.schedule)
-    st = diag_error(d, LOOM_ERR_INTERNAL, "internal error: the pipeline produced no schedule");
+  Schedule *sched = NULL;
+  LoomStatus st = rt_eval_schedule(g, &a, n, roots, outs, dump, ctx->dump_flags, &sched, d);
   if (st != LOOM_OK) {
     arena_free_all(&a);
     return st;
   }
-  p->schedule = m.schedule;
+  p->schedule = sched;
   p->kernels = NULL;
   p->dev = rt_device(dk);
   p->device = dk;
   p->device_index = di;
   p->fresh_outs = fresh;
   p->arena = a;
-  if (keep && m.schedule->nkernel > 0) {
-    p->kernels = arena_alloc(&p->arena, (size_t)m.schedule->nkernel * sizeof *p->kernels);
+  if (keep && sched->nkernel > 0) {
+    p->kernels = arena_alloc(&p->arena, (size_t)sched->nkernel * sizeof *p->kernels);
     if (!p->kernels) {
       rt_plan_free(ctx, p);
       return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: evaluation plan kernels");
     }
-    memset(p->kernels, 0, (size_t)m.schedule->nkernel * sizeof *p->kernels);
-    for (int32_t k = 0; k < m.schedule->nkernel; k++) {
-      const SchedKernel *sk = &m.schedule->kernels[k];
+    memset(p->kernels, 0, (size_t)sched->nkernel * sizeof *p->kernels);
+    for (int32_t k = 0; k < sched->nkernel; k++) {
+      const SchedKernel *sk = &sched->kernels[k];
       if (sk->ir->call) continue; /* a library call: nothing to compile */
       int64_t npoints = 1;
       for (int32_t i = 0; i < sk->ir->ndim; i++) npoints *= sk->shape[i];
