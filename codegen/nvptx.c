@@ -301,7 +301,9 @@ static LoomStatus nv_optimize(CgGpuTarget *g, LLVMModuleRef mod, const CgGpuKern
                                         "instcombine<no-verify-fixpoint>,simplifycfg),globaldce";
   LLVMErrorRef e = LLVMRunPasses(mod, pipeline, s->tm, po);
   LLVMDisposePassBuilderOptions(po);
-  return e ? llvm_err(d, e, "optimization (nvptx)") : LOOM_OK;
+  if (e) return llvm_err(d, e, "optimization (nvptx)");
+  cg_nvptx_fence_narrow_abs(mod);
+  return LOOM_OK;
 }
 
 static LoomStatus nv_emit(CgGpuTarget *g, LLVMModuleRef mod, const CgGpuKernel *gk, const KernelIr *k, char **code,

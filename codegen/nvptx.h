@@ -11,6 +11,10 @@
 
 /* Fills the lowering and math hooks of h (nvptx_lower.c); nvptx.c adds the tool chain ones. */
 void cg_nvptx_lower_hooks(CgGpuHooks *h);
+/* Rewrites every llvm.abs.i8 / llvm.abs.i16 of an optimized module as a 32-bit abs truncated through an
+ * opaque cvt (nvptx_lower.c): ptxas treats abs.s16's result as non-negative and skips the sign extension a
+ * later 32-bit use needs, so abs(INT16_MIN) read back as +32768 (NumPy: -32768) in a division or a cast. */
+void cg_nvptx_fence_narrow_abs(LLVMModuleRef mod);
 
 /* CUDA's libdevice bitcode: $LOOM_LIBDEVICE, else $CUDA_HOME, $CUDA_PATH, /usr/local/cuda +
  * /nvvm/libdevice/libdevice.10.bc. *buf is ctx_alloc'ed; path_out (may be NULL) gets the file read.

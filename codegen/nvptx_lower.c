@@ -215,6 +215,41 @@ static LLVMValueRef nv_sqrt_f32(CgMath *m, LLVMValueRef a) {
 
 static LLVMValueRef nv_frcp_approx_f32(CgMath *m, LLVMValueRef a) { return nv_intr(m, "llvm.nvvm.rcp.approx.ftz.f", a); }
 
+/* An llvm.abs.i8/i16 call -> one inline asm block (sign-extend, abs.s32, truncate): opaque to LLVM, which
+ * would fold any IR spelling back into abs.s16, and a value whose sign ptxas must extend for its users. */
+static void fence_abs_call(LLVMContextRef c, LLVMValueRef call) {
+  LLVMTypeRef t = LLVMTypeOf(call), i16 = LLVMInt16TypeInContext(c);
+  LLVMBuilderRef b = LLVMCreateBuilderInContext(c);
+  LLVMPositionBuilderBefore(b, call);
+  LLVMValueRef x = LLVMGetOperand(call, 0);
+  if (t != i16) x = LLVMBuildSExt(b, x, i16, "");
+  static const char code[] = "{ .reg .s32 %t; cvt.s32.s16 %t, $1; abs.s32 %t, %t; cvt.u16.u32 $0, %t; }";
+  static const char cons[] = "=h,h";
+  LLVMTypeRef ft = LLVMFunctionType(i16, &i16, 1, 0);
+  LLVMValueRef asmv = LLVMGetInlineAsm(ft, (char *)code, sizeof code - 1, (char *)cons, sizeof cons - 1, 0, 0,
+                                       LLVMInlineAsmDialectATT, 0);
+  LLVMValueRef r = LLVMBuildCall2(b, ft, asmv, &x, 1, "");
+  if (t != i16) r = LLVMBuildTrunc(b, r, t, "");
+  LLVMReplaceAllUsesWith(call, r);
+  LLVMInstructionEraseFromParent(call);
+  LLVMDisposeBuilder(b);
+}
+
+void cg_nvptx_fence_narrow_abs(LLVMModuleRef mod) {
+  LLVMContextRef c = LLVMGetModuleContext(mod);
+  for (LLVMValueRef f = LLVMGetFirstFunction(mod); f; f = LLVMGetNextFunction(f))
+    for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(f); bb; bb = LLVMGetNextBasicBlock(bb))
+      for (LLVMValueRef i = LLVMGetFirstInstruction(bb); i;) {
+        LLVMValueRef next = LLVMGetNextInstruction(i);
+        LLVMValueRef callee = LLVMIsACallInst(i) ? LLVMGetCalledValue(i) : NULL;
+        size_t n = 0;
+        const char *name = callee && LLVMIsAFunction(callee) ? LLVMGetValueName2(callee, &n) : "";
+        if ((n == 12 && strcmp(name, "llvm.abs.i16") == 0) || (n == 11 && strcmp(name, "llvm.abs.i8") == 0))
+          fence_abs_call(c, i);
+        i = next;
+      }
+}
+
 void cg_nvptx_lower_hooks(CgGpuHooks *h) {
   h->wave = 32;
   h->as_global = 1;
