@@ -243,7 +243,16 @@ static LoomStatus link_libdevice(CgTarget *t, NvState *s, LLVMContextRef c, LLVM
  * H200). Folded, the cheap ones (the float32 functions but the trigonometric ones, powf and fmodf;
  * float64 exp, erf, tanh) stay inlined; sin and cos keep their table-driven reduction out of line. */
 #define NV_INLINE_MAX 64 /* after folding: tanhf 18, expf 20, logf 35, log1pf 38, erff 42, exp 56; sin 68, sinf 126 */
+/* LOOM_NV_INLINE_MAX=n: another limit (an A/B switch for the H200; part of the target's description, so
+ * of the kernel cache key) */
+static int nv_inline_max(void) {
+  const char *e = getenv("LOOM_NV_INLINE_MAX");
+  long v = e && *e ? strtol(e, NULL, 10) : NV_INLINE_MAX;
+  return v < 0 ? 0 : v > 100000 ? 100000 : (int)v;
+}
+
 static void limit_inlining(LLVMContextRef c, LLVMModuleRef mod) {
+  const int limit = nv_inline_max();
   unsigned always = LLVMGetEnumAttributeKindForName("alwaysinline", 12);
   unsigned never = LLVMGetEnumAttributeKindForName("noinline", 8);
   for (LLVMValueRef f = LLVMGetFirstFunction(mod); f; f = LLVMGetNextFunction(f)) {
@@ -251,10 +260,10 @@ static void limit_inlining(LLVMContextRef c, LLVMModuleRef mod) {
     const char *name = LLVMGetValueName2(f, &n);
     if (n <= 5 || strncmp(name, NV_MATH_PREFIX, 5) != 0 || LLVMIsDeclaration(f)) continue;
     int count = 0;
-    for (LLVMBasicBlockRef b = LLVMGetFirstBasicBlock(f); b && count <= NV_INLINE_MAX; b = LLVMGetNextBasicBlock(b))
-      for (LLVMValueRef i = LLVMGetFirstInstruction(b); i && count <= NV_INLINE_MAX; i = LLVMGetNextInstruction(i))
+    for (LLVMBasicBlockRef b = LLVMGetFirstBasicBlock(f); b && count <= limit; b = LLVMGetNextBasicBlock(b))
+      for (LLVMValueRef i = LLVMGetFirstInstruction(b); i && count <= limit; i = LLVMGetNextInstruction(i))
         count++;
-    if (count <= NV_INLINE_MAX) continue;
+    if (count <= limit) continue;
     LLVMRemoveEnumAttributeAtIndex(f, LLVMAttributeFunctionIndex, always);
     LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(c, never, 0));
   }
@@ -384,8 +393,11 @@ LoomStatus cg_nvptx_target_create(LoomContext *ctx, int sm_major, int sm_minor, 
   }
   unsigned maj = 0, min = 0, pat = 0;
   LLVMGetVersion(&maj, &min, &pat);
-  snprintf(s->gpu.describe, sizeof s->gpu.describe, "LLVM %u.%u.%u nvptx %s ptx%d block%d%s%s", maj, min, pat, s->cpu,
-           ptx, NVPTX_BLOCK, cg_gpu_scan_lookback_on() ? "" : " scan2", cg_gpu_switch_tag());
+  char knobs[48] = "";
+  if (nv_inline_max() != NV_INLINE_MAX) snprintf(knobs, sizeof knobs, " inline%d", nv_inline_max());
+  if (cg_nvptx_fdiv_ieee()) strcat(knobs, " fdivrn");
+  snprintf(s->gpu.describe, sizeof s->gpu.describe, "LLVM %u.%u.%u nvptx %s ptx%d block%d%s%s%s", maj, min, pat, s->cpu,
+           ptx, NVPTX_BLOCK, cg_gpu_scan_lookback_on() ? "" : " scan2", cg_gpu_switch_tag(), knobs);
   *out = t;
   return LOOM_OK;
 }

@@ -250,6 +250,11 @@ void cg_nvptx_fence_narrow_abs(LLVMModuleRef mod) {
       }
 }
 
+bool cg_nvptx_fdiv_ieee(void) {
+  const char *e = getenv("LOOM_NV_FDIV");
+  return e && strcmp(e, "ieee") == 0;
+}
+
 void cg_nvptx_lower_hooks(CgGpuHooks *h) {
   h->wave = 32;
   h->as_global = 1;
@@ -267,7 +272,7 @@ void cg_nvptx_lower_hooks(CgGpuHooks *h) {
   h->fence_device = nv_fence_device;
   h->match_any = nv_match_any;
   h->math_name = nv_math_name;
-  h->fdiv_f32 = nv_fdiv_f32;
+  h->fdiv_f32 = cg_nvptx_fdiv_ieee() ? NULL : nv_fdiv_f32;
   h->fsqrt_f32 = nv_sqrt_f32;
   h->frcp_approx_f32 = nv_frcp_approx_f32;
   h->mulhi_u32 = nv_mulhi_u32;
