@@ -118,7 +118,13 @@ def main():
     libs = ["loom"] + list(peers)
     rows = []
 
+    # --only=WORD[,WORD]: the cases whose name contains one of the words (e.g. --only=gelu,MLP: the ones
+    # that need torch.compile, in a call of their own within a time limit)
+    only = [w for a in args if a.startswith("--only=") for w in a[len("--only="):].split(",") if w]
+
     def run(name, flops, make, body, dtypes, compiled=False):
+        if only and not any(w in name for w in only):
+            return
         for dt in dtypes:
             row = {"case": name, "dtype": dt}
             arrays = make(dt)
@@ -185,7 +191,7 @@ def main():
         lambda xp, *a: mlp_step(xp, *a), ["float32"])
 
     date = os.environ.get("LOOM_BENCH_DATE", datetime.date.today().isoformat())
-    tag = "h200" if gpu else "host"
+    tag = ("h200" if gpu else "host") + ("-" + "-".join(only).lower() if only else "")
     out = {"machine": machine(gpu), "date": date, "command": "python3 bench/bench_matmul.py " + " ".join(args),
            "loom_stats": loom.stats(), "rows": rows}
     root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
