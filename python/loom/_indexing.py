@@ -393,12 +393,9 @@ def _compact_on():
     return os.environ.get("LOOM_GPU_COMPACT", "1") != "0"
 
 
-def _compact(m, values):
-    """Stream compaction: for a lazy bool mask m of shape (n,), n >= 1, and lazy arrays `values` of shape
-    (n,), the arrays of the values at m's true points, in order (shape (count,)). One evaluation: a scan
-    kernel over m (int32 ranks while n fits) whose stores scatter each kept value to its rank - 1 in an
-    array of n elements and the last rank (the count) into a one-element array; then one read of the
-    count. The results are the first count elements: views, or copies when under a quarter is kept."""
+def _compact_graph(m, values):
+    """The lazy nodes of _compact: the full-size scatters of values (one per value) and the one-element
+    count, all stored by one scan kernel (fuse_gather.c)."""
     n = m.shape[0]
     acc = _code("int32") if n < 2**31 else _i64()
     ranks = _core.scan(0, _core.cast(m, acc), 0, acc)
@@ -407,6 +404,17 @@ def _compact(m, values):
              for v in values]
     last = _b("sub", _core.iota((n,)), n - 1)  # 0 at the last point only: the count's slot
     count_box = _core.scatter(_core.movement(2, _core.const(0, acc), (1,), None, None), last, ranks, 0)
+    return fulls, count_box
+
+
+def _compact(m, values):
+    """Stream compaction: for a lazy bool mask m of shape (n,), n >= 1, and lazy arrays `values` of shape
+    (n,), the arrays of the values at m's true points, in order (shape (count,)). One evaluation: a scan
+    kernel over m (int32 ranks while n fits) whose stores scatter each kept value to its rank - 1 in an
+    array of n elements and the last rank (the count) into a one-element array; then one read of the
+    count. The results are the first count elements: views, or copies when under a quarter is kept."""
+    fulls, count_box = _compact_graph(m, values)
+    n = m.shape[0]
     _core.eval(*fulls, count_box)
     count = int(count_box[0])
     return [f[:count] if 4 * count >= n else f[:count].copy() for f in fulls]
