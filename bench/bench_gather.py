@@ -4,8 +4,11 @@ against CuPy and PyTorch on a GPU (each peer that imports; same inputs, same run
 Cases at 2^26 elements on a GPU (2^24 on the host): take of a random permutation (reads the index and
 writes the result contiguously, the data at random: 12 bytes per float32 element moved, plus the random
 reads' sectors), take with mode 'wrap' fused with a consumer (`take(x, i) * 2 + 1`: one kernel), boolean
-mask indexing x[x > 0] (a scan of the mask, one small read of the count, a scatter of positions, a
-gather), nonzero of a 1-d mask, and integer-array assignment x[i] = v (the base copy, then the scatter).
+mask indexing x[x > 0] (a stream compaction: one scan kernel computes x > 0, scans it and stores the kept
+values and the count, after the kernel that fills the full-size result's base; one small read of the
+count), nonzero of a 1-d mask (the same, storing positions), the same two through the former path
+(LOOM_GPU_COMPACT=0: the scan stored, the count read, a scatter of positions, a gather; loom only, the A/B),
+and integer-array assignment x[i] = v (the base copy, then the scatter).
 Mode 'raise' with a device index reads the index's min and max first (one fused reduction, a sync).
 
 Prints a markdown table and writes bench/results/<date>-gather-<host|h200>.json (machine, date, command).
@@ -24,6 +27,21 @@ import loom
 from _timing import GPU, best_ms, peers  # noqa: E402 (the shared bench harness)
 
 
+def former(f):
+    """f run with LOOM_GPU_COMPACT=0 (the former mask path: read at each call)."""
+    def run():
+        old = os.environ.get("LOOM_GPU_COMPACT")
+        os.environ["LOOM_GPU_COMPACT"] = "0"
+        try:
+            f()
+        finally:
+            if old is None:
+                del os.environ["LOOM_GPU_COMPACT"]
+            else:
+                os.environ["LOOM_GPU_COMPACT"] = old
+    return run
+
+
 def loom_cases(x, i, v):
     def assign():
         y = x.copy()
@@ -34,6 +52,8 @@ def loom_cases(x, i, v):
         "take (wrap) * 2 + 1, fused": lambda: loom.eval(loom.take(x, i, mode="wrap") * 2 + 1),
         "x[x > 0]": lambda: loom.eval(x[x > 0]),
         "nonzero(x > 0)": lambda: loom.eval(loom.nonzero(x > 0)[0]),
+        "x[x > 0], former path": former(lambda: loom.eval(x[x > 0])),
+        "nonzero(x > 0), former path": former(lambda: loom.eval(loom.nonzero(x > 0)[0])),
         "x[i] = v (copy + scatter)": assign,
     }
 
@@ -91,8 +111,15 @@ def main():
         "take (wrap) * 2 + 1, fused": np.allclose(loom.take(x, i, mode="wrap").get() * 2 + 1, np.take(hx, hi) * 2 + 1),
         "x[x > 0]": np.array_equal(x[x > 0].get(), hx[hx > 0]),
         "nonzero(x > 0)": np.array_equal(loom.nonzero(x > 0)[0].get(), np.nonzero(hx > 0)[0]),
+        "x[x > 0], former path": True,
+        "nonzero(x > 0), former path": True,
         "x[i] = v (copy + scatter)": True,
     }
+    for name in ("x[x > 0]", "nonzero(x > 0)"):
+        r = {"x[x > 0]": lambda: x[x > 0], "nonzero(x > 0)": lambda: loom.nonzero(x > 0)[0]}[name]
+        got = []
+        former(lambda: got.append(r().get()))()
+        ok[name + ", former path"] = np.array_equal(got[0], hx[hx > 0] if name == "x[x > 0]" else np.nonzero(hx > 0)[0])
     lsync = (lambda: loom.cuda.Device(0).synchronize()) if GPU else (lambda: None)
     rows = {name: {"case": name, "n": n, "ok": bool(ok[name]), "loom_ms": best_ms(f, lsync, repeats)}
             for name, f in loom_cases(x, i, v).items()}

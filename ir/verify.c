@@ -431,8 +431,8 @@ LoomStatus ir_verify_kernel(const KernelIr *k, Diag *d) {
           st = BAD(d, "verify kernel: phase %d stores %%%d, not an instruction", p, ks->value);
         else if (ks->scatter && (ks->index < 0 || ks->index >= k->ninstr || ks->limit < 0 || ks->limit >= k->ninstr ||
                                  k->instrs[ks->index].dtype != LOOM_INT64 || k->instrs[ks->limit].dtype != LOOM_INT64 ||
-                                 ks->op >= IR_SCATTER_OP_COUNT || ph->kind != KP_MAP))
-          st = BAD(d, "verify kernel: scatter store %d needs i64 index and limit instructions in a map phase", s);
+                                 ks->op >= IR_SCATTER_OP_COUNT || (ph->kind != KP_MAP && ph->kind != KP_SCAN)))
+          st = BAD(d, "verify kernel: scatter store %d needs i64 index and limit instructions in a map or scan phase", s);
         else {
           mark_deps(k, ks->value, need);
           if (ks->scatter) {

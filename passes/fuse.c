@@ -137,7 +137,7 @@ static LoomStatus mark_temps(Fuser *f) {
   for (int32_t k = 0; k < p->nkernel; k++) {
     LoomStatus st = LOOM_OK;
     if (p->kernels[k].is_call) st = mark_call_temps(f, k);
-    if (p->kernels[k].is_scatter) st = pass_fuse_mark_scatter_temps(f, k);
+    if (p->kernels[k].is_scatter || p->kernels[k].is_scan) st = pass_fuse_mark_scatter_temps(f, k);
     if (st != LOOM_OK) return st;
   }
   for (int32_t x = 0; x < p->nnodes; x++) {

@@ -422,6 +422,10 @@ static LoomStatus lower_scan(Lower *l) {
     if ((st = reduce_result(l, 0, true, &v)) != LOOM_OK || (st = add_store(l, x, false, v)) != LOOM_OK) return st;
   }
   for (int i = 0; i < K->nmap; i++) {
+    if (l->g->nodes[K->maps[i]].kind == IR_SCATTER) { /* a compaction's store (fuse_gather.c) */
+      if ((st = pass_lower_scatter_store(l, K->maps[i])) != LOOM_OK) return st;
+      continue;
+    }
     if ((st = value(l, value_node(l->g, K->maps[i]), 0, true, true, &v)) != LOOM_OK) return st;
     if ((st = add_store(l, K->maps[i], false, v)) != LOOM_OK) return st;
   }

@@ -6,13 +6,24 @@ consumers (`a[idx] * 2 + b` is one kernel), and an assignment is a scatter node 
 writes a's new value (kernels: a's old value, then the values at their flat positions). Integer indices
 are checked as NumPy does (IndexError naming the first bad one found): host index arrays (lists, NumPy)
 on the host for free, device ones by one small fused min/max reduction read at the call (a sync, no
-transfer of the indices). A boolean mask's positions come from a scan of the mask (IR_SCAN) and a
-scatter of the point indices to their ranks; the result's size needs one small read (the count).
-Repeated indices in an assignment store one of their values (which one is unspecified: NumPy leaves it
-undefined for fancy assignment too).
+transfer of the indices). Repeated indices in an assignment store one of their values (which one is
+unspecified: NumPy leaves it undefined for fancy assignment too).
+
+Boolean masks (a[mask], nonzero, where(c)) are a stream compaction (_compact): one kernel computes the
+mask from its producers (`x > 0` is never stored), scans it (the scan kernel; on GPUs the single-pass
+decoupled look-back scan) and writes each kept value at its rank, scattering into an array of the full
+size n (passes/fuse_gather.c joins those scatter stores to the scan kernel, so the ranks never reach
+memory); the same kernel writes the last rank, the count, into a one-element array, read back once for
+the result's shape. Allocating n up front (rather than counting first) keeps it to one pass over the
+data and one sync; the result is the first `count` elements of that array, a view when it keeps at least
+a quarter of it, else a copy (so a sparse result does not hold the whole buffer). a[mask] with a mask of
+a's whole shape compacts a's values directly; other masks compact the flat positions, which a gather
+then reads. LOOM_GPU_COMPACT=0 (read at each call, for A/B runs) takes the former path: the scan of the
+mask stored, its last element read, then a scatter of positions and a gather.
 """
 import builtins
 import operator
+import os
 
 import numpy
 
@@ -234,8 +245,8 @@ def where(condition, x=None, y=None):
 
 def nonzero(a):
     """The indices of the non-zero elements, one int64 array per axis (numpy.nonzero): the flat positions
-    (a scan of a != 0 and a scatter of the point indices to their ranks, on the device; one small read
-    of the count) unravelled per axis."""
+    (a compaction of the point indices by a != 0, on the device; one small read of the count) unravelled
+    per axis (lazy: fused into the consumers of each axis's array)."""
     a = asarray(a)
     if a.ndim == 0:
         numpy.nonzero(numpy.zeros(()))  # NumPy 2's error for 0-d arrays
@@ -377,14 +388,49 @@ def _take_along_axis_api(arr, indices, axis=-1):
     return _core.gather(arr, idx, axis, 0)
 
 
+def _compact_on():
+    """LOOM_GPU_COMPACT: "0" takes the former mask path (stored scan, then scatter and gather)."""
+    return os.environ.get("LOOM_GPU_COMPACT", "1") != "0"
+
+
+def _compact_graph(m, values):
+    """The lazy nodes of _compact: the full-size scatters of values (one per value) and the one-element
+    count, all stored by one scan kernel (fuse_gather.c)."""
+    n = m.shape[0]
+    acc = _code("int32") if n < 2**31 else _i64()
+    ranks = _core.scan(0, _core.cast(m, acc), 0, acc)
+    dest = _core.where(m, _b("sub", ranks, 1), -1)  # -1: not kept (IR_SCATTER writes nothing)
+    fulls = [_core.scatter(_core.movement(2, _core.const(0, v._dtype_code), (n,), None, None), dest, v, 0)
+             for v in values]
+    last = _b("sub", _core.iota((n,)), n - 1)  # 0 at the last point only: the count's slot
+    count_box = _core.scatter(_core.movement(2, _core.const(0, acc), (1,), None, None), last, ranks, 0)
+    return fulls, count_box
+
+
+def _compact(m, values):
+    """Stream compaction: for a lazy bool mask m of shape (n,), n >= 1, and lazy arrays `values` of shape
+    (n,), the arrays of the values at m's true points, in order (shape (count,)). One evaluation: a scan
+    kernel over m (int32 ranks while n fits) whose stores scatter each kept value to its rank - 1 in an
+    array of n elements and the last rank (the count) into a one-element array; then one read of the
+    count. The results are the first count elements: views, or copies when under a quarter is kept."""
+    fulls, count_box = _compact_graph(m, values)
+    n = m.shape[0]
+    _core.eval(*fulls, count_box)
+    count = int(count_box[0])
+    return [f[:count] if 4 * count >= n else f[:count].copy() for f in fulls]
+
+
 def _flat_positions(a):
-    """The flat (row-major) positions of a's non-zero elements, int64, on the device: ranks by an
-    inclusive scan of the mask, the count read back (one small sync), then a scatter of each true point's
-    index to its rank (the others are skipped: index -1)."""
+    """The flat (row-major) positions of a's non-zero elements, int64, on the device: a compaction of the
+    point indices (_compact), or with LOOM_GPU_COMPACT=0 ranks by an inclusive scan of the mask stored,
+    the count read back (one small sync), then a scatter of each true point's index to its rank (the
+    others are skipped: index -1)."""
     m = a if a.dtype == numpy.bool_ else _b("ne", a, 0)
     m = _reshape_lazy(m, (a.size,))
     if a.size == 0:
         return _from_numpy(numpy.zeros(0, numpy.int64), copy=True, device=a._device)
+    if _compact_on():
+        return _compact(m, [_core.iota((a.size,))])[0]
     ranks = _core.scan(0, _core.cast(m, _i64()), 0, -1)
     count = int(ranks[-1])
     base = _core.movement(2, _core.const(0, _i64()), (count,), None, None)
@@ -526,7 +572,20 @@ def _advanced_index(a, key, device=None):
     return _take(data, lin, axis, "clip")
 
 
+def _whole_mask(a, key):
+    """The loom bool array of a's whole shape that key is (alone or as a one-element tuple), else None."""
+    k = key[0] if isinstance(key, tuple) and len(key) == 1 else key
+    if isinstance(k, ndarray) and k.dtype == numpy.bool_ and k.ndim >= 1 and tuple(k.shape) == tuple(a.shape):
+        return k
+    return None
+
+
 def _advanced_getitem(a, key):
+    m = _whole_mask(a, key)
+    if m is not None and _compact_on():  # a[mask]: a's values compacted directly (no positions, no gather)
+        if a.size == 0:
+            return _reshape_lazy(a, (0,))
+        return _compact(_reshape_lazy(m, (a.size,)), [_reshape_lazy(a, (a.size,))])[0]
     return _advanced_index(a, key)
 
 
