@@ -21,9 +21,9 @@ static bool out_c_contiguous(const LoomArray *o) {
   return true;
 }
 
-/* Whether root i may be stored by a call: its output is C-contiguous and no earlier root is the same
- * node (a call writes one buffer; other kernels may read it as that node's contiguous storage). */
-static bool root_call_storable(const IrModule *m, int32_t i) {
+/* A root may be stored by a call when pass_root_output_contiguous (a call writes one buffer; other
+ * kernels may read it as that node's contiguous storage). */
+bool pass_root_output_contiguous(const IrModule *m, int32_t i) {
   for (int32_t j = 0; j < i; j++)
     if (m->roots[j] == m->roots[i]) return false;
   return out_c_contiguous(&m->outs[i]);
@@ -31,7 +31,7 @@ static bool root_call_storable(const IrModule *m, int32_t i) {
 
 static bool call_storable(const IrModule *m, int32_t x) {
   for (int32_t i = 0; i < m->nroots; i++)
-    if (m->roots[i] == x && !root_call_storable(m, i)) return false;
+    if (m->roots[i] == x && !pass_root_output_contiguous(m, i)) return false;
   return true;
 }
 
@@ -40,7 +40,7 @@ static bool call_storable(const IrModule *m, int32_t x) {
 LoomStatus pass_fuse_copy_call_roots(IrModule *m, Diag *d) {
   for (int32_t i = 0; i < m->nroots; i++) {
     int32_t x = m->roots[i];
-    if (m->graph->nodes[x].kind != IR_MATMUL || root_call_storable(m, i)) continue;
+    if (m->graph->nodes[x].kind != IR_MATMUL || pass_root_output_contiguous(m, i)) continue;
     IrNode src = m->graph->nodes[x], c;
     pass_init_node(&c, IR_COPY, src.dtype, src.ndim, src.shape);
     c.src[0] = x;

@@ -373,7 +373,7 @@ static LoomStatus add_store(Lower *l, int32_t node, bool final_space, int32_t va
         kind = SB_OUTPUT;
         index = i;
       } else {
-        if (!l->p->needs_temp[node]) continue;
+        if (!l->p->needs_temp[node] || l->out_of[node] >= 0) continue;
         pass_contiguous_strides(n->ndim, n->shape, st_in);
         kind = SB_TEMP;
         index = l->temp_of[node];
@@ -587,11 +587,23 @@ LoomStatus pass_lower(IrModule *m, Diag *d) {
   l.s->temps = arena_alloc(m->arena, (size_t)(p->nnodes > 0 ? p->nnodes : 1) * sizeof *l.s->temps);
   if (!l.s->kernels || !l.s->temps) return pass_lower_oom(&l);
   for (int32_t x = 0; x < p->nnodes; x++) l.temp_of[x] = l.out_of[x] = -1;
-  for (int32_t k = 0; k < p->nkernel; k++) { /* a root a call stores is read from its output */
-    int32_t x = p->kernels[k].call_store;
-    if (!p->kernels[k].is_call) continue;
-    for (int32_t i = 0; i < m->nroots && l.out_of[x] < 0; i++)
-      if (m->roots[i] == x) l.out_of[x] = i;
+  /* A root that later kernels read is read from its output when that output is the node's contiguous
+   * storage of the node's dtype (pass_root_output_contiguous), not stored twice (output and temp): amp's
+   * unscale (g32 = g * s, and any(~isfinite(g32))) wrote 14 bytes a point instead of 10. A root a call
+   * stores is read from its output always (fuse_calls.c made sure it may). */
+  for (int32_t k = 0; k < p->nkernel; k++) {
+    const FusedKernel *K = &p->kernels[k];
+    for (int part = 0; part < 4; part++) {
+      int32_t cnt = part == 0 ? K->nreduce : part == 1 ? K->nmap : part == 2 ? K->nfinal : K->is_call ? 1 : 0;
+      const int32_t *arr = part == 0 ? K->reduces : part == 1 ? K->maps : part == 2 ? K->finals : &K->call_store;
+      for (int32_t j = 0; j < cnt; j++) {
+        int32_t x = arr[j];
+        if (part < 3 && (!p->needs_temp[x] || g->nodes[x].kind == IR_SCATTER)) continue;
+        for (int32_t i = 0; i < m->nroots && l.out_of[x] < 0; i++)
+          if (m->roots[i] == x && (part == 3 || (m->outs[i].dtype == g->nodes[x].dtype && pass_root_output_contiguous(m, i))))
+            l.out_of[x] = i;
+      }
+    }
   }
   for (int32_t k = 0; k < p->nkernel; k++) { /* temps in the order their writers run */
     const FusedKernel *K = &p->kernels[k];
@@ -610,7 +622,7 @@ LoomStatus pass_lower(IrModule *m, Diag *d) {
       const int32_t *arr = part == 0 ? K->reduces : part == 1 ? K->maps : K->finals;
       for (int32_t i = 0; i < cnt; i++) {
         int32_t x = arr[i];
-        if (!p->needs_temp[x] || l.temp_of[x] >= 0) continue;
+        if (!p->needs_temp[x] || l.temp_of[x] >= 0 || l.out_of[x] >= 0) continue;
         l.temp_of[x] = l.s->ntemp;
         l.s->temps[l.s->ntemp].dtype = g->nodes[x].dtype;
         l.s->temps[l.s->ntemp].nelem = ir_numel(g->nodes[x].ndim, g->nodes[x].shape);

@@ -55,6 +55,9 @@ void pass_init_node(IrNode *n, int kind, int dtype, int ndim, const int64_t *sha
 int32_t pass_const_of(const IrGraph *g, int32_t x);
 /* C-contiguous strides of a shape (elements). */
 void pass_contiguous_strides(int ndim, const int64_t *shape, int64_t *strides);
+/* Whether root i's output can stand in for its node's contiguous storage: C-contiguous and the first
+ * root of that node (fuse_calls.c). Later kernels then read the node from that output, not a temp. */
+bool pass_root_output_contiguous(const IrModule *m, int32_t i);
 
 /* Kinds computed inside a kernel's cone (read from their operands at the point): elementwise ops, casts
  * and gathers (whose src[0], the data's view, is read as any view; src[1], the index, is an operand). */
