@@ -5,6 +5,18 @@
  * graph starts. Before a write into a Buffer that the current graph reads, every pending array of that
  * graph is evaluated, so no pending value ever changes. Also the module's settings (eager mode, the
  * node bound, the array class) and in-place updates (assign, become).
+ *
+ * Threads. Each Python thread builds into a current graph of its own (a strong reference in its thread
+ * state's dict, so it dies with the thread), always under the GIL: ops never share a graph between
+ * threads. The thread a graph was made for (its owner) evaluates it with the GIL released around
+ * loom_eval (compiling, host kernels, GPU launches and waits, copies), as loom.h allows loom_eval of
+ * distinct graphs from several threads on one context: nothing else builds in that graph, and another
+ * thread that must evaluate it meanwhile (a pending array handed to it, a flush before a write) waits,
+ * with the GIL released, until the owner's evaluation has ended and its results are adopted. A thread
+ * that does not own a graph evaluates it with the GIL held: its owner may be part-way through an op in
+ * it (an operand being evaluated elsewhere releases the GIL in the middle of an op). Every non-trace
+ * graph alive is on ModState.live, so that a write into a buffer and a flush reach every graph that may
+ * hold pending arrays, whichever thread built it.
  */
 #include "core.h"
 
@@ -18,9 +30,21 @@ static int graph_clear(GraphObject *self) {
   Py_CLEAR(self->keep);
   return 0;
 }
+static void live_unlink(GraphObject *gr) {
+  ModState *st = gr->st;
+  if (!st) return;
+  if (gr->live_prev) gr->live_prev->live_next = gr->live_next;
+  else st->live = gr->live_next;
+  if (gr->live_next) gr->live_next->live_prev = gr->live_prev;
+  if (st->graph_cache == gr) st->graph_cache = NULL;
+  gr->live_prev = gr->live_next = NULL;
+  gr->st = NULL;
+}
+
 static void graph_dealloc(GraphObject *self) {
   PyTypeObject *tp = Py_TYPE(self);
   PyObject_GC_UnTrack(self);
+  live_unlink(self);
   if (self->g) loom_graph_destroy(self->g); /* before the inputs it reads are released */
   graph_clear(self);
   Py_XDECREF(self->ctx_obj);
@@ -48,6 +72,18 @@ GraphObject *graph_new(ModState *st, int trace) {
   gr->keep = PySet_New(NULL);
   gr->pending = NULL;
   gr->npending = 0;
+  gr->owner = PyThread_get_thread_ident();
+  gr->retired = 0;
+  gr->busy = 0;
+  gr->max_in = 0;
+  gr->live_prev = gr->live_next = NULL;
+  gr->st = NULL;
+  if (!trace) { /* joins the live list */
+    gr->st = st;
+    gr->live_next = st->live;
+    if (st->live) st->live->live_prev = gr;
+    st->live = gr;
+  }
   PyObject_GC_Track(gr);
   if (!gr->keep) {
     Py_DECREF(gr);
@@ -97,13 +133,136 @@ PyObject *trace_error(void) {
   return NULL;
 }
 
-/* After an evaluation: when gr is the current graph, more than half full, and none of its arrays is
- * still pending, the next op starts a new graph. Otherwise a loop that observes each result (`(x * lr -
- * b).get()` with a new lr every step: each step adds nodes, since new values are new nodes) reaches the
- * bound in the middle of a later expression, whose flush cuts it in two (new structures, new kernels). */
+/* ---- the calling thread's current graph ----------------------------------------------------------
+ * A strong reference in the thread state's dict (under graph_key, one per module state), so that it dies
+ * with its thread; graph_cache remembers the last thread's one (borrowed: a graph that dies leaves the
+ * cache, live_unlink). A thread that reuses a dead thread's identifier may find that thread's graph in
+ * the cache while the graph lives on (its pending arrays hold it) and build on in it: harmless, as its
+ * first owner is gone. */
+static GraphObject *thread_graph(ModState *st) {
+  unsigned long me = PyThread_get_thread_ident();
+  if (st->graph_cache && st->graph_cache_thread == me) return st->graph_cache;
+  PyObject *d = st->graph_key ? PyThreadState_GetDict() : NULL;
+  if (!d) return NULL;
+  PyObject *g = PyDict_GetItemWithError(d, st->graph_key); /* borrowed; a str key raises nothing */
+  if (!g) return NULL;
+  st->graph_cache = (GraphObject *)g;
+  st->graph_cache_thread = me;
+  return (GraphObject *)g;
+}
+
+/* Makes gr (NULL: none) the calling thread's current graph; 0 or -1 with an exception. */
+static int set_thread_graph(ModState *st, GraphObject *gr) {
+  if (!st->graph_key && !(st->graph_key = PyUnicode_FromFormat("loom._core.current_graph.%p", (void *)st))) return -1;
+  PyObject *d = PyThreadState_GetDict();
+  if (!d) {
+    PyErr_SetString(PyExc_RuntimeError, "loom: the calling thread has no thread state dict for its current graph");
+    return -1;
+  }
+  /* the cache first: dropping the old graph may deallocate it, which clears the cache only if it is there */
+  st->graph_cache = gr;
+  st->graph_cache_thread = PyThread_get_thread_ident();
+  int rc = gr ? PyDict_SetItem(d, st->graph_key, (PyObject *)gr) : PyDict_DelItem(d, st->graph_key);
+  if (rc < 0 && !gr && PyErr_ExceptionMatches(PyExc_KeyError)) { /* not in the dict: a dead thread's, see above */
+    PyErr_Clear();
+    rc = 0;
+  }
+  if (rc < 0) st->graph_cache = NULL;
+  return rc;
+}
+
+/* After an evaluation: when gr is the calling thread's current graph, more than half full, and none of
+ * its arrays is still pending, the next op starts a new graph. Otherwise a loop that observes each result
+ * (`(x * lr - b).get()` with a new lr every step: each step adds nodes, since new values are new nodes)
+ * reaches the bound in the middle of a later expression, whose flush cuts it in two (new structures, new
+ * kernels). */
 static void retire_if_drained(ModState *st, GraphObject *gr) {
-  if ((PyObject *)gr != st->graph || gr->npending > 0 || loom_graph_node_count(gr->g) <= st->bound / 2) return;
-  Py_CLEAR(st->graph);
+  if (gr != thread_graph(st) || gr->npending > 0 || loom_graph_node_count(gr->g) <= st->bound / 2) return;
+  gr->retired = 1;
+  if (set_thread_graph(st, NULL) < 0) PyErr_Clear(); /* cannot fail for a graph in the dict; retired anyway */
+}
+
+/* ---- evaluation without the GIL --------------------------------------------------------------------
+ * The owner of a graph evaluates it without the GIL when the work is worth a GIL hand-over: a GPU
+ * (launches, and waits for the device), or an input or output of NOGIL_ELEMS elements or more (NumPy
+ * releases it above a few hundred; a small host evaluation is a few microseconds, less than a contended
+ * hand-over). While it does, gr->busy is set: a thread that must evaluate gr meanwhile waits (wait_idle)
+ * with the GIL released. The runtime's guarantee this rests on: loom_eval of distinct graphs from several
+ * threads at once on one context (loom.h "Threads"); its stats, caches, pools and last-error slots are
+ * locked or per thread there. */
+enum { NOGIL_ELEMS = 1 << 14, EVAL_OUTS_MAX = 32 /* outputs per loom_eval call */ };
+
+static void busy_init(ModState *st) { /* under the GIL: no two threads initialize at once */
+  if (st->busy_ready) return;
+  pthread_mutex_init(&st->busy_lock, NULL);
+  pthread_cond_init(&st->busy_cond, NULL);
+  st->busy_ready = 1;
+}
+
+static void set_busy(ModState *st, GraphObject *gr, int busy) {
+  busy_init(st);
+  pthread_mutex_lock(&st->busy_lock);
+  gr->busy = busy;
+  if (!busy) pthread_cond_broadcast(&st->busy_cond);
+  pthread_mutex_unlock(&st->busy_lock);
+}
+
+static int is_busy(ModState *st, GraphObject *gr) {
+  if (!st->busy_ready) return 0;
+  pthread_mutex_lock(&st->busy_lock);
+  int b = gr->busy;
+  pthread_mutex_unlock(&st->busy_lock);
+  return b;
+}
+
+/* Waits, with the GIL released, until no thread evaluates gr without the GIL (the caller holds gr). */
+static void wait_idle(ModState *st, GraphObject *gr) {
+  Py_BEGIN_ALLOW_THREADS
+  pthread_mutex_lock(&st->busy_lock);
+  while (gr->busy) pthread_cond_wait(&st->busy_cond, &st->busy_lock);
+  pthread_mutex_unlock(&st->busy_lock);
+  Py_END_ALLOW_THREADS
+}
+
+/* loom_eval of gr's k nodes into outs, at most EVAL_OUTS_MAX per call (thousands of pending arrays of one
+ * node, a loop making `x * 2` each time, would otherwise be one kernel storing into thousands of buffers,
+ * past what a GPU kernel's parameter block holds: the H200, 16 KB asked, 4 KB allowed). *done: outputs
+ * of the calls that finished. Without the GIL when the calling thread owns gr, nobody else evaluates it
+ * (never: see wait_idle) and the work is large (big: the largest output's elements, gpu: on a GPU); the
+ * op device of the caller (ModState.op_*: the op being built when an operand is evaluated) is kept. */
+static LoomStatus eval_graph(ModState *st, GraphObject *gr, Py_ssize_t k, LoomNode *nodes, LoomArray *outs,
+                             int64_t big, int gpu, Py_ssize_t *done) {
+  int nogil = !gr->trace && gr->owner == PyThread_get_thread_ident() && (gpu || big >= NOGIL_ELEMS ||
+                                                                          gr->max_in >= NOGIL_ELEMS);
+  LoomStatus s = LOOM_OK;
+  *done = 0;
+  if (!nogil) {
+    while (*done < k && !s) {
+      Py_ssize_t m = k - *done < EVAL_OUTS_MAX ? k - *done : EVAL_OUTS_MAX;
+      s = loom_eval(gr->g, (int32_t)m, nodes + *done, outs + *done);
+      if (!s) *done += m;
+    }
+    return s;
+  }
+  int op_devfree = st->op_devfree;
+  LoomDeviceKind op_kind = st->op_kind;
+  int32_t op_index = st->op_index;
+  LoomGraph *g = gr->g;
+  Py_ssize_t n = 0;
+  set_busy(st, gr, 1);
+  Py_BEGIN_ALLOW_THREADS
+  while (n < k && !s) {
+    Py_ssize_t m = k - n < EVAL_OUTS_MAX ? k - n : EVAL_OUTS_MAX;
+    s = loom_eval(g, (int32_t)m, nodes + n, outs + n);
+    if (!s) n += m;
+  }
+  Py_END_ALLOW_THREADS
+  set_busy(st, gr, 0);
+  st->op_devfree = op_devfree;
+  st->op_kind = op_kind;
+  st->op_index = op_index;
+  *done = n;
+  return s;
 }
 
 /* Evaluates the lazy arrays among items (a sequence of objects; non-arrays are skipped), grouped by
@@ -122,7 +281,6 @@ enum { MANY_ON_STACK = 4 };
  * setitem through folded constants), where the array then sat on the host while loom said a GPU. It
  * belongs on the device its operands were on: *o (a fresh host result of loom_eval) is copied there
  * (through a C-contiguous host copy when it is strided: a broadcast constant) and freed. */
-enum { EVAL_OUTS_MAX = 32 }; /* outputs per loom_eval call (materialize_many) */
 
 static int onto_device(ModState *st, LoomArray *o, LoomDeviceKind kind, int32_t index) {
   LoomContext *ctx = ctx_of(st);
@@ -174,6 +332,12 @@ static int onto_device(ModState *st, LoomArray *o, LoomDeviceKind kind, int32_t 
   return 0;
 }
 
+/* Whether b still wants the value of gr's node: another thread may have given it a new value (become,
+ * or an evaluation of its own) while the GIL was released. */
+static int still_wanted(ArrayObject *b, GraphObject *gr, LoomNode node) {
+  return b->lazy && b->graph == (PyObject *)gr && b->node == node;
+}
+
 int materialize_many(ModState *st, PyObject **items, Py_ssize_t n) {
   for (Py_ssize_t i = 0; i < n; i++) {
     if (!is_array(st, items[i])) continue;
@@ -183,6 +347,13 @@ int materialize_many(ModState *st, PyObject **items, Py_ssize_t n) {
     if (gr->trace) {
       trace_error();
       return -1;
+    }
+    if (is_busy(st, gr)) { /* its owner evaluates it without the GIL: wait, then look at items[i] again */
+      Py_INCREF(gr);
+      wait_idle(st, gr);
+      Py_DECREF(gr);
+      i--;
+      continue;
     }
     /* collect every lazy array of this graph among items[i..] */
     Py_ssize_t cnt = 0;
@@ -210,6 +381,7 @@ int materialize_many(ModState *st, PyObject **items, Py_ssize_t n) {
     }
     memset(outs, 0, sizeof(LoomArray) * (size_t)cnt);
     Py_ssize_t k = 0;
+    int64_t big = 0;
     for (Py_ssize_t j = i; j < n; j++) {
       if (!is_array(st, items[j])) continue;
       ArrayObject *b = (ArrayObject *)items[j];
@@ -243,19 +415,14 @@ int materialize_many(ModState *st, PyObject **items, Py_ssize_t n) {
           return -1;
         }
       }
+      if (numel(&b->desc) > big) big = numel(&b->desc);
       k++;
     }
+    /* strong references across the evaluation: without the GIL, another thread may drop the last one */
     Py_INCREF(gr);
-    /* at most EVAL_OUTS_MAX outputs per loom_eval: thousands of pending arrays of one node (a loop making
-     * `x * 2` each time) would otherwise be one kernel storing into thousands of buffers, past what a GPU
-     * kernel's parameter block holds (the H200: 16 KB asked, 4 KB allowed) */
-    LoomStatus s = LOOM_OK;
+    for (Py_ssize_t q = 0; q < k; q++) Py_INCREF(who[q]);
     Py_ssize_t done = 0;
-    while (done < k && !s) {
-      Py_ssize_t m = k - done < EVAL_OUTS_MAX ? k - done : EVAL_OUTS_MAX;
-      s = loom_eval(gr->g, (int32_t)m, nodes + done, outs + done);
-      if (!s) done += m;
-    }
+    LoomStatus s = eval_graph(st, gr, k, nodes, outs, big, a->desc.device != LOOM_DEVICE_HOST, &done);
     int rc = 0;
     if (s) {
       raise_status(st, s);
@@ -264,6 +431,10 @@ int materialize_many(ModState *st, PyObject **items, Py_ssize_t n) {
       rc = -1;
     } else {
       for (Py_ssize_t q = 0; q < k; q++) {
+        if (!still_wanted(who[q], gr, nodes[q])) {
+          loom_array_free(ctx_of(st), &outs[q]);
+          continue;
+        }
         int scalar_const = who[q]->devfree && who[q]->desc.ndim == 0 && outs[q].device == LOOM_DEVICE_HOST;
         int moved = !who[q]->devfree && who[q]->desc.device != LOOM_DEVICE_HOST && outs[q].device == LOOM_DEVICE_HOST;
         if (moved && onto_device(st, &outs[q], who[q]->desc.device, who[q]->desc.device_index) < 0) {
@@ -280,6 +451,7 @@ int materialize_many(ModState *st, PyObject **items, Py_ssize_t n) {
       }
     }
     if (rc == 0) retire_if_drained(st, gr);
+    for (Py_ssize_t q = 0; q < k; q++) Py_DECREF(who[q]);
     Py_DECREF(gr);
     FREE_MANY();
     if (rc) return rc;
@@ -294,15 +466,14 @@ int materialize(ModState *st, ArrayObject *a) {
   return a->lazy ? materialize_many(st, &o, 1) : 0;
 }
 
-/* Evaluates every live pending array of the current graph and drops the graph. */
-int flush_current(ModState *st) {
-  GraphObject *gr = (GraphObject *)st->graph;
-  if (!gr) return 0;
+/* Retires gr (the next op of its owner starts a new graph) and evaluates its live pending arrays. */
+static int flush_graph(ModState *st, GraphObject *gr) {
   Py_INCREF(gr);
-  Py_CLEAR(st->graph);
+  gr->retired = 1;
+  int rc = thread_graph(st) == gr ? set_thread_graph(st, NULL) : 0;
   /* strong references first: evaluating one array may run code that drops another */
-  PyObject *live = PyList_New(0);
-  int rc = live ? 0 : -1;
+  PyObject *live = rc == 0 ? PyList_New(0) : NULL;
+  if (!live) rc = -1;
   for (ArrayObject *a = gr->pending; rc == 0 && a; a = a->pending_next) rc = PyList_Append(live, (PyObject *)a);
   if (rc == 0) rc = materialize_many(st, PySequence_Fast_ITEMS(live), PyList_GET_SIZE(live));
   Py_XDECREF(live);
@@ -310,29 +481,59 @@ int flush_current(ModState *st) {
   return rc;
 }
 
-/* The graph new nodes go into: the current one, flushed and replaced when past the bound. */
+/* Flushes each graph of the live list that reads buffer (every one when buffer is NULL) and has pending
+ * arrays or is some thread's current graph, and the calling thread's current graph when buffer is NULL.
+ * The graphs are listed first: an evaluation may release the GIL, and other threads change the list. */
+static int flush_matching(ModState *st, PyObject *buffer) {
+  GraphObject *mine = thread_graph(st);
+  Py_ssize_t hits = 0;
+  for (GraphObject *g = st->live; g; g = g->live_next) {
+    if (g->npending == 0 && g->retired) continue;
+    int has = buffer ? PySet_Contains(g->keep, buffer) : (g->npending > 0 || g == mine);
+    if (has < 0) return -1;
+    hits += has;
+  }
+  if (hits == 0) return 0;
+  PyObject *list = PyList_New(0);
+  if (!list) return -1;
+  int rc = 0;
+  for (GraphObject *g = st->live; g && rc == 0; g = g->live_next) {
+    if (g->npending == 0 && g->retired) continue;
+    int has = buffer ? PySet_Contains(g->keep, buffer) : (g->npending > 0 || g == mine);
+    rc = has < 0 ? -1 : has ? PyList_Append(list, (PyObject *)g) : 0;
+  }
+  for (Py_ssize_t i = 0; rc == 0 && i < PyList_GET_SIZE(list); i++)
+    rc = flush_graph(st, (GraphObject *)PyList_GET_ITEM(list, i));
+  Py_DECREF(list);
+  return rc;
+}
+
+int flush_all(ModState *st) { return flush_matching(st, NULL); }
+
+/* The graph new nodes go into: the calling thread's current one, flushed and replaced when past the bound,
+ * replaced when another thread retired it (a flush). */
 GraphObject *current_graph(ModState *st) {
-  GraphObject *gr = (GraphObject *)st->graph;
-  if (gr && (loom_graph_node_count(gr->g) > st->bound || gr->npending > 4 * (Py_ssize_t)st->bound)) {
-    if (flush_current(st) < 0) return NULL;
+  GraphObject *gr = thread_graph(st);
+  if (gr && !gr->retired && (loom_graph_node_count(gr->g) > st->bound || gr->npending > 4 * (Py_ssize_t)st->bound)) {
+    if (flush_graph(st, gr) < 0) return NULL;
+    gr = thread_graph(st); /* NULL, unless code run by the flush started a new one */
+  }
+  if (gr && gr->retired) {
+    if (set_thread_graph(st, NULL) < 0) return NULL;
     gr = NULL;
   }
   if (!gr) {
     gr = graph_new(st, 0);
     if (!gr) return NULL;
-    st->graph = (PyObject *)gr;
+    int rc = set_thread_graph(st, gr);
+    Py_DECREF(gr); /* the thread's dict holds it */
+    if (rc < 0) return NULL;
   }
   return gr;
 }
 
-/* Before writing into buffer: evaluate every pending array of the current graph if it reads it. */
-int before_write(ModState *st, PyObject *buffer) {
-  GraphObject *gr = (GraphObject *)st->graph;
-  if (!gr) return 0;
-  int has = PySet_Contains(gr->keep, buffer);
-  if (has < 0) return -1;
-  return has ? flush_current(st) : 0;
-}
+/* Before writing into buffer: evaluate every pending array of each graph (any thread's) that reads it. */
+int before_write(ModState *st, PyObject *buffer) { return flush_matching(st, buffer); }
 
 /* ---- evaluation entry points ---------------------------------------------------------------------- */
 static PyObject *core_eval(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
@@ -343,7 +544,7 @@ static PyObject *core_eval(PyObject *module, PyObject *const *args, Py_ssize_t n
 
 static PyObject *core_flush(PyObject *module, PyObject *unused) {
   MODSTATE;
-  if (flush_current(st) < 0) return NULL;
+  if (flush_all(st) < 0) return NULL;
   Py_RETURN_NONE;
 }
 
@@ -380,7 +581,13 @@ static PyObject *core_assign(PyObject *module, PyObject *const *args, Py_ssize_t
     /* a destination the value reads (x[::-1] = x) is handled by loom_eval (a temporary on the GPU). An
      * empty destination has nothing to write, and on a GPU no memory: its NULL data would ask loom_eval
      * for a new array (made on the host), which replaced the destination's descriptor */
-    if (!s && numel(&dst->desc) > 0) s = loom_eval(gr->g, 1, &b, &dst->desc);
+    if (!s && numel(&dst->desc) > 0) { /* into a copy of the descriptor: the GIL may be released */
+      LoomArray out = dst->desc;
+      PyObject *mem = Py_NewRef(dst->buffer); /* another thread may give dst a new buffer meanwhile */
+      Py_ssize_t done;
+      s = eval_graph(st, gr, 1, &b, &out, numel(&out), out.device != LOOM_DEVICE_HOST, &done);
+      Py_DECREF(mem);
+    }
     if (s) raise_status(st, s);
     else r = Py_NewRef(Py_None);
   }
@@ -555,7 +762,7 @@ static PyObject *core_set_eager(PyObject *module, PyObject *arg) {
   int old = st->eager, v = PyObject_IsTrue(arg);
   if (v < 0) return NULL;
   st->eager = v;
-  if (v && flush_current(st) < 0) return NULL;
+  if (v && flush_all(st) < 0) return NULL;
   return PyBool_FromLong(old);
 }
 
@@ -574,7 +781,8 @@ static PyObject *core_set_graph_bound(PyObject *module, PyObject *arg) {
 
 static PyObject *core_current_graph(PyObject *module, PyObject *unused) {
   MODSTATE;
-  return Py_NewRef(st->graph ? st->graph : Py_None);
+  GraphObject *gr = thread_graph(st);
+  return Py_NewRef(gr ? (PyObject *)gr : Py_None);
 }
 
 PyMethodDef eval_functions[] = {
