@@ -7,7 +7,10 @@ threads (num_workers): the median wall time of `.compute()`, checked against the
 Nothing is compiled inside the timed runs (one warm-up first; compiled_while_timed says so).
 
 Environment: LOOM_DASK_THREADS_MB (array size, default 256), LOOM_DASK_THREADS_CHUNKS (chunks along
-axis 0, default 16), LOOM_DASK_THREADS_REPS (default 5), LOOM_DASK_THREADS_WORKERS (default "1,2,4").
+axis 0, default 16), LOOM_DASK_THREADS_REPS (default 5), LOOM_DASK_THREADS_WORKERS (default "1,2,4"),
+LOOM_DASK_THREADS_WORKLOADS (names, comma-separated; default all). With LOOM_NUM_THREADS=1 each loom
+evaluation runs on one core, so that Dask's threads, not loom's pool, spread the chunks over the cores:
+there the GIL decides whether two chunks are computed at once.
 Prints one line per (workload, library, workers) and a JSON summary last.
 """
 import json
@@ -64,7 +67,10 @@ def main():
                "loadavg": os.getloadavg()[0], "loom_threads": loom._core.config_info()["num_threads"], "runs": []}
     print(f"array {rows}x{cols} float64 ({rows * cols * 8 / 2**20:.0f} MB), {nchunks} chunks; "
           f"{os.cpu_count()} cpus, load {os.getloadavg()[0]:.1f}")
+    only = os.environ.get("LOOM_DASK_THREADS_WORKLOADS")
     for name in workloads(arrays["numpy"]):
+        if only and name not in only.split(","):
+            continue
         ref = None
         for lib in ("numpy", "loom"):
             make = workloads(arrays[lib])[name]
