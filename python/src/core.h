@@ -114,6 +114,8 @@ typedef struct {
   pthread_mutex_t busy_lock;
   pthread_cond_t busy_cond;
   int busy_ready;              /* busy_lock and busy_cond are initialized */
+  int nogil_evals;             /* evaluations running without the GIL (under busy_lock) */
+  int hold_gil;                /* set_dump is waiting for them: new evaluations keep the GIL */
   PyObject *axis_error;        /* numpy.exceptions.AxisError when set, else NULL (ValueError) */
   PyObject *oom_error;         /* loom.cuda.memory.OutOfMemoryError when set, else NULL (MemoryError) */
   int eager;

@@ -203,6 +203,7 @@ static void set_busy(ModState *st, GraphObject *gr, int busy) {
   busy_init(st);
   pthread_mutex_lock(&st->busy_lock);
   gr->busy = busy;
+  st->nogil_evals += busy ? 1 : -1;
   if (!busy) pthread_cond_broadcast(&st->busy_cond);
   pthread_mutex_unlock(&st->busy_lock);
 }
@@ -232,8 +233,8 @@ static void wait_idle(ModState *st, GraphObject *gr) {
  * op device of the caller (ModState.op_*: the op being built when an operand is evaluated) is kept. */
 static LoomStatus eval_graph(ModState *st, GraphObject *gr, Py_ssize_t k, LoomNode *nodes, LoomArray *outs,
                              int64_t big, int gpu, Py_ssize_t *done) {
-  int nogil = !gr->trace && gr->owner == PyThread_get_thread_ident() && (gpu || big >= NOGIL_ELEMS ||
-                                                                          gr->max_in >= NOGIL_ELEMS);
+  int nogil = !gr->trace && !st->hold_gil && gr->owner == PyThread_get_thread_ident() &&
+              (gpu || big >= NOGIL_ELEMS || gr->max_in >= NOGIL_ELEMS);
   LoomStatus s = LOOM_OK;
   *done = 0;
   if (!nogil) {
@@ -649,6 +650,17 @@ static PyObject *core_set_dump(PyObject *module, PyObject *arg) {
   MODSTATE;
   const char *words = PyUnicode_AsUTF8(arg);
   if (!words) return NULL;
+  /* the runtime reads the dump bits in every evaluation without a lock: they change only while no
+   * evaluation runs. New ones keep the GIL (hold_gil), those running without it are waited for. */
+  if (st->busy_ready) {
+    st->hold_gil++;
+    Py_BEGIN_ALLOW_THREADS
+    pthread_mutex_lock(&st->busy_lock);
+    while (st->nogil_evals > 0) pthread_cond_wait(&st->busy_cond, &st->busy_lock);
+    pthread_mutex_unlock(&st->busy_lock);
+    Py_END_ALLOW_THREADS
+    st->hold_gil--;
+  }
   LoomStatus rc = loom_set_dump(ctx_of(st), words);
   if (rc) return raise_status(st, rc);
   Py_RETURN_NONE;

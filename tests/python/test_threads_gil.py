@@ -314,3 +314,33 @@ def test_dask_threaded_scheduler_over_loom_chunks():
         np.testing.assert_allclose(loom.asnumpy(got), ((xn - xn.mean(0)) / xn.std(0)).sum(1), rtol=1e-9, atol=1e-9)
         got = (x * x).sum().compute()
         np.testing.assert_allclose(float(got), float((xn * xn).sum()), rtol=1e-12)
+
+
+def test_set_dump_while_other_threads_evaluate():
+    """loom's dump setting changes only while no evaluation runs without the GIL (the runtime reads it
+    unlocked): set_dump waits for those running; evaluations keep their results right meanwhile."""
+    xn = _data(12, BIG)
+    x = loom.asarray(xn)
+    stop = threading.Event()
+    errors = []
+
+    def evaluate():
+        try:
+            while not stop.is_set():
+                np.testing.assert_allclose(loom.asnumpy(x * 3.0 - 1.0), xn * 3.0 - 1.0)
+        except BaseException as e:  # noqa: BLE001
+            errors.append(e)
+
+    ts = [threading.Thread(target=evaluate) for _ in range(2)]
+    for t in ts:
+        t.start()
+    try:
+        for _ in range(20):
+            loom._core.set_dump("")
+            time.sleep(0.002)
+    finally:
+        stop.set()
+        for t in ts:
+            t.join(60)
+    assert not errors, errors[0]
+    assert not any(t.is_alive() for t in ts)
