@@ -30,6 +30,7 @@
  *                  the Context type, dtype names
  *   array.c        Buffer and Array types: attributes, buffer protocol, descriptors, result wrapping
  *   eval.c         Graph type, evaluation of pending arrays, the current graph, assign/become, settings
+ *   eval_threads.c each thread's current graph, evaluation with the GIL released (busy graphs)
  *   ops.c          operands (arrays and scalars -> nodes) and the op functions (unary ... reduce)
  *   create.c       creation (empty), import (buffer, pointer), views, copies between devices
  *   fuse.c         @loom.fuse: tracing support, FuseEntry, and Fused's per-call fast path
@@ -268,6 +269,22 @@ int flush_all(ModState *st);
 GraphObject *current_graph(ModState *st);
 /* Before writing into buffer: evaluate every pending array of each graph (any thread's) that reads it. */
 int before_write(ModState *st, PyObject *buffer);
+
+/* ---- eval_threads.c ---- */
+/* Work of at least NOGIL_ELEMS elements (an input or an output) is evaluated without the GIL. */
+enum { NOGIL_ELEMS = 1 << 14 };
+/* The calling thread's current graph (borrowed), or NULL; set_thread_graph makes gr (NULL: none) it. */
+GraphObject *thread_graph(ModState *st);
+int set_thread_graph(ModState *st, GraphObject *gr);
+/* Whether gr's owner evaluates it without the GIL now; wait_idle waits (GIL released) until it does not. */
+int is_busy(ModState *st, GraphObject *gr);
+void wait_idle(ModState *st, GraphObject *gr);
+/* loom_eval of gr's k nodes into outs in calls of at most 32 outputs (*done: those finished), without the
+ * GIL when the caller owns gr and the work is large (big: the largest output's elements; gpu: on a GPU). */
+LoomStatus eval_graph(ModState *st, GraphObject *gr, Py_ssize_t k, LoomNode *nodes, LoomArray *outs, int64_t big,
+                      int gpu, Py_ssize_t *done);
+/* Returns once no evaluation runs without the GIL (the caller holds it: none starts before it lets go). */
+void wait_nogil_evals(ModState *st);
 
 /* ---- ops.c ---- */
 extern PyMethodDef ops_functions[];

@@ -148,7 +148,7 @@ static PyObject *core_to_device(PyObject *module, PyObject *const *args, Py_ssiz
      * ours alone, and mem keeps the source's memory alive if another thread gives sa a new buffer */
     PyObject *mem = Py_XNewRef(sa->buffer);
     LoomStatus s;
-    if (d.device != LOOM_DEVICE_HOST || sd.device != LOOM_DEVICE_HOST || numel(&d) >= (1 << 14)) {
+    if (d.device != LOOM_DEVICE_HOST || sd.device != LOOM_DEVICE_HOST || numel(&d) >= NOGIL_ELEMS) {
       Py_BEGIN_ALLOW_THREADS
       s = loom_array_copy(ctx_of(st), &rd, &sd);
       Py_END_ALLOW_THREADS
