@@ -20,7 +20,9 @@
  * once in one loom_eval. When the current graph passes a node bound its live pending arrays are
  * evaluated and a new graph starts. Before a write into a Buffer that the current graph reads, every
  * pending array of that graph is evaluated, so no pending value ever changes.
- * The GIL is held during loom_eval: one graph must not be used by two threads at once.
+ * Threads (eval.c): each Python thread builds into a current graph of its own, under the GIL; an
+ * evaluation by the graph's owner thread releases the GIL around loom_eval (other threads wait for a
+ * graph being evaluated so), one by any other thread keeps it.
  *
  * Files (one concept each; every file registers its module functions through its <file>_functions
  * table, added by module.c's exec slot, and its heap types through the PyType_Spec it exports):
@@ -28,6 +30,7 @@
  *                  the Context type, dtype names
  *   array.c        Buffer and Array types: attributes, buffer protocol, descriptors, result wrapping
  *   eval.c         Graph type, evaluation of pending arrays, the current graph, assign/become, settings
+ *   eval_threads.c each thread's current graph, evaluation with the GIL released (busy graphs)
  *   ops.c          operands (arrays and scalars -> nodes) and the op functions (unary ... reduce)
  *   create.c       creation (empty), import (buffer, pointer), views, copies between devices
  *   fuse.c         @loom.fuse: tracing support, FuseEntry, and Fused's per-call fast path
@@ -50,6 +53,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 
 #include "loom/loom.h"
 
@@ -96,11 +100,23 @@ enum { DL_CPU = 1, DL_CUDA = 2, DL_INT = 0, DL_UINT = 1, DL_FLOAT = 2, DL_BFLOAT
 #pragma weak loom_stream_wrap
 
 /* ---- module state and objects -------------------------------------------------------------------- */
+struct GraphObject;
 typedef struct {
   PyObject *ctx_obj;           /* Context */
   PyTypeObject *context_type, *buffer_type, *graph_type, *array_type;
   PyObject *array_cls;         /* the Python subclass loom.ndarray (set by the package), or NULL */
-  PyObject *graph;             /* current Graph, or NULL */
+  /* The current graph is per thread (eval.c): a strong reference in the thread state's dict under
+   * graph_key; graph_cache (borrowed) is graph_cache_thread's, skipping the dict on the hot path. */
+  PyObject *graph_key;
+  struct GraphObject *graph_cache;
+  unsigned long graph_cache_thread;
+  struct GraphObject *live;    /* every non-trace Graph alive (borrowed; GraphObject.live_next) */
+  /* GraphObject.busy is read and written under busy_lock; busy_cond is signalled when one ends */
+  pthread_mutex_t busy_lock;
+  pthread_cond_t busy_cond;
+  int busy_ready;              /* busy_lock and busy_cond are initialized */
+  int nogil_evals;             /* evaluations running without the GIL (under busy_lock) */
+  int hold_gil;                /* set_dump is waiting for them: new evaluations keep the GIL */
   PyObject *axis_error;        /* numpy.exceptions.AxisError when set, else NULL (ValueError) */
   PyObject *oom_error;         /* loom.cuda.memory.OutOfMemoryError when set, else NULL (MemoryError) */
   int eager;
@@ -140,7 +156,7 @@ typedef struct {
 } BufferObject;
 
 struct ArrayObject;
-typedef struct {
+typedef struct GraphObject {
   PyObject_HEAD
   PyObject *ctx_obj;
   LoomGraph *g;
@@ -150,6 +166,12 @@ typedef struct {
   Py_ssize_t npending;
   int trace;
   uint64_t serial;   /* unique within the module (never reused, unlike the address): ArrayObject.in_serial */
+  unsigned long owner; /* the thread it was made current for: the only one that builds in it */
+  int retired;       /* no longer any thread's current graph: new ops go to a new one */
+  int busy;          /* its owner evaluates it without the GIL (under ModState.busy_lock) */
+  int64_t max_in;    /* elements of its largest input (input_node): whether an evaluation is worth the GIL */
+  struct GraphObject *live_prev, *live_next; /* ModState.live (non-trace graphs) */
+  ModState *st;      /* its module's state (lives as long as the module, which its type holds) */
 } GraphObject;
 
 typedef struct ArrayObject {
@@ -241,12 +263,28 @@ PyObject *trace_error(void);
 /* Evaluates the lazy arrays among items (non-arrays skipped), one loom_eval per graph; 0 or -1. */
 int materialize_many(ModState *st, PyObject **items, Py_ssize_t n);
 int materialize(ModState *st, ArrayObject *a);
-/* Evaluates every live pending array of the current graph and drops the graph. */
-int flush_current(ModState *st);
-/* The graph new nodes go into: the current one, flushed and replaced when past the bound. */
+/* Evaluates every pending array of every thread's graphs and retires those graphs. */
+int flush_all(ModState *st);
+/* The graph new nodes go into: the calling thread's current one, flushed and replaced when past the bound. */
 GraphObject *current_graph(ModState *st);
-/* Before writing into buffer: evaluate every pending array of the current graph if it reads it. */
+/* Before writing into buffer: evaluate every pending array of each graph (any thread's) that reads it. */
 int before_write(ModState *st, PyObject *buffer);
+
+/* ---- eval_threads.c ---- */
+/* Work of at least NOGIL_ELEMS elements (an input or an output) is evaluated without the GIL. */
+enum { NOGIL_ELEMS = 1 << 14 };
+/* The calling thread's current graph (borrowed), or NULL; set_thread_graph makes gr (NULL: none) it. */
+GraphObject *thread_graph(ModState *st);
+int set_thread_graph(ModState *st, GraphObject *gr);
+/* Whether gr's owner evaluates it without the GIL now; wait_idle waits (GIL released) until it does not. */
+int is_busy(ModState *st, GraphObject *gr);
+void wait_idle(ModState *st, GraphObject *gr);
+/* loom_eval of gr's k nodes into outs in calls of at most 32 outputs (*done: those finished), without the
+ * GIL when the caller owns gr and the work is large (big: the largest output's elements; gpu: on a GPU). */
+LoomStatus eval_graph(ModState *st, GraphObject *gr, Py_ssize_t k, LoomNode *nodes, LoomArray *outs, int64_t big,
+                      int gpu, Py_ssize_t *done);
+/* Returns once no evaluation runs without the GIL (the caller holds it: none starts before it lets go). */
+void wait_nogil_evals(ModState *st);
 
 /* ---- ops.c ---- */
 extern PyMethodDef ops_functions[];

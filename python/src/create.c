@@ -142,9 +142,20 @@ static PyObject *core_to_device(PyObject *module, PyObject *const *args, Py_ssiz
     Py_XDECREF(dt);
   } else r = device_empty(st, &d, 0);
   if (r && numel(&d) > 0) {
-    LoomArray sd = sa->desc;
+    LoomArray sd = sa->desc, rd = ((ArrayObject *)r)->desc;
     contiguous_strides(&sd); /* C-contiguous: canonical strides describe the same elements */
-    LoomStatus s = loom_array_copy(ctx_of(st), &((ArrayObject *)r)->desc, &sd);
+    /* without the GIL for a GPU (the copy waits for the device) or a large copy (eval.c's rule): r is
+     * ours alone, and mem keeps the source's memory alive if another thread gives sa a new buffer */
+    PyObject *mem = Py_XNewRef(sa->buffer);
+    LoomStatus s;
+    if (d.device != LOOM_DEVICE_HOST || sd.device != LOOM_DEVICE_HOST || numel(&d) >= NOGIL_ELEMS) {
+      Py_BEGIN_ALLOW_THREADS
+      s = loom_array_copy(ctx_of(st), &rd, &sd);
+      Py_END_ALLOW_THREADS
+    } else {
+      s = loom_array_copy(ctx_of(st), &rd, &sd);
+    }
+    Py_XDECREF(mem);
     if (s) {
       Py_CLEAR(r);
       raise_status(st, s);

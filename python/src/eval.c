@@ -5,6 +5,19 @@
  * graph starts. Before a write into a Buffer that the current graph reads, every pending array of that
  * graph is evaluated, so no pending value ever changes. Also the module's settings (eager mode, the
  * node bound, the array class) and in-place updates (assign, become).
+ *
+ * Threads. Each Python thread builds into a current graph of its own (a strong reference in its thread
+ * state's dict, so it dies with the thread), always under the GIL: ops never share a graph between
+ * threads. The thread a graph was made for (its owner) evaluates it with the GIL released around
+ * loom_eval (compiling, host kernels, GPU launches and waits, copies), as loom.h allows loom_eval of
+ * distinct graphs from several threads on one context: nothing else builds in that graph, and another
+ * thread that must evaluate it meanwhile (a pending array handed to it, a flush before a write) waits,
+ * with the GIL released, until the owner's evaluation has ended and its results are adopted. A thread
+ * that does not own a graph evaluates it with the GIL held: its owner may be part-way through an op in
+ * it (an operand being evaluated elsewhere releases the GIL in the middle of an op). Every non-trace
+ * graph alive is on ModState.live, so that a write into a buffer and a flush reach every graph that may
+ * hold pending arrays, whichever thread built it. The per-thread graph and the GIL-free evaluation
+ * itself are eval_threads.c's.
  */
 #include "core.h"
 
@@ -18,9 +31,21 @@ static int graph_clear(GraphObject *self) {
   Py_CLEAR(self->keep);
   return 0;
 }
+static void live_unlink(GraphObject *gr) {
+  ModState *st = gr->st;
+  if (!st) return;
+  if (gr->live_prev) gr->live_prev->live_next = gr->live_next;
+  else st->live = gr->live_next;
+  if (gr->live_next) gr->live_next->live_prev = gr->live_prev;
+  if (st->graph_cache == gr) st->graph_cache = NULL;
+  gr->live_prev = gr->live_next = NULL;
+  gr->st = NULL;
+}
+
 static void graph_dealloc(GraphObject *self) {
   PyTypeObject *tp = Py_TYPE(self);
   PyObject_GC_UnTrack(self);
+  live_unlink(self);
   if (self->g) loom_graph_destroy(self->g); /* before the inputs it reads are released */
   graph_clear(self);
   Py_XDECREF(self->ctx_obj);
@@ -48,6 +73,18 @@ GraphObject *graph_new(ModState *st, int trace) {
   gr->keep = PySet_New(NULL);
   gr->pending = NULL;
   gr->npending = 0;
+  gr->owner = PyThread_get_thread_ident();
+  gr->retired = 0;
+  gr->busy = 0;
+  gr->max_in = 0;
+  gr->live_prev = gr->live_next = NULL;
+  gr->st = NULL;
+  if (!trace) { /* joins the live list */
+    gr->st = st;
+    gr->live_next = st->live;
+    if (st->live) st->live->live_prev = gr;
+    st->live = gr;
+  }
   PyObject_GC_Track(gr);
   if (!gr->keep) {
     Py_DECREF(gr);
@@ -97,13 +134,15 @@ PyObject *trace_error(void) {
   return NULL;
 }
 
-/* After an evaluation: when gr is the current graph, more than half full, and none of its arrays is
- * still pending, the next op starts a new graph. Otherwise a loop that observes each result (`(x * lr -
- * b).get()` with a new lr every step: each step adds nodes, since new values are new nodes) reaches the
- * bound in the middle of a later expression, whose flush cuts it in two (new structures, new kernels). */
+/* After an evaluation: when gr is the calling thread's current graph, more than half full, and none of
+ * its arrays is still pending, the next op starts a new graph. Otherwise a loop that observes each result
+ * (`(x * lr - b).get()` with a new lr every step: each step adds nodes, since new values are new nodes)
+ * reaches the bound in the middle of a later expression, whose flush cuts it in two (new structures, new
+ * kernels). */
 static void retire_if_drained(ModState *st, GraphObject *gr) {
-  if ((PyObject *)gr != st->graph || gr->npending > 0 || loom_graph_node_count(gr->g) <= st->bound / 2) return;
-  Py_CLEAR(st->graph);
+  if (gr != thread_graph(st) || gr->npending > 0 || loom_graph_node_count(gr->g) <= st->bound / 2) return;
+  gr->retired = 1;
+  if (set_thread_graph(st, NULL) < 0) PyErr_Clear(); /* cannot fail for a graph in the dict; retired anyway */
 }
 
 /* Evaluates the lazy arrays among items (a sequence of objects; non-arrays are skipped), grouped by
@@ -122,7 +161,6 @@ enum { MANY_ON_STACK = 4 };
  * setitem through folded constants), where the array then sat on the host while loom said a GPU. It
  * belongs on the device its operands were on: *o (a fresh host result of loom_eval) is copied there
  * (through a C-contiguous host copy when it is strided: a broadcast constant) and freed. */
-enum { EVAL_OUTS_MAX = 32 }; /* outputs per loom_eval call (materialize_many) */
 
 static int onto_device(ModState *st, LoomArray *o, LoomDeviceKind kind, int32_t index) {
   LoomContext *ctx = ctx_of(st);
@@ -174,6 +212,12 @@ static int onto_device(ModState *st, LoomArray *o, LoomDeviceKind kind, int32_t 
   return 0;
 }
 
+/* Whether b still wants the value of gr's node: another thread may have given it a new value (become,
+ * or an evaluation of its own) while the GIL was released. */
+static int still_wanted(ArrayObject *b, GraphObject *gr, LoomNode node) {
+  return b->lazy && b->graph == (PyObject *)gr && b->node == node;
+}
+
 int materialize_many(ModState *st, PyObject **items, Py_ssize_t n) {
   for (Py_ssize_t i = 0; i < n; i++) {
     if (!is_array(st, items[i])) continue;
@@ -183,6 +227,13 @@ int materialize_many(ModState *st, PyObject **items, Py_ssize_t n) {
     if (gr->trace) {
       trace_error();
       return -1;
+    }
+    if (is_busy(st, gr)) { /* its owner evaluates it without the GIL: wait, then look at items[i] again */
+      Py_INCREF(gr);
+      wait_idle(st, gr);
+      Py_DECREF(gr);
+      i--;
+      continue;
     }
     /* collect every lazy array of this graph among items[i..] */
     Py_ssize_t cnt = 0;
@@ -210,6 +261,7 @@ int materialize_many(ModState *st, PyObject **items, Py_ssize_t n) {
     }
     memset(outs, 0, sizeof(LoomArray) * (size_t)cnt);
     Py_ssize_t k = 0;
+    int64_t big = 0;
     for (Py_ssize_t j = i; j < n; j++) {
       if (!is_array(st, items[j])) continue;
       ArrayObject *b = (ArrayObject *)items[j];
@@ -243,19 +295,14 @@ int materialize_many(ModState *st, PyObject **items, Py_ssize_t n) {
           return -1;
         }
       }
+      if (numel(&b->desc) > big) big = numel(&b->desc);
       k++;
     }
+    /* strong references across the evaluation: without the GIL, another thread may drop the last one */
     Py_INCREF(gr);
-    /* at most EVAL_OUTS_MAX outputs per loom_eval: thousands of pending arrays of one node (a loop making
-     * `x * 2` each time) would otherwise be one kernel storing into thousands of buffers, past what a GPU
-     * kernel's parameter block holds (the H200: 16 KB asked, 4 KB allowed) */
-    LoomStatus s = LOOM_OK;
+    for (Py_ssize_t q = 0; q < k; q++) Py_INCREF(who[q]);
     Py_ssize_t done = 0;
-    while (done < k && !s) {
-      Py_ssize_t m = k - done < EVAL_OUTS_MAX ? k - done : EVAL_OUTS_MAX;
-      s = loom_eval(gr->g, (int32_t)m, nodes + done, outs + done);
-      if (!s) done += m;
-    }
+    LoomStatus s = eval_graph(st, gr, k, nodes, outs, big, a->desc.device != LOOM_DEVICE_HOST, &done);
     int rc = 0;
     if (s) {
       raise_status(st, s);
@@ -264,6 +311,10 @@ int materialize_many(ModState *st, PyObject **items, Py_ssize_t n) {
       rc = -1;
     } else {
       for (Py_ssize_t q = 0; q < k; q++) {
+        if (!still_wanted(who[q], gr, nodes[q])) {
+          loom_array_free(ctx_of(st), &outs[q]);
+          continue;
+        }
         int scalar_const = who[q]->devfree && who[q]->desc.ndim == 0 && outs[q].device == LOOM_DEVICE_HOST;
         int moved = !who[q]->devfree && who[q]->desc.device != LOOM_DEVICE_HOST && outs[q].device == LOOM_DEVICE_HOST;
         if (moved && onto_device(st, &outs[q], who[q]->desc.device, who[q]->desc.device_index) < 0) {
@@ -280,6 +331,7 @@ int materialize_many(ModState *st, PyObject **items, Py_ssize_t n) {
       }
     }
     if (rc == 0) retire_if_drained(st, gr);
+    for (Py_ssize_t q = 0; q < k; q++) Py_DECREF(who[q]);
     Py_DECREF(gr);
     FREE_MANY();
     if (rc) return rc;
@@ -294,15 +346,14 @@ int materialize(ModState *st, ArrayObject *a) {
   return a->lazy ? materialize_many(st, &o, 1) : 0;
 }
 
-/* Evaluates every live pending array of the current graph and drops the graph. */
-int flush_current(ModState *st) {
-  GraphObject *gr = (GraphObject *)st->graph;
-  if (!gr) return 0;
+/* Retires gr (the next op of its owner starts a new graph) and evaluates its live pending arrays. */
+static int flush_graph(ModState *st, GraphObject *gr) {
   Py_INCREF(gr);
-  Py_CLEAR(st->graph);
+  gr->retired = 1;
+  int rc = thread_graph(st) == gr ? set_thread_graph(st, NULL) : 0;
   /* strong references first: evaluating one array may run code that drops another */
-  PyObject *live = PyList_New(0);
-  int rc = live ? 0 : -1;
+  PyObject *live = rc == 0 ? PyList_New(0) : NULL;
+  if (!live) rc = -1;
   for (ArrayObject *a = gr->pending; rc == 0 && a; a = a->pending_next) rc = PyList_Append(live, (PyObject *)a);
   if (rc == 0) rc = materialize_many(st, PySequence_Fast_ITEMS(live), PyList_GET_SIZE(live));
   Py_XDECREF(live);
@@ -310,29 +361,59 @@ int flush_current(ModState *st) {
   return rc;
 }
 
-/* The graph new nodes go into: the current one, flushed and replaced when past the bound. */
+/* Flushes each graph of the live list that reads buffer (every one when buffer is NULL) and has pending
+ * arrays or is some thread's current graph, and the calling thread's current graph when buffer is NULL.
+ * The graphs are listed first: an evaluation may release the GIL, and other threads change the list. */
+static int flush_matching(ModState *st, PyObject *buffer) {
+  GraphObject *mine = thread_graph(st);
+  Py_ssize_t hits = 0;
+  for (GraphObject *g = st->live; g; g = g->live_next) {
+    if (g->npending == 0 && g->retired) continue;
+    int has = buffer ? PySet_Contains(g->keep, buffer) : (g->npending > 0 || g == mine);
+    if (has < 0) return -1;
+    hits += has;
+  }
+  if (hits == 0) return 0;
+  PyObject *list = PyList_New(0);
+  if (!list) return -1;
+  int rc = 0;
+  for (GraphObject *g = st->live; g && rc == 0; g = g->live_next) {
+    if (g->npending == 0 && g->retired) continue;
+    int has = buffer ? PySet_Contains(g->keep, buffer) : (g->npending > 0 || g == mine);
+    rc = has < 0 ? -1 : has ? PyList_Append(list, (PyObject *)g) : 0;
+  }
+  for (Py_ssize_t i = 0; rc == 0 && i < PyList_GET_SIZE(list); i++)
+    rc = flush_graph(st, (GraphObject *)PyList_GET_ITEM(list, i));
+  Py_DECREF(list);
+  return rc;
+}
+
+int flush_all(ModState *st) { return flush_matching(st, NULL); }
+
+/* The graph new nodes go into: the calling thread's current one, flushed and replaced when past the bound,
+ * replaced when another thread retired it (a flush). */
 GraphObject *current_graph(ModState *st) {
-  GraphObject *gr = (GraphObject *)st->graph;
-  if (gr && (loom_graph_node_count(gr->g) > st->bound || gr->npending > 4 * (Py_ssize_t)st->bound)) {
-    if (flush_current(st) < 0) return NULL;
+  GraphObject *gr = thread_graph(st);
+  if (gr && !gr->retired && (loom_graph_node_count(gr->g) > st->bound || gr->npending > 4 * (Py_ssize_t)st->bound)) {
+    if (flush_graph(st, gr) < 0) return NULL;
+    gr = thread_graph(st); /* NULL, unless code run by the flush started a new one */
+  }
+  if (gr && gr->retired) {
+    if (set_thread_graph(st, NULL) < 0) return NULL;
     gr = NULL;
   }
   if (!gr) {
     gr = graph_new(st, 0);
     if (!gr) return NULL;
-    st->graph = (PyObject *)gr;
+    int rc = set_thread_graph(st, gr);
+    Py_DECREF(gr); /* the thread's dict holds it */
+    if (rc < 0) return NULL;
   }
   return gr;
 }
 
-/* Before writing into buffer: evaluate every pending array of the current graph if it reads it. */
-int before_write(ModState *st, PyObject *buffer) {
-  GraphObject *gr = (GraphObject *)st->graph;
-  if (!gr) return 0;
-  int has = PySet_Contains(gr->keep, buffer);
-  if (has < 0) return -1;
-  return has ? flush_current(st) : 0;
-}
+/* Before writing into buffer: evaluate every pending array of each graph (any thread's) that reads it. */
+int before_write(ModState *st, PyObject *buffer) { return flush_matching(st, buffer); }
 
 /* ---- evaluation entry points ---------------------------------------------------------------------- */
 static PyObject *core_eval(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
@@ -343,7 +424,7 @@ static PyObject *core_eval(PyObject *module, PyObject *const *args, Py_ssize_t n
 
 static PyObject *core_flush(PyObject *module, PyObject *unused) {
   MODSTATE;
-  if (flush_current(st) < 0) return NULL;
+  if (flush_all(st) < 0) return NULL;
   Py_RETURN_NONE;
 }
 
@@ -380,7 +461,13 @@ static PyObject *core_assign(PyObject *module, PyObject *const *args, Py_ssize_t
     /* a destination the value reads (x[::-1] = x) is handled by loom_eval (a temporary on the GPU). An
      * empty destination has nothing to write, and on a GPU no memory: its NULL data would ask loom_eval
      * for a new array (made on the host), which replaced the destination's descriptor */
-    if (!s && numel(&dst->desc) > 0) s = loom_eval(gr->g, 1, &b, &dst->desc);
+    if (!s && numel(&dst->desc) > 0) { /* into a copy of the descriptor: the GIL may be released */
+      LoomArray out = dst->desc;
+      PyObject *mem = Py_NewRef(dst->buffer); /* another thread may give dst a new buffer meanwhile */
+      Py_ssize_t done;
+      s = eval_graph(st, gr, 1, &b, &out, numel(&out), out.device != LOOM_DEVICE_HOST, &done);
+      Py_DECREF(mem);
+    }
     if (s) raise_status(st, s);
     else r = Py_NewRef(Py_None);
   }
@@ -442,6 +529,7 @@ static PyObject *core_set_dump(PyObject *module, PyObject *arg) {
   MODSTATE;
   const char *words = PyUnicode_AsUTF8(arg);
   if (!words) return NULL;
+  wait_nogil_evals(st); /* the runtime reads the dump bits in every evaluation without a lock */
   LoomStatus rc = loom_set_dump(ctx_of(st), words);
   if (rc) return raise_status(st, rc);
   Py_RETURN_NONE;
@@ -555,7 +643,7 @@ static PyObject *core_set_eager(PyObject *module, PyObject *arg) {
   int old = st->eager, v = PyObject_IsTrue(arg);
   if (v < 0) return NULL;
   st->eager = v;
-  if (v && flush_current(st) < 0) return NULL;
+  if (v && flush_all(st) < 0) return NULL;
   return PyBool_FromLong(old);
 }
 
@@ -574,7 +662,8 @@ static PyObject *core_set_graph_bound(PyObject *module, PyObject *arg) {
 
 static PyObject *core_current_graph(PyObject *module, PyObject *unused) {
   MODSTATE;
-  return Py_NewRef(st->graph ? st->graph : Py_None);
+  GraphObject *gr = thread_graph(st);
+  return Py_NewRef(gr ? (PyObject *)gr : Py_None);
 }
 
 PyMethodDef eval_functions[] = {

@@ -142,7 +142,7 @@ static int core_traverse(PyObject *m, visitproc visit, void *arg) {
   Py_VISIT(st->np_ndarray);
   Py_VISIT(st->np_asarray);
   Py_VISIT(st->array_cls);
-  Py_VISIT(st->graph);
+  Py_VISIT(st->graph_key);
   Py_VISIT(st->axis_error);
   Py_VISIT(st->oom_error);
   Py_VISIT(st->linalg_error);
@@ -153,7 +153,7 @@ static int core_traverse(PyObject *m, visitproc visit, void *arg) {
 static int core_clear(PyObject *m) {
   ModState *st = state_of_module(m);
   if (!st) return 0;
-  Py_CLEAR(st->graph);
+  Py_CLEAR(st->graph_key);
   Py_CLEAR(st->array_cls);
   Py_CLEAR(st->axis_error);
   Py_CLEAR(st->oom_error);
