@@ -196,10 +196,10 @@ LLVMValueRef cg_sum_settle(Lower *L, LoomDType t, LLVMValueRef s, LLVMValueRef c
  * (the block's accumulator, holding the identity on entry); accv ends holding the whole sum. */
 void cg_host_sum_walk(Lower *L, const KPhase *ph, LLVMValueRef lo, LLVMValueRef hi, LLVMValueRef accv, BodyFn body,
                       void *arg);
-/* Vector arg-reductions: whether phase ph can take one (argmin/argmax of a non-bool value), and the
+/* Vector arg-reductions: whether phase ph can take one (argmin/argmax of a real value), and the
  * reduction itself over R points [lo, hi) into the allocas accv / acci (initialized to the identity
  * and lo by the caller). Worth it from CG_HOST_ARG_MIN_POINTS points on (the scalar fold below). */
-#define CG_HOST_ARG_MIN_POINTS 64
+#define CG_HOST_ARG_MIN_POINTS 8
 bool cg_host_arg_vectorizable(const KernelIr *k, const KPhase *ph);
 /* Offsets of O point o (decomposed over dims [0, nkeep)) into L->off. */
 void cg_host_set_o_offsets(Lower *L, LLVMValueRef o);

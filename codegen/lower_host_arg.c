@@ -3,175 +3,299 @@
  *
  * Vector arg-reductions (argmin / argmax over R points [lo, hi)). The scalar fold keeps (value, index)
  * in one dependency chain of compare, select, select per point (~13 cycles on x86), which no
- * vectorizer widens. Here R is cut into blocks of ARG_BLOCK points; for each block
+ * vectorizer widens. Here the extreme VALUE and its INDEX are found apart: R is cut into blocks of
+ * ARG_BLOCK points, and for each block
  *   1. a walk stores the block's values into a stack buffer (a plain map loop, which the loop
- *      vectorizer widens like any elementwise kernel: math calls, casts, strided loads),
- *   2. the buffer is padded with the identity to a multiple of ARG_LANES and folded ARG_LANES points
- *      at a time into per-lane (value, block-local index) vectors: lane l keeps the first extreme of
- *      the points l, l + ARG_LANES, ... (strictly better, or a first NaN: cg_arg_better on vectors),
- *   3. the lanes are folded pairwise (halves, log2(ARG_LANES) steps): the better value wins, equal
- *      values (and two NaNs) keep the smaller index, so the block's winner is its FIRST extreme,
- *   4. the winner joins the running (value, index) like one later point (strictly better only).
- * A lane that never takes keeps (identity, ARG_NONE): it only ever ties with another such lane and
- * never beats the running value, which starts at (identity, lo), so a set with no point better than
- * the identity (all -inf for argmax) gives lo as NumPy does. NaN rules and first-index ties are those
- * of the scalar fold exactly. ARG_LANES is wider than one machine vector so that LLVM splits the
- * fold into independent chains (4 zmm chains on AVX-512 for float32).
+ *      vectorizer widens like any elementwise kernel: math calls, casts, strided loads); float16
+ *      and bfloat16 values are stored as float32 and bools as uint8 (exact, and the same order),
+ *   2. the buffer's extreme value M is folded with vector max / min steps (`select(x > m, x, m)`,
+ *      one instruction on x86), ARG_WIDE_VECS vectors at a time (independent chains) and then ARG_VEC_BYTES
+ *      at a time over the rest, padded with the identity; floats also OR an "is NaN" mask,
+ *   3. when the block has a NaN, M is NaN; when M beats the running value (strictly better, or a
+ *      NaN: cg_arg_better), a search finds the FIRST j with buf[j] == M (or NaN), one vector compare
+ *      and a count of trailing zeros per ARG_VEC_BYTES of values, and (M, start + j) becomes the
+ *      running pair. A search runs only when a block improves on the running value (a few times
+ *      for random data), so a point costs one store, one load and a max.
+ * Semantics are those of the scalar fold: the first index of the extreme (equal values, -0.0 and
+ * +0.0 included, keep the earlier index: the search returns the first point equal to M), the first
+ * NaN wins, and a set with no point better than the identity (all -inf for argmax) gives lo, the
+ * index the running pair starts with. Once the running value is a NaN nothing can beat it, and the
+ * remaining blocks are skipped. Padding (the identity) never equals an M that improved on the
+ * running value, which starts at the identity. Short rows (from CG_HOST_ARG_MIN_POINTS points) take
+ * the ARG_VEC_BYTES part only: a 16-point float32 row is two vector steps, a horizontal fold and
+ * one search, with no loop-carried chain through the points.
  */
 #include <stdio.h>
 #include <string.h>
 
+#include <llvm-c/DebugInfo.h>
+
 #include "codegen/cg_lower.h"
 
 enum {
-  ARG_LANES = 64,    /* lanes of the per-lane accumulators (a power of two) */
-  ARG_BLOCK = 2048   /* points per block (a multiple of ARG_LANES); the buffer is ARG_BLOCK values */
+  ARG_VEC_BYTES = 32, /* bytes of one vector of the tail fold and of the search */
+  ARG_WIDE_VECS = 4,  /* vectors of the main fold: independent chains (max and NaN mask: 8 of the 16
+                         ymm registers; 8 vectors spilled) */
+  ARG_MAX_LANES = 128, /* the most lanes of the main fold (int8) */
+  ARG_BLOCK = 2048    /* points per block (a multiple of the main fold's lanes); the buffer holds ARG_BLOCK values */
 };
-#define ARG_NONE 0x7fffffff /* block-local index of a lane that took nothing */
 
 bool cg_host_arg_vectorizable(const KernelIr *k, const KPhase *ph) {
   if (!is_arg(ph->reduce_op)) return false;
   LoomDType vt = (LoomDType)k->instrs[ph->value].dtype;
   /* complex values (lexicographic order on a {re, im} pair) keep the scalar fold */
-  return vt != LOOM_BOOL && vt < LOOM_DTYPE_COUNT && vt != LOOM_FLOAT16 && !dtype_is_complex(vt);
+  return vt < LOOM_DTYPE_COUNT && !dtype_is_complex(vt);
+}
+
+/* The dtype the block buffer holds for values of dtype vt (same order, exact conversions). */
+static LoomDType buffer_dtype(LoomDType vt) {
+  if (vt == LOOM_FLOAT16 || vt == LOOM_BFLOAT16) return LOOM_FLOAT32;
+  if (vt == LOOM_BOOL) return LOOM_UINT8;
+  return vt;
 }
 
 typedef struct ArgFill {
   const KPhase *ph;
+  LoomDType vt, bt;
   LLVMValueRef buf, start; /* the block buffer and the block's first linear R point */
-  LLVMTypeRef vty;
+  LLVMTypeRef bty;
 } ArgFill;
 
-/* Walk body: buf[lin - start] = the phase's value at this point. */
+/* Walk body: buf[lin - start] = the phase's value at this point (as the buffer dtype). */
 static void body_fill(Lower *L, void *arg) {
   ArgFill *f = arg;
   LLVMBuilderRef b = L->m.b;
   cg_clear_cache(L);
   cg_eval_needed(L, &f->ph->value, 1);
+  LLVMValueRef v = L->cache[f->ph->value];
+  if (f->bt != f->vt) v = cg_cast(&L->m, f->vt, f->bt, v);
   LLVMValueRef j = LLVMBuildSub(b, L->lin, f->start, "");
-  LLVMBuildStore(b, L->cache[f->ph->value], LLVMBuildGEP2(b, f->vty, f->buf, &j, 1, ""));
+  LLVMBuildStore(b, v, LLVMBuildGEP2(b, f->bty, f->buf, &j, 1, ""));
   cg_clear_cache(L);
 }
 
 static LLVMValueRef splat(LLVMValueRef scalar, unsigned n) {
-  LLVMValueRef v[ARG_LANES];
+  LLVMValueRef v[ARG_MAX_LANES];
   for (unsigned i = 0; i < n; i++) v[i] = scalar;
   return LLVMConstVector(v, n);
 }
 
-/* Whether a and b are the same value for the first-index rule (floats: ==, or both NaN). */
-static LLVMValueRef same_value(Lower *L, LoomDType vt, LLVMValueRef a, LLVMValueRef b) {
-  LLVMBuilderRef bd = L->m.b;
-  if (!dtype_is_float(vt)) return LLVMBuildICmp(bd, LLVMIntEQ, a, b, "");
-  LLVMValueRef eq = LLVMBuildFCmp(bd, LLVMRealOEQ, a, b, "");
-  LLVMValueRef nn = LLVMBuildAnd(bd, LLVMBuildFCmp(bd, LLVMRealUNO, a, a, ""), LLVMBuildFCmp(bd, LLVMRealUNO, b, b, ""), "");
-  return LLVMBuildOr(bd, eq, nn, "");
+static LLVMValueRef splat_dyn(LLVMBuilderRef b, LLVMValueRef scalar, unsigned n) {
+  LLVMTypeRef vt = LLVMVectorType(LLVMTypeOf(scalar), n);
+  LLVMTypeRef i32 = LLVMInt32TypeInContext(LLVMGetTypeContext(vt));
+  LLVMValueRef one = LLVMBuildInsertElement(b, LLVMGetUndef(vt), scalar, LLVMConstInt(i32, 0, 0), "");
+  return LLVMBuildShuffleVector(b, one, LLVMGetUndef(vt), LLVMConstNull(LLVMVectorType(i32, n)), "");
 }
 
-/* Folds the lanes of (v, idx) (n lanes) pairwise into one (value, index): the block's first extreme. */
-static void fold_lanes(Lower *L, LoomReduceOp op, LoomDType vt, LLVMValueRef *v, LLVMValueRef *idx, unsigned n) {
+/* x better than m as a plain max / min (NaNs never compare better: they are tracked apart). */
+static LLVMValueRef plain_better(Lower *L, LoomReduceOp op, LoomDType t, LLVMValueRef m, LLVMValueRef x) {
+  LLVMBuilderRef b = L->m.b;
+  bool max = op == LOOM_REDUCE_ARGMAX;
+  if (dtype_is_float(t)) return LLVMBuildFCmp(b, max ? LLVMRealOGT : LLVMRealOLT, x, m, "");
+  return cg_arg_better(&L->m, op, t, m, x); /* integers: the signed / unsigned compare */
+}
+
+/* One fold step of (m, nan) with the values x. nan is an integer vector of the values' width (all
+ * ones in a lane that saw a NaN): an <n x i1> accumulator is packed to bytes on x86 and spills. */
+static void fold_step(Lower *L, LoomReduceOp op, LoomDType t, LLVMValueRef *m, LLVMValueRef *nan, LLVMValueRef x) {
+  LLVMBuilderRef b = L->m.b;
+  *m = LLVMBuildSelect(b, plain_better(L, op, t, *m, x), x, *m, "");
+  if (nan) *nan = LLVMBuildOr(b, *nan, LLVMBuildSExt(b, LLVMBuildFCmp(b, LLVMRealUNO, x, x, ""), LLVMTypeOf(*nan), ""), "");
+}
+
+/* The lanes [0, w) and [w, 2w) of v. */
+static void halves(LLVMBuilderRef b, LLVMTypeRef i32, LLVMValueRef v, unsigned w, LLVMValueRef *lo, LLVMValueRef *hi) {
+  LLVMValueRef lo_m[ARG_MAX_LANES], hi_m[ARG_MAX_LANES];
+  for (unsigned i = 0; i < w; i++) {
+    lo_m[i] = LLVMConstInt(i32, i, 0);
+    hi_m[i] = LLVMConstInt(i32, i + w, 0);
+  }
+  *lo = LLVMBuildShuffleVector(b, v, v, LLVMConstVector(lo_m, w), "");
+  *hi = LLVMBuildShuffleVector(b, v, v, LLVMConstVector(hi_m, w), "");
+}
+
+/* Folds the n lanes of (m, nan) down to w lanes (w divides n, both powers of two). */
+static void narrow(Lower *L, LoomReduceOp op, LoomDType t, LLVMValueRef *m, LLVMValueRef *nan, unsigned n, unsigned w) {
   LLVMBuilderRef b = L->m.b;
   LLVMTypeRef i32 = LLVMInt32TypeInContext(L->m.c);
-  for (unsigned w = n / 2; w >= 1; w /= 2) {
-    LLVMValueRef lo_m[ARG_LANES], hi_m[ARG_LANES];
-    for (unsigned i = 0; i < w; i++) {
-      lo_m[i] = LLVMConstInt(i32, i, 0);
-      hi_m[i] = LLVMConstInt(i32, i + w, 0);
+  for (unsigned h = n / 2; h >= w; h /= 2) {
+    LLVMValueRef a, c;
+    halves(b, i32, *m, h, &a, &c);
+    *m = a;
+    fold_step(L, op, t, m, NULL, c);
+    if (nan) {
+      halves(b, i32, *nan, h, &a, &c);
+      *nan = LLVMBuildOr(b, a, c, "");
     }
-    LLVMValueRef lm = LLVMConstVector(lo_m, w), hm = LLVMConstVector(hi_m, w);
-    LLVMValueRef av = LLVMBuildShuffleVector(b, *v, *v, lm, ""), bv = LLVMBuildShuffleVector(b, *v, *v, hm, "");
-    LLVMValueRef ai = LLVMBuildShuffleVector(b, *idx, *idx, lm, ""), bi = LLVMBuildShuffleVector(b, *idx, *idx, hm, "");
-    LLVMValueRef take = cg_arg_better(&L->m, op, vt, av, bv);
-    LLVMValueRef tie = LLVMBuildAnd(b, same_value(L, vt, av, bv), LLVMBuildICmp(b, LLVMIntSLT, bi, ai, ""), "");
-    take = LLVMBuildOr(b, take, tie, "");
-    *v = LLVMBuildSelect(b, take, bv, av, "");
-    *idx = LLVMBuildSelect(b, take, bi, ai, "");
   }
-  LLVMValueRef zero = LLVMConstInt(i32, 0, 0);
-  *v = LLVMBuildExtractElement(b, *v, zero, "");
-  *idx = LLVMBuildExtractElement(b, *idx, zero, "");
+}
+
+static LLVMValueRef cttz(Lower *L, LLVMValueRef x) {
+  LLVMTypeRef t = LLVMTypeOf(x);
+  char name[32];
+  snprintf(name, sizeof name, "llvm.cttz.i%u", LLVMGetIntTypeWidth(t));
+  LLVMTypeRef ps[2] = {t, LLVMInt1TypeInContext(L->m.c)};
+  LLVMTypeRef fty = LLVMFunctionType(t, ps, 2, 0);
+  LLVMValueRef fn = LLVMGetNamedFunction(L->m.m, name);
+  if (!fn) fn = LLVMAddFunction(L->m.m, name, fty);
+  LLVMValueRef args[2] = {x, LLVMConstInt(ps[1], 1, 0)}; /* x != 0 here */
+  return LLVMBuildCall2(L->m.b, fty, fn, args, 2, "");
+}
+
+/* A counted loop j = from, from + step, ... < to (i64 values; body emitted by the caller between
+ * loop_open and loop_close). */
+typedef struct ArgLoop {
+  LLVMValueRef jv, j;
+  LLVMBasicBlockRef head, exit;
+} ArgLoop;
+
+static ArgLoop loop_open(Lower *L, LLVMValueRef from, LLVMValueRef to, const char *name) {
+  LLVMBuilderRef b = L->m.b;
+  ArgLoop lp = {cg_entry_alloca(L, L->i64, name), NULL, cg_new_bb(L, name), cg_new_bb(L, "arg.loop.exit")};
+  LLVMBasicBlockRef body = cg_new_bb(L, "arg.loop.body");
+  LLVMBuildStore(b, from, lp.jv);
+  LLVMBuildBr(b, lp.head);
+  LLVMPositionBuilderAtEnd(b, lp.head);
+  lp.j = LLVMBuildLoad2(b, L->i64, lp.jv, "");
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, lp.j, to, ""), body, lp.exit);
+  LLVMPositionBuilderAtEnd(b, body);
+  return lp;
+}
+
+/* Closes the loop; keep_rolled: llvm.loop.unroll.disable on its back edge. A fold loop unrolled by
+ * LLVM has its NaN masks of two iterations OR-ed as <n x i1> before the widening (InstCombine), which
+ * x86 then packs to bytes and back in every iteration; one iteration already holds ARG_WIDE_VECS
+ * independent vectors. */
+static void loop_close(Lower *L, ArgLoop *lp, int64_t step, bool keep_rolled) {
+  LLVMBuilderRef b = L->m.b;
+  LLVMContextRef c = L->m.c;
+  LLVMBuildStore(b, LLVMBuildAdd(b, lp->j, cg_i64(&L->m, step), ""), lp->jv);
+  LLVMValueRef br = LLVMBuildBr(b, lp->head);
+  if (keep_rolled) {
+    LLVMMetadataRef tmp = LLVMTemporaryMDNode(c, NULL, 0);
+    LLVMMetadataRef off = LLVMMDStringInContext2(c, "llvm.loop.unroll.disable", 24);
+    LLVMMetadataRef ops[2] = {tmp, LLVMMDNodeInContext2(c, &off, 1)};
+    LLVMMetadataRef id = LLVMMDNodeInContext2(c, ops, 2);
+    LLVMMetadataReplaceAllUsesWith(tmp, id);
+    LLVMSetMetadata(br, LLVMGetMDKindIDInContext(c, "llvm.loop", 9), LLVMMetadataAsValue(c, id));
+  }
+  LLVMPositionBuilderAtEnd(b, lp->exit);
 }
 
 /* The vector arg-reduction of phase ph over R points [lo, hi) into accv / acci (allocas holding the
- * running value and index, initialized by the caller). */
+ * running value and index, initialized by the caller to the identity and lo). */
 void cg_host_arg_reduce(Lower *L, const KPhase *ph, LLVMValueRef lo, LLVMValueRef hi, LLVMValueRef accv,
                         LLVMValueRef acci) {
   const KernelIr *k = L->k;
   CgMath *m = &L->m;
   LLVMBuilderRef b = m->b;
   LoomReduceOp op = (LoomReduceOp)ph->reduce_op;
-  LoomDType vt = (LoomDType)k->instrs[ph->value].dtype;
-  LLVMTypeRef vty = cg_reg_type(m, vt), i32 = LLVMInt32TypeInContext(m->c);
-  const unsigned n = ARG_LANES;
-  LLVMTypeRef vvt = LLVMVectorType(vty, n), ivt = LLVMVectorType(i32, n);
-  LLVMValueRef buf = cg_entry_alloca(L, LLVMArrayType(vty, ARG_BLOCK), "argbuf");
+  LoomDType vt = (LoomDType)k->instrs[ph->value].dtype, bt = buffer_dtype(vt);
+  bool fl = dtype_is_float(bt);
+  LLVMTypeRef vty = cg_reg_type(m, vt), bty = cg_reg_type(m, bt);
+  LLVMTypeRef nty = LLVMIntTypeInContext(m->c, 8 * (unsigned)loom_dtype_size(bt)); /* the NaN lanes' type */
+  const unsigned nv = ARG_VEC_BYTES / (unsigned)loom_dtype_size(bt), nw = ARG_WIDE_VECS * nv;
+  LLVMTypeRef wty = LLVMVectorType(bty, nw), vvty = LLVMVectorType(bty, nv);
+  LLVMValueRef buf = cg_entry_alloca(L, LLVMArrayType(bty, ARG_BLOCK), "argbuf");
   LLVMSetAlignment(buf, 64);
-  LLVMValueRef bsv = cg_entry_alloca(L, L->i64, "argbs");
-  LLVMValueRef bestv = cg_entry_alloca(L, vvt, "argv"), besti = cg_entry_alloca(L, ivt, "argi");
-  LLVMValueRef jv = cg_entry_alloca(L, L->i64, "argj");
-  LLVMValueRef id = cg_identity(m, op, vt);
-  LLVMBuildStore(b, lo, bsv);
-  LLVMBasicBlockRef head = cg_new_bb(L, "arg.block"), fill = cg_new_bb(L, "arg.fill"), done = cg_new_bb(L, "arg.done");
-  LLVMBuildBr(b, head);
-  /* for (bs = lo; bs < hi; bs += ARG_BLOCK) */
-  LLVMPositionBuilderAtEnd(b, head);
-  LLVMValueRef bs = LLVMBuildLoad2(b, L->i64, bsv, "bs");
-  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, bs, hi, ""), fill, done);
-  LLVMPositionBuilderAtEnd(b, fill);
+  LLVMValueRef mw = cg_entry_alloca(L, wty, "argmw"), nanw = fl ? cg_entry_alloca(L, LLVMVectorType(nty, nw), "argnw") : NULL;
+  LLVMValueRef mv = cg_entry_alloca(L, vvty, "argmv"), nanv = fl ? cg_entry_alloca(L, LLVMVectorType(nty, nv), "argnv") : NULL;
+  LLVMValueRef id = cg_identity(m, op, bt);
+  LLVMBasicBlockRef done = cg_new_bb(L, "arg.done");
+
+  /* for (bs = lo; bs < hi; bs += ARG_BLOCK), left early once the running value is a NaN */
+  ArgLoop blk = loop_open(L, lo, hi, "arg.block");
+  LLVMValueRef bs = blk.j;
+  if (fl) {
+    LLVMBasicBlockRef go = cg_new_bb(L, "arg.go");
+    LLVMValueRef cur = LLVMBuildLoad2(b, vty, accv, "");
+    LLVMBuildCondBr(b, LLVMBuildFCmp(b, LLVMRealUNO, cur, cur, ""), done, go);
+    LLVMPositionBuilderAtEnd(b, go);
+  }
   LLVMValueRef be = LLVMBuildAdd(b, bs, cg_i64(m, ARG_BLOCK), "");
   be = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, hi, be, ""), hi, be, "be");
-  ArgFill f = {ph, buf, bs, vty};
+  ArgFill f = {ph, vt, bt, buf, bs, bty};
   cg_host_walk(L, k->nkeep, k->ndim, bs, be, body_fill, &f);
-  /* pad to a multiple of the lanes with the identity (never taken) */
   LLVMValueRef cnt = LLVMBuildSub(b, be, bs, "cnt");
-  LLVMValueRef nv = LLVMBuildUDiv(b, LLVMBuildAdd(b, cnt, cg_i64(m, n - 1), ""), cg_i64(m, n), "nvec");
-  LLVMValueRef padded = LLVMBuildMul(b, nv, cg_i64(m, n), "");
-  LLVMBasicBlockRef pad = cg_new_bb(L, "arg.pad"), padded_bb = cg_new_bb(L, "arg.padded");
-  LLVMBuildStore(b, cnt, jv);
-  LLVMBuildBr(b, pad);
-  LLVMPositionBuilderAtEnd(b, pad);
-  LLVMValueRef pj = LLVMBuildLoad2(b, L->i64, jv, "");
-  LLVMBasicBlockRef pad_body = cg_new_bb(L, "arg.pad.body");
-  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, pj, padded, ""), pad_body, padded_bb);
-  LLVMPositionBuilderAtEnd(b, pad_body);
-  LLVMBuildStore(b, id, LLVMBuildGEP2(b, vty, buf, &pj, 1, ""));
-  LLVMBuildStore(b, LLVMBuildAdd(b, pj, cg_i64(m, 1), ""), jv);
-  LLVMBuildBr(b, pad);
-  /* per-lane fold of the block's vectors */
-  LLVMPositionBuilderAtEnd(b, padded_bb);
-  LLVMBuildStore(b, splat(id, n), bestv);
-  LLVMBuildStore(b, splat(LLVMConstInt(i32, ARG_NONE, 0), n), besti);
-  LLVMBuildStore(b, cg_i64(m, 0), jv);
-  LLVMValueRef steps[ARG_LANES];
-  for (unsigned i = 0; i < n; i++) steps[i] = LLVMConstInt(i32, i, 0);
-  LLVMValueRef step = LLVMConstVector(steps, n);
-  LLVMBasicBlockRef vhead = cg_new_bb(L, "arg.vec"), vbody = cg_new_bb(L, "arg.vec.body"), vdone = cg_new_bb(L, "arg.vec.done");
-  LLVMBuildBr(b, vhead);
-  LLVMPositionBuilderAtEnd(b, vhead);
-  LLVMValueRef j = LLVMBuildLoad2(b, L->i64, jv, "");
-  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, j, padded, ""), vbody, vdone);
-  LLVMPositionBuilderAtEnd(b, vbody);
-  LLVMValueRef x = LLVMBuildLoad2(b, vvt, LLVMBuildGEP2(b, vty, buf, &j, 1, ""), "");
-  LLVMSetAlignment(x, 64);
-  LLVMValueRef cv = LLVMBuildLoad2(b, vvt, bestv, ""), ci = LLVMBuildLoad2(b, ivt, besti, "");
-  LLVMValueRef take = cg_arg_better(m, op, vt, cv, x);
-  LLVMValueRef j32 = LLVMBuildTrunc(b, j, i32, "");
-  LLVMValueRef jvec = LLVMBuildShuffleVector(b, LLVMBuildInsertElement(b, LLVMGetUndef(ivt), j32, LLVMConstInt(i32, 0, 0), ""),
-                                             LLVMGetUndef(ivt), LLVMConstNull(ivt), "");
-  LLVMBuildStore(b, LLVMBuildSelect(b, take, x, cv, ""), bestv);
-  LLVMBuildStore(b, LLVMBuildSelect(b, take, LLVMBuildAdd(b, jvec, step, ""), ci, ""), besti);
-  LLVMBuildStore(b, LLVMBuildAdd(b, j, cg_i64(m, n), ""), jv);
-  LLVMBuildBr(b, vhead);
-  /* the block's first extreme joins the running value like one later point */
-  LLVMPositionBuilderAtEnd(b, vdone);
-  LLVMValueRef wv = LLVMBuildLoad2(b, vvt, bestv, ""), wi = LLVMBuildLoad2(b, ivt, besti, "");
-  fold_lanes(L, op, vt, &wv, &wi, n);
-  LLVMValueRef cur = LLVMBuildLoad2(b, vty, accv, ""), curi = LLVMBuildLoad2(b, L->i64, acci, "");
-  LLVMValueRef won = cg_arg_better(m, op, vt, cur, wv);
-  LLVMBuildStore(b, LLVMBuildSelect(b, won, wv, cur, ""), accv);
-  LLVMValueRef gi = LLVMBuildAdd(b, bs, LLVMBuildZExt(b, wi, L->i64, ""), "");
-  LLVMBuildStore(b, LLVMBuildSelect(b, won, gi, curi, ""), acci);
-  LLVMBuildStore(b, be, bsv);
-  LLVMBuildBr(b, head);
+  LLVMValueRef nwide = LLVMBuildAnd(b, cnt, cg_i64(m, -(int64_t)nw), "nwide");
+  LLVMValueRef padded = LLVMBuildAnd(b, LLVMBuildAdd(b, cnt, cg_i64(m, nv - 1), ""), cg_i64(m, -(int64_t)nv), "padded");
+
+  /* 2a. the wide fold over [0, nwide) */
+  LLVMBuildStore(b, splat(id, nw), mw);
+  if (fl) LLVMBuildStore(b, LLVMConstNull(LLVMVectorType(nty, nw)), nanw);
+  ArgLoop wl = loop_open(L, cg_i64(m, 0), nwide, "arg.wide");
+  {
+    LLVMValueRef x = LLVMBuildLoad2(b, wty, LLVMBuildGEP2(b, bty, buf, &wl.j, 1, ""), "");
+    LLVMSetAlignment(x, 64);
+    LLVMValueRef acc = LLVMBuildLoad2(b, wty, mw, ""), nan = fl ? LLVMBuildLoad2(b, LLVMVectorType(nty, nw), nanw, "") : NULL;
+    fold_step(L, op, bt, &acc, fl ? &nan : NULL, x);
+    LLVMBuildStore(b, acc, mw);
+    if (fl) LLVMBuildStore(b, nan, nanw);
+  }
+  loop_close(L, &wl, nw, true);
+  /* pad [cnt, padded) with the identity (never taken), then 2b. the narrow fold over [nwide, padded) */
+  ArgLoop pl = loop_open(L, cnt, padded, "arg.pad");
+  LLVMBuildStore(b, id, LLVMBuildGEP2(b, bty, buf, &pl.j, 1, ""));
+  loop_close(L, &pl, 1, false);
+  {
+    LLVMValueRef acc = LLVMBuildLoad2(b, wty, mw, ""), nan = fl ? LLVMBuildLoad2(b, LLVMVectorType(nty, nw), nanw, "") : NULL;
+    narrow(L, op, bt, &acc, fl ? &nan : NULL, nw, nv);
+    LLVMBuildStore(b, acc, mv);
+    if (fl) LLVMBuildStore(b, nan, nanv);
+  }
+  ArgLoop nl = loop_open(L, nwide, padded, "arg.narrow");
+  {
+    LLVMValueRef x = LLVMBuildLoad2(b, vvty, LLVMBuildGEP2(b, bty, buf, &nl.j, 1, ""), "");
+    LLVMSetAlignment(x, ARG_VEC_BYTES);
+    LLVMValueRef acc = LLVMBuildLoad2(b, vvty, mv, ""), nan = fl ? LLVMBuildLoad2(b, LLVMVectorType(nty, nv), nanv, "") : NULL;
+    fold_step(L, op, bt, &acc, fl ? &nan : NULL, x);
+    LLVMBuildStore(b, acc, mv);
+    if (fl) LLVMBuildStore(b, nan, nanv);
+  }
+  loop_close(L, &nl, nv, true);
+
+  /* 3. the block's extreme M (a NaN when the block has one) against the running value */
+  LLVMValueRef acc = LLVMBuildLoad2(b, vvty, mv, ""), nan = fl ? LLVMBuildLoad2(b, LLVMVectorType(nty, nv), nanv, "") : NULL;
+  narrow(L, op, bt, &acc, fl ? &nan : NULL, nv, 1);
+  LLVMTypeRef i32 = LLVMInt32TypeInContext(m->c);
+  LLVMValueRef bm = LLVMBuildExtractElement(b, acc, LLVMConstInt(i32, 0, 0), "blockm");
+  if (fl) {
+    LLVMValueRef any = LLVMBuildExtractElement(b, nan, LLVMConstInt(i32, 0, 0), "");
+    any = LLVMBuildICmp(b, LLVMIntNE, any, LLVMConstNull(nty), "anynan");
+    bm = LLVMBuildSelect(b, any, LLVMConstReal(bty, 0.0 / 0.0), bm, "");
+  }
+  LLVMValueRef cur = LLVMBuildLoad2(b, vty, accv, "");
+  LLVMValueRef mval = bt != vt ? cg_cast(m, bt, vt, bm) : bm;
+  LLVMBasicBlockRef search = cg_new_bb(L, "arg.search"), next = cg_new_bb(L, "arg.next");
+  LLVMBuildCondBr(b, cg_arg_better(m, op, vt, cur, mval), search, next);
+  /* the first j with buf[j] == M (or a NaN, when M is one) */
+  LLVMPositionBuilderAtEnd(b, search);
+  LLVMValueRef msplat = splat_dyn(b, bm, nv);
+  ArgLoop sl = loop_open(L, cg_i64(m, 0), padded, "arg.find");
+  {
+    LLVMValueRef x = LLVMBuildLoad2(b, vvty, LLVMBuildGEP2(b, bty, buf, &sl.j, 1, ""), "");
+    LLVMSetAlignment(x, ARG_VEC_BYTES);
+    LLVMValueRef eq;
+    if (fl) {
+      LLVMValueRef mnan = LLVMBuildFCmp(b, LLVMRealUNO, bm, bm, "");
+      eq = LLVMBuildSelect(b, mnan, LLVMBuildFCmp(b, LLVMRealUNO, x, x, ""), LLVMBuildFCmp(b, LLVMRealOEQ, x, msplat, ""), "");
+    } else {
+      eq = LLVMBuildICmp(b, LLVMIntEQ, x, msplat, "");
+    }
+    LLVMValueRef bits = LLVMBuildBitCast(b, eq, LLVMIntTypeInContext(m->c, nv), "");
+    LLVMBasicBlockRef found = cg_new_bb(L, "arg.found"), more = cg_new_bb(L, "arg.more");
+    LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntNE, bits, LLVMConstNull(LLVMTypeOf(bits)), ""), found, more);
+    LLVMPositionBuilderAtEnd(b, found);
+    LLVMValueRef at = LLVMBuildAdd(b, sl.j, LLVMBuildZExt(b, cttz(L, bits), L->i64, ""), "");
+    LLVMBuildStore(b, mval, accv);
+    LLVMBuildStore(b, LLVMBuildAdd(b, bs, at, ""), acci);
+    LLVMBuildBr(b, next);
+    LLVMPositionBuilderAtEnd(b, more);
+  }
+  loop_close(L, &sl, nv, false);
+  LLVMBuildBr(b, next); /* not reached: M is one of the block's values */
+  LLVMPositionBuilderAtEnd(b, next);
+  loop_close(L, &blk, ARG_BLOCK, false);
+  LLVMBuildBr(b, done);
   LLVMPositionBuilderAtEnd(b, done);
 }
