@@ -58,6 +58,9 @@ LLVMValueRef cg_const(CgMath *m, LoomDType t, Scalar v);
 /* Converts v of dtype `from` to dtype `to` with KI_CAST semantics (ir.h). `from`/`to` may be
  * float16, meaning an LLVM half value. */
 LLVMValueRef cg_cast(CgMath *m, LoomDType from, LoomDType to, LLVMValueRef v);
+/* lower_host_cast.c: a float (float32/float64 value) -> 8/16/32-bit integer KI_CAST as vector-friendly
+ * steps (NaN -> 0, clamp, convert, truncate) on host targets (m->gpu NULL); NULL: use the intrinsic. */
+LLVMValueRef cg_host_float_to_int(CgMath *m, LoomDType to, LLVMValueRef v);
 /* Memory value (cg_mem_type) of storage dtype `st` -> register value of compute dtype `to`. */
 LLVMValueRef cg_from_mem(CgMath *m, LoomDType st, LoomDType to, LLVMValueRef v);
 /* Register value of compute dtype `from` -> memory value of storage dtype `st`. */

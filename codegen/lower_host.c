@@ -70,22 +70,36 @@ static bool calls_library(LLVMBasicBlockRef first, LLVMBasicBlockRef last) {
   return false;
 }
 
+/* Whether the comma-separated LLVM feature string `features` enables `f` ("+avx"). */
+static bool feature_on(const char *features, const char *f) {
+  size_t n = strlen(f);
+  for (const char *p = features; (p = strstr(p, f)) != NULL; p += n)
+    if ((p == features || p[-1] == ',') && (p[n] == ',' || p[n] == 0)) return true;
+  return false;
+}
+
 /* The width at which a kernel's walks are forced to vectorize: float32 lanes of the preferred vector
- * width (fn_attrs' "prefer-vector-width") when the kernel converts float16 values. LLVM 19's x86 cost
- * model prices half <-> float conversions as scalar code on hosts without AVX512-FP16 and picks 4
- * lanes for such loops, although F16C / AVX-512F convert 8 / 16 at a time (vcvtph2ps, vcvtps2ph); at
- * 4 lanes the vector math calls are the 128-bit ones too. 0: LLVM's choice. */
+ * width (fn_attrs' "prefer-vector-width") when the kernel converts float16 values; without that
+ * attribute (hosts where LLVM picks the width: AVX2) the float32 lanes of its 256-bit default (AVX;
+ * SSE: 4) where F16C converts vectors. LLVM 19's x86 cost model prices half <-> float conversions as
+ * scalar code on hosts without AVX512-FP16 and picks 4 lanes for such loops, although F16C / AVX-512F
+ * convert 8 / 16 at a time (vcvtph2ps, vcvtps2ph); at 4 lanes the vector math calls are the 128-bit
+ * ones too, and every float32 operation of the loop runs half-empty. 0: LLVM's choice. */
 static int f16_width(const KernelIr *k, const char *const *attrs, int nattrs) {
   bool f16 = false;
   for (int b = 0; b < k->nbuf && !f16; b++) f16 = k->bufs[b].dtype == LOOM_FLOAT16;
   for (int i = 0; i < k->ninstr && !f16; i++) f16 = k->instrs[i].dtype == LOOM_FLOAT16;
   if (!f16 || k->snippet) return 0;
-  for (int i = 0; i < nattrs; i++)
+  const char *features = NULL;
+  for (int i = 0; i < nattrs; i++) {
     if (!strcmp(attrs[2 * i], "prefer-vector-width")) {
       int bits = atoi(attrs[2 * i + 1]);
-      return bits >= 64 ? bits / 32 : 0;
+      if (bits >= 64) return bits / 32;
     }
-  return 0;
+    if (!strcmp(attrs[2 * i], "target-features")) features = attrs[2 * i + 1];
+  }
+  if (!features || !feature_on(features, "+f16c")) return 0; /* conversions are library calls */
+  return feature_on(features, "+avx") ? 8 : 4; /* 256-bit: LLVM's own width there, AVX-512 included */
 }
 
 /* Visits linear points [lo, hi) of dims [d0, d1) row-major; at each point L->off holds the offsets

@@ -7,10 +7,14 @@
  * cache sets (an 8 KiB stride maps every line to the same L1 set and to 8 of the L2's), so a line is
  * evicted before the next output row could use the rest of it, and every element of the transposed
  * operand costs a line from L3 or memory: 16x the bytes for float32. The tiled walk visits the full
- * rows of a range in tiles of CG_TILE_ROWS rows x CG_TILE_COLS columns: a tile reads CG_TILE_COLS lines
- * of the transposed operand, each CG_TILE_ROWS elements deep, and uses each line whole while it is in
- * cache; the contiguous operands and the output stay contiguous along each tile row (the inner loop,
- * which the vectorizer widens, loading the strided operand lane by lane).
+ * rows of a range in tiles of CG_TILE x CG_TILE points: a tile reads CG_TILE lines of the transposed
+ * operand, each CG_TILE elements deep, and uses each line whole while it is in cache. In a full tile
+ * each transposed operand that is only loaded is first staged: its block is read a column at a time
+ * (vector loads along its contiguous dim), transposed in registers by shuffles and stored to a stack
+ * tile, from which the tile's rows read it contiguously; so every operand and the output are
+ * contiguous along the inner loop, which the vectorizer widens without run-time stride checks (the
+ * strided operand's run-time stride otherwise versions the loop and runs its scalar copy). Partial
+ * tiles (the edges) read the operand in place.
  *
  * Chosen at compile time (cg_host_tiled) from the layout classes: some buffer is contiguous along the
  * second-to-last dim with a run-time stride along the last (the transposed one) and some buffer is
@@ -19,9 +23,9 @@
  */
 #include "codegen/cg_lower.h"
 
-#define CG_TILE_ROWS 16 /* rows per tile: a 64-byte line of a float32 column of the transposed operand */
-#define CG_TILE_COLS 16 /* columns per tile: lines of the transposed operand live at once (tiles of 8-64
-                           * rows x 8-64 columns measured within 10 % of each other on AVX2) */
+#define CG_TILE 16 /* rows and columns per tile: a 64-byte line of a float32 column of the transposed operand
+                    * deep, 16 such lines live at once (tiles of 8-64 rows x 8-64 columns measured within
+                    * 10 % of each other on AVX2 before staging) */
 
 bool cg_host_tiled(const KernelIr *k) {
   if (k->snippet || k->nkeep != k->ndim || k->ndim < 2) return false;
@@ -67,6 +71,107 @@ static LLVMValueRef loop_end(Lower *L, Loop *lp) {
   return br;
 }
 
+/* Whether buffer bi of k is staged in full tiles: read only by KI_LOAD (KI_OFFSET / KI_GATHER use
+ * its own offsets), contiguous along the second-to-last dim and not along the last, elements of 1-8
+ * bytes (moved as integers of that size). */
+static bool staged(const KernelIr *k, int bi) {
+  int last = k->ndim - 1;
+  const KBuffer *kb = &k->bufs[bi];
+  if (kb->is_output || kb->layout[last - 1] != KL_ONE || kb->layout[last] == KL_ONE || kb->layout[last] == KL_ZERO)
+    return false;
+  size_t sz = loom_dtype_size((LoomDType)kb->dtype);
+  if (sz != 1 && sz != 2 && sz != 4 && sz != 8) return false;
+  for (int i = 0; i < k->ninstr; i++)
+    if ((k->instrs[i].kind == KI_OFFSET || k->instrs[i].kind == KI_GATHER) && k->instrs[i].buf == bi) return false;
+  return true;
+}
+
+/* Copies the CG_TILE x CG_TILE block of buffer bi whose element (r, c) sits at offset
+ * base + r + c * scol (rows contiguous) into scratch, row-major (scratch[r * CG_TILE + c]): CG_TILE
+ * vector loads of one column each, an in-register transpose, CG_TILE vector stores. The transpose
+ * runs log2(CG_TILE) stages; the stage of bit h swaps, in each pair of vectors (i, i + h) with bit h
+ * of i clear, lanes of bit h set of vector i with lanes of bit h clear of vector i + h. An element
+ * (i, l) moves to (l, i) because every stage exchanges bit h of its vector and lane numbers where
+ * they differ. Stages with h at least a machine register's lanes only rename registers. */
+static void stage_tile(Lower *L, int bi, LLVMValueRef base, LLVMValueRef scol, LLVMValueRef scratch) {
+  CgMath *m = &L->m;
+  LLVMBuilderRef b = m->b;
+  size_t sz = loom_dtype_size((LoomDType)L->k->bufs[bi].dtype);
+  LLVMTypeRef et = LLVMIntTypeInContext(m->c, (unsigned)(8 * sz));
+  LLVMTypeRef vt = LLVMVectorType(et, CG_TILE);
+  LLVMTypeRef i32 = LLVMInt32TypeInContext(m->c);
+  LLVMValueRef v[CG_TILE];
+  for (int c = 0; c < CG_TILE; c++) {
+    LLVMValueRef off = LLVMBuildAdd(b, base, LLVMBuildMul(b, cg_i64(m, c), scol, ""), "");
+    LLVMValueRef ld = LLVMBuildLoad2(b, vt, LLVMBuildGEP2(b, et, L->base[bi], &off, 1, ""), "tcol");
+    LLVMSetAlignment(ld, dtype_align((LoomDType)L->k->bufs[bi].dtype));
+    v[c] = ld;
+  }
+  for (int h = CG_TILE / 2; h >= 1; h /= 2) {
+    LLVMValueRef lo_mask[CG_TILE], hi_mask[CG_TILE];
+    for (int l = 0; l < CG_TILE; l++) { /* lanes 0..T-1 of the first operand, T..2T-1 of the second */
+      lo_mask[l] = LLVMConstInt(i32, (unsigned)((l & h) ? CG_TILE + l - h : l), 0);
+      hi_mask[l] = LLVMConstInt(i32, (unsigned)((l & h) ? CG_TILE + l : l + h), 0);
+    }
+    LLVMValueRef mlo = LLVMConstVector(lo_mask, CG_TILE), mhi = LLVMConstVector(hi_mask, CG_TILE);
+    for (int i = 0; i < CG_TILE; i++) {
+      if (i & h) continue;
+      LLVMValueRef a = v[i], c = v[i + h];
+      v[i] = LLVMBuildShuffleVector(b, a, c, mlo, "");
+      v[i + h] = LLVMBuildShuffleVector(b, a, c, mhi, "");
+    }
+  }
+  for (int r = 0; r < CG_TILE; r++) {
+    LLVMValueRef off = cg_i64(m, (int64_t)r * CG_TILE);
+    LLVMValueRef st = LLVMBuildStore(b, v[r], LLVMBuildGEP2(b, et, scratch, &off, 1, ""));
+    LLVMSetAlignment(st, (unsigned)sz);
+  }
+}
+
+/* The rows [0, tr) x columns [c0, c0 + tc) of a tile; base: each buffer's offset at (row 0, column 0
+ * of the plane); with stage (full tiles only: tr = tc = CG_TILE), buffers with stage[bi] set are read
+ * from their transposed copies in scratch[bi] (stage_tile), contiguous along the tile's rows. */
+static void tile_points(Lower *L, LLVMValueRef q, LLVMValueRef tr, LLVMValueRef c0, LLVMValueRef tc,
+                        const LLVMValueRef *base, const LLVMValueRef *scratch, BodyFn body, void *arg) {
+  const KernelIr *k = L->k;
+  CgMath *m = &L->m;
+  LLVMBuilderRef b = m->b;
+  int nb = k->nbuf, last = k->ndim - 1, pl = last - 1;
+  LLVMValueRef *outer = L->off;
+  LLVMValueRef *inner = L->levels + (size_t)(L->depth + 1) * (size_t)nb;
+  LLVMValueRef rowo[64], saved[64];
+  if (scratch)
+    for (int bi = 0; bi < nb; bi++)
+      if (scratch[bi]) stage_tile(L, bi, LLVMBuildAdd(b, base[bi], LLVMBuildMul(b, c0, L->stride[bi * k->ndim + last], ""), ""),
+                                  L->stride[bi * k->ndim + last], scratch[bi]);
+  Loop rt = loop_begin(L, tr, "tile.row");
+  for (int bi = 0; bi < nb; bi++)
+    rowo[bi] = scratch && scratch[bi] ? LLVMBuildMul(b, rt.v, cg_i64(m, CG_TILE), "")
+                                      : LLVMBuildAdd(b, base[bi], LLVMBuildMul(b, rt.v, L->stride[bi * k->ndim + pl], ""), "");
+  LLVMValueRef lin0 = LLVMBuildAdd(b, LLVMBuildMul(b, LLVMBuildAdd(b, q, rt.v, ""), L->shape[last], ""), c0, "");
+  Loop jt = loop_begin(L, tc, "tile.j");
+  LLVMValueRef cur = LLVMBuildAdd(b, c0, jt.v, "");
+  for (int bi = 0; bi < nb; bi++) {
+    saved[bi] = L->base[bi];
+    if (scratch && scratch[bi]) {
+      inner[bi] = LLVMBuildAdd(b, rowo[bi], jt.v, "");
+      L->base[bi] = scratch[bi];
+    } else {
+      inner[bi] = LLVMBuildAdd(b, rowo[bi], LLVMBuildMul(b, cur, L->stride[bi * k->ndim + last], ""), "");
+    }
+  }
+  L->off = inner;
+  L->depth++;
+  L->lin = LLVMBuildAdd(b, lin0, jt.v, "");
+  body(L, arg);
+  L->depth--;
+  L->off = outer;
+  for (int bi = 0; bi < nb; bi++) L->base[bi] = saved[bi];
+  LLVMValueRef back = loop_end(L, &jt);
+  if (L->force_vf > 1) cg_host_force_width(L, back);
+  loop_end(L, &rt);
+}
+
 /* Full rows [q0, q1) (rows: linear indices over dims [0, last)) in tiles. */
 static void tiled_rows(Lower *L, LLVMValueRef q0, LLVMValueRef q1, BodyFn body, void *arg) {
   const KernelIr *k = L->k;
@@ -79,11 +184,20 @@ static void tiled_rows(Lower *L, LLVMValueRef q0, LLVMValueRef q1, BodyFn body, 
   }
   LLVMValueRef ncol = L->shape[last], nrow = L->shape[pl];
   LLVMValueRef *outer = L->off;
-  LLVMValueRef *inner = L->levels + (size_t)(L->depth + 1) * (size_t)nb;
-  LLVMValueRef base[64], rowo[64];
+  LLVMValueRef base[64], scratch[64];
   if (nb > 64) {
     diag_error(m->d, LOOM_ERR_INTERNAL, "codegen: %d buffers in a tiled walk (at most 64)", nb);
     return;
+  }
+  bool any_staged = false;
+  for (int bi = 0; bi < nb; bi++) {
+    scratch[bi] = NULL;
+    if (!staged(k, bi)) continue;
+    size_t sz = loom_dtype_size((LoomDType)k->bufs[bi].dtype);
+    LLVMTypeRef at = LLVMArrayType(LLVMIntTypeInContext(m->c, (unsigned)(8 * sz)), CG_TILE * CG_TILE);
+    scratch[bi] = cg_entry_alloca(L, at, "tile.stage");
+    LLVMSetAlignment(scratch[bi], 64);
+    any_staged = true;
   }
   LLVMValueRef qv = cg_entry_alloca(L, L->i64, "tile.q");
   LLVMBuildStore(b, q0, qv);
@@ -101,35 +215,33 @@ static void tiled_rows(Lower *L, LLVMValueRef q0, LLVMValueRef q1, BodyFn body, 
       idx[d] = rem;
     }
   }
-  /* rows of this tile: at most CG_TILE_ROWS, within q's plane (dim pl) and the range */
-  LLVMValueRef tr = smin(b, cg_i64(m, CG_TILE_ROWS), LLVMBuildSub(b, nrow, idx[pl], ""));
+  /* rows of this tile: at most CG_TILE, within q's plane (dim pl) and the range */
+  LLVMValueRef tr = smin(b, cg_i64(m, CG_TILE), LLVMBuildSub(b, nrow, idx[pl], ""));
   tr = smin(b, tr, LLVMBuildSub(b, q1, q, ""));
   for (int bi = 0; bi < nb; bi++) {
     LLVMValueRef o = outer[bi];
     for (int d = 0; d <= pl; d++) o = LLVMBuildAdd(b, o, LLVMBuildMul(b, idx[d], L->stride[bi * k->ndim + d], ""), "");
     base[bi] = o;
   }
-  LLVMValueRef ntc = LLVMBuildUDiv(b, LLVMBuildAdd(b, ncol, cg_i64(m, CG_TILE_COLS - 1), ""), cg_i64(m, CG_TILE_COLS), "");
+  LLVMValueRef ntc = LLVMBuildUDiv(b, LLVMBuildAdd(b, ncol, cg_i64(m, CG_TILE - 1), ""), cg_i64(m, CG_TILE), "");
   Loop ct = loop_begin(L, ntc, "tile.col");
-  LLVMValueRef c0 = LLVMBuildMul(b, ct.v, cg_i64(m, CG_TILE_COLS), "c0");
-  LLVMValueRef tc = smin(b, cg_i64(m, CG_TILE_COLS), LLVMBuildSub(b, ncol, c0, ""));
-  Loop rt = loop_begin(L, tr, "tile.row");
-  for (int bi = 0; bi < nb; bi++)
-    rowo[bi] = LLVMBuildAdd(b, base[bi], LLVMBuildMul(b, rt.v, L->stride[bi * k->ndim + pl], ""), "");
-  LLVMValueRef lin0 = LLVMBuildAdd(b, LLVMBuildMul(b, LLVMBuildAdd(b, q, rt.v, ""), ncol, ""), c0, "");
-  Loop jt = loop_begin(L, tc, "tile.j");
-  LLVMValueRef cur = LLVMBuildAdd(b, c0, jt.v, "");
-  for (int bi = 0; bi < nb; bi++)
-    inner[bi] = LLVMBuildAdd(b, rowo[bi], LLVMBuildMul(b, cur, L->stride[bi * k->ndim + last], ""), "");
-  L->off = inner;
-  L->depth++;
-  L->lin = LLVMBuildAdd(b, lin0, jt.v, "");
-  body(L, arg);
-  L->depth--;
-  L->off = outer;
-  LLVMValueRef back = loop_end(L, &jt);
-  if (L->force_vf > 1) cg_host_force_width(L, back);
-  loop_end(L, &rt);
+  LLVMValueRef c0 = LLVMBuildMul(b, ct.v, cg_i64(m, CG_TILE), "c0");
+  LLVMValueRef tc = smin(b, cg_i64(m, CG_TILE), LLVMBuildSub(b, ncol, c0, ""));
+  if (any_staged) { /* full tiles read the transposed buffers from their staged copies */
+    LLVMValueRef full = LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntEQ, tr, cg_i64(m, CG_TILE), ""),
+                                     LLVMBuildICmp(b, LLVMIntEQ, tc, cg_i64(m, CG_TILE), ""), "");
+    LLVMBasicBlockRef fb = cg_new_bb(L, "tile.full"), pb = cg_new_bb(L, "tile.partial"), jb = cg_new_bb(L, "tile.next");
+    LLVMBuildCondBr(b, full, fb, pb);
+    LLVMPositionBuilderAtEnd(b, fb);
+    tile_points(L, q, cg_i64(m, CG_TILE), c0, cg_i64(m, CG_TILE), base, scratch, body, arg);
+    LLVMBuildBr(b, jb);
+    LLVMPositionBuilderAtEnd(b, pb);
+    tile_points(L, q, tr, c0, tc, base, NULL, body, arg);
+    LLVMBuildBr(b, jb);
+    LLVMPositionBuilderAtEnd(b, jb);
+  } else {
+    tile_points(L, q, tr, c0, tc, base, NULL, body, arg);
+  }
   loop_end(L, &ct);
   LLVMValueRef qn = LLVMBuildAdd(b, q, tr, "");
   LLVMBuildStore(b, qn, qv);

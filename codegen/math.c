@@ -356,6 +356,8 @@ LLVMValueRef cg_cast(CgMath *m, LoomDType from, LoomDType to, LLVMValueRef v) {
   }
   if (is_float(from)) { /* saturating, NaN -> 0 */
     if (from == LOOM_FLOAT16) v = LLVMBuildFPExt(b, v, LLVMFloatTypeInContext(m->c), "");
+    LLVMValueRef hv = cg_host_float_to_int(m, to, v); /* host: the same function, vectorizable */
+    if (hv) return hv;
     LLVMTypeRef tys[2] = {tt, LLVMTypeOf(v)};
     return cg_intrinsic(m, is_signed(to) ? "llvm.fptosi.sat" : "llvm.fptoui.sat", tys, 2, &v, 1);
   }
