@@ -141,8 +141,9 @@ def _from_numpy(a, copy=True, device=None):
     if copy and a.ndim > 1 and a.size > 1:
         perm = _layout_perm(a.shape, a.strides, a.itemsize, "K")
         if perm != tuple(range(a.ndim)):  # copy the axes in memory order, then view them back
-            r = _from_numpy(numpy.ascontiguousarray(a.transpose(perm)), True, device)
-            return r.transpose(_inverse_perm(perm))
+            r = _from_numpy(numpy.ascontiguousarray(a.transpose(perm)), True, device).transpose(_inverse_perm(perm))
+            r._base = None  # a copy: it owns its memory (flags.owndata, .base)
+            return r
     src = (a,) if a.dtype != _BF16 else (a.view(numpy.uint16), False, _BF16_CODE)  # no buffer format
     if copy:
         kind, index = _cur() if device is None else device

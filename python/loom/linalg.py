@@ -325,12 +325,12 @@ def pinv(a, rcond=None, hermitian=False, *, rtol=_NoValue):
     """The Moore-Penrose pseudo-inverse of each matrix: V diag(1/s) U^T over the singular values above
     rcond * max(s) (rcond: 1e-15, or rtol; rtol=None: max(M, N) * eps)."""
     a = _matrix(a, "pinv")
-    dt = _float_dtype(a)
     m, n = a.shape[-2:]
+    if builtins.min(m, n) == 0:  # NumPy's: empty matrices give an empty result of the input's own dtype
+        return zeros(a.shape[:-2] + (n, m), dtype=a.dtype)
+    dt = _float_dtype(a)
     if rcond is None:
         rcond = 1e-15 if rtol is _NoValue else (builtins.max(m, n) * numpy.finfo(dt).eps if rtol is None else rtol)
-    if builtins.min(m, n) == 0:
-        return zeros(a.shape[:-2] + (n, m), dtype=dt)
     u, s, vh = svd(a, full_matrices=False)
     rc = asarray(rcond, dtype=s.dtype)
     cut = amax(s, axis=-1, keepdims=True) * (_reshape(rc, rc.shape + (1,)) if rc.ndim else rc)

@@ -159,3 +159,31 @@ def test_shape_rejects_bools_and_floats(shape):
 def test_shape_takes_integers_and_0d_integer_arrays(shape):
     assert loom.zeros(shape).shape == np.zeros(shape).shape
     assert loom.empty(shape).shape == np.empty(shape).shape
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.float32, np.complex128, np.bool_])
+@pytest.mark.parametrize("shape", [(3, 0), (0, 3), (0, 0), (0, 2, 3), (2, 0, 3)])
+def test_pinv_of_empty_keeps_numpy_dtype(dtype, shape):
+    a = np.zeros(shape, dtype)
+    want = np.linalg.pinv(a)
+    got = loom.linalg.pinv(loom.asarray(a))
+    assert got.shape == want.shape and got.dtype == want.dtype
+
+
+@pytest.mark.parametrize("shape", [(1, 3, 1), (3,), (0, 2), (), (2, 1), (1, 1), (2, 3)])
+@pytest.mark.parametrize("order", ["C", "F", "A", "K"])
+def test_array_from_numpy_strides_and_owndata(shape, order):
+    for src in (np.ones(shape), np.asfortranarray(np.ones(shape))):
+        want = np.array(src, order=order)
+        got = loom.array(src, order=order)
+        assert got.strides == want.strides
+        assert got.flags.owndata == want.flags.owndata and got.base is None
+
+
+@pytest.mark.parametrize("make", [lambda: loom.empty((2, 3), order="F"), lambda: loom.zeros((2, 3, 4), order="F"),
+                                  lambda: loom.ones((2, 3)).copy(order="F"),
+                                  lambda: loom.asarray(np.asfortranarray(np.arange(6.0).reshape(2, 3)))])
+def test_fortran_arrays_own_their_memory(make):
+    a = make()
+    assert a.flags.f_contiguous and a.flags.owndata and a.base is None
+    assert a.T.base is a and not a.T.flags.owndata and a[0].base is a
