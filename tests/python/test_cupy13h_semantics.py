@@ -1,6 +1,9 @@
 """NumPy semantics CuPy's own suite found missing (tests/cupy/README.md, issue 13): linalg.eig / eigvals,
 lstsq's rank type, ndarray.flags.owndata of views, tobytes, conj of real arrays, fill's scalar rule,
 positional ufunc outputs and shape arguments; each checked against NumPy."""
+import contextlib
+import warnings
+
 import numpy as np
 import pytest
 
@@ -187,3 +190,38 @@ def test_fortran_arrays_own_their_memory(make):
     a = make()
     assert a.flags.f_contiguous and a.flags.owndata and a.base is None
     assert a.T.base is a and not a.T.flags.owndata and a[0].base is a
+
+
+@pytest.mark.parametrize("name", ["1", "a-b", "", "x y", "caf\u00e9", 3])
+def test_kernel_names_must_be_identifiers(name):
+    with pytest.raises(ValueError, match="kernel name"):
+        loom.ElementwiseKernel("T x", "T y", "y = x", name)
+    with pytest.raises(ValueError, match="kernel name"):
+        loom.ReductionKernel("T x", "T y", "x", "a + b", "y = a", "0", name=name)
+
+
+def test_kernel_with_a_valid_name_runs():
+    k = loom.ElementwiseKernel("T x", "T y", "y = x * 2", "_twice9")
+    np.testing.assert_array_equal(k(loom.arange(4)).get(), np.arange(4) * 2)
+
+
+@pytest.mark.parametrize("fn", ["sum", "prod", "mean"])
+@pytest.mark.parametrize("dtype,warns", [(np.float32, True), (np.int64, True), (np.complex128, False),
+                                         (np.bool_, False)])
+def test_reduction_of_complex_into_real_warns_as_numpy(fn, dtype, warns):
+    if fn == "mean" and dtype == np.bool_:
+        return
+    x = (np.arange(4) + 1j).astype(np.complex64)
+    with pytest.warns(np.exceptions.ComplexWarning) if warns else _no_complex_warning():
+        want = getattr(x, fn)(dtype=dtype)
+    with pytest.warns(np.exceptions.ComplexWarning) if warns else _no_complex_warning():
+        got = getattr(loom.asarray(x), fn)(dtype=dtype)
+    assert got.dtype == want.dtype
+    np.testing.assert_allclose(got.get(), want, rtol=1e-6)
+
+
+@contextlib.contextmanager
+def _no_complex_warning():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", np.exceptions.ComplexWarning)
+        yield
