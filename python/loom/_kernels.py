@@ -52,6 +52,8 @@ def _param_codes(params):
 
 def _check_kernel_name(name):
     """A kernel's name becomes a symbol of the generated code: it must be a C identifier (CuPy's rule)."""
+    if isinstance(name, str) and "\x00" in name:
+        raise ValueError(f"Invalid kernel name {name!r}: it contains a NUL byte")
     if not isinstance(name, str) or not name.isidentifier() or not name.isascii():
         raise ValueError(f"Invalid kernel name {name!r}: use a C identifier (ASCII letters, digits and '_', "
                          "not starting with a digit)")
