@@ -56,14 +56,22 @@ def _default_dtype(dtype, fallback):
 
 
 def _shape_tuple(shape):
+    """A shape argument as a tuple of Python ints, by NumPy's rules: an integer (a 0-d integer array
+    too) or a sequence of them; bools and floats are TypeError."""
     if shape is None:
         raise TypeError("Use () not None as shape arguments")
-    if isinstance(shape, (int, numpy.integer)):
-        return (operator.index(shape),)
     try:
-        return tuple(operator.index(s) for s in shape)
+        if isinstance(shape, (int, numpy.integer)) or getattr(shape, "ndim", None) == 0:
+            return (_shape_int(shape),)
+        return tuple(_shape_int(s) for s in shape)
     except TypeError:
         raise TypeError(f"shape must be an int or a sequence of ints, not {shape!r}") from None
+
+
+def _shape_int(s):
+    if isinstance(s, (bool, numpy.bool_)):
+        raise TypeError("a bool is not a length")
+    return operator.index(s)
 
 
 def _norm_axis(axis, ndim):
@@ -133,8 +141,9 @@ def _from_numpy(a, copy=True, device=None):
     if copy and a.ndim > 1 and a.size > 1:
         perm = _layout_perm(a.shape, a.strides, a.itemsize, "K")
         if perm != tuple(range(a.ndim)):  # copy the axes in memory order, then view them back
-            r = _from_numpy(numpy.ascontiguousarray(a.transpose(perm)), True, device)
-            return r.transpose(_inverse_perm(perm))
+            r = _from_numpy(numpy.ascontiguousarray(a.transpose(perm)), True, device).transpose(_inverse_perm(perm))
+            r._base = None  # a copy: it owns its memory (flags.owndata, .base)
+            return r
     src = (a,) if a.dtype != _BF16 else (a.view(numpy.uint16), False, _BF16_CODE)  # no buffer format
     if copy:
         kind, index = _cur() if device is None else device

@@ -1,6 +1,8 @@
 """_creation.py: making loom arrays: from Python and NumPy data, from GPU objects (the CUDA Array
 Interface, DLPack), filled (empty, zeros, ones, full, *_like), ranges (arange, linspace) and eye.
 """
+import builtins
+
 import numpy
 
 from . import _core
@@ -44,10 +46,25 @@ def array(obj, dtype=None, copy=True, order="K", subok=False, ndmin=0, *, blocki
         if a.dtype == object:
             raise ValueError("Unsupported dtype object: loom arrays hold numbers (bool, int, float, complex), "
                              "not Python objects")
-        r = _from_numpy(a, copy=True)
+        if o == "F" and a.ndim > 1 and a.strides != _contiguous_strides(a.shape, a.itemsize, "F"):
+            # NumPy's array(order='F') has F strides also where the data is C- and F-contiguous at once
+            # (axes of size 1), which asarray leaves as they are: the reversed axes copied in C order
+            r = _from_numpy(numpy.ascontiguousarray(a.T), copy=True).T
+            r._base = None  # its own copy
+        else:
+            r = _from_numpy(a, copy=True)
     if ndmin > r.ndim:
         r = r.reshape((1,) * (ndmin - r.ndim) + r.shape)
     return r
+
+
+def _contiguous_strides(shape, itemsize, order):
+    """The strides of a new `order` ('C' or 'F') array of shape, NumPy's (a size-1 axis too)."""
+    strides, step = [0] * len(shape), itemsize
+    for ax in (range(len(shape) - 1, -1, -1) if order == "C" else range(len(shape))):
+        strides[ax] = step
+        step *= builtins.max(shape[ax], 1)
+    return tuple(strides)
 
 
 def _check_new_strides(shape, dtype, strides):
@@ -202,6 +219,7 @@ def _empty_in_order(shape, dtype, zero, device, perm=None):
     a = _core.empty(tuple(shape[p] for p in perm), _code(d), zero, *(_cur() if device is None else device))
     if perm != tuple(range(n)):
         a = a.transpose(_inverse_perm(perm))
+        a._base = None  # the allocation is this array's alone: it owns its memory (flags.owndata, .base)
     return a
 
 

@@ -50,6 +50,15 @@ def _param_codes(params):
     return tuple(out)
 
 
+def _check_kernel_name(name):
+    """A kernel's name becomes a symbol of the generated code: it must be a C identifier (CuPy's rule)."""
+    if isinstance(name, str) and "\x00" in name:
+        raise ValueError(f"Invalid kernel name {name!r}: it contains a NUL byte")
+    if not isinstance(name, str) or not name.isidentifier() or not name.isascii():
+        raise ValueError(f"Invalid kernel name {name!r}: use a C identifier (ASCII letters, digits and '_', "
+                         "not starting with a digit)")
+
+
 def _stream_spec(stream):
     """None (the current stream) or (kind, index, handle, restore) for loom._core."""
     if stream is None:
@@ -115,6 +124,7 @@ class ElementwiseKernel(_core.UserKernel, _Introspect):
 
     def __init__(self, in_params, out_params, operation, name="kernel", reduce_dims=True, preamble="",
                  no_return=False, return_tuple=False, loop_prep="", after_loop="", options=(), **kwargs):
+        _check_kernel_name(name)
         flags = (_NO_RETURN if no_return else 0) | (_RETURN_TUPLE if return_tuple else 0)
         codes = _param_codes(in_params) + _param_codes(out_params)
         _core.uk_elementwise(self, str(in_params), str(out_params), str(operation), str(name),
@@ -145,6 +155,7 @@ class ReductionKernel(_Introspect):
 
     def __init__(self, in_params, out_params, map_expr, reduce_expr, post_map_expr, identity, name="reduce_kernel",
                  reduce_type=None, reduce_dims=True, preamble="", options=(), **kwargs):
+        _check_kernel_name(name)
         codes = _param_codes(in_params) + _param_codes(out_params)
         ident = "0" if identity is None else str(identity)
         self._k = _core.uk_reduction(str(in_params), str(out_params), str(map_expr), str(reduce_expr),

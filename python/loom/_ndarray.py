@@ -131,7 +131,8 @@ class ndarray(_core.Array):
     @property
     def flags(self):
         sh, st, it = self.shape, self.strides, self.itemsize
-        return _Flags(_contiguous(sh, st, it, "C"), _contiguous(sh, st, it, "F"), True)
+        # owndata: False for a view of another array's memory (its .base), as NumPy's and CuPy's
+        return _Flags(_contiguous(sh, st, it, "C"), _contiguous(sh, st, it, "F"), self.base is None)
 
     @property
     def data(self):
@@ -261,6 +262,10 @@ class ndarray(_core.Array):
     def tolist(self):
         return self._np().tolist()
 
+    def tobytes(self, order="C"):
+        """The raw bytes of the elements in `order` ('C', 'F', 'A' or 'K': NumPy's rules), from the host."""
+        return self._np().tobytes(order)
+
     def __reduce__(self):
         return (_creation.array, (self.get(order="A"),))  # a Fortran-ordered array stays so
 
@@ -380,6 +385,10 @@ class ndarray(_core.Array):
         return self._view_of_me(_core.view(self, off, v.shape, v.strides, code))
 
     def fill(self, value):
+        """Every element set to value, a scalar or a 0-d array (NumPy's rule: a sequence is ValueError)."""
+        if getattr(value, "ndim", 0) != 0 or isinstance(value, (list, tuple)):
+            raise ValueError("fill: the value must be a scalar or a 0-d array (setting an array element "
+                             "with a sequence)")
         self[...] = value
 
     def _geometry_base(self):
@@ -576,8 +585,12 @@ class ndarray(_core.Array):
         return _index_dtype(_reductions.argmax(self, axis, out, keepdims), dtype, out)
     def clip(self, min=None, max=None, out=None): return _math.clip(self, min, max, out)
     def round(self, decimals=0, out=None): return _math.around(self, decimals, out)
-    def conj(self): return _complex.conjugate(self)
-    def conjugate(self): return _complex.conjugate(self)
+    def conj(self): return self.conjugate()
+
+    def conjugate(self):
+        """The complex conjugate; a real (or bool) array is itself, as NumPy's and CuPy's method."""
+        return _complex.conjugate(self) if self.dtype.kind == "c" else self
+
     def dot(self, b, out=None): return _products.dot(self, b, out)
     def nonzero(self): return _indexing.nonzero(self)
     def take(self, indices, axis=None, out=None, mode="raise"):

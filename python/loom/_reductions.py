@@ -4,12 +4,13 @@ nodes, and those built from them (var, std, count_nonzero).
 import builtins
 import functools
 import operator
+import warnings
 
 import numpy
 
 from . import _core
 from ._common import _OPS, _code, _norm_axis, _axes_tuple
-from ._ndarray import _finish
+from ._ndarray import _finish, _ComplexWarning
 from ._creation import asarray
 from ._math import sqrt
 
@@ -19,6 +20,8 @@ _RED = {"sum": 0, "prod": 1, "min": 2, "max": 3, "mean": 4, "any": 5, "all": 6, 
 def _reduce(name, a, axis, dtype, out, keepdims):
     a = asarray(a)
     axes, code = _axes_tuple(axis), -1 if dtype is None else _code(dtype)
+    if code >= 0 and a.dtype.kind == "c" and numpy.dtype(dtype).kind not in "cb":  # NumPy's cast warning
+        warnings.warn("Casting complex values to real discards the imaginary part", _ComplexWarning, stacklevel=3)
     if axes == ():
         # No axis reduced (NumPy's axis=()): each element is a reduction of itself, its identity combined
         # with it (sum: -0.0 + 0 is +0.0; any: x != 0), in the dtype the reduction gives. Computed as the

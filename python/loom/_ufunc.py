@@ -77,6 +77,7 @@ class ufunc:
             if len(out) > self.nout:
                 raise TypeError(f"{self.__name__}() takes from {self.nin} to {self.nargs} positional arguments but "
                                 f"{len(args)} were given")
+            out = out + (None,) * (self.nout - len(out))  # NumPy: the outputs not given positionally are new
         if out is None:
             return (None,) * self.nout
         if not isinstance(out, tuple):

@@ -12,7 +12,8 @@ matrix_rank, matrix norms) is ordinary loom operations, lazy and fused. Matrix p
 tensordot, vecdot, multi_dot, matrix_power) are graph nodes (loom._products). Errors follow NumPy:
 numpy.linalg.LinAlgError for a singular or non-positive-definite matrix and for arrays of fewer than two
 dims. float32, float64, complex64 and complex128 (integers and bools as float64); singular values and
-eigenvalues are real.
+eigh's eigenvalues are real. eig and eigvals (general matrices; no geev in loom_linalg yet) are LAPACK's
+through NumPy on the host, their results complex as CuPy's.
 """
 import builtins
 import collections
@@ -23,7 +24,7 @@ import numpy
 from numpy.linalg import LinAlgError
 
 from . import _core
-from ._common import _code
+from ._common import _code, _from_numpy
 from ._creation import asarray, arange, eye, zeros
 from ._math import absolute, sqrt, log, sign, reciprocal
 from ._reductions import amax, amin, sum, prod, count_nonzero
@@ -37,6 +38,7 @@ _core.set_linalg_error(LinAlgError)
 _LU, _SOLVE, _CHOLESKY, _QR, _SVD, _EIGH = range(6)
 _UPPER, _COMPLETE, _VALUES_ONLY = 1, 2, 4
 
+EigResult = collections.namedtuple("EigResult", ["eigenvalues", "eigenvectors"])
 EighResult = collections.namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
 QRResult = collections.namedtuple("QRResult", ["Q", "R"])
 SlogdetResult = collections.namedtuple("SlogdetResult", ["sign", "logabsdet"])
@@ -228,6 +230,36 @@ def _eigh(a, uplo, flags):
     return tuple(_cast(r, a.dtype) for r in res) if a.dtype == numpy.float16 else res
 
 
+def eig(a):
+    """Eigenvalues and right eigenvectors (columns of unit length) of general square matrices.
+
+    As CuPy's, the results are complex (complex64 from float32 and complex64, else complex128) even where
+    every eigenvalue is real (NumPy then returns real arrays); an empty stack gives empty arrays of the
+    dtypes NumPy gives. loom's solver layer has no geev yet: LAPACK's, through NumPy on the host (a GPU
+    array is copied there and back, as loom's other NumPy-computed functions, README)."""
+    w, v = _geev(a, "eig", True)
+    return EigResult(w, v)
+
+
+def eigvals(a):
+    """The eigenvalues of general square matrices, complex as eig's."""
+    return _geev(a, "eigvals", False)[0]
+
+
+def _geev(a, name, vectors):
+    a = _matrix(a, name, square=True)
+    dt = _float_dtype(a)
+    cdt = numpy.result_type(dt, numpy.complex64)
+    h = a._np().astype(dt)
+    if h.size == 0:
+        res = (numpy.empty(h.shape[:-1], dt), numpy.empty(h.shape, dt))  # NumPy's: the input's float dtype
+    elif vectors:
+        res = tuple(r.astype(cdt, copy=False) for r in numpy.linalg.eig(h))
+    else:
+        res = (numpy.linalg.eigvals(h).astype(cdt, copy=False),)
+    return tuple(_from_numpy(r, copy=True, device=a._device) for r in res)
+
+
 def _lu_parts(a):
     """(diagonal of U, the permutation's sign) of each matrix's LU factorization."""
     a = _matrix(a, "det", square=True)
@@ -274,11 +306,11 @@ def lstsq(a, b, rcond=None):
         rdt = numpy.empty(0, dt).real.dtype
         res = sum(_abs2(b2), axis=0) if m > n else zeros((0,), dtype=rdt)
         s = zeros((0,), dtype=rdt)
-        return (x[:, 0] if vec else x), res, 0, s
+        return (x[:, 0] if vec else x), res, numpy.int32(0), s
     u, s, vh = svd(a, full_matrices=False)
     cut = amax(s) * rc
     big = _core.binary(_core.ops["gt"], s, cut)
-    rank = int(count_nonzero(big))
+    rank = numpy.int32(int(count_nonzero(big)))  # NumPy's type for the rank
     s_inv = where(big, reciprocal(s), 0)
     x = matmul(_herm(vh), _reshape(s_inv, (s.shape[0], 1)) * matmul(_herm(u), b2))
     if rank == n and m > n:
@@ -293,12 +325,12 @@ def pinv(a, rcond=None, hermitian=False, *, rtol=_NoValue):
     """The Moore-Penrose pseudo-inverse of each matrix: V diag(1/s) U^T over the singular values above
     rcond * max(s) (rcond: 1e-15, or rtol; rtol=None: max(M, N) * eps)."""
     a = _matrix(a, "pinv")
-    dt = _float_dtype(a)
     m, n = a.shape[-2:]
+    if builtins.min(m, n) == 0:  # NumPy's: empty matrices give an empty result of the input's own dtype
+        return zeros(a.shape[:-2] + (n, m), dtype=a.dtype)
+    dt = _float_dtype(a)
     if rcond is None:
         rcond = 1e-15 if rtol is _NoValue else (builtins.max(m, n) * numpy.finfo(dt).eps if rtol is None else rtol)
-    if builtins.min(m, n) == 0:
-        return zeros(a.shape[:-2] + (n, m), dtype=dt)
     u, s, vh = svd(a, full_matrices=False)
     rc = asarray(rcond, dtype=s.dtype)
     cut = amax(s, axis=-1, keepdims=True) * (_reshape(rc, rc.shape + (1,)) if rc.ndim else rc)
@@ -594,6 +626,6 @@ def tensorinv(a, ind=2):
     return _reshape(inv(_reshape(a, (-1, n))), inv_shape)
 
 
-__all__ = ["LinAlgError", "tensorsolve", "tensorinv", "solve", "inv", "cholesky", "qr", "svd", "svdvals", "eigh", "eigvalsh", "det", "slogdet",
+__all__ = ["LinAlgError", "tensorsolve", "tensorinv", "solve", "inv", "cholesky", "qr", "svd", "svdvals", "eigh", "eigvalsh", "eig", "eigvals", "det", "slogdet",
            "lstsq", "pinv", "cond", "matrix_rank", "matrix_power", "multi_dot", "norm", "vector_norm", "matrix_norm",
            "matmul", "tensordot", "vecdot", "matrix_transpose", "outer", "diagonal", "trace", "cross"]

@@ -4,6 +4,7 @@ import loom as _loom
 
 from .. import _shim
 from . import internal  # noqa: F401
+from .internal import get_size  # noqa: F401
 from ._accelerator import get_reduction_accelerators, get_routine_accelerators  # noqa: F401
 from ._accelerator import set_reduction_accelerators, set_routine_accelerators  # noqa: F401
 from ._reduction import create_reduction_func  # noqa: F401
@@ -13,12 +14,6 @@ ndarray = _loom.ndarray
 array = _loom.array
 ElementwiseKernel = _loom.ElementwiseKernel
 ReductionKernel = _loom.ReductionKernel
-
-
-def get_size(size):
-    """CuPy's size argument as a shape tuple (None: ()), by loom's own shape normalisation."""
-    from loom._common import _shape_tuple
-    return () if size is None else _shape_tuple(size)
 
 
 def __getattr__(name):

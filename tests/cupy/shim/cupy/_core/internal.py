@@ -10,6 +10,12 @@ def prod(args):
     return _math.prod(_operator.index(a) for a in args)
 
 
+def get_size(size):
+    """CuPy's size argument as a shape tuple (None: ()), by loom's own shape normalisation."""
+    from loom._common import _shape_tuple
+    return () if size is None else _shape_tuple(size)
+
+
 def __getattr__(name):
     if name.startswith("__"):
         raise AttributeError(name)
