@@ -151,12 +151,23 @@ def _cfft(name, a, s, axes, norm, inverse):
     if not _on_library(x):
         return _host(name, x, s, axes, norm)
     s, axes = _norm_axes(x, s, axes, name)
+    if _repeats(axes):
+        one = ifft if inverse else fft
+        for ax, n in reversed(list(zip(axes, s))):
+            x = one(x, n, ax, norm)
+        return x
     x = _cast(x, _complex_type(x))
     for ax, n in zip(axes, s):
         x = _resize(x, ax, n)
     if not axes:
         return x.copy()
     return _scaled(_c2c_axes(x, axes, inverse), norm, math.prod(s), inverse)
+
+
+def _repeats(axes):
+    """Whether an axis is transformed twice: then each transform pads or crops its own input, in NumPy's
+    order (the last axis first; the inverse real one: the others first), so the passes run one by one."""
+    return len(set(axes)) < len(axes)
 
 
 def _one_axis(n, axis):
@@ -222,6 +233,11 @@ def _rfftn(name, a, s, axes, norm):
     s, axes = _norm_axes(x, s, axes, name)
     if not axes:
         raise ValueError(f"{name}: at least one axis is needed")
+    if _repeats(axes):
+        x = rfft(x, s[-1], axes[-1], norm)
+        for ax, n in reversed(list(zip(axes[:-1], s[:-1]))):
+            x = fft(x, n, ax, norm)
+        return x
     x = _real_input(x, name)
     for ax, n in zip(axes, s):
         x = _resize(x, ax, n)
@@ -244,6 +260,10 @@ def _irfftn(name, a, s, axes, norm):
         s[-1] = 2 * (x.shape[axes[-1]] - 1)
         if s[-1] < 1:
             raise ValueError(f"Invalid number of FFT data points ({s[-1]}) specified.")
+    if _repeats(axes):
+        for ax, n in zip(axes[:-1], s[:-1]):
+            x = ifft(x, n, ax, norm)
+        return irfft(x, s[-1], axes[-1], norm)
     x = _cast(x, _complex_type(x))
     for ax, n in zip(axes[:-1], s[:-1]):
         x = _resize(x, ax, n)

@@ -63,7 +63,7 @@ REAL_CASES = [  # shape, s, axes
     ((3, 6, 10, 7), None, None),      # rank 4: a group of 3 and one complex pass
     ((5, 8, 6), (7, 11), (0, 2)),     # s pads, axes not trailing
     ((5, 8, 6), (3, 4), (2, 1)),      # s crops, axes reversed
-    ((9, 4, 5), (9, 12, 5), None),    # pad the middle axis only
+    ((9, 4, 5), (9, 12, 5), (0, 1, 2)),  # pad the middle axis only
     ((7, 6), (7,), (0,)),             # one axis, the first
 ]
 
@@ -124,7 +124,7 @@ def test_padded_transforms(calls, monkeypatch, fused, dtype):
     monkeypatch.setenv("LOOM_FFT_FUSED_PAD", fused)
     x = rand((5, 7), dtype) if dtype != np.int32 else np.arange(35, dtype=np.int32).reshape(5, 7) - 17
     single = dtype in (np.float32, np.complex64)
-    for s, axes in [((8, 9), None), ((5, 16), None), ((3, 10), None), ((11,), (0,)), ((6, 6, 4), (0, 1, 0))]:
+    for s, axes in [((8, 9), (0, 1)), ((5, 16), (0, 1)), ((3, 10), (0, 1)), ((11,), (0,)), ((6, 6, 4), (0, 1, 0))]:
         got = loom.fft.fftn(loom.asarray(x), s=s, axes=axes)
         close(got, np.fft.fftn(x.astype(np.complex128), s=s, axes=axes), single)
         got = loom.fft.ifft2(loom.asarray(x), s=s[:2] if len(s) >= 2 else None) if len(s) >= 2 else None
@@ -195,3 +195,15 @@ def test_padded_input_is_copied_once(calls):
     finally:
         del os.environ["LOOM_FFT_FUSED_PAD"]
     assert fused < concatenated
+
+
+@pytest.mark.parametrize("s,axes", [(None, (1, 1)), ((6, 5, 4), (0, 1, 0)), ((3, 8, 7), (1, 0, 1))])
+def test_repeated_axes_pad_per_pass(calls, s, axes):
+    """An axis transformed twice: each pass pads or crops its own input, in NumPy's order."""
+    x = rand((5, 6), np.float64)
+    close(loom.fft.rfftn(loom.asarray(x), s=s, axes=axes), np.fft.rfftn(x, s=s, axes=axes), False)
+    close(loom.fft.fftn(loom.asarray(x), s=s, axes=axes), np.fft.fftn(x, s=s, axes=axes), False)
+    c = rand((5, 6), np.complex128, seed=3)
+    close(loom.fft.ifftn(loom.asarray(c), s=s, axes=axes), np.fft.ifftn(c, s=s, axes=axes), False)
+    if s is not None:
+        close(loom.fft.irfftn(loom.asarray(c), s=s, axes=axes), np.fft.irfftn(c, s=s, axes=axes), False)

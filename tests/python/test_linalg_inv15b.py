@@ -28,7 +28,7 @@ def check(a, dtype):
     g = got.get()
     single = np.dtype(dtype) in (np.float32, np.complex64)
     tol = 2e-4 if single else 1e-10
-    np.testing.assert_allclose(g, want, rtol=0, atol=tol * max(1.0, float(np.max(np.abs(want)))))
+    np.testing.assert_allclose(g, want, rtol=0, atol=tol * max(1.0, float(np.abs(want).max(initial=0.0))))
     eye = np.broadcast_to(np.eye(a.shape[-1]), a.shape)
     np.testing.assert_allclose(a.astype(np.complex128) @ g.astype(np.complex128), eye, rtol=0, atol=50 * tol)
 
