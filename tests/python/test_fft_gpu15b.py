@@ -84,10 +84,10 @@ def test_rfftn_irfftn_match_numpy(calls, shape, s, axes, norm, dtype):
     for s_inv in (None, s):
         if s_inv is None and ax is not None and len(ax) != len(set(ax)):
             continue
-        got = loom.fft.irfftn(loom.asarray(c), s=s_inv, axes=ax, norm=norm)
-        want = np.fft.irfftn(c.astype(np.complex128), s=s_inv, axes=ax, norm=norm)
-        assert got.dtype == expected_dtype(c, True)
-        close(got, want, single)
+        back = loom.fft.irfftn(loom.asarray(c), s=s_inv, axes=ax, norm=norm)
+        want_back = np.fft.irfftn(c.astype(np.complex128), s=s_inv, axes=ax, norm=norm)
+        assert back.dtype == expected_dtype(c, True)
+        close(back, want_back, single)
 
 
 @pytest.mark.parametrize("n_last", [8, 9])  # even and odd output lengths of the complex-to-real plan
