@@ -4,7 +4,16 @@ enable_nd_planning (default True): a multi-dimensional transform on a GPU is pla
 over up to three axes; False transforms one axis per call (CuPy's 1-D plans in sequence). The results
 agree to rounding. As in CuPy 14 the setting is deprecated: reading or writing it warns
 (DeprecationWarning). Host arrays are transformed by NumPy's pocketfft, which has no such choice.
+
+Two environment switches (read at each call, for A/B runs; both default on) choose how the device path
+builds its library calls:
+LOOM_FFT_REAL_ND=0: multi-dim real transforms as a 1-d real transform of the last axis plus complex ones of
+  the others (a transposed copy per pass) instead of one real-to-complex / complex-to-real plan over up to
+  three trailing axes.
+LOOM_FFT_FUSED_PAD=0: the zero-padding of n= / s= as a concatenate per axis (a new array each) instead of a
+  lazy clipped gather per axis that fuses, with the dtype cast, into the one copy made for the library.
 """
+import os
 import sys
 import types
 import warnings
@@ -15,6 +24,19 @@ _state = {"nd_planning": True}
 def _nd_planning():
     """The setting, read without the deprecation warning (for loom.fft itself)."""
     return _state["nd_planning"]
+
+
+def _switch(name):
+    """An environment switch of the device path: on unless set to 0 / off / false / no."""
+    return os.environ.get(name, "1").strip().lower() not in ("0", "off", "false", "no")
+
+
+def _real_nd():
+    return _switch("LOOM_FFT_REAL_ND")
+
+
+def _fused_pad():
+    return _switch("LOOM_FFT_FUSED_PAD")
 
 
 def _deprecated():

@@ -7,8 +7,10 @@ the transformed axes are moved last and made contiguous (a lazy copy, skipped wh
 right), the input is cropped or zero-padded to the lengths asked for, the library transforms up to three
 trailing dims over the batch of the others in one call, and the result is viewed back in the caller's
 axis order; norm= scales the unnormalized transform by a lazy multiply (it fuses with what follows).
-Multi-dim real transforms are one real-to-complex transform of the last axis and complex transforms of
-the others (the inverse the other way round). Host arrays are transformed by NumPy's pocketfft (BSD
+Multi-dim real transforms are one real-to-complex plan over the last axis and up to two more trailing
+ones, then complex transforms of the others (the inverse the other way round); n= / s= zero-padding is a
+lazy clipped gather that fuses with the dtype cast into the library's input copy (_fft_config.py has the
+environment switches that turn both off for A/B runs). Host arrays are transformed by NumPy's pocketfft (BSD
 licence) on loom's host memory, without copies: libloom has no host FFT library of its own. Results
 follow NumPy 2: float32 / complex64 inputs give complex64 (float32 for the inverse real transforms),
 everything else complex128 / float64.
@@ -87,13 +89,22 @@ def _norm_axes(x, s, axes, name):
 
 
 def _resize(x, axis, n):
-    """x cropped or zero-padded to n along axis."""
+    """x cropped or zero-padded to n along axis. The padding is lazy (config._fused_pad): a gather of the
+    positions clipped to m - 1, zeroed past m, so the pads of every axis and the cast before them fuse into
+    the one copy that _transform makes for the library."""
     m = x.shape[axis]
     if n == m:
         return x
     if n < m:
         key = (slice(None),) * axis + (slice(0, n),)
         return x[key]
+    if m and config._fused_pad():
+        from ._indexing import where
+        where_on_axis = [1] * x.ndim
+        where_on_axis[axis] = n
+        k = _core.movement(0, _core.iota((n,)), tuple(where_on_axis), None, None)  # positions 0..n-1 on axis
+        g = _core.gather(x, k, axis, 2)  # mode 2: positions past m - 1 read x's last (clipped)
+        return where(k < m, g, numpy.zeros((), dtype=x.dtype)[()])
     from ._manipulation import concatenate
     shape = list(x.shape)
     shape[axis] = n - m
@@ -140,12 +151,23 @@ def _cfft(name, a, s, axes, norm, inverse):
     if not _on_library(x):
         return _host(name, x, s, axes, norm)
     s, axes = _norm_axes(x, s, axes, name)
+    if _repeats(axes):
+        one = ifft if inverse else fft
+        for ax, n in reversed(list(zip(axes, s))):
+            x = one(x, n, ax, norm)
+        return x
     x = _cast(x, _complex_type(x))
     for ax, n in zip(axes, s):
         x = _resize(x, ax, n)
     if not axes:
         return x.copy()
     return _scaled(_c2c_axes(x, axes, inverse), norm, math.prod(s), inverse)
+
+
+def _repeats(axes):
+    """Whether an axis is transformed twice: then each transform pads or crops its own input, in NumPy's
+    order (the last axis first; the inverse real one: the others first), so the passes run one by one."""
+    return len(set(axes)) < len(axes)
 
 
 def _one_axis(n, axis):
@@ -188,6 +210,21 @@ def _real_input(x, name):
     return _cast(x, numpy.float32 if x.dtype == numpy.float32 else numpy.float64)
 
 
+def _real_group(axes):
+    """The trailing axes that one real-to-complex (complex-to-real) library call transforms: the last axis
+    (the real one) and up to two distinct axes before it, so a 2-d or 3-d real transform is one plan with
+    no transposed copies between passes (config._real_nd; 1 axis when it or nd planning is off). The other
+    axes are complex transforms, before (inverse) or after (forward) the group: transforms of distinct
+    axes commute, so the result is NumPy's last-axis-first order."""
+    per_call = 3 if config._nd_planning() and config._real_nd() else 1
+    group = [axes[-1]]
+    for ax in reversed(axes[:-1]):
+        if len(group) == per_call or ax in group:
+            break
+        group.insert(0, ax)
+    return group
+
+
 def _rfftn(name, a, s, axes, norm):
     _check_norm(norm)
     x = asarray(a)
@@ -196,11 +233,17 @@ def _rfftn(name, a, s, axes, norm):
     s, axes = _norm_axes(x, s, axes, name)
     if not axes:
         raise ValueError(f"{name}: at least one axis is needed")
+    if _repeats(axes):
+        x = rfft(x, s[-1], axes[-1], norm)
+        for ax, n in reversed(list(zip(axes[:-1], s[:-1]))):
+            x = fft(x, n, ax, norm)
+        return x
     x = _real_input(x, name)
     for ax, n in zip(axes, s):
         x = _resize(x, ax, n)
-    x = _transform(x, [axes[-1]], _R2C)
-    x = _c2c_axes(x, axes[:-1], False)
+    group = _real_group(axes)
+    x = _transform(x, group, _R2C)
+    x = _c2c_axes(x, axes[:len(axes) - len(group)], False)
     return _scaled(x, norm, math.prod(s), False)
 
 
@@ -217,12 +260,17 @@ def _irfftn(name, a, s, axes, norm):
         s[-1] = 2 * (x.shape[axes[-1]] - 1)
         if s[-1] < 1:
             raise ValueError(f"Invalid number of FFT data points ({s[-1]}) specified.")
+    if _repeats(axes):
+        for ax, n in zip(axes[:-1], s[:-1]):
+            x = ifft(x, n, ax, norm)
+        return irfft(x, s[-1], axes[-1], norm)
     x = _cast(x, _complex_type(x))
     for ax, n in zip(axes[:-1], s[:-1]):
         x = _resize(x, ax, n)
     x = _resize(x, axes[-1], s[-1] // 2 + 1)
-    x = _c2c_axes(x, axes[:-1], True)
-    x = _transform(x, [axes[-1]], _C2R, s[-1])
+    group = _real_group(axes)
+    x = _c2c_axes(x, axes[:len(axes) - len(group)], True)
+    x = _transform(x, group, _C2R, s[-1])
     return _scaled(x, norm, math.prod(s), True)
 
 
