@@ -101,16 +101,20 @@ enum { CG_GPU_ELEMENTWISE = 0, CG_GPU_ROW = 1, CG_GPU_COL = 2 };
 #define CG_SCAN_LB_STATUS 16
 #define CG_SCAN_LB_ITEMS 8      /* the default points per thread (asked for; see cg_scan_lb_items) */
 #define CG_SCAN_LB_ITEMS_MAX 32
-#define CG_SCAN_LB_TILE_BYTES_MAX 32768 /* a staged tile's shared memory, under the 48 KB static limit */
+#define CG_SCAN_LB_SHARED_MAX 45056 /* bytes of a block's staged tile and thread slots: under 48 KB static */
 /* Points per thread of a look-back tile of `block` threads when `asked` (a power of two) are asked for:
- * half of them for 16-byte accumulators (complex128), halved again until the tile is at most
- * CG_SCAN_LB_TILE_BYTES_MAX bytes, at least 1. The defaults: 8, or 4 for complex128. */
-static inline int cg_scan_lb_items_of(int block, int asked, int acc_size) {
+ * half of them for 16-byte accumulators (complex128), halved again while the staged tile (a pad slot
+ * per 32) and the block's thread slots, value_size bytes each, exceed CG_SCAN_LB_SHARED_MAX; at least 1.
+ * The defaults: 8, or 4 for complex128. */
+static inline int cg_scan_lb_items_of(int block, int asked, int acc_size, int value_size) {
   int k = acc_size > 8 ? asked / 2 : asked;
-  while (k > 1 && (int64_t)block * k * (acc_size > 0 ? acc_size : 1) > CG_SCAN_LB_TILE_BYTES_MAX) k /= 2;
+  int64_t v = value_size > 0 ? value_size : 1;
+  while (k > 1 && v * ((int64_t)block * k + (int64_t)block * k / 32 + block) > CG_SCAN_LB_SHARED_MAX) k /= 2;
   return k < 1 ? 1 : k;
 }
-static inline int cg_scan_lb_items(int acc_size) { return cg_scan_lb_items_of(CG_SCAN_LB_BLOCK, CG_SCAN_LB_ITEMS, acc_size); }
+static inline int cg_scan_lb_items(int acc_size) {
+  return cg_scan_lb_items_of(CG_SCAN_LB_BLOCK, CG_SCAN_LB_ITEMS, acc_size, acc_size);
+}
 static inline int64_t cg_scan_lb_tile(int acc_size) { return (int64_t)CG_SCAN_LB_BLOCK * cg_scan_lb_items(acc_size); }
 /* A look-back scan kernel's tile shape travels in CgGpuKernel.part_lanes (look-back kernels have no
  * part, so no partv): block << 8 | items; 0 (code from before the knobs) means the defaults above. */

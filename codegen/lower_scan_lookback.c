@@ -35,7 +35,8 @@
  * Knobs (read once per process; non-default values go into the target description, the cache key):
  *  LOOM_GPU_SCAN_LB_BLOCK   threads per block, 64..1024, a power of two (default 256);
  *  LOOM_GPU_SCAN_LB_ITEMS   points per thread for accumulators up to 8 bytes, 1..32, a power of two
- *                           (default 8; halved for complex128 and while the tile exceeds 32 KB);
+ *                           (default 8; halved for complex128 and while the staged tile and the
+ *                           thread slots exceed 44 KB: codegen.h cg_scan_lb_items_of);
  *  LOOM_GPU_SCAN_LB_BACKOFF nanoseconds a look-back wave sleeps before re-reading a window that still
  *                           had an empty status (NVIDIA sm_70+ `nanosleep`; default 0: spin).
  * The launcher's LOOM_GPU_SCAN_LB_GRID caps the grid (runtime/gpu/gpu_launch_policy.c).
@@ -455,7 +456,7 @@ void cg_gpu_scan_lookback(Lower *L, LLVMValueRef item, const GpuEntry *e) {
   s.st = s.at == LOOM_BOOL ? LLVMInt8TypeInContext(m->c) : s.t;
   const LbKnobs *kn = lb_knobs();
   s.block = kn->block < s.wave ? s.wave : kn->block;
-  s.items = cg_scan_lb_items_of(s.block, kn->items, e->acc_size);
+  s.items = cg_scan_lb_items_of(s.block, kn->items, e->acc_size, (int)loom_dtype_size(s.at));
   s.backoff = kn->backoff;
   s.nvptx = !strncmp(LLVMGetTarget(m->m), "nvptx", 5);
   s.nwave = s.block / s.wave;
@@ -496,7 +497,8 @@ void cg_gpu_scan_lookback(Lower *L, LLVMValueRef item, const GpuEntry *e) {
 void cg_gpu_scan_lookback_trim(LLVMModuleRef mod, const KernelIr *k, CgGpuKernel *gk) {
   if (!cg_gpu_scan_lookback_kernel(k, gk)) return;
   const LbKnobs *kn = lb_knobs(); /* a tile shape other than the default travels in part_lanes (codegen.h) */
-  int block = kn->block < gk->wave ? gk->wave : kn->block, items = cg_scan_lb_items_of(block, kn->items, gk->acc_size);
+  int block = kn->block < gk->wave ? gk->wave : kn->block;
+  int items = cg_scan_lb_items_of(block, kn->items, gk->acc_size, (int)loom_dtype_size((LoomDType)k->phases[0].acc_dtype));
   if (block != CG_SCAN_LB_BLOCK || items != cg_scan_lb_items(gk->acc_size)) gk->part_lanes = cg_scan_lb_pack(block, items);
   if (!gk->part[0]) return;
   LLVMValueRef f = LLVMGetNamedFunction(mod, gk->part);

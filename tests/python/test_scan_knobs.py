@@ -25,10 +25,11 @@ PTXAS = shutil.which("ptxas") or ("/usr/local/cuda/bin/ptxas" if os.path.exists(
 GPU = loom.cuda.is_available()
 
 
-def items_of(block, asked, acc_size):
-    """codegen.h cg_scan_lb_items_of, written again here: half for 16-byte accumulators, tile <= 32 KB."""
-    k = asked // 2 if acc_size > 8 else asked
-    while k > 1 and block * k * acc_size > 32768:
+def items_of(block, asked, value_size):
+    """codegen.h cg_scan_lb_items_of, written again here: half for complex128; the staged tile (a pad
+    slot per 32) and the thread slots within 44 KB (ptxas: 48 KB of static shared memory an entry)."""
+    k = asked // 2 if value_size > 8 else asked
+    while k > 1 and value_size * (block * k + block * k // 32 + block) > 45056:
         k //= 2
     return max(k, 1)
 
@@ -96,7 +97,7 @@ def assemble(ptx, tmp):
     assert p.returncode == 0, p.stderr[-3000:]
 
 
-ACC = {"f32": 4, "i32": 8, "f64": 8, "c128": 16, "fused": 4}
+SIZE = {"f32": 4, "i32": 8, "f64": 8, "c128": 16, "fused": 4}  # bytes of a scanned value
 
 # (block, items, backoff): the sweep's settings (bench/scan_sweep.py), the extremes of each knob
 SETTINGS = [(256, 8, 0), (256, 16, 0), (512, 16, 0), (256, 32, 0), (512, 8, 0), (1024, 8, 0), (128, 32, 0),
@@ -109,17 +110,17 @@ def test_knob_setting_compiles_and_scans(block, items, backoff, tmp_path):
     env = {"LOOM_GPU_SCAN_LB_BLOCK": str(block), "LOOM_GPU_SCAN_LB_ITEMS": str(items)}
     if backoff:
         env["LOOM_GPU_SCAN_LB_BACKOFF"] = str(backoff)
-    # three tiles and a bit of the largest tile asked for (the look-back runs across tiles); GPU: bigger
+    # three tiles and a bit of the tile asked for (the look-back runs across tiles); GPU: bigger
     n = (1 << 22) + 3 if GPU else 3 * block * items + 5
     out, err = run_child(env, n)
     assert "ignored" not in err, err
     for name, ptx in out["ptx"].items():
         assert not ptx.startswith("unavailable"), ptx[:200]
         e = lookback_entry(ptx)
-        k = items_of(block, items, ACC[name])
+        k = items_of(block, items, SIZE[name])
         # the staged tile: block * k values and a pad slot per 32 (bytes: one ld.shared / st.shared array)
         sizes = [int(s) for s in re.findall(r"\.shared \.align \d+ \.b8 \S*scanlb\S*tile\S*\[(\d+)\]", ptx)]
-        want = (block * k + block * k // 32) * ACC[name]
+        want = (block * k + block * k // 32) * SIZE[name]
         assert want in sizes, (name, sizes, want)
         if block != 256:
             assert re.search(r"\.maxntid\s+%d\b" % block, e), f"{name}: no .maxntid {block}"
