@@ -113,6 +113,10 @@ LoomStatus cg_lower_gpu(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef mod, c
  * " scan2" in their describe string when it is off, so kernels compiled either way have their own disk
  * cache keys. */
 bool cg_gpu_scan_lookback_on(void);
+/* The scan part of a GPU target's description: " scan2" with LOOM_GPU_SCAN_LOOKBACK=0, else the
+ * look-back knobs that differ from the defaults (" scanlb512x16", " lbsleep100": lower_scan_lookback.c),
+ * "" by default; so kernels compiled under other knobs never share a cache entry. */
+const char *cg_gpu_scan_tag(void);
 
 /* The CgTarget functions of every GPU target (t->state is the target's state, beginning with a
  * CgGpuTarget): compile (the shared flow above, under g->lock), release, describe. */

@@ -88,20 +88,41 @@ typedef void (*CgColFn)(const int64_t *shape, void *const *bufs, const int64_t *
  *   of the partials of the parts before it), which the launcher runs in that order for long rows.
  *   With the single-pass look-back scan (codegen/lower_scan_lookback.c; LOOM_GPU_SCAN_LOOKBACK not
  *   "0" when the kernel was compiled) a ROW scan has `main` and `finishb` but no `part`: `finishb`
- *   then runs blocks of exactly CG_SCAN_LB_BLOCK threads; nparts (extra word 0) is the tiles per row,
- *   ceil(nr / cg_scan_lb_tile(acc_size)), and extra word 1 the scratch (cg_scan_lb_bytes: a 32-bit
+ *   then runs blocks of exactly B threads (B and the points per thread K: part_lanes, cg_scan_lb_pack;
+ *   LOOM_GPU_SCAN_LB_BLOCK / _ITEMS when compiled); nparts (extra word 0) is the tiles per row,
+ *   ceil(nr / (B * K)), and extra word 1 the scratch (cg_scan_lb_bytes: a 32-bit
  *   ticket counter at byte 0, 8-byte status words from CG_SCAN_LB_STATUS, then aggregate and inclusive
  *   values of acc_size bytes). The launcher runs it twice on the stream: with extra word 2 = tiles + 1
- *   (clear: item i zeroes status words [i * CG_SCAN_LB_BLOCK, (i + 1) * CG_SCAN_LB_BLOCK) below tiles,
+ *   (clear: item i zeroes status words [i * B, (i + 1) * B) below tiles,
  *   item 0 the counter; nparts then sized so that no * nparts items cover them), then with word 2 = 0
  *   (the scan: any grid; each block takes tiles from the counter). */
 enum { CG_GPU_ELEMENTWISE = 0, CG_GPU_ROW = 1, CG_GPU_COL = 2 };
-#define CG_SCAN_LB_BLOCK 256
+#define CG_SCAN_LB_BLOCK 256 /* the default threads per look-back block */
 #define CG_SCAN_LB_STATUS 16
-#define CG_SCAN_LB_ITEMS_MAX 8
-/* Points per thread of a look-back tile: 8, or 4 for 16-byte accumulators (complex128). */
-static inline int cg_scan_lb_items(int acc_size) { return acc_size > 8 ? 4 : CG_SCAN_LB_ITEMS_MAX; }
+#define CG_SCAN_LB_ITEMS 8      /* the default points per thread (asked for; see cg_scan_lb_items) */
+#define CG_SCAN_LB_ITEMS_MAX 32
+#define CG_SCAN_LB_SHARED_MAX 45056 /* bytes of a block's staged tile and thread slots: under 48 KB static */
+/* Points per thread of a look-back tile of `block` threads when `asked` (a power of two) are asked for:
+ * half of them for 16-byte accumulators (complex128), halved again while the staged tile (a pad slot
+ * per 32) and the block's thread slots, value_size bytes each, exceed CG_SCAN_LB_SHARED_MAX; at least 1.
+ * The defaults: 8, or 4 for complex128. */
+static inline int cg_scan_lb_items_of(int block, int asked, int acc_size, int value_size) {
+  int k = acc_size > 8 ? asked / 2 : asked;
+  int64_t v = value_size > 0 ? value_size : 1;
+  while (k > 1 && v * ((int64_t)block * k + (int64_t)block * k / 32 + block) > CG_SCAN_LB_SHARED_MAX) k /= 2;
+  return k < 1 ? 1 : k;
+}
+static inline int cg_scan_lb_items(int acc_size) {
+  return cg_scan_lb_items_of(CG_SCAN_LB_BLOCK, CG_SCAN_LB_ITEMS, acc_size, acc_size);
+}
 static inline int64_t cg_scan_lb_tile(int acc_size) { return (int64_t)CG_SCAN_LB_BLOCK * cg_scan_lb_items(acc_size); }
+/* A look-back scan kernel's tile shape travels in CgGpuKernel.part_lanes (look-back kernels have no
+ * part, so no partv): block << 8 | items; 0 (code from before the knobs) means the defaults above. */
+static inline int32_t cg_scan_lb_pack(int block, int items) { return (int32_t)(block << 8 | items); }
+static inline int cg_scan_lb_block_of(int32_t packed) { return packed > 0 ? (int)(packed >> 8) : CG_SCAN_LB_BLOCK; }
+static inline int cg_scan_lb_items_packed(int32_t packed, int acc_size) {
+  return packed > 0 ? (int)(packed & 255) : cg_scan_lb_items(acc_size);
+}
 /* Scratch bytes for `tiles` tiles (no * nparts) of acc_size-byte values. */
 static inline uint64_t cg_scan_lb_bytes(int64_t tiles, int acc_size) {
   uint64_t values = ((uint64_t)CG_SCAN_LB_STATUS + 8u * (uint64_t)tiles + 15u) & ~(uint64_t)15;

@@ -4,7 +4,9 @@
  * `part` entry, which is how the launcher tells the two protocols apart). One read and one write of
  * the data, against two reads and a write for the two-entry split of lower_scan.c.
  *
- * Tiles: each row's R is cut into tiles of CG_SCAN_LB_BLOCK * items points (cg_scan_lb_tile); tile
+ * Tiles: each row's R is cut into tiles of B * K points (B threads, K items each; codegen.h
+ * cg_scan_lb_items_of; the defaults 256 and 8, LOOM_GPU_SCAN_LB_BLOCK / LOOM_GPU_SCAN_LB_ITEMS for A/B
+ * timings, in the target description through cg_gpu_scan_tag and in the kernel's part_lanes); tile
  * (o, part) is item part * no + o, and a block takes its items in launch order from a ticket counter
  * (an atomic add at the head of every item of the grid-stride loop) rather than from blockIdx: a tile
  * waits only for tiles of smaller tickets, taken earlier by blocks that are running, so the wait always
@@ -30,7 +32,17 @@
  * Float sums and products: where the look-back stops depends on timing, so the association of the
  * tiles' aggregates, and the last bits of float results, may change from run to run (integers, min and
  * max do not). float16 / bfloat16 scans round every combine as lower_scan.c describes.
+ * Knobs (read once per process; non-default values go into the target description, the cache key):
+ *  LOOM_GPU_SCAN_LB_BLOCK   threads per block, 64..1024, a power of two (default 256);
+ *  LOOM_GPU_SCAN_LB_ITEMS   points per thread for accumulators up to 8 bytes, 1..32, a power of two
+ *                           (default 8; halved for complex128 and while the staged tile and the
+ *                           thread slots exceed 44 KB: codegen.h cg_scan_lb_items_of);
+ *  LOOM_GPU_SCAN_LB_BACKOFF nanoseconds a look-back wave sleeps before re-reading a window that still
+ *                           had an empty status (NVIDIA sm_70+ `nanosleep`; default 0: spin).
+ * The launcher's LOOM_GPU_SCAN_LB_GRID caps the grid (runtime/gpu/gpu_launch_policy.c).
  */
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -49,6 +61,47 @@ bool cg_gpu_scan_lookback_on(void) {
   return v != 0;
 }
 
+typedef struct LbKnobs {
+  int block, items, backoff;
+  char tag[64];
+} LbKnobs;
+
+/* A power of two in [lo, hi] from environment variable name, else def (a warning when set otherwise). */
+static int knob_pow2(const char *name, int def, int lo, int hi) {
+  const char *s = getenv(name);
+  if (!s || !*s) return def;
+  char *end = NULL;
+  long v = strtol(s, &end, 10);
+  if (*end || v < lo || v > hi || (v & (v - 1))) {
+    fprintf(stderr, "loom: %s=%s ignored: give a power of two from %d to %d (default %d)\n", name, s, lo, hi, def);
+    return def;
+  }
+  return (int)v;
+}
+
+static LbKnobs knobs;
+static pthread_once_t knobs_once = PTHREAD_ONCE_INIT;
+
+static void read_knobs(void) {
+  LbKnobs n = {.block = knob_pow2("LOOM_GPU_SCAN_LB_BLOCK", CG_SCAN_LB_BLOCK, 64, 1024),
+               .items = knob_pow2("LOOM_GPU_SCAN_LB_ITEMS", CG_SCAN_LB_ITEMS, 1, CG_SCAN_LB_ITEMS_MAX)};
+  const char *b = getenv("LOOM_GPU_SCAN_LB_BACKOFF");
+  long ns = b && *b ? strtol(b, NULL, 10) : 0;
+  n.backoff = ns < 0 ? 0 : ns > 100000 ? 100000 : (int)ns;
+  if (n.block != CG_SCAN_LB_BLOCK || n.items != CG_SCAN_LB_ITEMS)
+    snprintf(n.tag, sizeof n.tag, " scanlb%dx%d", n.block, n.items);
+  if (n.backoff) snprintf(n.tag + strlen(n.tag), sizeof n.tag - strlen(n.tag), " lbsleep%d", n.backoff);
+  knobs = n;
+}
+
+/* Read once per process: the codegen and the target description agree. */
+static const LbKnobs *lb_knobs(void) {
+  pthread_once(&knobs_once, read_knobs);
+  return &knobs;
+}
+
+const char *cg_gpu_scan_tag(void) { return !cg_gpu_scan_lookback_on() ? " scan2" : lb_knobs()->tag; }
+
 bool cg_gpu_scan_lookback_kernel(const KernelIr *k, const CgGpuKernel *gk) {
   return cg_gpu_scan_lookback_on() && k->nphase == 1 && k->phases[0].kind == KP_SCAN && gk->strategy == CG_GPU_ROW &&
          gk->finishb[0];
@@ -59,8 +112,10 @@ typedef struct Lb {
   const KPhase *ph;
   LoomDType at;
   LLVMTypeRef t, st;       /* register type of the scanned values; their type in shared memory */
-  int items, wave, nwave;  /* items per thread, threads per wave, waves per block */
+  int block, items, wave, nwave; /* threads per block, items per thread, threads per wave, waves per block */
   bool packed;             /* value and flag in one 64-bit status word */
+  bool nvptx;              /* the module's target (the nanosleep backoff, the maxntid bound) */
+  int backoff;             /* ns a look-back wave sleeps before re-reading an incomplete window */
   LLVMValueRef tid, lane, warp;
   LLVMValueRef tile_sm, thr_sm, wave_sm, misc_sm, ticket_sm; /* shared arrays */
   LLVMValueRef scratch;    /* i8 pointer (global) */
@@ -215,7 +270,20 @@ static LLVMValueRef look_back(Lb *s, LLVMValueRef o, LLVMValueRef part, LLVMValu
   LLVMValueRef word;
   LLVMValueRef flag = LLVMBuildSelect(b, valid, load_status(s, idx, &word), i32c(s, FLAG_INCLUSIVE), "");
   LLVMValueRef empty = m->gpu->ballot(m, LLVMBuildICmp(b, LLVMIntEQ, flag, i32c(s, 0), ""));
-  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntNE, empty, LLVMConstInt(LLVMTypeOf(empty), 0, 0), ""), spin, ready);
+  LLVMValueRef again = LLVMBuildICmp(b, LLVMIntNE, empty, LLVMConstInt(LLVMTypeOf(empty), 0, 0), "");
+  if (s->backoff > 0 && s->nvptx) { /* sleep, then re-read (sm_70+) */
+    LLVMBasicBlockRef wait = cg_new_bb(L, "lb.backoff");
+    LLVMBuildCondBr(b, again, wait, ready);
+    LLVMPositionBuilderAtEnd(b, wait);
+    char text[48];
+    int n = snprintf(text, sizeof text, "nanosleep.u32 %d;", s->backoff);
+    LLVMTypeRef fty = LLVMFunctionType(LLVMVoidTypeInContext(m->c), NULL, 0, 0);
+    LLVMValueRef fn = LLVMGetInlineAsm(fty, text, (size_t)n, "~{memory}", 9, 1, 0, LLVMInlineAsmDialectATT, 0);
+    LLVMBuildCall2(b, fty, fn, NULL, 0, "");
+    LLVMBuildBr(b, spin);
+  } else {
+    LLVMBuildCondBr(b, again, spin, ready);
+  }
   LLVMPositionBuilderAtEnd(b, ready);
   LLVMValueRef incl = LLVMBuildICmp(b, LLVMIntEQ, flag, i32c(s, FLAG_INCLUSIVE), "");
   LLVMValueRef v;
@@ -269,7 +337,7 @@ static void scan_item(Lb *s, const GpuEntry *e) {
   const KPhase *ph = s->ph;
   CgMath *m = &L->m;
   LLVMBuilderRef b = m->b;
-  const int K = s->items, B = CG_SCAN_LB_BLOCK;
+  const int K = s->items, B = s->block;
   LLVMValueRef zero = cg_iconst_i(L, 0);
   /* the ticket */
   LLVMBasicBlockRef after = if_begin(L, LLVMBuildICmp(b, LLVMIntEQ, s->tid, zero, ""), "lb.ticket");
@@ -386,20 +454,30 @@ void cg_gpu_scan_lookback(Lower *L, LLVMValueRef item, const GpuEntry *e) {
   s.at = (LoomDType)s.ph->acc_dtype;
   s.t = cg_reg_type(m, s.at);
   s.st = s.at == LOOM_BOOL ? LLVMInt8TypeInContext(m->c) : s.t;
-  s.items = cg_scan_lb_items(e->acc_size);
-  s.nwave = CG_SCAN_LB_BLOCK / s.wave;
+  const LbKnobs *kn = lb_knobs();
+  s.block = kn->block < s.wave ? s.wave : kn->block;
+  s.items = cg_scan_lb_items_of(s.block, kn->items, e->acc_size, (int)loom_dtype_size(s.at));
+  s.backoff = kn->backoff;
+  s.nvptx = !strncmp(LLVMGetTarget(m->m), "nvptx", 5);
+  s.nwave = s.block / s.wave;
   s.packed = loom_dtype_size(s.at) <= 4 && s.at != LOOM_COMPLEX64 && s.at != LOOM_COMPLEX128;
   s.tid = e->tid;
   s.lane = LLVMBuildAnd(b, e->tid, cg_iconst_i(L, s.wave - 1), "");
   s.warp = LLVMBuildLShr(b, e->tid, cg_iconst_i(L, s.wave == 64 ? 6 : 5), "");
   s.scratch = e->partials;
   s.ntiles = cg_to_i64(L, LLVMBuildMul(b, e->no, e->nparts, ""));
-  unsigned n = (unsigned)(CG_SCAN_LB_BLOCK * s.items);
+  unsigned n = (unsigned)(s.block * s.items);
   s.tile_sm = shared_array(&s, "loom.scanlb.tile", s.st, n + n / 32);
-  s.thr_sm = shared_array(&s, "loom.scanlb.thr", s.st, CG_SCAN_LB_BLOCK);
+  s.thr_sm = shared_array(&s, "loom.scanlb.thr", s.st, (unsigned)s.block);
   s.wave_sm = shared_array(&s, "loom.scanlb.wave", s.st, 32);
   s.misc_sm = shared_array(&s, "loom.scanlb.e", s.st, 1);
   s.ticket_sm = shared_array(&s, "loom.scanlb.ticket", LLVMInt32TypeInContext(m->c), 1);
+  if (s.nvptx && s.block != CG_SCAN_LB_BLOCK) { /* ptxas keeps the registers a block of B threads can have */
+    LLVMContextRef c = m->c;
+    LLVMMetadataRef ops[3] = {LLVMValueAsMetadata(L->fn), LLVMMDStringInContext2(c, "maxntidx", 8),
+                              LLVMValueAsMetadata(LLVMConstInt(LLVMInt32TypeInContext(c), (unsigned)s.block, 0))};
+    LLVMAddNamedMetadataOperand(m->m, "nvvm.annotations", LLVMMetadataAsValue(c, LLVMMDNodeInContext2(c, ops, 3)));
+  }
   /* extra word 2: the mode (codegen.h) */
   LLVMValueRef args = LLVMGetParam(L->fn, 0);
   LLVMValueRef wi = cg_i64(m, k->ndim + k->nbuf + k->nbuf * k->ndim + 2);
@@ -417,7 +495,12 @@ void cg_gpu_scan_lookback(Lower *L, LLVMValueRef item, const GpuEntry *e) {
 }
 
 void cg_gpu_scan_lookback_trim(LLVMModuleRef mod, const KernelIr *k, CgGpuKernel *gk) {
-  if (!cg_gpu_scan_lookback_kernel(k, gk) || !gk->part[0]) return;
+  if (!cg_gpu_scan_lookback_kernel(k, gk)) return;
+  const LbKnobs *kn = lb_knobs(); /* a tile shape other than the default travels in part_lanes (codegen.h) */
+  int block = kn->block < gk->wave ? gk->wave : kn->block;
+  int items = cg_scan_lb_items_of(block, kn->items, gk->acc_size, (int)loom_dtype_size((LoomDType)k->phases[0].acc_dtype));
+  if (block != CG_SCAN_LB_BLOCK || items != cg_scan_lb_items(gk->acc_size)) gk->part_lanes = cg_scan_lb_pack(block, items);
+  if (!gk->part[0]) return;
   LLVMValueRef f = LLVMGetNamedFunction(mod, gk->part);
   if (f) LLVMDeleteFunction(f);
   gk->part[0] = 0;

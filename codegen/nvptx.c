@@ -401,7 +401,7 @@ LoomStatus cg_nvptx_target_create(LoomContext *ctx, int sm_major, int sm_minor, 
   if (nv_inline_max() != NV_INLINE_MAX) snprintf(knobs, sizeof knobs, " inline%d", nv_inline_max());
   if (cg_nvptx_fdiv_ieee()) strcat(knobs, " fdivrn");
   snprintf(s->gpu.describe, sizeof s->gpu.describe, "LLVM %u.%u.%u nvptx %s ptx%d block%d%s%s%s", maj, min, pat, s->cpu,
-           ptx, NVPTX_BLOCK, cg_gpu_scan_lookback_on() ? "" : " scan2", cg_gpu_switch_tag(), knobs);
+           ptx, NVPTX_BLOCK, cg_gpu_scan_tag(), cg_gpu_switch_tag(), knobs);
   *out = t;
   return LOOM_OK;
 }

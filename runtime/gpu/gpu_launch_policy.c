@@ -91,27 +91,44 @@ static uint32_t wave_block(int64_t n, int wave) {
   return (uint32_t)(bs < wave ? wave : bs);
 }
 
+/* LOOM_GPU_SCAN_LB_GRID=n (A/B timings): at most n look-back blocks (each loops over tickets); unset or
+ * 0: a block per tile. Read once per process. */
+static int64_t scan_lb_grid_cap(void) {
+  static int64_t cap = -1;
+  int64_t v = __atomic_load_n(&cap, __ATOMIC_RELAXED);
+  if (v < 0) {
+    const char *s = getenv("LOOM_GPU_SCAN_LB_GRID");
+    v = s && *s ? strtoll(s, NULL, 10) : 0;
+    if (v <= 0) v = (int64_t)1 << 30;
+    __atomic_store_n(&cap, v, __ATOMIC_RELAXED);
+  }
+  return v;
+}
+
 /* Few long rows with the single-pass look-back `finishb` (codegen.h; a ROW scan without `part`): the
  * clear launch zeroes the scratch's ticket counter and status words, then the scan launch takes the
- * tiles in ticket order; both on the stream, so back-to-back scans and replays each start clean. */
+ * tiles in ticket order; both on the stream, so back-to-back scans and replays each start clean. The
+ * tile shape is the code's (part_lanes: cg_scan_lb_pack). */
 static LoomStatus scan_lookback(const RtGpuLauncher *L, uint64_t *words, uint64_t *extra, int64_t no, int64_t nr,
                                 Diag *d) {
   const int64_t cap = (int64_t)1 << 30;
-  int64_t tile = cg_scan_lb_tile((int)L->acc_size), np = (nr + tile - 1) / tile, tiles = no * np;
+  const int block = cg_scan_lb_block_of((int32_t)L->part_lanes);
+  int64_t tile = (int64_t)block * cg_scan_lb_items_packed((int32_t)L->part_lanes, (int)L->acc_size);
+  int64_t np = (nr + tile - 1) / tile, tiles = no * np;
   LoomStatus st = L->need(L->user, CG_ENTRY_FINISHB, d);
   if (st) return st;
   uint64_t scratch = 0;
   if ((st = rt_gpu_pool_alloc(L->pool, (size_t)cg_scan_lb_bytes(tiles, (int)L->acc_size), &scratch, d))) return st;
   /* clear: items cover the tiles' status words a block's worth each (extra word 0 sized so that
    * no * word 0 items are about that many) */
-  int64_t clear_blocks = (tiles + CG_SCAN_LB_BLOCK - 1) / CG_SCAN_LB_BLOCK;
+  int64_t clear_blocks = (tiles + block - 1) / block;
   extra[0] = (uint64_t)((clear_blocks + no - 1) / no);
   extra[1] = scratch;
   extra[2] = (uint64_t)tiles + 1;
-  st = L->launch(L->user, P_FINISHB, grid_of(clear_blocks, 1, cap), CG_SCAN_LB_BLOCK, words, d);
+  st = L->launch(L->user, P_FINISHB, grid_of(clear_blocks, 1, cap), (uint32_t)block, words, d);
   extra[0] = (uint64_t)np; /* scan: tiles per row, taken by ticket */
   extra[2] = 0;
-  if (st == LOOM_OK) st = L->launch(L->user, P_FINISHB, grid_of(tiles, 1, cap), CG_SCAN_LB_BLOCK, words, d);
+  if (st == LOOM_OK) st = L->launch(L->user, P_FINISHB, grid_of(tiles, 1, scan_lb_grid_cap()), (uint32_t)block, words, d);
   if (st == LOOM_OK) st = L->settle(L->user, d);
   Diag dd = {.status = LOOM_OK};
   rt_gpu_pool_free(L->pool, scratch, &dd);
@@ -124,7 +141,8 @@ static LoomStatus scan(const RtGpuLauncher *L, uint64_t *words, uint64_t *extra,
   /* fewer than 512 rows of two tiles or more: the look-back scan (its tiles spread over the device;
    * `main` would run a block per row) */
   if (L->strategy == CG_GPU_ROW && (has & CG_ENTRY_FINISHB) && !(has & CG_ENTRY_PART) && no < 512 &&
-      nr >= 2 * cg_scan_lb_tile((int)L->acc_size))
+      nr >= 2 * (int64_t)cg_scan_lb_block_of((int32_t)L->part_lanes) *
+                     cg_scan_lb_items_packed((int32_t)L->part_lanes, (int)L->acc_size))
     return scan_lookback(L, words, extra, no, nr, d);
   int64_t np = 1; /* few long rows: about 1024 parts in all, each >= 16K points (sizes only) */
   if (L->strategy == CG_GPU_ROW && (has & CG_ENTRY_PART) && (has & CG_ENTRY_FINISHB) && no < 512 && nr >= 32768) {
