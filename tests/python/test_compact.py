@@ -8,6 +8,7 @@ the PTX of that kernel (sm_90, no GPU needed), assembled by ptxas when the CUDA 
 Exact equality throughout: a compaction moves values, it computes none.
 """
 import os
+import sys
 import re
 import shutil
 import subprocess
@@ -233,5 +234,5 @@ def test_gpu_lookback_off(monkeypatch):
             "assert np.array_equal(x[x > 0].get(), h[h > 0])\n"
             "assert np.array_equal(loom.nonzero(x > 0)[0].get(), np.nonzero(h > 0)[0])\n")
     env = dict(os.environ, LOOM_GPU_SCAN_LOOKBACK="0")
-    r = subprocess.run([os.sys.executable, "-c", code], env=env, capture_output=True)
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True)
     assert r.returncode == 0, r.stderr.decode()[-2000:]

@@ -11,7 +11,7 @@ from conftest import DTYPES, check
 try:
     import ml_dtypes
 except ImportError:  # pragma: no cover
-    ml_dtypes = None
+    ml_dtypes = None  # type: ignore[assignment]
 
 OPS = ["argmax", "argmin"]
 # below, at and around the vector path's threshold, the 64-lane fold, the 2048-point block

@@ -196,7 +196,7 @@ def test_each_thread_has_its_own_current_graph():
     t.start()
     t.join(30)
     assert mine is not None and box["g"] is not None and box["g"] is not mine
-    np.testing.assert_allclose(box["z"], _data(5, SMALL) * 2.0)
+    np.testing.assert_allclose(np.asarray(box["z"]), _data(5, SMALL) * 2.0)
     np.testing.assert_allclose(loom.asnumpy(y), _data(5, SMALL) + 1.0)
 
 
