@@ -189,6 +189,19 @@ def main():
         lambda dt: (rand((bt, d_in), dt), rand((bt, d_in), dt), rand((d_in, d_h), dt) * 0.03, np.zeros(d_h, dt),
                     rand((d_h, d_in), dt) * 0.03, np.zeros(d_in, dt)),
         lambda xp, *a: mlp_step(xp, *a), ["float32"])
+    # the MLP step's products one by one, in the operand layouts the step uses (transposed views included):
+    # where the step's gap to torch comes from (a product's algorithm or the work around them)
+    h_dt = lambda dt: rand((bt, d_h), dt)  # noqa: E731
+    parts = [("x@w1+b1 relu", lambda dt: (rand((bt, d_in), dt), rand((d_in, d_h), dt), np.zeros(d_h, dt)),
+              lambda xp, x, w, b: relu(xp, x @ w + b)),
+             ("h@w2", lambda dt: (h_dt(dt), rand((d_h, d_in), dt)), lambda xp, h, w: h @ w),
+             ("h.T@d", lambda dt: (h_dt(dt), rand((bt, d_in), dt)), lambda xp, h, d: h.T @ d),
+             ("d@w2.T", lambda dt: (rand((bt, d_in), dt), rand((d_h, d_in), dt)), lambda xp, d, w: d @ w.T),
+             ("x.T@dh", lambda dt: (rand((bt, d_in), dt), h_dt(dt)), lambda xp, x, dh: x.T @ dh),
+             ("sum(d, 0)", lambda dt: (h_dt(dt),), lambda xp, d: xp.sum(d, axis=0))]
+    for pname, pmake, pbody in parts:
+        pflops = 2.0 * bt * d_in * d_h if "@" in pname else 1.0 * bt * d_h
+        run(f"MLP part {pname}", pflops, pmake, pbody, ["float32"])
 
     date = os.environ.get("LOOM_BENCH_DATE", datetime.date.today().isoformat())
     tag = ("h200" if gpu else "host") + ("-" + "-".join(only).lower() if only else "")
