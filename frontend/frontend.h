@@ -10,7 +10,8 @@ struct LoomGraph {
   LoomContext *ctx;
   IrGraph ir;
   /* Evaluation plans the runtime keeps for this graph (runtime/eval.c): the graph only grows and its
-   * nodes never change, so a plan stays valid; free_plans (set by the runtime) releases them. */
+   * nodes change only through loom_node_bind, which drops them all; free_plans (set by the runtime)
+   * releases them. */
   void *plans;
   void (*free_plans)(LoomGraph *g);
 };

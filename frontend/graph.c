@@ -62,33 +62,48 @@ static bool need_out(LoomNode *out, Diag *d, const char *fn) {
   return false;
 }
 
-LoomStatus loom_input(LoomGraph *g, const LoomArray *a, LoomNode *out) {
-  BEGIN(g);
-  if (!need_out(out, d, "loom_input")) return END(g);
-  if (!a) diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "loom_input: array is NULL");
+static const IrNode *node_of(LoomGraph *g, LoomNode x, Diag *d, const char *fn);
+
+/* Whether a describes an array loom can read (fn names the caller in the message). */
+static bool check_array(const LoomArray *a, Diag *d, const char *fn) {
+  if (!a) diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "%s: array is NULL", fn);
   else if ((unsigned)a->dtype >= LOOM_DTYPE_COUNT)
-    diag_error(d, LOOM_ERR_DTYPE, "loom_input: dtype %d is not a LoomDType", (int)a->dtype);
+    diag_error(d, LOOM_ERR_DTYPE, "%s: dtype %d is not a LoomDType", fn, (int)a->dtype);
   else if (a->ndim < 0 || a->ndim > LOOM_MAX_RANK)
-    diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "loom_input: ndim %d is outside 0..%d", a->ndim, LOOM_MAX_RANK);
+    diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "%s: ndim %d is outside 0..%d", fn, a->ndim, LOOM_MAX_RANK);
   else if (a->device != LOOM_DEVICE_HOST && a->device != LOOM_DEVICE_CUDA && a->device != LOOM_DEVICE_HIP)
-    diag_error(d, LOOM_ERR_UNSUPPORTED, "loom_input: device kind %d is not supported (host, CUDA and HIP are)",
+    diag_error(d, LOOM_ERR_UNSUPPORTED, "%s: device kind %d is not supported (host, CUDA and HIP are)", fn,
                (int)a->device);
   else if (a->device_index < 0)
-    diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "loom_input: device_index %d is negative", (int)a->device_index);
+    diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "%s: device_index %d is negative", fn, (int)a->device_index);
   else if (a->device == LOOM_DEVICE_HOST && a->device_index != 0)
-    diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "loom_input: device_index %d of a host array; the host is device 0",
+    diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "%s: device_index %d of a host array; the host is device 0", fn,
                (int)a->device_index);
   else {
     for (int i = 0; i < a->ndim; i++)
       if (a->shape[i] < 0) {
-        diag_error(d, LOOM_ERR_SHAPE, "loom_input: negative dimension %lld at axis %d", (long long)a->shape[i], i);
-        return END(g);
+        diag_error(d, LOOM_ERR_SHAPE, "%s: negative dimension %lld at axis %d", fn, (long long)a->shape[i], i);
+        return false;
       }
     int64_t n = ir_numel(a->ndim, a->shape);
-    if (n < 0) diag_error(d, LOOM_ERR_SHAPE, "loom_input: shape too large");
-    else if (n > 0 && !a->data) diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "loom_input: data is NULL for a non-empty array");
-    else ir_input(&g->ir, a, out, d);
+    if (n < 0) diag_error(d, LOOM_ERR_SHAPE, "%s: shape too large", fn);
+    else if (n > 0 && !a->data) diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "%s: data is NULL for a non-empty array", fn);
+    else return true;
   }
+  return false;
+}
+
+LoomStatus loom_input(LoomGraph *g, const LoomArray *a, LoomNode *out) {
+  BEGIN(g);
+  if (need_out(out, d, "loom_input") && check_array(a, d, "loom_input")) ir_input(&g->ir, a, out, d);
+  return END(g);
+}
+
+LoomStatus loom_node_bind(LoomGraph *g, LoomNode node, const LoomArray *value) {
+  BEGIN(g);
+  if (!node_of(g, node, d, "loom_node_bind") || !check_array(value, d, "loom_node_bind")) return END(g);
+  if (ir_node_bind(&g->ir, node, value, d) == LOOM_OK && g->free_plans)
+    g->free_plans(g); /* plans were made for the graph as it was: its nodes are no longer what they schedule */
   return END(g);
 }
 

@@ -485,6 +485,38 @@ LoomStatus ir_input(IrGraph *g, const LoomArray *a, int32_t *out, Diag *d) {
   return st;
 }
 
+/* Node idx becomes an input reading a (the node's value, computed: loom_node_bind). Nodes built on it keep
+ * their edges and now read the array; the hash table keeps the node's old slot, where an equal expression
+ * built later no longer matches (it becomes a new node). */
+LoomStatus ir_node_bind(IrGraph *g, int32_t idx, const LoomArray *a, Diag *d) {
+  if (!g || !a) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "node_bind: null argument");
+  if (idx < 0 || idx >= g->nnodes)
+    return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "node_bind: node %d is not in this graph (it has %d nodes)", idx,
+                      g->nnodes);
+  IrNode *n = &g->nodes[idx];
+  if (a->dtype != n->dtype || a->ndim != n->ndim ||
+      memcmp(a->shape, n->shape, sizeof(int64_t) * (size_t)(n->ndim > 0 ? n->ndim : 0)) != 0) {
+    char want[96], got[96];
+    ir_format_shape(want, sizeof want, n->ndim, n->shape);
+    ir_format_shape(got, sizeof got, a->ndim < 0 || a->ndim > LOOM_MAX_RANK ? 0 : a->ndim, a->shape);
+    return diag_error(d, LOOM_ERR_SHAPE, "node_bind: the array is %s %s but node %d is %s %s; bind the node's own value",
+                      loom_dtype_name(a->dtype) ? loom_dtype_name(a->dtype) : "?", got, idx,
+                      loom_dtype_name((LoomDType)n->dtype), want);
+  }
+  if (n->kind == IR_INPUT && same_descriptor(&g->inputs[n->input], a)) return LOOM_OK;
+  int32_t in;
+  LoomStatus st = ir_input(g, a, &in, d); /* validates a; finds or appends its input (and an input node) */
+  if (st) return st;
+  n = &g->nodes[idx]; /* ir_input may have grown the node array */
+  n->kind = IR_INPUT;
+  n->input = g->nodes[in].input;
+  n->flags = 0;
+  node_canon(n);
+  node_canon_axes(n);
+  n->hash = node_hash(n);
+  return LOOM_OK;
+}
+
 LoomStatus ir_const(IrGraph *g, LoomDType dtype, Scalar v, bool weak, int32_t *out, Diag *d) {
   if (!g || !out) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "const: null argument");
   if ((unsigned)dtype >= LOOM_DTYPE_COUNT)

@@ -261,6 +261,8 @@ Scalar ir_scalar_canon(LoomDType dtype, Scalar v);
  * the graph is unchanged and d says what to change. Folding is passes/fold.c's job. */
 LoomStatus ir_input(IrGraph *g, const LoomArray *a, int32_t *out, Diag *d);
 LoomStatus ir_const(IrGraph *g, LoomDType dtype, Scalar v, bool weak, int32_t *out, Diag *d);
+/* Node idx (any kind) becomes an input reading a, an array of its dtype and shape: loom_node_bind. */
+LoomStatus ir_node_bind(IrGraph *g, int32_t idx, const LoomArray *a, Diag *d);
 LoomStatus ir_elem(IrGraph *g, LoomOp op, int n, const int32_t *src, int32_t *out, Diag *d);
 LoomStatus ir_cast(IrGraph *g, int32_t x, LoomDType dtype, int32_t *out, Diag *d);
 LoomStatus ir_broadcast(IrGraph *g, int32_t x, int ndim, const int64_t *shape, int32_t *out, Diag *d);

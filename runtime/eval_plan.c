@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* eval_plan.c: evaluation plans (eval_internal.h). A graph keeps up to RT_MAX_PLANS plans, most recently
  * used first: the schedule the pass pipeline made for one set of roots, output layouts and input layouts
- * on one device, with its kernels prepared (pinned) there. Graph nodes are immutable and a schedule binds
- * arrays by index, never by address, so a later loom_eval with the same roots and layouts skips the passes
- * and the kernel-table look-ups. Plans are freed with the graph (LoomGraph.free_plans).
+ * on one device, with its kernels prepared (pinned) there. Graph nodes change only by loom_node_bind, which
+ * drops every plan, and a schedule binds arrays by index, never by address, so a later loom_eval with the
+ * same roots and layouts skips the passes and the kernel-table look-ups. Plans are freed with the graph (LoomGraph.free_plans).
  */
 #include <stddef.h>
 #include <string.h>

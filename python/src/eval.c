@@ -218,6 +218,20 @@ static int still_wanted(ArrayObject *b, GraphObject *gr, LoomNode node) {
   return b->lazy && b->graph == (PyObject *)gr && b->node == node;
 }
 
+/* The graph's node of an array just evaluated now reads the array's memory (loom_node_bind), so the
+ * arrays still pending on it (built on it before it was needed: a view, a printed value, a .T of a
+ * product) read it instead of computing it again. Its buffer joins the graph's keep set first: a write
+ * into it flushes the graph before (before_write), so they still see the value it had here. */
+static int bind_result(ModState *st, GraphObject *gr, LoomNode node, ArrayObject *a) {
+  if (gr->retired || numel(&a->desc) == 0) return 0;
+  if (PySet_Add(gr->keep, a->buffer) < 0) return -1;
+  if (loom_node_bind(gr->g, node, &a->desc) != LOOM_OK) return 0; /* not bound: computed again if needed */
+  if (numel(&a->desc) > gr->max_in) gr->max_in = numel(&a->desc);
+  a->in_serial = gr->serial;
+  a->in_node = node;
+  return 0;
+}
+
 int materialize_many(ModState *st, PyObject **items, Py_ssize_t n) {
   for (Py_ssize_t i = 0; i < n; i++) {
     if (!is_array(st, items[i])) continue;
@@ -322,12 +336,18 @@ int materialize_many(ModState *st, PyObject **items, Py_ssize_t n) {
           rc = -1;
           break;
         }
+        int was_devfree = who[q]->devfree;
         if (adopt_result(st, who[q], &outs[q]) < 0) {
           for (Py_ssize_t r = q + 1; r < k; r++) loom_array_free(ctx_of(st), &outs[r]);
           rc = -1;
           break;
         }
         who[q]->devfree = scalar_const; /* a 0-d constant still fits any device (node_of: a constant) */
+        if (!was_devfree && bind_result(st, gr, nodes[q], who[q]) < 0) {
+          for (Py_ssize_t r = q + 1; r < k; r++) loom_array_free(ctx_of(st), &outs[r]);
+          rc = -1;
+          break;
+        }
       }
     }
     if (rc == 0) retire_if_drained(st, gr);
