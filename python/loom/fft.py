@@ -440,8 +440,7 @@ def _spectrum_of(x):
     rec = _HALVES.get(id(x)) if isinstance(x, _Spectrum) else None
     if rec is None or rec[0]() is not x:
         return None
-    node = x._node
-    if node is None or node[0] is not rec[1][0] or node[1] != rec[1][1]:
+    if x._node != rec[1]:
         return None  # written in place (a new node) or materialized (its memory may be written): ordinary now
     return rec[2:]
 

@@ -343,12 +343,12 @@ static PyObject *array_get_dtype_name(ArrayObject *self, void *c) {
   return PyUnicode_FromString(dtype_names[self->desc.dtype]);
 }
 static PyObject *array_get_lazy(ArrayObject *self, void *c) { return PyBool_FromLong(self->lazy); }
-/* (graph, node) while pending, else None: the value's identity, which an in-place write changes (become
- * gives a new node; a materialized array has none). loom.fft checks with it that a spectrum it knows to
- * be Hermitian is still the value it made. */
+/* (graph serial, node) while pending, else None: the value's identity (serials are never reused), which an
+ * in-place write changes (become gives a new node; a materialized array has none). loom.fft checks with
+ * it that a spectrum it knows to be Hermitian is still the value it made. */
 static PyObject *array_get_node(ArrayObject *self, void *c) {
   if (!self->lazy) Py_RETURN_NONE;
-  return Py_BuildValue("(Oi)", self->graph, (int)self->node);
+  return Py_BuildValue("(Ki)", (unsigned long long)((GraphObject *)self->graph)->serial, (int)self->node);
 }
 static PyObject *array_get_device(ArrayObject *self, void *c) {
   return Py_BuildValue("(ii)", (int)self->desc.device, (int)self->desc.device_index);
@@ -373,7 +373,7 @@ static PyGetSetDef array_getset[] = {
     {"_dtype_code", (getter)array_get_dtype_code, NULL, NULL, NULL},
     {"_dtype_name", (getter)array_get_dtype_name, NULL, NULL, NULL},
     {"_lazy", (getter)array_get_lazy, NULL, "True while the value is pending", NULL},
-    {"_node", (getter)array_get_node, NULL, "(graph, node) while pending, else None", NULL},
+    {"_node", (getter)array_get_node, NULL, "(graph serial, node) while pending, else None", NULL},
     {"_device", (getter)array_get_device, NULL, "(kind, index): 0 host, 1 CUDA", NULL},
     {"_tracer", (getter)array_get_tracer, NULL, "True for a value traced by @loom.fuse", NULL},
     {"_ptr", (getter)array_get_ptr, NULL, NULL, NULL},

@@ -76,18 +76,20 @@ def test_fftn_of_real_input_is_r2c_plus_fill(calls, shape, s, axes, norm, dtype)
     got = loom.fft.fftn(loom.asarray(x), s=s, axes=axes, norm=norm)
     want = np.fft.fftn(x.astype(np.float64), s=s, axes=axes, norm=norm)
     assert got.dtype == (np.complex64 if single else np.complex128)
-    close(got, want, single)
-    assert calls and calls[0][0] == R2C and all(k != C2C_FWD or r < len(want.shape) for k, r, _ in calls)
-    # its inverse over the same axes and lengths: one complex-to-real plan (and complex passes before it
-    # for axes beyond the three of one plan); real values, a zero imaginary part
+    forward = list(calls)
+    assert forward and forward[0][0] == R2C and all(k != C2C_FWD or r < len(want.shape) for k, r, _ in forward)
+    # its inverse over the same axes and lengths (taken while the spectrum is pending: a materialized one is
+    # an ordinary array): one complex-to-real plan (and complex passes before it for axes beyond the three
+    # of one plan); real values, a zero imaginary part
     calls.clear()
     back = loom.fft.ifftn(got, s=s if s is None else [want.shape[a] for a in _axes(x, s, axes)], axes=axes,
                           norm=norm)
+    assert [k for k, _, _ in calls][-1] == C2R_SCRATCH and C2C_FWD not in [k for k, _, _ in calls]
+    close(got, want, single)
     want_back = np.fft.ifftn(want, axes=_axes(x, s, axes), norm=norm)
     assert back.dtype == got.dtype
     close(back, want_back, single)
     assert np.all(back.get().imag == 0)
-    assert [k for k, _, _ in calls][-1] == C2R_SCRATCH and C2C_FWD not in [k for k, _, _ in calls]
 
 
 def _axes(x, s, axes):
@@ -215,3 +217,12 @@ def test_irfftn_never_hands_over_the_callers_array(calls):
         f().get()
         np.testing.assert_array_equal(a.get(), c)
     assert all(k == C2R_SCRATCH for k, _, _ in calls if k in (3, 4))
+
+
+def test_loom_fft_kinds_at_the_boundary():
+    """Kind 4 (LOOM_FFT_C2R_SCRATCH) is a kind loom_fft knows (the host then has no library); 5 is refused."""
+    x = loom._common._from_numpy(np.ones((4, 3), np.complex128), device=(0, 0))
+    with pytest.raises(NotImplementedError, match="FFT"):
+        loom._core.fft(C2R_SCRATCH, 1, 4, x)
+    with pytest.raises(ValueError, match="unknown kind 5"):
+        loom._core.fft(5, 1, 4, x)

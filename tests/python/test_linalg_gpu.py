@@ -268,3 +268,24 @@ def test_gpu_svd_jacobi_hard_spectra(dtype: Any) -> None:
     s_cm, u_cm, vh_cm = loom._core.linalg(la._SVD, 0, x)
     assert vh_cm.strides[-2] == np.dtype(dtype).itemsize and u_cm.strides[-2] == np.dtype(dtype).itemsize
     _svd_identities(a, u_cm, s_cm, vh_cm, dtype, False)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("full", [True, False])
+def test_svd_any_vh_layout_flag(dtype: Any, full: bool) -> None:
+    """loom_linalg's LOOM_LINALG_ANY_VH_LAYOUT (8): vh comes back in whatever layout its strides say (row-major
+    from gesvdj on a GPU for real dtypes, column-major from LAPACK and gesvd); read through those strides it
+    is NumPy's factor. Runs everywhere (the host's LAPACK ignores the flag)."""
+    a = rand((2, 7, 5), dtype)
+    x = la._colmajor(loom.asarray(a), np.dtype(dtype))
+    s, u, vh = loom._core.linalg(la._SVD, 8 | (la._COMPLETE if full else 0), x)
+    it = np.dtype(dtype).itemsize
+    kv, n = vh.shape[-2:]
+    assert vh.strides[-2:] in ((it, it * kv), (it * n, it))  # column-major or row-major matrices
+    if not ON_GPU or np.dtype(dtype).kind == "c":
+        assert vh.strides[-2] == it  # column-major, the C API's default layout
+    k = 5
+    recon = get(u)[..., :, :k] * get(s)[..., None, :] @ get(vh)[..., :k, :]
+    close(recon, a, dtype, 10)
+    vv = get(vh)
+    close(vv @ herm(vv), np.broadcast_to(np.eye(vv.shape[-2]), vv.shape[:-1] + (vv.shape[-2],)).astype(dtype), dtype, 10)
