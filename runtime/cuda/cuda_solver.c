@@ -18,12 +18,12 @@
  * a user stream finishes before they go back (the info copy does that).
  *
  * SVD: the Jacobi gesvdj (PyTorch's default on CUDA; in the H200 run of 2026-12-02 torch's svd of a 1024^2
- * matrix took 51 / 84 ms in float32 / float64 against gesvd's 139 / 161) where the caller takes vh in any layout (RT_DECOMP_ANY_VH_LAYOUT) and
- * the dtype is real: gesvdj writes V, which read row-major is vh (RtDecomp.vh_rows); a complex vh would
- * need a conjugate pass, so complex stays on gesvd, as do values-only calls and callers that need vh
- * column-major. A batch where gesvdj does not converge (info > 0 after its 100 sweeps at machine
- * precision) is decomposed again by gesvd, whose info is then the one reported. LOOM_CUSOLVER_SVD=gesvd
- * turns gesvdj off (for A/B runs).
+ * matrix took 51 / 84 ms in float32 / float64 against gesvd's 139 / 161) where the caller takes vh in any
+ * layout (RT_DECOMP_ANY_VH_LAYOUT) and the dtype is real: gesvdj writes V, which read row-major is vh
+ * (RtDecomp.vh_rows); a complex vh would need a conjugate pass, so complex stays on gesvd, as do
+ * values-only calls and callers that need vh column-major. A batch where gesvdj does not converge (info
+ * > 0 after its 100 sweeps at machine precision) is decomposed again by gesvd, whose info is then the one
+ * reported. LOOM_CUSOLVER_SVD=gesvd turns gesvdj off (for A/B runs).
  */
 #include <stddef.h>
 #include <stdio.h>

@@ -288,4 +288,5 @@ def test_svd_any_vh_layout_flag(dtype: Any, full: bool) -> None:
     recon = get(u)[..., :, :k] * get(s)[..., None, :] @ get(vh)[..., :k, :]
     close(recon, a, dtype, 10)
     vv = get(vh)
-    close(vv @ herm(vv), np.broadcast_to(np.eye(vv.shape[-2]), vv.shape[:-1] + (vv.shape[-2],)).astype(dtype), dtype, 10)
+    eye = np.broadcast_to(np.eye(vv.shape[-2]), vv.shape[:-1] + (vv.shape[-2],)).astype(dtype)
+    close(vv @ herm(vv), eye, dtype, 10)
