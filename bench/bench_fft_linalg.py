@@ -4,7 +4,9 @@ run, same inputs (issue 15, items 1 and 2: "bench/results holds the ... decompos
 FFT cases: complex64 fft / ifft of a 1-d array (2^24 on a GPU, 2^20 on the host), rfft of float32, fft2 /
 ifft2 and rfft2 / irfft2 of a square (4096^2 / 1024^2), fftn of a cube (256^3 / 64^3), complex128 fft (2^22 /
 2^18), and the seeds' FFT convolution (fft2(in1, s) * fft2(flipud(fliplr(in2)), s), ifft2(...).real, in1
-2048^2 / 512^2, in2 64^2 / 32^2) written once for every library. Decompositions, float32 and float64:
+2048^2 / 512^2, in2 64^2 / 32^2) written once for every library, and fft2 of a real float32 square. Rows
+ending in NAME=VALUE time loom with that environment switch (the old route: an A/B in the same run; the
+peers' figures repeat). Decompositions, float32 and float64:
 solve, inv, cholesky, det, slogdet, qr (n = 4096 / 512), eigh and svd (n = 2048 / 256 and 1024 / 256).
 Every figure is the best of `repeats` runs (loom: loom.eval of the result; the peers: the call and a
 synchronization), after a warm-up that compiles and plans. Each loom result is checked against the first
@@ -77,6 +79,24 @@ def _conv(xp, a, b):
     return xp.fft.ifft2(xp.fft.fft2(a, s=s) * xp.fft.fft2(xp.flipud(xp.fliplr(b)), s=s)).real
 
 
+def _loom_env(name, value, body):
+    """body with environment switch name=value while loom computes (an A/B row of the same run; the peers
+    ignore it)."""
+    def run(xp, *arrays):
+        if xp is not loom:
+            return body(xp, *arrays)
+        old = os.environ.get(name)
+        os.environ[name] = value
+        try:
+            return body(xp, *arrays)
+        finally:
+            if old is None:
+                del os.environ[name]
+            else:
+                os.environ[name] = old
+    return run
+
+
 def fft_cases():
     n1, n2, n3, nd, nc, nk = (2 ** 24, 4096, 256, 2 ** 22, 2048, 64) if GPU else (2 ** 20, 1024, 64, 2 ** 18, 512, 32)
     c64 = lambda *s: (RNG.standard_normal(s) + 1j * RNG.standard_normal(s)).astype(np.complex64)  # noqa: E731
@@ -90,9 +110,13 @@ def fft_cases():
         (f"fft2 c64 {n2}^2", [c64(n2, n2)], lambda xp, a: xp.fft.fft2(a), n2 * n2),
         (f"ifft2 c64 {n2}^2", [c64(n2, n2)], lambda xp, a: xp.fft.ifft2(a), n2 * n2),
         (f"rfft2 f32 {n2}^2", [f32(n2, n2)], lambda xp, a: xp.fft.rfft2(a), n2 * n2),
+        (f"fft2 f32 (real input) {n2}^2", [f32(n2, n2)], lambda xp, a: xp.fft.fft2(a), n2 * n2),
         (f"irfft2 c64 {n2}x{n2 // 2 + 1}", [c64(n2, n2 // 2 + 1)], lambda xp, a: xp.fft.irfft2(a), n2 * n2),
         (f"fftn c64 {n3}^3", [c64(n3, n3, n3)], lambda xp, a: xp.fft.fftn(a), n3 ** 3),
         (f"fft convolution f32 {nc}^2 * {nk}^2", [f32(nc, nc), f32(nk, nk)], _conv, (nc + nk) ** 2),
+        # A/B: loom with its real-input spectra off (complex transforms of the cast input, the old route)
+        (f"fft convolution f32 {nc}^2 * {nk}^2 LOOM_FFT_REAL_SPECTRUM=0", [f32(nc, nc), f32(nk, nk)],
+         _loom_env("LOOM_FFT_REAL_SPECTRUM", "0", _conv), (nc + nk) ** 2),
     ]
 
 
@@ -117,7 +141,13 @@ def linalg_cases():
             (f"qr {dt} {n}", [gen(n)], lambda xp, a: tuple(xp.linalg.qr(a)), lambda q, r: q @ r),
             (f"eigh {dt} {ne}", [_spd(ne, dt)], lambda xp, a: tuple(xp.linalg.eigh(a)), lambda w, v: w),
             (f"svd {dt} {ns}", [gen(ns)], lambda xp, a: tuple(xp.linalg.svd(a)), lambda u, s, vh: s),
+            # the reconstruction u s vh checks the vectors too (gesvdj's vh is V read row-major)
+            (f"svd {dt} {ns} u s vh", [gen(ns)], lambda xp, a: tuple(xp.linalg.svd(a)), lambda u, s, vh: (u * s) @ vh),
         ]
+        if GPU:  # A/B: loom's SVD by cuSOLVER's gesvd (the old route) instead of the Jacobi gesvdj
+            cases.append((f"svd {dt} {ns} LOOM_CUSOLVER_SVD=gesvd", [gen(ns)],
+                          _loom_env("LOOM_CUSOLVER_SVD", "gesvd", lambda xp, a: tuple(xp.linalg.svd(a))),
+                          lambda u, s, vh: s))
     return cases
 
 

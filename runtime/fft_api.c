@@ -2,7 +2,8 @@
  *
  * Checks the arguments at the boundary (kind, rank, dtypes, C-contiguous input, lengths), allocates the
  * C-contiguous output on the input's device, and runs the device's FFT library over the whole batch in
- * one call. The output is freed on every error.
+ * one call. The output is freed on every error. LOOM_FFT_C2R_SCRATCH is LOOM_FFT_C2R with
+ * RtFft.in_scratch set (the library may overwrite the input: no copy).
  */
 #include <string.h>
 
@@ -20,6 +21,8 @@ static bool c_contiguous(const LoomArray *a) {
 static LoomStatus fft_impl(LoomContext *ctx, LoomFftKind kind, int32_t rank, int64_t n_last, const LoomArray *in,
                            LoomArray *out, Diag *d) {
   if ((unsigned)kind >= LOOM_FFT_KIND_COUNT) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "loom_fft: unknown kind %d", (int)kind);
+  bool scratch = kind == LOOM_FFT_C2R_SCRATCH; /* a C2R whose input the library may overwrite */
+  if (scratch) kind = LOOM_FFT_C2R;
   if (!in || !out) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "loom_fft: in and out must not be NULL");
   if (rank < 1 || rank > 3 || rank > in->ndim)
     return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "loom_fft: rank %d for a %d-dimensional array (1 to 3, at most ndim)",
@@ -32,7 +35,7 @@ static LoomStatus fft_impl(LoomContext *ctx, LoomFftKind kind, int32_t rank, int
                       "float32 or float64", loom_dtype_name(t) ? loom_dtype_name(t) : "?");
   if (!c_contiguous(in)) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "loom_fft: the input must be C-contiguous");
   LoomDType ct = t == LOOM_FLOAT32 ? LOOM_COMPLEX64 : t == LOOM_FLOAT64 ? LOOM_COMPLEX128 : t;
-  RtFft f = {.kind = kind, .dtype = ct, .rank = rank, .in = in->data};
+  RtFft f = {.kind = kind, .dtype = ct, .rank = rank, .in = in->data, .in_scratch = scratch};
   int nd = in->ndim;
   for (int i = 0; i < rank; i++) f.n[i] = in->shape[nd - rank + i];
   memset(out, 0, sizeof *out);

@@ -52,7 +52,7 @@ typedef enum RtDecompOp {
                          lower triangle (RT_DECOMP_UPPER: upper) */
   RT_DECOMP_COUNT
 } RtDecompOp;
-enum { RT_DECOMP_UPPER = 1, RT_DECOMP_COMPLETE = 2, RT_DECOMP_VALUES_ONLY = 4 };
+enum { RT_DECOMP_UPPER = 1, RT_DECOMP_COMPLETE = 2, RT_DECOMP_VALUES_ONLY = 4, RT_DECOMP_ANY_VH_LAYOUT = 8 };
 
 /* One operation over `batch` problems. Matrices are column-major and packed: problem i's matrix j
  * starts at in[j] (or out[j]) + i * its element count; vectors likewise. Outputs are allocated by the
@@ -66,11 +66,14 @@ typedef struct RtDecomp {
   const void *in[2];
   void *out[3];
   int64_t *info;
+  bool *vh_rows; /* SVD with RT_DECOMP_ANY_VH_LAYOUT: set true by a library that wrote V, column-major
+                    (n x kv), into out[2]: vh = V^T is then out[2] read row-major (real dtypes only) */
 } RtDecomp;
 
 /* Batched FFTs over the last `rank` dims of C-contiguous arrays (loom_fft in loom.h): n[0..rank) are the
  * transform's (real-side) lengths, batch the product of the other dims; out is allocated by the caller;
- * in is not modified (a library that overwrites a C2R input gets a copy). */
+ * in is not modified (a library that overwrites a C2R input gets a copy) unless in_scratch (the caller's
+ * LOOM_FFT_C2R_SCRATCH: the library may overwrite it). */
 typedef struct RtFft {
   LoomFftKind kind;
   LoomDType dtype; /* of the complex side: complex64 or complex128 */
@@ -78,6 +81,7 @@ typedef struct RtFft {
   int64_t n[3], batch;
   const void *in;
   void *out;
+  bool in_scratch;
 } RtFft;
 
 typedef struct RtLinalg {

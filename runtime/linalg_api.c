@@ -4,6 +4,8 @@
  * allocates the outputs on the device (column-major packed, so one descriptor describes what LAPACK and
  * cuSOLVER write), runs the device's RtLinalg.decompose over the whole batch, and turns LAPACK's info of
  * the first failing problem into LOOM_ERR_LINALG with NumPy's message. Outputs are freed on every error.
+ * An SVD asked with LOOM_LINALG_ANY_VH_LAYOUT whose library wrote V (RtDecomp.vh_rows) gets vh's
+ * descriptor row-major: the same memory read as V^T.
  */
 #include <stdio.h>
 #include <string.h>
@@ -173,13 +175,18 @@ static LoomStatus linalg_impl(LoomContext *ctx, LoomLinalgOp op, int32_t flags, 
   if (st == LOOM_OK && batch > 0 && m > 0 && n > 0 && (op != LOOM_LINALG_SOLVE || k > 0)) {
     info = ctx_calloc(ctx, (size_t)batch, sizeof *info);
     if (!info) st = diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: linalg status of %lld matrices", (long long)batch);
+    bool vh_rows = false;
     RtDecomp r = {.op = (RtDecompOp)op, .dtype = a->dtype, .flags = flags, .batch = batch, .m = m, .n = n, .k = k,
-                  .info = info};
+                  .info = info, .vh_rows = &vh_rows};
     r.in[0] = a->data;
     r.in[1] = nin > 1 ? in[1].data : NULL;
     for (int i = 0; i < no && i < 3; i++) r.out[i] = out[i].data;
     if (st == LOOM_OK) st = dev->linalg->decompose(ctx, a->device_index, &r, d);
     if (st == LOOM_OK) rt_count_library_calls(ctx, 1);
+    if (st == LOOM_OK && vh_rows && op == LOOM_LINALG_SVD && !values) { /* V column-major: vh row-major */
+      out[2].strides[nb] = n;
+      out[2].strides[nb + 1] = 1;
+    }
     for (int64_t i = 0; st == LOOM_OK && i < batch; i++) {
       if (info[i] == 0) continue;
       char where[64] = "";

@@ -328,7 +328,10 @@ typedef enum LoomLinalgOp {
                            LOOM_LINALG_VALUES_ONLY), from a's lower (LOOM_LINALG_UPPER: upper) triangle: syevd */
   LOOM_LINALG_COUNT
 } LoomLinalgOp;
-enum { LOOM_LINALG_UPPER = 1, LOOM_LINALG_COMPLETE = 2, LOOM_LINALG_VALUES_ONLY = 4 };
+/* LOOM_LINALG_ANY_VH_LAYOUT (svd): the caller reads out[2]'s strides, so vh may come back row-major (strides
+ * [..., n, 1]) where the library computes V rather than vh (cuSOLVER's Jacobi gesvdj, real dtypes): no
+ * transpose is made. Without it every output has the column-major layout above. */
+enum { LOOM_LINALG_UPPER = 1, LOOM_LINALG_COMPLETE = 2, LOOM_LINALG_VALUES_ONLY = 4, LOOM_LINALG_ANY_VH_LAYOUT = 8 };
 LOOM_API LoomStatus loom_linalg(LoomContext *ctx, LoomLinalgOp op, int32_t flags, int32_t nin, const LoomArray *in,
                                 int32_t nout, LoomArray *out);
 
@@ -338,7 +341,10 @@ LOOM_API LoomStatus loom_linalg(LoomContext *ctx, LoomLinalgOp op, int32_t flags
  * the batch. *out is allocated on that device, C-contiguous (free it with loom_array_free).
  *   LOOM_FFT_C2C_FORWARD / _INVERSE: complex64 or complex128 -> the same dtype and shape
  *   LOOM_FFT_R2C: float32 / float64 -> complex64 / complex128, last dim n -> n / 2 + 1
- *   LOOM_FFT_C2R: complex -> float, last dim n_last / 2 + 1 -> n_last (the input is not modified)
+ *   LOOM_FFT_C2R: complex -> float, last dim n_last / 2 + 1 -> n_last (the input is not modified: a
+ *     library that overwrites a complex-to-real input, as cuFFT does, transforms a copy)
+ *   LOOM_FFT_C2R_SCRATCH: LOOM_FFT_C2R on an input the caller no longer needs: the library may overwrite
+ *     it, and no copy is made
  * The host has no FFT library in libloom: LOOM_ERR_UNSUPPORTED (loom's Python package transforms host
  * arrays with NumPy's pocketfft). */
 typedef enum LoomFftKind {
@@ -346,6 +352,7 @@ typedef enum LoomFftKind {
   LOOM_FFT_C2C_INVERSE,
   LOOM_FFT_R2C,
   LOOM_FFT_C2R,
+  LOOM_FFT_C2R_SCRATCH,
   LOOM_FFT_KIND_COUNT
 } LoomFftKind;
 LOOM_API LoomStatus loom_fft(LoomContext *ctx, LoomFftKind kind, int32_t rank, int64_t n_last, const LoomArray *in,

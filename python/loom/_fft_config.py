@@ -5,13 +5,16 @@ over up to three axes; False transforms one axis per call (CuPy's 1-D plans in s
 agree to rounding. As in CuPy 14 the setting is deprecated: reading or writing it warns
 (DeprecationWarning). Host arrays are transformed by NumPy's pocketfft, which has no such choice.
 
-Two environment switches (read at each call, for A/B runs; both default on) choose how the device path
+Three environment switches (read at each call, for A/B runs; all default on) choose how the device path
 builds its library calls:
 LOOM_FFT_REAL_ND=0: multi-dim real transforms as a 1-d real transform of the last axis plus complex ones of
   the others (a transposed copy per pass) instead of one real-to-complex / complex-to-real plan over up to
   three trailing axes.
 LOOM_FFT_FUSED_PAD=0: the zero-padding of n= / s= as a concatenate per axis (a new array each) instead of a
   lazy clipped gather per axis that fuses, with the dtype cast, into the one copy made for the library.
+LOOM_FFT_REAL_SPECTRUM=0: fft / fft2 / fftn of a real input as a complex transform of the input cast to
+  complex, and no inverse of a known-Hermitian spectrum as a complex-to-real transform (loom/fft.py's
+  "Real inputs"), instead of the real-to-complex transform and its Hermitian fill.
 """
 import os
 import sys
@@ -37,6 +40,10 @@ def _real_nd():
 
 def _fused_pad():
     return _switch("LOOM_FFT_FUSED_PAD")
+
+
+def _real_spectrum():
+    return _switch("LOOM_FFT_REAL_SPECTRUM")
 
 
 def _deprecated():

@@ -7,16 +7,33 @@ the transformed axes are moved last and made contiguous (a lazy copy, skipped wh
 right), the input is cropped or zero-padded to the lengths asked for, the library transforms up to three
 trailing dims over the batch of the others in one call, and the result is viewed back in the caller's
 axis order; norm= scales the unnormalized transform by a lazy multiply (it fuses with what follows).
+A complex-to-real call always gets a private copy of its input (the one the layout step makes, or one
+made for it), which the library may overwrite: no copy or synchronization inside the call.
 Multi-dim real transforms are one real-to-complex plan over the last axis and up to two more trailing
 ones, then complex transforms of the others (the inverse the other way round); n= / s= zero-padding is a
 lazy clipped gather that fuses with the dtype cast into the library's input copy (_fft_config.py has the
 environment switches that turn both off for A/B runs). Host arrays are transformed by NumPy's pocketfft (BSD
-licence) on loom's host memory, without copies: libloom has no host FFT library of its own. Results
+licence) on loom's host memory, without copies: libloom has no host FFT library of its own.
+
+Real inputs of fft / fft2 / fftn (device path). The spectrum of a real signal is Hermitian, X[-k] =
+conj(X[k]): it is computed as the real-to-complex transform (half the work and bytes: the last axis keeps
+n // 2 + 1 values) and returned as a pending Hermitian fill of that half (_hermitian_fill), a gather that
+fuses into whatever reads it. The array returned is a _Spectrum, which remembers its half: the sum,
+difference, product of two such spectra over the same axes and lengths, or one with a real scalar, is
+again Hermitian, with the same operation applied to the halves (exact: conj(a) * conj(b) is conj(a * b)
+bit for bit). An inverse transform (ifft / ifft2 / ifftn) over the same axes and lengths of such a spectrum
+is real: it is the complex-to-real transform of the half, returned as complex with a zero imaginary part.
+So the FFT convolution ifft2(fft2(a, s) * fft2(b, s)).real of real a, b runs two real-to-complex and one
+complex-to-real transform on half spectra, and the full ones are never made. The knowledge is dropped
+as soon as the array's value could have changed (an in-place write gives it a new graph node; once
+materialized it has none): the array then behaves as an ordinary one. LOOM_FFT_REAL_SPECTRUM=0 turns
+this off (complex transforms of the cast input, as before). Results
 follow NumPy 2: float32 / complex64 inputs give complex64 (float32 for the inverse real transforms),
 everything else complex128 / float64.
 """
 import math
 import operator
+import weakref
 
 import numpy
 
@@ -24,12 +41,13 @@ from . import _core
 from . import _fft_config as config
 from ._common import _from_numpy
 from ._creation import asarray, arange, zeros
+from ._ndarray import ndarray
 from ._products import _permute, _cast
 
 __all__ = ["fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "rfft2", "irfft2", "rfftn", "irfftn",
            "hfft", "ihfft", "fftfreq", "rfftfreq", "fftshift", "ifftshift"]
 
-_C2C_FORWARD, _C2C_INVERSE, _R2C, _C2R = range(4)
+_C2C_FORWARD, _C2C_INVERSE, _R2C, _C2R, _C2R_SCRATCH = range(5)  # loom.h's LoomFftKind
 _SWAP = {None: "forward", "backward": "forward", "ortho": "ortho", "forward": "backward"}
 
 
@@ -116,8 +134,12 @@ def _transform(x, axes, kind, n_last=0):
     nd = x.ndim
     perm = [i for i in range(nd) if i not in axes] + list(axes)
     y = _permute(x, perm)
-    if y._lazy or y._tracer or not y.flags.c_contiguous:
-        y = _core.cast(y, y._dtype_code)  # a C-contiguous copy
+    if y._lazy or y._tracer or not y.flags.c_contiguous or kind == _C2R:
+        # a C-contiguous copy, private to this call: a complex-to-real library call may overwrite it (the
+        # copy is made here, where it fuses with y's producers, never inside the call)
+        y = _core.cast(y, y._dtype_code)
+    if kind == _C2R:
+        kind = _C2R_SCRATCH
     r = _library_fft(kind, len(axes), n_last, y)
     inv = [0] * nd
     for i, p in enumerate(perm):
@@ -156,6 +178,15 @@ def _cfft(name, a, s, axes, norm, inverse):
         for ax, n in reversed(list(zip(axes, s))):
             x = one(x, n, ax, norm)
         return x
+    if axes and not x._tracer and config._real_spectrum():
+        if inverse:
+            known = _spectrum_of(x)
+            if known is not None and sorted(zip(axes, s)) == sorted(zip(known[1], known[2])):
+                r = _c2r(known[0], list(known[2]), list(known[1]), norm)  # real: its imaginary part is 0
+                return _cast(r, _complex_type(r))
+        elif x.dtype.kind in "biuf":
+            half = _r2c(x, s, axes, norm)
+            return _mark(_hermitian_fill(half, axes, s), half, axes, s)
     x = _cast(x, _complex_type(x))
     for ax, n in zip(axes, s):
         x = _resize(x, ax, n)
@@ -238,7 +269,12 @@ def _rfftn(name, a, s, axes, norm):
         for ax, n in reversed(list(zip(axes[:-1], s[:-1]))):
             x = fft(x, n, ax, norm)
         return x
-    x = _real_input(x, name)
+    return _r2c(_real_input(x, name), s, axes, norm)
+
+
+def _r2c(x, s, axes, norm):
+    """rfftn of real x over distinct axes with lengths s, on the library."""
+    x = _real_input(x, "rfftn")
     for ax, n in zip(axes, s):
         x = _resize(x, ax, n)
     group = _real_group(axes)
@@ -264,6 +300,11 @@ def _irfftn(name, a, s, axes, norm):
         for ax, n in zip(axes[:-1], s[:-1]):
             x = ifft(x, n, ax, norm)
         return irfft(x, s[-1], axes[-1], norm)
+    return _c2r(x, s, axes, norm)
+
+
+def _c2r(x, s, axes, norm):
+    """irfftn of x over distinct axes with output lengths s, on the library."""
     x = _cast(x, _complex_type(x))
     for ax, n in zip(axes[:-1], s[:-1]):
         x = _resize(x, ax, n)
@@ -321,6 +362,110 @@ def ihfft(a, n=None, axis=-1, norm=None):
         return _host("ihfft", x, n, axis, norm)
     from ._complex import conjugate
     return conjugate(rfft(x, n, axis, _SWAP[norm]))
+
+
+# ---- spectra of real inputs (the module's docstring: "Real inputs") --------------------------------------
+def _positions(n, axis, ndim):
+    """0..n-1 along axis of an ndim-dimensional array (1 on the other axes), pending."""
+    shape = [1] * ndim
+    shape[axis] = n
+    return _core.movement(0, _core.iota((n,)), tuple(shape), None, None)
+
+
+def _hermitian_fill(half, axes, s):
+    """The full spectrum (lengths s over axes) of which half is the real-to-complex part (the last axis
+    keeps s[-1] // 2 + 1 values): full[k] = half[k] where k_last < s[-1] // 2 + 1, else
+    conj(half[-k mod s]) on every transformed axis. Pending: gathers that fuse into the reader."""
+    from ._indexing import where
+    from ._complex import conjugate
+    nd, last, n = half.ndim, axes[-1], s[-1]
+    m = n // 2 + 1
+    k = _positions(n, last, nd)
+    mirror = _core.gather(half, where(k < m, k, n - k), last, 2)  # half at min(k, n - k) on the last axis
+    rev = mirror
+    for ax, n_ax in zip(axes[:-1], s[:-1]):
+        j = _positions(n_ax, ax, nd)
+        rev = _core.gather(rev, where(j == 0, j, n_ax - j), ax, 2)  # and at -j mod n_ax on the others
+    return where(k < m, mirror, conjugate(rev))
+
+
+# id(spectrum) -> (weak reference, its node when marked, half, axes, s)
+_HALVES: dict = {}
+
+
+class _Spectrum(ndarray):
+    """A full spectrum known to be the Hermitian fill of a half one (its record in _HALVES). Its arithmetic
+    is ndarray's; the result is marked too when the operation keeps the symmetry (_combined)."""
+
+    __slots__ = ()
+    _loom_plain_values = True  # its values are what its dtype says (not a dtype container: _core)
+
+    def __add__(self, o): return _combined(ndarray.__add__(self, o), self, o, operator.add)
+    def __radd__(self, o): return _combined(ndarray.__radd__(self, o), o, self, operator.add)
+    def __sub__(self, o): return _combined(ndarray.__sub__(self, o), self, o, operator.sub)
+    def __rsub__(self, o): return _combined(ndarray.__rsub__(self, o), o, self, operator.sub)
+    def __mul__(self, o): return _combined(ndarray.__mul__(self, o), self, o, operator.mul)
+    def __rmul__(self, o): return _combined(ndarray.__rmul__(self, o), o, self, operator.mul)
+
+    def __truediv__(self, o):  # by a real scalar only (a spectrum's quotient is left to the general path)
+        r = ndarray.__truediv__(self, o)
+        return _combined(r, self, o, operator.truediv) if _real_scalar(o) else r
+
+    def __neg__(self):
+        return _combined(ndarray.__neg__(self), self, -1, lambda h, _: -h)
+
+
+def _real_scalar(o):
+    return isinstance(o, (int, float, numpy.integer, numpy.floating)) and not isinstance(o, (bool, numpy.bool_))
+
+
+def _mark(full, half, axes, s):
+    """full (pending), recorded as the Hermitian fill of half over axes with lengths s."""
+    node = full._node
+    if node is None or type(full) not in (ndarray, _Spectrum):
+        return full
+    full.__class__ = _Spectrum
+    key = id(full)
+
+    def forget(ref, key=key):
+        if _HALVES.get(key, (None,))[0] is ref:
+            del _HALVES[key]
+
+    _HALVES[key] = (weakref.ref(full, forget), node, half, tuple(axes), tuple(s))
+    return full
+
+
+def _spectrum_of(x):
+    """(half, axes, s) when x is a spectrum marked by _mark whose value has not changed since, else None."""
+    rec = _HALVES.get(id(x)) if isinstance(x, _Spectrum) else None
+    if rec is None or rec[0]() is not x:
+        return None
+    if x._node != rec[1]:
+        return None  # written in place (a new node) or materialized (its memory may be written): ordinary now
+    return rec[2:]
+
+
+def _combined(full, a, b, op):
+    """full = op(a, b), as ndarray computed it; marked when a and b are spectra over the same axes and
+    lengths, of one shape (or one of them a real scalar): its half is op of the halves."""
+    if not isinstance(full, ndarray):
+        return full  # NotImplemented
+    halves, where_of = [], None
+    for o in (a, b):
+        if isinstance(o, ndarray):
+            known = _spectrum_of(o)
+            if known is None or (where_of is not None and (known[1:], o.shape) != where_of):
+                return full
+            where_of = known[1:], o.shape
+            halves.append(known[0])
+        elif _real_scalar(o):
+            halves.append(o)
+        else:
+            return full
+    half = op(*halves)
+    if where_of is None or not isinstance(half, ndarray) or half.dtype != full.dtype or where_of[1] != full.shape:
+        return full
+    return _mark(full, half, *where_of[0])
 
 
 # ---- helpers ------------------------------------------------------------------------------------------

@@ -36,7 +36,7 @@ from ._products import matmul, tensordot, vecdot, matrix_transpose, _permute, _r
 _core.set_linalg_error(LinAlgError)
 
 _LU, _SOLVE, _CHOLESKY, _QR, _SVD, _EIGH = range(6)
-_UPPER, _COMPLETE, _VALUES_ONLY = 1, 2, 4
+_UPPER, _COMPLETE, _VALUES_ONLY, _ANY_VH_LAYOUT = 1, 2, 4, 8  # loom.h's LOOM_LINALG_* flags
 
 EigResult = collections.namedtuple("EigResult", ["eigenvalues", "eigenvectors"])
 EighResult = collections.namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
@@ -215,7 +215,8 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     x = _colmajor(a, _float_dtype(a))
     if not compute_uv:
         return _lapack(_SVD, _VALUES_ONLY, x)[0]
-    s, u, vh = _lapack(_SVD, _COMPLETE if full_matrices else 0, x)
+    # any vh layout: cuSOLVER's Jacobi SVD (real dtypes) writes V, which read row-major is vh (no transpose)
+    s, u, vh = _lapack(_SVD, (_COMPLETE if full_matrices else 0) | (_ANY_VH_LAYOUT if a._on_gpu else 0), x)
     return SVDResult(u, s, vh)
 
 

@@ -75,11 +75,15 @@ static void array_dealloc(ArrayObject *self) {
 
 int is_array(ModState *st, PyObject *o) { return PyObject_TypeCheck(o, st->array_type); }
 
-/* loom's dtype containers (datetime64 / timedelta64, loom/_temporal.py) are the only subclasses of
- * loom.ndarray: their memory holds int64 values that _core must never compute with as int64. */
+/* loom's dtype containers (datetime64 / timedelta64, loom/_temporal.py) are subclasses of loom.ndarray
+ * whose memory holds int64 values that _core must never compute with as int64. A subclass whose values
+ * are what its dtype says (loom.fft's known-Hermitian spectra) sets _loom_plain_values = True in its own
+ * class body; only subclasses pay for the look-up. */
 int container_array(ModState *st, PyObject *o) {
   PyTypeObject *t = Py_TYPE(o);
-  return t != st->array_type && st->array_cls && t != (PyTypeObject *)st->array_cls;
+  if (t == st->array_type || !st->array_cls || t == (PyTypeObject *)st->array_cls) return 0;
+  PyObject *plain = t->tp_dict ? PyDict_GetItemString(t->tp_dict, "_loom_plain_values") : NULL; /* borrowed */
+  return !(plain && plain == Py_True);
 }
 
 int refuse_container(PyObject *o, const char *what) {
@@ -339,6 +343,13 @@ static PyObject *array_get_dtype_name(ArrayObject *self, void *c) {
   return PyUnicode_FromString(dtype_names[self->desc.dtype]);
 }
 static PyObject *array_get_lazy(ArrayObject *self, void *c) { return PyBool_FromLong(self->lazy); }
+/* (graph serial, node) while pending, else None: the value's identity (serials are never reused), which an
+ * in-place write changes (become gives a new node; a materialized array has none). loom.fft checks with
+ * it that a spectrum it knows to be Hermitian is still the value it made. */
+static PyObject *array_get_node(ArrayObject *self, void *c) {
+  if (!self->lazy) Py_RETURN_NONE;
+  return Py_BuildValue("(Ki)", (unsigned long long)((GraphObject *)self->graph)->serial, (int)self->node);
+}
 static PyObject *array_get_device(ArrayObject *self, void *c) {
   return Py_BuildValue("(ii)", (int)self->desc.device, (int)self->desc.device_index);
 }
@@ -362,6 +373,7 @@ static PyGetSetDef array_getset[] = {
     {"_dtype_code", (getter)array_get_dtype_code, NULL, NULL, NULL},
     {"_dtype_name", (getter)array_get_dtype_name, NULL, NULL, NULL},
     {"_lazy", (getter)array_get_lazy, NULL, "True while the value is pending", NULL},
+    {"_node", (getter)array_get_node, NULL, "(graph serial, node) while pending, else None", NULL},
     {"_device", (getter)array_get_device, NULL, "(kind, index): 0 host, 1 CUDA", NULL},
     {"_tracer", (getter)array_get_tracer, NULL, "True for a value traced by @loom.fuse", NULL},
     {"_ptr", (getter)array_get_ptr, NULL, NULL, NULL},

@@ -5,7 +5,9 @@
  * (device, type, lengths, batch) in a small table (a plan costs milliseconds to make); the oldest is
  * destroyed when the table is full. A plan runs on the calling thread's current loom stream (SetStream
  * before each exec). The libraries' complex-to-real transforms overwrite their input, so the input is
- * copied into a workspace from the device pool first. The whole call holds the kind's library lock.
+ * copied into a workspace from the device pool first, unless the caller passed it as scratch
+ * (RtFft.in_scratch: loom's Python layer always does, handing over the copy it makes anyway), which
+ * costs no copy, pool allocation or synchronization. The whole call holds the kind's library lock.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -95,7 +97,7 @@ LoomStatus rt_gpu_fft(LoomContext *ctx, const GpuFftVendor *v, int index, const 
   }
   void *src = (void *)(uintptr_t)f->in, *work = NULL;
   size_t wbytes = 0;
-  if (st == LOOM_OK && f->kind == LOOM_FFT_C2R) { /* the library overwrites a C2R input: transform a copy */
+  if (st == LOOM_OK && f->kind == LOOM_FFT_C2R && !f->in_scratch) { /* the library overwrites a C2R input */
     int64_t m = f->batch * (f->n[f->rank - 1] / 2 + 1);
     for (int i = 0; i < f->rank - 1; i++) m *= f->n[i];
     wbytes = (size_t)m * (dbl ? 16 : 8);

@@ -214,3 +214,79 @@ def test_gpu_lstsq_pinv_rank() -> None:
     assert rank == wrank
     close(la.pinv(loom.asarray(a.T)), np.linalg.pinv(a.T), np.float64, 10)
     assert int(la.matrix_rank(loom.asarray(a @ a.T))) == 3
+
+
+# ---- the Jacobi SVD (cuSOLVER's gesvdj: real dtypes, vh returned as V read row-major) ----------------------
+def _svd_identities(a: np.ndarray, u: Any, s: Any, vh: Any, dtype: Any, full: bool) -> None:
+    wu, ws, wvh = np.linalg.svd(a.astype(np.float64), full_matrices=full)
+    uu, ss, vv = get(u), get(s), get(vh)
+    assert uu.shape == wu.shape and vv.shape == wvh.shape and ss.shape == ws.shape
+    assert uu.dtype == dtype and vv.dtype == dtype and ss.dtype == dtype
+    scale = max(1.0, float(ws.max(initial=0.0)))
+    close(ss / scale, ws / scale, dtype, 50)
+    k = ws.shape[-1]
+    close((uu[..., :, :k] * ss[..., None, :] @ vv[..., :k, :]) / scale, a / scale, dtype, 50)
+    for q, side in ((uu, -1), (vv, -2)):  # orthonormal columns of u, rows of vh
+        g = np.swapaxes(q, -1, -2) @ q if side == -1 else q @ np.swapaxes(q, -1, -2)
+        close(g, np.broadcast_to(np.eye(g.shape[-1]), g.shape).astype(dtype), dtype, 50)
+
+
+@gpu
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(64, 48), (200, 200), (3, 33, 17), (1, 1), (9, 9)])
+@pytest.mark.parametrize("full", [True, False])
+@pytest.mark.parametrize("route", ["gesvdj", "gesvd"])
+def test_gpu_svd_jacobi_and_gesvd(monkeypatch: Any, dtype: Any, shape: Any, full: bool, route: str) -> None:
+    """gesvdj (the default for real dtypes) and gesvd (LOOM_CUSOLVER_SVD=gesvd) give NumPy's factors,
+    one library call each; wide matrices go through the conjugate transpose."""
+    monkeypatch.setenv("LOOM_CUSOLVER_SVD", route)
+    a = rand(shape, dtype)
+    with _OnDevice() as od:
+        u, s, vh = la.svd(loom.asarray(a), full_matrices=full)
+        assert od.calls() == 1
+    _svd_identities(a, u, s, vh, dtype, full)
+    wide = np.swapaxes(a, -1, -2).copy()
+    u, s, vh = la.svd(loom.asarray(wide), full_matrices=full)
+    _svd_identities(wide, u, s, vh, dtype, full)
+
+
+@gpu
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_gpu_svd_jacobi_hard_spectra(dtype: Any) -> None:
+    """Rank-deficient, repeated and widely spread singular values, zeros and a batch mixing them."""
+    n = 40
+    q1, _ = np.linalg.qr(RNG.standard_normal((n, n)))
+    q2, _ = np.linalg.qr(RNG.standard_normal((n, n)))
+    spectra = [np.r_[np.ones(20) * 3.0, np.zeros(20)],          # rank 20, a repeated value
+               np.logspace(0, -6 if dtype == np.float64 else -3, n),  # spread
+               np.zeros(n)]                                    # the zero matrix
+    a = np.stack([(q1 * sv) @ q2.T for sv in spectra]).astype(dtype)
+    u, s, vh = la.svd(loom.asarray(a), full_matrices=False)
+    _svd_identities(a, u, s, vh, dtype, False)
+    # without LOOM_LINALG_ANY_VH_LAYOUT the C API keeps its column-major contract (gesvd, or a transpose)
+    x = la._colmajor(loom.asarray(a), np.dtype(dtype))
+    s_cm, u_cm, vh_cm = loom._core.linalg(la._SVD, 0, x)
+    assert vh_cm.strides[-2] == np.dtype(dtype).itemsize and u_cm.strides[-2] == np.dtype(dtype).itemsize
+    _svd_identities(a, u_cm, s_cm, vh_cm, dtype, False)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("full", [True, False])
+def test_svd_any_vh_layout_flag(dtype: Any, full: bool) -> None:
+    """loom_linalg's LOOM_LINALG_ANY_VH_LAYOUT (8): vh comes back in whatever layout its strides say (row-major
+    from gesvdj on a GPU for real dtypes, column-major from LAPACK and gesvd); read through those strides it
+    is NumPy's factor. Runs everywhere (the host's LAPACK ignores the flag)."""
+    a = rand((2, 7, 5), dtype)
+    x = la._colmajor(loom.asarray(a), np.dtype(dtype))
+    s, u, vh = loom._core.linalg(la._SVD, 8 | (la._COMPLETE if full else 0), x)
+    it = np.dtype(dtype).itemsize
+    kv, n = vh.shape[-2:]
+    assert vh.strides[-2:] in ((it, it * kv), (it * n, it))  # column-major or row-major matrices
+    if not ON_GPU or np.dtype(dtype).kind == "c":
+        assert vh.strides[-2] == it  # column-major, the C API's default layout
+    k = 5
+    recon = get(u)[..., :, :k] * get(s)[..., None, :] @ get(vh)[..., :k, :]
+    close(recon, a, dtype, 10)
+    vv = get(vh)
+    eye = np.broadcast_to(np.eye(vv.shape[-2]), vv.shape[:-1] + (vv.shape[-2],)).astype(dtype)
+    close(vv @ herm(vv), eye, dtype, 10)
