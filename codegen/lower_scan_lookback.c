@@ -159,6 +159,11 @@ static LLVMValueRef pad(Lb *s, LLVMValueRef i) {
   return LLVMBuildAdd(s->L->m.b, i, LLVMBuildLShr(s->L->m.b, i, cg_iconst_i(s->L, 5), ""), "");
 }
 
+/* The slot of item j of a lane whose item 0 is at slot base (see scan_item). */
+static LLVMValueRef wave_slot(Lb *s, LLVMValueRef base, int j) {
+  return LLVMBuildAdd(s->L->m.b, base, cg_iconst_i(s->L, (int64_t)j * (s->wave + s->wave / 32)), "");
+}
+
 static LLVMValueRef step(Lb *s, LLVMValueRef a, LLVMValueRef v) { return cg_scan_step(s->L, s->ph, a, v); }
 static LLVMValueRef ident(Lb *s) { return cg_red_identity(s->L, s->ph->reduce_op, s->at); }
 
@@ -354,10 +359,16 @@ static void scan_item(Lb *s, const GpuEntry *e) {
   LLVMValueRef rlo = LLVMBuildMul(b, part, ts, ""), left = LLVMBuildSub(b, e->nr, rlo, "");
   LLVMValueRef len = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, left, ts, ""), left, ts, "len");
   cg_gpu_offsets(L, o, 0, k->nkeep, NULL, L->ooff);
-  /* the tile's values (the producer computed here), staged in shared memory */
+  /* the tile's values (the producer computed here), staged in the wave's own segment of shared memory:
+   * item j of a lane is point seg + j * wave + lane (seg: the wave's first point, wave * K each) */
   LLVMValueRef last = LLVMBuildSub(b, len, cg_iconst_i(L, 1), "");
+  LLVMValueRef seg = LLVMBuildMul(b, s->warp, cg_iconst_i(L, (int64_t)s->wave * K), "");
+  LLVMValueRef wpt[CG_SCAN_LB_ITEMS_MAX]; /* the tile points of the lane's items */
+  /* their slots: pad(seg + lane) + j * (wave + wave / 32), seg and wave being multiples of 32 (one base
+   * register and constant offsets, not a 64-bit address per item held across the item loop) */
+  LLVMValueRef wslot = pad(s, LLVMBuildAdd(b, seg, s->lane, ""));
   for (int j = 0; j < K; j++) {
-    LLVMValueRef i = LLVMBuildAdd(b, s->tid, cg_iconst_i(L, (int64_t)j * B), "");
+    LLVMValueRef i = wpt[j] = LLVMBuildAdd(b, seg, LLVMBuildAdd(b, s->lane, cg_iconst_i(L, (int64_t)j * s->wave), ""), "");
     LLVMValueRef valid = LLVMBuildICmp(b, LLVMIntSLT, i, len, "");
     LLVMValueRef r = LLVMBuildAdd(b, rlo, LLVMBuildSelect(b, valid, i, last, ""), "");
     cg_gpu_offsets(L, r, k->nkeep, k->ndim, L->ooff, L->off);
@@ -365,18 +376,19 @@ static void scan_item(Lb *s, const GpuEntry *e) {
     cg_eval_needed(L, &ph->value, 1);
     LLVMValueRef x = LLVMBuildSelect(b, valid, L->cache[ph->value], ident(s), "");
     cg_clear_cache(L);
-    sm_store(s, s->tile_sm, pad(s, LLVMBuildAdd(b, s->tid, cg_iconst_i(L, (int64_t)j * B), "")), x);
+    sm_store(s, s->tile_sm, wave_slot(s, wslot, j), x);
   }
-  m->gpu->barrier(m);
-  /* the thread's items, in order */
-  LLVMValueRef p[CG_SCAN_LB_ITEMS_MAX];
-  LLVMValueRef first = LLVMBuildMul(b, s->tid, cg_iconst_i(L, K), "");
+  m->gpu->wave_sync(m); /* the wave's segment holds its lanes' points: no block barrier */
+  /* the thread's items, in order (points tid * K + j: inside its wave's segment; slots pad(tid * K) + j,
+   * K dividing 32 or a multiple of it) */
+  LLVMValueRef first = pad(s, LLVMBuildMul(b, s->tid, cg_iconst_i(L, K), ""));
+  LLVMValueRef run = NULL;
   for (int j = 0; j < K; j++) {
-    LLVMValueRef y = sm_load(s, s->tile_sm, pad(s, LLVMBuildAdd(b, first, cg_iconst_i(L, j), "")));
-    p[j] = j ? step(s, p[j - 1], y) : y;
+    LLVMValueRef y = sm_load(s, s->tile_sm, LLVMBuildAdd(b, first, cg_iconst_i(L, j), ""));
+    run = j ? step(s, run, y) : y;
   }
   /* the threads' totals across the block: inclusive in the wave, then the waves before */
-  LLVMValueRef pre = p[K - 1], tot = p[K - 1];
+  LLVMValueRef pre = run, tot = run;
   for (int off = 1; off < s->wave; off *= 2) {
     LLVMValueRef ov = cg_gpu_shfl_xor(L, tot, off);
     LLVMValueRef upper = LLVMBuildICmp(b, LLVMIntNE, LLVMBuildAnd(b, s->lane, cg_iconst_i(L, off), ""), zero, "");
@@ -426,15 +438,23 @@ static void scan_item(Lb *s, const GpuEntry *e) {
   if_end(L, a3);
   if_end(L, after);
   m->gpu->barrier(m);
-  /* each point: E op (threads before) op (its prefix), back through shared memory, stored coalesced */
+  /* each point: E op (threads before) op (its prefix), the prefixes folded again from the staged values
+   * (the same steps in the same order: the same bits; no registers held across the look-back), back into
+   * the thread's slots, then stored coalesced from the wave's segment */
   LLVMValueRef c = step(s, sm_load(s, s->misc_sm, zero), xthr);
-  for (int j = 0; j < K; j++) sm_store(s, s->tile_sm, pad(s, LLVMBuildAdd(b, first, cg_iconst_i(L, j), "")), step(s, c, p[j]));
-  m->gpu->barrier(m);
+  run = NULL;
   for (int j = 0; j < K; j++) {
-    LLVMValueRef i = LLVMBuildAdd(b, s->tid, cg_iconst_i(L, (int64_t)j * B), "");
+    LLVMValueRef slot = LLVMBuildAdd(b, first, cg_iconst_i(L, j), "");
+    LLVMValueRef y = sm_load(s, s->tile_sm, slot);
+    run = j ? step(s, run, y) : y;
+    sm_store(s, s->tile_sm, slot, step(s, c, run));
+  }
+  m->gpu->wave_sync(m);
+  for (int j = 0; j < K; j++) {
+    LLVMValueRef i = wpt[j];
     LLVMBasicBlockRef sa = if_begin(L, LLVMBuildICmp(b, LLVMIntSLT, i, len, ""), "lb.store");
     LLVMValueRef r = LLVMBuildAdd(b, rlo, i, "");
-    LLVMValueRef v = sm_load(s, s->tile_sm, pad(s, i));
+    LLVMValueRef v = sm_load(s, s->tile_sm, wave_slot(s, wslot, j));
     cg_gpu_offsets(L, r, k->nkeep, k->ndim, L->ooff, L->off);
     cg_clear_cache(L);
     L->acc[0] = v;
