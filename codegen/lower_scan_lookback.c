@@ -11,13 +11,20 @@
  * (an atomic add at the head of every item of the grid-stride loop) rather than from blockIdx: a tile
  * waits only for tiles of smaller tickets, taken earlier by blocks that are running, so the wait always
  * ends whatever the scheduler does (no deadlock, any grid).
- * One tile: the block reads item j of thread tid at point j * block + tid (coalesced; the fused
- * producer is computed in these loads), stages the values in shared memory and reads them back
- * thread-contiguous (thread tid holds points tid * items + j), folds its items in order, scans the
- * threads' totals across the block (wave butterflies, wave totals through shared slots), and wave 0
- * publishes the tile's aggregate, looks back over the row's earlier tiles for its exclusive prefix E and
- * publishes E op aggregate as inclusive. Each point's value is E op (threads before) op (its own prefix);
- * the values go back through shared memory so that the stores (the fused consumers) run coalesced.
+ * One tile: each wave owns a segment of wave * items points (wave w: from w * wave * items); lane l reads
+ * its item j at point seg + j * wave + l (coalesced; the fused producer is computed in these loads) and
+ * stages it in the segment's shared slots, which the wave reads back thread-contiguous (thread tid holds
+ * points tid * items + j, inside its wave's segment: a wave sync, no block barrier). The thread folds its
+ * items in order, the block scans the threads' totals (wave butterflies, wave totals through shared
+ * slots), and wave 0 publishes the tile's aggregate, looks back over the row's earlier tiles for its
+ * exclusive prefix E and publishes E op aggregate as inclusive. Each point's value is E op (threads
+ * before) op (its own prefix), the prefixes folded again from the staged values (the same steps: the same
+ * bits), back through the segment so that the stores (the fused consumers) run coalesced; the loads those
+ * stores read are issued for all items before the first store (prefetch_store_loads). Block barriers a
+ * tile: 3 (ticket, wave totals, E). Nothing but the thread's total and (threads before) lives in registers
+ * across the look-back, and shared slots are addressed from one base and constant offsets: 32 registers
+ * (ptxas -v, sm_90, float32, 256 x 8 and 256 x 16; also the compaction kernels), 8 blocks of 256 a
+ * multiprocessor.
  * Look-back: the wave reads the status of the wave-many tiles before its window's end at once (one per
  * lane), spins (a uniform loop) while any is still empty, takes the nearest inclusive one (a ballot)
  * and the aggregates after it, folds them in order across the wave and moves the window down if none
@@ -117,7 +124,7 @@ typedef struct Lb {
   bool nvptx;              /* the module's target (the nanosleep backoff, the maxntid bound) */
   int backoff;             /* ns a look-back wave sleeps before re-reading an incomplete window */
   LLVMValueRef tid, lane, warp;
-  LLVMValueRef tile_sm, thr_sm, wave_sm, misc_sm, ticket_sm; /* shared arrays */
+  LLVMValueRef tile_sm, thr_sm, wave_sm, misc_sm, ticket_sm, rlo_sm; /* shared arrays */
   LLVMValueRef scratch;    /* i8 pointer (global) */
   LLVMValueRef ntiles;     /* no * nparts (i64) */
   int acc_size;
@@ -321,6 +328,50 @@ static LLVMValueRef look_back(Lb *s, LLVMValueRef o, LLVMValueRef part, LLVMValu
 
 /* ---- one item ------------------------------------------------------------------------------------- */
 
+enum { PREFETCH_MAX = 8 }; /* buffers whose loads the store phase issues ahead (more: loaded in place) */
+
+/* The loads the phase's stores read at item j's point, issued for every item before any store (the
+ * store loop is a chain of guarded blocks, so its loads would otherwise wait one after another: a
+ * compaction reads x again for its mask and value). The store cones are evaluated at the clamped point
+ * with a stand-in running value; only their KI_LOAD values are kept (the rest is dead code), in
+ * vals[j][q] for instruction ids[q]. Returns how many ids (0 for snippet kernels). */
+static int prefetch_store_loads(Lb *s, const LLVMValueRef *wpt, LLVMValueRef rlo, LLVMValueRef len,
+                                int32_t ids[PREFETCH_MAX], LLVMValueRef vals[][PREFETCH_MAX]) {
+  Lower *L = s->L;
+  const KernelIr *k = L->k;
+  const KPhase *ph = s->ph;
+  LLVMBuilderRef b = L->m.b;
+  if (k->snippet) return 0;
+  int32_t roots[3 * 64];
+  int nr = 0;
+  for (int q = ph->store_begin; q < ph->store_begin + ph->nstores && nr + 3 <= 3 * 64; q++) {
+    const KStore *st = &k->stores[q];
+    roots[nr++] = st->value;
+    if (st->scatter) {
+      roots[nr++] = st->index;
+      roots[nr++] = st->limit;
+    }
+  }
+  int n = 0;
+  LLVMValueRef last = LLVMBuildSub(b, len, cg_iconst_i(L, 1), "");
+  for (int j = 0; j < s->items && nr; j++) {
+    LLVMValueRef valid = LLVMBuildICmp(b, LLVMIntSLT, wpt[j], len, "");
+    LLVMValueRef r = LLVMBuildAdd(b, rlo, LLVMBuildSelect(b, valid, wpt[j], last, ""), "");
+    cg_gpu_offsets(L, r, k->nkeep, k->ndim, L->ooff, L->off);
+    cg_clear_cache(L);
+    L->acc[0] = ident(s);
+    L->accidx[0] = cg_i64(&L->m, 0);
+    cg_eval_needed(L, roots, nr);
+    if (j == 0)
+      for (int32_t i = 0; i < k->ninstr && n < PREFETCH_MAX; i++)
+        if (k->instrs[i].kind == KI_LOAD && L->cache[i]) ids[n++] = i;
+    for (int q = 0; q < n; q++) vals[j][q] = L->cache[ids[q]];
+    cg_clear_cache(L);
+  }
+  L->acc[0] = L->accidx[0] = NULL;
+  return n;
+}
+
 /* Clear mode (extra word 2 = tiles + 1): thread item * bdim + tid zeroes that status word (and the first
  * one the ticket counter). */
 static void clear_item(Lb *s, LLVMValueRef item, const GpuEntry *e, LLVMValueRef mode) {
@@ -435,6 +486,7 @@ static void scan_item(Lb *s, const GpuEntry *e) {
   LLVMPositionBuilderAtEnd(b, hd);
   LLVMBasicBlockRef a3 = if_begin(L, lane0, "lb.bcast");
   sm_store(s, s->misc_sm, zero, LLVMBuildLoad2(b, s->t, ep, ""));
+  LLVMBuildStore(b, rlo, sm_ptr(s, s->rlo_sm, zero));
   if_end(L, a3);
   if_end(L, after);
   m->gpu->barrier(m);
@@ -442,6 +494,15 @@ static void scan_item(Lb *s, const GpuEntry *e) {
    * (the same steps in the same order: the same bits; no registers held across the look-back), back into
    * the thread's slots, then stored coalesced from the wave's segment */
   LLVMValueRef c = step(s, sm_load(s, s->misc_sm, zero), xthr);
+  /* the tile's first point again, read back from shared memory (written with E, rewritten only after the
+   * next ticket's barrier): the store phase's addresses are computed from it here, not kept in registers
+   * across the look-back */
+  rlo = LLVMBuildLoad2(b, L->ity, sm_ptr(s, s->rlo_sm, zero), "lb.rlo");
+  left = LLVMBuildSub(b, e->nr, rlo, "");
+  len = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, left, ts, ""), left, ts, "len");
+  int32_t pids[PREFETCH_MAX];
+  LLVMValueRef pvals[CG_SCAN_LB_ITEMS_MAX][PREFETCH_MAX];
+  int npre = prefetch_store_loads(s, wpt, rlo, len, pids, pvals);
   run = NULL;
   for (int j = 0; j < K; j++) {
     LLVMValueRef slot = LLVMBuildAdd(b, first, cg_iconst_i(L, j), "");
@@ -457,6 +518,7 @@ static void scan_item(Lb *s, const GpuEntry *e) {
     LLVMValueRef v = sm_load(s, s->tile_sm, wave_slot(s, wslot, j));
     cg_gpu_offsets(L, r, k->nkeep, k->ndim, L->ooff, L->off);
     cg_clear_cache(L);
+    for (int q = 0; q < npre; q++) L->cache[pids[q]] = pvals[j][q]; /* loaded ahead at this point */
     L->acc[0] = v;
     L->accidx[0] = cg_i64(m, 0);
     cg_emit_stores(L, ph);
@@ -492,6 +554,7 @@ void cg_gpu_scan_lookback(Lower *L, LLVMValueRef item, const GpuEntry *e) {
   s.wave_sm = shared_array(&s, "loom.scanlb.wave", s.st, 32);
   s.misc_sm = shared_array(&s, "loom.scanlb.e", s.st, 1);
   s.ticket_sm = shared_array(&s, "loom.scanlb.ticket", LLVMInt32TypeInContext(m->c), 1);
+  s.rlo_sm = shared_array(&s, "loom.scanlb.rlo", L->ity, 1);
   if (s.nvptx && s.block != CG_SCAN_LB_BLOCK) { /* ptxas keeps the registers a block of B threads can have */
     LLVMContextRef c = m->c;
     LLVMMetadataRef ops[3] = {LLVMValueAsMetadata(L->fn), LLVMMDStringInContext2(c, "maxntidx", 8),
