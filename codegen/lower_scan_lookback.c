@@ -326,6 +326,26 @@ static LLVMValueRef look_back(Lb *s, LLVMValueRef o, LLVMValueRef part, LLVMValu
   return LLVMBuildLoad2(b, s->t, ev, "");
 }
 
+/* NVPTX launch bounds: at most `block` threads, and as many blocks a multiprocessor as its 2048 threads
+ * and 228 KB of shared memory hold (1 KB reserved a block), so that ptxas keeps the registers within
+ * what that many blocks can have (float64 / int64 accumulators: 47 registers unbounded, 32 with 8
+ * blocks of 256 asked for, no spill; ptxas -v, sm_90; complex128 asks for half as many). n: the staged
+ * tile's points. */
+static void launch_bounds(Lb *s, unsigned n) {
+  LLVMContextRef c = s->L->m.c;
+  int64_t smem = (int64_t)loom_dtype_size(s->at == LOOM_BOOL ? LOOM_INT8 : s->at) * (n + n / 32 + (unsigned)s->block + 33) + 32;
+  int64_t by_smem = (228 * 1024) / (smem + 1024), by_threads = 2048 / s->block;
+  if (loom_dtype_size(s->at) > 8) by_threads /= 2; /* complex128: 32 registers would spill (ptxas -v) */
+  int blocks = (int)(by_smem < by_threads ? by_smem : by_threads);
+  static const char *const keys[2] = {"maxntidx", "minctasm"};
+  unsigned vals[2] = {(unsigned)s->block, (unsigned)(blocks < 1 ? 1 : blocks)};
+  for (int i = 0; i < 2; i++) {
+    LLVMMetadataRef ops[3] = {LLVMValueAsMetadata(s->L->fn), LLVMMDStringInContext2(c, keys[i], strlen(keys[i])),
+                              LLVMValueAsMetadata(LLVMConstInt(LLVMInt32TypeInContext(c), vals[i], 0))};
+    LLVMAddNamedMetadataOperand(s->L->m.m, "nvvm.annotations", LLVMMetadataAsValue(c, LLVMMDNodeInContext2(c, ops, 3)));
+  }
+}
+
 /* ---- one item ------------------------------------------------------------------------------------- */
 
 enum { PREFETCH_MAX = 8 }; /* buffers whose loads the store phase issues ahead (more: loaded in place) */
@@ -555,12 +575,7 @@ void cg_gpu_scan_lookback(Lower *L, LLVMValueRef item, const GpuEntry *e) {
   s.misc_sm = shared_array(&s, "loom.scanlb.e", s.st, 1);
   s.ticket_sm = shared_array(&s, "loom.scanlb.ticket", LLVMInt32TypeInContext(m->c), 1);
   s.rlo_sm = shared_array(&s, "loom.scanlb.rlo", L->ity, 1);
-  if (s.nvptx && s.block != CG_SCAN_LB_BLOCK) { /* ptxas keeps the registers a block of B threads can have */
-    LLVMContextRef c = m->c;
-    LLVMMetadataRef ops[3] = {LLVMValueAsMetadata(L->fn), LLVMMDStringInContext2(c, "maxntidx", 8),
-                              LLVMValueAsMetadata(LLVMConstInt(LLVMInt32TypeInContext(c), (unsigned)s.block, 0))};
-    LLVMAddNamedMetadataOperand(m->m, "nvvm.annotations", LLVMMetadataAsValue(c, LLVMMDNodeInContext2(c, ops, 3)));
-  }
+  if (s.nvptx) launch_bounds(&s, n);
   /* extra word 2: the mode (codegen.h) */
   LLVMValueRef args = LLVMGetParam(L->fn, 0);
   LLVMValueRef wi = cg_i64(m, k->ndim + k->nbuf + k->nbuf * k->ndim + 2);
