@@ -5,8 +5,8 @@ Cases at 2^26 elements on a GPU (2^24 on the host): take of a random permutation
 writes the result contiguously, the data at random: 12 bytes per float32 element moved, plus the random
 reads' sectors), take with mode 'wrap' fused with a consumer (`take(x, i) * 2 + 1`: one kernel), boolean
 mask indexing x[x > 0] (a stream compaction: one scan kernel computes x > 0, scans it and stores the kept
-values and the count, after the kernel that fills the full-size result's base; one small read of the
-count), nonzero of a 1-d mask (the same, storing positions), the same two through the former path
+values and the count; the full-size result is a put scatter, so no kernel fills it first; one small read
+of the count), nonzero of a 1-d mask (the same, storing int64 positions), the same two through the former path
 (LOOM_GPU_COMPACT=0: the scan stored, the count read, a scatter of positions, a gather; loom only, the A/B),
 and integer-array assignment x[i] = v (the base copy, then the scatter).
 Mode 'raise' with a device index reads the index's min and max first (one fused reduction, a sync).

@@ -21,11 +21,9 @@ bench/results/<date>-scan-sweep-<h200|host>.{json,md}. The budget (argument 2, d
 remaining settings once spent (settings are in order of expected interest).
 Run: python3 bench/scan_sweep.py [repeats=10] [budget_s=100]
 """
-import datetime
 import json
 import math
 import os
-import platform
 import shutil
 import subprocess
 import sys
@@ -33,6 +31,9 @@ import tempfile
 import time
 
 import numpy as np
+
+from _sweep import table, write_report  # noqa: E402 (bench/ is first on sys.path)
+from _timing import best_ms  # noqa: E402
 
 KNOBS = ("LOOM_GPU_SCAN_LB_BLOCK", "LOOM_GPU_SCAN_LB_ITEMS", "LOOM_GPU_SCAN_LB_BACKOFF", "LOOM_GPU_SCAN_LB_GRID",
          "LOOM_GPU_SCAN_LOOKBACK")
@@ -128,18 +129,6 @@ def load_cases(gpu, folder):
         out.append((make_inputs(gpu, names_only=True)[i], np.load(f + "h.npy"), odt, fused,
                     np.load(f + "ref.npy", mmap_mode="r"), scale))
     return out
-
-
-def best_ms(fn, sync, repeats):
-    fn()
-    sync()
-    best = float("inf")
-    for _ in range(repeats):
-        t = time.perf_counter()
-        fn()
-        sync()
-        best = min(best, time.perf_counter() - t)
-    return best * 1e3
 
 
 def child(repeats, budget_left, folder):
@@ -239,15 +228,14 @@ def geomean(r, names):
 def report(results, torch, repeats, budget, took, gpu):
     names = make_inputs(gpu, names_only=True)
     short = [n.replace("cumsum", "").strip() for n in names]
-    lines = ["| setting | geomean ms | " + " | ".join(f"{s} ms" for s in short) + " | ok | env |",
-             "|---|---|" + "---|" * len(names) + "---|---|"]
     for r in results:
         r["geomean_ms"] = geomean(r, names)
     ranked = sorted(results, key=lambda r: (r["geomean_ms"] is None, r["geomean_ms"] or 0))
+    rows = []
     if torch:
         tg = math.exp(sum(math.log(torch[n]["ms"]) for n in names) / len(names))
-        lines.append(f"| torch.cumsum | {tg:.3f} | " + " | ".join(f"{torch[n]['ms']:.3f}" for n in names)
-                     + f" | {all(torch[n]['ok'] for n in names)} | |")
+        rows.append(["torch.cumsum", f"{tg:.3f}"] + [f"{torch[n]['ms']:.3f}" for n in names]
+                    + [str(all(torch[n]["ok"] for n in names)), ""])
     for r in ranked:
         cells = []
         for n in names:
@@ -260,23 +248,15 @@ def report(results, torch, repeats, budget, took, gpu):
         oks = [r["cases"].get(n, {}).get("ok") for n in names]
         ok = "ok" if all(o is True for o in oks) else ("WRONG" if any(o is False for o in oks) else r.get("note") or "incomplete")
         gm = f"{r['geomean_ms']:.3f}" if r["geomean_ms"] else "-"
-        lines.append(f"| {r['setting']} | {gm} | " + " | ".join(cells) + f" | {ok} | {' '.join(f'{k}={v}' for k, v in r['env'].items())} |")
+        rows.append([r["setting"], gm] + cells + [ok, " ".join(f"{k}={v}" for k, v in r["env"].items())])
+    lines = table(["setting", "geomean ms"] + [f"{s} ms" for s in short] + ["ok", "env"], rows)
     lines.append("")
     lines.append("(x): torch ms / loom ms (> 1: loom faster). "
                  f"sweep took {took:.0f} s (budget {budget:.0f} s), best of {repeats}, a fresh process and cache per setting")
     text = "\n".join(lines)
     print(text)
-    date = os.environ.get("LOOM_BENCH_DATE", datetime.date.today().isoformat())
-    tag = "h200" if gpu else "host"
-    base = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", f"{date}-scan-sweep-{tag}")
-    out = {"machine": platform.node(), "cpus": os.cpu_count(), "gpu": gpu, "date": date,
-           "command": "python3 bench/scan_sweep.py " + " ".join(sys.argv[1:]), "torch": torch, "results": results,
-           "seconds": took}
-    with open(base + ".json", "w") as fh:
-        json.dump(out, fh, indent=1)
-    with open(base + ".md", "w") as fh:
-        fh.write(f"# Look-back scan knob sweep ({tag}, {date})\n\n`{out['command']}` on {out['machine']}\n\n{text}\n")
-    print("wrote", base + ".json", "and .md")
+    write_report("scan", "Look-back scan knob sweep", {"command": "python3 bench/scan_sweep.py " + " ".join(sys.argv[1:]),
+                                                       "torch": torch, "results": results, "seconds": took}, text, gpu)
 
 
 if __name__ == "__main__":

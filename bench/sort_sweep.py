@@ -29,18 +29,16 @@ A time budget (default 110 s, argument 2; the row cases run after it, ~5 s) skip
 settings (for every case: settings are the outer loop), reported as skipped.
 Run: python3 bench/sort_sweep.py [repeats=5] [budget_s=110]
 """
-import datetime
-import json
 import math
 import os
-import platform
 import sys
 import time
 
 import numpy as np
 
 import loom
-from _timing import GPU, best_ms, peers
+from _sweep import table, write_report  # noqa: E402 (bench/ is first on sys.path)
+from _timing import GPU, best_ms, peers  # noqa: E402
 
 KNOBS = ("LOOM_GPU_RADIX_ITEMS4", "LOOM_GPU_RADIX_ITEMS8", "LOOM_GPU_RADIX_BLOCKS_PER_SM", "LOOM_GPU_RADIX_HIST_PARTS",
          "LOOM_GPU_RADIX_HIST_TILES", "LOOM_GPU_RADIX_RANK", "LOOM_RADIX_LEGACY", "LOOM_GPU_RADIX_ROWS")
@@ -243,16 +241,16 @@ def best_per_width(rows):
 
 
 def report(rows, repeats, budget, took):
-    lines = ["| case | setting | loom ms | cupy ms | cupy / loom | torch ms | torch / loom | ok |",
-             "|---|---|---|---|---|---|---|---|"]
+    cells = []
     for r in rows:
         ms = f"{r['ms']:.3f}" if r.get("ms") else "-"
-        cells = []
+        c = [r["case"], r["setting"], ms]
         for p in ("cupy", "torch"):
             q = ratio(r, p)
-            cells.append((f"{r[p + '_ms']:.3f}" if p + "_ms" in r else "-") + " | " + (f"{q:.2f}x" if q else "-"))
-        ok = "ok" if r["ok"] is True else ("WRONG" if r["ok"] is False else str(r["ok"]))
-        lines.append(f"| {r['case']} | {r['setting']} | {ms} | " + " | ".join(cells) + f" | {ok} |")
+            c += [f"{r[p + '_ms']:.3f}" if p + "_ms" in r else "-", f"{q:.2f}x" if q else "-"]
+        c.append("ok" if r["ok"] is True else ("WRONG" if r["ok"] is False else str(r["ok"])))
+        cells.append(c)
+    lines = table(["case", "setting", "loom ms", "cupy ms", "cupy / loom", "torch ms", "torch / loom", "ok"], cells)
     best = best_per_width(rows)
     lines.append("")
     names = {"4": "keys and values <= 4 bytes (f32/i32 sort, f32 argsort)", "8": "8-byte keys (f64 sort)"}
@@ -265,18 +263,10 @@ def report(rows, repeats, budget, took):
     lines.append(f"sweep took {took:.0f} s (budget {budget:.0f} s), best of {repeats}")
     text = "\n".join(lines)
     print(text)
-    date = os.environ.get("LOOM_BENCH_DATE", datetime.date.today().isoformat())
-    tag = "h200" if GPU else "host"
-    base = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", f"{date}-sort-sweep-{tag}")
-    out = {"machine": platform.node(), "processor": platform.processor(), "cpus": os.cpu_count(), "gpu": GPU,
-           "date": date, "command": "python3 bench/sort_sweep.py " + " ".join(sys.argv[1:]), "rows": rows,
-           "best": {w: {"setting": s, "geomean_ms": gm, "cases_ms": per} for w, (s, gm, per) in best.items()},
-           "seconds": took, "speedup": "peer_ms / loom_ms (> 1: loom faster)"}
-    with open(base + ".json", "w") as fh:
-        json.dump(out, fh, indent=1)
-    with open(base + ".md", "w") as fh:
-        fh.write(f"# Radix sort shape sweep ({tag}, {date})\n\n`{out['command']}` on {out['machine']}\n\n{text}\n")
-    print("wrote", base + ".json", "and .md")
+    write_report("sort", "Radix sort shape sweep",
+                 {"command": "python3 bench/sort_sweep.py " + " ".join(sys.argv[1:]), "rows": rows,
+                  "best": {w: {"setting": s, "geomean_ms": gm, "cases_ms": per} for w, (s, gm, per) in best.items()},
+                  "seconds": took, "speedup": "peer_ms / loom_ms (> 1: loom faster)"}, text, GPU)
 
 
 if __name__ == "__main__":

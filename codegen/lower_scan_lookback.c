@@ -11,13 +11,20 @@
  * (an atomic add at the head of every item of the grid-stride loop) rather than from blockIdx: a tile
  * waits only for tiles of smaller tickets, taken earlier by blocks that are running, so the wait always
  * ends whatever the scheduler does (no deadlock, any grid).
- * One tile: the block reads item j of thread tid at point j * block + tid (coalesced; the fused
- * producer is computed in these loads), stages the values in shared memory and reads them back
- * thread-contiguous (thread tid holds points tid * items + j), folds its items in order, scans the
- * threads' totals across the block (wave butterflies, wave totals through shared slots), and wave 0
- * publishes the tile's aggregate, looks back over the row's earlier tiles for its exclusive prefix E and
- * publishes E op aggregate as inclusive. Each point's value is E op (threads before) op (its own prefix);
- * the values go back through shared memory so that the stores (the fused consumers) run coalesced.
+ * One tile: each wave owns a segment of wave * items points (wave w: from w * wave * items); lane l reads
+ * its item j at point seg + j * wave + l (coalesced; the fused producer is computed in these loads) and
+ * stages it in the segment's shared slots, which the wave reads back thread-contiguous (thread tid holds
+ * points tid * items + j, inside its wave's segment: a wave sync, no block barrier). The thread folds its
+ * items in order, the block scans the threads' totals (wave butterflies, wave totals through shared
+ * slots), and wave 0 publishes the tile's aggregate, looks back over the row's earlier tiles for its
+ * exclusive prefix E and publishes E op aggregate as inclusive. Each point's value is E op (threads
+ * before) op (its own prefix), the prefixes folded again from the staged values (the same steps: the same
+ * bits), back through the segment so that the stores (the fused consumers) run coalesced; the loads those
+ * stores read are issued for all items before the first store (prefetch_store_loads). Block barriers a
+ * tile: 3 (ticket, wave totals, E). Nothing but the thread's total and (threads before) lives in registers
+ * across the look-back, and shared slots are addressed from one base and constant offsets: 32 registers
+ * (ptxas -v, sm_90, float32, 256 x 8 and 256 x 16; also the compaction kernels), 8 blocks of 256 a
+ * multiprocessor.
  * Look-back: the wave reads the status of the wave-many tiles before its window's end at once (one per
  * lane), spins (a uniform loop) while any is still empty, takes the nearest inclusive one (a ballot)
  * and the aggregates after it, folds them in order across the wave and moves the window down if none
@@ -117,7 +124,7 @@ typedef struct Lb {
   bool nvptx;              /* the module's target (the nanosleep backoff, the maxntid bound) */
   int backoff;             /* ns a look-back wave sleeps before re-reading an incomplete window */
   LLVMValueRef tid, lane, warp;
-  LLVMValueRef tile_sm, thr_sm, wave_sm, misc_sm, ticket_sm; /* shared arrays */
+  LLVMValueRef tile_sm, thr_sm, wave_sm, misc_sm, ticket_sm, rlo_sm; /* shared arrays */
   LLVMValueRef scratch;    /* i8 pointer (global) */
   LLVMValueRef ntiles;     /* no * nparts (i64) */
   int acc_size;
@@ -157,6 +164,11 @@ static LLVMValueRef sm_load(Lb *s, LLVMValueRef arr, LLVMValueRef i) {
 /* Index i of the staged tile with one pad slot per 32 (thread-contiguous reads hit distinct banks). */
 static LLVMValueRef pad(Lb *s, LLVMValueRef i) {
   return LLVMBuildAdd(s->L->m.b, i, LLVMBuildLShr(s->L->m.b, i, cg_iconst_i(s->L, 5), ""), "");
+}
+
+/* The slot of item j of a lane whose item 0 is at slot base (see scan_item). */
+static LLVMValueRef wave_slot(Lb *s, LLVMValueRef base, int j) {
+  return LLVMBuildAdd(s->L->m.b, base, cg_iconst_i(s->L, (int64_t)j * (s->wave + s->wave / 32)), "");
 }
 
 static LLVMValueRef step(Lb *s, LLVMValueRef a, LLVMValueRef v) { return cg_scan_step(s->L, s->ph, a, v); }
@@ -314,7 +326,71 @@ static LLVMValueRef look_back(Lb *s, LLVMValueRef o, LLVMValueRef part, LLVMValu
   return LLVMBuildLoad2(b, s->t, ev, "");
 }
 
+/* NVPTX launch bounds: at most `block` threads, and as many blocks a multiprocessor as its 2048 threads
+ * and 228 KB of shared memory hold (1 KB reserved a block), so that ptxas keeps the registers within
+ * what that many blocks can have (float64 / int64 accumulators: 47 registers unbounded, 32 with 8
+ * blocks of 256 asked for, no spill; ptxas -v, sm_90; complex128 asks for half as many). n: the staged
+ * tile's points. */
+static void launch_bounds(Lb *s, unsigned n) {
+  LLVMContextRef c = s->L->m.c;
+  int64_t smem = (int64_t)loom_dtype_size(s->at == LOOM_BOOL ? LOOM_INT8 : s->at) * (n + n / 32 + (unsigned)s->block + 33) + 32;
+  int64_t by_smem = (228 * 1024) / (smem + 1024), by_threads = 2048 / s->block;
+  if (loom_dtype_size(s->at) > 8) by_threads /= 2; /* complex128: 32 registers would spill (ptxas -v) */
+  int blocks = (int)(by_smem < by_threads ? by_smem : by_threads);
+  static const char *const keys[2] = {"maxntidx", "minctasm"};
+  unsigned vals[2] = {(unsigned)s->block, (unsigned)(blocks < 1 ? 1 : blocks)};
+  for (int i = 0; i < 2; i++) {
+    LLVMMetadataRef ops[3] = {LLVMValueAsMetadata(s->L->fn), LLVMMDStringInContext2(c, keys[i], strlen(keys[i])),
+                              LLVMValueAsMetadata(LLVMConstInt(LLVMInt32TypeInContext(c), vals[i], 0))};
+    LLVMAddNamedMetadataOperand(s->L->m.m, "nvvm.annotations", LLVMMetadataAsValue(c, LLVMMDNodeInContext2(c, ops, 3)));
+  }
+}
+
 /* ---- one item ------------------------------------------------------------------------------------- */
+
+enum { PREFETCH_MAX = 8 }; /* buffers whose loads the store phase issues ahead (more: loaded in place) */
+
+/* The loads the phase's stores read at item j's point, issued for every item before any store (the
+ * store loop is a chain of guarded blocks, so its loads would otherwise wait one after another: a
+ * compaction reads x again for its mask and value). The store cones are evaluated at the clamped point
+ * with a stand-in running value; only their KI_LOAD values are kept (the rest is dead code), in
+ * vals[j][q] for instruction ids[q]. Returns how many ids (0 for snippet kernels). */
+static int prefetch_store_loads(Lb *s, const LLVMValueRef *wpt, LLVMValueRef rlo, LLVMValueRef len,
+                                int32_t ids[PREFETCH_MAX], LLVMValueRef vals[][PREFETCH_MAX]) {
+  Lower *L = s->L;
+  const KernelIr *k = L->k;
+  const KPhase *ph = s->ph;
+  LLVMBuilderRef b = L->m.b;
+  if (k->snippet) return 0;
+  int32_t roots[3 * 64];
+  int nr = 0;
+  for (int q = ph->store_begin; q < ph->store_begin + ph->nstores && nr + 3 <= 3 * 64; q++) {
+    const KStore *st = &k->stores[q];
+    roots[nr++] = st->value;
+    if (st->scatter) {
+      roots[nr++] = st->index;
+      roots[nr++] = st->limit;
+    }
+  }
+  int n = 0;
+  LLVMValueRef last = LLVMBuildSub(b, len, cg_iconst_i(L, 1), "");
+  for (int j = 0; j < s->items && nr; j++) {
+    LLVMValueRef valid = LLVMBuildICmp(b, LLVMIntSLT, wpt[j], len, "");
+    LLVMValueRef r = LLVMBuildAdd(b, rlo, LLVMBuildSelect(b, valid, wpt[j], last, ""), "");
+    cg_gpu_offsets(L, r, k->nkeep, k->ndim, L->ooff, L->off);
+    cg_clear_cache(L);
+    L->acc[0] = ident(s);
+    L->accidx[0] = cg_i64(&L->m, 0);
+    cg_eval_needed(L, roots, nr);
+    if (j == 0)
+      for (int32_t i = 0; i < k->ninstr && n < PREFETCH_MAX; i++)
+        if (k->instrs[i].kind == KI_LOAD && L->cache[i]) ids[n++] = i;
+    for (int q = 0; q < n; q++) vals[j][q] = L->cache[ids[q]];
+    cg_clear_cache(L);
+  }
+  L->acc[0] = L->accidx[0] = NULL;
+  return n;
+}
 
 /* Clear mode (extra word 2 = tiles + 1): thread item * bdim + tid zeroes that status word (and the first
  * one the ticket counter). */
@@ -354,10 +430,16 @@ static void scan_item(Lb *s, const GpuEntry *e) {
   LLVMValueRef rlo = LLVMBuildMul(b, part, ts, ""), left = LLVMBuildSub(b, e->nr, rlo, "");
   LLVMValueRef len = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, left, ts, ""), left, ts, "len");
   cg_gpu_offsets(L, o, 0, k->nkeep, NULL, L->ooff);
-  /* the tile's values (the producer computed here), staged in shared memory */
+  /* the tile's values (the producer computed here), staged in the wave's own segment of shared memory:
+   * item j of a lane is point seg + j * wave + lane (seg: the wave's first point, wave * K each) */
   LLVMValueRef last = LLVMBuildSub(b, len, cg_iconst_i(L, 1), "");
+  LLVMValueRef seg = LLVMBuildMul(b, s->warp, cg_iconst_i(L, (int64_t)s->wave * K), "");
+  LLVMValueRef wpt[CG_SCAN_LB_ITEMS_MAX]; /* the tile points of the lane's items */
+  /* their slots: pad(seg + lane) + j * (wave + wave / 32), seg and wave being multiples of 32 (one base
+   * register and constant offsets, not a 64-bit address per item held across the item loop) */
+  LLVMValueRef wslot = pad(s, LLVMBuildAdd(b, seg, s->lane, ""));
   for (int j = 0; j < K; j++) {
-    LLVMValueRef i = LLVMBuildAdd(b, s->tid, cg_iconst_i(L, (int64_t)j * B), "");
+    LLVMValueRef i = wpt[j] = LLVMBuildAdd(b, seg, LLVMBuildAdd(b, s->lane, cg_iconst_i(L, (int64_t)j * s->wave), ""), "");
     LLVMValueRef valid = LLVMBuildICmp(b, LLVMIntSLT, i, len, "");
     LLVMValueRef r = LLVMBuildAdd(b, rlo, LLVMBuildSelect(b, valid, i, last, ""), "");
     cg_gpu_offsets(L, r, k->nkeep, k->ndim, L->ooff, L->off);
@@ -365,18 +447,19 @@ static void scan_item(Lb *s, const GpuEntry *e) {
     cg_eval_needed(L, &ph->value, 1);
     LLVMValueRef x = LLVMBuildSelect(b, valid, L->cache[ph->value], ident(s), "");
     cg_clear_cache(L);
-    sm_store(s, s->tile_sm, pad(s, LLVMBuildAdd(b, s->tid, cg_iconst_i(L, (int64_t)j * B), "")), x);
+    sm_store(s, s->tile_sm, wave_slot(s, wslot, j), x);
   }
-  m->gpu->barrier(m);
-  /* the thread's items, in order */
-  LLVMValueRef p[CG_SCAN_LB_ITEMS_MAX];
-  LLVMValueRef first = LLVMBuildMul(b, s->tid, cg_iconst_i(L, K), "");
+  m->gpu->wave_sync(m); /* the wave's segment holds its lanes' points: no block barrier */
+  /* the thread's items, in order (points tid * K + j: inside its wave's segment; slots pad(tid * K) + j,
+   * K dividing 32 or a multiple of it) */
+  LLVMValueRef first = pad(s, LLVMBuildMul(b, s->tid, cg_iconst_i(L, K), ""));
+  LLVMValueRef run = NULL;
   for (int j = 0; j < K; j++) {
-    LLVMValueRef y = sm_load(s, s->tile_sm, pad(s, LLVMBuildAdd(b, first, cg_iconst_i(L, j), "")));
-    p[j] = j ? step(s, p[j - 1], y) : y;
+    LLVMValueRef y = sm_load(s, s->tile_sm, LLVMBuildAdd(b, first, cg_iconst_i(L, j), ""));
+    run = j ? step(s, run, y) : y;
   }
   /* the threads' totals across the block: inclusive in the wave, then the waves before */
-  LLVMValueRef pre = p[K - 1], tot = p[K - 1];
+  LLVMValueRef pre = run, tot = run;
   for (int off = 1; off < s->wave; off *= 2) {
     LLVMValueRef ov = cg_gpu_shfl_xor(L, tot, off);
     LLVMValueRef upper = LLVMBuildICmp(b, LLVMIntNE, LLVMBuildAnd(b, s->lane, cg_iconst_i(L, off), ""), zero, "");
@@ -423,20 +506,39 @@ static void scan_item(Lb *s, const GpuEntry *e) {
   LLVMPositionBuilderAtEnd(b, hd);
   LLVMBasicBlockRef a3 = if_begin(L, lane0, "lb.bcast");
   sm_store(s, s->misc_sm, zero, LLVMBuildLoad2(b, s->t, ep, ""));
+  LLVMBuildStore(b, rlo, sm_ptr(s, s->rlo_sm, zero));
   if_end(L, a3);
   if_end(L, after);
   m->gpu->barrier(m);
-  /* each point: E op (threads before) op (its prefix), back through shared memory, stored coalesced */
+  /* each point: E op (threads before) op (its prefix), the prefixes folded again from the staged values
+   * (the same steps in the same order: the same bits; no registers held across the look-back), back into
+   * the thread's slots, then stored coalesced from the wave's segment */
   LLVMValueRef c = step(s, sm_load(s, s->misc_sm, zero), xthr);
-  for (int j = 0; j < K; j++) sm_store(s, s->tile_sm, pad(s, LLVMBuildAdd(b, first, cg_iconst_i(L, j), "")), step(s, c, p[j]));
-  m->gpu->barrier(m);
+  /* the tile's first point again, read back from shared memory (written with E, rewritten only after the
+   * next ticket's barrier): the store phase's addresses are computed from it here, not kept in registers
+   * across the look-back */
+  rlo = LLVMBuildLoad2(b, L->ity, sm_ptr(s, s->rlo_sm, zero), "lb.rlo");
+  left = LLVMBuildSub(b, e->nr, rlo, "");
+  len = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, left, ts, ""), left, ts, "len");
+  int32_t pids[PREFETCH_MAX];
+  LLVMValueRef pvals[CG_SCAN_LB_ITEMS_MAX][PREFETCH_MAX];
+  int npre = prefetch_store_loads(s, wpt, rlo, len, pids, pvals);
+  run = NULL;
   for (int j = 0; j < K; j++) {
-    LLVMValueRef i = LLVMBuildAdd(b, s->tid, cg_iconst_i(L, (int64_t)j * B), "");
+    LLVMValueRef slot = LLVMBuildAdd(b, first, cg_iconst_i(L, j), "");
+    LLVMValueRef y = sm_load(s, s->tile_sm, slot);
+    run = j ? step(s, run, y) : y;
+    sm_store(s, s->tile_sm, slot, step(s, c, run));
+  }
+  m->gpu->wave_sync(m);
+  for (int j = 0; j < K; j++) {
+    LLVMValueRef i = wpt[j];
     LLVMBasicBlockRef sa = if_begin(L, LLVMBuildICmp(b, LLVMIntSLT, i, len, ""), "lb.store");
     LLVMValueRef r = LLVMBuildAdd(b, rlo, i, "");
-    LLVMValueRef v = sm_load(s, s->tile_sm, pad(s, i));
+    LLVMValueRef v = sm_load(s, s->tile_sm, wave_slot(s, wslot, j));
     cg_gpu_offsets(L, r, k->nkeep, k->ndim, L->ooff, L->off);
     cg_clear_cache(L);
+    for (int q = 0; q < npre; q++) L->cache[pids[q]] = pvals[j][q]; /* loaded ahead at this point */
     L->acc[0] = v;
     L->accidx[0] = cg_i64(m, 0);
     cg_emit_stores(L, ph);
@@ -472,12 +574,8 @@ void cg_gpu_scan_lookback(Lower *L, LLVMValueRef item, const GpuEntry *e) {
   s.wave_sm = shared_array(&s, "loom.scanlb.wave", s.st, 32);
   s.misc_sm = shared_array(&s, "loom.scanlb.e", s.st, 1);
   s.ticket_sm = shared_array(&s, "loom.scanlb.ticket", LLVMInt32TypeInContext(m->c), 1);
-  if (s.nvptx && s.block != CG_SCAN_LB_BLOCK) { /* ptxas keeps the registers a block of B threads can have */
-    LLVMContextRef c = m->c;
-    LLVMMetadataRef ops[3] = {LLVMValueAsMetadata(L->fn), LLVMMDStringInContext2(c, "maxntidx", 8),
-                              LLVMValueAsMetadata(LLVMConstInt(LLVMInt32TypeInContext(c), (unsigned)s.block, 0))};
-    LLVMAddNamedMetadataOperand(m->m, "nvvm.annotations", LLVMMetadataAsValue(c, LLVMMDNodeInContext2(c, ops, 3)));
-  }
+  s.rlo_sm = shared_array(&s, "loom.scanlb.rlo", L->ity, 1);
+  if (s.nvptx) launch_bounds(&s, n);
   /* extra word 2: the mode (codegen.h) */
   LLVMValueRef args = LLVMGetParam(L->fn, 0);
   LLVMValueRef wi = cg_i64(m, k->ndim + k->nbuf + k->nbuf * k->ndim + 2);

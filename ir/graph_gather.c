@@ -148,7 +148,7 @@ LoomStatus ir_scatter(IrGraph *g, int32_t base, int32_t idx, int32_t values, IrS
   if (!st) st = ir_check_node(g, values, "scatter", d);
   if (st) return st;
   if ((unsigned)op >= IR_SCATTER_OP_COUNT)
-    return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "scatter: op %d is not set (0) or add (1)", (int)op);
+    return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "scatter: op %d is not set (0), add (1) or put (2)", (int)op);
   LoomDType bt = (LoomDType)g->nodes[base].dtype;
   if (op == IR_SCATTER_ADD && !dtype_is_int(bt) && bt != LOOM_FLOAT32 && bt != LOOM_FLOAT64)
     return diag_error(d, LOOM_ERR_DTYPE, "scatter add: supported for integer, float32 and float64 arrays, not %s",

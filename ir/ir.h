@@ -197,14 +197,16 @@ typedef enum IrKind {
                    index) for every p with 0 <= idx[p] < size(S); other indices write nothing (the caller
                    applies modes; -1 is "no write", how masked scatters skip points). op = IrScatterOp. Where
                    idx repeats, SET keeps the value of the last such p in row-major order on the host and one
-                   of them on GPUs; ADD adds every value (numpy.add.at). Realized by two kernels: one writes
-                   base into the result's buffer, the next (a scatter kernel over P, KStore.index) the values */
+                   of them on GPUs; ADD adds every value (numpy.add.at); PUT sets as SET into an unspecified
+                   base (its shape and dtype only: elements no index writes are undefined). Realized by two
+                   kernels: one writes base into the result's buffer (none for PUT), the next (a scatter kernel
+                   over P, KStore.index) the values */
   IR_KIND_COUNT
 } IrKind;
 
 enum { IR_FLAG_WEAK = 1u, IR_FLAG_KEEPDIMS = 2u };
 typedef enum IrGatherMode { IR_GATHER_RAISE = 0, IR_GATHER_WRAP = 1, IR_GATHER_CLIP = 2, IR_GATHER_MODE_COUNT } IrGatherMode;
-typedef enum IrScatterOp { IR_SCATTER_SET = 0, IR_SCATTER_ADD = 1, IR_SCATTER_OP_COUNT } IrScatterOp;
+typedef enum IrScatterOp { IR_SCATTER_SET = 0, IR_SCATTER_ADD = 1, IR_SCATTER_PUT = 2, IR_SCATTER_OP_COUNT } IrScatterOp;
 const char *ir_gather_mode_name(int mode); /* "raise", "wrap", "clip" (NULL out of range) */
 
 typedef struct IrNode {
@@ -286,7 +288,7 @@ LoomStatus ir_matmul(IrGraph *g, int32_t a, int32_t b, int32_t *out, Diag *d);
  * Data that is not a view of a leaf (an elementwise expression, a gather) is read through an IR_COPY. */
 LoomStatus ir_gather(IrGraph *g, int32_t data, int32_t idx, int axis, IrGatherMode mode, int32_t *out, Diag *d);
 /* base with base.flat[idx[p]] = values[p] (IR_SCATTER): idx an integer array (converted to int64), values
- * broadcast to idx's shape and cast to base's dtype (NumPy's unsafe setitem cast); op SET or ADD. */
+ * broadcast to idx's shape and cast to base's dtype (NumPy's unsafe setitem cast); op SET, ADD or PUT. */
 LoomStatus ir_scatter(IrGraph *g, int32_t base, int32_t idx, int32_t values, IrScatterOp op, int32_t *out, Diag *d);
 /* Number of sources a node reads (src[0..n)): 0 for inputs and constants, the op's arity for ELEM,
  * 2 for MATMUL, 3 for GATHER and SCATTER, else 1. */

@@ -268,8 +268,12 @@ static LoomStatus parse_node_line(Cursor *c, IrGraph *g, IdMap *nodes, IdMap *in
     if (!word(c, mn, sizeof mn)) return fail(c, "a gather mode or scatter op");
     for (int i = 0; i < IR_GATHER_MODE_COUNT && n.kind == IR_GATHER; i++)
       if (strcmp(mn, ir_gather_mode_name(i)) == 0) mode = i;
-    if (n.kind == IR_SCATTER) mode = strcmp(mn, "set") == 0 ? IR_SCATTER_SET : strcmp(mn, "add") == 0 ? IR_SCATTER_ADD : -1;
-    if (mode < 0) return fail(c, n.kind == IR_GATHER ? "raise, wrap or clip" : "set or add");
+    if (n.kind == IR_SCATTER)
+      mode = strcmp(mn, "set") == 0   ? IR_SCATTER_SET
+             : strcmp(mn, "add") == 0 ? IR_SCATTER_ADD
+             : strcmp(mn, "put") == 0 ? IR_SCATTER_PUT
+                                      : -1;
+    if (mode < 0) return fail(c, n.kind == IR_GATHER ? "raise, wrap or clip" : "set, add or put");
     n.op = (uint16_t)mode;
   } else if (op_from_name(kw, &op)) {
     n.kind = IR_ELEM;

@@ -105,7 +105,7 @@ void ir_print_graph(const IrGraph *g, int nroots, const int32_t *roots, StrBuf *
       sb_printf(out, " %s", rn ? rn : "?");
     }
     if (n->kind == IR_GATHER) sb_printf(out, " %s", ir_gather_mode_name(n->op) ? ir_gather_mode_name(n->op) : "?");
-    if (n->kind == IR_SCATTER) sb_printf(out, " %s", n->op == IR_SCATTER_ADD ? "add" : "set");
+    if (n->kind == IR_SCATTER) sb_printf(out, " %s", n->op == IR_SCATTER_ADD ? "add" : n->op == IR_SCATTER_PUT ? "put" : "set");
     if (n->flags & IR_FLAG_WEAK) sb_printf(out, " weak");
     sb_printf(out, " %s ", dtype_short_name(t));
     print_dims(out, n->ndim, n->shape);

@@ -12,7 +12,7 @@
  *
  * Scatter. The index and values cones are computed at the point of the scatter kernel; the store goes to
  * the node's buffer (its outputs, which must be C-contiguous, and its temp) with zero strides, at the
- * index, guarded by 0 <= index < size (a parameter).
+ * index, guarded by 0 <= index < size (a parameter). PUT stores as SET (its base is only not written).
  */
 #include <string.h>
 
@@ -109,6 +109,7 @@ static LoomStatus push_store(Lower *l, int32_t b, int32_t value, int32_t index, 
 
 LoomStatus pass_lower_scatter_store(Lower *l, int32_t x) {
   const IrNode *n = &l->g->nodes[x];
+  const int op = n->op == IR_SCATTER_ADD ? IR_SCATTER_ADD : IR_SCATTER_SET; /* PUT stores as SET */
   int32_t iv, vv, lim, b;
   LoomStatus st = pass_lower_value(l, n->src[1], 0, &iv);
   if (st == LOOM_OK) st = pass_lower_value(l, n->src[2], 0, &vv);
@@ -125,11 +126,11 @@ LoomStatus pass_lower_scatter_store(Lower *l, int32_t x) {
     if (!contiguous)
       return diag_error(l->d, LOOM_ERR_UNSUPPORTED, "scatter: output %d must be C-contiguous (write into a new array, then copy)", i);
     if ((st = pass_lower_buffer(l, o->dtype, true, SB_OUTPUT, i, 0, zero, &b)) != LOOM_OK) return st;
-    if ((st = push_store(l, b, vv, iv, lim, n->op)) != LOOM_OK) return st;
+    if ((st = push_store(l, b, vv, iv, lim, op)) != LOOM_OK) return st;
   }
   if (l->p->needs_temp[x]) {
     if ((st = pass_lower_buffer(l, (LoomDType)n->dtype, true, SB_TEMP, l->temp_of[x], 0, zero, &b)) != LOOM_OK) return st;
-    if ((st = push_store(l, b, vv, iv, lim, n->op)) != LOOM_OK) return st;
+    if ((st = push_store(l, b, vv, iv, lim, op)) != LOOM_OK) return st;
   }
   return LOOM_OK;
 }

@@ -285,9 +285,11 @@ LOOM_API LoomStatus loom_scan(LoomGraph *g, LoomReduceOp op, LoomNode x, int32_t
  * loom_scatter: base with base.flat[idx[p]] = values[p] (row-major flat index into base; values broadcast
  * to idx's shape and cast to base's dtype); indices outside [0, base.size) write nothing (apply modes and
  * negative indices first; -1 is "skip"). op 0 sets: where an index repeats, one of its values is kept
- * (which one is unspecified: threads race), op 1 adds every value (numpy.add.at; ints, float32, float64).
- * Realized by a kernel writing base into the result and a kernel over idx's shape writing the values; a
- * result that is an output must be C-contiguous. */
+ * (which one is unspecified: threads race), op 1 adds every value (numpy.add.at; ints, float32, float64),
+ * op 2 sets as op 0 into an unspecified base (only its shape and dtype count: the elements no index writes
+ * are undefined, and no kernel writes base; a stream compaction's output, read only where written).
+ * Realized by a kernel writing base into the result (none for op 2) and a kernel over idx's shape writing
+ * the values; a result that is an output must be C-contiguous. */
 LOOM_API LoomStatus loom_gather(LoomGraph *g, LoomNode data, LoomNode idx, int32_t axis, int32_t mode, LoomNode *out);
 LOOM_API LoomStatus loom_scatter(LoomGraph *g, LoomNode base, LoomNode idx, LoomNode values, int32_t op,
                                  LoomNode *out);

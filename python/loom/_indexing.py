@@ -13,9 +13,9 @@ Boolean masks (a[mask], nonzero, where(c)) are a stream compaction (_compact): o
 mask from its producers (`x > 0` is never stored), scans it (the scan kernel; on GPUs the single-pass
 decoupled look-back scan) and writes each kept value at its rank, scattering into an array of the full
 size n (passes/fuse_gather.c joins those scatter stores to the scan kernel, so the ranks never reach
-memory); the same kernel writes the last rank, the count, into a one-element array, read back once for
-the result's shape. Allocating n up front (rather than counting first) keeps it to one pass over the
-data and one sync; the result is the first `count` elements of that array, a view when it keeps at least
+memory; the scatters put into unspecified arrays, so no kernel fills them first); the same kernel writes
+the last rank, the count, into a one-element array, read back once for the result's shape. Allocating n
+up front (rather than counting first) keeps it to one pass over the data and one sync; the result is the first `count` elements of that array, a view when it keeps at least
 a quarter of it, else a copy (so a sparse result does not hold the whole buffer). a[mask] with a mask of
 a's whole shape compacts a's values directly; other masks compact the flat positions, which a gather
 then reads. LOOM_GPU_COMPACT=0 (read at each call, for A/B runs) takes the former path: the scan of the
@@ -393,17 +393,22 @@ def _compact_on():
     return os.environ.get("LOOM_GPU_COMPACT", "1") != "0"
 
 
+_SCATTER_PUT = 2  # loom_scatter's op 2: sets into an unspecified base (no kernel fills it first)
+
+
 def _compact_graph(m, values):
     """The lazy nodes of _compact: the full-size scatters of values (one per value) and the one-element
-    count, all stored by one scan kernel (fuse_gather.c)."""
+    count, all stored by one scan kernel (fuse_gather.c). The scatters put into unspecified bases (op 2):
+    only the first `count` elements of a full array are ever read, and the count's slot is always
+    written, so nothing fills them first (one pass over the data in all)."""
     n = m.shape[0]
     acc = _code("int32") if n < 2**31 else _i64()
     ranks = _core.scan(0, _core.cast(m, acc), 0, acc)
     dest = _core.where(m, _b("sub", ranks, 1), -1)  # -1: not kept (IR_SCATTER writes nothing)
-    fulls = [_core.scatter(_core.movement(2, _core.const(0, v._dtype_code), (n,), None, None), dest, v, 0)
+    fulls = [_core.scatter(_core.movement(2, _core.const(0, v._dtype_code), (n,), None, None), dest, v, _SCATTER_PUT)
              for v in values]
     last = _b("sub", _core.iota((n,)), n - 1)  # 0 at the last point only: the count's slot
-    count_box = _core.scatter(_core.movement(2, _core.const(0, acc), (1,), None, None), last, ranks, 0)
+    count_box = _core.scatter(_core.movement(2, _core.const(0, acc), (1,), None, None), last, ranks, _SCATTER_PUT)
     return fulls, count_box
 
 

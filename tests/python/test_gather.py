@@ -234,7 +234,9 @@ def test_nonzero_kernels_stay_on_device():
     r = loom.flatnonzero(a)
     r.get()
     launched = loom.stats()["kernels_launched"] - before
-    assert 2 <= launched <= 4, launched  # the scan, the scatter's base and the scatter: no host pass
+    # the one compaction scan kernel (its look-back clear launch on GPUs): no host pass, and no kernel
+    # filling the positions' full-size base first (a put scatter)
+    assert 1 <= launched <= 2, launched
 
 
 # ---- compress, extract, put, place, putmask, put_along_axis ---------------------------------------------

@@ -43,6 +43,21 @@ def test_cumsum_f32_tile_boundaries(n):
     close_sum(host(loom.cumsum(loom.asarray(x))), x)
 
 
+SEG = 256  # points of a wave's segment of a tile (32 lanes x 8 items): its own loads, stores and slots
+
+
+@pytest.mark.parametrize("r", [1, SEG - 1, SEG, SEG + 1, 3 * SEG + 17, TILE - 1])
+def test_last_tile_ends_inside_a_wave_segment(r):
+    """A last tile of r points ends inside (or at the edge of) a wave's segment: the lanes past the end
+    load the identity and store nothing; int8 sums wrap as NumPy's (exact), with a producer fused in."""
+    n = 2 * TILE + r
+    x = np.random.default_rng(r).integers(-128, 128, n).astype(np.int8)
+    got = host(loom.cumsum(loom.asarray(x) * 3, dtype=np.int8))
+    np.testing.assert_array_equal(got, np.cumsum(x * np.int8(3), dtype=np.int8))
+    y = np.random.default_rng(r).random(n, dtype=np.float32) * 4 - 1
+    close_sum(host(loom.cumsum(loom.asarray(y))), y)
+
+
 @pytest.mark.parametrize("dtype", ["int8", "uint8", "int16", "int32", "int64", "uint32", "uint64", "bool"])
 def test_cumsum_integers_exact(dtype):
     n = (1 << 20) + 5
