@@ -6,8 +6,9 @@
  * kernel entries with parameter lists, with no GPU involved:
  *   PTX        the text is kept; entries come from scanning ".entry name( .param ... )".
  *   LLVM IR    codegen/nvptx_raw.c parses it, reads the entries, links libdevice and emits PTX.
- *   CUDA C++   NVRTC (cuda_nvrtc.c) compiles it to PTX where clang-19 is not on PATH or
- *              LOOM_RAW_CUDA_COMPILER=nvrtc asks for it (=clang: clang-19 only); else
+ *   CUDA C++   NVRTC (cuda_nvrtc.c) compiles it to PTX where clang-19 is not on PATH,
+ *              LOOM_RAW_CUDA_COMPILER=nvrtc asks for it (=clang: clang-19 only) or the options carry
+ *              name expressions (only NVRTC names template instances); else
  *              clang-19 (found on PATH) compiles it device-only to LLVM IR, then as above. clang 19's
  *              CUDA wrapper headers do not accept CUDA 13's headers, so the source is compiled with
  *              -nocudainc and a small prelude (below) giving __global__ & co, threadIdx & co, and the
@@ -505,7 +506,14 @@ LoomStatus rt_cu_raw_create(LoomContext *ctx, const void *code, size_t size, Loo
       *nentries = -1; /* known once loaded */
       break;
     case LOOM_RAW_CUDA: {
-      if (use_nvrtc()) {
+      bool names = false; /* name expressions: only NVRTC instantiates and names them */
+      for (int32_t i = 0; i < noptions; i++) names |= rt_cu_is_name_expression_option(options[i]);
+      if (names && !rt_cu_nvrtc_available()) {
+        st = diag_error(d, LOOM_ERR_UNSUPPORTED, "RawModule: name_expressions need NVRTC (libnvrtc.so of a CUDA "
+                                                 "toolkit; set CUDA_HOME): clang-19 cannot name template instances");
+        break;
+      }
+      if (names || use_nvrtc()) {
         st = rt_cu_nvrtc_compile(ctx, text, size, m->sm, options, noptions, is_arch_option, &m->ptx, d);
         if (st == LOOM_OK) st = ptx_entries(ctx, m->ptx, entries, nentries, d);
         break;
