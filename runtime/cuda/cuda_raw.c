@@ -32,6 +32,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "runtime/cuda/cuda_driver.h" /* RtCuModule's CUmodule, for cuModuleGetGlobal */
 #include "runtime/cuda/cuda_rt.h"
 
 #define RAW_MAX_DEVICES 64
@@ -43,6 +44,7 @@ typedef int (*RawLaunchFn)(void *f, unsigned gx, unsigned gy, unsigned gz, unsig
                            unsigned shared, void *stream, void **params, void **extra);
 typedef int (*RawParamInfoFn)(void *f, size_t index, size_t *offset, size_t *size);
 typedef int (*RawErrorNameFn)(int r, const char **name);
+typedef int (*RawGlobalFn)(unsigned long long *ptr, size_t *bytes, void *module, const char *name);
 
 /* A CUDA raw module: the code as PTX (or a cubin), and per device the loaded module. */
 struct RtRawModule {
@@ -59,6 +61,7 @@ struct RtRawModule {
   RawLaunchFn launch;
   RawParamInfoFn param_info;
   RawErrorNameFn error_name;
+  RawGlobalFn get_global;
   bool retained[RAW_MAX_DEVICES];
   RtCuModule *mods[RAW_MAX_DEVICES];
 };
@@ -551,9 +554,8 @@ LoomStatus rt_cu_raw_create(LoomContext *ctx, const void *code, size_t size, Loo
 
 const char *rt_cu_raw_text(const RtRawModule *m) { return m->ptx; }
 
-/* The driver, the device's module and kernel name there. */
-LoomStatus rt_cu_raw_load(LoomContext *ctx, RtRawModule *m, int device, const char *name, void **fn,
-                          CgRawParam **params, int32_t *nparams, Diag *d) {
+/* The driver and the module loaded on device (once). */
+static LoomStatus load_on(LoomContext *ctx, RtRawModule *m, int device, Diag *d) {
   if (device < 0 || device >= RAW_MAX_DEVICES)
     return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "CUDA device %d is out of range", device);
   if (!m->cu) {
@@ -569,6 +571,7 @@ LoomStatus rt_cu_raw_load(LoomContext *ctx, RtRawModule *m, int device, const ch
       m->error_name = (RawErrorNameFn)dlsym(m->libcuda, "cuGetErrorName");
     }
     if (!m->launch) return diag_error(d, LOOM_ERR_BACKEND, "the CUDA driver has no cuLaunchKernel");
+    if (m->libcuda) m->get_global = (RawGlobalFn)dlsym(m->libcuda, "cuModuleGetGlobal_v2");
   }
   if (device >= rt_cuda_device_count(m->cu))
     return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "CUDA device %d does not exist (this machine has %d)", device,
@@ -606,6 +609,14 @@ LoomStatus rt_cu_raw_load(LoomContext *ctx, RtRawModule *m, int device, const ch
       return st;
     }
   }
+  return LOOM_OK;
+}
+
+/* The driver, the device's module and kernel name there. */
+LoomStatus rt_cu_raw_load(LoomContext *ctx, RtRawModule *m, int device, const char *name, void **fn,
+                          CgRawParam **params, int32_t *nparams, Diag *d) {
+  LoomStatus lst = load_on(ctx, m, device, d);
+  if (lst != LOOM_OK) return lst;
   RtCuKernel k;
   LoomStatus st = rt_cuda_module_kernel(m->cu, m->mods[device], name, &k, d);
   if (st != LOOM_OK) return st;
@@ -643,5 +654,25 @@ LoomStatus rt_cu_raw_launch(LoomContext *ctx, RtRawModule *m, void *fn, int dev,
                       "of dynamic shared memory)", name, dev, en ? en : "unknown CUDA error", grid[0], grid[1],
                       grid[2], block[0], block[1], block[2], shared_mem);
   }
+  return LOOM_OK;
+}
+
+LoomStatus rt_cu_raw_global(LoomContext *ctx, RtRawModule *m, int device, const char *name, void **ptr, size_t *bytes,
+                            Diag *d) {
+  LoomStatus st = load_on(ctx, m, device, d);
+  if (st == LOOM_OK) st = rt_cuda_set_current(m->cu, device, d);
+  if (st != LOOM_OK) return st;
+  if (!m->get_global) return diag_error(d, LOOM_ERR_BACKEND, "the CUDA driver has no cuModuleGetGlobal_v2");
+  unsigned long long p = 0;
+  size_t n = 0;
+  int r = m->get_global(&p, &n, m->mods[device]->h, name);
+  if (r != 0) {
+    const char *en = NULL;
+    if (m->error_name) m->error_name(r, &en);
+    return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "RawModule: no global variable named '%s' on CUDA device %d "
+                                                    "(cuModuleGetGlobal: %s)", name, device, en ? en : "unknown error");
+  }
+  *ptr = (void *)(uintptr_t)p;
+  *bytes = n;
   return LOOM_OK;
 }

@@ -29,6 +29,8 @@ LoomStatus rt_cu_raw_load(LoomContext *ctx, RtRawModule *m, int device, const ch
 LoomStatus rt_cu_raw_launch(LoomContext *ctx, RtRawModule *m, void *fn, int dev, const uint32_t grid[3],
                             const uint32_t block[3], uint32_t shared_mem, void *stream, void **params, const char *name,
                             Diag *d);
+LoomStatus rt_cu_raw_global(LoomContext *ctx, RtRawModule *m, int device, const char *name, void **ptr, size_t *bytes,
+                            Diag *d);
 
 /* ---- cuda_nvrtc.c: CUDA C++ -> PTX through NVRTC ------------------------------------------------------- */
 /* Whether libnvrtc could be loaded (once per process). */

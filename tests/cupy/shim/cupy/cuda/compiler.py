@@ -1,11 +1,21 @@
-"""cupy.cuda.compiler: CuPy's front end of NVRTC and nvcc. _run_cc runs a toolkit command (e.g.
-`nvcc --version`, which CuPy's tests read at import) and returns its output: a fact of the machine's
-CUDA toolkit, not a device call; the kernel-cache internals CuPy's tests patch are accepted without effect
-(below). Everything else compiles for or queries a device: stubs
-(NeedsCudaDevice without a GPU, MissingInLoom with one)."""
+"""cupy.cuda.compiler: CuPy's front end of NVRTC and nvcc. CompileException is loom's
+(loom.cuda.compiler.CompileException: what loom's RawModule raises for CUDA C++ that does not compile);
+_get_arch is the current device's compute capability ('90' on an H200), which CuPy compiles for and its tests
+pass to nvcc; _run_cc runs a toolkit command (e.g. `nvcc --version`, which CuPy's tests read at import) and
+returns its output: a fact of the machine's CUDA toolkit, not a device call; the kernel-cache internals
+CuPy's tests patch are accepted without effect (below). Everything else compiles for or queries a device:
+stubs (NeedsCudaDevice without a GPU, MissingInLoom with one)."""
 import subprocess
 
+from loom.cuda.compiler import CompileException  # noqa: F401
+
 from .. import _shim
+
+
+def _get_arch():
+    """The compute capability raw kernels are compiled for: the current device's ('90'), as CuPy's."""
+    import loom
+    return loom.cuda.Device().compute_capability
 
 
 def _run_cc(cmd, cwd, backend, log_stream=None):
