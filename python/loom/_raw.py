@@ -13,17 +13,22 @@ or an ExternalStream / anything with .ptr: a foreign CUstream, after loom's own 
 is done), else on the current loom stream.
 """
 import os
+import re
 
 from . import _core
 
 # loom's CUDA C++ headers for raw kernels (cupy/complex.cuh, cupy/carray.cuh), on every module's include path
 _INCLUDE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "include")
 
+# the headers raw kernels can include (#include <cupy/complex.cuh>): loom's own, for CuPy's code
+HEADERS = tuple(sorted("cupy/" + f for f in os.listdir(os.path.join(_INCLUDE_DIR, "cupy")) if f.endswith(".cuh")))
+
 _FORMATS = {"auto": 0, "ptx": 1, "llvm": 2, "ll": 2, "llvm-ir": 2, "bitcode": 3, "bc": 3, "cubin": 4,
             "fatbin": 4, "cuda": 5, "cu": 5}
 _KIND_NAMES = ("pointer", "int", "float", "int_or_pointer", "any")
 
 
+_CUCOMPLEX_INCLUDE = re.compile(r'#\s*include\s*[<"]cuComplex\.h[>"]')
 _NAME_EXPRESSION_OPTION = "-loom-name-expression="  # loom.h: CuPy's name_expressions, compiled by NVRTC
 _HEADER_NAME = "// loom-name-expression: "  # the PTX's header lines (runtime/cuda/cuda_nvrtc.c)
 _HEADER_LOG = "// loom-compile-log: "
@@ -66,6 +71,8 @@ class RawModule:
             except FileNotFoundError:
                 raise driver.CUDADriverError(driver.CUDA_ERROR_FILE_NOT_FOUND,
                                              f"RawModule: no file {os.fspath(path)!r}") from None
+        if translate_cucomplex and isinstance(code, str):  # cuComplex.h's API on loom's complex type
+            code = _CUCOMPLEX_INCLUDE.sub("#include <cupy/cuComplex_bridge.h>", code)
         data = code.encode("utf-8") if isinstance(code, str) else bytes(code)
         if not data:
             raise ValueError("RawModule: the code is empty")
@@ -83,14 +90,31 @@ class RawModule:
         opts += tuple(_NAME_EXPRESSION_OPTION + n for n in names)
         self.code, self.options, self.backend = code, tuple(options), backend
         self.name_expressions = names or None
-        try:
-            self._m = _core.raw_module(data, fmt, opts)
-        except ValueError as e:
-            if "could not compile" not in str(e):
-                raise
-            from .cuda.compiler import CompileException
-            raise CompileException(str(e), code if isinstance(code, str) else "", "kernel.cu", self.options,
-                                   backend) from None
+        from .cuda import compiler
+        self._m, cache, key = None, None, None
+        if fmt in (_FORMATS["auto"], _FORMATS["cuda"]):  # CUDA C++ (maybe): the disk cache first
+            cache = compiler._backend()
+            key = compiler._cache_key(data, opts) if cache is not None else None
+            stored = cache.load(key) if key is not None else None
+            payload = compiler._decode_cache_payload(stored, len(names)) if stored is not None else None
+            if payload is not None:
+                try:
+                    self._m = _core.raw_module(payload[1], _FORMATS["ptx"], opts)
+                except (ValueError, TypeError):  # an entry that is not PTX after all: compile again
+                    self._m = None
+        if self._m is None:
+            try:
+                self._m = _core.raw_module(data, fmt, opts)
+            except ValueError as e:
+                if "could not compile" not in str(e):
+                    raise
+                raise compiler.CompileException(str(e), code if isinstance(code, str) else "", "kernel.cu",
+                                                self.options, backend) from None
+            if key is not None and _core.raw_module_format(self._m) == _FORMATS["cuda"]:
+                mapping, _ = _ptx_header(_core.raw_module_text(self._m, 0))
+                cache.save(key, compiler._encode_cache_payload([mapping[n] for n in names],
+                                                               _core.raw_module_text(self._m, 0).encode("utf-8")),
+                           code)
         try:
             text = _core.raw_module_text(self._m, 0)
         except NotImplementedError:  # a cubin: no PTX

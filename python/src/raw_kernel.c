@@ -444,6 +444,13 @@ out:
   return res;
 }
 
+/* raw_module_format(m) -> int: the LoomRawFormat the code was taken as (sniffed for LOOM_RAW_AUTO) */
+static PyObject *core_raw_module_format(PyObject *module, PyObject *arg) {
+  MODSTATE;
+  RawModuleObject *m = as_rawmod(st, arg);
+  return m ? PyLong_FromLong((long)loom_raw_module_format(m->m)) : NULL;
+}
+
 /* raw_function_handle(f, device) -> int: the driver's CUfunction of f on device (the module loaded there) */
 static PyObject *core_raw_function_handle(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
   MODSTATE;
@@ -482,4 +489,5 @@ PyMethodDef raw_functions[] = {
     FASTF(raw_function_handle), FASTF(raw_module_global),
     FASTF(raw_module), FASTF(raw_module_text), FASTF(raw_get_function), FASTF(raw_launch),
     {"raw_params", (PyCFunction)core_raw_params, METH_O, "[(kind, size)] of a raw function, or None"},
+    {"raw_module_format", (PyCFunction)core_raw_module_format, METH_O, "the LoomRawFormat of a raw module's code"},
     {NULL}};

@@ -118,6 +118,23 @@ static bool append_comment_lines(LoomContext *ctx, char **b, size_t *n, size_t *
   return true;
 }
 
+LoomStatus rt_cu_prepend_log(LoomContext *ctx, const char *log, char **ptx, Diag *d) {
+  if (!log || !*log || !*ptx) return LOOM_OK;
+  char *b = NULL;
+  size_t n = 0, cap = 0, pn = strlen(*ptx);
+  char *out = append_comment_lines(ctx, &b, &n, &cap, "loom-compile-log", log) ? ctx_alloc(ctx, n + pn + 1) : NULL;
+  if (!out) {
+    ctx_free(ctx, b);
+    return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "RawModule: out of memory");
+  }
+  memcpy(out, b, n);
+  memcpy(out + n, *ptx, pn + 1);
+  ctx_free(ctx, b);
+  ctx_free(ctx, *ptx);
+  *ptx = out;
+  return LOOM_OK;
+}
+
 /* The folder of the toolkit's headers (cuComplex.h, cuda_fp16.h ...), or NULL. */
 static const char *cuda_include(char *buf, size_t n) {
   const char *home = getenv("CUDA_HOME");

@@ -366,9 +366,10 @@ static char *read_file(LoomContext *ctx, const char *path, size_t *size) {
   return b;
 }
 
-/* Runs clang-19 on the source; *ir is the LLVM IR text (ctx_alloc'ed). */
+/* Runs clang-19 on the source; *ir is the LLVM IR text, *log clang's warnings or NULL (both ctx_alloc'ed). */
 static LoomStatus clang_cuda(LoomContext *ctx, const char *src, size_t n, int sm, const char *const *options,
-                             int32_t noptions, char **ir, size_t *ir_size, Diag *d) {
+                             int32_t noptions, char **ir, size_t *ir_size, char **log, Diag *d) {
+  *log = NULL;
   char clang[1024];
   if (!find_on_path("clang-19", clang, sizeof clang))
     return diag_error(d, LOOM_ERR_UNSUPPORTED, "RawModule: CUDA C++ source needs clang-19 on PATH (Debian: apt-get "
@@ -391,7 +392,8 @@ static LoomStatus clang_cuda(LoomContext *ctx, const char *src, size_t n, int sm
   if (st == LOOM_OK) {
     int a = 0;
     const char *fixed[] = {clang, "-x", "cuda", "--cuda-device-only", arch, "-nocudainc", "-nocudalib",
-                           "-Wno-unknown-cuda-version", "-O3", "-S", "-emit-llvm", "-include", prep};
+                           "-Wno-unknown-cuda-version", "-Wunused-variable", "-Wunused-but-set-variable", "-O3",
+                           "-S", "-emit-llvm", "-include", prep};
     for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) argv[a++] = fixed[i];
     for (int32_t i = 0; i < noptions; i++) {
       const char *o = options[i];
@@ -425,6 +427,9 @@ static LoomStatus clang_cuda(LoomContext *ctx, const char *src, size_t n, int sm
         ctx_free(ctx, log);
       } else if (!(*ir = read_file(ctx, outp, ir_size))) {
         st = diag_error(d, LOOM_ERR_BACKEND, "RawModule: clang-19 wrote no LLVM IR");
+      } else {
+        size_t ln = 0;
+        *log = read_file(ctx, errp, &ln); /* warnings, for RawModule.compile(log_stream) */
       }
     }
   }
@@ -521,11 +526,13 @@ LoomStatus rt_cu_raw_create(LoomContext *ctx, const void *code, size_t size, Loo
         if (st == LOOM_OK) st = ptx_entries(ctx, m->ptx, entries, nentries, d);
         break;
       }
-      char *ir = NULL;
+      char *ir = NULL, *log = NULL;
       size_t irn = 0;
-      st = clang_cuda(ctx, text, size, m->sm, options, noptions, &ir, &irn, d);
+      st = clang_cuda(ctx, text, size, m->sm, options, noptions, &ir, &irn, &log, d);
       if (st == LOOM_OK) st = cg_nvptx_compile_llvm(ctx, ir, irn, false, m->sm, &m->ptx, entries, nentries, d);
+      if (st == LOOM_OK) st = rt_cu_prepend_log(ctx, log, &m->ptx, d);
       ctx_free(ctx, ir);
+      ctx_free(ctx, log);
       break;
     }
     default: /* LLVM IR, text or bitcode */

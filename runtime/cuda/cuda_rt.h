@@ -40,6 +40,8 @@ bool rt_cu_nvrtc_version(int *major, int *minor);
 /* An option "-loom-name-expression=EXPR": a name expression (a template instance to compile and name). */
 #define RT_CU_NAME_EXPRESSION_OPTION "-loom-name-expression="
 bool rt_cu_is_name_expression_option(const char *o);
+/* Puts log (a compiler's messages) in front of *ptx as "// loom-compile-log: " lines (cuda_nvrtc.c's header). */
+LoomStatus rt_cu_prepend_log(LoomContext *ctx, const char *log, char **ptx, Diag *d);
 /* src (n bytes) compiled for compute_<sm> with options (those is_arch names and name expressions left out);
  * *ptx ctx_alloc'ed: NVRTC's PTX behind a header of comment lines (cuda_nvrtc.c: the compile log, the lowered
  * names of the name expressions). */

@@ -13,9 +13,15 @@ def _is_cuda_python():
 
 def get_build_version():
     """The CUDA version CuPy was built against; loom is built against none (it loads the driver at run
-    time), so the driver's version stands for it, 0 on the host (as cupy.cuda.runtime.runtimeGetVersion)."""
+    time), so the driver's version stands for it, else (no driver: the host) the version of the CUDA
+    toolkit whose NVRTC compiles loom's raw kernels (13000 for CUDA 13.0), else 0."""
     from . import runtime
-    return runtime.driverGetVersion()
+    v = runtime.driverGetVersion()
+    if v:
+        return v
+    from loom.cuda.nvrtc import getVersion
+    major, minor = getVersion()
+    return major * 1000 + minor * 10
 
 
 def __getattr__(name):
