@@ -262,7 +262,7 @@ def test_template_instances_run():
     m = RawModule(code=src, name_expressions=names, options=("-std=c++17",))
     rng = np.random.default_rng(0)
     for name, dt in zip(names, (np.int32, np.float32, np.complex128)):
-        ref = (rng.standard_normal(10) * 5).astype(dt)
+        ref: np.ndarray = (rng.standard_normal(10) * 5).astype(dt)
         if dt == np.complex128:
             ref = ref + 1j * rng.standard_normal(10)
         x = loom.asarray(ref)
@@ -282,7 +282,7 @@ def test_complex_scalars_run():
         for s in scalars:
             out = loom.zeros(n, dtype=dt)
             m.get_function(name)((1,), (128,), (a, s, out, n))
-            np.testing.assert_array_equal(loom.asnumpy(out), ref.astype(dt) + dt(s))
+            np.testing.assert_array_equal(loom.asnumpy(out), ref.astype(dt) + np.array(s, dtype=dt))
 
 
 @needs_gpu
