@@ -45,6 +45,7 @@ typedef int (*RawLaunchFn)(void *f, unsigned gx, unsigned gy, unsigned gz, unsig
 typedef int (*RawParamInfoFn)(void *f, size_t index, size_t *offset, size_t *size);
 typedef int (*RawErrorNameFn)(int r, const char **name);
 typedef int (*RawGlobalFn)(unsigned long long *ptr, size_t *bytes, void *module, const char *name);
+typedef int (*RawLinkAddFileFn)(void *state, int type, const char *path, unsigned nopts, void *opts, void **vals);
 
 /* A CUDA raw module: the code as PTX (or a cubin), and per device the loaded module. */
 struct RtRawModule {
@@ -62,6 +63,8 @@ struct RtRawModule {
   RawParamInfoFn param_info;
   RawErrorNameFn error_name;
   RawGlobalFn get_global;
+  RawLinkAddFileFn link_add_file;
+  bool rdc;          /* separate compilation (-dc, -rdc=true): linked with the device runtime (cudadevrt) */
   bool retained[RAW_MAX_DEVICES];
   RtCuModule *mods[RAW_MAX_DEVICES];
 };
@@ -481,6 +484,8 @@ LoomStatus rt_cu_raw_create(LoomContext *ctx, const void *code, size_t size, Loo
   m->sm = RAW_DEFAULT_SM;
   LoomStatus st = LOOM_OK;
   for (int32_t i = 0; i < noptions && st == LOOM_OK; i++) {
+    static const char *const rdc[] = {"-dc", "--device-c", "-rdc=true", "--relocatable-device-code=true"};
+    for (size_t k = 0; options[i] && k < sizeof rdc / sizeof rdc[0]; k++) m->rdc |= !strcmp(options[i], rdc[k]);
     const char *a = options[i] ? option_arch(options[i]) : NULL;
     if (a && *a) {
       st = parse_sm(a, &m->sm, d);
@@ -561,6 +566,59 @@ LoomStatus rt_cu_raw_create(LoomContext *ctx, const void *code, size_t size, Loo
 
 const char *rt_cu_raw_text(const RtRawModule *m) { return m->ptx; }
 
+/* libcudadevrt.a of the CUDA toolkit ($CUDA_HOME, else /usr/local/cuda) into path; false when missing. */
+static bool find_cudadevrt(char *path, size_t n) {
+  const char *home = getenv("CUDA_HOME");
+  const char *homes[] = {home && *home ? home : NULL, "/usr/local/cuda"};
+  for (size_t i = 0; i < 2; i++)
+    if (homes[i] && (size_t)snprintf(path, n, "%s/lib64/libcudadevrt.a", homes[i]) < n && access(path, R_OK) == 0)
+      return true;
+  return false;
+}
+
+/* Links PTX of separate compilation (kernels that launch kernels: dynamic parallelism) with the device
+ * runtime library into a cubin (ctx_alloc'ed); the driver's JIT log is the error. */
+static LoomStatus link_rdc(LoomContext *ctx, RtRawModule *m, int device, const char *ptx, void **cubin, size_t *size,
+                           Diag *d) {
+  char lib[1024];
+  if (!find_cudadevrt(lib, sizeof lib))
+    return diag_error(d, LOOM_ERR_UNSUPPORTED, "RawModule: separate compilation (-dc / -rdc=true) links the CUDA "
+                                               "device runtime, libcudadevrt.a of a CUDA toolkit: none found (set CUDA_HOME)");
+  if (!m->link_add_file) return diag_error(d, LOOM_ERR_BACKEND, "the CUDA driver has no cuLinkAddFile_v2");
+  LoomStatus st = rt_cuda_set_current(m->cu, device, d);
+  if (st != LOOM_OK) return st;
+  RtCuda *cu = m->cu;
+  enum { LOG_BYTES = 8192 };
+  char *errlog = ctx_calloc(ctx, 1, LOG_BYTES);
+  if (!errlog) return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "RawModule: out of memory");
+  CUjit_option opts[2] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+  void *vals[2] = {errlog, (void *)(uintptr_t)LOG_BYTES};
+  CUlinkState ls = NULL;
+  void *data, *bin = NULL;
+  size_t bin_size = 0;
+  memcpy(&data, &ptx, sizeof data); /* cuLinkAddData does not write through its pointer */
+  CUresult r = cu->fn.LinkCreate(2, opts, vals, &ls);
+  if (r == CUDA_SUCCESS) r = cu->fn.LinkAddData(ls, CU_JIT_INPUT_PTX, data, strlen(ptx) + 1, "raw_module.ptx", 0, NULL, NULL);
+  if (r == CUDA_SUCCESS) r = (CUresult)m->link_add_file(ls, CU_JIT_INPUT_LIBRARY, lib, 0, NULL, NULL);
+  if (r == CUDA_SUCCESS) r = cu->fn.LinkComplete(ls, &bin, &bin_size);
+  if (r != CUDA_SUCCESS) {
+    const char *en = NULL;
+    if (m->error_name) m->error_name(r, &en);
+    errlog[LOG_BYTES - 1] = 0;
+    st = diag_error(d, LOOM_ERR_BACKEND, "RawModule: linking the separately compiled module with %s for CUDA device %d "
+                                         "failed: %s: %s", lib, device, en ? en : "unknown CUDA error",
+                    errlog[0] ? errlog : "(no JIT log)");
+  } else if (!(*cubin = ctx_alloc(ctx, bin_size ? bin_size : 1))) {
+    st = diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "RawModule: out of memory copying a %zu-byte cubin", bin_size);
+  } else {
+    memcpy(*cubin, bin, bin_size);
+    *size = bin_size;
+  }
+  if (ls) cu->fn.LinkDestroy(ls);
+  ctx_free(ctx, errlog);
+  return st;
+}
+
 /* The driver and the module loaded on device (once). */
 static LoomStatus load_on(LoomContext *ctx, RtRawModule *m, int device, Diag *d) {
   if (device < 0 || device >= RAW_MAX_DEVICES)
@@ -579,6 +637,7 @@ static LoomStatus load_on(LoomContext *ctx, RtRawModule *m, int device, Diag *d)
     }
     if (!m->launch) return diag_error(d, LOOM_ERR_BACKEND, "the CUDA driver has no cuLaunchKernel");
     if (m->libcuda) m->get_global = (RawGlobalFn)dlsym(m->libcuda, "cuModuleGetGlobal_v2");
+    if (m->libcuda) m->link_add_file = (RawLinkAddFileFn)dlsym(m->libcuda, "cuLinkAddFile_v2");
   }
   if (device >= rt_cuda_device_count(m->cu))
     return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "CUDA device %d does not exist (this machine has %d)", device,
@@ -606,7 +665,9 @@ static LoomStatus load_on(LoomContext *ctx, RtRawModule *m, int device, Diag *d)
       }
       void *cubin = NULL;
       size_t cubin_size = 0;
-      if (st == LOOM_OK) st = rt_cuda_link_ptx(m->cu, device, ptx, "raw_module.ptx", -1, &cubin, &cubin_size, d);
+      if (st == LOOM_OK)
+        st = m->rdc ? link_rdc(ctx, m, device, ptx, &cubin, &cubin_size, d)
+                    : rt_cuda_link_ptx(m->cu, device, ptx, "raw_module.ptx", -1, &cubin, &cubin_size, d);
       if (st == LOOM_OK) st = rt_cuda_module_load(m->cu, device, cubin, cubin_size, &m->mods[device], d);
       ctx_free(ctx, cubin);
       ctx_free(ctx, own);
