@@ -1,14 +1,17 @@
 """CuPy's RawModule and RawKernel on libloom's loom_raw_* C API, through loom._core.
 
-Approach: the code (PTX, LLVM IR text or bitcode, cubin, or CUDA C++ compiled by clang-19) becomes a
-LoomRawModule on loom._core's context (the one loom arrays live on); parameter lists are read at
-creation, so a call is checked before it reaches the GPU: a wrong count, an array for a scalar (or the
+Approach: the code (PTX, LLVM IR text or bitcode, cubin, or CUDA C++ compiled by NVRTC or clang-19, kept in
+the disk cache of loom.cuda.compiler) becomes a LoomRawModule on loom._core's context (the one loom arrays
+live on); CuPy's name_expressions travel to NVRTC as options and come back in the PTX's comment header
+(lowered names, the compile log: _ptx_header). A RawKernel compiles at its first use. Parameter lists are
+read at creation, so a call is checked before it reaches the GPU: a wrong count, an array for a scalar (or the
 reverse) or a NumPy scalar of the wrong width raises TypeError. Arguments: loom arrays (pending values
 are evaluated first, on the launch's stream; passed as device addresses, no copy) or other objects with
 __cuda_array_interface__; NumPy scalars keep their dtype; Python ints and floats take the parameter's
 own type (range-checked: CuPy would pass int64 / float64, which only works by accident for narrower
-parameters); where a cubin's parameters are not known yet, bool, int64 and float64 as CuPy does. NumPy
-arrays are refused (raw kernels read device memory). The launch goes on `stream` (a loom.cuda.Stream,
+parameters), Python complex the cuFloatComplex / cuDoubleComplex parameter's, MemoryPointers their
+address; where a cubin's parameters are not known yet, bool, int64, float64 and complex128 as CuPy does.
+NumPy arrays are refused (raw kernels read device memory). The launch goes on `stream` (a loom.cuda.Stream,
 or an ExternalStream / anything with .ptr: a foreign CUstream, after loom's own work on the device
 is done), else on the current loom stream.
 """
