@@ -6,8 +6,8 @@ before this class existed). source, name, options and backend are the module's; 
 and the numbered source to f.
 
 The disk cache. Compiling CUDA C++ (NVRTC or clang-19) takes 0.1 to several seconds, so RawModule keeps the
-result on disk: the key hashes everything that decides the PTX (loom's version, the source, the options with
-the name expressions, the compiler that will run, NVRTC's version) and the entry is the payload
+result on disk: the key hashes everything that decides the PTX (loom's build: version, shipped headers, libloom;
+the source, the options with the name expressions, the compiler that will run, NVRTC's version) and the entry is the payload
 `_encode_cache_payload(lowered names, PTX)`: a magic, the number of lowered names, each name, then the PTX
 (which carries its header, runtime/cuda/cuda_nvrtc.c). A payload that does not decode with the expected
 number of names (an entry of another format, a truncated file, bare PTX) is not used: the source is compiled
@@ -172,13 +172,33 @@ def _nvrtc_version():
     return _nvrtc_version_cache[0]
 
 
+_build_token_cache: list = []
+
+
+def _build_token():
+    """What identifies this build of loom for the cache: its version, the headers it ships for raw kernels
+    (their bytes) and the libloom beside loom._core (size and time: its clang prelude and NVRTC options)."""
+    if not _build_token_cache:
+        import glob
+        from .. import __version__, _core
+        h = hashlib.sha256(__version__.encode())
+        pkg = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        for path in sorted(glob.glob(os.path.join(pkg, "include", "cupy", "*"))):
+            with open(path, "rb") as f:
+                h.update(path.encode() + b"\0" + f.read())
+        for path in sorted(glob.glob(os.path.join(os.path.dirname(os.path.abspath(_core.__file__)), "libloom.so*"))):
+            st = os.stat(path)
+            h.update(f"{path}:{st.st_size}:{st.st_mtime_ns}".encode())
+        _build_token_cache.append(h.hexdigest())
+    return _build_token_cache[0]
+
+
 def _cache_key(data, options):
     """The cache key of CUDA C++ `data` compiled with `options`: everything that decides the PTX."""
     import shutil
-    from .. import __version__
     compiler = os.environ.get("LOOM_RAW_CUDA_COMPILER", "auto")
     h = hashlib.sha256()
-    for part in (__version__, compiler, str(bool(shutil.which("clang-19"))), "%d.%d" % _nvrtc_version(),
+    for part in (_build_token(), compiler, str(bool(shutil.which("clang-19"))), "%d.%d" % _nvrtc_version(),
                  os.environ.get("CUDA_HOME", ""), *options):
         h.update(part.encode("utf-8") + b"\0")
     h.update(bytes(data))
