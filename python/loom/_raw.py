@@ -268,5 +268,9 @@ class RawKernel:
         from .cuda.memory import MemoryPointer
         args = tuple(_PointerArgument(a) if isinstance(a, MemoryPointer) else a for a in args)
         f = self._f
+        if _core.raw_params(f) is None:  # a cubin not loaded yet: load it, so that arguments take its sizes
+            from . import cuda
+            if cuda.is_available():
+                _core.raw_function_handle(f, cuda.get_device_id())
         spec, ext = _stream_args(stream)
         _core.raw_launch(f, grid, block, int(shared_mem), args, spec, ext)
