@@ -5,10 +5,11 @@ with the compiler's log as its message; it is also a ValueError (loom's error fo
 before this class existed). source, name, options and backend are the module's; dump(f) writes the message
 and the numbered source to f.
 
-The disk cache. Compiling CUDA C++ (NVRTC or clang-19) takes 0.1 to several seconds, so RawModule keeps the
-result on disk: the key hashes everything that decides the PTX (loom's build: version, shipped headers, libloom;
-the source, the options with the name expressions, the compiler that will run, NVRTC's version) and the entry is the payload
-`_encode_cache_payload(lowered names, PTX)`: a magic, the number of lowered names, each name, then the PTX
+The disk cache. Compiling CUDA C++ with NVRTC takes 0.1 to several seconds, so RawModule keeps NVRTC's
+result on disk (not clang-19's: its parameter lists come from the LLVM IR, which PTX text does not keep):
+the key hashes everything that decides the PTX (loom's build: version, shipped headers, libloom; the source,
+the options with the name expressions, the compiler that will run, NVRTC's version) and the entry is the
+payload `_encode_cache_payload(lowered names, PTX)`: a magic, the number of lowered names, each name, then the PTX
 (which carries its header, runtime/cuda/cuda_nvrtc.c). A payload that does not decode with the expected
 number of names (an entry of another format, a truncated file, bare PTX) is not used: the source is compiled
 again and the entry replaced. DiskKernelCacheBackend(dir) stores each entry as `<key>.cubin` (CuPy's suffix
@@ -198,7 +199,7 @@ def _cache_key(data, options):
     import shutil
     compiler = os.environ.get("LOOM_RAW_CUDA_COMPILER", "auto")
     h = hashlib.sha256()
-    for part in (_build_token(), compiler, str(bool(shutil.which("clang-19"))), "%d.%d" % _nvrtc_version(),
+    for part in ("raw-cache-2", _build_token(), compiler, str(bool(shutil.which("clang-19"))), "%d.%d" % _nvrtc_version(),
                  os.environ.get("CUDA_HOME", ""), *options):
         h.update(part.encode("utf-8") + b"\0")
     h.update(bytes(data))
