@@ -160,6 +160,10 @@ struct RtDevice {
   LoomStatus (*raw_launch)(LoomContext *ctx, RtRawModule *m, void *fn, int index, const uint32_t grid[3],
                            const uint32_t block[3], uint32_t shared_mem, void *stream, void **params,
                            const char *name, Diag *d);
+  /* The device address and size of the module's global variable `name` (a __device__ or __constant__ one)
+   * on device index, loading the module there first; NULL when the kind has no globals to give. */
+  LoomStatus (*raw_global)(LoomContext *ctx, RtRawModule *m, int index, const char *name, void **ptr,
+                           size_t *bytes, Diag *d);
 
   /* ---- vendor math libraries (linalg.h): matrix products of call kernels (run_schedule hands a kernel
    * with KernelIr.call to rt_run_call, which calls gemm) and loom_linalg's decompositions; NULL when

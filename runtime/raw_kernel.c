@@ -271,21 +271,17 @@ static LoomStatus check_args(const LoomRawFunction *f, int32_t nargs, const Loom
     } else if (a->kind == LOOM_RAW_ARG_SCALAR) {
       size = loom_dtype_size(a->dtype);
       if (!size) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "kernel '%s' argument %d: dtype %d is not a LoomDType", f->name, (int)i, (int)a->dtype);
-      if (dtype_is_complex(a->dtype))
-        return diag_error(d, LOOM_ERR_UNSUPPORTED, "kernel '%s' argument %d: complex scalar arguments are not supported "
-                                                   "(LoomRawArg holds one real value); pass a 1-element array",
-                          f->name, (int)i);
     } else {
       return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "kernel '%s' argument %d: kind %d is not a LoomRawArgKind", f->name, (int)i, (int)a->kind);
     }
     if (f->nparams < 0) continue;
     const CgRawParam *p = &f->params[i];
-    bool arr = a->kind == LOOM_RAW_ARG_ARRAY, isf = !arr && dtype_is_float(a->dtype);
+    bool arr = a->kind == LOOM_RAW_ARG_ARRAY, isf = !arr && (dtype_is_float(a->dtype) || dtype_is_complex(a->dtype));
     bool ok;
     switch (p->kind) {
     case CG_RAW_POINTER: ok = arr; break;
     case CG_RAW_INT: ok = !arr && !isf && (int32_t)size == p->size; break;
-    case CG_RAW_FLOAT: ok = !arr && isf && (int32_t)size == p->size; break;
+    case CG_RAW_FLOAT: ok = !arr && isf && !dtype_is_complex(a->dtype) && (int32_t)size == p->size; break;
     case CG_RAW_INT_OR_POINTER: ok = arr || (!isf && size == 8); break;
     default: ok = (int32_t)size == p->size; break;
     }
@@ -300,9 +296,12 @@ static LoomStatus check_args(const LoomRawFunction *f, int32_t nargs, const Loom
   return LOOM_OK;
 }
 
-static void scalar_bytes(const LoomRawArg *a, uint64_t *slot) {
-  *slot = 0;
+/* The argument's bytes as the kernel receives them, into a 16-byte slot. */
+static void scalar_bytes(const LoomRawArg *a, uint64_t slot[2]) {
+  slot[0] = slot[1] = 0;
   switch (a->dtype) {
+  case LOOM_COMPLEX64: { float v[2] = {(float)a->value.c[0], (float)a->value.c[1]}; memcpy(slot, v, 8); break; }
+  case LOOM_COMPLEX128: memcpy(slot, a->value.c, 16); break;
   case LOOM_BOOL: { uint8_t v = a->value.i != 0; memcpy(slot, &v, 1); break; }
   case LOOM_INT8: { int8_t v = (int8_t)a->value.i; memcpy(slot, &v, 1); break; }
   case LOOM_INT16: { int16_t v = (int16_t)a->value.i; memcpy(slot, &v, 2); break; }
@@ -366,11 +365,11 @@ static LoomStatus launch(LoomRawFunction *f, const uint32_t grid[3], const uint3
   void *fn = st == LOOM_OK ? f->fn[dev] : NULL;
   pthread_mutex_unlock(&m->lock);
   if (st != LOOM_OK) return st;
-  uint64_t slots[CG_RAW_MAX_PARAMS];
+  uint64_t slots[CG_RAW_MAX_PARAMS][2] __attribute__((aligned(16))); /* complex128 takes 16 bytes */
   void *params[CG_RAW_MAX_PARAMS];
   for (int32_t i = 0; i < nargs; i++) {
-    if (args[i].kind == LOOM_RAW_ARG_ARRAY) slots[i] = (uint64_t)(uintptr_t)args[i].array->data;
-    else scalar_bytes(&args[i], &slots[i]);
+    if (args[i].kind == LOOM_RAW_ARG_ARRAY) slots[i][0] = (uint64_t)(uintptr_t)args[i].array->data;
+    else scalar_bytes(&args[i], slots[i]);
     params[i] = &slots[i];
   }
   if (use_current) stream = m->dev->stream_handle(m->dev->current_stream(m->ctx, dev));
@@ -393,4 +392,44 @@ LOOM_API LoomStatus loom_raw_function_launch_on(LoomRawFunction *f, const uint32
   Diag d = {.status = LOOM_OK};
   LoomStatus st = launch(f, grid, block, shared_mem, false, cuda_stream, device, nargs, args, &d);
   return st == LOOM_OK ? LOOM_OK : ctx_report(f->m->ctx, &d);
+}
+
+/* ---- driver handles ------------------------------------------------------------------------------ */
+LOOM_API LoomStatus loom_raw_function_handle(LoomRawFunction *f, int32_t device, void **handle) {
+  if (!f) return LOOM_ERR_INVALID_ARGUMENT;
+  Diag d = {.status = LOOM_OK};
+  if (!handle) {
+    diag_error(&d, LOOM_ERR_INVALID_ARGUMENT, "loom_raw_function_handle: handle is NULL");
+    return ctx_report(f->m->ctx, &d);
+  }
+  *handle = NULL;
+  pthread_mutex_lock(&f->m->lock);
+  LoomStatus st = prepare_locked(f, device, &d);
+  if (st == LOOM_OK) *handle = f->fn[device];
+  pthread_mutex_unlock(&f->m->lock);
+  return st == LOOM_OK ? LOOM_OK : ctx_report(f->m->ctx, &d);
+}
+
+LOOM_API LoomStatus loom_raw_module_global(LoomRawModule *m, const char *name, int32_t device, void **ptr,
+                                           size_t *bytes) {
+  if (!m) return LOOM_ERR_INVALID_ARGUMENT;
+  Diag d = {.status = LOOM_OK};
+  if (!name || !*name || !ptr || !bytes) {
+    diag_error(&d, LOOM_ERR_INVALID_ARGUMENT, "loom_raw_module_global: %s", !name || !*name ? "empty name" : "NULL output");
+    return ctx_report(m->ctx, &d);
+  }
+  *ptr = NULL;
+  *bytes = 0;
+  if (!m->dev->raw_global) {
+    diag_error(&d, LOOM_ERR_UNSUPPORTED, "RawModule.get_global: %s modules have no global variables to give", m->dev->name);
+    return ctx_report(m->ctx, &d);
+  }
+  if (device < 0 || device >= RAW_MAX_DEVICES) {
+    diag_error(&d, LOOM_ERR_INVALID_ARGUMENT, "%s device %d is out of range", m->dev->name, (int)device);
+    return ctx_report(m->ctx, &d);
+  }
+  pthread_mutex_lock(&m->lock);
+  LoomStatus st = m->dev->raw_global(m->ctx, m->dm, device, name, ptr, bytes, &d);
+  pthread_mutex_unlock(&m->lock);
+  return st == LOOM_OK ? LOOM_OK : ctx_report(m->ctx, &d);
 }

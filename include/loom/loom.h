@@ -615,7 +615,10 @@ typedef struct LoomRawFunction LoomRawFunction; /* owned by its module */
 /* options (may be NULL when noptions is 0), as CuPy/NVRTC spell them: "-arch=sm_XX",
  * "--gpu-architecture=sm_XX" or "--cuda-gpu-arch=sm_XX" pick the sm LLVM IR and CUDA C++ are compiled
  * for (default: sm_90, which newer GPUs JIT); "-D...", "-U...", "-I...", "-std=..." go to clang for CUDA
- * C++; other options ("--use_fast_math", ...) are accepted and ignored. code is copied. */
+ * C++; other options ("--use_fast_math", ...) are accepted and ignored. "-loom-name-expression=EXPR" (CuPy's
+ * name_expressions) has CUDA C++ compiled by NVRTC with EXPR instantiated (a template instance such as
+ * "my_sqrt<int>"); the PTX then begins with comment lines "// loom-name-expression: <lowered name> EXPR", and
+ * with NVRTC the compiler's warnings as "// loom-compile-log: <line>". code is copied. */
 LOOM_API LoomStatus loom_raw_module_create(LoomContext *ctx, const void *code, size_t size, LoomRawFormat format,
                                            const char *const *options, int32_t noptions, LoomRawModule **out);
 LOOM_API void loom_raw_module_destroy(LoomRawModule *m); /* NULL ok; its functions go with it */
@@ -650,7 +653,9 @@ typedef struct LoomRawArg {
   union {
     int64_t i;  /* bool and signed integers */
     uint64_t u; /* unsigned integers */
-    double f;   /* float16, float32, float64, bfloat16 (converted to dtype); complex scalars: unsupported */
+    double f;   /* float16, float32, float64, bfloat16 (converted to dtype) */
+    double c[2]; /* complex64, complex128: real and imaginary parts (converted to dtype); the kernel receives
+                    8 or 16 bytes (cuFloatComplex, cuDoubleComplex) */
   } value;
 } LoomRawArg;
 /* Launches f on grid x block (all >= 1) with shared_mem bytes of dynamic shared memory on stream s
@@ -659,6 +664,14 @@ typedef struct LoomRawArg {
 LOOM_API LoomStatus loom_raw_function_launch(LoomRawFunction *f, const uint32_t grid[3], const uint32_t block[3],
                                              uint32_t shared_mem, LoomStream *s, int32_t nargs,
                                              const LoomRawArg *args);
+/* The driver's handle of f on CUDA device `device` (a CUfunction; loads the module there first), for the
+ * driver's own queries (cuFuncGetAttribute). Without a driver: LOOM_ERR_UNSUPPORTED as a launch. */
+LOOM_API LoomStatus loom_raw_function_handle(LoomRawFunction *f, int32_t device, void **handle);
+/* The device address and size in bytes of the module's global variable `name` (__device__ or __constant__;
+ * an extern "C" name or the mangled one) on device `device`, loading the module there first (CuPy's
+ * RawModule.get_global). An unknown name is LOOM_ERR_INVALID_ARGUMENT; no driver: LOOM_ERR_UNSUPPORTED. */
+LOOM_API LoomStatus loom_raw_module_global(LoomRawModule *m, const char *name, int32_t device, void **ptr,
+                                           size_t *bytes);
 /* Like loom_raw_function_launch on a driver stream (a CUstream, e.g. another library's; NULL: the
  * legacy default stream). device: -1 for the arrays' device (else 0); otherwise it must be theirs. */
 LOOM_API LoomStatus loom_raw_function_launch_on(LoomRawFunction *f, const uint32_t grid[3],

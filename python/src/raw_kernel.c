@@ -163,6 +163,10 @@ static PyObject *core_raw_params(PyObject *module, PyObject *arg) {
 /* The scalar dtype a Python number takes for a parameter (kind, size); LOOM_DTYPE_COUNT: refused. */
 static LoomDType raw_py_dtype(PyObject *o, int known, LoomRawParamKind kind, int32_t size) {
   int is_int = PyLong_Check(o); /* bool too */
+  if (PyComplex_Check(o)) { /* cuFloatComplex / cuDoubleComplex: a struct of 8 or 16 bytes (PTX .b8 [n]) */
+    if (!known || (kind == LOOM_RAW_PARAM_ANY && size == 16)) return LOOM_COMPLEX128;
+    return kind == LOOM_RAW_PARAM_ANY && size == 8 ? LOOM_COMPLEX64 : LOOM_DTYPE_COUNT;
+  }
   if (!known) return PyBool_Check(o) ? LOOM_BOOL : is_int ? LOOM_INT64 : LOOM_FLOAT64;
   static const LoomDType ints[9] = {LOOM_DTYPE_COUNT, LOOM_INT8, LOOM_INT16, LOOM_DTYPE_COUNT, LOOM_INT32,
                                     LOOM_DTYPE_COUNT, LOOM_DTYPE_COUNT, LOOM_DTYPE_COUNT, LOOM_INT64};
@@ -193,6 +197,8 @@ static void raw_value_from(LoomRawArg *r, LoomDType dt, const void *p) {
   case LOOM_UINT64: r->value.u = *(const uint64_t *)p; break;
   case LOOM_FLOAT16: r->value.f = (double)*(const _Float16 *)p; break;
   case LOOM_FLOAT32: r->value.f = *(const float *)p; break;
+  case LOOM_COMPLEX64: r->value.c[0] = ((const float *)p)[0], r->value.c[1] = ((const float *)p)[1]; break;
+  case LOOM_COMPLEX128: r->value.c[0] = ((const double *)p)[0], r->value.c[1] = ((const double *)p)[1]; break;
   default: r->value.f = *(const double *)p; break;
   }
 }
@@ -300,7 +306,7 @@ static PyObject *core_raw_launch(PyObject *module, PyObject *const *args, Py_ssi
       continue; /* the descriptor after evaluation */
     }
     int is_nd = st->np_ndarray && PyObject_TypeCheck(o, (PyTypeObject *)st->np_ndarray);
-    int is_num = PyBool_Check(o) || PyLong_Check(o) || PyFloat_Check(o);
+    int is_num = PyBool_Check(o) || PyLong_Check(o) || PyFloat_Check(o) || PyComplex_Check(o);
     if (!is_nd && !is_num && PyObject_HasAttrString(o, "__cuda_array_interface__")) {
       PyObject *d = PyObject_GetAttrString(o, "__cuda_array_interface__");
       PyObject *data = d && PyDict_Check(d) ? PyDict_GetItemString(d, "data") : NULL;
@@ -336,7 +342,7 @@ static PyObject *core_raw_launch(PyObject *module, PyObject *const *args, Py_ssi
       if (PyList_Append(keep, o) < 0) goto out;
       continue;
     }
-    LoomDType dt;
+    LoomDType dt = LOOM_DTYPE_COUNT;
     if (is_num) {
       dt = raw_py_dtype(o, known, kind, size);
       if (dt == LOOM_DTYPE_COUNT) {
@@ -347,6 +353,15 @@ static PyObject *core_raw_launch(PyObject *module, PyObject *const *args, Py_ssi
         goto out;
       }
       unsigned char buf[16];
+      if (dt == LOOM_COMPLEX64 || dt == LOOM_COMPLEX128) {
+        Py_complex c = PyComplex_AsCComplex(o);
+        if (PyErr_Occurred()) goto out;
+        ra[i].value.c[0] = c.real;
+        ra[i].value.c[1] = c.imag;
+        ra[i].kind = LOOM_RAW_ARG_SCALAR;
+        ra[i].dtype = dt;
+        continue;
+      }
       if (dt != LOOM_BOOL && !PyFloat_Check(o) && dt >= LOOM_INT8 && dt <= LOOM_INT64) {
         if (store_scalar(o, dt, buf) < 0) { /* too big for the signed type: the unsigned one of that width */
           if (!PyErr_ExceptionMatches(PyExc_OverflowError)) goto out;
@@ -429,7 +444,50 @@ out:
   return res;
 }
 
+/* raw_module_format(m) -> int: the LoomRawFormat the code was taken as (sniffed for LOOM_RAW_AUTO) */
+static PyObject *core_raw_module_format(PyObject *module, PyObject *arg) {
+  MODSTATE;
+  RawModuleObject *m = as_rawmod(st, arg);
+  return m ? PyLong_FromLong((long)loom_raw_module_format(m->m)) : NULL;
+}
+
+/* raw_function_handle(f, device) -> int: the driver's CUfunction of f on device (the module loaded there) */
+static PyObject *core_raw_function_handle(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+  MODSTATE;
+  if (nargs != 2) {
+    PyErr_SetString(PyExc_TypeError, "raw_function_handle(function, device: int)");
+    return NULL;
+  }
+  RawFunctionObject *f = as_rawfn(st, args[0]);
+  long dev = f ? PyLong_AsLong(args[1]) : 0;
+  if (!f || (dev == -1 && PyErr_Occurred())) return NULL;
+  void *h = NULL;
+  LoomStatus s = loom_raw_function_handle(f->f, (int32_t)dev, &h);
+  if (s) return raise_kernel(st, s, 0);
+  return PyLong_FromVoidPtr(h);
+}
+
+/* raw_module_global(m, name, device) -> (address, bytes) of a __device__ / __constant__ variable */
+static PyObject *core_raw_module_global(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+  MODSTATE;
+  if (nargs != 3 || !PyUnicode_Check(args[1])) {
+    PyErr_SetString(PyExc_TypeError, "raw_module_global(module, name: str, device: int)");
+    return NULL;
+  }
+  RawModuleObject *m = as_rawmod(st, args[0]);
+  const char *name = m ? PyUnicode_AsUTF8(args[1]) : NULL;
+  long dev = name ? PyLong_AsLong(args[2]) : 0;
+  if (!name || (dev == -1 && PyErr_Occurred())) return NULL;
+  void *p = NULL;
+  size_t n = 0;
+  LoomStatus s = loom_raw_module_global(m->m, name, (int32_t)dev, &p, &n);
+  if (s) return raise_kernel(st, s, 0);
+  return Py_BuildValue("(Nn)", PyLong_FromVoidPtr(p), (Py_ssize_t)n);
+}
+
 PyMethodDef raw_functions[] = {
+    FASTF(raw_function_handle), FASTF(raw_module_global),
     FASTF(raw_module), FASTF(raw_module_text), FASTF(raw_get_function), FASTF(raw_launch),
     {"raw_params", (PyCFunction)core_raw_params, METH_O, "[(kind, size)] of a raw function, or None"},
+    {"raw_module_format", (PyCFunction)core_raw_module_format, METH_O, "the LoomRawFormat of a raw module's code"},
     {NULL}};

@@ -189,4 +189,5 @@ const RtDevice rt_cuda_device = {
     .raw_text = rt_cu_raw_text,
     .raw_load = rt_cu_raw_load,
     .raw_launch = rt_cu_raw_launch,
+    .raw_global = rt_cu_raw_global,
 };

@@ -6,8 +6,9 @@
  * kernel entries with parameter lists, with no GPU involved:
  *   PTX        the text is kept; entries come from scanning ".entry name( .param ... )".
  *   LLVM IR    codegen/nvptx_raw.c parses it, reads the entries, links libdevice and emits PTX.
- *   CUDA C++   NVRTC (cuda_nvrtc.c) compiles it to PTX where clang-19 is not on PATH or
- *              LOOM_RAW_CUDA_COMPILER=nvrtc asks for it (=clang: clang-19 only); else
+ *   CUDA C++   NVRTC (cuda_nvrtc.c) compiles it to PTX where clang-19 is not on PATH,
+ *              LOOM_RAW_CUDA_COMPILER=nvrtc asks for it (=clang: clang-19 only) or the options carry
+ *              name expressions (only NVRTC names template instances); else
  *              clang-19 (found on PATH) compiles it device-only to LLVM IR, then as above. clang 19's
  *              CUDA wrapper headers do not accept CUDA 13's headers, so the source is compiled with
  *              -nocudainc and a small prelude (below) giving __global__ & co, threadIdx & co, and the
@@ -31,6 +32,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "runtime/cuda/cuda_driver.h" /* RtCuModule's CUmodule, for cuModuleGetGlobal */
 #include "runtime/cuda/cuda_rt.h"
 
 #define RAW_MAX_DEVICES 64
@@ -42,6 +44,8 @@ typedef int (*RawLaunchFn)(void *f, unsigned gx, unsigned gy, unsigned gz, unsig
                            unsigned shared, void *stream, void **params, void **extra);
 typedef int (*RawParamInfoFn)(void *f, size_t index, size_t *offset, size_t *size);
 typedef int (*RawErrorNameFn)(int r, const char **name);
+typedef int (*RawGlobalFn)(unsigned long long *ptr, size_t *bytes, void *module, const char *name);
+typedef int (*RawLinkAddFileFn)(void *state, int type, const char *path, unsigned nopts, void *opts, void **vals);
 
 /* A CUDA raw module: the code as PTX (or a cubin), and per device the loaded module. */
 struct RtRawModule {
@@ -58,6 +62,9 @@ struct RtRawModule {
   RawLaunchFn launch;
   RawParamInfoFn param_info;
   RawErrorNameFn error_name;
+  RawGlobalFn get_global;
+  RawLinkAddFileFn link_add_file;
+  bool rdc;          /* separate compilation (-dc, -rdc=true): linked with the device runtime (cudadevrt) */
   bool retained[RAW_MAX_DEVICES];
   RtCuModule *mods[RAW_MAX_DEVICES];
 };
@@ -362,9 +369,10 @@ static char *read_file(LoomContext *ctx, const char *path, size_t *size) {
   return b;
 }
 
-/* Runs clang-19 on the source; *ir is the LLVM IR text (ctx_alloc'ed). */
+/* Runs clang-19 on the source; *ir is the LLVM IR text, *log clang's warnings or NULL (both ctx_alloc'ed). */
 static LoomStatus clang_cuda(LoomContext *ctx, const char *src, size_t n, int sm, const char *const *options,
-                             int32_t noptions, char **ir, size_t *ir_size, Diag *d) {
+                             int32_t noptions, char **ir, size_t *ir_size, char **log, Diag *d) {
+  *log = NULL;
   char clang[1024];
   if (!find_on_path("clang-19", clang, sizeof clang))
     return diag_error(d, LOOM_ERR_UNSUPPORTED, "RawModule: CUDA C++ source needs clang-19 on PATH (Debian: apt-get "
@@ -387,7 +395,8 @@ static LoomStatus clang_cuda(LoomContext *ctx, const char *src, size_t n, int sm
   if (st == LOOM_OK) {
     int a = 0;
     const char *fixed[] = {clang, "-x", "cuda", "--cuda-device-only", arch, "-nocudainc", "-nocudalib",
-                           "-Wno-unknown-cuda-version", "-O3", "-S", "-emit-llvm", "-include", prep};
+                           "-Wno-unknown-cuda-version", "-Wunused-variable", "-Wunused-but-set-variable", "-O3",
+                           "-S", "-emit-llvm", "-include", prep};
     for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) argv[a++] = fixed[i];
     for (int32_t i = 0; i < noptions; i++) {
       const char *o = options[i];
@@ -421,6 +430,9 @@ static LoomStatus clang_cuda(LoomContext *ctx, const char *src, size_t n, int sm
         ctx_free(ctx, log);
       } else if (!(*ir = read_file(ctx, outp, ir_size))) {
         st = diag_error(d, LOOM_ERR_BACKEND, "RawModule: clang-19 wrote no LLVM IR");
+      } else {
+        size_t ln = 0;
+        *log = read_file(ctx, errp, &ln); /* warnings, for RawModule.compile(log_stream) */
       }
     }
   }
@@ -472,6 +484,8 @@ LoomStatus rt_cu_raw_create(LoomContext *ctx, const void *code, size_t size, Loo
   m->sm = RAW_DEFAULT_SM;
   LoomStatus st = LOOM_OK;
   for (int32_t i = 0; i < noptions && st == LOOM_OK; i++) {
+    static const char *const rdc[] = {"-dc", "--device-c", "-rdc=true", "--relocatable-device-code=true"};
+    for (size_t k = 0; options[i] && k < sizeof rdc / sizeof rdc[0]; k++) m->rdc |= !strcmp(options[i], rdc[k]);
     const char *a = options[i] ? option_arch(options[i]) : NULL;
     if (a && *a) {
       st = parse_sm(a, &m->sm, d);
@@ -505,16 +519,25 @@ LoomStatus rt_cu_raw_create(LoomContext *ctx, const void *code, size_t size, Loo
       *nentries = -1; /* known once loaded */
       break;
     case LOOM_RAW_CUDA: {
-      if (use_nvrtc()) {
+      bool names = false; /* name expressions: only NVRTC instantiates and names them */
+      for (int32_t i = 0; i < noptions; i++) names |= rt_cu_is_name_expression_option(options[i]);
+      if (names && !rt_cu_nvrtc_available()) {
+        st = diag_error(d, LOOM_ERR_UNSUPPORTED, "RawModule: name_expressions need NVRTC (libnvrtc.so of a CUDA "
+                                                 "toolkit; set CUDA_HOME): clang-19 cannot name template instances");
+        break;
+      }
+      if (names || use_nvrtc()) {
         st = rt_cu_nvrtc_compile(ctx, text, size, m->sm, options, noptions, is_arch_option, &m->ptx, d);
         if (st == LOOM_OK) st = ptx_entries(ctx, m->ptx, entries, nentries, d);
         break;
       }
-      char *ir = NULL;
+      char *ir = NULL, *log = NULL;
       size_t irn = 0;
-      st = clang_cuda(ctx, text, size, m->sm, options, noptions, &ir, &irn, d);
+      st = clang_cuda(ctx, text, size, m->sm, options, noptions, &ir, &irn, &log, d);
       if (st == LOOM_OK) st = cg_nvptx_compile_llvm(ctx, ir, irn, false, m->sm, &m->ptx, entries, nentries, d);
+      if (st == LOOM_OK) st = rt_cu_prepend_log(ctx, log, &m->ptx, d);
       ctx_free(ctx, ir);
+      ctx_free(ctx, log);
       break;
     }
     default: /* LLVM IR, text or bitcode */
@@ -543,9 +566,61 @@ LoomStatus rt_cu_raw_create(LoomContext *ctx, const void *code, size_t size, Loo
 
 const char *rt_cu_raw_text(const RtRawModule *m) { return m->ptx; }
 
-/* The driver, the device's module and kernel name there. */
-LoomStatus rt_cu_raw_load(LoomContext *ctx, RtRawModule *m, int device, const char *name, void **fn,
-                          CgRawParam **params, int32_t *nparams, Diag *d) {
+/* libcudadevrt.a of the CUDA toolkit ($CUDA_HOME, else /usr/local/cuda) into path; false when missing. */
+static bool find_cudadevrt(char *path, size_t n) {
+  const char *home = getenv("CUDA_HOME");
+  const char *homes[] = {home && *home ? home : NULL, "/usr/local/cuda"};
+  for (size_t i = 0; i < 2; i++)
+    if (homes[i] && (size_t)snprintf(path, n, "%s/lib64/libcudadevrt.a", homes[i]) < n && access(path, R_OK) == 0)
+      return true;
+  return false;
+}
+
+/* Links PTX of separate compilation (kernels that launch kernels: dynamic parallelism) with the device
+ * runtime library into a cubin (ctx_alloc'ed); the driver's JIT log is the error. */
+static LoomStatus link_rdc(LoomContext *ctx, RtRawModule *m, int device, const char *ptx, void **cubin, size_t *size,
+                           Diag *d) {
+  char lib[1024];
+  if (!find_cudadevrt(lib, sizeof lib))
+    return diag_error(d, LOOM_ERR_UNSUPPORTED, "RawModule: separate compilation (-dc / -rdc=true) links the CUDA "
+                                               "device runtime, libcudadevrt.a of a CUDA toolkit: none found (set CUDA_HOME)");
+  if (!m->link_add_file) return diag_error(d, LOOM_ERR_BACKEND, "the CUDA driver has no cuLinkAddFile_v2");
+  LoomStatus st = rt_cuda_set_current(m->cu, device, d);
+  if (st != LOOM_OK) return st;
+  RtCuda *cu = m->cu;
+  enum { LOG_BYTES = 8192 };
+  char *errlog = ctx_calloc(ctx, 1, LOG_BYTES);
+  if (!errlog) return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "RawModule: out of memory");
+  CUjit_option opts[2] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+  void *vals[2] = {errlog, (void *)(uintptr_t)LOG_BYTES};
+  CUlinkState ls = NULL;
+  void *data, *bin = NULL;
+  size_t bin_size = 0;
+  memcpy(&data, &ptx, sizeof data); /* cuLinkAddData does not write through its pointer */
+  CUresult r = cu->fn.LinkCreate(2, opts, vals, &ls);
+  if (r == CUDA_SUCCESS) r = cu->fn.LinkAddData(ls, CU_JIT_INPUT_PTX, data, strlen(ptx) + 1, "raw_module.ptx", 0, NULL, NULL);
+  if (r == CUDA_SUCCESS) r = (CUresult)m->link_add_file(ls, CU_JIT_INPUT_LIBRARY, lib, 0, NULL, NULL);
+  if (r == CUDA_SUCCESS) r = cu->fn.LinkComplete(ls, &bin, &bin_size);
+  if (r != CUDA_SUCCESS) {
+    const char *en = NULL;
+    if (m->error_name) m->error_name(r, &en);
+    errlog[LOG_BYTES - 1] = 0;
+    st = diag_error(d, LOOM_ERR_BACKEND, "RawModule: linking the separately compiled module with %s for CUDA device %d "
+                                         "failed: %s: %s", lib, device, en ? en : "unknown CUDA error",
+                    errlog[0] ? errlog : "(no JIT log)");
+  } else if (!(*cubin = ctx_alloc(ctx, bin_size ? bin_size : 1))) {
+    st = diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "RawModule: out of memory copying a %zu-byte cubin", bin_size);
+  } else {
+    memcpy(*cubin, bin, bin_size);
+    *size = bin_size;
+  }
+  if (ls) cu->fn.LinkDestroy(ls);
+  ctx_free(ctx, errlog);
+  return st;
+}
+
+/* The driver and the module loaded on device (once). */
+static LoomStatus load_on(LoomContext *ctx, RtRawModule *m, int device, Diag *d) {
   if (device < 0 || device >= RAW_MAX_DEVICES)
     return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "CUDA device %d is out of range", device);
   if (!m->cu) {
@@ -561,6 +636,8 @@ LoomStatus rt_cu_raw_load(LoomContext *ctx, RtRawModule *m, int device, const ch
       m->error_name = (RawErrorNameFn)dlsym(m->libcuda, "cuGetErrorName");
     }
     if (!m->launch) return diag_error(d, LOOM_ERR_BACKEND, "the CUDA driver has no cuLaunchKernel");
+    if (m->libcuda) m->get_global = (RawGlobalFn)dlsym(m->libcuda, "cuModuleGetGlobal_v2");
+    if (m->libcuda) m->link_add_file = (RawLinkAddFileFn)dlsym(m->libcuda, "cuLinkAddFile_v2");
   }
   if (device >= rt_cuda_device_count(m->cu))
     return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "CUDA device %d does not exist (this machine has %d)", device,
@@ -588,7 +665,9 @@ LoomStatus rt_cu_raw_load(LoomContext *ctx, RtRawModule *m, int device, const ch
       }
       void *cubin = NULL;
       size_t cubin_size = 0;
-      if (st == LOOM_OK) st = rt_cuda_link_ptx(m->cu, device, ptx, "raw_module.ptx", -1, &cubin, &cubin_size, d);
+      if (st == LOOM_OK)
+        st = m->rdc ? link_rdc(ctx, m, device, ptx, &cubin, &cubin_size, d)
+                    : rt_cuda_link_ptx(m->cu, device, ptx, "raw_module.ptx", -1, &cubin, &cubin_size, d);
       if (st == LOOM_OK) st = rt_cuda_module_load(m->cu, device, cubin, cubin_size, &m->mods[device], d);
       ctx_free(ctx, cubin);
       ctx_free(ctx, own);
@@ -598,6 +677,14 @@ LoomStatus rt_cu_raw_load(LoomContext *ctx, RtRawModule *m, int device, const ch
       return st;
     }
   }
+  return LOOM_OK;
+}
+
+/* The driver, the device's module and kernel name there. */
+LoomStatus rt_cu_raw_load(LoomContext *ctx, RtRawModule *m, int device, const char *name, void **fn,
+                          CgRawParam **params, int32_t *nparams, Diag *d) {
+  LoomStatus lst = load_on(ctx, m, device, d);
+  if (lst != LOOM_OK) return lst;
   RtCuKernel k;
   LoomStatus st = rt_cuda_module_kernel(m->cu, m->mods[device], name, &k, d);
   if (st != LOOM_OK) return st;
@@ -635,5 +722,25 @@ LoomStatus rt_cu_raw_launch(LoomContext *ctx, RtRawModule *m, void *fn, int dev,
                       "of dynamic shared memory)", name, dev, en ? en : "unknown CUDA error", grid[0], grid[1],
                       grid[2], block[0], block[1], block[2], shared_mem);
   }
+  return LOOM_OK;
+}
+
+LoomStatus rt_cu_raw_global(LoomContext *ctx, RtRawModule *m, int device, const char *name, void **ptr, size_t *bytes,
+                            Diag *d) {
+  LoomStatus st = load_on(ctx, m, device, d);
+  if (st == LOOM_OK) st = rt_cuda_set_current(m->cu, device, d);
+  if (st != LOOM_OK) return st;
+  if (!m->get_global) return diag_error(d, LOOM_ERR_BACKEND, "the CUDA driver has no cuModuleGetGlobal_v2");
+  unsigned long long p = 0;
+  size_t n = 0;
+  int r = m->get_global(&p, &n, m->mods[device]->h, name);
+  if (r != 0) {
+    const char *en = NULL;
+    if (m->error_name) m->error_name(r, &en);
+    return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "RawModule: no global variable named '%s' on CUDA device %d "
+                                                    "(cuModuleGetGlobal: %s)", name, device, en ? en : "unknown error");
+  }
+  *ptr = (void *)(uintptr_t)p;
+  *bytes = n;
   return LOOM_OK;
 }

@@ -29,11 +29,22 @@ LoomStatus rt_cu_raw_load(LoomContext *ctx, RtRawModule *m, int device, const ch
 LoomStatus rt_cu_raw_launch(LoomContext *ctx, RtRawModule *m, void *fn, int dev, const uint32_t grid[3],
                             const uint32_t block[3], uint32_t shared_mem, void *stream, void **params, const char *name,
                             Diag *d);
+LoomStatus rt_cu_raw_global(LoomContext *ctx, RtRawModule *m, int device, const char *name, void **ptr, size_t *bytes,
+                            Diag *d);
 
 /* ---- cuda_nvrtc.c: CUDA C++ -> PTX through NVRTC ------------------------------------------------------- */
 /* Whether libnvrtc could be loaded (once per process). */
 bool rt_cu_nvrtc_available(void);
-/* src (n bytes) compiled for compute_<sm> with options (those is_arch names left out); *ptx ctx_alloc'ed. */
+/* NVRTC's version (nvrtcVersion); false (0.0) without libnvrtc. */
+bool rt_cu_nvrtc_version(int *major, int *minor);
+/* An option "-loom-name-expression=EXPR": a name expression (a template instance to compile and name). */
+#define RT_CU_NAME_EXPRESSION_OPTION "-loom-name-expression="
+bool rt_cu_is_name_expression_option(const char *o);
+/* Puts log (a compiler's messages) in front of *ptx as "// loom-compile-log: " lines (cuda_nvrtc.c's header). */
+LoomStatus rt_cu_prepend_log(LoomContext *ctx, const char *log, char **ptx, Diag *d);
+/* src (n bytes) compiled for compute_<sm> with options (those is_arch names and name expressions left out);
+ * *ptx ctx_alloc'ed: NVRTC's PTX behind a header of comment lines (cuda_nvrtc.c: the compile log, the lowered
+ * names of the name expressions). */
 LoomStatus rt_cu_nvrtc_compile(LoomContext *ctx, const char *src, size_t n, int sm, const char *const *options,
                                int32_t noptions, bool (*is_arch)(const char *), char **ptx, Diag *d);
 

@@ -290,7 +290,8 @@ def _exception_of(longrepr):
 # (a skip mark that asks the driver) is one skipped record, as its collection error was one error.
 NEEDS_DEVICE = re.compile(r"needs a CUDA device|this machine has no CUDA device|no CUDA device is in use|"
                           r"this machine has no GPU|the CUDA driver \(libcuda\.so\.1\) cannot be loaded|"
-                          r"device \d+ is not available: this machine has")
+                          r"device \d+ is not available: this machine has|"
+                          r"no CUDA driver \(libcuda\.so\.1 not found|is a host array: raw kernels take")
 _gpu = []
 
 

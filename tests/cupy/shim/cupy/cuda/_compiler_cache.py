@@ -1,24 +1,11 @@
-"""cupy.cuda._compiler_cache: CuPy's on-disk cache of compiled kernels. CuPy's tests patch an instance of
-DiskKernelCacheBackend(tmpdir) in to isolate their compiles; loom's RawModule keeps its own cache, so the
-backend is accepted and never called (tests that count its loads and stores fail: loom does not use it).
-Its other names (the payload hashing CuPy's cache tests read) are stubs."""
+"""cupy.cuda._compiler_cache: CuPy's on-disk cache of compiled kernels, mapped to loom's disk cache of raw
+modules (loom.cuda.compiler): DiskKernelCacheBackend(dir) stores entries as `<key>.cubin` files (the entry's
+hex digest, then the entry), _hash_hexdigest / _hash_length are that digest's. CuPy's tests patch an
+instance into cupy.cuda.compiler._kernel_cache_backend, which is loom's backend setting (compiler.py), so
+loom's RawModule stores and loads through it. Other names are stubs."""
+from loom.cuda.compiler import DiskKernelCacheBackend, _hash_hexdigest, _hash_length  # noqa: F401
+
 from .. import _shim
-
-
-class DiskKernelCacheBackend:
-    """CuPy's disk cache backend at `cache_dir`: holds the directory; loom's compiles do not go through it."""
-
-    def __init__(self, cache_dir):
-        if not _shim.has_gpu():  # a cache of device code: as every cupy.cuda._compiler_cache name (DEVICE_APIS)
-            raise _shim.NeedsCudaDevice("needs a CUDA device: cupy.cuda._compiler_cache.DiskKernelCacheBackend "
-                                        "(loom's device here is the host)")
-        self.cache_dir = cache_dir
-
-    def load(self, name):  # CuPy: the cached payload of `name`, or None
-        return None
-
-    def save(self, name, data):  # CuPy: stores the payload; loom never calls it
-        return None
 
 
 def __getattr__(name):

@@ -1,7 +1,9 @@
 """cupy.cuda.driver: CuPy's binding of the CUDA driver API. _is_cuda_python and get_build_version answer facts of
 CuPy's build (whether it calls the driver through NVIDIA's cuda-python package, which tests read to pick
 their expected error types; the CUDA version it was built against): loom is not built on cuda-python. Every other name is the driver API itself, which
-loom does not expose: a stub (NeedsCudaDevice without a GPU, MissingInLoom with one)."""
+loom does not expose, but for CUDADriverError (loom.cuda.driver's: a raw module's missing kernel or file): a stub (NeedsCudaDevice without a GPU, MissingInLoom with one)."""
+from loom.cuda.driver import CUDADriverError  # noqa: F401 (what loom's RawModule raises, as CuPy's)
+
 from .. import _shim
 
 
@@ -11,9 +13,15 @@ def _is_cuda_python():
 
 def get_build_version():
     """The CUDA version CuPy was built against; loom is built against none (it loads the driver at run
-    time), so the driver's version stands for it, 0 on the host (as cupy.cuda.runtime.runtimeGetVersion)."""
+    time), so the driver's version stands for it, else (no driver: the host) the version of the CUDA
+    toolkit whose NVRTC compiles loom's raw kernels (13000 for CUDA 13.0), else 0."""
     from . import runtime
-    return runtime.driverGetVersion()
+    v = runtime.driverGetVersion()
+    if v:
+        return v
+    from loom.cuda.nvrtc import getVersion
+    major, minor = getVersion()
+    return major * 1000 + minor * 10
 
 
 def __getattr__(name):

@@ -1,7 +1,7 @@
-"""cupy_backends.cuda: only the submodule stream is mapped (cupy_backends/__init__.py)."""
+"""cupy_backends.cuda: the submodules stream and libs (libs.nvrtc.getVersion) are mapped (cupy_backends/__init__.py)."""
 from cupy import _shim
 
-from . import stream  # noqa: F401 (before __getattr__ could answer `from cupy_backends.cuda import stream`)
+from . import libs, stream  # noqa: F401 (before __getattr__ could answer `from cupy_backends.cuda import stream`)
 
 
 def __getattr__(name):
