@@ -432,9 +432,10 @@ void rt_gpu_stream_destroy(const RtGpuDriver *drv, LoomContext *ctx, RtStream *r
   drv->set_current(g->handle, s->device, &d);
   if (dev && rt_gpu_pool_stream_ordered(dev->pool)) {
     /* the pool's blocks of this stream: idle once it is done, so a later stream with the same handle
-     * never reuses one early */
-    drv->stream_synchronize(g->handle, s->device, s->h, &d);
-    rt_gpu_pool_stream_gone(dev->pool, s->h);
+     * never reuses one early (if neither wait works, they keep their events and stream) */
+    if (drv->stream_synchronize(g->handle, s->device, s->h, &d) == LOOM_OK ||
+        drv->synchronize(g->handle, s->device, &d) == LOOM_OK)
+      rt_gpu_pool_stream_gone(dev->pool, s->h);
   }
   if (!s->borrowed) drv->stream_destroy(g->handle, s->device, s->h);
   ctx_free(ctx, s);

@@ -13,12 +13,17 @@
  * waiting for it: a new block is made meanwhile); events recorded at free once two streams are seen;
  * stream_gone; the waits on the out-of-memory, limit and free_all_blocks paths (only when something is
  * in flight); the current-stream hook; events recycled and all destroyed; a stream-blind pool as before;
- * a random mix of streams, uses, frees and completions against the safety property.
+ * a random mix of streams, uses, frees and completions against the safety property. Then the shared GPU
+ * layer over the mock driver of test_gpu_layer.c (gpu_mock.h) with fence_create and event_query added:
+ * its pools are stream-ordered, blocks follow the calling thread's current stream, settle and a run's
+ * temporaries wait for nothing, a destroyed stream's blocks become idle, and no event is left behind.
  */
+#define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpu_mock.h"
 #include "runtime/gpu/gpu_pool.h"
 
 static int passed, failed;
@@ -427,6 +432,89 @@ static void test_random(void) {
   CHECK(f->live_events == 0 && f->raw_frees == f->raw_allocs);
 }
 
+/* ---- the layer (runtime/gpu/gpu_device.c) with a driver that has the two hooks ---------------------------- */
+static int fence_done = 0; /* what the mock's event_query answers */
+static int m_event_query(void *drv, int device, void *e) {
+  (void)e;
+  need_current(drv, device);
+  return fence_done;
+}
+static RtGpuDriver ordered_driver;
+
+static void *layer_alloc(LoomContext *ctx, size_t n) {
+  void *p = NULL;
+  Diag d = {.status = LOOM_OK};
+  if (rt_gpu_alloc(&ordered_driver, ctx, 0, n, &p, &d) != LOOM_OK) fprintf(stderr, "alloc: %s\n", d.msg);
+  return p;
+}
+
+static void test_layer(void) {
+  (void)D;
+  ordered_driver = mock_driver;
+  ordered_driver.fence_create = m_event_create;
+  ordered_driver.event_query = m_event_query;
+  const RtGpuDriver *OD = &ordered_driver;
+  Mock m;
+  mock_init(&m, 32);
+  mock_next = &m;
+  mock_current = -1;
+  LoomContext *ctx = NULL;
+  if (loom_context_create(&ctx) != LOOM_OK) exit(1);
+  Diag d = {.status = LOOM_OK};
+  CHECK_OK(rt_gpu_open(OD, ctx, &d));
+  RtStream *s0 = NULL, *s1 = NULL;
+  CHECK_OK(rt_gpu_stream_create(OD, ctx, 0, &s0, &d));
+  CHECK_OK(rt_gpu_stream_create(OD, ctx, 0, &s1, &d));
+  /* on s0: a freed block comes back at once, no event, no wait */
+  CHECK_OK(rt_gpu_stream_use(OD, ctx, 0, s0, &d));
+  void *a = layer_alloc(ctx, 1000);
+  CHECK_OK(rt_gpu_free(OD, ctx, 0, a, 1000, &d));
+  void *b = layer_alloc(ctx, 900);
+  CHECK(a && b == a && m.raw_allocs == 1);
+  int syncs = m.stream_syncs;
+  rt_gpu_settle(OD, ctx, 0); /* stream-ordered: nothing to wait for */
+  CHECK(m.stream_syncs == syncs);
+  CHECK_OK(rt_gpu_free(OD, ctx, 0, b, 900, &d));
+  /* on s1: s0's block is taken only once its event is done */
+  CHECK_OK(rt_gpu_stream_use(OD, ctx, 0, s1, &d));
+  fence_done = 0;
+  void *c = layer_alloc(ctx, 1000);
+  CHECK(c && c != a && m.raw_allocs == 2);
+  fence_done = 1;
+  void *e = layer_alloc(ctx, 1000);
+  CHECK(e == a && m.raw_allocs == 2);
+  CHECK(m.stream_syncs == syncs && m.live_events >= 1);
+  /* the default stream: s1's freed block, after its event */
+  CHECK_OK(rt_gpu_free(OD, ctx, 0, c, 1000, &d));
+  CHECK_OK(rt_gpu_stream_use(OD, ctx, 0, NULL, &d));
+  void *f = layer_alloc(ctx, 1000);
+  CHECK(f == c);
+  /* destroying s0: synchronized once; its blocks (e is s1's now) untouched, the free ones idle */
+  CHECK_OK(rt_gpu_free(OD, ctx, 0, e, 1000, &d));
+  syncs = m.stream_syncs;
+  rt_gpu_stream_destroy(OD, ctx, s0);
+  CHECK(m.stream_syncs == syncs + 1);
+  fence_done = 0;
+  void *g = layer_alloc(ctx, 1000); /* e is s1's with an event not done: a new block on the default stream */
+  CHECK(g && g != e);
+  rt_gpu_stream_destroy(OD, ctx, s1);
+  void *h = layer_alloc(ctx, 1000); /* s1 gone (synchronized): e is idle, anyone's */
+  CHECK(h == e);
+  RtPoolStats ps;
+  CHECK_OK(rt_gpu_device_pool_stats(OD, ctx, 0, &ps, &d));
+  CHECK(ps.used_bytes == 3 * 1024);
+  rt_gpu_free(OD, ctx, 0, f, 1000, &d);
+  rt_gpu_free(OD, ctx, 0, g, 1000, &d);
+  rt_gpu_free(OD, ctx, 0, h, 1000, &d);
+  CHECK_OK(rt_gpu_device_pool_trim(OD, ctx, 0, &d));
+  rt_gpu_close(OD, ctx);
+  loom_context_destroy(ctx);
+  CHECK(m.live_allocs == 0 && m.live_events == 0 && m.live_streams == 0 && m.not_current == 0);
+  if (m.live_events || m.not_current)
+    fprintf(stderr, "layer: %d events left, %d calls without the device current\n", m.live_events, m.not_current);
+  pthread_mutex_destroy(&m.lock);
+}
+
 int main(void) {
   test_same_stream();
   test_cross_stream();
@@ -435,6 +523,7 @@ int main(void) {
   test_event_failure();
   test_stream_blind();
   test_random();
+  test_layer();
   printf("%d passed, %d failed\n", passed, failed);
   return failed ? 1 : 0;
 }
