@@ -43,7 +43,8 @@ LOOM_DASK_BENCH_CHUNK_MB (comma-separated; default 1024, 64 in host mode), LOOM_
 (comma-separated Dask settings, each run for both libraries: "default" is Dask's split_every, N is
 split_every={0: N, 1: N}; default "32,default"), LOOM_DASK_BENCH_HOST (1: host mode),
 LOOM_DASK_BENCH_BUDGET_S (seconds for a cluster's run: sizes that would pass it are skipped and listed).
-Chunk sizes 1024 and 4096 MB on one H200, Loom vs CuPy, ~100 s:
+Chunk sizes 1024 and 4096 MB on one H200, Loom vs CuPy, in one call (expected ~100 s; the budget skips
+what would not fit):
     LOOM_DASK_BENCH_GPUS=1 LOOM_DASK_BENCH_CHUNK_MB=1024,4096 LOOM_DASK_BENCH_SPLIT_EVERY=32 \
     LOOM_DASK_BENCH_REPS=3 LOOM_DASK_BENCH_BUDGET_S=140 python bench/dask_gpu.py The JSON is
 written after every chunk size (a run stopped by a time limit keeps what it measured); the headline is
@@ -381,14 +382,14 @@ def _summary(out, peer):
     counters in the workers), and whether loom's chunk calls wait for the device (back-to-back call/done)."""
     print(f"\n  summary ({out['gb']:g} GB, {'host' if not out['gpus'] else str(out['gpus']) + ' GPU'}; "
           f"target loom/{peer} >= 1.5 on the fused workloads)")
-    print(f"  {'chunk MB':>8} {'chunks':>6} {'dask config':>22} {'workload':>10} {peer + ' s':>8} {'loom s':>8} "
+    print(f"  {'chunk MB':>8} {'chunks':>6} {'dask config':>24} {'workload':>10} {peer + ' s':>8} {'loom s':>8} "
           f"{'ratio':>6} {peer + ' GB/s':>10} {'loom GB/s':>9} {'tasks/ch':>8} {'kern/ch':>7} {'loom call/done ms':>18}")
     for size in out["sizes"]:
-        cfg = ",".join(f"{k}={v}" for k, v in size.get("dask_config", {}).items()) or "defaults"
+        cfg = ",".join(f"{k}={v}" for k, v in size.get("dask_config", {}).items()).replace(" ", "") or "defaults"
         for name, w in size["workloads"].items():
             c = w["chunk"]["loom"]
-            print(f"  {size['chunk_mb']:8.0f} {size['chunks']:6d} {cfg[:22]:>22} {name:>10} {w[peer + '_s']:8.3f} "
-                  f"{w['loom_s']:8.3f} {w['loom_vs_' + peer]:6.2f} {w[peer + '_GBps']:10.1f} {w['loom_GBps']:9.1f} "
+            print(f"  {size['chunk_mb']:8.0f} {size['chunks']:6d} {cfg[:24]:>24} {name:>10} {w[peer + '_s']:8.3f} "
+                  f"{w['loom_s']:8.3f} {w['loom_vs_' + peer]:6.2f} {w[peer + '_GBps']:10.3g} {w['loom_GBps']:9.3g} "
                   f"{w['tasks_per_chunk']:8.2f} {w['loom_kernels_per_chunk']:7.2f} "
                   f"{c['pipe_call_s'] * 1e3:8.2f}/{c['pipe_done_s'] * 1e3:.2f}"
                   + ("" if w["match"] else "  MISMATCH"))

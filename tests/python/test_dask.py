@@ -609,7 +609,7 @@ def test_bench_chunk_timing_and_summary(capsys):
     w = {"match": True, "numpy_s": 2.0, "loom_s": 1.0, "loom_vs_numpy": 2.0, "numpy_GBps": 0.5, "loom_GBps": 1.0,
          "tasks_per_chunk": 1.03, "loom_kernels_per_chunk": 2.5,
          "chunk": {"loom": {"pipe_call_s": 0.001, "pipe_done_s": 0.004}}}
-    out = {"gb": 1, "gpus": 0, "sizes": [{"chunk_mb": 64, "chunks": 16, "dask_config": {"split_every": "{0: 32}"},
+    out = {"gb": 1, "gpus": 0, "sizes": [{"chunk_mb": 64, "chunks": 16, "dask_config": {"split_every": "{0: 32, 1: 32}"},
                                           "workloads": {"blockwise": w, "compute": dict(w, match=False)}}]}
     b._summary(out, "numpy")
     lines = [ln for ln in capsys.readouterr().out.splitlines() if ln.strip()]
