@@ -11,8 +11,8 @@
  * functions parses it as a LAZY module (LLVMGetBitcodeModuleInContext2: bodies are not read yet),
  * gives every function definition linkonce_odr linkage so that the linker moves (and materializes)
  * only what the kernel references, links it in, then internalizes everything but the kernel entries.
- * Functions of over NV_INLINE_MAX instructions are not inlined (limit_inlining: compile and JIT time
- * follow code size).
+ * The large ones are inlined within a per-module budget (limit_inlining: compile and JIT time follow
+ * code size).
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -232,33 +232,65 @@ static LoomStatus link_libdevice(CgTarget *t, NvState *s, LLVMContextRef c, LLVM
   return LOOM_OK;
 }
 
-/* Large libdevice functions (sinf/cosf with their Payne-Hanek paths, powf, ...) are alwaysinline in
- * libdevice, so every lane of a vector entry and every entry of the module got its own copy (a sin
- * kernel: 6 copies, 21.6 KB of PTX), and LLVM, PTX emission and the driver's JIT all scale with that
- * code. Above NV_INLINE_MAX instructions a function becomes noinline instead: one .func per module,
- * called (sin kernel: 7.5 KB). The count is taken after nvvm-reflect folding (nv_link_math): before it
- * every fma of libdevice exists twice (ftz and not), and logf, log1pf and erff (about 30 SASS
- * instructions each) counted over 100 and became calls: a call per lane with its register moves and no
- * scheduling across it (float32 mish = x * tanh(log1p(exp(x))) ran at 46 % of copy bandwidth on the
- * H200). Folded, the cheap ones (the float32 functions but the trigonometric ones, powf and fmodf;
- * float64 exp, erf, tanh) stay inlined; sin and cos keep their table-driven reduction out of line. */
-/* LOOM_NV_INLINE_MAX=200 inlines sinf/cosf/asinf (with their Payne-Hanek loops): haversine (two sin, two
- * cos, asin, sqrt per point, 2^27 float32) ran 2.54 -> 1.21 ms on the H200 (torch.compile 1.05;
- * bench/gpu_knobs_ab.sh, 2026-12-02). Not the default yet: tests/c/test_amdgpu.c's loop-bytes analysis
- * counts the inlined reduction loops as data loops and its IR digests change with it. */
-#define NV_INLINE_MAX 64 /* after folding: tanhf 18, expf 20, logf 35, log1pf 38, erff 42, exp 56; sin 68, sinf 126 */
-/* LOOM_NV_INLINE_MAX=n: another limit (an A/B switch for the H200; part of the target's description, so
- * of the kernel cache key) */
-static int nv_inline_max(void) {
-  const char *e = getenv("LOOM_NV_INLINE_MAX");
-  long v = e && *e ? strtol(e, NULL, 10) : NV_INLINE_MAX;
-  return v < 0 ? 0 : v > 100000 ? 100000 : (int)v;
+/* Inlining libdevice. Its functions are alwaysinline, so every call site (each lane of a vector entry,
+ * each entry of the module) gets its own copy: a float32 sin kernel held 6 copies of sinf, 21.6 KB of
+ * PTX, and LLVM, PTX emission and the driver's JIT all scale with that code. A call instead costs the
+ * point its register moves, the .param traffic and any scheduling across it: float32 mish (log1pf)
+ * ran at 46 % of copy bandwidth as calls, float64 haversine (sin, cos, asin) 2.54 ms as calls against
+ * 1.21 ms inlined (H200, 2026-12-02; torch.compile 1.05), black_scholes (log) 1.317 -> 1.285 ms.
+ * The rule, on sizes counted after nvvm-reflect folding (nv_link_math: before it every fma of libdevice
+ * exists twice, ftz and not):
+ *  - a function of at most NV_INLINE_SMALL instructions is always inlined (the float32 functions but the
+ *    trigonometric ones, powf and fmodf; float64 exp, erf, tanh, atan2);
+ *  - one of at most NV_INLINE_MAX (float64 sin, cos, tan, asin, acos, log, log1p, pow, fmod, erfc;
+ *    float32 sinf, cosf, tanf with their Payne-Hanek loops, powf, fmodf) is inlined while the module's
+ *    copies of such functions (size x call sites) stay within NV_INLINE_BUDGET instructions, the
+ *    smallest first: an expression with many of them keeps the largest as calls, so code (and JIT
+ *    time) grows by a bounded amount whatever the expression;
+ *  - larger ones (lgammaf, tgammaf, tgamma: over 230) stay calls, one .func per module.
+ * Their rare slow paths stay out of line where libdevice made them noinline (float64 trig reduction,
+ * accurate pow, lgamma's positive branch). */
+#define NV_INLINE_SMALL 64   /* tanhf 18, expf 20, logf 35, log1pf 38, erff 42, exp 57, tanh 62 */
+#define NV_INLINE_MAX 200    /* sin 70, asin 70, cos 71, log 81, pow 100, log1p 108, sinf 130, powf 157, lgamma 167 */
+#define NV_INLINE_BUDGET 4096 /* instructions of inlined copies above NV_INLINE_SMALL per module */
+/* LOOM_NV_INLINE_MAX=n, LOOM_NV_INLINE_BUDGET=n: other limits (A/B switches for the H200; part of the
+ * target's description, so of the kernel cache key). LOOM_NV_INLINE_MAX=64 is the rule before
+ * 2026-12-02 (nothing above 64 inlined). */
+static int nv_env_int(const char *name, int dflt) {
+  const char *e = getenv(name);
+  long v = e && *e ? strtol(e, NULL, 10) : dflt;
+  return v < 0 ? 0 : v > 1000000 ? 1000000 : (int)v;
+}
+static int nv_inline_max(void) { return nv_env_int("LOOM_NV_INLINE_MAX", NV_INLINE_MAX); }
+static int nv_inline_budget(void) { return nv_env_int("LOOM_NV_INLINE_BUDGET", NV_INLINE_BUDGET); }
+
+typedef struct NvInlineCand {
+  LLVMValueRef f;
+  int size, sites;
+} NvInlineCand;
+
+static int cmp_cand_size(const void *a, const void *b) {
+  const NvInlineCand *x = a, *y = b;
+  return x->size != y->size ? x->size - y->size : x->sites - y->sites;
+}
+
+/* The calls of f in mod (each a copy if inlined). */
+static int call_sites(LLVMValueRef f) {
+  int n = 0;
+  for (LLVMUseRef u = LLVMGetFirstUse(f); u; u = LLVMGetNextUse(u)) {
+    LLVMValueRef user = LLVMGetUser(u);
+    n += LLVMIsACallInst(user) && LLVMGetCalledValue(user) == f;
+  }
+  return n;
 }
 
 static void limit_inlining(LLVMContextRef c, LLVMModuleRef mod) {
-  const int limit = nv_inline_max();
+  const int limit = nv_inline_max(), small = limit < NV_INLINE_SMALL ? limit : NV_INLINE_SMALL;
+  int budget = nv_inline_budget();
   unsigned always = LLVMGetEnumAttributeKindForName("alwaysinline", 12);
   unsigned never = LLVMGetEnumAttributeKindForName("noinline", 8);
+  NvInlineCand cand[64];
+  int ncand = 0;
   for (LLVMValueRef f = LLVMGetFirstFunction(mod); f; f = LLVMGetNextFunction(f)) {
     size_t n = 0;
     const char *name = LLVMGetValueName2(f, &n);
@@ -267,9 +299,24 @@ static void limit_inlining(LLVMContextRef c, LLVMModuleRef mod) {
     for (LLVMBasicBlockRef b = LLVMGetFirstBasicBlock(f); b && count <= limit; b = LLVMGetNextBasicBlock(b))
       for (LLVMValueRef i = LLVMGetFirstInstruction(b); i && count <= limit; i = LLVMGetNextInstruction(i))
         count++;
-    if (count <= limit) continue;
+    if (count <= small) continue;
+    if (count <= limit && ncand < 64) {
+      cand[ncand++] = (NvInlineCand){f, count, call_sites(f)};
+      continue;
+    }
     LLVMRemoveEnumAttributeAtIndex(f, LLVMAttributeFunctionIndex, always);
     LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(c, never, 0));
+  }
+  qsort(cand, (size_t)ncand, sizeof cand[0], cmp_cand_size);
+  for (int i = 0; i < ncand; i++) {
+    long copies = (long)cand[i].size * cand[i].sites;
+    if (copies <= budget) {
+      budget -= (int)copies;
+      continue;
+    }
+    budget = -1; /* the larger ones stay calls too (sizes ascend) */
+    LLVMRemoveEnumAttributeAtIndex(cand[i].f, LLVMAttributeFunctionIndex, always);
+    LLVMAddAttributeAtIndex(cand[i].f, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(c, never, 0));
   }
 }
 
@@ -397,8 +444,10 @@ LoomStatus cg_nvptx_target_create(LoomContext *ctx, int sm_major, int sm_minor, 
   }
   unsigned maj = 0, min = 0, pat = 0;
   LLVMGetVersion(&maj, &min, &pat);
-  char knobs[48] = "";
+  char knobs[64] = "";
   if (nv_inline_max() != NV_INLINE_MAX) snprintf(knobs, sizeof knobs, " inline%d", nv_inline_max());
+  if (nv_inline_budget() != NV_INLINE_BUDGET)
+    snprintf(knobs + strlen(knobs), sizeof knobs - strlen(knobs), " inlinebudget%d", nv_inline_budget());
   if (cg_nvptx_fdiv_ieee()) strcat(knobs, " fdivrn");
   snprintf(s->gpu.describe, sizeof s->gpu.describe, "LLVM %u.%u.%u nvptx %s ptx%d block%d%s%s%s", maj, min, pat, s->cpu,
            ptx, NVPTX_BLOCK, cg_gpu_scan_tag(), cg_gpu_switch_tag(), knobs);

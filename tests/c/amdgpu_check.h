@@ -11,7 +11,7 @@
  *  - Traffic: the global memory bytes loaded and stored per iteration of an entry's innermost loops, read
  *    from the machine code: llvm-objdump-19's disassembly for AMDGPU (global_load / global_store / buffer /
  *    flat instructions, width from the mnemonic) and the PTX text for NVIDIA (ld.global / st.global,
- *    width from the vector count and type). Loops are the natural loops of the control flow graph
+ *    width from the vector count and type; accesses to the module's own .global / .const tables left out). Loops are the natural loops of the control flow graph
  *    (basic blocks, dominators, back edges); the test divides each innermost memory loop's bytes by the
  *    points it handles per iteration (which the lowering and LLVM's unrolling decide, per target).
  */
@@ -411,7 +411,79 @@ AMD_CHECK_FN int ptx_mem_width(const char *op, bool *store) {
   return bits > 0 ? lanes * bits / 8 : -1;
 }
 
-/* The innermost memory loops of entry `name` in PTX text. */
+/* Tables: the module's own .global / .const variables (libdevice's __cudart_i2opi_f, the Payne-Hanek
+ * reduction's bits of 2/pi, read in a loop by an inlined sinf / cosf) are constants of the code, not a
+ * point's data, which only reaches a kernel through pointers in its parameter block. An access whose
+ * address is such a variable, or a register computed from one (mov, cvta, add, mad, ... of it; a
+ * flow-insensitive fixpoint over the entry, so a pointer stepped around a loop stays a table pointer),
+ * moves no data: ptx_traffic leaves it out. */
+typedef struct PtxNames {
+  int n;
+  char name[256][40];
+} PtxNames;
+
+AMD_CHECK_FN bool ptx_names_has(const PtxNames *s, const char *name, size_t len) {
+  for (int i = 0; i < s->n; i++)
+    if (strlen(s->name[i]) == len && !strncmp(s->name[i], name, len)) return true;
+  return false;
+}
+
+AMD_CHECK_FN void ptx_names_add(PtxNames *s, const char *name, size_t len) {
+  if (s->n < 256 && len < sizeof s->name[0] && !ptx_names_has(s, name, len)) {
+    memcpy(s->name[s->n], name, len);
+    s->name[s->n++][len] = 0;
+  }
+}
+
+/* The module-level .global / .const variables of PTX text (lines at column 0: "[.visible|.extern|.weak]
+ * .global .align 4 .b8 name[24] = {...};"). */
+AMD_CHECK_FN void ptx_module_vars(const char *ptx, PtxNames *vars) {
+  vars->n = 0;
+  for (const char *line = ptx; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
+    const char *p = line;
+    while (!strncmp(p, ".visible ", 9) || !strncmp(p, ".extern ", 8) || !strncmp(p, ".weak ", 6)) p = strchr(p, ' ') + 1;
+    if (strncmp(p, ".global ", 8) && strncmp(p, ".const ", 7)) continue;
+    while (*p == '.' || (*p >= '0' && *p <= '9')) /* the state space, .align n, the type */
+      p += strcspn(p, " \n"), p += strspn(p, " ");
+    size_t len = strcspn(p, "[ ;=\n");
+    if (len) ptx_names_add(vars, p, len);
+  }
+}
+
+/* Whether operand text op (a register, a variable, "name+8") names a table or a table register. */
+AMD_CHECK_FN bool ptx_operand_is_table(const char *op, size_t len, const PtxNames *vars, const PtxNames *regs) {
+  while (len && (*op == ' ' || *op == '[' || *op == '{' || *op == '-')) op++, len--;
+  size_t base = strcspn(op, "+]}, ;");
+  if (base > len) base = len;
+  return base && (ptx_names_has(vars, op, base) || ptx_names_has(regs, op, base));
+}
+
+/* The registers of entry body `body` whose values are addresses in the module's tables. */
+AMD_CHECK_FN void ptx_table_regs(const char *body, const PtxNames *vars, PtxNames *regs) {
+  regs->n = 0;
+  if (!vars->n) return;
+  for (int before = -1; before != regs->n;) {
+    before = regs->n;
+    for (const char *line = body; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
+      const char *p = line + strspn(line, " \t");
+      if (*p == '@') p += strcspn(p, " \t"), p += strspn(p, " \t");
+      if (*p == '.' || *p == '$' || *p == '/' || !strncmp(p, "ld.", 3) || !strncmp(p, "st.", 3)) continue;
+      size_t oplen = strcspn(p, " \t;\n");
+      const char *a = p + oplen + strspn(p + oplen, " \t");
+      size_t end = strcspn(a, ";\n"), dlen = strcspn(a, ", ;\n");
+      if (*a != '%' || dlen >= end || ptx_names_has(regs, a, dlen)) continue;
+      for (const char *src = a + dlen; src < a + end; src += strcspn(src, ",;\n")) {
+        src += strspn(src, ", ");
+        if (ptx_operand_is_table(src, (size_t)(a + end - src), vars, regs)) {
+          ptx_names_add(regs, a, dlen);
+          break;
+        }
+      }
+    }
+  }
+}
+
+/* The innermost memory loops of entry `name` in PTX text (accesses to the module's tables left out). */
 AMD_CHECK_FN AmdLoops ptx_traffic(const char *ptx, const char *name) {
   AmdLoops none;
   memset(&none, 0, sizeof none);
@@ -422,6 +494,9 @@ AMD_CHECK_FN AmdLoops ptx_traffic(const char *ptx, const char *name) {
   const char *e = strstr(s, "\n}\n"); /* the end of the entry's body (called .funcs follow it) */
   size_t len = e ? (size_t)(e - s) : strlen(s);
   char *body = strndup(s, len);
+  static PtxNames vars, regs; /* (large: static, like amd_loops' tables) */
+  ptx_module_vars(ptx, &vars);
+  ptx_table_regs(body, &vars, &regs);
   int n = 0, cap = 8192, nlab = 0;
   AmdInsn *in = malloc(sizeof *in * (size_t)cap);
   struct { char name[32]; long line; } *lab = malloc(sizeof *lab * 1024);
@@ -445,6 +520,8 @@ AMD_CHECK_FN AmdLoops ptx_traffic(const char *ptx, const char *name) {
     bool store = false;
     int w = ptx_mem_width(op, &store);
     if (w < 0) w = 1000000;
+    const char *addr = w ? strchr(p, '[') : NULL;
+    if (addr && ptx_operand_is_table(addr, strcspn(addr, "]"), &vars, &regs)) w = 0; /* a table's constant */
     if (store) x.store = w;
     else x.load = w;
     if (!strncmp(op, "bra", 3)) {

@@ -15,9 +15,14 @@
  *    element once, each stored one once), and the AMD entry must show the same per-point figures in
  *    loops as the NVIDIA entry, with accesses at least as wide (16-byte vectors where NVIDIA has them;
  *    wider where AMD's backend merges the two parts of a complex element that NVPTX loads one by one);
+ *    reads of the module's own tables (an inlined libdevice sinf's Payne-Hanek loop over __cudart_i2opi_f,
+ *    sin's coefficient table) are constants of the code, not traffic (amdgpu_check.h's ptx_traffic; checked
+ *    on hand-written PTX here, both ways);
  *  - a digest of each target's optimized LLVM IR per entry (calling convention, parameter passing,
  *    intrinsics, loads and stores by address space and type, LDS globals) against the golden set
  *    tests/golden/gpu/<name>.txt (LOOM_UPDATE_GOLDEN=1 rewrites it; review the diff).
+ * NVIDIA's libdevice inlining rule (codegen/nvptx.c) is checked on three kernels' PTX (sinf and float64 log
+ * inlined, six sinf/cosf per point over the budget kept as calls).
  * Each line of the summary says which linker a code object took (comgr where it knows the chip, else
  * ld.lld); code object v4, forced linkers and raw modules are test_amdgpu_link.c's. Without libdevice (CI) the NVIDIA compile of
  * kernels with math functions is not possible: their NVIDIA digest and traffic come from the golden
@@ -389,6 +394,39 @@ static void per_point(const char *what, const char *target, const KernelIr *k, c
   }
 }
 
+/* ---- the PTX traffic reader on hand-written PTX ----------------------------------------------------------- */
+
+/* A grid-stride loop over points (4 bytes loaded, 4 stored through the parameter's pointer) holding an
+ * inner loop of 6 reads: from the module's table `tab` (an inlined sinf's Payne-Hanek loop: no data, so
+ * the point loop is the innermost memory loop) or, with `data`, through the parameter's pointer (a
+ * loop of 4-byte data reads of its own). %s: the inner loop's base pointer. */
+static const char g_ptx_tables[] =
+    ".version 7.8\n.target sm_90\n.address_size 64\n"
+    ".global .align 4 .b8 tab[24] = {1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0, 4, 0, 0, 0, 5, 0, 0, 0, 6, 0, 0, 0};\n"
+    ".visible .entry k_elem(\n\t.param .u64 k_elem_param_0\n)\n{\n"
+    "\tld.param.u64 \t%%rd1, [k_elem_param_0];\n\tcvta.to.global.u64 \t%%rd2, %%rd1;\n\tmov.u64 \t%%rd3, tab;\n"
+    "$L__BB0_1:\n\tld.global.f32 \t%%f1, [%%rd2];\n\tld.global.u32 \t%%r9, [tab+8];\n\tmov.u32 \t%%r1, 0;\n"
+    "\tmov.u64 \t%%rd4, %s;\n"
+    "$L__BB0_2:\n\tld.global.u32 \t%%r2, [%%rd4];\n\tadd.s64 \t%%rd4, %%rd4, 4;\n\tadd.s32 \t%%r1, %%r1, 1;\n"
+    "\tsetp.lt.u32 \t%%p1, %%r1, 6;\n\t@%%p1 bra \t$L__BB0_2;\n"
+    "\tst.global.f32 \t[%%rd2+4], %%f1;\n\tadd.s64 \t%%rd2, %%rd2, 8;\n\tsetp.ne.s64 \t%%p2, %%rd2, 0;\n"
+    "\t@%%p2 bra \t$L__BB0_1;\n\tret;\n\n}\n";
+
+static void check_ptx_table_loops(void) {
+  char ptx[2048];
+  snprintf(ptx, sizeof ptx, g_ptx_tables, "%rd3"); /* the table loop */
+  AmdLoops t = ptx_traffic(ptx, "k_elem");
+  CHECK(t.n == 1 && t.loop[0].load == 4 && t.loop[0].store == 4 && t.loop[0].widest == 4,
+        "PTX with a table loop inside the point loop: %d innermost memory loops, the first %ld/%ld/%d (want one, "
+        "4/4/4: table reads are no traffic)", t.n, t.n ? t.loop[0].load : -1, t.n ? t.loop[0].store : -1,
+        t.n ? t.loop[0].widest : -1);
+  snprintf(ptx, sizeof ptx, g_ptx_tables, "%rd2"); /* the same loop over the parameter's data */
+  t = ptx_traffic(ptx, "k_elem");
+  CHECK(t.n == 1 && t.loop[0].load == 4 && t.loop[0].store == 0,
+        "PTX with a data loop inside the point loop: %d innermost memory loops, the first %ld/%ld (want one, 4/0)", t.n,
+        t.n ? t.loop[0].load : -1, t.n ? t.loop[0].store : -1);
+}
+
 /* ---- one kernel on every target ------------------------------------------------------------------------ */
 
 static bool env_on(const char *name) {
@@ -605,6 +643,95 @@ static char *read_text(const char *path) {
   return s;
 }
 
+/* ---- libdevice inlining on NVIDIA (codegen/nvptx.c limit_inlining) ------------------------------------ */
+
+/* The PTX of the first kernel of one-output graph text (all entries); NULL (and a note) without libdevice. */
+static char *nvptx_of(const char *what, const char *graph_text) {
+  IrGraph g;
+  Diag d = {.status = LOOM_OK};
+  Arena arena;
+  arena_init(&arena, &g_ctx);
+  int32_t roots[4], nroots = 0;
+  LoomArray outs[4];
+  memset(outs, 0, sizeof outs);
+  char *ptx = NULL;
+  if (!CHECK(ir_graph_init(&g, &g_ctx, &d) == LOOM_OK, "%s: %s", what, d.msg)) return NULL;
+  IrModule m;
+  memset(&m, 0, sizeof m);
+  if (CHECK(ir_parse_graph(&g, graph_text, &nroots, roots, 4, &d) == LOOM_OK, "%s: parse: %s", what, d.msg)) {
+    for (int32_t i = 0; i < nroots; i++) {
+      const IrNode *n = &g.nodes[roots[i]];
+      outs[i].dtype = (LoomDType)n->dtype;
+      outs[i].ndim = n->ndim;
+      memcpy(outs[i].shape, n->shape, sizeof outs[i].shape);
+      pass_contiguous_strides(n->ndim, n->shape, outs[i].strides);
+    }
+    m.graph = &g, m.arena = &arena, m.nroots = nroots, m.roots = roots, m.outs = outs;
+    if (CHECK(pass_run_pipeline(&m, &d) == LOOM_OK, "%s: pipeline: %s", what, d.msg) &&
+        CHECK(m.schedule->nkernel >= 1, "%s: no kernel", what)) {
+      CgCompileOptions o = CG_COMPILE_DEFAULTS;
+      CgCompiled cc;
+      LoomStatus st = g_t[T_NV]->compile(g_t[T_NV], m.schedule->kernels[0].ir, &o, &cc, &d);
+      if (st == LOOM_ERR_UNSUPPORTED) printf("  %s: %s: not checked\n", what, d.msg);
+      else if (CHECK(st == LOOM_OK, "%s: nvptx compile: %s", what, d.msg)) {
+        ptx = strndup(cc.gpu->code, cc.gpu->code_size);
+        g_t[T_NV]->release(g_t[T_NV], &cc);
+      }
+    }
+  }
+  ir_graph_free(&g);
+  arena_free_all(&arena);
+  return ptx;
+}
+
+/* Whether PTX text defines libdevice function `fn` out of line (".func ... fn(" with a body). */
+static bool ptx_has_func(const char *ptx, const char *fn) {
+  char pat[96];
+  snprintf(pat, sizeof pat, " %s(\n", fn);
+  for (const char *p = strstr(ptx, pat); p; p = strstr(p + 1, pat)) {
+    const char *line = p;
+    while (line > ptx && line[-1] != '\n') line--;
+    if (!strncmp(line, ".func", 5) || !strncmp(line, ".visible .func", 14)) return true;
+  }
+  return false;
+}
+
+/* The rule: functions up to 200 instructions inlined while the module's copies of those above 64 stay
+ * within 4096 instructions, the smallest first. Checked in the PTX: an out-of-line function is a .func. */
+static void check_inline_rule(void) {
+  if (getenv("LOOM_NV_INLINE_MAX") || getenv("LOOM_NV_INLINE_BUDGET")) return; /* another rule asked for */
+  /* float32 sin (sinf: ~130 instructions with its Payne-Hanek loop; 1 call per point): inlined, the table
+   * read in the entries */
+  char *ptx = nvptx_of("inline: float32 sin", "%0 = input 0 f32 [1000] strides [1]\n%1 = sin f32 [1000] %0\n"
+                                              "output %1\n");
+  if (ptx) {
+    CHECK(!ptx_has_func(ptx, "__nv_sinf") && strstr(ptx, "__cudart_i2opi_f"),
+          "inline: float32 sin: __nv_sinf %s, the reduction table %s (want inlined, read by the entries)",
+          ptx_has_func(ptx, "__nv_sinf") ? "out of line" : "inlined", strstr(ptx, "__cudart_i2opi_f") ? "read" : "absent");
+    free(ptx);
+  }
+  /* float64 log (81) and exp (57): inlined; black_scholes' shape */
+  ptx = nvptx_of("inline: float64 log, exp", "%0 = input 0 f64 [1000] strides [1]\n%1 = log f64 [1000] %0\n"
+                                             "%2 = exp f64 [1000] %1\noutput %2\n");
+  if (ptx) {
+    CHECK(!ptx_has_func(ptx, "__nv_log") && !ptx_has_func(ptx, "__nv_exp"), "inline: float64 log %s, exp %s",
+          ptx_has_func(ptx, "__nv_log") ? "out of line" : "inlined", ptx_has_func(ptx, "__nv_exp") ? "out of line" : "inlined");
+    free(ptx);
+  }
+  /* three sinf and three cosf per point in three entries (dozens of copies of ~130 instructions): over the
+   * budget, so both stay calls, one .func each; tanhf (small) stays inlined */
+  ptx = nvptx_of("inline: budget", "%0 = input 0 f32 [1000] strides [1]\n%1 = sin f32 [1000] %0\n%2 = cos f32 [1000] %1\n"
+                                   "%3 = sin f32 [1000] %2\n%4 = cos f32 [1000] %3\n%5 = sin f32 [1000] %4\n"
+                                   "%6 = cos f32 [1000] %5\n%7 = tanh f32 [1000] %6\noutput %7\n");
+  if (ptx) {
+    CHECK(ptx_has_func(ptx, "__nv_sinf") && ptx_has_func(ptx, "__nv_cosf") && !ptx_has_func(ptx, "__nv_tanhf"),
+          "inline: budget: __nv_sinf %s, __nv_cosf %s, __nv_tanhf %s (want out of line, out of line, inlined)",
+          ptx_has_func(ptx, "__nv_sinf") ? "out of line" : "inlined", ptx_has_func(ptx, "__nv_cosf") ? "out of line" : "inlined",
+          ptx_has_func(ptx, "__nv_tanhf") ? "out of line" : "inlined");
+    free(ptx);
+  }
+}
+
 /* Runs every kernel of graph text `graph` (comment lines allowed; anything from "# expect" on ignored)
  * through run_kernel; with golden_path, compares (or rewrites) the digest file. */
 static void run_graph(const char *what, const char *graph_text, const char *golden_path, const char *suffix) {
@@ -721,6 +848,8 @@ int main(int argc, char **argv) {
       return 77;
     }
   }
+  check_ptx_table_loops();
+  check_inline_rule();
   /* the golden files: tests/golden next to this file's folder, or argv[1] */
   char dir[1024];
   if (argc > 1) snprintf(dir, sizeof dir, "%s", argv[1]);
