@@ -277,7 +277,7 @@ static void body_reduce(Lower *L, void *arg) {
   LLVMBuilderRef b = L->m.b;
   LoomDType at = (LoomDType)ph->acc_dtype;
   cg_clear_cache(L);
-  cg_eval_needed(L, &ph->value, 1);
+  cg_reduce_point(L, ph);
   LLVMValueRef v = L->cache[ph->value];
   LLVMValueRef cur = LLVMBuildLoad2(b, LLVMTypeOf(v), ra->accv, "");
   if (is_arg(ph->reduce_op)) {
