@@ -7,11 +7,7 @@ Values against NumPy (an independent float64 reference where rounding differs) f
 max / min / mean over all axes, rows and columns, float and int, with NaN and inf, empty arrays, 0-d and
 non-contiguous inputs; sizes reach the GPU's split and vector PART entries (n >= 32768) when a GPU is
 the default device, and run the host plans otherwise. The kernel count comes from LOOM_DUMP-free
-inspection (loom.stats), and the PTX of the fused kernels is built without a GPU."""
-import os
-import shutil
-import subprocess
-import tempfile
+inspection (loom.stats), the PTX of the fused kernels is in the golden GPU digests (tests/golden/gpu/2[12]_*.txt)."""
 import warnings
 
 import numpy as np
@@ -53,7 +49,8 @@ def test_amp_unscale(n: int, bad) -> None:
     (g32, found), k = launches(f, loom.asarray(g))
     check(g32, want[0])
     check(found, want[1])
-    assert k == 1, f"{k} kernels for the unscale and its check"
+    # (one element: the fold pass makes the any() an elementwise op of shape (), a kernel of its own)
+    assert k == (1 if n > 1 else 2), f"{k} kernels for the unscale and its check"
 
 
 def test_amp_unscale_empty_and_0d() -> None:
@@ -92,10 +89,16 @@ def test_map_then_reduce_float(op: str, axis, shape) -> None:
     want = fn(np, a.astype(np.float64))
     f = loom.fuse(kernel_name=f"epi_{op}")(lambda x: fn(loom, x))
     (y, r), k = launches(f, loom.asarray(a))
-    check(y, want[0].astype(np.float32), rtol=1e-5)
+    # float32 rounding of exp(x) * 0.5 + x (which cancels near x = -0.57): bounded by the terms' size
+    scale = np.exp(a.astype(np.float64)) * 0.5 + np.abs(a)
+    check(y, want[0].astype(np.float32), rtol=1e-5, atol=float(np.nanmax(scale)) * 2e-7)
     rr = r.get()
     assert rr.dtype == (np.bool_ if op in ("any", "all") else np.float32)
-    np.testing.assert_allclose(rr, want[1], rtol=2e-4 if op in ("sum", "mean") else 1e-5, equal_nan=True)
+    if op in ("sum", "mean"):
+        bound = np.nansum(scale, axis=axis) * 4e-7 / (scale.size / np.size(want[1]) if op == "mean" else 1)
+        np.testing.assert_allclose(rr, want[1], rtol=1e-5, atol=float(np.max(bound)), equal_nan=True)
+    else:
+        np.testing.assert_allclose(rr, want[1], rtol=1e-5, atol=float(np.nanmax(scale)) * 2e-7, equal_nan=True)
     assert k == 1, f"{op} axis={axis}: {k} kernels"
 
 
@@ -148,12 +151,13 @@ def test_empty_reductions() -> None:
         check(s, np.sum(a * 2))
         check(an, np.any(a > 0))
         check(al, np.all(a > 0))
-    g = loom.fuse(kernel_name="epi_empty_mean")(lambda x: (x + 1, loom.mean(x + 1), loom.max(x + 1, axis=1)))
+    g = loom.fuse(kernel_name="epi_empty_mean")(lambda x: (x + 1, loom.mean(x + 1), loom.sum(x + 1, axis=1)))
     a = np.zeros((4, 0), np.float32)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        y, m, mx = g(loom.asarray(a))
+        y, m, s = g(loom.asarray(a))
         check(m, np.mean(a + 1))
+    check(s, np.sum(a + 1, axis=1))
     check(y, a + 1)
     with pytest.raises(ValueError):  # NumPy: zero-size array to reduction operation maximum
         loom.fuse(kernel_name="epi_empty_max")(lambda x: (x + 1, loom.max(x + 1)))(loom.asarray(np.zeros(0, np.float32)))
@@ -202,38 +206,26 @@ def test_reduction_of_a_view_is_not_fused_and_correct() -> None:
     check(s, np.cumsum(np.sum((a * 2).T, axis=1)))
 
 
-# ---- the GPU code of the fused kernels (no GPU needed) -----------------------------------------------------
-PTXAS = os.environ.get("LOOM_PTXAS", "/usr/local/cuda/bin/ptxas")
+# ---- the schedule (the PTX of these kernels: tests/golden/gpu/2[12]_*.txt, test_amdgpu) ---------------------
+CASES = {
+    "amp": (lambda x: amp_unscale(loom, x.astype(loom.float16)), (1 << 16,)),
+    "rows": (lambda x: (loom.exp(x), loom.sum(loom.exp(x), axis=1)), (512, 1024)),
+    "cols": (lambda x: (loom.exp(x), loom.max(loom.exp(x), axis=0)), (512, 1024)),
+    "argmax": (lambda x: (loom.exp(x), loom.argmax(loom.exp(x))), (512, 1024)),
+}
 
 
-@pytest.mark.parametrize("which", ["amp", "rows", "cols", "argmax"])
-def test_side_store_ptx(which: str) -> None:
-    g = loom.asarray(np.ones(1 << 20, np.float16))
-    x = loom.asarray(np.ones((512, 1024), np.float32))
-
-    def pair(y, r):  # both outputs in one pending graph: r's kernel must store y (inspect one array: y + r)
-        return y + r
-
-    fns = {"amp": lambda: pair(*[v.astype(loom.float32) if i else v
-                                 for i, v in enumerate(amp_unscale(loom, g))]),
-           "rows": lambda: pair(loom.exp(x), loom.sum(loom.exp(x), axis=1, keepdims=True)),
-           "cols": lambda: pair(loom.exp(x), loom.max(loom.exp(x), axis=0)),
-           "argmax": lambda: pair(loom.exp(x), loom.argmax(loom.exp(x)).astype(loom.float32))}
-    text = loom.inspect(fns[which], what="ptx")["ptx"]
-    if text.startswith("unavailable"):
-        pytest.skip(f"no PTX target in this build: {text}")
-    assert ".entry" in text
-    if not shutil.which(PTXAS) and not os.path.exists(PTXAS):
-        return
-    modules = [".version" + m for m in text.split(".version")[1:]]
-    with tempfile.TemporaryDirectory() as d:
-        for i, module in enumerate(modules):
-            path = os.path.join(d, f"k{i}.ptx")
-            with open(path, "w") as fh:
-                fh.write(module)
-            r = subprocess.run([PTXAS, "-arch=sm_90", path, "-o", os.path.join(d, f"k{i}.cubin")],
-                               capture_output=True, text=True, timeout=120)
-            assert r.returncode == 0, r.stderr
+@pytest.mark.parametrize("which", list(CASES))
+def test_schedule_has_side_store(which: str) -> None:
+    """One kernel whose reduce phase stores the map (LOOM_DUMP's kernels)."""
+    fn, shape = CASES[which]
+    f = loom.fuse(kernel_name=f"epi_dump_{which}")(fn)
+    x = loom.asarray(np.ones(shape, np.float32))
+    with loom.capture_dumps("kernels", echo=False) as d:
+        f(x)
+    kernels = [line for line in d.text.splitlines() if line.startswith("kernel k")]
+    reduce_lines = [line for line in d.text.splitlines() if line.strip().startswith("phase reduce")]
+    assert len(kernels) == 1 and len(reduce_lines) == 1 and " store buf " in reduce_lines[0], d.text
 
 
 @gpu
