@@ -66,7 +66,7 @@ static void body_fill(Lower *L, void *arg) {
   ArgFill *f = arg;
   LLVMBuilderRef b = L->m.b;
   cg_clear_cache(L);
-  cg_reduce_point(L, f->ph);
+  cg_eval_needed(L, &f->ph->value, 1);
   LLVMValueRef v = L->cache[f->ph->value];
   if (f->bt != f->vt) v = cg_cast(&L->m, f->vt, f->bt, v);
   LLVMValueRef j = LLVMBuildSub(b, L->lin, f->start, "");

@@ -245,3 +245,24 @@ def test_gpu_vector_part_side_stores(n: int) -> None:
     y, s = h(loom.asarray(g[:-1]))
     check(y, g[:-1].astype(np.float32) * 2)
     check(s, np.float32(np.sum(g[:-1].astype(np.float64) * 2)), rtol=1e-4)
+
+
+@pytest.mark.parametrize("op", ["argmax", "argmin"])
+@pytest.mark.parametrize("axis", [None, 1])
+def test_map_then_arg_reduction(op: str, axis) -> None:
+    """Arg-reductions fold the map too (the host's vector arg-reduction fills its block from the walk that
+    stores the map); NaN is the first extreme, as NumPy's."""
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((37, 5003)).astype(np.float32)
+    a[3, 4000] = np.nan
+
+    def fn(xp, x):
+        y = xp.abs(x) * 2.0
+        return y, getattr(xp, op)(y, axis=axis)
+
+    want = fn(np, a)
+    f = loom.fuse(kernel_name=f"epi_{op}")(lambda x: fn(loom, x))
+    (y, i), k = launches(f, loom.asarray(a))
+    check(y, want[0])
+    check(i, want[1])
+    assert k == 1
