@@ -283,8 +283,9 @@ void cg_emit_stores(Lower *L, const KPhase *ph) {
 
 /* A REDUCE phase's value at the current point (L->cache[ph->value]), then its side stores there (ir.h):
  * every walk of a REDUCE phase calls this once per point it folds, at a valid point, with L->off set
- * for every buffer; a walk that cannot (gpu_rowvec.c, the cached ROW entry) is not built for a kernel
- * with side stores (cg_has_side_stores). */
+ * for every buffer, and visits every point (no early exit). A walk that cannot is not used for a kernel
+ * with side stores (cg_has_side_stores): gpu_rowvec.c, the cached ROW entry (clamped points), the
+ * host's vector arg-reduction (it stops at a NaN); PARTV stores them as vectors itself (fold_vector). */
 void cg_reduce_point(Lower *L, const KPhase *ph) {
   cg_eval_needed(L, &ph->value, 1);
   if (ph->nstores > 0) cg_emit_stores(L, ph);
