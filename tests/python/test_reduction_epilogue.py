@@ -266,3 +266,27 @@ def test_map_then_arg_reduction(op: str, axis) -> None:
     check(y, want[0])
     check(i, want[1])
     assert k == 1
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_half_map_reduced_itself(dtype: str) -> None:
+    """y = half(x * 3) stored and y.sum(), y.max(axis=1): the reduction folds y's rounded values (the
+    kernel rounds once, the store and the fold see the same half value)."""
+    if dtype == "bfloat16":
+        ml = pytest.importorskip("ml_dtypes")
+        half = np.dtype(ml.bfloat16)
+        lt = loom.bfloat16
+    else:
+        half, lt = np.dtype(np.float16), loom.float16
+    rng = np.random.default_rng(9)
+    a = rng.standard_normal((64, 999)).astype(np.float32)
+    f = loom.fuse(kernel_name=f"epi_half_{dtype}")(lambda x: ((x * 3).astype(lt), loom.max((x * 3).astype(lt), axis=1)))
+    (y, m), k = launches(f, loom.asarray(a))
+    y_np = (a * 3).astype(half)
+    check(y, y_np)
+    check(m, np.max(y_np, axis=1))
+    s = loom.fuse(kernel_name=f"epi_half_sum_{dtype}")(lambda x: ((x * 3).astype(lt), loom.sum((x * 3).astype(lt), dtype=loom.float32)))
+    y2, t = s(loom.asarray(a))
+    check(y2, y_np)
+    check(t, np.float32(np.sum(y_np.astype(np.float64))), rtol=1e-5)
+    assert k == 1
