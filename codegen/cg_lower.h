@@ -142,6 +142,8 @@ LLVMValueRef cg_red_combine(Lower *L, int op, LoomDType t, LLVMValueRef a, LLVMV
 LoomDType cg_red_value_dtype(const KernelIr *k, const KPhase *ph);
 void cg_emit_stores(Lower *L, const KPhase *ph); /* the phase's stores at the current point */
 void cg_body_map(Lower *L, void *arg);           /* a MAP phase (arg) at the current point */
+void cg_reduce_point(Lower *L, const KPhase *ph); /* a REDUCE phase's value, then its side stores */
+bool cg_has_side_stores(const KernelIr *k);        /* a REDUCE phase of k has side stores */
 void cg_run_final_phase(Lower *L, const KPhase *ph); /* a FINAL phase at the O point (L->ooff) */
 /* Whether the REDUCE phases' values load some buffer contiguously along the last O dim and none
  * contiguously along the innermost R dim (so a loop across O is the coalesced / vectorizable one).

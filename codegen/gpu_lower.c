@@ -201,7 +201,7 @@ static void gpu_reduce_point(Lower *L, LLVMValueRef r, void *arg) {
   LLVMBuilderRef b = L->m.b;
   cg_gpu_offsets(L, r, k->nkeep, k->ndim, L->ooff, L->off);
   cg_clear_cache(L);
-  cg_eval_needed(L, &g->ph->value, 1);
+  cg_reduce_point(L, g->ph);
   LLVMValueRef v = L->cache[g->ph->value];
   if (g->mom) {
     LLVMValueRef hv[1][CG_MOM_MAX];
@@ -284,7 +284,7 @@ void cg_gpu_reduce_range(Lower *L, int p, LLVMValueRef start, LLVMValueRef end, 
     rs[j] = r;
     cg_gpu_offsets(L, r, kk->nkeep, kk->ndim, L->ooff, L->off);
     cg_clear_cache(L);
-    cg_eval_needed(L, &g.ph->value, 1);
+    cg_reduce_point(L, g.ph);
     vals[j] = L->cache[g.ph->value];
     if (g.mom) {
       cg_eval_needed(L, L->mom.h, L->mom.n);
@@ -754,7 +754,10 @@ LoomStatus cg_lower_gpu(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef mod, c
       if (contig && 16 / maxsize >= 2) vlanes = 16 / maxsize;
       if (ccontig && ncontig > 0 && 16 / cmaxsize >= 2) cvlanes = 16 / cmaxsize;
     }
-    if (split && vlanes && k->nkeep == 0 && k->ndim == 1 &&
+    bool stores_contig = true; /* side stores (fold_vector): contiguous, as the loads */
+    for (int s = 0; s < k->phases[0].nstores && k->phases[0].kind == KP_REDUCE; s++)
+      stores_contig = stores_contig && k->bufs[k->stores[k->phases[0].store_begin + s].buf].layout[k->ndim - 1] == KL_ONE;
+    if (split && vlanes && stores_contig && k->nkeep == 0 && k->ndim == 1 &&
         !cg_kernel_addresses_by_value(k)) { /* PARTV's offsets are the point index */
       out->part_lanes = vlanes;
       snprintf(out->partv, sizeof out->partv, "%s_partv", prefix);
@@ -762,7 +765,7 @@ LoomStatus cg_lower_gpu(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef mod, c
     }
     /* walks >= 2: the launcher's block mode for rows up to blockDim * GPU_CACHE_K; every ROW reduction:
      * its short-row mode (rows of at most wave * GPU_CACHE_K points) */
-    if (!col && walks >= 1 && nloaded <= GPU_CACHE_BUFS) {
+    if (!col && walks >= 1 && nloaded <= GPU_CACHE_BUFS && !cg_has_side_stores(k)) { /* (cg_reduce_point) */
       out->cache_k = GPU_CACHE_K;
       snprintf(out->cached, sizeof out->cached, "%s_rowc", prefix);
       build_gpu_entry(&L, GPU_CACHED, true, out->cached, nwords, 0, 0);

@@ -205,7 +205,7 @@ void cg_gpu_red_item(Lower *L, LLVMValueRef item, void *arg) {
     if (L->mom_on && (L->mom.bits >> p & 1u)) continue; /* folded: computed after phase 0 (gpu_moments.c) */
     if (ph->kind == KP_REDUCE) {
       if (e->row) { /* main: 16-byte loads where the row allows (gpu_lower.c) */
-        if (!(e->which == GPU_MAIN && cg_gpu_reduce_row_vec(L, p, e->tid, e->bdim, e->nr)))
+        if (!(e->which == GPU_MAIN && !cg_has_side_stores(k) && cg_gpu_reduce_row_vec(L, p, e->tid, e->bdim, e->nr)))
           cg_gpu_reduce_range(L, p, LLVMBuildAdd(b, rlo, e->tid, ""), rhi, e->bdim);
         cg_gpu_block_reduce(L, p);
       } else {
@@ -466,7 +466,14 @@ static void fold_point(Lower *L, const KPhase *ph, LoomDType vt, LLVMValueRef *a
 static LLVMValueRef fold_vector(Lower *L, const KPhase *ph, LoomDType vt, LLVMValueRef acc, LLVMValueRef *acci,
                                 LLVMValueRef *vl, LLVMValueRef base, unsigned lanes) {
   const KernelIr *k = L->k;
-  LLVMBuilderRef b = L->m.b;
+  CgMath *m = &L->m;
+  LLVMBuilderRef b = m->b;
+  /* side stores (ir.h): one vector store per vector each (gpu_lower.c builds PARTV only when every
+   * stored buffer is contiguous, and the launcher aligned those to lanes * their size: vec_aligned) */
+  LLVMValueRef sv[GPU_VEC_MAXBUF];
+  int ns = ph->nstores < GPU_VEC_MAXBUF ? ph->nstores : 0;
+  for (int s = 0; s < ns; s++)
+    sv[s] = LLVMGetUndef(cg_vec_type(m, (LoomDType)k->bufs[k->stores[ph->store_begin + s].buf].dtype, lanes));
   for (int bi = 0; bi < k->nbuf; bi++) L->vload[bi] = vl[bi];
   for (unsigned l = 0; l < lanes; l++) {
     LLVMValueRef pt = LLVMBuildAdd(b, base, cg_iconst_i(L, l), "");
@@ -474,8 +481,21 @@ static LLVMValueRef fold_vector(Lower *L, const KPhase *ph, LoomDType vt, LLVMVa
     L->lin = cg_to_i64(L, pt);
     L->lane = l;
     cg_clear_cache(L);
-    cg_eval_needed(L, &ph->value, 1);
+    if (ns == 0) cg_reduce_point(L, ph); /* (more stores than GPU_VEC_MAXBUF: each at its point) */
+    else cg_eval_needed(L, &ph->value, 1);
+    for (int s = 0; s < ns; s++) {
+      const KStore *kst = &k->stores[ph->store_begin + s];
+      LoomDType bt = (LoomDType)k->bufs[kst->buf].dtype;
+      cg_eval_needed(L, &kst->value, 1);
+      LLVMValueRef v = cg_to_mem(m, (LoomDType)k->instrs[kst->value].dtype, bt, L->cache[kst->value]);
+      sv[s] = cg_vec_set(m, bt, sv[s], v, l);
+    }
     fold_point(L, ph, vt, &acc, acci, L->cache[ph->value], pt);
+  }
+  for (int s = 0; s < ns; s++) {
+    const KStore *kst = &k->stores[ph->store_begin + s];
+    LoomDType bt = (LoomDType)k->bufs[kst->buf].dtype;
+    LLVMSetAlignment(LLVMBuildStore(b, sv[s], cg_elem_ptr(L, kst->buf, base)), lanes * (unsigned)loom_dtype_size(bt));
   }
   cg_clear_cache(L);
   for (int bi = 0; bi < k->nbuf; bi++) L->vload[bi] = NULL;
@@ -580,7 +600,7 @@ void cg_gpu_partv_item(Lower *L, LLVMValueRef part, void *arg) {
   for (int bi = 0; bi < k->nbuf; bi++) L->off[bi] = t;
   L->lin = cg_to_i64(L, t);
   cg_clear_cache(L);
-  cg_eval_needed(L, &ph->value, 1);
+  cg_reduce_point(L, ph);
   {
     LLVMValueRef a = LLVMBuildLoad2(b, vty, accs[0], ""), ai = LLVMBuildLoad2(b, L->i64, accis[0], "");
     fold_point(L, ph, vt, &a, &ai, L->cache[ph->value], t);

@@ -73,7 +73,11 @@ LoomStatus cg_check_kernel(const KernelIr *k, Diag *d) {
       if (!is_arg(ph->reduce_op) && k->instrs[ph->value].dtype != ph->acc_dtype)
         return diag_error(d, LOOM_ERR_INTERNAL, "codegen: reduce phase %d folds a %s value into a %s accumulator",
                           p, loom_dtype_name(k->instrs[ph->value].dtype), loom_dtype_name(ph->acc_dtype));
-    } else {
+      for (int s = ph->store_begin; s < ph->store_begin + ph->nstores && s < k->nstore; s++)
+        if (s >= 0 && k->stores[s].scatter) /* side stores (cg_reduce_point) are plain */
+          return diag_error(d, LOOM_ERR_INTERNAL, "codegen: reduce phase %d has a scatter store", p);
+    }
+    {
       if (ph->store_begin < 0 || ph->nstores < 0 || ph->store_begin + ph->nstores > k->nstore)
         return diag_error(d, LOOM_ERR_INTERNAL, "codegen: phase %d has a bad store range", p);
       for (int s = ph->store_begin; s < ph->store_begin + ph->nstores; s++)
@@ -275,6 +279,22 @@ void cg_emit_stores(Lower *L, const KPhase *ph) {
     LLVMValueRef p = cg_elem_ptr(L, st->buf, L->final_phase ? L->ooff[st->buf] : L->off[st->buf]);
     LLVMSetAlignment(LLVMBuildStore(L->m.b, v, p), dtype_align(bt));
   }
+}
+
+/* A REDUCE phase's value at the current point (L->cache[ph->value]), then its side stores there (ir.h):
+ * every walk of a REDUCE phase calls this once per point it folds, at a valid point, with L->off set
+ * for every buffer, and visits every point (no early exit). A walk that cannot is not used for a kernel
+ * with side stores (cg_has_side_stores): gpu_rowvec.c, the cached ROW entry (clamped points), the
+ * host's vector arg-reduction (it stops at a NaN); PARTV stores them as vectors itself (fold_vector). */
+void cg_reduce_point(Lower *L, const KPhase *ph) {
+  cg_eval_needed(L, &ph->value, 1);
+  if (ph->nstores > 0) cg_emit_stores(L, ph);
+}
+
+bool cg_has_side_stores(const KernelIr *k) {
+  for (int p = 0; p < k->nphase; p++)
+    if (k->phases[p].kind == KP_REDUCE && k->phases[p].nstores > 0) return true;
+  return false;
 }
 
 /* ---- per-worker regions (user kernels' loop_prep / after_loop) ------------------------------------- */

@@ -277,7 +277,7 @@ static void body_reduce(Lower *L, void *arg) {
   LLVMBuilderRef b = L->m.b;
   LoomDType at = (LoomDType)ph->acc_dtype;
   cg_clear_cache(L);
-  cg_eval_needed(L, &ph->value, 1);
+  cg_reduce_point(L, ph);
   LLVMValueRef v = L->cache[ph->value];
   LLVMValueRef cur = LLVMBuildLoad2(b, LLVMTypeOf(v), ra->accv, "");
   if (is_arg(ph->reduce_op)) {
@@ -300,7 +300,7 @@ static void run_reduce_phase(Lower *L, int p, LLVMValueRef lo, LLVMValueRef hi) 
   RedArg ra = {ph, cg_entry_alloca(L, cg_reg_type(&L->m, vt), "acc"), cg_entry_alloca(L, L->i64, "acci")};
   LLVMBuildStore(L->m.b, cg_red_identity(L, ph->reduce_op, vt), ra.accv);
   LLVMBuildStore(L->m.b, lo, ra.acci);
-  if (cg_host_arg_vectorizable(k, ph)) {
+  if (ph->nstores == 0 && cg_host_arg_vectorizable(k, ph)) { /* (side stores: the plain walk stores them) */
     /* long ranges: the vector arg-reduction (lower_host_arg.c); short ones: the scalar fold */
     LLVMBuilderRef b = L->m.b;
     LLVMBasicBlockRef vec = cg_new_bb(L, "arg.long"), sc = cg_new_bb(L, "arg.short"), join = cg_new_bb(L, "arg.join");

@@ -133,7 +133,7 @@ static void body_block_reduce(Lower *L, void *arg) {
   LLVMTypeRef mt = cg_mem_type(&L->m, vt);
   cg_clear_cache(L);
   load_block_accs(L, p);
-  cg_eval_needed(L, &ph->value, 1);
+  cg_reduce_point(L, ph);
   LLVMValueRef v = L->cache[ph->value];
   LLVMValueRef ap = slot(L, mt, L->accarr[p]);
   LLVMValueRef cur = cg_from_mem(&L->m, vt, vt, LLVMBuildLoad2(b, mt, ap, ""));

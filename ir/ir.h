@@ -452,7 +452,9 @@ typedef struct KPhase {
   uint8_t reduce_op; /* KP_REDUCE: LoomReduceOp among SUM PROD MIN MAX ANY ALL ARGMIN ARGMAX; KP_SCAN: SUM PROD MIN MAX */
   uint8_t acc_dtype; /* KP_REDUCE, KP_SCAN: accumulator dtype (compute dtype) */
   int32_t value;     /* KP_REDUCE, KP_SCAN: the instruction folded */
-  int32_t store_begin, nstores; /* KP_MAP, KP_FINAL, KP_SCAN: range of KernelIr.stores */
+  int32_t store_begin, nstores; /* KP_MAP, KP_FINAL, KP_SCAN: range of KernelIr.stores; KP_REDUCE: its side
+                                    stores (plain), run at every point (o, r) the phase folds, from values
+                                    of that point (a map fused into the reduction that reads it) */
   uint8_t scan_round;            /* KP_SCAN: LOOM_FLOAT16 / LOOM_BFLOAT16 to round each partial to, else 0 */
 } KPhase;
 

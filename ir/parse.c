@@ -585,6 +585,8 @@ LoomStatus ir_parse_kernel(Arena *a, const char *text, KernelIr **out, Diag *d) 
             p->scan_round = (uint8_t)t;
           }
         } else return fail(&c, "'reduce', 'map', 'final' or 'scan'");
+      }
+      { /* stores: a reduce phase's are side stores, run at each point it folds (ir.h) */
         p->store_begin = k->nstore;
         while (accept(&c, "store")) {
           if (!grow(a, (void **)&k->stores, k->nstore, &caps, sizeof(KStore))) return oom(d);

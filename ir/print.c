@@ -226,11 +226,9 @@ static void print_kernel(const KernelIr *k, bool with_name, StrBuf *out) {
     const KPhase *ph = &k->phases[p];
     if (ph->kind == KP_REDUCE) {
       const char *rn = ph->reduce_op == IR_REDUCE_USER ? "user" : reduce_op_name((LoomReduceOp)ph->reduce_op);
-      sb_printf(out, "  phase reduce %s %s %%%d\n", rn ? rn : "?", dtype_short_name((LoomDType)ph->acc_dtype),
+      sb_printf(out, "  phase reduce %s %s %%%d", rn ? rn : "?", dtype_short_name((LoomDType)ph->acc_dtype),
                 ph->value);
-      continue;
-    }
-    if (ph->kind == KP_SCAN) {
+    } else if (ph->kind == KP_SCAN) {
       const char *rn = reduce_op_name((LoomReduceOp)ph->reduce_op);
       sb_printf(out, "  phase scan %s %s %%%d", rn ? rn : "?", dtype_short_name((LoomDType)ph->acc_dtype), ph->value);
       if (ph->scan_round) sb_printf(out, " round %s", dtype_short_name((LoomDType)ph->scan_round));

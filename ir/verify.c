@@ -361,6 +361,36 @@ static LoomStatus verify_scan_phase(const KernelIr *k, int32_t p, uint8_t *need,
   return LOOM_OK;
 }
 
+/* Phase p's store range and stores (outputs, instructions, scatter operands); marks what they read. */
+static LoomStatus verify_stores(const KernelIr *k, int32_t p, uint8_t *need, Diag *d) {
+  const KPhase *ph = &k->phases[p];
+  LoomStatus st = LOOM_OK;
+  if (ph->nstores < 0 || ph->store_begin < 0 || ph->store_begin > k->nstore ||
+      ph->nstores > k->nstore - ph->store_begin) {
+    st = BAD(d, "verify kernel: phase %d store range out of bounds", p);
+    return st;
+  }
+  for (int32_t s = ph->store_begin; s < ph->store_begin + ph->nstores && !st; s++) {
+    const KStore *ks = &k->stores[s];
+    if (ks->buf < 0 || ks->buf >= k->nbuf || !k->bufs[ks->buf].is_output)
+      st = BAD(d, "verify kernel: phase %d stores to buffer %d, not an output", p, ks->buf);
+    else if (ks->value < 0 || ks->value >= k->ninstr)
+      st = BAD(d, "verify kernel: phase %d stores %%%d, not an instruction", p, ks->value);
+    else if (ks->scatter && (ks->index < 0 || ks->index >= k->ninstr || ks->limit < 0 || ks->limit >= k->ninstr ||
+                             k->instrs[ks->index].dtype != LOOM_INT64 || k->instrs[ks->limit].dtype != LOOM_INT64 ||
+                             ks->op >= IR_SCATTER_OP_COUNT || (ph->kind != KP_MAP && ph->kind != KP_SCAN)))
+      st = BAD(d, "verify kernel: scatter store %d needs i64 index and limit instructions in a map or scan phase", s);
+    else {
+      mark_deps(k, ks->value, need);
+      if (ks->scatter) {
+        mark_deps(k, ks->index, need);
+        mark_deps(k, ks->limit, need);
+      }
+    }
+  }
+  return st;
+}
+
 LoomStatus ir_verify_kernel(const KernelIr *k, Diag *d) {
   if (!k) return BAD(d, "verify kernel: null kernel");
   if (k->ndim < 0 || k->ndim > LOOM_MAX_RANK || k->nkeep < 0 || k->nkeep > k->ndim)
@@ -415,32 +445,12 @@ LoomStatus ir_verify_kernel(const KernelIr *k, Diag *d) {
         break;
       }
       mark_deps(k, ph->value, need);
+      /* side stores, run at each point the phase folds (scatters: map and scan phases only) */
+      if ((st = verify_stores(k, p, need, d)) != LOOM_OK) break;
     } else if (ph->kind == KP_MAP || ph->kind == KP_FINAL || ph->kind == KP_SCAN) {
       if (ph->kind == KP_SCAN && (st = verify_scan_phase(k, p, need, d)) != LOOM_OK) break;
       if (ph->kind == KP_SCAN) own = p + 1; /* its stores read its own running value */
-      if (ph->nstores < 0 || ph->store_begin < 0 || ph->store_begin > k->nstore ||
-          ph->nstores > k->nstore - ph->store_begin) {
-        st = BAD(d, "verify kernel: phase %d store range out of bounds", p);
-        break;
-      }
-      for (int32_t s = ph->store_begin; s < ph->store_begin + ph->nstores && !st; s++) {
-        const KStore *ks = &k->stores[s];
-        if (ks->buf < 0 || ks->buf >= k->nbuf || !k->bufs[ks->buf].is_output)
-          st = BAD(d, "verify kernel: phase %d stores to buffer %d, not an output", p, ks->buf);
-        else if (ks->value < 0 || ks->value >= k->ninstr)
-          st = BAD(d, "verify kernel: phase %d stores %%%d, not an instruction", p, ks->value);
-        else if (ks->scatter && (ks->index < 0 || ks->index >= k->ninstr || ks->limit < 0 || ks->limit >= k->ninstr ||
-                                 k->instrs[ks->index].dtype != LOOM_INT64 || k->instrs[ks->limit].dtype != LOOM_INT64 ||
-                                 ks->op >= IR_SCATTER_OP_COUNT || (ph->kind != KP_MAP && ph->kind != KP_SCAN)))
-          st = BAD(d, "verify kernel: scatter store %d needs i64 index and limit instructions in a map or scan phase", s);
-        else {
-          mark_deps(k, ks->value, need);
-          if (ks->scatter) {
-            mark_deps(k, ks->index, need);
-            mark_deps(k, ks->limit, need);
-          }
-        }
-      }
+      if ((st = verify_stores(k, p, need, d)) != LOOM_OK) break;
     } else {
       st = BAD(d, "verify kernel: phase %d has unknown kind %d", p, ph->kind);
     }

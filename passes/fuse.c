@@ -16,7 +16,11 @@
  * through broadcast-back views (read as KI_ACC). Other realized nodes join such a K as a MAP store
  * (shape X) or a FINAL store (the reductions' output shape) when they read K only at the kept
  * coordinates; otherwise they share an elementwise kernel of their shape with no dependency between
- * them, or start one. A join that would create a cycle between kernels is refused.
+ * them, or start one. A join that would create a cycle between kernels is refused. A reduction that
+ * starts no kernel otherwise and reads, at the point, roots of an elementwise kernel of its source shape
+ * X takes that kernel over (its reduction epilogue): the maps become the kernel's sides, stored by its
+ * first REDUCE phase as it folds each point, so a value that is both an output and reduced (amp's g32
+ * and any(~isfinite(g32))) is written once and never read back.
  *
  * Bounds (so that one evaluation of any size compiles and schedules in near-linear time): before
  * placement, every ELEM/CAST cone is bounded to FUSE_MAX_NODES nodes and a buffer budget by "cutting"

@@ -55,11 +55,13 @@ bool pass_map_strides(const FusedKernel *k, bool final_space, int ndim, const in
 
 bool pass_local_map(const IrGraph *g, const FusedKernel *k, bool final_space, int32_t top) {
   const IrNode *n = &g->nodes[top];
-  if (final_space || k->is_reduction || k->is_scan || k->is_call || k->is_scatter) return false;
+  if (final_space || k->is_scan || k->is_call || k->is_scatter) return false;
   if ((n->kind != IR_ELEM && n->kind != IR_CAST) || dtype_compute((LoomDType)n->dtype) != n->dtype) return false;
   if (!pass_fuse_same_dims(n->ndim, n->shape, k->xndim, k->xshape)) return false;
-  for (int32_t i = 0; i < k->nmap; i++)
-    if (k->maps[i] == top) return true;
+  const int32_t *list = k->is_reduction ? k->sides : k->maps;
+  int32_t count = k->is_reduction ? k->nside : k->nmap;
+  for (int32_t i = 0; i < count; i++)
+    if (list[i] == top) return true;
   return false;
 }
 

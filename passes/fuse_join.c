@@ -205,7 +205,7 @@ LoomStatus pass_fuse_can_join(Fuser *f, int32_t k, bool final_space, int32_t x, 
     ReadInfo r;
     LoomStatus st = pass_resolve_read(f->g, K, final_space, f->reads[i], &r, f->d);
     if (st != LOOM_OK) return st;
-    if (!r.is_acc) return LOOM_OK;
+    if (!r.is_acc && !r.is_local) return LOOM_OK;
   }
   if (!pass_fuse_fits_budget(f, k, x)) return LOOM_OK;
   return pass_fuse_no_cycle(f, k, ok);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* fuse_place.c: the grouping decisions of pass_fuse: which kernel a realized node joins. A reduction
- * (or scan) starts a kernel or joins a sibling reduction over the same (shape, axes); any other node
+ * (or scan) starts a kernel, joins a sibling reduction over the same (shape, axes), or takes over the
+ * elementwise kernel of its source shape whose roots it reads (its reduction epilogue); any other node
  * joins a reduction kernel as a MAP or FINAL store, or an open elementwise kernel of its shape (looked
  * up per shape in a hash of ShapeBuckets), or starts one.
  *
@@ -104,6 +105,91 @@ static LoomStatus find_sibling(Fuser *f, int32_t x, int32_t *out) {
   return LOOM_OK;
 }
 
+/* Makes K a reduction kernel over the space of reduction (or scan) x: its source shape X, kept axes then
+ * reduced ones. */
+static LoomStatus set_reduce_space(Fuser *f, FusedKernel *K, int32_t x) {
+  const IrNode *n = &f->g->nodes[x];
+  const IrNode *s = &f->g->nodes[n->src[0]];
+  K->is_reduction = true;
+  K->is_scan = n->kind == IR_SCAN; /* a kernel of its own: nothing else reduces along its axis */
+  K->axes = n->axes;
+  K->xndim = s->ndim;
+  memcpy(K->xshape, s->shape, sizeof K->xshape);
+  int nd = 0;
+  for (int a = 0; a < s->ndim; a++)
+    if (!(n->axes >> a & 1u)) {
+      K->perm[nd] = a;
+      K->shape[nd++] = s->shape[a];
+    }
+  K->nkeep = nd;
+  for (int a = 0; a < s->ndim; a++)
+    if (n->axes >> a & 1u) {
+      K->perm[nd] = a;
+      K->shape[nd++] = s->shape[a];
+    }
+  if (nd == K->nkeep) { /* nothing reduced: a virtual R dim of size 1 */
+    if (nd >= LOOM_MAX_RANK)
+      return diag_error(f->d, LOOM_ERR_UNSUPPORTED,
+                        "a reduction over no axis of a rank-%d array is not supported", nd);
+    K->perm[nd] = -1;
+    K->shape[nd++] = 1;
+  }
+  K->ndim = nd;
+  return LOOM_OK;
+}
+
+/* The reduction epilogue of a map: reduction x reduces, or reads at the point, roots of an elementwise
+ * kernel k over its own source shape X (y = f(x), then y.sum(axis); amp's g32 = g * s, then
+ * any(~isfinite(g32))).
+ * Then k becomes x's reduction kernel and its maps its sides (FusedKernel.sides): the first REDUCE
+ * phase stores them as it folds each point, so the values are written once and never read back.
+ * Legal when every read of x that k produces is such a root (pass_local_map: the node itself, no
+ * view, of a compute dtype), k's maps are all elementwise nodes, and the join fits k's budget without
+ * a cycle; otherwise k is left as it was. *out: k, or -1. */
+static LoomStatus take_map_kernel(Fuser *f, int32_t x, int32_t *out) {
+  *out = -1;
+  const IrNode *n = &f->g->nodes[x];
+  const IrNode *s = &f->g->nodes[n->src[0]];
+  FusionPlan *p = f->p;
+  if (n->kind != IR_REDUCE) return LOOM_OK;
+  /* candidates: the kernel of the reduced node itself when it is a root (its cone is the reduction's
+   * value: y and y.sum()), then the producers of the reads (amp: g32 under ~isfinite) */
+  for (int i = -1; i < f->nreads; i++) {
+    int32_t k = i < 0 ? (pass_cone_kind(s->kind) ? p->kernel_of[n->src[0]] : -1) : pass_fuse_producer_of(f, f->reads[i]);
+    if (k < 0) continue;
+    FusedKernel *K = &p->kernels[k];
+    if (K->is_reduction || K->is_scan || K->is_call || K->is_scatter || K->nmap == 0 || K->nside != 0 ||
+        !pass_fuse_same_dims(K->xndim, K->xshape, s->ndim, s->shape))
+      continue;
+    bool cone_maps = true;
+    for (int32_t j = 0; j < K->nmap && cone_maps; j++) cone_maps = pass_cone_kind(f->g->nodes[K->maps[j]].kind);
+    if (!cone_maps) continue;
+    FusedKernel saved = *K;
+    uint8_t saved_full = f->kfull[k];
+    LoomStatus st = set_reduce_space(f, K, x);
+    if (st != LOOM_OK) return st;
+    K->sides = K->maps;
+    K->nside = K->nmap;
+    K->cap_side = K->cap_map;
+    K->maps = NULL;
+    K->nmap = K->cap_map = 0;
+    bool ok;
+    if ((st = pass_fuse_can_join(f, k, false, x, &ok)) != LOOM_OK) return st;
+    if (!ok) {
+      *K = saved;
+      f->kfull[k] = saved_full;
+      continue;
+    }
+    p->kernel_of[x] = k;
+    if ((st = pass_fuse_push_i32(f, &f->redks, &f->nredk, &f->capredk, k)) != LOOM_OK) return st;
+    if ((st = pass_fuse_add_deps(f, k)) != LOOM_OK || (st = pass_fuse_commit_join(f, k, x)) != LOOM_OK) return st;
+    K = &p->kernels[k];
+    *out = k;
+    return pass_fuse_push_i32(f, &K->reduces, &K->nreduce, &K->cap_reduce, x);
+  }
+  return LOOM_OK;
+}
+
 LoomStatus pass_fuse_place_reduce(Fuser *f, int32_t x) {
   const IrNode *n = &f->g->nodes[x];
   const IrNode *s = &f->g->nodes[n->src[0]];
@@ -132,34 +218,12 @@ LoomStatus pass_fuse_place_reduce(Fuser *f, int32_t x) {
     FusedKernel *K = &p->kernels[k];
     return pass_fuse_push_i32(f, &K->reduces, &K->nreduce, &K->cap_reduce, x);
   }
+  if ((st = take_map_kernel(f, x, &k)) != LOOM_OK) return st;
+  if (k >= 0) return LOOM_OK;
   if ((st = pass_fuse_new_kernel(f, &k)) != LOOM_OK) return st;
   if ((st = pass_fuse_push_i32(f, &f->redks, &f->nredk, &f->capredk, k)) != LOOM_OK) return st;
   FusedKernel *K = &p->kernels[k];
-  K->is_reduction = true;
-  K->is_scan = n->kind == IR_SCAN; /* a kernel of its own: nothing else reduces along its axis */
-  K->axes = n->axes;
-  K->xndim = s->ndim;
-  memcpy(K->xshape, s->shape, sizeof K->xshape);
-  int nd = 0;
-  for (int a = 0; a < s->ndim; a++)
-    if (!(n->axes >> a & 1u)) {
-      K->perm[nd] = a;
-      K->shape[nd++] = s->shape[a];
-    }
-  K->nkeep = nd;
-  for (int a = 0; a < s->ndim; a++)
-    if (n->axes >> a & 1u) {
-      K->perm[nd] = a;
-      K->shape[nd++] = s->shape[a];
-    }
-  if (nd == K->nkeep) { /* nothing reduced: a virtual R dim of size 1 */
-    if (nd >= LOOM_MAX_RANK)
-      return diag_error(f->d, LOOM_ERR_UNSUPPORTED,
-                        "a reduction over no axis of a rank-%d array is not supported", nd);
-    K->perm[nd] = -1;
-    K->shape[nd++] = 1;
-  }
-  K->ndim = nd;
+  if ((st = set_reduce_space(f, K, x)) != LOOM_OK) return st;
   p->kernel_of[x] = k;
   if ((st = pass_fuse_add_deps(f, k)) != LOOM_OK || (st = pass_fuse_commit_join(f, k, x)) != LOOM_OK) return st;
   K = &p->kernels[k];
@@ -192,7 +256,7 @@ LoomStatus pass_fuse_place_other(Fuser *f, int32_t x) {
   int tries = 0;
   for (int32_t j = b ? b->first : 0; b && j < b->n && tries < FUSE_MAX_TRIES; j++) {
     int32_t k = b->ks[j];
-    if (f->kfull[k]) {
+    if (f->kfull[k] || p->kernels[k].is_reduction) { /* full, or taken by a reduction (take_map_kernel) */
       if (j == b->first) b->first++;
       continue;
     }

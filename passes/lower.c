@@ -27,6 +27,9 @@
  * bfloat16 by one rounding cast (codegen rounds those once). A node stored into an S buffer as it
  * is (for_store) skips the pair: the store rounds (once, by the same rules).
  *
+ * A reduction kernel's sides (FusedKernel.sides) are the side stores of its first REDUCE phase (ir.h):
+ * their values in the (o, r) space, which the phases that read them at the point share (pass_local_map).
+ *
  * A scan kernel (FusedKernel.is_scan) has one KP_SCAN phase whose value is the scanned node's cone cast
  * to the result dtype and whose stores are the scan (its KI_ACC) and the maps that read it (lower_scan).
  *
@@ -489,6 +492,17 @@ static LoomStatus lower_kernel(Lower *l, int32_t kidx) {
     ph->acc_dtype = (uint8_t)acc;
     ph->value = v;
   }
+  if (K->nside > 0) { /* the first REDUCE phase's side stores (ir.h): values at its points */
+    int32_t begin = l->nstore;
+    for (int i = 0; i < K->nside; i++) {
+      int32_t v;
+      if ((st = value(l, value_node(g, K->sides[i]), 0, true, true, &v)) != LOOM_OK) return st;
+      if ((st = add_store(l, K->sides[i], false, v)) != LOOM_OK) return st;
+    }
+    LOOM_ASSERT(l->d, l->nphase > 0 && l->phases[0].kind == KP_REDUCE);
+    l->phases[0].store_begin = begin;
+    l->phases[0].nstores = l->nstore - begin;
+  }
   if (K->nmap > 0 && !K->is_scan) {
     int32_t begin = l->nstore;
     for (int i = 0; i < K->nmap; i++) {
@@ -593,14 +607,16 @@ LoomStatus pass_lower(IrModule *m, Diag *d) {
    * stores is read from its output always (fuse_calls.c made sure it may). */
   for (int32_t k = 0; k < p->nkernel; k++) {
     const FusedKernel *K = &p->kernels[k];
-    for (int part = 0; part < 4; part++) {
-      int32_t cnt = part == 0 ? K->nreduce : part == 1 ? K->nmap : part == 2 ? K->nfinal : K->is_call ? 1 : 0;
-      const int32_t *arr = part == 0 ? K->reduces : part == 1 ? K->maps : part == 2 ? K->finals : &K->call_store;
+    for (int part = 0; part < 5; part++) {
+      int32_t cnt = part == 0 ? K->nreduce : part == 1 ? K->nmap : part == 2 ? K->nfinal : part == 3 ? K->nside
+                  : K->is_call ? 1 : 0;
+      const int32_t *arr = part == 0 ? K->reduces : part == 1 ? K->maps : part == 2 ? K->finals : part == 3 ? K->sides
+                         : &K->call_store;
       for (int32_t j = 0; j < cnt; j++) {
         int32_t x = arr[j];
-        if (part < 3 && (!p->needs_temp[x] || g->nodes[x].kind == IR_SCATTER)) continue;
+        if (part < 4 && (!p->needs_temp[x] || g->nodes[x].kind == IR_SCATTER)) continue;
         for (int32_t i = 0; i < m->nroots && l.out_of[x] < 0; i++)
-          if (m->roots[i] == x && (part == 3 || (m->outs[i].dtype == g->nodes[x].dtype && pass_root_output_contiguous(m, i))))
+          if (m->roots[i] == x && (part == 4 || (m->outs[i].dtype == g->nodes[x].dtype && pass_root_output_contiguous(m, i))))
             l.out_of[x] = i;
       }
     }
@@ -617,9 +633,9 @@ LoomStatus pass_lower(IrModule *m, Diag *d) {
       }
       continue;
     }
-    for (int part = 0; part < 3; part++) {
-      int32_t cnt = part == 0 ? K->nreduce : part == 1 ? K->nmap : K->nfinal;
-      const int32_t *arr = part == 0 ? K->reduces : part == 1 ? K->maps : K->finals;
+    for (int part = 0; part < 4; part++) {
+      int32_t cnt = part == 0 ? K->nreduce : part == 1 ? K->nmap : part == 2 ? K->nfinal : K->nside;
+      const int32_t *arr = part == 0 ? K->reduces : part == 1 ? K->maps : part == 2 ? K->finals : K->sides;
       for (int32_t i = 0; i < cnt; i++) {
         int32_t x = arr[i];
         if (!p->needs_temp[x] || l.temp_of[x] >= 0 || l.out_of[x] >= 0) continue;

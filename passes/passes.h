@@ -95,6 +95,11 @@ typedef struct FusedKernel {
   int32_t *reduces; /* IR_REDUCE nodes, in phase order (or the one IR_SCAN) */
   int32_t *maps;    /* realized nodes stored by the MAP phase (shape X) */
   int32_t *finals;  /* realized nodes stored by the FINAL phase (the reductions' output shape) */
+  /* realized nodes (shape X) stored by the first REDUCE phase at each point it folds (its side stores,
+   * ir.h): the roots of an elementwise kernel that a reduction reading them took over (fuse_place.c),
+   * so the values are written and reduced in one pass; read at the point by the kernel's other phases */
+  int32_t nside, cap_side;
+  int32_t *sides;
   int32_t *deps;    /* kernels that must run first (indices into FusionPlan.kernels) */
   int32_t cap_reduce, cap_map, cap_final, cap_dep;
   /* a library-call kernel: the IR_MATMUL node it computes (its only member besides an epilogue root),
@@ -134,10 +139,12 @@ typedef struct ReadInfo {
   int64_t offset;
   int64_t strides[LOOM_MAX_RANK]; /* per kernel dim; 0 on size-1 dims */
 } ReadInfo;
-/* Whether `top` is an ELEM/CAST root that elementwise kernel k stores (one of its maps) read at the point
- * being computed (top is the node itself, no view): a root of k that reads it uses its value, as a cone
- * does (Adam's m and v feed the parameter update in the kernel that stores them). Not for float16 /
- * bfloat16 nodes (a store skips their rounding) nor kernels with phases, scans, calls or scatters. */
+/* Whether `top` is an ELEM/CAST root that kernel k computes at the point being computed (one of an
+ * elementwise kernel's maps, or of a reduction kernel's sides, read outside a FINAL phase) read there
+ * (top is the node itself, no view): a root of k that reads it uses its value, as a cone does (Adam's m
+ * and v feed the parameter update in the kernel that stores them; amp's any(~isfinite(g32)) folds the
+ * g32 it stores). Not for float16 / bfloat16 nodes (a store skips their rounding) nor scans, calls or
+ * scatters. */
 bool pass_local_map(const IrGraph *g, const FusedKernel *k, bool final_space, int32_t top);
 LoomStatus pass_resolve_read(const IrGraph *g, const FusedKernel *k, bool final_space, int32_t top,
                              ReadInfo *out, Diag *d);

@@ -26,11 +26,12 @@ static int passed, failed;
 
 typedef struct Result {
   int nkernel, ntemp, nphase0;
+  int nside0; /* side stores of kernel 0's first phase when it is a REDUCE phase (ir.h) */
 } Result;
 
 /* Runs the pipeline on nodes; returns the kernel count (or -1 on error, message on stderr). */
 static Result schedule_of(LoomGraph *g, int n, const LoomNode *nodes) {
-  Result r = {-1, -1, -1};
+  Result r = {-1, -1, -1, -1};
   Arena arena;
   arena_init(&arena, g->ctx);
   LoomArray outs[16];
@@ -57,6 +58,8 @@ static Result schedule_of(LoomGraph *g, int n, const LoomNode *nodes) {
     r.nkernel = m.schedule->nkernel;
     r.ntemp = m.schedule->ntemp;
     r.nphase0 = m.schedule->nkernel ? m.schedule->kernels[0].ir->nphase : 0;
+    const KernelIr *k0 = m.schedule->nkernel ? m.schedule->kernels[0].ir : NULL;
+    r.nside0 = k0 && k0->nphase && k0->phases[0].kind == KP_REDUCE ? k0->phases[0].nstores : 0;
   } else {
     fprintf(stderr, "pipeline: %s\n", d.msg);
   }
@@ -205,6 +208,83 @@ int main(void) {
   r = schedule_of(g, 2, two);
   CHECK(r.nkernel == 2, "sum(a,0), sum(a,1): %d kernels", r.nkernel);
   (void)s41;
+
+  /* reduction epilogues of maps (fuse_place.c take_map_kernel): a reduction over the map's own shape that
+   * reads its roots at the point joins the map's kernel, which stores them as it folds (side stores).
+   * amp's unscale: g32 = a * 0.5 and any(~isfinite(g32)), both outputs: one kernel, no temp */
+  LoomNode half, fin, nfin;
+  loom_const_f64(g, 0.5, LOOM_FLOAT32, &half);
+  loom_binary(g, LOOM_OP_MUL, a, half, &t);
+  loom_unary(g, LOOM_OP_ISFINITE, t, &fin);
+  loom_unary(g, LOOM_OP_LOGICAL_NOT, fin, &nfin);
+  loom_reduce(g, LOOM_REDUCE_ANY, nfin, 0, NULL, 0, &u);
+  two[0] = t;
+  two[1] = u;
+  r = schedule_of(g, 2, two);
+  CHECK(r.nkernel == 1 && r.ntemp == 0 && r.nside0 == 1 && r.nphase0 == 2,
+        "g32, any(~isfinite(g32)): %d kernels %d temps %d side stores %d phases", r.nkernel, r.ntemp, r.nside0,
+        r.nphase0);
+  two[0] = u; /* the outputs in the other order: the same schedule */
+  two[1] = t;
+  r = schedule_of(g, 2, two);
+  CHECK(r.nkernel == 1 && r.nside0 == 1, "any(~isfinite(g32)), g32: %d kernels %d side stores", r.nkernel, r.nside0);
+  /* y = exp(a) and its row sums, column sums, full max */
+  loom_unary(g, LOOM_OP_EXP, a, &t);
+  for (int axis = -1; axis <= 1; axis++) {
+    int32_t ax = axis;
+    loom_reduce(g, LOOM_REDUCE_SUM, t, axis < 0 ? 0 : 1, &ax, 0, &u);
+    two[0] = t;
+    two[1] = u;
+    r = schedule_of(g, 2, two);
+    CHECK(r.nkernel == 1 && r.ntemp == 0 && r.nside0 == 1, "exp(a), sum(exp(a), axis %d): %d kernels %d temps %d side",
+          axis, r.nkernel, r.ntemp, r.nside0);
+  }
+  /* two maps and a reduction of both: one kernel, two side stores */
+  LoomNode m2[3];
+  loom_unary(g, LOOM_OP_EXP, a, &m2[0]);
+  loom_binary(g, LOOM_OP_MUL, a, b, &m2[1]);
+  loom_binary(g, LOOM_OP_ADD, m2[0], m2[1], &t);
+  loom_reduce(g, LOOM_REDUCE_MAX, t, 1, &ax1, 0, &m2[2]);
+  r = schedule_of(g, 3, m2);
+  CHECK(r.nkernel == 1 && r.nside0 == 2, "exp(a), a*b, max(exp(a)+a*b, 1): %d kernels %d side", r.nkernel, r.nside0);
+  /* e = exp(a) stored, then e / sum(e, axis=1, keepdims): the sum folds e (side store), the division
+   * joins as a MAP phase reading e at the point: one kernel of phases [sum + side, map] */
+  loom_unary(g, LOOM_OP_EXP, a, &t);
+  loom_reduce(g, LOOM_REDUCE_SUM, t, 1, &ax1, 1, &u);
+  loom_binary(g, LOOM_OP_TRUEDIV, t, u, &v);
+  two[0] = t;
+  two[1] = v;
+  r = schedule_of(g, 2, two);
+  CHECK(r.nkernel == 1 && r.nside0 == 1 && r.nphase0 == 2, "exp(a), exp(a)/sum: %d kernels %d side %d phases",
+        r.nkernel, r.nside0, r.nphase0);
+  /* not taken: the reduction reads the map through a view (a transpose), or reads a float16 map inside
+   * its cone (its store rounds, a local read would not): two kernels, the second reads the first's output */
+  loom_unary(g, LOOM_OP_EXP, a, &t);
+  loom_permute(g, t, NULL, &u);
+  loom_reduce(g, LOOM_REDUCE_SUM, u, 1, &ax1, 0, &v);
+  two[0] = t;
+  two[1] = v;
+  r = schedule_of(g, 2, two);
+  CHECK(r.nkernel == 2 && r.nside0 == 0, "exp(a), sum(exp(a).T, 1): %d kernels %d side", r.nkernel, r.nside0);
+  loom_cast(g, a, LOOM_FLOAT16, &t);
+  loom_binary(g, LOOM_OP_MUL, t, t, &v);
+  loom_reduce(g, LOOM_REDUCE_SUM, v, 0, NULL, 0, &u);
+  two[0] = t;
+  two[1] = u;
+  r = schedule_of(g, 2, two);
+  CHECK(r.nkernel == 2, "f16(a), sum(f16(a)**2): %d kernels", r.nkernel);
+  loom_reduce(g, LOOM_REDUCE_SUM, t, 0, NULL, 0, &u); /* the reduced node itself: its value, rounded */
+  two[1] = u;
+  r = schedule_of(g, 2, two);
+  CHECK(r.nkernel == 1 && r.nside0 == 1, "f16(a), sum(f16(a)): %d kernels %d side", r.nkernel, r.nside0);
+  /* a reduction of another shape (the map broadcast): not the map's domain, two kernels */
+  loom_unary(g, LOOM_OP_EXP, vec, &t);
+  loom_binary(g, LOOM_OP_MUL, a, t, &u);
+  loom_reduce(g, LOOM_REDUCE_SUM, u, 0, NULL, 0, &v);
+  two[0] = t;
+  two[1] = v;
+  r = schedule_of(g, 2, two);
+  CHECK(r.nkernel == 2, "exp(v), sum(a * exp(v)): %d kernels", r.nkernel);
 
   loom_graph_destroy(g);
   printf("%d passed, %d failed\n", passed, failed);

@@ -432,6 +432,32 @@ static void test_kernel_roundtrip(void) {
   d.status = LOOM_OK;
   CHECK(ir_parse_kernel(&a, "kernel k ndim 1 keep 1 index 64\n  buf 0 in f32 [s]\n  %0 = load f16 buf 0\n", &k, &d) ==
         LOOM_ERR_INTERNAL); /* f16 is never a compute dtype */
+  /* a reduce phase's side stores (ir.h) print and parse back; one that reads its own phase is refused */
+  const char *side_text = "kernel k0_side ndim 1 keep 0 index 32\n"
+                          "  buf 0 in f32 [1]\n"
+                          "  buf 1 out f32 [1]\n"
+                          "  buf 2 out f32 [0]\n"
+                          "  %0 = load f32 buf 0\n"
+                          "  %1 = exp f32 %0\n"
+                          "  %2 = acc f32 phase 0\n"
+                          "  phase reduce sum f32 %1 store buf 1 %1\n"
+                          "  phase final store buf 2 %2\n";
+  d.status = LOOM_OK;
+  CHECK(ir_parse_kernel(&a, side_text, &k, &d) == LOOM_OK);
+  if (d.status) fprintf(stderr, "side-store kernel parse: %s\n", d.msg);
+  if (k) {
+    CHECK(k->nphase == 2 && k->phases[0].nstores == 1 && k->phases[0].store_begin == 0 && k->nstore == 2);
+    StrBuf sb;
+    sb_init(&sb, &ctx);
+    ir_print_kernel(k, &sb);
+    char *t = sb_take(&sb);
+    CHECK_STR(t, side_text);
+    ctx_free(&ctx, t);
+  }
+  d.status = LOOM_OK;
+  CHECK(ir_parse_kernel(&a, "kernel k ndim 1 keep 0 index 32\n  buf 0 in f32 [1]\n  buf 1 out f32 [1]\n"
+                            "  %0 = load f32 buf 0\n  %1 = acc f32 phase 0\n  phase reduce sum f32 %0 store buf 1 %1\n",
+                        &k, &d) == LOOM_ERR_INTERNAL);
   arena_free_all(&a);
   IrGraph g;
   CHECK(ir_graph_init(&g, &ctx, &d) == LOOM_OK);
