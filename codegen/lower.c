@@ -288,7 +288,9 @@ void cg_emit_stores(Lower *L, const KPhase *ph) {
  * host's vector arg-reduction (it stops at a NaN); PARTV stores them as vectors itself (fold_vector). */
 void cg_reduce_point(Lower *L, const KPhase *ph) {
   cg_eval_needed(L, &ph->value, 1);
-  if (ph->nstores > 0) cg_emit_stores(L, ph);
+  /* only a REDUCE phase's stores are side stores: a SCAN phase's (cg_gpu_reduce_range totals a scan's
+   * tiles with it) run after the scan, reading its running value */
+  if (ph->kind == KP_REDUCE && ph->nstores > 0) cg_emit_stores(L, ph);
 }
 
 bool cg_has_side_stores(const KernelIr *k) {

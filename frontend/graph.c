@@ -107,6 +107,14 @@ LoomStatus loom_node_bind(LoomGraph *g, LoomNode node, const LoomArray *value) {
   return END(g);
 }
 
+LoomStatus loom_node_unbind(LoomGraph *g, LoomNode node) {
+  BEGIN(g);
+  if (!node_of(g, node, d, "loom_node_unbind")) return END(g);
+  ir_node_unbind(&g->ir, node);
+  if (g->free_plans) g->free_plans(g);
+  return END(g);
+}
+
 /* ---- constants ------------------------------------------------------------------------------------ */
 static void int_range(LoomDType t, int64_t *lo, uint64_t *hi) {
   int bits = dtype_bits(t);

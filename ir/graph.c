@@ -160,6 +160,11 @@ void ir_graph_free(IrGraph *g) {
   ctx_free(g->ctx, g->table);
   ctx_free(g->ctx, g->inputs);
   ctx_free(g->ctx, g->intable);
+  ctx_free(g->ctx, g->bound);
+  ctx_free(g->ctx, g->bound_at);
+  g->bound = NULL;
+  g->bound_at = NULL;
+  g->nbound = g->boundcap = 0;
   g->nodes = NULL;
   g->table = NULL;
   g->inputs = NULL;
@@ -325,6 +330,9 @@ static void intable_remove(IrGraph *g, int32_t idx);
 void ir_graph_rollback(IrGraph *g, int32_t nnodes, int32_t ninputs) {
   /* O(what is dropped), not O(graph): a failed builder call on a big graph stays cheap */
   while (nnodes >= 0 && nnodes < g->nnodes) table_remove_newest(g, --g->nnodes);
+  for (int32_t i = 0; i < g->nbound;) /* a bound node is older than any builder's mark: none dropped */
+    if (g->bound_at[i] >= g->nnodes) g->bound[i] = g->bound[g->nbound - 1], g->bound_at[i] = g->bound_at[--g->nbound];
+    else i++;
   while (ninputs >= 0 && ninputs < g->ninputs) intable_remove(g, --g->ninputs);
 }
 
@@ -504,10 +512,33 @@ LoomStatus ir_node_bind(IrGraph *g, int32_t idx, const LoomArray *a, Diag *d) {
                       loom_dtype_name((LoomDType)n->dtype), want);
   }
   if (n->kind == IR_INPUT && same_descriptor(&g->inputs[n->input], a)) return LOOM_OK;
+  bool first = true; /* the node as it was before its first bind is kept for ir_node_unbind */
+  for (int32_t i = 0; i < g->nbound; i++) first = first && g->bound_at[i] != idx;
+  if (first && g->nbound >= g->boundcap) {
+    int32_t cap = g->boundcap ? g->boundcap * 2 : 8;
+    IrNode *keep = ctx_alloc(g->ctx, sizeof(IrNode) * (size_t)cap);
+    int32_t *at = ctx_alloc(g->ctx, sizeof(int32_t) * (size_t)cap);
+    if (!keep || !at) {
+      ctx_free(g->ctx, keep);
+      ctx_free(g->ctx, at);
+      return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "node_bind: out of memory keeping %d bound nodes", cap);
+    }
+    if (g->nbound) {
+      memcpy(keep, g->bound, sizeof(IrNode) * (size_t)g->nbound);
+      memcpy(at, g->bound_at, sizeof(int32_t) * (size_t)g->nbound);
+    }
+    ctx_free(g->ctx, g->bound);
+    ctx_free(g->ctx, g->bound_at);
+    g->bound = keep, g->bound_at = at, g->boundcap = cap;
+  }
   int32_t in;
   LoomStatus st = ir_input(g, a, &in, d); /* validates a; finds or appends its input (and an input node) */
   if (st) return st;
   n = &g->nodes[idx]; /* ir_input may have grown the node array */
+  if (first) {
+    g->bound[g->nbound] = *n;
+    g->bound_at[g->nbound++] = idx;
+  }
   n->kind = IR_INPUT;
   n->input = g->nodes[in].input;
   n->flags = 0;
@@ -515,6 +546,16 @@ LoomStatus ir_node_bind(IrGraph *g, int32_t idx, const LoomArray *a, Diag *d) {
   node_canon_axes(n);
   n->hash = node_hash(n);
   return LOOM_OK;
+}
+
+void ir_node_unbind(IrGraph *g, int32_t idx) {
+  for (int32_t i = 0; g && i < g->nbound; i++)
+    if (g->bound_at[i] == idx) {
+      g->nodes[idx] = g->bound[i]; /* its hash-table slot never moved: equal expressions find it again */
+      g->bound[i] = g->bound[g->nbound - 1];
+      g->bound_at[i] = g->bound_at[--g->nbound];
+      return;
+    }
 }
 
 LoomStatus ir_const(IrGraph *g, LoomDType dtype, Scalar v, bool weak, int32_t *out, Diag *d) {

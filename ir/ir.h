@@ -236,6 +236,9 @@ typedef struct IrGraph {
   int32_t ninputs, incap;
   int32_t *intable; /* open-addressing hash table of input indices by descriptor (-1 empty) */
   int32_t intcap;
+  IrNode *bound;    /* the nodes ir_node_bind turned into inputs, as they were (bound[i].hash: unused) */
+  int32_t *bound_at; /* their indices */
+  int32_t nbound, boundcap;
 } IrGraph;
 
 LoomStatus ir_graph_init(IrGraph *g, LoomContext *ctx, Diag *d);
@@ -265,6 +268,8 @@ LoomStatus ir_input(IrGraph *g, const LoomArray *a, int32_t *out, Diag *d);
 LoomStatus ir_const(IrGraph *g, LoomDType dtype, Scalar v, bool weak, int32_t *out, Diag *d);
 /* Node idx (any kind) becomes an input reading a, an array of its dtype and shape: loom_node_bind. */
 LoomStatus ir_node_bind(IrGraph *g, int32_t idx, const LoomArray *a, Diag *d);
+/* Node idx computes what it did before its first ir_node_bind again (no-op if it is not bound). */
+void ir_node_unbind(IrGraph *g, int32_t idx);
 LoomStatus ir_elem(IrGraph *g, LoomOp op, int n, const int32_t *src, int32_t *out, Diag *d);
 LoomStatus ir_cast(IrGraph *g, int32_t x, LoomDType dtype, int32_t *out, Diag *d);
 LoomStatus ir_broadcast(IrGraph *g, int32_t x, int ndim, const int64_t *shape, int32_t *out, Diag *d);

@@ -393,10 +393,13 @@ LOOM_API LoomStatus loom_input_rebind_many(LoomGraph *g, int32_t n, const LoomNo
                                            const LoomArray *const *arrays);
 /* The value of `node` is now `value`, an array of the node's dtype and shape (usually what loom_eval made
  * for it): later evaluations read it instead of computing the node again; nodes built on it read it too.
- * The caller keeps `value`'s memory alive and unchanged while the graph may still evaluate something that
- * reads it. How the Python package reuses a pending array it evaluated (e.g. for a view) in the arrays
+ * The caller keeps `value`'s memory alive, and unchanged (or calls loom_node_unbind before a write) while
+ * the graph may still evaluate something that reads it. How the Python package reuses a pending array it evaluated (e.g. for a view) in the arrays
  * built on it. Drops the graph's kept plans. */
 LOOM_API LoomStatus loom_node_bind(LoomGraph *g, LoomNode node, const LoomArray *value);
+/* Undoes loom_node_bind: the node computes its value from its sources again (nothing if it is not bound),
+ * e.g. before `value`'s memory is written while the graph may still evaluate something built on it. */
+LOOM_API LoomStatus loom_node_unbind(LoomGraph *g, LoomNode node);
 /* The number of nodes in a graph (0 for NULL): callers use it to bound graphs that grow in loops. */
 LOOM_API int32_t loom_graph_node_count(const LoomGraph *g);
 

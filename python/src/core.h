@@ -161,6 +161,7 @@ typedef struct GraphObject {
   PyObject *ctx_obj;
   LoomGraph *g;
   PyObject *keep;    /* set of Buffers read by inputs */
+  PyObject *bound;   /* dict: Buffer -> list of the nodes bound to its memory (eval.c bind_result); NULL: none */
   struct ArrayObject *pending; /* the pending (lazy) Arrays of a non-trace graph: an intrusive list, borrowed
                                 * (each member holds a reference to the graph; see pending_link) */
   Py_ssize_t npending;

@@ -24,11 +24,13 @@
 /* ---- Graph --------------------------------------------------------------------------------------- */
 static int graph_traverse(GraphObject *self, visitproc visit, void *arg) {
   Py_VISIT(self->keep);
+  Py_VISIT(self->bound);
   Py_VISIT(Py_TYPE(self));
   return 0; /* the pending list is borrowed: its members hold references to the graph, not the reverse */
 }
 static int graph_clear(GraphObject *self) {
   Py_CLEAR(self->keep);
+  Py_CLEAR(self->bound);
   return 0;
 }
 static void live_unlink(GraphObject *gr) {
@@ -71,6 +73,7 @@ GraphObject *graph_new(ModState *st, int trace) {
   gr->trace = trace;
   gr->serial = ++st->graph_serial;
   gr->keep = PySet_New(NULL);
+  gr->bound = NULL;
   gr->pending = NULL;
   gr->npending = 0;
   gr->owner = PyThread_get_thread_ident();
@@ -220,16 +223,40 @@ static int still_wanted(ArrayObject *b, GraphObject *gr, LoomNode node) {
 
 /* The graph's node of an array just evaluated now reads the array's memory (loom_node_bind), so the
  * arrays still pending on it (built on it before it was needed: a view, a printed value, a .T of a
- * product) read it instead of computing it again. Its buffer joins the graph's keep set first: a write
- * into it flushes the graph before (before_write), so they still see the value it had here. */
+ * product) read it instead of computing it again. The binding is a cache: before that memory is written
+ * (before_write), the node is unbound and computes its value from its sources again, whose memory is
+ * unchanged (a write into them flushes the graph first), so pending arrays keep NumPy's eager values and
+ * a write costs no flush. gr->bound holds the buffer (its memory stays valid) and the nodes bound to it. */
 static int bind_result(ModState *st, GraphObject *gr, LoomNode node, ArrayObject *a) {
+  (void)st;
   if (gr->retired || numel(&a->desc) == 0) return 0;
-  if (PySet_Add(gr->keep, a->buffer) < 0) return -1;
+  if (!gr->bound && !(gr->bound = PyDict_New())) return -1;
+  PyObject *nodes = PyDict_GetItemWithError(gr->bound, a->buffer); /* borrowed */
+  if (!nodes) {
+    if (PyErr_Occurred() || !(nodes = PyList_New(0))) return -1;
+    int rc = PyDict_SetItem(gr->bound, a->buffer, nodes);
+    Py_DECREF(nodes); /* the dict holds it */
+    if (rc < 0) return -1;
+  }
+  PyObject *v = PyLong_FromLong(node);
+  if (!v || PyList_Append(nodes, v) < 0) {
+    Py_XDECREF(v);
+    return -1;
+  }
+  Py_DECREF(v);
   if (loom_node_bind(gr->g, node, &a->desc) != LOOM_OK) return 0; /* not bound: computed again if needed */
   if (numel(&a->desc) > gr->max_in) gr->max_in = numel(&a->desc);
-  a->in_serial = gr->serial;
-  a->in_node = node;
   return 0;
+}
+
+/* Before buffer's memory is written: every node bound to it computes its value again (bind_result). */
+static int unbind_buffer(GraphObject *gr, PyObject *buffer) {
+  if (!gr->bound) return 0;
+  PyObject *nodes = PyDict_GetItemWithError(gr->bound, buffer);
+  if (!nodes) return PyErr_Occurred() ? -1 : 0;
+  for (Py_ssize_t i = 0; i < PyList_GET_SIZE(nodes); i++)
+    (void)loom_node_unbind(gr->g, (LoomNode)PyLong_AsLong(PyList_GET_ITEM(nodes, i)));
+  return PyDict_DelItem(gr->bound, buffer);
 }
 
 int materialize_many(ModState *st, PyObject **items, Py_ssize_t n) {
@@ -433,7 +460,11 @@ GraphObject *current_graph(ModState *st) {
 }
 
 /* Before writing into buffer: evaluate every pending array of each graph (any thread's) that reads it. */
-int before_write(ModState *st, PyObject *buffer) { return flush_matching(st, buffer); }
+int before_write(ModState *st, PyObject *buffer) {
+  for (GraphObject *g = st->live; g && buffer; g = g->live_next)
+    if (unbind_buffer(g, buffer) < 0) return -1;
+  return flush_matching(st, buffer);
+}
 
 /* ---- evaluation entry points ---------------------------------------------------------------------- */
 static PyObject *core_eval(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {

@@ -7,7 +7,7 @@
  * must not reuse the old plan's strides. Errors (dtype, shape, device, a node that is no input, bad
  * counts) must leave the earlier binding in place. loom_node_bind: a computed node bound to an array
  * is read from it by the nodes built on it (the bound values differ from what the node computes, so
- * the result shows which one was read), and bad binds change nothing.
+ * the result shows which one was read), loom_node_unbind computes it again, and bad binds change nothing.
  */
 #include "test_common.h"
 
@@ -148,6 +148,13 @@ static void test_node_bind(void) {
     /* the node itself evaluates to the bound array; binding it again to the same array changes nothing */
     if (CHECK_OK(loom_node_bind(g, m, &c)) && CHECK_OK(loom_eval(g, 1, &m, &out)))
       for (int64_t i = 0; i < 6; i++) CHECK(tc_get_f(&out, i) == tc_get_f(&c, i), "bound node [%lld]", (long long)i);
+    /* unbound: computed from a and b again (the graph unchanged otherwise); unbinding again changes nothing */
+    if (CHECK_OK(loom_node_unbind(g, m)) && CHECK_OK(loom_node_unbind(g, m)) && CHECK_OK(loom_eval(g, 1, &y, &out)))
+      check_result(&out, &a, &b, "unbound");
+    CHECK(loom_node_unbind(g, 9999) == LOOM_ERR_INVALID_ARGUMENT, "unbind of a bad node");
+    CHECK_OK(loom_node_unbind(g, na)); /* an input never bound: nothing to undo */
+    if (CHECK_OK(loom_eval(g, 1, &y, &out))) check_result(&out, &a, &b, "unbind of a node never bound");
+    CHECK_OK(loom_node_bind(g, m, &c)); /* bound again, for the rebuilt-expression check below */
     /* the same expression built again is a new node, computed from a and b */
     LoomNode m2, y2;
     if (CHECK_OK(loom_binary(g, LOOM_OP_MUL, ea, nb, &m2)) && CHECK_OK(loom_binary(g, LOOM_OP_ADD, m2, two, &y2))) {

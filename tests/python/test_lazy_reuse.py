@@ -1,6 +1,7 @@
 """A pending array evaluated on its own (for a view, a printed value, a .T) is not computed again by the
 arrays built on it before: its graph node reads the evaluated memory from then on (loom_node_bind). The
-values must stay NumPy's, also when the evaluated array is written in place before the others are read."""
+values must stay NumPy's, also when the evaluated array is written in place before the others are read: the
+write unbinds the node (it is computed from its sources again) instead of evaluating the whole graph."""
 import numpy as np
 import pytest
 
@@ -98,3 +99,30 @@ def test_nan_and_integer_overflow_values_survive_reuse():
     loom.eval(hi)
     with np.errstate(over="ignore"):
         np.testing.assert_array_equal(yi.get(), (i + np.int8(1)) * np.int8(2))
+
+
+def test_write_into_the_evaluated_array_does_not_evaluate_the_graph():
+    """A write into the evaluated array only undoes the reuse: arrays still pending stay pending (no flush)."""
+    x0 = rng.standard_normal(64)
+    lx = loom.asarray(x0)
+    h = lx * 2.0
+    y = loom.exp(h) + 1.0                  # pending, built on h
+    z = y * 3.0                            # pending
+    _ = h.T                                # evaluates h only
+    h[...] = 0.0
+    assert y._node is not None and z._node is not None  # still pending: the write flushed nothing
+    np.testing.assert_allclose(z.get(), (np.exp(x0 * 2.0) + 1.0) * 3.0, rtol=1e-14)
+
+
+def test_reuse_after_a_write_reads_new_values_in_new_expressions():
+    x0 = np.arange(6.0)
+    lx = loom.asarray(x0)
+    h = lx + 1.0
+    y = h * 10.0                           # pending on h's old value
+    loom.eval(h)
+    h[0] = 100.0                           # h changes: y keeps the old value, new expressions see the new one
+    w = h * 10.0
+    np.testing.assert_array_equal(y.get(), (x0 + 1.0) * 10.0)
+    want = (x0 + 1.0) * 10.0
+    want[0] = 1000.0
+    np.testing.assert_array_equal(w.get(), want)
