@@ -232,6 +232,9 @@ void cg_gpu_reduce_range(Lower *L, int p, LLVMValueRef start, LLVMValueRef end, 
  * every loaded buffer is contiguous along the one R dim; at run time the row must be whole vectors and
  * aligned, else the scalar loop (cg_gpu_reduce_range) runs. false (nothing emitted): not applicable. */
 bool cg_gpu_reduce_row_vec(Lower *L, int p, LLVMValueRef tid, LLVMValueRef bdim, LLVMValueRef nr);
+/* An arg-reduction's block reduction as packed (key, index) words when its value and index fit (gpu_rowvec.c);
+ * false: not applicable, nothing emitted. */
+bool cg_gpu_arg_block_reduce_packed(Lower *L, int p);
 /* Block reduction of phase p's per-thread accumulators: every thread ends with the block's. */
 void cg_gpu_block_reduce(Lower *L, int p);
 /* The value of lane (lane ^ lanemask) of the wave, any register type; the block's 32 shared slots of 8

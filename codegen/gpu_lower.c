@@ -337,6 +337,7 @@ void cg_gpu_block_reduce(Lower *L, int p) {
   LLVMBuilderRef b = L->m.b;
   LoomDType vt = cg_red_value_dtype(k, ph);
   LLVMTypeRef vty = cg_reg_type(&L->m, vt);
+  if (is_arg(ph->reduce_op) && cg_gpu_arg_block_reduce_packed(L, p)) return; /* one word a pair (gpu_rowvec.c) */
   LLVMValueRef v = L->acc[p], vi = L->accidx[p];
   const int wave = L->m.gpu->wave, wave_log2 = wave == 64 ? 6 : 5;
   for (int off = wave / 2; off >= 1; off /= 2) {

@@ -249,7 +249,22 @@ void cg_gpu_red_item(Lower *L, LLVMValueRef item, void *arg) {
 }
 
 /* Phase p of the cached entry's O point (cg_gpu_cached_item), the buffers it reads in L->vload. */
-static void cached_phase(Lower *L, GpuEntry *e, int p, LLVMValueRef *rj, LLVMValueRef *valid, int lanes, int G) {
+/* The lanes-wide vector of buffer bi at group g's first point into the lanes of L->vload[bi] that group g
+ * reads (the others undefined): a buffer only MAP phases read, loaded where its group is computed. */
+static void cached_group_load(Lower *L, int bi, LLVMValueRef *rj, int g, int lanes) {
+  const KernelIr *k = L->k;
+  CgMath *m = &L->m;
+  LoomDType st = (LoomDType)k->bufs[bi].dtype;
+  cg_gpu_offsets(L, rj[g * lanes], k->nkeep, k->ndim, L->ooff, L->off);
+  LLVMValueRef ld = LLVMBuildLoad2(m->b, cg_vec_type(m, st, (unsigned)lanes), cg_elem_ptr(L, bi, L->off[bi]), "");
+  LLVMSetAlignment(ld, (unsigned)lanes * (unsigned)loom_dtype_size(st));
+  LLVMValueRef vec = LLVMGetUndef(cg_vec_type(m, st, (unsigned)GPU_CACHE_K));
+  for (int l = 0; l < lanes; l++) vec = cg_vec_set(m, st, vec, cg_vec_get(m, st, ld, (unsigned)l), (unsigned)(g * lanes + l));
+  L->vload[bi] = vec;
+}
+
+static void cached_phase(Lower *L, GpuEntry *e, int p, LLVMValueRef *rj, LLVMValueRef *valid, int lanes, int G,
+                         uint64_t defer) {
   const KernelIr *k = L->k;
   CgMath *m = &L->m;
   LLVMBuilderRef b = m->b;
@@ -289,6 +304,8 @@ static void cached_phase(Lower *L, GpuEntry *e, int p, LLVMValueRef *rj, LLVMVal
       LLVMBasicBlockRef yes = cg_new_bb(L, "cmap"), after = cg_new_bb(L, "cmap.after");
       LLVMBuildCondBr(b, e->rowok ? LLVMBuildAnd(b, valid[g * lanes], e->rowok, "") : valid[g * lanes], yes, after);
       LLVMPositionBuilderAtEnd(b, yes);
+      for (int bi = 0; bi < k->nbuf && bi < 64; bi++)
+        if (defer >> bi & 1u) cached_group_load(L, bi, rj, g, lanes);
       LLVMValueRef sv[GPU_VEC_MAXBUF];
       for (int s = 0; vst && s < ph->nstores; s++) {
         LoomDType bt = (LoomDType)k->bufs[k->stores[ph->store_begin + s].buf].dtype;
@@ -321,6 +338,8 @@ static void cached_phase(Lower *L, GpuEntry *e, int p, LLVMValueRef *rj, LLVMVal
                            (unsigned)lanes * (unsigned)loom_dtype_size(bt));
         }
       }
+      for (int bi = 0; bi < k->nbuf && bi < 64; bi++)
+        if (defer >> bi & 1u) L->vload[bi] = NULL;
       LLVMBuildBr(b, after);
       LLVMPositionBuilderAtEnd(b, after);
     }
@@ -333,6 +352,16 @@ static void cached_phase(Lower *L, GpuEntry *e, int p, LLVMValueRef *rj, LLVMVal
     LLVMBuildBr(b, after);
     LLVMPositionBuilderAtEnd(b, after);
   }
+}
+
+/* LOOM_GPU_CACHED_DEFER=0: map-only buffers are loaded whole before the map, as before (A/B timings). */
+static bool cached_defer_off(void) {
+  static int off = -1;
+  if (off < 0) {
+    const char *s = getenv("LOOM_GPU_CACHED_DEFER");
+    off = s && s[0] == '0' && s[1] == 0;
+  }
+  return off == 1;
 }
 
 /* One O point (one block) of the cached ROW entry: the thread's points r_j = tid + j * bdim
@@ -392,8 +421,22 @@ void cg_gpu_cached_item(Lower *L, LLVMValueRef o, void *arg) {
       want = ph->kind == KP_REDUCE || ph->kind == KP_SCAN ? mask[ph->value] : 0;
       for (int s = 0; ph->kind != KP_REDUCE && s < ph->nstores; s++) want |= mask[k->stores[ph->store_begin + s].value];
     }
+    /* a buffer first read by a MAP phase of the vector entry, contiguous along R, that no later phase reads:
+     * loaded group by group inside the map (lanes registers each, not GPU_CACHE_K: LayerNorm's weight and
+     * bias held 32 registers through the whole map) */
+    uint64_t defer = 0;
+    if (mask && lanes > 1 && ph->kind == KP_MAP && !cached_defer_off()) {
+      uint64_t later = 0;
+      for (int q = p + 1; q < k->nphase; q++) {
+        const KPhase *pq = &k->phases[q];
+        if (pq->kind == KP_REDUCE || pq->kind == KP_SCAN) later |= mask[pq->value];
+        for (int s = 0; pq->kind != KP_REDUCE && s < pq->nstores; s++) later |= mask[k->stores[pq->store_begin + s].value];
+      }
+      for (int bi = 0; bi < k->nbuf && bi < 64; bi++)
+        if ((want & ~loaded_bufs & ~later) >> bi & 1u && k->bufs[bi].layout[k->ndim - 1] == KL_ONE) defer |= 1ull << bi;
+    }
     for (int bi = 0; bi < k->nbuf; bi++) {
-      bool now = bi >= 64 ? p == 0 : ((want & ~loaded_bufs) >> bi & 1u);
+      bool now = bi >= 64 ? p == 0 : ((want & ~loaded_bufs & ~defer) >> bi & 1u);
       if (!now || L->vload[bi]) continue;
       bool loaded = false;
       for (int i = 0; i < k->ninstr && !loaded; i++) loaded = k->instrs[i].kind == KI_LOAD && k->instrs[i].buf == bi;
@@ -420,8 +463,8 @@ void cg_gpu_cached_item(Lower *L, LLVMValueRef o, void *arg) {
       }
       L->vload[bi] = vec;
     }
-    loaded_bufs |= want;
-    cached_phase(L, e, p, rj, valid, lanes, G);
+    loaded_bufs |= want & ~defer;
+    cached_phase(L, e, p, rj, valid, lanes, G, defer);
   }
   if (mask) ctx_free(L->ctx, mask);
   cg_clear_cache(L);

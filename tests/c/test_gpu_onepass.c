@@ -228,7 +228,7 @@ typedef struct Emu {
   LLVMOrcLLJITRef jit;
   CgGpuKernel gk;
   int32_t *tid, *ntid, *bid, *nbid;
-  EntryFn main, part, finish, finishb;
+  EntryFn main, part, finish, finishb, cachedv;
   bool ok;
 } Emu;
 
@@ -290,6 +290,7 @@ static bool emu_build(Emu *e, const KernelIr *k) {
   if (e->gk.part[0]) e->part = (EntryFn)lookup(e, e->gk.part);
   if (e->gk.finish[0]) e->finish = (EntryFn)lookup(e, e->gk.finish);
   if (e->gk.finishb[0]) e->finishb = (EntryFn)lookup(e, e->gk.finishb);
+  if (e->gk.cachedv[0]) e->cachedv = (EntryFn)lookup(e, e->gk.cachedv);
   e->ok = e->tid && e->ntid && e->bid && e->nbid && e->main;
   return e->ok;
 }
@@ -459,9 +460,9 @@ static void test_values(bool onepass) {
 }
 
 /* argmax as phase 0 (its record carries an index) and squared distances from its index */
-static void test_argmax_leader(void) {
+static void test_argmax_leader(LoomDType t) {
   VarKernel v;
-  var_kernel(&v, LOOM_FLOAT64, 1, 0, "1", "0", V_PLAIN, true);
+  var_kernel(&v, t, 1, 0, "1", "0", V_PLAIN, true);
   Emu e;
   if (!emu_build(&e, &v.kb.k)) {
     emu_free(&e);
@@ -469,21 +470,27 @@ static void test_argmax_leader(void) {
   }
   enum { N = 3000 };
   double *x = malloc(N * sizeof *x), mu = 0, var = 0;
-  for (int i = 0; i < N; i++) x[i] = 50.0 * uniform();
+  float *xf = malloc(N * sizeof *xf), muf = 0, varf = 0;
+  for (int i = 0; i < N; i++) x[i] = t == LOOM_FLOAT32 ? (double)(float)(50.0 * uniform()) : 50.0 * uniform();
   x[1234] = 1e3;
+  x[2500] = 1e3; /* a tie after the first maximum (float32: parts split between them) */
   long double want = 0;
   for (int i = 0; i < N; i++) want += ((long double)x[i] - 1234.0L) * ((long double)x[i] - 1234.0L);
   want /= N;
+  for (int i = 0; i < N; i++) xf[i] = (float)x[i];
   int64_t shape[1] = {N}, strides[3] = {1, 0, 0};
   void *bases[3] = {x, &mu, &var};
+  if (t == LOOM_FLOAT32) bases[0] = xf, bases[1] = &muf, bases[2] = &varf;
   int parts[3] = {0, 2, 5};
   for (int pi = 0; pi < 3; pi++) {
-    mu = var = -1;
+    mu = var = muf = varf = -1;
     emu_run(&e, &v.kb.k, shape, bases, strides, parts[pi], pi == 2);
-    CHECK(mu == 1234.0 && close_to(var, want, 1e-12), "argmax leader, parts %d: index %g, var %.17g want %.17Lg",
-          parts[pi], mu, var, want);
+    double gm = t == LOOM_FLOAT32 ? muf : mu, gv = t == LOOM_FLOAT32 ? varf : var;
+    CHECK(gm == 1234.0 && close_to(gv, want, t == LOOM_FLOAT32 ? 1e-5 : 1e-12),
+          "argmax leader (%s), parts %d: index %g, var %.17g want %.17Lg", loom_dtype_name(t), parts[pi], gm, gv, want);
   }
   free(x);
+  free(xf);
   emu_free(&e);
 }
 
@@ -569,6 +576,137 @@ static void test_argmax_rows(void) {
   }
 }
 
+/* argmin / argmax per row of several dtypes through `main` (packed (key, index) block folds where the value
+ * has at most 32 bits and the kernel 32-bit indices, the (value, index) pairs otherwise): -0.0 and +0.0
+ * tie (the first wins), NaN first wins, infinities, integer extremes; against a reference loop */
+static void test_arg_rows_dtypes(void) {
+  static const LoomDType ts[] = {LOOM_FLOAT32, LOOM_INT32, LOOM_UINT8, LOOM_INT8, LOOM_UINT32, LOOM_FLOAT64};
+  for (int ti = 0; ti < (int)(sizeof ts / sizeof ts[0]); ti++)
+    for (int op = 0; op < 2; op++)
+      for (int ib = 32; ib <= 64; ib += 32) {
+        LoomDType t = ts[ti];
+        LoomReduceOp rop = op ? LOOM_REDUCE_ARGMAX : LOOM_REDUCE_ARGMIN;
+        KB kb;
+        kb_init(&kb, 2, 1, ib);
+        int bx = kb_buf(&kb, t, 0, "a1"), bo = kb_buf(&kb, LOOM_INT64, 1, "10");
+        kb_reduce(&kb, rop, t, kb_load(&kb, bx, t));
+        kb_store(&kb, KP_FINAL, bo, kb_acc(&kb, 0, LOOM_INT64));
+        Emu e;
+        if (!emu_build(&e, &kb.k)) {
+          emu_free(&e);
+          return;
+        }
+        enum { R = 7, C = 64 };
+        double v[R * C];
+        bool flt = t == LOOM_FLOAT32 || t == LOOM_FLOAT64;
+        double lo = t == LOOM_INT32 ? -2147483648.0 : t == LOOM_INT8 ? -128 : 0;
+        double hi = t == LOOM_INT32 ? 2147483647.0 : t == LOOM_INT8 ? 127 : t == LOOM_UINT8 ? 255
+                  : t == LOOM_UINT32 ? 4294967295.0 : 1e30;
+        for (int i = 0; i < R * C; i++) v[i] = flt ? floor(16.0 * uniform()) - 8.0 : floor(lo + (hi - lo) * uniform());
+        for (int c = 0; c < C; c++) v[0 * C + c] = (c % 2) ? 0.0 : -0.0;       /* row 0: zeros of both signs */
+        for (int c = 0; c < C; c++) v[1 * C + c] = op ? lo : hi;                /* row 1: all the worst value */
+        v[2 * C + 5] = op ? hi : lo, v[2 * C + 40] = op ? hi : lo;              /* row 2: extremes, tie */
+        if (flt) {
+          v[3 * C + 9] = NAN, v[3 * C + 20] = NAN;                              /* row 3: first NaN */
+          v[4 * C + 0] = op ? -INFINITY : INFINITY, v[4 * C + 63] = op ? INFINITY : -INFINITY;
+          for (int c = 0; c < C; c++) v[5 * C + c] = op ? -INFINITY : INFINITY; /* row 5: the identity only */
+          v[6 * C + 31] = -0.0, v[6 * C + 32] = 0.0;                            /* row 6: an extreme of 0 */
+          for (int c = 0; c < C; c++)
+            if (c != 31 && c != 32) v[6 * C + c] = op ? -1.0 - c : 1.0 + c;
+        }
+        unsigned char mem[R * C * 8];
+        for (int i = 0; i < R * C; i++) {
+          switch (t) {
+          case LOOM_FLOAT32: ((float *)mem)[i] = (float)v[i]; break;
+          case LOOM_FLOAT64: ((double *)mem)[i] = v[i]; break;
+          case LOOM_INT32: ((int32_t *)mem)[i] = (int32_t)v[i]; break;
+          case LOOM_UINT32: ((uint32_t *)mem)[i] = (uint32_t)v[i]; break;
+          case LOOM_INT8: ((int8_t *)mem)[i] = (int8_t)v[i]; break;
+          default: ((uint8_t *)mem)[i] = (uint8_t)v[i]; break;
+          }
+        }
+        int64_t out[R], shape[2] = {R, C}, strides[4] = {C, 1, 1, 0};
+        void *bases[2] = {mem, out};
+        emu_run(&e, &kb.k, shape, bases, strides, 0, false);
+        for (int r = 0; r < R; r++) {
+          int64_t want = 0;
+          for (int c = 1; c < C; c++) {
+            double x = v[r * C + c], best = v[r * C + want];
+            if (isnan(best)) break;
+            if (isnan(x) || (op ? x > best : x < best)) want = c;
+          }
+          CHECK(out[r] == want, "%s %s row %d (index bits %d): %lld, want %lld", op ? "argmax" : "argmin",
+                loom_dtype_name(t), r, ib, (long long)out[r], (long long)want);
+        }
+        emu_free(&e);
+      }
+}
+
+/* LayerNorm with weight and bias, (x - mu) / sqrt(var + eps) * w + b, through the cached vector entry
+ * (block mode; one thread a block here, so rows of up to GPU_CACHE_K points): the weight and bias, read
+ * only by the map, are loaded group by group inside it (LOOM_GPU_CACHED_DEFER); against a long double
+ * reference, with rows of 4, 8, 12 and 16 points (the groups past a short row's last are clamped) */
+static void test_cached_layernorm(void) {
+  KB kb;
+  kb_init(&kb, 2, 1, 32);
+  int bx = kb_buf(&kb, LOOM_FLOAT32, 0, "a1"), bw = kb_buf(&kb, LOOM_FLOAT32, 0, "01");
+  int bb = kb_buf(&kb, LOOM_FLOAT32, 0, "01"), bo = kb_buf(&kb, LOOM_FLOAT32, 1, "a1");
+  int x = kb_load(&kb, bx, LOOM_FLOAT32);
+  int n = kb_cast(&kb, kb_ins(&kb, KI_REDSIZE, LOOM_INT64, 0, -1, -1), LOOM_FLOAT32);
+  int mu = kb_bin(&kb, LOOM_OP_TRUEDIV, LOOM_FLOAT32, kb_acc(&kb, 0, LOOM_FLOAT32), n);
+  int d = kb_bin(&kb, LOOM_OP_SUB, LOOM_FLOAT32, x, mu);
+  kb_reduce(&kb, LOOM_REDUCE_SUM, LOOM_FLOAT32, x);
+  kb_reduce(&kb, LOOM_REDUCE_SUM, LOOM_FLOAT32, kb_bin(&kb, LOOM_OP_MUL, LOOM_FLOAT32, d, d));
+  int var = kb_bin(&kb, LOOM_OP_TRUEDIV, LOOM_FLOAT32, kb_acc(&kb, 1, LOOM_FLOAT32), n);
+  int eps = kb_ins(&kb, KI_CONST, LOOM_FLOAT32, 0, -1, -1);
+  kb.ins[eps].value.f = 1e-5;
+  int den = kb_ins(&kb, KI_ELEM, LOOM_FLOAT32, LOOM_OP_SQRT, kb_bin(&kb, LOOM_OP_ADD, LOOM_FLOAT32, var, eps), -1);
+  int y = kb_bin(&kb, LOOM_OP_TRUEDIV, LOOM_FLOAT32, d, den);
+  y = kb_bin(&kb, LOOM_OP_MUL, LOOM_FLOAT32, y, kb_load(&kb, bw, LOOM_FLOAT32));
+  y = kb_bin(&kb, LOOM_OP_ADD, LOOM_FLOAT32, y, kb_load(&kb, bb, LOOM_FLOAT32));
+  kb_store(&kb, KP_MAP, bo, y);
+  Emu e;
+  if (!emu_build(&e, &kb.k)) {
+    emu_free(&e);
+    return;
+  }
+  CHECK(e.cachedv != NULL && e.gk.cache_lanes == 4, "the cached vector entry exists (lanes %d)", e.gk.cache_lanes);
+  if (!e.cachedv) {
+    emu_free(&e);
+    return;
+  }
+  enum { R = 5, CMAX = 16 };
+  for (int C = 4; C <= CMAX; C += 4) {
+    _Alignas(16) float xs[R * CMAX], w[CMAX], bias[CMAX], out[R * CMAX];
+    for (int i = 0; i < R * C; i++) xs[i] = (float)(3.0 + 2.0 * normal());
+    for (int c = 0; c < C; c++) w[c] = (float)(0.5 + uniform()), bias[c] = (float)normal();
+    for (int i = 0; i < R * C; i++) out[i] = -999.0f;
+    uint64_t words[64] = {0};
+    int64_t shape[2] = {R, C}, strides[8] = {C, 1, 0, 1, 0, 1, C, 1};
+    void *bases[4] = {xs, w, bias, out};
+    int nd = 2, nb = 4;
+    for (int dd = 0; dd < nd; dd++) words[dd] = (uint64_t)shape[dd];
+    for (int b = 0; b < nb; b++) words[nd + b] = (uint64_t)(uintptr_t)bases[b];
+    for (int i = 0; i < nb * nd; i++) words[nd + nb + i] = (uint64_t)strides[i];
+    launch(&e, e.cachedv, R, words); /* extra words 0: block mode */
+    bool ok = true;
+    for (int r = 0; r < R && ok; r++) {
+      long double m = 0, v = 0;
+      for (int c = 0; c < C; c++) m += xs[r * C + c];
+      m /= C;
+      for (int c = 0; c < C; c++) v += (xs[r * C + c] - m) * (xs[r * C + c] - m);
+      v /= C;
+      for (int c = 0; c < C && ok; c++) {
+        long double want = (xs[r * C + c] - m) / sqrtl(v + 1e-5L) * w[c] + bias[c];
+        ok = fabsl(out[r * C + c] - want) <= 1e-5L * (1 + fabsl(want));
+        if (!ok) printf("  C %d row %d col %d: %.9g want %.9Lg\n", C, r, c, out[r * C + c], want);
+      }
+    }
+    CHECK(ok, "cached LayerNorm with weight and bias, rows of %d", C);
+  }
+  emu_free(&e);
+}
+
 int main(void) {
   memset(&g_ctx, 0, sizeof g_ctx);
   g_ctx.alloc.alloc = t_alloc;
@@ -581,11 +719,14 @@ int main(void) {
     test_switch_off();
   } else {
     test_schedule_facts();
-    test_argmax_leader();
+    test_argmax_leader(LOOM_FLOAT64);
+    test_argmax_leader(LOOM_FLOAT32);
     test_map_after();
   }
   test_values(!off);
   test_argmax_rows();
+  test_arg_rows_dtypes();
+  test_cached_layernorm();
   printf("%s%d passed, %d failed\n", off ? "(LOOM_GPU_ONEPASS_VAR=0) " : "", g_pass, g_fail);
   if (off) return g_fail ? 1 : 0;
   /* the two-pass run, in a child process with the switch set */
