@@ -291,9 +291,14 @@ static int entry_models(const KernelIr *k, const char *kind, Model *m, int max) 
   }
   for (int p = 0; p < k->nphase && n < max; p++) {
     const KPhase *ph = &k->phases[p];
-    if (ph->kind == KP_REDUCE) {
+    if (ph->kind == KP_REDUCE) { /* with its side stores (ir.h): stored at every point it folds */
       uint64_t l = loads_of(k, ph->value);
-      m[n++] = (Model){bytes_of(k, l), 0, (l & ~inv) == 0, 0};
+      long st = 0;
+      for (int s = 0; s < ph->nstores; s++) {
+        l |= loads_of(k, k->stores[ph->store_begin + s].value);
+        st += (long)loom_dtype_size((LoomDType)k->bufs[k->stores[ph->store_begin + s].buf].dtype);
+      }
+      m[n++] = (Model){bytes_of(k, l), st, (l & ~inv) == 0 && st == 0, 0};
     } else if (ph->kind == KP_MAP) {
       Model x = {0, 0, false, 0};
       uint64_t mask = 0;
