@@ -114,7 +114,10 @@ class RawModule:
                     raise
                 raise compiler.CompileException(str(e), code if isinstance(code, str) else "", "kernel.cu",
                                                 self.options, backend) from None
-            ptx = _core.raw_module_text(self._m, 0) if key is not None else ""
+            try:
+                ptx = _core.raw_module_text(self._m, 0) if key is not None else ""
+            except NotImplementedError:  # no PTX (an AMDGPU module, a cubin): nothing to cache
+                ptx = ""
             # NVRTC's PTX only: clang-19's parameter lists come from its LLVM IR (pointer or integer), which
             # the PTX text does not keep
             if _core.raw_module_format(self._m) == _FORMATS["cuda"] and _NVRTC_PTX_MARK in ptx:
