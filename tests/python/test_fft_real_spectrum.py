@@ -15,34 +15,10 @@ import numpy as np
 import pytest
 
 import loom
-from test_fft import _model_fft
+from test_fft_gpu15b import calls, rand  # noqa: F401 (calls: the library-call fixture both files use)
 
 GPU = loom.cuda.is_available()
 R2C, C2C_FWD, C2C_INV, C2R_SCRATCH = 2, 0, 1, 4
-
-
-@pytest.fixture
-def calls(monkeypatch):
-    """The library calls made, as (kind, rank, n_last); through cuFFT on a GPU, else through the model."""
-    made: list = []
-    real = loom.fft._library_fft
-
-    def counting(kind, rank, n_last, y):
-        made.append((kind, rank, n_last))
-        return real(kind, rank, n_last, y) if GPU else _model_fft(kind, rank, n_last, y)
-
-    monkeypatch.setattr(loom.fft, "_library_fft", counting)
-    if not GPU:
-        monkeypatch.setattr(loom.fft, "_force_library", True)
-    return made
-
-
-def rand(shape, dtype, seed=0):
-    r = np.random.default_rng(seed)
-    x = r.standard_normal(shape)
-    if np.dtype(dtype).kind == "c":
-        x = x + 1j * r.standard_normal(shape)
-    return x.astype(dtype)
 
 
 def close(got, want, single):
