@@ -17,7 +17,6 @@ import pytest
 import loom
 from test_fft_gpu15b import calls, rand  # noqa: F401 (calls: the library-call fixture both files use)
 
-GPU = loom.cuda.is_available()
 R2C, C2C_FWD, C2C_INV, C2R_SCRATCH = 2, 0, 1, 4
 
 
