@@ -123,6 +123,9 @@ LoomStatus rt_plan_make(LoomGraph *g, int32_t n, const LoomNode *nodes, const Lo
   p->ninputs = g->ir.ninputs;
   if (g->ir.ninputs > 0) memcpy(p->inputs, g->ir.inputs, (size_t)g->ir.ninputs * sizeof(LoomArray));
 
+  pthread_mutex_lock(&ctx->rt->stats_lock);
+  ctx->rt->stats.plans_made++;
+  pthread_mutex_unlock(&ctx->rt->stats_lock);
   Schedule *sched = NULL;
   LoomStatus st = rt_eval_schedule(g, &a, n, roots, outs, dump, ctx->dump_flags, &sched, d);
   if (st != LOOM_OK) {

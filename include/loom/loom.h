@@ -143,6 +143,8 @@ typedef struct LoomStats {
   uint64_t temp_bytes_peak;   /* peak bytes of temporaries allocated by one loom_eval */
   uint64_t library_calls;     /* calls of a vendor library (BLAS, cuBLASLt, LAPACK, cuSOLVER) made by
                                  loom_eval's call kernels and loom_linalg, counted per schedule item */
+  uint64_t plans_made;        /* runs of the pass pipeline by loom_eval: an expression evaluated again on
+                                 the same nodes and layouts reuses its kept plan and adds none */
 } LoomStats;
 LOOM_API LoomStatus loom_get_stats(LoomContext *ctx, LoomStats *out);
 

@@ -354,6 +354,7 @@ int materialize_many(ModState *st, PyObject **items, Py_ssize_t n) {
       for (Py_ssize_t q = 0; q < k; q++) {
         if (!still_wanted(who[q], gr, nodes[q])) {
           loom_array_free(ctx_of(st), &outs[q]);
+          nodes[q] = -1; /* not adopted: nothing to bind */
           continue;
         }
         int scalar_const = who[q]->devfree && who[q]->desc.ndim == 0 && outs[q].device == LOOM_DEVICE_HOST;
@@ -370,12 +371,13 @@ int materialize_many(ModState *st, PyObject **items, Py_ssize_t n) {
           break;
         }
         who[q]->devfree = scalar_const; /* a 0-d constant still fits any device (node_of: a constant) */
-        if (!was_devfree && bind_result(st, gr, nodes[q], who[q]) < 0) {
-          for (Py_ssize_t r = q + 1; r < k; r++) loom_array_free(ctx_of(st), &outs[r]);
-          rc = -1;
-          break;
-        }
+        if (was_devfree) nodes[q] = -1;
       }
+      /* Binding drops the graph's plans (loom_node_bind), so it is done only for a graph that still has
+       * pending arrays, the only ones that could read a bound value. A drained graph keeps its plans: the
+       * same expression built again (hash-consed onto the same nodes) skips the passes. */
+      for (Py_ssize_t q = 0; rc == 0 && gr->npending > 0 && q < k; q++)
+        if (nodes[q] >= 0 && bind_result(st, gr, nodes[q], who[q]) < 0) rc = -1;
     }
     if (rc == 0) retire_if_drained(st, gr);
     for (Py_ssize_t q = 0; q < k; q++) Py_DECREF(who[q]);
@@ -556,12 +558,12 @@ static PyObject *core_stats(PyObject *module, PyObject *unused) {
   LoomStats s;
   LoomStatus rc = loom_get_stats(ctx_of(st), &s);
   if (rc) return raise_status(st, rc);
-  return Py_BuildValue("{sKsKsKsdsKsKsK}", "kernels_launched", (unsigned long long)s.kernels_launched,
+  return Py_BuildValue("{sKsKsKsdsKsKsKsK}", "kernels_launched", (unsigned long long)s.kernels_launched,
                        "kernels_compiled", (unsigned long long)s.kernels_compiled, "cache_hits",
                        (unsigned long long)s.cache_hits, "compile_ms", s.compile_ms, "last_eval_kernels",
                        (unsigned long long)s.last_eval_kernels, "temp_bytes_peak",
                        (unsigned long long)s.temp_bytes_peak, "library_calls",
-                       (unsigned long long)s.library_calls);
+                       (unsigned long long)s.library_calls, "plans_made", (unsigned long long)s.plans_made);
 }
 
 /* config_info() -> dict: loom_get_config's facts (threads, dump bits, host target, cache folder). */
