@@ -4,7 +4,7 @@ of the target description, so of the kernel cache key), beside torch.cumsum (sam
 
 Knobs (unset = the default):
   LOOM_GPU_SCAN_LB_BLOCK    threads per block, a power of two 64..1024 (default 256)
-  LOOM_GPU_SCAN_LB_ITEMS    points per thread for <= 8-byte accumulators, a power of two 1..32 (default 8;
+  LOOM_GPU_SCAN_LB_ITEMS    points per thread for <= 8-byte accumulators, a power of two 1..32 (default 16;
                             halved for complex128 and while the staged tile exceeds 44 KB of shared memory)
   LOOM_GPU_SCAN_LB_BACKOFF  ns a look-back wave sleeps before re-reading an incomplete window (default 0)
   LOOM_GPU_SCAN_LB_GRID     at most this many blocks, each looping over tickets (runtime; default: one a tile)

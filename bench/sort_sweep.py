@@ -4,11 +4,11 @@
 What it varies (compile-time switches of codegen/gpu_radix.c, read per sort by cg_radix_tuning; the
 runtime keeps one module per distinct setting, so one process times them all; see gpu_radix.h):
   LOOM_GPU_RADIX_ITEMS4      keys per thread when keys and values are <= 4 bytes (default 16: 4096-key tiles)
-  LOOM_GPU_RADIX_ITEMS8      keys per thread when one of them is 8 bytes (default 8: 2048-key tiles)
-  LOOM_GPU_RADIX_BLOCKS_PER_SM  the pass kernel's launch bound (default 4: <= 64 registers a thread)
+  LOOM_GPU_RADIX_ITEMS8      keys per thread when one of them is 8 bytes (default 8: 2048-key tiles; 12 for 8-byte keys)
+  LOOM_GPU_RADIX_BLOCKS_PER_SM  the pass kernel's launch bound (default 4: <= 64 registers a thread; 3 for 8-byte keys)
   LOOM_GPU_RADIX_HIST_PARTS  copies of the histogram kernel's block counts (default 4; 2 for 8-byte keys)
   LOOM_GPU_RADIX_HIST_TILES  tiles per histogram block (runtime; default: ~1024 blocks)
-  LOOM_GPU_RADIX_RANK=ballot peers of a digit from 8 wave ballots instead of one match.any (NVPTX)
+  LOOM_GPU_RADIX_RANK=match  peers of a digit from one match.any instead of 8 wave ballots (the default)
   LOOM_GPU_RADIX_RANK=early  every item's peers found before the wave counters' dependent chain (the
                              default for keys-only sorts); =chain: each item's match inside the chain
                              (the previous default; argsort's default)
@@ -46,7 +46,7 @@ KNOBS = ("LOOM_GPU_RADIX_ITEMS4", "LOOM_GPU_RADIX_ITEMS8", "LOOM_GPU_RADIX_BLOCK
 # name, env, which tile cases it applies to ("4": widest element <= 4 bytes, "8": float64, "all")
 SETTINGS = [
     ("default", {}, "all"),
-    ("ballot rank", {"LOOM_GPU_RADIX_RANK": "ballot"}, "all"),
+    ("match rank", {"LOOM_GPU_RADIX_RANK": "match"}, "all"),
     ("early rank", {"LOOM_GPU_RADIX_RANK": "early"}, "all"),
     ("chain rank", {"LOOM_GPU_RADIX_RANK": "chain"}, "all"),
     ("early rank bound=3", {"LOOM_GPU_RADIX_RANK": "early", "LOOM_GPU_RADIX_BLOCKS_PER_SM": "3"}, "all"),

@@ -99,13 +99,13 @@ typedef void (*CgColFn)(const int64_t *shape, void *const *bufs, const int64_t *
 enum { CG_GPU_ELEMENTWISE = 0, CG_GPU_ROW = 1, CG_GPU_COL = 2 };
 #define CG_SCAN_LB_BLOCK 256 /* the default threads per look-back block */
 #define CG_SCAN_LB_STATUS 16
-#define CG_SCAN_LB_ITEMS 8      /* the default points per thread (asked for; see cg_scan_lb_items) */
+#define CG_SCAN_LB_ITEMS 16     /* the default points per thread (asked for; see cg_scan_lb_items) */
 #define CG_SCAN_LB_ITEMS_MAX 32
 #define CG_SCAN_LB_SHARED_MAX 45056 /* bytes of a block's staged tile and thread slots: under 48 KB static */
 /* Points per thread of a look-back tile of `block` threads when `asked` (a power of two) are asked for:
  * half of them for 16-byte accumulators (complex128), halved again while the staged tile (a pad slot
  * per 32) and the block's thread slots, value_size bytes each, exceed CG_SCAN_LB_SHARED_MAX; at least 1.
- * The defaults: 8, or 4 for complex128. */
+ * The defaults: 16, or 8 for complex128 (16 took cumsum f32 2^26 on the H200 from 0.69x to 0.93x torch). */
 static inline int cg_scan_lb_items_of(int block, int asked, int acc_size, int value_size) {
   int k = acc_size > 8 ? asked / 2 : asked;
   int64_t v = value_size > 0 ? value_size : 1;

@@ -97,11 +97,14 @@ void cg_radix_tuning(CgRadixSpec *spec) {
   spec->items = env_int(widest <= 4 ? "LOOM_GPU_RADIX_ITEMS4" : "LOOM_GPU_RADIX_ITEMS8", 1, CG_RADIX_MAX_ITEMS);
   spec->blocks_per_sm = env_int("LOOM_GPU_RADIX_BLOCKS_PER_SM", 1, 8);
   spec->hist_parts = env_int("LOOM_GPU_RADIX_HIST_PARTS", 1, 8);
-  /* words of LOOM_GPU_RADIX_RANK: "ballot", "early" or "chain"; peers first by default for keys alone
+  /* words of LOOM_GPU_RADIX_RANK: "match" (match.any instead of ballots), "early" or "chain"; peers first by default for keys alone
    * (ptxas: the same instructions and 64 registers without spills, the matches out of the wave's
    * dependent chain; with values beside the keys it spills, so they keep the chain) */
+  /* ranks by ballots unless "match" is asked for: on sm_90 the 8 ballots beat match.any on every sort
+   * of the 2026-12-02 sweep (bench/results/2026-12-02-1652-sort-sweep-h200.md: f32 2^26 0.72x -> 0.77x
+   * CuPy, i32 0.64x -> 0.83x, argsort 1.00x -> 1.07x, f64 0.69x -> 0.76x) */
   const char *r = getenv("LOOM_GPU_RADIX_RANK");
-  spec->ballot_rank = r && strstr(r, "ballot");
+  spec->ballot_rank = !(r && strstr(r, "match"));
   spec->peers_first = r && strstr(r, "early") ? true : r && strstr(r, "chain") ? false : spec->value_bytes == 0;
 }
 
@@ -116,14 +119,18 @@ CgRadixShape cg_radix_shape(const CgRadixSpec *spec) {
   if (spec->take)
     return (CgRadixShape){.block = CG_RADIX_BLOCK, .items = 1, .tile = CG_RADIX_BLOCK, .passes = 0, .blocks_per_sm = 1,
                           .hist_parts = 1};
-  CgRadixShape s = {.block = CG_RADIX_BLOCK, .items = widest <= 4 ? 16 : 8, .passes = kb};
+  /* 8-byte keys: 12 keys a thread under a 3-blocks-per-SM bound (f64 2^26 0.69x -> 0.82x CuPy in the
+   * same sweep); other widths 16 (4 bytes) or 8 under CG_RADIX_PASS_BLOCKS_PER_SM */
+  CgRadixShape s = {.block = CG_RADIX_BLOCK, .items = kb == 8 ? 12 : widest <= 4 ? 16 : 8, .passes = kb};
   if (spec->items >= 1 && spec->items <= CG_RADIX_MAX_ITEMS) s.items = spec->items;
   /* the staged tile must fit the block's static shared memory (legacy: one region of the widest) */
   int per_key = spec->legacy ? widest : kb + spec->value_bytes;
   int fit = (CG_RADIX_SHARED_BYTES - pass_fixed_shared(spec->wave ? spec->wave : 32)) / (CG_RADIX_BLOCK * per_key);
   if (s.items > fit) s.items = fit;
   s.tile = s.block * s.items;
-  s.blocks_per_sm = spec->blocks_per_sm >= 1 && spec->blocks_per_sm <= 8 ? spec->blocks_per_sm : CG_RADIX_PASS_BLOCKS_PER_SM;
+  s.blocks_per_sm = spec->blocks_per_sm >= 1 && spec->blocks_per_sm <= 8 ? spec->blocks_per_sm
+                   : kb == 8                                             ? 3
+                                                                         : CG_RADIX_PASS_BLOCKS_PER_SM;
   s.hist_parts = spec->legacy ? 1 : kb <= 4 ? 4 : 2;
   if (spec->hist_parts == 1 || spec->hist_parts == 2 || spec->hist_parts == 4 || spec->hist_parts == 8)
     s.hist_parts = spec->hist_parts;

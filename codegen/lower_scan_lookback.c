@@ -5,7 +5,7 @@
  * the data, against two reads and a write for the two-entry split of lower_scan.c.
  *
  * Tiles: each row's R is cut into tiles of B * K points (B threads, K items each; codegen.h
- * cg_scan_lb_items_of; the defaults 256 and 8, LOOM_GPU_SCAN_LB_BLOCK / LOOM_GPU_SCAN_LB_ITEMS for A/B
+ * cg_scan_lb_items_of; the defaults 256 and 16, LOOM_GPU_SCAN_LB_BLOCK / LOOM_GPU_SCAN_LB_ITEMS for A/B
  * timings, in the target description through cg_gpu_scan_tag and in the kernel's part_lanes); tile
  * (o, part) is item part * no + o, and a block takes its items in launch order from a ticket counter
  * (an atomic add at the head of every item of the grid-stride loop) rather than from blockIdx: a tile

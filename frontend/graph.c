@@ -102,8 +102,21 @@ LoomStatus loom_input(LoomGraph *g, const LoomArray *a, LoomNode *out) {
 LoomStatus loom_node_bind(LoomGraph *g, LoomNode node, const LoomArray *value) {
   BEGIN(g);
   if (!node_of(g, node, d, "loom_node_bind") || !check_array(value, d, "loom_node_bind")) return END(g);
-  if (ir_node_bind(&g->ir, node, value, d) == LOOM_OK && g->free_plans)
-    g->free_plans(g); /* plans were made for the graph as it was: its nodes are no longer what they schedule */
+  (void)ir_node_bind(&g->ir, node, value, d); /* kept plans stay valid: see loom.h */
+  return END(g);
+}
+
+LoomStatus loom_node_reaches(LoomGraph *g, LoomNode node, int32_t n, const LoomNode *users, int32_t *out) {
+  BEGIN(g);
+  if (!need_out(out, d, "loom_node_reaches") || !node_of(g, node, d, "loom_node_reaches")) return END(g);
+  if (n < 0 || (n > 0 && !users)) {
+    diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "loom_node_reaches: %d users at %p; pass n >= 0 and an array of n nodes",
+               (int)n, (const void *)users);
+    return END(g);
+  }
+  for (int32_t i = 0; i < n; i++)
+    if (!node_of(g, users[i], d, "loom_node_reaches")) return END(g);
+  if (ir_node_reaches(&g->ir, node, n, users, out, d) != LOOM_OK) return END(g);
   return END(g);
 }
 

@@ -558,6 +558,31 @@ void ir_node_unbind(IrGraph *g, int32_t idx) {
     }
 }
 
+LoomStatus ir_node_reaches(const IrGraph *g, int32_t idx, int32_t n, const int32_t *users, int32_t *out, Diag *d) {
+  *out = 0;
+  int32_t top = -1;
+  for (int32_t i = 0; i < n; i++) {
+    if (users[i] == idx) {
+      *out = 1;
+      return LOOM_OK;
+    }
+    if (users[i] > top) top = users[i];
+  }
+  if (top <= idx) return LOOM_OK; /* a node is built only on earlier nodes */
+  uint8_t *on = ctx_alloc(g->ctx, (size_t)(top - idx + 1));
+  if (!on) return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "node_reaches: out of memory for %d nodes", top - idx + 1);
+  on[0] = 1;
+  for (int32_t x = idx + 1; x <= top; x++) {
+    const IrNode *nd = &g->nodes[x];
+    on[x - idx] = 0;
+    for (int s = 0; s < 3; s++)
+      if (nd->src[s] >= idx && on[nd->src[s] - idx]) on[x - idx] = 1;
+  }
+  for (int32_t i = 0; i < n && !*out; i++) *out = users[i] > idx && on[users[i] - idx];
+  ctx_free(g->ctx, on);
+  return LOOM_OK;
+}
+
 LoomStatus ir_const(IrGraph *g, LoomDType dtype, Scalar v, bool weak, int32_t *out, Diag *d) {
   if (!g || !out) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "const: null argument");
   if ((unsigned)dtype >= LOOM_DTYPE_COUNT)

@@ -270,6 +270,8 @@ LoomStatus ir_const(IrGraph *g, LoomDType dtype, Scalar v, bool weak, int32_t *o
 LoomStatus ir_node_bind(IrGraph *g, int32_t idx, const LoomArray *a, Diag *d);
 /* Node idx computes what it did before its first ir_node_bind again (no-op if it is not bound). */
 void ir_node_unbind(IrGraph *g, int32_t idx);
+/* *out = 1 when a user is idx or reads it through its sources (loom_node_reaches); users are valid nodes. */
+LoomStatus ir_node_reaches(const IrGraph *g, int32_t idx, int32_t n, const int32_t *users, int32_t *out, Diag *d);
 LoomStatus ir_elem(IrGraph *g, LoomOp op, int n, const int32_t *src, int32_t *out, Diag *d);
 LoomStatus ir_cast(IrGraph *g, int32_t x, LoomDType dtype, int32_t *out, Diag *d);
 LoomStatus ir_broadcast(IrGraph *g, int32_t x, int ndim, const int64_t *shape, int32_t *out, Diag *d);

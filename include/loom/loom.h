@@ -393,12 +393,18 @@ LOOM_API LoomStatus loom_input_rebind(LoomGraph *g, LoomNode input, const LoomAr
  * of the Python @loom.fuse (several arguments, no per-input error setup). */
 LOOM_API LoomStatus loom_input_rebind_many(LoomGraph *g, int32_t n, const LoomNode *inputs,
                                            const LoomArray *const *arrays);
-/* The value of `node` is now `value`, an array of the node's dtype and shape (usually what loom_eval made
- * for it): later evaluations read it instead of computing the node again; nodes built on it read it too.
+/* `value` holds the value of `node`, an array of its dtype and shape (what loom_eval made for it): later
+ * evaluations may read it instead of computing the node again, nodes built on it too. It is a cache: a
+ * value other than the node's own makes results undefined (either may be read).
  * The caller keeps `value`'s memory alive, and unchanged (or calls loom_node_unbind before a write) while
  * the graph may still evaluate something that reads it. How the Python package reuses a pending array it evaluated (e.g. for a view) in the arrays
- * built on it. Drops the graph's kept plans. */
+ * built on it. The graph's kept plans stay: one made before the bind computes the node from its sources,
+ * whose values the bound array holds (a plan made while it is bound is dropped by loom_node_unbind). */
 LOOM_API LoomStatus loom_node_bind(LoomGraph *g, LoomNode node, const LoomArray *value);
+/* *out = 1 when one of users[0..n) is `node` or is built on it (reads its value through its sources),
+ * else 0: whether binding `node` can help anything still to be evaluated. A forward scan of the nodes
+ * between `node` and the largest user (nodes only refer to earlier ones). */
+LOOM_API LoomStatus loom_node_reaches(LoomGraph *g, LoomNode node, int32_t n, const LoomNode *users, int32_t *out);
 /* Undoes loom_node_bind: the node computes its value from its sources again (nothing if it is not bound),
  * e.g. before `value`'s memory is written while the graph may still evaluate something built on it. */
 LOOM_API LoomStatus loom_node_unbind(LoomGraph *g, LoomNode node);

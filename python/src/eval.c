@@ -249,6 +249,25 @@ static int bind_result(ModState *st, GraphObject *gr, LoomNode node, ArrayObject
   return 0;
 }
 
+/* bind_result when a pending array of gr is built on node (only those can read the bound value; a bound
+ * buffer stays alive with the graph, so a result nothing pending reads is not kept: a loop that evaluates
+ * a new result each step beside an unrelated pending array must not hold every result). */
+static int bind_if_read(ModState *st, GraphObject *gr, LoomNode node, ArrayObject *a) {
+  enum { ON_STACK = 64 };
+  LoomNode users_s[ON_STACK], *users = users_s;
+  if (gr->npending > ON_STACK && !(users = PyMem_Malloc(sizeof *users * (size_t)gr->npending))) {
+    PyErr_NoMemory();
+    return -1;
+  }
+  int32_t n = 0, reads = 0;
+  for (ArrayObject *p = gr->pending; p && n < gr->npending; p = p->pending_next)
+    if (p->node >= node) users[n++] = p->node; /* an earlier node cannot be built on it */
+  LoomStatus s = n > 0 ? loom_node_reaches(gr->g, node, n, users, &reads) : LOOM_OK;
+  if (users != users_s) PyMem_Free(users);
+  if (s) return 0; /* not bound: computed again if needed */
+  return reads ? bind_result(st, gr, node, a) : 0;
+}
+
 /* Before buffer's memory is written: every node bound to it computes its value again (bind_result). */
 static int unbind_buffer(GraphObject *gr, PyObject *buffer) {
   if (!gr->bound) return 0;
@@ -373,11 +392,8 @@ int materialize_many(ModState *st, PyObject **items, Py_ssize_t n) {
         who[q]->devfree = scalar_const; /* a 0-d constant still fits any device (node_of: a constant) */
         if (was_devfree) nodes[q] = -1;
       }
-      /* Binding drops the graph's plans (loom_node_bind), so it is done only for a graph that still has
-       * pending arrays, the only ones that could read a bound value. A drained graph keeps its plans: the
-       * same expression built again (hash-consed onto the same nodes) skips the passes. */
       for (Py_ssize_t q = 0; rc == 0 && gr->npending > 0 && q < k; q++)
-        if (nodes[q] >= 0 && bind_result(st, gr, nodes[q], who[q]) < 0) rc = -1;
+        if (nodes[q] >= 0 && bind_if_read(st, gr, nodes[q], who[q]) < 0) rc = -1;
     }
     if (rc == 0) retire_if_drained(st, gr);
     for (Py_ssize_t q = 0; q < k; q++) Py_DECREF(who[q]);

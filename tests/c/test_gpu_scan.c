@@ -171,20 +171,21 @@ static void compare(const char *what, const LoomArray *x, LoomReduceOp op, int a
   compare_view(what, x, op, axis, dtype, fused, 1);
 }
 
-/* The single-pass look-back scan (codegen/lower_scan_lookback.c; tiles of 2048 points, 1024 for
+/* The single-pass look-back scan (codegen/lower_scan_lookback.c; tiles of LB_TILE points, half that for
  * complex128; the launcher takes it for fewer than 512 rows of at least two tiles): rows around tile
  * boundaries, every dtype, wrap-around against the wrapped prefix, NaN, strided views, fused producers,
  * several long rows. Float sums are checked against the float64 prefix: a point's value is reached
- * through at most 7 k / 2048 + 64 roundings (7 in the thread, 13 in the tile's tree, the look-back's
- * folds, 7 per earlier tile along the chain of inclusive prefixes, the aggregates' trees), each within a
+ * through at most 15 k / LB_TILE + 72 roundings (15 in the thread, 13 in the tile's tree, the look-back's
+ * folds, 15 per earlier tile along the chain of inclusive prefixes, the aggregates' trees), each within a
  * unit of the running magnitude, which compare's 32 sqrt(k) units bound covers for k <= 8.7e7 (2^26 is
  * 6.7e7; tests/python/test_gpu_scan_lookback.py checks the linear bound itself). */
+enum { LB_TILE = 256 * 16 }; /* codegen.h: CG_SCAN_LB_BLOCK threads x CG_SCAN_LB_ITEMS points */
 static void lookback_cases(void) {
   struct { LoomDType t; int nd; int64_t shape[2]; LoomReduceOp op; LoomDType dt; bool fused; int step; int fill; const char *what; } cs[] = {
-      {LOOM_FLOAT32, 1, {4095}, LOOM_REDUCE_SUM, LOOM_DTYPE_COUNT, false, 1, 0, "lb f32 2 tiles less a point"},
-      {LOOM_FLOAT32, 1, {4096}, LOOM_REDUCE_SUM, LOOM_DTYPE_COUNT, false, 1, 0, "lb f32 2 tiles"},
-      {LOOM_FLOAT32, 1, {4097}, LOOM_REDUCE_SUM, LOOM_DTYPE_COUNT, false, 1, 0, "lb f32 2 tiles and a point"},
-      {LOOM_FLOAT32, 1, {6145}, LOOM_REDUCE_SUM, LOOM_DTYPE_COUNT, true, 1, 0, "lb f32 3 tiles and a point, fused"},
+      {LOOM_FLOAT32, 1, {2 * LB_TILE - 1}, LOOM_REDUCE_SUM, LOOM_DTYPE_COUNT, false, 1, 0, "lb f32 2 tiles less a point"},
+      {LOOM_FLOAT32, 1, {2 * LB_TILE}, LOOM_REDUCE_SUM, LOOM_DTYPE_COUNT, false, 1, 0, "lb f32 2 tiles"},
+      {LOOM_FLOAT32, 1, {2 * LB_TILE + 1}, LOOM_REDUCE_SUM, LOOM_DTYPE_COUNT, false, 1, 0, "lb f32 2 tiles and a point"},
+      {LOOM_FLOAT32, 1, {3 * LB_TILE + 1}, LOOM_REDUCE_SUM, LOOM_DTYPE_COUNT, true, 1, 0, "lb f32 3 tiles and a point, fused"},
       {LOOM_FLOAT32, 1, {(1 << 20) + 3}, LOOM_REDUCE_SUM, LOOM_DTYPE_COUNT, false, 1, 0, "lb f32 2^20+3"},
       {LOOM_FLOAT32, 1, {(int64_t)1 << 26}, LOOM_REDUCE_SUM, LOOM_DTYPE_COUNT, false, 1, 0, "lb f32 2^26"},
       {LOOM_FLOAT32, 1, {(1 << 20) + 3}, LOOM_REDUCE_SUM, LOOM_DTYPE_COUNT, true, 1, 0, "lb f32 cumsum(x*2+1)"},
@@ -208,10 +209,10 @@ static void lookback_cases(void) {
       {LOOM_FLOAT16, 1, {100003}, LOOM_REDUCE_MAX, LOOM_DTYPE_COUNT, false, 1, 0, "lb f16 cummax"},
       {LOOM_BFLOAT16, 1, {100003}, LOOM_REDUCE_MIN, LOOM_DTYPE_COUNT, false, 1, 0, "lb bf16 cummin"},
       {LOOM_COMPLEX64, 1, {100003}, LOOM_REDUCE_SUM, LOOM_DTYPE_COUNT, false, 1, 0, "lb complex64 (real parts)"},
-      {LOOM_COMPLEX128, 1, {100003}, LOOM_REDUCE_SUM, LOOM_DTYPE_COUNT, false, 1, 0, "lb complex128, 1024-point tiles"},
+      {LOOM_COMPLEX128, 1, {100003}, LOOM_REDUCE_SUM, LOOM_DTYPE_COUNT, false, 1, 0, "lb complex128, half-size tiles"},
       {LOOM_FLOAT32, 2, {4, 1 << 20}, LOOM_REDUCE_SUM, LOOM_DTYPE_COUNT, false, 1, 0, "lb f32 4 rows of 2^20"},
       {LOOM_INT32, 2, {3, (1 << 20) + 1}, LOOM_REDUCE_SUM, LOOM_INT32, true, 1, 0, "lb i32 3 rows of 2^20+1, fused"},
-      {LOOM_FLOAT32, 2, {511, 4100}, LOOM_REDUCE_SUM, LOOM_DTYPE_COUNT, false, 1, 0, "lb f32 511 rows of 2 tiles+4"},
+      {LOOM_FLOAT32, 2, {511, 2 * LB_TILE + 4}, LOOM_REDUCE_SUM, LOOM_DTYPE_COUNT, false, 1, 0, "lb f32 511 rows of 2 tiles+4"},
       {LOOM_FLOAT32, 1, {0}, LOOM_REDUCE_SUM, LOOM_DTYPE_COUNT, false, 1, 0, "empty"},
   };
   for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {

@@ -120,7 +120,8 @@ static void test_rebind_same(void) {
   tc_free(&a), tc_free(&b), tc_free(&a2), tc_free(&out);
 }
 
-/* y = exp(a) * b + 2 with m = exp(a) * b bound to c: y reads c + 2, the earlier plan is dropped. */
+/* y = exp(a) * b + 2 with m = exp(a) * b bound to c (a value other than m's, so that a result shows which
+ * one was read): an expression first evaluated after the bind reads c, y's earlier plan computes m. */
 static void test_node_bind(void) {
   LoomGraph *g = NULL;
   if (!CHECK_OK(loom_graph_create(tc_ctx, &g))) return;
@@ -141,16 +142,26 @@ static void test_node_bind(void) {
     CHECK(loom_node_bind(g, 9999, &c) == LOOM_ERR_INVALID_ARGUMENT, "bind of a bad node");
     CHECK(loom_node_bind(g, m, NULL) == LOOM_ERR_INVALID_ARGUMENT, "bind to NULL");
     CHECK(loom_graph_node_count(g) == nodes, "failed binds add no node (%d, was %d)", loom_graph_node_count(g), nodes);
-    if (CHECK_OK(loom_node_bind(g, m, &c)) && CHECK_OK(loom_eval(g, 1, &y, &out)))
+    /* y's plan, made before the bind, is kept (it computes m, the value a bind must hold); an expression
+     * first evaluated after the bind reads the bound array: y3 = m + 2.5 */
+    LoomNode y3, two5;
+    if (CHECK_OK(loom_node_bind(g, m, &c)) && CHECK_OK(loom_eval(g, 1, &y, &out))) check_result(&out, &a, &b, "kept plan");
+    if (CHECK_OK(loom_weak_float(g, 2.5, &two5)) && CHECK_OK(loom_binary(g, LOOM_OP_ADD, m, two5, &y3)) &&
+        CHECK_OK(loom_eval(g, 1, &y3, &out)))
       for (int64_t i = 0; i < 6; i++)
-        CHECK(tc_get_f(&out, i) == tc_get_f(&c, i) + 2.0, "bound [%lld]: got %.17g want %.17g", (long long)i,
-              tc_get_f(&out, i), tc_get_f(&c, i) + 2.0);
+        CHECK(tc_get_f(&out, i) == tc_get_f(&c, i) + 2.5, "bound [%lld]: got %.17g want %.17g", (long long)i,
+              tc_get_f(&out, i), tc_get_f(&c, i) + 2.5);
     /* the node itself evaluates to the bound array; binding it again to the same array changes nothing */
     if (CHECK_OK(loom_node_bind(g, m, &c)) && CHECK_OK(loom_eval(g, 1, &m, &out)))
       for (int64_t i = 0; i < 6; i++) CHECK(tc_get_f(&out, i) == tc_get_f(&c, i), "bound node [%lld]", (long long)i);
-    /* unbound: computed from a and b again (the graph unchanged otherwise); unbinding again changes nothing */
-    if (CHECK_OK(loom_node_unbind(g, m)) && CHECK_OK(loom_node_unbind(g, m)) && CHECK_OK(loom_eval(g, 1, &y, &out)))
-      check_result(&out, &a, &b, "unbound");
+    /* unbound: computed from a and b again (the graph unchanged otherwise; y3's plan, which read c, is
+     * dropped); unbinding again changes nothing */
+    if (CHECK_OK(loom_node_unbind(g, m)) && CHECK_OK(loom_node_unbind(g, m)) && CHECK_OK(loom_eval(g, 1, &y3, &out)))
+      for (int64_t i = 0; i < 6; i++) {
+        double want = exp(tc_get_f(&a, i)) * tc_get_f(&b, i) + 2.5;
+        CHECK(tc_close_ulp(LOOM_FLOAT64, tc_get_f(&out, i), want, 4), "unbound [%lld]: got %.17g want %.17g",
+              (long long)i, tc_get_f(&out, i), want);
+      }
     CHECK(loom_node_unbind(g, 9999) == LOOM_ERR_INVALID_ARGUMENT, "unbind of a bad node");
     CHECK_OK(loom_node_unbind(g, na)); /* an input never bound: nothing to undo */
     if (CHECK_OK(loom_eval(g, 1, &y, &out))) check_result(&out, &a, &b, "unbind of a node never bound");
@@ -166,10 +177,48 @@ static void test_node_bind(void) {
   tc_free(&a), tc_free(&b), tc_free(&c), tc_free(&out), tc_free(&f32), tc_free(&row);
 }
 
+/* loom_node_reaches: whether users are built on a node (through any source), checked on a small graph. */
+static void test_node_reaches(void) {
+  LoomGraph *g = NULL;
+  if (!CHECK_OK(loom_graph_create(tc_ctx, &g))) return;
+  LoomArray a = tc_new2(LOOM_FLOAT64, 2, 3), b = tc_new2(LOOM_FLOAT64, 2, 3);
+  LoomNode na, nb, ea, eb, m, s, t, w;
+  /* ea = exp(a), eb = exp(b), m = ea * b, t = eb + 1 (not built on ea), s = t - m, w = t * t */
+  LoomNode one;
+  bool built = CHECK_OK(loom_input(g, &a, &na)) && CHECK_OK(loom_input(g, &b, &nb)) &&
+               CHECK_OK(loom_unary(g, LOOM_OP_EXP, na, &ea)) && CHECK_OK(loom_unary(g, LOOM_OP_EXP, nb, &eb)) &&
+               CHECK_OK(loom_binary(g, LOOM_OP_MUL, ea, nb, &m)) && CHECK_OK(loom_weak_float(g, 1.0, &one)) &&
+               CHECK_OK(loom_binary(g, LOOM_OP_ADD, eb, one, &t)) && CHECK_OK(loom_binary(g, LOOM_OP_SUB, t, m, &s)) &&
+               CHECK_OK(loom_binary(g, LOOM_OP_MUL, t, t, &w));
+  if (built) {
+    int32_t r = -1;
+    const LoomNode just_t[1] = {t}, t_and_s[2] = {w, s}, self[1] = {ea}, early[1] = {na};
+    CHECK(CHECK_OK(loom_node_reaches(g, ea, 1, just_t, &r)) && r == 0, "t = exp(b) + 1 is not built on exp(a) (%d)", r);
+    CHECK(CHECK_OK(loom_node_reaches(g, ea, 2, t_and_s, &r)) && r == 1, "s = t - exp(a) * b is (%d)", r);
+    CHECK(CHECK_OK(loom_node_reaches(g, ea, 1, self, &r)) && r == 1, "a node reaches itself (%d)", r);
+    CHECK(CHECK_OK(loom_node_reaches(g, ea, 1, early, &r)) && r == 0, "an earlier node is not built on it (%d)", r);
+    CHECK(CHECK_OK(loom_node_reaches(g, ea, 0, NULL, &r)) && r == 0, "no users (%d)", r);
+    CHECK(loom_node_reaches(g, ea, -1, NULL, &r) == LOOM_ERR_INVALID_ARGUMENT, "a negative count");
+    CHECK(loom_node_reaches(g, ea, 1, NULL, &r) == LOOM_ERR_INVALID_ARGUMENT, "users NULL");
+    const LoomNode bad[1] = {9999};
+    CHECK(loom_node_reaches(g, ea, 1, bad, &r) == LOOM_ERR_INVALID_ARGUMENT, "a bad user");
+    CHECK(loom_node_reaches(g, ea, 1, just_t, NULL) == LOOM_ERR_INVALID_ARGUMENT, "out NULL");
+    /* m bound: s reads the bound array, not exp(a), so it no longer reaches exp(a) */
+    LoomArray c = tc_new2(LOOM_FLOAT64, 2, 3);
+    const LoomNode just_s[1] = {s};
+    if (CHECK_OK(loom_node_bind(g, m, &c)))
+      CHECK(CHECK_OK(loom_node_reaches(g, ea, 1, just_s, &r)) && r == 0, "through a bound node (%d)", r);
+    tc_free(&c);
+  }
+  loom_graph_destroy(g);
+  tc_free(&a), tc_free(&b);
+}
+
 int main(void) {
   if (!tc_init()) return 1;
   test_rebind();
   test_rebind_same();
   test_node_bind();
+  test_node_reaches();
   return tc_finish();
 }

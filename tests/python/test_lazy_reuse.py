@@ -159,3 +159,18 @@ def test_binding_still_happens_while_arrays_are_pending():
     plans = loom.stats()["plans_made"]
     np.testing.assert_allclose(loom.eval(z).get(), np.exp(a.astype(np.float64)) * 3 + 1, rtol=1e-5)
     assert loom.stats()["plans_made"] - plans == 1
+
+
+def test_a_result_no_pending_array_reads_is_not_kept():
+    # an unrelated pending array (built before) must not make every evaluation bind its result: the graph
+    # would keep each result's memory alive and drop its plans on every call
+    x = rng.standard_normal(10000).astype(np.float32)
+    lx = loom.asarray(x)
+    bystander = loom.exp(lx) * 2.0          # pending all along
+    loom.eval((lx * 2 + 1) * lx)
+    plans = loom.stats()["plans_made"]
+    for _ in range(20):
+        got = loom.eval((lx * 2 + 1) * lx)
+    assert loom.stats()["plans_made"] - plans == 0
+    np.testing.assert_allclose(got.get(), (x * 2.0 + 1) * x, rtol=1e-6)
+    np.testing.assert_allclose(bystander.get(), np.exp(x.astype(np.float64)) * 2, rtol=1e-5)

@@ -166,8 +166,8 @@ def test_block_rows_noncontiguous_and_axes() -> None:
 @pytest.mark.parametrize("env", [{"LOOM_GPU_RADIX_ROWS": "0"}, {"LOOM_GPU_RADIX_ITEMS4": "24", "LOOM_GPU_RADIX_BLOCKS_PER_SM": "2"},
                                  {"LOOM_GPU_RADIX_ITEMS4": "8", "LOOM_GPU_RADIX_ITEMS8": "12"},
                                  {"LOOM_GPU_RADIX_HIST_PARTS": "1", "LOOM_GPU_RADIX_HIST_TILES": "3"},
-                                 {"LOOM_GPU_RADIX_RANK": "ballot"},
-                                 {"LOOM_GPU_RADIX_RANK": "ballot,early", "LOOM_GPU_RADIX_BLOCKS_PER_SM": "3"}])
+                                 {"LOOM_GPU_RADIX_RANK": "match"},
+                                 {"LOOM_GPU_RADIX_RANK": "match,early", "LOOM_GPU_RADIX_BLOCKS_PER_SM": "3"}])
 def test_tuning_settings(monkeypatch: Any, env: Any) -> None:
     """Every tuning switch bench/sort_sweep.py times gives NumPy's results (one process, several modules)."""
     for k, v in env.items():
