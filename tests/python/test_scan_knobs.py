@@ -134,7 +134,7 @@ def test_bad_knob_values_warn_and_use_defaults():
     out, err = run_child({"LOOM_GPU_SCAN_LB_BLOCK": "300", "LOOM_GPU_SCAN_LB_ITEMS": "0"}, 5000)
     assert "LOOM_GPU_SCAN_LB_BLOCK=300 ignored" in err and "LOOM_GPU_SCAN_LB_ITEMS=0 ignored" in err
     sizes = [int(s) for s in re.findall(r"\.shared \.align \d+ \.b8 \S*scanlb\S*tile\S*\[(\d+)\]", out["ptx"]["f32"])]
-    assert (2048 + 64) * 4 in sizes  # the default 256 x 8
+    assert (4096 + 128) * 4 in sizes  # the default 256 x 16
 
 
 @pytest.mark.skipif(not GPU, reason="no CUDA device visible to loom")
