@@ -19,13 +19,18 @@ it, the workers run it, the result comes back. Where the time goes, per workload
   - "chunk": Dask's own chunk steps on one chunk in the worker, without Dask around them (blockwise and
     compute: the expression's sum with keepdims; normalized: mean_chunk, moment_chunk and the final pass),
     "call_s" until the calls return (what holds the worker's thread per chunk) and "done_s" until the
-    device has finished (what the GPU needs per chunk); loom's task-end evaluation included;
+    device has finished (what the GPU needs per chunk); loom's task-end evaluation included; the same
+    chunk steps run back to back without waiting ("pipe_call_s" / "pipe_done_s", per chunk): a library
+    that only enqueues has pipe_call_s well below pipe_done_s, one whose calls wait for the device has
+    them close (the end-to-end time is then Dask's scheduling plus the GPU's, not the larger of the two);
   - "loom_kernels_per_chunk" (loom's counters in the workers over one run, chunk tasks and tree tasks) and
     "loom_compiled_while_timed" (kernels compiled during the timed runs: 0 after the warm-up);
   - "dask_overhead_s": a graph of the same chunk count doing nothing (first element of each chunk, summed).
 LOOM_DASK_BENCH_CHUNK_MB may list several chunk sizes (the array size stays LOOM_DASK_BENCH_GB): a sweep,
 every size reported; "headline_chunk_mb" names the one quoted in the README and why.
-Prints a table and writes bench/results/<date>-dask-gpu.json. Exits 0 with a message (writing nothing)
+Prints a line per workload as it goes and a summary table per cluster (end to end for both libraries,
+the ratio, GB/s, tasks and loom kernels per chunk, loom's back-to-back call/done per chunk), and writes
+bench/results/<date>-dask-gpu.json. Exits 0 with a message (writing nothing)
 when there is no GPU or dask / distributed / cupy are missing.
 
 Host mode (LOOM_DASK_BENCH_HOST=1, no GPU needed): the same on a distributed.LocalCluster of one worker
@@ -36,7 +41,12 @@ Environment: LOOM_DASK_BENCH_GB (array size per run; default 32 on one GPU and 2
 issue's figures), LOOM_DASK_BENCH_GPUS ("1,2": GPU counts to run), LOOM_DASK_BENCH_REPS (default 5),
 LOOM_DASK_BENCH_CHUNK_MB (comma-separated; default 1024, 64 in host mode), LOOM_DASK_BENCH_SPLIT_EVERY
 (comma-separated Dask settings, each run for both libraries: "default" is Dask's split_every, N is
-split_every={0: N, 1: N}; default "32,default"), LOOM_DASK_BENCH_HOST (1: host mode). The JSON is
+split_every={0: N, 1: N}; default "32,default"), LOOM_DASK_BENCH_HOST (1: host mode),
+LOOM_DASK_BENCH_BUDGET_S (seconds for a cluster's run: sizes that would pass it are skipped and listed).
+Chunk sizes 1024 and 4096 MB on one H200, Loom vs CuPy, in one call (expected ~100 s; the budget skips
+what would not fit):
+    LOOM_DASK_BENCH_GPUS=1 LOOM_DASK_BENCH_CHUNK_MB=1024,4096 LOOM_DASK_BENCH_SPLIT_EVERY=32 \
+    LOOM_DASK_BENCH_REPS=3 LOOM_DASK_BENCH_BUDGET_S=140 python bench/dask_gpu.py The JSON is
 written after every chunk size (a run stopped by a time limit keeps what it measured); the headline is
 the first setting listed.
 """
@@ -49,6 +59,7 @@ import statistics
 import sys
 import time
 
+T0 = time.perf_counter()  # the run's start (LOOM_DASK_BENCH_BUDGET_S counts from here)
 HEADLINE_MB = 1024
 HEADLINE_WHY = ("1 GB chunks: within Dask's array guidance (chunks of 100 MB or more; fewer, larger chunks "
                 "cost less scheduling) and the size class of Dask's own GPU examples (10000 x 10000 float64), "
@@ -202,7 +213,18 @@ def _time_chunk(b, reps):
             sync()
             dones.append(time.perf_counter() - t)
             del r
-        out[name] = {"call_s": statistics.median(calls), "done_s": statistics.median(dones)}
+        # back to back, as a worker's thread runs its tasks: the calls of `reps` chunks, then one wait.
+        # A library that only enqueues returns long before the device is done (pipe_call_s << pipe_done_s);
+        # one whose calls wait for the device (for its own work or earlier work) shows
+        # pipe_call_s ~ pipe_done_s, even where call_s (after an idle device) looked small.
+        t = time.perf_counter()
+        held = [end_of_task(f()) for _ in range(reps)]
+        pipe_call = time.perf_counter() - t
+        sync()
+        pipe_done = time.perf_counter() - t
+        del held
+        out[name] = {"call_s": statistics.median(calls), "done_s": statistics.median(dones),
+                     "pipe_call_s": pipe_call / reps, "pipe_done_s": pipe_done / reps}
     return out
 
 
@@ -308,6 +330,7 @@ def run_one_size(client, gb, chunk_mb, reps, peer, host, where):
         w = size["workloads"][name] = {
             "match": ok, f"{peer}_s": p["s"], "loom_s": g["s"], f"loom_vs_{peer}": p["s"] / g["s"],
             f"{peer}_min_s": p["min_s"], "loom_min_s": g["min_s"], "loom_GBps": xc.nbytes / 1e9 / g["s"],
+            f"{peer}_GBps": xc.nbytes / 1e9 / p["s"],
             "tasks": g["tasks"], f"{peer}_tasks": p["tasks"], "tasks_per_chunk": g["tasks"] / nchunks,
             "build_s": {peer: p["build_s"], "loom": g["build_s"]},
             "optimize_s": {peer: p["optimize_s"], "loom": g["optimize_s"]},
@@ -320,6 +343,9 @@ def run_one_size(client, gb, chunk_mb, reps, peer, host, where):
               f"  busy {peer} {p['worker_busy_s']:.3f} loom {g['worker_busy_s']:.3f} s"
               f"  chunk call/done {peer} {peer_chunk[name]['call_s'] * 1e3:.2f}/{peer_chunk[name]['done_s'] * 1e3:.2f}"
               f" loom {loom_chunk[name]['call_s'] * 1e3:.2f}/{loom_chunk[name]['done_s'] * 1e3:.2f} ms"
+              f"  back-to-back call/done {peer} {peer_chunk[name]['pipe_call_s'] * 1e3:.2f}/"
+              f"{peer_chunk[name]['pipe_done_s'] * 1e3:.2f} loom {loom_chunk[name]['pipe_call_s'] * 1e3:.2f}/"
+              f"{loom_chunk[name]['pipe_done_s'] * 1e3:.2f} ms"
               f"  {w['loom_kernels_per_chunk']:.2f} kernels/chunk compiled {g['compiled_while_timed']} match={ok}",
               flush=True)
     print(f"  {where} {size['chunk_mb']:6.0f} MB  dask overhead (same chunks, no work): {peer} {peer_over:.3f} s"
@@ -350,6 +376,33 @@ def _headline(out):
     out["workloads"] = head["workloads"]  # the headline's figures, where earlier files had them
 
 
+def _summary(out, peer):
+    """The figures the issue asks for, one line per chunk size, Dask setting and workload: end to end for
+    both libraries, the ratio, GB/s (array bytes / end-to-end time), tasks and loom kernels per chunk (loom's
+    counters in the workers), and whether loom's chunk calls wait for the device (back-to-back call/done)."""
+    print(f"\n  summary ({out['gb']:g} GB, {'host' if not out['gpus'] else str(out['gpus']) + ' GPU'}; "
+          f"target loom/{peer} >= 1.5 on the fused workloads)")
+    print(f"  {'chunk MB':>8} {'chunks':>6} {'dask config':>24} {'workload':>10} {peer + ' s':>8} {'loom s':>8} "
+          f"{'ratio':>6} {peer + ' GB/s':>10} {'loom GB/s':>9} {'tasks/ch':>8} {'kern/ch':>7} {'loom call/done ms':>18}")
+    for size in out["sizes"]:
+        cfg = ",".join(f"{k}={v}" for k, v in size.get("dask_config", {}).items()).replace(" ", "") or "defaults"
+        for name, w in size["workloads"].items():
+            c = w["chunk"]["loom"]
+            print(f"  {size['chunk_mb']:8.0f} {size['chunks']:6d} {cfg[:24]:>24} {name:>10} {w[peer + '_s']:8.3f} "
+                  f"{w['loom_s']:8.3f} {w['loom_vs_' + peer]:6.2f} {w[peer + '_GBps']:10.3g} {w['loom_GBps']:9.3g} "
+                  f"{w['tasks_per_chunk']:8.2f} {w['loom_kernels_per_chunk']:7.2f} "
+                  f"{c['pipe_call_s'] * 1e3:8.2f}/{c['pipe_done_s'] * 1e3:.2f}"
+                  + ("" if w["match"] else "  MISMATCH"))
+    print(flush=True)
+
+
+def _budget():
+    """LOOM_DASK_BENCH_BUDGET_S: seconds for one run (cluster, every setting and size); a size whose
+    estimate (the longest size so far) would pass it is skipped and named in the JSON. Unset: no limit."""
+    v = os.environ.get("LOOM_DASK_BENCH_BUDGET_S")
+    return float(v) if v else None
+
+
 def run(n, gb, chunk_mbs, reps, host=False, written=None):
     """One cluster of n GPUs (host mode: one host worker), every Dask setting and chunk size in turn;
     written(out) after each size, so a run cut short by a time limit leaves what it measured."""
@@ -362,17 +415,29 @@ def run(n, gb, chunk_mbs, reps, host=False, written=None):
         facts = client.run(_worker_facts)
         where = "host" if host else f"{n} GPU"
         out = {"gpus": 0 if host else n, "cluster": how, "workers": facts, "gb": gb,
-               "dask_version": dask.__version__, "sizes": []}
+               "dask_version": dask.__version__, "sizes": [], "skipped_for_budget": []}
+        budget, longest = _budget(), 0.0
         for settings in _split_settings():
             print(f"  {where}  dask.config {settings or 'defaults'} (both libraries)", flush=True)
             with dask.config.set(settings):
                 for mb in chunk_mbs:
+                    spent = time.perf_counter() - T0
+                    if budget is not None and out["sizes"] and spent + longest > budget:
+                        print(f"  {where} {mb:6.0f} MB {settings or 'defaults'}: skipped (budget {budget:g} s, "
+                              f"{spent:.0f} s spent, a size takes ~{longest:.0f} s)", flush=True)
+                        out["skipped_for_budget"].append({"chunk_mb": mb, "dask_config": {k: str(v) for k, v in
+                                                                                        settings.items()}})
+                        continue
+                    t = time.perf_counter()
                     size = run_one_size(client, gb, mb, reps, peer, host, where)
                     size["dask_config"] = {k: str(v) for k, v in settings.items()}
+                    size["bench_s"] = time.perf_counter() - t
+                    longest = max(longest, size["bench_s"])
                     out["sizes"].append(size)
                     _headline(out)
                     if written is not None:
                         written(out)
+        _summary(out, peer)
         return out
     finally:
         client.close()

@@ -125,7 +125,9 @@ struct RtDevice {
    * runs a copy kernel instead. */
   LoomStatus (*write_strided)(LoomContext *ctx, const LoomArray *tmp, LoomArray *out, Diag *d);
   /* Called before pool blocks used by work just enqueued go back to the pool when that work may run on
-   * a user stream (the pools are stream-blind); NULL: nothing to wait for. */
+   * a user stream: a stream-blind pool needs the stream finished first; a stream-ordered one (the GPU
+   * layer's, with a driver that has fence_create and event_query: gpu_pool.h) returns at once; NULL:
+   * nothing to wait for. */
   void (*settle)(LoomContext *ctx, int index);
 
   /* ---- introspection ------------------------------------------------------------------------------------ */

@@ -514,6 +514,22 @@ LoomStatus rt_cu_event_synchronize(void *drv, int device, void *event, Diag *d) 
   return LOOM_OK;
 }
 
+/* The pools' ordering events (gpu_pool.h "Stream order"): no timing, so a record is cheaper. */
+LoomStatus rt_cu_fence_create(void *drv, int device, void **out, Diag *d) {
+  RtCuda *cu = drv;
+  CUevent h = NULL;
+  CU_CALL(cu, device, d, "cuEventCreate", cu->fn.EventCreate(&h, CU_EVENT_DISABLE_TIMING));
+  *out = h;
+  return LOOM_OK;
+}
+
+/* 1: finished; 0: CUDA_ERROR_NOT_READY, or any error (the pool then makes a new block: never wrong). */
+int rt_cu_event_query(void *drv, int device, void *event) {
+  RtCuda *cu = drv;
+  (void)device;
+  return cu->fn.EventQuery((CUevent)event) == CUDA_SUCCESS ? 1 : 0;
+}
+
 LoomStatus rt_cu_event_elapsed(void *drv, int device, void *start, void *end, float *ms, Diag *d) {
   RtCuda *cu = drv;
   CU_CALL(cu, device, d, "cuEventElapsedTime", cu->fn.EventElapsedTime(ms, (CUevent)start, (CUevent)end));

@@ -65,7 +65,7 @@ typedef enum CUjit_option_enum {
   CU_JIT_SPLIT_COMPILE = 34 /* CUDA 12.x: threads for the JIT's optimizations (0: every CPU) */
 } CUjit_option;
 typedef enum CUjitInputType_enum { CU_JIT_INPUT_CUBIN = 0, CU_JIT_INPUT_PTX = 1 } CUjitInputType;
-enum { CU_STREAM_DEFAULT = 0, CU_EVENT_DEFAULT = 0 };
+enum { CU_STREAM_DEFAULT = 0, CU_EVENT_DEFAULT = 0, CU_EVENT_DISABLE_TIMING = 2 };
 #endif
 
 /* X(field, symbol, fallback symbol or NULL, return type, parameters). The symbol is the versioned
@@ -105,6 +105,7 @@ enum { CU_STREAM_DEFAULT = 0, CU_EVENT_DEFAULT = 0 };
   X(EventDestroy, cuEventDestroy_v2, NULL, CUresult, (CUevent))                                     \
   X(EventRecord, cuEventRecord, NULL, CUresult, (CUevent, CUstream))                                \
   X(EventSynchronize, cuEventSynchronize, NULL, CUresult, (CUevent))                                \
+  X(EventQuery, cuEventQuery, NULL, CUresult, (CUevent))                                            \
   X(EventElapsedTime, cuEventElapsedTime_v2, "cuEventElapsedTime", CUresult,                       \
     (float *, CUevent, CUevent))                                                                    \
   X(LinkCreate, cuLinkCreate_v2, NULL, CUresult,                                                    \
@@ -206,6 +207,8 @@ void rt_cu_event_destroy(void *drv, int device, void *event);
 LoomStatus rt_cu_event_record(void *drv, int device, void *event, void *stream, Diag *d);
 LoomStatus rt_cu_event_synchronize(void *drv, int device, void *event, Diag *d);
 LoomStatus rt_cu_event_elapsed(void *drv, int device, void *start, void *end, float *ms, Diag *d);
+LoomStatus rt_cu_fence_create(void *drv, int device, void **out, Diag *d);
+int rt_cu_event_query(void *drv, int device, void *event);
 LoomStatus rt_cu_link(void *drv, int device, const char *ptx, size_t size, const char *name, int opt_level,
                       void **cubin, size_t *cubin_size, Diag *d);
 LoomStatus rt_cu_module_load(void *drv, int device, const void *image, size_t size, void **out, Diag *d);
@@ -254,6 +257,7 @@ LoomStatus rt_cuda_drv_synchronize(void *drv, int device, Diag *d);
   .stream_synchronize = rt_cu_stream_synchronize, .event_create = rt_cu_event_create,                             \
   .event_destroy = rt_cu_event_destroy, .event_record = rt_cu_event_record,                                       \
   .event_synchronize = rt_cu_event_synchronize, .event_elapsed = rt_cu_event_elapsed,                             \
+  .fence_create = rt_cu_fence_create, .event_query = rt_cu_event_query,                                           \
   .module_load = rt_cu_module_load, .module_unload = rt_cu_module_unload,                                         \
   .module_function = rt_cu_module_function, .func_attrs = rt_cu_func_attrs, .occupancy = rt_cu_occupancy,         \
   .launch = rt_cu_launch

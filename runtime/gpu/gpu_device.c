@@ -12,9 +12,11 @@
  * device (loom_stream_use), else the device's default stream, in order: loom_eval returns once its
  * kernels are enqueued; results are visible to later Loom calls at once (same stream) and to the host
  * after loom_device_synchronize or a copy to the host (loom_array_copy, synchronous). Temporaries and
- * split-reduction partials are returned to the pool right after their kernels are enqueued: the pool
- * hands them out again only to work ordered after them on the default stream; work on a user stream
- * that frees pool blocks synchronizes that stream first (settle). User streams are blocking (CuPy's
+ * split-reduction partials are returned to the pool right after their kernels are enqueued and nothing
+ * waits: with a driver that has fence_create and event_query the pool is stream-ordered (gpu_pool.h: a
+ * block goes back to its own stream at once, to another after an event); a stream-blind pool (a driver
+ * without them) hands blocks out again at once, so work on a user stream that frees pool blocks
+ * synchronizes that stream first (settle). User streams are blocking (CuPy's
  * default): the default stream and a user stream wait for each other's earlier work, so arrays cross
  * between them correctly (`with s: y = f(x)`, then `y.get()` on the default stream).
  */
@@ -49,6 +51,38 @@ static void pool_raw_free(void *user, int device, uint64_t ptr) {
   if (!ptr) return;
   g->drv->set_current(g->handle, device, &d);
   g->drv->mem_free(g->handle, device, ptr);
+}
+
+/* The pool's stream hooks (gpu_pool.h "Stream order"), for a driver with fence_create and event_query. */
+static void *pool_cur_stream(void *user, int device) {
+  GpuStream *s = rt_gpu_cur_stream(user, device);
+  return s ? s->h : NULL;
+}
+static LoomStatus pool_event_create(void *user, int device, void **out, Diag *d) {
+  GpuRt *g = user;
+  LoomStatus st = g->drv->set_current(g->handle, device, d);
+  return st == LOOM_OK ? g->drv->fence_create(g->handle, device, out, d) : st;
+}
+static void pool_event_destroy(void *user, int device, void *event) {
+  GpuRt *g = user;
+  Diag d = {.status = LOOM_OK};
+  g->drv->set_current(g->handle, device, &d);
+  g->drv->event_destroy(g->handle, device, event);
+}
+static LoomStatus pool_event_record(void *user, int device, void *event, void *stream, Diag *d) {
+  GpuRt *g = user;
+  LoomStatus st = g->drv->set_current(g->handle, device, d);
+  return st == LOOM_OK ? g->drv->event_record(g->handle, device, event, stream, d) : st;
+}
+static int pool_event_done(void *user, int device, void *event) {
+  GpuRt *g = user;
+  Diag d = {.status = LOOM_OK};
+  return g->drv->set_current(g->handle, device, &d) == LOOM_OK ? g->drv->event_query(g->handle, device, event) : 0;
+}
+static LoomStatus pool_synchronize(void *user, int device, Diag *d) {
+  GpuRt *g = user;
+  LoomStatus st = g->drv->set_current(g->handle, device, d);
+  return st == LOOM_OK ? g->drv->synchronize(g->handle, device, d) : st;
 }
 
 /* ---- the driver and the devices ---------------------------------------------------------------------- */
@@ -125,6 +159,11 @@ static LoomStatus device_locked(LoomContext *ctx, GpuRt *g, int index, GpuDev **
     if (st != LOOM_OK) return st;
     RtDevAllocator a = {pool_raw_alloc, pool_raw_free, g};
     st = rt_gpu_pool_create(ctx, index, &a, &dev->pool, d);
+    if (st == LOOM_OK && drv->fence_create && drv->event_query) { /* else stream-blind: see settle */
+      RtPoolStreamHooks h = {pool_cur_stream, pool_event_create, pool_event_destroy, pool_event_record, pool_event_done,
+                             pool_synchronize};
+      st = rt_gpu_pool_order_streams(dev->pool, &h, d);
+    }
     if (st == LOOM_OK) st = drv->target_create(ctx, &dev->info, &dev->target, d);
     if (st == LOOM_OK) st = rt_gpu_kernels_create(dev, d);
     if (st != LOOM_OK) {
@@ -388,10 +427,17 @@ void rt_gpu_stream_destroy(const RtGpuDriver *drv, LoomContext *ctx, RtStream *r
   }
   pthread_mutex_unlock(&ctx->rt->device_lock);
   Diag d = {.status = LOOM_OK};
-  if (!s->borrowed) {
-    drv->set_current(g->handle, s->device, &d);
-    drv->stream_destroy(g->handle, s->device, s->h);
+  GpuDev *dev = s->device >= 0 && s->device < g->ndev && __atomic_load_n(&g->devs[s->device].ready, __ATOMIC_ACQUIRE)
+                    ? &g->devs[s->device] : NULL;
+  drv->set_current(g->handle, s->device, &d);
+  if (dev && rt_gpu_pool_stream_ordered(dev->pool)) {
+    /* the pool's blocks of this stream: idle once it is done, so a later stream with the same handle
+     * never reuses one early (if neither wait works, they keep their events and stream) */
+    if (drv->stream_synchronize(g->handle, s->device, s->h, &d) == LOOM_OK ||
+        drv->synchronize(g->handle, s->device, &d) == LOOM_OK)
+      rt_gpu_pool_stream_gone(dev->pool, s->h);
   }
+  if (!s->borrowed) drv->stream_destroy(g->handle, s->device, s->h);
   ctx_free(ctx, s);
 }
 
@@ -544,9 +590,12 @@ void rt_gpu_unpin(const RtGpuDriver *drv, LoomContext *ctx, int index, const RtK
   if (g && index >= 0 && index < g->ndev && g->devs[index].ready) rt_cache_release(g->devs[index].kernels, k);
 }
 
-/* Work on a user stream may still read pool blocks being freed: finish it first. */
+/* Work on a user stream may still read pool blocks being freed: with a stream-blind pool, finish it first
+ * (a stream-ordered pool needs nothing: a block goes to another stream only after its event). */
 void rt_gpu_settle(const RtGpuDriver *drv, LoomContext *ctx, int index) {
   GpuRt *g = state_of(drv, ctx);
+  if (g && index >= 0 && index < g->ndev && g->devs[index].ready && rt_gpu_pool_stream_ordered(g->devs[index].pool))
+    return;
   GpuStream *cur = rt_gpu_cur_stream(g, index);
   Diag d = {.status = LOOM_OK};
   if (cur && drv->set_current(g->handle, index, &d) == LOOM_OK)

@@ -115,6 +115,13 @@ struct RtGpuDriver {
   LoomStatus (*event_synchronize)(void *drv, int device, void *event, Diag *d);
   /* Milliseconds between two recorded, completed events of one device. */
   LoomStatus (*event_elapsed)(void *drv, int device, void *start, void *end, float *ms, Diag *d);
+  /* Optional, both or neither (NULL: the device pools stay stream-blind and work on a user stream is
+   * synchronized before its pool blocks are freed): an event for ordering only (no timing: cheaper to
+   * record; destroyed and recorded with the hooks above), and whether a recorded event's work has finished
+   * (1) or not yet (0; an error counts as not yet), without waiting. They make the pools stream-ordered
+   * (gpu_pool.h). */
+  LoomStatus (*fence_create)(void *drv, int device, void **out, Diag *d);
+  int (*event_query)(void *drv, int device, void *event);
 
   /* ---- code ------------------------------------------------------------------------------------------------ */
   /* Optional (NULL: the target's code is the binary). code: size bytes followed by a NUL byte; level: a

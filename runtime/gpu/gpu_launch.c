@@ -63,11 +63,13 @@ static LoomStatus fn_launch(void *user, int e, uint32_t grid, uint32_t block, ui
   return x->g->drv->launch(x->g->handle, x->dev->index, fn, gr, bl, 0, x->stream, params, d);
 }
 
-/* Before split-reduction partials go back to the (stream-blind) pool: on the legacy stream the free is
- * ordered before any later use; a user stream must finish first. */
+/* Before split-reduction partials go back to the pool: a stream-ordered pool (gpu_pool.h) orders their
+ * reuse itself, nothing waits; a stream-blind one hands them out at once, so a user stream must finish
+ * first (on the legacy stream the free is ordered before any later use). */
 static LoomStatus fn_settle(void *user, Diag *d) {
   FnLaunch *x = user;
-  return x->stream ? x->g->drv->stream_synchronize(x->g->handle, x->dev->index, x->stream, d) : LOOM_OK;
+  if (!x->stream || rt_gpu_pool_stream_ordered(x->dev->pool)) return LOOM_OK;
+  return x->g->drv->stream_synchronize(x->g->handle, x->dev->index, x->stream, d);
 }
 
 /* Launches kernel f on stream s (the driver's; NULL: the default stream); the device is current. */
@@ -108,7 +110,7 @@ LoomStatus rt_gpu_run_schedule(const RtGpuDriver *drv, LoomContext *ctx, int dev
     if (!temps) return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: temporary table");
     for (int32_t i = 0; i < s->ntemp && st == LOOM_OK; i++) {
       size_t bytes = (size_t)s->temps[i].nelem * loom_dtype_size((LoomDType)s->temps[i].dtype);
-      st = rt_gpu_pool_alloc(dev->pool, bytes, &temps[i], d);
+      st = rt_gpu_pool_alloc_on(dev->pool, bytes, stream, &temps[i], d);
       temp_bytes += bytes;
     }
   }
@@ -184,7 +186,8 @@ LoomStatus rt_gpu_run_schedule(const RtGpuDriver *drv, LoomContext *ctx, int dev
   }
   if (temps) {
     Diag dd = {.status = LOOM_OK};
-    if (stream) drv->stream_synchronize(g->handle, device, stream, &dd); /* the pool is stream-blind (device.h: settle) */
+    if (stream && !rt_gpu_pool_stream_ordered(dev->pool)) /* a stream-blind pool (device.h: settle) */
+      drv->stream_synchronize(g->handle, device, stream, &dd);
     for (int32_t i = 0; i < s->ntemp; i++)
       if (temps[i]) rt_gpu_pool_free(dev->pool, temps[i], &dd);
     ctx_free(ctx, temps);

@@ -8,14 +8,24 @@
  * chained hash table keyed by device address, so free() finds a block's class and rejects pointers
  * the pool never handed out. Block records are host memory from the context's allocator and are
  * recycled through a spare list. When the raw allocator reports out-of-memory, every cached block is
- * given back and the request retried once. One mutex guards everything, the raw calls included
- * (a driver's allocation and free calls synchronize the device anyway).
+ * given back and the request retried once. One mutex guards everything, the raw calls included.
+ *
+ * Stream order (rt_gpu_pool_order_streams; contract in gpu_pool.h). Each block records its owner
+ * stream. A request first takes a free block of its class that is idle or owned by its stream (LIFO, so the
+ * most recently freed, likely still in cache); failing that, a block of another stream whose event has
+ * completed (at most POOL_MAX_QUERIES event queries per request: no host wait, a block in flight is passed
+ * over); failing that, a new block. Events are recorded at free only once the pool has seen two streams
+ * (one stream needs none: its reuse is ordered by the stream itself); a block freed before that gets its
+ * event when another stream first looks at it (recorded then, later than the free: still after every use).
+ * Events are recycled through a spare list. Blocks whose event has completed become idle. Giving cached
+ * blocks back to the device waits first (one device synchronize) when any of them may be in flight.
  *
  * Limit (CuPy's MemoryPool.set_limit): when set, a new raw block that would take total_bytes past it
  * first gives every cached block back; if it still does not fit, the request fails with
  * LOOM_ERR_OUT_OF_MEMORY naming the limit. Reusing a cached block never changes total_bytes.
  */
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "runtime/gpu/gpu_pool.h"
@@ -25,7 +35,8 @@ enum {
   POOL_POW2_MAX_SHIFT = 20, /* classes are powers of two up to 1 MiB */
   POOL_MAX_SHIFT = 48,    /* the largest class is 2^48 B */
   POOL_NPOW2 = POOL_POW2_MAX_SHIFT - POOL_MIN_SHIFT + 1,           /* 512 B .. 1 MiB: 12 classes */
-  POOL_NCLASS = POOL_NPOW2 + (POOL_MAX_SHIFT - POOL_POW2_MAX_SHIFT) * 4
+  POOL_NCLASS = POOL_NPOW2 + (POOL_MAX_SHIFT - POOL_POW2_MAX_SHIFT) * 4,
+  POOL_MAX_QUERIES = 8 /* event queries per request for blocks of other streams */
 };
 
 typedef struct PoolBlock {
@@ -34,6 +45,9 @@ typedef struct PoolBlock {
   uint64_t size;      /* class size */
   uint64_t requested; /* what the caller asked for (statistics) */
   int32_t cls;
+  bool idle;    /* free and known finished on the device: any stream may take it at once */
+  void *stream; /* the owner stream (stream order; NULL: the default stream) */
+  void *event;  /* free and not idle: recorded on the owner stream at (or after) the free; NULL: none yet */
 } PoolBlock;
 
 struct RtGpuPool {
@@ -48,6 +62,12 @@ struct RtGpuPool {
   PoolBlock *spare; /* recycled records */
   uint64_t limit;   /* the most total_bytes may reach (0: no limit) */
   RtGpuPoolStats stats;
+  RtPoolStreamHooks hk; /* stream order (ordered) */
+  bool ordered;     /* rt_gpu_pool_order_streams was called */
+  bool seen_stream, multi_stream; /* a first stream seen (first_stream); a second one seen */
+  void *first_stream;
+  void **spare_events; /* recycled events */
+  uint32_t nspare_events, cap_spare_events;
 };
 
 static int floor_log2(uint64_t x) { return 63 - __builtin_clzll(x); }
@@ -130,11 +150,79 @@ LoomStatus rt_gpu_pool_create(LoomContext *ctx, int device, const RtDevAllocator
   return LOOM_OK;
 }
 
-static void free_cached_locked(RtGpuPool *p) {
+LoomStatus rt_gpu_pool_order_streams(RtGpuPool *p, const RtPoolStreamHooks *h, Diag *d) {
+  if (!p || !h || !h->current_stream || !h->event_create || !h->event_destroy || !h->event_record || !h->event_done ||
+      !h->synchronize)
+    return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "rt_gpu_pool_order_streams: a pool and every stream hook are "
+                                                    "required");
+  pthread_mutex_lock(&p->lock);
+  LoomStatus st = LOOM_OK;
+  if (p->stats.allocs)
+    st = diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "rt_gpu_pool_order_streams: the pool of device %d has handed out "
+                    "blocks already", p->device);
+  else {
+    p->hk = *h;
+    p->ordered = true;
+  }
+  pthread_mutex_unlock(&p->lock);
+  return st;
+}
+
+/* ---- events (stream order) -------------------------------------------------------------------------- */
+static void release_event(RtGpuPool *p, void *ev) {
+  if (!ev) return;
+  if (p->nspare_events == p->cap_spare_events) {
+    uint32_t cap = p->cap_spare_events ? p->cap_spare_events * 2 : 16;
+    void **a = ctx_alloc(p->ctx, (size_t)cap * sizeof *a);
+    if (!a) { /* no room to keep it: give it back */
+      p->hk.event_destroy(p->raw.user, p->device, ev);
+      return;
+    }
+    if (p->nspare_events) memcpy(a, p->spare_events, (size_t)p->nspare_events * sizeof *a);
+    ctx_free(p->ctx, p->spare_events);
+    p->spare_events = a;
+    p->cap_spare_events = cap;
+  }
+  p->spare_events[p->nspare_events++] = ev;
+}
+
+/* Records an event on b's owner stream (b is free); on any failure b keeps no event (only its own stream
+ * takes it until one is recorded). */
+static void record_event(RtGpuPool *p, PoolBlock *b) {
+  void *ev = p->nspare_events ? p->spare_events[--p->nspare_events] : NULL;
+  Diag d = {.status = LOOM_OK};
+  if (!ev && p->hk.event_create(p->raw.user, p->device, &ev, &d) != LOOM_OK) return;
+  if (p->hk.event_record(p->raw.user, p->device, ev, b->stream, &d) != LOOM_OK) {
+    release_event(p, ev);
+    return;
+  }
+  b->event = ev;
+  p->stats.events_recorded++;
+}
+
+static void make_idle(RtGpuPool *p, PoolBlock *b) {
+  release_event(p, b->event);
+  b->event = NULL;
+  b->idle = true;
+}
+
+/* Every cached block back to the device. wait: first wait for the device when a cached block may still
+ * be in flight (not when the caller has synchronized: destroy). */
+static void free_cached_locked(RtGpuPool *p, bool wait) {
+  bool in_flight = false;
+  for (int c = 0; c < POOL_NCLASS && p->ordered && wait && !in_flight; c++)
+    for (PoolBlock *b = p->free_list[c]; b && !in_flight; b = b->next) in_flight = !b->idle;
+  if (in_flight) {
+    Diag d = {.status = LOOM_OK};
+    p->hk.synchronize(p->raw.user, p->device, &d); /* a failure leaves the driver's free to order itself */
+    p->stats.device_waits++;
+  }
   for (int c = 0; c < POOL_NCLASS; c++) {
     while (p->free_list[c]) {
       PoolBlock *b = p->free_list[c];
       p->free_list[c] = b->next;
+      if (b->event) release_event(p, b->event);
+      b->event = NULL;
       p->raw.free(p->raw.user, p->device, b->ptr);
       p->stats.raw_frees++;
       p->stats.cached_bytes -= b->size;
@@ -148,7 +236,9 @@ static void free_cached_locked(RtGpuPool *p) {
 
 void rt_gpu_pool_destroy(RtGpuPool *p) {
   if (!p) return;
-  free_cached_locked(p);
+  free_cached_locked(p, false);
+  for (uint32_t i = 0; i < p->nspare_events; i++) p->hk.event_destroy(p->raw.user, p->device, p->spare_events[i]);
+  ctx_free(p->ctx, p->spare_events);
   for (uint32_t i = 0; i < p->nbuckets; i++) {
     for (PoolBlock *b = p->used[i], *next; b; b = next) {
       next = b->next;
@@ -168,7 +258,7 @@ void rt_gpu_pool_destroy(RtGpuPool *p) {
 void rt_gpu_pool_free_all_blocks(RtGpuPool *p) {
   if (!p) return;
   pthread_mutex_lock(&p->lock);
-  free_cached_locked(p);
+  free_cached_locked(p, true);
   pthread_mutex_unlock(&p->lock);
 }
 
@@ -184,7 +274,55 @@ static void insert_used(RtGpuPool *p, PoolBlock *b, uint64_t requested) {
   maybe_grow(p);
 }
 
+/* A free block of class c that a request on `stream` may take now, unlinked; NULL if none. */
+static PoolBlock *take_free(RtGpuPool *p, int c, void *stream) {
+  PoolBlock **link = &p->free_list[c];
+  if (!p->ordered) {
+    PoolBlock *b = *link;
+    if (b) *link = b->next;
+    return b;
+  }
+  while (*link && !(*link)->idle && (*link)->stream != stream) link = &(*link)->next;
+  if (!*link) { /* none idle or of this stream: one of another stream whose work on it has finished */
+    int queries = 0;
+    bool found = false;
+    for (link = &p->free_list[c]; *link && queries < POOL_MAX_QUERIES; link = &(*link)->next) {
+      PoolBlock *b = *link;
+      if (!b->event) record_event(p, b); /* freed while the pool knew one stream */
+      if (!b->event) continue;
+      queries++;
+      if (p->hk.event_done(p->raw.user, p->device, b->event) == 1) {
+        p->stats.cross_stream_reuses++;
+        found = true;
+        break;
+      }
+      p->stats.passed_in_flight++;
+    }
+    if (!found) return NULL;
+  }
+  PoolBlock *b = *link;
+  *link = b->next;
+  release_event(p, b->event);
+  b->event = NULL;
+  return b;
+}
+
+static void note_stream(RtGpuPool *p, void *stream) {
+  if (!p->seen_stream) {
+    p->seen_stream = true;
+    p->first_stream = stream;
+  } else if (stream != p->first_stream) {
+    p->multi_stream = true;
+  }
+}
+
 LoomStatus rt_gpu_pool_alloc(RtGpuPool *p, size_t size, uint64_t *out, Diag *d) {
+  /* the calling thread's current stream, asked before the pool's lock (the layer's lookup takes its own) */
+  void *stream = p && p->ordered ? p->hk.current_stream(p->raw.user, p->device) : NULL;
+  return rt_gpu_pool_alloc_on(p, size, stream, out, d);
+}
+
+LoomStatus rt_gpu_pool_alloc_on(RtGpuPool *p, size_t size, void *stream, uint64_t *out, Diag *d) {
   if (!p || !out) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "rt_gpu_pool_alloc: NULL argument");
   *out = 0;
   if (size == 0) return LOOM_OK;
@@ -196,12 +334,14 @@ LoomStatus rt_gpu_pool_alloc(RtGpuPool *p, size_t size, uint64_t *out, Diag *d) 
                       "largest block is 2^%d bytes)",
                       size, p->device, POOL_MAX_SHIFT);
   pthread_mutex_lock(&p->lock);
-  PoolBlock *b = p->free_list[c];
+  if (p->ordered) note_stream(p, stream);
+  PoolBlock *b = take_free(p, c, stream);
   if (b) { /* reuse */
-    p->free_list[c] = b->next;
     p->stats.cached_bytes -= b->size;
     p->stats.cached_blocks--;
     p->stats.reuses++;
+    b->idle = false;
+    b->stream = stream;
     insert_used(p, b, size);
     *out = b->ptr;
     pthread_mutex_unlock(&p->lock);
@@ -221,7 +361,7 @@ LoomStatus rt_gpu_pool_alloc(RtGpuPool *p, size_t size, uint64_t *out, Diag *d) 
     }
   }
   if (p->limit && p->stats.total_bytes + cs > p->limit) {
-    free_cached_locked(p);
+    free_cached_locked(p, true);
     if (p->stats.total_bytes + cs > p->limit) {
       uint64_t used = p->stats.used_bytes, limit = p->limit;
       b->next = p->spare;
@@ -240,7 +380,7 @@ LoomStatus rt_gpu_pool_alloc(RtGpuPool *p, size_t size, uint64_t *out, Diag *d) 
   LoomStatus st = p->raw.alloc(p->raw.user, p->device, (size_t)cs, &ptr, &raw_d);
   if (st == LOOM_ERR_OUT_OF_MEMORY) {
     p->stats.oom_retries++;
-    free_cached_locked(p);
+    free_cached_locked(p, true);
     raw_d.status = LOOM_OK;
     st = p->raw.alloc(p->raw.user, p->device, (size_t)cs, &ptr, &raw_d);
   }
@@ -264,6 +404,9 @@ LoomStatus rt_gpu_pool_alloc(RtGpuPool *p, size_t size, uint64_t *out, Diag *d) 
   b->ptr = ptr;
   b->size = cs;
   b->cls = c;
+  b->idle = false;
+  b->stream = stream;
+  b->event = NULL;
   p->stats.raw_allocs++;
   p->stats.total_bytes += cs;
   insert_used(p, b, size);
@@ -293,10 +436,32 @@ LoomStatus rt_gpu_pool_free(RtGpuPool *p, uint64_t ptr, Diag *d) {
   p->stats.requested_bytes -= b->requested;
   p->stats.cached_bytes += b->size;
   p->stats.cached_blocks++;
+  b->idle = false;
+  b->event = NULL;
+  /* another stream may take it once this event is done; one stream alone needs none (see the top) */
+  if (p->ordered && p->multi_stream) record_event(p, b);
   b->next = p->free_list[b->cls];
   p->free_list[b->cls] = b;
   pthread_mutex_unlock(&p->lock);
   return LOOM_OK;
+}
+
+bool rt_gpu_pool_stream_ordered(const RtGpuPool *p) { return p && p->ordered; }
+
+void rt_gpu_pool_stream_gone(RtGpuPool *p, void *stream) {
+  if (!p || !p->ordered || !stream) return;
+  pthread_mutex_lock(&p->lock);
+  for (int c = 0; c < POOL_NCLASS; c++)
+    for (PoolBlock *b = p->free_list[c]; b; b = b->next)
+      if (b->stream == stream) {
+        make_idle(p, b);
+        b->stream = NULL;
+      }
+  for (uint32_t i = 0; i < p->nbuckets; i++)
+    for (PoolBlock *b = p->used[i]; b; b = b->next)
+      if (b->stream == stream) b->stream = NULL;
+  if (p->first_stream == stream) p->first_stream = NULL;
+  pthread_mutex_unlock(&p->lock);
 }
 
 void rt_gpu_pool_stats(RtGpuPool *p, RtGpuPoolStats *out) {

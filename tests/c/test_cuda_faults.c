@@ -165,6 +165,14 @@ static void w_event_destroy(void *drv, int dev, void *e) {
   count(&F.events, -1);
   B->event_destroy(drv, dev, e);
 }
+/* the pool's ordering events (gpu_driver.h: fence_create, event_query): counted as events */
+static LoomStatus w_fence_create(void *drv, int dev, void **out, Diag *d) {
+  FAULT("fence_create");
+  LoomStatus st = B->fence_create(drv, dev, out, d);
+  if (st == LOOM_OK) count(&F.events, 1);
+  return st;
+}
+static int w_event_query(void *drv, int dev, void *e) { return B->event_query(drv, dev, e); }
 static LoomStatus w_event_record(void *drv, int dev, void *e, void *s, Diag *d) {
   FAULT("event_record");
   return B->event_record(drv, dev, e, s, d);
@@ -229,6 +237,7 @@ static void wrap(void) {
   W.link = B->link ? w_link : NULL, W.module_load = w_module_load, W.module_unload = w_module_unload;
   W.module_function = w_module_function, W.func_attrs = w_func_attrs, W.occupancy = w_occupancy;
   W.launch = w_launch;
+  W.fence_create = B->fence_create ? w_fence_create : NULL, W.event_query = B->event_query ? w_event_query : NULL;
 }
 
 /* ---- the program ------------------------------------------------------------------------------------------ */

@@ -581,3 +581,47 @@ def test_cluster_survives_a_killed_worker(client):
 def _slow_identity(b):
     time.sleep(0.2)
     return b
+
+
+# ---- bench/dask_gpu.py's measurements, on the host ------------------------------------------------------
+def _bench_module():
+    import importlib.util
+    path = os.path.join(os.path.dirname(__file__), "..", "..", "bench", "dask_gpu.py")
+    spec = importlib.util.spec_from_file_location("dask_gpu_bench", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_bench_chunk_timing_and_summary(capsys):
+    """The bench's per-chunk timing (one at a time, and back to back: whether the calls wait for the device)
+    runs every workload's chunk steps on loom and NumPy chunks, and its summary prints the issue's figures
+    (end to end, ratio, GB/s, kernels per chunk) for each size and setting."""
+    b = _bench_module()
+    x = np.random.default_rng(3).standard_normal((512, 256))
+    for chunk in (x, loom.asarray(x)):
+        t = b._time_chunk(chunk, 3)
+        assert set(t) == {"normalized", "blockwise", "compute"}
+        for v in t.values():
+            assert set(v) == {"call_s", "done_s", "pipe_call_s", "pipe_done_s"}
+            assert all(np.isfinite(s) and s >= 0 for s in v.values())
+            assert v["pipe_call_s"] <= v["pipe_done_s"] and v["call_s"] <= v["done_s"]
+    w = {"match": True, "numpy_s": 2.0, "loom_s": 1.0, "loom_vs_numpy": 2.0, "numpy_GBps": 0.5, "loom_GBps": 1.0,
+         "tasks_per_chunk": 1.03, "loom_kernels_per_chunk": 2.5,
+         "chunk": {"loom": {"pipe_call_s": 0.001, "pipe_done_s": 0.004}}}
+    out = {"gb": 1, "gpus": 0, "sizes": [{"chunk_mb": 64, "chunks": 16, "dask_config": {"split_every": "{0: 32, 1: 32}"},
+                                          "workloads": {"blockwise": w, "compute": dict(w, match=False)}}]}
+    b._summary(out, "numpy")
+    lines = [ln for ln in capsys.readouterr().out.splitlines() if ln.strip()]
+    assert "target loom/numpy >= 1.5" in lines[0] and "GB/s" in lines[1] and "kern/ch" in lines[1]
+    row = lines[2].split()
+    assert row[:2] == ["64", "16"] and "blockwise" in row and "2.00" in row and "2.50" in row and row[-1] == "1.00/4.00"
+    assert lines[3].endswith("MISMATCH") and not lines[2].endswith("MISMATCH")
+
+
+def test_bench_budget_from_environment(monkeypatch):
+    b = _bench_module()
+    monkeypatch.delenv("LOOM_DASK_BENCH_BUDGET_S", raising=False)
+    assert b._budget() is None
+    monkeypatch.setenv("LOOM_DASK_BENCH_BUDGET_S", "140")
+    assert b._budget() == 140.0
