@@ -56,7 +56,11 @@ static void pool_raw_free(void *user, int device, uint64_t ptr) {
 /* The pool's stream hooks (gpu_pool.h "Stream order"), for a driver with fence_create and event_query. */
 static void *pool_cur_stream(void *user, int device) {
   GpuStream *s = rt_gpu_cur_stream(user, device);
-  return s ? s->h : NULL;
+  return s && !s->borrowed ? s->h : NULL; /* rt_gpu_pool_orders: a borrowed stream's blocks are the default's */
+}
+
+bool rt_gpu_pool_orders(const GpuDev *dev, const GpuStream *s) {
+  return dev && dev->pool && rt_gpu_pool_stream_ordered(dev->pool) && !(s && s->borrowed);
 }
 static LoomStatus pool_event_create(void *user, int device, void **out, Diag *d) {
   GpuRt *g = user;
@@ -430,9 +434,10 @@ void rt_gpu_stream_destroy(const RtGpuDriver *drv, LoomContext *ctx, RtStream *r
   GpuDev *dev = s->device >= 0 && s->device < g->ndev && __atomic_load_n(&g->devs[s->device].ready, __ATOMIC_ACQUIRE)
                     ? &g->devs[s->device] : NULL;
   drv->set_current(g->handle, s->device, &d);
-  if (dev && rt_gpu_pool_stream_ordered(dev->pool)) {
+  if (dev && rt_gpu_pool_orders(dev, s)) {
     /* the pool's blocks of this stream: idle once it is done, so a later stream with the same handle
-     * never reuses one early (if neither wait works, they keep their events and stream) */
+     * never reuses one early (if neither wait works, they keep their events and stream). A borrowed
+     * stream owns no block, and its handle may already be gone: it is not touched. */
     if (drv->stream_synchronize(g->handle, s->device, s->h, &d) == LOOM_OK ||
         drv->synchronize(g->handle, s->device, &d) == LOOM_OK)
       rt_gpu_pool_stream_gone(dev->pool, s->h);
@@ -594,9 +599,9 @@ void rt_gpu_unpin(const RtGpuDriver *drv, LoomContext *ctx, int index, const RtK
  * (a stream-ordered pool needs nothing: a block goes to another stream only after its event). */
 void rt_gpu_settle(const RtGpuDriver *drv, LoomContext *ctx, int index) {
   GpuRt *g = state_of(drv, ctx);
-  if (g && index >= 0 && index < g->ndev && g->devs[index].ready && rt_gpu_pool_stream_ordered(g->devs[index].pool))
-    return;
+  if (!g || index < 0 || index >= g->ndev) return;
   GpuStream *cur = rt_gpu_cur_stream(g, index);
+  if (g->devs[index].ready && rt_gpu_pool_orders(&g->devs[index], cur)) return;
   Diag d = {.status = LOOM_OK};
   if (cur && drv->set_current(g->handle, index, &d) == LOOM_OK)
     drv->stream_synchronize(g->handle, index, cur->h, &d);

@@ -21,6 +21,7 @@ typedef struct FnLaunch {
   GpuRt *g;
   GpuDev *dev;
   void *stream; /* the driver's; NULL: the default stream */
+  bool ordered; /* the pool orders this stream's blocks (rt_gpu_pool_orders): nothing to settle */
   const GpuFn *f;
   const KernelIr *ir;
 } FnLaunch;
@@ -68,15 +69,16 @@ static LoomStatus fn_launch(void *user, int e, uint32_t grid, uint32_t block, ui
  * first (on the legacy stream the free is ordered before any later use). */
 static LoomStatus fn_settle(void *user, Diag *d) {
   FnLaunch *x = user;
-  if (!x->stream || rt_gpu_pool_stream_ordered(x->dev->pool)) return LOOM_OK;
+  if (!x->stream || x->ordered) return LOOM_OK;
   return x->g->drv->stream_synchronize(x->g->handle, x->dev->index, x->stream, d);
 }
 
-/* Launches kernel f on stream s (the driver's; NULL: the default stream); the device is current. */
-static LoomStatus launch_fn(LoomContext *ctx, GpuRt *g, GpuDev *dev, void *s, const GpuFn *f, const KernelIr *ir,
-                            uint64_t *words, int64_t no, int64_t nr, Diag *d) {
+/* Launches kernel f on stream cur (NULL: the default stream); the device is current. */
+static LoomStatus launch_fn(LoomContext *ctx, GpuRt *g, GpuDev *dev, const GpuStream *cur, const GpuFn *f,
+                            const KernelIr *ir, uint64_t *words, int64_t no, int64_t nr, Diag *d) {
   const GpuMeta *m = &f->meta;
-  FnLaunch x = {.ctx = ctx, .g = g, .dev = dev, .stream = s, .f = f, .ir = ir};
+  FnLaunch x = {.ctx = ctx, .g = g, .dev = dev, .stream = cur ? cur->h : NULL, .ordered = rt_gpu_pool_orders(dev, cur),
+                .f = f, .ir = ir};
   uint32_t red = 0, map = 0;
   if (!cg_gpu_phase_split(ir, &red, &map)) red = map = 0;
   RtGpuLauncher L = {
@@ -178,7 +180,7 @@ LoomStatus rt_gpu_run_schedule(const RtGpuDriver *drv, LoomContext *ctx, int dev
     }
     for (size_t i = (size_t)(nd + nb + nb * nd); i < nwords; i++) words[i] = 0;
     for (int p = 0; p < ir->nparam; p++) words[nd + nb + nb * nd + CG_GPU_EXTRA + p] = sk->params[p]; /* codegen.h */
-    if (st == LOOM_OK) st = launch_fn(ctx, g, dev, stream, f, ir, words, no, nr, d);
+    if (st == LOOM_OK) st = launch_fn(ctx, g, dev, cur, f, ir, words, no, nr, d);
     rt_cache_release(dev->kernels, acquired);
     if (words != stackw) ctx_free(ctx, words);
     words = NULL;
@@ -186,7 +188,7 @@ LoomStatus rt_gpu_run_schedule(const RtGpuDriver *drv, LoomContext *ctx, int dev
   }
   if (temps) {
     Diag dd = {.status = LOOM_OK};
-    if (stream && !rt_gpu_pool_stream_ordered(dev->pool)) /* a stream-blind pool (device.h: settle) */
+    if (stream && !rt_gpu_pool_orders(dev, cur)) /* a stream-blind pool or a borrowed stream (device.h: settle) */
       drv->stream_synchronize(g->handle, device, stream, &dd);
     for (int32_t i = 0; i < s->ntemp; i++)
       if (temps[i]) rt_gpu_pool_free(dev->pool, temps[i], &dd);

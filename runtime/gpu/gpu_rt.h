@@ -149,6 +149,12 @@ LoomStatus rt_gpu_get(const RtGpuDriver *drv, LoomContext *ctx, GpuRt **out, Dia
 LoomStatus rt_gpu_device(const RtGpuDriver *drv, LoomContext *ctx, int index, GpuRt **gout, GpuDev **out, Diag *d);
 /* The calling thread's current stream of a device (NULL: the default stream). */
 GpuStream *rt_gpu_cur_stream(GpuRt *g, int device);
+/* Whether dev's pool orders the blocks used on stream s itself (gpu_pool.h "Stream order"): a stream-ordered
+ * pool, and s the default stream or one of Loom's. A borrowed stream (loom_stream_wrap: CuPy's or another
+ * library's) may be destroyed by its owner at any time, so the pool never records on its handle: its blocks
+ * count as the default stream's (gpu_device.c pool_cur_stream), and work on it is settled (synchronized,
+ * while it is current and so alive) before pool blocks are freed, as with a stream-blind pool. */
+bool rt_gpu_pool_orders(const GpuDev *dev, const GpuStream *s);
 
 /* ---- gpu_kernels.c -------------------------------------------------------------------------------------- */
 /* Creates dev->kernels (called while the device is set up). */

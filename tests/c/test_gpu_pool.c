@@ -500,6 +500,33 @@ static void test_layer(void) {
   rt_gpu_stream_destroy(OD, ctx, s1);
   void *h = layer_alloc(ctx, 1000); /* s1 gone (synchronized): e is idle, anyone's */
   CHECK(h == e);
+  /* a borrowed stream (loom_stream_wrap: CuPy's ExternalStream) whose owner destroys the handle while loom
+   * still holds the wrapper and a block used on it (found on the H200: test_cuda_memory's foreign stream
+   * crashed). The pool never records on a borrowed handle: the block counts as the default stream's (taken
+   * back at once there, even with events pending), work on the stream is settled while it is current, and
+   * after the owner is done loom makes no call on the handle (a dead handle's calls count in not_current). */
+  void *bh = NULL;
+  RtStream *w = NULL;
+  CHECK_OK(OD->set_current(&m, 0, &d));
+  CHECK_OK(OD->stream_create(&m, 0, &bh, &d));
+  CHECK_OK(rt_gpu_stream_wrap(OD, ctx, 0, bh, &w, &d));
+  CHECK_OK(rt_gpu_stream_use(OD, ctx, 0, w, &d));
+  void *bw = layer_alloc(ctx, 5000);
+  syncs = m.stream_syncs;
+  rt_gpu_settle(OD, ctx, 0); /* a borrowed stream is settled like a stream-blind pool's */
+  CHECK(bw && m.stream_syncs == syncs + 1);
+  CHECK_OK(rt_gpu_stream_use(OD, ctx, 0, NULL, &d));
+  ((MockStream *)bh)->device = 77; /* the owner destroyed it */
+  int dead_calls = m.not_current;
+  syncs = m.stream_syncs;
+  rt_gpu_stream_destroy(OD, ctx, w);
+  CHECK_OK(rt_gpu_free(OD, ctx, 0, bw, 5000, &d));
+  fence_done = 0;
+  void *bw2 = layer_alloc(ctx, 5000);
+  CHECK(bw2 == bw && m.stream_syncs == syncs && m.not_current == dead_calls);
+  rt_gpu_free(OD, ctx, 0, bw2, 5000, &d);
+  ((MockStream *)bh)->device = 0;
+  OD->stream_destroy(&m, 0, bh);
   RtPoolStats ps;
   CHECK_OK(rt_gpu_device_pool_stats(OD, ctx, 0, &ps, &d));
   CHECK(ps.used_bytes == 3 * 1024);
