@@ -20,7 +20,8 @@
 #      the workload suite (bench/suite/gpu.sh) on what time is left
 # Splitting it (a shorter call, or a second one): LOOM_GPU_C=0 (no C build, ctest or C benchmarks),
 # LOOM_GPU_PY=0 (no Python package, pytest or Python benchmarks), LOOM_GPU_PYTEST=0 (no pytest),
-# LOOM_GPU_PYBENCH (which Python benchmarks, see want() below), LOOM_GPU_BENCH=0 (no benchmarks),
+# LOOM_GPU_PYBENCH (which Python benchmarks, see want() below), LOOM_GPU_CBENCH=0 (not the C benchmarks of
+# bench/gpu_bench.sh, user kernels and AOT bundles: ~4 min), LOOM_GPU_BENCH=0 (no benchmarks),
 # LOOM_GPU_SUITE=0 (no workload suite), LOOM_GPU_FUZZ=0 (no background fuzz), LOOM_GPU_MATMUL=1
 # (bench/bench_matmul.py and bench/bench_fft_linalg.py, ~4 min), LOOM_GPU_CTEST_ARGS (extra ctest arguments, e.g. "-R test_gpu"),
 # LOOM_GPU_PYTEST_ARGS (extra pytest arguments, e.g. a file), LOOM_GPU_FUZZ_NUMPY_JOBS (host processes of
@@ -268,7 +269,7 @@ fi
 
 # ---- 3. benchmarks on a quiet GPU --------------------------------------------------------------------
 if on LOOM_GPU_BENCH; then
-  if on LOOM_GPU_C && [ "$c_rc" = 0 ]; then
+  if on LOOM_GPU_C && on LOOM_GPU_CBENCH && [ "$c_rc" = 0 ]; then
     OUT='' LOOM_BENCH_ONLY=1 bounded 150 "${pin[@]}" bash bench/gpu_bench.sh >"$logs/gpu_bench.log" 2>&1
     note "bench/gpu_bench.sh: exit $? at $((SECONDS - t0))s"
     bounded 60 "${pin[@]}" build-gpu/bench/bench_user_kernels --gpu "bench/results/$date-user-kernels-h200.json" \
