@@ -11,6 +11,7 @@ LOOM_DASK_BENCH_REPS times; medians reported, minima too):
   - normalized: ((x - x.mean(0)) / x.std(0)).sum(1)           (reductions + elementwise; memory-bound)
   - blockwise:  (exp(-x*x) * 2 + x * 3 - 1).sum()              (one fused kernel per chunk in loom)
   - compute:    (sin(x)**2 + cos(x)**2 * tanh(x) + exp(-x*x)*log1p(x*x)).sum()  (math-heavy, for scaling)
+  - rechunk:    (x.rechunk((2 * rows, cols // 2)) * 2 + 1).sum()  (data movement between chunks, then a fused pass)
 A timed run is end to end, as a user sees it: the client builds the graph, Dask optimizes and schedules
 it, the workers run it, the result comes back. Where the time goes, per workload and library:
   - "build_s" / "optimize_s": the client's graph construction (meta arrays included) and dask.optimize;
@@ -156,6 +157,8 @@ def workloads(x, xp):
         "normalized": lambda: ((x - x.mean(0)) / x.std(0)).sum(1),
         "blockwise": lambda: (xp.exp(-x * x) * 2 + x * 3 - 1).sum(),
         "compute": lambda: (xp.sin(x) ** 2 + xp.cos(x) ** 2 * xp.tanh(x) + xp.exp(-x * x) * xp.log1p(x * x)).sum(),
+        # twice the rows, half the columns: every new chunk joins pieces of two old ones (getitem + concatenate)
+        "rechunk": lambda: (x.rechunk((2 * x.chunks[0][0], max(1, x.shape[1] // 2))) * 2 + 1).sum(),
     }
 
 
@@ -170,6 +173,8 @@ def _chunk_steps(b, xp):
                                ((b - m) / s).sum(axis=1, keepdims=True)),
         "blockwise": lambda: (xp.exp(-b * b) * 2 + b * 3 - 1).sum(axis=(0, 1), keepdims=True),
         "compute": lambda: (xp.sin(b) ** 2 + xp.cos(b) ** 2 * xp.tanh(b) + xp.exp(-b * b) * xp.log1p(b * b))
+        .sum(axis=(0, 1), keepdims=True),
+        "rechunk": lambda: (xp.concatenate([b[:, : b.shape[1] // 2], b[:, : b.shape[1] // 2]], axis=0) * 2 + 1)
         .sum(axis=(0, 1), keepdims=True),
     }
 

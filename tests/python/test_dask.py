@@ -601,7 +601,7 @@ def test_bench_chunk_timing_and_summary(capsys):
     x = np.random.default_rng(3).standard_normal((512, 256))
     for chunk in (x, loom.asarray(x)):
         t = b._time_chunk(chunk, 3)
-        assert set(t) == {"normalized", "blockwise", "compute"}
+        assert set(t) == {"normalized", "blockwise", "compute", "rechunk"}
         for v in t.values():
             assert set(v) == {"call_s", "done_s", "pipe_call_s", "pipe_done_s"}
             assert all(np.isfinite(s) and s >= 0 for s in v.values())
