@@ -381,12 +381,15 @@ def _hermitian_fill(half, axes, s):
     nd, last, n = half.ndim, axes[-1], s[-1]
     m = n // 2 + 1
     k = _positions(n, last, nd)
-    mirror = _core.gather(half, where(k < m, k, n - k), last, 2)  # half at min(k, n - k) on the last axis
-    rev = mirror
+    kept = k < m
+    v = _core.gather(half, where(kept, k, n - k), last, 2)  # half at min(k, n - k) on the last axis
     for ax, n_ax in zip(axes[:-1], s[:-1]):
         j = _positions(n_ax, ax, nd)
-        rev = _core.gather(rev, where(j == 0, j, n_ax - j), ax, 2)  # and at -j mod n_ax on the others
-    return where(k < m, mirror, conjugate(rev))
+        # and, where k is mirrored, at -j mod n_ax on the others: ONE gather chain, one load a point (a
+        # where between the kept and the mirrored gathers read half twice: fft2 of a real 4096^2 input
+        # took 0.48 ms on the H200, 0.66x CuPy)
+        v = _core.gather(v, where(kept, j, where(j == 0, j, n_ax - j)), ax, 2)
+    return where(kept, v, conjugate(v))
 
 
 # id(spectrum) -> (weak reference, its node when marked, half, axes, s)
