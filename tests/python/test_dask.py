@@ -521,7 +521,7 @@ def client():
 
 
 def _sized_arrays(seed):
-    mb = int(os.environ.get("LOOM_DASK_TEST_MB", "256"))
+    mb = int(os.environ.get("LOOM_DASK_TEST_MB", "2048"))  # issue 18: a 2 GB array in CI (~90 s on 2 cores)
     cols = 2048
     rows = max(64, (mb << 20) // (8 * cols))
     chunk_rows = max(16, rows // 8)
