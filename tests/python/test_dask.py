@@ -588,6 +588,7 @@ def _bench_module():
     import importlib.util
     path = os.path.join(os.path.dirname(__file__), "..", "..", "bench", "dask_gpu.py")
     spec = importlib.util.spec_from_file_location("dask_gpu_bench", path)
+    assert spec is not None and spec.loader is not None, path
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
