@@ -307,8 +307,8 @@ LoomStatus cg_amdgpu_target_create(LoomContext *ctx, const char *gfx, int code_o
   }
   unsigned maj = 0, min = 0, pat = 0;
   LLVMGetVersion(&maj, &min, &pat);
-  snprintf(s->gpu.describe, sizeof s->gpu.describe, "LLVM %u.%u.%u amdgpu %s wave%d cov%d block%d%s%s", maj, min,
-           pat, chip.name, chip.wave, cov, AMD_BLOCK, cg_gpu_scan_tag(), cg_gpu_switch_tag());
+  snprintf(s->gpu.describe, sizeof s->gpu.describe, "LLVM %u.%u.%u amdgpu %s wave%d cov%d block%d%s%s%s", maj, min,
+           pat, chip.name, chip.wave, cov, AMD_BLOCK, cg_gpu_scan_tag(), cg_gpu_switch_tag(), cg_gpu_elem_tag());
   *out = t;
   return LOOM_OK;
 }

@@ -86,6 +86,7 @@ typedef struct Lower {
 #define GPU_CACHE_K 16   /* points per thread held in registers by the cached ROW entry */
 #define GPU_CACHE_BUFS 4 /* at most this many loaded buffers for the cached entry */
 #define GPU_VEC_MAXBUF 8 /* vector reduction entries: at most this many buffers / stores */
+#define GPU_TIE_MAXBUF GPU_VEC_MAXBUF /* load ties (gpu_strategies.c): buffers tied, the first ones */
 
 static inline bool is_arg(int op) { return op == LOOM_REDUCE_ARGMIN || op == LOOM_REDUCE_ARGMAX; }
 
@@ -281,11 +282,15 @@ typedef struct GpuEntry {
 
 void cg_gpu_elem_point(Lower *L, LLVMValueRef i, void *arg);  /* elementwise: point i */
 /* elementwise: vectors v and v + stride (< nvec), both loaded before either is computed */
+#define CG_ELEMV_GROUP_MAX 4
 typedef struct CgElemPair {
-  unsigned lanes;
+  unsigned lanes, group; /* group: vectors loaded before any is computed (2 or 4; 0 means 2) */
   LLVMValueRef stride, nvec;
+  LLVMValueRef zero; /* an i64 that is 0 at run time but not to the compilers (NULL: no load ties) */
 } CgElemPair;
 void cg_gpu_elemv_pair(Lower *L, LLVMValueRef v, void *arg);
+unsigned cg_gpu_elemv_group(const KernelIr *k); /* LOOM_GPU_ELEM_GROUP */
+bool cg_gpu_elemv_tie(void);                     /* LOOM_GPU_ELEM_TIE (default on) */
 void cg_gpu_red_item(Lower *L, LLVMValueRef item, void *arg); /* MAIN / PART / FINISH / FINISHB */
 /* ---- lower_scan_lookback.c: the single-pass look-back scan of few long rows ----------------------- */
 /* Whether gk (lowered from k) is a ROW scan whose `finishb` is the look-back entry. */

@@ -136,6 +136,7 @@ bool cg_gpu_phase_split(const KernelIr *k, uint32_t *reduce_bits, uint32_t *map_
  * in two passes, codegen/gpu_moments.c), as a suffix of the GPU targets' descriptions, so that kernels
  * compiled under one setting are never launched under the other ("" by default). */
 const char *cg_gpu_switch_tag(void);
+const char *cg_gpu_elem_tag(void); /* LOOM_GPU_ELEM_GROUP / _PIPELINE (gpu_strategies.c) */
 /* One bit per entry of CgGpuKernel (the order of the names there). */
 enum {
   CG_ENTRY_MAIN = 1u, CG_ENTRY_VEC = 2u, CG_ENTRY_PART = 4u, CG_ENTRY_FINISH = 8u, CG_ENTRY_CACHED = 16u,

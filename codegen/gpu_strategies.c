@@ -102,26 +102,131 @@ static void elemv_finish(Lower *L, unsigned lanes, const ElemVec *ev) {
   for (int bi = 0; bi < k->nbuf; bi++) L->vload[bi] = NULL;
 }
 
-/* Vectors v and v + stride (when < nvec) with both vectors' loads issued before either is computed: two
- * 16-byte loads in flight per thread and buffer. A grid of resident threads with one load each keeps
- * about 4 MB in flight on an H200, short of its bandwidth-latency product: one-input kernels stopped at
- * ~92 % of copy bandwidth, kernels of two inputs reached 95-98 %. A second vector past the end reads the
- * first one again (no store). */
+/* Vectors v, v + stride, ..., v + (group - 1) * stride (those < nvec) with every vector's loads issued
+ * before any is computed: group 16-byte loads in flight per thread and buffer (the stores that follow
+ * keep ptxas from sinking them: it cannot move a load past a store that may alias it). A grid of
+ * resident threads with one load each keeps about 4 MB in flight on an H200, short of its
+ * bandwidth-latency product: one-input kernels stopped at ~92 % of copy bandwidth with pairs, kernels
+ * of two inputs reached 95-98 %. A vector past the end reads the first one again (no store). */
+/* Ties lane 0 of each buffer's first loaded vector (first[bi]) to the same buffer's other vectors
+ * (rest[g][bi], g < nrest) through a runtime zero (x |= (y | z ...) & zero): ptxas otherwise sinks a
+ * load down to just before the first store that follows it (it cannot pass a store that may alias), so
+ * a math-heavy first vector, or a reduction's first vector with a side store, ran with one load in
+ * flight (gelu in float16: the second load issued ~180 instructions after the first). A dependence on
+ * one register of a vector load waits for the whole load, so one lane suffices: 2 integer ops per
+ * extra vector and buffer. */
+static void tie_loads(Lower *L, LLVMValueRef *first, LLVMValueRef (*rest)[GPU_TIE_MAXBUF], int nrest, int nbuf,
+                      LLVMValueRef zero) {
+  LLVMBuilderRef b = L->m.b;
+  for (int bi = 0; bi < nbuf && bi < GPU_TIE_MAXBUF; bi++) {
+    if (!first[bi]) continue;
+    LLVMTypeRef vt = LLVMTypeOf(first[bi]);
+    LLVMTypeRef et = LLVMGetElementType(vt);
+    LLVMTypeKind tk = LLVMGetTypeKind(et);
+    unsigned bits = tk == LLVMIntegerTypeKind                           ? LLVMGetIntTypeWidth(et)
+                    : tk == LLVMHalfTypeKind || tk == LLVMBFloatTypeKind ? 16
+                    : tk == LLVMFloatTypeKind                            ? 32
+                                                                         : 64;
+    LLVMTypeRef it = LLVMIntTypeInContext(L->m.c, bits);
+    LLVMValueRef lane0 = cg_i64(&L->m, 0), any = NULL;
+    for (int g = 0; g < nrest; g++) {
+      if (!rest[g][bi]) continue;
+      LLVMValueRef x = LLVMBuildBitCast(b, LLVMBuildExtractElement(b, rest[g][bi], lane0, ""), it, "");
+      any = any ? LLVMBuildOr(b, any, x, "") : x;
+    }
+    if (!any) continue;
+    LLVMValueRef x0 = LLVMBuildBitCast(b, LLVMBuildExtractElement(b, first[bi], lane0, ""), it, "");
+    x0 = LLVMBuildOr(b, x0, LLVMBuildAnd(b, any, LLVMBuildTrunc(b, zero, it, ""), ""), "");
+    first[bi] = LLVMBuildInsertElement(b, first[bi], LLVMBuildBitCast(b, x0, et, ""), lane0, "");
+  }
+}
+
+static void elemv_tie(Lower *L, ElemVec *ev, unsigned group, LLVMValueRef zero) {
+  LLVMValueRef rest[CG_ELEMV_GROUP_MAX][GPU_TIE_MAXBUF];
+  int nb = L->k->nbuf < GPU_TIE_MAXBUF ? L->k->nbuf : GPU_TIE_MAXBUF;
+  for (unsigned g = 1; g < group; g++)
+    for (int bi = 0; bi < nb; bi++) rest[g - 1][bi] = ev[g].vl[bi];
+  tie_loads(L, ev[0].vl, rest, (int)group - 1, nb, zero);
+}
+
 void cg_gpu_elemv_pair(Lower *L, LLVMValueRef v, void *arg) {
   const CgElemPair *p = arg;
   LLVMBuilderRef b = L->m.b;
-  LLVMValueRef v2 = LLVMBuildAdd(b, v, p->stride, "");
-  LLVMValueRef ok2 = LLVMBuildICmp(b, LLVMIntSLT, v2, p->nvec, "");
-  ElemVec e1, e2;
-  elemv_load(L, v, p->lanes, &e1);
-  elemv_load(L, LLVMBuildSelect(b, ok2, v2, v, ""), p->lanes, &e2);
-  elemv_finish(L, p->lanes, &e1);
-  LLVMBasicBlockRef then = cg_new_bb(L, "vec.second"), done = cg_new_bb(L, "vec.done");
-  LLVMBuildCondBr(b, ok2, then, done);
-  LLVMPositionBuilderAtEnd(b, then);
-  elemv_finish(L, p->lanes, &e2);
-  LLVMBuildBr(b, done);
-  LLVMPositionBuilderAtEnd(b, done);
+  ElemVec ev[CG_ELEMV_GROUP_MAX];
+  LLVMValueRef ok[CG_ELEMV_GROUP_MAX];
+  unsigned group = p->group ? p->group : 2;
+  for (unsigned g = 0; g < group; g++) {
+    LLVMValueRef vg = g ? LLVMBuildAdd(b, v, LLVMBuildMul(b, p->stride, cg_iconst_i(L, g), ""), "") : v;
+    ok[g] = g ? LLVMBuildICmp(b, LLVMIntSLT, vg, p->nvec, "") : NULL;
+    elemv_load(L, g ? LLVMBuildSelect(b, ok[g], vg, v, "") : v, p->lanes, &ev[g]);
+  }
+  if (p->zero) elemv_tie(L, ev, group, p->zero);
+  elemv_finish(L, p->lanes, &ev[0]);
+  for (unsigned g = 1; g < group; g++) {
+    LLVMBasicBlockRef then = cg_new_bb(L, "vec.next"), done = cg_new_bb(L, "vec.done");
+    LLVMBuildCondBr(b, ok[g], then, done);
+    LLVMPositionBuilderAtEnd(b, then);
+    elemv_finish(L, p->lanes, &ev[g]);
+    LLVMBuildBr(b, done);
+    LLVMPositionBuilderAtEnd(b, done);
+  }
+}
+
+/* LOOM_GPU_ELEM_GROUP=g (2 or 4): vectors a thread loads before it computes them, for kernels with at
+ * most LOOM_GPU_ELEM_GROUP_INPUTS (default 1) vector-loaded buffers; others take pairs. Read once. */
+static int env_int_once(int *slot, const char *name, int dflt) {
+  int r = __atomic_load_n(slot, __ATOMIC_RELAXED);
+  if (r < 0) {
+    const char *s = getenv(name);
+    r = s && *s ? atoi(s) : dflt;
+    if (r < 0) r = 0;
+    __atomic_store_n(slot, r, __ATOMIC_RELAXED);
+  }
+  return r;
+}
+
+static int elemv_vector_inputs(const KernelIr *k);
+
+static int elem_group_knob(void) {
+  static int grp = -1;
+  return env_int_once(&grp, "LOOM_GPU_ELEM_GROUP", 2) == 4 ? 4 : 2;
+}
+
+static int elem_group_inputs_knob(void) {
+  static int inputs = -1;
+  int n = env_int_once(&inputs, "LOOM_GPU_ELEM_GROUP_INPUTS", 1);
+  return n < 1 ? 1 : n > 4 ? 4 : n;
+}
+
+unsigned cg_gpu_elemv_group(const KernelIr *k) {
+  int n = elemv_vector_inputs(k);
+  return elem_group_knob() == 4 && n >= 1 && n <= elem_group_inputs_knob() && !k->snippet ? 4 : 2;
+}
+
+bool cg_gpu_elemv_tie(void) {
+  static int tie = -1;
+  return env_int_once(&tie, "LOOM_GPU_ELEM_TIE", 1) != 0;
+}
+
+/* The elementwise knobs in the target's description (so kernels compiled under them are cached apart). */
+const char *cg_gpu_elem_tag(void) {
+  static const char *const g4[] = {" g4i1", " g4i2", " g4i3", " g4i4"}, *const g4t0[] = {" g4i1 tie0", " g4i2 tie0", " g4i3 tie0", " g4i4 tie0"};
+  bool tie = cg_gpu_elemv_tie();
+  if (elem_group_knob() == 4) return (tie ? g4 : g4t0)[elem_group_inputs_knob() - 1];
+  return tie ? "" : " tie0";
+}
+
+/* Buffers the vector step reads with vector loads (contiguous along the last dim). */
+static int elemv_vector_inputs(const KernelIr *k) {
+  bool seen[64] = {false};
+  int n = 0, last = k->ndim - 1;
+  for (int i = 0; i < k->ninstr; i++) {
+    const KInstr *in = &k->instrs[i];
+    if (in->kind != KI_LOAD || in->buf >= 64 || seen[in->buf] || k->bufs[in->buf].layout[last] != KL_ONE) continue;
+    seen[in->buf] = true;
+    n++;
+  }
+  return n;
 }
 
 /* ---- reductions ------------------------------------------------------------------------------------- */
@@ -607,6 +712,11 @@ void cg_gpu_partv_item(Lower *L, LLVMValueRef part, void *arg) {
     LLVMValueRef v = LLVMBuildAdd(b, i, LLVMBuildMul(b, e->bdim, cg_iconst_i(L, j), ""), "");
     vbase[j] = LLVMBuildMul(b, v, cg_iconst_i(L, lanes), "");
     load_vectors(L, vbase[j], lanes, vl[j]);
+  }
+  /* side stores (amp_unscale's scaled copy) would let ptxas sink loads 1.. past vector 0's fold */
+  if (ph->nstores > 0 && cg_gpu_elemv_tie()) {
+    LLVMValueRef zero = LLVMBuildLShr(b, LLVMBuildPtrToInt(b, e->partials, L->i64, ""), cg_i64(&L->m, 63), "");
+    tie_loads(L, vl[0], &vl[1], GPU_UNROLL - 1, k->nbuf, zero); /* device addresses < 2^63: 0 */
   }
   for (int j = 0; j < GPU_UNROLL; j++) {
     LLVMValueRef a = LLVMBuildLoad2(b, vty, accs[j], ""), ai = LLVMBuildLoad2(b, L->i64, accis[j], "");

@@ -449,8 +449,8 @@ LoomStatus cg_nvptx_target_create(LoomContext *ctx, int sm_major, int sm_minor, 
   if (nv_inline_budget() != NV_INLINE_BUDGET)
     snprintf(knobs + strlen(knobs), sizeof knobs - strlen(knobs), " inlinebudget%d", nv_inline_budget());
   if (cg_nvptx_fdiv_ieee()) strcat(knobs, " fdivrn");
-  snprintf(s->gpu.describe, sizeof s->gpu.describe, "LLVM %u.%u.%u nvptx %s ptx%d block%d%s%s%s", maj, min, pat, s->cpu,
-           ptx, NVPTX_BLOCK, cg_gpu_scan_tag(), cg_gpu_switch_tag(), knobs);
+  snprintf(s->gpu.describe, sizeof s->gpu.describe, "LLVM %u.%u.%u nvptx %s ptx%d block%d%s%s%s%s", maj, min, pat, s->cpu,
+           ptx, NVPTX_BLOCK, cg_gpu_scan_tag(), cg_gpu_switch_tag(), cg_gpu_elem_tag(), knobs);
   *out = t;
   return LOOM_OK;
 }
