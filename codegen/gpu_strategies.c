@@ -5,6 +5,7 @@
  * one O point of the cached ROW entry (the row kept in registers), and one part of the vector PART
  * entry. gpu_lower.c builds the entries around them (cg_lower_gpu).
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -208,12 +209,22 @@ bool cg_gpu_elemv_tie(void) {
   return env_int_once(&tie, "LOOM_GPU_ELEM_TIE", 1) != 0;
 }
 
-/* The elementwise knobs in the target's description (so kernels compiled under them are cached apart). */
+/* The elementwise and PARTV knobs in the target's description (so kernels compiled under them are cached
+ * apart); "" at the defaults. Made once per process. */
+static char elem_tag[64];
+static pthread_once_t elem_tag_once = PTHREAD_ONCE_INIT;
+static int partv_side_unroll_knob(void);
+
+static void make_elem_tag(void) {
+  size_t n = 0;
+  if (elem_group_knob() == 4) n += (size_t)snprintf(elem_tag + n, sizeof elem_tag - n, " g4i%d", elem_group_inputs_knob());
+  if (!cg_gpu_elemv_tie()) n += (size_t)snprintf(elem_tag + n, sizeof elem_tag - n, " tie0");
+  if (partv_side_unroll_knob() != 4) snprintf(elem_tag + n, sizeof elem_tag - n, " pvu%d", partv_side_unroll_knob());
+}
+
 const char *cg_gpu_elem_tag(void) {
-  static const char *const g4[] = {" g4i1", " g4i2", " g4i3", " g4i4"}, *const g4t0[] = {" g4i1 tie0", " g4i2 tie0", " g4i3 tie0", " g4i4 tie0"};
-  bool tie = cg_gpu_elemv_tie();
-  if (elem_group_knob() == 4) return (tie ? g4 : g4t0)[elem_group_inputs_knob() - 1];
-  return tie ? "" : " tie0";
+  pthread_once(&elem_tag_once, make_elem_tag);
+  return elem_tag;
 }
 
 /* Buffers the vector step reads with vector loads (contiguous along the last dim). */
@@ -658,6 +669,17 @@ static LLVMValueRef fold_vector(Lower *L, const KPhase *ph, LoomDType vt, LLVMVa
  * GPU_UNROLL vector loads issued before the adds), the remainder into accumulator 0, and the last
  * part also takes the nr % lanes tail points (one per thread). Accumulators are folded in order
  * 0, 1, ..., then across the block: the bits depend on the sizes and block only. */
+/* Vectors a PARTV thread loads per step: GPU_UNROLL, or LOOM_GPU_PARTV_SIDE_UNROLL (default 4) when the
+ * phase also stores (a side output: every lane's value is kept for the store, so 8 vectors took 56
+ * registers and half the SM's threads: amp_unscale's any(~isfinite(g * s)) beside g * s, ncu 2026-12-03). */
+static int partv_side_unroll_knob(void) {
+  static int side = -1;
+  int u = env_int_once(&side, "LOOM_GPU_PARTV_SIDE_UNROLL", 4);
+  return u < 1 ? 1 : u > GPU_UNROLL ? GPU_UNROLL : u;
+}
+
+static int partv_unroll(const KPhase *ph) { return ph->nstores == 0 ? GPU_UNROLL : partv_side_unroll_knob(); }
+
 void cg_gpu_partv_item(Lower *L, LLVMValueRef part, void *arg) {
   GpuEntry *e = arg;
   const KernelIr *k = L->k;
@@ -677,8 +699,9 @@ void cg_gpu_partv_item(Lower *L, LLVMValueRef part, void *arg) {
    * the others empty (cg_gpu_combine's rule); an empty part stays empty */
   bool isarg = is_arg(ph->reduce_op);
   LLVMValueRef accs[GPU_UNROLL], accis[GPU_UNROLL];
+  const int unroll = partv_unroll(ph);
   LLVMValueRef empty = cg_i64(&L->m, GPU_EMPTY_INDEX);
-  for (int j = 0; j < GPU_UNROLL; j++) {
+  for (int j = 0; j < unroll; j++) {
     accs[j] = cg_entry_alloca(L, vty, "vacc");
     LLVMBuildStore(b, cg_red_identity(L, ph->reduce_op, vt), accs[j]);
     accis[j] = cg_entry_alloca(L, L->i64, "vacci");
@@ -698,9 +721,9 @@ void cg_gpu_partv_item(Lower *L, LLVMValueRef part, void *arg) {
   }
   LLVMValueRef iv = cg_entry_alloca(L, L->ity, "vi");
   LLVMBuildStore(b, LLVMBuildAdd(b, vlo, e->tid, ""), iv);
-  LLVMValueRef limit = LLVMBuildSub(b, vhi, LLVMBuildMul(b, e->bdim, cg_iconst_i(L, GPU_UNROLL - 1), ""), "");
+  LLVMValueRef limit = LLVMBuildSub(b, vhi, LLVMBuildMul(b, e->bdim, cg_iconst_i(L, unroll - 1), ""), "");
   LLVMValueRef vl[GPU_UNROLL][GPU_VEC_MAXBUF];
-  /* main loop: GPU_UNROLL vectors per thread per step */
+  /* main loop: `unroll` vectors per thread per step */
   LLVMBasicBlockRef head = cg_new_bb(L, "pv.head"), body = cg_new_bb(L, "pv.body"), exit = cg_new_bb(L, "pv.exit");
   LLVMBuildBr(b, head);
   LLVMPositionBuilderAtEnd(b, head);
@@ -708,7 +731,7 @@ void cg_gpu_partv_item(Lower *L, LLVMValueRef part, void *arg) {
   LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, i, limit, ""), body, exit);
   LLVMPositionBuilderAtEnd(b, body);
   LLVMValueRef vbase[GPU_UNROLL];
-  for (int j = 0; j < GPU_UNROLL; j++) {
+  for (int j = 0; j < unroll; j++) {
     LLVMValueRef v = LLVMBuildAdd(b, i, LLVMBuildMul(b, e->bdim, cg_iconst_i(L, j), ""), "");
     vbase[j] = LLVMBuildMul(b, v, cg_iconst_i(L, lanes), "");
     load_vectors(L, vbase[j], lanes, vl[j]);
@@ -716,14 +739,14 @@ void cg_gpu_partv_item(Lower *L, LLVMValueRef part, void *arg) {
   /* side stores (amp_unscale's scaled copy) would let ptxas sink loads 1.. past vector 0's fold */
   if (ph->nstores > 0 && cg_gpu_elemv_tie()) {
     LLVMValueRef zero = LLVMBuildLShr(b, LLVMBuildPtrToInt(b, e->partials, L->i64, ""), cg_i64(&L->m, 63), "");
-    tie_loads(L, vl[0], &vl[1], GPU_UNROLL - 1, k->nbuf, zero); /* device addresses < 2^63: 0 */
+    tie_loads(L, vl[0], &vl[1], unroll - 1, k->nbuf, zero); /* device addresses < 2^63: 0 */
   }
-  for (int j = 0; j < GPU_UNROLL; j++) {
+  for (int j = 0; j < unroll; j++) {
     LLVMValueRef a = LLVMBuildLoad2(b, vty, accs[j], ""), ai = LLVMBuildLoad2(b, L->i64, accis[j], "");
     LLVMBuildStore(b, fold_vector(L, ph, vt, a, &ai, vl[j], vbase[j], lanes), accs[j]);
     if (isarg) LLVMBuildStore(b, ai, accis[j]);
   }
-  LLVMBuildStore(b, LLVMBuildAdd(b, i, LLVMBuildMul(b, e->bdim, cg_iconst_i(L, GPU_UNROLL), ""), ""), iv);
+  LLVMBuildStore(b, LLVMBuildAdd(b, i, LLVMBuildMul(b, e->bdim, cg_iconst_i(L, unroll), ""), ""), iv);
   LLVMBuildBr(b, head);
   /* remainder: one vector per step into accumulator 0 */
   LLVMPositionBuilderAtEnd(b, exit);
@@ -765,7 +788,7 @@ void cg_gpu_partv_item(Lower *L, LLVMValueRef part, void *arg) {
   LLVMBuildBr(b, tafter);
   LLVMPositionBuilderAtEnd(b, tafter);
   LLVMValueRef a = LLVMBuildLoad2(b, vty, accs[0], ""), ai = LLVMBuildLoad2(b, L->i64, accis[0], "");
-  for (int j = 1; j < GPU_UNROLL; j++)
+  for (int j = 1; j < unroll; j++)
     cg_gpu_combine(L, ph, vt, &a, &ai, LLVMBuildLoad2(b, vty, accs[j], ""), isarg ? LLVMBuildLoad2(b, L->i64, accis[j], "") : ai, true);
   L->acc[0] = a;
   L->accidx[0] = ai;
