@@ -3,8 +3,8 @@
 Cases (issue 15, item 1): square products 4096^2 (and 8192^2 on a GPU) in float32 (TF32 off in every
 library: torch.backends.cuda.matmul.allow_tf32 = False, CuPy's default), float16, bfloat16 (GPU) and
 float64; a batched product (64 x 512 x 512 x 512); the fused epilogue relu(x @ w + b) (loom: one cuBLASLt
-call with the BIAS+RELU epilogue) and gelu(x @ w + b) (tanh GELU: loom fuses the GELU as an elementwise
-kernel after the call; torch.compile where it works); and a two-layer MLP training step (forward,
+call with the BIAS+RELU epilogue) and gelu(x @ w + b) (tanh GELU: one cuBLASLt call with the GELU_BIAS
+epilogue, passes/calls.c; torch.compile where it works); and a two-layer MLP training step (forward,
 hand-written backward, SGD) of batch 4096, 1024 -> 4096 -> 1024, written once against the array API.
 Each figure is the median of rounds of back-to-back calls ended by one synchronization (GPU) or one
 evaluation (loom's lazy graph is evaluated inside each call: .get() is not timed on the GPU, loom.eval
