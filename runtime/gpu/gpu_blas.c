@@ -30,13 +30,19 @@
  * first is used and the problem is timed on a later call that may), and only when d overlaps none of the
  * inputs (the timed runs write d; the final run then writes it once more). LOOM_BLAS_AUTOTUNE=0 turns it
  * off (the heuristic's first, as before); =all times every product whatever its size (tests).
+ * On disk: a timed choice is stored in Loom's disk cache (the kernels' folder: LOOM_CACHE_DIR, ...)
+ * under the problem, the library's version and the device's name, chip and multiprocessor count; a
+ * later process asks the heuristic as usual and takes the stored algorithm without timing when it is
+ * byte for byte one of the candidates (so a stale entry is never used: it is timed again), which also
+ * keeps the choice, and so the results' rounding, the same from run to run on a machine.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "runtime/gpu/gpu_libs.h"
-#include "runtime/gpu/gpu_rt.h" /* GpuStream.borrowed */
+#include "runtime/disk_cache.h"
+#include "runtime/gpu/gpu_rt.h" /* GpuStream.borrowed, GpuDev.info */
 
 #define WORKSPACE_BYTES ((size_t)32 << 20)
 #define MAX_DEVICES 64
@@ -67,7 +73,10 @@ typedef struct GpuBlas {
   AlgoEntry cache[ALGO_CACHE];
   int next_slot;
   TuneMode tune; /* LOOM_BLAS_AUTOTUNE, read when the state is made */
-  unsigned long long tuned, tune_runs; /* problems timed, timed runs (rt_gpu_blas_tune_stats) */
+  unsigned long long tuned, tune_runs, disk_hits; /* rt_gpu_blas_tune_stats */
+  DiskCache *disk; /* the timed choices' disk cache (opened on first need, under lock) */
+  bool disk_tried;
+  unsigned disk_generation; /* RtState.cache_generation it was opened with */
   void *slots[GPU_LIB_COUNT];
 } GpuBlas;
 
@@ -142,6 +151,7 @@ void rt_gpu_libs_close(LoomContext *ctx, const GpuBlasVendor *v) {
       rt_gpu_make_current(v->driver(), ctx, i, &dd); /* the library frees its device state in the device's context */
       b->fn.destroy(b->handle[i]);
     }
+  rt_disk_cache_close(b->disk);
   rt_vendor_lib_close(&b->lib);
   pthread_mutex_destroy(&b->lock);
   ctx_free(ctx, b);
@@ -240,12 +250,72 @@ static void cache_algo(GpuBlas *b, const uint64_t key[16], const void *algo, siz
 }
 
 void rt_gpu_blas_tune_stats(LoomContext *ctx, const GpuBlasVendor *v, unsigned long long *problems,
-                            unsigned long long *runs) {
+                            unsigned long long *runs, unsigned long long *disk_hits) {
   GpuBlas *b = ctx->rt->linalg[v->driver()->kind];
-  *problems = *runs = 0;
+  *problems = *runs = *disk_hits = 0;
   if (!b) return;
   pthread_mutex_lock(&b->lock);
-  *problems = b->tuned, *runs = b->tune_runs;
+  *problems = b->tuned, *runs = b->tune_runs, *disk_hits = b->disk_hits;
+  pthread_mutex_unlock(&b->lock);
+}
+
+/* ---- timed choices on disk ------------------------------------------------------------------------------ */
+/* The disk-cache key of a problem's timed choice: the library, the device, the problem (key[1..16): its
+ * words but the device's index). false: no device information (no disk then). */
+static bool disk_key(LoomContext *ctx, const GpuBlasVendor *v, GpuBlas *b, int index, const uint64_t key[16],
+                     char *out, size_t size) {
+  GpuRt *g = NULL;
+  GpuDev *dev = NULL;
+  Diag dd = {.status = LOOM_OK};
+  if (rt_gpu_device(v->driver(), ctx, index, &g, &dev, &dd) != LOOM_OK) return false;
+  int n = snprintf(out, size, "loom blas algorithm 1\n%s %lld\n%s %s %d.%d x%d\n", v->prefix,
+                   rt_gpu_lt_version(&b->fn), dev->info.name, dev->info.arch, dev->info.arch_major,
+                   dev->info.arch_minor, dev->info.sm_count);
+  for (int i = 1; i < 16 && n > 0 && (size_t)n < size; i++)
+    n += snprintf(out + n, size - (size_t)n, "%llx ", (unsigned long long)key[i]);
+  return n > 0 && (size_t)n < size;
+}
+
+/* The cache, (re)opened with the context's settings (first use, or loom_set_cache changed them); NULL:
+ * off. Caller holds b->lock. */
+static DiskCache *blas_disk(LoomContext *ctx, GpuBlas *b) {
+  unsigned gen = atomic_load(&ctx->rt->cache_generation);
+  if (!b->disk_tried || b->disk_generation != gen) {
+    Diag dd = {.status = LOOM_OK};
+    rt_disk_cache_close(b->disk);
+    b->disk = NULL;
+    if (rt_disk_cache_open_configured(ctx, &b->disk, &gen, &dd) != LOOM_OK) b->disk = NULL;
+    b->disk_tried = true, b->disk_generation = gen;
+  }
+  return b->disk;
+}
+
+/* The stored choice of the problem, as an index into the heuristic's candidates res[0..n), or -1 (none
+ * stored, or not one of them). */
+static int disk_pick(LoomContext *ctx, const GpuBlasVendor *v, GpuBlas *b, const char *dkey,
+                     const unsigned char *res, int n) {
+  void *blob = NULL;
+  size_t size = 0;
+  bool hit = false;
+  Diag dd = {.status = LOOM_OK};
+  int pick = -1;
+  pthread_mutex_lock(&b->lock);
+  DiskCache *dc = blas_disk(ctx, b);
+  if (dc && rt_disk_cache_load(dc, dkey, &blob, &size, &hit, &dd) == LOOM_OK && hit) {
+    for (int i = 0; i < n && pick < 0 && size == v->algo_size; i++)
+      if (memcmp(res + (size_t)i * v->heuristic_size, blob, v->algo_size) == 0) pick = i;
+    rt_disk_cache_free(dc, blob);
+  }
+  if (pick >= 0) b->disk_hits++;
+  pthread_mutex_unlock(&b->lock);
+  return pick;
+}
+
+static void disk_store(LoomContext *ctx, GpuBlas *b, const char *dkey, const void *algo, size_t algo_size) {
+  Diag dd = {.status = LOOM_OK};
+  pthread_mutex_lock(&b->lock);
+  DiskCache *dc = blas_disk(ctx, b);
+  if (dc) rt_disk_cache_store(dc, dkey, algo, algo_size, &dd); /* a failed store: timed again next time */
   pthread_mutex_unlock(&b->lock);
 }
 
@@ -327,7 +397,8 @@ static int tune_pick(LoomContext *ctx, const GpuBlasVendor *v, GpuBlas *b, int i
   if (rt_gpu_event_create(drv, ctx, index, &e0, &dd) != LOOM_OK || rt_gpu_event_create(drv, ctx, index, &e1, &dd) != LOOM_OK ||
       (wmax > 0 && rt_gpu_alloc(drv, ctx, index, wmax, &work, &dd) != LOOM_OK))
     goto done;
-  /* one measurement of candidate i: `inner` runs between two events; false: the run or an event failed */
+  /* round -1: each candidate's first run (an estimate); then `rounds` rounds of `inner` runs per candidate
+   * between two events, interleaved, the minimum per run kept */
   double spent = 0, est = 1e300;
   int inner = 1, rounds = TUNE_ROUNDS;
   for (int r = -1; r < rounds; r++) {
@@ -469,7 +540,13 @@ LoomStatus rt_gpu_gemm(LoomContext *ctx, const GpuBlasVendor *v, int index, cons
                       (long long)g->m, (long long)g->n, (long long)g->k, (long long)g->batch, epi, v->device, index);
     } else if (!s) {
       nres = nres > want ? want : nres;
-      int pick = nres > 1 ? tune_pick(ctx, v, b, index, &cl, rs, res, nres) : 0;
+      char dkey[1024];
+      bool on_disk = may_time && nres > 1 && disk_key(ctx, v, b, index, key, dkey, sizeof dkey);
+      int pick = nres <= 1 ? 0 : on_disk ? disk_pick(ctx, v, b, dkey, res, nres) : -1;
+      if (pick < 0 && nres > 1) {
+        pick = tune_pick(ctx, v, b, index, &cl, rs, res, nres);
+        if (pick >= 0 && on_disk) disk_store(ctx, b, dkey, res + (size_t)pick * v->heuristic_size, v->algo_size);
+      }
       const unsigned char *r = res + (size_t)(pick < 0 ? 0 : pick) * v->heuristic_size;
       memcpy(algo, r, v->algo_size);
       memcpy(&wsize, r + v->heuristic_workspace, sizeof wsize);

@@ -79,10 +79,10 @@ typedef struct GpuBlasVendor {
 
 /* RtLinalg.gemm of v's device kind. */
 LoomStatus rt_gpu_gemm(LoomContext *ctx, const GpuBlasVendor *v, int index, const RtGemm *g, Diag *d);
-/* The products of v's kind whose algorithm was chosen by timing, and the timed runs (gpu_blas.c "Selection
- * by timing"), since the context's first product; for tests. */
+/* The products of v's kind whose algorithm was chosen by timing, the timed runs, and the choices taken from
+ * the disk cache instead (gpu_blas.c "Selection by timing"), since the context's first product; for tests. */
 void rt_gpu_blas_tune_stats(LoomContext *ctx, const GpuBlasVendor *v, unsigned long long *problems,
-                            unsigned long long *runs);
+                            unsigned long long *runs, unsigned long long *disk_hits);
 /* RtLinalg.close of v's device kind: the further libraries' states, the handles, the library. */
 void rt_gpu_libs_close(LoomContext *ctx, const GpuBlasVendor *v);
 /* The BLAS library's version (GpuLtFns.get_version) for RtVendorLib.version. */

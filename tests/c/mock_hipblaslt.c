@@ -10,7 +10,8 @@
  * unless mock_hipblaslt_set_algos(n, ms) gave n (up to the number asked for), algorithm i taking ms[i]
  * of a virtual clock per call (mock_hipblaslt_clock_ms, which mock_hip.c's events record), or failing
  * with HIPBLAS_STATUS_NOT_SUPPORTED when ms[i] < 0. It counts heuristic queries and the candidates asked
- * for, and keeps the algorithm of the last successful call and the calls per algorithm. */
+ * for, and keeps the algorithm of the last successful call and the calls per algorithm;
+ * mock_hipblaslt_set_salt(x) marks the candidates (a stale stored algorithm no longer matches). */
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -55,6 +56,9 @@ API void mock_hipblaslt_set_algos(int n, const double *ms) {
   for (int i = 0; i < nalgo; i++) algo_ms[i] = ms[i];
   memset(algo_calls, 0, sizeof algo_calls);
 }
+static int salt;
+/* A second byte in every algorithm the heuristic returns from now on (another library build's candidates). */
+API void mock_hipblaslt_set_salt(int x) { salt = x; }
 API int mock_hipblaslt_heuristics(void) { return heuristics; }
 API int mock_hipblaslt_last_want(void) { return last_want; }
 API int mock_hipblaslt_last_algo(void) { return last_algo; }
@@ -126,7 +130,7 @@ API int hipblasLtMatmulAlgoGetHeuristic(void *h, Desc *d, Layout *a, Layout *b, 
   *n = have < want ? have : want;
   for (int i = 0; i < *n; i++) {
     memset(&out[i], 0, sizeof out[i]);
-    out[i].algo.data[0] = (uint8_t)i;
+    out[i].algo.data[0] = (uint8_t)i, out[i].algo.data[1] = (uint8_t)salt;
     out[i].workspace = 4096 * (size_t)(i + 1); /* so that the binding's workspace path runs */
   }
   return 0;

@@ -14,7 +14,8 @@
  * and what to install. The algorithm selection by timing (runtime/gpu/gpu_blas.c, shared with cuBLASLt)
  * against the mock's candidates of known virtual cost: the fastest is kept and used by later calls (one
  * heuristic query per problem), a candidate the library refuses is skipped, the heuristic's first stays
- * within the margin, LOOM_BLAS_AUTOTUNE=0 and small products ask for one candidate, and a borrowed stream
+ * within the margin, a later context takes the choice from the disk cache without timing (a stale one
+ * is timed again), LOOM_BLAS_AUTOTUNE=0 and small products ask for one candidate, and a borrowed stream
  * is never timed on (the problem is timed on a later call on Loom's stream). What a mock cannot show
  * (speed, the real libraries' numerics) needs an AMD GPU (scripts/amd_all.sh).
  */
@@ -30,7 +31,7 @@
 
 static int (*blas_calls)(void), (*blas_handles)(void), (*fft_execs)(void), (*fft_plans)(void);
 static int (*blas_heuristics)(void), (*blas_last_want)(void), (*blas_last_algo)(void), (*blas_algo_calls)(int);
-static void (*blas_set_algos)(int, const double *);
+static void (*blas_set_algos)(int, const double *), (*blas_set_salt)(int);
 static void *mock_hip_lib; /* for a stream made outside Loom (hipStreamCreateWithFlags) */
 static const char *mock_blas_path;
 
@@ -228,8 +229,8 @@ static void test_tune(void) {
   CHECK(runs[0] >= 2 && runs[2] >= 2 && runs[3] >= 2 && runs[1] == runs[0] + 1,
         "each candidate was timed (first run and rounds), the pick ran once more: %d %d %d %d", runs[0], runs[1],
         runs[2], runs[3]);
-  unsigned long long problems = 0, truns = 0;
-  rt_gpu_blas_tune_stats(tc_ctx, &rt_hip_lt, &problems, &truns);
+  unsigned long long problems = 0, truns = 0, hits = 0;
+  rt_gpu_blas_tune_stats(tc_ctx, &rt_hip_lt, &problems, &truns, &hits);
   CHECK(problems == 1 && truns == (unsigned long long)(runs[0] + runs[1] - 1 + runs[2] + runs[3]),
         "tune stats: %llu problems, %llu runs", problems, truns);
   a = tuned_case(&c1, 4, costs, &q, &want);
@@ -246,6 +247,24 @@ static void test_tune(void) {
   a = tuned_case(&c4, 2, far, &q, &want);
   CHECK(a == 1 && q == 1, "10%% faster is taken: algo %d", a);
   end_context(saved);
+
+  /* another process (context): the stored choice is taken without timing when it is one of the heuristic's
+   * candidates; a stale one (another library build's candidates) is timed again */
+  for (int salt = 0; salt < 2; salt++) {
+    if (!tune_context("all", &saved)) return;
+    blas_set_salt(salt);
+    a = tuned_case(&c1, 4, costs, &q, &want);
+    rt_gpu_blas_tune_stats(tc_ctx, &rt_hip_lt, &problems, &truns, &hits);
+    if (salt == 0)
+      CHECK(a == 1 && q == 1 && hits == 1 && problems == 0 && truns == 0 && blas_algo_calls(0) == 0 &&
+                blas_algo_calls(1) == 1,
+            "the choice on disk: algo %d, %llu from disk, %llu timed runs", a, hits, truns);
+    else
+      CHECK(a == 1 && hits == 0 && problems == 1 && truns > 0, "a stale choice is timed again: algo %d, %llu from "
+            "disk, %llu timed", a, hits, problems);
+    end_context(saved);
+  }
+  blas_set_salt(0);
 
   /* off, and small products by default: the heuristic's first, one candidate asked for */
   const char *modes[2] = {"0", NULL};
@@ -298,10 +317,11 @@ int main(int argc, char **argv) {
   blas_last_algo = (int (*)(void))dlsym(mb, "mock_hipblaslt_last_algo");
   blas_algo_calls = (int (*)(int))dlsym(mb, "mock_hipblaslt_algo_calls");
   blas_set_algos = (void (*)(int, const double *))dlsym(mb, "mock_hipblaslt_set_algos");
+  blas_set_salt = (void (*)(int))dlsym(mb, "mock_hipblaslt_set_salt");
   mock_hip_lib = dlopen(argv[1], RTLD_NOW);
   mock_blas_path = argv[2];
   if (!blas_calls || !blas_handles || !fft_execs || !fft_plans || !blas_heuristics || !blas_last_want ||
-      !blas_last_algo || !blas_algo_calls || !blas_set_algos || !mock_hip_lib)
+      !blas_last_algo || !blas_algo_calls || !blas_set_algos || !blas_set_salt || !mock_hip_lib)
     return 1;
   setenv("LOOM_HIP_LIBRARY", argv[1], 1);
   setenv("MOCK_HIP_DEVICES", "1", 1);
