@@ -222,21 +222,26 @@ def main():
 
     sizes = [4096] if quick or not gpu else [4096, 8192]
     float_dts = ["float32", "float16", "bfloat16", "float64", "complex64"] if gpu else ["float32", "float64"]
-    for n in sizes:  # complex64: 4 real products' work, counted as 2 n^3 (the figure is a rate of the same size)
-        run(f"matmul {n}^2", 2.0 * n ** 3, lambda dt, n=n: (rand((n, n), dt), rand((n, n), dt, 2)),
+
+    def squares(n):  # complex64: 4 real products' work, counted as 2 n^3 (the figure is a rate of the same size)
+        run(f"matmul {n}^2", 2.0 * n ** 3, lambda dt: (rand((n, n), dt), rand((n, n), dt, 2)),
             lambda xp, a, b: a @ b, float_dts)
-    # the issue's figures first (squares, the MLP step, the gelu epilogue beside torch.compile), then the rest:
-    # a budget cuts from the end
+
+    squares(sizes[0])
+    # the issue's figures first (4096^2, the gelu epilogue beside torch.compile, the MLP step, 8192^2), then
+    # the rest: a budget cuts from the end
+    m, k, nn = (8192, 4096, 4096) if gpu else (2048, 1024, 1024)
+    run(f"gelu(x@w+b) {m}x{k}x{nn}", 2.0 * m * k * nn,
+        lambda dt: (rand((m, k), dt), rand((k, nn), dt), rand((nn,), dt)),
+        lambda xp, x, w, b: gelu(xp, x @ w + b), ["float16", "float32"] if gpu else ["float32"], compiled=True)
     bt, d_in, d_h = (4096, 1024, 4096) if gpu else (512, 256, 1024)
     mlp_flops = 2.0 * bt * d_in * d_h * 6
     run(f"MLP step {bt}x{d_in}x{d_h}", mlp_flops,
         lambda dt: (rand((bt, d_in), dt), rand((bt, d_in), dt, 1), rand((d_in, d_h), dt) * 0.03, np.zeros(d_h, dt),
                     rand((d_h, d_in), dt) * 0.03, np.zeros(d_in, dt)),
         lambda xp, *a: mlp_step(xp, *a), ["float32"])
-    m, k, nn = (8192, 4096, 4096) if gpu else (2048, 1024, 1024)
-    run(f"gelu(x@w+b) {m}x{k}x{nn}", 2.0 * m * k * nn,
-        lambda dt: (rand((m, k), dt), rand((k, nn), dt), rand((nn,), dt)),
-        lambda xp, x, w, b: gelu(xp, x @ w + b), ["float16", "float32"] if gpu else ["float32"], compiled=True)
+    for n in sizes[1:]:
+        squares(n)
     run(f"relu(x@w+b) {m}x{k}x{nn}", 2.0 * m * k * nn,
         lambda dt: (rand((m, k), dt), rand((k, nn), dt), rand((nn,), dt)),
         lambda xp, x, w, b: relu(xp, x @ w + b),
