@@ -3,14 +3,20 @@
 Cases (issue 15, item 1): square products 4096^2 (and 8192^2 on a GPU) in float32 (TF32 off in every
 library: torch.backends.cuda.matmul.allow_tf32 = False, CuPy's default), float16, bfloat16 (GPU) and
 float64; a batched product (64 x 512 x 512 x 512); the fused epilogue relu(x @ w + b) (loom: one cuBLASLt
-call with the BIAS+RELU epilogue) and gelu(x @ w + b) (tanh GELU: loom fuses the GELU as an elementwise
-kernel after the call; torch.compile where it works); and a two-layer MLP training step (forward,
+call with the BIAS+RELU epilogue) and gelu(x @ w + b) (tanh GELU: one cuBLASLt call with the GELU_BIAS
+epilogue, passes/calls.c; torch.compile where it works); and a two-layer MLP training step (forward,
 hand-written backward, SGD) of batch 4096, 1024 -> 4096 -> 1024, written once against the array API.
 Each figure is the median of rounds of back-to-back calls ended by one synchronization (GPU) or one
 evaluation (loom's lazy graph is evaluated inside each call: .get() is not timed on the GPU, loom.eval
 is), in ms per call, with TFLOP/s from 2 m n k per product. Ratios are peer / loom (> 1: loom faster).
-Writes bench/results/<date>-matmul-<h200|host>.{json,md} with the machine, date and command.
-Run: python3 bench/bench_matmul.py [--host] [--quick]
+Complex64 squares too (GPU): loom runs them as its own kernels, the peers as cgemm.
+Writes bench/results/<date>-matmul-<h200|host>.{json,md} with the machine, date and command, rewritten after
+every row (a run stopped from outside keeps what it measured); each row has its wall time (wall_s: data,
+warm-ups, torch.compile's compile). --budget=S (default 110): past S seconds the remaining cases are skipped
+and listed (`skipped`), so a run fits a 120 s bound. Operands are drawn once per shape (float32 normal) and
+cast per dtype. loom's GPU products choose their cuBLASLt algorithm by timing on their first call
+(LOOM_BLAS_AUTOTUNE, runtime/gpu/gpu_blas.c): in the warm-up, not in the figures.
+Run: python3 bench/bench_matmul.py [--host] [--quick] [--only=WORD,...] [--budget=S]
 """
 import datetime
 import json
@@ -25,18 +31,22 @@ import numpy as np
 import loom
 
 
-def timed(fn, sync, min_time=0.3, rounds=5):
-    """Median ms per call over rounds (after a warm-up that also compiles)."""
+def timed(fn, sync, min_time=0.25, rounds=5):
+    """Median ms per call over rounds, after a warm-up call (which compiles, and picks loom's cuBLASLt
+    algorithm by timing) and a calibration of at most 0.1 s (at least 2 calls). Slow calls (> 5 ms) get
+    3 rounds, very slow ones (> 100 ms) 3 rounds of one call: a 8192^2 product's figure within ~0.5 s."""
     fn()
     sync()
     t0 = time.perf_counter()
     n = 0
-    while time.perf_counter() - t0 < 0.2 or n < 2:
+    while time.perf_counter() - t0 < 0.1 or n < 2:
         fn()
         n += 1
     sync()
     per = (time.perf_counter() - t0) / n
-    reps = max(1, int(min_time / rounds / max(per, 1e-6)))
+    if per > 5e-3:
+        rounds = 3
+    reps = 1 if per > 0.1 else max(1, int(min_time / rounds / max(per, 1e-6)))
     res = []
     for _ in range(rounds):
         t = time.perf_counter()
@@ -117,6 +127,10 @@ def main():
 
     libs = ["loom"] + list(peers)
     rows = []
+    skipped = []
+    start = time.perf_counter()
+    budget = float(next((a[len("--budget="):] for a in args if a.startswith("--budget=")), 110))
+    date = os.environ.get("LOOM_BENCH_DATE", datetime.date.today().isoformat())
 
     # --only=WORD[,WORD]: the cases whose name contains one of the words (e.g. --only=gelu,MLP: the ones
     # that need torch.compile, in a call of their own within a time limit)
@@ -126,6 +140,11 @@ def main():
         if only and not any(w in name for w in only):
             return
         for dt in dtypes:
+            if time.perf_counter() - start > budget:
+                skipped.append(f"{name} {dt}")
+                print(f"bench_matmul: past the {budget:.0f} s budget: {name} {dt} skipped", flush=True)
+                continue
+            t_row = time.perf_counter()
             row = {"case": name, "dtype": dt}
             arrays = make(dt)
             for lib in libs:
@@ -148,7 +167,7 @@ def main():
                 t = peers["torch"]
                 xs = [to("torch", a) for a in arrays]
                 try:
-                    cfn = t.compile(lambda *v: body(t, *v))
+                    cfn = t.compile(lambda *v: body(t, *v), dynamic=False)
                     ms = timed(lambda: cfn(*xs), sync["torch"])
                     row["torch_compile_ms"] = round(ms, 4)
                     row["torch_compile_over_loom"] = round(ms / row["loom_ms"], 3) if "loom_ms" in row else None
@@ -157,38 +176,79 @@ def main():
             for lib in peers:
                 if lib + "_ms" in row and "loom_ms" in row:
                     row[lib + "_over_loom"] = round(row[lib + "_ms"] / row["loom_ms"], 3)
+            row["wall_s"] = round(time.perf_counter() - t_row, 1)
             rows.append(row)
             print(row, flush=True)
+            write(rows, skipped, time.perf_counter() - start)
+            del arrays
 
-    def rand(shape, dt):
-        a = rng.standard_normal(shape, dtype=np.float32)
+    base = {}
+
+    def rand(shape, dt, i=0):
+        """Operand i of shape in dtype dt: standard normal float32 values drawn once per (shape, i)."""
+        key = (tuple(shape), i)
+        if key not in base:
+            base[key] = rng.standard_normal(shape, dtype=np.float32)
+        a = base[key]
         if dt == "bfloat16":
             import ml_dtypes
             return a.astype(ml_dtypes.bfloat16)
+        if dt == "complex64":  # the imaginary part: the next operand's values
+            c = np.empty(shape, np.complex64)
+            c.real, c.imag = a, rand(shape, "float32", i + 1)
+            return c
         return a.astype(dt)
 
+    def write(rows, skipped, wall):
+        tag = ("h200" if gpu else "host") + ("-" + "-".join(only).lower() if only else "")
+        out = {"machine": machine(gpu), "date": date, "command": "python3 bench/bench_matmul.py " + " ".join(args),
+               "wall_s": round(wall, 1), "skipped": skipped, "loom_stats": loom.stats(), "rows": rows}
+        root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
+        os.makedirs(root, exist_ok=True)
+        with open(os.path.join(root, f"{date}-matmul-{tag}.json"), "w") as f:
+            json.dump(out, f, indent=1)
+        with open(os.path.join(root, f"{date}-matmul-{tag}.md"), "w") as f:
+            f.write(f"# Matrix products, {out['machine']}, {date}\n\n`{out['command']}`; ms per call (median), "
+                    f"TFLOP/s; ratio = peer ms / loom ms (> 1: loom faster); {out['wall_s']} s in all\n\n")
+            cols = ["case", "dtype"] + [c for lib in libs for c in (lib + "_ms", lib + "_tflops")] + \
+                   [lib + "_over_loom" for lib in peers] + \
+                   (["torch_compile_ms", "torch_compile_over_loom"] if "torch" in peers else []) + ["wall_s"]
+            f.write("| " + " | ".join(cols) + " |\n|" + "---|" * len(cols) + "\n")
+            for r in rows:
+                f.write("| " + " | ".join(str(r.get(c, "")) for c in cols) + " |\n")
+            if skipped:
+                f.write(f"\nSkipped past the {budget:.0f} s budget: {', '.join(skipped)}\n")
+        return tag
+
     sizes = [4096] if quick or not gpu else [4096, 8192]
-    float_dts = ["float32", "float16", "bfloat16", "float64"] if gpu else ["float32", "float64"]
-    for n in sizes:
-        run(f"matmul {n}^2", 2.0 * n ** 3, lambda dt, n=n: (rand((n, n), dt), rand((n, n), dt)),
+    float_dts = ["float32", "float16", "bfloat16", "float64", "complex64"] if gpu else ["float32", "float64"]
+
+    def squares(n):  # complex64: 4 real products' work, counted as 2 n^3 (the figure is a rate of the same size)
+        run(f"matmul {n}^2", 2.0 * n ** 3, lambda dt: (rand((n, n), dt), rand((n, n), dt, 2)),
             lambda xp, a, b: a @ b, float_dts)
-    bsz = 64 if gpu else 16
-    run(f"batched {bsz}x512^3", 2.0 * bsz * 512 ** 3, lambda dt: (rand((bsz, 512, 512), dt), rand((bsz, 512, 512), dt)),
-        lambda xp, a, b: a @ b, ["float32", "float16"] if gpu else ["float32"])
+
+    squares(sizes[0])
+    # the issue's figures first (4096^2, the gelu epilogue beside torch.compile, the MLP step, 8192^2), then
+    # the rest: a budget cuts from the end
     m, k, nn = (8192, 4096, 4096) if gpu else (2048, 1024, 1024)
+    run(f"gelu(x@w+b) {m}x{k}x{nn}", 2.0 * m * k * nn,
+        lambda dt: (rand((m, k), dt), rand((k, nn), dt), rand((nn,), dt)),
+        lambda xp, x, w, b: gelu(xp, x @ w + b), ["float16", "float32"] if gpu else ["float32"], compiled=True)
+    bt, d_in, d_h = (4096, 1024, 4096) if gpu else (512, 256, 1024)
+    mlp_flops = 2.0 * bt * d_in * d_h * 6
+    run(f"MLP step {bt}x{d_in}x{d_h}", mlp_flops,
+        lambda dt: (rand((bt, d_in), dt), rand((bt, d_in), dt, 1), rand((d_in, d_h), dt) * 0.03, np.zeros(d_h, dt),
+                    rand((d_h, d_in), dt) * 0.03, np.zeros(d_in, dt)),
+        lambda xp, *a: mlp_step(xp, *a), ["float32"])
+    for n in sizes[1:]:
+        squares(n)
     run(f"relu(x@w+b) {m}x{k}x{nn}", 2.0 * m * k * nn,
         lambda dt: (rand((m, k), dt), rand((k, nn), dt), rand((nn,), dt)),
         lambda xp, x, w, b: relu(xp, x @ w + b),
         ["float32", "float16"] if gpu else ["float32"])
-    run(f"gelu(x@w+b) {m}x{k}x{nn}", 2.0 * m * k * nn,
-        lambda dt: (rand((m, k), dt), rand((k, nn), dt), rand((nn,), dt)),
-        lambda xp, x, w, b: gelu(xp, x @ w + b), ["float32", "float16"] if gpu else ["float32"], compiled=True)
-    bt, d_in, d_h = (4096, 1024, 4096) if gpu else (512, 256, 1024)
-    mlp_flops = 2.0 * bt * d_in * d_h * 6
-    run(f"MLP step {bt}x{d_in}x{d_h}", mlp_flops,
-        lambda dt: (rand((bt, d_in), dt), rand((bt, d_in), dt), rand((d_in, d_h), dt) * 0.03, np.zeros(d_h, dt),
-                    rand((d_h, d_in), dt) * 0.03, np.zeros(d_in, dt)),
-        lambda xp, *a: mlp_step(xp, *a), ["float32"])
+    bsz = 64 if gpu else 16
+    run(f"batched {bsz}x512^3", 2.0 * bsz * 512 ** 3, lambda dt: (rand((bsz, 512, 512), dt), rand((bsz, 512, 512), dt, 1)),
+        lambda xp, a, b: a @ b, ["float32", "float16"] if gpu else ["float32"])
     # the MLP step's products one by one, in the operand layouts the step uses (transposed views included):
     # where the step's gap to torch comes from (a product's algorithm or the work around them)
     h_dt = lambda dt: rand((bt, d_h), dt)  # noqa: E731
@@ -203,23 +263,10 @@ def main():
         pflops = 2.0 * bt * d_in * d_h if "@" in pname else 1.0 * bt * d_h
         run(f"MLP part {pname}", pflops, pmake, pbody, ["float32"])
 
-    date = os.environ.get("LOOM_BENCH_DATE", datetime.date.today().isoformat())
-    tag = ("h200" if gpu else "host") + ("-" + "-".join(only).lower() if only else "")
-    out = {"machine": machine(gpu), "date": date, "command": "python3 bench/bench_matmul.py " + " ".join(args),
-           "loom_stats": loom.stats(), "rows": rows}
-    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
-    os.makedirs(root, exist_ok=True)
-    with open(os.path.join(root, f"{date}-matmul-{tag}.json"), "w") as f:
-        json.dump(out, f, indent=1)
-    with open(os.path.join(root, f"{date}-matmul-{tag}.md"), "w") as f:
-        f.write(f"# Matrix products, {out['machine']}, {date}\n\n`{out['command']}`; ms per call (median), "
-                f"TFLOP/s; ratio = peer ms / loom ms (> 1: loom faster)\n\n")
-        cols = ["case", "dtype"] + [c for lib in libs for c in (lib + "_ms", lib + "_tflops")] + \
-               [lib + "_over_loom" for lib in peers] + (["torch_compile_ms", "torch_compile_over_loom"] if "torch" in peers else [])
-        f.write("| " + " | ".join(cols) + " |\n|" + "---|" * len(cols) + "\n")
-        for r in rows:
-            f.write("| " + " | ".join(str(r.get(c, "")) for c in cols) + " |\n")
-    print(f"bench_matmul: wrote bench/results/{date}-matmul-{tag}.json and .md")
+    wall = time.perf_counter() - start
+    tag = write(rows, skipped, wall)
+    print(f"bench_matmul: wrote bench/results/{date}-matmul-{tag}.json and .md ({wall:.0f} s"
+          + (f"; {len(skipped)} skipped past the budget" if skipped else "") + ")")
     return 0
 
 

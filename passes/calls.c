@@ -10,8 +10,17 @@
  *   act(alpha * P + bias + beta * c) that the library applies inside the call (cuBLASLt's epilogues)?
  *   Accepted: P scaled by scalar constants (multiplication, or division by a power of two: exact),
  *   added (in any order) to at most one bias vector (along N, the same for every batch) and at most
- *   one row-major c matrix (beta 1), then at most one ReLU (maximum with a constant 0). Every node
- *   of the chain must have P's dtype and shape and be computed only here (no realized node inside).
+ *   one row-major c matrix (beta 1), then at most one ReLU (maximum with a constant 0) or one tanh-GELU
+ *   0.5 v (1 + tanh(sqrt(2/pi) (v + 0.044715 v^3))) (cuBLASLt's GELU; the erf GELU is not it). Every
+ *   node of the chain must have P's dtype and shape and be computed only here (no realized node inside).
+ *
+ * The GELU is recognized by value, not by spelling (v * v * v, v ** 3, x * 0.5 first, the sigmoid form
+ * v / (1 + exp(-2u)) all are it): the cone above one node v, built only of +, -, *, /, negation, powers,
+ * tanh and exp of v and constants, is evaluated in float64 at points over [-8, 8] and a few large ones
+ * and must equal tanh-GELU within what rounding its constants to P's dtype explains (4x the effect of
+ * rounding sqrt(2/pi) and 0.044715), and be 4x closer to it than to the erf GELU. The two GELUs differ by
+ * at most 4.7e-4, which float32 and float16 constants resolve (1e-7, 1.4e-5) and bfloat16 ones (3.4e-4)
+ * do not: a bfloat16 GELU stays an elementwise kernel after the call.
  */
 #include <math.h>
 #include <string.h>
@@ -134,7 +143,78 @@ static bool match_sum(Match *m, int32_t x, int depth) {
   return match_scaled(m, x, depth);
 }
 
-/* epilogue = MAXIMUM(sum, 0) | MAXIMUM(0, sum) | sum */
+/* ---- tanh-GELU ------------------------------------------------------------------------------------------ */
+#define GELU_C1 0.7978845608028654 /* sqrt(2 / pi) */
+#define GELU_C2 0.044715
+
+static double gelu_tanh(double v, double c1, double c2) { return 0.5 * v * (1 + tanh(c1 * (v + c2 * v * v * v))); }
+static double gelu_erf(double v) { return 0.5 * v * (1 + erf(v / sqrt(2.0))); }
+
+/* The cone of x at v = t: a function of node v and constants only, through the ops above (each other
+ * node a chain node); *ok false otherwise, or past *budget visits (a deep or wide cone is not a GELU). */
+static double eval_at(const Match *m, int32_t x, int32_t v, double t, int *budget, bool *ok) {
+  if (!*ok || --*budget < 0) return *ok = false, 0;
+  if (x == v) return t;
+  double c;
+  if (const_value(m->g, x, &c)) return c;
+  const IrNode *n = &m->g->nodes[x];
+  if (x == m->mm || !chain_node(m, x)) return *ok = false, 0;
+  double a = eval_at(m, n->src[0], v, t, budget, ok);
+  switch (n->op) {
+  case LOOM_OP_NEG: return -a;
+  case LOOM_OP_TANH: return tanh(a);
+  case LOOM_OP_EXP: return exp(a);
+  case LOOM_OP_ADD: return a + eval_at(m, n->src[1], v, t, budget, ok);
+  case LOOM_OP_SUB: return a - eval_at(m, n->src[1], v, t, budget, ok);
+  case LOOM_OP_MUL: return a * eval_at(m, n->src[1], v, t, budget, ok);
+  case LOOM_OP_TRUEDIV: return a / eval_at(m, n->src[1], v, t, budget, ok);
+  case LOOM_OP_POW: return pow(a, eval_at(m, n->src[1], v, t, budget, ok));
+  default: return *ok = false, 0;
+  }
+}
+
+/* Whether the cone of m->root is tanh-GELU of node v (module comment). */
+static bool is_gelu_of(const Match *m, int32_t v) {
+  LoomDType t = (LoomDType)m->g->nodes[m->mm].dtype;
+  double r1 = ir_scalar_canon(t, (Scalar){.f = GELU_C1}).f, r2 = ir_scalar_canon(t, (Scalar){.f = GELU_C2}).f;
+  double tol = 1e-9, err = 0, err_erf = 0;
+  static const double big[] = {-1e4, -300, -50, -20, 12, 20, 50, 300, 1e4};
+  for (int i = 0; i < 321 + 9; i++) {
+    double x = i < 321 ? -8 + 0.05 * i : big[i - 321], want = gelu_tanh(x, GELU_C1, GELU_C2);
+    double scale = fabs(x) > 1 ? fabs(x) : 1;
+    int budget = 512;
+    bool ok = true;
+    double got = eval_at(m, m->root, v, x, &budget, &ok);
+    if (!ok || isnan(got)) return false;
+    tol = fmax(tol, 4 * fabs(gelu_tanh(x, r1, r2) - want) / scale);
+    err = fmax(err, fabs(got - want) / scale);
+    if (err > 2e-3) return false; /* beyond any dtype's tolerance: most cones leave at the first point */
+    err_erf = fmax(err_erf, fabs(got - gelu_erf(x)) / scale);
+  }
+  return err <= tol && err * 4 < err_erf;
+}
+
+/* The node v of which the cone of m->root is tanh-GELU: the product or a chain node read in that cone
+ * (searched depth first, at most 64 nodes); -1 if there is none. */
+static int32_t gelu_arg(const Match *m) {
+  int32_t stack[64], seen[64];
+  int ns = 0, nseen = 0;
+  stack[ns++] = m->root;
+  while (ns > 0 && nseen < 64) {
+    int32_t x = stack[--ns];
+    bool dup = false;
+    for (int i = 0; i < nseen && !dup; i++) dup = seen[i] == x;
+    if (dup) continue;
+    seen[nseen++] = x;
+    if (x != m->root && (x == m->mm || chain_node(m, x)) && is_gelu_of(m, x)) return x;
+    const IrNode *n = &m->g->nodes[x];
+    if (x == m->mm || !chain_node(m, x)) continue;
+    for (int i = 0; i < 3 && n->src[i] >= 0 && ns < 64; i++) stack[ns++] = n->src[i];
+  }
+  return -1;
+}
+
+/* epilogue = MAXIMUM(sum, 0) | MAXIMUM(0, sum) | GELU_TANH(sum) | sum */
 bool pass_match_epilogue(const IrGraph *g, const uint8_t *is_stop, int32_t value, int32_t mm, CallEpilogue *out) {
   Match m = {g, is_stop, mm, value, {.bias = -1, .c = -1, .alpha = 1.0, .beta = 0.0, .act = KACT_NONE}};
   const IrNode *n = &g->nodes[value];
@@ -148,6 +228,12 @@ bool pass_match_epilogue(const IrGraph *g, const uint8_t *is_stop, int32_t value
         break;
       }
     if (m.e.act == KACT_NONE) return false;
+  } else if (x != mm && chain_node(&m, x) && (n->op == LOOM_OP_MUL || n->op == LOOM_OP_TRUEDIV)) {
+    int32_t v = gelu_arg(&m); /* a GELU's root is a product (0.5 v (1 + tanh u), v / (1 + exp(-2u))) */
+    if (v >= 0) {
+      m.e.act = KACT_GELU_TANH;
+      x = v;
+    }
   }
   if (!match_sum(&m, x, 0)) return false;
   *out = m.e;

@@ -182,6 +182,7 @@ static void epilogue_rows(void *arg, int64_t task) {
         if (g->bias) x += (float)load_at(g->dtype, g->bias, j);
         if (e->c) x += (float)g->beta * (float)load_at(g->dtype, e->c, i * g->c_rs + j);
         if (g->act == KACT_RELU && !(x >= 0 || isnan(x))) x = 0;
+        if (g->act == KACT_GELU_TANH) x = 0.5f * x * (1 + tanhf(0.7978845608028654f * (x + 0.044715f * x * x * x)));
         if (g->dtype == LOOM_FLOAT16) ((_Float16 *)e->dst)[i * g->d_rs + j] = (_Float16)x;
         else if (g->dtype == LOOM_BFLOAT16) ((uint16_t *)e->dst)[i * g->d_rs + j] = float_to_bf16(x);
         else ((float *)e->dst)[i * g->d_rs + j] = x;
@@ -189,6 +190,7 @@ static void epilogue_rows(void *arg, int64_t task) {
         if (g->bias) v += load_at(g->dtype, g->bias, j);
         if (e->c) v += g->beta * load_at(g->dtype, e->c, i * g->c_rs + j);
         if (g->act == KACT_RELU && !(v >= 0 || isnan(v))) v = 0;
+        if (g->act == KACT_GELU_TANH) v = 0.5 * v * (1 + tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
         ((double *)e->dst)[i * g->d_rs + j] = v;
       }
     }

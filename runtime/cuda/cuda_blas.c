@@ -25,6 +25,8 @@ typedef struct LtHeuristic { /* cublasLtMatmulHeuristicResult_t */
   int reserved[4];
 } LtHeuristic;
 _Static_assert(sizeof(LtAlgo) <= GPU_LT_ALGO_MAX && sizeof(LtHeuristic) <= GPU_LT_HEURISTIC_MAX, "gpu_libs.h's bounds");
+_Static_assert(offsetof(LtHeuristic, state) == offsetof(LtHeuristic, workspace) + sizeof(size_t),
+               "the state follows the workspace (gpu_libs.h)");
 
 const char *const rt_cublaslt_symbols[] = {
 #define LT_NAME(field, suffix, args) "cublasLt" suffix,
@@ -46,7 +48,7 @@ const GpuBlasVendor rt_cuda_lt = {
     .device = "CUDA",
     .driver = rt_cuda_gpu_driver,
     .algo_size = sizeof(LtAlgo),
-    .heuristic_workspace = offsetof(LtHeuristic, workspace),
+    .heuristic_size = sizeof(LtHeuristic), .heuristic_workspace = offsetof(LtHeuristic, workspace),
     .r_16f = LT_R_16F, .r_16bf = LT_R_16BF, .r_32f = LT_R_32F, .r_64f = LT_R_64F,
     .compute_32f = LT_COMPUTE_32F, .compute_32f_tf32 = LT_COMPUTE_32F_FAST_TF32, .compute_64f = LT_COMPUTE_64F,
     .op_n = LT_OP_N, .op_t = LT_OP_T,

@@ -59,9 +59,10 @@ typedef struct GpuBlasVendor {
   const char *prefix;     /* "cublasLt": the functions' names in messages */
   const char *device;     /* "CUDA": "<call> on CUDA device 0 failed" */
   const RtGpuDriver *(*driver)(void); /* the device's driver table (its kind, current device, pool) */
-  /* The algorithm struct's size (<= GPU_LT_ALGO_MAX); the workspace's offset in the heuristic result (which
-   * starts with the algorithm and is at most GPU_LT_HEURISTIC_MAX bytes). */
-  size_t algo_size, heuristic_workspace;
+  /* The algorithm struct's size (<= GPU_LT_ALGO_MAX); the heuristic result's size (<= GPU_LT_HEURISTIC_MAX:
+   * the stride of the array the heuristic fills) and its workspace's offset (the result starts with the
+   * algorithm; the workspace size_t is followed by the result's int state, 0: usable). */
+  size_t algo_size, heuristic_size, heuristic_workspace;
   /* The enums' values. compute_32f_tf32 < 0: no TF32 (allow_tf32 changes nothing); pref_min_alignment_a
    * < 0: no alignment preferences (else the A, B, C, D attributes are consecutive from it). */
   int r_16f, r_16bf, r_32f, r_64f;
@@ -78,6 +79,10 @@ typedef struct GpuBlasVendor {
 
 /* RtLinalg.gemm of v's device kind. */
 LoomStatus rt_gpu_gemm(LoomContext *ctx, const GpuBlasVendor *v, int index, const RtGemm *g, Diag *d);
+/* The products of v's kind whose algorithm was chosen by timing, the timed runs, and the choices taken from
+ * the disk cache instead (gpu_blas.c "Selection by timing"), since the context's first product; for tests. */
+void rt_gpu_blas_tune_stats(LoomContext *ctx, const GpuBlasVendor *v, unsigned long long *problems,
+                            unsigned long long *runs, unsigned long long *disk_hits);
 /* RtLinalg.close of v's device kind: the further libraries' states, the handles, the library. */
 void rt_gpu_libs_close(LoomContext *ctx, const GpuBlasVendor *v);
 /* The BLAS library's version (GpuLtFns.get_version) for RtVendorLib.version. */

@@ -45,7 +45,7 @@ const GpuBlasVendor rt_hip_lt = {
     .device = "AMD",
     .driver = rt_hip_driver,
     .algo_size = sizeof(LtAlgo),
-    .heuristic_workspace = offsetof(LtHeuristic, workspace),
+    .heuristic_size = sizeof(LtHeuristic), .heuristic_workspace = offsetof(LtHeuristic, workspace),
     .r_16f = HL_R_16F, .r_16bf = HL_R_16BF, .r_32f = HL_R_32F, .r_64f = HL_R_64F,
     .compute_32f = HL_COMPUTE_32F, .compute_32f_tf32 = -1, .compute_64f = HL_COMPUTE_64F,
     .op_n = HL_OP_N, .op_t = HL_OP_T,

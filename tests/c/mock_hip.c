@@ -15,7 +15,13 @@
  * behind. It counts the live objects, so a test sees that everything came back,
  * and mock_hip_fail_at(n) makes the n-th fallible call from then on fail with hipErrorMock (the calls
  * that destroy never fail: Loom's driver ignores their status, as it must).
+ * Events time nothing (hipEventElapsedTime says 0.125 ms) unless a mock library loaded with RTLD_GLOBAL
+ * exports double mock_hipblaslt_clock_ms(void), the virtual time its calls have taken: then an event
+ * records that clock, and the elapsed time is the difference (test_hip_libs times hipBLASLt's candidate
+ * algorithms with it).
  */
+#define _GNU_SOURCE /* RTLD_DEFAULT */
+#include <dlfcn.h>
 #include <elf.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -54,7 +60,19 @@ typedef struct Module {
 } Module;
 typedef struct Obj { /* a stream or an event */
   int device;
+  double stamp; /* an event: the virtual clock when it was recorded */
 } Obj;
+
+/* The virtual clock of a mock library, if one exports it (NULL: none). */
+static double (*virtual_clock(void))(void) {
+  static double (*fn)(void);
+  static bool looked;
+  if (!looked) {
+    fn = (double (*)(void))dlsym(RTLD_DEFAULT, "mock_hipblaslt_clock_ms");
+    looked = true;
+  }
+  return fn;
+}
 
 /* allocations: address -> device (a small open list; tests allocate few at once) */
 #define MAX_ALLOCS 4096
@@ -229,7 +247,7 @@ API hipError_t hipMemsetAsync(void *p, int v, size_t n, void *s) {
 }
 static hipError_t obj_create(void **out, int *live) {
   ENTER();
-  Obj *o = malloc(sizeof *o);
+  Obj *o = calloc(1, sizeof *o);
   o->device = current;
   *out = o;
   __atomic_add_fetch(live, 1, __ATOMIC_RELAXED);
@@ -257,6 +275,8 @@ API hipError_t hipEventRecord(void *e, void *s) {
   ENTER();
   need(((Obj *)e)->device);
   if (s) need(((Obj *)s)->device);
+  double (*clock)(void) = virtual_clock();
+  ((Obj *)e)->stamp = clock ? clock() : 0;
   return OK;
 }
 API hipError_t hipEventSynchronize(void *e) {
@@ -268,7 +288,7 @@ API hipError_t hipEventElapsedTime(float *ms, void *a, void *b) {
   ENTER();
   need(((Obj *)a)->device);
   need(((Obj *)b)->device);
-  return *ms = 0.125f, OK;
+  return *ms = virtual_clock() ? (float)(((Obj *)b)->stamp - ((Obj *)a)->stamp) : 0.125f, OK;
 }
 
 /* a code object: an ELF64 of machine EM_AMDGPU (224); its copy is kept (HIP copies it too) */

@@ -4,7 +4,14 @@
  * float32 and float64: D = epilogue(alpha op(A) op(B) + beta C), the epilogue's bias a vector of D's rows
  * (added before ReLU / tanh-GELU). It checks what a real library would refuse (unknown attribute, a
  * layout too small for its ld, mismatched shapes) with HIPBLAS_STATUS_INVALID_VALUE, and counts calls
- * (mock_hipblaslt_calls) and the workspace it was given. */
+ * (mock_hipblaslt_calls) and the workspace it was given.
+ *
+ * Candidate algorithms, for loom's selection by timing: the heuristic returns one algorithm (number 0)
+ * unless mock_hipblaslt_set_algos(n, ms) gave n (up to the number asked for), algorithm i taking ms[i]
+ * of a virtual clock per call (mock_hipblaslt_clock_ms, which mock_hip.c's events record), or failing
+ * with HIPBLAS_STATUS_NOT_SUPPORTED when ms[i] < 0. It counts heuristic queries and the candidates asked
+ * for, and keeps the algorithm of the last successful call and the calls per algorithm;
+ * mock_hipblaslt_set_salt(x) marks the candidates (a stale stored algorithm no longer matches). */
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -39,7 +46,23 @@ typedef struct Heuristic {
 
 static int calls, handles;
 static size_t last_workspace;
+#define MOCK_ALGOS 16
+static int nalgo, heuristics, last_want, last_algo, algo_calls[MOCK_ALGOS];
+static double algo_ms[MOCK_ALGOS], clock_ms;
 API int mock_hipblaslt_calls(void) { return calls; }
+API double mock_hipblaslt_clock_ms(void) { return clock_ms; }
+API void mock_hipblaslt_set_algos(int n, const double *ms) {
+  nalgo = n < 0 ? 0 : n > MOCK_ALGOS ? MOCK_ALGOS : n;
+  for (int i = 0; i < nalgo; i++) algo_ms[i] = ms[i];
+  memset(algo_calls, 0, sizeof algo_calls);
+}
+static int salt;
+/* A second byte in every algorithm the heuristic returns from now on (another library build's candidates). */
+API void mock_hipblaslt_set_salt(int x) { salt = x; }
+API int mock_hipblaslt_heuristics(void) { return heuristics; }
+API int mock_hipblaslt_last_want(void) { return last_want; }
+API int mock_hipblaslt_last_algo(void) { return last_algo; }
+API int mock_hipblaslt_algo_calls(int i) { return i >= 0 && i < MOCK_ALGOS ? algo_calls[i] : 0; }
 API int mock_hipblaslt_live_handles(void) { return handles; }
 
 API int hipblasLtCreate(void **h) {
@@ -102,9 +125,14 @@ API int hipblasLtMatmulAlgoGetHeuristic(void *h, Desc *d, Layout *a, Layout *b, 
                                         int want, Heuristic *out, int *n) {
   (void)h, (void)d, (void)a, (void)b, (void)c, (void)dl, (void)pref;
   if (want < 1) return HL_STATUS_INVALID_VALUE;
-  memset(out, 0, sizeof *out);
-  out->workspace = 4096; /* so that the binding's workspace path runs */
-  *n = 1;
+  heuristics++, last_want = want;
+  int have = nalgo > 0 ? nalgo : 1;
+  *n = have < want ? have : want;
+  for (int i = 0; i < *n; i++) {
+    memset(&out[i], 0, sizeof out[i]);
+    out[i].algo.data[0] = (uint8_t)i, out[i].algo.data[1] = (uint8_t)salt;
+    out[i].workspace = 4096 * (size_t)(i + 1); /* so that the binding's workspace path runs */
+  }
   return 0;
 }
 
@@ -116,10 +144,16 @@ static double get(const Layout *l, const void *p, int64_t b, uint64_t i, uint64_
 API int hipblasLtMatmul(void *h, Desc *d, const void *alpha, const void *A, Layout *la, const void *B, Layout *lb,
                         const void *beta, const void *C, Layout *lc, void *D, Layout *ld, const Algo *algo, void *work,
                         size_t wsize, void *stream) {
-  (void)h, (void)algo, (void)stream;
+  (void)h, (void)stream;
+  int ai = algo->data[0];
+  if (ai < nalgo && algo_ms[ai] < 0) return HL_STATUS_NOT_SUPPORTED;
+  if (wsize && !work) return HL_STATUS_INVALID_VALUE;
+  if (wsize < 4096 * (size_t)(ai + 1)) return HL_STATUS_INVALID_VALUE; /* less than the heuristic said */
   calls++;
   last_workspace = wsize;
-  if (wsize && !work) return HL_STATUS_INVALID_VALUE;
+  if (ai < MOCK_ALGOS) algo_calls[ai]++;
+  last_algo = ai;
+  clock_ms += ai < nalgo ? algo_ms[ai] : 0.01;
   bool dbl = d->scale == HL_R_64F;
   double al = dbl ? *(const double *)alpha : *(const float *)alpha, be = dbl ? *(const double *)beta : *(const float *)beta;
   uint64_t m = ld->rows, n = ld->cols, k = d->transa == HL_OP_N ? la->cols : la->rows;

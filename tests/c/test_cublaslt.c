@@ -8,7 +8,9 @@
  * Without --lib: products on CUDA device 0 against float64 references (linalg_check.h's cases over
  * matmul_ref.h), exit 77 without a GPU: float64, float32 (TF32 off, then on), float16 and bfloat16; 1-d, 2-d, batched (strided batch)
  * and broadcast batch operands; transposed operands (op T, no copy); the fused epilogues (bias,
- * ReLU, bias + ReLU, alpha scaling, + c) as one library call; a user stream; K = 1 and one-row products.
+ * ReLU, bias + ReLU, alpha scaling, + c) as one library call; a user stream; K = 1 and one-row products;
+ * the same cases with every algorithm chosen by timing (LOOM_BLAS_AUTOTUNE=all: the heuristic's top
+ * candidates run on the real library and events; runtime/gpu/gpu_blas.c), still right, and counted.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -113,12 +115,34 @@ static void test_stream(void) {
   loom_stream_destroy(tc_ctx, s);
 }
 
+/* Every case's algorithm chosen by timing, in a context of its own (the mode is read with the state). */
+static void test_tuned(void) {
+  setenv("LOOM_BLAS_AUTOTUNE", "all", 1);
+  LoomContext *ctx = NULL, *saved = tc_ctx;
+  if (!CHECK(loom_context_create(&ctx) == LOOM_OK, "a context")) return;
+  tc_ctx = ctx;
+  LoomDType ts[3] = {LOOM_FLOAT32, LOOM_FLOAT16, LOOM_FLOAT64};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    for (int ti = 0; ti < 3; ti++) lc_matmul_case(&cases[i], ts[ti], &gpu);
+  LcCase big = {"tuned 512 x 768 x 640 bias relu", 2, 2, {512, 768}, {768, 640}, false, true, true, false, 1};
+  lc_matmul_case(&big, LOOM_FLOAT16, &gpu);
+  unsigned long long problems = 0, runs = 0, hits = 0;
+  rt_gpu_blas_tune_stats(tc_ctx, &rt_cuda_lt, &problems, &runs, &hits);
+  printf("test_cublaslt: %llu products chosen by timing (%llu timed runs), %llu from the disk cache\n", problems,
+         runs, hits);
+  CHECK(problems + hits > 0, "products were timed or found on disk: %llu timed, %llu from disk", problems, hits);
+  tc_ctx = saved;
+  loom_context_destroy(ctx);
+  unsetenv("LOOM_BLAS_AUTOTUNE");
+}
+
 static void test_gpu(void) {
   LoomDType ts[4] = {LOOM_FLOAT64, LOOM_FLOAT32, LOOM_FLOAT16, LOOM_BFLOAT16};
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
     for (int ti = 0; ti < 4; ti++) lc_matmul_case(&cases[i], ts[ti], &gpu);
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) lc_matmul_case(&cases[i], LOOM_FLOAT32, &gpu_tf32);
   test_stream();
+  test_tuned();
 }
 
 int main(int argc, char **argv) { return lc_main(argc, argv, "test_cublaslt", test_lib, LOOM_DEVICE_CUDA, test_gpu); }

@@ -11,8 +11,13 @@
  * hipFFT plans and executions (C2C both ways, R2C, C2R whose input survives the library's scribbling) in
  * complex64 and complex128, ranks 1 and 2, batched, against a float64 DFT written here; plans and handles
  * are released with the context; a missing or wrong library is a clean LOOM_ERR_UNSUPPORTED naming it
- * and what to install. What a mock cannot show (speed, the real libraries' numerics) needs an AMD GPU
- * (scripts/amd_all.sh).
+ * and what to install. The algorithm selection by timing (runtime/gpu/gpu_blas.c, shared with cuBLASLt)
+ * against the mock's candidates of known virtual cost: the fastest is kept and used by later calls (one
+ * heuristic query per problem), a candidate the library refuses is skipped, the heuristic's first stays
+ * within the margin, a later context takes the choice from the disk cache without timing (a stale one
+ * is timed again), LOOM_BLAS_AUTOTUNE=0 and small products ask for one candidate, and a borrowed stream
+ * is never timed on (the problem is timed on a later call on Loom's stream). What a mock cannot show
+ * (speed, the real libraries' numerics) needs an AMD GPU (scripts/amd_all.sh).
  */
 #include <complex.h>
 #include <dlfcn.h>
@@ -25,6 +30,10 @@
 #include "tests/c/linalg_check.h"
 
 static int (*blas_calls)(void), (*blas_handles)(void), (*fft_execs)(void), (*fft_plans)(void);
+static int (*blas_heuristics)(void), (*blas_last_want)(void), (*blas_last_algo)(void), (*blas_algo_calls)(int);
+static void (*blas_set_algos)(int, const double *), (*blas_set_salt)(int);
+static void *mock_hip_lib; /* for a stream made outside Loom (hipStreamCreateWithFlags) */
+static const char *mock_blas_path;
 
 static LoomArray to_device(const LoomArray *h) { return lc_to_device(h, LOOM_DEVICE_HIP); }
 
@@ -172,6 +181,123 @@ static void test_missing(void) {
   unsetenv("LOOM_HIPFFT");
 }
 
+/* ---- algorithm selection by timing -------------------------------------------------------------------- */
+/* A fresh context with LOOM_BLAS_AUTOTUNE=mode (NULL: unset) as tc_ctx; the old one in *saved. */
+static bool tune_context(const char *mode, LoomContext **saved) {
+  if (mode) setenv("LOOM_BLAS_AUTOTUNE", mode, 1);
+  else unsetenv("LOOM_BLAS_AUTOTUNE");
+  LoomContext *ctx = NULL;
+  if (!CHECK(loom_context_create(&ctx) == LOOM_OK, "a context")) return false;
+  *saved = tc_ctx;
+  tc_ctx = ctx;
+  return true;
+}
+
+static void end_context(LoomContext *saved) {
+  loom_context_destroy(tc_ctx);
+  tc_ctx = saved;
+  unsetenv("LOOM_BLAS_AUTOTUNE");
+}
+
+/* The case on the mock's candidates ms[0..n): the candidate the final call used, the heuristic queries
+ * and the candidates the last one asked for. */
+static int tuned_case(const LcCase *c, int n, const double *ms, int *queries, int *want) {
+  static const LcTarget amd = {LOOM_DEVICE_HIP, "the AMD device", false, NULL};
+  blas_set_algos(n, ms);
+  int q0 = blas_heuristics();
+  lc_matmul_case(c, LOOM_FLOAT32, &amd);
+  *queries = blas_heuristics() - q0;
+  *want = blas_last_want();
+  return blas_last_algo();
+}
+
+static void test_tune(void) {
+  static const LcCase c1 = {"tuned 2-d", 2, 2, {9, 7}, {7, 5}, false, true, false, false, 1},
+                      c2 = {"tuned b transposed", 2, 2, {6, 8}, {8, 3}, true, false, false, false, 1},
+                      c3 = {"tuned bias relu", 2, 2, {5, 4}, {4, 6}, false, true, true, false, 1},
+                      c4 = {"tuned alpha", 2, 2, {3, 4}, {4, 7}, false, false, false, false, 0.5};
+  LoomContext *saved;
+  int q, want, a;
+  setenv("LOOM_HIPBLASLT", mock_blas_path, 1); /* test_missing unset it */
+  if (!tune_context("all", &saved)) return;
+  /* the fastest of 4 is kept: every candidate ran; a later call reuses it without asking again */
+  double costs[4] = {3, 1, 2, 5};
+  a = tuned_case(&c1, 4, costs, &q, &want);
+  CHECK(a == 1 && q == 1 && want == 8, "the fastest candidate is used: algo %d, %d queries, %d asked", a, q, want);
+  int runs[4];
+  for (int i = 0; i < 4; i++) runs[i] = blas_algo_calls(i);
+  CHECK(runs[0] >= 2 && runs[2] >= 2 && runs[3] >= 2 && runs[1] == runs[0] + 1,
+        "each candidate was timed (first run and rounds), the pick ran once more: %d %d %d %d", runs[0], runs[1],
+        runs[2], runs[3]);
+  unsigned long long problems = 0, truns = 0, hits = 0;
+  rt_gpu_blas_tune_stats(tc_ctx, &rt_hip_lt, &problems, &truns, &hits);
+  CHECK(problems == 1 && truns == (unsigned long long)(runs[0] + runs[1] - 1 + runs[2] + runs[3]),
+        "tune stats: %llu problems, %llu runs", problems, truns);
+  a = tuned_case(&c1, 4, costs, &q, &want);
+  CHECK(a == 1 && q == 0 && blas_algo_calls(1) == 1 && blas_algo_calls(0) == 0,
+        "the signature's cache hits: algo %d, %d queries, algo 1 ran %d times", a, q, blas_algo_calls(1));
+  /* a candidate the library refuses is skipped (here the heuristic's first) */
+  double refused[3] = {-1, 2, 1};
+  a = tuned_case(&c2, 3, refused, &q, &want);
+  CHECK(a == 2 && q == 1, "a refused candidate is skipped: algo %d, %d queries", a, q);
+  /* within the margin the heuristic's first stays; beyond it the faster one is taken */
+  double close[2] = {1.0, 0.999}, far[2] = {1.0, 0.9};
+  a = tuned_case(&c3, 2, close, &q, &want);
+  CHECK(a == 0 && q == 1, "0.1%% faster is noise: algo %d", a);
+  a = tuned_case(&c4, 2, far, &q, &want);
+  CHECK(a == 1 && q == 1, "10%% faster is taken: algo %d", a);
+  end_context(saved);
+
+  /* another process (context): the stored choice is taken without timing when it is one of the heuristic's
+   * candidates; a stale one (another library build's candidates) is timed again */
+  for (int salt = 0; salt < 2; salt++) {
+    if (!tune_context("all", &saved)) return;
+    blas_set_salt(salt);
+    a = tuned_case(&c1, 4, costs, &q, &want);
+    rt_gpu_blas_tune_stats(tc_ctx, &rt_hip_lt, &problems, &truns, &hits);
+    if (salt == 0)
+      CHECK(a == 1 && q == 1 && hits == 1 && problems == 0 && truns == 0 && blas_algo_calls(0) == 0 &&
+                blas_algo_calls(1) == 1,
+            "the choice on disk: algo %d, %llu from disk, %llu timed runs", a, hits, truns);
+    else
+      CHECK(a == 1 && hits == 0 && problems == 1 && truns > 0, "a stale choice is timed again: algo %d, %llu from "
+            "disk, %llu timed", a, hits, problems);
+    end_context(saved);
+  }
+  blas_set_salt(0);
+
+  /* off, and small products by default: the heuristic's first, one candidate asked for */
+  const char *modes[2] = {"0", NULL};
+  for (int m = 0; m < 2; m++) {
+    if (!tune_context(modes[m], &saved)) return;
+    a = tuned_case(&c1, 4, costs, &q, &want);
+    CHECK(a == 0 && q == 1 && want == 1 && blas_algo_calls(1) == 0, "LOOM_BLAS_AUTOTUNE=%s: algo %d, %d asked",
+          modes[m] ? modes[m] : "(unset), a small product", a, want);
+    end_context(saved);
+  }
+
+  /* a borrowed stream (its owner may be capturing a graph) is never timed on; Loom's default stream is */
+  if (!tune_context("all", &saved)) return;
+  int (*stream_create)(void **, unsigned) = (int (*)(void **, unsigned))dlsym(mock_hip_lib, "hipStreamCreateWithFlags");
+  int (*stream_destroy)(void *) = (int (*)(void *))dlsym(mock_hip_lib, "hipStreamDestroy");
+  void *hs = NULL;
+  LoomStream *ls = NULL;
+  if (CHECK(stream_create && stream_destroy && stream_create(&hs, 0) == 0, "a stream made outside Loom") &&
+      CHECK_OK(loom_stream_wrap(tc_ctx, LOOM_DEVICE_HIP, 0, hs, &ls)) &&
+      CHECK_OK(loom_stream_use(tc_ctx, LOOM_DEVICE_HIP, 0, ls))) {
+    a = tuned_case(&c1, 4, costs, &q, &want);
+    CHECK(a == 0 && want == 1, "on a borrowed stream: the heuristic's first (algo %d, %d asked)", a, want);
+    CHECK_OK(loom_stream_use(tc_ctx, LOOM_DEVICE_HIP, 0, NULL));
+    a = tuned_case(&c1, 4, costs, &q, &want);
+    CHECK(a == 1 && q == 1 && want == 8, "timed later on the default stream: algo %d, %d queries", a, q);
+  }
+  if (ls) loom_stream_destroy(tc_ctx, ls);
+  if (hs) stream_destroy(hs);
+  end_context(saved);
+  blas_set_algos(0, NULL);
+  unsetenv("LOOM_HIPBLASLT");
+}
+
 int main(int argc, char **argv) {
   if (argc < 4) {
     fprintf(stderr, "usage: %s <libmock_hip.so> <libmock_hipblaslt.so> <libmock_hipfft.so>\n", argv[0]);
@@ -186,7 +312,17 @@ int main(int argc, char **argv) {
   blas_handles = (int (*)(void))dlsym(mb, "mock_hipblaslt_live_handles");
   fft_execs = (int (*)(void))dlsym(mf, "mock_hipfft_execs");
   fft_plans = (int (*)(void))dlsym(mf, "mock_hipfft_live_plans");
-  if (!blas_calls || !blas_handles || !fft_execs || !fft_plans) return 1;
+  blas_heuristics = (int (*)(void))dlsym(mb, "mock_hipblaslt_heuristics");
+  blas_last_want = (int (*)(void))dlsym(mb, "mock_hipblaslt_last_want");
+  blas_last_algo = (int (*)(void))dlsym(mb, "mock_hipblaslt_last_algo");
+  blas_algo_calls = (int (*)(int))dlsym(mb, "mock_hipblaslt_algo_calls");
+  blas_set_algos = (void (*)(int, const double *))dlsym(mb, "mock_hipblaslt_set_algos");
+  blas_set_salt = (void (*)(int))dlsym(mb, "mock_hipblaslt_set_salt");
+  mock_hip_lib = dlopen(argv[1], RTLD_NOW);
+  mock_blas_path = argv[2];
+  if (!blas_calls || !blas_handles || !fft_execs || !fft_plans || !blas_heuristics || !blas_last_want ||
+      !blas_last_algo || !blas_algo_calls || !blas_set_algos || !blas_set_salt || !mock_hip_lib)
+    return 1;
   setenv("LOOM_HIP_LIBRARY", argv[1], 1);
   setenv("MOCK_HIP_DEVICES", "1", 1);
   setenv("LOOM_HIPBLASLT", argv[2], 1);
@@ -212,6 +348,7 @@ int main(int argc, char **argv) {
         fft_plans());
   if (!tc_init()) return 1;
   test_missing();
+  test_tune();
   char cmd[600];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
   if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
