@@ -106,6 +106,8 @@ void cg_radix_tuning(CgRadixSpec *spec) {
   const char *r = getenv("LOOM_GPU_RADIX_RANK");
   spec->ballot_rank = !(r && strstr(r, "match"));
   spec->peers_first = r && strstr(r, "early") ? true : r && strstr(r, "chain") ? false : spec->value_bytes == 0;
+  /* "smem": early counts and returning shared atomics (gpu_radix_rank.c) */
+  spec->smem_rank = r && strstr(r, "smem");
 }
 
 /* Shared bytes of the pass kernel besides the staged tile: wave counters, bucket bases, tile starts, the
@@ -198,11 +200,6 @@ LLVMValueRef cg_radix_block_scan(Gen *g, LLVMValueRef v, LLVMValueRef tid, LLVMV
 }
 
 /* The tile's row, its first key's index in the row and its key count (i64), from tile number t (i32). */
-typedef struct Tile {
-  LLVMValueRef row, start, valid, row_base; /* row_base: row * n */
-  LLVMValueRef valid32;                     /* valid as i32 (at most a tile) */
-  LLVMValueRef in_row;                      /* the tile's index within its row (i32) */
-} Tile;
 static Tile tile_of(Gen *g, LLVMValueRef t, LLVMValueRef n, LLVMValueRef tpr) {
   Tile x;
   x.row = zext64(g, LLVMBuildUDiv(g->b, t, tpr, ""));
@@ -290,15 +287,6 @@ static void gen_histogram(Gen *g) {
 }
 
 /* ---- loom_radix_pass ------------------------------------------------------------------------------------ */
-typedef struct PassState {
-  LLVMValueRef keys_in, keys_out, vals_in, vals_out, scratch, n, tpr, rows, pass, desc, mode;
-  LLVMValueRef tid, lane, warp, shift;
-  LLVMValueRef stage, wc, ts, sb, wsum;
-  Tile x;
-  LLVMValueRef key[CG_RADIX_MAX_ITEMS], val[CG_RADIX_MAX_ITEMS], dig[CG_RADIX_MAX_ITEMS], rank[CG_RADIX_MAX_ITEMS];
-  LLVMValueRef ok[CG_RADIX_MAX_ITEMS], dest[CG_RADIX_MAX_ITEMS];
-  bool packed; /* rank_items leaves rank[j] = rank | digit << 16 (digit 256: no key), dig and ok unset */
-} PassState;
 
 /* Thread d's status word of the tile for the pass: scratch[base + tile * 256 + d]. */
 static LLVMValueRef status_word(Gen *g, PassState *s, LLVMValueRef tile64) {
@@ -317,7 +305,7 @@ static void store_status(Gen *g, LLVMValueRef v, LLVMValueRef p) {
 
 /* Thread d publishes the tile's count of digit d: its own count (flag 1), or for the first tile of a row
  * the inclusive count at once (flag 2: nothing before it). */
-static void publish_count(Gen *g, PassState *s, LLVMValueRef tile, LLVMValueRef count) {
+void cg_radix_publish_count(Gen *g, PassState *s, LLVMValueRef tile, LLVMValueRef count) {
   LLVMValueRef first = eq(g, s->x.in_row, c32(g, 0));
   LLVMValueRef flag = sel(g, first, c32(g, STATUS_PREFIX), c32(g, STATUS_AGGREGATE));
   store_status(g, LLVMBuildOr(g->b, count, flag, ""), status_word(g, s, zext64(g, tile)));
@@ -404,11 +392,35 @@ static void load_items(Gen *g, PassState *s, bool keys_only) {
 /* The wave's lanes whose item has digit dig (i32; ok: it is a key) -- the lane mask (mt) of its peers:
  * one match-any where the target has it (NVPTX, unless CgRadixSpec.ballot_rank), else 8 ballots. Every
  * lane of the wave takes part. */
-static LLVMValueRef wave_peers(Gen *g, LLVMValueRef ok, LLVMValueRef dig) {
+/* NVPTX: the lanes whose bit `bit` of dig (i32) equals this lane's, as one PTX sequence (bit test into a
+ * predicate, the ballot of it, the ballot inverted under the predicate): 4 instructions a bit on sm_90
+ * where LLVM's shift-truncate-select form assembles to 7 (the ballots are most of a key's ranking). A
+ * convergent call: every lane of the wave takes part. */
+static LLVMValueRef nv_bit_peers(Gen *g, LLVMValueRef dig, int bit) {
+  char code[200];
+  int n = snprintf(code, sizeof code,
+                   "{\n.reg .pred p;\n.reg .b32 t;\nand.b32 t, $1, %u;\nsetp.ne.u32 p, t, 0;\n"
+                   "vote.sync.ballot.b32 $0, p, -1;\n@!p not.b32 $0, $0;\n}",
+                   1u << bit);
+  static const char cons[] = "=r,r";
+  LLVMTypeRef fty = LLVMFunctionType(g->i32, &g->i32, 1, 0);
+  LLVMValueRef asm_ = LLVMGetInlineAsm(fty, code, (size_t)n, (char *)cons, sizeof cons - 1, 0, 0,
+                                       LLVMInlineAsmDialectATT, 0);
+  LLVMValueRef call = LLVMBuildCall2(g->b, fty, asm_, &dig, 1, "");
+  unsigned kind = LLVMGetEnumAttributeKindForName("convergent", 10);
+  LLVMAddCallSiteAttribute(call, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(g->m.c, kind, 0));
+  return call;
+}
+
+LLVMValueRef cg_radix_wave_peers(Gen *g, LLVMValueRef ok, LLVMValueRef dig) {
   if (g->h.match_any && !g->spec.ballot_rank) /* one instruction; an invalid lane matches no digit (256) */
     return g->h.match_any(&g->m, sel(g, ok, dig, c32(g, RADIX_DIGITS)));
   LLVMValueRef peers = g->h.ballot(&g->m, ok);
   for (int bit = 0; bit < 8; bit++) {
+    if (!g->spec.amdgpu && g->spec.wave == 32) {
+      peers = LLVMBuildAnd(g->b, peers, nv_bit_peers(g, dig, bit), "");
+      continue;
+    }
     LLVMValueRef set = LLVMBuildTrunc(g->b, LLVMBuildLShr(g->b, dig, c32(g, (unsigned)bit), ""), g->i1, "");
     LLVMValueRef v = g->h.ballot(&g->m, set);
     peers = LLVMBuildAnd(g->b, peers, sel(g, set, v, LLVMBuildNot(g->b, v, "")), "");
@@ -442,7 +454,7 @@ static LLVMValueRef wave_count(Gen *g, LLVMValueRef ok, LLVMValueRef dig, LLVMVa
 /* The rank of one item (digit dig, i32; ok: it is a key) among the wave's items of its digit (stable:
  * lanes in order, and items in the order the wave ranks them). Every lane of the wave takes part. */
 LLVMValueRef cg_radix_wave_rank(Gen *g, LLVMValueRef ok, LLVMValueRef dig, LLVMValueRef lane, LLVMValueRef wc) {
-  return wave_count(g, ok, dig, wave_peers(g, ok, dig), lane, wc);
+  return wave_count(g, ok, dig, cg_radix_wave_peers(g, ok, dig), lane, wc);
 }
 
 /* Ranks item j among the wave's items of the same digit (cg_radix_wave_rank). */
@@ -455,10 +467,10 @@ static void rank_items(Gen *g, PassState *s) {
       s->dig[j] = sel(g, s->ok[j], cg_radix_digit(g, cg_radix_key_image(g, s->key[j], s->desc), s->shift), c32(g, 0));
     /* peers_first: every item's peers before the counter chain, so the matches overlap one another and
      * only the counters' load-add-store stays serial (I more masks live) */
-    peers[j] = g->spec.peers_first ? wave_peers(g, s->ok[j], s->dig[j]) : NULL;
+    peers[j] = g->spec.peers_first ? cg_radix_wave_peers(g, s->ok[j], s->dig[j]) : NULL;
   }
   for (int j = 0; j < I; j++) {
-    s->rank[j] = wave_count(g, s->ok[j], s->dig[j], peers[j] ? peers[j] : wave_peers(g, s->ok[j], s->dig[j]), s->lane, wc);
+    s->rank[j] = wave_count(g, s->ok[j], s->dig[j], peers[j] ? peers[j] : cg_radix_wave_peers(g, s->ok[j], s->dig[j]), s->lane, wc);
     if (s->packed) { /* one word per item from here on: rank (< 2^16) | digit << 16, 256 for no key */
       LLVMValueRef d = sel(g, s->ok[j], s->dig[j], c32(g, RADIX_DIGITS));
       s->rank[j] = pin(g, LLVMBuildOr(g->b, s->rank[j], LLVMBuildShl(g->b, d, c32(g, 16), ""), ""));
@@ -541,7 +553,13 @@ static void stage_items(Gen *g, PassState *s, LLVMValueRef stage_v) {
     store(g, s->key[j], at(g, g->kt, s->stage, pos[j]), kb);
     if_end(g, after);
   }
-  if (!vb) return;
+  if (vb) cg_radix_stage_values(g, s, stage_v, ok, pos);
+}
+
+/* Stages the values of the thread's items at their slots pos[j] of stage_v (items with ok[j]): copied
+ * from vals_in (mode 2) or the key's position in its row (mode 1: argsort's first pass). */
+void cg_radix_stage_values(Gen *g, PassState *s, LLVMValueRef stage_v, LLVMValueRef *ok, LLVMValueRef *pos) {
+  unsigned vb = (unsigned)g->spec.value_bytes;
   LLVMValueRef mode = LLVMBuildAnd(g->b, s->mode, c32(g, 3), "");
   LLVMValueRef first = at(g, g->vt, s->vals_in, add(g, s->x.row_base, s->x.start));
   for (int j = 0; j < g->sh.items; j++) {
@@ -643,28 +661,32 @@ static void gen_pass(Gen *g) {
   LLVMValueRef hcount = load(g, g->i32, at(g, g->i32, s.scratch, hist), 4);
   if (legacy) load_items(g, &s, false);
   else load_keys(g, &s);
-  s.packed = !legacy;
-  rank_items(g, &s);
-  g->h.barrier(&g->m);
-
-  /* thread d: wave prefixes and the tile's count of digit d (published at once unless legacy), its tile
-   * start, the row's start of d, the earlier tiles' count of d (look-back): the bucket base of d */
-  LLVMValueRef run = c32(g, 0);
-  for (int w = 0; w < g->nwarps; w++) {
-    LLVMValueRef p = at(g, g->i32, s.wc, add(g, s.tid, c32(g, (unsigned)(w * RADIX_DIGITS))));
-    LLVMValueRef c = load(g, g->i32, p, 4);
-    store(g, run, p, 4);
-    run = add(g, run, c);
+  bool smem = g->spec.smem_rank && !legacy;
+  LLVMValueRef run = c32(g, 0), tstart, rstart;
+  if (smem) { /* counts, publishing, scans, ranks and staging in one (gpu_radix_rank.c) */
+    cg_radix_smem_rank(g, &s, tile, hcount, stage_v, &run, &tstart, &rstart);
+  } else {
+    s.packed = !legacy;
+    rank_items(g, &s);
+    g->h.barrier(&g->m);
+    /* thread d: wave prefixes and the tile's count of digit d (published at once unless legacy), its
+     * tile start, the row's start of d, the earlier tiles' count of d (look-back): the bucket base of d */
+    for (int w = 0; w < g->nwarps; w++) {
+      LLVMValueRef p = at(g, g->i32, s.wc, add(g, s.tid, c32(g, (unsigned)(w * RADIX_DIGITS))));
+      LLVMValueRef c = load(g, g->i32, p, 4);
+      store(g, run, p, 4);
+      run = add(g, run, c);
+    }
+    if (!legacy) cg_radix_publish_count(g, &s, tile, run);
+    tstart = cg_radix_block_scan(g, run, s.tid, s.wsum);
+    store(g, tstart, at(g, g->i32, s.ts, s.tid), 4);
+    rstart = cg_radix_block_scan(g, hcount, s.tid, s.wsum); /* its barriers publish ts too */
   }
-  if (!legacy) publish_count(g, &s, tile, run);
-  LLVMValueRef tstart = cg_radix_block_scan(g, run, s.tid, s.wsum);
-  store(g, tstart, at(g, g->i32, s.ts, s.tid), 4);
-  LLVMValueRef rstart = cg_radix_block_scan(g, hcount, s.tid, s.wsum); /* its barriers publish ts too */
   LLVMValueRef moved = vb ? LLVMBuildICmp(g->b, LLVMIntNE, LLVMBuildAnd(g->b, s.mode, c32(g, 3), ""), c32(g, 0), "") : NULL;
   LLVMValueRef widen = vb == 4 ? LLVMBuildICmp(g->b, LLVMIntNE, LLVMBuildAnd(g->b, s.mode, c32(g, 4), ""), c32(g, 0), "")
                                : NULL;
-  if (!legacy) stage_items(g, &s, stage_v);
-  else publish_count(g, &s, tile, run);
+  if (legacy) cg_radix_publish_count(g, &s, tile, run);
+  else if (!smem) stage_items(g, &s, stage_v);
   LLVMValueRef prior = look_back_walk(g, &s, tile, run);
   LLVMValueRef base = LLVMBuildSub(g->b, add(g, add(g, s.x.row_base, zext64(g, rstart)), zext64(g, prior)),
                                    zext64(g, tstart), "");

@@ -81,13 +81,18 @@ typedef struct CgRadixSpec {
   bool ballot_rank;   /* NVPTX: peers of a digit from 8 ballots (as AMDGPU) instead of one match.any */
   bool peers_first;   /* the pass finds every item's peers before the wave counters' chain (not per item);
                          cg_radix_tuning sets it for keys-only sorts */
+  bool smem_rank;     /* the pass ranks in the manner of early counts (gpu_radix_rank.c): the tile's digit counts
+                         per wave first (shared atomics), published and scanned, then each item's tile slot
+                         from its peers and one returning shared atomic of the highest peer (no counter chain
+                         between items); peers_first unused */
 } CgRadixSpec;
 
 /* Fills spec's tuning fields from the environment (read per call: a process may change them between
  * sorts): LOOM_GPU_RADIX_ITEMS4 (keys per thread when keys and values are <= 4 bytes),
  * LOOM_GPU_RADIX_ITEMS8 (when one of them is 8 bytes), LOOM_GPU_RADIX_BLOCKS_PER_SM,
- * LOOM_GPU_RADIX_HIST_PARTS, LOOM_GPU_RADIX_RANK (words: "ballot" sets ballot_rank, "early" peers_first,
- * "chain" clears it; else peers_first for keys alone); unset, empty or out of range: the default. */
+ * LOOM_GPU_RADIX_HIST_PARTS, LOOM_GPU_RADIX_RANK (words: "match" clears ballot_rank, "early" sets
+ * peers_first, "chain" clears it, else peers_first for keys alone; "smem" sets smem_rank); unset, empty
+ * or out of range: the default. */
 void cg_radix_tuning(CgRadixSpec *spec);
 
 typedef struct CgRadixShape {

@@ -434,6 +434,30 @@ static void ptxas_report(bool ranks_only) {
   peers_first = false;
 }
 
+/* `test_gpu_sort --dump-ptx DIR`: the PTX (sm_90) of the histogram and pass module for float32, int32 and
+ * float64 keys alone and float32 with 4-byte values, with the tuning the runtime would take from the
+ * environment (cg_radix_tuning: LOOM_GPU_RADIX_*), as DIR/radix_<key>_v<value bytes>.ptx: for ptxas -v
+ * and instruction counts (nvdisasm of ptxas's cubin) of the runtime's own spec. */
+static void dump_ptx(const char *dir) {
+  static const struct { LoomDType key; int vb; } cases[] = {{LOOM_FLOAT32, 0}, {LOOM_INT32, 0}, {LOOM_FLOAT64, 0},
+                                                            {LOOM_FLOAT32, 4}};
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    CgRadixSpec spec = {.key = cases[c].key, .value_bytes = cases[c].vb, .wave = 32};
+    cg_radix_tuning(&spec);
+    char what[64], out[600];
+    snprintf(what, sizeof what, "dump %s v%d", loom_dtype_name(spec.key), spec.value_bytes);
+    char *ptx = nvptx_module(what, &spec);
+    if (!ptx) continue;
+    snprintf(out, sizeof out, "%s/radix_%s_v%d.ptx", dir, loom_dtype_name(spec.key), spec.value_bytes);
+    FILE *f = fopen(out, "w");
+    if (CHECK(f != NULL, "%s: cannot write %s", what, out)) {
+      fputs(ptx, f);
+      fclose(f);
+    }
+    ctx_free(tc_ctx, ptx);
+  }
+}
+
 #include "tests/c/gpu_sort_device.h"
 
 int main(int argc, char **argv) {
@@ -445,6 +469,10 @@ int main(int argc, char **argv) {
   }
   if (emulate) {
     emulate_cases();
+    return tc_finish();
+  }
+  if (argc == 3 && !strcmp(argv[1], "--dump-ptx")) {
+    dump_ptx(argv[2]);
     return tc_finish();
   }
   if (argc >= 2 && !strcmp(argv[1], "--ptxas-report")) { /* --ptxas-report ranks: the rank variants only */
