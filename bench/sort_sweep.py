@@ -12,6 +12,9 @@ runtime keeps one module per distinct setting, so one process times them all; se
   LOOM_GPU_RADIX_RANK=early  every item's peers found before the wave counters' dependent chain (the
                              default for keys-only sorts); =chain: each item's match inside the chain
                              (the previous default; argsort's default)
+  LOOM_GPU_RADIX_RANK=smem   early counts: the tile's digit counts per wave first (shared atomics), published
+                             and scanned, then each item's tile slot from one returning shared atomic of its
+                             highest peer (codegen/gpu_radix_rank.c; no counter chain between items)
   LOOM_RADIX_LEGACY=1        the first pass design (keys held through the look-back, values in a 2nd round)
   LOOM_GPU_RADIX_ROWS=0      rows that fit one block go the previous way (tile sweep, or the network where
                              the cost model picked it) instead of the block row sort
@@ -46,6 +49,7 @@ KNOBS = ("LOOM_GPU_RADIX_ITEMS4", "LOOM_GPU_RADIX_ITEMS8", "LOOM_GPU_RADIX_BLOCK
 # name, env, which tile cases it applies to ("4": widest element <= 4 bytes, "8": float64, "all")
 SETTINGS = [
     ("default", {}, "all"),
+    ("smem rank", {"LOOM_GPU_RADIX_RANK": "smem"}, "all"),
     ("match rank", {"LOOM_GPU_RADIX_RANK": "match"}, "all"),
     ("early rank", {"LOOM_GPU_RADIX_RANK": "early"}, "all"),
     ("chain rank", {"LOOM_GPU_RADIX_RANK": "chain"}, "all"),

@@ -50,6 +50,10 @@
  * warps; a bound of 3 blocks gives 80 registers (24 warps), 2 gives 115-128 (16); 24-32 keys a thread
  * at 4 blocks spill 36-152 bytes. So the levers are the chain (its length, what is on it) and the tile
  * size (the per-tile cost), not occupancy.
+ * 2026-12-03 (SASS of ptxas 13.0, nvdisasm; float32, 16 keys a thread): ballots as one PTX sequence a bit
+ * (gpu_radix_rank.c: 4 SASS a bit, not 7) and the 5-instruction float image take a key's pass from 130
+ * to 96 instructions (int32 117 -> 88); LOOM_GPU_RADIX_RANK=smem (gpu_radix_rank.c) 94, with 16 bytes
+ * spilled instead of 28 and no counter chain.
  * Choice from this: peers first (CgRadixSpec.peers_first; every item's match before the counters'
  * chain, which keeps load-add-store-sync per item) is the default for keys alone: the same 1554 PTX
  * instructions and 64 registers without spills for float32, the 16 matches off the chain. Predicted:
@@ -142,8 +146,10 @@ CgRadixShape cg_radix_shape(const CgRadixSpec *spec) {
 
 /* ---- keys ------------------------------------------------------------------------------------------- */
 /* The order-preserving unsigned image of key k (bits of kt), xor desc (0 or all ones): integers with the
- * sign bit flipped; floats with -0.0 as 0.0, the sign bit set on non-negatives and all bits flipped on
- * negatives, and every NaN the largest image. */
+ * sign bit flipped; floats with the sign bit set on non-negatives and negatives negated (two's complement
+ * of the bits: 2^(b-1) - |x|, so -0.0 and 0.0 meet at 2^(b-1)), and every NaN the largest image. Float32:
+ * shift, one three-input logic op, subtract, NaN test and select (5 SASS on sm_90, 9 for the earlier form
+ * that tested -0.0 apart); the pass computes it twice a key, the histogram once. */
 LLVMValueRef cg_radix_key_image(Gen *g, LLVMValueRef k, LLVMValueRef desc) {
   LoomDType t = g->spec.key;
   uint64_t sign = (uint64_t)1 << (g->kbits - 1);
@@ -151,13 +157,18 @@ LLVMValueRef cg_radix_key_image(Gen *g, LLVMValueRef k, LLVMValueRef desc) {
   if (t == LOOM_INT8 || t == LOOM_INT16 || t == LOOM_INT32 || t == LOOM_INT64) {
     u = LLVMBuildXor(g->b, k, ck(g, sign), "");
   } else if (t == LOOM_FLOAT16 || t == LOOM_BFLOAT16 || t == LOOM_FLOAT32 || t == LOOM_FLOAT64) {
-    uint64_t inf = t == LOOM_FLOAT16 ? 0x7c00u : t == LOOM_BFLOAT16 ? 0x7f80u : t == LOOM_FLOAT32 ? 0x7f800000u
-                                                                                                 : 0x7ff0000000000000ull;
-    LLVMValueRef mag = LLVMBuildAnd(g->b, k, ck(g, sign - 1), "");
-    LLVMValueRef nan = LLVMBuildICmp(g->b, LLVMIntUGT, mag, ck(g, inf), "");
-    LLVMValueRef z = sel(g, eq(g, k, ck(g, sign)), ck(g, 0), k); /* -0.0 -> 0.0 */
-    LLVMValueRef neg = LLVMBuildICmp(g->b, LLVMIntSLT, z, ck(g, 0), "");
-    u = sel(g, neg, LLVMBuildNot(g->b, z, ""), LLVMBuildOr(g->b, z, ck(g, sign), ""));
+    LLVMValueRef neg = LLVMBuildAShr(g->b, k, ck(g, (unsigned)g->kbits - 1), ""); /* all ones on negatives */
+    LLVMValueRef flip = LLVMBuildXor(g->b, k, LLVMBuildOr(g->b, neg, ck(g, sign), ""), "");
+    u = LLVMBuildSub(g->b, flip, neg, ""); /* negatives: ~k + 1 = -k */
+    LLVMValueRef nan;
+    if (t == LOOM_FLOAT32 || t == LOOM_FLOAT64) { /* one unordered compare */
+      LLVMTypeRef ft = t == LOOM_FLOAT32 ? LLVMFloatTypeInContext(g->m.c) : LLVMDoubleTypeInContext(g->m.c);
+      LLVMValueRef x = LLVMBuildBitCast(g->b, k, ft, "");
+      nan = LLVMBuildFCmp(g->b, LLVMRealUNO, x, x, "");
+    } else {
+      uint64_t inf = t == LOOM_FLOAT16 ? 0x7c00u : 0x7f80u;
+      nan = LLVMBuildICmp(g->b, LLVMIntUGT, LLVMBuildAnd(g->b, k, ck(g, sign - 1), ""), ck(g, inf), "");
+    }
     u = sel(g, nan, LLVMConstAllOnes(g->kt), u);
   }
   return LLVMBuildXor(g->b, u, desc, "");
@@ -387,45 +398,6 @@ static void load_items(Gen *g, PassState *s, bool keys_only) {
     LLVMBasicBlockRef bb[2] = {copy, iota};
     LLVMAddIncoming(s->val[j], v, bb, 2);
   }
-}
-
-/* The wave's lanes whose item has digit dig (i32; ok: it is a key) -- the lane mask (mt) of its peers:
- * one match-any where the target has it (NVPTX, unless CgRadixSpec.ballot_rank), else 8 ballots. Every
- * lane of the wave takes part. */
-/* NVPTX: the lanes whose bit `bit` of dig (i32) equals this lane's, as one PTX sequence (bit test into a
- * predicate, the ballot of it, the ballot inverted under the predicate): 4 instructions a bit on sm_90
- * where LLVM's shift-truncate-select form assembles to 7 (the ballots are most of a key's ranking). A
- * convergent call: every lane of the wave takes part. */
-static LLVMValueRef nv_bit_peers(Gen *g, LLVMValueRef dig, int bit) {
-  char code[200];
-  int n = snprintf(code, sizeof code,
-                   "{\n.reg .pred p;\n.reg .b32 t;\nand.b32 t, $1, %u;\nsetp.ne.u32 p, t, 0;\n"
-                   "vote.sync.ballot.b32 $0, p, -1;\n@!p not.b32 $0, $0;\n}",
-                   1u << bit);
-  static const char cons[] = "=r,r";
-  LLVMTypeRef fty = LLVMFunctionType(g->i32, &g->i32, 1, 0);
-  LLVMValueRef asm_ = LLVMGetInlineAsm(fty, code, (size_t)n, (char *)cons, sizeof cons - 1, 0, 0,
-                                       LLVMInlineAsmDialectATT, 0);
-  LLVMValueRef call = LLVMBuildCall2(g->b, fty, asm_, &dig, 1, "");
-  unsigned kind = LLVMGetEnumAttributeKindForName("convergent", 10);
-  LLVMAddCallSiteAttribute(call, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(g->m.c, kind, 0));
-  return call;
-}
-
-LLVMValueRef cg_radix_wave_peers(Gen *g, LLVMValueRef ok, LLVMValueRef dig) {
-  if (g->h.match_any && !g->spec.ballot_rank) /* one instruction; an invalid lane matches no digit (256) */
-    return g->h.match_any(&g->m, sel(g, ok, dig, c32(g, RADIX_DIGITS)));
-  LLVMValueRef peers = g->h.ballot(&g->m, ok);
-  for (int bit = 0; bit < 8; bit++) {
-    if (!g->spec.amdgpu && g->spec.wave == 32) {
-      peers = LLVMBuildAnd(g->b, peers, nv_bit_peers(g, dig, bit), "");
-      continue;
-    }
-    LLVMValueRef set = LLVMBuildTrunc(g->b, LLVMBuildLShr(g->b, dig, c32(g, (unsigned)bit), ""), g->i1, "");
-    LLVMValueRef v = g->h.ballot(&g->m, set);
-    peers = LLVMBuildAnd(g->b, peers, sel(g, set, v, LLVMBuildNot(g->b, v, "")), "");
-  }
-  return peers;
 }
 
 /* The item's rank from its peers: the highest peer adds their count to the wave's counter of the digit

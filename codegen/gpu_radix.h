@@ -7,8 +7,8 @@
  * The sort (LSD, 8-bit digits, stable) works on rows: R rows of n keys, C-contiguous; every tile of
  * CgRadixShape.tile keys lies in one row (tiles_per_row = ceil(n / tile), G = R * tiles_per_row tiles).
  * Keys are compared through an order-preserving unsigned image (cg_radix_* in gpu_radix.c): integers
- * with the sign bit flipped, floats with -0.0 read as 0.0, the sign bit set on non-negatives and every
- * bit flipped on negatives, every NaN the largest image (last, as NumPy); descending sorts flip every
+ * with the sign bit flipped, floats with the sign bit set on non-negatives and negatives negated (two's
+ * complement: -0.0 meets 0.0), every NaN the largest image (last, as NumPy); descending sorts flip every
  * bit of the image (a stable sort by it is NumPy's stable descending order, NaN first). Keys move
  * with their own bits.
  *

@@ -22,15 +22,57 @@
  *     value) is staged there at once. Items are independent: the atomics of consecutive items pipeline
  *     (shared-memory atomics of one wave are performed in issue order, and the shuffle's full-wave sync
  *     orders item j's atomic before item j+1's, which keeps the rank stable).
- * Instructions per key (4-byte keys, against the default): + 1 atomic and its address in step 1; - the
- * counter load, two warp syncs, a population count and the rank's packing and unpacking; - the staging's
- * two shared loads and adds; + count-leading-zeros and a shuffle. About 10 fewer an item, and no item
- * waits on the previous one. The digit of each item stays in a register from step 1 to step 3 (I more
- * live registers through the scans; the default keeps a packed word per item through its barriers).
+ * Measured without a GPU (ptxas 13.0 -v, nvdisasm; `test_gpu_sort --dump-ptx DIR` with LOOM_GPU_RADIX_RANK
+ * and LOOM_GPU_RADIX_ITEMS4 set; a key's cost = (pass SASS at 16 keys a thread - at 8) / 8): float32 94 SASS
+ * a key against the default's 96 (int32 86 / 88), the pass 1776 SASS against 1872 with 16 bytes spilled
+ * instead of 28; argsort (4-byte index) 2280 / 2456, no spill instead of 36 bytes; float64 1520 / 1648, no
+ * spill instead of 16. The digits stay packed four to a register from step 1 to step 3.
+ * Also here: the peers' ballots (NVPTX), one PTX sequence a bit (4 SASS instead of LLVM's 7), used by
+ * every ranking (the default's, the row sorts', this one).
  */
 #include "codegen/gpu_radix_gen.h"
 
 #define RADIX_DIGITS 256
+
+/* NVPTX: the lanes whose bit `bit` of dig (i32) equals this lane's, as one PTX sequence (bit test into a
+ * predicate, the ballot of it, the ballot inverted under the predicate): 4 instructions a bit on sm_90
+ * where LLVM's shift-truncate-select form assembles to 7 (the ballots are most of a key's ranking). A
+ * convergent call: every lane of the wave takes part. */
+static LLVMValueRef nv_bit_peers(Gen *g, LLVMValueRef dig, int bit) {
+  char code[200];
+  int n = snprintf(code, sizeof code,
+                   "{\n.reg .pred p;\n.reg .b32 t;\nand.b32 t, $1, %u;\nsetp.ne.u32 p, t, 0;\n"
+                   "vote.sync.ballot.b32 $0, p, -1;\n@!p not.b32 $0, $0;\n}",
+                   1u << bit);
+  static const char cons[] = "=r,r";
+  LLVMTypeRef fty = LLVMFunctionType(g->i32, &g->i32, 1, 0);
+  LLVMValueRef asm_ = LLVMGetInlineAsm(fty, code, (size_t)n, (char *)cons, sizeof cons - 1, 0, 0,
+                                       LLVMInlineAsmDialectATT, 0);
+  LLVMValueRef call = LLVMBuildCall2(g->b, fty, asm_, &dig, 1, "");
+  unsigned kind = LLVMGetEnumAttributeKindForName("convergent", 10);
+  LLVMAddCallSiteAttribute(call, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(g->m.c, kind, 0));
+  return call;
+}
+
+/* The wave's lanes whose item has digit dig (i32; ok: it is a key) -- the lane mask (mt) of its peers: one
+ * match-any where the target has it (NVPTX, unless CgRadixSpec.ballot_rank), else 8 ballots. Every lane of
+ * the wave takes part. */
+LLVMValueRef cg_radix_wave_peers(Gen *g, LLVMValueRef ok, LLVMValueRef dig) {
+  if (g->h.match_any && !g->spec.ballot_rank) /* one instruction; an invalid lane matches no digit (256) */
+    return g->h.match_any(&g->m, sel(g, ok, dig, c32(g, RADIX_DIGITS)));
+  LLVMValueRef peers = g->h.ballot(&g->m, ok);
+  for (int bit = 0; bit < 8; bit++) {
+    if (!g->spec.amdgpu && g->spec.wave == 32) {
+      peers = LLVMBuildAnd(g->b, peers, nv_bit_peers(g, dig, bit), "");
+      continue;
+    }
+    LLVMValueRef set = LLVMBuildTrunc(g->b, LLVMBuildLShr(g->b, dig, c32(g, (unsigned)bit), ""), g->i1, "");
+    LLVMValueRef v = g->h.ballot(&g->m, set);
+    peers = LLVMBuildAnd(g->b, peers, sel(g, set, v, LLVMBuildNot(g->b, v, "")), "");
+  }
+  return peers;
+}
+
 
 /* v (i32) of lane `src` (i32, < wave) of the wave; every lane of the wave takes part. */
 static LLVMValueRef shuffle_idx(Gen *g, LLVMValueRef v, LLVMValueRef src) {
