@@ -30,6 +30,8 @@
  * Also here: the peers' ballots (NVPTX), one PTX sequence a bit (4 SASS instead of LLVM's 7), used by
  * every ranking (the default's, the row sorts', this one).
  */
+#include <stdio.h>
+
 #include "codegen/gpu_radix_gen.h"
 
 #define RADIX_DIGITS 256
