@@ -558,18 +558,25 @@ void cg_radix_stage_values(Gen *g, PassState *s, LLVMValueRef stage_v, LLVMValue
   }
 }
 
-/* Writes the staged tile out (after the barrier that follows the bucket bases): slot i = j * block +
- * tid goes to sb[digit of its key] + i, and its value (staged in stage_v) to the same place. */
-static void write_tile(Gen *g, PassState *s, LLVMValueRef stage_v, LLVMValueRef moved, LLVMValueRef widen) {
+/* Writes slots [0, valid) of the staged tile out (after the barrier that follows the bucket bases): slot
+ * i = j * block + tid goes to the row's sb[digit of its key] + i (sb: i32 offsets in the row), its value
+ * (staged in stage_v) to the same place. full (uniform): every slot is a key -- no test, no branch an
+ * item (the tile's bounds cost 3 control instructions an item on sm_90). */
+static void write_slots(Gen *g, PassState *s, LLVMValueRef stage_v, LLVMValueRef moved, LLVMValueRef widen, bool full) {
   unsigned kb = (unsigned)g->kbits / 8, vb = (unsigned)g->spec.value_bytes;
+  LLVMValueRef krow = at(g, g->kt, s->keys_out, s->x.row_base);
+  LLVMValueRef vrow = vb ? at(g, g->vt, s->vals_out, s->x.row_base) : NULL;
+  LLVMValueRef wrow = widen ? at(g, g->i64, s->vals_out, s->x.row_base) : NULL;
   for (int j = 0; j < g->sh.items; j++) {
-    LLVMValueRef i = add(g, s->tid, c32(g, (unsigned)(j * g->sh.block)));
-    LLVMValueRef inb = ult(g, i, s->x.valid32);
-    LLVMBasicBlockRef after = if_begin(g, inb);
+    LLVMValueRef i = LLVMBuildNUWAdd(g->b, s->tid, c32(g, (unsigned)(j * g->sh.block)), "");
+    LLVMBasicBlockRef after = full ? NULL : if_begin(g, ult(g, i, s->x.valid32));
     LLVMValueRef w = load(g, g->kt, at(g, g->kt, s->stage, i), kb);
     LLVMValueRef d = cg_radix_digit(g, cg_radix_key_image(g, w, s->desc), s->shift);
-    LLVMValueRef dest = add(g, load(g, g->i64, at(g, g->i64, s->sb, d), 8), zext64(g, i));
-    store(g, w, at(g, g->kt, s->keys_out, dest), kb);
+    /* < 2^30 keys a row: the offset in the row is an i32; j * block apart as a constant (an address
+     * offset: one 32x32->64 multiply-add an item) */
+    LLVMValueRef dest = zext64(g, add(g, load(g, g->i32, at(g, g->i32, s->sb, d), 4), s->tid));
+    LLVMValueRef jb = c64(g, (unsigned)(j * g->sh.block));
+    store(g, w, at(g, g->kt, at(g, g->kt, krow, dest), jb), kb);
     if (vb) {
       LLVMBasicBlockRef vdone = if_begin(g, moved);
       LLVMValueRef v = load(g, g->vt, at(g, g->vt, stage_v, i), vb);
@@ -578,15 +585,30 @@ static void write_tile(Gen *g, PassState *s, LLVMValueRef stage_v, LLVMValueRef 
         LLVMBasicBlockRef narrow = LLVMAppendBasicBlockInContext(g->m.c, g->fn, "narrow");
         LLVMBuildCondBr(g->b, widen, wide, narrow);
         LLVMPositionBuilderAtEnd(g->b, wide);
-        store(g, LLVMBuildSExt(g->b, v, g->i64, ""), at(g, g->i64, s->vals_out, dest), 8);
+        store(g, LLVMBuildSExt(g->b, v, g->i64, ""), at(g, g->i64, at(g, g->i64, wrow, dest), jb), 8);
         LLVMBuildBr(g->b, vdone);
         LLVMPositionBuilderAtEnd(g->b, narrow);
       }
-      store(g, v, at(g, g->vt, s->vals_out, dest), vb);
+      store(g, v, at(g, g->vt, at(g, g->vt, vrow, dest), jb), vb);
       if_end(g, vdone);
     }
-    if_end(g, after);
+    if (!full) if_end(g, after);
   }
+}
+
+/* The staged tile out: a full tile without per-item bounds, the row's last (partial) one with them. */
+static void write_tile(Gen *g, PassState *s, LLVMValueRef stage_v, LLVMValueRef moved, LLVMValueRef widen) {
+  LLVMBasicBlockRef fullb = LLVMAppendBasicBlockInContext(g->m.c, g->fn, "tile.full");
+  LLVMBasicBlockRef part = LLVMAppendBasicBlockInContext(g->m.c, g->fn, "tile.partial");
+  LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->m.c, g->fn, "tile.written");
+  LLVMBuildCondBr(g->b, eq(g, s->x.valid32, c32(g, (unsigned)g->sh.tile)), fullb, part);
+  LLVMPositionBuilderAtEnd(g->b, fullb);
+  write_slots(g, s, stage_v, moved, widen, true);
+  LLVMBuildBr(g->b, done);
+  LLVMPositionBuilderAtEnd(g->b, part);
+  write_slots(g, s, stage_v, moved, widen, false);
+  LLVMBuildBr(g->b, done);
+  LLVMPositionBuilderAtEnd(g->b, done);
 }
 
 static void gen_pass(Gen *g) {
@@ -660,9 +682,13 @@ static void gen_pass(Gen *g) {
   if (legacy) cg_radix_publish_count(g, &s, tile, run);
   else if (!smem) stage_items(g, &s, stage_v);
   LLVMValueRef prior = look_back_walk(g, &s, tile, run);
-  LLVMValueRef base = LLVMBuildSub(g->b, add(g, add(g, s.x.row_base, zext64(g, rstart)), zext64(g, prior)),
-                                   zext64(g, tstart), "");
-  store(g, base, at(g, g->i64, s.sb, s.tid), 8);
+  if (legacy) {
+    LLVMValueRef base = LLVMBuildSub(g->b, add(g, add(g, s.x.row_base, zext64(g, rstart)), zext64(g, prior)),
+                                     zext64(g, tstart), "");
+    store(g, base, at(g, g->i64, s.sb, s.tid), 8);
+  } else { /* in the row: rstart + prior >= tstart (the row has at least the tile's keys of smaller digits) */
+    store(g, LLVMBuildSub(g->b, add(g, rstart, prior), tstart, ""), at(g, g->i32, s.sb, s.tid), 4);
+  }
   g->h.barrier(&g->m);
   if (!legacy) {
     write_tile(g, &s, stage_v, moved, widen);
