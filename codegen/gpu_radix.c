@@ -50,16 +50,13 @@
  * warps; a bound of 3 blocks gives 80 registers (24 warps), 2 gives 115-128 (16); 24-32 keys a thread
  * at 4 blocks spill 36-152 bytes. So the levers are the chain (its length, what is on it) and the tile
  * size (the per-tile cost), not occupancy.
- * 2026-12-03 (SASS of ptxas 13.0, nvdisasm; float32, 16 keys a thread): ballots as one PTX sequence a bit
- * (gpu_radix_rank.c: 4 SASS a bit, not 7) and the 5-instruction float image take a key's pass from 130
- * to 96 instructions (int32 117 -> 88); LOOM_GPU_RADIX_RANK=smem (gpu_radix_rank.c) 94, with 16 bytes
- * spilled instead of 28 and no counter chain.
- * Choice from this: peers first (CgRadixSpec.peers_first; every item's match before the counters'
- * chain, which keeps load-add-store-sync per item) is the default for keys alone: the same 1554 PTX
- * instructions and 64 registers without spills for float32, the 16 matches off the chain. Predicted:
- * keys-only passes 10-25% faster; argsort keeps the chain (peers first spills 16 bytes there; the sweep
- * times it). Predictions for bench/sort_sweep.py: 8 keys a thread slower (twice the tiles' fixed cost
- * and look-backs), 20-24 at 3 blocks within +-5%, ballots slower unless sm_90's match.any is slow.
+ * 2026-12-03, SASS (ptxas 13.0 + nvdisasm; test_gpu_sort --dump-ptx), float32, 16 keys a thread, a full
+ * tile: ballots as one PTX sequence a bit (gpu_radix_rank.c: 4 SASS a bit, not 7), the 5-SASS float image
+ * and full tiles written without per-item bounds or 64-bit bucket bases take a key's pass from 130 SASS
+ * to 92 (int32 117 -> 88); LOOM_GPU_RADIX_RANK=smem (gpu_radix_rank.c: early counts, no chain) 88, with
+ * 8 bytes spilled instead of 36 (argsort and float64: none instead of 36 and 24).
+ * Choice from this: peers first (CgRadixSpec.peers_first: every item's peers before the counters' chain)
+ * for keys alone, ballots (bench/results/2026-12-02-1652-sort-sweep-h200.md); smem to be timed.
  */
 #include <stdio.h>
 #include <stdlib.h>
