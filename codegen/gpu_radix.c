@@ -111,6 +111,12 @@ void cg_radix_tuning(CgRadixSpec *spec) {
   spec->smem_rank = r && strstr(r, "smem");
 }
 
+bool cg_radix_stages_digits(const CgRadixSpec *spec) {
+  LoomDType t = spec->key;
+  return !spec->legacy && !spec->take && !spec->rows &&
+         (t == LOOM_FLOAT16 || t == LOOM_BFLOAT16 || t == LOOM_FLOAT32 || t == LOOM_FLOAT64);
+}
+
 /* Shared bytes of the pass kernel besides the staged tile: wave counters, bucket bases, tile starts, the
  * scan's words (each array 16-byte aligned). */
 static int pass_fixed_shared(int wave) {
@@ -127,7 +133,7 @@ CgRadixShape cg_radix_shape(const CgRadixSpec *spec) {
   CgRadixShape s = {.block = CG_RADIX_BLOCK, .items = kb == 8 ? 12 : widest <= 4 ? 16 : 8, .passes = kb};
   if (spec->items >= 1 && spec->items <= CG_RADIX_MAX_ITEMS) s.items = spec->items;
   /* the staged tile must fit the block's static shared memory (legacy: one region of the widest) */
-  int per_key = spec->legacy ? widest : kb + spec->value_bytes;
+  int per_key = spec->legacy ? widest : kb + spec->value_bytes + (cg_radix_stages_digits(spec) ? 1 : 0);
   int fit = (CG_RADIX_SHARED_BYTES - pass_fixed_shared(spec->wave ? spec->wave : 32)) / (CG_RADIX_BLOCK * per_key);
   if (s.items > fit) s.items = fit;
   s.tile = s.block * s.items;
@@ -520,6 +526,7 @@ static void stage_items(Gen *g, PassState *s, LLVMValueRef stage_v) {
     pos[j] = add(g, add(g, t0, w0), LLVMBuildAnd(g->b, s->rank[j], c32(g, 0xffff), ""));
     LLVMBasicBlockRef after = if_begin(g, ok[j]);
     store(g, s->key[j], at(g, g->kt, s->stage, pos[j]), kb);
+    if (s->stage_d) store(g, LLVMBuildTrunc(g->b, d, g->i8, ""), at(g, g->i8, s->stage_d, pos[j]), 1);
     if_end(g, after);
   }
   if (vb) cg_radix_stage_values(g, s, stage_v, ok, pos);
@@ -568,7 +575,8 @@ static void write_slots(Gen *g, PassState *s, LLVMValueRef stage_v, LLVMValueRef
     LLVMValueRef i = LLVMBuildNUWAdd(g->b, s->tid, c32(g, (unsigned)(j * g->sh.block)), "");
     LLVMBasicBlockRef after = full ? NULL : if_begin(g, ult(g, i, s->x.valid32));
     LLVMValueRef w = load(g, g->kt, at(g, g->kt, s->stage, i), kb);
-    LLVMValueRef d = cg_radix_digit(g, cg_radix_key_image(g, w, s->desc), s->shift);
+    LLVMValueRef d = s->stage_d ? LLVMBuildZExt(g->b, load(g, g->i8, at(g, g->i8, s->stage_d, i), 1), g->i32, "")
+                                : cg_radix_digit(g, cg_radix_key_image(g, w, s->desc), s->shift);
     /* < 2^30 keys a row: the offset in the row is an i32; j * block apart as a constant (an address
      * offset: one 32x32->64 multiply-add an item) */
     LLVMValueRef dest = zext64(g, add(g, load(g, g->i32, at(g, g->i32, s->sb, d), 4), s->tid));
@@ -627,6 +635,9 @@ static void gen_pass(Gen *g) {
   s.stage = shared_array(g, "loom_radix_stage", g->i8, (unsigned)(g->sh.tile * (legacy ? widest : kb)), 16);
   LLVMValueRef stage_v = !legacy && vb ? shared_array(g, "loom_radix_stage_values", g->i8, (unsigned)(g->sh.tile * vb), 16)
                                        : NULL;
+  /* float keys: each slot's digit staged beside its key (a byte), not made again from the key (5 SASS) */
+  s.stage_d = cg_radix_stages_digits(&g->spec) ? shared_array(g, "loom_radix_stage_digits", g->i8, (unsigned)g->sh.tile, 16)
+                                               : NULL;
   s.wc = shared_array(g, "loom_radix_wave_counts", g->i32, (unsigned)(g->nwarps * RADIX_DIGITS), 16);
   s.sb = shared_array(g, "loom_radix_bucket_base", g->i64, RADIX_DIGITS, 16);
   s.ts = shared_array(g, "loom_radix_tile_start", g->i32, RADIX_DIGITS, 16);

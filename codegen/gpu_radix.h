@@ -104,6 +104,9 @@ typedef struct CgRadixShape {
   int hist_parts;    /* copies of the histogram kernel's counts */
 } CgRadixShape;
 
+/* Whether spec's pass kernel stages each key's digit (a byte) beside it for the write-out: float keys,
+ * whose image costs more than the byte's store and load (the tile's shared bytes count it). */
+bool cg_radix_stages_digits(const CgRadixSpec *spec);
 /* Whether keys of dtype t can be radix-sorted (real dtypes: not complex). */
 bool cg_radix_key_ok(LoomDType t);
 /* The launch shape for spec (no LLVM needed): its tuning fields, defaults and cuts applied. */

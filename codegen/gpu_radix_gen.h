@@ -133,6 +133,7 @@ typedef struct PassState {
   LLVMValueRef keys_in, keys_out, vals_in, vals_out, scratch, n, tpr, rows, pass, desc, mode;
   LLVMValueRef tid, lane, warp, shift;
   LLVMValueRef stage, wc, ts, sb, wsum;
+  LLVMValueRef stage_d; /* the staged slots' digits (i8; cg_radix_stages_digits) or NULL */
   Tile x;
   LLVMValueRef key[CG_RADIX_MAX_ITEMS], val[CG_RADIX_MAX_ITEMS], dig[CG_RADIX_MAX_ITEMS], rank[CG_RADIX_MAX_ITEMS];
   LLVMValueRef ok[CG_RADIX_MAX_ITEMS], dest[CG_RADIX_MAX_ITEMS];

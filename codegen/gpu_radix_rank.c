@@ -147,6 +147,7 @@ void cg_radix_smem_rank(Gen *g, PassState *s, LLVMValueRef tile, LLVMValueRef hc
     pos[j] = LLVMBuildSub(g->b, add(g, shuffle_idx(g, old, top), n), c32(g, 1), "");
     LLVMBasicBlockRef staged = if_begin(g, s->ok[j]);
     store(g, s->key[j], at(g, g->kt, s->stage, pos[j]), kb);
+    if (s->stage_d) store(g, LLVMBuildTrunc(g->b, dig[j], g->i8, ""), at(g, g->i8, s->stage_d, pos[j]), 1);
     if_end(g, staged);
   }
   if (g->spec.value_bytes) cg_radix_stage_values(g, s, stage_v, s->ok, pos);
