@@ -51,10 +51,11 @@
  * at 4 blocks spill 36-152 bytes. So the levers are the chain (its length, what is on it) and the tile
  * size (the per-tile cost), not occupancy.
  * 2026-12-03, SASS (ptxas 13.0 + nvdisasm; test_gpu_sort --dump-ptx), float32, 16 keys a thread, a full
- * tile: ballots as one PTX sequence a bit (gpu_radix_rank.c: 4 SASS a bit, not 7), the 5-SASS float image
- * and full tiles written without per-item bounds or 64-bit bucket bases take a key's pass from 130 SASS
- * to 92 (int32 117 -> 88); LOOM_GPU_RADIX_RANK=smem (gpu_radix_rank.c: early counts, no chain) 88, with
- * 8 bytes spilled instead of 36 (argsort and float64: none instead of 36 and 24).
+ * tile: ballots as one PTX sequence a bit (gpu_radix_rank.c: 4 SASS a bit, not 7), the 5-SASS float image,
+ * full tiles written without per-item bounds or 64-bit bucket bases, and float keys' digits staged as a
+ * byte beside them take a key's pass from 130 SASS to 87 (int32 117 -> 81); LOOM_GPU_RADIX_RANK=smem
+ * (gpu_radix_rank.c: early counts, no chain) 82 (int32 78), 8 bytes spilled instead of 36 (argsort,
+ * float64: none instead of 44 and 4).
  * Choice from this: peers first (CgRadixSpec.peers_first: every item's peers before the counters' chain)
  * for keys alone, ballots (bench/results/2026-12-02-1652-sort-sweep-h200.md); smem to be timed.
  */
@@ -111,12 +112,6 @@ void cg_radix_tuning(CgRadixSpec *spec) {
   spec->smem_rank = r && strstr(r, "smem");
 }
 
-bool cg_radix_stages_digits(const CgRadixSpec *spec) {
-  LoomDType t = spec->key;
-  return !spec->legacy && !spec->take && !spec->rows &&
-         (t == LOOM_FLOAT16 || t == LOOM_BFLOAT16 || t == LOOM_FLOAT32 || t == LOOM_FLOAT64);
-}
-
 /* Shared bytes of the pass kernel besides the staged tile: wave counters, bucket bases, tile starts, the
  * scan's words (each array 16-byte aligned). */
 static int pass_fixed_shared(int wave) {
@@ -145,46 +140,6 @@ CgRadixShape cg_radix_shape(const CgRadixSpec *spec) {
     s.hist_parts = spec->hist_parts;
   while (s.hist_parts > 1 && s.hist_parts * s.passes * RADIX_DIGITS * 4 > CG_RADIX_SHARED_BYTES) s.hist_parts /= 2;
   return s;
-}
-
-/* ---- keys ------------------------------------------------------------------------------------------- */
-/* The order-preserving unsigned image of key k (bits of kt), xor desc (0 or all ones): integers with the
- * sign bit flipped; floats with the sign bit set on non-negatives and negatives negated (two's complement
- * of the bits: 2^(b-1) - |x|, so -0.0 and 0.0 meet at 2^(b-1)), and every NaN the largest image. Float32:
- * shift, one three-input logic op, subtract, NaN test and select (5 SASS on sm_90, 9 for the earlier form
- * that tested -0.0 apart); the pass computes it twice a key, the histogram once. */
-LLVMValueRef cg_radix_key_image(Gen *g, LLVMValueRef k, LLVMValueRef desc) {
-  LoomDType t = g->spec.key;
-  uint64_t sign = (uint64_t)1 << (g->kbits - 1);
-  LLVMValueRef u = k;
-  if (t == LOOM_INT8 || t == LOOM_INT16 || t == LOOM_INT32 || t == LOOM_INT64) {
-    u = LLVMBuildXor(g->b, k, ck(g, sign), "");
-  } else if (t == LOOM_FLOAT16 || t == LOOM_BFLOAT16 || t == LOOM_FLOAT32 || t == LOOM_FLOAT64) {
-    LLVMValueRef neg = LLVMBuildAShr(g->b, k, ck(g, (unsigned)g->kbits - 1), ""); /* all ones on negatives */
-    LLVMValueRef flip = LLVMBuildXor(g->b, k, LLVMBuildOr(g->b, neg, ck(g, sign), ""), "");
-    u = LLVMBuildSub(g->b, flip, neg, ""); /* negatives: ~k + 1 = -k */
-    LLVMValueRef nan;
-    if (t == LOOM_FLOAT32 || t == LOOM_FLOAT64) { /* one unordered compare */
-      LLVMTypeRef ft = t == LOOM_FLOAT32 ? LLVMFloatTypeInContext(g->m.c) : LLVMDoubleTypeInContext(g->m.c);
-      LLVMValueRef x = LLVMBuildBitCast(g->b, k, ft, "");
-      nan = LLVMBuildFCmp(g->b, LLVMRealUNO, x, x, "");
-    } else {
-      uint64_t inf = t == LOOM_FLOAT16 ? 0x7c00u : 0x7f80u;
-      nan = LLVMBuildICmp(g->b, LLVMIntUGT, LLVMBuildAnd(g->b, k, ck(g, sign - 1), ""), ck(g, inf), "");
-    }
-    u = sel(g, nan, LLVMConstAllOnes(g->kt), u);
-  }
-  return LLVMBuildXor(g->b, u, desc, "");
-}
-
-/* Digit (i32) of an image at bit `shift` (a kt value). */
-LLVMValueRef cg_radix_digit(Gen *g, LLVMValueRef u, LLVMValueRef shift) {
-  LLVMValueRef v = LLVMBuildAnd(g->b, LLVMBuildLShr(g->b, u, shift, ""), ck(g, RADIX_DIGITS - 1), "");
-  return LLVMBuildZExtOrBitCast(g->b, g->kbits > 32 ? LLVMBuildTrunc(g->b, v, g->i32, "") : v, g->i32, "");
-}
-
-LLVMValueRef cg_radix_desc_of(Gen *g, LLVMValueRef desc64) {
-  return g->kbits == 64 ? desc64 : LLVMBuildTrunc(g->b, desc64, g->kt, "");
 }
 
 /* ---- block scan ----------------------------------------------------------------------------------------- */

@@ -111,10 +111,10 @@ static inline void launch_bounds(Gen *g, int threads, int blocks) {
   }
 }
 
-/* gpu_radix.c's pieces the row sort shares: the order-preserving image of a key (xor desc), its 8-bit
- * digit at bit `shift` (a kt value) as i32, desc (i64 0 / -1) as a kt mask, the block's exclusive scan
- * of one i32 a thread (wsum: nwarps shared words; ends with a barrier), and one item's stable rank in
- * its wave (wc: the wave's 256 shared digit counters). */
+/* The pieces the row sort shares (gpu_radix_rank.c, gpu_radix.c): the order-preserving image of a key
+ * (xor desc), its 8-bit digit at bit `shift` (a kt value) as i32, desc (i64 0 / -1) as a kt mask, the
+ * block's exclusive scan of one i32 a thread (wsum: nwarps shared words; ends with a barrier), and one
+ * item's stable rank in its wave (wc: the wave's 256 shared digit counters). */
 LLVMValueRef cg_radix_key_image(Gen *g, LLVMValueRef k, LLVMValueRef desc);
 LLVMValueRef cg_radix_digit(Gen *g, LLVMValueRef u, LLVMValueRef shift);
 LLVMValueRef cg_radix_desc_of(Gen *g, LLVMValueRef desc64);

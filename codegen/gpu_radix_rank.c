@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* gpu_radix_rank.c: the pass kernel's shared-memory ranking (CgRadixSpec.smem_rank, LOOM_GPU_RADIX_RANK=smem),
- * an "early counts" order of the pass (gpu_radix.c's loom_radix_pass calls it between loading the keys
- * and the look-back).
+/* gpu_radix_rank.c: the radix kernels' per-key pieces -- the keys' order-preserving image and digits, the
+ * peers of a digit in a wave -- and the pass kernel's shared-memory ranking (CgRadixSpec.smem_rank,
+ * LOOM_GPU_RADIX_RANK=smem), an "early counts" order of the pass (gpu_radix.c's loom_radix_pass calls it
+ * between loading the keys and the look-back).
  *
  * Why. The default ranking (gpu_radix.c: wave_count) keeps one running counter per digit and wave in
  * shared memory that the highest lane of each item's peers loads, adds to and stores back, with a warp
@@ -23,11 +24,13 @@
  *     (shared-memory atomics of one wave are performed in issue order, and the shuffle's full-wave sync
  *     orders item j's atomic before item j+1's, which keeps the rank stable).
  * Measured without a GPU (ptxas 13.0 -v, nvdisasm; `test_gpu_sort --dump-ptx DIR` with LOOM_GPU_RADIX_RANK
- * and LOOM_GPU_RADIX_ITEMS4 set; a key's cost = (pass SASS at 16 keys a thread - at 8) / 8): float32 94 SASS
- * a key against the default's 96 (int32 86 / 88), the pass 1776 SASS against 1872 with 16 bytes spilled
- * instead of 28; argsort (4-byte index) 2280 / 2456, no spill instead of 36 bytes; float64 1520 / 1648, no
- * spill instead of 16. The digits stay packed four to a register from step 1 to step 3.
- * Also here: the peers' ballots (NVPTX), one PTX sequence a bit (4 SASS instead of LLVM's 7), used by
+ * and LOOM_GPU_RADIX_ITEMS4 set; a key's cost = (a full tile's pass SASS at 16 keys a thread - at 8) / 8):
+ * float32 82 SASS a key against the default's 87 (int32 78 / 81), a full tile 1568 SASS a thread against
+ * 1696 with 8 bytes spilled instead of 36; argsort (4-byte index) 2440 / 2600 static, no spill instead of
+ * 44 bytes; float64 1299 / 1452, no spill instead of 4. The digits stay packed four to a register from
+ * step 1 to step 3. The cost: step 1's atomics conflict where many lanes of a wave share a digit (the top
+ * byte of floats, small integers): a shared atomic serializes its lanes of one address.
+ * Also here: the keys' order-preserving image and digits, and the peers' ballots (NVPTX), one PTX sequence a bit (4 SASS instead of LLVM's 7), used by
  * every ranking (the default's, the row sorts', this one).
  */
 #include <stdio.h>
@@ -35,6 +38,54 @@
 #include "codegen/gpu_radix_gen.h"
 
 #define RADIX_DIGITS 256
+
+/* ---- keys (gpu_radix_gen.h, gpu_radix.h) --------------------------------------------------------------- */
+/* The order-preserving unsigned image of key k (bits of kt), xor desc (0 or all ones): integers with the
+ * sign bit flipped; floats with the sign bit set on non-negatives and negatives negated (two's complement
+ * of the bits: 2^(b-1) - |x|, so -0.0 and 0.0 meet at 2^(b-1)), and every NaN the largest image. Float32:
+ * shift, one three-input logic op, subtract, NaN test and select (5 SASS on sm_90, 9 for the earlier form
+ * that tested -0.0 apart); the pass computes it once a key (twice for integers), the histogram once. */
+LLVMValueRef cg_radix_key_image(Gen *g, LLVMValueRef k, LLVMValueRef desc) {
+  LoomDType t = g->spec.key;
+  uint64_t sign = (uint64_t)1 << (g->kbits - 1);
+  LLVMValueRef u = k;
+  if (t == LOOM_INT8 || t == LOOM_INT16 || t == LOOM_INT32 || t == LOOM_INT64) {
+    u = LLVMBuildXor(g->b, k, ck(g, sign), "");
+  } else if (t == LOOM_FLOAT16 || t == LOOM_BFLOAT16 || t == LOOM_FLOAT32 || t == LOOM_FLOAT64) {
+    LLVMValueRef neg = LLVMBuildAShr(g->b, k, ck(g, (unsigned)g->kbits - 1), ""); /* all ones on negatives */
+    LLVMValueRef flip = LLVMBuildXor(g->b, k, LLVMBuildOr(g->b, neg, ck(g, sign), ""), "");
+    u = LLVMBuildSub(g->b, flip, neg, ""); /* negatives: ~k + 1 = -k */
+    LLVMValueRef nan;
+    if (t == LOOM_FLOAT32 || t == LOOM_FLOAT64) { /* one unordered compare */
+      LLVMTypeRef ft = t == LOOM_FLOAT32 ? LLVMFloatTypeInContext(g->m.c) : LLVMDoubleTypeInContext(g->m.c);
+      LLVMValueRef x = LLVMBuildBitCast(g->b, k, ft, "");
+      nan = LLVMBuildFCmp(g->b, LLVMRealUNO, x, x, "");
+    } else {
+      uint64_t inf = t == LOOM_FLOAT16 ? 0x7c00u : 0x7f80u;
+      nan = LLVMBuildICmp(g->b, LLVMIntUGT, LLVMBuildAnd(g->b, k, ck(g, sign - 1), ""), ck(g, inf), "");
+    }
+    u = sel(g, nan, LLVMConstAllOnes(g->kt), u);
+  }
+  return LLVMBuildXor(g->b, u, desc, "");
+}
+
+/* Digit (i32) of an image at bit `shift` (a kt value). */
+LLVMValueRef cg_radix_digit(Gen *g, LLVMValueRef u, LLVMValueRef shift) {
+  LLVMValueRef v = LLVMBuildAnd(g->b, LLVMBuildLShr(g->b, u, shift, ""), ck(g, RADIX_DIGITS - 1), "");
+  return LLVMBuildZExtOrBitCast(g->b, g->kbits > 32 ? LLVMBuildTrunc(g->b, v, g->i32, "") : v, g->i32, "");
+}
+
+LLVMValueRef cg_radix_desc_of(Gen *g, LLVMValueRef desc64) {
+  return g->kbits == 64 ? desc64 : LLVMBuildTrunc(g->b, desc64, g->kt, "");
+}
+
+bool cg_radix_stages_digits(const CgRadixSpec *spec) {
+  LoomDType t = spec->key;
+  return !spec->legacy && !spec->take && !spec->rows &&
+         (t == LOOM_FLOAT16 || t == LOOM_BFLOAT16 || t == LOOM_FLOAT32 || t == LOOM_FLOAT64);
+}
+
+/* ---- ranking -------------------------------------------------------------------------------------------- */
 
 /* NVPTX: the lanes whose bit `bit` of dig (i32) equals this lane's, as one PTX sequence (bit test into a
  * predicate, the ballot of it, the ballot inverted under the predicate): 4 instructions a bit on sm_90
