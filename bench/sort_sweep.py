@@ -51,6 +51,11 @@ KNOBS = ("LOOM_GPU_RADIX_ITEMS4", "LOOM_GPU_RADIX_ITEMS8", "LOOM_GPU_RADIX_BLOCK
 SETTINGS = [
     ("default", {}, "all"),
     ("smem rank", {"LOOM_GPU_RADIX_RANK": "smem"}, "all"),
+    # ptxas (sm_90): no spill at 80 registers; 92 SASS a key a pass with the tile's fixed cost (16 at 4: 98)
+    ("smem rank items4=20 bound=3", {"LOOM_GPU_RADIX_RANK": "smem", "LOOM_GPU_RADIX_ITEMS4": "20",
+                                     "LOOM_GPU_RADIX_BLOCKS_PER_SM": "3"}, "4"),
+    ("smem rank items4=24 bound=3", {"LOOM_GPU_RADIX_RANK": "smem", "LOOM_GPU_RADIX_ITEMS4": "24",
+                                     "LOOM_GPU_RADIX_BLOCKS_PER_SM": "3"}, "4"),
     ("match rank", {"LOOM_GPU_RADIX_RANK": "match"}, "all"),
     ("early rank", {"LOOM_GPU_RADIX_RANK": "early"}, "all"),
     ("chain rank", {"LOOM_GPU_RADIX_RANK": "chain"}, "all"),
