@@ -15,6 +15,8 @@ runtime keeps one module per distinct setting, so one process times them all; se
   LOOM_GPU_RADIX_RANK=smem   early counts: the tile's digit counts per wave first (shared atomics), published
                              and scanned, then each item's tile slot from one returning shared atomic of its
                              highest peer (codegen/gpu_radix_rank.c; no counter chain between items)
+  LOOM_GPU_RADIX_RANK=atomic,chain  the default ranking with each counter taken by one returning shared atomic
+                             of the highest peer (no load-store chain, no count conflicts)
   LOOM_RADIX_LEGACY=1        the first pass design (keys held through the look-back, values in a 2nd round)
   LOOM_GPU_RADIX_ROWS=0      rows that fit one block go the previous way (tile sweep, or the network where
                              the cost model picked it) instead of the block row sort
@@ -56,6 +58,7 @@ SETTINGS = [
                                      "LOOM_GPU_RADIX_BLOCKS_PER_SM": "3"}, "4"),
     ("smem rank items4=24 bound=3", {"LOOM_GPU_RADIX_RANK": "smem", "LOOM_GPU_RADIX_ITEMS4": "24",
                                      "LOOM_GPU_RADIX_BLOCKS_PER_SM": "3"}, "4"),
+    ("atomic rank", {"LOOM_GPU_RADIX_RANK": "atomic,chain"}, "all"),
     ("match rank", {"LOOM_GPU_RADIX_RANK": "match"}, "all"),
     ("early rank", {"LOOM_GPU_RADIX_RANK": "early"}, "all"),
     ("chain rank", {"LOOM_GPU_RADIX_RANK": "chain"}, "all"),

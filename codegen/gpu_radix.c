@@ -108,8 +108,10 @@ void cg_radix_tuning(CgRadixSpec *spec) {
   const char *r = getenv("LOOM_GPU_RADIX_RANK");
   spec->ballot_rank = !(r && strstr(r, "match"));
   spec->peers_first = r && strstr(r, "early") ? true : r && strstr(r, "chain") ? false : spec->value_bytes == 0;
-  /* "smem": early counts and returning shared atomics (gpu_radix_rank.c) */
+  /* "smem": early counts and returning shared atomics (gpu_radix_rank.c); "atomic": the counters taken by
+   * one returning atomic of the highest peer, not loaded and stored */
   spec->smem_rank = r && strstr(r, "smem");
+  spec->atomic_rank = r && strstr(r, "atomic");
 }
 
 /* Shared bytes of the pass kernel besides the staged tile: wave counters, bucket bases, tile starts, the
@@ -363,6 +365,7 @@ static void load_items(Gen *g, PassState *s, bool keys_only) {
  * items of a wave one dependent chain (load, add, store, warp sync per item). */
 static LLVMValueRef wave_count(Gen *g, LLVMValueRef ok, LLVMValueRef dig, LLVMValueRef peers, LLVMValueRef lane,
                                LLVMValueRef wc) {
+  if (g->spec.atomic_rank) return cg_radix_wave_take(g, ok, dig, peers, lane, wc); /* no load-store chain */
   LLVMValueRef one = LLVMConstInt(g->mt, 1, 0);
   LLVMValueRef lane_m = LLVMBuildZExtOrBitCast(g->b, lane, g->mt, "");
   LLVMValueRef below = LLVMBuildSub(g->b, LLVMBuildShl(g->b, one, lane_m, ""), one, "");

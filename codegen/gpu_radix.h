@@ -85,14 +85,17 @@ typedef struct CgRadixSpec {
                          per wave first (shared atomics), published and scanned, then each item's tile slot
                          from its peers and one returning shared atomic of the highest peer (no counter chain
                          between items); peers_first unused */
+  bool atomic_rank;   /* the default ranking's wave counters taken by one returning shared atomic of the
+                         highest peer (its old value shuffled to the peers) instead of a load, an add, a store
+                         and two warp syncs: no chain from item to item (gpu_radix_rank.c) */
 } CgRadixSpec;
 
 /* Fills spec's tuning fields from the environment (read per call: a process may change them between
  * sorts): LOOM_GPU_RADIX_ITEMS4 (keys per thread when keys and values are <= 4 bytes),
  * LOOM_GPU_RADIX_ITEMS8 (when one of them is 8 bytes), LOOM_GPU_RADIX_BLOCKS_PER_SM,
  * LOOM_GPU_RADIX_HIST_PARTS, LOOM_GPU_RADIX_RANK (words: "match" clears ballot_rank, "early" sets
- * peers_first, "chain" clears it, else peers_first for keys alone; "smem" sets smem_rank); unset, empty
- * or out of range: the default. */
+ * peers_first, "chain" clears it, else peers_first for keys alone; "smem" sets smem_rank, "atomic"
+ * atomic_rank); unset, empty or out of range: the default. */
 void cg_radix_tuning(CgRadixSpec *spec);
 
 typedef struct CgRadixShape {

@@ -143,6 +143,11 @@ typedef struct PassState {
 /* The wave's lanes whose item has digit dig (i32; ok: it is a key) as a wave mask (mt): one match-any
  * (NVPTX unless CgRadixSpec.ballot_rank) or 8 ballots. Every lane of the wave takes part. */
 LLVMValueRef cg_radix_wave_peers(Gen *g, LLVMValueRef ok, LLVMValueRef dig);
+/* An item's rank among its wave's items of its digit from its peers (gpu_radix_rank.c: the highest peer
+ * takes the peers' slots from the wave's counter wc[dig] by one returning atomic, CgRadixSpec.atomic_rank;
+ * in smem_rank's step 3 the counters hold tile slots). Every lane of the wave takes part. */
+LLVMValueRef cg_radix_wave_take(Gen *g, LLVMValueRef ok, LLVMValueRef dig, LLVMValueRef peers, LLVMValueRef lane,
+                                LLVMValueRef wc);
 /* Thread d publishes the tile's count of digit d (flag 1; flag 2 for a row's first tile). */
 void cg_radix_publish_count(Gen *g, PassState *s, LLVMValueRef tile, LLVMValueRef count);
 /* Stages the values of the thread's items (ok[j]) at tile slots pos[j] (i32) of stage_v. */

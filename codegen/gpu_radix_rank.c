@@ -137,9 +137,35 @@ static LLVMValueRef shuffle_idx(Gen *g, LLVMValueRef v, LLVMValueRef src) {
   return cg_intrinsic(&g->m, "llvm.nvvm.shfl.sync.idx.i32", NULL, 0, a, 4);
 }
 
+/* The peers' slots taken from the wave's counter of their digit (wc: the wave's 256 counters) by one
+ * returning atomic of the highest peer, shuffled to the others: the item's rank among the wave's items of
+ * its digit, as gpu_radix.c's wave_count gives it, with no load-add-store chain from item to item. */
+LLVMValueRef cg_radix_wave_take(Gen *g, LLVMValueRef ok, LLVMValueRef dig, LLVMValueRef peers, LLVMValueRef lane,
+                                LLVMValueRef wc) {
+  LLVMTypeRef mt = g->mt;
+  unsigned W = (unsigned)g->spec.wave;
+  LLVMValueRef le = LLVMBuildSub(g->b, LLVMBuildShl(g->b, LLVMConstInt(mt, 2, 0), LLVMBuildZExtOrBitCast(g->b, lane, mt, ""), ""),
+                                 LLVMConstInt(mt, 1, 0), ""); /* lanes at or below this one */
+  LLVMValueRef low = LLVMBuildAnd(g->b, peers, le, "");
+  LLVMValueRef n = LLVMBuildTrunc(g->b, cg_intrinsic(&g->m, "llvm.ctpop", &mt, 1, &low, 1), g->i32, "");
+  LLVMValueRef za[2] = {peers, LLVMConstInt(g->i1, 0, 0)};
+  LLVMValueRef lz = LLVMBuildTrunc(g->b, cg_intrinsic(&g->m, "llvm.ctlz", &mt, 1, za, 2), g->i32, "");
+  LLVMValueRef top = LLVMBuildAnd(g->b, LLVMBuildSub(g->b, c32(g, W - 1), lz, ""), c32(g, W - 1), "");
+  LLVMBasicBlockRef from = LLVMGetInsertBlock(g->b);
+  LLVMBasicBlockRef after = if_begin(g, LLVMBuildAnd(g->b, ok, eq(g, top, lane), ""));
+  LLVMValueRef got = atomic_add(g, at(g, g->i32, wc, dig), n); /* n: all the peers, on the highest */
+  LLVMBasicBlockRef took = LLVMGetInsertBlock(g->b);
+  if_end(g, after);
+  LLVMValueRef old = LLVMBuildPhi(g->b, g->i32, "");
+  LLVMValueRef ov[2] = {c32(g, 0), got};
+  LLVMBasicBlockRef ob[2] = {from, took};
+  LLVMAddIncoming(old, ov, ob, 2);
+  return LLVMBuildSub(g->b, add(g, shuffle_idx(g, old, top), n), c32(g, 1), "");
+}
+
 void cg_radix_smem_rank(Gen *g, PassState *s, LLVMValueRef tile, LLVMValueRef hcount, LLVMValueRef stage_v,
                         LLVMValueRef *run, LLVMValueRef *tstart, LLVMValueRef *rstart) {
-  int I = g->sh.items, W = g->spec.wave;
+  int I = g->sh.items;
   unsigned kb = (unsigned)g->kbits / 8;
   LLVMValueRef wc = at(g, g->i32, s->wc, mul(g, s->warp, c32(g, RADIX_DIGITS))); /* the wave's counters */
   LLVMValueRef dig[CG_RADIX_MAX_ITEMS], pos[CG_RADIX_MAX_ITEMS], packed[CG_RADIX_MAX_ITEMS / 4];
@@ -173,29 +199,10 @@ void cg_radix_smem_rank(Gen *g, PassState *s, LLVMValueRef tile, LLVMValueRef hc
   g->h.barrier(&g->m);
 
   /* 3. each item's tile slot: the highest peer takes the peers' slots from the wave's counter */
-  LLVMTypeRef mt = g->mt;
-  LLVMValueRef le = LLVMBuildSub(g->b, LLVMBuildShl(g->b, LLVMConstInt(mt, 2, 0), LLVMBuildZExtOrBitCast(g->b, s->lane, mt, ""), ""),
-                                 LLVMConstInt(mt, 1, 0), ""); /* lanes at or below this one */
   for (int j = 0; j < I; j++) {
     dig[j] = LLVMBuildAnd(g->b, LLVMBuildLShr(g->b, pin(g, packed[j / 4]), c32(g, (unsigned)(8 * (j % 4))), ""),
                           c32(g, RADIX_DIGITS - 1), "");
-    LLVMValueRef peers = cg_radix_wave_peers(g, s->ok[j], dig[j]);
-    LLVMValueRef low = LLVMBuildAnd(g->b, peers, le, "");
-    LLVMValueRef n = LLVMBuildTrunc(g->b, cg_intrinsic(&g->m, "llvm.ctpop", &mt, 1, &low, 1), g->i32, "");
-    LLVMValueRef za[2] = {peers, LLVMConstInt(g->i1, 0, 0)};
-    LLVMValueRef lz = LLVMBuildTrunc(g->b, cg_intrinsic(&g->m, "llvm.ctlz", &mt, 1, za, 2), g->i32, "");
-    LLVMValueRef top = LLVMBuildAnd(g->b, LLVMBuildSub(g->b, c32(g, (unsigned)W - 1), lz, ""), c32(g, (unsigned)W - 1), "");
-    LLVMValueRef leader = LLVMBuildAnd(g->b, s->ok[j], eq(g, top, s->lane), "");
-    LLVMBasicBlockRef from = LLVMGetInsertBlock(g->b);
-    LLVMBasicBlockRef after = if_begin(g, leader);
-    LLVMValueRef got = atomic_add(g, at(g, g->i32, wc, dig[j]), n); /* n: all the peers, on the highest */
-    LLVMBasicBlockRef took = LLVMGetInsertBlock(g->b);
-    if_end(g, after);
-    LLVMValueRef old = LLVMBuildPhi(g->b, g->i32, "");
-    LLVMValueRef ov[2] = {c32(g, 0), got};
-    LLVMBasicBlockRef ob[2] = {from, took};
-    LLVMAddIncoming(old, ov, ob, 2);
-    pos[j] = LLVMBuildSub(g->b, add(g, shuffle_idx(g, old, top), n), c32(g, 1), "");
+    pos[j] = cg_radix_wave_take(g, s->ok[j], dig[j], cg_radix_wave_peers(g, s->ok[j], dig[j]), s->lane, wc);
     LLVMBasicBlockRef staged = if_begin(g, s->ok[j]);
     store(g, s->key[j], at(g, g->kt, s->stage, pos[j]), kb);
     if (s->stage_d) store(g, LLVMBuildTrunc(g->b, dig[j], g->i8, ""), at(g, g->i8, s->stage_d, pos[j]), 1);

@@ -227,7 +227,7 @@ static bool run_ptxas(const char *px, const char *ptx, const char *rows_name, Pt
   return ok;
 }
 
-static bool ballot_rank, peers_first, smem_rank; /* the next nvptx_case_tuned's CgRadixSpec fields of those names */
+static bool ballot_rank, peers_first, smem_rank, atomic_rank; /* the next nvptx_case_tuned's CgRadixSpec fields */
 
 /* The module of spec compiled to PTX for sm_90 (NULL on failure, reported); entries checked. */
 static char *nvptx_module(const char *what, const CgRadixSpec *spec) {
@@ -251,11 +251,11 @@ static void nvptx_case_tuned(LoomDType key, int vb, bool take, bool legacy, int 
            take ? " (take)" : "", legacy ? " (legacy pass)" : "", items, bps);
   CgRadixSpec spec = {.key = key, .value_bytes = vb, .wave = 32, .amdgpu = false, .take = take, .legacy = legacy,
                       .items = items, .blocks_per_sm = bps, .ballot_rank = ballot_rank,
-                      .peers_first = peers_first, .smem_rank = smem_rank};
+                      .peers_first = peers_first, .smem_rank = smem_rank, .atomic_rank = atomic_rank};
   char *ptx = nvptx_module(what, &spec), *rows_ptx = NULL;
   if (ptx) {
     const char *must_sort[] = {ballot_rank ? "vote.sync.ballot.b32" : "match.any.sync.b32",
-                               smem_rank ? "shfl.sync.idx" : "bar.warp.sync", "bar.sync", "atom.shared.add", "atom.global.add",
+                               smem_rank || atomic_rank ? "shfl.sync.idx" : "bar.warp.sync", "bar.sync", "atom.shared.add", "atom.global.add",
                                "ld.relaxed.sys.global", "st.relaxed.sys.global"};
     const char *must_take[] = {"ld.global", "st.global"};
     const char *const *must = take ? must_take : must_sort;
@@ -386,6 +386,10 @@ static void compile_cases(void) {
   ballot_rank = false;
   nvptx_case_tuned(LOOM_FLOAT32, 0, false, false, 0, 0, false);
   smem_rank = false;
+  atomic_rank = ballot_rank = true; /* LOOM_GPU_RADIX_RANK=atomic: the counters taken by returning atomics */
+  nvptx_case_tuned(LOOM_FLOAT32, 0, false, false, 0, 0, false);
+  nvptx_case_tuned(LOOM_FLOAT32, 4, false, false, 0, 0, false);
+  atomic_rank = ballot_rank = false;
   const char *chips[2] = {"gfx942", "gfx1100"};
   for (int c = 0; c < 2; c++) {
     if (!amd_case(LOOM_FLOAT32, 8, false, chips[c])) break;
