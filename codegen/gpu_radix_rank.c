@@ -30,6 +30,10 @@
  * 44 bytes; float64 1299 / 1452, no spill instead of 4. The digits stay packed four to a register from
  * step 1 to step 3. The cost: step 1's atomics conflict where many lanes of a wave share a digit (the top
  * byte of floats, small integers): a shared atomic serializes its lanes of one address.
+ * LOOM_GPU_RADIX_RANK=atomic (CgRadixSpec.atomic_rank; cg_radix_wave_take): the default order with step 3's
+ * returning atomic in place of the counter's load-add-store (no chain, no count conflicts): float32 a full
+ * tile 1752 SASS with "chain" (12 bytes spilled); with peers first it spills 548 bytes (every item's work
+ * overlaps), so time it as "atomic,chain".
  * Also here: the keys' order-preserving image and digits, and the peers' ballots (NVPTX), one PTX sequence a bit (4 SASS instead of LLVM's 7), used by
  * every ranking (the default's, the row sorts', this one).
  */
