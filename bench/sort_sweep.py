@@ -12,10 +12,16 @@ runtime keeps one module per distinct setting, so one process times them all; se
   LOOM_GPU_RADIX_RANK=early  every item's peers found before the wave counters' dependent chain (the
                              default for keys-only sorts); =chain: each item's match inside the chain
                              (the previous default; argsort's default)
+  LOOM_GPU_RADIX_RANK=smem   early counts: the tile's digit counts per wave first (shared atomics), published
+                             and scanned, then each item's tile slot from one returning shared atomic of its
+                             highest peer (codegen/gpu_radix_rank.c; no counter chain between items)
+  LOOM_GPU_RADIX_RANK=atomic,chain  the default ranking with each counter taken by one returning shared atomic
+                             of the highest peer (no load-store chain, no count conflicts)
   LOOM_RADIX_LEGACY=1        the first pass design (keys held through the look-back, values in a 2nd round)
   LOOM_GPU_RADIX_ROWS=0      rows that fit one block go the previous way (tile sweep, or the network where
                              the cost model picked it) instead of the block row sort
-Cases: float32 / int32 / float64 sort and float32 argsort at 2^26 and float32 at 2^24 (the tile sweep);
+Cases: float32 / int32 / float64 sort and float32 argsort at 2^26, float32 at 2^24 and int32 in [0, 1000) at
+2^24 (the tile sweep);
 short rows (1000 x 1000, 10^4 x 100, 100 x 10^4, int64 argsort 1000 x 1000) with the block row sort on
 and off. A setting applies to the cases it changes (ITEMS4 to <= 4-byte ones, ITEMS8 to float64).
 
@@ -46,6 +52,13 @@ KNOBS = ("LOOM_GPU_RADIX_ITEMS4", "LOOM_GPU_RADIX_ITEMS8", "LOOM_GPU_RADIX_BLOCK
 # name, env, which tile cases it applies to ("4": widest element <= 4 bytes, "8": float64, "all")
 SETTINGS = [
     ("default", {}, "all"),
+    ("smem rank", {"LOOM_GPU_RADIX_RANK": "smem"}, "all"),
+    # ptxas (sm_90): no spill at 80 registers; 92 SASS a key a pass with the tile's fixed cost (16 at 4: 98)
+    ("smem rank items4=20 bound=3", {"LOOM_GPU_RADIX_RANK": "smem", "LOOM_GPU_RADIX_ITEMS4": "20",
+                                     "LOOM_GPU_RADIX_BLOCKS_PER_SM": "3"}, "4"),
+    ("smem rank items4=24 bound=3", {"LOOM_GPU_RADIX_RANK": "smem", "LOOM_GPU_RADIX_ITEMS4": "24",
+                                     "LOOM_GPU_RADIX_BLOCKS_PER_SM": "3"}, "4"),
+    ("atomic rank", {"LOOM_GPU_RADIX_RANK": "atomic,chain"}, "all"),
     ("match rank", {"LOOM_GPU_RADIX_RANK": "match"}, "all"),
     ("early rank", {"LOOM_GPU_RADIX_RANK": "early"}, "all"),
     ("chain rank", {"LOOM_GPU_RADIX_RANK": "chain"}, "all"),
@@ -73,6 +86,9 @@ TILE_CASES = [
     ("sort f64 2^26", "sort", (1 << 26,), np.float64, "8"),
     ("sort f32 2^24", "sort", (1 << 24,), np.float32, "4"),
     ("argsort f32 2^24", "argsort", (1 << 24,), np.float32, "4"),
+    # low entropy: 3 of 4 digits equal in every key (many lanes of a wave on one digit: shared-atomic
+    # conflicts in LOOM_GPU_RADIX_RANK=smem's counts)
+    ("sort i32 2^24 [0,1000)", "sort", (1 << 24,), np.int32, "4"),
 ]
 ROW_CASES = [
     ("sort f32 1000 x 1000", "sort", (1000, 1000), np.float32),
@@ -83,7 +99,9 @@ ROW_CASES = [
 ]
 
 
-def make_input(shape, dt, rng):
+def make_input(shape, dt, rng, name=""):
+    if "[0,1000)" in name:
+        return rng.integers(0, 1000, shape, dtype=dt)
     if np.dtype(dt).kind == "f":
         return rng.standard_normal(shape).astype(dt)
     info = np.iinfo(dt)
@@ -178,7 +196,7 @@ def main():
     rows = []
     prepared = []  # every case's input on the device, reference and peers' times, before any setting
     for name, op, shape, dt, width in tile_cases:
-        h = make_input(shape, dt, rng)
+        h = make_input(shape, dt, rng, name)
         x = loom.asarray(h)
         loom.eval(x)
         base = {"case": name, "op": op, "shape": list(shape), "dtype": np.dtype(dt).name, "width": width}

@@ -50,12 +50,14 @@
  * warps; a bound of 3 blocks gives 80 registers (24 warps), 2 gives 115-128 (16); 24-32 keys a thread
  * at 4 blocks spill 36-152 bytes. So the levers are the chain (its length, what is on it) and the tile
  * size (the per-tile cost), not occupancy.
- * Choice from this: peers first (CgRadixSpec.peers_first; every item's match before the counters'
- * chain, which keeps load-add-store-sync per item) is the default for keys alone: the same 1554 PTX
- * instructions and 64 registers without spills for float32, the 16 matches off the chain. Predicted:
- * keys-only passes 10-25% faster; argsort keeps the chain (peers first spills 16 bytes there; the sweep
- * times it). Predictions for bench/sort_sweep.py: 8 keys a thread slower (twice the tiles' fixed cost
- * and look-backs), 20-24 at 3 blocks within +-5%, ballots slower unless sm_90's match.any is slow.
+ * 2026-12-03, SASS (ptxas 13.0 + nvdisasm; test_gpu_sort --dump-ptx), float32, 16 keys a thread, a full
+ * tile: ballots as one PTX sequence a bit (gpu_radix_rank.c: 4 SASS a bit, not 7), the 5-SASS float image,
+ * full tiles written without per-item bounds or 64-bit bucket bases, and float keys' digits staged as a
+ * byte beside them take a key's pass from 130 SASS to 87 (int32 117 -> 81); LOOM_GPU_RADIX_RANK=smem
+ * (gpu_radix_rank.c: early counts, no chain) 82 (int32 78), 8 bytes spilled instead of 36 (argsort,
+ * float64: none instead of 44 and 4).
+ * Choice from this: peers first (CgRadixSpec.peers_first: every item's peers before the counters' chain)
+ * for keys alone, ballots (bench/results/2026-12-02-1652-sort-sweep-h200.md); smem to be timed.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -106,6 +108,10 @@ void cg_radix_tuning(CgRadixSpec *spec) {
   const char *r = getenv("LOOM_GPU_RADIX_RANK");
   spec->ballot_rank = !(r && strstr(r, "match"));
   spec->peers_first = r && strstr(r, "early") ? true : r && strstr(r, "chain") ? false : spec->value_bytes == 0;
+  /* "smem": early counts and returning shared atomics (gpu_radix_rank.c); "atomic": the counters taken by
+   * one returning atomic of the highest peer, not loaded and stored */
+  spec->smem_rank = r && strstr(r, "smem");
+  spec->atomic_rank = r && strstr(r, "atomic");
 }
 
 /* Shared bytes of the pass kernel besides the staged tile: wave counters, bucket bases, tile starts, the
@@ -124,7 +130,7 @@ CgRadixShape cg_radix_shape(const CgRadixSpec *spec) {
   CgRadixShape s = {.block = CG_RADIX_BLOCK, .items = kb == 8 ? 12 : widest <= 4 ? 16 : 8, .passes = kb};
   if (spec->items >= 1 && spec->items <= CG_RADIX_MAX_ITEMS) s.items = spec->items;
   /* the staged tile must fit the block's static shared memory (legacy: one region of the widest) */
-  int per_key = spec->legacy ? widest : kb + spec->value_bytes;
+  int per_key = spec->legacy ? widest : kb + spec->value_bytes + (cg_radix_stages_digits(spec) ? 1 : 0);
   int fit = (CG_RADIX_SHARED_BYTES - pass_fixed_shared(spec->wave ? spec->wave : 32)) / (CG_RADIX_BLOCK * per_key);
   if (s.items > fit) s.items = fit;
   s.tile = s.block * s.items;
@@ -136,39 +142,6 @@ CgRadixShape cg_radix_shape(const CgRadixSpec *spec) {
     s.hist_parts = spec->hist_parts;
   while (s.hist_parts > 1 && s.hist_parts * s.passes * RADIX_DIGITS * 4 > CG_RADIX_SHARED_BYTES) s.hist_parts /= 2;
   return s;
-}
-
-/* ---- keys ------------------------------------------------------------------------------------------- */
-/* The order-preserving unsigned image of key k (bits of kt), xor desc (0 or all ones): integers with the
- * sign bit flipped; floats with -0.0 as 0.0, the sign bit set on non-negatives and all bits flipped on
- * negatives, and every NaN the largest image. */
-LLVMValueRef cg_radix_key_image(Gen *g, LLVMValueRef k, LLVMValueRef desc) {
-  LoomDType t = g->spec.key;
-  uint64_t sign = (uint64_t)1 << (g->kbits - 1);
-  LLVMValueRef u = k;
-  if (t == LOOM_INT8 || t == LOOM_INT16 || t == LOOM_INT32 || t == LOOM_INT64) {
-    u = LLVMBuildXor(g->b, k, ck(g, sign), "");
-  } else if (t == LOOM_FLOAT16 || t == LOOM_BFLOAT16 || t == LOOM_FLOAT32 || t == LOOM_FLOAT64) {
-    uint64_t inf = t == LOOM_FLOAT16 ? 0x7c00u : t == LOOM_BFLOAT16 ? 0x7f80u : t == LOOM_FLOAT32 ? 0x7f800000u
-                                                                                                 : 0x7ff0000000000000ull;
-    LLVMValueRef mag = LLVMBuildAnd(g->b, k, ck(g, sign - 1), "");
-    LLVMValueRef nan = LLVMBuildICmp(g->b, LLVMIntUGT, mag, ck(g, inf), "");
-    LLVMValueRef z = sel(g, eq(g, k, ck(g, sign)), ck(g, 0), k); /* -0.0 -> 0.0 */
-    LLVMValueRef neg = LLVMBuildICmp(g->b, LLVMIntSLT, z, ck(g, 0), "");
-    u = sel(g, neg, LLVMBuildNot(g->b, z, ""), LLVMBuildOr(g->b, z, ck(g, sign), ""));
-    u = sel(g, nan, LLVMConstAllOnes(g->kt), u);
-  }
-  return LLVMBuildXor(g->b, u, desc, "");
-}
-
-/* Digit (i32) of an image at bit `shift` (a kt value). */
-LLVMValueRef cg_radix_digit(Gen *g, LLVMValueRef u, LLVMValueRef shift) {
-  LLVMValueRef v = LLVMBuildAnd(g->b, LLVMBuildLShr(g->b, u, shift, ""), ck(g, RADIX_DIGITS - 1), "");
-  return LLVMBuildZExtOrBitCast(g->b, g->kbits > 32 ? LLVMBuildTrunc(g->b, v, g->i32, "") : v, g->i32, "");
-}
-
-LLVMValueRef cg_radix_desc_of(Gen *g, LLVMValueRef desc64) {
-  return g->kbits == 64 ? desc64 : LLVMBuildTrunc(g->b, desc64, g->kt, "");
 }
 
 /* ---- block scan ----------------------------------------------------------------------------------------- */
@@ -198,11 +171,6 @@ LLVMValueRef cg_radix_block_scan(Gen *g, LLVMValueRef v, LLVMValueRef tid, LLVMV
 }
 
 /* The tile's row, its first key's index in the row and its key count (i64), from tile number t (i32). */
-typedef struct Tile {
-  LLVMValueRef row, start, valid, row_base; /* row_base: row * n */
-  LLVMValueRef valid32;                     /* valid as i32 (at most a tile) */
-  LLVMValueRef in_row;                      /* the tile's index within its row (i32) */
-} Tile;
 static Tile tile_of(Gen *g, LLVMValueRef t, LLVMValueRef n, LLVMValueRef tpr) {
   Tile x;
   x.row = zext64(g, LLVMBuildUDiv(g->b, t, tpr, ""));
@@ -290,15 +258,6 @@ static void gen_histogram(Gen *g) {
 }
 
 /* ---- loom_radix_pass ------------------------------------------------------------------------------------ */
-typedef struct PassState {
-  LLVMValueRef keys_in, keys_out, vals_in, vals_out, scratch, n, tpr, rows, pass, desc, mode;
-  LLVMValueRef tid, lane, warp, shift;
-  LLVMValueRef stage, wc, ts, sb, wsum;
-  Tile x;
-  LLVMValueRef key[CG_RADIX_MAX_ITEMS], val[CG_RADIX_MAX_ITEMS], dig[CG_RADIX_MAX_ITEMS], rank[CG_RADIX_MAX_ITEMS];
-  LLVMValueRef ok[CG_RADIX_MAX_ITEMS], dest[CG_RADIX_MAX_ITEMS];
-  bool packed; /* rank_items leaves rank[j] = rank | digit << 16 (digit 256: no key), dig and ok unset */
-} PassState;
 
 /* Thread d's status word of the tile for the pass: scratch[base + tile * 256 + d]. */
 static LLVMValueRef status_word(Gen *g, PassState *s, LLVMValueRef tile64) {
@@ -317,7 +276,7 @@ static void store_status(Gen *g, LLVMValueRef v, LLVMValueRef p) {
 
 /* Thread d publishes the tile's count of digit d: its own count (flag 1), or for the first tile of a row
  * the inclusive count at once (flag 2: nothing before it). */
-static void publish_count(Gen *g, PassState *s, LLVMValueRef tile, LLVMValueRef count) {
+void cg_radix_publish_count(Gen *g, PassState *s, LLVMValueRef tile, LLVMValueRef count) {
   LLVMValueRef first = eq(g, s->x.in_row, c32(g, 0));
   LLVMValueRef flag = sel(g, first, c32(g, STATUS_PREFIX), c32(g, STATUS_AGGREGATE));
   store_status(g, LLVMBuildOr(g->b, count, flag, ""), status_word(g, s, zext64(g, tile)));
@@ -401,26 +360,12 @@ static void load_items(Gen *g, PassState *s, bool keys_only) {
   }
 }
 
-/* The wave's lanes whose item has digit dig (i32; ok: it is a key) -- the lane mask (mt) of its peers:
- * one match-any where the target has it (NVPTX, unless CgRadixSpec.ballot_rank), else 8 ballots. Every
- * lane of the wave takes part. */
-static LLVMValueRef wave_peers(Gen *g, LLVMValueRef ok, LLVMValueRef dig) {
-  if (g->h.match_any && !g->spec.ballot_rank) /* one instruction; an invalid lane matches no digit (256) */
-    return g->h.match_any(&g->m, sel(g, ok, dig, c32(g, RADIX_DIGITS)));
-  LLVMValueRef peers = g->h.ballot(&g->m, ok);
-  for (int bit = 0; bit < 8; bit++) {
-    LLVMValueRef set = LLVMBuildTrunc(g->b, LLVMBuildLShr(g->b, dig, c32(g, (unsigned)bit), ""), g->i1, "");
-    LLVMValueRef v = g->h.ballot(&g->m, set);
-    peers = LLVMBuildAnd(g->b, peers, sel(g, set, v, LLVMBuildNot(g->b, v, "")), "");
-  }
-  return peers;
-}
-
 /* The item's rank from its peers: the highest peer adds their count to the wave's counter of the digit
  * (wc: the wave's 256 shared counters); rank = the counter before + lower peers. The counter makes the
  * items of a wave one dependent chain (load, add, store, warp sync per item). */
 static LLVMValueRef wave_count(Gen *g, LLVMValueRef ok, LLVMValueRef dig, LLVMValueRef peers, LLVMValueRef lane,
                                LLVMValueRef wc) {
+  if (g->spec.atomic_rank) return cg_radix_wave_take(g, ok, dig, peers, lane, wc); /* no load-store chain */
   LLVMValueRef one = LLVMConstInt(g->mt, 1, 0);
   LLVMValueRef lane_m = LLVMBuildZExtOrBitCast(g->b, lane, g->mt, "");
   LLVMValueRef below = LLVMBuildSub(g->b, LLVMBuildShl(g->b, one, lane_m, ""), one, "");
@@ -442,7 +387,7 @@ static LLVMValueRef wave_count(Gen *g, LLVMValueRef ok, LLVMValueRef dig, LLVMVa
 /* The rank of one item (digit dig, i32; ok: it is a key) among the wave's items of its digit (stable:
  * lanes in order, and items in the order the wave ranks them). Every lane of the wave takes part. */
 LLVMValueRef cg_radix_wave_rank(Gen *g, LLVMValueRef ok, LLVMValueRef dig, LLVMValueRef lane, LLVMValueRef wc) {
-  return wave_count(g, ok, dig, wave_peers(g, ok, dig), lane, wc);
+  return wave_count(g, ok, dig, cg_radix_wave_peers(g, ok, dig), lane, wc);
 }
 
 /* Ranks item j among the wave's items of the same digit (cg_radix_wave_rank). */
@@ -455,10 +400,10 @@ static void rank_items(Gen *g, PassState *s) {
       s->dig[j] = sel(g, s->ok[j], cg_radix_digit(g, cg_radix_key_image(g, s->key[j], s->desc), s->shift), c32(g, 0));
     /* peers_first: every item's peers before the counter chain, so the matches overlap one another and
      * only the counters' load-add-store stays serial (I more masks live) */
-    peers[j] = g->spec.peers_first ? wave_peers(g, s->ok[j], s->dig[j]) : NULL;
+    peers[j] = g->spec.peers_first ? cg_radix_wave_peers(g, s->ok[j], s->dig[j]) : NULL;
   }
   for (int j = 0; j < I; j++) {
-    s->rank[j] = wave_count(g, s->ok[j], s->dig[j], peers[j] ? peers[j] : wave_peers(g, s->ok[j], s->dig[j]), s->lane, wc);
+    s->rank[j] = wave_count(g, s->ok[j], s->dig[j], peers[j] ? peers[j] : cg_radix_wave_peers(g, s->ok[j], s->dig[j]), s->lane, wc);
     if (s->packed) { /* one word per item from here on: rank (< 2^16) | digit << 16, 256 for no key */
       LLVMValueRef d = sel(g, s->ok[j], s->dig[j], c32(g, RADIX_DIGITS));
       s->rank[j] = pin(g, LLVMBuildOr(g->b, s->rank[j], LLVMBuildShl(g->b, d, c32(g, 16), ""), ""));
@@ -539,9 +484,16 @@ static void stage_items(Gen *g, PassState *s, LLVMValueRef stage_v) {
     pos[j] = add(g, add(g, t0, w0), LLVMBuildAnd(g->b, s->rank[j], c32(g, 0xffff), ""));
     LLVMBasicBlockRef after = if_begin(g, ok[j]);
     store(g, s->key[j], at(g, g->kt, s->stage, pos[j]), kb);
+    if (s->stage_d) store(g, LLVMBuildTrunc(g->b, d, g->i8, ""), at(g, g->i8, s->stage_d, pos[j]), 1);
     if_end(g, after);
   }
-  if (!vb) return;
+  if (vb) cg_radix_stage_values(g, s, stage_v, ok, pos);
+}
+
+/* Stages the values of the thread's items at their slots pos[j] of stage_v (items with ok[j]): copied
+ * from vals_in (mode 2) or the key's position in its row (mode 1: argsort's first pass). */
+void cg_radix_stage_values(Gen *g, PassState *s, LLVMValueRef stage_v, LLVMValueRef *ok, LLVMValueRef *pos) {
+  unsigned vb = (unsigned)g->spec.value_bytes;
   LLVMValueRef mode = LLVMBuildAnd(g->b, s->mode, c32(g, 3), "");
   LLVMValueRef first = at(g, g->vt, s->vals_in, add(g, s->x.row_base, s->x.start));
   for (int j = 0; j < g->sh.items; j++) {
@@ -568,18 +520,26 @@ static void stage_items(Gen *g, PassState *s, LLVMValueRef stage_v) {
   }
 }
 
-/* Writes the staged tile out (after the barrier that follows the bucket bases): slot i = j * block +
- * tid goes to sb[digit of its key] + i, and its value (staged in stage_v) to the same place. */
-static void write_tile(Gen *g, PassState *s, LLVMValueRef stage_v, LLVMValueRef moved, LLVMValueRef widen) {
+/* Writes slots [0, valid) of the staged tile out (after the barrier that follows the bucket bases): slot
+ * i = j * block + tid goes to the row's sb[digit of its key] + i (sb: i32 offsets in the row), its value
+ * (staged in stage_v) to the same place. full (uniform): every slot is a key -- no test, no branch an
+ * item (the tile's bounds cost 3 control instructions an item on sm_90). */
+static void write_slots(Gen *g, PassState *s, LLVMValueRef stage_v, LLVMValueRef moved, LLVMValueRef widen, bool full) {
   unsigned kb = (unsigned)g->kbits / 8, vb = (unsigned)g->spec.value_bytes;
+  LLVMValueRef krow = at(g, g->kt, s->keys_out, s->x.row_base);
+  LLVMValueRef vrow = vb ? at(g, g->vt, s->vals_out, s->x.row_base) : NULL;
+  LLVMValueRef wrow = widen ? at(g, g->i64, s->vals_out, s->x.row_base) : NULL;
   for (int j = 0; j < g->sh.items; j++) {
-    LLVMValueRef i = add(g, s->tid, c32(g, (unsigned)(j * g->sh.block)));
-    LLVMValueRef inb = ult(g, i, s->x.valid32);
-    LLVMBasicBlockRef after = if_begin(g, inb);
+    LLVMValueRef i = LLVMBuildNUWAdd(g->b, s->tid, c32(g, (unsigned)(j * g->sh.block)), "");
+    LLVMBasicBlockRef after = full ? NULL : if_begin(g, ult(g, i, s->x.valid32));
     LLVMValueRef w = load(g, g->kt, at(g, g->kt, s->stage, i), kb);
-    LLVMValueRef d = cg_radix_digit(g, cg_radix_key_image(g, w, s->desc), s->shift);
-    LLVMValueRef dest = add(g, load(g, g->i64, at(g, g->i64, s->sb, d), 8), zext64(g, i));
-    store(g, w, at(g, g->kt, s->keys_out, dest), kb);
+    LLVMValueRef d = s->stage_d ? LLVMBuildZExt(g->b, load(g, g->i8, at(g, g->i8, s->stage_d, i), 1), g->i32, "")
+                                : cg_radix_digit(g, cg_radix_key_image(g, w, s->desc), s->shift);
+    /* < 2^30 keys a row: the offset in the row is an i32; j * block apart as a constant (an address
+     * offset: one 32x32->64 multiply-add an item) */
+    LLVMValueRef dest = zext64(g, add(g, load(g, g->i32, at(g, g->i32, s->sb, d), 4), s->tid));
+    LLVMValueRef jb = c64(g, (unsigned)(j * g->sh.block));
+    store(g, w, at(g, g->kt, at(g, g->kt, krow, dest), jb), kb);
     if (vb) {
       LLVMBasicBlockRef vdone = if_begin(g, moved);
       LLVMValueRef v = load(g, g->vt, at(g, g->vt, stage_v, i), vb);
@@ -588,15 +548,30 @@ static void write_tile(Gen *g, PassState *s, LLVMValueRef stage_v, LLVMValueRef 
         LLVMBasicBlockRef narrow = LLVMAppendBasicBlockInContext(g->m.c, g->fn, "narrow");
         LLVMBuildCondBr(g->b, widen, wide, narrow);
         LLVMPositionBuilderAtEnd(g->b, wide);
-        store(g, LLVMBuildSExt(g->b, v, g->i64, ""), at(g, g->i64, s->vals_out, dest), 8);
+        store(g, LLVMBuildSExt(g->b, v, g->i64, ""), at(g, g->i64, at(g, g->i64, wrow, dest), jb), 8);
         LLVMBuildBr(g->b, vdone);
         LLVMPositionBuilderAtEnd(g->b, narrow);
       }
-      store(g, v, at(g, g->vt, s->vals_out, dest), vb);
+      store(g, v, at(g, g->vt, at(g, g->vt, vrow, dest), jb), vb);
       if_end(g, vdone);
     }
-    if_end(g, after);
+    if (!full) if_end(g, after);
   }
+}
+
+/* The staged tile out: a full tile without per-item bounds, the row's last (partial) one with them. */
+static void write_tile(Gen *g, PassState *s, LLVMValueRef stage_v, LLVMValueRef moved, LLVMValueRef widen) {
+  LLVMBasicBlockRef fullb = LLVMAppendBasicBlockInContext(g->m.c, g->fn, "tile.full");
+  LLVMBasicBlockRef part = LLVMAppendBasicBlockInContext(g->m.c, g->fn, "tile.partial");
+  LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->m.c, g->fn, "tile.written");
+  LLVMBuildCondBr(g->b, eq(g, s->x.valid32, c32(g, (unsigned)g->sh.tile)), fullb, part);
+  LLVMPositionBuilderAtEnd(g->b, fullb);
+  write_slots(g, s, stage_v, moved, widen, true);
+  LLVMBuildBr(g->b, done);
+  LLVMPositionBuilderAtEnd(g->b, part);
+  write_slots(g, s, stage_v, moved, widen, false);
+  LLVMBuildBr(g->b, done);
+  LLVMPositionBuilderAtEnd(g->b, done);
 }
 
 static void gen_pass(Gen *g) {
@@ -618,6 +593,9 @@ static void gen_pass(Gen *g) {
   s.stage = shared_array(g, "loom_radix_stage", g->i8, (unsigned)(g->sh.tile * (legacy ? widest : kb)), 16);
   LLVMValueRef stage_v = !legacy && vb ? shared_array(g, "loom_radix_stage_values", g->i8, (unsigned)(g->sh.tile * vb), 16)
                                        : NULL;
+  /* float keys: each slot's digit staged beside its key (a byte), not made again from the key (5 SASS) */
+  s.stage_d = cg_radix_stages_digits(&g->spec) ? shared_array(g, "loom_radix_stage_digits", g->i8, (unsigned)g->sh.tile, 16)
+                                               : NULL;
   s.wc = shared_array(g, "loom_radix_wave_counts", g->i32, (unsigned)(g->nwarps * RADIX_DIGITS), 16);
   s.sb = shared_array(g, "loom_radix_bucket_base", g->i64, RADIX_DIGITS, 16);
   s.ts = shared_array(g, "loom_radix_tile_start", g->i32, RADIX_DIGITS, 16);
@@ -643,32 +621,40 @@ static void gen_pass(Gen *g) {
   LLVMValueRef hcount = load(g, g->i32, at(g, g->i32, s.scratch, hist), 4);
   if (legacy) load_items(g, &s, false);
   else load_keys(g, &s);
-  s.packed = !legacy;
-  rank_items(g, &s);
-  g->h.barrier(&g->m);
-
-  /* thread d: wave prefixes and the tile's count of digit d (published at once unless legacy), its tile
-   * start, the row's start of d, the earlier tiles' count of d (look-back): the bucket base of d */
-  LLVMValueRef run = c32(g, 0);
-  for (int w = 0; w < g->nwarps; w++) {
-    LLVMValueRef p = at(g, g->i32, s.wc, add(g, s.tid, c32(g, (unsigned)(w * RADIX_DIGITS))));
-    LLVMValueRef c = load(g, g->i32, p, 4);
-    store(g, run, p, 4);
-    run = add(g, run, c);
+  bool smem = g->spec.smem_rank && !legacy;
+  LLVMValueRef run = c32(g, 0), tstart, rstart;
+  if (smem) { /* counts, publishing, scans, ranks and staging in one (gpu_radix_rank.c) */
+    cg_radix_smem_rank(g, &s, tile, hcount, stage_v, &run, &tstart, &rstart);
+  } else {
+    s.packed = !legacy;
+    rank_items(g, &s);
+    g->h.barrier(&g->m);
+    /* thread d: wave prefixes and the tile's count of digit d (published at once unless legacy), its
+     * tile start, the row's start of d, the earlier tiles' count of d (look-back): the bucket base of d */
+    for (int w = 0; w < g->nwarps; w++) {
+      LLVMValueRef p = at(g, g->i32, s.wc, add(g, s.tid, c32(g, (unsigned)(w * RADIX_DIGITS))));
+      LLVMValueRef c = load(g, g->i32, p, 4);
+      store(g, run, p, 4);
+      run = add(g, run, c);
+    }
+    if (!legacy) cg_radix_publish_count(g, &s, tile, run);
+    tstart = cg_radix_block_scan(g, run, s.tid, s.wsum);
+    store(g, tstart, at(g, g->i32, s.ts, s.tid), 4);
+    rstart = cg_radix_block_scan(g, hcount, s.tid, s.wsum); /* its barriers publish ts too */
   }
-  if (!legacy) publish_count(g, &s, tile, run);
-  LLVMValueRef tstart = cg_radix_block_scan(g, run, s.tid, s.wsum);
-  store(g, tstart, at(g, g->i32, s.ts, s.tid), 4);
-  LLVMValueRef rstart = cg_radix_block_scan(g, hcount, s.tid, s.wsum); /* its barriers publish ts too */
   LLVMValueRef moved = vb ? LLVMBuildICmp(g->b, LLVMIntNE, LLVMBuildAnd(g->b, s.mode, c32(g, 3), ""), c32(g, 0), "") : NULL;
   LLVMValueRef widen = vb == 4 ? LLVMBuildICmp(g->b, LLVMIntNE, LLVMBuildAnd(g->b, s.mode, c32(g, 4), ""), c32(g, 0), "")
                                : NULL;
-  if (!legacy) stage_items(g, &s, stage_v);
-  else publish_count(g, &s, tile, run);
+  if (legacy) cg_radix_publish_count(g, &s, tile, run);
+  else if (!smem) stage_items(g, &s, stage_v);
   LLVMValueRef prior = look_back_walk(g, &s, tile, run);
-  LLVMValueRef base = LLVMBuildSub(g->b, add(g, add(g, s.x.row_base, zext64(g, rstart)), zext64(g, prior)),
-                                   zext64(g, tstart), "");
-  store(g, base, at(g, g->i64, s.sb, s.tid), 8);
+  if (legacy) {
+    LLVMValueRef base = LLVMBuildSub(g->b, add(g, add(g, s.x.row_base, zext64(g, rstart)), zext64(g, prior)),
+                                     zext64(g, tstart), "");
+    store(g, base, at(g, g->i64, s.sb, s.tid), 8);
+  } else { /* in the row: rstart + prior >= tstart (the row has at least the tile's keys of smaller digits) */
+    store(g, LLVMBuildSub(g->b, add(g, rstart, prior), tstart, ""), at(g, g->i32, s.sb, s.tid), 4);
+  }
   g->h.barrier(&g->m);
   if (!legacy) {
     write_tile(g, &s, stage_v, moved, widen);

@@ -7,8 +7,8 @@
  * The sort (LSD, 8-bit digits, stable) works on rows: R rows of n keys, C-contiguous; every tile of
  * CgRadixShape.tile keys lies in one row (tiles_per_row = ceil(n / tile), G = R * tiles_per_row tiles).
  * Keys are compared through an order-preserving unsigned image (cg_radix_* in gpu_radix.c): integers
- * with the sign bit flipped, floats with -0.0 read as 0.0, the sign bit set on non-negatives and every
- * bit flipped on negatives, every NaN the largest image (last, as NumPy); descending sorts flip every
+ * with the sign bit flipped, floats with the sign bit set on non-negatives and negatives negated (two's
+ * complement: -0.0 meets 0.0), every NaN the largest image (last, as NumPy); descending sorts flip every
  * bit of the image (a stable sort by it is NumPy's stable descending order, NaN first). Keys move
  * with their own bits.
  *
@@ -81,13 +81,21 @@ typedef struct CgRadixSpec {
   bool ballot_rank;   /* NVPTX: peers of a digit from 8 ballots (as AMDGPU) instead of one match.any */
   bool peers_first;   /* the pass finds every item's peers before the wave counters' chain (not per item);
                          cg_radix_tuning sets it for keys-only sorts */
+  bool smem_rank;     /* the pass ranks in the manner of early counts (gpu_radix_rank.c): the tile's digit counts
+                         per wave first (shared atomics), published and scanned, then each item's tile slot
+                         from its peers and one returning shared atomic of the highest peer (no counter chain
+                         between items); peers_first unused */
+  bool atomic_rank;   /* the default ranking's wave counters taken by one returning shared atomic of the
+                         highest peer (its old value shuffled to the peers) instead of a load, an add, a store
+                         and two warp syncs: no chain from item to item (gpu_radix_rank.c) */
 } CgRadixSpec;
 
 /* Fills spec's tuning fields from the environment (read per call: a process may change them between
  * sorts): LOOM_GPU_RADIX_ITEMS4 (keys per thread when keys and values are <= 4 bytes),
  * LOOM_GPU_RADIX_ITEMS8 (when one of them is 8 bytes), LOOM_GPU_RADIX_BLOCKS_PER_SM,
- * LOOM_GPU_RADIX_HIST_PARTS, LOOM_GPU_RADIX_RANK (words: "ballot" sets ballot_rank, "early" peers_first,
- * "chain" clears it; else peers_first for keys alone); unset, empty or out of range: the default. */
+ * LOOM_GPU_RADIX_HIST_PARTS, LOOM_GPU_RADIX_RANK (words: "match" clears ballot_rank, "early" sets
+ * peers_first, "chain" clears it, else peers_first for keys alone; "smem" sets smem_rank, "atomic"
+ * atomic_rank); unset, empty or out of range: the default. */
 void cg_radix_tuning(CgRadixSpec *spec);
 
 typedef struct CgRadixShape {
@@ -99,6 +107,9 @@ typedef struct CgRadixShape {
   int hist_parts;    /* copies of the histogram kernel's counts */
 } CgRadixShape;
 
+/* Whether spec's pass kernel stages each key's digit (a byte) beside it for the write-out: float keys,
+ * whose image costs more than the byte's store and load (the tile's shared bytes count it). */
+bool cg_radix_stages_digits(const CgRadixSpec *spec);
 /* Whether keys of dtype t can be radix-sorted (real dtypes: not complex). */
 bool cg_radix_key_ok(LoomDType t);
 /* The launch shape for spec (no LLVM needed): its tuning fields, defaults and cuts applied. */

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* gpu_radix_gen.h: what the radix sort's kernel generators share (codegen/gpu_radix.c: histogram and
- * pass kernels; codegen/gpu_radix_take.c: the grid-stride zero and gather kernels): the generator state
- * and small LLVM builders. Internal to those two files. */
+ * pass kernels; codegen/gpu_radix_rank.c: the pass's shared-memory ranking; codegen/gpu_radix_rows.c: the
+ * block row sorts; codegen/gpu_radix_take.c: the grid-stride zero and gather kernels): the generator
+ * state and small LLVM builders. Internal to those files. */
 #ifndef LOOM_CG_GPU_RADIX_GEN_H
 #define LOOM_CG_GPU_RADIX_GEN_H
 
@@ -110,15 +111,53 @@ static inline void launch_bounds(Gen *g, int threads, int blocks) {
   }
 }
 
-/* gpu_radix.c's pieces the row sort shares: the order-preserving image of a key (xor desc), its 8-bit
- * digit at bit `shift` (a kt value) as i32, desc (i64 0 / -1) as a kt mask, the block's exclusive scan
- * of one i32 a thread (wsum: nwarps shared words; ends with a barrier), and one item's stable rank in
- * its wave (wc: the wave's 256 shared digit counters). */
+/* The pieces the row sort shares (gpu_radix_rank.c, gpu_radix.c): the order-preserving image of a key
+ * (xor desc), its 8-bit digit at bit `shift` (a kt value) as i32, desc (i64 0 / -1) as a kt mask, the
+ * block's exclusive scan of one i32 a thread (wsum: nwarps shared words; ends with a barrier), and one
+ * item's stable rank in its wave (wc: the wave's 256 shared digit counters). */
 LLVMValueRef cg_radix_key_image(Gen *g, LLVMValueRef k, LLVMValueRef desc);
 LLVMValueRef cg_radix_digit(Gen *g, LLVMValueRef u, LLVMValueRef shift);
 LLVMValueRef cg_radix_desc_of(Gen *g, LLVMValueRef desc64);
 LLVMValueRef cg_radix_block_scan(Gen *g, LLVMValueRef v, LLVMValueRef tid, LLVMValueRef wsum);
 LLVMValueRef cg_radix_wave_rank(Gen *g, LLVMValueRef ok, LLVMValueRef dig, LLVMValueRef lane, LLVMValueRef wc);
+
+/* ---- the pass kernel's state (gpu_radix.c; the shared-memory ranking of gpu_radix_rank.c) ---------------- */
+/* The tile's row, its first key's index in the row and its key count (i64), from tile number t (i32). */
+typedef struct Tile {
+  LLVMValueRef row, start, valid, row_base; /* row_base: row * n */
+  LLVMValueRef valid32;                     /* valid as i32 (at most a tile) */
+  LLVMValueRef in_row;                      /* the tile's index within its row (i32) */
+} Tile;
+
+typedef struct PassState {
+  LLVMValueRef keys_in, keys_out, vals_in, vals_out, scratch, n, tpr, rows, pass, desc, mode;
+  LLVMValueRef tid, lane, warp, shift;
+  LLVMValueRef stage, wc, ts, sb, wsum;
+  LLVMValueRef stage_d; /* the staged slots' digits (i8; cg_radix_stages_digits) or NULL */
+  Tile x;
+  LLVMValueRef key[CG_RADIX_MAX_ITEMS], val[CG_RADIX_MAX_ITEMS], dig[CG_RADIX_MAX_ITEMS], rank[CG_RADIX_MAX_ITEMS];
+  LLVMValueRef ok[CG_RADIX_MAX_ITEMS], dest[CG_RADIX_MAX_ITEMS];
+  bool packed; /* rank_items leaves rank[j] = rank | digit << 16 (digit 256: no key), dig and ok unset */
+} PassState;
+
+/* The wave's lanes whose item has digit dig (i32; ok: it is a key) as a wave mask (mt): one match-any
+ * (NVPTX unless CgRadixSpec.ballot_rank) or 8 ballots. Every lane of the wave takes part. */
+LLVMValueRef cg_radix_wave_peers(Gen *g, LLVMValueRef ok, LLVMValueRef dig);
+/* An item's rank among its wave's items of its digit from its peers (gpu_radix_rank.c: the highest peer
+ * takes the peers' slots from the wave's counter wc[dig] by one returning atomic, CgRadixSpec.atomic_rank;
+ * in smem_rank's step 3 the counters hold tile slots). Every lane of the wave takes part. */
+LLVMValueRef cg_radix_wave_take(Gen *g, LLVMValueRef ok, LLVMValueRef dig, LLVMValueRef peers, LLVMValueRef lane,
+                                LLVMValueRef wc);
+/* Thread d publishes the tile's count of digit d (flag 1; flag 2 for a row's first tile). */
+void cg_radix_publish_count(Gen *g, PassState *s, LLVMValueRef tile, LLVMValueRef count);
+/* Stages the values of the thread's items (ok[j]) at tile slots pos[j] (i32) of stage_v. */
+void cg_radix_stage_values(Gen *g, PassState *s, LLVMValueRef stage_v, LLVMValueRef *ok, LLVMValueRef *pos);
+/* The shared-memory ranking (gpu_radix_rank.c, CgRadixSpec.smem_rank), after the keys are loaded (s->key,
+ * s->ok): the tile's digit counts per wave by shared atomics, published (thread d: digit d) and scanned
+ * (*tstart: the tile's keys of smaller digits; *rstart: the row's, from hcount), then every item ranked
+ * to its tile slot and staged with its value; ends before the look-back (no barrier after staging). */
+void cg_radix_smem_rank(Gen *g, PassState *s, LLVMValueRef tile, LLVMValueRef hcount, LLVMValueRef stage_v,
+                        LLVMValueRef *run, LLVMValueRef *tstart, LLVMValueRef *rstart);
 
 /* The grid-stride kernels (gpu_radix_take.c). */
 void cg_radix_gen_zero(Gen *g);

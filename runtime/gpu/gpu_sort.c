@@ -141,7 +141,8 @@ static bool same_spec(const CgRadixSpec *a, const CgRadixSpec *b) {
   return a->key == b->key && a->value_bytes == b->value_bytes && a->wave == b->wave && a->amdgpu == b->amdgpu &&
          a->legacy == b->legacy && a->rows == b->rows && a->items == b->items && a->blocks_per_sm == b->blocks_per_sm &&
          a->hist_parts == b->hist_parts && a->ballot_rank == b->ballot_rank &&
-         a->peers_first == b->peers_first;
+         a->peers_first == b->peers_first && a->smem_rank == b->smem_rank &&
+         a->atomic_rank == b->atomic_rank;
 }
 
 static LoomStatus sort_module(LoomContext *ctx, const CgRadixSpec *spec, const SortModule **out, Diag *d) {

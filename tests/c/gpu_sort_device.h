@@ -198,7 +198,8 @@ static int device_main(void) {
   static const char *const tunings[][2] = {{"LOOM_GPU_RADIX_ROWS", "0"}, {"LOOM_GPU_RADIX_ITEMS4", "24"},
                                            {"LOOM_GPU_RADIX_BLOCKS_PER_SM", "2"}, {"LOOM_GPU_RADIX_RANK", "ballot"},
                                            {"LOOM_GPU_RADIX_RANK", "early"}, {"LOOM_GPU_RADIX_ITEMS8", "12"},
-                                           {"LOOM_GPU_RADIX_HIST_TILES", "3"}};
+                                           {"LOOM_GPU_RADIX_HIST_TILES", "3"}, {"LOOM_GPU_RADIX_RANK", "smem"},
+                                           {"LOOM_GPU_RADIX_RANK", "atomic,chain"}};
   for (size_t k = 0; k < sizeof tunings / sizeof tunings[0]; k++) {
     setenv(tunings[k][0], tunings[k][1], 1);
     device_one(LOOM_FLOAT32, 1, 100000, 2, false, 0);

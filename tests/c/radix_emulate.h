@@ -15,8 +15,7 @@ static uint64_t em_image(LoomDType t, uint64_t k, int bits, bool desc) {
   if (is_floating(t)) {
     uint64_t inf = t == LOOM_FLOAT16 ? 0x7c00u : t == LOOM_BFLOAT16 ? 0x7f80u : t == LOOM_FLOAT32 ? 0x7f800000u
                                                                                                  : 0x7ff0000000000000ull;
-    uint64_t z = k == sign ? 0 : k;
-    u = (k & (sign - 1)) > inf ? all : (z & sign) ? (~z & all) : (z | sign);
+    u = (k & (sign - 1)) > inf ? all : (k & sign) ? ((~k + 1) & all) : (k | sign); /* negatives: -k */
   }
   return (desc ? ~u : u) & all;
 }

@@ -227,7 +227,7 @@ static bool run_ptxas(const char *px, const char *ptx, const char *rows_name, Pt
   return ok;
 }
 
-static bool ballot_rank, peers_first; /* the next nvptx_case_tuned's CgRadixSpec.ballot_rank, .peers_first */
+static bool ballot_rank, peers_first, smem_rank, atomic_rank; /* the next nvptx_case_tuned's CgRadixSpec fields */
 
 /* The module of spec compiled to PTX for sm_90 (NULL on failure, reported); entries checked. */
 static char *nvptx_module(const char *what, const CgRadixSpec *spec) {
@@ -251,10 +251,11 @@ static void nvptx_case_tuned(LoomDType key, int vb, bool take, bool legacy, int 
            take ? " (take)" : "", legacy ? " (legacy pass)" : "", items, bps);
   CgRadixSpec spec = {.key = key, .value_bytes = vb, .wave = 32, .amdgpu = false, .take = take, .legacy = legacy,
                       .items = items, .blocks_per_sm = bps, .ballot_rank = ballot_rank,
-                      .peers_first = peers_first};
+                      .peers_first = peers_first, .smem_rank = smem_rank, .atomic_rank = atomic_rank};
   char *ptx = nvptx_module(what, &spec), *rows_ptx = NULL;
   if (ptx) {
-    const char *must_sort[] = {ballot_rank ? "vote.sync.ballot.b32" : "match.any.sync.b32", "bar.warp.sync", "bar.sync", "atom.shared.add", "atom.global.add",
+    const char *must_sort[] = {ballot_rank ? "vote.sync.ballot.b32" : "match.any.sync.b32",
+                               smem_rank || atomic_rank ? "shfl.sync.idx" : "bar.warp.sync", "bar.sync", "atom.shared.add", "atom.global.add",
                                "ld.relaxed.sys.global", "st.relaxed.sys.global"};
     const char *must_take[] = {"ld.global", "st.global"};
     const char *const *must = take ? must_take : must_sort;
@@ -278,9 +279,9 @@ static void nvptx_case_tuned(LoomDType key, int vb, bool take, bool legacy, int 
       for (int r = 0; r < 2; r++) {
         if (r && !rows_ptx) continue;
         char out[600];
-        snprintf(out, sizeof out, "%s/radix_%s_v%d%s%s%s%s%s_i%d_b%d.ptx", dump, loom_dtype_name(key), vb,
+        snprintf(out, sizeof out, "%s/radix_%s_v%d%s%s%s%s%s%s_i%d_b%d.ptx", dump, loom_dtype_name(key), vb,
                  take ? "_take" : "", r ? "_rows" : "", legacy ? "_legacy" : "", ballot_rank ? "_ballot" : "",
-                 peers_first ? "_early" : "", items, bps);
+                 peers_first ? "_early" : "", smem_rank ? "_smem" : "", items, bps);
         FILE *f = fopen(out, "w");
         if (CHECK(f != NULL, "%s: cannot write %s", what, out)) {
           fputs(r ? rows_ptx : ptx, f);
@@ -298,9 +299,9 @@ static void nvptx_case_tuned(LoomDType key, int vb, bool take, bool legacy, int 
       if (rows_ptx) CHECK(run_ptxas(px, rows_ptx, rows_name, &none, &rf), "%s: ptxas rejects the PTX", rwhat);
       CgRadixShape sh = cg_radix_shape(&spec);
       if (report && !take)
-        printf("ptxas sm_90 | %-8s | v%d | %s%s%s | items %2d | tile %4d | bound %d/SM | pass: %3d regs, %4d B spilled, %5d B "
+        printf("ptxas sm_90 | %-8s | v%d | %s%s%s%s | items %2d | tile %4d | bound %d/SM | pass: %3d regs, %4d B spilled, %5d B "
                "smem | %s: %3d regs, %4d B spilled, %5d B smem\n",
-               loom_dtype_name(key), vb, legacy ? "legacy" : "sweep ", ballot_rank ? " ballots" : "", peers_first ? " early" : "", sh.items, sh.tile, sh.blocks_per_sm, pf.regs,
+               loom_dtype_name(key), vb, legacy ? "legacy" : "sweep ", ballot_rank ? " ballots" : "", peers_first ? " early" : "", smem_rank ? " smem" : "", sh.items, sh.tile, sh.blocks_per_sm, pf.regs,
                pf.spill, pf.shared, rows_name, rf.regs, rf.spill, rf.shared);
       /* the single-sweep pass at its default shape is built for its blocks a multiprocessor (4, 3 for 8-byte
        * keys): at most the registers that leaves a thread (64, 80: 64K registers, allocated by 8), a few
@@ -323,12 +324,14 @@ static void nvptx_case(LoomDType key, int vb, bool take, bool legacy) {
 }
 
 static bool amd_rows; /* the next amd_case builds the row sort module (CgRadixSpec.rows) */
+static bool amd_smem; /* the next amd_case ranks by gpu_radix_rank.c (CgRadixSpec.smem_rank) */
 
 static bool amd_case(LoomDType key, int vb, bool take, const char *chip) {
   char what[96];
-  snprintf(what, sizeof what, "amdgpu %s %s keys, %d-byte values%s%s", chip, loom_dtype_name(key), vb,
-           take ? " (take)" : "", amd_rows ? " (row sorts)" : "");
-  CgRadixSpec spec = {.key = key, .value_bytes = vb, .wave = 64, .amdgpu = true, .take = take, .rows = amd_rows};
+  snprintf(what, sizeof what, "amdgpu %s %s keys, %d-byte values%s%s%s", chip, loom_dtype_name(key), vb,
+           take ? " (take)" : "", amd_rows ? " (row sorts)" : "", amd_smem ? " (smem rank)" : "");
+  CgRadixSpec spec = {.key = key, .value_bytes = vb, .wave = 64, .amdgpu = true, .take = take, .rows = amd_rows,
+                      .smem_rank = amd_smem};
   void *bc = NULL;
   size_t size = 0;
   Diag d = {.status = LOOM_OK};
@@ -373,6 +376,20 @@ static void compile_cases(void) {
   nvptx_case_tuned(LOOM_FLOAT32, 4, false, false, 0, 3, false);
   nvptx_case_tuned(LOOM_FLOAT64, 0, false, false, 0, 0, false);
   peers_first = false;
+  smem_rank = true; /* LOOM_GPU_RADIX_RANK=smem (gpu_radix_rank.c): with ballots and with match.any */
+  ballot_rank = true;
+  nvptx_case_tuned(LOOM_FLOAT32, 0, false, false, 0, 0, false);
+  nvptx_case_tuned(LOOM_FLOAT32, 4, false, false, 0, 0, false);
+  nvptx_case_tuned(LOOM_FLOAT64, 8, false, false, 0, 0, false);
+  nvptx_case_tuned(LOOM_INT16, 0, false, false, 0, 0, false);
+  nvptx_case_tuned(LOOM_UINT8, 0, false, false, 7, 0, false); /* a tile of items not a multiple of 4 */
+  ballot_rank = false;
+  nvptx_case_tuned(LOOM_FLOAT32, 0, false, false, 0, 0, false);
+  smem_rank = false;
+  atomic_rank = ballot_rank = true; /* LOOM_GPU_RADIX_RANK=atomic: the counters taken by returning atomics */
+  nvptx_case_tuned(LOOM_FLOAT32, 0, false, false, 0, 0, false);
+  nvptx_case_tuned(LOOM_FLOAT32, 4, false, false, 0, 0, false);
+  atomic_rank = ballot_rank = false;
   const char *chips[2] = {"gfx942", "gfx1100"};
   for (int c = 0; c < 2; c++) {
     if (!amd_case(LOOM_FLOAT32, 8, false, chips[c])) break;
@@ -384,6 +401,10 @@ static void compile_cases(void) {
     amd_case(LOOM_FLOAT32, 4, false, chips[c]);
     amd_case(LOOM_INT8, 0, false, chips[c]);
     amd_rows = false;
+    amd_smem = true;
+    amd_case(LOOM_FLOAT32, 8, false, chips[c]);
+    amd_case(LOOM_INT16, 0, false, chips[c]);
+    amd_smem = false;
   }
   /* bad specs: clear errors */
   CgRadixSpec bad = {.key = LOOM_COMPLEX64, .wave = 32};
@@ -432,6 +453,41 @@ static void ptxas_report(bool ranks_only) {
   for (int bps = 2; bps <= 4; bps++) nvptx_case_tuned(LOOM_FLOAT32, 4, false, false, 0, bps, true);
   nvptx_case_tuned(LOOM_FLOAT64, 0, false, false, 0, 3, true);
   peers_first = false;
+  /* the runtime's default for keys alone (ballots, peers first) and the shared-memory ranking */
+  ballot_rank = peers_first = true;
+  for (int bps = 3; bps <= 4; bps++) nvptx_case_tuned(LOOM_FLOAT32, 0, false, false, 0, bps, true);
+  nvptx_case_tuned(LOOM_INT32, 0, false, false, 0, 0, true);
+  peers_first = false;
+  smem_rank = true;
+  for (int bps = 3; bps <= 4; bps++) nvptx_case_tuned(LOOM_FLOAT32, 0, false, false, 0, bps, true);
+  nvptx_case_tuned(LOOM_INT32, 0, false, false, 0, 0, true);
+  nvptx_case_tuned(LOOM_FLOAT32, 4, false, false, 0, 0, true);
+  nvptx_case_tuned(LOOM_FLOAT64, 0, false, false, 0, 0, true);
+  smem_rank = ballot_rank = false;
+}
+
+/* `test_gpu_sort --dump-ptx DIR`: the PTX (sm_90) of the histogram and pass module for float32, int32 and
+ * float64 keys alone and float32 with 4-byte values, with the tuning the runtime would take from the
+ * environment (cg_radix_tuning: LOOM_GPU_RADIX_*), as DIR/radix_<key>_v<value bytes>.ptx: for ptxas -v
+ * and instruction counts (nvdisasm of ptxas's cubin) of the runtime's own spec. */
+static void dump_ptx(const char *dir) {
+  static const struct { LoomDType key; int vb; } cases[] = {{LOOM_FLOAT32, 0}, {LOOM_INT32, 0}, {LOOM_FLOAT64, 0},
+                                                            {LOOM_FLOAT32, 4}};
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    CgRadixSpec spec = {.key = cases[c].key, .value_bytes = cases[c].vb, .wave = 32};
+    cg_radix_tuning(&spec);
+    char what[64], out[600];
+    snprintf(what, sizeof what, "dump %s v%d", loom_dtype_name(spec.key), spec.value_bytes);
+    char *ptx = nvptx_module(what, &spec);
+    if (!ptx) continue;
+    snprintf(out, sizeof out, "%s/radix_%s_v%d.ptx", dir, loom_dtype_name(spec.key), spec.value_bytes);
+    FILE *f = fopen(out, "w");
+    if (CHECK(f != NULL, "%s: cannot write %s", what, out)) {
+      fputs(ptx, f);
+      fclose(f);
+    }
+    ctx_free(tc_ctx, ptx);
+  }
 }
 
 #include "tests/c/gpu_sort_device.h"
@@ -445,6 +501,10 @@ int main(int argc, char **argv) {
   }
   if (emulate) {
     emulate_cases();
+    return tc_finish();
+  }
+  if (argc == 3 && !strcmp(argv[1], "--dump-ptx")) {
+    dump_ptx(argv[2]);
     return tc_finish();
   }
   if (argc >= 2 && !strcmp(argv[1], "--ptxas-report")) { /* --ptxas-report ranks: the rank variants only */

@@ -167,7 +167,11 @@ def test_block_rows_noncontiguous_and_axes() -> None:
                                  {"LOOM_GPU_RADIX_ITEMS4": "8", "LOOM_GPU_RADIX_ITEMS8": "12"},
                                  {"LOOM_GPU_RADIX_HIST_PARTS": "1", "LOOM_GPU_RADIX_HIST_TILES": "3"},
                                  {"LOOM_GPU_RADIX_RANK": "match"},
-                                 {"LOOM_GPU_RADIX_RANK": "match,early", "LOOM_GPU_RADIX_BLOCKS_PER_SM": "3"}])
+                                 {"LOOM_GPU_RADIX_RANK": "match,early", "LOOM_GPU_RADIX_BLOCKS_PER_SM": "3"},
+                                 {"LOOM_GPU_RADIX_RANK": "smem"}, {"LOOM_GPU_RADIX_RANK": "smem,match"},
+                                 {"LOOM_GPU_RADIX_RANK": "atomic,chain"},
+                                 {"LOOM_GPU_RADIX_RANK": "smem", "LOOM_GPU_RADIX_ITEMS4": "20",
+                                  "LOOM_GPU_RADIX_BLOCKS_PER_SM": "3"}])
 def test_tuning_settings(monkeypatch: Any, env: Any) -> None:
     """Every tuning switch bench/sort_sweep.py times gives NumPy's results (one process, several modules)."""
     for k, v in env.items():
