@@ -276,44 +276,137 @@ def searchsorted(x1, x2, /, side="left", sorter=None):
     return _host(lambda h, q: numpy.searchsorted(h, q, side=side, sorter=s).astype(numpy.int64), a, v)
 
 
-def _net_unique(h, return_index, return_inverse, return_counts, equal_nan):
-    """numpy.unique of the flattened h on its device: a stable sort, a first-of-run mask, a second sort
-    that moves the first element of every run to the front in order (its sorted position and first
-    index along), and for the inverse a third sort that routes each run number back to its element's
-    original position. The number of unique values is read at the call (the result's shape)."""
-    from ._common import _code, _kind
+_SCATTER_PUT, _GATHER_CLIP = 2, 2  # loom_scatter's op 2 (into an unspecified base), loom_gather's mode 2
+
+
+def _bb(name, a, b):
+    return _core.binary(_core.ops[name], a, b)
+
+
+def _differs(srt, other, merge_nan):
+    """srt != other elementwise, two NaNs equal when merge_nan (numpy.unique's equal_nan)."""
     from ._math import isnan
+    d = _bb("ne", srt, other)
+    if merge_nan:
+        d = _bb("logical_and", d, _core.unary(_core.ops["logical_not"], _bb("logical_and", isnan(srt), isnan(other))))
+    return d
+
+
+def _runs_stage(srt, perm, merge_nan, keep, want_index, want_inverse, want_counts):
+    """The stage after unique's sort, traced once per signature by loom.fuse (_runs): srt the sorted values
+    (n,), perm their original positions (int64, n; srt itself when none is wanted). One scan kernel computes
+    the first-of-run flag (srt[i] != srt[i - 1]) in its loads, scans it and scatters each run's value (its
+    first index, its start and end positions) to the run's number, and the run count into a one-element
+    array (the stream compaction of _indexing._compact, passes/fuse_gather.c); the inverse scatters each
+    element's run number to its original position. Returns (values, [index], [inverse], [counts], count):
+    full-size arrays of which the first `count` elements are the result (the inverse: all n).
+    keep (the set operations' selections on a sorted array, same kernel): KEEP_FIRST the first element of
+    every run (unique), KEEP_SINGLE the elements of runs of one (setxor1d), KEEP_REPEAT each element equal
+    to the next (intersect1d), whose index output is then perm[i] and perm[i + 1] (two arrays)."""
+    from ._common import _code
+    n = srt.shape[0]
+    acc = _code("int32") if n < 2**31 else _code("int64")
+    # the point index: a constant, made once per trace (an input of the traced graph, read by the kernel)
+    i = _core.cast(_core.iota((n,)), acc)
+    first = _bb("logical_or", _differs(srt, _core.gather(srt, _bb("sub", i, 1), 0, _GATHER_CLIP), merge_nan),
+                _bb("eq", i, 0))
+    if keep != KEEP_FIRST:
+        last = _bb("logical_or", _differs(srt, _core.gather(srt, _bb("add", i, 1), 0, _GATHER_CLIP), merge_nan),
+                   _bb("eq", i, n - 1))
+        first = _bb("logical_and", first, last) if keep == KEEP_SINGLE else \
+            _core.unary(_core.ops["logical_not"], last)
+    rank = _core.scan(0, _core.cast(first, acc), 0, acc)  # run number + 1
+    dest = _core.where(first, _bb("sub", rank, 1), -1)  # -1: not a run's first element (nothing stored)
+
+    def put(idx, values, size, dtype):
+        base = _core.movement(2, _core.const(0, dtype), (size,), None, None)
+        return _core.scatter(base, idx, values, _SCATTER_PUT)
+
+    i64 = _code("int64")
+    outs = [put(dest, srt, n, srt._dtype_code)]
+    if want_index:
+        outs.append(put(dest, perm, n, i64))
+        if keep == KEEP_REPEAT:
+            outs.append(put(dest, _core.gather(perm, _bb("add", i, 1), 0, _GATHER_CLIP), n, i64))
+    if want_inverse:
+        outs.append(put(perm, _core.cast(_bb("sub", rank, 1), i64), n, i64))
+    if want_counts:  # a run's count: its last position - its first + 1
+        last = _bb("logical_or", _differs(srt, _core.gather(srt, _bb("add", i, 1), 0, _GATHER_CLIP), merge_nan),
+                   _bb("eq", i, n - 1))
+        starts = put(dest, _core.cast(i, i64), n, i64)
+        ends = put(_core.where(last, _bb("sub", rank, 1), -1), _core.cast(i, i64), n, i64)
+        outs.append(_bb("add", _bb("sub", ends, starts), 1))
+    outs.append(put(_bb("sub", i, n - 1), rank, 1, acc))  # the last rank (the run count): slot 0 at the last point
+    return tuple(outs)
+
+
+KEEP_FIRST, KEEP_SINGLE, KEEP_REPEAT = 0, 1, 2
+_RUNS = []
+
+
+def _runs():
+    """_runs_stage as a loom.fuse function: each signature (dtypes, sizes, flags) is traced once, and every
+    later call rebinds its inputs to the new sort's buffers and evaluates the kept plan (no new plan, no
+    pass pipeline: the sort's output is a new buffer each call, which in the ordinary lazy graph is a new
+    input, hence new nodes and a new plan every call)."""
+    if not _RUNS:
+        from ._fuse import Fusion
+        _RUNS.append(Fusion(_runs_stage, "unique_runs"))
+    return _RUNS[0]
+
+
+def _prefix(f, k):
+    """f's first k elements: a view when it keeps a quarter of f or more, else a copy (a device copy, no
+    graph) so that a few values do not hold the whole buffer."""
+    v = f[:k]
+    return v if 4 * k >= f.shape[0] else _core.to_device(v, *v._device)
+
+
+def sort_index(x):
+    """(sorted copy of the 1-d x, its stable int64 order) from one sort."""
+    if _on_network(x):
+        return _net_sort(x, 0, False, True, True)
+    order = argsort(x, kind="stable")
+    return _host(lambda h, o: h[o], x, order), order
+
+
+def sorted_select(srt, perm, keep):
+    """The set operations' selection on the sorted 1-d srt (perm: its original positions, or None) through
+    the traced runs stage: [values] or [values, perm[i], perm[i + 1]] (KEEP_REPEAT with perm) of the kept
+    elements, trimmed to their count (one read)."""
+    if srt.shape[0] == 0:
+        return [srt] + ([] if perm is None else [perm, perm])
+    want = perm is not None
+    outs = _runs()(srt, perm if want else srt, False, keep, want, False, False)
+    k = int(outs[-1][0])
+    return [_prefix(o, k) for o in outs[:-1]]
+
+
+def _net_unique(h, return_index, return_inverse, return_counts, equal_nan):
+    """numpy.unique of the flattened h on its device: one stable sort (carrying the original positions when
+    the index or the inverse is wanted), then one traced stage (_runs_stage: the first-of-run flags and the
+    compaction of each run's value, index and count in one scan kernel; the inverse a scatter by the
+    sort's order). The number of unique values is read at the call (the result's shape)."""
+    from ._common import _kind
     x = _row(h)
-    n = x.shape[1]
     keys, nans = _sortnet.key_parts(x)
-    out, perm, _ = _sortnet.sort_rows(keys, nans, False, bool(return_index or return_inverse))
-    srt = _join(out, h.dtype)
-    first = _empty_like_dev(h, (1, n), "bool")
-    _core.assign(first[:, :1], True)
-    if n > 1:
-        new = _core.binary(_core.ops["ne"], srt[:, 1:], srt[:, :-1])
-        if equal_nan and _kind(h.dtype) in "fc":
-            new = _core.binary(_core.ops["logical_and"], new, _core.unary(_core.ops["logical_not"],
-                               _core.binary(_core.ops["logical_and"], isnan(srt[:, 1:]), isnan(srt[:, :-1]))))
-        _core.assign(first[:, 1:], new)
-    k = int(_core.reduce(0, _core.cast(first, _code("int64")), None, False, _code("int64")).get())
-    later = _core.unary(_core.ops["logical_not"], first)
-    pay = [srt] + ([perm] if return_index else [])
-    _, pos, moved = _sortnet.sort_rows([later], [False], False, True, payloads=tuple(pay))
-    res = [moved[0][0, :k]]
+    want_perm = bool(return_index or return_inverse)
+    out, perm, _ = _sortnet.sort_rows(keys, nans, False, want_perm)
+    srt = _join(out, h.dtype).reshape(-1)
+    p = perm.reshape(-1) if want_perm else srt
+    merge = bool(equal_nan and _kind(h.dtype) in "fc")
+    outs = _runs()(srt, p, merge, KEEP_FIRST, bool(return_index), bool(return_inverse), bool(return_counts))
+    k = int(outs[-1][0])
+    res = [_prefix(outs[0], k)]
+    j = 1
     if return_index:
-        res.append(moved[1][0, :k])
+        res.append(_prefix(outs[j], k))
+        j += 1
     if return_inverse:
-        run = _core.binary(_core.ops["sub"], _core.scan(0, _core.cast(first, _code("int64")), 1, -1), 1)
-        _, _, (inv,) = _sortnet.sort_rows([perm], [False], False, False, payloads=(run,))
-        res.append(inv[0])
+        res.append(outs[j])
+        j += 1
     if return_counts:
-        starts = pos[0, :k]
-        cnt = _empty_like_dev(h, (k,), "int64")
-        if k > 1:
-            _core.assign(cnt[:k - 1], _core.binary(_core.ops["sub"], starts[1:], starts[:-1]))
-        _core.assign(cnt[k - 1:], _core.binary(_core.ops["sub"], n, starts[k - 1:]))
-        res.append(cnt)
+        res.append(_prefix(outs[j], k))
     return res
 
 
