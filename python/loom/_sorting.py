@@ -292,7 +292,7 @@ def _differs(srt, other, merge_nan):
     return d
 
 
-def _runs_stage(srt, perm, merge_nan, keep, want_index, want_inverse, want_counts):
+def _runs_stage(srt, imag, perm, cplx, merge_nan, keep, want_index, want_inverse, want_counts):
     """The stage after unique's sort, traced once per signature by loom.fuse (_runs): srt the sorted values
     (n,), perm their original positions (int64, n; srt itself when none is wanted). One scan kernel computes
     the first-of-run flag (srt[i] != srt[i - 1]) in its loads, scans it and scatters each run's value (its
@@ -302,8 +302,12 @@ def _runs_stage(srt, perm, merge_nan, keep, want_index, want_inverse, want_count
     full-size arrays of which the first `count` elements are the result (the inverse: all n).
     keep (the set operations' selections on a sorted array, same kernel): KEEP_FIRST the first element of
     every run (unique), KEEP_SINGLE the elements of runs of one (setxor1d), KEEP_REPEAT each element equal
-    to the next (intersect1d), whose index output is then perm[i] and perm[i + 1] (two arrays)."""
+    to the next (intersect1d), whose index output is then perm[i] and perm[i + 1] (two arrays).
+    cplx: srt holds a complex sort's real parts and imag its imaginary parts (joined here, in the stage);
+    else imag is unused."""
     from ._common import _code
+    if cplx:
+        srt = _core.binary(_core.ops["complex"], srt, imag)
     n = srt.shape[0]
     acc = _code("int32") if n < 2**31 else _code("int64")
     # the point index: a constant, made once per trace (an input of the traced graph, read by the kernel)
@@ -377,7 +381,7 @@ def sorted_select(srt, perm, keep):
     if srt.shape[0] == 0:
         return [srt] + ([] if perm is None else [perm, perm])
     want = perm is not None
-    outs = _runs()(srt, perm if want else srt, False, keep, want, False, False)
+    outs = _runs()(srt, srt, perm if want else srt, False, False, keep, want, False, False)
     k = int(outs[-1][0])
     return [_prefix(o, k) for o in outs[:-1]]
 
@@ -392,10 +396,10 @@ def _net_unique(h, return_index, return_inverse, return_counts, equal_nan):
     keys, nans = _sortnet.key_parts(x)
     want_perm = bool(return_index or return_inverse)
     out, perm, _ = _sortnet.sort_rows(keys, nans, False, want_perm)
-    srt = _join(out, h.dtype).reshape(-1)
-    p = perm.reshape(-1) if want_perm else srt
+    parts = [o.reshape(-1) for o in (out[1:] if len(out) == 3 else out * 2)]  # complex: joined in the stage
+    p = perm.reshape(-1) if want_perm else parts[0]
     merge = bool(equal_nan and _kind(h.dtype) in "fc")
-    outs = _runs()(srt, p, merge, KEEP_FIRST, bool(return_index), bool(return_inverse), bool(return_counts))
+    outs = _runs()(parts[0], parts[1], p, len(out) == 3, merge, KEEP_FIRST, bool(return_index), bool(return_inverse), bool(return_counts))
     k = int(outs[-1][0])
     res = [_prefix(outs[0], k)]
     j = 1
