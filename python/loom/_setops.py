@@ -29,7 +29,7 @@ def array_equiv(a1, a2):
     return bool((a == b).all())
 
 
-_STAGES = {}
+_STAGES: dict = {}  # stage function -> its Fusion
 
 
 def _stage(fn):
@@ -47,15 +47,14 @@ def _cat_stage(a, b):
     from ._common import _code
     code = _code(numpy.result_type(a.dtype, b.dtype))
     na = a.shape[0]
-    i = _core.iota((na + b.shape[0],))
+    i = _core.iota((na + b.shape[0],), a)
     ga = _core.gather(_core.cast(a, code), i, 0, 2)  # mode 2: clip (the other side's points)
     gb = _core.gather(_core.cast(b, code), _core.binary(_core.ops["sub"], i, na), 0, 2)
     return _core.where(_core.binary(_core.ops["lt"], i, na), ga, gb)
 
 
 def _select_stage(v, m):
-    from ._indexing import _compact_graph
-    fulls, count = _compact_graph(m, [v])
+    fulls, count = _sorting().compact_traced(m, [v], v)
     return fulls[0], count
 
 

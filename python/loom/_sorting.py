@@ -292,6 +292,28 @@ def _differs(srt, other, merge_nan):
     return d
 
 
+def put_into(idx, values, size, dtype, like):
+    """A new (size,) array of dtype holding values at idx (skipping index -1): a PUT scatter (its base's
+    elements unspecified, so no kernel fills it; passes/fuse_gather.c), its base built in like's graph (a
+    trace's: a constant-only base would be made, stored and kept as an input of the trace)."""
+    base = _core.cast(_core.iota((size,), like), dtype)
+    return _core.scatter(base, idx, values, _SCATTER_PUT)
+
+
+def compact_traced(m, values, like):
+    """The stream compaction of _indexing._compact_graph, buildable inside a trace (like: a tracer of it):
+    the values at m's true points (m a bool (n,) expression, n >= 1) scattered to their ranks in full-size
+    arrays, and the count in a one-element array; one scan kernel. Returns (fulls, count)."""
+    from ._common import _code
+    n = m.shape[0]
+    acc = _code("int32") if n < 2**31 else _code("int64")
+    rank = _core.scan(0, _core.cast(m, acc), 0, acc)
+    dest = _core.where(m, _bb("sub", rank, 1), -1)
+    fulls = [put_into(dest, v, n, v._dtype_code, like) for v in values]
+    last = _bb("sub", _core.iota((n,), like), n - 1)  # 0 at the last point only: the count's slot
+    return fulls, put_into(last, rank, 1, acc, like)
+
+
 def _runs_stage(srt, imag, perm, cplx, merge_nan, keep, want_index, want_inverse, want_counts):
     """The stage after unique's sort, traced once per signature by loom.fuse (_runs): srt the sorted values
     (n,), perm their original positions (int64, n; srt itself when none is wanted). One scan kernel computes
@@ -310,8 +332,7 @@ def _runs_stage(srt, imag, perm, cplx, merge_nan, keep, want_index, want_inverse
         srt = _core.binary(_core.ops["complex"], srt, imag)
     n = srt.shape[0]
     acc = _code("int32") if n < 2**31 else _code("int64")
-    # the point index: a constant, made once per trace (an input of the traced graph, read by the kernel)
-    i = _core.cast(_core.iota((n,)), acc)
+    i = _core.cast(_core.iota((n,), srt), acc)  # the point index, in the traced graph (computed in the kernel)
     first = _bb("logical_or", _differs(srt, _core.gather(srt, _bb("sub", i, 1), 0, _GATHER_CLIP), merge_nan),
                 _bb("eq", i, 0))
     if keep != KEEP_FIRST:
@@ -323,16 +344,17 @@ def _runs_stage(srt, imag, perm, cplx, merge_nan, keep, want_index, want_inverse
     dest = _core.where(first, _bb("sub", rank, 1), -1)  # -1: not a run's first element (nothing stored)
 
     def put(idx, values, size, dtype):
-        base = _core.movement(2, _core.const(0, dtype), (size,), None, None)
-        return _core.scatter(base, idx, values, _SCATTER_PUT)
+        return put_into(idx, values, size, dtype, srt)
 
     i64 = _code("int64")
     outs = [put(dest, srt, n, srt._dtype_code)]
     if want_index:
+        perm = _core.cast(perm, i64)
         outs.append(put(dest, perm, n, i64))
         if keep == KEEP_REPEAT:
             outs.append(put(dest, _core.gather(perm, _bb("add", i, 1), 0, _GATHER_CLIP), n, i64))
     if want_inverse:
+        perm = _core.cast(perm, i64)
         outs.append(put(perm, _core.cast(_bb("sub", rank, 1), i64), n, i64))
     if want_counts:  # a run's count: its last position - its first + 1
         last = _bb("logical_or", _differs(srt, _core.gather(srt, _bb("add", i, 1), 0, _GATHER_CLIP), merge_nan),
@@ -345,7 +367,7 @@ def _runs_stage(srt, imag, perm, cplx, merge_nan, keep, want_index, want_inverse
 
 
 KEEP_FIRST, KEEP_SINGLE, KEEP_REPEAT = 0, 1, 2
-_RUNS = []
+_RUNS: list = []  # the one Fusion of _runs_stage, made on first use
 
 
 def _runs():

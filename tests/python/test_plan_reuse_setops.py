@@ -106,8 +106,8 @@ def test_setops_make_no_plans_in_steady_state(fresh_sort):
 
 
 def test_setops_values_edge_cases(fresh_sort):
-    for a, b in [([1, 1, 1], [1]), ([5], [6]), ([2, 1], [3, 2, 2, 1]), ([], [1, 2])]:
-        a, b = np.array(a, np.int64), np.array(b, np.int64)
+    for pa, pb in [([1, 1, 1], [1]), ([5], [6]), ([2, 1], [3, 2, 2, 1]), ([], [1, 2])]:
+        a, b = np.array(pa, np.int64), np.array(pb, np.int64)
         la, lb = loom.asarray(a), loom.asarray(b)
         _eq(loom.setxor1d(la, lb), np.setxor1d(a, b))
         _eq(loom.intersect1d(la, lb), np.intersect1d(a, b))
