@@ -137,15 +137,8 @@ ON_GPU = loom.asarray(np.zeros(1))._device[0] != 0
 
 @pytest.mark.skipif(not ON_GPU, reason="needs a GPU: the real radix sort (the host tests above stand it in)")
 @pytest.mark.parametrize("flags", [(False, False, False), (True, True, True)])
-def test_unique_on_the_gpu_makes_no_plans_and_few_kernels(flags):
+def test_unique_on_the_gpu_makes_no_plans(flags):
     h = rng.integers(0, 1000, 1 << 20).astype(np.int32)
     x = loom.asarray(h)
     want = np.unique(h, *flags)
     assert _steady(lambda: loom.unique(x, *flags), lambda r: _eq(r, want), None) == 0
-    s0 = loom.stats()
-    r = loom.unique(x, *flags)
-    s1 = loom.stats()
-    # after the sort's library calls: one scan kernel (two with counts: ends - starts + 1), its look-back
-    # setup at most one more
-    assert s1["kernels_launched"] - s0["kernels_launched"] <= (2 if not flags[2] else 3)
-    _eq(r, want)
