@@ -63,6 +63,10 @@ def _take_stage(ind, pos, off):
     return _take(ind, pos - off, 0, "clip")
 
 
+def _shift_stage(pos, off):
+    return pos - off
+
+
 def _cat(a, b):
     return _stage(_cat_stage)(a, b) if a.size and b.size else _manipulation.concatenate([a, b])
 
@@ -119,7 +123,7 @@ def intersect1d(ar1, ar2, assume_unique=False, return_indices=False):
     aux, order = srt.sort_index(aux)
     common, first, second = srt.sorted_select(aux, order, srt.KEEP_REPEAT)
     if assume_unique:
-        return common, first, second - a.size
+        return common, first, _stage(_shift_stage)(second, a.size)
     return common, _stage(_take_stage)(ind1, first, 0), _stage(_take_stage)(ind2, second, a.size)
 
 

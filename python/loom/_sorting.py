@@ -14,6 +14,12 @@ the host buffer (O(n log n) library code, as the host's BLAS; LOOM_SORT_ENGINE=n
 network on the host too). Results equal NumPy's: NaN last, -0.0 == 0.0, argsort ties by index; unique
 keeps each NaN distinct in the standard's unique_* and merges them in numpy.unique(equal_nan=True).
 unique with axis=, searchsorted with sorter= and the nan* order statistics still go through NumPy.
+
+unique on the device: one sort, then one traced stage (_runs_stage, a loom.fuse function: the sort's
+results are new buffers every call, which the ordinary lazy graph takes as new inputs and so plans anew
+every call; a traced stage rebinds them and reuses its plan) whose one scan kernel computes the
+first-of-run flags, compacts the runs' values, first indices and inverse, and writes the run count, read
+once. The set operations (_setops.py) select from their sorted arrays through the same stage.
 """
 import collections
 

@@ -113,6 +113,9 @@ def test_setops_values_edge_cases(fresh_sort):
         _eq(loom.intersect1d(la, lb), np.intersect1d(a, b))
         _eq(loom.intersect1d(la, lb, return_indices=True), np.intersect1d(a, b, return_indices=True))
         _eq(loom.setdiff1d(la, lb), np.setdiff1d(a, b))
+        ua, ub = np.unique(a), np.unique(b)
+        _eq(loom.intersect1d(loom.asarray(ua), loom.asarray(ub), assume_unique=True, return_indices=True),
+            np.intersect1d(ua, ub, assume_unique=True, return_indices=True))
 
 
 @pytest.mark.parametrize("kind", ["nonzero", "mask", "flatnonzero", pytest.param(
