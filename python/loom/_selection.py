@@ -294,17 +294,39 @@ def flatnonzero(a):
     return _indexing._flat_positions(asarray(a))
 
 
+def _argwhere_stage(flat, *shape):
+    """The (k, ndim) indices of the flat C-order positions `flat` in an array of `shape`: row i, column j
+    is flat[i] // stride_j % shape_j, the column's stride and size picked by a chain of where over a
+    column index (constants of the trace: no uploaded arrays)."""
+    k, nd = flat.shape[0], len(shape)
+    col = flat.reshape(k, 1)
+    c = _core.iota((1, nd), flat)
+    cs = numpy.cumprod((1,) + shape[:0:-1])[::-1]  # C strides in elements
+    div, size = cs[-1].item(), shape[-1]
+    for j in range(nd - 2, -1, -1):
+        hit = _b("eq", c, j)
+        div = _core.where(hit, cs[j].item(), div)
+        size = _core.where(hit, shape[j], size)
+    return _b("mod", _b("floordiv", col, div), size)
+
+
+_ARGWHERE: list = []  # the Fusion of _argwhere_stage, made on first use
+
+
 def argwhere(a):
-    """The indices of a's non-zero elements, one row each (numpy.argwhere), on the device."""
+    """The indices of a's non-zero elements, one row each (numpy.argwhere), on the device: the flat
+    positions (a compaction), then one traced stage (loom.fuse: the positions are a new buffer each call,
+    which the ordinary lazy graph would plan anew every call) that unravels them."""
     a = asarray(a)
     if a.ndim == 0:
         return _from_numpy(numpy.argwhere(numpy.asarray(bool(a))), copy=True, device=a._device)
     flat = _indexing._flat_positions(a)
-    cs = numpy.cumprod((1,) + a.shape[:0:-1])[::-1].astype(numpy.int64)  # C strides in elements
-    col = flat.reshape(flat.size, 1)
-    strides = _from_numpy(cs.reshape(1, a.ndim), copy=True, device=a._device)
-    shape = _from_numpy(numpy.asarray(a.shape, numpy.int64).reshape(1, a.ndim), copy=True, device=a._device)
-    return _b("mod", _b("floordiv", col, strides), shape)
+    if flat.size == 0 or a.ndim == 1:
+        return flat.reshape(flat.size, a.ndim)
+    if not _ARGWHERE:
+        from ._fuse import Fusion
+        _ARGWHERE.append(Fusion(_argwhere_stage, "argwhere"))
+    return _ARGWHERE[0](flat, *a.shape)
 
 
 def diag_indices(n, ndim=2):

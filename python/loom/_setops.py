@@ -3,6 +3,9 @@ array_equiv: CuPy's cupy/_logic/truth.py and cupy/lib/_arraysetops.
 
 Each is NumPy's sort-based algorithm written with loom's own sort, unique, isin, comparisons and
 boolean selection (the results have data-dependent sizes, so the selections end in a compaction).
+The steps between the sorts run as traced stages (loom.fuse: _sorting.sorted_select, _stage here): their
+inputs are new buffers every call (a sort's or unique's results), which in the ordinary lazy graph are new
+inputs and so new plans every call; a traced stage rebinds its inputs and reuses its plan.
 """
 import numpy
 
@@ -26,6 +29,57 @@ def array_equiv(a1, a2):
     return bool((a == b).all())
 
 
+_STAGES: dict = {}  # stage function -> its Fusion
+
+
+def _stage(fn):
+    """fn as a loom.fuse function (one per stage; traced once per signature)."""
+    f = _STAGES.get(fn)
+    if f is None:
+        from ._fuse import Fusion
+        f = _STAGES[fn] = Fusion(fn, fn.__name__)
+    return f
+
+
+def _cat_stage(a, b):
+    """concatenate([a, b]) of two 1-d arrays as one gather each (traceable; concatenate is not)."""
+    from . import _core
+    from ._common import _code
+    code = _code(numpy.result_type(a.dtype, b.dtype))
+    na = a.shape[0]
+    i = _core.iota((na + b.shape[0],), a)
+    ga = _core.gather(_core.cast(a, code), i, 0, 2)  # mode 2: clip (the other side's points)
+    gb = _core.gather(_core.cast(b, code), _core.binary(_core.ops["sub"], i, na), 0, 2)
+    return _core.where(_core.binary(_core.ops["lt"], i, na), ga, gb)
+
+
+def _select_stage(v, m):
+    fulls, count = _sorting().compact_traced(m, [v], v)
+    return fulls[0], count
+
+
+def _take_stage(ind, pos, off):
+    from ._indexing import _take
+    return _take(ind, pos - off, 0, "clip")
+
+
+def _shift_stage(pos, off):
+    return pos - off
+
+
+def _cat(a, b):
+    return _stage(_cat_stage)(a, b) if a.size and b.size else _manipulation.concatenate([a, b])
+
+
+def _select(v, m):
+    """v[m] (1-d) through one traced compaction, trimmed to its count."""
+    if v.size == 0:
+        return v
+    full, count = _stage(_select_stage)(v, m)
+    k = int(count[0])
+    return _sorting()._prefix(full, k)
+
+
 def _unique_or_ravel(x, assume_unique):
     x = asarray(x).ravel()
     return x if assume_unique else _sorting().unique(x)
@@ -40,18 +94,16 @@ def setdiff1d(ar1, ar2, assume_unique=False):
     """The unique values of ar1 that are not in ar2 (sorted unless assume_unique), like numpy.setdiff1d."""
     a = _unique_or_ravel(ar1, assume_unique)
     from ._selection import isin
-    return a[isin(a, ar2, assume_unique=assume_unique, invert=True)]
+    return _select(a, isin(a, ar2, assume_unique=assume_unique, invert=True))
 
 
 def setxor1d(ar1, ar2, assume_unique=False):
     """The sorted unique values that are in exactly one of the arrays, like numpy.setxor1d."""
-    aux = _manipulation.concatenate([_unique_or_ravel(ar1, assume_unique), _unique_or_ravel(ar2, assume_unique)])
+    srt = _sorting()
+    aux = _cat(_unique_or_ravel(ar1, assume_unique), _unique_or_ravel(ar2, assume_unique))
     if aux.size == 0:
         return aux
-    aux = _sorting().sort(aux)
-    edge = asarray(numpy.array([True]))
-    flag = _manipulation.concatenate([edge, aux[1:] != aux[:-1], edge])
-    return aux[flag[1:] & flag[:-1]]
+    return srt.sorted_select(srt.sort(aux), None, srt.KEEP_SINGLE)[0]
 
 
 def intersect1d(ar1, ar2, assume_unique=False, return_indices=False):
@@ -65,21 +117,14 @@ def intersect1d(ar1, ar2, assume_unique=False, return_indices=False):
             b, ind2 = srt.unique(b, return_index=True)
         else:
             a, b = srt.unique(a), srt.unique(b)
-    aux = _manipulation.concatenate([a, b])
-    if return_indices:
-        order = srt.argsort(aux, kind="stable")
-        aux = aux[order]
-    else:
-        aux = srt.sort(aux)
-    same = aux[1:] == aux[:-1]
-    common = aux[:-1][same]
+    aux = _cat(a, b)
     if not return_indices:
-        return common
-    first = order[:-1][same]
-    second = order[1:][same] - a.size
-    if not assume_unique:
-        first, second = ind1[first], ind2[second]
-    return common, first, second
+        return srt.sorted_select(srt.sort(aux), None, srt.KEEP_REPEAT)[0]
+    aux, order = srt.sort_index(aux)
+    common, first, second = srt.sorted_select(aux, order, srt.KEEP_REPEAT)
+    if assume_unique:
+        return common, first, _stage(_shift_stage)(second, a.size)
+    return common, _stage(_take_stage)(ind1, first, 0), _stage(_take_stage)(ind2, second, a.size)
 
 
 __all__ = ["array_equiv", "union1d", "setdiff1d", "setxor1d", "intersect1d"]

@@ -14,6 +14,12 @@ the host buffer (O(n log n) library code, as the host's BLAS; LOOM_SORT_ENGINE=n
 network on the host too). Results equal NumPy's: NaN last, -0.0 == 0.0, argsort ties by index; unique
 keeps each NaN distinct in the standard's unique_* and merges them in numpy.unique(equal_nan=True).
 unique with axis=, searchsorted with sorter= and the nan* order statistics still go through NumPy.
+
+unique on the device: one sort, then one traced stage (_runs_stage, a loom.fuse function: the sort's
+results are new buffers every call, which the ordinary lazy graph takes as new inputs and so plans anew
+every call; a traced stage rebinds them and reuses its plan) whose one scan kernel computes the
+first-of-run flags, compacts the runs' values, first indices and inverse, and writes the run count, read
+once. The set operations (_setops.py) select from their sorted arrays through the same stage.
 """
 import collections
 
@@ -276,44 +282,163 @@ def searchsorted(x1, x2, /, side="left", sorter=None):
     return _host(lambda h, q: numpy.searchsorted(h, q, side=side, sorter=s).astype(numpy.int64), a, v)
 
 
-def _net_unique(h, return_index, return_inverse, return_counts, equal_nan):
-    """numpy.unique of the flattened h on its device: a stable sort, a first-of-run mask, a second sort
-    that moves the first element of every run to the front in order (its sorted position and first
-    index along), and for the inverse a third sort that routes each run number back to its element's
-    original position. The number of unique values is read at the call (the result's shape)."""
-    from ._common import _code, _kind
+_SCATTER_PUT, _GATHER_CLIP = 2, 2  # loom_scatter's op 2 (into an unspecified base), loom_gather's mode 2
+
+
+def _bb(name, a, b):
+    return _core.binary(_core.ops[name], a, b)
+
+
+def _differs(srt, other, merge_nan):
+    """srt != other elementwise, two NaNs equal when merge_nan (numpy.unique's equal_nan)."""
     from ._math import isnan
+    d = _bb("ne", srt, other)
+    if merge_nan:
+        d = _bb("logical_and", d, _core.unary(_core.ops["logical_not"], _bb("logical_and", isnan(srt), isnan(other))))
+    return d
+
+
+def put_into(idx, values, size, dtype, like):
+    """A new (size,) array of dtype holding values at idx (skipping index -1): a PUT scatter (its base's
+    elements unspecified, so no kernel fills it; passes/fuse_gather.c), its base built in like's graph (a
+    trace's: a constant-only base would be made, stored and kept as an input of the trace)."""
+    base = _core.cast(_core.iota((size,), like), dtype)
+    return _core.scatter(base, idx, values, _SCATTER_PUT)
+
+
+def compact_traced(m, values, like):
+    """The stream compaction of _indexing._compact_graph, buildable inside a trace (like: a tracer of it):
+    the values at m's true points (m a bool (n,) expression, n >= 1) scattered to their ranks in full-size
+    arrays, and the count in a one-element array; one scan kernel. Returns (fulls, count)."""
+    from ._common import _code
+    n = m.shape[0]
+    acc = _code("int32") if n < 2**31 else _code("int64")
+    rank = _core.scan(0, _core.cast(m, acc), 0, acc)
+    dest = _core.where(m, _bb("sub", rank, 1), -1)
+    fulls = [put_into(dest, v, n, v._dtype_code, like) for v in values]
+    last = _bb("sub", _core.iota((n,), like), n - 1)  # 0 at the last point only: the count's slot
+    return fulls, put_into(last, rank, 1, acc, like)
+
+
+def _runs_stage(srt, imag, perm, cplx, merge_nan, keep, want_index, want_inverse, want_counts):
+    """The stage after unique's sort, traced once per signature by loom.fuse (_runs): srt the sorted values
+    (n,), perm their original positions (int64, n; srt itself when none is wanted). One scan kernel computes
+    the first-of-run flag (srt[i] != srt[i - 1]) in its loads, scans it and scatters each run's value (its
+    first index, its start and end positions) to the run's number, and the run count into a one-element
+    array (the stream compaction of _indexing._compact, passes/fuse_gather.c); the inverse scatters each
+    element's run number to its original position. Returns (values, [index], [inverse], [counts], count):
+    full-size arrays of which the first `count` elements are the result (the inverse: all n).
+    keep (the set operations' selections on a sorted array, same kernel): KEEP_FIRST the first element of
+    every run (unique), KEEP_SINGLE the elements of runs of one (setxor1d), KEEP_REPEAT each element equal
+    to the next (intersect1d), whose index output is then perm[i] and perm[i + 1] (two arrays).
+    cplx: srt holds a complex sort's real parts and imag its imaginary parts (joined here, in the stage);
+    else imag is unused."""
+    from ._common import _code
+    if cplx:
+        srt = _core.binary(_core.ops["complex"], srt, imag)
+    n = srt.shape[0]
+    acc = _code("int32") if n < 2**31 else _code("int64")
+    i = _core.cast(_core.iota((n,), srt), acc)  # the point index, in the traced graph (computed in the kernel)
+    first = _bb("logical_or", _differs(srt, _core.gather(srt, _bb("sub", i, 1), 0, _GATHER_CLIP), merge_nan),
+                _bb("eq", i, 0))
+    if keep != KEEP_FIRST:
+        last = _bb("logical_or", _differs(srt, _core.gather(srt, _bb("add", i, 1), 0, _GATHER_CLIP), merge_nan),
+                   _bb("eq", i, n - 1))
+        first = _bb("logical_and", first, last) if keep == KEEP_SINGLE else \
+            _core.unary(_core.ops["logical_not"], last)
+    rank = _core.scan(0, _core.cast(first, acc), 0, acc)  # run number + 1
+    dest = _core.where(first, _bb("sub", rank, 1), -1)  # -1: not a run's first element (nothing stored)
+
+    def put(idx, values, size, dtype):
+        return put_into(idx, values, size, dtype, srt)
+
+    i64 = _code("int64")
+    outs = [put(dest, srt, n, srt._dtype_code)]
+    if want_index:
+        perm = _core.cast(perm, i64)
+        outs.append(put(dest, perm, n, i64))
+        if keep == KEEP_REPEAT:
+            outs.append(put(dest, _core.gather(perm, _bb("add", i, 1), 0, _GATHER_CLIP), n, i64))
+    if want_inverse:
+        perm = _core.cast(perm, i64)
+        outs.append(put(perm, _core.cast(_bb("sub", rank, 1), i64), n, i64))
+    if want_counts:  # a run's count: its last position - its first + 1
+        last = _bb("logical_or", _differs(srt, _core.gather(srt, _bb("add", i, 1), 0, _GATHER_CLIP), merge_nan),
+                   _bb("eq", i, n - 1))
+        starts = put(dest, _core.cast(i, i64), n, i64)
+        ends = put(_core.where(last, _bb("sub", rank, 1), -1), _core.cast(i, i64), n, i64)
+        outs.append(_bb("add", _bb("sub", ends, starts), 1))
+    outs.append(put(_bb("sub", i, n - 1), rank, 1, acc))  # the last rank (the run count): slot 0 at the last point
+    return tuple(outs)
+
+
+KEEP_FIRST, KEEP_SINGLE, KEEP_REPEAT = 0, 1, 2
+_RUNS: list = []  # the one Fusion of _runs_stage, made on first use
+
+
+def _runs():
+    """_runs_stage as a loom.fuse function: each signature (dtypes, sizes, flags) is traced once, and every
+    later call rebinds its inputs to the new sort's buffers and evaluates the kept plan (no new plan, no
+    pass pipeline: the sort's output is a new buffer each call, which in the ordinary lazy graph is a new
+    input, hence new nodes and a new plan every call)."""
+    if not _RUNS:
+        from ._fuse import Fusion
+        _RUNS.append(Fusion(_runs_stage, "unique_runs"))
+    return _RUNS[0]
+
+
+def _prefix(f, k):
+    """f's first k elements: a view when it keeps a quarter of f or more, else a copy (a device copy, no
+    graph) so that a few values do not hold the whole buffer."""
+    v = f[:k]
+    return v if 4 * k >= f.shape[0] else _core.to_device(v, *v._device)
+
+
+def sort_index(x):
+    """(sorted copy of the 1-d x, its stable int64 order) from one sort."""
+    if _on_network(x):
+        return _net_sort(x, 0, False, True, True)
+    order = argsort(x, kind="stable")
+    return _host(lambda h, o: h[o], x, order), order
+
+
+def sorted_select(srt, perm, keep):
+    """The set operations' selection on the sorted 1-d srt (perm: its original positions, or None) through
+    the traced runs stage: [values] or [values, perm[i], perm[i + 1]] (KEEP_REPEAT with perm) of the kept
+    elements, trimmed to their count (one read)."""
+    if srt.shape[0] == 0:
+        return [srt] + ([] if perm is None else [perm, perm])
+    want = perm is not None
+    outs = _runs()(srt, srt, perm if want else srt, False, False, keep, want, False, False)
+    k = int(outs[-1][0])
+    return [_prefix(o, k) for o in outs[:-1]]
+
+
+def _net_unique(h, return_index, return_inverse, return_counts, equal_nan):
+    """numpy.unique of the flattened h on its device: one stable sort (carrying the original positions when
+    the index or the inverse is wanted), then one traced stage (_runs_stage: the first-of-run flags and the
+    compaction of each run's value, index and count in one scan kernel; the inverse a scatter by the
+    sort's order). The number of unique values is read at the call (the result's shape)."""
+    from ._common import _kind
     x = _row(h)
-    n = x.shape[1]
     keys, nans = _sortnet.key_parts(x)
-    out, perm, _ = _sortnet.sort_rows(keys, nans, False, bool(return_index or return_inverse))
-    srt = _join(out, h.dtype)
-    first = _empty_like_dev(h, (1, n), "bool")
-    _core.assign(first[:, :1], True)
-    if n > 1:
-        new = _core.binary(_core.ops["ne"], srt[:, 1:], srt[:, :-1])
-        if equal_nan and _kind(h.dtype) in "fc":
-            new = _core.binary(_core.ops["logical_and"], new, _core.unary(_core.ops["logical_not"],
-                               _core.binary(_core.ops["logical_and"], isnan(srt[:, 1:]), isnan(srt[:, :-1]))))
-        _core.assign(first[:, 1:], new)
-    k = int(_core.reduce(0, _core.cast(first, _code("int64")), None, False, _code("int64")).get())
-    later = _core.unary(_core.ops["logical_not"], first)
-    pay = [srt] + ([perm] if return_index else [])
-    _, pos, moved = _sortnet.sort_rows([later], [False], False, True, payloads=tuple(pay))
-    res = [moved[0][0, :k]]
+    want_perm = bool(return_index or return_inverse)
+    out, perm, _ = _sortnet.sort_rows(keys, nans, False, want_perm)
+    parts = [o.reshape(-1) for o in (out[1:] if len(out) == 3 else out * 2)]  # complex: joined in the stage
+    p = perm.reshape(-1) if want_perm else parts[0]
+    merge = bool(equal_nan and _kind(h.dtype) in "fc")
+    outs = _runs()(parts[0], parts[1], p, len(out) == 3, merge, KEEP_FIRST, bool(return_index), bool(return_inverse), bool(return_counts))
+    k = int(outs[-1][0])
+    res = [_prefix(outs[0], k)]
+    j = 1
     if return_index:
-        res.append(moved[1][0, :k])
+        res.append(_prefix(outs[j], k))
+        j += 1
     if return_inverse:
-        run = _core.binary(_core.ops["sub"], _core.scan(0, _core.cast(first, _code("int64")), 1, -1), 1)
-        _, _, (inv,) = _sortnet.sort_rows([perm], [False], False, False, payloads=(run,))
-        res.append(inv[0])
+        res.append(outs[j])
+        j += 1
     if return_counts:
-        starts = pos[0, :k]
-        cnt = _empty_like_dev(h, (k,), "int64")
-        if k > 1:
-            _core.assign(cnt[:k - 1], _core.binary(_core.ops["sub"], starts[1:], starts[:-1]))
-        _core.assign(cnt[k - 1:], _core.binary(_core.ops["sub"], n, starts[k - 1:]))
-        res.append(cnt)
+        res.append(_prefix(outs[j], k))
     return res
 
 

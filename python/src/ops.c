@@ -313,14 +313,17 @@ static PyObject *core_iota(PyObject *module, PyObject *const *args, Py_ssize_t n
   MODSTATE;
   int64_t shape[LOOM_MAX_RANK];
   int32_t nd = 0;
-  if (nargs != 1) {
-    PyErr_SetString(PyExc_TypeError, "iota(shape)");
+  if (nargs != 1 && nargs != 2) {
+    PyErr_SetString(PyExc_TypeError, "iota(shape[, like])");
     return NULL;
   }
   if (parse_i64s(args[0], shape, &nd, "iota: shape") < 0) return NULL;
-  GraphObject *gr = current_graph(st);
+  /* like (an array): built in the graph and on the device an op on `like` would be (a @loom.fuse trace's
+   * own graph for a tracer, so the iota is computed in the traced kernels, not a constant input) */
+  int like = nargs == 2 && args[1] != Py_None;
+  GraphObject *gr = like ? graph_for(st, &args[1], 1) : current_graph(st);
   if (!gr) return NULL;
-  st->op_devfree = 1;
+  if (!like) st->op_devfree = 1;
   LoomNode y;
   LoomStatus s = loom_iota(gr->g, nd, shape, &y);
   return s ? raise_status(st, s) : lazy_result(st, gr, y);
