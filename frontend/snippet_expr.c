@@ -160,8 +160,7 @@ static int32_t call_complex_fn(Parser *p, const FeToken *t, int32_t *args, int n
   for (int k = 0; k < 6; k++)
     if (fe_tok_is(t, names[k])) which = k;
   if (which < 0) return -2;
-  int want_lo = which == 5 ? 1 : 1, want_hi = which == 5 ? 2 : 1;
-  if (nargs < want_lo || nargs > want_hi)
+  if (nargs < 1 || nargs > (which == 5 ? 2 : 1))
     return ERR(t, "'%s' takes %s argument%s, %d given", names[which], which == 5 ? "1 or 2" : "1", which == 5 ? "s" : "",
                nargs);
   for (int k = 0; k < nargs; k++) TRY(fe_value_of(p, args[k], t));
@@ -319,7 +318,7 @@ static int32_t unavailable(Parser *p, const FeToken *t) {
 }
 
 /* complex<T>(re, im), complex<T>(x), complex<T>() after the "(": re and im are real values converted to T. */
-static int32_t complex_ctor(Parser *p, LoomDType ct, const FeToken *t) {
+static int32_t complex_ctor(Parser *p, LoomDType ct) {
   LoomDType rt = dtype_real_of(ct);
   int32_t v[2] = {-1, -1};
   int n = 0;
@@ -340,7 +339,6 @@ static int32_t complex_ctor(Parser *p, LoomDType ct, const FeToken *t) {
     }
   }
   for (int k = n; k < 2; k++) TRY(v[k] = fe_mk_const(p, rt, (Scalar){.f = 0.0}));
-  (void)t;
   return fe_mk_elem(p, LOOM_OP_COMPLEX, ct, v[0], v[1]);
 }
 
@@ -394,7 +392,7 @@ static int32_t primary(Parser *p) {
     if (dt == SN_VOID) return ERR(t, "cast to void is not supported");
     advance(p);
     FeToken *et = cur(p);
-    if (dtype_is_complex((LoomDType)dt)) return complex_ctor(p, (LoomDType)dt, t);
+    if (dtype_is_complex((LoomDType)dt)) return complex_ctor(p, (LoomDType)dt);
     int32_t e = fe_parse_expr(p);
     TRY(e);
     TRY(expect(p, ")"));
