@@ -102,9 +102,14 @@ static LLVMValueRef raw_ptr(SnLower *L, int32_t var, int dt, LLVMValueRef idx) {
   return LLVMBuildGEP2(L->m->b, cg_mem_type(L->m, (LoomDType)dt), L->rawp[var - L->f->var_begin], &idx, 1, "");
 }
 
-/* C's integer / and % made total (ir/snippet.h); floats: cg_fdiv / frem. */
+/* C's integer / and % made total (ir/snippet.h); floats: cg_fdiv / frem; complex /: loom's complex division
+ * (NumPy's, lower_complex.c: the same values as the array operation a / b). */
 static LLVMValueRef div_rem(SnLower *L, int t, LLVMValueRef a, LLVMValueRef b, bool rem) {
   LLVMBuilderRef bd = L->m->b;
+  if (dtype_is_complex((LoomDType)t) && !rem) {
+    LLVMValueRef args[2] = {a, b};
+    return cg_elem(L->m, LOOM_OP_TRUEDIV, (LoomDType)t, args);
+  }
   if (dtype_is_float((LoomDType)t)) return rem ? LLVMBuildFRem(bd, a, b, "") : cg_fdiv(L->m, (LoomDType)t, a, b);
   LLVMTypeRef ty = LLVMTypeOf(a);
   LLVMValueRef zero = LLVMConstInt(ty, 0, 0), one = LLVMConstInt(ty, 1, 0);

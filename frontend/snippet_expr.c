@@ -77,12 +77,40 @@ static LoomDType float_type(Parser *p, const int32_t *args, int n, bool fsuffix)
   return LOOM_FLOAT32;
 }
 
+/* The math functions of CuPy's complex<T> (complex.cuh) that loom computes on complex operands. */
+static bool complex_math_op(LoomOp op) {
+  switch (op) {
+  case LOOM_OP_SQRT: case LOOM_OP_EXP: case LOOM_OP_LOG: case LOOM_OP_LOG10: case LOOM_OP_POW: case LOOM_OP_SIN:
+  case LOOM_OP_COS: case LOOM_OP_TAN: case LOOM_OP_SINH: case LOOM_OP_COSH: case LOOM_OP_TANH: case LOOM_OP_ASIN:
+  case LOOM_OP_ACOS: case LOOM_OP_ATAN: case LOOM_OP_ASINH: case LOOM_OP_ACOSH: case LOOM_OP_ATANH: return true;
+  default: return false;
+  }
+}
+
+/* A math function with a complex argument: abs (the part type), isnan / isinf / isfinite (bool) and the
+ * functions of complex_math_op, computed in the common complex type of the arguments. */
+static int32_t call_math_complex(Parser *p, const MathFn *mf, bool fsuffix, int32_t *args, int nargs, const FeToken *t) {
+  LoomDType ct = fe_dtype_of(p, args[0]);
+  if (nargs == 2) ct = fe_common_type(ct, fe_dtype_of(p, args[1]));
+  if (!dtype_is_complex(ct)) ct = dtype_complex_of(ct);
+  bool ok = !fsuffix && (mf->mode == MF_ABS || mf->mode == MF_PRED || (mf->mode == MF_FLOAT && complex_math_op((LoomOp)mf->op)));
+  if (!ok) return ERR(t, "'%.*s' does not take a complex argument", t->len, t->loc);
+  int32_t x = fe_convert(p, args[0], ct, t), y = -1;
+  TRY(x);
+  if (nargs == 2) TRY(y = fe_convert(p, args[1], ct, t));
+  if (mf->mode == MF_ABS) return fe_mk_elem(p, LOOM_OP_ABS, dtype_real_of(ct), x, -1);
+  if (mf->mode == MF_PRED) return fe_mk_elem(p, (LoomOp)mf->op, LOOM_BOOL, x, -1);
+  return fe_mk_elem(p, (LoomOp)mf->op, ct, x, y);
+}
+
 static int32_t call_math(Parser *p, const MathFn *mf, bool fsuffix, int32_t *args, int nargs, const FeToken *t) {
   if (mf->mode == MF_NO)
     return ERRU(t, "'%.*s' is not supported: loom has no %s operation", t->len, t->loc, mf->name);
   if (nargs != mf->nargs)
     return ERR(t, "'%.*s' takes %d argument%s, %d given", t->len, t->loc, mf->nargs, mf->nargs == 1 ? "" : "s", nargs);
   for (int k = 0; k < nargs; k++) TRY(fe_value_of(p, args[k], t));
+  for (int k = 0; k < nargs; k++)
+    if (dtype_is_complex(fe_dtype_of(p, args[k]))) return call_math_complex(p, mf, fsuffix, args, nargs, t);
   if (mf->mode == MF_ABS || mf->mode == MF_MINMAX) {
     LoomDType ct = nargs == 1 ? fe_promote(fe_dtype_of(p, args[0])) : fe_common_type(fe_dtype_of(p, args[0]), fe_dtype_of(p, args[1]));
     int32_t x = fe_convert(p, args[0], ct, t), y = -1;
@@ -121,6 +149,78 @@ static int32_t call_math(Parser *p, const MathFn *mf, bool fsuffix, int32_t *arg
     return fe_mk_comma(p, set, r);
   }
   return fe_mk_elem(p, (LoomOp)mf->op, ft, x, y);
+}
+
+/* CuPy's complex<T> functions real, imag, conj, arg, norm, polar (complex.cuh); a real argument counts as
+ * complex<float> for float / half, else complex<double> (real(x) of a real x is x in that precision).
+ * Returns -2 when name is none of them. */
+static int32_t call_complex_fn(Parser *p, const FeToken *t, int32_t *args, int nargs) {
+  static const char *const names[] = {"real", "imag", "conj", "arg", "norm", "polar"};
+  int which = -1;
+  for (int k = 0; k < 6; k++)
+    if (fe_tok_is(t, names[k])) which = k;
+  if (which < 0) return -2;
+  if (nargs < 1 || nargs > (which == 5 ? 2 : 1))
+    return ERR(t, "'%s' takes %s argument%s, %d given", names[which], which == 5 ? "1 or 2" : "1", which == 5 ? "s" : "",
+               nargs);
+  for (int k = 0; k < nargs; k++) TRY(fe_value_of(p, args[k], t));
+  if (which == 5) { /* polar(r, theta = 0) = (r cos theta, r sin theta) */
+    LoomDType ft = float_type(p, args, nargs, false);
+    for (int k = 0; k < nargs; k++)
+      if (dtype_is_complex(fe_dtype_of(p, args[k]))) return ERR(t, "'polar' takes real arguments");
+    int32_t r, th, c, sn, re, im, rv, set;
+    TRY(r = fe_convert(p, args[0], ft, t));
+    if (nargs == 1) {
+      int32_t zero;
+      TRY(zero = fe_mk_const(p, ft, (Scalar){.f = 0.0}));
+      return fe_mk_elem(p, LOOM_OP_COMPLEX, dtype_complex_of(ft), r, zero);
+    }
+    TRY(th = fe_convert(p, args[1], ft, t));
+    int32_t v = fe_new_temp(p, ft); /* r once */
+    TRY(v);
+    TRY(set = fe_mk_assign(p, v, r));
+    TRY(c = fe_mk_elem(p, LOOM_OP_COS, ft, th, -1));
+    TRY(sn = fe_mk_elem(p, LOOM_OP_SIN, ft, th, -1));
+    TRY(rv = fe_mk_var(p, v));
+    TRY(re = fe_mk_elem(p, LOOM_OP_MUL, ft, rv, c));
+    TRY(rv = fe_mk_var(p, v));
+    TRY(im = fe_mk_elem(p, LOOM_OP_MUL, ft, rv, sn));
+    TRY(re = fe_mk_elem(p, LOOM_OP_COMPLEX, dtype_complex_of(ft), re, im));
+    return fe_mk_comma(p, set, re);
+  }
+  LoomDType ct = fe_dtype_of(p, args[0]);
+  if (!dtype_is_complex(ct)) ct = dtype_complex_of(float_type(p, args, 1, false));
+  int32_t z = fe_convert(p, args[0], ct, t);
+  TRY(z);
+  LoomDType rt = dtype_real_of(ct);
+  switch (which) {
+  case 0: return fe_mk_elem(p, LOOM_OP_REAL, rt, z, -1);
+  case 1: return fe_mk_elem(p, LOOM_OP_IMAG, rt, z, -1);
+  case 2: return fe_mk_elem(p, LOOM_OP_CONJ, ct, z, -1);
+  default: break;
+  }
+  /* arg = atan2(imag, real), norm = real^2 + imag^2: z evaluated once */
+  int32_t v = fe_new_temp(p, ct), set, re, im, zv;
+  TRY(v);
+  TRY(set = fe_mk_assign(p, v, z));
+  TRY(zv = fe_mk_var(p, v));
+  TRY(re = fe_mk_elem(p, LOOM_OP_REAL, rt, zv, -1));
+  TRY(zv = fe_mk_var(p, v));
+  TRY(im = fe_mk_elem(p, LOOM_OP_IMAG, rt, zv, -1));
+  int32_t r;
+  if (which == 3) {
+    TRY(r = fe_mk_elem(p, LOOM_OP_ATAN2, rt, im, re));
+  } else {
+    int32_t re2, im2;
+    TRY(zv = fe_mk_var(p, v));
+    TRY(re2 = fe_mk_elem(p, LOOM_OP_REAL, rt, zv, -1));
+    TRY(zv = fe_mk_var(p, v));
+    TRY(im2 = fe_mk_elem(p, LOOM_OP_IMAG, rt, zv, -1));
+    TRY(re = fe_mk_elem(p, LOOM_OP_MUL, rt, re, re2));
+    TRY(im = fe_mk_elem(p, LOOM_OP_MUL, rt, im, im2));
+    TRY(r = fe_mk_elem(p, LOOM_OP_ADD, rt, re, im));
+  }
+  return fe_mk_comma(p, set, r);
 }
 
 /* args = "(" (fe_parse_assign ("," assign)*)? ")" */
@@ -165,6 +265,8 @@ static int32_t call(Parser *p, FeToken *name) {
   }
   if (p->func < p->m->nfunc && p->m->funcs[p->func].role == SF_HELPER && fe_tok_is(name, p->m->funcs[p->func].name))
     return ERRU(name, "recursive calls are not supported ('%s' calls itself)", p->m->funcs[p->func].name);
+  int32_t cr = call_complex_fn(p, name, args, nargs);
+  if (cr != -2) return cr;
   bool fsuffix;
   const MathFn *mf = find_math(name, &fsuffix);
   if (mf) return call_math(p, mf, fsuffix, args, nargs, name);
@@ -213,6 +315,31 @@ static int32_t unavailable(Parser *p, const FeToken *t) {
                    "(%s sees raw parameters, _ind.size() and the variables loop_prep declares)",
                    t->len, t->loc, p->region, p->region);
   return ERR(t, "undeclared identifier '%.*s'", t->len, t->loc);
+}
+
+/* complex<T>(re, im), complex<T>(x), complex<T>() after the "(": re and im are real values converted to T. */
+static int32_t complex_ctor(Parser *p, LoomDType ct) {
+  LoomDType rt = dtype_real_of(ct);
+  int32_t v[2] = {-1, -1};
+  int n = 0;
+  if (!consume(p, ")")) {
+    for (;;) {
+      if (n == 2) return ERR(cur(p), "%s takes at most 2 arguments", fe_c_type_name(ct));
+      FeToken *at = cur(p);
+      TRY(v[n] = fe_parse_assign(p));
+      TRY(fe_value_of(p, v[n], at));
+      if (n == 0 && dtype_is_complex(fe_dtype_of(p, v[0])) && is(p, ")")) {
+        advance(p);
+        return fe_convert(p, v[0], ct, at); /* complex<T>(z): a conversion */
+      }
+      TRY(v[n] = fe_convert(p, v[n], rt, at));
+      n++;
+      if (consume(p, ")")) break;
+      TRY(expect(p, ","));
+    }
+  }
+  for (int k = n; k < 2; k++) TRY(v[k] = fe_mk_const(p, rt, (Scalar){.f = 0.0}));
+  return fe_mk_elem(p, LOOM_OP_COMPLEX, ct, v[0], v[1]);
 }
 
 /* primary = "(" expr ")" | number | "true" | "false"
@@ -265,6 +392,7 @@ static int32_t primary(Parser *p) {
     if (dt == SN_VOID) return ERR(t, "cast to void is not supported");
     advance(p);
     FeToken *et = cur(p);
+    if (dtype_is_complex((LoomDType)dt)) return complex_ctor(p, (LoomDType)dt);
     int32_t e = fe_parse_expr(p);
     TRY(e);
     TRY(expect(p, ")"));
@@ -302,7 +430,17 @@ static int32_t postfix(Parser *p) {
     if (consume(p, "++")) TRY(e = fe_incdec(p, e, true, true, t));
     else if (consume(p, "--")) TRY(e = fe_incdec(p, e, false, true, t));
     else if (is(p, "[")) return ERR(t, "only raw parameters can be indexed");
-    else if (is(p, ".") || is(p, "->")) return ERRU(t, "member access is not supported here");
+    else if (is(p, ".") && (fe_tok_is(peek(p, 1), "real") || fe_tok_is(peek(p, 1), "imag")) &&
+             fe_tok_is(peek(p, 2), "(") && fe_tok_is(peek(p, 3), ")")) {
+      /* complex<T>'s z.real() / z.imag() (the setters z.real(v) are not supported) */
+      TRY(fe_value_of(p, e, t));
+      LoomDType ct = fe_dtype_of(p, e);
+      if (!dtype_is_complex(ct))
+        return ERR(t, "'.%.*s()' needs a complex value (have '%s')", peek(p, 1)->len, peek(p, 1)->loc, fe_c_type_name(ct));
+      LoomOp op = fe_tok_is(peek(p, 1), "real") ? LOOM_OP_REAL : LOOM_OP_IMAG;
+      p->pos += 4;
+      TRY(e = fe_mk_elem(p, op, dtype_real_of(ct), e, -1));
+    } else if (is(p, ".") || is(p, "->")) return ERRU(t, "member access is not supported here");
     else return e;
   }
   return ERR(cur(p), "too many postfix operators");
@@ -321,7 +459,7 @@ static int32_t unary(Parser *p) {
       if (e < 0) r = -1;
       else if (t->loc[0] == '+') r = e;
       else if (t->loc[0] == '-') r = fe_mk_elem(p, LOOM_OP_NEG, pt, e, -1);
-      else if (dtype_is_float(pt)) r = ERR(t, "invalid operand to '~' (have '%s')", fe_c_type_name(pt));
+      else if (dtype_is_float(pt) || dtype_is_complex(pt)) r = ERR(t, "invalid operand to '~' (have '%s')", fe_c_type_name(pt));
       else r = fe_mk_elem(p, LOOM_OP_BITWISE_NOT, pt, e, -1);
     } else {
       r = -1;

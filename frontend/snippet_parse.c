@@ -34,7 +34,9 @@ static const NamedType numpy_types[] = {
     {"short", LOOM_INT16}, {"byte", LOOM_INT8}, {"ubyte", LOOM_UINT8}, {"ushort", LOOM_UINT16},
     {"uint", LOOM_UINT64}, {"ulong", LOOM_UINT64}, {"ulonglong", LOOM_UINT64}, {"intc", LOOM_INT32},
     {"uintc", LOOM_UINT32}, {"intp", LOOM_INT64}, {"uintp", LOOM_UINT64}, {"int_", LOOM_INT64},
-    {"float_", LOOM_FLOAT64}, {"longdouble", LOOM_FLOAT64},
+    {"float_", LOOM_FLOAT64}, {"longdouble", LOOM_FLOAT64}, {"complex64", LOOM_COMPLEX64},
+    {"complex128", LOOM_COMPLEX128}, {"csingle", LOOM_COMPLEX64}, {"cdouble", LOOM_COMPLEX128},
+    {"complex_", LOOM_COMPLEX128}, {"clongdouble", LOOM_COMPLEX128},
 };
 
 static int parse_param_list(Parser *p, FeParamList *out) {
@@ -130,10 +132,10 @@ static LoomStatus param_dtype(Parser *p, const char *kernel, const FeParam *prm,
       if ((unsigned)p->bind.dtypes[k] >= LOOM_DTYPE_COUNT)
         return diag_error(p->d, LOOM_ERR_INVALID_ARGUMENT, "%s: type placeholder '%s' bound to an invalid dtype",
                           kernel, prm->type_name);
-      if (dtype_is_complex(p->bind.dtypes[k]) || p->bind.dtypes[k] == LOOM_BFLOAT16)
+      if (p->bind.dtypes[k] == LOOM_BFLOAT16)
         return diag_error(p->d, LOOM_ERR_UNSUPPORTED,
-                          "%s: type placeholder '%s' bound to %s: kernel snippets do not support bfloat16 or complex "
-                          "dtypes yet (use loom's array operations for them)",
+                          "%s: type placeholder '%s' bound to %s: kernel snippets do not support bfloat16 "
+                          "yet (use loom's array operations for it)",
                           kernel, prm->type_name, loom_dtype_name(p->bind.dtypes[k]));
       *dt = p->bind.dtypes[k];
       return LOOM_OK;

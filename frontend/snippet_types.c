@@ -15,7 +15,7 @@
 /* One-word type names of the snippet language (C/CUDA names and NumPy-style aliases). */
 static const NamedType named_types[] = {
     {"half", LOOM_FLOAT16}, {"__half", LOOM_FLOAT16}, {"float16", LOOM_FLOAT16},
-    {"float32", LOOM_FLOAT32}, {"float64", LOOM_FLOAT64},
+    {"float32", LOOM_FLOAT32}, {"float64", LOOM_FLOAT64}, {"complex64", LOOM_COMPLEX64}, {"complex128", LOOM_COMPLEX128},
     {"int8_t", LOOM_INT8}, {"int16_t", LOOM_INT16}, {"int32_t", LOOM_INT32}, {"int64_t", LOOM_INT64},
     {"uint8_t", LOOM_UINT8}, {"uint16_t", LOOM_UINT16}, {"uint32_t", LOOM_UINT32}, {"uint64_t", LOOM_UINT64},
     {"int8", LOOM_INT8}, {"int16", LOOM_INT16}, {"int32", LOOM_INT32}, {"int64", LOOM_INT64},
@@ -52,9 +52,42 @@ bool fe_is_spec_word(const FeToken *t) {
   return false;
 }
 
+/* Whether t starts CuPy's complex<T> (also spelled thrust::complex<T>). */
+static bool complex_template_at(Parser *p, const FeToken *t) {
+  if (!p->tok || t < p->tok || t >= p->tok + p->ntok) return false; /* not a token of this parser's text */
+  int32_t i = (int32_t)(t - p->tok), n = p->ntok;
+  if (fe_tok_is(t, "thrust") && i + 2 < n && fe_tok_is(&p->tok[i + 1], "::")) i += 2;
+  return i + 1 < n && fe_tok_is(&p->tok[i], "complex") && fe_tok_is(&p->tok[i + 1], "<");
+}
+
 bool fe_is_type_start(Parser *p, const FeToken *t) {
   LoomDType dt = LOOM_INT32;
-  return fe_is_spec_word(t) || named_type(p, t, &dt);
+  return fe_is_spec_word(t) || named_type(p, t, &dt) || complex_template_at(p, t);
+}
+
+/* complex<T> (thrust::complex<T>): T float (or half) -> complex64, double -> complex128, T a complex type
+ * itself -> T. Returns 1 with *out, or -1. */
+static int parse_complex_template(Parser *p, int *out) {
+  FeToken *start = cur(p);
+  if (fe_tok_is(start, "thrust")) p->pos += 2;
+  p->pos += 2; /* complex < */
+  int inner;
+  int r = fe_parse_type(p, &inner);
+  if (r < 0) return -1;
+  if (r == 0) return ERR(cur(p), "expected a type in complex<...>");
+  if (inner == LOOM_FLOAT32 || inner == LOOM_FLOAT16) *out = LOOM_COMPLEX64;
+  else if (inner == LOOM_FLOAT64) *out = LOOM_COMPLEX128;
+  else if (inner == LOOM_COMPLEX64 || inner == LOOM_COMPLEX128) *out = inner;
+  else return ERR(start, "complex<%s>: the part type must be float or double", fe_c_type_name(inner));
+  FeToken *t = cur(p);
+  if (fe_tok_is(t, ">>")) { /* complex<float>> closing an outer template: split the token */
+    t->loc++;
+    t->len = 1;
+    t->col++;
+    return 1;
+  }
+  if (!consume(p, ">")) return ERR(t, "expected '>' after complex<%s", fe_c_type_name(inner));
+  return 1;
 }
 
 bool fe_is_keyword(const FeToken *t) {
@@ -76,6 +109,15 @@ int fe_parse_type(Parser *p, int *out) {
   for (int guard = 0; guard < 64; guard++) {
     FeToken *t = cur(p);
     LoomDType dt = LOOM_INT32;
+    if (!nnamed && !(nsigned + nunsigned + nchar + nshort + nint + nlong + nbool + nfloat + ndouble + nvoid) &&
+        complex_template_at(p, t)) {
+      int ct;
+      TRY(parse_complex_template(p, &ct));
+      nnamed++;
+      named = (LoomDType)ct;
+      any++;
+      continue;
+    }
     if (fe_tok_is(t, "const") || fe_tok_is(t, "volatile")) {
     } else if (fe_tok_is(t, "signed")) nsigned++;
     else if (fe_tok_is(t, "unsigned")) nunsigned++;
@@ -129,11 +171,19 @@ LoomDType fe_promote(LoomDType t) {
   }
 }
 
-/* C++'s usual arithmetic conversions (long long = 64 bits; half computes as float). */
+/* C++'s usual arithmetic conversions (long long = 64 bits; half computes as float). With a complex operand
+ * (CuPy's complex<T> operators): the complex type of the common type of the parts (complex<float> and
+ * double -> complex<double>, complex<float> and int -> complex<float>). */
 LoomDType fe_common_type(LoomDType a, LoomDType b) {
   a = fe_promote(a);
   b = fe_promote(b);
   if (a == b) return a;
+  if (dtype_is_complex(a) || dtype_is_complex(b)) {
+    LoomDType ra = dtype_is_complex(a) ? dtype_real_of(a) : a, rb = dtype_is_complex(b) ? dtype_real_of(b) : b;
+    if (!dtype_is_float(ra)) ra = rb; /* the complex operand's part type decides against an integer */
+    if (!dtype_is_float(rb)) rb = ra;
+    return (ra == LOOM_FLOAT64 || rb == LOOM_FLOAT64) ? LOOM_COMPLEX128 : LOOM_COMPLEX64;
+  }
   if (dtype_is_float(a) || dtype_is_float(b))
     return (a == LOOM_FLOAT64 || b == LOOM_FLOAT64) ? LOOM_FLOAT64 : LOOM_FLOAT32;
   bool ua = dtype_kind(a) == DK_UINT, ub = dtype_kind(b) == DK_UINT;
@@ -152,6 +202,10 @@ int32_t fe_value_of(Parser *p, int32_t e, const FeToken *t) {
 
 int32_t fe_convert(Parser *p, int32_t e, int dtype, const FeToken *t) {
   TRY(fe_value_of(p, e, t));
+  int from = p->m->exprs[e].dtype;
+  if (dtype_is_complex((LoomDType)from) && !dtype_is_complex((LoomDType)dtype))
+    return ERR(t, "cannot convert '%s' to '%s' (take real(z), imag(z) or abs(z))", fe_c_type_name(from),
+               fe_c_type_name(dtype));
   return ir_snippet_cast(p->m, e, (LoomDType)dtype, p->d);
 }
 int32_t fe_to_bool(Parser *p, int32_t e, const FeToken *t) { return fe_convert(p, e, LOOM_BOOL, t); }
@@ -171,7 +225,7 @@ int32_t fe_binop(Parser *p, const char *op, int32_t a, int32_t b, const FeToken 
     return fe_mk2(p, op[0] == '&' ? SE_LAND : SE_LOR, LOOM_BOOL, x, y);
   }
   if (!strcmp(op, "<<") || !strcmp(op, ">>")) {
-    if (dtype_is_float(ta) || dtype_is_float(tb))
+    if (dtype_is_float(ta) || dtype_is_float(tb) || dtype_is_complex(ta) || dtype_is_complex(tb))
       return ERR(t, "invalid operands to '%s' (have '%s' and '%s'): shifts need integers", op, fe_c_type_name(ta), fe_c_type_name(tb));
     LoomDType r = fe_promote(ta);
     int32_t x = fe_convert(p, a, r, t), y;
@@ -187,18 +241,25 @@ int32_t fe_binop(Parser *p, const char *op, int32_t a, int32_t b, const FeToken 
       {"==", LOOM_OP_EQ}, {"!=", LOOM_OP_NE}, {"<", LOOM_OP_LT},
       {"<=", LOOM_OP_LE}, {">", LOOM_OP_GT}, {">=", LOOM_OP_GE}};
   for (size_t k = 0; k < sizeof cmp / sizeof *cmp; k++)
-    if (!strcmp(op, cmp[k].s)) return fe_mk_elem(p, cmp[k].op, LOOM_BOOL, x, y);
+    if (!strcmp(op, cmp[k].s)) {
+      if (dtype_is_complex(ct) && k >= 2)
+        return ERR(t, "invalid operands to '%s' (have '%s' and '%s'): complex numbers are not ordered", op,
+                   fe_c_type_name(ta), fe_c_type_name(tb));
+      return fe_mk_elem(p, cmp[k].op, LOOM_BOOL, x, y);
+    }
   if (!strcmp(op, "+")) return fe_mk_elem(p, LOOM_OP_ADD, ct, x, y);
   if (!strcmp(op, "-")) return fe_mk_elem(p, LOOM_OP_SUB, ct, x, y);
   if (!strcmp(op, "*")) return fe_mk_elem(p, LOOM_OP_MUL, ct, x, y);
   if (!strcmp(op, "/")) return fe_mk2(p, SE_DIV, ct, x, y);
   if (!strcmp(op, "%")) {
+    if (dtype_is_complex(ct))
+      return ERR(t, "invalid operands to '%%' (have '%s' and '%s')", fe_c_type_name(ta), fe_c_type_name(tb));
     if (dtype_is_float(ct))
       return ERR(t, "invalid operands to '%%' (have '%s' and '%s'): use fmod for floating point", fe_c_type_name(ta), fe_c_type_name(tb));
     return fe_mk2(p, SE_REM, ct, x, y);
   }
   LoomOp bop = op[0] == '&' ? LOOM_OP_BITWISE_AND : op[0] == '|' ? LOOM_OP_BITWISE_OR : LOOM_OP_BITWISE_XOR;
-  if (dtype_is_float(ct))
+  if (dtype_is_float(ct) || dtype_is_complex(ct))
     return ERR(t, "invalid operands to '%s' (have '%s' and '%s'): bitwise operators need integers", op, fe_c_type_name(ta), fe_c_type_name(tb));
   return fe_mk_elem(p, bop, ct, x, y);
 }

@@ -109,7 +109,12 @@ int32_t ir_snippet_cast(SnModule *m, int32_t e, LoomDType dtype, Diag *d) {
     DKind from = dtype_kind((LoomDType)x->dtype), to = dtype_kind(dtype);
     Scalar v = x->value, r = {0};
     bool fold = true;
-    if (to == DK_BOOL) {
+    if (from == DK_COMPLEX && to != DK_COMPLEX) {
+      fold = false; /* the front end never converts complex to real implicitly; left to codegen */
+    } else if (to == DK_COMPLEX) {
+      r.f = from == DK_FLOAT || from == DK_COMPLEX ? v.f : from == DK_INT ? (double)v.i : (double)v.u;
+      r.im = from == DK_COMPLEX ? v.im : 0.0;
+    } else if (to == DK_BOOL) {
       r.u = from == DK_FLOAT ? (v.f != 0) : (v.u != 0);
     } else if (to == DK_FLOAT) {
       r.f = from == DK_FLOAT ? v.f : from == DK_INT ? (double)v.i : (double)v.u;

@@ -288,7 +288,7 @@ static int uk_classify(ModState *st, UkArgs *u, Py_ssize_t i, PyObject *o, int i
     u->any_lazy |= x->lazy;
     return 0;
   }
-  if (PyBool_Check(o) || PyLong_Check(o) || PyFloat_Check(o)) {
+  if (PyBool_Check(o) || PyLong_Check(o) || PyFloat_Check(o) || PyComplex_Check(o)) {
     if (is_out) goto bad_out;
     a->kind = UKA_PYSCALAR;
     return 0;
@@ -339,8 +339,24 @@ bad_out:
 
 /* Stores Python scalar o as dtype dt into dst; -1 with an exception (OverflowError out of range). */
 int store_scalar(PyObject *o, LoomDType dt, void *dst) {
-  if (dt == LOOM_BFLOAT16 || dt == LOOM_COMPLEX64 || dt == LOOM_COMPLEX128) {
+  if (dt == LOOM_BFLOAT16) {
     PyErr_Format(PyExc_NotImplementedError, "kernel arguments: %s scalars are not supported yet", dtype_names[dt]);
+    return -1;
+  }
+  if (dt == LOOM_COMPLEX64 || dt == LOOM_COMPLEX128) { /* two parts, real first (NumPy's layout) */
+    Py_complex c = PyComplex_AsCComplex(o);
+    if (c.real == -1.0 && PyErr_Occurred()) return -1;
+    if (dt == LOOM_COMPLEX128) {
+      memcpy(dst, &c.real, 8);
+      memcpy((char *)dst + 8, &c.imag, 8);
+    } else {
+      float f[2] = {(float)c.real, (float)c.imag};
+      memcpy(dst, f, 8);
+    }
+    return 0;
+  }
+  if (PyComplex_Check(o)) {
+    PyErr_Format(PyExc_TypeError, "kernel arguments: the complex value %R cannot be passed as %s", o, dtype_names[dt]);
     return -1;
   }
   if (dt == LOOM_FLOAT16 || dt == LOOM_FLOAT32 || dt == LOOM_FLOAT64) {
@@ -417,7 +433,7 @@ static LoomDType uk_scalar_dtype(const UserKernelObject *k, const UkArgs *u, Py_
           return u->d[j].dtype;
   }
   PyObject *o = u->a[i].obj;
-  return PyBool_Check(o) ? LOOM_BOOL : PyLong_Check(o) ? LOOM_INT64 : LOOM_FLOAT64;
+  return PyBool_Check(o) ? LOOM_BOOL : PyLong_Check(o) ? LOOM_INT64 : PyComplex_Check(o) ? LOOM_COMPLEX128 : LOOM_FLOAT64;
 }
 
 /* Reads the arguments: ins (nin objects) and outs (nout objects or NULL). With `run`, pending loom

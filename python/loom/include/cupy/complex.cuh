@@ -8,7 +8,12 @@
 //
 // Layout: two T (real, imaginary), aligned to 2 * sizeof(T): the layout of NumPy's complex64 / complex128
 // and of loom's complex arrays, so a `complex<float> *` parameter reads a complex64 array.
-// Accuracy: division scales by the larger part of the divisor (no overflow for large finite operands); abs
+// Accuracy: + - * / round as loom's (and NumPy's) complex64 / complex128 array operations do, so a raw kernel's
+// a / b equals loom's elementwise a / b bit for bit: * is (ar br - ai bi, ar bi + ai br) with a fused
+// multiply-add for the first product of each part, / is NumPy's Smith division (the ratio of the divisor's
+// parts, the reciprocal of the scaled divisor, products with it; a zero divisor divides each part by +0);
+// the compilers may not fuse the other products into their sums (clang's CUDA mode and NVRTC contract
+// a * b + c by default, which changes the rounding): they are __fmul_rn / __dmul_rn on the device. abs
 // uses hypot; sqrt follows the usual branch cut on the negative real axis; the inverse functions are
 // written through log and sqrt (accurate to a few ulp away from their branch points).
 #pragma once
@@ -61,6 +66,16 @@ template <> struct real_math<double> {
   static __host__ __device__ double ln10() { return 2.302585092994045684; }
 };
 template <typename T> __host__ __device__ inline bool is_nan(T x) { return x != x; }
+// x * y rounded on its own (never contracted into a neighbouring add), and fma(x, y, z), per precision.
+#if defined(__CUDA_ARCH__)
+__host__ __device__ inline float mul_rn(float x, float y) { return __fmul_rn(x, y); }
+__host__ __device__ inline double mul_rn(double x, double y) { return __dmul_rn(x, y); }
+#else
+__host__ __device__ inline float mul_rn(float x, float y) { return x * y; }
+__host__ __device__ inline double mul_rn(double x, double y) { return x * y; }
+#endif
+__host__ __device__ inline float fma(float x, float y, float z) { return ::fmaf(x, y, z); }
+__host__ __device__ inline double fma(double x, double y, double z) { return ::fma(x, y, z); }
 // A non-deduced context: the real operand of a mixed operation takes the complex number's precision, so
 // complex<float> * 2.0 and 2 * complex<double> compile (the scalar is converted to T).
 template <typename T> struct same { typedef T type; };
@@ -104,20 +119,25 @@ template <typename T> __host__ __device__ inline complex<T> operator+(const comp
 template <typename T> __host__ __device__ inline complex<T> operator-(const complex<T> &a, const complex<T> &b) {
   return complex<T>(a.real() - b.real(), a.imag() - b.imag());
 }
+// (ar br - ai bi, ar bi + ai br), the first product of each part fused (loom's complex multiply on GPUs).
 template <typename T> __host__ __device__ inline complex<T> operator*(const complex<T> &a, const complex<T> &b) {
-  return complex<T>(a.real() * b.real() - a.imag() * b.imag(), a.real() * b.imag() + a.imag() * b.real());
+  using loom_detail::mul_rn;
+  return complex<T>(loom_detail::fma(a.real(), b.real(), -mul_rn(a.imag(), b.imag())),
+                    loom_detail::fma(a.real(), b.imag(), mul_rn(a.imag(), b.real())));
 }
-// a / b scaled by b's larger part, so that |b|^2 is never formed (it overflows for |b| > sqrt(max)).
+// NumPy's Smith division: with |c| >= |d|, r = d / c, s = 1 / (c + d r), a / b = ((ar + ai r) s, (ai - ar r) s)
+// (|b|^2 is never formed); the other case with the parts' roles swapped; a zero divisor divides each part by +0.
 template <typename T> __host__ __device__ inline complex<T> operator/(const complex<T> &a, const complex<T> &b) {
   typedef loom_detail::real_math<T> M;
-  T c = b.real(), d = b.imag();
-  if (M::fabs(c) >= M::fabs(d)) {
-    if (c == T(0) && d == T(0)) return complex<T>(a.real() / M::fabs(c), a.imag() / M::fabs(c));
-    T r = d / c, den = c + d * r;
-    return complex<T>((a.real() + a.imag() * r) / den, (a.imag() - a.real() * r) / den);
+  using loom_detail::mul_rn;
+  T c = b.real(), d = b.imag(), ac = M::fabs(c), ad = M::fabs(d);
+  if (ac >= ad) {
+    if (c == T(0) && d == T(0)) return complex<T>(a.real() / ac, a.imag() / ad);
+    T r = d / c, s = T(1) / (c + mul_rn(d, r));
+    return complex<T>(mul_rn(a.real() + mul_rn(a.imag(), r), s), mul_rn(a.imag() - mul_rn(a.real(), r), s));
   }
-  T r = c / d, den = c * r + d;
-  return complex<T>((a.real() * r + a.imag()) / den, (a.imag() * r - a.real()) / den);
+  T r = c / d, s = T(1) / (d + mul_rn(c, r));
+  return complex<T>(mul_rn(mul_rn(a.real(), r) + a.imag(), s), mul_rn(mul_rn(a.imag(), r) - a.real(), s));
 }
 template <typename T>
 __host__ __device__ inline complex<T> operator+(const complex<T> &a, const loom_detail::scalar<T> &x) {
