@@ -290,7 +290,8 @@ typedef struct CgElemPair {
 } CgElemPair;
 void cg_gpu_elemv_pair(Lower *L, LLVMValueRef v, void *arg);
 unsigned cg_gpu_elemv_group(const KernelIr *k); /* LOOM_GPU_ELEM_GROUP */
-bool cg_gpu_elemv_tie(void);                     /* LOOM_GPU_ELEM_TIE (default on) */
+bool cg_gpu_elemv_tie(void);                     /* LOOM_GPU_ELEM_TIE != 0 (PARTV with side stores) */
+bool cg_gpu_elemv_tie_kernel(const KernelIr *k, unsigned lanes); /* elementwise: the rule (gpu_strategies.c) */
 void cg_gpu_red_item(Lower *L, LLVMValueRef item, void *arg); /* MAIN / PART / FINISH / FINISHB */
 /* ---- lower_scan_lookback.c: the single-pass look-back scan of few long rows ----------------------- */
 /* Whether gk (lowered from k) is a ROW scan whose `finishb` is the look-back entry. */

@@ -204,9 +204,35 @@ unsigned cg_gpu_elemv_group(const KernelIr *k) {
   return elem_group_knob() == 4 && n >= 1 && n <= elem_group_inputs_knob() && !k->snippet ? 4 : 2;
 }
 
-bool cg_gpu_elemv_tie(void) {
+static int elem_tie_knob(void) {
   static int tie = -1;
-  return env_int_once(&tie, "LOOM_GPU_ELEM_TIE", 1) != 0;
+  return env_int_once(&tie, "LOOM_GPU_ELEM_TIE", 1);
+}
+
+bool cg_gpu_elemv_tie(void) { return elem_tie_knob() != 0; }
+
+/* Whether an elementwise kernel's vector loads are tied (LOOM_GPU_ELEM_TIE: 0 never, 2 always, 1 (default)
+ * by this rule). H200, 2026-12-03 (bench/results/2026-12-03-h200-run9-logs): ties pay where reads
+ * dominate the traffic (int8 quantization, 4 bytes read a point for 1 written: +12 %) and where 8-lane
+ * vectors of 2-byte values give ptxas room to sink the second load far (GELU in float16: +3.5 %), and
+ * cost 4-10 % on float32 maps that write as much as they read (GELU, SiLU: there the loads already
+ * issue close together, and waiting for both before the first vector's math only delays it). */
+bool cg_gpu_elemv_tie_kernel(const KernelIr *k, unsigned lanes) {
+  int knob = elem_tie_knob();
+  if (knob != 1) return knob != 0;
+  if (lanes >= 8) return true;
+  bool seen[64] = {false};
+  int64_t rd = 0, wr = 0;
+  int last = k->ndim - 1;
+  for (int i = 0; i < k->ninstr; i++) {
+    const KInstr *in = &k->instrs[i];
+    if (in->kind != KI_LOAD || in->buf >= 64 || seen[in->buf] || k->bufs[in->buf].layout[last] != KL_ONE) continue;
+    seen[in->buf] = true;
+    rd += (int64_t)loom_dtype_size((LoomDType)k->bufs[in->buf].dtype);
+  }
+  const KPhase *ph = &k->phases[0];
+  for (int s = 0; s < ph->nstores; s++) wr += (int64_t)loom_dtype_size((LoomDType)k->bufs[k->stores[ph->store_begin + s].buf].dtype);
+  return rd >= 2 * wr;
 }
 
 /* The elementwise and PARTV knobs in the target's description (so kernels compiled under them are cached
@@ -218,7 +244,7 @@ static int partv_side_unroll_knob(void);
 static void make_elem_tag(void) {
   size_t n = 0;
   if (elem_group_knob() == 4) n += (size_t)snprintf(elem_tag + n, sizeof elem_tag - n, " g4i%d", elem_group_inputs_knob());
-  if (!cg_gpu_elemv_tie()) n += (size_t)snprintf(elem_tag + n, sizeof elem_tag - n, " tie0");
+  if (elem_tie_knob() != 1) n += (size_t)snprintf(elem_tag + n, sizeof elem_tag - n, " tie%d", elem_tie_knob());
   if (partv_side_unroll_knob() != 4) snprintf(elem_tag + n, sizeof elem_tag - n, " pvu%d", partv_side_unroll_knob());
 }
 
