@@ -208,6 +208,21 @@ class _PointerArgument:
                                          "version": 3, "strides": None}
 
 
+def _by_value_argument(a):
+    """A raw-kernel argument that passes by value as bytes (or a 64-bit handle): a NumPy structured scalar, or a
+    structured array of one element, becomes its `itemsize` bytes in NumPy's layout (the fields at their
+    offsets, padding included), which is the C struct's when the dtype mirrors it, as CuPy passes them;
+    a loom.cuda.texture TextureObject / SurfaceObject becomes its handle (cudaTextureObject_t, uint64).
+    Anything else is returned as it is."""
+    import numpy
+    if isinstance(a, (numpy.void, numpy.ndarray)) and a.dtype.fields is not None:
+        if a.size != 1:
+            raise TypeError(f"a structured NumPy argument passes by value and must hold one element, got shape {a.shape}")
+        return numpy.ascontiguousarray(a).tobytes()
+    handle = getattr(a, "_loom_kernel_handle", None)
+    return numpy.uint64(handle()) if handle is not None else a
+
+
 class RawKernel:
     """RawKernel(code, name, options=(), backend='nvrtc', ...): kernel(grid, block, args, shared_mem=0,
     stream=None). The code is compiled at the first use (a call, compile(), params, attributes), as in
@@ -272,7 +287,7 @@ class RawKernel:
         if not isinstance(args, (tuple, list)):
             raise TypeError("args must be a tuple")
         from .cuda.memory import MemoryPointer
-        args = tuple(_PointerArgument(a) if isinstance(a, MemoryPointer) else a for a in args)
+        args = tuple(_PointerArgument(a) if isinstance(a, MemoryPointer) else _by_value_argument(a) for a in args)
         f = self._f
         if _core.raw_params(f) is None:  # a cubin not loaded yet: load it, so that arguments take its sizes
             from . import cuda
