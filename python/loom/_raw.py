@@ -217,7 +217,8 @@ def _by_value_argument(a):
     import numpy
     if isinstance(a, (numpy.void, numpy.ndarray)) and a.dtype.fields is not None:
         if a.size != 1:
-            raise TypeError(f"a structured NumPy argument passes by value and must hold one element, got shape {a.shape}")
+            raise TypeError("a structured NumPy argument passes by value and must hold one element, "
+                            f"got shape {a.shape}")
         return numpy.ascontiguousarray(a).tobytes()
     handle = getattr(a, "_loom_kernel_handle", None)
     return numpy.uint64(handle()) if handle is not None else a
