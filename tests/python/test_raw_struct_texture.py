@@ -257,3 +257,62 @@ def test_texture_fetch_launch(shape):
     y = loom.zeros(data.size, np.float32)
     f.linear_launch(data.size, (obj, np.uint32(dims[0]), np.uint32(max(dims[1], 1)), y, np.uint32(data.size)))
     np.testing.assert_array_equal(loom.asnumpy(y), data.ravel())
+
+
+# ---- ElementwiseKernel with texture fetches: CUDA C++ (loom.cuda._cxx_elementwise) ----------------------
+TEX_OPS = {1: "T temp = tex1D<T>(texObj, float(i)); y = temp + x;",
+           2: "T temp = tex2D<T>(texObj, (float)(i % width), (float)(i / width)); y = temp + x;",
+           3: "T temp = tex3D<T>(texObj, (float)((i % (width * height)) % width), "
+              "(float)((i % (width * height)) / width), (float)(i / (width * height))); y = temp + x;"}
+TEX_PARAMS = {1: "T x, U texObj", 2: "T x, U texObj, uint64 width", 3: "T x, U texObj, uint64 width, uint64 height"}
+
+
+def test_texture_kernels_take_the_cuda_cxx_path():
+    from loom.cuda import _cxx_elementwise as cx
+    plain = loom.ElementwiseKernel("T x", "T y", "y = x * 2", name="plain")
+    assert type(plain).__call__ is loom._core.UserKernel.__call__  # loom's own compiler, C call path
+    assert not cx.uses_textures("y = texture + x1D", "int tex = 1;")
+    assert cx.uses_textures("y = tex1Dfetch<float>(t, i);") and cx.uses_textures("", "cudaTextureObject_t t;")
+    k = loom.ElementwiseKernel(TEX_PARAMS[1], "T y", TEX_OPS[1], name="tex_k")
+    assert isinstance(k, loom.ElementwiseKernel) and type(k).__call__ is not loom._core.UserKernel.__call__
+
+
+@pytest.mark.parametrize("dim", [1, 2, 3])
+@pytest.mark.skipif(_gpu(), reason="a CUDA device is present (the host path is checked)")
+def test_texture_elementwise_kernel_compiles_on_host(cxx, dim):
+    """The CUDA C++ the kernel becomes compiles (tex.Nd in its PTX); the launch then wants device arrays."""
+    from loom.cuda import _cxx_elementwise as cx
+    k = loom.ElementwiseKernel(TEX_PARAMS[dim], "T y", TEX_OPS[dim], name=f"tex{dim}_{cxx}")
+    t = object.__new__(texture.TextureObject)
+    t.ptr = 7
+    try:
+        with pytest.raises(TypeError, match="host array"):
+            k(loom.arange(24, dtype=np.float32), t, *[np.uint64(4)] * (dim - 1))
+    finally:
+        t.ptr = 0
+    fns = [f for key, f in cx._cache.items() if key[3] == f"tex{dim}_{cxx}"]
+    assert len(fns) == 1
+    ptx = fns[0].module.ptx
+    assert f"tex.{dim}d.v4.f32.f32" in ptx
+    assert len(re.findall(r"\.param \.[us]64 ", ptx)) == 3 + dim  # x, texObj, the extents, y, the size
+
+
+@gpu
+@pytest.mark.parametrize("dims", [(64, 0, 0), (64, 32, 0), (64, 32, 19)])
+def test_texture_elementwise_kernel(dims):
+    """CuPy's TestElementwiseKernelTexture, against NumPy."""
+    width, height, depth = dims
+    dim = 3 if depth else 2 if height else 1
+    shape = (depth, height, width) if dim == 3 else (height, width) if dim == 2 else (width,)
+    data = np.random.default_rng(1).random(shape, dtype=np.float32)
+    ch = texture.ChannelFormatDescriptor(32, 0, 0, 0, texture.cudaChannelFormatKindFloat)
+    arr = texture.CUDAarray(ch, width, height, depth)
+    arr.copy_from(loom.asarray(data))
+    res = texture.ResourceDescriptor(texture.cudaResourceTypeArray, cuArr=arr)
+    tex = texture.TextureDescriptor((texture.cudaAddressModeClamp,) * 2, texture.cudaFilterModePoint,
+                                    texture.cudaReadModeElementType)
+    obj = texture.TextureObject(res, tex)
+    k = loom.ElementwiseKernel(TEX_PARAMS[dim], "T y", TEX_OPS[dim], name=f"tex{dim}")
+    x = np.arange(data.size, dtype=np.float32).reshape(shape)
+    out = k(loom.asarray(x), obj, *[width, height][:dim - 1])
+    np.testing.assert_allclose(loom.asnumpy(out), x + data)
