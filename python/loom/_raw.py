@@ -18,6 +18,8 @@ is done), else on the current loom stream.
 import os
 import re
 
+import numpy as _np
+
 from . import _core
 
 # loom's CUDA C++ headers for raw kernels (cupy/complex.cuh, cupy/carray.cuh), on every module's include path
@@ -208,20 +210,22 @@ class _PointerArgument:
                                          "version": 3, "strides": None}
 
 
+_RECORD_TYPES = (_np.void, _np.ndarray)
+_HANDLE_TYPES: set = set()  # classes whose objects pass as a 64-bit handle (loom.cuda.texture registers its own)
+
+
 def _by_value_argument(a):
     """A raw-kernel argument that passes by value as bytes (or a 64-bit handle): a NumPy structured scalar, or a
     structured array of one element, becomes its `itemsize` bytes in NumPy's layout (the fields at their
     offsets, padding included), which is the C struct's when the dtype mirrors it, as CuPy passes them;
     a loom.cuda.texture TextureObject / SurfaceObject becomes its handle (cudaTextureObject_t, uint64).
     Anything else is returned as it is."""
-    import numpy
-    if isinstance(a, (numpy.void, numpy.ndarray)) and a.dtype.fields is not None:
+    if isinstance(a, _RECORD_TYPES) and a.dtype.fields is not None:
         if a.size != 1:
             raise TypeError("a structured NumPy argument passes by value and must hold one element, "
                             f"got shape {a.shape}")
-        return numpy.ascontiguousarray(a).tobytes()
-    handle = getattr(a, "_loom_kernel_handle", None)
-    return numpy.uint64(handle()) if handle is not None else a
+        return _np.ascontiguousarray(a).tobytes()
+    return _np.uint64(a._loom_kernel_handle()) if type(a) in _HANDLE_TYPES else a
 
 
 class RawKernel:

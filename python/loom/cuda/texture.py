@@ -308,3 +308,11 @@ class SurfaceObject:
         if getattr(self, "ptr", 0):
             self._lib.cuSurfObjectDestroy(ctypes.c_uint64(self.ptr))
             self.ptr = 0
+
+
+def _register_handles():
+    from .. import _raw
+    _raw._HANDLE_TYPES.update((TextureObject, SurfaceObject))
+
+
+_register_handles()
