@@ -11,7 +11,9 @@ __cuda_array_interface__; NumPy scalars keep their dtype; Python ints and floats
 own type (range-checked: CuPy would pass int64 / float64, which only works by accident for narrower
 parameters), Python complex the cuFloatComplex / cuDoubleComplex parameter's, MemoryPointers their
 address; where a cubin's parameters are not known yet, bool, int64, float64 and complex128 as CuPy does.
-NumPy arrays are refused (raw kernels read device memory). The launch goes on `stream` (a loom.cuda.Stream,
+NumPy structured scalars (np.void, or a record array of one element) pass by value as their bytes (a C
+struct's parameter); loom.cuda.texture objects as their 64-bit handle (_by_value_argument). NumPy arrays are
+refused (raw kernels read device memory). The launch goes on `stream` (a loom.cuda.Stream,
 or an ExternalStream / anything with .ptr: a foreign CUstream, after loom's own work on the device
 is done), else on the current loom stream.
 """
