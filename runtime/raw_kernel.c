@@ -271,14 +271,20 @@ static LoomStatus check_args(const LoomRawFunction *f, int32_t nargs, const Loom
     } else if (a->kind == LOOM_RAW_ARG_SCALAR) {
       size = loom_dtype_size(a->dtype);
       if (!size) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "kernel '%s' argument %d: dtype %d is not a LoomDType", f->name, (int)i, (int)a->dtype);
+    } else if (a->kind == LOOM_RAW_ARG_BYTES) {
+      size = a->nbytes;
+      if (!a->bytes || !size)
+        return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "kernel '%s' argument %d: a by-value argument of no bytes", f->name, (int)i);
     } else {
       return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "kernel '%s' argument %d: kind %d is not a LoomRawArgKind", f->name, (int)i, (int)a->kind);
     }
     if (f->nparams < 0) continue;
     const CgRawParam *p = &f->params[i];
-    bool arr = a->kind == LOOM_RAW_ARG_ARRAY, isf = !arr && (dtype_is_float(a->dtype) || dtype_is_complex(a->dtype));
+    bool arr = a->kind == LOOM_RAW_ARG_ARRAY, raw = a->kind == LOOM_RAW_ARG_BYTES;
+    bool isf = !arr && !raw && (dtype_is_float(a->dtype) || dtype_is_complex(a->dtype));
     bool ok;
-    switch (p->kind) {
+    if (raw) ok = p->kind != CG_RAW_POINTER && (int32_t)size == p->size; /* a struct's bytes: any same-size value */
+    else switch (p->kind) {
     case CG_RAW_POINTER: ok = arr; break;
     case CG_RAW_INT: ok = !arr && !isf && (int32_t)size == p->size; break;
     case CG_RAW_FLOAT: ok = !arr && isf && !dtype_is_complex(a->dtype) && (int32_t)size == p->size; break;
@@ -288,6 +294,7 @@ static LoomStatus check_args(const LoomRawFunction *f, int32_t nargs, const Loom
     if (!ok) {
       char got[64];
       if (arr) snprintf(got, sizeof got, "an array");
+      else if (raw) snprintf(got, sizeof got, "a by-value struct of %zu bytes", size);
       else snprintf(got, sizeof got, "a %s scalar (%zu bytes)", loom_dtype_name(a->dtype), size);
       return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "kernel '%s' argument %d: the parameter is %s of %d bytes, got %s",
                         f->name, (int)i, kind_text(p->kind), (int)p->size, got);
@@ -369,8 +376,9 @@ static LoomStatus launch(LoomRawFunction *f, const uint32_t grid[3], const uint3
   void *params[CG_RAW_MAX_PARAMS];
   for (int32_t i = 0; i < nargs; i++) {
     if (args[i].kind == LOOM_RAW_ARG_ARRAY) slots[i][0] = (uint64_t)(uintptr_t)args[i].array->data;
-    else scalar_bytes(&args[i], slots[i]);
-    params[i] = &slots[i];
+    else if (args[i].kind == LOOM_RAW_ARG_SCALAR) scalar_bytes(&args[i], slots[i]);
+    /* BYTES: the driver copies the parameter's size from the caller's buffer at the launch */
+    params[i] = args[i].kind == LOOM_RAW_ARG_BYTES ? (void *)(uintptr_t)args[i].bytes : (void *)&slots[i];
   }
   if (use_current) stream = m->dev->stream_handle(m->dev->current_stream(m->ctx, dev));
   return m->dev->raw_launch(m->ctx, m->dm, fn, dev, grid, block, shared_mem, stream, nargs ? params : NULL, f->name, d);

@@ -656,7 +656,10 @@ LOOM_API LoomStatus loom_raw_function_params(LoomRawFunction *f, int32_t *nparam
                                              int32_t *sizes, int32_t cap);
 LOOM_API const char *loom_raw_function_name(const LoomRawFunction *f);
 
-typedef enum LoomRawArgKind { LOOM_RAW_ARG_ARRAY = 0, LOOM_RAW_ARG_SCALAR } LoomRawArgKind;
+/* BYTES: a by-value parameter given as its bytes (a C struct, e.g. a NumPy structured scalar): `nbytes`
+ * bytes at `bytes` are the parameter's, copied at the launch; a known parameter list needs a non-pointer
+ * parameter of exactly nbytes bytes. */
+typedef enum LoomRawArgKind { LOOM_RAW_ARG_ARRAY = 0, LOOM_RAW_ARG_SCALAR, LOOM_RAW_ARG_BYTES } LoomRawArgKind;
 typedef struct LoomRawArg {
   LoomRawArgKind kind;
   LoomDType dtype;         /* SCALAR: the scalar's type (its size is what the kernel receives) */
@@ -668,6 +671,8 @@ typedef struct LoomRawArg {
     double c[2]; /* complex64, complex128: real and imaginary parts (converted to dtype); the kernel receives
                     8 or 16 bytes (cuFloatComplex, cuDoubleComplex) */
   } value;
+  const void *bytes; /* BYTES: the parameter's bytes */
+  size_t nbytes;     /* BYTES: their count (>= 1) */
 } LoomRawArg;
 /* Launches f on grid x block (all >= 1) with shared_mem bytes of dynamic shared memory on stream s
  * (NULL: the calling thread's current stream of the device). The device is the arrays' (all on one;

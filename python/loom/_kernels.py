@@ -139,6 +139,9 @@ class ElementwiseKernel(_core.UserKernel, _Introspect):
         self.nin = len(_param_codes(in_params))
         self.nout = len(_param_codes(out_params))
         self.nargs = self.nin + self.nout
+        from .cuda import _cxx_elementwise  # texture fetches: run as CUDA C++ (RawModule), not loom's snippets
+        if _cxx_elementwise.uses_textures(operation, preamble):
+            self.__class__ = _cxx_elementwise.texture_kernel_class(type(self))
 
     def _dump(self, kind, args, kwargs):
         size = kwargs.pop("size", None)

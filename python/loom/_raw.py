@@ -11,12 +11,16 @@ __cuda_array_interface__; NumPy scalars keep their dtype; Python ints and floats
 own type (range-checked: CuPy would pass int64 / float64, which only works by accident for narrower
 parameters), Python complex the cuFloatComplex / cuDoubleComplex parameter's, MemoryPointers their
 address; where a cubin's parameters are not known yet, bool, int64, float64 and complex128 as CuPy does.
-NumPy arrays are refused (raw kernels read device memory). The launch goes on `stream` (a loom.cuda.Stream,
+NumPy structured scalars (np.void, or a record array of one element) pass by value as their bytes (a C
+struct's parameter); loom.cuda.texture objects as their 64-bit handle (_by_value_argument). NumPy arrays are
+refused (raw kernels read device memory). The launch goes on `stream` (a loom.cuda.Stream,
 or an ExternalStream / anything with .ptr: a foreign CUstream, after loom's own work on the device
 is done), else on the current loom stream.
 """
 import os
 import re
+
+import numpy as _np
 
 from . import _core
 
@@ -208,6 +212,24 @@ class _PointerArgument:
                                          "version": 3, "strides": None}
 
 
+_RECORD_TYPES = (_np.void, _np.ndarray)
+_HANDLE_TYPES: set = set()  # classes whose objects pass as a 64-bit handle (loom.cuda.texture registers its own)
+
+
+def _by_value_argument(a):
+    """A raw-kernel argument that passes by value as bytes (or a 64-bit handle): a NumPy structured scalar, or a
+    structured array of one element, becomes its `itemsize` bytes in NumPy's layout (the fields at their
+    offsets, padding included), which is the C struct's when the dtype mirrors it, as CuPy passes them;
+    a loom.cuda.texture TextureObject / SurfaceObject becomes its handle (cudaTextureObject_t, uint64).
+    Anything else is returned as it is."""
+    if isinstance(a, _RECORD_TYPES) and a.dtype.fields is not None:
+        if a.size != 1:
+            raise TypeError("a structured NumPy argument passes by value and must hold one element, "
+                            f"got shape {a.shape}")
+        return _np.ascontiguousarray(a).tobytes()
+    return _np.uint64(a._loom_kernel_handle()) if type(a) in _HANDLE_TYPES else a
+
+
 class RawKernel:
     """RawKernel(code, name, options=(), backend='nvrtc', ...): kernel(grid, block, args, shared_mem=0,
     stream=None). The code is compiled at the first use (a call, compile(), params, attributes), as in
@@ -272,7 +294,7 @@ class RawKernel:
         if not isinstance(args, (tuple, list)):
             raise TypeError("args must be a tuple")
         from .cuda.memory import MemoryPointer
-        args = tuple(_PointerArgument(a) if isinstance(a, MemoryPointer) else a for a in args)
+        args = tuple(_PointerArgument(a) if isinstance(a, MemoryPointer) else _by_value_argument(a) for a in args)
         f = self._f
         if _core.raw_params(f) is None:  # a cubin not loaded yet: load it, so that arguments take its sizes
             from . import cuda

@@ -12,7 +12,8 @@
  * own dtype; Python bool/int/float take the parameter's type (ints range-checked; an int too big for
  * the signed type but fitting the unsigned one of that width takes the unsigned one); where the
  * parameter list is unknown (a cubin not loaded yet) they take NumPy's/CuPy's defaults (bool, int64,
- * float64). NumPy arrays are refused (raw kernels read device memory). stream is a spec as for
+ * float64); bytes are a by-value parameter's bytes (LOOM_RAW_ARG_BYTES: a struct, the parameter's size). NumPy
+ * arrays are refused (raw kernels read device memory). stream is a spec as for
  * uk_call (the launch goes on the current stream after it is switched); ext_stream, when not None, is a
  * foreign CUstream: loom's device work is synchronized first, then the launch goes there. */
 typedef struct {
@@ -304,6 +305,17 @@ static PyObject *core_raw_launch(PyObject *module, PyObject *const *args, Py_ssi
       any_lazy |= x->lazy;
       ra[i].kind = LOOM_RAW_ARG_ARRAY;
       continue; /* the descriptor after evaluation */
+    }
+    if (PyBytes_CheckExact(o)) { /* a by-value parameter's bytes (a struct: loom._raw packs NumPy records) */
+      if (PyBytes_GET_SIZE(o) == 0) {
+        PyErr_Format(PyExc_TypeError, "kernel '%s' argument %zd: empty bytes (a by-value argument needs its bytes)",
+                     fname, i);
+        goto out;
+      }
+      ra[i].kind = LOOM_RAW_ARG_BYTES;
+      ra[i].bytes = PyBytes_AS_STRING(o); /* args keeps it alive through the launch */
+      ra[i].nbytes = (size_t)PyBytes_GET_SIZE(o);
+      continue;
     }
     int is_nd = st->np_ndarray && PyObject_TypeCheck(o, (PyTypeObject *)st->np_ndarray);
     int is_num = PyBool_Check(o) || PyLong_Check(o) || PyFloat_Check(o) || PyComplex_Check(o);

@@ -316,6 +316,7 @@ static LoomStatus parse_sm(const char *a, int *sm, Diag *d) {
 }
 
 /* ---- CUDA C++ through clang-19 ------------------------------------------------------------------- */
+extern const char rt_cuda_raw_types_prelude[]; /* cuda_texture.c: vector types, texture fetches */
 static const char raw_prelude[] =
     "/* loom's CUDA prelude for clang -nocudainc */\n"
     "#define __host__ __attribute__((host))\n#define __device__ __attribute__((device))\n"
@@ -389,7 +390,15 @@ static LoomStatus clang_cuda(LoomContext *ctx, const char *src, size_t n, int sm
   snprintf(errp, sizeof errp, "%s/clang.log", dir);
   snprintf(arch, sizeof arch, "--cuda-gpu-arch=sm_%d", sm > 90 ? 90 : sm);
   LoomStatus st = write_file(srcp, src, n, d);
-  if (st == LOOM_OK) st = write_file(prep, raw_prelude, sizeof raw_prelude - 1, d);
+  size_t np1 = sizeof raw_prelude - 1, np2 = strlen(rt_cuda_raw_types_prelude);
+  char *prelude = st == LOOM_OK ? ctx_calloc(ctx, np1 + np2 + 1, 1) : NULL;
+  if (st == LOOM_OK && !prelude) st = diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "RawModule: out of memory");
+  if (st == LOOM_OK) { /* loom's prelude, then the vector types and textures (cuda_texture.c) */
+    memcpy(prelude, raw_prelude, np1);
+    memcpy(prelude + np1, rt_cuda_raw_types_prelude, np2);
+    st = write_file(prep, prelude, np1 + np2, d);
+  }
+  ctx_free(ctx, prelude);
   const char **argv = ctx_calloc(ctx, (size_t)noptions + 24, sizeof *argv);
   if (st == LOOM_OK && !argv) st = diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "RawModule: out of memory");
   if (st == LOOM_OK) {

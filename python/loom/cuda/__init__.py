@@ -29,7 +29,7 @@ the host. LOOM_DEVICE=cuda or =hip (also 'rocm', 'amd') picks the kind; without 
 array then raises CUDARuntimeError with the driver's reason (never a silent fall back to the host).
 LOOM_DEVICE=host keeps everything on the host even with GPUs. Read once, at the first device query.
 """
-from . import compiler, device, driver, memory, pinned_memory, runtime, stream  # noqa: F401
+from . import compiler, device, driver, memory, pinned_memory, runtime, stream, texture  # noqa: F401
 from .device import (_CUDA, _HIP, _HOST, CUDARuntimeError, Device, _available, _count_cache,  # noqa: F401
                      _current_key, _device_of, _driver, _ensure_context, _gpu_count, _gpu_kind, _gpu_kind_count, _hip,
                      _hip_arch, _no_device_reason, _selection, _sync_foreign_stream, _tls, _wanted_kind,

@@ -17,11 +17,16 @@ for a compiled entry) holding the entry's SHA-256 hex digest then the entry, and
 so a torn write is a miss; MemoryKernelCacheBackend keeps entries in the process only. `_kernel_cache_backend`
 is the backend in use: None means a DiskKernelCacheBackend under loom.config.cache_dir ('raw'), and no cache
 where that is off.
+
+compile_with_cache(source, ...) (CuPy's signature; _compile_module_with_cache is CuPy's internal name of it)
+compiles CUDA C++ through RawModule and returns a Module: get_function(name) gives a Function,
+kernel(grid, block, args) or kernel.linear_launch(size, args), with RawKernel's argument rules.
 """
 import hashlib
 import os
 import struct
 import tempfile
+import threading
 
 
 class CompileException(ValueError):
@@ -204,3 +209,102 @@ def _cache_key(data, options):
         h.update(part.encode("utf-8") + b"\0")
     h.update(bytes(data))
     return "raw_" + h.hexdigest()
+
+
+# ---- CuPy's compile_with_cache: a Module of Functions ---------------------------------------------------
+class Function:
+    """One kernel of a Module (CuPy's cupy.cuda.function.Function): kernel(grid, block, args, shared_mem=0,
+    stream=None) launches it as RawKernel does (same argument rules: loom arrays by address, scalars by
+    the parameter's type, NumPy structured scalars / one-element record arrays by value as their bytes);
+    linear_launch(size, args, ...) covers `size` threads in blocks of up to block_max_size."""
+
+    def __init__(self, module, kernel):
+        self.module, self._kernel = module, kernel
+
+    @property
+    def ptr(self):
+        """The driver's CUfunction of the kernel on the current device (the module is loaded there)."""
+        from .. import _core
+        from .device import get_device_id
+        return _core.raw_function_handle(self._kernel._f, get_device_id())
+
+    @property
+    def attributes(self):
+        return self._kernel.attributes
+
+    def __call__(self, grid, block, args, shared_mem=0, stream=None, enable_cooperative_groups=False):
+        self._kernel(grid, block, tuple(args), shared_mem=shared_mem, stream=stream)
+
+    def linear_launch(self, size, args, shared_mem=0, block_max_size=128, stream=None,
+                      enable_cooperative_groups=False):
+        size, block_max_size = int(size), int(block_max_size)
+        if size < 0 or block_max_size < 1:
+            raise ValueError(f"linear_launch: size must be >= 0 and block_max_size >= 1, got {size}, {block_max_size}")
+        if size == 0:
+            return  # no threads: nothing to launch
+        block = min(block_max_size, size)
+        grid = min(0x7FFFFFFF, (size + block - 1) // block)
+        self(grid, block, args, shared_mem=shared_mem, stream=stream)
+
+
+class Module:
+    """A compiled module (CuPy's cupy.cuda.function.Module) over loom's RawModule: get_function(name) (a
+    Function; a name the module lacks is a CUDADriverError), get_global(name) (a MemoryPointer to a
+    __device__ / __constant__ variable); `raw_module` is the RawModule."""
+
+    def __init__(self, raw_module):
+        self.raw_module = raw_module
+        self._functions: dict = {}
+
+    def get_function(self, name):
+        if name not in self._functions:
+            self._functions[name] = Function(self, self.raw_module.get_function(name))
+        return self._functions[name]
+
+    def get_global(self, name):
+        return self.raw_module.get_global(name)
+
+    get_global_var = get_global
+
+
+_compile_lock = threading.Lock()  # compile_with_cache(cache_dir=) swaps _kernel_cache_backend meanwhile
+
+
+def compile_with_cache(source, options=(), arch=None, cache_dir=None, extra_source=None, backend="nvrtc", *,
+                       enable_cooperative_groups=False, name_expressions=None, log_stream=None, jitify=False):
+    """Compiles CUDA C++ `source` (through loom's RawModule: NVRTC or clang-19, kept in loom's kernel cache)
+    and returns a Module (CuPy's signature). arch: a compute capability ('90') to compile for, else the
+    current device's (options may name one instead: -arch=sm_XX); cache_dir: a directory for this
+    compilation's cache entries (else loom's cache, loom.cuda.compiler._kernel_cache_backend); extra_source:
+    code placed before `source` (CuPy's hipRTC workaround); log_stream receives the compiler's messages.
+    CUDA C++ that does not compile raises CompileException."""
+    from .._raw import RawModule
+    if not isinstance(source, str):
+        raise TypeError(f"compile_with_cache: source must be a str, got {type(source).__name__}")
+    code = source if not extra_source else str(extra_source) + "\n" + source
+    opts = tuple(str(o) for o in options)
+    if arch is not None and not any(o.startswith(("-arch", "--gpu-architecture", "--cuda-gpu-arch")) for o in opts):
+        a = str(arch)
+        opts += ("-arch=" + (a if a.startswith(("sm_", "compute_")) else "sm_" + a),)
+    global _kernel_cache_backend
+    with _compile_lock:
+        saved = _kernel_cache_backend
+        if cache_dir is not None:
+            _kernel_cache_backend = DiskKernelCacheBackend(cache_dir)
+        try:
+            m = RawModule(code=code, options=opts, backend=backend, name_expressions=name_expressions,
+                          enable_cooperative_groups=enable_cooperative_groups, jitify=jitify, format="cuda")
+        finally:
+            _kernel_cache_backend = saved
+    if log_stream is not None:
+        m.compile(log_stream)
+    return Module(m)
+
+
+def _compile_module_with_cache(source, options=(), arch=None, cache_dir=None, extra_source=None, backend="nvrtc",
+                               *, enable_cooperative_groups=False, name_expressions=None, log_stream=None,
+                               jitify=False):
+    """CuPy's internal name of compile_with_cache (its tests call this one); the same."""
+    return compile_with_cache(source, options, arch, cache_dir, extra_source, backend,
+                              enable_cooperative_groups=enable_cooperative_groups, name_expressions=name_expressions,
+                              log_stream=log_stream, jitify=jitify)

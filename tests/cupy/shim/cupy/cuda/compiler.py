@@ -2,7 +2,8 @@
 (loom.cuda.compiler.CompileException: what loom's RawModule raises for CUDA C++ that does not compile);
 _get_arch is the current device's compute capability ('90' on an H200), which CuPy compiles for and its tests
 pass to nvcc; _run_cc runs a toolkit command (e.g. `nvcc --version`, which CuPy's tests read at import) and
-returns its output: a fact of the machine's CUDA toolkit, not a device call; the kernel-cache internals
+returns its output: a fact of the machine's CUDA toolkit, not a device call; compile_with_cache and its internal
+name _compile_module_with_cache are loom's (a Module of Functions over RawModule); the kernel-cache internals
 CuPy's tests patch map to loom's RawModule cache (below). Everything else compiles for or queries a device:
 stubs (NeedsCudaDevice without a GPU, MissingInLoom with one)."""
 import subprocess
@@ -12,6 +13,7 @@ import types
 
 import loom.cuda.compiler as _loom_compiler
 from loom.cuda.compiler import CompileException  # noqa: F401
+from loom.cuda.compiler import _compile_module_with_cache, compile_with_cache  # noqa: F401
 from loom.cuda.compiler import _cache_payload_magic, _decode_cache_payload, _encode_cache_payload  # noqa: F401
 
 from .. import _shim
