@@ -107,7 +107,11 @@ void cg_radix_tuning(CgRadixSpec *spec) {
    * CuPy, i32 0.64x -> 0.83x, argsort 1.00x -> 1.07x, f64 0.69x -> 0.76x) */
   const char *r = getenv("LOOM_GPU_RADIX_RANK");
   spec->ballot_rank = !(r && strstr(r, "match"));
-  spec->peers_first = r && strstr(r, "early") ? true : r && strstr(r, "chain") ? false : spec->value_bytes == 0;
+  /* peers first only for 8-byte keys alone: after the 4-instruction ballots and the 5-instruction float
+   * image (session 12) the chain won every 4-byte sort of the 2026-12-03 sweep (f32 2^26 2.063 -> 1.974 ms,
+   * 2^24 0.636 -> 0.566, i32 1.921 -> 1.902) and lost f64 (5.408 -> 5.597):
+   * bench/results/2026-12-03-sort-sweep-h200.md */
+  spec->peers_first = r && strstr(r, "early") ? true : r && strstr(r, "chain") ? false : spec->value_bytes == 0 && kb == 8;
   /* "smem": early counts and returning shared atomics (gpu_radix_rank.c); "atomic": the counters taken by
    * one returning atomic of the highest peer, not loaded and stored */
   spec->smem_rank = r && strstr(r, "smem");

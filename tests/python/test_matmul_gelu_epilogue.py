@@ -2,11 +2,11 @@
 runtime/host_blas.c on the host, cuBLASLt's on NVIDIA, runtime/gpu/gpu_blas.c).
 
 gelu(x @ w + b) in the tanh form is one library call with no elementwise kernel after it, however it is
-spelled (v * v * v or v ** 3, the 0.5 first or last, the sigmoid form v / (1 + exp(-2u))), in float32,
-float64 and float16, against a float64 NumPy reference. What is not the tanh GELU stays a kernel after
-the call and keeps its own value: the erf GELU (it differs from the tanh one by up to 4.7e-4), a wrong
-constant, bfloat16 (its constants cannot tell the two GELUs apart), and a pre-activation that is also
-returned. Runs on the arrays' device: the host here, the GPU on the H200 (scripts/gpu_all.sh).
+spelled (v * v * v or v ** 3, the 0.5 first or last, the sigmoid form v / (1 + exp(-2u))), in float32
+and float16, against a float64 NumPy reference. What is not fused stays a kernel after the call and
+keeps its own value: the erf GELU (it differs from the tanh one by up to 4.7e-4), a wrong constant,
+bfloat16 (its constants cannot tell the two GELUs apart), float64 (cuBLASLt's GELU epilogue is off by
+~1e-8 relative there: H200, 2026-12-03) and a pre-activation that is also returned. Runs on the arrays' device: the host here, the GPU on the H200 (scripts/gpu_all.sh).
 """
 import math
 from typing import Any, Callable
@@ -58,7 +58,7 @@ def tol(dtype: Any) -> float:
 
 
 @pytest.mark.parametrize("form", sorted(FORMS))
-@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
 def test_tanh_gelu_is_one_call(form: str, dtype: Any) -> None:
     x, w, b = operands(dtype)
     got, calls, kernels = run(lambda x_, w_, b_: FORMS[form](loom, x_ @ w_ + b_), x, w, b)
@@ -89,9 +89,9 @@ def test_erf_gelu_is_not_the_tanh_epilogue() -> None:
     assert np.max(np.abs(gelu_ref(v) - want)) > 1e-4  # the two GELUs differ more than the tolerance
 
 
-@pytest.mark.parametrize("case", ["wrong constant", "bfloat16", "pre-activation returned", "tanh of v only"])
+@pytest.mark.parametrize("case", ["wrong constant", "bfloat16", "float64", "pre-activation returned", "tanh of v only"])
 def test_not_a_gelu_stays_a_kernel(case: str) -> None:
-    dtype: Any = np.float32
+    dtype: Any = np.float64 if case == "float64" else np.float32
     if case == "bfloat16":
         import ml_dtypes  # noqa: PLC0415
         dtype = ml_dtypes.bfloat16
@@ -116,5 +116,5 @@ def test_not_a_gelu_stays_a_kernel(case: str) -> None:
         np.testing.assert_allclose(got[1].astype(np.float64), v64, rtol=1e-5, atol=1e-5)
         got = got[0]
     assert calls == 1 and kernels >= 1, f"{case}: the activation is a kernel after the call ({kernels} kernels)"
-    t = 3e-2 if case == "bfloat16" else 1e-5
+    t = 3e-2 if case == "bfloat16" else 1e-12 if case == "float64" else 1e-5
     np.testing.assert_allclose(got.astype(np.float64), want, rtol=t, atol=t)
