@@ -42,7 +42,16 @@ template <> struct real_math<float> {
   static __host__ __device__ float sinh(float x) { return ::sinhf(x); }
   static __host__ __device__ float cosh(float x) { return ::coshf(x); }
   static __host__ __device__ float atan2(float y, float x) { return ::atan2f(y, x); }
-  static __host__ __device__ float hypot(float x, float y) { return ::hypotf(x, y); }
+  // on the device as loom's float32 hypot (codegen/math.c): in double, one rounding to float, inf over NaN
+  static __host__ __device__ float hypot(float x, float y) {
+#ifdef __CUDA_ARCH__
+    if (::fabsf(x) > 3.40282347e38f || ::fabsf(y) > 3.40282347e38f) return __int_as_float(0x7f800000);
+    double dx = x, dy = y;
+    return (float)::sqrt(__dadd_rn(__dmul_rn(dx, dx), __dmul_rn(dy, dy)));
+#else
+    return ::hypotf(x, y);
+#endif
+  }
   static __host__ __device__ float fabs(float x) { return ::fabsf(x); }
   static __host__ __device__ float copysign(float x, float y) { return ::copysignf(x, y); }
   static __host__ __device__ float pow(float x, float y) { return ::powf(x, y); }
