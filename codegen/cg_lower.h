@@ -282,14 +282,12 @@ typedef struct GpuEntry {
 
 void cg_gpu_elem_point(Lower *L, LLVMValueRef i, void *arg);  /* elementwise: point i */
 /* elementwise: vectors v and v + stride (< nvec), both loaded before either is computed */
-#define CG_ELEMV_GROUP_MAX 4
 typedef struct CgElemPair {
-  unsigned lanes, group; /* group: vectors loaded before any is computed (2 or 4; 0 means 2) */
+  unsigned lanes;
   LLVMValueRef stride, nvec;
   LLVMValueRef zero; /* an i64 that is 0 at run time but not to the compilers (NULL: no load ties) */
 } CgElemPair;
 void cg_gpu_elemv_pair(Lower *L, LLVMValueRef v, void *arg);
-unsigned cg_gpu_elemv_group(const KernelIr *k); /* LOOM_GPU_ELEM_GROUP */
 bool cg_gpu_elemv_tie(void);                     /* LOOM_GPU_ELEM_TIE != 0 (PARTV with side stores) */
 bool cg_gpu_elemv_tie_kernel(const KernelIr *k, unsigned lanes); /* elementwise: the rule (gpu_strategies.c) */
 void cg_gpu_red_item(Lower *L, LLVMValueRef item, void *arg); /* MAIN / PART / FINISH / FINISHB */

@@ -583,9 +583,9 @@ static void build_gpu_entry(Lower *L, int which, bool row, const char *name, int
     LLVMValueRef nvec = LLVMBuildUDiv(b, n, cg_iconst_i(L, lanes), "");
     cg_worker_begin(L); /* one worker per thread across its vectors and its tail point */
     /* extra word 1 is 0 for elementwise launches (rt_gpu_launch_policy): the load ties' runtime zero */
-    CgElemPair pair = {.lanes = (unsigned)lanes, .group = cg_gpu_elemv_group(k), .stride = gstride, .nvec = nvec,
+    CgElemPair pair = {.lanes = (unsigned)lanes, .stride = gstride, .nvec = nvec,
                        .zero = cg_gpu_elemv_tie_kernel(k, (unsigned)lanes) ? LLVMBuildPtrToInt(b, e.partials, L->i64, "") : NULL};
-    cg_gpu_for(L, gtid, nvec, LLVMBuildMul(b, gstride, cg_iconst_i(L, pair.group), ""), cg_gpu_elemv_pair, &pair);
+    cg_gpu_for(L, gtid, nvec, LLVMBuildMul(b, gstride, cg_iconst_i(L, 2), ""), cg_gpu_elemv_pair, &pair);
     if (which == GPU_ELEMV) { /* the tail: one point per thread (vecw: the launcher ensures none) */
       LLVMValueRef tail = LLVMBuildAdd(b, LLVMBuildMul(b, nvec, cg_iconst_i(L, lanes), ""), gtid, "");
       cg_gpu_for(L, tail, n, gstride, cg_gpu_elem_point, NULL);

@@ -103,12 +103,6 @@ static void elemv_finish(Lower *L, unsigned lanes, const ElemVec *ev) {
   for (int bi = 0; bi < k->nbuf; bi++) L->vload[bi] = NULL;
 }
 
-/* Vectors v, v + stride, ..., v + (group - 1) * stride (those < nvec) with every vector's loads issued
- * before any is computed: group 16-byte loads in flight per thread and buffer (the stores that follow
- * keep ptxas from sinking them: it cannot move a load past a store that may alias it). A grid of
- * resident threads with one load each keeps about 4 MB in flight on an H200, short of its
- * bandwidth-latency product: one-input kernels stopped at ~92 % of copy bandwidth with pairs, kernels
- * of two inputs reached 95-98 %. A vector past the end reads the first one again (no store). */
 /* Ties lane 0 of each buffer's first loaded vector (first[bi]) to the same buffer's other vectors
  * (rest[g][bi], g < nrest) through a runtime zero (x |= (y | z ...) & zero): ptxas otherwise sinks a
  * load down to just before the first store that follows it (it cannot pass a store that may alias), so
@@ -142,39 +136,37 @@ static void tie_loads(Lower *L, LLVMValueRef *first, LLVMValueRef (*rest)[GPU_TI
   }
 }
 
-static void elemv_tie(Lower *L, ElemVec *ev, unsigned group, LLVMValueRef zero) {
-  LLVMValueRef rest[CG_ELEMV_GROUP_MAX][GPU_TIE_MAXBUF];
-  int nb = L->k->nbuf < GPU_TIE_MAXBUF ? L->k->nbuf : GPU_TIE_MAXBUF;
-  for (unsigned g = 1; g < group; g++)
-    for (int bi = 0; bi < nb; bi++) rest[g - 1][bi] = ev[g].vl[bi];
-  tie_loads(L, ev[0].vl, rest, (int)group - 1, nb, zero);
-}
-
+/* Vectors v and v + stride (when < nvec) with both vectors' loads issued before either is computed: two
+ * 16-byte loads in flight per thread and buffer (the stores that follow keep ptxas from sinking them
+ * past the first vector's store: it cannot move a load past a store that may alias it; the load ties
+ * keep them ahead of its math). A grid of resident threads with one load each keeps about 4 MB in flight
+ * on an H200, short of its bandwidth-latency product: one-input kernels stopped at ~92 % of copy
+ * bandwidth, kernels of two inputs reached 95-98 %; four vectors a thread gained nothing over two
+ * (2026-12-03). A second vector past the end reads the first one again (no store). */
 void cg_gpu_elemv_pair(Lower *L, LLVMValueRef v, void *arg) {
   const CgElemPair *p = arg;
   LLVMBuilderRef b = L->m.b;
-  ElemVec ev[CG_ELEMV_GROUP_MAX];
-  LLVMValueRef ok[CG_ELEMV_GROUP_MAX];
-  unsigned group = p->group ? p->group : 2;
-  for (unsigned g = 0; g < group; g++) {
-    LLVMValueRef vg = g ? LLVMBuildAdd(b, v, LLVMBuildMul(b, p->stride, cg_iconst_i(L, g), ""), "") : v;
-    ok[g] = g ? LLVMBuildICmp(b, LLVMIntSLT, vg, p->nvec, "") : NULL;
-    elemv_load(L, g ? LLVMBuildSelect(b, ok[g], vg, v, "") : v, p->lanes, &ev[g]);
+  LLVMValueRef v2 = LLVMBuildAdd(b, v, p->stride, "");
+  LLVMValueRef ok2 = LLVMBuildICmp(b, LLVMIntSLT, v2, p->nvec, "");
+  ElemVec e1, e2;
+  elemv_load(L, v, p->lanes, &e1);
+  elemv_load(L, LLVMBuildSelect(b, ok2, v2, v, ""), p->lanes, &e2);
+  if (p->zero) {
+    LLVMValueRef rest[1][GPU_TIE_MAXBUF];
+    int nb = L->k->nbuf < GPU_TIE_MAXBUF ? L->k->nbuf : GPU_TIE_MAXBUF;
+    for (int bi = 0; bi < nb; bi++) rest[0][bi] = e2.vl[bi];
+    tie_loads(L, e1.vl, rest, 1, nb, p->zero);
   }
-  if (p->zero) elemv_tie(L, ev, group, p->zero);
-  elemv_finish(L, p->lanes, &ev[0]);
-  for (unsigned g = 1; g < group; g++) {
-    LLVMBasicBlockRef then = cg_new_bb(L, "vec.next"), done = cg_new_bb(L, "vec.done");
-    LLVMBuildCondBr(b, ok[g], then, done);
-    LLVMPositionBuilderAtEnd(b, then);
-    elemv_finish(L, p->lanes, &ev[g]);
-    LLVMBuildBr(b, done);
-    LLVMPositionBuilderAtEnd(b, done);
-  }
+  elemv_finish(L, p->lanes, &e1);
+  LLVMBasicBlockRef then = cg_new_bb(L, "vec.second"), done = cg_new_bb(L, "vec.done");
+  LLVMBuildCondBr(b, ok2, then, done);
+  LLVMPositionBuilderAtEnd(b, then);
+  elemv_finish(L, p->lanes, &e2);
+  LLVMBuildBr(b, done);
+  LLVMPositionBuilderAtEnd(b, done);
 }
 
-/* LOOM_GPU_ELEM_GROUP=g (2 or 4): vectors a thread loads before it computes them, for kernels with at
- * most LOOM_GPU_ELEM_GROUP_INPUTS (default 1) vector-loaded buffers; others take pairs. Read once. */
+/* An environment knob read once per process (A/B timings): its value, dflt when unset; negative is 0. */
 static int env_int_once(int *slot, const char *name, int dflt) {
   int r = __atomic_load_n(slot, __ATOMIC_RELAXED);
   if (r < 0) {
@@ -184,24 +176,6 @@ static int env_int_once(int *slot, const char *name, int dflt) {
     __atomic_store_n(slot, r, __ATOMIC_RELAXED);
   }
   return r;
-}
-
-static int elemv_vector_inputs(const KernelIr *k);
-
-static int elem_group_knob(void) {
-  static int grp = -1;
-  return env_int_once(&grp, "LOOM_GPU_ELEM_GROUP", 2) == 4 ? 4 : 2;
-}
-
-static int elem_group_inputs_knob(void) {
-  static int inputs = -1;
-  int n = env_int_once(&inputs, "LOOM_GPU_ELEM_GROUP_INPUTS", 1);
-  return n < 1 ? 1 : n > 4 ? 4 : n;
-}
-
-unsigned cg_gpu_elemv_group(const KernelIr *k) {
-  int n = elemv_vector_inputs(k);
-  return elem_group_knob() == 4 && n >= 1 && n <= elem_group_inputs_knob() && !k->snippet ? 4 : 2;
 }
 
 static int elem_tie_knob(void) {
@@ -243,7 +217,6 @@ static int partv_side_unroll_knob(void);
 
 static void make_elem_tag(void) {
   size_t n = 0;
-  if (elem_group_knob() == 4) n += (size_t)snprintf(elem_tag + n, sizeof elem_tag - n, " g4i%d", elem_group_inputs_knob());
   if (elem_tie_knob() != 1) n += (size_t)snprintf(elem_tag + n, sizeof elem_tag - n, " tie%d", elem_tie_knob());
   if (partv_side_unroll_knob() != 4) snprintf(elem_tag + n, sizeof elem_tag - n, " pvu%d", partv_side_unroll_knob());
 }
@@ -251,19 +224,6 @@ static void make_elem_tag(void) {
 const char *cg_gpu_elem_tag(void) {
   pthread_once(&elem_tag_once, make_elem_tag);
   return elem_tag;
-}
-
-/* Buffers the vector step reads with vector loads (contiguous along the last dim). */
-static int elemv_vector_inputs(const KernelIr *k) {
-  bool seen[64] = {false};
-  int n = 0, last = k->ndim - 1;
-  for (int i = 0; i < k->ninstr; i++) {
-    const KInstr *in = &k->instrs[i];
-    if (in->kind != KI_LOAD || in->buf >= 64 || seen[in->buf] || k->bufs[in->buf].layout[last] != KL_ONE) continue;
-    seen[in->buf] = true;
-    n++;
-  }
-  return n;
 }
 
 /* ---- reductions ------------------------------------------------------------------------------------- */

@@ -264,7 +264,21 @@ class TextureDescriptor:
         return t
 
 
-class TextureObject:
+class _DriverObject:
+    """A driver object a kernel receives as its 64-bit handle (ptr), destroyed with the driver's
+    `_destroy` call when collected."""
+    _destroy = ""
+
+    def _loom_kernel_handle(self):
+        return self.ptr
+
+    def __del__(self):
+        if getattr(self, "ptr", 0):
+            getattr(self._lib, self._destroy)(ctypes.c_uint64(self.ptr))
+            self.ptr = 0
+
+
+class TextureObject(_DriverObject):
     """TextureObject(ResDesc, TexDesc): a texture object (cuTexObjectCreate); ptr is its handle, which a raw
     kernel's cudaTextureObject_t parameter receives. The resource is kept alive with it."""
 
@@ -278,16 +292,10 @@ class TextureObject:
         _check(lib.cuTexObjectCreate(ctypes.byref(h), ctypes.byref(r), ctypes.byref(t), None), "cuTexObjectCreate")
         self.ptr, self._lib = h.value, lib
 
-    def _loom_kernel_handle(self):
-        return self.ptr
-
-    def __del__(self):
-        if getattr(self, "ptr", 0):
-            self._lib.cuTexObjectDestroy(ctypes.c_uint64(self.ptr))
-            self.ptr = 0
+    _destroy = "cuTexObjectDestroy"
 
 
-class SurfaceObject:
+class SurfaceObject(_DriverObject):
     """SurfaceObject(ResDesc): a surface object (cuSurfObjectCreate) of a CUDAarray resource (created with
     the surface load/store flag, 2); ptr is the cudaSurfaceObject_t handle a raw kernel receives."""
 
@@ -301,13 +309,7 @@ class SurfaceObject:
         _check(lib.cuSurfObjectCreate(ctypes.byref(h), ctypes.byref(r)), "cuSurfObjectCreate")
         self.ptr, self._lib = h.value, lib
 
-    def _loom_kernel_handle(self):
-        return self.ptr
-
-    def __del__(self):
-        if getattr(self, "ptr", 0):
-            self._lib.cuSurfObjectDestroy(ctypes.c_uint64(self.ptr))
-            self.ptr = 0
+    _destroy = "cuSurfObjectDestroy"
 
 
 def _register_handles():
