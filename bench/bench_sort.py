@@ -78,6 +78,7 @@ def main():
         cases += [("radix sort f64 2^26", "sort", (1 << 26,), np.float64),
                   ("radix sort i32 2^26", "sort", (1 << 26,), np.int32),
                   ("radix sort u8 2^26", "sort", (1 << 26,), np.uint8),
+                  ("unique i32 2^26 (1000 values)", "unique", (1 << 26,), np.int32),
                   ("radix sort f32 2^14 x 4096 rows", "sort", (1 << 14, 4096), np.float32),
                   ("block sort f32 10^4 x 100 rows", "sort", (10_000, 100), np.float32),
                   ("block argsort f32 100 x 4096 rows", "argsort", (100, 4096), np.float32),

@@ -209,3 +209,37 @@ def test_repeated_axes_pad_per_pass(calls, s, axes):
     close(loom.fft.ifftn(loom.asarray(c), s=s, axes=axes), np.fft.ifftn(c, s=s, axes=axes), False)
     if s is not None:
         close(loom.fft.irfftn(loom.asarray(c), s=s, axes=axes), np.fft.irfftn(c, s=s, axes=axes), False)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape,s,axes", REAL_CASES + [((1, 1), None, None), ((2, 1, 3), None, (0, 1))])
+def test_real_input_full_spectrum(calls, shape, s, axes, dtype):
+    """fftn of a REAL input on the device path: a real-to-complex transform of the half spectrum and the
+    Hermitian fill, one gather from the flattened half at conj-mirrored positions on every transformed axis
+    (batch axes kept), checked against NumPy's full complex transform, the fill alone and after a reader."""
+    x = rand(shape, dtype)
+    single = dtype == np.float32
+    got = loom.fft.fftn(loom.asarray(x), s=s, axes=axes)
+    want = np.fft.fftn(x.astype(np.float64), s=s, axes=axes)
+    assert got.dtype == expected_dtype(x, False)
+    close(got, want, single)
+    close(loom.fft.fftn(loom.asarray(x), s=s, axes=axes) * 2 + 1, want * 2 + 1, single)
+    # a non-contiguous real input (its half spectrum is laid out afresh by the library call)
+    xt = np.ascontiguousarray(np.swapaxes(x, 0, -1))
+    got_t = loom.fft.fftn(loom.swapaxes(loom.asarray(xt), 0, -1), s=s, axes=axes)
+    close(got_t, want, single)
+
+
+def test_real_input_fill_is_one_kernel():
+    """The Hermitian fill of a 2-d real transform is ONE fused kernel (no full-size temporary between
+    per-axis gathers); counted on the kernel IR, which needs no GPU."""
+    half = loom.asarray(rand((64, 33), np.complex64))
+    full = loom.fft._hermitian_fill(half, (0, 1), (64, 64))
+    text = loom.inspect(full, what="kernels")["kernels"]
+    assert text.count("kernel ") == 1, text
+    assert "temp " not in text, text
+    got = full.get()
+    h = half.get()  # random, not a real signal's half: the fill's definition is the reference
+    k0, k1 = np.meshgrid(np.arange(64), np.arange(64), indexing="ij")
+    ref = np.where(k1 < 33, h[k0, np.minimum(k1, 32)], np.conj(h[(-k0) % 64, (-k1) % 64 % 33]))
+    np.testing.assert_array_equal(got, ref.astype(np.complex64))
