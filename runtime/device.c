@@ -77,6 +77,20 @@ double rt_now_ms(void) {
   return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
 }
 
+void rt_count_host_copy(LoomContext *ctx, bool to_host, size_t bytes) {
+  if (!ctx || !ctx->rt) return;
+  RtState *rt = ctx->rt;
+  pthread_mutex_lock(&rt->stats_lock);
+  if (to_host) {
+    rt->stats.copies_to_host++;
+    rt->stats.bytes_to_host += bytes;
+  } else {
+    rt->stats.copies_to_device++;
+    rt->stats.bytes_to_device += bytes;
+  }
+  pthread_mutex_unlock(&rt->stats_lock);
+}
+
 void rt_count_launches(LoomContext *ctx, uint64_t launched, uint64_t temp_bytes) {
   RtState *rt = ctx->rt;
   pthread_mutex_lock(&rt->stats_lock);

@@ -146,6 +146,8 @@ bool rt_array_c_contiguous(const LoomArray *a);
 double rt_now_ms(void);
 /* Adds to the launch statistics (kernels_launched, last_eval_kernels, temp_bytes_peak). */
 void rt_count_launches(LoomContext *ctx, uint64_t launched, uint64_t temp_bytes);
+/* One copy between host memory and a GPU's (LoomStats.copies_to_host / _to_device and their bytes). */
+void rt_count_host_copy(LoomContext *ctx, bool to_host, size_t bytes);
 
 /* Runs a schedule on the host (host_device.c; the host device's run_schedule): allocates temps,
  * launches each kernel (parallel over O or split along R), frees temps. out_data[i] is the base

@@ -51,7 +51,7 @@ bounded() {
 }
 on() { [ "${!1:-1}" != 0 ]; }
 # the Python benchmarks of phase 3 that run: LOOM_GPU_PYBENCH, a comma list (default: all but matmul,
-# which also runs with LOOM_GPU_MATMUL=1): python scan sort gather matmul dask suite
+# which also runs with LOOM_GPU_MATMUL=1): python scan sort gather matmul mlp dask suite
 want() { [[ ",${LOOM_GPU_PYBENCH:-python,scan,sort,gather,dask,suite}," == *",$1,"* ]]; }
 ncpu=$(nproc 2>/dev/null || echo 4)
 logs=build-gpu/logs
@@ -306,6 +306,12 @@ if on LOOM_GPU_BENCH; then
       # FFTs and decompositions vs CuPy / torch (issue 15): bench/results/<date>-fft-linalg-h200.{json,md}
       bounded 150 "${pin[@]}" "$py" bench/bench_fft_linalg.py 5 >"$logs/bench_fft_linalg.log" 2>&1
       note "bench_fft_linalg.py: exit $?"
+    fi
+    # the MLP step written once against the array API, loom / CuPy / torch / NumPy losses and step times,
+    # no read-back inside loom's steps (issue 15): bench/results/<date>-mlp-h200.{json,md}
+    if want mlp || want matmul; then
+      bounded 90 "${pin[@]}" "$py" bench/mlp_array_api.py >"$logs/mlp_array_api.log" 2>&1
+      note "mlp_array_api.py: exit $?"
     fi
     if want dask && ls .whl/dask-*.whl >/dev/null 2>&1 && [ "$(left)" -gt 150 ]; then
       if "$py" -m pip install -q --no-index --no-deps --no-compile --target /tmp/dask-site .whl/*.whl; then

@@ -145,6 +145,11 @@ typedef struct LoomStats {
                                  loom_eval's call kernels and loom_linalg, counted per schedule item */
   uint64_t plans_made;        /* runs of the pass pipeline by loom_eval: an expression evaluated again on
                                  the same nodes and layouts reuses its kept plan and adds none */
+  uint64_t copies_to_host;    /* copies from a GPU's memory to host memory (a read-back: .get(), a host
+                                 fallback, a scalar asked of a device array), synchronous or enqueued */
+  uint64_t bytes_to_host;     /* their bytes */
+  uint64_t copies_to_device;  /* copies from host memory to a GPU's memory (uploads), and their bytes */
+  uint64_t bytes_to_device;
 } LoomStats;
 LOOM_API LoomStatus loom_get_stats(LoomContext *ctx, LoomStats *out);
 

@@ -574,12 +574,15 @@ static PyObject *core_stats(PyObject *module, PyObject *unused) {
   LoomStats s;
   LoomStatus rc = loom_get_stats(ctx_of(st), &s);
   if (rc) return raise_status(st, rc);
-  return Py_BuildValue("{sKsKsKsdsKsKsKsK}", "kernels_launched", (unsigned long long)s.kernels_launched,
+  return Py_BuildValue("{sKsKsKsdsKsKsKsKsKsKsKsK}", "kernels_launched", (unsigned long long)s.kernels_launched,
                        "kernels_compiled", (unsigned long long)s.kernels_compiled, "cache_hits",
                        (unsigned long long)s.cache_hits, "compile_ms", s.compile_ms, "last_eval_kernels",
                        (unsigned long long)s.last_eval_kernels, "temp_bytes_peak",
                        (unsigned long long)s.temp_bytes_peak, "library_calls",
-                       (unsigned long long)s.library_calls, "plans_made", (unsigned long long)s.plans_made);
+                       (unsigned long long)s.library_calls, "plans_made", (unsigned long long)s.plans_made,
+                       "copies_to_host", (unsigned long long)s.copies_to_host, "bytes_to_host",
+                       (unsigned long long)s.bytes_to_host, "copies_to_device", (unsigned long long)s.copies_to_device,
+                       "bytes_to_device", (unsigned long long)s.bytes_to_device);
 }
 
 /* config_info() -> dict: loom_get_config's facts (threads, dump bits, host target, cache folder). */

@@ -339,6 +339,7 @@ LoomStatus rt_gpu_copy(const RtGpuDriver *drv, LoomContext *ctx, void *dst, Loom
   if (dk == drv->kind && sk == drv->kind) st = drv->copy_d2d(g->handle, device, dp, sp, n, s, d);
   else if (dk == drv->kind) st = drv->copy_h2d(g->handle, device, dp, src, n, s, d);
   else st = drv->copy_d2h(g->handle, device, dst, sp, n, s, d);
+  if (st == LOOM_OK && (dk != drv->kind || sk != drv->kind)) rt_count_host_copy(ctx, dk != drv->kind, n);
   /* synchronous for the caller: wait for the copy (and what was before it on that stream) */
   if (st == LOOM_OK && s) st = drv->stream_synchronize(g->handle, device, s, d);
   else if (st == LOOM_OK && dk == drv->kind && sk == drv->kind) st = drv->synchronize(g->handle, device, d);
@@ -365,8 +366,9 @@ LoomStatus rt_gpu_copy_async(const RtGpuDriver *drv, LoomContext *ctx, void *dst
   void *s = cs ? cs->h : NULL;
   uint64_t dp = (uint64_t)(uintptr_t)dst, sp = (uint64_t)(uintptr_t)src;
   if (dk == drv->kind && sk == drv->kind) return drv->copy_d2d(g->handle, device, dp, sp, n, s, d);
-  if (dk == drv->kind) return drv->copy_h2d(g->handle, device, dp, src, n, s, d);
-  return drv->copy_d2h(g->handle, device, dst, sp, n, s, d);
+  st = dk == drv->kind ? drv->copy_h2d(g->handle, device, dp, src, n, s, d) : drv->copy_d2h(g->handle, device, dst, sp, n, s, d);
+  if (st == LOOM_OK) rt_count_host_copy(ctx, dk != drv->kind, n);
+  return st;
 }
 
 LoomStatus rt_gpu_device_pool_limit(const RtGpuDriver *drv, LoomContext *ctx, int index, bool set, uint64_t *limit,

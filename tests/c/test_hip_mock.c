@@ -77,9 +77,18 @@ static void test_elementwise(int wave) {
   hh.strides[0] = 1;
   LoomArray hb = hh;
   hb.data = back;
+  LoomStats c0, c1;
+  loom_get_stats(ctx, &c0);
   CHECK(loom_array_copy(ctx, &x, &hh) == LOOM_OK && loom_array_copy(ctx, &hb, &x) == LOOM_OK &&
             !memcmp(h, back, n * sizeof *h),
         "copies: %s", loom_last_error(ctx));
+  loom_get_stats(ctx, &c1); /* one upload and one read-back, counted with their bytes */
+  CHECK(c1.copies_to_device - c0.copies_to_device == 1 && c1.copies_to_host - c0.copies_to_host == 1 &&
+            c1.bytes_to_device - c0.bytes_to_device == (uint64_t)n * sizeof *h &&
+            c1.bytes_to_host - c0.bytes_to_host == (uint64_t)n * sizeof *h,
+        "copy counters: %llu / %llu copies to the device / host",
+        (unsigned long long)(c1.copies_to_device - c0.copies_to_device),
+        (unsigned long long)(c1.copies_to_host - c0.copies_to_host));
   LoomGraph *g;
   loom_graph_create(ctx, &g);
   LoomNode xi = input(g, &x), yi = input(g, &y), c, m, e, s;
