@@ -12,6 +12,7 @@ import loom
 
 _PATH = os.path.join(os.path.dirname(__file__), "..", "..", "bench", "mlp_array_api.py")
 _spec = importlib.util.spec_from_file_location("mlp_array_api", _PATH)
+assert _spec is not None and _spec.loader is not None
 mlp = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(mlp)
 
