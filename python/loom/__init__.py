@@ -117,7 +117,10 @@ def set_graph_bound(nodes):
 
 
 def stats():
-    """Kernel counters of the context: kernels_launched, kernels_compiled, cache_hits, ..."""
+    """The context's counters, a dict: kernels_launched, kernels_compiled, cache_hits, compile_ms,
+    last_eval_kernels, temp_bytes_peak, library_calls (BLAS / cuBLASLt / LAPACK / cuSOLVER / FFT calls),
+    plans_made (runs of the pass pipeline), copies_to_host / bytes_to_host (read-backs from a GPU: .get(),
+    a host fallback, a scalar asked of a device array) and copies_to_device / bytes_to_device (uploads)."""
     return _core.stats()
 
 
