@@ -27,6 +27,8 @@
  *     multiprocessor on sm_90 (launch bounds; ptxas -v: at most 16 bytes spilled).
  *     CgRadixSpec.legacy keeps the first design for A/B (publish after the scans, look-back, then
  *     staging; values in a second round through the keys' staging memory; 91-136 registers).
+ *  3. Trivial passes (one digit holds all of a row's keys: the stable pass is the identity) are skipped on
+ *     the device from the histogram's counts: loom_radix_plan, loom_radix_copy (gpu_radix_plan.c).
  * Keys keep their bits; digits come from an order-preserving image computed on every load (a few
  * integer operations), so no pass transforms or restores keys.
  *

@@ -19,9 +19,15 @@
  * A sort of R longer rows of n keys (the last axis of a C-contiguous array) with P = key bytes passes:
  *   zero(scratch)                    tile counters, histograms, look-back status words
  *   histogram(keys)                  every pass's digit counts per row, one read of the keys
- *   pass(p) for p = 0 .. P-1         keys (values) from the input, then ping-pong between the output and
- *                                    one temporary, so that pass P-1 writes the output; argsort's index
- *                                    moves as int32 and the last pass widens it into the int64 output
+ *   plan                             per row and pass: trivial (one digit holds the row) or which buffers
+ *                                    (codegen/gpu_radix_plan.c; decided on the device, no host sync)
+ *   pass(p) for p = 0 .. P-1         trivial: every block returns at once; else keys (values) from the
+ *                                    input, then ping-pong between the output and one temporary, so that
+ *                                    the row's last non-trivial pass writes the output; argsort's index
+ *                                    moves as int32 and that pass widens it into the int64 output
+ *   copy                             rows with no non-trivial pass: the input copied (returns at once
+ *                                    when there is none)
+ * LOOM_GPU_RADIX_SKIP=0 (CgRadixSpec.all_passes, for A/B timing): no plan or copy, every pass runs.
  * Everything is enqueued on the calling thread's current stream of the device (asynchronous, like
  * loom_eval); temporaries come from the device's pool and go back to it when the call returns (after
  * the device's settle: the pool is stream-blind). Rows of fewer keys than a tile waste the rest of the tile: callers sort
