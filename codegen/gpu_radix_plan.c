@@ -133,9 +133,10 @@ void cg_radix_plan_tile(Gen *g, PassState *s) {
   LLVMAddIncoming(s->plan, vs, bs, 2);
   return_if(g, has(g, s->plan, CG_RADIX_PLAN_TRIVIAL));
   s->plan_slot = shared_array(g, "loom_radix_plan_word", g->i32, 1, 4);
-  LLVMBasicBlockRef after = if_begin(g, eq(g, s->tid, c32(g, 0)));
-  store(g, s->plan, s->plan_slot, 4);
-  if_end(g, after);
+  /* every thread stores the same word (relaxed: no race, no branch) */
+  LLVMValueRef st = LLVMBuildStore(g->b, s->plan, s->plan_slot);
+  LLVMSetAlignment(st, 4);
+  LLVMSetOrdering(st, LLVMAtomicOrderingMonotonic);
 }
 
 /* The row's plan word where it is used: the register until s->plan_kept, then a shared load. */
