@@ -50,7 +50,7 @@
  *       position, int64 with vals_mode & 4); one block per `chunk` tiles of a row, every block returns at
  *       once unless scratch[CG_RADIX_PLAN_COPY] is set.
  *   loom_radix_rows<I>(ptr keys_in, ptr keys_out, ptr vals_in, ptr vals_out, i64 n, i64 desc, i32 vals_mode)
- *       (gpu_radix_rows.c; a module of its own: CgRadixSpec.rows) block b sorts row b whole in shared memory, rows of n <= 256 I keys: every pass
+ *       (gpu_radix_rows.c; a module of its own: CgRadixSpec.rows) block b sorts row b whole in shared memory, rows of n <= 256 I keys: every non-trivial pass
  *       ranks the staged keys as loom_radix_pass does (stable) and moves them (and values) to their
  *       places in the block's own memory; one read and one write of the row in all. vals_mode as above.
  * scratch layout (u32 words): [0, 8) the passes' tile counters, [8, 25) the plan's summaries
@@ -104,7 +104,8 @@ typedef struct CgRadixSpec {
                          tuning fields but ballot_rank unused) */
   bool all_passes;    /* every digit pass runs, trivial or not (A/B: LOOM_GPU_RADIX_SKIP=0; legacy implies
                          it): no loom_radix_plan / loom_radix_copy, the pass kernel's 11 parameters; else
-                         trivial passes are skipped on the device (cg_radix_skips) */
+                         trivial passes are skipped on the device (cg_radix_skips; the row sorts skip a
+                         pass whose digit is the same in all of the row's keys) */
   /* Tuning (cg_radix_tuning fills them from LOOM_GPU_RADIX_*; 0: the default). Compile-time: the
    * runtime keeps one module per distinct spec, so a process may time several settings. */
   int items;          /* keys per thread of the histogram and pass kernels (1 .. CG_RADIX_MAX_ITEMS; cut to

@@ -282,7 +282,7 @@ static LoomStatus run_sort(LoomContext *ctx, const LoomArray *keys, const LoomAr
     /* a row that fits one block: sorted there, one launch (gpu_radix_rows.c); one module per key and
      * value width whatever the tile tuning */
     CgRadixSpec rs = {.key = spec.key, .value_bytes = vb, .wave = spec.wave, .amdgpu = spec.amdgpu, .rows = true,
-                      .ballot_rank = spec.ballot_rank};
+                      .ballot_rank = spec.ballot_rank, .all_passes = spec.all_passes};
     LoomStatus st = sort_module(ctx, &rs, &sm, d);
     if (st != LOOM_OK) return st;
     int v = 0;

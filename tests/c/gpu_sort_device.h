@@ -155,8 +155,9 @@ static void bench(LoomDType t, int64_t n, bool index) { bench_kind(t, n, index, 
 /* Trivial passes (gpu_radix_plan.c) against the reference: keys of small ranges (all passes but one
  * trivial, all trivial, none), argsort and values with a trivial first pass, a common exponent byte,
  * rows of different ranges (plans that differ per row, rows with no non-trivial pass beside others),
- * below one tile (the tile sweep forced by LOOM_GPU_RADIX_ROWS=0) and above, ascending and descending;
- * then the same with LOOM_GPU_RADIX_SKIP=0 (every pass run: the A/B). */
+ * below one tile (the tile sweep forced by LOOM_GPU_RADIX_ROWS=0) and above, ascending and descending,
+ * and short rows in the block row sort (its own skip, gpu_radix_rows.c); then some with
+ * LOOM_GPU_RADIX_SKIP=0 (every pass run: the A/B). */
 static void plan_cases(void) {
   static const LoomDType types[] = {LOOM_INT32, LOOM_INT64, LOOM_UINT8, LOOM_INT16, LOOM_FLOAT32, LOOM_FLOAT64,
                                     LOOM_UINT16, LOOM_FLOAT16, LOOM_BOOL};
@@ -175,6 +176,10 @@ static void plan_cases(void) {
       device_one(t, mixed ? 6 : 3, 4097, kind, true, 0);
       device_one(t, mixed ? 6 : 1, 3000, kind, false, 4);
       unsetenv("LOOM_GPU_RADIX_ROWS");
+      /* the block row sort skips a row's trivial passes itself (gpu_radix_rows.c) */
+      device_one(t, mixed ? 12 : 3, 1000, kind, k % 2 == 0, 0);
+      device_one(t, mixed ? 600 : 100, 40, kind, true, 4);
+      device_one(t, mixed ? 7 : 2, 2048, kind, false, 8);
     }
   device_one(LOOM_INT32, 1, INT64_C(1) << 26, KIND_SMALL, false, 0); /* unique's case */
   device_one(LOOM_INT32, 1, INT64_C(1) << 24, KIND_EQUAL, false, 0);
@@ -184,6 +189,7 @@ static void plan_cases(void) {
   device_one(LOOM_INT32, 1, 100003, KIND_SMALL, false, 0);
   device_one(LOOM_FLOAT64, 7, 20000, KIND_MIXED_ROWS, true, 8);
   device_one(LOOM_INT16, 1, 50000, KIND_EQUAL, false, 4);
+  device_one(LOOM_INT32, 12, 1000, KIND_MIXED_ROWS, false, 0); /* the block row sort, every pass */
   unsetenv("LOOM_GPU_RADIX_SKIP");
 }
 

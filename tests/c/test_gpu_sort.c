@@ -301,7 +301,8 @@ static void nvptx_case_tuned(LoomDType key, int vb, bool take, bool legacy, int 
       }
     if (cg_radix_skips(&spec)) /* the plan's summaries over rows */
       CHECK(strstr(ptx, "atom.global.or") != NULL, "%s: the PTX has no atom.global.or (loom_radix_plan)", what);
-    CgRadixSpec rs = {.key = key, .value_bytes = vb, .wave = 32, .rows = true, .ballot_rank = ballot_rank};
+    CgRadixSpec rs = {.key = key, .value_bytes = vb, .wave = 32, .rows = true, .ballot_rank = ballot_rank,
+                      .all_passes = all_passes};
     char rwhat[160];
     snprintf(rwhat, sizeof rwhat, "%s (row sorts)", what);
     rows_ptx = take ? NULL : nvptx_module(rwhat, &rs);

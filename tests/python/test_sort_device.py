@@ -244,11 +244,14 @@ TRIVIAL_KINDS = ["small", "equal", "low_zero", "exponent", "few"]
 @pytest.mark.parametrize("dtype", [np.int32, np.int64, np.uint8, np.int16, np.uint16, np.float16, np.float32, np.float64])
 @pytest.mark.parametrize("kind", TRIVIAL_KINDS)
 @pytest.mark.parametrize("n", [1000, 4097, 100_003])
-def test_trivial_passes(monkeypatch: Any, dtype: Any, kind: str, n: int) -> None:
+@pytest.mark.parametrize("through", ["sweep", "block"])
+def test_trivial_passes(monkeypatch: Any, dtype: Any, kind: str, n: int, through: str) -> None:
     """Sort, stable argsort (both directions) and unique of keys with trivial digit passes against NumPy,
-    below one tile and above (short rows through the tile sweep: LOOM_GPU_RADIX_ROWS=0)."""
+    below one tile and above: short rows through the tile sweep (LOOM_GPU_RADIX_ROWS=0) or the block row
+    sort (which skips a row's trivial passes itself)."""
     monkeypatch.setenv("LOOM_SORT_ENGINE", "radix")
-    monkeypatch.setenv("LOOM_GPU_RADIX_ROWS", "0")
+    if through == "sweep":
+        monkeypatch.setenv("LOOM_GPU_RADIX_ROWS", "0")
     x = ranged_keys(n, dtype, kind)
     check_sorted(x)
     check_sorted(x, descending=True)
@@ -260,12 +263,14 @@ def test_trivial_passes(monkeypatch: Any, dtype: Any, kind: str, n: int) -> None
 
 @gpu
 @pytest.mark.parametrize("dtype", [np.int32, np.int64, np.int16, np.float32, np.float64])
-@pytest.mark.parametrize("shape", [(12, 20_000), (6, 3000), (5, 4097)])
-def test_trivial_passes_per_row(monkeypatch: Any, dtype: Any, shape: Any) -> None:
+@pytest.mark.parametrize("shape", [(12, 20_000), (6, 3000), (5, 4097), (600, 40)])
+@pytest.mark.parametrize("through", ["sweep", "block"])
+def test_trivial_passes_per_row(monkeypatch: Any, dtype: Any, shape: Any, through: str) -> None:
     """Rows of different ranges: each row skips its own passes (plans that differ per row; a row whose
     every pass is trivial copied beside rows that sort), sort and argsort along the rows."""
     monkeypatch.setenv("LOOM_SORT_ENGINE", "radix")
-    monkeypatch.setenv("LOOM_GPU_RADIX_ROWS", "0")
+    if through == "sweep":
+        monkeypatch.setenv("LOOM_GPU_RADIX_ROWS", "0")
     rows = [ranged_keys(shape[1], dtype, TRIVIAL_KINDS[r % 5]) for r in range(shape[0] - 1)]
     x = np.stack(rows + [keys(shape[1], dtype)])  # one row of random keys: no trivial pass
     check_sorted(x)
@@ -278,6 +283,7 @@ def test_trivial_passes_switch(monkeypatch: Any) -> None:
     monkeypatch.setenv("LOOM_GPU_RADIX_SKIP", "0")
     check_sorted(ranged_keys(100_003, np.int32, "small"))
     check_sorted(np.stack([ranged_keys(20_000, np.int64, k) for k in TRIVIAL_KINDS]), descending=True)
+    check_sorted(np.stack([ranged_keys(1000, np.int32, k) for k in TRIVIAL_KINDS]))  # the block row sort
 
 
 @gpu
