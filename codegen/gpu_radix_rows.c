@@ -10,6 +10,9 @@
  * memory, and the row is written once: 2 x (key + value) bytes of global traffic per key instead of
  * P x 2 x (key + value) plus the histogram's read, and no look-back.
  *
+ * Trivial passes: after the row is staged, each wave ORs which digits differ from the row's first key
+ * (one barrier); a pass whose digit is the same in every key is the identity and is skipped by the whole
+ * block (CgRadixSpec.all_passes, LOOM_GPU_RADIX_SKIP=0, keeps every pass).
  * Per pass: zero the wave counters | barrier | load the thread's items from the staged row, rank them
  * (one word each: rank | digit << 16) | barrier | thread d: wave prefixes of digit d, the block's exclusive
  * scan of the counts (the digit's start in the row) | barrier | store each item at start + wave prefix +
