@@ -40,8 +40,15 @@ static LLVMValueRef plan_at(Gen *g, LLVMValueRef scratch, LLVMValueRef rows, LLV
   return at(g, g->i32, scratch, add(g, plan_base(g, rows, tpr), i));
 }
 
+/* *p |= v by an atomic, unless *p (read first, relaxed) has v's bits already: many rows write the same few
+ * summary words, and after the first ones most find their bits there (no serialized atomics on one line). */
 static void atomic_or(Gen *g, LLVMValueRef p, LLVMValueRef v) {
+  LLVMValueRef cur = LLVMBuildLoad2(g->b, g->i32, p, "");
+  LLVMSetAlignment(cur, 4);
+  LLVMSetOrdering(cur, LLVMAtomicOrderingMonotonic);
+  LLVMBasicBlockRef after = if_begin(g, LLVMBuildICmp(g->b, LLVMIntNE, LLVMBuildAnd(g->b, cur, v, ""), v, ""));
   LLVMBuildAtomicRMW(g->b, LLVMAtomicRMWBinOpOr, p, v, LLVMAtomicOrderingMonotonic, 0);
+  if_end(g, after);
 }
 
 static LLVMValueRef has(Gen *g, LLVMValueRef word, unsigned bit) {
