@@ -27,6 +27,8 @@
  *     multiprocessor on sm_90 (launch bounds; ptxas -v: at most 16 bytes spilled).
  *     CgRadixSpec.legacy keeps the first design for A/B (publish after the scans, look-back, then
  *     staging; values in a second round through the keys' staging memory; 91-136 registers).
+ *  3. Trivial passes (one digit holds all of a row's keys: the stable pass is the identity) are skipped on
+ *     the device from the histogram's counts: loom_radix_plan, loom_radix_copy (gpu_radix_plan.c).
  * Keys keep their bits; digits come from an order-preserving image computed on every load (a few
  * integer operations), so no pass transforms or restores keys.
  *
@@ -116,6 +118,9 @@ void cg_radix_tuning(CgRadixSpec *spec) {
    * one returning atomic of the highest peer, not loaded and stored */
   spec->smem_rank = r && strstr(r, "smem");
   spec->atomic_rank = r && strstr(r, "atomic");
+  /* LOOM_GPU_RADIX_SKIP=0: every digit pass runs, trivial or not (A/B of gpu_radix_plan.c) */
+  const char *k = getenv("LOOM_GPU_RADIX_SKIP");
+  spec->all_passes = k && !strcmp(k, "0");
 }
 
 /* Shared bytes of the pass kernel besides the staged tile: wave counters, bucket bases, tile starts, the
@@ -462,7 +467,7 @@ static LLVMValueRef item_index(Gen *g, PassState *s, int j) {
 /* The single-sweep order's loads: the keys of the thread's items (tile indices in i32; rank_items makes
  * the digits). */
 static void load_keys(Gen *g, PassState *s) {
-  LLVMValueRef first = at(g, g->kt, s->keys_in, add(g, s->x.row_base, s->x.start));
+  LLVMValueRef first = at(g, g->kt, cg_radix_keys_src(g, s), add(g, s->x.row_base, s->x.start));
   for (int j = 0; j < g->sh.items; j++) {
     LLVMValueRef e = item_index(g, s, j);
     s->ok[j] = ult(g, e, s->x.valid32);
@@ -498,8 +503,8 @@ static void stage_items(Gen *g, PassState *s, LLVMValueRef stage_v) {
  * from vals_in (mode 2) or the key's position in its row (mode 1: argsort's first pass). */
 void cg_radix_stage_values(Gen *g, PassState *s, LLVMValueRef stage_v, LLVMValueRef *ok, LLVMValueRef *pos) {
   unsigned vb = (unsigned)g->spec.value_bytes;
-  LLVMValueRef mode = LLVMBuildAnd(g->b, s->mode, c32(g, 3), "");
-  LLVMValueRef first = at(g, g->vt, s->vals_in, add(g, s->x.row_base, s->x.start));
+  LLVMValueRef mode = LLVMBuildAnd(g->b, cg_radix_vals_mode(g, s), c32(g, 3), "");
+  LLVMValueRef first = at(g, g->vt, cg_radix_vals_src(g, s), add(g, s->x.row_base, s->x.start));
   for (int j = 0; j < g->sh.items; j++) {
     LLVMValueRef e = item_index(g, s, j);
     LLVMBasicBlockRef after = if_begin(g, LLVMBuildAnd(g->b, ok[j], LLVMBuildICmp(g->b, LLVMIntNE, mode, c32(g, 0), ""), ""));
@@ -530,9 +535,10 @@ void cg_radix_stage_values(Gen *g, PassState *s, LLVMValueRef stage_v, LLVMValue
  * item (the tile's bounds cost 3 control instructions an item on sm_90). */
 static void write_slots(Gen *g, PassState *s, LLVMValueRef stage_v, LLVMValueRef moved, LLVMValueRef widen, bool full) {
   unsigned kb = (unsigned)g->kbits / 8, vb = (unsigned)g->spec.value_bytes;
-  LLVMValueRef krow = at(g, g->kt, s->keys_out, s->x.row_base);
-  LLVMValueRef vrow = vb ? at(g, g->vt, s->vals_out, s->x.row_base) : NULL;
-  LLVMValueRef wrow = widen ? at(g, g->i64, s->vals_out, s->x.row_base) : NULL;
+  LLVMValueRef krow = at(g, g->kt, cg_radix_keys_dst(g, s), s->x.row_base);
+  LLVMValueRef vdst = vb ? cg_radix_vals_dst(g, s) : NULL;
+  LLVMValueRef vrow = vb ? at(g, g->vt, vdst, s->x.row_base) : NULL;
+  LLVMValueRef wrow = widen ? at(g, g->i64, vdst, s->x.row_base) : NULL;
   for (int j = 0; j < g->sh.items; j++) {
     LLVMValueRef i = LLVMBuildNUWAdd(g->b, s->tid, c32(g, (unsigned)(j * g->sh.block)), "");
     LLVMBasicBlockRef after = full ? NULL : if_begin(g, ult(g, i, s->x.valid32));
@@ -579,13 +585,20 @@ static void write_tile(Gen *g, PassState *s, LLVMValueRef stage_v, LLVMValueRef 
 }
 
 static void gen_pass(Gen *g) {
-  LLVMTypeRef ps[11] = {g->pg, g->pg, g->pg, g->pg, g->pg, g->i64, g->i32, g->i64, g->i32, g->i64, g->i32};
-  begin_kernel(g, "loom_radix_pass", ps, 11);
+  /* planned (gpu_radix_plan.c): keys_alt after keys_out, vals_alt0 and vals_alt1 after vals_out */
+  bool planned = cg_radix_skips(&g->spec);
+  LLVMTypeRef ps[14] = {g->pg, g->pg, g->pg, g->pg, g->pg, g->pg, g->pg, g->pg, g->i64, g->i32, g->i64, g->i32, g->i64, g->i32};
+  unsigned np = planned ? 14 : 11;
+  begin_kernel(g, "loom_radix_pass", planned ? ps : ps + 3, np);
   PassState s;
   memset(&s, 0, sizeof s);
-  LLVMValueRef *pv[11] = {&s.keys_in, &s.keys_out, &s.vals_in, &s.vals_out, &s.scratch, &s.n, &s.tpr, &s.rows,
-                          &s.pass, &s.desc, &s.mode};
-  for (unsigned i = 0; i < 11; i++) *pv[i] = LLVMGetParam(g->fn, i);
+  LLVMValueRef *pv[14] = {&s.keys_in, &s.keys_out, &s.keys_alt, &s.vals_in, &s.vals_out, &s.vals_alt0, &s.vals_alt1,
+                          &s.scratch, &s.n, &s.tpr, &s.rows, &s.pass, &s.desc, &s.mode};
+  LLVMValueRef **pl = pv;
+  LLVMValueRef *pv11[11] = {&s.keys_in, &s.keys_out, &s.vals_in, &s.vals_out, &s.scratch, &s.n, &s.tpr, &s.rows,
+                            &s.pass, &s.desc, &s.mode};
+  if (!planned) pl = pv11;
+  for (unsigned i = 0; i < np; i++) *pl[i] = LLVMGetParam(g->fn, i);
   s.desc = cg_radix_desc_of(g, s.desc);
   s.shift = LLVMBuildZExtOrBitCast(g->b, mul(g, s.pass, c32(g, 8)), g->i32, "");
   s.shift = g->kbits >= 32 ? LLVMBuildZExtOrBitCast(g->b, s.shift, g->kt, "") : LLVMBuildTrunc(g->b, s.shift, g->kt, "");
@@ -608,6 +621,7 @@ static void gen_pass(Gen *g) {
   s.lane = LLVMBuildAnd(g->b, s.tid, c32(g, (unsigned)g->spec.wave - 1), "");
   s.warp = LLVMBuildUDiv(g->b, s.tid, c32(g, (unsigned)g->spec.wave), "");
 
+  if (planned) cg_radix_plan_early(g, &s); /* a pass trivial for every row: return before taking a tile */
   /* the tile: next in launch order; the wave counters zeroed meanwhile */
   LLVMValueRef slot = at(g, g->i32, s.wsum, c32(g, (unsigned)g->nwarps));
   LLVMBasicBlockRef after = if_begin(g, eq(g, s.tid, c32(g, 0)));
@@ -618,6 +632,7 @@ static void gen_pass(Gen *g) {
   g->h.barrier(&g->m);
   LLVMValueRef tile = load(g, g->i32, slot, 4);
   s.x = tile_of(g, tile, s.n, s.tpr);
+  if (planned) cg_radix_plan_tile(g, &s); /* the row's plan word: return on a trivial pass */
   /* thread d's count of digit d in the row (the histogram), read early: its latency hides under the loads */
   LLVMValueRef hist = add(g, c64(g, CG_RADIX_COUNTERS),
                           add(g, mul(g, s.x.row, c64(g, (unsigned)(g->sh.passes * RADIX_DIGITS))),
@@ -625,6 +640,7 @@ static void gen_pass(Gen *g) {
   LLVMValueRef hcount = load(g, g->i32, at(g, g->i32, s.scratch, hist), 4);
   if (legacy) load_items(g, &s, false);
   else load_keys(g, &s);
+  s.plan_kept = true; /* the plan word from shared memory from here on (gpu_radix_plan.c) */
   bool smem = g->spec.smem_rank && !legacy;
   LLVMValueRef run = c32(g, 0), tstart, rstart;
   if (smem) { /* counts, publishing, scans, ranks and staging in one (gpu_radix_rank.c) */
@@ -647,8 +663,6 @@ static void gen_pass(Gen *g) {
     rstart = cg_radix_block_scan(g, hcount, s.tid, s.wsum); /* its barriers publish ts too */
   }
   LLVMValueRef moved = vb ? LLVMBuildICmp(g->b, LLVMIntNE, LLVMBuildAnd(g->b, s.mode, c32(g, 3), ""), c32(g, 0), "") : NULL;
-  LLVMValueRef widen = vb == 4 ? LLVMBuildICmp(g->b, LLVMIntNE, LLVMBuildAnd(g->b, s.mode, c32(g, 4), ""), c32(g, 0), "")
-                               : NULL;
   if (legacy) cg_radix_publish_count(g, &s, tile, run);
   else if (!smem) stage_items(g, &s, stage_v);
   LLVMValueRef prior = look_back_walk(g, &s, tile, run);
@@ -660,6 +674,10 @@ static void gen_pass(Gen *g) {
     store(g, LLVMBuildSub(g->b, add(g, rstart, prior), tstart, ""), at(g, g->i32, s.sb, s.tid), 4);
   }
   g->h.barrier(&g->m);
+  /* made here, where it is used (the planned pass reads it from its plan word) */
+  LLVMValueRef widen = vb == 4 ? LLVMBuildICmp(g->b, LLVMIntNE, LLVMBuildAnd(g->b, cg_radix_vals_mode(g, &s), c32(g, 4), ""),
+                                               c32(g, 0), "")
+                               : NULL;
   if (!legacy) {
     write_tile(g, &s, stage_v, moved, widen);
     LLVMBuildRetVoid(g->b);
@@ -726,6 +744,10 @@ static LoomStatus build(LoomContext *ctx, const CgRadixSpec *spec, LLVMContextRe
   } else {
     gen_histogram(&g);
     gen_pass(&g);
+    if (cg_radix_skips(spec)) { /* gpu_radix_plan.c */
+      cg_radix_gen_plan(&g);
+      cg_radix_gen_copy(&g);
+    }
   }
   LLVMDisposeBuilder(g.b);
   if (d->status != LOOM_OK) {

@@ -18,8 +18,17 @@
  *       one block per `chunk` tiles of a row (rows * ceil(tiles_per_row / chunk) blocks): their digit
  *       counts of every pass added into hist[row][pass][digit] (gathered first in shared memory, in 2-4
  *       copies by lane unless legacy)
- *   loom_radix_pass(ptr keys_in, ptr keys_out, ptr vals_in, ptr vals_out, ptr scratch, i64 n,
- *                   i32 tiles_per_row, i64 rows, i32 pass, i64 desc, i32 vals_mode)
+ *   loom_radix_plan(ptr scratch, i64 n, i32 tiles_per_row, i64 rows)    (unless CgRadixSpec.all_passes)
+ *       one block per row, after the histogram: pass p of row r is trivial when one digit holds the row's
+ *       n keys (the stable pass is then the identity); writes plan[r][p] (CG_RADIX_PLAN_* bits: trivial,
+ *       the row's first / last non-trivial pass, which buffer it writes) and ORs each pass's words (and
+ *       their complements) over rows into scratch[CG_RADIX_PLAN_OR + p] ([CG_RADIX_PLAN_NOR + p]): a pass
+ *       whose words agree over rows is decided before its blocks take a tile. The buffers are assigned
+ *       from the last non-trivial pass backwards (it writes the output, the one before the temporary,
+ *       ...), so no parity copy is needed; a row with no non-trivial pass sets scratch[CG_RADIX_PLAN_COPY].
+ *   loom_radix_pass(ptr keys_in, ptr keys_out, [ptr keys_alt,] ptr vals_in, ptr vals_out,
+ *                   [ptr vals_alt0, ptr vals_alt1,] ptr scratch, i64 n, i32 tiles_per_row, i64 rows,
+ *                   i32 pass, i64 desc, i32 vals_mode)        ([..]: the planned kernel, not all_passes)
  *       one sweep of digit `pass` (bits 8 pass .. 8 pass + 7 of the image): tiles are taken in order
  *       from an atomic counter; each tile ranks its keys stably (wave ballots + per-wave counters),
  *       finds the keys of its digits in earlier tiles of its row by a decoupled look-back over the
@@ -28,13 +37,26 @@
  *       vals_mode & 3: 0 no values, 1 values are the key's position in its row (int32/int64: argsort's
  *       first pass), 2 values moved from vals_in; vals_mode & 4 (4-byte values): vals_out holds int64,
  *       the values sign-extended (argsort's int32 index widened by its last pass).
+ *       Planned (not all_passes): the same launch for every pass p; each tile reads its row's plan word:
+ *       trivial -> the block returns at once (before taking a tile when the word agrees over rows);
+ *       else keys come from keys_in (the row's first non-trivial pass) or the buffer the previous one
+ *       wrote, and go to keys_out (the row's last non-trivial pass and every second one before it) or
+ *       keys_alt; values likewise (vals_in / vals_out / vals_alt0), argsort's index made by the row's
+ *       first non-trivial pass (vals_mode 1), and with vals_mode & 4 through vals_alt0 / vals_alt1 to
+ *       the int64 vals_out written by the row's last one.
+ *   loom_radix_copy(ptr keys_in, ptr keys_out, ptr vals_in, ptr vals_out, ptr scratch, i64 n,
+ *                   i32 tiles_per_row, i64 rows, i32 chunk, i32 vals_mode)   (unless all_passes)
+ *       rows whose every pass is trivial (already in order): keys copied, values copied or made (argsort's
+ *       position, int64 with vals_mode & 4); one block per `chunk` tiles of a row, every block returns at
+ *       once unless scratch[CG_RADIX_PLAN_COPY] is set.
  *   loom_radix_rows<I>(ptr keys_in, ptr keys_out, ptr vals_in, ptr vals_out, i64 n, i64 desc, i32 vals_mode)
- *       (gpu_radix_rows.c; a module of its own: CgRadixSpec.rows) block b sorts row b whole in shared memory, rows of n <= 256 I keys: every pass
+ *       (gpu_radix_rows.c; a module of its own: CgRadixSpec.rows) block b sorts row b whole in shared memory, rows of n <= 256 I keys: every non-trivial pass
  *       ranks the staged keys as loom_radix_pass does (stable) and moves them (and values) to their
  *       places in the block's own memory; one read and one write of the row in all. vals_mode as above.
- * scratch layout (u32 words): [0, 64) the passes' tile counters; [64, 64 + R P 256) hist;
- * then per pass G x 256 status words (flag << 30 | count: 1 the tile's own count, 2 the inclusive count
- * of its row so far). So n < 2^30 (cg_radix_max_row).
+ * scratch layout (u32 words): [0, 8) the passes' tile counters, [8, 25) the plan's summaries
+ * (CG_RADIX_PLAN_OR / NOR / COPY); [64, 64 + R P 256) hist; then per pass G x 256 status words
+ * (flag << 30 | count: 1 the tile's own count, 2 the inclusive count of its row so far); then (not
+ * all_passes) the plan, R x P words (cg_radix_scratch_words). So n < 2^30 (cg_radix_max_row).
  */
 #ifndef LOOM_CG_GPU_RADIX_H
 #define LOOM_CG_GPU_RADIX_H
@@ -53,6 +75,16 @@
 #define CG_RADIX_MAX_ITEMS 32  /* keys per thread at most (CgRadixSpec.items) */
 #define CG_RADIX_SHARED_BYTES 49152 /* static shared memory a block may declare (the tile must fit) */
 #define CG_RADIX_ROW_VARIANTS 6 /* block row sorts of 1, 2, 4, 8, 16, 32 keys per thread (those that fit) */
+/* scratch words of the plan's summaries (per pass p < 8: + p) */
+#define CG_RADIX_PLAN_OR 8    /* OR over rows of pass p's plan words (low 4 bits) */
+#define CG_RADIX_PLAN_NOR 16  /* OR over rows of their complements (low 4 bits): 0 where all rows agree */
+#define CG_RADIX_PLAN_COPY 24 /* nonzero: some row has no non-trivial pass (loom_radix_copy works) */
+/* a plan word's bits (plan[row][pass]) */
+#define CG_RADIX_PLAN_TRIVIAL 1u /* one digit holds the row's keys: the pass is skipped */
+#define CG_RADIX_PLAN_FIRST 2u   /* the row's first non-trivial pass: reads keys_in (argsort makes the index) */
+#define CG_RADIX_PLAN_LAST 4u    /* the row's last non-trivial pass: writes keys_out (argsort widens) */
+#define CG_RADIX_PLAN_ODD 8u     /* an odd count of non-trivial passes after it: writes keys_alt */
+#define CG_RADIX_PLAN_NONE 16u   /* (with TRIVIAL) the row has no non-trivial pass: loom_radix_copy */
 
 typedef struct CgRadixSpec {
   LoomDType key;      /* bool, int8 .. uint64, float16, bfloat16, float32, float64 */
@@ -70,6 +102,10 @@ typedef struct CgRadixSpec {
                          indices, negative from the row's end; one out of range sets *bad) */
   bool rows;          /* the row sort module instead: loom_radix_rows<I> for cg_radix_row_items' I only (the
                          tuning fields but ballot_rank unused) */
+  bool all_passes;    /* every digit pass runs, trivial or not (A/B: LOOM_GPU_RADIX_SKIP=0; legacy implies
+                         it): no loom_radix_plan / loom_radix_copy, the pass kernel's 11 parameters; else
+                         trivial passes are skipped on the device (cg_radix_skips; the row sorts skip a
+                         pass whose digit is the same in all of the row's keys) */
   /* Tuning (cg_radix_tuning fills them from LOOM_GPU_RADIX_*; 0: the default). Compile-time: the
    * runtime keeps one module per distinct spec, so a process may time several settings. */
   int items;          /* keys per thread of the histogram and pass kernels (1 .. CG_RADIX_MAX_ITEMS; cut to
@@ -95,7 +131,7 @@ typedef struct CgRadixSpec {
  * LOOM_GPU_RADIX_ITEMS8 (when one of them is 8 bytes), LOOM_GPU_RADIX_BLOCKS_PER_SM,
  * LOOM_GPU_RADIX_HIST_PARTS, LOOM_GPU_RADIX_RANK (words: "match" clears ballot_rank, "early" sets
  * peers_first, "chain" clears it, else peers_first for keys alone; "smem" sets smem_rank, "atomic"
- * atomic_rank); unset, empty or out of range: the default. */
+ * atomic_rank), LOOM_GPU_RADIX_SKIP ("0" sets all_passes); unset, empty or out of range: the default. */
 void cg_radix_tuning(CgRadixSpec *spec);
 
 typedef struct CgRadixShape {
@@ -107,6 +143,11 @@ typedef struct CgRadixShape {
   int hist_parts;    /* copies of the histogram kernel's counts */
 } CgRadixShape;
 
+/* Whether spec's sweep skips trivial passes (loom_radix_plan, the planned pass and loom_radix_copy): not
+ * all_passes, legacy, take or rows. */
+bool cg_radix_skips(const CgRadixSpec *spec);
+/* Scratch words of a sweep over rows x tiles_per_row tiles (the layout above; the plan when skips). */
+int64_t cg_radix_scratch_words(const CgRadixSpec *spec, int64_t rows, int64_t tiles_per_row);
 /* Whether spec's pass kernel stages each key's digit (a byte) beside it for the write-out: float keys,
  * whose image costs more than the byte's store and load (the tile's shared bytes count it). */
 bool cg_radix_stages_digits(const CgRadixSpec *spec);

@@ -131,6 +131,11 @@ typedef struct Tile {
 
 typedef struct PassState {
   LLVMValueRef keys_in, keys_out, vals_in, vals_out, scratch, n, tpr, rows, pass, desc, mode;
+  LLVMValueRef keys_alt, vals_alt0, vals_alt1; /* the planned kernel's other buffers (NULL: all_passes) */
+  LLVMValueRef plan_or, plan_uniform;          /* the pass's summary word and whether rows agree (i1) */
+  LLVMValueRef plan;                           /* the tile's row's plan word (i32), or NULL: every pass runs */
+  LLVMValueRef plan_slot;                      /* shared i32: the word, read again where used after the loads */
+  bool plan_kept;                              /* past the loads: the word is read from plan_slot (no register) */
   LLVMValueRef tid, lane, warp, shift;
   LLVMValueRef stage, wc, ts, sb, wsum;
   LLVMValueRef stage_d; /* the staged slots' digits (i8; cg_radix_stages_digits) or NULL */
@@ -158,6 +163,26 @@ void cg_radix_stage_values(Gen *g, PassState *s, LLVMValueRef stage_v, LLVMValue
  * to its tile slot and staged with its value; ends before the look-back (no barrier after staging). */
 void cg_radix_smem_rank(Gen *g, PassState *s, LLVMValueRef tile, LLVMValueRef hcount, LLVMValueRef stage_v,
                         LLVMValueRef *run, LLVMValueRef *tstart, LLVMValueRef *rstart);
+
+/* ---- trivial passes (gpu_radix_plan.c) ---- */
+/* loom_radix_plan and loom_radix_copy (gpu_radix.h). */
+void cg_radix_gen_plan(Gen *g);
+void cg_radix_gen_copy(Gen *g);
+/* The planned pass kernel's entry, before the tile is taken: the pass's summary words; every thread
+ * returns when the pass is trivial for every row. */
+void cg_radix_plan_early(Gen *g, PassState *s);
+/* After the tile (s->x) is known: s->plan, the row's word; every thread returns when it is trivial.
+ * Thread 0 keeps it in shared memory (s->plan_slot: visible after the block's next barrier); once
+ * s->plan_kept is set the helpers below read it from there rather than hold it in a register. */
+void cg_radix_plan_tile(Gen *g, PassState *s);
+/* Where the pass reads and writes (the parameters when s->plan is NULL), made at the point of use so
+ * that no pointer stays live in a register: keys' source and destination, values' source and
+ * destination, and the values' mode (vals_mode & 3 and the widening bit 4) for this row's pass. */
+LLVMValueRef cg_radix_keys_src(Gen *g, PassState *s);
+LLVMValueRef cg_radix_keys_dst(Gen *g, PassState *s);
+LLVMValueRef cg_radix_vals_src(Gen *g, PassState *s);
+LLVMValueRef cg_radix_vals_dst(Gen *g, PassState *s);
+LLVMValueRef cg_radix_vals_mode(Gen *g, PassState *s);
 
 /* The grid-stride kernels (gpu_radix_take.c). */
 void cg_radix_gen_zero(Gen *g);

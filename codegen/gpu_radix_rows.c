@@ -10,6 +10,9 @@
  * memory, and the row is written once: 2 x (key + value) bytes of global traffic per key instead of
  * P x 2 x (key + value) plus the histogram's read, and no look-back.
  *
+ * Trivial passes: after the row is staged, each wave ORs which digits differ from the row's first key
+ * (one barrier); a pass whose digit is the same in every key is the identity and is skipped by the whole
+ * block (CgRadixSpec.all_passes, LOOM_GPU_RADIX_SKIP=0, keeps every pass).
  * Per pass: zero the wave counters | barrier | load the thread's items from the staged row, rank them
  * (one word each: rank | digit << 16) | barrier | thread d: wave prefixes of digit d, the block's exclusive
  * scan of the counts (the digit's start in the row) | barrier | store each item at start + wave prefix +
@@ -60,6 +63,34 @@ static LLVMValueRef row_value(Gen *g, LLVMValueRef mode2, LLVMValueRef vals_row,
   return v;
 }
 
+/* Bit p set when digit p of the image differs between keys of the row (n32 >= 1 keys staged in sk; each
+ * thread compares its own slots with the row's first key, read from kin): wave OR by shuffles, one word a
+ * wave in wsum, then every thread ORs them (one barrier; wsum is free again before the first pass's scan). */
+static LLVMValueRef row_varying_digits(Gen *g, LLVMValueRef sk, LLVMValueRef kin, LLVMValueRef n32, LLVMValueRef tid,
+                                       LLVMValueRef lane, LLVMValueRef warp, LLVMValueRef wsum, LLVMValueRef desc, int I) {
+  unsigned kb = (unsigned)g->kbits / 8;
+  LLVMValueRef ref = cg_radix_key_image(g, load(g, g->kt, kin, kb), desc), diff = ck(g, 0);
+  for (int j = 0; j < I; j++) { /* the thread's own slots: its stores above, seen without a barrier */
+    LLVMValueRef i = add(g, tid, c32(g, (unsigned)(j * CG_RADIX_BLOCK)));
+    LLVMValueRef ok = ult(g, i, n32);
+    LLVMValueRef u = cg_radix_key_image(g, load(g, g->kt, at(g, g->kt, sk, sel(g, ok, i, c32(g, 0))), kb), desc);
+    diff = LLVMBuildOr(g->b, diff, sel(g, ok, LLVMBuildXor(g->b, u, ref, ""), ck(g, 0)), "");
+  }
+  LLVMValueRef mask = c32(g, 0);
+  for (int q = 0; q < (int)kb; q++) {
+    LLVMValueRef byte = LLVMBuildAnd(g->b, LLVMBuildLShr(g->b, diff, ck(g, (unsigned)(8 * q)), ""), ck(g, 255), "");
+    mask = LLVMBuildOr(g->b, mask, sel(g, eq(g, byte, ck(g, 0)), c32(g, 0), c32(g, 1u << q)), "");
+  }
+  for (int k = 1; k < g->spec.wave; k *= 2) mask = LLVMBuildOr(g->b, mask, g->h.shuffle_xor(&g->m, mask, k), "");
+  LLVMBasicBlockRef after = if_begin(g, eq(g, lane, c32(g, 0)));
+  store(g, mask, at(g, g->i32, wsum, warp), 4);
+  if_end(g, after);
+  g->h.barrier(&g->m);
+  LLVMValueRef all = c32(g, 0);
+  for (int w = 0; w < g->nwarps; w++) all = LLVMBuildOr(g->b, all, load(g, g->i32, at(g, g->i32, wsum, c32(g, (unsigned)w)), 4), "");
+  return all;
+}
+
 void cg_radix_gen_rows(Gen *g, int I) {
   char name[40], sname[56];
   snprintf(name, sizeof name, "loom_radix_rows%d", I);
@@ -103,14 +134,21 @@ void cg_radix_gen_rows(Gen *g, int I) {
     }
     if_end(g, after);
   }
+  LLVMValueRef varies = g->spec.all_passes ? NULL : row_varying_digits(g, sk, kin, n32, tid, lane, warp, wsum, desc, I);
 
   /* for pass p in 0 .. P-1 */
   LLVMBasicBlockRef entry = LLVMGetInsertBlock(g->b);
   LLVMBasicBlockRef head = LLVMAppendBasicBlockInContext(g->m.c, g->fn, "rows.pass");
+  LLVMBasicBlockRef work = LLVMAppendBasicBlockInContext(g->m.c, g->fn, "rows.rank");
+  LLVMBasicBlockRef latch = LLVMAppendBasicBlockInContext(g->m.c, g->fn, "rows.next");
   LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->m.c, g->fn, "rows.done");
   LLVMBuildBr(g->b, head);
   LLVMPositionBuilderAtEnd(g->b, head);
   LLVMValueRef p = LLVMBuildPhi(g->b, g->i32, "pass");
+  /* a digit the same in every key of the row: the pass is the identity, skipped (uniform over the block) */
+  LLVMValueRef bit = varies ? LLVMBuildAnd(g->b, LLVMBuildLShr(g->b, varies, p, ""), c32(g, 1), "") : c32(g, 1);
+  LLVMBuildCondBr(g->b, eq(g, bit, c32(g, 0)), latch, work);
+  LLVMPositionBuilderAtEnd(g->b, work);
   LLVMValueRef shift = mul(g, p, c32(g, 8));
   shift = g->kbits >= 32 ? LLVMBuildZExtOrBitCast(g->b, shift, g->kt, "") : LLVMBuildTrunc(g->b, shift, g->kt, "");
   for (int k = 0; k < g->nwarps * DIGITS / B; k++)
@@ -152,8 +190,9 @@ void cg_radix_gen_rows(Gen *g, int I) {
     if_end(g, after);
   }
   g->h.barrier(&g->m); /* every store (and every read of the counters) done before the next pass */
+  LLVMBuildBr(g->b, latch);
+  LLVMPositionBuilderAtEnd(g->b, latch);
   LLVMValueRef next = add(g, p, c32(g, 1));
-  LLVMBasicBlockRef latch = LLVMGetInsertBlock(g->b);
   LLVMBuildCondBr(g->b, ult(g, next, c32(g, (unsigned)P)), head, done);
   LLVMValueRef pv[2] = {c32(g, 0), next};
   LLVMBasicBlockRef pb[2] = {entry, latch};

@@ -19,9 +19,15 @@
  * A sort of R longer rows of n keys (the last axis of a C-contiguous array) with P = key bytes passes:
  *   zero(scratch)                    tile counters, histograms, look-back status words
  *   histogram(keys)                  every pass's digit counts per row, one read of the keys
- *   pass(p) for p = 0 .. P-1         keys (values) from the input, then ping-pong between the output and
- *                                    one temporary, so that pass P-1 writes the output; argsort's index
- *                                    moves as int32 and the last pass widens it into the int64 output
+ *   plan                             per row and pass: trivial (one digit holds the row) or which buffers
+ *                                    (codegen/gpu_radix_plan.c; decided on the device, no host sync)
+ *   pass(p) for p = 0 .. P-1         trivial: every block returns at once; else keys (values) from the
+ *                                    input, then ping-pong between the output and one temporary, so that
+ *                                    the row's last non-trivial pass writes the output; argsort's index
+ *                                    moves as int32 and that pass widens it into the int64 output
+ *   copy                             rows with no non-trivial pass: the input copied (returns at once
+ *                                    when there is none)
+ * LOOM_GPU_RADIX_SKIP=0 (CgRadixSpec.all_passes, for A/B timing): no plan or copy, every pass runs.
  * Everything is enqueued on the calling thread's current stream of the device (asynchronous, like
  * loom_eval); temporaries come from the device's pool and go back to it when the call returns (after
  * the device's settle: the pool is stream-blind). Rows of fewer keys than a tile waste the rest of the tile: callers sort
@@ -45,7 +51,7 @@
 typedef struct SortModule {
   CgRadixSpec spec; /* what it was made for: device kind, key, value width, design and tuning */
   LoomRawModule *m;
-  LoomRawFunction *zero, *hist, *pass;
+  LoomRawFunction *zero, *hist, *pass, *plan, *copy; /* plan, copy: cg_radix_skips (else NULL) */
   LoomRawFunction *rows[CG_RADIX_ROW_VARIANTS]; /* spec.rows: the block row sorts, rows of <= 256 row_items[i] */
   int row_items[CG_RADIX_ROW_VARIANTS], nrows;
   struct SortModule *next;
@@ -142,7 +148,7 @@ static bool same_spec(const CgRadixSpec *a, const CgRadixSpec *b) {
          a->legacy == b->legacy && a->rows == b->rows && a->items == b->items && a->blocks_per_sm == b->blocks_per_sm &&
          a->hist_parts == b->hist_parts && a->ballot_rank == b->ballot_rank &&
          a->peers_first == b->peers_first && a->smem_rank == b->smem_rank &&
-         a->atomic_rank == b->atomic_rank;
+         a->atomic_rank == b->atomic_rank && a->all_passes == b->all_passes;
 }
 
 static LoomStatus sort_module(LoomContext *ctx, const CgRadixSpec *spec, const SortModule **out, Diag *d) {
@@ -153,8 +159,9 @@ static LoomStatus sort_module(LoomContext *ctx, const CgRadixSpec *spec, const S
   SortModule *s = k->sorts;
   while (s && !same_spec(&s->spec, spec)) s = s->next;
   if (!s) {
-    static const char *const names[3] = {"loom_radix_zero", "loom_radix_histogram", "loom_radix_pass"};
-    LoomRawFunction *fns[3];
+    static const char *const names[5] = {"loom_radix_zero", "loom_radix_histogram", "loom_radix_pass", "loom_radix_plan",
+                                         "loom_radix_copy"};
+    LoomRawFunction *fns[5] = {NULL};
     s = ctx_calloc(ctx, 1, sizeof *s);
     if (!s) st = diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "sort: out of memory");
     if (st == LOOM_OK && spec->rows) { /* the row sorts: loom_radix_rows<I> */
@@ -167,8 +174,8 @@ static LoomStatus sort_module(LoomContext *ctx, const CgRadixSpec *spec, const S
       }
       st = make_module(ctx, spec, &s->m, rp, s->rows, s->nrows, d);
     } else if (st == LOOM_OK) {
-      st = make_module(ctx, spec, &s->m, names, fns, 3, d);
-      if (st == LOOM_OK) s->zero = fns[0], s->hist = fns[1], s->pass = fns[2];
+      st = make_module(ctx, spec, &s->m, names, fns, cg_radix_skips(spec) ? 5 : 3, d);
+      if (st == LOOM_OK) s->zero = fns[0], s->hist = fns[1], s->pass = fns[2], s->plan = fns[3], s->copy = fns[4];
     }
     if (st == LOOM_OK) s->spec = *spec;
     if (st == LOOM_OK) {
@@ -275,7 +282,7 @@ static LoomStatus run_sort(LoomContext *ctx, const LoomArray *keys, const LoomAr
     /* a row that fits one block: sorted there, one launch (gpu_radix_rows.c); one module per key and
      * value width whatever the tile tuning */
     CgRadixSpec rs = {.key = spec.key, .value_bytes = vb, .wave = spec.wave, .amdgpu = spec.amdgpu, .rows = true,
-                      .ballot_rank = spec.ballot_rank};
+                      .ballot_rank = spec.ballot_rank, .all_passes = spec.all_passes};
     LoomStatus st = sort_module(ctx, &rs, &sm, d);
     if (st != LOOM_OK) return st;
     int v = 0;
@@ -293,7 +300,8 @@ static LoomStatus run_sort(LoomContext *ctx, const LoomArray *keys, const LoomAr
   if (tpr > 0x7fffffff || tiles > 0x7fffffff)
     return diag_error(d, LOOM_ERR_UNSUPPORTED, "sort: %lld rows of %lld keys are more tiles than one launch takes",
                       (long long)rows, (long long)n);
-  int64_t words = CG_RADIX_COUNTERS + rows * P * 256 + P * tiles * 256;
+  int64_t words = cg_radix_scratch_words(&spec, rows, tpr);
+  bool planned = cg_radix_skips(&spec); /* trivial passes skipped on the device (gpu_radix_plan.c) */
   /* widen: values ping-pong between two int32 temporaries and the last pass writes the int64 output */
   LoomArray scratch, kalt, valt[2];
   memset(&kalt, 0, sizeof kalt);
@@ -307,13 +315,36 @@ static LoomStatus run_sort(LoomContext *ctx, const LoomArray *keys, const LoomAr
     int64_t blocks = (words + 255) / 256;
     st = launch(ctx, sm->zero, (uint64_t)(blocks < 4096 ? blocks : 4096), 2, a, d);
   }
+  int64_t chunk = hist_tiles(tiles), per_row = (tpr + chunk - 1) / chunk;
   if (st == LOOM_OK) { /* about HIST_BLOCKS blocks, each over `chunk` tiles of one row */
-    int64_t chunk = hist_tiles(tiles), per_row = (tpr + chunk - 1) / chunk;
     LoomRawArg a[6] = {arg_array(keys), arg_array(&scratch), arg_i64(n), arg_i32(tpr), arg_i64(desc), arg_i32(chunk)};
     st = launch(ctx, sm->hist, (uint64_t)(rows * per_row), 6, a, d);
   }
+  if (st == LOOM_OK && planned) { /* each row's trivial passes and buffers, decided on the device */
+    LoomRawArg a[4] = {arg_array(&scratch), arg_i64(n), arg_i32(tpr), arg_i64(rows)};
+    st = launch(ctx, sm->plan, (uint64_t)rows, 4, a, d);
+  }
+  int32_t vmode = !vb ? 0 : (flags & LOOM_SORT_INDEX) ? 1 : 2;
+  if (planned) { /* one launch a pass; each row's tiles take their buffers and mode from its plan words */
+    const LoomArray *some = keys; /* in the place of buffers that a plan never selects (not allocated) */
+    const LoomArray *bufs[7] = {keys, sk, P > 1 ? &kalt : some, values ? values : some, sv ? sv : some,
+                                P > 1 && vb ? &valt[0] : some, P > 2 && widen ? &valt[1] : some};
+    for (int64_t p = 0; p < P && st == LOOM_OK; p++) {
+      LoomRawArg a[14];
+      for (int i = 0; i < 7; i++) a[i] = arg_array(bufs[i]);
+      a[7] = arg_array(&scratch), a[8] = arg_i64(n), a[9] = arg_i32(tpr), a[10] = arg_i64(rows), a[11] = arg_i32(p);
+      a[12] = arg_i64(desc), a[13] = arg_i32(vmode | (widen ? 4 : 0));
+      st = launch(ctx, sm->pass, (uint64_t)tiles, 14, a, d);
+    }
+    if (st == LOOM_OK) { /* rows with no non-trivial pass: copied (every block returns at once if none) */
+      LoomRawArg a[10] = {arg_array(keys),     arg_array(sk),  arg_array(values ? values : keys), arg_array(sv ? sv : keys),
+                          arg_array(&scratch), arg_i64(n),     arg_i32(tpr),                      arg_i64(rows),
+                          arg_i32(chunk),      arg_i32(vmode | (widen ? 4 : 0))};
+      st = launch(ctx, sm->copy, (uint64_t)(rows * per_row), 10, a, d);
+    }
+  }
   const LoomArray *kin = keys, *vin = values ? values : keys;
-  for (int64_t p = 0; p < P && st == LOOM_OK; p++) {
+  for (int64_t p = 0; p < P && st == LOOM_OK && !planned; p++) {
     bool last_parity = ((P - 1 - p) & 1) == 0; /* pass P-1 writes the outputs */
     const LoomArray *kout = last_parity ? sk : &kalt;
     const LoomArray *vout = !vb ? keys : widen ? (p == P - 1 ? sv : &valt[p & 1]) : last_parity ? sv : &valt[0];

@@ -29,7 +29,7 @@ static void device_one(LoomDType t, int64_t rows, int64_t n, int kind, bool desc
   bool two_d = rows > 1;
   LoomArray hk = host_array(t, rows, n, two_d);
   int64_t total = rows * n;
-  fill_keys(t, hk.data, total, kind);
+  fill_rows(t, hk.data, rows, n, kind);
   LoomArray dk = to_dev(&hk), hv = {0}, dv = {0};
   if (vb) {
     hv = host_array(vb == 4 ? LOOM_INT32 : LOOM_INT64, rows, n, two_d);
@@ -125,9 +125,9 @@ static double now_ms(void) {
   return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-static void bench(LoomDType t, int64_t n, bool index) {
+static void bench_kind(LoomDType t, int64_t n, bool index, int kind) {
   LoomArray h = tc_new1(t, n);
-  fill_keys(t, h.data, n, 0);
+  fill_keys(t, h.data, n, kind);
   LoomArray d = to_dev(&h), sk, sv;
   int32_t flags = index ? LOOM_SORT_INDEX : 0;
   CHECK_OK(loom_sort(tc_ctx, &d, NULL, flags, &sk, index ? &sv : NULL)); /* compile, warm the pool */
@@ -143,10 +143,54 @@ static void bench(LoomDType t, int64_t n, bool index) {
   }
   loom_device_synchronize(tc_ctx, dev_kind, 0);
   double ms = (now_ms() - t0) / reps;
-  printf("radix %s of %lld %s: %.3f ms (%.2f Gkeys/s)\n", index ? "argsort" : "sort", (long long)n, loom_dtype_name(t),
-         ms, (double)n / ms / 1e6);
+  const char *skip = getenv("LOOM_GPU_RADIX_SKIP");
+  printf("radix %s of %lld %s%s%s: %.3f ms (%.2f Gkeys/s)\n", index ? "argsort" : "sort", (long long)n, loom_dtype_name(t),
+         kind == KIND_SMALL ? " in [0, 1000)" : kind == KIND_EQUAL ? " all equal" : "",
+         kind && skip && !strcmp(skip, "0") ? " (LOOM_GPU_RADIX_SKIP=0)" : "", ms, (double)n / ms / 1e6);
   loom_array_free(tc_ctx, &d);
   tc_free(&h);
+}
+static void bench(LoomDType t, int64_t n, bool index) { bench_kind(t, n, index, 0); }
+
+/* Trivial passes (gpu_radix_plan.c) against the reference: keys of small ranges (all passes but one
+ * trivial, all trivial, none), argsort and values with a trivial first pass, a common exponent byte,
+ * rows of different ranges (plans that differ per row, rows with no non-trivial pass beside others),
+ * below one tile (the tile sweep forced by LOOM_GPU_RADIX_ROWS=0) and above, ascending and descending,
+ * and short rows in the block row sort (its own skip, gpu_radix_rows.c); then some with
+ * LOOM_GPU_RADIX_SKIP=0 (every pass run: the A/B). */
+static void plan_cases(void) {
+  static const LoomDType types[] = {LOOM_INT32, LOOM_INT64, LOOM_UINT8, LOOM_INT16, LOOM_FLOAT32, LOOM_FLOAT64,
+                                    LOOM_UINT16, LOOM_FLOAT16, LOOM_BOOL};
+  static const int kinds[] = {KIND_SMALL, KIND_EQUAL, KIND_LOW_ZERO, KIND_EXPONENT, 1, KIND_MIXED_ROWS};
+  for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+      LoomDType t = types[i];
+      int kind = kinds[k];
+      bool mixed = kind == KIND_MIXED_ROWS;
+      device_one(t, mixed ? 7 : 1, 100003, kind, false, 0); /* argsort */
+      device_one(t, mixed ? 6 : 1, 30000, kind, true, 0);
+      device_one(t, mixed ? 13 : 1, 50000, kind, k % 2 == 0, 4);
+      device_one(t, mixed ? 6 : 2, 20000, kind, k % 2 == 1, 8);
+      setenv("LOOM_GPU_RADIX_ROWS", "0", 1); /* below one tile and just above, through the sweep */
+      device_one(t, mixed ? 12 : 1, 1000, kind, false, 0);
+      device_one(t, mixed ? 6 : 3, 4097, kind, true, 0);
+      device_one(t, mixed ? 6 : 1, 3000, kind, false, 4);
+      unsetenv("LOOM_GPU_RADIX_ROWS");
+      /* the block row sort skips a row's trivial passes itself (gpu_radix_rows.c) */
+      device_one(t, mixed ? 12 : 3, 1000, kind, k % 2 == 0, 0);
+      device_one(t, mixed ? 600 : 100, 40, kind, true, 4);
+      device_one(t, mixed ? 7 : 2, 2048, kind, false, 8);
+    }
+  device_one(LOOM_INT32, 1, INT64_C(1) << 26, KIND_SMALL, false, 0); /* unique's case */
+  device_one(LOOM_INT32, 1, INT64_C(1) << 24, KIND_EQUAL, false, 0);
+  device_one(LOOM_FLOAT32, 1, INT64_C(1) << 24, KIND_EXPONENT, true, 0);
+  device_one(LOOM_INT64, 5, INT64_C(1) << 20, KIND_MIXED_ROWS, false, 8);
+  setenv("LOOM_GPU_RADIX_SKIP", "0", 1);
+  device_one(LOOM_INT32, 1, 100003, KIND_SMALL, false, 0);
+  device_one(LOOM_FLOAT64, 7, 20000, KIND_MIXED_ROWS, true, 8);
+  device_one(LOOM_INT16, 1, 50000, KIND_EQUAL, false, 4);
+  device_one(LOOM_INT32, 12, 1000, KIND_MIXED_ROWS, false, 0); /* the block row sort, every pass */
+  unsetenv("LOOM_GPU_RADIX_SKIP");
 }
 
 static int device_main(void) {
@@ -216,6 +260,7 @@ static int device_main(void) {
   device_one(LOOM_INT8, 1, 12345, 3, false, 0);
   device_one(LOOM_FLOAT32, 1, INT64_C(1) << 22, 0, false, 0);
   unsetenv("LOOM_RADIX_LEGACY");
+  plan_cases();
   take_cases();
   error_cases();
   for (int legacy = 0; legacy < 2; legacy++) { /* the pass designs side by side */
@@ -229,6 +274,16 @@ static int device_main(void) {
     bench(LOOM_INT32, INT64_C(1) << 26, false);
     bench(LOOM_UINT8, INT64_C(1) << 26, false);
   }
+  for (int skip = 1; skip >= 0; skip--) { /* trivial passes skipped (default) and run (LOOM_GPU_RADIX_SKIP=0) */
+    if (!skip) setenv("LOOM_GPU_RADIX_SKIP", "0", 1);
+    bench_kind(LOOM_INT32, INT64_C(1) << 26, false, KIND_SMALL);
+    bench_kind(LOOM_INT32, INT64_C(1) << 26, true, KIND_SMALL);
+    bench_kind(LOOM_INT32, INT64_C(1) << 26, false, KIND_EQUAL);
+    bench_kind(LOOM_INT64, INT64_C(1) << 25, false, KIND_SMALL);
+    bench_kind(LOOM_INT32, INT64_C(1) << 26, false, 0);
+    bench_kind(LOOM_FLOAT32, INT64_C(1) << 26, false, 0);
+  }
+  unsetenv("LOOM_GPU_RADIX_SKIP");
   unsetenv("LOOM_RADIX_LEGACY");
   return tc_finish();
 }

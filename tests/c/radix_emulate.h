@@ -58,6 +58,33 @@ typedef struct EmTile {
   uint32_t count[EM_DIGITS], tstart[EM_DIGITS];
 } EmTile;
 
+/* The trivial-pass plan (gpu_radix_plan.c) worked out here on its own: per row, the passes where one
+ * digit holds all n keys are skipped; the rest, counted from the last backwards, alternate between the
+ * output (the last) and the temporary. Words as CG_RADIX_PLAN_*. */
+static void em_plan(const EmSort *s, uint32_t *plan) {
+  int P = s->sh.passes;
+  for (int64_t r = 0; r < s->rows; r++) {
+    bool trivial[8];
+    int m = 0;
+    for (int p = 0; p < P; p++) {
+      trivial[p] = false;
+      for (int d = 0; d < EM_DIGITS; d++) trivial[p] |= s->hist[(r * P + p) * EM_DIGITS + d] == (uint32_t)s->n;
+      m += !trivial[p];
+    }
+    for (int p = 0, k = 0; p < P; p++) {
+      int after = m - 1 - k; /* non-trivial passes after p */
+      plan[r * P + p] = trivial[p] ? CG_RADIX_PLAN_TRIVIAL | (m == 0 ? CG_RADIX_PLAN_NONE : 0)
+                                   : (k == 0 ? CG_RADIX_PLAN_FIRST : 0) | (after == 0 ? CG_RADIX_PLAN_LAST : 0) |
+                                         (after % 2 ? CG_RADIX_PLAN_ODD : 0);
+      k += !trivial[p];
+    }
+  }
+}
+
+/* The buffer (0 input, 1 output, 2 temporary) a planned pass of word w reads, and the one it writes. */
+static int em_source(uint32_t w) { return (w & CG_RADIX_PLAN_FIRST) ? 0 : (w & CG_RADIX_PLAN_ODD) ? 1 : 2; }
+static int em_dest(uint32_t w) { return (w & CG_RADIX_PLAN_ODD) ? 2 : 1; }
+
 static void em_rank_tile(EmSort *s, const void *in, int64_t tile, int pass, EmTile *x) {
   int W = s->wave, I = s->sh.items, T = s->sh.tile;
   memset(x, 0, sizeof *x);
@@ -113,15 +140,19 @@ static void em_rank_tile(EmSort *s, const void *in, int64_t tile, int pass, EmTi
 
 /* One pass over every tile: rank all tiles and publish their own counts (row-first tiles publish
  * inclusive ones), then resolve the tiles in a shuffled order by the look-back, stage and scatter. */
-static bool em_pass(EmSort *s, const void *in, void *out, const int64_t *vin, int64_t *vout, int pass) {
+static bool em_pass(EmSort *s, void *const *kbuf, int64_t *const *vbuf, const uint32_t *plan, int pass) {
   EmTile *xs = calloc((size_t)s->tiles, sizeof *xs);
+  /* planned: the tile's row's word picks its buffers (kbuf / vbuf [0] input, [1] output, [2] temporary;
+   * vbuf[0] NULL: argsort's index made by the row's first pass); trivial rows are skipped */
+#define EM_WORD(g) (plan ? plan[((g) / s->tpr) * s->sh.passes + pass] : (CG_RADIX_PLAN_FIRST | CG_RADIX_PLAN_LAST))
   int64_t *order = malloc(sizeof *order * (size_t)s->tiles);
   memset(s->status, 0, sizeof *s->status * (size_t)s->tiles * EM_DIGITS);
   for (int64_t g = 0; g < s->tiles; g++) {
-    em_rank_tile(s, in, g, pass, &xs[g]);
+    order[g] = g;
+    if (EM_WORD(g) & CG_RADIX_PLAN_TRIVIAL) continue; /* the block returns at once */
+    em_rank_tile(s, kbuf[em_source(EM_WORD(g))], g, pass, &xs[g]);
     for (int d = 0; d < EM_DIGITS; d++)
       s->status[g * EM_DIGITS + d] = (xs[g].start == 0 ? EM_PREFIX : EM_AGG) | xs[g].count[d];
-    order[g] = g;
   }
   for (int64_t g = s->tiles - 1; g > 0; g--) { /* shuffle */
     int64_t k = (int64_t)(tc_rand_u64(&rng) % (uint64_t)(g + 1)), t = order[g];
@@ -136,6 +167,12 @@ static bool em_pass(EmSort *s, const void *in, void *out, const int64_t *vin, in
   for (int64_t o = 0; o < s->tiles && ok; o++) {
     int64_t g = order[o];
     EmTile *x = &xs[g];
+    uint32_t word = EM_WORD(g);
+    if (word & CG_RADIX_PLAN_TRIVIAL) continue;
+    const void *in = kbuf[em_source(word)];
+    void *out = kbuf[em_dest(word)];
+    const int64_t *vin = vbuf[em_source(word)];
+    int64_t *vout = vbuf[em_dest(word)];
     int64_t base[EM_DIGITS];
     uint32_t rstart = 0;
     for (int d = 0; d < EM_DIGITS; d++) {
@@ -180,6 +217,7 @@ static bool em_pass(EmSort *s, const void *in, void *out, const int64_t *vin, in
   free(order);
   free(xs);
   return ok;
+#undef EM_WORD
 }
 
 /* The emulated sort of rows x n keys; checks keys and indices against the reference. row_items > 0: the
@@ -187,7 +225,7 @@ static bool em_pass(EmSort *s, const void *in, void *out, const int64_t *vin, in
  * slots ranked per pass in the block's memory -- the sweep's arithmetic with one tile a row, no look-back
  * (every tile is its row's first), and each pass's staged row the next pass's input. */
 static void emulate_shape_one(LoomDType t, int wave, int64_t rows, int64_t n, int kind, bool desc, int row_items,
-                              int tuned_items) {
+                              int tuned_items, bool planned) {
   EmSort s = {.t = t, .bits = esize(t) * 8, .es = esize(t), .wave = wave, .rows = rows, .n = n, .desc = desc};
   CgRadixSpec spec = {.key = t, .value_bytes = tuned_items ? 0 : 8, .wave = wave, .items = tuned_items};
   s.sh = cg_radix_shape(&spec); /* tuned_items: CgRadixSpec.items of a keys-only sort, cut as the kernel cuts it */
@@ -206,22 +244,40 @@ static void emulate_shape_one(LoomDType t, int wave, int64_t rows, int64_t n, in
   int64_t *perm = malloc(sizeof *perm * (size_t)(total ? total : 1));
   s.hist = calloc((size_t)rows * (size_t)s.sh.passes * EM_DIGITS, sizeof *s.hist);
   s.status = malloc(sizeof *s.status * (size_t)(s.tiles ? s.tiles : 1) * EM_DIGITS);
-  fill_keys(t, keys, total, kind);
+  fill_rows(t, keys, rows, n, kind);
   em_histogram(&s, keys, 1 + (int64_t)(tc_rand_u64(&rng) % 4));
   bool ok = true;
   const void *kin = keys;
   const int64_t *vin = NULL;
-  for (int p = 0; p < s.sh.passes && ok; p++) {
+  uint32_t *plan = planned ? malloc(sizeof *plan * (size_t)(rows ? rows : 1) * (size_t)s.sh.passes) : NULL;
+  if (planned) { /* every pass reads and writes through the plan; rows with none copied at the end */
+    em_plan(&s, plan);
+    void *kbuf[3] = {keys, a, b};
+    int64_t *vbuf[3] = {NULL, va, vb};
+    for (int p = 0; p < s.sh.passes && ok; p++) ok = em_pass(&s, kbuf, vbuf, plan, p);
+    for (int64_t r = 0; r < rows; r++)
+      if (plan[r * s.sh.passes] & CG_RADIX_PLAN_NONE) /* loom_radix_copy */
+        for (int64_t e = 0; e < n; e++) {
+          memcpy((char *)a + (r * n + e) * s.es, (char *)keys + (r * n + e) * s.es, (size_t)s.es);
+          va[r * n + e] = e;
+        }
+    kin = a;
+    vin = va;
+  }
+  for (int p = 0; p < s.sh.passes && ok && !planned; p++) {
     void *kout = (p & 1) ? b : a;
     int64_t *vout = (p & 1) ? vb : va;
-    ok = em_pass(&s, kin, kout, vin, vout, p);
+    void *kbuf[3] = {(void *)kin, kout, kout};
+    int64_t *vbuf[3] = {(int64_t *)vin, vout, vout};
+    ok = em_pass(&s, kbuf, vbuf, NULL, p);
     kin = kout;
     vin = vout;
   }
+  free(plan);
   ref_sort(t, keys, rows, n, desc, perm);
   char what[128];
-  snprintf(what, sizeof what, "emulated wave %d %s %lldx%lld kind %d%s row items %d", wave, loom_dtype_name(t),
-           (long long)rows, (long long)n, kind, desc ? " descending" : "", row_items);
+  snprintf(what, sizeof what, "emulated wave %d %s %lldx%lld kind %d%s row items %d%s", wave, loom_dtype_name(t),
+           (long long)rows, (long long)n, kind, desc ? " descending" : "", row_items, planned ? " planned" : "");
   int64_t bad = -1;
   for (int64_t i = 0; i < total && ok && bad < 0; i++)
     if (vin[i] != perm[i] || bits_at(kin, s.es, i) != bits_at(keys, s.es, (i / n) * n + perm[i])) bad = i;
@@ -231,11 +287,18 @@ static void emulate_shape_one(LoomDType t, int wave, int64_t rows, int64_t n, in
 }
 
 static void emulate_rows_one(LoomDType t, int wave, int64_t rows, int64_t n, int kind, bool desc, int row_items) {
-  emulate_shape_one(t, wave, rows, n, kind, desc, row_items, 0);
+  emulate_shape_one(t, wave, rows, n, kind, desc, row_items, 0, false);
 }
 
 static void emulate_one(LoomDType t, int wave, int64_t rows, int64_t n, int kind, bool desc) {
-  emulate_shape_one(t, wave, rows, n, kind, desc, 0, 0);
+  emulate_shape_one(t, wave, rows, n, kind, desc, 0, 0, false);
+}
+
+/* The planned sweep (trivial passes skipped, gpu_radix_plan.c): small ranges, all keys equal, a trivial
+ * first pass, a common exponent byte, and rows of different ranges (rows that disagree, one with no
+ * non-trivial pass). */
+static void emulate_planned(LoomDType t, int wave, int64_t rows, int64_t n, int kind, bool desc) {
+  emulate_shape_one(t, wave, rows, n, kind, desc, 0, 0, true);
 }
 
 static void emulate_cases(void) {
@@ -268,10 +331,18 @@ static void emulate_cases(void) {
   /* tuned tile shapes (bench/sort_sweep.py's keys per thread; tiles of 1536 .. 4608 keys, not powers of 2) */
   static const int tuned[] = {6, 9, 12, 20, 24, 32};
   for (int i = 0; i < 6; i++) {
-    emulate_shape_one(LOOM_FLOAT32, 32, 2, 20011, i % 5, i & 1, 0, tuned[i]);
-    emulate_shape_one(LOOM_INT64, 64, 1, 15013, (i + 2) % 5, !(i & 1), 0, tuned[i]);
+    emulate_shape_one(LOOM_FLOAT32, 32, 2, 20011, i % 5, i & 1, 0, tuned[i], false);
+    emulate_shape_one(LOOM_INT64, 64, 1, 15013, (i + 2) % 5, !(i & 1), 0, tuned[i], i & 1);
   }
   emulate_one(LOOM_FLOAT32, 32, 1, 40000, 2, false); /* ten tiles: long look-back walks */
   emulate_one(LOOM_INT64, 64, 1, 30001, 3, false);
   emulate_one(LOOM_UINT16, 32, 1, 30001, 4, true);
+  for (int i = 0; i < NKEY_TYPES; i++)
+    for (int kind = 0; kind <= KIND_MIXED_ROWS; kind++) {
+      int w = (i + kind) % 2 ? 64 : 32;
+      emulate_planned(key_types[i], w, 1, 10000, kind, kind % 3 == 1);
+      emulate_planned(key_types[i], w, kind == KIND_MIXED_ROWS ? 7 : 2, 4097, kind, kind % 3 == 2);
+    }
+  emulate_planned(LOOM_INT32, 32, 1, 1, KIND_EQUAL, false);
+  emulate_planned(LOOM_FLOAT64, 64, 1, 40000, KIND_EXPONENT, false); /* ten tiles: look-back over planned tiles */
 }

@@ -115,12 +115,28 @@ static uint64_t special_float(LoomDType t, uint64_t r) {
   memcpy(&u, &v, 8);
   return r % 13 == 0 ? 0xfff8000000000abcull : r % 17 == 0 ? 5ull : u;
 }
-/* kind 0 random bits, 1 few distinct values, 2 specials mixed in, 3 ascending, 4 descending. */
+/* kind 0 random bits, 1 few distinct values (every byte differs: no trivial pass), 2 specials mixed in,
+ * 3 ascending, 4 descending; the trivial passes' kinds (gpu_radix_plan.c): KIND_SMALL integers in
+ * [0, 1000) (int32: 2 of 4 passes trivial, int64 6 of 8), KIND_EQUAL one value (every pass trivial),
+ * KIND_LOW_ZERO multiples of 256 below 12800 (the first pass trivial: argsort's index made later),
+ * KIND_EXPONENT a common high part (floats in [1, 2) with 8 mantissa bits: the exponent byte and the low
+ * bytes trivial; integers 0x1234567890abcdef's high bytes + [0, 5000)); fill_rows' KIND_MIXED_ROWS:
+ * rows of different kinds (their plans differ). */
+enum { KIND_SMALL = 5, KIND_EQUAL, KIND_LOW_ZERO, KIND_EXPONENT, KIND_MIXED_ROWS };
 static void fill_keys(LoomDType t, void *p, int64_t count, int kind) {
   int es = esize(t);
+  uint64_t same = tc_rand_u64(&rng);
   for (int64_t i = 0; i < count; i++) {
     uint64_t r = tc_rand_u64(&rng), v;
-    if (t == LOOM_BOOL) v = r & 1;
+    if (kind == KIND_EQUAL) v = t == LOOM_BOOL ? same & 1 : same;
+    else if (t == LOOM_BOOL) v = r & 1;
+    else if (kind == KIND_SMALL) v = r % 1000;
+    else if (kind == KIND_LOW_ZERO) v = (r % 50) << 8;
+    else if (kind == KIND_EXPONENT && is_floating(t)) {
+      uint64_t k = r % 256; /* 1 + k / 256 */
+      v = t == LOOM_FLOAT16 ? 0x3c00u | (k >> 6) << 8 : t == LOOM_BFLOAT16 ? 0x3f80u | (k >> 1)
+          : t == LOOM_FLOAT32 ? 0x3f800000u | k << 15 : 0x3ff0000000000000ull | k << 44;
+    } else if (kind == KIND_EXPONENT) v = (0x1234567890abcdefull & ~0xffffull) + r % 5000;
     else if (kind == 1) v = (r % 7) * 0x0101010101010101ull;
     else if (kind == 2 && is_floating(t) && r % 3 == 0) v = special_float(t, r >> 8);
     else if (kind == 3 || kind == 4) v = (uint64_t)(kind == 3 ? i / 3 : count - i / 3);
@@ -135,6 +151,16 @@ static void fill_keys(LoomDType t, void *p, int64_t count, int kind) {
   }
 }
 
+/* rows x n keys of `kind`; KIND_MIXED_ROWS: row r of kind {small, equal, random, low zero, few, exponent}[r % 6] */
+static void fill_rows(LoomDType t, void *p, int64_t rows, int64_t n, int kind) {
+  static const int mixed[6] = {KIND_SMALL, KIND_EQUAL, 0, KIND_LOW_ZERO, 1, KIND_EXPONENT};
+  if (kind != KIND_MIXED_ROWS) {
+    fill_keys(t, p, rows * n, kind);
+    return;
+  }
+  for (int64_t r = 0; r < rows; r++) fill_keys(t, (char *)p + r * n * esize(t), n, mixed[r % 6]);
+}
+
 #include "tests/c/radix_emulate.h"
 
 /* ---- compile checks (no GPU) ------------------------------------------------------------------------------ */
@@ -146,8 +172,12 @@ static const char *ptxas_path(void) {
 }
 
 static void check_entries(const char *what, const CgRadixSpec *spec, const CgRawEntry *es, int32_t n, bool take) {
-  static const char *const names[3] = {"loom_radix_zero", "loom_radix_histogram", "loom_radix_pass"};
-  static const int nparams[3] = {2, 6, 11};
+  /* the planned sweep (cg_radix_skips: trivial passes skipped) adds the plan and copy kernels and three
+   * buffers to the pass kernel's parameters */
+  static const char *const names[5] = {"loom_radix_zero", "loom_radix_histogram", "loom_radix_pass", "loom_radix_plan",
+                                       "loom_radix_copy"};
+  bool planned = cg_radix_skips(spec);
+  int nparams[5] = {2, 6, planned ? 14 : 11, 4, 10}, npointers[5] = {1, 2, planned ? 8 : 5, 1, 5}, want = planned ? 5 : 3;
   if (take) {
     CHECK(n == 6, "%s: %d entries, want 6 (zero, take1..16)", what, (int)n);
     for (int i = 0; i < n; i++)
@@ -170,12 +200,13 @@ static void check_entries(const char *what, const CgRadixSpec *spec, const CgRaw
     }
     return;
   }
-  CHECK(n == 3, "%s: %d entries, want 3", what, (int)n);
-  for (int i = 0; i < n && i < 3; i++) {
+  CHECK(n == want, "%s: %d entries, want %d", what, (int)n, want);
+  for (int i = 0; i < n && i < want; i++) {
     CHECK(!strcmp(es[i].name, names[i]), "%s: entry %d is %s, want %s", what, i, es[i].name, names[i]);
     CHECK(es[i].nparams == nparams[i], "%s: %s has %d parameters, want %d", what, es[i].name, (int)es[i].nparams, nparams[i]);
     for (int p = 0; p < es[i].nparams; p++)
-      if (p < (i == 2 ? 5 : i == 1 ? 2 : 1)) CHECK(es[i].params[p].kind == CG_RAW_POINTER, "%s: %s parameter %d is not a pointer", what, es[i].name, p);
+      CHECK((es[i].params[p].kind == CG_RAW_POINTER) == (p < npointers[i]), "%s: %s parameter %d is%s a pointer", what,
+            es[i].name, p, p < npointers[i] ? " not" : "");
   }
 }
 
@@ -228,6 +259,7 @@ static bool run_ptxas(const char *px, const char *ptx, const char *rows_name, Pt
 }
 
 static bool ballot_rank, peers_first, smem_rank, atomic_rank; /* the next nvptx_case_tuned's CgRadixSpec fields */
+static bool all_passes; /* the next nvptx_case_tuned / amd_case: every pass runs (LOOM_GPU_RADIX_SKIP=0) */
 
 /* The module of spec compiled to PTX for sm_90 (NULL on failure, reported); entries checked. */
 static char *nvptx_module(const char *what, const CgRadixSpec *spec) {
@@ -251,7 +283,9 @@ static void nvptx_case_tuned(LoomDType key, int vb, bool take, bool legacy, int 
            take ? " (take)" : "", legacy ? " (legacy pass)" : "", items, bps);
   CgRadixSpec spec = {.key = key, .value_bytes = vb, .wave = 32, .amdgpu = false, .take = take, .legacy = legacy,
                       .items = items, .blocks_per_sm = bps, .ballot_rank = ballot_rank,
-                      .peers_first = peers_first, .smem_rank = smem_rank, .atomic_rank = atomic_rank};
+                      .peers_first = peers_first, .smem_rank = smem_rank, .atomic_rank = atomic_rank,
+                      .all_passes = all_passes};
+  if (all_passes) strncat(what, " (every pass)", sizeof what - strlen(what) - 1);
   char *ptx = nvptx_module(what, &spec), *rows_ptx = NULL;
   if (ptx) {
     const char *must_sort[] = {ballot_rank ? "vote.sync.ballot.b32" : "match.any.sync.b32",
@@ -265,7 +299,10 @@ static void nvptx_case_tuned(LoomDType key, int vb, bool take, bool legacy, int 
         bool alt = strstr(must[i], "relaxed") && strstr(ptx, must[i][0] == 'l' ? "ld.volatile.global" : "st.volatile.global");
         CHECK(alt, "%s: the PTX has no %s", what, must[i]);
       }
-    CgRadixSpec rs = {.key = key, .value_bytes = vb, .wave = 32, .rows = true, .ballot_rank = ballot_rank};
+    if (cg_radix_skips(&spec)) /* the plan's summaries over rows */
+      CHECK(strstr(ptx, "atom.global.or") != NULL, "%s: the PTX has no atom.global.or (loom_radix_plan)", what);
+    CgRadixSpec rs = {.key = key, .value_bytes = vb, .wave = 32, .rows = true, .ballot_rank = ballot_rank,
+                      .all_passes = all_passes};
     char rwhat[160];
     snprintf(rwhat, sizeof rwhat, "%s (row sorts)", what);
     rows_ptx = take ? NULL : nvptx_module(rwhat, &rs);
@@ -279,9 +316,9 @@ static void nvptx_case_tuned(LoomDType key, int vb, bool take, bool legacy, int 
       for (int r = 0; r < 2; r++) {
         if (r && !rows_ptx) continue;
         char out[600];
-        snprintf(out, sizeof out, "%s/radix_%s_v%d%s%s%s%s%s%s_i%d_b%d.ptx", dump, loom_dtype_name(key), vb,
+        snprintf(out, sizeof out, "%s/radix_%s_v%d%s%s%s%s%s%s%s_i%d_b%d.ptx", dump, loom_dtype_name(key), vb,
                  take ? "_take" : "", r ? "_rows" : "", legacy ? "_legacy" : "", ballot_rank ? "_ballot" : "",
-                 peers_first ? "_early" : "", smem_rank ? "_smem" : "", items, bps);
+                 peers_first ? "_early" : "", smem_rank ? "_smem" : "", all_passes ? "_all" : "", items, bps);
         FILE *f = fopen(out, "w");
         if (CHECK(f != NULL, "%s: cannot write %s", what, out)) {
           fputs(r ? rows_ptx : ptx, f);
@@ -299,9 +336,9 @@ static void nvptx_case_tuned(LoomDType key, int vb, bool take, bool legacy, int 
       if (rows_ptx) CHECK(run_ptxas(px, rows_ptx, rows_name, &none, &rf), "%s: ptxas rejects the PTX", rwhat);
       CgRadixShape sh = cg_radix_shape(&spec);
       if (report && !take)
-        printf("ptxas sm_90 | %-8s | v%d | %s%s%s%s | items %2d | tile %4d | bound %d/SM | pass: %3d regs, %4d B spilled, %5d B "
+        printf("ptxas sm_90 | %-8s | v%d | %s%s%s%s%s | items %2d | tile %4d | bound %d/SM | pass: %3d regs, %4d B spilled, %5d B "
                "smem | %s: %3d regs, %4d B spilled, %5d B smem\n",
-               loom_dtype_name(key), vb, legacy ? "legacy" : "sweep ", ballot_rank ? " ballots" : "", peers_first ? " early" : "", smem_rank ? " smem" : "", sh.items, sh.tile, sh.blocks_per_sm, pf.regs,
+               loom_dtype_name(key), vb, legacy ? "legacy" : "sweep ", all_passes ? " every-pass" : "", ballot_rank ? " ballots" : "", peers_first ? " early" : "", smem_rank ? " smem" : "", sh.items, sh.tile, sh.blocks_per_sm, pf.regs,
                pf.spill, pf.shared, rows_name, rf.regs, rf.spill, rf.shared);
       /* the single-sweep pass at its default shape is built for its blocks a multiprocessor (4, 3 for 8-byte
        * keys): at most the registers that leaves a thread (64, 80: 64K registers, allocated by 8), a few
@@ -331,7 +368,7 @@ static bool amd_case(LoomDType key, int vb, bool take, const char *chip) {
   snprintf(what, sizeof what, "amdgpu %s %s keys, %d-byte values%s%s%s", chip, loom_dtype_name(key), vb,
            take ? " (take)" : "", amd_rows ? " (row sorts)" : "", amd_smem ? " (smem rank)" : "");
   CgRadixSpec spec = {.key = key, .value_bytes = vb, .wave = 64, .amdgpu = true, .take = take, .rows = amd_rows,
-                      .smem_rank = amd_smem};
+                      .smem_rank = amd_smem, .all_passes = all_passes};
   void *bc = NULL;
   size_t size = 0;
   Diag d = {.status = LOOM_OK};
@@ -390,6 +427,11 @@ static void compile_cases(void) {
   nvptx_case_tuned(LOOM_FLOAT32, 0, false, false, 0, 0, false);
   nvptx_case_tuned(LOOM_FLOAT32, 4, false, false, 0, 0, false);
   atomic_rank = ballot_rank = false;
+  all_passes = true; /* LOOM_GPU_RADIX_SKIP=0: the sweep without the plan (A/B) */
+  nvptx_case(LOOM_FLOAT32, 0, false, false);
+  nvptx_case(LOOM_INT32, 4, false, false);
+  nvptx_case(LOOM_FLOAT64, 8, false, false);
+  all_passes = false;
   const char *chips[2] = {"gfx942", "gfx1100"};
   for (int c = 0; c < 2; c++) {
     if (!amd_case(LOOM_FLOAT32, 8, false, chips[c])) break;
@@ -405,6 +447,10 @@ static void compile_cases(void) {
     amd_case(LOOM_FLOAT32, 8, false, chips[c]);
     amd_case(LOOM_INT16, 0, false, chips[c]);
     amd_smem = false;
+    amd_case(LOOM_INT64, 4, false, chips[c]); /* argsort's widened index through the planned buffers */
+    all_passes = true;
+    amd_case(LOOM_FLOAT32, 4, false, chips[c]);
+    all_passes = false;
   }
   /* bad specs: clear errors */
   CgRadixSpec bad = {.key = LOOM_COMPLEX64, .wave = 32};
@@ -428,7 +474,9 @@ static void compile_cases(void) {
 /* `test_gpu_sort --ptxas-report`: ptxas -v's registers, spills and shared memory of the pass kernel for a
  * grid of tuned shapes (keys per thread x launch bound) and of the largest row sort, per key and value
  * width: the occupancy half of the roofline in gpu_radix.c's header. */
-static void ptxas_report(bool ranks_only) {
+static void ptxas_report_designs(void);
+static void ptxas_report_plan(void);
+static void ptxas_report(bool ranks_only, bool plan_only) {
   if (!ptxas_path()) {
     printf("test_gpu_sort --ptxas-report: no ptxas (CUDA_HOME, /usr/local/cuda)\n");
     return;
@@ -436,9 +484,15 @@ static void ptxas_report(bool ranks_only) {
   static const struct { LoomDType key; int vb; } cases[] = {{LOOM_FLOAT32, 0}, {LOOM_FLOAT32, 4}, {LOOM_FLOAT64, 0},
                                                             {LOOM_FLOAT64, 4}, {LOOM_UINT8, 0}};
   static const int items[] = {0, 8, 12, 16, 20, 24, 32};
-  for (size_t c = 0; c < sizeof cases / sizeof cases[0] && !ranks_only; c++)
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0] && !ranks_only && !plan_only; c++)
     for (size_t i = 0; i < sizeof items / sizeof items[0]; i++)
       for (int bps = 2; bps <= 4; bps++) nvptx_case_tuned(cases[c].key, cases[c].vb, false, false, items[i], bps, true);
+  if (!plan_only) ptxas_report_designs();
+  ptxas_report_plan();
+}
+
+/* --ptxas-report's rank designs (all but --ptxas-report plan) */
+static void ptxas_report_designs(void) {
   nvptx_case_tuned(LOOM_FLOAT32, 0, false, true, 0, 0, true);
   nvptx_case_tuned(LOOM_FLOAT32, 4, false, true, 0, 0, true);
   ballot_rank = true;
@@ -464,6 +518,21 @@ static void ptxas_report(bool ranks_only) {
   nvptx_case_tuned(LOOM_FLOAT32, 4, false, false, 0, 0, true);
   nvptx_case_tuned(LOOM_FLOAT64, 0, false, false, 0, 0, true);
   smem_rank = ballot_rank = false;
+}
+
+static void ptxas_report_plan(void) {
+  /* the runtime's defaults with and without the trivial-pass plan (gpu_radix_plan.c; LOOM_GPU_RADIX_SKIP=0) */
+  static const struct { LoomDType key; int vb; } planned[] = {{LOOM_INT32, 0}, {LOOM_FLOAT32, 0}, {LOOM_FLOAT32, 4},
+                                                              {LOOM_INT32, 4}, {LOOM_FLOAT64, 0}, {LOOM_FLOAT64, 4},
+                                                              {LOOM_INT64, 8}, {LOOM_UINT8, 0}, {LOOM_INT16, 4}};
+  ballot_rank = true;
+  for (size_t c = 0; c < sizeof planned / sizeof planned[0]; c++)
+    for (int a = 1; a >= 0; a--) {
+      all_passes = a;
+      peers_first = planned[c].vb == 0 && esize(planned[c].key) == 8; /* as cg_radix_tuning */
+      nvptx_case_tuned(planned[c].key, planned[c].vb, false, false, 0, 0, true);
+    }
+  all_passes = peers_first = ballot_rank = false;
 }
 
 /* `test_gpu_sort --dump-ptx DIR`: the PTX (sm_90) of the histogram and pass module for float32, int32 and
@@ -507,8 +576,8 @@ int main(int argc, char **argv) {
     dump_ptx(argv[2]);
     return tc_finish();
   }
-  if (argc >= 2 && !strcmp(argv[1], "--ptxas-report")) { /* --ptxas-report ranks: the rank variants only */
-    ptxas_report(argc == 3 && !strcmp(argv[2], "ranks"));
+  if (argc >= 2 && !strcmp(argv[1], "--ptxas-report")) { /* ranks: the rank variants only; plan: the planned pass */
+    ptxas_report(argc == 3 && !strcmp(argv[2], "ranks"), argc == 3 && !strcmp(argv[2], "plan"));
     return tc_finish();
   }
   return device_main();

@@ -215,6 +215,88 @@ def test_complex_keys() -> None:
     np.testing.assert_array_equal(got, np.argsort(x, kind="stable"))
 
 
+def ranged_keys(n: int, dtype: Any, kind: str) -> np.ndarray:
+    """Keys whose digit passes are partly trivial (one digit holds every key: the sweep skips the pass,
+    codegen/gpu_radix_plan.c): "small" integers in [0, 1000) (int32: 2 of 4 passes trivial, int64 6 of 8),
+    "equal" one value (every pass trivial: the copy), "low_zero" multiples of 256 (the first pass trivial:
+    argsort's index made by a later one), "exponent" floats in [1, 2) with 8 mantissa bits (exponent and
+    low bytes trivial) or integers with a common high part, "few" 0..4 (bytes above the first trivial)."""
+    dt = np.dtype(dtype)
+    r = RNG.integers(0, 1 << 62, n, dtype=np.int64)
+    if kind == "equal":
+        return np.full(n, r[0] % 100 if dt.kind in "iu" else 3.25, dtype=dt)
+    if kind == "small":
+        return (r % 1000).astype(dt) if dt.kind in "iu" else ((r % 1000) - 500).astype(dt)
+    if kind == "low_zero":
+        return ((r % 50) * 256).astype(dt)
+    if kind == "exponent":
+        if dt.kind == "f":
+            return (1 + (r % 256) / 256).astype(dt)
+        high = np.iinfo(dt).max // 3 if dt.itemsize > 1 else 0
+        return (high - high % 65536 + r % 5000).astype(dt) if dt.itemsize > 2 else (r % 200).astype(dt)
+    return (r % 5).astype(dt)
+
+
+TRIVIAL_KINDS = ["small", "equal", "low_zero", "exponent", "few"]
+
+
+@gpu
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.uint8, np.int16, np.uint16, np.float16, np.float32, np.float64])
+@pytest.mark.parametrize("kind", TRIVIAL_KINDS)
+@pytest.mark.parametrize("n", [1000, 4097, 100_003])
+@pytest.mark.parametrize("through", ["sweep", "block"])
+def test_trivial_passes(monkeypatch: Any, dtype: Any, kind: str, n: int, through: str) -> None:
+    """Sort, stable argsort (both directions) and unique of keys with trivial digit passes against NumPy,
+    below one tile and above: short rows through the tile sweep (LOOM_GPU_RADIX_ROWS=0) or the block row
+    sort (which skips a row's trivial passes itself)."""
+    monkeypatch.setenv("LOOM_SORT_ENGINE", "radix")
+    if through == "sweep":
+        monkeypatch.setenv("LOOM_GPU_RADIX_ROWS", "0")
+    x = ranged_keys(n, dtype, kind)
+    check_sorted(x)
+    check_sorted(x, descending=True)
+    v, c = (a.get() for a in loom.unique(loom.asarray(x), return_counts=True))
+    wv, wc = np.unique(x, return_counts=True)
+    np.testing.assert_array_equal(v, wv)
+    np.testing.assert_array_equal(c, wc)
+
+
+@gpu
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.int16, np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(12, 20_000), (6, 3000), (5, 4097), (600, 40)])
+@pytest.mark.parametrize("through", ["sweep", "block"])
+def test_trivial_passes_per_row(monkeypatch: Any, dtype: Any, shape: Any, through: str) -> None:
+    """Rows of different ranges: each row skips its own passes (plans that differ per row; a row whose
+    every pass is trivial copied beside rows that sort), sort and argsort along the rows."""
+    monkeypatch.setenv("LOOM_SORT_ENGINE", "radix")
+    if through == "sweep":
+        monkeypatch.setenv("LOOM_GPU_RADIX_ROWS", "0")
+    rows = [ranged_keys(shape[1], dtype, TRIVIAL_KINDS[r % 5]) for r in range(shape[0] - 1)]
+    x = np.stack(rows + [keys(shape[1], dtype)])  # one row of random keys: no trivial pass
+    check_sorted(x)
+    check_sorted(x, descending=True)
+
+
+@gpu
+def test_trivial_passes_switch(monkeypatch: Any) -> None:
+    """LOOM_GPU_RADIX_SKIP=0 (every pass run, the A/B switch) sorts the same."""
+    monkeypatch.setenv("LOOM_GPU_RADIX_SKIP", "0")
+    check_sorted(ranged_keys(100_003, np.int32, "small"))
+    check_sorted(np.stack([ranged_keys(20_000, np.int64, k) for k in TRIVIAL_KINDS]), descending=True)
+    check_sorted(np.stack([ranged_keys(1000, np.int32, k) for k in TRIVIAL_KINDS]))  # the block row sort
+
+
+@gpu
+def test_unique_small_range_big() -> None:
+    """unique's benchmark case: 2^26 int32 of 1000 distinct values (2 of 4 passes trivial)."""
+    x = RNG.integers(0, 1000, 1 << 26).astype(np.int32)
+    v, i, c = (r.get() for r in loom.unique(loom.asarray(x), return_index=True, return_counts=True))
+    wv, wi, wc = np.unique(x, return_index=True, return_counts=True)
+    for g, w in ((v, wv), (i, wi), (c, wc)):
+        np.testing.assert_array_equal(g, w)
+    np.testing.assert_array_equal(loom.argsort(loom.asarray(x)).get(), np.argsort(x, kind="stable"))
+
+
 @gpu
 def test_unique_searchsorted_lexsort() -> None:
     x = RNG.integers(-500, 500, 100_000).astype(np.int32)
