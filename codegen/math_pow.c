@@ -28,6 +28,7 @@
  */
 #include <math.h>
 
+#include "codegen/cg_gpu.h"
 #include "codegen/cg_llvm.h"
 
 enum { CG_POW_MAX_INT = 8 };
