@@ -286,6 +286,7 @@ LoomStatus cg_amdgpu_target_create(LoomContext *ctx, const char *gfx, int code_o
   cg_gpu_target_init(t, &s->gpu, ctx, "amdgpu");
   t->destroy = amd_destroy;
   cg_amdgpu_lower_hooks(&s->gpu.hooks, chip.wave);
+  s->gpu.hooks.fast_f64 = chip.fast_f64;
   s->gpu.hooks.module_init = amd_module_init;
   s->gpu.hooks.link_math = amd_link_math;
   s->gpu.hooks.optimize = amd_optimize;

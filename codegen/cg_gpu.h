@@ -41,6 +41,11 @@ typedef struct CgGpuHooks {
   unsigned as_private;    /* address space of allocas (the snippet worker state pointer) */
   const char *param_attr; /* how the parameter block is passed: "byval" or "byref" (a type attribute) */
   bool shared_poison;     /* shared globals get a poison initializer (else undef) */
+  /* float64 multiplies and float32 <-> float64 conversions run at a high fraction (>= 1/2 for multiplies)
+   * of the float32 rate (data-center chips: NVIDIA sm_60/70/80/90/100, AMD gfx90a/gfx94x): float32
+   * sequences that need extra precision (math_pow.c's integer powers) then compute in float64 and round
+   * once, in fewer instructions than float32 pairs; false on consumer chips (1/32 or 1/64 rate) */
+  bool fast_f64;
 
   /* ---- lowering: each builds at m->b, declaring what it needs in m->m --------------------------- */
   LLVMValueRef (*index)(CgMath *m, CgGpuIndex which); /* an i32 */

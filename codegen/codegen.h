@@ -277,6 +277,7 @@ typedef struct CgAmdChip {
   int max_vgprs;       /* VGPRs (with AGPRs where unified) one wave can use */
   int max_sgprs;       /* SGPRs one wave can use, VCC / FLAT_SCRATCH / XNACK_MASK included */
   int lds_bytes;       /* LDS one workgroup can use */
+  bool fast_f64;       /* float64 at >= 1/2 the float32 rate (CDNA: gfx90a, gfx94x; cg_gpu.h's fast_f64) */
 } CgAmdChip;
 /* The facts of chip gfx ("gfx90a", "gfx942", "gfx1100", ...; a HIP gcnArchName's ":sramecc+:xnack-"
  * suffix is ignored). false for a chip Loom does not know. */

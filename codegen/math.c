@@ -589,8 +589,8 @@ LLVMValueRef cg_elem(CgMath *m, LoomOp op, LoomDType t, const LLVMValueRef *args
   if (fl && op == LOOM_OP_HYPOT && m->gpu && LLVMTypeOf(a) == LLVMFloatTypeInContext(m->c)) {
     /* float32 hypot on a GPU: sqrt(x^2 + y^2) in float64 (both squares exact, one rounding of the sum,
      * IEEE sqrt), rounded once to float32: correctly rounded but within ~2^-29 of a tie. libdevice's
-     * __nv_hypotf takes sqrt.approx under LLVM 19's nvvm-reflect (it folds __CUDA_PREC_SQRT to 0): up to
-     * an ulp off NumPy, and off a raw kernel's hypotf from NVRTC (CuPy's test_cuFloatComplex compares
+     * __nv_hypotf took sqrt.approx under LLVM 19's nvvm-reflect (nvptx.c now folds __CUDA_PREC_SQRT to 1)
+     * and is not correctly rounded with IEEE sqrt either (CUDA documents a multi-ulp bound): off NumPy, and off a raw kernel's hypotf from NVRTC (CuPy's test_cuFloatComplex compares
      * cuCabsf with abs of complex64 exactly; cupy/complex.cuh computes the same way). inf wins over NaN. */
     LLVMTypeRef f64 = LLVMDoubleTypeInContext(m->c);
     LLVMValueRef x = LLVMBuildFPExt(b, a, f64, ""), y = LLVMBuildFPExt(b, bv, f64, "");

@@ -12,7 +12,11 @@
  *     repeated squaring of float32 pairs hi + lo (fma gives each product's rounding error; ~46 bits),
  *     one rounding at the end: correctly rounded but within ~2^-22 of a tie, at the full float32
  *     vector width (NumPy's own float32 power differs from the correctly rounded result in ~10 % of
- *     random inputs by 1 ulp); a widened float16 operand and n <= 4: plain multiplies (its square is
+ *     random inputs by 1 ulp); on a GPU with fast float64 (cg_gpu.h's fast_f64: H100, A100, MI200/300)
+ *     the products in float64 instead (x*x exact, each later product one float64 rounding) and one
+ *     rounding to float32: the same correctly rounded bits but within ~2^-28 ulp of a tie, in
+ *     2 conversions + n's multiplies (x**3: 4 instructions against the pairs' ~10); the host keeps
+ *     the pairs (float64 halves its vector width); a widened float16 operand and n <= 4: plain multiplies (its square is
  *     exact, so the same correctly rounded bits); x**-n: the products in float64 (|x|^8 of any float32 stays inside
  *     float64's range, so 1/x^n does not flush to 0 early), one division, one rounding to float32;
  *   float64 x**n for 3 <= n <= CG_POW_MAX_INT: repeated squaring (n = 3: x*x*x), within ~n/2 ulp of
@@ -24,6 +28,7 @@
  */
 #include <math.h>
 
+#include "codegen/cg_gpu.h"
 #include "codegen/cg_llvm.h"
 
 enum { CG_POW_MAX_INT = 8 };
@@ -134,7 +139,7 @@ LLVMValueRef cg_pow_const(CgMath *m, LoomDType t, LLVMValueRef a, LLVMValueRef e
   int n = (int)fabs(c);
   if (t == LOOM_FLOAT64) return c > 0 ? mul_chain(b, true, a, n) : NULL;
   if (c > 0 && n <= 4 && cg_is_widened_half(a)) return mul_chain(b, true, a, n);
-  if (c > 0) return pow_f32_pair(m, a, n);
+  if (c > 0 && !(m->gpu && m->gpu->fast_f64)) return pow_f32_pair(m, a, n);
   LLVMTypeRef f64 = LLVMDoubleTypeInContext(m->c);
   LLVMValueRef r = mul_chain(b, true, LLVMBuildFPExt(b, a, f64, ""), n);
   if (c < 0) r = LLVMBuildFDiv(b, LLVMConstReal(f64, 1.0), r, "");

@@ -330,6 +330,34 @@ static void nv_module_init(CgGpuTarget *g, LLVMContextRef c, LLVMModuleRef mod) 
   LLVMDisposeTargetData(dl);
   LLVMAddModuleFlag(mod, LLVMModuleFlagBehaviorOverride, "nvvm-reflect-ftz", 16,
                     LLVMValueAsMetadata(LLVMConstInt(LLVMInt32TypeInContext(c), 0, 0)));
+  /* read by LLVM >= 20's nvvm-reflect; LLVM 19 ignores it (nv_fold_prec_sqrt does its work) */
+  LLVMAddModuleFlag(mod, LLVMModuleFlagBehaviorOverride, "nvvm-reflect-prec-sqrt", 22,
+                    LLVMValueAsMetadata(LLVMConstInt(LLVMInt32TypeInContext(c), 1, 0)));
+}
+
+/* Replaces libdevice's __nvvm_reflect("__CUDA_PREC_SQRT") calls by 1 (IEEE sqrt.rn), before the
+ * nvvm-reflect pass: LLVM 19's pass knows only __CUDA_FTZ and __CUDA_ARCH and folds every other name
+ * to 0, which sends __nv_sqrtf, __nv_hypotf, __nv_normf, __nv_norm3df, __nv_norm4df and __nv_jnf to
+ * sqrt.approx.f32 (~1 ulp off NumPy's correctly rounded sqrt). */
+static void nv_fold_prec_sqrt(LLVMModuleRef mod) {
+  LLVMValueRef reflect = LLVMGetNamedFunction(mod, "__nvvm_reflect");
+  if (!reflect) return;
+  LLVMValueRef u = NULL;
+  for (LLVMUseRef use = LLVMGetFirstUse(reflect), next; use; use = next) {
+    next = LLVMGetNextUse(use);
+    u = LLVMGetUser(use);
+    if (!LLVMIsACallInst(u) || LLVMGetCalledValue(u) != reflect || LLVMGetNumArgOperands(u) != 1) continue;
+    LLVMValueRef arg = LLVMGetOperand(u, 0);
+    if (LLVMIsAConstantExpr(arg)) arg = LLVMGetOperand(arg, 0); /* a GEP or cast of the string */
+    LLVMValueRef init = LLVMIsAGlobalVariable(arg) ? LLVMGetInitializer(arg) : NULL;
+    size_t len = 0;
+    const char *name = init && LLVMIsAConstantDataSequential(init) && LLVMIsConstantString(init)
+                           ? LLVMGetAsString(init, &len)
+                           : NULL;
+    if (!name || len < 16 || memcmp(name, "__CUDA_PREC_SQRT", 16) != 0 || (len > 16 && name[16] != '\0')) continue;
+    LLVMReplaceAllUsesWith(u, LLVMConstInt(LLVMTypeOf(u), 1, 0));
+    LLVMInstructionEraseFromParent(u);
+  }
 }
 
 static LoomStatus nv_link_math(CgGpuTarget *g, LLVMContextRef c, LLVMModuleRef mod, Diag *d) {
@@ -337,6 +365,7 @@ static LoomStatus nv_link_math(CgGpuTarget *g, LLVMContextRef c, LLVMModuleRef m
   LoomStatus st = link_libdevice(s->target, s, c, mod, d);
   if (st != LOOM_OK) return st;
   /* fold libdevice's reflect branches first, so that limit_inlining counts the code that remains */
+  nv_fold_prec_sqrt(mod);
   LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
   LLVMErrorRef e = LLVMRunPasses(mod, "function(nvvm-reflect,simplifycfg)", s->tm, po);
   LLVMDisposePassBuilderOptions(po);
@@ -391,6 +420,11 @@ static LoomStatus nv_emit(CgGpuTarget *g, LLVMModuleRef mod, const CgGpuKernel *
   return st;
 }
 
+/* Whether compute capability sm (major * 10 + minor) has float64 at >= 1/2 the float32 rate (cg_gpu.h's
+ * fast_f64): the data-center chips P100 (6.0), V100 (7.0), A100 (8.0), H100/H200 (9.0), B200 (10.x);
+ * consumer and embedded chips (6.1, 7.5, 8.6, 8.7, 8.9, 12.x) run it at 1/32 or 1/64. */
+static bool nv_fast_f64(int sm) { return sm == 60 || sm == 70 || sm == 80 || sm == 90 || sm / 10 == 10; }
+
 LoomStatus cg_nvptx_target_create(LoomContext *ctx, int sm_major, int sm_minor, CgTarget **out, Diag *d) {
   if (!out) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "cg_nvptx_target_create: out is NULL");
   *out = NULL;
@@ -421,6 +455,7 @@ LoomStatus cg_nvptx_target_create(LoomContext *ctx, int sm_major, int sm_minor, 
   s->gpu.hooks.optimize = nv_optimize;
   s->gpu.hooks.emit = nv_emit;
   int sm = sm_major * 10 + sm_minor;
+  s->gpu.hooks.fast_f64 = nv_fast_f64(sm);
   /* LLVM 19 knows sm_20 .. sm_90a; newer GPUs run sm_90 PTX through the driver's JIT */
   if (sm > 90) sm = 90;
   int ptx = sm >= 90 ? 78 : sm >= 89 ? 78 : sm >= 87 ? 74 : sm >= 86 ? 71 : sm >= 80 ? 70 : sm >= 75 ? 63 : 60;
