@@ -9,11 +9,11 @@
  *      vectorizer widens like any elementwise kernel: math calls, casts, strided loads); float16
  *      and bfloat16 values are stored as float32 and bools as uint8 (exact, and the same order),
  *   2. the buffer's extreme value M is folded with vector max / min steps (`select(x > m, x, m)`,
- *      one instruction on x86), ARG_WIDE_VECS vectors at a time (independent chains) and then ARG_VEC_BYTES
- *      at a time over the rest, padded with the identity; floats also OR an "is NaN" mask,
+ *      one instruction on x86), ARG_WIDE_VECS vectors at a time (independent chains) and then one
+ *      vector at a time over the rest, padded with the identity; floats also OR an "is NaN" mask,
  *   3. when the block has a NaN, M is NaN; when M beats the running value (strictly better, or a
  *      NaN: cg_arg_better), a search finds the FIRST j with buf[j] == M (or NaN), one vector compare
- *      and a count of trailing zeros per ARG_VEC_BYTES of values, and (M, start + j) becomes the
+ *      and a count of trailing zeros per vector of values, and (M, start + j) becomes the
  *      running pair. A search runs only when a block improves on the running value (a few times
  *      for random data), so a point costs one store, one load and a max.
  * Semantics are those of the scalar fold: the first index of the extreme (equal values, -0.0 and
@@ -22,8 +22,10 @@
  * index the running pair starts with. Once the running value is a NaN nothing can beat it, and the
  * remaining blocks are skipped. Padding (the identity) never equals an M that improved on the
  * running value, which starts at the identity. Short rows (from CG_HOST_ARG_MIN_POINTS points) take
- * the ARG_VEC_BYTES part only: a 16-point float32 row is two vector steps, a horizontal fold and
- * one search, with no loop-carried chain through the points.
+ * the one-vector part only: a 16-point float32 row is one vector step on AVX-512 (two on AVX2), a
+ * horizontal fold and one search, with no loop-carried chain through the points.
+ * Vectors are as wide as the target prefers (L->host_vec_bytes: 64 bytes on AVX-512 hosts, where the
+ * compare masks are k registers and a 16-lane float32 compare is one instruction), else 32 bytes.
  */
 #include <stdio.h>
 #include <string.h>
@@ -33,10 +35,11 @@
 #include "codegen/cg_lower.h"
 
 enum {
-  ARG_VEC_BYTES = 32, /* bytes of one vector of the tail fold and of the search */
+  ARG_VEC_BYTES = 32, /* bytes of one vector of the tail fold and of the search, without a preferred width */
+  ARG_VEC_BYTES_MAX = 64,
   ARG_WIDE_VECS = 4,  /* vectors of the main fold: independent chains (max and NaN mask: 8 of the 16
                          ymm registers; 8 vectors spilled) */
-  ARG_MAX_LANES = 128, /* the most lanes of the main fold (int8) */
+  ARG_MAX_LANES = ARG_WIDE_VECS * ARG_VEC_BYTES_MAX, /* the most lanes of the main fold (int8) */
   ARG_BLOCK = 2048    /* points per block (a multiple of the main fold's lanes); the buffer holds ARG_BLOCK values */
 };
 
@@ -194,10 +197,11 @@ void cg_host_arg_reduce(Lower *L, const KPhase *ph, LLVMValueRef lo, LLVMValueRe
   bool fl = dtype_is_float(bt);
   LLVMTypeRef vty = cg_reg_type(m, vt), bty = cg_reg_type(m, bt);
   LLVMTypeRef nty = LLVMIntTypeInContext(m->c, 8 * (unsigned)loom_dtype_size(bt)); /* the NaN lanes' type */
-  const unsigned nv = ARG_VEC_BYTES / (unsigned)loom_dtype_size(bt), nw = ARG_WIDE_VECS * nv;
+  const unsigned vbytes = L->host_vec_bytes >= 16 && L->host_vec_bytes <= ARG_VEC_BYTES_MAX ? (unsigned)L->host_vec_bytes : ARG_VEC_BYTES;
+  const unsigned nv = vbytes / (unsigned)loom_dtype_size(bt), nw = ARG_WIDE_VECS * nv;
   LLVMTypeRef wty = LLVMVectorType(bty, nw), vvty = LLVMVectorType(bty, nv);
   LLVMValueRef buf = cg_entry_alloca(L, LLVMArrayType(bty, ARG_BLOCK), "argbuf");
-  LLVMSetAlignment(buf, 64);
+  LLVMSetAlignment(buf, 64); /* ARG_BLOCK is a multiple of nw: every vector load is aligned */
   LLVMValueRef mw = cg_entry_alloca(L, wty, "argmw"), nanw = fl ? cg_entry_alloca(L, LLVMVectorType(nty, nw), "argnw") : NULL;
   LLVMValueRef mv = cg_entry_alloca(L, vvty, "argmv"), nanv = fl ? cg_entry_alloca(L, LLVMVectorType(nty, nv), "argnv") : NULL;
   LLVMValueRef id = cg_identity(m, op, bt);
@@ -246,7 +250,7 @@ void cg_host_arg_reduce(Lower *L, const KPhase *ph, LLVMValueRef lo, LLVMValueRe
   ArgLoop nl = loop_open(L, nwide, padded, "arg.narrow");
   {
     LLVMValueRef x = LLVMBuildLoad2(b, vvty, LLVMBuildGEP2(b, bty, buf, &nl.j, 1, ""), "");
-    LLVMSetAlignment(x, ARG_VEC_BYTES);
+    LLVMSetAlignment(x, vbytes);
     LLVMValueRef acc = LLVMBuildLoad2(b, vvty, mv, ""), nan = fl ? LLVMBuildLoad2(b, LLVMVectorType(nty, nv), nanv, "") : NULL;
     fold_step(L, op, bt, &acc, fl ? &nan : NULL, x);
     LLVMBuildStore(b, acc, mv);
@@ -274,7 +278,7 @@ void cg_host_arg_reduce(Lower *L, const KPhase *ph, LLVMValueRef lo, LLVMValueRe
   ArgLoop sl = loop_open(L, cg_i64(m, 0), padded, "arg.find");
   {
     LLVMValueRef x = LLVMBuildLoad2(b, vvty, LLVMBuildGEP2(b, bty, buf, &sl.j, 1, ""), "");
-    LLVMSetAlignment(x, ARG_VEC_BYTES);
+    LLVMSetAlignment(x, vbytes);
     LLVMValueRef eq;
     if (fl) {
       LLVMValueRef mnan = LLVMBuildFCmp(b, LLVMRealUNO, bm, bm, "");
