@@ -185,6 +185,43 @@ static void loop_close(Lower *L, ArgLoop *lp, int64_t step, bool keep_rolled) {
   LLVMPositionBuilderAtEnd(b, lp->exit);
 }
 
+/* Whether the phase's values are the points of one contiguous row of a buffer, read as they are stored
+ * (a load of the value dtype, one reduced dim of unit stride): then the folds and the search read that
+ * row where it lies, with no copy into the block buffer, and the last partial vector with a masked load
+ * whose other lanes are the identity. Returns the buffer, or -1. */
+static int direct_row_buffer(const Lower *L, const KPhase *ph, LoomDType vt, LoomDType bt) {
+  const KernelIr *k = L->k;
+  const KInstr *in = &k->instrs[ph->value];
+  if (in->kind != KI_LOAD || vt != bt || (LoomDType)k->bufs[in->buf].dtype != vt) return -1;
+  if (k->ndim - k->nkeep != 1 || k->bufs[in->buf].layout[k->ndim - 1] != KL_ONE) return -1;
+  if (L->final_phase || (L->vload && L->vload[in->buf])) return -1;
+  return in->buf;
+}
+
+/* n lanes of type ety at base + j: from the block buffer (aligned, padded), or for a direct row the lanes
+ * with j + lane < cnt and the identity in the others (llvm.masked.load). */
+static LLVMValueRef load_lanes(Lower *L, LLVMTypeRef ety, LLVMValueRef base, LLVMValueRef j, unsigned n, unsigned align,
+                               bool direct, LLVMValueRef cnt, LLVMValueRef id) {
+  LLVMBuilderRef b = L->m.b;
+  LLVMTypeRef vty = LLVMVectorType(ety, n);
+  LLVMValueRef p = LLVMBuildGEP2(b, ety, base, &j, 1, "");
+  if (!direct) {
+    LLVMValueRef x = LLVMBuildLoad2(b, vty, p, "");
+    LLVMSetAlignment(x, align);
+    return x;
+  }
+  LLVMValueRef lanes[ARG_MAX_LANES];
+  for (unsigned i = 0; i < n; i++) lanes[i] = LLVMConstInt(L->i64, i, 0);
+  LLVMValueRef left = splat_dyn(b, LLVMBuildSub(b, cnt, j, ""), n);
+  LLVMValueRef mask = LLVMBuildICmp(b, LLVMIntSLT, LLVMConstVector(lanes, n), left, "lanemask");
+  LLVMTypeRef tys[2] = {vty, LLVMTypeOf(p)};
+  unsigned iid = LLVMLookupIntrinsicID("llvm.masked.load", 16);
+  LLVMValueRef fn = LLVMGetIntrinsicDeclaration(L->m.m, iid, tys, 2);
+  LLVMTypeRef fty = LLVMIntrinsicGetType(L->m.c, iid, tys, 2);
+  LLVMValueRef args[4] = {p, LLVMConstInt(LLVMInt32TypeInContext(L->m.c), align, 0), mask, splat(id, n)};
+  return LLVMBuildCall2(b, fty, fn, args, 4, "");
+}
+
 /* The vector arg-reduction of phase ph over R points [lo, hi) into accv / acci (allocas holding the
  * running value and index, initialized by the caller to the identity and lo). */
 void cg_host_arg_reduce(Lower *L, const KPhase *ph, LLVMValueRef lo, LLVMValueRef hi, LLVMValueRef accv,
@@ -200,8 +237,14 @@ void cg_host_arg_reduce(Lower *L, const KPhase *ph, LLVMValueRef lo, LLVMValueRe
   const unsigned vbytes = L->host_vec_bytes >= 16 && L->host_vec_bytes <= ARG_VEC_BYTES_MAX ? (unsigned)L->host_vec_bytes : ARG_VEC_BYTES;
   const unsigned nv = vbytes / (unsigned)loom_dtype_size(bt), nw = ARG_WIDE_VECS * nv;
   LLVMTypeRef wty = LLVMVectorType(bty, nw), vvty = LLVMVectorType(bty, nv);
-  LLVMValueRef buf = cg_entry_alloca(L, LLVMArrayType(bty, ARG_BLOCK), "argbuf");
-  LLVMSetAlignment(buf, 64); /* ARG_BLOCK is a multiple of nw: every vector load is aligned */
+  int drow = direct_row_buffer(L, ph, vt, bt);
+  bool direct = drow >= 0;
+  LLVMValueRef buf = NULL;
+  if (!direct) {
+    buf = cg_entry_alloca(L, LLVMArrayType(bty, ARG_BLOCK), "argbuf");
+    LLVMSetAlignment(buf, 64); /* ARG_BLOCK is a multiple of nw: every vector load is aligned */
+  }
+  const unsigned wide_align = direct ? (unsigned)loom_dtype_size(bt) : 64, vec_align = direct ? (unsigned)loom_dtype_size(bt) : vbytes;
   LLVMValueRef mw = cg_entry_alloca(L, wty, "argmw"), nanw = fl ? cg_entry_alloca(L, LLVMVectorType(nty, nw), "argnw") : NULL;
   LLVMValueRef mv = cg_entry_alloca(L, vvty, "argmv"), nanv = fl ? cg_entry_alloca(L, LLVMVectorType(nty, nv), "argnv") : NULL;
   LLVMValueRef id = cg_identity(m, op, bt);
@@ -218,8 +261,12 @@ void cg_host_arg_reduce(Lower *L, const KPhase *ph, LLVMValueRef lo, LLVMValueRe
   }
   LLVMValueRef be = LLVMBuildAdd(b, bs, cg_i64(m, ARG_BLOCK), "");
   be = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, hi, be, ""), hi, be, "be");
-  ArgFill f = {ph, vt, bt, buf, bs, bty};
-  cg_host_walk(L, k->nkeep, k->ndim, bs, be, body_fill, &f);
+  if (direct) { /* the block's points where they lie: src[0 .. cnt) */
+    buf = cg_elem_ptr(L, drow, LLVMBuildAdd(b, L->off[drow], bs, ""));
+  } else {
+    ArgFill f = {ph, vt, bt, buf, bs, bty};
+    cg_host_walk(L, k->nkeep, k->ndim, bs, be, body_fill, &f);
+  }
   LLVMValueRef cnt = LLVMBuildSub(b, be, bs, "cnt");
   LLVMValueRef nwide = LLVMBuildAnd(b, cnt, cg_i64(m, -(int64_t)nw), "nwide");
   LLVMValueRef padded = LLVMBuildAnd(b, LLVMBuildAdd(b, cnt, cg_i64(m, nv - 1), ""), cg_i64(m, -(int64_t)nv), "padded");
@@ -230,7 +277,7 @@ void cg_host_arg_reduce(Lower *L, const KPhase *ph, LLVMValueRef lo, LLVMValueRe
   ArgLoop wl = loop_open(L, cg_i64(m, 0), nwide, "arg.wide");
   {
     LLVMValueRef x = LLVMBuildLoad2(b, wty, LLVMBuildGEP2(b, bty, buf, &wl.j, 1, ""), "");
-    LLVMSetAlignment(x, 64);
+    LLVMSetAlignment(x, wide_align);
     LLVMValueRef acc = LLVMBuildLoad2(b, wty, mw, ""), nan = fl ? LLVMBuildLoad2(b, LLVMVectorType(nty, nw), nanw, "") : NULL;
     fold_step(L, op, bt, &acc, fl ? &nan : NULL, x);
     LLVMBuildStore(b, acc, mw);
@@ -238,9 +285,11 @@ void cg_host_arg_reduce(Lower *L, const KPhase *ph, LLVMValueRef lo, LLVMValueRe
   }
   loop_close(L, &wl, nw, true);
   /* pad [cnt, padded) with the identity (never taken), then 2b. the narrow fold over [nwide, padded) */
-  ArgLoop pl = loop_open(L, cnt, padded, "arg.pad");
-  LLVMBuildStore(b, id, LLVMBuildGEP2(b, bty, buf, &pl.j, 1, ""));
-  loop_close(L, &pl, 1, false);
+  if (!direct) { /* (a direct row's last vector is a masked load instead) */
+    ArgLoop pl = loop_open(L, cnt, padded, "arg.pad");
+    LLVMBuildStore(b, id, LLVMBuildGEP2(b, bty, buf, &pl.j, 1, ""));
+    loop_close(L, &pl, 1, false);
+  }
   {
     LLVMValueRef acc = LLVMBuildLoad2(b, wty, mw, ""), nan = fl ? LLVMBuildLoad2(b, LLVMVectorType(nty, nw), nanw, "") : NULL;
     narrow(L, op, bt, &acc, fl ? &nan : NULL, nw, nv);
@@ -249,8 +298,7 @@ void cg_host_arg_reduce(Lower *L, const KPhase *ph, LLVMValueRef lo, LLVMValueRe
   }
   ArgLoop nl = loop_open(L, nwide, padded, "arg.narrow");
   {
-    LLVMValueRef x = LLVMBuildLoad2(b, vvty, LLVMBuildGEP2(b, bty, buf, &nl.j, 1, ""), "");
-    LLVMSetAlignment(x, vbytes);
+    LLVMValueRef x = load_lanes(L, bty, buf, nl.j, nv, vec_align, direct, cnt, id);
     LLVMValueRef acc = LLVMBuildLoad2(b, vvty, mv, ""), nan = fl ? LLVMBuildLoad2(b, LLVMVectorType(nty, nv), nanv, "") : NULL;
     fold_step(L, op, bt, &acc, fl ? &nan : NULL, x);
     LLVMBuildStore(b, acc, mv);
@@ -277,8 +325,7 @@ void cg_host_arg_reduce(Lower *L, const KPhase *ph, LLVMValueRef lo, LLVMValueRe
   LLVMValueRef msplat = splat_dyn(b, bm, nv);
   ArgLoop sl = loop_open(L, cg_i64(m, 0), padded, "arg.find");
   {
-    LLVMValueRef x = LLVMBuildLoad2(b, vvty, LLVMBuildGEP2(b, bty, buf, &sl.j, 1, ""), "");
-    LLVMSetAlignment(x, vbytes);
+    LLVMValueRef x = load_lanes(L, bty, buf, sl.j, nv, vec_align, direct, cnt, id);
     LLVMValueRef eq;
     if (fl) {
       LLVMValueRef mnan = LLVMBuildFCmp(b, LLVMRealUNO, bm, bm, "");

@@ -207,11 +207,11 @@ for dt in ("int8", "uint8", "int16", "float16", "float32", "float64", "int64", "
         if dt.startswith("float") and n > 5:
             a[n // 3] = np.nan
         for op in ("argmax", "argmin"):
-            if int(getattr(loom, op)(loom.asarray(a))) != int(getattr(np, op)(a)):
+            if int(loom.asnumpy(getattr(loom, op)(loom.asarray(a)))) != int(getattr(np, op)(a)):
                 bad.append((dt, n, op))
     m = rng.integers(-4, 4, (500, 16)).astype(dt if dt != "bool" else "uint8")
     for op in ("argmax", "argmin"):
-        if not np.array_equal(np.asarray(getattr(loom, op)(loom.asarray(m), axis=1)), getattr(np, op)(m, axis=1)):
+        if not np.array_equal(loom.asnumpy(getattr(loom, op)(loom.asarray(m), axis=1)), getattr(np, op)(m, axis=1)):
             bad.append((dt, "rows", op))
 print("BAD", bad)
 """
