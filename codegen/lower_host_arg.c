@@ -7,7 +7,9 @@
  * ARG_BLOCK points, and for each block
  *   1. a walk stores the block's values into a stack buffer (a plain map loop, which the loop
  *      vectorizer widens like any elementwise kernel: math calls, casts, strided loads); float16
- *      and bfloat16 values are stored as float32 and bools as uint8 (exact, and the same order),
+ *      and bfloat16 values are stored as float32 and bools as uint8 (exact, and the same order);
+ *      a plain load of one contiguous reduced row skips this copy (direct_row_buffer: steps 2 and 3
+ *      read the row where it lies, the last partial vector with a masked load padded by the identity),
  *   2. the buffer's extreme value M is folded with vector max / min steps (`select(x > m, x, m)`,
  *      one instruction on x86), ARG_WIDE_VECS vectors at a time (independent chains) and then one
  *      vector at a time over the rest, padded with the identity; floats also OR an "is NaN" mask,
