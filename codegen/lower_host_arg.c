@@ -197,6 +197,9 @@ static int direct_row_buffer(const Lower *L, const KPhase *ph, LoomDType vt, Loo
   if (in->kind != KI_LOAD || vt != bt || (LoomDType)k->bufs[in->buf].dtype != vt) return -1;
   if (k->ndim - k->nkeep != 1 || k->bufs[in->buf].layout[k->ndim - 1] != KL_ONE) return -1;
   if (L->final_phase || (L->vload && L->vload[in->buf])) return -1;
+  /* AVX2 has masked loads of 4- and 8-byte lanes only (narrower ones become a branch per lane); the
+   * 64-byte width is preferred on AVX-512 hosts, which mask every lane width in hardware (BW) */
+  if (loom_dtype_size(vt) < 4 && L->host_vec_bytes != 64) return -1;
   return in->buf;
 }
 
