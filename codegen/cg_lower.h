@@ -72,6 +72,8 @@ typedef struct Lower {
    * gpu_divmod), computed once in the entry's prologue; NULL: plain udiv / urem */
   LLVMValueRef gpu_magic[LOOM_MAX_RANK], gpu_mshift[LOOM_MAX_RANK];
   int force_vf;               /* host: inner walk loops vectorized at this width (0: LLVM's choice) */
+  int host_vec_bytes;         /* host: bytes of the widest vector the target prefers (prefer-vector-width;
+                                 0: unknown, the arg-reductions then use 32) */
   CgSnippet *sn;              /* the kernel's lowered snippet functions (user kernels), or NULL */
   /* GPU one-pass variance (gpu_moments.c): the plan, whether the entry being built gathers moments in
    * phase 0's walk, the thread's shifted sums (allocas) and the (count, mean, M2) values */

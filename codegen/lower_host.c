@@ -102,6 +102,17 @@ static int f16_width(const KernelIr *k, const char *const *attrs, int nattrs) {
   return feature_on(features, "+avx") ? 8 : 4; /* 256-bit: LLVM's own width there, AVX-512 included */
 }
 
+/* Bytes of the vectors the target prefers ("prefer-vector-width": 64 on AVX-512 hosts, host.c), 0 where
+ * the attribute is absent (LLVM's choice). */
+static int preferred_vector_bytes(const char *const *attrs, int nattrs) {
+  for (int i = 0; i < nattrs; i++)
+    if (!strcmp(attrs[2 * i], "prefer-vector-width")) {
+      int bits = atoi(attrs[2 * i + 1]);
+      if (bits >= 128 && bits <= 512) return bits / 8;
+    }
+  return 0;
+}
+
 /* Visits linear points [lo, hi) of dims [d0, d1) row-major; at each point L->off holds the offsets
  * (outer offsets plus these dims' contribution) and L->lin the linear index. With blk, each row's
  * inner loop runs in segments that end where a block of blk->points points (counted across rows) is
@@ -630,6 +641,7 @@ LoomStatus cg_lower_host(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef mod, 
   bool allocated = cg_lower_init(&L, ctx, c, mod, k, d);
   L.m.vec = vec;
   L.force_vf = f16_width(k, fn_attrs, nattrs);
+  L.host_vec_bytes = preferred_vector_bytes(fn_attrs, nattrs);
   if (!allocated) {
     st = diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "codegen: out of memory lowering kernel '%s'", k->name);
   } else {

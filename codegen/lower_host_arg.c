@@ -7,13 +7,15 @@
  * ARG_BLOCK points, and for each block
  *   1. a walk stores the block's values into a stack buffer (a plain map loop, which the loop
  *      vectorizer widens like any elementwise kernel: math calls, casts, strided loads); float16
- *      and bfloat16 values are stored as float32 and bools as uint8 (exact, and the same order),
+ *      and bfloat16 values are stored as float32 and bools as uint8 (exact, and the same order);
+ *      a plain load of one contiguous reduced row skips this copy (direct_row_buffer: steps 2 and 3
+ *      read the row where it lies, the last partial vector with a masked load padded by the identity),
  *   2. the buffer's extreme value M is folded with vector max / min steps (`select(x > m, x, m)`,
- *      one instruction on x86), ARG_WIDE_VECS vectors at a time (independent chains) and then ARG_VEC_BYTES
- *      at a time over the rest, padded with the identity; floats also OR an "is NaN" mask,
+ *      one instruction on x86), ARG_WIDE_VECS vectors at a time (independent chains) and then one
+ *      vector at a time over the rest, padded with the identity; floats also OR an "is NaN" mask,
  *   3. when the block has a NaN, M is NaN; when M beats the running value (strictly better, or a
  *      NaN: cg_arg_better), a search finds the FIRST j with buf[j] == M (or NaN), one vector compare
- *      and a count of trailing zeros per ARG_VEC_BYTES of values, and (M, start + j) becomes the
+ *      and a count of trailing zeros per vector of values, and (M, start + j) becomes the
  *      running pair. A search runs only when a block improves on the running value (a few times
  *      for random data), so a point costs one store, one load and a max.
  * Semantics are those of the scalar fold: the first index of the extreme (equal values, -0.0 and
@@ -22,8 +24,10 @@
  * index the running pair starts with. Once the running value is a NaN nothing can beat it, and the
  * remaining blocks are skipped. Padding (the identity) never equals an M that improved on the
  * running value, which starts at the identity. Short rows (from CG_HOST_ARG_MIN_POINTS points) take
- * the ARG_VEC_BYTES part only: a 16-point float32 row is two vector steps, a horizontal fold and
- * one search, with no loop-carried chain through the points.
+ * the one-vector part only: a 16-point float32 row is one vector step on AVX-512 (two on AVX2), a
+ * horizontal fold and one search, with no loop-carried chain through the points.
+ * Vectors are as wide as the target prefers (L->host_vec_bytes: 64 bytes on AVX-512 hosts, where the
+ * compare masks are k registers and a 16-lane float32 compare is one instruction), else 32 bytes.
  */
 #include <stdio.h>
 #include <string.h>
@@ -33,10 +37,11 @@
 #include "codegen/cg_lower.h"
 
 enum {
-  ARG_VEC_BYTES = 32, /* bytes of one vector of the tail fold and of the search */
+  ARG_VEC_BYTES = 32, /* bytes of one vector of the tail fold and of the search, without a preferred width */
+  ARG_VEC_BYTES_MAX = 64,
   ARG_WIDE_VECS = 4,  /* vectors of the main fold: independent chains (max and NaN mask: 8 of the 16
                          ymm registers; 8 vectors spilled) */
-  ARG_MAX_LANES = 128, /* the most lanes of the main fold (int8) */
+  ARG_MAX_LANES = ARG_WIDE_VECS * ARG_VEC_BYTES_MAX, /* the most lanes of the main fold (int8) */
   ARG_BLOCK = 2048    /* points per block (a multiple of the main fold's lanes); the buffer holds ARG_BLOCK values */
 };
 
@@ -182,6 +187,46 @@ static void loop_close(Lower *L, ArgLoop *lp, int64_t step, bool keep_rolled) {
   LLVMPositionBuilderAtEnd(b, lp->exit);
 }
 
+/* Whether the phase's values are the points of one contiguous row of a buffer, read as they are stored
+ * (a load of the value dtype, one reduced dim of unit stride): then the folds and the search read that
+ * row where it lies, with no copy into the block buffer, and the last partial vector with a masked load
+ * whose other lanes are the identity. Returns the buffer, or -1. */
+static int direct_row_buffer(const Lower *L, const KPhase *ph, LoomDType vt, LoomDType bt) {
+  const KernelIr *k = L->k;
+  const KInstr *in = &k->instrs[ph->value];
+  if (in->kind != KI_LOAD || vt != bt || (LoomDType)k->bufs[in->buf].dtype != vt) return -1;
+  if (k->ndim - k->nkeep != 1 || k->bufs[in->buf].layout[k->ndim - 1] != KL_ONE) return -1;
+  if (L->final_phase || (L->vload && L->vload[in->buf])) return -1;
+  /* AVX2 has masked loads of 4- and 8-byte lanes only (narrower ones become a branch per lane); the
+   * 64-byte width is preferred on AVX-512 hosts, which mask every lane width in hardware (BW) */
+  if (loom_dtype_size(vt) < 4 && L->host_vec_bytes != 64) return -1;
+  return in->buf;
+}
+
+/* n lanes of type ety at base + j: from the block buffer (aligned, padded), or for a direct row the lanes
+ * with j + lane < cnt and the identity in the others (llvm.masked.load). */
+static LLVMValueRef load_lanes(Lower *L, LLVMTypeRef ety, LLVMValueRef base, LLVMValueRef j, unsigned n, unsigned align,
+                               bool direct, LLVMValueRef cnt, LLVMValueRef id) {
+  LLVMBuilderRef b = L->m.b;
+  LLVMTypeRef vty = LLVMVectorType(ety, n);
+  LLVMValueRef p = LLVMBuildGEP2(b, ety, base, &j, 1, "");
+  if (!direct) {
+    LLVMValueRef x = LLVMBuildLoad2(b, vty, p, "");
+    LLVMSetAlignment(x, align);
+    return x;
+  }
+  LLVMValueRef lanes[ARG_MAX_LANES];
+  for (unsigned i = 0; i < n; i++) lanes[i] = LLVMConstInt(L->i64, i, 0);
+  LLVMValueRef left = splat_dyn(b, LLVMBuildSub(b, cnt, j, ""), n);
+  LLVMValueRef mask = LLVMBuildICmp(b, LLVMIntSLT, LLVMConstVector(lanes, n), left, "lanemask");
+  LLVMTypeRef tys[2] = {vty, LLVMTypeOf(p)};
+  unsigned iid = LLVMLookupIntrinsicID("llvm.masked.load", 16);
+  LLVMValueRef fn = LLVMGetIntrinsicDeclaration(L->m.m, iid, tys, 2);
+  LLVMTypeRef fty = LLVMIntrinsicGetType(L->m.c, iid, tys, 2);
+  LLVMValueRef args[4] = {p, LLVMConstInt(LLVMInt32TypeInContext(L->m.c), align, 0), mask, splat(id, n)};
+  return LLVMBuildCall2(b, fty, fn, args, 4, "");
+}
+
 /* The vector arg-reduction of phase ph over R points [lo, hi) into accv / acci (allocas holding the
  * running value and index, initialized by the caller to the identity and lo). */
 void cg_host_arg_reduce(Lower *L, const KPhase *ph, LLVMValueRef lo, LLVMValueRef hi, LLVMValueRef accv,
@@ -194,10 +239,17 @@ void cg_host_arg_reduce(Lower *L, const KPhase *ph, LLVMValueRef lo, LLVMValueRe
   bool fl = dtype_is_float(bt);
   LLVMTypeRef vty = cg_reg_type(m, vt), bty = cg_reg_type(m, bt);
   LLVMTypeRef nty = LLVMIntTypeInContext(m->c, 8 * (unsigned)loom_dtype_size(bt)); /* the NaN lanes' type */
-  const unsigned nv = ARG_VEC_BYTES / (unsigned)loom_dtype_size(bt), nw = ARG_WIDE_VECS * nv;
+  const unsigned vbytes = L->host_vec_bytes >= 16 && L->host_vec_bytes <= ARG_VEC_BYTES_MAX ? (unsigned)L->host_vec_bytes : ARG_VEC_BYTES;
+  const unsigned nv = vbytes / (unsigned)loom_dtype_size(bt), nw = ARG_WIDE_VECS * nv;
   LLVMTypeRef wty = LLVMVectorType(bty, nw), vvty = LLVMVectorType(bty, nv);
-  LLVMValueRef buf = cg_entry_alloca(L, LLVMArrayType(bty, ARG_BLOCK), "argbuf");
-  LLVMSetAlignment(buf, 64);
+  int drow = direct_row_buffer(L, ph, vt, bt);
+  bool direct = drow >= 0;
+  LLVMValueRef buf = NULL;
+  if (!direct) {
+    buf = cg_entry_alloca(L, LLVMArrayType(bty, ARG_BLOCK), "argbuf");
+    LLVMSetAlignment(buf, 64); /* ARG_BLOCK is a multiple of nw: every vector load is aligned */
+  }
+  const unsigned wide_align = direct ? (unsigned)loom_dtype_size(bt) : 64, vec_align = direct ? (unsigned)loom_dtype_size(bt) : vbytes;
   LLVMValueRef mw = cg_entry_alloca(L, wty, "argmw"), nanw = fl ? cg_entry_alloca(L, LLVMVectorType(nty, nw), "argnw") : NULL;
   LLVMValueRef mv = cg_entry_alloca(L, vvty, "argmv"), nanv = fl ? cg_entry_alloca(L, LLVMVectorType(nty, nv), "argnv") : NULL;
   LLVMValueRef id = cg_identity(m, op, bt);
@@ -214,8 +266,12 @@ void cg_host_arg_reduce(Lower *L, const KPhase *ph, LLVMValueRef lo, LLVMValueRe
   }
   LLVMValueRef be = LLVMBuildAdd(b, bs, cg_i64(m, ARG_BLOCK), "");
   be = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, hi, be, ""), hi, be, "be");
-  ArgFill f = {ph, vt, bt, buf, bs, bty};
-  cg_host_walk(L, k->nkeep, k->ndim, bs, be, body_fill, &f);
+  if (direct) { /* the block's points where they lie: src[0 .. cnt) */
+    buf = cg_elem_ptr(L, drow, LLVMBuildAdd(b, L->off[drow], bs, ""));
+  } else {
+    ArgFill f = {ph, vt, bt, buf, bs, bty};
+    cg_host_walk(L, k->nkeep, k->ndim, bs, be, body_fill, &f);
+  }
   LLVMValueRef cnt = LLVMBuildSub(b, be, bs, "cnt");
   LLVMValueRef nwide = LLVMBuildAnd(b, cnt, cg_i64(m, -(int64_t)nw), "nwide");
   LLVMValueRef padded = LLVMBuildAnd(b, LLVMBuildAdd(b, cnt, cg_i64(m, nv - 1), ""), cg_i64(m, -(int64_t)nv), "padded");
@@ -226,7 +282,7 @@ void cg_host_arg_reduce(Lower *L, const KPhase *ph, LLVMValueRef lo, LLVMValueRe
   ArgLoop wl = loop_open(L, cg_i64(m, 0), nwide, "arg.wide");
   {
     LLVMValueRef x = LLVMBuildLoad2(b, wty, LLVMBuildGEP2(b, bty, buf, &wl.j, 1, ""), "");
-    LLVMSetAlignment(x, 64);
+    LLVMSetAlignment(x, wide_align);
     LLVMValueRef acc = LLVMBuildLoad2(b, wty, mw, ""), nan = fl ? LLVMBuildLoad2(b, LLVMVectorType(nty, nw), nanw, "") : NULL;
     fold_step(L, op, bt, &acc, fl ? &nan : NULL, x);
     LLVMBuildStore(b, acc, mw);
@@ -234,9 +290,11 @@ void cg_host_arg_reduce(Lower *L, const KPhase *ph, LLVMValueRef lo, LLVMValueRe
   }
   loop_close(L, &wl, nw, true);
   /* pad [cnt, padded) with the identity (never taken), then 2b. the narrow fold over [nwide, padded) */
-  ArgLoop pl = loop_open(L, cnt, padded, "arg.pad");
-  LLVMBuildStore(b, id, LLVMBuildGEP2(b, bty, buf, &pl.j, 1, ""));
-  loop_close(L, &pl, 1, false);
+  if (!direct) { /* (a direct row's last vector is a masked load instead) */
+    ArgLoop pl = loop_open(L, cnt, padded, "arg.pad");
+    LLVMBuildStore(b, id, LLVMBuildGEP2(b, bty, buf, &pl.j, 1, ""));
+    loop_close(L, &pl, 1, false);
+  }
   {
     LLVMValueRef acc = LLVMBuildLoad2(b, wty, mw, ""), nan = fl ? LLVMBuildLoad2(b, LLVMVectorType(nty, nw), nanw, "") : NULL;
     narrow(L, op, bt, &acc, fl ? &nan : NULL, nw, nv);
@@ -245,8 +303,7 @@ void cg_host_arg_reduce(Lower *L, const KPhase *ph, LLVMValueRef lo, LLVMValueRe
   }
   ArgLoop nl = loop_open(L, nwide, padded, "arg.narrow");
   {
-    LLVMValueRef x = LLVMBuildLoad2(b, vvty, LLVMBuildGEP2(b, bty, buf, &nl.j, 1, ""), "");
-    LLVMSetAlignment(x, ARG_VEC_BYTES);
+    LLVMValueRef x = load_lanes(L, bty, buf, nl.j, nv, vec_align, direct, cnt, id);
     LLVMValueRef acc = LLVMBuildLoad2(b, vvty, mv, ""), nan = fl ? LLVMBuildLoad2(b, LLVMVectorType(nty, nv), nanv, "") : NULL;
     fold_step(L, op, bt, &acc, fl ? &nan : NULL, x);
     LLVMBuildStore(b, acc, mv);
@@ -273,8 +330,7 @@ void cg_host_arg_reduce(Lower *L, const KPhase *ph, LLVMValueRef lo, LLVMValueRe
   LLVMValueRef msplat = splat_dyn(b, bm, nv);
   ArgLoop sl = loop_open(L, cg_i64(m, 0), padded, "arg.find");
   {
-    LLVMValueRef x = LLVMBuildLoad2(b, vvty, LLVMBuildGEP2(b, bty, buf, &sl.j, 1, ""), "");
-    LLVMSetAlignment(x, ARG_VEC_BYTES);
+    LLVMValueRef x = load_lanes(L, bty, buf, sl.j, nv, vec_align, direct, cnt, id);
     LLVMValueRef eq;
     if (fl) {
       LLVMValueRef mnan = LLVMBuildFCmp(b, LLVMRealUNO, bm, bm, "");

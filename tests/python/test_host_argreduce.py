@@ -1,6 +1,6 @@
 """argmax / argmin against NumPy on the lengths that cross the host's vector arg-reduction
-(codegen/lower_host_arg.c: blocks of 2048 points, a 64-lane fold, a 32-byte tail fold, a first-match
-search): every dtype, ties, NaN positions, signed zeros, infinities, the identity itself, strided,
+(codegen/lower_host_arg.c: blocks of 2048 points, a 4-vector fold, a one-vector tail fold, a first-match
+search; vectors of the host's preferred width: 64 bytes on AVX-512, 32 otherwise, see test_vector_widths): every dtype, ties, NaN positions, signed zeros, infinities, the identity itself, strided,
 transposed, broadcast and computed operands, short rows, keepdims, 0-d and empty inputs."""
 import numpy as np
 import pytest
@@ -15,7 +15,9 @@ except ImportError:  # pragma: no cover
 
 OPS = ["argmax", "argmin"]
 # below, at and around the vector path's threshold, the 64-lane fold, the 2048-point block
-LENGTHS = [1, 2, 7, 8, 9, 15, 16, 17, 31, 33, 63, 64, 65, 127, 129, 2047, 2048, 2049, 4096 + 37, 10000]
+# (255-257, 513: the int8 fold of 4 x 64 lanes on AVX-512 hosts)
+LENGTHS = [1, 2, 7, 8, 9, 15, 16, 17, 31, 33, 63, 64, 65, 127, 129, 255, 256, 257, 513, 2047, 2048, 2049,
+           4096 + 37, 10000]
 
 
 def values(n, dtype, rng, spread=5):
@@ -161,3 +163,68 @@ def test_zero_d_and_empty(op):
         getattr(loom, op)(loom.asarray(np.zeros((3, 0), np.float32)), axis=1)
     e = np.zeros((0, 4), np.float32)  # an empty O range over a non-empty axis is fine
     check(getattr(loom, op)(loom.asarray(e), axis=1), ref(op, e, axis=1))
+
+
+@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int8", "int32", "uint16"])
+def test_large_split_across_threads(op, dtype):
+    """Inputs large enough to split across the worker threads: the extreme tied in both halves (the
+    first wins), a NaN only in the second half, the extreme in the last point."""
+    n = (1 << 21) + 5
+    rng = np.random.default_rng(21)
+    a = values(n, dtype, rng, spread=50)
+    check(getattr(loom, op)(loom.asarray(a)), ref(op, a))
+    b = a.copy()
+    b[-1] = b.min() if op == "argmin" else b.max()
+    check(getattr(loom, op)(loom.asarray(b)), ref(op, b))
+    if np.dtype(dtype).kind == "f":
+        c = a.copy()
+        c[n - 1000] = np.nan
+        c[n - 10] = np.nan
+        check(getattr(loom, op)(loom.asarray(c)), ref(op, c))
+        r = c.reshape(5, -1) if n % 5 == 0 else c[:-5].reshape(4, -1)
+        check(getattr(loom, op)(loom.asarray(r), axis=1), ref(op, r, axis=1))
+
+
+@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("axis", [1, -2])
+def test_middle_axis_3d(op, axis):
+    rng = np.random.default_rng(4)
+    a = rng.integers(0, 5, (6, 300, 7)).astype(np.float32)
+    a[2, 150, 3] = np.nan
+    for keepdims in (False, True):
+        check(getattr(loom, op)(loom.asarray(a), axis=axis, keepdims=keepdims),
+              ref(op, a, axis=axis, keepdims=keepdims))
+
+
+_WIDTH_SCRIPT = """
+import numpy as np, loom
+rng = np.random.default_rng(9)
+bad = []
+for dt in ("int8", "uint8", "int16", "float16", "float32", "float64", "int64", "bool"):
+    for n in (3, 8, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129, 255, 256, 257, 1000, 2049, 5000):
+        a = (rng.integers(0, 2, n) > 0) if dt == "bool" else rng.integers(-4, 4, n).astype(dt)
+        if dt.startswith("float") and n > 5:
+            a[n // 3] = np.nan
+        for op in ("argmax", "argmin"):
+            if int(loom.asnumpy(getattr(loom, op)(loom.asarray(a)))) != int(getattr(np, op)(a)):
+                bad.append((dt, n, op))
+    m = rng.integers(-4, 4, (500, 16)).astype(dt if dt != "bool" else "uint8")
+    for op in ("argmax", "argmin"):
+        if not np.array_equal(loom.asnumpy(getattr(loom, op)(loom.asarray(m), axis=1)), getattr(np, op)(m, axis=1)):
+            bad.append((dt, "rows", op))
+print("BAD", bad)
+"""
+
+
+@pytest.mark.parametrize("bits", ["128", "256", "512"])
+def test_vector_widths(bits):
+    """The vector arg-reduction at every preferred width (LOOM_HOST_VECTOR_BITS), in a child process:
+    the width is read when the host target starts."""
+    import os
+    import subprocess
+    import sys
+    env = dict(os.environ, LOOM_HOST_VECTOR_BITS=bits)
+    out = subprocess.run([sys.executable, "-c", _WIDTH_SCRIPT], env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "BAD []" in out.stdout, out.stdout[-2000:]
