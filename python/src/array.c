@@ -73,7 +73,17 @@ static void array_dealloc(ArrayObject *self) {
   Py_DECREF(tp);
 }
 
-int is_array(ModState *st, PyObject *o) { return PyObject_TypeCheck(o, st->array_type); }
+/* _core.Array is the one type whose tp_dealloc is array_dealloc, and it is the solid base of every
+ * subclass (its own instance layout), so it is on o's tp_base chain iff o is a loom array; its module
+ * state is one read away (PyType_GetModuleState). Types that are not heap types (float, int,
+ * numpy.ndarray) are never loom arrays: no walk for them. */
+ModState *array_state(PyObject *o) {
+  PyTypeObject *t = Py_TYPE(o);
+  if (!PyType_HasFeature(t, Py_TPFLAGS_HEAPTYPE)) return NULL;
+  for (; t; t = t->tp_base)
+    if (t->tp_dealloc == (destructor)array_dealloc) return (ModState *)PyType_GetModuleState(t);
+  return NULL;
+}
 
 /* loom's dtype containers (datetime64 / timedelta64, loom/_temporal.py) are subclasses of loom.ndarray
  * whose memory holds int64 values that _core must never compute with as int64. A subclass whose values

@@ -226,7 +226,16 @@ PyObject *raise_kernel(ModState *st, LoomStatus s, int invalid_is_type);
 /* ---- array.c ---- */
 extern PyType_Spec buffer_spec, array_spec;
 BufferObject *buffer_new(ModState *st, int kind);
-int is_array(ModState *st, PyObject *o);
+/* Whether o is a loom array (an instance of _core.Array or a subclass). Inline, with the two types every
+ * op meets (loom.ndarray and _core.Array) compared first: PyType_IsSubtype walks the MRO, and an op asks
+ * five times (a tenth of a lazy op). */
+static inline int is_array(ModState *st, PyObject *o) {
+  PyTypeObject *t = Py_TYPE(o);
+  return t == (PyTypeObject *)st->array_cls || t == st->array_type || PyType_IsSubtype(t, st->array_type);
+}
+/* The module state when o is a loom array, else NULL (no exception): the operator slots' test, without
+ * PyType_GetModuleByDef's MRO walk (array.c). */
+ModState *array_state(PyObject *o);
 /* Whether o is a dtype container (a subclass of loom.ndarray: datetime64 / timedelta64 values kept as
  * int64, loom/_temporal.py); refuse_container raises the TypeError for one met by `what` (returns -1). */
 int container_array(ModState *st, PyObject *o);
