@@ -138,6 +138,9 @@ typedef struct {
                                                * (configure), or NULL: where constant-only arrays land */
   PyObject *operators;                        /* tuple of the Python operator methods the C slots fall back
                                                * to (set_operators; array.c's OPERATOR_* order), or NULL */
+  struct ArrayObject *free_arrays;            /* dead array_cls instances kept for reuse (array.c), linked
+                                               * by pending_next */
+  int nfree_arrays;
 } ModState;
 
 typedef struct {
@@ -245,6 +248,8 @@ ModState *array_state(PyObject *o);
 int container_array(ModState *st, PyObject *o);
 int refuse_container(PyObject *o, const char *what);
 ArrayObject *array_alloc(ModState *st);
+/* Frees the kept dead arrays (array.c's free list): when the array class changes and at module clear. */
+void array_freelist_clear(ModState *st);
 /* C-contiguous strides; all zero for an empty array, as NumPy's new arrays. */
 void contiguous_strides(LoomArray *d);
 int64_t numel(const LoomArray *d);

@@ -706,6 +706,7 @@ static PyObject *core_configure(PyObject *module, PyObject *const *args, Py_ssiz
     PyErr_SetString(PyExc_TypeError, "configure(array_cls, axis_error[, current_device])");
     return NULL;
   }
+  if (args[0] != st->array_cls) array_freelist_clear(st); /* kept arrays have the old class's size */
   Py_XSETREF(st->array_cls, Py_NewRef(args[0]));
   Py_XSETREF(st->axis_error, args[1] == Py_None ? NULL : Py_NewRef(args[1]));
   if (nargs == 3) Py_XSETREF(st->current_device, args[2] == Py_None ? NULL : Py_NewRef(args[2]));

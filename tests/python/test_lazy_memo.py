@@ -120,3 +120,25 @@ def test_eval_returns_its_arguments():
     assert loom.eval(3, "x") == (3, "x")  # non-arrays pass through, as before
     _check(p, np.arange(3.0) * 2)
     _check(r, np.arange(4) - 1)
+
+
+def test_recycled_array_objects_start_fresh():
+    """Dead arrays' memory is reused for new ones (array.c's free list): nothing of the old object may
+    show - its view base, its weak references, its value, its pending state."""
+    import gc
+    import weakref
+    x = loom.asarray(np.arange(12.0).reshape(3, 4))
+    for step in range(300):
+        v = x[1:]                   # a view: .base is x
+        assert v.base is x
+        r = weakref.ref(v)
+        del v
+        assert r() is None          # the dead array is gone for its weak reference
+        fresh = [x * step + k for k in range(5)]  # made from the kept memory
+        for k, f in enumerate(fresh):
+            assert f.base is None
+            assert r() is None
+            np.testing.assert_array_equal(f.get(), np.arange(12.0).reshape(3, 4) * step + k)
+        del fresh
+    gc.collect()
+    assert all(a.base is None for a in [x + 1, -x, abs(x)])
