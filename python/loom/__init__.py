@@ -91,7 +91,7 @@ from ._ufunc import ufunc  # noqa: E402
 
 # loom.eval(*arrays): computes several pending arrays in ONE evaluation, so that they fuse; returns them
 # (the array, or a tuple of several). The C function itself: no Python frame on the per-call path.
-eval = _core.eval
+from ._core import eval  # noqa: E402
 
 
 def set_eager(flag=True):
