@@ -7,7 +7,7 @@
 #include "ir/ir.h"
 
 typedef struct OpMemo OpMemo;
-enum { OP_MEMO_SIZE = 1024 /* entries, a power of two */ };
+enum { OP_MEMO_SIZE = 512, OP_MEMO_MAX = 1 << 16 /* entries: the first table, the largest (powers of two) */ };
 
 struct LoomGraph {
   LoomContext *ctx;

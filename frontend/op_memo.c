@@ -10,8 +10,8 @@
  * nodes they name; nodes are immutable except through loom_node_bind / loom_node_unbind, which drop every
  * entry (the epoch); a rollback drops only nodes made after the failing call began, never a node an earlier
  * successful call returned or read, so an entry's nodes stay what they were. Only successful calls are kept
- * (errors are raised again by the full path). One direct-mapped table of OP_MEMO_SIZE entries per graph,
- * allocated on its first use (a graph that never repeats a call pays one probe per call and the insert). */
+ * (errors are raised again by the full path). One direct-mapped table per graph, allocated on its first
+ * use and grown with the graph (a graph that never repeats a call pays one probe per call and the insert). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,43 +25,56 @@ typedef struct OpMemoEntry {
 
 struct OpMemo {
   uint32_t epoch;
-  OpMemoEntry e[OP_MEMO_SIZE];
+  uint32_t mask; /* entries - 1, a power of two minus one */
+  OpMemoEntry e[];
 };
 
-static inline uint32_t memo_slot(uint64_t k0, uint64_t k1) {
+static inline uint32_t memo_slot(const OpMemo *m, uint64_t k0, uint64_t k1) {
   uint64_t h = k0 * 0x9e3779b97f4a7c15ull ^ (k1 + 0x632be59bd9b4e019ull) * 0xc2b2ae3d27d4eb4full;
   h ^= h >> 29;
   h *= 0xbf58476d1ce4e5b9ull;
-  return (uint32_t)(h >> 32) & (OP_MEMO_SIZE - 1);
+  return (uint32_t)(h >> 32) & m->mask;
 }
 
 bool op_memo_find(const LoomGraph *g, uint64_t k0, uint64_t k1, LoomNode *out) {
   const OpMemo *m = g->memo;
   if (!m) return false;
-  const OpMemoEntry *e = &m->e[memo_slot(k0, k1)];
+  const OpMemoEntry *e = &m->e[memo_slot(m, k0, k1)];
   if (e->epoch != m->epoch || e->k0 != k0 || e->k1 != k1) return false;
   *out = e->out;
   return true;
 }
 
+/* A table of at least twice the graph's nodes (OP_MEMO_SIZE .. OP_MEMO_MAX entries), so that a loop
+ * rebuilding a large expression finds most of its calls; a new table starts empty. */
+static OpMemo *memo_sized(LoomGraph *g) {
+  uint32_t want = OP_MEMO_SIZE;
+  while (want < OP_MEMO_MAX && (int64_t)want < 2 * (int64_t)g->ir.nnodes) want *= 2;
+  if (g->memo && g->memo->mask + 1 >= want) return g->memo;
+  OpMemo *m = ctx_calloc(g->ctx, 1, sizeof *m + (size_t)want * sizeof(OpMemoEntry));
+  if (!m) return g->memo; /* the memo is an optimization: no memory, no growth (or no memo) */
+  m->epoch = 1;
+  m->mask = want - 1;
+  ctx_free(g->ctx, g->memo);
+  g->memo = m;
+  return m;
+}
+
 void op_memo_put(LoomGraph *g, uint64_t k0, uint64_t k1, LoomNode out) {
-  if (!g->memo) {
-    g->memo = ctx_calloc(g->ctx, 1, sizeof *g->memo);
-    if (!g->memo) return; /* the memo is an optimization: no memory, no memo */
-    g->memo->epoch = 1;
-  }
-  OpMemoEntry *e = &g->memo->e[memo_slot(k0, k1)];
+  OpMemo *m = g->memo && (int64_t)g->memo->mask + 1 >= 2 * (int64_t)g->ir.nnodes ? g->memo : memo_sized(g);
+  if (!m) return;
+  OpMemoEntry *e = &m->e[memo_slot(m, k0, k1)];
   e->k0 = k0;
   e->k1 = k1;
   e->out = out;
-  e->epoch = g->memo->epoch;
+  e->epoch = m->epoch;
 }
 
 void op_memo_forget(LoomGraph *g) {
   OpMemo *m = g->memo;
   if (!m) return;
   if (++m->epoch == 0) { /* wrapped: entries of epoch 1.. could match again */
-    memset(m->e, 0, sizeof m->e);
+    memset(m->e, 0, ((size_t)m->mask + 1) * sizeof m->e[0]);
     m->epoch = 1;
   }
 }
