@@ -88,7 +88,9 @@ static void array_dealloc(ArrayObject *self) {
   if (self->weakreflist) PyObject_ClearWeakRefs((PyObject *)self);
   array_clear(self);
   ModState *st = array_state((PyObject *)self);
-  if (st && st->array_cls && tp == (PyTypeObject *)st->array_cls && st->nfree_arrays < ARRAY_FREELIST_MAX) {
+  /* a class with a __dict__ (tp_dictoffset: -1 for a managed one) keeps state outside the body: not kept */
+  if (st && st->array_cls && tp == (PyTypeObject *)st->array_cls && tp->tp_dictoffset == 0 &&
+      st->nfree_arrays < ARRAY_FREELIST_MAX) {
     self->pending_next = st->free_arrays;
     st->free_arrays = self;
     st->nfree_arrays++;
