@@ -23,11 +23,14 @@ struct LoomGraph {
 };
 
 /* ---- op_memo.c: (call kind and arguments, two words) -> the node it returned ----------------------------
- * Keys: memo_key_elem / memo_key_weak below. loom_node_bind and loom_node_unbind call op_memo_forget. */
+ * Keys: memo_key_elem / memo_key_weak below. Looked up and filled only while op_memo_usable. */
 bool op_memo_find(const LoomGraph *g, uint64_t k0, uint64_t k1, LoomNode *out);
 void op_memo_put(LoomGraph *g, uint64_t k0, uint64_t k1, LoomNode out); /* silently nothing without memory */
-void op_memo_forget(LoomGraph *g);                                       /* drops every entry */
 void op_memo_free(LoomGraph *g);
+/* While a node is bound (loom_node_bind) the builder answers differently (a bound node is no longer
+ * found by hash-consing, a bound weak constant is a strong input): the memo is not used then. Its
+ * entries, all made while nothing was bound, hold again once everything is unbound. */
+static inline bool op_memo_usable(const LoomGraph *g) { return g->ir.nbound == 0; }
 
 enum { MEMO_ELEM = 1, MEMO_WEAK = 2 };
 /* An elementwise op on up to three operand nodes (-1 where absent). */

@@ -105,7 +105,6 @@ LoomStatus loom_node_bind(LoomGraph *g, LoomNode node, const LoomArray *value) {
   BEGIN(g);
   if (!node_of(g, node, d, "loom_node_bind") || !check_array(value, d, "loom_node_bind")) return END(g);
   (void)ir_node_bind(&g->ir, node, value, d); /* kept plans stay valid: see loom.h */
-  op_memo_forget(g); /* the node is an input now: calls on it may answer differently (its weak flag is gone) */
   return END(g);
 }
 
@@ -127,7 +126,6 @@ LoomStatus loom_node_unbind(LoomGraph *g, LoomNode node) {
   BEGIN(g);
   if (!node_of(g, node, d, "loom_node_unbind")) return END(g);
   ir_node_unbind(&g->ir, node);
-  op_memo_forget(g);
   if (g->free_plans) g->free_plans(g);
   return END(g);
 }
@@ -228,9 +226,10 @@ LoomStatus loom_const_u64(LoomGraph *g, uint64_t value, LoomDType dtype, LoomNod
 static LoomStatus weak_const(LoomGraph *g, LoomDType dtype, Scalar v, uint64_t bits, LoomNode *out, const char *fn) {
   uint64_t k0, k1;
   memo_key_weak(dtype, bits, &k0, &k1);
-  if (g && out && op_memo_find(g, k0, k1, out)) return LOOM_OK;
+  bool memo = g && op_memo_usable(g);
+  if (memo && out && op_memo_find(g, k0, k1, out)) return LOOM_OK;
   BEGIN(g);
-  if (need_out(out, d, fn) && ir_const(&g->ir, dtype, v, true, out, d) == LOOM_OK) op_memo_put(g, k0, k1, *out);
+  if (need_out(out, d, fn) && ir_const(&g->ir, dtype, v, true, out, d) == LOOM_OK && memo) op_memo_put(g, k0, k1, *out);
   return END(g);
 }
 
@@ -301,8 +300,9 @@ static bool check_arity(LoomOp op, int n, Diag *d, const char *fn) {
 static LoomStatus elem_call(LoomGraph *g, LoomOp op, int n, const int32_t *src, LoomNode *out, const char *fn) {
   uint64_t k0, k1;
   memo_key_elem(op, src[0], n > 1 ? src[1] : -1, n > 2 ? src[2] : -1, &k0, &k1);
-  bool memo = (unsigned)op <= UINT16_MAX; /* the key holds 16 bits of op: a larger (invalid) one never hits */
-  if (memo && g && out && op_memo_find(g, k0, k1, out)) return LOOM_OK;
+  /* the key holds 16 bits of op: a larger (invalid) one is never looked up */
+  bool memo = (unsigned)op <= UINT16_MAX && g && op_memo_usable(g);
+  if (memo && out && op_memo_find(g, k0, k1, out)) return LOOM_OK;
   BEGIN(g);
   if (need_out(out, d, fn) && check_arity(op, n, d, fn) && ir_elem(&g->ir, op, n, src, out, d) == LOOM_OK && memo)
     op_memo_put(g, k0, k1, *out);

@@ -7,9 +7,10 @@
  * the node hashes (three hash-consed nodes for `x * 2`).
  *
  * Why a hit is the answer the builder would give: a builder call is a function of its arguments and the
- * nodes they name; nodes are immutable except through loom_node_bind / loom_node_unbind, which drop every
- * entry (the epoch); a rollback drops only nodes made after the failing call began, never a node an earlier
- * successful call returned or read, so an entry's nodes stay what they were. Only successful calls are kept
+ * nodes they name; nodes change only through loom_node_bind, and the memo is used only while no node is
+ * bound (frontend.h's op_memo_usable: entries are made and read with every node as it was built, and
+ * loom_node_unbind restores a node exactly); a rollback drops only nodes made after the failing call
+ * began, never a node an earlier successful call returned or read, so an entry's nodes stay what they were. Only successful calls are kept
  * (errors are raised again by the full path). One direct-mapped table per graph, allocated on its first
  * use and grown with the graph (a graph that never repeats a call pays one probe per call and the insert). */
 #include <stdlib.h>
@@ -20,11 +21,10 @@
 typedef struct OpMemoEntry {
   uint64_t k0, k1;
   int32_t out;
-  uint32_t epoch; /* 0: empty; else valid while equal to the memo's */
+  uint32_t used; /* 0: an empty slot */
 } OpMemoEntry;
 
 struct OpMemo {
-  uint32_t epoch;
   uint32_t mask; /* entries - 1, a power of two minus one */
   OpMemoEntry e[];
 };
@@ -40,7 +40,7 @@ bool op_memo_find(const LoomGraph *g, uint64_t k0, uint64_t k1, LoomNode *out) {
   const OpMemo *m = g->memo;
   if (!m) return false;
   const OpMemoEntry *e = &m->e[memo_slot(m, k0, k1)];
-  if (e->epoch != m->epoch || e->k0 != k0 || e->k1 != k1) return false;
+  if (!e->used || e->k0 != k0 || e->k1 != k1) return false;
   *out = e->out;
   return true;
 }
@@ -53,7 +53,6 @@ static OpMemo *memo_sized(LoomGraph *g) {
   if (g->memo && g->memo->mask + 1 >= want) return g->memo;
   OpMemo *m = ctx_calloc(g->ctx, 1, sizeof *m + (size_t)want * sizeof(OpMemoEntry));
   if (!m) return g->memo; /* the memo is an optimization: no memory, no growth (or no memo) */
-  m->epoch = 1;
   m->mask = want - 1;
   ctx_free(g->ctx, g->memo);
   g->memo = m;
@@ -67,16 +66,7 @@ void op_memo_put(LoomGraph *g, uint64_t k0, uint64_t k1, LoomNode out) {
   e->k0 = k0;
   e->k1 = k1;
   e->out = out;
-  e->epoch = m->epoch;
-}
-
-void op_memo_forget(LoomGraph *g) {
-  OpMemo *m = g->memo;
-  if (!m) return;
-  if (++m->epoch == 0) { /* wrapped: entries of epoch 1.. could match again */
-    memset(m->e, 0, ((size_t)m->mask + 1) * sizeof m->e[0]);
-    m->epoch = 1;
-  }
+  e->used = 1;
 }
 
 void op_memo_free(LoomGraph *g) {

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* test_op_memo.c: the builder's call memo (frontend/op_memo.c). A repeated elementwise call or weak scalar
  * returns the node the first call did; anything that makes the answer differ must miss: another operand,
- * op, scalar dtype or scalar bit pattern (0.0 and -0.0), an operand bound to an array by loom_node_bind
- * (a weak constant then is a strong input: the result's dtype changes) and unbound again, an invalid op
- * whose low 16 bits name a valid one. Errors are never remembered. Thousands of distinct calls (far past
+ * op, scalar dtype or scalar bit pattern (0.0 and -0.0), a bound node (loom_node_bind: a weak constant then
+ * is a strong input and the result's dtype changes; a bound result is not found again, test_rebind.c), an
+ * invalid op whose low 16 bits name a valid one; after loom_node_unbind the first answers hold again. Errors are never remembered. Thousands of distinct calls (far past
  * the table, so slots are overwritten) built twice in two orders give the same nodes, each with the
  * dtype and shape the rules give, and evaluate to values computed here.
  */
@@ -68,8 +68,8 @@ static void test_errors_not_remembered(void) {
   tc_free(&x);
 }
 
-/* A weak constant bound to an array is a strong float64 input: f32 + it is float64 then, float32 again
- * after loom_node_unbind (the memo must not keep the answer of before). */
+/* A weak constant bound to an array is a strong float64 input: f32 + it is float64 then (the memo must not
+ * give the answer of before), float32 again after loom_node_unbind. */
 static void test_bind_forgets(void) {
   LoomGraph *g = NULL;
   if (!CHECK_OK(loom_graph_create(tc_ctx, &g))) return;
@@ -136,11 +136,37 @@ static void test_many_calls(void) {
   tc_free(&x);
 }
 
+/* A strong node bound to an array: calls on it return the nodes built on it before (hash-consing's
+ * answer), which read the bound values; after unbind they compute again, and the memo answers again. */
+static void test_bind_strong(void) {
+  LoomGraph *g = NULL;
+  if (!CHECK_OK(loom_graph_create(tc_ctx, &g))) return;
+  LoomArray x = tc_new1(LOOM_FLOAT64, 3), m_val = tc_new1(LOOM_FLOAT64, 3), out = tc_new1(LOOM_FLOAT64, 3);
+  for (int i = 0; i < 3; i++) tc_set_f(&x, i, 1.0 + i), tc_set_f(&m_val, i, 100.0 * (i + 1));
+  LoomNode nx, two, m, one, y1, y2, y3;
+  if (CHECK_OK(loom_input(g, &x, &nx)) && CHECK_OK(loom_weak_float(g, 2.0, &two)) &&
+      CHECK_OK(loom_binary(g, LOOM_OP_MUL, nx, two, &m)) && CHECK_OK(loom_weak_float(g, 1.0, &one)) &&
+      CHECK_OK(loom_binary(g, LOOM_OP_ADD, m, one, &y1)) && CHECK_OK(loom_node_bind(g, m, &m_val)) &&
+      CHECK_OK(loom_binary(g, LOOM_OP_ADD, m, one, &y2))) {
+    CHECK(y1 == y2, "m + 1 after binding m: the node built before (%d, %d)", y1, y2);
+    if (CHECK_OK(loom_eval(g, 1, &y2, &out)))
+      for (int i = 0; i < 3; i++) CHECK(tc_get_f(&out, i) == 100.0 * (i + 1) + 1.0, "bound m [%d]: %g", i, tc_get_f(&out, i));
+    if (CHECK_OK(loom_node_unbind(g, m)) && CHECK_OK(loom_binary(g, LOOM_OP_ADD, m, one, &y3))) {
+      CHECK(y3 == y1, "m + 1 after unbinding (%d, %d)", y3, y1);
+      if (CHECK_OK(loom_eval(g, 1, &y3, &out)))
+        for (int i = 0; i < 3; i++) CHECK(tc_get_f(&out, i) == 2.0 * (1.0 + i) + 1.0, "unbound m [%d]: %g", i, tc_get_f(&out, i));
+    }
+  }
+  loom_graph_destroy(g);
+  tc_free(&x), tc_free(&m_val), tc_free(&out);
+}
+
 int main(void) {
   if (!tc_init()) return 1;
   test_repeat_and_keys();
   test_errors_not_remembered();
   test_bind_forgets();
+  test_bind_strong();
   test_many_calls();
   return tc_finish();
 }
