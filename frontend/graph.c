@@ -40,6 +40,7 @@ LoomStatus loom_graph_create(LoomContext *ctx, LoomGraph **out) {
   g->ctx = ctx;
   g->plans = NULL;
   g->free_plans = NULL;
+  g->memo = NULL;
   if (ir_graph_init(&g->ir, ctx, &d)) {
     ctx_free(ctx, g);
     return ctx_report(ctx, &d);
@@ -52,6 +53,7 @@ void loom_graph_destroy(LoomGraph *g) {
   if (!g) return;
   LoomContext *ctx = g->ctx;
   if (g->free_plans) g->free_plans(g);
+  op_memo_free(g);
   ir_graph_free(&g->ir);
   ctx_free(ctx, g);
 }
@@ -220,16 +222,25 @@ LoomStatus loom_const_u64(LoomGraph *g, uint64_t value, LoomDType dtype, LoomNod
   return END(g);
 }
 
-LoomStatus loom_weak_float(LoomGraph *g, double value, LoomNode *out) {
+/* A weak constant through the call memo (op_memo.c): key dtype and value bits. */
+static LoomStatus weak_const(LoomGraph *g, LoomDType dtype, Scalar v, uint64_t bits, LoomNode *out, const char *fn) {
+  uint64_t k0, k1;
+  memo_key_weak(dtype, bits, &k0, &k1);
+  bool memo = g && op_memo_usable(g);
+  if (memo && out && op_memo_find(g, k0, k1, out)) return LOOM_OK;
   BEGIN(g);
-  if (need_out(out, d, "loom_weak_float")) ir_const(&g->ir, LOOM_FLOAT64, (Scalar){.f = value}, true, out, d);
+  if (need_out(out, d, fn) && ir_const(&g->ir, dtype, v, true, out, d) == LOOM_OK && memo) op_memo_put(g, k0, k1, *out);
   return END(g);
 }
 
+LoomStatus loom_weak_float(LoomGraph *g, double value, LoomNode *out) {
+  uint64_t bits;
+  memcpy(&bits, &value, sizeof bits);
+  return weak_const(g, LOOM_FLOAT64, (Scalar){.f = value}, bits, out, "loom_weak_float");
+}
+
 LoomStatus loom_weak_int(LoomGraph *g, int64_t value, LoomNode *out) {
-  BEGIN(g);
-  if (need_out(out, d, "loom_weak_int")) ir_const(&g->ir, LOOM_INT64, (Scalar){.i = value}, true, out, d);
-  return END(g);
+  return weak_const(g, LOOM_INT64, (Scalar){.i = value}, (uint64_t)value, out, "loom_weak_int");
 }
 
 LoomStatus loom_weak_uint(LoomGraph *g, uint64_t value, LoomNode *out) {
@@ -242,9 +253,7 @@ LoomStatus loom_weak_uint(LoomGraph *g, uint64_t value, LoomNode *out) {
 }
 
 LoomStatus loom_weak_bool(LoomGraph *g, int value, LoomNode *out) {
-  BEGIN(g);
-  if (need_out(out, d, "loom_weak_bool")) ir_const(&g->ir, LOOM_BOOL, (Scalar){.u = value != 0}, true, out, d);
-  return END(g);
+  return weak_const(g, LOOM_BOOL, (Scalar){.u = value != 0}, value != 0, out, "loom_weak_bool");
 }
 
 LoomStatus loom_const_complex(LoomGraph *g, double re, double im, LoomDType dtype, LoomNode *out) {
@@ -287,24 +296,31 @@ static bool check_arity(LoomOp op, int n, Diag *d, const char *fn) {
   return true;
 }
 
-LoomStatus loom_unary(LoomGraph *g, LoomOp op, LoomNode x, LoomNode *out) {
+/* An elementwise op through the call memo (op_memo.c): a repeated call returns the node the first one did. */
+static LoomStatus elem_call(LoomGraph *g, LoomOp op, int n, const int32_t *src, LoomNode *out, const char *fn) {
+  uint64_t k0, k1;
+  memo_key_elem(op, src[0], n > 1 ? src[1] : -1, n > 2 ? src[2] : -1, &k0, &k1);
+  /* the key holds 16 bits of op: a larger (invalid) one is never looked up */
+  bool memo = (unsigned)op <= UINT16_MAX && g && op_memo_usable(g);
+  if (memo && out && op_memo_find(g, k0, k1, out)) return LOOM_OK;
   BEGIN(g);
-  if (need_out(out, d, "loom_unary") && check_arity(op, 1, d, "loom_unary")) ir_elem(&g->ir, op, 1, &x, out, d);
+  if (need_out(out, d, fn) && check_arity(op, n, d, fn) && ir_elem(&g->ir, op, n, src, out, d) == LOOM_OK && memo)
+    op_memo_put(g, k0, k1, *out);
   return END(g);
+}
+
+LoomStatus loom_unary(LoomGraph *g, LoomOp op, LoomNode x, LoomNode *out) {
+  return elem_call(g, op, 1, &x, out, "loom_unary");
 }
 
 LoomStatus loom_binary(LoomGraph *g, LoomOp op, LoomNode a, LoomNode b, LoomNode *out) {
-  BEGIN(g);
   int32_t src[2] = {a, b};
-  if (need_out(out, d, "loom_binary") && check_arity(op, 2, d, "loom_binary")) ir_elem(&g->ir, op, 2, src, out, d);
-  return END(g);
+  return elem_call(g, op, 2, src, out, "loom_binary");
 }
 
 LoomStatus loom_where(LoomGraph *g, LoomNode cond, LoomNode a, LoomNode b, LoomNode *out) {
-  BEGIN(g);
   int32_t src[3] = {cond, a, b};
-  if (need_out(out, d, "loom_where")) ir_elem(&g->ir, LOOM_OP_WHERE, 3, src, out, d);
-  return END(g);
+  return elem_call(g, LOOM_OP_WHERE, 3, src, out, "loom_where");
 }
 
 /* clip follows NumPy 2's np.clip: for an integer x, a Python int bound at or below x's dtype minimum

@@ -89,10 +89,9 @@ round = round_
 from ._ufunc import ufunc  # noqa: E402
 
 
-def eval(*arrays):
-    """Computes several pending arrays in ONE evaluation, so that they fuse; returns them."""
-    _core.eval(*arrays)
-    return arrays[0] if len(arrays) == 1 else arrays
+# loom.eval(*arrays): computes several pending arrays in ONE evaluation, so that they fuse; returns them
+# (the array, or a tuple of several). The C function itself: no Python frame on the per-call path.
+from ._core import eval  # noqa: E402
 
 
 def set_eager(flag=True):

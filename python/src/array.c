@@ -64,16 +64,53 @@ static int array_clear(ArrayObject *self) {
   Py_CLEAR(self->graph);
   return 0;
 }
+/* ---- the free list of loom.ndarray objects --------------------------------------------------------
+ * Every op makes an array and drops one (a 10-op expression: ten of each per call), and each was a GC
+ * allocation (pymalloc, the GC list, a young-generation count that triggers collections) and its free.
+ * Up to ARRAY_FREELIST_MAX dead instances of ModState.array_cls keep their memory, untracked, for the next
+ * array_alloc, as CPython's own free lists do (tuples, lists). Only that class (one instance size): other
+ * classes are freed at once, and the list is emptied when the class changes (configure) or the module is
+ * cleared. Under the GIL. */
+enum { ARRAY_FREELIST_MAX = 128 };
+
+void array_freelist_clear(ModState *st) {
+  while (st->free_arrays) {
+    ArrayObject *a = st->free_arrays;
+    st->free_arrays = a->pending_next;
+    PyObject_GC_Del(a);
+  }
+  st->nfree_arrays = 0;
+}
+
 static void array_dealloc(ArrayObject *self) {
   PyTypeObject *tp = Py_TYPE(self);
   PyObject_GC_UnTrack(self);
   if (self->weakreflist) PyObject_ClearWeakRefs((PyObject *)self);
   array_clear(self);
-  tp->tp_free(self);
+  ModState *st = array_state((PyObject *)self);
+  /* a class with a __dict__ (tp_dictoffset: -1 for a managed one) keeps state outside the body: not kept */
+  if (st && st->array_cls && tp == (PyTypeObject *)st->array_cls && tp->tp_dictoffset == 0 &&
+      st->nfree_arrays < ARRAY_FREELIST_MAX) {
+    self->pending_next = st->free_arrays;
+    st->free_arrays = self;
+    st->nfree_arrays++;
+  } else {
+    tp->tp_free(self);
+  }
   Py_DECREF(tp);
 }
 
-int is_array(ModState *st, PyObject *o) { return PyObject_TypeCheck(o, st->array_type); }
+/* _core.Array is the one type whose tp_dealloc is array_dealloc, and it is the solid base of every
+ * subclass (its own instance layout), so it is on o's tp_base chain iff o is a loom array; its module
+ * state is one read away (PyType_GetModuleState). Types that are not heap types (float, int,
+ * numpy.ndarray) are never loom arrays: no walk for them. */
+ModState *array_state(PyObject *o) {
+  PyTypeObject *t = Py_TYPE(o);
+  if (!PyType_HasFeature(t, Py_TPFLAGS_HEAPTYPE)) return NULL;
+  for (; t; t = t->tp_base)
+    if (t->tp_dealloc == (destructor)array_dealloc) return (ModState *)PyType_GetModuleState(t);
+  return NULL;
+}
 
 /* loom's dtype containers (datetime64 / timedelta64, loom/_temporal.py) are subclasses of loom.ndarray
  * whose memory holds int64 values that _core must never compute with as int64. A subclass whose values
@@ -99,7 +136,16 @@ int refuse_container(PyObject *o, const char *what) {
 
 ArrayObject *array_alloc(ModState *st) {
   PyTypeObject *t = st->array_cls ? (PyTypeObject *)st->array_cls : st->array_type;
-  ArrayObject *a = (ArrayObject *)t->tp_alloc(t, 0);
+  ArrayObject *a = st->free_arrays;
+  if (a && t == (PyTypeObject *)st->array_cls) { /* PyType_GenericAlloc's work, on kept memory */
+    st->free_arrays = a->pending_next;
+    st->nfree_arrays--;
+    memset((char *)a + sizeof(PyObject), 0, (size_t)t->tp_basicsize - sizeof(PyObject));
+    PyObject_Init((PyObject *)a, t);
+    PyObject_GC_Track(a);
+  } else {
+    a = (ArrayObject *)t->tp_alloc(t, 0);
+  }
   return a;
 }
 

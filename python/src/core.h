@@ -111,11 +111,13 @@ typedef struct {
   struct GraphObject *graph_cache;
   unsigned long graph_cache_thread;
   struct GraphObject *live;    /* every non-trace Graph alive (borrowed; GraphObject.live_next) */
-  /* GraphObject.busy is read and written under busy_lock; busy_cond is signalled when one ends */
+  /* GraphObject.busy and nogil_evals are atomics written under the GIL; busy_cond (under busy_lock) is
+   * signalled when one ends while busy_waiters > 0 (eval_threads.c's set_busy) */
   pthread_mutex_t busy_lock;
   pthread_cond_t busy_cond;
   int busy_ready;              /* busy_lock and busy_cond are initialized */
-  int nogil_evals;             /* evaluations running without the GIL (under busy_lock) */
+  int nogil_evals;             /* evaluations running without the GIL (atomic) */
+  int busy_waiters;            /* threads waiting on busy_cond (atomic) */
   int hold_gil;                /* set_dump is waiting for them: new evaluations keep the GIL */
   PyObject *axis_error;        /* numpy.exceptions.AxisError when set, else NULL (ValueError) */
   PyObject *oom_error;         /* loom.cuda.memory.OutOfMemoryError when set, else NULL (MemoryError) */
@@ -136,6 +138,9 @@ typedef struct {
                                                * (configure), or NULL: where constant-only arrays land */
   PyObject *operators;                        /* tuple of the Python operator methods the C slots fall back
                                                * to (set_operators; array.c's OPERATOR_* order), or NULL */
+  struct ArrayObject *free_arrays;            /* dead array_cls instances kept for reuse (array.c), linked
+                                               * by pending_next */
+  int nfree_arrays;
 } ModState;
 
 typedef struct {
@@ -169,7 +174,7 @@ typedef struct GraphObject {
   uint64_t serial;   /* unique within the module (never reused, unlike the address): ArrayObject.in_serial */
   unsigned long owner; /* the thread it was made current for: the only one that builds in it */
   int retired;       /* no longer any thread's current graph: new ops go to a new one */
-  int busy;          /* its owner evaluates it without the GIL (under ModState.busy_lock) */
+  int busy;          /* its owner evaluates it without the GIL (atomic: eval_threads.c) */
   int64_t max_in;    /* elements of its largest input (input_node): whether an evaluation is worth the GIL */
   struct GraphObject *live_prev, *live_next; /* ModState.live (non-trace graphs) */
   ModState *st;      /* its module's state (lives as long as the module, which its type holds) */
@@ -226,12 +231,25 @@ PyObject *raise_kernel(ModState *st, LoomStatus s, int invalid_is_type);
 /* ---- array.c ---- */
 extern PyType_Spec buffer_spec, array_spec;
 BufferObject *buffer_new(ModState *st, int kind);
-int is_array(ModState *st, PyObject *o);
+/* Whether o is a loom array (an instance of _core.Array or a subclass). Inline, with the two types every
+ * op meets (loom.ndarray and _core.Array) compared first and static types (Python scalars) answered by a
+ * flag: PyType_IsSubtype walks the MRO, and an op asks up to five times (a tenth of a lazy op). */
+static inline int is_array(ModState *st, PyObject *o) {
+  PyTypeObject *t = Py_TYPE(o);
+  if (t == (PyTypeObject *)st->array_cls || t == st->array_type) return 1;
+  /* _core.Array is a heap type and so is every subclass: float, int, numpy.ndarray are never arrays */
+  return PyType_HasFeature(t, Py_TPFLAGS_HEAPTYPE) && PyType_IsSubtype(t, st->array_type);
+}
+/* The module state when o is a loom array, else NULL (no exception): the operator slots' test, without
+ * PyType_GetModuleByDef's MRO walk (array.c). */
+ModState *array_state(PyObject *o);
 /* Whether o is a dtype container (a subclass of loom.ndarray: datetime64 / timedelta64 values kept as
  * int64, loom/_temporal.py); refuse_container raises the TypeError for one met by `what` (returns -1). */
 int container_array(ModState *st, PyObject *o);
 int refuse_container(PyObject *o, const char *what);
 ArrayObject *array_alloc(ModState *st);
+/* Frees the kept dead arrays (array.c's free list): when the array class changes and at module clear. */
+void array_freelist_clear(ModState *st);
 /* C-contiguous strides; all zero for an empty array, as NumPy's new arrays. */
 void contiguous_strides(LoomArray *d);
 int64_t numel(const LoomArray *d);

@@ -485,10 +485,15 @@ int before_write(ModState *st, PyObject *buffer) {
 }
 
 /* ---- evaluation entry points ---------------------------------------------------------------------- */
+/* eval(*arrays): loom.eval itself (no Python frame per call): evaluates them, in one loom_eval per graph,
+ * and returns them (the one array, else the tuple). */
 static PyObject *core_eval(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
   MODSTATE;
   if (materialize_many(st, (PyObject **)args, nargs) < 0) return NULL;
-  Py_RETURN_NONE;
+  if (nargs == 1) return Py_NewRef(args[0]);
+  PyObject *t = PyTuple_New(nargs);
+  for (Py_ssize_t i = 0; t && i < nargs; i++) PyTuple_SET_ITEM(t, i, Py_NewRef(args[i]));
+  return t;
 }
 
 static PyObject *core_flush(PyObject *module, PyObject *unused) {
@@ -704,6 +709,7 @@ static PyObject *core_configure(PyObject *module, PyObject *const *args, Py_ssiz
     PyErr_SetString(PyExc_TypeError, "configure(array_cls, axis_error[, current_device])");
     return NULL;
   }
+  if (args[0] != st->array_cls) array_freelist_clear(st); /* kept arrays have the old class's size */
   Py_XSETREF(st->array_cls, Py_NewRef(args[0]));
   Py_XSETREF(st->axis_error, args[1] == Py_None ? NULL : Py_NewRef(args[1]));
   if (nargs == 3) Py_XSETREF(st->current_device, args[2] == Py_None ? NULL : Py_NewRef(args[2]));
@@ -739,7 +745,10 @@ static PyObject *core_current_graph(PyObject *module, PyObject *unused) {
 }
 
 PyMethodDef eval_functions[] = {
-    FASTF(eval), FASTF(assign), FASTF(become), FASTF(configure),
+    {"eval", (PyCFunction)(void (*)(void))core_eval, METH_FASTCALL,
+     "eval(*arrays)\n--\n\nComputes several pending arrays in ONE evaluation, so that they fuse; returns them "
+     "(the array, or a tuple of several)."},
+    FASTF(assign), FASTF(become), FASTF(configure),
     {"flush", (PyCFunction)core_flush, METH_NOARGS, "evaluate every pending array"},
     {"stats", (PyCFunction)core_stats, METH_NOARGS, "kernel statistics of the context (loom_get_stats)"},
     {"config_info", (PyCFunction)core_config_info, METH_NOARGS, "the context's settings (loom_get_config)"},

@@ -60,28 +60,37 @@ static void busy_init(ModState *st) { /* under the GIL: no two threads initializ
   st->busy_ready = 1;
 }
 
+/* gr->busy and st->nogil_evals are written under the GIL only (set_busy: before the GIL is released and
+ * after it is taken back), and read under the GIL (is_busy) or, without it, by waiters under busy_lock.
+ * So they are atomics, and the lock and broadcast are paid only when a thread waits (st->busy_waiters;
+ * an uncontended evaluation took two lock pairs and a broadcast). No lost wake-up: a waiter counts itself
+ * in and then reads the flag, under the lock; set_busy clears the flag and then reads the count (both
+ * sequentially consistent), so either the waiter sees the flag clear or set_busy sees the waiter and
+ * broadcasts under the lock, which the waiter holds until pthread_cond_wait releases it. */
 static void set_busy(ModState *st, GraphObject *gr, int busy) {
   busy_init(st);
-  pthread_mutex_lock(&st->busy_lock);
-  gr->busy = busy;
-  st->nogil_evals += busy ? 1 : -1;
-  if (!busy) pthread_cond_broadcast(&st->busy_cond);
-  pthread_mutex_unlock(&st->busy_lock);
+  __atomic_store_n(&gr->busy, busy, __ATOMIC_SEQ_CST);
+  __atomic_add_fetch(&st->nogil_evals, busy ? 1 : -1, __ATOMIC_SEQ_CST);
+  if (!busy && __atomic_load_n(&st->busy_waiters, __ATOMIC_SEQ_CST) > 0) {
+    pthread_mutex_lock(&st->busy_lock);
+    pthread_cond_broadcast(&st->busy_cond);
+    pthread_mutex_unlock(&st->busy_lock);
+  }
 }
 
 int is_busy(ModState *st, GraphObject *gr) {
-  if (!st->busy_ready) return 0;
-  pthread_mutex_lock(&st->busy_lock);
-  int b = gr->busy;
-  pthread_mutex_unlock(&st->busy_lock);
-  return b;
+  (void)st;
+  return __atomic_load_n(&gr->busy, __ATOMIC_SEQ_CST);
 }
 
 /* Waits, with the GIL released, until no thread evaluates gr without the GIL (the caller holds gr). */
 void wait_idle(ModState *st, GraphObject *gr) {
+  busy_init(st);
   Py_BEGIN_ALLOW_THREADS
   pthread_mutex_lock(&st->busy_lock);
-  while (gr->busy) pthread_cond_wait(&st->busy_cond, &st->busy_lock);
+  __atomic_add_fetch(&st->busy_waiters, 1, __ATOMIC_SEQ_CST);
+  while (__atomic_load_n(&gr->busy, __ATOMIC_SEQ_CST)) pthread_cond_wait(&st->busy_cond, &st->busy_lock);
+  __atomic_sub_fetch(&st->busy_waiters, 1, __ATOMIC_SEQ_CST);
   pthread_mutex_unlock(&st->busy_lock);
   Py_END_ALLOW_THREADS
 }
@@ -134,7 +143,9 @@ void wait_nogil_evals(ModState *st) {
   st->hold_gil++;
   Py_BEGIN_ALLOW_THREADS
   pthread_mutex_lock(&st->busy_lock);
-  while (st->nogil_evals > 0) pthread_cond_wait(&st->busy_cond, &st->busy_lock);
+  __atomic_add_fetch(&st->busy_waiters, 1, __ATOMIC_SEQ_CST);
+  while (__atomic_load_n(&st->nogil_evals, __ATOMIC_SEQ_CST) > 0) pthread_cond_wait(&st->busy_cond, &st->busy_lock);
+  __atomic_sub_fetch(&st->busy_waiters, 1, __ATOMIC_SEQ_CST);
   pthread_mutex_unlock(&st->busy_lock);
   Py_END_ALLOW_THREADS
   st->hold_gil--;

@@ -154,6 +154,7 @@ static int core_clear(PyObject *m) {
   ModState *st = state_of_module(m);
   if (!st) return 0;
   Py_CLEAR(st->graph_key);
+  array_freelist_clear(st);
   Py_CLEAR(st->array_cls);
   Py_CLEAR(st->axis_error);
   Py_CLEAR(st->oom_error);

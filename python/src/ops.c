@@ -535,20 +535,6 @@ static const LoomOp operator_ops[OPERATOR_COUNT] = {
     LOOM_OP_LEFT_SHIFT,  LOOM_OP_RIGHT_SHIFT, LOOM_OP_LT,         LOOM_OP_LE,         LOOM_OP_GT,
     LOOM_OP_GE,          LOOM_OP_EQ,         LOOM_OP_NE};
 
-/* The module state when o is a loom array (of this module's types), else NULL (no exception). Types that
- * are not heap types (float, int, numpy.ndarray) are never loom arrays: no look-up for them. */
-static ModState *array_state(PyObject *o) {
-  PyTypeObject *t = Py_TYPE(o);
-  if (!PyType_HasFeature(t, Py_TPFLAGS_HEAPTYPE)) return NULL;
-  PyObject *m = PyType_GetModuleByDef(t, &core_module);
-  if (!m) {
-    PyErr_Clear();
-    return NULL;
-  }
-  ModState *st = state_of_module(m);
-  return is_array(st, o) ? st : NULL;
-}
-
 /* 1: scalar operand o of op beside loom array arr is a weak constant the fast path takes, its node in *out;
  * 0: not one (the Python method decides); -1: error. */
 static int fast_scalar(ModState *st, GraphObject *gr, PyObject *o, LoomOp op, const ArrayObject *arr, LoomNode *out) {
