@@ -153,8 +153,8 @@ static LoomStatus verify_node(const IrGraph *g, int32_t i, Diag *d) {
     const IrNode *y = s[1];
     int nd = n->ndim;
     if (nd < 2 || x->ndim != nd || y->ndim != nd || x->dtype != n->dtype || y->dtype != n->dtype ||
-        !dtype_is_float((LoomDType)n->dtype))
-      return BAD(d, "verify: matmul %%%d needs operands of its rank (>= 2) and float dtype", i);
+        !(dtype_is_float((LoomDType)n->dtype) || dtype_is_complex((LoomDType)n->dtype)))
+      return BAD(d, "verify: matmul %%%d needs operands of its rank (>= 2) and a float or complex dtype", i);
     for (int a = 0; a < nd - 2; a++)
       if (x->shape[a] != n->shape[a] || y->shape[a] != n->shape[a])
         return BAD(d, "verify: matmul %%%d: batch dim %d differs", i, a);
