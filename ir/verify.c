@@ -328,9 +328,12 @@ static LoomStatus verify_call(const KernelIr *k, Diag *d) {
       return BAD(d, "verify kernel: call buffer %d has the wrong direction", bufs[i]);
   }
   LoomDType t = (LoomDType)k->bufs[c->a].dtype;
-  if (!dtype_is_float(t) || k->bufs[c->b].dtype != t || k->bufs[c->out].dtype != t ||
+  bool cplx = dtype_is_complex(t);
+  if (!(dtype_is_float(t) || cplx) || k->bufs[c->b].dtype != t || k->bufs[c->out].dtype != t ||
       (c->bias >= 0 && k->bufs[c->bias].dtype != t) || (c->c >= 0 && k->bufs[c->c].dtype != t))
-    return BAD(d, "verify kernel: a matmul call's buffers share one float dtype");
+    return BAD(d, "verify kernel: a matmul call's buffers share one float or complex dtype");
+  if (cplx && (c->bias >= 0 || c->c >= 0 || c->act != KACT_NONE || c->alpha != 1.0))
+    return BAD(d, "verify kernel: a complex matmul call has no epilogue (passes/calls.c)");
   return LOOM_OK;
 }
 
