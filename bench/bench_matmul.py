@@ -9,7 +9,12 @@ hand-written backward, SGD) of batch 4096, 1024 -> 4096 -> 1024, written once ag
 Each figure is the median of rounds of back-to-back calls ended by one synchronization (GPU) or one
 evaluation (loom's lazy graph is evaluated inside each call: .get() is not timed on the GPU, loom.eval
 is), in ms per call, with TFLOP/s from 2 m n k per product. Ratios are peer / loom (> 1: loom faster).
-Complex64 squares too (GPU): loom runs them as its own kernels, the peers as cgemm.
+Complex squares too, complex64 and complex128 (on the host as well): each a library call in every library
+(loom: cgemm / zgemm on the host, cuBLASLt's CUDA_C_32F / C_64F on the GPU; the peers cgemm / zgemm; half
+the size on the host), with
+TFLOP/s from 8 m n k real operations per complex product; a case of their own ("matmul N^2 complex", so
+--only=complex runs just them) after the real squares of that size, and each complex row timed only
+while at least COMPLEX_RESERVE_S of the budget is left, so they cannot eat the figures after them.
 Writes bench/results/<date>-matmul-<h200|host>.{json,md} with the machine, date and command, rewritten after
 every row (a run stopped from outside keeps what it measured); each row has its wall time (wall_s: data,
 warm-ups, torch.compile's compile). --budget=S (default 110): past S seconds the remaining cases are skipped
@@ -29,6 +34,8 @@ import time
 import numpy as np
 
 import loom
+
+COMPLEX_RESERVE_S = 30.0  # a complex row runs only while this much of the budget is left (not with --only)
 
 
 def timed(fn, sync, min_time=0.25, rounds=5):
@@ -136,11 +143,12 @@ def main():
     # that need torch.compile, in a call of their own within a time limit)
     only = [w for a in args if a.startswith("--only=") for w in a[len("--only="):].split(",") if w]
 
-    def run(name, flops, make, body, dtypes, compiled=False):
+    def run(name, flops, make, body, dtypes, compiled=False, reserve=0.0):
+        """reserve: seconds of the budget a row leaves for the cases after it (skipped when fewer are left)."""
         if only and not any(w in name for w in only):
             return
         for dt in dtypes:
-            if time.perf_counter() - start > budget:
+            if time.perf_counter() - start > budget - (0 if only else reserve):
                 skipped.append(f"{name} {dt}")
                 print(f"bench_matmul: past the {budget:.0f} s budget: {name} {dt} skipped", flush=True)
                 continue
@@ -193,8 +201,8 @@ def main():
         if dt == "bfloat16":
             import ml_dtypes
             return a.astype(ml_dtypes.bfloat16)
-        if dt == "complex64":  # the imaginary part: the next operand's values
-            c = np.empty(shape, np.complex64)
+        if dt in ("complex64", "complex128"):  # the imaginary part: the next operand's values
+            c = np.empty(shape, dt)
             c.real, c.imag = a, rand(shape, "float32", i + 1)
             return c
         return a.astype(dt)
@@ -221,11 +229,14 @@ def main():
         return tag
 
     sizes = [4096] if quick or not gpu else [4096, 8192]
-    float_dts = ["float32", "float16", "bfloat16", "float64", "complex64"] if gpu else ["float32", "float64"]
+    float_dts = ["float32", "float16", "bfloat16", "float64"] if gpu else ["float32", "float64"]
 
-    def squares(n):  # complex64: 4 real products' work, counted as 2 n^3 (the figure is a rate of the same size)
+    def squares(n):  # complex: 8 n^3 real operations (4 real products' multiply-adds)
         run(f"matmul {n}^2", 2.0 * n ** 3, lambda dt: (rand((n, n), dt), rand((n, n), dt, 2)),
             lambda xp, a, b: a @ b, float_dts)
+        nc = n if gpu else n // 2  # the host: half the size (a 4096^2 zgemm is ~10 s on 2 cores)
+        run(f"matmul {nc}^2 complex", 8.0 * nc ** 3, lambda dt: (rand((nc, nc), dt), rand((nc, nc), dt, 2)),
+            lambda xp, a, b: a @ b, ["complex64", "complex128"], reserve=COMPLEX_RESERVE_S)
 
     squares(sizes[0])
     # the issue's figures first (4096^2, the gelu epilogue beside torch.compile, the MLP step, 8192^2), then

@@ -3,8 +3,9 @@
  * NumPy's rules, checked here so that errors surface at the line that builds the product: 0-d operands
  * are an error; a 1-d a is read as [1, K] and a 1-d b as [K, 1], the added dim dropped from the
  * result; the dims before the last two (batch dims) broadcast; the dtype is the two operands'
- * promotion. Float results become one IR_MATMUL (a library call) over operands cast to that dtype and
- * broadcast to the common batch dims (views, no copies). Integer and bool results (NumPy uses no BLAS
+ * promotion. Float and complex results (a real operand times a complex one promotes as in NumPy) become
+ * one IR_MATMUL (a library call: sgemm ... zgemm, cuBLASLt's 16F ... C_64F types) over operands cast to
+ * that dtype and broadcast to the common batch dims (views, no copies). Integer and bool results (NumPy uses no BLAS
  * for them either) become a multiply (logical and for bool) over [B..., M, N, K] and a sum (any) over
  * K in the result dtype, which the fusion pass turns into one reduction kernel; integer overflow wraps
  * as in NumPy. K = 0 or an empty result gives zeros without a call.
@@ -93,7 +94,7 @@ static LoomStatus build(IrGraph *g, LoomNode an, LoomNode bn, LoomNode *out, Dia
   if (!a_vec) fshape[fnd++] = m;
   if (!b_vec) fshape[fnd++] = n;
   int32_t r;
-  if (dtype_is_float(dt)) {
+  if (dtype_is_float(dt) || dtype_is_complex(dt)) {
     if (k == 0 || ir_numel(nb + 2, rshape) == 0) { /* zeros: nothing to multiply */
       Scalar zero = {.f = 0};
       if ((st = ir_const(g, dt, zero, false, &r, d))) return st;

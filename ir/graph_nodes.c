@@ -250,8 +250,8 @@ LoomStatus ir_matmul(IrGraph *g, int32_t a, int32_t b, int32_t *out, Diag *d) {
       return diag_error(d, LOOM_ERR_SHAPE, "matmul: batch dims of %s and %s differ (broadcast them first)", s1, s2);
   if (x->shape[nd - 1] != y->shape[nd - 2] || x->shape[nd - 1] < 1)
     return diag_error(d, LOOM_ERR_SHAPE, "matmul: %s @ %s: the contracted dims must be equal and >= 1", s1, s2);
-  if (x->dtype != y->dtype || !dtype_is_float((LoomDType)x->dtype))
-    return diag_error(d, LOOM_ERR_DTYPE, "matmul: operands must share one float dtype, not %s and %s",
+  if (x->dtype != y->dtype || !(dtype_is_float((LoomDType)x->dtype) || dtype_is_complex((LoomDType)x->dtype)))
+    return diag_error(d, LOOM_ERR_DTYPE, "matmul: operands must share one float or complex dtype, not %s and %s",
                       loom_dtype_name((LoomDType)x->dtype), loom_dtype_name((LoomDType)y->dtype));
   IrNode n;
   ir_node_init(&n, IR_MATMUL, (LoomDType)x->dtype, nd, x->shape);

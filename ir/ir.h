@@ -173,7 +173,7 @@ typedef enum IrKind {
   IR_COPY,      /* a contiguous copy of src[0] (inserted by passes where a view is impossible) */
   IR_MATMUL,    /* matrix product: src[0] of shape [B..., M, K] times src[1] of shape [B..., K, N] gives
                    [B..., M, N] (the same batch dims B on both: frontend/matmul.c broadcasts them);
-                   operands and result share one float dtype (float16 accumulates in float32); K >= 1.
+                   operands and result share one float or complex dtype (float16 accumulates in float32); K >= 1.
                    Realized by a library call (KernelIr.call), never computed inside a fused kernel. */
   IR_IOTA,      /* leaf, int64: each element's row-major linear index within shape (0 .. n-1). No memory:
                    a kernel computes a read of it (any strided view of it) from the point's coordinates,

@@ -153,8 +153,8 @@ static LoomStatus verify_node(const IrGraph *g, int32_t i, Diag *d) {
     const IrNode *y = s[1];
     int nd = n->ndim;
     if (nd < 2 || x->ndim != nd || y->ndim != nd || x->dtype != n->dtype || y->dtype != n->dtype ||
-        !dtype_is_float((LoomDType)n->dtype))
-      return BAD(d, "verify: matmul %%%d needs operands of its rank (>= 2) and float dtype", i);
+        !(dtype_is_float((LoomDType)n->dtype) || dtype_is_complex((LoomDType)n->dtype)))
+      return BAD(d, "verify: matmul %%%d needs operands of its rank (>= 2) and a float or complex dtype", i);
     for (int a = 0; a < nd - 2; a++)
       if (x->shape[a] != n->shape[a] || y->shape[a] != n->shape[a])
         return BAD(d, "verify: matmul %%%d: batch dim %d differs", i, a);
@@ -328,9 +328,12 @@ static LoomStatus verify_call(const KernelIr *k, Diag *d) {
       return BAD(d, "verify kernel: call buffer %d has the wrong direction", bufs[i]);
   }
   LoomDType t = (LoomDType)k->bufs[c->a].dtype;
-  if (!dtype_is_float(t) || k->bufs[c->b].dtype != t || k->bufs[c->out].dtype != t ||
+  bool cplx = dtype_is_complex(t);
+  if (!(dtype_is_float(t) || cplx) || k->bufs[c->b].dtype != t || k->bufs[c->out].dtype != t ||
       (c->bias >= 0 && k->bufs[c->bias].dtype != t) || (c->c >= 0 && k->bufs[c->c].dtype != t))
-    return BAD(d, "verify kernel: a matmul call's buffers share one float dtype");
+    return BAD(d, "verify kernel: a matmul call's buffers share one float or complex dtype");
+  if (cplx && (c->bias >= 0 || c->c >= 0 || c->act != KACT_NONE || c->alpha != 1.0))
+    return BAD(d, "verify kernel: a complex matmul call has no epilogue (passes/calls.c)");
   return LOOM_OK;
 }
 

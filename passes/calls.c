@@ -21,6 +21,10 @@
  * rounding sqrt(2/pi) and 0.044715), and be 4x closer to it than to the erf GELU. The two GELUs differ by
  * at most 4.7e-4, which float32 and float16 constants resolve (1e-7, 1.4e-5) and bfloat16 ones (3.4e-4)
  * do not: a bfloat16 GELU stays an elementwise kernel after the call.
+ *
+ * Complex products (complex64, complex128) take no epilogue: ReLU and GELU are not defined on them, the
+ * Lt libraries' bias epilogues are for real types, and the scale constants here are real; an elementwise
+ * tail of a complex product is a kernel of its own after the call.
  */
 #include <math.h>
 #include <string.h>
@@ -220,6 +224,7 @@ static int32_t gelu_arg(const Match *m) {
 /* epilogue = MAXIMUM(sum, 0) | MAXIMUM(0, sum) | GELU_TANH(sum) | sum */
 bool pass_match_epilogue(const IrGraph *g, const uint8_t *is_stop, int32_t value, int32_t mm, CallEpilogue *out) {
   Match m = {g, is_stop, mm, value, {.bias = -1, .c = -1, .alpha = 1.0, .beta = 0.0, .act = KACT_NONE}};
+  if (dtype_is_complex((LoomDType)g->nodes[mm].dtype)) return false; /* no epilogue (module comment) */
   const IrNode *n = &g->nodes[value];
   int32_t x = value;
   double z;

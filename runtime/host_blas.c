@@ -4,7 +4,8 @@
  * Products: d = act(alpha a b + bias + beta c) with d row-major is computed as the column-major
  * product d^T = b^T a^T, so a row-major operand is passed untransposed ('N') and a column-major one
  * (a transposed view) as 'T': no copies. float32 and float64 call sgemm / dgemm per batch entry
- * (OpenBLAS runs each on all cores); float16 and bfloat16 are widened to float32 copies, multiplied by sgemm and
+ * (OpenBLAS runs each on all cores), complex64 and complex128 cgemm / zgemm (op 'T' is the plain
+ * transpose, no conjugation: a transposed view's layout); float16 and bfloat16 are widened to float32 copies, multiplied by sgemm and
  * rounded once when stored. The epilogue (bias, c, ReLU) is one pass over the result rows on loom's
  * thread pool, in the compute dtype, NaN-propagating like NumPy's maximum.
  */
@@ -18,7 +19,8 @@
 
 /* ---- loading ----------------------------------------------------------------------------------- */
 static const char *const routine_names[RB_COUNT] = {
-    [RB_SGEMM] = "sgemm",   [RB_DGEMM] = "dgemm",   [RB_SGETRF] = "sgetrf", [RB_DGETRF] = "dgetrf",
+    [RB_SGEMM] = "sgemm",   [RB_DGEMM] = "dgemm",   [RB_CGEMM] = "cgemm",   [RB_ZGEMM] = "zgemm",
+    [RB_SGETRF] = "sgetrf", [RB_DGETRF] = "dgetrf",
     [RB_SGESV] = "sgesv",   [RB_DGESV] = "dgesv",   [RB_SPOTRF] = "spotrf", [RB_DPOTRF] = "dpotrf",
     [RB_SGEQRF] = "sgeqrf", [RB_DGEQRF] = "dgeqrf", [RB_SORGQR] = "sorgqr", [RB_DORGQR] = "dorgqr",
     [RB_SGESDD] = "sgesdd", [RB_DGESDD] = "dgesdd", [RB_SSYEVD] = "ssyevd", [RB_DSYEVD] = "dsyevd",
@@ -122,18 +124,19 @@ typedef void (*GemmFn)(const char *ta, const char *tb, const void *m, const void
                        const void *a, const void *lda, const void *b, const void *ldb, const void *beta, void *c,
                        const void *ldc, size_t lta, size_t ltb);
 
-/* d (row-major, ld d_rs) = alpha a b of one batch entry, in float32 (single) or float64. */
+/* d (row-major, ld d_rs) = alpha a b of one batch entry, in float32 (single) or float64, real or complex
+ * (the scalars then (alpha, 0) and (0, 0): the element type's pair). */
 static void gemm_one(const RtHostBlas *h, RtBlasFn fn, bool single, const RtGemm *g, const void *a, int64_t a_rs,
                      int64_t a_cs, const void *b, int64_t b_rs, int64_t b_cs, void *d, int64_t d_rs) {
   RtBlasInt m, n, k, lda, ldb, ldc;
   char ta = a_cs == 1 ? 'N' : 'T', tb = b_cs == 1 ? 'N' : 'T';
-  float af = (float)g->alpha, zf = 0;
-  double ad = g->alpha, zd = 0;
+  float af[2] = {(float)g->alpha, 0}, zf[2] = {0, 0};
+  double ad[2] = {g->alpha, 0}, zd[2] = {0, 0};
   GemmFn f;
   memcpy(&f, &fn, sizeof f);
-  f(&tb, &ta, rt_bint(h, &n, g->n), rt_bint(h, &m, g->m), rt_bint(h, &k, g->k), single ? (const void *)&af : &ad, b,
+  f(&tb, &ta, rt_bint(h, &n, g->n), rt_bint(h, &m, g->m), rt_bint(h, &k, g->k), single ? (const void *)af : ad, b,
     rt_bint(h, &ldb, b_cs == 1 ? b_rs : b_cs), a, rt_bint(h, &lda, a_cs == 1 ? a_rs : a_cs),
-    single ? (const void *)&zf : &zd, d, rt_bint(h, &ldc, d_rs), 1, 1);
+    single ? (const void *)zf : zd, d, rt_bint(h, &ldc, d_rs), 1, 1);
 }
 
 /* The epilogue over rows [r0, r1) of one batch entry: y = act(x + bias + beta c), x read from src
@@ -212,15 +215,23 @@ static LoomStatus host_gemm(LoomContext *ctx, int index, const RtGemm *g, Diag *
   RtHostBlas *h;
   LoomStatus st = rt_host_blas(ctx, &h, d);
   if (st != LOOM_OK) return st;
-  if (g->dtype != LOOM_FLOAT16 && g->dtype != LOOM_BFLOAT16 && g->dtype != LOOM_FLOAT32 && g->dtype != LOOM_FLOAT64)
+  bool cplx = g->dtype == LOOM_COMPLEX64 || g->dtype == LOOM_COMPLEX128;
+  if (g->dtype != LOOM_FLOAT16 && g->dtype != LOOM_BFLOAT16 && g->dtype != LOOM_FLOAT32 && g->dtype != LOOM_FLOAT64 &&
+      !cplx)
     return diag_error(d, LOOM_ERR_UNSUPPORTED, "matmul of %s on the host is not supported", loom_dtype_name(g->dtype));
   if (!h->ilp64 && (g->m > INT32_MAX || g->n > INT32_MAX || g->k > INT32_MAX || g->a_rs > INT32_MAX ||
                     g->a_cs > INT32_MAX || g->b_rs > INT32_MAX || g->b_cs > INT32_MAX || g->d_rs > INT32_MAX))
     return diag_error(d, LOOM_ERR_UNSUPPORTED, "matmul: dims beyond 2^31 need a 64-bit-integer BLAS (%s has 32-bit "
                       "integers; set LOOM_BLAS to an ILP64 build such as libopenblas64_.so.0)", h->path);
-  bool single = g->dtype != LOOM_FLOAT64;
+  if (cplx && (g->bias || g->c || g->act != KACT_NONE)) /* passes/calls.c fuses no epilogue into complex products */
+    return diag_error(d, LOOM_ERR_INTERNAL, "internal error: a %s matmul with an epilogue", loom_dtype_name(g->dtype));
+  bool single = g->dtype != LOOM_FLOAT64 && g->dtype != LOOM_COMPLEX128;
+  RtBlasRoutine routine = g->dtype == LOOM_COMPLEX64    ? RB_CGEMM
+                          : g->dtype == LOOM_COMPLEX128 ? RB_ZGEMM
+                          : single                      ? RB_SGEMM
+                                                        : RB_DGEMM;
   RtBlasFn fn;
-  if ((st = rt_host_blas_fn(h, single ? RB_SGEMM : RB_DGEMM, &fn, d)) != LOOM_OK) return st;
+  if ((st = rt_host_blas_fn(h, routine, &fn, d)) != LOOM_OK) return st;
   bool half = g->dtype == LOOM_FLOAT16 || g->dtype == LOOM_BFLOAT16, epi = g->bias || g->c || g->act != KACT_NONE;
   size_t isz = (size_t)dtype_bits(g->dtype) / 8;
   float *wa = NULL, *wb = NULL, *wd = NULL;

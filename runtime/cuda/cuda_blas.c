@@ -49,7 +49,7 @@ const GpuBlasVendor rt_cuda_lt = {
     .driver = rt_cuda_gpu_driver,
     .algo_size = sizeof(LtAlgo),
     .heuristic_size = sizeof(LtHeuristic), .heuristic_workspace = offsetof(LtHeuristic, workspace),
-    .r_16f = LT_R_16F, .r_16bf = LT_R_16BF, .r_32f = LT_R_32F, .r_64f = LT_R_64F,
+    .r_16f = LT_R_16F, .r_16bf = LT_R_16BF, .r_32f = LT_R_32F, .r_64f = LT_R_64F, .c_32f = LT_C_32F, .c_64f = LT_C_64F,
     .compute_32f = LT_COMPUTE_32F, .compute_32f_tf32 = LT_COMPUTE_32F_FAST_TF32, .compute_64f = LT_COMPUTE_64F,
     .op_n = LT_OP_N, .op_t = LT_OP_T,
     .desc_transa = LT_DESC_TRANSA, .desc_transb = LT_DESC_TRANSB, .desc_epilogue = LT_DESC_EPILOGUE,

@@ -8,7 +8,7 @@
 /* The values of cublasLt.h / cublas_api.h / library_types.h that cuda_blas.c passes (loom builds without
  * the toolkit's headers; tests/c/test_cublaslt.c checks them against the headers where they exist). */
 enum {
-  LT_R_32F = 0, LT_R_64F = 1, LT_R_16F = 2, LT_R_16BF = 14,                         /* cudaDataType */
+  LT_R_32F = 0, LT_R_64F = 1, LT_R_16F = 2, LT_R_16BF = 14, LT_C_32F = 4, LT_C_64F = 5, /* cudaDataType */
   LT_COMPUTE_32F = 68, LT_COMPUTE_64F = 70, LT_COMPUTE_32F_FAST_TF32 = 77,          /* cublasComputeType_t */
   LT_OP_N = 0, LT_OP_T = 1,                                                         /* cublasOperation_t */
   LT_DESC_TRANSA = 3, LT_DESC_TRANSB = 4, LT_DESC_EPILOGUE = 7, LT_DESC_BIAS_POINTER = 8, /* MatmulDescAttributes */

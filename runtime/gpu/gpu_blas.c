@@ -9,7 +9,9 @@
  * columns = rows of d^T: the library's BIAS), ReLU and tanh-GELU (RELU, GELU, with BIAS: RELU_BIAS,
  * GELU_BIAS), alpha, and beta c (c as the library's C). Compute types: float32 in COMPUTE_32F (TF32 tensor
  * cores only where the vendor has them and the context allows it: loom_set_allow_tf32, LOOM_ALLOW_TF32=1),
- * float16 and bfloat16 in 32F with float32 scales, float64 in 64F. ReLU in the library is max(x, 0),
+ * float16 and bfloat16 in 32F with float32 scales, float64 in 64F, complex64 in 32F and complex128 in 64F
+ * with complex scales (C_32F, C_64F: alpha and beta are (re, im) pairs; complex products take no
+ * epilogue, passes/calls.c). ReLU in the library is max(x, 0),
  * which maps NaN to 0 (NumPy's maximum propagates it): documented in linalg.h.
  *
  * Algorithms: the heuristic is asked with a 32 MiB workspace (Hopper's recommendation, as PyTorch's) and,
@@ -188,6 +190,8 @@ static int data_type(const GpuBlasVendor *v, LoomDType t) {
   case LOOM_BFLOAT16: return v->r_16bf;
   case LOOM_FLOAT32: return v->r_32f;
   case LOOM_FLOAT64: return v->r_64f;
+  case LOOM_COMPLEX64: return v->c_32f;
+  case LOOM_COMPLEX128: return v->c_64f;
   default: return -1;
   }
 }
@@ -331,10 +335,11 @@ typedef struct Call {
 
 static int run_call(const Call *c, const void *algo, void *work, size_t wsize) {
   const RtGemm *g = c->g;
-  float af = (float)g->alpha, bf = g->c ? (float)g->beta : 0.0f;
-  double ad = g->alpha, bdv = g->c ? g->beta : 0.0;
-  return c->f->matmul(c->h, c->desc, c->dbl ? (const void *)&ad : &af, g->b, c->lx, g->a, c->ly,
-                      c->dbl ? (const void *)&bdv : &bf, g->c ? g->c : g->d, c->lc, g->d, c->ld, algo, work, wsize,
+  /* the scale type's values: a real float / double, or a complex one's (re, im) with im 0 */
+  float af[2] = {(float)g->alpha, 0}, bf[2] = {g->c ? (float)g->beta : 0.0f, 0};
+  double ad[2] = {g->alpha, 0}, bdv[2] = {g->c ? g->beta : 0.0, 0};
+  return c->f->matmul(c->h, c->desc, c->dbl ? (const void *)ad : af, g->b, c->lx, g->a, c->ly,
+                      c->dbl ? (const void *)bdv : bf, g->c ? g->c : g->d, c->lc, g->d, c->ld, algo, work, wsize,
                       c->stream);
 }
 
@@ -470,11 +475,14 @@ LoomStatus rt_gpu_gemm(LoomContext *ctx, const GpuBlasVendor *v, int index, cons
   LoomStatus st = handle_of(ctx, v, b, index, &h, d);
   if (st != LOOM_OK) return st;
   const GpuLtFns *f = &b->fn;
-  bool dbl = g->dtype == LOOM_FLOAT64;
+  bool dbl = g->dtype == LOOM_FLOAT64 || g->dtype == LOOM_COMPLEX128;
+  bool cplx = g->dtype == LOOM_COMPLEX64 || g->dtype == LOOM_COMPLEX128;
+  if (cplx && (g->bias || g->act != KACT_NONE)) /* passes/calls.c fuses no epilogue into complex products */
+    return diag_error(d, LOOM_ERR_INTERNAL, "internal error: a %s matmul with an epilogue", loom_dtype_name(g->dtype));
   int compute = dbl ? v->compute_64f
                 : (g->dtype == LOOM_FLOAT32 && g->allow_tf32 && v->compute_32f_tf32 >= 0) ? v->compute_32f_tf32
                                                                                            : v->compute_32f;
-  int scale = dbl ? v->r_64f : v->r_32f;
+  int scale = cplx ? dt : dbl ? v->r_64f : v->r_32f;
   /* d^T (n x m) = X (n x k) Y (k x m): X from b, Y from a */
   Operand x = transposed_operand(g->k, g->n, g->b_rs, g->b_cs), y = transposed_operand(g->m, g->k, g->a_rs, g->a_cs);
   Operand dd = {false, (uint64_t)g->n, (uint64_t)g->m, g->d_rs > g->n ? g->d_rs : g->n};

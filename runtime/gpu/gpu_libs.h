@@ -65,7 +65,7 @@ typedef struct GpuBlasVendor {
   size_t algo_size, heuristic_size, heuristic_workspace;
   /* The enums' values. compute_32f_tf32 < 0: no TF32 (allow_tf32 changes nothing); pref_min_alignment_a
    * < 0: no alignment preferences (else the A, B, C, D attributes are consecutive from it). */
-  int r_16f, r_16bf, r_32f, r_64f;
+  int r_16f, r_16bf, r_32f, r_64f, c_32f, c_64f; /* data types (c_: complex64, complex128; also their scales) */
   int compute_32f, compute_32f_tf32, compute_64f;
   int op_n, op_t;
   int desc_transa, desc_transb, desc_epilogue, desc_bias_pointer;

@@ -7,7 +7,10 @@
  * $ROCM_PATH/lib and /opt/rocm/lib. No library: every product on an AMD device is LOOM_ERR_UNSUPPORTED
  * naming what to install (Debian 12 packages no hipBLASLt: ROCm's own packages have it). float32
  * computes in HIPBLAS_COMPUTE_32F always (AMD has no TF32: loom_set_allow_tf32 changes nothing here);
- * float64 runs where the installed hipBLASLt has kernels for it (else "no algorithm"). The enum values are
+ * float64 runs where the installed hipBLASLt has kernels for it (else "no algorithm"); so do complex64 and
+ * complex128 (HIP_C_32F / HIP_C_64F in COMPUTE_32F / 64F with complex scales, as on CUDA), which
+ * hipBLASLt's documented type list of ROCm 6 and 7 lacks: there a complex product is "no algorithm"
+ * (LOOM_ERR_UNSUPPORTED) until a rocBLAS binding (rocblas_cgemm_strided_batched) exists. The enum values are
  * hipblaslt.h's and hipblas-common.h's of ROCm 6 (hip_libs.h; no ROCm header is needed to build).
  */
 #include <stddef.h>
@@ -46,7 +49,7 @@ const GpuBlasVendor rt_hip_lt = {
     .driver = rt_hip_driver,
     .algo_size = sizeof(LtAlgo),
     .heuristic_size = sizeof(LtHeuristic), .heuristic_workspace = offsetof(LtHeuristic, workspace),
-    .r_16f = HL_R_16F, .r_16bf = HL_R_16BF, .r_32f = HL_R_32F, .r_64f = HL_R_64F,
+    .r_16f = HL_R_16F, .r_16bf = HL_R_16BF, .r_32f = HL_R_32F, .r_64f = HL_R_64F, .c_32f = HL_C_32F, .c_64f = HL_C_64F,
     .compute_32f = HL_COMPUTE_32F, .compute_32f_tf32 = -1, .compute_64f = HL_COMPUTE_64F,
     .op_n = HL_OP_N, .op_t = HL_OP_T,
     .desc_transa = HL_DESC_TRANSA, .desc_transb = HL_DESC_TRANSB, .desc_epilogue = HL_DESC_EPILOGUE,

@@ -6,7 +6,7 @@
 #define LOOM_RUNTIME_HIP_LIBS_H
 
 enum {
-  HL_R_32F = 0, HL_R_64F = 1, HL_R_16F = 2, HL_R_16BF = 14,                      /* hipDataType */
+  HL_R_32F = 0, HL_R_64F = 1, HL_R_16F = 2, HL_R_16BF = 14, HL_C_32F = 4, HL_C_64F = 5, /* hipDataType */
   HL_COMPUTE_32F = 2, HL_COMPUTE_64F = 7,                                        /* hipblasComputeType_t */
   HL_OP_N = 111, HL_OP_T = 112,                                                  /* hipblasOperation_t */
   HL_DESC_TRANSA = 0, HL_DESC_TRANSB = 1, HL_DESC_EPILOGUE = 2, HL_DESC_BIAS_POINTER = 3, /* MatmulDescAttributes */

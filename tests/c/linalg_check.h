@@ -2,9 +2,12 @@
  * arrays moved to and from a device, the main of a test with a --lib part and a device part, and (when
  * matmul_ref.h is included first) the fused matmul cases: loom_matmul plus alpha, bias, c and ReLU
  * evaluated on a device and checked element by element against NumPy's matmul computed in float64
- * (matmul_ref.h), with the epilogue applied here. */
+ * (matmul_ref.h), with the epilogue applied here; complex64 / complex128 cases (lc_complex_case) against a
+ * double complex reference. */
 #ifndef LOOM_TEST_LINALG_CHECK_H
 #define LOOM_TEST_LINALG_CHECK_H
+
+#include <complex.h>
 
 #include "tests/c/test_common.h"
 
@@ -153,6 +156,89 @@ static void lc_matmul_case(const LcCase *cs, LoomDType t, const LcTarget *tg) {
   loom_array_free(tc_ctx, &da), loom_array_free(tc_ctx, &db), loom_array_free(tc_ctx, &dbias), loom_array_free(tc_ctx, &dc);
   free_ref(&ref);
   tc_free(&ha), tc_free(&hb), tc_free(&hbs), tc_free(&hbias), tc_free(&hc);
+}
+
+/* A complex case (complex64 or complex128; no epilogue: complex products take none, passes/calls.c) on
+ * tg, plus a real operand of the other kind (float32 a times complex b promotes as in NumPy): one
+ * library call, the result on the device, every element within the dtype's rounding of a double complex
+ * reference computed here (b stored transposed when cs->bt: op T, the plain transpose). Values are
+ * small integers plus i times others, so the reference is exact. */
+static void lc_complex_case(const LcCase *cs, LoomDType t, bool real_a, const LcTarget *tg) {
+  char what[160];
+  snprintf(what, sizeof what, "%s %s%s", cs->what, loom_dtype_name(t), real_a ? " (float a)" : "");
+  bool c64 = t == LOOM_COMPLEX64;
+  LoomDType at = real_a ? (c64 ? LOOM_FLOAT32 : LOOM_FLOAT64) : t;
+  int64_t bst[4];
+  memcpy(bst, cs->bs, sizeof bst);
+  if (cs->bt) {
+    int64_t x = bst[cs->bnd - 1];
+    bst[cs->bnd - 1] = bst[cs->bnd - 2], bst[cs->bnd - 2] = x;
+  }
+  LoomArray ha = tc_new(at, cs->and_, cs->as), hb = tc_new(t, cs->bnd, bst);
+  int64_t na = tc_numel(cs->and_, cs->as), nbv = tc_numel(cs->bnd, bst);
+  double complex *va = malloc(sizeof *va * (size_t)(na + 1)), *vb = malloc(sizeof *vb * (size_t)(nbv + 1));
+  for (int64_t i = 0; i < na; i++) { /* element i of a, stored in its dtype */
+    double re = (double)((i * 7 + 3) % 9) - 4, im = real_a ? 0 : (double)((i * 5 + 1) % 7) - 3;
+    va[i] = re + I * im;
+    if (real_a && c64) ((float *)ha.data)[i] = (float)re;
+    else if (real_a) ((double *)ha.data)[i] = re;
+    else if (c64) ((float *)ha.data)[2 * i] = (float)re, ((float *)ha.data)[2 * i + 1] = (float)im;
+    else ((double *)ha.data)[2 * i] = re, ((double *)ha.data)[2 * i + 1] = im;
+  }
+  for (int64_t i = 0; i < nbv; i++) {
+    double re = (double)((i * 3 + 2) % 7) - 3, im = (double)((i * 11 + 4) % 9) - 4;
+    vb[i] = re + I * im;
+    if (c64) ((float *)hb.data)[2 * i] = (float)re, ((float *)hb.data)[2 * i + 1] = (float)im;
+    else ((double *)hb.data)[2 * i] = re, ((double *)hb.data)[2 * i + 1] = im;
+  }
+  LoomArray da = lc_to_device(&ha, tg->device), db = lc_to_device(&hb, tg->device);
+  LoomGraph *g;
+  loom_graph_create(tc_ctx, &g);
+  LoomNode xa, xb, p;
+  loom_input(g, &da, &xa), loom_input(g, &db, &xb);
+  if (cs->bt) {
+    int32_t perm[4] = {0, 1, 2, 3};
+    perm[cs->bnd - 1] = cs->bnd - 2, perm[cs->bnd - 2] = cs->bnd - 1;
+    loom_permute(g, xb, perm, &xb);
+  }
+  CHECK_OK(loom_matmul(g, xa, xb, &p));
+  LoomStats s0, s1;
+  loom_get_stats(tc_ctx, &s0);
+  int calls0 = tg->calls ? tg->calls() : 0;
+  LoomArray out = {0};
+  if (CHECK(loom_eval(g, 1, &p, &out) == LOOM_OK, "%s: %s", what, loom_last_error(tc_ctx))) {
+    loom_get_stats(tc_ctx, &s1);
+    CHECK(s1.library_calls > s0.library_calls, "%s: a library call", what);
+    if (tg->calls) CHECK(tg->calls() > calls0, "%s: the library was called", what);
+    CHECK(out.device == tg->device && out.dtype == t, "%s: a %s result on %s", what, loom_dtype_name(t), tg->where);
+    LoomArray h = lc_to_host(&out);
+    /* the reference over the broadcast batch: a [..., M, K] (1-d: [1, K]), b [..., K, N] (1-d: [K, 1]) */
+    int64_t m = cs->and_ == 1 ? 1 : cs->as[cs->and_ - 2], k = cs->as[cs->and_ - 1];
+    int64_t n = cs->bnd == 1 ? 1 : cs->bs[cs->bnd - 1], total = tc_numel(h.ndim, h.shape), bad = 0;
+    int64_t nba = cs->and_ > 2 ? na / (m * k) : 1, nbb = cs->bnd > 2 ? nbv / (k * n) : 1;
+    double tol = c64 ? 2e-6 : 1e-14;
+    for (int64_t i = 0; i < total && bad < 3; i++) {
+      int64_t j = i % n, r = (i / n) % m, batch = i / (m * n);
+      double complex want = 0, mag = 0;
+      for (int64_t q = 0; q < k; q++) {
+        double complex x = va[(batch % nba) * m * k + r * k + q];
+        int64_t bi = cs->bt ? (batch % nbb) * k * n + j * k + q : (batch % nbb) * k * n + q * n + j;
+        want += x * vb[bi], mag += cabs(x) * cabs(vb[bi]);
+      }
+      double complex got = c64 ? ((float *)h.data)[2 * i] + I * ((float *)h.data)[2 * i + 1]
+                               : ((double *)h.data)[2 * i] + I * ((double *)h.data)[2 * i + 1];
+      bool ok = cabs(got - want) <= tol * (creal(mag) + 1) * 4;
+      if (!ok) bad++;
+      CHECK(ok, "%s: element %lld is %g%+gj, want %g%+gj", what, (long long)i, creal(got), cimag(got), creal(want),
+            cimag(want));
+    }
+    tc_free(&h);
+    loom_array_free(tc_ctx, &out);
+  }
+  loom_graph_destroy(g);
+  loom_array_free(tc_ctx, &da), loom_array_free(tc_ctx, &db);
+  free(va), free(vb);
+  tc_free(&ha), tc_free(&hb);
 }
 #endif /* LOOM_TEST_MATMUL_REF_H */
 

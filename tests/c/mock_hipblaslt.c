@@ -1,7 +1,8 @@
 /* mock_hipblaslt.c: a stand-in for libhipblaslt (built as libmock_hipblaslt.so) for test_hip_libs, next to
  * mock_hip.c, whose "device" memory is host memory. It computes what hipBLASLt's documentation says a call
  * computes, in float64 loops over column-major layouts (rows, cols, ld, batch count and stride), for
- * float32 and float64: D = epilogue(alpha op(A) op(B) + beta C), the epilogue's bias a vector of D's rows
+ * float32, float64, complex64 and complex128 (HIP_C_32F / C_64F, whose scales must then be of the same
+ * complex type, as the library's type table has it): D = epilogue(alpha op(A) op(B) + beta C), the epilogue's bias a vector of D's rows
  * (added before ReLU / tanh-GELU). It checks what a real library would refuse (unknown attribute, a
  * layout too small for its ld, mismatched shapes) with HIPBLAS_STATUS_INVALID_VALUE, and counts calls
  * (mock_hipblaslt_calls) and the workspace it was given.
@@ -12,6 +13,7 @@
  * with HIPBLAS_STATUS_NOT_SUPPORTED when ms[i] < 0. It counts heuristic queries and the candidates asked
  * for, and keeps the algorithm of the last successful call and the calls per algorithm;
  * mock_hipblaslt_set_salt(x) marks the candidates (a stale stored algorithm no longer matches). */
+#include <complex.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -95,7 +97,8 @@ API int hipblasLtMatmulDescSetAttribute(Desc *d, int attr, const void *buf, size
   }
 }
 API int hipblasLtMatrixLayoutCreate(Layout **l, int type, uint64_t rows, uint64_t cols, int64_t ld) {
-  if ((uint64_t)ld < rows || (type != HL_R_32F && type != HL_R_64F)) return HL_STATUS_INVALID_VALUE;
+  if ((uint64_t)ld < rows || (type != HL_R_32F && type != HL_R_64F && type != HL_C_32F && type != HL_C_64F))
+    return HL_STATUS_INVALID_VALUE;
   *l = calloc(1, sizeof **l);
   **l = (Layout){type, rows, cols, ld, 0, 1};
   return 0;
@@ -136,9 +139,21 @@ API int hipblasLtMatmulAlgoGetHeuristic(void *h, Desc *d, Layout *a, Layout *b, 
   return 0;
 }
 
-static double get(const Layout *l, const void *p, int64_t b, uint64_t i, uint64_t j) {
+static double complex get(const Layout *l, const void *p, int64_t b, uint64_t i, uint64_t j) {
   int64_t at = b * l->stride + (int64_t)i + (int64_t)j * l->ld;
-  return l->type == HL_R_32F ? (double)((const float *)p)[at] : ((const double *)p)[at];
+  switch (l->type) {
+  case HL_R_32F: return (double)((const float *)p)[at];
+  case HL_C_32F: return (double)((const float *)p)[2 * at] + I * (double)((const float *)p)[2 * at + 1];
+  case HL_C_64F: return ((const double *)p)[2 * at] + I * ((const double *)p)[2 * at + 1];
+  default: return ((const double *)p)[at];
+  }
+}
+
+/* A scale of type t: a real float / double, or a complex one (re, im). */
+static double complex scale_of(int t, const void *p) {
+  const float *f = p;
+  const double *d = p;
+  return t == HL_R_32F ? f[0] : t == HL_R_64F ? d[0] : t == HL_C_32F ? f[0] + I * f[1] : d[0] + I * d[1];
 }
 
 API int hipblasLtMatmul(void *h, Desc *d, const void *alpha, const void *A, Layout *la, const void *B, Layout *lb,
@@ -154,8 +169,11 @@ API int hipblasLtMatmul(void *h, Desc *d, const void *alpha, const void *A, Layo
   if (ai < MOCK_ALGOS) algo_calls[ai]++;
   last_algo = ai;
   clock_ms += ai < nalgo ? algo_ms[ai] : 0.01;
-  bool dbl = d->scale == HL_R_64F;
-  double al = dbl ? *(const double *)alpha : *(const float *)alpha, be = dbl ? *(const double *)beta : *(const float *)beta;
+  bool cplx = ld->type == HL_C_32F || ld->type == HL_C_64F;
+  if (cplx && (d->scale != ld->type || d->compute != (ld->type == HL_C_32F ? HL_COMPUTE_32F : HL_COMPUTE_64F) ||
+               d->epilogue != HL_EPILOGUE_DEFAULT || la->type != ld->type || lb->type != ld->type || lc->type != ld->type))
+    return HL_STATUS_NOT_SUPPORTED; /* complex: scales of D's type, its compute type, no epilogue */
+  double complex al = scale_of(d->scale, alpha), be = scale_of(d->scale, beta);
   uint64_t m = ld->rows, n = ld->cols, k = d->transa == HL_OP_N ? la->cols : la->rows;
   uint64_t am = d->transa == HL_OP_N ? la->rows : la->cols, bk = d->transb == HL_OP_N ? lb->rows : lb->cols,
            bn = d->transb == HL_OP_N ? lb->cols : lb->rows;
@@ -167,16 +185,22 @@ API int hipblasLtMatmul(void *h, Desc *d, const void *alpha, const void *A, Layo
   for (int32_t b = 0; b < batch; b++)
     for (uint64_t i = 0; i < m; i++)
       for (uint64_t j = 0; j < n; j++) {
-        double s = 0;
+        double complex s = 0;
         for (uint64_t l = 0; l < k; l++)
           s += (d->transa == HL_OP_N ? get(la, A, b, i, l) : get(la, A, b, l, i)) *
                (d->transb == HL_OP_N ? get(lb, B, b, l, j) : get(lb, B, b, j, l));
-        double x = al * s + (be != 0 ? be * get(lc, C, b, i, j) : 0);
+        double complex z = al * s + (be != 0 ? be * get(lc, C, b, i, j) : 0);
+        int64_t at = b * ld->stride + (int64_t)i + (int64_t)j * ld->ld;
+        if (ld->type == HL_C_32F || ld->type == HL_C_64F) {
+          if (ld->type == HL_C_32F) ((float *)D)[2 * at] = (float)creal(z), ((float *)D)[2 * at + 1] = (float)cimag(z);
+          else ((double *)D)[2 * at] = creal(z), ((double *)D)[2 * at + 1] = cimag(z);
+          continue;
+        }
+        double x = creal(z);
         if (epi & HL_EPILOGUE_BIAS) x += ld->type == HL_R_32F ? (double)((const float *)d->bias)[i] : ((const double *)d->bias)[i];
         int act = epi & ~HL_EPILOGUE_BIAS;
         if (act == HL_EPILOGUE_RELU) x = x > 0 ? x : 0;
         if (act == HL_EPILOGUE_GELU) x = 0.5 * x * (1 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
-        int64_t at = b * ld->stride + (int64_t)i + (int64_t)j * ld->ld;
         if (ld->type == HL_R_32F) ((float *)D)[at] = (float)x;
         else ((double *)D)[at] = x;
       }

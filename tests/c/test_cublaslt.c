@@ -6,7 +6,8 @@
  * function loom uses resolves (skipped, exit 77, when no libcublasLt is installed); a library that is
  * not cuBLASLt (LOOM_CUBLASLT=libm.so.6) is refused with a message naming the missing function.
  * Without --lib: products on CUDA device 0 against float64 references (linalg_check.h's cases over
- * matmul_ref.h), exit 77 without a GPU: float64, float32 (TF32 off, then on), float16 and bfloat16; 1-d, 2-d, batched (strided batch)
+ * matmul_ref.h), exit 77 without a GPU: float64, float32 (TF32 off, then on), float16 and bfloat16, complex128
+ * and complex64 (CUDA_C_64F / C_32F, also with a real a; lc_complex_case); 1-d, 2-d, batched (strided batch)
  * and broadcast batch operands; transposed operands (op T, no copy); the fused epilogues (bias,
  * ReLU, bias + ReLU, alpha scaling, + c) as one library call; a user stream; K = 1 and one-row products;
  * the same cases with every algorithm chosen by timing (LOOM_BLAS_AUTOTUNE=all: the heuristic's top
@@ -24,7 +25,8 @@
 #include <cublasLt.h>
 #define HAVE_CUBLASLT_H 1
 #define SAME(a, b) ((int)(a) == (int)(b))
-_Static_assert(SAME(LT_R_32F, CUDA_R_32F) && SAME(LT_R_64F, CUDA_R_64F) && SAME(LT_R_16F, CUDA_R_16F) && SAME(LT_R_16BF, CUDA_R_16BF),
+_Static_assert(SAME(LT_R_32F, CUDA_R_32F) && SAME(LT_R_64F, CUDA_R_64F) && SAME(LT_R_16F, CUDA_R_16F) && SAME(LT_R_16BF, CUDA_R_16BF) &&
+                   SAME(LT_C_32F, CUDA_C_32F) && SAME(LT_C_64F, CUDA_C_64F),
                "cudaDataType values");
 _Static_assert(SAME(LT_COMPUTE_32F, CUBLAS_COMPUTE_32F) && SAME(LT_COMPUTE_64F, CUBLAS_COMPUTE_64F) &&
                    SAME(LT_COMPUTE_32F_FAST_TF32, CUBLAS_COMPUTE_32F_FAST_TF32),
@@ -103,6 +105,17 @@ static const LcCase cases[] = {
     {"plus c", 2, 2, {20, 30}, {30, 10}, false, false, false, true, 1},
 };
 
+/* complex products: no epilogue; batches broadcast only where one side has none (lc_complex_case) */
+static const LcCase complex_cases[] = {
+    {"2-d", 2, 2, {7, 5}, {5, 6}, false, false, false, false, 1},
+    {"b transposed", 2, 2, {6, 9}, {9, 4}, true, false, false, false, 1},
+    {"vector @ matrix", 1, 2, {5}, {5, 3}, false, false, false, false, 1},
+    {"matrix @ vector", 2, 1, {3, 5}, {5}, false, false, false, false, 1},
+    {"batched", 3, 3, {3, 4, 5}, {3, 5, 2}, false, false, false, false, 1},
+    {"broadcast batch", 3, 2, {2, 4, 6}, {6, 3}, false, false, false, false, 1},
+    {"broadcast b batch, b transposed", 2, 3, {4, 6}, {2, 6, 3}, true, false, false, false, 1},
+};
+
 static const LcTarget gpu = {LOOM_DEVICE_CUDA, "the GPU", false, NULL}, gpu_tf32 = {LOOM_DEVICE_CUDA, "the GPU", true, NULL};
 
 static void test_stream(void) {
@@ -141,6 +154,10 @@ static void test_gpu(void) {
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
     for (int ti = 0; ti < 4; ti++) lc_matmul_case(&cases[i], ts[ti], &gpu);
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) lc_matmul_case(&cases[i], LOOM_FLOAT32, &gpu_tf32);
+  LoomDType cts[2] = {LOOM_COMPLEX128, LOOM_COMPLEX64};
+  for (int ti = 0; ti < 2; ti++)
+    for (size_t i = 0; i < sizeof complex_cases / sizeof complex_cases[0]; i++)
+      for (int real_a = 0; real_a < 2; real_a++) lc_complex_case(&complex_cases[i], cts[ti], real_a, &gpu);
   test_stream();
   test_tuned();
 }

@@ -7,7 +7,7 @@
  * What it shows: loom_matmul of arrays on the AMD device becomes hipBLASLt calls whose operands, ops,
  * leading dims, strided batches and epilogues are right: 2-d, transposed b (op T, no copy), vector @ matrix,
  * batched, broadcast batch (folded into M), bias + ReLU and alpha fused into the call (no kernel), + c, in
- * float32 and float64, against NumPy's matmul computed here (linalg_check.h over matmul_ref.h); loom_fft of AMD arrays becomes
+ * float32 and float64, and complex64 / complex128 products (HIP_C_32F / C_64F with complex scales), against NumPy's matmul computed here (linalg_check.h over matmul_ref.h); loom_fft of AMD arrays becomes
  * hipFFT plans and executions (C2C both ways, R2C, C2R whose input survives the library's scribbling) in
  * complex64 and complex128, ranks 1 and 2, batched, against a float64 DFT written here; plans and handles
  * are released with the context; a missing or wrong library is a clean LOOM_ERR_UNSUPPORTED naming it
@@ -48,6 +48,17 @@ static const LcCase cases[] = {
     {"bias relu batched", 3, 2, {2, 8, 6}, {6, 5}, false, true, true, false, 1},
     {"alpha", 2, 2, {4, 6}, {6, 3}, false, false, false, false, 0.5},
     {"plus c", 2, 2, {4, 6}, {6, 3}, false, false, false, true, 1},
+};
+
+/* complex products: no epilogue; batches broadcast only where one side has none (lc_complex_case) */
+static const LcCase complex_cases[] = {
+    {"2-d", 2, 2, {7, 5}, {5, 6}, false, false, false, false, 1},
+    {"b transposed", 2, 2, {6, 9}, {9, 4}, true, false, false, false, 1},
+    {"vector @ matrix", 1, 2, {5}, {5, 3}, false, false, false, false, 1},
+    {"matrix @ vector", 2, 1, {3, 5}, {5}, false, false, false, false, 1},
+    {"batched", 3, 3, {3, 4, 5}, {3, 5, 2}, false, false, false, false, 1},
+    {"broadcast batch", 3, 2, {2, 4, 6}, {6, 3}, false, false, false, false, 1},
+    {"broadcast b batch, b transposed", 2, 3, {4, 6}, {2, 6, 3}, true, false, false, false, 1},
 };
 
 /* ---- FFTs ------------------------------------------------------------------------------------------------ */
@@ -337,6 +348,10 @@ int main(int argc, char **argv) {
   LcTarget amd = {LOOM_DEVICE_HIP, "the AMD device", false, blas_calls};
   for (int ti = 0; ti < 2; ti++)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) lc_matmul_case(&cases[i], ts[ti], &amd);
+  LoomDType cts[2] = {LOOM_COMPLEX128, LOOM_COMPLEX64};
+  for (int ti = 0; ti < 2; ti++)
+    for (size_t i = 0; i < sizeof complex_cases / sizeof complex_cases[0]; i++)
+      lc_complex_case(&complex_cases[i], cts[ti], false, &amd); /* not a real a: its cast is a kernel (the mock runs none) */
   for (int rank = 1; rank <= 2; rank++) {
     test_fft(LOOM_COMPLEX128, rank);
     test_fft(LOOM_COMPLEX64, rank);
