@@ -48,7 +48,7 @@ def mlp_step(params, x, y, lr):
 def initial(batch, d_in, d_h, d_out, dtype, seed=0):
     """Data and weights as NumPy arrays (every library starts from these bits)."""
     r = np.random.default_rng(seed)
-    x = r.standard_normal((batch, d_in)).astype(dtype)
+    x = (r.standard_normal((batch, d_in)) / np.sqrt(d_in)).astype(dtype)  # rows of norm ~1: lr 0.1 converges
     y = r.standard_normal((batch, d_out)).astype(dtype)
     w1 = (r.standard_normal((d_in, d_h)) / np.sqrt(d_in)).astype(dtype)
     w2 = (r.standard_normal((d_h, d_out)) / np.sqrt(d_h)).astype(dtype)
@@ -116,7 +116,7 @@ def main():
     d_in, d_h, d_out = (int(v) for v in args.get("dims", "1024,4096,1024" if gpu else "256,1024,256").split(","))
     timed = int(args.get("timed", 20 if gpu else 5))
     data = initial(batch, d_in, d_h, d_out, np.float32)
-    lr = 0.01
+    lr = 0.1
     rows, ref = [], None
     before = loom.stats()
     for name, (to_lib, sync) in libraries(gpu).items():
