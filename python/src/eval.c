@@ -137,15 +137,13 @@ PyObject *trace_error(void) {
   return NULL;
 }
 
-/* After an evaluation: when gr is the calling thread's current graph and more than half full, the next op
- * starts a new graph. Otherwise a loop that observes each result (`(x * lr - b).get()` with a new lr every
- * step: each step adds nodes, since new values are new nodes) reaches the bound in the middle of a later
- * expression, whose flush cuts it in two (new structures, new kernels). Arrays still pending stay pending in
- * gr: one a later op reads is evaluated then (node_of), one nobody reads is never evaluated. (Waiting for gr
- * to drain instead let a training loop's discarded per-step loss keep it open until the bound's flush, which
- * evaluated every stale loss again, matrix products included.) */
-static void retire_if_full(ModState *st, GraphObject *gr) {
-  if (gr != thread_graph(st) || loom_graph_node_count(gr->g) <= st->bound / 2) return;
+/* After an evaluation: when gr is the calling thread's current graph, more than half full, and none of
+ * its arrays is still pending, the next op starts a new graph. Otherwise a loop that observes each result
+ * (`(x * lr - b).get()` with a new lr every step: each step adds nodes, since new values are new nodes)
+ * reaches the bound in the middle of a later expression, whose flush cuts it in two (new structures, new
+ * kernels). */
+static void retire_if_drained(ModState *st, GraphObject *gr) {
+  if (gr != thread_graph(st) || gr->npending > 0 || loom_graph_node_count(gr->g) <= st->bound / 2) return;
   gr->retired = 1;
   if (set_thread_graph(st, NULL) < 0) PyErr_Clear(); /* cannot fail for a graph in the dict; retired anyway */
 }
@@ -397,7 +395,7 @@ int materialize_many(ModState *st, PyObject **items, Py_ssize_t n) {
       for (Py_ssize_t q = 0; rc == 0 && gr->npending > 0 && q < k; q++)
         if (nodes[q] >= 0 && bind_if_read(st, gr, nodes[q], who[q]) < 0) rc = -1;
     }
-    if (rc == 0) retire_if_full(st, gr);
+    if (rc == 0) retire_if_drained(st, gr);
     for (Py_ssize_t q = 0; q < k; q++) Py_DECREF(who[q]);
     Py_DECREF(gr);
     FREE_MANY();
