@@ -122,6 +122,20 @@ LoomStatus loom_node_reaches(LoomGraph *g, LoomNode node, int32_t n, const LoomN
   return END(g);
 }
 
+LoomStatus loom_nodes_share(LoomGraph *g, int32_t na, const LoomNode *a, int32_t nb, const LoomNode *b, int32_t *out) {
+  BEGIN(g);
+  if (!need_out(out, d, "loom_nodes_share")) return END(g);
+  if (na < 0 || nb < 0 || (na > 0 && !a) || (nb > 0 && !b)) {
+    diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "loom_nodes_share: node sets of %d and %d at %p, %p; pass counts >= 0 "
+               "and arrays of that many nodes", (int)na, (int)nb, (const void *)a, (const void *)b);
+    return END(g);
+  }
+  for (int32_t i = 0; i < na + nb; i++)
+    if (!node_of(g, i < na ? a[i] : b[i - na], d, "loom_nodes_share")) return END(g);
+  (void)ir_nodes_share(&g->ir, na, a, nb, b, out, d);
+  return END(g);
+}
+
 LoomStatus loom_node_unbind(LoomGraph *g, LoomNode node) {
   BEGIN(g);
   if (!node_of(g, node, d, "loom_node_unbind")) return END(g);

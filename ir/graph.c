@@ -583,6 +583,36 @@ LoomStatus ir_node_reaches(const IrGraph *g, int32_t idx, int32_t n, const int32
   return LOOM_OK;
 }
 
+static bool computes(IrKind k) {
+  return k != IR_INPUT && k != IR_CONST && k != IR_IOTA && k != IR_BROADCAST && k != IR_RESHAPE && k != IR_PERMUTE &&
+         k != IR_SLICE;
+}
+
+/* Marks every node a is built on (bit 1; bit 4: a member of a) and every node b is built on through nodes
+ * not in a (bit 2), in one backward scan from the largest (sources always come before their users). */
+LoomStatus ir_nodes_share(const IrGraph *g, int32_t na, const int32_t *a, int32_t nb, const int32_t *b, int32_t *out,
+                          Diag *d) {
+  *out = 0;
+  int32_t top = -1;
+  for (int32_t i = 0; i < na; i++) top = a[i] > top ? a[i] : top;
+  for (int32_t i = 0; i < nb; i++) top = b[i] > top ? b[i] : top;
+  if (top < 0 || na == 0 || nb == 0) return LOOM_OK;
+  uint8_t *mark = ctx_calloc(g->ctx, (size_t)top + 1, 1);
+  if (!mark) return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "nodes_share: out of memory for %d nodes", top + 1);
+  for (int32_t i = 0; i < na; i++) mark[a[i]] |= 1 | 4;
+  for (int32_t i = 0; i < nb; i++) mark[b[i]] |= 2;
+  for (int32_t x = top; x >= 0 && !*out; x--) {
+    if (!mark[x]) continue;
+    const IrNode *nd = &g->nodes[x];
+    uint8_t up = (uint8_t)(mark[x] & 4 ? 1 : mark[x] & 3); /* a's own values are there after evaluating a */
+    if (up == 3 && computes(nd->kind)) *out = 1;
+    for (int s = 0; s < ir_node_arity(nd); s++)
+      if (nd->src[s] >= 0 && nd->src[s] < x) mark[nd->src[s]] |= up;
+  }
+  ctx_free(g->ctx, mark);
+  return LOOM_OK;
+}
+
 LoomStatus ir_const(IrGraph *g, LoomDType dtype, Scalar v, bool weak, int32_t *out, Diag *d) {
   if (!g || !out) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "const: null argument");
   if ((unsigned)dtype >= LOOM_DTYPE_COUNT)

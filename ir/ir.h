@@ -272,6 +272,11 @@ LoomStatus ir_node_bind(IrGraph *g, int32_t idx, const LoomArray *a, Diag *d);
 void ir_node_unbind(IrGraph *g, int32_t idx);
 /* *out = 1 when a user is idx or reads it through its sources (loom_node_reaches); users are valid nodes. */
 LoomStatus ir_node_reaches(const IrGraph *g, int32_t idx, int32_t n, const int32_t *users, int32_t *out, Diag *d);
+/* *out = 1 when a node that computes something (not a leaf, not a view: IR_ELEM, IR_CAST, IR_REDUCE,
+ * IR_COPY, IR_MATMUL, IR_GATHER, IR_SCATTER, IR_SCAN), not itself one of a[0..na), is read by a member of
+ * a and by a member of b through nodes not in a (loom_nodes_share); the nodes are valid. */
+LoomStatus ir_nodes_share(const IrGraph *g, int32_t na, const int32_t *a, int32_t nb, const int32_t *b, int32_t *out,
+                          Diag *d);
 LoomStatus ir_elem(IrGraph *g, LoomOp op, int n, const int32_t *src, int32_t *out, Diag *d);
 LoomStatus ir_cast(IrGraph *g, int32_t x, LoomDType dtype, int32_t *out, Diag *d);
 LoomStatus ir_broadcast(IrGraph *g, int32_t x, int ndim, const int64_t *shape, int32_t *out, Diag *d);

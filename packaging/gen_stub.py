@@ -119,10 +119,12 @@ def generate():
 
     lines_import, lines_decl, lines_def = [], [], []
     needs = set()
-    names = sorted(n for n in vars(loom) if not n.startswith("__") and not n.startswith("_") or
-                   isinstance(vars(loom)[n], types.ModuleType) and vars(loom)[n].__name__.startswith("loom."))
+    space = dict(vars(loom))
+    space.update({n: getattr(loom, n) for n in loom._LAZY_NAMES})  # module __getattr__'s (bfloat16)
+    names = sorted(n for n in space if not n.startswith("__") and not n.startswith("_") or
+                   isinstance(space[n], types.ModuleType) and space[n].__name__.startswith("loom."))
     for name in names:
-        obj = vars(loom)[name]
+        obj = space[name]
         if isinstance(obj, types.ModuleType):
             if obj.__name__.startswith("loom.") and obj.__name__.count(".") == 1:
                 sub = obj.__name__.split(".", 1)[1]

@@ -410,6 +410,12 @@ LOOM_API LoomStatus loom_node_bind(LoomGraph *g, LoomNode node, const LoomArray 
  * else 0: whether binding `node` can help anything still to be evaluated. A forward scan of the nodes
  * between `node` and the largest user (nodes only refer to earlier ones). */
 LOOM_API LoomStatus loom_node_reaches(LoomGraph *g, LoomNode node, int32_t n, const LoomNode *users, int32_t *out);
+/* *out = 1 when b[0..nb), evaluated after a[0..na) with a's values kept, would compute again a node that
+ * evaluating a computes (an elementwise op, cast, reduction, copy, matrix product, gather, scatter or scan
+ * that both are built on, reached from b through nodes not in a; not an input, constant or view), else 0:
+ * whether evaluating the two sets together saves work. */
+LOOM_API LoomStatus loom_nodes_share(LoomGraph *g, int32_t na, const LoomNode *a, int32_t nb, const LoomNode *b,
+                                     int32_t *out);
 /* Undoes loom_node_bind: the node computes its value from its sources again (nothing if it is not bound),
  * e.g. before `value`'s memory is written while the graph may still evaluate something built on it. */
 LOOM_API LoomStatus loom_node_unbind(LoomGraph *g, LoomNode node);

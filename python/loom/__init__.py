@@ -68,10 +68,24 @@ uint8, uint16, uint32, uint64 = _numpy.uint8, _numpy.uint16, _numpy.uint32, _num
 float16, float32, float64 = _numpy.float16, _numpy.float32, _numpy.float64
 complex64, complex128 = _numpy.complex64, _numpy.complex128
 complex_, cfloat, cdouble, csingle = _numpy.complex128, _numpy.complex128, _numpy.complex128, _numpy.complex64
-from ._common import _ml_dtypes  # noqa: E402
-if _ml_dtypes is not None:
-    bfloat16 = _ml_dtypes.bfloat16  # ml_dtypes' NumPy scalar type, as JAX exports it
 dtype = _numpy.dtype
+
+
+_LAZY_NAMES = ("bfloat16",)  # made by __getattr__ on first use
+
+
+def __getattr__(name):
+    """loom.bfloat16: ml_dtypes' NumPy scalar type (as JAX exports it), imported on first use (~1 s)."""
+    if name == "bfloat16":
+        from ._common import _bf16
+        return _bf16().type
+    raise AttributeError(f"module 'loom' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY_NAMES))
+
+
 # NumPy's type information and predicates, as CuPy re-exports them (they compute nothing on arrays)
 iinfo, finfo, isscalar, issubdtype, promote_types = (
     _numpy.iinfo, _numpy.finfo, _numpy.isscalar, _numpy.issubdtype, _numpy.promote_types)

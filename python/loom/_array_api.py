@@ -28,7 +28,7 @@ import operator
 import numpy
 
 from . import _core, cuda
-from ._common import _cur, _norm_axis, _shape_tuple, _from_numpy, _BF16, _OPS
+from ._common import _cur, _norm_axis, _shape_tuple, _from_numpy, _is_bf16, _np_dtype_of, _OPS
 from ._ndarray import ndarray, _host
 from ._memory_ranges import may_share_memory, shares_memory  # noqa: F401 (the namespace's: _NEW lists them)
 
@@ -107,17 +107,17 @@ _STANDARD_DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16"
 def _as_dtype(d):
     if isinstance(d, ndarray):
         return d.dtype
-    return numpy.dtype(d)
+    return _np_dtype_of(d)
 
 
 def isdtype(dtype, kind):
     """Whether dtype is of kind (a dtype, one of the standard's kind names, or a tuple of those)."""
     if isinstance(kind, tuple):
         return builtins.any(isdtype(dtype, k) for k in kind)
-    d = numpy.dtype(dtype)
+    d = _np_dtype_of(dtype)
     if not isinstance(kind, str):
         return d == numpy.dtype(kind)
-    k = "f" if d == _BF16 else d.kind
+    k = "f" if _is_bf16(d) else d.kind
     if kind == "bool":
         return k == "b"
     if kind == "signed integer":
@@ -151,7 +151,7 @@ class finfo_object:
 def finfo(type, /):
     """Machine limits of a floating dtype (or an array's); complex dtypes give their parts'."""
     d = _as_dtype(type)
-    if d == _BF16:
+    if _is_bf16(d):
         import ml_dtypes
         return finfo_object(ml_dtypes.finfo(d))
     return finfo_object(numpy.finfo(d))
@@ -268,8 +268,8 @@ def _share_host_buffer(obj, dtype, key):
             host = numpy.asarray(memoryview(obj))
         except TypeError:
             refuse(f"a {type(obj).__name__} is neither a loom array nor a buffer")
-    if dtype is not None and numpy.dtype(dtype) != host.dtype:
-        refuse(f"the data is {host.dtype}, {numpy.dtype(dtype)} was asked")
+    if dtype is not None and _np_dtype_of(dtype) != host.dtype:
+        refuse(f"the data is {host.dtype}, {_np_dtype_of(dtype)} was asked")
     if not host.flags.writeable:
         refuse("the buffer is read-only and loom arrays are writable")
     r = _from_numpy(host, copy=False)

@@ -8,7 +8,7 @@ reduction); unpackbits shifts each byte right by 7, 6, ..., 0 and masks the low 
 import numpy
 
 from . import _core
-from ._common import _code
+from ._common import _np_dtype_of, _code
 from ._ndarray import ndarray, _finish
 from ._creation import asarray
 
@@ -21,9 +21,9 @@ def _bitwise_count(x, out=None, *, dtype=None, casting="same_kind"):
     if x.dtype.kind not in "iu":
         raise TypeError(f"ufunc 'bitwise_count' not supported for the input types ({x.dtype}): it counts the "
                         "bits of integers; convert the input to an integer dtype")
-    if dtype is not None and numpy.dtype(dtype) != numpy.uint8:
+    if dtype is not None and _np_dtype_of(dtype) != numpy.uint8:
         raise TypeError(f"No loop matching the specified signature and casting was found for ufunc bitwise_count "
-                        f"(dtype={numpy.dtype(dtype)}; its result is uint8)")
+                        f"(dtype={_np_dtype_of(dtype)}; its result is uint8)")
     if x.dtype.kind == "i":
         x = abs(x)  # NumPy counts the bits of the magnitude; abs(min) wraps to min, whose magnitude bit it is
     bits = x.dtype.itemsize * 8

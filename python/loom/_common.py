@@ -3,6 +3,7 @@ current device, and NumPy data entering loom. Nothing here depends on loom.ndarr
 """
 import builtins
 import operator
+import sys
 
 import numpy
 
@@ -13,39 +14,65 @@ try:
 except ImportError:  # NumPy < 1.25
     AxisError = numpy.AxisError
 
-try:  # bfloat16 is ml_dtypes' NumPy dtype (the one JAX and TensorFlow use); optional at import
-    import ml_dtypes as _ml_dtypes
-    _BF16 = numpy.dtype(_ml_dtypes.bfloat16)
-except ImportError:  # pragma: no cover (a dependency of the package)
-    _ml_dtypes = None
-    _BF16 = None
+# bfloat16 is ml_dtypes' NumPy dtype (the one JAX and TensorFlow use). Importing ml_dtypes costs ~1.1 s
+# (0.7, with NumPy 2.4: it registers casts and ufunc loops for all its types), most of `import loom`, so
+# it is imported when bfloat16 is first needed (_bf16): a "bfloat16" dtype name (_np_dtype_of, _code),
+# loom.bfloat16, or a bfloat16 array read back. A bfloat16 dtype object can only exist once ml_dtypes is
+# imported, so _is_bf16 loads it only then; when the program imported it before loom, it is loaded now.
+_ml_dtypes = None
+_BF16 = None  # numpy.dtype(ml_dtypes.bfloat16) once _bf16() has run; use _is_bf16 / _bf16(), not this name
 
 
-def _np_dtype(name):
-    return _BF16 if name == "bfloat16" else numpy.dtype(name)
+def _bf16():
+    """ml_dtypes' bfloat16 dtype, importing ml_dtypes on first use (TypeError when it is not installed)."""
+    global _ml_dtypes, _BF16
+    if _BF16 is None:
+        try:
+            import ml_dtypes
+        except ImportError:  # pragma: no cover (a dependency of the package)
+            raise TypeError("loom: bfloat16 needs the ml_dtypes package (pip install ml_dtypes)") from None
+        _ml_dtypes, _BF16 = ml_dtypes, numpy.dtype(ml_dtypes.bfloat16)
+        _DTYPES[_BF16_CODE] = _BF16
+        _CODE[_BF16] = _BF16_CODE
+    return _BF16
 
 
-_DTYPES = tuple(_np_dtype(n) for n in _core.dtype_names)
-_CODE = {d: i for i, d in enumerate(_DTYPES) if d is not None}
+def _is_bf16(d):
+    """Whether the NumPy dtype d is bfloat16 (ml_dtypes' types are kind 'V'; nothing is imported for
+    the others)."""
+    return d.kind == "V" and "ml_dtypes" in sys.modules and d == _bf16()
+
+
+def _np_dtype_of(v):
+    """numpy.dtype(v), also for the name "bfloat16" before ml_dtypes is imported."""
+    if isinstance(v, str) and v == "bfloat16":
+        return _bf16()
+    return numpy.dtype(v)
+
+
 _BF16_CODE = _core.dtype_names.index("bfloat16")
+_DTYPES = [None if n == "bfloat16" else numpy.dtype(n) for n in _core.dtype_names]  # by _core code
+_CODE = {d: i for i, d in enumerate(_DTYPES) if d is not None}
+if "ml_dtypes" in sys.modules:
+    _bf16()
 _OPS = _core.ops
 
 
 def _kind(dtype):
     """NumPy's dtype.kind, with 'f' for bfloat16 (ml_dtypes' types are kind 'V')."""
-    d = numpy.dtype(dtype)
-    return "f" if d == _BF16 else d.kind
+    d = _np_dtype_of(dtype)
+    return "f" if _is_bf16(d) else d.kind
 
 
 def _code(dtype):
     """The _core dtype code of a NumPy-style dtype (TypeError for dtypes loom lacks)."""
-    if isinstance(dtype, str) and dtype == "bfloat16" and _BF16 is None:
-        raise TypeError("loom: bfloat16 needs the ml_dtypes package (pip install ml_dtypes)")
     try:
-        d = numpy.dtype(dtype)
+        d = _np_dtype_of(dtype)
     except TypeError as e:
         raise TypeError(f"loom: {dtype!r} is not a dtype ({e})") from None
     code = _CODE.get(d.newbyteorder("=") if d.byteorder not in "=|" else d)
+    if code is None and _is_bf16(d):
+        code = _BF16_CODE
     if code is None:
         raise TypeError(f"loom does not support dtype {d} (supported: {', '.join(_core.dtype_names)})")
     return code
@@ -144,7 +171,7 @@ def _from_numpy(a, copy=True, device=None):
             r = _from_numpy(numpy.ascontiguousarray(a.transpose(perm)), True, device).transpose(_inverse_perm(perm))
             r._base = None  # a copy: it owns its memory (flags.owndata, .base)
             return r
-    src = (a,) if a.dtype != _BF16 else (a.view(numpy.uint16), False, _BF16_CODE)  # no buffer format
+    src = (a,) if not _is_bf16(a.dtype) else (a.view(numpy.uint16), False, _BF16_CODE)  # no buffer format
     if copy:
         kind, index = _cur() if device is None else device
         if kind != 0:

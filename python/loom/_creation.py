@@ -6,7 +6,7 @@ import builtins
 import numpy
 
 from . import _core
-from ._common import (_check_scalar_store, _code, _shape_tuple, _cur, _from_numpy, _order_name, _layout_perm,
+from ._common import (_np_dtype_of, _check_scalar_store, _code, _shape_tuple, _cur, _from_numpy, _order_name, _layout_perm,
                       _inverse_perm, _contiguous)
 from ._ndarray import ndarray, _operand
 from . import _temporal
@@ -19,6 +19,8 @@ def array(obj, dtype=None, copy=True, order="K", subok=False, ndmin=0, *, blocki
     loom's copies from the host are complete when array() returns, which satisfies both."""
     o = _order_name(order)
     obj = _cupy_like(obj)
+    if isinstance(dtype, str):
+        dtype = _np_dtype_of(dtype)  # "bfloat16" before ml_dtypes is imported (_common._bf16)
     if isinstance(obj, ndarray):
         # copy=None / False copy only when asked: 'A' then asks no layout (NumPy), 'C' / 'F' their own
         r = obj.astype(obj.dtype if dtype is None else dtype, order="K" if o == "A" and not copy else o,
@@ -72,7 +74,7 @@ def _check_new_strides(shape, dtype, strides):
     needs, as CuPy does: the strides must keep every element inside those bytes from offset 0 (so none is
     negative, which would need an offset), else ValueError (NumPy's ndarray refuses such strides too)."""
     import operator
-    shape, itemsize = _shape_tuple(shape), numpy.dtype(dtype).itemsize
+    shape, itemsize = _shape_tuple(shape), _np_dtype_of(dtype).itemsize
     strides = tuple(operator.index(x) for x in strides)
     if len(strides) != len(shape):
         raise ValueError(f"ndarray() with strides {strides}: shape {shape} has {len(shape)} dimensions")
@@ -126,7 +128,7 @@ def asarray(a, dtype=None, order=None, *, blocking=True):
         r = from_dlpack(a)
     else:
         return array(a, dtype, copy=True, order=o)
-    if (dtype is None or numpy.dtype(dtype) == r.dtype) and (o in "AK" or _manipulation._satisfies(r, o)):
+    if (dtype is None or _np_dtype_of(dtype) == r.dtype) and (o in "AK" or _manipulation._satisfies(r, o)):
         return r  # as NumPy: only 'C' and 'F' ask for a copy of an array laid out otherwise
     return r.astype(r.dtype if dtype is None else dtype, order=o)
 
@@ -210,8 +212,8 @@ def _empty_in_order(shape, dtype, zero, device, perm=None):
     C-contiguous allocation of the permuted shape, viewed through the inverse permutation. (An empty
     array has zero strides, as NumPy's: _core gives every new empty array those.)"""
     shape = _shape_tuple(shape)
-    if dtype is not None and numpy.dtype(dtype).kind in "Mm":  # int64 containers (loom/_temporal.py)
-        d = _temporal.check_time_dtype(numpy.dtype(dtype))
+    if dtype is not None and _np_dtype_of(dtype).kind in "Mm":  # int64 containers (loom/_temporal.py)
+        d = _temporal.check_time_dtype(_np_dtype_of(dtype))
         return _temporal.wrap(_empty_in_order(shape, numpy.int64, zero, device, perm), d)
     d = _creation_dtype(dtype)
     n = len(shape)
@@ -300,20 +302,20 @@ def full_like(a, fill_value, dtype=None, order="K", subok=None, shape=None):
 
 
 def arange(start, stop=None, step=1, dtype=None):
-    return _from_numpy(numpy.arange(start, stop, step, dtype=dtype), copy=True)
+    return _from_numpy(numpy.arange(start, stop, step, dtype=None if dtype is None else _np_dtype_of(dtype)), copy=True)
 
 
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
     """Computed by NumPy on the host (array endpoints are copied there), then copied to the device."""
     start, stop = (v.get() if isinstance(v, ndarray) else v for v in (start, stop))
-    r = numpy.linspace(start, stop, num, endpoint, retstep, dtype, axis)
+    r = numpy.linspace(start, stop, num, endpoint, retstep, None if dtype is None else _np_dtype_of(dtype), axis)
     if retstep:
         return _from_numpy(r[0], copy=True), r[1]
     return _from_numpy(r, copy=True)
 
 
 def eye(N, M=None, k=0, dtype=float, order="C"):
-    return _from_numpy(numpy.eye(N, M, k, dtype), copy=True)
+    return _from_numpy(numpy.eye(N, M, k, None if dtype is None else _np_dtype_of(dtype)), copy=True)
 
 
 def identity(n, dtype=float):

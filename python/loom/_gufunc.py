@@ -17,7 +17,7 @@ import re
 
 import numpy
 
-from ._common import AxisError, _norm_axis
+from ._common import _np_dtype_of, AxisError, _norm_axis
 
 _DIM = r"\w+(?:\?|\|1)?"
 _OPERAND = rf"\((?:{_DIM}(?:,{_DIM})*,?)?\)"
@@ -95,14 +95,14 @@ class GeneralizedUfunc:
         if signature is not None:
             loop = self._by_signature(signature)
         elif dtype is not None:
-            want = numpy.dtype(dtype)
+            want = _np_dtype_of(dtype)
             loop = next((lp for lp in self._loops if all(t == want for t in lp.outs)), None)
         else:
             loop = next((lp for lp in self._loops
                          if all(numpy.can_cast(a.dtype, t, casting) for a, t in zip(args, lp.ins))), None)
         if loop is None:
             common = numpy.result_type(*[a.dtype for a in args]) if args else numpy.dtype(float)
-            return args, [numpy.dtype(dtype) if dtype is not None else common] * self.nout, self._func
+            return args, [_np_dtype_of(dtype) if dtype is not None else common] * self.nout, self._func
         cast = []
         for i, (a, t) in enumerate(zip(args, loop.ins)):
             if not numpy.can_cast(a.dtype, t, casting):

@@ -14,7 +14,7 @@ import operator
 import numpy
 
 from . import _core
-from ._common import _DTYPES, _BF16, _OPS, _shape_tuple, _layout_perm, _order_name, _contiguous, _norm_axis
+from ._common import _DTYPES, _bf16, _is_bf16, _np_dtype_of, _OPS, _shape_tuple, _layout_perm, _order_name, _contiguous, _norm_axis
 from ._ndarray import ndarray, _finish, _host, _NotAView, _operand
 from ._creation import asarray, empty, _empty_in_order
 
@@ -34,7 +34,7 @@ def _copy(a, code, order):
     perm = _layout_perm(a.shape, a.strides, a.itemsize, order)
     if a._tracer or perm == tuple(range(a.ndim)):
         return _core.cast(a, code)  # pending, C-contiguous
-    dst = _empty_in_order(a.shape, _DTYPES[code], False, a._device, perm)
+    dst = _empty_in_order(a.shape, _DTYPES[code] or _bf16(), False, a._device, perm)
     if a.size:
         _core.assign(dst, a)
     return dst
@@ -156,7 +156,7 @@ def size(a, axis=None):
 
 def result_type(*args):
     vals = [a.dtype if isinstance(a, ndarray) else a for a in args]
-    if builtins.any(isinstance(v, (numpy.dtype, type, str)) and numpy.dtype(v) == _BF16 for v in vals):
+    if builtins.any(isinstance(v, (numpy.dtype, type, str)) and _is_bf16(_np_dtype_of(v)) for v in vals):
         # bfloat16 by loom's own promotion (ml_dtypes' lattice), not the installed ml_dtypes' answer
         # (0.6 has no bfloat16 + float16 rule and makes bfloat16 with a Python int float32): the dtype
         # of a lazy operation on empty operands, which compiles nothing
@@ -354,7 +354,8 @@ def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     if out is not None and dtype is not None:
         raise TypeError("concatenate() only takes `out` or `dtype` as an argument, but both were provided.")
     if builtins.any(a._tracer for a in arrs) or builtins.len({a._device for a in arrs}) > 1:
-        r = _host(lambda *xs: numpy.concatenate(xs, axis=axis, dtype=dtype, casting=casting), *arrs)
+        nd = None if dtype is None else _np_dtype_of(dtype)
+        r = _host(lambda *xs: numpy.concatenate(xs, axis=axis, dtype=nd, casting=casting), *arrs)
         return _finish(r, out, casting)
     if axis is None:
         arrs = [a.ravel() for a in arrs]
@@ -372,7 +373,7 @@ def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
                 raise ValueError("all the input array dimensions except for the concatenation axis must match "
                                  f"exactly, but along dimension {k}, the array at index 0 has size "
                                  f"{arrs[0].shape[k]} and the array at index {i} has size {a.shape[k]}")
-    rdt = numpy.dtype(dtype) if dtype is not None else (out.dtype if out is not None else
+    rdt = _np_dtype_of(dtype) if dtype is not None else (out.dtype if out is not None else
                                                           numpy.result_type(*[a.dtype for a in arrs]))
     for a in arrs:
         if not numpy.can_cast(a.dtype, rdt, casting=casting):

@@ -7,7 +7,7 @@ import builtins
 import numpy
 
 from . import _core, _creation
-from ._common import _OPS, _code, _from_numpy, _kind, _norm_axis
+from ._common import _np_dtype_of, _OPS, _code, _from_numpy, _kind, _norm_axis
 from ._ndarray import ndarray, _operand, _finish, _host, _python_int
 from ._creation import asarray, asnumpy
 
@@ -154,7 +154,7 @@ def _ufunc_operands(name, a, b, dtype, casting, opname=None):
         a = asarray(a)
     if dtype is None:
         return _python_int(opname, a, b), _python_int(opname, b, a)
-    code, dt = _code(dtype), numpy.dtype(dtype)
+    code, dt = _code(dtype), _np_dtype_of(dtype)
     ops = []
     for i, x in enumerate((a, b)):
         if isinstance(x, ndarray) and x.dtype != dt:
@@ -200,7 +200,7 @@ def float_power(a, b, out=None, *, dtype=None, casting="same_kind"):
     complex128 when an operand is complex, like numpy.float_power (its loops are dd->d and DD->D)."""
     loop = numpy.dtype(numpy.complex128 if any(_is_complex_operand(x) for x in (a, b)) else numpy.float64)
     if dtype is not None:
-        d = numpy.dtype(dtype)
+        d = _np_dtype_of(dtype)
         if d not in (numpy.dtype(numpy.float64), numpy.dtype(numpy.complex128)) or not numpy.can_cast(loop, d, casting):
             raise TypeError(f"No loop matching the specified signature and casting was found for ufunc float_power "
                             f"(dtype={d}; float_power computes in float64 or complex128)")

@@ -23,7 +23,7 @@ import warnings
 import numpy
 
 from . import _core
-from ._common import (_DTYPES, _CODE, _OPS, _BF16, _BF16_CODE, _code, _shape_tuple, _norm_axis, _axes_tuple,
+from ._common import (_np_dtype_of, _DTYPES, _CODE, _OPS, _bf16, _is_bf16, _BF16_CODE, _code, _shape_tuple, _norm_axis, _axes_tuple,
                       _cur, _from_numpy, _contiguous)
 
 try:
@@ -105,7 +105,7 @@ class ndarray(_core.Array):
     # ---- attributes ------------------------------------------------------------------------------
     @property
     def dtype(self):
-        return _DTYPES[self._dtype_code]
+        return _DTYPES[self._dtype_code] or _bf16()  # bfloat16: ml_dtypes imported on first use
 
     @property
     def itemsize(self):
@@ -190,7 +190,7 @@ class ndarray(_core.Array):
         h = _core.to_device(self, 0, 0) if self._on_gpu else self
         if self._dtype_code == _BF16_CODE:  # no buffer format: the bits as uint16, seen as bfloat16
             h = _core.view(h, 0, h.shape, h.strides, _CODE[numpy.dtype(numpy.uint16)])
-            return numpy.asarray(memoryview(_core.exportable(h))).view(_BF16)
+            return numpy.asarray(memoryview(_core.exportable(h))).view(_bf16())
         return numpy.asarray(memoryview(_core.exportable(h)))
 
     def get(self, stream=None, order="C", out=None, blocking=True):
@@ -214,7 +214,7 @@ class ndarray(_core.Array):
                             "arrays refuse it as GPU arrays do). Please use `.get()` (or loom.asnumpy) to copy it "
                             "to the host.")
         a = self._np()
-        if dtype is not None and numpy.dtype(dtype) != a.dtype:
+        if dtype is not None and _np_dtype_of(dtype) != a.dtype:
             return a.astype(dtype)
         return a.copy() if copy else a
 
@@ -355,7 +355,7 @@ class ndarray(_core.Array):
         code = _code(dtype)
         if code == self._dtype_code and not copy and _manipulation._satisfies(self, order):
             return self
-        if self.dtype.kind == "c" and _DTYPES[code].kind not in "cb":  # to bool: nonzero, nothing lost
+        if self.dtype.kind == "c" and (_DTYPES[code] or _bf16()).kind not in "cb":  # to bool: nonzero, nothing lost
             warnings.warn("Casting complex values to real discards the imaginary part", _ComplexWarning,
                           stacklevel=2)
         return _manipulation._copy(self, code, order)
@@ -368,9 +368,9 @@ class ndarray(_core.Array):
         item size needs a contiguous last axis and changes its length)."""
         if type is not None:
             raise TypeError("view(type=...): loom arrays have no subclasses")
-        if dtype is None or numpy.dtype(dtype) == self.dtype:
+        if dtype is None or _np_dtype_of(dtype) == self.dtype:
             return self._numpy_view(lambda a: a.view())
-        d = numpy.dtype(dtype)
+        d = _np_dtype_of(dtype)
         if d.byteorder not in "=|":
             raise ValueError(f"view: dtype {d} is not in the native byte-order, which loom arrays use")
         if d.kind in "Mm":  # datetime64 / timedelta64: int64 containers (loom/_temporal.py)
@@ -637,7 +637,7 @@ def _index_dtype(r, dtype, out):
     """CuPy's dtype= of argmin / argmax: the indices in that integer dtype (with out=, out's dtype rules)."""
     if dtype is None or out is not None:
         return r
-    d = numpy.dtype(dtype)
+    d = _np_dtype_of(dtype)
     if d.kind not in "iu":
         raise TypeError(f"argmin/argmax: dtype must be an integer dtype, not {d}")
     return r.astype(d, copy=False)
@@ -694,7 +694,7 @@ raises OverflowError and so does loom, although CuPy answers); true division of 
     if kind == "u" and other.dtype.itemsize == 8 and 0 <= x < _UINT64_END:
         return _core.const(x, _CODE[other.dtype])
     if kind == "f":  # NumPy converts the int to the array's float dtype (float16: 2**63 is inf)
-        return _core.const(float(x), other._dtype_code) if other.dtype != _BF16 else float(x)
+        return _core.const(float(x), other._dtype_code) if not _is_bf16(other.dtype) else float(x)
     if kind == "c":  # and to a complex array's dtype
         return _core.const(complex(float(x)), other._dtype_code)
     if name in _COMPARISONS and kind in "iu":

@@ -20,7 +20,7 @@ import numpy
 
 from . import _core
 from ._ndarray import ndarray, _operand, _finish
-from ._common import _code
+from ._common import _np_dtype_of, _code
 
 
 def _arr(x):
@@ -71,7 +71,7 @@ def matmul(x1, x2, /, out=None, *, dtype=None, casting="same_kind", order="K", s
     if dtype is not None:
         if not numpy.can_cast(_result_dtype(a, b), dtype, casting):
             raise TypeError(f"Cannot cast ufunc 'matmul' input from {_result_dtype(a, b)!r} to "
-                            f"{numpy.dtype(dtype)!r} with casting rule {casting!r}")
+                            f"{_np_dtype_of(dtype)!r} with casting rule {casting!r}")
         a, b = _cast(a, dtype), _cast(b, dtype)
     return _finish(_core.matmul(a, b), out)
 
@@ -372,7 +372,7 @@ def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=
     if not ops:
         raise ValueError("einsum: no operands")
     labels, out_labels = _parse_einsum(subscripts, ops)
-    rt = _result_dtype(*ops) if dtype is None else numpy.dtype(dtype)
+    rt = _result_dtype(*ops) if dtype is None else _np_dtype_of(dtype)
     if len(ops) == 1 and set(labels[0]) == set(out_labels):
         rt = ops[0].dtype  # NumPy returns a view here (transposes, diagonals): dtype= is not applied
     if dtype is not None:

@@ -9,7 +9,7 @@ import warnings
 import numpy
 
 from . import _core
-from ._common import _OPS, _code, _norm_axis, _axes_tuple
+from ._common import _np_dtype_of, _OPS, _code, _norm_axis, _axes_tuple
 from ._ndarray import _finish, _ComplexWarning
 from ._creation import asarray
 from ._math import sqrt
@@ -20,7 +20,7 @@ _RED = {"sum": 0, "prod": 1, "min": 2, "max": 3, "mean": 4, "any": 5, "all": 6, 
 def _reduce(name, a, axis, dtype, out, keepdims):
     a = asarray(a)
     axes, code = _axes_tuple(axis), -1 if dtype is None else _code(dtype)
-    if code >= 0 and a.dtype.kind == "c" and numpy.dtype(dtype).kind not in "cb":  # NumPy's cast warning
+    if code >= 0 and a.dtype.kind == "c" and _np_dtype_of(dtype).kind not in "cb":  # NumPy's cast warning
         warnings.warn("Casting complex values to real discards the imaginary part", _ComplexWarning, stacklevel=3)
     if axes == ():
         # No axis reduced (NumPy's axis=()): each element is a reduction of itself, its identity combined
@@ -69,7 +69,7 @@ def prod(a, axis=None, dtype=None, out=None, keepdims=False):
 def mean(a, axis=None, dtype=None, out=None, keepdims=False):
     """The mean; with an integer dtype, NumPy's: the sum in that dtype, divided as float64, cast back
     (truncated toward zero)."""
-    if dtype is not None and numpy.dtype(dtype).kind in "iu":
+    if dtype is not None and _np_dtype_of(dtype).kind in "iu":
         a = asarray(a)
         n = a.size if axis is None else int(numpy.prod([a.shape[_norm_axis(x, a.ndim)] for x in _axes_tuple(axis)]))
         s = _reduce("sum", a, axis, dtype, None, keepdims)

@@ -11,7 +11,7 @@ import warnings
 
 import numpy
 
-from ._common import _norm_axis
+from ._common import _np_dtype_of, _norm_axis
 from ._creation import asarray, empty
 from . import _manipulation
 
@@ -116,7 +116,7 @@ def require(a, dtype=None, requirements=None):
     ValueError."""
     if dtype is not None:
         try:
-            dtype = numpy.dtype(dtype)
+            dtype = _np_dtype_of(dtype)
         except TypeError:
             raise ValueError(f"require: incorrect dtype {dtype!r}") from None
     if requirements is None:

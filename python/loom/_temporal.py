@@ -26,7 +26,7 @@ What these arrays do (the subset, each as NumPy does it):
 import numpy
 
 from . import _core
-from ._common import _CODE
+from ._common import _np_dtype_of, _CODE
 from ._ndarray import ndarray
 
 _I8 = numpy.dtype(numpy.int64)
@@ -59,7 +59,7 @@ def wrap(ints, dtype):
     """The int64 loom array `ints` (a fresh object: views, results) re-typed as an array of time dtype."""
     if ints.dtype != _I8:
         raise TypeError(f"loom: a {dtype} array is made of int64 values, not {ints.dtype}")
-    ints.__class__ = _class_of(check_time_dtype(numpy.dtype(dtype)))
+    ints.__class__ = _class_of(check_time_dtype(_np_dtype_of(dtype)))
     return ints
 
 
@@ -339,13 +339,13 @@ class _TimeArray(ndarray):
     def view(self, dtype=None, type=None):
         if type is not None:
             raise TypeError("view(type=...): loom arrays have no subclasses")
-        d = self._tdtype if dtype is None else numpy.dtype(dtype)
+        d = self._tdtype if dtype is None else _np_dtype_of(dtype)
         if is_time(d):
             return wrap(self._ints().view(_I8), check_time_dtype(d))
         return self._ints().view(d)
 
     def astype(self, dtype, order="K", casting=None, subok=None, copy=True):
-        d = numpy.dtype(dtype)
+        d = _np_dtype_of(dtype)
         if d == self._tdtype:
             if not copy:
                 from . import _manipulation

@@ -22,7 +22,7 @@ import inspect
 import numpy
 
 from . import _core
-from ._common import _CODE, _code
+from ._common import _np_dtype_of, _CODE, _code
 from ._ndarray import ndarray, _operand, _finish
 
 _NO_VALUE = object()
@@ -112,7 +112,7 @@ class ufunc:
                     kw["dtype"] = dtype
                 else:
                     args = tuple(_cast_operand(self.__name__, i, x, dtype, casting) for i, x in enumerate(args))
-                loop = (None,) * self.nin + (numpy.dtype(dtype),) * self.nout
+                loop = (None,) * self.nin + (_np_dtype_of(dtype),) * self.nout
         if self._takes_casting:
             kw["casting"] = casting
         res = self._impl(*args, **kw)
@@ -134,7 +134,7 @@ class ufunc:
         if dtype is not None and signature is not None:
             raise TypeError(f"{self.__name__}: cannot specify both 'signature' and 'dtype'")
         if dtype is not None:
-            return (None,) * self.nin + (numpy.dtype(dtype),) * self.nout
+            return (None,) * self.nin + (_np_dtype_of(dtype),) * self.nout
         if isinstance(signature, str) and "->" in signature:
             ins, outs = signature.replace(",", "").split("->")
             signature = tuple(ins) + tuple(outs)
@@ -319,7 +319,7 @@ def _cast_operand(name, i, x, dtype, casting):
     x = _operand(x)
     if not isinstance(x, ndarray):
         return x
-    dt = numpy.dtype(dtype)
+    dt = _np_dtype_of(dtype)
     if x.dtype != dt:
         if not numpy.can_cast(x.dtype, dt, casting):
             raise TypeError(f"Cannot cast ufunc '{name}' input {i} from {x.dtype!r} to {dt!r} with casting rule "

@@ -36,7 +36,7 @@ import threading
 import numpy
 
 from . import _core
-from ._common import _OPS, _code, _shape_tuple, _cur, _from_numpy, _norm_axis
+from ._common import _np_dtype_of, _OPS, _code, _shape_tuple, _cur, _from_numpy, _norm_axis
 from ._ndarray import ndarray, _finish
 from . import _random_host
 
@@ -142,7 +142,7 @@ def _bits(bg, shape, device=None, both=False):
 
 def _unit(b, dtype):
     """[0, 1) uniform of dtype float32 or float64 from uint64 bits b."""
-    if numpy.dtype(dtype) == numpy.float32:
+    if _np_dtype_of(dtype) == numpy.float32:
         return _core.binary(_OPS["mul"], _core.cast(_core.binary(_OPS["right_shift"], b, 40), _code(numpy.float32)),
                             2.0 ** -24)
     return _core.binary(_OPS["mul"], _core.cast(_core.binary(_OPS["right_shift"], b, 11), _code(numpy.float64)),
@@ -150,7 +150,7 @@ def _unit(b, dtype):
 
 
 def _float_dtype(dtype, name, allowed=("float32", "float64")):
-    d = numpy.dtype(dtype)
+    d = _np_dtype_of(dtype)
     if d.name not in allowed:
         raise TypeError(f"{name}: dtype must be one of {', '.join(allowed)}, not {d}")
     return d
@@ -189,7 +189,7 @@ def _standard_normal(bg, shape, dtype, device=None):
     u2 = _unit(b2, numpy.float64)
     r = _core.unary(_OPS["sqrt"], _core.binary(_OPS["mul"], -2.0, _core.unary(_OPS["log"], u1)))
     z = _core.binary(_OPS["mul"], r, _core.unary(_OPS["cos"], _core.binary(_OPS["mul"], u2, 2.0 * numpy.pi)))
-    return z if numpy.dtype(dtype) == numpy.float64 else _core.cast(z, _code(dtype))
+    return z if _np_dtype_of(dtype) == numpy.float64 else _core.cast(z, _code(dtype))
 
 
 def _mulhi64(x, r):
@@ -222,7 +222,7 @@ def _int_bound(x, name):
 
 
 def _integers(bg, low, high, shape, dtype, endpoint, device=None, name="integers"):
-    dt = numpy.dtype(dtype)
+    dt = _np_dtype_of(dtype)
     if dt.kind not in "iu" and dt != numpy.bool_:
         raise TypeError(f"{name}: dtype must be an integer dtype, not {dt}")
     info = numpy.iinfo(dt) if dt != numpy.bool_ else None
@@ -296,7 +296,7 @@ class Generator:
         _check_shape_fits(shape, (lo, hi), "uniform")
         u = _unit(_bits(self.bit_generator, shape), numpy.float64)
         r = _core.binary(_OPS["add"], lo, _core.binary(_OPS["mul"], _core.binary(_OPS["sub"], hi, lo), u))
-        return r if numpy.dtype(dtype) == numpy.float64 else _core.cast(r, _code(_float_dtype(dtype, "uniform")))
+        return r if _np_dtype_of(dtype) == numpy.float64 else _core.cast(r, _code(_float_dtype(dtype, "uniform")))
 
     def standard_normal(self, size=None, dtype=numpy.float64, out=None):
         dt = _float_dtype(dtype, "standard_normal")
@@ -311,7 +311,7 @@ class Generator:
         _check_shape_fits(shape, (mu, sigma), "normal")
         z = _standard_normal(self.bit_generator, shape, numpy.float64)
         r = _core.binary(_OPS["add"], mu, _core.binary(_OPS["mul"], sigma, z))
-        return r if numpy.dtype(dtype) == numpy.float64 else _core.cast(r, _code(_float_dtype(dtype, "normal")))
+        return r if _np_dtype_of(dtype) == numpy.float64 else _core.cast(r, _code(_float_dtype(dtype, "normal")))
 
     def standard_exponential(self, size=None, dtype=numpy.float64, method="inv", out=None):
         dt = _float_dtype(dtype, "standard_exponential")
@@ -327,7 +327,7 @@ class Generator:
         shape = _param_shape(size, s)
         e = self.standard_exponential(shape)
         r = _core.binary(_OPS["mul"], e, s)
-        return r if numpy.dtype(dtype) == numpy.float64 else _core.cast(r, _code(_float_dtype(dtype, "exponential")))
+        return r if _np_dtype_of(dtype) == numpy.float64 else _core.cast(r, _code(_float_dtype(dtype, "exponential")))
 
     def integers(self, low, high=None, size=None, dtype=numpy.int64, endpoint=False):
         """Integers in [low, high) ([low, high] with endpoint=True); multiply-shift (loom.random)."""
@@ -469,7 +469,7 @@ class RandomState:
         return self._gen.standard_exponential(size, dtype)
 
     def randint(self, low, high=None, size=None, dtype=int):
-        return self._gen.integers(low, high, size, numpy.dtype(dtype))
+        return self._gen.integers(low, high, size, _np_dtype_of(dtype))
 
     def random_integers(self, low, high=None, size=None):
         if high is None:

@@ -148,8 +148,40 @@ static void retire_if_drained(ModState *st, GraphObject *gr) {
   if (set_thread_graph(st, NULL) < 0) PyErr_Clear(); /* cannot fail for a graph in the dict; retired anyway */
 }
 
+/* Companions: a 0-d pending array of the graph, on the device evaluated, that shares a computed node with
+ * the arrays asked (loom_nodes_share) is evaluated with them: a training step's loss beside its new
+ * parameters. Evaluated later on its own (printed, or flushed by a synchronize()), it would compute the
+ * shared part again, the step's forward matrix product included; with them it costs one small reduction.
+ * At most MAX_COMPANIONS, found among the first 4 * MAX_COMPANIONS 0-d pending arrays; an evaluation that
+ * fails with companions is retried without them (their errors are their own, raised when they are read). */
+enum { MAX_COMPANIONS = 8 };
+static int companion_of(const ArrayObject *p, const ArrayObject *a) {
+  return p->lazy && p->desc.ndim == 0 && !p->devfree && p->desc.device == a->desc.device &&
+         p->desc.device_index == a->desc.device_index;
+}
+static Py_ssize_t count_companions(const GraphObject *gr, const ArrayObject *a) {
+  Py_ssize_t c = 0;
+  for (const ArrayObject *p = gr->pending; p && c < MAX_COMPANIONS; p = p->pending_next) c += companion_of(p, a);
+  return c;
+}
+static Py_ssize_t add_companions(GraphObject *gr, const ArrayObject *a, ArrayObject **who, LoomNode *nodes,
+                                 Py_ssize_t k, Py_ssize_t room) {
+  Py_ssize_t asked = k, seen = 0;
+  for (ArrayObject *p = gr->pending; p && k < asked + room && seen < 4 * MAX_COMPANIONS; p = p->pending_next) {
+    if (!companion_of(p, a)) continue;
+    seen++;
+    int dup = 0;
+    for (Py_ssize_t q = 0; q < k && !dup; q++) dup = who[q] == p;
+    int32_t share = 0;
+    if (dup || loom_nodes_share(gr->g, (int32_t)asked, nodes, 1, &p->node, &share) != LOOM_OK || !share) continue;
+    who[k] = p;
+    nodes[k++] = p->node;
+  }
+  return k;
+}
+
 /* Evaluates the lazy arrays among items (a sequence of objects; non-arrays are skipped), grouped by
- * graph, one loom_eval per graph. Returns 0 or -1 with an exception. */
+ * graph, one loom_eval per graph, with their companions. Returns 0 or -1 with an exception. */
 enum { MANY_ON_STACK = 4 };
 #define FREE_MANY()                                                                                              \
   do {                                                                                                           \
@@ -300,6 +332,8 @@ int materialize_many(ModState *st, PyObject **items, Py_ssize_t n) {
     for (Py_ssize_t j = i; j < n; j++)
       if (is_array(st, items[j]) && ((ArrayObject *)items[j])->lazy && ((ArrayObject *)items[j])->graph == (PyObject *)gr)
         cnt++; /* an upper bound: the loop below takes those on a's device */
+    Py_ssize_t room = count_companions(gr, a);
+    cnt += room;
     /* bookkeeping on the stack for a few arrays (the common case: one), else on the heap */
     LoomNode nodes_s[MANY_ON_STACK];
     LoomArray outs_s[MANY_ON_STACK];
@@ -358,11 +392,22 @@ int materialize_many(ModState *st, PyObject **items, Py_ssize_t n) {
       if (numel(&b->desc) > big) big = numel(&b->desc);
       k++;
     }
+    Py_ssize_t asked = k, devfree = 0;
+    for (Py_ssize_t q = 0; q < k; q++) devfree |= who[q]->devfree; /* their outputs are made beforehand */
+    if (room && !devfree) k = add_companions(gr, a, who, nodes, k, room);
     /* strong references across the evaluation: without the GIL, another thread may drop the last one */
     Py_INCREF(gr);
-    for (Py_ssize_t q = 0; q < k; q++) Py_INCREF(who[q]);
+    Py_ssize_t held = k;
+    for (Py_ssize_t q = 0; q < held; q++) Py_INCREF(who[q]);
     Py_ssize_t done = 0;
-    LoomStatus s = eval_graph(st, gr, k, nodes, outs, big, a->desc.device != LOOM_DEVICE_HOST, &done);
+    int gpu = a->desc.device != LOOM_DEVICE_HOST;
+    LoomStatus s = eval_graph(st, gr, k, nodes, outs, big, gpu, &done);
+    if (s && k > asked) { /* again without the companions */
+      for (Py_ssize_t q = 0; q < done; q++) loom_array_free(ctx_of(st), &outs[q]);
+      memset(outs, 0, sizeof(LoomArray) * (size_t)k);
+      k = asked;
+      s = eval_graph(st, gr, k, nodes, outs, big, gpu, &done);
+    }
     int rc = 0;
     if (s) {
       raise_status(st, s);
@@ -396,7 +441,7 @@ int materialize_many(ModState *st, PyObject **items, Py_ssize_t n) {
         if (nodes[q] >= 0 && bind_if_read(st, gr, nodes[q], who[q]) < 0) rc = -1;
     }
     if (rc == 0) retire_if_drained(st, gr);
-    for (Py_ssize_t q = 0; q < k; q++) Py_DECREF(who[q]);
+    for (Py_ssize_t q = 0; q < held; q++) Py_DECREF(who[q]);
     Py_DECREF(gr);
     FREE_MANY();
     if (rc) return rc;

@@ -214,11 +214,57 @@ static void test_node_reaches(void) {
   tc_free(&a), tc_free(&b);
 }
 
+/* loom_nodes_share: two node sets built on a common computing node (not an input, constant or view). */
+static void test_nodes_share(void) {
+  LoomGraph *g = NULL;
+  if (!CHECK_OK(loom_graph_create(tc_ctx, &g))) return;
+  LoomArray a = tc_new2(LOOM_FLOAT64, 2, 3), b = tc_new2(LOOM_FLOAT64, 2, 3);
+  LoomNode na, nb, ea, sa, pa, ta, sb, va, vb;
+  /* ea = exp(a); sa = sum(ea); pa = ea * 2 (shares ea with sa); ta = transpose(a); va = ta * 3 (only a view
+   * of a shared with sb); sb = sum(b * a) (reads the input a, not exp(a)); vb = sum(ta) */
+  LoomNode two, three, ab;
+  const int32_t axes[2] = {0, 1}, perm[2] = {1, 0};
+  bool built = CHECK_OK(loom_input(g, &a, &na)) && CHECK_OK(loom_input(g, &b, &nb)) &&
+               CHECK_OK(loom_unary(g, LOOM_OP_EXP, na, &ea)) &&
+               CHECK_OK(loom_reduce(g, LOOM_REDUCE_SUM, ea, 2, axes, 0, &sa)) &&
+               CHECK_OK(loom_weak_float(g, 2.0, &two)) && CHECK_OK(loom_binary(g, LOOM_OP_MUL, ea, two, &pa)) &&
+               CHECK_OK(loom_permute(g, na, perm, &ta)) && CHECK_OK(loom_weak_float(g, 3.0, &three)) &&
+               CHECK_OK(loom_binary(g, LOOM_OP_MUL, ta, three, &va)) &&
+               CHECK_OK(loom_binary(g, LOOM_OP_MUL, nb, na, &ab)) &&
+               CHECK_OK(loom_reduce(g, LOOM_REDUCE_SUM, ab, 2, axes, 0, &sb)) &&
+               CHECK_OK(loom_reduce(g, LOOM_REDUCE_SUM, ta, 2, axes, 0, &vb));
+  if (built) {
+    int32_t r = -1;
+    const LoomNode s_a[1] = {sa}, p_a[1] = {pa}, s_b[1] = {sb}, v_a[1] = {va}, v_b[1] = {vb}, e_a[1] = {ea};
+    const LoomNode both[2] = {sb, pa};
+    CHECK(CHECK_OK(loom_nodes_share(g, 1, s_a, 1, p_a, &r)) && r == 1, "sum(exp(a)) and exp(a) * 2 share exp(a) (%d)", r);
+    CHECK(CHECK_OK(loom_nodes_share(g, 1, s_a, 1, s_b, &r)) && r == 0, "an input is not a shared computation (%d)", r);
+    CHECK(CHECK_OK(loom_nodes_share(g, 1, v_a, 1, v_b, &r)) && r == 0, "nor is a view of one (%d)", r);
+    CHECK(CHECK_OK(loom_nodes_share(g, 1, e_a, 1, p_a, &r)) && r == 0, "a's own values are kept, not shared (%d)", r);
+    CHECK(CHECK_OK(loom_nodes_share(g, 1, p_a, 1, e_a, &r)) && r == 1, "b = exp(a) is computed again for a (%d)", r);
+    CHECK(CHECK_OK(loom_nodes_share(g, 1, s_a, 2, both, &r)) && r == 1, "any member of a set counts (%d)", r);
+    CHECK(CHECK_OK(loom_nodes_share(g, 0, NULL, 1, s_a, &r)) && r == 0, "an empty set shares nothing (%d)", r);
+    CHECK(loom_nodes_share(g, -1, s_a, 1, p_a, &r) == LOOM_ERR_INVALID_ARGUMENT, "a negative count");
+    CHECK(loom_nodes_share(g, 1, NULL, 1, p_a, &r) == LOOM_ERR_INVALID_ARGUMENT, "a NULL set");
+    const LoomNode bad[1] = {9999};
+    CHECK(loom_nodes_share(g, 1, s_a, 1, bad, &r) == LOOM_ERR_INVALID_ARGUMENT, "a bad node");
+    CHECK(loom_nodes_share(g, 1, s_a, 1, p_a, NULL) == LOOM_ERR_INVALID_ARGUMENT, "out NULL");
+    /* exp(a) bound to an array: it is an input now, so nothing computed is shared any more */
+    LoomArray c = tc_new2(LOOM_FLOAT64, 2, 3);
+    if (CHECK_OK(loom_node_bind(g, ea, &c)))
+      CHECK(CHECK_OK(loom_nodes_share(g, 1, s_a, 1, p_a, &r)) && r == 0, "through a bound node (%d)", r);
+    tc_free(&c);
+  }
+  loom_graph_destroy(g);
+  tc_free(&a), tc_free(&b);
+}
+
 int main(void) {
   if (!tc_init()) return 1;
   test_rebind();
   test_rebind_same();
   test_node_bind();
   test_node_reaches();
+  test_nodes_share();
   return tc_finish();
 }

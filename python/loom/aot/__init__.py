@@ -53,6 +53,7 @@ import re
 import numpy
 
 from .. import _core
+from .._common import _np_dtype_of
 
 _OK, _INVALID, _SHAPE, _DTYPE, _AXIS, _OOM, _UNSUPPORTED, _BACKEND, _INTERNAL = range(9)
 _SHORT = {"bool": "b1", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64", "uint8": "u8",
@@ -66,7 +67,7 @@ class Array:
     "broadcast"); shape (optional) only picks the example's sizes."""
 
     def __init__(self, dtype, ndim=None, layout="C", shape=None):
-        self.dtype = numpy.dtype(dtype)
+        self.dtype = _np_dtype_of(dtype)
         if shape is not None:
             shape = tuple(int(s) for s in shape)
             ndim = len(shape) if ndim is None else ndim

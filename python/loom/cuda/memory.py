@@ -23,6 +23,7 @@ import os
 from .. import _core
 from .device import _HOST, _current_key, _available, Device, get_device_id
 from .stream import Stream, ExternalStream
+from .._common import _np_dtype_of
 
 
 class OutOfMemoryError(MemoryError):
@@ -303,7 +304,7 @@ def _array_over(shape, dtype, memptr, strides, order):
     import numpy
     from .._common import _code, _shape_tuple
     shape = _shape_tuple(shape)
-    dt = numpy.dtype(dtype)
+    dt = _np_dtype_of(dtype)
     code = _code(dt)
     if order not in ("C", "F", None):
         raise ValueError(f"ndarray: order must be 'C' or 'F', got {order!r}")
