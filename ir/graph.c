@@ -583,10 +583,7 @@ LoomStatus ir_node_reaches(const IrGraph *g, int32_t idx, int32_t n, const int32
   return LOOM_OK;
 }
 
-static bool computes(IrKind k) {
-  return k != IR_INPUT && k != IR_CONST && k != IR_IOTA && k != IR_BROADCAST && k != IR_RESHAPE && k != IR_PERMUTE &&
-         k != IR_SLICE;
-}
+static bool computes(IrKind k) { return k != IR_INPUT && k != IR_CONST && k != IR_IOTA && !ir_is_movement(k); }
 
 /* Marks every node a is built on (bit 1; bit 4: a member of a) and every node b is built on through nodes
  * not in a (bit 2), in one backward scan from the largest (sources always come before their users). */

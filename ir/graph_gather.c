@@ -20,10 +20,6 @@ const char *ir_gather_mode_name(int mode) {
   return mode >= 0 && mode < IR_GATHER_MODE_COUNT ? gather_mode_names[mode] : NULL;
 }
 
-static bool is_movement(int kind) {
-  return kind == IR_BROADCAST || kind == IR_RESHAPE || kind == IR_PERMUTE || kind == IR_SLICE;
-}
-
 /* x broadcast to (nd, shape) unless it has that shape already. */
 static LoomStatus broadcast_to(IrGraph *g, int32_t x, int nd, const int64_t *shape, int32_t *out, Diag *d) {
   const IrNode *n = &g->nodes[x];
@@ -77,7 +73,7 @@ static LoomStatus gather_nodes(IrGraph *g, int32_t data, int32_t idx, int axis, 
   }
   if (n == 0) return diag_error(d, LOOM_ERR_SHAPE, "cannot do a non-empty take from an empty axis");
   int32_t leaf = data;
-  while (is_movement(g->nodes[leaf].kind)) leaf = g->nodes[leaf].src[0];
+  while (ir_is_movement(g->nodes[leaf].kind)) leaf = g->nodes[leaf].src[0];
   int lk = g->nodes[leaf].kind;
   if (lk == IR_ELEM || lk == IR_CAST || lk == IR_GATHER || lk == IR_SCATTER) /* read in memory: realized */
     if ((st = ir_copy(g, data, &data, d))) return st;

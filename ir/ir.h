@@ -305,6 +305,10 @@ LoomStatus ir_scatter(IrGraph *g, int32_t base, int32_t idx, int32_t values, IrS
 /* Number of sources a node reads (src[0..n)): 0 for inputs and constants, the op's arity for ELEM,
  * 2 for MATMUL, 3 for GATHER and SCATTER, else 1. */
 int ir_node_arity(const IrNode *n);
+/* A view of its source (broadcast, reshape, permute, slice): moves no values of its own. */
+static inline bool ir_is_movement(int kind) {
+  return kind == IR_BROADCAST || kind == IR_RESHAPE || kind == IR_PERMUTE || kind == IR_SLICE;
+}
 LoomStatus ir_iota(IrGraph *g, int ndim, const int64_t *shape, int32_t *out, Diag *d);
 /* A weak node (a Python scalar) converted to dtype t by value (NEP 50): a constant of t, or a cast of
  * a weak expression. A weak int constant outside integer t's range sets *range (-1 below, 1 above),

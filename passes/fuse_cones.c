@@ -23,10 +23,6 @@ LoomStatus pass_fuse_push_i32(Fuser *f, int32_t **arr, int32_t *n, int32_t *cap,
   return LOOM_OK;
 }
 
-static bool is_movement(int kind) {
-  return kind == IR_BROADCAST || kind == IR_RESHAPE || kind == IR_PERMUTE || kind == IR_SLICE;
-}
-
 /* ---- read resolution (shared with lower.c) ------------------------------------------------------------ */
 
 bool pass_map_strides(const FusedKernel *k, bool final_space, int ndim, const int64_t *shape,
@@ -185,7 +181,7 @@ LoomStatus pass_fuse_collect_reads(Fuser *f, int32_t x) {
 }
 
 int32_t pass_fuse_leaf_of(const IrGraph *g, int32_t top) {
-  while (is_movement(g->nodes[top].kind)) top = g->nodes[top].src[0];
+  while (ir_is_movement(g->nodes[top].kind)) top = g->nodes[top].src[0];
   return top;
 }
 

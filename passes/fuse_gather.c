@@ -23,9 +23,7 @@
 
 #include "passes/fuse_internal.h"
 
-bool pass_fuse_movement_kind(int kind) {
-  return kind == IR_BROADCAST || kind == IR_RESHAPE || kind == IR_PERMUTE || kind == IR_SLICE;
-}
+bool pass_fuse_movement_kind(int kind) { return ir_is_movement(kind); }
 
 /* f->reads and f->cone: what the scatter kernel of x reads (the index's and the values' cones). */
 static LoomStatus scatter_reads(Fuser *f, int32_t x) {

@@ -24,10 +24,6 @@ void pass_contiguous_strides(int ndim, const int64_t *shape, int64_t *strides) {
   }
 }
 
-static bool is_movement(int kind) {
-  return kind == IR_BROADCAST || kind == IR_RESHAPE || kind == IR_PERMUTE || kind == IR_SLICE;
-}
-
 /* NumPy's no-copy reshape: strides for new shape (nn, nd) of a view (on, od, os), or false. Size-1
  * source dims are ignored; groups of source dims that multiply to groups of new dims must be
  * contiguous among themselves. */
@@ -73,7 +69,7 @@ bool pass_compute_view(const IrGraph *g, int32_t node, IrView *out) {
   int32_t chain[256];
   int nchain = 0;
   int32_t v = node;
-  while (v >= 0 && v < g->nnodes && is_movement(g->nodes[v].kind)) {
+  while (v >= 0 && v < g->nnodes && ir_is_movement(g->nodes[v].kind)) {
     if (nchain == (int)(sizeof chain / sizeof chain[0])) return false;
     chain[nchain++] = v;
     v = g->nodes[v].src[0];
@@ -193,7 +189,7 @@ int32_t pass_const_of(const IrGraph *g, int32_t x) {
 /* Length of the movement chain from x down to its leaf (0 for a leaf). */
 static int chain_length(const IrGraph *g, int32_t x) {
   int n = 0;
-  while (x >= 0 && x < g->nnodes && is_movement(g->nodes[x].kind) && n <= PASS_MAX_VIEW_CHAIN) {
+  while (x >= 0 && x < g->nnodes && ir_is_movement(g->nodes[x].kind) && n <= PASS_MAX_VIEW_CHAIN) {
     x = g->nodes[x].src[0];
     n++;
   }
@@ -308,7 +304,7 @@ static LoomStatus step_rewrite(Views *v, Frame *f) {
     f->step = 1;
     return LOOM_OK;
   case 4: { /* combine */
-    if (is_movement(n.kind)) {
+    if (ir_is_movement(n.kind)) {
       int32_t s = f->src[0];
       const IrNode *sn = &g->nodes[s];
       if (s == n.src[0] && pass_const_of(g, s) < 0 && sn->kind != IR_ELEM && sn->kind != IR_CAST) {

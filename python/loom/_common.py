@@ -37,6 +37,11 @@ def _bf16():
     return _BF16
 
 
+def _dtype_at(code):
+    """The NumPy dtype of a _core dtype code (bfloat16's imports ml_dtypes on first use)."""
+    return _DTYPES[code] or _bf16()
+
+
 def _is_bf16(d):
     """Whether the NumPy dtype d is bfloat16 (ml_dtypes' types are kind 'V'; nothing is imported for
     the others)."""

@@ -14,7 +14,7 @@ import operator
 import numpy
 
 from . import _core
-from ._common import _DTYPES, _bf16, _is_bf16, _np_dtype_of, _OPS, _shape_tuple, _layout_perm, _order_name, _contiguous, _norm_axis
+from ._common import _dtype_at, _is_bf16, _np_dtype_of, _OPS, _shape_tuple, _layout_perm, _order_name, _contiguous, _norm_axis
 from ._ndarray import ndarray, _finish, _host, _NotAView, _operand
 from ._creation import asarray, empty, _empty_in_order
 
@@ -34,7 +34,7 @@ def _copy(a, code, order):
     perm = _layout_perm(a.shape, a.strides, a.itemsize, order)
     if a._tracer or perm == tuple(range(a.ndim)):
         return _core.cast(a, code)  # pending, C-contiguous
-    dst = _empty_in_order(a.shape, _DTYPES[code] or _bf16(), False, a._device, perm)
+    dst = _empty_in_order(a.shape, _dtype_at(code), False, a._device, perm)
     if a.size:
         _core.assign(dst, a)
     return dst

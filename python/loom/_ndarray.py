@@ -23,7 +23,7 @@ import warnings
 import numpy
 
 from . import _core
-from ._common import (_np_dtype_of, _DTYPES, _CODE, _OPS, _bf16, _is_bf16, _BF16_CODE, _code, _shape_tuple, _norm_axis, _axes_tuple,
+from ._common import (_np_dtype_of, _dtype_at, _CODE, _OPS, _bf16, _is_bf16, _BF16_CODE, _code, _shape_tuple, _norm_axis, _axes_tuple,
                       _cur, _from_numpy, _contiguous)
 
 try:
@@ -105,7 +105,7 @@ class ndarray(_core.Array):
     # ---- attributes ------------------------------------------------------------------------------
     @property
     def dtype(self):
-        return _DTYPES[self._dtype_code] or _bf16()  # bfloat16: ml_dtypes imported on first use
+        return _dtype_at(self._dtype_code)
 
     @property
     def itemsize(self):
@@ -355,7 +355,7 @@ class ndarray(_core.Array):
         code = _code(dtype)
         if code == self._dtype_code and not copy and _manipulation._satisfies(self, order):
             return self
-        if self.dtype.kind == "c" and (_DTYPES[code] or _bf16()).kind not in "cb":  # to bool: nonzero, nothing lost
+        if self.dtype.kind == "c" and _dtype_at(code).kind not in "cb":  # to bool: nonzero, nothing lost
             warnings.warn("Casting complex values to real discards the imaginary part", _ComplexWarning,
                           stacklevel=2)
         return _manipulation._copy(self, code, order)

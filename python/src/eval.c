@@ -152,24 +152,25 @@ static void retire_if_drained(ModState *st, GraphObject *gr) {
  * the arrays asked (loom_nodes_share) is evaluated with them: a training step's loss beside its new
  * parameters. Evaluated later on its own (printed, or flushed by a synchronize()), it would compute the
  * shared part again, the step's forward matrix product included; with them it costs one small reduction.
- * At most MAX_COMPANIONS, found among the first 4 * MAX_COMPANIONS 0-d pending arrays; an evaluation that
- * fails with companions is retried without them (their errors are their own, raised when they are read). */
-enum { MAX_COMPANIONS = 8 };
+ * At most MAX_COMPANIONS, looked for among the COMPANION_WINDOW newest pending arrays (a bounded cost per
+ * evaluation, however many are pending); an evaluation that fails with companions is retried without
+ * them (their errors are their own, raised when they are read). */
+enum { MAX_COMPANIONS = 8, COMPANION_WINDOW = 64 };
 static int companion_of(const ArrayObject *p, const ArrayObject *a) {
   return p->lazy && p->desc.ndim == 0 && !p->devfree && p->desc.device == a->desc.device &&
          p->desc.device_index == a->desc.device_index;
 }
 static Py_ssize_t count_companions(const GraphObject *gr, const ArrayObject *a) {
-  Py_ssize_t c = 0;
-  for (const ArrayObject *p = gr->pending; p && c < MAX_COMPANIONS; p = p->pending_next) c += companion_of(p, a);
+  Py_ssize_t c = 0, seen = 0;
+  for (const ArrayObject *p = gr->pending; p && c < MAX_COMPANIONS && seen++ < COMPANION_WINDOW; p = p->pending_next)
+    c += companion_of(p, a);
   return c;
 }
 static Py_ssize_t add_companions(GraphObject *gr, const ArrayObject *a, ArrayObject **who, LoomNode *nodes,
                                  Py_ssize_t k, Py_ssize_t room) {
   Py_ssize_t asked = k, seen = 0;
-  for (ArrayObject *p = gr->pending; p && k < asked + room && seen < 4 * MAX_COMPANIONS; p = p->pending_next) {
+  for (ArrayObject *p = gr->pending; p && k < asked + room && seen++ < COMPANION_WINDOW; p = p->pending_next) {
     if (!companion_of(p, a)) continue;
-    seen++;
     int dup = 0;
     for (Py_ssize_t q = 0; q < k && !dup; q++) dup = who[q] == p;
     int32_t share = 0;
