@@ -40,6 +40,8 @@ typedef struct CgMath {
    * (constants, parameters, reduction results: lower.c's `varies`): GPU hooks then keep straight-line
    * sequences that are computed once (nvptx's division) instead of per-point fast paths with branches */
   bool uniform;
+  /* the instruction's second operand (a divisor) varies per point (lower.c's `varies`): nothing to hoist */
+  bool rhs_varies;
   /* code emitted now must stay one basic block (the unrolled GPU reduction loop evaluates its points'
    * loads and values in turn: a branch between them would keep the later loads from being issued
    * before the earlier points' arithmetic) */

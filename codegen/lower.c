@@ -182,8 +182,9 @@ static LLVMValueRef emit_one(Lower *L, int i) {
         return LLVMGetUndef(cg_reg_type(m, t));
       }
     m->uniform = !L->varies[i];
+    m->rhs_varies = n == 2 && L->varies[in->src[1]];
     LLVMValueRef v = cg_elem(m, (LoomOp)in->op, opd, args);
-    m->uniform = false;
+    m->uniform = m->rhs_varies = false;
     if (LLVMTypeOf(v) != cg_reg_type(m, t)) {
       diag_error(m->d, LOOM_ERR_INTERNAL, "codegen: instruction %d (%s of %s) is typed %s", i,
                  loom_op_name((LoomOp)in->op), loom_dtype_name(opd), loom_dtype_name(t));

@@ -27,6 +27,8 @@
  * Anything else (other exponents, complex, a run-time exponent) returns NULL: the caller emits pow.
  */
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "codegen/cg_gpu.h"
 #include "codegen/cg_llvm.h"
@@ -67,25 +69,61 @@ static F32Pair pair_mul(CgMath *m, F32Pair x, F32Pair y) {
   return (F32Pair){p, e};
 }
 
-/* float32 x**n, 1 <= n <= CG_POW_MAX_INT, by repeated squaring of float32 pairs (fma-based exact
- * products; the float64 products they replace halve the vector width and add conversions). Where hi
- * is 0, infinite or NaN (or lo is 0) the result is hi: pow's signed zeros, infinities and NaN. */
-static LLVMValueRef pow_f32_pair(CgMath *m, LLVMValueRef a, int n) {
+/* The last product of a chain, rounded once: fma(x.hi, y.hi, cross) with cross = x.hi*y.lo + x.lo*y.hi
+ * (lo*lo is below the pairs' precision). Where cross is 0 (the low parts vanish: hi*hi is the exact
+ * product) or not finite (an earlier product overflowed, or x is infinite or NaN) the result is
+ * x.hi*y.hi: pow's signed zeros, infinities and NaN. */
+static LLVMValueRef pair_mul_round(CgMath *m, F32Pair x, F32Pair y) {
   LLVMBuilderRef b = m->b;
+  LLVMValueRef cross = NULL;
+  if (x.lo && y.lo) cross = fma3(m, x.lo, y.hi, LLVMBuildFMul(b, x.hi, y.lo, ""));
+  else if (x.lo) cross = LLVMBuildFMul(b, x.lo, y.hi, "");
+  else if (y.lo) cross = LLVMBuildFMul(b, x.hi, y.lo, "");
+  LLVMValueRef hh = LLVMBuildFMul(b, x.hi, y.hi, "pow.hh");
+  if (!cross) return hh;
+  LLVMTypeRef ty = LLVMTypeOf(cross);
+  LLVMValueRef ac = cg_intrinsic(m, "llvm.fabs", &ty, 1, &cross, 1);
+  LLVMValueRef zero = cg_fconst(m, LOOM_FLOAT32, 0.0), inf = cg_fconst(m, LOOM_FLOAT32, INFINITY);
+  LLVMValueRef ok = LLVMBuildAnd(b, LLVMBuildFCmp(b, LLVMRealOGT, ac, zero, ""), LLVMBuildFCmp(b, LLVMRealOLT, ac, inf, ""), "");
+  return LLVMBuildSelect(b, ok, fma3(m, x.hi, y.hi, cross), hh, "pow.r");
+}
+
+/* float32 x**n, 2 <= n <= CG_POW_MAX_INT, by repeated squaring of float32 pairs (fma-based exact
+ * products; the float64 products they replace halve the vector width and add conversions), the last
+ * product rounded once (pair_mul_round). x**3: 4 multiplies and fmas, 2 compares and a select. */
+static LLVMValueRef pow_f32_pair(CgMath *m, LLVMValueRef a, int n) {
   if (n == 1) return a;
+  int ops = 0; /* the chain's products, the last of which rounds */
+  for (int k = n, have = 0;;) {
+    if (k & 1) ops += have, have = 1;
+    k >>= 1;
+    if (!k) break;
+    ops++;
+  }
   F32Pair r = {NULL, NULL}, sq = {a, NULL};
-  for (;;) {
-    if (n & 1) r = !r.hi ? sq : pair_mul(m, r, sq);
+  for (int done = 0;;) {
+    if (n & 1) {
+      if (!r.hi) r = sq;
+      else if (++done == ops) return pair_mul_round(m, r, sq);
+      else r = pair_mul(m, r, sq);
+    }
     n >>= 1;
-    if (!n) break;
+    if (!n) return r.hi; /* not reached: the last product returns */
+    if (++done == ops) return pair_mul_round(m, sq, sq); /* n a power of two: its last squaring */
     sq = pair_mul(m, sq, sq);
   }
-  LLVMTypeRef ty = LLVMTypeOf(a);
-  LLVMValueRef ahi = cg_intrinsic(m, "llvm.fabs", &ty, 1, &r.hi, 1);
-  LLVMValueRef finite = LLVMBuildFCmp(b, LLVMRealOLT, ahi, cg_fconst(m, LOOM_FLOAT32, INFINITY), "");
-  LLVMValueRef nz = LLVMBuildFCmp(b, LLVMRealONE, r.lo, cg_fconst(m, LOOM_FLOAT32, 0.0), "");
-  LLVMValueRef sum = LLVMBuildFAdd(b, r.hi, r.lo, "pow.r");
-  return LLVMBuildSelect(b, LLVMBuildAnd(b, finite, nz, ""), sum, r.hi, "");
+}
+
+/* LOOM_GPU_POW_F64=0: float32 integer powers by float32 pairs on fast-float64 GPUs too (A/B timings). */
+static bool pow_f64_on_gpu(void) {
+  static int on = -1;
+  int r = __atomic_load_n(&on, __ATOMIC_RELAXED);
+  if (r < 0) {
+    const char *s = getenv("LOOM_GPU_POW_F64");
+    r = !(s && strcmp(s, "0") == 0);
+    __atomic_store_n(&on, r, __ATOMIC_RELAXED);
+  }
+  return r != 0;
 }
 
 /* Whether float32 a is a float16 value widened (fpext from half): 11 significant bits and an exponent
@@ -139,7 +177,7 @@ LLVMValueRef cg_pow_const(CgMath *m, LoomDType t, LLVMValueRef a, LLVMValueRef e
   int n = (int)fabs(c);
   if (t == LOOM_FLOAT64) return c > 0 ? mul_chain(b, true, a, n) : NULL;
   if (c > 0 && n <= 4 && cg_is_widened_half(a)) return mul_chain(b, true, a, n);
-  if (c > 0 && !(m->gpu && m->gpu->fast_f64)) return pow_f32_pair(m, a, n);
+  if (c > 0 && !(m->gpu && m->gpu->fast_f64 && pow_f64_on_gpu())) return pow_f32_pair(m, a, n);
   LLVMTypeRef f64 = LLVMDoubleTypeInContext(m->c);
   LLVMValueRef r = mul_chain(b, true, LLVMBuildFPExt(b, a, f64, ""), n);
   if (c < 0) r = LLVMBuildFDiv(b, LLVMConstReal(f64, 1.0), r, "");

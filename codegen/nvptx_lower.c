@@ -129,9 +129,13 @@ static LLVMValueRef exp_in_markstein_range(CgMath *m, LLVMValueRef x) {
  * instead of two conversions and five float64 ones. Any other a or b (zeros, infinities, NaN,
  * subnormals, extreme exponents) branches to the float64 quotient of before; a quotient of two
  * point-independent values (CgMath.uniform) and code that must not branch (CgMath.no_branch: the
- * unrolled reduction loop) keep the float64 quotient alone, and so does a divisor loaded per point
- * (reads_memory: nothing to hoist; batchnorm_infer_nchw ran 0.14 -> 0.24 ms with the step). LOOM_GPU_FAST_DIV=0:
- * always the float64 quotient (A/B timings). */
+ * unrolled reduction loop) keep the float64 quotient alone. A divisor that varies per point (CgMath.rhs_varies,
+ * or a load among its operands: nothing to hoist; silu's 1 + exp(-x), batchnorm's sqrt(var[c] + eps)) takes
+ * the float32 reciprocal instead: rcp.approx and one Newton step, then the same step, which is div.rn.f32's
+ * own fast path as ptxas writes it (bit for bit with div.rn.f32 over 2^35 pairs in the range on the H200:
+ * bench/ptx/check_div_newton.ptx): 1 MUFU and 5 float32 operations against 3 conversions, 8 float64
+ * operations and a MUFU.RCP64H of the float64 quotient. LOOM_GPU_FAST_DIV=0: always the float64 quotient;
+ * =1: not the float32 reciprocal (A/B timings). */
 /* Whether v reads global memory at this point (a load among its operands, a few levels up, in the block
  * being emitted; a value made in an earlier block (a row's partials, loaded once) is not): a divisor loaded per
  * point (batchnorm's sqrt(var[c] + eps), silu's 1 + exp(-x)) is not hoisted, so Markstein's step would
@@ -150,39 +154,83 @@ static bool reads_memory(LLVMValueRef v, LLVMBasicBlockRef here, int depth) {
   return false;
 }
 
+/* LOOM_GPU_FAST_DIV, read once: 0 the float64 quotient everywhere; 1 Markstein's step from the float64
+ * reciprocal where the divisor can be hoisted; 2 (default) also the float32 reciprocal path for a divisor
+ * that changes per point. */
+static int fast_div_level(void) {
+  static int lv = -1;
+  int r = __atomic_load_n(&lv, __ATOMIC_RELAXED);
+  if (r < 0) {
+    const char *s = getenv("LOOM_GPU_FAST_DIV");
+    r = s && *s ? atoi(s) : 2;
+    if (r < 0) r = 0;
+    __atomic_store_n(&lv, r, __ATOMIC_RELAXED);
+  }
+  return r;
+}
+
+/* 1/b in float64 (b a float32 widened): the estimate r0 and r2 after two Newton steps (within ~2^-52). */
+typedef struct Rcp64 {
+  LLVMValueRef B, nB, r0, r2;
+} Rcp64;
+
+static Rcp64 rcp64_of(CgMath *m, LLVMValueRef bv) {
+  LLVMBuilderRef b = m->b;
+  LLVMTypeRef f64 = LLVMDoubleTypeInContext(m->c);
+  LLVMValueRef one = LLVMConstReal(f64, 1.0);
+  Rcp64 r;
+  r.B = LLVMBuildFPExt(b, bv, f64, "");
+  r.nB = LLVMBuildFNeg(b, r.B, "");
+  r.r0 = nv_intr(m, "llvm.nvvm.rcp.approx.ftz.d", r.B);
+  LLVMValueRef r1 = fma3(m, r.r0, fma3(m, r.nB, r.r0, one), r.r0);
+  r.r2 = fma3(m, r1, fma3(m, r.nB, r1, one), r1);
+  return r;
+}
+
 static LLVMValueRef nv_fdiv_f32(CgMath *m, LLVMValueRef a, LLVMValueRef bv) {
   LLVMBuilderRef b = m->b;
   LLVMTypeRef f64 = LLVMDoubleTypeInContext(m->c), f32 = LLVMFloatTypeInContext(m->c);
-  LLVMValueRef B = LLVMBuildFPExt(b, bv, f64, "");
-  LLVMValueRef one = LLVMConstReal(f64, 1.0), nB = LLVMBuildFNeg(b, B, "");
-  LLVMValueRef r0 = nv_intr(m, "llvm.nvvm.rcp.approx.ftz.d", B);
-  LLVMValueRef r1 = fma3(m, r0, fma3(m, nB, r0, one), r0);
-  LLVMValueRef r2 = fma3(m, r1, fma3(m, nB, r1, one), r1);
-  const char *fast = getenv("LOOM_GPU_FAST_DIV");
+  int level = fast_div_level();
   LLVMBasicBlockRef slow = NULL, join = NULL, from = NULL;
   LLVMValueRef qfast = NULL;
-  /* a quotient of values that are the same at every point (a mean acc / n) keeps the straight line:
-   * computed once per O point, merged across lanes, hoisted out of loops (a branch would stop all three) */
-  if (!m->uniform && !m->no_branch && !(fast && strcmp(fast, "0") == 0) && !reads_memory(bv, LLVMGetInsertBlock(b), 8)) {
-    LLVMValueRef y = LLVMBuildFPTrunc(b, r2, f32, "rcp");
-    LLVMValueRef q = LLVMBuildFMul(b, a, y, "");
-    LLVMValueRef r = fma3(m, LLVMBuildFNeg(b, bv, ""), q, a);
-    qfast = fma3(m, r, y, q);
-    LLVMValueRef ok = LLVMBuildAnd(b, exp_in_markstein_range(m, a), exp_in_markstein_range(m, bv), "");
-    LLVMValueRef fn = LLVMGetBasicBlockParent(LLVMGetInsertBlock(b));
-    from = LLVMGetInsertBlock(b);
-    slow = LLVMAppendBasicBlockInContext(m->c, fn, "div.slow");
-    join = LLVMAppendBasicBlockInContext(m->c, fn, "div.join");
-    LLVMBuildCondBr(b, ok, join, slow);
-    LLVMPositionBuilderAtEnd(b, slow);
+  Rcp64 rc = {NULL, NULL, NULL, NULL};
+  if (!m->uniform && !m->no_branch && level >= 1) {
+    LLVMValueRef y;
+    if (!m->rhs_varies && !reads_memory(bv, LLVMGetInsertBlock(b), 8)) {
+      /* a divisor computed once per row or launch (LLVM hoists it): the correctly rounded reciprocal
+       * from float64 */
+      rc = rcp64_of(m, bv);
+      y = LLVMBuildFPTrunc(b, rc.r2, f32, "rcp");
+    } else if (level >= 2) {
+      /* a divisor per point: rcp.approx and one Newton step in float32, as div.rn.f32's own fast path
+       * (bench/ptx/check_div_newton.ptx: bit for bit with div.rn.f32 over 2^35 pairs in this range) */
+      LLVMValueRef y0 = nv_intr(m, "llvm.nvvm.rcp.approx.ftz.f", bv);
+      LLVMValueRef e = fma3(m, LLVMBuildFNeg(b, bv, ""), y0, LLVMConstReal(f32, 1.0));
+      y = fma3(m, y0, e, y0);
+    } else {
+      y = NULL;
+    }
+    if (y) {
+      LLVMValueRef q = LLVMBuildFMul(b, a, y, "");
+      LLVMValueRef r = fma3(m, LLVMBuildFNeg(b, bv, ""), q, a);
+      qfast = fma3(m, r, y, q);
+      LLVMValueRef ok = LLVMBuildAnd(b, exp_in_markstein_range(m, a), exp_in_markstein_range(m, bv), "");
+      LLVMValueRef fn = LLVMGetBasicBlockParent(LLVMGetInsertBlock(b));
+      from = LLVMGetInsertBlock(b);
+      slow = LLVMAppendBasicBlockInContext(m->c, fn, "div.slow");
+      join = LLVMAppendBasicBlockInContext(m->c, fn, "div.join");
+      LLVMBuildCondBr(b, ok, join, slow);
+      LLVMPositionBuilderAtEnd(b, slow);
+    }
   }
+  if (!rc.r2) rc = rcp64_of(m, bv);
   LLVMValueRef A = LLVMBuildFPExt(b, a, f64, "");
-  LLVMValueRef q0 = LLVMBuildFMul(b, A, r2, "");
-  LLVMValueRef q1 = fma3(m, fma3(m, nB, q0, A), r2, q0);
+  LLVMValueRef q0 = LLVMBuildFMul(b, A, rc.r2, "");
+  LLVMValueRef q1 = fma3(m, fma3(m, rc.nB, q0, A), rc.r2, q0);
   /* a zero, infinite or NaN b, an infinite or NaN a: q1 is NaN; a zero a: q1 may lose the sign */
   LLVMValueRef special = LLVMBuildOr(b, LLVMBuildFCmp(b, LLVMRealUNO, q1, q1, ""),
                                      LLVMBuildFCmp(b, LLVMRealOEQ, a, LLVMConstReal(f32, 0.0), ""), "");
-  LLVMValueRef q = LLVMBuildSelect(b, special, LLVMBuildFMul(b, A, r0, ""), q1, "");
+  LLVMValueRef q = LLVMBuildSelect(b, special, LLVMBuildFMul(b, A, rc.r0, ""), q1, "");
   LLVMValueRef qs = LLVMBuildFPTrunc(b, q, f32, "");
   if (!join) return qs;
   LLVMBuildBr(b, join);

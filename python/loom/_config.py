@@ -438,7 +438,9 @@ def inspect(x, *args, what=tuple(_DUMP_KINDS), ptx_arch=None, amdgpu_chip=None, 
     stderr at every evaluation). Nothing is run and ``x`` stays pending.
 
     ``inspect(array)`` or ``inspect(fn, *args, **kwargs)`` (``fn`` is called and must return a pending
-    loom array: a function of loom operations, not a ``@loom.fuse`` one, which evaluates). Returns a
+    loom array, or a tuple or list of them: a function of loom operations, not a ``@loom.fuse`` one,
+    which evaluates). A tuple or list of pending arrays of one graph shows the one evaluation that computes
+    them together (a multi-output kernel such as an optimizer step's). Returns a
     dict of strings with the requested parts (``what``: one name or several; all by default):
 
     - ``graph``: the graph IR of the expression;
@@ -460,7 +462,12 @@ def inspect(x, *args, what=tuple(_DUMP_KINDS), ptx_arch=None, amdgpu_chip=None, 
         x = x(*args, **kwargs)
     elif args or kwargs:
         raise TypeError("inspect(array) takes no further arguments; inspect(fn, *args, **kwargs) calls fn")
-    if not isinstance(x, ndarray):
+    if isinstance(x, (tuple, list)):
+        if not x or not all(isinstance(a, ndarray) for a in x):
+            raise TypeError("inspect: expected pending loom arrays, got a "
+                            f"{type(x).__name__} of {', '.join(sorted({type(a).__name__ for a in x})) or 'nothing'}")
+        x = tuple(x)
+    elif not isinstance(x, ndarray):
         raise TypeError(f"inspect: expected a pending loom array (or a function returning one), not {type(x).__name__}")
     for name, arch in (("ptx_arch", ptx_arch), ("amdgpu_chip", amdgpu_chip)):
         if arch is not None and not isinstance(arch, str):

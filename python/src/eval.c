@@ -707,22 +707,49 @@ static PyObject *core_set_cache(PyObject *module, PyObject *const *args, Py_ssiz
   Py_RETURN_NONE;
 }
 
-/* dump(array, kind[, ptx_arch, amdgpu_chip]) -> str: loom_dump_for of a pending array's node (kind: LoomDumpKind:
- * 0 graph IR, 1 kernel IR, 2 LLVM IR, 3 PTX, 4 AMDGPU assembly, 5 compile times; the archs str or None for
- * loom_dump's); nothing is run. */
+/* dump(arrays, kind[, ptx_arch, amdgpu_chip]) -> str: loom_dump_for of pending arrays' nodes (one array or a
+ * tuple of arrays of one graph: one evaluation computing them all; kind: LoomDumpKind: 0 graph IR, 1 kernel IR,
+ * 2 LLVM IR, 3 PTX, 4 AMDGPU assembly, 5 compile times; the archs str or None for loom_dump's); nothing is run. */
+enum { DUMP_MAX_ARRAYS = 64 };
 static PyObject *core_dump(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
   MODSTATE;
-  if ((nargs != 2 && nargs != 4) || !is_array(st, args[0]) || !PyLong_Check(args[1]) ||
+  static const char usage[] = "dump(array | tuple of arrays, kind[, ptx_arch: str | None, amdgpu_chip: str | None])";
+  if ((nargs != 2 && nargs != 4) || !(is_array(st, args[0]) || PyTuple_Check(args[0])) || !PyLong_Check(args[1]) ||
       (nargs == 4 && ((args[2] != Py_None && !PyUnicode_Check(args[2])) ||
                       (args[3] != Py_None && !PyUnicode_Check(args[3]))))) {
-    PyErr_SetString(PyExc_TypeError, "dump(array, kind[, ptx_arch: str | None, amdgpu_chip: str | None])");
+    PyErr_SetString(PyExc_TypeError, usage);
     return NULL;
   }
-  ArrayObject *a = (ArrayObject *)args[0];
-  if (!a->lazy) {
-    PyErr_SetString(PyExc_ValueError, "dump: the array is not pending (it has been computed): inspect an "
-                                      "expression before observing it");
-    return NULL;
+  PyObject *const *items = &args[0];
+  Py_ssize_t n = 1;
+  if (PyTuple_Check(args[0])) {
+    items = &PyTuple_GET_ITEM(args[0], 0);
+    n = PyTuple_GET_SIZE(args[0]);
+    if (n < 1 || n > DUMP_MAX_ARRAYS) {
+      PyErr_Format(PyExc_ValueError, "dump: give 1 to %d arrays, not %zd", DUMP_MAX_ARRAYS, n);
+      return NULL;
+    }
+  }
+  LoomNode nodes[DUMP_MAX_ARRAYS];
+  PyObject *graph = NULL;
+  for (Py_ssize_t i = 0; i < n; i++) {
+    if (!is_array(st, items[i])) {
+      PyErr_SetString(PyExc_TypeError, usage);
+      return NULL;
+    }
+    ArrayObject *a = (ArrayObject *)items[i];
+    if (!a->lazy) {
+      PyErr_SetString(PyExc_ValueError, "dump: the array is not pending (it has been computed): inspect an "
+                                        "expression before observing it");
+      return NULL;
+    }
+    if (graph && a->graph != graph) {
+      PyErr_SetString(PyExc_ValueError, "dump: the arrays belong to different graphs (pending expressions that "
+                                        "were built apart, or on different devices): inspect them one at a time");
+      return NULL;
+    }
+    graph = a->graph;
+    nodes[i] = a->node;
   }
   long kind = PyLong_AsLong(args[1]);
   if (kind == -1 && PyErr_Occurred()) return NULL;
@@ -732,7 +759,7 @@ static PyObject *core_dump(PyObject *module, PyObject *const *args, Py_ssize_t n
     if (args[3] != Py_None && !(targets.amdgpu_chip = PyUnicode_AsUTF8(args[3]))) return NULL;
   }
   char *text = NULL;
-  LoomStatus rc = loom_dump_for(((GraphObject *)a->graph)->g, (LoomDumpKind)kind, &targets, 1, &a->node, &text);
+  LoomStatus rc = loom_dump_for(((GraphObject *)graph)->g, (LoomDumpKind)kind, &targets, (int32_t)n, nodes, &text);
   if (rc) return raise_status(st, rc);
   PyObject *r = PyUnicode_FromString(text);
   loom_free_string(ctx_of(st), text);

@@ -120,7 +120,24 @@ static uint64_t elem_config(GpuRt *g, const GpuDev *dev, void *fn, Diag *d) {
     diag_error(d, LOOM_ERR_BACKEND, "the kernel cannot run on %s device %d", drv->name, dev->index);
     return 0;
   }
-  return (uint64_t)(uint32_t)best << 32 | (uint32_t)(dev->info.sm_count * (best_per_sm > 0 ? best_per_sm : 1));
+  /* A/B knobs (timings only): LOOM_GPU_ELEM_BLOCK forces the block size (a multiple of the wave within
+   * the limit), LOOM_GPU_ELEM_WAVES multiplies the grid cap (0: no cap, one pass of the grid-stride loop) */
+  const char *kb = getenv("LOOM_GPU_ELEM_BLOCK"), *kw = getenv("LOOM_GPU_ELEM_WAVES");
+  int fb = kb && *kb ? atoi(kb) : 0;
+  if (fb >= wave && fb <= limit && fb % wave == 0) {
+    int blocks = 0;
+    if (drv->occupancy(g->handle, dev->index, fn, fb, 0, &blocks, d) == LOOM_OK && blocks > 0) {
+      best = fb;
+      best_per_sm = blocks;
+    }
+  }
+  uint64_t grid = (uint64_t)dev->info.sm_count * (uint64_t)(best_per_sm > 0 ? best_per_sm : 1);
+  if (kw && *kw) {
+    int w = atoi(kw);
+    grid = w <= 0 ? UINT32_MAX : grid * (uint64_t)w;
+    if (grid > UINT32_MAX) grid = UINT32_MAX;
+  }
+  return (uint64_t)(uint32_t)best << 32 | (uint32_t)grid;
 }
 
 /* Loads a binary holding the entries m->entries into a new module of f and reads their launch limits.

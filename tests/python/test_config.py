@@ -391,3 +391,29 @@ def test_inspect_a_pending_expression():
         loom.inspect(x * 2, what="asm")
     with pytest.raises(TypeError):
         loom.inspect(3)
+
+
+def test_inspect_several_outputs_one_evaluation():
+    """A tuple of pending arrays shows the one evaluation that computes them together: an Adam-like step's
+    outputs in one kernel, with three stores."""
+    rng = np.random.default_rng(4)
+    p, g, m = (loom.asarray(rng.standard_normal(1000).astype(np.float32)) for _ in range(3))
+
+    def step(p, g, m):
+        m2 = 0.9 * m + 0.1 * g
+        return p - 0.01 * m2, m2
+
+    k = loom.inspect(step, p, g, m, what="kernels")["kernels"]
+    assert k.count("store") >= 2, k  # both outputs stored by the kernels shown
+    one = loom.inspect(step(p, g, m)[0], what="kernels")["kernels"]
+    assert one.count("store") < k.count("store")
+    parts = loom.inspect(list(step(p, g, m)), what=("graph", "ptx"))
+    assert ".entry" in parts["ptx"] or parts["ptx"].startswith("unavailable")
+    outs = step(p, g, m)
+    loom.inspect(outs, what="graph")
+    ref_m2 = 0.9 * loom.asnumpy(m).astype(np.float64) + 0.1 * loom.asnumpy(g).astype(np.float64)
+    np.testing.assert_allclose(loom.asnumpy(outs[1]), ref_m2, rtol=1e-6, atol=1e-6)  # inspect ran nothing; values still right
+    with pytest.raises(TypeError, match="pending loom arrays"):
+        loom.inspect((outs[0], 3))
+    with pytest.raises(TypeError):
+        loom.inspect(())
