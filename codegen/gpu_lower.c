@@ -760,11 +760,22 @@ LoomStatus cg_lower_gpu(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef mod, c
     bool stores_contig = true; /* side stores (fold_vector): contiguous, as the loads */
     for (int s = 0; s < k->phases[0].nstores && k->phases[0].kind == KP_REDUCE; s++)
       stores_contig = stores_contig && k->bufs[k->stores[k->phases[0].store_begin + s].buf].layout[k->ndim - 1] == KL_ONE;
-    if (split && vlanes && stores_contig && k->nkeep == 0 && k->ndim == 1 &&
+    /* side stores wider than the loads (amp_unscale: float16 in, float32 out) narrow the vector to their
+     * 16 bytes: 8 lanes would store 32 bytes a thread as two 16-byte halves a warp instruction apart, each
+     * instruction writing half of every 32-byte sector it touches (twice the L2 store transactions).
+     * LOOM_GPU_PARTV_STORE_LANES=0: the loads' width (A/B timings). */
+    int pvlanes = vlanes;
+    const char *sl_env = getenv("LOOM_GPU_PARTV_STORE_LANES");
+    if (!(sl_env && strcmp(sl_env, "0") == 0))
+      for (int s = 0; s < k->phases[0].nstores && k->phases[0].kind == KP_REDUCE; s++) {
+        int sz = (int)loom_dtype_size((LoomDType)k->bufs[k->stores[k->phases[0].store_begin + s].buf].dtype);
+        if (sz > 0 && 16 / sz < pvlanes) pvlanes = 16 / sz;
+      }
+    if (split && pvlanes >= 2 && stores_contig && k->nkeep == 0 && k->ndim == 1 &&
         !cg_kernel_addresses_by_value(k)) { /* PARTV's offsets are the point index */
-      out->part_lanes = vlanes;
+      out->part_lanes = pvlanes;
       snprintf(out->partv, sizeof out->partv, "%s_partv", prefix);
-      build_gpu_entry(&L, GPU_PARTV, true, out->partv, nwords, vlanes, out->acc_size);
+      build_gpu_entry(&L, GPU_PARTV, true, out->partv, nwords, pvlanes, out->acc_size);
     }
     /* walks >= 2: the launcher's block mode for rows up to blockDim * GPU_CACHE_K; every ROW reduction:
      * its short-row mode (rows of at most wave * GPU_CACHE_K points) */
