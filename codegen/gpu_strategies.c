@@ -218,7 +218,7 @@ static int partv_side_unroll_knob(void);
 static void make_elem_tag(void) {
   size_t n = 0;
   if (elem_tie_knob() != 1) n += (size_t)snprintf(elem_tag + n, sizeof elem_tag - n, " tie%d", elem_tie_knob());
-  if (partv_side_unroll_knob() != 4) snprintf(elem_tag + n, sizeof elem_tag - n, " pvu%d", partv_side_unroll_knob());
+  if (partv_side_unroll_knob() != 0) snprintf(elem_tag + n, sizeof elem_tag - n, " pvu%d", partv_side_unroll_knob());
 }
 
 const char *cg_gpu_elem_tag(void) {
@@ -655,16 +655,22 @@ static LLVMValueRef fold_vector(Lower *L, const KPhase *ph, LoomDType vt, LLVMVa
  * GPU_UNROLL vector loads issued before the adds), the remainder into accumulator 0, and the last
  * part also takes the nr % lanes tail points (one per thread). Accumulators are folded in order
  * 0, 1, ..., then across the block: the bits depend on the sizes and block only. */
-/* Vectors a PARTV thread loads per step: GPU_UNROLL, or LOOM_GPU_PARTV_SIDE_UNROLL (default 4) when the
- * phase also stores (a side output: every lane's value is kept for the store, so 8 vectors took 56
- * registers and half the SM's threads: amp_unscale's any(~isfinite(g * s)) beside g * s, ncu 2026-12-03). */
+/* Vectors a PARTV thread loads per step: GPU_UNROLL, or, when the phase also stores (a side output: every
+ * lane's value is kept for the store), as many as keep 32 values: 8 vectors of 8 lanes took 56 registers
+ * and half the SM's threads (amp_unscale's any(~isfinite(g * s)) beside g * s, ncu 2026-12-03), 4 of 8 lanes
+ * ran 0.153 ms and 8 of 4 lanes (float32 stores: gpu_lower.c narrows the vector) 0.119 against 4 of 4's 0.122
+ * (H200, 2026-12-04). LOOM_GPU_PARTV_SIDE_UNROLL fixes the count (A/B timings). */
 static int partv_side_unroll_knob(void) {
   static int side = -1;
-  int u = env_int_once(&side, "LOOM_GPU_PARTV_SIDE_UNROLL", 4);
-  return u < 1 ? 1 : u > GPU_UNROLL ? GPU_UNROLL : u;
+  return env_int_once(&side, "LOOM_GPU_PARTV_SIDE_UNROLL", 0);
 }
 
-static int partv_unroll(const KPhase *ph) { return ph->nstores == 0 ? GPU_UNROLL : partv_side_unroll_knob(); }
+static int partv_unroll(const KPhase *ph, unsigned lanes) {
+  if (ph->nstores == 0) return GPU_UNROLL;
+  int u = partv_side_unroll_knob();
+  if (u <= 0) u = 32 / (int)(lanes > 0 ? lanes : 1);
+  return u < 1 ? 1 : u > GPU_UNROLL ? GPU_UNROLL : u;
+}
 
 void cg_gpu_partv_item(Lower *L, LLVMValueRef part, void *arg) {
   GpuEntry *e = arg;
@@ -685,7 +691,7 @@ void cg_gpu_partv_item(Lower *L, LLVMValueRef part, void *arg) {
    * the others empty (cg_gpu_combine's rule); an empty part stays empty */
   bool isarg = is_arg(ph->reduce_op);
   LLVMValueRef accs[GPU_UNROLL], accis[GPU_UNROLL];
-  const int unroll = partv_unroll(ph);
+  const int unroll = partv_unroll(ph, lanes);
   LLVMValueRef empty = cg_i64(&L->m, GPU_EMPTY_INDEX);
   for (int j = 0; j < unroll; j++) {
     accs[j] = cg_entry_alloca(L, vty, "vacc");

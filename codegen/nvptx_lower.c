@@ -129,13 +129,13 @@ static LLVMValueRef exp_in_markstein_range(CgMath *m, LLVMValueRef x) {
  * instead of two conversions and five float64 ones. Any other a or b (zeros, infinities, NaN,
  * subnormals, extreme exponents) branches to the float64 quotient of before; a quotient of two
  * point-independent values (CgMath.uniform) and code that must not branch (CgMath.no_branch: the
- * unrolled reduction loop) keep the float64 quotient alone. A divisor that varies per point (CgMath.rhs_varies,
- * or a load among its operands: nothing to hoist; silu's 1 + exp(-x), batchnorm's sqrt(var[c] + eps)) takes
- * the float32 reciprocal instead: rcp.approx and one Newton step, then the same step, which is div.rn.f32's
+ * unrolled reduction loop) keep the float64 quotient alone, and so does a divisor that varies per point
+ * (CgMath.rhs_varies, or a load among its operands: nothing to hoist; silu's 1 + exp(-x), batchnorm's
+ * sqrt(var[c] + eps)); it may take the float32 reciprocal instead: rcp.approx and one Newton step, then the same step, which is div.rn.f32's
  * own fast path as ptxas writes it (bit for bit with div.rn.f32 over 2^35 pairs in the range on the H200:
  * bench/ptx/check_div_newton.ptx): 1 MUFU and 5 float32 operations against 3 conversions, 8 float64
- * operations and a MUFU.RCP64H of the float64 quotient. LOOM_GPU_FAST_DIV=0: always the float64 quotient;
- * =1: not the float32 reciprocal (A/B timings). */
+ * operations and a MUFU.RCP64H of the float64 quotient, when LOOM_GPU_FAST_DIV=2 (fast_div_level: not the
+ * default). LOOM_GPU_FAST_DIV=0: always the float64 quotient (A/B timings). */
 /* Whether v reads global memory at this point (a load among its operands, a few levels up, in the block
  * being emitted; a value made in an earlier block (a row's partials, loaded once) is not): a divisor loaded per
  * point (batchnorm's sqrt(var[c] + eps), silu's 1 + exp(-x)) is not hoisted, so Markstein's step would
@@ -154,15 +154,18 @@ static bool reads_memory(LLVMValueRef v, LLVMBasicBlockRef here, int depth) {
   return false;
 }
 
-/* LOOM_GPU_FAST_DIV, read once: 0 the float64 quotient everywhere; 1 Markstein's step from the float64
- * reciprocal where the divisor can be hoisted; 2 (default) also the float32 reciprocal path for a divisor
- * that changes per point. */
+/* LOOM_GPU_FAST_DIV, read once: 0 the float64 quotient everywhere; 1 (default) Markstein's step from the
+ * float64 reciprocal where the divisor can be hoisted, the float64 quotient where it varies per point; 2 the
+ * float32 reciprocal path for a divisor that varies per point too. H200, 2026-12-04 (bench/suite/ab_knobs.sh),
+ * 2 against 1: swiglu 0.213 -> 0.202 ms, but silu 0.141 -> 0.144 and batchnorm_infer_nchw 0.139 -> 0.232
+ * (ptxas if-converts the later points' slow paths of a vector: their float64 instructions issue predicated
+ * off at every point). A per-vector range test (one branch for all lanes) would be the way to take it. */
 static int fast_div_level(void) {
   static int lv = -1;
   int r = __atomic_load_n(&lv, __ATOMIC_RELAXED);
   if (r < 0) {
     const char *s = getenv("LOOM_GPU_FAST_DIV");
-    r = s && *s ? atoi(s) : 2;
+    r = s && *s ? atoi(s) : 1;
     if (r < 0) r = 0;
     __atomic_store_n(&lv, r, __ATOMIC_RELAXED);
   }

@@ -191,8 +191,10 @@ LoomStatus rt_gpu_launch_policy(const RtGpuLauncher *L, uint64_t *words, int64_t
     if (steps < 1) steps = 1;
     if ((st = L->need(L->user, 1u << e, d))) return st;
     int block = L->limit(L->user, RT_LIM_ELEM_BLOCK, e), grid = L->limit(L->user, RT_LIM_ELEM_GRID, e);
+    int per = L->limit(L->user, RT_LIM_ELEM_PER_THREAD, e);
     if (block < wave) block = wave;
-    return L->launch(L->user, e, grid_of(steps, block, grid > 0 ? grid : 1), (uint32_t)block, words, d);
+    return L->launch(L->user, e, grid_of(steps, (int64_t)block * (per > 1 ? per : 1), grid > 0 ? grid : 1),
+                     (uint32_t)block, words, d);
   }
   if (L->scan) return scan(L, words, extra, no, nr, d);
   /* a row that fits in registers: one read of it (blockDim * cache_k >= nr); the threads a cached entry
