@@ -74,6 +74,18 @@ static bool elem_vec_ok(const RtGpuLauncher *L, const uint64_t *words, int lanes
 
 /* LOOM_GPU_SHORT_ROWS=0 turns the short-row mode off (A/B timings): rows then take the block mode or
  * `main` as before it existed. */
+static int short_row_vecs_knob(void) {
+  static int v = -1;
+  int r = __atomic_load_n(&v, __ATOMIC_RELAXED);
+  if (r < 0) {
+    const char *s = getenv("LOOM_GPU_SHORT_ROW_VECS");
+    r = s && *s ? atoi(s) : 0;
+    if (r < 0) r = 0;
+    __atomic_store_n(&v, r, __ATOMIC_RELAXED);
+  }
+  return r;
+}
+
 static bool short_rows_enabled(void) {
   static int on = -1;
   int v = __atomic_load_n(&on, __ATOMIC_RELAXED);
@@ -216,6 +228,10 @@ LoomStatus rt_gpu_launch_policy(const RtGpuLauncher *L, uint64_t *words, int64_t
     if (e >= 0 && bs >= wave) {
       int64_t g = 1;
       while (g * ck < nr) g *= 2;
+      /* LOOM_GPU_SHORT_ROW_VECS=v (A/B timings): at most v vectors a lane (more lanes a row, vector entry) */
+      int sv = short_row_vecs_knob();
+      if (sv > 0 && e == P_CACHEDV)
+        while (g < wave && g * cl * sv < nr) g *= 2;
       extra[2] = (uint64_t)g;
       return L->launch(L->user, e, grid_of(no, bs / g, cap), (uint32_t)bs, words, d);
     }
