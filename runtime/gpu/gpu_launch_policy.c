@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* gpu_launch_policy.c: the GPU launch policy (gpu_launch_policy.h), for libloom and libloomrt alike.
  *
- * Elementwise kernels use the occupancy's block size and a grid capped at the resident blocks
- * (grid-stride loops), their 16-byte vector entries when every base is aligned (the whole-vector one
- * when the point count is a multiple of the lanes). Reductions pick a cached-row entry when a row fits
+ * Elementwise kernels use the occupancy's block size, their 16-byte vector entries when every base is
+ * aligned (the whole-vector one when the point count is a multiple of the lanes) on a grid that gives each
+ * thread ELEM_THREAD_POINTS points, the scalar entry a grid capped at the resident blocks (grid-stride loops). Reductions pick a cached-row entry when a row fits
  * in registers, else split R into parts by the sizes alone (the same bits on every run and every
  * device; a multi-phase kernel one phase at a time over the whole grid: codegen/gpu_phases.c) or run one
  * block (ROW) or thread (COL) per output point. Scans run one block per row, or for few long rows
@@ -19,6 +19,8 @@
 enum { P_MAIN, P_VEC, P_PART, P_FINISH, P_CACHED, P_PARTV, P_CACHEDV, P_FINISHB, P_VECW };
 _Static_assert(CG_ENTRY_VECW == 1u << P_VECW && CG_ENTRY_FINISHB == 1u << P_FINISHB && CG_ENTRY_CACHEDV == 1u << P_CACHEDV,
                "entry indices are the bits of CG_ENTRY_*");
+
+enum { ELEM_THREAD_POINTS = 16 }; /* points an elementwise vector entry's thread gets (see the policy) */
 
 static uint32_t grid_of(int64_t items, int64_t per_block, int64_t cap) {
   int64_t g = (items + per_block - 1) / per_block;
@@ -74,13 +76,13 @@ static bool elem_vec_ok(const RtGpuLauncher *L, const uint64_t *words, int lanes
 
 /* LOOM_GPU_SHORT_ROWS=0 turns the short-row mode off (A/B timings): rows then take the block mode or
  * `main` as before it existed. */
-static int short_row_vecs_knob(void) {
-  static int v = -1;
+static int short_row_vecs_knob(void) { /* -1: unset */
+  static int v = -2;
   int r = __atomic_load_n(&v, __ATOMIC_RELAXED);
-  if (r < 0) {
+  if (r == -2) {
     const char *s = getenv("LOOM_GPU_SHORT_ROW_VECS");
-    r = s && *s ? atoi(s) : 0;
-    if (r < 0) r = 0;
+    r = s && *s ? atoi(s) : -1;
+    if (r < -1) r = -1;
     __atomic_store_n(&v, r, __ATOMIC_RELAXED);
   }
   return r;
@@ -203,10 +205,21 @@ LoomStatus rt_gpu_launch_policy(const RtGpuLauncher *L, uint64_t *words, int64_t
     if (steps < 1) steps = 1;
     if ((st = L->need(L->user, 1u << e, d))) return st;
     int block = L->limit(L->user, RT_LIM_ELEM_BLOCK, e), grid = L->limit(L->user, RT_LIM_ELEM_GRID, e);
-    int per = L->limit(L->user, RT_LIM_ELEM_PER_THREAD, e);
     if (block < wave) block = wave;
-    return L->launch(L->user, e, grid_of(steps, (int64_t)block * (per > 1 ? per : 1), grid > 0 ? grid : 1),
-                     (uint32_t)block, words, d);
+    /* the vector entries: a grid of as many blocks as the points need, ELEM_THREAD_POINTS points (at least
+     * two vectors: one pass of the pair loop) a thread, not a grid capped at the resident blocks. H200,
+     * 2026-12-04 (bench/suite/ab_knobs.sh, 19 workloads): every map 3-18 % faster (gelu_tanh 0.1450 ->
+     * 0.1317 ms, black_scholes 1.252 -> 1.036, int8_quantize 0.0991 -> 0.0880; outer_add, amp_unscale and
+     * batchnorm within 2 %): the capped grid-stride loop left warps idle at its end (ncu: 83 % achieved
+     * occupancy of 100 %) and fewer loads in flight; one vector a thread (no pair) lost on short threads
+     * (int8_quantize 0.116, haversine 1.20: the launch's per-thread prologue over 4 or 2 points). */
+    int per = vec ? L->limit(L->user, RT_LIM_ELEM_PER_THREAD, e) : 0;
+    if (per < 0) {
+      per = ELEM_THREAD_POINTS / (int)L->vec_lanes;
+      if (per < 2) per = 2;
+    }
+    if (per > 0) return L->launch(L->user, e, grid_of(steps, (int64_t)block * per, INT32_MAX), (uint32_t)block, words, d);
+    return L->launch(L->user, e, grid_of(steps, block, grid > 0 ? grid : 1), (uint32_t)block, words, d);
   }
   if (L->scan) return scan(L, words, extra, no, nr, d);
   /* a row that fits in registers: one read of it (blockDim * cache_k >= nr); the threads a cached entry
@@ -228,8 +241,13 @@ LoomStatus rt_gpu_launch_policy(const RtGpuLauncher *L, uint64_t *words, int64_t
     if (e >= 0 && bs >= wave) {
       int64_t g = 1;
       while (g * ck < nr) g *= 2;
-      /* LOOM_GPU_SHORT_ROW_VECS=v (A/B timings): at most v vectors a lane (more lanes a row, vector entry) */
+      /* multi-phase rows (softmax: max, sum, map) at most 2 vectors a lane, more lanes a row: H200, 2026-12-04,
+       * router_softmax_short (10^6 x 16 float32) 0.0536 -> 0.0394 ms with 2 lanes of 2 vectors a row
+       * (1 vector a lane: 0.0617); a one-phase arg-reduction lost (kmeans_argmin 0.0247 -> 0.0361), so
+       * one-phase rows keep a lane per row. LOOM_GPU_SHORT_ROW_VECS=v: at most v a lane for every kernel
+       * (0: the least lanes) */
       int sv = short_row_vecs_knob();
+      if (sv < 0) sv = (L->split_reduce | L->split_map) ? 2 : 0;
       if (sv > 0 && e == P_CACHEDV)
         while (g < wave && g * cl * sv < nr) g *= 2;
       extra[2] = (uint64_t)g;

@@ -21,8 +21,8 @@ enum {
   RT_LIM_ELEM_GRID,  /* its grid cap (resident blocks of that size) */
   RT_LIM_CACHED_BLOCK, RT_LIM_CACHEDV_BLOCK, /* the most threads the cached-row entries launch with */
   RT_LIM_PARTV_GRID,                         /* the vector part entry's grid cap */
-  RT_LIM_ELEM_PER_THREAD                     /* an elementwise entry's steps (vectors) a thread is given at least
-                                              * when the grid is not capped at the resident blocks; <= 1: one */
+  RT_LIM_ELEM_PER_THREAD                     /* the vector entries' vectors a thread is given (an uncapped grid):
+                                              * < 0 the policy's rule, 0 the grid capped at the resident blocks */
 };
 
 typedef struct RtGpuLauncher {
