@@ -276,7 +276,10 @@ static void test_launch_shapes(int wave) {
     const GpuFn *f = fn_of(ctx, s, &d);
     int want = variant == 0 ? E_VECW : variant == 1 ? E_VEC : E_MAIN;
     int64_t lanes = f ? f->meta.vec_lanes : 0, steps = variant == 2 ? n : n / (lanes ? lanes : 1);
-    int64_t grid = (steps + 127) / 128 < 64 ? (steps + 127) / 128 : 64;
+    /* the vector entries: an uncapped grid, 16 points (at least 2 vectors) a thread; the scalar entry: the
+     * grid capped at the resident blocks (runtime/gpu/gpu_launch_policy.c) */
+    int64_t per = lanes && 16 / lanes > 2 ? 16 / lanes : 2;
+    int64_t grid = variant == 2 ? ((steps + 127) / 128 < 64 ? (steps + 127) / 128 : 64) : (steps + 128 * per - 1) / (128 * per);
     CHECK(f && m.nlaunch == 1 && entry_of(f, &m.log[0]) == want && m.log[0].block == 128 && m.log[0].grid == grid &&
               m.links[3] == links + 1 && lanes == 4,
           "wave %d elementwise %d: %d launches, entry %d (want %d), block %u grid %u (want %lld), %d links, %lld lanes",
@@ -297,8 +300,9 @@ static void test_launch_shapes(int wave) {
   }
 
   /* a row kept in registers: x - max(x, 1, keepdims) over rows of 100 (<= wave * cache_k): the short-row mode,
-   * g lanes per row (the least power of two with g * cache_k >= 100), 256 / g rows per block of 256, g in
-   * extra word 2 (runtime/gpu/gpu_launch_policy.c) */
+   * g lanes per row (the least power of two with g * cache_k >= 100; a multi-phase row on the vector entry:
+   * with at most 2 vectors a lane), 256 / g rows per block of 256, g in extra word 2
+   * (runtime/gpu/gpu_launch_policy.c) */
   {
     int64_t shape[2] = {R, C};
     int32_t ax = 1;
@@ -311,6 +315,10 @@ static void test_launch_shapes(int wave) {
     int k = f ? f->meta.cache_k : 0, e = f && m.nlaunch ? entry_of(f, &m.log[0]) : -1;
     int64_t grp = 1;
     while (k && grp * k < C) grp *= 2;
+    /* a multi-phase row (max, then the map) on the vector entry: at most 2 vectors a lane */
+    int64_t cl = f ? f->meta.cache_lanes : 0;
+    if (e == E_CACHEDV && cl > 0)
+      while (grp < wave && grp * cl * 2 < C) grp *= 2;
     uint32_t bl = m.nlaunch ? m.log[0].block : 0;
     int64_t rows_per_block = bl ? bl / grp : 1;
     CHECK(f && m.nlaunch == 1 && (e == E_CACHEDV || e == E_CACHED) && bl == 256 && m.partials_word > 0 &&
