@@ -151,7 +151,8 @@ static void amd_wave_sync(CgMath *m) { LLVMBuildFence(m->b, LLVMAtomicOrderingAc
 /* acq_rel at system scope (a superset of agent scope; LLVM 19's C API names no sync scope). */
 static void amd_fence_device(CgMath *m) { LLVMBuildFence(m->b, LLVMAtomicOrderingAcquireRelease, 0, ""); }
 
-static void amd_mark_kernel(CgMath *m, LLVMValueRef fn, int max_block) {
+static void amd_mark_kernel(CgMath *m, LLVMValueRef fn, int max_block, bool fit) {
+  (void)fit; /* amdgpu-flat-work-group-size bounds the registers already */
   char v[32];
   snprintf(v, sizeof v, "1,%d", max_block);
   LLVMSetFunctionCallConv(fn, LLVMAMDGPUKERNELCallConv);

@@ -66,8 +66,9 @@ typedef struct CgGpuHooks {
    * ordered with those after it for every thread of the device (a value published before a flag, a
    * flag read before the value it guards: lower_scan_lookback.c). */
   void (*fence_device)(CgMath *m);
-  /* makes fn a kernel entry; max_block: the most threads per block it will be launched with */
-  void (*mark_kernel)(CgMath *m, LLVMValueRef fn, int max_block);
+  /* makes fn a kernel entry; max_block: the most threads per block it will be launched with; fit: the
+   * code must let a block of max_block threads run (NVIDIA: .maxntid, which caps the registers) */
+  void (*mark_kernel)(CgMath *m, LLVMValueRef fn, int max_block, bool fit);
 
   /* ---- math (math.c) ---------------------------------------------------------------------------- */
   /* The device library's name of libm's `base` ("exp", "atan2", ...) for float32 or float64 (the

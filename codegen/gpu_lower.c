@@ -516,7 +516,9 @@ static void build_gpu_entry(Lower *L, int which, bool row, const char *name, int
   unsigned align = LLVMGetEnumAttributeKindForName("align", 5);
   LLVMAddAttributeAtIndex(fn, 1, LLVMCreateEnumAttribute(c, align, 8));
   cg_add_fn_attrs(L, fn, NULL, 0);
-  h->mark_kernel(m, fn, 1024); /* launches pick blocks of up to 1024 threads */
+  /* launches pick blocks of up to 1024 threads; LOOM_GPU_ROWC_FIT=1: the vector cached-row entry's registers
+   * fit 1024 threads (A/B timings; its scalar twin would spill) */
+  h->mark_kernel(m, fn, 1024, which == GPU_CACHED && lanes > 1 && cg_gpu_rowc_fit());
   L->fn = fn;
   L->alloca_bb = LLVMAppendBasicBlockInContext(c, fn, "allocas");
   LLVMPositionBuilderAtEnd(L->ab, L->alloca_bb);

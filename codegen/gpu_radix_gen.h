@@ -81,7 +81,7 @@ static inline LLVMValueRef shared_array(Gen *g, const char *name, LLVMTypeRef t,
 static inline void begin_kernel(Gen *g, const char *name, LLVMTypeRef *params, unsigned n) {
   LLVMTypeRef fty = LLVMFunctionType(LLVMVoidTypeInContext(g->m.c), params, n, 0);
   g->fn = LLVMAddFunction(g->m.m, name, fty);
-  g->h.mark_kernel(&g->m, g->fn, g->sh.block);
+  g->h.mark_kernel(&g->m, g->fn, g->sh.block, false);
   if (g->spec.amdgpu && g->spec.wave == 64) /* gfx10+ run these kernels in wave64 mode, as gfx9 does */
     LLVMAddTargetDependentFunctionAttr(g->fn, "target-features", "+wavefrontsize64");
   LLVMPositionBuilderAtEnd(g->b, LLVMAppendBasicBlockInContext(g->m.c, g->fn, "entry"));

@@ -185,6 +185,13 @@ static int elem_tie_knob(void) {
 
 bool cg_gpu_elemv_tie(void) { return elem_tie_knob() != 0; }
 
+static int rowc_fit_knob(void) {
+  static int fit = -1;
+  return env_int_once(&fit, "LOOM_GPU_ROWC_FIT", 0);
+}
+
+bool cg_gpu_rowc_fit(void) { return rowc_fit_knob() != 0; }
+
 /* Whether an elementwise kernel's vector loads are tied (LOOM_GPU_ELEM_TIE: 0 never, 2 always, 1 (default)
  * by this rule). H200, 2026-12-03 (bench/results/2026-12-03-h200-run9-logs): ties pay where reads
  * dominate the traffic (int8 quantization, 4 bytes read a point for 1 written: +12 %) and where 8-lane
@@ -218,7 +225,8 @@ static int partv_side_unroll_knob(void);
 static void make_elem_tag(void) {
   size_t n = 0;
   if (elem_tie_knob() != 1) n += (size_t)snprintf(elem_tag + n, sizeof elem_tag - n, " tie%d", elem_tie_knob());
-  if (partv_side_unroll_knob() != 0) snprintf(elem_tag + n, sizeof elem_tag - n, " pvu%d", partv_side_unroll_knob());
+  if (partv_side_unroll_knob() != 0) n += (size_t)snprintf(elem_tag + n, sizeof elem_tag - n, " pvu%d", partv_side_unroll_knob());
+  if (rowc_fit_knob() != 0) snprintf(elem_tag + n, sizeof elem_tag - n, " rowcfit");
 }
 
 const char *cg_gpu_elem_tag(void) {

@@ -67,12 +67,18 @@ static void nv_fence_device(CgMath *m) {
   LLVMBuildCall2(m->b, fty, fn, NULL, 0, "");
 }
 
-static void nv_mark_kernel(CgMath *m, LLVMValueRef fn, int max_block) {
-  (void)max_block; /* PTX needs no launch bound: the driver checks the block size at launch */
+/* PTX needs no launch bound (the driver checks the block size at launch); fit: .maxntid max_block, so that
+ * ptxas keeps the registers within what max_block threads may use. */
+static void nv_mark_kernel(CgMath *m, LLVMValueRef fn, int max_block, bool fit) {
   LLVMContextRef c = m->c;
   LLVMMetadataRef ops[3] = {LLVMValueAsMetadata(fn), LLVMMDStringInContext2(c, "kernel", 6),
                             LLVMValueAsMetadata(LLVMConstInt(LLVMInt32TypeInContext(c), 1, 0))};
   LLVMAddNamedMetadataOperand(m->m, "nvvm.annotations", LLVMMetadataAsValue(c, LLVMMDNodeInContext2(c, ops, 3)));
+  if (fit && max_block > 0) {
+    LLVMMetadataRef nt[3] = {LLVMValueAsMetadata(fn), LLVMMDStringInContext2(c, "maxntidx", 8),
+                             LLVMValueAsMetadata(LLVMConstInt(LLVMInt32TypeInContext(c), (unsigned long long)max_block, 0))};
+    LLVMAddNamedMetadataOperand(m->m, "nvvm.annotations", LLVMMetadataAsValue(c, LLVMMDNodeInContext2(c, nt, 3)));
+  }
 }
 
 /* libdevice: __nv_exp (float64), __nv_expf (float32). */

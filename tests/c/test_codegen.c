@@ -1085,7 +1085,8 @@ static LLVMValueRef fake_shuffle(CgMath *m, LLVMValueRef v, int mask) {
   return fake_call(m, "fake.shfl", i32, pt, 2, a);
 }
 static void fake_barrier(CgMath *m) { fake_call(m, "fake.barrier", LLVMVoidTypeInContext(m->c), NULL, 0, NULL); }
-static void fake_mark(CgMath *m, LLVMValueRef fn, int max_block) {
+static void fake_mark(CgMath *m, LLVMValueRef fn, int max_block, bool fit) {
+  (void)fit;
   char v[16];
   snprintf(v, sizeof v, "1,%d", max_block);
   LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, LLVMCreateStringAttribute(m->c, "fake-kernel", 11, v, (unsigned)strlen(v)));

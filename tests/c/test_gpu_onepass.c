@@ -218,7 +218,7 @@ static LLVMValueRef emu_index(CgMath *m, CgGpuIndex which) {
 }
 static LLVMValueRef emu_shuffle(CgMath *m, LLVMValueRef v, int mask) { (void)m, (void)mask; return v; }
 static void emu_barrier(CgMath *m) { (void)m; }
-static void emu_mark(CgMath *m, LLVMValueRef fn, int max_block) { (void)m, (void)fn, (void)max_block; }
+static void emu_mark(CgMath *m, LLVMValueRef fn, int max_block, bool fit) { (void)m, (void)fn, (void)max_block, (void)fit; }
 static void emu_math_name(char *buf, size_t cap, const char *base, LoomDType t) {
   snprintf(buf, cap, "%s%s", base, t == LOOM_FLOAT32 ? "f" : "");
 }
