@@ -291,7 +291,7 @@ typedef struct CgElemPair {
 } CgElemPair;
 void cg_gpu_elemv_pair(Lower *L, LLVMValueRef v, void *arg);
 bool cg_gpu_elemv_tie(void);                     /* LOOM_GPU_ELEM_TIE != 0 (PARTV with side stores) */
-bool cg_gpu_rowc_fit(void);                      /* LOOM_GPU_ROWC_FIT != 0: cached-row entries fit 1024 threads */
+bool cg_gpu_rowc_fit(const KernelIr *k);         /* a cached-row vector entry fits 1024 threads (gpu_strategies.c) */
 bool cg_gpu_elemv_tie_kernel(const KernelIr *k, unsigned lanes); /* elementwise: the rule (gpu_strategies.c) */
 void cg_gpu_red_item(Lower *L, LLVMValueRef item, void *arg); /* MAIN / PART / FINISH / FINISHB */
 /* ---- lower_scan_lookback.c: the single-pass look-back scan of few long rows ----------------------- */

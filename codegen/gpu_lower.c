@@ -516,9 +516,10 @@ static void build_gpu_entry(Lower *L, int which, bool row, const char *name, int
   unsigned align = LLVMGetEnumAttributeKindForName("align", 5);
   LLVMAddAttributeAtIndex(fn, 1, LLVMCreateEnumAttribute(c, align, 8));
   cg_add_fn_attrs(L, fn, NULL, 0);
-  /* launches pick blocks of up to 1024 threads; LOOM_GPU_ROWC_FIT=1: the vector cached-row entry's registers
-   * fit 1024 threads (A/B timings; its scalar twin would spill) */
-  h->mark_kernel(m, fn, 1024, which == GPU_CACHED && lanes > 1 && cg_gpu_rowc_fit());
+  /* launches pick blocks of up to 1024 threads; the vector cached-row entry of a kernel that loads buffers
+   * beside the row (LayerNorm's weight and bias, cross-entropy's labels) fits its registers to 1024 threads
+   * (cg_gpu_rowc_fit; its scalar twin would spill) */
+  h->mark_kernel(m, fn, 1024, which == GPU_CACHED && lanes > 1 && cg_gpu_rowc_fit(k));
   L->fn = fn;
   L->alloca_bb = LLVMAppendBasicBlockInContext(c, fn, "allocas");
   LLVMPositionBuilderAtEnd(L->ab, L->alloca_bb);

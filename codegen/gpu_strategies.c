@@ -185,12 +185,31 @@ static int elem_tie_knob(void) {
 
 bool cg_gpu_elemv_tie(void) { return elem_tie_knob() != 0; }
 
+/* LOOM_GPU_ROWC_FIT: 0 never, 1 always, unset (2) by this rule. */
 static int rowc_fit_knob(void) {
   static int fit = -1;
-  return env_int_once(&fit, "LOOM_GPU_ROWC_FIT", 0);
+  return env_int_once(&fit, "LOOM_GPU_ROWC_FIT", 2);
 }
 
-bool cg_gpu_rowc_fit(void) { return rowc_fit_knob() != 0; }
+/* Whether a cached-row vector entry's registers are fitted to 1024 threads a block (.maxntid on NVIDIA): where
+ * it loads a buffer beside the row (weights, biases, labels: their vectors are live beside the 16 cached
+ * values), H200 2026-12-04: layernorm 66 -> 64 registers, 0.173 -> 0.151 ms (4 blocks of 256 an SM instead
+ * of 3), cross_entropy 0.141 -> 0.123, rmsnorm / attn_mask_softmax / cosine_sim_rows within 0.5 %; a kernel
+ * that loads the row alone lost (ptxas then spends up to the cap: softmax 47 -> 64 registers, 0.1326 ->
+ * 0.136 ms, std_rows 0.063 -> 0.070, softmax_f16 +8 %). */
+bool cg_gpu_rowc_fit(const KernelIr *k) {
+  int knob = rowc_fit_knob();
+  if (knob != 2) return knob != 0;
+  int nloaded = 0;
+  bool seen[64] = {false};
+  for (int i = 0; i < k->ninstr; i++) {
+    const KInstr *in = &k->instrs[i];
+    if (in->kind != KI_LOAD || in->buf < 0 || in->buf >= 64 || seen[in->buf]) continue;
+    seen[in->buf] = true;
+    nloaded++;
+  }
+  return nloaded >= 2;
+}
 
 /* Whether an elementwise kernel's vector loads are tied (LOOM_GPU_ELEM_TIE: 0 never, 2 always, 1 (default)
  * by this rule). H200, 2026-12-03 (bench/results/2026-12-03-h200-run9-logs): ties pay where reads
@@ -226,7 +245,7 @@ static void make_elem_tag(void) {
   size_t n = 0;
   if (elem_tie_knob() != 1) n += (size_t)snprintf(elem_tag + n, sizeof elem_tag - n, " tie%d", elem_tie_knob());
   if (partv_side_unroll_knob() != 0) n += (size_t)snprintf(elem_tag + n, sizeof elem_tag - n, " pvu%d", partv_side_unroll_knob());
-  if (rowc_fit_knob() != 0) snprintf(elem_tag + n, sizeof elem_tag - n, " rowcfit");
+  if (rowc_fit_knob() != 2) snprintf(elem_tag + n, sizeof elem_tag - n, " rowcfit%d", rowc_fit_knob());
 }
 
 const char *cg_gpu_elem_tag(void) {
