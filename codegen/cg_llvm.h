@@ -116,6 +116,9 @@ LLVMValueRef cg_libm(CgMath *m, const char *base, LoomDType t, LLVMValueRef *arg
 void cg_math_finish(CgMath *m);
 LLVMValueRef cg_i64(CgMath *m, int64_t v);
 /* A call of intrinsic `name` (overload types tys, none for a non-overloaded one). */
+/* An environment knob read once per process into *slot (a static int, -1 at first; A/B timings): its value,
+ * dflt when unset; a negative value reads as 0 (math.c). */
+int cg_env_int_once(int *slot, const char *name, int dflt);
 LLVMValueRef cg_intrinsic(CgMath *m, const char *name, LLVMTypeRef *tys, unsigned ntys, LLVMValueRef *args,
                           unsigned nargs);
 

@@ -166,21 +166,9 @@ void cg_gpu_elemv_pair(Lower *L, LLVMValueRef v, void *arg) {
   LLVMPositionBuilderAtEnd(b, done);
 }
 
-/* An environment knob read once per process (A/B timings): its value, dflt when unset; negative is 0. */
-static int env_int_once(int *slot, const char *name, int dflt) {
-  int r = __atomic_load_n(slot, __ATOMIC_RELAXED);
-  if (r < 0) {
-    const char *s = getenv(name);
-    r = s && *s ? atoi(s) : dflt;
-    if (r < 0) r = 0;
-    __atomic_store_n(slot, r, __ATOMIC_RELAXED);
-  }
-  return r;
-}
-
 static int elem_tie_knob(void) {
   static int tie = -1;
-  return env_int_once(&tie, "LOOM_GPU_ELEM_TIE", 1);
+  return cg_env_int_once(&tie, "LOOM_GPU_ELEM_TIE", 1);
 }
 
 bool cg_gpu_elemv_tie(void) { return elem_tie_knob() != 0; }
@@ -188,7 +176,7 @@ bool cg_gpu_elemv_tie(void) { return elem_tie_knob() != 0; }
 /* LOOM_GPU_ROWC_FIT: 0 never, 1 always, unset (2) by this rule. */
 static int rowc_fit_knob(void) {
   static int fit = -1;
-  return env_int_once(&fit, "LOOM_GPU_ROWC_FIT", 2);
+  return cg_env_int_once(&fit, "LOOM_GPU_ROWC_FIT", 2);
 }
 
 /* Whether a cached-row vector entry's registers are fitted to 1024 threads a block (.maxntid on NVIDIA): where
@@ -689,7 +677,7 @@ static LLVMValueRef fold_vector(Lower *L, const KPhase *ph, LoomDType vt, LLVMVa
  * (H200, 2026-12-04). LOOM_GPU_PARTV_SIDE_UNROLL fixes the count (A/B timings). */
 static int partv_side_unroll_knob(void) {
   static int side = -1;
-  return env_int_once(&side, "LOOM_GPU_PARTV_SIDE_UNROLL", 0);
+  return cg_env_int_once(&side, "LOOM_GPU_PARTV_SIDE_UNROLL", 0);
 }
 
 static int partv_unroll(const KPhase *ph, unsigned lanes) {

@@ -20,6 +20,7 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "codegen/cg_gpu.h"
@@ -105,6 +106,18 @@ static LLVMValueRef bad(CgMath *m, LoomDType t, const char *what) {
 }
 
 /* Calls an intrinsic; tys are its overload types. */
+/* cg_llvm.h */
+int cg_env_int_once(int *slot, const char *name, int dflt) {
+  int r = __atomic_load_n(slot, __ATOMIC_RELAXED);
+  if (r < 0) {
+    const char *s = getenv(name);
+    r = s && *s ? atoi(s) : dflt;
+    if (r < 0) r = 0;
+    __atomic_store_n(slot, r, __ATOMIC_RELAXED);
+  }
+  return r;
+}
+
 LLVMValueRef cg_intrinsic(CgMath *m, const char *name, LLVMTypeRef *tys, unsigned ntys, LLVMValueRef *args,
                           unsigned nargs) {
   unsigned id = LLVMLookupIntrinsicID(name, strlen(name));

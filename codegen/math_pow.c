@@ -27,8 +27,6 @@
  * Anything else (other exponents, complex, a run-time exponent) returns NULL: the caller emits pow.
  */
 #include <math.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "codegen/cg_gpu.h"
 #include "codegen/cg_llvm.h"
@@ -117,13 +115,7 @@ static LLVMValueRef pow_f32_pair(CgMath *m, LLVMValueRef a, int n) {
 /* LOOM_GPU_POW_F64=0: float32 integer powers by float32 pairs on fast-float64 GPUs too (A/B timings). */
 static bool pow_f64_on_gpu(void) {
   static int on = -1;
-  int r = __atomic_load_n(&on, __ATOMIC_RELAXED);
-  if (r < 0) {
-    const char *s = getenv("LOOM_GPU_POW_F64");
-    r = !(s && strcmp(s, "0") == 0);
-    __atomic_store_n(&on, r, __ATOMIC_RELAXED);
-  }
-  return r != 0;
+  return cg_env_int_once(&on, "LOOM_GPU_POW_F64", 1) != 0;
 }
 
 /* Whether float32 a is a float16 value widened (fpext from half): 11 significant bits and an exponent

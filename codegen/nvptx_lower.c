@@ -168,14 +168,7 @@ static bool reads_memory(LLVMValueRef v, LLVMBasicBlockRef here, int depth) {
  * off at every point). A per-vector range test (one branch for all lanes) would be the way to take it. */
 static int fast_div_level(void) {
   static int lv = -1;
-  int r = __atomic_load_n(&lv, __ATOMIC_RELAXED);
-  if (r < 0) {
-    const char *s = getenv("LOOM_GPU_FAST_DIV");
-    r = s && *s ? atoi(s) : 1;
-    if (r < 0) r = 0;
-    __atomic_store_n(&lv, r, __ATOMIC_RELAXED);
-  }
-  return r;
+  return cg_env_int_once(&lv, "LOOM_GPU_FAST_DIV", 1);
 }
 
 /* 1/b in float64 (b a float32 widened): the estimate r0 and r2 after two Newton steps (within ~2^-52). */
