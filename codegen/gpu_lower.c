@@ -768,8 +768,8 @@ LoomStatus cg_lower_gpu(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef mod, c
      * instruction writing half of every 32-byte sector it touches (twice the L2 store transactions).
      * LOOM_GPU_PARTV_STORE_LANES=0: the loads' width (A/B timings). */
     int pvlanes = vlanes;
-    const char *sl_env = getenv("LOOM_GPU_PARTV_STORE_LANES");
-    if (!(sl_env && strcmp(sl_env, "0") == 0))
+    static int store_lanes = -1;
+    if (cg_env_int_once(&store_lanes, "LOOM_GPU_PARTV_STORE_LANES", 1) != 0)
       for (int s = 0; s < k->phases[0].nstores && k->phases[0].kind == KP_REDUCE; s++) {
         int sz = (int)loom_dtype_size((LoomDType)k->bufs[k->stores[k->phases[0].store_begin + s].buf].dtype);
         if (sz > 0 && 16 / sz < pvlanes) pvlanes = 16 / sz;

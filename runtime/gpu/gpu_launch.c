@@ -10,7 +10,6 @@
  * set_current; per launch: one driver call (launch), no lock.
  */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "runtime/gpu/gpu_launch_policy.h"
@@ -52,17 +51,6 @@ static int fn_limit(void *user, int what, int e) {
   }
   case RT_LIM_CACHED_BLOCK: return f->cached_max_block;
   case RT_LIM_CACHEDV_BLOCK: return f->cachedv_max_block;
-  case RT_LIM_ELEM_PER_THREAD: {
-    static int vpt = -2; /* LOOM_GPU_ELEM_PER_THREAD (A/B timings): unset -1, the policy's rule */
-    int v = __atomic_load_n(&vpt, __ATOMIC_RELAXED);
-    if (v == -2) {
-      const char *s = getenv("LOOM_GPU_ELEM_PER_THREAD");
-      v = s && *s ? atoi(s) : -1;
-      if (v < -1) v = -1;
-      __atomic_store_n(&vpt, v, __ATOMIC_RELAXED);
-    }
-    return v;
-  }
   default: return f->partv_grid_max;
   }
 }

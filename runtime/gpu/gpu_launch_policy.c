@@ -74,29 +74,37 @@ static bool elem_vec_ok(const RtGpuLauncher *L, const uint64_t *words, int lanes
 /* Threads per block of the cached entries' short-row mode (capped by the entry's register limit). */
 #define SHORT_ROW_BLOCK 256
 
-/* LOOM_GPU_SHORT_ROWS=0 turns the short-row mode off (A/B timings): rows then take the block mode or
- * `main` as before it existed. */
-static int short_row_vecs_knob(void) { /* -1: unset */
-  static int v = -2;
-  int r = __atomic_load_n(&v, __ATOMIC_RELAXED);
+/* An environment knob of the launch policy (A/B timings), read once into *slot (a static int, -2 at
+ * first): its value, >= 0; -1 when unset (the policy's default). */
+static int env_knob_once(int *slot, const char *name) {
+  int r = __atomic_load_n(slot, __ATOMIC_RELAXED);
   if (r == -2) {
-    const char *s = getenv("LOOM_GPU_SHORT_ROW_VECS");
+    const char *s = getenv(name);
     r = s && *s ? atoi(s) : -1;
     if (r < -1) r = -1;
-    __atomic_store_n(&v, r, __ATOMIC_RELAXED);
+    __atomic_store_n(slot, r, __ATOMIC_RELAXED);
   }
   return r;
 }
 
+/* LOOM_GPU_SHORT_ROW_VECS: at most that many vectors a lane of a short row (unset: the policy's rule). */
+static int short_row_vecs_knob(void) {
+  static int v = -2;
+  return env_knob_once(&v, "LOOM_GPU_SHORT_ROW_VECS");
+}
+
+/* LOOM_GPU_ELEM_PER_THREAD: the vector entries' vectors a thread (0: the grid capped at the resident blocks;
+ * unset: the policy's rule). */
+static int elem_per_thread_knob(void) {
+  static int v = -2;
+  return env_knob_once(&v, "LOOM_GPU_ELEM_PER_THREAD");
+}
+
+/* LOOM_GPU_SHORT_ROWS=0 turns the short-row mode off (A/B timings): rows then take the block mode or
+ * `main` as before it existed. */
 static bool short_rows_enabled(void) {
-  static int on = -1;
-  int v = __atomic_load_n(&on, __ATOMIC_RELAXED);
-  if (v < 0) {
-    const char *s = getenv("LOOM_GPU_SHORT_ROWS");
-    v = !(s && s[0] == '0' && s[1] == 0);
-    __atomic_store_n(&on, v, __ATOMIC_RELAXED);
-  }
-  return v != 0;
+  static int on = -2;
+  return env_knob_once(&on, "LOOM_GPU_SHORT_ROWS") != 0;
 }
 
 /* A block of about n threads: a multiple of the wave, at least one wave, at most cap (when cap >= wave). */
@@ -213,7 +221,7 @@ LoomStatus rt_gpu_launch_policy(const RtGpuLauncher *L, uint64_t *words, int64_t
      * batchnorm within 2 %): the capped grid-stride loop left warps idle at its end (ncu: 83 % achieved
      * occupancy of 100 %) and fewer loads in flight; one vector a thread (no pair) lost on short threads
      * (int8_quantize 0.116, haversine 1.20: the launch's per-thread prologue over 4 or 2 points). */
-    int per = vec ? L->limit(L->user, RT_LIM_ELEM_PER_THREAD, e) : 0;
+    int per = vec ? elem_per_thread_knob() : 0;
     if (per < 0) {
       per = ELEM_THREAD_POINTS / (int)L->vec_lanes;
       if (per < 2) per = 2;

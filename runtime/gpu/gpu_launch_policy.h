@@ -20,9 +20,7 @@ enum {
   RT_LIM_ELEM_BLOCK, /* an elementwise entry's block size (a multiple of the wave) */
   RT_LIM_ELEM_GRID,  /* its grid cap (resident blocks of that size) */
   RT_LIM_CACHED_BLOCK, RT_LIM_CACHEDV_BLOCK, /* the most threads the cached-row entries launch with */
-  RT_LIM_PARTV_GRID,                         /* the vector part entry's grid cap */
-  RT_LIM_ELEM_PER_THREAD                     /* the vector entries' vectors a thread is given (an uncapped grid):
-                                              * < 0 the policy's rule, 0 the grid capped at the resident blocks */
+  RT_LIM_PARTV_GRID                          /* the vector part entry's grid cap */
 };
 
 typedef struct RtGpuLauncher {

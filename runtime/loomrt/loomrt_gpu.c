@@ -345,7 +345,6 @@ static int code_limit(void *user, int what, int e) {
   case RT_LIM_ELEM_GRID: return c->elem_grid[e];
   case RT_LIM_CACHED_BLOCK: return c->cached_max_block;
   case RT_LIM_CACHEDV_BLOCK: return c->cachedv_max_block;
-  case RT_LIM_ELEM_PER_THREAD: return -1;
   default: return c->partv_grid_max;
   }
 }
