@@ -74,6 +74,8 @@ typedef struct CgGpuHooks {
   /* The device library's name of libm's `base` ("exp", "atan2", ...) for float32 or float64 (the
    * functions take and return that type): NVPTX "__nv_expf", AMDGPU "__ocml_exp_f32". */
   void (*math_name)(char *buf, size_t cap, const char *base, LoomDType t);
+  /* A float32 argument of a device library call as the call should see it; NULL: as it is. */
+  LLVMValueRef (*math_arg)(CgMath *m, LLVMValueRef a);
   /* Correctly rounded float32 a / b and sqrt(a) sequences; NULL: LLVM's fdiv / llvm.sqrt. */
   LLVMValueRef (*fdiv_f32)(CgMath *m, LLVMValueRef a, LLVMValueRef b);
   LLVMValueRef (*fsqrt_f32)(CgMath *m, LLVMValueRef a);

@@ -46,6 +46,10 @@ typedef struct CgMath {
    * loads and values in turn: a branch between them would keep the later loads from being issued
    * before the earlier points' arithmetic) */
   bool no_branch;
+  /* both operands of the instruction are float16 values widened (lower.c): zero, infinite, NaN or of
+   * magnitude in [2^-24, 65504], so nvptx's division needs no range test (every finite nonzero pair is
+   * inside Markstein's range) */
+  bool half_operands;
   int nused;
   LLVMValueRef used[CG_MAX_USED]; /* vector declarations kept alive through llvm.compiler.used */
 } CgMath;

@@ -82,10 +82,12 @@ typedef struct Lower {
   bool arg_tree; /* GPU: cg_gpu_block_reduce folds an arg-reduction's waves by a tree in wave 0 */
   LLVMValueRef mom_cnt, mom_a[CG_MOM_MAX], mom_q[CG_MOM_MAX], mom_K[CG_MOM_MAX];
   LLVMValueRef mom_n, mom_mean[CG_MOM_MAX], mom_m2[CG_MOM_MAX];
+  int cache_k;            /* the cached ROW entry's points a thread (GPU_CACHE_K .. GPU_CACHE_K_MAX) */
 } Lower;
 
 #define GPU_UNROLL 8     /* independent accumulators (loads in flight) per thread in ROW reductions */
-#define GPU_CACHE_K 16   /* points per thread held in registers by the cached ROW entry */
+#define GPU_CACHE_K 16   /* points per thread held in registers by the cached ROW entry (Lower.cache_k) */
+#define GPU_CACHE_K_MAX 32 /* ... at most: rows of 2-byte values hold 32 (the same 64 bytes a thread) */
 #define GPU_CACHE_BUFS 4 /* at most this many loaded buffers for the cached entry */
 #define GPU_VEC_MAXBUF 8 /* vector reduction entries: at most this many buffers / stores */
 #define GPU_TIE_MAXBUF GPU_VEC_MAXBUF /* load ties (gpu_strategies.c): buffers tied, the first ones */

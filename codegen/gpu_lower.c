@@ -726,7 +726,7 @@ LoomStatus cg_lower_gpu(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef mod, c
     }
     L.unroll_red = false;
     /* the cached ROW entry: worth it when R is walked more than once (several REDUCE/MAP phases)
-     * and few buffers are loaded (GPU_CACHE_K registers each) */
+     * and few buffers are loaded (cache_k registers each) */
     int walks = 0, nloaded = 0;
     for (int p = 0; p < k->nphase; p++) walks += k->phases[p].kind == KP_REDUCE || k->phases[p].kind == KP_MAP;
     for (int bi = 0; bi < k->nbuf; bi++) {
@@ -780,13 +780,24 @@ LoomStatus cg_lower_gpu(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef mod, c
       snprintf(out->partv, sizeof out->partv, "%s_partv", prefix);
       build_gpu_entry(&L, GPU_PARTV, true, out->partv, nwords, pvlanes, out->acc_size);
     }
-    /* walks >= 2: the launcher's block mode for rows up to blockDim * GPU_CACHE_K; every ROW reduction:
-     * its short-row mode (rows of at most wave * GPU_CACHE_K points) */
+    /* walks >= 2: the launcher's block mode for rows up to blockDim * cache_k; every ROW reduction:
+     * its short-row mode (rows of at most wave * cache_k points) */
     if (!col && walks >= 1 && nloaded <= GPU_CACHE_BUFS && !cg_has_side_stores(k)) { /* (cg_reduce_point) */
-      out->cache_k = GPU_CACHE_K;
+      /* 64 bytes of each loaded buffer a thread: rows of 2-byte values (float16 softmax) hold 32 points,
+       * half the threads a row, so twice the rows are in flight per SM and each block reduction is paid
+       * over twice the points. LOOM_GPU_CACHE_BYTES: the bytes (16 points at least, 32 at most) */
+      static int cache_bytes = -1;
+      int cb = cg_env_int_once(&cache_bytes, "LOOM_GPU_CACHE_BYTES", 64), maxsz = 1;
+      for (int bi = 0; bi < k->nbuf; bi++)
+        for (int i = 0; i < k->ninstr; i++)
+          if (k->instrs[i].kind == KI_LOAD && k->instrs[i].buf == bi && (int)loom_dtype_size((LoomDType)k->bufs[bi].dtype) > maxsz)
+            maxsz = (int)loom_dtype_size((LoomDType)k->bufs[bi].dtype);
+      int ck = cb / maxsz;
+      L.cache_k = ck < GPU_CACHE_K ? GPU_CACHE_K : ck > GPU_CACHE_K_MAX ? GPU_CACHE_K_MAX : ck;
+      out->cache_k = L.cache_k;
       snprintf(out->cached, sizeof out->cached, "%s_rowc", prefix);
       build_gpu_entry(&L, GPU_CACHED, true, out->cached, nwords, 0, 0);
-      if (cvlanes && k->ndim - k->nkeep == 1 && GPU_CACHE_K % cvlanes == 0) {
+      if (cvlanes && k->ndim - k->nkeep == 1 && L.cache_k % cvlanes == 0) {
         out->cache_lanes = cvlanes;
         snprintf(out->cachedv, sizeof out->cachedv, "%s_rowcv", prefix);
         build_gpu_entry(&L, GPU_CACHED, true, out->cachedv, nwords, cvlanes, 0);

@@ -375,7 +375,7 @@ static void cached_group_load(Lower *L, int bi, LLVMValueRef *rj, int g, int lan
   cg_gpu_offsets(L, rj[g * lanes], k->nkeep, k->ndim, L->ooff, L->off);
   LLVMValueRef ld = LLVMBuildLoad2(m->b, cg_vec_type(m, st, (unsigned)lanes), cg_elem_ptr(L, bi, L->off[bi]), "");
   LLVMSetAlignment(ld, (unsigned)lanes * (unsigned)loom_dtype_size(st));
-  LLVMValueRef vec = LLVMGetUndef(cg_vec_type(m, st, (unsigned)GPU_CACHE_K));
+  LLVMValueRef vec = LLVMGetUndef(cg_vec_type(m, st, (unsigned)L->cache_k));
   for (int l = 0; l < lanes; l++) vec = cg_vec_set(m, st, vec, cg_vec_get(m, st, ld, (unsigned)l), (unsigned)(g * lanes + l));
   L->vload[bi] = vec;
 }
@@ -385,20 +385,26 @@ static void cached_phase(Lower *L, GpuEntry *e, int p, LLVMValueRef *rj, LLVMVal
   const KernelIr *k = L->k;
   CgMath *m = &L->m;
   LLVMBuilderRef b = m->b;
-  const int K = GPU_CACHE_K;
+  const int K = L->cache_k;
   const KPhase *ph = &k->phases[p];
   cg_clear_cache(L);
   if (ph->kind == KP_REDUCE) {
     LoomDType vt = cg_red_value_dtype(k, ph);
     LLVMValueRef a = cg_red_identity(L, ph->reduce_op, vt);
-    LLVMValueRef ai = cg_i64(m, GPU_EMPTY_INDEX);
+    LLVMValueRef ai = cg_i64(m, GPU_EMPTY_INDEX), before = a;
     for (int j = 0; j < K; j++) {
       L->lane = (unsigned)j;
       cg_gpu_offsets(L, rj[j], k->nkeep, k->ndim, L->ooff, L->off);
       cg_clear_cache(L);
       cg_eval_needed(L, &ph->value, 1);
       LLVMValueRef v = L->cache[ph->value];
-      if (is_arg(ph->reduce_op)) {
+      static int group_fold = -1; /* LOOM_GPU_GROUP_FOLD=0: a select per point (A/B timings) */
+      if (!is_arg(ph->reduce_op) && lanes > 1 && cg_env_int_once(&group_fold, "LOOM_GPU_GROUP_FOLD", 1)) {
+        /* a vector's lanes are valid together: fold them in order, then one select per vector */
+        if (j % lanes == 0) before = a;
+        a = cg_red_combine(L, ph->reduce_op, vt, a, v);
+        if (j % lanes == lanes - 1) a = LLVMBuildSelect(b, valid[j], a, before, "");
+      } else if (is_arg(ph->reduce_op)) {
         LLVMValueRef take = cg_arg_better(m, (LoomReduceOp)ph->reduce_op, vt, a, v);
         take = LLVMBuildOr(b, take, LLVMBuildICmp(b, LLVMIntEQ, ai, cg_i64(m, GPU_EMPTY_INDEX), ""), "");
         take = LLVMBuildAnd(b, take, valid[j], "");
@@ -482,20 +488,20 @@ static bool cached_defer_off(void) {
 }
 
 /* One O point (one block) of the cached ROW entry: the thread's points r_j = tid + j * bdim
- * (j < GPU_CACHE_K; clamped to nr - 1 so that every load is valid and unconditional) of every loaded
+ * (j < L->cache_k; clamped to nr - 1 so that every load is valid and unconditional) of every loaded
  * buffer are read once into registers (L->vload[b] lane j; a buffer constant along R in the vector
  * entry: one scalar load for all lanes), then each phase runs over the points
- * that exist (r_j < nr) from those registers. Launched only when 0 < nr <= bdim * GPU_CACHE_K. */
+ * that exist (r_j < nr) from those registers. Launched only when 0 < nr <= bdim * cache_k. */
 void cg_gpu_cached_item(Lower *L, LLVMValueRef o, void *arg) {
   GpuEntry *e = arg;
   const KernelIr *k = L->k;
   CgMath *m = &L->m;
   LLVMBuilderRef b = m->b;
-  const int K = GPU_CACHE_K;
+  const int K = L->cache_k;
   cg_gpu_offsets(L, o, 0, k->nkeep, NULL, L->ooff);
   for (int p = 0; p < k->nphase; p++) L->acc[p] = L->accidx[p] = NULL;
   const int lanes = e->lanes > 1 ? e->lanes : 1, G = K / lanes;
-  LLVMValueRef rj[GPU_CACHE_K], valid[GPU_CACHE_K];
+  LLVMValueRef rj[GPU_CACHE_K_MAX], valid[GPU_CACHE_K_MAX];
   if (lanes == 1) {
     LLVMValueRef last = LLVMBuildSub(b, e->nr, cg_iconst_i(L, 1), "");
     for (int j = 0; j < K; j++) {
@@ -539,7 +545,7 @@ void cg_gpu_cached_item(Lower *L, LLVMValueRef o, void *arg) {
       for (int s = 0; ph->kind != KP_REDUCE && s < ph->nstores; s++) want |= mask[k->stores[ph->store_begin + s].value];
     }
     /* a buffer first read by a MAP phase of the vector entry, contiguous along R, that no later phase reads:
-     * loaded group by group inside the map (lanes registers each, not GPU_CACHE_K: LayerNorm's weight and
+     * loaded group by group inside the map (lanes registers each, not cache_k: LayerNorm's weight and
      * bias held 32 registers through the whole map) */
     uint64_t defer = 0;
     if (mask && lanes > 1 && ph->kind == KP_MAP && !cached_defer_off()) {

@@ -177,7 +177,9 @@ static LLVMValueRef libm_call(CgMath *m, const char *base, LoomDType t, LLVMValu
   LLVMTypeRef fty = LLVMFunctionType(ft, params, nargs, 0);
   LLVMValueRef fn = LLVMGetNamedFunction(m->m, callee);
   if (!fn) fn = LLVMAddFunction(m->m, callee, fty);
-  LLVMValueRef call = LLVMBuildCall2(m->b, fty, fn, args, nargs, "");
+  LLVMValueRef gargs[2] = {args[0], nargs > 1 ? args[1] : NULL};
+  for (unsigned i = 0; m->gpu && m->gpu->math_arg && t == LOOM_FLOAT32 && i < nargs; i++) gargs[i] = m->gpu->math_arg(m, args[i]);
+  LLVMValueRef call = LLVMBuildCall2(m->b, fty, fn, m->gpu ? gargs : args, nargs, "");
   /* libm's math functions only touch errno, which Loom never reads (SLEEF's none): treat them as pure. */
   unsigned mem = LLVMGetEnumAttributeKindForName("memory", 6);
   LLVMAddCallSiteAttribute(call, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(m->c, mem, 0));

@@ -196,6 +196,28 @@ static LLVMValueRef nv_fdiv_f32(CgMath *m, LLVMValueRef a, LLVMValueRef bv) {
   LLVMBasicBlockRef slow = NULL, join = NULL, from = NULL;
   LLVMValueRef qfast = NULL;
   Rcp64 rc = {NULL, NULL, NULL, NULL};
+  static int half_div = -1; /* LOOM_GPU_HALF_DIV=0: float16 operands take the float32 paths below (A/B timings) */
+  if (m->half_operands && !m->uniform && level >= 1 && cg_env_int_once(&half_div, "LOOM_GPU_HALF_DIV", 1)) {
+    /* float16 operands widened: every finite nonzero pair is inside Markstein's range, so no range test
+     * and no branch; the other cases (a zero: the sign of a * y0; an infinite or NaN operand, a zero
+     * divisor: q' is NaN) take a * y0, y0 the approximate reciprocal (0 for an infinite b, infinite for a
+     * zero b), which is then the IEEE quotient. The float32 result is the correctly rounded quotient, so
+     * its float16 rounding is too (24 >= 2 * 11 + 2: double rounding is innocuous for division). */
+    LLVMValueRef y, y0;
+    if (!m->rhs_varies && !reads_memory(bv, LLVMGetInsertBlock(b), 8)) {
+      rc = rcp64_of(m, bv); /* computed once per row or launch */
+      y = LLVMBuildFPTrunc(b, rc.r2, f32, "rcp");
+      y0 = LLVMBuildFPTrunc(b, rc.r0, f32, "");
+    } else { /* rcp.approx and one Newton step: div.rn.f32's own fast path (bench/ptx/check_div_newton.ptx) */
+      y0 = nv_intr(m, "llvm.nvvm.rcp.approx.ftz.f", bv);
+      y = fma3(m, y0, fma3(m, LLVMBuildFNeg(b, bv, ""), y0, LLVMConstReal(f32, 1.0)), y0);
+    }
+    LLVMValueRef q = LLVMBuildFMul(b, a, y, "");
+    LLVMValueRef q1 = fma3(m, fma3(m, LLVMBuildFNeg(b, bv, ""), q, a), y, q);
+    LLVMValueRef special = LLVMBuildOr(b, LLVMBuildFCmp(b, LLVMRealUNO, q1, q1, ""),
+                                       LLVMBuildFCmp(b, LLVMRealOEQ, a, LLVMConstReal(f32, 0.0), ""), "");
+    return LLVMBuildSelect(b, special, LLVMBuildFMul(b, a, y0, ""), q1, "");
+  }
   if (!m->uniform && !m->no_branch && level >= 1) {
     LLVMValueRef y;
     if (!m->rhs_varies && !reads_memory(bv, LLVMGetInsertBlock(b), 8)) {
@@ -242,6 +264,23 @@ static LLVMValueRef nv_fdiv_f32(CgMath *m, LLVMValueRef a, LLVMValueRef bv) {
   LLVMBasicBlockRef bbs[2] = {from, slow};
   LLVMAddIncoming(phi, vals, bbs, 2);
   return phi;
+}
+
+/* A float32 math argument widened from float16 is converted by cvt.f32.f16 in inline assembly, which LLVM
+ * cannot see through: otherwise it folds the device library's sign tests of the float32 value into tests
+ * of the half's bits (tanhf's copysign: a shift, two logic operations, a compare and a select a point
+ * where one LOP3 does; gelu in float16). The same conversion, so the same values. */
+static LLVMValueRef nv_math_arg(CgMath *m, LLVMValueRef a) {
+  if (!LLVMIsAFPExtInst(a)) return a;
+  LLVMValueRef h = LLVMGetOperand(a, 0);
+  if (LLVMGetTypeKind(LLVMTypeOf(h)) != LLVMHalfTypeKind) return a;
+  LLVMTypeRef i16 = LLVMInt16TypeInContext(m->c), f32 = LLVMFloatTypeInContext(m->c);
+  LLVMTypeRef fty = LLVMFunctionType(f32, &i16, 1, 0);
+  static const char text[] = "cvt.f32.f16 $0, $1;", cons[] = "=f,h";
+  LLVMValueRef cvt = LLVMGetInlineAsm(fty, (char *)text, sizeof text - 1, (char *)cons, sizeof cons - 1, 0, 0,
+                                      LLVMInlineAsmDialectATT, 0);
+  LLVMValueRef bits = LLVMBuildBitCast(m->b, h, i16, "");
+  return LLVMBuildCall2(m->b, fty, cvt, &bits, 1, "");
 }
 
 static LLVMValueRef nv_mulhi_u32(CgMath *m, LLVMValueRef a, LLVMValueRef bv) {
@@ -323,6 +362,7 @@ void cg_nvptx_lower_hooks(CgGpuHooks *h) {
   h->match_any = nv_match_any;
   h->math_name = nv_math_name;
   h->fdiv_f32 = cg_nvptx_fdiv_ieee() ? NULL : nv_fdiv_f32;
+  h->math_arg = nv_math_arg;
   h->fsqrt_f32 = nv_sqrt_f32;
   h->frcp_approx_f32 = nv_frcp_approx_f32;
   h->mulhi_u32 = nv_mulhi_u32;

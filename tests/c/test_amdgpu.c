@@ -257,13 +257,19 @@ static int entry_models(const KernelIr *k, const char *kind, Model *m, int max) 
     }
   }
   bool cached = !strcmp(kind, "rowc") || !strcmp(kind, "rowcv");
-  if (cached) { /* 16 points per thread and O item, loaded once; MAP stores 16, FINAL stores 1 */
-    Model c = {16 * bytes_of(k, all), 0, false, 0};
+  if (cached) { /* K points per thread and O item, loaded once; MAP stores K, FINAL stores 1. K: 64 bytes of
+                 * the widest loaded dtype, 16 to 32 points (codegen/gpu_lower.c) */
+    long widest = 1;
+    for (int b = 0; b < k->nbuf && b < 64; b++)
+      if ((all >> b & 1) && (long)loom_dtype_size((LoomDType)k->bufs[b].dtype) > widest)
+        widest = (long)loom_dtype_size((LoomDType)k->bufs[b].dtype);
+    long K = 64 / widest < 16 ? 16 : 64 / widest > 32 ? 32 : 64 / widest;
+    Model c = {K * bytes_of(k, all), 0, false, 0};
     for (int p = 0; p < k->nphase; p++)
       for (int s = 0; s < k->phases[p].nstores; s++) {
         const KStore *st = &k->stores[k->phases[p].store_begin + s];
         long sz = (long)loom_dtype_size((LoomDType)k->bufs[st->buf].dtype);
-        c.store += k->phases[p].kind == KP_MAP ? 16 * sz : k->phases[p].kind == KP_FINAL ? sz : 0;
+        c.store += k->phases[p].kind == KP_MAP ? K * sz : k->phases[p].kind == KP_FINAL ? sz : 0;
       }
     m[n++] = c;
     return n;

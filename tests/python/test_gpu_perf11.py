@@ -103,6 +103,32 @@ def test_gpu_division_varying_bitwise():
 
 
 @needs_gpu
+def test_gpu_float16_division_bitwise():
+    # float16 operands take the branch-free quotient (nvptx_lower.c, CgMath.half_operands): every pair of a
+    # sample of all 2^16 half values (subnormals, zeros of both signs, infinities, NaN, the extremes)
+    r = np.random.default_rng(6)
+    pick = np.concatenate([r.integers(0, 1 << 16, size=700), [0, 0x8000, 1, 0x8001, 0x3ff, 0x400, 0x7bff, 0xfbff,
+                                                              0x7c00, 0xfc00, 0x7e00, 0x3c00, 0xbc00, 0x3bff]])
+    v = pick.astype(np.uint16).view(np.float16)
+    a, b = np.repeat(v, v.size), np.tile(v, v.size)
+    with np.errstate(all="ignore"):
+        same_bits(host(loom.asarray(a) / loom.asarray(b)), a / b)
+        # a divisor constant along the row (hoisted reciprocal), and softmax in float16
+        x = r.standard_normal((64, 2048)).astype(np.float16) * np.float16(4)
+        x[0, :7] = [0, -0.0, np.inf, -np.inf, 65504, 6e-8, -6e-8]
+        g = loom.asarray(x)
+        s = x.astype(np.float32).sum(axis=1, keepdims=True).astype(np.float16)
+        same_bits(host(g / loom.asarray(s)), x / s)
+        same_bits(host(g / loom.max(loom.abs(g), axis=1, keepdims=True)), x / np.abs(x).max(axis=1, keepdims=True))
+        e = np.exp(x - x.max(axis=1, keepdims=True))
+        want = e / e.sum(axis=1, keepdims=True)
+        ge = loom.exp(g - g.max(axis=1, keepdims=True))
+        got = host(ge / ge.sum(axis=1, keepdims=True))
+        assert got.dtype == np.float16
+        np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float32), rtol=2e-3, atol=1e-6)
+
+
+@needs_gpu
 @pytest.mark.parametrize("shape", [(64, 4096), (1000, 96), (3, 100003)])
 def test_gpu_division_by_row_constant_bitwise(shape):
     x = _random_f32(shape, 3)

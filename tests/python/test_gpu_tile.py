@@ -51,6 +51,22 @@ def test_transpose_add_and_symmetrize(dtype: str, n: int, m: int) -> None:
         same((gx + gx.T) * 2, (x + x.T) * 2)
 
 
+@pytest.mark.parametrize("n", [32, 64, 96, 129, 1000, 4100])
+def test_symmetric_planes(n: int) -> None:
+    # a square plane whose transposed side reads the row-major side's memory: every tile exactly once for
+    # 1..129 tiles a side, in a batch, and through an offset view
+    x = rnd((n, n), "float32", 12)
+    gx = loom.asarray(x)
+    same(0.5 * (gx + gx.T), 0.5 * (x + x.T))
+    same(gx.T - gx, x.T - x)
+    b = rnd((3, 70, 70), "float32", 13)
+    gb = loom.asarray(b)
+    same(gb + loom.transpose(gb, (0, 2, 1)), b + np.transpose(b, (0, 2, 1)))
+    v = x[1:, 1:]  # an offset square view of the same memory
+    gv = gx[1:, 1:]
+    same(gv * gv.T, v * v.T)
+
+
 def test_bool_and_mixed_dtypes() -> None:
     a = rnd((130, 70), "bool", 3)
     b = rnd((70, 130), "float32", 4)
