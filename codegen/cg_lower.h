@@ -83,6 +83,10 @@ typedef struct Lower {
   LLVMValueRef mom_cnt, mom_a[CG_MOM_MAX], mom_q[CG_MOM_MAX], mom_K[CG_MOM_MAX];
   LLVMValueRef mom_n, mom_mean[CG_MOM_MAX], mom_m2[CG_MOM_MAX];
   int cache_k;            /* the cached ROW entry's points a thread (GPU_CACHE_K .. GPU_CACHE_K_MAX) */
+  /* lower_host_keep.c: value hkeep_v (-1: none) of REDUCE phase hkeep_p stored into buffer hkeep_buf and
+   * read back by MAP phase hkeep_q, while hkeep_on (the full-row walks of body_o_point) */
+  int hkeep_v, hkeep_p, hkeep_q, hkeep_buf;
+  bool hkeep_on;
 } Lower;
 
 #define GPU_UNROLL 8     /* independent accumulators (loads in flight) per thread in ROW reductions */
@@ -148,6 +152,9 @@ LoomDType cg_red_value_dtype(const KernelIr *k, const KPhase *ph);
 void cg_emit_stores(Lower *L, const KPhase *ph); /* the phase's stores at the current point */
 void cg_body_map(Lower *L, void *arg);           /* a MAP phase (arg) at the current point */
 void cg_reduce_point(Lower *L, const KPhase *ph); /* a REDUCE phase's value, then its side stores */
+void cg_host_keep_plan(Lower *L);
+void cg_host_keep_store(Lower *L, const KPhase *ph);
+void cg_host_keep_map(Lower *L, void *arg); /* a BodyFn: the MAP phase (arg) at a point */
 bool cg_has_side_stores(const KernelIr *k);        /* a REDUCE phase of k has side stores */
 void cg_run_final_phase(Lower *L, const KPhase *ph); /* a FINAL phase at the O point (L->ooff) */
 /* Whether the REDUCE phases' values load some buffer contiguously along the last O dim and none

@@ -397,6 +397,7 @@ void cg_add_fn_attrs(Lower *L, LLVMValueRef fn, const char *const *attrs, int na
 bool cg_lower_init(Lower *L, LoomContext *ctx, LLVMContextRef c, LLVMModuleRef mod, const KernelIr *k,
                        Diag *d) {
   memset(L, 0, sizeof *L);
+  L->hkeep_v = -1;
   L->ctx = ctx;
   L->k = k;
   L->m.c = c;

@@ -289,6 +289,7 @@ static void body_reduce(Lower *L, void *arg) {
   LoomDType at = (LoomDType)ph->acc_dtype;
   cg_clear_cache(L);
   cg_reduce_point(L, ph);
+  cg_host_keep_store(L, ph);
   LLVMValueRef v = L->cache[ph->value];
   LLVMValueRef cur = LLVMBuildLoad2(b, LLVMTypeOf(v), ra->accv, "");
   if (is_arg(ph->reduce_op)) {
@@ -340,14 +341,17 @@ static void body_o_point(Lower *L, void *arg) {
   for (int p = 0; p < k->nphase; p++) {
     L->acc[p] = L->accidx[p] = NULL;
   }
+  L->hkeep_on = L->hkeep_v >= 0; /* (lower_host_keep.c) */
   for (int p = 0; p < k->nphase; p++) {
     const KPhase *ph = &k->phases[p];
     cg_clear_cache(L);
+    BodyFn map = L->hkeep_on && p == L->hkeep_q ? cg_host_keep_map : cg_body_map;
     if (ph->kind == KP_REDUCE) run_reduce_phase(L, p, LLVMConstInt(L->i64, 0, 0), L->rsize);
-    else if (ph->kind == KP_MAP) cg_host_walk(L, k->nkeep, k->ndim, LLVMConstInt(L->i64, 0, 0), L->rsize, cg_body_map, (void *)ph);
+    else if (ph->kind == KP_MAP) cg_host_walk(L, k->nkeep, k->ndim, LLVMConstInt(L->i64, 0, 0), L->rsize, map, (void *)ph);
     else if (ph->kind == KP_SCAN) cg_host_scan_row(L, p);
     else cg_run_final_phase(L, ph);
   }
+  L->hkeep_on = false;
   cg_clear_cache(L);
 }
 
@@ -646,6 +650,7 @@ LoomStatus cg_lower_host(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef mod, 
     st = diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "codegen: out of memory lowering kernel '%s'", k->name);
   } else {
     L.outer = cg_reduce_reads_outer(k, L.need, false);
+    cg_host_keep_plan(&L);
     cg_snippet_lower(ctx, &L.m, k, &L.sn, d);
   }
   if (st == LOOM_OK && d->status) {
