@@ -408,6 +408,13 @@ def main(argv=None):
     ap.add_argument("--budget-s", type=float, default=0.0,
                     help="after this many seconds skip torch_compile/jax/cupy_fuse; after 1.3x every peer")
     a = ap.parse_args(argv)
+    if a.machine != "h200":
+        # torch's and Numba's OpenMP workers spin-wait after each call by default, taking the cores from the
+        # library timed next in the round (2026-12-04, this 2-core box: Loom's silu 2.09 -> 4.72 ms and JAX's
+        # softmax 3.31 -> 12.6 ms right after torch); passive waits leave the cores to it. Set before torch
+        # and Numba are imported; every library is timed under the same setting.
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+        os.environ.setdefault("KMP_BLOCKTIME", "0")
     if a.machine != "cpu":
         os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
     env = Env(a.machine if a.machine != "test" else "cpu")
