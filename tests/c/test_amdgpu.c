@@ -258,12 +258,15 @@ static int entry_models(const KernelIr *k, const char *kind, Model *m, int max) 
   }
   bool cached = !strcmp(kind, "rowc") || !strcmp(kind, "rowcv");
   if (cached) { /* K points per thread and O item, loaded once; MAP stores K, FINAL stores 1. K: 64 bytes of
-                 * the widest loaded dtype, 16 to 32 points (codegen/gpu_lower.c) */
+                 * the widest loaded dtype, 16 to 32 points, 16 when more than two buffers are loaded
+                 * (codegen/gpu_lower.c) */
     long widest = 1;
     for (int b = 0; b < k->nbuf && b < 64; b++)
       if ((all >> b & 1) && (long)loom_dtype_size((LoomDType)k->bufs[b].dtype) > widest)
         widest = (long)loom_dtype_size((LoomDType)k->bufs[b].dtype);
-    long K = 64 / widest < 16 ? 16 : 64 / widest > 32 ? 32 : 64 / widest;
+    int nloaded = 0;
+    for (int b = 0; b < k->nbuf && b < 64; b++) nloaded += (int)(all >> b & 1);
+    long K = nloaded > 2 || 64 / widest < 16 ? 16 : 64 / widest > 32 ? 32 : 64 / widest;
     Model c = {K * bytes_of(k, all), 0, false, 0};
     for (int p = 0; p < k->nphase; p++)
       for (int s = 0; s < k->phases[p].nstores; s++) {
