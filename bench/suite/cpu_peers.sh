@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install the CPU peers of the suite (numexpr, Numba, JAX, PyTorch with torch.compile) beside the
 # project's .venv, into .bench-peers/ (pip --target; nothing in .venv changes, so the tests do not see
-# them). PyPI's torch wheel loads its CUDA libraries at import even on a CPU-only machine, so they come
+# them; matplotlib for the suite's chart). PyPI's torch wheel loads its CUDA libraries at import even on a CPU-only machine, so they come
 # too (the versions its metadata pins; ~3 GB).
 # Usage: bash bench/suite/cpu_peers.sh; then
 #   PYTHONPATH=.bench-peers .venv/bin/python bench/suite/run.py --machine cpu \
@@ -14,7 +14,8 @@ T=.bench-peers
 # numpy / scipy come from .venv (the versions the tests use); everything else pinned loosely.
 $PY -m pip install -q --upgrade --target "$T" --no-deps \
     numexpr numba llvmlite jax jaxlib ml_dtypes opt_einsum \
-    torch sympy mpmath networkx filelock jinja2 markupsafe fsspec typing_extensions setuptools
+    torch sympy mpmath networkx filelock jinja2 markupsafe fsspec typing_extensions setuptools \
+    matplotlib contourpy cycler fonttools kiwisolver pillow pyparsing python-dateutil six packaging
 # torch's own pins of its CUDA wheels, read from its metadata (no triton: Inductor's CPU path is C++)
 DEPS=$($PY - "$T" <<'PY'
 import glob, re, sys
