@@ -152,6 +152,7 @@ LoomDType cg_red_value_dtype(const KernelIr *k, const KPhase *ph);
 void cg_emit_stores(Lower *L, const KPhase *ph); /* the phase's stores at the current point */
 void cg_body_map(Lower *L, void *arg);           /* a MAP phase (arg) at the current point */
 void cg_reduce_point(Lower *L, const KPhase *ph); /* a REDUCE phase's value, then its side stores */
+int cg_instr_nsrc(const KInstr *in); /* lower.c: the operands (src) an instruction reads */
 void cg_host_keep_plan(Lower *L);
 void cg_host_keep_store(Lower *L, const KPhase *ph);
 void cg_host_keep_map(Lower *L, void *arg); /* a BodyFn: the MAP phase (arg) at a point */

@@ -17,7 +17,7 @@
 
 #include "codegen/cg_lower.h"
 
-static int instr_nsrc(const KInstr *in) {
+int cg_instr_nsrc(const KInstr *in) {
   switch (in->kind) {
   case KI_ELEM: {
     const OpInfo *info = op_info((LoomOp)in->op);
@@ -45,7 +45,7 @@ LoomStatus cg_check_kernel(const KernelIr *k, Diag *d) {
     if (in->kind >= KI_KIND_COUNT || in->dtype >= LOOM_DTYPE_COUNT ||
         (dtype_compute((LoomDType)in->dtype) != in->dtype && in->kind != KI_CAST))
       return diag_error(d, LOOM_ERR_INTERNAL, "codegen: instruction %d has a bad kind or dtype", i);
-    for (int j = 0; j < instr_nsrc(in); j++)
+    for (int j = 0; j < cg_instr_nsrc(in); j++)
       if (in->src[j] < 0 || in->src[j] >= i)
         return diag_error(d, LOOM_ERR_INTERNAL, "codegen: instruction %d uses %d (not an earlier one)", i, in->src[j]);
     if (in->kind == KI_ELEM && in->op >= LOOM_OP_COUNT)
@@ -176,7 +176,7 @@ static LLVMValueRef emit_one(Lower *L, int i) {
   case KI_PARAM: return L->param[in->op];
   case KI_ELEM: {
     LLVMValueRef args[3] = {NULL, NULL, NULL};
-    int n = instr_nsrc(in);
+    int n = cg_instr_nsrc(in);
     for (int j = 0; j < n; j++) args[j] = L->cache[in->src[j]];
     LoomDType opd = (LoomDType)k->instrs[in->src[n == 3 ? 1 : 0]].dtype;
     if (n == 3 && k->instrs[in->src[0]].dtype != LOOM_BOOL) {
@@ -254,7 +254,7 @@ void cg_eval_needed(Lower *L, const int32_t *roots, int nroots) {
   }
   for (int i = hi; i >= 0; i--) {
     if (!L->need[i] || L->cache[i]) continue;
-    for (int j = 0; j < instr_nsrc(&k->instrs[i]); j++) L->need[k->instrs[i].src[j]] = 1;
+    for (int j = 0; j < cg_instr_nsrc(&k->instrs[i]); j++) L->need[k->instrs[i].src[j]] = 1;
     if (k->instrs[i].kind == KI_USER) /* its arguments (checked by cg_snippet_lower) */
       for (int j = 0; j < k->instrs[i].phase; j++)
         if (k->user_args[k->instrs[i].buf + j] >= 0) L->need[k->user_args[k->instrs[i].buf + j]] = 1;
@@ -368,7 +368,7 @@ bool cg_reduce_reads_outer(const KernelIr *k, uint8_t *need, bool allow_map) {
   for (int i = k->ninstr - 1; i >= 0; i--) {
     const KInstr *in = &k->instrs[i];
     if (!need[i]) continue;
-    for (int j = 0; j < instr_nsrc(in); j++) need[in->src[j]] = 1;
+    for (int j = 0; j < cg_instr_nsrc(in); j++) need[in->src[j]] = 1;
     if (in->kind == KI_USER)
       for (int j = 0; j < in->phase; j++)
         if (k->user_args[in->buf + j] >= 0) need[k->user_args[in->buf + j]] = 1;
@@ -421,7 +421,7 @@ bool cg_lower_init(Lower *L, LoomContext *ctx, LLVMContextRef c, LLVMModuleRef m
     uint8_t v = !(in->kind == KI_CONST || in->kind == KI_PARAM || in->kind == KI_REDSIZE || in->kind == KI_NPOINTS ||
                   in->kind == KI_ELEM || in->kind == KI_CAST ||
                   (in->kind == KI_ACC && in->phase < k->nphase && k->phases[in->phase].kind == KP_REDUCE));
-    for (int j = 0; j < instr_nsrc(in); j++) v |= L->varies[in->src[j]];
+    for (int j = 0; j < cg_instr_nsrc(in); j++) v |= L->varies[in->src[j]];
     L->varies[i] = v;
   }
   L->accarr = ctx_calloc(ctx, np, sizeof(LLVMValueRef));

@@ -19,14 +19,6 @@
 
 #include "codegen/cg_lower.h"
 
-static int nsrc(const KInstr *in) {
-  if (in->kind == KI_ELEM) {
-    const OpInfo *info = op_info((LoomOp)in->op);
-    return info ? info->arity : 0;
-  }
-  return in->kind == KI_CAST || in->kind == KI_USER_OUT || in->kind == KI_GATHER ? 1 : 0;
-}
-
 static bool costly_op(LoomOp op) {
   switch (op) {
   case LOOM_OP_EXP: case LOOM_OP_EXP2: case LOOM_OP_EXPM1: case LOOM_OP_LOG: case LOOM_OP_LOG2: case LOOM_OP_LOG10:
@@ -45,7 +37,7 @@ static void phase_needs(const KernelIr *k, const KPhase *ph, uint8_t *need) {
     for (int s = 0; s < ph->nstores; s++) need[k->stores[ph->store_begin + s].value] = 1;
   for (int i = k->ninstr - 1; i >= 0; i--)
     if (need[i])
-      for (int j = 0; j < nsrc(&k->instrs[i]); j++) need[k->instrs[i].src[j]] = 1;
+      for (int j = 0; j < cg_instr_nsrc(&k->instrs[i]); j++) need[k->instrs[i].src[j]] = 1;
 }
 
 void cg_host_keep_plan(Lower *L) {
@@ -73,7 +65,7 @@ void cg_host_keep_plan(Lower *L) {
   for (int i = 0; i < n; i++) {
     const KInstr *in = &k->instrs[i];
     costly[i] = in->kind == KI_ELEM && costly_op((LoomOp)in->op);
-    for (int j = 0; j < nsrc(in); j++) costly[i] |= costly[in->src[j]];
+    for (int j = 0; j < cg_instr_nsrc(in); j++) costly[i] |= costly[in->src[j]];
   }
   for (int p = 0; p < q; p++)
     if (k->phases[p].kind == KP_REDUCE) {
@@ -87,7 +79,7 @@ void cg_host_keep_plan(Lower *L) {
     bool front = st->value == i;
     for (int u = i + 1; u < n && !front; u++)
       if (needq[u] && !done[u])
-        for (int j = 0; j < nsrc(&k->instrs[u]); j++) front |= k->instrs[u].src[j] == i;
+        for (int j = 0; j < cg_instr_nsrc(&k->instrs[u]); j++) front |= k->instrs[u].src[j] == i;
     if (!front) continue;
     nfront += costly[i];
     if (costly[i]) v = i;
