@@ -46,10 +46,6 @@ typedef struct CgMath {
    * loads and values in turn: a branch between them would keep the later loads from being issued
    * before the earlier points' arithmetic) */
   bool no_branch;
-  /* both operands of the instruction are float16 values widened (lower.c): zero, infinite, NaN or of
-   * magnitude in [2^-24, 65504], so nvptx's division needs no range test (every finite nonzero pair is
-   * inside Markstein's range) */
-  bool half_operands;
   int nused;
   LLVMValueRef used[CG_MAX_USED]; /* vector declarations kept alive through llvm.compiler.used */
 } CgMath;
@@ -119,10 +115,10 @@ LLVMValueRef cg_libm(CgMath *m, const char *base, LoomDType t, LLVMValueRef *arg
 /* Emits llvm.compiler.used for the vector declarations. Call once, after lowering. */
 void cg_math_finish(CgMath *m);
 LLVMValueRef cg_i64(CgMath *m, int64_t v);
-/* A call of intrinsic `name` (overload types tys, none for a non-overloaded one). */
 /* An environment knob read once per process into *slot (a static int, -1 at first; A/B timings): its value,
  * dflt when unset; a negative value reads as 0 (math.c). */
 int cg_env_int_once(int *slot, const char *name, int dflt);
+/* A call of intrinsic `name` (overload types tys, none for a non-overloaded one). */
 LLVMValueRef cg_intrinsic(CgMath *m, const char *name, LLVMTypeRef *tys, unsigned ntys, LLVMValueRef *args,
                           unsigned nargs);
 

@@ -727,12 +727,14 @@ LoomStatus cg_lower_gpu(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef mod, c
     L.unroll_red = false;
     /* the cached ROW entry: worth it when R is walked more than once (several REDUCE/MAP phases)
      * and few buffers are loaded (cache_k registers each) */
-    int walks = 0, nloaded = 0;
+    int walks = 0, nloaded = 0, maxsz = 1; /* maxsz: the widest loaded dtype's bytes */
     for (int p = 0; p < k->nphase; p++) walks += k->phases[p].kind == KP_REDUCE || k->phases[p].kind == KP_MAP;
     for (int bi = 0; bi < k->nbuf; bi++) {
       bool loaded = false;
       for (int i = 0; i < k->ninstr && !loaded; i++) loaded = k->instrs[i].kind == KI_LOAD && k->instrs[i].buf == bi;
       nloaded += loaded;
+      int sz = (int)loom_dtype_size((LoomDType)k->bufs[bi].dtype);
+      if (loaded && sz > maxsz) maxsz = sz;
     }
     /* vector entries need every loaded buffer contiguous along the (last) R dim: lanes points of
      * the widest loaded dtype per 16-byte load */
@@ -788,11 +790,7 @@ LoomStatus cg_lower_gpu(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef mod, c
        * over twice the points (H200: softmax_f16 0.1155 -> 0.1048 ms; registers 52 -> 92). Kernels that
        * load one or two buffers; LOOM_GPU_CACHE_BYTES: the bytes (16 points at least, 32 at most) */
       static int cache_bytes = -1;
-      int cb = cg_env_int_once(&cache_bytes, "LOOM_GPU_CACHE_BYTES", 64), maxsz = 1;
-      for (int bi = 0; bi < k->nbuf; bi++)
-        for (int i = 0; i < k->ninstr; i++)
-          if (k->instrs[i].kind == KI_LOAD && k->instrs[i].buf == bi && (int)loom_dtype_size((LoomDType)k->bufs[bi].dtype) > maxsz)
-            maxsz = (int)loom_dtype_size((LoomDType)k->bufs[bi].dtype);
+      int cb = cg_env_int_once(&cache_bytes, "LOOM_GPU_CACHE_BYTES", 64);
       int ck = nloaded <= 2 ? cb / maxsz : GPU_CACHE_K; /* (more buffers: their registers add up) */
       L.cache_k = ck < GPU_CACHE_K ? GPU_CACHE_K : ck > GPU_CACHE_K_MAX ? GPU_CACHE_K_MAX : ck;
       out->cache_k = L.cache_k;

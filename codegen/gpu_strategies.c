@@ -392,15 +392,17 @@ static void cached_phase(Lower *L, GpuEntry *e, int p, LLVMValueRef *rj, LLVMVal
     LoomDType vt = cg_red_value_dtype(k, ph);
     LLVMValueRef a = cg_red_identity(L, ph->reduce_op, vt);
     LLVMValueRef ai = cg_i64(m, GPU_EMPTY_INDEX), before = a;
+    /* a vector's lanes are valid together: fold them in order, then one select per vector.
+     * LOOM_GPU_GROUP_FOLD=0: a select per point (A/B timings) */
+    static int group_fold = -1;
+    bool fold_vectors = !is_arg(ph->reduce_op) && lanes > 1 && cg_env_int_once(&group_fold, "LOOM_GPU_GROUP_FOLD", 1);
     for (int j = 0; j < K; j++) {
       L->lane = (unsigned)j;
       cg_gpu_offsets(L, rj[j], k->nkeep, k->ndim, L->ooff, L->off);
       cg_clear_cache(L);
       cg_eval_needed(L, &ph->value, 1);
       LLVMValueRef v = L->cache[ph->value];
-      static int group_fold = -1; /* LOOM_GPU_GROUP_FOLD=0: a select per point (A/B timings) */
-      if (!is_arg(ph->reduce_op) && lanes > 1 && cg_env_int_once(&group_fold, "LOOM_GPU_GROUP_FOLD", 1)) {
-        /* a vector's lanes are valid together: fold them in order, then one select per vector */
+      if (fold_vectors) {
         if (j % lanes == 0) before = a;
         a = cg_red_combine(L, ph->reduce_op, vt, a, v);
         if (j % lanes == lanes - 1) a = LLVMBuildSelect(b, valid[j], a, before, "");

@@ -149,13 +149,6 @@ void cg_load_params(Lower *L, LLVMValueRef (*word)(Lower *L, int p, void *arg), 
   }
 }
 
-/* Whether instruction i is a float16 value widened: a cast from float16 or a load of a float16 buffer. */
-static bool half_widened(const KernelIr *k, int i) {
-  const KInstr *in = &k->instrs[i];
-  if (in->kind == KI_CAST) return k->instrs[in->src[0]].dtype == LOOM_FLOAT16;
-  return in->kind == KI_LOAD && k->bufs[in->buf].dtype == LOOM_FLOAT16;
-}
-
 static LLVMValueRef emit_one(Lower *L, int i) {
   const KernelIr *k = L->k;
   const KInstr *in = &k->instrs[i];
@@ -190,9 +183,8 @@ static LLVMValueRef emit_one(Lower *L, int i) {
       }
     m->uniform = !L->varies[i];
     m->rhs_varies = n == 2 && L->varies[in->src[1]];
-    m->half_operands = n == 2 && half_widened(k, in->src[0]) && half_widened(k, in->src[1]);
     LLVMValueRef v = cg_elem(m, (LoomOp)in->op, opd, args);
-    m->uniform = m->rhs_varies = m->half_operands = false;
+    m->uniform = m->rhs_varies = false;
     if (LLVMTypeOf(v) != cg_reg_type(m, t)) {
       diag_error(m->d, LOOM_ERR_INTERNAL, "codegen: instruction %d (%s of %s) is typed %s", i,
                  loom_op_name((LoomOp)in->op), loom_dtype_name(opd), loom_dtype_name(t));

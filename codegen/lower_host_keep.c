@@ -111,7 +111,7 @@ void cg_host_keep_plan(Lower *L) {
 /* In REDUCE phase p's walk, after the point's value: V into the output at the point. */
 void cg_host_keep_store(Lower *L, const KPhase *ph) {
   const KernelIr *k = L->k;
-  if (!L->hkeep_on || L->hkeep_v < 0 || ph != &k->phases[L->hkeep_p] || !L->cache[L->hkeep_v]) return;
+  if (!L->hkeep_on || ph != &k->phases[L->hkeep_p] || !L->cache[L->hkeep_v]) return; /* (on: hkeep_v >= 0) */
   int ob = L->hkeep_buf;
   LoomDType bt = (LoomDType)k->bufs[ob].dtype;
   LLVMValueRef v = cg_to_mem(&L->m, (LoomDType)k->instrs[L->hkeep_v].dtype, bt, L->cache[L->hkeep_v]);

@@ -105,7 +105,6 @@ static LLVMValueRef bad(CgMath *m, LoomDType t, const char *what) {
   return LLVMGetUndef(cg_reg_type(m, t));
 }
 
-/* Calls an intrinsic; tys are its overload types. */
 /* cg_llvm.h */
 int cg_env_int_once(int *slot, const char *name, int dflt) {
   int r = __atomic_load_n(slot, __ATOMIC_RELAXED);
@@ -118,6 +117,7 @@ int cg_env_int_once(int *slot, const char *name, int dflt) {
   return r;
 }
 
+/* Calls an intrinsic; tys are its overload types. */
 LLVMValueRef cg_intrinsic(CgMath *m, const char *name, LLVMTypeRef *tys, unsigned ntys, LLVMValueRef *args,
                           unsigned nargs) {
   unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
@@ -177,9 +177,9 @@ static LLVMValueRef libm_call(CgMath *m, const char *base, LoomDType t, LLVMValu
   LLVMTypeRef fty = LLVMFunctionType(ft, params, nargs, 0);
   LLVMValueRef fn = LLVMGetNamedFunction(m->m, callee);
   if (!fn) fn = LLVMAddFunction(m->m, callee, fty);
-  LLVMValueRef gargs[2] = {args[0], nargs > 1 ? args[1] : NULL};
-  for (unsigned i = 0; m->gpu && m->gpu->math_arg && t == LOOM_FLOAT32 && i < nargs; i++) gargs[i] = m->gpu->math_arg(m, args[i]);
-  LLVMValueRef call = LLVMBuildCall2(m->b, fty, fn, m->gpu ? gargs : args, nargs, "");
+  LLVMValueRef cargs[2] = {args[0], nargs > 1 ? args[1] : NULL}; /* as the device library should see them */
+  for (unsigned i = 0; m->gpu && m->gpu->math_arg && t == LOOM_FLOAT32 && i < nargs; i++) cargs[i] = m->gpu->math_arg(m, args[i]);
+  LLVMValueRef call = LLVMBuildCall2(m->b, fty, fn, cargs, nargs, "");
   /* libm's math functions only touch errno, which Loom never reads (SLEEF's none): treat them as pure. */
   unsigned mem = LLVMGetEnumAttributeKindForName("memory", 6);
   LLVMAddCallSiteAttribute(call, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(m->c, mem, 0));

@@ -196,48 +196,38 @@ static LLVMValueRef nv_fdiv_f32(CgMath *m, LLVMValueRef a, LLVMValueRef bv) {
   LLVMBasicBlockRef slow = NULL, join = NULL, from = NULL;
   LLVMValueRef qfast = NULL;
   Rcp64 rc = {NULL, NULL, NULL, NULL};
-  static int half_div = -1; /* LOOM_GPU_HALF_DIV=0: float16 operands take the float32 paths below (A/B timings) */
-  if (m->half_operands && !m->uniform && level >= 1 && cg_env_int_once(&half_div, "LOOM_GPU_HALF_DIV", 1)) {
-    /* float16 operands widened: every finite nonzero pair is inside Markstein's range, so no range test
-     * and no branch; the other cases (a zero: the sign of a * y0; an infinite or NaN operand, a zero
-     * divisor: q' is NaN) take a * y0, y0 the approximate reciprocal (0 for an infinite b, infinite for a
-     * zero b), which is then the IEEE quotient. The float32 result is the correctly rounded quotient, so
-     * its float16 rounding is too (24 >= 2 * 11 + 2: double rounding is innocuous for division). */
-    LLVMValueRef y, y0;
-    if (!m->rhs_varies && !reads_memory(bv, LLVMGetInsertBlock(b), 8)) {
-      rc = rcp64_of(m, bv); /* computed once per row or launch */
-      y = LLVMBuildFPTrunc(b, rc.r2, f32, "rcp");
-      y0 = LLVMBuildFPTrunc(b, rc.r0, f32, "");
-    } else { /* rcp.approx and one Newton step: div.rn.f32's own fast path (bench/ptx/check_div_newton.ptx) */
-      y0 = nv_intr(m, "llvm.nvvm.rcp.approx.ftz.f", bv);
-      y = fma3(m, y0, fma3(m, LLVMBuildFNeg(b, bv, ""), y0, LLVMConstReal(f32, 1.0)), y0);
-    }
-    LLVMValueRef q = LLVMBuildFMul(b, a, y, "");
-    LLVMValueRef q1 = fma3(m, fma3(m, LLVMBuildFNeg(b, bv, ""), q, a), y, q);
-    LLVMValueRef special = LLVMBuildOr(b, LLVMBuildFCmp(b, LLVMRealUNO, q1, q1, ""),
-                                       LLVMBuildFCmp(b, LLVMRealOEQ, a, LLVMConstReal(f32, 0.0), ""), "");
-    return LLVMBuildSelect(b, special, LLVMBuildFMul(b, a, y0, ""), q1, "");
-  }
-  if (!m->uniform && !m->no_branch && level >= 1) {
-    LLVMValueRef y;
+  /* float16 operands widened (cg_is_widened_half): every finite nonzero pair is inside Markstein's range,
+   * so no range test and no branch (below). LOOM_GPU_HALF_DIV=0: the float32 paths (A/B timings). */
+  static int half_div = -1;
+  bool half = cg_is_widened_half(a) && cg_is_widened_half(bv) && cg_env_int_once(&half_div, "LOOM_GPU_HALF_DIV", 1);
+  if (!m->uniform && (half || !m->no_branch) && level >= 1) {
+    LLVMValueRef y = NULL, y0 = NULL;
     if (!m->rhs_varies && !reads_memory(bv, LLVMGetInsertBlock(b), 8)) {
       /* a divisor computed once per row or launch (LLVM hoists it): the correctly rounded reciprocal
        * from float64 */
       rc = rcp64_of(m, bv);
       y = LLVMBuildFPTrunc(b, rc.r2, f32, "rcp");
-    } else if (level >= 2) {
+      if (half) y0 = LLVMBuildFPTrunc(b, rc.r0, f32, "");
+    } else if (level >= 2 || half) {
       /* a divisor per point: rcp.approx and one Newton step in float32, as div.rn.f32's own fast path
        * (bench/ptx/check_div_newton.ptx: bit for bit with div.rn.f32 over 2^35 pairs in this range) */
-      LLVMValueRef y0 = nv_intr(m, "llvm.nvvm.rcp.approx.ftz.f", bv);
+      y0 = nv_intr(m, "llvm.nvvm.rcp.approx.ftz.f", bv);
       LLVMValueRef e = fma3(m, LLVMBuildFNeg(b, bv, ""), y0, LLVMConstReal(f32, 1.0));
       y = fma3(m, y0, e, y0);
-    } else {
-      y = NULL;
     }
     if (y) {
       LLVMValueRef q = LLVMBuildFMul(b, a, y, "");
       LLVMValueRef r = fma3(m, LLVMBuildFNeg(b, bv, ""), q, a);
       qfast = fma3(m, r, y, q);
+      if (half) {
+        /* the cases outside (a zero: the sign of a * y0; an infinite or NaN operand, a zero divisor: q'
+         * is NaN) take a * y0, y0 the approximate reciprocal (0 for an infinite b, infinite for a zero b),
+         * which is then the IEEE quotient. The float32 result is the correctly rounded quotient, so its
+         * float16 rounding is too (24 >= 2 * 11 + 2: double rounding is innocuous for division). */
+        LLVMValueRef special = LLVMBuildOr(b, LLVMBuildFCmp(b, LLVMRealUNO, qfast, qfast, ""),
+                                           LLVMBuildFCmp(b, LLVMRealOEQ, a, LLVMConstReal(f32, 0.0), ""), "");
+        return LLVMBuildSelect(b, special, LLVMBuildFMul(b, a, y0, ""), qfast, "");
+      }
       LLVMValueRef ok = LLVMBuildAnd(b, exp_in_markstein_range(m, a), exp_in_markstein_range(m, bv), "");
       LLVMValueRef fn = LLVMGetBasicBlockParent(LLVMGetInsertBlock(b));
       from = LLVMGetInsertBlock(b);
@@ -271,9 +261,8 @@ static LLVMValueRef nv_fdiv_f32(CgMath *m, LLVMValueRef a, LLVMValueRef bv) {
  * of the half's bits (tanhf's copysign: a shift, two logic operations, a compare and a select a point
  * where one LOP3 does; gelu in float16). The same conversion, so the same values. */
 static LLVMValueRef nv_math_arg(CgMath *m, LLVMValueRef a) {
-  if (!LLVMIsAFPExtInst(a)) return a;
+  if (!LLVMIsAFPExtInst(a) || !cg_is_widened_half(a)) return a; /* (a constant stays foldable) */
   LLVMValueRef h = LLVMGetOperand(a, 0);
-  if (LLVMGetTypeKind(LLVMTypeOf(h)) != LLVMHalfTypeKind) return a;
   LLVMTypeRef i16 = LLVMInt16TypeInContext(m->c), f32 = LLVMFloatTypeInContext(m->c);
   LLVMTypeRef fty = LLVMFunctionType(f32, &i16, 1, 0);
   static const char text[] = "cvt.f32.f16 $0, $1;", cons[] = "=f,h";
