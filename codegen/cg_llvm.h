@@ -112,6 +112,8 @@ void cg_clear_fmf(LLVMValueRef v);
 /* A float constant of a real compute dtype; a call of libm's `base` as math.c makes it. */
 LLVMValueRef cg_fconst(CgMath *m, LoomDType t, double v);
 LLVMValueRef cg_libm(CgMath *m, const char *base, LoomDType t, LLVMValueRef *args, unsigned nargs);
+/* Loom's own float32 erf for the host (math_erf.c): scalar code the loop vectorizer widens. */
+LLVMValueRef cg_host_erf_f32(CgMath *m, LLVMValueRef x);
 /* Emits llvm.compiler.used for the vector declarations. Call once, after lowering. */
 void cg_math_finish(CgMath *m);
 LLVMValueRef cg_i64(CgMath *m, int64_t v);

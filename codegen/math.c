@@ -597,6 +597,10 @@ LLVMValueRef cg_elem(CgMath *m, LoomOp op, LoomDType t, const LLVMValueRef *args
     if (op == LOOM_OP_SINH) alt = intr2(m, "llvm.copysign", alt, a);
     return LLVMBuildSelect(b, big, alt, r, "");
   }
+  if (!m->gpu && t == LOOM_FLOAT32 && op == LOOM_OP_ERF) {
+    static int poly = -1; /* LOOM_HOST_POLY_ERF=0: SLEEF's erff (A/B timings) */
+    if (cg_env_int_once(&poly, "LOOM_HOST_POLY_ERF", 1)) return cg_host_erf_f32(m, a);
+  }
   if (fl && op == LOOM_OP_TANH && m->gpu) {
     LLVMValueRef r = tanh_of_log1p(m, t, a);
     if (r) return r;
