@@ -45,6 +45,9 @@ typedef struct Lower {
   LLVMValueRef *levels;   /* CG_MAX_DEPTH * nbuf offsets */
   LLVMValueRef *off;      /* the current level's nbuf offsets */
   LLVMValueRef *ooff;     /* offsets at the O point (FINAL phases) */
+  /* host row walks: per buffer the row's inbounds pointer, the point's offset from it, and the absolute
+   * offset (L->off's value) they stand for; NULL outside a row walk (cg_point_ptr) */
+  LLVMValueRef *rowptr, *rowrel, *rowabs;
   int depth;
   LLVMValueRef *acc, *accidx; /* nphase */
   LLVMValueRef *cache;    /* ninstr */
@@ -255,6 +258,8 @@ void cg_gpu_block_reduce(Lower *L, int p);
 LLVMValueRef cg_gpu_shfl_xor(Lower *L, LLVMValueRef v, int lanemask);
 LLVMValueRef cg_gpu_shared_slots(Lower *L, const char *name);
 LLVMValueRef cg_partial_ptr(Lower *L, LLVMValueRef partials, LLVMValueRef item, int acc_size);
+/* The address of buffer b at the current point (a load or store of KI_LOAD / a phase's store). */
+LLVMValueRef cg_point_ptr(Lower *L, int b);
 void cg_store_partial(Lower *L, LLVMValueRef ptr); /* phase 0's accumulator in codegen.h's layout */
 
 /* ---- lower_scan.c: KP_SCAN phases (ir.h) ------------------------------------------------------------ */

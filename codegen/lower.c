@@ -120,6 +120,20 @@ LLVMValueRef cg_elem_ptr(Lower *L, int b, LLVMValueRef off) {
   return LLVMBuildGEP2(L->m.b, et, L->base[b], &off, 1, "");
 }
 
+/* Inside a host row walk the address is the row's pointer plus the point's offset along the row, both
+ * inbounds (every address a kernel touches lies in its buffer) and the offset an nsw multiple of the
+ * stride: LLVM's vectorizer then sees a constant stride's addresses as one non-wrapping sequence, so
+ * stride 2-4 views become interleaved groups (wide loads + shuffles) instead of gathers or scalar loads
+ * (one GEP of base + (row + j * stride) loses inbounds when InstCombine splits it at the loop). */
+LLVMValueRef cg_point_ptr(Lower *L, int b) {
+  if (L->final_phase) return cg_elem_ptr(L, b, L->ooff[b]);
+  if (L->rowptr && L->rowptr[b] && L->off[b] == L->rowabs[b]) {
+    LLVMTypeRef et = cg_mem_type(&L->m, (LoomDType)L->k->bufs[b].dtype);
+    return LLVMBuildInBoundsGEP2(L->m.b, et, L->rowptr[b], &L->rowrel[b], 1, "");
+  }
+  return cg_elem_ptr(L, b, L->off[b]);
+}
+
 /* int64 product of the kernel's dims (host: i64 shapes; GPU: the index type). */
 LLVMValueRef cg_npoints64(Lower *L) {
   LLVMValueRef n = cg_i64(&L->m, 1);
@@ -160,7 +174,7 @@ static LLVMValueRef emit_one(Lower *L, int i) {
     LoomDType st = (LoomDType)k->bufs[b].dtype;
     if (L->vload && L->vload[b] && !L->final_phase)
       return cg_from_mem(m, st, t, cg_vec_get(m, st, L->vload[b], L->lane));
-    LLVMValueRef p = cg_elem_ptr(L, b, L->final_phase ? L->ooff[b] : L->off[b]);
+    LLVMValueRef p = cg_point_ptr(L, b);
     LLVMValueRef v = LLVMBuildLoad2(m->b, cg_mem_type(m, st), p, "");
     LLVMSetAlignment(v, dtype_align(st));
     return cg_from_mem(m, st, t, v);
@@ -277,7 +291,7 @@ void cg_emit_stores(Lower *L, const KPhase *ph) {
     cg_eval_needed(L, &st->value, 1);
     LoomDType bt = (LoomDType)k->bufs[st->buf].dtype;
     LLVMValueRef v = cg_to_mem(&L->m, (LoomDType)k->instrs[st->value].dtype, bt, L->cache[st->value]);
-    LLVMValueRef p = cg_elem_ptr(L, st->buf, L->final_phase ? L->ooff[st->buf] : L->off[st->buf]);
+    LLVMValueRef p = cg_point_ptr(L, st->buf);
     LLVMSetAlignment(LLVMBuildStore(L->m.b, v, p), dtype_align(bt));
   }
 }

@@ -183,7 +183,7 @@ static void walk(Lower *L, int d0, int d1, LLVMValueRef lo, LLVMValueRef hi, Bod
   for (int bi = 0; bi < nb; bi++) {
     LLVMValueRef o = outer[bi];
     for (int d = d0; d < last; d++)
-      o = LLVMBuildAdd(b, o, LLVMBuildMul(b, iv[d], L->stride[bi * k->ndim + d], ""), "");
+      o = LLVMBuildNSWAdd(b, o, LLVMBuildNSWMul(b, iv[d], L->stride[bi * k->ndim + d], ""), "");
     ro[bi] = o;
   }
   /* blocked: the row runs as segments [j0, jend), each at most the points left in the block; the
@@ -210,15 +210,40 @@ static void walk(Lower *L, int d0, int d1, LLVMValueRef lo, LLVMValueRef hi, Bod
   LLVMBuildBr(b, inner_bb);
   LLVMPositionBuilderAtEnd(b, inner_bb);
   LLVMValueRef j = LLVMBuildPhi(b, L->i64, "j");
-  LLVMValueRef cur = LLVMBuildAdd(b, sstart, j, "");
-  for (int bi = 0; bi < nb; bi++)
-    inner[bi] = LLVMBuildAdd(b, ro[bi], LLVMBuildMul(b, cur, L->stride[bi * k->ndim + last], ""), "");
+  /* element offsets are far from overflow (buffers < 2^62 elements): nsw lets the vectorizer see a
+   * constant stride's addresses as an affine non-wrapping sequence (interleaved groups, not gathers) */
+  LLVMValueRef cur = LLVMBuildNSWAdd(b, sstart, j, "");
+  LLVMValueRef *saved_row[3] = {L->rowptr, L->rowrel, L->rowabs};
+  static int row_ptr = -1; /* LOOM_HOST_ROW_PTR=0: one GEP of base + offset per point (A/B timings) */
+  LLVMValueRef *rowv = cg_env_int_once(&row_ptr, "LOOM_HOST_ROW_PTR", 1)
+                           ? ctx_calloc(L->ctx, (size_t)nb * 3, sizeof(LLVMValueRef)) : NULL;
+  for (int bi = 0; bi < nb; bi++) {
+    LLVMValueRef rel = LLVMBuildNSWMul(b, cur, L->stride[bi * k->ndim + last], "");
+    inner[bi] = LLVMBuildNSWAdd(b, ro[bi], rel, "");
+    if (rowv) {
+      LLVMTypeRef et = cg_mem_type(&L->m, (LoomDType)k->bufs[bi].dtype);
+      LLVMPositionBuilderBefore(b, LLVMGetBasicBlockTerminator(seg_bb));
+      rowv[bi] = LLVMBuildInBoundsGEP2(b, et, L->base[bi], &ro[bi], 1, "row");
+      LLVMPositionBuilderAtEnd(b, inner_bb);
+      rowv[nb + bi] = rel;
+      rowv[2 * nb + bi] = inner[bi];
+    }
+  }
+  if (rowv) {
+    L->rowptr = rowv;
+    L->rowrel = rowv + nb;
+    L->rowabs = rowv + 2 * nb;
+  }
   L->off = inner;
   L->depth++;
   L->lin = LLVMBuildAdd(b, sp0, j, "");
   body(L, arg);
   L->depth--;
   L->off = outer;
+  L->rowptr = saved_row[0];
+  L->rowrel = saved_row[1];
+  L->rowabs = saved_row[2];
+  ctx_free(L->ctx, rowv);
   LLVMValueRef j1 = LLVMBuildAdd(b, j, LLVMConstInt(L->i64, 1, 0), "");
   LLVMBasicBlockRef body_end = LLVMGetInsertBlock(b);
   LLVMBasicBlockRef latch_bb = cg_new_bb(L, "walk.latch");
@@ -371,7 +396,7 @@ void cg_host_set_o_offsets(Lower *L, LLVMValueRef o) {
   for (int bi = 0; bi < k->nbuf; bi++) {
     LLVMValueRef v = LLVMConstInt(L->i64, 0, 0);
     for (int d = 0; d < k->nkeep; d++)
-      v = LLVMBuildAdd(b, v, LLVMBuildMul(b, idx[d], L->stride[bi * k->ndim + d], ""), "");
+      v = LLVMBuildNSWAdd(b, v, LLVMBuildNSWMul(b, idx[d], L->stride[bi * k->ndim + d], ""), "");
     L->off[bi] = v;
   }
 }
