@@ -226,6 +226,14 @@ void cg_host_set_o_offsets(Lower *L, LLVMValueRef o);
 void cg_host_run_outer(Lower *L, LLVMValueRef lo, LLVMValueRef hi);
 void cg_host_col_part(Lower *L, LLVMValueRef args);
 void cg_host_col_finish(Lower *L, LLVMValueRef args);
+/* The R split of inner reductions with several REDUCE phases (lower_host_outer.c): colpart's body for
+ * kernels that are not outer; whether a kernel qualifies (REDUCE and FINAL phases only, two REDUCE or
+ * more, at most 31 phases: col_phases' bit 31 is CG_COL_ROWS). */
+void cg_host_row_part(Lower *L, LLVMValueRef args);
+bool cg_host_row_splittable(const KernelIr *k);
+/* REDUCE phase p over linear R points [lo, hi) of the current O point (L->off): sets L->acc[p] /
+ * L->accidx[p] (lower_host.c). */
+void cg_host_reduce_phase(Lower *L, int p, LLVMValueRef lo, LLVMValueRef hi);
 void cg_host_arg_reduce(Lower *L, const KPhase *ph, LLVMValueRef lo, LLVMValueRef hi, LLVMValueRef accv,
                         LLVMValueRef acci);
 

@@ -40,6 +40,7 @@ typedef void (*CgPartialFn)(const int64_t *shape, void *const *bufs, const int64
 typedef void (*CgFinishFn)(const int64_t *shape, void *const *bufs, const int64_t *strides,
                            int64_t o, const void *accs, int64_t nparts);
 /* Arguments of colpart / colfinish (8-byte fields: the lowering reads them by position). */
+#define CG_COL_ROWS (1u << 31)
 typedef struct CgColSplit {
   int64_t phase;        /* the REDUCE phase */
   int64_t olo, ohi;     /* O points */
@@ -216,7 +217,9 @@ typedef struct CgCompiled {
   CgPartialFn partial; /* NULL when the kernel cannot be split along R */
   CgFinishFn finish;
   CgColFn colpart, colfinish; /* NULL unless the kernel is an outer-strategy reduction */
-  uint32_t col_phases;         /* with colpart: bit p set for each REDUCE phase p (at most 32 phases) */
+  uint32_t col_phases;         /* with colpart: bit p set for each REDUCE phase p (at most 32 phases); with
+                                * CG_COL_ROWS (bit 31, then at most 31 phases) the entries split inner R
+                                * per O point (lower_host_outer.c): the launcher plans an R split */
   int32_t acc_size;
   char *llvm_ir;       /* optimized LLVM IR text when asked for (ctx_alloc'ed), else NULL */
   void *impl;          /* target-owned */

@@ -330,7 +330,7 @@ static void body_reduce(Lower *L, void *arg) {
 }
 
 /* Runs REDUCE phase p over linear R points [lo, hi) and sets L->acc[p] / L->accidx[p]. */
-static void run_reduce_phase(Lower *L, int p, LLVMValueRef lo, LLVMValueRef hi) {
+void cg_host_reduce_phase(Lower *L, int p, LLVMValueRef lo, LLVMValueRef hi) {
   const KernelIr *k = L->k;
   const KPhase *ph = &k->phases[p];
   LoomDType vt = cg_red_value_dtype(k, ph);
@@ -371,7 +371,7 @@ static void body_o_point(Lower *L, void *arg) {
     const KPhase *ph = &k->phases[p];
     cg_clear_cache(L);
     BodyFn map = L->hkeep_on && p == L->hkeep_q ? cg_host_keep_map : cg_body_map;
-    if (ph->kind == KP_REDUCE) run_reduce_phase(L, p, LLVMConstInt(L->i64, 0, 0), L->rsize);
+    if (ph->kind == KP_REDUCE) cg_host_reduce_phase(L, p, LLVMConstInt(L->i64, 0, 0), L->rsize);
     else if (ph->kind == KP_MAP) cg_host_walk(L, k->nkeep, k->ndim, LLVMConstInt(L->i64, 0, 0), L->rsize, map, (void *)ph);
     else if (ph->kind == KP_SCAN) cg_host_scan_row(L, p);
     else cg_run_final_phase(L, ph);
@@ -551,7 +551,8 @@ static void build_entry(Lower *L, int which, const char *name, const char *const
   LLVMValueRef s0 = col ? NULL : LLVMGetParam(impl, (unsigned)(2 + nb));
   LLVMValueRef s1 = col ? NULL : LLVMGetParam(impl, (unsigned)(3 + nb));
   if (col) {
-    if (which == ENTRY_COLPART) cg_host_col_part(L, LLVMGetParam(impl, (unsigned)(2 + nb)));
+    if (which == ENTRY_COLPART && L->outer) cg_host_col_part(L, LLVMGetParam(impl, (unsigned)(2 + nb)));
+    else if (which == ENTRY_COLPART) cg_host_row_part(L, LLVMGetParam(impl, (unsigned)(2 + nb)));
     else cg_host_col_finish(L, LLVMGetParam(impl, (unsigned)(2 + nb)));
   } else if (via) {
     /* the accumulator partial() wrote (codegen.h's layout) -> the FINAL phase */
@@ -588,7 +589,7 @@ static void build_entry(Lower *L, int which, const char *name, const char *const
     for (int p = 0; p < k->nphase; p++) L->acc[p] = L->accidx[p] = NULL;
     if (which == ENTRY_PARTIAL) {
       LLVMValueRef accp = LLVMGetParam(impl, (unsigned)(5 + nb));
-      run_reduce_phase(L, 0, s1, s2);
+      cg_host_reduce_phase(L, 0, s1, s2);
       LLVMBuildStore(b, cg_to_mem(m, vt, vt, L->acc[0]), accp);
       if (is_arg(ph->reduce_op))
         LLVMBuildStore(b, L->accidx[0], LLVMBuildGEP2(b, LLVMInt8TypeInContext(m->c), accp, &eight, 1, ""));
@@ -689,6 +690,10 @@ LoomStatus cg_lower_host(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef mod, 
                 fn_attrs, nattrs);
     /* reductions of the outer strategy also get the column split (acc_size covers every phase) */
     names->has_col = L.outer && !k->snippet && k->nphase <= 32 && k->phases[0].kind != KP_SCAN;
+    static int row_split = -1; /* LOOM_HOST_ROW_SPLIT=0: inner multi-phase reductions per O point (A/B) */
+    bool rows = !L.outer && !names->has_partial && cg_host_row_splittable(k) && /* inner, multi-phase */
+                cg_env_int_once(&row_split, "LOOM_HOST_ROW_SPLIT", 1);
+    if (rows) names->has_col = true, names->col_phases = CG_COL_ROWS;
     if (names->has_col) {
       for (int p = 0; p < k->nphase; p++)
         if (k->phases[p].kind == KP_REDUCE) {

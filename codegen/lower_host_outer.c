@@ -374,6 +374,59 @@ void cg_host_col_part(Lower *L, LLVMValueRef args) {
   L->colfin = NULL;
 }
 
+/* ---- R split of inner multi-phase reductions (the same entries and launch arguments) ----------------
+ * A reduction over inner axes with several REDUCE phases (np.var: the mean, then the squared
+ * deviations) and few O points runs per O point on one task otherwise (the single-phase R split,
+ * partial/finish, takes one phase only). Here colpart folds phase p over R points [rlo, rhi) of each o
+ * in [olo, ohi) with the per-o walk of run() (contiguous rows, vector loads), the earlier phases'
+ * results from the finished array, and stores the part's accumulator; colfinish is the column split's
+ * (the parts in order, then the FINAL phases). The launcher plans these kernels as an R split
+ * (CG_COL_ROWS in col_phases). */
+static void row_part_phase(Lower *L, int p, const ColArgs *a) {
+  const KernelIr *k = L->k;
+  LLVMBuilderRef b = L->m.b;
+  LLVMValueRef ov = cg_entry_alloca(L, L->i64, "ro");
+  LLVMBasicBlockRef head = cg_new_bb(L, "rp.o"), body = cg_new_bb(L, "rp.o.body"), done = cg_new_bb(L, "rp.o.done");
+  LLVMBuildStore(b, a->olo, ov);
+  LLVMBuildBr(b, head);
+  LLVMPositionBuilderAtEnd(b, head);
+  LLVMValueRef o = LLVMBuildLoad2(b, L->i64, ov, "");
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, o, a->ohi, ""), body, done);
+  LLVMPositionBuilderAtEnd(b, body);
+  cg_host_set_o_offsets(L, o);
+  memcpy(L->ooff, L->off, sizeof(LLVMValueRef) * (size_t)k->nbuf);
+  cg_clear_cache(L);
+  for (int q = 0; q < k->nphase; q++) {
+    L->acc[q] = L->accidx[q] = NULL;
+    if (q < p && k->phases[q].kind == KP_REDUCE) load_acc(L, &k->phases[q], fin_ptr(L, q, o), &L->acc[q], &L->accidx[q]);
+  }
+  cg_host_reduce_phase(L, p, a->rlo, a->rhi);
+  LLVMValueRef item = LLVMBuildAdd(b, LLVMBuildMul(b, o, a->nparts, ""), a->part, "");
+  store_acc(L, &k->phases[p], acc_ptr(L, a->parts, item), L->acc[p], L->accidx[p]);
+  cg_clear_cache(L);
+  LLVMBuildStore(b, LLVMBuildAdd(b, o, cg_i64(&L->m, 1), ""), ov);
+  LLVMBuildBr(b, head);
+  LLVMPositionBuilderAtEnd(b, done);
+}
+
+void cg_host_row_part(Lower *L, LLVMValueRef args) {
+  ColArgs a = read_col_args(L, args);
+  L->colfin = a.fin;
+  L->colno = a.no;
+  for_reduce_phase(L, a.phase, row_part_phase, &a);
+  L->colfin = NULL;
+}
+
+bool cg_host_row_splittable(const KernelIr *k) {
+  if (k->snippet || k->nkeep >= k->ndim || k->nphase < 2 || k->nphase > 31) return false;
+  int nred = 0;
+  for (int p = 0; p < k->nphase; p++) {
+    if (k->phases[p].kind != KP_REDUCE && k->phases[p].kind != KP_FINAL) return false; /* MAP / SCAN: per point */
+    nred += k->phases[p].kind == KP_REDUCE;
+  }
+  return nred >= 2;
+}
+
 /* colfinish of phase p: per o, the parts in order -> fin, then the FINAL phases that follow p. */
 static void col_finish_phase(Lower *L, int p, const ColArgs *a) {
   const KernelIr *k = L->k;

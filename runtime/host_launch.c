@@ -17,6 +17,9 @@
  *       page (1024 float32 columns) a 512-byte piece of every row, a new page per step, which the
  *       prefetchers do not follow (a slab streams whole rows). Up to 4096 columns the parts array
  *       (P x no accumulators, <= 8 MiB for float32) stays small beside the slab reads;
+ *     - R split of an inner reduction with several REDUCE phases (colpart/colfinish with CG_COL_ROWS:
+ *       np.var, statistics over a last axis) when no < 2 * threads: P as the R split's below, each phase
+ *       in turn as the column split runs them (parts in parallel, then colfinish);
  *     - R split (the kernel has partial/finish) when no < 2 * threads: P = min(RT_RED_MAX_PARTS,
  *       ceil(nr / RT_RED_PART_POINTS)) parts, partial() per (o, part) in parallel into an accumulator
  *       array, finish() combines each o's parts in order;
@@ -64,7 +67,17 @@ RtHostPlan rt_host_plan(const RtHostKernelInfo *k, int64_t no, int64_t nr, int64
   }
   int64_t work = sat_mul(no, nr > 0 ? nr : 1);
   if (work < RT_RED_SERIAL_WORK || nr <= 0) return p;
-  if (k->can_split_cols && no <= RT_COL_SPLIT_MAX_O) {
+  if (k->can_split_cols && k->cols_are_rows) { /* inner multi-phase: an R split's plan (colpart per phase) */
+    int64_t parts = cdiv(nr, RT_RED_PART_POINTS);
+    if (parts > RT_RED_MAX_PARTS) parts = RT_RED_MAX_PARTS;
+    if (parts > 1 && no < 2 * threads) {
+      p.strategy = RT_HOST_SPLIT_COLS;
+      p.nparts = parts;
+      p.ochunks = 1;
+      p.ntasks = no < threads ? (no > 0 ? no : 1) : threads;
+      return p;
+    }
+  } else if (k->can_split_cols && no <= RT_COL_SPLIT_MAX_O) {
     int64_t rows = cdiv(RT_COL_PART_POINTS, no);
     if (rows < RT_COL_MIN_ROWS) rows = RT_COL_MIN_ROWS;
     int64_t parts = cdiv(nr, rows);
@@ -185,7 +198,8 @@ LoomStatus rt_host_launch(LoomContext *ctx, RtPool *pool, const CgCompiled *k, b
                           const int64_t *shape, void *const *bufs, const int64_t *strides, int64_t no, int64_t nr,
                           Diag *d) {
   RtHostKernelInfo info = {.elementwise = elementwise, .can_split = k->partial && k->finish,
-                           .can_split_cols = k->colpart && k->colfinish && k->col_phases};
+                           .can_split_cols = k->colpart && k->colfinish && (k->col_phases & ~CG_COL_ROWS),
+                           .cols_are_rows = (k->col_phases & CG_COL_ROWS) != 0};
   RtHostPlan plan = rt_host_plan(&info, no, nr, rt_pool_size(pool));
   Launch L = {.k = k, .shape = shape, .bufs = bufs, .strides = strides, .n = no, .ntasks = 1, .nr = nr};
   if (plan.strategy == RT_HOST_SERIAL || plan.strategy == RT_HOST_RANGES) {
@@ -205,7 +219,8 @@ LoomStatus rt_host_launch(LoomContext *ctx, RtPool *pool, const CgCompiled *k, b
   }
   /* column split: for each REDUCE phase in order, the parts in parallel, then their combination into
    * the finished accumulators (phase-major, up to the last REDUCE phase) that later phases read */
-  int nfin = 32 - __builtin_clz(k->col_phases);
+  uint32_t phases = k->col_phases & ~CG_COL_ROWS;
+  int nfin = 32 - __builtin_clz(phases);
   unsigned char *parts = NULL, *fin = NULL;
   LoomStatus st = alloc_accs(ctx, k, name, sat_mul(no, plan.nparts), &parts, d);
   if (st == LOOM_OK) st = alloc_accs(ctx, k, name, sat_mul(no, nfin), &fin, d);
@@ -213,7 +228,7 @@ LoomStatus rt_host_launch(LoomContext *ctx, RtPool *pool, const CgCompiled *k, b
     L.ochunks = plan.ochunks < 1 ? 1 : plan.ochunks;
     L.col = (CgColSplit){.nparts = plan.nparts, .parts = parts, .fin = fin, .no = no};
     for (int p = 0; p < nfin; p++) {
-      if (!(k->col_phases >> p & 1u)) continue;
+      if (!(phases >> p & 1u)) continue;
       L.col.phase = p;
       rt_parallel_for(pool, plan.nparts * L.ochunks, task_colpart, &L);
       rt_parallel_for(pool, L.ntasks, task_colfinish, &L);

@@ -15,6 +15,7 @@ typedef struct RtHostKernelInfo {
   bool elementwise;    /* nkeep == ndim: no is every point */
   bool can_split;      /* partial/finish exist */
   bool can_split_cols; /* colpart/colfinish exist */
+  bool cols_are_rows;  /* ... and split inner R per O point (col_phases has CG_COL_ROWS) */
 } RtHostKernelInfo;
 enum { RT_HOST_SERIAL, RT_HOST_RANGES, RT_HOST_SPLIT_R, RT_HOST_SPLIT_COLS };
 typedef struct RtHostPlan {

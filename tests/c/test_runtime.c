@@ -1050,6 +1050,18 @@ static void test_host_plan(void) {
   CHECK(p.strategy == RT_HOST_RANGES);
   p = rt_host_plan(&col, 200, 100, 2); /* too few rows for two slabs */
   CHECK(p.strategy != RT_HOST_SPLIT_COLS);
+  /* inner multi-phase reductions (np.var of a vector): an R split's parts through colpart, per phase */
+  RtHostKernelInfo rows = {.can_split_cols = true, .cols_are_rows = true};
+  p = rt_host_plan(&rows, 1, 10000000, 2);
+  CHECK(p.strategy == RT_HOST_SPLIT_COLS && p.nparts == 256 && p.ochunks == 1 && p.ntasks == 1);
+  p = rt_host_plan(&rows, 3, 1 << 20, 2);
+  CHECK(p.strategy == RT_HOST_SPLIT_COLS && p.nparts == 32 && p.ntasks == 2);
+  p = rt_host_plan(&rows, 4096, 1024, 2); /* many rows: ranges of O, never slabs of an inner axis */
+  CHECK(p.strategy == RT_HOST_RANGES);
+  p = rt_host_plan(&rows, 16, 65536, 2); /* 16 rows, 2 threads: ranges of O */
+  CHECK(p.strategy == RT_HOST_RANGES);
+  p = rt_host_plan(&rows, 1, 20000, 8); /* one part: serial */
+  CHECK(p.strategy == RT_HOST_SERIAL);
 }
 
 int main(void) {
