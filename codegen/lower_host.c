@@ -11,8 +11,10 @@
  * R per REDUCE or MAP phase; accumulators are allocas (promoted to phis by mem2reg) and float sums use
  * `reassoc` fadds so the vectorizer keeps several partial sums. Reductions over an axis that is outer
  * in memory use the outer strategy instead (run_outer: blocks of o with stack accumulator arrays).
- * Compile time: finish() is optnone (it is cold), and run() of a splittable full reduction calls
- * partial() rather than holding a second copy of its loop.
+ * Compile time: finish() is optnone (it is cold: a few parts of one O point), and run() of a splittable
+ * full reduction calls partial() rather than holding a second copy of its loop. colfinish() is
+ * optimized: it combines nparts parts of every column (a column sum of 4096 x 1024 float32 combines 64
+ * parts of 1024 columns: the kernel took 0.54 ms with an optnone colfinish, 0.29 optimized).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -429,7 +431,7 @@ static void build_entry(Lower *L, int which, const char *name, const char *const
   bool via = which == ENTRY_RUN_VIA_PARTIAL;
   /* finish() runs once per output point of a split reduction: compiled without optimization
    * (optnone), which skips the optimizer and takes the fast instruction selector */
-  bool cold = which == ENTRY_FINISH || which == ENTRY_COLFINISH;
+  bool cold = which == ENTRY_FINISH;
   bool col = which == ENTRY_COLPART || which == ENTRY_COLFINISH;
   int nscal = col ? 0 : which == ENTRY_RUN || via ? 2 : 3; /* lo hi | o rlo rhi | o accs nparts */
   int nimpl = 2 + nb + nscal;

@@ -4,7 +4,7 @@
  * Approach: every rt_parallel_for call builds its own job record on the caller's stack and pushes it
  * on the pool's job list. Tasks are handed out by an atomic counter (dynamic distribution); the caller
  * takes tasks of its own job too. Workers sleep on a condition variable while no listed job has tasks
- * left (no busy spinning). A worker attaches to a job (refs++) under the pool lock before it claims
+ * left (after a bounded spin, below). A worker attaches to a job (refs++) under the pool lock before it claims
  * tasks and detaches after; the caller, once the counter is exhausted, unlinks its job (so nobody new
  * attaches) and waits for refs == 0. Every claimed task is then finished, and no worker touches the
  * record after the caller returns.
@@ -16,6 +16,13 @@
  * Creation never fails for lack of threads: if pthread_create fails, the pool keeps the workers it has
  * (possibly none; then every call runs on the caller).
  *
+ * Waking a sleeping thread costs a futex round trip, ~10-30 us on a virtual machine: more than a split
+ * reduction of a megabyte takes. So an idle worker first polls the pool's post counter for up to
+ * LOOM_POOL_SPIN_US microseconds (default RT_POOL_SPIN_US) before it sleeps, and a caller whose tasks
+ * are done polls its job's attached count as long before it sleeps on done_cv. Back-to-back launches
+ * (a program's kernels, a benchmark's calls) then find a worker awake; an idle pool burns at most that
+ * long a core after its last job. LOOM_POOL_SPIN_US=0: sleep at once.
+ *
  * Resizing (rt_pool_resize, loom_set_num_threads) may happen while other threads evaluate: worker i
  * lives while i < target. Growing starts workers at the end of the table; shrinking lowers the target,
  * wakes everyone, and joins the workers past it once they have finished the tasks they claimed (jobs in
@@ -25,6 +32,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "runtime/runtime.h"
 
@@ -34,7 +42,7 @@ typedef struct RtJob {
   void *arg;
   int64_t ntasks;
   _Atomic int64_t next_task;
-  int refs; /* workers attached (pool lock) */
+  _Atomic int refs; /* workers attached (changed under the pool lock; the caller polls it) */
 } RtJob;
 
 typedef struct RtWorker {
@@ -54,7 +62,62 @@ struct RtPool {
   pthread_cond_t done_cv; /* callers: a worker detached from a job */
   RtJob *jobs;            /* listed jobs (pool lock) */
   bool shutdown;
+  _Atomic uint64_t posted; /* jobs pushed so far: idle workers poll it before sleeping */
 };
+
+enum { RT_POOL_SPIN_US = 200 };
+
+static int64_t spin_ns(void) {
+  static _Atomic int64_t ns = -1;
+  int64_t v = atomic_load_explicit(&ns, memory_order_relaxed);
+  if (v < 0) {
+    const char *e = getenv("LOOM_POOL_SPIN_US");
+    long us = e && *e ? strtol(e, NULL, 10) : RT_POOL_SPIN_US;
+    if (us < 0) us = 0;
+    if (us > 100000) us = 100000;
+    v = (int64_t)us * 1000;
+    atomic_store_explicit(&ns, v, memory_order_relaxed);
+  }
+  return v;
+}
+
+static int64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  __asm__ __volatile__("yield");
+#endif
+}
+
+/* Polls until done(arg) or the spin time has passed; returns done(arg). */
+static bool spin_until(bool (*done)(const void *arg), const void *arg) {
+  int64_t limit = spin_ns();
+  if (limit <= 0) return done(arg);
+  int64_t end = now_ns() + limit;
+  for (int i = 1;; i++) {
+    if (done(arg)) return true;
+    cpu_relax();
+    if ((i & 63) == 0 && now_ns() > end) return done(arg);
+  }
+}
+
+typedef struct PostWait {
+  RtPool *p;
+  uint64_t seen;
+} PostWait;
+static bool post_changed(const void *arg) {
+  const PostWait *w = arg;
+  return atomic_load_explicit(&w->p->posted, memory_order_acquire) != w->seen;
+}
+static bool job_detached(const void *arg) {
+  return atomic_load_explicit(&((RtJob *)arg)->refs, memory_order_acquire) == 0;
+}
 
 /* Runs tasks of job j until its counter is exhausted. */
 static void job_work(RtJob *j) {
@@ -77,8 +140,17 @@ static void *worker_main(void *arg) {
   pthread_mutex_lock(&p->lock);
   for (;;) {
     RtJob *j = NULL;
-    while (!p->shutdown && w->index < p->target && (j = find_open_job(p)) == NULL)
+    while (!p->shutdown && w->index < p->target && (j = find_open_job(p)) == NULL) {
+      PostWait pw = {p, atomic_load_explicit(&p->posted, memory_order_relaxed)}; /* under the lock */
+      pthread_mutex_unlock(&p->lock);
+      spin_until(post_changed, &pw);
+      pthread_mutex_lock(&p->lock);
+      /* a job pushed since `seen` is listed now (pushes happen under the lock), and a shutdown or resize
+       * broadcast during the spin found no sleeper: look again; otherwise sleep, and the next push or
+       * broadcast (under the lock, after this wait began) wakes it */
+      if (post_changed(&pw) || p->shutdown || w->index >= p->target || find_open_job(p)) continue;
       pthread_cond_wait(&p->work_cv, &p->lock);
+    }
     if (p->shutdown || w->index >= p->target || !j) break;
     j->refs++;
     pthread_mutex_unlock(&p->lock);
@@ -222,6 +294,7 @@ void rt_parallel_for(RtPool *p, int64_t ntasks, void (*fn)(void *arg, int64_t ta
   pthread_mutex_lock(&p->lock);
   job.next = p->jobs;
   p->jobs = &job;
+  atomic_fetch_add_explicit(&p->posted, 1, memory_order_release);
   if (ntasks - 1 >= nworkers)
     pthread_cond_broadcast(&p->work_cv);
   else
@@ -236,6 +309,11 @@ void rt_parallel_for(RtPool *p, int64_t ntasks, void (*fn)(void *arg, int64_t ta
       *pp = job.next;
       break;
     }
+  }
+  if (atomic_load_explicit(&job.refs, memory_order_relaxed) > 0) { /* workers finish their last tasks */
+    pthread_mutex_unlock(&p->lock);
+    spin_until(job_detached, &job);
+    pthread_mutex_lock(&p->lock);
   }
   while (job.refs > 0) pthread_cond_wait(&p->done_cv, &p->lock);
   pthread_mutex_unlock(&p->lock);
