@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """float32 erf over a stride of every float32 in [-8, 8], against math.erf in float64 rounded once:
-within 1 ulp (the host computes it with codegen/math_erf.c's own polynomials, a GPU with its device
-library). The specials, subnormals, the branch points (|x| = 1, 4) and erf's saturation near 3.92 too,
+within 1 ulp on the host (codegen/math_erf.c's own polynomials), 2 on a GPU (its device library's erff,
+documented within 2 ulp). The specials, subnormals, the branch points (|x| = 1, 4) and erf's saturation near 3.92 too,
 and the float16 / broadcast / strided paths through the same code."""
 import math
 
@@ -9,6 +9,9 @@ import numpy as np
 import pytest
 
 import loom
+from conftest import ON_GPU
+
+ULPS = 2 if ON_GPU else 1
 
 
 def _ulps32(a, b):
@@ -39,7 +42,7 @@ def test_erf_float32_sweep(stride):
     nan = np.isnan(want)
     assert np.array_equal(np.isnan(got), nan)
     u = _ulps32(got[~nan], want[~nan])
-    assert u.max() <= 1, (x[~nan][np.argmax(u)], got[~nan][np.argmax(u)], want[~nan][np.argmax(u)])
+    assert u.max() <= ULPS, (x[~nan][np.argmax(u)], got[~nan][np.argmax(u)], want[~nan][np.argmax(u)])
     zero = x == 0
     assert np.array_equal(np.signbit(got[zero]), np.signbit(x[zero]))       # erf(-0) = -0
     assert np.all(got[np.abs(x) >= 3.95] == np.sign(x[np.abs(x) >= 3.95]))  # saturated, incl. +-inf
