@@ -65,7 +65,7 @@ struct RtPool {
   _Atomic uint64_t posted; /* jobs pushed so far: idle workers poll it before sleeping */
 };
 
-enum { RT_POOL_SPIN_US = 200 };
+enum { RT_POOL_SPIN_US = 100 };
 
 static int64_t spin_ns(void) {
   static _Atomic int64_t ns = -1;
