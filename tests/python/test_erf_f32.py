@@ -32,7 +32,7 @@ EDGES = [0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, np.nextafter(1.0, 0.0), 
 
 @pytest.mark.parametrize("stride", [997, 1009])
 def test_erf_float32_sweep(stride):
-    top = np.array(8.0, np.float32).view(np.int32)
+    top = int(np.array(8.0, np.float32).view(np.int32))
     bits = np.arange(0, top, stride, dtype=np.int32)
     x = bits.view(np.float32)
     x = np.concatenate([x, -x, np.array(EDGES, np.float32)])
