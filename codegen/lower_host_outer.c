@@ -365,13 +365,28 @@ static void col_part_phase(Lower *L, int p, const ColArgs *a) {
   for_blocks(L, a->olo, a->ohi, block_col_part, &cb);
 }
 
-void cg_host_col_part(Lower *L, LLVMValueRef args) {
+/* A split entry (colpart / colfinish): its arguments, then body(p) for the phase they name. */
+static void col_entry(Lower *L, LLVMValueRef args, void (*body)(Lower *, int, const ColArgs *)) {
   ColArgs a = read_col_args(L, args);
   L->colfin = a.fin;
   L->colno = a.no;
-  alloc_block_arrays(L);
-  for_reduce_phase(L, a.phase, col_part_phase, &a);
+  for_reduce_phase(L, a.phase, body, &a);
   L->colfin = NULL;
+}
+
+/* L->acc / L->accidx of the REDUCE phases before p at O point o, from the finished accumulators; the
+ * others NULL. */
+static void load_fin_accs(Lower *L, int p, LLVMValueRef o) {
+  const KernelIr *k = L->k;
+  for (int q = 0; q < k->nphase; q++) {
+    L->acc[q] = L->accidx[q] = NULL;
+    if (q < p && k->phases[q].kind == KP_REDUCE) load_acc(L, &k->phases[q], fin_ptr(L, q, o), &L->acc[q], &L->accidx[q]);
+  }
+}
+
+void cg_host_col_part(Lower *L, LLVMValueRef args) {
+  alloc_block_arrays(L);
+  col_entry(L, args, col_part_phase);
 }
 
 /* ---- R split of inner multi-phase reductions (the same entries and launch arguments) ----------------
@@ -396,10 +411,7 @@ static void row_part_phase(Lower *L, int p, const ColArgs *a) {
   cg_host_set_o_offsets(L, o);
   memcpy(L->ooff, L->off, sizeof(LLVMValueRef) * (size_t)k->nbuf);
   cg_clear_cache(L);
-  for (int q = 0; q < k->nphase; q++) {
-    L->acc[q] = L->accidx[q] = NULL;
-    if (q < p && k->phases[q].kind == KP_REDUCE) load_acc(L, &k->phases[q], fin_ptr(L, q, o), &L->acc[q], &L->accidx[q]);
-  }
+  load_fin_accs(L, p, o);
   cg_host_reduce_phase(L, p, a->rlo, a->rhi);
   LLVMValueRef item = LLVMBuildAdd(b, LLVMBuildMul(b, o, a->nparts, ""), a->part, "");
   store_acc(L, &k->phases[p], acc_ptr(L, a->parts, item), L->acc[p], L->accidx[p]);
@@ -409,13 +421,7 @@ static void row_part_phase(Lower *L, int p, const ColArgs *a) {
   LLVMPositionBuilderAtEnd(b, done);
 }
 
-void cg_host_row_part(Lower *L, LLVMValueRef args) {
-  ColArgs a = read_col_args(L, args);
-  L->colfin = a.fin;
-  L->colno = a.no;
-  for_reduce_phase(L, a.phase, row_part_phase, &a);
-  L->colfin = NULL;
-}
+void cg_host_row_part(Lower *L, LLVMValueRef args) { col_entry(L, args, row_part_phase); }
 
 bool cg_host_row_splittable(const KernelIr *k) {
   if (k->snippet || k->nkeep >= k->ndim || k->nphase < 2 || k->nphase > 31) return false;
@@ -493,12 +499,9 @@ static void col_finish_phase(Lower *L, int p, const ColArgs *a) {
   }
   for (int fi_ = 0; fi_ < nf; fi_++) {
     cg_clear_cache(L);
-    for (int q = 0; q < k->nphase; q++) {
-      L->acc[q] = L->accidx[q] = NULL;
-      if (q > p || k->phases[q].kind != KP_REDUCE) continue;
-      if (q == p) L->acc[q] = fv, L->accidx[q] = fi;
-      else load_acc(L, &k->phases[q], fin_ptr(L, q, o), &L->acc[q], &L->accidx[q]);
-    }
+    load_fin_accs(L, p, o);
+    L->acc[p] = fv;
+    L->accidx[p] = fi;
     cg_run_final_phase(L, &k->phases[finals[fi_]]);
   }
   LLVMBuildStore(b, LLVMBuildAdd(b, o, cg_i64(m, 1), ""), ov);
@@ -506,10 +509,4 @@ static void col_finish_phase(Lower *L, int p, const ColArgs *a) {
   LLVMPositionBuilderAtEnd(b, odone);
 }
 
-void cg_host_col_finish(Lower *L, LLVMValueRef args) {
-  ColArgs a = read_col_args(L, args);
-  L->colfin = a.fin;
-  L->colno = a.no;
-  for_reduce_phase(L, a.phase, col_finish_phase, &a);
-  L->colfin = NULL;
-}
+void cg_host_col_finish(Lower *L, LLVMValueRef args) { col_entry(L, args, col_finish_phase); }
