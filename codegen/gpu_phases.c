@@ -21,6 +21,15 @@
 
 #include "codegen/cg_lower.h"
 
+#define FINISH_AHEAD 8 /* partial records a finish thread loads before folding them (finish_phase) */
+
+/* LOOM_GPU_FINISH_AHEAD=k (1..8): k records a step instead (1: one at a time, for A/B timings) */
+static int finish_ahead(void) {
+  static int v = -1;
+  int k = cg_env_int_once(&v, "LOOM_GPU_FINISH_AHEAD", FINISH_AHEAD);
+  return k < 1 ? 1 : k > FINISH_AHEAD ? FINISH_AHEAD : k;
+}
+
 bool cg_gpu_phase_split(const KernelIr *k, uint32_t *reduce_bits, uint32_t *map_bits) {
   uint32_t red = 0, map = 0;
   CgMomPlan plan; /* folded phases (gpu_moments.c) get no step: phase 0's computes them */
@@ -177,29 +186,55 @@ static void finish_phase(Lower *L, const GpuEntry *e, int p, LLVMValueRef o, boo
   LLVMValueRef part = LLVMBuildLoad2(b, L->ity, pv, "");
   LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, part, e->nparts, ""), body, done);
   LLVMPositionBuilderAtEnd(b, body);
-  LLVMValueRef v, vi;
-  LLVMValueRef rec = acc_at(L, e->partials, LLVMBuildAdd(b, LLVMBuildMul(b, part, e->no, ""), o, ""), e->acc_size);
-  load_acc(L, ph, rec, &v, &vi);
+  /* FINISH_AHEAD records a step, all loaded before the first is folded (the loads are in flight
+   * together: one L2 latency a step, not one a record), folded in part order; a record past the last
+   * part is loaded from the last one and not folded */
+  int ahead = finish_ahead();
+  LLVMValueRef step = blk ? e->bdim : cg_iconst_i(L, 1), lastp = LLVMBuildSub(b, e->nparts, cg_iconst_i(L, 1), "");
+  LLVMValueRef v[FINISH_AHEAD], vi[FINISH_AHEAD], ok[FINISH_AHEAD], nb[FINISH_AHEAD];
+  LLVMValueRef mb[FINISH_AHEAD][CG_MOM_MAX], qb[FINISH_AHEAD][CG_MOM_MAX];
+  for (int j = 0; j < ahead; j++) {
+    LLVMValueRef pj = LLVMBuildAdd(b, part, LLVMBuildMul(b, step, cg_iconst_i(L, j), ""), "");
+    ok[j] = LLVMBuildICmp(b, LLVMIntSLT, pj, e->nparts, "");
+    pj = LLVMBuildSelect(b, ok[j], pj, lastp, "");
+    LLVMValueRef rec = acc_at(L, e->partials, LLVMBuildAdd(b, LLVMBuildMul(b, pj, e->no, ""), o, ""), e->acc_size);
+    load_acc(L, ph, rec, &v[j], &vi[j]);
+    if (mom) cg_gpu_mom_load(L, rec, &nb[j], mb[j], qb[j]);
+  }
   LLVMValueRef a = LLVMBuildLoad2(b, vty, accv, ""), ai = LLVMBuildLoad2(b, L->i64, acci, "");
-  cg_gpu_combine(L, ph, vt, &a, &ai, v, vi, true);
+  if (mom) {
+    L->mom_n = LLVMBuildLoad2(b, L->i64, mn, "");
+    for (int i = 0; i < L->mom.n; i++) {
+      L->mom_mean[i] = LLVMBuildLoad2(b, LLVMTypeOf(mb[0][i]), mm[i], "");
+      L->mom_m2[i] = LLVMBuildLoad2(b, LLVMTypeOf(qb[0][i]), mq[i], "");
+    }
+  }
+  for (int j = 0; j < ahead; j++) {
+    LLVMValueRef na = a, nai = ai;
+    cg_gpu_combine(L, ph, vt, &na, &nai, v[j], vi[j], true);
+    a = LLVMBuildSelect(b, ok[j], na, a, "");
+    ai = LLVMBuildSelect(b, ok[j], nai, ai, "");
+    if (!mom) continue;
+    LLVMValueRef n0 = L->mom_n, m0[CG_MOM_MAX], q0[CG_MOM_MAX];
+    memcpy(m0, L->mom_mean, sizeof m0);
+    memcpy(q0, L->mom_m2, sizeof q0);
+    cg_gpu_mom_merge(L, nb[j], mb[j], qb[j]);
+    L->mom_n = LLVMBuildSelect(b, ok[j], L->mom_n, n0, "");
+    for (int i = 0; i < L->mom.n; i++) {
+      L->mom_mean[i] = LLVMBuildSelect(b, ok[j], L->mom_mean[i], m0[i], "");
+      L->mom_m2[i] = LLVMBuildSelect(b, ok[j], L->mom_m2[i], q0[i], "");
+    }
+  }
   LLVMBuildStore(b, a, accv);
   LLVMBuildStore(b, ai, acci);
   if (mom) {
-    LLVMValueRef nb, mb[CG_MOM_MAX], qb[CG_MOM_MAX];
-    cg_gpu_mom_load(L, rec, &nb, mb, qb);
-    L->mom_n = LLVMBuildLoad2(b, L->i64, mn, "");
-    for (int i = 0; i < L->mom.n; i++) {
-      L->mom_mean[i] = LLVMBuildLoad2(b, LLVMTypeOf(mb[i]), mm[i], "");
-      L->mom_m2[i] = LLVMBuildLoad2(b, LLVMTypeOf(qb[i]), mq[i], "");
-    }
-    cg_gpu_mom_merge(L, nb, mb, qb);
     LLVMBuildStore(b, L->mom_n, mn);
     for (int i = 0; i < L->mom.n; i++) {
       LLVMBuildStore(b, L->mom_mean[i], mm[i]);
       LLVMBuildStore(b, L->mom_m2[i], mq[i]);
     }
   }
-  LLVMBuildStore(b, LLVMBuildAdd(b, part, blk ? e->bdim : cg_iconst_i(L, 1), ""), pv);
+  LLVMBuildStore(b, LLVMBuildAdd(b, part, LLVMBuildMul(b, step, cg_iconst_i(L, ahead), ""), ""), pv);
   LLVMBuildBr(b, head);
   LLVMPositionBuilderAtEnd(b, done);
   L->acc[p] = LLVMBuildLoad2(b, vty, accv, "");

@@ -73,6 +73,7 @@ typedef struct Tile {
   LLVMValueRef lane, step, active;    /* tid % TILE, bdim / TILE, tid < step * TILE */
   LLVMValueRef kstep;                 /* step * TILE_K */
   bool loaded[64];                    /* per buffer: some KI_LOAD reads it */
+  bool pairs;                         /* square planes in pair order (pair_order; LOOM_GPU_TILE_PAIRS=0: off) */
 } Tile;
 
 /* Shared index of tile point (a along d, c along the last dim). */
@@ -188,16 +189,54 @@ static void point_loop(Lower *L, LLVMValueRef start, void *arg) {
   cg_gpu_for(L, start, t->rows, t->kstep, tile_point_rows, t);
 }
 
+/* Tile (ti, tj) of slot s of a square n x n tile plane in pair order: slots 2p and 2p + 1 are tile (a, b)
+ * and its mirror (b, a) for the p-th pair a > b of the strictly lower triangle (row-major: a = the root
+ * of a (a - 1) / 2 <= p, from a float64 square root corrected by one step each way), the diagonal tiles
+ * after all pairs. Consecutive blocks run mirrored tiles at about the same time, so when a kernel reads
+ * one matrix both directly and transposed ((A + A.T) / 2), the second read of each tile hits L2. */
+static void pair_order(Lower *L, LLVMValueRef n, LLVMValueRef s, LLVMValueRef *ti, LLVMValueRef *tj) {
+  LLVMBuilderRef b = L->m.b;
+  LLVMTypeRef f64 = LLVMDoubleTypeInContext(L->m.c);
+  LLVMValueRef one = cg_iconst_i(L, 1);
+  LLVMValueRef noff = LLVMBuildMul(b, n, LLVMBuildSub(b, n, one, ""), ""); /* slots of the off-diagonal pairs */
+  LLVMValueRef p = LLVMBuildLShr(b, s, one, ""), side = LLVMBuildTrunc(b, LLVMBuildAnd(b, s, one, ""), LLVMInt1TypeInContext(L->m.c), "");
+  LLVMValueRef x = LLVMBuildFAdd(b, LLVMBuildFMul(b, LLVMBuildUIToFP(b, p, f64, ""), LLVMConstReal(f64, 8.0), ""),
+                                 LLVMConstReal(f64, 1.0), "");
+  LLVMValueRef r = cg_intrinsic(&L->m, "llvm.sqrt", &f64, 1, &x, 1);
+  LLVMValueRef a = LLVMBuildFPToUI(b, LLVMBuildFMul(b, LLVMBuildFAdd(b, r, LLVMConstReal(f64, 1.0), ""),
+                                                    LLVMConstReal(f64, 0.5), ""), L->ity, "");
+  /* tri(a) = a (a - 1) / 2: step a down while tri(a) > p, up while tri(a + 1) <= p */
+  LLVMValueRef tri = LLVMBuildLShr(b, LLVMBuildMul(b, a, LLVMBuildSub(b, a, one, ""), ""), one, "");
+  LLVMValueRef down = LLVMBuildICmp(b, LLVMIntUGT, tri, p, "");
+  a = LLVMBuildSelect(b, down, LLVMBuildSub(b, a, one, ""), a, "");
+  tri = LLVMBuildLShr(b, LLVMBuildMul(b, a, LLVMBuildSub(b, a, one, ""), ""), one, "");
+  LLVMValueRef tri1 = LLVMBuildLShr(b, LLVMBuildMul(b, LLVMBuildAdd(b, a, one, ""), a, ""), one, "");
+  LLVMValueRef up = LLVMBuildICmp(b, LLVMIntULE, tri1, p, "");
+  a = LLVMBuildSelect(b, up, LLVMBuildAdd(b, a, one, ""), a, "");
+  tri = LLVMBuildSelect(b, up, tri1, tri, "");
+  LLVMValueRef c = LLVMBuildSub(b, p, tri, ""); /* c < a */
+  LLVMValueRef diag = LLVMBuildSub(b, s, noff, "");
+  LLVMValueRef paired = LLVMBuildICmp(b, LLVMIntULT, s, noff, "");
+  *ti = LLVMBuildSelect(b, paired, LLVMBuildSelect(b, side, c, a, ""), diag, "ti");
+  *tj = LLVMBuildSelect(b, paired, LLVMBuildSelect(b, side, a, c, ""), diag, "tj");
+}
+
 /* One tile (IdxBody over the tile index, uniform across the block: the barriers are reached by all). */
 static void tile_item(Lower *L, LLVMValueRef tile, void *arg) {
   Tile *t = arg;
   const KernelIr *k = L->k;
   LLVMBuilderRef b = L->m.b;
   int nd = k->ndim, last = nd - 1, d = t->d;
-  LLVMValueRef tj = LLVMBuildURem(b, tile, t->ntl, "tj");
-  LLVMValueRef r = LLVMBuildUDiv(b, tile, t->ntl, "");
-  LLVMValueRef ti = LLVMBuildURem(b, r, t->ntd, "ti");
-  LLVMValueRef o = LLVMBuildUDiv(b, r, t->ntd, "");
+  LLVMValueRef plane = LLVMBuildMul(b, t->ntl, t->ntd, "");
+  LLVMValueRef s = LLVMBuildURem(b, tile, plane, ""), o = LLVMBuildUDiv(b, tile, plane, "");
+  LLVMValueRef tj = LLVMBuildURem(b, s, t->ntl, "tj"), ti = LLVMBuildUDiv(b, s, t->ntl, "ti");
+  if (t->pairs) { /* a square tile plane: mirrored tiles in consecutive slots */
+    LLVMValueRef pi, pj;
+    pair_order(L, t->ntl, s, &pi, &pj);
+    LLVMValueRef sq = LLVMBuildICmp(b, LLVMIntEQ, t->ntl, t->ntd, "");
+    ti = LLVMBuildSelect(b, sq, pi, ti, "");
+    tj = LLVMBuildSelect(b, sq, pj, tj, "");
+  }
   LLVMValueRef idx[LOOM_MAX_RANK];
   for (int e = last - 1; e >= 0; e--) { /* the batch index over the other dims, row-major */
     if (e == d) continue;
@@ -273,6 +312,8 @@ void cg_gpu_elem_tiled(Lower *L, GpuEntry *e, int d, const uint8_t *tiled, LLVMV
   t.active = LLVMBuildICmp(b, LLVMIntULT, e->tid, LLVMBuildMul(b, t.step, tl, ""), "");
   t.kstep = LLVMBuildMul(b, t.step, cg_iconst_i(L, TILE_K), "");
   for (int bi = 0; bi < k->nbuf; bi++) t.loaded[bi] = loads_buf(k, bi);
+  static int pairs = -1;
+  t.pairs = cg_env_int_once(&pairs, "LOOM_GPU_TILE_PAIRS", 1) != 0;
   cg_gpu_for(L, bid, ntiles, nbk, tile_item, &t);
   LLVMBuildBr(b, done);
   LLVMPositionBuilderAtEnd(b, plain);

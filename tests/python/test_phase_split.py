@@ -122,6 +122,33 @@ def test_sibling_reductions_long_rows() -> None:
     check(loom.max(x, axis=1) - loom.min(x, axis=1), np.max(a, axis=1) - np.min(a, axis=1))
 
 
+@pytest.mark.parametrize("nparts", [9, 15, 17, 64, 100, 263])
+def test_finish_folds_every_part_in_order(nparts: int) -> None:
+    """Full reductions long enough for the GPU's split (parts of 16K points folded by the finish entries,
+    several records loaded ahead per step): a count of parts that is not a multiple of the step, the
+    first of tied maxima in a late part (the fold keeps part order), a NaN or an inf only in the last
+    part, integer sums that wrap, and a sum whose exact value a wrong or repeated part would change."""
+    n = 16384 * nparts + 5
+    rng = np.random.default_rng(nparts)
+    a = rng.random(n, dtype=np.float32)
+    a[n - 20000] = 2.0
+    a[n - 3] = 2.0  # a later tie: argmax keeps the first
+    x = loom.asarray(a)
+    check(loom.argmax(x), np.argmax(a))
+    check(loom.argmin(-x), np.argmin(-a))
+    ones = np.ones(n, np.float32)
+    check(loom.sum(loom.asarray(ones)), np.sum(ones, dtype=np.float64).astype(np.float32), rtol=0)
+    b = a.copy()
+    b[-1] = np.inf
+    check(loom.any(~loom.isfinite(loom.asarray(b))), np.bool_(True))
+    check(loom.any(~loom.isfinite(x)), np.bool_(False))
+    b[-1] = np.nan
+    check(loom.max(loom.asarray(b)), np.max(b))
+    i = (np.arange(n) % 1000 + 2**30).astype(np.int32)
+    check(loom.sum(loom.asarray(i), dtype=np.int32), np.sum(i, dtype=np.int32))
+    check(loom.var(x), np.var(a.astype(np.float64)).astype(np.float32), rtol=1e-4)
+
+
 # ---- the PTX of the split entries (no GPU needed) -----------------------------------------------------------
 def ptx_of(fn) -> str:  # type: ignore[no-untyped-def]
     text = loom.inspect(fn, what="ptx")["ptx"]
