@@ -27,7 +27,6 @@
 #define TILE_MIN 8               /* below this extent along d or the last dim: the plain loop */
 #define TILE_SHARED_MAX 32768    /* bytes of shared memory the tiles of one kernel may take */
 #define TILE_K 4                 /* rows (columns) per thread and step: loads in flight per buffer */
-#define MIRROR_GROUP 8           /* mirror_order's group side, in tiles */
 
 static bool loads_buf(const KernelIr *k, int b) {
   for (int i = 0; i < k->ninstr; i++)
@@ -74,9 +73,6 @@ typedef struct Tile {
   LLVMValueRef lane, step, active;    /* tid % TILE, bdim / TILE, tid < step * TILE */
   LLVMValueRef kstep;                 /* step * TILE_K */
   bool loaded[64];                    /* per buffer: some KI_LOAD reads it */
-  int group;                          /* mirror_order's group side (LOOM_GPU_TILE_PAIRS; 0: row-major only) */
-  LLVMValueRef mirror;                /* i1: the plane is square and a tiled buffer is a row-major one's memory */
-  LLVMValueRef plane;                 /* slots per plane: N * N * group^2 in mirror order, else ntl * ntd */
 } Tile;
 
 /* Shared index of tile point (a along d, c along the last dim). */
@@ -192,80 +188,16 @@ static void point_loop(Lower *L, LLVMValueRef start, void *arg) {
   cg_gpu_for(L, start, t->rows, t->kstep, tile_point_rows, t);
 }
 
-/* Mirror order of a square plane of n x n tiles, for kernels that read one matrix both directly and
- * transposed ((A + A.T) / 2): the plane is cut into groups of g x g tiles (N = ceil(n / g) a side), and
- * the slots take each pair of mirrored groups (A, C), (C, A) with A > C in turn (row-major over the lower
- * triangle: A is the root of A (A - 1) / 2 <= p, from a float64 square root corrected by one step each
- * way), g * g tiles of one group (row-major) and then those of its mirror, the diagonal groups after all
- * pairs. Blocks in flight together then hold both copies of each tile, so the second read hits L2,
- * while a group's rows stay runs of g tiles (g = 1, mirrored single tiles, lost 9 % on x.T + y from
- * DRAM locality). Slots of the N x N groups past n are empty: *ok is false. */
-static void mirror_order(Lower *L, LLVMValueRef n, LLVMValueRef s, int g, LLVMValueRef *ti, LLVMValueRef *tj,
-                         LLVMValueRef *ok) {
-  LLVMBuilderRef b = L->m.b;
-  LLVMTypeRef f64 = LLVMDoubleTypeInContext(L->m.c);
-  LLVMValueRef one = cg_iconst_i(L, 1), gc = cg_iconst_i(L, g), gg = cg_iconst_i(L, g * g);
-  LLVMValueRef N = LLVMBuildUDiv(b, LLVMBuildAdd(b, n, cg_iconst_i(L, g - 1), ""), gc, "");
-  LLVMValueRef noff = LLVMBuildMul(b, LLVMBuildMul(b, N, LLVMBuildSub(b, N, one, ""), ""), gg, ""); /* pairs' slots */
-  LLVMValueRef p = LLVMBuildUDiv(b, s, cg_iconst_i(L, 2 * g * g), "");
-  LLVMValueRef w = LLVMBuildURem(b, s, cg_iconst_i(L, 2 * g * g), "");
-  LLVMValueRef side = LLVMBuildICmp(b, LLVMIntUGE, w, gg, "");
-  LLVMValueRef x = LLVMBuildFAdd(b, LLVMBuildFMul(b, LLVMBuildUIToFP(b, p, f64, ""), LLVMConstReal(f64, 8.0), ""),
-                                 LLVMConstReal(f64, 1.0), "");
-  LLVMValueRef r = cg_intrinsic(&L->m, "llvm.sqrt", &f64, 1, &x, 1);
-  LLVMValueRef a = LLVMBuildFPToUI(b, LLVMBuildFMul(b, LLVMBuildFAdd(b, r, LLVMConstReal(f64, 1.0), ""),
-                                                    LLVMConstReal(f64, 0.5), ""), L->ity, "");
-  /* tri(a) = a (a - 1) / 2: a one down if tri(a) > p, one up if tri(a + 1) <= p */
-  LLVMValueRef tri = LLVMBuildLShr(b, LLVMBuildMul(b, a, LLVMBuildSub(b, a, one, ""), ""), one, "");
-  a = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntUGT, tri, p, ""), LLVMBuildSub(b, a, one, ""), a, "");
-  tri = LLVMBuildLShr(b, LLVMBuildMul(b, a, LLVMBuildSub(b, a, one, ""), ""), one, "");
-  LLVMValueRef tri1 = LLVMBuildLShr(b, LLVMBuildMul(b, LLVMBuildAdd(b, a, one, ""), a, ""), one, "");
-  LLVMValueRef up = LLVMBuildICmp(b, LLVMIntULE, tri1, p, "");
-  a = LLVMBuildSelect(b, up, LLVMBuildAdd(b, a, one, ""), a, "");
-  tri = LLVMBuildSelect(b, up, tri1, tri, "");
-  LLVMValueRef c = LLVMBuildSub(b, p, tri, ""); /* c < a */
-  LLVMValueRef gi = LLVMBuildSelect(b, side, c, a, ""), gj = LLVMBuildSelect(b, side, a, c, "");
-  LLVMValueRef t = LLVMBuildURem(b, w, gg, "");
-  LLVMValueRef d = LLVMBuildSub(b, s, noff, ""); /* the diagonal groups' slots */
-  LLVMValueRef paired = LLVMBuildICmp(b, LLVMIntULT, s, noff, "");
-  LLVMValueRef dg = LLVMBuildUDiv(b, d, gg, "");
-  gi = LLVMBuildSelect(b, paired, gi, dg, "");
-  gj = LLVMBuildSelect(b, paired, gj, dg, "");
-  t = LLVMBuildSelect(b, paired, t, LLVMBuildURem(b, d, gg, ""), "");
-  *ti = LLVMBuildAdd(b, LLVMBuildMul(b, gi, gc, ""), LLVMBuildUDiv(b, t, gc, ""), "ti");
-  *tj = LLVMBuildAdd(b, LLVMBuildMul(b, gj, gc, ""), LLVMBuildURem(b, t, gc, ""), "tj");
-  *ok = LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntULT, *ti, n, ""), LLVMBuildICmp(b, LLVMIntULT, *tj, n, ""), "");
-}
-
-static void tile_body(Lower *L, Tile *t, LLVMValueRef ti, LLVMValueRef tj, LLVMValueRef o);
-
-/* One tile slot (IdxBody over the slot index, uniform across the block: the barriers are reached by all). */
+/* One tile (IdxBody over the tile index, uniform across the block: the barriers are reached by all). */
 static void tile_item(Lower *L, LLVMValueRef tile, void *arg) {
   Tile *t = arg;
-  LLVMBuilderRef b = L->m.b;
-  LLVMValueRef s = LLVMBuildURem(b, tile, t->plane, ""), o = LLVMBuildUDiv(b, tile, t->plane, "");
-  LLVMValueRef tj = LLVMBuildURem(b, s, t->ntl, "tj"), ti = LLVMBuildUDiv(b, s, t->ntl, "ti");
-  if (t->group) { /* a square plane read both ways: mirrored groups of tiles in turn; empty slots skip */
-    LLVMValueRef mi, mj, ok;
-    mirror_order(L, t->ntl, s, t->group, &mi, &mj, &ok);
-    ti = LLVMBuildSelect(b, t->mirror, mi, ti, "");
-    tj = LLVMBuildSelect(b, t->mirror, mj, tj, "");
-    LLVMBasicBlockRef run = cg_new_bb(L, "tile.slot"), skip = cg_new_bb(L, "tile.empty");
-    LLVMBuildCondBr(b, LLVMBuildOr(b, LLVMBuildNot(b, t->mirror, ""), ok, ""), run, skip);
-    LLVMPositionBuilderAtEnd(b, run);
-    tile_body(L, t, ti, tj, o);
-    LLVMBuildBr(b, skip);
-    LLVMPositionBuilderAtEnd(b, skip);
-    return;
-  }
-  tile_body(L, t, ti, tj, o);
-}
-
-/* Tile (ti, tj) of batch o. */
-static void tile_body(Lower *L, Tile *t, LLVMValueRef ti, LLVMValueRef tj, LLVMValueRef o) {
   const KernelIr *k = L->k;
   LLVMBuilderRef b = L->m.b;
   int nd = k->ndim, last = nd - 1, d = t->d;
+  LLVMValueRef tj = LLVMBuildURem(b, tile, t->ntl, "tj");
+  LLVMValueRef r = LLVMBuildUDiv(b, tile, t->ntl, "");
+  LLVMValueRef ti = LLVMBuildURem(b, r, t->ntd, "ti");
+  LLVMValueRef o = LLVMBuildUDiv(b, r, t->ntd, "");
   LLVMValueRef idx[LOOM_MAX_RANK];
   for (int e = last - 1; e >= 0; e--) { /* the batch index over the other dims, row-major */
     if (e == d) continue;
@@ -333,32 +265,14 @@ void cg_gpu_elem_tiled(Lower *L, GpuEntry *e, int d, const uint8_t *tiled, LLVMV
   LLVMValueRef tl = cg_iconst_i(L, TILE), tm1 = cg_iconst_i(L, TILE - 1);
   t.ntl = LLVMBuildUDiv(b, LLVMBuildAdd(b, L->shape[last], tm1, ""), tl, "ntl");
   t.ntd = LLVMBuildUDiv(b, LLVMBuildAdd(b, L->shape[d], tm1, ""), tl, "ntd");
+  LLVMValueRef ntiles = LLVMBuildMul(b, t.ntl, t.ntd, "");
+  for (int dd = 0; dd < last; dd++)
+    if (dd != d) ntiles = LLVMBuildMul(b, ntiles, L->shape[dd], "");
   t.lane = LLVMBuildURem(b, e->tid, tl, "lane");
   t.step = LLVMBuildUDiv(b, e->bdim, tl, "step");
   t.active = LLVMBuildICmp(b, LLVMIntULT, e->tid, LLVMBuildMul(b, t.step, tl, ""), "");
   t.kstep = LLVMBuildMul(b, t.step, cg_iconst_i(L, TILE_K), "");
   for (int bi = 0; bi < k->nbuf; bi++) t.loaded[bi] = loads_buf(k, bi);
-  t.plane = LLVMBuildMul(b, t.ntl, t.ntd, "");
-  static int group = -1;
-  t.group = cg_env_int_once(&group, "LOOM_GPU_TILE_PAIRS", MIRROR_GROUP);
-  if (t.group < 0 || t.group > 64) t.group = MIRROR_GROUP;
-  if (t.group) {
-    /* mirror order when the plane is square and a tiled buffer starts where a row-major one does */
-    LLVMValueRef alias = LLVMConstInt(LLVMInt1TypeInContext(m->c), 0, 0);
-    for (int bt = 0; bt < k->nbuf; bt++)
-      for (int br = 0; br < k->nbuf && tiled[bt]; br++)
-        if (t.loaded[br] && !tiled[br] && k->bufs[br].layout[last] == KL_ONE)
-          alias = LLVMBuildOr(b, alias, LLVMBuildICmp(b, LLVMIntEQ, LLVMBuildPtrToInt(b, L->base[bt], L->i64, ""),
-                                                      LLVMBuildPtrToInt(b, L->base[br], L->i64, ""), ""), "");
-    t.mirror = LLVMBuildAnd(b, alias, LLVMBuildICmp(b, LLVMIntEQ, t.ntl, t.ntd, ""), "mirror");
-    LLVMValueRef gc = cg_iconst_i(L, t.group);
-    LLVMValueRef N = LLVMBuildUDiv(b, LLVMBuildAdd(b, t.ntl, cg_iconst_i(L, t.group - 1), ""), gc, "");
-    LLVMValueRef slots = LLVMBuildMul(b, LLVMBuildMul(b, N, N, ""), cg_iconst_i(L, t.group * t.group), "");
-    t.plane = LLVMBuildSelect(b, t.mirror, slots, t.plane, "");
-  }
-  LLVMValueRef ntiles = t.plane;
-  for (int dd = 0; dd < last; dd++)
-    if (dd != d) ntiles = LLVMBuildMul(b, ntiles, L->shape[dd], "");
   cg_gpu_for(L, bid, ntiles, nbk, tile_item, &t);
   LLVMBuildBr(b, done);
   LLVMPositionBuilderAtEnd(b, plain);
