@@ -157,6 +157,7 @@ void cg_body_map(Lower *L, void *arg);           /* a MAP phase (arg) at the cur
 void cg_reduce_point(Lower *L, const KPhase *ph); /* a REDUCE phase's value, then its side stores */
 int cg_instr_nsrc(const KInstr *in); /* lower.c: the operands (src) an instruction reads */
 void cg_host_keep_plan(Lower *L);
+void cg_costly_values(const KernelIr *k, uint8_t *costly); /* lower_host_keep.c: reads a math function */
 void cg_host_keep_store(Lower *L, const KPhase *ph);
 void cg_host_keep_map(Lower *L, void *arg); /* a BodyFn: the MAP phase (arg) at a point */
 bool cg_has_side_stores(const KernelIr *k);        /* a REDUCE phase of k has side stores */

@@ -380,8 +380,29 @@ static void cached_group_load(Lower *L, int bi, LLVMValueRef *rj, int g, int lan
   L->vload[bi] = vec;
 }
 
+/* Values kept across the phases of a cached row (registers): a costly value (cg_costly_values) that a
+ * REDUCE phase computed at point j is reused by the later phases at j instead of computed again
+ * (softmax's exp(x - max): the sum phase's, read by the map phase). The REDUCE phases' per-point code is
+ * straight-line, so its values dominate every later phase. LOOM_GPU_ROW_KEEP=0: off (A/B timings). */
+typedef struct Kept {
+  const uint8_t *keep; /* ninstr: may be kept */
+  LLVMValueRef *v;     /* cache_k * ninstr: the value at point j, or NULL */
+} Kept;
+
+static void kept_save(Lower *L, const Kept *kp, int j) {
+  int n = L->k->ninstr;
+  for (int i = 0; kp && i < n; i++)
+    if (kp->keep[i] && L->cache[i]) kp->v[(size_t)j * n + i] = L->cache[i];
+}
+
+static void kept_restore(Lower *L, const Kept *kp, int j) {
+  int n = L->k->ninstr;
+  for (int i = 0; kp && i < n; i++)
+    if (kp->v[(size_t)j * n + i]) L->cache[i] = kp->v[(size_t)j * n + i];
+}
+
 static void cached_phase(Lower *L, GpuEntry *e, int p, LLVMValueRef *rj, LLVMValueRef *valid, int lanes, int G,
-                         uint64_t defer) {
+                         uint64_t defer, const Kept *kp) {
   const KernelIr *k = L->k;
   CgMath *m = &L->m;
   LLVMBuilderRef b = m->b;
@@ -400,7 +421,9 @@ static void cached_phase(Lower *L, GpuEntry *e, int p, LLVMValueRef *rj, LLVMVal
       L->lane = (unsigned)j;
       cg_gpu_offsets(L, rj[j], k->nkeep, k->ndim, L->ooff, L->off);
       cg_clear_cache(L);
+      kept_restore(L, kp, j);
       cg_eval_needed(L, &ph->value, 1);
+      kept_save(L, kp, j);
       LLVMValueRef v = L->cache[ph->value];
       if (fold_vectors) {
         if (j % lanes == 0) before = a;
@@ -441,6 +464,7 @@ static void cached_phase(Lower *L, GpuEntry *e, int p, LLVMValueRef *rj, LLVMVal
         L->lane = (unsigned)j;
         cg_gpu_offsets(L, rj[j], k->nkeep, k->ndim, L->ooff, L->off);
         cg_clear_cache(L);
+        kept_restore(L, kp, j);
         if (!vst) {
           cg_emit_stores(L, ph);
         } else {
@@ -537,6 +561,23 @@ void cg_gpu_cached_item(Lower *L, LLVMValueRef o, void *arg) {
     for (int j = 0; j < 3; j++) /* an unused operand slot adds at most a needless early load */
       if (in->src[j] >= 0 && in->src[j] < i) mask[i] |= mask[in->src[j]];
   }
+  static int keep_knob = -1;
+  uint8_t *keep = NULL;
+  Kept kept = {0}, *kp = NULL;
+  int nred = 0;
+  for (int p = 0; p < k->nphase; p++) nred += k->phases[p].kind == KP_REDUCE;
+  if (!k->snippet && nred > 0 && k->nphase > 1 && cg_env_int_once(&keep_knob, "LOOM_GPU_ROW_KEEP", 1)) {
+    keep = ctx_calloc(L->ctx, (size_t)k->ninstr + 1, 1);
+    kept.v = ctx_calloc(L->ctx, (size_t)K * (size_t)k->ninstr + 1, sizeof *kept.v);
+    if (keep && kept.v) {
+      cg_costly_values(k, keep);
+      kept.keep = keep;
+      kp = &kept;
+    } else {
+      ctx_free(L->ctx, keep);
+      ctx_free(L->ctx, kept.v);
+    }
+  }
   for (int bi = 0; bi < k->nbuf; bi++) L->vload[bi] = NULL;
   uint64_t loaded_bufs = 0;
   for (int p = 0; p < k->nphase; p++) {
@@ -589,7 +630,11 @@ void cg_gpu_cached_item(Lower *L, LLVMValueRef o, void *arg) {
       L->vload[bi] = vec;
     }
     loaded_bufs |= want & ~defer;
-    cached_phase(L, e, p, rj, valid, lanes, G, defer);
+    cached_phase(L, e, p, rj, valid, lanes, G, defer, kp);
+  }
+  if (kp) {
+    ctx_free(L->ctx, keep);
+    ctx_free(L->ctx, kept.v);
   }
   if (mask) ctx_free(L->ctx, mask);
   cg_clear_cache(L);

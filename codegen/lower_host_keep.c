@@ -30,6 +30,15 @@ static bool costly_op(LoomOp op) {
   }
 }
 
+/* costly[i]: instruction i is, or reads through its operands, a math function (exp, log, tanh, pow, ...). */
+void cg_costly_values(const KernelIr *k, uint8_t *costly) {
+  for (int i = 0; i < k->ninstr; i++) {
+    const KInstr *in = &k->instrs[i];
+    costly[i] = in->kind == KI_ELEM && costly_op((LoomOp)in->op);
+    for (int j = 0; j < cg_instr_nsrc(in); j++) costly[i] |= costly[in->src[j]];
+  }
+}
+
 static void phase_needs(const KernelIr *k, const KPhase *ph, uint8_t *need) {
   memset(need, 0, (size_t)k->ninstr);
   if (ph->kind == KP_REDUCE) need[ph->value] = 1;
@@ -62,11 +71,7 @@ void cg_host_keep_plan(Lower *L) {
   uint8_t *buf = ctx_calloc(L->ctx, (size_t)n * 4 + 4, 1);
   if (!buf) return;
   uint8_t *costly = buf, *done = buf + n, *need = buf + 2 * n, *needq = buf + 3 * n;
-  for (int i = 0; i < n; i++) {
-    const KInstr *in = &k->instrs[i];
-    costly[i] = in->kind == KI_ELEM && costly_op((LoomOp)in->op);
-    for (int j = 0; j < cg_instr_nsrc(in); j++) costly[i] |= costly[in->src[j]];
-  }
+  cg_costly_values(k, costly);
   for (int p = 0; p < q; p++)
     if (k->phases[p].kind == KP_REDUCE) {
       phase_needs(k, &k->phases[p], need);
