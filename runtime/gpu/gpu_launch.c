@@ -51,6 +51,7 @@ static int fn_limit(void *user, int what, int e) {
   }
   case RT_LIM_CACHED_BLOCK: return f->cached_max_block;
   case RT_LIM_CACHEDV_BLOCK: return f->cachedv_max_block;
+  case RT_LIM_FINISHB_BLOCK: return f->finishb_max_block;
   default: return f->partv_grid_max;
   }
 }

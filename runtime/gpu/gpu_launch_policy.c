@@ -127,6 +127,22 @@ static int64_t scan_lb_grid_cap(void) {
   return v;
 }
 
+/* The block finish's block: FINISHB_WIDE threads when the O points are few (a block each: fewer blocks
+ * than SMs, each folding thousands of parts: bn1d_stats' 64 column blocks took 16.8 us of ~92 under Nsight
+ * Compute, 2026-12-04) and the entry can launch that many, else the kernel's block. From the sizes and the
+ * entry's register limit only, as libloomrt decides it too (the fold's tree, hence the bits, depend on
+ * it). LOOM_GPU_FINISHB_WIDE=0: the kernel's block always (A/B timings). */
+#define FINISHB_WIDE 512
+static uint32_t finishb_block(const RtGpuLauncher *L, int64_t no) {
+  static int wide = -1;
+  if (wide < 0) {
+    const char *s = getenv("LOOM_GPU_FINISHB_WIDE");
+    wide = !(s && s[0] == '0' && s[1] == 0);
+  }
+  if (!wide || no > 128 || L->block >= FINISHB_WIDE) return L->block;
+  return L->limit(L->user, RT_LIM_FINISHB_BLOCK, P_FINISHB) >= FINISHB_WIDE ? FINISHB_WIDE : L->block;
+}
+
 /* Few long rows with the single-pass look-back `finishb` (codegen.h; a ROW scan without `part`): the
  * clear launch zeroes the scratch's ticket counter and status words, then the scan launch takes the
  * tiles in ticket order; both on the stream, so back-to-back scans and replays each start clean. The
@@ -317,6 +333,7 @@ LoomStatus rt_gpu_launch_policy(const RtGpuLauncher *L, uint64_t *words, int64_t
   extra[1] = partials;
   extra[3] = partials + pbytes;
   int partv_grid = partv ? L->limit(L->user, RT_LIM_PARTV_GRID, P_PARTV) : 1;
+  uint32_t fb_block = finishb ? finishb_block(L, no) : L->block;
   for (int p = 0; p < nphase && st == LOOM_OK; p++) {
     bool reduce = !red || (red >> p & 1u);
     if (red && !reduce && !(map >> p & 1u)) continue; /* FINAL: run by its REDUCE phase's finish */
@@ -326,7 +343,7 @@ LoomStatus rt_gpu_launch_policy(const RtGpuLauncher *L, uint64_t *words, int64_t
     else st = L->launch(L->user, P_PART, grid_of(no * nparts, 256, cap), 256, words, d);
     if (!reduce) continue;
     /* few O points with many parts: one block per O point folds them (fixed order and tree) */
-    if (st == LOOM_OK && finishb) st = L->launch(L->user, P_FINISHB, grid_of(no, 1, cap), L->block, words, d);
+    if (st == LOOM_OK && finishb) st = L->launch(L->user, P_FINISHB, grid_of(no, 1, cap), fb_block, words, d);
     else if (st == LOOM_OK) st = L->launch(L->user, P_FINISH, grid_of(no, 256, cap), 256, words, d);
   }
   if (st == LOOM_OK) st = L->settle(L->user, d); /* the pool does not track streams */

@@ -59,6 +59,7 @@ typedef struct GpuFn {
   int cached_max_block;          /* the most threads the cached ROW entry can launch with (registers) */
   int cachedv_max_block;         /* the same for the vector cached entry */
   int partv_grid_max;            /* vector part entry: resident blocks of meta.block threads (SMs x occupancy) */
+  int finishb_max_block;         /* the most threads the block finish entry can launch with (registers) */
 } GpuFn;
 
 typedef struct GpuRt GpuRt;
