@@ -127,11 +127,13 @@ static int64_t scan_lb_grid_cap(void) {
   return v;
 }
 
-/* The block finish's block: FINISHB_WIDE threads when the O points are few (a block each: fewer blocks
- * than SMs, each folding thousands of parts: bn1d_stats' 64 column blocks took 16.8 us of ~92 under Nsight
- * Compute, 2026-12-04) and the entry can launch that many, else the kernel's block. From the sizes and the
- * entry's register limit only, as libloomrt decides it too (the fold's tree, hence the bits, depend on
- * it). LOOM_GPU_FINISHB_WIDE=0: the kernel's block always (A/B timings). */
+/* The block finish's block: FINISHB_WIDE threads when the O points are few (a block each, fewer blocks
+ * than SMs, each folding thousands of parts), the kernel has one REDUCE phase and the entry can launch
+ * that many, else the kernel's block. H200, 2026-12-04, two paired rounds: sum_all 0.0727 -> 0.0705 ms,
+ * absmax_all 0.0731 -> 0.0707, argmax_all 0.0811 -> 0.0789, amp_unscale 0.1181 -> 0.1155; but the phase
+ * split's moments finishes lost 2 % (bn1d_stats, var_all_f64): those keep the kernel's block. From the
+ * sizes and the entry's register limit only, as libloomrt decides it too (the fold's tree, hence the
+ * bits, depend on it). LOOM_GPU_FINISHB_WIDE=0: the kernel's block always (A/B timings). */
 #define FINISHB_WIDE 512
 static uint32_t finishb_block(const RtGpuLauncher *L, int64_t no) {
   static int wide = -1;
@@ -139,7 +141,7 @@ static uint32_t finishb_block(const RtGpuLauncher *L, int64_t no) {
     const char *s = getenv("LOOM_GPU_FINISHB_WIDE");
     wide = !(s && s[0] == '0' && s[1] == 0);
   }
-  if (!wide || no > 128 || L->block >= FINISHB_WIDE) return L->block;
+  if (!wide || no > 128 || L->block >= FINISHB_WIDE || L->split_reduce) return L->block;
   return L->limit(L->user, RT_LIM_FINISHB_BLOCK, P_FINISHB) >= FINISHB_WIDE ? FINISHB_WIDE : L->block;
 }
 

@@ -116,14 +116,14 @@ static const GpuFn *fn_of(LoomContext *ctx, const Schedule *s, Diag *d) {
   return (const GpuFn *)k;
 }
 
-/* Which entry of f a launched function is (-1: none). */
-/* The block finish's block for few O points (gpu_launch_policy.c finishb_block): 512 threads where the
- * kernel's block is smaller and the entry can launch 512, else the kernel's block. */
+/* The block finish's block for few O points of a one-phase kernel (gpu_launch_policy.c finishb_block):
+ * 512 threads where the kernel's block is smaller and the entry can launch 512, else the kernel's block. */
 static uint32_t wide_finish_block(const GpuFn *f) {
   if (!f) return 0;
   return f->meta.block < 512 && f->finishb_max_block >= 512 ? 512u : (uint32_t)f->meta.block;
 }
 
+/* Which entry of f a launched function is (-1: none). */
 static int entry_of(const GpuFn *f, const Launch *l) {
   for (int i = 0; i < CG_NENTRY; i++)
     if (f->meta.names[i][0] && !strcmp(f->meta.names[i], l->fn->name)) return i;
