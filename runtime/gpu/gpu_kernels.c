@@ -177,6 +177,8 @@ static LoomStatus load_group(GpuRt *g, GpuDev *dev, GpuFn *f, const GpuMeta *m, 
   if (fresh & CG_ENTRY_CACHED) f->cached_max_block = max_block_of(g, device, f->fn[E_CACHED], wave, d);
   if (fresh & CG_ENTRY_CACHEDV) f->cachedv_max_block = max_block_of(g, device, f->fn[E_CACHEDV], wave, d);
   if (fresh & CG_ENTRY_FINISHB) f->finishb_max_block = max_block_of(g, device, f->fn[E_FINISHB], wave, d);
+  if ((fresh & CG_ENTRY_MAIN) && m->strategy != CG_GPU_ELEMENTWISE)
+    f->main_max_block = max_block_of(g, device, f->fn[E_MAIN], wave, d);
   if (fresh & CG_ENTRY_PARTV) {
     int per_sm = 1;
     if (drv->occupancy(g->handle, device, f->fn[E_PARTV], m->block, 0, &per_sm, d) == LOOM_OK)

@@ -52,6 +52,7 @@ static int fn_limit(void *user, int what, int e) {
   case RT_LIM_CACHED_BLOCK: return f->cached_max_block;
   case RT_LIM_CACHEDV_BLOCK: return f->cachedv_max_block;
   case RT_LIM_FINISHB_BLOCK: return f->finishb_max_block;
+  case RT_LIM_MAIN_BLOCK: return f->main_max_block;
   default: return f->partv_grid_max;
   }
 }

@@ -127,22 +127,36 @@ static int64_t scan_lb_grid_cap(void) {
   return v;
 }
 
-/* The block finish's block: FINISHB_WIDE threads when the O points are few (a block each, fewer blocks
+/* The block finish's block: WIDE_BLOCK threads when the O points are few (a block each, fewer blocks
  * than SMs, each folding thousands of parts), the kernel has one REDUCE phase and the entry can launch
  * that many, else the kernel's block. H200, 2026-12-04, two paired rounds: sum_all 0.0727 -> 0.0705 ms,
  * absmax_all 0.0731 -> 0.0707, argmax_all 0.0811 -> 0.0789, amp_unscale 0.1181 -> 0.1155; but the phase
  * split's moments finishes lost 2 % (bn1d_stats, var_all_f64): those keep the kernel's block. From the
  * sizes and the entry's register limit only, as libloomrt decides it too (the fold's tree, hence the
  * bits, depend on it). LOOM_GPU_FINISHB_WIDE=0: the kernel's block always (A/B timings). */
-#define FINISHB_WIDE 512
-static uint32_t finishb_block(const RtGpuLauncher *L, int64_t no) {
+#define WIDE_BLOCK 512
+static bool wide_blocks(void) {
   static int wide = -1;
   if (wide < 0) {
     const char *s = getenv("LOOM_GPU_FINISHB_WIDE");
     wide = !(s && s[0] == '0' && s[1] == 0);
   }
-  if (!wide || no > 128 || L->block >= FINISHB_WIDE || L->split_reduce) return L->block;
-  return L->limit(L->user, RT_LIM_FINISHB_BLOCK, P_FINISHB) >= FINISHB_WIDE ? FINISHB_WIDE : L->block;
+  return wide;
+}
+
+static uint32_t finishb_block(const RtGpuLauncher *L, int64_t no) {
+  if (!wide_blocks() || no > 128 || L->block >= WIDE_BLOCK || L->split_reduce) return L->block;
+  return L->limit(L->user, RT_LIM_FINISHB_BLOCK, P_FINISHB) >= WIDE_BLOCK ? WIDE_BLOCK : L->block;
+}
+
+/* A one-phase ROW reduction's main block: WIDE_BLOCK threads for a few rows of thousands of points (a
+ * loss's mean of 16384 per-row values ran in one block of 256 threads: 4.9 us under Nsight Compute, a
+ * chain of 64 loads a thread) where the entry can launch them, else the kernel's block. From the sizes
+ * and the entry's register limit, as libloomrt decides it too. LOOM_GPU_FINISHB_WIDE=0: the kernel's. */
+static uint32_t main_block(const RtGpuLauncher *L, int64_t no, int64_t nr) {
+  if (!wide_blocks() || no > 8 || nr < 4096 || L->block >= WIDE_BLOCK || L->split_reduce || L->split_map)
+    return L->block;
+  return L->limit(L->user, RT_LIM_MAIN_BLOCK, P_MAIN) >= WIDE_BLOCK ? WIDE_BLOCK : L->block;
 }
 
 /* Few long rows with the single-pass look-back `finishb` (codegen.h; a ROW scan without `part`): the
@@ -316,7 +330,7 @@ LoomStatus rt_gpu_launch_policy(const RtGpuLauncher *L, uint64_t *words, int64_t
   }
   if (nparts <= 1) {
     if ((st = L->need(L->user, CG_ENTRY_MAIN, d))) return st;
-    if (L->strategy == CG_GPU_ROW) return L->launch(L->user, P_MAIN, grid_of(no, 1, cap), L->block, words, d);
+    if (L->strategy == CG_GPU_ROW) return L->launch(L->user, P_MAIN, grid_of(no, 1, cap), main_block(L, no, nr), words, d);
     return L->launch(L->user, P_MAIN, grid_of(no, 256, cap), 256, words, d);
   }
   bool finishb = (has & CG_ENTRY_FINISHB) && no <= 2048 && nparts >= 64;

@@ -60,6 +60,7 @@ typedef struct GpuFn {
   int cachedv_max_block;         /* the same for the vector cached entry */
   int partv_grid_max;            /* vector part entry: resident blocks of meta.block threads (SMs x occupancy) */
   int finishb_max_block;         /* the most threads the block finish entry can launch with (registers) */
+  int main_max_block;            /* the same for a reduction's main entry */
 } GpuFn;
 
 typedef struct GpuRt GpuRt;

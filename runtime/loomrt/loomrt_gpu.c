@@ -42,7 +42,7 @@ struct RtrtGpuCode {
   uint32_t facts[RB_FACTS];
   int wave;
   int elem_block[CG_NENTRY], elem_grid[CG_NENTRY]; /* occupancy's best block, resident blocks of it */
-  int cached_max_block, cachedv_max_block, partv_grid_max, finishb_max_block;
+  int cached_max_block, cachedv_max_block, partv_grid_max, finishb_max_block, main_max_block;
 };
 
 enum { E_MAIN, E_VEC, E_PART, E_FINISH, E_CACHED, E_PARTV, E_CACHEDV, E_FINISHB, E_VECW };
@@ -303,6 +303,8 @@ static LoomStatus load_code(LoomrtBundle *b, int32_t ki, LoomDeviceKind kind, in
   if (st == LOOM_OK && (code->facts[RB_GPU_ENTRIES] & CG_ENTRY_CACHED)) c->cached_max_block = max_block_of(g, device, c->fn[E_CACHED], c->wave, d);
   if (st == LOOM_OK && (code->facts[RB_GPU_ENTRIES] & CG_ENTRY_CACHEDV)) c->cachedv_max_block = max_block_of(g, device, c->fn[E_CACHEDV], c->wave, d);
   if (st == LOOM_OK && (code->facts[RB_GPU_ENTRIES] & CG_ENTRY_FINISHB)) c->finishb_max_block = max_block_of(g, device, c->fn[E_FINISHB], c->wave, d);
+  if (st == LOOM_OK && (code->facts[RB_GPU_ENTRIES] & CG_ENTRY_MAIN) && c->facts[RB_GPU_STRATEGY] != CG_GPU_ELEMENTWISE)
+    c->main_max_block = max_block_of(g, device, c->fn[E_MAIN], c->wave, d);
   if (st == LOOM_OK && (code->facts[RB_GPU_ENTRIES] & CG_ENTRY_PARTV)) {
     int per_sm = 1;
     st = g->drv->occupancy(g->h, device, c->fn[E_PARTV], (int)c->facts[RB_GPU_BLOCK], 0, &per_sm, d);
@@ -347,6 +349,7 @@ static int code_limit(void *user, int what, int e) {
   case RT_LIM_CACHED_BLOCK: return c->cached_max_block;
   case RT_LIM_CACHEDV_BLOCK: return c->cachedv_max_block;
   case RT_LIM_FINISHB_BLOCK: return c->finishb_max_block;
+  case RT_LIM_MAIN_BLOCK: return c->main_max_block;
   default: return c->partv_grid_max;
   }
 }
