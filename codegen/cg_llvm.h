@@ -114,6 +114,9 @@ LLVMValueRef cg_fconst(CgMath *m, LoomDType t, double v);
 LLVMValueRef cg_libm(CgMath *m, const char *base, LoomDType t, LLVMValueRef *args, unsigned nargs);
 /* Loom's own float32 erf for the host (math_erf.c): scalar code the loop vectorizer widens. */
 LLVMValueRef cg_host_erf_f32(CgMath *m, LLVMValueRef x);
+/* Loom's own float32 tanh for the host (math_tanh.c): variant 1 evaluates a rational in float64, 2 in
+ * float32 (A/B only: up to 5 ulp). */
+LLVMValueRef cg_host_tanh_f32(CgMath *m, LLVMValueRef x, int variant);
 /* Emits llvm.compiler.used for the vector declarations. Call once, after lowering. */
 void cg_math_finish(CgMath *m);
 LLVMValueRef cg_i64(CgMath *m, int64_t v);
