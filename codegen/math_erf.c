@@ -6,7 +6,7 @@
  * GELU, at copy bandwidth). float64 keeps SLEEF; GPUs keep their device libraries (math.c).
  * (A tanh built the same way, x + x^3 R(x^2) below 0.625 and 1 - 2 / (exp(2|x|) + 1) above, was
  * within 1 ulp where SLEEF's tanhf_u35 is within 3, but no faster: an exp, a division and both
- * branches cost what SLEEF's call does; not used.)
+ * branches cost what SLEEF's call does; not used. The host's tanh is now math_tanh.c's rational form.)
  *
  * erf(x), a = |x|:
  *   a < 1:       erf(x) = x + x * P(x^2), P of degree 6 (P(0) = 2/sqrt(pi) - 1; the leading 1 is kept
