@@ -157,6 +157,12 @@ void cg_body_map(Lower *L, void *arg);           /* a MAP phase (arg) at the cur
 void cg_reduce_point(Lower *L, const KPhase *ph); /* a REDUCE phase's value, then its side stores */
 int cg_instr_nsrc(const KInstr *in); /* lower.c: the operands (src) an instruction reads */
 void cg_host_keep_plan(Lower *L);
+/* lower_host_jam.c: rows per jammed iteration of an elementwise walk (0: none; *min_cols: the shortest
+ * row jammed), and the jammed loop over rows iv[rd] .. + jam - 1 (returns its exit block, NULL on error) */
+int cg_host_row_jam(const KernelIr *k, int64_t *min_cols);
+LLVMBasicBlockRef cg_host_jam_rows(Lower *L, int rd, int last, int jam, LLVMValueRef *ro, LLVMValueRef p0,
+                                   LLVMValueRef *inner, LLVMValueRef *outer, BodyFn body, void *arg);
+bool cg_host_calls_library(LLVMBasicBlockRef first, LLVMBasicBlockRef last); /* lower_host.c: a non-intrinsic call */
 void cg_costly_values(const KernelIr *k, uint8_t *costly); /* lower_host_keep.c: reads a math function */
 void cg_host_keep_store(Lower *L, const KPhase *ph);
 void cg_host_keep_map(Lower *L, void *arg); /* a BodyFn: the MAP phase (arg) at a point */

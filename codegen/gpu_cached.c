@@ -1,0 +1,286 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* gpu_cached.c: one O point of the GPU's cached ROW entries (cached / cachedv): the row's points a thread
+ * owns are loaded once into registers, then every phase (max, sum, map, ...) runs over them, and costly
+ * values a REDUCE phase computed are kept for the later phases (Kept). gpu_lower.c builds the entries
+ * around cg_gpu_cached_item; the launcher picks them for rows that fit (gpu_launch_policy.c). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "codegen/cg_lower.h"
+
+/* The lanes-wide vector of buffer bi at group g's first point into the lanes of L->vload[bi] that group g
+ * reads (the others undefined): a buffer only MAP phases read, loaded where its group is computed. */
+static void cached_group_load(Lower *L, int bi, LLVMValueRef *rj, int g, int lanes) {
+  const KernelIr *k = L->k;
+  CgMath *m = &L->m;
+  LoomDType st = (LoomDType)k->bufs[bi].dtype;
+  cg_gpu_offsets(L, rj[g * lanes], k->nkeep, k->ndim, L->ooff, L->off);
+  LLVMValueRef ld = LLVMBuildLoad2(m->b, cg_vec_type(m, st, (unsigned)lanes), cg_elem_ptr(L, bi, L->off[bi]), "");
+  LLVMSetAlignment(ld, (unsigned)lanes * (unsigned)loom_dtype_size(st));
+  LLVMValueRef vec = LLVMGetUndef(cg_vec_type(m, st, (unsigned)L->cache_k));
+  for (int l = 0; l < lanes; l++) vec = cg_vec_set(m, st, vec, cg_vec_get(m, st, ld, (unsigned)l), (unsigned)(g * lanes + l));
+  L->vload[bi] = vec;
+}
+
+/* Values kept across the phases of a cached row (registers): a costly value (cg_costly_values) that a
+ * REDUCE phase computed at point j is reused by the later phases at j instead of computed again
+ * (softmax's exp(x - max): the sum phase's, read by the map phase). The REDUCE phases' per-point code is
+ * straight-line, so its values dominate every later phase. LOOM_GPU_ROW_KEEP=0: off (A/B timings). */
+typedef struct Kept {
+  const uint8_t *keep; /* ninstr: may be kept */
+  LLVMValueRef *v;     /* cache_k * ninstr: the value at point j, or NULL */
+} Kept;
+
+static void kept_save(Lower *L, const Kept *kp, int j) {
+  int n = L->k->ninstr;
+  for (int i = 0; kp && i < n; i++)
+    if (kp->keep[i] && L->cache[i]) kp->v[(size_t)j * n + i] = L->cache[i];
+}
+
+static void kept_restore(Lower *L, const Kept *kp, int j) {
+  int n = L->k->ninstr;
+  for (int i = 0; kp && i < n; i++)
+    if (kp->v[(size_t)j * n + i]) L->cache[i] = kp->v[(size_t)j * n + i];
+}
+
+/* Phase p of the cached entry's O point (cg_gpu_cached_item), the buffers it reads in L->vload. */
+static void cached_phase(Lower *L, GpuEntry *e, int p, LLVMValueRef *rj, LLVMValueRef *valid, int lanes, int G,
+                         uint64_t defer, const Kept *kp) {
+  const KernelIr *k = L->k;
+  CgMath *m = &L->m;
+  LLVMBuilderRef b = m->b;
+  const int K = L->cache_k;
+  const KPhase *ph = &k->phases[p];
+  cg_clear_cache(L);
+  if (ph->kind == KP_REDUCE) {
+    LoomDType vt = cg_red_value_dtype(k, ph);
+    LLVMValueRef a = cg_red_identity(L, ph->reduce_op, vt);
+    LLVMValueRef ai = cg_i64(m, GPU_EMPTY_INDEX), before = a;
+    /* a vector's lanes are valid together: fold them in order, then one select per vector.
+     * LOOM_GPU_GROUP_FOLD=0: a select per point (A/B timings) */
+    static int group_fold = -1;
+    bool fold_vectors = !is_arg(ph->reduce_op) && lanes > 1 && cg_env_int_once(&group_fold, "LOOM_GPU_GROUP_FOLD", 1);
+    for (int j = 0; j < K; j++) {
+      L->lane = (unsigned)j;
+      cg_gpu_offsets(L, rj[j], k->nkeep, k->ndim, L->ooff, L->off);
+      cg_clear_cache(L);
+      kept_restore(L, kp, j);
+      cg_eval_needed(L, &ph->value, 1);
+      kept_save(L, kp, j);
+      LLVMValueRef v = L->cache[ph->value];
+      if (fold_vectors) {
+        if (j % lanes == 0) before = a;
+        a = cg_red_combine(L, ph->reduce_op, vt, a, v);
+        if (j % lanes == lanes - 1) a = LLVMBuildSelect(b, valid[j], a, before, "");
+      } else if (is_arg(ph->reduce_op)) {
+        LLVMValueRef take = cg_arg_better(m, (LoomReduceOp)ph->reduce_op, vt, a, v);
+        take = LLVMBuildOr(b, take, LLVMBuildICmp(b, LLVMIntEQ, ai, cg_i64(m, GPU_EMPTY_INDEX), ""), "");
+        take = LLVMBuildAnd(b, take, valid[j], "");
+        a = LLVMBuildSelect(b, take, v, a, "");
+        ai = LLVMBuildSelect(b, take, cg_to_i64(L, rj[j]), ai, "");
+      } else {
+        a = LLVMBuildSelect(b, valid[j], cg_red_combine(L, ph->reduce_op, vt, a, v), a, "");
+      }
+    }
+    cg_clear_cache(L);
+    L->acc[p] = a;
+    L->accidx[p] = ai;
+    if (e->group) cg_gpu_group_reduce(L, p, e->group);
+    else cg_gpu_block_reduce(L, p);
+  } else if (ph->kind == KP_MAP) {
+    /* lanes > 1 and every store contiguous along R: one vector store per group and store */
+    bool vst = lanes > 1 && ph->nstores <= GPU_VEC_MAXBUF;
+    for (int s = 0; vst && s < ph->nstores; s++) vst = k->bufs[k->stores[ph->store_begin + s].buf].layout[k->ndim - 1] == KL_ONE;
+    for (int g = 0; g < G; g++) {
+      LLVMBasicBlockRef yes = cg_new_bb(L, "cmap"), after = cg_new_bb(L, "cmap.after");
+      LLVMBuildCondBr(b, e->rowok ? LLVMBuildAnd(b, valid[g * lanes], e->rowok, "") : valid[g * lanes], yes, after);
+      LLVMPositionBuilderAtEnd(b, yes);
+      for (int bi = 0; bi < k->nbuf && bi < 64; bi++)
+        if (defer >> bi & 1u) cached_group_load(L, bi, rj, g, lanes);
+      LLVMValueRef sv[GPU_VEC_MAXBUF];
+      for (int s = 0; vst && s < ph->nstores; s++) {
+        LoomDType bt = (LoomDType)k->bufs[k->stores[ph->store_begin + s].buf].dtype;
+        sv[s] = LLVMGetUndef(cg_vec_type(m, bt, (unsigned)lanes));
+      }
+      for (int l = 0; l < lanes; l++) {
+        int j = g * lanes + l;
+        L->lane = (unsigned)j;
+        cg_gpu_offsets(L, rj[j], k->nkeep, k->ndim, L->ooff, L->off);
+        cg_clear_cache(L);
+        kept_restore(L, kp, j);
+        if (!vst) {
+          cg_emit_stores(L, ph);
+        } else {
+          for (int s = 0; s < ph->nstores; s++) {
+            const KStore *kst = &k->stores[ph->store_begin + s];
+            cg_eval_needed(L, &kst->value, 1);
+            LLVMValueRef v = cg_to_mem(m, (LoomDType)k->instrs[kst->value].dtype, (LoomDType)k->bufs[kst->buf].dtype,
+                                       L->cache[kst->value]);
+            sv[s] = cg_vec_set(m, (LoomDType)k->bufs[kst->buf].dtype, sv[s], v, (unsigned)l);
+          }
+        }
+        cg_clear_cache(L);
+      }
+      if (vst) {
+        cg_gpu_offsets(L, rj[g * lanes], k->nkeep, k->ndim, L->ooff, L->off);
+        for (int s = 0; s < ph->nstores; s++) {
+          const KStore *kst = &k->stores[ph->store_begin + s];
+          LoomDType bt = (LoomDType)k->bufs[kst->buf].dtype;
+          LLVMSetAlignment(LLVMBuildStore(b, sv[s], cg_elem_ptr(L, kst->buf, L->off[kst->buf])),
+                           (unsigned)lanes * (unsigned)loom_dtype_size(bt));
+        }
+      }
+      for (int bi = 0; bi < k->nbuf && bi < 64; bi++)
+        if (defer >> bi & 1u) L->vload[bi] = NULL;
+      LLVMBuildBr(b, after);
+      LLVMPositionBuilderAtEnd(b, after);
+    }
+  } else {
+    LLVMBasicBlockRef t0 = cg_new_bb(L, "final"), after = cg_new_bb(L, "final.after");
+    LLVMValueRef first = LLVMBuildICmp(b, LLVMIntEQ, e->tid, cg_iconst_i(L, 0), "");
+    LLVMBuildCondBr(b, e->rowok ? LLVMBuildAnd(b, first, e->rowok, "") : first, t0, after);
+    LLVMPositionBuilderAtEnd(b, t0);
+    cg_run_final_phase(L, ph);
+    LLVMBuildBr(b, after);
+    LLVMPositionBuilderAtEnd(b, after);
+  }
+}
+
+/* LOOM_GPU_CACHED_DEFER=0: map-only buffers are loaded whole before the map, as before (A/B timings). */
+static bool cached_defer_off(void) {
+  static int off = -1;
+  if (off < 0) {
+    const char *s = getenv("LOOM_GPU_CACHED_DEFER");
+    off = s && s[0] == '0' && s[1] == 0;
+  }
+  return off == 1;
+}
+
+/* One O point (one block) of the cached ROW entry: the thread's points r_j = tid + j * bdim
+ * (j < L->cache_k; clamped to nr - 1 so that every load is valid and unconditional) of every loaded
+ * buffer are read once into registers (L->vload[b] lane j; a buffer constant along R in the vector
+ * entry: one scalar load for all lanes), then each phase runs over the points
+ * that exist (r_j < nr) from those registers. Launched only when 0 < nr <= bdim * cache_k. */
+void cg_gpu_cached_item(Lower *L, LLVMValueRef o, void *arg) {
+  GpuEntry *e = arg;
+  const KernelIr *k = L->k;
+  CgMath *m = &L->m;
+  LLVMBuilderRef b = m->b;
+  const int K = L->cache_k;
+  cg_gpu_offsets(L, o, 0, k->nkeep, NULL, L->ooff);
+  for (int p = 0; p < k->nphase; p++) L->acc[p] = L->accidx[p] = NULL;
+  const int lanes = e->lanes > 1 ? e->lanes : 1, G = K / lanes;
+  LLVMValueRef rj[GPU_CACHE_K_MAX], valid[GPU_CACHE_K_MAX];
+  if (lanes == 1) {
+    LLVMValueRef last = LLVMBuildSub(b, e->nr, cg_iconst_i(L, 1), "");
+    for (int j = 0; j < K; j++) {
+      LLVMValueRef r = LLVMBuildAdd(b, e->tid, LLVMBuildMul(b, e->bdim, cg_iconst_i(L, j), ""), "");
+      valid[j] = LLVMBuildICmp(b, LLVMIntSLT, r, e->nr, "");
+      rj[j] = LLVMBuildSelect(b, valid[j], r, last, "");
+    }
+  } else { /* vector g holds points (tid + g * bdim) * lanes + l; the launcher ensures nr % lanes == 0 */
+    LLVMValueRef nvec = LLVMBuildUDiv(b, e->nr, cg_iconst_i(L, lanes), "");
+    LLVMValueRef lastv = LLVMBuildSub(b, nvec, cg_iconst_i(L, 1), "");
+    for (int g = 0; g < G; g++) {
+      LLVMValueRef v = LLVMBuildAdd(b, e->tid, LLVMBuildMul(b, e->bdim, cg_iconst_i(L, g), ""), "");
+      LLVMValueRef ok = LLVMBuildICmp(b, LLVMIntSLT, v, nvec, "");
+      LLVMValueRef first = LLVMBuildMul(b, LLVMBuildSelect(b, ok, v, lastv, ""), cg_iconst_i(L, lanes), "");
+      for (int l = 0; l < lanes; l++) {
+        valid[g * lanes + l] = ok;
+        rj[g * lanes + l] = l ? LLVMBuildAdd(b, first, cg_iconst_i(L, l), "") : first;
+      }
+    }
+  }
+  /* the loads (lanes > 1: G vector loads per buffer), each buffer's right before the first phase that
+   * reads it: phase 0's up front, and a buffer that only later phases read (LayerNorm's weight and
+   * bias, cross-entropy's labels) holds no registers through the reductions before them */
+  const char *lazy = getenv("LOOM_GPU_LAZY_LOADS"); /* "0": every buffer up front (A/B timings) */
+  /* (a user snippet's calls are evaluated as roots wherever they are: its kernels load everything first) */
+  bool eager = k->snippet || (lazy && strcmp(lazy, "0") == 0);
+  uint64_t *mask = eager ? NULL : ctx_calloc(L->ctx, (size_t)(k->ninstr > 0 ? k->ninstr : 1), sizeof *mask);
+  for (int i = 0; mask && i < k->ninstr; i++) { /* buffers (bit b < 64) each instruction reads */
+    const KInstr *in = &k->instrs[i];
+    if (in->kind == KI_LOAD && in->buf >= 0 && in->buf < 64) mask[i] |= 1ull << in->buf;
+    for (int j = 0; j < 3; j++) /* an unused operand slot adds at most a needless early load */
+      if (in->src[j] >= 0 && in->src[j] < i) mask[i] |= mask[in->src[j]];
+  }
+  static int keep_knob = -1;
+  uint8_t *keep = NULL;
+  Kept kept = {0}, *kp = NULL;
+  int nred = 0;
+  for (int p = 0; p < k->nphase; p++) nred += k->phases[p].kind == KP_REDUCE;
+  if (!k->snippet && nred > 0 && k->nphase > 1 && cg_env_int_once(&keep_knob, "LOOM_GPU_ROW_KEEP", 1)) {
+    keep = ctx_calloc(L->ctx, (size_t)k->ninstr + 1, 1);
+    kept.v = ctx_calloc(L->ctx, (size_t)K * (size_t)k->ninstr + 1, sizeof *kept.v);
+    if (keep && kept.v) {
+      cg_costly_values(k, keep);
+      kept.keep = keep;
+      kp = &kept;
+    } else {
+      ctx_free(L->ctx, keep);
+      ctx_free(L->ctx, kept.v);
+    }
+  }
+  for (int bi = 0; bi < k->nbuf; bi++) L->vload[bi] = NULL;
+  uint64_t loaded_bufs = 0;
+  for (int p = 0; p < k->nphase; p++) {
+    const KPhase *ph = &k->phases[p];
+    uint64_t want = ~0ull; /* no masks: everything at phase 0 */
+    if (mask) {
+      want = ph->kind == KP_REDUCE || ph->kind == KP_SCAN ? mask[ph->value] : 0;
+      for (int s = 0; ph->kind != KP_REDUCE && s < ph->nstores; s++) want |= mask[k->stores[ph->store_begin + s].value];
+    }
+    /* a buffer first read by a MAP phase of the vector entry, contiguous along R, that no later phase reads:
+     * loaded group by group inside the map (lanes registers each, not cache_k: LayerNorm's weight and
+     * bias held 32 registers through the whole map) */
+    uint64_t defer = 0;
+    if (mask && lanes > 1 && ph->kind == KP_MAP && !cached_defer_off()) {
+      uint64_t later = 0;
+      for (int q = p + 1; q < k->nphase; q++) {
+        const KPhase *pq = &k->phases[q];
+        if (pq->kind == KP_REDUCE || pq->kind == KP_SCAN) later |= mask[pq->value];
+        for (int s = 0; pq->kind != KP_REDUCE && s < pq->nstores; s++) later |= mask[k->stores[pq->store_begin + s].value];
+      }
+      for (int bi = 0; bi < k->nbuf && bi < 64; bi++)
+        if ((want & ~loaded_bufs & ~later) >> bi & 1u && k->bufs[bi].layout[k->ndim - 1] == KL_ONE) defer |= 1ull << bi;
+    }
+    for (int bi = 0; bi < k->nbuf; bi++) {
+      bool now = bi >= 64 ? p == 0 : ((want & ~loaded_bufs & ~defer) >> bi & 1u);
+      if (!now || L->vload[bi]) continue;
+      bool loaded = false;
+      for (int i = 0; i < k->ninstr && !loaded; i++) loaded = k->instrs[i].kind == KI_LOAD && k->instrs[i].buf == bi;
+      if (!loaded) continue;
+      LoomDType st = (LoomDType)k->bufs[bi].dtype;
+      LLVMValueRef vec = LLVMGetUndef(cg_vec_type(m, st, (unsigned)K));
+      if (lanes > 1 && k->bufs[bi].layout[k->ndim - 1] == KL_ZERO) { /* constant along R: one scalar load */
+        cg_gpu_offsets(L, rj[0], k->nkeep, k->ndim, L->ooff, L->off);
+        LLVMValueRef ld = LLVMBuildLoad2(b, cg_mem_type(m, st), cg_elem_ptr(L, bi, L->off[bi]), "");
+        LLVMSetAlignment(ld, dtype_align(st));
+        for (int j = 0; j < K; j++) vec = cg_vec_set(m, st, vec, ld, (unsigned)j);
+        L->vload[bi] = vec;
+        continue;
+      }
+      for (int g = 0; g < G; g++) {
+        cg_gpu_offsets(L, rj[g * lanes], k->nkeep, k->ndim, L->ooff, L->off);
+        LLVMTypeRef lt = lanes == 1 ? cg_mem_type(m, st) : cg_vec_type(m, st, (unsigned)lanes);
+        LLVMValueRef ld = LLVMBuildLoad2(b, lt, cg_elem_ptr(L, bi, L->off[bi]), "");
+        LLVMSetAlignment(ld, lanes == 1 ? dtype_align(st) : (unsigned)lanes * (unsigned)loom_dtype_size(st));
+        for (int l = 0; l < lanes; l++) {
+          LLVMValueRef x = lanes == 1 ? ld : cg_vec_get(m, st, ld, (unsigned)l);
+          vec = cg_vec_set(m, st, vec, x, (unsigned)(g * lanes + l));
+        }
+      }
+      L->vload[bi] = vec;
+    }
+    loaded_bufs |= want & ~defer;
+    cached_phase(L, e, p, rj, valid, lanes, G, defer, kp);
+  }
+  if (kp) {
+    ctx_free(L->ctx, keep);
+    ctx_free(L->ctx, kept.v);
+  }
+  if (mask) ctx_free(L->ctx, mask);
+  cg_clear_cache(L);
+  for (int bi = 0; bi < k->nbuf; bi++) L->vload[bi] = NULL;
+  L->lane = 0;
+}
