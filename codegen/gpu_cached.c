@@ -148,12 +148,8 @@ static void cached_phase(Lower *L, GpuEntry *e, int p, LLVMValueRef *rj, LLVMVal
 
 /* LOOM_GPU_CACHED_DEFER=0: map-only buffers are loaded whole before the map, as before (A/B timings). */
 static bool cached_defer_off(void) {
-  static int off = -1;
-  if (off < 0) {
-    const char *s = getenv("LOOM_GPU_CACHED_DEFER");
-    off = s && s[0] == '0' && s[1] == 0;
-  }
-  return off == 1;
+  static int on = -1;
+  return cg_env_int_once(&on, "LOOM_GPU_CACHED_DEFER", 1) == 0;
 }
 
 /* One O point (one block) of the cached ROW entry: the thread's points r_j = tid + j * bdim

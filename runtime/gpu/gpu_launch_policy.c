@@ -136,12 +136,8 @@ static int64_t scan_lb_grid_cap(void) {
  * bits, depend on it). LOOM_GPU_FINISHB_WIDE=0: the kernel's block always (A/B timings). */
 #define WIDE_BLOCK 512
 static bool wide_blocks(void) {
-  static int wide = -1;
-  if (wide < 0) {
-    const char *s = getenv("LOOM_GPU_FINISHB_WIDE");
-    wide = !(s && s[0] == '0' && s[1] == 0);
-  }
-  return wide;
+  static int wide = -2;
+  return env_knob_once(&wide, "LOOM_GPU_FINISHB_WIDE") != 0;
 }
 
 static uint32_t finishb_block(const RtGpuLauncher *L, int64_t no) {

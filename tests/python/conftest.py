@@ -60,6 +60,18 @@ def check(got, want, rtol=None, atol=0.0):
         np.testing.assert_array_equal(got, want)
 
 
+def ulp_distance(a, b):
+    """|a - b| in units in the last place, elementwise, of two float16 or float32 arrays of one dtype: the bit
+    patterns mapped onto one ordered integer line (-0 and +0 the same point); an int64 array."""
+    a, b = np.asarray(a), np.asarray(b)
+    assert a.dtype == b.dtype and a.dtype in (np.float16, np.float32), (a.dtype, b.dtype)
+    it, top = (np.int16, 2**15) if a.dtype == np.float16 else (np.int32, 2**31)
+    ia, ib = a.view(it).astype(np.int64), b.view(it).astype(np.int64)
+    ia = np.where(ia < 0, -top - ia, ia)
+    ib = np.where(ib < 0, -top - ib, ib)
+    return np.abs(ia - ib)
+
+
 def sample(shape, dtype, seed=0, positive=False):
     rng = np.random.default_rng(seed)
     dt = np.dtype(dtype)
