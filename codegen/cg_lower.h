@@ -342,6 +342,23 @@ LLVMValueRef cg_gpu_divmod(Lower *L, LLVMValueRef n, int d, LLVMValueRef *rem);
 void cg_gpu_partv_item(Lower *L, LLVMValueRef part, void *arg); /* PARTV: one part, vector loads */
 void cg_gpu_phase_item(Lower *L, LLVMValueRef item, void *arg); /* gpu_phases.c: PART / FINISH(B) of a phase split */
 int cg_gpu_phase_acc_size(const KernelIr *k); /* the largest accumulator of the REDUCE phases */
+/* A REDUCE phase's accumulator record (codegen.h's layout) at p: loaded into (v, vi) / stored */
+void cg_gpu_load_acc(Lower *L, const KPhase *ph, LLVMValueRef p, LLVMValueRef *v, LLVMValueRef *vi);
+void cg_gpu_store_acc(Lower *L, const KPhase *ph, LLVMValueRef p, LLVMValueRef v, LLVMValueRef vi);
+/* The COL part's block fold (gpu_colfold.c, codegen.h): a thread's tile place. slot: its record in shared
+ * memory; folder: it writes the tile's record of O point o (its slot and the next g - 1 parts', cw apart) */
+typedef struct CgColFold {
+  LLVMValueRef slot, stride;   /* shared pointer; bytes between a thread's slot and the next part's */
+  LLVMValueRef folder, nfold;  /* i1; the tile's parts (<= g) */
+  LLVMValueRef dst;            /* partials[pb * nO + o] */
+} CgColFold;
+/* `part` of a COL split: the grid-stride loop over items, or over tiles when extra word 2 asks for the fold */
+void cg_gpu_col_part(Lower *L, GpuEntry *e, LLVMValueRef word2, LLVMValueRef gtid, LLVMValueRef gstride,
+                     LLVMValueRef bid, LLVMValueRef nbk);
+void cg_gpu_col_fold(Lower *L, const GpuEntry *e, int p, const CgColFold *f); /* barrier, fold, barrier */
+void cg_gpu_part_range(Lower *L, const GpuEntry *e, LLVMValueRef part, LLVMValueRef *rlo, LLVMValueRef *rhi);
+/* gpu_phases.c: a phase split's PART in the fold: O point o, part `part` (computed when ok) */
+void cg_gpu_phase_tile(Lower *L, GpuEntry *e, LLVMValueRef o, LLVMValueRef part, LLVMValueRef ok, const CgColFold *f);
 
 /* ---- gpu_moments.c: one-pass variance (shifted moments, Chan's merge) ------------------------------ */
 /* The phases of k that phase 0's walk can gather (plan->n == 0: none, or LOOM_GPU_ONEPASS_VAR=0). */

@@ -80,6 +80,12 @@ typedef void (*CgColFn)(const int64_t *shape, void *const *bufs, const int64_t *
  *   ranges: `part` computes the accumulator of item = part * nO + o into partials + item * acc_size
  *   (ROW: one block per item; COL: one thread per item), then `finish` (one thread per O point)
  *   combines the parts in order and runs the FINAL phase. The same nparts gives the same bits.
+ *   COL `part` block fold (codegen/gpu_colfold.c): extra word 2 >> 8 = g >= 2 (the low byte is the
+ *   phase), blockDim <= CG_COL_FOLD_BLOCK and cg_col_fold_ok(acc_size): blocks take tiles of g parts
+ *   x cw = blockDim / g O points (tile t: parts (t / ncb) * g + j, O points (t % ncb) * cw + c, ncb =
+ *   ceil(nO / cw); thread j * cw + c), grid-stride over the ceil(nparts / g) * ncb tiles; the block
+ *   folds a tile's g parts in part order in shared memory and writes ONE record per O point, record
+ *   (t / ncb) * nO + o: the finish then runs with nparts = ceil(nparts / g) (extra word 0).
  *   ROW REDUCE loops keep 8 independent accumulators per thread (8 loads in flight), folded in a
  *   fixed order at the end: the bits depend on the sizes and the launch shape only.
  *   Scan kernels (one KP_SCAN phase, codegen/lower_scan.c): ROW `main` scans each O point's row with
@@ -145,6 +151,11 @@ enum {
 };
 #define CG_NENTRY 9
 #define CG_GPU_EXTRA 4
+/* The COL part's block fold (above): at most CG_COL_FOLD_BLOCK threads, a record of at most
+ * CG_COL_FOLD_MAX_ACC bytes a thread in shared memory. */
+#define CG_COL_FOLD_BLOCK 512
+#define CG_COL_FOLD_MAX_ACC 64
+static inline bool cg_col_fold_ok(int acc_size) { return acc_size > 0 && acc_size <= CG_COL_FOLD_MAX_ACC; }
 typedef struct CgGpuKernel {
   int32_t strategy;
   char main[64], vec[64], part[64], finish[64]; /* entry names; "" when absent */

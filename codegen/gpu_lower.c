@@ -557,11 +557,13 @@ static void build_gpu_entry(Lower *L, int which, bool row, const char *name, int
   /* arg-reductions fold the waves by a tree in wave 0 (cg_gpu_block_reduce); the cached entry keeps the
    * serial fold (its short-row mode shares the registers: the tree cost it ~30 more) */
   L->arg_tree = which != GPU_CACHED;
-  if (e.phased) {
+  if (e.phased) { /* the phase: word 2 (a COL part's: its low byte, the fold above it: gpu_colfold.c) */
     e.phase = WORD(extra + 2);
+    if (which == GPU_PART && !row) e.phase = LLVMBuildAnd(b, e.phase, cg_i64(m, 255), "");
     e.fin = LLVMBuildIntToPtr(b, WORD(extra + 3), gptr, "");
   }
   LLVMValueRef group = which == GPU_CACHED ? IDX(WORD(extra + 2)) : NULL; /* short-row mode: g lanes a row */
+  LLVMValueRef word2 = which == GPU_PART && !row ? WORD(extra + 2) : NULL; /* the COL part's fold */
 #undef WORD
 #undef IDX
   e.tid = gpu_index(L, CG_GPU_THREAD_ID);
@@ -616,6 +618,7 @@ static void build_gpu_entry(Lower *L, int which, bool row, const char *name, int
     bool scan_part = which == GPU_FINISHB && k->phases[0].kind == KP_SCAN; /* a part of a split scan */
     LLVMValueRef count = which == GPU_PART || scan_part ? LLVMBuildMul(b, e.no, e.nparts, "") : e.no;
     if (row && which != GPU_FINISH) cg_gpu_for(L, bid, count, nbk, cg_gpu_red_item, &e);
+    else if (which == GPU_PART) cg_gpu_col_part(L, &e, word2, gtid, gstride, bid, nbk); /* gpu_colfold.c */
     else cg_gpu_for(L, gtid, count, gstride, cg_gpu_red_item, &e);
   }
   LLVMBuildRetVoid(b);

@@ -13,7 +13,9 @@
  * The phase to run is extra word 2 and the finished accumulators' address extra word 3; `part` and
  * `finish` read earlier phases' results (KI_ACC) from fin. Every step reads the input again, so a
  * phase costs one pass over memory: the price of filling the GPU. Parts are folded in order and block
- * trees are fixed, so the same nparts and launch shape give the same bits. The host's column split
+ * trees are fixed, so the same nparts and launch shape give the same bits. A COL `part` may fold a
+ * block's parts in shared memory first (gpu_colfold.c: one record per O point and tile of parts; the
+ * phase is then word 2's low byte). The host's column split
  * (lower_host_outer.c) follows the same contract.
  */
 #include <stdio.h>
@@ -69,7 +71,7 @@ static LLVMValueRef acc_at(Lower *L, LLVMValueRef base, LLVMValueRef item, int a
   return cg_partial_ptr(L, base, item, acc_size);
 }
 
-static void load_acc(Lower *L, const KPhase *ph, LLVMValueRef p, LLVMValueRef *v, LLVMValueRef *vi) {
+void cg_gpu_load_acc(Lower *L, const KPhase *ph, LLVMValueRef p, LLVMValueRef *v, LLVMValueRef *vi) {
   LoomDType vt = cg_red_value_dtype(L->k, ph);
   LLVMBuilderRef b = L->m.b;
   *v = cg_from_mem(&L->m, vt, vt, LLVMBuildLoad2(b, cg_mem_type(&L->m, vt), p, ""));
@@ -78,7 +80,7 @@ static void load_acc(Lower *L, const KPhase *ph, LLVMValueRef p, LLVMValueRef *v
                               : cg_i64(&L->m, 0);
 }
 
-static void store_acc(Lower *L, const KPhase *ph, LLVMValueRef p, LLVMValueRef v, LLVMValueRef vi) {
+void cg_gpu_store_acc(Lower *L, const KPhase *ph, LLVMValueRef p, LLVMValueRef v, LLVMValueRef vi) {
   LoomDType vt = cg_red_value_dtype(L->k, ph);
   LLVMBuilderRef b = L->m.b;
   LLVMBuildStore(b, cg_to_mem(&L->m, vt, vt, v), p);
@@ -102,7 +104,7 @@ static void load_earlier(Lower *L, const GpuEntry *e, int p, LLVMValueRef o) {
     if (q >= p || k->phases[q].kind != KP_REDUCE) continue;
     int i = L->mom.n ? cg_mom_index(&L->mom, q) : -1;
     if (i < 0) {
-      load_acc(L, &k->phases[q], fin_ptr(L, e, q, o), &L->acc[q], &L->accidx[q]);
+      cg_gpu_load_acc(L, &k->phases[q], fin_ptr(L, e, q, o), &L->acc[q], &L->accidx[q]);
       continue;
     }
     LLVMValueRef off = cg_i64(&L->m, cg_mom_fin_offset(k, i));
@@ -132,7 +134,8 @@ static void first_thread_end(Lower *L, LLVMBasicBlockRef after) {
 
 /* ---- part: phase p over one (part, o) item --------------------------------------------------------------- */
 
-static void part_phase(Lower *L, const GpuEntry *e, int p, LLVMValueRef item, LLVMValueRef o, LLVMValueRef rlo,
+/* rec: where the record goes (partials[item], or the thread's shared slot in the COL block fold) */
+static void part_phase(Lower *L, const GpuEntry *e, int p, LLVMValueRef rec, LLVMValueRef o, LLVMValueRef rlo,
                        LLVMValueRef rhi) {
   const KernelIr *k = L->k;
   LLVMValueRef one = cg_iconst_i(L, 1);
@@ -148,8 +151,7 @@ static void part_phase(Lower *L, const GpuEntry *e, int p, LLVMValueRef item, LL
   if (e->row) cg_gpu_block_reduce(L, p);
   cg_clear_cache(L);
   LLVMBasicBlockRef after = first_thread_begin(L, e, e->row);
-  LLVMValueRef rec = acc_at(L, e->partials, item, e->acc_size);
-  store_acc(L, &k->phases[p], rec, L->acc[p], L->accidx[p]);
+  cg_gpu_store_acc(L, &k->phases[p], rec, L->acc[p], L->accidx[p]);
   if (p == 0 && L->mom_on) cg_gpu_mom_store(L, rec);
   first_thread_end(L, after);
 }
@@ -198,7 +200,7 @@ static void finish_phase(Lower *L, const GpuEntry *e, int p, LLVMValueRef o, boo
     ok[j] = LLVMBuildICmp(b, LLVMIntSLT, pj, e->nparts, "");
     pj = LLVMBuildSelect(b, ok[j], pj, lastp, "");
     LLVMValueRef rec = acc_at(L, e->partials, LLVMBuildAdd(b, LLVMBuildMul(b, pj, e->no, ""), o, ""), e->acc_size);
-    load_acc(L, ph, rec, &v[j], &vi[j]);
+    cg_gpu_load_acc(L, ph, rec, &v[j], &vi[j]);
     if (mom) cg_gpu_mom_load(L, rec, &nb[j], mb[j], qb[j]);
   }
   LLVMValueRef a = LLVMBuildLoad2(b, vty, accv, ""), ai = LLVMBuildLoad2(b, L->i64, acci, "");
@@ -251,7 +253,7 @@ static void finish_phase(Lower *L, const GpuEntry *e, int p, LLVMValueRef o, boo
   LLVMValueRef fv = L->acc[p], fi = L->accidx[p];
   if (mom) cg_gpu_mom_results(L); /* the folded phases' values from the moments and phase 0's value */
   LLVMBasicBlockRef after = first_thread_begin(L, e, blk);
-  store_acc(L, ph, fin_ptr(L, e, p, o), fv, fi);
+  cg_gpu_store_acc(L, ph, fin_ptr(L, e, p, o), fv, fi);
   for (int i = 0; mom && i < L->mom.n; i++) {
     LLVMValueRef off = cg_i64(&L->m, cg_mom_fin_offset(k, i));
     LLVMBuildStore(b, L->acc[L->mom.phase[i]], LLVMBuildGEP2(b, LLVMInt8TypeInContext(L->m.c), fin_ptr(L, e, 0, o), &off, 1, ""));
@@ -286,12 +288,43 @@ static void for_phase(Lower *L, const GpuEntry *e, uint32_t bits, PhaseBody body
 }
 
 typedef struct PartArgs {
-  LLVMValueRef item, o, rlo, rhi;
+  LLVMValueRef rec, o, rlo, rhi;
 } PartArgs;
 
 static void part_body(Lower *L, const GpuEntry *e, int p, void *arg) {
   const PartArgs *a = arg;
-  part_phase(L, e, p, a->item, a->o, a->rlo, a->rhi);
+  part_phase(L, e, p, a->rec, a->o, a->rlo, a->rhi);
+}
+
+/* ---- the COL block fold (gpu_colfold.c): a tile's thread, then each REDUCE phase's fold ---------------- */
+
+typedef struct TileArgs {
+  LLVMValueRef o, part, ok;
+  const CgColFold *f;
+} TileArgs;
+
+static void tile_body(Lower *L, const GpuEntry *e, int p, void *arg) {
+  const TileArgs *a = arg;
+  LLVMBuilderRef b = L->m.b;
+  LLVMBasicBlockRef run = cg_new_bb(L, "ph.tile"), after = cg_new_bb(L, "ph.tile.after");
+  LLVMBuildCondBr(b, a->ok, run, after);
+  LLVMPositionBuilderAtEnd(b, run);
+  LLVMValueRef rlo, rhi;
+  cg_gpu_part_range(L, e, a->part, &rlo, &rhi);
+  part_phase(L, e, p, a->f->slot, a->o, rlo, rhi);
+  LLVMBuildBr(b, after);
+  LLVMPositionBuilderAtEnd(b, after);
+  if (L->k->phases[p].kind == KP_REDUCE) cg_gpu_col_fold(L, e, p, a->f);
+}
+
+void cg_gpu_phase_tile(Lower *L, GpuEntry *e, LLVMValueRef o, LLVMValueRef part, LLVMValueRef ok, const CgColFold *f) {
+  const KernelIr *k = L->k;
+  uint32_t red = 0, map = 0;
+  cg_gpu_phase_split(k, &red, &map);
+  for (int p = 0; p < k->nphase; p++) L->acc[p] = L->accidx[p] = NULL;
+  cg_gpu_offsets(L, o, 0, k->nkeep, NULL, L->ooff);
+  TileArgs a = {o, part, ok, f};
+  for_phase(L, e, red | map, tile_body, &a);
 }
 
 static void finish_body(Lower *L, const GpuEntry *e, int p, void *arg) {
@@ -307,12 +340,10 @@ void cg_gpu_phase_item(Lower *L, LLVMValueRef item, void *arg) {
   for (int p = 0; p < k->nphase; p++) L->acc[p] = L->accidx[p] = NULL;
   if (e->which == GPU_PART) { /* item = part * nO + o; the part's R range: a balanced split */
     LLVMValueRef o = LLVMBuildURem(b, item, e->no, ""), part = LLVMBuildUDiv(b, item, e->no, "");
-    LLVMValueRef q = LLVMBuildUDiv(b, e->nr, e->nparts, ""), r = LLVMBuildURem(b, e->nr, e->nparts, "");
-    LLVMValueRef lt = LLVMBuildICmp(b, LLVMIntSLT, part, r, "");
-    LLVMValueRef rlo = LLVMBuildAdd(b, LLVMBuildMul(b, q, part, ""), LLVMBuildSelect(b, lt, part, r, ""), "");
-    LLVMValueRef rhi = LLVMBuildAdd(b, LLVMBuildAdd(b, rlo, q, ""), LLVMBuildZExt(b, lt, L->ity, ""), "");
+    LLVMValueRef rlo, rhi;
+    cg_gpu_part_range(L, e, part, &rlo, &rhi);
     cg_gpu_offsets(L, o, 0, k->nkeep, NULL, L->ooff);
-    PartArgs a = {item, o, rlo, rhi};
+    PartArgs a = {acc_at(L, e->partials, item, e->acc_size), o, rlo, rhi};
     for_phase(L, e, red | map, part_body, &a);
     return;
   }

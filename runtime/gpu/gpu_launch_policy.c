@@ -140,6 +140,19 @@ static bool wide_blocks(void) {
   return env_knob_once(&wide, "LOOM_GPU_FINISHB_WIDE") != 0;
 }
 
+/* The block finish of a phase split's folded COL records: about FINISH_AHEAD (codegen/gpu_phases.c: 8)
+ * records a thread, fewer threads than the kernel's block when the records are few. Its time is the
+ * chain of Chan merges (a division each) of the ahead loop (8, however many are real), the butterfly and
+ * the fold of the block's waves: bn1d_stats' 512 records a column on 256 threads ran 7.5 us under Nsight
+ * Compute (H200), its SMs issuing every 7.4 cycles. LOOM_GPU_FINISHB_NARROW=0: the kernel's block. */
+#define FINISH_AHEAD 8
+static uint32_t narrow_finishb(const RtGpuLauncher *L, int64_t nrec, uint32_t block) {
+  static int knob = -2;
+  if (env_knob_once(&knob, "LOOM_GPU_FINISHB_NARROW") == 0) return block;
+  uint32_t nb = wave_block((nrec + FINISH_AHEAD - 1) / FINISH_AHEAD, L->wave);
+  return nb < block ? nb : block;
+}
+
 static uint32_t finishb_block(const RtGpuLauncher *L, int64_t no) {
   if (!wide_blocks() || no > 128 || L->block >= WIDE_BLOCK || L->split_reduce) return L->block;
   return L->limit(L->user, RT_LIM_FINISHB_BLOCK, P_FINISHB) >= WIDE_BLOCK ? WIDE_BLOCK : L->block;
@@ -153,6 +166,23 @@ static uint32_t main_block(const RtGpuLauncher *L, int64_t no, int64_t nr) {
   if (!wide_blocks() || no > 8 || nr < 4096 || L->block >= WIDE_BLOCK || L->split_reduce || L->split_map)
     return L->block;
   return L->limit(L->user, RT_LIM_MAIN_BLOCK, P_MAIN) >= WIDE_BLOCK ? WIDE_BLOCK : L->block;
+}
+
+/* The block fold of COL parts (codegen.h; codegen/gpu_colfold.c): blocks of *block threads take g =
+ * *block / nO parts of all nO <= 128 O points and fold them in shared memory into one record per O point,
+ * so `finish` folds ceil(nparts / g) records instead of nparts. H200, 2026-12-04, bn1d_stats (2^20 x 64
+ * float32 mean and var, 4096 parts): 0.0870 -> 0.0800 ms with blocks of 256 (g = 4; its block finish 16.8
+ * -> 8.7 us under Nsight Compute); blocks of 512 fold 8 (0.0794 -> 0.0786, paired). Wider kernels keep their items: tiles of 32 O
+ * points x 8 parts cost sum_cols (16384 x 4096) 13 % (0.0734 -> 0.0828 ms: a block's warps read 8 row
+ * ranges instead of 1 KB of one row). None (1) below two tiles of parts. Sizes only (the bits depend on g),
+ * as libloomrt decides it too. LOOM_GPU_COL_FOLD=0: no fold; =2: blocks of 256 (A/B timings). */
+static int64_t col_fold(const RtGpuLauncher *L, int64_t no, int64_t nparts, uint32_t *block) {
+  static int knob = -2;
+  int v = env_knob_once(&knob, "LOOM_GPU_COL_FOLD");
+  *block = v == 2 ? 256 : CG_COL_FOLD_BLOCK;
+  if (v == 0 || L->strategy != CG_GPU_COL || !cg_col_fold_ok((int)L->acc_size) || no < 1 || no > 128) return 1;
+  int64_t g = *block / no;
+  return nparts >= 2 * g ? g : 1;
 }
 
 /* Few long rows with the single-pass look-back `finishb` (codegen.h; a ROW scan without `part`): the
@@ -319,7 +349,13 @@ LoomStatus rt_gpu_launch_policy(const RtGpuLauncher *L, uint64_t *words, int64_t
       int64_t a = (2048 + no - 1) / no, b = (nr + 16383) / 16384;
       nparts = a < b ? a : b;
     } else if (L->strategy == CG_GPU_COL && no < 131072 && nr >= 64) {
-      int64_t a = (262144 + no - 1) / no, b = nr / 32;
+      /* about 262144 (part, o) items, 131072 beyond 128 O points (kernels without the block fold): H200,
+       * 2026-12-04, sum_cols (16384 x 4096, 64 -> 32 parts of 512 rows) 0.0715 -> 0.0672 ms, sumsq_cols
+       * 0.1332 -> 0.1272; bn1d_stats (64 columns, folded) lost with 131072 (0.0775 -> 0.0811).
+       * LOOM_GPU_COL_ITEMS=n: about n items for every COL kernel (A/B timings) */
+      static int col_items = -2;
+      int64_t items = env_knob_once(&col_items, "LOOM_GPU_COL_ITEMS") > 0 ? col_items : no > 128 ? 131072 : 262144;
+      int64_t a = (items + no - 1) / no, b = nr / 32;
       nparts = a < b ? a : b;
       if (nparts > 4096) nparts = 4096; /* few columns: up to 4096 parts (the block finish folds them) */
     }
@@ -329,7 +365,10 @@ LoomStatus rt_gpu_launch_policy(const RtGpuLauncher *L, uint64_t *words, int64_t
     if (L->strategy == CG_GPU_ROW) return L->launch(L->user, P_MAIN, grid_of(no, 1, cap), main_block(L, no, nr), words, d);
     return L->launch(L->user, P_MAIN, grid_of(no, 256, cap), 256, words, d);
   }
-  bool finishb = (has & CG_ENTRY_FINISHB) && no <= 2048 && nparts >= 64;
+  uint32_t fold_block = 0;
+  int64_t fold = partv ? 1 : col_fold(L, no, nparts, &fold_block), nrec = (nparts + fold - 1) / fold; /* records */
+  int64_t cw = fold > 1 ? fold_block / fold : 1, tiles = (no + cw - 1) / cw * nrec;                    /* (fold > 1) */
+  bool finishb = (has & CG_ENTRY_FINISHB) && no <= 2048 && nrec >= 64;
   if ((st = L->need(L->user, (partv ? CG_ENTRY_PARTV : CG_ENTRY_PART) | (finishb ? CG_ENTRY_FINISHB : CG_ENTRY_FINISH), d)))
     return st;
   /* a multi-phase kernel (codegen.h: split_reduce): each phase in order over the whole grid, the
@@ -337,7 +376,7 @@ LoomStatus rt_gpu_launch_policy(const RtGpuLauncher *L, uint64_t *words, int64_t
   uint32_t red = L->split_reduce, map = L->split_map;
   int nphase = red ? 32 - __builtin_clz(red | map) : 1;
   int64_t nfin = red ? 32 - __builtin_clz(red) : 0;
-  size_t pbytes = (size_t)no * (size_t)nparts * (size_t)L->acc_size;
+  size_t pbytes = (size_t)no * (size_t)nrec * (size_t)L->acc_size;
   size_t bytes = pbytes + (size_t)no * (size_t)nfin * (size_t)L->acc_size;
   uint64_t partials = 0;
   if ((st = rt_gpu_pool_alloc(L->pool, bytes, &partials, d))) return st;
@@ -346,14 +385,19 @@ LoomStatus rt_gpu_launch_policy(const RtGpuLauncher *L, uint64_t *words, int64_t
   extra[3] = partials + pbytes;
   int partv_grid = partv ? L->limit(L->user, RT_LIM_PARTV_GRID, P_PARTV) : 1;
   uint32_t fb_block = finishb ? finishb_block(L, no) : L->block;
+  if (finishb && fold > 1 && red) fb_block = narrow_finishb(L, nrec, fb_block);
   for (int p = 0; p < nphase && st == LOOM_OK; p++) {
     bool reduce = !red || (red >> p & 1u);
     if (red && !reduce && !(map >> p & 1u)) continue; /* FINAL: run by its REDUCE phase's finish */
-    extra[2] = (uint64_t)p;
+    extra[0] = (uint64_t)nparts;
+    extra[2] = (uint64_t)p | (fold > 1 ? (uint64_t)fold << 8 : 0);
     if (partv) st = L->launch(L->user, P_PARTV, grid_of(nparts, 1, partv_grid > 0 ? partv_grid : 1), L->block, words, d);
     else if (L->strategy == CG_GPU_ROW) st = L->launch(L->user, P_PART, grid_of(no * nparts, 1, cap), L->block, words, d);
+    else if (fold > 1) st = L->launch(L->user, P_PART, grid_of(tiles, 1, cap), fold_block, words, d);
     else st = L->launch(L->user, P_PART, grid_of(no * nparts, 256, cap), 256, words, d);
     if (!reduce) continue;
+    extra[0] = (uint64_t)nrec; /* the finish folds the records */
+    extra[2] = (uint64_t)p;
     /* few O points with many parts: one block per O point folds them (fixed order and tree) */
     if (st == LOOM_OK && finishb) st = L->launch(L->user, P_FINISHB, grid_of(no, 1, cap), fb_block, words, d);
     else if (st == LOOM_OK) st = L->launch(L->user, P_FINISH, grid_of(no, 256, cap), 256, words, d);

@@ -363,8 +363,8 @@ static void test_launch_shapes(int wave) {
     arena_free_all(&ar);
   }
 
-  /* a column sum (4096 x 64 -> 64): 128 parts of R, 256 threads per block over the 64 x 128 items, then the
-   * finish */
+  /* a column sum (4096 x 64 -> 64): 128 parts of R, folded 8 a block of 512 threads (codegen/gpu_colfold.c:
+   * extra word 2 = 8 << 8) into 16 records a column, then the thread finish over those 16 */
   {
     int64_t shape[2] = {4096, 64};
     int32_t ax = 0;
@@ -373,11 +373,10 @@ static void test_launch_shapes(int wave) {
     Schedule *s = schedule_of(g, t, &ar, &d);
     CHECK_OK(s ? run_on(ctx, &m, g, s, out, &d) : LOOM_ERR_INTERNAL);
     const GpuFn *f = s ? fn_of(ctx, s, &d) : NULL;
-    bool fb = f && (f->meta.entries_all & CG_ENTRY_FINISHB);
     CHECK(f && f->meta.strategy == CG_GPU_COL && m.nlaunch == 2 && entry_of(f, &m.log[0]) == E_PART &&
-              m.log[0].grid == 32 && m.log[0].block == 256 && m.log[0].words[m.partials_word - 1] == 128 &&
-              entry_of(f, &m.log[1]) == (fb ? E_FINISHB : E_FINISH) &&
-              m.log[1].grid == (fb ? 64u : 1u) && m.log[1].block == (fb ? wide_finish_block(f) : 256u),
+              m.log[0].grid == 16 && m.log[0].block == 512 && m.log[0].words[m.partials_word - 1] == 128 &&
+              m.log[0].words[m.partials_word + 1] == 8u << 8 && entry_of(f, &m.log[1]) == E_FINISH &&
+              m.log[1].words[m.partials_word - 1] == 16 && m.log[1].grid == 1u && m.log[1].block == 256u,
           "wave %d column sum: %d launches, grid %u block %u nparts %llu", wave, m.nlaunch, m.log[0].grid,
           m.log[0].block, (unsigned long long)m.log[0].words[m.partials_word - 1]);
     arena_free_all(&ar);
@@ -386,7 +385,8 @@ static void test_launch_shapes(int wave) {
         (unsigned long long)stats_of(ctx, 0), m.module_loads);
 
   /* column variance (4096 x 64 -> 64: the mean, then the squared deviations from it): the phase split
-   * (codegen/gpu_phases.c) over all 64 x 128 items then its block finish; the phase in extra word 2, the
+   * (codegen/gpu_phases.c) over all 64 x 128 items, 8 parts folded a block (16 records a column), then its
+   * thread finish; the phase in extra word 2 (the part's: | 8 << 8), the
    * finished accumulators after the partials in word 3. The squared deviations are folded into phase 0's
    * pass (codegen/gpu_moments.c): ONE read of x, phase 0 only (two with LOOM_GPU_ONEPASS_VAR=0) */
   {
@@ -407,12 +407,13 @@ static void test_launch_shapes(int wave) {
     int pw = m.partials_word;
     for (int i = 0; ok && i < 2; i++) {
       const Launch *l = &m.log[i];
-      int want = i % 2 ? E_FINISHB : E_PART;
-      uint64_t fin = l->words[pw] + (uint64_t)64 * 128 * (uint64_t)f->meta.acc_size;
-      ok = entry_of(f, l) == want && l->words[pw - 1] == 128 && l->words[pw + 1] == (uint64_t)(i / 2) &&
-           l->words[pw + 2] == fin && l->partials_live && (i % 2 ? l->grid == 64 : l->grid == 32 && l->block == 256);
+      int want = i % 2 ? E_FINISH : E_PART;
+      uint64_t fin = l->words[pw] + (uint64_t)64 * 16 * (uint64_t)f->meta.acc_size;
+      ok = entry_of(f, l) == want && l->words[pw - 1] == (i % 2 ? 16u : 128u) &&
+           l->words[pw + 1] == (i % 2 ? 0u : 8u << 8) && l->words[pw + 2] == fin && l->partials_live &&
+           (i % 2 ? l->grid == 1 : l->grid == 16 && l->block == 512);
     }
-    CHECK(ok, "wave %d column variance: %d launches (want part, finishb of phase 0: one pass)", wave, m.nlaunch);
+    CHECK(ok, "wave %d column variance: %d launches (want part, finish of phase 0: one pass)", wave, m.nlaunch);
     arena_free_all(&ar);
   }
   loom_graph_destroy(g);

@@ -183,3 +183,81 @@ def test_phase_split_ptx(which: str) -> None:
             r = subprocess.run([PTXAS, "-arch=sm_90", path, "-o", os.path.join(d, f"k{i}.cubin")],
                                capture_output=True, text=True, timeout=120)
             assert r.returncode == 0, r.stderr
+
+
+# ---- the COL part's block fold (codegen/gpu_colfold.c): a block folds its tile's parts in shared memory -----
+# On the GPU these shapes split R into hundreds of parts; the launcher folds g of them a block of 512 (g =
+# 512 / nO for nO <= 128: 170 for 3 columns, 8 for 64, 5 for 100 with 12 idle lanes; none beyond, where the
+# items run as before) and the finish folds the tiles' records. 20007 rows: 625 parts, not a multiple of g.
+FOLD_COLS = [1, 3, 24, 64, 100, 128, 129, 300]
+
+
+@pytest.mark.parametrize("ncol", FOLD_COLS)
+def test_fold_column_moments_large_mean(ncol: int) -> None:
+    """Mean and variance of columns whose mean is large against their spread (Chan's merge of the tile's
+    parts must keep the digits), against NumPy in float64."""
+    rng = np.random.default_rng(ncol)
+    a = (1e8 + rng.standard_normal((20007, ncol))).astype(np.float64)
+    x = loom.asarray(a)
+    check(loom.mean(x, axis=0), np.mean(a, axis=0), rtol=1e-12)
+    check(loom.var(x, axis=0), np.var(a, axis=0), rtol=1e-7)
+    f = (1e4 + rng.standard_normal((20007, ncol))).astype(np.float32)
+    y = loom.asarray(f)
+    f64 = f.astype(np.float64)
+    check(loom.mean(y, axis=0), np.mean(f64, axis=0).astype(np.float32), rtol=1e-6)
+    check(loom.var(y, axis=0), np.var(f64, axis=0).astype(np.float32), rtol=2e-3)
+    v1, v2 = loom.var(y, axis=0).get(), loom.var(y, axis=0).get()
+    assert v1.tobytes() == v2.tobytes(), "the same launch must give the same bits"
+
+
+@pytest.mark.parametrize("ncol", [3, 64, 300])
+def test_fold_column_specials(ncol: int) -> None:
+    """NaN and inf in single parts of some columns: the fold carries them to those columns only."""
+    rng = np.random.default_rng(7)
+    a = rng.standard_normal((20007, ncol)).astype(np.float32) + 5
+    a[10001, 0] = np.nan
+    a[20006, ncol - 1] = np.inf  # the last part of the last tile
+    a[33, ncol // 2] = -np.inf
+    if ncol > 2:
+        a[3000, 1], a[17000, 1] = np.inf, -np.inf
+    x = loom.asarray(a)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        want_mean = np.mean(a.astype(np.float64), axis=0).astype(np.float32)
+        want_var = np.var(a.astype(np.float64), axis=0).astype(np.float32)
+    check(loom.mean(x, axis=0), want_mean, rtol=1e-5)
+    got = loom.var(x, axis=0).get()
+    assert np.array_equal(np.isnan(got), np.isnan(want_var)), (np.isnan(got), np.isnan(want_var))
+    fin = ~np.isnan(want_var)
+    np.testing.assert_allclose(got[fin], want_var[fin], rtol=1e-4)
+    check(loom.max(x, axis=0), np.max(a, axis=0))
+    check(loom.min(x, axis=0), np.min(a, axis=0))
+
+
+@pytest.mark.parametrize("ncol", [3, 64, 129, 4096])
+def test_fold_column_sums_and_args(ncol: int) -> None:
+    """Single-phase column reductions through the fold: integer sums that wrap, an exact count, the first
+    of tied maxima (one tie inside a tile, one in a later tile), a complex sum."""
+    rows = 20007 if ncol < 4096 else 2055
+    rng = np.random.default_rng(ncol + 1)
+    i = (rng.integers(0, 1000, (rows, ncol)) + 2**30).astype(np.int32)
+    check(loom.sum(loom.asarray(i), axis=0, dtype=np.int32), np.sum(i, axis=0, dtype=np.int32))
+    ones = np.ones((rows, ncol), np.float32)
+    check(loom.sum(loom.asarray(ones), axis=0), np.full(ncol, rows, np.float32), rtol=0)
+    a = rng.random((rows, ncol), dtype=np.float32)
+    a[rows // 2, :] = 2.0
+    a[rows // 2 + 40, :] = 2.0  # the next part, same tile for most g
+    a[rows - 1, :] = 2.0  # the last tile
+    x = loom.asarray(a)
+    check(loom.argmax(x, axis=0), np.argmax(a, axis=0))
+    check(loom.argmin(-x, axis=0), np.argmin(-a, axis=0))
+    c = (rng.standard_normal((rows, ncol)) + 1j * rng.standard_normal((rows, ncol))).astype(np.complex128)
+    np.testing.assert_allclose(loom.sum(loom.asarray(c), axis=0).get(), np.sum(c, axis=0), rtol=1e-10)
+
+
+def test_fold_ptx() -> None:
+    """The COL part of a column variance carries the fold: shared record slots and barriers."""
+    text = ptx_of(lambda: loom.var(loom.asarray(data((4096, 64), "float32")), axis=0))
+    part = text[text.index("_part("):]
+    part = part[:part.index("\n}")]
+    assert "loom_$_colfold" in text and "bar.sync" in part and "st.shared" in part and "ld.shared" in part
