@@ -601,6 +601,10 @@ LLVMValueRef cg_elem(CgMath *m, LoomOp op, LoomDType t, const LLVMValueRef *args
     static int poly = -1; /* LOOM_HOST_POLY_ERF=0: SLEEF's erff (A/B timings) */
     if (cg_env_int_once(&poly, "LOOM_HOST_POLY_ERF", 1)) return cg_host_erf_f32(m, a);
   }
+  if (!m->gpu && t == LOOM_FLOAT32 && op == LOOM_OP_EXP) {
+    static int poly = -1; /* LOOM_HOST_POLY_EXP=0: SLEEF's expf_u10 (A/B timings) */
+    if (cg_env_int_once(&poly, "LOOM_HOST_POLY_EXP", 1)) return cg_host_exp_f32(m, a);
+  }
   if (!m->gpu && t == LOOM_FLOAT32 && op == LOOM_OP_TANH) {
     static int poly = -1; /* LOOM_HOST_POLY_TANH=0: SLEEF's tanhf_u35; 2: the float32 rational (A/B timings) */
     int v = cg_env_int_once(&poly, "LOOM_HOST_POLY_TANH", 1);
