@@ -793,8 +793,16 @@ LLVMValueRef cg_combine(CgMath *m, LoomReduceOp op, LoomDType t, LLVMValueRef a,
       return r;
     }
     return bo ? LLVMBuildAnd(b, a, v, "") : LLVMBuildMul(b, a, v, "");
-  case LOOM_REDUCE_MIN: return fl ? intr2(m, "llvm.minimum", a, v) : int_minmax(m, t, a, v, false);
-  case LOOM_REDUCE_MAX: return fl ? intr2(m, "llvm.maximum", a, v) : int_minmax(m, t, a, v, true);
+  case LOOM_REDUCE_MIN: case LOOM_REDUCE_MAX: {
+    bool mx = op == LOOM_REDUCE_MAX;
+    if (!fl) return int_minmax(m, t, a, v, mx);
+    LLVMValueRef r = intr2(m, mx ? "llvm.maximum" : "llvm.minimum", a, v);
+    /* host: NaN still wins, but -0 and +0 need not be ordered (NumPy's own max / min of zeros of both
+     * signs depends on their order); x86 then drops two of llvm.maximum's six instructions a vector */
+    static int nsz = -1; /* LOOM_HOST_MINMAX_NSZ=0: ordered zeros (A/B timings) */
+    if (!m->gpu && cg_env_int_once(&nsz, "LOOM_HOST_MINMAX_NSZ", 1)) LLVMSetFastMathFlags(r, LLVMFastMathNoSignedZeros);
+    return r;
+  }
   case LOOM_REDUCE_ANY: return LLVMBuildOr(b, a, cg_cast(m, t, LOOM_BOOL, v), "");
   case LOOM_REDUCE_ALL: return LLVMBuildAnd(b, a, cg_cast(m, t, LOOM_BOOL, v), "");
   default:
