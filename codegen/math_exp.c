@@ -26,7 +26,7 @@
 static LLVMValueRef fma3(CgMath *m, LLVMValueRef a, LLVMValueRef b, LLVMValueRef c) {
   LLVMTypeRef t = LLVMTypeOf(a);
   LLVMValueRef args[3] = {a, b, c};
-  return cg_intrinsic(m, "llvm.fma", &t, 1, args, 3);
+  return cg_intrinsic(m, "llvm.fmuladd", &t, 1, args, 3); /* fused where the target has fma (no libm call elsewhere) */
 }
 
 /* 2^k for an int32 k with k + 127 in [1, 254]: the float's exponent bits */
