@@ -221,6 +221,10 @@ LLVMValueRef cg_sum_settle(Lower *L, LoomDType t, LLVMValueRef s, LLVMValueRef c
  * (the block's accumulator, holding the identity on entry); accv ends holding the whole sum. */
 void cg_host_sum_walk(Lower *L, const KPhase *ph, LLVMValueRef lo, LLVMValueRef hi, LLVMValueRef accv, BodyFn body,
                       void *arg);
+/* Whether REDUCE phase ph sums bool or <= 16-bit integers widened to a 64-bit integer, and that walk
+ * (int32 lanes within blocks of CG_SUM_BLOCK_VEC points; accv, holding 0 on entry, ends with the sum). */
+bool cg_sum_narrow(const KernelIr *k, const KPhase *ph);
+void cg_host_narrow_sum_walk(Lower *L, const KPhase *ph, LLVMValueRef lo, LLVMValueRef hi, LLVMValueRef accv);
 /* Vector arg-reductions: whether phase ph can take one (argmin/argmax of a real value), and the
  * reduction itself over R points [lo, hi) into the allocas accv / acci (initialized to the identity
  * and lo by the caller). Worth it from CG_HOST_ARG_MIN_POINTS points on (the scalar fold below). */

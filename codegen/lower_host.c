@@ -382,6 +382,8 @@ void cg_host_reduce_phase(Lower *L, int p, LLVMValueRef lo, LLVMValueRef hi) {
     LLVMPositionBuilderAtEnd(b, join);
   } else if (cg_sum_compensated(k, ph)) {
     cg_host_sum_walk(L, ph, lo, hi, ra.accv, body_reduce, &ra); /* blocked (lower_host_sum.c) */
+  } else if (cg_sum_narrow(k, ph)) {
+    cg_host_narrow_sum_walk(L, ph, lo, hi, ra.accv); /* int32 lanes within blocks (lower_host_sum.c) */
   } else {
     cg_host_walk(L, k->nkeep, k->ndim, lo, hi, body_reduce, &ra);
   }

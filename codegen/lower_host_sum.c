@@ -9,7 +9,8 @@
  * and at the end of each block that accumulator is added into a compensated pair (s, c) with
  * Neumaier's step and reset. The error is then about (block chain + log2(lanes) + 2) eps sum|x|
  * whatever n is, for a few instructions per block. Products, min/max, integer sums and user
- * reductions keep the plain fold (a product's rounding error does not grow with the order).
+ * reductions keep the plain fold (a product's rounding error does not grow with the order); integer sums
+ * of bool and <= 16-bit values take 32-bit lanes within blocks (the end of this file).
  *
  * Block sizes: CG_SUM_BLOCK_VEC points when the innermost reduced dim is read with compile-time
  * strides (the row loop vectorizes: a block is 2048 / 32 = 64 values per lane chain on AVX2 with
@@ -127,4 +128,61 @@ void cg_host_sum_walk(Lower *L, const KPhase *ph, LLVMValueRef lo, LLVMValueRef 
   flush_block(L, &f); /* the last, partial block */
   LLVMValueRef s = LLVMBuildLoad2(L->m.b, ty, f.s, ""), c = LLVMBuildLoad2(L->m.b, ty, f.c, "");
   LLVMBuildStore(L->m.b, cg_sum_settle(L, t, s, c), accv);
+}
+
+/* ---- integer sums of narrow values: 32-bit lanes within a block --------------------------------------
+ * NumPy sums bool, int8/16 and uint8/16 into int64 (count_nonzero, (a < b).sum()): folded as widened, the
+ * vector loop carries 8 int64 lanes per 512 bits, half the float32 lanes its loads fill. Within a block
+ * of at most CG_SUM_BLOCK_VEC points a narrow value's partial sum fits an int32 (65535 * 2048 < 2^31), so
+ * the walk folds the narrow values widened to int32 and adds each block's int32 sum, widened, into the
+ * int64 accumulator at the block's end. Integer addition is exact modulo 2^64: the same bits as before. */
+bool cg_sum_narrow(const KernelIr *k, const KPhase *ph) {
+  static int on = -1; /* LOOM_HOST_NARROW_SUM=0: the widened fold (A/B timings) */
+  if (!cg_env_int_once(&on, "LOOM_HOST_NARROW_SUM", 1)) return false;
+  if (ph->kind != KP_REDUCE || ph->reduce_op != LOOM_REDUCE_SUM || ph->nstores) return false;
+  if (dtype_bits((LoomDType)ph->acc_dtype) != 64 || !dtype_is_int((LoomDType)ph->acc_dtype)) return false;
+  const KInstr *v = &k->instrs[ph->value];
+  if (v->kind != KI_CAST || v->dtype != ph->acc_dtype) return false;
+  LoomDType src = (LoomDType)k->instrs[v->src[0]].dtype;
+  DKind kind = dtype_kind(src);
+  return (kind == DK_BOOL || kind == DK_INT || kind == DK_UINT) && dtype_bits(src) <= 16;
+}
+
+typedef struct NarrowSum {
+  const KPhase *ph;
+  bool is_signed;
+  LLVMValueRef acc32, acc64; /* allocas: the block's int32 sum, the phase's int64 one */
+} NarrowSum;
+
+static void body_narrow(Lower *L, void *arg) {
+  NarrowSum *n = arg;
+  LLVMBuilderRef b = L->m.b;
+  LLVMTypeRef i32 = LLVMInt32TypeInContext(L->m.c);
+  cg_clear_cache(L);
+  cg_reduce_point(L, n->ph); /* the widening cast is left dead: its operand is what is summed */
+  cg_host_keep_store(L, n->ph);
+  LLVMValueRef src = L->cache[L->k->instrs[n->ph->value].src[0]];
+  LLVMValueRef w = n->is_signed ? LLVMBuildSExt(b, src, i32, "") : LLVMBuildZExt(b, src, i32, "");
+  LLVMBuildStore(b, LLVMBuildAdd(b, LLVMBuildLoad2(b, i32, n->acc32, ""), w, ""), n->acc32);
+  cg_clear_cache(L);
+}
+
+static void flush_narrow(Lower *L, void *arg) {
+  NarrowSum *n = arg;
+  LLVMBuilderRef b = L->m.b;
+  LLVMTypeRef i32 = LLVMInt32TypeInContext(L->m.c);
+  LLVMValueRef part = LLVMBuildLoad2(b, i32, n->acc32, "");
+  part = n->is_signed ? LLVMBuildSExt(b, part, L->i64, "") : LLVMBuildZExt(b, part, L->i64, "");
+  LLVMBuildStore(b, LLVMBuildAdd(b, LLVMBuildLoad2(b, L->i64, n->acc64, ""), part, ""), n->acc64);
+  LLVMBuildStore(b, LLVMConstInt(i32, 0, 0), n->acc32);
+}
+
+void cg_host_narrow_sum_walk(Lower *L, const KPhase *ph, LLVMValueRef lo, LLVMValueRef hi, LLVMValueRef accv) {
+  const KernelIr *k = L->k;
+  LoomDType src = (LoomDType)k->instrs[k->instrs[ph->value].src[0]].dtype;
+  NarrowSum n = {ph, dtype_kind(src) == DK_INT, cg_entry_alloca(L, LLVMInt32TypeInContext(L->m.c), "nsum"), accv};
+  LLVMBuildStore(L->m.b, LLVMConstInt(LLVMInt32TypeInContext(L->m.c), 0, 0), n.acc32);
+  CgWalkBlocks blk = {CG_SUM_BLOCK_VEC, flush_narrow, &n, cg_entry_alloca(L, L->i64, "ncount")};
+  cg_host_walk_blocked(L, k->nkeep, k->ndim, lo, hi, body_narrow, &n, &blk);
+  flush_narrow(L, &n); /* the last, partial block */
 }

@@ -601,6 +601,10 @@ LLVMValueRef cg_elem(CgMath *m, LoomOp op, LoomDType t, const LLVMValueRef *args
     static int poly = -1; /* LOOM_HOST_POLY_ERF=0: SLEEF's erff (A/B timings) */
     if (cg_env_int_once(&poly, "LOOM_HOST_POLY_ERF", 1)) return cg_host_erf_f32(m, a);
   }
+  if (!m->gpu && t == LOOM_FLOAT32 && op == LOOM_OP_EXP) {
+    static int poly = -1; /* LOOM_HOST_POLY_EXP=0: SLEEF's expf_u10 (A/B timings) */
+    if (cg_env_int_once(&poly, "LOOM_HOST_POLY_EXP", 1)) return cg_host_exp_f32(m, a);
+  }
   if (!m->gpu && t == LOOM_FLOAT32 && op == LOOM_OP_TANH) {
     static int poly = -1; /* LOOM_HOST_POLY_TANH=0: SLEEF's tanhf_u35; 2: the float32 rational (A/B timings) */
     int v = cg_env_int_once(&poly, "LOOM_HOST_POLY_TANH", 1);
@@ -789,8 +793,16 @@ LLVMValueRef cg_combine(CgMath *m, LoomReduceOp op, LoomDType t, LLVMValueRef a,
       return r;
     }
     return bo ? LLVMBuildAnd(b, a, v, "") : LLVMBuildMul(b, a, v, "");
-  case LOOM_REDUCE_MIN: return fl ? intr2(m, "llvm.minimum", a, v) : int_minmax(m, t, a, v, false);
-  case LOOM_REDUCE_MAX: return fl ? intr2(m, "llvm.maximum", a, v) : int_minmax(m, t, a, v, true);
+  case LOOM_REDUCE_MIN: case LOOM_REDUCE_MAX: {
+    bool mx = op == LOOM_REDUCE_MAX;
+    if (!fl) return int_minmax(m, t, a, v, mx);
+    LLVMValueRef r = intr2(m, mx ? "llvm.maximum" : "llvm.minimum", a, v);
+    /* host: NaN still wins, but -0 and +0 need not be ordered (NumPy's own max / min of zeros of both
+     * signs depends on their order); x86 then drops two of llvm.maximum's six instructions a vector */
+    static int nsz = -1; /* LOOM_HOST_MINMAX_NSZ=0: ordered zeros (A/B timings) */
+    if (!m->gpu && cg_env_int_once(&nsz, "LOOM_HOST_MINMAX_NSZ", 1)) LLVMSetFastMathFlags(r, LLVMFastMathNoSignedZeros);
+    return r;
+  }
   case LOOM_REDUCE_ANY: return LLVMBuildOr(b, a, cg_cast(m, t, LOOM_BOOL, v), "");
   case LOOM_REDUCE_ALL: return LLVMBuildAnd(b, a, cg_cast(m, t, LOOM_BOOL, v), "");
   default:

@@ -302,7 +302,51 @@ def full_like(a, fill_value, dtype=None, order="K", subok=None, shape=None):
 
 
 def arange(start, stop=None, step=1, dtype=None):
-    return _from_numpy(numpy.arange(start, stop, step, dtype=None if dtype is None else _np_dtype_of(dtype)), copy=True)
+    np_dtype = None if dtype is None else _np_dtype_of(dtype)
+    lazy = _index_arange(start, stop, step, np_dtype)
+    if lazy is not None:
+        return lazy
+    return _from_numpy(numpy.arange(start, stop, step, dtype=np_dtype), copy=True)
+
+
+def _index_arange(start, stop, step, np_dtype):
+    """arange of integer start, stop and step as the index expression start + step * i (i an iota: no
+    memory; the kernels that read it compute it from the point's index, where a stored arange would be
+    copied to the device and loaded by every reader, e.g. one-hot masks `labels[:, None] == arange(C)`).
+    Taken where every value is exact in the result dtype (integers in range; floats up to 2^(mantissa+1));
+    None otherwise (NumPy computes it: float steps, empty results, values out of range)."""
+    if stop is None:
+        start, stop = 0, start
+    if not all(isinstance(v, (int, numpy.integer)) and not isinstance(v, bool) for v in (start, stop, step)):
+        return None
+    start, stop, step = int(start), int(stop), int(step)
+    if step == 0:
+        return None
+    n = len(range(start, stop, step))
+    last = start + (n - 1) * step
+    if n == 0 or not all(-2**63 <= v < 2**63 for v in (start, stop, step, last)):
+        return None
+    lo, hi = min(start, last), max(start, last)
+    try:
+        dt = numpy.arange(start, start + step, step, dtype=np_dtype).dtype  # NumPy's dtype for these arguments
+        if dt.kind in "iu":
+            info = numpy.iinfo(dt)
+            if lo < info.min or hi > info.max:
+                return None
+        elif dt.kind == "f" and dt.itemsize in (2, 4, 8):
+            exact = 2 ** (numpy.finfo(dt).nmant + 1)
+            if -lo > exact or hi > exact:
+                return None
+        else:
+            return None
+    except (TypeError, ValueError, OverflowError):  # NumPy's own error comes from its path below
+        return None
+    v = _core.iota((n,))
+    if step != 1:
+        v = _core.binary(_core.ops["mul"], v, step)
+    if start != 0:
+        v = _core.binary(_core.ops["add"], v, start)
+    return v if dt == numpy.int64 else _core.cast(v, _code(dt))
 
 
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
