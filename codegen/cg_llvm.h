@@ -119,6 +119,8 @@ LLVMValueRef cg_host_erf_f32(CgMath *m, LLVMValueRef x);
 LLVMValueRef cg_host_tanh_f32(CgMath *m, LLVMValueRef x, int variant);
 /* Loom's own float32 exp for the host (math_exp.c): inline, within 1 ulp. */
 LLVMValueRef cg_host_exp_f32(CgMath *m, LLVMValueRef x);
+/* Loom's own float32 log1p for the host (math_log1p.c): variant 1 in float32, 2 in float64 (A/B). */
+LLVMValueRef cg_host_log1p_f32(CgMath *m, LLVMValueRef x, int variant);
 /* Emits llvm.compiler.used for the vector declarations. Call once, after lowering. */
 void cg_math_finish(CgMath *m);
 LLVMValueRef cg_i64(CgMath *m, int64_t v);

@@ -569,6 +569,11 @@ LLVMValueRef cg_elem(CgMath *m, LoomOp op, LoomDType t, const LLVMValueRef *args
     }
     return r;
   }
+  if (!m->gpu && t == LOOM_FLOAT32 && op == LOOM_OP_LOG1P) {
+    static int poly = -1; /* LOOM_HOST_POLY_LOG1P=0: SLEEF's log1pf_u10 with the guards below; 2: float64 (A/B) */
+    int v = cg_env_int_once(&poly, "LOOM_HOST_POLY_LOG1P", 1);
+    if (v == 1 || v == 2) return cg_host_log1p_f32(m, a, v);
+  }
   if (fl && op == LOOM_OP_LOG1P && !m->gpu) {
     /* SLEEF's log1p (and its vector log1pf above ~1e38) gives inf near the largest floats (1 + x
      * overflows inside); there log1p(x) = log(x) to rounding. SLEEF's log1p of the smallest subnormal
