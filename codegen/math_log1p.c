@@ -60,9 +60,17 @@ static LLVMValueRef specials(CgMath *m, LLVMValueRef x, LLVMValueRef r) {
   LLVMTypeRef t = LLVMTypeOf(x);
   LLVMValueRef ax = cg_intrinsic(m, "llvm.fabs", &t, 1, &x, 1);
   r = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOLT, ax, fc(m, 0x1p-25), ""), x, r, "");
-  r = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOEQ, x, fc(m, INFINITY), ""), x, r, "");
-  r = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOEQ, x, fc(m, -1.0), ""), fc(m, -INFINITY), r, "");
-  return LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOLT, x, fc(m, -1.0), ""), fc(m, NAN), r, "");
+  /* the other tests on the bits: x of a float16 value is fpext(h), and InstCombine narrows a compare with a
+   * constant float16 holds exactly (inf, -1) to a float16 compare, which x86 without AVX512-FP16 runs lane
+   * by lane (float16 log1p ~16 scalar compares a vector); x < -1 is bits >u -1's (-inf, negative NaNs too) */
+  LLVMTypeRef i32 = LLVMInt32TypeInContext(m->c);
+  LLVMValueRef bits = LLVMBuildBitCast(b, x, i32, "");
+  LLVMValueRef is_inf = LLVMBuildICmp(b, LLVMIntEQ, bits, LLVMConstInt(i32, 0x7f800000u, 0), "");
+  LLVMValueRef is_m1 = LLVMBuildICmp(b, LLVMIntEQ, bits, LLVMConstInt(i32, 0xbf800000u, 0), "");
+  LLVMValueRef below = LLVMBuildICmp(b, LLVMIntUGT, bits, LLVMConstInt(i32, 0xbf800000u, 0), "");
+  r = LLVMBuildSelect(b, is_inf, x, r, "");
+  r = LLVMBuildSelect(b, is_m1, fc(m, -INFINITY), r, "");
+  return LLVMBuildSelect(b, below, fc(m, NAN), r, "");
 }
 
 /* variant 1: every step in float32 */
