@@ -247,6 +247,8 @@ void cg_outer_for_chunks(Lower *L, LLVMValueRef rlo, LLVMValueRef rhi, int64_t s
 /* REDUCE phase ph over R points [rlo, rhi) for every column of the block, the accumulators in the block
  * arrays before and after (lower_host_outer_regs.c: register folds where they apply, else the block loop). */
 void cg_outer_walk_columns(Lower *L, const KPhase *ph, LLVMValueRef rlo, LLVMValueRef rhi);
+/* a op v in order: cg_red_combine's operation, a real float sum or product without its reassoc flag */
+LLVMValueRef cg_outer_combine(Lower *L, int op, LoomDType vt, LLVMValueRef a, LLVMValueRef v);
 /* The R split of inner reductions with several REDUCE phases (lower_host_outer.c): colpart's body for
  * kernels that are not outer; whether a kernel qualifies (REDUCE and FINAL phases only, two REDUCE or
  * more, at most 31 phases: col_phases' bit 31 is CG_COL_ROWS). */

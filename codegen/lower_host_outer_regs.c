@@ -129,7 +129,7 @@ static void strip_loop(Lower *L, ColWalk *cw, BodyFn body, bool hints) {
 /* acc op v of a strip: cg_red_combine's operation, but a real float sum or product without its reassoc
  * flag, so that nothing reassociates a column's R order once the strip's accumulators are registers
  * (LLVMSetFastMathFlags can add flags, not clear them). */
-static LLVMValueRef strip_combine(Lower *L, int op, LoomDType vt, LLVMValueRef a, LLVMValueRef v) {
+LLVMValueRef cg_outer_combine(Lower *L, int op, LoomDType vt, LLVMValueRef a, LLVMValueRef v) {
   if (dtype_is_float(vt) && (op == LOOM_REDUCE_SUM || op == LOOM_REDUCE_MEAN)) return LLVMBuildFAdd(L->m.b, a, v, "");
   if (dtype_is_float(vt) && op == LOOM_REDUCE_PROD) return LLVMBuildFMul(L->m.b, a, v, "");
   return cg_red_combine(L, op, vt, a, v);
@@ -158,7 +158,7 @@ static void body_strip_reduce(Lower *L, void *arg) {
     LLVMValueRef ci = LLVMBuildLoad2(b, L->i64, ip, "");
     LLVMBuildStore(b, LLVMBuildSelect(b, take, L->lin, ci, ""), ip);
   } else {
-    nv = strip_combine(L, ph->reduce_op, vt, cur, v);
+    nv = cg_outer_combine(L, ph->reduce_op, vt, cur, v);
   }
   LLVMBuildStore(b, cg_to_mem(&L->m, vt, vt, nv), ap);
   cg_clear_cache(L);
@@ -287,7 +287,7 @@ static void body_jam_block(Lower *L, void *arg) {
       cur = LLVMBuildSelect(b, take, v, cur, "");
       ci = LLVMBuildSelect(b, take, r, ci, "");
     } else {
-      cur = strip_combine(L, ph->reduce_op, vt, cur, v);
+      cur = cg_outer_combine(L, ph->reduce_op, vt, cur, v);
     }
     /* the block loop rounds the accumulator to its memory type after every point */
     cur = cg_from_mem(&L->m, vt, vt, cg_to_mem(&L->m, vt, vt, cur));

@@ -2,7 +2,8 @@
 """Host reductions whose reduced axis is outer in memory (column sums, BatchNorm statistics) fold with
 register accumulators (codegen/lower_host_outer.c: the row jam of kernels with one reduced dim, register
 strips otherwise); every column still folds its values in R order, so the bits are those of the block
-loop that LOOM_HOST_OUTER_REGS=0 restores. Checked here: the same bits under the three settings (in
+loop that LOOM_HOST_OUTER_REGS=0 restores; colfinish folds the column split's parts across blocks of
+columns (LOOM_HOST_COL_FINISH_VEC=0: per column). Checked here: the same bits under these settings (in
 subprocesses: the knobs are read once per process), values against NumPy in float64 for edge shapes
 (one row, one column, columns and rows that are not multiples of a strip or a jam, empty axes),
 transposed and strided inputs, NaN, int32 wrap-around, float64, products, arg-reductions with ties
@@ -58,13 +59,15 @@ def test_same_bits_as_the_block_loop(tmp_path, threads):
     script = tmp_path / "cases.py"
     script.write_text(_CASES)
     got = {}
-    for name, env in [("jam", {}), ("strips", {"LOOM_HOST_OUTER_JAM": "0"}), ("block", {"LOOM_HOST_OUTER_REGS": "0"})]:
+    settings = [("jam", {}), ("strips", {"LOOM_HOST_OUTER_JAM": "0"}), ("per_o_finish", {"LOOM_HOST_COL_FINISH_VEC": "0"}),
+                ("block", {"LOOM_HOST_OUTER_REGS": "0"})]
+    for name, env in settings:
         e = dict(os.environ, LOOM_CACHE_DIR="", LOOM_NUM_THREADS=threads, **env)
         path = tmp_path / f"{name}.npz"
         subprocess.run([sys.executable, str(script), str(path)], check=True, env=e)
         got[name] = dict(np.load(path))
     ref = got["block"]
-    for name in ("jam", "strips"):
+    for name in ("jam", "strips", "per_o_finish"):
         assert got[name].keys() == ref.keys()
         for k, v in ref.items():
             assert got[name][k].dtype == v.dtype and got[name][k].tobytes() == v.tobytes(), (name, k)
