@@ -237,6 +237,22 @@ void cg_host_set_o_offsets(Lower *L, LLVMValueRef o);
 void cg_host_run_outer(Lower *L, LLVMValueRef lo, LLVMValueRef hi);
 void cg_host_col_part(Lower *L, LLVMValueRef args);
 void cg_host_col_finish(Lower *L, LLVMValueRef args);
+/* Pieces of the outer strategy shared with its register folds (lower_host_outer_regs.c), inside a block
+ * (L->bn columns, L->off at its first): `for (j = lo; j < n; j++) body(arg)` with L->bj = j and L->off at
+ * column j; a block array's element at L->bj; L->acc / L->accidx of the REDUCE phases before np at L->bj;
+ * the block loop's fold of one point (BodyFn, arg: the phase). */
+void cg_outer_block_loop(Lower *L, LLVMValueRef lo, LLVMValueRef n, BodyFn body, void *arg);
+LLVMValueRef cg_outer_slot(Lower *L, LLVMTypeRef et, LLVMValueRef arr);
+void cg_outer_load_accs(Lower *L, int np);
+void cg_outer_body_reduce(Lower *L, void *arg);
+/* for (c = rlo; c < rhi; c += size) fn(arg, c, min(c + size, rhi)) */
+typedef void (*ChunkFn)(Lower *L, const void *arg, LLVMValueRef c, LLVMValueRef c1);
+void cg_outer_for_chunks(Lower *L, LLVMValueRef rlo, LLVMValueRef rhi, int64_t size, ChunkFn fn, const void *arg);
+/* REDUCE phase ph over R points [rlo, rhi) for every column of the block, the accumulators in the block
+ * arrays before and after (lower_host_outer_regs.c: register folds where they apply, else the block loop). */
+void cg_outer_walk_columns(Lower *L, const KPhase *ph, LLVMValueRef rlo, LLVMValueRef rhi);
+/* a op v in order: cg_red_combine's operation, a real float sum or product without its reassoc flag */
+LLVMValueRef cg_outer_combine(Lower *L, int op, LoomDType vt, LLVMValueRef a, LLVMValueRef v);
 /* The R split of inner reductions with several REDUCE phases (lower_host_outer.c): colpart's body for
  * kernels that are not outer; whether a kernel qualifies (REDUCE and FINAL phases only, two REDUCE or
  * more, at most 31 phases: col_phases' bit 31 is CG_COL_ROWS). */

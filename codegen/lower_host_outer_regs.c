@@ -1,0 +1,343 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* lower_host_outer_regs.c: register accumulators of the outer-axis strategy (lower_host_outer.c).
+ *
+ * The block loop of lower_host_outer.c folds one R point into every column of the block per pass:
+ * per vector of values it loads and stores the columns' accumulators besides loading the values
+ * (2 loads and a store, and a variance's second phase also loads the mean). Two register tilings cut
+ * that, both folding every column's values in R order with the block loop's operations (a float sum
+ * or product without its reassoc flag, so that nothing regroups a column's chain), so the bits are
+ * those of the block loop (LOOM_HOST_OUTER_REGS=0, the A/B switch and the reference of the tests):
+ *   - the row jam (kernels with one R dim): each pass of the block loop folds `rows` consecutive R
+ *     points into a column's accumulator, loaded once and stored once; the rows stream along whole
+ *     rows as before (a few streams);
+ *   - register strips (the other kernels): a strip of a few vectors of columns keeps its
+ *     accumulators in registers down strip_rows() R points.
+ * Paired CPU timings (Zen 4, AVX-512, 1 thread) on the 16 MiB float32 column reductions of the suite:
+ * var(axis=0) ~2x, BatchNorm1d statistics ~3-6x, column sums 1.05-1.15x, and a 2-input prologue
+ * ((x * y) ** 2).sum(0) over 32 MiB ~0.9x with the jam of 8 (0.65-0.85x with strips, whose rows are
+ * read a few lines at a time: the figures in the commit messages).
+ */
+#include <string.h>
+
+#include "codegen/cg_lower.h"
+
+/* ---- register strips ----------------------------------------------------------------------------
+ * A strip holds `width` columns' accumulators (LOOM_HOST_OUTER_REGS vectors of the target's width)
+ * while the walk goes down strip_rows() R points, and moves them to and from the block arrays once per
+ * such chunk: they live in a small stack array that becomes registers once LLVM vectorizes the strip
+ * loop (one vector body: vectorize.width x interleave.count = width), unrolls it and SROA promotes the
+ * array. Columns past the last whole strip take the block loop. */
+enum {
+  CG_OUTER_REG_VECS = 4,   /* vectors of accumulators per strip (LOOM_HOST_OUTER_REGS; 0: the block loop) */
+  CG_OUTER_REG_ROWS = 16,  /* R points per strip walk (LOOM_HOST_OUTER_REG_ROWS) */
+  CG_OUTER_JAM_ROWS = 8    /* R points per pass of the row jam (LOOM_HOST_OUTER_JAM; < 2: strips) */
+};
+
+typedef struct ColWalk {
+  const KPhase *ph;
+  LLVMValueRef c0;         /* the strip's (or the tail's) first column within the block */
+  int width, lanes;        /* columns of a strip (0: the block loop over [c0, L->bn)), lanes of a vector */
+  LLVMValueRef sacc, sidx; /* strip accumulators (memory type, as the block arrays) and arg indices */
+  LLVMValueRef jj;         /* the current column within the strip */
+} ColWalk;
+
+/* LOOM_HOST_OUTER_REGS: vectors per strip; 0: the block loop for every phase (no strips, no jam). */
+static int regs_knob(void) {
+  static int knob = -1;
+  int v = cg_env_int_once(&knob, "LOOM_HOST_OUTER_REGS", CG_OUTER_REG_VECS);
+  return v > 16 ? 16 : v;
+}
+
+/* Buffers the kernel loads at addresses that vary along its R dims (streams down the rows). */
+static int r_streams(const KernelIr *k) {
+  int n = 0;
+  for (int bi = 0; bi < k->nbuf; bi++) {
+    bool loaded = false, varies = false;
+    for (int i = 0; i < k->ninstr && !loaded; i++)
+      loaded = (k->instrs[i].kind == KI_LOAD || k->instrs[i].kind == KI_GATHER) && k->instrs[i].buf == bi;
+    for (int d = k->nkeep; d < k->ndim && loaded; d++) {
+      int64_t s;
+      varies |= !ir_layout_const(k->bufs[bi].layout[d], &s) || s != 0;
+    }
+    n += varies;
+  }
+  return n;
+}
+
+/* Whether phase ph folds with register accumulators: not user reductions or kernels with user code, not
+ * phases with side stores (their order), not complex values (a pair's combine keeps its flags), and only
+ * kernels that stream one input down the rows: with two (((x * y) ** 2).sum(0)) the jam's 8 rows make 16
+ * streams, and paired timings were 0.75-0.9x of the block loop's 2 (0.6-0.85x with strips) on 2 x 16 MiB,
+ * in L3 or not, while one input gained 1.05-1.15x (sums) to 2x (variances). */
+static bool register_fold(const KernelIr *k, const KPhase *ph) {
+  return !k->snippet && ph->reduce_op != IR_REDUCE_USER && ph->nstores == 0 && !dtype_is_complex(cg_red_value_dtype(k, ph)) &&
+         r_streams(k) <= 1;
+}
+
+/* Columns per strip for phase ph (0: the block loop): LOOM_HOST_OUTER_REGS vectors of *lanes accumulators. */
+static int strip_width(Lower *L, const KPhase *ph, int *lanes_out) {
+  int vecs = regs_knob();
+  const KernelIr *k = L->k;
+  LoomDType vt = cg_red_value_dtype(k, ph);
+  if (vecs <= 0 || !register_fold(k, ph)) return 0;
+  size_t es = loom_dtype_size(vt);
+  int vbytes = L->host_vec_bytes >= 16 ? L->host_vec_bytes : 32;
+  int lanes = es ? vbytes / (int)es : 1;
+  if (lanes < 1) lanes = 1;
+  if (lanes * vecs > CG_OUTER_BLOCK) vecs = CG_OUTER_BLOCK / lanes;
+  if (lanes_out) *lanes_out = lanes;
+  return lanes * vecs;
+}
+
+/* Emits `for (jj = 0; jj < width; jj++) body` with L->bj = c0 + jj and L->off at that column. */
+static void strip_loop(Lower *L, ColWalk *cw, BodyFn body, bool hints) {
+  LLVMBuilderRef b = L->m.b;
+  const KernelIr *k = L->k;
+  int nb = k->nbuf, lo_dim = k->nkeep - 1;
+  if (L->depth + 1 >= CG_MAX_DEPTH) {
+    diag_error(L->m.d, LOOM_ERR_INTERNAL, "codegen: loops nested too deep");
+    return;
+  }
+  LLVMValueRef *outer = L->off;
+  LLVMValueRef *inner = L->levels + (size_t)(L->depth + 1) * (size_t)nb;
+  LLVMBasicBlockRef pre = LLVMGetInsertBlock(b);
+  LLVMBasicBlockRef body_bb = cg_new_bb(L, "strip.body"), exit_bb = cg_new_bb(L, "strip.exit");
+  LLVMBuildBr(b, body_bb);
+  LLVMPositionBuilderAtEnd(b, body_bb);
+  LLVMValueRef jj = LLVMBuildPhi(b, L->i64, "sj");
+  LLVMValueRef j = LLVMBuildNSWAdd(b, cw->c0, jj, "");
+  for (int bi = 0; bi < nb; bi++)
+    inner[bi] = LLVMBuildNSWAdd(b, outer[bi], LLVMBuildNSWMul(b, j, L->stride[bi * k->ndim + lo_dim], ""), "");
+  L->off = inner;
+  L->depth++;
+  L->bj = j;
+  cw->jj = jj;
+  body(L, cw);
+  L->depth--;
+  L->off = outer;
+  LLVMValueRef j1 = LLVMBuildAdd(b, jj, cg_i64(&L->m, 1), "");
+  LLVMBasicBlockRef end = LLVMGetInsertBlock(b);
+  LLVMValueRef back = LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, j1, cg_i64(&L->m, cw->width), ""), body_bb, exit_bb);
+  /* one vector body: the strip's accumulators at constant offsets once it is unrolled */
+  if (hints) cg_host_loop_hints(L, back, cw->lanes, cw->width / cw->lanes);
+  LLVMBasicBlockRef from[2] = {pre, end};
+  LLVMValueRef vals[2] = {cg_i64(&L->m, 0), j1};
+  LLVMAddIncoming(jj, vals, from, 2);
+  LLVMPositionBuilderAtEnd(b, exit_bb);
+}
+
+/* acc op v of a strip: cg_red_combine's operation, but a real float sum or product without its reassoc
+ * flag, so that nothing reassociates a column's R order once the strip's accumulators are registers
+ * (LLVMSetFastMathFlags can add flags, not clear them). */
+LLVMValueRef cg_outer_combine(Lower *L, int op, LoomDType vt, LLVMValueRef a, LLVMValueRef v) {
+  if (dtype_is_float(vt) && (op == LOOM_REDUCE_SUM || op == LOOM_REDUCE_MEAN)) return LLVMBuildFAdd(L->m.b, a, v, "");
+  if (dtype_is_float(vt) && op == LOOM_REDUCE_PROD) return LLVMBuildFMul(L->m.b, a, v, "");
+  return cg_red_combine(L, op, vt, a, v);
+}
+
+/* One R point of strip column jj: the block loop's fold with the strip's accumulator. */
+static void body_strip_reduce(Lower *L, void *arg) {
+  ColWalk *cw = arg;
+  const KernelIr *k = L->k;
+  const KPhase *ph = cw->ph;
+  int p = (int)(ph - k->phases);
+  LLVMBuilderRef b = L->m.b;
+  LoomDType vt = cg_red_value_dtype(k, ph);
+  LLVMTypeRef mt = cg_mem_type(&L->m, vt);
+  cg_clear_cache(L);
+  cg_outer_load_accs(L, p);
+  cg_reduce_point(L, ph);
+  LLVMValueRef v = L->cache[ph->value];
+  LLVMValueRef ap = LLVMBuildGEP2(b, mt, cw->sacc, &cw->jj, 1, "");
+  LLVMValueRef cur = cg_from_mem(&L->m, vt, vt, LLVMBuildLoad2(b, mt, ap, ""));
+  LLVMValueRef nv;
+  if (is_arg(ph->reduce_op)) {
+    LLVMValueRef take = cg_arg_better(&L->m, (LoomReduceOp)ph->reduce_op, vt, cur, v);
+    nv = LLVMBuildSelect(b, take, v, cur, "");
+    LLVMValueRef ip = LLVMBuildGEP2(b, L->i64, cw->sidx, &cw->jj, 1, "");
+    LLVMValueRef ci = LLVMBuildLoad2(b, L->i64, ip, "");
+    LLVMBuildStore(b, LLVMBuildSelect(b, take, L->lin, ci, ""), ip);
+  } else {
+    nv = cg_outer_combine(L, ph->reduce_op, vt, cur, v);
+  }
+  LLVMBuildStore(b, cg_to_mem(&L->m, vt, vt, nv), ap);
+  cg_clear_cache(L);
+}
+
+static void body_strip_row(Lower *L, void *arg) { strip_loop(L, arg, body_strip_reduce, true); }
+
+/* strip[jj] <-> the block arrays at c0 + jj (in: before a walk, out: after it). */
+static void strip_copy(Lower *L, ColWalk *cw, bool in) {
+  const KPhase *ph = cw->ph;
+  int p = (int)(ph - L->k->phases);
+  LLVMBuilderRef b = L->m.b;
+  LLVMTypeRef mt = cg_mem_type(&L->m, cg_red_value_dtype(L->k, ph));
+  LLVMValueRef sp = LLVMBuildGEP2(b, mt, cw->sacc, &cw->jj, 1, ""), bp = cg_outer_slot(L, mt, L->accarr[p]);
+  LLVMBuildStore(b, LLVMBuildLoad2(b, mt, in ? bp : sp, ""), in ? sp : bp);
+  if (!is_arg(ph->reduce_op)) return;
+  sp = LLVMBuildGEP2(b, L->i64, cw->sidx, &cw->jj, 1, "");
+  bp = cg_outer_slot(L, L->i64, L->idxarr[p]);
+  LLVMBuildStore(b, LLVMBuildLoad2(b, L->i64, in ? bp : sp, ""), in ? sp : bp);
+}
+static void body_strip_in(Lower *L, void *arg) { strip_copy(L, arg, true); }
+static void body_strip_out(Lower *L, void *arg) { strip_copy(L, arg, false); }
+
+/* Walk body of a REDUCE phase: one R point for every o of the block from cw->c0 on. */
+static void body_block_reduce_row(Lower *L, void *arg) {
+  const ColWalk *cw = arg;
+  cg_outer_block_loop(L, cw->c0, L->bn, cg_outer_body_reduce, (void *)cw->ph);
+}
+
+
+/* for (c = rlo; c < rhi; c += size) fn(c, min(c + size, rhi)) */
+void cg_outer_for_chunks(Lower *L, LLVMValueRef rlo, LLVMValueRef rhi, int64_t size, ChunkFn fn, const void *arg) {
+  LLVMBuilderRef b = L->m.b;
+  LLVMValueRef cpos = cg_entry_alloca(L, L->i64, "kchunk");
+  LLVMBuildStore(b, rlo, cpos);
+  LLVMBasicBlockRef head = cg_new_bb(L, "kchunk.head"), body = cg_new_bb(L, "kchunk.body"), done = cg_new_bb(L, "kchunk.done");
+  LLVMBuildBr(b, head);
+  LLVMPositionBuilderAtEnd(b, head);
+  LLVMValueRef c = LLVMBuildLoad2(b, L->i64, cpos, "");
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, c, rhi, ""), body, done);
+  LLVMPositionBuilderAtEnd(b, body);
+  LLVMValueRef c1 = LLVMBuildAdd(b, c, cg_i64(&L->m, size), "");
+  c1 = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, c1, rhi, ""), c1, rhi, "");
+  fn(L, arg, c, c1);
+  LLVMBuildStore(b, c1, cpos);
+  LLVMBuildBr(b, head);
+  LLVMPositionBuilderAtEnd(b, done);
+}
+
+/* Every whole strip of the block over R points [c, c1): in, the walk, out. */
+static void strips_chunk(Lower *L, const void *arg, LLVMValueRef c, LLVMValueRef c1) {
+  const KernelIr *k = L->k;
+  LLVMBuilderRef b = L->m.b;
+  ColWalk cw = *(const ColWalk *)arg;
+  LLVMValueRef whole = LLVMBuildMul(b, LLVMBuildSDiv(b, L->bn, cg_i64(&L->m, cw.width), ""), cg_i64(&L->m, cw.width), "");
+  LLVMValueRef spos = cg_entry_alloca(L, L->i64, "strip");
+  LLVMBuildStore(b, cg_i64(&L->m, 0), spos);
+  LLVMBasicBlockRef head = cg_new_bb(L, "strips.head"), body = cg_new_bb(L, "strips.body"), done = cg_new_bb(L, "strips.done");
+  LLVMBuildBr(b, head);
+  LLVMPositionBuilderAtEnd(b, head);
+  LLVMValueRef s = LLVMBuildLoad2(b, L->i64, spos, "");
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, s, whole, ""), body, done);
+  LLVMPositionBuilderAtEnd(b, body);
+  cw.c0 = s;
+  strip_loop(L, &cw, body_strip_in, false);
+  cg_host_walk(L, k->nkeep, k->ndim, c, c1, body_strip_row, &cw);
+  strip_loop(L, &cw, body_strip_out, false);
+  LLVMBuildStore(b, LLVMBuildAdd(b, s, cg_i64(&L->m, cw.width), ""), spos);
+  LLVMBuildBr(b, head);
+  LLVMPositionBuilderAtEnd(b, done);
+}
+
+/* Rows per strip walk (LOOM_HOST_OUTER_REG_ROWS): the strips of a chunk read that many rows a few cache
+ * lines at a time, each row a stream of its own for the prefetchers. */
+static int64_t strip_rows(void) {
+  static int knob = -1;
+  int r = cg_env_int_once(&knob, "LOOM_HOST_OUTER_REG_ROWS", CG_OUTER_REG_ROWS);
+  return r < 1 ? 1 : r;
+}
+
+/* ---- row jam: `rows` consecutive R points per pass of the block loop ----------------------------------
+ * (kernels with one R dim): each column's accumulator is loaded once, folds the rows' values in order
+ * and is stored once; the rows stream along whole rows as the plain walk does. */
+typedef struct JamArg {
+  const KPhase *ph;
+  int rows;
+  LLVMValueRef r; /* the first R point */
+} JamArg;
+
+/* R points per jam pass for phase ph (LOOM_HOST_OUTER_JAM, default 8: paired timings had 8 ahead of 4 and
+ * 2 on column sums and variances); 0: no jam (more than one R dim, or the phase keeps the block loop). */
+static int jam_rows(const KernelIr *k, const KPhase *ph) {
+  static int knob = -1;
+  int j = cg_env_int_once(&knob, "LOOM_HOST_OUTER_JAM", CG_OUTER_JAM_ROWS);
+  if (j < 2 || regs_knob() <= 0 || k->nkeep != k->ndim - 1 || !register_fold(k, ph)) return 0;
+  return j > 16 ? 16 : j;
+}
+
+static void body_jam_block(Lower *L, void *arg) {
+  const JamArg *ja = arg;
+  const KernelIr *k = L->k;
+  const KPhase *ph = ja->ph;
+  int p = (int)(ph - k->phases), nb = k->nbuf, rd = k->ndim - 1;
+  LLVMBuilderRef b = L->m.b;
+  LoomDType vt = cg_red_value_dtype(k, ph);
+  LLVMTypeRef mt = cg_mem_type(&L->m, vt);
+  if (L->depth + 1 >= CG_MAX_DEPTH) {
+    diag_error(L->m.d, LOOM_ERR_INTERNAL, "codegen: loops nested too deep");
+    return;
+  }
+  LLVMValueRef ap = cg_outer_slot(L, mt, L->accarr[p]), ip = is_arg(ph->reduce_op) ? cg_outer_slot(L, L->i64, L->idxarr[p]) : NULL;
+  LLVMValueRef cur = cg_from_mem(&L->m, vt, vt, LLVMBuildLoad2(b, mt, ap, ""));
+  LLVMValueRef ci = ip ? LLVMBuildLoad2(b, L->i64, ip, "") : NULL;
+  LLVMValueRef *col = L->off, *row = L->levels + (size_t)(L->depth + 1) * (size_t)nb;
+  for (int q = 0; q < ja->rows; q++) {
+    LLVMValueRef r = LLVMBuildNSWAdd(b, ja->r, cg_i64(&L->m, q), "");
+    for (int bi = 0; bi < nb; bi++) row[bi] = LLVMBuildNSWAdd(b, col[bi], LLVMBuildNSWMul(b, r, L->stride[bi * k->ndim + rd], ""), "");
+    L->off = row;
+    L->lin = r;
+    cg_clear_cache(L);
+    cg_outer_load_accs(L, p);
+    cg_reduce_point(L, ph);
+    LLVMValueRef v = L->cache[ph->value];
+    if (ip) {
+      LLVMValueRef take = cg_arg_better(&L->m, (LoomReduceOp)ph->reduce_op, vt, cur, v);
+      cur = LLVMBuildSelect(b, take, v, cur, "");
+      ci = LLVMBuildSelect(b, take, r, ci, "");
+    } else {
+      cur = cg_outer_combine(L, ph->reduce_op, vt, cur, v);
+    }
+    /* the block loop rounds the accumulator to its memory type after every point */
+    cur = cg_from_mem(&L->m, vt, vt, cg_to_mem(&L->m, vt, vt, cur));
+    L->off = col;
+  }
+  cg_clear_cache(L);
+  LLVMBuildStore(b, cg_to_mem(&L->m, vt, vt, cur), ap);
+  if (ip) LLVMBuildStore(b, ci, ip);
+}
+
+static void jam_chunk(Lower *L, const void *arg, LLVMValueRef c, LLVMValueRef c1) {
+  (void)c1;
+  JamArg ja = *(const JamArg *)arg;
+  ja.r = c;
+  cg_outer_block_loop(L, cg_i64(&L->m, 0), L->bn, body_jam_block, &ja);
+}
+
+/* Rows [rlo, rhi) by passes of ja->rows rows, then the rest one row a pass. */
+static void jam_walk(Lower *L, const KPhase *ph, int rows, LLVMValueRef rlo, LLVMValueRef rhi) {
+  LLVMBuilderRef b = L->m.b;
+  LLVMValueRef n = LLVMBuildSub(b, rhi, rlo, "");
+  LLVMValueRef mid = LLVMBuildAdd(b, rlo, LLVMBuildMul(b, LLVMBuildSDiv(b, n, cg_i64(&L->m, rows), ""), cg_i64(&L->m, rows), ""), "");
+  JamArg ja = {ph, rows, NULL};
+  cg_outer_for_chunks(L, rlo, mid, rows, jam_chunk, &ja);
+  ja.rows = 1;
+  cg_outer_for_chunks(L, mid, rhi, 1, jam_chunk, &ja);
+}
+
+/* REDUCE phase ph over R points [rlo, rhi) for every o of the block (accumulators in the block arrays):
+ * whole strips of columns in registers, chunk by chunk of strip_rows() R points, then the rest of the
+ * columns by the block loop. */
+void cg_outer_walk_columns(Lower *L, const KPhase *ph, LLVMValueRef rlo, LLVMValueRef rhi) {
+  const KernelIr *k = L->k;
+  LLVMBuilderRef b = L->m.b;
+  CgMath *m = &L->m;
+  int jam = jam_rows(k, ph);
+  if (jam) {
+    jam_walk(L, ph, jam, rlo, rhi);
+    return;
+  }
+  int lanes = 1, w = strip_width(L, ph, &lanes);
+  ColWalk cw = {ph, cg_i64(m, 0), w, lanes, NULL, NULL, NULL};
+  if (w > 1) {
+    LoomDType vt = cg_red_value_dtype(k, ph);
+    cw.sacc = cg_entry_alloca(L, LLVMArrayType(cg_mem_type(m, vt), (unsigned)w), "saccs");
+    if (is_arg(ph->reduce_op)) cw.sidx = cg_entry_alloca(L, LLVMArrayType(L->i64, (unsigned)w), "saccis");
+    cg_outer_for_chunks(L, rlo, rhi, strip_rows(), strips_chunk, &cw);
+    cw.c0 = LLVMBuildMul(b, LLVMBuildSDiv(b, L->bn, cg_i64(m, w), ""), cg_i64(m, w), "");
+    cw.width = 0;
+  }
+  cg_host_walk(L, k->nkeep, k->ndim, rlo, rhi, body_block_reduce_row, &cw);
+}
+
