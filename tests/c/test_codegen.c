@@ -654,7 +654,9 @@ static void test_vector_math_in_loops(void) {
       memcpy(blk, next, n);
       blk[n] = 0;
       CHECK(strstr(blk, "call float @") == NULL, "mish: a scalar math call in the vector body:\n%s", blk);
-      CHECK(strstr(blk, "@_ZGV") != NULL, "mish: no SLEEF vector call in the vector body");
+      /* exp, log1p and tanh are Loom's own inline code on the host (math_exp.c, math_log1p.c, math_tanh.c);
+       * with LOOM_HOST_POLY_*=0 they are SLEEF's vector calls: either way vector math, no scalar call */
+      CHECK(strstr(blk, "@_ZGV") != NULL || strstr(blk, " x float>") != NULL, "mish: no vector math in the vector body");
       if (strstr(g_t->describe(g_t), "vw512")) CHECK(strstr(blk, "<16 x float>") != NULL, "mish: not 512-bit vectors");
       free(blk);
     }
