@@ -112,6 +112,9 @@ void cg_clear_fmf(LLVMValueRef v);
 /* A float constant of a real compute dtype; a call of libm's `base` as math.c makes it. */
 LLVMValueRef cg_fconst(CgMath *m, LoomDType t, double v);
 LLVMValueRef cg_libm(CgMath *m, const char *base, LoomDType t, LLVMValueRef *args, unsigned nargs);
+/* a * b + c (llvm.fmuladd: fused where the target has fma, no libm call elsewhere): the Horner steps of
+ * the host's own math functions (math_erf.c, math_exp.c, math_log1p.c, math_tanh.c). */
+LLVMValueRef cg_fmuladd(CgMath *m, LLVMValueRef a, LLVMValueRef b, LLVMValueRef c);
 /* Loom's own float32 erf for the host (math_erf.c): scalar code the loop vectorizer widens. */
 LLVMValueRef cg_host_erf_f32(CgMath *m, LLVMValueRef x);
 /* Loom's own float32 tanh for the host (math_tanh.c): variant 1 evaluates a rational in float64, 2 in

@@ -73,6 +73,12 @@ static LLVMTypeRef val_type(CgMath *m, LoomDType t) {
 static LLVMValueRef fconst(CgMath *m, LoomDType t, double v) {
   return LLVMConstReal(cg_reg_type(m, t), v);
 }
+LLVMValueRef cg_fmuladd(CgMath *m, LLVMValueRef a, LLVMValueRef b, LLVMValueRef c) {
+  LLVMTypeRef t = LLVMTypeOf(a);
+  LLVMValueRef args[3] = {a, b, c};
+  return cg_intrinsic(m, "llvm.fmuladd", &t, 1, args, 3);
+}
+
 LLVMValueRef cg_fconst(CgMath *m, LoomDType t, double v) { return fconst(m, t, v); }
 
 LLVMValueRef cg_cx_make(CgMath *m, LoomDType t, LLVMValueRef re, LLVMValueRef im) {

@@ -25,16 +25,10 @@ static LLVMValueRef fc(CgMath *m, double v) { return cg_fconst(m, LOOM_FLOAT32, 
 
 /* a * b + c, fused where the target has fma (llvm.fma would be a libm call on one without): the error
  * bounds above hold either way */
-static LLVMValueRef fma3(CgMath *m, LLVMValueRef a, LLVMValueRef b, LLVMValueRef c) {
-  LLVMTypeRef t = LLVMTypeOf(a);
-  LLVMValueRef args[3] = {a, b, c};
-  return cg_intrinsic(m, "llvm.fmuladd", &t, 1, args, 3);
-}
-
 /* c[0] + c[1] v + ... + c[n-1] v^(n-1), Horner's rule with fma */
 static LLVMValueRef horner(CgMath *m, LLVMValueRef v, const double *c, int n) {
   LLVMValueRef r = fc(m, c[n - 1]);
-  for (int i = n - 2; i >= 0; i--) r = fma3(m, r, v, fc(m, c[i]));
+  for (int i = n - 2; i >= 0; i--) r = cg_fmuladd(m, r, v, fc(m, c[i]));
   return r;
 }
 
@@ -60,8 +54,8 @@ static LLVMValueRef exp_bounded(CgMath *m, LLVMValueRef x) {
   LLVMTypeRef t = LLVMTypeOf(x), i32 = LLVMInt32TypeInContext(m->c);
   LLVMValueRef q = LLVMBuildFMul(b, x, fc(m, 0x1.715476p+0), "");
   LLVMValueRef n = cg_intrinsic(m, "llvm.rint", &t, 1, &q, 1);
-  LLVMValueRef r = fma3(m, n, fc(m, -0x1.62e4p-1), x);
-  r = fma3(m, n, fc(m, -0x1.7f7d1cp-20), r);
+  LLVMValueRef r = cg_fmuladd(m, n, fc(m, -0x1.62e4p-1), x);
+  r = cg_fmuladd(m, n, fc(m, -0x1.7f7d1cp-20), r);
   LLVMValueRef p = horner(m, r, e, 7);
   LLVMValueRef bits = LLVMBuildShl(b, LLVMBuildAdd(b, LLVMBuildFPToSI(b, n, i32, ""), LLVMConstInt(i32, 127, 0), ""),
                                    LLVMConstInt(i32, 23, 0), "");
@@ -76,12 +70,12 @@ LLVMValueRef cg_host_erf_f32(CgMath *m, LLVMValueRef x) {
   LLVMBuilderRef b = m->b;
   LLVMValueRef a = fabs1(m, x);
   LLVMValueRef s = LLVMBuildFMul(b, x, x, "");
-  LLVMValueRef small = fma3(m, x, horner(m, s, p, 7), x);
+  LLVMValueRef small = cg_fmuladd(m, x, horner(m, s, p, 7), x);
   LLVMTypeRef t = LLVMTypeOf(x);
   LLVMValueRef mm[2] = {a, fc(m, 4.0)};
   LLVMValueRef ac = cg_intrinsic(m, "llvm.minnum", &t, 1, mm, 2);
-  LLVMValueRef u = fma3(m, ac, fc(m, 1.0 / 1.5), fc(m, -2.5 / 1.5));
-  LLVMValueRef ex = fma3(m, LLVMBuildFNeg(b, ac, ""), ac, horner(m, u, q, 9));
+  LLVMValueRef u = cg_fmuladd(m, ac, fc(m, 1.0 / 1.5), fc(m, -2.5 / 1.5));
+  LLVMValueRef ex = cg_fmuladd(m, LLVMBuildFNeg(b, ac, ""), ac, horner(m, u, q, 9));
   LLVMValueRef erfc = exp_bounded(m, ex);
   LLVMValueRef big = copysign2(m, LLVMBuildFSub(b, fc(m, 1.0), erfc, ""), x);
   LLVMValueRef lt = LLVMBuildFCmp(b, LLVMRealULT, a, fc(m, 1.0), ""); /* NaN: the first branch */

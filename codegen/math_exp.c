@@ -23,12 +23,6 @@
  * (60 steps), coefficients rounded to float32. */
 #include "cg_llvm.h"
 
-static LLVMValueRef fma3(CgMath *m, LLVMValueRef a, LLVMValueRef b, LLVMValueRef c) {
-  LLVMTypeRef t = LLVMTypeOf(a);
-  LLVMValueRef args[3] = {a, b, c};
-  return cg_intrinsic(m, "llvm.fmuladd", &t, 1, args, 3); /* fused where the target has fma (no libm call elsewhere) */
-}
-
 /* 2^k for an int32 k with k + 127 in [1, 254]: the float's exponent bits */
 static LLVMValueRef pow2i(CgMath *m, LLVMValueRef k) {
   LLVMBuilderRef b = m->b;
@@ -53,11 +47,11 @@ LLVMValueRef cg_host_exp_f32(CgMath *m, LLVMValueRef x) {
   LLVMValueRef scaled = LLVMBuildFMul(b, xc, cg_fconst(m, LOOM_FLOAT32, 0x1.715476p+0), "");
   LLVMValueRef n = cg_intrinsic(m, "llvm.rint", &t, 1, &scaled, 1);
   LLVMValueRef nn = LLVMBuildFNeg(b, n, "");
-  LLVMValueRef r = fma3(m, nn, cg_fconst(m, LOOM_FLOAT32, 0x1.62e4p-1), xc); /* ln2 hi: 0.693145751953125 */
-  r = fma3(m, nn, cg_fconst(m, LOOM_FLOAT32, 0x1.7f7d1cp-20), r);            /* ln2 lo */
+  LLVMValueRef r = cg_fmuladd(m, nn, cg_fconst(m, LOOM_FLOAT32, 0x1.62e4p-1), xc); /* ln2 hi: 0.693145751953125 */
+  r = cg_fmuladd(m, nn, cg_fconst(m, LOOM_FLOAT32, 0x1.7f7d1cp-20), r);            /* ln2 lo */
   LLVMValueRef p = cg_fconst(m, LOOM_FLOAT32, s[4]);
-  for (int i = 3; i >= 0; i--) p = fma3(m, p, r, cg_fconst(m, LOOM_FLOAT32, s[i]));
-  LLVMValueRef q = fma3(m, LLVMBuildFMul(b, r, r, ""), p, r);
+  for (int i = 3; i >= 0; i--) p = cg_fmuladd(m, p, r, cg_fconst(m, LOOM_FLOAT32, s[i]));
+  LLVMValueRef q = cg_fmuladd(m, LLVMBuildFMul(b, r, r, ""), p, r);
   LLVMValueRef er = LLVMBuildFAdd(b, q, cg_fconst(m, LOOM_FLOAT32, 1.0), "");
   LLVMValueRef ni = LLVMBuildFPToSI(b, n, i32, "");
   LLVMValueRef n1 = LLVMBuildAShr(b, ni, LLVMConstInt(i32, 1, 0), "");

@@ -43,13 +43,6 @@
 
 #include "cg_llvm.h"
 
-/* a * b + c, fused where the target has fma */
-static LLVMValueRef fma3(CgMath *m, LLVMValueRef a, LLVMValueRef b, LLVMValueRef c) {
-  LLVMTypeRef t = LLVMTypeOf(a);
-  LLVMValueRef args[3] = {a, b, c};
-  return cg_intrinsic(m, "llvm.fmuladd", &t, 1, args, 3);
-}
-
 static LLVMValueRef dc(CgMath *m, double v) { return cg_fconst(m, LOOM_FLOAT64, v); }
 static LLVMValueRef fc(CgMath *m, double v) { return cg_fconst(m, LOOM_FLOAT32, v); }
 
@@ -87,14 +80,14 @@ static LLVMValueRef log1p_f32(CgMath *m, LLVMValueRef x) {
   LLVMValueRef kbits = LLVMBuildAnd(b, d, LLVMConstInt(i32, 0xff800000u, 0), "");
   LLVMValueRef s4 = LLVMBuildBitCast(b, LLVMBuildSub(b, LLVMConstInt(i32, 0x40800000, 0), kbits, ""), t, "");
   /* f = (x / 4) 2^(2-k) + (2^-k - 1), the second term and the sum exact (one fused rounding of an exact value) */
-  LLVMValueRef sm1 = fma3(m, s4, fc(m, 0.25), fc(m, -1.0));
+  LLVMValueRef sm1 = cg_fmuladd(m, s4, fc(m, 0.25), fc(m, -1.0));
   LLVMValueRef fa[3] = {LLVMBuildFMul(b, x, fc(m, 0.25), ""), s4, sm1};
   LLVMValueRef f = cg_intrinsic(m, "llvm.fma", &t, 1, fa, 3);
   LLVMValueRef p = fc(m, q[8]);
-  for (int i = 7; i >= 0; i--) p = fma3(m, p, f, fc(m, q[i]));
-  LLVMValueRef l = fma3(m, LLVMBuildFMul(b, f, f, ""), p, f);
+  for (int i = 7; i >= 0; i--) p = cg_fmuladd(m, p, f, fc(m, q[i]));
+  LLVMValueRef l = cg_fmuladd(m, LLVMBuildFMul(b, f, f, ""), p, f);
   /* k ln 2 in two parts: k * LN2_HI exact (8 bits each) */
-  LLVMValueRef r = fma3(m, k, fc(m, 0x1.62e43p-1), fma3(m, k, fc(m, -0x1.05c61p-29), l));
+  LLVMValueRef r = cg_fmuladd(m, k, fc(m, 0x1.62e43p-1), cg_fmuladd(m, k, fc(m, -0x1.05c61p-29), l));
   return specials(m, x, r);
 }
 
@@ -112,11 +105,11 @@ static LLVMValueRef log1p_f64(CgMath *m, LLVMValueRef x) {
   LLVMValueRef k = LLVMBuildSIToFP(b, LLVMBuildAShr(b, d, cg_i64(m, 52), ""), f64, "");
   LLVMValueRef kbits = LLVMBuildAnd(b, d, cg_i64(m, (int64_t)0xfff0000000000000ULL), "");
   LLVMValueRef s = LLVMBuildBitCast(b, LLVMBuildSub(b, cg_i64(m, 0x3ff0000000000000LL), kbits, ""), f64, "");
-  LLVMValueRef f = fma3(m, xd, s, LLVMBuildFSub(b, s, dc(m, 1.0), ""));
+  LLVMValueRef f = cg_fmuladd(m, xd, s, LLVMBuildFSub(b, s, dc(m, 1.0), ""));
   LLVMValueRef p = dc(m, q[8]);
-  for (int i = 7; i >= 0; i--) p = fma3(m, p, f, dc(m, q[i]));
-  LLVMValueRef l = fma3(m, LLVMBuildFMul(b, f, f, ""), p, f);
-  LLVMValueRef r = LLVMBuildFPTrunc(b, fma3(m, k, dc(m, 0x1.62e42fefa39efp-1), l), LLVMTypeOf(x), "");
+  for (int i = 7; i >= 0; i--) p = cg_fmuladd(m, p, f, dc(m, q[i]));
+  LLVMValueRef l = cg_fmuladd(m, LLVMBuildFMul(b, f, f, ""), p, f);
+  LLVMValueRef r = LLVMBuildFPTrunc(b, cg_fmuladd(m, k, dc(m, 0x1.62e42fefa39efp-1), l), LLVMTypeOf(x), "");
   return specials(m, x, r);
 }
 

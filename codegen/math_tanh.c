@@ -28,17 +28,10 @@
  * coefficients are the (5, 4) fit's rounded to float32. */
 #include "cg_llvm.h"
 
-/* a * b + c, fused where the target has fma */
-static LLVMValueRef fma3(CgMath *m, LLVMValueRef a, LLVMValueRef b, LLVMValueRef c) {
-  LLVMTypeRef t = LLVMTypeOf(a);
-  LLVMValueRef args[3] = {a, b, c};
-  return cg_intrinsic(m, "llvm.fmuladd", &t, 1, args, 3);
-}
-
 /* c[0] + c[1] v + ... + c[n-1] v^(n-1) in dtype t, Horner's rule with fma */
 static LLVMValueRef horner(CgMath *m, LoomDType t, LLVMValueRef v, const double *c, int n) {
   LLVMValueRef r = cg_fconst(m, t, c[n - 1]);
-  for (int i = n - 2; i >= 0; i--) r = fma3(m, r, v, cg_fconst(m, t, c[i]));
+  for (int i = n - 2; i >= 0; i--) r = cg_fmuladd(m, r, v, cg_fconst(m, t, c[i]));
   return r;
 }
 
