@@ -12,10 +12,12 @@
  *     rows as before (a few streams);
  *   - register strips (the other kernels): a strip of a few vectors of columns keeps its
  *     accumulators in registers down strip_rows() R points.
- * Paired CPU timings (Zen 4, AVX-512, 1 thread) on the 16 MiB float32 column reductions of the suite:
- * var(axis=0) ~2x, BatchNorm1d statistics ~3-6x, column sums 1.05-1.15x, and a 2-input prologue
- * ((x * y) ** 2).sum(0) over 32 MiB ~0.9x with the jam of 8 (0.65-0.85x with strips, whose rows are
- * read a few lines at a time: the figures in the commit messages).
+ * Kernels that stream more than one input down the rows keep the block loop (register_fold). Paired
+ * in-process timings (Zen 4, AVX-512, 4096 x 1024 float32, min of 31, with colfinish's vector fold on
+ * both sides, load 5-7): var(axis=0) 2.1x, BatchNorm1d statistics (65536 x 64) 3.7-4x, argmax 1.3-1.4x,
+ * mean over a middle axis 1.2-1.3x, int32 column sums 1.1x, float column sums 0.8-1.1x (bound by the L3's
+ * bandwidth already; earlier rounds 1.05-1.15x); strips of 16 rows read rows a few lines at a time and
+ * were slower than the jam on 2-input prologues and no faster on sums.
  */
 #include <string.h>
 
