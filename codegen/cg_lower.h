@@ -399,6 +399,8 @@ void cg_gpu_mom_identity(Lower *L);                /* count 0 */
 void cg_gpu_mom_block_reduce(Lower *L);            /* every thread ends with the block's moments */
 void cg_gpu_mom_merge(Lower *L, LLVMValueRef nb, const LLVMValueRef *meanb, const LLVMValueRef *m2b);
 void cg_gpu_mom_store(Lower *L, LLVMValueRef rec); /* into a partial record (phase 0's) */
+/* L->mom_n, mom_mean, mom_m2 from a fold's allocas: n (i64), mean[i] and m2[i] (L->mom.t[i]) */
+void cg_gpu_mom_take(Lower *L, LLVMValueRef n, const LLVMValueRef *mean, const LLVMValueRef *m2);
 void cg_gpu_mom_load(Lower *L, LLVMValueRef rec, LLVMValueRef *n, LLVMValueRef *mean, LLVMValueRef *m2);
 /* L->acc[p] of every folded phase from the moments and its c (L->acc[0] set). */
 void cg_gpu_mom_results(Lower *L);

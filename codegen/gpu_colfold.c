@@ -109,12 +109,7 @@ void cg_gpu_col_fold(Lower *L, const GpuEntry *e, int p, const CgColFold *f) {
   LLVMPositionBuilderAtEnd(b, done);
   cg_gpu_store_acc(L, ph, f->dst, LLVMBuildLoad2(b, vty, accv, ""), LLVMBuildLoad2(b, L->i64, acci, ""));
   if (mom) {
-    L->mom_n = LLVMBuildLoad2(b, L->i64, mn, "");
-    for (int i = 0; i < L->mom.n; i++) {
-      LLVMTypeRef ft = cg_reg_type(&L->m, (LoomDType)L->mom.t[i]);
-      L->mom_mean[i] = LLVMBuildLoad2(b, ft, mm[i], "");
-      L->mom_m2[i] = LLVMBuildLoad2(b, ft, mq[i], "");
-    }
+    cg_gpu_mom_take(L, mn, mm, mq);
     cg_gpu_mom_store(L, f->dst);
   }
   LLVMBuildBr(b, after);

@@ -388,3 +388,13 @@ void cg_gpu_mom_results(Lower *L) {
     L->accidx[p] = cg_i64(&L->m, 0);
   }
 }
+
+void cg_gpu_mom_take(Lower *L, LLVMValueRef n, const LLVMValueRef *mean, const LLVMValueRef *m2) {
+  LLVMBuilderRef b = L->m.b;
+  L->mom_n = LLVMBuildLoad2(b, L->i64, n, "");
+  for (int i = 0; i < L->mom.n; i++) {
+    LLVMTypeRef ft = cg_reg_type(&L->m, (LoomDType)L->mom.t[i]);
+    L->mom_mean[i] = LLVMBuildLoad2(b, ft, mean[i], "");
+    L->mom_m2[i] = LLVMBuildLoad2(b, ft, m2[i], "");
+  }
+}

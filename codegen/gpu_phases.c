@@ -242,12 +242,7 @@ static void finish_phase(Lower *L, const GpuEntry *e, int p, LLVMValueRef o, boo
   L->acc[p] = LLVMBuildLoad2(b, vty, accv, "");
   L->accidx[p] = LLVMBuildLoad2(b, L->i64, acci, "");
   if (mom) {
-    L->mom_n = LLVMBuildLoad2(b, L->i64, mn, "");
-    for (int i = 0; i < L->mom.n; i++) {
-      LLVMTypeRef ft = cg_reg_type(&L->m, (LoomDType)L->mom.t[i]);
-      L->mom_mean[i] = LLVMBuildLoad2(b, ft, mm[i], "");
-      L->mom_m2[i] = LLVMBuildLoad2(b, ft, mq[i], "");
-    }
+    cg_gpu_mom_take(L, mn, mm, mq);
   }
   if (blk) cg_gpu_block_reduce(L, p); /* phase 0: the moments too */
   LLVMValueRef fv = L->acc[p], fi = L->accidx[p];
