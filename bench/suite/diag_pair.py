@@ -100,6 +100,8 @@ def main():
     ap.add_argument("--size", default="cpu")
     ap.add_argument("--side", action="append", default=[])
     ap.add_argument("--rounds", type=int, default=9)
+    ap.add_argument("--gap-ms", type=float, default=0.0,
+                    help="idle pause before every sample (lets other sides' spinning threads go to sleep)")
     ap.add_argument("--json")
     ap.add_argument("names", nargs="*")
     a = ap.parse_args()
@@ -119,6 +121,8 @@ def main():
                     live.append(s)
             for _ in range(a.rounds):
                 for s in live:
+                    if a.gap_ms > 0:
+                        time.sleep(a.gap_ms / 1e3)
                     r = s.ask("sample")
                     if "s" in r:
                         row["sides"][s.name]["samples"].append(r["s"] * 1e3)
