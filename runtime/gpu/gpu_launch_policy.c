@@ -158,11 +158,30 @@ static uint32_t finishb_block(const RtGpuLauncher *L, int64_t no) {
   return L->limit(L->user, RT_LIM_FINISHB_BLOCK, P_FINISHB) >= WIDE_BLOCK ? WIDE_BLOCK : L->block;
 }
 
+/* Many rows of a few thousand points (one-phase ROW, a block a row): a block of about nr / 32 threads (at
+ * least 2 waves, at most the kernel's), so that each thread folds >= 32 points (8 float32 16-byte loads in
+ * flight) before the block reduction, whose cost is per thread and row. H200 2026-12-04, argmax_rows
+ * (16384 x 4096 float32, 256 threads: 16 points a thread): 25 instructions a point, 63 % of issue slots
+ * and 69 % of DRAM bandwidth under Nsight Compute, the fold a small part of that. Sizes only (the bits do
+ * not depend on the block: the combines keep the first extreme / are the same tree per size).
+ * LOOM_GPU_ROW_NARROW=0: the kernel's block. */
+static uint32_t narrow_row_block(const RtGpuLauncher *L, int64_t no, int64_t nr) {
+  static int knob = -2;
+  if (env_knob_once(&knob, "LOOM_GPU_ROW_NARROW") == 0 || L->split_reduce || L->split_map || no < 2048 || nr < 2048)
+    return 0;
+  const int64_t wave = L->wave;
+  int64_t bs = nr / 32 / wave * wave;
+  if (bs < 2 * wave) bs = 2 * wave;
+  return bs < (int64_t)L->block ? (uint32_t)bs : 0;
+}
+
 /* A one-phase ROW reduction's main block: WIDE_BLOCK threads for a few rows of thousands of points (a
  * loss's mean of 16384 per-row values ran in one block of 256 threads: 4.9 us under Nsight Compute, a
  * chain of 64 loads a thread) where the entry can launch them, else the kernel's block. From the sizes
  * and the entry's register limit, as libloomrt decides it too. LOOM_GPU_FINISHB_WIDE=0: the kernel's. */
 static uint32_t main_block(const RtGpuLauncher *L, int64_t no, int64_t nr) {
+  uint32_t narrow = narrow_row_block(L, no, nr);
+  if (narrow) return narrow;
   if (!wide_blocks() || no > 8 || nr < 4096 || L->block >= WIDE_BLOCK || L->split_reduce || L->split_map)
     return L->block;
   return L->limit(L->user, RT_LIM_MAIN_BLOCK, P_MAIN) >= WIDE_BLOCK ? WIDE_BLOCK : L->block;
