@@ -392,6 +392,7 @@ static LoomStatus nv_optimize(CgGpuTarget *g, LLVMModuleRef mod, const CgGpuKern
   LLVMDisposePassBuilderOptions(po);
   if (e) return llvm_err(d, e, "optimization (nvptx)");
   cg_nvptx_fence_narrow_abs(mod);
+  cg_nvptx_copysign_bits(mod);
   return LOOM_OK;
 }
 

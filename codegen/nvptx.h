@@ -15,6 +15,8 @@ void cg_nvptx_lower_hooks(CgGpuHooks *h);
  * opaque cvt (nvptx_lower.c): ptxas treats abs.s16's result as non-negative and skips the sign extension a
  * later 32-bit use needs, so abs(INT16_MIN) read back as +32768 (NumPy: -32768) in a division or a cast. */
 void cg_nvptx_fence_narrow_abs(LLVMModuleRef mod);
+/* llvm.copysign.f32 calls -> integer and / or of the bits (after optimization; LOOM_GPU_COPYSIGN_BITS=0: off) */
+void cg_nvptx_copysign_bits(LLVMModuleRef mod);
 /* LOOM_NV_FDIV=ieee: float32 division as LLVM's fdiv (PTX div.rn.f32) instead of nv_fdiv_f32 (an A/B
  * switch for the H200) */
 bool cg_nvptx_fdiv_ieee(void);
