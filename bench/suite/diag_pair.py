@@ -119,8 +119,8 @@ def main():
                 row["sides"][s.name] = {"first_call_s": r.get("first_call_s"), "error": r.get("error"), "samples": []}
                 if not r.get("error"):
                     live.append(s)
-            for _ in range(a.rounds):
-                for s in live:
+            for rnd in range(a.rounds):
+                for s in live[rnd % len(live):] + live[:rnd % len(live)]:  # rotated: see run.py time_round_robin
                     if a.gap_ms > 0:
                         time.sleep(a.gap_ms / 1e3)
                     r = s.ask("sample")
