@@ -72,6 +72,8 @@ class Side:
         parts = rest.split(":")
         self.name, self.python, self.lib = name, parts[0], parts[1]
         env = dict(os.environ, CUDA_VISIBLE_DEVICES="")
+        env.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # as run.py: OpenMP workers must not spin into the next side
+        env.setdefault("KMP_BLOCKTIME", "0")
         for kv in (parts[2].split(",") if len(parts) > 2 and parts[2] else []):
             k, _, v = kv.partition("=")
             env[k] = v
