@@ -14,7 +14,9 @@
  * tile, from which the tile's rows read it contiguously; so every operand and the output are
  * contiguous along the inner loop, which the vectorizer widens without run-time stride checks (the
  * strided operand's run-time stride otherwise versions the loop and runs its scalar copy). Partial
- * tiles (the edges) read the operand in place.
+ * tiles (the edges) stage the lanes they own with masked loads into a second stack tile (its own, so the
+ * full tiles' copy stays in registers); LOOM_HOST_TILE_EDGE=0, or 1-2 byte elements without AVX-512,
+ * read them in place. Tiles are visited in panels, a column of tiles at a time (panel_rows).
  *
  * Chosen at compile time (cg_host_tiled) from the layout classes: some buffer is contiguous along the
  * second-to-last dim with a run-time stride along the last (the transposed one) and some buffer is
@@ -93,18 +95,36 @@ static bool staged(const KernelIr *k, int bi) {
  * of i clear, lanes of bit h set of vector i with lanes of bit h clear of vector i + h. An element
  * (i, l) moves to (l, i) because every stage exchanges bit h of its vector and lane numbers where
  * they differ. Stages with h at least a machine register's lanes only rename registers. */
-static void stage_tile(Lower *L, int bi, LLVMValueRef base, LLVMValueRef scol, LLVMValueRef scratch) {
+static void stage_tile(Lower *L, int bi, LLVMValueRef base, LLVMValueRef scol, LLVMValueRef scratch, LLVMValueRef tr,
+                       LLVMValueRef tc) {
   CgMath *m = &L->m;
   LLVMBuilderRef b = m->b;
   size_t sz = loom_dtype_size((LoomDType)L->k->bufs[bi].dtype);
   LLVMTypeRef et = LLVMIntTypeInContext(m->c, (unsigned)(8 * sz));
   LLVMTypeRef vt = LLVMVectorType(et, CG_TILE);
   LLVMTypeRef i32 = LLVMInt32TypeInContext(m->c);
-  LLVMValueRef v[CG_TILE];
+  unsigned align = dtype_align((LoomDType)L->k->bufs[bi].dtype);
+  LLVMValueRef v[CG_TILE], rows = NULL;
+  if (tr) { /* an edge tile: lanes l < tr of columns c < tc (llvm.masked.load; nothing else is touched) */
+    LLVMValueRef lane[CG_TILE];
+    for (int l = 0; l < CG_TILE; l++) lane[l] = cg_i64(m, l);
+    LLVMValueRef splat = LLVMBuildInsertElement(b, LLVMGetUndef(LLVMVectorType(L->i64, CG_TILE)), tr, cg_i64(m, 0), "");
+    splat = LLVMBuildShuffleVector(b, splat, splat, LLVMConstNull(LLVMVectorType(i32, CG_TILE)), "");
+    rows = LLVMBuildICmp(b, LLVMIntSLT, LLVMConstVector(lane, CG_TILE), splat, "tile.rowmask");
+  }
   for (int c = 0; c < CG_TILE; c++) {
     LLVMValueRef off = LLVMBuildAdd(b, base, LLVMBuildMul(b, cg_i64(m, c), scol, ""), "");
-    LLVMValueRef ld = LLVMBuildLoad2(b, vt, LLVMBuildGEP2(b, et, L->base[bi], &off, 1, ""), "tcol");
-    LLVMSetAlignment(ld, dtype_align((LoomDType)L->k->bufs[bi].dtype));
+    LLVMValueRef p = LLVMBuildGEP2(b, et, L->base[bi], &off, 1, "");
+    if (rows) {
+      LLVMValueRef on = LLVMBuildICmp(b, LLVMIntSLT, cg_i64(m, c), tc, "");
+      LLVMValueRef mask = LLVMBuildSelect(b, on, rows, LLVMConstNull(LLVMTypeOf(rows)), "");
+      LLVMTypeRef tys[2] = {vt, LLVMTypeOf(p)};
+      LLVMValueRef args[4] = {p, LLVMConstInt(i32, align, 0), mask, LLVMConstNull(vt)};
+      v[c] = cg_intrinsic(m, "llvm.masked.load", tys, 2, args, 4);
+      continue;
+    }
+    LLVMValueRef ld = LLVMBuildLoad2(b, vt, p, "tcol");
+    LLVMSetAlignment(ld, align);
     v[c] = ld;
   }
   for (int h = CG_TILE / 2; h >= 1; h /= 2) {
@@ -129,10 +149,11 @@ static void stage_tile(Lower *L, int bi, LLVMValueRef base, LLVMValueRef scol, L
 }
 
 /* The rows [0, tr) x columns [c0, c0 + tc) of a tile; base: each buffer's offset at (row 0, column 0
- * of the plane); with stage (full tiles only: tr = tc = CG_TILE), buffers with stage[bi] set are read
- * from their transposed copies in scratch[bi] (stage_tile), contiguous along the tile's rows. */
+ * of the plane); with scratch, buffers with scratch[bi] set are read from their transposed copies in
+ * scratch[bi] (stage_tile; edge: the tile may be partial, tr or tc < CG_TILE, and is staged with masked
+ * loads), contiguous along the tile's rows. */
 static void tile_points(Lower *L, LLVMValueRef q, LLVMValueRef tr, LLVMValueRef c0, LLVMValueRef tc,
-                        const LLVMValueRef *base, const LLVMValueRef *scratch, BodyFn body, void *arg) {
+                        const LLVMValueRef *base, const LLVMValueRef *scratch, bool edge, BodyFn body, void *arg) {
   const KernelIr *k = L->k;
   CgMath *m = &L->m;
   LLVMBuilderRef b = m->b;
@@ -143,7 +164,7 @@ static void tile_points(Lower *L, LLVMValueRef q, LLVMValueRef tr, LLVMValueRef 
   if (scratch)
     for (int bi = 0; bi < nb; bi++)
       if (scratch[bi]) stage_tile(L, bi, LLVMBuildAdd(b, base[bi], LLVMBuildMul(b, c0, L->stride[bi * k->ndim + last], ""), ""),
-                                  L->stride[bi * k->ndim + last], scratch[bi]);
+                                  L->stride[bi * k->ndim + last], scratch[bi], edge ? tr : NULL, edge ? tc : NULL);
   Loop rt = loop_begin(L, tr, "tile.row");
   for (int bi = 0; bi < nb; bi++)
     rowo[bi] = scratch && scratch[bi] ? LLVMBuildMul(b, rt.v, cg_i64(m, CG_TILE), "")
@@ -176,14 +197,16 @@ static void tile_points(Lower *L, LLVMValueRef q, LLVMValueRef tr, LLVMValueRef 
  * the panel for tile column 0, then column 1, ...), so the transposed operand is read in runs of
  * `panel` contiguous elements along each of a tile's CG_TILE source rows (whole lines, in order, which
  * the hardware prefetchers follow) instead of one line per source row per tile. The other buffers
- * (contiguous along the last dim: `streams` of them, the output included) then touch one line per
- * panel row per tile column and use the rest of each line at the next tile columns: the panel is as
- * tall as keeps those lines in L1 and their pages in the TLB, CG_TILE_PANEL_LINES lines a column
- * (2048 x 2048 float32 x.T + y on a Zen 4 core: panels of 16 rows 5.1 ms, 64 3.4, 128-512 2.8-3.0,
- * 1024 10 ms, where the 2 x 1024 pages of a tile column, 8 KiB apart, overflow the L2 TLB; a
- * contiguous x + y 1.9 ms). LOOM_HOST_TILE_PANEL: 1 (default) = this rule, 0 = one tile row per panel
- * (the walk before panels), N >= CG_TILE = N rows (rounded down to whole tiles). */
-#define CG_TILE_PANEL_LINES 512
+ * (contiguous along the last dim, the output included: `streams`) then touch a line or two per panel
+ * row per tile column and use the rest of those lines at the next tile columns. Rows of 4 KiB or more
+ * put each panel row of each stream on its own page: the panel is as tall as keeps a tile column's
+ * pages, CG_TILE_PANEL_PAGES, in the L2 TLB. Zen 4 core, one thread, 2048 x 2048 x.T + y: float32
+ * panels of 16 rows 5.1 ms, 64 3.4, 128-512 2.8-3.0, 1024 10 ms (2 x 1024 pages 8 KiB apart, half of
+ * the TLB's sets); float64 64 rows 11.7, 128 10.5, 256 9.3 (longer runs beat the 64 KiB of lines
+ * against a 32 KiB L1); a contiguous x + y 1.9 (float32), 4.8 (float64). LOOM_HOST_TILE_PANEL: 1
+ * (default) = this rule, 0 = one tile row per panel (the walk before panels), N >= CG_TILE = N rows
+ * (rounded down to whole tiles). */
+#define CG_TILE_PANEL_PAGES 512
 
 static int panel_rows(const KernelIr *k) {
   static int knob = -1;
@@ -192,7 +215,7 @@ static int panel_rows(const KernelIr *k) {
   int last = k->ndim - 1, streams = 0;
   for (int b = 0; b < k->nbuf; b++)
     if (k->bufs[b].layout[last] == KL_ONE) streams++;
-  int rows = CG_TILE_PANEL_LINES / (streams > 0 ? streams : 1) / CG_TILE * CG_TILE;
+  int rows = CG_TILE_PANEL_PAGES / (streams > 0 ? streams : 1) / CG_TILE * CG_TILE;
   return rows < CG_TILE ? CG_TILE : rows;
 }
 
@@ -208,20 +231,29 @@ static void tiled_rows(Lower *L, LLVMValueRef q0, LLVMValueRef q1, BodyFn body, 
   }
   LLVMValueRef ncol = L->shape[last], nrow = L->shape[pl];
   LLVMValueRef *outer = L->off;
-  LLVMValueRef base[64], tbase[64], scratch[64];
+  LLVMValueRef base[64], tbase[64], scratch[64], edge_scratch[64];
   if (nb > 64) {
     diag_error(m->d, LOOM_ERR_INTERNAL, "codegen: %d buffers in a tiled walk (at most 64)", nb);
     return;
   }
-  bool any_staged = false;
+  bool any_staged = false, any_edge = false;
+  static int edge_knob = -1;
+  bool edges = cg_env_int_once(&edge_knob, "LOOM_HOST_TILE_EDGE", 1) != 0;
   for (int bi = 0; bi < nb; bi++) {
-    scratch[bi] = NULL;
+    scratch[bi] = edge_scratch[bi] = NULL;
     if (!staged(k, bi)) continue;
     size_t sz = loom_dtype_size((LoomDType)k->bufs[bi].dtype);
     LLVMTypeRef at = LLVMArrayType(LLVMIntTypeInContext(m->c, (unsigned)(8 * sz)), CG_TILE * CG_TILE);
     scratch[bi] = cg_entry_alloca(L, at, "tile.stage");
     LLVMSetAlignment(scratch[bi], 64);
     any_staged = true;
+    /* edge tiles staged too where masked loads of this width are instructions (AVX2 masks 4- and 8-byte
+     * lanes only; narrower ones become a branch per lane: those edges read in place) */
+    if (edges && (sz >= 4 || L->host_vec_bytes == 64)) { /* its own copy: the full tiles' stays in registers */
+      edge_scratch[bi] = cg_entry_alloca(L, at, "tile.edge");
+      LLVMSetAlignment(edge_scratch[bi], 64);
+      any_edge = true;
+    }
   }
   int panel = panel_rows(k);
   LLVMValueRef qv = cg_entry_alloca(L, L->i64, "tile.q");
@@ -264,14 +296,14 @@ static void tiled_rows(Lower *L, LLVMValueRef q0, LLVMValueRef q1, BodyFn body, 
     LLVMBasicBlockRef fb = cg_new_bb(L, "tile.full"), pb = cg_new_bb(L, "tile.partial"), jb = cg_new_bb(L, "tile.next");
     LLVMBuildCondBr(b, full, fb, pb);
     LLVMPositionBuilderAtEnd(b, fb);
-    tile_points(L, qt, cg_i64(m, CG_TILE), c0, cg_i64(m, CG_TILE), tbase, scratch, body, arg);
+    tile_points(L, qt, cg_i64(m, CG_TILE), c0, cg_i64(m, CG_TILE), tbase, scratch, false, body, arg);
     LLVMBuildBr(b, jb);
     LLVMPositionBuilderAtEnd(b, pb);
-    tile_points(L, qt, tr, c0, tc, tbase, NULL, body, arg);
+    tile_points(L, qt, tr, c0, tc, tbase, any_edge ? edge_scratch : NULL, true, body, arg);
     LLVMBuildBr(b, jb);
     LLVMPositionBuilderAtEnd(b, jb);
   } else {
-    tile_points(L, qt, tr, c0, tc, tbase, NULL, body, arg);
+    tile_points(L, qt, tr, c0, tc, tbase, NULL, false, body, arg);
   }
   loop_end(L, &rt);
   loop_end(L, &ct);

@@ -141,13 +141,14 @@ print("ok")
 """
 
 
-@pytest.mark.parametrize("panel", ["0", "32", "48", "1", "4096"])
-def test_panel_knob_and_one_task(panel: str, tmp_path: Any) -> None:
-    # one thread: one task holds every row, so panels follow each other down the whole array; the knob's
-    # values (0: one tile row per panel, N: N rows) give the same bits
+@pytest.mark.parametrize("panel,edge", [("0", "1"), ("32", "1"), ("48", "0"), ("1", "1"), ("1", "0"), ("4096", "1")])
+def test_panel_knob_and_one_task(panel: str, edge: str, tmp_path: Any) -> None:
+    # one thread: one task holds every row, so panels follow each other down the whole array; the knobs'
+    # values (panel 0: one tile row per panel, N: N rows; edge 0: edge tiles read in place) give the same bits
     import os
     import subprocess
     import sys
-    env = dict(os.environ, LOOM_HOST_TILE_PANEL=panel, LOOM_NUM_THREADS="1", LOOM_CACHE_DIR=str(tmp_path))
+    env = dict(os.environ, LOOM_HOST_TILE_PANEL=panel, LOOM_HOST_TILE_EDGE=edge, LOOM_NUM_THREADS="1",
+               LOOM_CACHE_DIR=str(tmp_path))
     r = subprocess.run([sys.executable, "-c", _PANEL_SCRIPT], env=env, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
