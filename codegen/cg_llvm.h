@@ -56,6 +56,8 @@ LLVMTypeRef cg_reg_type(CgMath *m, LoomDType t);
 /* Memory type of a storage dtype: i8 for bool, half for float16, i16 for bfloat16, {T, T} for
  * complex. */
 LLVMTypeRef cg_mem_type(CgMath *m, LoomDType t);
+/* A value's type where float16 is half and bfloat16 its i16 bits (cg_cast's convention, math_cast.c). */
+LLVMTypeRef cg_val_type(CgMath *m, LoomDType t);
 LLVMValueRef cg_const(CgMath *m, LoomDType t, Scalar v);
 /* Converts v of dtype `from` to dtype `to` with KI_CAST semantics (ir.h). `from`/`to` may be
  * float16, meaning an LLVM half value. */

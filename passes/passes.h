@@ -5,7 +5,7 @@
  * transforms are verbs. passes/pipeline.c runs them in order from one {name, fn} table, verifies the
  * IR between passes in debug builds, and appends per-pass dumps when LOOM_DUMP asks for them.
  *
- * Pipeline: fold (constant folding) -> push_views (movement ops moved onto leaves) -> fuse (kernel
+ * Pipeline: fold (constant folding) -> onehot (one-hot sums become gathers) -> push_views (movement ops moved onto leaves) -> fuse (kernel
  * grouping) -> lower (kernel IR + bindings, reduction strategy) -> collapse (merge contiguous dims).
  * Graph nodes are immutable and hash-consed, so rewrites add nodes and replace the roots.
  */
@@ -157,6 +157,8 @@ LoomStatus pass_run_pipeline(IrModule *m, Diag *d);
 
 LoomStatus pass_fold(IrModule *m, Diag *d);
 LoomStatus pass_push_views(IrModule *m, Diag *d);
+/* onehot.c: sum(where(L == index along k, v, 0), axis=k) becomes a gather of v at L's position. */
+LoomStatus pass_onehot(IrModule *m, Diag *d);
 LoomStatus pass_fuse(IrModule *m, Diag *d);
 LoomStatus pass_lower(IrModule *m, Diag *d);
 LoomStatus pass_collapse(IrModule *m, Diag *d);

@@ -21,6 +21,7 @@ typedef struct PassEntry {
 
 static const PassEntry passes[] = {
     {"fold", pass_fold, true},
+    {"onehot", pass_onehot, true},
     {"push_views", pass_push_views, true},
     {"fuse", pass_fuse, false},
     {"lower", pass_lower, false},

@@ -8,16 +8,25 @@
  * bounded (LOOM_HOST_POOL_BYTES, default 1 GiB; 0 disables caching) and emptied when the context
  * goes. Smaller blocks go straight to the context's allocator. Thread-safe (one mutex).
  *
+ * Huge pages: a block of at least RT_HOST_HUGE_MIN bytes from the default allocator starts on a 2 MiB
+ * boundary and is madvise(MADV_HUGEPAGE)'d (what NumPy does for its arrays of >= 4 MiB): with the kernel's
+ * transparent huge pages in "madvise" mode (Debian's default) a 4 KiB page is a TLB miss per 4 KiB and the
+ * L2 prefetchers stop at every 4 KiB boundary, so a kernel streaming a 16 MB array from DRAM on one core
+ * ran at ~15 GB/s where NumPy's 2 MiB-paged one reads at ~25 GB/s. LOOM_HOST_HUGE_PAGES=0: off.
+ *
  * Limit (MemoryPool.set_limit on the host, as the GPU pools have): when set, a request that would take
  * used + cached bytes past it gives the cached blocks back first and fails (NULL) when it still does
  * not fit; rt_host_pool_limit tells the caller why.
  */
 #include <stdlib.h>
 #include <string.h>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 #include "runtime/runtime.h"
 
-enum { RT_HOST_POOL_MIN = 1 << 20, RT_HOST_POOL_CLASSES = 4 * 48 };
+enum { RT_HOST_POOL_MIN = 1 << 20, RT_HOST_POOL_CLASSES = 4 * 48, RT_HOST_HUGE_MIN = 4 << 20, RT_HOST_HUGE_PAGE = 2 << 20 };
 
 typedef struct FreeBlock {
   struct FreeBlock *next;
@@ -98,6 +107,28 @@ static bool fits_limit(RtHostPool *p, size_t size) {
   return ok;
 }
 
+/* A new block of csize bytes: 2 MiB-aligned and advised into huge pages when large and the context uses
+ * the default allocator (whose free() takes aligned_alloc's blocks), else the context's allocator's. */
+static void *block_alloc(RtHostPool *p, size_t csize) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  static int knob = -1;
+  int on = __atomic_load_n(&knob, __ATOMIC_RELAXED);
+  if (on < 0) {
+    const char *e = getenv("LOOM_HOST_HUGE_PAGES");
+    on = !(e && *e && atoi(e) == 0);
+    __atomic_store_n(&knob, on, __ATOMIC_RELAXED);
+  }
+  const LoomAllocator *def = ir_default_allocator();
+  if (on && csize >= RT_HOST_HUGE_MIN && (!p->ctx || p->ctx->alloc.alloc == def->alloc)) {
+    size_t rounded = (csize + RT_HOST_HUGE_PAGE - 1) & ~(size_t)(RT_HOST_HUGE_PAGE - 1); /* <= 1 MiB more */
+    void *mem = aligned_alloc(RT_HOST_HUGE_PAGE, rounded);
+    if (mem) (void)madvise(mem, rounded, MADV_HUGEPAGE); /* advice: failure leaves 4 KiB pages */
+    return mem;
+  }
+#endif
+  return ctx_alloc(p->ctx, csize);
+}
+
 void *rt_host_alloc(RtHostPool *p, size_t size) {
   if (size == 0) size = 1;
   if (!p) return NULL;
@@ -124,10 +155,10 @@ void *rt_host_alloc(RtHostPool *p, size_t size) {
   pthread_mutex_unlock(&p->lock);
   if (b) return b;
   if (!fits_limit(p, csize)) return NULL;
-  void *mem = ctx_alloc(p->ctx, csize);
+  void *mem = block_alloc(p, csize);
   if (!mem) { /* give the cached blocks back and try once more */
     rt_host_pool_trim(p);
-    mem = ctx_alloc(p->ctx, csize);
+    mem = block_alloc(p, csize);
   }
   if (mem) {
     pthread_mutex_lock(&p->lock);

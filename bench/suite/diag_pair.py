@@ -72,6 +72,8 @@ class Side:
         parts = rest.split(":")
         self.name, self.python, self.lib = name, parts[0], parts[1]
         env = dict(os.environ, CUDA_VISIBLE_DEVICES="")
+        env.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # as run.py: OpenMP workers must not spin into the next side
+        env.setdefault("KMP_BLOCKTIME", "0")
         for kv in (parts[2].split(",") if len(parts) > 2 and parts[2] else []):
             k, _, v = kv.partition("=")
             env[k] = v
@@ -119,8 +121,8 @@ def main():
                 row["sides"][s.name] = {"first_call_s": r.get("first_call_s"), "error": r.get("error"), "samples": []}
                 if not r.get("error"):
                     live.append(s)
-            for _ in range(a.rounds):
-                for s in live:
+            for rnd in range(a.rounds):
+                for s in live[rnd % len(live):] + live[:rnd % len(live)]:  # rotated: see run.py time_round_robin
                     if a.gap_ms > 0:
                         time.sleep(a.gap_ms / 1e3)
                     r = s.ask("sample")

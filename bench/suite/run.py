@@ -184,11 +184,14 @@ class Timed:
 def time_round_robin(timed, min_time, min_rounds=5, max_rounds=25):
     """Samples taken in rounds over the libraries (A B C A B C ...), so that a change of the machine's
     load during the workload falls on every library alike: only ratios in one run mean anything on a
-    shared box."""
+    shared box. Each round starts one library further on (A B C, B C A, C A B, ...): a library's threads
+    may keep a core busy after its calls return (torch's OpenMP workers spin ~6.5 ms on the host), which
+    taxes whoever runs next, so no library always follows the same one."""
     end = time.perf_counter() + min_time * max(1, len(timed))
     rounds = 0
     while rounds < max_rounds and (rounds < min_rounds or time.perf_counter() < end):
-        for t in timed:
+        shift = rounds % max(1, len(timed))
+        for t in timed[shift:] + timed[:shift]:
             t.sample()
         rounds += 1
     return rounds

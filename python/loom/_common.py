@@ -4,6 +4,7 @@ current device, and NumPy data entering loom. Nothing here depends on loom.ndarr
 import builtins
 import operator
 import sys
+import threading
 
 import numpy
 
@@ -233,4 +234,14 @@ def _inverse_perm(perm):
     for i, p in enumerate(perm):
         inv[p] = i
     return tuple(inv)
+
+
+_trace = threading.local()  # .like: a tracer of the @loom.fuse trace this thread is running (_fuse.py)
+
+
+def _trace_like():
+    """A tracer of the @loom.fuse trace running on this thread, or None: constant-only values made inside
+    a traced function (arange's iota) are built in the trace's graph with it, so the traced kernels
+    compute them (an index, no memory) instead of capturing them as constant input arrays."""
+    return getattr(_trace, "like", None)
 

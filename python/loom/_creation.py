@@ -6,7 +6,7 @@ import builtins
 import numpy
 
 from . import _core
-from ._common import (_np_dtype_of, _check_scalar_store, _code, _shape_tuple, _cur, _from_numpy, _order_name, _layout_perm,
+from ._common import (_trace_like, _np_dtype_of, _check_scalar_store, _code, _shape_tuple, _cur, _from_numpy, _order_name, _layout_perm,
                       _inverse_perm, _contiguous)
 from ._ndarray import ndarray, _operand
 from . import _temporal
@@ -341,7 +341,7 @@ def _index_arange(start, stop, step, np_dtype):
             return None
     except (TypeError, ValueError, OverflowError):  # NumPy's own error comes from its path below
         return None
-    v = _core.iota((n,))
+    v = _core.iota((n,), _trace_like())
     if step != 1:
         v = _core.binary(_core.ops["mul"], v, step)
     if start != 0:

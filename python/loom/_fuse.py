@@ -30,7 +30,7 @@ import types
 import numpy
 
 from . import _core
-from ._common import _from_numpy, _code
+from ._common import _from_numpy, _code, _trace
 from ._ndarray import ndarray
 
 _MAX_SIGNATURES = 64
@@ -237,7 +237,12 @@ class Fusion(_core.Fused):
                 in_args.append(i)
                 in_nodes.append(_core.tracer_node(t))
                 tracers.append(t)
-        result = self.func(*tracers)
+        like = getattr(_trace, "like", None)
+        _trace.like = next((t for t, la in zip(tracers, arrays) if la is not None), like)
+        try:
+            result = self.func(*tracers)
+        finally:
+            _trace.like = like
         # arguments updated in place: their tracer no longer stands for the placeholder node
         writes = [(i, _core.tracer_node(tracers[i])) for i, node in zip(in_args, in_nodes)
                   if _core.tracer_node(tracers[i]) != node]

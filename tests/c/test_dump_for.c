@@ -13,7 +13,7 @@
 
 #include "test_common.h"
 
-static const char *const passes[] = {"fold", "push_views", "fuse", "lower", "collapse"};
+static const char *const passes[] = {"fold", "onehot", "push_views", "fuse", "lower", "collapse"};
 
 /* The schedule's kernel names, from LOOM_DUMP_KERNELS ("kernel NAME ..." at a line's start). */
 static int kernel_names(const char *kir, char names[][64], int cap) {
