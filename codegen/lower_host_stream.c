@@ -29,9 +29,10 @@
  * transposes (their tiles span rows), scatter stores or kernels that call transcendentals (compute-
  * bound: computes_transcendental); x86 (+sse2) only.
  * The working set, not the outputs alone: a 16 MiB output written back to back with tiny inputs stays
- * in the 32 MiB L3 with ordinary stores (outer_add: streaming was slower), and nt_probe's crossover lies
- * between 16 MiB (8 + 8: a tie) and 24 MiB (1.35x) of input + output. LOOM_HOST_NT_STORES: 0 off; 1
- * (default) on from 18 MiB; a larger value is the threshold in bytes (tests use a small one).
+ * in the 32 MiB L3 with ordinary stores (outer_add: streaming was slower), and so do int8_dequant's
+ * 4 + 16 MiB on a quiet box (ordinary 0.40 ms, streamed 0.63); nt_probe's crossover under load lies
+ * between 16 MiB (8 + 8: a tie) and 24 MiB (1.35x). LOOM_HOST_NT_STORES: 0 off; 1 (default) on from
+ * 24 MiB (3/4 of this box's L3); a larger value is the threshold in bytes (tests use a small one).
  */
 #include <string.h>
 
@@ -41,7 +42,7 @@ enum {
   CG_STREAM_CHUNK_BYTES = 4096,        /* scratch per chunk, all streamed outputs together (nt_probe: 16 KiB
                                         * chunks lost the whole gain, 1-4 KiB kept it: reads and streamed
                                         * writes must interleave finely) */
-  CG_STREAM_DEFAULT_BYTES = 18 << 20   /* bytes a launch moves from which it streams (knob 1) */
+  CG_STREAM_DEFAULT_BYTES = 24 << 20   /* bytes a launch moves from which it streams (knob 1) */
 };
 
 /* The threshold in bytes; 0: streaming off. */
