@@ -193,6 +193,13 @@ void cg_host_force_width(Lower *L, LLVMValueRef br);
  * one read along them, and the walk of linear points [lo, hi) in tiles for such kernels. */
 bool cg_host_tiled(const KernelIr *k);
 void cg_host_walk_tiled(Lower *L, LLVMValueRef lo, LLVMValueRef hi, BodyFn body, void *arg);
+/* lower_host_stream.c: the outputs of an elementwise kernel that run() may write by streaming stores
+ * (streamed[nbuf]; returns their number, 0 where streaming is off or does not apply), and run()'s call of
+ * its implementation av[nimpl] (wrapper position), in chunks through a scratch buffer and non-temporal
+ * copies when the launch's streamed output bytes reach the threshold. */
+int cg_host_stream_outputs(const KernelIr *k, const char *const *attrs, int nattrs, bool *streamed);
+void cg_host_stream_call(Lower *L, const bool *streamed, LLVMTypeRef ity, LLVMValueRef impl, LLVMValueRef *av,
+                         int nimpl);
 /* Blocked walks (cg_host_walk_blocked): the walk counts points into *count (an i64 alloca the walk
  * zeroes first) and calls flush(arg) each time a block of `points` points is complete, between two
  * points (the row's inner loop is split there, so each segment still vectorizes). The points of the

@@ -545,7 +545,12 @@ static void build_entry(Lower *L, int which, const char *name, const char *const
     LLVMBuildBr(b, done);
     LLVMPositionBuilderAtEnd(b, done);
   } else {
-    LLVMBuildCall2(b, ity, impl, av, (unsigned)nimpl, "");
+    bool *streamed = which == ENTRY_RUN ? ctx_calloc(L->ctx, (size_t)nb + 1, sizeof(bool)) : NULL;
+    if (streamed && cg_host_stream_outputs(k, attrs, nattrs, streamed) > 0)
+      cg_host_stream_call(L, streamed, ity, impl, av, nimpl); /* large outputs: lower_host_stream.c */
+    else
+      LLVMBuildCall2(b, ity, impl, av, (unsigned)nimpl, "");
+    ctx_free(L->ctx, streamed);
   }
   LLVMBuildRetVoid(b);
 
