@@ -125,8 +125,8 @@ static bool affine_of(const IrGraph *g, int32_t x, Affine *a, int depth) {
  * clamped to [0, C - 1]; a leaf of extent 1 on m reads at j alone. */
 typedef struct Rewrite {
   IrGraph *g;
-  int nd, k, m;       /* the where's rank, the reduced axis, its merge partner (in S) */
-  int64_t C, Sm;      /* S[k], S[m] */
+  int nd, k;          /* the where's rank and the reduced axis */
+  int64_t C, Sm;      /* S[k] and the extent of its merge partner m (k - 1, or 1 when k = 0) */
   int32_t j;          /* the label's position along k, clamped: int64 at R (rank nd - 1) */
   int32_t idx_p, idx; /* the merged index with and without p's term (-1: not built yet) */
   int32_t memo_from[ONEHOT_MAX_SINK], memo_to[ONEHOT_MAX_SINK];
@@ -217,7 +217,7 @@ static LoomStatus merged_index(Rewrite *r, bool with_p, int32_t *out, Diag *d) {
     if (st == LOOM_OK) st = binop(g, LOOM_OP_MUL, v, scale, &v, d);
   }
   if (st == LOOM_OK && with_p) { /* p along R's axis pm (p * C + j when k >= 1) */
-    int64_t n = r->k > 0 ? r->Sm : r->Sm, shape[LOOM_MAX_RANK];
+    int64_t n = r->Sm, shape[LOOM_MAX_RANK]; /* R's axis pm has S[m]'s extent */
     for (int i = 0; i < r->nd - 1; i++) shape[i] = i == pm ? n : 1;
     st = ir_iota(g, 1, &n, &p, d);
     if (st == LOOM_OK) st = ir_reshape(g, p, r->nd - 1, shape, &p, d);
@@ -318,8 +318,7 @@ static LoomStatus rewrite(IrGraph *g, const IrNode *n, int32_t *out, Diag *d) {
   if (!int_fits(LOOM_INT64, hi - lo)) return LOOM_OK;
 
   int32_t mark_nodes = g->nnodes, mark_inputs = g->ninputs, v = w->src[1], wdt = w->dtype;
-  Rewrite r = {.g = g, .nd = nd, .k = k, .m = k > 0 ? k - 1 : 1, .C = w->shape[k], .idx = -1, .idx_p = -1};
-  r.Sm = w->shape[r.m];
+  Rewrite r = {.g = g, .nd = nd, .k = k, .C = w->shape[k], .Sm = w->shape[k > 0 ? k - 1 : 1], .idx = -1, .idx_p = -1};
   int32_t l64, kc, ok, cmp, dlt, val, zero;
   LoomStatus st = view_as(g, L, nd, k, -1, &l64, d);
   if (st == LOOM_OK && g->nodes[l64].dtype != LOOM_INT64) st = ir_cast(g, l64, LOOM_INT64, &l64, d);
