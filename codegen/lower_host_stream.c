@@ -32,8 +32,10 @@
  * in the 32 MiB L3 with ordinary stores (outer_add: streaming was slower), and so do int8_dequant's
  * 4 + 16 MiB on a quiet box (ordinary 0.40 ms, streamed 0.63); nt_probe's crossover under load lies
  * between 16 MiB (8 + 8: a tie) and 24 MiB (1.35x). LOOM_HOST_NT_STORES: 0 off; 1 (default) on from
- * 24 MiB (3/4 of this box's L3); a larger value is the threshold in bytes (tests use a small one).
+ * 3/4 of the machine's L3 (24 MiB on this box; llc_threshold); a larger value is the threshold in bytes.
  */
+#include <stdatomic.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "codegen/cg_lower.h"
@@ -42,14 +44,35 @@ enum {
   CG_STREAM_CHUNK_BYTES = 4096,        /* scratch per chunk, all streamed outputs together (nt_probe: 16 KiB
                                         * chunks lost the whole gain, 1-4 KiB kept it: reads and streamed
                                         * writes must interleave finely) */
-  CG_STREAM_DEFAULT_BYTES = 24 << 20   /* bytes a launch moves from which it streams (knob 1) */
+  CG_STREAM_DEFAULT_BYTES = 24 << 20   /* bytes a launch moves from which it streams (knob 1), when the L3's
+                                        * size is unknown */
 };
+
+/* 3/4 of this machine's last-level cache as Linux's sysfs tells it (cpu0's level-3 unified cache: what lscpu
+ * shows; glibc's sysconf(_SC_LEVEL3_CACHE_SIZE) said 320 MiB for this VM's 32 MiB), else
+ * CG_STREAM_DEFAULT_BYTES. Host kernels are compiled for the machine they run on (as target-cpu is). */
+static int64_t llc_threshold(void) {
+  static _Atomic int64_t cached = -1;
+  int64_t v = cached;
+  if (v >= 0) return v;
+  v = CG_STREAM_DEFAULT_BYTES;
+  FILE *f = fopen("/sys/devices/system/cpu/cpu0/cache/index3/size", "r");
+  if (f) {
+    long long kb = 0;
+    char unit = 0;
+    if (fscanf(f, "%lld%c", &kb, &unit) >= 1 && kb >= 1024 && kb <= (1ll << 30) && (unit == 'K' || unit == '\n'))
+      v = kb * 1024 / 4 * 3;
+    fclose(f);
+  }
+  cached = v;
+  return v;
+}
 
 /* The threshold in bytes; 0: streaming off. */
 static int64_t stream_threshold(void) {
   static int knob = -1;
   int v = cg_env_int_once(&knob, "LOOM_HOST_NT_STORES", 1);
-  return v <= 0 ? 0 : v == 1 ? CG_STREAM_DEFAULT_BYTES : v;
+  return v <= 0 ? 0 : v == 1 ? llc_threshold() : v;
 }
 
 static bool loads_buffer(const KernelIr *k, int bi) {
