@@ -48,8 +48,8 @@ def test_f16_arith_bits(op):
 
 def f32_cases():
     r = np.random.default_rng(3)
-    x = np.concatenate([r.standard_normal(1 << 16) * 4, np.float32([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45,
-                        -1e-45, 0.59, -0.59, 0.61, -0.61, 9.0, -9.0, 9.02, -9.02, 1e30, -1e30])]).astype(np.float32)
+    x = np.concatenate([r.standard_normal(1 << 16) * 4, np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45,
+                        -1e-45, 0.59, -0.59, 0.61, -0.61, 9.0, -9.0, 9.02, -9.02, 1e30, -1e30], np.float32)]).astype(np.float32)
     x[-3] = -np.float32(np.nan)
     return x
 
@@ -57,7 +57,7 @@ def f32_cases():
 def test_copysign_f32_bits():
     x = f32_cases()
     y = np.roll(x, 7)
-    y[:4] = np.float32([-0.0, 0.0, -np.nan, np.nan])
+    y[:4] = np.array([-0.0, 0.0, -np.nan, np.nan], np.float32)
     same_bits(loom.copysign(loom.asarray(x), loom.asarray(y)).get(), np.copysign(x, y))
     got = loom.copysign(loom.asarray(x), loom.asarray(y)).get()
     assert np.array_equal(np.signbit(got), np.signbit(y))  # NaN magnitudes too
