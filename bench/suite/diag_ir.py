@@ -23,7 +23,7 @@ import loom
 from bench.suite import workloads as W
 from bench.suite.inputs import host_inputs
 for name in sys.argv[1:]:
-    w = W.BY_NAME[name]
+    w = W.lookup(name)
     try:
         args = [loom.asarray(a) for a in host_inputs(w, "test")]
         f = loom.fuse(kernel_name=name)(lambda *a, w=w: w.fn(loom, *a))

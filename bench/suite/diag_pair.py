@@ -43,7 +43,7 @@ def worker(lib_name, size):
         out = {}
         try:
             if cmd == "prep":
-                w = W.BY_NAME[arg]
+                w = W.lookup(arg)
                 master = host_inputs(w, size)
                 ref = R.reference(env, w, master)
                 args = lib.prepare([a.copy() for a in master])

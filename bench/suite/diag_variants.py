@@ -108,7 +108,7 @@ def main():
     ap.add_argument("names", nargs="*")
     a = ap.parse_args()
     for name in a.names or list(VARIANTS):
-        w = W.BY_NAME[name]
+        w = W.lookup(name)
         ins = host_inputs(w, a.size)
         args = [loom.asarray(x) for x in ins]
         fs = [("as written", loom.fuse(kernel_name=name)(lambda *q, w=w: w.fn(loom, *q)))]

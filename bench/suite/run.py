@@ -404,6 +404,8 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--machine", choices=["cpu", "h200", "test"], default="cpu")
     ap.add_argument("--only", default="", help="comma-separated workload names")
+    ap.add_argument("--table", choices=["suite", "probe"], default="suite",
+                    help="suite: workloads.py; probe: workloads_probe.py (unseen workloads and shapes)")
     ap.add_argument("--libs", default="", help="comma-separated library names (default: all of the machine)")
     ap.add_argument("--out-dir", default=os.path.join(ROOT, "bench", "results"))
     ap.add_argument("--date", default=os.environ.get("LOOM_BENCH_DATE") or datetime.date.today().isoformat())
@@ -440,19 +442,19 @@ def main(argv=None):
         except Exception as e:  # noqa: BLE001
             unavailable[cls.name] = f"{type(e).__name__}: {e}"[:300]
             print(f"suite: {cls.name} unavailable: {unavailable[cls.name]}", flush=True)
-    names = [n for n in a.only.split(",") if n] or [w.name for w in W.WORKLOADS]
+    names = [n for n in a.only.split(",") if n] or [w.name for w in W.table(a.table)]
     t_start = time.perf_counter()
     copy_gbps, copy_detail = measure_copy(env, a.min_time)
     print(f"suite: copy {copy_gbps:.1f} GB/s {copy_detail}", flush=True)
-    res = {"machine": a.machine, "date": a.date, "command": " ".join([os.path.basename(sys.executable)] + sys.argv),
+    res = {"machine": a.machine, "table": a.table, "date": a.date, "command": " ".join([os.path.basename(sys.executable)] + sys.argv),
            "copy_GBps": round(copy_gbps, 2), "copy_detail": {k: round(v, 2) for k, v in copy_detail.items()},
            "host": {"cpu": platform.processor() or platform.machine(), "cores": os.cpu_count(),
                     "loadavg_start": os.getloadavg()},
            "libs": lib_versions(libs), "unavailable": unavailable, "workloads": []}
     os.makedirs(a.out_dir, exist_ok=True)
-    base = os.path.join(a.out_dir, f"{a.date}-suite-{a.machine}")
+    base = os.path.join(a.out_dir, f"{a.date}-{a.table}-{a.machine}")
     for n in names:
-        w = W.BY_NAME[n]
+        w = W.lookup(n)
         t0 = time.perf_counter()
         rec = run_workload(env, w, libs, a, t_start)
         res["workloads"].append(rec)

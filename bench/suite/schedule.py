@@ -78,7 +78,7 @@ def _child(size, names):
     from bench.suite import workloads as W
     from bench.suite.inputs import host_inputs
     for name in names:
-        w = W.BY_NAME[name]
+        w = W.lookup(name)
         try:
             args = [loom.asarray(a) for a in host_inputs(w, size)]
             f = loom.fuse(kernel_name=w.name)(lambda *a, w=w: w.fn(loom, *a))

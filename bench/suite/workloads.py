@@ -529,3 +529,24 @@ def haversine(xp, lat1, lon1, lat2, lon2):
 
 BY_NAME = {w.name: w for w in WORKLOADS}
 assert len(BY_NAME) == len(WORKLOADS), "duplicate workload names"
+
+
+def table(name="suite"):
+    """The workloads of a table: "suite" (this file, the one the compiler is tuned on) or "probe"
+    (workloads_probe.py: unseen expressions and shapes, the check that a mechanism is general)."""
+    if name == "suite":
+        return WORKLOADS
+    if name == "probe":
+        from . import workloads_probe
+        return workloads_probe.WORKLOADS
+    raise ValueError(f"unknown workload table {name!r}: use 'suite' or 'probe'")
+
+
+def lookup(name):
+    """A workload of either table by its name."""
+    if name in BY_NAME:
+        return BY_NAME[name]
+    from . import workloads_probe
+    if name in workloads_probe.BY_NAME:
+        return workloads_probe.BY_NAME[name]
+    raise KeyError(f"no workload {name!r} in bench/suite/workloads.py or workloads_probe.py")
