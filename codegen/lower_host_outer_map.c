@@ -72,7 +72,7 @@ static bool plan_columns(Lower *L, MapCols *mc) {
   bool ok = true;
   mc->n = 0;
   for (int i = 0; i < k->ninstr && ok; i++) {
-    if (!need[i] || L->varies[i] || !acc[i]) continue;
+    if (!need[i] || L->varies[i] || !acc[i] || k->instrs[i].kind == KI_ACC) continue; /* (accs: block arrays) */
     bool frontier = need[i] == 2;
     for (int u = i + 1; u < k->ninstr && !frontier; u++) {
       const KInstr *in = &k->instrs[u];
