@@ -260,6 +260,12 @@ void cg_outer_for_chunks(Lower *L, LLVMValueRef rlo, LLVMValueRef rhi, int64_t s
 void cg_outer_walk_columns(Lower *L, const KPhase *ph, LLVMValueRef rlo, LLVMValueRef rhi);
 /* a op v in order: cg_red_combine's operation, a real float sum or product without its reassoc flag */
 LLVMValueRef cg_outer_combine(Lower *L, int op, LoomDType vt, LLVMValueRef a, LLVMValueRef v);
+/* lower_host_outer_map.c: whether a kernel with a MAP phase may take the outer strategy (its extra
+ * conditions; cg_reduce_reads_outer decides the rest), whether a kernel has a MAP phase, and the MAP
+ * phase p of a block of n columns (run()'s block_run). */
+bool cg_outer_map_ok(const KernelIr *k);
+bool cg_outer_has_map(const KernelIr *k);
+void cg_outer_map_phase(Lower *L, int p, LLVMValueRef n);
 /* The R split of inner reductions with several REDUCE phases (lower_host_outer.c): colpart's body for
  * kernels that are not outer; whether a kernel qualifies (REDUCE and FINAL phases only, two REDUCE or
  * more, at most 31 phases: col_phases' bit 31 is CG_COL_ROWS). */

@@ -716,7 +716,7 @@ LoomStatus cg_lower_host(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef mod, 
   if (!allocated) {
     st = diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "codegen: out of memory lowering kernel '%s'", k->name);
   } else {
-    L.outer = cg_reduce_reads_outer(k, L.need, false);
+    L.outer = cg_reduce_reads_outer(k, L.need, cg_outer_map_ok(k));
     cg_host_keep_plan(&L);
     cg_snippet_lower(ctx, &L.m, k, &L.sn, d);
   }
@@ -730,7 +730,7 @@ LoomStatus cg_lower_host(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef mod, 
     build_entry(&L, names->has_partial && k->nkeep == 0 ? ENTRY_RUN_VIA_PARTIAL : ENTRY_RUN, names->run,
                 fn_attrs, nattrs);
     /* reductions of the outer strategy also get the column split (acc_size covers every phase) */
-    names->has_col = L.outer && !k->snippet && k->nphase <= 32 && k->phases[0].kind != KP_SCAN;
+    names->has_col = L.outer && !k->snippet && k->nphase <= 32 && k->phases[0].kind != KP_SCAN && !cg_outer_has_map(k);
     static int row_split = -1; /* LOOM_HOST_ROW_SPLIT=0: inner multi-phase reductions per O point (A/B) */
     bool rows = !L.outer && !names->has_partial && cg_host_row_splittable(k) && /* inner, multi-phase */
                 cg_env_int_once(&row_split, "LOOM_HOST_ROW_SPLIT", 1);

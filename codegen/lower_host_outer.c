@@ -7,7 +7,8 @@
  * at the end of that dim's row) and keeps one accumulator per o in stack arrays; each REDUCE phase
  * walks R once with an inner loop over the block (contiguous loads along o, which the loop vectorizer
  * widens), then each FINAL phase runs per o of the block. Every o folds its values in R order, so the
- * result of run() does not depend on the block split. Kernels with MAP phases keep the per-o form.
+ * result of run() does not depend on the block split. A MAP phase walks R again for the block
+ * (lower_host_outer_map.c); such kernels have no column split.
  *
  * Column split (colpart / colfinish, codegen.h): run() over O ranges gives each task a few columns
  * down ALL rows, which for narrow arrays (16 or 64 columns) means parts of cache lines, a stride of a
@@ -279,6 +280,8 @@ static void block_run(Lower *L, LLVMValueRef n, void *arg) {
     if (k->phases[p].kind == KP_REDUCE) {
       block_loop(L, n, body_block_init, ph);
       block_reduce_walk(L, &k->phases[p], cg_i64(&L->m, 0), L->rsize);
+    } else if (k->phases[p].kind == KP_MAP) {
+      cg_outer_map_phase(L, p, n);
     } else {
       block_loop(L, n, body_block_final, ph);
     }

@@ -111,6 +111,15 @@ class TorchNS:
     def any(self, x, axis=None, keepdims=False):
         return self._red(self.t.any, x, axis, keepdims)
 
+    def all(self, x, axis=None, keepdims=False):
+        return self._red(self.t.all, x, axis, keepdims)
+
+    def cumsum(self, x, axis):
+        return self.t.cumsum(x, dim=axis)
+
+    def transpose(self, x, axes):
+        return x.permute(*axes)
+
     def argmax(self, x, axis=None):
         return self.t.argmax(x, dim=axis)
 
@@ -121,11 +130,15 @@ class TorchNS:
         return self.t.where(c, a, b)
 
     def maximum(self, a, b):
+        if not isinstance(a, self.t.Tensor):
+            a, b = b, a
         if not isinstance(b, self.t.Tensor):
             return self.t.clamp_min(a, b)
         return self.t.maximum(a, b)
 
     def minimum(self, a, b):
+        if not isinstance(a, self.t.Tensor):
+            a, b = b, a
         if not isinstance(b, self.t.Tensor):
             return self.t.clamp_max(a, b)
         return self.t.minimum(a, b)

@@ -13,11 +13,13 @@ from .workloads import F16, F32, F64, In, ROWNORM, Workload
 
 _PROBE_DIMS = {
     "cpu": dict(PR=3001, PC=1777, PA=24, PB=999, PM=257, PN=5_000_003, PMID=65_536, PSR=700_001, PSC=7,
-                PLR=3, PLC=3_000_017, PH=1080, PW=1920, PLN=256, PLD=768),
+                PLR=3, PLC=3_000_017, PH=1080, PW=1920, PLN=256, PLD=768, PB4=8, PH4=12, PT4=512, PD4=64, PE=50_000,
+                PS=2048, PG=1 << 20, PV=2003),
     "h200": dict(PR=20_011, PC=7_777, PA=96, PB=1999, PM=1031, PN=100_000_007, PMID=65_536, PSR=10_000_019,
-                 PSC=7, PLR=3, PLC=50_000_017, PH=4320, PW=7680, PLN=256, PLD=768),
+                 PSC=7, PLR=3, PLC=50_000_017, PH=4320, PW=7680, PLN=256, PLD=768, PB4=32, PH4=16, PT4=1024,
+                 PD4=128, PE=1_000_000, PS=8192, PG=1 << 24, PV=20_011),
     "test": dict(PR=37, PC=29, PA=3, PB=11, PM=13, PN=1001, PMID=515, PSR=101, PSC=7, PLR=3, PLC=1003,
-                 PH=9, PW=14, PLN=5, PLD=24),
+                 PH=9, PW=14, PLN=5, PLD=24, PB4=2, PH4=3, PT4=5, PD4=4, PE=40, PS=33, PG=100, PV=29),
 }
 for _size, _dims in _PROBE_DIMS.items():
     for _k, _v in _dims.items():
@@ -209,6 +211,68 @@ def clip_grad_value(xp, g):
        [F32("PN", gen="uniform", lo=0.5, hi=4.0)], 1)
 def power_norm(xp, x):
     return x * xp.abs(x) ** -0.5
+
+
+# ---- batch 2: scans, gathers, stencils, permutes, integer and bool reductions ---------------------------
+@probe("scan", "running total along rows (numpy.cumsum(axis=-1): cumulative returns, CDFs)", [F32("PR", "PC")], 1)
+def cumsum_rows(xp, x):
+    return xp.cumsum(x, axis=-1)
+
+
+@probe("gather", "embedding lookup scaled by sqrt(d) (nn.Embedding of a transformer's input, Vaswani et al.)",
+       [F32("PE", "PLD"), I64("PG", gen="int", lo=0, hi="PE")], 1)
+def embedding_gather(xp, table, idx):
+    return table[idx[: idx.shape[0] // 64]] * 27.712812921102035
+
+
+@probe("strided", "attention heads merged back: (batch, heads, tokens, dim) -> (batch, tokens, heads, dim) "
+       "plus a residual (transpose(0, 2, 1, 3) of multi-head attention)",
+       [F32("PB4", "PH4", "PT4", "PD4"), F32("PB4", "PT4", "PH4", "PD4")], 1)
+def merge_heads_residual(xp, o, r):
+    return xp.transpose(o, (0, 2, 1, 3)) + r
+
+
+@probe("stencil", "5-point Laplacian of a 2-d grid (heat equation step; numba / JAX stencil examples)",
+       [F32("PS", "PS")], 1)
+def laplacian_2d(xp, u):
+    return u[1:-1, 2:] + u[1:-1, :-2] + u[2:, 1:-1] + u[:-2, 1:-1] - 4.0 * u[1:-1, 1:-1]
+
+
+@probe("stencil", "finite differences along rows, numpy.diff(x, axis=-1) (velocities from positions)",
+       [F32("PR", "PC")], 1)
+def diff_rows(xp, x):
+    return x[:, 1:] - x[:, :-1]
+
+
+@probe("reduce", "int8 row sums into int64 (NumPy's sum of int8: quantized activation totals)",
+       [In(("PR", "PC"), "int8", gen="int", lo=-128, hi=128)], 1)
+def sum_rows_int8(xp, q):
+    return xp.sum(q, axis=-1)
+
+
+@probe("reduce", "all positive per column, numpy.all(x > 0, axis=0) (feature validity masks)",
+       [F32("PR", "PC", gen="uniform", lo=-0.001, hi=1.0)], 1)
+def all_positive_cols(xp, x):
+    return xp.all(x > 0.0, axis=0)
+
+
+@probe("broadcast", "rank of each a_i among b: sum(a[:, None] > b[None, :], axis=1) (a broadcast compare "
+       "reduced: numpy.searchsorted's count form)", [F32("PV"), F32("PV")], 1, memory_bound=False)
+def rank_count(xp, a, b):
+    return xp.sum(a[:, None] > b[None, :], axis=1)
+
+
+@probe("where", "rows masked by a per-row flag: where(mask[:, None], x, 0) (padding masks of sequences)",
+       [F32("PR", "PC"), In(("PR",), "bool", gen="bernoulli")], 1)
+def mask_rows(xp, x, m):
+    return xp.where(m[:, None], x, 0.0)
+
+
+@probe("norm", "clip each row's L2 norm to 1: x * minimum(1, 1 / ||x||) (max-norm constraint, DP-SGD "
+       "per-example clipping)", [F32("PR", "PC")], 1, ideal_why=ROWNORM)
+def clip_row_norm(xp, x):
+    n = xp.sqrt(xp.sum(x * x, axis=-1, keepdims=True))
+    return x * xp.minimum(1.0, 1.0 / (n + 1e-6))
 
 
 BY_NAME = {w.name: w for w in WORKLOADS}

@@ -89,10 +89,21 @@ def _lazy_index(x, key):
 
 
 def _getitem(self, key):
-    """a[key]: basic indexing makes a view (a graph node for a tracer); advanced indexing a copy."""
+    """a[key]: basic indexing makes a view (a graph node for a tracer); advanced indexing a copy. Inside
+    @loom.fuse integer-array indexing is a gather of the trace whose traced indices wrap around when out of
+    bounds, as CuPy's integer-array indexing does (a trace cannot read indices to raise NumPy's IndexError;
+    indices known on the host are still checked); a boolean mask makes a shape that depends on the data
+    and cannot be traced."""
     if _is_advanced(key):
         if self._tracer:
-            raise TypeError("@loom.fuse: boolean or integer-array indexing cannot be traced")
+            k = key if isinstance(key, tuple) else (key,)
+            if builtins.any(isinstance(e, (bool, numpy.bool_)) or (isinstance(e, (ndarray, numpy.ndarray)) and
+                            e.dtype == numpy.bool_) or (isinstance(e, list) and builtins.any(isinstance(v, (bool, numpy.bool_))
+                                                                                           for v in e)) for e in k):
+                raise TypeError("@loom.fuse: boolean-mask indexing makes a shape that depends on the values and "
+                                "cannot be traced: use loom.where(mask, x, 0) inside the fused function, or index "
+                                "outside it")
+            return _advanced_index(self, key, traced=True)
         return _advanced_getitem(self, key)
     if self._tracer:
         return _lazy_index(self, key)
@@ -513,10 +524,10 @@ def _expand_key(key, a, device):
     return out + [("basic", slice(None))] * (a.ndim - dim)
 
 
-def _advanced(a, key, device):
+def _advanced(a, key, device, traced=False):
     """(view, [(first view dim, span, loom index, may be negative)], broadcast shape) for an advanced key:
     the view applies the key's slices and new axes; integers become 0-d index arrays; every index is
-    range-checked (IndexError)."""
+    range-checked (IndexError), but traced ones (traced: inside @loom.fuse, where they wrap)."""
     items = _expand_key(key, a, device)
     view_key, advs, checks, vdim, adim = [], [], [], 0, 0
     for it in items:
@@ -533,7 +544,7 @@ def _advanced(a, key, device):
             idx, h = _index_arg(it[1], device)
             it = ("arr", idx, h, 1, False)
         _, idx, h, span, ok = it
-        if not ok:
+        if not ok and not (traced and idx._tracer):
             checks.append((idx, h, a.shape[adim], adim))
         advs.append((vdim, span, idx, not ok and idx.dtype.kind == "i"))
         view_key.extend([slice(None)] * span)
@@ -549,10 +560,11 @@ def _advanced(a, key, device):
     return view, advs, bshape
 
 
-def _advanced_index(a, key, device=None):
+def _advanced_index(a, key, device=None, traced=False):
     """a[key] for an advanced key: one gather of the view along its advanced dims merged into one (moved
-    first when they are not adjacent, as NumPy orders the result), at the flat index they make."""
-    view, advs, bshape = _advanced(a, key, a._device if device is None else device)
+    first when they are not adjacent, as NumPy orders the result), at the flat index they make. traced
+    (inside @loom.fuse): each traced index wraps modulo its axis' length before the merge."""
+    view, advs, bshape = _advanced(a, key, a._device if device is None else device, traced)
     first, last = advs[0][0], advs[-1][0] + advs[-1][1]
     adjacent = builtins.all(advs[i][0] + advs[i][1] == advs[i + 1][0] for i in range(len(advs) - 1))
     dims = [d for v, s, _, _ in advs for d in range(v, v + s)]
@@ -560,7 +572,10 @@ def _advanced_index(a, key, device=None):
     for v, s, idx, neg in reversed(advs):
         ext = int(numpy.prod(view.shape[v:v + s], dtype=numpy.int64))
         i = idx if idx.dtype == numpy.int64 else _core.cast(idx, _i64())
-        i = _core.where(_b("lt", i, 0), _b("add", i, ext), i) if neg else i
+        if traced and idx._tracer:   # CuPy's wrap: i mod ext (Python's modulo: negatives from the end too)
+            i = _b("mod", i, ext) if ext else i
+        elif neg:
+            i = _core.where(_b("lt", i, 0), _b("add", i, ext), i)
         term = i if mult == 1 else _b("mul", i, mult)
         lin = term if lin is None else _b("add", term, lin)
         mult *= ext
