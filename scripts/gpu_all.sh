@@ -51,8 +51,9 @@ bounded() {
 }
 on() { [ "${!1:-1}" != 0 ]; }
 # the Python benchmarks of phase 3 that run: LOOM_GPU_PYBENCH, a comma list (default: all but matmul,
-# which also runs with LOOM_GPU_MATMUL=1): python scan sort gather matmul mlp dask suite
-want() { [[ ",${LOOM_GPU_PYBENCH:-python,scan,sort,gather,dask,suite}," == *",$1,"* ]]; }
+# which also runs with LOOM_GPU_MATMUL=1): python scan sort gather matmul mlp dask suite probe (the
+# probe table of unseen workloads, after the suite)
+want() { [[ ",${LOOM_GPU_PYBENCH:-python,scan,sort,gather,dask,suite,probe}," == *",$1,"* ]]; }
 ncpu=$(nproc 2>/dev/null || echo 4)
 logs=build-gpu/logs
 stamp=build-gpu/.start
@@ -333,6 +334,17 @@ if on LOOM_GPU_BENCH; then
         note "bench/suite/gpu.sh: skipped, ${l}s left"
       fi
     fi
+    if on LOOM_GPU_SUITE && want probe; then
+      # the probe table of unseen workloads (bench/suite/workloads_probe.py), the same way
+      l=$(($(left) - 25))
+      if [ "$l" -ge 60 ]; then
+        OUT='' LOOM_SUITE_TABLE=probe LOOM_SUITE_BUDGET_S=$((l * 2 / 3)) LOOM_SUITE_HARD_S=$l "${pin[@]}" \
+          bash bench/suite/gpu.sh >"$logs/probe_gpu.log" 2>&1
+        note "bench/suite/gpu.sh (probe): exit $? at $((SECONDS - t0))s"
+      else
+        note "bench/suite/gpu.sh (probe): skipped, ${l}s left"
+      fi
+    fi
   fi
 fi
 
@@ -371,7 +383,7 @@ if [ -n "${OUT:-}" ]; then
   tar czf "$OUT/gpu-all.tgz" "$logs" $new_results 2>/dev/null
   cp "$summary" "$OUT/summary.txt"
   cp "bench/results/$date-h200.json" "bench/results/$date-h200.md" "$OUT"/ 2>/dev/null
-  cp "bench/results/$date-suite-h200.md" "$OUT"/ 2>/dev/null
+  cp "bench/results/$date-suite-h200.md" "bench/results/$date-probe-h200.md" "$OUT"/ 2>/dev/null
 fi
 [ "$ctest_rc" != skip ] && [ "$ctest_rc" != 0 ] && exit 1
 [ "$pytest_rc" != skip ] && [ "$pytest_rc" != 0 ] && exit 1
