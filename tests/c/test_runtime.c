@@ -1083,15 +1083,25 @@ static void test_host_plan(void) {
   CHECK(p.strategy == RT_HOST_RANGES && p.ntasks == 8);
   p = rt_host_plan(&plain, 1, 10000000, 2); /* not splittable */
   CHECK(p.strategy == RT_HOST_SERIAL || p.strategy == RT_HOST_RANGES);
-  /* tall narrow columns: column split, the same parts for any thread count */
+  /* tall narrow columns: column split, the same parts for any thread count; slabs of 131072 points
+   * (LOOM_HOST_COL_SLAB_POINTS=65536: of 65536, the plan before), at least 64 rows, and where that gives
+   * fewer than 16 slabs, up to 16 of at least 65536 points */
+  const char *slab_env = getenv("LOOM_HOST_COL_SLAB_POINTS");
+  bool small_slabs = slab_env && strtol(slab_env, NULL, 10) <= 65536;
   for (int64_t threads = 1; threads <= 64; threads *= 4) {
     p = rt_host_plan(&col, 16, 1 << 20, threads);
-    CHECK(p.strategy == RT_HOST_SPLIT_COLS && p.nparts == 256);
+    CHECK(p.strategy == RT_HOST_SPLIT_COLS && p.nparts == (small_slabs ? 256 : 128));
     p = rt_host_plan(&col, 64, 65536, threads);
-    CHECK(p.strategy == RT_HOST_SPLIT_COLS && p.nparts == 64);
+    CHECK(p.strategy == RT_HOST_SPLIT_COLS && p.nparts == (small_slabs ? 64 : 32));
   }
   p = rt_host_plan(&col, 1024, 4096, 2); /* rows of a page: slabs of whole rows (streamed), not ranges of O */
-  CHECK(p.strategy == RT_HOST_SPLIT_COLS && p.nparts == 64);
+  CHECK(p.strategy == RT_HOST_SPLIT_COLS && p.nparts == (small_slabs ? 64 : 32));
+  p = rt_host_plan(&col, 1024, 512, 2); /* 4 slabs of 128 rows would be too few: 8 of 64 */
+  CHECK(p.strategy == RT_HOST_SPLIT_COLS && p.nparts == 8);
+  p = rt_host_plan(&col, 1024, 200, 2); /* as before: 4 slabs of at least 64 rows */
+  CHECK(p.strategy == RT_HOST_SPLIT_COLS && p.nparts == 4);
+  p = rt_host_plan(&col, 3, 3000017, 8); /* a few columns of many rows: the cap */
+  CHECK(p.strategy == RT_HOST_SPLIT_COLS && p.nparts == (small_slabs ? 138 : 69));
   p = rt_host_plan(&col, 8192, 4096, 2); /* wider rows: ranges of O */
   CHECK(p.strategy == RT_HOST_RANGES);
   p = rt_host_plan(&col, 200, 100, 2); /* too few rows for two slabs */
