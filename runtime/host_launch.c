@@ -8,8 +8,13 @@
  *   reduction, no O points x nr R points (work = no * nr):
  *     - work < RT_RED_SERIAL_WORK: one call on the caller;
  *     - column split (the kernel has colpart/colfinish: the reduced axis is outer in memory) when the
- *       rows are narrow, no <= RT_COL_SPLIT_MAX_O: R is cut into P slabs of at least
- *       max(RT_COL_MIN_ROWS, RT_COL_PART_POINTS / no) rows (P <= RT_RED_MAX_PARTS); for each REDUCE
+ *       rows are narrow, no <= RT_COL_SPLIT_MAX_O: R is cut into P slabs of
+ *       max(RT_COL_MIN_ROWS, RT_COL_PART_POINTS / no) rows (P <= RT_RED_MAX_PARTS), or, where that gives
+ *       fewer than RT_COL_MIN_PARTS slabs, into up to RT_COL_MIN_PARTS slabs of at least
+ *       max(RT_COL_MIN_ROWS, RT_COL_MIN_PART_POINTS / no) rows. A slab costs more than its rows (the
+ *       colpart setup and its compensated pairs, a part record written and combined, a new stream): with
+ *       slabs of 65536 points (64 rows of 1024 float32) one thread's column sum of 4096 x 1024 from memory
+ *       took 1.2x NumPy's single pass, with 256-1024 rows it matched it (2026-12-04); for each REDUCE
  *       phase in order, each task streams one slab through every column (whole cache lines, one pass),
  *       then the parts are combined in order per column (colfinish, which also runs the FINAL phases
  *       that follow). Cutting O instead gives each task a few columns of every row: 16 float32 columns
@@ -27,7 +32,9 @@
  * P depends on the sizes only, never on the thread count, so a result has the same bits run after run
  * on every machine (which of the strategies runs may depend on the threads: R split).
  */
+#include <stdatomic.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "runtime/host_launch.h"
@@ -40,9 +47,44 @@ enum {
   RT_RED_PART_POINTS = 32768,    /* R points per part when a reduction is split along R */
   RT_RED_MAX_PARTS = 256,
   RT_COL_SPLIT_MAX_O = 4096,     /* column split for at most this many O points */
-  RT_COL_PART_POINTS = 65536,    /* points per slab of the column split, at least */
+  RT_COL_PART_POINTS = 131072,   /* points per slab of the column split (LOOM_HOST_COL_SLAB_POINTS) */
+  RT_COL_MIN_PART_POINTS = 65536, /* points per slab, at least, where slabs are shrunk for RT_COL_MIN_PARTS */
+  RT_COL_MIN_PARTS = 16,         /* slabs wanted at least (smaller ones, down to RT_COL_MIN_PART_POINTS) */
   RT_COL_MIN_ROWS = 64           /* rows per slab, at least */
 };
+
+static int64_t cdiv(int64_t a, int64_t b) { return a / b + (a % b != 0); }
+
+/* LOOM_HOST_COL_SLAB_POINTS: points per slab of the column split (read once; 65536 gives the plan of
+ * 2026-12-04 before session 21, 64 slabs of 4096 x 1024). Values below RT_COL_MIN_PART_POINTS are raised
+ * to it. The same in libloom and libloomrt, so a bundled kernel is still cut as a JIT-compiled one. */
+static int64_t col_slab_points(void) {
+  static _Atomic int64_t knob = -1;
+  int64_t v = atomic_load_explicit(&knob, memory_order_relaxed);
+  if (v < 0) {
+    const char *e = getenv("LOOM_HOST_COL_SLAB_POINTS");
+    long long n = e && *e ? strtoll(e, NULL, 10) : RT_COL_PART_POINTS;
+    if (n < RT_COL_MIN_PART_POINTS) n = RT_COL_MIN_PART_POINTS;
+    if (n > (1ll << 30)) n = 1ll << 30;
+    v = (int64_t)n;
+    atomic_store_explicit(&knob, v, memory_order_relaxed);
+  }
+  return v;
+}
+
+/* Slabs of the column split of nr rows of no columns (before the RT_RED_MAX_PARTS cap). */
+static int64_t col_slabs(int64_t no, int64_t nr) {
+  int64_t rows = cdiv(col_slab_points(), no);
+  if (rows < RT_COL_MIN_ROWS) rows = RT_COL_MIN_ROWS;
+  int64_t parts = cdiv(nr, rows);
+  if (parts < RT_COL_MIN_PARTS) { /* small inputs: more, smaller slabs (never below the floor) */
+    int64_t min_rows = cdiv(RT_COL_MIN_PART_POINTS, no);
+    if (min_rows < RT_COL_MIN_ROWS) min_rows = RT_COL_MIN_ROWS;
+    int64_t more = cdiv(nr, min_rows);
+    parts = more < RT_COL_MIN_PARTS ? more : RT_COL_MIN_PARTS;
+  }
+  return parts;
+}
 
 /* a * b saturating at INT64_MAX (both non-negative). */
 static int64_t sat_mul(int64_t a, int64_t b) {
@@ -51,7 +93,6 @@ static int64_t sat_mul(int64_t a, int64_t b) {
   return r;
 }
 
-static int64_t cdiv(int64_t a, int64_t b) { return a / b + (a % b != 0); }
 
 /* ---- the plan ------------------------------------------------------------------------------------ */
 RtHostPlan rt_host_plan(const RtHostKernelInfo *k, int64_t no, int64_t nr, int64_t threads) {
@@ -78,9 +119,7 @@ RtHostPlan rt_host_plan(const RtHostKernelInfo *k, int64_t no, int64_t nr, int64
       return p;
     }
   } else if (k->can_split_cols && no <= RT_COL_SPLIT_MAX_O) {
-    int64_t rows = cdiv(RT_COL_PART_POINTS, no);
-    if (rows < RT_COL_MIN_ROWS) rows = RT_COL_MIN_ROWS;
-    int64_t parts = cdiv(nr, rows);
+    int64_t parts = col_slabs(no, nr);
     if (parts > RT_RED_MAX_PARTS) parts = RT_RED_MAX_PARTS;
     if (parts >= 2) {
       p.strategy = RT_HOST_SPLIT_COLS;

@@ -7,8 +7,12 @@
  * the public API (loom_context_create ... loom_eval) and compare with loops written here; they
  * need the whole library. Prints "N passed, N failed"; exits nonzero on any failure.
  */
+#if defined(__linux__) && !defined(_GNU_SOURCE)
+#define _GNU_SOURCE /* SCHED_BATCH */
+#endif
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -164,6 +168,48 @@ static void test_pool(void) {
   CHECK(bad == 0);
   free(b.hits);
   test_ctx_free(&t1);
+}
+
+/* Pool workers run under SCHED_BATCH (LOOM_POOL_BATCH, default 1), so that waking one never preempts
+ * the caller on its core; the caller's own policy is left alone. Task 0 (claimed first, by the caller or a
+ * worker) waits until another thread has run a task, so both a worker and the caller are seen. */
+typedef struct PolicyArg {
+  pthread_t caller;
+  _Atomic int worker_policy, caller_policy, others;
+} PolicyArg;
+
+static void policy_task(void *arg, int64_t t) {
+  PolicyArg *a = arg;
+  bool on_caller = pthread_equal(pthread_self(), a->caller);
+  atomic_store(on_caller ? &a->caller_policy : &a->worker_policy, sched_getscheduler(0));
+  if (t == 0) {
+    for (int i = 0; i < 5000 && atomic_load(&a->others) == 0; i++) sleep_ms(1);
+  } else {
+    atomic_fetch_add(&a->others, 1);
+  }
+}
+
+static void test_pool_policy(void) {
+#ifdef SCHED_BATCH
+  const char *e = getenv("LOOM_POOL_BATCH");
+  int want = e && *e && strtol(e, NULL, 10) == 0 ? SCHED_OTHER : SCHED_BATCH;
+  TestCtx t;
+  test_ctx_init(&t, 2);
+  if (rt_pool_size(t.rt.pool) < 2) { /* no worker could be started: nothing to check */
+    test_ctx_free(&t);
+    return;
+  }
+  PolicyArg a = {.caller = pthread_self()};
+  atomic_init(&a.worker_policy, -1);
+  atomic_init(&a.caller_policy, -1);
+  atomic_init(&a.others, 0);
+  int before = sched_getscheduler(0);
+  rt_parallel_for(t.rt.pool, 2, policy_task, &a);
+  CHECK(atomic_load(&a.worker_policy) == want);
+  CHECK(sched_getscheduler(0) == before); /* the caller keeps its policy */
+  CHECK(atomic_load(&a.caller_policy) == -1 || atomic_load(&a.caller_policy) == before);
+  test_ctx_free(&t);
+#endif
 }
 
 /* ---- a fake target --------------------------------------------------------------------------------- */
@@ -1037,15 +1083,25 @@ static void test_host_plan(void) {
   CHECK(p.strategy == RT_HOST_RANGES && p.ntasks == 8);
   p = rt_host_plan(&plain, 1, 10000000, 2); /* not splittable */
   CHECK(p.strategy == RT_HOST_SERIAL || p.strategy == RT_HOST_RANGES);
-  /* tall narrow columns: column split, the same parts for any thread count */
+  /* tall narrow columns: column split, the same parts for any thread count; slabs of 131072 points
+   * (LOOM_HOST_COL_SLAB_POINTS=65536: of 65536, the plan before), at least 64 rows, and where that gives
+   * fewer than 16 slabs, up to 16 of at least 65536 points */
+  const char *slab_env = getenv("LOOM_HOST_COL_SLAB_POINTS");
+  bool small_slabs = slab_env && strtol(slab_env, NULL, 10) <= 65536;
   for (int64_t threads = 1; threads <= 64; threads *= 4) {
     p = rt_host_plan(&col, 16, 1 << 20, threads);
-    CHECK(p.strategy == RT_HOST_SPLIT_COLS && p.nparts == 256);
+    CHECK(p.strategy == RT_HOST_SPLIT_COLS && p.nparts == (small_slabs ? 256 : 128));
     p = rt_host_plan(&col, 64, 65536, threads);
-    CHECK(p.strategy == RT_HOST_SPLIT_COLS && p.nparts == 64);
+    CHECK(p.strategy == RT_HOST_SPLIT_COLS && p.nparts == (small_slabs ? 64 : 32));
   }
   p = rt_host_plan(&col, 1024, 4096, 2); /* rows of a page: slabs of whole rows (streamed), not ranges of O */
-  CHECK(p.strategy == RT_HOST_SPLIT_COLS && p.nparts == 64);
+  CHECK(p.strategy == RT_HOST_SPLIT_COLS && p.nparts == (small_slabs ? 64 : 32));
+  p = rt_host_plan(&col, 1024, 512, 2); /* 4 slabs of 128 rows would be too few: 8 of 64 */
+  CHECK(p.strategy == RT_HOST_SPLIT_COLS && p.nparts == 8);
+  p = rt_host_plan(&col, 1024, 200, 2); /* as before: 4 slabs of at least 64 rows */
+  CHECK(p.strategy == RT_HOST_SPLIT_COLS && p.nparts == 4);
+  p = rt_host_plan(&col, 3, 3000017, 8); /* a few columns of many rows: the cap */
+  CHECK(p.strategy == RT_HOST_SPLIT_COLS && p.nparts == (small_slabs ? 138 : 69));
   p = rt_host_plan(&col, 8192, 4096, 2); /* wider rows: ranges of O */
   CHECK(p.strategy == RT_HOST_RANGES);
   p = rt_host_plan(&col, 200, 100, 2); /* too few rows for two slabs */
@@ -1069,6 +1125,7 @@ int main(void) {
   test_device_tables();
   test_host_streams();
   test_pool();
+  test_pool_policy();
   test_cache();
   test_schedule_fake(1);
   test_schedule_fake(4);
