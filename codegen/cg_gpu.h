@@ -82,6 +82,11 @@ typedef struct CgGpuHooks {
   /* An approximate float32 reciprocal (within ~1 ulp for normal inputs and results; one hardware
    * instruction) for sequences that need a faithful quotient only; NULL: none (callers divide). */
   LLVMValueRef (*frcp_approx_f32)(CgMath *m, LLVMValueRef a);
+  /* A copy of the i32 v that the optimizer cannot see through nor merge with another copy (one register
+   * move), so that what a later phase computes from it again is not merged with an earlier phase's value
+   * of the same computation (gpu_cached.c: narrow values live across a block reduction instead of their
+   * widened float32); NULL: none (the values stay as the optimizer leaves them). */
+  LLVMValueRef (*opaque_i32)(CgMath *m, LLVMValueRef v);
   /* The high 32 bits of the 64-bit product of two i32 values (unsigned); NULL: a 64-bit multiply. */
   LLVMValueRef (*mulhi_u32)(CgMath *m, LLVMValueRef a, LLVMValueRef b);
 

@@ -29,6 +29,7 @@ static void cached_group_load(Lower *L, int bi, LLVMValueRef *rj, int g, int lan
 typedef struct Kept {
   const uint8_t *keep; /* ninstr: may be kept */
   LLVMValueRef *v;     /* cache_k * ninstr: the value at point j, or NULL */
+  LLVMValueRef *w;     /* cache_k * ninstr: else a word (narrow_words) whose lane j % 2 is that value, or NULL */
 } Kept;
 
 static void kept_save(Lower *L, const Kept *kp, int j) {
@@ -41,6 +42,109 @@ static void kept_restore(Lower *L, const Kept *kp, int j) {
   int n = L->k->ninstr;
   for (int i = 0; kp && i < n; i++)
     if (kp->v[(size_t)j * n + i]) L->cache[i] = kp->v[(size_t)j * n + i];
+    else if (kp->w[(size_t)j * n + i]) /* unpacked here, in the phase that reads it */
+      L->cache[i] = LLVMBuildExtractElement(L->m.b, kp->w[(size_t)j * n + i],
+                                            LLVMConstInt(LLVMInt32TypeInContext(L->m.c), (unsigned)j % 2, 0), "");
+}
+
+/* ---- narrow kept values as words across a block reduction -------------------------------------------
+ * A float16 value a REDUCE phase keeps for a later phase (softmax's rounded exp(x - max), read again by
+ * the map's division) and its float32 widening both lived through the block reduction's barrier: LLVM
+ * merges the later phase's widening with the earlier one's, and folds its tests of the widened value into
+ * tests of the half (softmax_f16's cached entry: 32 float32 and 32 half registers, 92 registers, 31 % of
+ * the warps resident). In block mode, after the REDUCE phase's points and before its block reduction,
+ * each pair of points' kept float16 / bfloat16 values becomes one 32-bit word through hooks.opaque_i32
+ * (which nothing folds or merges), unpacked where a later phase reads it, and a kept widening of such a
+ * value is widened again there: only the 16 words live through the barrier (block mode: 89 -> 61
+ * registers by ptxas). The same values. The words alone leave ptxas at 92 registers (the short-row path
+ * of the same entry: 81); with the register fit of cg_gpu_rowc_fit the block mode fits 64 registers
+ * without spilling. LOOM_GPU_ROW_NARROW_WORDS=0: off, and no fit for it (A/B timings; read once per
+ * process). */
+bool cg_gpu_narrow_words(const Lower *L) {
+  static int on = -1;
+  return L->m.gpu && L->m.gpu->opaque_i32 && !L->k->snippet && cg_env_int_once(&on, "LOOM_GPU_ROW_NARROW_WORDS", 1);
+}
+
+static bool row_keep_on(void) {
+  static int keep_knob = -1;
+  return cg_env_int_once(&keep_knob, "LOOM_GPU_ROW_KEEP", 1) != 0;
+}
+
+/* need[i]: instruction i is read (through operands) by phase ph. */
+static void phase_reads(const KernelIr *k, const KPhase *ph, uint8_t *need) {
+  memset(need, 0, (size_t)k->ninstr);
+  if (ph->kind == KP_REDUCE || ph->kind == KP_SCAN) need[ph->value] = 1;
+  for (int s = 0; ph->kind != KP_REDUCE && s < ph->nstores; s++) need[k->stores[ph->store_begin + s].value] = 1;
+  for (int i = k->ninstr - 1; i >= 0; i--)
+    for (int j = 0; need[i] && j < cg_instr_nsrc(&k->instrs[i]); j++)
+      if (k->instrs[i].src[j] >= 0) need[k->instrs[i].src[j]] = 1;
+}
+
+bool cg_gpu_cached_keeps_narrow(LoomContext *ctx, const KernelIr *k) {
+  if (k->snippet || k->nphase < 2 || k->ninstr <= 0 || !row_keep_on()) return false;
+  size_t n = (size_t)k->ninstr;
+  uint8_t *buf = ctx_calloc(ctx, 3 * n, 1);
+  if (!buf) return false;
+  uint8_t *costly = buf, *np = buf + n, *nq = buf + 2 * n;
+  cg_costly_values(k, costly);
+  bool found = false;
+  for (int p = 0; p + 1 < k->nphase && !found; p++) {
+    if (k->phases[p].kind != KP_REDUCE) continue;
+    phase_reads(k, &k->phases[p], np);
+    for (int q = p + 1; q < k->nphase && !found; q++) {
+      if (k->phases[q].kind == KP_FINAL) continue;
+      phase_reads(k, &k->phases[q], nq);
+      for (size_t i = 0; i < n && !found; i++)
+        found = np[i] && nq[i] && costly[i] && k->instrs[i].kind == KI_CAST &&
+                (k->instrs[i].dtype == LOOM_FLOAT16 || k->instrs[i].dtype == LOOM_BFLOAT16);
+    }
+  }
+  ctx_free(ctx, buf);
+  return found;
+}
+
+/* v (a 4-byte value: a pair of 2-byte values) through opaque_i32. */
+static LLVMValueRef opaque_word(Lower *L, LLVMValueRef v) {
+  CgMath *m = &L->m;
+  LLVMValueRef w = LLVMBuildBitCast(m->b, v, LLVMInt32TypeInContext(m->c), "");
+  return LLVMBuildBitCast(m->b, m->gpu->opaque_i32(m, w), LLVMTypeOf(v), "");
+}
+
+static bool narrow_float(LLVMTypeRef t) {
+  return LLVMGetTypeKind(t) == LLVMHalfTypeKind || LLVMGetTypeKind(t) == LLVMBFloatTypeKind ||
+         (LLVMGetTypeKind(t) == LLVMIntegerTypeKind && LLVMGetIntTypeWidth(t) == 16);
+}
+
+/* After a REDUCE phase's points, before its block reduction: the kept narrow values as words (unpacked by
+ * kept_restore in the phases that read them). */
+static void narrow_kept(Lower *L, const Kept *kp) {
+  const KernelIr *k = L->k;
+  CgMath *m = &L->m;
+  const int K = L->cache_k, n = k->ninstr;
+  LLVMTypeRef i32 = LLVMInt32TypeInContext(m->c);
+  for (int i = 0; i < n; i++) {
+    const KInstr *in = &k->instrs[i];
+    /* a kept exact widening of a kept value: widened again from the (opaque) narrow value */
+    if (in->kind == KI_CAST && kp->keep[in->src[0]] && (in->dtype == LOOM_FLOAT32 || in->dtype == LOOM_FLOAT64) &&
+        (k->instrs[in->src[0]].dtype == LOOM_FLOAT16 || k->instrs[in->src[0]].dtype == LOOM_BFLOAT16)) {
+      bool narrow_kept = true;
+      for (int j = 0; j < K && narrow_kept; j++) narrow_kept = kp->v[(size_t)j * n + in->src[0]] != NULL;
+      for (int j = 0; j < K && narrow_kept; j++) kp->v[(size_t)j * n + i] = NULL;
+    }
+  }
+  for (int i = 0; i < n; i++) {
+    bool all = kp->keep[i];
+    for (int j = 0; j < K && all; j++) all = kp->v[(size_t)j * n + i] && narrow_float(LLVMTypeOf(kp->v[(size_t)j * n + i]));
+    if (!all || K % 2) continue;
+    for (int j = 0; j < K; j += 2) { /* points j, j + 1 in one word */
+      size_t a = (size_t)j * n + i, c = (size_t)(j + 1) * n + i;
+      LLVMTypeRef pt = LLVMVectorType(LLVMTypeOf(kp->v[a]), 2);
+      LLVMValueRef pair = LLVMBuildInsertElement(m->b, LLVMGetUndef(pt), kp->v[a], LLVMConstInt(i32, 0, 0), "");
+      pair = LLVMBuildInsertElement(m->b, pair, kp->v[c], LLVMConstInt(i32, 1, 0), "");
+      kp->w[a] = kp->w[c] = opaque_word(L, pair);
+      kp->v[a] = kp->v[c] = NULL;
+    }
+  }
 }
 
 /* Phase p of the cached entry's O point (cg_gpu_cached_item), the buffers it reads in L->vload. */
@@ -83,6 +187,7 @@ static void cached_phase(Lower *L, GpuEntry *e, int p, LLVMValueRef *rj, LLVMVal
       }
     }
     cg_clear_cache(L);
+    if (p + 1 < k->nphase && kp && !e->group && cg_gpu_narrow_words(L)) narrow_kept(L, kp);
     L->acc[p] = a;
     L->accidx[p] = ai;
     if (e->group) cg_gpu_group_reduce(L, p, e->group);
@@ -200,21 +305,22 @@ void cg_gpu_cached_item(Lower *L, LLVMValueRef o, void *arg) {
     for (int j = 0; j < 3; j++) /* an unused operand slot adds at most a needless early load */
       if (in->src[j] >= 0 && in->src[j] < i) mask[i] |= mask[in->src[j]];
   }
-  static int keep_knob = -1;
   uint8_t *keep = NULL;
   Kept kept = {0}, *kp = NULL;
   int nred = 0;
   for (int p = 0; p < k->nphase; p++) nred += k->phases[p].kind == KP_REDUCE;
-  if (!k->snippet && nred > 0 && k->nphase > 1 && cg_env_int_once(&keep_knob, "LOOM_GPU_ROW_KEEP", 1)) {
+  if (!k->snippet && nred > 0 && k->nphase > 1 && row_keep_on()) {
     keep = ctx_calloc(L->ctx, (size_t)k->ninstr + 1, 1);
     kept.v = ctx_calloc(L->ctx, (size_t)K * (size_t)k->ninstr + 1, sizeof *kept.v);
-    if (keep && kept.v) {
+    kept.w = ctx_calloc(L->ctx, (size_t)K * (size_t)k->ninstr + 1, sizeof *kept.w);
+    if (keep && kept.v && kept.w) {
       cg_costly_values(k, keep);
       kept.keep = keep;
       kp = &kept;
     } else {
       ctx_free(L->ctx, keep);
       ctx_free(L->ctx, kept.v);
+      ctx_free(L->ctx, kept.w);
     }
   }
   for (int bi = 0; bi < k->nbuf; bi++) L->vload[bi] = NULL;
@@ -274,6 +380,7 @@ void cg_gpu_cached_item(Lower *L, LLVMValueRef o, void *arg) {
   if (kp) {
     ctx_free(L->ctx, keep);
     ctx_free(L->ctx, kept.v);
+    ctx_free(L->ctx, kept.w);
   }
   if (mask) ctx_free(L->ctx, mask);
   cg_clear_cache(L);

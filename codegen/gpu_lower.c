@@ -519,7 +519,7 @@ static void build_gpu_entry(Lower *L, int which, bool row, const char *name, int
   /* launches pick blocks of up to 1024 threads; the vector cached-row entry of a kernel that loads buffers
    * beside the row (LayerNorm's weight and bias, cross-entropy's labels) fits its registers to 1024 threads
    * (cg_gpu_rowc_fit; its scalar twin would spill) */
-  h->mark_kernel(m, fn, 1024, which == GPU_CACHED && lanes > 1 && cg_gpu_rowc_fit(k));
+  h->mark_kernel(m, fn, 1024, which == GPU_CACHED && lanes > 1 && cg_gpu_rowc_fit(L));
   L->fn = fn;
   L->alloca_bb = LLVMAppendBasicBlockInContext(c, fn, "allocas");
   LLVMPositionBuilderAtEnd(L->ab, L->alloca_bb);

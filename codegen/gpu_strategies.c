@@ -185,9 +185,17 @@ static int rowc_fit_knob(void) {
  * of 3), cross_entropy 0.141 -> 0.123, rmsnorm / attn_mask_softmax / cosine_sim_rows within 0.5 %; a kernel
  * that loads the row alone lost (ptxas then spends up to the cap: softmax 47 -> 64 registers, 0.1326 ->
  * 0.136 ms, std_rows 0.063 -> 0.070, softmax_f16 +8 %). */
-bool cg_gpu_rowc_fit(const KernelIr *k) {
+bool cg_gpu_rowc_fit(const Lower *L) {
+  const KernelIr *k = L->k;
   int knob = rowc_fit_knob();
   if (knob != 2) return knob != 0;
+  /* rows of 32 points a thread whose REDUCE phase keeps a costly float16 value for a later phase (float16
+   * softmax's exp): with those values as words across the block reduction (gpu_cached.c:
+   * cg_gpu_narrow_words) the block mode fits 64 registers without spilling (ptxas, softmax_f16: 92 -> 64
+   * registers, 5 -> 8 blocks of 128 threads an SM; without the words the fit spilled 35 local loads /
+   * stores in the block mode: the +8 % above). The short-row mode of the same entry then spills (55 local
+   * loads / stores; 81 registers unfitted): rows of <= 1024 float16 points of such kernels pay that */
+  if (L->cache_k >= GPU_CACHE_K_MAX && cg_gpu_narrow_words(L) && cg_gpu_cached_keeps_narrow(L->ctx, k)) return true;
   int nloaded = 0;
   bool seen[64] = {false};
   for (int i = 0; i < k->ninstr; i++) {

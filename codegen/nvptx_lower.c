@@ -272,6 +272,16 @@ static LLVMValueRef nv_math_arg(CgMath *m, LLVMValueRef a) {
   return LLVMBuildCall2(m->b, fty, cvt, &bits, 1, "");
 }
 
+/* mov.b32 in inline assembly with side effects: LLVM neither folds nor merges two of them. */
+static LLVMValueRef nv_opaque_i32(CgMath *m, LLVMValueRef v) {
+  LLVMTypeRef i32 = LLVMInt32TypeInContext(m->c);
+  LLVMTypeRef fty = LLVMFunctionType(i32, &i32, 1, 0);
+  static const char text[] = "mov.b32 $0, $1;", cons[] = "=r,r";
+  LLVMValueRef mov = LLVMGetInlineAsm(fty, (char *)text, sizeof text - 1, (char *)cons, sizeof cons - 1, 1, 0,
+                                      LLVMInlineAsmDialectATT, 0);
+  return LLVMBuildCall2(m->b, fty, mov, &v, 1, "");
+}
+
 static LLVMValueRef nv_mulhi_u32(CgMath *m, LLVMValueRef a, LLVMValueRef bv) {
   LLVMValueRef args[2] = {a, bv};
   return cg_intrinsic(m, "llvm.nvvm.mulhi.ui", NULL, 0, args, 2); /* mul.hi.u32 */
@@ -355,6 +365,7 @@ void cg_nvptx_lower_hooks(CgGpuHooks *h) {
   h->fsqrt_f32 = nv_sqrt_f32;
   h->frcp_approx_f32 = nv_frcp_approx_f32;
   h->mulhi_u32 = nv_mulhi_u32;
+  h->opaque_i32 = nv_opaque_i32;
 }
 
 /* llvm.copysign.f32(mag, sign) -> (bits(mag) & 0x7fffffff) | (bits(sign) & 0x80000000), one LOP3 in SASS.
