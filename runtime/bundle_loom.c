@@ -255,6 +255,15 @@ LoomStatus rt_bundles_find_gpu(LoomContext *ctx, const KernelIr *k, int binary, 
   return st;
 }
 
+bool rt_bundles_active(LoomContext *ctx) {
+  RtBundles *s = ctx && ctx->rt ? __atomic_load_n(&ctx->rt->bundles, __ATOMIC_ACQUIRE) : NULL;
+  if (!s) return false;
+  pthread_mutex_lock(&s->lock);
+  bool on = s->list || s->no_jit || s->capture;
+  pthread_mutex_unlock(&s->lock);
+  return on;
+}
+
 /* ---- capture ---------------------------------------------------------------------------------------- */
 void rt_bundles_capture(LoomContext *ctx, const KernelIr *k) {
   RtBundles *s = ctx && ctx->rt ? __atomic_load_n(&ctx->rt->bundles, __ATOMIC_ACQUIRE) : NULL;
