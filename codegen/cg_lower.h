@@ -271,6 +271,12 @@ void cg_outer_map_phase(Lower *L, int p, LLVMValueRef n);
  * more, at most 31 phases: col_phases' bit 31 is CG_COL_ROWS). */
 void cg_host_row_part(Lower *L, LLVMValueRef args);
 bool cg_host_row_splittable(const KernelIr *k);
+/* lower_host_rows.c: kernels specialized on a short last dim (KernelIr.row_extent): whether this lowering
+ * uses them; an elementwise run() over linear points [lo, hi) by rows; every phase at one O point
+ * (L->off and L->ooff set) with the R row unrolled. */
+bool cg_host_rows_on(const Lower *L);
+void cg_host_rows_map(Lower *L, LLVMValueRef lo, LLVMValueRef hi, const KPhase *ph);
+void cg_host_rows_o_point(Lower *L);
 /* REDUCE phase p over linear R points [lo, hi) of the current O point (L->off): sets L->acc[p] /
  * L->accidx[p] (lower_host.c). */
 void cg_host_reduce_phase(Lower *L, int p, LLVMValueRef lo, LLVMValueRef hi);

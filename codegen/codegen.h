@@ -269,6 +269,11 @@ struct CgTarget {
   void *state;
 };
 
+/* The host specialization on a short last dim (codegen/lower_host_rows.c): the extent E to compile a copy
+ * of k with (KernelIr.row_extent = E) for a launch of these sizes and bindings (strides per iteration
+ * dim), or 0 where it does not apply or LOOM_HOST_SMALL_ROWS turns it off. */
+int cg_host_row_extent(const KernelIr *k, const int64_t *shape, const SchedBinding *bind);
+
 /* The host CPU target: LLVM ORC JIT for the host's own CPU and features, vectorized loops,
  * SLEEF vector math. describe: "LLVM 19.1.7 host x86_64 <cpu> <features hash>". */
 LoomStatus cg_host_target_create(LoomContext *ctx, CgTarget **out, Diag *d);

@@ -395,6 +395,10 @@ void cg_host_reduce_phase(Lower *L, int p, LLVMValueRef lo, LLVMValueRef hi) {
 static void body_o_point(Lower *L, void *arg) {
   const KernelIr *k = L->k;
   memcpy(L->ooff, L->off, sizeof(LLVMValueRef) * (size_t)k->nbuf);
+  if (cg_host_rows_on(L)) { /* a short last dim of known extent: the row unrolled (lower_host_rows.c) */
+    cg_host_rows_o_point(L);
+    return;
+  }
   for (int p = 0; p < k->nphase; p++) {
     L->acc[p] = L->accidx[p] = NULL;
   }
@@ -565,13 +569,17 @@ static void build_entry(Lower *L, int which, const char *name, const char *const
     LLVMValueRef ix = cg_i64(m, d);
     L->shape[d] = LLVMBuildLoad2(b, L->i64, LLVMBuildGEP2(b, L->i64, shp, &ix, 1, ""), "");
   }
+  if (k->row_extent) L->shape[k->ndim - 1] = cg_i64(m, k->row_extent); /* (ir.h KernelIr.row_extent) */
   cg_load_params(L, impl_param_word, &pbase);
   for (int bi = 0; bi < nb; bi++) {
     L->base[bi] = LLVMGetParam(impl, (unsigned)(2 + bi));
     for (int d = 0; d < k->ndim; d++) {
       int64_t cs;
       LLVMValueRef s;
+      int64_t cl;
       if (ir_layout_const(k->bufs[bi].layout[d], &cs)) s = cg_i64(m, cs); /* a compile-time stride */
+      else if (k->row_extent && d == k->ndim - 2 && ir_layout_const(k->bufs[bi].layout[d + 1], &cl))
+        s = cg_i64(m, k->row_extent * cl); /* packed rows (ir.h KernelIr.row_extent) */
       else {
         LLVMValueRef ix = cg_i64(m, (int64_t)bi * k->ndim + d);
         s = LLVMBuildLoad2(b, L->i64, LLVMBuildGEP2(b, L->i64, str, &ix, 1, ""), "");
@@ -607,7 +615,8 @@ static void build_entry(Lower *L, int which, const char *name, const char *const
   } else if (which == ENTRY_RUN) {
     if (k->nkeep == k->ndim) {
       cg_worker_begin(L); /* a host worker is one run() call: one task's range of points */
-      if (cg_host_tiled(k)) cg_host_walk_tiled(L, s0, s1, cg_body_map, (void *)&k->phases[0]);
+      if (cg_host_rows_on(L)) cg_host_rows_map(L, s0, s1, &k->phases[0]); /* lower_host_rows.c */
+      else if (cg_host_tiled(k)) cg_host_walk_tiled(L, s0, s1, cg_body_map, (void *)&k->phases[0]);
       else {
         int64_t cols = 0;
         int jam = cg_host_row_jam(k, &cols);
@@ -702,7 +711,8 @@ LoomStatus cg_lower_host(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef mod, 
   snprintf(names->colpart, sizeof names->colpart, "%s_colpart", prefix);
   snprintf(names->colfinish, sizeof names->colfinish, "%s_colfinish", prefix);
   bool red = k->nkeep < k->ndim;
-  names->has_partial = red && k->phases[0].kind == KP_REDUCE &&
+  /* (a kernel of rows of E <= 16 points never splits R: its parts are 32768 points) */
+  names->has_partial = red && !k->row_extent && k->phases[0].kind == KP_REDUCE &&
                        (k->nphase == 1 || (k->nphase == 2 && k->phases[1].kind == KP_FINAL));
   if (names->has_partial) names->acc_size = cg_acc_size(cg_red_value_dtype(k, &k->phases[0]), k->phases[0].reduce_op);
   if (!red && k->nphase != 1)
@@ -732,7 +742,7 @@ LoomStatus cg_lower_host(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef mod, 
     /* reductions of the outer strategy also get the column split (acc_size covers every phase) */
     names->has_col = L.outer && !k->snippet && k->nphase <= 32 && k->phases[0].kind != KP_SCAN && !cg_outer_has_map(k);
     static int row_split = -1; /* LOOM_HOST_ROW_SPLIT=0: inner multi-phase reductions per O point (A/B) */
-    bool rows = !L.outer && !names->has_partial && cg_host_row_splittable(k) && /* inner, multi-phase */
+    bool rows = !L.outer && !names->has_partial && !k->row_extent && cg_host_row_splittable(k) && /* inner, multi-phase */
                 cg_env_int_once(&row_split, "LOOM_HOST_ROW_SPLIT", 1);
     if (rows) names->has_col = true, names->col_phases = CG_COL_ROWS;
     if (names->has_col) {

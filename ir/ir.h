@@ -518,6 +518,11 @@ typedef struct KernelIr {
   int32_t nparam; /* scalar parameters (KI_PARAM), launched after the buffers (codegen.h) */
   /* a library-call kernel (see KCall): NULL for generated kernels */
   const KCall *call;
+  /* 0, or E >= 2: the kernel runs only where its last dim's extent is E (a host specialization made at
+   * launch, codegen/lower_host_rows.c; printed " rows E" on the kernel line, so part of the key). Then
+   * every buffer's layout on the last dim is a constant stride c, and a buffer whose layout on dim
+   * ndim - 2 is KL_ANY has the stride E * c there (packed rows); a reduction reduces the last dim only. */
+  int32_t row_extent;
 } KernelIr;
 
 /* Stable text form; it is also the cache key's source (it names every dtype, layout and op). */

@@ -498,7 +498,7 @@ static LoomStatus parse_call(Cursor *c, Arena *a, KernelIr *k) {
   return LOOM_OK;
 }
 
-/* kernel = "kernel" name "ndim" N "keep" N "index" N
+/* kernel = "kernel" name "ndim" N "keep" N "index" N ["rows" N]
  *          ("buf" N ("in"|"out") dt "[" layout ("," layout)* "]")*
  *          instr*
  *          ("phase" ("reduce" redop dt ref
@@ -523,6 +523,10 @@ LoomStatus ir_parse_kernel(Arena *a, const char *text, KernelIr **out, Diag *d) 
   k->nkeep = v;
   if ((st = expect(&c, "index")) || (st = parse_int(&c, 0, 64, &v))) return st;
   k->index_bits = (uint8_t)v;
+  if (accept(&c, "rows")) {
+    if ((st = parse_int(&c, 2, 1 << 20, &v))) return st;
+    k->row_extent = v;
+  }
   if (!at_eol(&c)) return fail(&c, "end of line");
   next_line(&c);
   while (*c.p) {

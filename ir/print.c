@@ -17,7 +17,8 @@
  *   %7 = matmul f32 [2,4,6] %0 %1         (a [B...,M,K] @ b [B...,K,N])
  *   output %3
  * Kernel lines:
- *   kernel NAME ndim 2 keep 1 index 64    (NAME "-" when empty; ir_print_kernel_key prints "-")
+ *   kernel NAME ndim 2 keep 1 index 64    (NAME "-" when empty; ir_print_kernel_key prints "-"; a
+ *                                         host kernel specialized on its last extent ends "rows 3")
  *   buf 0 in f32 [s,1]                    (per iteration dim: s any stride, 0 zero, 1 unit)
  *   %0 = load f32 buf 0 | const f32 2.5 | exp f32 %0 | cast f64 %1 | acc f32 phase 0 | redsize i64
  *   phase reduce sum f32 %1
@@ -176,7 +177,8 @@ static void print_kernel(const KernelIr *k, bool with_name, StrBuf *out) {
     }
   if (n == 0) name[n++] = '-';
   name[n] = '\0';
-  sb_printf(out, "kernel %s ndim %d keep %d index %d\n", name, k->ndim, k->nkeep, k->index_bits);
+  sb_printf(out, "kernel %s ndim %d keep %d index %d", name, k->ndim, k->nkeep, k->index_bits);
+  sb_printf(out, k->row_extent ? " rows %d\n" : "\n", (int)k->row_extent);
   for (int32_t b = 0; b < k->nbuf; b++) {
     const KBuffer *kb = &k->bufs[b];
     sb_printf(out, "  buf %d %s %s [", b, kb->is_output ? "out" : "in", dtype_short_name((LoomDType)kb->dtype));

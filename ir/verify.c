@@ -408,6 +408,14 @@ LoomStatus ir_verify_kernel(const KernelIr *k, Diag *d) {
       if (k->bufs[b].layout[a] >= KL_COUNT) return BAD(d, "verify kernel: buffer %d has bad layout on dim %d", b, a);
   }
   if (k->call) return verify_call(k, d);
+  if (k->row_extent) { /* ir.h KernelIr.row_extent */
+    int64_t c;
+    if (k->row_extent < 2 || k->ndim < 2 || (k->nkeep != k->ndim && k->nkeep != k->ndim - 1))
+      return BAD(d, "verify kernel: rows %d needs ndim >= 2 and at most the last dim reduced", (int)k->row_extent);
+    for (int32_t b = 0; b < k->nbuf; b++)
+      if (!ir_layout_const(k->bufs[b].layout[k->ndim - 1], &c))
+        return BAD(d, "verify kernel: rows %d: buffer %d has no constant stride on the last dim", (int)k->row_extent, b);
+  }
   int32_t nparam_read = 0;
   for (int32_t i = 0; i < k->ninstr; i++) {
     LoomStatus st = verify_instr(k, i, d);

@@ -51,6 +51,8 @@ LoomStatus rt_bundles_find_gpu(LoomContext *ctx, const KernelIr *k, int binary, 
                                const void **image, size_t *size, bool *found, Diag *d);
 /* The schedule runner's hook: adds k to the running capture of ctx (a no-op without one). */
 void rt_bundles_capture(LoomContext *ctx, const KernelIr *k);
+/* Whether bundles are in play on ctx: loaded, capturing, or JIT turned off. */
+bool rt_bundles_active(LoomContext *ctx);
 LoomStatus rt_bundles_set_capture(LoomContext *ctx, LoomBundleBuilder *b, Diag *d);
 
 /* The first loaded bundle's FUSE record for identity and args, or NULL (records live as long as ctx). */

@@ -255,10 +255,26 @@ LoomStatus rt_bundles_find_gpu(LoomContext *ctx, const KernelIr *k, int binary, 
   return st;
 }
 
+bool rt_bundles_active(LoomContext *ctx) {
+  RtBundles *s = ctx && ctx->rt ? __atomic_load_n(&ctx->rt->bundles, __ATOMIC_ACQUIRE) : NULL;
+  if (!s) return false;
+  pthread_mutex_lock(&s->lock);
+  bool on = s->list || s->no_jit || s->capture;
+  pthread_mutex_unlock(&s->lock);
+  return on;
+}
+
 /* ---- capture ---------------------------------------------------------------------------------------- */
 void rt_bundles_capture(LoomContext *ctx, const KernelIr *k) {
   RtBundles *s = ctx && ctx->rt ? __atomic_load_n(&ctx->rt->bundles, __ATOMIC_ACQUIRE) : NULL;
   if (!s || !__atomic_load_n(&s->capture, __ATOMIC_ACQUIRE)) return;
+  KernelIr generic; /* a kernel specialized on its sizes (a plan made before the capture began): its generic
+                     * form, which runs at any size (same values) */
+  if (k->row_extent) {
+    generic = *k;
+    generic.row_extent = 0;
+    k = &generic;
+  }
   pthread_mutex_lock(&s->lock);
   LoomBundleBuilder *b = s->capture;
   if (b) {

@@ -115,6 +115,10 @@ struct RtDevice {
   LoomStatus (*prepare)(LoomContext *ctx, int index, const KernelIr *k, int64_t npoints, const RtKernel **out,
                         Diag *d);
   void (*unpin)(LoomContext *ctx, int index, const RtKernel *k);
+  /* Optional (NULL: none): replaces kernels of a fresh schedule by copies specialized on their launch
+   * sizes (allocated in a) before they are prepared; the host's kernels over a short last dim
+   * (KernelIr.row_extent, codegen/lower_host_rows.c). The copies compute the same values. */
+  LoomStatus (*specialize)(LoomContext *ctx, Arena *a, Schedule *s, Diag *d);
   /* Runs a schedule: temporaries from the pool, every kernel launched in order on the current stream
    * (the host: parallel over its thread pool), the statistics counted (kernels_launched,
    * last_eval_kernels, temp_bytes_peak). */

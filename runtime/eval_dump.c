@@ -80,6 +80,8 @@ static LoomStatus dump_impl(LoomGraph *g, LoomDumpKind kind, const LoomDumpTarge
     bool timed = kind == LOOM_DUMP_TIME;
     st = rt_eval_schedule(g, &arena, n, roots, mod_outs, timed ? &sb : NULL, timed ? IR_DUMP_TIME : 0, &sched, d);
     if (st == LOOM_OK && kind == LOOM_DUMP_KERNELS) ir_print_schedule(sched, &sb);
+    const RtDevice *host = rt_device(LOOM_DEVICE_HOST); /* the host's kernels as they run (specialized) */
+    if (st == LOOM_OK && kind == LOOM_DUMP_LLVM && host && host->specialize) st = host->specialize(ctx, &arena, sched, d);
     for (int32_t i = 0; st == LOOM_OK && kind == LOOM_DUMP_LLVM && i < sched->nkernel; i++) {
       const KernelIr *ir = sched->kernels[i].ir;
       const CgCompiled *k = NULL;

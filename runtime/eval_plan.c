@@ -128,6 +128,8 @@ LoomStatus rt_plan_make(LoomGraph *g, int32_t n, const LoomNode *nodes, const Lo
   pthread_mutex_unlock(&ctx->rt->stats_lock);
   Schedule *sched = NULL;
   LoomStatus st = rt_eval_schedule(g, &a, n, roots, outs, dump, ctx->dump_flags, &sched, d);
+  const RtDevice *dev = rt_device(dk);
+  if (st == LOOM_OK && dev && dev->specialize) st = dev->specialize(ctx, &a, sched, d); /* before prepare */
   if (st != LOOM_OK) {
     arena_free_all(&a);
     return st;

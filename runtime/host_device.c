@@ -283,6 +283,23 @@ static LoomStatus host_prepare(LoomContext *ctx, int index, const KernelIr *k, i
 }
 static void host_unpin(LoomContext *ctx, int index, const RtKernel *k) { rt_cache_release(ctx->rt->cache, k); }
 
+/* Kernels over a short last dim get a copy with row_extent set (cg_host_row_extent), except while AOT
+ * bundles are in play: a bundle holds kernels that run at any size, found by the generic key. */
+static LoomStatus host_specialize(LoomContext *ctx, Arena *a, Schedule *s, Diag *d) {
+  if (!s || rt_bundles_active(ctx)) return LOOM_OK;
+  for (int32_t i = 0; i < s->nkernel; i++) {
+    SchedKernel *sk = &s->kernels[i];
+    int e = sk->ir ? cg_host_row_extent(sk->ir, sk->shape, sk->bind) : 0;
+    if (!e) continue;
+    KernelIr *c = arena_alloc(a, sizeof *c);
+    if (!c) return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: specialized kernel %s", sk->ir->name);
+    *c = *sk->ir;
+    c->row_extent = e;
+    sk->ir = c;
+  }
+  return LOOM_OK;
+}
+
 static LoomStatus host_run_schedule(LoomContext *ctx, int index, const RtRun *r, Diag *d) {
   return run_schedule(ctx, r->graph, r->schedule, r->pinned, r->out_data, r->nouts, r->extra_temp_bytes, d);
 }
@@ -320,6 +337,7 @@ const RtDevice rt_host_device = {
     .event_synchronize = host_event_synchronize,
     .event_elapsed = host_event_elapsed,
     .prepare = host_prepare,
+    .specialize = host_specialize,
     .unpin = host_unpin,
     .run_schedule = host_run_schedule,
     .write_strided = host_write_strided,

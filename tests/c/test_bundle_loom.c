@@ -18,6 +18,7 @@
 #include "amdgpu_check.h"
 #include "loom/loom_aot.h"
 #include "runtime/bundle.h"
+#include "runtime/bundle_build.h"
 #include "test_common.h"
 
 static char dir[256];
@@ -458,11 +459,40 @@ static void test_amd_code(void) {
   free(p);
 }
 
+/* A plan made before a capture holds kernels specialized on their sizes (rows of 3: KernelIr.row_extent,
+ * codegen/lower_host_rows.c); evaluated again while capturing, the bundle receives their generic form,
+ * which runs at any size. */
+static void test_capture_of_specialized_plan(void) {
+  LoomContext *c = fresh();
+  LoomGraph *g = NULL;
+  LoomBundleBuilder *b = NULL;
+  if (c && CHECK_OK(loom_graph_create(c, &g)) && CHECK_OK(loom_bundle_builder_create(c, &b))) {
+    float x[12], y[4] = {0};
+    for (int i = 0; i < 12; i++) x[i] = (float)i;
+    int64_t sh[2] = {4, 3}, n = 4;
+    LoomArray X = host_array(LOOM_FLOAT32, 2, sh, x), Y = host_array(LOOM_FLOAT32, 1, &n, y);
+    LoomNode a, r;
+    int32_t ax = 1, nk = 0;
+    CHECK_OK(loom_input(g, &X, &a) ?: loom_reduce(g, LOOM_REDUCE_SUM, a, 1, &ax, 0, &r));
+    CHECK_OK(loom_eval(g, 1, &r, &Y)); /* the plan, its kernel specialized on rows of 3 */
+    CHECK_OK(loom_bundle_builder_capture_begin(b, "rowsum3"));
+    CHECK_OK(loom_eval(g, 1, &r, &Y)); /* the same plan, captured */
+    CHECK_OK(loom_bundle_builder_capture_end(b, &nk));
+    CHECK(nk == 1 && b->nentry == 1 && b->entries[0].ir->row_extent == 0, "%d kernels captured, the first with rows %d",
+          nk, b->nentry > 0 ? b->entries[0].ir->row_extent : -1);
+    for (int i = 0; i < 4; i++) CHECK(y[i] == (float)(9 * i + 3), "row %d: sum %g", i, (double)y[i]);
+  }
+  if (b) loom_bundle_builder_destroy(b);
+  if (g) loom_graph_destroy(g);
+  if (c) loom_context_destroy(c);
+}
+
 int main(void) {
   if (!tc_init()) return 1;
   snprintf(dir, sizeof dir, "%s/loom-test-bundle-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
   if (!mkdtemp(dir)) return 1;
   test_capture_and_build();
+  test_capture_of_specialized_plan();
   test_load_and_run();
   test_user_kernel();
   test_ir_text_errors();

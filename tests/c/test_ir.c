@@ -481,6 +481,65 @@ static void test_kernel_roundtrip(void) {
 }
 
 /* Every allocation failure point: no crash, no leak, a clean status. */
+/* A kernel specialized on a short last dim (KernelIr.row_extent): " rows E" on the kernel line, printed
+ * back, part of the key (the generic key differs), and the verifier's conditions: rows >= 2, at most the
+ * last dim reduced, a constant stride on the last dim for every buffer. */
+static const char *rows_text =
+    "kernel k0_map ndim 2 keep 2 index 32 rows 3\n"
+    "  buf 0 in u8 [s,1]\n"
+    "  buf 1 in f32 [0,1]\n"
+    "  buf 2 out f32 [s,1]\n"
+    "  %0 = load u8 buf 0\n"
+    "  %1 = cast f32 %0\n"
+    "  %2 = load f32 buf 1\n"
+    "  %3 = sub f32 %1 %2\n"
+    "  phase map store buf 2 %3\n";
+
+static void test_row_extent(void) {
+  LoomContext ctx;
+  Counting cnt;
+  make_ctx(&ctx, &cnt);
+  Arena a;
+  arena_init(&a, &ctx);
+  Diag d = {LOOM_OK, ""};
+  KernelIr *k = NULL;
+  CHECK(ir_parse_kernel(&a, rows_text, &k, &d) == LOOM_OK);
+  if (k) {
+    CHECK(k->row_extent == 3);
+    StrBuf b;
+    sb_init(&b, &ctx);
+    ir_print_kernel(k, &b);
+    char *t = sb_take(&b);
+    CHECK_STR(t, rows_text);
+    sb_init(&b, &ctx);
+    ir_print_kernel_key(k, &b);
+    char *key = sb_take(&b);
+    CHECK(key && strncmp(key, "kernel - ndim 2 keep 2 index 32 rows 3\n", 39) == 0);
+    k->row_extent = 0;
+    sb_init(&b, &ctx);
+    ir_print_kernel_key(k, &b);
+    char *generic = sb_take(&b);
+    CHECK(generic && key && strcmp(generic, key) != 0 && !strstr(generic, "rows"));
+    ctx_free(&ctx, t);
+    ctx_free(&ctx, key);
+    ctx_free(&ctx, generic);
+    k->row_extent = 3;
+    CHECK(ir_verify_kernel(k, &d) == LOOM_OK);
+    k->bufs[0].layout[1] = KL_ANY; /* no constant stride along the row */
+    CHECK(ir_verify_kernel(k, &d) == LOOM_ERR_INTERNAL);
+    k->bufs[0].layout[1] = KL_ONE;
+    d.status = LOOM_OK;
+    k->nkeep = 0; /* both dims reduced */
+    CHECK(ir_verify_kernel(k, &d) == LOOM_ERR_INTERNAL);
+    k->nkeep = 2;
+    d.status = LOOM_OK;
+  }
+  KernelIr *bad = NULL;
+  CHECK(ir_parse_kernel(&a, "kernel - ndim 1 keep 1 index 32 rows 1\n", &bad, &d) != LOOM_OK); /* rows >= 2 */
+  arena_free_all(&a);
+  CHECK(cnt.live == 0);
+}
+
 static void test_oom(void) {
   int ok = 0, oom = 0;
   for (long fail_at = 0; fail_at < 60; fail_at++) {
@@ -577,6 +636,7 @@ int main(void) {
   test_errors();
   test_movement();
   test_kernel_roundtrip();
+  test_row_extent();
   test_oom();
   printf("%d passed, %d failed\n", passed, failed);
   return failed != 0;
