@@ -14,12 +14,12 @@ from .workloads import F16, F32, F64, In, ROWNORM, Workload
 _PROBE_DIMS = {
     "cpu": dict(PR=3001, PC=1777, PA=24, PB=999, PM=257, PN=5_000_003, PMID=65_536, PSR=700_001, PSC=7,
                 PLR=3, PLC=3_000_017, PH=1080, PW=1920, PLN=256, PLD=768, PB4=8, PH4=12, PT4=512, PD4=64, PE=50_000,
-                PS=2048, PG=1 << 20, PV=2003),
+                PS=2048, PG=1 << 20, PV=2003, PFR=4001, PFC=1000),
     "h200": dict(PR=20_011, PC=7_777, PA=96, PB=1999, PM=1031, PN=100_000_007, PMID=65_536, PSR=10_000_019,
                  PSC=7, PLR=3, PLC=50_000_017, PH=4320, PW=7680, PLN=256, PLD=768, PB4=32, PH4=16, PT4=1024,
-                 PD4=128, PE=1_000_000, PS=8192, PG=1 << 24, PV=20_011),
+                 PD4=128, PE=1_000_000, PS=8192, PG=1 << 24, PV=20_011, PFR=200_003, PFC=1000),
     "test": dict(PR=37, PC=29, PA=3, PB=11, PM=13, PN=1001, PMID=515, PSR=101, PSC=7, PLR=3, PLC=1003,
-                 PH=9, PW=14, PLN=5, PLD=24, PB4=2, PH4=3, PT4=5, PD4=4, PE=40, PS=33, PG=100, PV=29),
+                 PH=9, PW=14, PLN=5, PLD=24, PB4=2, PH4=3, PT4=5, PD4=4, PE=40, PS=33, PG=100, PV=29, PFR=7, PFC=40),
 }
 for _size, _dims in _PROBE_DIMS.items():
     for _k, _v in _dims.items():
@@ -167,6 +167,22 @@ def layernorm_small(xp, x, w, b):
     mu = xp.mean(x, axis=-1, keepdims=True)
     d = x - mu
     return d / xp.sqrt(xp.mean(d * d, axis=-1, keepdims=True) + 1e-5) * w + b
+
+
+@probe("norm", "softmax of float16 attention scores over 1000 keys (half-precision inference, rows too short "
+       "for a block per row)", [F16("PFR", "PFC")], 1, ideal_why=ROWNORM,
+       native={"torch": lambda t, x: t.softmax(x, dim=-1)})
+def softmax_f16_keys(xp, x):
+    e = xp.exp(x - xp.max(x, axis=-1, keepdims=True))
+    return e / xp.sum(e, axis=-1, keepdims=True)
+
+
+@probe("norm", "log-softmax of float16 router logits, 16 experts per token (MoE gate in half precision)",
+       [F16("SR", "SC")], 1, ideal_why=ROWNORM,
+       native={"torch": lambda t, x: t.log_softmax(x, dim=-1)})
+def router_log_softmax_f16(xp, x):
+    z = x - xp.max(x, axis=-1, keepdims=True)
+    return z - xp.log(xp.sum(xp.exp(z), axis=-1, keepdims=True))
 
 
 @probe("norm", "softmax of float64 rows (scipy.special.softmax(axis=1) on a float64 score matrix)",
