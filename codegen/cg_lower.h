@@ -277,6 +277,13 @@ bool cg_host_row_splittable(const KernelIr *k);
 bool cg_host_rows_on(const Lower *L);
 void cg_host_rows_map(Lower *L, LLVMValueRef lo, LLVMValueRef hi, const KPhase *ph);
 void cg_host_rows_o_point(Lower *L);
+/* lower_host_strided.c: the address of buffer b at the current point of a row walk (rowptr[b] set and
+ * standing for L->off[b]); a constant stride of 2 or more is addressed in bytes (nsw survives). */
+LLVMValueRef cg_host_row_point_ptr(Lower *L, int b);
+/* Whether walk() (lower_host.c) puts buffer b's row pointer at the segment's first point and counts the
+ * in-row offset from the inner loop's own index (a constant stride of 2 or more along the kernel's last
+ * dim, which is the walked dim `last`). */
+bool cg_host_strided_from_segment(const Lower *L, int b, int last);
 /* REDUCE phase p over linear R points [lo, hi) of the current O point (L->off): sets L->acc[p] /
  * L->accidx[p] (lower_host.c). */
 void cg_host_reduce_phase(Lower *L, int p, LLVMValueRef lo, LLVMValueRef hi);

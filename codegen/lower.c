@@ -124,13 +124,11 @@ LLVMValueRef cg_elem_ptr(Lower *L, int b, LLVMValueRef off) {
  * inbounds (every address a kernel touches lies in its buffer) and the offset an nsw multiple of the
  * stride: LLVM's vectorizer then sees a constant stride's addresses as one non-wrapping sequence, so
  * stride 2-4 views become interleaved groups (wide loads + shuffles) instead of gathers or scalar loads
- * (one GEP of base + (row + j * stride) loses inbounds when InstCombine splits it at the loop). */
+ * (one GEP of base + (row + j * stride) loses inbounds when InstCombine splits it at the loop; constant
+ * strides are addressed in bytes so that the nsw survives: lower_host_strided.c). */
 LLVMValueRef cg_point_ptr(Lower *L, int b) {
   if (L->final_phase) return cg_elem_ptr(L, b, L->ooff[b]);
-  if (L->rowptr && L->rowptr[b] && L->off[b] == L->rowabs[b]) {
-    LLVMTypeRef et = cg_mem_type(&L->m, (LoomDType)L->k->bufs[b].dtype);
-    return LLVMBuildInBoundsGEP2(L->m.b, et, L->rowptr[b], &L->rowrel[b], 1, "");
-  }
+  if (L->rowptr && L->rowptr[b] && L->off[b] == L->rowabs[b]) return cg_host_row_point_ptr(L, b);
   return cg_elem_ptr(L, b, L->off[b]);
 }
 

@@ -239,15 +239,21 @@ static void walk(Lower *L, int d0, int d1, LLVMValueRef lo, LLVMValueRef hi, Bod
   static int row_ptr = -1; /* LOOM_HOST_ROW_PTR=0: one GEP of base + offset per point (A/B timings) */
   LLVMValueRef *rowv = cg_env_int_once(&row_ptr, "LOOM_HOST_ROW_PTR", 1)
                            ? ctx_calloc(L->ctx, (size_t)nb * 3, sizeof(LLVMValueRef)) : NULL;
-  if (rowv) { /* the rows' pointers, once per segment (before its branch into the inner loop) */
+  if (rowv) { /* the rows' pointers, once per segment (before its branch into the inner loop); a small
+               * constant stride's at the segment's first point (lower_host_strided.c) */
     LLVMPositionBuilderBefore(b, LLVMGetBasicBlockTerminator(seg_bb));
-    for (int bi = 0; bi < nb; bi++)
-      rowv[bi] = LLVMBuildInBoundsGEP2(b, cg_mem_type(&L->m, (LoomDType)k->bufs[bi].dtype), L->base[bi], &ro[bi], 1, "row");
+    for (int bi = 0; bi < nb; bi++) {
+      LLVMValueRef o = ro[bi];
+      if (cg_host_strided_from_segment(L, bi, last))
+        o = LLVMBuildNSWAdd(b, o, LLVMBuildNSWMul(b, sstart, L->stride[bi * k->ndim + last], ""), "");
+      rowv[bi] = LLVMBuildInBoundsGEP2(b, cg_mem_type(&L->m, (LoomDType)k->bufs[bi].dtype), L->base[bi], &o, 1, "row");
+    }
     LLVMPositionBuilderAtEnd(b, inner_bb);
   }
   for (int bi = 0; bi < nb; bi++) {
     LLVMValueRef rel = LLVMBuildNSWMul(b, cur, L->stride[bi * k->ndim + last], "");
     inner[bi] = LLVMBuildNSWAdd(b, ro[bi], rel, "");
+    if (rowv && cg_host_strided_from_segment(L, bi, last)) rel = LLVMBuildNSWMul(b, j, L->stride[bi * k->ndim + last], "");
     if (rowv) rowv[nb + bi] = rel, rowv[2 * nb + bi] = inner[bi];
   }
   if (rowv) {
