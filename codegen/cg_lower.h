@@ -281,9 +281,9 @@ void cg_host_rows_o_point(Lower *L);
  * standing for L->off[b]); a constant stride of 2 or more is addressed in bytes (nsw survives). */
 LLVMValueRef cg_host_row_point_ptr(Lower *L, int b);
 /* Whether walk() (lower_host.c) puts buffer b's row pointer at the segment's first point and counts the
- * in-row offset from the inner loop's own index (a constant stride of 2 or more along the kernel's last
- * dim, which is the walked dim `last`). */
-bool cg_host_strided_from_segment(const Lower *L, int b, int last);
+ * in-row offset from the inner loop's own index: a blocked walk's, for a constant stride of 2 or more
+ * along the kernel's last dim (the walked dim `last`). */
+bool cg_host_strided_from_segment(const Lower *L, int b, int last, bool blocked);
 /* REDUCE phase p over linear R points [lo, hi) of the current O point (L->off): sets L->acc[p] /
  * L->accidx[p] (lower_host.c). */
 void cg_host_reduce_phase(Lower *L, int p, LLVMValueRef lo, LLVMValueRef hi);

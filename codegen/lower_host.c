@@ -244,7 +244,7 @@ static void walk(Lower *L, int d0, int d1, LLVMValueRef lo, LLVMValueRef hi, Bod
     LLVMPositionBuilderBefore(b, LLVMGetBasicBlockTerminator(seg_bb));
     for (int bi = 0; bi < nb; bi++) {
       LLVMValueRef o = ro[bi];
-      if (cg_host_strided_from_segment(L, bi, last))
+      if (cg_host_strided_from_segment(L, bi, last, blk != NULL))
         o = LLVMBuildNSWAdd(b, o, LLVMBuildNSWMul(b, sstart, L->stride[bi * k->ndim + last], ""), "");
       rowv[bi] = LLVMBuildInBoundsGEP2(b, cg_mem_type(&L->m, (LoomDType)k->bufs[bi].dtype), L->base[bi], &o, 1, "row");
     }
@@ -253,7 +253,7 @@ static void walk(Lower *L, int d0, int d1, LLVMValueRef lo, LLVMValueRef hi, Bod
   for (int bi = 0; bi < nb; bi++) {
     LLVMValueRef rel = LLVMBuildNSWMul(b, cur, L->stride[bi * k->ndim + last], "");
     inner[bi] = LLVMBuildNSWAdd(b, ro[bi], rel, "");
-    if (rowv && cg_host_strided_from_segment(L, bi, last)) rel = LLVMBuildNSWMul(b, j, L->stride[bi * k->ndim + last], "");
+    if (rowv && cg_host_strided_from_segment(L, bi, last, blk != NULL)) rel = LLVMBuildNSWMul(b, j, L->stride[bi * k->ndim + last], "");
     if (rowv) rowv[nb + bi] = rel, rowv[2 * nb + bi] = inner[bi];
   }
   if (rowv) {

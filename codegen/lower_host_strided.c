@@ -14,15 +14,17 @@
  *     with `mul x, 12`, dropping the nsw (powers of two become `shl nsw`, which keeps it);
  *   - x = (the segment's first column) + j is an AddRec SCEV cannot always prove nsw (the blocked walk
  *     of compensated sums starts segments at run-time offsets).
- * So for such a buffer walk() puts the row pointer at the segment's first point and the in-row offset
- * is `mul nsw j, s` of the inner loop's own counter j (0 .. the segment's length), and the address is
- * emitted in bytes, `gep inbounds i8, row, (mul nsw j, s * size)`, which InstCombine leaves alone.
- * LLVM then forms the group for factors 2..8 (max-interleave-group-factor) where its cost model prefers
- * it (on Zen 4: every width but 8-byte elements at stride 8, which stay gathers). Run-time strides
- * (layout class ANY: 5 and more) keep LLVM's versioning on stride 1 and scalar loads otherwise: making
- * 5..8 constant classes was measured slower for 7 and 8 (permutes of 7-8 vectors per output vector
- * against 2-3 scalar loads a cycle). LOOM_HOST_STRIDED_BYTES=0 restores the element GEP from the row's
- * first point (A/B timings).
+ * So the address is emitted in bytes, `gep inbounds i8, row, (mul nsw x, s * size)`, which InstCombine
+ * leaves alone; and in a blocked walk (compensated sums, cg_host_walk_blocked) such a buffer's row pointer
+ * sits at the segment's first point and x is the inner loop's own counter j (0 .. the segment's length).
+ * Unblocked walks keep the row's pointer and x = first column + j, which SCEV does prove nsw there: for
+ * strides 2 and 4 their machine code is unchanged (rope_interleaved, avgpool2x2, stereo_mid_side).
+ * The strides that are constants in the kernel are the layout classes 2, 3 and 4 (ir.h KLayout); LLVM
+ * forms such groups up to its max-interleave-group-factor of 8. Run-time strides (class ANY: 5 and up,
+ * negative ones but -1) keep LLVM's versioning on stride 1 and scalar loads otherwise: making 5..8
+ * constant classes was tried and measured slower for 6-8 (x[:, ::8] 0.55 -> 0.82 ms in cache: permutes
+ * of 8 vectors per output vector against 2-3 scalar loads a cycle), so it was not kept.
+ * LOOM_HOST_STRIDED_BYTES=0 restores the element GEP from the row's first point (A/B timings).
  */
 #include "codegen/cg_lower.h"
 
@@ -31,10 +33,10 @@ static bool strided_on(void) {
   return cg_env_int_once(&knob, "LOOM_HOST_STRIDED_BYTES", 1) != 0;
 }
 
-bool cg_host_strided_from_segment(const Lower *L, int b, int last) {
+bool cg_host_strided_from_segment(const Lower *L, int b, int last, bool blocked) {
   const KernelIr *k = L->k;
   LLVMValueRef s = L->stride[b * k->ndim + last];
-  return last == k->ndim - 1 && LLVMIsAConstantInt(s) && LLVMConstIntGetSExtValue(s) >= 2 && strided_on();
+  return blocked && last == k->ndim - 1 && LLVMIsAConstantInt(s) && LLVMConstIntGetSExtValue(s) >= 2 && strided_on();
 }
 
 LLVMValueRef cg_host_row_point_ptr(Lower *L, int b) {
