@@ -86,6 +86,21 @@ def test_strided_partners_of_contiguous_operands_and_reductions():
     np.testing.assert_allclose(loom.asnumpy(lx[:, 1::3].max(axis=0)), x[:, 1::3].max(axis=0))
 
 
+@pytest.mark.parametrize("step", [2, 3, 4, 5])
+def test_blocked_sums_over_strided_rows(step):
+    # rows longer than a sum block (lower_host_sum.c): segments start mid-row at run-time offsets
+    rng = np.random.default_rng(step)
+    x = rng.random((3, step * 5001 + 2)).astype(np.float32)
+    lx = loom.asarray(x)
+    for off in (0, 1):
+        want = x[:, off::step].astype(np.float64).sum(axis=1)
+        np.testing.assert_allclose(loom.asnumpy(lx[:, off::step].sum(axis=1)), want, rtol=1e-6)
+        np.testing.assert_allclose(float(loom.asnumpy(lx[:, off::step].mean())), x[:, off::step].astype(np.float64).mean(),
+                                   rtol=1e-6)
+    flat = rng.random(step * 100_003 + 1).astype(np.float64)
+    np.testing.assert_allclose(float(loom.asnumpy(loom.asarray(flat)[1::step].sum())), flat[1::step].sum(), rtol=1e-13)
+
+
 def test_real_part_of_complex_and_struct_fields():
     rng = np.random.default_rng(5)
     z = (rng.standard_normal((9, 333)) + 1j * rng.standard_normal((9, 333))).astype(np.complex64)
@@ -130,6 +145,12 @@ def test_stride_three_read_is_a_wide_load_not_a_gather():
     assert "load <48 x float>" in ir and "shufflevector <48 x float>" in ir
     d = loom.asarray(np.zeros((301, 1777), np.float64))
     ir = _host_ir(lambda: d[:, 1::3] * 2.0 + 1.0)
+    assert "masked.gather" not in ir and "shufflevector" in ir
+    # compensated sums walk rows in blocks (segments starting at run-time offsets): also groups
+    for step in (2, 3, 4):
+        ir = _host_ir(lambda: x[:, ::step].sum(axis=1))
+        assert "masked.gather" not in ir and "shufflevector" in ir, step
+    ir = _host_ir(lambda: x.reshape(-1)[::3].sum())
     assert "masked.gather" not in ir and "shufflevector" in ir
 
 
