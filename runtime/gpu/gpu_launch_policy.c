@@ -363,6 +363,15 @@ LoomStatus rt_gpu_launch_policy(const RtGpuLauncher *L, uint64_t *words, int64_t
    * every ROW reduction with a cached entry (codegen/gpu_lower.c: group_rows) */
   if (L->strategy == CG_GPU_ROW && ck > 0 && nr > 0 && nr <= wave * ck && (has & (CG_ENTRY_CACHED | CG_ENTRY_CACHEDV)) &&
       short_rows_enabled()) {
+    /* the peel's extra points want lanes a row (one each): where they want more than the scalar entry's
+     * rows (g * cache_k >= nr), rows of 3 .. 15 points would take 4 or 8 lanes for 1 or 2 vectors,
+     * each lane issuing the entry's cache_k / lanes vector loads (clamped, repeated) and its per-point
+     * code: there the scalar entry, unless LOOM_GPU_ROWV_PEEL_SHORT=1 (A/B timings; 0: never the peel here) */
+    int64_t gs = 1;
+    while (gs * ck < nr) gs *= 2;
+    static int peel_short = -2;
+    int ps = env_knob_once(&peel_short, "LOOM_GPU_ROWV_PEEL_SHORT");
+    if (cv && !(nr % cl == 0 && cv_aligned) && (ps == 0 || (ps < 0 && extras > gs)) && (has & CG_ENTRY_CACHED)) cv = false;
     int e = cv ? P_CACHEDV : P_CACHED;
     if (!cv && !(has & CG_ENTRY_CACHED)) e = -1;
     if (e >= 0 && (st = L->need(L->user, 1u << e, d))) return st;
