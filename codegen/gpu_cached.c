@@ -22,6 +22,18 @@ static void cached_group_load(Lower *L, int bi, LLVMValueRef *rj, int g, int lan
   L->vload[bi] = vec;
 }
 
+/* Buffer bi's point r (scalar) into lane j of L->vload[bi] (the others undefined): the peel's extra point
+ * of a buffer only MAP phases read. */
+static void cached_point_load(Lower *L, int bi, LLVMValueRef r, int j) {
+  const KernelIr *k = L->k;
+  CgMath *m = &L->m;
+  LoomDType st = (LoomDType)k->bufs[bi].dtype;
+  cg_gpu_offsets(L, r, k->nkeep, k->ndim, L->ooff, L->off);
+  LLVMValueRef ld = LLVMBuildLoad2(m->b, cg_mem_type(m, st), cg_elem_ptr(L, bi, L->off[bi]), "");
+  LLVMSetAlignment(ld, dtype_align(st));
+  L->vload[bi] = cg_vec_set(m, st, LLVMGetUndef(cg_vec_type(m, st, (unsigned)L->cache_k)), ld, (unsigned)j);
+}
+
 /* Values kept across the phases of a cached row (registers): a costly value (cg_costly_values) that a
  * REDUCE phase computed at point j is reused by the later phases at j instead of computed again
  * (softmax's exp(x - max): the sum phase's, read by the map phase). The REDUCE phases' per-point code is
@@ -135,8 +147,8 @@ static void narrow_kept(Lower *L, const Kept *kp) {
   for (int i = 0; i < n; i++) {
     bool all = kp->keep[i];
     for (int j = 0; j < K && all; j++) all = kp->v[(size_t)j * n + i] && narrow_float(LLVMTypeOf(kp->v[(size_t)j * n + i]));
-    if (!all || K % 2) continue;
-    for (int j = 0; j < K; j += 2) { /* points j, j + 1 in one word */
+    if (!all) continue;
+    for (int j = 0; j + 1 < K; j += 2) { /* points j, j + 1 in one word (an odd K's last point stays a value) */
       size_t a = (size_t)j * n + i, c = (size_t)(j + 1) * n + i;
       LLVMTypeRef pt = LLVMVectorType(LLVMTypeOf(kp->v[a]), 2);
       LLVMValueRef pair = LLVMBuildInsertElement(m->b, LLVMGetUndef(pt), kp->v[a], LLVMConstInt(i32, 0, 0), "");
@@ -153,7 +165,7 @@ static void cached_phase(Lower *L, GpuEntry *e, int p, LLVMValueRef *rj, LLVMVal
   const KernelIr *k = L->k;
   CgMath *m = &L->m;
   LLVMBuilderRef b = m->b;
-  const int K = L->cache_k;
+  const int K = L->cache_k, KV = lanes > 1 ? G * lanes : K; /* points j >= KV: the peel's extra point */
   const KPhase *ph = &k->phases[p];
   cg_clear_cache(L);
   if (ph->kind == KP_REDUCE) {
@@ -172,7 +184,12 @@ static void cached_phase(Lower *L, GpuEntry *e, int p, LLVMValueRef *rj, LLVMVal
       cg_eval_needed(L, &ph->value, 1);
       kept_save(L, kp, j);
       LLVMValueRef v = L->cache[ph->value];
-      if (fold_vectors) {
+      if (j >= KV) { /* the extra point (before or after the thread's vectors): the index-ordered combine */
+        LLVMValueRef na = a, nai = ai;
+        cg_gpu_combine(L, ph, vt, &na, &nai, v, is_arg(ph->reduce_op) ? cg_to_i64(L, rj[j]) : ai, true);
+        a = LLVMBuildSelect(b, valid[j], na, a, "");
+        ai = LLVMBuildSelect(b, valid[j], nai, ai, "");
+      } else if (fold_vectors) {
         if (j % lanes == 0) before = a;
         a = cg_red_combine(L, ph->reduce_op, vt, a, v);
         if (j % lanes == lanes - 1) a = LLVMBuildSelect(b, valid[j], a, before, "");
@@ -240,6 +257,23 @@ static void cached_phase(Lower *L, GpuEntry *e, int p, LLVMValueRef *rj, LLVMVal
       LLVMBuildBr(b, after);
       LLVMPositionBuilderAtEnd(b, after);
     }
+    for (int j = KV; j < K; j++) { /* the extra point: scalar loads of the deferred buffers, scalar stores */
+      LLVMBasicBlockRef yes = cg_new_bb(L, "cmap.x"), after = cg_new_bb(L, "cmap.x.after");
+      LLVMBuildCondBr(b, e->rowok ? LLVMBuildAnd(b, valid[j], e->rowok, "") : valid[j], yes, after);
+      LLVMPositionBuilderAtEnd(b, yes);
+      for (int bi = 0; bi < k->nbuf && bi < 64; bi++)
+        if (defer >> bi & 1u) cached_point_load(L, bi, rj[j], j);
+      L->lane = (unsigned)j;
+      cg_gpu_offsets(L, rj[j], k->nkeep, k->ndim, L->ooff, L->off);
+      cg_clear_cache(L);
+      kept_restore(L, kp, j);
+      cg_emit_stores(L, ph);
+      cg_clear_cache(L);
+      for (int bi = 0; bi < k->nbuf && bi < 64; bi++)
+        if (defer >> bi & 1u) L->vload[bi] = NULL;
+      LLVMBuildBr(b, after);
+      LLVMPositionBuilderAtEnd(b, after);
+    }
   } else {
     LLVMBasicBlockRef t0 = cg_new_bb(L, "final"), after = cg_new_bb(L, "final.after");
     LLVMValueRef first = LLVMBuildICmp(b, LLVMIntEQ, e->tid, cg_iconst_i(L, 0), "");
@@ -249,6 +283,55 @@ static void cached_phase(Lower *L, GpuEntry *e, int p, LLVMValueRef *rj, LLVMVal
     LLVMBuildBr(b, after);
     LLVMPositionBuilderAtEnd(b, after);
   }
+}
+
+/* ---- the peel: rows of any length and start in the vector entry --------------------------------------
+ * A row whose length is not a multiple of the lanes, or whose start is not aligned to a vector (rows of
+ * 7777 float32 points: row o starts at o * 7777 * 4 bytes), ran the scalar cached entry (4-byte loads,
+ * and 72 registers instead of 48 for clip_row_norm: one block of 512 an SM). The peel runs them in the
+ * vector entry: head = the points before the row's first aligned point (0 .. lanes - 1; from the address of
+ * the first buffer contiguous along R), then whole aligned vectors, then the tail (< lanes points). The
+ * head and tail points (at most 2 * (lanes - 1)) are one extra point each of threads 0, 1, ... of the row
+ * (lane K0 of the cached vectors; a clamped scalar load, a scalar store). The launcher runs the entry so
+ * only where every buffer contiguous along R has the same start phase (mod lanes) on every row, as the
+ * reference buffer's, so that the same head aligns them all (gpu_launch_policy.c: vec_phase_ok), and
+ * where the row holds a whole vector after any head (nr >= 2 * lanes - 1) and the threads of a row are at
+ * least its extra points. Aligned rows of whole vectors (head 0, tail 0): no extra point is valid, but
+ * its registers are there: entries of GPU_CACHE_K_MAX points (rows of 2-byte values, at the register cap
+ * of 64: float16 softmax's spills grew from 80 to 112 bytes) have no peel. LOOM_GPU_ROWV_PEEL=0: no peel
+ * (the entry as before); =2: every vector entry, those of 32 points too (A/B timings; use a fresh
+ * LOOM_CACHE_DIR per setting: the launcher reads the same knob and rule). */
+static int rowv_peel_ref(const KernelIr *k, int cache_k) {
+  static int knob = -1;
+  int v = cg_env_int_once(&knob, "LOOM_GPU_ROWV_PEEL", 1);
+  if (k->snippet || v == 0 || (v == 1 && cache_k >= GPU_CACHE_K_MAX) || k->ndim - k->nkeep != 1) return -1;
+  for (int bi = 0; bi < k->nbuf; bi++)
+    if (k->bufs[bi].layout[k->ndim - 1] == KL_ONE) return bi;
+  return -1;
+}
+
+/* The row's head (points before its first aligned point, at most nr), and the thread's extra point
+ * (*rx, clamped to point 0; *vx: it exists): head points tid < head, then tail points tid - head past
+ * the vectors. */
+static LLVMValueRef rowv_peel(Lower *L, const GpuEntry *e, int ref, int lanes, LLVMValueRef *rx, LLVMValueRef *vx) {
+  const KernelIr *k = L->k;
+  CgMath *m = &L->m;
+  LLVMBuilderRef b = m->b;
+  cg_gpu_offsets(L, cg_iconst_i(L, 0), k->nkeep, k->ndim, L->ooff, L->off);
+  LLVMValueRef addr = LLVMBuildPtrToInt(b, cg_elem_ptr(L, ref, L->off[ref]), L->i64, "");
+  unsigned sz = (unsigned)loom_dtype_size((LoomDType)k->bufs[ref].dtype);
+  LLVMValueRef pt = LLVMBuildUDiv(b, addr, cg_i64(m, sz), ""); /* a power of two: a shift */
+  LLVMValueRef mis = LLVMBuildAnd(b, LLVMBuildSub(b, cg_i64(m, 0), pt, ""), cg_i64(m, lanes - 1), "");
+  LLVMValueRef head = LLVMBuildIntCast2(b, mis, L->ity, 0, "");
+  head = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, head, e->nr, ""), head, e->nr, "");
+  LLVMValueRef body = LLVMBuildMul(b, LLVMBuildUDiv(b, LLVMBuildSub(b, e->nr, head, ""), cg_iconst_i(L, lanes), ""),
+                                   cg_iconst_i(L, lanes), "");
+  LLVMValueRef nextra = LLVMBuildSub(b, e->nr, body, "");
+  *vx = LLVMBuildICmp(b, LLVMIntSLT, e->tid, nextra, "");
+  LLVMValueRef x = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, e->tid, head, ""), e->tid,
+                                   LLVMBuildAdd(b, e->tid, body, ""), "");
+  *rx = LLVMBuildSelect(b, *vx, x, cg_iconst_i(L, 0), "");
+  return head;
 }
 
 /* LOOM_GPU_CACHED_DEFER=0: map-only buffers are loaded whole before the map, as before (A/B timings). */
@@ -267,11 +350,13 @@ void cg_gpu_cached_item(Lower *L, LLVMValueRef o, void *arg) {
   const KernelIr *k = L->k;
   CgMath *m = &L->m;
   LLVMBuilderRef b = m->b;
-  const int K = L->cache_k;
   cg_gpu_offsets(L, o, 0, k->nkeep, NULL, L->ooff);
   for (int p = 0; p < k->nphase; p++) L->acc[p] = L->accidx[p] = NULL;
-  const int lanes = e->lanes > 1 ? e->lanes : 1, G = K / lanes;
-  LLVMValueRef rj[GPU_CACHE_K_MAX], valid[GPU_CACHE_K_MAX];
+  const int K0 = L->cache_k, lanes = e->lanes > 1 ? e->lanes : 1, G = K0 / lanes;
+  const int peel_ref = lanes > 1 ? rowv_peel_ref(k, K0) : -1;
+  const int K = K0 + (peel_ref >= 0); /* the peel's extra point: lane K0 of every cached vector */
+  L->cache_k = K;
+  LLVMValueRef rj[GPU_CACHE_K_MAX + 1], valid[GPU_CACHE_K_MAX + 1];
   if (lanes == 1) {
     LLVMValueRef last = LLVMBuildSub(b, e->nr, cg_iconst_i(L, 1), "");
     for (int j = 0; j < K; j++) {
@@ -279,13 +364,17 @@ void cg_gpu_cached_item(Lower *L, LLVMValueRef o, void *arg) {
       valid[j] = LLVMBuildICmp(b, LLVMIntSLT, r, e->nr, "");
       rj[j] = LLVMBuildSelect(b, valid[j], r, last, "");
     }
-  } else { /* vector g holds points (tid + g * bdim) * lanes + l; the launcher ensures nr % lanes == 0 */
-    LLVMValueRef nvec = LLVMBuildUDiv(b, e->nr, cg_iconst_i(L, lanes), "");
+  } else { /* vector g holds points head + (tid + g * bdim) * lanes + l; without the peel the launcher
+             * ensures nr % lanes == 0 and aligned rows (head 0) */
+    LLVMValueRef head = peel_ref >= 0 ? rowv_peel(L, e, peel_ref, lanes, &rj[K0], &valid[K0]) : NULL;
+    LLVMValueRef nr_body = head ? LLVMBuildSub(b, e->nr, head, "") : e->nr;
+    LLVMValueRef nvec = LLVMBuildUDiv(b, nr_body, cg_iconst_i(L, lanes), "");
     LLVMValueRef lastv = LLVMBuildSub(b, nvec, cg_iconst_i(L, 1), "");
     for (int g = 0; g < G; g++) {
       LLVMValueRef v = LLVMBuildAdd(b, e->tid, LLVMBuildMul(b, e->bdim, cg_iconst_i(L, g), ""), "");
       LLVMValueRef ok = LLVMBuildICmp(b, LLVMIntSLT, v, nvec, "");
       LLVMValueRef first = LLVMBuildMul(b, LLVMBuildSelect(b, ok, v, lastv, ""), cg_iconst_i(L, lanes), "");
+      if (head) first = LLVMBuildAdd(b, first, head, "");
       for (int l = 0; l < lanes; l++) {
         valid[g * lanes + l] = ok;
         rj[g * lanes + l] = l ? LLVMBuildAdd(b, first, cg_iconst_i(L, l), "") : first;
@@ -362,6 +451,12 @@ void cg_gpu_cached_item(Lower *L, LLVMValueRef o, void *arg) {
         L->vload[bi] = vec;
         continue;
       }
+      for (int j = G * lanes; j < K; j++) { /* the peel's extra point: a scalar load (clamped: always valid) */
+        cg_gpu_offsets(L, rj[j], k->nkeep, k->ndim, L->ooff, L->off);
+        LLVMValueRef ld = LLVMBuildLoad2(b, cg_mem_type(m, st), cg_elem_ptr(L, bi, L->off[bi]), "");
+        LLVMSetAlignment(ld, dtype_align(st));
+        vec = cg_vec_set(m, st, vec, ld, (unsigned)j);
+      }
       for (int g = 0; g < G; g++) {
         cg_gpu_offsets(L, rj[g * lanes], k->nkeep, k->ndim, L->ooff, L->off);
         LLVMTypeRef lt = lanes == 1 ? cg_mem_type(m, st) : cg_vec_type(m, st, (unsigned)lanes);
@@ -386,4 +481,5 @@ void cg_gpu_cached_item(Lower *L, LLVMValueRef o, void *arg) {
   cg_clear_cache(L);
   for (int bi = 0; bi < k->nbuf; bi++) L->vload[bi] = NULL;
   L->lane = 0;
+  L->cache_k = K0;
 }

@@ -87,6 +87,47 @@ static int env_knob_once(int *slot, const char *name) {
   return r;
 }
 
+/* Whether the vector cached entry of cache_k points a thread has the peel (codegen/gpu_cached.c, the same
+ * rule): LOOM_GPU_ROWV_PEEL unset or 1: entries below 32 points (GPU_CACHE_K_MAX); 2: all; 0: none (the
+ * entry only for aligned rows of whole vectors, as before). */
+static bool rowv_peel_enabled(int64_t cache_k) {
+  static int on = -2;
+  int v = env_knob_once(&on, "LOOM_GPU_ROWV_PEEL");
+  return v == 2 || (v != 0 && cache_k < 32);
+}
+
+/* Whether the peeled vector cached entry may run (codegen/gpu_cached.c: the peel): every buffer contiguous
+ * along the last dim has a base that is a multiple of its dtype size, and the same start phase (point
+ * offset mod lanes) on every row as the first such buffer: equal base phases, O strides equal mod lanes. */
+static bool vec_phase_ok(const RtGpuLauncher *L, const uint64_t *words, int lanes) {
+  int nd = L->ndim, nb = L->nbuf, ref = -1;
+  if (lanes < 2 || nd < 1) return false;
+  for (int b = 0; b < nb; b++) {
+    if (L->bufs[b].layout[nd - 1] != KL_ONE) continue;
+    uint64_t sz = dtype_bytes(L->bufs[b].dtype);
+    if (sz == 0 || words[nd + b] % sz) return false;
+    if (ref < 0) ref = b;
+    if ((words[nd + b] / sz) % (uint64_t)lanes != (words[nd + ref] / dtype_bytes(L->bufs[ref].dtype)) % (uint64_t)lanes)
+      return false;
+    for (int dd = 0; dd < L->nkeep; dd++) {
+      int64_t s = (int64_t)words[nd + nb + b * nd + dd], r = (int64_t)words[nd + nb + ref * nd + dd];
+      if (((s % lanes) + lanes) % lanes != ((r % lanes) + lanes) % lanes) return false;
+    }
+  }
+  return ref >= 0;
+}
+
+/* The most extra points (head + tail) a row of nr points has in the peeled vector entry: heads 0 .. lanes
+ * - 1 (only 0 when every row starts aligned). */
+static int64_t peel_extras(int64_t nr, int64_t lanes, bool aligned) {
+  int64_t most = 0;
+  for (int64_t h = 0; h < (aligned ? 1 : lanes); h++) {
+    int64_t hh = h < nr ? h : nr, x = hh + (nr - hh) % lanes;
+    if (x > most) most = x;
+  }
+  return most;
+}
+
 /* LOOM_GPU_SHORT_ROW_VECS: at most that many vectors a lane of a short row (unset: the policy's rule). */
 static int short_row_vecs_knob(void) {
   static int v = -2;
@@ -310,13 +351,27 @@ LoomStatus rt_gpu_launch_policy(const RtGpuLauncher *L, uint64_t *words, int64_t
   /* a row that fits in registers: one read of it (blockDim * cache_k >= nr); the threads a cached entry
    * can launch with are known once it is loaded (registers) */
   int64_t ck = L->cache_k, cl = L->cache_lanes;
-  bool cv = L->strategy == CG_GPU_ROW && (has & CG_ENTRY_CACHEDV) && ck > 0 && cl > 1 && nr > 0 && nr % cl == 0 &&
-            vec_aligned(L, words, (int)cl);
+  bool cv = L->strategy == CG_GPU_ROW && (has & CG_ENTRY_CACHEDV) && ck > 0 && cl > 1 && nr > 0;
+  bool cv_aligned = cv && vec_aligned(L, words, (int)cl);
+  /* the peel (codegen/gpu_cached.c): rows of any length >= 2 * lanes - 1 and any start phase shared by the
+   * buffers; a row's extra points (head and tail) go one a thread */
+  bool peel = cv && rowv_peel_enabled(ck);
+  int64_t extras = peel ? peel_extras(nr, cl, cv_aligned) : 0;
+  cv = cv && ((nr % cl == 0 && cv_aligned) || (peel && nr >= 2 * cl - 1 && (cv_aligned || vec_phase_ok(L, words, (int)cl))));
   /* short rows (nr <= wave * cache_k): g lanes per row, g the least power of two with g * cache_k >= nr
    * (g == 1: a thread per row), a block of many rows, group shuffles instead of the block reduction;
    * every ROW reduction with a cached entry (codegen/gpu_lower.c: group_rows) */
   if (L->strategy == CG_GPU_ROW && ck > 0 && nr > 0 && nr <= wave * ck && (has & (CG_ENTRY_CACHED | CG_ENTRY_CACHEDV)) &&
       short_rows_enabled()) {
+    /* the peel's extra points want lanes a row (one each): where they want more than the scalar entry's
+     * rows (g * cache_k >= nr), rows of 3 .. 15 points would take 4 or 8 lanes for 1 or 2 vectors,
+     * each lane issuing the entry's cache_k / lanes vector loads (clamped, repeated) and its per-point
+     * code: there the scalar entry, unless LOOM_GPU_ROWV_PEEL_SHORT=1 (A/B timings; 0: never the peel here) */
+    int64_t gs = 1;
+    while (gs * ck < nr) gs *= 2;
+    static int peel_short = -2;
+    int ps = env_knob_once(&peel_short, "LOOM_GPU_ROWV_PEEL_SHORT");
+    if (cv && !(nr % cl == 0 && cv_aligned) && (ps == 0 || (ps < 0 && extras > gs)) && (has & CG_ENTRY_CACHED)) cv = false;
     int e = cv ? P_CACHEDV : P_CACHED;
     if (!cv && !(has & CG_ENTRY_CACHED)) e = -1;
     if (e >= 0 && (st = L->need(L->user, 1u << e, d))) return st;
@@ -325,7 +380,7 @@ LoomStatus rt_gpu_launch_policy(const RtGpuLauncher *L, uint64_t *words, int64_t
     bs -= bs % wave;
     if (e >= 0 && bs >= wave) {
       int64_t g = 1;
-      while (g * ck < nr) g *= 2;
+      while (g * ck < nr || (e == P_CACHEDV && g < extras)) g *= 2;
       /* multi-phase rows (softmax: max, sum, map) at most 2 vectors a lane, more lanes a row: H200, 2026-12-04,
        * router_softmax_short (10^6 x 16 float32) 0.0536 -> 0.0394 ms with 2 lanes of 2 vectors a row
        * (1 vector a lane: 0.0617); a one-phase arg-reduction lost (kmeans_argmin 0.0247 -> 0.0361), so

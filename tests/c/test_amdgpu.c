@@ -267,6 +267,12 @@ static int entry_models(const KernelIr *k, const char *kind, Model *m, int max) 
     int nloaded = 0;
     for (int b = 0; b < k->nbuf && b < 64; b++) nloaded += (int)(all >> b & 1);
     long K = nloaded > 2 || 64 / widest < 16 ? 16 : 64 / widest > 32 ? 32 : 64 / widest;
+    /* the vector entry's peel (codegen/gpu_cached.c, LOOM_GPU_ROWV_PEEL unset): one extra point a thread
+     * (a row's head and tail) in entries of fewer than 32 points with a buffer contiguous along the one R dim */
+    bool contig = false;
+    for (int b = 0; b < k->nbuf; b++) contig = contig || k->bufs[b].layout[k->ndim - 1] == KL_ONE;
+    if (!strcmp(kind, "rowcv") && K < 32 && contig && !k->snippet && k->ndim - k->nkeep == 1 && !getenv("LOOM_GPU_ROWV_PEEL"))
+      K++;
     Model c = {K * bytes_of(k, all), 0, false, 0};
     for (int p = 0; p < k->nphase; p++)
       for (int s = 0; s < k->phases[p].nstores; s++) {

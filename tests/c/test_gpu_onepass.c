@@ -707,6 +707,137 @@ static void test_cached_layernorm(void) {
   emu_free(&e);
 }
 
+/* The cached vector entry's peel (codegen/gpu_cached.c): rows whose start is not on a vector boundary and
+ * whose length is not a multiple of the lanes, LayerNorm with a weight and bias (loaded point by point in
+ * the map: the extra point's own loads) in block mode (extra word 2 = 0) and the short-row mode with one
+ * lane a row (= 1). One lane a block here: rows whose extra points (head + tail) are at most 1 and whose
+ * vectors fit the lane's 4 (head 0: lengths 4k and 4k + 1; head 1: 4k + 1). Every buffer on one phase:
+ * x and out start `off` points past a 16-byte boundary, rows of 20 points; w and bias at the same phase. */
+static void test_cached_peel(void) {
+  KB kb;
+  kb_init(&kb, 2, 1, 32);
+  int bx = kb_buf(&kb, LOOM_FLOAT32, 0, "a1"), bw = kb_buf(&kb, LOOM_FLOAT32, 0, "01");
+  int bb = kb_buf(&kb, LOOM_FLOAT32, 0, "01"), bo = kb_buf(&kb, LOOM_FLOAT32, 1, "a1");
+  int x = kb_load(&kb, bx, LOOM_FLOAT32);
+  int n = kb_cast(&kb, kb_ins(&kb, KI_REDSIZE, LOOM_INT64, 0, -1, -1), LOOM_FLOAT32);
+  int mu = kb_bin(&kb, LOOM_OP_TRUEDIV, LOOM_FLOAT32, kb_acc(&kb, 0, LOOM_FLOAT32), n);
+  int d = kb_bin(&kb, LOOM_OP_SUB, LOOM_FLOAT32, x, mu);
+  kb_reduce(&kb, LOOM_REDUCE_SUM, LOOM_FLOAT32, x);
+  kb_reduce(&kb, LOOM_REDUCE_SUM, LOOM_FLOAT32, kb_bin(&kb, LOOM_OP_MUL, LOOM_FLOAT32, d, d));
+  int var = kb_bin(&kb, LOOM_OP_TRUEDIV, LOOM_FLOAT32, kb_acc(&kb, 1, LOOM_FLOAT32), n);
+  int eps = kb_ins(&kb, KI_CONST, LOOM_FLOAT32, 0, -1, -1);
+  kb.ins[eps].value.f = 1e-5;
+  int den = kb_ins(&kb, KI_ELEM, LOOM_FLOAT32, LOOM_OP_SQRT, kb_bin(&kb, LOOM_OP_ADD, LOOM_FLOAT32, var, eps), -1);
+  int y = kb_bin(&kb, LOOM_OP_TRUEDIV, LOOM_FLOAT32, d, den);
+  y = kb_bin(&kb, LOOM_OP_MUL, LOOM_FLOAT32, y, kb_load(&kb, bw, LOOM_FLOAT32));
+  y = kb_bin(&kb, LOOM_OP_ADD, LOOM_FLOAT32, y, kb_load(&kb, bb, LOOM_FLOAT32));
+  kb_store(&kb, KP_MAP, bo, y);
+  Emu e;
+  if (!emu_build(&e, &kb.k)) {
+    emu_free(&e);
+    return;
+  }
+  if (!e.cachedv) {
+    emu_free(&e);
+    return;
+  }
+  enum { R = 5, S = 20, PAD = 8 };
+  int runs = 0;
+  for (int off = 0; off < 4; off++)
+    for (int C = 1; C <= 17; C++) {
+      int h = (4 - off) % 4;
+      if (h > C) continue;
+      int nvec = (C - h) / 4, extras = C - 4 * nvec;
+      if (nvec < 1 || nvec > 4 || extras > 1) continue;
+      for (int group = 0; group < 2; group++) {
+        _Alignas(16) float xs[R * S + PAD], w[S + PAD], bias[S + PAD], out[R * S + PAD];
+        for (int i = 0; i < R * S + PAD; i++) xs[i] = (float)(3.0 + 2.0 * normal()), out[i] = -999.0f;
+        for (int c = 0; c < S + PAD; c++) w[c] = (float)(0.5 + uniform()), bias[c] = (float)normal();
+        uint64_t words[64] = {0};
+        int64_t shape[2] = {R, C}, strides[8] = {S, 1, 0, 1, 0, 1, S, 1};
+        void *bases[4] = {xs + off, w + off, bias + off, out + off};
+        int nd = 2, nb = 4;
+        for (int dd = 0; dd < nd; dd++) words[dd] = (uint64_t)shape[dd];
+        for (int b = 0; b < nb; b++) words[nd + b] = (uint64_t)(uintptr_t)bases[b];
+        for (int i = 0; i < nb * nd; i++) words[nd + nb + i] = (uint64_t)strides[i];
+        words[nd + nb + nb * nd + 2] = (uint64_t)group; /* 0: block mode; 1: a lane a row */
+        launch(&e, e.cachedv, R, words);
+        bool ok = true;
+        for (int r = 0; r < R && ok; r++) {
+          const float *xr = xs + off + r * S;
+          long double m = 0, v = 0;
+          for (int c = 0; c < C; c++) m += xr[c];
+          m /= C;
+          for (int c = 0; c < C; c++) v += (xr[c] - m) * (xr[c] - m);
+          v /= C;
+          for (int c = 0; c < C && ok; c++) {
+            long double want = (xr[c] - m) / sqrtl(v + 1e-5L) * w[off + c] + bias[off + c];
+            float got = out[off + r * S + c];
+            ok = fabsl(got - want) <= 1e-5L * (1 + fabsl(want));
+            if (!ok) printf("  off %d C %d group %d row %d col %d: %.9g want %.9Lg\n", off, C, group, r, c, got, want);
+          }
+          for (int c = C; c < S && ok && off + r * S + c < R * S + PAD; c++) /* nothing past the row */
+            ok = out[off + r * S + c] == -999.0f;
+        }
+        for (int i = 0; i < off && ok; i++) ok = out[i] == -999.0f; /* nor before the first row */
+        CHECK(ok, "peeled cached LayerNorm: rows of %d starting %d points past a vector, %s", C, off,
+              group ? "a lane a row" : "block mode");
+        runs++;
+      }
+    }
+  CHECK(runs >= 20, "peel cases run: %d", runs);
+  emu_free(&e);
+}
+
+/* argmax of peeled rows (one lane a block: the head or tail point is the lane's extra point): a tie between
+ * the extra point and a vector point keeps the smaller index, before (head) or after (tail) the vectors;
+ * a NaN in the extra point is the first NaN. */
+static void test_cached_peel_argmax(void) {
+  KB kb;
+  kb_init(&kb, 2, 1, 32);
+  int bx = kb_buf(&kb, LOOM_FLOAT32, 0, "a1"), bo = kb_buf(&kb, LOOM_INT64, 1, "10");
+  kb_reduce(&kb, LOOM_REDUCE_ARGMAX, LOOM_FLOAT32, kb_load(&kb, bx, LOOM_FLOAT32));
+  kb_store(&kb, KP_FINAL, bo, kb_acc(&kb, 0, LOOM_INT64));
+  Emu e;
+  if (!emu_build(&e, &kb.k) || !e.cachedv) {
+    emu_free(&e);
+    return;
+  }
+  enum { R = 4, S = 20 };
+  for (int off = 0; off < 4; off += 3) /* head 0 (tail extra) and head 1 (head extra) */
+    for (int C = 5; C <= 17; C += 4)
+      for (int group = 0; group < 2; group++) {
+        _Alignas(16) float xs[R * S + 8];
+        for (int i = 0; i < R * S + 8; i++) xs[i] = (float)floor(4.0 * uniform());
+        float *x = xs + off;
+        int last = C - 1;
+        x[0 * S + 0] = 7.0f, x[0 * S + 2] = 7.0f;       /* row 0: the head point ties a later one */
+        x[1 * S + 1] = 7.0f, x[1 * S + last] = 7.0f;    /* row 1: a vector point ties the tail point */
+        x[2 * S + last] = 9.0f;                          /* row 2: the tail point alone */
+        x[3 * S + 0] = NAN, x[3 * S + 2] = NAN;          /* row 3: NaN at the head point first */
+        int64_t out[R];
+        uint64_t words[64] = {0};
+        int64_t shape[2] = {R, C}, strides[4] = {S, 1, 1, 0};
+        void *bases[2] = {x, out};
+        for (int dd = 0; dd < 2; dd++) words[dd] = (uint64_t)shape[dd];
+        for (int b = 0; b < 2; b++) words[2 + b] = (uint64_t)(uintptr_t)bases[b];
+        for (int i = 0; i < 4; i++) words[4 + i] = (uint64_t)strides[i];
+        words[4 + 4 + 2] = (uint64_t)group;
+        launch(&e, e.cachedv, R, words);
+        for (int r = 0; r < R; r++) {
+          int64_t want = 0;
+          for (int c = 1; c < C; c++) {
+            float v = x[r * S + c], best = x[r * S + want];
+            if (isnan(best)) break;
+            if (isnan(v) || v > best) want = c;
+          }
+          CHECK(out[r] == want, "peeled argmax row %d of %d starting %d past a vector (%s): %lld, want %lld", r, C, off,
+                group ? "a lane a row" : "block mode", (long long)out[r], (long long)want);
+        }
+      }
+  emu_free(&e);
+}
+
 int main(void) {
   memset(&g_ctx, 0, sizeof g_ctx);
   g_ctx.alloc.alloc = t_alloc;
@@ -727,6 +858,8 @@ int main(void) {
   test_argmax_rows();
   test_arg_rows_dtypes();
   test_cached_layernorm();
+  test_cached_peel();
+  test_cached_peel_argmax();
   printf("%s%d passed, %d failed\n", off ? "(LOOM_GPU_ONEPASS_VAR=0) " : "", g_pass, g_fail);
   if (off) return g_fail ? 1 : 0;
   /* the two-pass run, in a child process with the switch set */

@@ -144,7 +144,8 @@ int main(int argc, char **argv) {
             p->block[0]);
     }
     /* short rows (50 <= wave * cache_k): the cached entry's short-row mode, 4 lanes a row (4 * 16 >= 50) in
-     * extra word 2, 64 rows per block of 256 */
+     * extra word 2, 64 rows per block of 256 (rows of 50 float32 start on every phase mod 4: the vector
+     * entry's peel would want 8 lanes for up to 6 extra points, more than the scalar entry's 4) */
     int64_t shape2[2] = {1000, 50}, st5[4] = {50, 1, 1, 0};
     before = launch_count();
     st = loomrt_launch(b, "rowsum_f32", s, 2, shape2, 2, (void *[]){big, rs}, st5);
@@ -153,6 +154,19 @@ int main(int argc, char **argv) {
       const MockLaunch *p = &launches()[before];
       CHECK(p->grid[0] == 16 && p->block[0] == 256 && word(p, 10) == 4,
             "rowsum_f32 (short rows): grid %u block %u, %llu lanes a row", p->grid[0], p->block[0],
+            (unsigned long long)word(p, 10));
+    }
+    /* short rows of 130 float32 (starts on every phase mod 4): the vector entry's peel (gpu_cached.c; up to 6
+     * extra points a row, fewer than the 16 lanes a row that 16 * 16 >= 130 takes), 16 rows per block */
+    int64_t shape3[2] = {1000, 130}, st6[4] = {130, 1, 1, 0};
+    before = launch_count();
+    st = loomrt_launch(b, "rowsum_f32", s, 2, shape3, 2, (void *[]){big, rs}, st6);
+    CHECK(st == LOOM_OK && launch_count() == before + 1, "rowsum_f32 (odd short rows): %s", loomrt_last_error(rt));
+    if (st == LOOM_OK && launch_count() == before + 1) {
+      const MockLaunch *p = &launches()[before];
+      size_t nl = strlen(p->name);
+      CHECK(nl > 6 && !strcmp(p->name + nl - 6, "_rowcv") && p->grid[0] == 63 && p->block[0] == 256 && word(p, 10) == 16,
+            "rowsum_f32 (odd short rows): %s grid %u block %u, %llu lanes a row", p->name, p->grid[0], p->block[0],
             (unsigned long long)word(p, 10));
     }
     /* a full reduction of float64 with integer and float parameters */
