@@ -359,6 +359,14 @@ typedef struct GpuEntry {
 } GpuEntry;
 
 void cg_gpu_elem_point(Lower *L, LLVMValueRef i, void *arg);  /* elementwise: point i */
+/* elementwise: points i + j * stride (j < count) below n, every point's loads issued before any is computed */
+#define GPU_ELEM_POINTS_MAX 4
+typedef struct CgElemPoints {
+  int count;
+  LLVMValueRef stride, n;
+} CgElemPoints;
+void cg_gpu_elem_points(Lower *L, LLVMValueRef i, void *arg);
+int cg_gpu_elem_points_of(const KernelIr *k); /* points a thread reads ahead (LOOM_GPU_ELEM_POINTS) */
 /* elementwise: vectors v and v + stride (< nvec), both loaded before either is computed */
 typedef struct CgElemPair {
   unsigned lanes;

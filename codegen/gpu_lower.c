@@ -581,7 +581,12 @@ static void build_gpu_entry(Lower *L, int which, bool row, const char *name, int
     int tdim = cg_gpu_tile_dim(k, tiled);
     cg_worker_begin(L); /* a GPU worker is one thread (it may get no point) */
     if (tdim >= 0) cg_gpu_elem_tiled(L, &e, tdim, tiled, bid, nbk, gtid, gstride); /* transposed reads */
-    else cg_gpu_for(L, gtid, n, gstride, cg_gpu_elem_point, NULL);
+    else {
+      CgElemPoints pts = {.count = cg_gpu_elem_points_of(k), .stride = gstride, .n = n};
+      if (pts.count > 1)
+        cg_gpu_for(L, gtid, n, LLVMBuildMul(b, gstride, cg_iconst_i(L, pts.count), ""), cg_gpu_elem_points, &pts);
+      else cg_gpu_for(L, gtid, n, gstride, cg_gpu_elem_point, NULL);
+    }
     cg_worker_end(L);
   } else if (which == GPU_ELEMV || which == GPU_ELEMVW) {
     LLVMValueRef n = e.no; /* every point (all dims are O dims) */

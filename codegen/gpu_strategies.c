@@ -20,6 +20,89 @@ void cg_gpu_elem_point(Lower *L, LLVMValueRef i, void *arg) {
   cg_body_map(L, (void *)&L->k->phases[0]);
 }
 
+/* LOOM_GPU_ELEM_POINTS: points a thread reads ahead in the scalar elementwise loop (1: one at a time). */
+int cg_gpu_elem_points_of(const KernelIr *k) {
+  static int knob = -1;
+  int n = cg_env_int_once(&knob, "LOOM_GPU_ELEM_POINTS", GPU_ELEM_POINTS_MAX);
+  if (n < 1 || k->snippet) return 1; /* user code runs point by point, in order */
+  if (n > GPU_ELEM_POINTS_MAX) n = GPU_ELEM_POINTS_MAX;
+  for (int i = 0; i < k->ninstr; i++) { /* complex division, powers, functions: the body's own registers */
+    const KInstr *in = &k->instrs[i];
+    bool cplx = dtype_is_complex((LoomDType)in->dtype) ||
+                (in->src[0] >= 0 && dtype_is_complex((LoomDType)k->instrs[in->src[0]].dtype));
+    if (in->kind == KI_ELEM && cplx && in->op != LOOM_OP_ADD && in->op != LOOM_OP_SUB && in->op != LOOM_OP_MUL &&
+        in->op != LOOM_OP_NEG && in->op != LOOM_OP_CONJ && in->op != LOOM_OP_REAL && in->op != LOOM_OP_IMAG)
+      return 1; /* (complex128 division and power spilled on gfx90a at two points: tests/c/test_amdgpu.c) */
+  }
+  int words = 0; /* 32-bit registers a point's loaded values take */
+  for (int b = 0; b < k->nbuf && b < 64; b++)
+    for (int i = 0; i < k->ninstr; i++)
+      if (k->instrs[i].kind == KI_LOAD && k->instrs[i].buf == b) {
+        words += (dtype_bits((LoomDType)k->bufs[b].dtype) + 31) / 32;
+        break;
+      }
+  /* values held across the group: 24 registers at most */
+  while (n > 1 && n * words > 24) n /= 2;
+  return n;
+}
+
+/* Points i + j * stride (j < count, those below n) of the scalar elementwise loop: every loaded buffer's
+ * value at every point is read first (a point past the end reads the last point), then each point is
+ * computed and stored. The entry runs where the vector ones cannot (odd row lengths, unaligned slices,
+ * rows of 3, strided views: x - b[:, None] on 20011 x 7777, x[:, 1:] - x[:, :-1]); one point at a time a
+ * thread had one load per buffer in flight, the stores in between keeping ptxas from hoisting the next
+ * point's loads (a load may alias them), so these kernels were latency-bound (H200 probe, 2026-12-05:
+ * 45-64 % of copy bandwidth against 95-100 % for the vector entries). */
+void cg_gpu_elem_points(Lower *L, LLVMValueRef i, void *arg) {
+  const CgElemPoints *p = arg;
+  const KernelIr *k = L->k;
+  CgMath *m = &L->m;
+  LLVMBuilderRef b = m->b;
+  int nb = k->nbuf < 64 ? k->nbuf : 64, cnt = p->count;
+  bool loaded[64] = {false};
+  for (int in = 0; in < k->ninstr; in++)
+    if (k->instrs[in].kind == KI_LOAD && k->instrs[in].buf >= 0 && k->instrs[in].buf < nb) loaded[k->instrs[in].buf] = true;
+  LLVMValueRef a[GPU_ELEM_POINTS_MAX], ok[GPU_ELEM_POINTS_MAX], off[GPU_ELEM_POINTS_MAX][64], v[GPU_ELEM_POINTS_MAX][64];
+  LLVMValueRef left = LLVMBuildSub(b, p->n, i, ""); /* > 0: i < n; j * stride < left never overflows */
+  for (int j = 0; j < cnt; j++) {
+    LLVMValueRef dj = LLVMBuildMul(b, p->stride, cg_iconst_i(L, j), "");
+    a[j] = LLVMBuildAdd(b, i, dj, "");
+    ok[j] = j ? LLVMBuildICmp(b, LLVMIntSLT, dj, left, "") : NULL;
+    LLVMValueRef c = j ? LLVMBuildSelect(b, ok[j], a[j], LLVMBuildSub(b, p->n, cg_iconst_i(L, 1), ""), "") : i;
+    cg_gpu_offsets(L, c, 0, k->ndim, NULL, off[j]);
+  }
+  for (int j = 0; j < cnt; j++)
+    for (int bi = 0; bi < nb; bi++) {
+      v[j][bi] = NULL;
+      if (!loaded[bi]) continue;
+      LoomDType st = (LoomDType)k->bufs[bi].dtype; /* a vector of one point: what KI_LOAD reads as lane 0 */
+      LLVMValueRef ld = LLVMBuildLoad2(b, cg_vec_type(m, st, 1), cg_elem_ptr(L, bi, off[j][bi]), "");
+      LLVMSetAlignment(ld, dtype_align(st));
+      v[j][bi] = LLVMBuildFreeze(b, ld, ""); /* a use here: instcombine does not sink it to its guarded point */
+    }
+  for (int j = 0; j < cnt; j++) {
+    LLVMBasicBlockRef done = NULL;
+    if (j) {
+      LLVMBasicBlockRef then = cg_new_bb(L, "elem.point");
+      done = cg_new_bb(L, "elem.next");
+      LLVMBuildCondBr(b, ok[j], then, done);
+      LLVMPositionBuilderAtEnd(b, then);
+    }
+    for (int bi = 0; bi < k->nbuf; bi++) {
+      L->off[bi] = bi < nb ? off[j][bi] : NULL;
+      L->vload[bi] = bi < nb ? v[j][bi] : NULL;
+    }
+    L->lane = 0;
+    L->lin = cg_to_i64(L, a[j]);
+    cg_body_map(L, (void *)&k->phases[0]);
+    for (int bi = 0; bi < k->nbuf; bi++) L->vload[bi] = NULL;
+    if (j) {
+      LLVMBuildBr(b, done);
+      LLVMPositionBuilderAtEnd(b, done);
+    }
+  }
+}
+
 /* One vector of an elementwise vector entry: its buffers' offsets and the 16-byte loads. */
 typedef struct ElemVec {
   LLVMValueRef boff[64], vl[64];

@@ -563,7 +563,9 @@ static LoomStatus lower_kernel(Lower *l, int32_t kidx) {
   k->stores = l->stores;
   k->nparam = l->nparam;
   int64_t points = ir_numel(K->ndim, K->shape);
-  bool wide = points > INT32_MAX;
+  /* 32-bit indices leave 2^24 of headroom: a GPU thread's index i + step (a grid's threads, times the points
+   * it reads ahead) must not wrap past the end of a loop that tests i < n */
+  bool wide = points > INT32_MAX - (1 << 24);
   for (int32_t b = 0; b < l->nbuf && points > 0; b++) {
     int64_t e = iabs(l->bind[b].offset);
     for (int i = 0; i < K->ndim; i++) e += (K->shape[i] - 1) * iabs(l->bind[b].strides[i]);

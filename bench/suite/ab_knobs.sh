@@ -3,6 +3,7 @@
 # setting (each its own LOOM_CACHE_DIR), over a list of suite workloads; then the peers once. After
 # scripts/gpu_all.sh installed the package (LOOM_GPU_C=0 LOOM_GPU_PYTEST=0 LOOM_GPU_BENCH=0 LOOM_GPU_FUZZ=0).
 #   AB_ONLY=gelu_tanh,silu AB_CONFIGS="base=|div1=LOOM_GPU_FAST_DIV=1" bash bench/suite/ab_knobs.sh
+# AB_TABLE=probe times workloads of the probe table (bench/suite/workloads_probe.py) instead of the suite's.
 # Prints one table (ms, median) and writes it with the per-setting JSON to $OUT when set.
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
@@ -16,11 +17,11 @@ for c in "${cfgs[@]}"; do
   mkdir -p "$tmp/$name" "$tmp/cache-$name"
   echo "== $name: $envs"
   env $envs LOOM_CACHE_DIR="$tmp/cache-$name" timeout -k 5 "${AB_TIMEOUT_S:-120}" python3 bench/suite/run.py --machine h200 \
-    --only "$only" --libs loom --min-time "${AB_MIN_TIME:-0.05}" --out-dir "$tmp/$name" > "$tmp/$name.log" 2>&1 || echo "  exit $?"
+    --table "${AB_TABLE:-suite}" --only "$only" --libs loom --min-time "${AB_MIN_TIME:-0.05}" --out-dir "$tmp/$name" > "$tmp/$name.log" 2>&1 || echo "  exit $?"
 done
 if [ -n "${AB_PEERS:-}" ]; then
   mkdir -p "$tmp/peers"
-  timeout -k 5 "${AB_PEERS_TIMEOUT_S:-200}" python3 bench/suite/run.py --machine h200 --only "$only" --libs "$AB_PEERS" \
+  timeout -k 5 "${AB_PEERS_TIMEOUT_S:-200}" python3 bench/suite/run.py --machine h200 --table "${AB_TABLE:-suite}" --only "$only" --libs "$AB_PEERS" \
     --min-time "${AB_MIN_TIME:-0.05}" --out-dir "$tmp/peers" > "$tmp/peers.log" 2>&1 || echo "  peers exit $?"
 fi
 python3 - "$tmp" <<'PY'

@@ -1,0 +1,218 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* gpu_emulate.h: the shared GPU lowering (cg_lower_gpu) run on the host, for tests without a GPU.
+ * A kernel is built by hand (KB: buffers, instructions, phases, stores), lowered with hooks of a one-lane
+ * wave whose launch indices are globals of the module, and JIT-compiled by LLVM; `launch` runs an entry
+ * block after block as the launcher would. One lane a block: butterflies across lanes are not run here.
+ * Included by one test file each (static functions; the includer calls emu_init first). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <llvm-c/Core.h>
+#include <llvm-c/LLJIT.h>
+#include <llvm-c/Orc.h>
+#include <llvm-c/Target.h>
+
+#include "codegen/cg_gpu.h"
+#include "codegen/codegen.h"
+
+static int g_pass, g_fail;
+#define CHECK(cond, ...)                          \
+  do {                                            \
+    if (cond) g_pass++;                           \
+    else {                                        \
+      g_fail++;                                   \
+      printf("FAIL %s:%d: ", __FILE__, __LINE__); \
+      printf(__VA_ARGS__);                        \
+      printf("\n");                               \
+    }                                             \
+  } while (0)
+
+static inline void *t_alloc(void *u, size_t n) { (void)u; return aligned_alloc(64, (n + 63) / 64 * 64 + 64); }
+static inline void t_free(void *u, void *p) { (void)u; free(p); }
+
+/* ---- kernel builder ------------------------------------------------------------------------------------- */
+typedef struct KB {
+  KernelIr k;
+  KBuffer bufs[8];
+  KInstr ins[64];
+  KPhase ph[6];
+  KStore st[8];
+} KB;
+
+static inline void kb_init(KB *b, int ndim, int nkeep, int index_bits) {
+  memset(b, 0, sizeof *b);
+  snprintf(b->k.name, sizeof b->k.name, "t");
+  b->k.ndim = ndim;
+  b->k.nkeep = nkeep;
+  b->k.index_bits = (uint8_t)index_bits;
+  b->k.bufs = b->bufs;
+  b->k.instrs = b->ins;
+  b->k.phases = b->ph;
+  b->k.stores = b->st;
+}
+static inline int kb_buf(KB *b, LoomDType t, int out, const char *lay) {
+  KBuffer *x = &b->bufs[b->k.nbuf];
+  x->dtype = (uint8_t)t;
+  x->is_output = (uint8_t)out;
+  for (int d = 0; lay[d]; d++) x->layout[d] = lay[d] == '1' ? KL_ONE : lay[d] == '0' ? KL_ZERO : KL_ANY;
+  return b->k.nbuf++;
+}
+static inline int kb_ins(KB *b, KInstrKind kind, LoomDType t, int op, int s0, int s1) {
+  KInstr *x = &b->ins[b->k.ninstr];
+  x->kind = (uint8_t)kind;
+  x->dtype = (uint8_t)t;
+  x->op = (uint16_t)op;
+  x->src[0] = s0, x->src[1] = s1, x->src[2] = -1;
+  x->buf = -1;
+  x->phase = -1;
+  return b->k.ninstr++;
+}
+static inline int kb_load(KB *b, int buf, LoomDType t) {
+  int i = kb_ins(b, KI_LOAD, t, 0, -1, -1);
+  b->ins[i].buf = buf;
+  return i;
+}
+static inline int kb_bin(KB *b, LoomOp op, LoomDType t, int a, int c) { return kb_ins(b, KI_ELEM, t, op, a, c); }
+static inline int kb_cast(KB *b, int a, LoomDType t) { return kb_ins(b, KI_CAST, t, 0, a, -1); }
+static inline int kb_acc(KB *b, int phase, LoomDType t) {
+  int i = kb_ins(b, KI_ACC, t, 0, -1, -1);
+  b->ins[i].phase = phase;
+  return i;
+}
+static inline int kb_reduce(KB *b, LoomReduceOp op, LoomDType acc, int value) {
+  KPhase *p = &b->ph[b->k.nphase];
+  p->kind = KP_REDUCE;
+  p->reduce_op = (uint8_t)op;
+  p->acc_dtype = (uint8_t)acc;
+  p->value = value;
+  return b->k.nphase++;
+}
+static inline void kb_store(KB *b, KPhaseKind kind, int buf, int value) {
+  KPhase *p = b->k.nphase ? &b->ph[b->k.nphase - 1] : NULL;
+  if (!p || p->kind != kind) {
+    p = &b->ph[b->k.nphase++];
+    p->kind = (uint8_t)kind;
+    p->store_begin = b->k.nstore;
+    p->nstores = 0;
+  }
+  b->st[b->k.nstore].buf = buf;
+  b->st[b->k.nstore].value = value;
+  b->k.nstore++;
+  p->nstores++;
+}
+
+/* ---- the emulated GPU: one lane per block, launch indices in module globals ------------------------------- */
+static inline LLVMValueRef emu_index(CgMath *m, CgGpuIndex which) {
+  static const char *const names[4] = {"emu_tid", "emu_ntid", "emu_bid", "emu_nbid"};
+  LLVMTypeRef i32 = LLVMInt32TypeInContext(m->c);
+  LLVMValueRef g = LLVMGetNamedGlobal(m->m, names[which]);
+  if (!g) {
+    g = LLVMAddGlobal(m->m, i32, names[which]);
+    LLVMSetInitializer(g, LLVMConstInt(i32, 0, 0));
+  }
+  LLVMValueRef v = LLVMBuildLoad2(m->b, i32, g, "");
+  LLVMSetVolatile(v, 1);
+  return v;
+}
+static inline LLVMValueRef emu_shuffle(CgMath *m, LLVMValueRef v, int mask) { (void)m, (void)mask; return v; }
+static inline void emu_barrier(CgMath *m) { (void)m; }
+static inline void emu_mark(CgMath *m, LLVMValueRef fn, int max_block, bool fit) { (void)m, (void)fn, (void)max_block, (void)fit; }
+static inline void emu_math_name(char *buf, size_t cap, const char *base, LoomDType t) {
+  snprintf(buf, cap, "%s%s", base, t == LOOM_FLOAT32 ? "f" : "");
+}
+
+typedef void (*EntryFn)(uint64_t *words);
+typedef struct Emu {
+  LLVMOrcLLJITRef jit;
+  CgGpuKernel gk;
+  int32_t *tid, *ntid, *bid, *nbid;
+  EntryFn main, part, finish, finishb, cachedv;
+  bool ok;
+} Emu;
+
+static LoomContext g_ctx;
+
+static inline void emu_init(void) {
+  memset(&g_ctx, 0, sizeof g_ctx);
+  g_ctx.alloc.alloc = t_alloc;
+  g_ctx.alloc.free = t_free;
+  LLVMInitializeNativeTarget();
+  LLVMInitializeNativeAsmPrinter();
+}
+
+static inline void *lookup(Emu *e, const char *name) {
+  LLVMOrcExecutorAddress a = 0;
+  LLVMErrorRef err = LLVMOrcLLJITLookup(e->jit, &a, name);
+  if (err) {
+    char *msg = LLVMGetErrorMessage(err);
+    printf("  lookup %s: %s\n", name, msg);
+    LLVMDisposeErrorMessage(msg);
+    return NULL;
+  }
+  return (void *)(uintptr_t)a;
+}
+
+static inline bool emu_build(Emu *e, const KernelIr *k) {
+  memset(e, 0, sizeof *e);
+  CgGpuHooks h = {.wave = 1, .as_global = 0, .as_shared = 0, .as_param = 0, .as_private = 0, .param_attr = "byref",
+                  .shared_poison = false, .index = emu_index, .shuffle_xor = emu_shuffle, .barrier = emu_barrier,
+                  .mark_kernel = emu_mark, .math_name = emu_math_name};
+  LLVMOrcThreadSafeContextRef tsc = LLVMOrcCreateNewThreadSafeContext();
+  LLVMContextRef c = LLVMOrcThreadSafeContextGetContext(tsc);
+  LLVMModuleRef mod = LLVMModuleCreateWithNameInContext("emu", c);
+  Diag d = {0};
+  LoomStatus st = cg_lower_gpu(&g_ctx, c, mod, k, "emu", &h, 1, &e->gk, &d);
+  CHECK(st == LOOM_OK, "lowering for the emulated GPU: %s", d.msg);
+  if (st != LOOM_OK) {
+    LLVMDisposeModule(mod);
+    LLVMOrcDisposeThreadSafeContext(tsc);
+    return false;
+  }
+  LLVMErrorRef err = LLVMOrcCreateLLJIT(&e->jit, NULL);
+  if (err) {
+    char *msg = LLVMGetErrorMessage(err);
+    printf("  LLJIT: %s\n", msg);
+    LLVMDisposeErrorMessage(msg);
+    LLVMDisposeModule(mod);
+    LLVMOrcDisposeThreadSafeContext(tsc);
+    e->jit = NULL;
+    return false;
+  }
+  LLVMSetDataLayout(mod, LLVMOrcLLJITGetDataLayoutStr(e->jit));
+  LLVMSetTarget(mod, LLVMOrcLLJITGetTripleString(e->jit));
+  LLVMOrcThreadSafeModuleRef tsm = LLVMOrcCreateNewThreadSafeModule(mod, tsc);
+  LLVMOrcDisposeThreadSafeContext(tsc);
+  err = LLVMOrcLLJITAddLLVMIRModule(e->jit, LLVMOrcLLJITGetMainJITDylib(e->jit), tsm);
+  CHECK(!err, "adding the module to the JIT");
+  if (err) {
+    LLVMConsumeError(err);
+    return false;
+  }
+  e->tid = lookup(e, "emu_tid");
+  e->ntid = lookup(e, "emu_ntid");
+  e->bid = lookup(e, "emu_bid");
+  e->nbid = lookup(e, "emu_nbid");
+  e->main = (EntryFn)lookup(e, e->gk.main);
+  if (e->gk.part[0]) e->part = (EntryFn)lookup(e, e->gk.part);
+  if (e->gk.finish[0]) e->finish = (EntryFn)lookup(e, e->gk.finish);
+  if (e->gk.finishb[0]) e->finishb = (EntryFn)lookup(e, e->gk.finishb);
+  if (e->gk.cachedv[0]) e->cachedv = (EntryFn)lookup(e, e->gk.cachedv);
+  e->ok = e->tid && e->ntid && e->bid && e->nbid && e->main;
+  return e->ok;
+}
+
+static inline void emu_free(Emu *e) {
+  if (e->jit) LLVMOrcDisposeLLJIT(e->jit);
+  e->jit = NULL;
+}
+
+static inline void launch(Emu *e, EntryFn fn, int64_t grid, uint64_t *words) {
+  *e->ntid = 1;
+  *e->tid = 0;
+  *e->nbid = (int32_t)grid;
+  for (int64_t g = 0; g < grid; g++) {
+    *e->bid = (int32_t)g;
+    fn(words);
+  }
+}
