@@ -96,6 +96,29 @@ def test_nan_inf_and_integer_wrap():
         check(host(on(device, i)[:, 1:] + on(device, i)[:, :-1]), i[:, 1:] + i[:, :-1])
 
 
+@pytest.mark.parametrize("device", DEVICES)
+def test_gather_scatter_in_place(device):
+    """Loads the points-ahead entry does not read first: a gather's index-dependent read, a scatter's store,
+    and an in-place update (the output is a loaded buffer at the same point)."""
+    r = np.random.default_rng(11)
+    table = r.standard_normal((1001, 7)).astype(np.float32)
+    idx = r.integers(-1001, 1001, size=(333,))
+    w = r.standard_normal((333, 7)).astype(np.float32)
+    check(host(on(device, table)[on(device, idx)] * on(device, w) + 1), table[idx] * w + 1)
+    x = r.standard_normal((77, 13)).astype(np.float64)
+    dx = on(device, x)
+    dx[:, 1:] += dx[:, 1:] * 2  # in place on an unaligned view
+    want = x.copy()
+    want[:, 1:] += want[:, 1:] * 2
+    check(host(dx), want)
+    y = np.zeros(1001, np.float32)
+    dy = on(device, y)
+    perm = r.permutation(1001)[:500]
+    dy[on(device, perm)] = on(device, np.arange(500, dtype=np.float32)) * 3
+    y[perm] = np.arange(500, dtype=np.float32) * 3
+    check(host(dy), y)
+
+
 _CHILD = r"""
 import numpy as np, loom
 dev = loom.cuda.is_available()
