@@ -70,6 +70,23 @@ static PyObject *core_empty(PyObject *module, PyObject *const *args, Py_ssize_t 
   }
   contiguous_strides(&d);
   if (d.device != LOOM_DEVICE_HOST) return device_empty(st, &d, zero);
+  /* large host arrays from the runtime's caching pool (runtime/host_pool.c: blocks kept when freed, 2 MiB
+   * pages): from malloc every new array of >= 1 MiB was fresh memory, a page fault per 4 KiB on its first
+   * write (concatenate of two 16 MB halves: ~30 ms against 1-2 for a kernel's pooled output) */
+  if (bytes >= ((size_t)1 << 20)) {
+    LoomStatus s = loom_array_alloc(ctx_of(st), &d);
+    if (s) return raise_status(st, s);
+    BufferObject *b = buffer_new(st, BUF_LOOM);
+    if (!b) {
+      loom_array_free(ctx_of(st), &d);
+      return NULL;
+    }
+    b->la = d;
+    if (zero) memset(d.data, 0, bytes);
+    PyObject *r = (PyObject *)array_materialized(st, (PyObject *)b, &d);
+    Py_DECREF(b);
+    return r;
+  }
   size_t alloc = (bytes + 63) / 64 * 64;
   if (alloc == 0) alloc = 64;
   BufferObject *b = buffer_new(st, BUF_ALIGNED);
