@@ -6,7 +6,8 @@
  * point as the loop code keeps it (per lane in vector entries) and the computed part is an int64
  * instruction; the sum is formed in int64 whatever the kernel's index width (a computed index may reach
  * past the 32-bit range the point offsets were sized for). A scatter store is guarded by
- * 0 <= index < limit (one unsigned compare) and branches around the store; its value, index and limit
+ * 0 <= index < limit (one unsigned compare) and branches around the store (a host scan's stores go to a stack
+ * slot instead: no branch); its value, index and limit
  * are evaluated before the branch so that later stores of the phase may reuse them. ADD is an atomic
  * read-modify-write (monotonic: only the sum matters), so repeated indices all count on every target.
  */
@@ -42,6 +43,12 @@ LLVMValueRef cg_gather_load(Lower *L, int i) {
   return cg_from_mem(m, st, (LoomDType)in->dtype, v);
 }
 
+/* LOOM_HOST_COMPACT_BRANCHLESS=0: host scans branch around a skipped scatter store (A/B timings) */
+static bool compact_branchless(void) {
+  static int knob = -1;
+  return cg_env_int_once(&knob, "LOOM_HOST_COMPACT_BRANCHLESS", 1) != 0;
+}
+
 void cg_scatter_store(Lower *L, const KStore *s) {
   CgMath *m = &L->m;
   const KernelIr *k = L->k;
@@ -51,6 +58,26 @@ void cg_scatter_store(Lower *L, const KStore *s) {
   LLVMValueRef v = cg_to_mem(m, (LoomDType)k->instrs[s->value].dtype, bt, L->cache[s->value]);
   LLVMValueRef idx = L->cache[s->index], ok = LLVMBuildICmp(m->b, LLVMIntULT, idx, L->cache[s->limit], "in.range");
   LLVMValueRef p = cg_elem_ptr(L, s->buf, offset_plus(L, s->buf, idx));
+  if (s->op != IR_SCATTER_ADD && !m->gpu && k->nphase > 0 && k->phases[0].kind == KP_SCAN && compact_branchless()) {
+    /* a host scan's scatter is a compaction (nonzero, x[mask], compress: each kept point to its rank): the
+     * skipped points store to a slot of the worker's stack instead of branching around the store, whose
+     * direction follows the data (a mispredicted branch for every few points of a random mask) */
+    LLVMValueRef sink = cg_entry_alloca(L, cg_mem_type(m, bt), "scatter.sink");
+    /* sink + ((p - sink) & mask), mask = -ok passed through an empty inline asm: LLVM folds the and of a
+     * sign-extended compare back into a select of the pointers, and x86's cmov conversion makes that a
+     * branch again (measured: no change at 50 % kept) */
+    LLVMValueRef ps = LLVMBuildPtrToInt(m->b, sink, L->i64, ""), pp = LLVMBuildPtrToInt(m->b, p, L->i64, "");
+    LLVMTypeRef fty = LLVMFunctionType(L->i64, &L->i64, 1, 0);
+    LLVMValueRef opaque = LLVMGetInlineAsm(fty, "", 0, "=r,0", 4, 0, 0, LLVMInlineAsmDialectATT, 0);
+    LLVMValueRef mask0 = LLVMBuildSExt(m->b, ok, L->i64, "");
+    LLVMValueRef mask = LLVMBuildCall2(m->b, fty, opaque, &mask0, 1, "");
+    LLVMValueRef at = LLVMBuildIntToPtr(m->b, LLVMBuildAdd(m->b, ps, LLVMBuildAnd(m->b, LLVMBuildSub(m->b, pp, ps, ""), mask, ""), ""),
+                                        LLVMTypeOf(p), "scatter.at");
+    LLVMValueRef st = LLVMBuildStore(m->b, v, at);
+    LLVMSetAlignment(st, dtype_align(bt));
+    LLVMSetVolatile(st, 1); /* else the store to a slot never read is dead, and LLVM puts the branch back */
+    return;
+  }
   LLVMBasicBlockRef then = cg_new_bb(L, "scatter.store"), done = cg_new_bb(L, "scatter.done");
   LLVMBuildCondBr(m->b, ok, then, done);
   LLVMPositionBuilderAtEnd(m->b, then);

@@ -171,6 +171,37 @@ def test_one_scan_kernel_stores_values():
     assert len(kernels) == 1, text  # no fill of the full-size base
 
 
+@pytest.mark.parametrize("density", [0.0, 0.02, 0.5, 0.98, 1.0])
+def test_densities(density):
+    """Masks of every density (the host's store of a skipped point goes to a stack slot, not around a
+    branch: whatever the density, every kept value lands at its rank and nothing else is written)."""
+    r = np.random.default_rng(7)
+    for n in (1, 7, 4099):
+        h = r.standard_normal(n).astype(np.float64)
+        hm = r.random(n) < density
+        check_mask(h, hm)
+        hc = (h + 1j * h[::-1]).astype(np.complex64)
+        np.testing.assert_array_equal(host(loom.asarray(hc)[loom.asarray(hm)]), hc[hm])
+
+
+def test_host_compaction_has_no_branch_around_the_store():
+    """The host scan kernel's scatter stores are branch-free (codegen/lower_gather.c: a skipped point stores
+    to a stack slot, the address masked through an empty inline asm so that LLVM does not fold it back into
+    a branch); LOOM_HOST_COMPACT_BRANCHLESS=0 restores the branch (a child process: the knob is read once)."""
+    _, fulls, _ = compaction_nodes()
+    ir = loom.inspect(fulls[0], what="llvm")["llvm"]
+    assert "scatter.sink" in ir and 'asm "", "=r,0"' in ir, ir[:3000]
+    assert "scatter.store" not in ir
+    code = ("import numpy as np, loom\nfrom loom import _indexing\n"
+            "x = loom.asarray(np.arange(-50, 50, dtype=np.float32))\n"
+            "f = _indexing._compact_graph(x > 0, [x])[0][0]\n"
+            "ir = loom.inspect(f, what='llvm')['llvm']\n"
+            "assert 'scatter.store' in ir and 'scatter.sink' not in ir\n"
+            "np.testing.assert_array_equal(np.asarray(loom.asnumpy(x[x > 0])), np.arange(1, 50, dtype=np.float32))\n")
+    env = dict(os.environ, LOOM_HOST_COMPACT_BRANCHLESS="0", LOOM_HOST_DISK_CACHE="0")
+    subprocess.run([sys.executable, "-c", code], env=env, check=True, timeout=300)
+
+
 def ptx_modules(text):
     """The modules of an inspect PTX dump (each begins at its '.version' line)."""
     parts = re.split(r"(?m)^(?=\.version )", text)
