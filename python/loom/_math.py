@@ -472,18 +472,57 @@ def clip(a, a_min=None, a_max=None, out=None, **kw):
     return _finish(_core.clip(a, lo, hi), out)
 
 
-# ---- host fallbacks (computed by NumPy on the host, returned as new loom arrays) --------------------------
+# ---- closeness and equality, on the arrays' device -------------------------------------------------------
+def _time_kind(v):
+    return _kind(getattr(v, "dtype", numpy.dtype("f8"))) in "mM"
+
+
 def array_equal(a1, a2, equal_nan=False):
-    return bool(numpy.array_equal(asnumpy(a1), asnumpy(a2), equal_nan=equal_nan))
-
-
-def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
-    return bool(numpy.allclose(asnumpy(a), asnumpy(b), rtol, atol, equal_nan))
+    """Whether a1 and a2 have one shape and equal elements (numpy.array_equal): an all() of the element
+    compare on the device, one bool read back; equal_nan=True counts NaN at the same place as equal."""
+    a, b = asarray(a1), asarray(a2)
+    if a.shape != b.shape:
+        return False
+    if _time_kind(a) or _time_kind(b):
+        return bool(numpy.array_equal(asnumpy(a), asnumpy(b), equal_nan=equal_nan))
+    same = equal(a, b)  # noqa: F821 (the ufunc objects below)
+    if equal_nan and (_kind(a.dtype) in "fc" or _kind(b.dtype) in "fc"):
+        same = logical_or(same, logical_and(isnan(a), isnan(b)))  # noqa: F821
+    from ._reductions import all as _all  # (it imports this module)
+    return bool(_all(same))
 
 
 def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
-    return _from_numpy(numpy.isclose(asnumpy(a), asnumpy(b), rtol, atol, equal_nan), copy=True)
+    """|a - b| <= atol + rtol * |b| elementwise (numpy.isclose), on the device: b (and so the difference)
+    in an inexact dtype (an integer b is taken as float: no overflow of |b| at the integer minimum),
+    infinities close only to themselves, NaN close to NaN only with equal_nan. Python scalars stay
+    weak (a float32 array is compared in float32, as NumPy 2 does)."""
+    operands = (a, b, rtol, atol)
+    if builtins.any(_time_kind(v) for v in operands if isinstance(v, (ndarray, numpy.ndarray))):
+        return _from_numpy(numpy.isclose(*[asnumpy(v) if isinstance(v, ndarray) else v for v in operands],
+                                         equal_nan=equal_nan), copy=True)
+    x = a if type(a) in (bool, int, float, complex) else asarray(a)
+    if type(b) in (bool, int):
+        y = float(b)
+    elif type(b) in (float, complex):
+        y = b
+    else:
+        y = asarray(b)
+        y = y.astype(numpy.result_type(y.dtype, 1.0), copy=False)
+    if not isinstance(x, ndarray) and not isinstance(y, ndarray):
+        x = asarray(x)
+    tol = add(atol, multiply(rtol, absolute(y)))  # noqa: F821
+    near = logical_and(less_equal(absolute(subtract(x, y)), tol), isfinite(y))  # noqa: F821
+    r = logical_or(near, equal(x, y))  # noqa: F821
+    if equal_nan:
+        r = logical_or(r, logical_and(isnan(x), isnan(y)))  # noqa: F821
+    return r
 
+
+def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """Whether isclose holds everywhere (numpy.allclose): an all() on the device, one bool read back."""
+    from ._reductions import all as _all
+    return bool(_all(isclose(a, b, rtol, atol, equal_nan)))
 
 
 # ---- the ufunc objects (loom.ufunc): one per NumPy name, aliases share it ------------------------------
