@@ -40,12 +40,12 @@ def make(dtype, transpose):
 @pytest.mark.parametrize("da,db", PAIRS)
 def test_isclose_against_numpy(device, da, db):
     a, b = make(da, False), make(db, True)
-    cases = [(a, b), (a, b[0]), (a, 1.0), (a, 2), (1.0, b), (a, np.float32(1)), (a[:0], b[:0]), (a[3, 3], b[2, 2])]
+    cases: list = [(a, b), (a, b[0]), (a, 1.0), (a, 2), (1.0, b), (a, np.float32(1)), (a[:0], b[:0]), (a[3, 3], b[2, 2])]
     for args in cases:
         for equal_nan in (False, True):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                want = np.isclose(*args, equal_nan=equal_nan)
+                want = np.isclose(args[0], args[1], equal_nan=equal_nan)
             got = loom.isclose(*[on(device, v) for v in args], equal_nan=equal_nan)
             got = loom.asnumpy(got)
             assert got.shape == np.shape(want) and got.dtype == np.bool_
@@ -56,7 +56,8 @@ def test_isclose_against_numpy(device, da, db):
 def test_tolerances_and_integer_minimum(device):
     x = np.array([1.0, 1.0 + 2e-5, 1.0 + 1e-4, 100.0, 0.0, 1e-9], np.float64)
     y = np.ones_like(x)
-    for rtol, atol in [(1e-5, 1e-8), (0, 0), (1e-3, 0), (0, 1e-3), (np.array([0, 1e-4, 1e-3, 1, 0, 0]), 0.0)]:
+    tols: list = [(1e-5, 1e-8), (0, 0), (1e-3, 0), (0, 1e-3), (np.array([0, 1e-4, 1e-3, 1, 0, 0]), 0.0)]
+    for rtol, atol in tols:
         np.testing.assert_array_equal(loom.asnumpy(loom.isclose(on(device, x), on(device, y), rtol, atol)),
                                       np.isclose(x, y, rtol, atol))
     i = np.array([np.iinfo(np.int64).min, 0, np.iinfo(np.int64).max], np.int64)
