@@ -46,7 +46,7 @@ def test_isclose_against_numpy(device, da, db):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 want = np.isclose(args[0], args[1], equal_nan=equal_nan)
-            got = loom.isclose(*[on(device, v) for v in args], equal_nan=equal_nan)
+            got = loom.isclose(on(device, args[0]), on(device, args[1]), equal_nan=equal_nan)
             got = loom.asnumpy(got)
             assert got.shape == np.shape(want) and got.dtype == np.bool_
             np.testing.assert_array_equal(got, want, err_msg=f"{da} {db} equal_nan={equal_nan}")
