@@ -176,6 +176,7 @@ typedef struct GraphObject {
   int retired;       /* no longer any thread's current graph: new ops go to a new one */
   int busy;          /* its owner evaluates it without the GIL (atomic: eval_threads.c) */
   int64_t max_in;    /* elements of its largest input (input_node): whether an evaluation is worth the GIL */
+  int64_t kept_bytes; /* bytes of the arrays entered as inputs (input_node): keep holds their buffers alive */
   struct GraphObject *live_prev, *live_next; /* ModState.live (non-trace graphs) */
   ModState *st;      /* its module's state (lives as long as the module, which its type holds) */
 } GraphObject;

@@ -80,6 +80,7 @@ GraphObject *graph_new(ModState *st, int trace) {
   gr->retired = 0;
   gr->busy = 0;
   gr->max_in = 0;
+  gr->kept_bytes = 0;
   gr->live_prev = gr->live_next = NULL;
   gr->st = NULL;
   if (!trace) { /* joins the live list */
@@ -137,13 +138,18 @@ PyObject *trace_error(void) {
   return NULL;
 }
 
-/* After an evaluation: when gr is the calling thread's current graph, more than half full, and none of
- * its arrays is still pending, the next op starts a new graph. Otherwise a loop that observes each result
+/* After an evaluation: when gr is the calling thread's current graph, more than half full or holding
+ * KEPT_BYTES_RETIRE bytes of input arrays alive, and none of its arrays is still pending, the next op starts
+ * a new graph. (Its keep set holds every array it read: a loop that reads a new temporary array each step,
+ * `y = empty(...); y[...] = ...; (y / 255).get()`, kept ~85 of them alive until the node bound, 1 GB for
+ * 12 MB images, and their pool blocks could not be handed out again: every step page-faulted new memory.) Otherwise a loop that observes each result
  * (`(x * lr - b).get()` with a new lr every step: each step adds nodes, since new values are new nodes)
  * reaches the bound in the middle of a later expression, whose flush cuts it in two (new structures, new
  * kernels). */
+enum { KEPT_BYTES_RETIRE = 32 << 20 };
 static void retire_if_drained(ModState *st, GraphObject *gr) {
-  if (gr != thread_graph(st) || gr->npending > 0 || loom_graph_node_count(gr->g) <= st->bound / 2) return;
+  if (gr != thread_graph(st) || gr->npending > 0) return;
+  if (loom_graph_node_count(gr->g) <= st->bound / 2 && gr->kept_bytes < KEPT_BYTES_RETIRE) return;
   gr->retired = 1;
   if (set_thread_graph(st, NULL) < 0) PyErr_Clear(); /* cannot fail for a graph in the dict; retired anyway */
 }

@@ -61,6 +61,7 @@ int input_node(ModState *st, GraphObject *gr, ArrayObject *a, LoomNode *out) {
     return -1;
   }
   if (PySet_Add(gr->keep, a->buffer) < 0) return -1;
+  gr->kept_bytes += numel(&a->desc) * (int64_t)loom_dtype_size(a->desc.dtype);
   if (numel(&a->desc) > gr->max_in) gr->max_in = numel(&a->desc); /* eval.c: release the GIL for large work */
   a->in_serial = gr->serial;
   a->in_node = *out;

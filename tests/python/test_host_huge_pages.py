@@ -102,3 +102,24 @@ def test_small_and_empty_created_arrays():
         np.testing.assert_array_equal(loom.asnumpy(z), np.zeros(shape))
         if z.size:
             assert z.data.ptr % 64 == 0
+
+
+def test_temporaries_read_by_kernels_are_released():
+    """A loop that reads a new large array each step (filled, then read by a lazy expression that is
+    evaluated) holds a bounded number of them: the thread's graph, drained, is retired once the arrays it
+    read as inputs pass 32 MiB (python/src/eval.c retire_if_drained), so their pool blocks come back. Before,
+    the graph's keep set held every one until 256 nodes (here 128 MiB of 8 MiB arrays; 1 GB for 12 MB
+    images read by ~85 steps)."""
+    from loom import _core
+    used0 = _core.pool_stats(0, 0)[0]
+    peak, results = 0, []
+    for i in range(48):
+        y = loom.empty((2048, 1024), np.float32)
+        y[...] = float(i)
+        z = y / 2.0
+        loom.eval(z)
+        results = results[-1:] + [z]
+        del y, z
+        peak = max(peak, _core.pool_stats(0, 0)[0] - used0)
+    assert [float(loom.asnumpy(z)[3, 5]) for z in results] == [23.0, 23.5]
+    assert peak <= 80 << 20, peak >> 20  # the last results and a few inputs, not 16 of them
