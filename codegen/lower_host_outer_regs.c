@@ -332,13 +332,17 @@ static void jam_walk(Lower *L, const KPhase *ph, int rows, LLVMValueRef rlo, LLV
  * (paired microbenchmarks: equal at 8 KiB, the jam 1.3x at 16 KiB). Same bits either way: every column
  * folds its values in R order with the same operations. */
 enum {
-  CG_OUTER_STREAM_MIN = 256,  /* row bytes, at least (rows of 16 float32: the walk at 0.45x of the jam) */
-  CG_OUTER_STREAM_MAX = 4096  /* row bytes, at most (LOOM_HOST_OUTER_STREAM; 0: never, the A/B switch) */
+  CG_OUTER_STREAM_MIN = 512,  /* row bytes, at least (rows of 64 float32: the walk at 0.65-1.1x of the jam) */
+  CG_OUTER_STREAM_MAX = 8192  /* row bytes, at most (LOOM_HOST_OUTER_STREAM; 0: never, the A/B switch) */
 };
 
 static int stream_knob(void) {
   static int knob = -1;
   return cg_env_int_once(&knob, "LOOM_HOST_OUTER_STREAM", CG_OUTER_STREAM_MAX);
+}
+
+int cg_outer_block_cap(const KernelIr *k) {
+  return stream_knob() >= CG_OUTER_STREAM_MIN && !cg_outer_has_map(k) ? CG_OUTER_WIDE_BLOCK : CG_OUTER_BLOCK;
 }
 
 /* Whether the tiled walk (jam or strips) differs from the plain walk for phase ph. */
@@ -351,6 +355,8 @@ static LLVMValueRef stream_rows(Lower *L, const KPhase *ph) {
   const KernelIr *k = L->k;
   int maxb = stream_knob(), last = k->nkeep - 1, rd = k->ndim - 1;
   if (maxb < CG_OUTER_STREAM_MIN || k->snippet || last < 0 || rd <= last) return NULL;
+  for (const KPhase *q = k->phases; q < ph; q++) /* reads earlier results per point: the jam hoists them */
+    if (q->kind == KP_REDUCE) return NULL;
   LLVMBuilderRef b = L->m.b;
   CgMath *m = &L->m;
   LLVMValueRef zero = cg_i64(m, 0), one = cg_i64(m, 1);
