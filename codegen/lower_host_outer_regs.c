@@ -12,6 +12,8 @@
  *     rows as before (a few streams);
  *   - register strips (the other kernels): a strip of a few vectors of columns keeps its
  *     accumulators in registers down strip_rows() R points.
+ * Where the block is a whole row that streams (rows of 512 B to 8 KiB that follow each other in memory),
+ * a run-time branch takes the plain walk instead (whole-row streams, below; LOOM_HOST_OUTER_STREAM=0: off).
  * Kernels that stream more than one input down the rows keep the block loop (register_fold). Paired
  * in-process timings (Zen 4, AVX-512, 4096 x 1024 float32, min of 31, with colfinish's vector fold on
  * both sides, load 5-7): var(axis=0) 2.1x, BatchNorm1d statistics (65536 x 64) 3.7-4x, argmax 1.3-1.4x,
@@ -320,20 +322,26 @@ static void jam_walk(Lower *L, const KPhase *ph, int rows, LLVMValueRef rlo, LLV
 
 /* ---- whole-row streams --------------------------------------------------------------------------
  * The jam and the strips read `rows` rows (16 for strips) a few vectors at a time: within a page the lines
- * are visited out of order (row 0 line 0, row 1 line 0, ..., row 0 line 1), and for rows of 256 B to a
- * few KiB the prefetchers do not follow that (one thread from L3, max with NaN checks, 1028-byte rows:
- * 15.6 GB/s jammed vs 30.7 row after row; int32 rows of 7 KiB in two 3.5 KiB blocks: the plain walk 2.5x
- * slower than the jam, so a piece of a row is no stream). When the block is a whole row and the next
- * R point's row follows it in memory (every buffer read along R: O stride 1 and the innermost R stride
- * the block's width, or O stride 0), the plain walk reads the input as one forward stream with the
- * block's accumulators in L1 (loaded and stored per point, which costs nothing next to the stream). For
- * narrow rows (< CG_OUTER_STREAM_MIN bytes) a pass of the walk is too short and the jam keeps its lead;
- * for rows past LOOM_HOST_OUTER_STREAM bytes the accumulators leave L1 and the jam's register chains win
- * (paired microbenchmarks: equal at 8 KiB, the jam 1.3x at 16 KiB). Same bits either way: every column
- * folds its values in R order with the same operations. */
+ * are visited out of order (row 0 line 0, row 1 line 0, ..., row 0 line 1), which the prefetchers follow
+ * badly for rows of 512 B to a few KiB (one thread from L3, NaN-checked float max, 1028-byte rows: 15.6
+ * GB/s jammed vs 30.7 row after row), and each pass chains `rows` dependent folds per column (a float
+ * max with its NaN check is 3 uops and ~4 cycles a step). When the block is a whole row and the next R
+ * point's row follows it in memory (every buffer read along R: O stride 1 and innermost R stride = the
+ * block's width, or O stride 0), the plain walk reads the input as one forward stream with the block's
+ * accumulators in L1 and no chain within a pass. A piece of a row is no stream (int32 rows of 7 KiB cut
+ * into two 3.5 KiB blocks: the plain walk 2.5x slower than the jam), hence blocks of up to
+ * CG_OUTER_WIDE_BLOCK columns while the stream is on. Kept on the jam: rows under CG_OUTER_STREAM_MIN
+ * bytes (a pass of the walk is too short: 64 float32 columns at 0.65-1.1x of the jam), rows past
+ * LOOM_HOST_OUTER_STREAM bytes (the accumulators leave L1: equal at 8 KiB, the jam 1.3x at 16 KiB), and
+ * phases after a REDUCE phase (a variance's second phase reads the mean per point, which the jam hoists:
+ * the plain walk was 0.3-0.9x). Paired suite timings (diag_pair, 2 cores, load 3-5, 5 runs): max over the
+ * middle axis of 24 x 999 x 257 float32 1.2-2.5x (mostly ~2.3x), int32 column min of 3001 x 1777 0.95-1.4x,
+ * all(x > 0, axis=0) 1.25-1.5x. Same bits either way: every column folds its values in R order with the same
+ * operations (test_host_axis_minmax). */
 enum {
-  CG_OUTER_STREAM_MIN = 512,  /* row bytes, at least (rows of 64 float32: the walk at 0.65-1.1x of the jam) */
-  CG_OUTER_STREAM_MAX = 8192  /* row bytes, at most (LOOM_HOST_OUTER_STREAM; 0: never, the A/B switch) */
+  CG_OUTER_STREAM_MIN = 512,  /* row bytes, at least */
+  CG_OUTER_STREAM_MAX = 8192  /* row bytes, at most (LOOM_HOST_OUTER_STREAM; 0: never, the A/B switch,
+                                 * which also keeps blocks of CG_OUTER_BLOCK) */
 };
 
 static int stream_knob(void) {

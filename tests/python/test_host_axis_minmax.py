@@ -18,8 +18,8 @@ import pytest
 
 import loom
 
-INTS = [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64]
-FLOATS = [np.float32, np.float64]
+INTS: list[type] = [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64]
+FLOATS: list[type] = [np.float32, np.float64]
 
 
 def _data(rng, shape, dt):
@@ -72,7 +72,7 @@ def test_nan_propagates(threads, dt, op):
         flat = x.reshape(-1)
         flat[rng.choice(flat.size, size=max(1, flat.size // 5000), replace=False)] = np.nan
         x[(0,) * x.ndim] = np.nan  # the first element of a column: NaN must survive every later value
-        idx = [slice(None)] * x.ndim
+        idx: list[slice | int] = [slice(None)] * x.ndim
         idx[axis] = -1
         x[tuple(idx)][..., 3] = np.nan  # and the last R point of a column
         _check(x, op, axis)
