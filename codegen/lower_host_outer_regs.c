@@ -333,8 +333,7 @@ static void jam_walk(Lower *L, const KPhase *ph, int rows, LLVMValueRef rlo, LLV
  * CG_OUTER_WIDE_BLOCK columns while the stream is on. Kept on the jam: rows under CG_OUTER_STREAM_MIN
  * bytes (a pass of the walk is too short: 64 float32 columns at 0.65-1.1x of the jam), rows past
  * LOOM_HOST_OUTER_STREAM bytes (the accumulators leave L1: equal at 8 KiB, the jam 1.3x at 16 KiB), and
- * phases after a REDUCE phase (a variance's second phase reads the mean per point, which the jam hoists:
- * the plain walk was 0.3-0.9x). Paired suite timings (diag_pair, 2 cores, load 3-5, 5 runs): max over the
+ * the phases may_stream leaves out. Paired suite timings (diag_pair, 2 cores, load 3-5, 5 runs): max over the
  * middle axis of 24 x 999 x 257 float32 1.2-2.5x (mostly ~2.3x), int32 column min of 3001 x 1777 0.95-1.4x,
  * all(x > 0, axis=0) 1.25-1.5x. Same bits either way: every column folds its values in R order with the same
  * operations (test_host_axis_minmax). */
@@ -349,8 +348,28 @@ static int stream_knob(void) {
   return cg_env_int_once(&knob, "LOOM_HOST_OUTER_STREAM", CG_OUTER_STREAM_MAX);
 }
 
+/* Whether phase ph may stream at all: the knob on, no user code, no gathers, no MAP phase, no REDUCE phase
+ * before it (a variance's second phase reads the mean per point, which the jam hoists: the plain walk was
+ * 0.3-0.9x), and a comparison fold (max, min, their args, any, all). Sums, means, products and counts keep
+ * the jam: their step is one add or multiply, and streaming them measured 0.75-1.1x (column sums of 4096
+ * x 1024 float32, int32 and float32 sums over 128-1024 columns). */
+static bool may_stream(const KernelIr *k, const KPhase *ph) {
+  int op = ph->reduce_op;
+  if (stream_knob() < CG_OUTER_STREAM_MIN || k->snippet || cg_outer_has_map(k) || ph->kind != KP_REDUCE) return false;
+  if (op != LOOM_REDUCE_MAX && op != LOOM_REDUCE_MIN && op != LOOM_REDUCE_ARGMAX && op != LOOM_REDUCE_ARGMIN &&
+      op != LOOM_REDUCE_ANY && op != LOOM_REDUCE_ALL)
+    return false;
+  for (const KPhase *q = k->phases; q < ph; q++)
+    if (q->kind == KP_REDUCE) return false;
+  for (int i = 0; i < k->ninstr; i++)
+    if (k->instrs[i].kind == KI_GATHER) return false;
+  return true;
+}
+
 int cg_outer_block_cap(const KernelIr *k) {
-  return stream_knob() >= CG_OUTER_STREAM_MIN && !cg_outer_has_map(k) ? CG_OUTER_WIDE_BLOCK : CG_OUTER_BLOCK;
+  for (int p = 0; p < k->nphase; p++)
+    if (may_stream(k, &k->phases[p])) return CG_OUTER_WIDE_BLOCK;
+  return CG_OUTER_BLOCK;
 }
 
 /* Whether the tiled walk (jam or strips) differs from the plain walk for phase ph. */
@@ -358,13 +377,11 @@ static bool tiled_walk(Lower *L, const KPhase *ph) { return jam_rows(L->k, ph) |
 
 /* i1: the block is a whole row whose next R point's row follows it in every buffer read along R, of
  * CG_OUTER_STREAM_MIN..LOOM_HOST_OUTER_STREAM bytes (the widest of those buffers' and the accumulator's
- * elements); NULL when no launch can be (knob off, user code, gathers). */
+ * elements); NULL when no launch can be (may_stream). */
 static LLVMValueRef stream_rows(Lower *L, const KPhase *ph) {
   const KernelIr *k = L->k;
   int maxb = stream_knob(), last = k->nkeep - 1, rd = k->ndim - 1;
-  if (maxb < CG_OUTER_STREAM_MIN || k->snippet || last < 0 || rd <= last) return NULL;
-  for (const KPhase *q = k->phases; q < ph; q++) /* reads earlier results per point: the jam hoists them */
-    if (q->kind == KP_REDUCE) return NULL;
+  if (!may_stream(k, ph) || last < 0 || rd <= last) return NULL;
   LLVMBuilderRef b = L->m.b;
   CgMath *m = &L->m;
   LLVMValueRef zero = cg_i64(m, 0), one = cg_i64(m, 1);
@@ -372,10 +389,7 @@ static LLVMValueRef stream_rows(Lower *L, const KPhase *ph) {
   size_t es = loom_dtype_size(cg_red_value_dtype(k, ph));
   for (int bi = 0; bi < k->nbuf; bi++) {
     bool loaded = false, varies = false;
-    for (int i = 0; i < k->ninstr; i++) {
-      if (k->instrs[i].kind == KI_GATHER) return NULL;
-      loaded |= k->instrs[i].kind == KI_LOAD && k->instrs[i].buf == bi;
-    }
+    for (int i = 0; i < k->ninstr; i++) loaded |= k->instrs[i].kind == KI_LOAD && k->instrs[i].buf == bi;
     for (int d = k->nkeep; d < k->ndim && loaded; d++) {
       int64_t s;
       varies |= !ir_layout_const(k->bufs[bi].layout[d], &s) || s != 0;
