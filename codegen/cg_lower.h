@@ -18,6 +18,7 @@
 #define CG_MAX_DEPTH 4
 /* Outer strategy: O points per block (accumulators of one block live in stack arrays). */
 #define CG_OUTER_BLOCK 1024
+#define CG_OUTER_WIDE_BLOCK 2048 /* blocks of outer kernels with a phase that may stream whole rows (cg_outer_block_cap) */
 
 /* One-pass variance (gpu_moments.c): REDUCE phases whose value is (h - c)^2, c uniform over R, whose
  * shifted moments of h are gathered in phase 0's walk over R (CG_MOM_MAX of them per kernel). */
@@ -258,6 +259,9 @@ void cg_outer_for_chunks(Lower *L, LLVMValueRef rlo, LLVMValueRef rhi, int64_t s
 /* REDUCE phase ph over R points [rlo, rhi) for every column of the block, the accumulators in the block
  * arrays before and after (lower_host_outer_regs.c: register folds where they apply, else the block loop). */
 void cg_outer_walk_columns(Lower *L, const KPhase *ph, LLVMValueRef rlo, LLVMValueRef rhi);
+/* O points per block of the outer strategy's run() and colpart (lower_host_outer_regs.c): CG_OUTER_WIDE_BLOCK
+ * where a phase may stream whole rows (a comparison fold, no MAP phase, LOOM_HOST_OUTER_STREAM on), else CG_OUTER_BLOCK. */
+int cg_outer_block_cap(const KernelIr *k);
 /* a op v in order: cg_red_combine's operation, a real float sum or product without its reassoc flag */
 LLVMValueRef cg_outer_combine(Lower *L, int op, LoomDType vt, LLVMValueRef a, LLVMValueRef v);
 /* lower_host_outer_map.c: whether a kernel with a MAP phase may take the outer strategy (its extra

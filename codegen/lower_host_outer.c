@@ -3,7 +3,7 @@
  * outer in memory (column sums, BatchNorm statistics), and its column split along R.
  *
  * run(lo, hi): the per-o form would walk R with a run-time stride, one element per cache line. Instead
- * run() takes a block of up to CG_OUTER_BLOCK consecutive o along the last O dim (ending early at hi or
+ * run() takes a block of up to cg_outer_block_cap consecutive o along the last O dim (ending early at hi or
  * at the end of that dim's row) and keeps one accumulator per o in stack arrays; each REDUCE phase
  * walks R once with an inner loop over the block (contiguous loads along o, which the loop vectorizer
  * widens), then each FINAL phase runs per o of the block. Every o folds its values in R order, so the
@@ -221,15 +221,16 @@ static void alloc_block_arrays(Lower *L) {
   const KernelIr *k = L->k;
   memset(L->sumarr, 0, sizeof L->sumarr); /* those of an earlier entry live in another function */
   memset(L->comparr, 0, sizeof L->comparr);
+  int cap = cg_outer_block_cap(k);
   for (int p = 0; p < k->nphase; p++) {
     if (k->phases[p].kind != KP_REDUCE) continue;
     LoomDType vt = cg_red_value_dtype(k, &k->phases[p]);
-    L->accarr[p] = cg_entry_alloca(L, LLVMArrayType(cg_mem_type(&L->m, vt), CG_OUTER_BLOCK), "accs");
+    L->accarr[p] = cg_entry_alloca(L, LLVMArrayType(cg_mem_type(&L->m, vt), (unsigned)cap), "accs");
     if (is_arg(k->phases[p].reduce_op))
-      L->idxarr[p] = cg_entry_alloca(L, LLVMArrayType(L->i64, CG_OUTER_BLOCK), "accis");
+      L->idxarr[p] = cg_entry_alloca(L, LLVMArrayType(L->i64, (unsigned)cap), "accis");
     int s = sum_slot(vt);
     if (cg_sum_compensated(k, &k->phases[p]) && !L->sumarr[s]) {
-      LLVMTypeRef at = LLVMArrayType(cg_reg_type(&L->m, vt), CG_OUTER_BLOCK);
+      LLVMTypeRef at = LLVMArrayType(cg_reg_type(&L->m, vt), (unsigned)cap);
       L->sumarr[s] = cg_entry_alloca(L, at, "ksums");
       L->comparr[s] = cg_entry_alloca(L, at, "kcomps");
     }
@@ -239,7 +240,7 @@ static void alloc_block_arrays(Lower *L) {
 typedef void (*BlockFn)(Lower *L, LLVMValueRef n, void *arg);
 
 /* for (o = lo; o < hi; o += n) { L->off at o; n = the block at o; fn(n) }: blocks of consecutive O
- * points along the last O dim, at most CG_OUTER_BLOCK, balanced (no short tail block). */
+ * points along the last O dim, at most cg_outer_block_cap, balanced (no short tail block). */
 static void for_blocks(Lower *L, LLVMValueRef lo, LLVMValueRef hi, BlockFn fn, void *arg) {
   const KernelIr *k = L->k;
   CgMath *m = &L->m;
@@ -256,8 +257,9 @@ static void for_blocks(Lower *L, LLVMValueRef lo, LLVMValueRef hi, BlockFn fn, v
   LLVMValueRef n = LLVMBuildSub(b, L->shape[last], col, "");
   LLVMValueRef left = LLVMBuildSub(b, hi, o, "");
   n = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, left, n, ""), left, n, "");
-  LLVMValueRef bm1 = cg_i64(m, CG_OUTER_BLOCK - 1);
-  LLVMValueRef nblk = LLVMBuildUDiv(b, LLVMBuildAdd(b, n, bm1, ""), cg_i64(m, CG_OUTER_BLOCK), "");
+  int cap = cg_outer_block_cap(k);
+  LLVMValueRef bm1 = cg_i64(m, cap - 1);
+  LLVMValueRef nblk = LLVMBuildUDiv(b, LLVMBuildAdd(b, n, bm1, ""), cg_i64(m, cap), "");
   nblk = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, nblk, cg_i64(m, 1), ""), cg_i64(m, 1), nblk, "");
   n = LLVMBuildSDiv(b, LLVMBuildSub(b, LLVMBuildAdd(b, n, nblk, ""), cg_i64(m, 1), ""), nblk, "n");
   L->bn = n;

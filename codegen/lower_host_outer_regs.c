@@ -12,6 +12,8 @@
  *     rows as before (a few streams);
  *   - register strips (the other kernels): a strip of a few vectors of columns keeps its
  *     accumulators in registers down strip_rows() R points.
+ * Where the block is a whole row that streams (rows of 512 B to 8 KiB that follow each other in memory),
+ * a run-time branch takes the plain walk instead (whole-row streams, below; LOOM_HOST_OUTER_STREAM=0: off).
  * Kernels that stream more than one input down the rows keep the block loop (register_fold). Paired
  * in-process timings (Zen 4, AVX-512, 4096 x 1024 float32, min of 31, with colfinish's vector fold on
  * both sides, load 5-7): var(axis=0) 2.1x, BatchNorm1d statistics (65536 x 64) 3.7-4x, argmax 1.3-1.4x,
@@ -318,10 +320,96 @@ static void jam_walk(Lower *L, const KPhase *ph, int rows, LLVMValueRef rlo, LLV
   cg_outer_for_chunks(L, mid, rhi, 1, jam_chunk, &ja);
 }
 
-/* REDUCE phase ph over R points [rlo, rhi) for every o of the block (accumulators in the block arrays):
- * whole strips of columns in registers, chunk by chunk of strip_rows() R points, then the rest of the
- * columns by the block loop. */
-void cg_outer_walk_columns(Lower *L, const KPhase *ph, LLVMValueRef rlo, LLVMValueRef rhi) {
+/* ---- whole-row streams --------------------------------------------------------------------------
+ * The jam and the strips read `rows` rows (16 for strips) a few vectors at a time: within a page the lines
+ * are visited out of order (row 0 line 0, row 1 line 0, ..., row 0 line 1), which the prefetchers follow
+ * badly for rows of 512 B to a few KiB (one thread from L3, NaN-checked float max, 1028-byte rows: 15.6
+ * GB/s jammed vs 30.7 row after row), and each pass chains `rows` dependent folds per column (a float
+ * max with its NaN check is 3 uops and ~4 cycles a step). When the block is a whole row and the next R
+ * point's row follows it in memory (every buffer read along R: O stride 1 and innermost R stride = the
+ * block's width, or O stride 0), the plain walk reads the input as one forward stream with the block's
+ * accumulators in L1 and no chain within a pass. A piece of a row is no stream (int32 rows of 7 KiB cut
+ * into two 3.5 KiB blocks: the plain walk 2.5x slower than the jam), hence blocks of up to
+ * CG_OUTER_WIDE_BLOCK columns while the stream is on. Kept on the jam: rows under CG_OUTER_STREAM_MIN
+ * bytes (a pass of the walk is too short: 64 float32 columns at 0.65-1.1x of the jam), rows past
+ * LOOM_HOST_OUTER_STREAM bytes (the accumulators leave L1: equal at 8 KiB, the jam 1.3x at 16 KiB), and
+ * the phases may_stream leaves out. Paired suite timings (diag_pair, 2 cores, load 3-5, 5 runs): max over the
+ * middle axis of 24 x 999 x 257 float32 1.2-2.5x (mostly ~2.3x), int32 column min of 3001 x 1777 0.95-1.4x,
+ * all(x > 0, axis=0) 1.25-1.5x. Same bits either way: every column folds its values in R order with the same
+ * operations (test_host_axis_minmax). */
+enum {
+  CG_OUTER_STREAM_MIN = 512,  /* row bytes, at least */
+  CG_OUTER_STREAM_MAX = 8192  /* row bytes, at most (LOOM_HOST_OUTER_STREAM; 0: never, the A/B switch,
+                                 * which also keeps blocks of CG_OUTER_BLOCK) */
+};
+
+static int stream_knob(void) {
+  static int knob = -1;
+  return cg_env_int_once(&knob, "LOOM_HOST_OUTER_STREAM", CG_OUTER_STREAM_MAX);
+}
+
+/* Whether phase ph may stream at all: the knob on, no user code, no gathers, no MAP phase, no REDUCE phase
+ * before it (a variance's second phase reads the mean per point, which the jam hoists: the plain walk was
+ * 0.3-0.9x), and a comparison fold (max, min, their args, any, all). Sums, means, products and counts keep
+ * the jam: their step is one add or multiply, and streaming them measured 0.75-1.1x (column sums of 4096
+ * x 1024 float32, int32 and float32 sums over 128-1024 columns). */
+static bool may_stream(const KernelIr *k, const KPhase *ph) {
+  int op = ph->reduce_op;
+  if (stream_knob() < CG_OUTER_STREAM_MIN || k->snippet || cg_outer_has_map(k) || ph->kind != KP_REDUCE) return false;
+  if (op != LOOM_REDUCE_MAX && op != LOOM_REDUCE_MIN && op != LOOM_REDUCE_ARGMAX && op != LOOM_REDUCE_ARGMIN &&
+      op != LOOM_REDUCE_ANY && op != LOOM_REDUCE_ALL)
+    return false;
+  for (const KPhase *q = k->phases; q < ph; q++)
+    if (q->kind == KP_REDUCE) return false;
+  for (int i = 0; i < k->ninstr; i++)
+    if (k->instrs[i].kind == KI_GATHER) return false;
+  return true;
+}
+
+int cg_outer_block_cap(const KernelIr *k) {
+  for (int p = 0; p < k->nphase; p++)
+    if (may_stream(k, &k->phases[p])) return CG_OUTER_WIDE_BLOCK;
+  return CG_OUTER_BLOCK;
+}
+
+/* Whether the tiled walk (jam or strips) differs from the plain walk for phase ph. */
+static bool tiled_walk(Lower *L, const KPhase *ph) { return jam_rows(L->k, ph) || strip_width(L, ph, NULL) > 1; }
+
+/* i1: the block is a whole row whose next R point's row follows it in every buffer read along R, of
+ * CG_OUTER_STREAM_MIN..LOOM_HOST_OUTER_STREAM bytes (the widest of those buffers' and the accumulator's
+ * elements); NULL when no launch can be (may_stream). */
+static LLVMValueRef stream_rows(Lower *L, const KPhase *ph) {
+  const KernelIr *k = L->k;
+  int maxb = stream_knob(), last = k->nkeep - 1, rd = k->ndim - 1;
+  if (!may_stream(k, ph) || last < 0 || rd <= last) return NULL;
+  LLVMBuilderRef b = L->m.b;
+  CgMath *m = &L->m;
+  LLVMValueRef zero = cg_i64(m, 0), one = cg_i64(m, 1);
+  LLVMValueRef ok = LLVMBuildICmp(b, LLVMIntEQ, L->bn, L->shape[last], "");
+  size_t es = loom_dtype_size(cg_red_value_dtype(k, ph));
+  for (int bi = 0; bi < k->nbuf; bi++) {
+    bool loaded = false, varies = false;
+    for (int i = 0; i < k->ninstr; i++) loaded |= k->instrs[i].kind == KI_LOAD && k->instrs[i].buf == bi;
+    for (int d = k->nkeep; d < k->ndim && loaded; d++) {
+      int64_t s;
+      varies |= !ir_layout_const(k->bufs[bi].layout[d], &s) || s != 0;
+    }
+    if (!varies) continue;
+    size_t bs = loom_dtype_size((LoomDType)k->bufs[bi].dtype);
+    if (bs > es) es = bs;
+    LLVMValueRef so = L->stride[bi * k->ndim + last], sr = L->stride[bi * k->ndim + rd];
+    LLVMValueRef follows = LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntEQ, so, one, ""), LLVMBuildICmp(b, LLVMIntEQ, sr, L->bn, ""), "");
+    ok = LLVMBuildAnd(b, ok, LLVMBuildOr(b, follows, LLVMBuildICmp(b, LLVMIntEQ, so, zero, ""), ""), "");
+  }
+  LLVMValueRef bytes = LLVMBuildMul(b, L->bn, cg_i64(m, (int64_t)(es ? es : 1)), "");
+  ok = LLVMBuildAnd(b, ok, LLVMBuildICmp(b, LLVMIntSGE, bytes, cg_i64(m, CG_OUTER_STREAM_MIN), ""), "");
+  return LLVMBuildAnd(b, ok, LLVMBuildICmp(b, LLVMIntSLE, bytes, cg_i64(m, maxb), ""), "stream");
+}
+
+/* REDUCE phase ph over R points [rlo, rhi) with the jam or register strips (whole strips of columns in
+ * registers, chunk by chunk of strip_rows() R points, then the rest of the columns by the block loop),
+ * or the plain walk where neither applies. */
+static void walk_tiled(Lower *L, const KPhase *ph, LLVMValueRef rlo, LLVMValueRef rhi) {
   const KernelIr *k = L->k;
   LLVMBuilderRef b = L->m.b;
   CgMath *m = &L->m;
@@ -343,3 +431,23 @@ void cg_outer_walk_columns(Lower *L, const KPhase *ph, LLVMValueRef rlo, LLVMVal
   cg_host_walk(L, k->nkeep, k->ndim, rlo, rhi, body_block_reduce_row, &cw);
 }
 
+/* REDUCE phase ph over R points [rlo, rhi) for every o of the block (accumulators in the block arrays):
+ * the plain walk where the block's rows stream (stream_rows), else walk_tiled. */
+void cg_outer_walk_columns(Lower *L, const KPhase *ph, LLVMValueRef rlo, LLVMValueRef rhi) {
+  LLVMValueRef stream = tiled_walk(L, ph) ? stream_rows(L, ph) : NULL;
+  if (!stream) {
+    walk_tiled(L, ph, rlo, rhi);
+    return;
+  }
+  LLVMBuilderRef b = L->m.b;
+  LLVMBasicBlockRef plain = cg_new_bb(L, "stream.rows"), tiled = cg_new_bb(L, "stream.tiled"), join = cg_new_bb(L, "stream.join");
+  LLVMBuildCondBr(b, stream, plain, tiled);
+  LLVMPositionBuilderAtEnd(b, plain);
+  ColWalk cw = {ph, cg_i64(&L->m, 0), 0, 1, NULL, NULL, NULL};
+  cg_host_walk(L, L->k->nkeep, L->k->ndim, rlo, rhi, body_block_reduce_row, &cw);
+  LLVMBuildBr(b, join);
+  LLVMPositionBuilderAtEnd(b, tiled);
+  walk_tiled(L, ph, rlo, rhi);
+  LLVMBuildBr(b, join);
+  LLVMPositionBuilderAtEnd(b, join);
+}
