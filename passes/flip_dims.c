@@ -14,9 +14,10 @@
  * A dim is flipped when (a) no buffer runs forwards along it and one runs backwards (NumPy's nditer does
  * the same: memory is then read in address order, which the hardware prefetchers and interleaved loads
  * prefer), or (b) it is the innermost dim and flipping leaves fewer buffers with a run-time stride class
- * (ir_layout_of_stride: KL_ANY) there: x[:, ::-2] * 2 + 1 becomes a stride-2 read (an interleaved group:
- * wide loads and shuffles) and a reversed store (KL_NEG1: a vector permute), where -2 was a run-time
- * stride that LLVM vectorizes only for stride 1 (the scalar loop ran). LOOM_FLIP_DIMS=0 turns it off
+ * (ir_layout_of_stride: KL_ANY) there, or as many but fewer of them backwards: x[:, ::-2] * 2 + 1 becomes
+ * a stride-2 read (an interleaved group: wide loads and shuffles) and a reversed store (KL_NEG1: a vector
+ * permute), where -2 was a run-time stride that LLVM vectorizes only for stride 1 (the scalar loop ran);
+ * x[:, ::-7] * 2 + 1 a forward read at stride 7. LOOM_FLIP_DIMS=0 turns it off
  * (A/B timings; the flipped kernels print other layouts, so they have their own cache keys).
  */
 #include <stdlib.h>
@@ -56,12 +57,16 @@ static bool order_free(const KernelIr *k, bool *r_dims) {
   return true;
 }
 
-/* Buffers whose stride along dim d (sign +1: as bound, -1: flipped) has no constant class. */
+/* A cost of the innermost dim d as bound (sign +1) or flipped (-1): buffers whose stride there has no
+ * constant class, times 2, plus those of them that run backwards (the tie-break: a run-time stride read
+ * backwards, x[:, ::-7], ran 3-8x slower than the same read forwards on this Zen 4; a reversed store is
+ * a vector permute). */
 static int runtime_strides(const SchedKernel *sk, int d, int sign) {
   int n = 0;
-  bool inner = d == sk->ir->ndim - 1;
-  for (int32_t b = 0; b < sk->ir->nbuf; b++)
-    if (ir_layout_of_stride(sign * sk->bind[b].strides[d], inner) == KL_ANY) n++;
+  for (int32_t b = 0; b < sk->ir->nbuf; b++) {
+    int64_t s = sign * sk->bind[b].strides[d];
+    if (ir_layout_of_stride(s, true) == KL_ANY) n += s < 0 ? 3 : 2;
+  }
   return n;
 }
 

@@ -134,6 +134,8 @@ def test_flipped_layouts_and_no_gathers():
     assert "in f32 [s,2]" in k and "out f32 [s,r]" in k, k                # read forwards at stride 2
     k = _kernels(lambda: x[:, ::-3].sum(axis=1))
     assert "in f32 [s,3]" in k, k
+    k = _kernels(lambda: x[:, ::-7] * 2.0)                              # a tie of run-time strides: read forwards
+    assert "in f32 [s,s]" in k and "out f32 [s,r]" in k, k
     k = _kernels(lambda: x[:, ::-1] * 2.0)                              # a tie: -1 read, +1 write kept
     assert "in f32 [s,r]" in k and "out f32 [s,1]" in k, k
     k = _kernels(lambda: loom.argmax(x[:, ::-2], axis=1))               # order matters: not flipped
