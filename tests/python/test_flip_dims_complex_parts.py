@@ -64,11 +64,11 @@ def test_reversed_reductions(dtype, step):
     la = loom.asarray(a)
     v = a[:, ::-step]
     lv = la[:, ::-step]
-    tol = dict(rtol=1e-5) if dtype in (np.float32, np.complex64) else dict(rtol=1e-12)
-    np.testing.assert_allclose(loom.asnumpy(lv.sum(axis=1)), v.sum(axis=1), **tol)
-    np.testing.assert_allclose(loom.asnumpy(lv.sum()), v.sum(), **tol)
-    np.testing.assert_allclose(loom.asnumpy(lv.mean(axis=0)), v.mean(axis=0), **tol)
-    np.testing.assert_allclose(loom.asnumpy(lv[::-1].sum(axis=0)), v[::-1].sum(axis=0), **tol)
+    rtol = 1e-5 if dtype in (np.float32, np.complex64) else 1e-12
+    np.testing.assert_allclose(loom.asnumpy(lv.sum(axis=1)), v.sum(axis=1), rtol=rtol)
+    np.testing.assert_allclose(loom.asnumpy(lv.sum()), v.sum(), rtol=rtol)
+    np.testing.assert_allclose(loom.asnumpy(lv.mean(axis=0)), v.mean(axis=0), rtol=rtol)
+    np.testing.assert_allclose(loom.asnumpy(lv[::-1].sum(axis=0)), v[::-1].sum(axis=0), rtol=rtol)
     if dtype != np.complex64:
         _same(lv.max(axis=1), v.max(axis=1))
         _same(lv.min(), v.min())
@@ -154,18 +154,18 @@ def test_complex_parts_in_kernels(dtype):
     z = (rng.standard_normal((9, 1001)) + 1j * rng.standard_normal((9, 1001))).astype(dtype)
     lz = loom.asarray(z)
     part = np.float32 if dtype == np.complex64 else np.float64
-    tol = dict(rtol=1e-5) if dtype == np.complex64 else dict(rtol=1e-12)
+    rtol = 1e-5 if dtype == np.complex64 else 1e-12
     fr = loom.fuse(lambda v: v.real.sum(axis=1))
     fi = loom.fuse(lambda v: v.imag * 2 + 1)
     fb = loom.fuse(lambda v: v.real * v.imag + abs(v))                   # both parts and the whole: stays complex
     fs = loom.fuse(lambda v: v[:, ::-3].imag.max(axis=1))
-    np.testing.assert_allclose(loom.asnumpy(fr(lz)), z.real.sum(axis=1), **tol)
+    np.testing.assert_allclose(loom.asnumpy(fr(lz)), z.real.sum(axis=1), rtol=rtol)
     got = loom.asnumpy(fi(lz))
     assert got.dtype == part
     np.testing.assert_array_equal(got, z.imag * 2 + 1)
-    np.testing.assert_allclose(loom.asnumpy(fb(lz)), z.real * z.imag + abs(z), atol=1e-5, **tol)
+    np.testing.assert_allclose(loom.asnumpy(fb(lz)), z.real * z.imag + abs(z), rtol=rtol, atol=1e-5)
     np.testing.assert_array_equal(loom.asnumpy(fs(lz)), z[:, ::-3].imag.max(axis=1))
-    np.testing.assert_allclose(loom.asnumpy(fr(lz[:, 1::2])), z[:, 1::2].real.sum(axis=1), **tol)
+    np.testing.assert_allclose(loom.asnumpy(fr(lz[:, 1::2])), z[:, 1::2].real.sum(axis=1), rtol=rtol)
     e = np.zeros((0, 4), dtype)
     np.testing.assert_array_equal(loom.asnumpy(fr(loom.asarray(e))), e.real.sum(axis=1))
     s = np.array(3 - 4j, dtype)
