@@ -6,7 +6,8 @@
  * least one R dim in a reduction; adjacent dims d, d+1 of the same class (both kept or both reduced)
  * are merged when every buffer has strides[d] == strides[d+1] * shape[d+1]; layouts are recomputed
  * from the new strides, so the same expression on sizes of the same layout class prints the same
- * kernel text. Values and the row-major order of R (argmin/argmax indices) are unchanged.
+ * kernel text. Values and the row-major order of R (argmin/argmax indices) are unchanged; dims that
+ * memory runs through backwards may be walked from their last point (flip_dims.c).
  * A reduction whose phases only pick (min, max, any, all; argmin/argmax on leading R dims) drops the
  * R dims along which every buffer has stride 0 (the same value repeated: picking among copies is
  * the value itself; a dim of size 0 is never dropped: it makes the reduction empty, and empty
@@ -104,6 +105,7 @@ static void collapse_kernel(SchedKernel *sk) {
   memcpy(sk->shape, shape, (size_t)n * sizeof *shape);
   k->ndim = n;
   k->nkeep = nk;
+  pass_flip_dims(sk); /* reversed views walked forwards where the order is free (flip_dims.c) */
   for (int b = 0; b < nb; b++) {
     memset(k->bufs[b].layout, 0, sizeof k->bufs[b].layout);
     for (int j = 0; j < n; j++) {

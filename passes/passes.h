@@ -162,6 +162,12 @@ LoomStatus pass_onehot(IrModule *m, Diag *d);
 LoomStatus pass_fuse(IrModule *m, Diag *d);
 LoomStatus pass_lower(IrModule *m, Diag *d);
 LoomStatus pass_collapse(IrModule *m, Diag *d);
+/* flip_dims.c (a step of pass_collapse, before layouts): dims that memory runs through backwards are
+ * walked from their last point where the kernel's result does not depend on the order of its points. */
+void pass_flip_dims(SchedKernel *sk);
+/* complex_parts.c: a complex input read only through .real (or only .imag) is read as a float view of its
+ * parts (offset 2o (+1), strides doubled): a stride-2 float load instead of a complex one. */
+LoomStatus pass_complex_parts(IrModule *m, Diag *d);
 
 /* Prints the schedule (each kernel's IR plus its shape and bindings) in the golden-file format. */
 void ir_print_schedule(const Schedule *s, StrBuf *out);

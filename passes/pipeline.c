@@ -25,6 +25,7 @@ static const PassEntry passes[] = {
     {"push_views", pass_push_views, true},
     {"fuse", pass_fuse, false},
     {"lower", pass_lower, false},
+    {"complex_parts", pass_complex_parts, false},
     {"collapse", pass_collapse, false},
 };
 
