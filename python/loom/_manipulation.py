@@ -40,6 +40,22 @@ def _copy(a, code, order):
     return dst
 
 
+_RESHAPE_HAS_COPY = tuple(int(p) for p in numpy.__version__.split(".")[:2]) >= (2, 1)
+
+
+def _reshape_view(v, shape, order):
+    """NumPy's reshape of view v when it needs no copy, else _NotAView, without copying v: a plain
+    v.reshape copies an unviewable array (tile's and repeat's broadcasts, a full copy on the host for
+    nothing) before the caller finds it is not a view. NumPy's own error for an impossible shape."""
+    if not _RESHAPE_HAS_COPY:  # NumPy < 2.1: no copy= (the copy happens and is thrown away)
+        return v.reshape(shape, order=order)
+    try:
+        return v.reshape(shape, order=order, copy=False)
+    except ValueError:
+        numpy.broadcast_to(numpy.zeros((), v.dtype), v.shape).reshape(shape, order=order)  # a bad shape raises
+        raise _NotAView() from None
+
+
 def _reshape(a, shape, order):
     """a.reshape(shape, order): a view when the memory allows (NumPy decides), else a copy. Order 'F'
     reads and writes the elements with the first index fastest: a.T reshaped to the reversed shape in C
@@ -56,7 +72,7 @@ def _reshape(a, shape, order):
         t = _core.movement(0, _core.movement(1, a, None, None, None), shape[::-1], None, None)
         return _core.movement(1, t, None, None, None)
     try:
-        return a._numpy_view(lambda v: v.reshape(shape, order=o))
+        return a._numpy_view(lambda v: _reshape_view(v, shape, o))
     except _NotAView:
         pass
     if o == "C":
