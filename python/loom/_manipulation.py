@@ -10,11 +10,12 @@ allocated with that layout (_creation._empty_in_order), since a pending value ha
 """
 import builtins
 import operator
+import os
 
 import numpy
 
 from . import _core
-from ._common import _dtype_at, _is_bf16, _np_dtype_of, _OPS, _shape_tuple, _layout_perm, _order_name, _contiguous, _norm_axis
+from ._common import _code, _dtype_at, _is_bf16, _np_dtype_of, _OPS, _shape_tuple, _layout_perm, _order_name, _contiguous, _norm_axis
 from ._ndarray import ndarray, _finish, _host, _NotAView, _operand
 from ._creation import asarray, empty, _empty_in_order
 
@@ -425,6 +426,43 @@ def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     return r
 
 
+_STACK_SELECT = os.environ.get("LOOM_STACK_SELECT", "1").strip() not in ("0", "")
+_STACK_SELECT_MAX_PIECES = 8     # each output point reads every piece: a few, not many
+_STACK_SELECT_MAX_RUN_BYTES = 512  # a piece's contiguous run in the output; longer runs: one copy a piece
+
+
+def _interleaves(arrs, axis, out, dtype):
+    """Whether stack writes its pieces as one select kernel (_stack_select): a few pieces, each of whose
+    contiguous runs in the output is short (axis=-1 of 1-d pieces: runs of one element), where a copy
+    per piece would store with a stride and every piece's copy would pass over the whole output."""
+    if not _STACK_SELECT or not 1 < builtins.len(arrs) <= _STACK_SELECT_MAX_PIECES or arrs[0].size == 0:
+        return False
+    if out is not None or builtins.any(a._tracer for a in arrs) or \
+            builtins.len({a._device for a in arrs}) > 1:
+        return False
+    run = 1
+    for d in arrs[0].shape[axis:]:
+        run *= d
+    itemsize = _np_dtype_of(dtype).itemsize if dtype is not None else \
+        numpy.result_type(*[a.dtype for a in arrs]).itemsize
+    return run * itemsize <= _STACK_SELECT_MAX_RUN_BYTES
+
+
+def _stack_select(arrs, axis, shape, rdt):
+    """stack along axis as one pending elementwise select over the output's shape: piece p where the
+    new axis's index is p (a chain of wheres on an iota along it), each piece broadcast along the new
+    axis and cast to rdt. The output is written once, contiguously; the pieces' pending operations fuse."""
+    code = _code(rdt)
+    pieces = [_core.cast(_core.movement(0, a, shape, None, None) if a._lazy else expand_dims(a, axis), code)
+              for a in arrs]
+    k = builtins.len(pieces)
+    index = _core.iota((k,) + (1,) * (builtins.len(shape) - axis - 1), pieces[0])
+    r = pieces[-1]
+    for p in builtins.range(k - 2, -1, -1):
+        r = _core.where(_core.binary(_OPS["eq"], index, p), pieces[p], r)
+    return r
+
+
 def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     """Joins arrays of one shape along a new axis, like numpy.stack, on the arrays' device (through
     concatenate); dtype= and casting= as NumPy's."""
@@ -435,6 +473,12 @@ def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
         raise ValueError("all input arrays must have the same shape")
     axis = _norm_axis(axis, arrs[0].ndim + 1)
     shape = arrs[0].shape[:axis] + (1,) + arrs[0].shape[axis:]
+    if _interleaves(arrs, axis, out, dtype):
+        rdt = _np_dtype_of(dtype) if dtype is not None else numpy.result_type(*[a.dtype for a in arrs])
+        for a in arrs:
+            if not numpy.can_cast(a.dtype, rdt, casting=casting):
+                raise TypeError(f"Cannot cast array data from {a.dtype!r} to {rdt!r} according to the rule {casting!r}")
+        return _stack_select(arrs, axis, shape, rdt)
     # a pending array gets the new axis as a pending reshape (a view would evaluate it first): its
     # operations then fuse into the copy that concatenate makes of it
     pieces = [_core.movement(0, a, shape, None, None) if a._lazy and not a._tracer else expand_dims(a, axis)
