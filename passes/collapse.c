@@ -14,7 +14,11 @@
  * arrays have zero strides), so a reduction over a huge broadcast input runs in no time. Last, a kernel
  * of more than PASS_MAX_POINTS points (only reachable through stride-0 inputs, which take no
  * memory) is refused with LOOM_ERR_UNSUPPORTED: it could not finish in any useful time.
+ * Before merging, an elementwise kernel storing into a permuted layout iterates in that layout's
+ * memory order (order_by_output).
  */
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "passes/passes.h"
@@ -54,9 +58,76 @@ static void drop_constant_r_dims(SchedKernel *sk) {
   }
 }
 
+static bool output_order_enabled(void) {
+  static int slot = -1;
+  int r = __atomic_load_n(&slot, __ATOMIC_RELAXED);
+  if (r < 0) {
+    const char *s = getenv("LOOM_MAP_OUTPUT_ORDER");
+    r = s && *s ? atoi(s) != 0 : 1;
+    __atomic_store_n(&slot, r, __ATOMIC_RELAXED);
+  }
+  return r != 0;
+}
+
+static int64_t iabs64(int64_t v) { return v < 0 ? -v : v; }
+
+/* An elementwise kernel whose first output is not stride +-1 along the last dim but is along another
+ * (a store into a permuted layout: astype(order='K') of a transposed view writes HWC memory through
+ * a CHW index space) iterates its dims in that output's memory order: dims sorted by the output's
+ * |stride|, largest first (stable; stride-0 dims of the output keep their place ahead). The dims then
+ * merge where memory allows, so a copy between two arrays of one permuted layout becomes one
+ * contiguous run. Point order is free in an elementwise kernel without KI_INDEX / KI_NPOINTS /
+ * KI_USER (every other value depends on the point only through the buffers' strides).
+ * LOOM_MAP_OUTPUT_ORDER=0 turns it off (A/B). */
+static void order_by_output(SchedKernel *sk) {
+  const KernelIr *k = sk->ir;
+  int nd = k->ndim;
+  if (nd < 2 || k->nkeep != nd || k->snippet || !output_order_enabled()) return;
+  for (int32_t p = 0; p < k->nphase; p++)
+    if (k->phases[p].kind != KP_MAP) return;
+  for (int32_t i = 0; i < k->ninstr; i++) {
+    int kind = k->instrs[i].kind;
+    if (kind == KI_INDEX || kind == KI_NPOINTS || kind == KI_USER) return;
+  }
+  int out = -1;
+  for (int32_t b = 0; b < k->nbuf && out < 0; b++)
+    if (k->bufs[b].is_output) out = b;
+  if (out < 0) return;
+  const int64_t *os = sk->bind[out].strides;
+  int unit = -1;
+  for (int i = 0; i < nd; i++)
+    if (sk->shape[i] > 1 && iabs64(os[i]) == 1) unit = i;
+  int last = nd - 1;
+  while (last > 0 && sk->shape[last] <= 1) last--;
+  if (unit < 0 || unit == last) return;
+  int perm[LOOM_MAX_RANK];
+  for (int i = 0; i < nd; i++) perm[i] = i;
+  for (int i = 1; i < nd; i++) { /* insertion sort: stable, by |stride| descending (size-1 dims stay put) */
+    int v = perm[i], j = i;
+    int64_t sv = sk->shape[v] > 1 ? iabs64(os[v]) : INT64_MAX;
+    while (j > 0) {
+      int u = perm[j - 1];
+      int64_t su = sk->shape[u] > 1 ? iabs64(os[u]) : INT64_MAX;
+      if (sv == INT64_MAX || su == INT64_MAX || su >= sv) break;
+      perm[j] = u;
+      j--;
+    }
+    perm[j] = v;
+  }
+  int64_t shape[LOOM_MAX_RANK];
+  for (int i = 0; i < nd; i++) shape[i] = sk->shape[perm[i]];
+  for (int i = 0; i < nd; i++) sk->shape[i] = shape[i];
+  for (int32_t b = 0; b < k->nbuf; b++) {
+    int64_t st[LOOM_MAX_RANK];
+    for (int i = 0; i < nd; i++) st[i] = sk->bind[b].strides[perm[i]];
+    for (int i = 0; i < nd; i++) sk->bind[b].strides[i] = st[i];
+  }
+}
+
 static void collapse_kernel(SchedKernel *sk) {
   KernelIr *k = sk->ir;
   drop_constant_r_dims(sk);
+  order_by_output(sk);
   int nd = k->ndim, nkeep = k->nkeep, nb = k->nbuf;
   bool reduction = nkeep < nd;
   int64_t shape[LOOM_MAX_RANK];

@@ -12,6 +12,7 @@
  * instead (elementwise ops commute with movement), recursively. A movement op over a constant becomes
  * a broadcast of the constant. A RESHAPE whose chain has no strided form gets an IR_COPY below it.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "passes/passes.h"
@@ -417,6 +418,57 @@ static LoomStatus rewrite(Views *v, int32_t root, int32_t *out) {
   return st;
 }
 
+static bool reshape_roots_enabled(void) {
+  static int slot = -1;
+  int r = __atomic_load_n(&slot, __ATOMIC_RELAXED);
+  if (r < 0) {
+    const char *s = getenv("LOOM_RESHAPE_ROOT_STORE");
+    r = s && *s ? atoi(s) != 0 : 1;
+    __atomic_store_n(&slot, r, __ATOMIC_RELAXED);
+  }
+  return r != 0;
+}
+
+/* A root that is a RESHAPE of an IR_COPY (a reshape with no strided view: tile and repeat reshape a
+ * broadcast) is stored by the copy itself, straight into the output: a C-contiguous output holds the
+ * copy's C-contiguous storage element for element, so the output is described with the copy's shape
+ * and the root becomes the copy. Without this the copy fills a temp and a second kernel copies the
+ * temp into the output (twice the bytes). Outputs that are not C-contiguous, or a copy that another
+ * root already is, keep the two kernels. LOOM_RESHAPE_ROOT_STORE=0 turns this off (A/B). */
+static LoomStatus store_reshape_roots(IrModule *m, Diag *d) {
+  if (!reshape_roots_enabled()) return LOOM_OK;
+  const IrGraph *g = m->graph;
+  LoomArray *outs = NULL;
+  for (int32_t i = 0; i < m->nroots; i++) {
+    const IrNode *r = &g->nodes[m->roots[i]];
+    if (r->kind != IR_RESHAPE || g->nodes[r->src[0]].kind != IR_COPY) continue;
+    int32_t c = r->src[0];
+    const IrNode *cn = &g->nodes[c];
+    const LoomArray *o = outs ? &outs[i] : &m->outs[i];
+    bool ok = o->ndim == r->ndim && cn->ndim <= LOOM_MAX_RANK;
+    int64_t want = 1;
+    for (int k = o->ndim - 1; ok && k >= 0; k--) {
+      if (o->shape[k] != r->shape[k] || (o->shape[k] != 1 && o->strides[k] != want)) ok = false;
+      want *= o->shape[k] > 0 ? o->shape[k] : 1;
+    }
+    for (int32_t j = 0; ok && j < m->nroots; j++)
+      if (m->roots[j] == c || (j != i && m->roots[j] == m->roots[i])) ok = false;
+    if (!ok) continue;
+    if (!outs) {
+      outs = arena_alloc(m->arena, (size_t)m->nroots * sizeof *outs);
+      if (!outs) return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "push_views: out of memory (%d outputs)", m->nroots);
+      memcpy(outs, m->outs, (size_t)m->nroots * sizeof *outs);
+    }
+    outs[i].ndim = cn->ndim;
+    memset(outs[i].shape, 0, sizeof outs[i].shape);
+    memcpy(outs[i].shape, cn->shape, (size_t)cn->ndim * sizeof *cn->shape);
+    pass_contiguous_strides(cn->ndim, cn->shape, outs[i].strides);
+    m->roots[i] = c;
+  }
+  if (outs) m->outs = outs;
+  return LOOM_OK;
+}
+
 LoomStatus pass_push_views(IrModule *m, Diag *d) {
   Views v;
   memset(&v, 0, sizeof v);
@@ -429,5 +481,5 @@ LoomStatus pass_push_views(IrModule *m, Diag *d) {
     LOOM_ASSERT(d, m->roots[i] >= 0 && m->roots[i] < m->graph->nnodes);
     if ((st = rewrite(&v, m->roots[i], &m->roots[i])) != LOOM_OK) return st;
   }
-  return LOOM_OK;
+  return store_reshape_roots(m, d);
 }

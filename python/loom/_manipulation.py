@@ -10,11 +10,12 @@ allocated with that layout (_creation._empty_in_order), since a pending value ha
 """
 import builtins
 import operator
+import os
 
 import numpy
 
 from . import _core
-from ._common import _dtype_at, _is_bf16, _np_dtype_of, _OPS, _shape_tuple, _layout_perm, _order_name, _contiguous, _norm_axis
+from ._common import _code, _dtype_at, _is_bf16, _np_dtype_of, _OPS, _shape_tuple, _layout_perm, _order_name, _contiguous, _norm_axis
 from ._ndarray import ndarray, _finish, _host, _NotAView, _operand
 from ._creation import asarray, empty, _empty_in_order
 
@@ -40,6 +41,22 @@ def _copy(a, code, order):
     return dst
 
 
+_RESHAPE_HAS_COPY = tuple(int(p) for p in numpy.__version__.split(".")[:2]) >= (2, 1)
+
+
+def _reshape_view(v, shape, order):
+    """NumPy's reshape of view v when it needs no copy, else _NotAView, without copying v: a plain
+    v.reshape copies an unviewable array (tile's and repeat's broadcasts, a full copy on the host for
+    nothing) before the caller finds it is not a view. NumPy's own error for an impossible shape."""
+    if not _RESHAPE_HAS_COPY:  # NumPy < 2.1: no copy= (the copy happens and is thrown away)
+        return v.reshape(shape, order=order)
+    try:
+        return v.reshape(shape, order=order, copy=False)
+    except ValueError:
+        numpy.broadcast_to(numpy.zeros((), v.dtype), v.shape).reshape(shape, order=order)  # a bad shape raises
+        raise _NotAView() from None
+
+
 def _reshape(a, shape, order):
     """a.reshape(shape, order): a view when the memory allows (NumPy decides), else a copy. Order 'F'
     reads and writes the elements with the first index fastest: a.T reshaped to the reversed shape in C
@@ -56,7 +73,7 @@ def _reshape(a, shape, order):
         t = _core.movement(0, _core.movement(1, a, None, None, None), shape[::-1], None, None)
         return _core.movement(1, t, None, None, None)
     try:
-        return a._numpy_view(lambda v: v.reshape(shape, order=o))
+        return a._numpy_view(lambda v: _reshape_view(v, shape, o))
     except _NotAView:
         pass
     if o == "C":
@@ -409,6 +426,43 @@ def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     return r
 
 
+_STACK_SELECT = os.environ.get("LOOM_STACK_SELECT", "1").strip() not in ("0", "")
+_STACK_SELECT_MAX_PIECES = 8     # each output point reads every piece: a few, not many
+_STACK_SELECT_MAX_RUN_BYTES = 512  # a piece's contiguous run in the output; longer runs: one copy a piece
+
+
+def _interleaves(arrs, axis, out, dtype):
+    """Whether stack writes its pieces as one select kernel (_stack_select): a few pieces, each of whose
+    contiguous runs in the output is short (axis=-1 of 1-d pieces: runs of one element), where a copy
+    per piece would store with a stride and every piece's copy would pass over the whole output."""
+    if not _STACK_SELECT or not 1 < builtins.len(arrs) <= _STACK_SELECT_MAX_PIECES or arrs[0].size == 0:
+        return False
+    if out is not None or builtins.any(a._tracer for a in arrs) or \
+            builtins.len({a._device for a in arrs}) > 1:
+        return False
+    run = 1
+    for d in arrs[0].shape[axis:]:
+        run *= d
+    itemsize = _np_dtype_of(dtype).itemsize if dtype is not None else \
+        numpy.result_type(*[a.dtype for a in arrs]).itemsize
+    return run * itemsize <= _STACK_SELECT_MAX_RUN_BYTES
+
+
+def _stack_select(arrs, axis, shape, rdt):
+    """stack along axis as one pending elementwise select over the output's shape: piece p where the
+    new axis's index is p (a chain of wheres on an iota along it), each piece broadcast along the new
+    axis and cast to rdt. The output is written once, contiguously; the pieces' pending operations fuse."""
+    code = _code(rdt)
+    pieces = [_core.cast(_core.movement(0, a, shape, None, None) if a._lazy else expand_dims(a, axis), code)
+              for a in arrs]
+    k = builtins.len(pieces)
+    index = _core.iota((k,) + (1,) * (builtins.len(shape) - axis - 1), pieces[0])
+    r = pieces[-1]
+    for p in builtins.range(k - 2, -1, -1):
+        r = _core.where(_core.binary(_OPS["eq"], index, p), pieces[p], r)
+    return r
+
+
 def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     """Joins arrays of one shape along a new axis, like numpy.stack, on the arrays' device (through
     concatenate); dtype= and casting= as NumPy's."""
@@ -419,6 +473,12 @@ def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
         raise ValueError("all input arrays must have the same shape")
     axis = _norm_axis(axis, arrs[0].ndim + 1)
     shape = arrs[0].shape[:axis] + (1,) + arrs[0].shape[axis:]
+    if _interleaves(arrs, axis, out, dtype):
+        rdt = _np_dtype_of(dtype) if dtype is not None else numpy.result_type(*[a.dtype for a in arrs])
+        for a in arrs:
+            if not numpy.can_cast(a.dtype, rdt, casting=casting):
+                raise TypeError(f"Cannot cast array data from {a.dtype!r} to {rdt!r} according to the rule {casting!r}")
+        return _stack_select(arrs, axis, shape, rdt)
     # a pending array gets the new axis as a pending reshape (a view would evaluate it first): its
     # operations then fuse into the copy that concatenate makes of it
     pieces = [_core.movement(0, a, shape, None, None) if a._lazy and not a._tracer else expand_dims(a, axis)

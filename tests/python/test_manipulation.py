@@ -125,9 +125,17 @@ def test_concatenate_one_piece_and_stack_of_pending_pieces_fuse():
     assert loom.stats()["kernels_launched"] - k0 == 1  # the reduction, the stack and * 2: one kernel
     np.testing.assert_array_equal(loom.asnumpy(r), np.stack([(base * base).sum(axis=0)], axis=-1) * 2)
     k1 = loom.stats()["kernels_launched"]
-    s = loom.stack([x + 1, x * 3, x[::-1]], axis=1)
-    assert loom.stats()["kernels_launched"] - k1 == 3  # one copy kernel per piece, each computing it
+    s = loom.stack([x + 1, x * 3, x[::-1]], axis=1)  # runs of 4 float64 (<= 512 bytes): one pending select
+    assert loom.stats()["kernels_launched"] == k1
     np.testing.assert_array_equal(loom.asnumpy(s), np.stack([base + 1, base * 3, base[::-1]], axis=1))
+    assert loom.stats()["kernels_launched"] - k1 == 1
+    wide = np.arange(600.0).reshape(3, 200)
+    w = loom.asarray(wide)
+    loom.eval(w)
+    k1 = loom.stats()["kernels_launched"]
+    s = loom.stack([w + 1, w * 3, w[::-1]], axis=1)  # runs of 1600 bytes
+    assert loom.stats()["kernels_launched"] - k1 == 3  # one copy kernel per piece, each computing it
+    np.testing.assert_array_equal(loom.asnumpy(s), np.stack([wide + 1, wide * 3, wide[::-1]], axis=1))
     np.testing.assert_array_equal(loom.asnumpy(loom.concatenate([x[:, :0]], axis=1)), base[:, :0])
     np.testing.assert_array_equal(loom.asnumpy(loom.concatenate([x], axis=None)), base.ravel())
     got = loom.concatenate([x.astype(np.int32)], dtype=np.float32)
