@@ -221,6 +221,35 @@ for _name in ("convolve", "correlate", "interp", "unwrap", "cross", "trim_zeros"
     if hasattr(numpy, _name):
         globals()[_name] = _host_function(_name, __name__)
 del _name
+_host_pad = globals()["pad"]  # made by the loop above: every mode but a scalar constant
+
+
+def pad(array, pad_width, mode="constant", **kwargs):
+    """numpy.pad. mode='constant' with a scalar constant_values runs on the array's device: a new array,
+    the input copied into its interior and the constant written into the pad slabs of each axis (the output
+    written once). Other modes and per-axis constants are NumPy's on the host."""
+    cv = kwargs.get("constant_values", 0)
+    if not (isinstance(mode, str) and mode == "constant") or set(kwargs) - {"constant_values"} \
+            or numpy.ndim(cv) != 0 or isinstance(cv, ndarray):
+        return _host_pad(array, pad_width, mode, **kwargs)
+    a = asarray(array)
+    # NumPy's own checks and errors (pad_width's type, shape and sign; the constant for the dtype), on an
+    # array of no elements of the same rank and dtype
+    numpy.pad(numpy.empty((0,) * a.ndim, a.dtype), pad_width, constant_values=cv)
+    pw = numpy.broadcast_to(numpy.asarray(pad_width), (a.ndim, 2)).astype(numpy.int64)
+    from ._creation import _empty_in_order
+    cv = numpy.asarray(cv)[()]  # as NumPy: a NumPy value, cast unsafely into the array's dtype (-3 into uint64 wraps)
+    shape = tuple(int(n + b + e) for n, (b, e) in zip(a.shape, pw))
+    out = _empty_in_order(shape, a.dtype, False, a._device)
+    if a.size:
+        out[tuple(slice(int(b), int(b) + n) for n, (b, _) in zip(a.shape, pw))] = a
+    for ax, (b, e) in enumerate(pw.tolist()):
+        lead = (slice(None),) * ax
+        if b:
+            out[lead + (slice(0, b),)] = cv
+        if e:
+            out[lead + (slice(shape[ax] - e, shape[ax]),)] = cv
+    return out
 
 def min_scalar_type(a, /):
     """numpy.min_scalar_type; for a loom array (or a GPU array object: __cupy_get_ndarray__, CUDA Array

@@ -112,7 +112,8 @@ def test_temporaries_read_by_kernels_are_released():
     images read by ~85 steps)."""
     from loom import _core
     used0 = _core.pool_stats(0, 0)[0]
-    peak, results = 0, []
+    peak = 0
+    results: list = []
     for i in range(48):
         y = loom.empty((2048, 1024), np.float32)
         y[...] = float(i)
