@@ -493,8 +493,9 @@ def array_equal(a1, a2, equal_nan=False):
 
 
 def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
-    """|a - b| <= atol + rtol * |b| elementwise (numpy.isclose), on the device: b (and so the difference)
-    in an inexact dtype (an integer b is taken as float: no overflow of |b| at the integer minimum),
+    """``abs(a - b) <= atol + rtol * abs(b)`` elementwise (numpy.isclose), on the device: b (and so the
+    difference) in an inexact dtype (an integer b is taken as float: no overflow of ``abs(b)`` at the
+    integer minimum),
     infinities close only to themselves, NaN close to NaN only with equal_nan. Python scalars stay
     weak (a float32 array is compared in float32, as NumPy 2 does)."""
     operands = (a, b, rtol, atol)
