@@ -14,7 +14,7 @@ import loom
 
 EM_AMDGPU = 224
 EF_AMDGPU_MACH = {"gfx90a": 0x3F, "gfx942": 0x4C, "gfx1100": 0x41}  # llvm/BinaryFormat/ELF.h
-PASSES = ("fold", "onehot", "push_views", "fuse", "lower", "collapse")  # passes/pipeline.c
+PASSES = ("fold", "onehot", "push_views", "fuse", "lower", "complex_parts", "collapse")  # passes/pipeline.c
 
 
 def expr():
