@@ -423,12 +423,76 @@ def _compact_graph(m, values):
     return fulls, count_box
 
 
+# the host's row compaction (_compact_rows): at least this many points, rows of at least _ROWS_MIN_POINTS
+_ROWS_MIN_N = 1 << 16
+_ROWS_MIN_POINTS = 1 << 14
+
+
+def _host_rows(m):
+    """The rows _compact_rows cuts a host mask of n points into (four per host thread, as the host runtime
+    cuts O ranges, so a busy core holds up less; each of at least _ROWS_MIN_POINTS), or 0: a GPU mask, a
+    small one, one thread, or LOOM_HOST_COMPACT_ROWS=0 (A/B)."""
+    n = m.shape[0]
+    if m._device[0] != 0 or n < _ROWS_MIN_N or os.environ.get("LOOM_HOST_COMPACT_ROWS", "1") == "0":
+        return 0
+    threads = _core.config_info()["num_threads"]
+    r = builtins.min(4 * threads, n // _ROWS_MIN_POINTS)
+    return r if r > 1 and threads > 1 else 0
+
+
+def _compact_rows(m, values, rows):
+    """_compact on the host over `rows` rows of n // rows points (the cores scan rows at once; one row of
+    n would take one core): a first evaluation counts each row's kept points (a row reduction) and
+    computes the tail's (the last n % rows < rows points) mask and values; the exclusive sum of the
+    counts is each row's first slot; a second evaluation, one scan kernel over the rows, scatters each kept
+    value of row r to its slot + rank - 1 in an array of exactly the count (no full-size array, no
+    copy), and the tail's kept values are written after them on the host. Two reads of the mask's
+    producers against one, for the cores and exact sizes."""
+    n = m.shape[0]
+    width = n // rows
+    main = rows * width
+    i64 = _i64()
+    grid = _reshape_lazy(m[:main], (rows, width)) if main < n else _reshape_lazy(m, (rows, width))
+    counts = _core.reduce(0, grid, (1,), False, i64)
+    first = [counts]
+    if main < n:
+        first += [m[main:]] + [v[main:] for v in values]
+    _core.eval(*first)
+    c = counts._np()
+    slots = numpy.zeros((rows, 1), numpy.int64)
+    numpy.cumsum(c[:-1], out=slots[1:, 0])
+    kept = int(c.sum())
+    tails = []
+    if main < n:
+        tmask = first[1]._np()
+        tails = [t._np()[tmask] for t in first[2:]]
+    total = kept + (len(tails[0]) if tails else 0)
+    acc = _code("int32") if width < 2**31 else i64
+    rank = _core.scan(0, _core.cast(grid, acc), 1, acc)
+    base_slot = _from_numpy(slots, copy=False, device=m._device)
+    dest = _core.where(grid, _b("add", _core.cast(_b("sub", rank, 1), i64), base_slot), -1)
+    outs = []
+    for v in values:
+        base = _core.movement(2, _core.const(0, v._dtype_code), (total,), None, None)
+        vgrid = _reshape_lazy(v[:main], (rows, width)) if main < n else _reshape_lazy(v, (rows, width))
+        outs.append(_core.scatter(base, dest, vgrid, _SCATTER_PUT))
+    _core.eval(*outs)
+    for o, t in zip(outs, tails):
+        if len(t):
+            o._np()[kept:] = t  # the result is new: no other array sees this write
+    return outs
+
+
 def _compact(m, values):
     """Stream compaction: for a lazy bool mask m of shape (n,), n >= 1, and lazy arrays `values` of shape
     (n,), the arrays of the values at m's true points, in order (shape (count,)). One evaluation: a scan
     kernel over m (int32 ranks while n fits) whose stores scatter each kept value to its rank - 1 in an
     array of n elements and the last rank (the count) into a one-element array; then one read of the
-    count. The results are the first count elements: views, or copies when under a quarter is kept."""
+    count. The results are the first count elements: views, or copies when under a quarter is kept.
+    Large host masks take _compact_rows instead (every core; exact sizes)."""
+    rows = _host_rows(m)
+    if rows:
+        return _compact_rows(m, values, rows)
     fulls, count_box = _compact_graph(m, values)
     n = m.shape[0]
     _core.eval(*fulls, count_box)

@@ -1,8 +1,9 @@
 """_statistics.py: NaN-ignoring reductions (nansum ... nanargmax), average and ptp as fused loom graphs
 (a where() that replaces NaNs by the reduction's identity feeds loom's reductions: one kernel), and
-the order statistics and histograms, which need sorting or scattering kernels loom lacks and are
-computed through NumPy on a host copy (median, percentile, quantile and their nan* forms,
-histogram, histogram2d, histogramdd, bincount, digitize, corrcoef, cov: README's list).
+the order statistics and histograms: median, quantile and percentile (one axis or all, five methods)
+sort on a GPU array's device, bincount and digitize scatter and search there (_order_stats.py); the rest
+(their nan* forms, histogram, histogram2d, histogramdd, corrcoef, cov, and those cases on host arrays,
+where NumPy works on the buffer itself) compute through NumPy on a host copy (README's list).
 
 nancumsum and nancumprod are scan kernels (_sorting.py).
 
@@ -218,6 +219,52 @@ def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     elif not keepdims:
         r = r.reshape(tuple(d for i, d in enumerate(r.shape) if i != ax_s))
     return r if out is None else _finish(r, out, "unsafe")
+
+
+_host_quantile, _host_percentile = globals()["quantile"], globals()["percentile"]
+_host_bincount, _host_digitize = globals()["bincount"], globals()["digitize"]
+
+
+def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *, weights=None,
+             interpolation=None):
+    """numpy.quantile: on a GPU array (any LOOM_SORT_ENGINE=network array), for one axis or all and the
+    methods linear, lower, higher, nearest and midpoint, sorted on its device and interpolated there with
+    NumPy's positions and formula (_order_stats.py); otherwise NumPy's on a host copy."""
+    from . import _order_stats
+    r = _order_stats.quantile_or_none(a, q, axis, out, method, keepdims, weights, interpolation, False)
+    if r is not None:
+        return r
+    kw = {} if interpolation is None else {"interpolation": interpolation}
+    return _host_quantile(a, q, axis=axis, out=out, overwrite_input=overwrite_input, method=method,
+                          keepdims=keepdims, weights=weights, **kw)
+
+
+def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *, weights=None,
+               interpolation=None):
+    """numpy.percentile: quantile of q / 100 (see quantile: on the device where the array sorts there)."""
+    from . import _order_stats
+    r = _order_stats.quantile_or_none(a, q, axis, out, method, keepdims, weights, interpolation, True)
+    if r is not None:
+        return r
+    kw = {} if interpolation is None else {"interpolation": interpolation}
+    return _host_percentile(a, q, axis=axis, out=out, overwrite_input=overwrite_input, method=method,
+                            keepdims=keepdims, weights=weights, **kw)
+
+
+def bincount(x, weights=None, minlength=0):
+    """numpy.bincount: on a GPU array (any LOOM_SORT_ENGINE=network array) a scatter-add on its device
+    (_order_stats.py); otherwise NumPy's on a host copy."""
+    from . import _order_stats
+    r = _order_stats.bincount_or_none(x, weights, minlength)
+    return r if r is not None else _host_bincount(x, weights, minlength)
+
+
+def digitize(x, bins, right=False):
+    """numpy.digitize: on a GPU array (any LOOM_SORT_ENGINE=network array) searchsorted on its device after
+    NumPy's checks of the bins (_order_stats.py); otherwise NumPy's on a host copy."""
+    from . import _order_stats
+    r = _order_stats.digitize_or_none(x, bins, right)
+    return r if r is not None else _host_digitize(x, bins, right)
 
 
 __all__ = [_n for _n, _v in list(globals().items())

@@ -297,3 +297,72 @@ def test_put_results_all_false_all_true_nonzero(n):
         m = loom.asarray(mask)
         np.testing.assert_array_equal(host(loom.nonzero(m)[0]), np.nonzero(mask)[0])
         np.testing.assert_array_equal(host(loom.asarray(h)[m]), h[mask])
+
+
+# ---- the host's row compaction (_indexing._compact_rows): large host masks cut into rows, one pass per core
+ROWS_N = [_indexing._ROWS_MIN_N, _indexing._ROWS_MIN_N + 3, 2 * _indexing._ROWS_MIN_N + 1, 5 * 65536 + 11]
+
+
+@pytest.fixture(params=[2, 3, 8])
+def host_threads(request):
+    before = loom.config.num_threads
+    loom.config.num_threads = request.param
+    yield request.param
+    loom.config.num_threads = before
+
+
+@pytest.mark.skipif(GPU, reason="the row compaction is the host's (the default device here is a GPU)")
+@pytest.mark.parametrize("n", ROWS_N)
+@pytest.mark.parametrize("density", [0.0, 0.3, 1.0])
+def test_host_rows_masks(host_threads, n, density):
+    """Rows of n // rows points and a tail of n % rows (written on the host after the kernel) against NumPy:
+    a[mask] for several dtypes, 1-d and 2-d nonzero; the results have exactly `count` elements."""
+    assert _indexing._host_rows(loom.asarray(np.zeros(n, bool))) > 1
+    r = np.random.default_rng(n + host_threads)
+    hm = r.random(n) < density
+    for dtype in ("float64", "complex64", "int8", "bool"):
+        h = data(n, dtype, 3)
+        got = loom.asarray(h)[loom.asarray(hm)]
+        assert got.shape == (int(hm.sum()),)
+        np.testing.assert_array_equal(host(got), h[hm])
+    np.testing.assert_array_equal(host(loom.nonzero(loom.asarray(hm))[0]), np.nonzero(hm)[0])
+    rows = n // 7 if n % 7 == 0 else None
+    if rows:
+        h2 = hm.reshape(rows, 7)
+        for g, e in zip(loom.nonzero(loom.asarray(h2)), np.nonzero(h2)):
+            np.testing.assert_array_equal(host(g), e)
+
+
+@pytest.mark.skipif(GPU, reason="the row compaction is the host's")
+def test_host_rows_fused_mask_and_independent_result(host_threads):
+    """The mask is an expression (computed in both passes, never stored); the result owns its memory (a
+    later write to x does not reach it) and feeds later kernels; the knob off gives the same values."""
+    n = 3 * 65536 + 5
+    h = data(n, "float32", 12)
+    x = loom.asarray(h)
+    got = x[(x > 0.5) & (x < 2)]
+    want = h[(h > 0.5) & (h < 2)]
+    x[...] = 0
+    np.testing.assert_array_equal(host(got), want)
+    np.testing.assert_array_equal(host(got * 2 + 1), want * 2 + 1)
+    y = loom.asarray(h)
+    os.environ["LOOM_HOST_COMPACT_ROWS"] = "0"
+    try:
+        assert _indexing._host_rows(y) == 0
+        np.testing.assert_array_equal(host(y[y > 0.5]), h[h > 0.5])
+    finally:
+        del os.environ["LOOM_HOST_COMPACT_ROWS"]
+
+
+@pytest.mark.skipif(GPU, reason="the row compaction is the host's")
+def test_host_rows_not_taken():
+    """One thread, a small mask: the one-kernel path (the rows would cost a second pass for nothing)."""
+    before = loom.config.num_threads
+    try:
+        loom.config.num_threads = 1
+        assert _indexing._host_rows(loom.asarray(np.zeros(1 << 20, bool))) == 0
+        loom.config.num_threads = 4
+        assert _indexing._host_rows(loom.asarray(np.zeros(_indexing._ROWS_MIN_N - 1, bool))) == 0
+        assert _indexing._host_rows(loom.asarray(np.zeros(1 << 20, bool))) == 16
+    finally:
+        loom.config.num_threads = before

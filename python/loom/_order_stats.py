@@ -1,0 +1,174 @@
+"""_order_stats.py: quantile, percentile, bincount and digitize on the array's device.
+
+Where the array sorts on its device (_sorting._on_network: GPU arrays, or any array under
+LOOM_SORT_ENGINE=network), quantile / percentile sort along the axis there and read the one or two
+order statistics each q needs: the positions and weights are NumPy's own (numpy.lib's _QuantileMethods
+for linear, lower, higher, nearest and midpoint, computed on the host from n and q alone), and the
+interpolation is NumPy's _lerp written with loom ops (a + (b - a) * t below t = 0.5, b - (b - a) * (1 - t)
+from it), so the results are NumPy's bits; a slice holding a NaN gives its last sorted value (NaN) as
+NumPy does. bincount is a scatter-add on the device (one small read of the index range for the length and
+the check of negatives); digitize is searchsorted on the device after NumPy checks the bins (a host copy
+of them: bins are short). Everything else (weights, the other methods, nan* forms, tuples of axes) is
+NumPy's on a host copy, as before (_statistics.py).
+"""
+import builtins
+import operator
+
+import numpy
+
+from . import _core
+from ._common import _OPS, _code, _kind, _norm_axis, _from_numpy
+from ._ndarray import ndarray, _finish
+from ._creation import asarray
+
+_DEVICE_METHODS = ("linear", "lower", "higher", "nearest", "midpoint")
+
+
+def _b(name, x, y):
+    return _core.binary(_OPS[name], x, y)
+
+
+def _device_quantile_ok(a, axis, method, weights, q, interpolation):
+    from . import _sorting
+    return (isinstance(a, ndarray) and weights is None and interpolation is None and method in _DEVICE_METHODS
+            and not isinstance(q, ndarray) and a.size > 0 and a.ndim > 0 and _kind(a.dtype) in "iuf"
+            and (axis is None or isinstance(axis, (int, numpy.integer))) and _sorting._on_network(a))
+
+
+def _positions(n, q, method):
+    """(index0, index1, t) per element of the float64 array q, as NumPy's _quantile computes them: the two
+    order statistics read and the interpolation weight (t None: the discrete methods read index0 only)."""
+    vi = (n - 1) * q
+    if method == "lower":
+        return numpy.floor(vi).astype(numpy.intp), None, None
+    if method == "higher":
+        return numpy.ceil(vi).astype(numpy.intp), None, None
+    if method == "nearest":
+        return numpy.around(vi).astype(numpy.intp), None, None
+    if method == "midpoint":
+        vi = 0.5 * (numpy.floor(vi) + numpy.ceil(vi))
+    vi = numpy.asarray(vi, dtype=numpy.float64)
+    prev = numpy.floor(vi)
+    nxt = prev + 1
+    above = vi >= n - 1
+    prev[above] = -1
+    nxt[above] = -1
+    below = vi < 0
+    prev[below] = 0
+    nxt[below] = 0
+    gamma = numpy.asarray(vi - prev.astype(numpy.intp))
+    if method == "midpoint":
+        g = numpy.full(gamma.shape, 0.5)
+        numpy.copyto(g, 0., where=vi % 1 == 0, casting="unsafe")
+        gamma = g
+    return prev.astype(numpy.intp), nxt.astype(numpy.intp), numpy.asarray(gamma, dtype=numpy.float64)
+
+
+def _quantile_device(a, q, axis, out, method, keepdims, percent):
+    from . import _sorting
+    weak = type(q) in (int, float)
+    qa = numpy.true_divide(q, 100) if percent else numpy.asanyarray(q)
+    if qa.dtype.kind not in "iuf" or numpy.any(numpy.isnan(qa)) or not (qa.size == 0 or (qa.min() >= 0 and qa.max() <= 1)):
+        raise ValueError("Percentiles must be in the range [0, 100]" if percent
+                         else "Quantiles must be in the range [0, 1]")
+    int_q = qa.dtype.kind in "iu"  # quantile(a, 0) or (a, 1): NumPy's integer virtual indices (a's dtype)
+    qa = numpy.asarray(qa, dtype=numpy.float64)
+    x = asarray(a)
+    flat = axis is None
+    ax = x.ndim - 1 if flat else _norm_axis(int(axis), x.ndim)
+    srt = _sorting.sort(x.reshape(-1) if flat else x, axis=-1 if flat else ax)
+    ax_s = srt.ndim - 1 if flat else ax
+    n = srt.shape[ax_s]
+    pre = (slice(None),) * ax_s
+
+    def at(i):
+        i = int(i) % n
+        return srt[pre + (slice(i, i + 1),)]
+
+    if int_q and method == "linear":
+        i0, i1, t = ((n - 1) * qa.ravel()).astype(numpy.intp), None, None
+    else:
+        i0, i1, t = _positions(n, qa.ravel(), method)
+    nan_last = _core.unary(_OPS["isnan"], at(n - 1)) if _kind(x.dtype) == "f" else None
+    results = []
+    for k in range(qa.size):
+        if t is None:
+            r = at(i0[k])
+        else:
+            lo, hi, tk = at(i0[k]), at(i1[k]), t[k]
+            tw = float(tk) if weak else asarray(numpy.float64(tk))
+            one_minus = 1 - tw if weak else asarray(numpy.float64(1 - tk))
+            diff = _b("sub", hi, lo)
+            r = _b("sub", hi, _b("mul", diff, one_minus)) if tk >= 0.5 else _b("add", lo, _b("mul", diff, tw))
+        if nan_last is not None:
+            r = _core.where(nan_last, _core.cast(at(n - 1), r._dtype_code), r)
+        results.append(r)
+    if flat:
+        shape = (1,) * x.ndim if keepdims else ()
+    else:
+        shape = tuple(d if i != ax_s else 1 for i, d in enumerate(srt.shape)) if keepdims else \
+            tuple(d for i, d in enumerate(srt.shape) if i != ax_s)
+    results = [r.reshape(shape) for r in results]
+    if qa.ndim == 0:
+        r = results[0]
+    else:
+        from ._manipulation import stack
+        r = stack(results, axis=0).reshape(qa.shape + shape)
+    return r if out is None else _finish(r, out, "unsafe")
+
+
+def quantile_or_none(a, q, axis, out, method, keepdims, weights, interpolation, percent):
+    """The device quantile / percentile, or None where NumPy's host one must run (see the module)."""
+    if not _device_quantile_ok(a, axis, method, weights, q, interpolation):
+        return None
+    return _quantile_device(a, q, axis, out, method, keepdims, percent)
+
+
+def _on_device(x):
+    from . import _sorting
+    return isinstance(x, ndarray) and _sorting._on_network(x)
+
+
+def bincount_or_none(x, weights=None, minlength=0):
+    """numpy.bincount as a scatter-add on x's device (int64 counts; float64 sums of weights, added in an
+    unspecified order as CuPy's are), or None for NumPy's (host arrays, non-integer or non-1-d x, weights
+    of another shape or dtype kind, which NumPy then rejects or handles)."""
+    if not _on_device(x) or x.ndim != 1 or _kind(x.dtype) not in "iu" or x.dtype == numpy.uint64:
+        return None
+    if weights is not None:
+        w = weights if isinstance(weights, ndarray) else None
+        if w is None or w.shape != x.shape or _kind(w.dtype) not in "iufb":
+            return None
+    minlength = operator.index(minlength)
+    if minlength < 0:
+        raise ValueError("'minlength' must not be negative")
+    from . import _reductions
+    if x.size:
+        lo, hi = _reductions.min(x), _reductions.max(x)
+        _core.eval(lo, hi)
+        lo, hi = int(lo), int(hi)
+        if lo < 0:
+            raise ValueError("'list' argument must have no negative elements")
+    else:
+        hi = -1
+    length = builtins.max(hi + 1, minlength)
+    counts = _from_numpy(numpy.zeros(length, numpy.int64 if weights is None else numpy.float64), copy=True, device=x._device)
+    if x.size == 0:
+        return counts
+    vals = 1 if weights is None else _core.cast(weights, _code("float64"))
+    return _core.scatter(counts, _core.cast(x, _code("int64")), vals, 1)  # op 1: add
+
+
+def digitize_or_none(x, bins, right=False):
+    """numpy.digitize as searchsorted on x's device after NumPy validates a host copy of the bins (1-d,
+    monotonic), or None for NumPy's (host arrays, complex x)."""
+    if not _on_device(x) or _kind(x.dtype) not in "iuf":
+        return None
+    from . import _sorting
+    hb = bins.get() if isinstance(bins, ndarray) else numpy.asarray(bins)
+    numpy.digitize(numpy.zeros(0, dtype=hb.dtype if hb.dtype.kind in "iuf" else numpy.float64), hb, right)
+    side = "left" if right else "right"
+    if hb.size >= 2 and not numpy.all(hb[:-1] <= hb[1:]):  # non-increasing (NumPy checked it is monotonic)
+        rev = _from_numpy(numpy.ascontiguousarray(hb[::-1]), copy=True, device=x._device)
+        return _b("sub", len(hb), _sorting.searchsorted(rev, x, side=side))
+    return _sorting.searchsorted(_from_numpy(hb, copy=True, device=x._device), x, side=side)

@@ -1,0 +1,140 @@
+"""quantile, percentile, bincount and digitize on the array's device (python/loom/_order_stats.py) against
+NumPy: the sort-based path runs on the host under LOOM_SORT_ENGINE=network (a GPU array takes it by
+default), so CI checks the device code without a GPU. quantile / percentile give NumPy's bits (NumPy's
+positions and interpolation formula), for every method the device handles, integer and float dtypes,
+NaN slices, q scalars (weak: a float32 array stays float32) and arrays, axes, keepdims and out=; bincount
+and digitize their edge cases and NumPy's errors. Host arrays without the knob keep NumPy's own code."""
+import numpy as np
+import pytest
+
+import loom
+
+METHODS = ["linear", "lower", "higher", "nearest", "midpoint"]
+DTYPES = ["int8", "uint8", "int32", "int64", "float16", "float32", "float64"]
+
+
+@pytest.fixture(autouse=True)
+def device_engine(monkeypatch):
+    monkeypatch.setenv("LOOM_SORT_ENGINE", "network")
+
+
+def host(x):
+    return x.get() if hasattr(x, "get") else np.asarray(x)
+
+
+def data(shape, dtype, seed=0):
+    r = np.random.default_rng(seed)
+    if np.dtype(dtype).kind == "f":
+        return r.standard_normal(shape).astype(dtype)
+    info = np.iinfo(dtype)
+    return r.integers(max(info.min, -50), min(info.max, 50), shape, endpoint=True).astype(dtype)
+
+
+def same(got, want):
+    got = np.asarray(host(got))
+    assert got.dtype == np.asarray(want).dtype and got.shape == np.shape(want), (got.dtype, np.asarray(want).dtype, got.shape)
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_quantile_bits(method, dtype):
+    x = data((5, 8), dtype, 1)
+    lx = loom.asarray(x)
+    for q in (0.0, 0.3, 0.5, 1.0, 1, [0.1, 0.9], np.array([[0.25], [0.75]]), np.float64(0.6)):
+        for axis in (None, 0, 1, -1):
+            same(loom.quantile(lx, q, axis=axis, method=method), np.quantile(x, q, axis=axis, method=method))
+    same(loom.quantile(lx, [0.2, 0.4], axis=0, method=method, keepdims=True),
+         np.quantile(x, [0.2, 0.4], axis=0, method=method, keepdims=True))
+    same(loom.quantile(lx, 0.4, method=method, keepdims=True), np.quantile(x, 0.4, method=method, keepdims=True))
+
+
+def test_percentile_and_out():
+    x = data((6, 7, 3), "float32", 2)
+    lx = loom.asarray(x)
+    for q in (0, 37.5, 100, [5, 50, 95]):
+        same(loom.percentile(lx, q, axis=1), np.percentile(x, q, axis=1))
+    out = loom.empty((6, 3), dtype=np.float64)
+    r = loom.percentile(lx, 30, axis=1, out=out)
+    assert r is out
+    np.testing.assert_array_equal(host(out), np.percentile(x, 30, axis=1).astype(np.float64))
+
+
+def test_one_element_and_long_axis():
+    same(loom.quantile(loom.asarray(np.array([3.5])), [0, 0.5, 1]), np.quantile(np.array([3.5]), [0, 0.5, 1]))
+    x = data(10001, "float64", 3)
+    same(loom.quantile(loom.asarray(x), [0.001, 0.5, 0.999]), np.quantile(x, [0.001, 0.5, 0.999]))
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # NumPy's own, on inf - inf
+@pytest.mark.parametrize("method", METHODS)
+def test_nan_slices(method):
+    x = data((4, 6), "float64", 4)
+    x[1, 2] = np.nan
+    x[3, :] = np.nan
+    x[0, 5] = np.inf
+    lx = loom.asarray(x)
+    for axis in (None, 0, 1):
+        same(loom.quantile(lx, [0.0, 0.5, 1.0], axis=axis, method=method), np.quantile(x, [0.0, 0.5, 1.0], axis=axis, method=method))
+
+
+def test_errors_and_host_fallbacks():
+    lx = loom.asarray(data((3, 4), "float32", 5))
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        loom.quantile(lx, 1.5)
+    with pytest.raises(ValueError, match=r"\[0, 100\]"):
+        loom.percentile(lx, [-1, 50])
+    with pytest.raises(ValueError):
+        loom.quantile(lx, np.nan)
+    # methods, axis tuples and weights the device path leaves to NumPy still answer as NumPy does
+    x = np.asarray(host(lx))
+    np.testing.assert_allclose(host(loom.quantile(lx, 0.3, method="weibull")), np.quantile(x, 0.3, method="weibull"))
+    np.testing.assert_allclose(host(loom.quantile(lx, 0.3, axis=(0, 1))), np.quantile(x, 0.3, axis=(0, 1)))
+    with pytest.raises(TypeError):
+        loom.quantile(loom.asarray(np.ones(3, np.complex64)), 0.5)
+
+
+def test_bincount():
+    r = np.random.default_rng(6)
+    for dtype in ("int8", "uint8", "int32", "int64"):
+        xi = r.integers(0, 40, 5000).astype(dtype)
+        lx = loom.asarray(xi)
+        same(loom.bincount(lx), np.bincount(xi))
+        same(loom.bincount(lx, minlength=100), np.bincount(xi, minlength=100))
+        w = r.standard_normal(5000)
+        np.testing.assert_allclose(host(loom.bincount(lx, weights=loom.asarray(w))), np.bincount(xi, weights=w), rtol=1e-12, atol=1e-12)
+        wi = r.integers(0, 5, 5000).astype(np.int32)  # integer weights: float64 sums of whole numbers, exact
+        same(loom.bincount(lx, weights=loom.asarray(wi), minlength=3), np.bincount(xi, weights=wi, minlength=3))
+    same(loom.bincount(loom.asarray(np.zeros(0, np.int64))), np.bincount(np.zeros(0, np.int64)))
+    same(loom.bincount(loom.asarray(np.zeros(0, np.int64)), minlength=4), np.bincount(np.zeros(0, np.int64), minlength=4))
+    with pytest.raises(ValueError, match="negative"):
+        loom.bincount(loom.asarray(np.array([1, -1, 2])))
+    with pytest.raises(ValueError, match="minlength"):
+        loom.bincount(loom.asarray(np.array([1, 2])), minlength=-1)
+    with pytest.raises((ValueError, TypeError)):
+        loom.bincount(loom.asarray(np.array([[1, 2]])))
+
+
+def test_digitize():
+    r = np.random.default_rng(7)
+    v = r.standard_normal(3000)
+    v[:3] = [np.nan, np.inf, -np.inf]
+    lv = loom.asarray(v)
+    inc = np.array([-2.0, -0.5, 0.0, 0.0, 1.0, 3.0])
+    for bins in (inc, inc[::-1], np.array([0.5]), np.array([1.0, 1.0])):
+        for right in (False, True):
+            same(loom.digitize(lv, bins, right=right), np.digitize(v, bins, right=right))
+    vi = r.integers(-5, 15, 100)
+    same(loom.digitize(loom.asarray(vi), np.array([0, 3, 10])), np.digitize(vi, np.array([0, 3, 10])))
+    same(loom.digitize(lv.reshape(30, 100), loom.asarray(inc)), np.digitize(v.reshape(30, 100), inc))
+    with pytest.raises(ValueError, match="monoton"):
+        loom.digitize(lv, np.array([0.0, 2.0, 1.0]))
+
+
+def test_host_arrays_keep_numpys_code(monkeypatch):
+    """Without the knob a host array goes to NumPy's functions on its buffer (they are faster there)."""
+    monkeypatch.setenv("LOOM_SORT_ENGINE", "auto")
+    x = data((4, 5), "float32", 8)
+    np.testing.assert_array_equal(host(loom.quantile(loom.asarray(x), 0.3, axis=1)), np.quantile(x, 0.3, axis=1))
+    xi = np.array([0, 3, 3, 1])
+    np.testing.assert_array_equal(host(loom.bincount(loom.asarray(xi))), np.bincount(xi))
