@@ -2,8 +2,9 @@
 (a where() that replaces NaNs by the reduction's identity feeds loom's reductions: one kernel), and
 the order statistics and histograms: median, quantile and percentile (one axis or all, five methods)
 sort on a GPU array's device, bincount and digitize scatter and search there (_order_stats.py); the rest
-(their nan* forms, histogram, histogram2d, histogramdd, corrcoef, cov, and those cases on host arrays,
-where NumPy works on the buffer itself) compute through NumPy on a host copy (README's list).
+(their nan* forms, histogram, histogram2d, histogramdd, and those cases on host arrays, where NumPy works
+on the buffer itself) compute through NumPy on a host copy (README's list); cov and corrcoef of loom
+arrays are a centred matmul on their device (_covariance.py).
 
 nancumsum and nancumprod are scan kernels (_sorting.py).
 
@@ -265,6 +266,27 @@ def digitize(x, bins, right=False):
     from . import _order_stats
     r = _order_stats.digitize_or_none(x, bins, right)
     return r if r is not None else _host_digitize(x, bins, right)
+
+
+_host_cov, _host_corrcoef = globals()["cov"], globals()["corrcoef"]
+
+
+def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None, *, dtype=None):
+    """numpy.cov: of loom arrays without weights, on their device (centred rows, one matmul:
+    _covariance.py); otherwise NumPy's on a host copy."""
+    from . import _covariance
+    r = _covariance.cov_or_none(m, y, rowvar, bias, ddof, fweights, aweights, dtype)
+    if r is not None:
+        return r
+    return _host_cov(m, y, rowvar, bias, ddof, fweights, aweights, dtype=dtype)
+
+
+def corrcoef(x, y=None, rowvar=True, *, dtype=None):
+    """numpy.corrcoef: of loom arrays, on their device (cov, then the standard deviations: _covariance.py);
+    otherwise NumPy's on a host copy."""
+    from . import _covariance
+    r = _covariance.corrcoef_or_none(x, y, rowvar, dtype)
+    return r if r is not None else _host_corrcoef(x, y, rowvar, dtype=dtype)
 
 
 __all__ = [_n for _n, _v in list(globals().items())
