@@ -9,6 +9,8 @@
 #ifndef LOOM_CG_LLVM_H
 #define LOOM_CG_LLVM_H
 
+#include <stdio.h>
+
 #include <llvm-c/Core.h>
 
 #include "codegen/codegen.h"
@@ -151,5 +153,19 @@ typedef struct CgEntryNames {
 LoomStatus cg_lower_host(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef m, const KernelIr *k, const char *prefix,
                          const CgVecMath *vec, const char *const *fn_attrs, int nattrs,
                          CgEntryNames *names, Diag *d);
+
+/* The diagnostics LLVM reports in a context Loom compiles in: remarks and warnings (a loop the
+ * vectorizer was hinted at and left scalar: "loop not vectorized: ...") are dropped, which LLVM would
+ * otherwise print on stderr at every compile a user makes; errors are printed there (LLVM's default for
+ * them ends the process), the failing call returns its own status. */
+static inline void cg_llvm_diagnostic(LLVMDiagnosticInfoRef info, void *user) {
+  (void)user;
+  if (LLVMGetDiagInfoSeverity(info) != LLVMDSError) return;
+  char *text = LLVMGetDiagInfoDescription(info);
+  fprintf(stderr, "loom: LLVM error: %s\n", text ? text : "?");
+  LLVMDisposeMessage(text);
+}
+
+static inline void cg_llvm_quiet(LLVMContextRef c) { LLVMContextSetDiagnosticHandler(c, cg_llvm_diagnostic, NULL); }
 
 #endif /* LOOM_CG_LLVM_H */

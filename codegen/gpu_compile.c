@@ -67,6 +67,7 @@ static LoomStatus compile_locked(CgTarget *t, CgGpuTarget *g, const KernelIr *k,
   char prefix[48];
   snprintf(prefix, sizeof prefix, "loom_k%llu", (unsigned long long)++g->counter);
   LLVMContextRef c = LLVMContextCreate();
+  cg_llvm_quiet(c);
   LLVMModuleRef mod = LLVMModuleCreateWithNameInContext(prefix, c);
   h->module_init(g, c, mod);
   double mark = 0;

@@ -129,6 +129,7 @@ static LoomStatus compile_locked(CgTarget *t, HostState *s, const KernelIr *k, b
   snprintf(prefix, sizeof prefix, "loom_k%llu", (unsigned long long)++s->counter);
   LLVMOrcThreadSafeContextRef tsc = LLVMOrcCreateNewThreadSafeContext();
   LLVMContextRef c = LLVMOrcThreadSafeContextGetContext(tsc);
+  cg_llvm_quiet(c);
   LLVMModuleRef mod = LLVMModuleCreateWithNameInContext(prefix, c);
   LLVMSetTarget(mod, s->triple);
   LLVMTargetDataRef dl = LLVMCreateTargetDataLayout(s->tm);

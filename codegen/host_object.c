@@ -513,6 +513,7 @@ LoomStatus cg_host_aot_compile_cpu(CgHostAot *a, const KernelIr *k, const CgHost
                                                     LLVMRelocPIC, LLVMCodeModelSmall);
   if (!tm) return diag_error(d, LOOM_ERR_BACKEND, "host bundle: no LLVM target machine for %s", cpu);
   LLVMContextRef c = LLVMContextCreate();
+  cg_llvm_quiet(c);
   LLVMModuleRef mod = LLVMModuleCreateWithNameInContext("loom_aot", c);
   LLVMSetTarget(mod, AOT_TRIPLE);
   LLVMTargetDataRef dl = LLVMCreateTargetDataLayout(tm);

@@ -1,4 +1,4 @@
-"""_order_stats.py: quantile, percentile, bincount and digitize on the array's device.
+"""_order_stats.py: quantile, percentile, histogram, bincount and digitize on the array's device.
 
 Where the array sorts on its device (_sorting._on_network: GPU arrays, or any array under
 LOOM_SORT_ENGINE=network), quantile / percentile sort along the axis there and read the one or two
@@ -172,3 +172,68 @@ def digitize_or_none(x, bins, right=False):
         rev = _from_numpy(numpy.ascontiguousarray(hb[::-1]), copy=True, device=x._device)
         return _b("sub", len(hb), _sorting.searchsorted(rev, x, side=side))
     return _sorting.searchsorted(_from_numpy(hb, copy=True, device=x._device), x, side=side)
+
+
+def histogram_or_none(a, bins=10, range=None, density=None, weights=None):
+    """numpy.histogram of an array on its device (GPU, or LOOM_SORT_ENGINE=network), or None for NumPy's
+    (host arrays, string bins, complex data or weights, 64-bit integers: their float64 edges round).
+    The edges are NumPy's (numpy.histogram_bin_edges on the two values it reads, min and max: one small
+    sync), so are its checks. Each value's bin is the one whose edges hold it in the edges' dtype (the last
+    bin closed), as NumPy's corrected arithmetic gives: for equal bins an estimate from the arithmetic,
+    then corrected twice against the edges read at it (a gather of the short edges array); for given
+    edges a device searchsorted. The counts are a scatter-add (int64; the weights' dtype with weights,
+    summed in float64 in an unspecified order)."""
+    if not _on_device(a) or isinstance(bins, str) or _kind(a.dtype) not in "iufb" or a.dtype.itemsize > 4 and \
+            _kind(a.dtype) in "iu":
+        return None
+    if weights is not None and (not isinstance(weights, ndarray) or weights.shape != a.shape or _kind(weights.dtype) not in "iufb"):
+        return None
+    x = asarray(a).reshape(-1)
+    if x.dtype == numpy.bool_:
+        x = x.astype(numpy.uint8)
+    host_bins = bins.get() if isinstance(bins, ndarray) else bins
+    if range is None and numpy.ndim(host_bins) == 0 and x.size:
+        from . import _reductions
+        lo, hi = _reductions.min(x), _reductions.max(x)
+        _core.eval(lo, hi)
+        proxy = numpy.array([lo.get(), hi.get()], dtype=x.dtype)
+    else:
+        proxy = numpy.zeros(0, dtype=x.dtype)
+    edges = numpy.histogram_bin_edges(proxy, host_bins, range)  # NumPy's edges and errors
+    nb = len(edges) - 1
+    et = edges.dtype
+    dev = x._device
+    edges_dev = _from_numpy(edges, copy=True, device=dev)
+    v = _core.cast(x, _code(et.name))
+    first, last = asarray(edges[:1].reshape(())), asarray(edges[-1:].reshape(()))
+    keep = _b("logical_and", _b("ge", v, first), _b("le", v, last))
+    i64 = _code("int64")
+    if numpy.ndim(host_bins) == 0:  # equal bins
+        f64 = _code("float64")
+        span = float(edges[-1]) - float(edges[0])
+        est = _b("mul", _b("sub", _core.cast(v, f64), float(edges[0])), nb / span if span else 0.0)
+        idx = _core.cast(_core.binary(_OPS["minimum"], _core.binary(_OPS["maximum"], est, 0.0), nb - 1.0), i64)
+        for _ in builtins.range(2):
+            lo_edge = _core.gather(edges_dev, idx, 0, 2)
+            idx = _core.where(_b("lt", v, lo_edge), _b("sub", idx, 1), idx)
+            idx = _core.binary(_OPS["maximum"], idx, 0)
+            hi_edge = _core.gather(edges_dev, _b("add", idx, 1), 0, 2)
+            up = _b("logical_and", _b("ge", v, hi_edge), _b("lt", idx, nb - 1))
+            idx = _core.where(up, _b("add", idx, 1), idx)
+    else:
+        from . import _sorting
+        idx = _b("sub", _sorting.searchsorted(edges_dev, v, side="right"), 1)
+        idx = _core.where(_b("eq", v, last), nb - 1, idx)
+    idx = _core.where(keep, idx, -1)  # -1: not stored (outside the range, NaN)
+    if weights is None:
+        counts = _from_numpy(numpy.zeros(nb, numpy.int64), copy=True, device=dev)
+        n = _core.scatter(counts, idx, 1, 1)
+    else:
+        sums = _from_numpy(numpy.zeros(nb, numpy.float64), copy=True, device=dev)
+        w = asarray(weights).reshape(-1)
+        n = _core.cast(_core.scatter(sums, idx, _core.cast(w, _code("float64")), 1), _code(w.dtype.name))
+    if density:
+        db = asarray(numpy.array(numpy.diff(edges), float))
+        from . import _reductions
+        n = _b("truediv", _b("truediv", n, db), _reductions.sum(n))
+    return n, edges_dev

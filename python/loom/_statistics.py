@@ -1,8 +1,8 @@
 """_statistics.py: NaN-ignoring reductions (nansum ... nanargmax), average and ptp as fused loom graphs
 (a where() that replaces NaNs by the reduction's identity feeds loom's reductions: one kernel), and
 the order statistics and histograms: median, quantile and percentile (one axis or all, five methods)
-sort on a GPU array's device, bincount and digitize scatter and search there (_order_stats.py); the rest
-(their nan* forms, histogram, histogram2d, histogramdd, and those cases on host arrays, where NumPy works
+sort on a GPU array's device, histogram, bincount and digitize scatter and search there (_order_stats.py);
+the rest (their nan* forms, histogram2d, histogramdd, and those cases on host arrays, where NumPy works
 on the buffer itself) compute through NumPy on a host copy (README's list); cov and corrcoef of loom
 arrays are a centred matmul on their device (_covariance.py).
 
@@ -287,6 +287,18 @@ def corrcoef(x, y=None, rowvar=True, *, dtype=None):
     from . import _covariance
     r = _covariance.corrcoef_or_none(x, y, rowvar, dtype)
     return r if r is not None else _host_corrcoef(x, y, rowvar, dtype=dtype)
+
+
+_host_histogram = globals()["histogram"]
+
+
+def histogram(a, bins=10, range=None, density=None, weights=None):
+    """numpy.histogram: of a GPU array (any LOOM_SORT_ENGINE=network array) on its device with NumPy's
+    edges and bin rule (_order_stats.py), the edges returned as an array on that device; otherwise
+    NumPy's on a host copy."""
+    from . import _order_stats
+    r = _order_stats.histogram_or_none(a, bins, range, density, weights)
+    return r if r is not None else _host_histogram(a, bins, range, density, weights)
 
 
 __all__ = [_n for _n, _v in list(globals().items())
