@@ -226,6 +226,22 @@ _host_quantile, _host_percentile = globals()["quantile"], globals()["percentile"
 _host_bincount, _host_digitize = globals()["bincount"], globals()["digitize"]
 
 
+def _writable(a):
+    from ._ndarray import ndarray
+    return isinstance(a, ndarray) and not a._tracer
+
+
+def _overwriting(np_fn, a, q, out, kw):
+    """np_fn(a, q, overwrite_input=True, **kw) by NumPy on a's own memory (a host copy written back for a
+    GPU array): NumPy partitions the input in place, as overwrite_input allows (CuPy does the same)."""
+    from ._host_fallback import _host_update, _from_host, _to_host
+    res = []
+    kw = {k: _to_host(v) for k, v in kw.items()}
+    _host_update(a, lambda h: res.append(np_fn(h, _to_host(q), overwrite_input=True, **kw)))
+    r = _from_host(res[0], a._device)
+    return r if out is None else _finish(r, out, "unsafe")
+
+
 def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *, weights=None,
              interpolation=None):
     """numpy.quantile: on a GPU array (any LOOM_SORT_ENGINE=network array), for one axis or all and the
@@ -236,6 +252,9 @@ def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", 
     if r is not None:
         return r
     kw = {} if interpolation is None else {"interpolation": interpolation}
+    if overwrite_input and _writable(a):
+        return _overwriting(numpy.quantile, a, q, out, dict(axis=axis, method=method, keepdims=keepdims,
+                                                             weights=weights, **kw))
     return _host_quantile(a, q, axis=axis, out=out, overwrite_input=overwrite_input, method=method,
                           keepdims=keepdims, weights=weights, **kw)
 
@@ -248,6 +267,9 @@ def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear"
     if r is not None:
         return r
     kw = {} if interpolation is None else {"interpolation": interpolation}
+    if overwrite_input and _writable(a):
+        return _overwriting(numpy.percentile, a, q, out, dict(axis=axis, method=method, keepdims=keepdims,
+                                                               weights=weights, **kw))
     return _host_percentile(a, q, axis=axis, out=out, overwrite_input=overwrite_input, method=method,
                             keepdims=keepdims, weights=weights, **kw)
 

@@ -197,3 +197,16 @@ def test_compiles_print_no_llvm_remarks():
     assert r.returncode == 0, r.stderr
     assert "remark" not in r.stderr and "warning" not in r.stderr.lower(), r.stderr
     assert r.stdout.strip() == "100000"
+
+
+def test_overwrite_input_on_the_host(monkeypatch):
+    """overwrite_input=True on NumPy's path: NumPy partitions the loom array's own memory (the input may
+    change, as NumPy and CuPy allow); the answer is NumPy's for the original values."""
+    monkeypatch.setenv("LOOM_SORT_ENGINE", "auto")
+    h = data((10, 2, 3, 5), "float32", 11)
+    for fn, np_fn, q in ((loom.quantile, np.quantile, [0.1, 0.5, 0.9]), (loom.percentile, np.percentile, 40)):
+        a = loom.asarray(h.copy())
+        got = fn(a, loom.asarray(np.asarray(q, np.float32)), axis=-1, overwrite_input=True)
+        np.testing.assert_array_equal(host(got), np_fn(h, np.asarray(q, np.float32), axis=-1))
+        assert not np.array_equal(host(a), h)  # partitioned in place
+        np.testing.assert_array_equal(np.sort(host(a), axis=-1), np.sort(h, axis=-1))  # the same values
