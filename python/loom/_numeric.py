@@ -3,7 +3,8 @@ NumPy defines outside its ufuncs.
 
 On the device (loom graphs, fused): diff and ediff1d (shifted slices), nan_to_num, outer, kron,
 vander, trapezoid, sinc, fix, isposinf, isneginf. Through NumPy on the host (they need sliding-window,
-search or scan kernels loom lacks; the README lists them): convolve, correlate, interp, unwrap, cross,
+search or scan kernels loom lacks; the README lists them): convolve, correlate, interp (but of a GPU array:
+_order_stats.py), unwrap, cross,
 trim_zeros, i0, real_if_close, pad, delete, insert, append, resize.
 """
 import numpy
@@ -222,6 +223,15 @@ for _name in ("convolve", "correlate", "interp", "unwrap", "cross", "trim_zeros"
         globals()[_name] = _host_function(_name, __name__)
 del _name
 _host_pad = globals()["pad"]  # made by the loop above: every mode but a scalar constant
+_host_interp = globals()["interp"]
+
+
+def interp(x, xp, fp, left=None, right=None, period=None):
+    """numpy.interp: of a GPU array (any LOOM_SORT_ENGINE=network array) on its device, NumPy's float64 C loop
+    point for point (_order_stats.py); period= and complex fp, and host arrays, NumPy's on a host copy."""
+    from . import _order_stats
+    r = _order_stats.interp_or_none(x, xp, fp, left, right, period)
+    return r if r is not None else _host_interp(x, xp, fp, left, right, period)
 
 
 def pad(array, pad_width, mode="constant", **kwargs):

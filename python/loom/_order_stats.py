@@ -237,3 +237,49 @@ def histogram_or_none(a, bins=10, range=None, density=None, weights=None):
         from . import _reductions
         n = _b("truediv", _b("truediv", n, db), _reductions.sum(n))
     return n, edges_dev
+
+
+def interp_or_none(x, xp, fp, left=None, right=None, period=None):
+    """numpy.interp on x's device (GPU, or LOOM_SORT_ENGINE=network), or None for NumPy's (host arrays,
+    period=, complex fp). NumPy's C loop in float64, point for point: the interval from a device
+    searchsorted of xp (j with xp[j] <= x < xp[j + 1]), left / right outside [xp[0], xp[-1]], fp[j] at a
+    sample point, else slope * (x - xp[j]) + fp[j], recomputed from the right end when that is NaN
+    (infinite slopes), and fp[j] where that is NaN too and fp[j] == fp[j + 1]; NaN x gives NaN."""
+    if period is not None or not isinstance(x, ndarray) or not _on_device(x) or _kind(x.dtype) == "c":
+        return None
+    hfp = fp.get() if isinstance(fp, ndarray) else numpy.asarray(fp)
+    if numpy.iscomplexobj(hfp):
+        return None
+    if any(isinstance(v, ndarray) for v in (left, right)):
+        return None
+    f64 = _code("float64")
+    dx = _core.cast(xp if isinstance(xp, ndarray) else _from_numpy(numpy.asarray(xp, numpy.float64), copy=True, device=x._device), f64)
+    dy = _core.cast(fp if isinstance(fp, ndarray) else _from_numpy(numpy.asarray(hfp, numpy.float64), copy=True, device=x._device), f64)
+    if dx.ndim != 1 or dy.ndim != 1:
+        raise ValueError("object too deep for desired array")
+    n = dx.shape[0]
+    if dy.shape[0] != n:
+        raise ValueError("fp and xp are not of the same length.")
+    if n == 0:
+        raise ValueError("array of sample points is empty")
+    v = _core.cast(x.reshape(-1), f64)  # a gather's indices have the rank of its data (xp's: 1)
+    lval = dy[0:1].reshape(()) if left is None else float(left)
+    rval = dy[n - 1:n].reshape(()) if right is None else float(right)
+    first, last = dx[0:1].reshape(()), dx[n - 1:n].reshape(())
+    if n == 1:
+        return _core.where(_b("lt", v, first), lval, _core.where(_b("gt", v, first), rval, dy.reshape(()))).reshape(x.shape)
+    from . import _sorting
+    j = _b("sub", _sorting.searchsorted(dx, v, side="right"), 1)
+    x0 = _core.gather(dx, j, 0, 2)
+    x1 = _core.gather(dx, _b("add", j, 1), 0, 2)
+    y0 = _core.gather(dy, j, 0, 2)
+    y1 = _core.gather(dy, _b("add", j, 1), 0, 2)
+    slope = _b("truediv", _b("sub", y1, y0), _b("sub", x1, x0))
+    r = _b("add", _b("mul", slope, _b("sub", v, x0)), y0)
+    r2 = _b("add", _b("mul", slope, _b("sub", v, x1)), y1)
+    nan = _core.unary(_OPS["isnan"], r)
+    r = _core.where(nan, _core.where(_b("logical_and", _core.unary(_OPS["isnan"], r2), _b("eq", y0, y1)), y0, r2), r)
+    r = _core.where(_b("eq", x0, v), y0, r)  # a sample point (the last one included)
+    r = _core.where(_b("gt", v, last), rval, r)
+    r = _core.where(_b("lt", v, first), lval, r)
+    return _core.where(_core.unary(_OPS["isnan"], v), v, r).reshape(x.shape)

@@ -210,3 +210,32 @@ def test_overwrite_input_on_the_host(monkeypatch):
         np.testing.assert_array_equal(host(got), np_fn(h, np.asarray(q, np.float32), axis=-1))
         assert not np.array_equal(host(a), h)  # partitioned in place
         np.testing.assert_array_equal(np.sort(host(a), axis=-1), np.sort(h, axis=-1))  # the same values
+
+
+def interp_same(x, xp, fp, **kw):
+    got = np.asarray(host(loom.interp(loom.asarray(x), xp, fp, **kw)))
+    want = np.interp(x, host(xp) if isinstance(xp, loom.ndarray) else xp, host(fp) if isinstance(fp, loom.ndarray) else fp, **kw)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(got, want)  # NumPy's C loop, point for point: the same bits
+
+
+def test_interp():
+    r = np.random.default_rng(12)
+    xp, fp = np.sort(r.standard_normal(50)), r.standard_normal(50)
+    x = r.standard_normal(10000) * 1.5
+    x[:6] = [np.nan, np.inf, -np.inf, xp[0], xp[-1], xp[10]]
+    interp_same(x, xp, fp)
+    interp_same(x, xp, fp, left=-7, right=9.5)
+    interp_same(x.astype(np.float32), xp, fp)
+    interp_same(x.reshape(100, 100), loom.asarray(xp), loom.asarray(fp))
+    interp_same(x, np.array([0.5]), np.array([2.0]))  # one sample point
+    interp_same(np.linspace(-1, 3, 101), np.array([0.0, 1.0, 1.0, 2.0]), np.array([0.0, 1.0, 3.0, 4.0]))  # a repeated xp
+    interp_same(np.linspace(-1, 4, 101), np.array([0.0, 1.0, 2.0, 3.0]), np.array([1.0, np.inf, np.inf, 2.0]))  # inf slopes
+    interp_same(np.arange(10).astype(np.int32), [1, 3, 5], [10, 30, 50])
+    with pytest.raises(ValueError, match="same length"):
+        loom.interp(loom.asarray(x), xp, fp[:-1])
+    with pytest.raises(ValueError, match="empty"):
+        loom.interp(loom.asarray(x), [], [])
+    # period= and complex fp: NumPy's
+    np.testing.assert_allclose(host(loom.interp(loom.asarray(x[6:]), xp, fp, period=2.0)), np.interp(x[6:], xp, fp, period=2.0))
+    np.testing.assert_array_equal(host(loom.interp(loom.asarray(x[6:]), xp, fp + 1j)), np.interp(x[6:], xp, fp + 1j))
