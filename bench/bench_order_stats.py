@@ -1,7 +1,7 @@
 """Order statistics and counting on a GPU array, side by side with CuPy and torch in one run (median ms of
 CUDA-event-free wall times after a synchronize; each library warmed up first): quantile / percentile /
-median (sort-based, python/loom/_order_stats.py), bincount (scatter-add), digitize (searchsorted), cov
-(centred matmul). Before this, each of them copied the array to the host and ran NumPy.
+median (sort-based, python/loom/_order_stats.py), bincount and histogram (scatter-add), digitize and interp
+(searchsorted), cov (centred matmul). Before this, each of them copied the array to the host and ran NumPy.
   python3 bench/bench_order_stats.py [--out results.json]
 """
 import json
@@ -47,6 +47,10 @@ def main():
         "digitize_2^24_100": lambda xp, d: xp.digitize(d["big"], d["bins"]) if xp.__name__ != "torch"
         else xp.bucketize(d["big"], d["bins"], right=True),
         "cov_64x65536": lambda xp, d: xp.cov(d["feats"]),
+        "histogram_2^24_100": lambda xp, d: xp.histogram(d["big"], bins=100)[0] if xp.__name__ != "torch"
+        else xp.histc(d["big"], bins=100),
+        "interp_2^24_100": lambda xp, d: xp.interp(d["big"], d["bins"], d["bins"] * 2) if xp.__name__ != "torch"
+        else (_ for _ in ()).throw(NotImplementedError("no torch.interp")),
     }
     rows_out = []
     for name, fn in cases.items():
