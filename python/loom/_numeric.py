@@ -2,10 +2,9 @@
 NumPy defines outside its ufuncs.
 
 On the device (loom graphs, fused): diff and ediff1d (shifted slices), nan_to_num, outer, kron,
-vander, trapezoid, sinc, fix, isposinf, isneginf. Through NumPy on the host (they need sliding-window,
-search or scan kernels loom lacks; the README lists them): convolve, correlate, interp (but of a GPU array:
-_order_stats.py), unwrap, cross,
-trim_zeros, i0, real_if_close, pad, delete, insert, append, resize.
+vander, trapezoid, sinc, fix, isposinf, isneginf, unwrap, polyval (Horner), append (concatenate), pad
+(constant). Through NumPy on the host (the README lists them): convolve, correlate, interp (but of a GPU
+array: _order_stats.py), cross, trim_zeros, i0, real_if_close, delete, insert, resize.
 """
 import numpy
 
@@ -224,6 +223,63 @@ for _name in ("convolve", "correlate", "interp", "unwrap", "cross", "trim_zeros"
 del _name
 _host_pad = globals()["pad"]  # made by the loop above: every mode but a scalar constant
 _host_interp = globals()["interp"]
+_host_unwrap, _host_polyval, _host_append = globals()["unwrap"], globals()["polyval"], globals()["append"]
+
+
+def unwrap(p, discont=None, axis=-1, *, period=2 * numpy.pi):
+    """numpy.unwrap of a loom array on its device, NumPy's steps as loom ops (diff, the wrapped difference,
+    a cumulative sum of the corrections: a scan kernel); other inputs NumPy's on the host."""
+    if not isinstance(p, ndarray) or p.ndim == 0:
+        return _host_unwrap(p, discont, axis, period=period)
+    ax = _norm_axis(axis, p.ndim)
+    dd = diff(p, axis=ax)
+    if discont is None:
+        discont = period / 2
+    dtype = numpy.result_type(numpy.empty(0, dd.dtype), period)
+    if dtype.kind in "iu":
+        high, rem = divmod(period, 2)
+        ambiguous = rem == 0
+    else:
+        high, ambiguous = period / 2, True
+    low = -high
+    ddmod = (dd - low) % period + low
+    if ambiguous:
+        ddmod = _core.where((ddmod == low) & (dd > 0), _core.cast(asarray(high), ddmod._dtype_code), ddmod)
+    correct = ddmod - dd
+    correct = _core.where(abs(dd) < discont, _core.cast(asarray(0), correct._dtype_code), correct)
+    from ._sorting import cumsum
+    from ._manipulation import concatenate
+    head = (slice(None),) * ax
+    rest = p[head + (slice(1, None),)] + cumsum(correct, axis=ax)
+    return concatenate((p[head + (slice(0, 1),)].astype(dtype), rest.astype(dtype)), axis=ax)
+
+
+def polyval(p, x):
+    """numpy.polyval by Horner's rule on the device when p or x is a loom array (one fused kernel: y = y * x +
+    p[i], from zeros of x's dtype as NumPy starts); poly1d arguments NumPy's."""
+    if isinstance(p, numpy.poly1d) or isinstance(x, numpy.poly1d) or \
+            not (isinstance(p, ndarray) or isinstance(x, ndarray)):
+        return _host_polyval(p, x)
+    x = asarray(x)
+    coeffs = p if isinstance(p, ndarray) else numpy.asarray(p)
+    y = _core.where(True, _core.cast(asarray(0), x._dtype_code), x)  # zeros_like(x): x's shape and dtype
+    for i in range(len(coeffs)):  # a 0-d p raises TypeError, as NumPy's iteration does
+        pv = coeffs[i] if isinstance(coeffs, ndarray) else asarray(coeffs[i])  # strong, as NumPy's scalars
+        y = y * x + pv
+    return y
+
+
+def append(arr, values, axis=None):
+    """numpy.append as loom's concatenate (on the device): both raveled when axis is None."""
+    if not isinstance(arr, ndarray) and not isinstance(values, ndarray):
+        return _host_append(arr, values, axis)
+    from ._manipulation import concatenate
+    arr = asarray(arr)
+    if axis is None:
+        arr = arr.ravel() if arr.ndim != 1 else arr
+        values = asarray(values).ravel()
+        axis = arr.ndim - 1
+    return concatenate((arr, values), axis=axis)
 
 
 def interp(x, xp, fp, left=None, right=None, period=None):
