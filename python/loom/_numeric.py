@@ -2,9 +2,9 @@
 NumPy defines outside its ufuncs.
 
 On the device (loom graphs, fused): diff and ediff1d (shifted slices), nan_to_num, outer, kron,
-vander, trapezoid, sinc, fix, isposinf, isneginf, unwrap, polyval (Horner), append (concatenate), pad
-(constant). Through NumPy on the host (the README lists them): convolve, correlate, interp (but of a GPU
-array: _order_stats.py), cross, trim_zeros, i0, real_if_close, delete, insert, resize.
+vander, trapezoid, sinc, fix, isposinf, isneginf, unwrap, polyval (Horner), append (concatenate), cross,
+pad (constant). Through NumPy on the host (the README lists them): convolve, correlate, interp (but of a
+GPU array: _order_stats.py), trim_zeros, i0, real_if_close, delete, insert, resize.
 """
 import numpy
 
@@ -224,6 +224,44 @@ del _name
 _host_pad = globals()["pad"]  # made by the loop above: every mode but a scalar constant
 _host_interp = globals()["interp"]
 _host_unwrap, _host_polyval, _host_append = globals()["unwrap"], globals()["polyval"], globals()["append"]
+_host_cross = globals()["cross"]
+
+
+def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    """numpy.cross of loom arrays on the device: NumPy's checks, warning and products in its order (each
+    component a product minus a product in the promoted dtype), the components stacked along axisc."""
+    if not (isinstance(a, ndarray) or isinstance(b, ndarray)):
+        return _host_cross(a, b, axisa, axisb, axisc, axis)
+    import warnings
+    from ._manipulation import moveaxis, stack
+    if axis is not None:
+        axisa, axisb, axisc = (axis,) * 3
+    a, b = asarray(a), asarray(b)
+    if a.ndim < 1 or b.ndim < 1:
+        raise ValueError("At least one array has zero dimension")
+    a = moveaxis(a, _norm_axis(axisa, a.ndim), -1)
+    b = moveaxis(b, _norm_axis(axisb, b.ndim), -1)
+    na, nb = a.shape[-1], b.shape[-1]
+    if na not in (2, 3) or nb not in (2, 3):
+        raise ValueError("incompatible dimensions for cross product\n(dimension must be 2 or 3)")
+    if na == 2 or nb == 2:
+        warnings.warn("Arrays of 2-dimensional vectors are deprecated. Use arrays of 3-dimensional vectors "
+                      "instead. (deprecated in NumPy 2.0)", DeprecationWarning, stacklevel=2)
+    dtype = numpy.promote_types(a.dtype, b.dtype)
+    a, b = a.astype(dtype), b.astype(dtype)
+    a0, a1, b0, b1 = a[..., 0], a[..., 1], b[..., 0], b[..., 1]
+    a2 = a[..., 2] if na == 3 else None
+    b2 = b[..., 2] if nb == 3 else None
+    if na == 2 and nb == 2:
+        return a0 * b1 - a1 * b0
+    if na == 2:
+        comps = [a1 * b2, -(a0 * b2), a0 * b1 - a1 * b0]
+    elif nb == 2:
+        comps = [-(a2 * b1), a2 * b0, a0 * b1 - a1 * b0]
+    else:
+        comps = [a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0]
+    cp = stack(comps, axis=-1)  # each component has the broadcast shape of a's and b's vectors
+    return moveaxis(cp, -1, _norm_axis(axisc, cp.ndim))
 
 
 def unwrap(p, discont=None, axis=-1, *, period=2 * numpy.pi):

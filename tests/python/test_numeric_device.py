@@ -62,3 +62,30 @@ def test_append():
     same(loom.append(loom.asarray(np.arange(3)), loom.asarray(np.array([0.5]))), np.append(np.arange(3), [0.5]))
     with pytest.raises(ValueError):
         loom.append(la, np.ones((2, 2)), axis=0)
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # 2-d vectors: NumPy 2's deprecation, warned by both
+@pytest.mark.parametrize("sa,sb", [((5, 3), (5, 3)), ((5, 3), (3,)), ((4, 1, 3), (6, 3)), ((5, 2), (5, 2)),
+                                   ((5, 2), (5, 3)), ((5, 3), (2,)), ((3,), (3,))])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32"])
+def test_cross(sa, sb, dtype):
+    r = np.random.default_rng(len(sa) + len(sb))
+    a, b = (r.standard_normal(sa) * 5).astype(dtype), (r.standard_normal(sb) * 5).astype(dtype)
+    same(loom.cross(loom.asarray(a), loom.asarray(b)), np.cross(a, b))
+
+
+def test_cross_axes_errors_and_warning():
+    r = np.random.default_rng(3)
+    a, b = r.standard_normal((3, 5)), r.standard_normal((5, 3))
+    same(loom.cross(loom.asarray(a), loom.asarray(b), axisa=0), np.cross(a, b, axisa=0))
+    same(loom.cross(loom.asarray(a), loom.asarray(b), axisa=0, axisc=0), np.cross(a, b, axisa=0, axisc=0))
+    c = r.standard_normal((3, 4))
+    same(loom.cross(loom.asarray(c), loom.asarray(c * 2 + 1), axis=0), np.cross(c, c * 2 + 1, axis=0))
+    i8, f32 = np.array([1, 2, 3], np.int8), np.array([4.0, 5, 6], np.float32)
+    same(loom.cross(loom.asarray(i8), loom.asarray(f32)), np.cross(i8, f32))
+    with pytest.raises(ValueError, match="incompatible dimensions"):
+        loom.cross(loom.asarray(np.ones((3, 4))), loom.asarray(np.ones((3, 4))))
+    with pytest.raises(ValueError, match="zero dimension"):
+        loom.cross(loom.asarray(np.float64(1.0)), loom.asarray(np.ones(3)))
+    with pytest.warns(DeprecationWarning, match="2-dimensional vectors"):
+        loom.cross(loom.asarray(np.ones(2)), loom.asarray(np.ones(2)))
