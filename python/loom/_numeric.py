@@ -227,6 +227,24 @@ _host_unwrap, _host_polyval, _host_append = globals()["unwrap"], globals()["poly
 _host_cross = globals()["cross"]
 
 
+_CROSS_2D = []
+
+
+def _numpy_cross_takes_2d():
+    """Whether this NumPy still crosses 2-d vectors (deprecated in 2.0 with a warning, an error since 2.5):
+    asked of NumPy once, so loom answers as the installed NumPy does."""
+    if not _CROSS_2D:
+        import warnings
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                numpy.cross(numpy.ones(2), numpy.ones(3))
+                _CROSS_2D.append(True)
+            except ValueError:
+                _CROSS_2D.append(False)
+    return _CROSS_2D[0]
+
+
 def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     """numpy.cross of loom arrays on the device: NumPy's checks, warning and products in its order (each
     component a product minus a product in the promoted dtype), the components stacked along axisc."""
@@ -244,6 +262,9 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     na, nb = a.shape[-1], b.shape[-1]
     if na not in (2, 3) or nb not in (2, 3):
         raise ValueError("incompatible dimensions for cross product\n(dimension must be 2 or 3)")
+    if (na == 2 or nb == 2) and not _numpy_cross_takes_2d():
+        raise ValueError("Both input arrays must be (arrays of) 3-dimensional vectors, but they are "
+                         f"{na} and {nb} dimensional instead.")
     if na == 2 or nb == 2:
         warnings.warn("Arrays of 2-dimensional vectors are deprecated. Use arrays of 3-dimensional vectors "
                       "instead. (deprecated in NumPy 2.0)", DeprecationWarning, stacklevel=2)

@@ -69,9 +69,18 @@ def test_append():
                                    ((5, 2), (5, 3)), ((5, 3), (2,)), ((3,), (3,))])
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int32"])
 def test_cross(sa, sb, dtype):
+    """Against the installed NumPy: 2-d vectors are crossed with a DeprecationWarning before NumPy 2.5 and
+    refused with its ValueError since."""
     r = np.random.default_rng(len(sa) + len(sb))
     a, b = (r.standard_normal(sa) * 5).astype(dtype), (r.standard_normal(sb) * 5).astype(dtype)
-    same(loom.cross(loom.asarray(a), loom.asarray(b)), np.cross(a, b))
+    try:
+        want = np.cross(a, b)
+    except ValueError as e:
+        with pytest.raises(ValueError, match="3-dimensional vectors"):
+            loom.cross(loom.asarray(a), loom.asarray(b))
+        assert "3-dimensional" in str(e)
+        return
+    same(loom.cross(loom.asarray(a), loom.asarray(b)), want)
 
 
 def test_cross_axes_errors_and_warning():
@@ -87,5 +96,21 @@ def test_cross_axes_errors_and_warning():
         loom.cross(loom.asarray(np.ones((3, 4))), loom.asarray(np.ones((3, 4))))
     with pytest.raises(ValueError, match="zero dimension"):
         loom.cross(loom.asarray(np.float64(1.0)), loom.asarray(np.ones(3)))
-    with pytest.warns(DeprecationWarning, match="2-dimensional vectors"):
-        loom.cross(loom.asarray(np.ones(2)), loom.asarray(np.ones(2)))
+    try:
+        with pytest.warns(DeprecationWarning):
+            np.cross(np.ones(2), np.ones(2))
+    except ValueError:  # NumPy >= 2.5
+        with pytest.raises(ValueError, match="3-dimensional vectors"):
+            loom.cross(loom.asarray(np.ones(2)), loom.asarray(np.ones(2)))
+    else:
+        with pytest.warns(DeprecationWarning, match="2-dimensional vectors"):
+            loom.cross(loom.asarray(np.ones(2)), loom.asarray(np.ones(2)))
+
+
+def test_cross_2d_refused_where_numpy_refuses(monkeypatch):
+    """Under a NumPy that refuses 2-d vectors (2.5 and later) loom refuses them with NumPy's message."""
+    from loom import _numeric
+    monkeypatch.setattr(_numeric, "_CROSS_2D", [False])
+    with pytest.raises(ValueError, match="they are 2 and 3 dimensional instead"):
+        loom.cross(loom.asarray(np.ones((4, 2))), loom.asarray(np.ones((4, 3))))
+    same(loom.cross(loom.asarray(np.eye(3)), loom.asarray(np.ones(3))), np.cross(np.eye(3), np.ones(3)))
