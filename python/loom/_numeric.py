@@ -227,7 +227,7 @@ _host_unwrap, _host_polyval, _host_append = globals()["unwrap"], globals()["poly
 _host_cross = globals()["cross"]
 
 
-_CROSS_2D = []
+_CROSS_2D: list[bool] = []
 
 
 def _numpy_cross_takes_2d():
