@@ -23,6 +23,8 @@ once. The set operations (_setops.py) select from their sorted arrays through th
 """
 import collections
 
+import os
+
 import numpy
 
 from . import _core
@@ -228,6 +230,38 @@ def _empty_like_dev(x, shape, dtype, zero=False):
 _SEARCH_COUNT_RATIO = 8
 
 
+# a binary search per query (log2(n) dependent gathers from a, all in one elementwise kernel) for sorted
+# arrays longer than _SEARCH_BINARY_MIN (below, n compares in one reduction are as cheap) and up to
+# _SEARCH_BINARY_MAX, or longer ones searched by few queries; else the sort-merge of a and the queries
+# (LOOM_SEARCHSORTED_BINARY=0, read per call: never the binary search, for A/B runs and the merge's tests)
+_SEARCH_BINARY_MIN = 32
+_SEARCH_BINARY_MAX = 1 << 20
+
+
+def _binary_search(a1, q, n, side):
+    """The answers for the 1-d queries q in the sorted a1 (n >= 1, one dtype): for each query the largest
+    count c such that the first c elements of a order before it (side 'left') or not after it ('right'),
+    NumPy's order (NaN last; complex by class, then parts: _sortnet's keys), found bit by bit from the
+    highest power of two (a gather of a[c + step - 1] and one compare a step)."""
+    from ._common import _code
+    i64 = _code("int64")
+    qk, nans = _sortnet.key_parts(q)
+    pos = _core.cast(_core.binary(_core.ops["mul"], _core.iota(q.shape, q), 0), i64)
+    step = 1 << (n.bit_length() - 1)
+    while step:
+        cand = _core.binary(_core.ops["add"], pos, step)
+        s = _core.gather(a1, _core.binary(_core.ops["sub"], cand, 1), 0, 2)  # clipped: cand <= n decides
+        sk, _ = _sortnet.key_parts(s)
+        if side == "left":
+            go = _sortnet._before(sk, qk, None, None, nans, False)
+        else:
+            go = _core.unary(_core.ops["logical_not"], _sortnet._before(qk, sk, None, None, nans, False))
+        go = _core.binary(_core.ops["logical_and"], _core.binary(_core.ops["le"], cand, n), go)
+        pos = _core.where(go, cand, pos)
+        step >>= 1
+    return pos
+
+
 def _net_searchsorted(a, v, side):
     """searchsorted of every element of v in the sorted 1-d a on a's device: for few pairs (a short a),
     one kernel counts the elements of a ordered before each query (n x m compares); otherwise a and v
@@ -243,6 +277,9 @@ def _net_searchsorted(a, v, side):
         return _empty_like_dev(a, v.shape, "int64", zero=True)
     ak, nans = _sortnet.key_parts(a1)
     lg = max(1, (n + m - 1).bit_length())
+    if n > _SEARCH_BINARY_MIN and (n <= _SEARCH_BINARY_MAX or m <= n // 8) and \
+            os.environ.get("LOOM_SEARCHSORTED_BINARY", "1") != "0":
+        return _binary_search(a1, q, n, side).reshape(v.shape)
     if n * m <= _SEARCH_COUNT_RATIO * (n + m) * lg * lg:
         qk = [k.reshape(m, 1) for k in _sortnet.key_parts(q)[0]]
         if side == "left":

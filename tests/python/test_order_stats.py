@@ -239,3 +239,32 @@ def test_interp():
     # period= and complex fp: NumPy's
     np.testing.assert_allclose(host(loom.interp(loom.asarray(x[6:]), xp, fp, period=2.0)), np.interp(x[6:], xp, fp, period=2.0))
     np.testing.assert_array_equal(host(loom.interp(loom.asarray(x[6:]), xp, fp + 1j)), np.interp(x[6:], xp, fp + 1j))
+
+
+@pytest.mark.parametrize("n", [33, 64, 65, 1000, 4097])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "uint8", "int64", "complex128"])
+def test_searchsorted_binary_search(n, dtype, monkeypatch):
+    """searchsorted's binary search on the device (_sorting._binary_search: a sorted array of more than 32
+    elements) against NumPy for both sides, with NaN (sorted last), repeated values, infinities and
+    queries outside the range; and the same answers from the merge path (LOOM_SEARCHSORTED_BINARY=0)."""
+    r = np.random.default_rng(n)
+    if dtype == "complex128":
+        a = r.standard_normal(n) + 1j * r.standard_normal(n)
+        a[:4] = [complex(np.nan, 0), complex(0, np.nan), complex(np.nan, np.nan), 1 + 1j]
+        v = r.standard_normal((7, 9)) + 1j * r.standard_normal((7, 9))
+        v[0, :3] = [complex(np.nan, 0), complex(0, np.nan), a[10]]
+    else:
+        a = (r.standard_normal(n) * 30).astype(dtype)
+        v = (r.standard_normal((7, 9)) * 35).astype(dtype)
+        if dtype.startswith("float"):
+            a[:3] = [np.nan, np.inf, -np.inf]
+            v[0, :3] = [np.nan, np.inf, -np.inf]
+        a[5:9] = a[5]
+        v[1, 0] = a[5]
+    a = np.sort(a)
+    for side in ("left", "right"):
+        want = np.searchsorted(a, v, side=side)
+        same(loom.searchsorted(loom.asarray(a), loom.asarray(v), side=side), want)
+        with monkeypatch.context() as mp:
+            mp.setenv("LOOM_SEARCHSORTED_BINARY", "0")
+            same(loom.searchsorted(loom.asarray(a), loom.asarray(v), side=side), want)

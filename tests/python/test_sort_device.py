@@ -393,6 +393,7 @@ def test_radix_composition_on_host(monkeypatch: Any) -> None:
         return loom.asarray(np.take_along_axis(src.get(), index.get(), axis=-1))
 
     monkeypatch.setenv("LOOM_SORT_ENGINE", "network")  # host arrays sort on the device path
+    monkeypatch.setenv("LOOM_SEARCHSORTED_BINARY", "0")  # searchsorted by the merge (two sorts), not bisection
     monkeypatch.setattr(_sortnet, "use_radix", lambda keys, r, n, extra=0: True)
     monkeypatch.setattr(_sortnet._core, "radix_sort", radix_sort)
     monkeypatch.setattr(_sortnet._core, "take_rows", take_rows)
