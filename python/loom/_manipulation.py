@@ -478,6 +478,10 @@ def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
         for a in arrs:
             if not numpy.can_cast(a.dtype, rdt, casting=casting):
                 raise TypeError(f"Cannot cast array data from {a.dtype!r} to {rdt!r} according to the rule {casting!r}")
+        if rdt.kind != "c" and any(a.dtype.kind == "c" for a in arrs):  # NumPy's cast warns (concatenate's path does)
+            import warnings
+            from ._ndarray import _ComplexWarning
+            warnings.warn("Casting complex values to real discards the imaginary part", _ComplexWarning, stacklevel=2)
         return _stack_select(arrs, axis, shape, rdt)
     # a pending array gets the new axis as a pending reshape (a view would evaluate it first): its
     # operations then fuse into the copy that concatenate makes of it

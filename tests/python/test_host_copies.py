@@ -181,3 +181,17 @@ def test_each_knob_off_gives_the_same_values(tmp_path, knob):
     h = np.random.default_rng(3).standard_normal((33, 17)).astype(np.float32)
     np.testing.assert_array_equal(on["stack"], np.stack([h, h * 2, h + 1], axis=-1))
     np.testing.assert_array_equal(on["tile"], np.tile(h, (2, 3)))
+
+
+def test_stack_complex_to_real_warns_as_numpy():
+    """stack(..., dtype=real, casting='unsafe') of complex pieces warns ComplexWarning as NumPy's cast does,
+    on the one-kernel select path too (CuPy's test_stack_casting[unsafe])."""
+    import warnings
+    h = (np.arange(12) + 1j).reshape(3, 4).astype(np.complex64)
+    a = loom.asarray(h)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        got = loom.stack((a, a), axis=1, dtype=np.float32, casting="unsafe")
+        want = np.stack((h, h), axis=1, dtype=np.float32, casting="unsafe")
+    assert any("imaginary part" in str(x.message) for x in w)
+    np.testing.assert_array_equal(np.asarray(got.get()), want)
