@@ -4,7 +4,8 @@ NumPy defines outside its ufuncs.
 On the device (loom graphs, fused): diff and ediff1d (shifted slices), nan_to_num, outer, kron,
 vander, trapezoid, sinc, fix, isposinf, isneginf, unwrap, polyval (Horner), append (concatenate), cross,
 pad (constant). Through NumPy on the host (the README lists them): convolve, correlate, interp (but of a
-GPU array: _order_stats.py), trim_zeros, i0, real_if_close, delete, insert, resize.
+GPU array: _order_stats.py), trim_zeros, i0, real_if_close, insert, resize; delete keeps NumPy's index
+rules (on the host, over positions) and gathers on the device.
 """
 import numpy
 
@@ -225,6 +226,24 @@ _host_pad = globals()["pad"]  # made by the loop above: every mode but a scalar 
 _host_interp = globals()["interp"]
 _host_unwrap, _host_polyval, _host_append = globals()["unwrap"], globals()["polyval"], globals()["append"]
 _host_cross = globals()["cross"]
+
+
+_host_delete = globals()["delete"]
+
+
+def delete(arr, obj, axis=None):
+    """numpy.delete of a loom array on its device: the kept positions along the axis are NumPy's own
+    (numpy.delete of an index range, so its index rules and errors), read by one gather (take)."""
+    if not isinstance(arr, ndarray):
+        return _host_delete(arr, obj, axis)
+    a = arr.ravel() if axis is None else arr
+    ax = 0 if axis is None else _norm_axis(axis, a.ndim)
+    if a.ndim == 0:
+        return _host_delete(arr, obj, axis)
+    idx = obj.get() if isinstance(obj, ndarray) else obj
+    kept = numpy.delete(numpy.arange(a.shape[ax]), idx)
+    from ._selection import take
+    return take(a, kept, axis=ax)
 
 
 _CROSS_2D: list[bool] = []

@@ -114,3 +114,18 @@ def test_cross_2d_refused_where_numpy_refuses(monkeypatch):
     with pytest.raises(ValueError, match="they are 2 and 3 dimensional instead"):
         loom.cross(loom.asarray(np.ones((4, 2))), loom.asarray(np.ones((4, 3))))
     same(loom.cross(loom.asarray(np.eye(3)), loom.asarray(np.ones(3))), np.cross(np.eye(3), np.ones(3)))
+
+
+def test_delete():
+    """delete of a loom array: NumPy's kept positions (its index rules: negatives, slices, masks, repeats,
+    its IndexError) gathered on the device."""
+    a = np.arange(24.0).reshape(4, 6)
+    la = loom.asarray(a)
+    for obj, axis in ((1, 0), (-1, 1), ([0, 2], 1), (slice(1, None, 2), 1), (np.array([True, False, True, False]), 0),
+                      ([], 0), (3, None), ([1, 1, 5], None), (loom.asarray(np.array([0, 3])), 1)):
+        want = np.delete(a, obj.get() if isinstance(obj, loom.ndarray) else obj, axis=axis)
+        same(loom.delete(la, obj, axis=axis), want)
+    with pytest.raises(IndexError, match="out of bounds"):
+        loom.delete(la, 10, axis=0)
+    with pytest.raises(IndexError, match="out of bounds"):
+        loom.delete(la, [0, 7], axis=1)
