@@ -315,7 +315,7 @@ def test_random_differential(seed):
         if x.ndim > 1 and r.random() < 0.3:
             x = x.T
         lx = loom.asarray(x)
-        method = str(r.choice(METHODS))
+        method: Any = str(r.choice(METHODS))
         q0 = float(r.choice([0.0, 1.0, 0.5, float(r.random()), -1.0]))
         q: Any = r.random(int(r.integers(1, 4))) if q0 == -1.0 else q0
         pick = int(r.integers(-x.ndim - 1, x.ndim))
