@@ -335,9 +335,10 @@ def unwrap(p, discont=None, axis=-1, *, period=2 * numpy.pi):
 def polyval(p, x):
     """numpy.polyval by Horner's rule on the device when p or x is a loom array (one fused kernel: y = y * x +
     p[i], from zeros of x's dtype as NumPy starts); poly1d arguments NumPy's."""
-    if isinstance(p, numpy.poly1d) or isinstance(x, numpy.poly1d) or \
+    from ._polynomial import poly1d
+    if any(isinstance(v, (numpy.poly1d, poly1d)) for v in (p, x)) or \
             not (isinstance(p, ndarray) or isinstance(x, ndarray)):
-        return _host_polyval(p, x)
+        return _host_polyval(p, x)  # a poly1d argument gives a poly1d (composition)
     x = asarray(x)
     coeffs = p if isinstance(p, ndarray) else numpy.asarray(p)
     y = _core.where(True, _core.cast(asarray(0), x._dtype_code), x)  # zeros_like(x): x's shape and dtype
