@@ -54,7 +54,8 @@ def test_polyval():
     np.testing.assert_array_equal(host(loom.polyval(q, lx)), np.polyval(q, x))  # poly1d: NumPy's
     comp = loom.polyval(loom.asarray(np.array([1.0, 2.0])), loom.poly1d([1.0, 3.0]))  # composition: a poly1d
     assert isinstance(comp, loom.poly1d)
-    np.testing.assert_array_equal(host(comp.coeffs), np.polyval(np.array([1.0, 2.0]), np.poly1d([1.0, 3.0])).coeffs)
+    want = np.polyval(np.array([1.0, 2.0]), np.poly1d([1.0, 3.0]))
+    np.testing.assert_array_equal(host(comp.coeffs), np.asarray(getattr(want, "coeffs")))
 
 
 def test_append():
