@@ -452,7 +452,11 @@ def _compact_rows(m, values, rows):
     width = n // rows
     main = rows * width
     i64 = _i64()
-    grid = _reshape_lazy(m[:main], (rows, width)) if main < n else _reshape_lazy(m, (rows, width))
+
+    def as_rows(a):  # a's first rows * width points as the rows
+        return _reshape_lazy(a[:main] if main < n else a, (rows, width))
+
+    grid = as_rows(m)
     counts = _core.reduce(0, grid, (1,), False, i64)
     first = [counts]
     if main < n:
@@ -474,8 +478,7 @@ def _compact_rows(m, values, rows):
     outs = []
     for v in values:
         base = _core.movement(2, _core.const(0, v._dtype_code), (total,), None, None)
-        vgrid = _reshape_lazy(v[:main], (rows, width)) if main < n else _reshape_lazy(v, (rows, width))
-        outs.append(_core.scatter(base, dest, vgrid, _SCATTER_PUT))
+        outs.append(_core.scatter(base, dest, as_rows(v), _SCATTER_PUT))
     _core.eval(*outs)
     for o, t in zip(outs, tails):
         if len(t):

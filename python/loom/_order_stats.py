@@ -1,4 +1,4 @@
-"""_order_stats.py: quantile, percentile, histogram, bincount and digitize on the array's device.
+"""_order_stats.py: quantile, percentile, histogram, bincount, digitize and interp on the array's device.
 
 Where the array sorts on its device (_sorting._on_network: GPU arrays, or any array under
 LOOM_SORT_ENGINE=network), quantile / percentile sort along the axis there and read the one or two
@@ -8,8 +8,9 @@ interpolation is NumPy's _lerp written with loom ops (a + (b - a) * t below t = 
 from it), so the results are NumPy's bits; a slice holding a NaN gives its last sorted value (NaN) as
 NumPy does. bincount is a scatter-add on the device (one small read of the index range for the length and
 the check of negatives); digitize is searchsorted on the device after NumPy checks the bins (a host copy
-of them: bins are short). Everything else (weights, the other methods, nan* forms, tuples of axes) is
-NumPy's on a host copy, as before (_statistics.py).
+of them: bins are short); histogram and interp are described at their functions. Everything else
+(weights, the other methods, nan* forms, tuples of axes) is NumPy's on a host copy, as before
+(_statistics.py, _numeric.py).
 """
 import builtins
 import operator
@@ -28,11 +29,30 @@ def _b(name, x, y):
     return _core.binary(_OPS[name], x, y)
 
 
-def _device_quantile_ok(a, axis, method, weights, q, interpolation):
+def _on_device(x):
     from . import _sorting
-    return (isinstance(a, ndarray) and weights is None and interpolation is None and method in _DEVICE_METHODS
+    return isinstance(x, ndarray) and _sorting._on_network(x)
+
+
+def _min_max(x):
+    """x's smallest and largest elements as NumPy scalars: one fused evaluation and one small read."""
+    from . import _reductions
+    lo, hi = _reductions.min(x), _reductions.max(x)
+    _core.eval(lo, hi)
+    return lo.get()[()], hi.get()[()]
+
+
+def _added_at(idx, values, length, dtype, device):
+    """A new (length,) array of dtype on device holding the sum of values at each index of idx (a
+    scatter-add into zeros; indices outside [0, length) add nothing)."""
+    zeros = _from_numpy(numpy.zeros(length, dtype), copy=True, device=device)
+    return _core.scatter(zeros, idx, values, 1)  # op 1: add
+
+
+def _device_quantile_ok(a, axis, method, weights, q, interpolation):
+    return (_on_device(a) and weights is None and interpolation is None and method in _DEVICE_METHODS
             and not isinstance(q, ndarray) and a.size > 0 and a.ndim > 0 and _kind(a.dtype) in "iuf"
-            and (axis is None or isinstance(axis, (int, numpy.integer))) and _sorting._on_network(a))
+            and (axis is None or isinstance(axis, (int, numpy.integer))))
 
 
 def _positions(n, q, method):
@@ -124,11 +144,6 @@ def quantile_or_none(a, q, axis, out, method, keepdims, weights, interpolation, 
     return _quantile_device(a, q, axis, out, method, keepdims, percent)
 
 
-def _on_device(x):
-    from . import _sorting
-    return isinstance(x, ndarray) and _sorting._on_network(x)
-
-
 def bincount_or_none(x, weights=None, minlength=0):
     """numpy.bincount as a scatter-add on x's device (int64 counts; float64 sums of weights, added in an
     unspecified order as CuPy's are), or None for NumPy's (host arrays, non-integer or non-1-d x, weights
@@ -142,21 +157,15 @@ def bincount_or_none(x, weights=None, minlength=0):
     minlength = operator.index(minlength)
     if minlength < 0:
         raise ValueError("'minlength' must not be negative")
-    from . import _reductions
+    hi = -1
     if x.size:
-        lo, hi = _reductions.min(x), _reductions.max(x)
-        _core.eval(lo, hi)
-        lo, hi = int(lo), int(hi)
+        lo, hi = (int(v) for v in _min_max(x))
         if lo < 0:
             raise ValueError("'list' argument must have no negative elements")
-    else:
-        hi = -1
     length = builtins.max(hi + 1, minlength)
-    counts = _from_numpy(numpy.zeros(length, numpy.int64 if weights is None else numpy.float64), copy=True, device=x._device)
-    if x.size == 0:
-        return counts
-    vals = 1 if weights is None else _core.cast(weights, _code("float64"))
-    return _core.scatter(counts, _core.cast(x, _code("int64")), vals, 1)  # op 1: add
+    if weights is None:
+        return _added_at(_core.cast(x, _code("int64")), 1, length, numpy.int64, x._device)
+    return _added_at(_core.cast(x, _code("int64")), _core.cast(weights, _code("float64")), length, numpy.float64, x._device)
 
 
 def digitize_or_none(x, bins, right=False):
@@ -193,10 +202,7 @@ def histogram_or_none(a, bins=10, range=None, density=None, weights=None):
         x = x.astype(numpy.uint8)
     host_bins = bins.get() if isinstance(bins, ndarray) else bins
     if range is None and numpy.ndim(host_bins) == 0 and x.size:
-        from . import _reductions
-        lo, hi = _reductions.min(x), _reductions.max(x)
-        _core.eval(lo, hi)
-        proxy = numpy.array([lo.get(), hi.get()], dtype=x.dtype)
+        proxy = numpy.array(_min_max(x), dtype=x.dtype)
     else:
         proxy = numpy.zeros(0, dtype=x.dtype)
     edges = numpy.histogram_bin_edges(proxy, host_bins, range)  # NumPy's edges and errors
@@ -226,12 +232,10 @@ def histogram_or_none(a, bins=10, range=None, density=None, weights=None):
         idx = _core.where(_b("eq", v, last), nb - 1, idx)
     idx = _core.where(keep, idx, -1)  # -1: not stored (outside the range, NaN)
     if weights is None:
-        counts = _from_numpy(numpy.zeros(nb, numpy.int64), copy=True, device=dev)
-        n = _core.scatter(counts, idx, 1, 1)
+        n = _added_at(idx, 1, nb, numpy.int64, dev)
     else:
-        sums = _from_numpy(numpy.zeros(nb, numpy.float64), copy=True, device=dev)
         w = asarray(weights).reshape(-1)
-        n = _core.cast(_core.scatter(sums, idx, _core.cast(w, _code("float64")), 1), _code(w.dtype.name))
+        n = _core.cast(_added_at(idx, _core.cast(w, _code("float64")), nb, numpy.float64, dev), _code(w.dtype.name))
     if density:
         db = asarray(numpy.array(numpy.diff(edges), float))
         from . import _reductions
@@ -245,7 +249,7 @@ def interp_or_none(x, xp, fp, left=None, right=None, period=None):
     searchsorted of xp (j with xp[j] <= x < xp[j + 1]), left / right outside [xp[0], xp[-1]], fp[j] at a
     sample point, else slope * (x - xp[j]) + fp[j], recomputed from the right end when that is NaN
     (infinite slopes), and fp[j] where that is NaN too and fp[j] == fp[j + 1]; NaN x gives NaN."""
-    if period is not None or not isinstance(x, ndarray) or not _on_device(x) or _kind(x.dtype) == "c":
+    if period is not None or not _on_device(x) or _kind(x.dtype) == "c":
         return None
     hfp = fp.get() if isinstance(fp, ndarray) else numpy.asarray(fp)
     if numpy.iscomplexobj(hfp):

@@ -242,36 +242,33 @@ def _overwriting(np_fn, a, q, out, kw):
     return r if out is None else _finish(r, out, "unsafe")
 
 
+def _quantile_call(percent, a, q, axis, out, overwrite_input, method, keepdims, weights, interpolation):
+    """quantile (percent False) or percentile: the device path (_order_stats.py), else NumPy's: in place on
+    a's own memory with overwrite_input (_overwriting), or on a host copy."""
+    from . import _order_stats
+    r = _order_stats.quantile_or_none(a, q, axis, out, method, keepdims, weights, interpolation, percent)
+    if r is not None:
+        return r
+    kw = dict(axis=axis, method=method, keepdims=keepdims, weights=weights)
+    if interpolation is not None:
+        kw["interpolation"] = interpolation
+    if overwrite_input and _writable(a):
+        return _overwriting(numpy.percentile if percent else numpy.quantile, a, q, out, kw)
+    return (_host_percentile if percent else _host_quantile)(a, q, out=out, overwrite_input=overwrite_input, **kw)
+
+
 def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *, weights=None,
              interpolation=None):
     """numpy.quantile: on a GPU array (any LOOM_SORT_ENGINE=network array), for one axis or all and the
     methods linear, lower, higher, nearest and midpoint, sorted on its device and interpolated there with
     NumPy's positions and formula (_order_stats.py); otherwise NumPy's on a host copy."""
-    from . import _order_stats
-    r = _order_stats.quantile_or_none(a, q, axis, out, method, keepdims, weights, interpolation, False)
-    if r is not None:
-        return r
-    kw = {} if interpolation is None else {"interpolation": interpolation}
-    if overwrite_input and _writable(a):
-        return _overwriting(numpy.quantile, a, q, out, dict(axis=axis, method=method, keepdims=keepdims,
-                                                             weights=weights, **kw))
-    return _host_quantile(a, q, axis=axis, out=out, overwrite_input=overwrite_input, method=method,
-                          keepdims=keepdims, weights=weights, **kw)
+    return _quantile_call(False, a, q, axis, out, overwrite_input, method, keepdims, weights, interpolation)
 
 
 def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *, weights=None,
                interpolation=None):
     """numpy.percentile: quantile of q / 100 (see quantile: on the device where the array sorts there)."""
-    from . import _order_stats
-    r = _order_stats.quantile_or_none(a, q, axis, out, method, keepdims, weights, interpolation, True)
-    if r is not None:
-        return r
-    kw = {} if interpolation is None else {"interpolation": interpolation}
-    if overwrite_input and _writable(a):
-        return _overwriting(numpy.percentile, a, q, out, dict(axis=axis, method=method, keepdims=keepdims,
-                                                               weights=weights, **kw))
-    return _host_percentile(a, q, axis=axis, out=out, overwrite_input=overwrite_input, method=method,
-                            keepdims=keepdims, weights=weights, **kw)
+    return _quantile_call(True, a, q, axis, out, overwrite_input, method, keepdims, weights, interpolation)
 
 
 def bincount(x, weights=None, minlength=0):
