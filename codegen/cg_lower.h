@@ -87,6 +87,7 @@ typedef struct Lower {
   LLVMValueRef mom_cnt, mom_a[CG_MOM_MAX], mom_q[CG_MOM_MAX], mom_K[CG_MOM_MAX];
   LLVMValueRef mom_n, mom_mean[CG_MOM_MAX], mom_m2[CG_MOM_MAX];
   int cache_k;            /* the cached ROW entry's points a thread (GPU_CACHE_K .. GPU_CACHE_K_MAX) */
+  bool gpu_loops_rolled;  /* cg_gpu_for's loops are not unrolled by LLVM (gpu_stage.c) */
   /* lower_host_keep.c: value hkeep_v (-1: none) of REDUCE phase hkeep_p stored into buffer hkeep_buf and
    * read back by MAP phase hkeep_q, while hkeep_on (the full-row walks of body_o_point) */
   int hkeep_v, hkeep_p, hkeep_q, hkeep_buf;
@@ -393,6 +394,11 @@ void cg_gpu_scan_lookback(Lower *L, LLVMValueRef item, const GpuEntry *e);
 /* Deletes the `part` entry of a look-back scan kernel from mod and gk (the launcher's sign of it). */
 void cg_gpu_scan_lookback_trim(LLVMModuleRef mod, const KernelIr *k, CgGpuKernel *gk);
 void cg_gpu_cached_item(Lower *L, LLVMValueRef o, void *arg); /* CACHED: O point o, row in registers */
+/* gpu_stage.c: the staged buffers of the scalar cached entry's thread-per-row mode (codegen.h:
+ * cg_gpu_stage_mask, of those the kernel loads or stores; 0: no staged path), and that mode's loop over
+ * the block's tiles of rows (e: the block-level entry; bid, nbk: the block and the grid). */
+uint64_t cg_gpu_stage_bufs(const Lower *L);
+void cg_gpu_stage_rows(Lower *L, const GpuEntry *e, uint64_t mask, LLVMValueRef bid, LLVMValueRef nbk);
 /* Reduction of phase p's accumulators over aligned groups of g lanes of a wave (g: a power of two,
  * 1 <= g <= wave, the same on every lane): a butterfly over the lane masks below g, no shared memory
  * or barrier; every lane ends with its group's value. */

@@ -156,6 +156,34 @@ enum {
 #define CG_COL_FOLD_BLOCK 512
 #define CG_COL_FOLD_MAX_ACC 64
 static inline bool cg_col_fold_ok(int acc_size) { return acc_size > 0 && acc_size <= CG_COL_FOLD_MAX_ACC; }
+/* Staged short rows (codegen/gpu_stage.c): the scalar cached entry's thread-per-row mode (extra word 2 =
+ * 1 | CG_GPU_STAGE) copies the block's tile of rows (blockDim * (cache_k / nr) rows, a grid-stride loop
+ * over tiles) of each staged buffer between global and shared memory with coalesced accesses, and each
+ * thread runs its rows of the tile from there (a thread per row read its row's points a row apart:
+ * 28-byte strides for rows of 7 float32). Staged: every buffer contiguous along the one R dim (KL_ONE) and not constant along
+ * any O dim (KL_ZERO), when their tiles (CG_STAGE_BLOCK rows of cache_k points each) fit CG_STAGE_BYTES;
+ * sizes[b] is buffer b's dtype bytes. The launcher sets the flag only with blocks of at most
+ * CG_STAGE_BLOCK threads and where each staged buffer's rows lie one after another (O strides C-contiguous
+ * with a row pitch of nr) from a 16-byte aligned base; an entry compiled without the staged path ignores
+ * it. Both sides use this rule. */
+#define CG_GPU_STAGE (1u << 16)
+#define CG_STAGE_BLOCK 128
+#define CG_STAGE_BYTES 32768
+static inline uint64_t cg_gpu_stage_mask(const KBuffer *bufs, const int *sizes, int nbuf, int ndim, int nkeep,
+                                         int cache_k) {
+  if (ndim - nkeep != 1 || nkeep < 1 || nbuf > 64 || cache_k < 1) return 0;
+  uint64_t mask = 0, bytes = 0;
+  for (int b = 0; b < nbuf; b++) {
+    if (bufs[b].layout[ndim - 1] != KL_ONE) continue;
+    bool bcast = false;
+    for (int d = 0; d < nkeep; d++) bcast = bcast || bufs[b].layout[d] == KL_ZERO;
+    if (bcast) continue;
+    if (sizes[b] < 1 || sizes[b] > 8) return 0;
+    bytes += (uint64_t)CG_STAGE_BLOCK * (uint64_t)cache_k * (uint64_t)sizes[b];
+    mask |= 1ull << b;
+  }
+  return bytes <= CG_STAGE_BYTES ? mask : 0;
+}
 typedef struct CgGpuKernel {
   int32_t strategy;
   char main[64], vec[64], part[64], finish[64]; /* entry names; "" when absent */

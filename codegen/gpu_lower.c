@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <llvm-c/DebugInfo.h>
+
 #include "codegen/cg_lower.h"
 
 /* ---- loops and indices ---------------------------------------------------------------------------- */
@@ -44,7 +46,15 @@ void cg_gpu_for(Lower *L, LLVMValueRef start, LLVMValueRef end, LLVMValueRef ste
   LLVMPositionBuilderAtEnd(b, bb);
   body(L, i, arg);
   LLVMBuildStore(b, LLVMBuildAdd(b, i, step, ""), iv);
-  LLVMBuildBr(b, head);
+  LLVMValueRef back = LLVMBuildBr(b, head);
+  if (L->gpu_loops_rolled) { /* llvm.loop.unroll.disable: a loop of few iterations kept small (gpu_stage.c) */
+    LLVMContextRef c = L->m.c;
+    LLVMMetadataRef tmp = LLVMTemporaryMDNode(c, NULL, 0);
+    LLVMMetadataRef off = LLVMMDNodeInContext2(c, (LLVMMetadataRef[]){LLVMMDStringInContext2(c, "llvm.loop.unroll.disable", 24)}, 1);
+    LLVMMetadataRef id = LLVMMDNodeInContext2(c, (LLVMMetadataRef[]){tmp, off}, 2);
+    LLVMMetadataReplaceAllUsesWith(tmp, id);
+    LLVMSetMetadata(back, LLVMGetMDKindIDInContext(c, "llvm.loop", 9), LLVMMetadataAsValue(c, id));
+  }
   LLVMPositionBuilderAtEnd(b, exit);
 }
 
@@ -562,7 +572,10 @@ static void build_gpu_entry(Lower *L, int which, bool row, const char *name, int
     if (which == GPU_PART && !row) e.phase = LLVMBuildAnd(b, e.phase, cg_i64(m, 255), "");
     e.fin = LLVMBuildIntToPtr(b, WORD(extra + 3), gptr, "");
   }
-  LLVMValueRef group = which == GPU_CACHED ? IDX(WORD(extra + 2)) : NULL; /* short-row mode: g lanes a row */
+  /* short-row mode: g lanes a row (the low 16 bits), CG_GPU_STAGE: staged (gpu_stage.c) */
+  LLVMValueRef word2c = which == GPU_CACHED ? WORD(extra + 2) : NULL;
+  LLVMValueRef group = word2c ? IDX(LLVMBuildAnd(b, word2c, cg_i64(m, CG_GPU_STAGE - 1), "")) : NULL;
+  LLVMValueRef staged = word2c ? LLVMBuildICmp(b, LLVMIntNE, LLVMBuildAnd(b, word2c, cg_i64(m, CG_GPU_STAGE), ""), cg_i64(m, 0), "") : NULL;
   LLVMValueRef word2 = which == GPU_PART && !row ? WORD(extra + 2) : NULL; /* the COL part's fold */
 #undef WORD
 #undef IDX
@@ -609,6 +622,18 @@ static void build_gpu_entry(Lower *L, int which, bool row, const char *name, int
     cg_gpu_for(L, bid, e.no, nbk, cg_gpu_cached_item, &e);
     LLVMBuildBr(b, done);
     LLVMPositionBuilderAtEnd(b, sub);
+    uint64_t stage = lanes <= 1 ? cg_gpu_stage_bufs(L) : 0;
+    if (stage) { /* thread-per-row tiles through shared memory, where the launcher asks and they fit */
+      LLVMBasicBlockRef st = cg_new_bb(L, "rows.staged"), plain = cg_new_bb(L, "rows.plain");
+      LLVMValueRef fits = LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntEQ, group, cg_iconst_i(L, 1), ""),
+                                       LLVMBuildICmp(b, LLVMIntULE, e.bdim, cg_iconst_i(L, CG_STAGE_BLOCK), ""), "");
+      fits = LLVMBuildAnd(b, fits, LLVMBuildICmp(b, LLVMIntSLE, e.nr, cg_iconst_i(L, L->cache_k), ""), "");
+      LLVMBuildCondBr(b, LLVMBuildAnd(b, staged, fits, ""), st, plain);
+      LLVMPositionBuilderAtEnd(b, st);
+      cg_gpu_stage_rows(L, &e, stage, bid, nbk);
+      LLVMBuildBr(b, done);
+      LLVMPositionBuilderAtEnd(b, plain);
+    }
     GpuGroupRows gr = {.e = e, .row_in_block = LLVMBuildUDiv(b, e.tid, group, "")};
     gr.e.group = group;
     gr.e.tid = LLVMBuildURem(b, e.tid, group, "");

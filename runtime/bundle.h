@@ -74,8 +74,10 @@ enum { RB_TARGET_HOST_X86_64 = 1, RB_TARGET_CUDA_CUBIN = 2, RB_TARGET_CUDA_PTX =
  * GPU version 3: extra word 2 of the cached row entries is the short-row mode's lanes per row (0: a
  * block per row), which a version-2 entry would ignore (wrong rows).
  * GPU version 4: extra word 2 of a COL `part` is the phase | g << 8, g the block fold's parts (codegen.h),
- * which a version-3 entry would misread (no phase run, or unfolded records). */
-enum { RB_HOST_ABI = 2, RB_GPU_ABI = 4 };
+ * which a version-3 entry would misread (no phase run, or unfolded records).
+ * GPU version 5: bit 16 of the cached row entries' extra word 2 (CG_GPU_STAGE) asks for staged short rows,
+ * which a version-4 entry would read as thousands of lanes a row. */
+enum { RB_HOST_ABI = 2, RB_GPU_ABI = 5 };
 enum { RB_BUF_PARAM = 2 }; /* BUFFERS record is_output value of a scalar parameter */
 enum { RB_REC_TARGET = 32, RB_REC_KERNEL = 48, RB_REC_BUFFER = 20, RB_REC_CODE = 128, RB_REC_ENTRY = 16,
        RB_REC_META = 32 };

@@ -1,4 +1,4 @@
-"""profile_probe.py: run suite workloads with Loom on the GPU under a profiler (ncu / nsys).
+"""profile_probe.py: run suite or probe workloads with Loom on the GPU under a profiler (ncu / nsys).
 
 Each workload is traced with @loom.fuse, warmed up (compile, JIT tier-up: run with LOOM_CUDA_JIT_TIERS=0 to
 skip it), then called `--calls` times between cuProfilerStart and cuProfilerStop, so a profiler started with
@@ -15,6 +15,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 from bench.suite import inputs as I  # noqa: E402
 from bench.suite import workloads as W  # noqa: E402
+from bench.suite import workloads_probe as WP  # noqa: E402
 
 
 def main():
@@ -23,7 +24,7 @@ def main():
     names = sys.argv[1].split(",")
     calls = int(sys.argv[2]) if len(sys.argv) > 2 else 1
     cuda = ctypes.CDLL("libcuda.so.1")
-    by_name = {w.name: w for w in W.WORKLOADS}
+    by_name = {w.name: w for w in W.WORKLOADS + WP.WORKLOADS}  # the suite's and the probe's
     for name in names:
         w = by_name[name]
         args = [loom.asarray(t) for t in I.device_inputs(w, "h200", torch)]

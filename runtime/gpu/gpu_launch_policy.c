@@ -141,6 +141,29 @@ static int elem_per_thread_knob(void) {
   return env_knob_once(&v, "LOOM_GPU_ELEM_PER_THREAD");
 }
 
+/* Whether the scalar cached entry's thread-per-row mode may run staged (codegen.h: CG_GPU_STAGE): the
+ * rule's buffers each hold the rows one after another (O strides C-contiguous, a row pitch of nr; dims of
+ * one point any stride) from a 16-byte aligned base. LOOM_GPU_STAGE_ROWS=0: never (codegen/gpu_stage.c reads it too). */
+static bool stage_ok(const RtGpuLauncher *L, const uint64_t *words, int64_t nr) {
+  static int on = -2;
+  int nd = L->ndim, nb = L->nbuf;
+  if (env_knob_once(&on, "LOOM_GPU_STAGE_ROWS") == 0 || nb > 64) return false;
+  int sizes[64];
+  for (int b = 0; b < nb; b++) sizes[b] = (int)dtype_bytes(L->bufs[b].dtype);
+  uint64_t mask = cg_gpu_stage_mask(L->bufs, sizes, nb, nd, L->nkeep, (int)L->cache_k);
+  for (int b = 0; b < nb && mask; b++) {
+    if (!(mask >> b & 1u)) continue;
+    if (words[nd + b] % 16) return false; /* the tiles are copied as 16-byte vectors */
+    int64_t want = nr;
+    for (int dd = L->nkeep - 1; dd >= 0; dd--) {
+      int64_t n = (int64_t)words[dd], s = (int64_t)words[nd + nb + b * nd + dd];
+      if (n > 1 && s != want) return false;
+      want *= n;
+    }
+  }
+  return mask != 0;
+}
+
 /* LOOM_GPU_SHORT_ROWS=0 turns the short-row mode off (A/B timings): rows then take the block mode or
  * `main` as before it existed. */
 static bool short_rows_enabled(void) {
@@ -391,6 +414,11 @@ LoomStatus rt_gpu_launch_policy(const RtGpuLauncher *L, uint64_t *words, int64_t
       if (sv > 0 && e == P_CACHEDV)
         while (g < wave && g * cl * sv < nr) g *= 2;
       extra[2] = (uint64_t)g;
+      if (e == P_CACHED && g == 1 && nr >= 2 && stage_ok(L, words, nr)) { /* tiles of rows (codegen.h) */
+        bs = bs < CG_STAGE_BLOCK ? bs : CG_STAGE_BLOCK;
+        extra[2] |= CG_GPU_STAGE;
+        return L->launch(L->user, e, grid_of(no, bs * (ck / nr), cap), (uint32_t)bs, words, d);
+      }
       return L->launch(L->user, e, grid_of(no, bs / g, cap), (uint32_t)bs, words, d);
     }
   }

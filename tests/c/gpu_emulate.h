@@ -127,7 +127,7 @@ typedef struct Emu {
   LLVMOrcLLJITRef jit;
   CgGpuKernel gk;
   int32_t *tid, *ntid, *bid, *nbid;
-  EntryFn main, part, finish, finishb, cachedv;
+  EntryFn main, part, finish, finishb, cached, cachedv;
   bool ok;
 } Emu;
 
@@ -197,6 +197,7 @@ static inline bool emu_build(Emu *e, const KernelIr *k) {
   if (e->gk.part[0]) e->part = (EntryFn)lookup(e, e->gk.part);
   if (e->gk.finish[0]) e->finish = (EntryFn)lookup(e, e->gk.finish);
   if (e->gk.finishb[0]) e->finishb = (EntryFn)lookup(e, e->gk.finishb);
+  if (e->gk.cached[0]) e->cached = (EntryFn)lookup(e, e->gk.cached);
   if (e->gk.cachedv[0]) e->cachedv = (EntryFn)lookup(e, e->gk.cachedv);
   e->ok = e->tid && e->ntid && e->bid && e->nbid && e->main;
   return e->ok;

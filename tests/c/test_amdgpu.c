@@ -281,6 +281,33 @@ static int entry_models(const KernelIr *k, const char *kind, Model *m, int max) 
         c.store += k->phases[p].kind == KP_MAP ? K * sz : k->phases[p].kind == KP_FINAL ? sz : 0;
       }
     m[n++] = c;
+    /* staged short rows (codegen/gpu_stage.c) in the scalar entry: each staged buffer's tile copied in
+     * (loads) or out (stores) point by point or 16 bytes at a time, then each thread's serial walk of a
+     * phase moves the buffers that are not staged only */
+    int sizes[64];
+    for (int b = 0; b < k->nbuf && b < 64; b++) sizes[b] = (int)loom_dtype_size((LoomDType)k->bufs[b].dtype);
+    uint64_t staged = !strcmp(kind, "rowc") && !k->snippet && !cg_kernel_addresses_by_value(k) && k->nbuf <= 64
+                          ? cg_gpu_stage_mask(k->bufs, sizes, k->nbuf, k->ndim, k->nkeep, (int)K) : 0;
+    for (int b = 0; b < k->nbuf && staged && n + 2 <= max; b++)
+      if (staged >> b & 1) {
+        m[n++] = (Model){sizes[b], 0, true, 0}; /* (licm: loop shapes the targets' unrollers may differ on) */
+        m[n++] = (Model){0, sizes[b], true, 0};
+      }
+    for (int p = 0; p < k->nphase && staged && n < max; p++) {
+      const KPhase *ph = &k->phases[p];
+      Model w = {0, 0, true, 0};
+      if (ph->kind == KP_REDUCE) w.load = bytes_of(k, loads_of(k, ph->value) & ~staged);
+      for (int s = 0; ph->kind == KP_MAP && s < ph->nstores; s++) {
+        const KStore *st = &k->stores[ph->store_begin + s];
+        if (!(staged >> st->buf & 1)) w.store += sizes[st->buf];
+      }
+      if (ph->kind == KP_MAP) {
+        uint64_t l = 0;
+        for (int s = 0; s < ph->nstores; s++) l |= loads_of(k, k->stores[ph->store_begin + s].value);
+        w.load = bytes_of(k, l & ~staged);
+      }
+      if (w.load || w.store) m[n++] = w;
+    }
     return n;
   }
   /* loops over O points (an R loop whose loads do not move along R: hoisted, LICM): the buffers loaded
@@ -390,13 +417,13 @@ static int cmp_loops(const void *a, const void *b) { return strcmp(((const Entry
 /* Checks every innermost memory loop of one entry against the kernel's per-point models; fills the
  * figures per point (per model: widest access, whether a loop matched). */
 typedef struct PerPoint {
-  bool seen[8];
-  int widest[8];
+  bool seen[16];
+  int widest[16];
   char text[256]; /* "8/0 B x8 (w4), 8/0 B x1 (w4)": per loop, bytes per point x points per iteration */
 } PerPoint;
 static void per_point(const char *what, const char *target, const KernelIr *k, const EntryLoops *e, PerPoint *pp) {
-  Model m[8];
-  int nm = entry_models(k, e->kind, m, 8);
+  Model m[16];
+  int nm = entry_models(k, e->kind, m, 16);
   memset(pp, 0, sizeof *pp);
   size_t tl = 0;
   for (int i = 0; i < e->l.n; i++) {
@@ -616,8 +643,8 @@ static void run_kernel(const char *what, const KernelIr *k, char *dig, size_t ca
         if (!strcmp(nv[j].kind, tr[i].kind)) n = &nv[j];
       if (ti != T_NV && nv_known && CHECK(n, "%s %s: entry %s has no NVIDIA twin", what, tname[ti], tr[i].kind)) {
         per_point(what, "nvptx", k, n, &ref);
-        Model m[8];
-        int nm = entry_models(k, tr[i].kind, m, 8);
+        Model m[16];
+        int nm = entry_models(k, tr[i].kind, m, 16);
         printf("  %-7s %-8s bytes per point loaded/stored x points per loop iteration (widest access): %s; nvptx %s\n",
                tname[ti], tr[i].kind, mine.text[0] ? mine.text : "no loop", ref.text[0] ? ref.text : "no loop");
         bool by_value = cg_kernel_addresses_by_value(k); /* gathers, scatters: a branch around each scatter
