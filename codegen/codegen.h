@@ -167,8 +167,8 @@ static inline bool cg_col_fold_ok(int acc_size) { return acc_size > 0 && acc_siz
  * with a row pitch of nr) from a 16-byte aligned base; an entry compiled without the staged path ignores
  * it. Both sides use this rule. */
 #define CG_GPU_STAGE (1u << 16)
-#define CG_STAGE_BLOCK 128
-#define CG_STAGE_BYTES 32768
+#define CG_STAGE_BLOCK 64
+#define CG_STAGE_BYTES 16384
 static inline uint64_t cg_gpu_stage_mask(const KBuffer *bufs, const int *sizes, int nbuf, int ndim, int nkeep,
                                          int cache_k) {
   if (ndim - nkeep != 1 || nkeep < 1 || nbuf > 64 || cache_k < 1) return 0;

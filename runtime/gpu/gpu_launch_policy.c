@@ -128,6 +128,22 @@ static int64_t peel_extras(int64_t nr, int64_t lanes, bool aligned) {
   return most;
 }
 
+/* Threads per block of the short-row mode: a multiple of the wave up to SHORT_ROW_BLOCK (and lim, the most
+ * the entry launches with: its registers' cap, about the threads they let a multiprocessor hold), the one
+ * that keeps the most threads resident (floor(lim / bs) blocks of bs), the largest of equals. H100,
+ * 2026-12-05: softmax_f16_keys (200003 rows of 1000 float16, a warp a row, 92 registers: lim 704) ran
+ * blocks of 256, two a multiprocessor (16 warps), 0.572 ms; a warp a block (22 warps): 0.272.
+ * LOOM_GPU_SHORT_ROW_FIT=0: blocks of min(lim, SHORT_ROW_BLOCK), as before (A/B timings). */
+static int64_t short_row_block(int lim, int wave) {
+  static int fit = -2;
+  int64_t cap = lim < SHORT_ROW_BLOCK ? lim : SHORT_ROW_BLOCK;
+  if (env_knob_once(&fit, "LOOM_GPU_SHORT_ROW_FIT") == 0) return cap - cap % wave;
+  int64_t best = cap - cap % wave, most = 0;
+  for (int64_t bs = wave; bs <= cap; bs += wave)
+    if ((lim / bs) * bs >= most) most = (lim / bs) * bs, best = bs;
+  return best;
+}
+
 /* LOOM_GPU_SHORT_ROW_VECS: at most that many vectors a lane of a short row (unset: the policy's rule). */
 static int short_row_vecs_knob(void) {
   static int v = -2;
@@ -399,8 +415,7 @@ LoomStatus rt_gpu_launch_policy(const RtGpuLauncher *L, uint64_t *words, int64_t
     if (!cv && !(has & CG_ENTRY_CACHED)) e = -1;
     if (e >= 0 && (st = L->need(L->user, 1u << e, d))) return st;
     int lim = e < 0 ? 0 : L->limit(L->user, e == P_CACHEDV ? RT_LIM_CACHEDV_BLOCK : RT_LIM_CACHED_BLOCK, e);
-    int64_t bs = lim < SHORT_ROW_BLOCK ? lim : SHORT_ROW_BLOCK;
-    bs -= bs % wave;
+    int64_t bs = short_row_block(lim, wave);
     if (e >= 0 && bs >= wave) {
       int64_t g = 1;
       while (g * ck < nr || (e == P_CACHEDV && g < extras)) g *= 2;

@@ -26,7 +26,8 @@ typedef struct Rec {
 
 static uint32_t rec_loaded(void *u) { (void)u; return CG_ENTRY_ALL; }
 static LoomStatus rec_need(void *u, uint32_t mask, Diag *d) { (void)u, (void)mask, (void)d; return LOOM_OK; }
-static int rec_limit(void *u, int what, int entry) { (void)u, (void)what, (void)entry; return 1024; }
+static int g_lim = 1024; /* the most threads an entry launches with (its registers' cap) */
+static int rec_limit(void *u, int what, int entry) { (void)u, (void)what, (void)entry; return g_lim; }
 static LoomStatus rec_launch(void *u, int entry, uint32_t grid, uint32_t block, uint64_t *words, Diag *d) {
   (void)d;
   Rec *r = u;
@@ -71,9 +72,10 @@ static void test_policy(void) {
   const char *lay2[2] = {"a1", "a1"};
   uint8_t f32[3] = {LOOM_FLOAT32, LOOM_FLOAT32, LOOM_FLOAT32};
   /* rows of 7 one after another: the thread-per-row mode, staged, blocks of CG_STAGE_BLOCK, tiles of
-   * 128 * (16 / 7) = 256 rows */
+   * CG_STAGE_BLOCK * (16 / 7) rows */
   Rec r = policy(2, (int64_t[]){1000, 7}, 2, lay2, f32, (int64_t[]){7, 1, 7, 1});
-  CHECK(r.entry == P_CACHED && r.word2 == (1 | CG_GPU_STAGE) && r.block == CG_STAGE_BLOCK && r.grid == 4,
+  CHECK(r.entry == P_CACHED && r.word2 == (1 | CG_GPU_STAGE) && r.block == CG_STAGE_BLOCK &&
+            r.grid == (1000 + 2 * CG_STAGE_BLOCK - 1) / (2 * CG_STAGE_BLOCK),
         "rows of 7: staged (entry %d, word 2 %#llx, block %u, grid %u)", r.entry, (unsigned long long)r.word2,
         r.block, r.grid);
   /* rows of 7 with a pitch of 10 (a slice): not staged, the usual block */
@@ -99,11 +101,25 @@ static void test_policy(void) {
   CHECK(r.word2 == 1, "rows of one point: unstaged (%#llx)", (unsigned long long)r.word2);
   r = policy(2, (int64_t[]){1000, 20}, 2, lay2, f32, (int64_t[]){20, 1, 20, 1});
   CHECK(r.word2 == 2, "rows of 20: two lanes a row, unstaged (%#llx)", (unsigned long long)r.word2);
-  /* tiles over CG_STAGE_BYTES (three float64 buffers of 128 x 16 points: 48 KB): unstaged */
+  /* tiles over CG_STAGE_BYTES (three float64 buffers of 64 x 16 points: 24 KB): unstaged */
   uint8_t f64[3] = {LOOM_FLOAT64, LOOM_FLOAT64, LOOM_FLOAT64};
   const char *lay3b[3] = {"a1", "a1", "a1"};
   r = policy(2, (int64_t[]){1000, 7}, 3, lay3b, f64, (int64_t[]){7, 1, 7, 1, 7, 1});
-  CHECK(r.word2 == 1, "48 KB of tiles: unstaged (%#llx)", (unsigned long long)r.word2);
+  CHECK(r.word2 == 1, "24 KB of tiles: unstaged (%#llx)", (unsigned long long)r.word2);
+  /* the short-row mode's block keeps the most threads resident under the entry's register cap: rows of 500
+   * (32 lanes a row), at most 704 threads a block: blocks of 64 (11 resident: 704 threads; 256 would keep
+   * 512); at most 1024: blocks of 256 (4 resident) */
+  g_lim = 704;
+  r = policy(2, (int64_t[]){1000, 500}, 2, lay2, f32, (int64_t[]){500, 1, 500, 1});
+  CHECK(r.word2 == 32 && r.block == 64 && r.grid == 500, "lim 704: blocks of %u (g %llu, grid %u)", r.block,
+        (unsigned long long)r.word2, r.grid);
+  g_lim = 1024;
+  r = policy(2, (int64_t[]){1000, 500}, 2, lay2, f32, (int64_t[]){500, 1, 500, 1});
+  CHECK(r.word2 == 32 && r.block == 256, "lim 1024: blocks of %u", r.block);
+  g_lim = 200;
+  r = policy(2, (int64_t[]){1000, 500}, 2, lay2, f32, (int64_t[]){500, 1, 500, 1});
+  CHECK(r.block == 96 || r.block == 192, "lim 200: blocks of %u (192 or 96 hold 192)", r.block);
+  g_lim = 1024;
   /* the shared rule itself */
   KBuffer b[2];
   memset(b, 0, sizeof b);
