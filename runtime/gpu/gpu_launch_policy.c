@@ -400,8 +400,16 @@ LoomStatus rt_gpu_launch_policy(const RtGpuLauncher *L, uint64_t *words, int64_t
   /* short rows (nr <= wave * cache_k): g lanes per row, g the least power of two with g * cache_k >= nr
    * (g == 1: a thread per row), a block of many rows, group shuffles instead of the block reduction;
    * every ROW reduction with a cached entry (codegen/gpu_lower.c: group_rows) */
+  /* a multi-phase kernel whose rows need a whole wave (nr > wave * cache_k / 2) takes the block mode below
+   * (blocks of one wave a row): H100, 2026-12-05, softmax_f16_keys (200003 rows of 1000 float16) 0.573 ms
+   * in blocks of 8 rows of a wave each, 0.269 as blocks of one wave (ncu: the same registers, occupancy
+   * and instructions within 12 %, but 64 % of the DRAM bandwidth against 87 %: cause not found).
+   * LOOM_GPU_SHORT_ROW_WAVE=1: such rows keep the short-row mode (A/B timings) */
+  static int wave_rows = -2;
+  bool whole_wave = (L->split_reduce | L->split_map) && 2 * nr > wave * ck &&
+                    env_knob_once(&wave_rows, "LOOM_GPU_SHORT_ROW_WAVE") != 1;
   if (L->strategy == CG_GPU_ROW && ck > 0 && nr > 0 && nr <= wave * ck && (has & (CG_ENTRY_CACHED | CG_ENTRY_CACHEDV)) &&
-      short_rows_enabled()) {
+      short_rows_enabled() && !whole_wave) {
     /* the peel's extra points want lanes a row (one each): where they want more than the scalar entry's
      * rows (g * cache_k >= nr), rows of 3 .. 15 points would take 4 or 8 lanes for 1 or 2 vectors,
      * each lane issuing the entry's cache_k / lanes vector loads (clamped, repeated) and its per-point

@@ -106,20 +106,24 @@ static void test_policy(void) {
   const char *lay3b[3] = {"a1", "a1", "a1"};
   r = policy(2, (int64_t[]){1000, 7}, 3, lay3b, f64, (int64_t[]){7, 1, 7, 1, 7, 1});
   CHECK(r.word2 == 1, "24 KB of tiles: unstaged (%#llx)", (unsigned long long)r.word2);
-  /* the short-row mode's block keeps the most threads resident under the entry's register cap: rows of 500
-   * (32 lanes a row), at most 704 threads a block: blocks of 64 (11 resident: 704 threads; 256 would keep
-   * 512); at most 1024: blocks of 256 (4 resident) */
+  /* the short-row mode's block keeps the most threads resident under the entry's register cap: rows of 200
+   * (16 lanes a row), at most 704 threads a block: blocks of 64 (11 resident: 704 threads; 256 would keep
+   * 512); at most 1024: blocks of 256 (4 resident); at most 200: 192 or 96 (192 resident) */
   g_lim = 704;
-  r = policy(2, (int64_t[]){1000, 500}, 2, lay2, f32, (int64_t[]){500, 1, 500, 1});
-  CHECK(r.word2 == 32 && r.block == 64 && r.grid == 500, "lim 704: blocks of %u (g %llu, grid %u)", r.block,
+  r = policy(2, (int64_t[]){1000, 200}, 2, lay2, f32, (int64_t[]){200, 1, 200, 1});
+  CHECK(r.word2 == 16 && r.block == 64 && r.grid == 250, "lim 704: blocks of %u (g %llu, grid %u)", r.block,
         (unsigned long long)r.word2, r.grid);
   g_lim = 1024;
-  r = policy(2, (int64_t[]){1000, 500}, 2, lay2, f32, (int64_t[]){500, 1, 500, 1});
-  CHECK(r.word2 == 32 && r.block == 256, "lim 1024: blocks of %u", r.block);
+  r = policy(2, (int64_t[]){1000, 200}, 2, lay2, f32, (int64_t[]){200, 1, 200, 1});
+  CHECK(r.word2 == 16 && r.block == 256, "lim 1024: blocks of %u", r.block);
   g_lim = 200;
-  r = policy(2, (int64_t[]){1000, 500}, 2, lay2, f32, (int64_t[]){500, 1, 500, 1});
+  r = policy(2, (int64_t[]){1000, 200}, 2, lay2, f32, (int64_t[]){200, 1, 200, 1});
   CHECK(r.block == 96 || r.block == 192, "lim 200: blocks of %u (192 or 96 hold 192)", r.block);
   g_lim = 1024;
+  /* rows that need a whole wave (500 > 32 * 16 / 2) of a multi-phase kernel: the block mode, a wave a row */
+  r = policy(2, (int64_t[]){1000, 500}, 2, lay2, f32, (int64_t[]){500, 1, 500, 1});
+  CHECK(r.entry == P_CACHED && r.word2 == 0 && r.block == 32 && r.grid == 1000, "rows of 500: block mode (g %llu, "
+        "block %u, grid %u)", (unsigned long long)r.word2, r.block, r.grid);
   /* the shared rule itself */
   KBuffer b[2];
   memset(b, 0, sizeof b);
