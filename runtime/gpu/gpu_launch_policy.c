@@ -130,10 +130,11 @@ static int64_t peel_extras(int64_t nr, int64_t lanes, bool aligned) {
 
 /* Threads per block of the short-row mode: a multiple of the wave up to SHORT_ROW_BLOCK (and lim, the most
  * the entry launches with: its registers' cap, about the threads they let a multiprocessor hold), the one
- * that keeps the most threads resident (floor(lim / bs) blocks of bs), the largest of equals. H100,
- * 2026-12-05: softmax_f16_keys (200003 rows of 1000 float16, a warp a row, 92 registers: lim 704) ran
- * blocks of 256, two a multiprocessor (16 warps), 0.572 ms; a warp a block (22 warps): 0.272.
- * LOOM_GPU_SHORT_ROW_FIT=0: blocks of min(lim, SHORT_ROW_BLOCK), as before (A/B timings). */
+ * that keeps the most threads resident (floor(lim / bs) blocks of bs), the largest of equals. Written for
+ * softmax_f16_keys (200003 rows of 1000 float16, a warp a row), thought to run
+ * blocks of 256 (at 92 registers, two a multiprocessor); ncu later showed its entry at 64 registers, and
+ * the fit changed nothing measured (bench/results/2026-12-05-1551-ab-short-rows-h100.md); kept for entries
+ * whose registers cap their blocks. LOOM_GPU_SHORT_ROW_FIT=0: blocks of min(lim, SHORT_ROW_BLOCK), as before (A/B timings). */
 static int64_t short_row_block(int lim, int wave) {
   static int fit = -2;
   int64_t cap = lim < SHORT_ROW_BLOCK ? lim : SHORT_ROW_BLOCK;
