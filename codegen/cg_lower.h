@@ -394,6 +394,10 @@ void cg_gpu_scan_lookback(Lower *L, LLVMValueRef item, const GpuEntry *e);
 /* Deletes the `part` entry of a look-back scan kernel from mod and gk (the launcher's sign of it). */
 void cg_gpu_scan_lookback_trim(LLVMModuleRef mod, const KernelIr *k, CgGpuKernel *gk);
 void cg_gpu_cached_item(Lower *L, LLVMValueRef o, void *arg); /* CACHED: O point o, row in registers */
+/* The cached entry's loop over rows (e: the entry's; group: extra word 2's g, 0: block mode; staged: its
+ * CG_GPU_STAGE bit): a block per row, groups of g lanes a row, or staged tiles (gpu_stage.c). */
+void cg_gpu_cached_rows(Lower *L, const GpuEntry *e, LLVMValueRef group, LLVMValueRef staged, LLVMValueRef bid,
+                        LLVMValueRef nbk);
 /* gpu_stage.c: the staged buffers of the scalar cached entry's thread-per-row mode (codegen.h:
  * cg_gpu_stage_mask, of those the kernel loads or stores; 0: no staged path), and that mode's loop over
  * the block's tiles of rows (e: the block-level entry; bid, nbk: the block and the grid). */

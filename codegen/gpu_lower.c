@@ -486,23 +486,6 @@ static LLVMValueRef gpu_param_word(Lower *L, int p, void *args) {
   return LLVMBuildLoad2(L->m.b, L->i64, LLVMBuildGEP2(L->m.b, L->i64, *(LLVMValueRef *)args, &ix, 1, ""), "");
 }
 
-/* The short-row mode of the cached entry: the block's rows base, base + 1, ... (one per group of g
- * lanes); a row past the last is computed on the last row's points (every lane takes part in the
- * shuffles) without stores. The loop is uniform over the block. */
-typedef struct GpuGroupRows {
-  GpuEntry e;
-  LLVMValueRef row_in_block;
-} GpuGroupRows;
-
-static void group_rows(Lower *L, LLVMValueRef base, void *arg) {
-  GpuGroupRows *gr = arg;
-  LLVMBuilderRef b = L->m.b;
-  LLVMValueRef o = LLVMBuildAdd(b, base, gr->row_in_block, "");
-  gr->e.rowok = LLVMBuildICmp(b, LLVMIntSLT, o, gr->e.no, "");
-  o = LLVMBuildSelect(b, gr->e.rowok, o, LLVMBuildSub(b, gr->e.no, cg_iconst_i(L, 1), ""), "");
-  cg_gpu_cached_item(L, o, &gr->e);
-}
-
 /* LOOM_GPU_MAGIC_DIV=0 compiles plain divisions (A/B timings; kernels compiled under it should not be
  * kept: LOOM_DISK_CACHE applies as usual). */
 static bool gpu_magic_off(void) {
@@ -614,34 +597,8 @@ static void build_gpu_entry(Lower *L, int which, bool row, const char *name, int
       cg_gpu_for(L, tail, n, gstride, cg_gpu_elem_point, NULL);
     }
     cg_worker_end(L);
-  } else if (which == GPU_CACHED) {
-    /* block mode (g == 0): a block per O point; short-row mode: a group of g lanes per O point */
-    LLVMBasicBlockRef blk = cg_new_bb(L, "rows.block"), sub = cg_new_bb(L, "rows.group"), done = cg_new_bb(L, "rows.done");
-    LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntEQ, group, cg_iconst_i(L, 0), ""), blk, sub);
-    LLVMPositionBuilderAtEnd(b, blk);
-    cg_gpu_for(L, bid, e.no, nbk, cg_gpu_cached_item, &e);
-    LLVMBuildBr(b, done);
-    LLVMPositionBuilderAtEnd(b, sub);
-    uint64_t stage = lanes <= 1 ? cg_gpu_stage_bufs(L) : 0;
-    if (stage) { /* thread-per-row tiles through shared memory, where the launcher asks and they fit */
-      LLVMBasicBlockRef st = cg_new_bb(L, "rows.staged"), plain = cg_new_bb(L, "rows.plain");
-      LLVMValueRef fits = LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntEQ, group, cg_iconst_i(L, 1), ""),
-                                       LLVMBuildICmp(b, LLVMIntULE, e.bdim, cg_iconst_i(L, CG_STAGE_BLOCK), ""), "");
-      fits = LLVMBuildAnd(b, fits, LLVMBuildICmp(b, LLVMIntSLE, e.nr, cg_iconst_i(L, L->cache_k), ""), "");
-      LLVMBuildCondBr(b, LLVMBuildAnd(b, staged, fits, ""), st, plain);
-      LLVMPositionBuilderAtEnd(b, st);
-      cg_gpu_stage_rows(L, &e, stage, bid, nbk);
-      LLVMBuildBr(b, done);
-      LLVMPositionBuilderAtEnd(b, plain);
-    }
-    GpuGroupRows gr = {.e = e, .row_in_block = LLVMBuildUDiv(b, e.tid, group, "")};
-    gr.e.group = group;
-    gr.e.tid = LLVMBuildURem(b, e.tid, group, "");
-    gr.e.bdim = group;
-    LLVMValueRef rpb = LLVMBuildUDiv(b, e.bdim, group, ""); /* rows per block */
-    cg_gpu_for(L, LLVMBuildMul(b, bid, rpb, ""), e.no, LLVMBuildMul(b, nbk, rpb, ""), group_rows, &gr);
-    LLVMBuildBr(b, done);
-    LLVMPositionBuilderAtEnd(b, done);
+  } else if (which == GPU_CACHED) { /* block mode, short-row groups, staged tiles (gpu_cached.c) */
+    cg_gpu_cached_rows(L, &e, group, staged, bid, nbk);
   } else if (which == GPU_PARTV) {
     cg_gpu_for(L, bid, e.nparts, nbk, cg_gpu_partv_item, &e);
   } else {
