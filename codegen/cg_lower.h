@@ -190,6 +190,9 @@ void cg_host_walk(Lower *L, int d0, int d1, LLVMValueRef lo, LLVMValueRef hi, Bo
 /* Loop vectorizer hints on the loop whose back edge is br: vf lanes, ic interleaved bodies (0: LLVM's
  * choice); cg_host_force_width: L->force_vf lanes. */
 void cg_host_loop_hints(Lower *L, LLVMValueRef br, int vf, int ic);
+/* The llvm.loop ID (distinct: its first operand is itself) with properties props[0..n) on the loop whose
+ * back edge is br (lower.c). */
+void cg_loop_properties(Lower *L, LLVMValueRef br, const LLVMMetadataRef *props, unsigned n);
 void cg_host_force_width(Lower *L, LLVMValueRef br);
 /* lower_host_tile.c: whether an elementwise kernel reads a buffer across its rows (transposed) beside
  * one read along them, and the walk of linear points [lo, hi) in tiles for such kernels. */
@@ -323,6 +326,8 @@ void cg_gpu_block_reduce(Lower *L, int p);
  * bytes ("loom.red.v", "loom.red.i") or 16 (a name ending in ".16"), one per wave. */
 LLVMValueRef cg_gpu_shfl_xor(Lower *L, LLVMValueRef v, int lanemask);
 LLVMValueRef cg_gpu_shared_slots(Lower *L, const char *name);
+/* The module's shared-memory array `name` of count elem values (align bytes), made on first use. */
+LLVMValueRef cg_gpu_shared_array(Lower *L, const char *name, LLVMTypeRef elem, uint64_t count, unsigned align);
 LLVMValueRef cg_partial_ptr(Lower *L, LLVMValueRef partials, LLVMValueRef item, int acc_size);
 /* The address of buffer b at the current point (a load or store of KI_LOAD / a phase's store). */
 LLVMValueRef cg_point_ptr(Lower *L, int b);

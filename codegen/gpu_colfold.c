@@ -22,14 +22,7 @@
 static LLVMValueRef fold_slots(Lower *L, int acc_size) {
   char name[40];
   snprintf(name, sizeof name, "loom.colfold.%d", acc_size);
-  LLVMValueRef g = LLVMGetNamedGlobal(L->m.m, name);
-  if (g) return g;
-  LLVMTypeRef at = LLVMArrayType2(LLVMInt8TypeInContext(L->m.c), (uint64_t)CG_COL_FOLD_BLOCK * (uint64_t)acc_size);
-  g = LLVMAddGlobalInAddressSpace(L->m.m, at, name, L->m.gpu->as_shared);
-  LLVMSetLinkage(g, LLVMInternalLinkage);
-  LLVMSetInitializer(g, L->m.gpu->shared_poison ? LLVMGetPoison(at) : LLVMGetUndef(at));
-  LLVMSetAlignment(g, 16);
-  return g;
+  return cg_gpu_shared_array(L, name, LLVMInt8TypeInContext(L->m.c), (uint64_t)CG_COL_FOLD_BLOCK * (uint64_t)acc_size, 16);
 }
 
 static LLVMValueRef byte_gep(Lower *L, LLVMValueRef p, LLVMValueRef off) {

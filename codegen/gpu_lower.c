@@ -15,8 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <llvm-c/DebugInfo.h>
-
 #include "codegen/cg_lower.h"
 
 /* ---- loops and indices ---------------------------------------------------------------------------- */
@@ -47,13 +45,9 @@ void cg_gpu_for(Lower *L, LLVMValueRef start, LLVMValueRef end, LLVMValueRef ste
   body(L, i, arg);
   LLVMBuildStore(b, LLVMBuildAdd(b, i, step, ""), iv);
   LLVMValueRef back = LLVMBuildBr(b, head);
-  if (L->gpu_loops_rolled) { /* llvm.loop.unroll.disable: a loop of few iterations kept small (gpu_stage.c) */
-    LLVMContextRef c = L->m.c;
-    LLVMMetadataRef tmp = LLVMTemporaryMDNode(c, NULL, 0);
-    LLVMMetadataRef off = LLVMMDNodeInContext2(c, (LLVMMetadataRef[]){LLVMMDStringInContext2(c, "llvm.loop.unroll.disable", 24)}, 1);
-    LLVMMetadataRef id = LLVMMDNodeInContext2(c, (LLVMMetadataRef[]){tmp, off}, 2);
-    LLVMMetadataReplaceAllUsesWith(tmp, id);
-    LLVMSetMetadata(back, LLVMGetMDKindIDInContext(c, "llvm.loop", 9), LLVMMetadataAsValue(c, id));
+  if (L->gpu_loops_rolled) { /* a loop of few iterations kept small (gpu_stage.c) */
+    LLVMMetadataRef off = LLVMMDNodeInContext2(L->m.c, (LLVMMetadataRef[]){LLVMMDStringInContext2(L->m.c, "llvm.loop.unroll.disable", 24)}, 1);
+    cg_loop_properties(L, back, &off, 1);
   }
   LLVMPositionBuilderAtEnd(b, exit);
 }
@@ -185,15 +179,20 @@ static LLVMTypeRef slots_type(Lower *L, bool wide) {
   return LLVMArrayType2(wide ? LLVMStructTypeInContext(L->m.c, pair, 2, 0) : L->i64, 32);
 }
 
-static LLVMValueRef shared_slots(Lower *L, const char *name) {
+LLVMValueRef cg_gpu_shared_array(Lower *L, const char *name, LLVMTypeRef elem, uint64_t count, unsigned align) {
   LLVMValueRef g = LLVMGetNamedGlobal(L->m.m, name);
   if (g) return g;
-  LLVMTypeRef at = slots_type(L, strstr(name, ".16") != NULL);
+  LLVMTypeRef at = LLVMArrayType2(elem, count);
   g = LLVMAddGlobalInAddressSpace(L->m.m, at, name, L->m.gpu->as_shared);
   LLVMSetLinkage(g, LLVMInternalLinkage);
   LLVMSetInitializer(g, L->m.gpu->shared_poison ? LLVMGetPoison(at) : LLVMGetUndef(at));
-  LLVMSetAlignment(g, 8);
+  LLVMSetAlignment(g, align);
   return g;
+}
+
+static LLVMValueRef shared_slots(Lower *L, const char *name) {
+  LLVMTypeRef at = slots_type(L, strstr(name, ".16") != NULL);
+  return cg_gpu_shared_array(L, name, LLVMGetElementType(at), LLVMGetArrayLength2(at), 8);
 }
 
 typedef struct GpuRed {

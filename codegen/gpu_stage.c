@@ -49,8 +49,9 @@ typedef struct GpuStage {
   LLVMValueRef tile[64];    /* each staged buffer's tile (shared memory) */
   LLVMValueRef global[64];  /* ... and its global base */
   LLVMValueRef first, count; /* the tile's first element (row base * nr) and its elements */
-  LLVMValueRef per, rows;    /* rows a thread (cache_k / nr: the tile fills its cache_k points a thread) */
-  bool copy_in;
+  LLVMValueRef per;          /* rows a thread (cache_k / nr: the tile fills its cache_k points a thread) */
+  LLVMValueRef tile_rows;    /* rows a tile: bdim * per */
+  LLVMValueRef base;         /* the tile's first row */
 } GpuStage;
 
 #define STAGE_VECS 4 /* 16-byte vectors a thread copies per step (their loads issued before their stores) */
@@ -70,6 +71,7 @@ typedef struct StageCopy {
   int bi;
   unsigned lanes;
   LLVMValueRef n;
+  bool copy_in;
 } StageCopy;
 
 /* Units i + u * bdim (u < STAGE_VECS; points: u < 1) below n, clamped to the last (a repeated copy of
@@ -91,17 +93,16 @@ static void stage_copy_step(Lower *L, LLVMValueRef i, void *arg) {
     ptr[1][u] = elem_gep(L, t, s->tile[c->bi], x);
   }
   for (int u = 0; u < units; u++) {
-    v[u] = LLVMBuildLoad2(b, t, ptr[s->copy_in ? 0 : 1][u], "");
+    v[u] = LLVMBuildLoad2(b, t, ptr[c->copy_in ? 0 : 1][u], "");
     LLVMSetAlignment(v[u], align);
   }
-  for (int u = 0; u < units; u++) LLVMSetAlignment(LLVMBuildStore(b, v[u], ptr[s->copy_in ? 1 : 0][u]), align);
+  for (int u = 0; u < units; u++) LLVMSetAlignment(LLVMBuildStore(b, v[u], ptr[c->copy_in ? 1 : 0][u]), align);
 }
 
 /* Each buffer's tile in 16-byte vectors, then its last points (fewer than a vector) one a thread. */
 static void stage_copy(Lower *L, GpuStage *s, bool copy_in) {
   const KernelIr *k = L->k;
   LLVMBuilderRef b = L->m.b;
-  s->copy_in = copy_in;
   uint64_t which = copy_in ? s->in : s->out;
   for (int bi = 0; bi < k->nbuf; bi++) {
     if (!(which >> bi & 1u)) continue;
@@ -111,9 +112,9 @@ static void stage_copy(Lower *L, GpuStage *s, bool copy_in) {
     LLVMValueRef at = LLVMBuildPtrToInt(b, tile_ptr(L, bi, s->global[bi], s->first), L->i64, "");
     LLVMValueRef aligned = LLVMBuildICmp(b, LLVMIntEQ, LLVMBuildAnd(b, at, cg_i64(&L->m, 15), ""), cg_i64(&L->m, 0), "");
     LLVMValueRef nv = LLVMBuildSelect(b, aligned, LLVMBuildUDiv(b, s->count, cg_iconst_i(L, lanes), ""), cg_iconst_i(L, 0), "");
-    StageCopy vc = {.s = s, .bi = bi, .lanes = lanes, .n = nv};
+    StageCopy vc = {.s = s, .bi = bi, .lanes = lanes, .n = nv, .copy_in = copy_in};
     cg_gpu_for(L, s->tid, nv, LLVMBuildMul(b, s->bdim, cg_iconst_i(L, STAGE_VECS), ""), stage_copy_step, &vc);
-    StageCopy pc = {.s = s, .bi = bi, .lanes = 1, .n = s->count};
+    StageCopy pc = {.s = s, .bi = bi, .lanes = 1, .n = s->count, .copy_in = copy_in};
     LLVMValueRef tail = LLVMBuildAdd(b, LLVMBuildMul(b, nv, cg_iconst_i(L, lanes), ""), s->tid, "");
     cg_gpu_for(L, tail, s->count, s->bdim, stage_copy_step, &pc);
   }
@@ -125,7 +126,7 @@ static void stage_copy(Lower *L, GpuStage *s, bool copy_in) {
 static void stage_row(Lower *L, LLVMValueRef i, void *arg) {
   GpuStage *s = arg;
   LLVMBuilderRef b = L->m.b;
-  LLVMValueRef o = LLVMBuildAdd(b, s->rows, LLVMBuildAdd(b, s->tid, LLVMBuildMul(b, i, s->bdim, ""), ""), "");
+  LLVMValueRef o = LLVMBuildAdd(b, s->base, LLVMBuildAdd(b, s->tid, LLVMBuildMul(b, i, s->bdim, ""), ""), "");
   LLVMBasicBlockRef yes = cg_new_bb(L, "stage.row"), after = cg_new_bb(L, "stage.row.after");
   LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, o, s->e.no, ""), yes, after);
   LLVMPositionBuilderAtEnd(b, yes);
@@ -141,8 +142,7 @@ static void stage_tile(Lower *L, LLVMValueRef base, void *arg) {
   const KernelIr *k = L->k;
   LLVMBuilderRef b = L->m.b;
   LLVMValueRef left = LLVMBuildSub(b, s->e.no, base, "");
-  LLVMValueRef tile_rows = LLVMBuildMul(b, s->bdim, s->per, "");
-  LLVMValueRef rows = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, left, tile_rows, ""), left, tile_rows, "");
+  LLVMValueRef rows = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, left, s->tile_rows, ""), left, s->tile_rows, "");
   s->first = LLVMBuildMul(b, base, s->e.nr, "");
   s->count = LLVMBuildMul(b, rows, s->e.nr, "");
   if (s->in) stage_copy(L, s, true);
@@ -153,7 +153,7 @@ static void stage_tile(Lower *L, LLVMValueRef base, void *arg) {
     saved[bi] = L->base[bi];
     if ((s->in | s->out) >> bi & 1u) L->base[bi] = tile_ptr(L, bi, s->tile[bi], neg);
   }
-  s->rows = base;
+  s->base = base;
   cg_gpu_for(L, cg_iconst_i(L, 0), s->per, cg_iconst_i(L, 1), stage_row, s);
   for (int bi = 0; bi < k->nbuf; bi++) L->base[bi] = saved[bi];
   L->m.gpu->barrier(&L->m); /* every row is done with the loaded tiles and has written its stored ones */
@@ -176,20 +176,13 @@ void cg_gpu_stage_rows(Lower *L, const GpuEntry *e, uint64_t mask, LLVMValueRef 
     if (buf_stored(k, bi)) s.out |= 1ull << bi;
     char name[32];
     snprintf(name, sizeof name, "loom.stage.%d", bi);
-    LLVMTypeRef at = LLVMArrayType2(cg_mem_type(m, (LoomDType)k->bufs[bi].dtype), (uint64_t)CG_STAGE_BLOCK * (uint64_t)L->cache_k);
-    LLVMValueRef g = LLVMGetNamedGlobal(m->m, name);
-    if (!g) {
-      g = LLVMAddGlobalInAddressSpace(m->m, at, name, m->gpu->as_shared);
-      LLVMSetLinkage(g, LLVMInternalLinkage);
-      LLVMSetInitializer(g, m->gpu->shared_poison ? LLVMGetPoison(at) : LLVMGetUndef(at));
-      LLVMSetAlignment(g, 16);
-    }
-    s.tile[bi] = g;
+    s.tile[bi] = cg_gpu_shared_array(L, name, cg_mem_type(m, (LoomDType)k->bufs[bi].dtype),
+                                     (uint64_t)CG_STAGE_BLOCK * (uint64_t)L->cache_k, 16);
     s.global[bi] = L->base[bi];
   }
   s.per = LLVMBuildUDiv(b, cg_iconst_i(L, L->cache_k), e->nr, ""); /* (the entry runs it for 1 <= nr <= cache_k) */
-  LLVMValueRef tile_rows = LLVMBuildMul(b, s.bdim, s.per, "");
+  s.tile_rows = LLVMBuildMul(b, s.bdim, s.per, "");
   L->gpu_loops_rolled = true; /* rows of a few points: LLVM's unrolling of the walks only added code */
-  cg_gpu_for(L, LLVMBuildMul(b, bid, tile_rows, ""), e->no, LLVMBuildMul(b, nbk, tile_rows, ""), stage_tile, &s);
+  cg_gpu_for(L, LLVMBuildMul(b, bid, s.tile_rows, ""), e->no, LLVMBuildMul(b, nbk, s.tile_rows, ""), stage_tile, &s);
   L->gpu_loops_rolled = false;
 }

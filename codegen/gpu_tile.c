@@ -243,15 +243,7 @@ void cg_gpu_elem_tiled(Lower *L, GpuEntry *e, int d, const uint8_t *tiled, LLVMV
     if (!tiled[bi]) continue;
     char name[32];
     snprintf(name, sizeof name, "loom.tile.%d", bi);
-    LLVMTypeRef at = LLVMArrayType2(cg_mem_type(m, (LoomDType)k->bufs[bi].dtype), TILE * (TILE + 1));
-    LLVMValueRef g = LLVMGetNamedGlobal(m->m, name);
-    if (!g) {
-      g = LLVMAddGlobalInAddressSpace(m->m, at, name, m->gpu->as_shared);
-      LLVMSetLinkage(g, LLVMInternalLinkage);
-      LLVMSetInitializer(g, m->gpu->shared_poison ? LLVMGetPoison(at) : LLVMGetUndef(at));
-      LLVMSetAlignment(g, 16);
-    }
-    sh[bi] = g;
+    sh[bi] = cg_gpu_shared_array(L, name, cg_mem_type(m, (LoomDType)k->bufs[bi].dtype), TILE * (TILE + 1), 16);
   }
   LLVMValueRef tmin = cg_iconst_i(L, TILE_MIN);
   LLVMValueRef big = LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntSGE, L->shape[d], tmin, ""),

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include <llvm-c/Analysis.h>
+#include <llvm-c/DebugInfo.h>
 
 #include "codegen/cg_lower.h"
 
@@ -455,4 +456,14 @@ LoomStatus cg_lower_finish(Lower *L, LoomContext *ctx, LLVMModuleRef mod, const 
                     msg ? msg : "");
   if (msg) LLVMDisposeMessage(msg);
   return st;
+}
+
+void cg_loop_properties(Lower *L, LLVMValueRef br, const LLVMMetadataRef *props, unsigned n) {
+  LLVMContextRef c = L->m.c;
+  LLVMMetadataRef ops[8];
+  ops[0] = LLVMTemporaryMDNode(c, NULL, 0);
+  for (unsigned i = 0; i < n && i < 7; i++) ops[i + 1] = props[i];
+  LLVMMetadataRef id = LLVMMDNodeInContext2(c, ops, 1 + (n < 7 ? n : 7));
+  LLVMMetadataReplaceAllUsesWith(ops[0], id);
+  LLVMSetMetadata(br, LLVMGetMDKindIDInContext(c, "llvm.loop", 9), LLVMMetadataAsValue(c, id));
 }

@@ -20,8 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <llvm-c/DebugInfo.h>
-
 #include "codegen/cg_lower.h"
 
 /* ---- walks over points -------------------------------------------------------------------------- */
@@ -32,9 +30,8 @@
 void cg_host_loop_hints(Lower *L, LLVMValueRef br, int vf, int ic) {
   LLVMContextRef c = L->m.c;
   LLVMTypeRef i32 = LLVMInt32TypeInContext(c);
-  LLVMMetadataRef tmp = LLVMTemporaryMDNode(c, NULL, 0);
-  LLVMMetadataRef ops[3] = {tmp};
-  unsigned n = 1;
+  LLVMMetadataRef ops[2];
+  unsigned n = 0;
   if (vf > 0) {
     LLVMMetadataRef w[2] = {LLVMMDStringInContext2(c, "llvm.loop.vectorize.width", 25),
                             LLVMValueAsMetadata(LLVMConstInt(i32, (unsigned)vf, 0))};
@@ -45,9 +42,7 @@ void cg_host_loop_hints(Lower *L, LLVMValueRef br, int vf, int ic) {
                             LLVMValueAsMetadata(LLVMConstInt(i32, (unsigned)ic, 0))};
     ops[n++] = LLVMMDNodeInContext2(c, w, 2);
   }
-  LLVMMetadataRef id = LLVMMDNodeInContext2(c, ops, n); /* distinct once its first operand is itself */
-  LLVMMetadataReplaceAllUsesWith(tmp, id);
-  LLVMSetMetadata(br, LLVMGetMDKindIDInContext(c, "llvm.loop", 9), LLVMMetadataAsValue(c, id));
+  cg_loop_properties(L, br, ops, n);
 }
 
 void cg_host_force_width(Lower *L, LLVMValueRef br) { cg_host_loop_hints(L, br, L->force_vf, 0); }

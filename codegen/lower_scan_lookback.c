@@ -133,15 +133,7 @@ typedef struct Lb {
 static LLVMValueRef i32c(Lb *s, uint64_t v) { return LLVMConstInt(LLVMInt32TypeInContext(s->L->m.c), v, 0); }
 
 static LLVMValueRef shared_array(Lb *s, const char *name, LLVMTypeRef elem, unsigned n) {
-  Lower *L = s->L;
-  LLVMValueRef g = LLVMGetNamedGlobal(L->m.m, name);
-  if (g) return g;
-  LLVMTypeRef at = LLVMArrayType2(elem, n);
-  g = LLVMAddGlobalInAddressSpace(L->m.m, at, name, L->m.gpu->as_shared);
-  LLVMSetLinkage(g, LLVMInternalLinkage);
-  LLVMSetInitializer(g, L->m.gpu->shared_poison ? LLVMGetPoison(at) : LLVMGetUndef(at));
-  LLVMSetAlignment(g, 16);
-  return g;
+  return cg_gpu_shared_array(s->L, name, elem, n, 16);
 }
 
 static LLVMValueRef sm_ptr(Lb *s, LLVMValueRef arr, LLVMValueRef i) {

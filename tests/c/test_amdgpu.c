@@ -296,16 +296,13 @@ static int entry_models(const KernelIr *k, const char *kind, Model *m, int max) 
     for (int p = 0; p < k->nphase && staged && n < max; p++) {
       const KPhase *ph = &k->phases[p];
       Model w = {0, 0, true, 0};
-      if (ph->kind == KP_REDUCE) w.load = bytes_of(k, loads_of(k, ph->value) & ~staged);
+      uint64_t l = ph->kind == KP_REDUCE ? loads_of(k, ph->value) : 0;
       for (int s = 0; ph->kind == KP_MAP && s < ph->nstores; s++) {
         const KStore *st = &k->stores[ph->store_begin + s];
+        l |= loads_of(k, st->value);
         if (!(staged >> st->buf & 1)) w.store += sizes[st->buf];
       }
-      if (ph->kind == KP_MAP) {
-        uint64_t l = 0;
-        for (int s = 0; s < ph->nstores; s++) l |= loads_of(k, k->stores[ph->store_begin + s].value);
-        w.load = bytes_of(k, l & ~staged);
-      }
+      w.load = bytes_of(k, l & ~staged);
       if (w.load || w.store) m[n++] = w;
     }
     return n;
