@@ -370,7 +370,7 @@ typedef struct GpuEntry {
 
 void cg_gpu_elem_point(Lower *L, LLVMValueRef i, void *arg);  /* elementwise: point i */
 /* elementwise: points i + j * stride (j < count) below n, every point's loads issued before any is computed */
-#define GPU_ELEM_POINTS_MAX 4
+#define GPU_ELEM_POINTS_MAX 4 /* ELEM_POINTS_AHEAD_MAX in runtime/gpu/gpu_launch_policy.c: the same */
 typedef struct CgElemPoints {
   int count;
   LLVMValueRef stride, n;

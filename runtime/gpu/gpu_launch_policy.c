@@ -3,7 +3,8 @@
  *
  * Elementwise kernels use the occupancy's block size, their 16-byte vector entries when every base is
  * aligned (the whole-vector one when the point count is a multiple of the lanes) on a grid that gives each
- * thread ELEM_THREAD_POINTS points, the scalar entry a grid capped at the resident blocks (grid-stride loops). Reductions pick a cached-row entry when a row fits
+ * thread ELEM_THREAD_POINTS points, the scalar entry likewise (the grid capped at the resident blocks near
+ * 2^31 points, where a 32-bit index could wrap). Reductions pick a cached-row entry when a row fits
  * in registers, else split R into parts by the sizes alone (the same bits on every run and every
  * device; a multi-phase kernel one phase at a time over the whole grid: codegen/gpu_phases.c) or run one
  * block (ROW) or thread (COL) per output point. Scans run one block per row, or for few long rows
@@ -20,7 +21,8 @@ enum { P_MAIN, P_VEC, P_PART, P_FINISH, P_CACHED, P_PARTV, P_CACHEDV, P_FINISHB,
 _Static_assert(CG_ENTRY_VECW == 1u << P_VECW && CG_ENTRY_FINISHB == 1u << P_FINISHB && CG_ENTRY_CACHEDV == 1u << P_CACHEDV,
                "entry indices are the bits of CG_ENTRY_*");
 
-enum { ELEM_THREAD_POINTS = 16 }; /* points an elementwise vector entry's thread gets (see the policy) */
+enum { ELEM_THREAD_POINTS = 16 }; /* points an elementwise entry's thread gets (see the policy) */
+enum { ELEM_POINTS_AHEAD_MAX = 4 }; /* the scalar entry's points read ahead, at most (GPU_ELEM_POINTS_MAX, cg_lower.h) */
 
 static uint32_t grid_of(int64_t items, int64_t per_block, int64_t cap) {
   int64_t g = (items + per_block - 1) / per_block;
@@ -156,6 +158,10 @@ static int short_row_vecs_knob(void) {
 static int elem_per_thread_knob(void) {
   static int v = -2;
   return env_knob_once(&v, "LOOM_GPU_ELEM_PER_THREAD");
+}
+static int elem_main_points_knob(void) {
+  static int v = -2;
+  return env_knob_once(&v, "LOOM_GPU_ELEM_MAIN_POINTS");
 }
 
 /* Whether the scalar cached entry's thread-per-row mode may run staged (codegen.h: CG_GPU_STAGE): the
@@ -379,11 +385,21 @@ LoomStatus rt_gpu_launch_policy(const RtGpuLauncher *L, uint64_t *words, int64_t
      * batchnorm within 2 %): the capped grid-stride loop left warps idle at its end (ncu: 83 % achieved
      * occupancy of 100 %) and fewer loads in flight; one vector a thread (no pair) lost on short threads
      * (int8_quantize 0.116, haversine 1.20: the launch's per-thread prologue over 4 or 2 points). */
-    int per = vec ? elem_per_thread_knob() : 0;
+    /* the scalar entry likewise ELEM_THREAD_POINTS points a thread (LOOM_GPU_ELEM_MAIN_POINTS; 0: the grid
+     * capped at the resident blocks, grid-stride, as before). Its tiled form (codegen/gpu_tile.c, 1024
+     * points a tile) then gets about a block a tile, launched in order: the tiles in flight stay those
+     * near each other, as the persistent blocks' grid-stride walk did not once they drifted apart */
+    int per = vec ? elem_per_thread_knob() : elem_main_points_knob();
     if (per < 0) {
-      per = ELEM_THREAD_POINTS / (int)L->vec_lanes;
+      per = vec ? ELEM_THREAD_POINTS / (int)L->vec_lanes : ELEM_THREAD_POINTS;
       if (per < 2) per = 2;
     }
+    /* 32-bit indices (passes/lower.c) keep 2^24 of headroom past the points for i + step: the scalar
+     * entry steps by its threads times the points it reads ahead (at most ELEM_POINTS_AHEAD_MAX), so a
+     * launch that could pass that takes the capped grid */
+    if (per > 0 && !vec && steps + grid_of(steps, (int64_t)block * per, INT32_MAX) * (int64_t)block * ELEM_POINTS_AHEAD_MAX >
+                               (int64_t)INT32_MAX - ((int64_t)1 << 24))
+      per = 0;
     if (per > 0) return L->launch(L->user, e, grid_of(steps, (int64_t)block * per, INT32_MAX), (uint32_t)block, words, d);
     return L->launch(L->user, e, grid_of(steps, block, grid > 0 ? grid : 1), (uint32_t)block, words, d);
   }

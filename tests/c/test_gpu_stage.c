@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* test_gpu_stage.c: staged short rows (codegen/gpu_stage.c, codegen.h: CG_GPU_STAGE), no GPU needed.
- *  - The launch policy (compiler-free, a recording launcher): which rows run staged, with which block.
+ *  - The launch policy (compiler-free, a recording launcher): which rows run staged, with which block; the
+ *    elementwise scalar entry's grid.
  *  - The lowering on the emulated GPU (gpu_emulate.h): L1-normalized and softmax rows against a long
  *    double loop, the same bits as the unstaged thread-per-row mode, nothing written outside the rows.
  *    The emulator runs one thread at a time and its barriers do nothing, so a block of B threads is run
@@ -66,6 +67,37 @@ static Rec policy(int nd, const int64_t *shape, int nb, const char *const *lay, 
   LoomStatus st = rt_gpu_launch_policy(&L, words, no, shape[nd - 1], &d);
   CHECK(st == LOOM_OK && r.calls == 1, "one launch (%d, %s)", r.calls, d.msg);
   return r;
+}
+
+/* The elementwise scalar entry's grid (gpu_launch_policy.c, the same recording launcher): 16 points a
+ * thread, uncapped (the tiled form then gets about a block a tile); near 2^31 points the grid capped at
+ * the resident blocks, so that a 32-bit index i + step (threads x 4 points read ahead) cannot wrap. */
+static void test_elem_grid(void) {
+  const char *knob = getenv("LOOM_GPU_ELEM_MAIN_POINTS");
+  if (knob && *knob) return; /* (the launcher reads the knob) */
+  KBuffer bufs[2];
+  memset(bufs, 0, sizeof bufs);
+  for (int b = 0; b < 2; b++) bufs[b].dtype = LOOM_FLOAT32, bufs[b].layout[0] = KL_ANY, bufs[b].layout[1] = KL_ONE;
+  const int64_t ns[3] = {1000003, 155624567, (int64_t)INT32_MAX - (1 << 24) - 1};
+  for (int i = 0; i < 3; i++) {
+    Rec r = {.entry = -1, .nd = 2, .nb = 2};
+    RtGpuLauncher L = {.ndim = 2, .nkeep = 2, .nbuf = 2, .bufs = bufs, .strategy = CG_GPU_ELEMENTWISE, .block = 64,
+                       .entries = CG_ENTRY_MAIN, .wave = 32, .user = &r, .loaded = rec_loaded, .need = rec_need,
+                       .limit = rec_limit, .launch = rec_launch, .settle = rec_settle};
+    uint64_t words[64] = {0};
+    words[0] = (uint64_t)(ns[i] / 7), words[1] = 7; /* rows of 7 floats: odd, so no vector entry either way */
+    words[2] = 4096, words[3] = 8192;
+    words[4] = 9, words[5] = 1, words[6] = 7, words[7] = 1;
+    int64_t n = ns[i] / 7 * 7;
+    g_lim = 64;
+    Diag d = {0};
+    LoomStatus st = rt_gpu_launch_policy(&L, words, n, 1, &d);
+    g_lim = 1024;
+    int64_t want = i < 2 ? (n + 64 * 16 - 1) / (64 * 16) : 64; /* the last: the capped grid (the limit, 64) */
+    CHECK(st == LOOM_OK && r.calls == 1 && r.entry == 0 && r.block == 64 && r.grid == (uint32_t)want,
+          "elementwise %lld points: entry %d, block %u, grid %u (want %lld)", (long long)n, r.entry, r.block, r.grid,
+          (long long)want);
+  }
 }
 
 static void test_policy(void) {
@@ -306,6 +338,7 @@ int main(void) {
   srand(7);
   const char *knob = getenv("LOOM_GPU_STAGE_ROWS");
   if (!knob || strcmp(knob, "0") != 0) test_policy(); /* (the launcher reads the knob too) */
+  test_elem_grid();
   test_lowering(false);
   test_lowering(true);
   test_flag_ignored();

@@ -67,6 +67,20 @@ def test_symmetric_planes(n: int) -> None:
     same(gv * gv.T, v * v.T)
 
 
+@pytest.mark.parametrize("n,m", [(4099, 2053), (2053, 4099), (20011, 77)])
+def test_rect_odd_rows_ranges_of_tiles(n: int, m: int) -> None:
+    # each block walks a range of consecutive tiles (several a block here: more tiles than resident
+    # blocks); rows of odd length put tile edges inside sectors; a batch of odd planes continues the ranges
+    # across planes
+    x, y = rnd((m, n), "float32", 14), rnd((n, m), "float32", 15)
+    gx, gy = loom.asarray(x), loom.asarray(y)
+    same(gx.T * gy, x.T * y)
+    b = rnd((5, 1001, 777), "float32", 16)
+    c = rnd((5, 777, 1001), "float32", 17)
+    gb, gc = loom.asarray(b), loom.asarray(c)
+    same(loom.transpose(gb, (0, 2, 1)) - gc, np.transpose(b, (0, 2, 1)) - c)
+
+
 def test_bool_and_mixed_dtypes() -> None:
     a = rnd((130, 70), "bool", 3)
     b = rnd((70, 130), "float32", 4)
