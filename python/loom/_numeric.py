@@ -362,8 +362,9 @@ def append(arr, values, axis=None):
 
 
 def interp(x, xp, fp, left=None, right=None, period=None):
-    """numpy.interp: of a GPU array (any LOOM_SORT_ENGINE=network array) on its device, NumPy's float64 C loop
-    point for point (_order_stats.py); period= and complex fp, and host arrays, NumPy's on a host copy."""
+    """numpy.interp: of a GPU array (any LOOM_SORT_ENGINE=network array, or a host array of many points) on its
+    device, NumPy's float64 C loop point for point (_order_stats.py); period= and complex fp, and host
+    arrays of few points, NumPy's on a host copy."""
     from . import _order_stats
     r = _order_stats.interp_or_none(x, xp, fp, left, right, period)
     return r if r is not None else _host_interp(x, xp, fp, left, right, period)

@@ -34,6 +34,14 @@ def _on_device(x):
     return isinstance(x, ndarray) and _sorting._on_network(x)
 
 
+def _searches_here(x):
+    """Whether searchsorted-based functions of x (digitize, interp) run as Loom kernels: on x's device, or
+    on the host for as many queries as take the host's binary search (_sorting._HOST_SEARCH_MIN_QUERIES)."""
+    from . import _sorting, _sortnet
+    return _on_device(x) or (isinstance(x, ndarray) and x.size >= _sorting._HOST_SEARCH_MIN_QUERIES and
+                             _sortnet._engine() != "numpy" and _sorting._binary_enabled())
+
+
 def _min_max(x):
     """x's smallest and largest elements as NumPy scalars: one fused evaluation and one small read."""
     from . import _reductions
@@ -170,8 +178,8 @@ def bincount_or_none(x, weights=None, minlength=0):
 
 def digitize_or_none(x, bins, right=False):
     """numpy.digitize as searchsorted on x's device after NumPy validates a host copy of the bins (1-d,
-    monotonic), or None for NumPy's (host arrays, complex x)."""
-    if not _on_device(x) or _kind(x.dtype) not in "iuf":
+    monotonic), or None for NumPy's (host arrays of few points, complex x)."""
+    if not _searches_here(x) or _kind(x.dtype) not in "iuf":
         return None
     from . import _sorting
     hb = bins.get() if isinstance(bins, ndarray) else numpy.asarray(bins)
@@ -244,12 +252,12 @@ def histogram_or_none(a, bins=10, range=None, density=None, weights=None):
 
 
 def interp_or_none(x, xp, fp, left=None, right=None, period=None):
-    """numpy.interp on x's device (GPU, or LOOM_SORT_ENGINE=network), or None for NumPy's (host arrays,
-    period=, complex fp). NumPy's C loop in float64, point for point: the interval from a device
+    """numpy.interp on x's device (GPU, or LOOM_SORT_ENGINE=network; the host for many points), or None for
+    NumPy's (host arrays of few points, period=, complex fp). NumPy's C loop in float64, point for point: the interval from a device
     searchsorted of xp (j with xp[j] <= x < xp[j + 1]), left / right outside [xp[0], xp[-1]], fp[j] at a
     sample point, else slope * (x - xp[j]) + fp[j], recomputed from the right end when that is NaN
     (infinite slopes), and fp[j] where that is NaN too and fp[j] == fp[j + 1]; NaN x gives NaN."""
-    if period is not None or not _on_device(x) or _kind(x.dtype) == "c":
+    if period is not None or not _searches_here(x) or _kind(x.dtype) == "c":
         return None
     hfp = fp.get() if isinstance(fp, ndarray) else numpy.asarray(fp)
     if numpy.iscomplexobj(hfp):

@@ -236,6 +236,12 @@ _SEARCH_COUNT_RATIO = 8
 # (LOOM_SEARCHSORTED_BINARY=0, read per call: never the binary search, for A/B runs and the merge's tests)
 _SEARCH_BINARY_MIN = 32
 _SEARCH_BINARY_MAX = 1 << 20
+# On the host (NumPy's engine), many queries take the binary search too, for any length of a: one kernel
+# on every core without branches. 2-core Zen 4, 2026-12-05 (float32, random queries): 2^22 queries in 2^22
+# sorted values 266 ms (NumPy 1261, torch 580-630), 2^22 in 1000 30 ms (NumPy 254), 2^16 in 2^16 1.9 (7.5);
+# 2^13 queries about even (0.54 / 0.57 ms: ~0.45 ms of graph and plan a call), 2^11 NumPy's (0.18 / 0.47).
+# Fewer queries, sorter= or LOOM_SORT_ENGINE=numpy stay NumPy's.
+_HOST_SEARCH_MIN_QUERIES = 1 << 14
 
 
 def _binary_search(a1, q, n, side):
@@ -262,7 +268,11 @@ def _binary_search(a1, q, n, side):
     return pos
 
 
-def _net_searchsorted(a, v, side):
+def _binary_enabled():
+    return os.environ.get("LOOM_SEARCHSORTED_BINARY", "1") != "0"
+
+
+def _net_searchsorted(a, v, side, binary_always=False):
     """searchsorted of every element of v in the sorted 1-d a on a's device: for few pairs (a short a),
     one kernel counts the elements of a ordered before each query (n x m compares); otherwise a and v
     are sorted together (queries before equal elements of a for side='left', after them for 'right'),
@@ -277,8 +287,7 @@ def _net_searchsorted(a, v, side):
         return _empty_like_dev(a, v.shape, "int64", zero=True)
     ak, nans = _sortnet.key_parts(a1)
     lg = max(1, (n + m - 1).bit_length())
-    if n > _SEARCH_BINARY_MIN and (n <= _SEARCH_BINARY_MAX or m <= n // 8) and \
-            os.environ.get("LOOM_SEARCHSORTED_BINARY", "1") != "0":
+    if (binary_always or n > _SEARCH_BINARY_MIN and (n <= _SEARCH_BINARY_MAX or m <= n // 8)) and _binary_enabled():
         return _binary_search(a1, q, n, side).reshape(v.shape)
     if n * m <= _SEARCH_COUNT_RATIO * (n + m) * lg * lg:
         qk = [k.reshape(m, 1) for k in _sortnet.key_parts(q)[0]]
@@ -315,6 +324,8 @@ def searchsorted(x1, x2, /, side="left", sorter=None):
     v = x2 if isinstance(x2, ndarray) else _arr(x2)
     if sorter is None and _on_network(a):
         return _net_searchsorted(a, v, side)
+    if sorter is None and v.size >= _HOST_SEARCH_MIN_QUERIES and _sortnet._engine() != "numpy" and _binary_enabled():
+        return _net_searchsorted(a, v, side, binary_always=True)
     s = None if sorter is None else (sorter.get() if isinstance(sorter, ndarray) else numpy.asarray(sorter))
     return _host(lambda h, q: numpy.searchsorted(h, q, side=side, sorter=s).astype(numpy.int64), a, v)
 

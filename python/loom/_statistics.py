@@ -280,8 +280,9 @@ def bincount(x, weights=None, minlength=0):
 
 
 def digitize(x, bins, right=False):
-    """numpy.digitize: on a GPU array (any LOOM_SORT_ENGINE=network array) searchsorted on its device after
-    NumPy's checks of the bins (_order_stats.py); otherwise NumPy's on a host copy."""
+    """numpy.digitize: on a GPU array (any LOOM_SORT_ENGINE=network array, or a host array of many points)
+    searchsorted on its device after NumPy's checks of the bins (_order_stats.py); otherwise NumPy's on a
+    host copy."""
     from . import _order_stats
     r = _order_stats.digitize_or_none(x, bins, right)
     return r if r is not None else _host_digitize(x, bins, right)

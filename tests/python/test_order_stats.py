@@ -341,3 +341,61 @@ def test_random_differential(seed):
             xp = np.round(xp)
         xv = _random_array(r, int(r.integers(0, 100)), "float64")
         _agree(loom.interp(loom.asarray(xv), xp, fp), np.interp(xv, xp, fp), ("interp", n))
+
+
+@pytest.mark.parametrize("n", [0, 1, 7, 33, 5000, 70000])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int16", "uint8", "int64", "complex64", "bool"])
+def test_host_many_queries_binary_search(n, dtype, monkeypatch):
+    """A host array with LOOM_SORT_ENGINE unset: 2^14 queries or more take the binary search kernel
+    (_sorting._HOST_SEARCH_MIN_QUERIES) for any length of the sorted array, NumPy's below and with
+    LOOM_SORT_ENGINE=numpy; every answer NumPy's, with NaN, infinities, repeats, 2-d and strided queries,
+    queries of another dtype, and digitize / interp of the same points."""
+    monkeypatch.setenv("LOOM_SORT_ENGINE", "auto")
+    from loom import _sorting
+    m = _sorting._HOST_SEARCH_MIN_QUERIES
+    r = np.random.default_rng(n)
+    if dtype == "bool":
+        a, v = np.sort(r.integers(0, 2, n).astype(bool)), r.integers(0, 2, (m // 64, 128)).astype(bool)
+    elif dtype.startswith("complex"):
+        a = (r.standard_normal(n) + 1j * r.standard_normal(n)).astype(dtype)
+        a[: min(n, 2)] = complex(np.nan, 0)
+        a = np.sort(a)
+        v = (r.standard_normal((m // 64, 128)) + 1j * r.standard_normal((m // 64, 128))).astype(dtype)
+        v[0, :2] = [complex(np.nan, 0), complex(0, np.nan)]
+    else:
+        a = (r.standard_normal(n) * 40).astype(dtype)
+        v = (r.standard_normal((m // 64, 128)) * 45).astype(dtype)
+        if dtype.startswith("float"):
+            a[: min(n, 3)] = [np.nan, np.inf, -np.inf][: min(n, 3)]
+            v[0, :3] = [np.nan, np.inf, -np.inf]
+        a = np.sort(a)
+        if n > 9:
+            a[5:9] = a[5]
+            v[1, :4] = a[5]
+    la, lv = loom.asarray(a), loom.asarray(v)
+    calls = []
+    real = _sorting._binary_search
+    monkeypatch.setattr(_sorting, "_binary_search", lambda *args: calls.append(args[2]) or real(*args))
+    same(loom.searchsorted(la, lv), np.searchsorted(a, v))
+    assert calls == ([n] if n else []), calls  # the kernel, not NumPy's (an empty a needs no search)
+    same(loom.searchsorted(la, lv[:1]), np.searchsorted(a, v[:1]))
+    assert len(calls) == (1 if n else 0), calls  # 128 queries: NumPy's
+    for side in ("left", "right"):
+        want = np.searchsorted(a, v, side=side)
+        same(loom.searchsorted(la, lv, side=side), want)
+        same(loom.searchsorted(la, lv[:, ::2], side=side), np.searchsorted(a, v[:, ::2], side=side))  # 2^13: NumPy's
+        same(loom.searchsorted(la, lv.T, side=side), np.searchsorted(a, v.T, side=side))
+    same(loom.searchsorted(la, loom.asarray(v.astype(np.float64) + 0.5) if dtype not in ("bool",) and
+                           not dtype.startswith("complex") else lv), np.searchsorted(
+        a, v.astype(np.float64) + 0.5 if dtype not in ("bool",) and not dtype.startswith("complex") else v))
+    with monkeypatch.context() as mp:
+        mp.setenv("LOOM_SORT_ENGINE", "numpy")
+        same(loom.searchsorted(la, lv), np.searchsorted(a, v))
+    if dtype in ("float32", "float64", "int16", "uint8", "int64") and n >= 2:
+        bins = np.unique(a[np.isfinite(a)]) if dtype.startswith("float") else np.unique(a)
+        if bins.size:
+            same(loom.digitize(lv, bins), np.digitize(v, bins))
+            same(loom.digitize(lv, bins[::-1], right=True), np.digitize(v, bins[::-1], right=True))
+            fp = np.linspace(-1.0, 1.0, bins.size)
+            same(loom.interp(lv, bins, fp), np.interp(v, bins, fp))
+            same(loom.interp(lv, bins, fp, left=-5.0, right=np.nan), np.interp(v, bins, fp, left=-5.0, right=np.nan))
