@@ -720,6 +720,22 @@ def _binary_operands(name, a, b):
     return _python_int(name, a, b), _python_int(name, b, a)
 
 
+def _set_shape(a, shape):
+    """a.shape = shape (the setter of _core.Array.shape): NumPy's in-place reshape, the same elements under
+    the new shape (-1 inferred) without a copy; NumPy's ValueError / TypeError for a shape that does not
+    fit, AttributeError where the memory would need a copy (an F-ordered or strided array)."""
+    r = _manipulation.reshape(a, shape)
+    if a._lazy:
+        _core.become(a, r)
+        return
+    try:
+        v = _manipulation.reshape(a, shape, copy=False)
+    except ValueError:
+        raise AttributeError("Incompatible shape for in-place modification. Use `.reshape()` to make a copy "
+                             "with the desired shape.") from None
+    _core.become(a, v)
+
+
 def _dtype_stand_in(x):
     """A 0-d operand with x's dtype (Python scalars stay themselves: their weak promotion matters)."""
     if isinstance(x, ndarray):

@@ -379,6 +379,21 @@ PyObject *tuple_i64(int n, const int64_t *v, int64_t scale) {
 }
 
 static PyObject *array_get_shape(ArrayObject *self, void *c) { return tuple_i64(self->desc.ndim, self->desc.shape, 1); }
+/* a.shape = s: NumPy's in-place reshape, in Python (loom._ndarray._set_shape: the same elements under the
+ * new shape, AttributeError where that needs a copy). */
+static int array_set_shape(ArrayObject *self, PyObject *value, void *c) {
+  if (!value) {
+    PyErr_SetString(PyExc_AttributeError, "Cannot delete array shape");
+    return -1;
+  }
+  PyObject *mod = PyImport_ImportModule("loom._ndarray");
+  if (!mod) return -1;
+  PyObject *r = PyObject_CallMethod(mod, "_set_shape", "OO", (PyObject *)self, value);
+  Py_DECREF(mod);
+  if (!r) return -1;
+  Py_DECREF(r);
+  return 0;
+}
 static PyObject *array_get_strides(ArrayObject *self, void *c) {
   return tuple_i64(self->desc.ndim, self->desc.strides, (int64_t)loom_dtype_size(self->desc.dtype));
 }
@@ -412,7 +427,7 @@ static PyObject *array_get_base_ptr(ArrayObject *self, void *c) {
 }
 
 static PyGetSetDef array_getset[] = {
-    {"shape", (getter)array_get_shape, NULL, "tuple of dimensions", NULL},
+    {"shape", (getter)array_get_shape, (setter)array_set_shape, "tuple of dimensions", NULL},
     {"strides", (getter)array_get_strides, NULL, "strides in bytes", NULL},
     {"ndim", (getter)array_get_ndim, NULL, "number of dimensions", NULL},
     {"size", (getter)array_get_size, NULL, "number of elements", NULL},
