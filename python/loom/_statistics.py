@@ -63,8 +63,10 @@ def _nan_extreme(a, axis, out, keepdims, fn, fill):
     a = asarray(a)
     if not _has_nan(a):
         return fn(a, axis, out, keepdims)
-    if _kind(a.dtype) == "c":
-        raise NotImplementedError("nanmax/nanmin of complex arrays are not supported")
+    if _kind(a.dtype) == "c":  # NumPy's: fmin / fmax folded (a NaN in either part loses to any number)
+        import loom
+        uf = loom.fmin if fn is _reductions.amin else loom.fmax
+        return uf.reduce(a, axis=axis, out=out, keepdims=keepdims)
     r = fn(_core.where(_u("isnan", a), fill, a), axis, None, keepdims)
     all_nan = _reductions.all(_u("isnan", a), axis, None, keepdims)
     return _finish(_core.where(all_nan, numpy.nan, r), out)
