@@ -376,7 +376,7 @@ static void free_allocated(UkCall *c) {
 LoomStatus uk_prepare_outs(UkCall *c, int ndim, const int64_t *shape, LoomDeviceKind dk, int32_t di,
                                Diag *d) {
   for (int32_t b = c->k->in.n; b < c->n; b++) {
-    if (c->par[b]->raw) continue;
+    if (c->par[b]->raw && c->arr[b]->data) continue; /* a raw out given: any shape */
     if (!c->arr[b]->data) {
       LoomStatus st = alloc_out(c, b, ndim, shape, dk, di, d);
       if (st) return st;
@@ -384,7 +384,8 @@ LoomStatus uk_prepare_outs(UkCall *c, int ndim, const int64_t *shape, LoomDevice
       char s1[256], s2[256];
       ir_format_shape(s1, sizeof s1, c->arr[b]->ndim, c->arr[b]->shape);
       ir_format_shape(s2, sizeof s2, ndim, shape);
-      return diag_error(d, LOOM_ERR_SHAPE, "%s: out param '%s' has shape %s but the result has shape %s",
+      return diag_error(d, LOOM_ERR_SHAPE,
+                        "%s: Out shape is mismatched: out param '%s' has shape %s but the result has shape %s",
                         c->k->name, c->par[b]->name, s1, s2);
     }
   }

@@ -65,7 +65,8 @@ typedef LoomStatus (*UkBuildFn)(UkCall *c, const SnModule *m, const UkSig *sig, 
 LoomStatus uk_prepare(UkCall *c, const LoomArray *in, LoomArray *out, const SnModule **mod, Diag *d);
 /* Whether every array given is on one device; *kind / *index get it. */
 LoomStatus uk_common_device(UkCall *c, LoomDeviceKind *kind, int32_t *index, Diag *d);
-/* The non-raw out params: allocated with the result's shape when not given, else checked against it. */
+/* The out params: allocated with the result's shape when not given (raw ones too, as CuPy's), else the non-raw ones
+ * checked against it. */
 LoomStatus uk_prepare_outs(UkCall *c, int ndim, const int64_t *shape, LoomDeviceKind dk, int32_t di, Diag *d);
 /* Runs the call's kernel (sk bound, sig its signature): through the instantiation cache when it can be
  * used, else built afresh by build. */

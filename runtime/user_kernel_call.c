@@ -249,12 +249,12 @@ static void bstrides(const LoomArray *a, int ndim, const int64_t *shape, int64_t
   }
 }
 
+/* The raw params given are C-contiguous (a raw out not given is allocated with the iteration space's
+ * shape, as CuPy's: uk_prepare_outs). */
 static LoomStatus check_raw(UkCall *c, Diag *d) {
   for (int32_t b = 0; b < c->n; b++)
     if (c->par[b]->raw) {
-      if (!c->arr[b]->data && b >= c->k->in.n)
-        return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "%s: raw out param '%s' must be given", c->k->name,
-                          c->par[b]->name);
+      if (!c->arr[b]->data && b >= c->k->in.n) continue;
       if (!rt_array_c_contiguous(c->arr[b]))
         return diag_error(d, LOOM_ERR_UNSUPPORTED, "%s: raw param '%s' must be C-contiguous (make a contiguous copy)",
                           c->k->name, c->par[b]->name);
@@ -339,7 +339,7 @@ LoomStatus uk_ew_call(LoomUserKernel *uk, int32_t nin, const LoomArray *in, int3
       if ((st = broadcast_into(c, b, &ndim, shape, d))) return st;
       any = true;
     }
-  if (!any) {
+  if (!any || (ndim == 0 && size >= 0)) { /* every argument raw, or the non-raw ones 0-d (scalars): size's */
     if (size < 0)
       return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "%s: every argument is raw: pass size (the number of points)",
                         uk->name);

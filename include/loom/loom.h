@@ -586,7 +586,8 @@ LOOM_API LoomStatus loom_user_kernel_info(const LoomUserKernel *k, int32_t *nin,
                                           int *is_reduction);
 /* Runs an elementwise kernel: in[nin] (nin = its in params), out[nout] (nout = its out params; an
  * entry with data NULL is allocated, C-contiguous, on the inputs' device: free it with
- * loom_array_free). size: -1, or the number of points when every argument is raw. */
+ * loom_array_free; a raw out not given is allocated the same way). size: -1, or the number of points
+ * when every argument is raw or every non-raw one is 0-d (those broadcast over the size points). */
 LOOM_API LoomStatus loom_elementwise_kernel_call(LoomUserKernel *k, int32_t nin, const LoomArray *in,
                                                  int32_t nout, LoomArray *out, int64_t size);
 /* Runs a reduction kernel over axes (naxes 0 with axes NULL: all axes; negative axes count from the

@@ -9,8 +9,9 @@ arrays, else loom arrays on the arguments' device. Python scalars become 0-d arr
 type (a type placeholder takes the dtype an array argument bound it to, else NumPy's default for the
 scalar); NumPy scalars keep their dtype. Lists and CUDA Array Interface objects go through
 loom.asarray. Semantics follow CuPy: placeholders bound from the outputs first, then the inputs;
-broadcasting of non-raw arguments; `size` when every argument is raw; output arguments written in
-place; `stream=` (a loom.cuda.Stream) runs the call on that stream; caching by signature (in C).
+broadcasting of non-raw arguments; `size` only when every ndarray argument is raw (scalars do not
+count) and then required ("Loop size is undecided."), a raw output not given allocated with `size`
+points; output arguments written in place; `stream=` (a loom.cuda.Stream) runs the call on that stream; caching by signature (in C).
 ReductionKernel(identity=None): CuPy value-initializes the reduce type then (`T a = T();`), i.e. 0;
 loom passes the identity "0". ElementwiseKernel loop_prep / after_loop are passed to libloom's
 loom_elementwise_kernel_create_ex; a libloom without it raises NotImplementedError.
@@ -26,6 +27,11 @@ _DUMP_KERNELS, _DUMP_LLVM, _DUMP_PTX = 1, 2, 3  # LoomDumpKind
 _UNKNOWN = -128
 _NO_RETURN, _RETURN_TUPLE = 1, 2
 _DTYPES = list(_core.dtype_names)
+
+
+def _param_raw(params):
+    """Per param of a CuPy parameter list: whether it is declared raw (CuPy's rule for size=)."""
+    return tuple(len(w) >= 3 and w[0] == "raw" for w in (p.split() for p in str(params or "").split(",")) if w)
 
 
 def _param_codes(params):
@@ -129,7 +135,7 @@ class ElementwiseKernel(_core.UserKernel, _Introspect):
         codes = _param_codes(in_params) + _param_codes(out_params)
         _core.uk_elementwise(self, str(in_params), str(out_params), str(operation), str(name),
                                        str(preamble or ""), str(loop_prep or ""), str(after_loop or ""),
-                                       bool(reduce_dims), codes, flags)
+                                       bool(reduce_dims), codes, flags, _param_raw(in_params) + _param_raw(out_params))
         self.name = name
         self.in_params, self.out_params = in_params, out_params
         self.operation, self.preamble = operation, preamble

@@ -35,6 +35,8 @@ typedef struct {
   int is_reduction;
   int flags;
   int8_t codes[2 * UK_STACK * 8]; /* per param (ins then outs); the rest UK_UNKNOWN */
+  uint8_t raw[2 * UK_STACK * 8];   /* per param: declared raw (ElementwiseKernel: CuPy's size rule) */
+  int size_rule;                   /* raw[] is known: the call applies CuPy's rule for size= */
 } UserKernelObject;
 
 static void uk_dealloc(UserKernelObject *self) {
@@ -129,13 +131,33 @@ static int uk_target_ok(ModState *st, PyObject *t) {
  * reduce_dims, codes, flags) -> UserKernel (target filled, or a new one when target is None).
  * loop_prep / after_loop ("" or None: none) need loom_elementwise_kernel_create_ex (LOOM_HAVE_LOOP_PREP);
  * without it they are NotImplementedError. */
+/* Fills the per-param raw flags from a tuple of bools (None: unknown, no size rule). */
+static int uk_set_raw(UserKernelObject *k, PyObject *raw) {
+  memset(k->raw, 0, sizeof k->raw);
+  k->size_rule = 0;
+  if (raw == Py_None) return 0;
+  if (!PyTuple_Check(raw)) {
+    PyErr_SetString(PyExc_TypeError, "user kernel: raw must be a tuple of bools");
+    return -1;
+  }
+  Py_ssize_t n = PyTuple_GET_SIZE(raw);
+  if (n > (Py_ssize_t)sizeof k->raw) return 0; /* more params than tracked: no rule */
+  for (Py_ssize_t i = 0; i < n; i++) {
+    int v = PyObject_IsTrue(PyTuple_GET_ITEM(raw, i));
+    if (v < 0) return -1;
+    k->raw[i] = (uint8_t)v;
+  }
+  k->size_rule = 1;
+  return 0;
+}
+
 static PyObject *core_uk_elementwise(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
   MODSTATE;
   const char *s[7];
-  if (nargs != 11 || !uk_target_ok(st, args[0])) {
+  if (nargs != 12 || !uk_target_ok(st, args[0])) {
     if (!PyErr_Occurred())
       PyErr_SetString(PyExc_TypeError, "uk_elementwise(target, in_params, out_params, operation, name, preamble, "
-                      "loop_prep, after_loop, reduce_dims, codes, flags)");
+                      "loop_prep, after_loop, reduce_dims, codes, flags, raw)");
     return NULL;
   }
   PyObject *target = args[0];
@@ -162,7 +184,9 @@ static PyObject *core_uk_elementwise(PyObject *module, PyObject *const *args, Py
     rc = loom_elementwise_kernel_create(ctx_of(st), s[0], s[1], s[2], s[3], s[4], reduce_dims, &h);
   }
   if (rc) return raise_kernel(st, rc, 0);
-  return uk_finish_create(st, target, h, args[3], 0, flags, args[8]);
+  PyObject *k = uk_finish_create(st, target, h, args[3], 0, flags, args[8]);
+  if (k && uk_set_raw((UserKernelObject *)k, args[10]) < 0) Py_CLEAR(k);
+  return k;
 }
 
 /* uk_reduction(in_params, out_params, map_expr, reduce_expr, post_map_expr, identity, name,
@@ -595,6 +619,19 @@ static PyObject *uk_run(ModState *st, PyObject *const *args) {
   PyObject *res = NULL;
   if (call_stream_begin(st, args[6], &cs) < 0) goto done;
   if (uk_gather(st, k, &u, ins, ov, nov, 1) < 0) goto done;
+  if (!k->is_reduction && k->size_rule) { /* CuPy's: size= only when every ndarray is raw, then required */
+    int arrays = 0;
+    for (Py_ssize_t i = 0; i < u.n && i < (Py_ssize_t)sizeof k->raw; i++)
+      arrays += !k->raw[i] && (u.a[i].kind == UKA_LOOM || (u.a[i].kind == UKA_VIEW && !u.a[i].np_scalar));
+    if (size >= 0 && arrays) {
+      PyErr_SetString(PyExc_ValueError, "Specified 'size' can be used only if all of the ndarray are 'raw'.");
+      goto done;
+    }
+    if (size < 0 && !arrays) {
+      PyErr_SetString(PyExc_ValueError, "Loop size is undecided.");
+      goto done;
+    }
+  }
   LoomStatus s;
   int64_t big = 0;
   for (Py_ssize_t i = 0; i < u.n; i++)

@@ -167,6 +167,27 @@ static void test_reversed_add(void) {
   CHECK(st == LOOM_ERR_INVALID_ARGUMENT && !strcmp(line, "shift: every argument is raw: pass size (the number of points)"),
         "no size: %s", line);
   loom_user_kernel_destroy(k);
+
+  /* a raw in and a 0-d non-raw in with size: the 0-d one broadcast over the size points; the raw out not
+   * given: allocated with size points (CuPy's) */
+  st = loom_elementwise_kernel_create(ctx, "raw float32 x, float32 c", "raw float32 y", "y[i] = x[i] * c + i", "scale",
+                                      NULL, 1, &k);
+  CHECK(st == LOOM_OK, "create: %s", loom_last_error(ctx));
+  if (st) return;
+  float c = 3.0f;
+  LoomArray in3[2] = {arr(x, LOOM_FLOAT32, 1, (int64_t[]){12}), arr(&c, LOOM_FLOAT32, 0, NULL)};
+  LoomArray out3[1] = {none()};
+  st = loom_elementwise_kernel_call(k, 2, in3, 1, out3, 12);
+  CHECK(st == LOOM_OK && out3[0].data && out3[0].ndim == 1 && out3[0].shape[0] == 12, "raw out allocated: %s",
+        loom_last_error(ctx));
+  if (st == LOOM_OK && out3[0].data) {
+    const float *r = out3[0].data;
+    bad = 0;
+    for (int i = 0; i < 12; i++) bad += r[i] != x[i] * 3.0f + (float)i;
+    CHECK(bad == 0, "scale: %d wrong", bad);
+    loom_array_free(ctx, &out3[0]);
+  }
+  loom_user_kernel_destroy(k);
 }
 
 /* ReductionKernel L2 norm along axis 1 of (rows, cols), and other axes. */

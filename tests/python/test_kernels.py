@@ -380,3 +380,30 @@ def test_nul_byte_in_user_kernel_text_is_an_error(where: int) -> None:
         loom.ElementwiseKernel(*parts)
     with pytest.raises(ValueError, match="NUL"):
         loom.ReductionKernel("T x", "T y", "x\x00 * 2", "a + b", "y = a", "0", "nul_red")
+
+
+def test_size_rule_like_cupy():
+    """size= as CuPy's ElementwiseKernel takes it: only when every ndarray argument is raw (Python and NumPy
+    scalars do not count), and then required; a raw out not given is allocated with size points."""
+    a, b = np.array([1, 2], np.float32), np.array([3, 4], np.float32)
+
+    def kern(ins, outs, op="", name="k"):
+        return ElementwiseKernel(", ".join(f"{'raw ' if r else ''}float32 x{i}" for i, r in enumerate(ins)),
+                                 ", ".join(f"{'raw ' if r else ''}float32 y{i}" for i, r in enumerate(outs)), op, name)
+    not_allowed, required = "^Specified 'size' can", "^Loop size is undecided"
+    for ins, outs, args in [((False, False), (False,), (a, b)), ((True, False), (False,), (a, b)),
+                            ((False, False), (True,), (a, 7.0)), ((True,), (False,), (a, b)),
+                            ((False, False, True), (True,), (a, 7.0, b))]:
+        with pytest.raises(ValueError, match=not_allowed):
+            kern(ins, outs)(*args, size=2)
+    for ins, outs, args in [((True, True), (False,), (a, b)), ((True, False), (True,), (a, 7.0)),
+                            ((), (True,), (a,))]:
+        with pytest.raises(ValueError, match=required):
+            kern(ins, outs)(*args)
+    # raw ins and a scalar: size points, the scalar broadcast; the raw out allocated (size points)
+    k = kern((True, False), (True,), "y0[i] = x0[i] * x1 + i")
+    np.testing.assert_array_equal(loom.asnumpy(k(loom.asarray(a), 3.0, size=2)), a * 3 + np.arange(2))
+    k = kern((True, False), (False,), "y0 = x0[i] - x1")
+    np.testing.assert_array_equal(loom.asnumpy(k(loom.asarray(a), np.float32(1.5), size=2)), a - 1.5)
+    k = kern((True,), (True,), "y0[i] = x0[_ind.size() - 1 - i]")
+    np.testing.assert_array_equal(loom.asnumpy(k(loom.asarray(b), size=2)), b[::-1])
