@@ -37,9 +37,8 @@ def _on_device(x):
 def _searches_here(x):
     """Whether searchsorted-based functions of x (digitize, interp) run as Loom kernels: on x's device, or
     on the host for as many queries as take the host's binary search (_sorting._HOST_SEARCH_MIN_QUERIES)."""
-    from . import _sorting, _sortnet
-    return _on_device(x) or (isinstance(x, ndarray) and x.size >= _sorting._HOST_SEARCH_MIN_QUERIES and
-                             _sortnet._engine() != "numpy" and _sorting._binary_enabled())
+    from . import _sorting
+    return _on_device(x) or (isinstance(x, ndarray) and _sorting._host_binary_for(x))
 
 
 def _min_max(x):

@@ -272,6 +272,12 @@ def _binary_enabled():
     return os.environ.get("LOOM_SEARCHSORTED_BINARY", "1") != "0"
 
 
+def _host_binary_for(q):
+    """Whether the queries q (a loom array) are many enough for the binary search kernel where NumPy's
+    searchsorted would otherwise run (_HOST_SEARCH_MIN_QUERIES; not under LOOM_SORT_ENGINE=numpy)."""
+    return q.size >= _HOST_SEARCH_MIN_QUERIES and _sortnet._engine() != "numpy" and _binary_enabled()
+
+
 def _net_searchsorted(a, v, side, binary_always=False):
     """searchsorted of every element of v in the sorted 1-d a on a's device: for few pairs (a short a),
     one kernel counts the elements of a ordered before each query (n x m compares); otherwise a and v
@@ -324,7 +330,7 @@ def searchsorted(x1, x2, /, side="left", sorter=None):
     v = x2 if isinstance(x2, ndarray) else _arr(x2)
     if sorter is None and _on_network(a):
         return _net_searchsorted(a, v, side)
-    if sorter is None and v.size >= _HOST_SEARCH_MIN_QUERIES and _sortnet._engine() != "numpy" and _binary_enabled():
+    if sorter is None and _host_binary_for(v):
         return _net_searchsorted(a, v, side, binary_always=True)
     s = None if sorter is None else (sorter.get() if isinstance(sorter, ndarray) else numpy.asarray(sorter))
     return _host(lambda h, q: numpy.searchsorted(h, q, side=side, sorter=s).astype(numpy.int64), a, v)

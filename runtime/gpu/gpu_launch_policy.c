@@ -397,10 +397,10 @@ LoomStatus rt_gpu_launch_policy(const RtGpuLauncher *L, uint64_t *words, int64_t
     /* 32-bit indices (passes/lower.c) keep 2^24 of headroom past the points for i + step: the scalar
      * entry steps by its threads times the points it reads ahead (at most ELEM_POINTS_AHEAD_MAX), so a
      * launch that could pass that takes the capped grid */
-    if (per > 0 && !vec && steps + grid_of(steps, (int64_t)block * per, INT32_MAX) * (int64_t)block * ELEM_POINTS_AHEAD_MAX >
-                               (int64_t)INT32_MAX - ((int64_t)1 << 24))
-      per = 0;
-    if (per > 0) return L->launch(L->user, e, grid_of(steps, (int64_t)block * per, INT32_MAX), (uint32_t)block, words, d);
+    uint32_t uncapped = per > 0 ? grid_of(steps, (int64_t)block * per, INT32_MAX) : 0;
+    if (!vec && steps + (int64_t)uncapped * block * ELEM_POINTS_AHEAD_MAX > (int64_t)INT32_MAX - ((int64_t)1 << 24))
+      uncapped = 0;
+    if (uncapped) return L->launch(L->user, e, uncapped, (uint32_t)block, words, d);
     return L->launch(L->user, e, grid_of(steps, block, grid > 0 ? grid : 1), (uint32_t)block, words, d);
   }
   if (L->scan) return scan(L, words, extra, no, nr, d);
