@@ -351,7 +351,7 @@ void cg_gpu_scan_part(Lower *L, LLVMValueRef item, LLVMValueRef no, LLVMValueRef
                       LLVMValueRef partials, int acc_size, LLVMValueRef tid, LLVMValueRef bdim);
 
 /* ---- gpu_strategies.c: one item of each entry kind (IdxBody, arg a GpuEntry) ------------------ */
-enum { GPU_ELEM, GPU_ELEMV, GPU_ELEMVW, GPU_MAIN, GPU_PART, GPU_FINISH, GPU_CACHED, GPU_PARTV, GPU_FINISHB };
+enum { GPU_ELEM, GPU_ELEMV, GPU_ELEMVW, GPU_MAIN, GPU_PART, GPU_FINISH, GPU_CACHED, GPU_PARTV, GPU_FINISHB, GPU_ELEMF };
 
 typedef struct GpuEntry {
   int which;
@@ -382,7 +382,10 @@ typedef struct CgElemPair {
   unsigned lanes;
   LLVMValueRef stride, nvec;
   LLVMValueRef zero; /* an i64 that is 0 at run time but not to the compilers (NULL: no load ties) */
+  bool flat;         /* the `flatv` entry's vectors over the flat index of a 2-d kernel (codegen.h) */
 } CgElemPair;
+bool cg_gpu_flat_vec_buf(const KernelIr *k, int bi); /* flatv: buffer bi read / written as vectors */
+int cg_gpu_flat_lanes(const KernelIr *k);            /* flatv's lanes (0: no such entry) */
 void cg_gpu_elemv_pair(Lower *L, LLVMValueRef v, void *arg);
 bool cg_gpu_elemv_tie(void);                     /* LOOM_GPU_ELEM_TIE != 0 (PARTV with side stores) */
 bool cg_gpu_rowc_fit(const Lower *L);            /* a cached-row vector entry fits 1024 threads (gpu_strategies.c) */

@@ -147,9 +147,10 @@ const char *cg_gpu_elem_tag(void); /* LOOM_GPU_ELEM_GROUP / _PIPELINE (gpu_strat
 /* One bit per entry of CgGpuKernel (the order of the names there). */
 enum {
   CG_ENTRY_MAIN = 1u, CG_ENTRY_VEC = 2u, CG_ENTRY_PART = 4u, CG_ENTRY_FINISH = 8u, CG_ENTRY_CACHED = 16u,
-  CG_ENTRY_PARTV = 32u, CG_ENTRY_CACHEDV = 64u, CG_ENTRY_FINISHB = 128u, CG_ENTRY_VECW = 256u, CG_ENTRY_ALL = 511u
+  CG_ENTRY_PARTV = 32u, CG_ENTRY_CACHEDV = 64u, CG_ENTRY_FINISHB = 128u, CG_ENTRY_VECW = 256u, CG_ENTRY_FLATV = 512u,
+  CG_ENTRY_ALL = 1023u
 };
-#define CG_NENTRY 9
+#define CG_NENTRY 10
 #define CG_GPU_EXTRA 4
 /* The COL part's block fold (above): at most CG_COL_FOLD_BLOCK threads, a record of at most
  * CG_COL_FOLD_MAX_ACC bytes a thread in shared memory. */
@@ -225,6 +226,13 @@ typedef struct CgGpuKernel {
    * the expression fewer to compile and JIT); the launcher uses it when the point count is a
    * multiple of vec_lanes (and the bases are aligned as for `vec`). */
   char vecw[64];
+  /* ELEMENTWISE 2-d, with `vec`: `vec` over the flat point index, its vectors crossing rows: a buffer
+   * contiguous along the last dim and not broadcast along the first is read and written as vectors (the
+   * launcher uses it only where every such buffer is C-contiguous: its first stride equals the last dim,
+   * and its base aligned as for `vec`), one broadcast along the first dim (a per-column operand: a
+   * channel's mean) and every other buffer are read lane by lane at each lane's own (row, column). For
+   * last dims that are not a multiple of vec_lanes (images of 3 channels, tables of odd widths). */
+  char flatv[64];
   /* The phase split of a multi-phase reduction (codegen/gpu_phases.c; ROW and COL): bit p of
    * split_reduce set for each REDUCE phase p, of split_map for each MAP phase p, when `part`, `finish`
    * and `finishb` run one phase at a time (0 and 0: they are the single-phase split, or absent). The
@@ -383,7 +391,7 @@ int cg_gpu_vec_lanes(const KernelIr *k);
 /* The CgGpuKernel entry name of bit index i (0 .. CG_NENTRY - 1). */
 static inline char *cg_gpu_entry_name(CgGpuKernel *gk, int i) {
   char *names[CG_NENTRY] = {gk->main, gk->vec, gk->part, gk->finish, gk->cached, gk->partv, gk->cachedv, gk->finishb,
-                            gk->vecw};
+                            gk->vecw, gk->flatv};
   return i >= 0 && i < CG_NENTRY ? names[i] : NULL;
 }
 

@@ -583,15 +583,16 @@ static void build_gpu_entry(Lower *L, int which, bool row, const char *name, int
       else cg_gpu_for(L, gtid, n, gstride, cg_gpu_elem_point, NULL);
     }
     cg_worker_end(L);
-  } else if (which == GPU_ELEMV || which == GPU_ELEMVW) {
+  } else if (which == GPU_ELEMV || which == GPU_ELEMVW || which == GPU_ELEMF) {
     LLVMValueRef n = e.no; /* every point (all dims are O dims) */
     LLVMValueRef nvec = LLVMBuildUDiv(b, n, cg_iconst_i(L, lanes), "");
     cg_worker_begin(L); /* one worker per thread across its vectors and its tail point */
     /* extra word 1 is 0 for elementwise launches (rt_gpu_launch_policy): the load ties' runtime zero */
     CgElemPair pair = {.lanes = (unsigned)lanes, .stride = gstride, .nvec = nvec,
-                       .zero = cg_gpu_elemv_tie_kernel(k, (unsigned)lanes) ? LLVMBuildPtrToInt(b, e.partials, L->i64, "") : NULL};
+                       .zero = cg_gpu_elemv_tie_kernel(k, (unsigned)lanes) ? LLVMBuildPtrToInt(b, e.partials, L->i64, "") : NULL,
+                       .flat = which == GPU_ELEMF};
     cg_gpu_for(L, gtid, nvec, LLVMBuildMul(b, gstride, cg_iconst_i(L, 2), ""), cg_gpu_elemv_pair, &pair);
-    if (which == GPU_ELEMV) { /* the tail: one point per thread (vecw: the launcher ensures none) */
+    if (which != GPU_ELEMVW) { /* the tail: one point per thread (vecw: the launcher ensures none) */
       LLVMValueRef tail = LLVMBuildAdd(b, LLVMBuildMul(b, nvec, cg_iconst_i(L, lanes), ""), gtid, "");
       cg_gpu_for(L, tail, n, gstride, cg_gpu_elem_point, NULL);
     }
@@ -634,6 +635,27 @@ int cg_gpu_vec_lanes(const KernelIr *k) {
     if (sz > maxsize) maxsize = sz;
   }
   return 16 / maxsize >= 2 ? 16 / maxsize : 0;
+}
+
+/* flatv (codegen.h): buffer bi is contiguous along the last dim and not broadcast along the first: a
+ * vector of the flat index when the launcher finds it C-contiguous (index buffers, no memory, are not). */
+bool cg_gpu_flat_vec_buf(const KernelIr *k, int bi) {
+  if (k->ndim != 2 || k->bufs[bi].layout[1] != KL_ONE || k->bufs[bi].layout[0] == KL_ZERO) return false;
+  for (int i = 0; i < k->ninstr; i++)
+    if (k->instrs[i].kind == KI_OFFSET && k->instrs[i].buf == bi) return false;
+  return true;
+}
+
+/* flatv's lanes: those of `vec` for a 2-d elementwise kernel whose stores are all vectors of the flat
+ * index and that reads at least one such vector (else the scalar entry serves as well). */
+int cg_gpu_flat_lanes(const KernelIr *k) {
+  int lanes = cg_gpu_vec_lanes(k);
+  if (lanes <= 0 || k->ndim != 2) return 0;
+  for (int s = 0; s < k->nstore; s++)
+    if (!cg_gpu_flat_vec_buf(k, k->stores[s].buf)) return 0;
+  for (int i = 0; i < k->ninstr; i++)
+    if (k->instrs[i].kind == KI_LOAD && cg_gpu_flat_vec_buf(k, k->instrs[i].buf)) return lanes;
+  return 0;
 }
 
 /* ROW or COL for a reduction: COL when the REDUCE values read some buffer contiguously along the
@@ -684,6 +706,10 @@ LoomStatus cg_lower_gpu(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef mod, c
       build_gpu_entry(&L, GPU_ELEMV, false, out->vec, nwords, lanes, 0);
       snprintf(out->vecw, sizeof out->vecw, "%s_vecw", prefix);
       build_gpu_entry(&L, GPU_ELEMVW, false, out->vecw, nwords, lanes, 0);
+      if (cg_gpu_flat_lanes(k) == lanes) {
+        snprintf(out->flatv, sizeof out->flatv, "%s_flatv", prefix);
+        build_gpu_entry(&L, GPU_ELEMF, false, out->flatv, nwords, lanes, 0);
+      }
     }
   } else {
     bool col = gpu_use_col(k, L.need);

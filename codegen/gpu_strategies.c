@@ -106,6 +106,7 @@ void cg_gpu_elem_points(Lower *L, LLVMValueRef i, void *arg) {
 /* One vector of an elementwise vector entry: its buffers' offsets and the 16-byte loads. */
 typedef struct ElemVec {
   LLVMValueRef boff[64], vl[64];
+  LLVMValueRef row, col; /* flatv: lane 0's point (NULL otherwise) */
 } ElemVec;
 
 /* Vector v: points [v * lanes, v * lanes + lanes), which lie in one row of the last dim (the launcher
@@ -114,16 +115,24 @@ typedef struct ElemVec {
  * are computed once per vector (one division by the last dim, none for 1-d kernels) instead of once
  * per point; a buffer contiguous along the last dim is read with one vector load, one broadcast along
  * it (stride 0) with one scalar load that every lane shares (in elemv_finish). */
-static void elemv_load(Lower *L, LLVMValueRef v, unsigned lanes, ElemVec *ev) {
+/* flatv (codegen.h, flat): the vector's lanes may cross rows of a 2-d kernel; the buffers of
+ * cg_gpu_flat_vec_buf (C-contiguous at run time) are read as vectors of the flat index, the others lane by
+ * lane at each lane's (row, column) (elemv_finish). */
+static void elemv_load(Lower *L, LLVMValueRef v, unsigned lanes, bool flat, ElemVec *ev) {
   const KernelIr *k = L->k;
   CgMath *m = &L->m;
   LLVMBuilderRef b = m->b;
   int nd = k->ndim, last = nd - 1;
   LLVMValueRef base = LLVMBuildMul(b, v, cg_iconst_i(L, lanes), "");
   LLVMValueRef col = base, *boff = ev->boff;
+  ev->row = ev->col = NULL;
   if (nd > 1) {
     LLVMValueRef row = cg_gpu_divmod(L, base, last, &col);
     cg_gpu_offsets(L, row, 0, last, NULL, boff);
+    if (flat) {
+      ev->row = row;
+      ev->col = col;
+    }
   } else {
     for (int bi = 0; bi < k->nbuf; bi++) boff[bi] = cg_iconst_i(L, 0);
   }
@@ -134,6 +143,7 @@ static void elemv_load(Lower *L, LLVMValueRef v, unsigned lanes, ElemVec *ev) {
   for (int i = 0; i < k->ninstr; i++) {
     const KInstr *in = &k->instrs[i];
     if (in->kind != KI_LOAD || ev->vl[in->buf] || k->bufs[in->buf].layout[last] != KL_ONE) continue;
+    if (flat && !cg_gpu_flat_vec_buf(k, in->buf)) continue;
     LoomDType st = (LoomDType)k->bufs[in->buf].dtype;
     LLVMTypeRef vt = cg_vec_type(m, st, lanes);
     LLVMValueRef ld = LLVMBuildLoad2(b, vt, cg_elem_ptr(L, in->buf, boff[in->buf]), "");
@@ -159,11 +169,20 @@ static void elemv_finish(Lower *L, unsigned lanes, const ElemVec *ev) {
     LoomDType st = (LoomDType)k->bufs[k->stores[ph->store_begin + s].buf].dtype;
     sv[s] = LLVMGetUndef(cg_vec_type(m, st, lanes));
   }
+  LLVMValueRef row = ev->row, col = ev->col; /* flatv: lane l's point, stepped from lane 0's */
   for (unsigned l = 0; l < lanes; l++) {
     L->lane = l;
     LLVMValueRef dl = cg_iconst_i(L, l); /* KI_OFFSET and broadcast loads read the lane's offsets */
+    if (row && l) {
+      col = LLVMBuildAdd(b, col, cg_iconst_i(L, 1), "");
+      LLVMValueRef wrap = LLVMBuildICmp(b, LLVMIntEQ, col, L->shape[last], "");
+      col = LLVMBuildSelect(b, wrap, cg_iconst_i(L, 0), col, "");
+      row = LLVMBuildAdd(b, row, LLVMBuildZExt(b, wrap, LLVMTypeOf(row), ""), "");
+    }
     for (int bi = 0; bi < k->nbuf; bi++)
-      L->off[bi] = l ? LLVMBuildAdd(b, boff[bi], LLVMBuildMul(b, dl, L->stride[bi * nd + last], ""), "") : boff[bi];
+      L->off[bi] = !l ? boff[bi]
+                   : row ? LLVMBuildAdd(b, LLVMBuildMul(b, row, L->stride[bi * nd], ""), LLVMBuildMul(b, col, L->stride[bi * nd + last], ""), "")
+                         : LLVMBuildAdd(b, boff[bi], LLVMBuildMul(b, dl, L->stride[bi * nd + last], ""), "");
     cg_clear_cache(L);
     if (k->snippet) /* user calls are roots, lane by lane (they may write raw arrays or worker state) */
       for (int32_t i = 0; i < k->ninstr; i++)
@@ -232,8 +251,8 @@ void cg_gpu_elemv_pair(Lower *L, LLVMValueRef v, void *arg) {
   LLVMValueRef v2 = LLVMBuildAdd(b, v, p->stride, "");
   LLVMValueRef ok2 = LLVMBuildICmp(b, LLVMIntSLT, v2, p->nvec, "");
   ElemVec e1, e2;
-  elemv_load(L, v, p->lanes, &e1);
-  elemv_load(L, LLVMBuildSelect(b, ok2, v2, v, ""), p->lanes, &e2);
+  elemv_load(L, v, p->lanes, p->flat, &e1);
+  elemv_load(L, LLVMBuildSelect(b, ok2, v2, v, ""), p->lanes, p->flat, &e2);
   if (p->zero) {
     LLVMValueRef rest[1][GPU_TIE_MAXBUF];
     int nb = L->k->nbuf < GPU_TIE_MAXBUF ? L->k->nbuf : GPU_TIE_MAXBUF;

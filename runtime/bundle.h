@@ -95,9 +95,14 @@ enum {
   RB_GPU_WAVE = RB_GPU_NAME0 + 9, /* threads of a wave: 32 (NVIDIA) or 64 (AMD) */
   /* CgGpuKernel.split_reduce / split_map (the phase split); 0, as in bundles written before it existed:
    * part / finish are the single-phase split */
-  RB_GPU_SPLIT_REDUCE, RB_GPU_SPLIT_MAP
+  RB_GPU_SPLIT_REDUCE, RB_GPU_SPLIT_MAP,
+  /* the name of entry 9 (`flatv`, added after the others: bundles written before it hold 0, "") */
+  RB_GPU_NAME9
 };
-#define RB_GPU_NENTRY 9 /* CG_NENTRY */
+#define RB_GPU_NENTRY 10 /* CG_NENTRY */
+_Static_assert(RB_GPU_NAME9 < RB_FACTS, "the GPU facts fit a code record");
+/* The fact that holds entry name i (0 .. RB_GPU_NENTRY - 1). */
+static inline int rb_gpu_name_fact(int i) { return i < 9 ? RB_GPU_NAME0 + i : RB_GPU_NAME9; }
 #define RB_MAX_KERNEL_BUFS 4096
 
 /* ---- the reader: a validated view of a bundle's bytes ------------------------------------------- */

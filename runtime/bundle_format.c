@@ -411,7 +411,7 @@ static LoomStatus decode(Reader *r, RtBundle *b) {
         return bad(r, "code %d: host entry points invalid: corrupted", i);
     } else {
       for (int j = 0; j < RB_GPU_NENTRY; j++)
-        if ((st = str_at(r, c->facts[RB_GPU_NAME0 + j], "GPU entry name", &c->names[j]))) return st;
+        if ((st = str_at(r, c->facts[rb_gpu_name_fact(j)], "GPU entry name", &c->names[j]))) return st;
       if ((st = check_gpu_facts(r, i, c, k))) return st;
     }
   }

@@ -177,7 +177,7 @@ int32_t rt_bw_code(RtBundleWriter *w, int32_t kernel, int32_t target, const void
   uint32_t f[RB_FACTS];
   memcpy(f, facts, sizeof f);
   if (names)
-    for (int i = 0; i < RB_GPU_NENTRY; i++) f[RB_GPU_NAME0 + i] = add_string(w, names[i]);
+    for (int i = 0; i < RB_GPU_NENTRY; i++) f[rb_gpu_name_fact(i)] = add_string(w, names[i]);
   for (int i = 0; i < RB_FACTS; i++) rb_put32(c->rec + 32 + 4 * i, f[i]);
   return w->ncode++;
 }

@@ -185,8 +185,8 @@ static LoomStatus load_group(GpuRt *g, GpuDev *dev, GpuFn *f, const GpuMeta *m, 
       f->partv_grid_max = dev->info.sm_count * (per_sm > 0 ? per_sm : 1);
   }
   /* elementwise: the block size and grid cap of the first entry loaded serve both */
-  if (m->strategy == CG_GPU_ELEMENTWISE && !(f->loaded & (CG_ENTRY_MAIN | CG_ENTRY_VEC | CG_ENTRY_VECW))) {
-    f->cfg_entry = (fresh & CG_ENTRY_VECW) ? E_VECW : (fresh & CG_ENTRY_VEC) ? E_VEC : E_MAIN;
+  if (m->strategy == CG_GPU_ELEMENTWISE && !(f->loaded & (CG_ENTRY_MAIN | CG_ENTRY_VEC | CG_ENTRY_VECW | CG_ENTRY_FLATV))) {
+    f->cfg_entry = (fresh & CG_ENTRY_VECW) ? E_VECW : (fresh & CG_ENTRY_VEC) ? E_VEC : (fresh & CG_ENTRY_FLATV) ? E_FLATV : E_MAIN;
     uint64_t cfg = elem_config(g, dev, f->fn[f->cfg_entry], d);
     if (cfg) f->elem_cfg = cfg;
   }

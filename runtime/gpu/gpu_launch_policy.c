@@ -17,8 +17,8 @@
 
 #include <stdlib.h>
 
-enum { P_MAIN, P_VEC, P_PART, P_FINISH, P_CACHED, P_PARTV, P_CACHEDV, P_FINISHB, P_VECW };
-_Static_assert(CG_ENTRY_VECW == 1u << P_VECW && CG_ENTRY_FINISHB == 1u << P_FINISHB && CG_ENTRY_CACHEDV == 1u << P_CACHEDV,
+enum { P_MAIN, P_VEC, P_PART, P_FINISH, P_CACHED, P_PARTV, P_CACHEDV, P_FINISHB, P_VECW, P_FLATV };
+_Static_assert(CG_ENTRY_FLATV == 1u << P_FLATV && CG_ENTRY_VECW == 1u << P_VECW && CG_ENTRY_FINISHB == 1u << P_FINISHB && CG_ENTRY_CACHEDV == 1u << P_CACHEDV,
                "entry indices are the bits of CG_ENTRY_*");
 
 enum { ELEM_THREAD_POINTS = 16 }; /* points an elementwise entry's thread gets (see the policy) */
@@ -73,6 +73,20 @@ static bool elem_vec_ok(const RtGpuLauncher *L, const uint64_t *words, int lanes
   return true;
 }
 
+/* Whether `flatv` (codegen.h) may run on these words: a 2-d kernel's buffers contiguous along the last dim
+ * and not broadcast along the first (its vector buffers) are C-contiguous (first stride = the last dim)
+ * with bases that are multiples of lanes * their dtype size. */
+static bool elem_flat_ok(const RtGpuLauncher *L, const uint64_t *words, int lanes) {
+  int nd = L->ndim, nb = L->nbuf;
+  if (nd != 2 || lanes < 2) return false;
+  for (int b = 0; b < nb; b++) {
+    if (L->bufs[b].layout[1] != KL_ONE || L->bufs[b].layout[0] == KL_ZERO) continue;
+    uint64_t align = (uint64_t)lanes * dtype_bytes(L->bufs[b].dtype);
+    if (align == 0 || words[nd + b] % align || words[nd + nb + b * nd] != words[1]) return false;
+  }
+  return true;
+}
+
 /* Threads per block of the cached entries' short-row mode (capped by the entry's register limit). */
 #define SHORT_ROW_BLOCK 256
 
@@ -87,6 +101,12 @@ static int env_knob_once(int *slot, const char *name) {
     __atomic_store_n(slot, r, __ATOMIC_RELAXED);
   }
   return r;
+}
+
+/* LOOM_GPU_ELEM_FLAT=0: kernels that flatv could run take the scalar entry, as before (A/B timings). */
+static int flat_knob(void) {
+  static int on = -2;
+  return env_knob_once(&on, "LOOM_GPU_ELEM_FLAT");
 }
 
 /* Whether the vector cached entry of cache_k points a thread has the peel (codegen/gpu_cached.c, the same
@@ -369,10 +389,14 @@ LoomStatus rt_gpu_launch_policy(const RtGpuLauncher *L, uint64_t *words, int64_t
     bool vec = (has & CG_ENTRY_VEC) && L->vec_lanes > 0 && L->vec_align > 0;
     for (int b = 0; vec && b < nb; b++) vec = words[nd + b] % L->vec_align == 0;
     vec = vec && elem_vec_ok(L, words, (int)L->vec_lanes);
+    /* vectors that cross rows where rows are not whole vectors (an image's 3 channels): flatv */
+    bool flat = !vec && (has & CG_ENTRY_FLATV) && L->vec_lanes > 0 && no >= 2 * (int64_t)L->vec_lanes &&
+                elem_flat_ok(L, words, (int)L->vec_lanes) && flat_knob() != 0;
     /* whole vectors: vecw (unless vec is loaded and that should not load a second entry); else vec (it
      * has the tail loop) */
     bool vecw = (has & CG_ENTRY_VECW) && (L->vecw_when_vec_loaded || !(L->loaded(L->user) & CG_ENTRY_VEC));
-    int e = !vec ? P_MAIN : no % L->vec_lanes ? P_VEC : vecw ? P_VECW : P_VEC;
+    int e = flat ? P_FLATV : !vec ? P_MAIN : no % L->vec_lanes ? P_VEC : vecw ? P_VECW : P_VEC;
+    vec = vec || flat;
     int64_t steps = vec ? no / L->vec_lanes : no;
     if (steps < 1) steps = 1;
     if ((st = L->need(L->user, 1u << e, d))) return st;

@@ -37,7 +37,7 @@ typedef struct GpuMeta {
 } GpuMeta;
 
 /* Entry indexes (bit positions of CG_ENTRY_*). */
-enum { E_MAIN, E_VEC, E_PART, E_FINISH, E_CACHED, E_PARTV, E_CACHEDV, E_FINISHB, E_VECW };
+enum { E_MAIN, E_VEC, E_PART, E_FINISH, E_CACHED, E_PARTV, E_CACHEDV, E_FINISHB, E_VECW, E_FLATV };
 
 /* A kernel on one device. Its entries are compiled in groups, each a module of its own: a launch that
  * needs an entry not loaded yet compiles (or loads from the disk cache) the missing ones under the device

@@ -45,7 +45,7 @@ struct RtrtGpuCode {
   int cached_max_block, cachedv_max_block, partv_grid_max, finishb_max_block, main_max_block;
 };
 
-enum { E_MAIN, E_VEC, E_PART, E_FINISH, E_CACHED, E_PARTV, E_CACHEDV, E_FINISHB, E_VECW };
+enum { E_MAIN, E_VEC, E_PART, E_FINISH, E_CACHED, E_PARTV, E_CACHEDV, E_FINISHB, E_VECW, E_FLATV };
 _Static_assert(CG_NENTRY == RB_GPU_NENTRY, "a bundle's code record names every entry of the GPU lowering");
 
 static int vendor_of(LoomDeviceKind kind) { return kind == LOOM_DEVICE_CUDA ? RTRT_CUDA : kind == LOOM_DEVICE_HIP ? RTRT_HIP : -1; }
@@ -297,7 +297,7 @@ static LoomStatus load_code(LoomrtBundle *b, int32_t ki, LoomDeviceKind kind, in
   }
   for (int i = 0; i < CG_NENTRY && st == LOOM_OK; i++) {
     if (!(code->facts[RB_GPU_ENTRIES] & (1u << i))) continue;
-    if (c->facts[RB_GPU_STRATEGY] == CG_GPU_ELEMENTWISE && (i == E_MAIN || i == E_VEC || i == E_VECW))
+    if (c->facts[RB_GPU_STRATEGY] == CG_GPU_ELEMENTWISE && (i == E_MAIN || i == E_VEC || i == E_VECW || i == E_FLATV))
       st = elem_config(g, device, dv, c->fn[i], c->wave, &c->elem_block[i], &c->elem_grid[i], d);
   }
   if (st == LOOM_OK && (code->facts[RB_GPU_ENTRIES] & CG_ENTRY_CACHED)) c->cached_max_block = max_block_of(g, device, c->fn[E_CACHED], c->wave, d);

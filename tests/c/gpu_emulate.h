@@ -127,7 +127,7 @@ typedef struct Emu {
   LLVMOrcLLJITRef jit;
   CgGpuKernel gk;
   int32_t *tid, *ntid, *bid, *nbid;
-  EntryFn main, part, finish, finishb, cached, cachedv;
+  EntryFn main, part, finish, finishb, cached, cachedv, vec, flatv;
   bool ok;
 } Emu;
 
@@ -199,6 +199,8 @@ static inline bool emu_build(Emu *e, const KernelIr *k) {
   if (e->gk.finishb[0]) e->finishb = (EntryFn)lookup(e, e->gk.finishb);
   if (e->gk.cached[0]) e->cached = (EntryFn)lookup(e, e->gk.cached);
   if (e->gk.cachedv[0]) e->cachedv = (EntryFn)lookup(e, e->gk.cachedv);
+  if (e->gk.vec[0]) e->vec = (EntryFn)lookup(e, e->gk.vec);
+  if (e->gk.flatv[0]) e->flatv = (EntryFn)lookup(e, e->gk.flatv);
   e->ok = e->tid && e->ntid && e->bid && e->nbid && e->main;
   return e->ok;
 }
