@@ -424,6 +424,9 @@ LoomStatus rt_gpu_launch_policy(const RtGpuLauncher *L, uint64_t *words, int64_t
     uint32_t uncapped = per > 0 ? grid_of(steps, (int64_t)block * per, INT32_MAX) : 0;
     if (!vec && steps + (int64_t)uncapped * block * ELEM_POINTS_AHEAD_MAX > (int64_t)INT32_MAX - ((int64_t)1 << 24))
       uncapped = 0;
+    /* HIP launches at most 2^32 - 1 work-items (grid x block); past that (2^36 points and more) the capped
+     * grid-stride launch, on every vendor */
+    if ((uint64_t)uncapped * (uint64_t)block > UINT32_MAX) uncapped = 0;
     if (uncapped) return L->launch(L->user, e, uncapped, (uint32_t)block, words, d);
     return L->launch(L->user, e, grid_of(steps, block, grid > 0 ? grid : 1), (uint32_t)block, words, d);
   }

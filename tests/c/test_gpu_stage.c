@@ -100,6 +100,33 @@ static void test_elem_grid(void) {
   }
 }
 
+/* A vector launch of 2^38 uint8 points (a 256 GiB array): the uncapped grid would exceed the 2^32 - 1
+ * work-items HIP launches (grid x block); the capped grid-stride launch instead. */
+static void test_elem_grid_items(void) {
+  if (getenv("LOOM_GPU_ELEM_PER_THREAD")) return; /* (the launcher reads the knob) */
+  KBuffer bufs[2];
+  memset(bufs, 0, sizeof bufs);
+  for (int b = 0; b < 2; b++) bufs[b].dtype = LOOM_UINT8, bufs[b].layout[0] = KL_ONE;
+  const int64_t ns[2] = {(int64_t)1 << 32, (int64_t)1 << 38};
+  for (int i = 0; i < 2; i++) {
+    Rec r = {.entry = -1, .nd = 1, .nb = 2};
+    RtGpuLauncher L = {.ndim = 1, .nkeep = 1, .nbuf = 2, .bufs = bufs, .strategy = CG_GPU_ELEMENTWISE, .block = 256,
+                       .entries = CG_ENTRY_MAIN | CG_ENTRY_VEC | CG_ENTRY_VECW, .vec_lanes = 16, .vec_align = 16,
+                       .wave = 64, .vecw_when_vec_loaded = true, .user = &r, .loaded = rec_loaded, .need = rec_need,
+                       .limit = rec_limit, .launch = rec_launch, .settle = rec_settle};
+    uint64_t words[64] = {0};
+    words[0] = (uint64_t)ns[i], words[1] = 4096, words[2] = 8192, words[3] = 1, words[4] = 1;
+    g_lim = 256;
+    Diag d = {0};
+    LoomStatus st = rt_gpu_launch_policy(&L, words, ns[i], 1, &d);
+    g_lim = 1024;
+    uint64_t items = (uint64_t)r.grid * r.block;
+    CHECK(st == LOOM_OK && r.calls == 1 && items <= UINT32_MAX && (i == 1 ? r.grid == 256 : r.grid > 256),
+          "%lld uint8 points: grid %u x block %u (%llu work-items; want the uncapped grid below 2^32, else the capped)",
+          (long long)ns[i], r.grid, r.block, (unsigned long long)items);
+  }
+}
+
 static void test_policy(void) {
   const char *lay2[2] = {"a1", "a1"};
   uint8_t f32[3] = {LOOM_FLOAT32, LOOM_FLOAT32, LOOM_FLOAT32};
@@ -339,6 +366,7 @@ int main(void) {
   const char *knob = getenv("LOOM_GPU_STAGE_ROWS");
   if (!knob || strcmp(knob, "0") != 0) test_policy(); /* (the launcher reads the knob too) */
   test_elem_grid();
+  test_elem_grid_items();
   test_lowering(false);
   test_lowering(true);
   test_flag_ignored();
