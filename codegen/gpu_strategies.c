@@ -343,7 +343,8 @@ static void make_elem_tag(void) {
   size_t n = 0;
   if (elem_tie_knob() != 1) n += (size_t)snprintf(elem_tag + n, sizeof elem_tag - n, " tie%d", elem_tie_knob());
   if (partv_side_unroll_knob() != 0) n += (size_t)snprintf(elem_tag + n, sizeof elem_tag - n, " pvu%d", partv_side_unroll_knob());
-  if (rowc_fit_knob() != 2) snprintf(elem_tag + n, sizeof elem_tag - n, " rowcfit%d", rowc_fit_knob());
+  if (rowc_fit_knob() != 2) n += (size_t)snprintf(elem_tag + n, sizeof elem_tag - n, " rowcfit%d", rowc_fit_knob());
+  if (cg_gpu_tile_w() != 32) snprintf(elem_tag + n, sizeof elem_tag - n, " tw%d", cg_gpu_tile_w());
 }
 
 const char *cg_gpu_elem_tag(void) {

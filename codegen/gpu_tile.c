@@ -30,10 +30,18 @@
 
 #include "codegen/cg_lower.h"
 
-#define TILE 32
+#define TILE 32 /* tile rows along d (the load phase's lanes) */
 #define TILE_MIN 8               /* below this extent along d or the last dim: the plain loop */
 #define TILE_SHARED_MAX 32768    /* bytes of shared memory the tiles of one kernel may take */
 #define TILE_K 4                 /* rows (columns) per thread and step: loads in flight per buffer */
+
+/* Tile columns along the last dim (the compute phase's lanes): LOOM_GPU_TILE_W = 32 (default), 64 or 128
+ * (A/B timings of odd row lengths: fewer row ends per byte; in the target's description, elem_tag). */
+int cg_gpu_tile_w(void) {
+  static int w = -1;
+  int v = cg_env_int_once(&w, "LOOM_GPU_TILE_W", TILE);
+  return v == 64 || v == 128 ? v : TILE;
+}
 
 static bool loads_buf(const KernelIr *k, int b) {
   for (int i = 0; i < k->ninstr; i++)
@@ -61,7 +69,7 @@ int cg_gpu_tile_dim(const KernelIr *k, uint8_t *tiled) {
   for (int b = 0; b < k->nbuf; b++) {
     uint8_t ll = k->bufs[b].layout[last];
     bool t = ll != KL_ONE && ll != KL_ZERO && k->bufs[b].layout[d] == KL_ONE && loads_buf(k, b);
-    size_t sz = TILE * (TILE + 1) * loom_dtype_size((LoomDType)k->bufs[b].dtype);
+    size_t sz = (size_t)TILE * (size_t)(cg_gpu_tile_w() + 1) * loom_dtype_size((LoomDType)k->bufs[b].dtype);
     if (t && bytes + sz > TILE_SHARED_MAX) t = false;
     if (t) bytes += sz, n++;
     if (tiled) tiled[b] = t;
@@ -77,19 +85,21 @@ typedef struct Tile {
   LLVMValueRef ntl, ntd;              /* tiles along the last dim and along d */
   LLVMValueRef base[64];              /* per buffer: offset of the current tile's (0, 0) point */
   LLVMValueRef rows, cols;            /* valid extent of the current tile along d and the last dim */
-  LLVMValueRef lane, step, active;    /* tid % TILE, bdim / TILE, tid < step * TILE */
+  LLVMValueRef lane, step, active;    /* load phase: tid % TILE, bdim / TILE, tid < step * TILE */
   LLVMValueRef kstep;                 /* step * TILE_K */
+  int tw;                             /* tile columns (cg_gpu_tile_w) */
+  LLVMValueRef lanew, stepw, activew, kstepw; /* compute phase: tid % tw, bdim / tw, tid < stepw * tw, * TILE_K */
   bool loaded[64];                    /* per buffer: some KI_LOAD reads it */
 } Tile;
 
 /* Shared index of tile point (a along d, c along the last dim). */
-static LLVMValueRef sh_index(Lower *L, LLVMValueRef a, LLVMValueRef c) {
-  return LLVMBuildAdd(L->m.b, LLVMBuildMul(L->m.b, a, cg_iconst_i(L, TILE + 1), ""), c, "");
+static LLVMValueRef sh_index(Lower *L, const Tile *t, LLVMValueRef a, LLVMValueRef c) {
+  return LLVMBuildAdd(L->m.b, LLVMBuildMul(L->m.b, a, cg_iconst_i(L, t->tw + 1), ""), c, "");
 }
 
 static LLVMValueRef sh_ptr(Lower *L, Tile *t, int b, LLVMValueRef a, LLVMValueRef c) {
   LLVMTypeRef mt = cg_mem_type(&L->m, (LoomDType)L->k->bufs[b].dtype);
-  LLVMValueRef ix = sh_index(L, a, c);
+  LLVMValueRef ix = sh_index(L, t, a, c);
   return LLVMBuildGEP2(L->m.b, mt, t->sh[b], &ix, 1, "");
 }
 
@@ -144,14 +154,14 @@ static void tile_point_rows(Lower *L, LLVMValueRef a0, void *arg) {
   LLVMBuilderRef bl = m->b;
   LLVMValueRef a[TILE_K], ac[TILE_K], v[TILE_K][64];
   for (int j = 0; j < TILE_K; j++) {
-    a[j] = LLVMBuildAdd(bl, a0, LLVMBuildMul(bl, t->step, cg_iconst_i(L, j), ""), "");
+    a[j] = LLVMBuildAdd(bl, a0, LLVMBuildMul(bl, t->stepw, cg_iconst_i(L, j), ""), "");
     ac[j] = clamp_below(L, a[j], t->rows);
   }
   for (int j = 0; j < TILE_K; j++)
     for (int b = 0; b < k->nbuf; b++) {
       if (!read_ahead(t, k, b)) continue;
       LoomDType st = (LoomDType)k->bufs[b].dtype;
-      LLVMValueRef p = t->tiled[b] ? sh_ptr(L, t, b, ac[j], t->lane) : cg_elem_ptr(L, b, tile_off(L, t, b, ac[j], t->lane));
+      LLVMValueRef p = t->tiled[b] ? sh_ptr(L, t, b, ac[j], t->lanew) : cg_elem_ptr(L, b, tile_off(L, t, b, ac[j], t->lanew));
       LLVMValueRef ld = LLVMBuildLoad2(bl, cg_mem_type(m, st), p, "");
       LLVMSetAlignment(ld, dtype_align(st));
       v[j][b] = LLVMBuildFreeze(bl, ld, ""); /* a use here: the load is not sunk to its guarded point */
@@ -161,7 +171,7 @@ static void tile_point_rows(Lower *L, LLVMValueRef a0, void *arg) {
     LLVMBuildCondBr(bl, LLVMBuildICmp(bl, LLVMIntSLT, a[j], t->rows, ""), then, done);
     LLVMPositionBuilderAtEnd(bl, then);
     for (int b = 0; b < k->nbuf; b++) {
-      L->off[b] = tile_off(L, t, b, a[j], t->lane);
+      L->off[b] = tile_off(L, t, b, a[j], t->lanew);
       L->vload[b] = NULL;
       if (!read_ahead(t, k, b)) continue;
       LoomDType st = (LoomDType)k->bufs[b].dtype;
@@ -192,7 +202,7 @@ static void load_loop(Lower *L, LLVMValueRef start, void *arg) {
 }
 static void point_loop(Lower *L, LLVMValueRef start, void *arg) {
   Tile *t = arg;
-  cg_gpu_for(L, start, t->rows, t->kstep, tile_point_rows, t);
+  cg_gpu_for(L, start, t->rows, t->kstepw, tile_point_rows, t);
 }
 
 /* One tile (IdxBody over the tile index, uniform across the block: the barriers are reached by all). */
@@ -217,7 +227,7 @@ static void tile_item(Lower *L, LLVMValueRef tile, void *arg) {
       o = LLVMBuildUDiv(b, o, L->shape[e], "");
     }
   }
-  LLVMValueRef i0 = LLVMBuildMul(b, ti, cg_iconst_i(L, TILE), ""), j0 = LLVMBuildMul(b, tj, cg_iconst_i(L, TILE), "");
+  LLVMValueRef i0 = LLVMBuildMul(b, ti, cg_iconst_i(L, TILE), ""), j0 = LLVMBuildMul(b, tj, cg_iconst_i(L, t->tw), "");
   for (int bi = 0; bi < k->nbuf; bi++) {
     LLVMValueRef v = LLVMBuildAdd(b, LLVMBuildMul(b, i0, L->stride[bi * nd + d], ""),
                                   LLVMBuildMul(b, j0, L->stride[bi * nd + last], ""), "");
@@ -225,16 +235,16 @@ static void tile_item(Lower *L, LLVMValueRef tile, void *arg) {
       if (e != d) v = LLVMBuildAdd(b, v, LLVMBuildMul(b, idx[e], L->stride[bi * nd + e], ""), "");
     t->base[bi] = v;
   }
-  LLVMValueRef tl = cg_iconst_i(L, TILE);
+  LLVMValueRef tl = cg_iconst_i(L, TILE), tw = cg_iconst_i(L, t->tw);
   LLVMValueRef rr = LLVMBuildSub(b, L->shape[d], i0, ""), rc = LLVMBuildSub(b, L->shape[last], j0, "");
   t->rows = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, rr, tl, ""), rr, tl, "rows");
-  t->cols = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, rc, tl, ""), rc, tl, "cols");
-  LLVMValueRef first = LLVMBuildUDiv(b, t->e->tid, tl, "");
+  t->cols = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, rc, tw, ""), rc, tw, "cols");
+  LLVMValueRef first = LLVMBuildUDiv(b, t->e->tid, tl, ""), firstw = LLVMBuildUDiv(b, t->e->tid, tw, "");
   /* (1) tiled buffers into shared memory: lanes along d */
   build_if(L, LLVMBuildAnd(b, t->active, LLVMBuildICmp(b, LLVMIntSLT, t->lane, t->rows, ""), ""), load_loop, first, t);
   L->m.gpu->barrier(&L->m);
   /* (2) the points: lanes along the last dim */
-  build_if(L, LLVMBuildAnd(b, t->active, LLVMBuildICmp(b, LLVMIntSLT, t->lane, t->cols, ""), ""), point_loop, first, t);
+  build_if(L, LLVMBuildAnd(b, t->activew, LLVMBuildICmp(b, LLVMIntSLT, t->lanew, t->cols, ""), ""), point_loop, firstw, t);
   L->m.gpu->barrier(&L->m); /* the next tile overwrites the shared tiles */
 }
 
@@ -250,19 +260,20 @@ void cg_gpu_elem_tiled(Lower *L, GpuEntry *e, int d, const uint8_t *tiled, LLVMV
     if (!tiled[bi]) continue;
     char name[32];
     snprintf(name, sizeof name, "loom.tile.%d", bi);
-    sh[bi] = cg_gpu_shared_array(L, name, cg_mem_type(m, (LoomDType)k->bufs[bi].dtype), TILE * (TILE + 1), 16);
+    sh[bi] = cg_gpu_shared_array(L, name, cg_mem_type(m, (LoomDType)k->bufs[bi].dtype), TILE * (cg_gpu_tile_w() + 1), 16);
   }
   LLVMValueRef tmin = cg_iconst_i(L, TILE_MIN);
   LLVMValueRef big = LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntSGE, L->shape[d], tmin, ""),
                                   LLVMBuildICmp(b, LLVMIntSGE, L->shape[last], tmin, ""), "");
-  /* blocks of fewer than TILE threads (never launched: blocks are multiples of the wave) would step 0 */
-  big = LLVMBuildAnd(b, big, LLVMBuildICmp(b, LLVMIntUGE, e->bdim, cg_iconst_i(L, TILE), ""), "");
+  /* blocks of fewer than tw threads would step 0 (blocks of 32 or 64 threads and tiles of 64 or 128
+   * columns take the plain loop) */
+  big = LLVMBuildAnd(b, big, LLVMBuildICmp(b, LLVMIntUGE, e->bdim, cg_iconst_i(L, cg_gpu_tile_w()), ""), "");
   LLVMBasicBlockRef tiles = cg_new_bb(L, "tile.grid"), plain = cg_new_bb(L, "tile.plain"), done = cg_new_bb(L, "tile.end");
   LLVMBuildCondBr(b, big, tiles, plain);
   LLVMPositionBuilderAtEnd(b, tiles);
-  Tile t = {.e = e, .d = d, .tiled = tiled, .sh = sh};
-  LLVMValueRef tl = cg_iconst_i(L, TILE), tm1 = cg_iconst_i(L, TILE - 1);
-  t.ntl = LLVMBuildUDiv(b, LLVMBuildAdd(b, L->shape[last], tm1, ""), tl, "ntl");
+  Tile t = {.e = e, .d = d, .tiled = tiled, .sh = sh, .tw = cg_gpu_tile_w()};
+  LLVMValueRef tl = cg_iconst_i(L, TILE), tm1 = cg_iconst_i(L, TILE - 1), twv = cg_iconst_i(L, t.tw);
+  t.ntl = LLVMBuildUDiv(b, LLVMBuildAdd(b, L->shape[last], cg_iconst_i(L, t.tw - 1), ""), twv, "ntl");
   t.ntd = LLVMBuildUDiv(b, LLVMBuildAdd(b, L->shape[d], tm1, ""), tl, "ntd");
   LLVMValueRef ntiles = LLVMBuildMul(b, t.ntl, t.ntd, "");
   for (int dd = 0; dd < last; dd++)
@@ -271,6 +282,10 @@ void cg_gpu_elem_tiled(Lower *L, GpuEntry *e, int d, const uint8_t *tiled, LLVMV
   t.step = LLVMBuildUDiv(b, e->bdim, tl, "step");
   t.active = LLVMBuildICmp(b, LLVMIntULT, e->tid, LLVMBuildMul(b, t.step, tl, ""), "");
   t.kstep = LLVMBuildMul(b, t.step, cg_iconst_i(L, TILE_K), "");
+  t.lanew = LLVMBuildURem(b, e->tid, twv, "lanew");
+  t.stepw = LLVMBuildUDiv(b, e->bdim, twv, "stepw");
+  t.activew = LLVMBuildICmp(b, LLVMIntULT, e->tid, LLVMBuildMul(b, t.stepw, twv, ""), "");
+  t.kstepw = LLVMBuildMul(b, t.stepw, cg_iconst_i(L, TILE_K), "");
   for (int bi = 0; bi < k->nbuf; bi++) t.loaded[bi] = loads_buf(k, bi);
   cg_gpu_for(L, bid, ntiles, nbk, tile_item, &t);
   LLVMBuildBr(b, done);
