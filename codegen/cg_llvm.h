@@ -85,6 +85,9 @@ LLVMValueRef cg_fsqrt(CgMath *m, LLVMValueRef a);
  * NULL otherwise (the caller emits the general power). */
 /* Whether float32 value a is a float16 value widened (an fpext from half: a load or a rounded step). */
 bool cg_is_widened_half(LLVMValueRef a);
+/* Float16 vector comparisons, min / max, rounding and square roots of an optimized host module as float32
+ * vector code between conversions (x86 without AVX512-FP16 scalarizes them; codegen/host_half.c). */
+void cg_host_widen_half(LLVMModuleRef mod, const char *features);
 LLVMValueRef cg_pow_const(CgMath *m, LoomDType t, LLVMValueRef a, LLVMValueRef e);
 /* Integer a ** e (wrapping; negative exponents as ir.h says) and shifts (counts >= bits or negative:
  * 0, or -1 for a negative value shifted right), math_int.c; an integer constant of dtype t and the bits

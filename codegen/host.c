@@ -154,6 +154,7 @@ static LoomStatus compile_locked(CgTarget *t, HostState *s, const KernelIr *k, b
     LLVMOrcDisposeThreadSafeContext(tsc);
     return llvm_err(d, e, "optimization");
   }
+  cg_host_widen_half(mod, s->features);
   char *ir_text = NULL;
   if (want_llvm_ir) {
     char *txt = LLVMPrintModuleToString(mod);

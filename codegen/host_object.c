@@ -533,6 +533,8 @@ LoomStatus cg_host_aot_compile_cpu(CgHostAot *a, const KernelIr *k, const CgHost
       char *msg = LLVMGetErrorMessage(e);
       st = diag_error(d, LOOM_ERR_BACKEND, "host bundle: LLVM optimization failed: %s", msg ? msg : "?");
       LLVMDisposeErrorMessage(msg);
+    } else {
+      cg_host_widen_half(mod, hc->features);
     }
   }
   LLVMMemoryBufferRef mb = NULL;
