@@ -253,20 +253,46 @@ void cg_math_finish(CgMath *m) {
 /* ---- integer helpers ------------------------------------------------------------------------------------ */
 
 /* NumPy floor division and remainder for integers: x // 0 = x % 0 = 0, MIN // -1 = MIN. */
+/* Host truncating division of integers of at most 32 bits (sb != 0): through float32 (8 / 16 bits) or
+ * float64 (32 bits) division, which x86 vectorizes (it has no vector integer division: LLVM issues one idiv a
+ * lane). Exact: for |a|, |b| < 2^p (p = 16 or 32) a non-integer a / b lies at least 1 / |b| from an integer,
+ * and the rounding error of the quotient is below |a / b| * 2^-24 (2^-53) < 1 / |b|, so trunc never crosses
+ * one; an integer quotient is exact. floor_divide of 2^22 points on 2 Zen 4 cores: int16 9.7 -> 0.64 ms,
+ * int32 5.1 -> 1.15, int8 3.7 -> 0.39 (torch 3.5, 3.6, -). The remainder is a - q * b. NULL: not such a division (64-bit, or a GPU). */
+static LLVMValueRef host_int_quotient(CgMath *m, LoomDType t, LLVMValueRef a, LLVMValueRef sb) {
+  int bits = cg_int_bits(t);
+  if (m->gpu || bits > 32 || t == LOOM_BOOL || LLVMIsConstant(sb)) return NULL; /* constants: LLVM's multiply */
+  LLVMBuilderRef b = m->b;
+  LLVMTypeRef it = LLVMTypeOf(a), ft = bits <= 16 ? LLVMFloatTypeInContext(m->c) : LLVMDoubleTypeInContext(m->c);
+  if (LLVMGetTypeKind(it) == LLVMVectorTypeKind) ft = LLVMVectorType(ft, LLVMGetVectorSize(it));
+  bool sg = is_signed(t);
+  LLVMValueRef fa = sg ? LLVMBuildSIToFP(b, a, ft, "") : LLVMBuildUIToFP(b, a, ft, "");
+  LLVMValueRef fb = sg ? LLVMBuildSIToFP(b, sb, ft, "") : LLVMBuildUIToFP(b, sb, ft, "");
+  LLVMValueRef fq = intr1(m, "llvm.trunc", LLVMBuildFDiv(b, fa, fb, ""));
+  return sg ? LLVMBuildFPToSI(b, fq, it, "") : LLVMBuildFPToUI(b, fq, it, "");
+}
+
 static LLVMValueRef int_divmod(CgMath *m, LoomDType t, LLVMValueRef a, LLVMValueRef bv, bool want_mod) {
   LLVMBuilderRef b = m->b;
   LLVMValueRef zero = iconst(m, t, 0), one = iconst(m, t, 1);
   LLVMValueRef bz = LLVMBuildICmp(b, LLVMIntEQ, bv, zero, "");
   if (!is_signed(t)) {
     LLVMValueRef sb = LLVMBuildSelect(b, bz, one, bv, "");
-    LLVMValueRef r = want_mod ? LLVMBuildURem(b, a, sb, "") : LLVMBuildUDiv(b, a, sb, "");
+    LLVMValueRef fq = host_int_quotient(m, t, a, sb), r;
+    if (fq) r = want_mod ? LLVMBuildSub(b, a, LLVMBuildMul(b, fq, sb, ""), "") : fq;
+    else r = want_mod ? LLVMBuildURem(b, a, sb, "") : LLVMBuildUDiv(b, a, sb, "");
     return LLVMBuildSelect(b, bz, zero, r, "");
   }
   LLVMValueRef bm1 = LLVMBuildICmp(b, LLVMIntEQ, bv, iconst(m, t, -1), "");
   LLVMValueRef unsafe = LLVMBuildOr(b, bz, bm1, "");
   LLVMValueRef sb = LLVMBuildSelect(b, unsafe, one, bv, "");
-  LLVMValueRef q = LLVMBuildSDiv(b, a, sb, "");
-  LLVMValueRef r = LLVMBuildSRem(b, a, sb, "");
+  LLVMValueRef q = host_int_quotient(m, t, a, sb), r;
+  if (q) {
+    r = LLVMBuildSub(b, a, LLVMBuildMul(b, q, sb, ""), "");
+  } else {
+    q = LLVMBuildSDiv(b, a, sb, "");
+    r = LLVMBuildSRem(b, a, sb, "");
+  }
   /* Python signs: when r != 0 and r, b differ in sign, q -= 1 and r += b. */
   LLVMValueRef rnz = LLVMBuildICmp(b, LLVMIntNE, r, zero, "");
   LLVMValueRef diff = LLVMBuildICmp(b, LLVMIntSLT, LLVMBuildXor(b, r, bv, ""), zero, "");
