@@ -143,7 +143,10 @@ def sort(a, axis=-1, kind=None, order=None, *, descending=False, stable=None):
 
     def f(h):
         if not descending:
-            return numpy.sort(h, axis=axis, kind="stable" if st else None)
+            # NumPy's stable sort of bools and 8- / 16-bit integers is a radix sort (2^18 int8: 0.34 ms
+            # against 7.5 for its default); their sorted values do not depend on stability
+            small = h.dtype.kind in "biu" and h.dtype.itemsize <= 2
+            return numpy.sort(h, axis=axis, kind="stable" if st or small else None)
         return numpy.take_along_axis(h, _argsort_np(h, axis, True, True), axis=axis)
     return _host(f, x)
 

@@ -240,3 +240,18 @@ def test_sort_complex(engine: str) -> None:
     same(loom.sort_complex(loom.asarray(x)), np.sort_complex(x))
     i = np.array([3, -1, 2], np.int16)
     same(loom.sort_complex(loom.asarray(i)), np.sort_complex(i))
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.uint8, np.int16, np.uint16])
+@pytest.mark.parametrize("axis", [-1, 0, None])
+def test_small_int_sort_radix(dtype, axis):
+    """bools and 8- / 16-bit ints sort on the host with NumPy's radix (stable) sort: NumPy's values"""
+    r = np.random.default_rng(5)
+    if dtype == np.bool_:
+        x = r.random((37, 1001)) < 0.3
+    else:
+        info = np.iinfo(dtype)
+        x = r.integers(info.min, info.max, (37, 1001), endpoint=True, dtype=dtype)
+    np.testing.assert_array_equal(loom.sort(loom.asarray(x), axis=axis).get(), np.sort(x, axis=axis))
+    np.testing.assert_array_equal(loom.sort(loom.asarray(x), axis=axis, descending=True).get(),
+                                  np.flip(np.sort(x, axis=axis), axis=-1 if axis is None else axis))
