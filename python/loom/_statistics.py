@@ -11,6 +11,8 @@ nancumsum and nancumprod are scan kernels (_sorting.py).
 NaN-only slices give NaN as NumPy does; NumPy's RuntimeWarning for them is not raised (it would need
 the values at the calling line, before the lazy graph runs; CuPy does not raise it either).
 """
+import builtins
+
 import numpy
 
 from . import _core
@@ -278,7 +280,40 @@ def bincount(x, weights=None, minlength=0):
     (_order_stats.py); otherwise NumPy's on a host copy."""
     from . import _order_stats
     r = _order_stats.bincount_or_none(x, weights, minlength)
+    if r is None and weights is None:
+        r = _split_bincount(x, minlength)
     return r if r is not None else _host_bincount(x, weights, minlength)
+
+
+_BINCOUNT_SPLIT_MIN = 1 << 18  # points a part of the threaded host bincount gets at least
+_bincount_pool = None
+
+
+def _split_bincount(x, minlength):
+    """numpy.bincount of a large 1-d host integer array without weights as NumPy's on contiguous parts in
+    loom.config.num_threads threads (NumPy's releases the GIL), the parts' counts added (exact integers:
+    the same result). 2^22 int64 in [0, 1000) on 2 Zen 4 cores: 6.4 -> 3.5 ms (torch 3.5). None: not such a
+    call (NumPy's, serial, then decides and validates)."""
+    global _bincount_pool
+    from ._ndarray import ndarray
+    from ._config import config
+    from ._host_fallback import _from_host
+    threads = config.num_threads or 1
+    if (not isinstance(x, ndarray) or x.ndim != 1 or x.dtype.kind not in "iu" or x.dtype == numpy.uint64
+            or threads < 2 or x.size < 2 * _BINCOUNT_SPLIT_MIN or x._device[0] != 0):  # host arrays
+        return None
+    h = x._np()
+    parts = builtins.min(threads, h.size // _BINCOUNT_SPLIT_MIN)
+    if _bincount_pool is None or _bincount_pool._max_workers < parts:
+        import concurrent.futures
+        _bincount_pool = concurrent.futures.ThreadPoolExecutor(parts, thread_name_prefix="loom-bincount")
+    bounds = [h.size * i // parts for i in range(parts + 1)]
+    futures = [_bincount_pool.submit(numpy.bincount, h[bounds[i]:bounds[i + 1]], None, minlength) for i in range(parts)]
+    counts = [f.result() for f in futures]  # a negative value raises NumPy's ValueError here
+    out = numpy.zeros(builtins.max(c.size for c in counts), dtype=counts[0].dtype)
+    for c in counts:
+        out[:c.size] += c
+    return _from_host(out, x._device)
 
 
 def digitize(x, bins, right=False):

@@ -403,3 +403,22 @@ def test_host_many_queries_binary_search(n, dtype, monkeypatch):
             fp = np.linspace(-1.0, 1.0, bins.size)
             same(loom.interp(lv, bins, fp), np.interp(v, bins, fp))
             same(loom.interp(lv, bins, fp, left=-5.0, right=np.nan), np.interp(v, bins, fp, left=-5.0, right=np.nan))
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.uint8, np.int16])
+@pytest.mark.parametrize("minlength", [0, 3, 70001])
+def test_host_bincount_in_parts(dtype, minlength):
+    """host bincount of >= 2^19 points without weights: NumPy's on parts in threads, counts added (the
+    same values and dtype as NumPy's; a negative value raises its error)"""
+    r = np.random.default_rng(11)
+    hi = min(np.iinfo(dtype).max, 65000)
+    x = r.integers(0, hi, size=(1 << 19) + 13).astype(dtype)
+    x[-1] = hi  # the largest value in the last part only
+    got = loom.bincount(loom.asarray(x), minlength=minlength)
+    want = np.bincount(x, minlength=minlength)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got.get(), want)
+    if np.iinfo(dtype).min < 0:
+        x[7] = -1
+        with pytest.raises(ValueError):
+            loom.bincount(loom.asarray(x))
