@@ -6,6 +6,8 @@ row; views that are not C-contiguous (a row pitch, an offset base) fall back to 
 give the same values. Runs on the default device (the host here: the same assertions) and on a CUDA device
 when one is visible.
 """
+import contextlib
+
 import numpy as np
 import pytest
 
@@ -18,18 +20,14 @@ def host(x):
     return x.get() if hasattr(x, "get") else np.asarray(x)
 
 
-def on(device, a):
-    if device == "cuda":
-        with loom.cuda.Device(0):
-            return loom.asarray(a)
-    return loom.asarray(a)
+def scope(device):
+    """the device's context: arrays made inside live there"""
+    return loom.cuda.Device(0) if device == "cuda" else contextlib.nullcontext()
 
 
 def run(device, fn, *arrays):
-    if device == "cuda":
-        with loom.cuda.Device(0):
-            return host(fn(loom, *[loom.asarray(a) for a in arrays]))
-    return host(fn(loom, *[loom.asarray(a) for a in arrays]))
+    with scope(device):
+        return host(fn(loom, *[loom.asarray(a) for a in arrays]))
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -102,11 +100,7 @@ def test_two_outputs(device):
     def pair(xp, a, c):
         return a * c, a - c
 
-    if device == "cuda":
-        with loom.cuda.Device(0):
-            p, q = loom.fuse(lambda a, c: (a * c, a - c))(loom.asarray(x), loom.asarray(w))
-            got = (host(p), host(q))
-    else:
+    with scope(device):
         p, q = loom.fuse(lambda a, c: (a * c, a - c))(loom.asarray(x), loom.asarray(w))
         got = (host(p), host(q))
     want = pair(np, x, w)
@@ -120,15 +114,11 @@ def test_views_that_are_not_flat(device):
     rng = np.random.default_rng(11)
     big = rng.standard_normal((200, 8)).astype(np.float32)
     w = rng.standard_normal(3).astype(np.float32)
-    a = on(device, big)
 
     def f(xp, v, c):
         return v * c + 1.0
 
     for view in (lambda t: t[:, :3], lambda t: t[:, 1:4], lambda t: t.reshape(-1)[1:598].reshape(199, 3)):
-        if device == "cuda":
-            with loom.cuda.Device(0):
-                got = host(f(loom, view(a), loom.asarray(w)))
-        else:
-            got = host(f(loom, view(a), loom.asarray(w)))
+        with scope(device):
+            got = host(f(loom, view(loom.asarray(big)), loom.asarray(w)))
         np.testing.assert_allclose(got, f(np, view(big), w), rtol=1e-6)
