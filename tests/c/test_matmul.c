@@ -60,7 +60,8 @@ static void test_shapes(void) {
     int64_t s1[2] = {7, 13}, s2[2] = {13, 5};
     check_new("2-d", fl[t], 2, s1, fl[t], 2, s2, 0, 1);
     int64_t v[1] = {13};
-    check_new("1-d @ 1-d", fl[t], 1, v, fl[t], 1, v, 0, 1);
+    /* a dot (M = N = 1) is one reduction kernel over K, no library call (frontend/matmul.c) */
+    check_new("1-d @ 1-d", fl[t], 1, v, fl[t], 1, v, 1, 0);
     check_new("1-d @ 2-d", fl[t], 1, v, fl[t], 2, s2, 0, 1);
     check_new("2-d @ 1-d", fl[t], 2, s1, fl[t], 1, v, 0, 1);
     int64_t b3[3] = {4, 7, 13};
@@ -70,7 +71,9 @@ static void test_shapes(void) {
     int64_t c4a[4] = {2, 1, 3, 4}, c4b[4] = {1, 5, 4, 2};
     check_new("4-d batch broadcast", fl[t], 4, c4a, fl[t], 4, c4b, 0, -1);
     int64_t one[2] = {1, 1};
-    check_new("1x1", fl[t], 2, one, fl[t], 2, one, 0, 1);
+    check_new("1x1", fl[t], 2, one, fl[t], 2, one, 1, 0);
+    int64_t rowv[3] = {3, 1, 13}, colv[3] = {3, 13, 1};
+    check_new("batched dots", fl[t], 3, rowv, fl[t], 3, colv, 1, 0);
   }
   int64_t big_a[3] = {3, 64, 96}, big_b[3] = {3, 96, 80};
   check_new("batched 64x96 @ 96x80", LOOM_FLOAT32, 3, big_a, LOOM_FLOAT32, 3, big_b, 0, 1);
