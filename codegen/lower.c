@@ -359,8 +359,9 @@ void cg_run_final_phase(Lower *L, const KPhase *ph) {
   cg_clear_cache(L);
 }
 
-/* Whether the REDUCE phases' values load some buffer contiguously along the last O dim and none
- * contiguously along the innermost R dim (so a loop across O is the coalesced / vectorizable one).
+/* Whether the REDUCE phases' values load some buffer contiguously along the last O dim and none that
+ * varies along O contiguously along the innermost R dim (so a loop across O is the coalesced /
+ * vectorizable one).
  * With allow_map false a MAP phase rules it out. need: ninstr bytes of scratch. */
 bool cg_reduce_reads_outer(const KernelIr *k, uint8_t *need, bool allow_map) {
   if (k->nkeep < 1 || k->nkeep >= k->ndim) return false;
@@ -379,7 +380,12 @@ bool cg_reduce_reads_outer(const KernelIr *k, uint8_t *need, bool allow_map) {
         if (k->user_args[in->buf + j] >= 0) need[k->user_args[in->buf + j]] = 1;
     if (in->kind != KI_LOAD) continue;
     const uint8_t *lay = k->bufs[in->buf].layout;
-    if (lay[k->ndim - 1] == KL_ONE) return false;
+    /* a buffer constant along every O dim (a weight per row, u[:, None] in (u[:, None] * x).sum(0)) is one
+     * value per r for the whole block of columns: contiguous along R or not, it does not ask for the
+     * per-o walk (which strides the big operand down its rows, 50x slower) */
+    bool o_const = true;
+    for (int o = 0; o < k->nkeep; o++) o_const = o_const && lay[o] == KL_ZERO;
+    if (lay[k->ndim - 1] == KL_ONE && !o_const) return false;
     if (lay[k->nkeep - 1] == KL_ONE) contiguous_o = true;
   }
   return contiguous_o;

@@ -52,18 +52,21 @@ static int regs_knob(void) {
   return v > 16 ? 16 : v;
 }
 
-/* Buffers the kernel loads at addresses that vary along its R dims (streams down the rows). */
+/* Buffers the kernel loads at addresses that vary along its R dims (streams down the rows); one constant
+ * along every O dim (a weight per row: u in u @ x) is a scalar per R point, not a stream of lines. */
 static int r_streams(const KernelIr *k) {
   int n = 0;
   for (int bi = 0; bi < k->nbuf; bi++) {
-    bool loaded = false, varies = false;
+    bool loaded = false, varies = false, o_varies = false;
     for (int i = 0; i < k->ninstr && !loaded; i++)
       loaded = (k->instrs[i].kind == KI_LOAD || k->instrs[i].kind == KI_GATHER) && k->instrs[i].buf == bi;
-    for (int d = k->nkeep; d < k->ndim && loaded; d++) {
+    for (int d = 0; d < k->ndim && loaded; d++) {
       int64_t s;
-      varies |= !ir_layout_const(k->bufs[bi].layout[d], &s) || s != 0;
+      bool v = !ir_layout_const(k->bufs[bi].layout[d], &s) || s != 0;
+      if (d < k->nkeep) o_varies |= v;
+      else varies |= v;
     }
-    n += varies;
+    n += varies && o_varies;
   }
   return n;
 }

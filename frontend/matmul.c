@@ -5,11 +5,12 @@
  * result; the dims before the last two (batch dims) broadcast; the dtype is the two operands'
  * promotion. Float and complex results (a real operand times a complex one promotes as in NumPy) become
  * one IR_MATMUL (a library call: sgemm ... zgemm, cuBLASLt's 16F ... C_64F types) over operands cast to
- * that dtype and broadcast to the common batch dims (views, no copies). Dot products (M = N = 1) and integer
- * and bool results (NumPy uses no BLAS for them either) become a multiply (logical and for bool) over [B..., M, N, K] and a sum (any) over
+ * that dtype and broadcast to the common batch dims (views, no copies). Matrix-vector products (M = 1 or N = 1)
+ * and integer and bool results (NumPy uses no BLAS for them either) become a multiply (logical and for bool) over [B..., M, N, K] and a sum (any) over
  * K in the result dtype, which the fusion pass turns into one reduction kernel; integer overflow wraps
  * as in NumPy. K = 0 or an empty result gives zeros without a call.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "frontend/frontend.h"
@@ -94,10 +95,13 @@ static LoomStatus build(IrGraph *g, LoomNode an, LoomNode bn, LoomNode *out, Dia
   if (!a_vec) fshape[fnd++] = m;
   if (!b_vec) fshape[fnd++] = n;
   int32_t r;
-  /* a dot product (M = N = 1: vectors, vdot, batched dots) is a reduction over K, read once and fused with
-   * what computes its operands; BLAS gemm with M = N = 1 ran one thread at a fraction of the bandwidth */
-  bool dot = m == 1 && n == 1;
-  if ((dtype_is_float(dt) || dtype_is_complex(dt)) && !dot) {
+  /* a matrix-vector product (M = 1 or N = 1: dot, vdot, M @ v, u @ M, batched) is bound by reading the
+   * matrix once (2 flops per element): a reduction over K, row or column, fused with what computes its
+   * operands, reaches that; BLAS gemm with M = N = 1 ran one thread (2^22 float32 dot: 5 ms against 0.13),
+   * with one of them 1 at 0.3-0.5x of NumPy's gemv */
+  const char *lib = getenv("LOOM_MATMUL_VECTOR_LIBRARY"); /* "1": the library call as before (A/B) */
+  bool gemv = (m == 1 || n == 1) && !(lib && lib[0] == '1');
+  if ((dtype_is_float(dt) || dtype_is_complex(dt)) && !gemv) {
     if (k == 0 || ir_numel(nb + 2, rshape) == 0) { /* zeros: nothing to multiply */
       Scalar zero = {.f = 0};
       if ((st = ir_const(g, dt, zero, false, &r, d))) return st;

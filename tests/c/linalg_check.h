@@ -74,9 +74,17 @@ typedef struct LcTarget {
   int (*calls)(void);
 } LcTarget;
 
+/* These cases check the library call's operands: matrix-vector forms (a 1-d side) are a fused reduction by
+ * default (frontend/matmul.c) and reach the library under LOOM_MATMUL_VECTOR_LIBRARY=1, set around each case. */
+static void lc_vector_library(bool on) {
+  if (on) setenv("LOOM_MATMUL_VECTOR_LIBRARY", "1", 1);
+  else unsetenv("LOOM_MATMUL_VECTOR_LIBRARY");
+}
+
 /* One case in dtype t on tg: one library call, the result on the device, an epilogue without c fused into
  * the call (no kernel), every element within the dtype's rounding of the float64 reference. */
 static void lc_matmul_case(const LcCase *cs, LoomDType t, const LcTarget *tg) {
+  lc_vector_library(true);
   char what[160];
   snprintf(what, sizeof what, "%s %s%s", cs->what, loom_dtype_name(t), tg->tf32 ? " tf32" : "");
   int64_t bst[4];
@@ -156,6 +164,7 @@ static void lc_matmul_case(const LcCase *cs, LoomDType t, const LcTarget *tg) {
   loom_array_free(tc_ctx, &da), loom_array_free(tc_ctx, &db), loom_array_free(tc_ctx, &dbias), loom_array_free(tc_ctx, &dc);
   free_ref(&ref);
   tc_free(&ha), tc_free(&hb), tc_free(&hbs), tc_free(&hbias), tc_free(&hc);
+  lc_vector_library(false);
 }
 
 /* A complex case (complex64 or complex128; no epilogue: complex products take none, passes/calls.c) on
@@ -164,6 +173,7 @@ static void lc_matmul_case(const LcCase *cs, LoomDType t, const LcTarget *tg) {
  * reference computed here (b stored transposed when cs->bt: op T, the plain transpose). Values are
  * small integers plus i times others, so the reference is exact. */
 static void lc_complex_case(const LcCase *cs, LoomDType t, bool real_a, const LcTarget *tg) {
+  lc_vector_library(true);
   char what[160];
   snprintf(what, sizeof what, "%s %s%s", cs->what, loom_dtype_name(t), real_a ? " (float a)" : "");
   bool c64 = t == LOOM_COMPLEX64;
@@ -239,6 +249,7 @@ static void lc_complex_case(const LcCase *cs, LoomDType t, bool real_a, const Lc
   loom_array_free(tc_ctx, &da), loom_array_free(tc_ctx, &db);
   free(va), free(vb);
   tc_free(&ha), tc_free(&hb);
+  lc_vector_library(false);
 }
 #endif /* LOOM_TEST_MATMUL_REF_H */
 

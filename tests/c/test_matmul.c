@@ -60,10 +60,11 @@ static void test_shapes(void) {
     int64_t s1[2] = {7, 13}, s2[2] = {13, 5};
     check_new("2-d", fl[t], 2, s1, fl[t], 2, s2, 0, 1);
     int64_t v[1] = {13};
-    /* a dot (M = N = 1) is one reduction kernel over K, no library call (frontend/matmul.c) */
+    /* a dot or matrix-vector product (M or N = 1) is one reduction kernel over K, no library call
+     * (frontend/matmul.c); LOOM_MATMUL_VECTOR_LIBRARY=1 makes it the call (test_vector_library) */
     check_new("1-d @ 1-d", fl[t], 1, v, fl[t], 1, v, 1, 0);
-    check_new("1-d @ 2-d", fl[t], 1, v, fl[t], 2, s2, 0, 1);
-    check_new("2-d @ 1-d", fl[t], 2, s1, fl[t], 1, v, 0, 1);
+    check_new("1-d @ 2-d", fl[t], 1, v, fl[t], 2, s2, 1, 0); /* matrix-vector: a column reduction */
+    check_new("2-d @ 1-d", fl[t], 2, s1, fl[t], 1, v, 1, 0); /* a row reduction */
     int64_t b3[3] = {4, 7, 13};
     check_new("3-d @ 2-d folds into one product", fl[t], 3, b3, fl[t], 2, s2, 0, 1);
     int64_t b3b[3] = {3, 13, 5};
@@ -172,10 +173,24 @@ static void test_errors(void) {
   tc_free(&b3);
 }
 
+/* LOOM_MATMUL_VECTOR_LIBRARY=1: matrix-vector products are library calls again (same values) */
+static void test_vector_library(void) {
+  setenv("LOOM_MATMUL_VECTOR_LIBRARY", "1", 1);
+  int64_t v[1] = {13}, s1[2] = {7, 13}, s2[2] = {13, 5};
+  check_new("1-d @ 1-d, library", LOOM_FLOAT32, 1, v, LOOM_FLOAT32, 1, v, 0, 1);
+  check_new("1-d @ 2-d, library", LOOM_FLOAT64, 1, v, LOOM_FLOAT64, 2, s2, 0, 1);
+  check_new("2-d @ 1-d, library", LOOM_FLOAT32, 2, s1, LOOM_FLOAT32, 1, v, 0, 1);
+  unsetenv("LOOM_MATMUL_VECTOR_LIBRARY");
+  int64_t big[2] = {300, 1000}, bv[1] = {1000}, bu[1] = {300};
+  check_new("wide 2-d @ 1-d", LOOM_FLOAT32, 2, big, LOOM_FLOAT32, 1, bv, 1, 0);
+  check_new("1-d @ tall 2-d", LOOM_FLOAT64, 1, bu, LOOM_FLOAT64, 2, big, 1, 0);
+}
+
 int main(void) {
   if (!tc_init()) return 1;
   test_shapes();
   test_ints();
+  test_vector_library();
   test_layouts();
   test_errors();
   return tc_finish();
