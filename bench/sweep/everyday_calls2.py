@@ -116,20 +116,22 @@ def _mesh(xp, L):
 xpnt = np.sort(r.standard_normal(256)).astype(np.float32)
 base = dict(a32=a32, b32=b32, a64=a64, M=M, S=S, I32=I32, I64=I64, U32=U32, B=B, C64=C64, T3=T3, X=X, W=W,
             xp=xpnt, fp=np.cumsum(np.abs(xpnt)).astype(np.float32), idx=r.integers(0, 2048, size=1024))
-def tm(f, sync, reps=5):
+def tm(f, sync, reps=int(__import__("os").environ.get("REPS", "5"))):
     f(); sync(f())
     best = 1e9
     for _ in range(reps):
         t = time.perf_counter(); o = f(); sync(o); best = min(best, time.perf_counter() - t)
     return best * 1e3
 def lsync(o):
-    outs = []
-    def walk(v):
+    # an explicit stack, not a recursive closure: a closure that names itself is a reference cycle that
+    # kept every output alive until Python's cyclic GC ran (fresh pages for each call's output)
+    outs, stack = [], [o]
+    while stack:
+        v = stack.pop()
         if isinstance(v, (tuple, list)):
-            for w in v: walk(w)
+            stack.extend(v)
         elif isinstance(v, loom.ndarray):
             outs.append(v)
-    walk(o)
     if outs: loom.eval(*outs)
 Ln = {k: loom.asarray(v) for k, v in base.items()}
 Lt = {k: torch.from_numpy(v) for k, v in base.items()}
