@@ -288,7 +288,8 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
         warnings.warn("Arrays of 2-dimensional vectors are deprecated. Use arrays of 3-dimensional vectors "
                       "instead. (deprecated in NumPy 2.0)", DeprecationWarning, stacklevel=2)
     dtype = numpy.promote_types(a.dtype, b.dtype)
-    a, b = a.astype(dtype), b.astype(dtype)
+    # no copy where the dtype is already right: indexing a pending copy would evaluate it on its own
+    a, b = a.astype(dtype, copy=False), b.astype(dtype, copy=False)
     a0, a1, b0, b1 = a[..., 0], a[..., 1], b[..., 0], b[..., 1]
     a2 = a[..., 2] if na == 3 else None
     b2 = b[..., 2] if nb == 3 else None
