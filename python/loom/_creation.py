@@ -2,6 +2,7 @@
 Interface, DLPack), filled (empty, zeros, ones, full, *_like), ranges (arange, linspace) and eye.
 """
 import builtins
+import operator
 
 import numpy
 
@@ -350,7 +351,13 @@ def _index_arange(start, stop, step, np_dtype):
 
 
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
-    """Computed by NumPy on the host (array endpoints are copied there), then copied to the device."""
+    """numpy.linspace. Real scalar endpoints: computed where the array lives, as NumPy does it (start +
+    i * step in the endpoints' float dtype, the last point stop, floored for an integer dtype) from the
+    point's index: no host array, no copy to the device. Array or complex endpoints: NumPy computes it on
+    the host and the result is copied."""
+    lazy = _index_linspace(start, stop, num, endpoint, dtype)
+    if lazy is not None:
+        return (lazy[0], lazy[1]) if retstep else lazy[0]
     start, stop = (v.get() if isinstance(v, ndarray) else v for v in (start, stop))
     r = numpy.linspace(start, stop, num, endpoint, retstep, None if dtype is None else _np_dtype_of(dtype), axis)
     if retstep:
@@ -358,8 +365,68 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     return _from_numpy(r, copy=True)
 
 
+def _real_scalar(v):
+    return isinstance(v, (int, float, numpy.integer, numpy.floating)) and not isinstance(v, bool)
+
+
+def _index_linspace(start, stop, num, endpoint, dtype):
+    """(the lazy linspace, its step) for real scalar endpoints and num >= 2, else None (NumPy's path)."""
+    if not (_real_scalar(start) and _real_scalar(stop)) or isinstance(num, bool):
+        return None
+    try:
+        num = operator.index(num)
+    except TypeError:
+        return None
+    div = num - 1 if endpoint else num
+    if num < 2 or div < 1:
+        return None
+    dt = numpy.result_type(start, stop, float(num))  # NumPy's working dtype (float32 for float32 scalars)
+    out = dt if dtype is None else _np_dtype_of(dtype)
+    if dt.kind != "f" or out.kind not in "iuf" or dt.itemsize not in (4, 8):
+        return None
+    if out.kind in "iu":  # NumPy's float-to-integer casts of values out of range are not Loom's (saturating)
+        info = numpy.iinfo(out)
+        if not (info.min <= min(start, stop) and max(start, stop) < info.max):
+            return None
+    with numpy.errstate(all="ignore"):
+        s0, s1 = dt.type(start), dt.type(stop)
+        delta = s1 - s0
+        step = delta / dt.type(div)
+    if not numpy.isfinite(step) or step == 0:  # NumPy then divides by div and multiplies by delta
+        return None
+    y = _core.cast(_core.iota((num,), _trace_like()), _code(dt))
+    y = _core.binary(_core.ops["mul"], y, _operand(step))
+    y = _core.binary(_core.ops["add"], y, _operand(s0))
+    if endpoint:
+        from ._indexing import where
+        last = _core.binary(_core.ops["eq"], _core.iota((num,), _trace_like()), num - 1)
+        y = where(last, _operand(s1), y)
+    if out.kind in "iu":
+        y = _core.unary(_core.ops["floor"], y)
+    if out != dt:
+        y = _core.cast(y, _code(out))
+    return y, (float(step) if dt == numpy.float64 else step)
+
+
 def eye(N, M=None, k=0, dtype=float, order="C"):
-    return _from_numpy(numpy.eye(N, M, k, None if dtype is None else _np_dtype_of(dtype)), copy=True)
+    """numpy.eye: ones on diagonal k, computed from each point's row and column (no host array, no copy)."""
+    n = operator.index(N)
+    m = n if M is None else operator.index(M)
+    k = operator.index(k)
+    if n < 0 or m < 0:
+        raise ValueError("negative dimensions are not allowed")
+    if order not in ("C", "F"):
+        raise ValueError("order must be one of 'C' or 'F'")
+    dt = numpy.dtype(float) if dtype is None else _np_dtype_of(dtype)
+    if n == 0 or m == 0 or dt.kind not in "biufc":
+        return _from_numpy(numpy.eye(n, m, k, dt, order), copy=True)
+    rows = _core.iota((n, 1), _trace_like())
+    cols = _core.iota((1, m), _trace_like())
+    on = _core.binary(_core.ops["eq"], _core.binary(_core.ops["sub"], cols, rows), k)
+    r = _core.cast(on, _code(dt))
+    if order == "F":
+        r = asfortranarray(r)
+    return r
 
 
 def identity(n, dtype=float):
