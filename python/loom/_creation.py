@@ -2,6 +2,7 @@
 Interface, DLPack), filled (empty, zeros, ones, full, *_like), ranges (arange, linspace) and eye.
 """
 import builtins
+import math
 import operator
 
 import numpy
@@ -305,9 +306,45 @@ def full_like(a, fill_value, dtype=None, order="K", subok=None, shape=None):
 def arange(start, stop=None, step=1, dtype=None):
     np_dtype = None if dtype is None else _np_dtype_of(dtype)
     lazy = _index_arange(start, stop, step, np_dtype)
+    if lazy is None:
+        lazy = _float_arange(start, stop, step, np_dtype)
     if lazy is not None:
         return lazy
     return _from_numpy(numpy.arange(start, stop, step, dtype=np_dtype), copy=True)
+
+
+def _float_arange(start, stop, step, np_dtype):
+    """arange with a Python float among start, stop, step, or a float dtype, computed from the point's index
+    as NumPy fills it: values[0] = start and values[1] = start + step in the dtype, then start + i * delta
+    with delta = values[1] - values[0], in the dtype (float32 / float64); the length ceil((stop - start) /
+    step) in float64. None where NumPy's own path is needed (other types, fewer than 3 values, non-finite)."""
+    if stop is None:
+        start, stop = 0, start
+    if not all(type(v) in (int, float) for v in (start, stop, step)):
+        return None
+    try:
+        dt = numpy.arange(start, start + step, step, dtype=np_dtype).dtype if step else None
+    except (TypeError, ValueError, OverflowError):
+        return None
+    if dt is None or dt.kind != "f" or dt.itemsize not in (4, 8):
+        return None
+    with numpy.errstate(all="ignore"):
+        span = (float(stop) - float(start)) / float(step)
+        if not math.isfinite(span) or span > 2**62:
+            return None
+        n = math.ceil(span)
+        if n < 3:
+            return None
+        b0, b1 = dt.type(start), dt.type(float(start) + float(step))
+        delta = b1 - b0
+        if not (numpy.isfinite(b0) and numpy.isfinite(b1) and numpy.isfinite(delta * dt.type(n))):
+            return None
+    i = _core.iota((n,), _trace_like())
+    y = _core.binary(_core.ops["add"], _operand(b0), _core.binary(_core.ops["mul"], _core.cast(i, _code(dt)),
+                                                                   _operand(delta)))
+    from ._indexing import where
+    y = where(_core.binary(_core.ops["eq"], i, 1), _operand(b1), y)  # values[1] is start + step itself
+    return where(_core.binary(_core.ops["eq"], i, 0), _operand(b0), y)
 
 
 def _index_arange(start, stop, step, np_dtype):

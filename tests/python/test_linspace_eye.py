@@ -71,3 +71,26 @@ def test_eye_identity_errors_and_writes() -> None:
     w = np.identity(4, dtype=np.int32)
     w[1, 2] = 7
     assert np.array_equal(i.get(), w)
+
+
+ARANGES = [(0, 1, 0.1), (0.5, 3), (0, 5, 0.5), (1, 0, -0.1), (-3.3, 7.7, 0.37), (0, 1e5, 0.1), (1e-9, 1e-8, 1e-10),
+           (2.5,), (10.0,), (0, 3, 1.5), (0, 1, 0.3333333), (0.0, 1.0, 0.5), (5.0, -5.0, -0.75)]
+
+
+@pytest.mark.parametrize("args", ARANGES + [tuple(np.round(np.random.default_rng(s).uniform(-100, 100, 3), 3))
+                                            for s in range(40)])
+@pytest.mark.parametrize("dtype", [None, np.float32, np.float64])
+def test_float_arange_matches_numpy(args: Any, dtype: Any) -> None:
+    """arange with float arguments, computed from the point's index, is NumPy's fill bit for bit."""
+    a: Any = tuple(float(v) for v in args)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            want = np.arange(*a, dtype=dtype)  # type: ignore[misc]
+        except ValueError:
+            with pytest.raises(ValueError):
+                loom.arange(*a, dtype=dtype)  # type: ignore[misc]
+            return
+        got = np.asarray(loom.arange(*a, dtype=dtype).get())  # type: ignore[misc]
+    assert got.dtype == want.dtype and got.shape == want.shape
+    assert np.array_equal(got, want)
