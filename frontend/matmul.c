@@ -5,10 +5,11 @@
  * result; the dims before the last two (batch dims) broadcast; the dtype is the two operands'
  * promotion. Float and complex results (a real operand times a complex one promotes as in NumPy) become
  * one IR_MATMUL (a library call: sgemm ... zgemm, cuBLASLt's 16F ... C_64F types) over operands cast to
- * that dtype and broadcast to the common batch dims (views, no copies). Matrix-vector products (M = 1 or N = 1)
- * and integer and bool results (NumPy uses no BLAS for them either) become a multiply (logical and for bool) over [B..., M, N, K] and a sum (any) over
- * K in the result dtype, which the fusion pass turns into one reduction kernel; integer overflow wraps
- * as in NumPy. K = 0 or an empty result gives zeros without a call.
+ * that dtype and broadcast to the common batch dims (views, no copies). Matrix-vector products (M = 1 or
+ * N = 1) and integer and bool results (NumPy uses no BLAS for them either) become a multiply (logical and
+ * for bool) over [B..., M, N, K] and a sum (any) over K in the result dtype, which the fusion pass turns
+ * into one reduction kernel; integer overflow wraps as in NumPy. K = 0 or an empty result gives zeros
+ * without a call.
  */
 #include <stdlib.h>
 #include <string.h>
