@@ -311,11 +311,18 @@ def _bad_index_error(bad, axis, n):
     return IndexError(f"index {bad} is out of bounds for axis {axis} with size {n}")
 
 
+_HOST_CHECK_MAX = 1 << 16  # index arrays up to this size in host memory are checked by NumPy in place
+
+
 def _check_indices(items):
     """NumPy's IndexError for the first (idx, host, n, axis) whose index leaves [-n, n): host arrays are
-    checked on the host; device arrays by one fused min/max reduction each, read together (one sync)."""
+    checked on the host; device arrays by one fused min/max reduction each, read together (one sync). A
+    small evaluated index array in host memory is read in place (an evaluation costs ~20 us; M[i, i] of
+    1024 indices took 57 us against NumPy's 4)."""
     pending = []
     for idx, h, n, axis in items:
+        if h is None and 0 < idx.size <= _HOST_CHECK_MAX and not (idx._on_gpu or idx._lazy or idx._tracer):
+            h = idx._np()
         if h is not None:
             if h.size:
                 bad = h[(h < -n) | (h >= n)]

@@ -295,3 +295,21 @@ def test_place_putmask_put_along_axis():
     loom.put_along_axis(la, loom.asarray(idx), -5.0, axis=1)
     np.put_along_axis(w, idx, -5.0, axis=1)
     same(la, w)
+
+
+def test_small_host_index_arrays_checked_in_place() -> None:
+    """An evaluated loom index array in host memory (up to 2^16 points) is bounds-checked by NumPy in place
+    (_indexing._check_indices); a larger or pending one by a fused min / max: the same errors and values."""
+    m = np.arange(12.0).reshape(3, 4)
+    lm = loom.asarray(m)
+    for n in (3, 1 << 17):
+        idx = np.zeros(n, np.int64)
+        idx[-1] = 3  # one past the last row
+        for li in (loom.asarray(idx), loom.asarray(idx) + 0):  # evaluated; pending
+            with pytest.raises(IndexError, match="index 3 is out of bounds for axis 0 with size 3"):
+                lm[li]
+        idx[-1] = -4
+        with pytest.raises(IndexError, match="index -4 is out of bounds for axis 0 with size 3"):
+            lm[loom.asarray(idx)]
+    ok = np.array([-3, -1, 0, 2])
+    assert np.array_equal(lm[loom.asarray(ok), loom.asarray(ok[::-1] % 4)].get(), m[ok, ok[::-1] % 4])
