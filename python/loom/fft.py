@@ -13,7 +13,8 @@ Multi-dim real transforms are one real-to-complex plan over the last axis and up
 ones, then complex transforms of the others (the inverse the other way round); n= / s= zero-padding is a
 lazy clipped gather that fuses with the dtype cast into the library's input copy (_fft_config.py has the
 environment switches that turn both off for A/B runs). Host arrays are transformed by NumPy's pocketfft (BSD
-licence) on loom's host memory, without copies: libloom has no host FFT library of its own.
+licence) on loom's host memory, without copies: libloom has no host FFT library of its own; _host_fft.py
+threads the batch and splits long 1-D transforms by the four-step algorithm.
 
 Real inputs of fft / fft2 / fftn (device path). The spectrum of a real signal is Hermitian, X[-k] =
 conj(X[k]): it is computed as the real-to-complex transform (half the work and bytes: the last axis keeps
@@ -39,6 +40,7 @@ import numpy
 
 from . import _core
 from . import _fft_config as config
+from . import _host_fft
 from ._common import _from_numpy
 from ._creation import asarray, arange, zeros
 from ._ndarray import ndarray
@@ -79,8 +81,9 @@ def _scaled(x, norm, n, inverse):
 
 
 def _host(name, a, *args):
-    """NumPy's transform of a host array, on its memory (no copies)."""
-    return _from_numpy(getattr(numpy.fft, name)(a._np(), *args), copy=False)
+    """NumPy's transform of a host array, on its memory (no copies): threaded, long 1-D transforms by the
+    four-step algorithm (_host_fft.py)."""
+    return _from_numpy(_host_fft.transform(name, a._np(), *args), copy=False)
 
 
 def _norm_axes(x, s, axes, name):
