@@ -5,11 +5,11 @@
  * result; the dims before the last two (batch dims) broadcast; the dtype is the two operands'
  * promotion. Float and complex results (a real operand times a complex one promotes as in NumPy) become
  * one IR_MATMUL (a library call: sgemm ... zgemm, cuBLASLt's 16F ... C_64F types) over operands cast to
- * that dtype and broadcast to the common batch dims (views, no copies). Matrix-vector products (M = 1 or
- * N = 1) and integer and bool results (NumPy uses no BLAS for them either) become a multiply (logical and
- * for bool) over [B..., M, N, K] and a sum (any) over K in the result dtype, which the fusion pass turns
- * into one reduction kernel; integer overflow wraps as in NumPy. K = 0 or an empty result gives zeros
- * without a call.
+ * that dtype and broadcast to the common batch dims (views, no copies). Matrix-vector products M @ v
+ * (N = 1, v without batch dims) and integer and bool results (NumPy uses no BLAS for them either) become a
+ * multiply (logical and for bool) over [B..., M, N, K] and a sum (any) over K in the result dtype, which
+ * the fusion pass turns into one reduction kernel; integer overflow wraps as in NumPy. K = 0 or an empty
+ * result gives zeros without a call.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -96,12 +96,14 @@ static LoomStatus build(IrGraph *g, LoomNode an, LoomNode bn, LoomNode *out, Dia
   if (!a_vec) fshape[fnd++] = m;
   if (!b_vec) fshape[fnd++] = n;
   int32_t r;
-  /* a matrix-vector product (M = 1 or N = 1: dot, vdot, M @ v, u @ M, batched) is bound by reading the
-   * matrix once (2 flops per element): a reduction over K, row or column, fused with what computes its
-   * operands, reaches that; BLAS gemm with M = N = 1 ran one thread (2^22 float32 dot: 5 ms against 0.13),
-   * with one of them 1 at 0.3-0.5x of NumPy's gemv */
+  /* a matrix-vector product M @ v (N = 1, v without batch dims; dot, vdot, inner of vectors) is bound by reading
+   * the matrix once (2 flops per element): a row reduction over K, fused with what computes its operands,
+   * reaches that; BLAS gemm with N = 1 ran one thread (2^22 float32 dot: 5 ms against 0.13; 2048^2 M @ v
+   * 0.66 against NumPy's gemv 0.13). On an H100 (bench/results/2026-12-06-0212-matvec-h100.md) the
+   * reduction beat cuBLASLt there (1.0-1.5x) but not for u @ M (M = 1: a column reduction, 0.77-1.0x) or
+   * products with batched vectors (0.54x), which stay library calls (the graph does not know its device) */
   const char *lib = getenv("LOOM_MATMUL_VECTOR_LIBRARY"); /* "1": the library call as before (A/B) */
-  bool gemv = (m == 1 || n == 1) && !(lib && lib[0] == '1');
+  bool gemv = n == 1 && b.ndim == 2 && !(lib && lib[0] == '1'); /* b without batch dims: a's rows times v */
   if ((dtype_is_float(dt) || dtype_is_complex(dt)) && !gemv) {
     if (k == 0 || ir_numel(nb + 2, rshape) == 0) { /* zeros: nothing to multiply */
       Scalar zero = {.f = 0};

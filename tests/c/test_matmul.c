@@ -60,11 +60,11 @@ static void test_shapes(void) {
     int64_t s1[2] = {7, 13}, s2[2] = {13, 5};
     check_new("2-d", fl[t], 2, s1, fl[t], 2, s2, 0, 1);
     int64_t v[1] = {13};
-    /* a dot or matrix-vector product (M or N = 1) is one reduction kernel over K, no library call
+    /* a dot or M @ v (N = 1, no batch dims) is one reduction kernel over K, no library call
      * (frontend/matmul.c); LOOM_MATMUL_VECTOR_LIBRARY=1 makes it the call (test_vector_library) */
     check_new("1-d @ 1-d", fl[t], 1, v, fl[t], 1, v, 1, 0);
-    check_new("1-d @ 2-d", fl[t], 1, v, fl[t], 2, s2, 1, 0); /* matrix-vector: a column reduction */
-    check_new("2-d @ 1-d", fl[t], 2, s1, fl[t], 1, v, 1, 0); /* a row reduction */
+    check_new("1-d @ 2-d", fl[t], 1, v, fl[t], 2, s2, 0, 1); /* u @ M (M = 1): the library */
+    check_new("2-d @ 1-d", fl[t], 2, s1, fl[t], 1, v, 1, 0); /* M @ v: a row reduction */
     int64_t b3[3] = {4, 7, 13};
     check_new("3-d @ 2-d folds into one product", fl[t], 3, b3, fl[t], 2, s2, 0, 1);
     int64_t b3b[3] = {3, 13, 5};
@@ -74,7 +74,7 @@ static void test_shapes(void) {
     int64_t one[2] = {1, 1};
     check_new("1x1", fl[t], 2, one, fl[t], 2, one, 1, 0);
     int64_t rowv[3] = {3, 1, 13}, colv[3] = {3, 13, 1};
-    check_new("batched dots", fl[t], 3, rowv, fl[t], 3, colv, 1, 0);
+    check_new("batched dots: the library", fl[t], 3, rowv, fl[t], 3, colv, 0, 1);
   }
   int64_t big_a[3] = {3, 64, 96}, big_b[3] = {3, 96, 80};
   check_new("batched 64x96 @ 96x80", LOOM_FLOAT32, 3, big_a, LOOM_FLOAT32, 3, big_b, 0, 1);
@@ -183,7 +183,7 @@ static void test_vector_library(void) {
   unsetenv("LOOM_MATMUL_VECTOR_LIBRARY");
   int64_t big[2] = {300, 1000}, bv[1] = {1000}, bu[1] = {300};
   check_new("wide 2-d @ 1-d", LOOM_FLOAT32, 2, big, LOOM_FLOAT32, 1, bv, 1, 0);
-  check_new("1-d @ tall 2-d", LOOM_FLOAT64, 1, bu, LOOM_FLOAT64, 2, big, 1, 0);
+  check_new("1-d @ tall 2-d: the library", LOOM_FLOAT64, 1, bu, LOOM_FLOAT64, 2, big, 0, 1);
 }
 
 int main(void) {
