@@ -26,6 +26,7 @@ from . import _functional as _functional
 from . import _fuse as _fuse
 from . import _grids as _grids
 from . import _host_fallback as _host_fallback
+from . import _host_fft as _host_fft
 from . import _indexing as _indexing
 from . import _io as _io
 from . import _kernels as _kernels
