@@ -1,7 +1,8 @@
 """Dot products (matmul with M = N = 1) as a fused reduction over K (frontend/matmul.c): dot, vdot, inner,
-@ of 1-d operands and batched (B, 1, K) @ (B, K, 1), against a complex128 / float64 reference computed
-here, with the error bound of a K-term sum in the dtype; no library call is made; strided, negative-stride,
-empty and NaN / inf operands; an elementwise prologue fuses into the one kernel."""
+@ of 1-d operands (no library call is made) and batched (B, 1, K) @ (B, K, 1) (a library call: batched
+vectors stay calls), against a complex128 / float64 reference computed here, with the error bound of a
+K-term sum in the dtype; strided, negative-stride, empty and NaN / inf operands; an elementwise prologue
+fuses into the one kernel."""
 from typing import Any
 
 import numpy as np
