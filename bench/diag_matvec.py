@@ -6,12 +6,12 @@
     python3 bench/diag_matvec.py        (the GPU machine; torch / CuPy beside where installed)
 """
 import os
-import statistics
-import time
 
 import numpy as np
 
 import loom
+
+import diag_transpose  # bench/ is the script's directory: on sys.path
 
 # name: (a shape, b shape, dtype): a @ b
 CASES = {
@@ -30,19 +30,9 @@ CASES = {
 }
 
 
-def timed(call, sync, batch=10, rounds=11):
-    t0 = time.perf_counter()
-    while time.perf_counter() - t0 < 0.3:
-        call()
-        sync()
-    ts = []
-    for _ in range(rounds):
-        t = time.perf_counter()
-        for _ in range(batch):
-            call()
-        sync()
-        ts.append((time.perf_counter() - t) / batch)
-    return statistics.median(ts) * 1e3
+def timed(call, sync):
+    """Median ms a call over batches (bench/diag_transpose.py's timer)."""
+    return diag_transpose.timed(call, sync, rounds=11) * 1e3
 
 
 def host(shape, dtype, r):

@@ -27,6 +27,7 @@ from . import _fuse as _fuse
 from . import _grids as _grids
 from . import _host_fallback as _host_fallback
 from . import _host_fft as _host_fft
+from . import _host_parts as _host_parts
 from . import _indexing as _indexing
 from . import _io as _io
 from . import _kernels as _kernels

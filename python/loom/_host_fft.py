@@ -19,12 +19,12 @@ transforms, lengths without two factors >= 64) goes to numpy.fft itself, which a
 """
 import itertools
 import math
-import os
 import threading
 from collections import OrderedDict
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy
+
+from . import _host_parts
 
 _MIN_THREADED_POINTS = 1 << 16   # a transform smaller than this (in output points) runs in the calling thread
 _MIN_FOUR_STEP = 1 << 18         # a 1-D complex transform at least this long takes the four-step route
@@ -53,45 +53,9 @@ def transform(name, a, *args):
     return r if r is not None else getattr(numpy.fft, name)(a, *args)
 
 
-# ---- threads -------------------------------------------------------------------------------------------
-_pool_lock = threading.Lock()
-_pool: list = [None, 0]  # [executor, its worker count]
-
-
-def _threads():
-    """loom.config.num_threads (the calling thread included); os.cpu_count() when loom cannot say."""
-    try:
-        from . import _core
-        return max(1, int(_core.config_info()["num_threads"]))
-    except Exception:
-        return os.cpu_count() or 1
-
-
-def _executor(workers):
-    with _pool_lock:
-        if _pool[0] is None or _pool[1] < workers:  # a smaller pool is dropped, not shut down: a call
-            # in another thread may still be submitting to it (its threads end once it is collected)
-            _pool[0], _pool[1] = ThreadPoolExecutor(workers, thread_name_prefix="loom-fft"), workers
-        return _pool[0]
-
-
-def _in_parts(count, work, threads):
-    """work(lo, hi) over [0, count) cut into up to `threads` contiguous parts, run at once (the caller runs
-    the first part); returns when every part is done, re-raising the first error."""
-    parts = max(1, min(threads, count))
-    if parts == 1:
-        work(0, count)
-        return
-    bounds = [count * i // parts for i in range(parts + 1)]
-    pool = _executor(parts - 1)
-    futures = [pool.submit(work, bounds[i], bounds[i + 1]) for i in range(1, parts)]
-    try:
-        work(bounds[0], bounds[1])
-    finally:
-        errors = [f.exception() for f in futures]
-    for e in errors:
-        if e is not None:
-            raise e
+# ---- threads: _host_parts.py -------------------------------------------------------------------------
+_threads = _host_parts.threads
+_in_parts = _host_parts.in_parts
 
 
 def _quiet():
@@ -181,9 +145,9 @@ def _many_axes(name, a, s=None, axes=None, norm=None):
 def _real_to_full(a, s, axes, norm):
     """fftn of the real a over the distinct axes (lengths s): its rfftn (half the work), then the other
     half filled by the symmetry X[k] = conj(X[-k mod s]); numpy's complex passes when small."""
-    threads = _threads()
     points = a.size // math.prod(a.shape[ax] for ax in axes) * math.prod(s) if a.size else 0
-    if points < _MIN_THREADED_POINTS or threads == 1:
+    threads = _threads() if points >= _MIN_THREADED_POINTS else 1
+    if threads == 1:
         x = a
         for ax, n in reversed(list(zip(axes, s))):
             x = numpy.fft.fft(x, n, ax, norm)
@@ -239,8 +203,8 @@ def _pass(name, a, n, axis, norm):
         return getattr(numpy.fft, name)(a, n, axis, norm)
     out_len = n // 2 + 1 if (real_in and not inverse) else n
     batch = a.size // a.shape[axis]
-    threads = _threads()
-    if batch * out_len < _MIN_THREADED_POINTS or threads == 1:
+    threads = _threads() if batch * out_len >= _MIN_THREADED_POINTS else 1  # small: no config lookup (~8 us)
+    if threads == 1:
         return getattr(numpy.fft, name)(a, n, axis, norm)
     long_len = n // 2 if real_in else n
     if (not real_in or n % 2 == 0) and _factors(long_len) is not None:  # beats threaded rows at any batch

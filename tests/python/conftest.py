@@ -84,6 +84,14 @@ def sample(shape, dtype, seed=0, positive=False):
     return x.astype(dt)
 
 
+def normal(rng, shape, dtype):
+    """Standard-normal values of dtype from rng; complex dtypes get a standard-normal imaginary part too."""
+    x = rng.standard_normal(shape)
+    if np.dtype(dtype).kind == "c":
+        x = x + 1j * rng.standard_normal(shape)
+    return x.astype(dtype)
+
+
 @pytest.fixture
 def xp():
     return loom

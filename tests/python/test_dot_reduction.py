@@ -9,16 +9,14 @@ import numpy as np
 import pytest
 
 import loom
+from conftest import normal
 
 RNG = np.random.default_rng(2026)
 EPS = {"float16": 1e-3, "float32": 1e-6, "float64": 1e-15, "complex64": 1e-6, "complex128": 1e-15}
 
 
 def rand(shape: Any, dtype: str) -> np.ndarray:
-    x = RNG.standard_normal(shape)
-    if dtype.startswith("complex"):
-        x = x + 1j * RNG.standard_normal(shape)
-    return x.astype(dtype)
+    return normal(RNG, shape, dtype)
 
 
 def check(got: Any, a: np.ndarray, b: np.ndarray, want: Any, dtype: str) -> None:

@@ -9,15 +9,13 @@ import numpy as np
 import pytest
 
 import loom
+from conftest import normal
 
 RNG = np.random.default_rng(77)
 
 
 def rand(shape: Any, dtype: str) -> np.ndarray:
-    x = RNG.standard_normal(shape)
-    if dtype.startswith("complex"):
-        x = x + 1j * RNG.standard_normal(shape)
-    return x.astype(dtype)
+    return normal(RNG, shape, dtype)
 
 
 def near(got: Any, want: np.ndarray, mag: np.ndarray, dtype: str, k: int) -> None:
