@@ -383,7 +383,7 @@ if [ -n "${OUT:-}" ]; then
   tar czf "$OUT/gpu-all.tgz" "$logs" $new_results 2>/dev/null
   cp "$summary" "$OUT/summary.txt"
   cp "bench/results/$date-h200.json" "bench/results/$date-h200.md" "$OUT"/ 2>/dev/null
-  cp "bench/results/$date-suite-h200.md" "bench/results/$date-probe-h200.md" "$OUT"/ 2>/dev/null
+  cp bench/results/"$date"-suite-h[0-9]*.md bench/results/"$date"-probe-h[0-9]*.md "$OUT"/ 2>/dev/null
 fi
 [ "$ctest_rc" != skip ] && [ "$ctest_rc" != 0 ] && exit 1
 [ "$pytest_rc" != skip ] && [ "$pytest_rc" != 0 ] && exit 1

@@ -40,7 +40,7 @@ from bench.suite.inputs import device_inputs, host_inputs  # noqa: E402
 
 class Env:
     def __init__(self, machine):
-        self.machine = machine
+        self.machine = machine   # the sizes of workloads.DIMS: cpu, h200 (any GPU) or test
         self.device = "cuda" if machine != "cpu" else "cpu"
         self.torch = None
 
@@ -402,7 +402,8 @@ def lib_versions(libs):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--machine", choices=["cpu", "h200", "test"], default="cpu")
+    ap.add_argument("--machine", choices=["cpu", "h100", "h200", "test"], default="cpu",
+                    help="names the results; h100 and h200 run the same GPU sizes")
     ap.add_argument("--only", default="", help="comma-separated workload names")
     ap.add_argument("--table", choices=["suite", "probe"], default="suite",
                     help="suite: workloads.py; probe: workloads_probe.py (unseen workloads and shapes)")
@@ -413,7 +414,7 @@ def main(argv=None):
     ap.add_argument("--budget-s", type=float, default=0.0,
                     help="after this many seconds skip torch_compile/jax/cupy_fuse; after 1.3x every peer")
     a = ap.parse_args(argv)
-    if a.machine != "h200":
+    if a.machine not in ("h100", "h200"):
         # torch's and Numba's OpenMP workers spin-wait after each call by default, taking the cores from the
         # library timed next in the round (2026-12-04, this 2-core box: Loom's silu 2.09 -> 4.72 ms and JAX's
         # softmax 3.31 -> 12.6 ms right after torch); passive waits leave the cores to it. Set before torch
@@ -422,7 +423,7 @@ def main(argv=None):
         os.environ.setdefault("KMP_BLOCKTIME", "0")
     if a.machine != "cpu":
         os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
-    env = Env(a.machine if a.machine != "test" else "cpu")
+    env = Env({"test": "cpu", "h100": "h200"}.get(a.machine, a.machine))
     if a.machine == "test":
         env.machine = "test"
     try:
