@@ -154,8 +154,14 @@ def _axes_tuple(axis):
 
 def _cur():
     """(kind, index) of the current device (see loom.cuda)."""
-    from . import cuda
-    return cuda._current_key()
+    global _current_key
+    if _current_key is None:
+        from . import cuda  # imported on first use (loom.cuda imports this module)
+        _current_key = cuda._current_key
+    return _current_key()
+
+
+_current_key = None
 
 
 def _from_numpy(a, copy=True, device=None):

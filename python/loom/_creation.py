@@ -119,6 +119,8 @@ def asarray(a, dtype=None, order=None, *, blocking=True):
     or a CUDA __dlpack__ (CuPy, PyTorch) zero-copy, and CuPy's __cupy_get_ndarray__ wrappers; anything else
     (NumPy, lists) copied onto the current device, keeping its layout (order=None or 'K'), or in the order
     asked. blocking= as array()'s."""
+    if type(a) is ndarray and dtype is None and order is None:  # the common call, first
+        return a
     o = _order_name(order)
     a = _cupy_like(a)
     if isinstance(a, ndarray):
@@ -220,7 +222,13 @@ def _empty_in_order(shape, dtype, zero, device, perm=None):
     d = _creation_dtype(dtype)
     n = len(shape)
     perm = tuple(range(n)) if perm is None else tuple(perm)
-    a = _core.empty(tuple(shape[p] for p in perm), _code(d), zero, *(_cur() if device is None else device))
+    code = _code(d)
+    if type(dtype) is not numpy.ndarray:  # noqa: E721 (remembered for _new_c_order)
+        try:
+            _NEW_CODES[dtype] = code
+        except TypeError:  # unhashable
+            pass
+    a = _core.empty(tuple(shape[p] for p in perm), code, zero, *(_cur() if device is None else device))
     if perm != tuple(range(n)):
         a = a.transpose(_inverse_perm(perm))
         a._base = None  # the allocation is this array's alone: it owns its memory (flags.owndata, .base)
@@ -236,12 +244,37 @@ def _cf_perm(ndim, order):
     return tuple(range(ndim)) if order.upper() == "C" else tuple(reversed(range(ndim)))
 
 
+_NEW_CODES: dict = {}  # a dtype argument _empty_in_order took before -> its code (plain dtypes: no datetimes)
+
+
+def _new_c_order(shape, dtype, zero):
+    """empty / zeros in C order of a shape of Python ints and a dtype argument seen before, straight to
+    _core.empty (the general path's ~20 Python calls cost more than the allocation); None otherwise."""
+    try:
+        code = _NEW_CODES[dtype]
+    except (KeyError, TypeError):  # TypeError: an unhashable dtype argument (a list of fields)
+        return None
+    if type(shape) is int:
+        shape = (shape,)
+    elif type(shape) is not tuple or not builtins.all(type(n) is int for n in shape):
+        return None
+    return _core.empty(shape, code, zero, *_cur())
+
+
 def empty(shape, dtype=float, order="C"):
+    if order == "C":
+        a = _new_c_order(shape, dtype, False)
+        if a is not None:
+            return a
     shape = _shape_tuple(shape)
     return _empty_in_order(shape, dtype, False, None, _cf_perm(len(shape), order))
 
 
 def zeros(shape, dtype=float, order="C"):
+    if order == "C":
+        a = _new_c_order(shape, dtype, True)
+        if a is not None:
+            return a
     shape = _shape_tuple(shape)
     return _empty_in_order(shape, dtype, True, None, _cf_perm(len(shape), order))
 
@@ -249,8 +282,10 @@ def zeros(shape, dtype=float, order="C"):
 def full(shape, fill_value, dtype=None, order="C"):
     if dtype is None:
         dtype = numpy.asarray(fill_value.get() if isinstance(fill_value, ndarray) else fill_value).dtype
-    shape = _shape_tuple(shape)
-    a = _empty_in_order(shape, dtype, False, None, _cf_perm(len(shape), order))
+    a = _new_c_order(shape, dtype, False) if order == "C" else None
+    if a is None:
+        shape = _shape_tuple(shape)
+        a = _empty_in_order(shape, dtype, False, None, _cf_perm(len(shape), order))
     if isinstance(a, _temporal._TimeArray):  # the value converted to the array's unit, as NumPy
         a[...] = fill_value
         return a

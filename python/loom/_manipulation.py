@@ -72,6 +72,10 @@ def _reshape(a, shape, order):
             return _core.movement(0, a, shape, None, None)
         t = _core.movement(0, _core.movement(1, a, None, None, None), shape[::-1], None, None)
         return _core.movement(1, t, None, None, None)
+    if o == "C":  # a C-contiguous array's view, made in C (NotImplemented: -1 in shape, other layouts)
+        v = _core.contiguous_view(a, shape)
+        if v is not NotImplemented:
+            return a._view_of_me(v)
     try:
         return a._numpy_view(lambda v: _reshape_view(v, shape, o))
     except _NotAView:
@@ -390,11 +394,16 @@ def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
                 raise ValueError("all the input array dimensions except for the concatenation axis must match "
                                  f"exactly, but along dimension {k}, the array at index 0 has size "
                                  f"{arrs[0].shape[k]} and the array at index {i} has size {a.shape[k]}")
-    rdt = _np_dtype_of(dtype) if dtype is not None else (out.dtype if out is not None else
-                                                          numpy.result_type(*[a.dtype for a in arrs]))
-    for a in arrs:
-        if not numpy.can_cast(a.dtype, rdt, casting=casting):
-            raise TypeError(f"Cannot cast array data from {a.dtype!r} to {rdt!r} according to the rule {casting!r}")
+    code0 = arrs[0]._dtype_code
+    if dtype is None and out is None and builtins.all(a._dtype_code == code0 for a in arrs):
+        rdt = arrs[0].dtype  # one dtype: the result's, and every cast rule allows it
+    else:
+        rdt = _np_dtype_of(dtype) if dtype is not None else (out.dtype if out is not None else
+                                                              numpy.result_type(*[a.dtype for a in arrs]))
+        for a in arrs:
+            if not numpy.can_cast(a.dtype, rdt, casting=casting):
+                raise TypeError(f"Cannot cast array data from {a.dtype!r} to {rdt!r} according to the rule "
+                                f"{casting!r}")
     shape = list(arrs[0].shape)
     shape[axis] = builtins.sum(a.shape[axis] for a in arrs)
     shape = tuple(shape)
@@ -406,7 +415,8 @@ def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     elif builtins.len(arrs) == 1:  # one piece: a pending copy of it, which fuses into what reads it
         return arrs[0].astype(rdt, copy=True)
     kind, index = arrs[0]._device
-    from . import cuda
+    if kind != 0:
+        from . import cuda
     if kind != 0 and cuda.is_available():
         with cuda.Device(index):
             r = empty(shape, rdt)

@@ -330,6 +330,9 @@ class ndarray(_core.Array):
         axes = None if axes is None else tuple(operator.index(a) for a in axes)
         if self._tracer:
             return _core.movement(1, self, axes, None, None)
+        v = _core.permuted_view(self, axes)  # made in C; NotImplemented for axes NumPy refuses
+        if v is not NotImplemented:
+            return self._view_of_me(v)
         return self._numpy_view(lambda a: a.transpose(axes))
 
     def swapaxes(self, a1, a2):
@@ -409,6 +412,12 @@ class ndarray(_core.Array):
         of other items, as a.real of a complex array)."""
         base = self._geometry_base() if self._on_gpu else self._np()
         v = fn(base)
+        if type(v) is numpy.ndarray:  # its geometry read from its buffer (C): None when not a view of base
+            r = _core.view_of(self, base, v) if dtype is None else _core.view_of(self, base, v, _code(dtype))
+            if r is None:
+                raise _NotAView()
+            if r is not NotImplemented:
+                return self._view_of_me(r)
         if not isinstance(v, numpy.ndarray):
             v = numpy.asarray(v)
         if v.size and not numpy.may_share_memory(v, base):
@@ -450,7 +459,12 @@ class ndarray(_core.Array):
 
     # ---- indexing (loom/_indexing.py) ------------------------------------------------------------------
     def __getitem__(self, key):
-        return _indexing._getitem(self, key)
+        v = _core.basic_view(self, key)  # ints, slices, None, Ellipsis: a view made in C (NotImplemented: else)
+        if v is NotImplemented:
+            return _indexing._getitem(self, key)
+        b = getattr(self, "_base", None)
+        v._base = self if b is None else b
+        return v
 
     def __setitem__(self, key, value):
         _indexing._setitem(self, key, value)

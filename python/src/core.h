@@ -334,11 +334,18 @@ int parse_i64s(PyObject *seq, int64_t *out, int32_t *n, const char *what);
 
 /* ---- create.c ---- */
 extern PyMethodDef create_functions[];
+/* An array on the memory of base (materialized): offset bytes from its first element, d's shape, dtype and
+ * strides in bytes. devfree: base's flag before it was materialized. NULL with an exception for strides or
+ * an offset the dtype's items do not divide. */
+ArrayObject *view_in(ModState *st, ArrayObject *base, int devfree, long long off, LoomArray *d);
 
 /* ---- fuse.c ---- */
 extern PyType_Spec fuse_entry_spec, fused_spec;
 extern PyMethodDef fuse_functions[];
 extern PyMethodDef fuse_bundle_functions[]; /* fuse_bundle.c */
+
+/* ---- basic_index.c ---- */
+extern PyMethodDef basic_index_functions[];
 
 /* ---- sort.c ---- */
 extern PyMethodDef sort_functions[];

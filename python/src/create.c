@@ -289,6 +289,31 @@ static PyObject *core_from_buffer(PyObject *module, PyObject *const *args, Py_ss
   return r;
 }
 
+/* An array on the memory of base (materialized): offset bytes from its first element, d's shape, dtype and
+ * strides in bytes (turned into items here: each must be a multiple of the item size, and the first element
+ * aligned to it). devfree: base's flag before it was materialized. */
+ArrayObject *view_in(ModState *st, ArrayObject *base, int devfree, long long off, LoomArray *d) {
+  int64_t item = (int64_t)loom_dtype_size(d->dtype);
+  for (int i = 0; i < d->ndim; i++) {
+    if (d->strides[i] % item) {
+      PyErr_SetString(PyExc_ValueError, "view: strides must be multiples of the item size");
+      return NULL;
+    }
+    d->strides[i] /= item;
+  }
+  d->data = base->desc.data ? (char *)base->desc.data + off : NULL;
+  if (d->data && (uintptr_t)d->data % (uintptr_t)item) {
+    PyErr_Format(PyExc_ValueError, "view: the data of a %s view must be aligned to %lld bytes; copy the array "
+                 "first (x.copy().view(dtype))", dtype_names[d->dtype], (long long)item);
+    return NULL;
+  }
+  ArrayObject *v = array_materialized(st, base->buffer, d);
+  /* a 0-d view of a 0-d constant (a NumPy scalar's value.reshape(())) is that constant: it still fits
+   * any device (node_of), as its base does */
+  if (v && devfree && d->ndim == 0 && d->device == LOOM_DEVICE_HOST) v->devfree = 1;
+  return v;
+}
+
 /* view(base, offset_bytes, shape, strides_bytes[, dtype]): an array on base's memory (the caller, loom's
  * Python layer, computed the geometry with NumPy, so it lies inside base's memory), of base's dtype or,
  * given, of dtype (NumPy's view(dtype): the bytes reinterpreted; the first element must be aligned to
@@ -311,30 +336,11 @@ static PyObject *core_view(PyObject *module, PyObject *const *args, Py_ssize_t n
   int32_t n2;
   if (parse_i64s(args[2], d.shape, &d.ndim, "shape") < 0 || parse_i64s(args[3], d.strides, &n2, "strides") < 0)
     return NULL;
-  if (nargs == 5 && parse_dtype(args[4], &d.dtype) < 0) return NULL;
-  int64_t item = (int64_t)loom_dtype_size(d.dtype);
   if (n2 != d.ndim) {
     PyErr_SetString(PyExc_ValueError, "view: shape and strides differ in length");
     return NULL;
   }
-  for (int i = 0; i < d.ndim; i++) {
-    if (d.strides[i] % item) {
-      PyErr_SetString(PyExc_ValueError, "view: strides must be multiples of the item size");
-      return NULL;
-    }
-    d.strides[i] /= item;
-  }
-  d.data = base->desc.data ? (char *)base->desc.data + off : NULL;
-  if (d.data && (uintptr_t)d.data % (uintptr_t)item) {
-    PyErr_Format(PyExc_ValueError, "view: the data of a %s view must be aligned to %lld bytes; copy the array "
-                 "first (x.copy().view(dtype))", dtype_names[d.dtype], (long long)item);
-    return NULL;
-  }
-  ArrayObject *v = array_materialized(st, base->buffer, &d);
-  /* a 0-d view of a 0-d constant (a NumPy scalar's value.reshape(())) is that constant: it still fits
-   * any device (node_of), as its base does */
-  if (v && devfree && d.ndim == 0 && d.device == LOOM_DEVICE_HOST) v->devfree = 1;
-  return (PyObject *)v;
+  return (PyObject *)view_in(st, base, devfree, off, &d);
 }
 
 /* exportable(a): a view of the host array a that the buffer protocol exports even under

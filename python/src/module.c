@@ -66,7 +66,8 @@ static PyMethodDef module_functions[] = {
 
 static PyMethodDef *const function_tables[] = {module_functions, eval_functions, ops_functions, create_functions, fuse_functions,
                                                dlpack_functions, device_functions, uk_functions, raw_functions,
-                                               linalg_functions, fuse_bundle_functions, memory_functions, sort_functions};
+                                               linalg_functions, fuse_bundle_functions, memory_functions, sort_functions,
+                                               basic_index_functions};
 
 static int core_exec(PyObject *m) {
   ModState *st = state_of_module(m);
