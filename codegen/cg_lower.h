@@ -338,6 +338,9 @@ void cg_store_partial(Lower *L, LLVMValueRef ptr); /* phase 0's accumulator in c
  * whose values read along O (L->outer): blocks of O points, one pass over R each. */
 void cg_host_scan_row(Lower *L, int p);
 void cg_host_scan_outer(Lower *L, LLVMValueRef lo, LLVMValueRef hi);
+/* lower_scan_compact.c: phase p as a vector stream compaction where its shape and the host allow (else
+ * false, nothing emitted) */
+bool cg_host_scan_compact(Lower *L, int p);
 /* GPU: phase p of the current O point (L->ooff set) by the whole block (ROW: every thread calls it), or
  * by one thread (COL). nr: R points (index type). */
 void cg_gpu_scan_row(Lower *L, int p, LLVMValueRef tid, LLVMValueRef bdim, LLVMValueRef rlo, LLVMValueRef rhi,

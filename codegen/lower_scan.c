@@ -106,6 +106,7 @@ static void body_scan_row(Lower *L, void *arg) {
 }
 
 void cg_host_scan_row(Lower *L, int p) {
+  if (cg_host_scan_compact(L, p)) return; /* a compaction: vector code (lower_scan_compact.c) */
   const KernelIr *k = L->k;
   ScanArg s = {.p = p, .ph = &k->phases[p]};
   LoomDType at = (LoomDType)s.ph->acc_dtype;

@@ -156,8 +156,12 @@ def compress(condition, a, axis=None, out=None):
     if axis is None:
         a, axis = a.ravel(), 0
     axis = _indexing._normalize_axis(axis, a.ndim)
-    idx = _positions(cond, a._device)
     n = a.shape[axis]
+    if a.ndim == 1 and isinstance(cond, ndarray) and 1 <= cond.shape[0] <= n and _indexing._compact_on():
+        # a's values compacted directly by the mask (one scan kernel, as a[mask]; no positions, no gather)
+        m = cond if cond.dtype == numpy.bool_ else _indexing._b("ne", cond, 0)
+        return _finish(_indexing._compact(m, [a[:cond.shape[0]] if cond.shape[0] < n else a])[0], out)
+    idx = _positions(cond, a._device)
     if cond.shape[0] > n and idx.size:
         _indexing._check_indices([(idx, None, n, axis)])
     return _finish(_indexing._take(a, idx, axis, "clip"), out)
@@ -168,6 +172,8 @@ def extract(condition, arr):
     arrays), on the device."""
     arr = asarray(arr)
     cond = condition if isinstance(condition, ndarray) else numpy.asarray(condition)
+    if isinstance(cond, ndarray):  # lazy C-order reshapes: ravel reads the strides (evaluates a pending mask)
+        return compress(_indexing._reshape_lazy(cond, (cond.size,)), _indexing._reshape_lazy(arr, (arr.size,)))
     return compress(cond.ravel(), arr.ravel())
 
 

@@ -190,7 +190,8 @@ def test_host_compaction_has_no_branch_around_the_store():
     a branch); LOOM_HOST_COMPACT_BRANCHLESS=0 restores the branch (a child process: the knob is read once)."""
     _, fulls, _ = compaction_nodes()
     ir = loom.inspect(fulls[0], what="llvm")["llvm"]
-    assert "scatter.sink" in ir and 'asm "", "=r,0"' in ir, ir[:3000]
+    if "llvm.x86.avx512.mask.compress" not in ir:  # AVX-512 hosts compress vectors (lower_scan_compact.c)
+        assert "scatter.sink" in ir and 'asm "", "=r,0"' in ir, ir[:3000]
     assert "scatter.store" not in ir
     code = ("import numpy as np, loom\nfrom loom import _indexing\n"
             "x = loom.asarray(np.arange(-50, 50, dtype=np.float32))\n"
@@ -198,7 +199,7 @@ def test_host_compaction_has_no_branch_around_the_store():
             "ir = loom.inspect(f, what='llvm')['llvm']\n"
             "assert 'scatter.store' in ir and 'scatter.sink' not in ir\n"
             "np.testing.assert_array_equal(np.asarray(loom.asnumpy(x[x > 0])), np.arange(1, 50, dtype=np.float32))\n")
-    env = dict(os.environ, LOOM_HOST_COMPACT_BRANCHLESS="0", LOOM_HOST_DISK_CACHE="0")
+    env = dict(os.environ, LOOM_HOST_COMPACT_BRANCHLESS="0", LOOM_HOST_COMPACT_VEC="0", LOOM_HOST_DISK_CACHE="0")
     subprocess.run([sys.executable, "-c", code], env=env, check=True, timeout=300)
 
 
