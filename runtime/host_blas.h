@@ -20,6 +20,7 @@ typedef void (*RtBlasFn)(void);
 typedef enum RtBlasRoutine {
   RB_SGEMM, RB_DGEMM, RB_CGEMM, RB_ZGEMM, /* BLAS; the rest is LAPACK (from RB_SGETRF on) */
   RB_SGEMV, RB_DGEMV, RB_CGEMV, RB_ZGEMV, /* products with M = 1 or N = 1 (host_blas.c gemm_one) */
+  RB_SSYRK, RB_DSYRK,                     /* a real matrix times its own transpose (host_blas.c gemm_syrk) */
   RB_SGETRF, RB_DGETRF, RB_SGESV, RB_DGESV, RB_SPOTRF, RB_DPOTRF,
   RB_SGEQRF, RB_DGEQRF, RB_SORGQR, RB_DORGQR, RB_SGESDD, RB_DGESDD, RB_SSYEVD, RB_DSYEVD,
   RB_CGETRF, RB_ZGETRF, RB_CGESV, RB_ZGESV, RB_CPOTRF, RB_ZPOTRF, /* complex: unitary Q (ungqr), Hermitian */

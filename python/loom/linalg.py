@@ -7,7 +7,10 @@ decomposition runs on the host and its results are copied back, with a RuntimeWa
 once per reason (_lapack). cuSOLVER's SVD wants rows >= columns: a wider GPU matrix is decomposed through
 its conjugate transpose (svd). The library wants column-major matrices packed one after another, so an input is first copied
 into that layout (a lazy transpose-copy, skipped when the input already has it); the results come back in
-that layout as well (their strides say so). What is built from them (det, slogdet, pinv, lstsq,
+that layout as well (their strides say so). det, slogdet and inv skip the copy of a C-ordered input, whose
+column-major reading is its transpose: det(a^T) = det(a), and inv(a^T)^T = inv(a) is a free, C-ordered
+view (_transposed). On the host, LU and solves of small real matrices run in runtime/host_lapack.c over
+the batch on loom's thread pool, larger ones in LAPACK. What is built from them (det, slogdet, pinv, lstsq,
 matrix_rank, matrix norms) is ordinary loom operations, lazy and fused. Matrix products (matmul,
 tensordot, vecdot, multi_dot, matrix_power) are graph nodes (loom._products). Errors follow NumPy:
 numpy.linalg.LinAlgError for a singular or non-positive-definite matrix and for arrays of fewer than two
@@ -70,14 +73,38 @@ def _matrix(a, name, square=False):
 
 def _colmajor(x, dtype):
     """x (cast to dtype) as column-major matrices packed one after another, loom_linalg's layout."""
+    return _colmajors((x, dtype))[0]
+
+
+def _colmajors(*pairs):
+    """_colmajor of each (x, dtype) pair; the copies that are needed run in one evaluation."""
+    out, pending = [], []
+    for x, dtype in pairs:
+        x = _cast(x, dtype)
+        if not x._lazy and not x._tracer and _packed(x):
+            out.append(x)
+            continue
+        nd = x.ndim
+        swap = list(range(nd - 2)) + [nd - 1, nd - 2]
+        y = _core.cast(_permute(x, swap), x._dtype_code)  # a C-ordered copy of the swapped matrices
+        pending.append(y)
+        out.append(y)
+    if pending:
+        _core.eval(*pending)
+    return [y.swapaxes(-1, -2) if any(y is p for p in pending) else y for y in out]
+
+
+def _transposed(x, dtype):
+    """(y, True) with y the matrices of x (cast to dtype) transposed, a free view in loom_linalg's layout,
+    where x already lies C-ordered (what most arrays are): the column-major reading of a row-major matrix
+    is its transpose. Else (_colmajor(x, dtype), False). What a transpose does not change (det, slogdet)
+    or undoes at no cost (inv: inv(a^T)^T, itself C-ordered) takes y and skips the copy."""
     x = _cast(x, dtype)
-    if not x._lazy and not x._tracer and _packed(x):
-        return x
-    nd = x.ndim
-    swap = list(range(nd - 2)) + [nd - 1, nd - 2]
-    y = _core.cast(_permute(x, swap), x._dtype_code)  # a C-ordered copy of the swapped matrices
-    _core.eval(y)
-    return y.swapaxes(-1, -2)
+    if not x._lazy and not x._tracer and x.ndim >= 2:
+        y = x.swapaxes(-1, -2)
+        if _packed(y):
+            return y, True
+    return _colmajor(x, dtype), False
 
 
 _HOST_FALLBACKS: set[str] = set()  # the reasons already warned about
@@ -154,18 +181,28 @@ def solve(a, b):
         raise ValueError(f"solve: b has {b.shape[0] if vec else (b.shape[-2] if b.ndim >= 2 else 0)} rows; "
                          f"a is {n} x {n}")
     a, b = _batch_broadcast(a, b)
-    (x,) = _lapack(_SOLVE, 0, _colmajor(a, dt), _colmajor(b, dt))
+    (x,) = _lapack(_SOLVE, 0, *_colmajors((a, dt), (b, dt)))
     return x[..., 0] if vec else x
 
 
 def inv(a):
-    """The inverse of each square matrix (LinAlgError "Singular matrix" when there is none)."""
+    """The inverse of each square matrix (LinAlgError "Singular matrix" when there is none). A C-ordered a
+    is solved as it lies, read column-major as a^T: inv(a^T) = inv(a)^T, whose transposed view is the
+    C-ordered inverse (no copy either way)."""
     a = _matrix(a, "inv", square=True)
     dt = _float_dtype(a)
     n = a.shape[-1]
-    i = broadcast_to(_identity(n, dt, a), a.shape)
-    (x,) = _lapack(_SOLVE, 0, _colmajor(a, dt), _colmajor(i, dt))
-    return x
+    x, tr = _transposed(a, dt)
+    if not a._on_gpu and not a._tracer:
+        # host identities written by NumPy into memory loom_linalg reads in place (zero-copy): a lazy
+        # broadcast would be evaluated and copied by a kernel of 8-element rows (1000 x 8 x 8: 0.24 ms)
+        h = numpy.zeros(a.shape, dt)
+        numpy.einsum("...ii->...i", h)[...] = 1
+        i = _from_numpy(h, copy=False).swapaxes(-1, -2)  # symmetric: the swapped view is column-major
+    else:
+        i = _colmajor(broadcast_to(_identity(n, dt, a), a.shape), dt)
+    (r,) = _lapack(_SOLVE, 0, x, i)
+    return r.swapaxes(-1, -2) if tr else r
 
 
 def _identity(n, dtype, like):
@@ -273,32 +310,35 @@ def _geev(a, name, vectors):
 
 
 def _lu_parts(a):
-    """(diagonal of U, the permutation's sign) of each matrix's LU factorization."""
+    """(diagonal of U, where its row was interchanged) of each matrix's LU factorization: det is the product
+    of the diagonal with each interchanged entry negated, one reduction (a product of the entries times a
+    parity counted by another reduction took two kernels and the Python to build them)."""
     a = _matrix(a, "det", square=True)
-    lu, piv = _lapack(_LU, 0, _colmajor(a, _float_dtype(a)))
+    lu, piv = _lapack(_LU, 0, _transposed(a, _float_dtype(a))[0])  # det(a^T) = det(a): either will do
     n = a.shape[-1]
     d = _diagonal_last(lu, lu.ndim - 2, lu.ndim - 1)
-    swaps = count_nonzero(_core.binary(_core.ops["ne"], piv, arange(1, n + 1, dtype=numpy.int32)), axis=-1)
-    parity = 1 - 2 * (swaps % 2)
-    return d, parity.astype(lu.dtype)
+    return d, _core.binary(_core.ops["ne"], piv, _core.iota((n,)) + 1)  # 1-based row numbers, computed in place
 
 
 def det(a):
-    """The determinant of each square matrix (from its LU factorization)."""
-    d, parity = _lu_parts(a)
-    return prod(d, axis=-1) * parity
+    """The determinant of each square matrix (from its LU factorization); a singular one's is +0.0, as
+    NumPy's (sign * exp(logdet) there)."""
+    d, flip = _lu_parts(a)
+    return prod(where(flip, -d, d), axis=-1) + 0.0  # + 0.0: -0.0 becomes 0.0
 
 
 def slogdet(a):
     """(sign, ``log|det|``) of each square matrix; (0, -inf) for a singular one. A complex matrix's sign is the
     complex number of modulus 1 (or 0) ``det / |det|``, its logabsdet real."""
-    d, parity = _lu_parts(a)
-    return SlogdetResult(prod(sign(d), axis=-1) * parity, sum(log(absolute(d)), axis=-1))
+    d, flip = _lu_parts(a)
+    s = sign(d)
+    return SlogdetResult(prod(where(flip, -s, s), axis=-1) + 0.0, sum(log(absolute(d)), axis=-1))
 
 
 # ---- built from the decompositions ---------------------------------------------------------------------
 def lstsq(a, b, rcond=None):
-    """NumPy's lstsq: (x, residuals, rank, s) minimizing ``|b - a x|``, through the SVD of a."""
+    """NumPy's lstsq: (x, residuals, rank, s) minimizing ``|b - a x|``, through the SVD of a (of its R
+    factor when a has at least as many rows as columns)."""
     a = _matrix(a, "lstsq")
     if a.ndim != 2:
         raise LinAlgError(f"{a.ndim}-dimensional array given. Array must be two-dimensional")
@@ -319,12 +359,25 @@ def lstsq(a, b, rcond=None):
         res = sum(_abs2(b2), axis=0) if m > n else zeros((0,), dtype=rdt)
         s = zeros((0,), dtype=rdt)
         return (x[:, 0] if vec else x), res, numpy.int32(0), s
-    u, s, vh = svd(a, full_matrices=False)
+    if m >= n:
+        # a = Q R: the QR of [a | b] leaves Q^H b in b's columns above row n (the reflectors of a's columns
+        # applied to them, as LAPACK's gelsd does with ormqr), so Q is never formed, and R = U S V^H is a
+        # small SVD with a's singular values. gesdd of a tall a takes the same QR and SVD of R but also
+        # forms Q and multiplies U = Q U_R out (4096 x 64 float32: 7 ms against 3)
+        from ._manipulation import concatenate
+        # [a | b] column-major is [a^T ; b^T] C-ordered: concatenate writes it in one pass, no second copy
+        ab = concatenate((matrix_transpose(a), matrix_transpose(b2)), axis=0).swapaxes(-1, -2)
+        (r,) = _lapack(_QR, _VALUES_ONLY, _colmajor(ab, dt))
+        u, s, vh = svd(_zero_triangle(r[:n, :n], False))
+        c = r[:n, n:]
+    else:
+        u, s, vh = svd(a, full_matrices=False)
+        c = b2
     cut = amax(s) * rc
     big = _core.binary(_core.ops["gt"], s, cut)
     rank = numpy.int32(int(count_nonzero(big)))  # NumPy's type for the rank
     s_inv = where(big, reciprocal(s), 0)
-    x = matmul(_herm(vh), _reshape(s_inv, (s.shape[0], 1)) * matmul(_herm(u), b2))
+    x = matmul(_herm(vh), _reshape(s_inv, (s.shape[0], 1)) * matmul(_herm(u), c))
     if rank == n and m > n:
         r = b2 - matmul(a, x)
         res = sum(_abs2(r), axis=0)
