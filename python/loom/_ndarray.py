@@ -264,6 +264,9 @@ class ndarray(_core.Array):
 
     def tobytes(self, order="C"):
         """The raw bytes of the elements in `order` ('C', 'F', 'A' or 'K': NumPy's rules), from the host."""
+        if isinstance(order, str) and order.upper() == "A":  # on this array's layout (a GPU array's host
+            f = self.flags                                   # copy is C-contiguous)
+            order = "F" if f.f_contiguous and not f.c_contiguous else "C"
         return self._np().tobytes(order)
 
     def __reduce__(self):

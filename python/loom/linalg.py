@@ -300,8 +300,8 @@ def _geev(a, name, vectors):
     dt = _float_dtype(a)
     cdt = numpy.result_type(dt, numpy.complex64)
     h = a._np().astype(dt)
-    if h.size == 0:
-        res = (numpy.empty(h.shape[:-1], dt), numpy.empty(h.shape, dt))  # NumPy's: the input's float dtype
+    if h.size == 0:  # the installed NumPy's empty results (real before NumPy 2.5, complex from it)
+        res = tuple(numpy.linalg.eig(h)) if vectors else (numpy.linalg.eigvals(h),)
     elif vectors:
         res = tuple(r.astype(cdt, copy=False) for r in numpy.linalg.eig(h))
     else:
