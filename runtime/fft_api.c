@@ -9,7 +9,10 @@
 
 #include "runtime/device.h"
 
+/* An empty array is contiguous whatever its strides (loom gives new empty arrays zero strides, as NumPy). */
 static bool c_contiguous(const LoomArray *a) {
+  for (int i = 0; i < a->ndim; i++)
+    if (a->shape[i] == 0) return true;
   int64_t want = 1;
   for (int i = a->ndim - 1; i >= 0; i--) {
     if (a->shape[i] != 1 && a->strides[i] != want) return false;

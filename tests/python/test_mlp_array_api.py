@@ -37,7 +37,8 @@ def test_mlp_steps_match_numpy(device, dtype, rtol, dims):
     assert ref[-1] < ref[0]  # it trains
     if device is not loom.cpu:
         assert s1["copies_to_host"] == s0["copies_to_host"], "a step read something back to the host"
-        assert s1["library_calls"] > s0["library_calls"]  # the products are library calls on the device
+        if min(dims[1:]) > 1:  # the products are library calls on the device (a width-1 layer's are
+            assert s1["library_calls"] > s0["library_calls"]  # fused row sums: matrix-vector products)
 
 
 def test_step_is_array_api_only():
