@@ -223,9 +223,11 @@ if on LOOM_GPU_PY && on LOOM_GPU_PYTEST && [ "$py_rc" = 0 ]; then
     # exit, a segfault) names its file in pytest_files.rc (file, exit status; >= 128: killed by a signal)
     mkdir -p "$logs/pytest_files"
     : > "$logs/pytest_files.rc"
-    # LOOM_GPU_PYTEST_FILES: an extended regex of the test files to run (default: all)
+    # LOOM_GPU_PYTEST_FILES: an extended regex of the test files to run (default: all). test_host_*.py test
+    # the host's code generation: they run with LOOM_DEVICE=host (this machine's CPU), not on the GPU
     (cd /tmp && ls "$OLDPWD"/tests/python/test_*.py | grep -E "${LOOM_GPU_PYTEST_FILES:-.}" | bounded 330 xargs -P "${LOOM_GPU_PYTEST_JOBS:-8}" -I{} sh -c \
-       'f={}; b=$(basename "$f" .py); timeout -k 5 300 "$0" -m pytest "$f" -q -rfEs -p no:cacheprovider \
+       'f={}; b=$(basename "$f" .py); dev=; case "$b" in test_host_*) dev=host;; esac
+        LOOM_DEVICE=${dev:-${LOOM_DEVICE:-}} timeout -k 5 300 "$0" -m pytest "$f" -q -rfEs -p no:cacheprovider \
           >"$1/pytest_files/$b.log" 2>&1; echo "$b $?" >>"$1/pytest_files.rc"' "$py" "$OLDPWD/$logs") &
     pids+=($!)
     shards=0
