@@ -92,7 +92,17 @@ enum { SMALL_N = 64 };
 /* The kernels are built twice where the compiler can (GCC, clang on x86-64): for the baseline the build
  * targets and for x86-64-v3 (AVX2 + FMA), picked at load time; the updates are loops of
  * multiply-adds over contiguous rows that the compiler vectorizes. */
-#if defined(__x86_64__) && defined(__has_attribute)
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
+#define SMALL_NO_CLONES 1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#define SMALL_NO_CLONES 1
+#endif
+/* not under the sanitizers: an ifunc resolver runs at relocation, before TSan's runtime is up (a segfault at
+ * load: every TSan test exited 139) */
+#if defined(__x86_64__) && defined(__has_attribute) && !defined(SMALL_NO_CLONES)
 #if __has_attribute(target_clones)
 #define SMALL_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
 #endif
