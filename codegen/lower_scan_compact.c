@@ -364,6 +364,17 @@ static void word_sparse(Lower *L, LLVMValueRef w, void *arg) {
   LLVMPositionBuilderAtEnd(b, exit);
 }
 
+/* The scan's running value at point j of the chunk: f->acc plus the staged mask's byte at j (stored back);
+ * *kept: whether j is kept. */
+static LLVMValueRef point_running(Lower *L, Flush *f, LLVMValueRef j, LLVMValueRef *kept) {
+  LLVMBuilderRef b = L->m.b;
+  LLVMTypeRef i8 = LLVMInt8TypeInContext(L->m.c), at = cg_reg_type(&L->m, (LoomDType)f->c->ph->acc_dtype);
+  *kept = LLVMBuildICmp(b, LLVMIntNE, LLVMBuildLoad2(b, i8, byte_ptr(L, f->c->mbuf, j), ""), LLVMConstInt(i8, 0, 0), "");
+  LLVMValueRef acc = LLVMBuildAdd(b, LLVMBuildLoad2(b, at, f->acc, ""), LLVMBuildZExt(b, *kept, at, ""), "");
+  LLVMBuildStore(b, acc, f->acc);
+  return acc;
+}
+
 /* Point j of the chunk with the scan's exact semantics: the running value, then each store at
  * where(c, e, q) when that lies below its limit. */
 static void point_exact(Lower *L, LLVMValueRef j, void *arg) {
@@ -371,10 +382,7 @@ static void point_exact(Lower *L, LLVMValueRef j, void *arg) {
   Compact *c = f->c;
   const KernelIr *k = L->k;
   LLVMBuilderRef b = L->m.b;
-  LLVMTypeRef i8 = LLVMInt8TypeInContext(L->m.c), at = cg_reg_type(&L->m, (LoomDType)c->ph->acc_dtype);
-  LLVMValueRef kept = LLVMBuildICmp(b, LLVMIntNE, LLVMBuildLoad2(b, i8, byte_ptr(L, c->mbuf, j), ""), LLVMConstInt(i8, 0, 0), "");
-  LLVMValueRef acc = LLVMBuildAdd(b, LLVMBuildLoad2(b, at, f->acc, ""), LLVMBuildZExt(b, kept, at, ""), "");
-  LLVMBuildStore(b, acc, f->acc);
+  LLVMValueRef kept, acc = point_running(L, f, j, &kept);
   for (int s = 0; s < c->ns; s++) {
     LoomDType bt = (LoomDType)k->bufs[c->st[s]->buf].dtype;
     LLVMTypeRef mt = cg_mem_type(&L->m, bt);
@@ -398,10 +406,7 @@ static void point_other(Lower *L, LLVMValueRef j, void *arg) {
   Compact *c = f->c;
   const KernelIr *k = L->k;
   LLVMBuilderRef b = L->m.b;
-  LLVMTypeRef i8 = LLVMInt8TypeInContext(L->m.c), at = cg_reg_type(&L->m, (LoomDType)c->ph->acc_dtype);
-  LLVMValueRef kept = LLVMBuildICmp(b, LLVMIntNE, LLVMBuildLoad2(b, i8, byte_ptr(L, c->mbuf, j), ""), LLVMConstInt(i8, 0, 0), "");
-  LLVMValueRef acc = LLVMBuildAdd(b, LLVMBuildLoad2(b, at, f->acc, ""), LLVMBuildZExt(b, kept, at, ""), "");
-  LLVMBuildStore(b, acc, f->acc);
+  LLVMValueRef kept, acc = point_running(L, f, j, &kept);
   LLVMValueRef *outer, lin;
   enter_point(L, c, LLVMBuildAdd(b, c->c0, j, "r"), &outer, &lin);
   L->acc[c->p] = acc;

@@ -78,21 +78,26 @@ CASES = {
 }
 
 
+def loom_caller(f, L):
+    """The call of case f on loom's arrays L, its result evaluated (a lazy result counts its kernel)."""
+    def call():
+        r = f(loom, **L)
+        if isinstance(r, loom.ndarray):
+            loom._core.eval(r)
+    return call
+
+
 def main(names):
     if names and names[0] == "--gpu":
         return main_gpu(names[1:])
     L = {k: loom.asarray(v) for k, v in H.items()}
     T = {k: torch.from_numpy(v.copy()) for k, v in H.items()} if torch is not None else None
-    ev = loom._core.eval
     print(f"# bench/sweep/small_calls.py, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, us per call "
           "(best of 5); ratio = NumPy / Loom")
     for name in names or CASES:
         f = CASES[name]
 
-        def loom_call(f=f):
-            r = f(loom, **L)
-            if isinstance(r, loom.ndarray):
-                ev(r)
+        loom_call = loom_caller(f, L)
         tn = best_us(lambda: f(np, **H))
         tl = best_us(loom_call)
         tt = float("nan")
@@ -110,16 +115,12 @@ def main_gpu(names):
         L = {k: loom.asarray(v) for k, v in H.items()}
     C = {k: cupy.asarray(v) for k, v in H.items()}
     T = {k: torch.from_numpy(v.copy()).cuda() for k, v in H.items()} if torch is not None else None
-    ev = loom._core.eval
     print(f"# bench/sweep/small_calls.py --gpu, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, us per "
           "call (best of 5, a synchronization after each run of calls); ratio = best of CuPy, torch / Loom")
     for name in names or CASES:
         f = CASES[name]
 
-        def loom_call(f=f):
-            r = f(loom, **L)
-            if isinstance(r, loom.ndarray):
-                ev(r)
+        loom_call = loom_caller(f, L)
         res = {}
         for lib, fn, sync in [("loom", loom_call, lambda: loom.cuda.Device(0).synchronize()),
                               ("cupy", lambda f=f: f(cupy, **C), cupy.cuda.runtime.deviceSynchronize),

@@ -223,11 +223,10 @@ def _empty_in_order(shape, dtype, zero, device, perm=None):
     n = len(shape)
     perm = tuple(range(n)) if perm is None else tuple(perm)
     code = _code(d)
-    if type(dtype) is not numpy.ndarray:  # noqa: E721 (remembered for _new_c_order)
-        try:
-            _NEW_CODES[dtype] = code
-        except TypeError:  # unhashable
-            pass
+    try:
+        _NEW_CODES[dtype] = code  # for _new_c_order
+    except TypeError:  # an unhashable dtype argument
+        pass
     a = _core.empty(tuple(shape[p] for p in perm), code, zero, *(_cur() if device is None else device))
     if perm != tuple(range(n)):
         a = a.transpose(_inverse_perm(perm))

@@ -78,20 +78,19 @@ def _colmajor(x, dtype):
 
 def _colmajors(*pairs):
     """_colmajor of each (x, dtype) pair; the copies that are needed run in one evaluation."""
-    out, pending = [], []
+    out = []  # (array, whether it is a C-ordered copy of the swapped matrices)
     for x, dtype in pairs:
         x = _cast(x, dtype)
         if not x._lazy and not x._tracer and _packed(x):
-            out.append(x)
+            out.append((x, False))
             continue
         nd = x.ndim
         swap = list(range(nd - 2)) + [nd - 1, nd - 2]
-        y = _core.cast(_permute(x, swap), x._dtype_code)  # a C-ordered copy of the swapped matrices
-        pending.append(y)
-        out.append(y)
-    if pending:
-        _core.eval(*pending)
-    return [y.swapaxes(-1, -2) if any(y is p for p in pending) else y for y in out]
+        out.append((_core.cast(_permute(x, swap), x._dtype_code), True))
+    copies = [y for y, copied in out if copied]
+    if copies:
+        _core.eval(*copies)
+    return [y.swapaxes(-1, -2) if copied else y for y, copied in out]
 
 
 def _transposed(x, dtype):

@@ -29,6 +29,14 @@ static int key_kind(PyObject *e) {
   return -1;
 }
 
+/* Materializes a for a view of it (0; *devfree: its flag from before, which materializing clears but for a
+ * 0-d constant); 1 for a tracer, whose views are graph nodes (NotImplemented); -1 with an exception. */
+static int view_base(ModState *st, ArrayObject *a, int *devfree) {
+  if (a->lazy && ((GraphObject *)a->graph)->trace) return 1;
+  *devfree = a->devfree;
+  return materialize(st, a) < 0 ? -1 : 0;
+}
+
 static PyObject *core_basic_view(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
   MODSTATE;
   if (nargs != 2 || !is_array(st, args[0])) {
@@ -36,7 +44,6 @@ static PyObject *core_basic_view(PyObject *module, PyObject *const *args, Py_ssi
     return NULL;
   }
   ArrayObject *a = (ArrayObject *)args[0];
-  if (a->lazy && ((GraphObject *)a->graph)->trace) Py_RETURN_NOTIMPLEMENTED; /* a graph node instead */
   PyObject *key = args[1];
   PyObject *const *items = &key;
   Py_ssize_t nkey = 1;
@@ -55,8 +62,8 @@ static PyObject *core_basic_view(PyObject *module, PyObject *const *args, Py_ssi
   }
   int32_t ndim = a->desc.ndim;
   if (nell > 1 || nreal > ndim) Py_RETURN_NOTIMPLEMENTED; /* NumPy's IndexError, from the Python layer */
-  int devfree = a->devfree; /* materializing clears it but for a 0-d constant */
-  if (materialize(st, a) < 0) return NULL;
+  int devfree, r = view_base(st, a, &devfree);
+  if (r) return r < 0 ? NULL : Py_NewRef(Py_NotImplemented);
   LoomArray d = a->desc; /* materialized: data and strides (in items) known */
   LoomArray out = d;
   out.ndim = 0;
@@ -137,8 +144,8 @@ static PyObject *core_view_of(PyObject *module, PyObject *const *args, Py_ssize_
     return NULL;
   }
   ArrayObject *a = (ArrayObject *)args[0];
-  int devfree = a->devfree; /* materializing clears it but for a 0-d constant */
-  if (materialize(st, a) < 0) return NULL;
+  int devfree, vr = view_base(st, a, &devfree);
+  if (vr) return vr < 0 ? NULL : Py_NewRef(Py_NotImplemented);
   LoomArray d = a->desc;
   if (nargs == 4 && parse_dtype(args[3], &d.dtype) < 0) return NULL;
   Py_buffer bb, vb;
@@ -183,13 +190,6 @@ done:
   PyBuffer_Release(&vb);
   PyBuffer_Release(&bb);
   return r;
-}
-
-/* A materialized a, or NULL with NotImplemented's reason: a tracer (its views are graph nodes). */
-static int view_base(ModState *st, ArrayObject *a, int *devfree) {
-  if (a->lazy && ((GraphObject *)a->graph)->trace) return 1;
-  *devfree = a->devfree; /* materializing clears it but for a 0-d constant */
-  return materialize(st, a) < 0 ? -1 : 0;
 }
 
 /* permuted_view(a, axes): a.transpose(axes) (axes None: reversed) as a view; NotImplemented for a tracer

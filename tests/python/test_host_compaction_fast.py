@@ -20,27 +20,10 @@ import pytest
 
 import loom
 from loom import _core, _indexing
+from test_compact import DTYPES, data, host  # the same dtypes and values as the compaction tests
 
 SIZES = [1, 15, 16, 17, 63, 64, 65, 511, 512, 513, 1023, 1025, 3000]
 BIG = [65536, 65536 + 3, 8 * 512 * 5 + 7, (1 << 20) + 11]
-DTYPES = ["bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
-          "float16", "float32", "float64", "complex64", "complex128"]
-
-
-def host(x):
-    return x.get() if hasattr(x, "get") else np.asarray(x)
-
-
-def data(n, dtype, seed=0):
-    r = np.random.default_rng(seed)
-    if dtype == "bool":
-        return r.random(n) < 0.5
-    if dtype.startswith("complex"):
-        return (r.standard_normal(n) + 1j * r.standard_normal(n)).astype(dtype)
-    if dtype.startswith("float"):
-        return r.standard_normal(n).astype(dtype)
-    info = np.iinfo(dtype)
-    return r.integers(max(info.min, -100), min(info.max, 100), n, endpoint=True).astype(dtype)
 
 
 def mask(n, density, seed=1):
