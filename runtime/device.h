@@ -89,6 +89,8 @@ struct RtDevice {
    * driver cannot order on one stream (between two GPUs) is synchronous. */
   LoomStatus (*copy_async)(LoomContext *ctx, void *dst, LoomDeviceKind dk, int di, const void *src,
                            LoomDeviceKind sk, int si, size_t n, RtStream *s, Diag *d);
+  /* n bytes of value from dst (memory of this kind, device index), enqueued as copy_async is. */
+  LoomStatus (*fill_bytes)(LoomContext *ctx, void *dst, int index, uint8_t value, size_t n, RtStream *s, Diag *d);
 
   /* ---- streams and events (loom_stream_*, loom_event_*) ----------------------------------------------
    * The current stream is kept per context, device and calling thread; run_schedule and copy use it. */

@@ -251,6 +251,11 @@ static LoomStatus host_copy_async(LoomContext *ctx, void *dst, LoomDeviceKind dk
   if (n) memmove(dst, src, n);
   return LOOM_OK;
 }
+static LoomStatus host_fill_bytes(LoomContext *ctx, void *dst, int index, uint8_t value, size_t n, RtStream *s,
+                                  Diag *d) {
+  if (n) memset(dst, value, n);
+  return LOOM_OK;
+}
 
 /* A host event is complete when recorded; its time is the monotonic clock then. */
 typedef struct HostEvent {
@@ -324,6 +329,7 @@ const RtDevice rt_host_device = {
     .pool_limit = host_pool_limit,
     .copy = host_copy,
     .copy_async = host_copy_async,
+    .fill_bytes = host_fill_bytes,
     .stream_create = host_stream_create,
     .stream_destroy = host_stream_destroy,
     .stream_synchronize = host_stream_synchronize,

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* memory_api.c: the public calls on device memory that are not arrays: pool figures, the pool's limit, and
- * copies of raw bytes (loom_memcpy), synchronous or enqueued on a stream. Each goes to the device table of
- * the memory's kind (device.h); a copy between the host and a GPU is the GPU's, two host pointers the host's.
+/* memory_api.c: the public calls on device memory that are not arrays: pool figures, the pool's limit,
+ * copies of raw bytes (loom_memcpy), synchronous or enqueued on a stream, and byte fills (loom_memset). Each
+ * goes to the device table of the memory's kind (device.h); a copy between the host and a GPU is the GPU's,
+ * two host pointers the host's.
  */
 #include <string.h>
 
@@ -64,6 +65,27 @@ LOOM_API LoomStatus loom_pool_get_limit(LoomContext *ctx, LoomDeviceKind kind, i
     return LOOM_OK;
   }
   if (!dev || dev->pool_limit(ctx, index, false, limit, &d) != LOOM_OK) return ctx_report(ctx, &d);
+  return LOOM_OK;
+}
+
+LOOM_API LoomStatus loom_memset(LoomContext *ctx, void *dst, LoomDeviceKind kind, int32_t index, int value, size_t n,
+                                LoomStream *s) {
+  if (!ctx) return LOOM_ERR_INVALID_ARGUMENT;
+  Diag d = {.status = LOOM_OK};
+  const RtDevice *dev = rt_api_device(ctx, kind, index, "loom_memset", &d);
+  if (!dev) return ctx_report(ctx, &d);
+  if (value < 0 || value > 255)
+    diag_error(&d, LOOM_ERR_INVALID_ARGUMENT, "loom_memset: value %d is not a byte (0-255)", value);
+  else if (n && !dst)
+    diag_error(&d, LOOM_ERR_INVALID_ARGUMENT, "loom_memset: NULL destination for %zu bytes", n);
+  else if (s && (s->dev != dev || s->index != index)) {
+    char want[32];
+    diag_error(&d, LOOM_ERR_INVALID_ARGUMENT, "loom_memset: the stream belongs to %s device %d, not to %s",
+               s->dev->name, (int)s->index, rt_device_label(want, sizeof want, kind, index));
+  }
+  if (d.status != LOOM_OK) return ctx_report(ctx, &d);
+  if (n == 0) return LOOM_OK;
+  if (dev->fill_bytes(ctx, dst, index, (uint8_t)value, n, s ? s->s : NULL, &d) != LOOM_OK) return ctx_report(ctx, &d);
   return LOOM_OK;
 }
 

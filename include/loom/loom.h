@@ -509,6 +509,11 @@ LOOM_API LoomStatus loom_pool_cached_blocks(LoomContext *ctx, LoomDeviceKind kin
  * (page-locked host memory makes the copy truly asynchronous). s must belong to the GPU side's device. */
 LOOM_API LoomStatus loom_memcpy(LoomContext *ctx, void *dst, LoomDeviceKind dk, int32_t di, const void *src,
                                 LoomDeviceKind sk, int32_t si, size_t n, LoomStream *s, int async);
+/* Writes value (0-255) into n bytes from dst (memory of device kind, index), enqueued on s (NULL: the calling
+ * thread's current stream of the device) as loom_eval is: later Loom work on that stream sees it; the host
+ * after a synchronization. On the host it is done when it returns. All-zero bytes are 0 of every dtype. */
+LOOM_API LoomStatus loom_memset(LoomContext *ctx, void *dst, LoomDeviceKind kind, int32_t index, int value, size_t n,
+                                LoomStream *s);
 
 /* ---- introspection --------------------------------------------------------------------------------- */
 typedef enum LoomDumpKind {

@@ -29,8 +29,8 @@ from numpy.linalg import LinAlgError
 from . import _core
 from ._common import _code, _from_numpy
 from ._creation import asarray, arange, eye, zeros
-from ._math import absolute, sqrt, log, sign, reciprocal
-from ._reductions import amax, amin, sum, prod, count_nonzero
+from ._math import absolute, sqrt, log, sign, reciprocal, isnan
+from ._reductions import amax, amin, sum, prod, count_nonzero, any as _any
 from ._indexing import where
 from ._manipulation import broadcast_to
 from ._numeric import outer
@@ -113,7 +113,8 @@ def _lapack(op, flags, *arrays):
     """loom_linalg on the arrays' device. A GPU without a solver library (cuSOLVER missing, AMD) runs the
     operation on the host and copies the results back: a host round trip, said once per reason."""
     try:
-        return _core.linalg(op, flags, *arrays)
+        res = _core.linalg(op, flags, *arrays)
+        return _nan_carried(arrays[0], res) if op in (_LU, _SOLVE) and arrays[0]._on_gpu else res
     except NotImplementedError as e:
         if not arrays[0]._on_gpu:
             raise
@@ -124,6 +125,19 @@ def _lapack(op, flags, *arrays):
     kind, index = arrays[0]._device
     host = [_colmajor(_core.to_device(a, 0, 0), a.dtype) for a in arrays]
     return tuple(_core.to_device(r, kind, index) for r in _core.linalg(op, flags, *host))
+
+
+def _nan_carried(a, results):
+    """The results of an LU factorization or solve with those of each matrix of a holding a NaN set to NaN.
+    LAPACK's getrf carries a NaN entry into U and every solve from it (NumPy: det, inv and solve of such a
+    matrix are NaN); cuSOLVER's getrf drops it (H100, 2026-12-06: a finite LU, det, inv and solve, exactly
+    those of the matrix with the NaN read as 0). One lazy reduction of a, fused into the results' uses."""
+    if a.dtype.kind not in "fc":
+        return results
+    bad = _any(isnan(a), axis=(-2, -1), keepdims=True)
+    nan = complex(numpy.nan, numpy.nan)
+    return tuple(where(bad, numpy.asarray(nan if r.dtype.kind == "c" else nan.real, r.dtype), r)
+                 if r.dtype.kind in "fc" else r for r in results)
 
 
 def _packed(x):
@@ -330,7 +344,8 @@ def slogdet(a):
     """(sign, ``log|det|``) of each square matrix; (0, -inf) for a singular one. A complex matrix's sign is the
     complex number of modulus 1 (or 0) ``det / |det|``, its logabsdet real."""
     d, flip = _lu_parts(a)
-    s = sign(d)
+    # NumPy's sign of a real determinant counts the negative pivots: a NaN pivot counts as positive
+    s = sign(d) if d.dtype.kind == "c" else where(d < 0, -1.0, where(d == 0, 0.0, 1.0)).astype(d.dtype)
     return SlogdetResult(prod(where(flip, -s, s), axis=-1) + 0.0, sum(log(absolute(d)), axis=-1))
 
 

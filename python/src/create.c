@@ -21,7 +21,10 @@ static int fill_zero(ModState *st, LoomArray *d) {
   return s ? -1 : 0;
 }
 
-/* A new C-contiguous array on d's device (shape, dtype, device set), from Loom's device pool. */
+#pragma weak loom_memset
+
+/* A new C-contiguous array on d's device (shape, dtype, device set), from Loom's device pool; zero: its
+ * bytes cleared by a fill enqueued on the current stream (a libloom without loom_memset: a tiny graph). */
 static PyObject *device_empty(ModState *st, LoomArray *d, int zero) {
   LoomStatus s = loom_array_alloc(ctx_of(st), d);
   if (s) return raise_status(st, s);
@@ -31,7 +34,14 @@ static PyObject *device_empty(ModState *st, LoomArray *d, int zero) {
     return NULL;
   }
   b->la = *d;
-  if (zero && numel(d) > 0 && fill_zero(st, d) < 0) {
+  if (zero && numel(d) > 0 && loom_memset) {
+    s = loom_memset(ctx_of(st), d->data, d->device, d->device_index, 0, (size_t)numel(d) * loom_dtype_size(d->dtype),
+                    NULL);
+    if (s) {
+      Py_DECREF(b);
+      return raise_status(st, s);
+    }
+  } else if (zero && numel(d) > 0 && fill_zero(st, d) < 0) {
     Py_DECREF(b);
     return NULL;
   }

@@ -13,6 +13,7 @@
 #pragma weak loom_pool_set_limit
 #pragma weak loom_pool_get_limit
 #pragma weak loom_pool_cached_blocks
+#pragma weak loom_memset
 
 static int have_memory_api(void) {
   if (loom_memcpy && loom_pool_set_limit && loom_pool_get_limit && loom_pool_cached_blocks) return 1;
@@ -97,6 +98,35 @@ static PyObject *core_memcpy(PyObject *module, PyObject *const *args, Py_ssize_t
   return s ? raise_status(st, s) : Py_NewRef(Py_None);
 }
 
+/* memset(dst, kind, index, value, nbytes, stream|None): value's low byte into nbytes from dst, enqueued on the
+ * stream (None: the current one) as a kernel is */
+static PyObject *core_memset(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+  MODSTATE;
+  LoomDeviceKind k;
+  int32_t i;
+  if (nargs != 6) {
+    PyErr_SetString(PyExc_TypeError, "memset(dst, kind, index, value, nbytes, stream)");
+    return NULL;
+  }
+  if (!loom_memset) {
+    PyErr_SetString(PyExc_NotImplementedError, "this libloom has no loom_memset; rebuild the package against a "
+                    "newer libloom");
+    return NULL;
+  }
+  if (parse_device(args[1], args[2], &k, &i) < 0) return NULL;
+  void *dst = PyLong_AsVoidPtr(args[0]);
+  long long v = PyLong_AsLongLong(args[3]), n = PyLong_AsLongLong(args[4]);
+  if (PyErr_Occurred()) return NULL;
+  if (n < 0) return PyErr_Format(PyExc_ValueError, "cannot fill %lld bytes: the size must be >= 0", n);
+  void *sp = NULL;
+  if (args[5] != Py_None && !(sp = handle_ptr(st, args[5], 0))) return NULL;
+  LoomStatus s;
+  Py_BEGIN_ALLOW_THREADS
+  s = loom_memset(ctx_of(st), dst, k, i, (int)(v & 0xFF), (size_t)n, (LoomStream *)sp);
+  Py_END_ALLOW_THREADS
+  return s ? raise_status(st, s) : Py_NewRef(Py_None);
+}
+
 /* pool_limit(kind, index, limit|None) -> the limit in force (bytes; 0: none), after setting it if given */
 static PyObject *core_pool_limit(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
   MODSTATE;
@@ -145,6 +175,6 @@ static PyObject *core_set_oom_error(PyObject *module, PyObject *arg) {
 }
 
 PyMethodDef memory_functions[] = {
-    FASTF(mem_alloc), FASTF(mem_free), FASTF(memcpy), FASTF(pool_limit), FASTF(pool_cached_blocks),
+    FASTF(mem_alloc), FASTF(mem_free), FASTF(memcpy), FASTF(memset), FASTF(pool_limit), FASTF(pool_cached_blocks),
     {"set_oom_error", (PyCFunction)core_set_oom_error, METH_O, "the class out-of-memory errors raise"},
     {NULL}};

@@ -453,6 +453,15 @@ LoomStatus rt_cu_copy_d2d(void *drv, int device, uint64_t dst, uint64_t src, siz
   return LOOM_OK;
 }
 
+LoomStatus rt_cu_fill_bytes(void *drv, int device, uint64_t dst, uint8_t value, size_t n, void *stream, Diag *d) {
+  RtCuda *cu = drv;
+  if (stream)
+    CU_CALL(cu, device, d, "cuMemsetD8Async", cu->fn.MemsetD8Async(dst, value, n, (CUstream)stream));
+  else
+    CU_CALL(cu, device, d, "cuMemsetD8", cu->fn.MemsetD8(dst, value, n));
+  return LOOM_OK;
+}
+
 /* cuMemcpyPeer names both primary contexts (both retained). */
 LoomStatus rt_cu_copy_peer(void *drv, int dst_device, uint64_t dst, int src_device, uint64_t src, size_t n, Diag *d) {
   RtCuda *cu = drv;

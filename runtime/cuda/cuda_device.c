@@ -73,6 +73,9 @@ static LoomStatus cu_copy_async(LoomContext *ctx, void *dst, LoomDeviceKind dk, 
                                 LoomDeviceKind sk, int si, size_t n, RtStream *s, Diag *d) {
   return rt_gpu_copy_async(D, ctx, dst, dk, di, src, sk, si, n, s, d);
 }
+static LoomStatus cu_fill_bytes(LoomContext *ctx, void *dst, int i, uint8_t value, size_t n, RtStream *s, Diag *d) {
+  return rt_gpu_fill_bytes(D, ctx, dst, i, value, n, s, d);
+}
 static LoomStatus cu_pool_limit(LoomContext *ctx, int i, bool set, uint64_t *limit, Diag *d) {
   return rt_gpu_device_pool_limit(D, ctx, i, set, limit, d);
 }
@@ -162,6 +165,7 @@ const RtDevice rt_cuda_device = {
     .pool_trim = cu_pool_trim,
     .copy = cu_copy,
     .copy_async = cu_copy_async,
+    .fill_bytes = cu_fill_bytes,
     .pool_limit = cu_pool_limit,
     .stream_create = cu_stream_create,
     .stream_destroy = cu_stream_destroy,

@@ -198,6 +198,7 @@ void rt_cu_mem_free(void *drv, int device, uint64_t ptr);
 LoomStatus rt_cu_copy_h2d(void *drv, int device, uint64_t dst, const void *src, size_t n, void *stream, Diag *d);
 LoomStatus rt_cu_copy_d2h(void *drv, int device, void *dst, uint64_t src, size_t n, void *stream, Diag *d);
 LoomStatus rt_cu_copy_d2d(void *drv, int device, uint64_t dst, uint64_t src, size_t n, void *stream, Diag *d);
+LoomStatus rt_cu_fill_bytes(void *drv, int device, uint64_t dst, uint8_t value, size_t n, void *stream, Diag *d);
 LoomStatus rt_cu_copy_peer(void *drv, int dst_device, uint64_t dst, int src_device, uint64_t src, size_t n, Diag *d);
 LoomStatus rt_cu_stream_create(void *drv, int device, void **out, Diag *d);
 void rt_cu_stream_destroy(void *drv, int device, void *stream);
@@ -253,7 +254,8 @@ LoomStatus rt_cuda_drv_synchronize(void *drv, int device, Diag *d);
   .device_info = rt_cuda_drv_device_info, .retain = rt_cuda_drv_retain, .release = rt_cuda_drv_release,           \
   .set_current = rt_cuda_drv_set_current, .synchronize = rt_cuda_drv_synchronize, .mem_alloc = rt_cu_mem_alloc,   \
   .mem_free = rt_cu_mem_free, .copy_h2d = rt_cu_copy_h2d, .copy_d2h = rt_cu_copy_d2h, .copy_d2d = rt_cu_copy_d2d, \
-  .copy_peer = rt_cu_copy_peer, .stream_create = rt_cu_stream_create, .stream_destroy = rt_cu_stream_destroy,    \
+  .fill_bytes = rt_cu_fill_bytes, .copy_peer = rt_cu_copy_peer, .stream_create = rt_cu_stream_create,            \
+  .stream_destroy = rt_cu_stream_destroy,                                                                         \
   .stream_synchronize = rt_cu_stream_synchronize, .event_create = rt_cu_event_create,                             \
   .event_destroy = rt_cu_event_destroy, .event_record = rt_cu_event_record,                                       \
   .event_synchronize = rt_cu_event_synchronize, .event_elapsed = rt_cu_event_elapsed,                             \

@@ -371,6 +371,22 @@ LoomStatus rt_gpu_copy_async(const RtGpuDriver *drv, LoomContext *ctx, void *dst
   return st;
 }
 
+LoomStatus rt_gpu_fill_bytes(const RtGpuDriver *drv, LoomContext *ctx, void *dst, int index, uint8_t value, size_t n,
+                             RtStream *rs, Diag *d) {
+  if (n == 0) return LOOM_OK;
+  if (!dst) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "fill of %zu bytes: NULL pointer", n);
+  if (!drv->fill_bytes) return diag_error(d, LOOM_ERR_UNSUPPORTED, "%s memory cannot be filled here", drv->name);
+  GpuRt *g = NULL;
+  GpuDev *dev = NULL;
+  LoomStatus st = device_current(drv, ctx, index, &g, &dev, d);
+  if (st != LOOM_OK) return st;
+  GpuStream *cs = rs ? (GpuStream *)rs : rt_gpu_cur_stream(g, index);
+  if (cs && cs->device != index)
+    return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "fill on a stream of %s device %d, but the memory is on device %d",
+                      drv->name, cs->device, index);
+  return drv->fill_bytes(g->handle, index, (uint64_t)(uintptr_t)dst, value, n, cs ? cs->h : NULL, d);
+}
+
 LoomStatus rt_gpu_device_pool_limit(const RtGpuDriver *drv, LoomContext *ctx, int index, bool set, uint64_t *limit,
                                     Diag *d) {
   GpuRt *g = NULL;

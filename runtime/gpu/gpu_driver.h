@@ -99,6 +99,8 @@ struct RtGpuDriver {
   LoomStatus (*copy_h2d)(void *drv, int device, uint64_t dst, const void *src, size_t n, void *stream, Diag *d);
   LoomStatus (*copy_d2h)(void *drv, int device, void *dst, uint64_t src, size_t n, void *stream, Diag *d);
   LoomStatus (*copy_d2d)(void *drv, int device, uint64_t dst, uint64_t src, size_t n, void *stream, Diag *d);
+  /* n > 0 bytes of value from dst, ordered like the copies (stream NULL: synchronous) */
+  LoomStatus (*fill_bytes)(void *drv, int device, uint64_t dst, uint8_t value, size_t n, void *stream, Diag *d);
   /* Between two devices of the driver, ordered after earlier work of both devices' default streams. */
   LoomStatus (*copy_peer)(void *drv, int dst_device, uint64_t dst, int src_device, uint64_t src, size_t n, Diag *d);
 
@@ -156,6 +158,8 @@ LoomStatus rt_gpu_device_pool_stats(const RtGpuDriver *drv, LoomContext *ctx, in
 LoomStatus rt_gpu_device_pool_trim(const RtGpuDriver *drv, LoomContext *ctx, int index, Diag *d);
 LoomStatus rt_gpu_copy(const RtGpuDriver *drv, LoomContext *ctx, void *dst, LoomDeviceKind dk, int di, const void *src,
                        LoomDeviceKind sk, int si, size_t n, Diag *d);
+LoomStatus rt_gpu_fill_bytes(const RtGpuDriver *drv, LoomContext *ctx, void *dst, int index, uint8_t value, size_t n,
+                             RtStream *rs, Diag *d);
 LoomStatus rt_gpu_copy_async(const RtGpuDriver *drv, LoomContext *ctx, void *dst, LoomDeviceKind dk, int di,
                              const void *src, LoomDeviceKind sk, int si, size_t n, RtStream *s, Diag *d);
 LoomStatus rt_gpu_device_pool_limit(const RtGpuDriver *drv, LoomContext *ctx, int index, bool set, uint64_t *limit,

@@ -102,7 +102,8 @@ LoomStatus rt_hip_drv_synchronize(void *drv, int device, Diag *d);
   .device_info = rt_hip_drv_device_info, .retain = rt_hip_drv_retain, .release = rt_hip_drv_release,              \
   .set_current = rt_hip_drv_retain, .synchronize = rt_hip_drv_synchronize, .mem_alloc = rt_hip_mem_alloc,         \
   .mem_free = rt_hip_mem_free, .copy_h2d = rt_hip_copy_h2d, .copy_d2h = rt_hip_copy_d2h,                          \
-  .copy_d2d = rt_hip_copy_d2d, .copy_peer = rt_hip_copy_peer, .stream_create = rt_hip_stream_create,              \
+  .copy_d2d = rt_hip_copy_d2d, .fill_bytes = rt_hip_memset, .copy_peer = rt_hip_copy_peer,                       \
+  .stream_create = rt_hip_stream_create,                                                                          \
   .stream_destroy = rt_hip_stream_destroy, .stream_synchronize = rt_hip_stream_synchronize,                       \
   .event_create = rt_hip_event_create, .event_destroy = rt_hip_event_destroy, .event_record = rt_hip_event_record, \
   .event_synchronize = rt_hip_event_synchronize, .event_elapsed = rt_hip_event_elapsed,                           \

@@ -94,6 +94,9 @@ static LoomStatus hip_copy_async(LoomContext *ctx, void *dst, LoomDeviceKind dk,
                                 LoomDeviceKind sk, int si, size_t n, RtStream *s, Diag *d) {
   return rt_gpu_copy_async(D, ctx, dst, dk, di, src, sk, si, n, s, d);
 }
+static LoomStatus hip_fill_bytes(LoomContext *ctx, void *dst, int i, uint8_t value, size_t n, RtStream *s, Diag *d) {
+  return rt_gpu_fill_bytes(D, ctx, dst, i, value, n, s, d);
+}
 static LoomStatus hip_pool_limit(LoomContext *ctx, int i, bool set, uint64_t *limit, Diag *d) {
   return rt_gpu_device_pool_limit(D, ctx, i, set, limit, d);
 }
@@ -184,6 +187,7 @@ const RtDevice rt_hip_device = {
     .pool_trim = hip_pool_trim,
     .copy = hip_copy,
     .copy_async = hip_copy_async,
+    .fill_bytes = hip_fill_bytes,
     .pool_limit = hip_pool_limit,
     .stream_create = hip_stream_create,
     .stream_destroy = hip_stream_destroy,

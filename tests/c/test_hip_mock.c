@@ -272,7 +272,7 @@ static void test_streams_pool_raw(void) {
 }
 
 /* A borrowed stream (loom_stream_wrap: CuPy's ExternalStream) carries loom's kernels and copies and is never
- * destroyed by loom; loom_memcpy copies bytes both ways, synchronously and on a stream; the pool's limit
+ * destroyed by loom; loom_memcpy copies bytes both ways, synchronously and on a stream, loom_memset fills them; the pool's limit
  * refuses a new block past it with a message naming the limit, and 0 lifts it. */
 static void test_borrowed_stream_memcpy_limit(void) {
   LoomStream *own = NULL, *w = NULL;
@@ -308,6 +308,25 @@ static void test_borrowed_stream_memcpy_limit(void) {
             strstr(loom_last_error(ctx), "NULL source") != NULL,
         "a NULL source is refused: %s", loom_last_error(ctx));
   CHECK(loom_memcpy(ctx, back, LOOM_DEVICE_HOST, 0, src, LOOM_DEVICE_HOST, 0, 0, NULL, 1) == LOOM_OK, "0 bytes");
+  /* loom_memset: bytes of device memory on the borrowed stream, then read back (zeros() clears arrays so) */
+  unsigned char bytes[64];
+  CHECK(loom_memset(ctx, (char *)r.data + 8, LOOM_DEVICE_HIP, 0, 0xAB, 32, w) == LOOM_OK &&
+            loom_memcpy(ctx, bytes, LOOM_DEVICE_HOST, 0, r.data, LOOM_DEVICE_HIP, 0, sizeof bytes, w, 0) == LOOM_OK,
+        "memset: %s", loom_last_error(ctx));
+  int filled = 1;
+  for (int i = 0; i < 64; i++) filled &= (bytes[i] == 0xAB) == (i >= 8 && i < 40);
+  CHECK(filled, "memset writes exactly its 32 bytes");
+  CHECK(loom_memset(ctx, NULL, LOOM_DEVICE_HIP, 0, 0, 8, NULL) == LOOM_ERR_INVALID_ARGUMENT &&
+            strstr(loom_last_error(ctx), "NULL destination") != NULL,
+        "memset to NULL is refused: %s", loom_last_error(ctx));
+  CHECK(loom_memset(ctx, r.data, LOOM_DEVICE_HIP, 0, 256, 8, NULL) == LOOM_ERR_INVALID_ARGUMENT &&
+            strstr(loom_last_error(ctx), "not a byte") != NULL,
+        "memset of a value past a byte is refused: %s", loom_last_error(ctx));
+  CHECK(loom_memset(ctx, r.data, LOOM_DEVICE_HIP, 0, 1, 0, NULL) == LOOM_OK, "memset of 0 bytes");
+  memset(back, 0, sizeof back);
+  CHECK(loom_memset(ctx, back, LOOM_DEVICE_HOST, 0, 7, 8, NULL) == LOOM_OK && ((unsigned char *)back)[7] == 7 &&
+            ((unsigned char *)back)[8] != 7,
+        "host memset: %s", loom_last_error(ctx));
   loom_stream_use(ctx, LOOM_DEVICE_HIP, 0, NULL);
   mock_stats(&st0);
   loom_stream_destroy(ctx, w); /* loom's record only */

@@ -79,6 +79,16 @@ def test_reductions(shape, op):
     same(getattr(loom, op)(loom.asarray(x), axis=axis).get(), getattr(np, op)(x, axis=axis))
 
 
+def host_has_avx512fp16():
+    try:
+        with open("/proc/cpuinfo") as f:
+            return any(line.startswith("flags") and " avx512_fp16" in line for line in f)
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(host_has_avx512fp16(), reason="AVX512-FP16 hosts (Sapphire Rapids) keep float16 vectors: "
+                    "their compares are native there (host_half.c leaves them)")
 def test_no_float16_vector_compares_left():
     a = loom.asarray(data(4099, 3))
     with loom.capture_dumps("llvm") as d:

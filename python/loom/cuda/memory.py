@@ -3,8 +3,8 @@
 Approach. A Memory is a block of bytes from loom's pool of a device (loom._core.mem_alloc: a uint8 array's
 memory, so the pool's figures and limit count it like any array's); it goes back to the pool when the last
 MemoryPointer into it dies. A MemoryPointer is an address inside a block (ptr = mem.ptr + offset); its
-copies go through loom_memcpy (synchronous, or enqueued on a stream: `*_async`), its memset is a fill of
-the bytes as a uint8 array (a kernel on a GPU, ordered on the current or given stream). Pending loom arrays
+copies go through loom_memcpy (synchronous, or enqueued on a stream: `*_async`), its memset goes
+through loom_memset (the driver's byte fill, ordered on the current or given stream). Pending loom arrays
 are evaluated before every copy, so a copy reads what the program wrote before it.
 
 With no GPU, Device(0) is the host stand-in (as everywhere in loom.cuda): alloc gives host memory from the
@@ -190,17 +190,8 @@ class MemoryPointer:
         value = int(value)
         if size == 0:
             return
-        from .._common import _code
-        import numpy
-        view = _core.from_pointer(self.ptr, (size,), None, _code(numpy.dtype(numpy.uint8)), self.mem._key[0],
-                                  self.mem._key[1], self)
-        if stream is None:
-            view.fill(value & 0xFF)
-            _core.flush()
-        else:
-            with stream:
-                view.fill(value & 0xFF)
-                _core.flush()
+        _core.flush()  # pending work on these bytes is enqueued before the fill
+        _core.memset(self.ptr, self.mem._key[0], self.mem._key[1], value & 0xFF, size, _stream_handle(stream))
         return stream
 
     def memset(self, value, size):
