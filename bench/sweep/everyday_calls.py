@@ -85,18 +85,19 @@ def tm(f, sync, reps=5):
     for _ in range(reps):
         t = time.perf_counter(); o = f(); sync(o); best = min(best, time.perf_counter() - t)
     return best * 1e3
-Ln = {k: loom.asarray(v) for k, v in base.items()}
-Lt = {k: torch.from_numpy(v) for k, v in base.items()}
-only = sys.argv[1:] 
-for name, fn in cases.items():
-    if only and name not in only: continue
-    row = [name]
-    try: tn = tm(lambda: fn(np, base), lambda o: None)
-    except Exception as e: tn = float('nan')
-    try: tl = tm(lambda: fn(loom, Ln), lambda o: loom.eval(*(o if isinstance(o, tuple) else (o,))))
-    except Exception as e: tl = float('nan'); row.append("LOOMERR %s" % str(e)[:60])
-    try:
-        tt = tm(lambda: fn(torch, Lt), lambda o: None)
-    except Exception as e: tt = float('nan')
-    best = np.nanmin([tn, tt])
-    print("%-16s loom %8.3f numpy %8.3f torch %8.3f  ratio %.2f %s" % (name, tl, tn, tt, best / tl, " ".join(row[1:])), flush=True)
+if __name__ == "__main__":  # bench/sweep/everyday_gpu.py imports the cases and data
+    Ln = {k: loom.asarray(v) for k, v in base.items()}
+    Lt = {k: torch.from_numpy(v) for k, v in base.items()}
+    only = sys.argv[1:] 
+    for name, fn in cases.items():
+        if only and name not in only: continue
+        row = [name]
+        try: tn = tm(lambda: fn(np, base), lambda o: None)
+        except Exception as e: tn = float('nan')
+        try: tl = tm(lambda: fn(loom, Ln), lambda o: loom.eval(*(o if isinstance(o, tuple) else (o,))))
+        except Exception as e: tl = float('nan'); row.append("LOOMERR %s" % str(e)[:60])
+        try:
+            tt = tm(lambda: fn(torch, Lt), lambda o: None)
+        except Exception as e: tt = float('nan')
+        best = np.nanmin([tn, tt])
+        print("%-16s loom %8.3f numpy %8.3f torch %8.3f  ratio %.2f %s" % (name, tl, tn, tt, best / tl, " ".join(row[1:])), flush=True)

@@ -133,19 +133,20 @@ def lsync(o):
         elif isinstance(v, loom.ndarray):
             outs.append(v)
     if outs: loom.eval(*outs)
-Ln = {k: loom.asarray(v) for k, v in base.items()}
-Lt = {k: torch.from_numpy(v) for k, v in base.items()}
-only = sys.argv[1:]
-for name, fn in cases.items():
-    if only and name not in only: continue
-    row = []
-    try: tn = tm(lambda: fn(np, base), lambda o: None)
-    except Exception as e: tn = float('nan'); row.append("NPERR %s" % str(e)[:40])
-    try: tl = tm(lambda: fn(loom, Ln), lsync)
-    except Exception as e: tl = float('nan'); row.append("LOOMERR %s: %s" % (type(e).__name__, str(e)[:80]))
-    try:
-        if fn(torch, Lt) is None: raise TypeError
-        tt = tm(lambda: fn(torch, Lt), lambda o: None)
-    except Exception as e: tt = float('nan')
-    best = np.nanmin([tn, tt])
-    print("%-16s loom %8.3f numpy %8.3f torch %8.3f  ratio %.2f %s" % (name, tl, tn, tt, best / tl, " ".join(row)), flush=True)
+if __name__ == "__main__":  # bench/sweep/everyday_gpu.py imports the cases and data
+    Ln = {k: loom.asarray(v) for k, v in base.items()}
+    Lt = {k: torch.from_numpy(v) for k, v in base.items()}
+    only = sys.argv[1:]
+    for name, fn in cases.items():
+        if only and name not in only: continue
+        row = []
+        try: tn = tm(lambda: fn(np, base), lambda o: None)
+        except Exception as e: tn = float('nan'); row.append("NPERR %s" % str(e)[:40])
+        try: tl = tm(lambda: fn(loom, Ln), lsync)
+        except Exception as e: tl = float('nan'); row.append("LOOMERR %s: %s" % (type(e).__name__, str(e)[:80]))
+        try:
+            if fn(torch, Lt) is None: raise TypeError
+            tt = tm(lambda: fn(torch, Lt), lambda o: None)
+        except Exception as e: tt = float('nan')
+        best = np.nanmin([tn, tt])
+        print("%-16s loom %8.3f numpy %8.3f torch %8.3f  ratio %.2f %s" % (name, tl, tn, tt, best / tl, " ".join(row)), flush=True)

@@ -5,7 +5,8 @@ On the device, as loom graphs: diagonal (a strided view), select and choose (cha
 fused kernel), take, take_along_axis, compress, extract (gather nodes, fused with their consumers: see
 _indexing.py), put, place, putmask, put_along_axis (scatter nodes, or a where over a gather of the cycled
 values), flatnonzero and argwhere (a scan of the mask and a scatter; one small read of the count).
-Through NumPy on the host: fill_diagonal, isin and the index helpers' results (tiny integer arrays).
+Through NumPy on the host: fill_diagonal, ravel_multi_index, ix_, mask_indices; isin, the triangle indices
+and unravel_index on the arrays' device (_index_funcs.py).
 """
 import builtins
 import functools
@@ -17,6 +18,8 @@ from ._common import _OPS, _code, _from_numpy, _norm_axis
 from ._ndarray import ndarray, _operand, _finish, _host_function, _host_update
 from ._creation import asarray
 from . import _indexing
+from ._index_funcs import *  # noqa: F401,F403  (isin, the triangle indices, unravel_index: on the device)
+from ._index_funcs import __all__ as _index_funcs_all
 
 
 def _b(name, x, y):
@@ -352,11 +355,10 @@ def diag_indices_from(arr):
     return diag_indices(arr.shape[0], arr.ndim)
 
 
-for _name in ("tril_indices", "triu_indices", "tril_indices_from", "triu_indices_from", "isin", "in1d",
-              "unravel_index", "ravel_multi_index", "ix_", "mask_indices"):
+for _name in ("ravel_multi_index", "ix_", "mask_indices"):
     if hasattr(numpy, _name):
         globals()[_name] = _host_function(_name, __name__)
 del _name
 
 __all__ = [_n for _n, _v in list(globals().items())
-           if not _n.startswith("_") and getattr(_v, "__module__", None) == __name__]
+           if not _n.startswith("_") and getattr(_v, "__module__", None) == __name__] + _index_funcs_all
