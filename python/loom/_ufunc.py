@@ -12,8 +12,9 @@ takes dtype=/casting= itself or not) and adds NumPy's calling convention and met
   outer      the operands broadcast against each other, on the device (one fused elementwise kernel);
   accumulate add/multiply/maximum/minimum run as loom's scan kernels (loom_scan); other ufuncs through
              NumPy on a host copy;
-  reduceat, at   through NumPy on the host (scatters need kernels loom lacks);
-             `at` writes the caller's array in place as NumPy does.
+  reduceat   through NumPy on the host;
+  at         add.at / subtract.at of an integer index array on a GPU array: one scatter-add on the device;
+             the rest through NumPy on a host copy; `at` writes the caller's array in place as NumPy does.
 nin, nout, nargs, types (NumPy's loops restricted to loom's dtypes), identity and signature (None:
 loom has no generalized ufuncs) are NumPy's.
 """
@@ -265,7 +266,8 @@ class ufunc:
 
     def at(self, a, indices, b=None):
         """Unbuffered in-place a[indices] = op(a[indices], b): repeated indices apply repeatedly, like
-        numpy.ufunc.at. The scatter runs through NumPy on the host (on a host copy for a GPU array, written
+        numpy.ufunc.at. add / subtract of an index array into a GPU array: one scatter-add on the device
+        (_added_at_on_device); otherwise through NumPy on the host (on a host copy for a GPU array, written
         back)."""
         from ._creation import asnumpy
         from ._ndarray import _host_update
@@ -273,10 +275,73 @@ class ufunc:
             raise TypeError(f"{self.__name__}.at: the first argument must be a loom array, not {type(a).__name__}")
         if (b is None) != (self.nin == 1):
             raise ValueError(f"{self.__name__}.at: {'no' if self.nin == 1 else 'a'} second operand expected")
+        if a._on_gpu and self.__name__ in ("add", "subtract") and _added_at_on_device(a, indices, b,
+                                                                                     self.__name__ == "subtract"):
+            return
         key = tuple(_host_index(k) for k in indices) if isinstance(indices, tuple) else _host_index(indices)
         args = () if b is None else (asnumpy(b) if isinstance(b, ndarray) else b,)
         fn = self._host_numpy("at")
         _host_update(a, lambda h: fn(h, key, *args))
+
+
+_AT_DTYPES = frozenset(numpy.dtype(t) for t in ("int32", "int64", "uint32", "uint64", "float32", "float64"))
+
+
+def _added_at_on_device(a, indices, b, negate):
+    """add.at / subtract.at(a, indices, b) as one scatter-add on a's device (atomic adds: repeated indices
+    add repeatedly; floats add in an unspecified order, as CuPy's and torch's index_add_): for an integer
+    index array along a's first axis of a C-contiguous a of a dtype with device atomics, b broadcast to
+    a[indices]. NumPy's IndexError for an index outside [-n, n) from one small read. False: anything else
+    (NumPy on a host copy then, with its errors)."""
+    from ._common import _from_numpy
+    if isinstance(indices, tuple):
+        if len(indices) != 1:
+            return False
+        indices = indices[0]
+    if a.dtype not in _AT_DTYPES or a.ndim == 0 or not a.flags.c_contiguous or isinstance(indices, (slice, int)):
+        return False
+    if isinstance(indices, ndarray):
+        idx = indices if indices._device == a._device else _core.to_device(indices, *a._device)
+    else:
+        h = numpy.asarray(indices)
+        if h.dtype.kind not in "iu":
+            return False
+        idx = _from_numpy(h, copy=True, device=a._device)
+    if idx.dtype.kind not in "iu" or idx.dtype == numpy.uint64:
+        return False
+    if isinstance(b, ndarray):
+        vals, bdt = (b if b._device == a._device else _core.to_device(b, *a._device)), b.dtype
+    elif isinstance(b, (bool, int, float, complex)):  # a Python scalar is weak (NEP 50)
+        vals, bdt = None, numpy.result_type(a.dtype, b)
+    else:
+        h = numpy.asarray(b)
+        vals, bdt = _from_numpy(h, copy=True, device=a._device), h.dtype
+    if not numpy.can_cast(numpy.result_type(a.dtype, bdt), a.dtype, "same_kind"):
+        return False  # NumPy's casting error
+    vals = _core.const(b, a._dtype_code) if vals is None else _core.cast(vals, a._dtype_code)
+    n = a.shape[0]
+    idx = _core.cast(idx, _code("int64"))
+    if idx.size:
+        from ._order_stats import _min_max
+        lo, hi = (int(v) for v in _min_max(idx))
+        bad = lo if lo < -n else (hi if hi >= n else None)
+        if bad is not None:
+            raise IndexError(f"index {bad} is out of bounds for axis 0 with size {n}")
+    idx = _core.where(_core.binary(_core.ops["lt"], idx, 0), _core.binary(_core.ops["add"], idx, n), idx)
+    if idx.size == 0:
+        return True
+    row = a.size // n
+    if a.ndim > 1:  # a's rows: each index names row consecutive elements
+        offs = _core.iota((row,), idx)
+        idx = _core.binary(_core.ops["add"], _core.binary(_core.ops["mul"], idx.reshape(idx.shape + (1,)), row), offs)
+    if negate:
+        vals = _core.unary(_core.ops["neg"], vals)
+    from ._manipulation import broadcast_to
+    vals = broadcast_to(vals, tuple(idx.shape[:-1]) + a.shape[1:]).reshape(idx.shape) if a.ndim > 1 else \
+        broadcast_to(vals, idx.shape)
+    flat = a.reshape(a.size)
+    _core.assign(a, _core.scatter(flat, idx, vals, 1).reshape(a.shape))  # op 1: add
+    return True
 
 
 def _host_index(k):
