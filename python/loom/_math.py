@@ -338,6 +338,60 @@ def _host_ufunc_impl(name, nin):
     return impl
 
 
+def _euclid_steps(limit):
+    """Euclid's algorithm on values of magnitude <= limit ends within this many remainder steps (Lame:
+    k steps need the smaller value >= F(k + 1)), plus one for a first step that swaps the pair."""
+    f0, f1, k = 1, 2, 1
+    while f1 <= limit:
+        f0, f1, k = f1, f0 + f1, k + 1
+    return k + 2
+
+
+def _euclid_impl(name):
+    """gcd / lcm: on a GPU, Euclid's algorithm unrolled over graph ops (one fused kernel; as many steps as
+    the dtype's range, or a Python scalar operand's magnitude, can take: gcd(x, 12) takes 7); on the host
+    NumPy's loop (an unrolled Euclid would be scalar divisions there)."""
+    host = _host_ufunc_impl(name, 2)
+
+    def impl(x1, x2, dtype=None, casting="same_kind"):
+        a, b = _operand(x1), _operand(x2)
+        on_gpu = any(isinstance(v, ndarray) and v._on_gpu for v in (a, b))
+        if not on_gpu or dtype is not None:
+            return host(x1, x2, dtype=dtype, casting=casting)
+        dt = numpy.result_type(*(v.dtype if isinstance(v, ndarray) else v for v in (a, b)))
+        lo, hi = (int(numpy.iinfo(dt).min), int(numpy.iinfo(dt).max)) if dt.kind in "iu" else (0, -1)
+        if dt.kind not in "iu" or not all(isinstance(v, ndarray) or type(v) is int and lo <= v <= hi for v in (a, b)):
+            return host(x1, x2, dtype=dtype, casting=casting)  # NumPy's loops and errors
+        return _gcd_lcm(a, b, dt, name == "lcm")
+    impl.__doc__ = f"loom.{name}: like numpy.{name} (Euclid's algorithm on the device for GPU arrays)"
+    return impl
+
+
+def _gcd_lcm(a, b, dt, lcm):
+    """gcd (or lcm) of integers a, b (loom arrays or Python ints) in dtype dt, as graph ops, as NumPy's
+    loops compute them: the gcd of |a| and |b| taken in the unsigned type of dt's width (|INT_MIN| is
+    2^(bits-1) there), by Euclid's remainder steps with the zero divisor guarded, cast back to dt; the lcm
+    |a| / gcd * |b| in that unsigned type too (0 where the gcd is 0), cast back (wrapping as NumPy's)."""
+    code = _code(dt)
+    ucode = _code(numpy.dtype(f"uint{8 * dt.itemsize}"))
+    limit = 1 << (8 * dt.itemsize)
+    for v in (a, b):
+        if isinstance(v, int):
+            limit = builtins.min(limit, builtins.abs(v))
+    sa = _core.cast(a, code) if isinstance(a, ndarray) else _core.const(a, code)
+    sb = _core.cast(b, code) if isinstance(b, ndarray) else _core.const(b, code)
+    ua, ub = _core.cast(_u("abs", sa), ucode), _core.cast(_u("abs", sb), ucode)
+    p, q = ua, ub
+    for _ in range(_euclid_steps(limit)):
+        nz = _b("ne", q, 0)
+        r = _b("mod", p, _core.where(nz, q, 1))
+        p, q = _core.where(nz, q, p), _core.where(nz, r, 0)
+    if lcm:
+        zero = _b("eq", p, 0)
+        p = _core.where(zero, 0, _b("mul", _b("floordiv", ua, _core.where(zero, 1, p)), ub))
+    return _core.cast(p, code)
+
+
 # ---- differences ------------------------------------------------------------------------------------------
 def _axis_spacing(d, n):
     """One spacing argument of gradient for an axis of length n: a Python scalar (uniform), or a 1-d
@@ -550,8 +604,10 @@ for _n, _f, _nin, _nout in (("deg2rad", deg2rad, 1, 1), ("radians", deg2rad, 1, 
                             ("signbit", signbit, 1, 1), ("heaviside", heaviside, 2, 1), ("ldexp", ldexp, 2, 1),
                             ("bitwise_count", _bits._bitwise_count, 1, 1)):
     _UFUNCS[_n] = globals()[_n] = ufunc(_n, _nin, _nout, _f)
-for _n, _nin, _nout in (("gcd", 2, 1), ("lcm", 2, 1), ("frexp", 1, 2), ("nextafter", 2, 1), ("spacing", 1, 1)):
+for _n, _nin, _nout in (("frexp", 1, 2), ("nextafter", 2, 1), ("spacing", 1, 1)):
     _UFUNCS[_n] = globals()[_n] = ufunc(_n, _nin, _nout, _host_ufunc_impl(_n, _nin))
+for _n in ("gcd", "lcm"):
+    _UFUNCS[_n] = globals()[_n] = ufunc(_n, 2, 1, _euclid_impl(_n))
 
 __all__ = [_n for _n, _v in list(globals().items())
            if not _n.startswith("_") and getattr(_v, "__module__", None) == __name__]
