@@ -31,6 +31,14 @@ typedef struct CgMomPlan {
   uint32_t bits;                 /* bit p set for each folded phase p */
 } CgMomPlan;
 
+/* GPU online max (gpu_online_max.c): a REDUCE sum phase p > 0 of f(h - c), f = exp or exp2 of k * (h - c)
+ * (k > 0 constant), c phase 0's max of h: its (running max m, sum f(h - m)) gathered in phase 0's walk. */
+typedef struct CgOnlPlan {
+  int phase;        /* the folded phase; 0: none */
+  int32_t h, c, v;  /* instructions: phase 0's value, its accumulator (c), phase's value f(h - c) */
+  uint8_t t;        /* float32 or float64 */
+} CgOnlPlan;
+
 typedef struct Lower {
   CgMath m;
   LoomContext *ctx;
@@ -92,6 +100,11 @@ typedef struct Lower {
    * read back by MAP phase hkeep_q, while hkeep_on (the full-row walks of body_o_point) */
   int hkeep_v, hkeep_p, hkeep_q, hkeep_buf;
   bool hkeep_on;
+  /* GPU online max (gpu_online_max.c): the plan, whether the entry being built folds it into phase 0's
+   * walk, the thread's running (max, sum) allocas and the values after a walk / merge */
+  CgOnlPlan onl;
+  bool onl_on;
+  LLVMValueRef onl_ma, onl_sa, onl_m, onl_s;
 } Lower;
 
 #define GPU_UNROLL 8     /* independent accumulators (loads in flight) per thread in ROW reductions */
@@ -217,6 +230,9 @@ typedef struct CgWalkBlocks {
 } CgWalkBlocks;
 void cg_host_walk_blocked(Lower *L, int d0, int d1, LLVMValueRef lo, LLVMValueRef hi, BodyFn body, void *arg,
                           const CgWalkBlocks *blk);
+/* ... whose first block is `first` points (<= blk->points: *count starts at points - first) */
+void cg_host_walk_blocked_first(Lower *L, int d0, int d1, LLVMValueRef lo, LLVMValueRef hi, BodyFn body, void *arg,
+                                const CgWalkBlocks *blk, int64_t first);
 /* lower_host_sum.c: accurate float sums (blocked accumulation into a compensated pair). */
 #define CG_SUM_BLOCK_VEC 2048   /* points per block when the innermost R dim has constant strides */
 #define CG_SUM_BLOCK_SCALAR 128 /* ... and when it does not (the row loop stays scalar) */
@@ -467,6 +483,45 @@ void cg_gpu_mom_take(Lower *L, LLVMValueRef n, const LLVMValueRef *mean, const L
 void cg_gpu_mom_load(Lower *L, LLVMValueRef rec, LLVMValueRef *n, LLVMValueRef *mean, LLVMValueRef *m2);
 /* L->acc[p] of every folded phase from the moments and its c (L->acc[0] set). */
 void cg_gpu_mom_results(Lower *L);
+
+/* moments_plan.c: the phases of k that phase 0's walk can gather, for any target (no switch read). */
+void cg_onepass_plan(const KernelIr *k, CgMomPlan *plan);
+
+/* ---- host_moments.c: one-pass variance on the host (the GPU's moments, gpu_moments.c) -------------- */
+/* L->mom: the phases phase 0's host walks fold (none under LOOM_HOST_ONEPASS_VAR=0, for the outer
+ * strategy, short rows, a phase 0 other than a real float sum); after cg_host_keep_plan. */
+void cg_host_onepass_plan(Lower *L);
+const char *cg_host_switch_tag(void); /* " onepass0" under LOOM_HOST_ONEPASS_VAR=0: the target's describe */
+/* Phase 0 over R points [lo, hi) of the current O point (L->off at it) gathering the moments: sets
+ * L->acc[0], L->mom_K and L->mom_n / mom_mean / mom_m2 (means relative to K). */
+void cg_host_mom_phase0(Lower *L, LLVMValueRef lo, LLVMValueRef hi);
+/* L->mom_n / mom_mean / mom_m2: Chan's merge, in part order, of the nparts records (rec_size bytes apart,
+ * the moments where cg_gpu_mom_store puts them) from first. */
+void cg_host_mom_merge_parts(Lower *L, LLVMValueRef first, LLVMValueRef nparts, int rec_size);
+/* L->acc[p] of every folded phase p from the moments (L->acc[0] set); need_K: K read again (L->off at the
+ * O point), else L->mom_K from cg_host_mom_phase0. */
+void cg_host_mom_results(Lower *L, bool need_K);
+/* run()'s phase 0 and folded phases at one O point (L->off at it): one pass for long rows, else two. */
+void cg_host_mom_o_point(Lower *L);
+
+/* ---- gpu_online_max.c: online softmax sums (Milakov & Gimelshein): phase p's sum of exp(h - max) in
+ * phase 0's walk. `main` (ROW and COL) and the phase split fold it under LOOM_GPU_ONLINE_MAX=1 (off by
+ * default); the cached row (reads once) keeps a walk per phase. */
+void cg_gpu_online_plan(const KernelIr *k, CgOnlPlan *plan); /* plan->phase == 0: none */
+bool cg_gpu_online_on(void);                                  /* LOOM_GPU_ONLINE_MAX=1 (read once) */
+void cg_gpu_onl_begin(Lower *L);                              /* the thread's (m, s) = (-inf, 0) */
+void cg_gpu_onl_points(Lower *L, const LLVMValueRef *y, int npts); /* a block of npts values of h */
+void cg_gpu_onl_end(Lower *L);                                /* -> L->onl_m, L->onl_s */
+void cg_gpu_onl_block_reduce(Lower *L);                       /* every thread ends with the block's (m, s) */
+void cg_gpu_onl_result(Lower *L);                             /* L->acc[phase] from (m, s) and L->acc[0] */
+/* The phase split's records: phase 0's partial record carries (m, s) after its accumulator (8 bytes each),
+ * phase 0's fin record the folded phase's finished value at cg_onl_fin_offset. 0 without a plan. */
+int cg_onl_record_size(const KernelIr *k, const CgOnlPlan *plan);
+int cg_onl_fin_offset(const KernelIr *k);
+void cg_gpu_onl_store(Lower *L, LLVMValueRef rec);                             /* L->onl_m, onl_s into rec */
+void cg_gpu_onl_load(Lower *L, LLVMValueRef rec, LLVMValueRef *m, LLVMValueRef *s);
+void cg_gpu_onl_identity(Lower *L);                                            /* (-inf, 0) */
+void cg_gpu_onl_merge(Lower *L, LLVMValueRef mb, LLVMValueRef sb);             /* L's (m, s), then (mb, sb) */
 
 /* ---- gpu_tile.c: the tiled elementwise `main` (buffers contiguous along different dims) ----------- */
 /* The dim d < last whose 32 x 32 tiles with the last dim the elementwise main entry walks, tiled[b]

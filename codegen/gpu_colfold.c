@@ -46,7 +46,13 @@ void cg_gpu_col_fold(Lower *L, const GpuEntry *e, int p, const CgColFold *f) {
   bool mom = p == 0 && L->mom_on; /* phase 0's record carries the folded phases' moments */
   LLVMValueRef accv = cg_entry_alloca(L, vty, "cfacc"), acci = cg_entry_alloca(L, L->i64, "cfacci");
   LLVMValueRef jv = cg_entry_alloca(L, L->ity, "cfj");
-  LLVMValueRef mn = NULL, mm[CG_MOM_MAX], mq[CG_MOM_MAX];
+  bool onl = p == 0 && L->onl_on; /* ... or the online max's (max, sum) (gpu_online_max.c) */
+  LLVMValueRef mn = NULL, mm[CG_MOM_MAX], mq[CG_MOM_MAX], om = NULL, os = NULL;
+  if (onl) {
+    LLVMTypeRef ft = cg_reg_type(&L->m, (LoomDType)L->onl.t);
+    om = cg_entry_alloca(L, ft, "cfom");
+    os = cg_entry_alloca(L, ft, "cfos");
+  }
   if (mom) {
     mn = cg_entry_alloca(L, L->i64, "cfmn");
     for (int i = 0; i < L->mom.n; i++) {
@@ -63,6 +69,11 @@ void cg_gpu_col_fold(Lower *L, const GpuEntry *e, int p, const CgColFold *f) {
   LLVMBuildStore(b, cg_red_identity(L, ph->reduce_op, vt), accv);
   LLVMBuildStore(b, cg_i64(&L->m, GPU_EMPTY_INDEX), acci);
   LLVMBuildStore(b, cg_iconst_i(L, 0), jv);
+  if (onl) {
+    cg_gpu_onl_identity(L);
+    LLVMBuildStore(b, L->onl_m, om);
+    LLVMBuildStore(b, L->onl_s, os);
+  }
   if (mom) {
     LLVMBuildStore(b, cg_i64(&L->m, 0), mn);
     for (int i = 0; i < L->mom.n; i++) {
@@ -82,6 +93,15 @@ void cg_gpu_col_fold(Lower *L, const GpuEntry *e, int p, const CgColFold *f) {
   cg_gpu_combine(L, ph, vt, &a, &ai, v, vi, true);
   LLVMBuildStore(b, a, accv);
   LLVMBuildStore(b, ai, acci);
+  if (onl) {
+    LLVMValueRef mb, sb;
+    cg_gpu_onl_load(L, rec, &mb, &sb);
+    L->onl_m = LLVMBuildLoad2(b, LLVMTypeOf(mb), om, "");
+    L->onl_s = LLVMBuildLoad2(b, LLVMTypeOf(sb), os, "");
+    cg_gpu_onl_merge(L, mb, sb);
+    LLVMBuildStore(b, L->onl_m, om);
+    LLVMBuildStore(b, L->onl_s, os);
+  }
   if (mom) {
     LLVMValueRef nb, mb[CG_MOM_MAX], qb[CG_MOM_MAX];
     cg_gpu_mom_load(L, rec, &nb, mb, qb);
@@ -104,6 +124,11 @@ void cg_gpu_col_fold(Lower *L, const GpuEntry *e, int p, const CgColFold *f) {
   if (mom) {
     cg_gpu_mom_take(L, mn, mm, mq);
     cg_gpu_mom_store(L, f->dst);
+  }
+  if (onl) {
+    L->onl_m = LLVMBuildLoad2(b, cg_reg_type(&L->m, (LoomDType)L->onl.t), om, "");
+    L->onl_s = LLVMBuildLoad2(b, cg_reg_type(&L->m, (LoomDType)L->onl.t), os, "");
+    cg_gpu_onl_store(L, f->dst);
   }
   LLVMBuildBr(b, after);
   LLVMPositionBuilderAtEnd(b, after);

@@ -201,6 +201,7 @@ typedef struct GpuRed {
   LLVMValueRef accv, acci; /* allocas */
   LLVMValueRef rbase;      /* ROW: the thread's first R point (its accumulator index starts there) */
   bool mom;                /* also gather the one-pass moments (gpu_moments.c) */
+  bool onl;                /* also gather the online max's (max, sum) (gpu_online_max.c) */
 } GpuRed;
 
 /* One R point of a REDUCE phase: L->ooff holds the O offsets. */
@@ -218,6 +219,7 @@ static void gpu_reduce_point(Lower *L, LLVMValueRef r, void *arg) {
     for (int i = 0; i < L->mom.n; i++) hv[0][i] = L->cache[L->mom.h[i]];
     cg_gpu_mom_points(L, hv, 1);
   }
+  if (g->onl) cg_gpu_onl_points(L, &v, 1);
   LLVMValueRef cur = LLVMBuildLoad2(b, LLVMTypeOf(v), g->accv, "");
   if (is_arg(g->ph->reduce_op)) {
     LLVMValueRef take = cg_arg_better(&L->m, (LoomReduceOp)g->ph->reduce_op, g->vt, cur, v);
@@ -241,7 +243,7 @@ void cg_gpu_map_point(Lower *L, LLVMValueRef r, void *arg) {
 void cg_gpu_reduce_range(Lower *L, int p, LLVMValueRef start, LLVMValueRef end, LLVMValueRef step) {
   const KernelIr *k = L->k;
   LLVMBuilderRef b = L->m.b;
-  GpuRed g = {&k->phases[p], cg_red_value_dtype(k, &k->phases[p]), NULL, NULL, NULL, false};
+  GpuRed g = {&k->phases[p], cg_red_value_dtype(k, &k->phases[p]), NULL, NULL, NULL, false, false};
   LLVMTypeRef vty = cg_reg_type(&L->m, g.vt);
   g.accv = cg_entry_alloca(L, vty, "acc");
   g.acci = cg_entry_alloca(L, L->i64, "acci");
@@ -251,11 +253,14 @@ void cg_gpu_reduce_range(Lower *L, int p, LLVMValueRef start, LLVMValueRef end, 
   bool arg = is_arg(g.ph->reduce_op);
   g.mom = L->mom_on && p == 0; /* the folded phases' moments in the same walk (gpu_moments.c) */
   if (g.mom) cg_gpu_mom_begin(L, start, end);
+  g.onl = L->onl_on && p == 0; /* the folded sum's (max, sum) in the same walk (gpu_online_max.c) */
+  if (g.onl) cg_gpu_onl_begin(L);
   if (!L->unroll_red) {
     cg_gpu_for(L, start, end, step, gpu_reduce_point, &g);
     L->acc[p] = LLVMBuildLoad2(b, vty, g.accv, "");
     L->accidx[p] = LLVMBuildLoad2(b, L->i64, g.acci, "");
     if (g.mom) cg_gpu_mom_end(L);
+    if (g.onl) cg_gpu_onl_end(L);
     return;
   }
   /* GPU_UNROLL independent accumulators: points i + j * step (j < GPU_UNROLL) are evaluated (their
@@ -303,6 +308,7 @@ void cg_gpu_reduce_range(Lower *L, int p, LLVMValueRef start, LLVMValueRef end, 
   L->m.no_branch = false;
   cg_clear_cache(L);
   if (g.mom) cg_gpu_mom_points(L, hv, GPU_UNROLL);
+  if (g.onl) cg_gpu_onl_points(L, vals, GPU_UNROLL); /* vals: phase 0's values, h */
   for (int j = 0; j < GPU_UNROLL; j++) {
     LLVMValueRef cur = LLVMBuildLoad2(b, vty, accs[j], "");
     if (arg) {
@@ -326,6 +332,7 @@ void cg_gpu_reduce_range(Lower *L, int p, LLVMValueRef start, LLVMValueRef end, 
   L->acc[p] = a;
   L->accidx[p] = ai;
   if (g.mom) cg_gpu_mom_end(L);
+  if (g.onl) cg_gpu_onl_end(L);
 }
 
 /* LOOM_GPU_ARG_FOLD_SERIAL=1: arg-reductions fold the waves' values serially in every thread, as other
@@ -403,6 +410,7 @@ void cg_gpu_block_reduce(Lower *L, int p) {
     L->accidx[p] = LLVMBuildLoad2(b, L->i64, LLVMBuildGEP2(b, ait, si, z3, 2, ""), "");
     L->m.gpu->barrier(&L->m); /* the slots are free again */
     if (L->mom_on && p == 0) cg_gpu_mom_block_reduce(L);
+    if (L->onl_on && p == 0) cg_gpu_onl_block_reduce(L);
     return;
   }
   /* every thread folds the warps' values in warp order */
@@ -432,6 +440,7 @@ void cg_gpu_block_reduce(Lower *L, int p) {
   L->accidx[p] = LLVMBuildLoad2(b, L->i64, acci, "");
   L->m.gpu->barrier(&L->m); /* the slots are free again */
   if (L->mom_on && p == 0) cg_gpu_mom_block_reduce(L); /* the folded phases' moments ride along */
+  if (L->onl_on && p == 0) cg_gpu_onl_block_reduce(L); /* and the online max's (max, sum) */
 }
 
 void cg_gpu_group_reduce(Lower *L, int p, LLVMValueRef g) {
@@ -546,6 +555,8 @@ static void build_gpu_entry(Lower *L, int which, bool row, const char *name, int
   e.phased = (which == GPU_PART || which == GPU_FINISH || which == GPU_FINISHB) && cg_gpu_phase_split(k, NULL, NULL);
   /* one-pass variance: the entries that walk R for phase 0 (or fold its parts) gather the moments */
   L->mom_on = L->mom.n > 0 && (which == GPU_MAIN || e.phased);
+  /* online max: likewise (the cached row reads its row once: it keeps both walks) */
+  L->onl_on = L->onl.phase > 0 && (which == GPU_MAIN || e.phased);
   /* arg-reductions fold the waves by a tree in wave 0 (cg_gpu_block_reduce); the cached entry keeps the
    * serial fold (its short-row mode shares the registers: the tree cost it ~30 more) */
   L->arg_tree = which != GPU_CACHED;
@@ -610,6 +621,7 @@ static void build_gpu_entry(Lower *L, int which, bool row, const char *name, int
   }
   LLVMBuildRetVoid(b);
   L->mom_on = false;
+  L->onl_on = false;
   LLVMPositionBuilderAtEnd(L->ab, L->alloca_bb);
   LLVMBuildBr(L->ab, start);
 }
@@ -680,6 +692,7 @@ LoomStatus cg_lower_gpu(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef mod, c
   L.m.gpu = h;
   L.ity = k->index_bits == 32 ? LLVMInt32TypeInContext(c) : L.i64;
   cg_gpu_onepass_plan(k, &L.mom); /* gpu_moments.c; no plan: every phase walks R itself */
+  cg_gpu_online_plan(k, &L.onl);   /* gpu_online_max.c: a softmax's sum in its max's walk */
   int nwords = k->ndim + k->nbuf + k->nbuf * k->ndim + CG_GPU_EXTRA + k->nparam;
   out->nwords = nwords;
   out->block = block;

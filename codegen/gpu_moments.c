@@ -20,7 +20,8 @@
  * Used by the phase split (gpu_phases.c: the folded phases get no launch; their finished values sit
  * in phase 0's fin record) and by the `main` entries (gpu_strategies.c). The cached row entry keeps
  * both walks (its row is in registers: no second read). Other kernels, and LOOM_GPU_ONEPASS_VAR=0,
- * keep two passes. The host backend keeps two passes (its rows are in cache for the second).
+ * keep two passes. The plan (which phases fold) is target-neutral: moments_plan.c; the host's walk is
+ * host_moments.c.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,63 +43,8 @@ static bool onepass_off(void) {
 const char *cg_gpu_switch_tag(void) { return onepass_off() ? " onepass0" : ""; }
 
 void cg_gpu_onepass_plan(const KernelIr *k, CgMomPlan *plan) {
-  memset(plan, 0, sizeof *plan);
-  if (!k || onepass_off() || k->snippet || k->nkeep >= k->ndim || k->nphase < 2 || k->nphase > 32 ||
-      k->phases[0].kind != KP_REDUCE || k->ninstr <= 0)
-    return;
-  /* per instruction: uniform over R (no load, no per-point value, accumulators of phase 0 only) and
-   * free of accumulators; instructions come in dependency order */
-  uint8_t *unif = calloc((size_t)k->ninstr, 1), *accfree = calloc((size_t)k->ninstr, 1);
-  if (!unif || !accfree) {
-    free(unif);
-    free(accfree);
-    return;
-  }
-  for (int32_t i = 0; i < k->ninstr; i++) {
-    const KInstr *in = &k->instrs[i];
-    bool u = in->kind == KI_CONST || in->kind == KI_PARAM || in->kind == KI_REDSIZE || in->kind == KI_NPOINTS ||
-             in->kind == KI_ELEM || in->kind == KI_CAST || (in->kind == KI_ACC && in->phase == 0);
-    bool f = in->kind != KI_ACC && in->kind != KI_USER && in->kind != KI_USER_OUT;
-    int nsrc = in->kind == KI_ELEM ? 3 : in->kind == KI_CAST || in->kind == KI_GATHER ? 1 : 0;
-    for (int j = 0; j < nsrc; j++) {
-      int32_t s = in->src[j];
-      if (s < 0) continue;
-      if (s >= i) u = f = false;
-      else {
-        u = u && unif[s];
-        f = f && accfree[s];
-      }
-    }
-    unif[i] = u;
-    accfree[i] = f;
-  }
-  for (int p = 1; p < k->nphase && plan->n < CG_MOM_MAX; p++) {
-    const KPhase *ph = &k->phases[p];
-    LoomDType t = (LoomDType)ph->acc_dtype;
-    if (ph->kind != KP_REDUCE || ph->reduce_op != LOOM_REDUCE_SUM || (t != LOOM_FLOAT32 && t != LOOM_FLOAT64)) continue;
-    if (ph->value < 0 || ph->value >= k->ninstr) continue;
-    const KInstr *sq = &k->instrs[ph->value];
-    if (sq->kind != KI_ELEM || sq->dtype != t || sq->src[0] < 0 || sq->src[0] >= ph->value) continue;
-    /* d * d, or d ** 2 (a constant exponent: math_pow.c computes it as d * d) */
-    bool square = sq->op == LOOM_OP_MUL && sq->src[0] == sq->src[1];
-    if (sq->op == LOOM_OP_POW && sq->src[1] >= 0 && k->instrs[sq->src[1]].kind == KI_CONST)
-      square = k->instrs[sq->src[1]].value.f == 2.0;
-    if (!square) continue;
-    const KInstr *d = &k->instrs[sq->src[0]];
-    if (d->kind != KI_ELEM || d->op != LOOM_OP_SUB || d->dtype != t) continue;
-    int32_t a = d->src[0], b = d->src[1], h = -1, c = -1;
-    if (unif[b] && accfree[a]) h = a, c = b;
-    else if (unif[a] && accfree[b]) h = b, c = a;
-    if (h < 0 || k->instrs[h].dtype != t || k->instrs[c].dtype != t) continue;
-    plan->phase[plan->n] = p;
-    plan->h[plan->n] = h;
-    plan->c[plan->n] = c;
-    plan->t[plan->n] = (uint8_t)t;
-    plan->bits |= 1u << p;
-    plan->n++;
-  }
-  free(unif);
-  free(accfree);
+  if (onepass_off()) memset(plan, 0, sizeof *plan);
+  else cg_onepass_plan(k, plan);
 }
 
 int cg_mom_index(const CgMomPlan *plan, int p) {

@@ -34,8 +34,11 @@ static int finish_ahead(void) {
 
 bool cg_gpu_phase_split(const KernelIr *k, uint32_t *reduce_bits, uint32_t *map_bits) {
   uint32_t red = 0, map = 0;
-  CgMomPlan plan; /* folded phases (gpu_moments.c) get no step: phase 0's computes them */
+  CgMomPlan plan; /* folded phases (gpu_moments.c, gpu_online_max.c) get no step: phase 0's computes them */
   cg_gpu_onepass_plan(k, &plan);
+  CgOnlPlan onl;
+  cg_gpu_online_plan(k, &onl);
+  if (onl.phase) plan.bits |= 1u << onl.phase;
   bool ok = k && k->nkeep < k->ndim && k->nphase >= 2 && k->nphase <= 32 && k->phases[0].kind == KP_REDUCE;
   /* [REDUCE] and [REDUCE, FINAL] have the single-phase split (gpu_lower.c) */
   if (ok && k->nphase == 2 && k->phases[1].kind == KP_FINAL) ok = false;
@@ -62,6 +65,9 @@ int cg_gpu_phase_acc_size(const KernelIr *k) {
   CgMomPlan plan;
   cg_gpu_onepass_plan(k, &plan);
   if (cg_mom_record_size(k, &plan) > size) size = cg_mom_record_size(k, &plan);
+  CgOnlPlan onl;
+  cg_gpu_online_plan(k, &onl);
+  if (cg_onl_record_size(k, &onl) > size) size = cg_onl_record_size(k, &onl);
   return size;
 }
 
@@ -96,13 +102,20 @@ static LLVMValueRef fin_ptr(Lower *L, const GpuEntry *e, int q, LLVMValueRef o) 
 }
 
 /* L->acc / L->accidx of the REDUCE phases before p from fin (the others NULL); a folded phase's value
- * sits in phase 0's record (gpu_moments.c). */
+ * sits in phase 0's record (gpu_moments.c, gpu_online_max.c). */
 static void load_earlier(Lower *L, const GpuEntry *e, int p, LLVMValueRef o) {
   const KernelIr *k = L->k;
   for (int q = 0; q < k->nphase; q++) {
     L->acc[q] = L->accidx[q] = NULL;
     if (q >= p || k->phases[q].kind != KP_REDUCE) continue;
     int i = L->mom.n ? cg_mom_index(&L->mom, q) : -1;
+    if (L->onl.phase && q == L->onl.phase) {
+      LLVMValueRef off = cg_i64(&L->m, cg_onl_fin_offset(k));
+      LLVMValueRef ptr = LLVMBuildGEP2(L->m.b, LLVMInt8TypeInContext(L->m.c), fin_ptr(L, e, 0, o), &off, 1, "");
+      L->acc[q] = LLVMBuildLoad2(L->m.b, cg_reg_type(&L->m, (LoomDType)L->onl.t), ptr, "");
+      L->accidx[q] = cg_i64(&L->m, 0);
+      continue;
+    }
     if (i < 0) {
       cg_gpu_load_acc(L, &k->phases[q], fin_ptr(L, e, q, o), &L->acc[q], &L->accidx[q]);
       continue;
@@ -114,7 +127,9 @@ static void load_earlier(Lower *L, const GpuEntry *e, int p, LLVMValueRef o) {
   }
 }
 
-static bool folded(const Lower *L, int p) { return L->mom.n && (L->mom.bits >> p & 1u); }
+static bool folded(const Lower *L, int p) {
+  return (L->mom.n && (L->mom.bits >> p & 1u)) || (L->onl.phase && p == L->onl.phase);
+}
 
 /* if (tid == 0) { ... } for block entries: opens the branch (returns the join block), or NULL. */
 static LLVMBasicBlockRef first_thread_begin(Lower *L, const GpuEntry *e, bool blk) {
@@ -153,6 +168,7 @@ static void part_phase(Lower *L, const GpuEntry *e, int p, LLVMValueRef rec, LLV
   LLVMBasicBlockRef after = first_thread_begin(L, e, e->row);
   cg_gpu_store_acc(L, &k->phases[p], rec, L->acc[p], L->accidx[p]);
   if (p == 0 && L->mom_on) cg_gpu_mom_store(L, rec);
+  if (p == 0 && L->onl_on) cg_gpu_onl_store(L, rec);
   first_thread_end(L, after);
 }
 
@@ -167,7 +183,16 @@ static void finish_phase(Lower *L, const GpuEntry *e, int p, LLVMValueRef o, boo
   LLVMValueRef accv = cg_entry_alloca(L, vty, "pfacc"), acci = cg_entry_alloca(L, L->i64, "pfacci");
   LLVMValueRef pv = cg_entry_alloca(L, L->ity, "pfp");
   bool mom = p == 0 && L->mom_on; /* phase 0 also folds the parts' moments, in part order */
-  LLVMValueRef mn = NULL, mm[CG_MOM_MAX], mq[CG_MOM_MAX];
+  bool onl = p == 0 && L->onl_on; /* ... or their online (max, sum) (gpu_online_max.c) */
+  LLVMValueRef mn = NULL, mm[CG_MOM_MAX], mq[CG_MOM_MAX], om = NULL, os = NULL;
+  if (onl) {
+    LLVMTypeRef ft = cg_reg_type(&L->m, (LoomDType)L->onl.t);
+    om = cg_entry_alloca(L, ft, "pfom");
+    os = cg_entry_alloca(L, ft, "pfos");
+    cg_gpu_onl_identity(L);
+    LLVMBuildStore(b, L->onl_m, om);
+    LLVMBuildStore(b, L->onl_s, os);
+  }
   if (mom) {
     mn = cg_entry_alloca(L, L->i64, "pfmn");
     LLVMBuildStore(b, cg_i64(&L->m, 0), mn);
@@ -194,7 +219,7 @@ static void finish_phase(Lower *L, const GpuEntry *e, int p, LLVMValueRef o, boo
   int ahead = finish_ahead();
   LLVMValueRef step = blk ? e->bdim : cg_iconst_i(L, 1), lastp = LLVMBuildSub(b, e->nparts, cg_iconst_i(L, 1), "");
   LLVMValueRef v[FINISH_AHEAD], vi[FINISH_AHEAD], ok[FINISH_AHEAD], nb[FINISH_AHEAD];
-  LLVMValueRef mb[FINISH_AHEAD][CG_MOM_MAX], qb[FINISH_AHEAD][CG_MOM_MAX];
+  LLVMValueRef mb[FINISH_AHEAD][CG_MOM_MAX], qb[FINISH_AHEAD][CG_MOM_MAX], omb[FINISH_AHEAD], osb[FINISH_AHEAD];
   for (int j = 0; j < ahead; j++) {
     LLVMValueRef pj = LLVMBuildAdd(b, part, LLVMBuildMul(b, step, cg_iconst_i(L, j), ""), "");
     ok[j] = LLVMBuildICmp(b, LLVMIntSLT, pj, e->nparts, "");
@@ -202,6 +227,7 @@ static void finish_phase(Lower *L, const GpuEntry *e, int p, LLVMValueRef o, boo
     LLVMValueRef rec = acc_at(L, e->partials, LLVMBuildAdd(b, LLVMBuildMul(b, pj, e->no, ""), o, ""), e->acc_size);
     cg_gpu_load_acc(L, ph, rec, &v[j], &vi[j]);
     if (mom) cg_gpu_mom_load(L, rec, &nb[j], mb[j], qb[j]);
+    if (onl) cg_gpu_onl_load(L, rec, &omb[j], &osb[j]);
   }
   LLVMValueRef a = LLVMBuildLoad2(b, vty, accv, ""), ai = LLVMBuildLoad2(b, L->i64, acci, "");
   if (mom) {
@@ -211,11 +237,21 @@ static void finish_phase(Lower *L, const GpuEntry *e, int p, LLVMValueRef o, boo
       L->mom_m2[i] = LLVMBuildLoad2(b, LLVMTypeOf(qb[0][i]), mq[i], "");
     }
   }
+  if (onl) {
+    L->onl_m = LLVMBuildLoad2(b, LLVMTypeOf(omb[0]), om, "");
+    L->onl_s = LLVMBuildLoad2(b, LLVMTypeOf(osb[0]), os, "");
+  }
   for (int j = 0; j < ahead; j++) {
     LLVMValueRef na = a, nai = ai;
     cg_gpu_combine(L, ph, vt, &na, &nai, v[j], vi[j], true);
     a = LLVMBuildSelect(b, ok[j], na, a, "");
     ai = LLVMBuildSelect(b, ok[j], nai, ai, "");
+    if (onl) {
+      LLVMValueRef m0 = L->onl_m, s0 = L->onl_s;
+      cg_gpu_onl_merge(L, omb[j], osb[j]);
+      L->onl_m = LLVMBuildSelect(b, ok[j], L->onl_m, m0, "");
+      L->onl_s = LLVMBuildSelect(b, ok[j], L->onl_s, s0, "");
+    }
     if (!mom) continue;
     LLVMValueRef n0 = L->mom_n, m0[CG_MOM_MAX], q0[CG_MOM_MAX];
     memcpy(m0, L->mom_mean, sizeof m0);
@@ -229,6 +265,10 @@ static void finish_phase(Lower *L, const GpuEntry *e, int p, LLVMValueRef o, boo
   }
   LLVMBuildStore(b, a, accv);
   LLVMBuildStore(b, ai, acci);
+  if (onl) {
+    LLVMBuildStore(b, L->onl_m, om);
+    LLVMBuildStore(b, L->onl_s, os);
+  }
   if (mom) {
     LLVMBuildStore(b, L->mom_n, mn);
     for (int i = 0; i < L->mom.n; i++) {
@@ -244,14 +284,23 @@ static void finish_phase(Lower *L, const GpuEntry *e, int p, LLVMValueRef o, boo
   if (mom) {
     cg_gpu_mom_take(L, mn, mm, mq);
   }
-  if (blk) cg_gpu_block_reduce(L, p); /* phase 0: the moments too */
+  if (onl) {
+    L->onl_m = LLVMBuildLoad2(b, LLVMTypeOf(omb[0]), om, "");
+    L->onl_s = LLVMBuildLoad2(b, LLVMTypeOf(osb[0]), os, "");
+  }
+  if (blk) cg_gpu_block_reduce(L, p); /* phase 0: the moments / the online (max, sum) too */
   LLVMValueRef fv = L->acc[p], fi = L->accidx[p];
   if (mom) cg_gpu_mom_results(L); /* the folded phases' values from the moments and phase 0's value */
+  if (onl) cg_gpu_onl_result(L);  /* the folded sum from (max, sum) and phase 0's max */
   LLVMBasicBlockRef after = first_thread_begin(L, e, blk);
   cg_gpu_store_acc(L, ph, fin_ptr(L, e, p, o), fv, fi);
   for (int i = 0; mom && i < L->mom.n; i++) {
     LLVMValueRef off = cg_i64(&L->m, cg_mom_fin_offset(k, i));
     LLVMBuildStore(b, L->acc[L->mom.phase[i]], LLVMBuildGEP2(b, LLVMInt8TypeInContext(L->m.c), fin_ptr(L, e, 0, o), &off, 1, ""));
+  }
+  if (onl) {
+    LLVMValueRef off = cg_i64(&L->m, cg_onl_fin_offset(k));
+    LLVMBuildStore(b, L->acc[L->onl.phase], LLVMBuildGEP2(b, LLVMInt8TypeInContext(L->m.c), fin_ptr(L, e, 0, o), &off, 1, ""));
   }
   /* the FINAL phases whose last REDUCE phase before them is p (folded phases do not count: they
    * have no step; their values are in fin, stored above or by phase 0's step) */

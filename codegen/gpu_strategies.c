@@ -344,6 +344,7 @@ static void make_elem_tag(void) {
   if (elem_tie_knob() != 1) n += (size_t)snprintf(elem_tag + n, sizeof elem_tag - n, " tie%d", elem_tie_knob());
   if (partv_side_unroll_knob() != 0) n += (size_t)snprintf(elem_tag + n, sizeof elem_tag - n, " pvu%d", partv_side_unroll_knob());
   if (rowc_fit_knob() != 2) n += (size_t)snprintf(elem_tag + n, sizeof elem_tag - n, " rowcfit%d", rowc_fit_knob());
+  if (cg_gpu_online_on()) n += (size_t)snprintf(elem_tag + n, sizeof elem_tag - n, " online1");
   if (cg_gpu_tile_w() != 32) snprintf(elem_tag + n, sizeof elem_tag - n, " tw%d", cg_gpu_tile_w());
 }
 
@@ -431,15 +432,19 @@ void cg_gpu_red_item(Lower *L, LLVMValueRef item, void *arg) {
     const KPhase *ph = &k->phases[p];
     cg_clear_cache(L);
     if (L->mom_on && (L->mom.bits >> p & 1u)) continue; /* folded: computed after phase 0 (gpu_moments.c) */
+    if (L->onl_on && p == L->onl.phase) continue;       /* folded: computed after phase 0 (gpu_online_max.c) */
+    bool onl0 = L->onl_on && p == 0;                     /* phase 0 gathers the online (max, sum): scalar loads */
     if (ph->kind == KP_REDUCE) {
       if (e->row) { /* main: 16-byte loads where the row allows (gpu_lower.c) */
-        if (!(e->which == GPU_MAIN && !cg_has_side_stores(k) && cg_gpu_reduce_row_vec(L, p, e->tid, e->bdim, e->nr)))
+        if (!(e->which == GPU_MAIN && !cg_has_side_stores(k) && !onl0 &&
+              cg_gpu_reduce_row_vec(L, p, e->tid, e->bdim, e->nr)))
           cg_gpu_reduce_range(L, p, LLVMBuildAdd(b, rlo, e->tid, ""), rhi, e->bdim);
         cg_gpu_block_reduce(L, p);
       } else {
         cg_gpu_reduce_range(L, p, rlo, rhi, one);
       }
       if (L->mom_on && p == 0) cg_gpu_mom_results(L);
+      if (onl0) cg_gpu_onl_result(L);
     } else if (ph->kind == KP_SCAN) {
       if (e->row && e->which == GPU_PART) { /* split long rows: this part's fold (gpu_lower.c, lower_scan.c) */
         cg_gpu_reduce_range(L, p, LLVMBuildAdd(b, rlo, e->tid, ""), rhi, e->bdim);

@@ -30,6 +30,7 @@
 
 #include "codegen/cg_aot.h"
 #include "codegen/cg_llvm.h"
+#include "codegen/cg_lower.h" /* cg_host_switch_tag */
 
 #ifndef LOOM_SLEEF_LIB
 #define LOOM_SLEEF_LIB "libsleefgnuabi.so.3"
@@ -337,8 +338,10 @@ LoomStatus cg_host_target_create(LoomContext *ctx, CgTarget **out, Diag *d) {
   LLVMGetVersion(&maj, &min, &pat);
   uint64_t h = 1469598103934665603ull; /* FNV-1a of the feature string */
   for (const char *p = s->features; *p; p++) h = (h ^ (uint8_t)*p) * 1099511628211ull;
-  snprintf(s->describe, sizeof s->describe, "LLVM %u.%u.%u host %s %s %016llx%s%s%s", maj, min, pat,
-           s->triple, s->cpu, (unsigned long long)h, s->sleef ? " sleef" : "", bits ? " vw" : "", s->vector_bits);
+  /* the code's switches (host_moments.c) are part of the cache keys, as the GPU targets' are */
+  snprintf(s->describe, sizeof s->describe, "LLVM %u.%u.%u host %s %s %016llx%s%s%s%s", maj, min, pat,
+           s->triple, s->cpu, (unsigned long long)h, s->sleef ? " sleef" : "", bits ? " vw" : "", s->vector_bits,
+           cg_host_switch_tag());
   *out = t;
   return LOOM_OK;
 }

@@ -8,7 +8,8 @@
  * visits linear points [lo, hi) of a group of dims row-major: it decomposes lo once, then runs rows
  * whose innermost loop advances the last dim with a stride that is a compile-time constant for
  * KL_ONE/KL_ZERO, which the loop vectorizer widens. A reduction runs, for each O point, one walk over
- * R per REDUCE or MAP phase; accumulators are allocas (promoted to phis by mem2reg) and float sums use
+ * R per REDUCE or MAP phase (a long row's squared deviations of a variance ride in phase 0's walk:
+ * host_moments.c); accumulators are allocas (promoted to phis by mem2reg) and float sums use
  * `reassoc` fadds so the vectorizer keeps several partial sums. Reductions over an axis that is outer
  * in memory use the outer strategy instead (run_outer: blocks of o with stack accumulator arrays).
  * Compile time: finish() is optnone (it is cold: a few parts of one O point), and run() of a splittable
@@ -327,7 +328,12 @@ void cg_host_walk(Lower *L, int d0, int d1, LLVMValueRef lo, LLVMValueRef hi, Bo
 
 void cg_host_walk_blocked(Lower *L, int d0, int d1, LLVMValueRef lo, LLVMValueRef hi, BodyFn body, void *arg,
                           const CgWalkBlocks *blk) {
-  LLVMBuildStore(L->m.b, cg_i64(&L->m, 0), blk->count);
+  cg_host_walk_blocked_first(L, d0, d1, lo, hi, body, arg, blk, blk->points);
+}
+
+void cg_host_walk_blocked_first(Lower *L, int d0, int d1, LLVMValueRef lo, LLVMValueRef hi, BodyFn body, void *arg,
+                                const CgWalkBlocks *blk, int64_t first) {
+  LLVMBuildStore(L->m.b, cg_i64(&L->m, blk->points - first), blk->count);
   walk(L, d0, d1, lo, hi, body, arg, blk, 0, 0);
 }
 
@@ -408,7 +414,9 @@ static void body_o_point(Lower *L, void *arg) {
     const KPhase *ph = &k->phases[p];
     cg_clear_cache(L);
     BodyFn map = L->hkeep_on && p == L->hkeep_q ? cg_host_keep_map : cg_body_map;
-    if (ph->kind == KP_REDUCE) cg_host_reduce_phase(L, p, LLVMConstInt(L->i64, 0, 0), L->rsize);
+    if (p == 0 && L->mom.n) cg_host_mom_o_point(L); /* with the folded phases (host_moments.c) */
+    else if (L->mom.bits >> p & 1u) continue;
+    else if (ph->kind == KP_REDUCE) cg_host_reduce_phase(L, p, LLVMConstInt(L->i64, 0, 0), L->rsize);
     else if (ph->kind == KP_MAP) cg_host_walk(L, k->nkeep, k->ndim, LLVMConstInt(L->i64, 0, 0), L->rsize, map, (void *)ph);
     else if (ph->kind == KP_SCAN) cg_host_scan_row(L, p);
     else cg_run_final_phase(L, ph);
@@ -729,6 +737,7 @@ LoomStatus cg_lower_host(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef mod, 
   } else {
     L.outer = cg_reduce_reads_outer(k, L.need, cg_outer_map_ok(k));
     cg_host_keep_plan(&L);
+    cg_host_onepass_plan(&L); /* host_moments.c */
     cg_snippet_lower(ctx, &L.m, k, &L.sn, d);
   }
   if (st == LOOM_OK && d->status) {
@@ -748,11 +757,12 @@ LoomStatus cg_lower_host(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef mod, 
     if (rows) names->has_col = true, names->col_phases = CG_COL_ROWS;
     if (names->has_col) {
       for (int p = 0; p < k->nphase; p++)
-        if (k->phases[p].kind == KP_REDUCE) {
+        if (k->phases[p].kind == KP_REDUCE && !(L.mom.bits >> p & 1u)) { /* folded: no colpart of its own */
           names->col_phases |= 1u << p;
           int sz = cg_acc_size(cg_red_value_dtype(k, &k->phases[p]), k->phases[p].reduce_op);
           if (sz > names->acc_size) names->acc_size = sz;
         }
+      if (cg_mom_record_size(k, &L.mom) > names->acc_size) names->acc_size = cg_mom_record_size(k, &L.mom);
       L.col_acc_size = names->acc_size;
       build_entry(&L, ENTRY_COLPART, names->colpart, fn_attrs, nattrs);
       build_entry(&L, ENTRY_COLFINISH, names->colfinish, fn_attrs, nattrs);

@@ -382,7 +382,15 @@ static void load_fin_accs(Lower *L, int p, LLVMValueRef o) {
   const KernelIr *k = L->k;
   for (int q = 0; q < k->nphase; q++) {
     L->acc[q] = L->accidx[q] = NULL;
-    if (q < p && k->phases[q].kind == KP_REDUCE) load_acc(L, &k->phases[q], fin_ptr(L, q, o), &L->acc[q], &L->accidx[q]);
+    int i = cg_mom_index(&L->mom, q);
+    if (q < p && i >= 0) { /* a folded phase: in phase 0's record (host_moments.c) */
+      LLVMValueRef off = cg_i64(&L->m, cg_mom_fin_offset(k, i));
+      LLVMValueRef at = LLVMBuildGEP2(L->m.b, LLVMInt8TypeInContext(L->m.c), fin_ptr(L, 0, o), &off, 1, "");
+      L->acc[q] = LLVMBuildLoad2(L->m.b, cg_reg_type(&L->m, (LoomDType)L->mom.t[i]), at, "");
+      L->accidx[q] = cg_i64(&L->m, 0);
+    } else if (q < p && k->phases[q].kind == KP_REDUCE) {
+      load_acc(L, &k->phases[q], fin_ptr(L, q, o), &L->acc[q], &L->accidx[q]);
+    }
   }
 }
 
@@ -398,7 +406,8 @@ void cg_host_col_part(Lower *L, LLVMValueRef args) {
  * in [olo, ohi) with the per-o walk of run() (contiguous rows, vector loads), the earlier phases'
  * results from the finished array, and stores the part's accumulator; colfinish is the column split's
  * (the parts in order, then the FINAL phases). The launcher plans these kernels as an R split
- * (CG_COL_ROWS in col_phases). */
+ * (CG_COL_ROWS in col_phases). A phase folded into phase 0's walk (a variance's squared deviations,
+ * host_moments.c) has no colpart: phase 0's records carry its moments, its value sits in phase 0's fin. */
 static void row_part_phase(Lower *L, int p, const ColArgs *a) {
   const KernelIr *k = L->k;
   LLVMBuilderRef b = L->m.b;
@@ -414,8 +423,14 @@ static void row_part_phase(Lower *L, int p, const ColArgs *a) {
   memcpy(L->ooff, L->off, sizeof(LLVMValueRef) * (size_t)k->nbuf);
   cg_clear_cache(L);
   load_fin_accs(L, p, o);
-  cg_host_reduce_phase(L, p, a->rlo, a->rhi);
-  store_acc(L, &k->phases[p], acc_ptr(L, a->parts, part_item(L, a, o, a->part)), L->acc[p], L->accidx[p]);
+  LLVMValueRef rec = acc_ptr(L, a->parts, part_item(L, a, o, a->part));
+  if (p == 0 && L->mom.n) { /* phase 0 with the folded phases' moments after its accumulator */
+    cg_host_mom_phase0(L, a->rlo, a->rhi);
+    cg_gpu_mom_store(L, rec);
+  } else {
+    cg_host_reduce_phase(L, p, a->rlo, a->rhi);
+  }
+  store_acc(L, &k->phases[p], rec, L->acc[p], L->accidx[p]);
   cg_clear_cache(L);
   LLVMBuildStore(b, LLVMBuildAdd(b, o, cg_i64(&L->m, 1), ""), ov);
   LLVMBuildBr(b, head);
@@ -577,9 +592,9 @@ static void col_finish_phase(Lower *L, int p, const ColArgs *a) {
   while (first_red < k->nphase && k->phases[first_red].kind != KP_REDUCE) first_red++;
   for (int f = 0; f < k->nphase && nf < 64; f++) {
     if (k->phases[f].kind != KP_FINAL) continue;
-    int owner = first_red; /* the last REDUCE phase before f, else the first one */
+    int owner = first_red; /* the last REDUCE phase before f with a colpart, else the first one */
     for (int q = 0; q < f; q++)
-      if (k->phases[q].kind == KP_REDUCE) owner = q;
+      if (k->phases[q].kind == KP_REDUCE && !(L->mom.bits >> q & 1u)) owner = q;
     if (owner == p) finals[nf++] = f;
   }
   bool folded = vector_fold(L, p, a);
@@ -619,15 +634,32 @@ static void col_finish_phase(Lower *L, int p, const ColArgs *a) {
     if (comp) fv = cg_sum_settle(L, vt, fv, LLVMBuildLoad2(b, vty, accc, ""));
     store_acc(L, ph, fin_ptr(L, p, o), fv, fi);
   }
-  if (nf) {
+  bool mom = p == 0 && L->mom.n && !L->outer;
+  if (nf || mom) {
     cg_host_set_o_offsets(L, o);
     memcpy(L->ooff, L->off, sizeof(LLVMValueRef) * (size_t)k->nbuf);
+  }
+  LLVMValueRef fres[CG_MOM_MAX];
+  if (mom) { /* the folded phases: the parts' moments merged in order, their values -> phase 0's record */
+    LLVMValueRef first = acc_ptr(L, a->parts, part_item(L, a, o, cg_i64(m, 0)));
+    cg_host_mom_merge_parts(L, first, a->nparts, L->col_acc_size);
+    cg_clear_cache(L);
+    load_fin_accs(L, p, o);
+    L->acc[p] = fv;
+    L->accidx[p] = fi;
+    cg_host_mom_results(L, true);
+    for (int i = 0; i < L->mom.n; i++) {
+      fres[i] = L->acc[L->mom.phase[i]];
+      LLVMValueRef off = cg_i64(m, cg_mom_fin_offset(k, i));
+      LLVMBuildStore(b, fres[i], LLVMBuildGEP2(b, LLVMInt8TypeInContext(m->c), fin_ptr(L, p, o), &off, 1, ""));
+    }
   }
   for (int fi_ = 0; fi_ < nf; fi_++) {
     cg_clear_cache(L);
     load_fin_accs(L, p, o);
     L->acc[p] = fv;
     L->accidx[p] = fi;
+    for (int i = 0; mom && i < L->mom.n; i++) L->acc[L->mom.phase[i]] = fres[i];
     cg_run_final_phase(L, &k->phases[finals[fi_]]);
   }
   LLVMBuildStore(b, LLVMBuildAdd(b, o, cg_i64(m, 1), ""), ov);

@@ -2,7 +2,8 @@
 """Variances against an independent reference: a long double two-pass loop over the same data (NumPy's own
 var is two-pass too). On the GPU these kernels gather the squared deviations in the mean's pass
 (codegen/gpu_moments.c: blocked Welford moments relative to the row's first value, Chan's merge across
-threads and parts); the host keeps two passes. Shapes are chosen so that every GPU path runs: the phase
+threads and parts); the host does the same for rows it splits into parts (codegen/host_moments.c, tested
+in test_host_onepass_var.py). Shapes are chosen so that every GPU path runs: the phase
 split over all points, rows and columns (long R), `main` per row / column, the cached row entry, a
 LayerNorm whose rows are split. Data with a large mean against its spread (1e4 + N(0, 1) in float32,
 1e8 + N(0, 1) in float64), an outlier as the first value, NaN, inf, one point, empty, ddof, keepdims.
