@@ -9,9 +9,34 @@ import numpy
 
 from . import _core
 from ._common import (_trace_like, _np_dtype_of, _check_scalar_store, _code, _shape_tuple, _cur, _from_numpy, _order_name, _layout_perm,
+                      _CODE, _BF16_CODE,
                       _inverse_perm, _contiguous)
 from ._ndarray import ndarray, _operand
 from . import _temporal
+
+
+# Python values whose NumPy conversion is always new memory (never a view of something else's buffer)
+_FRESH_TYPES = (list, tuple, int, float, complex, bool)
+
+
+def _adopt(r, device=None):
+    """A loom array of r, a NumPy array that NumPy has just made and nothing else refers to, on device
+    ((kind, index); None: the current one). On the host it is wrapped, zero-copy (loom's copy of host data
+    is a graph evaluation, ~5 us for a few elements; the wrap ~0.2); elsewhere it is copied there."""
+    kind = (_cur() if device is None else device)[0]
+    if kind == 0 and type(r) is numpy.ndarray:
+        code = _CODE.get(r.dtype)
+        if code is not None and code != _BF16_CODE:
+            return _core.from_buffer(r, False)
+    return _from_numpy(r, copy=True, device=device)
+
+
+def _host_np(a):
+    """a._np() of a loom array in host memory, shorter: the NumPy view of its memory (a pending array is
+    evaluated first)."""
+    if a._dtype_code == _BF16_CODE:  # no buffer format: _np's bits-as-bfloat16 view
+        return a._np()
+    return numpy.asarray(memoryview(_core.exportable(a)))
 
 
 def array(obj, dtype=None, copy=True, order="K", subok=False, ndmin=0, *, blocking=True):
@@ -23,7 +48,10 @@ def array(obj, dtype=None, copy=True, order="K", subok=False, ndmin=0, *, blocki
     obj = _cupy_like(obj)
     if isinstance(dtype, str):
         dtype = _np_dtype_of(dtype)  # "bfloat16" before ml_dtypes is imported (_common._bf16)
-    if isinstance(obj, ndarray):
+    r = None
+    if type(obj) in _FRESH_TYPES:  # Python data: none of the array protocols below apply
+        pass
+    elif isinstance(obj, ndarray):
         # copy=None / False copy only when asked: 'A' then asks no layout (NumPy), 'C' / 'F' their own
         r = obj.astype(obj.dtype if dtype is None else dtype, order="K" if o == "A" and not copy else o,
                        copy=bool(copy))
@@ -38,7 +66,7 @@ def array(obj, dtype=None, copy=True, order="K", subok=False, ndmin=0, *, blocki
         r = from_dlpack(obj)
         if dtype is not None or copy:
             r = r.astype(r.dtype if dtype is None else dtype, order=o, copy=True)
-    else:
+    if r is None:  # Python data, NumPy data or another object NumPy converts
         try:
             a = numpy.asarray(obj, dtype=dtype, order=o)
         except TypeError:
@@ -55,6 +83,8 @@ def array(obj, dtype=None, copy=True, order="K", subok=False, ndmin=0, *, blocki
             # (axes of size 1), which asarray leaves as they are: the reversed axes copied in C order
             r = _from_numpy(numpy.ascontiguousarray(a.T), copy=True).T
             r._base = None  # its own copy
+        elif type(obj) in _FRESH_TYPES and a.base is None:  # new memory: no copy needed
+            r = _adopt(a)
         else:
             r = _from_numpy(a, copy=True)
     if ndmin > r.ndim:
@@ -122,6 +152,8 @@ def asarray(a, dtype=None, order=None, *, blocking=True):
     if type(a) is ndarray and dtype is None and order is None:  # the common call, first
         return a
     o = _order_name(order)
+    if type(a) in _FRESH_TYPES:  # Python data (asarray([1.0, 2.0])): no array protocol to ask
+        return array(a, dtype, copy=True, order=o)
     a = _cupy_like(a)
     if isinstance(a, ndarray):
         r = a
@@ -344,7 +376,7 @@ def arange(start, stop=None, step=1, dtype=None):
         lazy = _float_arange(start, stop, step, np_dtype)
     if lazy is not None:
         return lazy
-    return _from_numpy(numpy.arange(start, stop, step, dtype=np_dtype), copy=True)
+    return _adopt(numpy.arange(start, stop, step, dtype=np_dtype))
 
 
 def _float_arange(start, stop, step, np_dtype):
@@ -381,6 +413,18 @@ def _float_arange(start, stop, step, np_dtype):
     return where(_core.binary(_core.ops["eq"], i, 0), _operand(b0), y)
 
 
+_INT = numpy.dtype(int)  # NumPy's dtype of Python ints (int64; C long before NumPy 2)
+_INT_LIMITS: dict = {}  # integer dtype -> (min, max): numpy.iinfo costs ~1 us a call
+
+
+def _int_limits(dt):
+    lim = _INT_LIMITS.get(dt)
+    if lim is None:
+        info = numpy.iinfo(dt)
+        lim = _INT_LIMITS[dt] = (int(info.min), int(info.max))
+    return lim
+
+
 def _index_arange(start, stop, step, np_dtype):
     """arange of integer start, stop and step as the index expression start + step * i (i an iota: no
     memory; the kernels that read it compute it from the point's index, where a stored arange would be
@@ -389,21 +433,26 @@ def _index_arange(start, stop, step, np_dtype):
     None otherwise (NumPy computes it: float steps, empty results, values out of range)."""
     if stop is None:
         start, stop = 0, start
-    if not all(isinstance(v, (int, numpy.integer)) and not isinstance(v, bool) for v in (start, stop, step)):
+    if np_dtype is None and type(start) is int and type(stop) is int and type(step) is int:
+        dt = _INT  # NumPy's for Python ints that fit it (checked below); the common call, without a probe
+    elif all(isinstance(v, (int, numpy.integer)) and not isinstance(v, bool) for v in (start, stop, step)):
+        dt = None
+        start, stop, step = int(start), int(stop), int(step)
+    else:
         return None
-    start, stop, step = int(start), int(stop), int(step)
     if step == 0:
         return None
-    n = len(range(start, stop, step))
+    n = builtins.max(0, -((start - stop) // step))  # len(range(...)), which overflows past 2**63
     last = start + (n - 1) * step
-    if n == 0 or not all(-2**63 <= v < 2**63 for v in (start, stop, step, last)):
+    if n == 0 or min(start, stop, step, last) < -2**63 or max(start, stop, step, last) >= 2**63:
         return None
-    lo, hi = min(start, last), max(start, last)
+    lo, hi = (start, last) if step > 0 else (last, start)
     try:
-        dt = numpy.arange(start, start + step, step, dtype=np_dtype).dtype  # NumPy's dtype for these arguments
+        if dt is None:
+            dt = numpy.arange(start, start + step, step, dtype=np_dtype).dtype  # NumPy's dtype for these arguments
         if dt.kind in "iu":
-            info = numpy.iinfo(dt)
-            if lo < info.min or hi > info.max:
+            lim = _int_limits(dt)
+            if lo < lim[0] or hi > lim[1]:
                 return None
         elif dt.kind == "f" and dt.itemsize in (2, 4, 8):
             exact = 2 ** (numpy.finfo(dt).nmant + 1)
@@ -418,7 +467,7 @@ def _index_arange(start, stop, step, np_dtype):
         v = _core.binary(_core.ops["mul"], v, step)
     if start != 0:
         v = _core.binary(_core.ops["add"], v, start)
-    return v if dt == numpy.int64 else _core.cast(v, _code(dt))
+    return v if dt is _INT or dt == numpy.int64 else _core.cast(v, _code(dt))
 
 
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
@@ -432,8 +481,8 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     start, stop = (v.get() if isinstance(v, ndarray) else v for v in (start, stop))
     r = numpy.linspace(start, stop, num, endpoint, retstep, None if dtype is None else _np_dtype_of(dtype), axis)
     if retstep:
-        return _from_numpy(r[0], copy=True), r[1]
-    return _from_numpy(r, copy=True)
+        return _adopt(r[0]), r[1]
+    return _adopt(r)
 
 
 def _real_scalar(v):

@@ -1,7 +1,8 @@
 """_manipulation.py: shapes, layouts and dtypes of arrays (reshape, transpose, ravel, squeeze,
-expand_dims, broadcast_to, astype, copy, result_type, can_cast) and joining arrays (concatenate, stack,
-on the host for now). Views share memory with their base as NumPy's do; a tracer's reshapes are graph
-nodes.
+expand_dims, broadcast_to, astype, copy, result_type, can_cast) and joining arrays (concatenate, stack:
+copy kernels or one select kernel on the arrays' device; small evaluated host arrays joined by NumPy,
+its result adopted zero-copy, _host_views). Views share memory with their base as NumPy's do; a
+tracer's reshapes are graph nodes.
 
 Memory order (NumPy's order= argument: 'C', 'F', 'A', 'K'): a copy in C order is a pending graph node
 (loom computes C-contiguous results); a copy in any other layout is written at once into a new array
@@ -15,9 +16,10 @@ import os
 import numpy
 
 from . import _core
-from ._common import _code, _dtype_at, _is_bf16, _np_dtype_of, _OPS, _shape_tuple, _layout_perm, _order_name, _contiguous, _norm_axis
+from ._common import (_code, _dtype_at, _is_bf16, _np_dtype_of, _OPS, _shape_tuple, _layout_perm, _order_name, _contiguous,
+                      _norm_axis, _cur)
 from ._ndarray import ndarray, _finish, _host, _NotAView, _operand
-from ._creation import asarray, empty, _empty_in_order
+from ._creation import asarray, empty, _empty_in_order, _adopt, _host_np
 
 
 # ---- layouts (the ndarray methods reshape, ravel, flatten, astype and copy call these) ---------------------
@@ -136,6 +138,11 @@ def expand_dims(a, axis):
     a = asarray(a)
     if a._tracer:
         return _core.movement(4, a, operator.index(axis), None, None)
+    if type(axis) is int and -a.ndim - 1 <= axis <= a.ndim:  # one axis: the view a[:, ..., None, ...] (C)
+        v = _core.basic_view(a, (builtins.slice(None),) * (axis if axis >= 0 else a.ndim + 1 + axis) +
+                             (None, Ellipsis))
+        if v is not NotImplemented:
+            return a._view_of_me(v)
     return a._numpy_view(lambda v: numpy.expand_dims(v, axis))
 
 
@@ -363,18 +370,58 @@ def tile(A, reps):
     return _reshape(b, tuple(r * d for r, d in zip(reps, A.shape)), "C")
 
 
+# joins of evaluated host arrays of up to this many bytes in all are NumPy's (a memcpy per piece): ~2 us
+# less a call at any size (2026-12-06, 2-core host), which only tiny joins notice; larger ones keep
+# loom's copy kernels (their threads, and the kernel counts that tests/python/test_fft_gpu15b.py's
+# padding A/B reads: its 3 KB join must stay a kernel)
+_HOST_JOIN_MAX_BYTES = 1 << 11
+
+
+def _host_views(arrs):
+    """The NumPy views of arrs, loom arrays already evaluated in host memory and _HOST_JOIN_MAX_BYTES at
+    most in all, which NumPy then joins (its result, new memory, adopted zero-copy; NumPy's errors); None
+    for anything else (pending or GPU arrays, tracers, larger joins: loom's kernels)."""
+    nbytes = 0
+    for a in arrs:
+        if a._lazy or a._device[0] != 0 or type(a) is not ndarray:
+            return None
+        nbytes += a.size * _dtype_at(a._dtype_code).itemsize
+    if nbytes > _HOST_JOIN_MAX_BYTES:
+        return None
+    return [_host_np(a) for a in arrs]
+
+
+def _join_mismatch(arrs, nd, axis):
+    """NumPy's ValueError for the first of arrs whose dimensions differ from the first one's (but along axis)."""
+    for i, a in enumerate(arrs[1:], 1):
+        if a.ndim != nd:
+            raise ValueError("all the input arrays must have same number of dimensions, but the array at index 0 "
+                             f"has {nd} dimension(s) and the array at index {i} has {a.ndim} dimension(s)")
+        for k in builtins.range(nd):
+            if k != axis and a.shape[k] != arrs[0].shape[k]:
+                raise ValueError("all the input array dimensions except for the concatenation axis must match "
+                                 f"exactly, but along dimension {k}, the array at index 0 has size "
+                                 f"{arrs[0].shape[k]} and the array at index {i} has size {a.shape[k]}")
+
+
 def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     """Joins arrays along an existing axis (axis=None: of their flattened forms), like numpy.concatenate,
     on the arrays' device: each piece is written into its part of a new array (one copy kernel per
     non-empty piece, into which the piece's pending operations fuse; a single piece gives a pending
-    copy). dtype= and casting= as NumPy's.
-    Arrays on different devices, or values traced by @loom.fuse, are joined by NumPy on the host."""
+    copy). dtype= and casting= as NumPy's. Small evaluated host arrays are joined by NumPy itself
+    (_host_views); arrays on different devices, or values traced by @loom.fuse, by NumPy on the host."""
     arrs = [asarray(a) for a in arrays]
     if not arrs:
         raise ValueError("need at least one array to concatenate")
     if out is not None and dtype is not None:
         raise TypeError("concatenate() only takes `out` or `dtype` as an argument, but both were provided.")
-    if builtins.any(a._tracer for a in arrs) or builtins.len({a._device for a in arrs}) > 1:
+    hs = _host_views(arrs) if out is None else None
+    if hs is not None:
+        return _adopt(numpy.concatenate(hs, axis=axis, dtype=None if dtype is None else _np_dtype_of(dtype),
+                                        casting=casting))
+    a0 = arrs[0]
+    dev, code0 = a0._device, a0._dtype_code
+    if a0._tracer or builtins.any(a._tracer or a._device != dev for a in arrs):
         nd = None if dtype is None else _np_dtype_of(dtype)
         r = _host(lambda *xs: numpy.concatenate(xs, axis=axis, dtype=nd, casting=casting), *arrs)
         return _finish(r, out, casting)
@@ -385,17 +432,17 @@ def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     if nd == 0:
         raise ValueError("zero-dimensional arrays cannot be concatenated")
     axis = _norm_axis(axis, nd)
-    for i, a in enumerate(arrs[1:], 1):
-        if a.ndim != nd:
-            raise ValueError("all the input arrays must have same number of dimensions, but the array at index 0 "
-                             f"has {nd} dimension(s) and the array at index {i} has {a.ndim} dimension(s)")
-        for k in builtins.range(nd):
-            if k != axis and a.shape[k] != arrs[0].shape[k]:
-                raise ValueError("all the input array dimensions except for the concatenation axis must match "
-                                 f"exactly, but along dimension {k}, the array at index 0 has size "
-                                 f"{arrs[0].shape[k]} and the array at index {i} has size {a.shape[k]}")
-    code0 = arrs[0]._dtype_code
-    if dtype is None and out is None and builtins.all(a._dtype_code == code0 for a in arrs):
+    shape0 = arrs[0].shape
+    rest0 = shape0[:axis] + shape0[axis + 1:]
+    one_dtype, total = dtype is None and out is None, 0
+    for a in arrs:  # one pass: the shapes (NumPy's errors from _join_mismatch) and whether one dtype
+        sh = a.shape
+        if builtins.len(sh) != nd or sh[:axis] + sh[axis + 1:] != rest0:
+            _join_mismatch(arrs, nd, axis)
+        total += sh[axis]
+        if a._dtype_code != code0:
+            one_dtype = False
+    if one_dtype:
         rdt = arrs[0].dtype  # one dtype: the result's, and every cast rule allows it
     else:
         rdt = _np_dtype_of(dtype) if dtype is not None else (out.dtype if out is not None else
@@ -404,9 +451,7 @@ def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
             if not numpy.can_cast(a.dtype, rdt, casting=casting):
                 raise TypeError(f"Cannot cast array data from {a.dtype!r} to {rdt!r} according to the rule "
                                 f"{casting!r}")
-    shape = list(arrs[0].shape)
-    shape[axis] = builtins.sum(a.shape[axis] for a in arrs)
-    shape = tuple(shape)
+    shape = shape0[:axis] + (total,) + shape0[axis + 1:]
     if out is not None:
         if not isinstance(out, ndarray):
             raise TypeError(f"out must be a loom array, not {type(out).__name__}")
@@ -420,15 +465,15 @@ def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     if kind != 0 and cuda.is_available():
         with cuda.Device(index):
             r = empty(shape, rdt)
-    else:
-        r = empty(shape, rdt)
+    else:  # straight to _core (empty's argument checks cost more than the allocation)
+        r = _core.empty(shape, code0 if one_dtype else _code(rdt), False, *_cur())
     lead = (builtins.slice(None),) * axis
     at = 0
     for a in arrs:
         n = a.shape[axis]
         if n and a.size:
-            part = r[lead + (builtins.slice(at, at + n),)]
-            _core.assign(part, a if a.dtype == rdt else a.astype(rdt))
+            part = _core.basic_view(r, lead + (builtins.slice(at, at + n),))  # r is new: a view of it in C
+            _core.assign(part, a if one_dtype or a.dtype == rdt else a.astype(rdt))
         at += n
     if out is not None:
         _core.assign(out, r)
@@ -442,29 +487,48 @@ _STACK_SELECT_MAX_RUN_BYTES = 512  # a piece's contiguous run in the output; lon
 
 
 def _interleaves(arrs, axis, out, dtype):
-    """Whether stack writes its pieces as one select kernel (_stack_select): a few pieces, each of whose
-    contiguous runs in the output is short (axis=-1 of 1-d pieces: runs of one element), where a copy
-    per piece would store with a stride and every piece's copy would pass over the whole output."""
+    """(result dtype, its code) when stack writes its pieces as one select kernel (_stack_select), else
+    None: a few pieces, each of whose contiguous runs in the output is short (axis=-1 of 1-d pieces: runs
+    of one element), where a copy per piece would store with a stride and every piece's copy would pass
+    over the whole output."""
     if not _STACK_SELECT or not 1 < builtins.len(arrs) <= _STACK_SELECT_MAX_PIECES or arrs[0].size == 0:
-        return False
-    if out is not None or builtins.any(a._tracer for a in arrs) or \
-            builtins.len({a._device for a in arrs}) > 1:
-        return False
+        return None
+    dev = arrs[0]._device
+    if out is not None or builtins.any(a._tracer or a._device != dev for a in arrs):
+        return None
     run = 1
     for d in arrs[0].shape[axis:]:
         run *= d
-    itemsize = _np_dtype_of(dtype).itemsize if dtype is not None else \
-        numpy.result_type(*[a.dtype for a in arrs]).itemsize
-    return run * itemsize <= _STACK_SELECT_MAX_RUN_BYTES
+    rdt = _stack_dtype(arrs, dtype)
+    return rdt if run * rdt[0].itemsize <= _STACK_SELECT_MAX_RUN_BYTES else None
 
 
-def _stack_select(arrs, axis, shape, rdt):
+_CASTINGS = ("no", "equiv", "safe", "same_kind", "unsafe")
+
+
+def _stack_dtype(arrs, dtype):
+    """(dtype, its code) of stack's result: dtype= or NumPy's result type of the pieces' (one dtype: theirs)."""
+    if dtype is None:
+        code0 = arrs[0]._dtype_code
+        for a in arrs:
+            if a._dtype_code != code0:
+                break
+        else:
+            return arrs[0].dtype, code0
+        rdt = numpy.result_type(*[a.dtype for a in arrs])
+    else:
+        rdt = _np_dtype_of(dtype)
+    return rdt, _code(rdt)
+
+
+def _stack_select(arrs, axis, shape, code):
     """stack along axis as one pending elementwise select over the output's shape: piece p where the
     new axis's index is p (a chain of wheres on an iota along it), each piece broadcast along the new
-    axis and cast to rdt. The output is written once, contiguously; the pieces' pending operations fuse."""
-    code = _code(rdt)
-    pieces = [_core.cast(_core.movement(0, a, shape, None, None) if a._lazy else expand_dims(a, axis), code)
-              for a in arrs]
+    axis and cast to dtype code. The output is written once, contiguously; the pieces' pending operations
+    fuse."""
+    # the new axis as a reshape node (the select reads the pieces; no view is made, nothing evaluated first)
+    pieces = [_core.movement(0, a, shape, None, None) for a in arrs]
+    pieces = [p if p._dtype_code == code else _core.cast(p, code) for p in pieces]
     k = builtins.len(pieces)
     index = _core.iota((k,) + (1,) * (builtins.len(shape) - axis - 1), pieces[0])
     r = pieces[-1]
@@ -474,25 +538,38 @@ def _stack_select(arrs, axis, shape, rdt):
 
 
 def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
-    """Joins arrays of one shape along a new axis, like numpy.stack, on the arrays' device (through
-    concatenate); dtype= and casting= as NumPy's."""
+    """Joins arrays of one shape along a new axis, like numpy.stack, on the arrays' device (one select
+    kernel, or through concatenate; small evaluated host arrays: NumPy's stack, _host_views); dtype= and
+    casting= as NumPy's."""
     arrs = [asarray(a) for a in arrays]
     if not arrs:
         raise ValueError("need at least one array to stack")
-    if builtins.len({a.shape for a in arrs}) != 1:
-        raise ValueError("all input arrays must have the same shape")
-    axis = _norm_axis(axis, arrs[0].ndim + 1)
-    shape = arrs[0].shape[:axis] + (1,) + arrs[0].shape[axis:]
-    if _interleaves(arrs, axis, out, dtype):
-        rdt = _np_dtype_of(dtype) if dtype is not None else numpy.result_type(*[a.dtype for a in arrs])
+    shape0 = arrs[0].shape
+    for a in arrs:
+        if a.shape != shape0:
+            raise ValueError("all input arrays must have the same shape")
+    axis = _norm_axis(axis, builtins.len(shape0) + 1)
+    shape = shape0[:axis] + (1,) + shape0[axis:]
+    hs = _host_views(arrs) if out is None else None
+    if hs is not None:  # what numpy.stack does once it has checked the shapes and the axis
+        grow = (builtins.slice(None),) * axis + (None,)
+        return _adopt(numpy.concatenate([h[grow] for h in hs], axis=axis, casting=casting,
+                                        dtype=None if dtype is None else _np_dtype_of(dtype)))
+    select = _interleaves(arrs, axis, out, dtype)
+    if select is not None:
+        rdt, code = select
+        mixed = casting not in _CASTINGS  # an unknown rule: NumPy's error from can_cast
         for a in arrs:
-            if not numpy.can_cast(a.dtype, rdt, casting=casting):
-                raise TypeError(f"Cannot cast array data from {a.dtype!r} to {rdt!r} according to the rule {casting!r}")
-        if rdt.kind != "c" and any(a.dtype.kind == "c" for a in arrs):  # NumPy's cast warns (concatenate's path does)
+            if a._dtype_code != code or mixed:
+                mixed = True
+                if not numpy.can_cast(a.dtype, rdt, casting=casting):
+                    raise TypeError(f"Cannot cast array data from {a.dtype!r} to {rdt!r} according to the rule "
+                                    f"{casting!r}")
+        if mixed and rdt.kind != "c" and any(a.dtype.kind == "c" for a in arrs):  # NumPy's cast warns (concatenate's path does)
             import warnings
             from ._ndarray import _ComplexWarning
             warnings.warn("Casting complex values to real discards the imaginary part", _ComplexWarning, stacklevel=2)
-        return _stack_select(arrs, axis, shape, rdt)
+        return _stack_select(arrs, axis, shape, code)
     # a pending array gets the new axis as a pending reshape (a view would evaluate it first): its
     # operations then fuse into the copy that concatenate makes of it
     pieces = [_core.movement(0, a, shape, None, None) if a._lazy and not a._tracer else expand_dims(a, axis)

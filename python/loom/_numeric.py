@@ -118,8 +118,11 @@ def _scalar(v):
 
 def outer(a, b, out=None):
     """The outer product of the flattened a and b (numpy.outer): one fused elementwise kernel."""
-    a, b = asarray(a).ravel(), asarray(b).ravel()
-    return _finish(_b("mul", a.reshape((a.shape[0], 1)), b.reshape((1, b.shape[0]))), out)
+    a, b = asarray(a), asarray(b)
+    # the flattening reshapes as graph nodes (no views made, a pending operand not evaluated first)
+    col = _core.movement(0, a, (a.size, 1), None, None)
+    row = _core.movement(0, b, (1, b.size), None, None)
+    return _finish(_b("mul", col, row), out)
 
 
 def kron(a, b):

@@ -29,7 +29,8 @@ import numpy
 
 from . import _core
 from ._common import _norm_axis
-from ._ndarray import ndarray, _host, _finish
+from ._ndarray import ndarray, _finish
+from ._creation import _adopt, _host_np, asarray
 from . import _sortnet
 
 UniqueAllResult = collections.namedtuple("UniqueAllResult", ["values", "indices", "inverse_indices", "counts"])
@@ -38,7 +39,6 @@ UniqueInverseResult = collections.namedtuple("UniqueInverseResult", ["values", "
 
 
 def _arr(x):
-    from ._creation import asarray
     return asarray(x)
 
 
@@ -53,6 +53,15 @@ def _argsort_np(a, axis, descending, stable):
     rev = numpy.flip(a, axis=ax)
     order = numpy.argsort(rev, axis=ax, kind="stable")
     return numpy.flip(n - 1 - order, axis=ax)
+
+
+def _host(fn, *arrays):
+    """fn computed by NumPy on the host (the arrays as NumPy arrays), its result a new NumPy array (a
+    sort's, argsort's, ...: nothing else refers to it) as a loom array on the arrays' device: zero-copy on
+    the host (_creation._adopt)."""
+    args = [(_host_np(a) if a._device[0] == 0 else a._np()) if isinstance(a, ndarray) else a for a in arrays]
+    dev = next((a._device for a in arrays if isinstance(a, ndarray)), None)
+    return _adopt(fn(*args), dev)
 
 
 def _on_network(x):

@@ -318,7 +318,9 @@ def _added_at_on_device(a, indices, b, negate):
         vals, bdt = _from_numpy(h, copy=True, device=a._device), h.dtype
     if not numpy.can_cast(numpy.result_type(a.dtype, bdt), a.dtype, "same_kind"):
         return False  # NumPy's casting error
-    vals = _core.const(b, a._dtype_code) if vals is None else _core.cast(vals, a._dtype_code)
+    if vals is None:  # the scalar as a 0-d array of a's dtype on a's device (NumPy's OverflowError past it)
+        vals = _from_numpy(numpy.asarray(b, dtype=a.dtype), copy=True, device=a._device)
+    vals = _core.cast(vals, a._dtype_code)
     n = a.shape[0]
     idx = _core.cast(idx, _code("int64"))
     if idx.size:
