@@ -248,6 +248,9 @@ _SEARCH_COUNT_RATIO = 8
 # (LOOM_SEARCHSORTED_BINARY=0, read per call: never the binary search, for A/B runs and the merge's tests)
 _SEARCH_BINARY_MIN = 32
 _SEARCH_BINARY_MAX = 1 << 20
+# On a GPU the binary search wins at any length: 2^22 queries in 2^22 sorted float32 took 1.86 ms by the
+# sort-merge on an H100 (2026-12-06; torch's binary search 0.40), and the search's top levels stay in L2
+_SEARCH_BINARY_MAX_GPU = 1 << 40
 # On the host (NumPy's engine), many queries take the binary search too, for any length of a: one kernel
 # on every core without branches. 2-core Zen 4, 2026-12-05 (float32, random queries): 2^22 queries in 2^22
 # sorted values 266 ms (NumPy 1261, torch 580-630), 2^22 in 1000 30 ms (NumPy 254), 2^16 in 2^16 1.9 (7.5);
@@ -256,7 +259,28 @@ _SEARCH_BINARY_MAX = 1 << 20
 _HOST_SEARCH_MIN_QUERIES = 1 << 14
 
 
+_BINARY_TRACES: dict = {}  # side -> the Fusion of _binary_stage, made on first use
+
+
+def _binary_stage(a1, q, left):
+    return _binary_search_graph(a1, q, a1.shape[0], "left" if left else "right")
+
+
 def _binary_search(a1, q, n, side):
+    """_binary_search_graph through a cached trace (loom.fuse; one per side, keyed by the arrays' dtypes,
+    shapes and device): the ~7 + 5 log2(n) graph nodes, the passes and the plan were ~0.9 ms of host work a
+    call on an H100's host (bench/suite/DIAGNOSIS.md, session 25), the search kernel itself 0.2 ms for 2^24
+    queries. Inside a trace (a caller's loom.fuse) the graph is built inline."""
+    if a1._tracer or q._tracer:
+        return _binary_search_graph(a1, q, n, side)
+    f = _BINARY_TRACES.get(side)
+    if f is None:
+        from ._fuse import Fusion
+        f = _BINARY_TRACES[side] = Fusion(_binary_stage, "searchsorted")
+    return f(a1, q, side == "left")
+
+
+def _binary_search_graph(a1, q, n, side):
     """The answers for the 1-d queries q in the sorted a1 (n >= 1, one dtype): for each query the largest
     count c such that the first c elements of a order before it (side 'left') or not after it ('right'),
     NumPy's order (NaN last; complex by class, then parts: _sortnet's keys), found bit by bit from the
@@ -305,7 +329,8 @@ def _net_searchsorted(a, v, side, binary_always=False):
         return _empty_like_dev(a, v.shape, "int64", zero=True)
     ak, nans = _sortnet.key_parts(a1)
     lg = max(1, (n + m - 1).bit_length())
-    if (binary_always or n > _SEARCH_BINARY_MIN and (n <= _SEARCH_BINARY_MAX or m <= n // 8)) and _binary_enabled():
+    top = _SEARCH_BINARY_MAX_GPU if a._on_gpu else _SEARCH_BINARY_MAX
+    if (binary_always or n > _SEARCH_BINARY_MIN and (n <= top or m <= n // 8)) and _binary_enabled():
         return _binary_search(a1, q, n, side).reshape(v.shape)
     if n * m <= _SEARCH_COUNT_RATIO * (n + m) * lg * lg:
         qk = [k.reshape(m, 1) for k in _sortnet.key_parts(q)[0]]
