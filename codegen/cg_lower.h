@@ -28,8 +28,11 @@ typedef struct CgMomPlan {
   int phase[CG_MOM_MAX];         /* ascending, each > 0 */
   int32_t h[CG_MOM_MAX], c[CG_MOM_MAX]; /* instructions: the varying term and the uniform one */
   uint8_t t[CG_MOM_MAX];         /* acc dtype (float32 or float64) */
-  uint32_t bits;                 /* bit p set for each folded phase p */
+  uint32_t bits;                 /* bit p set for each folded phase p (plans exist for <= 32 phases) */
 } CgMomPlan;
+
+/* Whether phase p (any index: kernels may have more than 32 phases) is folded into phase 0's walk. */
+static inline bool cg_mom_folded(const CgMomPlan *m, int p) { return p >= 0 && p < 32 && (m->bits >> p & 1u); }
 
 /* GPU online max (gpu_online_max.c): a REDUCE sum phase p > 0 of f(h - c), f = exp or exp2 of k * (h - c)
  * (k > 0 constant), c phase 0's max of h: its (running max m, sum f(h - m)) gathered in phase 0's walk. */

@@ -44,7 +44,7 @@ bool cg_gpu_phase_split(const KernelIr *k, uint32_t *reduce_bits, uint32_t *map_
   if (ok && k->nphase == 2 && k->phases[1].kind == KP_FINAL) ok = false;
   for (int p = 0; ok && p < k->nphase; p++) {
     switch (k->phases[p].kind) {
-    case KP_REDUCE: red |= (plan.bits >> p & 1u) ? 0 : 1u << p; break;
+    case KP_REDUCE: red |= cg_mom_folded(&plan, p) ? 0 : 1u << p; break;
     case KP_MAP: map |= 1u << p; break;
     case KP_FINAL: break;
     default: ok = false;
@@ -128,7 +128,7 @@ static void load_earlier(Lower *L, const GpuEntry *e, int p, LLVMValueRef o) {
 }
 
 static bool folded(const Lower *L, int p) {
-  return (L->mom.n && (L->mom.bits >> p & 1u)) || (L->onl.phase && p == L->onl.phase);
+  return cg_mom_folded(&L->mom, p) || (L->onl.phase && p == L->onl.phase);
 }
 
 /* if (tid == 0) { ... } for block entries: opens the branch (returns the join block), or NULL. */

@@ -431,7 +431,7 @@ void cg_gpu_red_item(Lower *L, LLVMValueRef item, void *arg) {
   for (int p = 0; p < nphase; p++) {
     const KPhase *ph = &k->phases[p];
     cg_clear_cache(L);
-    if (L->mom_on && (L->mom.bits >> p & 1u)) continue; /* folded: computed after phase 0 (gpu_moments.c) */
+    if (L->mom_on && cg_mom_folded(&L->mom, p)) continue; /* folded: computed after phase 0 (gpu_moments.c) */
     if (L->onl_on && p == L->onl.phase) continue;       /* folded: computed after phase 0 (gpu_online_max.c) */
     bool onl0 = L->onl_on && p == 0;                     /* phase 0 gathers the online (max, sum): scalar loads */
     if (ph->kind == KP_REDUCE) {

@@ -415,7 +415,7 @@ static void body_o_point(Lower *L, void *arg) {
     cg_clear_cache(L);
     BodyFn map = L->hkeep_on && p == L->hkeep_q ? cg_host_keep_map : cg_body_map;
     if (p == 0 && L->mom.n) cg_host_mom_o_point(L); /* with the folded phases (host_moments.c) */
-    else if (L->mom.bits >> p & 1u) continue;
+    else if (cg_mom_folded(&L->mom, p)) continue;
     else if (ph->kind == KP_REDUCE) cg_host_reduce_phase(L, p, LLVMConstInt(L->i64, 0, 0), L->rsize);
     else if (ph->kind == KP_MAP) cg_host_walk(L, k->nkeep, k->ndim, LLVMConstInt(L->i64, 0, 0), L->rsize, map, (void *)ph);
     else if (ph->kind == KP_SCAN) cg_host_scan_row(L, p);
@@ -757,7 +757,7 @@ LoomStatus cg_lower_host(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef mod, 
     if (rows) names->has_col = true, names->col_phases = CG_COL_ROWS;
     if (names->has_col) {
       for (int p = 0; p < k->nphase; p++)
-        if (k->phases[p].kind == KP_REDUCE && !(L.mom.bits >> p & 1u)) { /* folded: no colpart of its own */
+        if (k->phases[p].kind == KP_REDUCE && !cg_mom_folded(&L.mom, p)) { /* folded: no colpart of its own */
           names->col_phases |= 1u << p;
           int sz = cg_acc_size(cg_red_value_dtype(k, &k->phases[p]), k->phases[p].reduce_op);
           if (sz > names->acc_size) names->acc_size = sz;

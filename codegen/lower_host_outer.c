@@ -594,7 +594,7 @@ static void col_finish_phase(Lower *L, int p, const ColArgs *a) {
     if (k->phases[f].kind != KP_FINAL) continue;
     int owner = first_red; /* the last REDUCE phase before f with a colpart, else the first one */
     for (int q = 0; q < f; q++)
-      if (k->phases[q].kind == KP_REDUCE && !(L->mom.bits >> q & 1u)) owner = q;
+      if (k->phases[q].kind == KP_REDUCE && !cg_mom_folded(&L->mom, q)) owner = q;
     if (owner == p) finals[nf++] = f;
   }
   bool folded = vector_fold(L, p, a);
