@@ -33,12 +33,8 @@
 /* LOOM_HOST_ONEPASS_VAR=0: two passes. Read once per process (the compiled code and the target's
  * description, hence the cache keys, must agree whatever the environment does later). */
 static bool onepass_off(void) {
-  static int off = -1; /* a benign race: every thread computes the same value */
-  if (off < 0) {
-    const char *s = getenv("LOOM_HOST_ONEPASS_VAR");
-    off = s && s[0] == '0' && s[1] == 0;
-  }
-  return off == 1;
+  static int on = -1;
+  return cg_env_int_once(&on, "LOOM_HOST_ONEPASS_VAR", 1) == 0;
 }
 
 const char *cg_host_switch_tag(void) { return onepass_off() ? " onepass0" : ""; }

@@ -15,22 +15,7 @@ import numpy as np
 import pytest
 
 import loom
-
-
-def ref_var(a, axis, ddof=0, keepdims=False):
-    """long double two-pass variance (np.longdouble: 80-bit on x86)"""
-    x = np.asarray(a, dtype=np.longdouble)
-    with np.errstate(all="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        m = x.mean(axis=axis, keepdims=True)
-        n = x.size if axis is None else np.prod([x.shape[i] for i in np.atleast_1d(axis)])
-        q = ((x - m) ** 2).sum(axis=axis, keepdims=keepdims)
-        return q / max(n - ddof, 0)
-
-
-def data(shape, dtype, offset, seed=0):
-    r = np.random.default_rng(seed)
-    return (offset + r.standard_normal(shape)).astype(dtype)
+from test_onepass_var import data, ref_var  # the same long double reference and data as the GPU's tests
 
 
 def check(got, want, dtype, rtol=None):
