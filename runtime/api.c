@@ -81,6 +81,7 @@ static void clear_last_error(LoomContext *ctx) {
 
 static void rt_state_destroy(LoomContext *ctx, RtState *rt) {
   if (!rt) return;
+  rt_plan_cache_destroy(ctx); /* plans pin kernels: before their devices close */
   rt_sort_destroy(ctx, rt); /* its raw modules: before their devices close */
   for (int kind = 0; kind < RT_DEVICE_KINDS; kind++) { /* libraries first: they use their device */
     const RtDevice *dev = rt_device((LoomDeviceKind)kind);

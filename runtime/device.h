@@ -47,7 +47,18 @@ typedef struct RtRun {
   void *const *out_data;           /* base pointers of the outputs (SB_OUTPUT) */
   int32_t nouts;
   uint64_t extra_temp_bytes;       /* the caller's temporaries, added to the temp_bytes_peak statistic */
+  const int32_t *input_map;        /* schedule input index -> graph input index (a shared plan); NULL: same */
+  int32_t ninput_map;
 } RtRun;
+
+/* *base: the address of the graph input a schedule binds as input `index` (through map, nmap entries,
+ * when not NULL); false when there is no such input. */
+static inline bool rt_schedule_input(const IrGraph *g, const int32_t *map, int32_t nmap, int32_t index, void **base) {
+  if (map) index = index >= 0 && index < nmap ? map[index] : -1;
+  if (index < 0 || index >= g->ninputs) return false;
+  *base = g->inputs[index].data;
+  return true;
+}
 
 /* What RtDevice.dump_code writes (loom_dump's PTX, AMDGPU and time kinds). */
 typedef struct RtDumpRequest {

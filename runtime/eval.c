@@ -435,6 +435,9 @@ static LoomStatus evaluate(LoomGraph *g, int32_t n, const LoomNode *nodes, LoomA
   bool keep = flags == 0, fresh = true;
   for (int32_t i = 0; i < n; i++) fresh = fresh && !outs[i].data;
   RtPlan *rp = known ? known : keep ? rt_plan_find(g, n, nodes, mod_outs, dk, di) : NULL;
+  RtPlanKey key; /* another graph's plan of the same structure (plan_cache.c) */
+  bool keyed = !rp && keep && rt_plan_key_make(g, n, nodes, mod_outs, dk, di, fresh, &key);
+  if (keyed) rp = rt_plan_cache_find(g, &key, n, nodes, mod_outs, dk, di, fresh);
   if (rp) { /* its kernels are reused compiled kernels: count them as cache hits */
     pthread_mutex_lock(&ctx->rt->stats_lock);
     ctx->rt->stats.cache_hits += (uint64_t)rp->schedule->nkernel;
@@ -444,6 +447,7 @@ static LoomStatus evaluate(LoomGraph *g, int32_t n, const LoomNode *nodes, LoomA
     sb_init(&dump, ctx);
     st = rt_plan_make(g, n, nodes, mod_outs, dk, di, keep, fresh,
                    (flags & (IR_DUMP_GRAPH | IR_DUMP_KERNELS | IR_DUMP_TIME)) ? &dump : NULL, &rp, d);
+    if (st == LOOM_OK && keyed) rt_plan_cache_insert(ctx, &key, rp);
     if (dump.len > 0) {
       dump_text(ctx, "passes", dump.s);
     } else if (st == LOOM_OK && (flags & IR_DUMP_KERNELS)) {
@@ -456,11 +460,12 @@ static LoomStatus evaluate(LoomGraph *g, int32_t n, const LoomNode *nodes, LoomA
     }
     sb_free(&dump);
   }
+  if (keyed) rt_plan_key_free(ctx, &key);
   if (timed) t_plan = rt_now_ms();
   if (st != LOOM_OK) goto fail;
 
   RtRun run = {.graph = &g->ir, .schedule = rp->schedule, .pinned = rp->kernels, .out_data = out_data, .nouts = n,
-               .extra_temp_bytes = extra_bytes};
+               .extra_temp_bytes = extra_bytes, .input_map = rp->input_map, .ninput_map = rp->ninput_map};
   st = dev->run_schedule(ctx, di, &run, d);
   if (!keep) rt_plan_free(ctx, rp);
   if (timed) t_run = rt_now_ms();

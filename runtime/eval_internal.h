@@ -3,6 +3,8 @@
  *
  *   eval.c        loom_eval: argument checks, the device of an evaluation, outputs and temporaries, the run
  *   eval_plan.c   evaluation plans: a graph's kept schedules (roots and layouts -> schedule, pinned kernels)
+ *   plan_cache.c  the context's structural plan cache: plans shared by graphs whose evaluated subgraphs match
+ *                 (rt_plan_cache_destroy, called with the context, is declared in runtime.h)
  *   eval_dump.c   loom_dump / loom_dump_for: graphs, kernels, LLVM IR, PTX, AMDGPU code and compile times
  */
 #ifndef LOOM_RUNTIME_EVAL_INTERNAL_H
@@ -29,6 +31,10 @@ enum { RT_MAX_PLANS = 8 };
 
 typedef struct RtPlan {
   struct RtPlan *next;
+  int32_t refs;          /* the graph's list, the structural cache, plans sharing it (atomic) */
+  struct RtPlan *origin; /* a plan of another graph whose schedule and kernels this one runs, or NULL */
+  const int32_t *input_map; /* origin's: schedule input index -> this graph's input index; NULL: identity */
+  int32_t ninput_map;
   int32_t n;
   int32_t *roots;
   int64_t *out_strides;  /* n * LOOM_MAX_RANK */
@@ -55,7 +61,38 @@ RtPlan *rt_plan_find(LoomGraph *g, int32_t n, const LoomNode *nodes, const LoomA
  * every output is allocated by loom_eval. */
 LoomStatus rt_plan_make(LoomGraph *g, int32_t n, const LoomNode *nodes, const LoomArray *outs, LoomDeviceKind dk,
                         int32_t di, bool keep, bool fresh, StrBuf *dump, RtPlan **out, Diag *d);
-/* Unpins its kernels and frees it. */
+/* Drops a reference; the last one unpins its kernels (or releases its origin) and frees it. */
 void rt_plan_free(LoomContext *ctx, RtPlan *p);
+/* A plan of graph g for these roots that runs origin's schedule and kernels (origin: a plan made for
+ * another graph whose evaluated subgraph matches, found by rt_plan_cache_find), its inputs bound through
+ * map (nmap entries: origin's input index -> g's); kept on g's list. NULL when out of memory. */
+RtPlan *rt_plan_share(LoomGraph *g, int32_t n, const LoomNode *nodes, const LoomArray *outs, LoomDeviceKind dk,
+                      int32_t di, bool fresh, RtPlan *origin, const int32_t *map, int32_t nmap);
+
+/* ---- plan_cache.c ---------------------------------------------------------------------------------------
+ * Every new input array is a new graph node, so a graph's own plans serve only evaluations of the same
+ * nodes; an expression evaluated on fresh arrays planned again each time. The context keeps up to
+ * LOOM_PLAN_CACHE (default 256) plans keyed by a canonical form of the evaluated subgraph: the reachable
+ * nodes in a depth-first post-order from the roots with sources renumbered, inputs by first use with their layouts (never their
+ * data), constants' bits, roots, output layouts and the device. Passes read no array data, so a plan is
+ * valid for every graph of the same key once its schedule's inputs are renamed (RtRun.input_map). */
+typedef struct RtPlanKey {
+  uint8_t *bytes;
+  size_t len;
+  uint64_t hash;
+  int32_t ncanon;
+  int32_t *canon; /* the graph's input indices in first-use order */
+} RtPlanKey;
+
+/* The key of evaluating these roots of g (outs: the layouts the kernels write); false when the
+ * evaluation cannot be shared (the cache is off, too large a subgraph, out of memory). */
+bool rt_plan_key_make(const LoomGraph *g, int32_t n, const LoomNode *nodes, const LoomArray *outs,
+                      LoomDeviceKind dk, int32_t di, bool fresh, RtPlanKey *key);
+void rt_plan_key_free(LoomContext *ctx, RtPlanKey *key);
+/* The cached plan of key shared into g (rt_plan_share), or NULL when none matches. */
+RtPlan *rt_plan_cache_find(LoomGraph *g, const RtPlanKey *key, int32_t n, const LoomNode *nodes,
+                           const LoomArray *outs, LoomDeviceKind dk, int32_t di, bool fresh);
+/* Keeps plan p (made for key's graph, kept on its list) for other graphs of the same key. */
+void rt_plan_cache_insert(LoomContext *ctx, const RtPlanKey *key, RtPlan *p);
 
 #endif /* LOOM_RUNTIME_EVAL_INTERNAL_H */

@@ -51,7 +51,9 @@ RtPlan *rt_plan_find_fresh(LoomGraph *g, int32_t n, const LoomNode *nodes, const
 }
 
 void rt_plan_free(LoomContext *ctx, RtPlan *p) {
-  if (p->kernels)
+  if (__atomic_sub_fetch(&p->refs, 1, __ATOMIC_ACQ_REL) > 0) return;
+  if (p->origin) rt_plan_free(ctx, p->origin); /* its schedule and kernels were the origin's */
+  else if (p->kernels)
     for (int32_t k = 0; k < p->schedule->nkernel; k++)
       if (p->kernels[k]) p->dev->unpin(ctx, p->device_index, p->kernels[k]);
   Arena a = p->arena; /* p lives in its own arena */
@@ -80,6 +82,9 @@ RtPlan *rt_plan_find(LoomGraph *g, int32_t n, const LoomNode *nodes, const LoomA
   return NULL;
 }
 
+static void keep_plan(LoomGraph *g, RtPlan *p);
+static bool record_match(LoomGraph *g, RtPlan *p, int32_t n, const LoomNode *nodes, const LoomArray *outs);
+
 /* Runs the pipeline into a new plan; when `keep`, pins its kernels and adds it to the graph. */
 LoomStatus rt_eval_schedule(LoomGraph *g, Arena *a, int32_t n, int32_t *roots, const LoomArray *outs, StrBuf *dump,
                             uint32_t dump_flags, Schedule **out, Diag *d) {
@@ -107,21 +112,15 @@ LoomStatus rt_plan_make(LoomGraph *g, int32_t n, const LoomNode *nodes, const Lo
   RtPlan *p = arena_alloc(&a, sizeof *p);
   int32_t *roots = arena_alloc(&a, (size_t)n * sizeof *roots);
   if (p) {
-    p->roots = arena_alloc(&a, (size_t)n * sizeof *p->roots);
-    p->out_strides = arena_alloc(&a, (size_t)n * LOOM_MAX_RANK * sizeof(int64_t));
-    p->inputs = arena_alloc(&a, (size_t)(g->ir.ninputs > 0 ? g->ir.ninputs : 1) * sizeof(LoomArray));
+    p->arena = a;
+    p->refs = 1; /* the caller's (kept: the graph's list) */
   }
-  if (!p || !roots || !p->roots || !p->out_strides || !p->inputs) {
-    arena_free_all(&a);
+  if (!p || !roots || !record_match(g, p, n, nodes, outs)) {
+    arena_free_all(p ? &p->arena : &a);
     return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: evaluation plan for %d outputs", n);
   }
-  p->n = n;
-  memcpy(p->roots, nodes, (size_t)n * sizeof *nodes);
+  a = p->arena;
   memcpy(roots, nodes, (size_t)n * sizeof *nodes);
-  for (int32_t i = 0; i < n; i++)
-    memcpy(&p->out_strides[(size_t)i * LOOM_MAX_RANK], outs[i].strides, LOOM_MAX_RANK * sizeof(int64_t));
-  p->ninputs = g->ir.ninputs;
-  if (g->ir.ninputs > 0) memcpy(p->inputs, g->ir.inputs, (size_t)g->ir.ninputs * sizeof(LoomArray));
 
   pthread_mutex_lock(&ctx->rt->stats_lock);
   ctx->rt->stats.plans_made++;
@@ -160,24 +159,72 @@ LoomStatus rt_plan_make(LoomGraph *g, int32_t n, const LoomNode *nodes, const Lo
       }
     }
   }
-  if (keep) {
-    g->free_plans = graph_free_plans;
-    p->next = g->plans;
-    g->plans = p;
-    int count = 0;
-    for (RtPlan **link = (RtPlan **)&g->plans; *link; link = &(*link)->next)
-      if (++count == RT_MAX_PLANS && (*link)->next) {
-        RtPlan *rest = (*link)->next;
-        (*link)->next = NULL;
-        for (RtPlan *q = rest, *next; q; q = next) {
-          next = q->next;
-          rt_plan_free(ctx, q);
-        }
-        break;
-      }
-  } else {
-    p->next = NULL;
-  }
+  if (keep) keep_plan(g, p);
+  else p->next = NULL;
   *out = p;
   return LOOM_OK;
+}
+
+/* Puts p first on g's list, dropping the least recently used plans past RT_MAX_PLANS. */
+static void keep_plan(LoomGraph *g, RtPlan *p) {
+  g->free_plans = graph_free_plans;
+  p->next = g->plans;
+  g->plans = p;
+  int count = 0;
+  for (RtPlan **link = (RtPlan **)&g->plans; *link; link = &(*link)->next)
+    if (++count == RT_MAX_PLANS && (*link)->next) {
+      RtPlan *rest = (*link)->next;
+      (*link)->next = NULL;
+      for (RtPlan *q = rest, *next; q; q = next) {
+        next = q->next;
+        rt_plan_free(g->ctx, q);
+      }
+      break;
+    }
+}
+
+/* The roots, output strides and input layouts a plan of g is matched by (plan_matches), in p's arena. */
+static bool record_match(LoomGraph *g, RtPlan *p, int32_t n, const LoomNode *nodes, const LoomArray *outs) {
+  p->roots = arena_alloc(&p->arena, (size_t)n * sizeof *p->roots);
+  p->out_strides = arena_alloc(&p->arena, (size_t)n * LOOM_MAX_RANK * sizeof(int64_t));
+  p->inputs = arena_alloc(&p->arena, (size_t)(g->ir.ninputs > 0 ? g->ir.ninputs : 1) * sizeof(LoomArray));
+  if (!p->roots || !p->out_strides || !p->inputs) return false;
+  p->n = n;
+  memcpy(p->roots, nodes, (size_t)n * sizeof *nodes);
+  for (int32_t i = 0; i < n; i++)
+    memcpy(&p->out_strides[(size_t)i * LOOM_MAX_RANK], outs[i].strides, LOOM_MAX_RANK * sizeof(int64_t));
+  p->ninputs = g->ir.ninputs;
+  if (g->ir.ninputs > 0) memcpy(p->inputs, g->ir.inputs, (size_t)g->ir.ninputs * sizeof(LoomArray));
+  return true;
+}
+
+RtPlan *rt_plan_share(LoomGraph *g, int32_t n, const LoomNode *nodes, const LoomArray *outs, LoomDeviceKind dk,
+                      int32_t di, bool fresh, RtPlan *origin, const int32_t *map, int32_t nmap) {
+  Arena a;
+  arena_init(&a, g->ctx);
+  RtPlan *p = arena_alloc(&a, sizeof *p);
+  int32_t *own_map = p ? arena_alloc(&a, (size_t)(nmap > 0 ? nmap : 1) * sizeof *own_map) : NULL;
+  if (!own_map) {
+    arena_free_all(&a);
+    return NULL;
+  }
+  p->arena = a;
+  if (!record_match(g, p, n, nodes, outs)) {
+    arena_free_all(&p->arena);
+    return NULL;
+  }
+  if (nmap > 0) memcpy(own_map, map, (size_t)nmap * sizeof *own_map);
+  __atomic_add_fetch(&origin->refs, 1, __ATOMIC_RELAXED);
+  p->refs = 1;
+  p->origin = origin;
+  p->input_map = own_map;
+  p->ninput_map = nmap;
+  p->schedule = origin->schedule;
+  p->kernels = origin->kernels;
+  p->dev = origin->dev;
+  p->device = dk;
+  p->device_index = di;
+  p->fresh_outs = fresh;
+  keep_plan(g, p);
+  return p;
 }

@@ -31,9 +31,9 @@ static int64_t sat_mul(int64_t a, int64_t b) {
 }
 
 /* ---- schedule runner ----------------------------------------------------------------------------- */
-static LoomStatus run_schedule(LoomContext *ctx, const IrGraph *g, const Schedule *s,
-                               const RtKernel *const *pinned, void *const *out_data, int32_t nouts,
-                               uint64_t extra_temp_bytes, Diag *d) {
+static LoomStatus run_schedule(LoomContext *ctx, const IrGraph *g, const int32_t *imap, int32_t nimap,
+                               const Schedule *s, const RtKernel *const *pinned, void *const *out_data,
+                               int32_t nouts, uint64_t extra_temp_bytes, Diag *d) {
   if (!ctx || !ctx->rt || !ctx->rt->cache)
     return diag_error(d, LOOM_ERR_INVALID_ARGUMENT,
                       "the context has no runtime: create it with loom_context_create");
@@ -100,8 +100,8 @@ static LoomStatus run_schedule(LoomContext *ctx, const IrGraph *g, const Schedul
     for (int32_t b = 0; b < ir->nbuf; b++) {
       const SchedBinding *bd = &sk->bind[b];
       void *base = NULL;
-      if (bd->kind == SB_INPUT && bd->index >= 0 && bd->index < g->ninputs) base = g->inputs[bd->index].data;
-      else if (bd->kind == SB_TEMP && bd->index >= 0 && bd->index < s->ntemp) base = temps[bd->index];
+      if (bd->kind == SB_INPUT && rt_schedule_input(g, imap, nimap, bd->index, &base)) {
+      } else if (bd->kind == SB_TEMP && bd->index >= 0 && bd->index < s->ntemp) base = temps[bd->index];
       else if (bd->kind == SB_OUTPUT && bd->index >= 0 && bd->index < nouts) base = out_data[bd->index];
       else if (bd->kind == SB_INDEX) { /* no memory: the base word carries the offset (ir.h) */
         bufs[b] = (void *)(uintptr_t)((uint64_t)bd->offset * 8u);
@@ -158,7 +158,7 @@ done:
 
 LoomStatus rt_run_schedule(LoomContext *ctx, const IrGraph *g, const Schedule *s, void *const *out_data, Diag *d) {
   /* Without the output count, trust the schedule's indices (the pipeline made them from the roots). */
-  return run_schedule(ctx, g, s, NULL, out_data, INT32_MAX, 0, d);
+  return run_schedule(ctx, g, NULL, 0, s, NULL, out_data, INT32_MAX, 0, d);
 }
 
 /* Copies a C-contiguous array into dst (any strides), element by element. */
@@ -306,7 +306,8 @@ static LoomStatus host_specialize(LoomContext *ctx, Arena *a, Schedule *s, Diag 
 }
 
 static LoomStatus host_run_schedule(LoomContext *ctx, int index, const RtRun *r, Diag *d) {
-  return run_schedule(ctx, r->graph, r->schedule, r->pinned, r->out_data, r->nouts, r->extra_temp_bytes, d);
+  return run_schedule(ctx, r->graph, r->input_map, r->ninput_map, r->schedule, r->pinned, r->out_data, r->nouts,
+                      r->extra_temp_bytes, d);
 }
 
 static LoomStatus host_write_strided(LoomContext *ctx, const LoomArray *tmp, LoomArray *out, Diag *d) {

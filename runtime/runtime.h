@@ -89,6 +89,7 @@ typedef struct RtDeviceSlot {
 
 typedef struct RtState RtState;
 typedef struct RtSortKernels RtSortKernels;
+typedef struct RtPlanCache RtPlanCache;
 struct RtState {
   RtHostPool *host_pool;
   RtPool *pool;
@@ -117,7 +118,11 @@ struct RtState {
   void *dump_user;
   struct RtHostDisk *_Atomic host_disk; /* host kernels on disk (runtime/host_disk.c); NULL until used */
   struct RtSortKernels *sort; /* the device radix sort's kernels (runtime/gpu/gpu_sort.c); NULL until used */
+  struct RtPlanCache *plan_cache; /* plans shared by structure (runtime/plan_cache.c); NULL until used */
 };
+
+/* Releases the structural plan cache's plans (runtime/plan_cache.c): with the context, before its devices close. */
+void rt_plan_cache_destroy(LoomContext *ctx);
 
 /* The GNU build-id of the loaded Loom library as hex ("" when it has none): part of every disk-cache
  * key, so that no build loads another build's kernels (runtime/build_id.c). */

@@ -137,7 +137,8 @@ LoomStatus rt_gpu_run_schedule(const RtGpuDriver *drv, LoomContext *ctx, int dev
       for (int b = 0; b < ir->nbuf; b++) {
         const SchedBinding *bd = &sk->bind[b];
         uint64_t base = 0;
-        if (bd->kind == SB_INPUT && bd->index >= 0 && bd->index < gr->ninputs) base = (uint64_t)(uintptr_t)gr->inputs[bd->index].data;
+        void *in = NULL;
+        if (bd->kind == SB_INPUT && rt_schedule_input(gr, run->input_map, run->ninput_map, bd->index, &in)) base = (uint64_t)(uintptr_t)in;
         else if (bd->kind == SB_TEMP && bd->index >= 0 && bd->index < s->ntemp) base = temps[bd->index];
         else if (bd->kind == SB_OUTPUT && bd->index >= 0 && bd->index < nouts) base = (uint64_t)(uintptr_t)out_data[bd->index];
         else st = diag_error(d, LOOM_ERR_INTERNAL, "internal error: kernel %s binds buffer %d to a missing array", ir->name, b);
@@ -172,7 +173,8 @@ LoomStatus rt_gpu_run_schedule(const RtGpuDriver *drv, LoomContext *ctx, int dev
     for (int b = 0; b < nb; b++) {
       const SchedBinding *bd = &sk->bind[b];
       uint64_t base = 0;
-      if (bd->kind == SB_INPUT && bd->index >= 0 && bd->index < gr->ninputs) base = (uint64_t)(uintptr_t)gr->inputs[bd->index].data;
+      void *in = NULL;
+      if (bd->kind == SB_INPUT && rt_schedule_input(gr, run->input_map, run->ninput_map, bd->index, &in)) base = (uint64_t)(uintptr_t)in;
       else if (bd->kind == SB_TEMP && bd->index >= 0 && bd->index < s->ntemp) base = temps[bd->index];
       else if (bd->kind == SB_OUTPUT && bd->index >= 0 && bd->index < nouts) base = (uint64_t)(uintptr_t)out_data[bd->index];
       else if (bd->kind == SB_INDEX) base = 0; /* no memory: the word is offset * 8 (ir.h) */

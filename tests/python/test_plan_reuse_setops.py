@@ -118,10 +118,9 @@ def test_setops_values_edge_cases(fresh_sort):
             np.intersect1d(ua, ub, assume_unique=True, return_indices=True))
 
 
-@pytest.mark.parametrize("kind", ["nonzero", "mask", "flatnonzero", "argwhere", pytest.param(
-    "nonzero2d", marks=pytest.mark.xfail(strict=True, reason="nonzero's per-axis unravel stays lazy by design "
-                                         "(fused into its consumers), so evaluating it alone plans anew "
-                                         "each call (it reads the compaction's new buffer)"))])
+# nonzero2d: the per-axis unravel stays lazy by design (fused into its consumers) and reads the
+# compaction's new buffer each call: a new graph input, planned once by structure (runtime/plan_cache.c)
+@pytest.mark.parametrize("kind", ["nonzero", "mask", "flatnonzero", "argwhere", "nonzero2d"])
 def test_compaction_makes_no_plans_in_steady_state(kind):
     h = rng.standard_normal((64, 50))
     if kind != "nonzero2d":
