@@ -175,9 +175,10 @@ def _from_numpy(a, copy=True, device=None):
     if a.dtype.byteorder not in "=|" or a.dtype not in _CODE:
         _code(a.dtype)  # raises TypeError for unsupported dtypes
         a = a.astype(a.dtype.newbyteorder("="))
-    if builtins.any(s % a.itemsize for s in a.strides):
+    c_order = a.flags.c_contiguous  # the common case: nothing to reorder
+    if not c_order and builtins.any(s % a.itemsize for s in a.strides):
         a = numpy.ascontiguousarray(a)
-    if copy and a.ndim > 1 and a.size > 1:
+    if copy and not c_order and a.ndim > 1 and a.size > 1:
         perm = _layout_perm(a.shape, a.strides, a.itemsize, "K")
         if perm != tuple(range(a.ndim)):  # copy the axes in memory order, then view them back
             r = _from_numpy(numpy.ascontiguousarray(a.transpose(perm)), True, device).transpose(_inverse_perm(perm))

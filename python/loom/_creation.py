@@ -151,6 +151,8 @@ def asarray(a, dtype=None, order=None, *, blocking=True):
     asked. blocking= as array()'s."""
     if type(a) is ndarray and dtype is None and order is None:  # the common call, first
         return a
+    if type(a) is numpy.ndarray and dtype is None and order is None and a.dtype.kind != "O":  # NumPy data, its layout
+        return _from_numpy(a)
     o = _order_name(order)
     if type(a) in _FRESH_TYPES:  # Python data (asarray([1.0, 2.0])): no array protocol to ask
         return array(a, dtype, copy=True, order=o)

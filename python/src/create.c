@@ -53,6 +53,8 @@ static PyObject *device_empty(ModState *st, LoomArray *d, int zero) {
   return r;
 }
 
+static PyObject *host_empty(ModState *st, LoomArray *d_in, size_t bytes, int zero);
+
 /* empty(shape, dtype, zero): a new C-contiguous array (64-byte aligned). */
 static PyObject *core_empty(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
   MODSTATE;
@@ -80,6 +82,13 @@ static PyObject *core_empty(PyObject *module, PyObject *const *args, Py_ssize_t 
   }
   contiguous_strides(&d);
   if (d.device != LOOM_DEVICE_HOST) return device_empty(st, &d, zero);
+  return host_empty(st, &d, bytes, zero);
+}
+
+/* A new C-contiguous host array of d's shape and dtype (d: strides set; bytes: its size), 64-byte aligned;
+ * zero: its bytes cleared. */
+static PyObject *host_empty(ModState *st, LoomArray *d_in, size_t bytes, int zero) {
+  LoomArray d = *d_in;
   /* large host arrays from the runtime's caching pool (runtime/host_pool.c: blocks kept when freed, 2 MiB
    * pages): from malloc every new array of >= 1 MiB was fresh memory, a page fault per 4 KiB on its first
    * write (concatenate of two 16 MB halves: ~30 ms against 1-2 for a kernel's pooled output) */
@@ -116,6 +125,27 @@ static PyObject *core_empty(PyObject *module, PyObject *const *args, Py_ssize_t 
 /* Copies src (any strides) into a new contiguous array. */
 
 static PyObject *copy_array(ModState *st, ArrayObject *src) {
+  /* a C-contiguous host source is one memcpy (a graph, a plan and a kernel launch cost ~5 us) */
+  if (!src->lazy && src->desc.device == LOOM_DEVICE_HOST && src->desc.data && is_c_contiguous(&src->desc)) {
+    LoomArray d = src->desc;
+    size_t bytes = (size_t)numel(&d) * loom_dtype_size(d.dtype);
+    contiguous_strides(&d);
+    PyObject *r = host_empty(st, &d, bytes, 0);
+    if (r && bytes) {
+      void *dst = ((ArrayObject *)r)->desc.data;
+      const void *from = src->desc.data;
+      PyObject *mem = Py_XNewRef(src->buffer); /* keeps the source alive while the GIL is released */
+      if (numel(&d) >= NOGIL_ELEMS) {
+        Py_BEGIN_ALLOW_THREADS
+        memcpy(dst, from, bytes);
+        Py_END_ALLOW_THREADS
+      } else {
+        memcpy(dst, from, bytes);
+      }
+      Py_XDECREF(mem);
+    }
+    return r;
+  }
   GraphObject *gr = graph_new(st, 0);
   if (!gr) return NULL;
   LoomNode x;
