@@ -366,6 +366,25 @@ static int32_t reciprocal_if_pow2(IrGraph *g, const IrNode *n, Diag *d) {
   return ir_add_raw(g, &rc, &out, d) == LOOM_OK ? out : -2;
 }
 
+/* x << c or x >> c with c a constant of x's integer dtype outside [0, width]: the amount `width` shifts the
+ * same (every amount >= the width or negative shifts every bit out: 0, or the sign of an arithmetic right
+ * shift; codegen/math_int.c), so all of them become one node. Constant shift amounts are baked into the
+ * kernel (passes/lower.c), so a shift costs at most width + 1 kernels over every value of its amount.
+ * The constant for the new amount (a node); -1 when the rule does not apply, -2 after an error in d. */
+static int32_t clamped_shift_amount(IrGraph *g, const IrNode *n, Diag *d) {
+  int32_t k = pass_const_of(g, n->src[1]);
+  LoomDType t = (LoomDType)n->dtype;
+  if (k < 0 || g->nodes[k].dtype != n->dtype || !dtype_is_int(t)) return -1;
+  int w = dtype_bits(t);
+  const Scalar v = g->nodes[k].value;
+  if (dtype_kind(t) == DK_UINT ? v.u <= (uint64_t)w : v.i >= 0 && v.i <= w) return -1;
+  IrNode rc = g->nodes[k];
+  rc.value = ir_scalar_canon(t, (Scalar){.i = w});
+  rc.hash = 0;
+  int32_t out;
+  return ir_add_raw(g, &rc, &out, d) == LOOM_OK ? out : -2;
+}
+
 /* A keepdims reduction (not a root) as the plain reduction viewed with its reduced axes as 1s: the
  * plain node is hash-consed, so x.mean(0) and the x.mean(0, keepdims=True) inside x.var(0) become one
  * reduction, computed once. The views are free (fusion reads the reduction through them). */
@@ -427,6 +446,15 @@ static LoomStatus fold_node(IrGraph *g, int32_t x, bool root, const int32_t *map
           *out = n.src[1 - i];
           return LOOM_OK;
         }
+      }
+    }
+    if (n.kind == IR_ELEM && (n.op == LOOM_OP_LEFT_SHIFT || n.op == LOOM_OP_RIGHT_SHIFT)) {
+      int32_t r = clamped_shift_amount(g, &n, d);
+      if (r == -2) return d->status;
+      if (r >= 0) {
+        n.src[1] = r;
+        n.hash = 0;
+        return ir_add_raw(g, &n, out, d);
       }
     }
     if (n.kind == IR_ELEM && n.op == LOOM_OP_TRUEDIV) {

@@ -175,6 +175,12 @@ static bool bakes_operand(LoomOp op, int i, LoomDType od) {
   /* the exponent of a power: codegen's pow by a constant exponent (math_pow.c: multiplies, sqrt,
    * divides, NumPy's fast paths) needs its value; a new exponent is a new kernel, as a new rule */
   if (i == 1 && op == LOOM_OP_POW) return true;
+  /* a shift by a constant amount: an immediate shift, without the run-time test an amount >= the width
+   * needs (bit tricks such as bitwise_count's); at most width + 1 kernels per shift over every amount
+   * (pass_fold makes every amount outside [0, width] the width). It is also what NVIDIA's JIT computes
+   * right at levels >= 1: shifts by a parameter after a multiply came out wrong on an H100 (driver 580,
+   * 2026-12-06: bitwise_count of uint16 gave 12 for 16, of uint32 24 for 31; level 0 was right) */
+  if (i == 1 && (op == LOOM_OP_LEFT_SHIFT || op == LOOM_OP_RIGHT_SHIFT) && dtype_is_int(od)) return true;
   return i == 1 && (op == LOOM_OP_FLOORDIV || op == LOOM_OP_MOD) && dtype_is_int(od);
 }
 

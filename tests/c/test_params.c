@@ -163,8 +163,10 @@ static void test_int8_weak(void) {
       }
     }
     CHECK(bad == 0, "op %d: %d wrong int8 results", (int)ops[o], bad);
-    CHECK(compiled() - c0 == 1, "op %d over every int8 scalar compiled %llu kernels", (int)ops[o],
-          (unsigned long long)(compiled() - c0));
+    /* shift amounts are baked (passes/lower.c), those outside [0, 8] folded to 8: 9 kernels at most */
+    uint64_t most = ops[o] == LOOM_OP_RIGHT_SHIFT ? 9 : 1;
+    CHECK(compiled() - c0 >= 1 && compiled() - c0 <= most, "op %d over every int8 scalar compiled %llu kernels (at most %llu)",
+          (int)ops[o], (unsigned long long)(compiled() - c0), (unsigned long long)most);
   }
 }
 
