@@ -22,6 +22,7 @@ from . import _dask as _dask
 from . import _docstrings as _docstrings
 from . import _fft_config as _fft_config
 from . import _flatiter as _flatiter
+from . import _float_bits as _float_bits
 from . import _functional as _functional
 from . import _fuse as _fuse
 from . import _grids as _grids

@@ -13,7 +13,7 @@ of array types or wrappers is needed. This module adds what the CuPy-compatible 
   std/var, min=/max= of clip) as thin adapters around loom's own functions;
 - the functions the layer does not have yet (on the device where loom's graph ops express them:
   vecdot, tril/triu, meshgrid, flip, take, diff, unstack, logaddexp, signbit, matrix_transpose; on a
-  host copy through NumPy otherwise: tensordot, repeat, roll, tile, nextafter).
+  host copy through NumPy otherwise: tensordot, repeat, roll, tile; nextafter is the ufunc's).
 Sorting, searching, sets and cumulative sums live in _sorting.py.
 
 `export(namespace)` puts the names into loom's namespace; a name the CuPy layer already defines is
@@ -536,7 +536,8 @@ def _weak_pair(x1, x2):
 
 
 def nextafter(x1, x2, /):
-    return _host(numpy.nextafter, *_weak_pair(x1, x2))
+    """The next float after x1 towards x2: the ufunc loom.nextafter of the standard's scalar pair."""
+    return _ns().nextafter(*_weak_pair(x1, x2))
 
 
 _ALIASES = {"acos": "arccos", "acosh": "arccosh", "asin": "arcsin", "asinh": "arcsinh", "atan": "arctan",
