@@ -168,7 +168,10 @@ def test_complex_parts_in_kernels(dtype):
     np.testing.assert_array_equal(got, z.imag * 2 + 1)
     np.testing.assert_allclose(loom.asnumpy(fb(lz)), z.real * z.imag + abs(z), rtol=rtol, atol=1e-5)
     np.testing.assert_array_equal(loom.asnumpy(fs(lz)), z[:, ::-3].imag.max(axis=1))
-    np.testing.assert_allclose(loom.asnumpy(fr(lz[:, 1::2])), z[:, 1::2].real.sum(axis=1), rtol=rtol)
+    # a float32 sum is as close as its order allows: eps * sum |v| absolutely (a sum near 0 has no relative bound)
+    half = z[:, 1::2].real
+    np.testing.assert_allclose(loom.asnumpy(fr(lz[:, 1::2])), half.sum(axis=1), rtol=rtol,
+                               atol=float(np.finfo(part).eps) * float(np.abs(half).sum(axis=1).max()))
     e = np.zeros((0, 4), dtype)
     np.testing.assert_array_equal(loom.asnumpy(fr(loom.asarray(e))), e.real.sum(axis=1))
     s = np.array(3 - 4j, dtype)
@@ -177,6 +180,8 @@ def test_complex_parts_in_kernels(dtype):
 
 def test_complex_part_kernels_read_floats_without_gathers():
     z = loom.asarray(np.zeros(1 << 12, np.complex64))
+    if z._on_gpu:
+        pytest.skip("the host's code generation (its LLVM vectors): arrays on the host device")
     k = _kernels(lambda: z.real * 2.0 + z.real)
     assert "in f32 [2]" in k and "c64" not in k, k
     k = _kernels(lambda: abs(z) + z.real)
