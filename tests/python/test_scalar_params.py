@@ -90,8 +90,9 @@ def test_int8_every_weak_int(op):
             continue  # NumPy's shift by >= the width is platform-defined
         with np.errstate(over="ignore"):
             same(f(x, s).get(), f(xn, s))
-    # x + 0 and x * 1 fold away (a structure of their own): at most one more kernel each
-    assert compiled() - c0 <= 1
+    # x + 0 and x * 1 fold away (a structure of their own): at most one more kernel each; shift amounts
+    # are baked (passes/lower.c: NVIDIA's JIT got shifts by a parameter wrong), one kernel per amount 0..7
+    assert compiled() - c0 <= (7 if op == "rshift" else 1)
 
 
 def test_integer_extremes_and_unsigned():
