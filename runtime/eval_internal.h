@@ -72,10 +72,11 @@ RtPlan *rt_plan_share(LoomGraph *g, int32_t n, const LoomNode *nodes, const Loom
 /* ---- plan_cache.c ---------------------------------------------------------------------------------------
  * Every new input array is a new graph node, so a graph's own plans serve only evaluations of the same
  * nodes; an expression evaluated on fresh arrays planned again each time. The context keeps up to
- * LOOM_PLAN_CACHE (default 256) plans keyed by a canonical form of the evaluated subgraph: the reachable
- * nodes in a depth-first post-order from the roots with sources renumbered, inputs by first use with their layouts (never their
- * data), constants' bits, roots, output layouts and the device. Passes read no array data, so a plan is
- * valid for every graph of the same key once its schedule's inputs are renamed (RtRun.input_map). */
+ * LOOM_PLAN_CACHE (default 256) plans (a segmented LRU: reused plans are protected from one-off ones) keyed
+ * by a canonical form of the evaluated subgraph: the reachable nodes in a depth-first post-order from the
+ * roots with sources renumbered, inputs by first use with their layouts (never their data), constants'
+ * bits, roots, output layouts and the device. Passes read no array data, so a plan is valid for every
+ * graph of the same key once its schedule's inputs are renamed (RtRun.input_map). */
 typedef struct RtPlanKey {
   uint8_t *bytes;
   size_t len;

@@ -26,7 +26,8 @@ enum {
 
 typedef struct PlanEntry {
   struct PlanEntry *chain;      /* the bucket's next entry */
-  struct PlanEntry *prev, *next; /* most recently used first */
+  struct PlanEntry *prev, *next; /* its segment's list, most recently used first */
+  bool hot;                      /* in the protected segment: hit since it was kept */
   uint64_t hash;
   size_t len;
   uint8_t *bytes;
@@ -35,11 +36,15 @@ typedef struct PlanEntry {
   RtPlan *plan;   /* one reference */
 } PlanEntry;
 
+/* A segmented LRU: a new plan enters the probation segment and moves to the protected one on its first hit;
+ * the probation segment's least recently used goes first. A structure made once (a new constant each call:
+ * a learning rate, a random counter) then never pushes out the plans that are reused. */
 struct RtPlanCache {
   pthread_mutex_t lock;
-  int32_t capacity, count, nbuckets;
+  int32_t capacity, nbuckets;
+  int32_t count[2]; /* [0] probation, [1] protected */
   PlanEntry **buckets;
-  PlanEntry *first, *last;
+  PlanEntry *first[2], *last[2];
 };
 
 /* ---- the key ----------------------------------------------------------------------------------------- */
@@ -240,19 +245,36 @@ static PlanEntry *lookup(RtPlanCache *c, const RtPlanKey *key) {
 }
 
 static void unlink_lru(RtPlanCache *c, PlanEntry *e) {
+  int s = e->hot;
   if (e->prev) e->prev->next = e->next;
-  else c->first = e->next;
+  else c->first[s] = e->next;
   if (e->next) e->next->prev = e->prev;
-  else c->last = e->prev;
+  else c->last[s] = e->prev;
   e->prev = e->next = NULL;
+  c->count[s]--;
 }
 
-static void push_front(RtPlanCache *c, PlanEntry *e) {
+static void push_front(RtPlanCache *c, PlanEntry *e, bool hot) {
+  int s = e->hot = hot;
   e->prev = NULL;
-  e->next = c->first;
-  if (c->first) c->first->prev = e;
-  c->first = e;
-  if (!c->last) c->last = e;
+  e->next = c->first[s];
+  if (c->first[s]) c->first[s]->prev = e;
+  c->first[s] = e;
+  if (!c->last[s]) c->last[s] = e;
+  c->count[s]++;
+}
+
+/* A hit: to the front of the protected segment, whose least recently used goes back to probation when it
+ * holds more than three quarters of the capacity. */
+static void promote(RtPlanCache *c, PlanEntry *e) {
+  unlink_lru(c, e);
+  push_front(c, e, true);
+  int32_t hot_cap = c->capacity - (c->capacity / 4 > 1 ? c->capacity / 4 : 1);
+  if (c->count[1] > hot_cap) {
+    PlanEntry *old = c->last[1];
+    unlink_lru(c, old);
+    push_front(c, old, false);
+  }
 }
 
 RtPlan *rt_plan_cache_find(LoomGraph *g, const RtPlanKey *key, int32_t n, const LoomNode *nodes,
@@ -263,8 +285,7 @@ RtPlan *rt_plan_cache_find(LoomGraph *g, const RtPlanKey *key, int32_t n, const 
   pthread_mutex_lock(&c->lock);
   PlanEntry *e = lookup(c, key);
   if (e && e->ncanon == key->ncanon) {
-    unlink_lru(c, e);
-    push_front(c, e);
+    promote(c, e);
     int32_t nmap = 0;
     for (int32_t j = 0; j < e->ncanon; j++)
       if (e->canon[j] + 1 > nmap) nmap = e->canon[j] + 1;
@@ -333,16 +354,15 @@ void rt_plan_cache_insert(LoomContext *ctx, const RtPlanKey *key, RtPlan *p) {
   PlanEntry **b = bucket(c, key->hash);
   e->chain = *b;
   *b = e;
-  push_front(c, e);
-  if (++c->count > c->capacity) { /* the least recently used goes */
-    evicted = c->last;
+  push_front(c, e, false);
+  if (c->count[0] + c->count[1] > c->capacity) { /* probation's least recently used goes first */
+    evicted = c->last[0] ? c->last[0] : c->last[1];
     unlink_lru(c, evicted);
     for (PlanEntry **link = bucket(c, evicted->hash); *link; link = &(*link)->chain)
       if (*link == evicted) {
         *link = evicted->chain;
         break;
       }
-    c->count--;
   }
   pthread_mutex_unlock(&c->lock);
   if (evicted) { /* outside the lock: the last reference unpins kernels */
@@ -354,11 +374,12 @@ void rt_plan_cache_insert(LoomContext *ctx, const RtPlanKey *key, RtPlan *p) {
 void rt_plan_cache_destroy(LoomContext *ctx) {
   RtPlanCache *c = ctx && ctx->rt ? ctx->rt->plan_cache : NULL;
   if (!c) return;
-  for (PlanEntry *e = c->first, *next; e; e = next) {
-    next = e->next;
-    rt_plan_free(ctx, e->plan);
-    entry_free(ctx, e);
-  }
+  for (int seg = 0; seg < 2; seg++)
+    for (PlanEntry *e = c->first[seg], *next; e; e = next) {
+      next = e->next;
+      rt_plan_free(ctx, e->plan);
+      entry_free(ctx, e);
+    }
   pthread_mutex_destroy(&c->lock);
   ctx_free(ctx, c->buckets);
   ctx_free(ctx, c);

@@ -157,6 +157,23 @@ static void test_eviction(void) {
   tc_free(&x), tc_free(&y), tc_free(&out);
 }
 
+/* A structure reused once is protected: many structures made once each (a new constant every call, as a
+ * learning rate is) then do not push it out of the small cache (LOOM_PLAN_CACHE=3: two protected). */
+static void test_one_offs_do_not_evict(void) {
+  LoomArray x = tc_new1(LOOM_FLOAT64, 9), y = tc_new1(LOOM_FLOAT64, 9), out = tc_new1(LOOM_FLOAT64, 9);
+  fill(&x, 0.25, 1.0);
+  fill(&y, 2.0, -0.5);
+  if (eval_sub(&x, &y, 0.125, false, &out)) check_sub(&out, &x, &y, 0.125, "reused structure");
+  if (eval_sub(&y, &x, 0.125, false, &out)) check_sub(&out, &y, &x, 0.125, "reused structure, a hit");
+  for (int k = 0; k < 10; k++)
+    if (eval_sub(&x, &y, 1000.0 + k, false, &out)) check_sub(&out, &x, &y, 1000.0 + k, "a one-off constant");
+  uint64_t before = plans_made();
+  if (eval_sub(&x, &y, 0.125, false, &out)) check_sub(&out, &x, &y, 0.125, "reused structure after the one-offs");
+  CHECK(plans_made() == before, "the reused structure was pushed out by one-off ones (%llu -> %llu plans)",
+        (unsigned long long)before, (unsigned long long)plans_made());
+  tc_free(&x), tc_free(&y), tc_free(&out);
+}
+
 /* The origin graph stays alive and is evaluated again after another graph shared its plan; then it is
  * destroyed while the other graph still holds the shared plan. */
 static void test_lifetimes(void) {
@@ -189,6 +206,7 @@ int main(void) {
   test_one_input_or_two();
   test_offsets_and_reductions();
   test_eviction();
+  test_one_offs_do_not_evict();
   test_lifetimes();
   return tc_finish();
 }
