@@ -210,18 +210,40 @@ void cg_host_mom_phase0(Lower *L, LLVMValueRef lo, LLVMValueRef hi) {
 }
 
 /* ---- parts and results -------------------------------------------------------------------------------- */
-void cg_host_mom_merge_parts(Lower *L, LLVMValueRef first, LLVMValueRef nparts, int rec_size) {
+/* Stack slots of the running moments of parts folded in part order (count *an, per moment mean am[i] and
+ * M2 aq[i]), zeroed at the builder's position. */
+static void mom_slots(Lower *L, LLVMValueRef *an, LLVMValueRef *am, LLVMValueRef *aq) {
   LLVMBuilderRef b = L->m.b;
-  LLVMValueRef an = cg_entry_alloca(L, L->i64, "pn"), am[CG_MOM_MAX], aq[CG_MOM_MAX];
-  LLVMValueRef iv = cg_entry_alloca(L, L->i64, "pi");
-  LLVMBuildStore(b, cg_i64(&L->m, 0), an);
-  LLVMBuildStore(b, cg_i64(&L->m, 0), iv);
+  *an = cg_entry_alloca(L, L->i64, "mn");
+  LLVMBuildStore(b, cg_i64(&L->m, 0), *an);
   for (int i = 0; i < L->mom.n; i++) {
-    am[i] = cg_entry_alloca(L, ftype(L, i), "pm");
-    aq[i] = cg_entry_alloca(L, ftype(L, i), "pq");
+    am[i] = cg_entry_alloca(L, ftype(L, i), "mm");
+    aq[i] = cg_entry_alloca(L, ftype(L, i), "mq");
     LLVMBuildStore(b, fconst(L, i, 0.0), am[i]);
     LLVMBuildStore(b, fconst(L, i, 0.0), aq[i]);
   }
+}
+
+/* The slots' moments merged with a later part's (nb, mb, qb) by Chan's merge (the slots' first), stored
+ * back into the slots. */
+static void mom_fold(Lower *L, LLVMValueRef an, LLVMValueRef *am, LLVMValueRef *aq, LLVMValueRef nb, LLVMValueRef *mb,
+                     LLVMValueRef *qb) {
+  LLVMBuilderRef b = L->m.b;
+  cg_gpu_mom_take(L, an, am, aq);
+  cg_gpu_mom_merge(L, nb, mb, qb);
+  LLVMBuildStore(b, L->mom_n, an);
+  for (int i = 0; i < L->mom.n; i++) {
+    LLVMBuildStore(b, L->mom_mean[i], am[i]);
+    LLVMBuildStore(b, L->mom_m2[i], aq[i]);
+  }
+}
+
+void cg_host_mom_merge_parts(Lower *L, LLVMValueRef first, LLVMValueRef nparts, int rec_size) {
+  LLVMBuilderRef b = L->m.b;
+  LLVMValueRef an, am[CG_MOM_MAX], aq[CG_MOM_MAX];
+  LLVMValueRef iv = cg_entry_alloca(L, L->i64, "pi");
+  LLVMBuildStore(b, cg_i64(&L->m, 0), iv);
+  mom_slots(L, &an, am, aq);
   LLVMBasicBlockRef head = cg_new_bb(L, "mp.head"), body = cg_new_bb(L, "mp.body"), done = cg_new_bb(L, "mp.done");
   LLVMBuildBr(b, head);
   LLVMPositionBuilderAtEnd(b, head);
@@ -232,13 +254,7 @@ void cg_host_mom_merge_parts(Lower *L, LLVMValueRef first, LLVMValueRef nparts, 
   LLVMValueRef rec = LLVMBuildGEP2(b, LLVMInt8TypeInContext(L->m.c), first, &byte, 1, "");
   LLVMValueRef nb, mb[CG_MOM_MAX], qb[CG_MOM_MAX];
   cg_gpu_mom_load(L, rec, &nb, mb, qb);
-  cg_gpu_mom_take(L, an, am, aq);
-  cg_gpu_mom_merge(L, nb, mb, qb); /* earlier parts first */
-  LLVMBuildStore(b, L->mom_n, an);
-  for (int i = 0; i < L->mom.n; i++) {
-    LLVMBuildStore(b, L->mom_mean[i], am[i]);
-    LLVMBuildStore(b, L->mom_m2[i], aq[i]);
-  }
+  mom_fold(L, an, am, aq, nb, mb, qb); /* earlier parts first */
   LLVMBuildStore(b, LLVMBuildAdd(b, part, cg_i64(&L->m, 1), ""), iv);
   LLVMBuildBr(b, head);
   LLVMPositionBuilderAtEnd(b, done);
@@ -286,18 +302,12 @@ static void o_point_parts(Lower *L) {
   np = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSGT, np, cg_i64(m, CG_MOM_MAX_PARTS), ""), cg_i64(m, CG_MOM_MAX_PARTS), np, "");
   LLVMValueRef q = LLVMBuildSDiv(b, rs, np, ""), r = LLVMBuildSRem(b, rs, np, "");
   LLVMValueRef sv = cg_entry_alloca(L, ty0, "ops"), sc = cg_entry_alloca(L, ty0, "opc"), iv = cg_entry_alloca(L, L->i64, "opart");
-  LLVMValueRef an = cg_entry_alloca(L, L->i64, "opn"), am[CG_MOM_MAX], aq[CG_MOM_MAX];
+  LLVMValueRef an, am[CG_MOM_MAX], aq[CG_MOM_MAX];
   LLVMValueRef id = cg_red_identity(L, k->phases[0].reduce_op, t0);
   LLVMBuildStore(b, id, sv);
   LLVMBuildStore(b, id, sc);
   LLVMBuildStore(b, cg_i64(m, 0), iv);
-  LLVMBuildStore(b, cg_i64(m, 0), an);
-  for (int i = 0; i < L->mom.n; i++) {
-    am[i] = cg_entry_alloca(L, ftype(L, i), "opm");
-    aq[i] = cg_entry_alloca(L, ftype(L, i), "opq");
-    LLVMBuildStore(b, fconst(L, i, 0.0), am[i]);
-    LLVMBuildStore(b, fconst(L, i, 0.0), aq[i]);
-  }
+  mom_slots(L, &an, am, aq);
   LLVMBasicBlockRef head = cg_new_bb(L, "op.head"), body = cg_new_bb(L, "op.body"), done = cg_new_bb(L, "op.done");
   LLVMBuildBr(b, head);
   LLVMPositionBuilderAtEnd(b, head);
@@ -313,13 +323,7 @@ static void o_point_parts(Lower *L) {
   LLVMValueRef nb = L->mom_n, mb[CG_MOM_MAX], qb[CG_MOM_MAX];
   memcpy(mb, L->mom_mean, sizeof mb);
   memcpy(qb, L->mom_m2, sizeof qb);
-  cg_gpu_mom_take(L, an, am, aq);
-  cg_gpu_mom_merge(L, nb, mb, qb);
-  LLVMBuildStore(b, L->mom_n, an);
-  for (int i = 0; i < L->mom.n; i++) {
-    LLVMBuildStore(b, L->mom_mean[i], am[i]);
-    LLVMBuildStore(b, L->mom_m2[i], aq[i]);
-  }
+  mom_fold(L, an, am, aq, nb, mb, qb);
   LLVMBuildStore(b, LLVMBuildAdd(b, part, cg_i64(m, 1), ""), iv);
   LLVMBuildBr(b, head);
   LLVMPositionBuilderAtEnd(b, done);

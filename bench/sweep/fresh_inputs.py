@@ -14,6 +14,7 @@ import time
 import numpy as np
 
 import loom
+from small_calls import best_us  # best of 5 runs of n calls, us per call (a sync around each run)
 
 try:
     import torch
@@ -22,21 +23,6 @@ except ImportError:  # torch is optional
     torch = None
 
 POOL = 64
-
-
-def best_us(f, n, sync=None):
-    f()
-    best = 1e9
-    for _ in range(5):
-        if sync:
-            sync()
-        t = time.perf_counter()
-        for _ in range(n):
-            f()
-        if sync:
-            sync()
-        best = min(best, (time.perf_counter() - t) / n)
-    return best * 1e6
 
 
 def softmax(xp, x):

@@ -346,8 +346,7 @@ def _float_bits_impl(name, nin):
     fused, no host round trip); on the host NumPy's own loops (2-3x faster there than the float64 steps)."""
     host = _host_ufunc_impl(name, nin)
 
-    def impl(*args):
-        from . import _float_bits
+    def impl(*args):  # _float_bits: imported below, after the names it takes from this module
         if _FLOAT_BITS_GRAPH_ON_HOST or _trace_like() is not None or \
                 any(isinstance(v, ndarray) and v._on_gpu for v in map(_operand, args)):
             return getattr(_float_bits, name)(*args)
