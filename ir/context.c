@@ -106,6 +106,12 @@ enum { ARENA_CHUNK = 64 * 1024 };
 void arena_init(Arena *a, LoomContext *ctx) {
   a->ctx = ctx;
   a->head = NULL;
+  a->next_chunk = 0;
+}
+
+void arena_init_small(Arena *a, LoomContext *ctx, size_t first) {
+  arena_init(a, ctx);
+  a->next_chunk = first < 256 ? 256 : first;
 }
 
 static ArenaChunk *arena_new_chunk(Arena *a, size_t size) {
@@ -138,7 +144,10 @@ void *arena_alloc(Arena *a, size_t size) {
     return c->data;
   }
   if (!a->head || a->head->size - a->head->used < size) {
-    ArenaChunk *c = arena_new_chunk(a, ARENA_CHUNK);
+    size_t want = a->next_chunk && a->next_chunk < ARENA_CHUNK ? a->next_chunk : ARENA_CHUNK;
+    while (want < size) want *= 2; /* size <= ARENA_CHUNK / 4 here */
+    a->next_chunk = want * 2;
+    ArenaChunk *c = arena_new_chunk(a, want);
     if (!c) return NULL;
     c->next = a->head;
     a->head = c;

@@ -403,7 +403,8 @@ static LoomStatus plain_reduce(IrGraph *g, const IrNode *n, int32_t *out, Diag *
   return ir_reshape(g, plain, n->ndim, n->shape, out, d);
 }
 
-static LoomStatus fold_node(IrGraph *g, int32_t x, bool root, const int32_t *map, int32_t *out, Diag *d) {
+static LoomStatus fold_node(IrModule *m, int32_t x, bool root, const int32_t *map, int32_t *out, Diag *d) {
+  IrGraph *g = m->graph;
   IrNode n = g->nodes[x];
   int nsrc = ir_node_arity(&n);
   bool changed = false;
@@ -428,6 +429,8 @@ static LoomStatus fold_node(IrGraph *g, int32_t x, bool root, const int32_t *map
       k.value = ir_scalar_canon((LoomDType)n.dtype, v);
       int32_t kc;
       if ((st = ir_add_raw(g, &k, &kc, d)) != LOOM_OK) return st;
+      for (int i = 0; i < nsrc; i++) pass_note_const_read(m, c[i]);
+      pass_note_const_read(m, kc); /* hash-consed: may be a constant of the graph */
       return const_at(g, kc, &n, out, d);
     }
     if (n.kind == IR_CAST && g->nodes[n.src[0]].dtype == n.dtype && same_shape(&g->nodes[n.src[0]], &n)) {
@@ -443,6 +446,7 @@ static LoomStatus fold_node(IrGraph *g, int32_t x, bool root, const int32_t *map
         if (add && dtype_is_float((LoomDType)n.dtype)) continue; /* -0.0 + 0.0 is +0.0 */
         if (dtype_is_complex((LoomDType)n.dtype)) continue;     /* (inf+0j) * 1 is inf+nanj */
         if (is_value(&g->nodes[k], add ? 0 : 1)) {
+          pass_note_const_read(m, k);
           *out = n.src[1 - i];
           return LOOM_OK;
         }
@@ -452,6 +456,8 @@ static LoomStatus fold_node(IrGraph *g, int32_t x, bool root, const int32_t *map
       int32_t r = clamped_shift_amount(g, &n, d);
       if (r == -2) return d->status;
       if (r >= 0) {
+        pass_note_const_read(m, pass_const_of(g, n.src[1]));
+        pass_note_const_read(m, r);
         n.src[1] = r;
         n.hash = 0;
         return ir_add_raw(g, &n, out, d);
@@ -461,6 +467,8 @@ static LoomStatus fold_node(IrGraph *g, int32_t x, bool root, const int32_t *map
       int32_t r = reciprocal_if_pow2(g, &n, d);
       if (r == -2) return d->status;
       if (r >= 0) {
+        pass_note_const_read(m, pass_const_of(g, n.src[1]));
+        pass_note_const_read(m, r);
         n.op = LOOM_OP_MUL;
         n.src[1] = r;
         n.hash = 0;
@@ -501,7 +509,7 @@ LoomStatus pass_fold(IrModule *m, Diag *d) {
   }
   for (int32_t x = 0; x < nn; x++) {
     if (!live[x]) continue;
-    LoomStatus st = fold_node(g, x, live[x] == 2, map, &map[x], d);
+    LoomStatus st = fold_node(m, x, live[x] == 2, map, &map[x], d);
     if (st != LOOM_OK) return st;
   }
   for (int32_t i = 0; i < m->nroots; i++) m->roots[i] = map[m->roots[i]];

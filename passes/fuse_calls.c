@@ -126,7 +126,12 @@ LoomStatus pass_fuse_plan_epilogues(Fuser *f, const uint8_t *realized, int32_t *
       continue;
     }
     if (!pass_fuse_same_dims(xn->ndim, xn->shape, g->nodes[mm].ndim, g->nodes[mm].shape)) continue;
-    if (pass_match_epilogue(g, f->p->is_stop, pass_fuse_stored_value(g, x), mm, &epi[mm])) epi_root[mm] = x;
+    int32_t value = pass_fuse_stored_value(g, x);
+    if (!pass_match_epilogue(g, f->p->is_stop, value, mm, &epi[mm])) continue;
+    epi_root[mm] = x;
+    /* the call takes the epilogue's constants (alpha, beta, a ReLU's 0) as values of its own */
+    LoomStatus st = pass_note_consts_below(f->m, value, mm, f->d);
+    if (st != LOOM_OK) return st;
   }
   return LOOM_OK;
 }

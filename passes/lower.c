@@ -133,8 +133,9 @@ enum { LOWER_MAX_PARAMS = 64 }; /* parameters per kernel; further constants are 
  * divisor of an integer // or %: a constant divisor becomes a multiply and shifts, which vectorize; a
  * run-time one is a hardware division per element, none on GPUs), and parameters past LOWER_MAX_PARAMS
  * (GPU parameter blocks are small). */
-static LoomStatus const_value(Lower *l, const IrNode *leaf, bool bake, int32_t *out) {
-  LoomStatus st = pass_lower_param(l, dtype_compute((LoomDType)leaf->dtype), leaf->value, bake, out);
+static LoomStatus const_value(Lower *l, int32_t c, bool bake, int32_t *out) {
+  const IrNode *leaf = &l->g->nodes[c];
+  LoomStatus st = pass_lower_param(l, dtype_compute((LoomDType)leaf->dtype), leaf->value, bake, c, out);
   /* a float16 constant's parameter (a float32 word holding a float16 value) goes through float16 once:
    * the same value, but the code generator then sees a widened float16 operand and computes
    * `round16(x * c)` as one float16 multiply (GPUs: mul.f16, packed f16x2) instead of a float32
@@ -147,9 +148,10 @@ static LoomStatus const_value(Lower *l, const IrNode *leaf, bool bake, int32_t *
   return st;
 }
 
-LoomStatus pass_lower_param(Lower *l, LoomDType ct, Scalar value, bool bake, int32_t *out) {
+LoomStatus pass_lower_param(Lower *l, LoomDType ct, Scalar value, bool bake, int32_t node, int32_t *out) {
   KInstr in;
   if (bake || dtype_is_complex(ct) || l->nparam >= LOWER_MAX_PARAMS) {
+    if (node >= 0) pass_note_const_read(l->m, node); /* in the kernel's code: a new value is a new plan */
     pass_lower_init_instr(&in, KI_CONST, ct);
     in.value = value;
     return pass_lower_emit(l, &in, out);
@@ -158,12 +160,16 @@ LoomStatus pass_lower_param(Lower *l, LoomDType ct, Scalar value, bool bake, int
   if (p == l->capparam) {
     int32_t ncap = l->capparam ? l->capparam * 2 : 4;
     uint64_t *nw = arena_alloc(l->m->arena, (size_t)ncap * sizeof *nw);
-    if (!nw) return pass_lower_oom(l);
+    int32_t *nn = arena_alloc(l->m->arena, (size_t)ncap * sizeof *nn);
+    if (!nw || !nn) return pass_lower_oom(l);
     if (p) memcpy(nw, l->param_word, (size_t)p * sizeof *nw);
+    if (p) memcpy(nn, l->param_node, (size_t)p * sizeof *nn);
     l->param_word = nw;
+    l->param_node = nn;
     l->capparam = ncap;
   }
   l->param_word[p] = ir_param_word(ct, value);
+  l->param_node[p] = node;
   l->nparam++;
   pass_lower_init_instr(&in, KI_PARAM, ct);
   in.op = (uint16_t)p;
@@ -196,7 +202,7 @@ static LoomStatus read_value_as(Lower *l, int32_t x, int space, bool bake, int32
   if (st != LOOM_OK) return st;
   const IrNode *leaf = &l->g->nodes[r.leaf];
   KInstr in;
-  if (r.is_const) return const_value(l, leaf, bake, out);
+  if (r.is_const) return const_value(l, r.leaf, bake, out);
   if (r.is_acc) return reduce_result(l, r.acc_phase, false, out);
   int32_t b;
   if ((st = pass_lower_bind_read(l, &r, &b)) != LOOM_OK) return st;
@@ -458,6 +464,7 @@ static LoomStatus lower_kernel(Lower *l, int32_t kidx) {
   l->K = K;
   l->nins = l->nbuf = l->nstore = l->nphase = l->nparam = l->capparam = 0;
   l->param_word = NULL;
+  l->param_node = NULL;
   l->ins = NULL;
   l->exact = NULL;
   l->bufs = NULL;
@@ -584,6 +591,7 @@ static LoomStatus lower_kernel(Lower *l, int32_t kidx) {
   memcpy(sk->shape, K->shape, (size_t)K->ndim * sizeof *K->shape);
   sk->bind = l->bind;
   sk->params = l->nparam ? l->param_word : NULL;
+  sk->param_node = l->nparam ? l->param_node : NULL;
   return LOOM_OK;
 }
 

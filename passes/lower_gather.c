@@ -32,7 +32,7 @@ static LoomStatus i64_param(Lower *l, int64_t v, bool bake, int32_t *out) {
   Scalar s;
   memset(&s, 0, sizeof s);
   s.i = v;
-  return pass_lower_param(l, LOOM_INT64, s, bake, out);
+  return pass_lower_param(l, LOOM_INT64, s, bake, -1, out);
 }
 
 /* The index x (int64) as an element of an axis of extent n (>= 1 when the kernel has points). */

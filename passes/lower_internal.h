@@ -24,6 +24,7 @@ typedef struct Lower {
   /* the kernel being built */
   const FusedKernel *K;
   uint64_t *param_word; /* per parameter of the kernel being built: its launch word (ir_param_word) */
+  int32_t *param_node;  /* ... and the IR_CONST it holds (-1: none; SchedKernel.param_node) */
   int32_t nparam, capparam;
   int32_t *memo; /* node * 2 + space -> instruction; -1 unknown (reset between kernels) */
   int32_t *touched, ntouched, captouched; /* memo entries set for the current kernel */
@@ -64,9 +65,10 @@ LoomStatus pass_lower_round_once(Lower *l, int32_t x, LoomDType s, bool for_stor
 LoomStatus pass_lower_buffer(Lower *l, LoomDType dtype, bool is_output, SchedBufKind kind, int32_t index,
                              int64_t offset, const int64_t *strides, int32_t *out);
 
-/* A scalar parameter of compute dtype ct (KI_PARAM, its launch word recorded), or a KI_CONST when bake is
- * set, the value is complex, or the kernel has too many parameters. */
-LoomStatus pass_lower_param(Lower *l, LoomDType ct, Scalar value, bool bake, int32_t *out);
+/* A scalar parameter of compute dtype ct (KI_PARAM, its launch word and its IR_CONST `node` recorded; -1
+ * for a value not from a constant), or a KI_CONST when bake is set, the value is complex, or the kernel
+ * has too many parameters (the constant is then noted as read: pass_note_const_read). */
+LoomStatus pass_lower_param(Lower *l, LoomDType ct, Scalar value, bool bake, int32_t node, int32_t *out);
 /* The buffer a resolved read binds (an input, a temp, an output; an iota's index buffer). */
 LoomStatus pass_lower_bind_read(Lower *l, const ReadInfo *r, int32_t *out);
 /* The value of read top x (a view of a leaf: a constant, an accumulator or a load), not walking a cone:

@@ -405,7 +405,11 @@ LoomStatus pass_onehot(IrModule *m, Diag *d) {
     }
     int32_t r;
     if ((st = rewrite(g, &n, &r, d)) != LOOM_OK) return st;
-    if (r >= 0) map[x] = r;
+    if (r >= 0) { /* the match read the constants below it; the rewrite's may be the graph's (hash-consed) */
+      if ((st = pass_note_consts_below(m, map[x], -1, d)) != LOOM_OK) return st;
+      if ((st = pass_note_consts_below(m, r, -1, d)) != LOOM_OK) return st;
+      map[x] = r;
+    }
   }
   for (int32_t i = 0; i < m->nroots; i++) m->roots[i] = map[m->roots[i]];
   return LOOM_OK;

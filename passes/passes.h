@@ -26,6 +26,8 @@ typedef struct IrModule {
   Schedule *schedule;         /* set by pass_lower, refined by pass_collapse */
   StrBuf *dump;               /* non-NULL: per-pass dumps are appended */
   uint32_t dump_flags;        /* IR_DUMP_* */
+  uint8_t *const_read;        /* per node below nconst_read (the graph's size at the start): Schedule.const_read */
+  int32_t nconst_read;
 } IrModule;
 
 /* ---- shared by views.c, fuse.c and lower.c (internal) -------------------------------------------- */
@@ -53,6 +55,14 @@ bool pass_compute_view(const IrGraph *g, int32_t node, IrView *out);
 void pass_init_node(IrNode *n, int kind, int dtype, int ndim, const int64_t *shape);
 /* The IR_CONST below a BROADCAST(CONST) or the CONST itself, else -1 (passes/views.c). */
 int32_t pass_const_of(const IrGraph *g, int32_t x);
+/* Notes that a pass's result depends on the value of IR_CONST node c (a rule fired on it, or it is baked):
+ * the schedule then holds only for that value (Schedule.const_read). A pass that reads a constant's value
+ * and rewrites, matches or bakes on it must note it; a rule that looked and did not fire need not, since
+ * the general form it left is right for every value (passes/views.c). */
+void pass_note_const_read(IrModule *m, int32_t c);
+/* Notes every IR_CONST reachable from top, not below node `stop` (-1: none): for rewrites that matched a
+ * whole expression (onehot, call epilogues). */
+LoomStatus pass_note_consts_below(IrModule *m, int32_t top, int32_t stop, Diag *d);
 /* C-contiguous strides of a shape (elements). */
 void pass_contiguous_strides(int ndim, const int64_t *shape, int64_t *strides);
 /* Whether root i's output can stand in for its node's contiguous storage: C-contiguous and the first

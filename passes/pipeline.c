@@ -9,6 +9,7 @@
  * graph pass (IR_DUMP_GRAPH), the schedule at the end (IR_DUMP_KERNELS), "# time NAME MS" per pass
  * (IR_DUMP_TIME).
  */
+#include <string.h>
 #include <time.h>
 
 #include "passes/passes.h"
@@ -56,6 +57,10 @@ LoomStatus pass_run_pipeline(IrModule *m, Diag *d) {
       return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "pass_run_pipeline: root %d is not a node", i);
   m->plan = NULL;
   m->schedule = NULL;
+  m->nconst_read = m->graph->nnodes;
+  m->const_read = arena_alloc(m->arena, (size_t)m->nconst_read + 1);
+  if (!m->const_read) return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "pass_run_pipeline: out of memory");
+  memset(m->const_read, 0, (size_t)m->nconst_read + 1);
   for (size_t i = 0; i < sizeof passes / sizeof passes[0]; i++) {
     const PassEntry *p = &passes[i];
     double t0 = now_ms();
@@ -74,6 +79,10 @@ LoomStatus pass_run_pipeline(IrModule *m, Diag *d) {
       sb_printf(m->dump, "# after %s\n", p->name);
       ir_print_graph(m->graph, m->nroots, m->roots, m->dump);
     }
+  }
+  if (m->schedule) {
+    m->schedule->const_read = m->const_read;
+    m->schedule->nconst_read = m->nconst_read;
   }
   if (m->dump && (m->dump_flags & IR_DUMP_KERNELS)) {
     sb_printf(m->dump, "# schedule\n");

@@ -187,6 +187,37 @@ int32_t pass_const_of(const IrGraph *g, int32_t x) {
   return -1;
 }
 
+void pass_note_const_read(IrModule *m, int32_t c) {
+  if (c >= 0 && c < m->nconst_read) m->const_read[c] = 1;
+}
+
+LoomStatus pass_note_consts_below(IrModule *m, int32_t top, int32_t stop, Diag *d) {
+  const IrGraph *g = m->graph;
+  if (top < 0 || top >= g->nnodes) return LOOM_OK;
+  /* an explicit stack over nodes (sources precede their users); seen marks each node once */
+  uint8_t *seen = arena_alloc(m->arena, (size_t)top + 1);
+  int32_t *stack = arena_alloc(m->arena, ((size_t)top + 1) * sizeof *stack);
+  if (!seen || !stack) return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: %d nodes", top + 1);
+  memset(seen, 0, (size_t)top + 1);
+  int32_t n = 0;
+  stack[n++] = top;
+  seen[top] = 1;
+  while (n > 0) {
+    int32_t x = stack[--n];
+    const IrNode *nd = &g->nodes[x];
+    if (nd->kind == IR_CONST) pass_note_const_read(m, x);
+    if (x == stop) continue;
+    for (int i = 0; i < 3; i++) {
+      int32_t s = nd->src[i];
+      if (s >= 0 && s < x && !seen[s]) {
+        seen[s] = 1;
+        stack[n++] = s;
+      }
+    }
+  }
+  return LOOM_OK;
+}
+
 /* Length of the movement chain from x down to its leaf (0 for a leaf). */
 static int chain_length(const IrGraph *g, int32_t x) {
   int n = 0;

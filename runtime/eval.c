@@ -447,7 +447,7 @@ static LoomStatus evaluate(LoomGraph *g, int32_t n, const LoomNode *nodes, LoomA
     sb_init(&dump, ctx);
     st = rt_plan_make(g, n, nodes, mod_outs, dk, di, keep, fresh,
                    (flags & (IR_DUMP_GRAPH | IR_DUMP_KERNELS | IR_DUMP_TIME)) ? &dump : NULL, &rp, d);
-    if (st == LOOM_OK && keyed) rt_plan_cache_insert(ctx, &key, rp);
+    if (st == LOOM_OK && keyed) rt_plan_cache_insert(ctx, &key, rp, &g->ir);
     if (dump.len > 0) {
       dump_text(ctx, "passes", dump.s);
     } else if (st == LOOM_OK && (flags & IR_DUMP_KERNELS)) {

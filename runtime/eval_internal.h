@@ -63,11 +63,19 @@ LoomStatus rt_plan_make(LoomGraph *g, int32_t n, const LoomNode *nodes, const Lo
                         int32_t di, bool keep, bool fresh, StrBuf *dump, RtPlan **out, Diag *d);
 /* Drops a reference; the last one unpins its kernels (or releases its origin) and frees it. */
 void rt_plan_free(LoomContext *ctx, RtPlan *p);
+/* A launch word of origin's schedule that holds another value in the sharing graph (plan_cache.c). */
+typedef struct RtParamPatch {
+  int32_t kernel, param;
+  uint64_t word;
+} RtParamPatch;
 /* A plan of graph g for these roots that runs origin's schedule and kernels (origin: a plan made for
  * another graph whose evaluated subgraph matches, found by rt_plan_cache_find), its inputs bound through
- * map (nmap entries: origin's input index -> g's); kept on g's list. NULL when out of memory. */
+ * map (nmap entries: origin's input index -> g's) and the launch words in patch[0..npatch) rewritten (a
+ * copy of the schedule's kernel list and of those kernels' words); kept on g's list. NULL when out of
+ * memory. */
 RtPlan *rt_plan_share(LoomGraph *g, int32_t n, const LoomNode *nodes, const LoomArray *outs, LoomDeviceKind dk,
-                      int32_t di, bool fresh, RtPlan *origin, const int32_t *map, int32_t nmap);
+                      int32_t di, bool fresh, RtPlan *origin, const int32_t *map, int32_t nmap,
+                      const RtParamPatch *patch, int32_t npatch);
 
 /* ---- plan_cache.c ---------------------------------------------------------------------------------------
  * Every new input array is a new graph node, so a graph's own plans serve only evaluations of the same
@@ -75,14 +83,17 @@ RtPlan *rt_plan_share(LoomGraph *g, int32_t n, const LoomNode *nodes, const Loom
  * LOOM_PLAN_CACHE (default 256) plans (a segmented LRU: reused plans are protected from one-off ones) keyed
  * by a canonical form of the evaluated subgraph: the reachable nodes in a depth-first post-order from the
  * roots with sources renumbered, inputs by first use with their layouts (never their data), constants'
- * bits, roots, output layouts and the device. Passes read no array data, so a plan is valid for every
- * graph of the same key once its schedule's inputs are renamed (RtRun.input_map). */
+ * dtypes, roots, output layouts and the device. Passes read no array data, so a plan is valid for every
+ * graph of the same key once its schedule's inputs are renamed (RtRun.input_map) and its constants'
+ * launch words rewritten; constants a pass read are matched by value (plan_cache.c). */
 typedef struct RtPlanKey {
   uint8_t *bytes;
   size_t len;
   uint64_t hash;
   int32_t ncanon;
   int32_t *canon; /* the graph's input indices in first-use order */
+  int32_t nconst, capconst;
+  int32_t *const_node; /* the graph's IR_CONST nodes in walk order (their values are not in bytes) */
 } RtPlanKey;
 
 /* The key of evaluating these roots of g (outs: the layouts the kernels write); false when the
@@ -93,7 +104,7 @@ void rt_plan_key_free(LoomContext *ctx, RtPlanKey *key);
 /* The cached plan of key shared into g (rt_plan_share), or NULL when none matches. */
 RtPlan *rt_plan_cache_find(LoomGraph *g, const RtPlanKey *key, int32_t n, const LoomNode *nodes,
                            const LoomArray *outs, LoomDeviceKind dk, int32_t di, bool fresh);
-/* Keeps plan p (made for key's graph, kept on its list) for other graphs of the same key. */
-void rt_plan_cache_insert(LoomContext *ctx, const RtPlanKey *key, RtPlan *p);
+/* Keeps plan p (made for key's graph g, kept on its list) for other graphs of the same key. */
+void rt_plan_cache_insert(LoomContext *ctx, const RtPlanKey *key, RtPlan *p, const IrGraph *g);
 
 #endif /* LOOM_RUNTIME_EVAL_INTERNAL_H */

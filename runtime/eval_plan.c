@@ -198,10 +198,32 @@ static bool record_match(LoomGraph *g, RtPlan *p, int32_t n, const LoomNode *nod
   return true;
 }
 
+/* origin's schedule with the words in patch[] rewritten, in a's arena (kernels and untouched words shared). */
+static Schedule *patched_schedule(Arena *a, const Schedule *s, const RtParamPatch *patch, int32_t npatch) {
+  Schedule *c = arena_alloc(a, sizeof *c);
+  SchedKernel *ks = c ? arena_alloc(a, (size_t)s->nkernel * sizeof *ks) : NULL;
+  if (!ks) return NULL;
+  *c = *s;
+  memcpy(ks, s->kernels, (size_t)s->nkernel * sizeof *ks);
+  c->kernels = ks;
+  for (int32_t i = 0; i < npatch; i++) {
+    SchedKernel *k = &ks[patch[i].kernel];
+    if (k->params == s->kernels[patch[i].kernel].params) { /* first patch of this kernel: its own words */
+      uint64_t *w = arena_alloc(a, (size_t)k->ir->nparam * sizeof *w);
+      if (!w) return NULL;
+      memcpy(w, k->params, (size_t)k->ir->nparam * sizeof *w);
+      k->params = w;
+    }
+    k->params[patch[i].param] = patch[i].word;
+  }
+  return c;
+}
+
 RtPlan *rt_plan_share(LoomGraph *g, int32_t n, const LoomNode *nodes, const LoomArray *outs, LoomDeviceKind dk,
-                      int32_t di, bool fresh, RtPlan *origin, const int32_t *map, int32_t nmap) {
+                      int32_t di, bool fresh, RtPlan *origin, const int32_t *map, int32_t nmap,
+                      const RtParamPatch *patch, int32_t npatch) {
   Arena a;
-  arena_init(&a, g->ctx);
+  arena_init_small(&a, g->ctx, 2048); /* a few hundred bytes a plan (one per evaluation) */
   RtPlan *p = arena_alloc(&a, sizeof *p);
   int32_t *own_map = p ? arena_alloc(&a, (size_t)(nmap > 0 ? nmap : 1) * sizeof *own_map) : NULL;
   if (!own_map) {
@@ -219,7 +241,11 @@ RtPlan *rt_plan_share(LoomGraph *g, int32_t n, const LoomNode *nodes, const Loom
   p->origin = origin;
   p->input_map = own_map;
   p->ninput_map = nmap;
-  p->schedule = origin->schedule;
+  p->schedule = npatch > 0 ? patched_schedule(&p->arena, origin->schedule, patch, npatch) : origin->schedule;
+  if (!p->schedule) {
+    rt_plan_free(g->ctx, p); /* releases origin too */
+    return NULL;
+  }
   p->kernels = origin->kernels;
   p->dev = origin->dev;
   p->device = dk;

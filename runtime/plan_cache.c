@@ -8,10 +8,17 @@
  * The key (bytes compared whole; the hash only picks the bucket): the nodes reachable from the roots in the
  * post-order of a depth-first walk (roots in order, sources in order: the same for any graph of the same
  * structure, whatever order its nodes were made in), each with its kind, op, dtype, flags, axes, value
- * bits, shape and view arguments, its sources renumbered in that order; an input node by the order of first use and, at
+ * bits (not a constant's), shape and view arguments, its sources renumbered in that order; an input node by the order of first use and, at
  * its first use, its layout (dtype, shape, strides, device; never its address); then the roots, the
  * layouts the outputs are written in, the device and whether loom_eval allocates the outputs. Entries past
  * a dimension count are written only when not zero, so keys stay short and still exact.
+ *
+ * Constants (IR_CONST) are in the key by kind and dtype only, numbered in walk order (RtPlanKey.const_node),
+ * so `p - lr * g` with a new lr shares its plan too. A plan holds for other values of a constant when its
+ * value reached the kernels only as launch words (SchedKernel.param_node): an entry then lists those
+ * words (patches) and a hit writes them from the new graph's values (rt_plan_share). A constant a pass
+ * read (Schedule.const_read: folded, matched, baked) or that reached no launch word is pinned: the entry
+ * matches only graphs with its value, and another value makes (and keeps) a plan of its own.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +31,12 @@ enum {
   DEFAULT_CAPACITY = 256,
 };
 
+/* Launch word `param` of kernel `kernel` holds constant `konst` (its number in the key) in dtype `dtype`. */
+typedef struct PlanPatch {
+  int32_t kernel, param, konst;
+  uint8_t dtype;
+} PlanPatch;
+
 typedef struct PlanEntry {
   struct PlanEntry *chain;      /* the bucket's next entry */
   struct PlanEntry *prev, *next; /* its segment's list, most recently used first */
@@ -33,6 +46,10 @@ typedef struct PlanEntry {
   uint8_t *bytes;
   int32_t ncanon;
   int32_t *canon; /* the plan's graph's input indices in first-use order */
+  int32_t npin, npatch;
+  int32_t *pin;     /* constants (numbers in the key) whose values the plan holds for only ... */
+  Scalar *pin_value; /* ... these */
+  PlanPatch *patch;  /* the launch words that hold the other constants */
   RtPlan *plan;   /* one reference */
 } PlanEntry;
 
@@ -89,6 +106,21 @@ static void put_layout(KeyWriter *w, const LoomArray *a) {
   put(w, head, sizeof head);
   put_dims(w, a->shape, a->ndim);
   put_dims(w, a->strides, a->ndim);
+}
+
+/* Appends constant node x to the key's constants (walk order). */
+static bool push_const(LoomContext *ctx, RtPlanKey *key, int32_t x) {
+  if (key->nconst == key->capconst) {
+    int32_t cap = key->capconst ? key->capconst * 2 : 16;
+    int32_t *q = ctx_alloc(ctx, (size_t)cap * sizeof *q);
+    if (!q) return false;
+    if (key->nconst) memcpy(q, key->const_node, (size_t)key->nconst * sizeof *q);
+    ctx_free(ctx, key->const_node);
+    key->const_node = q;
+    key->capconst = cap;
+  }
+  key->const_node[key->nconst++] = x;
+  return true;
 }
 
 static int32_t cache_capacity(void) {
@@ -177,7 +209,8 @@ bool rt_plan_key_make(const LoomGraph *g, int32_t n, const LoomNode *nodes, cons
         head.input = order[nd->input];
       }
       put(&w, &head, sizeof head);
-      put(&w, &nd->value, sizeof nd->value);
+      if (nd->kind != IR_CONST) put(&w, &nd->value, sizeof nd->value);
+      else if (!push_const(g->ctx, key, x)) ok = false;
       put_dims(&w, nd->shape, nd->ndim);
       put_dims(&w, nd->arg, nd->ndim);
       put_dims(&w, nd->arg2, nd->ndim);
@@ -207,6 +240,7 @@ bool rt_plan_key_make(const LoomGraph *g, int32_t n, const LoomNode *nodes, cons
 void rt_plan_key_free(LoomContext *ctx, RtPlanKey *key) {
   ctx_free(ctx, key->bytes);
   ctx_free(ctx, key->canon);
+  ctx_free(ctx, key->const_node);
   memset(key, 0, sizeof *key);
 }
 
@@ -238,9 +272,19 @@ static RtPlanCache *cache_of(LoomContext *ctx, bool make) {
 
 static PlanEntry **bucket(RtPlanCache *c, uint64_t hash) { return &c->buckets[hash & (uint64_t)(c->nbuckets - 1)]; }
 
-static PlanEntry *lookup(RtPlanCache *c, const RtPlanKey *key) {
+/* Whether graph g's constants (key's) have e's pinned values. */
+static bool pins_match(const PlanEntry *e, const IrGraph *g, const RtPlanKey *key) {
+  for (int32_t i = 0; i < e->npin; i++)
+    if (memcmp(&g->nodes[key->const_node[e->pin[i]]].value, &e->pin_value[i], sizeof(Scalar)) != 0) return false;
+  return true;
+}
+
+/* The entry of key (made on graph g) whose pinned constants have g's values, or NULL. */
+static PlanEntry *lookup(RtPlanCache *c, const RtPlanKey *key, const IrGraph *g) {
   for (PlanEntry *e = *bucket(c, key->hash); e; e = e->chain)
-    if (e->hash == key->hash && e->len == key->len && memcmp(e->bytes, key->bytes, key->len) == 0) return e;
+    if (e->hash == key->hash && e->len == key->len && memcmp(e->bytes, key->bytes, key->len) == 0 &&
+        pins_match(e, g, key))
+      return e;
   return NULL;
 }
 
@@ -283,20 +327,31 @@ RtPlan *rt_plan_cache_find(LoomGraph *g, const RtPlanKey *key, int32_t n, const 
   if (!c) return NULL;
   RtPlan *p = NULL;
   pthread_mutex_lock(&c->lock);
-  PlanEntry *e = lookup(c, key);
+  PlanEntry *e = lookup(c, key, &g->ir);
   if (e && e->ncanon == key->ncanon) {
     promote(c, e);
     int32_t nmap = 0;
     for (int32_t j = 0; j < e->ncanon; j++)
       if (e->canon[j] + 1 > nmap) nmap = e->canon[j] + 1;
     int32_t stack_map[64];
+    RtParamPatch stack_patch[32];
     int32_t *map = nmap <= 64 ? stack_map : ctx_alloc(g->ctx, (size_t)nmap * sizeof *map);
-    if (map) {
+    RtParamPatch *patch = e->npatch <= 32 ? stack_patch : ctx_alloc(g->ctx, (size_t)e->npatch * sizeof *patch);
+    if (map && patch) {
       for (int32_t i = 0; i < nmap; i++) map[i] = -1;
       for (int32_t j = 0; j < e->ncanon; j++) map[e->canon[j]] = key->canon[j];
-      p = rt_plan_share(g, n, nodes, outs, dk, di, fresh, e->plan, map, nmap);
-      if (map != stack_map) ctx_free(g->ctx, map);
+      int32_t npatch = 0; /* the words this graph's constants change */
+      const Schedule *s = e->plan->schedule;
+      for (int32_t i = 0; i < e->npatch; i++) {
+        const PlanPatch *q = &e->patch[i];
+        uint64_t w = ir_param_word((LoomDType)q->dtype, g->ir.nodes[key->const_node[q->konst]].value);
+        if (w != s->kernels[q->kernel].params[q->param])
+          patch[npatch++] = (RtParamPatch){.kernel = q->kernel, .param = q->param, .word = w};
+      }
+      p = rt_plan_share(g, n, nodes, outs, dk, di, fresh, e->plan, map, nmap, patch, npatch);
     }
+    if (map != stack_map) ctx_free(g->ctx, map);
+    if (patch != stack_patch) ctx_free(g->ctx, patch);
   }
   pthread_mutex_unlock(&c->lock);
   return p;
@@ -321,10 +376,52 @@ static bool binds_key_inputs(const RtPlan *p, const RtPlanKey *key) {
 static void entry_free(LoomContext *ctx, PlanEntry *e) {
   ctx_free(ctx, e->bytes);
   ctx_free(ctx, e->canon);
+  ctx_free(ctx, e->pin);
+  ctx_free(ctx, e->pin_value);
+  ctx_free(ctx, e->patch);
   ctx_free(ctx, e);
 }
 
-void rt_plan_cache_insert(LoomContext *ctx, const RtPlanKey *key, RtPlan *p) {
+/* e's pinned constants and launch-word patches for plan p of key (made on graph g): a constant is
+ * patched when every use reached the kernels as a launch word and no pass read its value, else pinned. */
+static bool entry_constants(LoomContext *ctx, PlanEntry *e, const RtPlan *p, const RtPlanKey *key,
+                            const IrGraph *g) {
+  const Schedule *s = p->schedule;
+  int32_t nc = key->nconst, npatch = 0, nwords = 0;
+  for (int32_t k = 0; k < s->nkernel; k++) nwords += s->kernels[k].param_node ? s->kernels[k].ir->nparam : 0;
+  uint8_t *patched = ctx_calloc(ctx, (size_t)(nc > 0 ? nc : 1), 1);
+  e->patch = ctx_alloc(ctx, (size_t)(nwords > 0 ? nwords : 1) * sizeof *e->patch);
+  e->pin = ctx_alloc(ctx, (size_t)(nc > 0 ? nc : 1) * sizeof *e->pin);
+  e->pin_value = ctx_alloc(ctx, (size_t)(nc > 0 ? nc : 1) * sizeof *e->pin_value);
+  if (!patched || !e->patch || !e->pin || !e->pin_value) {
+    ctx_free(ctx, patched);
+    return false;
+  }
+  for (int32_t k = 0; k < s->nkernel; k++) {
+    const SchedKernel *sk = &s->kernels[k];
+    for (int32_t q = 0; sk->param_node && q < sk->ir->nparam; q++) {
+      int32_t x = sk->param_node[q], j = 0;
+      if (x < 0 || (x < s->nconst_read && s->const_read[x])) continue;
+      while (j < nc && key->const_node[j] != x) j++;
+      if (j == nc) continue; /* a constant a pass made (from pinned ones): its word stays */
+      patched[j] = 1;
+      e->patch[npatch++] = (PlanPatch){.kernel = k, .param = q, .konst = j,
+                                       .dtype = (uint8_t)dtype_compute((LoomDType)g->nodes[x].dtype)};
+    }
+  }
+  e->npatch = npatch;
+  e->npin = 0;
+  for (int32_t j = 0; j < nc; j++) {
+    int32_t x = key->const_node[j];
+    if (patched[j] && !(x < s->nconst_read && s->const_read[x])) continue;
+    e->pin[e->npin] = j;
+    e->pin_value[e->npin++] = g->nodes[x].value;
+  }
+  ctx_free(ctx, patched);
+  return true;
+}
+
+void rt_plan_cache_insert(LoomContext *ctx, const RtPlanKey *key, RtPlan *p, const IrGraph *g) {
   if (!key->bytes || p->origin || !binds_key_inputs(p, key)) return;
   RtPlanCache *c = cache_of(ctx, true);
   if (!c) return;
@@ -333,7 +430,7 @@ void rt_plan_cache_insert(LoomContext *ctx, const RtPlanKey *key, RtPlan *p) {
     e->bytes = ctx_alloc(ctx, key->len);
     e->canon = ctx_alloc(ctx, (size_t)(key->ncanon > 0 ? key->ncanon : 1) * sizeof *e->canon);
   }
-  if (!e || !e->bytes || !e->canon) {
+  if (!e || !e->bytes || !e->canon || !entry_constants(ctx, e, p, key, g)) {
     if (e) entry_free(ctx, e);
     return;
   }
@@ -345,7 +442,7 @@ void rt_plan_cache_insert(LoomContext *ctx, const RtPlanKey *key, RtPlan *p) {
   e->plan = p;
   PlanEntry *evicted = NULL;
   pthread_mutex_lock(&c->lock);
-  if (lookup(c, key)) { /* another thread kept the same plan first */
+  if (lookup(c, key, g)) { /* another thread kept the same plan first */
     pthread_mutex_unlock(&c->lock);
     entry_free(ctx, e);
     return;

@@ -49,6 +49,13 @@ def adam(xp, p, g):
     return p - 0.001 * (m / 0.1) / (xp.sqrt(v / 0.001) + 1e-8)
 
 
+def adam_step(xp, p, g, m, v, t):
+    """Adam with its bias corrections, step t: new Python scalars every call."""
+    m2 = 0.9 * m + 0.1 * g
+    v2 = 0.999 * v + 0.001 * g * g
+    return p - 1e-3 * (m2 / (1 - 0.9 ** t)) / (xp.sqrt(v2 / (1 - 0.999 ** t)) + 1e-8), m2, v2
+
+
 # name: (fn(xp, *arrays), shapes of the inputs, float dtype)
 CASES = {
     "affine 16x16": (lambda xp, x: x * 2 + 1, [(16, 16)]),
@@ -62,7 +69,11 @@ CASES = {
     "adam 4096": (adam, [(4096,), (4096,)]),
     "where/clip 1000": (lambda xp, x, y: xp.where(x > y, x, y).clip(0.1, 0.9), [(1000,), (1000,)]),
     "argmax(1) 64x100": (lambda xp, x: x.argmax(axis=1), [(64, 100)]),
+    # a new scalar every call (the step number t): a learning-rate schedule, Adam's bias corrections
+    "sgd lr(t) 4096": (lambda xp, p, g, t: p - (0.01 / (1 + 1e-3 * t)) * g, [(4096,), (4096,)]),
+    "adam step t 4096": (adam_step, [(4096,)] * 4),
 }
+STEPPED = {"sgd lr(t) 4096", "adam step t 4096"}  # fn takes the call number last
 
 
 def pools(shapes):
@@ -70,12 +81,13 @@ def pools(shapes):
     return [[rng.random(s).astype(np.float32) for s in shapes] for _ in range(POOL)]
 
 
-def caller(fn, xp, pool, finish=None):
-    k = [0]
+def caller(fn, xp, pool, finish=None, stepped=False):
+    k, t = [0], [1]
 
     def call():
         k[0] = (k[0] + 1) % POOL
-        r = fn(xp, *pool[k[0]])
+        t[0] += 1
+        r = fn(xp, *pool[k[0]], t[0]) if stepped else fn(xp, *pool[k[0]])
         if finish:
             finish(r)
     return call
@@ -112,7 +124,7 @@ def main(args):
             if lib == "loom":
                 loom.eval(*(a for arrays in pool for a in arrays))
             try:
-                res[lib] = best_us(caller(fn, xp, pool, finish), n, sync)
+                res[lib] = best_us(caller(fn, xp, pool, finish, name in STEPPED), n, sync)
             except Exception:  # noqa: BLE001 (a library lacks the call or spells it differently)
                 res[lib] = float("nan")
         peers = [v for k, v in res.items() if k != "loom" and v == v]

@@ -145,8 +145,9 @@ typedef struct LoomStats {
                                  loom_eval's call kernels and loom_linalg, counted per schedule item */
   uint64_t plans_made;        /* runs of the pass pipeline by loom_eval: an expression evaluated again on
                                  the same nodes and layouts reuses its kept plan and adds none, and so does
-                                 one of a structure already planned on new arrays of the same layouts (the
-                                 context's plan cache, LOOM_PLAN_CACHE) */
+                                 one of a structure already planned on new arrays of the same layouts or
+                                 with other values of its constants (the context's plan cache,
+                                 LOOM_PLAN_CACHE; a constant a pass folded or baked is matched by value) */
   uint64_t copies_to_host;    /* copies from a GPU's memory to host memory (a read-back: .get(), a host
                                  fallback, a scalar asked of a device array), synchronous or enqueued */
   uint64_t bytes_to_host;     /* their bytes */

@@ -3,9 +3,10 @@
  *
  * Each case builds a new graph on new arrays and evaluates it; results are compared with loops computed
  * here, and loom_get_stats' plans_made shows whether the pass pipeline ran. Cases that must share a plan
- * (same expression, other data) and cases that must not (other strides, another constant, one input used
- * twice against two inputs, inputs created in the other order, another output layout) are checked for
- * both: the right values and the right plan count. The cache is made small (LOOM_PLAN_CACHE=3, set before
+ * (same expression, other data, other values of constants that reach the kernels as parameters) and cases
+ * that must not (other strides, a constant a pass folded, one input used twice against two inputs, inputs
+ * created in the other order, another output layout) are checked for both: the right values and the
+ * right plan count. The cache is made small (LOOM_PLAN_CACHE=3, set before
  * the context exists) so eviction runs, and a plan must outlive the graph it was made for.
  */
 #include "test_common.h"
@@ -67,10 +68,14 @@ static void test_shared_by_structure(void) {
   if (eval_sub(&x, &y, 1.0, true, &out)) check_sub(&out, &x, &y, 1.0, "inputs created in the other order");
   /* x and y swapped: values must follow the arrays */
   if (eval_sub(&y, &x, 1.0, false, &out)) check_sub(&out, &y, &x, 1.0, "arrays swapped");
-  /* another constant: a new plan (constants are part of the key), the right value */
+  /* other constants: the plan is shared, its parameter words rewritten (0 too: x + 0 is not folded for
+   * floats, since -0.0 + 0.0 is +0.0) */
   uint64_t p2 = plans_made();
-  if (eval_sub(&x, &y, -4.5, false, &out)) check_sub(&out, &x, &y, -4.5, "another constant");
-  CHECK(plans_made() >= p2, "plan count never decreases");
+  const double cs[] = {-4.5, 0.0, -0.0, 1e300, 7.25};
+  for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++)
+    if (eval_sub(&x, &y, cs[i], false, &out)) check_sub(&out, &x, &y, cs[i], "another constant");
+  CHECK(plans_made() == p2, "other constants share the plan (%llu -> %llu plans)", (unsigned long long)p2,
+        (unsigned long long)plans_made());
   /* a transposed view of y: other strides, never the contiguous plan's */
   LoomArray t = tc_new2(LOOM_FLOAT64, 7, 5);
   fill(&t, 0.5, 3.0);
@@ -145,28 +150,34 @@ static void test_offsets_and_reductions(void) {
   tc_free(&big), tc_free(&sums);
 }
 
-/* More structures than the cache holds (LOOM_PLAN_CACHE=3): eviction, then the same structures again. */
+/* More structures (here: lengths) than the cache holds (LOOM_PLAN_CACHE=3): eviction, then the same
+ * structures again. */
 static void test_eviction(void) {
-  LoomArray x = tc_new1(LOOM_FLOAT64, 9), y = tc_new1(LOOM_FLOAT64, 9), out = tc_new1(LOOM_FLOAT64, 9);
-  fill(&x, 0.5, 1.0);
-  fill(&y, -1.0, 0.5);
   for (int round = 0; round < 3; round++)
     for (int c = 0; c < 6; c++) {
+      LoomArray x = tc_new1(LOOM_FLOAT64, 9 + c), y = tc_new1(LOOM_FLOAT64, 9 + c), out = tc_new1(LOOM_FLOAT64, 9 + c);
+      fill(&x, 0.5, 1.0);
+      fill(&y, -1.0, 0.5);
       if (eval_sub(&x, &y, (double)c, false, &out)) check_sub(&out, &x, &y, (double)c, "eviction round");
+      tc_free(&x), tc_free(&y), tc_free(&out);
     }
-  tc_free(&x), tc_free(&y), tc_free(&out);
 }
 
-/* A structure reused once is protected: many structures made once each (a new constant every call, as a
- * learning rate is) then do not push it out of the small cache (LOOM_PLAN_CACHE=3: two protected). */
+/* A structure reused once is protected: many structures made once each (here: a new length each call)
+ * then do not push it out of the small cache (LOOM_PLAN_CACHE=3: two protected). */
 static void test_one_offs_do_not_evict(void) {
   LoomArray x = tc_new1(LOOM_FLOAT64, 9), y = tc_new1(LOOM_FLOAT64, 9), out = tc_new1(LOOM_FLOAT64, 9);
   fill(&x, 0.25, 1.0);
   fill(&y, 2.0, -0.5);
   if (eval_sub(&x, &y, 0.125, false, &out)) check_sub(&out, &x, &y, 0.125, "reused structure");
   if (eval_sub(&y, &x, 0.125, false, &out)) check_sub(&out, &y, &x, 0.125, "reused structure, a hit");
-  for (int k = 0; k < 10; k++)
-    if (eval_sub(&x, &y, 1000.0 + k, false, &out)) check_sub(&out, &x, &y, 1000.0 + k, "a one-off constant");
+  for (int k = 0; k < 10; k++) {
+    LoomArray a = tc_new1(LOOM_FLOAT64, 20 + k), b = tc_new1(LOOM_FLOAT64, 20 + k), o = tc_new1(LOOM_FLOAT64, 20 + k);
+    fill(&a, 1.0, 0.5);
+    fill(&b, -2.0, 0.25);
+    if (eval_sub(&a, &b, 1000.0 + k, false, &o)) check_sub(&o, &a, &b, 1000.0 + k, "a one-off structure");
+    tc_free(&a), tc_free(&b), tc_free(&o);
+  }
   uint64_t before = plans_made();
   if (eval_sub(&x, &y, 0.125, false, &out)) check_sub(&out, &x, &y, 0.125, "reused structure after the one-offs");
   CHECK(plans_made() == before, "the reused structure was pushed out by one-off ones (%llu -> %llu plans)",
@@ -199,6 +210,73 @@ static void test_lifetimes(void) {
   tc_free(&x), tc_free(&x2), tc_free(&out), tc_free(&out2);
 }
 
+/* A new graph each, c1 and c2 weak float64 constants: out = x * c1 + y * c2 (SCALED), x * (c1 + c2)
+ * (SUM_CONSTS), x / c1 + y * c2 (DIVIDE) or x * c1 + c1 (SAME_TWICE). */
+enum { SCALED, SUM_CONSTS, DIVIDE, SAME_TWICE };
+static bool eval_scaled(const LoomArray *x, const LoomArray *y, double c1, double c2, int form, LoomArray *out) {
+  LoomGraph *g = NULL;
+  if (!CHECK_OK(loom_graph_create(tc_ctx, &g))) return false;
+  LoomNode nx, ny, k1, k2, a, b, r;
+  bool ok = CHECK_OK(loom_input(g, x, &nx)) && CHECK_OK(loom_input(g, y, &ny)) &&
+            CHECK_OK(loom_weak_float(g, c1, &k1)) && CHECK_OK(loom_weak_float(g, c2, &k2));
+  if (ok && form == SUM_CONSTS)
+    ok = CHECK_OK(loom_binary(g, LOOM_OP_ADD, k1, k2, &a)) && CHECK_OK(loom_binary(g, LOOM_OP_MUL, nx, a, &r));
+  else if (ok && form == SAME_TWICE)
+    ok = CHECK_OK(loom_binary(g, LOOM_OP_MUL, nx, k1, &a)) && CHECK_OK(loom_binary(g, LOOM_OP_ADD, a, k1, &r));
+  else if (ok)
+    ok = CHECK_OK(loom_binary(g, form == DIVIDE ? LOOM_OP_TRUEDIV : LOOM_OP_MUL, nx, k1, &a)) &&
+         CHECK_OK(loom_binary(g, LOOM_OP_MUL, ny, k2, &b)) && CHECK_OK(loom_binary(g, LOOM_OP_ADD, a, b, &r));
+  ok = ok && CHECK_OK(loom_eval(g, 1, &r, out));
+  loom_graph_destroy(g);
+  return ok;
+}
+
+static void check_scaled(const LoomArray *out, const LoomArray *x, const LoomArray *y, double c1, double c2, int form,
+                         const char *what) {
+  for (int64_t i = 0; i < tc_numel(out->ndim, out->shape); i++) {
+    double xv = tc_get_f(x, i), yv = tc_get_f(y, i);
+    double want = form == SUM_CONSTS   ? xv * (c1 + c2)
+                  : form == SAME_TWICE ? xv * c1 + c1
+                                       : (form == DIVIDE ? xv / c1 : xv * c1) + yv * c2;
+    if (!CHECK(tc_get_f(out, i) == want, "%s (c1 %g, c2 %g) [%lld]: got %.17g want %.17g", what, c1, c2,
+               (long long)i, tc_get_f(out, i), want))
+      return;
+  }
+}
+
+/* Constants a pass read are pinned: x * 1 folds to x, so that plan serves only c1 == 1 (another value is
+ * another plan, whose general form then serves every value, 1 included; in x * c1 + c1 the 1 still
+ * reaches a launch word after the fold, which must keep it); a constant-only subexpression
+ * (c1 + c2) is folded, so both are pinned; x / 2 becomes x * 0.5, a constant hash-consed with a c2 of 0.5
+ * (the same node), whose words must then never take c2's next value. Each result against a loop. */
+static void test_read_constants_pinned(void) {
+  LoomArray x = tc_new1(LOOM_FLOAT64, 11), y = tc_new1(LOOM_FLOAT64, 11), out = tc_new1(LOOM_FLOAT64, 11);
+  fill(&x, -2.0, 0.75);
+  fill(&y, 3.0, -0.5);
+  struct { double c1, c2; int new_plans; } fold_one[] = {{1, 3, 1}, {1, 5, 0}, {2, 3, 1}, {1, 4, 0}, {-7, 0.5, 0}, {1, 1.5, 0}};
+  for (size_t i = 0; i < sizeof fold_one / sizeof fold_one[0]; i++) {
+    uint64_t before = plans_made();
+    double c1 = fold_one[i].c1, c2 = fold_one[i].c2;
+    if (eval_scaled(&x, &y, c1, c2, SCALED, &out)) check_scaled(&out, &x, &y, c1, c2, SCALED, "x * c1 + y * c2");
+    CHECK((int)(plans_made() - before) == fold_one[i].new_plans || i == 0,
+          "x * c1 + y * c2, round %zu: %llu new plans, want %d", i, (unsigned long long)(plans_made() - before),
+          fold_one[i].new_plans);
+  }
+  const double sums[][2] = {{1, 2}, {0.5, 4}, {1, 2}, {-3, 3}};
+  for (size_t i = 0; i < 4; i++)
+    if (eval_scaled(&x, &y, sums[i][0], sums[i][1], SUM_CONSTS, &out))
+      check_scaled(&out, &x, &y, sums[i][0], sums[i][1], SUM_CONSTS, "x * (c1 + c2)");
+  const double twice[] = {1, 3, 1, -2.5};
+  for (size_t i = 0; i < 4; i++)
+    if (eval_scaled(&x, &y, twice[i], 0, SAME_TWICE, &out))
+      check_scaled(&out, &x, &y, twice[i], 0, SAME_TWICE, "x * c1 + c1");
+  const double divs[][2] = {{2, 0.5}, {2, 0.75}, {3, 0.5}, {4, 0.5}, {2, 0.5}, {8, 0.125}, {5, -1}};
+  for (size_t i = 0; i < sizeof divs / sizeof divs[0]; i++)
+    if (eval_scaled(&x, &y, divs[i][0], divs[i][1], DIVIDE, &out))
+      check_scaled(&out, &x, &y, divs[i][0], divs[i][1], DIVIDE, "x / c1 + y * c2");
+  tc_free(&x), tc_free(&y), tc_free(&out);
+}
+
 int main(void) {
   setenv("LOOM_PLAN_CACHE", "3", 1); /* read once, when the first plan is keyed */
   if (!tc_init()) return 1;
@@ -208,5 +286,6 @@ int main(void) {
   test_eviction();
   test_one_offs_do_not_evict();
   test_lifetimes();
+  test_read_constants_pinned();
   return tc_finish();
 }
