@@ -86,6 +86,7 @@ RtPlan *rt_plan_share(LoomGraph *g, int32_t n, const LoomNode *nodes, const Loom
  * dtypes, roots, output layouts and the device. Passes read no array data, so a plan is valid for every
  * graph of the same key once its schedule's inputs are renamed (RtRun.input_map) and its constants'
  * launch words rewritten; constants a pass read are matched by value (plan_cache.c). */
+enum { RT_KEY_INLINE_BYTES = 1024, RT_KEY_INLINE_IDS = 16 };
 typedef struct RtPlanKey {
   uint8_t *bytes;
   size_t len;
@@ -94,6 +95,10 @@ typedef struct RtPlanKey {
   int32_t *canon; /* the graph's input indices in first-use order */
   int32_t nconst, capconst;
   int32_t *const_node; /* the graph's IR_CONST nodes in walk order (their values are not in bytes) */
+  /* a small key's storage (the key lives on the evaluation's stack): bytes, canon and const_node point
+   * here until they outgrow it, so most evaluations make no heap allocation for their key */
+  uint8_t inline_bytes[RT_KEY_INLINE_BYTES];
+  int32_t inline_canon[RT_KEY_INLINE_IDS], inline_const[RT_KEY_INLINE_IDS];
 } RtPlanKey;
 
 /* The key of evaluating these roots of g (outs: the layouts the kernels write); false when the

@@ -67,7 +67,7 @@ struct RtPlanCache {
 /* ---- the key ----------------------------------------------------------------------------------------- */
 typedef struct KeyWriter {
   LoomContext *ctx;
-  uint8_t *p;
+  uint8_t *p, *inline_buf; /* p starts as inline_buf (the key's own storage, never freed) */
   size_t len, cap;
   bool failed;
 } KeyWriter;
@@ -83,7 +83,7 @@ static void put(KeyWriter *w, const void *src, size_t n) {
       return;
     }
     if (w->len) memcpy(q, w->p, w->len);
-    ctx_free(w->ctx, w->p);
+    if (w->p != w->inline_buf) ctx_free(w->ctx, w->p);
     w->p = q;
     w->cap = cap;
   }
@@ -108,14 +108,25 @@ static void put_layout(KeyWriter *w, const LoomArray *a) {
   put_dims(w, a->strides, a->ndim);
 }
 
+/* An empty key on its own storage (the inline arrays are not cleared: they are written before read). */
+static void key_clear(RtPlanKey *key) {
+  key->bytes = NULL;
+  key->len = 0;
+  key->hash = 0;
+  key->ncanon = key->nconst = 0;
+  key->canon = NULL;
+  key->const_node = key->inline_const;
+  key->capconst = RT_KEY_INLINE_IDS;
+}
+
 /* Appends constant node x to the key's constants (walk order). */
 static bool push_const(LoomContext *ctx, RtPlanKey *key, int32_t x) {
   if (key->nconst == key->capconst) {
-    int32_t cap = key->capconst ? key->capconst * 2 : 16;
+    int32_t cap = key->capconst * 2;
     int32_t *q = ctx_alloc(ctx, (size_t)cap * sizeof *q);
     if (!q) return false;
     if (key->nconst) memcpy(q, key->const_node, (size_t)key->nconst * sizeof *q);
-    ctx_free(ctx, key->const_node);
+    if (key->const_node != key->inline_const) ctx_free(ctx, key->const_node);
     key->const_node = q;
     key->capconst = cap;
   }
@@ -141,7 +152,7 @@ static int32_t cache_capacity(void) {
 
 bool rt_plan_key_make(const LoomGraph *g, int32_t n, const LoomNode *nodes, const LoomArray *outs,
                       LoomDeviceKind dk, int32_t di, bool fresh, RtPlanKey *key) {
-  memset(key, 0, sizeof *key);
+  key_clear(key);
   if (cache_capacity() == 0 || n <= 0) return false;
   const IrGraph *ir = &g->ir;
   int32_t top = -1;
@@ -157,8 +168,11 @@ bool rt_plan_key_make(const LoomGraph *g, int32_t n, const LoomNode *nodes, cons
   int32_t *walk = id + top + 1, *next_src = walk + top + 1, *order = next_src + top + 1;
   for (int32_t x = 0; x <= top; x++) id[x] = -1;
   for (int32_t k = 0; k < ir->ninputs; k++) order[k] = -1;
-  KeyWriter w = {.ctx = g->ctx};
-  key->canon = ctx_alloc(g->ctx, (size_t)(ir->ninputs > 0 ? ir->ninputs : 1) * sizeof *key->canon);
+  KeyWriter w = {.ctx = g->ctx, .p = key->inline_bytes, .inline_buf = key->inline_bytes,
+                 .cap = sizeof key->inline_bytes};
+  key->canon = ir->ninputs <= RT_KEY_INLINE_IDS
+                   ? key->inline_canon
+                   : ctx_alloc(g->ctx, (size_t)ir->ninputs * sizeof *key->canon);
   bool ok = key->canon != NULL;
   int32_t next = 0;
   /* Nodes in the post-order of a depth-first walk from the roots in order, sources in order: the same
@@ -212,8 +226,13 @@ bool rt_plan_key_make(const LoomGraph *g, int32_t n, const LoomNode *nodes, cons
       if (nd->kind != IR_CONST) put(&w, &nd->value, sizeof nd->value);
       else if (!push_const(g->ctx, key, x)) ok = false;
       put_dims(&w, nd->shape, nd->ndim);
-      put_dims(&w, nd->arg, nd->ndim);
-      put_dims(&w, nd->arg2, nd->ndim);
+      uint8_t has_args = 0; /* most nodes have no view arguments: one byte for both */
+      for (int k = 0; k < LOOM_MAX_RANK; k++) has_args |= (nd->arg[k] | nd->arg2[k]) != 0;
+      put(&w, &has_args, 1);
+      if (has_args) {
+        put_dims(&w, nd->arg, nd->ndim);
+        put_dims(&w, nd->arg2, nd->ndim);
+      }
       if (first_use) put_layout(&w, &ir->inputs[nd->input]);
     }
   }
@@ -227,7 +246,7 @@ bool rt_plan_key_make(const LoomGraph *g, int32_t n, const LoomNode *nodes, cons
   }
   if (id != stack_words) ctx_free(g->ctx, id);
   if (!ok || w.failed) {
-    ctx_free(g->ctx, w.p);
+    if (w.p != w.inline_buf) ctx_free(g->ctx, w.p);
     rt_plan_key_free(g->ctx, key);
     return false;
   }
@@ -238,10 +257,10 @@ bool rt_plan_key_make(const LoomGraph *g, int32_t n, const LoomNode *nodes, cons
 }
 
 void rt_plan_key_free(LoomContext *ctx, RtPlanKey *key) {
-  ctx_free(ctx, key->bytes);
-  ctx_free(ctx, key->canon);
-  ctx_free(ctx, key->const_node);
-  memset(key, 0, sizeof *key);
+  if (key->bytes != key->inline_bytes) ctx_free(ctx, key->bytes);
+  if (key->canon != key->inline_canon) ctx_free(ctx, key->canon);
+  if (key->const_node != key->inline_const) ctx_free(ctx, key->const_node);
+  key_clear(key);
 }
 
 /* ---- the table --------------------------------------------------------------------------------------- */
