@@ -40,6 +40,7 @@ typedef struct RtPlan {
   int64_t *out_strides;  /* n * LOOM_MAX_RANK */
   int32_t ninputs;
   LoomArray *inputs;     /* layouts of the graph's inputs when the plan was made (data unused) */
+  int32_t *input_index;  /* which input each of inputs[] is (a shared plan's, the ones it reads); NULL: i */
   Schedule *schedule;
   const RtKernel **kernels; /* prepared (pinned) on the device, one per schedule kernel; NULL: not kept */
   const RtDevice *dev;

@@ -12,10 +12,21 @@
 
 /* The graph's input descriptors are zeroed past ndim (ir_input_append) and only their data and strides
  * change (ir_input_rebind), so layouts compare as the bytes after the data pointer: one memcmp. */
-static bool same_layouts(const LoomArray *a, const LoomArray *b, int32_t n) {
+static bool same_layout(const LoomArray *a, const LoomArray *b) {
   enum { LAYOUT_OFFSET = offsetof(LoomArray, dtype), LAYOUT_BYTES = sizeof(LoomArray) - LAYOUT_OFFSET };
-  for (int32_t i = 0; i < n; i++)
-    if (memcmp((const char *)&a[i] + LAYOUT_OFFSET, (const char *)&b[i] + LAYOUT_OFFSET, LAYOUT_BYTES) != 0)
+  return memcmp((const char *)a + LAYOUT_OFFSET, (const char *)b + LAYOUT_OFFSET, LAYOUT_BYTES) == 0;
+}
+
+/* Whether g's inputs have the layouts p recorded (p->input_index: which ones; NULL: the first ninputs). */
+static bool same_layouts(const RtPlan *p, const LoomGraph *g) {
+  if (!p->input_index) {
+    if (p->ninputs > g->ir.ninputs) return false;
+    for (int32_t i = 0; i < p->ninputs; i++)
+      if (!same_layout(&p->inputs[i], &g->ir.inputs[i])) return false;
+    return true;
+  }
+  for (int32_t i = 0; i < p->ninputs; i++)
+    if (p->input_index[i] >= g->ir.ninputs || !same_layout(&p->inputs[i], &g->ir.inputs[p->input_index[i]]))
       return false;
   return true;
 }
@@ -28,7 +39,7 @@ static bool plan_matches(const RtPlan *p, const LoomGraph *g, int32_t n, const L
     if (memcmp(&p->out_strides[(size_t)i * LOOM_MAX_RANK], outs[i].strides,
                (size_t)outs[i].ndim * sizeof(int64_t)) != 0)
       return false;
-  return p->ninputs <= g->ir.ninputs && same_layouts(p->inputs, g->ir.inputs, p->ninputs);
+  return same_layouts(p, g);
 }
 
 /* A kept plan for these roots when every output is to be allocated here (all outs[i].data NULL), found
@@ -41,7 +52,7 @@ RtPlan *rt_plan_find_fresh(LoomGraph *g, int32_t n, const LoomNode *nodes, const
   RtPlan **link = (RtPlan **)&g->plans;
   for (RtPlan *p = *link; p; link = &p->next, p = p->next) {
     if (!p->fresh_outs || p->n != n || memcmp(p->roots, nodes, (size_t)n * sizeof *nodes) != 0) continue;
-    if (p->ninputs > g->ir.ninputs || !same_layouts(p->inputs, g->ir.inputs, p->ninputs)) continue;
+    if (!same_layouts(p, g)) continue;
     *link = p->next; /* most recently used first */
     p->next = g->plans;
     g->plans = p;
@@ -83,7 +94,8 @@ RtPlan *rt_plan_find(LoomGraph *g, int32_t n, const LoomNode *nodes, const LoomA
 }
 
 static void keep_plan(LoomGraph *g, RtPlan *p);
-static bool record_match(LoomGraph *g, RtPlan *p, int32_t n, const LoomNode *nodes, const LoomArray *outs);
+static bool record_match(LoomGraph *g, RtPlan *p, int32_t n, const LoomNode *nodes, const LoomArray *outs,
+                         const int32_t *used, int32_t nused);
 
 /* Runs the pipeline into a new plan; when `keep`, pins its kernels and adds it to the graph. */
 LoomStatus rt_eval_schedule(LoomGraph *g, Arena *a, int32_t n, int32_t *roots, const LoomArray *outs, StrBuf *dump,
@@ -115,7 +127,7 @@ LoomStatus rt_plan_make(LoomGraph *g, int32_t n, const LoomNode *nodes, const Lo
     p->arena = a;
     p->refs = 1; /* the caller's (kept: the graph's list) */
   }
-  if (!p || !roots || !record_match(g, p, n, nodes, outs)) {
+  if (!p || !roots || !record_match(g, p, n, nodes, outs, NULL, 0)) {
     arena_free_all(p ? &p->arena : &a);
     return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: evaluation plan for %d outputs", n);
   }
@@ -183,18 +195,27 @@ static void keep_plan(LoomGraph *g, RtPlan *p) {
     }
 }
 
-/* The roots, output strides and input layouts a plan of g is matched by (plan_matches), in p's arena. */
-static bool record_match(LoomGraph *g, RtPlan *p, int32_t n, const LoomNode *nodes, const LoomArray *outs) {
+/* The roots, output strides and input layouts a plan of g is matched by (plan_matches), in p's arena: the
+ * layouts of the inputs used[0..nused) (a shared plan's: the ones its schedule reads), or with used NULL
+ * of every input of g (a plan made here: the passes saw the whole graph). */
+static bool record_match(LoomGraph *g, RtPlan *p, int32_t n, const LoomNode *nodes, const LoomArray *outs,
+                         const int32_t *used, int32_t nused) {
+  int32_t ni = used ? nused : g->ir.ninputs;
   p->roots = arena_alloc(&p->arena, (size_t)n * sizeof *p->roots);
   p->out_strides = arena_alloc(&p->arena, (size_t)n * LOOM_MAX_RANK * sizeof(int64_t));
-  p->inputs = arena_alloc(&p->arena, (size_t)(g->ir.ninputs > 0 ? g->ir.ninputs : 1) * sizeof(LoomArray));
-  if (!p->roots || !p->out_strides || !p->inputs) return false;
+  p->inputs = arena_alloc(&p->arena, (size_t)(ni > 0 ? ni : 1) * sizeof(LoomArray));
+  p->input_index = used ? arena_alloc(&p->arena, (size_t)(ni > 0 ? ni : 1) * sizeof *p->input_index) : NULL;
+  if (!p->roots || !p->out_strides || !p->inputs || (used && !p->input_index)) return false;
   p->n = n;
   memcpy(p->roots, nodes, (size_t)n * sizeof *nodes);
   for (int32_t i = 0; i < n; i++)
     memcpy(&p->out_strides[(size_t)i * LOOM_MAX_RANK], outs[i].strides, LOOM_MAX_RANK * sizeof(int64_t));
-  p->ninputs = g->ir.ninputs;
-  if (g->ir.ninputs > 0) memcpy(p->inputs, g->ir.inputs, (size_t)g->ir.ninputs * sizeof(LoomArray));
+  p->ninputs = ni;
+  for (int32_t i = 0; i < ni; i++) {
+    int32_t x = used ? used[i] : i;
+    p->inputs[i] = g->ir.inputs[x];
+    if (used) p->input_index[i] = x;
+  }
   return true;
 }
 
@@ -223,15 +244,19 @@ RtPlan *rt_plan_share(LoomGraph *g, int32_t n, const LoomNode *nodes, const Loom
                       int32_t di, bool fresh, RtPlan *origin, const int32_t *map, int32_t nmap,
                       const RtParamPatch *patch, int32_t npatch) {
   Arena a;
-  arena_init_small(&a, g->ctx, 2048); /* a few hundred bytes a plan (one per evaluation) */
+  arena_init_small(&a, g->ctx, 960); /* a few hundred bytes a plan (one per evaluation), kept under 1 KB */
   RtPlan *p = arena_alloc(&a, sizeof *p);
   int32_t *own_map = p ? arena_alloc(&a, (size_t)(nmap > 0 ? nmap : 1) * sizeof *own_map) : NULL;
-  if (!own_map) {
+  int32_t *used = own_map ? arena_alloc(&a, (size_t)(nmap > 0 ? nmap : 1) * sizeof *used) : NULL;
+  if (!used) {
     arena_free_all(&a);
     return NULL;
   }
+  int32_t nused = 0; /* g's inputs the schedule reads: their layouts match this plan again */
+  for (int32_t i = 0; i < nmap; i++)
+    if (map[i] >= 0) used[nused++] = map[i];
   p->arena = a;
-  if (!record_match(g, p, n, nodes, outs)) {
+  if (!record_match(g, p, n, nodes, outs, used, nused)) {
     arena_free_all(&p->arena);
     return NULL;
   }

@@ -2,7 +2,7 @@
 /* host_pool.c: a caching allocator for large host arrays (outputs and temporaries of loom_eval).
  *
  * The first write to freshly mapped memory costs a page fault per 4 KiB page: for a 10^7-element
- * float64 output that is as long as the fused kernel itself. Blocks of at least RT_HOST_POOL_MIN (4 KiB)
+ * float64 output that is as long as the fused kernel itself. Blocks of at least RT_HOST_POOL_MIN (1 KiB)
  * bytes are therefore kept when freed and handed out again for the same size class, like CuPy's
  * memory pool does on the device. Classes: powers of two split in four (waste <= 25 %). The cache is
  * bounded (LOOM_HOST_POOL_BYTES, default 1 GiB; 0 disables caching) and emptied when the context
@@ -26,11 +26,11 @@
 
 #include "runtime/runtime.h"
 
-/* Blocks from 4 KiB up are cached: a loop that makes a 16 KB result each step and drops the last one freed
+/* Blocks from 1 KiB up are cached: a loop that makes a 16 KB result each step and drops the last one freed
  * it to malloc, whose heap top then went back to the system past its trim threshold and was faulted in
  * again page by page on the next step (3 page faults and 4-7 us of an ~11 us host call of `p - lr * g` on
  * 4096 float32; smaller blocks stay in malloc's own bins). */
-enum { RT_HOST_POOL_MIN_LOG2 = 12, RT_HOST_POOL_MIN = 1 << RT_HOST_POOL_MIN_LOG2 };
+enum { RT_HOST_POOL_MIN_LOG2 = 10, RT_HOST_POOL_MIN = 1 << RT_HOST_POOL_MIN_LOG2 };
 enum { RT_HOST_POOL_CLASSES = 4 * (64 - RT_HOST_POOL_MIN_LOG2), RT_HOST_HUGE_MIN = 4 << 20, RT_HOST_HUGE_PAGE = 2 << 20 };
 
 typedef struct FreeBlock {
