@@ -107,7 +107,8 @@ def test_adam_bias_correction_plans_once():
     counts = []
     for t in range(2, 30):
         before = plans()
-        got = step(loom, *(loom.asarray(a) for a in (p, g, m, v)), t)
+        lp, lg, lm, lv = (loom.asarray(a) for a in (p, g, m, v))
+        got = step(loom, lp, lg, lm, lv, t)
         want = step(np, p, g, m, v, t)
         for gv, wv in zip(got, want):
             np.testing.assert_allclose(loom.asnumpy(gv), wv, rtol=1e-13, atol=0)
