@@ -10,7 +10,7 @@ import numpy
 
 from . import _core
 from ._common import _np_dtype_of, _OPS, _code, _norm_axis, _axes_tuple
-from ._ndarray import _finish, _ComplexWarning
+from ._ndarray import _finish, _ComplexWarning, ndarray
 from ._creation import asarray
 from ._math import sqrt
 
@@ -18,6 +18,12 @@ _RED = {"sum": 0, "prod": 1, "min": 2, "max": 3, "mean": 4, "any": 5, "all": 6, 
 
 
 def _reduce(name, a, axis, dtype, out, keepdims):
+    if type(a) is ndarray and dtype is None and out is None:  # the common call, first (one C call)
+        if axis is None:
+            if a.size != 1:
+                return _core.reduce(_RED[name], a, None, keepdims, -1)
+        elif type(axis) is int and -a.ndim <= axis < a.ndim and a.shape[axis] != 1:
+            return _core.reduce(_RED[name], a, (axis,), keepdims, -1)
     a = asarray(a)
     axes, code = _axes_tuple(axis), -1 if dtype is None else _code(dtype)
     if code >= 0 and a.dtype.kind == "c" and _np_dtype_of(dtype).kind not in "cb":  # NumPy's cast warning
