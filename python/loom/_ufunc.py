@@ -92,6 +92,11 @@ class ufunc:
 
     def __call__(self, *args, out=None, where=True, dtype=None, casting="same_kind", order="K", subok=True,
                  signature=None, **kwargs):
+        if (len(args) == self.nin and self.nout == 1 and out is None and where is True and dtype is None
+                and signature is None and order == "K" and not kwargs):  # the common call, first
+            res = self._impl(*args, casting=casting) if self._takes_casting else self._impl(*args)
+            if not isinstance(res, tuple) and (getattr(res, "ndim", 0) <= 1 or not _all_fortran(args)):
+                return res
         if kwargs:
             raise TypeError(f"{self.__name__}() got an unexpected keyword argument {next(iter(kwargs))!r}")
         if len(args) < self.nin:
