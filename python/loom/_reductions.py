@@ -3,6 +3,7 @@ nodes, and those built from them (var, std, count_nonzero).
 """
 import builtins
 import functools
+import math
 import operator
 import warnings
 
@@ -77,7 +78,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False):
     (truncated toward zero)."""
     if dtype is not None and _np_dtype_of(dtype).kind in "iu":
         a = asarray(a)
-        n = a.size if axis is None else int(numpy.prod([a.shape[_norm_axis(x, a.ndim)] for x in _axes_tuple(axis)]))
+        n = a.size if axis is None else math.prod(a.shape[_norm_axis(x, a.ndim)] for x in _axes_tuple(axis))
         s = _reduce("sum", a, axis, dtype, None, keepdims)
         return _finish(_core.cast(_core.binary(_OPS["truediv"], s, float(n)), _code(dtype)), out)
     return _reduce("mean", a, axis, dtype, out, keepdims)
@@ -126,7 +127,7 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
     a = asarray(a)
     m = mean(a, axis, dtype, None, True)
     d = a - m
-    n = a.size if axis is None else int(numpy.prod([a.shape[_norm_axis(x, a.ndim)] for x in _axes_tuple(axis)]))
+    n = a.size if axis is None else math.prod(a.shape[_norm_axis(x, a.ndim)] for x in _axes_tuple(axis))
     if a.dtype.kind == "c":  # NumPy: |x - mean|^2 = re^2 + im^2, a real result
         re, im = _core.unary(_OPS["real"], d), _core.unary(_OPS["imag"], d)
         d2 = _core.binary(_OPS["add"], _core.binary(_OPS["mul"], re, re), _core.binary(_OPS["mul"], im, im))
