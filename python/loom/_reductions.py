@@ -105,6 +105,9 @@ def all(a, axis=None, out=None, keepdims=False):
 
 
 def _arg(name, a, axis, out, keepdims):
+    if type(a) is ndarray and out is None and not keepdims and (
+            axis is None or (type(axis) is int and -a.ndim <= axis < a.ndim)):
+        return _core.reduce(_RED[name], a, None if axis is None else (axis,), False, -1)  # the common call
     a = asarray(a)
     if axis is None:
         r = _core.reduce(_RED[name], a, None, False, -1)
