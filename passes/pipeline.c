@@ -9,7 +9,6 @@
  * graph pass (IR_DUMP_GRAPH), the schedule at the end (IR_DUMP_KERNELS), "# time NAME MS" per pass
  * (IR_DUMP_TIME).
  */
-#include <string.h>
 #include <time.h>
 
 #include "passes/passes.h"
@@ -58,9 +57,8 @@ LoomStatus pass_run_pipeline(IrModule *m, Diag *d) {
   m->plan = NULL;
   m->schedule = NULL;
   m->nconst_read = m->graph->nnodes;
-  m->const_read = arena_alloc(m->arena, (size_t)m->nconst_read + 1);
+  m->const_read = arena_alloc(m->arena, (size_t)m->nconst_read + 1); /* zeroed */
   if (!m->const_read) return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "pass_run_pipeline: out of memory");
-  memset(m->const_read, 0, (size_t)m->nconst_read + 1);
   for (size_t i = 0; i < sizeof passes / sizeof passes[0]; i++) {
     const PassEntry *p = &passes[i];
     double t0 = now_ms();

@@ -195,10 +195,9 @@ LoomStatus pass_note_consts_below(IrModule *m, int32_t top, int32_t stop, Diag *
   const IrGraph *g = m->graph;
   if (top < 0 || top >= g->nnodes) return LOOM_OK;
   /* an explicit stack over nodes (sources precede their users); seen marks each node once */
-  uint8_t *seen = arena_alloc(m->arena, (size_t)top + 1);
+  uint8_t *seen = arena_alloc(m->arena, (size_t)top + 1); /* zeroed */
   int32_t *stack = arena_alloc(m->arena, ((size_t)top + 1) * sizeof *stack);
   if (!seen || !stack) return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: %d nodes", top + 1);
-  memset(seen, 0, (size_t)top + 1);
   int32_t n = 0;
   stack[n++] = top;
   seen[top] = 1;

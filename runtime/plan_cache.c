@@ -432,7 +432,7 @@ static bool entry_constants(LoomContext *ctx, PlanEntry *e, const RtPlan *p, con
   e->npin = 0;
   for (int32_t j = 0; j < nc; j++) {
     int32_t x = key->const_node[j];
-    if (patched[j] && !(x < s->nconst_read && s->const_read[x])) continue;
+    if (patched[j]) continue; /* reached launch words only, and no pass read it */
     e->pin[e->npin] = j;
     e->pin_value[e->npin++] = g->nodes[x].value;
   }
