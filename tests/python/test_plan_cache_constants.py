@@ -64,7 +64,7 @@ def check(name, got, want, exact):
     if exact:
         np.testing.assert_array_equal(got, want, err_msg=name)
     else:
-        np.testing.assert_allclose(got, want, rtol=2e-6 if want.dtype.itemsize <= 8 else 1e-12, atol=1e-12,
+        np.testing.assert_allclose(got, want, rtol=1e-12 if want.dtype in (np.float64, np.complex128) else 2e-6, atol=1e-12,
                                    equal_nan=True, err_msg=name)
 
 
