@@ -181,6 +181,7 @@ int cg_host_row_jam(const KernelIr *k, int64_t *min_cols);
 LLVMBasicBlockRef cg_host_jam_rows(Lower *L, int rd, int last, int jam, LLVMValueRef *ro, LLVMValueRef p0,
                                    LLVMValueRef *inner, LLVMValueRef *outer, BodyFn body, void *arg);
 bool cg_host_calls_library(LLVMBasicBlockRef first, LLVMBasicBlockRef last); /* lower_host.c: a non-intrinsic call */
+int cg_host_inner_interleave(const Lower *L, LLVMBasicBlockRef first, LLVMBasicBlockRef last); /* lower_host.c */
 void cg_costly_values(const KernelIr *k, uint8_t *costly); /* lower_host_keep.c: reads a math function */
 void cg_host_keep_store(Lower *L, const KPhase *ph);
 void cg_host_keep_map(Lower *L, void *arg); /* a BodyFn: the MAP phase (arg) at a point */

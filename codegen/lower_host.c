@@ -68,6 +68,17 @@ bool cg_host_calls_library(LLVMBasicBlockRef first, LLVMBasicBlockRef last) {
   return false;
 }
 
+/* The interleave count of a walk's inner loop from `first` to `last` (0: LLVM's choice). A body that
+ * calls a math function: 1 (see cg_host_calls_library). A width forced by L->force_vf (float16 kernels):
+ * 2. LLVM vectorizes no epilogue of a loop whose width a hint forced, so every segment's last points up
+ * to lanes x interleave - 1 run scalar; with LLVM's 4 that was 63 of a 1000-point float16 row (a softmax
+ * over 1000 keys spent ~40 % of its time there), with 2 it is at most 31, and long loops measured the
+ * same (f16 exp, tanh, x * 2 + 1 on 2^22 points). */
+int cg_host_inner_interleave(const Lower *L, LLVMBasicBlockRef first, LLVMBasicBlockRef last) {
+  if (cg_host_calls_library(first, last)) return 1;
+  return L->force_vf > 1 ? 2 : 0;
+}
+
 /* Whether the comma-separated LLVM feature string `features` enables `f` ("+avx"). */
 static bool feature_on(const char *features, const char *f) {
   size_t n = strlen(f);
@@ -272,8 +283,7 @@ static void walk(Lower *L, int d0, int d1, LLVMValueRef lo, LLVMValueRef hi, Bod
   LLVMBasicBlockRef latch_bb = cg_new_bb(L, "walk.latch");
   LLVMBasicBlockRef seg_end = blk ? cg_new_bb(L, "walk.segend") : latch_bb;
   LLVMValueRef back = LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, j1, slen, ""), inner_bb, seg_end);
-  /* a body that calls a math function: one vector body per iteration (see calls_library) */
-  int ic = cg_host_calls_library(inner_bb, body_end) ? 1 : 0;
+  int ic = cg_host_inner_interleave(L, inner_bb, body_end);
   if (L->force_vf > 1 || ic) cg_host_loop_hints(L, back, L->force_vf > 1 ? L->force_vf : 0, ic);
   LLVMBasicBlockRef from[2] = {seg_bb, body_end};
   LLVMValueRef vals[2] = {zero, j1};

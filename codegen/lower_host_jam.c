@@ -79,7 +79,7 @@ LLVMBasicBlockRef cg_host_jam_rows(Lower *L, int rd, int last, int jam, LLVMValu
   LLVMValueRef j1 = LLVMBuildAdd(b, j, cg_i64(&L->m, 1), ""), vals[2] = {cg_i64(&L->m, 0), j1};
   LLVMBasicBlockRef body_end = LLVMGetInsertBlock(b), from[2] = {pre, body_end};
   LLVMValueRef back = LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, j1, L->shape[last], ""), loop, done);
-  int ic = cg_host_calls_library(loop, body_end) ? 1 : 0; /* as walk()'s inner loop */
+  int ic = cg_host_inner_interleave(L, loop, body_end); /* as walk()'s inner loop */
   if (L->force_vf > 1 || ic) cg_host_loop_hints(L, back, L->force_vf > 1 ? L->force_vf : 0, ic);
   LLVMAddIncoming(j, vals, from, 2);
   LLVMPositionBuilderAtEnd(b, done);
