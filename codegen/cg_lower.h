@@ -416,6 +416,7 @@ bool cg_gpu_rowc_fit(const Lower *L);            /* a cached-row vector entry fi
 bool cg_gpu_narrow_words(const Lower *L);        /* cached rows keep narrow values as words across block reductions */
 /* a REDUCE phase computes a costly float16 / bfloat16 value that a later phase reads (gpu_cached.c's Kept) */
 bool cg_gpu_cached_keeps_narrow(LoomContext *ctx, const KernelIr *k);
+bool cg_gpu_cached_keeps_wide(LoomContext *ctx, const KernelIr *k); /* a kept value of >= 8 bytes */
 bool cg_gpu_elemv_tie_kernel(const KernelIr *k, unsigned lanes); /* elementwise: the rule (gpu_strategies.c) */
 void cg_gpu_red_item(Lower *L, LLVMValueRef item, void *arg); /* MAIN / PART / FINISH / FINISHB */
 /* ---- lower_scan_lookback.c: the single-pass look-back scan of few long rows ----------------------- */

@@ -92,7 +92,9 @@ static void phase_reads(const KernelIr *k, const KPhase *ph, uint8_t *need) {
       if (k->instrs[i].src[j] >= 0) need[k->instrs[i].src[j]] = 1;
 }
 
-bool cg_gpu_cached_keeps_narrow(LoomContext *ctx, const KernelIr *k) {
+/* Whether a REDUCE phase's costly value that a later phase reads (a value Kept keeps) is a cast to a 2-byte
+ * float (narrow) or a value of 8 bytes or more (!narrow). */
+static bool cached_keeps(LoomContext *ctx, const KernelIr *k, bool narrow) {
   if (k->snippet || k->nphase < 2 || k->ninstr <= 0 || !row_keep_on()) return false;
   size_t n = (size_t)k->ninstr;
   uint8_t *buf = ctx_calloc(ctx, 3 * n, 1);
@@ -107,13 +109,18 @@ bool cg_gpu_cached_keeps_narrow(LoomContext *ctx, const KernelIr *k) {
       if (k->phases[q].kind == KP_FINAL) continue;
       phase_reads(k, &k->phases[q], nq);
       for (size_t i = 0; i < n && !found; i++)
-        found = np[i] && nq[i] && costly[i] && k->instrs[i].kind == KI_CAST &&
-                (k->instrs[i].dtype == LOOM_FLOAT16 || k->instrs[i].dtype == LOOM_BFLOAT16);
+        found = np[i] && nq[i] && costly[i] &&
+                (narrow ? k->instrs[i].kind == KI_CAST &&
+                              (k->instrs[i].dtype == LOOM_FLOAT16 || k->instrs[i].dtype == LOOM_BFLOAT16)
+                        : loom_dtype_size((LoomDType)k->instrs[i].dtype) >= 8);
     }
   }
   ctx_free(ctx, buf);
   return found;
 }
+
+bool cg_gpu_cached_keeps_narrow(LoomContext *ctx, const KernelIr *k) { return cached_keeps(ctx, k, true); }
+bool cg_gpu_cached_keeps_wide(LoomContext *ctx, const KernelIr *k) { return cached_keeps(ctx, k, false); }
 
 /* v (a 4-byte value: a pair of 2-byte values) through opaque_i32. */
 static LLVMValueRef opaque_word(Lower *L, LLVMValueRef v) {

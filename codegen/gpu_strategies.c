@@ -298,15 +298,25 @@ bool cg_gpu_rowc_fit(const Lower *L) {
    * stores in the block mode: the +8 % above). The short-row mode of the same entry then spills (55 local
    * loads / stores; 81 registers unfitted): rows of <= 1024 float16 points of such kernels pay that */
   if (L->cache_k >= GPU_CACHE_K_MAX && cg_gpu_narrow_words(L) && cg_gpu_cached_keeps_narrow(L->ctx, k)) return true;
+  /* a row of 8-byte values (128 bytes a thread: 16 float64 points, 32 registers) whose REDUCE phase keeps
+   * an 8-byte costly value for a later phase (float64 softmax's exp: 32 more): unfitted, ptxas took 114
+   * registers, one block of 512 threads an SM, whose phases (load, block max, block sum, store) then ran
+   * one after another with nothing else in flight. H100 2026-12-06 (ncu: DRAM bytes one read and one
+   * write either way), softmax_f64 20011 x 7777 1.657 -> 1.326 ms; float64 softmax of rows of 1000 / 4096 /
+   * 7777 / 16000: 0.69 / 0.74 / 0.85 / 0.97 -> 0.62 / 0.63 / 0.69 / 0.87 ms. Fitted without a kept value
+   * (std, l2 norm, layer norm, logsumexp of float64 rows) it lost at most lengths (layer norm 0.43 -> 0.59
+   * ms at 1000), as did a float32 row alone (logsumexp_rows 0.204 -> 0.238 ms). */
   int nloaded = 0;
+  int64_t cached_bytes = 0;
   bool seen[64] = {false};
   for (int i = 0; i < k->ninstr; i++) {
     const KInstr *in = &k->instrs[i];
     if (in->kind != KI_LOAD || in->buf < 0 || in->buf >= 64 || seen[in->buf]) continue;
     seen[in->buf] = true;
     nloaded++;
+    cached_bytes += (int64_t)L->cache_k * loom_dtype_size((LoomDType)k->bufs[in->buf].dtype);
   }
-  return nloaded >= 2;
+  return nloaded >= 2 || (cached_bytes >= 128 && cg_gpu_cached_keeps_wide(L->ctx, k));
 }
 
 /* Whether an elementwise kernel's vector loads are tied (LOOM_GPU_ELEM_TIE: 0 never, 2 always, 1 (default)
