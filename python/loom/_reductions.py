@@ -78,7 +78,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False):
     (truncated toward zero)."""
     if dtype is not None and _np_dtype_of(dtype).kind in "iu":
         a = asarray(a)
-        n = a.size if axis is None else math.prod(a.shape[_norm_axis(x, a.ndim)] for x in _axes_tuple(axis))
+        n = _count(a, axis)
         s = _reduce("sum", a, axis, dtype, None, keepdims)
         return _finish(_core.cast(_core.binary(_OPS["truediv"], s, float(n)), _code(dtype)), out)
     return _reduce("mean", a, axis, dtype, out, keepdims)
@@ -102,6 +102,11 @@ def any(a, axis=None, out=None, keepdims=False):
 
 def all(a, axis=None, out=None, keepdims=False):
     return _reduce("all", a, axis, None, out, keepdims)
+
+
+def _count(a, axis):
+    """The number of elements a reduction of a over axis (None, an int or a tuple) folds into each result."""
+    return a.size if axis is None else math.prod(a.shape[_norm_axis(x, a.ndim)] for x in _axes_tuple(axis))
 
 
 def _arg(name, a, axis, out, keepdims):
@@ -130,7 +135,7 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
     a = asarray(a)
     m = mean(a, axis, dtype, None, True)
     d = a - m
-    n = a.size if axis is None else math.prod(a.shape[_norm_axis(x, a.ndim)] for x in _axes_tuple(axis))
+    n = _count(a, axis)
     if a.dtype.kind == "c":  # NumPy: |x - mean|^2 = re^2 + im^2, a real result
         re, im = _core.unary(_OPS["real"], d), _core.unary(_OPS["imag"], d)
         d2 = _core.binary(_OPS["add"], _core.binary(_OPS["mul"], re, re), _core.binary(_OPS["mul"], im, im))
