@@ -120,7 +120,7 @@ static LoomStatus amd_optimize(CgGpuTarget *g, LLVMModuleRef mod, const CgGpuKer
   /* ocml's functions are not alwaysinline (libdevice's mostly are), so even the fused elementwise
    * modules need the inliner: O2 for them rather than NVIDIA's short pipeline */
   const char *pipeline = gk->strategy != CG_GPU_ELEMENTWISE ? "default<O3>" : k->snippet ? "default<O1>" : "default<O2>";
-  LLVMErrorRef e = LLVMRunPasses(mod, pipeline, s->tm, po);
+  LLVMErrorRef e = cg_run_pipeline(mod, pipeline, s->tm, po, k);
   LLVMDisposePassBuilderOptions(po);
   return e ? llvm_err(d, e, "optimization (amdgpu)") : LOOM_OK;
 }
@@ -221,7 +221,7 @@ LoomStatus cg_amd_build_module(CgTarget *t, LLVMContextRef c, LLVMModuleRef mod,
   if (st == LOOM_OK) {
     no_loop_vectorize(c, mod);
     LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
-    LLVMErrorRef e = LLVMRunPasses(mod, "default<O3>", s->tm, po);
+    LLVMErrorRef e = cg_run_pipeline(mod, "default<O3>", s->tm, po, NULL);
     LLVMDisposePassBuilderOptions(po);
     if (e) st = llvm_err(d, e, "optimization of the raw module (amdgpu)");
   }

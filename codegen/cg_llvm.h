@@ -12,6 +12,8 @@
 #include <stdio.h>
 
 #include <llvm-c/Core.h>
+#include <llvm-c/TargetMachine.h>
+#include <llvm-c/Transforms/PassBuilder.h>
 
 #include "codegen/codegen.h"
 #include "ir/ir.h"
@@ -67,6 +69,12 @@ LLVMValueRef cg_cast(CgMath *m, LoomDType from, LoomDType to, LLVMValueRef v);
 /* lower_host_cast.c: a float (float32/float64 value) -> 8/16/32-bit integer KI_CAST as vector-friendly
  * steps (NaN -> 0, clamp, convert, truncate) on host targets (m->gpu NULL); NULL: use the intrinsic. */
 LLVMValueRef cg_host_float_to_int(CgMath *m, LoomDType to, LLVMValueRef v);
+/* pipeline.c: runs pass pipeline `passes` on mod (LLVMRunPasses), without LLVM 19's SLP vectorizer for a
+ * kernel it miscompiles (k: the kernel, or NULL for modules of no kernel). Every backend's pipelines go
+ * through it. cg_slp_ok: whether kernel k may run SLP (no cast from a signed to an unsigned integer). */
+LLVMErrorRef cg_run_pipeline(LLVMModuleRef mod, const char *passes, LLVMTargetMachineRef tm,
+                             LLVMPassBuilderOptionsRef po, const KernelIr *k);
+bool cg_slp_ok(const KernelIr *k);
 /* Memory value (cg_mem_type) of storage dtype `st` -> register value of compute dtype `to`. */
 LLVMValueRef cg_from_mem(CgMath *m, LoomDType st, LoomDType to, LLVMValueRef v);
 /* Register value of compute dtype `from` -> memory value of storage dtype `st`. */

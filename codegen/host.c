@@ -148,7 +148,7 @@ static LoomStatus compile_locked(CgTarget *t, HostState *s, const KernelIr *k, b
   LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
   LLVMPassBuilderOptionsSetLoopVectorization(po, 1);
   LLVMPassBuilderOptionsSetSLPVectorization(po, 1);
-  LLVMErrorRef e = LLVMRunPasses(mod, "default<O3>", s->tm, po);
+  LLVMErrorRef e = cg_run_pipeline(mod, "default<O3>", s->tm, po, k);
   LLVMDisposePassBuilderOptions(po);
   if (e) {
     LLVMDisposeModule(mod);

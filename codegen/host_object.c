@@ -527,7 +527,7 @@ LoomStatus cg_host_aot_compile_cpu(CgHostAot *a, const KernelIr *k, const CgHost
     LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
     LLVMPassBuilderOptionsSetLoopVectorization(po, 1);
     LLVMPassBuilderOptionsSetSLPVectorization(po, 1);
-    LLVMErrorRef e = LLVMRunPasses(mod, "default<O3>", tm, po);
+    LLVMErrorRef e = cg_run_pipeline(mod, "default<O3>", tm, po, k);
     LLVMDisposePassBuilderOptions(po);
     if (e) {
       char *msg = LLVMGetErrorMessage(e);

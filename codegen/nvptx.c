@@ -367,7 +367,7 @@ static LoomStatus nv_link_math(CgGpuTarget *g, LLVMContextRef c, LLVMModuleRef m
   /* fold libdevice's reflect branches first, so that limit_inlining counts the code that remains */
   nv_fold_prec_sqrt(mod);
   LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
-  LLVMErrorRef e = LLVMRunPasses(mod, "function(nvvm-reflect,simplifycfg)", s->tm, po);
+  LLVMErrorRef e = cg_run_pipeline(mod, "function(nvvm-reflect,simplifycfg)", s->tm, po, NULL);
   LLVMDisposePassBuilderOptions(po);
   if (e) return llvm_err(d, e, "nvvm-reflect folding (nvptx)");
   limit_inlining(c, mod);
@@ -388,7 +388,7 @@ static LoomStatus nv_optimize(CgGpuTarget *g, LLVMModuleRef mod, const CgGpuKern
                          : k->snippet ? "default<O1>"
                                       : "function(nvvm-reflect),always-inline,function(sroa,early-cse,"
                                         "instcombine<no-verify-fixpoint>,simplifycfg),globaldce";
-  LLVMErrorRef e = LLVMRunPasses(mod, pipeline, s->tm, po);
+  LLVMErrorRef e = cg_run_pipeline(mod, pipeline, s->tm, po, k);
   LLVMDisposePassBuilderOptions(po);
   if (e) return llvm_err(d, e, "optimization (nvptx)");
   cg_nvptx_fence_narrow_abs(mod);

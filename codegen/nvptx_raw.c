@@ -273,7 +273,7 @@ LoomStatus cg_nvptx_compile_llvm(LoomContext *ctx, const void *code, size_t size
       if (!is_entry(*entries, *nentries, LLVMGetValueName2(f, &(size_t){0}))) LLVMSetLinkage(f, LLVMInternalLinkage);
     }
     LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
-    LLVMErrorRef e = LLVMRunPasses(mod, "default<O3>", tm, po);
+    LLVMErrorRef e = cg_run_pipeline(mod, "default<O3>", tm, po, NULL);
     LLVMDisposePassBuilderOptions(po);
     if (e) {
       char *em = LLVMGetErrorMessage(e);
