@@ -162,6 +162,50 @@ static bool sleef_scalar_name(CgMath *m, const char *name, char *out, size_t n) 
   return false;
 }
 
+/* Every width runs SLEEF's widest vector variant for the host: a scalar call (a loop's remainder, a loop
+ * the vectorizer leaves scalar) on lane 0 of it, a narrower vector (the vectorized epilogue after a wider
+ * main loop) in its low lanes, instead of SLEEF's scalar function or its narrower ISA's variant. Those are
+ * different code (purec / purecfma, AVX2, SSE against AVX-512) and differ in the last bit for some inputs
+ * (exp2_u35 of -483.26, logf, cbrt, exp): one kernel gave position-dependent bits, and x // exp2(y) of equal
+ * values was 0 in one kernel and 1 in another (scripts/fuzz_numpy.py). lanes_fn(m, callee, vl, ...) is
+ * "loom.vf<vl>.<callee>": vl == 1 a scalar function (noinline, so that the loop vectorizer still sees a
+ * scalar call with its vector-function-abi-variant mappings, which name these functions), else a vector one
+ * the vectorizer calls at width vl. Pad lanes repeat lane 0 (no garbage input). */
+static LLVMValueRef lanes_fn(CgMath *m, const char *callee, int vl, LLVMTypeRef ft, LLVMValueRef wide, int wide_vl,
+                             unsigned nargs, char *name, size_t cap) {
+  snprintf(name, cap, "loom.vf%d.%s", vl, callee);
+  LLVMValueRef fn = LLVMGetNamedFunction(m->m, name);
+  if (fn) return fn;
+  LLVMTypeRef i32 = LLVMInt32TypeInContext(m->c);
+  LLVMTypeRef t = vl == 1 ? ft : LLVMVectorType(ft, (unsigned)vl), wt = LLVMVectorType(ft, (unsigned)wide_vl);
+  LLVMTypeRef params[2] = {t, t}, wparams[2] = {wt, wt};
+  fn = LLVMAddFunction(m->m, name, LLVMFunctionType(t, params, nargs, 0));
+  LLVMSetLinkage(fn, LLVMInternalLinkage);
+  const char *attrs[] = {"nounwind", "willreturn", "noinline"};
+  for (int i = 0; i < (vl == 1 ? 3 : 2); i++)
+    LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex,
+                            LLVMCreateEnumAttribute(m->c, LLVMGetEnumAttributeKindForName(attrs[i], strlen(attrs[i])), 0));
+  LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(m->c, LLVMGetEnumAttributeKindForName("memory", 6), 0));
+  LLVMBuilderRef b = LLVMCreateBuilderInContext(m->c);
+  LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(m->c, fn, "entry"));
+  LLVMValueRef mask[64], vargs[2];
+  for (int i = 0; i < wide_vl; i++) mask[i] = LLVMConstInt(i32, (unsigned long long)(i < vl ? i : 0), 0);
+  for (unsigned a = 0; a < nargs; a++) {
+    LLVMValueRef x = LLVMGetParam(fn, a);
+    if (vl == 1) x = LLVMBuildInsertElement(b, LLVMGetPoison(LLVMVectorType(ft, 1)), x, LLVMConstInt(i32, 0, 0), "");
+    vargs[a] = LLVMBuildShuffleVector(b, x, LLVMGetPoison(LLVMTypeOf(x)), LLVMConstVector(mask, (unsigned)wide_vl), "");
+  }
+  LLVMValueRef r = LLVMBuildCall2(b, LLVMFunctionType(wt, wparams, nargs, 0), wide, vargs, nargs, "");
+  if (vl == 1) r = LLVMBuildExtractElement(b, r, LLVMConstInt(i32, 0, 0), "");
+  else {
+    for (int i = 0; i < vl; i++) mask[i] = LLVMConstInt(i32, (unsigned long long)i, 0);
+    r = LLVMBuildShuffleVector(b, r, LLVMGetPoison(wt), LLVMConstVector(mask, (unsigned)vl), "");
+  }
+  LLVMBuildRet(b, r);
+  LLVMDisposeBuilder(b);
+  return fn;
+}
+
 /* A call of libm's `base` (suffix f for float32) with SLEEF vector variants attached. */
 static LLVMValueRef libm_call(CgMath *m, const char *base, LoomDType t, LLVMValueRef *args,
                               unsigned nargs);
@@ -201,7 +245,9 @@ static LLVMValueRef libm_call(CgMath *m, const char *base, LoomDType t, LLVMValu
     return call;
   }
   if (!m->vec->isas || !m->vec->isas[0]) return call;
-  char attr[512];
+  LLVMValueRef wide = NULL; /* SLEEF's widest vector variant: every width runs it (lanes_fn) */
+  int wide_vl = 0;
+  char attr[512], lname[80];
   size_t len = 0;
   attr[0] = 0;
   int done_vl[8] = {0};
@@ -211,25 +257,42 @@ static LLVMValueRef libm_call(CgMath *m, const char *base, LoomDType t, LLVMValu
     int vl = isa_bits(*p) / ebits;
     bool seen = false;
     for (int i = 0; i < ndone; i++) seen |= done_vl[i] == vl;
-    if (seen) continue;
-    /* Prefer SLEEF's 3.5-ulp variant where there is one (sin, cos, log, ...: about twice as
-     * fast as the 1-ulp one); Loom promises results within a few ulp, tests hold it to 4. */
-    char vname[64];
-    snprintf(vname, sizeof vname, "_ZGV%cN%d%s_%s_u35", *p, vl, nargs == 2 ? "vv" : "v", name);
-    if (!m->vec->has_symbol(m->vec->user, vname)) {
-      snprintf(vname, sizeof vname, "_ZGV%cN%d%s_%s", *p, vl, nargs == 2 ? "vv" : "v", name);
-      if (!m->vec->has_symbol(m->vec->user, vname)) continue;
+    if (seen || (wide && vl > wide_vl)) continue;
+    LLVMValueRef vfn = NULL;
+    const char *vname = lname;
+    if (!wide) {
+      /* Prefer SLEEF's 3.5-ulp variant where there is one (sin, cos, log, ...: about twice as
+       * fast as the 1-ulp one); Loom promises results within a few ulp, tests hold it to 4. */
+      snprintf(lname, sizeof lname, "_ZGV%cN%d%s_%s_u35", *p, vl, nargs == 2 ? "vv" : "v", name);
+      if (!m->vec->has_symbol(m->vec->user, lname)) {
+        snprintf(lname, sizeof lname, "_ZGV%cN%d%s_%s", *p, vl, nargs == 2 ? "vv" : "v", name);
+        if (!m->vec->has_symbol(m->vec->user, lname)) continue;
+      }
+      LLVMTypeRef vt = LLVMVectorType(ft, (unsigned)vl);
+      LLVMTypeRef vparams[2] = {vt, vt};
+      vfn = LLVMGetNamedFunction(m->m, lname);
+      if (!vfn) vfn = LLVMAddFunction(m->m, lname, LLVMFunctionType(vt, vparams, nargs, 0));
+      wide = vfn, wide_vl = vl;
+    } else {
+      vfn = lanes_fn(m, callee, vl, ft, wide, wide_vl, nargs, lname, sizeof lname); /* narrower: the wide one */
     }
     done_vl[ndone++] = vl;
-    LLVMTypeRef vt = LLVMVectorType(ft, (unsigned)vl);
-    LLVMTypeRef vparams[2] = {vt, vt};
-    LLVMValueRef vfn = LLVMGetNamedFunction(m->m, vname);
-    if (!vfn) vfn = LLVMAddFunction(m->m, vname, LLVMFunctionType(vt, vparams, nargs, 0));
     keep_used(m, vfn);
+    char sname[80];
+    snprintf(sname, sizeof sname, "loom.vf1.%s", callee);
     int n = snprintf(attr + len, sizeof attr - len, "%s_ZGV_LLVM_N%d%s_%s(%s)", len ? "," : "", vl,
-                     nargs == 2 ? "vv" : "v", callee, vname);
+                     nargs == 2 ? "vv" : "v", sname, vname);
     if (n < 0 || (size_t)n >= sizeof attr - len) break;
     len += (size_t)n;
+  }
+  if (len) { /* the scalar call becomes a call of the lane-0 function */
+    LLVMValueRef sfn = lanes_fn(m, callee, 1, ft, wide, wide_vl, nargs, lname, sizeof lname);
+    LLVMValueRef cargs2[2] = {LLVMGetOperand(call, 0), nargs > 1 ? LLVMGetOperand(call, 1) : NULL};
+    LLVMValueRef nc = LLVMBuildCall2(m->b, fty, sfn, cargs2, nargs, "");
+    unsigned kinds[3] = {mem, nounwind, willreturn};
+    for (int i = 0; i < 3; i++) LLVMAddCallSiteAttribute(nc, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(m->c, kinds[i], 0));
+    LLVMInstructionEraseFromParent(call);
+    call = nc;
   }
   if (len) {
     const char *key = "vector-function-abi-variant";

@@ -1005,9 +1005,10 @@ def test_fuzz_numpy_bounded():
 # abs.s16 as non-negative: +32768); 1417870176320185357 argmin over arctan2(x, 3 x), values 1 ulp apart
 # (a near tie: _arg_near_tie). (Host run 2026-12-06, session 34): 6019768508871736576 where(c, int16,
 # int16.astype(uint64)) of a 2-d broadcast (LLVM 19's SLP vectorizer took uitofp(sext x) for uitofp(x):
-# codegen/pipeline.c).
+# codegen/pipeline.c); 7625961116623100201 exp2(x) // exp2(x) 0 where one kernel's scalar path ran SLEEF's
+# scalar exp2 and another's the AVX-512 variant (codegen/math.c lanes_fn).
 REGRESSION_SEEDS = [500140, 500253, 501474, 503023, 503835, 504727, 700402, 2865673179767902982, 6865818588193135110,
-                    7497455554265651678, 1417870176320185357, 6019768508871736576]
+                    7497455554265651678, 1417870176320185357, 6019768508871736576, 7625961116623100201]
 
 
 def test_arg_near_tie_accepts_ulp_ties_only() -> None:
