@@ -463,6 +463,11 @@ void cg_gpu_col_fold(Lower *L, const GpuEntry *e, int p, const CgColFold *f); /*
 void cg_gpu_part_range(Lower *L, const GpuEntry *e, LLVMValueRef part, LLVMValueRef *rlo, LLVMValueRef *rhi);
 /* gpu_phases.c: a phase split's PART in the fold: O point o, part `part` (computed when ok) */
 void cg_gpu_phase_tile(Lower *L, GpuEntry *e, LLVMValueRef o, LLVMValueRef part, LLVMValueRef ok, const CgColFold *f);
+/* A COL split's `part`: its MAP phases run the grid's threads as P = gstride / nO row phases of every O
+ * point (rows j, j + P, ... of O point o), so the grid walks R in order, cnt rows read ahead a step
+ * (gpu_phases.c). Emits `if (phase is such a MAP phase) walk` and returns the join block (the builder
+ * is left where the other phases go; branch there to the join), or NULL when no phase walks so. */
+LLVMBasicBlockRef cg_gpu_map_flat(Lower *L, GpuEntry *e, LLVMValueRef gtid, LLVMValueRef gstride);
 
 /* ---- gpu_moments.c: one-pass variance (shifted moments, Chan's merge) ------------------------------ */
 /* The phases of k that phase 0's walk can gather (plan->n == 0: none, or LOOM_GPU_ONEPASS_VAR=0). */

@@ -139,6 +139,11 @@ static inline uint64_t cg_scan_lb_bytes(int64_t tiles, int acc_size) {
  * reduction whose phases are REDUCE (the first), MAP and FINAL, at most 32, other than [REDUCE] and
  * [REDUCE, FINAL] (those have the single-phase split). */
 bool cg_gpu_phase_split(const KernelIr *k, uint32_t *reduce_bits, uint32_t *map_bits);
+/* COL splits: bit p for each MAP phase p whose `part` step runs the grid's threads as row phases of
+ * every O point (any grid: the launcher's, nparts * nO items) instead of (part, o) items that stride down
+ * a part's rows (gpu_phases.c; LOOM_GPU_MAP_FLAT=0: none, n: n rows read ahead a step, default 4). */
+uint32_t cg_gpu_map_flat_bits(const KernelIr *k);
+int cg_gpu_map_flat_points(void);
 /* Code-generation switches that change what the launcher must do (LOOM_GPU_ONEPASS_VAR=0: variances
  * in two passes, codegen/gpu_moments.c), as a suffix of the GPU targets' descriptions, so that kernels
  * compiled under one setting are never launched under the other ("" by default). */

@@ -616,7 +616,14 @@ static void build_gpu_entry(Lower *L, int which, bool row, const char *name, int
     bool scan_part = which == GPU_FINISHB && k->phases[0].kind == KP_SCAN; /* a part of a split scan */
     LLVMValueRef count = which == GPU_PART || scan_part ? LLVMBuildMul(b, e.no, e.nparts, "") : e.no;
     if (row && which != GPU_FINISH) cg_gpu_for(L, bid, count, nbk, cg_gpu_red_item, &e);
-    else if (which == GPU_PART) cg_gpu_col_part(L, &e, word2, gtid, gstride, bid, nbk); /* gpu_colfold.c */
+    else if (which == GPU_PART) {
+      LLVMBasicBlockRef flat = cg_gpu_map_flat(L, &e, gtid, gstride); /* MAP phases (gpu_phases.c) */
+      cg_gpu_col_part(L, &e, word2, gtid, gstride, bid, nbk);           /* gpu_colfold.c */
+      if (flat) {
+        LLVMBuildBr(b, flat);
+        LLVMPositionBuilderAtEnd(b, flat);
+      }
+    }
     else cg_gpu_for(L, gtid, count, gstride, cg_gpu_red_item, &e);
   }
   LLVMBuildRetVoid(b);

@@ -9,7 +9,8 @@
  *   REDUCE phase p: `part` folds phase p over the part's R range into partials[part * no + o], then
  *     `finish` / `finishb` folds o's parts in order into fin[p * no + o] and runs the FINAL phases that
  *     follow p (up to the next REDUCE phase);
- *   MAP phase p: `part` runs the map over the part's R range (no partials).
+ *   MAP phase p: `part` runs the map over the part's R range (no partials); a COL split's MAP step runs
+ *     the grid's threads as row phases of every O point instead (cg_gpu_map_flat, below).
  * The phase to run is extra word 2 and the finished accumulators' address extra word 3; `part` and
  * `finish` read earlier phases' results (KI_ACC) from fin. Every step reads the input again, so a
  * phase costs one pass over memory: the price of filling the GPU. Parts are folded in order and block
@@ -19,6 +20,7 @@
  * (lower_host_outer.c) follows the same contract.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "codegen/cg_lower.h"
@@ -394,3 +396,167 @@ void cg_gpu_phase_item(Lower *L, LLVMValueRef item, void *arg) {
   cg_gpu_offsets(L, item, 0, k->nkeep, NULL, L->ooff); /* FINISH / FINISHB: item = o */
   for_phase(L, e, red, finish_body, &item);
 }
+
+/* ---- a COL split's MAP step: the grid's threads as row phases of every O point ---------------------------
+ * The (part, o) items walk nparts bands of rows far apart, one load in flight a thread; that MAP step of
+ * column standardization (20011 x 7777 float32, H100) ran at 48.8 % of DRAM bandwidth, its statistics step
+ * over the same items at 85 %. Walking the points in memory order with each step's O point from the last
+ * (a division-free (o, r) stepper) computed the per-column values (mean, std + eps) at every point:
+ * compute-bound, 912 us against 758. Row phases keep O fixed per item (the values stay out of the row
+ * loop) while the grid still sweeps R in order: 633 us (59.9 % of DRAM), standardize_cols 0.966 -> 0.871 ms
+ * (bench/suite/DIAGNOSIS.md, session 34). */
+
+/* LOOM_GPU_MAP_FLAT=n: n rows a step read ahead (1..GPU_ELEM_POINTS_MAX), 0: the (part, o) items. */
+int cg_gpu_map_flat_points(void) {
+  static int v = -1;
+  int n = cg_env_int_once(&v, "LOOM_GPU_MAP_FLAT", GPU_ELEM_POINTS_MAX);
+  return n < 0 ? 0 : n > GPU_ELEM_POINTS_MAX ? GPU_ELEM_POINTS_MAX : n;
+}
+
+/* The MAP phases of a COL split that take row phases (cg_gpu_map_flat): plain stores, no user call or
+ * point index, at most 64 buffers. loads: the buffers such phases load, ORed (may be NULL). */
+static uint32_t map_flat_bits(const KernelIr *k, uint64_t *loads) {
+  uint32_t red = 0, map = 0, bits = 0;
+  if (loads) *loads = 0;
+  if (cg_gpu_map_flat_points() == 0 || !cg_gpu_phase_split(k, &red, &map) || !map || k->nbuf > 64) return 0;
+  uint8_t *need = calloc((size_t)k->ninstr + 1, 1);
+  if (!need) return 0;
+  for (int p = 0; p < k->nphase; p++) {
+    if (!(map >> p & 1u)) continue;
+    const KPhase *ph = &k->phases[p];
+    bool ok = true;
+    uint64_t ld = 0;
+    memset(need, 0, (size_t)k->ninstr);
+    for (int s = ph->store_begin; s < ph->store_begin + ph->nstores; s++) {
+      ok = ok && k->stores[s].scatter == 0;
+      need[k->stores[s].value] = 1;
+    }
+    for (int i = k->ninstr - 1; ok && i >= 0; i--) {
+      const KInstr *in = &k->instrs[i];
+      if (!need[i]) continue;
+      if (in->kind == KI_USER || in->kind == KI_USER_OUT || in->kind == KI_INDEX) ok = false;
+      if (in->kind == KI_LOAD) ld |= 1ull << in->buf;
+      for (int j = 0; j < cg_instr_nsrc(in); j++) need[in->src[j]] = 1;
+    }
+    if (!ok) continue;
+    bits |= 1u << p;
+    if (loads) *loads |= ld;
+  }
+  free(need);
+  return bits;
+}
+
+typedef struct FlatWalk {
+  const GpuEntry *e;
+  int p, cnt;
+  uint64_t loads;
+  LLVMValueRef gtid, gstride;
+  LLVMValueRef phases; /* P: the row phases, max(1, gstride / nO) */
+} FlatWalk;
+
+/* One step of an item's rows: rows r, r + P, ... (cnt of them, those below nR), every row's loads issued
+ * before any is computed (as cg_gpu_elem_points); ooff: the item's O offsets. */
+static void flat_rows(Lower *L, const FlatWalk *w, LLVMValueRef r0, const LLVMValueRef *ooff) {
+  const KernelIr *k = L->k;
+  const GpuEntry *e = w->e;
+  LLVMBuilderRef b = L->m.b;
+  int nb = k->nbuf;
+  LLVMValueRef ok[GPU_ELEM_POINTS_MAX], off[GPU_ELEM_POINTS_MAX][64], v[GPU_ELEM_POINTS_MAX][64];
+  LLVMValueRef last = LLVMBuildSub(b, e->nr, cg_iconst_i(L, 1), "");
+  for (int j = 0; j < w->cnt; j++) {
+    LLVMValueRef r = j ? LLVMBuildAdd(b, r0, LLVMBuildMul(b, w->phases, cg_iconst_i(L, j), ""), "") : r0;
+    ok[j] = j ? LLVMBuildICmp(b, LLVMIntSLT, r, e->nr, "") : NULL;
+    LLVMValueRef rc = j ? LLVMBuildSelect(b, ok[j], r, last, "") : r; /* a row past the end reads the last */
+    cg_gpu_offsets(L, rc, k->nkeep, k->ndim, ooff, off[j]);
+    for (int bi = 0; bi < nb; bi++) {
+      v[j][bi] = NULL;
+      if (!(w->loads >> bi & 1u)) continue;
+      LoomDType st = (LoomDType)k->bufs[bi].dtype; /* a vector of one point: what KI_LOAD reads as lane 0 */
+      LLVMValueRef ld = LLVMBuildLoad2(b, cg_vec_type(&L->m, st, 1), cg_elem_ptr(L, bi, off[j][bi]), "");
+      LLVMSetAlignment(ld, dtype_align(st));
+      v[j][bi] = LLVMBuildFreeze(b, ld, "");
+    }
+  }
+  for (int j = 0; j < w->cnt; j++) {
+    LLVMBasicBlockRef done = NULL;
+    if (j) {
+      LLVMBasicBlockRef then = cg_new_bb(L, "mflat.point");
+      done = cg_new_bb(L, "mflat.next");
+      LLVMBuildCondBr(b, ok[j], then, done);
+      LLVMPositionBuilderAtEnd(b, then);
+    }
+    for (int bi = 0; bi < nb; bi++) {
+      L->off[bi] = off[j][bi];
+      L->vload[bi] = v[j][bi];
+    }
+    L->lane = 0;
+    cg_body_map(L, (void *)&k->phases[w->p]); /* reads the item's L->acc (load_earlier) */
+    for (int bi = 0; bi < nb; bi++) L->vload[bi] = NULL;
+    if (j) {
+      LLVMBuildBr(b, done);
+      LLVMPositionBuilderAtEnd(b, done);
+    }
+  }
+}
+
+/* One item = j * nO + o: O point o at rows j, j + P, j + 2P, ... */
+static void flat_item(Lower *L, LLVMValueRef it, void *arg) {
+  const FlatWalk *w = arg;
+  const KernelIr *k = L->k;
+  const GpuEntry *e = w->e;
+  LLVMBuilderRef b = L->m.b;
+  LLVMValueRef j = LLVMBuildUDiv(b, it, e->no, ""), o = LLVMBuildSub(b, it, LLVMBuildMul(b, j, e->no, ""), "");
+  LLVMValueRef ooff[64];
+  cg_gpu_offsets(L, o, 0, k->nkeep, NULL, ooff);
+  load_earlier(L, e, w->p, o); /* once an item: the FINAL values computed from them stay out of the row loop */
+  LLVMValueRef rv = cg_entry_alloca(L, L->ity, "mflat.r");
+  LLVMBuildStore(b, j, rv);
+  LLVMBasicBlockRef head = cg_new_bb(L, "mflat.head"), body = cg_new_bb(L, "mflat.body"), exit = cg_new_bb(L, "mflat.exit");
+  LLVMBuildBr(b, head);
+  LLVMPositionBuilderAtEnd(b, head);
+  LLVMValueRef r = LLVMBuildLoad2(b, L->ity, rv, "");
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, r, e->nr, ""), body, exit);
+  LLVMPositionBuilderAtEnd(b, body);
+  flat_rows(L, w, r, ooff);
+  LLVMBuildStore(b, LLVMBuildAdd(b, r, LLVMBuildMul(b, w->phases, cg_iconst_i(L, w->cnt), ""), ""), rv);
+  LLVMBuildBr(b, head);
+  LLVMPositionBuilderAtEnd(b, exit);
+}
+
+/* MAP phase p with the grid's threads as P = max(1, gstride / nO) row phases of every O point: item
+ * j * nO + o (grid-stride over the nO * P items) maps O point o at rows j, j + P, ... So the grid as a
+ * whole walks R in order, a band of P rows at a time (the (part, o) items walk nparts bands far apart),
+ * and each item loads the earlier phases' results once. */
+static void flat_phase(Lower *L, const GpuEntry *e, int p, const FlatWalk *w0) {
+  LLVMBuilderRef b = L->m.b;
+  FlatWalk w = *w0;
+  w.p = p;
+  LLVMValueRef one = cg_iconst_i(L, 1), ph = LLVMBuildUDiv(b, w.gstride, e->no, "");
+  w.phases = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, ph, one, ""), one, ph, "");
+  cg_gpu_for(L, w.gtid, LLVMBuildMul(b, e->no, w.phases, ""), w.gstride, flat_item, &w);
+}
+
+LLVMBasicBlockRef cg_gpu_map_flat(Lower *L, GpuEntry *e, LLVMValueRef gtid, LLVMValueRef gstride) {
+  if (e->row || !e->phased || e->which != GPU_PART) return NULL;
+  FlatWalk w = {.e = e, .cnt = cg_gpu_map_flat_points(), .gtid = gtid, .gstride = gstride};
+  uint32_t bits = map_flat_bits(L->k, &w.loads);
+  if (!bits) return NULL;
+  LLVMBuilderRef b = L->m.b;
+  LLVMBasicBlockRef done = cg_new_bb(L, "mflat.done");
+  for (int p = 0; p < L->k->nphase; p++) { /* if (phase == p) { walk; goto done; } */
+    if (!(bits >> p & 1u)) continue;
+    LLVMBasicBlockRef yes = cg_new_bb(L, "mflat.run"), next = cg_new_bb(L, "mflat.next");
+    LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntEQ, e->phase, cg_i64(&L->m, p), ""), yes, next);
+    LLVMPositionBuilderAtEnd(b, yes);
+    for (int q = 0; q < L->k->nphase; q++) L->acc[q] = L->accidx[q] = NULL;
+    cg_clear_cache(L);
+    flat_phase(L, e, p, &w);
+    for (int q = 0; q < L->k->nphase; q++) L->acc[q] = L->accidx[q] = NULL;
+    cg_clear_cache(L);
+    LLVMBuildBr(b, done);
+    LLVMPositionBuilderAtEnd(b, next);
+  }
+  return done;
+}
+
+uint32_t cg_gpu_map_flat_bits(const KernelIr *k) { return map_flat_bits(k, NULL); }

@@ -355,6 +355,8 @@ static void make_elem_tag(void) {
   if (partv_side_unroll_knob() != 0) n += (size_t)snprintf(elem_tag + n, sizeof elem_tag - n, " pvu%d", partv_side_unroll_knob());
   if (rowc_fit_knob() != 2) n += (size_t)snprintf(elem_tag + n, sizeof elem_tag - n, " rowcfit%d", rowc_fit_knob());
   if (cg_gpu_online_on()) n += (size_t)snprintf(elem_tag + n, sizeof elem_tag - n, " online1");
+  if (cg_gpu_map_flat_points() != GPU_ELEM_POINTS_MAX)
+    n += (size_t)snprintf(elem_tag + n, sizeof elem_tag - n, " mflat%d", cg_gpu_map_flat_points());
   if (cg_gpu_tile_w() != 32) snprintf(elem_tag + n, sizeof elem_tag - n, " tw%d", cg_gpu_tile_w());
 }
 
