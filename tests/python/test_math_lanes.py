@@ -64,4 +64,4 @@ def test_close_to_numpy(fn: str, dtype: str) -> None:
     got = getattr(loom, fn)(loom.asarray(x)).get()
     want = getattr(np, fn)(x.astype(np.float64))
     fin = np.isfinite(want) & (np.abs(want) < np.finfo(dtype).max)
-    np.testing.assert_allclose(got[fin], want[fin].astype(dtype), rtol=8 * np.finfo(dtype).eps, atol=0)
+    np.testing.assert_allclose(got[fin], want[fin].astype(dtype), rtol=float(8 * np.finfo(dtype).eps), atol=0.0)
