@@ -414,10 +414,10 @@ int cg_gpu_map_flat_points(void) {
 }
 
 /* The MAP phases of a COL split that take row phases (cg_gpu_map_flat): plain stores, no user call or
- * point index, at most 64 buffers. loads: the buffers such phases load, ORed (may be NULL). */
+ * point index, at most 64 buffers. loads (32 entries, or NULL): per phase, the buffers it loads. */
 static uint32_t map_flat_bits(const KernelIr *k, uint64_t *loads) {
   uint32_t red = 0, map = 0, bits = 0;
-  if (loads) *loads = 0;
+  if (loads) memset(loads, 0, 32 * sizeof *loads);
   if (cg_gpu_map_flat_points() == 0 || !cg_gpu_phase_split(k, &red, &map) || !map || k->nbuf > 64) return 0;
   uint8_t *need = calloc((size_t)k->ninstr + 1, 1);
   if (!need) return 0;
@@ -440,7 +440,7 @@ static uint32_t map_flat_bits(const KernelIr *k, uint64_t *loads) {
     }
     if (!ok) continue;
     bits |= 1u << p;
-    if (loads) *loads |= ld;
+    if (loads) loads[p] = ld;
   }
   free(need);
   return bits;
@@ -452,6 +452,7 @@ typedef struct FlatWalk {
   uint64_t loads;
   LLVMValueRef gtid, gstride;
   LLVMValueRef phases; /* P: the row phases, max(1, gstride / nO) */
+  uint64_t phase_loads[32]; /* map_flat_bits' */
 } FlatWalk;
 
 /* One step of an item's rows: rows r, r + P, ... (cnt of them, those below nR), every row's loads issued
@@ -531,6 +532,7 @@ static void flat_phase(Lower *L, const GpuEntry *e, int p, const FlatWalk *w0) {
   LLVMBuilderRef b = L->m.b;
   FlatWalk w = *w0;
   w.p = p;
+  w.loads = w.phase_loads[p];
   LLVMValueRef one = cg_iconst_i(L, 1), ph = LLVMBuildUDiv(b, w.gstride, e->no, "");
   w.phases = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, ph, one, ""), one, ph, "");
   cg_gpu_for(L, w.gtid, LLVMBuildMul(b, e->no, w.phases, ""), w.gstride, flat_item, &w);
@@ -539,7 +541,7 @@ static void flat_phase(Lower *L, const GpuEntry *e, int p, const FlatWalk *w0) {
 LLVMBasicBlockRef cg_gpu_map_flat(Lower *L, GpuEntry *e, LLVMValueRef gtid, LLVMValueRef gstride) {
   if (e->row || !e->phased || e->which != GPU_PART) return NULL;
   FlatWalk w = {.e = e, .cnt = cg_gpu_map_flat_points(), .gtid = gtid, .gstride = gstride};
-  uint32_t bits = map_flat_bits(L->k, &w.loads);
+  uint32_t bits = map_flat_bits(L->k, w.phase_loads);
   if (!bits) return NULL;
   LLVMBuilderRef b = L->m.b;
   LLVMBasicBlockRef done = cg_new_bb(L, "mflat.done");
