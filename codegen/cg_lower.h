@@ -399,6 +399,9 @@ typedef struct CgElemPoints {
   LLVMValueRef stride, n;
 } CgElemPoints;
 void cg_gpu_elem_points(Lower *L, LLVMValueRef i, void *arg);
+/* Buffer bi's point at element offset off, loaded ahead of its use (a vector of one point, as L->vload
+ * holds: KI_LOAD reads it as lane 0), frozen so that it is not sunk to a guarded use. */
+LLVMValueRef cg_gpu_load_point(Lower *L, int bi, LLVMValueRef off);
 int cg_gpu_elem_points_of(const KernelIr *k); /* points a thread reads ahead (LOOM_GPU_ELEM_POINTS) */
 /* elementwise: vectors v and v + stride (< nvec), both loaded before either is computed */
 typedef struct CgElemPair {

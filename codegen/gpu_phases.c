@@ -455,9 +455,16 @@ typedef struct FlatWalk {
   uint64_t phase_loads[32]; /* map_flat_bits' */
 } FlatWalk;
 
-/* One step of an item's rows: rows r, r + P, ... (cnt of them, those below nR), every row's loads issued
- * before any is computed (as cg_gpu_elem_points); ooff: the item's O offsets. */
-static void flat_rows(Lower *L, const FlatWalk *w, LLVMValueRef r0, const LLVMValueRef *ooff) {
+typedef struct FlatItem {
+  const FlatWalk *w;
+  const LLVMValueRef *ooff; /* the item's O offsets */
+} FlatItem;
+
+/* One step of an item's rows: rows r0, r0 + P, ... (cnt of them, those below nR), every row's loads issued
+ * before any is computed (as cg_gpu_elem_points). */
+static void flat_rows(Lower *L, LLVMValueRef r0, void *arg) {
+  const FlatWalk *w = ((const FlatItem *)arg)->w;
+  const LLVMValueRef *ooff = ((const FlatItem *)arg)->ooff;
   const KernelIr *k = L->k;
   const GpuEntry *e = w->e;
   LLVMBuilderRef b = L->m.b;
@@ -469,14 +476,7 @@ static void flat_rows(Lower *L, const FlatWalk *w, LLVMValueRef r0, const LLVMVa
     ok[j] = j ? LLVMBuildICmp(b, LLVMIntSLT, r, e->nr, "") : NULL;
     LLVMValueRef rc = j ? LLVMBuildSelect(b, ok[j], r, last, "") : r; /* a row past the end reads the last */
     cg_gpu_offsets(L, rc, k->nkeep, k->ndim, ooff, off[j]);
-    for (int bi = 0; bi < nb; bi++) {
-      v[j][bi] = NULL;
-      if (!(w->loads >> bi & 1u)) continue;
-      LoomDType st = (LoomDType)k->bufs[bi].dtype; /* a vector of one point: what KI_LOAD reads as lane 0 */
-      LLVMValueRef ld = LLVMBuildLoad2(b, cg_vec_type(&L->m, st, 1), cg_elem_ptr(L, bi, off[j][bi]), "");
-      LLVMSetAlignment(ld, dtype_align(st));
-      v[j][bi] = LLVMBuildFreeze(b, ld, "");
-    }
+    for (int bi = 0; bi < nb; bi++) v[j][bi] = w->loads >> bi & 1u ? cg_gpu_load_point(L, bi, off[j][bi]) : NULL;
   }
   for (int j = 0; j < w->cnt; j++) {
     LLVMBasicBlockRef done = NULL;
@@ -510,18 +510,8 @@ static void flat_item(Lower *L, LLVMValueRef it, void *arg) {
   LLVMValueRef ooff[64];
   cg_gpu_offsets(L, o, 0, k->nkeep, NULL, ooff);
   load_earlier(L, e, w->p, o); /* once an item: the FINAL values computed from them stay out of the row loop */
-  LLVMValueRef rv = cg_entry_alloca(L, L->ity, "mflat.r");
-  LLVMBuildStore(b, j, rv);
-  LLVMBasicBlockRef head = cg_new_bb(L, "mflat.head"), body = cg_new_bb(L, "mflat.body"), exit = cg_new_bb(L, "mflat.exit");
-  LLVMBuildBr(b, head);
-  LLVMPositionBuilderAtEnd(b, head);
-  LLVMValueRef r = LLVMBuildLoad2(b, L->ity, rv, "");
-  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, r, e->nr, ""), body, exit);
-  LLVMPositionBuilderAtEnd(b, body);
-  flat_rows(L, w, r, ooff);
-  LLVMBuildStore(b, LLVMBuildAdd(b, r, LLVMBuildMul(b, w->phases, cg_iconst_i(L, w->cnt), ""), ""), rv);
-  LLVMBuildBr(b, head);
-  LLVMPositionBuilderAtEnd(b, exit);
+  FlatItem fi = {w, ooff};
+  cg_gpu_for(L, j, e->nr, LLVMBuildMul(b, w->phases, cg_iconst_i(L, w->cnt), ""), flat_rows, &fi);
 }
 
 /* MAP phase p with the grid's threads as P = max(1, gstride / nO) row phases of every O point: item

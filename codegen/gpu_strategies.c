@@ -53,6 +53,13 @@ int cg_gpu_elem_points_of(const KernelIr *k) {
  * thread had one load per buffer in flight, the stores in between keeping ptxas from hoisting the next
  * point's loads (a load may alias them), so these kernels were latency-bound (H200 probe, 2026-12-05:
  * 45-64 % of copy bandwidth against 95-100 % for the vector entries). */
+LLVMValueRef cg_gpu_load_point(Lower *L, int bi, LLVMValueRef off) {
+  LoomDType st = (LoomDType)L->k->bufs[bi].dtype; /* a vector of one point: what KI_LOAD reads as lane 0 */
+  LLVMValueRef ld = LLVMBuildLoad2(L->m.b, cg_vec_type(&L->m, st, 1), cg_elem_ptr(L, bi, off), "");
+  LLVMSetAlignment(ld, dtype_align(st));
+  return LLVMBuildFreeze(L->m.b, ld, ""); /* a use here: instcombine does not sink it to its guarded point */
+}
+
 void cg_gpu_elem_points(Lower *L, LLVMValueRef i, void *arg) {
   const CgElemPoints *p = arg;
   const KernelIr *k = L->k;
@@ -75,10 +82,7 @@ void cg_gpu_elem_points(Lower *L, LLVMValueRef i, void *arg) {
     for (int bi = 0; bi < nb; bi++) {
       v[j][bi] = NULL;
       if (!loaded[bi]) continue;
-      LoomDType st = (LoomDType)k->bufs[bi].dtype; /* a vector of one point: what KI_LOAD reads as lane 0 */
-      LLVMValueRef ld = LLVMBuildLoad2(b, cg_vec_type(m, st, 1), cg_elem_ptr(L, bi, off[j][bi]), "");
-      LLVMSetAlignment(ld, dtype_align(st));
-      v[j][bi] = LLVMBuildFreeze(b, ld, ""); /* a use here: instcombine does not sink it to its guarded point */
+      v[j][bi] = cg_gpu_load_point(L, bi, off[j][bi]);
     }
   for (int j = 0; j < cnt; j++) {
     LLVMBasicBlockRef done = NULL;
