@@ -6,7 +6,8 @@
 # stop at LOOM_SUITE_HARD_S seconds, default 260, keeps what was measured: the JSON is written after every workload). Writes
 # bench/results/<date>-suite-<machine>.{json,md,png} and copies them with the log into $OUT when it is set.
 # LOOM_SUITE_TABLE=probe runs the probe table of unseen workloads (workloads_probe.py) instead:
-# bench/results/<date>-probe-<machine>.*.
+# bench/results/<date>-probe-<machine>.*; LOOM_SUITE_TABLE=fresh the fresh table (workloads_fresh.py):
+# bench/results/<date>-fresh-<machine>.*.
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 date=${LOOM_BENCH_DATE:-$(date +%Y-%m-%d)}

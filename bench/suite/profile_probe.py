@@ -15,7 +15,6 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 from bench.suite import inputs as I  # noqa: E402
 from bench.suite import workloads as W  # noqa: E402
-from bench.suite import workloads_probe as WP  # noqa: E402
 
 
 def main():
@@ -24,9 +23,8 @@ def main():
     names = sys.argv[1].split(",")
     calls = int(sys.argv[2]) if len(sys.argv) > 2 else 1
     cuda = ctypes.CDLL("libcuda.so.1")
-    by_name = {w.name: w for w in W.WORKLOADS + WP.WORKLOADS}  # the suite's and the probe's
     for name in names:
-        w = by_name[name]
+        w = W.lookup(name)  # any table's
         args = [loom.asarray(t) for t in I.device_inputs(w, "h200", torch)]
         f = loom.fuse(kernel_name=w.name)(lambda *a, w=w: w.fn(loom, *a))
         for _ in range(20):

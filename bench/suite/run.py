@@ -405,8 +405,9 @@ def main(argv=None):
     ap.add_argument("--machine", choices=["cpu", "h100", "h200", "test"], default="cpu",
                     help="names the results; h100 and h200 run the same GPU sizes")
     ap.add_argument("--only", default="", help="comma-separated workload names")
-    ap.add_argument("--table", choices=["suite", "probe"], default="suite",
-                    help="suite: workloads.py; probe: workloads_probe.py (unseen workloads and shapes)")
+    ap.add_argument("--table", choices=["suite", "probe", "fresh"], default="suite",
+                    help="suite: workloads.py; probe: workloads_probe.py (unseen workloads and shapes); "
+                    "fresh: workloads_fresh.py (a later set of unseen workloads, in neither)")
     ap.add_argument("--libs", default="", help="comma-separated library names (default: all of the machine)")
     ap.add_argument("--out-dir", default=os.path.join(ROOT, "bench", "results"))
     ap.add_argument("--date", default=os.environ.get("LOOM_BENCH_DATE") or datetime.date.today().isoformat())

@@ -532,21 +532,26 @@ assert len(BY_NAME) == len(WORKLOADS), "duplicate workload names"
 
 
 def table(name="suite"):
-    """The workloads of a table: "suite" (this file, the one the compiler is tuned on) or "probe"
-    (workloads_probe.py: unseen expressions and shapes, the check that a mechanism is general)."""
+    """The workloads of a table: "suite" (this file, the one the compiler is tuned on), "probe"
+    (workloads_probe.py: unseen expressions and shapes, the check that a mechanism is general) or "fresh"
+    (workloads_fresh.py: a later set of unseen workloads and shapes, in neither of the other two)."""
     if name == "suite":
         return WORKLOADS
     if name == "probe":
         from . import workloads_probe
         return workloads_probe.WORKLOADS
-    raise ValueError(f"unknown workload table {name!r}: use 'suite' or 'probe'")
+    if name == "fresh":
+        from . import workloads_fresh
+        return workloads_fresh.WORKLOADS
+    raise ValueError(f"unknown workload table {name!r}: use 'suite', 'probe' or 'fresh'")
 
 
 def lookup(name):
-    """A workload of either table by its name."""
+    """A workload of any table by its name."""
     if name in BY_NAME:
         return BY_NAME[name]
-    from . import workloads_probe
-    if name in workloads_probe.BY_NAME:
-        return workloads_probe.BY_NAME[name]
-    raise KeyError(f"no workload {name!r} in bench/suite/workloads.py or workloads_probe.py")
+    from . import workloads_fresh, workloads_probe
+    for t in (workloads_probe, workloads_fresh):
+        if name in t.BY_NAME:
+            return t.BY_NAME[name]
+    raise KeyError(f"no workload {name!r} in bench/suite/workloads.py, workloads_probe.py or workloads_fresh.py")

@@ -1,5 +1,5 @@
-"""Deterministic facts of the workload suite (bench/suite/workloads.py) and of the probe table of unseen
-workloads (bench/suite/workloads_probe.py), not timings:
+"""Deterministic facts of the workload suite (bench/suite/workloads.py) and of the two tables of unseen
+workloads (bench/suite/workloads_probe.py, workloads_fresh.py), not timings:
 
 - the number of kernels Loom's schedule has for every workload, against the FUSED IDEAL the compiler
   should reach (workloads.py `ideal`: one kernel per independent reduction phase);
@@ -29,7 +29,7 @@ from bench.suite import libs as L  # noqa: E402
 # workloads whose schedule still has more kernels than the fused ideal (none now: amp_unscale's any() joined
 # the map kernel as its reduction epilogue, passes/fuse_place.c take_map_kernel)
 KERNEL_MISSES: dict = {}
-ALL = W.table("suite") + W.table("probe")
+ALL = W.table("suite") + W.table("probe") + W.table("fresh")
 ONE_KERNEL = [w.name for w in ALL if w.ideal == 1]
 
 
