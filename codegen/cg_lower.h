@@ -69,6 +69,8 @@ typedef struct Lower {
   LLVMValueRef rsize;
   bool final_phase;
   bool outer;                 /* run() uses the outer-axis strategy (lower_host.c's use_outer) */
+  int outer_by_strides;       /* >= 0: run() picks the outer-axis or the per-O walk at run time by this
+                               * buffer's strides (lower_host.c; the kernel is planned as outer) */
   LLVMValueRef *accarr, *idxarr; /* nphase: block accumulator arrays (outer strategy) */
   LLVMValueRef bj, bn;        /* index of the current point within the block; the block's size */
   LLVMValueRef sumarr[4], comparr[4]; /* outer strategy: compensated pairs of float sums, per dtype
@@ -191,6 +193,10 @@ void cg_run_final_phase(Lower *L, const KPhase *ph); /* a FINAL phase at the O p
  * contiguously along the innermost R dim (so a loop across O is the coalesced / vectorizable one).
  * With allow_map false a MAP phase rules it out. need: ninstr bytes of scratch. */
 bool cg_reduce_reads_outer(const KernelIr *k, uint8_t *need, bool allow_map);
+/* The same, and where it is false while no load is contiguous along R or O but one, *by_strides, strides
+ * along both the last O dim and the innermost R dim by run-time amounts (x[:, ::2].sum(0), x.T[::2].sum(1)),
+ * that buffer (else -1): which walk reads it in memory order is known only from its strides at run time. */
+bool cg_reduce_walk(const KernelIr *k, uint8_t *need, bool allow_map, int *by_strides);
 /* A worker (a host run() over a range, a GPU thread): its state block and loop_prep; after_loop. */
 void cg_worker_begin(Lower *L);
 void cg_worker_end(Lower *L);
@@ -290,10 +296,11 @@ int cg_outer_block_cap(const KernelIr *k);
 LLVMValueRef cg_outer_combine(Lower *L, int op, LoomDType vt, LLVMValueRef a, LLVMValueRef v);
 /* lower_host_outer_map.c: whether a kernel with a MAP phase may take the outer strategy (its extra
  * conditions; cg_reduce_reads_outer decides the rest), whether a kernel has a MAP phase, and the MAP
- * phase p of a block of n columns (run()'s block_run). */
+ * phase p of a block of n columns over R points [rlo, rhi) (run()'s block_run: all of R; colpart: a
+ * slab, the REDUCE results from the finished accumulators). */
 bool cg_outer_map_ok(const KernelIr *k);
 bool cg_outer_has_map(const KernelIr *k);
-void cg_outer_map_phase(Lower *L, int p, LLVMValueRef n);
+void cg_outer_map_phase(Lower *L, int p, LLVMValueRef n, LLVMValueRef rlo, LLVMValueRef rhi);
 /* The R split of inner reductions with several REDUCE phases (lower_host_outer.c): colpart's body for
  * kernels that are not outer; whether a kernel qualifies (REDUCE and FINAL phases only, two REDUCE or
  * more, at most 31 phases: col_phases' bit 31 is CG_COL_ROWS). */

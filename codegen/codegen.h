@@ -20,13 +20,14 @@
  *     the FINAL phase (if any) for o. Splitting R must give the same bits for the same split.
  *   colpart(a) / colfinish(a): the column split of reductions whose reduced axis is outer in memory
  *     (the outer strategy: column sums, BatchNorm statistics; any number of REDUCE phases, later ones
- *     reading earlier results, and FINAL phases; no MAP). R is cut into a->nparts ranges; the runtime
- *     runs, for each REDUCE phase p in order: colpart for every part (and range of O points) in
- *     parallel, which folds phase p over R points [a->rlo, a->rhi) for O points [a->olo, a->ohi) and
- *     writes each o's accumulator to parts + (o * nparts + part) * acc_size; then colfinish over O
+ *     reading earlier results, FINAL phases and MAP phases). R is cut into a->nparts ranges; the runtime
+ *     runs, for each phase p of col_phases in order: colpart for every part (and range of O points) in
+ *     parallel, which folds REDUCE phase p over R points [a->rlo, a->rhi) for O points [a->olo, a->ohi)
+ *     and writes each o's accumulator to parts + (o * nparts + part) * acc_size; then colfinish over O
  *     ranges, which combines each o's nparts accumulators in order into fin + (p * no + o) * acc_size
  *     and runs the FINAL phases that follow p (up to the next REDUCE phase). colpart reads earlier
- *     phases' results from fin. The same nparts gives the same bits.
+ *     phases' results from fin. colpart of a MAP phase p computes and stores its points of those R and O
+ *     points (no accumulator); colfinish of it does nothing. The same nparts gives the same bits.
  */
 #ifndef LOOM_CODEGEN_H
 #define LOOM_CODEGEN_H
@@ -269,7 +270,7 @@ typedef struct CgCompiled {
   CgPartialFn partial; /* NULL when the kernel cannot be split along R */
   CgFinishFn finish;
   CgColFn colpart, colfinish; /* NULL unless the kernel is an outer-strategy reduction */
-  uint32_t col_phases;         /* with colpart: bit p set for each REDUCE phase p (at most 32 phases); with
+  uint32_t col_phases;         /* with colpart: bit p set for each REDUCE and MAP phase p (at most 31); with
                                 * CG_COL_ROWS (bit 31, then at most 31 phases) the entries split inner R
                                 * per O point (lower_host_outer.c): the launcher plans an R split */
   int32_t acc_size;

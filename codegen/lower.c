@@ -363,7 +363,11 @@ void cg_run_final_phase(Lower *L, const KPhase *ph) {
  * varies along O contiguously along the innermost R dim (so a loop across O is the coalesced /
  * vectorizable one).
  * With allow_map false a MAP phase rules it out. need: ninstr bytes of scratch. */
-bool cg_reduce_reads_outer(const KernelIr *k, uint8_t *need, bool allow_map) {
+bool cg_reduce_reads_outer(const KernelIr *k, uint8_t *need, bool allow_map) { return cg_reduce_walk(k, need, allow_map, NULL); }
+
+bool cg_reduce_walk(const KernelIr *k, uint8_t *need, bool allow_map, int *by_strides) {
+  if (by_strides) *by_strides = -1;
+  int strided_o = -1; /* a load with run-time strides along the last O dim and the innermost R dim */
   if (k->nkeep < 1 || k->nkeep >= k->ndim) return false;
   memset(need, 0, (size_t)k->ninstr);
   for (int p = 0; p < k->nphase; p++) {
@@ -387,7 +391,9 @@ bool cg_reduce_reads_outer(const KernelIr *k, uint8_t *need, bool allow_map) {
     for (int o = 0; o < k->nkeep; o++) o_const = o_const && lay[o] == KL_ZERO;
     if (lay[k->ndim - 1] == KL_ONE && !o_const) return false;
     if (lay[k->nkeep - 1] == KL_ONE) contiguous_o = true;
+    if (lay[k->nkeep - 1] == KL_ANY && lay[k->ndim - 1] == KL_ANY) strided_o = in->buf;
   }
+  if (!contiguous_o && by_strides) *by_strides = strided_o;
   return contiguous_o;
 }
 
@@ -409,6 +415,7 @@ bool cg_lower_init(Lower *L, LoomContext *ctx, LLVMContextRef c, LLVMModuleRef m
                        Diag *d) {
   memset(L, 0, sizeof *L);
   L->hkeep_v = -1;
+  L->outer_by_strides = -1;
   L->ctx = ctx;
   L->k = k;
   L->m.c = c;

@@ -456,6 +456,58 @@ void cg_host_set_o_offsets(Lower *L, LLVMValueRef o) {
   }
 }
 
+/* Reductions whose big operand strides along both the last O dim and the innermost R dim by run-time amounts
+ * (cg_reduce_walk's by_strides: x[:, ::2].sum(0), x.T[::2].sum(1), x[::2, ::3].max(0)): which walk reads it
+ * in memory order depends on the strides. The per-O walk strides down R one scalar at a time (a float sum
+ * is a serial chain), the outer walk folds a block of O points per R point (independent accumulators,
+ * vector loops): run() takes the outer walk where the operand's O stride is the smaller, else the per-O
+ * walk. Such kernels have no column split (it would take the outer walk for every stride). Only REDUCE and
+ * FINAL phases. 4001 x 3001 float32 on one Zen 4 thread: x[:, ::2].sum(0) 15.8 ms -> see DIAGNOSIS.md.
+ * LOOM_HOST_WALK_BY_STRIDES=0: the per-O walk always (A/B). */
+static bool by_strides_ok(const KernelIr *k, bool has_partial) {
+  static int knob = -1;
+  (void)has_partial;
+  if (!cg_env_int_once(&knob, "LOOM_HOST_WALK_BY_STRIDES", 1) || k->snippet || k->row_extent || k->nuser_arg) return false;
+  for (int p = 0; p < k->nphase; p++)
+    if (k->phases[p].kind != KP_REDUCE && k->phases[p].kind != KP_FINAL) return false;
+  return true;
+}
+
+static LLVMValueRef abs_i64(Lower *L, LLVMValueRef v) {
+  LLVMBuilderRef b = L->m.b;
+  return LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, v, cg_i64(&L->m, 0), ""), LLVMBuildNeg(b, v, ""), v, "");
+}
+
+
+static void run_by_strides(Lower *L, LLVMValueRef lo, LLVMValueRef hi) {
+  const KernelIr *k = L->k;
+  LLVMBuilderRef b = L->m.b;
+  int bi = L->outer_by_strides, nd = k->ndim, nb = k->nbuf;
+  LLVMValueRef so = abs_i64(L, L->stride[bi * nd + k->nkeep - 1]), sr = abs_i64(L, L->stride[bi * nd + nd - 1]);
+  LLVMBasicBlockRef outer = cg_new_bb(L, "walk.outer"), per_o = cg_new_bb(L, "walk.per_o"), done = cg_new_bb(L, "walk.done");
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntULT, so, sr, ""), outer, per_o);
+  LLVMValueRef *saved = ctx_alloc(L->ctx, sizeof(LLVMValueRef) * (size_t)(nb > 0 ? nb : 1));
+  if (!saved) {
+    diag_error(L->m.d, LOOM_ERR_OUT_OF_MEMORY, "codegen: out of memory lowering kernel '%s'", k->name);
+    return;
+  }
+  memcpy(saved, L->off, sizeof(LLVMValueRef) * (size_t)nb);
+  LLVMPositionBuilderAtEnd(b, outer);
+  cg_host_run_outer(L, lo, hi);
+  LLVMBuildBr(b, done);
+  L->depth = 0; /* the per-O walk starts from the entry's offsets again */
+  L->off = L->levels;
+  memcpy(L->off, saved, sizeof(LLVMValueRef) * (size_t)nb);
+  ctx_free(L->ctx, saved);
+  cg_clear_cache(L);
+  LLVMPositionBuilderAtEnd(b, per_o);
+  L->outer = false;
+  cg_host_walk(L, 0, k->nkeep, lo, hi, body_o_point, NULL);
+  L->outer = true;
+  LLVMBuildBr(b, done);
+  LLVMPositionBuilderAtEnd(b, done);
+}
+
 /* ---- entries ----------------------------------------------------------------------------------- */
 
 /* ENTRY_RUN_VIA_PARTIAL: run() of a splittable full reduction (nkeep == 0): the wrapper calls the
@@ -644,6 +696,7 @@ static void build_entry(Lower *L, int which, const char *name, const char *const
       cg_worker_end(L);
     }
     else if (L->outer && k->phases[0].kind == KP_SCAN) cg_host_scan_outer(L, s0, s1);
+    else if (L->outer && L->outer_by_strides >= 0) run_by_strides(L, s0, s1);
     else if (L->outer) cg_host_run_outer(L, s0, s1);
     else cg_host_walk(L, 0, k->nkeep, s0, s1, body_o_point, NULL);
   } else {
@@ -745,7 +798,9 @@ LoomStatus cg_lower_host(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef mod, 
   if (!allocated) {
     st = diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "codegen: out of memory lowering kernel '%s'", k->name);
   } else {
-    L.outer = cg_reduce_reads_outer(k, L.need, cg_outer_map_ok(k));
+    L.outer = cg_reduce_walk(k, L.need, cg_outer_map_ok(k), &L.outer_by_strides);
+    if (!by_strides_ok(k, names->has_partial)) L.outer_by_strides = -1;
+    if (L.outer_by_strides >= 0) L.outer = true; /* planned as outer; run() may take the per-O walk */
     cg_host_keep_plan(&L);
     cg_host_onepass_plan(&L); /* host_moments.c */
     cg_snippet_lower(ctx, &L.m, k, &L.sn, d);
@@ -760,7 +815,9 @@ LoomStatus cg_lower_host(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef mod, 
     build_entry(&L, names->has_partial && k->nkeep == 0 ? ENTRY_RUN_VIA_PARTIAL : ENTRY_RUN, names->run,
                 fn_attrs, nattrs);
     /* reductions of the outer strategy also get the column split (acc_size covers every phase) */
-    names->has_col = L.outer && !k->snippet && k->nphase <= 32 && k->phases[0].kind != KP_SCAN && !cg_outer_has_map(k);
+    static int col_map = -1; /* LOOM_HOST_COL_MAP=0: kernels with a MAP phase keep run()'s blocks (A/B) */
+    names->has_col = L.outer && L.outer_by_strides < 0 && !k->snippet && k->nphase <= 31 && k->phases[0].kind != KP_SCAN &&
+                     (!cg_outer_has_map(k) || cg_env_int_once(&col_map, "LOOM_HOST_COL_MAP", 1));
     static int row_split = -1; /* LOOM_HOST_ROW_SPLIT=0: inner multi-phase reductions per O point (A/B) */
     bool rows = !L.outer && !names->has_partial && !k->row_extent && cg_host_row_splittable(k) && /* inner, multi-phase */
                 cg_env_int_once(&row_split, "LOOM_HOST_ROW_SPLIT", 1);
@@ -771,6 +828,8 @@ LoomStatus cg_lower_host(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef mod, 
           names->col_phases |= 1u << p;
           int sz = cg_acc_size(cg_red_value_dtype(k, &k->phases[p]), k->phases[p].reduce_op);
           if (sz > names->acc_size) names->acc_size = sz;
+        } else if (k->phases[p].kind == KP_MAP && L.outer) { /* colpart runs it over a slab (lower_host_outer.c) */
+          names->col_phases |= 1u << p;
         }
       if (cg_mom_record_size(k, &L.mom) > names->acc_size) names->acc_size = cg_mom_record_size(k, &L.mom);
       L.col_acc_size = names->acc_size;

@@ -8,7 +8,7 @@
  * walks R once with an inner loop over the block (contiguous loads along o, which the loop vectorizer
  * widens), then each FINAL phase runs per o of the block. Every o folds its values in R order, so the
  * result of run() does not depend on the block split. A MAP phase walks R again for the block
- * (lower_host_outer_map.c); such kernels have no column split.
+ * (lower_host_outer_map.c).
  *
  * Column split (colpart / colfinish, codegen.h): run() over O ranges gives each task a few columns
  * down ALL rows, which for narrow arrays (16 or 64 columns) means parts of cache lines, a stride of a
@@ -19,6 +19,8 @@
  * combines an o's parts in order (no reassociation: the same nparts gives the same bits), folding part
  * after part across a block of columns (vector loops over o, vector_fold), and runs the FINAL phases
  * that follow. REDUCE phases fold with register accumulators where lower_host_outer_regs.c applies.
+ * A MAP phase after them (x / x.sum(0), standardized columns) has a colpart of its own that maps its slab
+ * with the finished REDUCE results (every task streams whole rows again) and no colfinish work.
  */
 #include <stdio.h>
 #include <string.h>
@@ -283,7 +285,7 @@ static void block_run(Lower *L, LLVMValueRef n, void *arg) {
       block_loop(L, n, body_block_init, ph);
       block_reduce_walk(L, &k->phases[p], cg_i64(&L->m, 0), L->rsize);
     } else if (k->phases[p].kind == KP_MAP) {
-      cg_outer_map_phase(L, p, n);
+      cg_outer_map_phase(L, p, n, cg_i64(&L->m, 0), L->rsize);
     } else {
       block_loop(L, n, body_block_final, ph);
     }
@@ -311,16 +313,20 @@ static ColArgs read_col_args(Lower *L, LLVMValueRef args) {
   return (ColArgs){w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7], w[8], w[9]};
 }
 
-/* Emits `if (a->phase == p) body(p)` for every REDUCE phase p. */
-static void for_reduce_phase(Lower *L, LLVMValueRef phase, void (*body)(Lower *, int, const ColArgs *), const ColArgs *a) {
+typedef void (*ColPhaseFn)(Lower *, int, const ColArgs *);
+
+/* Emits `if (a->phase == p) body(p)` for every REDUCE phase p, and `map(p)` for every MAP phase when map
+ * is given (colpart: a MAP phase over the slab; colfinish has nothing to do for one). */
+static void for_reduce_phase(Lower *L, LLVMValueRef phase, ColPhaseFn body, ColPhaseFn map, const ColArgs *a) {
   const KernelIr *k = L->k;
   LLVMBuilderRef b = L->m.b;
   for (int p = 0; p < k->nphase; p++) {
-    if (k->phases[p].kind != KP_REDUCE) continue;
+    bool red = k->phases[p].kind == KP_REDUCE;
+    if (!red && !(map && k->phases[p].kind == KP_MAP)) continue;
     LLVMBasicBlockRef yes = cg_new_bb(L, "col.phase"), next = cg_new_bb(L, "col.next");
     LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntEQ, phase, cg_i64(&L->m, p), ""), yes, next);
     LLVMPositionBuilderAtEnd(b, yes);
-    body(L, p, a);
+    (red ? body : map)(L, p, a);
     LLVMBuildBr(b, next);
     LLVMPositionBuilderAtEnd(b, next);
   }
@@ -367,12 +373,51 @@ static void col_part_phase(Lower *L, int p, const ColArgs *a) {
   for_blocks(L, a->olo, a->ohi, block_col_part, &cb);
 }
 
-/* A split entry (colpart / colfinish): its arguments, then body(p) for the phase they name. */
-static void col_entry(Lower *L, LLVMValueRef args, void (*body)(Lower *, int, const ColArgs *)) {
+/* colpart of a MAP phase (x / x.sum(0), standardized columns): the slab's rows for each block of columns,
+ * the REDUCE results from fin (cg_outer_load_accs), the outputs stored; no parts. Where run() walks all of
+ * R for a block of 128 columns once per phase (pieces of 512 bytes a row, a page apart), each task here
+ * streams its slab's whole rows as the REDUCE phases' colpart does. */
+/* The block's finished REDUCE results (fin, acc_size bytes apart) into its block arrays, so that the
+ * map's points load them contiguously (from fin, a gather a vector). */
+static void body_fin_to_block(Lower *L, void *arg) {
+  const KernelIr *k = L->k;
+  int p = *(const int *)arg;
+  LLVMBuilderRef b = L->m.b;
+  LLVMValueRef o = LLVMBuildAdd(b, L->bo, L->bj, "");
+  for (int q = 0; q < p; q++) {
+    const KPhase *ph = &k->phases[q];
+    if (ph->kind != KP_REDUCE) continue;
+    LoomDType vt = cg_red_value_dtype(k, ph);
+    LLVMTypeRef mt = cg_mem_type(&L->m, vt);
+    LLVMValueRef v, vi;
+    load_acc(L, ph, fin_ptr(L, q, o), &v, &vi);
+    LLVMBuildStore(b, cg_to_mem(&L->m, vt, vt, v), cg_outer_slot(L, mt, L->accarr[q]));
+    if (is_arg(ph->reduce_op)) LLVMBuildStore(b, vi, cg_outer_slot(L, L->i64, L->idxarr[q]));
+  }
+}
+
+static void block_col_map(Lower *L, LLVMValueRef n, void *arg) {
+  const ColBlock *cb = arg;
+  int p = cb->p;
+  block_loop(L, n, body_fin_to_block, &p);
+  LLVMValueRef fin = L->colfin;
+  L->colfin = NULL; /* cg_outer_load_accs: the block arrays */
+  cg_outer_map_phase(L, p, n, cb->a->rlo, cb->a->rhi);
+  L->colfin = fin;
+}
+
+static void col_map_phase(Lower *L, int p, const ColArgs *a) {
+  ColBlock cb = {p, a};
+  for_blocks(L, a->olo, a->ohi, block_col_map, &cb);
+}
+
+/* A split entry (colpart / colfinish): its arguments, then body(p) for the REDUCE phase they name (map(p)
+ * for a MAP phase, when given). */
+static void col_entry(Lower *L, LLVMValueRef args, ColPhaseFn body, ColPhaseFn map) {
   ColArgs a = read_col_args(L, args);
   L->colfin = a.fin;
   L->colno = a.no;
-  for_reduce_phase(L, a.phase, body, &a);
+  for_reduce_phase(L, a.phase, body, map, &a);
   L->colfin = NULL;
 }
 
@@ -396,7 +441,7 @@ static void load_fin_accs(Lower *L, int p, LLVMValueRef o) {
 
 void cg_host_col_part(Lower *L, LLVMValueRef args) {
   alloc_block_arrays(L);
-  col_entry(L, args, col_part_phase);
+  col_entry(L, args, col_part_phase, col_map_phase);
 }
 
 /* ---- R split of inner multi-phase reductions (the same entries and launch arguments) ----------------
@@ -437,7 +482,7 @@ static void row_part_phase(Lower *L, int p, const ColArgs *a) {
   LLVMPositionBuilderAtEnd(b, done);
 }
 
-void cg_host_row_part(Lower *L, LLVMValueRef args) { col_entry(L, args, row_part_phase); }
+void cg_host_row_part(Lower *L, LLVMValueRef args) { col_entry(L, args, row_part_phase, NULL); }
 
 bool cg_host_row_splittable(const KernelIr *k) {
   if (k->snippet || k->nkeep >= k->ndim || k->nphase < 2 || k->nphase > 31) return false;
@@ -667,4 +712,4 @@ static void col_finish_phase(Lower *L, int p, const ColArgs *a) {
   LLVMPositionBuilderAtEnd(b, odone);
 }
 
-void cg_host_col_finish(Lower *L, LLVMValueRef args) { col_entry(L, args, col_finish_phase); }
+void cg_host_col_finish(Lower *L, LLVMValueRef args) { col_entry(L, args, col_finish_phase, NULL); }

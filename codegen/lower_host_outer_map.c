@@ -116,7 +116,7 @@ static void body_point(Lower *L, void *arg) {
 
 static void body_row(Lower *L, void *arg) { cg_outer_block_loop(L, cg_i64(&L->m, 0), L->bn, body_point, arg); }
 
-void cg_outer_map_phase(Lower *L, int p, LLVMValueRef n) {
+void cg_outer_map_phase(Lower *L, int p, LLVMValueRef n, LLVMValueRef rlo, LLVMValueRef rhi) {
   const KernelIr *k = L->k;
   MapCols mc = {.ph = &k->phases[p], .p = p};
   if (plan_columns(L, &mc) && mc.n) {
@@ -126,5 +126,5 @@ void cg_outer_map_phase(Lower *L, int p, LLVMValueRef n) {
     }
     cg_outer_block_loop(L, cg_i64(&L->m, 0), n, body_columns, &mc);
   }
-  cg_host_walk(L, k->nkeep, k->ndim, cg_i64(&L->m, 0), L->rsize, body_row, &mc);
+  cg_host_walk(L, k->nkeep, k->ndim, rlo, rhi, body_row, &mc);
 }

@@ -257,7 +257,8 @@ LoomStatus rt_host_launch(LoomContext *ctx, RtPool *pool, const CgCompiled *k, b
     return LOOM_OK;
   }
   /* column split: for each REDUCE phase in order, the parts in parallel, then their combination into
-   * the finished accumulators (phase-major, up to the last REDUCE phase) that later phases read */
+   * the finished accumulators (phase-major, up to the last REDUCE phase) that later phases read; a MAP
+   * phase's colpart maps each slab (its colfinish does nothing) */
   uint32_t phases = k->col_phases & ~CG_COL_ROWS;
   int nfin = 32 - __builtin_clz(phases);
   unsigned char *parts = NULL, *fin = NULL;
