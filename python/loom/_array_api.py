@@ -219,6 +219,8 @@ def _drop_none_dtype(kw):
 
 def _creation_with_device(fn):
     def f(*args, device=None, **kw):
+        if device is None and not kw:  # the common call (zeros(100)): fn's own, no adapting
+            return fn(*args)
         return _on(device, fn, *args, **_drop_none_dtype(kw))
     return _signed(f, fn)
 
@@ -247,7 +249,7 @@ def _make_asarray(base):
             return _share_host_buffer(obj, dtype, key or _cur())
         if isinstance(obj, (bool, int, float, complex)) and dtype is None:
             _check_python_scalar(obj)
-        return _on(device, base, obj, dtype, order)
+        return base(obj, dtype, order) if key is None else _on(device, base, obj, dtype, order)
     asarray.__doc__ = (asarray.__doc__ or "") + "\n\n" + (base.__doc__ or "")
     return asarray
 

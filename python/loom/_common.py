@@ -5,6 +5,7 @@ import builtins
 import operator
 import sys
 import threading
+from typing import Any
 
 import numpy
 
@@ -59,6 +60,9 @@ def _np_dtype_of(v):
 _BF16_CODE = _core.dtype_names.index("bfloat16")
 _DTYPES = [None if n == "bfloat16" else numpy.dtype(n) for n in _core.dtype_names]  # by _core code
 _CODE = {d: i for i, d in enumerate(_DTYPES) if d is not None}
+_COMPLEX_CODES = frozenset(i for i, d in enumerate(_DTYPES) if d is not None and d.kind == "c")
+_INEXACT_CODES = frozenset(i for i, d in enumerate(_DTYPES) if d is not None and d.kind in "fc")  # no bfloat16
+_INTEGER_CODES = frozenset(i for i, d in enumerate(_DTYPES) if d is not None and d.kind in "iu")
 if "ml_dtypes" in sys.modules:
     _bf16()
 _OPS = _core.ops
@@ -72,6 +76,10 @@ def _kind(dtype):
 
 def _code(dtype):
     """The _core dtype code of a NumPy-style dtype (TypeError for dtypes loom lacks)."""
+    try:  # a dtype argument seen before (a dtype, scalar type or name): one dict lookup, not numpy.dtype's
+        return _CODE_OF[dtype]
+    except (KeyError, TypeError):  # TypeError: an unhashable argument (a list of fields)
+        pass
     try:
         d = _np_dtype_of(dtype)
     except TypeError as e:
@@ -81,7 +89,14 @@ def _code(dtype):
         code = _BF16_CODE
     if code is None:
         raise TypeError(f"loom does not support dtype {d} (supported: {', '.join(_core.dtype_names)})")
+    if isinstance(dtype, numpy.dtype) or type(dtype) is str or (type(dtype) is type and (
+            dtype in _PY_TYPES or issubclass(dtype, numpy.generic))):
+        _CODE_OF[dtype] = code  # immutable arguments only (an object's .dtype attribute could change)
     return code
+
+
+_PY_TYPES = (bool, int, float, complex)
+_CODE_OF: dict = {}  # _code's arguments seen -> their codes (equal arguments name the same dtype)
 
 
 def _default_dtype(dtype, fallback):
@@ -91,6 +106,9 @@ def _default_dtype(dtype, fallback):
 def _shape_tuple(shape):
     """A shape argument as a tuple of Python ints, by NumPy's rules: an integer (a 0-d integer array
     too) or a sequence of them; bools and floats are TypeError."""
+    plain = _plain_shape(shape)
+    if plain is not None:
+        return plain
     if shape is None:
         raise TypeError("Use () not None as shape arguments")
     try:
@@ -99,6 +117,17 @@ def _shape_tuple(shape):
         return tuple(_shape_int(s) for s in shape)
     except TypeError:
         raise TypeError(f"shape must be an int or a sequence of ints, not {shape!r}") from None
+
+
+def _plain_shape(shape):
+    """shape when it is a tuple of Python ints (the common argument, taken as it is), (shape,) for one
+    Python int; None for anything else (_shape_tuple's rules decide those)."""
+    if type(shape) is tuple:
+        for s in shape:
+            if type(s) is not int:
+                return None
+        return shape
+    return (shape,) if type(shape) is int else None
 
 
 def _shape_int(s):
@@ -225,6 +254,8 @@ def _layout_perm(shape, strides, itemsize, order):
     C order)."""
     n = len(shape)
     order = _order_name(order)
+    if n <= 1:  # one axis or none: every order's
+        return tuple(range(n))
     if order in "AK":
         c = _contiguous(shape, strides, itemsize, "C")
         if c or order == "A" or _contiguous(shape, strides, itemsize, "F"):
@@ -243,12 +274,17 @@ def _inverse_perm(perm):
     return tuple(inv)
 
 
-_trace = threading.local()  # .like: a tracer of the @loom.fuse trace this thread is running (_fuse.py)
+class _TraceState(threading.local):
+    like: Any = None  # a tracer of the @loom.fuse trace this thread is running (_fuse.py); None outside traces
+    # (a class default: reading an attribute a thread never set costs no AttributeError, ~0.3 us a call)
+
+
+_trace = _TraceState()
 
 
 def _trace_like():
     """A tracer of the @loom.fuse trace running on this thread, or None: constant-only values made inside
     a traced function (arange's iota) are built in the trace's graph with it, so the traced kernels
     compute them (an index, no memory) instead of capturing them as constant input arrays."""
-    return getattr(_trace, "like", None)
+    return _trace.like
 

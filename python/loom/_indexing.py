@@ -33,7 +33,7 @@ import os
 import numpy
 
 from . import _core
-from ._common import _from_numpy, _check_scalar_store, _OPS, _code
+from ._common import _from_numpy, _check_scalar_store, _OPS, _code, _INTEGER_CODES
 from ._ndarray import ndarray, _operand
 from ._creation import asarray, _adopt, _host_np
 
@@ -130,7 +130,7 @@ def _host_index(e):
     if t is int or t is slice or e is None or e is Ellipsis:
         return e
     if t is ndarray:
-        if e._lazy or e._device[0] != 0 or e.dtype.kind not in "iu":
+        if e._lazy or e._device[0] != 0 or e._dtype_code not in _INTEGER_CODES:
             return None
         return _host_np(e)
     if t is list:
@@ -294,6 +294,8 @@ def _setitem_traced(self, key, value):
 
 
 def where(condition, x=None, y=None):
+    if type(condition) is ndarray and type(x) is ndarray and type(y) is ndarray:  # three arrays: no operand
+        return _core.where(condition, x, y)                                      # to convert or check
     if x is None and y is None:
         return nonzero(condition)
     if x is None or y is None:

@@ -34,8 +34,13 @@ def _satisfies(a, order):
 
 def _copy(a, code, order):
     """A new array with a's values cast to dtype code, laid out as order asks (C, F, A, K)."""
-    perm = _layout_perm(a.shape, a.strides, a.itemsize, order)
-    if a._tracer or perm == tuple(range(a.ndim)):
+    o = _order_name(order)
+    # C order without reading a's geometry where the answer is known: C asked, a tracer (C order always),
+    # one axis (every order's), a pending value ('K' and 'A' keep its C order)
+    if o == "C" or a._tracer or a.ndim <= 1 or (a._lazy and o != "F"):
+        return _core.cast(a, code)  # pending, C-contiguous
+    perm = _layout_perm(a.shape, a.strides, a.itemsize, o)
+    if perm == tuple(range(a.ndim)):
         return _core.cast(a, code)  # pending, C-contiguous
     dst = _empty_in_order(a.shape, _dtype_at(code), False, a._device, perm)
     if a.size:
@@ -63,9 +68,9 @@ def _reshape(a, shape, order):
     """a.reshape(shape, order): a view when the memory allows (NumPy decides), else a copy. Order 'F'
     reads and writes the elements with the first index fastest: a.T reshaped to the reversed shape in C
     order, transposed back (an F-contiguous copy)."""
-    if _order_name(order, "CFAK") == "K":
+    o = _order_name(order, "CFAK")
+    if o == "K":
         raise ValueError("order 'K' is not permitted for reshaping")
-    o = _order_name(order, "CFA")
     if o == "A":
         o = "F" if _contiguous(a.shape, a.strides, a.itemsize, "F") and \
             not _contiguous(a.shape, a.strides, a.itemsize, "C") else "C"
@@ -76,6 +81,8 @@ def _reshape(a, shape, order):
         return _core.movement(1, t, None, None, None)
     if o == "C":  # a C-contiguous array's view, made in C (NotImplemented: -1 in shape, other layouts)
         v = _core.contiguous_view(a, shape)
+        if v is NotImplemented and -1 in shape:
+            v = _inferred_view(a, shape)
         if v is not NotImplemented:
             return a._view_of_me(v)
     try:
@@ -87,10 +94,38 @@ def _reshape(a, shape, order):
     return _core.movement(0, a.transpose(), shape[::-1], None, None).transpose()
 
 
+def _inferred_view(a, shape):
+    """contiguous_view of a C-contiguous a for a shape of Python ints with one -1, the length NumPy infers
+    put in its place; NotImplemented where NumPy's reshape decides (another negative, two -1s, a length that
+    does not divide a's size, an empty shape product; a's own shape but for one axis at unit stride: NumPy's
+    -1 reshape of a C-contiguous array gives C strides where contiguous_view keeps a's)."""
+    known, at = 1, None
+    for i, n in enumerate(shape):
+        if n == -1 and at is None:
+            at = i
+        elif n < 0:
+            return NotImplemented
+        else:
+            known *= n
+    if at is None or known == 0 or a.size % known:
+        return NotImplemented
+    full = shape[:at] + (a.size // known,) + shape[at + 1:]
+    if full == a.shape and (a.ndim != 1 or a.strides[0] != _dtype_at(a._dtype_code).itemsize):
+        return NotImplemented
+    return _core.contiguous_view(a, full)
+
+
 def _ravel(a, order, copy):
     """a.ravel(order) (a view when the elements already lie contiguous in that order, else a copy) or,
     with copy, a.flatten(order) (always a copy). 'K' reads the axes in the order of their |strides|
     (an axis with a negative stride is still read forwards), as NumPy."""
+    if type(order) is str and order == "C" and not copy and (
+            a.ndim != 1 or a.strides[0] == _dtype_at(a._dtype_code).itemsize):
+        # ravel()'s default: a C-contiguous array's view made in C (NotImplemented for other layouts, a
+        # tracer, an empty array). One axis only at unit stride: contiguous_view keeps any stride there
+        v = _core.contiguous_view(a, (a.size,))
+        if v is not NotImplemented:
+            return a._view_of_me(v)
     o = _order_name(order)
     if a._tracer:
         x = a if o != "F" else _core.movement(1, a, None, None, None)

@@ -16,6 +16,8 @@ def _make_unary(opname, npname):
     op = _OPS[opname]
 
     def f(x, out=None, *, dtype=None, casting="same_kind"):
+        if type(x) is ndarray and out is None and dtype is None:  # the common call: the node itself
+            return _core.unary(op, x)
         x = _operand(x)
         if dtype is not None:
             x = _core.cast(x, _code(dtype)) if isinstance(x, ndarray) else asarray(x, dtype)
@@ -32,6 +34,8 @@ def _make_binary(opname, npname):
     op = _OPS[opname]
 
     def f(a, b, out=None, *, dtype=None, casting="same_kind"):
+        if type(a) is ndarray and type(b) is ndarray and out is None and dtype is None:  # the common call
+            return _core.binary(op, a, b)  # (two arrays: no operand to convert)
         a, b = _ufunc_operands(npname, a, b, dtype, casting, opname)
         r = _core.binary(op, a, b)
         if dtype is not None and r._dtype_code != _code(dtype):  # comparisons: bool whatever the loop

@@ -24,7 +24,7 @@ import numpy
 
 from . import _core
 from ._common import (_np_dtype_of, _dtype_at, _CODE, _OPS, _bf16, _is_bf16, _BF16_CODE, _code, _shape_tuple, _norm_axis, _axes_tuple,
-                      _cur, _from_numpy, _contiguous)
+                      _cur, _from_numpy, _contiguous, _COMPLEX_CODES, _INEXACT_CODES)
 
 try:
     from numpy.exceptions import ComplexWarning as _ComplexWarning
@@ -126,6 +126,10 @@ class ndarray(_core.Array):
 
     @property
     def T(self):
+        if type(self) is ndarray:  # the view made in C at once (subclasses: their own transpose)
+            v = _core.permuted_view(self, None)  # NotImplemented for a tracer
+            if v is not NotImplemented:
+                return self._view_of_me(v)
         return self.transpose()
 
     @property
@@ -241,14 +245,26 @@ class ndarray(_core.Array):
     def __format__(self, spec):
         return format(self._np(), spec)
 
+    def _scalar(self):
+        """The element of a 0-d loom.ndarray of a dtype Python's memoryview reads (bool, integers, float32,
+        float64) as the Python scalar that bool(), int(), float() and item() of NumPy's 0-d array agree with,
+        read through a host view without making that NumPy array (float(a[3]) in a loop); None otherwise."""
+        if self.ndim != 0 or self._dtype_code not in _MEMORYVIEW_CODES or type(self) is not ndarray:
+            return None
+        h = self if self._device[0] == 0 else _core.to_device(self, 0, 0)
+        return memoryview(_core.exportable(h))[()]
+
     def __bool__(self):
-        return bool(self._np())
+        v = self._scalar()
+        return bool(self._np() if v is None else v)
 
     def __float__(self):
-        return float(self._np())
+        v = self._scalar()
+        return float(self._np() if v is None else v)
 
     def __int__(self):
-        return int(self._np())
+        v = self._scalar()
+        return int(self._np() if v is None else v)
 
     def __complex__(self):
         return complex(self._np())
@@ -257,7 +273,8 @@ class ndarray(_core.Array):
         return operator.index(self._np()[()]) if self.ndim == 0 else operator.index(self._np())
 
     def item(self, *args):
-        return self._np().item(*args)
+        v = None if args else self._scalar()
+        return self._np().item(*args) if v is None else v
 
     def tolist(self):
         return self._np().tolist()
@@ -321,6 +338,12 @@ class ndarray(_core.Array):
     def reshape(self, *shape, order="C", copy=None):
         if len(shape) == 1 and not isinstance(shape[0], int):
             shape = shape[0]
+        if type(shape) is tuple and copy is None and type(order) is str and order == "C":
+            # the common call: a C-contiguous array's view made in C, the shape checked there (Python ints
+            # only, no -1); NotImplemented for anything else, which the general path below decides
+            v = _core.contiguous_view(self, shape)
+            if v is not NotImplemented:
+                return self._view_of_me(v)
         if copy is not None:
             return _manipulation.reshape(self, shape, order, copy=copy)
         return _manipulation._reshape(self, _shape_tuple(shape), order)
@@ -361,7 +384,7 @@ class ndarray(_core.Array):
         code = _code(dtype)
         if code == self._dtype_code and not copy and _manipulation._satisfies(self, order):
             return self
-        if self.dtype.kind == "c" and _dtype_at(code).kind not in "cb":  # to bool: nonzero, nothing lost
+        if self._dtype_code in _COMPLEX_CODES and _dtype_at(code).kind not in "cb":  # to bool: nothing lost
             warnings.warn("Casting complex values to real discards the imaginary part", _ComplexWarning,
                           stacklevel=2)
         return _manipulation._copy(self, code, order)
@@ -434,7 +457,8 @@ class ndarray(_core.Array):
 
     def _view_of_me(self, v):
         """v, a view of this array's memory, with .base set to the array that owns that memory."""
-        v._base = self.base if self.base is not None else self
+        b = getattr(self, "_base", None)  # self.base, without the property's call
+        v._base = self if b is None else b
         return v
 
     @property
@@ -470,6 +494,15 @@ class ndarray(_core.Array):
         return v
 
     def __setitem__(self, key, value):
+        t = type(value)
+        if (t is float or (t is int and -2**63 <= value < 2**64)) and self._dtype_code in _INEXACT_CODES:
+            # a Python number into a float or complex array through a basic key (a[3] = 1.0): what _setitem
+            # stores then (the value as it is into the view), with the view made in C; NotImplemented for
+            # any other key or a tracer, which _setitem takes
+            v = _core.basic_view(self, key)
+            if v is not NotImplemented:
+                _core.assign(v, value)
+                return
         _indexing._setitem(self, key, value)
 
     # ---- arithmetic -------------------------------------------------------------------------------------
@@ -553,8 +586,9 @@ class ndarray(_core.Array):
     def __rdivmod__(self, o): return _math.divmod(o, self)
 
     # ---- methods that are functions -----------------------------------------------------------------------
+    # the reductions call _reductions' functions under their public wrappers (which hand NumPy arrays to NumPy)
     def sum(self, axis=None, dtype=None, out=None, keepdims=False):
-        return _reductions.sum(self, axis, dtype, out, keepdims)
+        return _reductions._reduce("sum", self, axis, dtype, out, keepdims)
     def cumsum(self, axis=None, dtype=None, out=None):
         """Cumulative sum along axis (None: of the flattened array); loom.cumsum."""
         from ._sorting import cumsum
@@ -585,21 +619,27 @@ class ndarray(_core.Array):
         from ._sorting import searchsorted
         return searchsorted(self, v, side, sorter)
     def prod(self, axis=None, dtype=None, out=None, keepdims=False):
-        return _reductions.prod(self, axis, dtype, out, keepdims)
+        return _reductions._reduce("prod", self, axis, dtype, out, keepdims)
     def mean(self, axis=None, dtype=None, out=None, keepdims=False):
         return _reductions.mean(self, axis, dtype, out, keepdims)
     def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
         return _reductions.var(self, axis, dtype, out, ddof, keepdims)
     def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
         return _reductions.std(self, axis, dtype, out, ddof, keepdims)
-    def min(self, axis=None, out=None, keepdims=False): return _reductions.amin(self, axis, out, keepdims)
-    def max(self, axis=None, out=None, keepdims=False): return _reductions.amax(self, axis, out, keepdims)
-    def any(self, axis=None, out=None, keepdims=False): return _reductions.any(self, axis, out, keepdims)
-    def all(self, axis=None, out=None, keepdims=False): return _reductions.all(self, axis, out, keepdims)
+    def min(self, axis=None, out=None, keepdims=False):
+        return _reductions._reduce("min", self, axis, None, out, keepdims)
+    def max(self, axis=None, out=None, keepdims=False):
+        return _reductions._reduce("max", self, axis, None, out, keepdims)
+    def any(self, axis=None, out=None, keepdims=False):
+        return _reductions._reduce("any", self, axis, None, out, keepdims)
+    def all(self, axis=None, out=None, keepdims=False):
+        return _reductions._reduce("all", self, axis, None, out, keepdims)
     def argmin(self, axis=None, out=None, keepdims=False, *, dtype=None):  # dtype=: CuPy's index dtype
-        return _index_dtype(_reductions.argmin(self, axis, out, keepdims), dtype, out)
+        r = _reductions._arg("argmin", self, axis, out, keepdims)
+        return r if dtype is None else _index_dtype(r, dtype, out)
     def argmax(self, axis=None, out=None, keepdims=False, *, dtype=None):
-        return _index_dtype(_reductions.argmax(self, axis, out, keepdims), dtype, out)
+        r = _reductions._arg("argmax", self, axis, out, keepdims)
+        return r if dtype is None else _index_dtype(r, dtype, out)
     def clip(self, min=None, max=None, out=None): return _math.clip(self, min, max, out)
     def round(self, decimals=0, out=None): return _math.around(self, decimals, out)
     def conj(self): return self.conjugate()
@@ -658,6 +698,11 @@ def _index_dtype(r, dtype, out):
     if d.kind not in "iu":
         raise TypeError(f"argmin/argmax: dtype must be an integer dtype, not {d}")
     return r.astype(d, copy=False)
+
+
+# dtypes whose elements a memoryview reads as Python scalars (not float16, complex, bfloat16): _scalar
+_MEMORYVIEW_CODES = frozenset(_CODE[numpy.dtype(n)] for n in ("bool", "int8", "int16", "int32", "int64", "uint8",
+                                                             "uint16", "uint32", "uint64", "float32", "float64"))
 
 
 class _NotAView(Exception):

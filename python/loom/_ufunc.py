@@ -23,7 +23,7 @@ import inspect
 import numpy
 
 from . import _core
-from ._common import _np_dtype_of, _CODE, _code
+from ._common import _np_dtype_of, _CODE, _code, _contiguous
 from ._ndarray import ndarray, _operand, _finish
 
 _NO_VALUE = object()
@@ -52,10 +52,12 @@ class ufunc:
     def __init__(self, name, nin, nout, impl, doc=None):
         self.__name__ = name
         self.nin, self.nout, self.nargs = nin, nout, nin + nout
+        self._nin_one_out = nin if nout == 1 else -1  # the argument count of the common call (one output)
         self._impl = impl
         params = inspect.signature(impl).parameters
         self._takes_dtype = "dtype" in params
         self._takes_casting = "casting" in params
+        self._casting_default = params["casting"].default if self._takes_casting else None
         npf = _np_ufunc(name)
         self._numpy = npf
         self.identity = npf.identity if npf is not None else None
@@ -92,9 +94,11 @@ class ufunc:
 
     def __call__(self, *args, out=None, where=True, dtype=None, casting="same_kind", order="K", subok=True,
                  signature=None, **kwargs):
-        if (len(args) == self.nin and self.nout == 1 and out is None and where is True and dtype is None
-                and signature is None and order == "K" and not kwargs):  # the common call, first
-            res = self._impl(*args, casting=casting) if self._takes_casting else self._impl(*args)
+        if (out is None and dtype is None and where is True and signature is None and not kwargs
+                and len(args) == self._nin_one_out and order == "K"):  # the common call, first
+            # casting= passed on only when it is not impl's own default (the common call: one call less work)
+            res = self._impl(*args, casting=casting) if self._takes_casting and casting is not self._casting_default \
+                else self._impl(*args)
             if not isinstance(res, tuple) and (getattr(res, "ndim", 0) <= 1 or not _all_fortran(args)):
                 return res
         if kwargs:
@@ -361,8 +365,18 @@ def _device_result(h, like):
 
 
 def _all_fortran(args):
-    arrs = [x for x in args if isinstance(x, ndarray) and x.ndim > 1]
-    return bool(arrs) and all(x.flags.f_contiguous and not x.flags.c_contiguous for x in arrs)
+    """Whether the array operands of more than one dimension are all F- and not C-contiguous (and there is
+    one): order='K' then gives an F-ordered result, as NumPy's."""
+    found = False
+    for x in args:
+        if isinstance(x, ndarray) and x.ndim > 1:
+            if x._lazy:  # a pending value (a tracer too) is C-contiguous: its geometry need not be read
+                return False
+            shape, strides, itemsize = x.shape, x.strides, x.itemsize
+            if _contiguous(shape, strides, itemsize, "C") or not _contiguous(shape, strides, itemsize, "F"):
+                return False
+            found = True
+    return found
 
 
 def _python_int_into(v, d):
