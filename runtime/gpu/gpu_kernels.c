@@ -184,6 +184,11 @@ static LoomStatus load_group(GpuRt *g, GpuDev *dev, GpuFn *f, const GpuMeta *m, 
     if (drv->occupancy(g->handle, device, f->fn[E_PARTV], m->block, 0, &per_sm, d) == LOOM_OK)
       f->partv_grid_max = dev->info.sm_count * (per_sm > 0 ? per_sm : 1);
   }
+  if ((fresh & CG_ENTRY_PART) && m->strategy == CG_GPU_COL) { /* the COL parts' blocks of 256 (gpu_launch_policy.c) */
+    int per_sm = 0;
+    if (drv->occupancy(g->handle, device, f->fn[E_PART], 256, 0, &per_sm, d) == LOOM_OK && per_sm > 0)
+      f->col_part_resident = dev->info.sm_count * per_sm;
+  }
   /* elementwise: the block size and grid cap of the first entry loaded serve both */
   if (m->strategy == CG_GPU_ELEMENTWISE && !(f->loaded & (CG_ENTRY_MAIN | CG_ENTRY_VEC | CG_ENTRY_VECW | CG_ENTRY_FLATV))) {
     f->cfg_entry = (fresh & CG_ENTRY_VECW) ? E_VECW : (fresh & CG_ENTRY_VEC) ? E_VEC : (fresh & CG_ENTRY_FLATV) ? E_FLATV : E_MAIN;

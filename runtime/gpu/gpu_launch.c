@@ -53,6 +53,7 @@ static int fn_limit(void *user, int what, int e) {
   case RT_LIM_CACHEDV_BLOCK: return f->cachedv_max_block;
   case RT_LIM_FINISHB_BLOCK: return f->finishb_max_block;
   case RT_LIM_MAIN_BLOCK: return f->main_max_block;
+  case RT_LIM_COL_PART_RESIDENT: return f->col_part_resident;
   default: return f->partv_grid_max;
   }
 }

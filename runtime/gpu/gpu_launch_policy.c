@@ -311,6 +311,31 @@ static int64_t col_fold(const RtGpuLauncher *L, int64_t no, int64_t nparts, uint
   return nparts >= 2 * g ? g : 1;
 }
 
+/* COL parts by whole waves of resident blocks: the part entry runs no * nparts items in blocks of 256, and
+ * the blocks of a last, partial wave run with most SM slots idle. From the sizes' part count, the first
+ * count (at most 4x, at most `most`) whose blocks fill at least 85 % of their waves, else the fullest; one
+ * wave or less is kept. Sizes and the device's resident blocks of this code only: the same bits on every
+ * run. Why: max_mid_3d (96 x 1999 x 1031 float32, max over axis 1: 98976 columns, 2 parts = 774 blocks =
+ * 1.17 waves of 660 on an H100) ran 6 % faster with any count of 3-8 parts (DIAGNOSIS.md, session 34).
+ * OFF by default until timed on a GPU (no device could be started in session 35): LOOM_GPU_COL_WAVES=1 on. */
+static int64_t col_wave_parts(int64_t no, int64_t nparts, int64_t most, int64_t resident) {
+  static int knob = -2;
+  if (resident <= 0 || env_knob_once(&knob, "LOOM_GPU_COL_WAVES") != 1) return nparts;
+  int64_t best = nparts;
+  double best_fill = 0;
+  for (int64_t np = nparts; np <= most && np <= 4 * nparts && np < nparts + 64; np++) {
+    int64_t blocks = (no * np + 255) / 256, waves = (blocks + resident - 1) / resident;
+    if (np == nparts && waves <= 1) return nparts;
+    double fill = (double)blocks / (double)(waves * resident);
+    if (fill >= 0.85) return np;
+    if (fill > best_fill) {
+      best_fill = fill;
+      best = np;
+    }
+  }
+  return best;
+}
+
 /* Few long rows with the single-pass look-back `finishb` (codegen.h; a ROW scan without `part`): the
  * clear launch zeroes the scratch's ticket counter and status words, then the scan launch takes the
  * tiles in ticket order; both on the stream, so back-to-back scans and replays each start clean. The
@@ -535,6 +560,11 @@ LoomStatus rt_gpu_launch_policy(const RtGpuLauncher *L, uint64_t *words, int64_t
     return L->launch(L->user, P_MAIN, grid_of(no, 256, cap), 256, words, d);
   }
   uint32_t fold_block = 0;
+  if (L->strategy == CG_GPU_COL && col_fold(L, no, nparts, &fold_block) == 1) { /* blocks of 256: by waves */
+    if ((st = L->need(L->user, CG_ENTRY_PART, d))) return st;
+    int64_t most = nr / 32 < 4096 ? nr / 32 : 4096;
+    nparts = col_wave_parts(no, nparts, most > nparts ? most : nparts, L->limit(L->user, RT_LIM_COL_PART_RESIDENT, P_PART));
+  }
   int64_t fold = partv ? 1 : col_fold(L, no, nparts, &fold_block), nrec = (nparts + fold - 1) / fold; /* records */
   int64_t cw = fold > 1 ? fold_block / fold : 1, tiles = (no + cw - 1) / cw * nrec;                    /* (fold > 1) */
   bool finishb = (has & CG_ENTRY_FINISHB) && no <= 2048 && nrec >= 64;

@@ -22,7 +22,9 @@ enum {
   RT_LIM_CACHED_BLOCK, RT_LIM_CACHEDV_BLOCK, /* the most threads the cached-row entries launch with */
   RT_LIM_PARTV_GRID,                         /* the vector part entry's grid cap */
   RT_LIM_FINISHB_BLOCK,                      /* the most threads the block finish entry launches with */
-  RT_LIM_MAIN_BLOCK                          /* the most threads a reduction's main entry launches with */
+  RT_LIM_MAIN_BLOCK,                         /* the most threads a reduction's main entry launches with */
+  RT_LIM_COL_PART_RESIDENT                   /* a COL part entry's resident blocks of 256 threads on the device
+                                              * (SMs x occupancy; 0: unknown) */
 };
 
 typedef struct RtGpuLauncher {

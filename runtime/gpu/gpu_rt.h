@@ -61,6 +61,7 @@ typedef struct GpuFn {
   int partv_grid_max;            /* vector part entry: resident blocks of meta.block threads (SMs x occupancy) */
   int finishb_max_block;         /* the most threads the block finish entry can launch with (registers) */
   int main_max_block;            /* the same for a reduction's main entry */
+  int col_part_resident;         /* COL part entry: resident blocks of 256 threads (SMs x occupancy) */
 } GpuFn;
 
 typedef struct GpuRt GpuRt;

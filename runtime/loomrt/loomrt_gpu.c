@@ -42,7 +42,7 @@ struct RtrtGpuCode {
   uint32_t facts[RB_FACTS];
   int wave;
   int elem_block[CG_NENTRY], elem_grid[CG_NENTRY]; /* occupancy's best block, resident blocks of it */
-  int cached_max_block, cachedv_max_block, partv_grid_max, finishb_max_block, main_max_block;
+  int cached_max_block, cachedv_max_block, partv_grid_max, finishb_max_block, main_max_block, col_part_resident;
 };
 
 enum { E_MAIN, E_VEC, E_PART, E_FINISH, E_CACHED, E_PARTV, E_CACHEDV, E_FINISHB, E_VECW, E_FLATV };
@@ -310,6 +310,11 @@ static LoomStatus load_code(LoomrtBundle *b, int32_t ki, LoomDeviceKind kind, in
     st = g->drv->occupancy(g->h, device, c->fn[E_PARTV], (int)c->facts[RB_GPU_BLOCK], 0, &per_sm, d);
     c->partv_grid_max = dv->info.sm_count * (per_sm > 0 ? per_sm : 1);
   }
+  if (st == LOOM_OK && (code->facts[RB_GPU_ENTRIES] & CG_ENTRY_PART) && c->facts[RB_GPU_STRATEGY] == CG_GPU_COL) {
+    int per_sm = 0; /* as libloom (gpu_kernels.c): the COL parts' blocks of 256 */
+    st = g->drv->occupancy(g->h, device, c->fn[E_PART], 256, 0, &per_sm, d);
+    c->col_part_resident = dv->info.sm_count * (per_sm > 0 ? per_sm : 0);
+  }
   if (st == LOOM_OK && d->status != LOOM_OK) st = d->status;
   if (st != LOOM_OK) {
     if (c && c->mod) g->drv->module_unload(g->h, device, c->mod);
@@ -350,6 +355,7 @@ static int code_limit(void *user, int what, int e) {
   case RT_LIM_CACHEDV_BLOCK: return c->cachedv_max_block;
   case RT_LIM_FINISHB_BLOCK: return c->finishb_max_block;
   case RT_LIM_MAIN_BLOCK: return c->main_max_block;
+  case RT_LIM_COL_PART_RESIDENT: return c->col_part_resident;
   default: return c->partv_grid_max;
   }
 }
