@@ -461,12 +461,12 @@ void cg_host_set_o_offsets(Lower *L, LLVMValueRef o) {
  * in memory order depends on the strides. The per-O walk strides down R one scalar at a time (a float sum
  * is a serial chain), the outer walk folds a block of O points per R point (independent accumulators,
  * vector loops): run() takes the outer walk where the operand's O stride is the smaller, else the per-O
- * walk. Such kernels have no column split (it would take the outer walk for every stride). Only REDUCE and
- * FINAL phases. 4001 x 3001 float32 on one Zen 4 thread: x[:, ::2].sum(0) 15.8 ms -> see DIAGNOSIS.md.
+ * walk. Such kernels have no column split (it would take the outer walk for every stride) and no inner R
+ * split (cg_host_row_part). Only REDUCE and FINAL phases. 4001 x 3001 float32, one Zen 4 thread:
+ * x[:, ::2].sum(0) 14.3 -> 6.7 ms, x.T[::2].sum(1) 14.1 -> 6.6 (DIAGNOSIS.md, session 35).
  * LOOM_HOST_WALK_BY_STRIDES=0: the per-O walk always (A/B). */
-static bool by_strides_ok(const KernelIr *k, bool has_partial) {
+static bool by_strides_ok(const KernelIr *k) {
   static int knob = -1;
-  (void)has_partial;
   if (!cg_env_int_once(&knob, "LOOM_HOST_WALK_BY_STRIDES", 1) || k->snippet || k->row_extent || k->nuser_arg) return false;
   for (int p = 0; p < k->nphase; p++)
     if (k->phases[p].kind != KP_REDUCE && k->phases[p].kind != KP_FINAL) return false;
@@ -477,7 +477,6 @@ static LLVMValueRef abs_i64(Lower *L, LLVMValueRef v) {
   LLVMBuilderRef b = L->m.b;
   return LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, v, cg_i64(&L->m, 0), ""), LLVMBuildNeg(b, v, ""), v, "");
 }
-
 
 static void run_by_strides(Lower *L, LLVMValueRef lo, LLVMValueRef hi) {
   const KernelIr *k = L->k;
@@ -799,7 +798,7 @@ LoomStatus cg_lower_host(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef mod, 
     st = diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "codegen: out of memory lowering kernel '%s'", k->name);
   } else {
     L.outer = cg_reduce_walk(k, L.need, cg_outer_map_ok(k), &L.outer_by_strides);
-    if (!by_strides_ok(k, names->has_partial)) L.outer_by_strides = -1;
+    if (!by_strides_ok(k)) L.outer_by_strides = -1;
     if (L.outer_by_strides >= 0) L.outer = true; /* planned as outer; run() may take the per-O walk */
     cg_host_keep_plan(&L);
     cg_host_onepass_plan(&L); /* host_moments.c */

@@ -317,7 +317,7 @@ typedef void (*ColPhaseFn)(Lower *, int, const ColArgs *);
 
 /* Emits `if (a->phase == p) body(p)` for every REDUCE phase p, and `map(p)` for every MAP phase when map
  * is given (colpart: a MAP phase over the slab; colfinish has nothing to do for one). */
-static void for_reduce_phase(Lower *L, LLVMValueRef phase, ColPhaseFn body, ColPhaseFn map, const ColArgs *a) {
+static void for_split_phase(Lower *L, LLVMValueRef phase, ColPhaseFn body, ColPhaseFn map, const ColArgs *a) {
   const KernelIr *k = L->k;
   LLVMBuilderRef b = L->m.b;
   for (int p = 0; p < k->nphase; p++) {
@@ -373,10 +373,6 @@ static void col_part_phase(Lower *L, int p, const ColArgs *a) {
   for_blocks(L, a->olo, a->ohi, block_col_part, &cb);
 }
 
-/* colpart of a MAP phase (x / x.sum(0), standardized columns): the slab's rows for each block of columns,
- * the REDUCE results from fin (cg_outer_load_accs), the outputs stored; no parts. Where run() walks all of
- * R for a block of 128 columns once per phase (pieces of 512 bytes a row, a page apart), each task here
- * streams its slab's whole rows as the REDUCE phases' colpart does. */
 /* The block's finished REDUCE results (fin, acc_size bytes apart) into its block arrays, so that the
  * map's points load them contiguously (from fin, a gather a vector). */
 static void body_fin_to_block(Lower *L, void *arg) {
@@ -406,6 +402,10 @@ static void block_col_map(Lower *L, LLVMValueRef n, void *arg) {
   L->colfin = fin;
 }
 
+/* colpart of a MAP phase (x / x.sum(0), standardized columns): the slab's rows for each block of columns,
+ * the REDUCE results from fin (through the block arrays), the outputs stored; no parts. Where run() walks
+ * all of R for a block of columns once per phase (on O ranges: pieces of rows, a row apart), each task
+ * here streams its slab's whole rows as the REDUCE phases' colpart does. */
 static void col_map_phase(Lower *L, int p, const ColArgs *a) {
   ColBlock cb = {p, a};
   for_blocks(L, a->olo, a->ohi, block_col_map, &cb);
@@ -417,7 +417,7 @@ static void col_entry(Lower *L, LLVMValueRef args, ColPhaseFn body, ColPhaseFn m
   ColArgs a = read_col_args(L, args);
   L->colfin = a.fin;
   L->colno = a.no;
-  for_reduce_phase(L, a.phase, body, map, &a);
+  for_split_phase(L, a.phase, body, map, &a);
   L->colfin = NULL;
 }
 
