@@ -315,12 +315,13 @@ static int64_t col_fold(const RtGpuLauncher *L, int64_t no, int64_t nparts, uint
  * the blocks of a last, partial wave run with most SM slots idle. From the sizes' part count, the first
  * count (at most 4x, at most `most`) whose blocks fill at least 85 % of their waves, else the fullest; one
  * wave or less is kept. Sizes and the device's resident blocks of this code only: the same bits on every
- * run. Why: max_mid_3d (96 x 1999 x 1031 float32, max over axis 1: 98976 columns, 2 parts = 774 blocks =
- * 1.17 waves of 660 on an H100) ran 6 % faster with any count of 3-8 parts (DIAGNOSIS.md, session 34).
- * OFF by default until timed on a GPU (no device could be started in session 35): LOOM_GPU_COL_WAVES=1 on. */
+ * run. H100, 2026-12-07 00:33, LOOM_GPU_COL_WAVES=0/1 alternated twice: max_mid_3d (96 x 1999 x 1031 float32,
+ * max over axis 1: 98976 columns, 2 parts = 774 blocks = 1.17 waves of 660) 0.3127 -> 0.2915 ms (3 parts);
+ * sum_axes_0_2, min_cols_int32, standardize_cols, sum_cols, sumsq_cols, bn1d_stats, mean_mid within 0.6 %.
+ * LOOM_GPU_COL_WAVES=0: the sizes' count (A/B timings). */
 static int64_t col_wave_parts(int64_t no, int64_t nparts, int64_t most, int64_t resident) {
   static int knob = -2;
-  if (resident <= 0 || env_knob_once(&knob, "LOOM_GPU_COL_WAVES") != 1) return nparts;
+  if (resident <= 0 || env_knob_once(&knob, "LOOM_GPU_COL_WAVES") == 0) return nparts;
   int64_t best = nparts;
   double best_fill = 0;
   for (int64_t np = nparts; np <= most && np <= 4 * nparts && np < nparts + 64; np++) {

@@ -5,7 +5,7 @@
  * the device's resident count is unknown (0); otherwise the count grows (at most 4x, each part keeping >= 32
  * rows) until the blocks fill >= 85 % of their waves, or to the fullest count found; every phase of a
  * split launches the same grid; the decision is the same on every call (the bits depend on it).
- * The mechanism is off by default (LOOM_GPU_COL_WAVES=1 turns it on; this test does). */
+ * (LOOM_GPU_COL_WAVES=0 turns it off for A/B timings; this test sets it on.) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -148,7 +148,7 @@ int main(void) {
     printf("LOOM_GPU_COL_ITEMS set: the sizes' part count is the default's; skipped\n");
     return 0;
   }
-  setenv("LOOM_GPU_COL_WAVES", "1", 1); /* (off by default until timed on a GPU; the launcher reads it once) */
+  setenv("LOOM_GPU_COL_WAVES", "1", 1); /* (the default; the launcher reads it once) */
   RtDevAllocator alloc = {.alloc = f_alloc, .free = f_free};
   Diag d = {0};
   if (rt_gpu_pool_create(NULL, 0, &alloc, &g_pool, &d) != LOOM_OK) {
