@@ -117,6 +117,18 @@ class TorchNS:
     def cumsum(self, x, axis):
         return self.t.cumsum(x, dim=axis)
 
+    def cumprod(self, x, axis):
+        return self.t.cumprod(x, dim=axis)
+
+    def prod(self, x, axis=None, keepdims=False):
+        return self._red(self.t.prod, x, axis, keepdims)
+
+    def hypot(self, a, b):
+        return self.t.hypot(a, b)
+
+    def arctan2(self, a, b):
+        return self.t.atan2(a, b)
+
     def transpose(self, x, axes):
         return x.permute(*axes)
 

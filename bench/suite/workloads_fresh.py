@@ -11,11 +11,9 @@ tanh, int64 sign/max and int32 clamps, where with scalars and 3-way where chains
 promotion, column normalisation with keepdims, argmin/argmax along axis 0, tall 3-column data, tiny and
 ~300k-element arrays). Run it with `run.py --table fresh`.
 
-Same rules as workloads.py (functions of `xp`, NumPy syntax, Python scalar constants). Functions the torch
-adapter (libs.TorchNS) lacks (prod, cumprod, hypot, arctan2) come with the torch op as `native`, so eager
-torch runs them; torch.compile of the generic function reports them not expressible. On the GPU the float64
-reference is that generic function over TorchNS, so survival_prod, compound_growth and polar_f64 report a
-reference error there until TorchNS has those four names.
+Same rules as workloads.py (functions of `xp`, NumPy syntax, Python scalar constants); the torch adapter
+(libs.TorchNS) has every function they call (prod, cumprod, hypot and arctan2 were added for this table: before,
+the GPU float64 reference of survival_prod, compound_growth and polar_f64 failed, bench/results/2026-12-07-0033).
 
 workloads.lookup() (run.py --only, diag_pair.py, schedule.py) finds these names as those of the other tables.
 """
@@ -79,8 +77,7 @@ def max_cols_i64(xp, x):
 
 @fresh("reduce", "survival probability, product of (1 - hazard) over time, axis 0 of (time, subject) "
        "(life-table / Kaplan-Meier product), float64",
-       [F64("FR", "FC", gen="uniform", lo=0.0, hi=0.002)], 1,
-       native={"torch": lambda t, q: t.prod(1.0 - q, dim=0)})
+       [F64("FR", "FC", gen="uniform", lo=0.0, hi=0.002)], 1)
 def survival_prod(xp, q):
     return xp.prod(1.0 - q, axis=0)
 
@@ -170,8 +167,7 @@ def cumsum_cols_f64(xp, x):
 
 
 @fresh("scan", "compound growth over 12 months of many assets, cumprod(1 + r, axis=-1) of short float64 rows",
-       [F64("FSR", "FSC", gen="uniform", lo=-0.05, hi=0.05)], 1,
-       native={"torch": lambda t, r: t.cumprod(1.0 + r, dim=-1)})
+       [F64("FSR", "FSC", gen="uniform", lo=-0.05, hi=0.05)], 1)
 def compound_growth(xp, r):
     return xp.cumprod(1.0 + r, axis=-1)
 
@@ -206,8 +202,7 @@ def log1mexp_f64(xp, x):
 
 
 @fresh("science", "cartesian to polar, hypot(x, y) and arctan2(y, x), float64 (numpy docs; skimage "
-       "warp_polar), 2 outputs", [F64("FN"), F64("FN")], 1, memory_bound=False,
-       native={"torch": lambda t, x, y: (t.hypot(x, y), t.atan2(y, x))})
+       "warp_polar), 2 outputs", [F64("FN"), F64("FN")], 1, memory_bound=False)
 def polar_f64(xp, x, y):
     return xp.hypot(x, y), xp.arctan2(y, x)
 
