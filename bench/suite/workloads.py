@@ -64,11 +64,25 @@ class Workload:
 WORKLOADS = []
 
 
-def wl(group, source, inputs, ideal, name=None, **kw):
-    def reg(fn):
-        WORKLOADS.append(Workload(name or fn.__name__, group, source, fn, inputs, ideal, **kw))
-        return fn
-    return reg
+def registrar(table):
+    """A decorator that appends a workload to `table` (this file's `wl`; the unseen tables' own)."""
+    def register(group, source, inputs, ideal, name=None, **kw):
+        def reg(fn):
+            table.append(Workload(name or fn.__name__, group, source, fn, inputs, ideal, **kw))
+            return fn
+        return reg
+    return register
+
+
+wl = registrar(WORKLOADS)
+
+
+def add_dims(table_dims):
+    """Another table's dim names and sizes per machine size into DIMS (a name two tables share keeps one size)."""
+    for size, dims in table_dims.items():
+        for k, v in dims.items():
+            assert k not in DIMS[size] or DIMS[size][k] == v, k
+            DIMS[size][k] = v
 
 
 def variant(fn, name, group, source, inputs, ideal, **kw):
@@ -78,6 +92,8 @@ def variant(fn, name, group, source, inputs, ideal, **kw):
 F32 = lambda *shape, **kw: In(shape, "float32", **kw)  # noqa: E731
 F64 = lambda *shape, **kw: In(shape, "float64", **kw)  # noqa: E731
 F16 = lambda *shape, **kw: In(shape, "float16", **kw)  # noqa: E731
+I32 = lambda *shape, **kw: In(shape, "int32", **kw)  # noqa: E731
+I64 = lambda *shape, **kw: In(shape, "int64", **kw)  # noqa: E731
 ROWNORM = "one row kernel: its phases (max, sum, ...) read the row, the last one writes it"
 
 

@@ -18,7 +18,7 @@ the GPU float64 reference of survival_prod, compound_growth and polar_f64 failed
 workloads.lookup() (run.py --only, diag_pair.py, schedule.py) finds these names as those of the other tables.
 """
 from . import workloads as W
-from .workloads import F16, F32, F64, In, Workload
+from .workloads import F16, F32, F64, I32, I64, In, Workload
 
 _FRESH_DIMS = {
     "cpu": dict(FR=2003, FC=1531, FN=1_500_007, FMID=300_007, FA=24, FM=301, FK=517, FPN=1_000_003,
@@ -30,23 +30,10 @@ _FRESH_DIMS = {
     "test": dict(FR=37, FC=29, FN=1001, FMID=515, FA=3, FM=11, FK=13, FPN=101, FB4=2, FH4=3, FT4=5, FKB=2,
                  FD4=4, FIH=9, FIW=14, FKC=5, FKN=103, FSR=41, FSC=12),
 }
-for _size, _dims in _FRESH_DIMS.items():
-    for _k, _v in _dims.items():
-        assert _k not in W.DIMS[_size] or W.DIMS[_size][_k] == _v, _k
-        W.DIMS[_size][_k] = _v
+W.add_dims(_FRESH_DIMS)
 
 WORKLOADS: list[Workload] = []
-
-
-def fresh(group, source, inputs, ideal, **kw):
-    def reg(fn):
-        WORKLOADS.append(Workload(fn.__name__, group, source, fn, inputs, ideal, **kw))
-        return fn
-    return reg
-
-
-I32 = lambda *shape, **kw: In(shape, "int32", **kw)  # noqa: E731
-I64 = lambda *shape, **kw: In(shape, "int64", **kw)  # noqa: E731
+fresh = W.registrar(WORKLOADS)
 B1 = lambda *shape: In(shape, "bool", gen="bernoulli")  # noqa: E731
 COLS = "one kernel: its phases (the column reduction, then the map) walk the same band of columns"
 

@@ -9,7 +9,7 @@ makes it a suite workload: move it to workloads.py and write a new probe in its 
 Same rules as workloads.py (functions of `xp`, NumPy syntax, Python scalar constants).
 """
 from . import workloads as W
-from .workloads import F16, F32, F64, In, ROWNORM, Workload
+from .workloads import F16, F32, F64, I32, I64, In, ROWNORM
 
 _PROBE_DIMS = {
     "cpu": dict(PR=3001, PC=1777, PA=24, PB=999, PM=257, PN=5_000_003, PMID=65_536, PSR=700_001, PSC=7,
@@ -21,23 +21,10 @@ _PROBE_DIMS = {
     "test": dict(PR=37, PC=29, PA=3, PB=11, PM=13, PN=1001, PMID=515, PSR=101, PSC=7, PLR=3, PLC=1003,
                  PH=9, PW=14, PLN=5, PLD=24, PB4=2, PH4=3, PT4=5, PD4=4, PE=40, PS=33, PG=100, PV=29, PFR=7, PFC=40),
 }
-for _size, _dims in _PROBE_DIMS.items():
-    for _k, _v in _dims.items():
-        assert _k not in W.DIMS[_size] or W.DIMS[_size][_k] == _v, _k
-        W.DIMS[_size][_k] = _v
+W.add_dims(_PROBE_DIMS)
 
 WORKLOADS = []
-
-
-def probe(group, source, inputs, ideal, **kw):
-    def reg(fn):
-        WORKLOADS.append(Workload(fn.__name__, group, source, fn, inputs, ideal, **kw))
-        return fn
-    return reg
-
-
-I32 = lambda *shape, **kw: In(shape, "int32", **kw)  # noqa: E731
-I64 = lambda *shape, **kw: In(shape, "int64", **kw)  # noqa: E731
+probe = W.registrar(WORKLOADS)
 
 
 # ---- activations at an odd 1-d size ----------------------------------------------------------------------
