@@ -471,6 +471,9 @@ void cg_gpu_col_part(Lower *L, GpuEntry *e, LLVMValueRef word2, LLVMValueRef gti
                      LLVMValueRef bid, LLVMValueRef nbk);
 void cg_gpu_col_fold(Lower *L, const GpuEntry *e, int p, const CgColFold *f); /* barrier, fold, barrier */
 void cg_gpu_part_range(Lower *L, const GpuEntry *e, LLVMValueRef part, LLVMValueRef *rlo, LLVMValueRef *rhi);
+/* lower_scan.c: the `finishb` entry of a COL split scan: item = part * nO + o scans its part of R (one
+ * thread) from the fold of the partials of the parts before it */
+void cg_gpu_scan_col_part(Lower *L, LLVMValueRef item, const GpuEntry *e);
 /* gpu_phases.c: a phase split's PART in the fold: O point o, part `part` (computed when ok) */
 void cg_gpu_phase_tile(Lower *L, GpuEntry *e, LLVMValueRef o, LLVMValueRef part, LLVMValueRef ok, const CgColFold *f);
 /* A COL split's `part`: its MAP phases run the grid's threads as P = gstride / nO row phases of every O

@@ -188,7 +188,8 @@ void cg_gpu_col_part(Lower *L, GpuEntry *e, LLVMValueRef word2, LLVMValueRef gti
                      LLVMValueRef bid, LLVMValueRef nbk) {
   LLVMBuilderRef b = L->m.b;
   LLVMValueRef count = LLVMBuildMul(b, e->no, e->nparts, "");
-  if (!cg_col_fold_ok(e->acc_size)) { /* records too large for the slots: items as before */
+  /* records too large for the slots, or a split scan's folds (no block fold): items as before */
+  if (!cg_col_fold_ok(e->acc_size) || L->k->phases[0].kind == KP_SCAN) {
     cg_gpu_for(L, gtid, count, gstride, cg_gpu_red_item, e);
     return;
   }

@@ -682,6 +682,14 @@ int cg_gpu_flat_lanes(const KernelIr *k) {
  * allowed: a thread then walks R serially for them too). */
 static bool gpu_use_col(const KernelIr *k, uint8_t *need) { return cg_reduce_reads_outer(k, need, true); }
 
+/* LOOM_GPU_COL_UNROLL=1: a COL thread's walk down its column (`main`, a one-phase split's `part`) folds
+ * GPU_UNROLL rows at once, their loads in flight, as the phase split's parts do; unset or 0: a row at a
+ * time. Read per kernel compiled: time each setting with its own LOOM_CACHE_DIR (A/B timings). */
+static bool col_unroll(void) {
+  const char *s = getenv("LOOM_GPU_COL_UNROLL");
+  return s && strcmp(s, "1") == 0;
+}
+
 LoomStatus cg_lower_gpu(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef mod, const KernelIr *k, const char *prefix,
                         const CgGpuHooks *h, int block, CgGpuKernel *out, Diag *d) {
   if (!k || !out || !prefix || !h) return diag_error(d, LOOM_ERR_INVALID_ARGUMENT, "codegen: null kernel");
@@ -735,22 +743,24 @@ LoomStatus cg_lower_gpu(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef mod, c
     bool col = gpu_use_col(k, L.need);
     out->strategy = col ? CG_GPU_COL : CG_GPU_ROW;
     bool split = k->phases[0].kind == KP_REDUCE && (k->nphase == 1 || (k->nphase == 2 && k->phases[1].kind == KP_FINAL));
-    bool scan_split = k->phases[0].kind == KP_SCAN && !col; /* long rows: part folds, then part scans */
+    /* long rows, or few columns: part folds, then part scans (lower_scan.c) */
+    bool scan_split = k->phases[0].kind == KP_SCAN;
     bool phase_split = cg_gpu_phase_split(k, &out->split_reduce, &out->split_map); /* gpu_phases.c */
     out->acc_size = split || scan_split ? cg_acc_size(cg_red_value_dtype(k, &k->phases[0]), k->phases[0].reduce_op) : 0;
     if (phase_split) out->acc_size = cg_gpu_phase_acc_size(k);
     snprintf(out->main, sizeof out->main, "%s_%s", prefix, col ? "col" : "row");
-    L.unroll_red = !col;
+    L.unroll_red = !col || col_unroll();
     build_gpu_entry(&L, GPU_MAIN, !col, out->main, nwords, 0, 0);
     if (scan_split) {
       snprintf(out->part, sizeof out->part, "%s_part", prefix);
-      build_gpu_entry(&L, GPU_PART, true, out->part, nwords, 0, out->acc_size);
+      L.unroll_red = true; /* COL: a thread's column, GPU_UNROLL loads in flight */
+      build_gpu_entry(&L, GPU_PART, !col, out->part, nwords, 0, out->acc_size);
       L.unroll_red = false;
       snprintf(out->finishb, sizeof out->finishb, "%s_scanp", prefix);
-      build_gpu_entry(&L, GPU_FINISHB, true, out->finishb, nwords, 0, out->acc_size);
+      build_gpu_entry(&L, GPU_FINISHB, !col, out->finishb, nwords, 0, out->acc_size);
     }
     if (split || phase_split) {
-      L.unroll_red = !col || phase_split; /* phase split: COL parts too (few columns: 8 loads in flight) */
+      L.unroll_red = !col || phase_split || col_unroll(); /* phase split: COL parts too (few columns: 8 loads in flight) */
       snprintf(out->part, sizeof out->part, "%s_part", prefix);
       snprintf(out->finish, sizeof out->finish, "%s_finish", prefix);
       build_gpu_entry(&L, GPU_PART, !col, out->part, nwords, 0, out->acc_size);

@@ -393,7 +393,8 @@ void cg_gpu_red_item(Lower *L, LLVMValueRef item, void *arg) {
   for (int p = 0; p < k->nphase; p++) L->acc[p] = L->accidx[p] = NULL;
   LLVMValueRef zero = cg_iconst_i(L, 0), one = cg_iconst_i(L, 1);
   if (e->which == GPU_FINISHB && k->phases[0].kind == KP_SCAN) { /* a part of a split scan, or a look-back tile */
-    if (cg_gpu_scan_lookback_on()) cg_gpu_scan_lookback(L, item, e);
+    if (!e->row) cg_gpu_scan_col_part(L, item, e); /* lower_scan.c */
+    else if (cg_gpu_scan_lookback_on()) cg_gpu_scan_lookback(L, item, e);
     else cg_gpu_scan_part(L, item, e->no, e->nr, e->nparts, e->partials, e->acc_size, e->tid, e->bdim);
     return;
   }
@@ -465,7 +466,8 @@ void cg_gpu_red_item(Lower *L, LLVMValueRef item, void *arg) {
       if (e->row && e->which == GPU_PART) { /* split long rows: this part's fold (gpu_lower.c, lower_scan.c) */
         cg_gpu_reduce_range(L, p, LLVMBuildAdd(b, rlo, e->tid, ""), rhi, e->bdim);
         cg_gpu_block_reduce(L, p);
-      } else if (e->row) cg_gpu_scan_row(L, p, e->tid, e->bdim, zero, e->nr, NULL);
+      } else if (e->which == GPU_PART) cg_gpu_reduce_range(L, p, rlo, rhi, one); /* a COL split's (part, o) fold */
+      else if (e->row) cg_gpu_scan_row(L, p, e->tid, e->bdim, zero, e->nr, NULL);
       else cg_gpu_scan_serial(L, p, e->nr);
     } else if (ph->kind == KP_MAP) {
       if (e->row) cg_gpu_for(L, e->tid, e->nr, e->bdim, cg_gpu_map_point, (void *)ph);

@@ -22,7 +22,12 @@
  *   partials of the parts before it (cg_gpu_scan_part: the block folds them in a fixed tree). Two reads
  *   and one write of the data. By default `finishb` is instead the single-pass decoupled look-back scan
  *   of lower_scan_lookback.c (no `part` entry; one read and one write).
- * - GPU COL (cg_gpu_scan_serial): one thread per O point folds its R serially (coalesced along O).
+ * - GPU COL (cg_gpu_scan_serial): one thread per O point folds its R serially (coalesced along O), the
+ *   values of GPU_SCAN_AHEAD points read before they are folded (loads in flight; the same order).
+ *   Few columns (the launcher: fewer than about 2^18 (part, column) items): R is cut into parts; the
+ *   `part` entry folds each (part, column) item's range serially into partials, then `finishb`
+ *   (cg_gpu_scan_col_part) scans each item's range from the fold, in part order, of the partials of the
+ *   parts before it. Two reads and one write, but every SM busy: one thread a column left most idle.
  * float16 / bfloat16 scans (scan_round) round the running value after every step, as NumPy does; on
  * GPUs every combine of the tree (butterfly, wave totals, carry) rounds, so each partial is a value of
  * the dtype as in NumPy and CuPy (an overflow to inf stays inf); the order still differs from NumPy's.
@@ -174,13 +179,82 @@ static void serial_point(Lower *L, LLVMValueRef r, void *arg) {
   body_scan_row(L, s);
 }
 
-void cg_gpu_scan_serial(Lower *L, int p, LLVMValueRef nr) {
-  ScanArg s = {.p = p, .ph = &L->k->phases[p]};
-  LoomDType at = (LoomDType)s.ph->acc_dtype;
-  s.accv = cg_entry_alloca(L, cg_reg_type(&L->m, at), "scan");
-  LLVMBuildStore(L->m.b, cg_red_identity(L, s.ph->reduce_op, at), s.accv);
-  cg_gpu_for(L, cg_iconst_i(L, 0), nr, cg_iconst_i(L, 1), serial_point, &s);
+/* GPU_SCAN_AHEAD points of one thread's column (all of them exist): their values first (their loads in
+ * flight together), then the running value through them in order with each point's stores (the same
+ * order of steps as one point at a time: the same bits). */
+#define GPU_SCAN_AHEAD 8
+static void serial_chunk(Lower *L, LLVMValueRef r, void *arg) {
+  ScanArg *s = arg;
+  const KernelIr *k = L->k;
+  LLVMBuilderRef b = L->m.b;
+  LLVMTypeRef t = cg_reg_type(&L->m, (LoomDType)s->ph->acc_dtype);
+  LLVMValueRef v[GPU_SCAN_AHEAD];
+  for (int j = 0; j < GPU_SCAN_AHEAD; j++) {
+    cg_gpu_offsets(L, LLVMBuildAdd(b, r, cg_iconst_i(L, j), ""), k->nkeep, k->ndim, L->ooff, L->off);
+    cg_clear_cache(L);
+    cg_eval_needed(L, &s->ph->value, 1);
+    v[j] = L->cache[s->ph->value];
+  }
+  LLVMValueRef a = LLVMBuildLoad2(b, t, s->accv, "");
+  for (int j = 0; j < GPU_SCAN_AHEAD; j++) {
+    cg_gpu_offsets(L, LLVMBuildAdd(b, r, cg_iconst_i(L, j), ""), k->nkeep, k->ndim, L->ooff, L->off);
+    cg_clear_cache(L);
+    a = cg_scan_step(L, s->ph, a, v[j]);
+    L->acc[s->p] = a;
+    L->accidx[s->p] = cg_i64(&L->m, 0);
+    cg_emit_stores(L, s->ph);
+  }
+  cg_clear_cache(L);
+  LLVMBuildStore(b, a, s->accv);
+}
+
+/* Phase p of the current O point (L->ooff) over R points [rlo, rhi) by one thread, from carry (an alloca
+ * of the running value before rlo): chunks of GPU_SCAN_AHEAD points, then the rest one at a time. */
+static void serial_range(Lower *L, int p, LLVMValueRef carry, LLVMValueRef rlo, LLVMValueRef rhi) {
+  LLVMBuilderRef b = L->m.b;
+  ScanArg s = {.p = p, .ph = &L->k->phases[p], .accv = carry};
+  LLVMValueRef ahead = cg_iconst_i(L, GPU_SCAN_AHEAD);
+  LLVMValueRef n = LLVMBuildSub(b, rhi, rlo, "");
+  LLVMValueRef cend = LLVMBuildAdd(b, rlo, LLVMBuildMul(b, LLVMBuildSDiv(b, n, ahead, ""), ahead, ""), "");
+  cg_gpu_for(L, rlo, cend, ahead, serial_chunk, &s);
+  cg_gpu_for(L, cend, rhi, cg_iconst_i(L, 1), serial_point, &s);
   L->acc[p] = L->accidx[p] = NULL;
+}
+
+void cg_gpu_scan_serial(Lower *L, int p, LLVMValueRef nr) {
+  const KPhase *ph = &L->k->phases[p];
+  LoomDType at = (LoomDType)ph->acc_dtype;
+  LLVMValueRef accv = cg_entry_alloca(L, cg_reg_type(&L->m, at), "scan");
+  LLVMBuildStore(L->m.b, cg_red_identity(L, ph->reduce_op, at), accv);
+  serial_range(L, p, accv, cg_iconst_i(L, 0), nr);
+}
+
+void cg_gpu_scan_col_part(Lower *L, LLVMValueRef item, const GpuEntry *e) {
+  const KernelIr *k = L->k;
+  const KPhase *ph = &k->phases[0];
+  CgMath *m = &L->m;
+  LLVMBuilderRef b = m->b;
+  LoomDType at = (LoomDType)ph->acc_dtype;
+  LLVMTypeRef t = cg_reg_type(m, at);
+  LLVMValueRef o = LLVMBuildURem(b, item, e->no, ""), part = LLVMBuildUDiv(b, item, e->no, ""), rlo, rhi;
+  cg_gpu_part_range(L, e, part, &rlo, &rhi);
+  cg_gpu_offsets(L, o, 0, k->nkeep, NULL, L->ooff);
+  LLVMValueRef accv = cg_entry_alloca(L, t, "ccarry"), pv = cg_entry_alloca(L, L->ity, "cp");
+  LLVMBuildStore(b, cg_red_identity(L, ph->reduce_op, at), accv);
+  LLVMBuildStore(b, cg_iconst_i(L, 0), pv);
+  LLVMBasicBlockRef head = cg_new_bb(L, "ccarry.head"), body = cg_new_bb(L, "ccarry.body"), done = cg_new_bb(L, "ccarry.done");
+  LLVMBuildBr(b, head);
+  LLVMPositionBuilderAtEnd(b, head);
+  LLVMValueRef q = LLVMBuildLoad2(b, L->ity, pv, "");
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, q, part, ""), body, done);
+  LLVMPositionBuilderAtEnd(b, body);
+  LLVMValueRef ptr = cg_partial_ptr(L, e->partials, LLVMBuildAdd(b, LLVMBuildMul(b, q, e->no, ""), o, ""), e->acc_size);
+  LLVMValueRef v = cg_from_mem(m, at, at, LLVMBuildLoad2(b, cg_mem_type(m, at), ptr, ""));
+  LLVMBuildStore(b, cg_scan_step(L, ph, LLVMBuildLoad2(b, t, accv, ""), v), accv);
+  LLVMBuildStore(b, LLVMBuildAdd(b, q, cg_iconst_i(L, 1), ""), pv);
+  LLVMBuildBr(b, head);
+  LLVMPositionBuilderAtEnd(b, done);
+  serial_range(L, 0, accv, rlo, rhi);
 }
 
 typedef struct RowScan {

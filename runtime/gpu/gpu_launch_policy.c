@@ -367,6 +367,18 @@ static LoomStatus scan_lookback(const RtGpuLauncher *L, uint64_t *words, uint64_
   return st;
 }
 
+/* A COL scan's parts (codegen/lower_scan.c): one thread a column leaves most SMs idle where columns are
+ * few (cumsum(axis=0) of 16007 x 6151 float64: 6151 threads, 6.7 ms on the H100 against JAX's 1.45); about
+ * 2^18 (part, column) items (a wave of blocks of 256 on 132 SMs), each >= 64 rows, at most 4096 parts.
+ * Sizes only (float sums' bits depend on the parts). LOOM_GPU_COL_SCAN_SPLIT=0: a thread a column. */
+static int64_t col_scan_parts(int64_t no, int64_t nr) {
+  static int knob = -2;
+  if (env_knob_once(&knob, "LOOM_GPU_COL_SCAN_SPLIT") == 0 || no < 1) return 1;
+  int64_t a = (((int64_t)1 << 18) + no - 1) / no, b = nr / 64;
+  int64_t np = a < b ? a : b;
+  return np > 4096 ? 4096 : np;
+}
+
 static LoomStatus scan(const RtGpuLauncher *L, uint64_t *words, uint64_t *extra, int64_t no, int64_t nr, Diag *d) {
   const int64_t cap = (int64_t)1 << 30;
   const uint32_t has = L->entries;
@@ -381,6 +393,9 @@ static LoomStatus scan(const RtGpuLauncher *L, uint64_t *words, uint64_t *extra,
     int64_t a = (1024 + no - 1) / no, b = nr / 16384;
     np = a < b ? a : b;
   }
+  const bool col = L->strategy == CG_GPU_COL;
+  if (col && (has & CG_ENTRY_PART) && (has & CG_ENTRY_FINISHB)) np = col_scan_parts(no, nr);
+  extra[2] = 0;
   LoomStatus st;
   if (np <= 1) {
     if ((st = L->need(L->user, CG_ENTRY_MAIN, d))) return st;
@@ -394,8 +409,10 @@ static LoomStatus scan(const RtGpuLauncher *L, uint64_t *words, uint64_t *extra,
   if ((st = rt_gpu_pool_alloc(L->pool, (size_t)no * (size_t)np * (size_t)L->acc_size, &partials, d))) return st;
   extra[0] = (uint64_t)np;
   extra[1] = partials;
-  st = L->launch(L->user, P_PART, grid_of(no * np, 1, cap), L->block, words, d);
-  if (st == LOOM_OK) st = L->launch(L->user, P_FINISHB, grid_of(no * np, 1, cap), L->block, words, d);
+  /* ROW: a block per (part, row) item; COL: a thread per (part, column) item */
+  uint32_t grid = col ? grid_of(no * np, 256, cap) : grid_of(no * np, 1, cap), block = col ? 256 : L->block;
+  st = L->launch(L->user, P_PART, grid, block, words, d);
+  if (st == LOOM_OK) st = L->launch(L->user, P_FINISHB, grid, block, words, d);
   if (st == LOOM_OK) st = L->settle(L->user, d);
   Diag dd = {.status = LOOM_OK};
   rt_gpu_pool_free(L->pool, partials, &dd);
@@ -552,7 +569,14 @@ LoomStatus rt_gpu_launch_policy(const RtGpuLauncher *L, uint64_t *words, int64_t
       int64_t items = env_knob_once(&col_items, "LOOM_GPU_COL_ITEMS") > 0 ? col_items : no > 128 ? 131072 : 262144;
       int64_t a = (items + no - 1) / no, b = nr / 32;
       nparts = a < b ? a : b;
-      if (nparts > 4096) nparts = 4096; /* few columns: up to 4096 parts (the block finish folds them) */
+      /* few columns: up to 4096 parts (the block finish folds them), unless blocks fold them first
+       * (col_fold: g = 512 / nO parts a block, so about 512 records a column whatever nO): point_centroid
+       * (mean over axis 0 of 5e7 x 3 float32) took 4096 parts = 25 blocks of 512 on 132 SMs, 1.88 ms
+       * on the H100 against torch's 0.23. LOOM_GPU_COL_FOLD_PARTS=0: the cap always (A/B timings). */
+      static int fold_parts = -2;
+      uint32_t fb;
+      if (nparts > 4096 && (env_knob_once(&fold_parts, "LOOM_GPU_COL_FOLD_PARTS") == 0 || col_fold(L, no, nparts, &fb) == 1))
+        nparts = 4096;
     }
   }
   if (nparts <= 1) {

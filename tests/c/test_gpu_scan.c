@@ -3,7 +3,7 @@
  *
  * `test_gpu_scan --ptx` (ctest test_gpu_scan_ptx, no GPU needed): the PTX (sm_90) of a row scan (block
  * scan entry with wave butterflies and barriers, and the two entries of a split long-row scan), a
- * column scan (a thread per column) and scans of several dtypes; each module is assembled by the CUDA
+ * column scan (a thread per column, and the two entries of its split) and scans of several dtypes; each module is assembled by the CUDA
  * toolkit's ptxas when one is installed ($CUDA_HOME/bin/ptxas or /usr/local/cuda/bin/ptxas), which
  * checks what LLVM emitted is valid PTX for sm_90.
  * `test_gpu_scan` (no argument; ctest test_gpu_scan, run by scripts/gpu_all.sh): on GPU 0, the same
@@ -476,14 +476,14 @@ static void ptx_cases(void) {
     int64_t s128[1] = {1 << 16};
     ptx_case("complex128 look-back scan (1024-point tiles)", LOOM_COMPLEX128, 1, s128, 0, LOOM_REDUCE_SUM, wide, 4);
   }
-  const char *col[] = {"_col("};
+  const char *col[] = {"_col(", "_part(", "_scanp("}; /* few columns: the split (lower_scan.c) */
   int64_t s1[1] = {1 << 20}, s2[2] = {4096, 512}, s3[2] = {100, 7};
   ptx_case("f32 row scan", LOOM_FLOAT32, 1, s1, 0, LOOM_REDUCE_SUM, row, 5);
-  ptx_case("f64 column scan", LOOM_FLOAT64, 2, s2, 0, LOOM_REDUCE_SUM, col, 1);
+  ptx_case("f64 column scan", LOOM_FLOAT64, 2, s2, 0, LOOM_REDUCE_SUM, col, 3);
   ptx_case("i8 -> i64 row scan", LOOM_INT8, 2, s2, 1, LOOM_REDUCE_SUM, row, 5);
   ptx_case("f16 row scan (rounded partials)", LOOM_FLOAT16, 2, s3, 1, LOOM_REDUCE_SUM, row, 3);
   ptx_case("u32 cummax rows", LOOM_UINT32, 2, s3, 1, LOOM_REDUCE_MAX, row, 3);
-  ptx_case("f32 cumprod columns", LOOM_FLOAT32, 2, s2, 0, LOOM_REDUCE_PROD, col, 1);
+  ptx_case("f32 cumprod columns", LOOM_FLOAT32, 2, s2, 0, LOOM_REDUCE_PROD, col, 3);
   LoomArray c = tc_new1(LOOM_COMPLEX64, 1000);
   tc_free(&c);
   int64_t sc[1] = {5000};
