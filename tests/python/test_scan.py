@@ -17,9 +17,10 @@ DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32"
           "float64", "complex64", "complex128"]
 
 
-def close(got, want, src=None, prod=False):
+def close(got, want, src=None, prod=False, axis=-1):
     """got (loom) equals want (NumPy) in shape and dtype, and in value: exactly for ints and on the host;
-    on a GPU floats within a few ulps of the running sum of magnitudes (prod: relative)."""
+    on a GPU floats within a few ulps of the running sum of magnitudes along the scanned axis (prod:
+    relative)."""
     g = got.get() if isinstance(got, loom.ndarray) else np.asarray(got)
     want = np.asarray(want)
     assert g.shape == want.shape, (g.shape, want.shape)
@@ -31,7 +32,7 @@ def close(got, want, src=None, prod=False):
     if prod or src is None:
         np.testing.assert_allclose(g, want, rtol=eps * 64, atol=0, equal_nan=True)
     else:
-        scale = np.cumsum(np.abs(src.astype(np.complex128 if want.dtype.kind == "c" else np.float64)), axis=-1)
+        scale = np.cumsum(np.abs(src.astype(np.complex128 if want.dtype.kind == "c" else np.float64)), axis=axis)
         assert np.all((np.abs(g - want) <= eps * 8 * (scale + 1)) | (np.isnan(g) & np.isnan(want)))
 
 
@@ -143,7 +144,30 @@ def test_long_rows_and_columns():
     close(loom.cumsum(loom.asarray(b), axis=0), np.cumsum(b, axis=0))
     close(loom.cumsum(loom.asarray(b), axis=1), np.cumsum(b, axis=1))
     c = sample((700, 513), "float64")
-    close(loom.cumsum(loom.asarray(c), axis=0), np.cumsum(c, axis=0), src=c.T.copy() if False else None)
+    close(loom.cumsum(loom.asarray(c), axis=0), np.cumsum(c, axis=0), src=c, axis=0)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int64", "int8"])
+def test_few_long_columns(dtype):
+    """Few long columns (a GPU splits them into parts of rows: lower_scan.c): sums, products near 1, max
+    with a NaN, a fused prologue, a strided view, against NumPy."""
+    a = sample((5003, 3), dtype)
+    close(loom.cumsum(loom.asarray(a), axis=0), np.cumsum(a, axis=0), src=a, axis=0)
+    x = loom.asarray(a)
+    if np.dtype(dtype).kind == "f":
+        b = (0.999 + 0.002 * np.random.default_rng(7).random((4001, 5))).astype(dtype)
+        close(loom.cumprod(loom.asarray(b), axis=0), np.cumprod(b, axis=0), prod=True)
+        m = a.copy()
+        m[100, 1] = np.nan
+        close(loom.maximum.accumulate(loom.asarray(m), axis=0), np.maximum.accumulate(m, axis=0))
+        f = a.astype(np.float64) * 2 + 1
+        close(loom.cumsum(x * 2 + 1, axis=0), np.cumsum(a * a.dtype.type(2) + a.dtype.type(1), axis=0), src=f, axis=0)
+    else:
+        close(loom.cumprod(x, axis=0), np.cumprod(a, axis=0))  # wraps
+    big = sample((4000, 10), dtype)
+    close(loom.cumsum(loom.asarray(big)[::3, ::2], axis=0), np.cumsum(big[::3, ::2], axis=0), src=big[::3, ::2], axis=0)
+    one = sample((70001, 1), dtype)
+    close(loom.cumsum(loom.asarray(one), axis=0), np.cumsum(one, axis=0), src=one, axis=0)
 
 
 def test_array_api_cumulative():
