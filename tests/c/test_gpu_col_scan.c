@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* test_gpu_col_scan.c: GPU scans down columns (cumsum(axis=0) and kin: strategy COL, codegen/lower_scan.c)
- * without a GPU: the shared GPU lowering run on the host (gpu_emulate.h: one lane a block, entries run
+/* test_gpu_col_scan.c: GPU scans and reductions down columns (cumsum(axis=0), x[:, ::2].sum(0): strategy
+ * COL, codegen/lower_scan.c, codegen/gpu_lower.c gpu_use_col) without a GPU: the shared GPU lowering run on the host (gpu_emulate.h: one lane a block, entries run
  * block after block) through the real launcher (runtime/gpu/gpu_launch_policy.c) over a host-memory pool.
  *
  * Contract: a COL scan of few columns is split into parts of R (about 2^18 (part, column) items, each part
@@ -10,13 +10,15 @@
  * reference written here: integers exactly (wrapping as NumPy's fixed-width integers), max with a NaN
  * (NaN from it on), float sums within n * eps * the running sum of magnitudes (the split reassociates),
  * products near 1; the row padding must stay untouched. The launcher's choice (parts, entries) is checked
- * beside it. */
+ * beside it. Inputs with a column stride of 2 or -1 (x[:, ::2], x[:, ::-1]: layouts KL_TWO / KL_NEG1, the
+ * rows' stride a run-time value) must take COL too, scans and reductions (sum, max) alike. The COL block
+ * fold is off here (LOOM_GPU_COL_FOLD=0: one lane a block cannot tile parts). */
 #include <math.h>
 
 #include "runtime/gpu/gpu_launch_policy.h"
 #include "tests/c/gpu_emulate.h"
 
-enum { P_MAIN = 0, P_PART = 2, P_FINISHB = 7 }; /* gpu_rt.h's E_* */
+enum { P_MAIN = 0, P_PART = 2, P_FINISH = 3, P_FINISHB = 7 }; /* gpu_rt.h's E_* */
 
 typedef struct Run {
   Emu *e;
@@ -32,12 +34,16 @@ static LoomStatus r_settle(void *u, Diag *d) { (void)u, (void)d; return LOOM_OK;
 static LoomStatus r_launch(void *u, int entry, uint32_t grid, uint32_t block, uint64_t *words, Diag *d) {
   (void)block, (void)d;
   Run *r = u;
-  EntryFn fn = entry == P_MAIN ? r->e->main : entry == P_PART ? r->e->part : entry == P_FINISHB ? r->e->finishb : NULL;
+  EntryFn fn = entry == P_MAIN     ? r->e->main
+               : entry == P_PART    ? r->e->part
+               : entry == P_FINISH  ? r->e->finish
+               : entry == P_FINISHB ? r->e->finishb
+                                    : NULL;
   CHECK(fn != NULL, "entry %d launched but not built", entry);
   if (!fn) return LOOM_ERR_INTERNAL;
   if (entry == P_MAIN) r->mains++;
   if (entry == P_PART) r->parts++, r->nparts = words[r->nd + r->nb + r->nb * r->nd];
-  if (entry == P_FINISHB) r->finishbs++;
+  if (entry == P_FINISHB || entry == P_FINISH) r->finishbs++;
   launch(r->e, fn, grid, words); /* one lane a block: the grid-stride loops cover every item */
   return LOOM_OK;
 }
@@ -58,8 +64,10 @@ typedef struct Case {
   LoomReduceOp op;
   int64_t rows, cols;
   bool fused;          /* scan of 2x + 1 */
-  int64_t want_parts;  /* the launcher's part count (1: main) */
+  int64_t want_parts;  /* the launcher's part count (1: main; 0: a reduction's, not checked) */
   const char *what;
+  int ostride;         /* x's column stride: 1, 2 or -1 (y is contiguous) */
+  bool reduce;         /* the fold of each column into y[col] instead of its scan */
 } Case;
 
 static double get(const void *p, LoomDType t, int64_t i) {
@@ -93,7 +101,8 @@ static void run_case(const Case *c) {
   bool is_int = t == LOOM_INT32 || t == LOOM_INT64;
   KB kb;
   kb_init(&kb, 2, 1, 32);
-  int bx = kb_buf(&kb, t, 0, "1a"), by = kb_buf(&kb, t, 1, "1a");
+  int bx = kb_buf(&kb, t, 0, "1a"), by = kb_buf(&kb, t, 1, c->reduce ? "10" : "1a");
+  kb.bufs[bx].layout[0] = (uint8_t)(c->ostride == 2 ? KL_TWO : c->ostride == -1 ? KL_NEG1 : KL_ONE);
   int v = kb_load(&kb, bx, t);
   if (c->fused) {
     int two = kb_ins(&kb, KI_CONST, t, 0, -1, -1), one = kb_ins(&kb, KI_CONST, t, 0, -1, -1);
@@ -101,48 +110,60 @@ static void run_case(const Case *c) {
     else kb.ins[two].value.f = 2.0, kb.ins[one].value.f = 1.0;
     v = kb_bin(&kb, LOOM_OP_ADD, t, kb_bin(&kb, LOOM_OP_MUL, t, v, two), one);
   }
-  KPhase *ph = &kb.ph[kb.k.nphase++];
-  ph->kind = KP_SCAN;
-  ph->reduce_op = (uint8_t)c->op;
-  ph->acc_dtype = (uint8_t)t;
-  ph->value = v;
-  ph->store_begin = kb.k.nstore;
-  kb_store(&kb, KP_SCAN, by, kb_acc(&kb, 0, t));
+  if (c->reduce) {
+    kb_reduce(&kb, c->op, t, v);
+    kb_store(&kb, KP_FINAL, by, kb_acc(&kb, 0, t));
+  } else {
+    KPhase *ph = &kb.ph[kb.k.nphase++];
+    ph->kind = KP_SCAN;
+    ph->reduce_op = (uint8_t)c->op;
+    ph->acc_dtype = (uint8_t)t;
+    ph->value = v;
+    ph->store_begin = kb.k.nstore;
+    kb_store(&kb, KP_SCAN, by, kb_acc(&kb, 0, t));
+  }
   Emu e;
   if (!emu_build(&e, &kb.k)) {
     emu_free(&e);
     return;
   }
   CHECK(e.gk.strategy == CG_GPU_COL, "%s: strategy %u", c->what, e.gk.strategy);
+  if (e.gk.strategy != CG_GPU_COL) { /* (ROW's block scans need the lanes this emulation lacks) */
+    emu_free(&e);
+    return;
+  }
   CHECK(e.part && e.finishb, "%s: the split's part / finishb entries were built", c->what);
   size_t es = loom_dtype_size(t);
-  int64_t ld = c->cols + 3, n = c->rows * ld; /* padded rows: the padding must stay as it was */
-  void *x = malloc((size_t)n * es), *y = malloc((size_t)n * es);
+  const int os = c->ostride;
+  int64_t ld = c->cols * (os < 0 ? 1 : os) + 3, n = c->rows * ld; /* padded rows: the padding must stay as it was */
+  int64_t x0 = os < 0 ? c->cols - 1 : 0; /* x's first column's element */
+  int64_t yld = c->reduce ? 0 : ld, ny = c->reduce ? c->cols + 3 : n;
+  void *x = malloc((size_t)n * es), *y = malloc((size_t)ny * es);
   for (int64_t i = 0; i < n; i++) {
     double u = unit();
     double val = is_int ? floor(u * 2000) - 1000 : c->op == LOOM_REDUCE_PROD ? 0.999 + 0.002 * u : u * 4 - 1;
     if (t == LOOM_INT32 && c->op == LOOM_REDUCE_SUM) val = floor(u * 2e9) - 1e9; /* sums wrap */
     set(x, t, i, val);
   }
-  if (c->op == LOOM_REDUCE_MAX && c->rows > 100 && c->cols > 2) set(x, t, 100 * ld + 2, NAN);
-  memset(y, 0x5A, (size_t)n * es);
+  if (c->op == LOOM_REDUCE_MAX && c->rows > 100 && c->cols > 2) set(x, t, 100 * ld + x0 + 2 * os, NAN);
+  memset(y, 0x5A, (size_t)ny * es);
   Run r = {.e = &e, .nd = 2, .nb = 2};
   KBuffer bufs[2] = {kb.bufs[bx], kb.bufs[by]};
   uint32_t entries = 0; /* (the compiler's keep_entries fills gk.entries; the emulator's lowering does not) */
   for (int i = 0; i < CG_NENTRY; i++) entries |= cg_gpu_entry_name(&e.gk, i)[0] ? 1u << i : 0u;
-  RtGpuLauncher L = {.ndim = 2, .nkeep = 1, .nbuf = 2, .bufs = bufs, .scan = true, .strategy = e.gk.strategy,
+  RtGpuLauncher L = {.ndim = 2, .nkeep = 1, .nbuf = 2, .bufs = bufs, .scan = !c->reduce, .strategy = e.gk.strategy,
                      .block = 256, .acc_size = (uint32_t)e.gk.acc_size, .entries = entries, .wave = 32,
                      .pool = g_pool, .user = &r, .loaded = r_loaded, .need = r_need, .limit = r_limit,
                      .launch = r_launch, .settle = r_settle};
   uint64_t words[64] = {0};
   words[0] = (uint64_t)c->cols, words[1] = (uint64_t)c->rows;
-  words[2] = (uint64_t)(uintptr_t)x, words[3] = (uint64_t)(uintptr_t)y;
-  words[4] = 1, words[5] = (uint64_t)ld, words[6] = 1, words[7] = (uint64_t)ld;
+  words[2] = (uint64_t)(uintptr_t)((char *)x + (size_t)x0 * es), words[3] = (uint64_t)(uintptr_t)y;
+  words[4] = (uint64_t)(int64_t)os, words[5] = (uint64_t)ld, words[6] = 1, words[7] = (uint64_t)yld;
   Diag d = {0};
   LoomStatus st = rt_gpu_launch_policy(&L, words, c->cols, c->rows, &d);
   CHECK(st == LOOM_OK, "%s: launch: %s", c->what, d.msg);
   int64_t got_parts = r.parts ? (int64_t)r.nparts : 1;
-  CHECK(got_parts == c->want_parts && (c->want_parts > 1 ? r.finishbs == 1 && r.mains == 0 : r.mains == 1),
+  CHECK(c->want_parts == 0 || (got_parts == c->want_parts && (c->want_parts > 1 ? r.finishbs == 1 && r.mains == 0 : r.mains == 1)),
         "%s: %lld parts (want %lld), launches main %d part %d finishb %d", c->what, (long long)got_parts,
         (long long)c->want_parts, r.mains, r.parts, r.finishbs);
   int bad = 0;
@@ -151,18 +172,19 @@ static void run_case(const Case *c) {
     long double acc = c->op == LOOM_REDUCE_PROD ? 1 : c->op == LOOM_REDUCE_MAX ? -INFINITY : 0, mag = 0;
     int64_t iacc = c->op == LOOM_REDUCE_PROD ? 1 : 0;
     for (int64_t row = 0; row < c->rows && bad < 4; row++) {
-      int64_t i = row * ld + col;
+      int64_t i = row * ld + x0 + col * os, iy = c->reduce ? col : row * ld + col;
       double xv = get(x, t, i);
       if (c->fused) xv = is_int ? xv * 2 + 1 : xv * 2.0 + 1.0;
       bool ok;
-      double g = get(y, t, i);
+      double g = get(y, t, iy);
+      bool last = row == c->rows - 1; /* a reduction: only the column's total is stored */
       if (is_int) {
-        int64_t xi = get_int(x, t, i), gi = get_int(y, t, i);
+        int64_t xi = get_int(x, t, i), gi = get_int(y, t, iy);
         if (c->fused) xi = (int64_t)((uint64_t)xi * 2u + 1u);
         uint64_t a = (uint64_t)iacc, b = (uint64_t)xi; /* two's complement wrap */
         iacc = (int64_t)(c->op == LOOM_REDUCE_PROD ? a * b : a + b);
         if (t == LOOM_INT32) iacc = (int64_t)(int32_t)(uint32_t)(uint64_t)iacc;
-        ok = gi == iacc;
+        ok = (c->reduce && !last) || gi == iacc;
         if (!ok) printf("  %s (%lld, %lld): %lld want %lld\n", c->what, (long long)row, (long long)col, (long long)gi, (long long)iacc);
       } else {
         if (c->op == LOOM_REDUCE_MAX) acc = isnan(xv) || isnan((double)acc) ? NAN : xv > acc ? xv : acc;
@@ -170,7 +192,7 @@ static void run_case(const Case *c) {
         else acc += xv;
         mag += fabs(xv);
         double tol = c->op == LOOM_REDUCE_MAX ? 0 : (double)(row + 2) * eps * (double)(c->op == LOOM_REDUCE_PROD ? 1 : mag);
-        ok = isnan((double)acc) ? isnan(g) : fabs(g - (double)acc) <= tol;
+        ok = (c->reduce && !last) || (isnan((double)acc) ? isnan(g) : fabs(g - (double)acc) <= tol);
         if (!ok) printf("  %s (%lld, %lld): %.17g want %.17Lg\n", c->what, (long long)row, (long long)col, g, acc);
       }
       bad += !ok;
@@ -180,8 +202,9 @@ static void run_case(const Case *c) {
   bool pad_ok = true;
   unsigned char pad[8];
   memset(pad, 0x5A, sizeof pad);
-  for (int64_t row = 0; row < c->rows && pad_ok; row++)
-    for (int64_t col = c->cols; col < ld; col++) pad_ok = pad_ok && !memcmp((char *)y + (size_t)(row * ld + col) * es, pad, es);
+  for (int64_t row = 0; row < (c->reduce ? 1 : c->rows) && pad_ok; row++)
+    for (int64_t col = c->cols; col < (c->reduce ? ny : ld); col++)
+      pad_ok = pad_ok && !memcmp((char *)y + (size_t)(row * yld + col) * es, pad, es);
   CHECK(pad_ok, "%s: the row padding is untouched", c->what);
   free(x);
   free(y);
@@ -189,11 +212,12 @@ static void run_case(const Case *c) {
 }
 
 int main(void) {
-  const char *knob = getenv("LOOM_GPU_COL_SCAN_SPLIT");
-  if (knob && *knob) {
-    printf("LOOM_GPU_COL_SCAN_SPLIT set: the part counts are not the default's; skipped\n");
+  const char *knob = getenv("LOOM_GPU_COL_SCAN_SPLIT"), *strided = getenv("LOOM_GPU_COL_STRIDED");
+  if ((knob && *knob) || (strided && *strided)) { /* (ROW's look-back scan needs hooks this emulation lacks) */
+    printf("LOOM_GPU_COL_SCAN_SPLIT or LOOM_GPU_COL_STRIDED set: not the default's choices; skipped\n");
     return 77;
   }
+  setenv("LOOM_GPU_COL_FOLD", "0", 1); /* (read once by the launcher) */
   emu_init();
   RtDevAllocator alloc = {.alloc = h_alloc, .free = h_free};
   Diag d = {0};
@@ -203,17 +227,22 @@ int main(void) {
   }
   /* parts = min(ceil(2^18 / cols), rows / 64, 4096) */
   static const Case cases[] = {
-      {LOOM_FLOAT64, LOOM_REDUCE_SUM, 1000, 37, false, 15, "f64 cumsum, 37 columns: 15 parts of 66-67 rows"},
-      {LOOM_INT64, LOOM_REDUCE_SUM, 777, 300, false, 12, "i64 cumsum, 300 columns"},
-      {LOOM_INT32, LOOM_REDUCE_SUM, 1300, 5, true, 20, "i32 cumsum of 2x+1 (wraps), fused"},
-      {LOOM_FLOAT32, LOOM_REDUCE_MAX, 4099, 5, false, 64, "f32 cummax with a NaN"},
-      {LOOM_FLOAT64, LOOM_REDUCE_PROD, 5000, 3, false, 78, "f64 cumprod near 1, 3 columns"},
-      {LOOM_INT64, LOOM_REDUCE_PROD, 129, 2, false, 2, "i64 cumprod wraps, 2 parts of 64-65 rows"},
-      {LOOM_FLOAT32, LOOM_REDUCE_SUM, 300000, 1, false, 4096, "f32 one column: 4096 parts"},
-      {LOOM_FLOAT64, LOOM_REDUCE_SUM, 127, 9, true, 1, "f64 short columns: main (chunks of 8 and the rest)"},
-      {LOOM_INT32, LOOM_REDUCE_SUM, 70, 300000, false, 1, "i32 many columns: main"},
-      {LOOM_FLOAT32, LOOM_REDUCE_SUM, 5, 4, false, 1, "f32 fewer rows than a chunk"},
-      {LOOM_FLOAT64, LOOM_REDUCE_SUM, 0, 4, false, 1, "f64 no rows"},
+      {LOOM_FLOAT64, LOOM_REDUCE_SUM, 1000, 37, false, 15, "f64 cumsum, 37 columns: 15 parts of 66-67 rows", 1, false},
+      {LOOM_INT64, LOOM_REDUCE_SUM, 777, 300, false, 12, "i64 cumsum, 300 columns", 1, false},
+      {LOOM_INT32, LOOM_REDUCE_SUM, 1300, 5, true, 20, "i32 cumsum of 2x+1 (wraps), fused", 1, false},
+      {LOOM_FLOAT32, LOOM_REDUCE_MAX, 4099, 5, false, 64, "f32 cummax with a NaN", 1, false},
+      {LOOM_FLOAT64, LOOM_REDUCE_PROD, 5000, 3, false, 78, "f64 cumprod near 1, 3 columns", 1, false},
+      {LOOM_INT64, LOOM_REDUCE_PROD, 129, 2, false, 2, "i64 cumprod wraps, 2 parts of 64-65 rows", 1, false},
+      {LOOM_FLOAT32, LOOM_REDUCE_SUM, 300000, 1, false, 4096, "f32 one column: 4096 parts", 1, false},
+      {LOOM_FLOAT64, LOOM_REDUCE_SUM, 127, 9, true, 1, "f64 short columns: main (chunks of 8 and the rest)", 1, false},
+      {LOOM_INT32, LOOM_REDUCE_SUM, 70, 300000, false, 1, "i32 many columns: main", 1, false},
+      {LOOM_FLOAT32, LOOM_REDUCE_SUM, 5, 4, false, 1, "f32 fewer rows than a chunk", 1, false},
+      {LOOM_FLOAT64, LOOM_REDUCE_SUM, 0, 4, false, 1, "f64 no rows", 1, false},
+      {LOOM_FLOAT32, LOOM_REDUCE_SUM, 3000, 7, false, 46, "f32 cumsum of x[:, ::2]", 2, false},
+      {LOOM_INT64, LOOM_REDUCE_SUM, 900, 11, true, 14, "i64 cumsum of 2 x[:, ::-1] + 1", -1, false},
+      {LOOM_FLOAT64, LOOM_REDUCE_SUM, 5000, 9, false, 0, "f64 sum of x[:, ::2] over axis 0", 2, true},
+      {LOOM_FLOAT32, LOOM_REDUCE_MAX, 3001, 4, false, 0, "f32 max of x[:, ::-1] over axis 0, a NaN", -1, true},
+      {LOOM_INT32, LOOM_REDUCE_SUM, 200, 50, true, 0, "i32 sum of 2 x + 1 over axis 0 (wraps)", 1, true},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(&cases[i]);
   rt_gpu_pool_destroy(g_pool);
