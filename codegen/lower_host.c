@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "codegen/cg_lower.h"
+#include "codegen/host_col_strides.h"
 
 /* ---- walks over points -------------------------------------------------------------------------- */
 
@@ -461,7 +462,8 @@ void cg_host_set_o_offsets(Lower *L, LLVMValueRef o) {
  * in memory order depends on the strides. The per-O walk strides down R one scalar at a time (a float sum
  * is a serial chain), the outer walk folds a block of O points per R point (independent accumulators,
  * vector loops): run() takes the outer walk where the operand's O stride is the smaller, else the per-O
- * walk. Such kernels have no column split (it would take the outer walk for every stride) and no inner R
+ * walk. Their column split (colpart: the outer walk over a slab) answers the launcher's query first
+ * (host_col_strides.h, col_query), so it is planned only where the strides pick the outer walk; no inner R
  * split (cg_host_row_part). Only REDUCE and FINAL phases. 4001 x 3001 float32, one Zen 4 thread:
  * x[:, ::2].sum(0) 14.3 -> 6.7 ms, x.T[::2].sum(1) 14.1 -> 6.6 (DIAGNOSIS.md, session 35).
  * LOOM_HOST_WALK_BY_STRIDES=0: the per-O walk always (A/B). */
@@ -478,13 +480,21 @@ static LLVMValueRef abs_i64(Lower *L, LLVMValueRef v) {
   return LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, v, cg_i64(&L->m, 0), ""), LLVMBuildNeg(b, v, ""), v, "");
 }
 
+/* i1: whether the strides pick the outer walk (the deciding buffer's last O dim strides less than its
+ * innermost R dim, in magnitude): run() and colpart's query (col_query) decide alike. */
+static LLVMValueRef strides_pick_outer(Lower *L) {
+  const KernelIr *k = L->k;
+  int bi = L->outer_by_strides, nd = k->ndim;
+  LLVMValueRef so = abs_i64(L, L->stride[bi * nd + k->nkeep - 1]), sr = abs_i64(L, L->stride[bi * nd + nd - 1]);
+  return LLVMBuildICmp(L->m.b, LLVMIntULT, so, sr, "");
+}
+
 static void run_by_strides(Lower *L, LLVMValueRef lo, LLVMValueRef hi) {
   const KernelIr *k = L->k;
   LLVMBuilderRef b = L->m.b;
-  int bi = L->outer_by_strides, nd = k->ndim, nb = k->nbuf;
-  LLVMValueRef so = abs_i64(L, L->stride[bi * nd + k->nkeep - 1]), sr = abs_i64(L, L->stride[bi * nd + nd - 1]);
+  int nb = k->nbuf;
   LLVMBasicBlockRef outer = cg_new_bb(L, "walk.outer"), per_o = cg_new_bb(L, "walk.per_o"), done = cg_new_bb(L, "walk.done");
-  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntULT, so, sr, ""), outer, per_o);
+  LLVMBuildCondBr(b, strides_pick_outer(L), outer, per_o);
   LLVMValueRef *saved = ctx_alloc(L->ctx, sizeof(LLVMValueRef) * (size_t)(nb > 0 ? nb : 1));
   if (!saved) {
     diag_error(L->m.d, LOOM_ERR_OUT_OF_MEMORY, "codegen: out of memory lowering kernel '%s'", k->name);
@@ -503,6 +513,25 @@ static void run_by_strides(Lower *L, LLVMValueRef lo, LLVMValueRef hi) {
   L->outer = false;
   cg_host_walk(L, 0, k->nkeep, lo, hi, body_o_point, NULL);
   L->outer = true;
+  LLVMBuildBr(b, done);
+  LLVMPositionBuilderAtEnd(b, done);
+}
+
+/* colpart of a kernel that walks by strides (CG_COL_BY_STRIDES, host_col_strides.h): with a->nparts == 0
+ * (CgColSplit word 6) only the query, 1 or 0 into *(int64_t *)a->parts (word 7); else the column split's
+ * slab (the outer walk). */
+static void col_query(Lower *L, LLVMValueRef args) {
+  LLVMBuilderRef b = L->m.b;
+  LLVMValueRef six = cg_i64(&L->m, 6), seven = cg_i64(&L->m, 7);
+  LLVMValueRef nparts = LLVMBuildLoad2(b, L->i64, LLVMBuildGEP2(b, L->i64, args, &six, 1, ""), "");
+  LLVMBasicBlockRef ask = cg_new_bb(L, "col.query"), part = cg_new_bb(L, "col.slab"), done = cg_new_bb(L, "col.done");
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntEQ, nparts, cg_i64(&L->m, 0), ""), ask, part);
+  LLVMPositionBuilderAtEnd(b, ask);
+  LLVMValueRef out = LLVMBuildLoad2(b, L->ptr, LLVMBuildGEP2(b, L->i64, args, &seven, 1, ""), "");
+  LLVMBuildStore(b, LLVMBuildZExt(b, strides_pick_outer(L), L->i64, ""), out);
+  LLVMBuildBr(b, done);
+  LLVMPositionBuilderAtEnd(b, part);
+  cg_host_col_part(L, args);
   LLVMBuildBr(b, done);
   LLVMPositionBuilderAtEnd(b, done);
 }
@@ -666,7 +695,8 @@ static void build_entry(Lower *L, int which, const char *name, const char *const
   LLVMValueRef s0 = col ? NULL : LLVMGetParam(impl, (unsigned)(2 + nb));
   LLVMValueRef s1 = col ? NULL : LLVMGetParam(impl, (unsigned)(3 + nb));
   if (col) {
-    if (which == ENTRY_COLPART && L->outer) cg_host_col_part(L, LLVMGetParam(impl, (unsigned)(2 + nb)));
+    if (which == ENTRY_COLPART && L->outer && L->outer_by_strides >= 0) col_query(L, LLVMGetParam(impl, (unsigned)(2 + nb)));
+    else if (which == ENTRY_COLPART && L->outer) cg_host_col_part(L, LLVMGetParam(impl, (unsigned)(2 + nb)));
     else if (which == ENTRY_COLPART) cg_host_row_part(L, LLVMGetParam(impl, (unsigned)(2 + nb)));
     else cg_host_col_finish(L, LLVMGetParam(impl, (unsigned)(2 + nb)));
   } else if (via) {
@@ -815,8 +845,13 @@ LoomStatus cg_lower_host(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef mod, 
                 fn_attrs, nattrs);
     /* reductions of the outer strategy also get the column split (acc_size covers every phase) */
     static int col_map = -1; /* LOOM_HOST_COL_MAP=0: kernels with a MAP phase keep run()'s blocks (A/B) */
-    names->has_col = L.outer && L.outer_by_strides < 0 && !k->snippet && k->nphase <= 31 && k->phases[0].kind != KP_SCAN &&
+    /* LOOM_HOST_COL_BY_STRIDES=0: kernels that walk by strides have no column split (A/B) */
+    static int col_by_strides = -1;
+    bool by_strides = L.outer_by_strides >= 0;
+    names->has_col = L.outer && (!by_strides || cg_env_int_once(&col_by_strides, "LOOM_HOST_COL_BY_STRIDES", 1)) &&
+                     !k->snippet && k->nphase <= 30 && k->phases[0].kind != KP_SCAN && /* (bit 30: host_col_strides.h) */
                      (!cg_outer_has_map(k) || cg_env_int_once(&col_map, "LOOM_HOST_COL_MAP", 1));
+    if (names->has_col && by_strides) names->col_phases = CG_COL_BY_STRIDES;
     static int row_split = -1; /* LOOM_HOST_ROW_SPLIT=0: inner multi-phase reductions per O point (A/B) */
     bool rows = !L.outer && !names->has_partial && !k->row_extent && cg_host_row_splittable(k) && /* inner, multi-phase */
                 cg_env_int_once(&row_split, "LOOM_HOST_ROW_SPLIT", 1);

@@ -30,6 +30,16 @@ static int64_t sat_mul(int64_t a, int64_t b) {
   return r;
 }
 
+/* LOOM_DUMP=time: how a kernel was launched (rt_host_kernel_plan) and how long the launch took. */
+static void dump_launch(LoomContext *ctx, const CgCompiled *k, const KernelIr *ir, const int64_t *shape,
+                        void *const *bufs, const int64_t *strides, int64_t no, int64_t nr, double ms) {
+  static const char *const names[] = {"serial", "ranges", "R split", "column split"};
+  RtHostPlan p = rt_host_kernel_plan(k, ir->nkeep == ir->ndim, shape, bufs, strides, no, nr, rt_pool_size(ctx->rt->pool));
+  rt_dump_printf(ctx, "# time host %s launch %.3f ms: %s, %lld tasks, %lld parts\n", ir->name, ms,
+                 p.strategy >= 0 && p.strategy <= RT_HOST_SPLIT_COLS ? names[p.strategy] : "?", (long long)p.ntasks,
+                 (long long)p.nparts);
+}
+
 /* ---- schedule runner ----------------------------------------------------------------------------- */
 static LoomStatus run_schedule(LoomContext *ctx, const IrGraph *g, const int32_t *imap, int32_t nimap,
                                const Schedule *s, const RtKernel *const *pinned, void *const *out_data,
@@ -137,7 +147,10 @@ static LoomStatus run_schedule(LoomContext *ctx, const IrGraph *g, const int32_t
       }
     }
     if (want_ir && k->llvm_ir) rt_dump_printf(ctx, "; ---- LLVM IR of kernel %s ----\n%s\n", ir->name, k->llvm_ir);
+    double t0 = (ctx->dump_flags & IR_DUMP_TIME) ? rt_now_ms() : 0;
     st = rt_host_launch(ctx, rt->pool, k, ir->nkeep == ir->ndim, ir->name, sk->shape, bufs, strides, no, nr, d);
+    if (st == LOOM_OK && (ctx->dump_flags & IR_DUMP_TIME))
+      dump_launch(ctx, k, ir, sk->shape, bufs, strides, no, nr, rt_now_ms() - t0);
     if (!pinned) rt_cache_release(rt->cache, k);
     if (bufs != args_stack) ctx_free(ctx, bufs);
     if (st != LOOM_OK) goto done;

@@ -29,6 +29,9 @@
  *       ceil(nr / RT_RED_PART_POINTS)) parts, partial() per (o, part) in parallel into an accumulator
  *       array, finish() combines each o's parts in order;
  *     - else contiguous ranges of O, up to RT_TASKS_PER_THREAD per thread.
+ * A kernel that picks its walk by strides (CG_COL_BY_STRIDES, codegen/host_col_strides.h: x[:, ::2].mean(0))
+ * can split columns only where its colpart's query says the strides pick the outer walk (rt_host_kernel_plan);
+ * elsewhere it is planned as a kernel without the column split.
  * P depends on the sizes only, never on the thread count, so a result has the same bits run after run
  * on every machine (which of the strategies runs may depend on the threads: R split).
  */
@@ -37,6 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "codegen/host_col_strides.h"
 #include "runtime/host_launch.h"
 
 enum {
@@ -233,13 +237,29 @@ static LoomStatus alloc_accs(LoomContext *ctx, const CgCompiled *k, const char *
   return LOOM_OK;
 }
 
+/* Whether the column split suits these strides: always, unless the kernel walks by strides
+ * (CG_COL_BY_STRIDES), whose colpart then answers the query of host_col_strides.h. */
+static bool cols_suit_strides(const CgCompiled *k, const int64_t *shape, void *const *bufs, const int64_t *strides) {
+  if ((k->col_phases & CG_COL_ROWS) || !(k->col_phases & CG_COL_BY_STRIDES)) return true;
+  int64_t outer = 0;
+  CgColSplit query = {.nparts = 0, .parts = &outer};
+  k->colpart(shape, bufs, strides, &query);
+  return outer != 0;
+}
+
+RtHostPlan rt_host_kernel_plan(const CgCompiled *k, bool elementwise, const int64_t *shape, void *const *bufs,
+                               const int64_t *strides, int64_t no, int64_t nr, int64_t threads) {
+  bool cols = k->colpart && k->colfinish && cg_col_phase_bits(k->col_phases) != 0;
+  if (cols && !elementwise && nr > 0) cols = cols_suit_strides(k, shape, bufs, strides);
+  RtHostKernelInfo info = {.elementwise = elementwise, .can_split = k->partial && k->finish, .can_split_cols = cols,
+                           .cols_are_rows = (k->col_phases & CG_COL_ROWS) != 0};
+  return rt_host_plan(&info, no, nr, threads);
+}
+
 LoomStatus rt_host_launch(LoomContext *ctx, RtPool *pool, const CgCompiled *k, bool elementwise, const char *name,
                           const int64_t *shape, void *const *bufs, const int64_t *strides, int64_t no, int64_t nr,
                           Diag *d) {
-  RtHostKernelInfo info = {.elementwise = elementwise, .can_split = k->partial && k->finish,
-                           .can_split_cols = k->colpart && k->colfinish && (k->col_phases & ~CG_COL_ROWS),
-                           .cols_are_rows = (k->col_phases & CG_COL_ROWS) != 0};
-  RtHostPlan plan = rt_host_plan(&info, no, nr, rt_pool_size(pool));
+  RtHostPlan plan = rt_host_kernel_plan(k, elementwise, shape, bufs, strides, no, nr, rt_pool_size(pool));
   Launch L = {.k = k, .shape = shape, .bufs = bufs, .strides = strides, .n = no, .ntasks = 1, .nr = nr};
   if (plan.strategy == RT_HOST_SERIAL || plan.strategy == RT_HOST_RANGES) {
     launch_ranges(pool, &L, plan.strategy == RT_HOST_SERIAL ? 1 : plan.ntasks);
@@ -259,7 +279,7 @@ LoomStatus rt_host_launch(LoomContext *ctx, RtPool *pool, const CgCompiled *k, b
   /* column split: for each REDUCE phase in order, the parts in parallel, then their combination into
    * the finished accumulators (phase-major, up to the last REDUCE phase) that later phases read; a MAP
    * phase's colpart maps each slab (its colfinish does nothing) */
-  uint32_t phases = k->col_phases & ~CG_COL_ROWS;
+  uint32_t phases = cg_col_phase_bits(k->col_phases);
   int nfin = 32 - __builtin_clz(phases);
   unsigned char *parts = NULL, *fin = NULL;
   LoomStatus st = alloc_accs(ctx, k, name, sat_mul(no, plan.nparts), &parts, d);

@@ -25,6 +25,10 @@ typedef struct RtHostPlan {
   int64_t ochunks; /* SPLIT_COLS: O ranges per part */
 } RtHostPlan;
 RtHostPlan rt_host_plan(const RtHostKernelInfo *k, int64_t no, int64_t nr, int64_t threads);
+/* The plan rt_host_launch follows for compiled kernel k on these operands (rt_host_plan with k's split
+ * entries; a kernel that walks by strides asks its colpart whether the column split suits them). */
+RtHostPlan rt_host_kernel_plan(const CgCompiled *k, bool elementwise, const int64_t *shape, void *const *bufs,
+                               const int64_t *strides, int64_t no, int64_t nr, int64_t threads);
 
 /* Runs k over shape: elementwise (no = all points, nr unused) or a reduction (no O points x nr R
  * points), on pool's threads; bufs and strides as codegen.h's calling convention. name: messages. */
