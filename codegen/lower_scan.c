@@ -182,23 +182,47 @@ static void serial_point(Lower *L, LLVMValueRef r, void *arg) {
 /* GPU_SCAN_AHEAD points of one thread's column (all of them exist): their values first (their loads in
  * flight together), then the running value through them in order with each point's stores (the same
  * order of steps as one point at a time: the same bits). */
-#define GPU_SCAN_AHEAD 8
+#define GPU_SCAN_AHEAD 4
+#define GPU_SCAN_STORE_LOADS 8 /* at most this many loads of the stores' values are read ahead */
+
+/* The loads the stores of phase ph read (a consumer's `+ y`): up to GPU_SCAN_STORE_LOADS instruction
+ * indices into lds; 0 when there are more (they are then read at the store, after the earlier stores). */
+static int store_loads(const KernelIr *k, const KPhase *ph, int *lds) {
+  uint8_t *mark = calloc((size_t)k->ninstr + 1, 1);
+  if (!mark) return 0;
+  for (int s = 0; s < ph->nstores; s++) mark[k->stores[ph->store_begin + s].value] = 1;
+  int n = 0;
+  for (int i = k->ninstr - 1; i >= 0 && n >= 0; i--) {
+    const KInstr *in = &k->instrs[i];
+    if (!mark[i]) continue;
+    for (int j = 0; j < cg_instr_nsrc(in); j++) mark[in->src[j]] = 1;
+    if (in->kind == KI_USER) n = -1; /* (its arguments: not followed here) */
+    else if (in->kind == KI_LOAD) n = n < GPU_SCAN_STORE_LOADS ? (lds[n] = i, n + 1) : -1;
+  }
+  free(mark);
+  return n < 0 ? 0 : n;
+}
+
 static void serial_chunk(Lower *L, LLVMValueRef r, void *arg) {
   ScanArg *s = arg;
   const KernelIr *k = L->k;
   LLVMBuilderRef b = L->m.b;
   LLVMTypeRef t = cg_reg_type(&L->m, (LoomDType)s->ph->acc_dtype);
-  LLVMValueRef v[GPU_SCAN_AHEAD];
+  LLVMValueRef v[GPU_SCAN_AHEAD], sl[GPU_SCAN_AHEAD][GPU_SCAN_STORE_LOADS];
+  int lds[GPU_SCAN_STORE_LOADS], nl = store_loads(k, s->ph, lds);
   for (int j = 0; j < GPU_SCAN_AHEAD; j++) {
     cg_gpu_offsets(L, LLVMBuildAdd(b, r, cg_iconst_i(L, j), ""), k->nkeep, k->ndim, L->ooff, L->off);
     cg_clear_cache(L);
     cg_eval_needed(L, &s->ph->value, 1);
     v[j] = L->cache[s->ph->value];
+    if (nl) cg_eval_needed(L, lds, nl); /* before any store of the chunk: stores may alias the inputs */
+    for (int m = 0; m < nl; m++) sl[j][m] = L->cache[lds[m]];
   }
   LLVMValueRef a = LLVMBuildLoad2(b, t, s->accv, "");
   for (int j = 0; j < GPU_SCAN_AHEAD; j++) {
     cg_gpu_offsets(L, LLVMBuildAdd(b, r, cg_iconst_i(L, j), ""), k->nkeep, k->ndim, L->ooff, L->off);
     cg_clear_cache(L);
+    for (int m = 0; m < nl; m++) L->cache[lds[m]] = sl[j][m];
     a = cg_scan_step(L, s->ph, a, v[j]);
     L->acc[s->p] = a;
     L->accidx[s->p] = cg_i64(&L->m, 0);

@@ -234,7 +234,7 @@ int main(void) {
       {LOOM_FLOAT64, LOOM_REDUCE_PROD, 5000, 3, false, 78, "f64 cumprod near 1, 3 columns", 1, false},
       {LOOM_INT64, LOOM_REDUCE_PROD, 129, 2, false, 2, "i64 cumprod wraps, 2 parts of 64-65 rows", 1, false},
       {LOOM_FLOAT32, LOOM_REDUCE_SUM, 300000, 1, false, 4096, "f32 one column: 4096 parts", 1, false},
-      {LOOM_FLOAT64, LOOM_REDUCE_SUM, 127, 9, true, 1, "f64 short columns: main (chunks of 8 and the rest)", 1, false},
+      {LOOM_FLOAT64, LOOM_REDUCE_SUM, 127, 9, true, 1, "f64 short columns: main (chunks of 4 and the rest)", 1, false},
       {LOOM_INT32, LOOM_REDUCE_SUM, 70, 300000, false, 1, "i32 many columns: main", 1, false},
       {LOOM_FLOAT32, LOOM_REDUCE_SUM, 5, 4, false, 1, "f32 fewer rows than a chunk", 1, false},
       {LOOM_FLOAT64, LOOM_REDUCE_SUM, 0, 4, false, 1, "f64 no rows", 1, false},
