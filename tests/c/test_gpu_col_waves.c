@@ -64,6 +64,7 @@ static LoomStatus f_alloc(void *user, int device, size_t size, uint64_t *out, Di
 }
 static void f_free(void *user, int device, uint64_t ptr) { (void)user, (void)device, (void)ptr; }
 static RtGpuPool *g_pool;
+static uint32_t g_acc = 4; /* the kernel's record bytes (col_launch) */
 
 /* A column reduction of a (nr, no) float32 matrix over axis 0 (strategy COL: O = the columns, R = the
  * rows), as one REDUCE phase (phases = 1) or a REDUCE-then-MAP split (phases = 2). */
@@ -74,7 +75,7 @@ static Rec col_launch(int64_t nr, int64_t no, int resident, int phases) {
   bufs[1].dtype = LOOM_FLOAT32, bufs[1].layout[0] = KL_ZERO, bufs[1].layout[1] = KL_ANY;
   Rec r = {.resident = resident, .nd = 2, .nb = 2};
   RtGpuLauncher L = {.ndim = 2, .nkeep = 1, .nbuf = 2, .bufs = bufs, .split_reduce = phases == 2 ? 1u : 0u,
-                     .split_map = phases == 2 ? 2u : 0u, .strategy = CG_GPU_COL, .block = 256, .acc_size = 4,
+                     .split_map = phases == 2 ? 2u : 0u, .strategy = CG_GPU_COL, .block = 256, .acc_size = g_acc,
                      .entries = CG_ENTRY_MAIN | CG_ENTRY_PART | CG_ENTRY_FINISH, .wave = 32, .pool = g_pool,
                      .user = &r, .loaded = rec_loaded, .need = rec_need, .limit = rec_limit, .launch = rec_launch,
                      .settle = rec_settle};
@@ -142,6 +143,34 @@ static void test_waves(void) {
         (unsigned long long)m.nparts, m.part_grid);
 }
 
+/* Few columns (<= 128) whose blocks fold their parts (gpu_colfold.c): the part count is the sizes' (about
+ * 2^18 items, >= 32 rows a part) without the 4096 cap, so that the blocks of 512 (g = 512 / nO parts each)
+ * fill the GPU: mean over axis 0 of 5e7 x 3 ran 25 blocks with the cap. Records too large to fold keep it.
+ * (LOOM_GPU_COL_FOLD_PARTS=0, the cap always, fails here.) */
+static void test_fold_parts(void) {
+  static const int64_t shapes[][2] = {{50000017, 3}, {1000000, 16}, {1 << 20, 64}, {3000000, 100}, {4000, 3}};
+  for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+    int64_t nr = shapes[s][0], no = shapes[s][1];
+    int64_t a = (262144 + no - 1) / no, b = nr / 32, want = a < b ? a : b;
+    int64_t g = CG_COL_FOLD_BLOCK / no, cw = CG_COL_FOLD_BLOCK / g;
+    Rec r = col_launch(nr, no, 660, 1);
+    CHECK((int64_t)r.nparts == want, "%lld x %lld folded: %llu parts (want %lld)", (long long)nr, (long long)no,
+          (unsigned long long)r.nparts, (long long)want);
+    if (want >= 2 * g) /* (fewer parts than two tiles: no fold, blocks of 256) */
+      CHECK(r.part_block == CG_COL_FOLD_BLOCK && r.part_grid == (uint32_t)((no + cw - 1) / cw * ((want + g - 1) / g)),
+            "%lld x %lld: %u blocks of %u (tiles of %lld parts)", (long long)nr, (long long)no, r.part_grid,
+            r.part_block, (long long)g);
+    else CHECK(r.part_block == 256, "%lld x %lld: unfolded blocks of 256 (%u)", (long long)nr, (long long)no, r.part_block);
+    if (nr >= 50000000) CHECK(r.part_grid >= 500, "5e7 x 3: %u blocks (25 with the cap)", r.part_grid);
+    g_acc = CG_COL_FOLD_MAX_ACC + 8; /* records too large to fold: at most 4096 parts */
+    Rec big = col_launch(nr, no, 0, 1);
+    g_acc = 4;
+    CHECK((int64_t)big.nparts == (want < 4096 ? want : 4096) && big.part_block == 256,
+          "%lld x %lld unfolded: %llu parts in blocks of %u", (long long)nr, (long long)no,
+          (unsigned long long)big.nparts, big.part_block);
+  }
+}
+
 int main(void) {
   const char *items = getenv("LOOM_GPU_COL_ITEMS");
   if (items && *items) {
@@ -156,6 +185,7 @@ int main(void) {
     return 1;
   }
   test_waves();
+  test_fold_parts();
   rt_gpu_pool_destroy(g_pool);
   printf("%d passed, %d failed\n", g_pass, g_fail);
   return g_fail ? 1 : 0;
