@@ -19,6 +19,8 @@
 /* Outer strategy: O points per block (accumulators of one block live in stack arrays). */
 #define CG_OUTER_BLOCK 1024
 #define CG_OUTER_WIDE_BLOCK 2048 /* blocks of outer kernels with a phase that may stream whole rows (cg_outer_block_cap) */
+#define CG_OUTER_MAP_BLOCK 4096  /* blocks of colpart's MAP phase: whole rows up to this (lower_host_outer.c col_map_cap) */
+#define CG_OUTER_MAP_BLOCK_MAX 16384
 
 /* One-pass variance (gpu_moments.c): REDUCE phases whose value is (h - c)^2, c uniform over R, whose
  * shifted moments of h are gathered in phase 0's walk over R (CG_MOM_MAX of them per kernel). */
@@ -69,6 +71,8 @@ typedef struct Lower {
   LLVMValueRef rsize;
   bool final_phase;
   bool outer;                 /* run() uses the outer-axis strategy (lower_host.c's use_outer) */
+  bool outer_col_const;       /* inside a column walk's copy for one small stride along the last O dim
+                               * (lower_host_outer_loads.c): those strides are constants in L->stride */
   int outer_by_strides;       /* >= 0: run() picks the outer-axis or the per-O walk at run time by this
                                * buffer's strides (lower_host.c; the kernel is planned as outer) */
   LLVMValueRef *accarr, *idxarr; /* nphase: block accumulator arrays (outer strategy) */
@@ -77,6 +81,9 @@ typedef struct Lower {
                                         * (float32, float64, complex64, complex128), shared by phases */
   LLVMValueRef bo;            /* the block's first O point (column split) */
   LLVMValueRef colfin, colno; /* column split: finished accumulators of earlier phases, O points */
+  const bool *col_streamed;   /* nbuf: colpart's MAP outputs that may stream (cg_host_stream_map_outputs), or NULL */
+  LLVMValueRef col_nt_go, col_nt_scratch; /* colpart's MAP phase: i1 streaming this call, the scratch rows */
+  int col_nt_piece;           /* ... columns staged per copy (a scratch row of each streamed output) */
   int col_acc_size;           /* column split: bytes per accumulator */
   LLVMValueRef partial_fn;    /* the exported partial entry, once built (run of a full reduction calls it) */
   LLVMTypeRef partial_ty;
@@ -228,6 +235,18 @@ void cg_host_walk_tiled(Lower *L, LLVMValueRef lo, LLVMValueRef hi, BodyFn body,
 int cg_host_stream_outputs(const KernelIr *k, const char *const *attrs, int nattrs, bool *streamed);
 void cg_host_stream_call(Lower *L, const bool *streamed, LLVMTypeRef ity, LLVMValueRef impl, LLVMValueRef *av,
                          int nimpl);
+/* The same for the column split's MAP phase (x / x.sum(0); outputs stored only by MAP phases; off with
+ * LOOM_HOST_COL_MAP_NT=0), which stages pieces of each row of its block in scratch rows and streams them out
+ * (lower_host_outer_map.c). The shared pieces: i1, the launch moves at least the threshold's bytes (every
+ * buffer's elements over dims dim[ndim] and strides stride[nbuf * ndim], a broadcast dim once) and no
+ * streamed output shares an input's base; the copy of `bytes` bytes to dst with whole 64-byte lines
+ * streamed; an sfence where go; p through an empty inline asm (no analysis ties it to its object). */
+int cg_host_stream_map_outputs(const KernelIr *k, const char *const *attrs, int nattrs, bool *streamed);
+LLVMValueRef cg_host_stream_worth(Lower *L, const bool *streamed, const LLVMValueRef *dim, const LLVMValueRef *stride,
+                                  const LLVMValueRef *base);
+void cg_host_stream_copy(Lower *L, LLVMValueRef dst, LLVMValueRef src, LLVMValueRef bytes);
+void cg_host_sfence_if(Lower *L, LLVMValueRef go);
+LLVMValueRef cg_host_opaque_ptr(Lower *L, LLVMValueRef p);
 /* Blocked walks (cg_host_walk_blocked): the walk counts points into *count (an i64 alloca the walk
  * zeroes first) and calls flush(arg) each time a block of `points` points is complete, between two
  * points (the row's inner loop is split there, so each segment still vectorizes). The points of the
@@ -294,13 +313,29 @@ void cg_outer_walk_columns(Lower *L, const KPhase *ph, LLVMValueRef rlo, LLVMVal
 int cg_outer_block_cap(const KernelIr *k);
 /* a op v in order: cg_red_combine's operation, a real float sum or product without its reassoc flag */
 LLVMValueRef cg_outer_combine(Lower *L, int op, LoomDType vt, LLVMValueRef a, LLVMValueRef v);
+/* lower_host_outer_loads.c: reads along a small run-time stride in column walks. cg_outer_by_col_stride
+ * emits walk(arg) once per small stride s (2, 3, 4, -1) that every buffer loaded with a run-time stride
+ * along the last O dim may have (a run-time branch; s a constant in L->stride there), then as is.
+ * cg_outer_col_rows (a block loop at column j, offsets outer -> inner): in such a copy, points those
+ * buffers' row walk (L->rowptr / rowrel / rowabs) at the block's first column, so that cg_point_ptr
+ * addresses them as a non-wrapping sequence; false where nothing changed. cg_outer_col_rows_shift: the
+ * same rows at index r of dim d (another R point: the row jam's offsets `row`).
+ * cg_outer_col_rows_end restores the walk's rows (after either, true or false). */
+typedef void (*OuterWalkFn)(Lower *L, const void *arg);
+typedef struct CgRowSave {
+  LLVMValueRef *ptr, *rel, *abs, *mine;
+} CgRowSave;
+void cg_outer_by_col_stride(Lower *L, OuterWalkFn walk, const void *arg);
+bool cg_outer_col_rows(Lower *L, const LLVMValueRef *outer, const LLVMValueRef *inner, LLVMValueRef j, CgRowSave *save);
+bool cg_outer_col_rows_shift(Lower *L, const LLVMValueRef *row, LLVMValueRef r, int d, CgRowSave *save);
+void cg_outer_col_rows_end(Lower *L, CgRowSave *save);
 /* lower_host_outer_map.c: whether a kernel with a MAP phase may take the outer strategy (its extra
  * conditions; cg_reduce_reads_outer decides the rest), whether a kernel has a MAP phase, and the MAP
- * phase p of a block of n columns over R points [rlo, rhi) (run()'s block_run: all of R; colpart: a
+ * phase p of a block of n <= cap columns over R points [rlo, rhi) (run()'s block_run: all of R; colpart: a
  * slab, the REDUCE results from the finished accumulators). */
 bool cg_outer_map_ok(const KernelIr *k);
 bool cg_outer_has_map(const KernelIr *k);
-void cg_outer_map_phase(Lower *L, int p, LLVMValueRef n, LLVMValueRef rlo, LLVMValueRef rhi);
+void cg_outer_map_phase(Lower *L, int p, LLVMValueRef n, int cap, LLVMValueRef rlo, LLVMValueRef rhi);
 /* The R split of inner reductions with several REDUCE phases (lower_host_outer.c): colpart's body for
  * kernels that are not outer; whether a kernel qualifies (REDUCE and FINAL phases only, two REDUCE or
  * more, at most 31 phases: col_phases' bit 31 is CG_COL_ROWS). */

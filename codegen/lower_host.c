@@ -696,7 +696,13 @@ static void build_entry(Lower *L, int which, const char *name, const char *const
   LLVMValueRef s1 = col ? NULL : LLVMGetParam(impl, (unsigned)(3 + nb));
   if (col) {
     if (which == ENTRY_COLPART && L->outer && L->outer_by_strides >= 0) col_query(L, LLVMGetParam(impl, (unsigned)(2 + nb)));
-    else if (which == ENTRY_COLPART && L->outer) cg_host_col_part(L, LLVMGetParam(impl, (unsigned)(2 + nb)));
+    else if (which == ENTRY_COLPART && L->outer) { /* its MAP phase may stream (lower_host_stream.c) */
+      bool *streamed = cg_outer_has_map(k) ? ctx_calloc(L->ctx, (size_t)nb + 1, sizeof(bool)) : NULL;
+      L->col_streamed = streamed && cg_host_stream_map_outputs(k, attrs, nattrs, streamed) > 0 ? streamed : NULL;
+      cg_host_col_part(L, LLVMGetParam(impl, (unsigned)(2 + nb)));
+      L->col_streamed = NULL;
+      ctx_free(L->ctx, streamed);
+    }
     else if (which == ENTRY_COLPART) cg_host_row_part(L, LLVMGetParam(impl, (unsigned)(2 + nb)));
     else cg_host_col_finish(L, LLVMGetParam(impl, (unsigned)(2 + nb)));
   } else if (via) {

@@ -20,7 +20,9 @@
  * after part across a block of columns (vector loops over o, vector_fold), and runs the FINAL phases
  * that follow. REDUCE phases fold with register accumulators where lower_host_outer_regs.c applies.
  * A MAP phase after them (x / x.sum(0), standardized columns) has a colpart of its own that maps its slab
- * with the finished REDUCE results (every task streams whole rows again) and no colfinish work.
+ * with the finished REDUCE results (every task streams whole rows again: blocks of up to col_map_cap
+ * columns; large outputs by non-temporal stores, lower_host_outer_map.c) and no colfinish work.
+ * Loads along a small run-time stride of o take walks of their own (lower_host_outer_loads.c).
  */
 #include <stdio.h>
 #include <string.h>
@@ -45,12 +47,15 @@ void cg_outer_block_loop(Lower *L, LLVMValueRef lo, LLVMValueRef n, BodyFn body,
   LLVMValueRef j = LLVMBuildPhi(b, L->i64, "bj");
   for (int bi = 0; bi < nb; bi++)
     inner[bi] = LLVMBuildAdd(b, outer[bi], LLVMBuildMul(b, j, L->stride[bi * k->ndim + lo_dim], ""), "");
+  CgRowSave rows;
+  cg_outer_col_rows(L, outer, inner, j, &rows); /* small strides along o: wide loads (lower_host_outer_loads.c) */
   L->off = inner;
   L->depth++;
   L->bj = j;
   body(L, arg);
   L->depth--;
   L->off = outer;
+  cg_outer_col_rows_end(L, &rows);
   LLVMValueRef j1 = LLVMBuildAdd(b, j, cg_i64(&L->m, 1), "");
   LLVMBasicBlockRef end = LLVMGetInsertBlock(b);
   LLVMValueRef back = LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, j1, n, ""), body_bb, exit_bb);
@@ -218,12 +223,11 @@ static void block_reduce_walk(Lower *L, const KPhase *ph, LLVMValueRef rlo, LLVM
   block_loop(L, L->bn, body_sum_fold_last, (void *)ph);
 }
 
-/* Block arrays (stack) of every REDUCE phase. */
-static void alloc_block_arrays(Lower *L) {
+/* Block arrays (stack) of every REDUCE phase, of cap O points. */
+static void alloc_block_arrays(Lower *L, int cap) {
   const KernelIr *k = L->k;
   memset(L->sumarr, 0, sizeof L->sumarr); /* those of an earlier entry live in another function */
   memset(L->comparr, 0, sizeof L->comparr);
-  int cap = cg_outer_block_cap(k);
   for (int p = 0; p < k->nphase; p++) {
     if (k->phases[p].kind != KP_REDUCE) continue;
     LoomDType vt = cg_red_value_dtype(k, &k->phases[p]);
@@ -242,8 +246,8 @@ static void alloc_block_arrays(Lower *L) {
 typedef void (*BlockFn)(Lower *L, LLVMValueRef n, void *arg);
 
 /* for (o = lo; o < hi; o += n) { L->off at o; n = the block at o; fn(n) }: blocks of consecutive O
- * points along the last O dim, at most cg_outer_block_cap, balanced (no short tail block). */
-static void for_blocks(Lower *L, LLVMValueRef lo, LLVMValueRef hi, BlockFn fn, void *arg) {
+ * points along the last O dim, at most cap, balanced (no short tail block). */
+static void for_blocks(Lower *L, LLVMValueRef lo, LLVMValueRef hi, int cap, BlockFn fn, void *arg) {
   const KernelIr *k = L->k;
   CgMath *m = &L->m;
   LLVMBuilderRef b = m->b;
@@ -259,7 +263,6 @@ static void for_blocks(Lower *L, LLVMValueRef lo, LLVMValueRef hi, BlockFn fn, v
   LLVMValueRef n = LLVMBuildSub(b, L->shape[last], col, "");
   LLVMValueRef left = LLVMBuildSub(b, hi, o, "");
   n = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, left, n, ""), left, n, "");
-  int cap = cg_outer_block_cap(k);
   LLVMValueRef bm1 = cg_i64(m, cap - 1);
   LLVMValueRef nblk = LLVMBuildUDiv(b, LLVMBuildAdd(b, n, bm1, ""), cg_i64(m, cap), "");
   nblk = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, nblk, cg_i64(m, 1), ""), cg_i64(m, 1), nblk, "");
@@ -285,7 +288,7 @@ static void block_run(Lower *L, LLVMValueRef n, void *arg) {
       block_loop(L, n, body_block_init, ph);
       block_reduce_walk(L, &k->phases[p], cg_i64(&L->m, 0), L->rsize);
     } else if (k->phases[p].kind == KP_MAP) {
-      cg_outer_map_phase(L, p, n, cg_i64(&L->m, 0), L->rsize);
+      cg_outer_map_phase(L, p, n, CG_OUTER_BLOCK, cg_i64(&L->m, 0), L->rsize);
     } else {
       block_loop(L, n, body_block_final, ph);
     }
@@ -293,8 +296,8 @@ static void block_run(Lower *L, LLVMValueRef n, void *arg) {
 }
 
 void cg_host_run_outer(Lower *L, LLVMValueRef lo, LLVMValueRef hi) {
-  alloc_block_arrays(L);
-  for_blocks(L, lo, hi, block_run, NULL);
+  alloc_block_arrays(L, cg_outer_block_cap(L->k));
+  for_blocks(L, lo, hi, cg_outer_block_cap(L->k), block_run, NULL);
 }
 
 /* ---- column split ------------------------------------------------------------------------------------ */
@@ -370,7 +373,7 @@ static void block_col_part(Lower *L, LLVMValueRef n, void *arg) {
 
 static void col_part_phase(Lower *L, int p, const ColArgs *a) {
   ColBlock cb = {p, a};
-  for_blocks(L, a->olo, a->ohi, block_col_part, &cb);
+  for_blocks(L, a->olo, a->ohi, cg_outer_block_cap(L->k), block_col_part, &cb);
 }
 
 /* The block's finished REDUCE results (fin, acc_size bytes apart) into its block arrays, so that the
@@ -392,13 +395,25 @@ static void body_fin_to_block(Lower *L, void *arg) {
   }
 }
 
+enum { CG_COL_NT_BYTES = 4096 }; /* streamed MAP outputs: bytes staged per copy (lower_host_stream.c's chunks) */
+
+/* O points per block of colpart's MAP phase (LOOM_HOST_COL_MAP_BLOCK, default CG_OUTER_MAP_BLOCK): rows of
+ * up to that many columns are mapped whole, one forward stream through the slab; blocks of CG_OUTER_BLOCK
+ * cut 8009 x 3061 float32 rows into 4 KiB segments 12 KiB apart, each a new stream for the prefetchers
+ * (x / x.sum(0), one thread: 20 ms against 15 for the same bytes as 24027 x 1021 rows of one block). */
+static int col_map_cap(const KernelIr *k) {
+  static int knob = -1;
+  int cap = cg_env_int_once(&knob, "LOOM_HOST_COL_MAP_BLOCK", CG_OUTER_MAP_BLOCK), floor = cg_outer_block_cap(k);
+  return cap < floor ? floor : cap > CG_OUTER_MAP_BLOCK_MAX ? CG_OUTER_MAP_BLOCK_MAX : cap;
+}
+
 static void block_col_map(Lower *L, LLVMValueRef n, void *arg) {
   const ColBlock *cb = arg;
   int p = cb->p;
   block_loop(L, n, body_fin_to_block, &p);
   LLVMValueRef fin = L->colfin;
   L->colfin = NULL; /* cg_outer_load_accs: the block arrays */
-  cg_outer_map_phase(L, p, n, cb->a->rlo, cb->a->rhi);
+  cg_outer_map_phase(L, p, n, col_map_cap(L->k), cb->a->rlo, cb->a->rhi);
   L->colfin = fin;
 }
 
@@ -408,7 +423,30 @@ static void block_col_map(Lower *L, LLVMValueRef n, void *arg) {
  * here streams its slab's whole rows as the REDUCE phases' colpart does. */
 static void col_map_phase(Lower *L, int p, const ColArgs *a) {
   ColBlock cb = {p, a};
-  for_blocks(L, a->olo, a->ohi, block_col_map, &cb);
+  const KernelIr *k = L->k;
+  int64_t elems = 0; /* bytes of one point of every streamed output */
+  for (int bi = 0; L->col_streamed && bi < k->nbuf; bi++)
+    if (L->col_streamed[bi]) elems += (int64_t)loom_dtype_size((LoomDType)k->bufs[bi].dtype);
+  if (!elems) {
+    for_blocks(L, a->olo, a->ohi, col_map_cap(k), block_col_map, &cb);
+    return;
+  }
+  /* streamed MAP outputs (lower_host_outer_map.c): large launches, the row segments contiguous */
+  LLVMBuilderRef b = L->m.b;
+  LLVMValueRef go = cg_host_stream_worth(L, L->col_streamed, L->shape, L->stride, L->base);
+  for (int bi = 0; bi < k->nbuf; bi++)
+    if (L->col_streamed[bi]) go = LLVMBuildAnd(b, go, LLVMBuildICmp(b, LLVMIntEQ, L->stride[bi * k->ndim + k->nkeep - 1], cg_i64(&L->m, 1), ""), "");
+  /* pieces of a row staged and copied in turn: ~CG_COL_NT_BYTES of all outputs (a power of two of >= 64 points) */
+  L->col_nt_piece = 64;
+  while (L->col_nt_piece * 2 * elems <= CG_COL_NT_BYTES) L->col_nt_piece *= 2;
+  LLVMTypeRef at = LLVMArrayType(LLVMInt8TypeInContext(L->m.c), (unsigned)(L->col_nt_piece * elems));
+  LLVMValueRef scratch = cg_entry_alloca(L, at, "nt.rows");
+  LLVMSetAlignment(scratch, 64);
+  L->col_nt_go = go;
+  L->col_nt_scratch = cg_host_opaque_ptr(L, scratch);
+  for_blocks(L, a->olo, a->ohi, col_map_cap(k), block_col_map, &cb);
+  L->col_nt_go = L->col_nt_scratch = NULL;
+  cg_host_sfence_if(L, go); /* the streamed lines visible before the task is reported done */
 }
 
 /* A split entry (colpart / colfinish): its arguments, then body(p) for the REDUCE phase they name (map(p)
@@ -440,7 +478,8 @@ static void load_fin_accs(Lower *L, int p, LLVMValueRef o) {
 }
 
 void cg_host_col_part(Lower *L, LLVMValueRef args) {
-  alloc_block_arrays(L);
+  int cap = cg_outer_block_cap(L->k), map = cg_outer_has_map(L->k) ? col_map_cap(L->k) : 0;
+  alloc_block_arrays(L, map > cap ? map : cap);
   col_entry(L, args, col_part_phase, col_map_phase);
 }
 

@@ -115,6 +115,8 @@ static void strip_loop(Lower *L, ColWalk *cw, BodyFn body, bool hints) {
   LLVMValueRef j = LLVMBuildNSWAdd(b, cw->c0, jj, "");
   for (int bi = 0; bi < nb; bi++)
     inner[bi] = LLVMBuildNSWAdd(b, outer[bi], LLVMBuildNSWMul(b, j, L->stride[bi * k->ndim + lo_dim], ""), "");
+  CgRowSave rows;
+  cg_outer_col_rows(L, outer, inner, j, &rows);
   L->off = inner;
   L->depth++;
   L->bj = j;
@@ -122,6 +124,7 @@ static void strip_loop(Lower *L, ColWalk *cw, BodyFn body, bool hints) {
   body(L, cw);
   L->depth--;
   L->off = outer;
+  cg_outer_col_rows_end(L, &rows);
   LLVMValueRef j1 = LLVMBuildAdd(b, jj, cg_i64(&L->m, 1), "");
   LLVMBasicBlockRef end = LLVMGetInsertBlock(b);
   LLVMValueRef back = LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, j1, cg_i64(&L->m, cw->width), ""), body_bb, exit_bb);
@@ -283,6 +286,8 @@ static void body_jam_block(Lower *L, void *arg) {
   for (int q = 0; q < ja->rows; q++) {
     LLVMValueRef r = LLVMBuildNSWAdd(b, ja->r, cg_i64(&L->m, q), "");
     for (int bi = 0; bi < nb; bi++) row[bi] = LLVMBuildNSWAdd(b, col[bi], LLVMBuildNSWMul(b, r, L->stride[bi * k->ndim + rd], ""), "");
+    CgRowSave rows;
+    cg_outer_col_rows_shift(L, row, r, rd, &rows);
     L->off = row;
     L->lin = r;
     cg_clear_cache(L);
@@ -299,6 +304,7 @@ static void body_jam_block(Lower *L, void *arg) {
     /* the block loop rounds the accumulator to its memory type after every point */
     cur = cg_from_mem(&L->m, vt, vt, cg_to_mem(&L->m, vt, vt, cur));
     L->off = col;
+    cg_outer_col_rows_end(L, &rows);
   }
   cg_clear_cache(L);
   LLVMBuildStore(b, cg_to_mem(&L->m, vt, vt, cur), ap);
@@ -436,7 +442,7 @@ static void walk_tiled(Lower *L, const KPhase *ph, LLVMValueRef rlo, LLVMValueRe
 
 /* REDUCE phase ph over R points [rlo, rhi) for every o of the block (accumulators in the block arrays):
  * the plain walk where the block's rows stream (stream_rows), else walk_tiled. */
-void cg_outer_walk_columns(Lower *L, const KPhase *ph, LLVMValueRef rlo, LLVMValueRef rhi) {
+static void walk_columns(Lower *L, const KPhase *ph, LLVMValueRef rlo, LLVMValueRef rhi) {
   LLVMValueRef stream = tiled_walk(L, ph) ? stream_rows(L, ph) : NULL;
   if (!stream) {
     walk_tiled(L, ph, rlo, rhi);
@@ -453,4 +459,20 @@ void cg_outer_walk_columns(Lower *L, const KPhase *ph, LLVMValueRef rlo, LLVMVal
   walk_tiled(L, ph, rlo, rhi);
   LLVMBuildBr(b, join);
   LLVMPositionBuilderAtEnd(b, join);
+}
+
+typedef struct ColRange {
+  const KPhase *ph;
+  LLVMValueRef rlo, rhi;
+} ColRange;
+
+static void walk_range(Lower *L, const void *arg) {
+  const ColRange *cr = arg;
+  walk_columns(L, cr->ph, cr->rlo, cr->rhi);
+}
+
+/* walk_columns, once more per small stride of the loads along o (lower_host_outer_loads.c). */
+void cg_outer_walk_columns(Lower *L, const KPhase *ph, LLVMValueRef rlo, LLVMValueRef rhi) {
+  ColRange cr = {ph, rlo, rhi};
+  cg_outer_by_col_stride(L, walk_range, &cr);
 }

@@ -33,6 +33,11 @@
  * 4 + 16 MiB on a quiet box (ordinary 0.40 ms, streamed 0.63); nt_probe's crossover under load lies
  * between 16 MiB (8 + 8: a tie) and 24 MiB (1.35x). LOOM_HOST_NT_STORES: 0 off; 1 (default) on from
  * 3/4 of the machine's L3 (24 MiB on this box; llc_threshold); a larger value is the threshold in bytes.
+ *
+ * The column split's MAP phase (x / x.sum(0): colpart maps its slab of rows, lower_host_outer_map.c) shares
+ * the decision (cg_host_stream_map_outputs: outputs that only MAP phases store, never loaded; the run-time
+ * bytes and in-place test, cg_host_stream_worth) and the copy (cg_host_stream_copy), and stages pieces of
+ * each row instead of chunks of a linear range (LOOM_HOST_COL_MAP_NT=0: off).
  */
 #include <stdatomic.h>
 #include <stdio.h>
@@ -109,22 +114,73 @@ static bool features_have(const char *const *attrs, int nattrs, const char *f) {
   return false;
 }
 
-int cg_host_stream_outputs(const KernelIr *k, const char *const *attrs, int nattrs, bool *streamed) {
+/* Whether every store to buffer bi is a plain store of a MAP phase (not a FINAL phase's, no scatter). */
+static bool map_stores_only(const KernelIr *k, int bi) {
+  for (int p = 0; p < k->nphase; p++) {
+    const KPhase *ph = &k->phases[p];
+    for (int s = ph->store_begin; s < ph->store_begin + ph->nstores; s++)
+      if (k->stores[s].buf == bi && (ph->kind != KP_MAP || k->stores[s].scatter)) return false;
+  }
+  return true;
+}
+
+/* The outputs that may stream (elementwise kernels, or the MAP phase of the column split: map) */
+static int stream_candidates(const KernelIr *k, const char *const *attrs, int nattrs, bool *streamed, bool map) {
   int n = 0;
   for (int bi = 0; bi < k->nbuf; bi++) streamed[bi] = false;
-  if (k->nkeep != k->ndim || k->snippet || cg_host_tiled(k) || cg_kernel_addresses_by_value(k)) return 0;
+  if ((!map && k->nkeep != k->ndim) || k->snippet || cg_host_tiled(k) || cg_kernel_addresses_by_value(k)) return 0;
   if (computes_transcendental(k)) return 0;
   if (stream_threshold() == 0 || !features_have(attrs, nattrs, "+sse2")) return 0;
   for (int bi = 0; bi < k->nbuf; bi++) {
     size_t es = loom_dtype_size((LoomDType)k->bufs[bi].dtype);
-    if (k->bufs[bi].is_output && es > 0 && !loads_buffer(k, bi)) streamed[bi] = true, n++;
+    if (k->bufs[bi].is_output && es > 0 && !loads_buffer(k, bi) && (!map || map_stores_only(k, bi))) streamed[bi] = true, n++;
   }
   return n;
 }
 
+int cg_host_stream_outputs(const KernelIr *k, const char *const *attrs, int nattrs, bool *streamed) {
+  return stream_candidates(k, attrs, nattrs, streamed, false);
+}
+
+/* LOOM_HOST_COL_MAP_NT=0: the column split's MAP phase stores as before (A/B). */
+int cg_host_stream_map_outputs(const KernelIr *k, const char *const *attrs, int nattrs, bool *streamed) {
+  static int knob = -1;
+  if (!cg_env_int_once(&knob, "LOOM_HOST_COL_MAP_NT", 1)) {
+    for (int bi = 0; bi < k->nbuf; bi++) streamed[bi] = false;
+    return 0;
+  }
+  return stream_candidates(k, attrs, nattrs, streamed, true);
+}
+
+LLVMValueRef cg_host_stream_worth(Lower *L, const bool *streamed, const LLVMValueRef *dim, const LLVMValueRef *stride,
+                                  const LLVMValueRef *base) {
+  const KernelIr *k = L->k;
+  CgMath *m = &L->m;
+  LLVMBuilderRef b = m->b;
+  int nb = k->nbuf;
+  LLVMValueRef bytes = cg_i64(m, 0);
+  for (int bi = 0; bi < nb; bi++) {
+    LLVMValueRef n = cg_i64(m, (int64_t)loom_dtype_size((LoomDType)k->bufs[bi].dtype));
+    for (int d = 0; d < k->ndim; d++) {
+      LLVMValueRef s = stride[bi * k->ndim + d];
+      n = LLVMBuildMul(b, n, LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntEQ, s, cg_i64(m, 0), ""), cg_i64(m, 1), dim[d], ""), "");
+    }
+    bytes = LLVMBuildAdd(b, bytes, n, "");
+  }
+  LLVMValueRef go = LLVMBuildICmp(b, LLVMIntSGE, bytes, cg_i64(m, stream_threshold()), "");
+  /* an output that is also an operand (in place: the same base as a loaded buffer) is read anyway */
+  for (int bi = 0; bi < nb; bi++) {
+    if (!streamed[bi]) continue;
+    for (int ai = 0; ai < nb; ai++)
+      if (!k->bufs[ai].is_output || loads_buffer(k, ai))
+        go = LLVMBuildAnd(b, go, LLVMBuildICmp(b, LLVMIntNE, base[bi], base[ai], ""), "");
+  }
+  return go;
+}
+
 /* Copies `bytes` bytes from src to dst: whole 64-byte lines of dst by non-temporal stores, the bytes
  * before the first and after the last line boundary one at a time (volatile: never a memcpy call). */
-static void stream_copy(Lower *L, LLVMValueRef dst, LLVMValueRef src, LLVMValueRef bytes) {
+void cg_host_stream_copy(Lower *L, LLVMValueRef dst, LLVMValueRef src, LLVMValueRef bytes) {
   CgMath *m = &L->m;
   LLVMBuilderRef b = m->b;
   LLVMContextRef c = m->c;
@@ -182,8 +238,19 @@ static LLVMValueRef buffer_stride(Lower *L, LLVMValueRef strides, int bi, int d)
   return LLVMBuildLoad2(L->m.b, L->i64, LLVMBuildGEP2(L->m.b, L->i64, strides, &ix, 1, ""), "");
 }
 
-/* An opaque copy of pointer p (an empty inline asm): analyses cannot trace it back to its object. */
-static LLVMValueRef opaque_ptr(Lower *L, LLVMValueRef p) {
+void cg_host_sfence_if(Lower *L, LLVMValueRef go) {
+  LLVMBuilderRef b = L->m.b;
+  LLVMValueRef fn = LLVMGetBasicBlockParent(LLVMGetInsertBlock(b));
+  LLVMBasicBlockRef sf = LLVMAppendBasicBlockInContext(L->m.c, fn, "nt.sfence");
+  LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(L->m.c, fn, "nt.fenced");
+  LLVMBuildCondBr(b, go, sf, done);
+  LLVMPositionBuilderAtEnd(b, sf);
+  cg_intrinsic(&L->m, "llvm.x86.sse.sfence", NULL, 0, NULL, 0);
+  LLVMBuildBr(b, done);
+  LLVMPositionBuilderAtEnd(b, done);
+}
+
+LLVMValueRef cg_host_opaque_ptr(Lower *L, LLVMValueRef p) {
   LLVMTypeRef fty = LLVMFunctionType(L->ptr, &L->ptr, 1, 0);
   LLVMValueRef asm_ = LLVMGetInlineAsm(fty, "", 0, "=r,0", 4, 0, 0, LLVMInlineAsmDialectATT, 0);
   return LLVMBuildCall2(L->m.b, fty, asm_, &p, 1, "scratch");
@@ -204,44 +271,37 @@ void cg_host_stream_call(Lower *L, const bool *streamed, LLVMTypeRef ity, LLVMVa
   int64_t chunk = 64; /* points: a power of two, so chunk * elem is a whole number of 64-byte lines */
   while (chunk * 2 * elem_sum <= CG_STREAM_CHUNK_BYTES) chunk *= 2;
 
-  /* the decision: the launch's bytes (every buffer's elements, broadcast dims once) >= threshold, lo < hi,
-   * streamed outputs contiguous */
-  LLVMValueRef dim[LOOM_MAX_RANK], bytes = cg_i64(m, 0);
+  /* the decision: the launch's bytes (every buffer's elements, broadcast dims once) >= threshold, not in
+   * place (cg_host_stream_worth), lo < hi, streamed outputs contiguous */
+  LLVMValueRef dim[LOOM_MAX_RANK];
   for (int d = 0; d < k->ndim; d++) {
     LLVMValueRef ix = cg_i64(m, d);
     dim[d] = LLVMBuildLoad2(b, L->i64, LLVMBuildGEP2(b, L->i64, shp, &ix, 1, ""), "");
   }
-  for (int bi = 0; bi < nb; bi++) {
-    LLVMValueRef n = cg_i64(m, (int64_t)loom_dtype_size((LoomDType)k->bufs[bi].dtype));
-    for (int d = 0; d < k->ndim; d++) {
-      LLVMValueRef s = buffer_stride(L, str, bi, d);
-      n = LLVMBuildMul(b, n, LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntEQ, s, cg_i64(m, 0), ""), cg_i64(m, 1), dim[d], ""), "");
-    }
-    bytes = LLVMBuildAdd(b, bytes, n, "");
+  LLVMValueRef *strides = ctx_calloc(L->ctx, (size_t)nb * (size_t)k->ndim + 1, sizeof(LLVMValueRef));
+  if (!strides) {
+    diag_error(m->d, LOOM_ERR_OUT_OF_MEMORY, "codegen: out of memory building the streamed run of '%s'", k->name);
+    return;
   }
-  LLVMValueRef go = LLVMBuildICmp(b, LLVMIntSGE, bytes, cg_i64(m, stream_threshold()), "");
+  for (int bi = 0; bi < nb; bi++)
+    for (int d = 0; d < k->ndim; d++) strides[bi * k->ndim + d] = buffer_stride(L, str, bi, d);
+  LLVMValueRef go = cg_host_stream_worth(L, streamed, dim, strides, av + 2);
   go = LLVMBuildAnd(b, go, LLVMBuildICmp(b, LLVMIntSLT, lo, hi, ""), "");
   for (int bi = 0; bi < nb; bi++) {
     if (!streamed[bi]) continue;
     LLVMValueRef want = cg_i64(m, 1);
     for (int d = k->ndim - 1; d >= 0; d--) {
-      LLVMValueRef s = buffer_stride(L, str, bi, d);
+      LLVMValueRef s = strides[bi * k->ndim + d];
       LLVMValueRef ok = LLVMBuildOr(b, LLVMBuildICmp(b, LLVMIntEQ, s, want, ""),
                                     LLVMBuildICmp(b, LLVMIntEQ, dim[d], cg_i64(m, 1), ""), "");
       go = LLVMBuildAnd(b, go, ok, "");
       want = LLVMBuildMul(b, want, dim[d], "");
     }
   }
-  /* an output that is also an operand (in place: the same base as a loaded buffer) is read anyway */
-  for (int bi = 0; bi < nb; bi++) {
-    if (!streamed[bi]) continue;
-    for (int ai = 0; ai < nb; ai++)
-      if (!k->bufs[ai].is_output || loads_buffer(k, ai))
-        go = LLVMBuildAnd(b, go, LLVMBuildICmp(b, LLVMIntNE, av[2 + bi], av[2 + ai], ""), "");
-  }
+  ctx_free(L->ctx, strides);
   LLVMValueRef scratch = LLVMBuildAlloca(b, LLVMArrayType(i8, (unsigned)(chunk * elem_sum)), "nt.scratch");
   LLVMSetAlignment(scratch, 64);
-  scratch = opaque_ptr(L, scratch);
+  scratch = cg_host_opaque_ptr(L, scratch);
 
   /* for (c = lo; ; c = e) { e = go ? min(hi, (c / chunk + 1) * chunk) : hi; impl(.., c, e); copy; if (!go || e >= hi) break; } */
   LLVMValueRef fn = LLVMGetBasicBlockParent(LLVMGetInsertBlock(b));
@@ -289,7 +349,7 @@ void cg_host_stream_call(Lower *L, const bool *streamed, LLVMTypeRef ity, LLVMVa
     if (!streamed[bi]) continue;
     int64_t es = (int64_t)loom_dtype_size((LoomDType)k->bufs[bi].dtype);
     LLVMValueRef off = LLVMBuildMul(b, cur, cg_i64(m, es), "");
-    stream_copy(L, LLVMBuildGEP2(b, i8, av[2 + bi], &off, 1, "nt.dst"), dst[bi],
+    cg_host_stream_copy(L, LLVMBuildGEP2(b, i8, av[2 + bi], &off, 1, "nt.dst"), dst[bi],
                 LLVMBuildMul(b, count, cg_i64(m, es), ""));
   }
   LLVMBuildBr(b, next);
@@ -299,10 +359,7 @@ void cg_host_stream_call(Lower *L, const bool *streamed, LLVMTypeRef ity, LLVMVa
   LLVMBasicBlockRef in_b[2] = {entry, next};
   LLVMAddIncoming(cur, in_v, in_b, 2);
   LLVMPositionBuilderAtEnd(b, fence);
-  LLVMBasicBlockRef sf = LLVMAppendBasicBlockInContext(c, fn, "nt.sfence");
-  LLVMBuildCondBr(b, go, sf, done);
-  LLVMPositionBuilderAtEnd(b, sf);
-  cg_intrinsic(m, "llvm.x86.sse.sfence", NULL, 0, NULL, 0);
+  cg_host_sfence_if(L, go);
   LLVMBuildBr(b, done);
   LLVMPositionBuilderAtEnd(b, done);
   ctx_free(L->ctx, args);
