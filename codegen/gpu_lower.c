@@ -680,29 +680,7 @@ int cg_gpu_flat_lanes(const KernelIr *k) {
 /* ROW or COL for a reduction: COL when the REDUCE values read some buffer contiguously along the
  * last O dim and none contiguously along the innermost R dim (the host's use_outer test, MAP phases
  * allowed: a thread then walks R serially for them too). */
-/* COL (a thread per O point, adjacent lanes adjacent O points) where the reduced values read some buffer
- * contiguously along the last O dim (cg_reduce_reads_outer), or with a small constant stride there (-1, 2,
- * 3, 4: x[:, ::2].mean(0)) while no load is contiguous along R: a warp's lanes then read a few lines a
- * row instead of a line each (ROW: a block per column, its lanes a row apart). H100, 2026-12-07 00:33:
- * strided_col_mean (16007 x 6151 float32, x[:, ::2].mean(0)) 0.44 ms as ROW against torch's 0.15.
- * LOOM_GPU_COL_STRIDED=0: contiguous O dims only (A/B timings; read per kernel compiled). */
-static bool gpu_use_col(const KernelIr *k, uint8_t *need) {
-  if (cg_reduce_reads_outer(k, need, true)) return true;
-  const char *knob = getenv("LOOM_GPU_COL_STRIDED");
-  if ((knob && strcmp(knob, "0") == 0) || k->nkeep < 1 || k->nkeep >= k->ndim) return false;
-  bool small = false; /* need: the REDUCE / SCAN values' cone (complete unless a load reads R contiguously) */
-  for (int i = 0; i < k->ninstr; i++) {
-    const KInstr *in = &k->instrs[i];
-    if (!need[i] || in->kind != KI_LOAD) continue;
-    const uint8_t *lay = k->bufs[in->buf].layout;
-    bool o_const = true;
-    for (int o = 0; o < k->nkeep; o++) o_const = o_const && lay[o] == KL_ZERO;
-    if (lay[k->ndim - 1] == KL_ONE && !o_const) return false;
-    uint8_t lo = lay[k->nkeep - 1];
-    small = small || lo == KL_NEG1 || lo == KL_TWO || lo == KL_THREE || lo == KL_FOUR;
-  }
-  return small;
-}
+static bool gpu_use_col(const KernelIr *k, uint8_t *need) { return cg_reduce_reads_outer(k, need, true); }
 
 /* LOOM_GPU_COL_UNROLL=1: a COL thread's walk down its column (`main`, a one-phase split's `part`) folds
  * GPU_UNROLL rows at once, their loads in flight, as the phase split's parts do; unset or 0: a row at a
