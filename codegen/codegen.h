@@ -42,6 +42,19 @@ typedef void (*CgFinishFn)(const int64_t *shape, void *const *bufs, const int64_
                            int64_t o, const void *accs, int64_t nparts);
 /* Arguments of colpart / colfinish (8-byte fields: the lowering reads them by position). */
 #define CG_COL_ROWS (1u << 31)
+/* In col_phases, never with CG_COL_ROWS (such kernels, and every kernel without CG_COL_ROWS, have at most
+ * 30 phases): a reduction whose walk the strides pick at run time (lower_host.c run_by_strides,
+ * x[:, ::2].mean(0)); its colpart also answers a query: called with a->nparts == 0 it reads only the strides
+ * and a->parts and stores to *(int64_t *)a->parts 1 where the strides pick the walk across O points (the
+ * kept axis strides less than the reduced one in the deciding buffer), else 0. The launcher
+ * (runtime/host_launch.c) plans the column split only on a 1; colpart itself takes the walk across O for
+ * any strides (correct for every view, slow where the reduced axis strides less). */
+#define CG_COL_BY_STRIDES (1u << 30)
+/* The phase bits of col_phases (without the CG_COL_ROWS and CG_COL_BY_STRIDES flags). */
+static inline uint32_t cg_col_phase_bits(uint32_t col_phases) {
+  if (col_phases & CG_COL_ROWS) return col_phases & ~CG_COL_ROWS;
+  return col_phases & ~CG_COL_BY_STRIDES;
+}
 typedef struct CgColSplit {
   int64_t phase;        /* the REDUCE phase */
   int64_t olo, ohi;     /* O points */
@@ -270,9 +283,10 @@ typedef struct CgCompiled {
   CgPartialFn partial; /* NULL when the kernel cannot be split along R */
   CgFinishFn finish;
   CgColFn colpart, colfinish; /* NULL unless the kernel is an outer-strategy reduction */
-  uint32_t col_phases;         /* with colpart: bit p set for each REDUCE and MAP phase p (at most 31); with
+  uint32_t col_phases;         /* with colpart: bit p set for each REDUCE and MAP phase p (at most 30); with
                                 * CG_COL_ROWS (bit 31, then at most 31 phases) the entries split inner R
-                                * per O point (lower_host_outer.c): the launcher plans an R split */
+                                * per O point (lower_host_outer.c): the launcher plans an R split; with
+                                * CG_COL_BY_STRIDES (bit 30, above) colpart answers the launcher's query */
   int32_t acc_size;
   char *llvm_ir;       /* optimized LLVM IR text when asked for (ctx_alloc'ed), else NULL */
   void *impl;          /* target-owned */

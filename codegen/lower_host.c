@@ -22,7 +22,6 @@
 #include <string.h>
 
 #include "codegen/cg_lower.h"
-#include "codegen/host_col_strides.h"
 
 /* ---- walks over points -------------------------------------------------------------------------- */
 
@@ -463,7 +462,7 @@ void cg_host_set_o_offsets(Lower *L, LLVMValueRef o) {
  * is a serial chain), the outer walk folds a block of O points per R point (independent accumulators,
  * vector loops): run() takes the outer walk where the operand's O stride is the smaller, else the per-O
  * walk. Their column split (colpart: the outer walk over a slab) answers the launcher's query first
- * (host_col_strides.h, col_query), so it is planned only where the strides pick the outer walk; no inner R
+ * (codegen.h CG_COL_BY_STRIDES, col_query), so it is planned only where the strides pick the outer walk; no inner R
  * split (cg_host_row_part). Only REDUCE and FINAL phases. 4001 x 3001 float32, one Zen 4 thread:
  * x[:, ::2].sum(0) 14.3 -> 6.7 ms, x.T[::2].sum(1) 14.1 -> 6.6 (DIAGNOSIS.md, session 35).
  * LOOM_HOST_WALK_BY_STRIDES=0: the per-O walk always (A/B). */
@@ -517,7 +516,7 @@ static void run_by_strides(Lower *L, LLVMValueRef lo, LLVMValueRef hi) {
   LLVMPositionBuilderAtEnd(b, done);
 }
 
-/* colpart of a kernel that walks by strides (CG_COL_BY_STRIDES, host_col_strides.h): with a->nparts == 0
+/* colpart of a kernel that walks by strides (CG_COL_BY_STRIDES, codegen.h): with a->nparts == 0
  * (CgColSplit word 6) only the query, 1 or 0 into *(int64_t *)a->parts (word 7); else the column split's
  * slab (the outer walk). */
 static void col_query(Lower *L, LLVMValueRef args) {
@@ -855,7 +854,7 @@ LoomStatus cg_lower_host(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef mod, 
     static int col_by_strides = -1;
     bool by_strides = L.outer_by_strides >= 0;
     names->has_col = L.outer && (!by_strides || cg_env_int_once(&col_by_strides, "LOOM_HOST_COL_BY_STRIDES", 1)) &&
-                     !k->snippet && k->nphase <= 30 && k->phases[0].kind != KP_SCAN && /* (bit 30: host_col_strides.h) */
+                     !k->snippet && k->nphase <= 30 && k->phases[0].kind != KP_SCAN && /* (bit 30: codegen.h CG_COL_BY_STRIDES) */
                      (!cg_outer_has_map(k) || cg_env_int_once(&col_map, "LOOM_HOST_COL_MAP", 1));
     if (names->has_col && by_strides) names->col_phases = CG_COL_BY_STRIDES;
     static int row_split = -1; /* LOOM_HOST_ROW_SPLIT=0: inner multi-phase reductions per O point (A/B) */

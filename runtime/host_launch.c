@@ -29,7 +29,7 @@
  *       ceil(nr / RT_RED_PART_POINTS)) parts, partial() per (o, part) in parallel into an accumulator
  *       array, finish() combines each o's parts in order;
  *     - else contiguous ranges of O, up to RT_TASKS_PER_THREAD per thread.
- * A kernel that picks its walk by strides (CG_COL_BY_STRIDES, codegen/host_col_strides.h: x[:, ::2].mean(0))
+ * A kernel that picks its walk by strides (CG_COL_BY_STRIDES, codegen/codegen.h: x[:, ::2].mean(0))
  * can split columns only where its colpart's query says the strides pick the outer walk (rt_host_kernel_plan);
  * elsewhere it is planned as a kernel without the column split.
  * P depends on the sizes only, never on the thread count, so a result has the same bits run after run
@@ -40,7 +40,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "codegen/host_col_strides.h"
 #include "runtime/host_launch.h"
 
 enum {
@@ -238,7 +237,7 @@ static LoomStatus alloc_accs(LoomContext *ctx, const CgCompiled *k, const char *
 }
 
 /* Whether the column split suits these strides: always, unless the kernel walks by strides
- * (CG_COL_BY_STRIDES), whose colpart then answers the query of host_col_strides.h. */
+ * (CG_COL_BY_STRIDES), whose colpart then answers the query of codegen.h (CG_COL_BY_STRIDES). */
 static bool cols_suit_strides(const CgCompiled *k, const int64_t *shape, void *const *bufs, const int64_t *strides) {
   if ((k->col_phases & CG_COL_ROWS) || !(k->col_phases & CG_COL_BY_STRIDES)) return true;
   int64_t outer = 0;

@@ -1,6 +1,6 @@
 """The column split of host reductions whose walk the strides pick at run time (x[:, ::2].mean(0),
 x.T[::2].sum(1), x[::2, ::3].max(0)): such kernels get colpart / colfinish (codegen/lower_host.c col_query,
-codegen/host_col_strides.h), and the launcher asks colpart whether the strides pick the outer walk before it
+codegen/codegen.h CG_COL_BY_STRIDES), and the launcher asks colpart whether the strides pick the outer walk before it
 plans slabs of rows (runtime/host_launch.c rt_host_kernel_plan); where they pick the per-O walk
 (x[::2, ::3].sum(1)) the plan stays as before. Sizes here take the split (at least 2 slabs of >= 64 rows).
 Results against NumPy (float64 references for float sums; exact for max / min / argmax / integer sums and
