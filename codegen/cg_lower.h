@@ -289,6 +289,14 @@ void cg_host_narrow_sum_walk(Lower *L, const KPhase *ph, LLVMValueRef lo, LLVMVa
 bool cg_host_arg_vectorizable(const KernelIr *k, const KPhase *ph);
 /* Offsets of O point o (decomposed over dims [0, nkeep)) into L->off. */
 void cg_host_set_o_offsets(Lower *L, LLVMValueRef o);
+/* lower_host.c: the per-O walk's body (one O point: its R walk and FINAL phases; IdxBody-style arg unused) */
+void cg_host_body_o_point(Lower *L, void *arg);
+/* lower_host_by_strides.c: reductions whose walk the strides pick at run time (cg_reduce_walk's by_strides):
+ * whether this kernel may (LOOM_HOST_WALK_BY_STRIDES), run()'s branch between the two walks over O range
+ * [lo, hi), and colpart's answer to the launcher's query (codegen.h CG_COL_BY_STRIDES) */
+bool cg_host_by_strides_ok(const KernelIr *k);
+void cg_host_run_by_strides(Lower *L, LLVMValueRef lo, LLVMValueRef hi);
+void cg_host_col_query(Lower *L, LLVMValueRef args);
 /* lower_host_outer.c: run(lo, hi) of the outer strategy, and the bodies of the column split entries
  * (args: the entry's CgColSplit pointer). */
 void cg_host_run_outer(Lower *L, LLVMValueRef lo, LLVMValueRef hi);

@@ -409,7 +409,7 @@ void cg_host_reduce_phase(Lower *L, int p, LLVMValueRef lo, LLVMValueRef hi) {
 }
 
 /* Every phase at one O point (L->off holds the O offsets). */
-static void body_o_point(Lower *L, void *arg) {
+void cg_host_body_o_point(Lower *L, void *arg) {
   const KernelIr *k = L->k;
   memcpy(L->ooff, L->off, sizeof(LLVMValueRef) * (size_t)k->nbuf);
   if (cg_host_rows_on(L)) { /* a short last dim of known extent: the row unrolled (lower_host_rows.c) */
@@ -454,85 +454,6 @@ void cg_host_set_o_offsets(Lower *L, LLVMValueRef o) {
       v = LLVMBuildNSWAdd(b, v, LLVMBuildNSWMul(b, idx[d], L->stride[bi * k->ndim + d], ""), "");
     L->off[bi] = v;
   }
-}
-
-/* Reductions whose big operand strides along both the last O dim and the innermost R dim by run-time amounts
- * (cg_reduce_walk's by_strides: x[:, ::2].sum(0), x.T[::2].sum(1), x[::2, ::3].max(0)): which walk reads it
- * in memory order depends on the strides. The per-O walk strides down R one scalar at a time (a float sum
- * is a serial chain), the outer walk folds a block of O points per R point (independent accumulators,
- * vector loops): run() takes the outer walk where the operand's O stride is the smaller, else the per-O
- * walk. Their column split (colpart: the outer walk over a slab) answers the launcher's query first
- * (codegen.h CG_COL_BY_STRIDES, col_query), so it is planned only where the strides pick the outer walk; no inner R
- * split (cg_host_row_part). Only REDUCE and FINAL phases. 4001 x 3001 float32, one Zen 4 thread:
- * x[:, ::2].sum(0) 14.3 -> 6.7 ms, x.T[::2].sum(1) 14.1 -> 6.6 (DIAGNOSIS.md, session 35).
- * LOOM_HOST_WALK_BY_STRIDES=0: the per-O walk always (A/B). */
-static bool by_strides_ok(const KernelIr *k) {
-  static int knob = -1;
-  if (!cg_env_int_once(&knob, "LOOM_HOST_WALK_BY_STRIDES", 1) || k->snippet || k->row_extent || k->nuser_arg) return false;
-  for (int p = 0; p < k->nphase; p++)
-    if (k->phases[p].kind != KP_REDUCE && k->phases[p].kind != KP_FINAL) return false;
-  return true;
-}
-
-static LLVMValueRef abs_i64(Lower *L, LLVMValueRef v) {
-  LLVMBuilderRef b = L->m.b;
-  return LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, v, cg_i64(&L->m, 0), ""), LLVMBuildNeg(b, v, ""), v, "");
-}
-
-/* i1: whether the strides pick the outer walk (the deciding buffer's last O dim strides less than its
- * innermost R dim, in magnitude): run() and colpart's query (col_query) decide alike. */
-static LLVMValueRef strides_pick_outer(Lower *L) {
-  const KernelIr *k = L->k;
-  int bi = L->outer_by_strides, nd = k->ndim;
-  LLVMValueRef so = abs_i64(L, L->stride[bi * nd + k->nkeep - 1]), sr = abs_i64(L, L->stride[bi * nd + nd - 1]);
-  return LLVMBuildICmp(L->m.b, LLVMIntULT, so, sr, "");
-}
-
-static void run_by_strides(Lower *L, LLVMValueRef lo, LLVMValueRef hi) {
-  const KernelIr *k = L->k;
-  LLVMBuilderRef b = L->m.b;
-  int nb = k->nbuf;
-  LLVMBasicBlockRef outer = cg_new_bb(L, "walk.outer"), per_o = cg_new_bb(L, "walk.per_o"), done = cg_new_bb(L, "walk.done");
-  LLVMBuildCondBr(b, strides_pick_outer(L), outer, per_o);
-  LLVMValueRef *saved = ctx_alloc(L->ctx, sizeof(LLVMValueRef) * (size_t)(nb > 0 ? nb : 1));
-  if (!saved) {
-    diag_error(L->m.d, LOOM_ERR_OUT_OF_MEMORY, "codegen: out of memory lowering kernel '%s'", k->name);
-    return;
-  }
-  memcpy(saved, L->off, sizeof(LLVMValueRef) * (size_t)nb);
-  LLVMPositionBuilderAtEnd(b, outer);
-  cg_host_run_outer(L, lo, hi);
-  LLVMBuildBr(b, done);
-  L->depth = 0; /* the per-O walk starts from the entry's offsets again */
-  L->off = L->levels;
-  memcpy(L->off, saved, sizeof(LLVMValueRef) * (size_t)nb);
-  ctx_free(L->ctx, saved);
-  cg_clear_cache(L);
-  LLVMPositionBuilderAtEnd(b, per_o);
-  L->outer = false;
-  cg_host_walk(L, 0, k->nkeep, lo, hi, body_o_point, NULL);
-  L->outer = true;
-  LLVMBuildBr(b, done);
-  LLVMPositionBuilderAtEnd(b, done);
-}
-
-/* colpart of a kernel that walks by strides (CG_COL_BY_STRIDES, codegen.h): with a->nparts == 0
- * (CgColSplit word 6) only the query, 1 or 0 into *(int64_t *)a->parts (word 7); else the column split's
- * slab (the outer walk). */
-static void col_query(Lower *L, LLVMValueRef args) {
-  LLVMBuilderRef b = L->m.b;
-  LLVMValueRef six = cg_i64(&L->m, 6), seven = cg_i64(&L->m, 7);
-  LLVMValueRef nparts = LLVMBuildLoad2(b, L->i64, LLVMBuildGEP2(b, L->i64, args, &six, 1, ""), "");
-  LLVMBasicBlockRef ask = cg_new_bb(L, "col.query"), part = cg_new_bb(L, "col.slab"), done = cg_new_bb(L, "col.done");
-  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntEQ, nparts, cg_i64(&L->m, 0), ""), ask, part);
-  LLVMPositionBuilderAtEnd(b, ask);
-  LLVMValueRef out = LLVMBuildLoad2(b, L->ptr, LLVMBuildGEP2(b, L->i64, args, &seven, 1, ""), "");
-  LLVMBuildStore(b, LLVMBuildZExt(b, strides_pick_outer(L), L->i64, ""), out);
-  LLVMBuildBr(b, done);
-  LLVMPositionBuilderAtEnd(b, part);
-  cg_host_col_part(L, args);
-  LLVMBuildBr(b, done);
-  LLVMPositionBuilderAtEnd(b, done);
 }
 
 /* ---- entries ----------------------------------------------------------------------------------- */
@@ -694,7 +615,7 @@ static void build_entry(Lower *L, int which, const char *name, const char *const
   LLVMValueRef s0 = col ? NULL : LLVMGetParam(impl, (unsigned)(2 + nb));
   LLVMValueRef s1 = col ? NULL : LLVMGetParam(impl, (unsigned)(3 + nb));
   if (col) {
-    if (which == ENTRY_COLPART && L->outer && L->outer_by_strides >= 0) col_query(L, LLVMGetParam(impl, (unsigned)(2 + nb)));
+    if (which == ENTRY_COLPART && L->outer && L->outer_by_strides >= 0) cg_host_col_query(L, LLVMGetParam(impl, (unsigned)(2 + nb)));
     else if (which == ENTRY_COLPART && L->outer) { /* its MAP phase may stream (lower_host_stream.c) */
       bool *streamed = cg_outer_has_map(k) ? ctx_calloc(L->ctx, (size_t)nb + 1, sizeof(bool)) : NULL;
       L->col_streamed = streamed && cg_host_stream_map_outputs(k, attrs, nattrs, streamed) > 0 ? streamed : NULL;
@@ -730,9 +651,9 @@ static void build_entry(Lower *L, int which, const char *name, const char *const
       cg_worker_end(L);
     }
     else if (L->outer && k->phases[0].kind == KP_SCAN) cg_host_scan_outer(L, s0, s1);
-    else if (L->outer && L->outer_by_strides >= 0) run_by_strides(L, s0, s1);
+    else if (L->outer && L->outer_by_strides >= 0) cg_host_run_by_strides(L, s0, s1);
     else if (L->outer) cg_host_run_outer(L, s0, s1);
-    else cg_host_walk(L, 0, k->nkeep, s0, s1, body_o_point, NULL);
+    else cg_host_walk(L, 0, k->nkeep, s0, s1, cg_host_body_o_point, NULL);
   } else {
     LLVMValueRef s2 = LLVMGetParam(impl, (unsigned)(4 + nb));
     cg_host_set_o_offsets(L, s0);
@@ -833,7 +754,7 @@ LoomStatus cg_lower_host(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef mod, 
     st = diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "codegen: out of memory lowering kernel '%s'", k->name);
   } else {
     L.outer = cg_reduce_walk(k, L.need, cg_outer_map_ok(k), &L.outer_by_strides);
-    if (!by_strides_ok(k)) L.outer_by_strides = -1;
+    if (!cg_host_by_strides_ok(k)) L.outer_by_strides = -1;
     if (L.outer_by_strides >= 0) L.outer = true; /* planned as outer; run() may take the per-O walk */
     cg_host_keep_plan(&L);
     cg_host_onepass_plan(&L); /* host_moments.c */
