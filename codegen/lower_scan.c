@@ -253,31 +253,46 @@ void cg_gpu_scan_serial(Lower *L, int p, LLVMValueRef nr) {
   serial_range(L, p, accv, cg_iconst_i(L, 0), nr);
 }
 
-void cg_gpu_scan_col_part(Lower *L, LLVMValueRef item, const GpuEntry *e) {
-  const KernelIr *k = L->k;
-  const KPhase *ph = &k->phases[0];
+/* The fold of the partials (acc_size bytes each, o-minor, no O points a part) of parts q = start,
+ * start + step, ... < part for O point o into a new alloca (from the identity), in part order: each combine
+ * a scan step (rounded where the phase asks: `round`) or the plain combine. Returns the alloca. */
+static LLVMValueRef fold_partials(Lower *L, LLVMValueRef partials, int acc_size, LLVMValueRef no, LLVMValueRef o,
+                                  LLVMValueRef part, LLVMValueRef start, LLVMValueRef step, bool round) {
+  const KPhase *ph = &L->k->phases[0];
   CgMath *m = &L->m;
   LLVMBuilderRef b = m->b;
   LoomDType at = (LoomDType)ph->acc_dtype;
   LLVMTypeRef t = cg_reg_type(m, at);
-  LLVMValueRef o = LLVMBuildURem(b, item, e->no, ""), part = LLVMBuildUDiv(b, item, e->no, ""), rlo, rhi;
-  cg_gpu_part_range(L, e, part, &rlo, &rhi);
-  cg_gpu_offsets(L, o, 0, k->nkeep, NULL, L->ooff);
-  LLVMValueRef accv = cg_entry_alloca(L, t, "ccarry"), pv = cg_entry_alloca(L, L->ity, "cp");
+  LLVMValueRef accv = cg_entry_alloca(L, t, "pcarry"), pv = cg_entry_alloca(L, L->ity, "pp");
   LLVMBuildStore(b, cg_red_identity(L, ph->reduce_op, at), accv);
-  LLVMBuildStore(b, cg_iconst_i(L, 0), pv);
-  LLVMBasicBlockRef head = cg_new_bb(L, "ccarry.head"), body = cg_new_bb(L, "ccarry.body"), done = cg_new_bb(L, "ccarry.done");
+  LLVMBuildStore(b, start, pv);
+  LLVMBasicBlockRef head = cg_new_bb(L, "carry.head"), body = cg_new_bb(L, "carry.body"), done = cg_new_bb(L, "carry.done");
   LLVMBuildBr(b, head);
   LLVMPositionBuilderAtEnd(b, head);
   LLVMValueRef q = LLVMBuildLoad2(b, L->ity, pv, "");
   LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, q, part, ""), body, done);
   LLVMPositionBuilderAtEnd(b, body);
-  LLVMValueRef ptr = cg_partial_ptr(L, e->partials, LLVMBuildAdd(b, LLVMBuildMul(b, q, e->no, ""), o, ""), e->acc_size);
+  LLVMValueRef ptr = cg_partial_ptr(L, partials, LLVMBuildAdd(b, LLVMBuildMul(b, q, no, ""), o, ""), acc_size);
   LLVMValueRef v = cg_from_mem(m, at, at, LLVMBuildLoad2(b, cg_mem_type(m, at), ptr, ""));
-  LLVMBuildStore(b, cg_scan_step(L, ph, LLVMBuildLoad2(b, t, accv, ""), v), accv);
-  LLVMBuildStore(b, LLVMBuildAdd(b, q, cg_iconst_i(L, 1), ""), pv);
+  LLVMValueRef a = LLVMBuildLoad2(b, t, accv, "");
+  if (round) a = cg_scan_step(L, ph, a, v);
+  else {
+    a = cg_red_combine(L, ph->reduce_op, at, a, v);
+    cg_clear_fmf(a);
+  }
+  LLVMBuildStore(b, a, accv);
+  LLVMBuildStore(b, LLVMBuildAdd(b, q, step, ""), pv);
   LLVMBuildBr(b, head);
   LLVMPositionBuilderAtEnd(b, done);
+  return accv;
+}
+
+void cg_gpu_scan_col_part(Lower *L, LLVMValueRef item, const GpuEntry *e) {
+  LLVMBuilderRef b = L->m.b;
+  LLVMValueRef o = LLVMBuildURem(b, item, e->no, ""), part = LLVMBuildUDiv(b, item, e->no, ""), rlo, rhi;
+  cg_gpu_part_range(L, e, part, &rlo, &rhi);
+  cg_gpu_offsets(L, o, 0, L->k->nkeep, NULL, L->ooff);
+  LLVMValueRef accv = fold_partials(L, e->partials, e->acc_size, e->no, o, part, cg_iconst_i(L, 0), cg_iconst_i(L, 1), true);
   serial_range(L, 0, accv, rlo, rhi);
 }
 
@@ -452,23 +467,7 @@ void cg_gpu_scan_part(Lower *L, LLVMValueRef item, LLVMValueRef no, LLVMValueRef
   LLVMValueRef rlo = LLVMBuildAdd(b, LLVMBuildMul(b, q, part, ""), LLVMBuildSelect(b, lt, part, rem, ""), "");
   LLVMValueRef rhi = LLVMBuildAdd(b, LLVMBuildAdd(b, rlo, q, ""), LLVMBuildZExt(b, lt, L->ity, ""), "");
   cg_gpu_offsets(L, o, 0, k->nkeep, NULL, L->ooff);
-  LLVMValueRef accv = cg_entry_alloca(L, t, "pcarry"), pv = cg_entry_alloca(L, L->ity, "pp");
-  LLVMBuildStore(b, cg_red_identity(L, ph->reduce_op, at), accv);
-  LLVMBuildStore(b, tid, pv);
-  LLVMBasicBlockRef head = cg_new_bb(L, "carry.head"), body = cg_new_bb(L, "carry.body"), done = cg_new_bb(L, "carry.done");
-  LLVMBuildBr(b, head);
-  LLVMPositionBuilderAtEnd(b, head);
-  LLVMValueRef p = LLVMBuildLoad2(b, L->ity, pv, "");
-  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, p, part, ""), body, done);
-  LLVMPositionBuilderAtEnd(b, body);
-  LLVMValueRef ptr = cg_partial_ptr(L, partials, LLVMBuildAdd(b, LLVMBuildMul(b, p, no, ""), o, ""), acc_size);
-  LLVMValueRef v = cg_from_mem(m, at, at, LLVMBuildLoad2(b, cg_mem_type(m, at), ptr, ""));
-  LLVMValueRef a = cg_red_combine(L, ph->reduce_op, at, LLVMBuildLoad2(b, t, accv, ""), v);
-  cg_clear_fmf(a);
-  LLVMBuildStore(b, a, accv);
-  LLVMBuildStore(b, LLVMBuildAdd(b, p, bdim, ""), pv);
-  LLVMBuildBr(b, head);
-  LLVMPositionBuilderAtEnd(b, done);
+  LLVMValueRef accv = fold_partials(L, partials, acc_size, no, o, part, tid, bdim, false);
   L->acc[0] = LLVMBuildLoad2(b, t, accv, "");
   L->accidx[0] = cg_i64(m, 0);
   cg_gpu_block_reduce(L, 0);
