@@ -330,6 +330,13 @@ struct CgTarget {
  * dim), or 0 where it does not apply or LOOM_HOST_SMALL_ROWS turns it off. */
 int cg_host_row_extent(const KernelIr *k, const int64_t *shape, const SchedBinding *bind);
 
+/* The GPU specialization of a reduction whose walk the strides pick (codegen/lower.c; KernelIr.walk_cols):
+ * 1 where no buffer is contiguous along the last kept dim or the innermost reduced dim, one strides by
+ * run-time amounts along both (cg_reduce_walk's by_strides), and its binding strides less along the kept dim
+ * (x[:, ::2].sum(0): a thread a column reads neighbouring words, where a block a column reads a word a row),
+ * so the GPU should walk by columns; else 0 (also with LOOM_GPU_WALK_BY_STRIDES=0). */
+int cg_gpu_walk_cols(const KernelIr *k, const int64_t *shape, const SchedBinding *bind);
+
 /* The host CPU target: LLVM ORC JIT for the host's own CPU and features, vectorized loops,
  * SLEEF vector math. describe: "LLVM 19.1.7 host x86_64 <cpu> <features hash>". */
 LoomStatus cg_host_target_create(LoomContext *ctx, CgTarget **out, Diag *d);

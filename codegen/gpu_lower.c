@@ -679,8 +679,9 @@ int cg_gpu_flat_lanes(const KernelIr *k) {
 
 /* ROW or COL for a reduction: COL when the REDUCE values read some buffer contiguously along the
  * last O dim and none contiguously along the innermost R dim (the host's use_outer test, MAP phases
- * allowed: a thread then walks R serially for them too). */
-static bool gpu_use_col(const KernelIr *k, uint8_t *need) { return cg_reduce_reads_outer(k, need, true); }
+ * allowed: a thread then walks R serially for them too), or when the launch's strides asked for it
+ * (KernelIr.walk_cols). */
+static bool gpu_use_col(const KernelIr *k, uint8_t *need) { return cg_reduce_reads_outer(k, need, true) || k->walk_cols; }
 
 /* LOOM_GPU_COL_UNROLL=1: a COL thread's walk down its column (`main`, a one-phase split's `part`) folds
  * GPU_UNROLL rows at once, their loads in flight, as the phase split's parts do; unset or 0: a row at a

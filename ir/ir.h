@@ -528,6 +528,12 @@ typedef struct KernelIr {
    * every buffer's layout on the last dim is a constant stride c, and a buffer whose layout on dim
    * ndim - 2 is KL_ANY has the stride E * c there (packed rows); a reduction reduces the last dim only. */
   int32_t row_extent;
+  /* 0, or 1: a reduction the GPU walks by columns (COL: a thread a kept point) although no buffer is
+   * contiguous along its last kept dim: its big operand strides by run-time amounts along both that dim and
+   * the innermost reduced one, and at launch the kept stride was the smaller (x[:, ::2].sum(0)); a GPU
+   * specialization made at launch (codegen.h cg_gpu_walk_cols), printed " cols" on the kernel line, so part
+   * of the key. The same values either way. */
+  uint8_t walk_cols;
 } KernelIr;
 
 /* Stable text form; it is also the cache key's source (it names every dtype, layout and op). */

@@ -498,7 +498,7 @@ static LoomStatus parse_call(Cursor *c, Arena *a, KernelIr *k) {
   return LOOM_OK;
 }
 
-/* kernel = "kernel" name "ndim" N "keep" N "index" N ["rows" N]
+/* kernel = "kernel" name "ndim" N "keep" N "index" N ["rows" N] ["cols"]
  *          ("buf" N ("in"|"out") dt "[" layout ("," layout)* "]")*
  *          instr*
  *          ("phase" ("reduce" redop dt ref
@@ -527,6 +527,7 @@ LoomStatus ir_parse_kernel(Arena *a, const char *text, KernelIr **out, Diag *d) 
     if ((st = parse_int(&c, 2, 1 << 20, &v))) return st;
     k->row_extent = v;
   }
+  if (accept(&c, "cols")) k->walk_cols = 1;
   if (!at_eol(&c)) return fail(&c, "end of line");
   next_line(&c);
   while (*c.p) {

@@ -178,7 +178,8 @@ static void print_kernel(const KernelIr *k, bool with_name, StrBuf *out) {
   if (n == 0) name[n++] = '-';
   name[n] = '\0';
   sb_printf(out, "kernel %s ndim %d keep %d index %d", name, k->ndim, k->nkeep, k->index_bits);
-  sb_printf(out, k->row_extent ? " rows %d\n" : "\n", (int)k->row_extent);
+  if (k->row_extent) sb_printf(out, " rows %d", (int)k->row_extent);
+  sb_printf(out, k->walk_cols ? " cols\n" : "\n");
   for (int32_t b = 0; b < k->nbuf; b++) {
     const KBuffer *kb = &k->bufs[b];
     sb_printf(out, "  buf %d %s %s [", b, kb->is_output ? "out" : "in", dtype_short_name((LoomDType)kb->dtype));

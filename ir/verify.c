@@ -416,6 +416,9 @@ LoomStatus ir_verify_kernel(const KernelIr *k, Diag *d) {
       if (!ir_layout_const(k->bufs[b].layout[k->ndim - 1], &c))
         return BAD(d, "verify kernel: rows %d: buffer %d has no constant stride on the last dim", (int)k->row_extent, b);
   }
+  if (k->walk_cols > 1 || (k->walk_cols && (k->nkeep < 1 || k->nkeep >= k->ndim))) /* ir.h KernelIr.walk_cols */
+    return BAD(d, "verify kernel: cols (a column walk) needs a reduction that keeps a dim (keep %d of %d dims)",
+               (int)k->nkeep, (int)k->ndim);
   int32_t nparam_read = 0;
   for (int32_t i = 0; i < k->ninstr; i++) {
     LoomStatus st = verify_instr(k, i, d);

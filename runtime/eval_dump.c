@@ -95,14 +95,17 @@ static LoomStatus dump_impl(LoomGraph *g, LoomDumpKind kind, const LoomDumpTarge
       rt_cache_release(ctx->rt->cache, k);
     }
     if (st == LOOM_OK && (kind == LOOM_DUMP_PTX || kind == LOOM_DUMP_AMDGPU || kind == LOOM_DUMP_TIME)) {
+      const RtDevice *pd = rt_device_for_binary(kind == LOOM_DUMP_PTX ? CG_BINARY_PTX : CG_BINARY_AMDGPU);
+      if (kind != LOOM_DUMP_TIME && pd && pd->specialize) st = pd->specialize(ctx, &arena, sched, d); /* as they run */
       const KernelIr **ks = arena_alloc(&arena, sizeof *ks * (size_t)(sched->nkernel + 1));
       int32_t nks = 0; /* library calls have no device code */
       for (int32_t i = 0; ks && i < sched->nkernel; i++)
         if (!sched->kernels[i].ir->call) ks[nks++] = sched->kernels[i].ir;
-      const RtDevice *pd = rt_device_for_binary(kind == LOOM_DUMP_PTX ? CG_BINARY_PTX : CG_BINARY_AMDGPU);
       RtDumpRequest rq = {.arch = targets ? (kind == LOOM_DUMP_PTX ? targets->ptx_arch : targets->amdgpu_chip) : NULL,
                           .code = true, .times = (ctx->dump_flags & IR_DUMP_TIME) != 0};
-      if (!ks) st = diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: loom_dump bookkeeping");
+      if (st != LOOM_OK) /* the specialization's */
+        ;
+      else if (!ks) st = diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: loom_dump bookkeeping");
       else if (kind == LOOM_DUMP_TIME) st = dump_time_kernels(ctx, sched, ks, nks, targets, &sb, d);
       else if (!pd || !pd->dump_code)
         st = diag_error(d, LOOM_ERR_UNSUPPORTED, "loom_dump: this build has no %s target",

@@ -180,6 +180,7 @@ const RtDevice rt_cuda_device = {
     .event_synchronize = cu_event_synchronize,
     .event_elapsed = cu_event_elapsed,
     .prepare = cu_prepare,
+    .specialize = rt_gpu_specialize, /* gpu_launch.c */
     .unpin = cu_unpin,
     .run_schedule = cu_run_schedule,
     .write_strided = NULL, /* a copy kernel */

@@ -182,5 +182,7 @@ LoomStatus rt_gpu_prepare(const RtGpuDriver *drv, LoomContext *ctx, int index, c
 void rt_gpu_unpin(const RtGpuDriver *drv, LoomContext *ctx, int index, const RtKernel *k);
 LoomStatus rt_gpu_run_schedule(const RtGpuDriver *drv, LoomContext *ctx, int index, const RtRun *run, Diag *d);
 void rt_gpu_settle(const RtGpuDriver *drv, LoomContext *ctx, int index);
+/* device.h's specialize for every GPU driver (gpu_launch.c): column walks chosen by strides (KernelIr.walk_cols). */
+LoomStatus rt_gpu_specialize(LoomContext *ctx, Arena *a, Schedule *s, Diag *d);
 
 #endif /* LOOM_RUNTIME_GPU_DRIVER_H */

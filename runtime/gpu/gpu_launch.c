@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "runtime/bundle_build.h"
 #include "runtime/gpu/gpu_launch_policy.h"
 #include "runtime/gpu/gpu_rt.h"
 
@@ -201,4 +202,23 @@ LoomStatus rt_gpu_run_schedule(const RtGpuDriver *drv, LoomContext *ctx, int dev
   }
   rt_count_launches(ctx, launched, temp_bytes);
   return st;
+}
+
+/* ---- specialization (device.h's specialize) --------------------------------------------------------------- */
+/* Reductions whose walk the strides pick (x[:, ::2].sum(0)) get a copy that walks by columns where the kept
+ * stride is the smaller (KernelIr.walk_cols, cg_gpu_walk_cols); not while AOT bundles are in play (a bundle
+ * holds the generic kernels, found by their key). Plans are keyed by strides (plan_cache.c), so a plan's
+ * copies hold for every launch of it. */
+LoomStatus rt_gpu_specialize(LoomContext *ctx, Arena *a, Schedule *s, Diag *d) {
+  if (!s || rt_bundles_active(ctx)) return LOOM_OK;
+  for (int32_t i = 0; i < s->nkernel; i++) {
+    SchedKernel *sk = &s->kernels[i];
+    if (!sk->ir || !cg_gpu_walk_cols(sk->ir, sk->shape, sk->bind)) continue;
+    KernelIr *c = arena_alloc(a, sizeof *c);
+    if (!c) return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: specialized kernel %s", sk->ir->name);
+    *c = *sk->ir;
+    c->walk_cols = 1;
+    sk->ir = c;
+  }
+  return LOOM_OK;
 }

@@ -202,6 +202,7 @@ const RtDevice rt_hip_device = {
     .event_synchronize = hip_event_synchronize,
     .event_elapsed = hip_event_elapsed,
     .prepare = hip_prepare,
+    .specialize = rt_gpu_specialize, /* gpu_launch.c */
     .unpin = hip_unpin,
     .run_schedule = hip_run_schedule,
     .write_strided = NULL, /* a copy kernel */

@@ -66,6 +66,8 @@ typedef struct Case {
   int64_t want_parts;  /* the launcher's part count (1: main; 0: a reduction's, not checked) */
   const char *what;
   bool reduce;         /* the fold of each column into y[col] instead of its scan */
+  int64_t ostride;     /* 0: x contiguous along its columns; else a run-time column stride (x[:, ::2], x[:, ::-1]):
+                          layouts ANY on both dims, the column walk asked for by the strides (walk_cols) */
 } Case;
 
 static double get(const void *p, LoomDType t, int64_t i) {
@@ -99,7 +101,8 @@ static void run_case(const Case *c) {
   bool is_int = t == LOOM_INT32 || t == LOOM_INT64;
   KB kb;
   kb_init(&kb, 2, 1, 32);
-  int bx = kb_buf(&kb, t, 0, "1a"), by = kb_buf(&kb, t, 1, c->reduce ? "10" : "1a");
+  int64_t os = c->ostride ? c->ostride : 1, aos = os < 0 ? -os : os;
+  int bx = kb_buf(&kb, t, 0, c->ostride ? "aa" : "1a"), by = kb_buf(&kb, t, 1, c->reduce ? "10" : "1a");
   int v = kb_load(&kb, bx, t);
   if (c->fused) {
     int two = kb_ins(&kb, KI_CONST, t, 0, -1, -1), one = kb_ins(&kb, KI_CONST, t, 0, -1, -1);
@@ -119,6 +122,17 @@ static void run_case(const Case *c) {
     ph->store_begin = kb.k.nstore;
     kb_store(&kb, KP_SCAN, by, kb_acc(&kb, 0, t));
   }
+  int64_t ld = c->cols + 3, n = c->rows * ld * aos; /* padded rows: the padding must stay as it was */
+  int64_t x0 = os < 0 ? (c->cols - 1) * aos : 0;   /* x's first element (a reversed view: its last column) */
+#define XAT(row, col) ((row) * ld * aos + x0 + (col) * os)
+  if (c->ostride) { /* the device's specialization decides it from the launch's strides, both ways round */
+    SchedBinding bind[2] = {{.strides = {os, ld * aos}}, {.strides = {1, c->reduce ? 0 : ld}}};
+    SchedBinding swapped[2] = {{.strides = {ld * aos, os}}, {.strides = {1, c->reduce ? 0 : ld}}};
+    int64_t shape[2] = {c->cols, c->rows};
+    CHECK(cg_gpu_walk_cols(&kb.k, shape, bind) == 1 && cg_gpu_walk_cols(&kb.k, shape, swapped) == 0,
+          "%s: cg_gpu_walk_cols picks the column walk for a column stride of %lld only", c->what, (long long)os);
+    kb.k.walk_cols = 1;
+  }
   Emu e;
   if (!emu_build(&e, &kb.k)) {
     emu_free(&e);
@@ -131,7 +145,6 @@ static void run_case(const Case *c) {
   }
   CHECK(e.part && e.finishb, "%s: the split's part / finishb entries were built", c->what);
   size_t es = loom_dtype_size(t);
-  int64_t ld = c->cols + 3, n = c->rows * ld; /* padded rows: the padding must stay as it was */
   int64_t yld = c->reduce ? 0 : ld, ny = c->reduce ? c->cols + 3 : n;
   void *x = malloc((size_t)n * es), *y = malloc((size_t)ny * es);
   for (int64_t i = 0; i < n; i++) {
@@ -140,7 +153,7 @@ static void run_case(const Case *c) {
     if (t == LOOM_INT32 && c->op == LOOM_REDUCE_SUM) val = floor(u * 2e9) - 1e9; /* sums wrap */
     set(x, t, i, val);
   }
-  if (c->op == LOOM_REDUCE_MAX && c->rows > 100 && c->cols > 2) set(x, t, 100 * ld + 2, NAN);
+  if (c->op == LOOM_REDUCE_MAX && c->rows > 100 && c->cols > 2) set(x, t, XAT(100, 2), NAN);
   memset(y, 0x5A, (size_t)ny * es);
   Run r = {.e = &e, .nd = 2, .nb = 2};
   KBuffer bufs[2] = {kb.bufs[bx], kb.bufs[by]};
@@ -152,8 +165,8 @@ static void run_case(const Case *c) {
                      .launch = r_launch, .settle = r_settle};
   uint64_t words[64] = {0};
   words[0] = (uint64_t)c->cols, words[1] = (uint64_t)c->rows;
-  words[2] = (uint64_t)(uintptr_t)x, words[3] = (uint64_t)(uintptr_t)y;
-  words[4] = 1, words[5] = (uint64_t)ld, words[6] = 1, words[7] = (uint64_t)yld;
+  words[2] = (uint64_t)(uintptr_t)((char *)x + (size_t)x0 * es), words[3] = (uint64_t)(uintptr_t)y;
+  words[4] = (uint64_t)os, words[5] = (uint64_t)(ld * aos), words[6] = 1, words[7] = (uint64_t)yld;
   Diag d = {0};
   LoomStatus st = rt_gpu_launch_policy(&L, words, c->cols, c->rows, &d);
   CHECK(st == LOOM_OK, "%s: launch: %s", c->what, d.msg);
@@ -167,7 +180,7 @@ static void run_case(const Case *c) {
     long double acc = c->op == LOOM_REDUCE_PROD ? 1 : c->op == LOOM_REDUCE_MAX ? -INFINITY : 0, mag = 0;
     int64_t iacc = c->op == LOOM_REDUCE_PROD ? 1 : 0;
     for (int64_t row = 0; row < c->rows && bad < 4; row++) {
-      int64_t i = row * ld + col, iy = c->reduce ? col : row * ld + col;
+      int64_t i = XAT(row, col), iy = c->reduce ? col : row * ld + col;
       double xv = get(x, t, i);
       if (c->fused) xv = is_int ? xv * 2 + 1 : xv * 2.0 + 1.0;
       bool ok;
@@ -204,6 +217,7 @@ static void run_case(const Case *c) {
   free(x);
   free(y);
   emu_free(&e);
+#undef XAT
 }
 
 int main(void) {
@@ -222,20 +236,26 @@ int main(void) {
   }
   /* parts = min(ceil(2^18 / cols), rows / 64, 4096) */
   static const Case cases[] = {
-      {LOOM_FLOAT64, LOOM_REDUCE_SUM, 1000, 37, false, 15, "f64 cumsum, 37 columns: 15 parts of 66-67 rows", false},
-      {LOOM_INT64, LOOM_REDUCE_SUM, 777, 300, false, 12, "i64 cumsum, 300 columns", false},
-      {LOOM_INT32, LOOM_REDUCE_SUM, 1300, 5, true, 20, "i32 cumsum of 2x+1 (wraps), fused", false},
-      {LOOM_FLOAT32, LOOM_REDUCE_MAX, 4099, 5, false, 64, "f32 cummax with a NaN", false},
-      {LOOM_FLOAT64, LOOM_REDUCE_PROD, 5000, 3, false, 78, "f64 cumprod near 1, 3 columns", false},
-      {LOOM_INT64, LOOM_REDUCE_PROD, 129, 2, false, 2, "i64 cumprod wraps, 2 parts of 64-65 rows", false},
-      {LOOM_FLOAT32, LOOM_REDUCE_SUM, 300000, 1, false, 4096, "f32 one column: 4096 parts", false},
-      {LOOM_FLOAT64, LOOM_REDUCE_SUM, 127, 9, true, 1, "f64 short columns: main (chunks of 4 and the rest)", false},
-      {LOOM_INT32, LOOM_REDUCE_SUM, 70, 300000, false, 1, "i32 many columns: main", false},
-      {LOOM_FLOAT32, LOOM_REDUCE_SUM, 5, 4, false, 1, "f32 fewer rows than a chunk", false},
-      {LOOM_FLOAT64, LOOM_REDUCE_SUM, 0, 4, false, 1, "f64 no rows", false},
-      {LOOM_FLOAT64, LOOM_REDUCE_SUM, 5000, 9, false, 0, "f64 sum over axis 0", true},
-      {LOOM_FLOAT32, LOOM_REDUCE_MAX, 3001, 4, false, 0, "f32 max over axis 0, a NaN", true},
-      {LOOM_INT32, LOOM_REDUCE_SUM, 200, 50, true, 0, "i32 sum of 2 x + 1 over axis 0 (wraps)", true},
+      {LOOM_FLOAT64, LOOM_REDUCE_SUM, 1000, 37, false, 15, "f64 cumsum, 37 columns: 15 parts of 66-67 rows", false, 0},
+      {LOOM_INT64, LOOM_REDUCE_SUM, 777, 300, false, 12, "i64 cumsum, 300 columns", false, 0},
+      {LOOM_INT32, LOOM_REDUCE_SUM, 1300, 5, true, 20, "i32 cumsum of 2x+1 (wraps), fused", false, 0},
+      {LOOM_FLOAT32, LOOM_REDUCE_MAX, 4099, 5, false, 64, "f32 cummax with a NaN", false, 0},
+      {LOOM_FLOAT64, LOOM_REDUCE_PROD, 5000, 3, false, 78, "f64 cumprod near 1, 3 columns", false, 0},
+      {LOOM_INT64, LOOM_REDUCE_PROD, 129, 2, false, 2, "i64 cumprod wraps, 2 parts of 64-65 rows", false, 0},
+      {LOOM_FLOAT32, LOOM_REDUCE_SUM, 300000, 1, false, 4096, "f32 one column: 4096 parts", false, 0},
+      {LOOM_FLOAT64, LOOM_REDUCE_SUM, 127, 9, true, 1, "f64 short columns: main (chunks of 4 and the rest)", false, 0},
+      {LOOM_INT32, LOOM_REDUCE_SUM, 70, 300000, false, 1, "i32 many columns: main", false, 0},
+      {LOOM_FLOAT32, LOOM_REDUCE_SUM, 5, 4, false, 1, "f32 fewer rows than a chunk", false, 0},
+      {LOOM_FLOAT64, LOOM_REDUCE_SUM, 0, 4, false, 1, "f64 no rows", false, 0},
+      {LOOM_FLOAT64, LOOM_REDUCE_SUM, 5000, 9, false, 0, "f64 sum over axis 0", true, 0},
+      {LOOM_FLOAT32, LOOM_REDUCE_MAX, 3001, 4, false, 0, "f32 max over axis 0, a NaN", true, 0},
+      {LOOM_INT32, LOOM_REDUCE_SUM, 200, 50, true, 0, "i32 sum of 2 x + 1 over axis 0 (wraps)", true, 0},
+      /* strided columns: KL_ANY on both dims, walked by columns because the strides asked (KernelIr.walk_cols) */
+      {LOOM_FLOAT32, LOOM_REDUCE_SUM, 3001, 700, false, 0, "f32 x[:, ::2].sum(0)", true, 2},
+      {LOOM_FLOAT64, LOOM_REDUCE_MAX, 2000, 5, false, 0, "f64 x[:, ::3].max(0), a NaN", true, 3},
+      {LOOM_INT64, LOOM_REDUCE_SUM, 999, 130, true, 0, "i64 (2 x + 1)[:, ::-1].sum(0)", true, -1},
+      {LOOM_FLOAT64, LOOM_REDUCE_SUM, 1000, 37, false, 15, "f64 x[:, ::2].cumsum(0): 15 parts", false, 2},
+      {LOOM_INT32, LOOM_REDUCE_SUM, 70, 3000, false, 1, "i32 x[:, ::-1].cumsum(0), many columns: main", false, -1},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(&cases[i]);
   rt_gpu_pool_destroy(g_pool);

@@ -540,6 +540,60 @@ static void test_row_extent(void) {
   CHECK(cnt.live == 0);
 }
 
+/* A reduction the GPU walks by columns because of its strides (KernelIr.walk_cols): " cols" on the kernel
+ * line, printed back, part of the key, and verified to keep a dim and reduce one. */
+static const char *cols_text =
+    "kernel k0_reduce_sum ndim 2 keep 1 index 32 cols\n"
+    "  buf 0 in f32 [s,s]\n"
+    "  buf 1 out f32 [1,0]\n"
+    "  %0 = load f32 buf 0\n"
+    "  %1 = acc f32 phase 0\n"
+    "  phase reduce sum f32 %0\n"
+    "  phase final store buf 1 %1\n";
+
+static void test_walk_cols(void) {
+  LoomContext ctx;
+  Counting cnt;
+  make_ctx(&ctx, &cnt);
+  Arena a;
+  arena_init(&a, &ctx);
+  Diag d = {LOOM_OK, ""};
+  KernelIr *k = NULL;
+  CHECK(ir_parse_kernel(&a, cols_text, &k, &d) == LOOM_OK);
+  if (k) {
+    CHECK(k->walk_cols == 1 && k->row_extent == 0);
+    CHECK(ir_verify_kernel(k, &d) == LOOM_OK);
+    StrBuf b;
+    sb_init(&b, &ctx);
+    ir_print_kernel(k, &b);
+    char *t = sb_take(&b);
+    CHECK_STR(t, cols_text);
+    sb_init(&b, &ctx);
+    ir_print_kernel_key(k, &b);
+    char *key = sb_take(&b);
+    k->walk_cols = 0;
+    sb_init(&b, &ctx);
+    ir_print_kernel_key(k, &b);
+    char *generic = sb_take(&b);
+    CHECK(generic && key && strcmp(generic, key) != 0 && !strstr(generic, "cols"));
+    ctx_free(&ctx, t);
+    ctx_free(&ctx, key);
+    ctx_free(&ctx, generic);
+    k->walk_cols = 1;
+    k->nkeep = 2; /* nothing reduced */
+    CHECK(ir_verify_kernel(k, &d) == LOOM_ERR_INTERNAL);
+    d.status = LOOM_OK;
+  }
+  KernelIr *both = NULL; /* rows and cols together parse in that order */
+  CHECK(ir_parse_kernel(&a, "kernel - ndim 2 keep 1 index 32 rows 3 cols\n", &both, &d) == LOOM_OK && both &&
+        both->row_extent == 3 && both->walk_cols == 1);
+  KernelIr *bad = NULL;
+  d.status = LOOM_OK;
+  CHECK(ir_parse_kernel(&a, "kernel - ndim 2 keep 1 index 32 colsx\n", &bad, &d) != LOOM_OK);
+  arena_free_all(&a);
+  CHECK(cnt.live == 0);
+}
+
 static void test_oom(void) {
   int ok = 0, oom = 0;
   for (long fail_at = 0; fail_at < 60; fail_at++) {
@@ -637,6 +691,7 @@ int main(void) {
   test_movement();
   test_kernel_roundtrip();
   test_row_extent();
+  test_walk_cols();
   test_oom();
   printf("%d passed, %d failed\n", passed, failed);
   return failed != 0;
