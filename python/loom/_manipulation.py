@@ -283,17 +283,22 @@ def flip(m, axis=None):
     m = asarray(m)
     if m.ndim == 0 and axis is None:  # nothing to reverse (NumPy's m[()] is a scalar, not a view)
         return m.view()
+    if m._tracer:   # inside @loom.fuse: the same view written as basic indexing with step -1 (what numpy.flip does)
+        axes = range(m.ndim) if axis is None else numpy.lib.array_utils.normalize_axis_tuple(axis, m.ndim)
+        return m[tuple(slice(None, None, -1) if d in axes else slice(None) for d in range(m.ndim))]
     return _view_by(m, lambda v: numpy.flip(v, axis))
 
 
 def fliplr(m):
     """Reverses the order of the columns (a view; numpy.fliplr)."""
-    return _view_by(asarray(m), numpy.fliplr)
+    m = asarray(m)
+    return flip(m, 1) if m._tracer and m.ndim >= 2 else _view_by(m, numpy.fliplr)
 
 
 def flipud(m):
     """Reverses the order of the rows (a view; numpy.flipud)."""
-    return _view_by(asarray(m), numpy.flipud)
+    m = asarray(m)
+    return flip(m, 0) if m._tracer and m.ndim >= 1 else _view_by(m, numpy.flipud)
 
 
 def rot90(m, k=1, axes=(0, 1)):
