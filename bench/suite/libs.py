@@ -71,13 +71,15 @@ class TorchNS:
 
     def __init__(self, torch, device):
         self.t, self.device = torch, device
-        for n in ("float16", "float32", "float64", "int8", "uint8", "int32", "int64"):
+        for n in ("float16", "float32", "float64", "int8", "uint8", "int16", "uint16", "int32", "int64",
+                  "complex64"):
             setattr(self, n, getattr(torch, n))
         self.bool_ = torch.bool
         for n in ("exp", "log", "log1p", "expm1", "tanh", "sqrt", "erf", "abs", "sin", "cos", "isfinite",
-                  "isnan"):
+                  "isnan", "log2", "log10", "sign", "sinh", "cosh", "angle"):
             setattr(self, n, getattr(torch, n))
-        self.arcsin, self.rint = torch.asin, torch.round
+        self.arcsin, self.rint, self.arccosh, self.degrees = torch.asin, torch.round, torch.acosh, torch.rad2deg
+        self.maximum = _Accumulating(self.maximum, lambda x, axis=0: torch.cummax(x, dim=axis).values)
 
     def __getattr__(self, name):
         raise NotExpressible(f"the torch adapter has no {name}")
@@ -164,11 +166,25 @@ class TorchNS:
     def arange(self, n):
         return self.t.arange(n, device=self.device)
 
+    def flip(self, x, axis=None):
+        axis = tuple(range(x.ndim)) if axis is None else axis if isinstance(axis, tuple) else (axis,)
+        return self.t.flip(x, dims=axis)
+
+
+class _Accumulating:
+    """A binary function with NumPy's ufunc method accumulate (xp.maximum.accumulate(x, axis=0))."""
+
+    def __init__(self, f, accumulate):
+        self.f, self.accumulate = f, accumulate
+
+    def __call__(self, *a, **kw):
+        return self.f(*a, **kw)
+
 
 # ---- numexpr: a tracer that writes each elementwise chain as one numexpr string -----------------------
 _NE_DTYPES = {np.dtype(t) for t in ("bool", "int32", "int64", "float32", "float64")}
 _NE_FUNCS = {"exp", "log", "log1p", "expm1", "sqrt", "sin", "cos", "tan", "arcsin", "arccos", "arctan",
-             "sinh", "cosh", "tanh", "abs"}
+             "sinh", "cosh", "tanh", "abs", "log10", "arcsinh", "arccosh", "arctanh"}
 
 
 class NETrace:
@@ -355,9 +371,10 @@ def _ne_namespace(tr):
     for name in _NE_FUNCS:
         setattr(ns, name, (lambda n: lambda x: ns._func(n, x))(name))
     for name in ("sum", "mean", "max", "min", "argmax", "argmin", "var", "std", "any", "all", "rint", "isfinite",
-                 "isnan"):
+                 "isnan", "flip", "sign", "log2", "degrees", "angle"):
         setattr(ns, name, ns._host(getattr(np, name)))
     ns.astype = ns._host(lambda x, dt: x.astype(dt))
+    ns.maximum = _Accumulating(ns.maximum, ns._host(np.maximum.accumulate))
     return ns
 
 

@@ -405,9 +405,10 @@ def main(argv=None):
     ap.add_argument("--machine", choices=["cpu", "h100", "h200", "test"], default="cpu",
                     help="names the results; h100 and h200 run the same GPU sizes")
     ap.add_argument("--only", default="", help="comma-separated workload names")
-    ap.add_argument("--table", choices=["suite", "probe", "fresh"], default="suite",
+    ap.add_argument("--table", choices=["suite", "probe", "fresh", "fresh2"], default="suite",
                     help="suite: workloads.py; probe: workloads_probe.py (unseen workloads and shapes); "
-                    "fresh: workloads_fresh.py (a later set of unseen workloads, in neither)")
+                    "fresh: workloads_fresh.py (a later set of unseen workloads, in neither); "
+                    "fresh2: workloads_fresh2.py (a fourth set, in none of the three)")
     ap.add_argument("--libs", default="", help="comma-separated library names (default: all of the machine)")
     ap.add_argument("--out-dir", default=os.path.join(ROOT, "bench", "results"))
     ap.add_argument("--date", default=os.environ.get("LOOM_BENCH_DATE") or datetime.date.today().isoformat())

@@ -33,7 +33,8 @@ for _d in DIMS.values():
 @dataclasses.dataclass
 class In:
     """One input: shape (dimension names or ints), dtype, generator: 'normal', 'uniform' (lo, hi),
-    'int' (lo, hi; hi may name a dimension), 'bernoulli', 'causal_mask'."""
+    'int' (lo, hi; hi may name a dimension), 'bernoulli', 'causal_mask', 'normal_nan' (about 5 % NaN); a complex
+    dtype with 'normal' draws both parts."""
     shape: tuple
     dtype: str = "float32"
     gen: str = "normal"
@@ -550,7 +551,8 @@ assert len(BY_NAME) == len(WORKLOADS), "duplicate workload names"
 def table(name="suite"):
     """The workloads of a table: "suite" (this file, the one the compiler is tuned on), "probe"
     (workloads_probe.py: unseen expressions and shapes, the check that a mechanism is general) or "fresh"
-    (workloads_fresh.py: a later set of unseen workloads and shapes, in neither of the other two)."""
+    (workloads_fresh.py: a later set of unseen workloads and shapes, in neither of the other two) or "fresh2"
+    (workloads_fresh2.py: a fourth set, in none of the other three)."""
     if name == "suite":
         return WORKLOADS
     if name == "probe":
@@ -559,15 +561,19 @@ def table(name="suite"):
     if name == "fresh":
         from . import workloads_fresh
         return workloads_fresh.WORKLOADS
-    raise ValueError(f"unknown workload table {name!r}: use 'suite', 'probe' or 'fresh'")
+    if name == "fresh2":
+        from . import workloads_fresh2
+        return workloads_fresh2.WORKLOADS
+    raise ValueError(f"unknown workload table {name!r}: use 'suite', 'probe', 'fresh' or 'fresh2'")
 
 
 def lookup(name):
     """A workload of any table by its name."""
     if name in BY_NAME:
         return BY_NAME[name]
-    from . import workloads_fresh, workloads_probe
-    for t in (workloads_probe, workloads_fresh):
+    from . import workloads_fresh, workloads_fresh2, workloads_probe
+    for t in (workloads_probe, workloads_fresh, workloads_fresh2):
         if name in t.BY_NAME:
             return t.BY_NAME[name]
-    raise KeyError(f"no workload {name!r} in bench/suite/workloads.py, workloads_probe.py or workloads_fresh.py")
+    raise KeyError(f"no workload {name!r} in bench/suite/workloads.py, workloads_probe.py, workloads_fresh.py or "
+                   "workloads_fresh2.py")
