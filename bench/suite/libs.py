@@ -94,6 +94,8 @@ class TorchNS:
         return self._red(self.t.sum, x, axis, keepdims)
 
     def mean(self, x, axis=None, keepdims=False):
+        if not (x.is_floating_point() or x.is_complex()):   # NumPy: the mean of bool / int is float64
+            x = x.to(self.t.float64)
         return self._red(self.t.mean, x, axis, keepdims)
 
     def max(self, x, axis=None, keepdims=False):
@@ -280,7 +282,8 @@ class NENS:
 
     def __init__(self, tr):
         self.tr = tr
-        for n in ("float16", "float32", "float64", "int8", "uint8", "int32", "int64", "bool_", "pi"):
+        for n in ("float16", "float32", "float64", "int8", "uint8", "int16", "uint16", "int32", "int64", "complex64",
+                  "bool_", "pi"):
             setattr(self, n, getattr(np, n))
 
     def __getattr__(self, name):
