@@ -15,6 +15,7 @@
  * Other strides take the walk as before. The copies compute the same values in the same order (same bits).
  * LOOM_HOST_COL_STRIDED_LOADS=0: one walk, gathers (A/B).
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "codegen/cg_lower.h"
@@ -34,17 +35,37 @@ static bool runtime_col_stride(const KernelIr *k, int bi) {
   return false;
 }
 
+/* The walk with every run-time column stride taken as the constant s (saved: nb slots). */
+static void walk_with_stride(Lower *L, OuterWalkFn walk, const void *arg, int64_t s, LLVMValueRef *saved) {
+  const KernelIr *k = L->k;
+  int nb = k->nbuf, lo = k->nkeep - 1;
+  for (int bi = 0; bi < nb; bi++) {
+    saved[bi] = L->stride[bi * k->ndim + lo];
+    if (runtime_col_stride(k, bi)) L->stride[bi * k->ndim + lo] = cg_i64(&L->m, s);
+  }
+  L->outer_col_const = true;
+  walk(L, arg);
+  L->outer_col_const = false;
+  for (int bi = 0; bi < nb; bi++) L->stride[bi * k->ndim + lo] = saved[bi];
+}
+
 void cg_outer_by_col_stride(Lower *L, OuterWalkFn walk, const void *arg) {
   const KernelIr *k = L->k;
   int nb = k->nbuf, lo = k->nkeep - 1, n = 0;
   for (int bi = 0; bi < nb; bi++) n += runtime_col_stride(k, bi);
-  if (!loads_on() || L->outer_col_const || !n) {
+  /* a launch specialization (KernelIr.col_stride): none of the small strides, or the one stride it has */
+  if (!loads_on() || L->outer_col_const || !n || k->col_stride == IR_COL_STRIDE_OTHER) {
     walk(L, arg);
     return;
   }
   LLVMValueRef *saved = ctx_calloc(L->ctx, (size_t)nb, sizeof(LLVMValueRef));
   if (!saved) {
     walk(L, arg);
+    return;
+  }
+  if (k->col_stride) {
+    walk_with_stride(L, walk, arg, k->col_stride, saved);
+    ctx_free(L->ctx, saved);
     return;
   }
   LLVMBuilderRef b = L->m.b;
@@ -57,14 +78,7 @@ void cg_outer_by_col_stride(Lower *L, OuterWalkFn walk, const void *arg) {
     LLVMBasicBlockRef yes = cg_new_bb(L, "cstride.const"), no = cg_new_bb(L, "cstride.next");
     LLVMBuildCondBr(b, all, yes, no);
     LLVMPositionBuilderAtEnd(b, yes);
-    for (int bi = 0; bi < nb; bi++) {
-      saved[bi] = L->stride[bi * k->ndim + lo];
-      if (runtime_col_stride(k, bi)) L->stride[bi * k->ndim + lo] = s;
-    }
-    L->outer_col_const = true;
-    walk(L, arg);
-    L->outer_col_const = false;
-    for (int bi = 0; bi < nb; bi++) L->stride[bi * k->ndim + lo] = saved[bi];
+    walk_with_stride(L, walk, arg, col_strides[v], saved);
     LLVMBuildBr(b, join);
     LLVMPositionBuilderAtEnd(b, no);
   }
@@ -72,6 +86,30 @@ void cg_outer_by_col_stride(Lower *L, OuterWalkFn walk, const void *arg) {
   walk(L, arg);
   LLVMBuildBr(b, join);
   LLVMPositionBuilderAtEnd(b, join);
+}
+
+int cg_host_col_stride(const KernelIr *k, const int64_t *shape, const SchedBinding *bind) {
+  if (!k || !shape || !bind || k->call || k->col_stride || k->nkeep < 1 || k->nkeep >= k->ndim || !loads_on()) return 0;
+  static int knob = -1;
+  if (!cg_env_int_once(&knob, "LOOM_HOST_COL_STRIDE_SPECIALIZE", 1)) return 0;
+  int lo = k->nkeep - 1;
+  int64_t s = 0;
+  bool same = true;
+  for (int bi = 0; bi < k->nbuf; bi++) {
+    if (!runtime_col_stride(k, bi)) continue;
+    if (s && bind[bi].strides[lo] != s) same = false;
+    s = bind[bi].strides[lo];
+  }
+  if (!s) return 0; /* no column walk reads along a run-time stride */
+  uint8_t small[256], *need = k->ninstr <= (int32_t)sizeof small ? small : malloc((size_t)k->ninstr);
+  if (!need) return 0;
+  int by = -1; /* only kernels that walk columns have the copies (as cg_lower_host plans): one key for the rest */
+  bool outer = cg_reduce_walk(k, need, cg_outer_map_ok(k), &by);
+  if (need != small) free(need);
+  if (!outer && (by < 0 || !cg_host_by_strides_ok(k))) return 0;
+  for (size_t v = 0; same && v < sizeof col_strides / sizeof col_strides[0]; v++)
+    if (s == col_strides[v]) return (int)s;
+  return IR_COL_STRIDE_OTHER;
 }
 
 /* Whether buffer bi's stride along the last O dim is a constant that the walks read as a group. */

@@ -534,7 +534,14 @@ typedef struct KernelIr {
    * specialization made at launch (codegen.h cg_gpu_walk_cols), printed " cols" on the kernel line, so part
    * of the key. The same values either way. */
   uint8_t walk_cols;
+  /* 0, or a host specialization made at launch (codegen/lower_host_outer_loads.c cg_host_col_stride): every
+   * buffer the kernel loads with a run-time stride along its last kept dim strides there by col_stride at
+   * launch, 2, 3, 4 or -1, which the column walks then read as a constant (one walk, where the generic kernel
+   * branches at run time over a copy per small stride), or by none of those: IR_COL_STRIDE_OTHER (the one
+   * walk, no copies). Printed " colstride S" / " colstride other", so part of the key. */
+  int8_t col_stride;
 } KernelIr;
+#define IR_COL_STRIDE_OTHER 1 /* KernelIr.col_stride: no small constant (a stride of 1 is never run-time) */
 
 /* Stable text form; it is also the cache key's source (it names every dtype, layout and op). */
 void ir_print_kernel(const KernelIr *k, StrBuf *out);

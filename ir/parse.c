@@ -498,7 +498,7 @@ static LoomStatus parse_call(Cursor *c, Arena *a, KernelIr *k) {
   return LOOM_OK;
 }
 
-/* kernel = "kernel" name "ndim" N "keep" N "index" N ["rows" N] ["cols"]
+/* kernel = "kernel" name "ndim" N "keep" N "index" N ["rows" N] ["cols"] ["colstride" (N | "other")]
  *          ("buf" N ("in"|"out") dt "[" layout ("," layout)* "]")*
  *          instr*
  *          ("phase" ("reduce" redop dt ref
@@ -528,6 +528,12 @@ LoomStatus ir_parse_kernel(Arena *a, const char *text, KernelIr **out, Diag *d) 
     k->row_extent = v;
   }
   if (accept(&c, "cols")) k->walk_cols = 1;
+  if (accept(&c, "colstride")) {
+    if (accept(&c, "other")) k->col_stride = IR_COL_STRIDE_OTHER;
+    else if ((st = parse_int(&c, -1, 4, &v))) return st;
+    else if (v == 0 || v == 1) return fail(&c, "a column stride of 2, 3, 4, -1 or 'other'");
+    else k->col_stride = (int8_t)v;
+  }
   if (!at_eol(&c)) return fail(&c, "end of line");
   next_line(&c);
   while (*c.p) {

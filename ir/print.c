@@ -179,7 +179,10 @@ static void print_kernel(const KernelIr *k, bool with_name, StrBuf *out) {
   name[n] = '\0';
   sb_printf(out, "kernel %s ndim %d keep %d index %d", name, k->ndim, k->nkeep, k->index_bits);
   if (k->row_extent) sb_printf(out, " rows %d", (int)k->row_extent);
-  sb_printf(out, k->walk_cols ? " cols\n" : "\n");
+  if (k->walk_cols) sb_printf(out, " cols");
+  if (k->col_stride == IR_COL_STRIDE_OTHER) sb_printf(out, " colstride other");
+  else if (k->col_stride) sb_printf(out, " colstride %d", (int)k->col_stride);
+  sb_printf(out, "\n");
   for (int32_t b = 0; b < k->nbuf; b++) {
     const KBuffer *kb = &k->bufs[b];
     sb_printf(out, "  buf %d %s %s [", b, kb->is_output ? "out" : "in", dtype_short_name((LoomDType)kb->dtype));

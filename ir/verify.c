@@ -419,6 +419,10 @@ LoomStatus ir_verify_kernel(const KernelIr *k, Diag *d) {
   if (k->walk_cols > 1 || (k->walk_cols && (k->nkeep < 1 || k->nkeep >= k->ndim))) /* ir.h KernelIr.walk_cols */
     return BAD(d, "verify kernel: cols (a column walk) needs a reduction that keeps a dim (keep %d of %d dims)",
                (int)k->nkeep, (int)k->ndim);
+  if (k->col_stride && (k->col_stride < -1 || k->col_stride > 4 || k->nkeep < 1 ||
+                        k->nkeep >= k->ndim)) /* ir.h KernelIr.col_stride */
+    return BAD(d, "verify kernel: colstride %d needs a reduction that keeps a dim and a stride of 2, 3, 4, -1 or other",
+               (int)k->col_stride);
   int32_t nparam_read = 0;
   for (int32_t i = 0; i < k->ninstr; i++) {
     LoomStatus st = verify_instr(k, i, d);

@@ -270,10 +270,11 @@ void rt_bundles_capture(LoomContext *ctx, const KernelIr *k) {
   if (!s || !__atomic_load_n(&s->capture, __ATOMIC_ACQUIRE)) return;
   KernelIr generic; /* a kernel specialized on its sizes (a plan made before the capture began): its generic
                      * form, which runs at any size (same values) */
-  if (k->row_extent || k->walk_cols) {
+  if (k->row_extent || k->walk_cols || k->col_stride) {
     generic = *k;
     generic.row_extent = 0;
     generic.walk_cols = 0;
+    generic.col_stride = 0;
     k = &generic;
   }
   pthread_mutex_lock(&s->lock);

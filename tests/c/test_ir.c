@@ -3,6 +3,7 @@
  * slicing, the verifier, and allocation-failure injection through the pluggable allocator.
  * Links loom_internal; needs no runtime (the context is built by hand). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "frontend/frontend.h"
@@ -590,6 +591,33 @@ static void test_walk_cols(void) {
   KernelIr *bad = NULL;
   d.status = LOOM_OK;
   CHECK(ir_parse_kernel(&a, "kernel - ndim 2 keep 1 index 32 colsx\n", &bad, &d) != LOOM_OK);
+  /* the host's column-stride specialization (KernelIr.col_stride): 2, 3, 4, -1 or other, printed back */
+  static const char *const strides[] = {"2", "3", "4", "-1", "other"};
+  for (int i = 0; i < 5; i++) {
+    char text[512];
+    snprintf(text, sizeof text, "kernel k0_reduce_sum ndim 2 keep 1 index 32 colstride %s\n%s", strides[i],
+             strchr(cols_text, '\n') + 1);
+    KernelIr *ks = NULL;
+    d.status = LOOM_OK;
+    CHECK(ir_parse_kernel(&a, text, &ks, &d) == LOOM_OK && ks && ir_verify_kernel(ks, &d) == LOOM_OK);
+    if (!ks) continue;
+    CHECK(ks->col_stride == (i == 4 ? IR_COL_STRIDE_OTHER : atoi(strides[i])));
+    StrBuf b;
+    sb_init(&b, &ctx);
+    ir_print_kernel(ks, &b);
+    char *t = sb_take(&b);
+    CHECK_STR(t, text);
+    ctx_free(&ctx, t);
+    ks->nkeep = 2; /* nothing reduced */
+    CHECK(ir_verify_kernel(ks, &d) == LOOM_ERR_INTERNAL);
+  }
+  static const char *const bad_strides[] = {"0", "1", "5", "-2", "any"};
+  for (int i = 0; i < 5; i++) {
+    char text[128];
+    snprintf(text, sizeof text, "kernel - ndim 2 keep 1 index 32 colstride %s\n", bad_strides[i]);
+    d.status = LOOM_OK;
+    CHECK(ir_parse_kernel(&a, text, &bad, &d) != LOOM_OK);
+  }
   arena_free_all(&a);
   CHECK(cnt.live == 0);
 }

@@ -193,3 +193,31 @@ def test_switched_off_same_bits(tmp_path) -> None:
         assert "llvm.masked.gather" in p_off, e  # (the walk for other strides keeps them when on)
     for (_, e), a, b in zip(KERNELS, on, off):
         np.testing.assert_array_equal(a.view(np.uint8), b.view(np.uint8), err_msg=e)
+
+
+# ---- the launch specialization on the column stride (KernelIr.col_stride, runtime/host_device.c) ------------
+def test_specialized_walk_per_stride() -> None:
+    """A launch compiles the one walk its stride needs (host_specialize: KernelIr.col_stride): the stride's
+    wide reads and no gathers for 2, 3, 4, -1; gathers and no wide reads for any other stride."""
+    x = loom.asarray(data((1500, 301), "float32", seed=3))
+    for s in [2, 3, 4, -1, 5, -2]:
+        with loom.capture_dumps("llvm", echo=False) as d:
+            loom.eval(loom.sum(x[:, ::s] * 2.0, axis=0))
+        part = colpart(d.text)
+        small = s in (2, 3, 4, -1)
+        assert (wide_reads(part, s) > 0) == small, s
+        assert ("llvm.masked.gather" in part) != small, s
+
+
+def test_specialization_off_same_bits(tmp_path) -> None:
+    """LOOM_HOST_COL_STRIDE_SPECIALIZE=0: the generic kernel (a copy of the walk per small stride, chosen at run
+    time) gives the same bits as the specialized ones."""
+    parts_on, on = run_child(tmp_path, "spec")
+    parts_off, off = run_child(tmp_path, "generic", LOOM_HOST_COL_STRIDE_SPECIALIZE="0")
+    for (s, e), p_on, p_off in zip(KERNELS, parts_on, parts_off):
+        assert wide_reads(p_on, s) > 0 and wide_reads(p_off, s) > 0, e
+        # the generic kernel keeps the gathering walk for other strides beside its copies; the launch's has one walk
+        assert p_on.count("llvm.masked.gather") < p_off.count("llvm.masked.gather"), e
+        assert len(p_on) < len(p_off), e
+    for (_, e), a, b in zip(KERNELS, on, off):
+        np.testing.assert_array_equal(a.view(np.uint8), b.view(np.uint8), err_msg=e)
