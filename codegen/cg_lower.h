@@ -204,6 +204,10 @@ bool cg_reduce_reads_outer(const KernelIr *k, uint8_t *need, bool allow_map);
  * along both the last O dim and the innermost R dim by run-time amounts (x[:, ::2].sum(0), x.T[::2].sum(1)),
  * that buffer (else -1): which walk reads it in memory order is known only from its strides at run time. */
 bool cg_reduce_walk(const KernelIr *k, uint8_t *need, bool allow_map, int *by_strides);
+/* 1 where cg_reduce_walk finds no contiguous walk but a buffer strided along both (by_strides) and, at a launch
+ * with these sizes and bindings, that buffer strides less along the last kept dim than along the innermost
+ * reduced one: the column walk reads it in memory order (KernelIr.walk_cols); else 0. */
+int cg_strides_pick_cols(const KernelIr *k, const int64_t *shape, const SchedBinding *bind, bool allow_map);
 /* A worker (a host run() over a range, a GPU thread): its state block and loop_prep; after_loop. */
 void cg_worker_begin(Lower *L);
 void cg_worker_end(Lower *L);

@@ -332,9 +332,14 @@ int cg_host_row_extent(const KernelIr *k, const int64_t *shape, const SchedBindi
 /* The host specialization of column walks on their run-time column stride (codegen/lower_host_outer_loads.c,
  * KernelIr.col_stride): for a reduction the host walks by columns whose loaded buffers stride by run-time
  * amounts along the last kept dim, the one stride they all have at this launch if it is 2, 3, 4 or -1, else
- * IR_COL_STRIDE_OTHER; 0 where it does not apply or LOOM_HOST_COL_STRIDE_SPECIALIZE=0 /
+ * IR_COL_STRIDE_OTHER; 0 where it does not apply or LOOM_HOST_COL_SPECIALIZE=0 /
  * LOOM_HOST_COL_STRIDED_LOADS=0. */
 int cg_host_col_stride(const KernelIr *k, const int64_t *shape, const SchedBinding *bind);
+/* The host's KernelIr.walk_cols (codegen/lower_host_by_strides.c): 1 where a reduction of a view strided along
+ * both its last kept and its innermost reduced dim strides less along the kept one at this launch (the outer
+ * walk, planned as for a contiguous kept dim, MAP phases included); else 0 (also LOOM_HOST_WALK_BY_STRIDES=0 or
+ * LOOM_HOST_COL_SPECIALIZE=0: the generic kernel, whose run() picks the walk at run time). */
+int cg_host_walk_cols(const KernelIr *k, const int64_t *shape, const SchedBinding *bind);
 
 /* The GPU specialization of a reduction whose walk the strides pick (codegen/lower.c; KernelIr.walk_cols):
  * 1 where no buffer is contiguous along the last kept dim or the innermost reduced dim, one strides by

@@ -398,14 +398,12 @@ bool cg_reduce_walk(const KernelIr *k, uint8_t *need, bool allow_map, int *by_st
   return contiguous_o;
 }
 
-int cg_gpu_walk_cols(const KernelIr *k, const int64_t *shape, const SchedBinding *bind) {
-  static int knob = -1;
+int cg_strides_pick_cols(const KernelIr *k, const int64_t *shape, const SchedBinding *bind, bool allow_map) {
   if (!k || !shape || !bind || k->call || k->walk_cols || k->nkeep < 1 || k->nkeep >= k->ndim) return 0;
-  if (!cg_env_int_once(&knob, "LOOM_GPU_WALK_BY_STRIDES", 1)) return 0;
   uint8_t small[256], *need = k->ninstr <= (int32_t)sizeof small ? small : malloc((size_t)k->ninstr);
   if (!need) return 0;
   int b = -1;
-  bool outer = cg_reduce_walk(k, need, true, &b);
+  bool outer = cg_reduce_walk(k, need, allow_map, &b);
   if (need != small) free(need);
   if (outer || b < 0) return 0;
   int64_t so = bind[b].strides[k->nkeep - 1], sr = bind[b].strides[k->ndim - 1];
@@ -413,6 +411,12 @@ int cg_gpu_walk_cols(const KernelIr *k, const int64_t *shape, const SchedBinding
   if (sr < 0) sr = -sr;
   /* a kept dim of extent 1 has stride 0: nothing to walk across */
   return shape[k->nkeep - 1] > 1 && so < sr ? 1 : 0;
+}
+
+int cg_gpu_walk_cols(const KernelIr *k, const int64_t *shape, const SchedBinding *bind) {
+  static int knob = -1;
+  if (!cg_env_int_once(&knob, "LOOM_GPU_WALK_BY_STRIDES", 1)) return 0;
+  return cg_strides_pick_cols(k, shape, bind, true);
 }
 
 /* ---- functions and modules -------------------------------------------------------------------------- */

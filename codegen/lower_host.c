@@ -753,8 +753,8 @@ LoomStatus cg_lower_host(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef mod, 
   if (!allocated) {
     st = diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "codegen: out of memory lowering kernel '%s'", k->name);
   } else {
-    L.outer = cg_reduce_walk(k, L.need, cg_outer_map_ok(k), &L.outer_by_strides);
-    if (!cg_host_by_strides_ok(k)) L.outer_by_strides = -1;
+    L.outer = cg_reduce_walk(k, L.need, cg_outer_map_ok(k), &L.outer_by_strides) || k->walk_cols;
+    if (!cg_host_by_strides_ok(k) || k->walk_cols) L.outer_by_strides = -1; /* walk_cols: the launch decided */
     if (L.outer_by_strides >= 0) L.outer = true; /* planned as outer; run() may take the per-O walk */
     cg_host_keep_plan(&L);
     cg_host_onepass_plan(&L); /* host_moments.c */

@@ -14,13 +14,25 @@
  * (codegen.h CG_COL_BY_STRIDES, cg_host_col_query), so it is planned only where the strides pick the outer walk; no inner R
  * split (cg_host_row_part). Only REDUCE and FINAL phases. 4001 x 3001 float32, one Zen 4 thread:
  * x[:, ::2].sum(0) 14.3 -> 6.7 ms, x.T[::2].sum(1) 14.1 -> 6.6 (DIAGNOSIS.md, session 35).
- * LOOM_HOST_WALK_BY_STRIDES=0: the per-O walk always (A/B). */
+ * LOOM_HOST_WALK_BY_STRIDES=0: the per-O walk always (A/B).
+ * A JIT launch decides it before compiling instead (cg_host_walk_cols, runtime/host_device.c): where the strides
+ * pick the outer walk the kernel is compiled with KernelIr.walk_cols, planned as any outer kernel (its MAP phase
+ * too: x[:, ::2] / x[:, ::2].sum(0), with the column split); the run-time choice stays for the generic kernel
+ * (AOT bundles, and launches whose strides pick the per-O walk). */
 bool cg_host_by_strides_ok(const KernelIr *k) {
   static int knob = -1;
   if (!cg_env_int_once(&knob, "LOOM_HOST_WALK_BY_STRIDES", 1) || k->snippet || k->row_extent || k->nuser_arg) return false;
   for (int p = 0; p < k->nphase; p++)
     if (k->phases[p].kind != KP_REDUCE && k->phases[p].kind != KP_FINAL) return false;
   return true;
+}
+
+int cg_host_walk_cols(const KernelIr *k, const int64_t *shape, const SchedBinding *bind) {
+  static int knob = -1, at_launch = -1;
+  if (!k || k->call || !cg_env_int_once(&knob, "LOOM_HOST_WALK_BY_STRIDES", 1) ||
+      !cg_env_int_once(&at_launch, "LOOM_HOST_COL_SPECIALIZE", 1) || k->snippet || k->row_extent || k->nuser_arg)
+    return 0;
+  return cg_strides_pick_cols(k, shape, bind, cg_outer_map_ok(k));
 }
 
 static LLVMValueRef abs_i64(Lower *L, LLVMValueRef v) {

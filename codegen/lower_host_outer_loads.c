@@ -91,7 +91,7 @@ void cg_outer_by_col_stride(Lower *L, OuterWalkFn walk, const void *arg) {
 int cg_host_col_stride(const KernelIr *k, const int64_t *shape, const SchedBinding *bind) {
   if (!k || !shape || !bind || k->call || k->col_stride || k->nkeep < 1 || k->nkeep >= k->ndim || !loads_on()) return 0;
   static int knob = -1;
-  if (!cg_env_int_once(&knob, "LOOM_HOST_COL_STRIDE_SPECIALIZE", 1)) return 0;
+  if (!cg_env_int_once(&knob, "LOOM_HOST_COL_SPECIALIZE", 1)) return 0;
   int lo = k->nkeep - 1;
   int64_t s = 0;
   bool same = true;
@@ -106,7 +106,7 @@ int cg_host_col_stride(const KernelIr *k, const int64_t *shape, const SchedBindi
   int by = -1; /* only kernels that walk columns have the copies (as cg_lower_host plans): one key for the rest */
   bool outer = cg_reduce_walk(k, need, cg_outer_map_ok(k), &by);
   if (need != small) free(need);
-  if (!outer && (by < 0 || !cg_host_by_strides_ok(k))) return 0;
+  if (!outer && (by < 0 || (!cg_host_by_strides_ok(k) && !cg_host_walk_cols(k, shape, bind)))) return 0;
   for (size_t v = 0; same && v < sizeof col_strides / sizeof col_strides[0]; v++)
     if (s == col_strides[v]) return (int)s;
   return IR_COL_STRIDE_OTHER;

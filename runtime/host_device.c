@@ -301,8 +301,9 @@ static LoomStatus host_prepare(LoomContext *ctx, int index, const KernelIr *k, i
 }
 static void host_unpin(LoomContext *ctx, int index, const RtKernel *k) { rt_cache_release(ctx->rt->cache, k); }
 
-/* Kernels over a short last dim get a copy with row_extent set (cg_host_row_extent), column walks one with
- * their run-time column stride (cg_host_col_stride: one walk compiled instead of a copy per small stride),
+/* Kernels over a short last dim get a copy with row_extent set (cg_host_row_extent), reductions of views
+ * strided along both axes one that walks by columns where the strides pick it (cg_host_walk_cols), column
+ * walks one with their run-time column stride (cg_host_col_stride: one walk instead of a copy per small stride),
  * except while AOT bundles are in play: a bundle holds kernels that run at any size, found by the generic
  * key. Plans are keyed by shapes and strides (plan_cache.c): a plan's copies hold for its every launch. */
 static LoomStatus host_specialize(LoomContext *ctx, Arena *a, Schedule *s, Diag *d) {
@@ -311,12 +312,14 @@ static LoomStatus host_specialize(LoomContext *ctx, Arena *a, Schedule *s, Diag 
     SchedKernel *sk = &s->kernels[i];
     int e = sk->ir ? cg_host_row_extent(sk->ir, sk->shape, sk->bind) : 0;
     int cs = sk->ir ? cg_host_col_stride(sk->ir, sk->shape, sk->bind) : 0;
-    if (!e && !cs) continue;
+    int wc = sk->ir && !e ? cg_host_walk_cols(sk->ir, sk->shape, sk->bind) : 0;
+    if (!e && !cs && !wc) continue;
     KernelIr *c = arena_alloc(a, sizeof *c);
     if (!c) return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: specialized kernel %s", sk->ir->name);
     *c = *sk->ir;
     if (e) c->row_extent = e;
     c->col_stride = (int8_t)cs;
+    c->walk_cols = (uint8_t)wc;
     sk->ir = c;
   }
   return LOOM_OK;

@@ -210,10 +210,10 @@ def test_specialized_walk_per_stride() -> None:
 
 
 def test_specialization_off_same_bits(tmp_path) -> None:
-    """LOOM_HOST_COL_STRIDE_SPECIALIZE=0: the generic kernel (a copy of the walk per small stride, chosen at run
+    """LOOM_HOST_COL_SPECIALIZE=0: the generic kernel (a copy of the walk per small stride, chosen at run
     time) gives the same bits as the specialized ones."""
     parts_on, on = run_child(tmp_path, "spec")
-    parts_off, off = run_child(tmp_path, "generic", LOOM_HOST_COL_STRIDE_SPECIALIZE="0")
+    parts_off, off = run_child(tmp_path, "generic", LOOM_HOST_COL_SPECIALIZE="0")
     for (s, e), p_on, p_off in zip(KERNELS, parts_on, parts_off):
         assert wide_reads(p_on, s) > 0 and wide_reads(p_off, s) > 0, e
         # the generic kernel keeps the gathering walk for other strides beside its copies; the launch's has one walk

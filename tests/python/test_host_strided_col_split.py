@@ -172,5 +172,30 @@ def test_same_bits_on_one_thread(tmp_path) -> None:
 
 @pytest.mark.parametrize("knob", ["LOOM_HOST_COL_BY_STRIDES", "LOOM_HOST_WALK_BY_STRIDES"])
 def test_switched_off(tmp_path, knob: str) -> None:
-    plan, _ = run_child(tmp_path, **{knob: "0"})
+    # (the generic kernel's run-time choice: without the launch's specialization, KernelIr.walk_cols)
+    plan, _ = run_child(tmp_path, **{knob: "0", "LOOM_HOST_COL_SPECIALIZE": "0"})
     assert plan == "none"
+
+
+def test_generic_kernel_splits_too(tmp_path) -> None:
+    """LOOM_HOST_COL_SPECIALIZE=0: the generic kernel's colpart answers the launcher's query (CG_COL_BY_STRIDES)."""
+    plan, _ = run_child(tmp_path, LOOM_HOST_COL_SPECIALIZE="0")
+    assert plan == "split"
+
+
+@pytest.mark.parametrize("view,split", [("cols2", True), ("cols3_rows2", True), ("T_rows2", False)])
+def test_map_phase_takes_the_column_split(view: str, split: bool) -> None:
+    """x[:, ::2] / x[:, ::2].sum(0): a MAP phase after a reduction the strides pick the outer walk for; the launch
+    specializes it (KernelIr.walk_cols), so it takes the column split as a contiguous one does. x.T[::2] over
+    axis 1 writes its result along the reduced axis (a new array is row-major): the per-O walk, no split."""
+    f, axis = {"cols2": (lambda a: a[:, ::2], 0), "T_rows2": (lambda a: a.T[::2], 1),
+               "cols3_rows2": (lambda a: a[::2, ::3], 0)}[view]
+    v = f(A.astype(np.float64))
+    x = f(loom.asarray(A))
+    with loom.capture_dumps("time", echo=False) as d:
+        got = loom.asnumpy(x / x.sum(axis, keepdims=True))
+        cen = loom.asnumpy(x - x.mean(axis, keepdims=True))
+    assert ("column split" in d.text) == split
+    want = v / v.sum(axis, keepdims=True)
+    np.testing.assert_allclose(got, want, rtol=2e-4, atol=1e-6)
+    np.testing.assert_allclose(cen, v - v.mean(axis, keepdims=True), rtol=1e-4, atol=2e-5)
