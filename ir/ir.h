@@ -528,11 +528,11 @@ typedef struct KernelIr {
    * every buffer's layout on the last dim is a constant stride c, and a buffer whose layout on dim
    * ndim - 2 is KL_ANY has the stride E * c there (packed rows); a reduction reduces the last dim only. */
   int32_t row_extent;
-  /* 0, or 1: a reduction the GPU walks by columns (COL: a thread a kept point) although no buffer is
-   * contiguous along its last kept dim: its big operand strides by run-time amounts along both that dim and
-   * the innermost reduced one, and at launch the kept stride was the smaller (x[:, ::2].sum(0)); a GPU
-   * specialization made at launch (codegen.h cg_gpu_walk_cols), printed " cols" on the kernel line, so part
-   * of the key. The same values either way. */
+  /* 0, or 1: a reduction walked by columns (the GPU's COL: a thread a kept point; the host's outer walk)
+   * although no buffer is contiguous along its last kept dim: its big operand strides by run-time amounts along
+   * both that dim and the innermost reduced one, and at launch the kept stride was the smaller
+   * (x[:, ::2].sum(0)); a specialization made at launch by the device (codegen.h cg_gpu_walk_cols,
+   * cg_host_walk_cols), printed " cols" on the kernel line, so part of the key. */
   uint8_t walk_cols;
   /* 0, or a host specialization made at launch (codegen/lower_host_outer_loads.c cg_host_col_stride): every
    * buffer the kernel loads with a run-time stride along its last kept dim strides there by col_stride at
