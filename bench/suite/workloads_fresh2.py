@@ -6,7 +6,7 @@ Families the other three miss: reductions with keepdims over two trailing axes o
 (instance norm), logsumexp / min-max scaling / NaN-skipping means down the columns, weighted row means, a
 reduction over a length-3 axis after a 3-d broadcast (pairwise distances), row quantisation to int8 with its
 scale, float16 updates, Morton codes (shifts, or, masks), float remainder of negatives, sign / log2 / log10 /
-2**x / arccosh / sinh / cosh / degrees, cumulative max (maximum.accumulate), integer scans of masks, reductions
+2**x / x**(1/2.2) / arccosh / sinh / cosh / degrees, cumulative max (maximum.accumulate), integer scans of masks, reductions
 over axes (0, 1) of channel-last 3-d, integer prod over a short axis, the mean of a bool from an argmax,
 any over the last axis of 3-d, argmax over axis 1 of 4-d, a column and a row broadcast together into 3-d,
 complex64 abs and angle, int16 and uint16 arithmetic, flips of both axes, triangular masks from arange
@@ -237,6 +237,12 @@ def ema_f16(xp, ema, w):
         "2 outputs", [In(("XF", "XFT"), "complex64")], 1, memory_bound=False)
 def stft_magphase(xp, s):
     return xp.abs(s), xp.angle(s)
+
+
+@fresh2("power", "gamma correction of a float RGB image, x ** (1 / 2.2) (skimage.exposure.adjust_gamma; display "
+        "encoding): a float power with a constant, non-special exponent", [F32("XIH", "XIW", 3, gen="uniform")], 1)
+def gamma_correct(xp, x):
+    return x ** (1.0 / 2.2)
 
 
 # ---- integers -----------------------------------------------------------------------------------------
