@@ -39,9 +39,13 @@ def parse_schedule(text):
             continue
         if s.startswith("run [") and cur is not None:
             shape = [int(v) for v in re.match(r"run \[([^\]]*)\]", s).group(1).split(",") if v]
-            binds = re.findall(r"(in|temp|out)(\d+)([+-]\d+)\[([^\]]*)\]", s)
+            # "index-1+0[1,0]": a buffer the kernel computes from the point's index (an arange under
+            # @loom.fuse, read as an `offset`): it touches no memory, but holds its buf's place
+            binds = re.findall(r"(in|temp|out|index)(-?\d+)([+-]\d+)\[([^\]]*)\]", s)
             groups = {}   # (direction, kind, index) -> [touched elements, itemsize, [(first, last)]]
             for (direction, dt), (kind, idx, off, strides) in zip(cur["bufs"], binds):
+                if kind == "index":
+                    continue
                 st = [int(v) for v in strides.split(",") if v]
                 n, first, last = 1, int(off), int(off)
                 for extent, stride in zip(shape, st):

@@ -76,6 +76,11 @@ kernel k0_map ndim 2 keep 1 index 32
     (k,) = schedule.parse_schedule("kernel k ndim 1\n  buf 0 in f64 [2]\n  buf 1 in f64 [2]\n  buf 2 out f64 [1]\n"
                                    "  run [5] in0+0[2] in0+1[2] out0+0[1]\n")
     assert (k["read"], k["write"]) == (10 * 8, 5 * 8)   # x[0::2] and x[1::2]: the 10 elements once
+    # an arange under @loom.fuse is the point's index ("index-1" binds, no memory): tril by comparisons
+    (k,) = schedule.parse_schedule("kernel k ndim 2\n  buf 0 in i64 [1,0]\n  buf 1 in i64 [0,1]\n  buf 2 in f32 [s,1]\n"
+                                   "  buf 3 out f32 [s,1]\n  run [3,3] index-1+0[1,0] index-1+0[0,1] in0+0[3,1] "
+                                   "out0+0[3,1] param0=0\n")
+    assert (k["read"], k["write"]) == (9 * 4, 9 * 4)
 
 
 @pytest.mark.parametrize("name", [w.name for w in ALL])
