@@ -287,6 +287,10 @@ static LLVMValueRef libm_call(CgMath *m, const char *base, LoomDType t, LLVMValu
   }
   if (len) { /* the scalar call becomes a call of the lane-0 function */
     LLVMValueRef sfn = lanes_fn(m, callee, 1, ft, wide, wide_vl, nargs, lname, sizeof lname);
+    /* kept as declared: interprocedural constant propagation would otherwise fold a constant argument (the
+     * exponent of x ** (1 / 2.2)) into it and drop the parameter, so that the mappings below, which name a
+     * function of nargs arguments, no longer fit: the loop stayed scalar, a 16-lane call a point (30x) */
+    keep_used(m, sfn);
     LLVMValueRef cargs2[2] = {LLVMGetOperand(call, 0), nargs > 1 ? LLVMGetOperand(call, 1) : NULL};
     LLVMValueRef nc = LLVMBuildCall2(m->b, fty, sfn, cargs2, nargs, "");
     unsigned kinds[3] = {mem, nounwind, willreturn};
