@@ -366,6 +366,18 @@ static int32_t reciprocal_if_pow2(IrGraph *g, const IrNode *n, Diag *d) {
   return ir_add_raw(g, &rc, &out, d) == LOOM_OK ? out : -2;
 }
 
+/* 2 ** x with x of the result's real float dtype and shape: exp2(x) is the same function (pow(2, y) is 2^y
+ * exactly, NaN, +-inf, overflow and underflow alike) and several times cheaper than pow (fresh2 midi_to_hz,
+ * 440 * 2 ** ((m - 69) / 12): SLEEF's powf 2.9 ms against exp2f 0.58 on 2M float32). The base is then read by
+ * the pass (a plan for another base is a plan of its own). */
+static bool base_two(const IrGraph *g, const IrNode *n) {
+  int32_t k = pass_const_of(g, n->src[0]);
+  const IrNode *x = &g->nodes[n->src[1]];
+  LoomDType t = (LoomDType)n->dtype;
+  return k >= 0 && dtype_is_float(t) && !dtype_is_complex(t) && x->dtype == n->dtype && same_shape(x, n) &&
+         dtype_kind((LoomDType)g->nodes[k].dtype) == DK_FLOAT && g->nodes[k].value.f == 2.0;
+}
+
 /* x << c or x >> c with c a constant of x's integer dtype outside [0, width]: the amount `width` shifts the
  * same (every amount >= the width or negative shifts every bit out: 0, or the sign of an arithmetic right
  * shift; codegen/math_int.c), so all of them become one node. Constant shift amounts are baked into the
@@ -462,6 +474,15 @@ static LoomStatus fold_node(IrModule *m, int32_t x, bool root, const int32_t *ma
         n.hash = 0;
         return ir_add_raw(g, &n, out, d);
       }
+    }
+    if (n.kind == IR_ELEM && n.op == LOOM_OP_POW && base_two(g, &n)) { /* 2 ** x: exp2(x) */
+      pass_note_const_read(m, pass_const_of(g, n.src[0]));
+      IrNode e;
+      pass_init_node(&e, IR_ELEM, n.dtype, n.ndim, n.shape);
+      e.op = LOOM_OP_EXP2;
+      e.flags = n.flags;
+      e.src[0] = n.src[1];
+      return ir_add_raw(g, &e, out, d);
     }
     if (n.kind == IR_ELEM && n.op == LOOM_OP_TRUEDIV) {
       int32_t r = reciprocal_if_pow2(g, &n, d);
