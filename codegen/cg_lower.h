@@ -112,6 +112,7 @@ typedef struct Lower {
    * read back by MAP phase hkeep_q, while hkeep_on (the full-row walks of body_o_point) */
   int hkeep_v, hkeep_p, hkeep_q, hkeep_buf;
   bool hkeep_on;
+  struct CgFinalStash *fstash; /* lower_host_final_block.c: the block walk's stash (body_o_point stashes its FINAL) */
   /* GPU online max (gpu_online_max.c): the plan, whether the entry being built folds it into phase 0's
    * walk, the thread's running (max, sum) allocas and the values after a walk / merge */
   CgOnlPlan onl;
@@ -231,6 +232,11 @@ void cg_host_force_width(Lower *L, LLVMValueRef br);
 /* lower_host_tile.c: whether an elementwise kernel reads a buffer across its rows (transposed) beside
  * one read along them, and the walk of linear points [lo, hi) in tiles for such kernels. */
 bool cg_host_tiled(const KernelIr *k);
+/* lower_host_final_block.c: run()'s per-O walk of row reductions whose FINAL phase computes a math function,
+ * the FINAL phase run over blocks of O points from stashed results (a vectorized loop); the stash at a point. */
+bool cg_host_final_block_ok(const Lower *L);
+void cg_host_walk_final_blocks(Lower *L, LLVMValueRef lo, LLVMValueRef hi);
+void cg_host_final_stash(Lower *L);
 void cg_host_walk_tiled(Lower *L, LLVMValueRef lo, LLVMValueRef hi, BodyFn body, void *arg);
 /* lower_host_stream.c: the outputs of an elementwise kernel that run() may write by streaming stores
  * (streamed[nbuf]; returns their number, 0 where streaming is off or does not apply), and run()'s call of

@@ -429,6 +429,7 @@ void cg_host_body_o_point(Lower *L, void *arg) {
     else if (ph->kind == KP_REDUCE) cg_host_reduce_phase(L, p, LLVMConstInt(L->i64, 0, 0), L->rsize);
     else if (ph->kind == KP_MAP) cg_host_walk(L, k->nkeep, k->ndim, LLVMConstInt(L->i64, 0, 0), L->rsize, map, (void *)ph);
     else if (ph->kind == KP_SCAN) cg_host_scan_row(L, p);
+    else if (L->fstash) cg_host_final_stash(L); /* run over the block later (lower_host_final_block.c) */
     else cg_run_final_phase(L, ph);
   }
   L->hkeep_on = false;
@@ -653,6 +654,7 @@ static void build_entry(Lower *L, int which, const char *name, const char *const
     else if (L->outer && k->phases[0].kind == KP_SCAN) cg_host_scan_outer(L, s0, s1);
     else if (L->outer && L->outer_by_strides >= 0) cg_host_run_by_strides(L, s0, s1);
     else if (L->outer) cg_host_run_outer(L, s0, s1);
+    else if (cg_host_final_block_ok(L)) cg_host_walk_final_blocks(L, s0, s1);
     else cg_host_walk(L, 0, k->nkeep, s0, s1, cg_host_body_o_point, NULL);
   } else {
     LLVMValueRef s2 = LLVMGetParam(impl, (unsigned)(4 + nb));
