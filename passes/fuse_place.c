@@ -64,9 +64,11 @@ bool pass_fuse_same_dims(int na, const int64_t *a, int nb, const int64_t *b) {
  * and the host's split strategies, which a second phase would take away. */
 static bool splittable(const FusedKernel *K) { return K->nreduce == 1 && K->nmap == 0; }
 
-/* A sibling of x: an open reduction kernel over the same (X, axes) that x does not read but that
- * already reads one of x's inputs (mean and var of one array, the row sums of a*b, a*a and b*b), so
- * one pass over the input serves both. A splittable kernel takes a sibling only where no split would
+/* A sibling of x: an open reduction kernel over the same (X, axes) that x does not read: one pass over
+ * a shared input serves both (mean and var of one array, the row sums of a*b, a*a and b*b), and reductions
+ * of disjoint inputs that a later expression combines (sum(u*u), then sum(v*v), then sum((u-v)**2) of a
+ * Poincare distance) end in one kernel whose FINAL phase combines them, whatever order they were written
+ * in (a shared input was required until 2026-12-07: u was read by two kernels there). A splittable kernel takes a sibling only where no split would
  * run anyway: short R (< FUSE_SIBLING_SPLIT_R points), or rows (the innermost axis reduced) with at
  * least FUSE_SIBLING_MIN_O kept points; a multi-phase kernel takes it always (it walks R once per
  * phase from the same rows either way).
@@ -81,13 +83,9 @@ static LoomStatus find_sibling(Fuser *f, int32_t x, int32_t *out) {
     const FusedKernel *K = &f->p->kernels[k];
     if (!K->is_reduction || K->is_scan || K->axes != n->axes || !pass_fuse_same_dims(K->xndim, K->xshape, s->ndim, s->shape) || f->kfull[k])
       continue;
-    bool shares = false, reads_k = false;
-    for (int i = 0; i < f->nreads; i++) {
-      int32_t t = f->reads[i];
-      if (pass_fuse_producer_of(f, t) == k) reads_k = true;
-      if (!pass_fuse_is_const_read(f->g, t) && pass_fuse_keyset_has(&f->members, pass_fuse_member_key(k, t, 1))) shares = true;
-    }
-    if (!shares || reads_k) continue;
+    bool reads_k = false;
+    for (int i = 0; i < f->nreads && !reads_k; i++) reads_k = pass_fuse_producer_of(f, f->reads[i]) == k;
+    if (reads_k) continue;
     if (splittable(K)) {
       int64_t no = 1, nr = 1;
       for (int d = 0; d < K->ndim; d++) *(d < K->nkeep ? &no : &nr) *= K->shape[d];

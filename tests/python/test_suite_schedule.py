@@ -28,12 +28,7 @@ from bench.suite import libs as L  # noqa: E402
 
 # workloads whose schedule still has more kernels than the fused ideal (amp_unscale's any() joined the map
 # kernel as its reduction epilogue, passes/fuse_place.c take_map_kernel)
-KERNEL_MISSES: dict = {
-    "poincare_dist": "sibling row reductions of disjoint inputs (sum(u*u, -1), then sum(v*v, -1)) open two "
-                     "kernels (passes/fuse_place.c find_sibling wants a shared input); sum((u-v)**2, -1), made "
-                     "after them, joins the newer one only, so u is read twice (cosine_sim_rows escapes: its "
-                     "first reduction, sum(a*b), reads both inputs)",
-}
+KERNEL_MISSES: dict = {}
 ALL = W.table("suite") + W.table("probe") + W.table("fresh") + W.table("fresh2")
 ONE_KERNEL = [w.name for w in ALL if w.ideal == 1]
 
