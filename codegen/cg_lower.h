@@ -209,6 +209,8 @@ bool cg_reduce_walk(const KernelIr *k, uint8_t *need, bool allow_map, int *by_st
  * with these sizes and bindings, that buffer strides less along the last kept dim than along the innermost
  * reduced one: the column walk reads it in memory order (KernelIr.walk_cols); else 0. */
 int cg_strides_pick_cols(const KernelIr *k, const int64_t *shape, const SchedBinding *bind, bool allow_map);
+/* cg_reduce_walk with scratch of its own (launch-time queries; out of memory: false, *by_strides -1). */
+bool cg_reduce_walk_scratch(const KernelIr *k, bool allow_map, int *by_strides);
 /* A worker (a host run() over a range, a GPU thread): its state block and loop_prep; after_loop. */
 void cg_worker_begin(Lower *L);
 void cg_worker_end(Lower *L);

@@ -398,14 +398,19 @@ bool cg_reduce_walk(const KernelIr *k, uint8_t *need, bool allow_map, int *by_st
   return contiguous_o;
 }
 
+bool cg_reduce_walk_scratch(const KernelIr *k, bool allow_map, int *by_strides) {
+  *by_strides = -1;
+  uint8_t small[256], *need = k->ninstr <= (int32_t)sizeof small ? small : malloc((size_t)k->ninstr);
+  if (!need) return false; /* (launch-time queries: no specialization) */
+  bool outer = cg_reduce_walk(k, need, allow_map, by_strides);
+  if (need != small) free(need);
+  return outer;
+}
+
 int cg_strides_pick_cols(const KernelIr *k, const int64_t *shape, const SchedBinding *bind, bool allow_map) {
   if (!k || !shape || !bind || k->call || k->walk_cols || k->nkeep < 1 || k->nkeep >= k->ndim) return 0;
-  uint8_t small[256], *need = k->ninstr <= (int32_t)sizeof small ? small : malloc((size_t)k->ninstr);
-  if (!need) return 0;
   int b = -1;
-  bool outer = cg_reduce_walk(k, need, allow_map, &b);
-  if (need != small) free(need);
-  if (outer || b < 0) return 0;
+  if (cg_reduce_walk_scratch(k, allow_map, &b) || b < 0) return 0;
   int64_t so = bind[b].strides[k->nkeep - 1], sr = bind[b].strides[k->ndim - 1];
   if (so < 0) so = -so;
   if (sr < 0) sr = -sr;

@@ -15,7 +15,6 @@
  * Other strides take the walk as before. The copies compute the same values in the same order (same bits).
  * LOOM_HOST_COL_STRIDED_LOADS=0: one walk, gathers (A/B).
  */
-#include <stdlib.h>
 #include <string.h>
 
 #include "codegen/cg_lower.h"
@@ -101,11 +100,8 @@ int cg_host_col_stride(const KernelIr *k, const int64_t *shape, const SchedBindi
     s = bind[bi].strides[lo];
   }
   if (!s) return 0; /* no column walk reads along a run-time stride */
-  uint8_t small[256], *need = k->ninstr <= (int32_t)sizeof small ? small : malloc((size_t)k->ninstr);
-  if (!need) return 0;
   int by = -1; /* only kernels that walk columns have the copies (as cg_lower_host plans): one key for the rest */
-  bool outer = cg_reduce_walk(k, need, cg_outer_map_ok(k), &by);
-  if (need != small) free(need);
+  bool outer = cg_reduce_walk_scratch(k, cg_outer_map_ok(k), &by);
   if (!outer && (by < 0 || (!cg_host_by_strides_ok(k) && !cg_host_walk_cols(k, shape, bind)))) return 0;
   for (size_t v = 0; same && v < sizeof col_strides / sizeof col_strides[0]; v++)
     if (s == col_strides[v]) return (int)s;
