@@ -99,3 +99,14 @@ void rt_count_launches(LoomContext *ctx, uint64_t launched, uint64_t temp_bytes)
   if (temp_bytes > rt->stats.temp_bytes_peak) rt->stats.temp_bytes_peak = temp_bytes;
   pthread_mutex_unlock(&rt->stats_lock);
 }
+
+KernelIr *rt_specialize_copy(Arena *a, SchedKernel *sk, Diag *d) {
+  KernelIr *c = arena_alloc(a, sizeof *c);
+  if (!c) {
+    diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: specialized kernel %s", sk->ir->name);
+    return NULL;
+  }
+  *c = *sk->ir;
+  sk->ir = c;
+  return c;
+}

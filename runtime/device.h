@@ -195,6 +195,9 @@ struct RtDevice {
 const RtDevice *rt_device(LoomDeviceKind kind);
 /* The device whose kernels are binaries of this CgBinaryKind; NULL when none. */
 const RtDevice *rt_device_for_binary(int32_t binary);
+/* For a specialize hook: sk's kernel replaced by a copy allocated in a (the caller then sets its specialization
+ * fields); NULL after an out-of-memory error in d. */
+KernelIr *rt_specialize_copy(Arena *a, SchedKernel *sk, Diag *d);
 /* The device that takes raw modules of `format` (LOOM_RAW_AUTO: the first whose raw_sniff recognizes
  * code; *format is set); NULL when none. */
 const RtDevice *rt_device_for_raw(LoomRawFormat *format, const void *code, size_t size);

@@ -314,13 +314,11 @@ static LoomStatus host_specialize(LoomContext *ctx, Arena *a, Schedule *s, Diag 
     int cs = sk->ir ? cg_host_col_stride(sk->ir, sk->shape, sk->bind) : 0;
     int wc = sk->ir && !e ? cg_host_walk_cols(sk->ir, sk->shape, sk->bind) : 0;
     if (!e && !cs && !wc) continue;
-    KernelIr *c = arena_alloc(a, sizeof *c);
-    if (!c) return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: specialized kernel %s", sk->ir->name);
-    *c = *sk->ir;
+    KernelIr *c = rt_specialize_copy(a, sk, d);
+    if (!c) return d->status;
     if (e) c->row_extent = e;
     c->col_stride = (int8_t)cs;
     c->walk_cols = (uint8_t)wc;
-    sk->ir = c;
   }
   return LOOM_OK;
 }

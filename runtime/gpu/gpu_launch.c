@@ -214,11 +214,9 @@ LoomStatus rt_gpu_specialize(LoomContext *ctx, Arena *a, Schedule *s, Diag *d) {
   for (int32_t i = 0; i < s->nkernel; i++) {
     SchedKernel *sk = &s->kernels[i];
     if (!sk->ir || !cg_gpu_walk_cols(sk->ir, sk->shape, sk->bind)) continue;
-    KernelIr *c = arena_alloc(a, sizeof *c);
-    if (!c) return diag_error(d, LOOM_ERR_OUT_OF_MEMORY, "out of memory: specialized kernel %s", sk->ir->name);
-    *c = *sk->ir;
+    KernelIr *c = rt_specialize_copy(a, sk, d);
+    if (!c) return d->status;
     c->walk_cols = 1;
-    sk->ir = c;
   }
   return LOOM_OK;
 }
