@@ -57,4 +57,4 @@ def test_constant_argument_values(i: int, dtype: str) -> None:
     with np.errstate(all="ignore"):
         want = g(a)
     assert got.dtype == want.dtype
-    np.testing.assert_allclose(got, want, rtol=4 * np.finfo(dtype).eps, atol=0, equal_nan=True)
+    np.testing.assert_allclose(got, want, rtol=float(4 * np.finfo(dtype).eps), atol=0, equal_nan=True)

@@ -19,12 +19,12 @@ def test_values(dtype: str) -> None:
     with np.errstate(over="ignore"):
         want = np.asarray(2.0 ** a)
     assert got.dtype == want.dtype
-    np.testing.assert_allclose(got, want, rtol=2 * np.finfo(dtype).eps, atol=0, equal_nan=True)
+    np.testing.assert_allclose(got, want, rtol=float(2 * np.finfo(dtype).eps), atol=0, equal_nan=True)
     got = loom.asnumpy(loom.power(2, loom.asarray(a)))  # an int base: the same promotion as NumPy's
     with np.errstate(over="ignore"):
         want = np.power(2, a)
     assert got.dtype == want.dtype
-    np.testing.assert_allclose(got, want, rtol=2 * np.finfo(dtype).eps, atol=0, equal_nan=True)
+    np.testing.assert_allclose(got, want, rtol=float(2 * np.finfo(dtype).eps), atol=0, equal_nan=True)
 
 
 def test_kernel_is_exp2_and_other_bases_are_powers() -> None:
