@@ -470,7 +470,8 @@ static LoomStatus fold_node(IrModule *m, int32_t x, bool root, const int32_t *ma
       if (r >= 0) {
         pass_note_const_read(m, pass_const_of(g, n.src[1]));
         pass_note_const_read(m, r);
-        n.src[1] = r;
+        /* at the old amount's shape: a [1] amount may be what gives the shift its shape (fuzz seed 1019587) */
+        if ((st = const_at(g, r, &g->nodes[n.src[1]], &n.src[1], d)) != LOOM_OK) return st;
         n.hash = 0;
         return ir_add_raw(g, &n, out, d);
       }

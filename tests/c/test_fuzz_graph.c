@@ -1588,6 +1588,10 @@ static const uint64_t fz_regression_seeds[] = {
     /* 1017313, 1028330 reciprocal(maximum(-0.0, 0)): a tie gave the first operand (-0.0 -> -inf); NumPy's
      * float loops give the second (found by the H200 run's host fuzz, 2026-12-02) */
     1017313, 1028330,
+    /* 1019587 left_shift(reciprocal(sum(-3 as [1])), -3 as [1]): the fold of an out-of-range constant amount put a
+     * 0-d constant where the [1] amount gave the shift its shape (verify: not the broadcast of its operands;
+     * found by the H100 run's host fuzz, 2026-12-07) */
+    1019587,
     UINT64_C(13785547766934801465), UINT64_C(13708936822969955896), UINT64_C(5662296577784269003),
     UINT64_C(2038586027936444493),  UINT64_C(7762049738647495505),  UINT64_C(8700941283779018172),
     UINT64_C(7688248116532823424),  UINT64_C(8357812321016229203),  UINT64_C(7213429198635803440),
