@@ -86,8 +86,7 @@ static void run_stashed(Lower *L, struct CgFinalStash *st, LLVMValueRef o0, LLVM
   cg_run_final_phase(L, &k->phases[k->nphase - 1]);
   LLVMValueRef j1 = LLVMBuildAdd(b, j, cg_i64(&L->m, 1), "");
   LLVMBasicBlockRef latch = LLVMGetInsertBlock(b);
-  LLVMValueRef br = LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, j1, n, ""), body, done);
-  (void)br;
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, j1, n, ""), body, done);
   LLVMValueRef inc[2] = {cg_i64(&L->m, 0), j1};
   LLVMBasicBlockRef from[2] = {pre, latch};
   LLVMAddIncoming(j, inc, from, 2);

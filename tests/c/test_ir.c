@@ -496,6 +496,15 @@ static const char *rows_text =
     "  %3 = sub f32 %1 %2\n"
     "  phase map store buf 2 %3\n";
 
+/* k's text (key: the cache key's form), allocated in ctx. */
+static char *printed(LoomContext *ctx, const KernelIr *k, bool key) {
+  StrBuf b;
+  sb_init(&b, ctx);
+  if (key) ir_print_kernel_key(k, &b);
+  else ir_print_kernel(k, &b);
+  return sb_take(&b);
+}
+
 static void test_row_extent(void) {
   LoomContext ctx;
   Counting cnt;
@@ -507,19 +516,12 @@ static void test_row_extent(void) {
   CHECK(ir_parse_kernel(&a, rows_text, &k, &d) == LOOM_OK);
   if (k) {
     CHECK(k->row_extent == 3);
-    StrBuf b;
-    sb_init(&b, &ctx);
-    ir_print_kernel(k, &b);
-    char *t = sb_take(&b);
+    char *t = printed(&ctx, k, false);
     CHECK_STR(t, rows_text);
-    sb_init(&b, &ctx);
-    ir_print_kernel_key(k, &b);
-    char *key = sb_take(&b);
+    char *key = printed(&ctx, k, true);
     CHECK(key && strncmp(key, "kernel - ndim 2 keep 2 index 32 rows 3\n", 39) == 0);
     k->row_extent = 0;
-    sb_init(&b, &ctx);
-    ir_print_kernel_key(k, &b);
-    char *generic = sb_take(&b);
+    char *generic = printed(&ctx, k, true);
     CHECK(generic && key && strcmp(generic, key) != 0 && !strstr(generic, "rows"));
     ctx_free(&ctx, t);
     ctx_free(&ctx, key);
@@ -564,18 +566,11 @@ static void test_walk_cols(void) {
   if (k) {
     CHECK(k->walk_cols == 1 && k->row_extent == 0);
     CHECK(ir_verify_kernel(k, &d) == LOOM_OK);
-    StrBuf b;
-    sb_init(&b, &ctx);
-    ir_print_kernel(k, &b);
-    char *t = sb_take(&b);
+    char *t = printed(&ctx, k, false);
     CHECK_STR(t, cols_text);
-    sb_init(&b, &ctx);
-    ir_print_kernel_key(k, &b);
-    char *key = sb_take(&b);
+    char *key = printed(&ctx, k, true);
     k->walk_cols = 0;
-    sb_init(&b, &ctx);
-    ir_print_kernel_key(k, &b);
-    char *generic = sb_take(&b);
+    char *generic = printed(&ctx, k, true);
     CHECK(generic && key && strcmp(generic, key) != 0 && !strstr(generic, "cols"));
     ctx_free(&ctx, t);
     ctx_free(&ctx, key);
@@ -602,10 +597,7 @@ static void test_walk_cols(void) {
     CHECK(ir_parse_kernel(&a, text, &ks, &d) == LOOM_OK && ks && ir_verify_kernel(ks, &d) == LOOM_OK);
     if (!ks) continue;
     CHECK(ks->col_stride == (i == 4 ? IR_COL_STRIDE_OTHER : atoi(strides[i])));
-    StrBuf b;
-    sb_init(&b, &ctx);
-    ir_print_kernel(ks, &b);
-    char *t = sb_take(&b);
+    char *t = printed(&ctx, ks, false);
     CHECK_STR(t, text);
     ctx_free(&ctx, t);
     ks->nkeep = 2; /* nothing reduced */
