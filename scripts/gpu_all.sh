@@ -232,17 +232,26 @@ if on LOOM_GPU_PY && on LOOM_GPU_PYTEST && [ "$py_rc" = 0 ]; then
     pids+=($!)
     shards=0
   fi
-  for k in $(seq 0 $((shards - 1))); do
+  # the shards run on the GPU; test_host_*.py (the host's code generation: they assert host kernels) run
+  # in one more process with LOOM_DEVICE=host, as the per-file mode does (on the GPU they are skipped)
+  nproc_py=$shards
+  [ "$shards" -gt 1 ] && nproc_py=$((shards + 1))
+  for k in $(seq 0 $((nproc_py - 1))); do
+    dev=
     if [ "$shards" = 1 ]; then
       sel=("$PWD/tests/python")
+    elif [ "$k" = "$shards" ]; then
+      mapfile -t sel < <(ls "$PWD"/tests/python/test_host_*.py)
+      dev=host
     else
-      mapfile -t sel < <(ls "$PWD"/tests/python/test_*.py | awk -v n="$shards" -v k="$k" 'NR % n == k')
+      mapfile -t sel < <(ls "$PWD"/tests/python/test_*.py | grep -v '/test_host_' | awk -v n="$shards" -v k="$k" 'NR % n == k')
     fi
     # shellcheck disable=SC2086
-    (cd /tmp && bounded 330 "$py" -m pytest "${sel[@]}" -q -rfEs -p no:cacheprovider --durations=10 \
+    (cd /tmp && LOOM_DEVICE=${dev:-${LOOM_DEVICE:-}} bounded 330 "$py" -m pytest "${sel[@]}" -q -rfEs -p no:cacheprovider --durations=10 \
        ${LOOM_GPU_PYTEST_ARGS:-} >"$OLDPWD/$logs/pytest_full.$k.log" 2>&1) &
     pids+=($!)
   done
+  shards=$nproc_py
   pytest_rc=0
   for p in "${pids[@]}"; do
     wait "$p"
