@@ -683,12 +683,25 @@ int cg_gpu_flat_lanes(const KernelIr *k) {
  * (KernelIr.walk_cols). */
 static bool gpu_use_col(const KernelIr *k, uint8_t *need) { return cg_reduce_reads_outer(k, need, true) || k->walk_cols; }
 
-/* LOOM_GPU_COL_UNROLL=1: a COL thread's walk down its column (`main`, a one-phase split's `part`) folds
- * GPU_UNROLL rows at once, their loads in flight, as the phase split's parts do; unset or 0: a row at a
- * time. Read per kernel compiled: time each setting with its own LOOM_CACHE_DIR (A/B timings). */
-static bool col_unroll(void) {
+/* A COL thread's walk down its column (`main`, a one-phase split's `part`) folds GPU_UNROLL rows at once,
+ * their loads in flight, as the phase split's parts do (H100, session 38: any_cols_bool 0.275 -> 0.068 ms,
+ * var_mid_3d 0.47 -> 0.24; no guard slower); LOOM_GPU_COL_UNROLL=0: a row at a time. Read per kernel
+ * compiled: time each setting with its own LOOM_CACHE_DIR (A/B timings). */
+static bool col_unroll_knob(void) {
   const char *s = getenv("LOOM_GPU_COL_UNROLL");
-  return s && strcmp(s, "1") == 0;
+  return !(s && strcmp(s, "0") == 0);
+}
+
+/* Unrolling pays only where some load moves along the reduced dims (a virtual reduced dim of extent 1,
+ * every load KL_ZERO there, would fold the unrolled copies into extra loads of one address). */
+static bool col_unroll(const KernelIr *k) {
+  if (!col_unroll_knob()) return false;
+  for (int i = 0; i < k->ninstr; i++) {
+    if (k->instrs[i].kind != KI_LOAD) continue;
+    for (int d = k->nkeep; d < k->ndim; d++)
+      if (k->bufs[k->instrs[i].buf].layout[d] != KL_ZERO) return true;
+  }
+  return false;
 }
 
 LoomStatus cg_lower_gpu(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef mod, const KernelIr *k, const char *prefix,
@@ -750,7 +763,7 @@ LoomStatus cg_lower_gpu(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef mod, c
     out->acc_size = split || scan_split ? cg_acc_size(cg_red_value_dtype(k, &k->phases[0]), k->phases[0].reduce_op) : 0;
     if (phase_split) out->acc_size = cg_gpu_phase_acc_size(k);
     snprintf(out->main, sizeof out->main, "%s_%s", prefix, col ? "col" : "row");
-    L.unroll_red = !col || col_unroll();
+    L.unroll_red = !col || col_unroll(k);
     build_gpu_entry(&L, GPU_MAIN, !col, out->main, nwords, 0, 0);
     if (scan_split) {
       snprintf(out->part, sizeof out->part, "%s_part", prefix);
@@ -761,7 +774,7 @@ LoomStatus cg_lower_gpu(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef mod, c
       build_gpu_entry(&L, GPU_FINISHB, !col, out->finishb, nwords, 0, out->acc_size);
     }
     if (split || phase_split) {
-      L.unroll_red = !col || phase_split || col_unroll(); /* phase split: COL parts too (few columns: 8 loads in flight) */
+      L.unroll_red = !col || phase_split || col_unroll(k); /* phase split: COL parts too (few columns: 8 loads in flight) */
       snprintf(out->part, sizeof out->part, "%s_part", prefix);
       snprintf(out->finish, sizeof out->finish, "%s_finish", prefix);
       build_gpu_entry(&L, GPU_PART, !col, out->part, nwords, 0, out->acc_size);
