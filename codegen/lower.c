@@ -418,8 +418,36 @@ int cg_strides_pick_cols(const KernelIr *k, const int64_t *shape, const SchedBin
   return shape[k->nkeep - 1] > 1 && so < sr ? 1 : 0;
 }
 
+/* Rows too short for a group of lanes: a scan or a one-REDUCE kernel whose rows hold at most
+ * LOOM_GPU_THREAD_ROW_BYTES (CG_GPU_THREAD_ROW_BYTES; 0: never) bytes of its widest loaded buffer, over
+ * at least 2^14 rows, walks a thread a row (the COL walk, threads across the kept dims): ROW scans ran a
+ * block a row (cumprod of 10M x 12 float64: 10M blocks) and reductions of 3 values a lane group per
+ * output. Loads a row apart across a warp hit the same lines over the row's steps (L1). */
+#define CG_GPU_THREAD_ROW_BYTES 128
+static bool gpu_thread_rows(const KernelIr *k, const int64_t *shape) {
+  static int knob = -1;
+  int limit = cg_env_int_once(&knob, "LOOM_GPU_THREAD_ROW_BYTES", CG_GPU_THREAD_ROW_BYTES);
+  if (limit <= 0 || k->nphase < 1) return false;
+  const KPhase *p0 = &k->phases[0];
+  bool scan = p0->kind == KP_SCAN && k->nphase == 1;
+  bool reduce = p0->kind == KP_REDUCE && (k->nphase == 1 || (k->nphase == 2 && k->phases[1].kind == KP_FINAL));
+  if (!scan && !reduce) return false;
+  int64_t nr = 1, no = 1;
+  for (int d = 0; d < k->ndim; d++) *(d < k->nkeep ? &no : &nr) *= shape[d];
+  size_t widest = 0;
+  for (int i = 0; i < k->ninstr; i++)
+    if (k->instrs[i].kind == KI_LOAD) {
+      size_t sz = loom_dtype_size((LoomDType)k->bufs[k->instrs[i].buf].dtype);
+      if (sz > widest) widest = sz;
+    }
+  return widest > 0 && no >= ((int64_t)1 << 14) && nr > 0 && (int64_t)widest * nr <= limit;
+}
+
 int cg_gpu_walk_cols(const KernelIr *k, const int64_t *shape, const SchedBinding *bind) {
   static int knob = -1;
+  if (!k || !shape || k->call || k->walk_cols || k->nkeep < 1 || k->nkeep >= k->ndim) return 0;
+  uint8_t small[256], *need = k->ninstr <= (int32_t)sizeof small ? small : NULL;
+  if (need && !cg_reduce_reads_outer(k, need, true) && gpu_thread_rows(k, shape)) return 1;
   if (!cg_env_int_once(&knob, "LOOM_GPU_WALK_BY_STRIDES", 1)) return 0;
   return cg_strides_pick_cols(k, shape, bind, true);
 }

@@ -233,7 +233,7 @@ def soft_threshold_f64(xp, x):
 
 
 @fresh("where", "pick one of three proposals by a uniform draw, numpy.select([u < 0.2, u < 0.7], [a, b], c) "
-       "(mixture sampling)", [F32("FN", gen="uniform"), F32("FN"), F32("FN"), F32("FN")], 1)
+       "(mixture sampling)", [F32("FN", gen="uniform"), F32("FN"), F32("FN"), F32("FN")], 1, upcast_ref=False)
 def select3(xp, u, a, b, c):
     return xp.where(u < 0.2, a, xp.where(u < 0.7, b, c))
 

@@ -68,6 +68,8 @@ typedef struct Case {
   bool reduce;         /* the fold of each column into y[col] instead of its scan */
   int64_t ostride;     /* 0: x contiguous along its columns; else a run-time column stride (x[:, ::2], x[:, ::-1]):
                           layouts ANY on both dims, the column walk asked for by the strides (walk_cols) */
+  bool thread_rows;    /* x (and a scan's y) row-major, contiguous along R (rows of `rows` values): walked a thread a
+                          row because the rows are short (walk_cols, cg_gpu_walk_cols' short-row rule) */
 } Case;
 
 static double get(const void *p, LoomDType t, int64_t i) {
@@ -102,7 +104,8 @@ static void run_case(const Case *c) {
   KB kb;
   kb_init(&kb, 2, 1, 32);
   int64_t os = c->ostride ? c->ostride : 1, aos = os < 0 ? -os : os;
-  int bx = kb_buf(&kb, t, 0, c->ostride ? "aa" : "1a"), by = kb_buf(&kb, t, 1, c->reduce ? "10" : "1a");
+  const bool tr = c->thread_rows;
+  int bx = kb_buf(&kb, t, 0, tr ? "a1" : c->ostride ? "aa" : "1a"), by = kb_buf(&kb, t, 1, c->reduce ? "10" : tr ? "a1" : "1a");
   int v = kb_load(&kb, bx, t);
   if (c->fused) {
     int two = kb_ins(&kb, KI_CONST, t, 0, -1, -1), one = kb_ins(&kb, KI_CONST, t, 0, -1, -1);
@@ -122,9 +125,20 @@ static void run_case(const Case *c) {
     ph->store_begin = kb.k.nstore;
     kb_store(&kb, KP_SCAN, by, kb_acc(&kb, 0, t));
   }
-  int64_t ld = c->cols + 3, n = c->rows * ld * aos; /* padded rows: the padding must stay as it was */
+  /* padded rows: the padding must stay as it was (thread_rows: rows of R values padded to rows + 3) */
+  int64_t ld = tr ? c->rows + 3 : c->cols + 3, n = tr ? c->cols * ld : c->rows * ld * aos;
   int64_t x0 = os < 0 ? (c->cols - 1) * aos : 0;   /* x's first element (a reversed view: its last column) */
-#define XAT(row, col) ((row) * ld * aos + x0 + (col) * os)
+#define XAT(row, col) (tr ? (col) * ld + (row) : (row) * ld * aos + x0 + (col) * os)
+#define YAT(row, col) (c->reduce ? (col) : tr ? (col) * ld + (row) : (row) * ld + (col))
+  if (tr) { /* short rows (at most 128 bytes) over >= 2^14 of them: a thread a row; long rows keep the row walk */
+    int64_t shape[2] = {c->cols, c->rows}, longer[2] = {c->cols, 1000}, fewer[2] = {100, c->rows};
+    SchedBinding bind[2] = {{.strides = {ld, 1}}, {.strides = {c->reduce ? 1 : ld, c->reduce ? 0 : 1}}};
+    CHECK(cg_gpu_walk_cols(&kb.k, shape, bind) == 1 && cg_gpu_walk_cols(&kb.k, longer, bind) == 0 &&
+              cg_gpu_walk_cols(&kb.k, fewer, bind) == 0,
+          "%s: cg_gpu_walk_cols walks a thread a row for %lld rows of %lld only", c->what, (long long)c->cols,
+          (long long)c->rows);
+    kb.k.walk_cols = 1;
+  }
   if (c->ostride) { /* the device's specialization decides it from the launch's strides, both ways round */
     SchedBinding bind[2] = {{.strides = {os, ld * aos}}, {.strides = {1, c->reduce ? 0 : ld}}};
     SchedBinding swapped[2] = {{.strides = {ld * aos, os}}, {.strides = {1, c->reduce ? 0 : ld}}};
@@ -146,6 +160,7 @@ static void run_case(const Case *c) {
   CHECK(e.part && e.finishb, "%s: the split's part / finishb entries were built", c->what);
   size_t es = loom_dtype_size(t);
   int64_t yld = c->reduce ? 0 : ld, ny = c->reduce ? c->cols + 3 : n;
+  int64_t xs0 = tr ? ld : os, xs1 = tr ? 1 : ld * aos, ys0 = c->reduce ? 1 : tr ? ld : 1, ys1 = tr && !c->reduce ? 1 : yld;
   void *x = malloc((size_t)n * es), *y = malloc((size_t)ny * es);
   for (int64_t i = 0; i < n; i++) {
     double u = unit();
@@ -166,7 +181,7 @@ static void run_case(const Case *c) {
   uint64_t words[64] = {0};
   words[0] = (uint64_t)c->cols, words[1] = (uint64_t)c->rows;
   words[2] = (uint64_t)(uintptr_t)((char *)x + (size_t)x0 * es), words[3] = (uint64_t)(uintptr_t)y;
-  words[4] = (uint64_t)os, words[5] = (uint64_t)(ld * aos), words[6] = 1, words[7] = (uint64_t)yld;
+  words[4] = (uint64_t)xs0, words[5] = (uint64_t)xs1, words[6] = (uint64_t)ys0, words[7] = (uint64_t)ys1;
   Diag d = {0};
   LoomStatus st = rt_gpu_launch_policy(&L, words, c->cols, c->rows, &d);
   CHECK(st == LOOM_OK, "%s: launch: %s", c->what, d.msg);
@@ -180,7 +195,7 @@ static void run_case(const Case *c) {
     long double acc = c->op == LOOM_REDUCE_PROD ? 1 : c->op == LOOM_REDUCE_MAX ? -INFINITY : 0, mag = 0;
     int64_t iacc = c->op == LOOM_REDUCE_PROD ? 1 : 0;
     for (int64_t row = 0; row < c->rows && bad < 4; row++) {
-      int64_t i = XAT(row, col), iy = c->reduce ? col : row * ld + col;
+      int64_t i = XAT(row, col), iy = YAT(row, col);
       double xv = get(x, t, i);
       if (c->fused) xv = is_int ? xv * 2 + 1 : xv * 2.0 + 1.0;
       bool ok;
@@ -210,20 +225,26 @@ static void run_case(const Case *c) {
   bool pad_ok = true;
   unsigned char pad[8];
   memset(pad, 0x5A, sizeof pad);
-  for (int64_t row = 0; row < (c->reduce ? 1 : c->rows) && pad_ok; row++)
-    for (int64_t col = c->cols; col < (c->reduce ? ny : ld); col++)
-      pad_ok = pad_ok && !memcmp((char *)y + (size_t)(row * yld + col) * es, pad, es);
+  if (tr && !c->reduce) /* each row's 3 padding values */
+    for (int64_t col = 0; col < c->cols && pad_ok; col++)
+      for (int64_t row = c->rows; row < ld; row++)
+        pad_ok = pad_ok && !memcmp((char *)y + (size_t)(col * ld + row) * es, pad, es);
+  else
+    for (int64_t row = 0; row < (c->reduce ? 1 : c->rows) && pad_ok; row++)
+      for (int64_t col = c->cols; col < (c->reduce ? ny : ld); col++)
+        pad_ok = pad_ok && !memcmp((char *)y + (size_t)(row * yld + col) * es, pad, es);
   CHECK(pad_ok, "%s: the row padding is untouched", c->what);
   free(x);
   free(y);
   emu_free(&e);
 #undef XAT
+#undef YAT
 }
 
 int main(void) {
   const char *knob = getenv("LOOM_GPU_COL_SCAN_SPLIT");
-  if (knob && *knob) {
-    printf("LOOM_GPU_COL_SCAN_SPLIT set: the part counts are not the default's; skipped\n");
+  if ((knob && *knob) || getenv("LOOM_GPU_THREAD_ROW_BYTES")) {
+    printf("LOOM_GPU_COL_SCAN_SPLIT or LOOM_GPU_THREAD_ROW_BYTES set: not the defaults; skipped\n");
     return 77;
   }
   setenv("LOOM_GPU_COL_FOLD", "0", 1); /* (read once by the launcher) */
@@ -236,26 +257,32 @@ int main(void) {
   }
   /* parts = min(ceil(2^18 / cols), rows / 64, 4096) */
   static const Case cases[] = {
-      {LOOM_FLOAT64, LOOM_REDUCE_SUM, 1000, 37, false, 15, "f64 cumsum, 37 columns: 15 parts of 66-67 rows", false, 0},
-      {LOOM_INT64, LOOM_REDUCE_SUM, 777, 300, false, 12, "i64 cumsum, 300 columns", false, 0},
-      {LOOM_INT32, LOOM_REDUCE_SUM, 1300, 5, true, 20, "i32 cumsum of 2x+1 (wraps), fused", false, 0},
-      {LOOM_FLOAT32, LOOM_REDUCE_MAX, 4099, 5, false, 64, "f32 cummax with a NaN", false, 0},
-      {LOOM_FLOAT64, LOOM_REDUCE_PROD, 5000, 3, false, 78, "f64 cumprod near 1, 3 columns", false, 0},
-      {LOOM_INT64, LOOM_REDUCE_PROD, 129, 2, false, 2, "i64 cumprod wraps, 2 parts of 64-65 rows", false, 0},
-      {LOOM_FLOAT32, LOOM_REDUCE_SUM, 300000, 1, false, 4096, "f32 one column: 4096 parts", false, 0},
-      {LOOM_FLOAT64, LOOM_REDUCE_SUM, 127, 9, true, 1, "f64 short columns: main (chunks of 4 and the rest)", false, 0},
-      {LOOM_INT32, LOOM_REDUCE_SUM, 70, 300000, false, 1, "i32 many columns: main", false, 0},
-      {LOOM_FLOAT32, LOOM_REDUCE_SUM, 5, 4, false, 1, "f32 fewer rows than a chunk", false, 0},
-      {LOOM_FLOAT64, LOOM_REDUCE_SUM, 0, 4, false, 1, "f64 no rows", false, 0},
-      {LOOM_FLOAT64, LOOM_REDUCE_SUM, 5000, 9, false, 0, "f64 sum over axis 0", true, 0},
-      {LOOM_FLOAT32, LOOM_REDUCE_MAX, 3001, 4, false, 0, "f32 max over axis 0, a NaN", true, 0},
-      {LOOM_INT32, LOOM_REDUCE_SUM, 200, 50, true, 0, "i32 sum of 2 x + 1 over axis 0 (wraps)", true, 0},
+      {LOOM_FLOAT64, LOOM_REDUCE_SUM, 1000, 37, false, 15, "f64 cumsum, 37 columns: 15 parts of 66-67 rows", false, 0, false},
+      {LOOM_INT64, LOOM_REDUCE_SUM, 777, 300, false, 12, "i64 cumsum, 300 columns", false, 0, false},
+      {LOOM_INT32, LOOM_REDUCE_SUM, 1300, 5, true, 20, "i32 cumsum of 2x+1 (wraps), fused", false, 0, false},
+      {LOOM_FLOAT32, LOOM_REDUCE_MAX, 4099, 5, false, 64, "f32 cummax with a NaN", false, 0, false},
+      {LOOM_FLOAT64, LOOM_REDUCE_PROD, 5000, 3, false, 78, "f64 cumprod near 1, 3 columns", false, 0, false},
+      {LOOM_INT64, LOOM_REDUCE_PROD, 129, 2, false, 2, "i64 cumprod wraps, 2 parts of 64-65 rows", false, 0, false},
+      {LOOM_FLOAT32, LOOM_REDUCE_SUM, 300000, 1, false, 4096, "f32 one column: 4096 parts", false, 0, false},
+      {LOOM_FLOAT64, LOOM_REDUCE_SUM, 127, 9, true, 1, "f64 short columns: main (chunks of 4 and the rest)", false, 0, false},
+      {LOOM_INT32, LOOM_REDUCE_SUM, 70, 300000, false, 1, "i32 many columns: main", false, 0, false},
+      {LOOM_FLOAT32, LOOM_REDUCE_SUM, 5, 4, false, 1, "f32 fewer rows than a chunk", false, 0, false},
+      {LOOM_FLOAT64, LOOM_REDUCE_SUM, 0, 4, false, 1, "f64 no rows", false, 0, false},
+      {LOOM_FLOAT64, LOOM_REDUCE_SUM, 5000, 9, false, 0, "f64 sum over axis 0", true, 0, false},
+      {LOOM_FLOAT32, LOOM_REDUCE_MAX, 3001, 4, false, 0, "f32 max over axis 0, a NaN", true, 0, false},
+      {LOOM_INT32, LOOM_REDUCE_SUM, 200, 50, true, 0, "i32 sum of 2 x + 1 over axis 0 (wraps)", true, 0, false},
       /* strided columns: KL_ANY on both dims, walked by columns because the strides asked (KernelIr.walk_cols) */
-      {LOOM_FLOAT32, LOOM_REDUCE_SUM, 3001, 700, false, 0, "f32 x[:, ::2].sum(0)", true, 2},
-      {LOOM_FLOAT64, LOOM_REDUCE_MAX, 2000, 5, false, 0, "f64 x[:, ::3].max(0), a NaN", true, 3},
-      {LOOM_INT64, LOOM_REDUCE_SUM, 999, 130, true, 0, "i64 (2 x + 1)[:, ::-1].sum(0)", true, -1},
-      {LOOM_FLOAT64, LOOM_REDUCE_SUM, 1000, 37, false, 15, "f64 x[:, ::2].cumsum(0): 15 parts", false, 2},
-      {LOOM_INT32, LOOM_REDUCE_SUM, 70, 3000, false, 1, "i32 x[:, ::-1].cumsum(0), many columns: main", false, -1},
+      {LOOM_FLOAT32, LOOM_REDUCE_SUM, 3001, 700, false, 0, "f32 x[:, ::2].sum(0)", true, 2, false},
+      {LOOM_FLOAT64, LOOM_REDUCE_MAX, 2000, 5, false, 0, "f64 x[:, ::3].max(0), a NaN", true, 3, false},
+      {LOOM_INT64, LOOM_REDUCE_SUM, 999, 130, true, 0, "i64 (2 x + 1)[:, ::-1].sum(0)", true, -1, false},
+      {LOOM_FLOAT64, LOOM_REDUCE_SUM, 1000, 37, false, 15, "f64 x[:, ::2].cumsum(0): 15 parts", false, 2, false},
+      {LOOM_INT32, LOOM_REDUCE_SUM, 70, 3000, false, 1, "i32 x[:, ::-1].cumsum(0), many columns: main", false, -1, false},
+      /* short rows, row-major: a thread a row (cumprod(1 + r, axis=-1) of 12 months; distances over 3 coordinates) */
+      {LOOM_FLOAT64, LOOM_REDUCE_PROD, 12, 20000, false, 1, "f64 cumprod(axis=-1) near 1, rows of 12", false, 0, true},
+      {LOOM_INT32, LOOM_REDUCE_SUM, 31, 16384, false, 1, "i32 cumsum(axis=-1), rows of 31 (wraps)", false, 0, true},
+      {LOOM_FLOAT32, LOOM_REDUCE_MAX, 7, 17000, false, 1, "f32 cummax(axis=-1), rows of 7", false, 0, true},
+      {LOOM_FLOAT32, LOOM_REDUCE_SUM, 3, 30000, true, 0, "f32 (2 x + 1).sum(-1), rows of 3", true, 0, true},
+      {LOOM_FLOAT64, LOOM_REDUCE_MAX, 16, 16500, false, 0, "f64 max(-1), rows of 16, a NaN", true, 0, true},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(&cases[i]);
   rt_gpu_pool_destroy(g_pool);

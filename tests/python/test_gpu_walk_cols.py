@@ -49,6 +49,37 @@ def test_walk_by_strides_knob_off_ptx() -> None:
     assert out.strip() == "['row']", out
 
 
+def test_short_rows_walk_a_thread_a_row_ptx() -> None:
+    """Scans and one-reduction kernels over >= 2^14 rows of at most 128 bytes (LOOM_GPU_THREAD_ROW_BYTES) walk a
+    thread a row (the column walk over a row-major layout); longer rows or fewer of them keep the row walk."""
+    rng = np.random.default_rng(1)
+    r12 = rng.random((20000, 12)) * 0.1 - 0.05
+    r17 = rng.random((20000, 17))
+    a, b = rng.random((300, 3), dtype=np.float32), rng.random((100, 3), dtype=np.float32)
+    la, lb = loom.asarray(a), loom.asarray(b)
+    thread = {
+        "cumprod rows of 12 f64": (lambda xp, x: xp.cumprod(1.0 + x, axis=-1), r12),
+        "argmin rows of 16 f32": (lambda xp, x: xp.argmin(x, axis=1), r17[:, :16].astype(np.float32)),
+        "cumsum rows of 31 int32": (lambda xp, x: xp.cumsum(x, axis=1), (r17 * 100).astype(np.int32)[:, :1].repeat(31, 1)),
+    }
+    rows = {
+        "cumprod rows of 17 f64 (136 bytes)": (lambda xp, x: xp.cumprod(1.0 + x, axis=-1), r17),
+        "cumprod of 100 rows": (lambda xp, x: xp.cumprod(1.0 + x, axis=-1), r12[:100]),
+        "softmax rows of 12 (two phases)": (lambda xp, x: xp.exp(x) / xp.sum(xp.exp(x), axis=1, keepdims=True), r12),
+    }
+    for name, (f, x) in thread.items():
+        got = entries(f(loom, loom.asarray(x)))
+        assert "col" in got and "row" not in got, (name, got)
+        check(f(loom, loom.asarray(x)), f(np, x), rtol=1e-12 if x.dtype == np.float64 else None)
+    for name, (f, x) in rows.items():
+        got = entries(f(loom, loom.asarray(x)))
+        assert "col" not in got, (name, got)
+    d2 = ((la[:, None, :] - lb[None, :, :]) ** 2).sum(-1)
+    got = entries(d2)
+    assert "col" in got and "row" not in got, got
+    check(d2, ((a[:, None, :] - b[None, :, :]) ** 2).sum(-1))
+
+
 VIEWS = {
     "x[:, ::2]": (lambda a: a[:, ::2], 0),
     "x[:, ::3]": (lambda a: a[:, ::3], 0),
