@@ -420,9 +420,13 @@ int cg_strides_pick_cols(const KernelIr *k, const int64_t *shape, const SchedBin
 
 /* Rows too short for a group of lanes: a scan or a one-REDUCE kernel whose rows hold at most
  * LOOM_GPU_THREAD_ROW_BYTES (CG_GPU_THREAD_ROW_BYTES; 0: never) bytes of its widest loaded buffer, over
- * at least 2^14 rows, walks a thread a row (the COL walk, threads across the kept dims): ROW scans ran a
- * block a row (cumprod of 10M x 12 float64: 10M blocks) and reductions of 3 values a lane group per
- * output. Loads a row apart across a warp hit the same lines over the row's steps (L1). */
+ * at least 2^14 rows, walks a thread a row (the COL walk, threads across the kept dims; loads a row apart
+ * across a warp hit the same lines over the row's steps). H100, 2026-12-07 (ab_knobs.sh): ROW scans ran
+ * a block a row (cumprod(1 + r, axis=-1) of 10M x 12 float64: 6.03 -> 1.99 ms); a reduction only where the
+ * short-row mode cannot stage its tiles (gpu_stage.c: no loaded buffer contiguous along R and whole along
+ * the kept dims; ((a[:, None] - b[None]) ** 2).sum(-1) over 3 coordinates: 0.69 -> 0.31 ms), as the staged
+ * and lane-group modes won elsewhere (kmeans_argmin 0.028 against 0.040, int32 prod over rows of 3 0.199
+ * against 0.228). */
 #define CG_GPU_THREAD_ROW_BYTES 128
 static bool gpu_thread_rows(const KernelIr *k, const int64_t *shape) {
   static int knob = -1;
@@ -432,6 +436,13 @@ static bool gpu_thread_rows(const KernelIr *k, const int64_t *shape) {
   bool scan = p0->kind == KP_SCAN && k->nphase == 1;
   bool reduce = p0->kind == KP_REDUCE && (k->nphase == 1 || (k->nphase == 2 && k->phases[1].kind == KP_FINAL));
   if (!scan && !reduce) return false;
+  for (int i = 0; reduce && i < k->ninstr; i++) { /* a buffer the short-row mode would stage: keep it */
+    if (k->instrs[i].kind != KI_LOAD || k->ndim - k->nkeep != 1) continue;
+    const uint8_t *lay = k->bufs[k->instrs[i].buf].layout;
+    bool whole = lay[k->ndim - 1] == KL_ONE;
+    for (int d = 0; d < k->nkeep; d++) whole = whole && lay[d] != KL_ZERO;
+    if (whole) return false;
+  }
   int64_t nr = 1, no = 1;
   for (int d = 0; d < k->ndim; d++) *(d < k->nkeep ? &no : &nr) *= shape[d];
   size_t widest = 0;

@@ -50,8 +50,9 @@ def test_walk_by_strides_knob_off_ptx() -> None:
 
 
 def test_short_rows_walk_a_thread_a_row_ptx() -> None:
-    """Scans and one-reduction kernels over >= 2^14 rows of at most 128 bytes (LOOM_GPU_THREAD_ROW_BYTES) walk a
-    thread a row (the column walk over a row-major layout); longer rows or fewer of them keep the row walk."""
+    """Scans over >= 2^14 rows of at most 128 bytes (LOOM_GPU_THREAD_ROW_BYTES) walk a thread a row (the column
+    walk over a row-major layout), and one-reduction kernels too where no loaded buffer could be staged (broadcast
+    operands); longer rows, fewer of them, or a stageable buffer keep the row walk."""
     rng = np.random.default_rng(1)
     r12 = rng.random((20000, 12)) * 0.1 - 0.05
     r17 = rng.random((20000, 17))
@@ -59,13 +60,14 @@ def test_short_rows_walk_a_thread_a_row_ptx() -> None:
     la, lb = loom.asarray(a), loom.asarray(b)
     thread = {
         "cumprod rows of 12 f64": (lambda xp, x: xp.cumprod(1.0 + x, axis=-1), r12),
-        "argmin rows of 16 f32": (lambda xp, x: xp.argmin(x, axis=1), r17[:, :16].astype(np.float32)),
         "cumsum rows of 31 int32": (lambda xp, x: xp.cumsum(x, axis=1), (r17 * 100).astype(np.int32)[:, :1].repeat(31, 1)),
     }
     rows = {
         "cumprod rows of 17 f64 (136 bytes)": (lambda xp, x: xp.cumprod(1.0 + x, axis=-1), r17),
         "cumprod of 100 rows": (lambda xp, x: xp.cumprod(1.0 + x, axis=-1), r12[:100]),
         "softmax rows of 12 (two phases)": (lambda xp, x: xp.exp(x) / xp.sum(xp.exp(x), axis=1, keepdims=True), r12),
+        "argmin rows of 16 f32 (the short-row mode stages its tiles)": (lambda xp, x: xp.argmin(x, axis=1),
+                                                                         r17[:, :16].astype(np.float32)),
     }
     for name, (f, x) in thread.items():
         got = entries(f(loom, loom.asarray(x)))
