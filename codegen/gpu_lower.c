@@ -570,6 +570,10 @@ static void build_gpu_entry(Lower *L, int which, bool row, const char *name, int
   LLVMValueRef group = word2c ? IDX(LLVMBuildAnd(b, word2c, cg_i64(m, CG_GPU_STAGE - 1), "")) : NULL;
   LLVMValueRef staged = word2c ? LLVMBuildICmp(b, LLVMIntNE, LLVMBuildAnd(b, word2c, cg_i64(m, CG_GPU_STAGE), ""), cg_i64(m, 0), "") : NULL;
   LLVMValueRef word2 = which == GPU_PART && !row ? WORD(extra + 2) : NULL; /* the COL part's fold */
+  /* a COL scan of short row-major rows (walk_cols; cache_k set, gpu_stage.c): CG_GPU_STAGE in word 2 */
+  uint64_t stage_scan = which == GPU_MAIN && !row && L->cache_k > 0 && k->phases[0].kind == KP_SCAN ? cg_gpu_stage_bufs(L) : 0;
+  LLVMValueRef staged_scan = stage_scan ? LLVMBuildICmp(b, LLVMIntNE, LLVMBuildAnd(b, WORD(extra + 2), cg_i64(m, CG_GPU_STAGE), ""),
+                                                        cg_i64(m, 0), "") : NULL;
 #undef WORD
 #undef IDX
   e.tid = gpu_index(L, CG_GPU_THREAD_ID);
@@ -624,7 +628,17 @@ static void build_gpu_entry(Lower *L, int which, bool row, const char *name, int
         LLVMPositionBuilderAtEnd(b, flat);
       }
     }
-    else cg_gpu_for(L, gtid, count, gstride, cg_gpu_red_item, &e);
+    else if (staged_scan) { /* tiles of rows through shared memory where the launcher asks (gpu_stage.c) */
+      LLVMBasicBlockRef st = cg_new_bb(L, "scan.staged"), plain = cg_new_bb(L, "scan.plain"), done = cg_new_bb(L, "scan.done");
+      LLVMBuildCondBr(b, staged_scan, st, plain);
+      LLVMPositionBuilderAtEnd(b, st);
+      cg_gpu_stage_rows(L, &e, stage_scan, bid, nbk);
+      LLVMBuildBr(b, done);
+      LLVMPositionBuilderAtEnd(b, plain);
+      cg_gpu_for(L, gtid, count, gstride, cg_gpu_red_item, &e);
+      LLVMBuildBr(b, done);
+      LLVMPositionBuilderAtEnd(b, done);
+    } else cg_gpu_for(L, gtid, count, gstride, cg_gpu_red_item, &e);
   }
   LLVMBuildRetVoid(b);
   L->mom_on = false;
@@ -764,7 +778,23 @@ LoomStatus cg_lower_gpu(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef mod, c
     if (phase_split) out->acc_size = cg_gpu_phase_acc_size(k);
     snprintf(out->main, sizeof out->main, "%s_%s", prefix, col ? "col" : "row");
     L.unroll_red = !col || col_unroll(k);
+    /* a scan walked a thread a row (walk_cols over short rows: cg_gpu_walk_cols) whose buffers lie row after
+     * row: `main` can also stage tiles of cache_k points a thread through shared memory (gpu_stage.c),
+     * so that its loads and stores are coalesced; out->cache_k tells the launcher (scan()) */
+    if (col && k->walk_cols && scan_split && k->nphase == 1) {
+      int widest = 1; /* tiles of 128 bytes a thread of the widest buffer: rows of up to 16 float64, 32 float32 */
+      for (int bi = 0; bi < k->nbuf; bi++) {
+        int sz = (int)loom_dtype_size((LoomDType)k->bufs[bi].dtype);
+        if (sz > widest) widest = sz;
+      }
+      int ck = 128 / widest;
+      L.cache_k = ck < GPU_CACHE_K ? GPU_CACHE_K : ck > GPU_CACHE_K_MAX ? GPU_CACHE_K_MAX : ck;
+      if (!cg_gpu_stage_bufs(&L)) L.cache_k = GPU_CACHE_K;
+      if (!cg_gpu_stage_bufs(&L)) L.cache_k = 0;
+      out->cache_k = L.cache_k;
+    }
     build_gpu_entry(&L, GPU_MAIN, !col, out->main, nwords, 0, 0);
+    L.cache_k = 0;
     if (scan_split) {
       snprintf(out->part, sizeof out->part, "%s_part", prefix);
       L.unroll_red = true; /* COL: a thread's column, GPU_UNROLL loads in flight */

@@ -402,6 +402,13 @@ static LoomStatus scan(const RtGpuLauncher *L, uint64_t *words, uint64_t *extra,
     uint32_t bs = wave_block(nr, L->wave); /* short rows: a block of about their length */
     if (bs > L->block) bs = L->block < (uint32_t)L->wave ? (uint32_t)L->wave : L->block;
     if (L->strategy == CG_GPU_ROW) return L->launch(L->user, P_MAIN, grid_of(no, 1, cap), bs, words, d);
+    /* a thread a short row-major row (walk_cols, codegen/gpu_lower.c: cache_k > 0): blocks of CG_STAGE_BLOCK
+     * copy tiles of cache_k / nr rows a thread through shared memory (gpu_stage.c), as short-row reductions */
+    int64_t ck = L->cache_k;
+    if (col && ck > 0 && nr > 0 && nr <= ck && stage_ok(L, words, nr)) {
+      extra[2] = CG_GPU_STAGE;
+      return L->launch(L->user, P_MAIN, grid_of(no, CG_STAGE_BLOCK * (ck / nr), cap), CG_STAGE_BLOCK, words, d);
+    }
     return L->launch(L->user, P_MAIN, grid_of(no, 256, cap), 256, words, d);
   }
   if ((st = L->need(L->user, CG_ENTRY_PART | CG_ENTRY_FINISHB, d))) return st;

@@ -21,7 +21,7 @@ enum { P_MAIN = 0, P_PART = 2, P_FINISH = 3, P_FINISHB = 7 }; /* gpu_rt.h's E_* 
 
 typedef struct Run {
   Emu *e;
-  int mains, parts, finishbs;
+  int mains, parts, finishbs, staged;
   uint64_t nparts; /* extra word 0 at the part launch */
   int nd, nb;
 } Run;
@@ -40,7 +40,7 @@ static LoomStatus r_launch(void *u, int entry, uint32_t grid, uint32_t block, ui
                                     : NULL;
   CHECK(fn != NULL, "entry %d launched but not built", entry);
   if (!fn) return LOOM_ERR_INTERNAL;
-  if (entry == P_MAIN) r->mains++;
+  if (entry == P_MAIN) r->mains++, r->staged += (words[r->nd + r->nb + r->nb * r->nd + 2] & CG_GPU_STAGE) != 0;
   if (entry == P_PART) r->parts++, r->nparts = words[r->nd + r->nb + r->nb * r->nd];
   if (entry == P_FINISHB || entry == P_FINISH) r->finishbs++;
   launch(r->e, fn, grid, words); /* one lane a block: the grid-stride loops cover every item */
@@ -70,6 +70,7 @@ typedef struct Case {
                           layouts ANY on both dims, the column walk asked for by the strides (walk_cols) */
   bool thread_rows;    /* x (and a scan's y) row-major, contiguous along R (rows of `rows` values): walked a thread a
                           row because the rows are short (walk_cols, cg_gpu_walk_cols' short-row rule) */
+  bool dense;          /* thread_rows without the rows' padding: a scan's launch stages tiles of rows (gpu_stage.c) */
 } Case;
 
 static double get(const void *p, LoomDType t, int64_t i) {
@@ -126,7 +127,7 @@ static void run_case(const Case *c) {
     kb_store(&kb, KP_SCAN, by, kb_acc(&kb, 0, t));
   }
   /* padded rows: the padding must stay as it was (thread_rows: rows of R values padded to rows + 3) */
-  int64_t ld = tr ? c->rows + 3 : c->cols + 3, n = tr ? c->cols * ld : c->rows * ld * aos;
+  int64_t ld = tr ? c->rows + (c->dense ? 0 : 3) : c->cols + 3, n = tr ? c->cols * ld : c->rows * ld * aos;
   int64_t x0 = os < 0 ? (c->cols - 1) * aos : 0;   /* x's first element (a reversed view: its last column) */
 #define XAT(row, col) (tr ? (col) * ld + (row) : (row) * ld * aos + x0 + (col) * os)
 #define YAT(row, col) (c->reduce ? (col) : tr ? (col) * ld + (row) : (row) * ld + (col))
@@ -169,7 +170,7 @@ static void run_case(const Case *c) {
     if (t == LOOM_INT32 && c->op == LOOM_REDUCE_SUM) val = floor(u * 2e9) - 1e9; /* sums wrap */
     set(x, t, i, val);
   }
-  if (c->op == LOOM_REDUCE_MAX && c->rows > 100 && c->cols > 2) set(x, t, XAT(100, 2), NAN);
+  if (c->op == LOOM_REDUCE_MAX && c->cols > 2 && (c->rows > 100 || tr)) set(x, t, XAT(c->rows > 100 ? 100 : c->rows / 2, 2), NAN);
   memset(y, 0x5A, (size_t)ny * es);
   Run r = {.e = &e, .nd = 2, .nb = 2};
   KBuffer bufs[2] = {kb.bufs[bx], kb.bufs[by]};
@@ -177,6 +178,7 @@ static void run_case(const Case *c) {
   for (int i = 0; i < CG_NENTRY; i++) entries |= cg_gpu_entry_name(&e.gk, i)[0] ? 1u << i : 0u;
   RtGpuLauncher L = {.ndim = 2, .nkeep = 1, .nbuf = 2, .bufs = bufs, .scan = !c->reduce, .strategy = e.gk.strategy,
                      .block = 256, .acc_size = (uint32_t)e.gk.acc_size, .entries = entries, .wave = 32,
+                     .cache_k = e.gk.cache_k,
                      .pool = g_pool, .user = &r, .loaded = r_loaded, .need = r_need, .limit = r_limit,
                      .launch = r_launch, .settle = r_settle};
   uint64_t words[64] = {0};
@@ -190,6 +192,8 @@ static void run_case(const Case *c) {
   CHECK(c->want_parts == 0 || (got_parts == c->want_parts && (c->want_parts > 1 ? r.finishbs == 1 && r.mains == 0 : r.mains == 1)),
         "%s: %lld parts (want %lld), launches main %d part %d finishb %d", c->what, (long long)got_parts,
         (long long)c->want_parts, r.mains, r.parts, r.finishbs);
+  CHECK(!tr || c->reduce || (r.staged == (c->dense ? 1 : 0) && e.gk.cache_k > 0),
+        "%s: staged launches %d (cache_k %d)", c->what, r.staged, e.gk.cache_k);
   int bad = 0;
   const double eps = t == LOOM_FLOAT32 ? 1.2e-7 : 2.3e-16;
   for (int64_t col = 0; col < c->cols && bad < 4; col++) {
@@ -258,32 +262,36 @@ int main(void) {
   }
   /* parts = min(ceil(2^18 / cols), rows / 64, 4096) */
   static const Case cases[] = {
-      {LOOM_FLOAT64, LOOM_REDUCE_SUM, 1000, 37, false, 15, "f64 cumsum, 37 columns: 15 parts of 66-67 rows", false, 0, false},
-      {LOOM_INT64, LOOM_REDUCE_SUM, 777, 300, false, 12, "i64 cumsum, 300 columns", false, 0, false},
-      {LOOM_INT32, LOOM_REDUCE_SUM, 1300, 5, true, 20, "i32 cumsum of 2x+1 (wraps), fused", false, 0, false},
-      {LOOM_FLOAT32, LOOM_REDUCE_MAX, 4099, 5, false, 64, "f32 cummax with a NaN", false, 0, false},
-      {LOOM_FLOAT64, LOOM_REDUCE_PROD, 5000, 3, false, 78, "f64 cumprod near 1, 3 columns", false, 0, false},
-      {LOOM_INT64, LOOM_REDUCE_PROD, 129, 2, false, 2, "i64 cumprod wraps, 2 parts of 64-65 rows", false, 0, false},
-      {LOOM_FLOAT32, LOOM_REDUCE_SUM, 300000, 1, false, 4096, "f32 one column: 4096 parts", false, 0, false},
-      {LOOM_FLOAT64, LOOM_REDUCE_SUM, 127, 9, true, 1, "f64 short columns: main (chunks of 4 and the rest)", false, 0, false},
-      {LOOM_INT32, LOOM_REDUCE_SUM, 70, 300000, false, 1, "i32 many columns: main", false, 0, false},
-      {LOOM_FLOAT32, LOOM_REDUCE_SUM, 5, 4, false, 1, "f32 fewer rows than a chunk", false, 0, false},
-      {LOOM_FLOAT64, LOOM_REDUCE_SUM, 0, 4, false, 1, "f64 no rows", false, 0, false},
-      {LOOM_FLOAT64, LOOM_REDUCE_SUM, 5000, 9, false, 0, "f64 sum over axis 0", true, 0, false},
-      {LOOM_FLOAT32, LOOM_REDUCE_MAX, 3001, 4, false, 0, "f32 max over axis 0, a NaN", true, 0, false},
-      {LOOM_INT32, LOOM_REDUCE_SUM, 200, 50, true, 0, "i32 sum of 2 x + 1 over axis 0 (wraps)", true, 0, false},
+      {LOOM_FLOAT64, LOOM_REDUCE_SUM, 1000, 37, false, 15, "f64 cumsum, 37 columns: 15 parts of 66-67 rows", false, 0, false, false},
+      {LOOM_INT64, LOOM_REDUCE_SUM, 777, 300, false, 12, "i64 cumsum, 300 columns", false, 0, false, false},
+      {LOOM_INT32, LOOM_REDUCE_SUM, 1300, 5, true, 20, "i32 cumsum of 2x+1 (wraps), fused", false, 0, false, false},
+      {LOOM_FLOAT32, LOOM_REDUCE_MAX, 4099, 5, false, 64, "f32 cummax with a NaN", false, 0, false, false},
+      {LOOM_FLOAT64, LOOM_REDUCE_PROD, 5000, 3, false, 78, "f64 cumprod near 1, 3 columns", false, 0, false, false},
+      {LOOM_INT64, LOOM_REDUCE_PROD, 129, 2, false, 2, "i64 cumprod wraps, 2 parts of 64-65 rows", false, 0, false, false},
+      {LOOM_FLOAT32, LOOM_REDUCE_SUM, 300000, 1, false, 4096, "f32 one column: 4096 parts", false, 0, false, false},
+      {LOOM_FLOAT64, LOOM_REDUCE_SUM, 127, 9, true, 1, "f64 short columns: main (chunks of 4 and the rest)", false, 0, false, false},
+      {LOOM_INT32, LOOM_REDUCE_SUM, 70, 300000, false, 1, "i32 many columns: main", false, 0, false, false},
+      {LOOM_FLOAT32, LOOM_REDUCE_SUM, 5, 4, false, 1, "f32 fewer rows than a chunk", false, 0, false, false},
+      {LOOM_FLOAT64, LOOM_REDUCE_SUM, 0, 4, false, 1, "f64 no rows", false, 0, false, false},
+      {LOOM_FLOAT64, LOOM_REDUCE_SUM, 5000, 9, false, 0, "f64 sum over axis 0", true, 0, false, false},
+      {LOOM_FLOAT32, LOOM_REDUCE_MAX, 3001, 4, false, 0, "f32 max over axis 0, a NaN", true, 0, false, false},
+      {LOOM_INT32, LOOM_REDUCE_SUM, 200, 50, true, 0, "i32 sum of 2 x + 1 over axis 0 (wraps)", true, 0, false, false},
       /* strided columns: KL_ANY on both dims, walked by columns because the strides asked (KernelIr.walk_cols) */
-      {LOOM_FLOAT32, LOOM_REDUCE_SUM, 3001, 700, false, 0, "f32 x[:, ::2].sum(0)", true, 2, false},
-      {LOOM_FLOAT64, LOOM_REDUCE_MAX, 2000, 5, false, 0, "f64 x[:, ::3].max(0), a NaN", true, 3, false},
-      {LOOM_INT64, LOOM_REDUCE_SUM, 999, 130, true, 0, "i64 (2 x + 1)[:, ::-1].sum(0)", true, -1, false},
-      {LOOM_FLOAT64, LOOM_REDUCE_SUM, 1000, 37, false, 15, "f64 x[:, ::2].cumsum(0): 15 parts", false, 2, false},
-      {LOOM_INT32, LOOM_REDUCE_SUM, 70, 3000, false, 1, "i32 x[:, ::-1].cumsum(0), many columns: main", false, -1, false},
+      {LOOM_FLOAT32, LOOM_REDUCE_SUM, 3001, 700, false, 0, "f32 x[:, ::2].sum(0)", true, 2, false, false},
+      {LOOM_FLOAT64, LOOM_REDUCE_MAX, 2000, 5, false, 0, "f64 x[:, ::3].max(0), a NaN", true, 3, false, false},
+      {LOOM_INT64, LOOM_REDUCE_SUM, 999, 130, true, 0, "i64 (2 x + 1)[:, ::-1].sum(0)", true, -1, false, false},
+      {LOOM_FLOAT64, LOOM_REDUCE_SUM, 1000, 37, false, 15, "f64 x[:, ::2].cumsum(0): 15 parts", false, 2, false, false},
+      {LOOM_INT32, LOOM_REDUCE_SUM, 70, 3000, false, 1, "i32 x[:, ::-1].cumsum(0), many columns: main", false, -1, false, false},
       /* short rows, row-major: a thread a row (cumprod(1 + r, axis=-1) of 12 months; distances over 3 coordinates) */
-      {LOOM_FLOAT64, LOOM_REDUCE_PROD, 12, 20000, false, 1, "f64 cumprod(axis=-1) near 1, rows of 12", false, 0, true},
-      {LOOM_INT32, LOOM_REDUCE_SUM, 31, 16384, false, 1, "i32 cumsum(axis=-1), rows of 31 (wraps)", false, 0, true},
-      {LOOM_FLOAT32, LOOM_REDUCE_MAX, 7, 17000, false, 1, "f32 cummax(axis=-1), rows of 7", false, 0, true},
-      {LOOM_FLOAT32, LOOM_REDUCE_SUM, 3, 30000, true, 0, "f32 (2 x + 1).sum(-1), rows of 3", true, 0, true},
-      {LOOM_FLOAT64, LOOM_REDUCE_MAX, 16, 16500, false, 0, "f64 max(-1), rows of 16, a NaN", true, 0, true},
+      {LOOM_FLOAT64, LOOM_REDUCE_PROD, 12, 20000, false, 1, "f64 cumprod(axis=-1) near 1, rows of 12", false, 0, true, false},
+      {LOOM_INT32, LOOM_REDUCE_SUM, 31, 16384, false, 1, "i32 cumsum(axis=-1), rows of 31 (wraps)", false, 0, true, false},
+      {LOOM_FLOAT32, LOOM_REDUCE_MAX, 7, 17000, false, 1, "f32 cummax(axis=-1), rows of 7", false, 0, true, false},
+      {LOOM_FLOAT64, LOOM_REDUCE_PROD, 12, 20000, false, 1, "f64 cumprod(axis=-1), dense rows of 12: staged", false, 0, true, true},
+      {LOOM_INT32, LOOM_REDUCE_SUM, 31, 16385, true, 1, "i32 cumsum(2 x + 1, axis=-1), dense rows of 31: staged", false, 0, true, true},
+      {LOOM_FLOAT32, LOOM_REDUCE_MAX, 7, 17001, false, 1, "f32 cummax(axis=-1), dense rows of 7, a NaN: staged", false, 0, true, true},
+      {LOOM_FLOAT64, LOOM_REDUCE_SUM, 1, 20000, false, 1, "f64 cumsum(axis=-1), rows of 1: staged", false, 0, true, true},
+      {LOOM_FLOAT32, LOOM_REDUCE_SUM, 3, 30000, true, 0, "f32 (2 x + 1).sum(-1), rows of 3", true, 0, true, false},
+      {LOOM_FLOAT64, LOOM_REDUCE_MAX, 16, 16500, false, 0, "f64 max(-1), rows of 16, a NaN", true, 0, true, false},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(&cases[i]);
   rt_gpu_pool_destroy(g_pool);
