@@ -419,10 +419,12 @@ int cg_strides_pick_cols(const KernelIr *k, const int64_t *shape, const SchedBin
 }
 
 /* Rows too short for a group of lanes: a scan or a one-REDUCE kernel whose rows hold at most
- * LOOM_GPU_THREAD_ROW_BYTES (CG_GPU_THREAD_ROW_BYTES; 0: never) bytes of its widest loaded buffer, over
+ * LOOM_GPU_THREAD_ROW_BYTES (CG_GPU_THREAD_ROW_BYTES; 0: never) bytes of its widest buffer (and 32 points), over
  * at least 2^14 rows, walks a thread a row (the COL walk, threads across the kept dims; loads a row apart
- * across a warp hit the same lines over the row's steps). H100, 2026-12-07 (ab_knobs.sh): ROW scans ran
- * a block a row (cumprod(1 + r, axis=-1) of 10M x 12 float64: 6.03 -> 1.99 ms); a reduction only where the
+ * across a warp hit the same lines over the row's steps; a scan's rows that lie one after another go through
+ * shared memory, gpu_stage.c). H100, 2026-12-07 (ab_knobs.sh): ROW scans ran a block a row (cumprod(1 + r,
+ * axis=-1) of 10M x 12 float64: 6.03 ms; a thread a row 1.99; staged 0.64, torch.compile 0.69; rows of
+ * 31 int32 -> int64, 248 bytes, unstaged: 6.4 ms, hence the bytes of every buffer); a reduction only where the
  * short-row mode cannot stage its tiles (gpu_stage.c: no loaded buffer contiguous along R and whole along
  * the kept dims; ((a[:, None] - b[None]) ** 2).sum(-1) over 3 coordinates: 0.69 -> 0.31 ms), as the staged
  * and lane-group modes won elsewhere (kmeans_argmin 0.028 against 0.040, int32 prod over rows of 3 0.199
@@ -445,13 +447,13 @@ static bool gpu_thread_rows(const KernelIr *k, const int64_t *shape) {
   }
   int64_t nr = 1, no = 1;
   for (int d = 0; d < k->ndim; d++) *(d < k->nkeep ? &no : &nr) *= shape[d];
-  size_t widest = 0;
-  for (int i = 0; i < k->ninstr; i++)
-    if (k->instrs[i].kind == KI_LOAD) {
-      size_t sz = loom_dtype_size((LoomDType)k->bufs[k->instrs[i].buf].dtype);
-      if (sz > widest) widest = sz;
-    }
-  return widest > 0 && no >= ((int64_t)1 << 14) && nr > 0 && (int64_t)widest * nr <= limit;
+  size_t widest = 0; /* of every buffer, stored ones too (int32 cumsum writes int64) */
+  for (int b = 0; b < k->nbuf; b++) {
+    size_t sz = loom_dtype_size((LoomDType)k->bufs[b].dtype);
+    if (sz > widest) widest = sz;
+  }
+  /* at most 32 points (a staged scan's tile holds 32 a thread: gpu_lower.c) */
+  return widest > 0 && no >= ((int64_t)1 << 14) && nr > 0 && nr <= 32 && (int64_t)widest * nr <= limit;
 }
 
 int cg_gpu_walk_cols(const KernelIr *k, const int64_t *shape, const SchedBinding *bind) {

@@ -60,11 +60,13 @@ def test_short_rows_walk_a_thread_a_row_ptx() -> None:
     la, lb = loom.asarray(a), loom.asarray(b)
     thread = {
         "cumprod rows of 12 f64": (lambda xp, x: xp.cumprod(1.0 + x, axis=-1), r12),
-        "cumsum rows of 31 int32": (lambda xp, x: xp.cumsum(x, axis=1), (r17 * 100).astype(np.int32)[:, :1].repeat(31, 1)),
+        "cumsum rows of 15 int32 (int64 out: 120 bytes)": (lambda xp, x: xp.cumsum(x, axis=1),
+                                                          (r17 * 100).astype(np.int32)[:, :15]),
     }
     rows = {
         "cumprod rows of 17 f64 (136 bytes)": (lambda xp, x: xp.cumprod(1.0 + x, axis=-1), r17),
         "cumprod of 100 rows": (lambda xp, x: xp.cumprod(1.0 + x, axis=-1), r12[:100]),
+        "cumsum rows of 17 int32 (int64 out: 136 bytes)": (lambda xp, x: xp.cumsum(x, axis=1), (r17 * 100).astype(np.int32)),
         "softmax rows of 12 (two phases)": (lambda xp, x: xp.exp(x) / xp.sum(xp.exp(x), axis=1, keepdims=True), r12),
         "argmin rows of 16 f32 (the short-row mode stages its tiles)": (lambda xp, x: xp.argmin(x, axis=1),
                                                                          r17[:, :16].astype(np.float32)),
