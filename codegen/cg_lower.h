@@ -383,6 +383,7 @@ void cg_host_arg_reduce(Lower *L, const KPhase *ph, LLVMValueRef lo, LLVMValueRe
 /* ---- gpu_lower.c: GPU building blocks --------------------------------------------------------- */
 #define GPU_EMPTY_INDEX INT64_MAX /* accumulator index of an empty argmin/argmax part */
 LLVMValueRef cg_iconst_i(Lower *L, int64_t v); /* a constant of the index type */
+LLVMValueRef cg_gpu_index(Lower *L, CgGpuIndex which); /* a launch index in the index type (gpu_lower.c) */
 LLVMValueRef cg_to_i64(Lower *L, LLVMValueRef v);
 /* for (i = start; i < end; i += step) body(i)  (signed compare in the index type) */
 void cg_gpu_for(Lower *L, LLVMValueRef start, LLVMValueRef end, LLVMValueRef step, IdxBody body, void *arg);
