@@ -384,6 +384,120 @@ LLVMValueRef cg_fsqrt(CgMath *m, LLVMValueRef a) {
   return intr1(m, "llvm.sqrt", a);
 }
 
+/* LOOM_HOST_FMOD64_FAST=0: float64 remainders call libm's fmod a point, as before (A/B timings; read per
+ * kernel compiled, so time each setting with its own LOOM_CACHE_DIR). */
+static bool fmod64_fast(void) {
+  const char *s = getenv("LOOM_HOST_FMOD64_FAST");
+  return !(s && strcmp(s, "0") == 0);
+}
+
+static LLVMValueRef splat_like(LLVMTypeRef t, LLVMValueRef c) {
+  if (LLVMGetTypeKind(t) != LLVMVectorTypeKind) return c;
+  LLVMValueRef v[64];
+  unsigned n = LLVMGetVectorSize(t);
+  for (unsigned i = 0; i < n; i++) v[i] = c;
+  return LLVMConstVector(v, n);
+}
+
+/* "loom.fmod64.v<vl>": the exact float64 fmod of vl lanes (vl == 1: a scalar). Where |a / b| < 2^52 and b
+ * is finite, q = trunc(a / b) is the true quotient or one more in magnitude (the rounded division never
+ * falls below an integer it passes), a - q b is exact in one fma (a multiple of b's ulp, smaller than |b|),
+ * one step back by b fixes its sign, and a zero takes a's sign. A vector with any other lane (a huge
+ * quotient, b zero, infinite or NaN, a not finite) takes libm's fmod on each lane (a branch, rarely taken).
+ * The host's frem was libm's fmod a point (no vector form; SLEEF's returns NaN where a / b overflows):
+ * 2M float64 (x + 360) % 360 on this box 12.4 -> 2.3 ms. Checked against NumPy on 400k random pairs of
+ * every class (tests/python/test_fmod64.py). */
+static LLVMValueRef fmod64_fn(CgMath *m, int vl) {
+  char name[40];
+  snprintf(name, sizeof name, "loom.fmod64.v%d", vl);
+  LLVMValueRef fn = LLVMGetNamedFunction(m->m, name);
+  if (fn) return fn;
+  LLVMTypeRef f64 = LLVMDoubleTypeInContext(m->c), i32 = LLVMInt32TypeInContext(m->c);
+  LLVMTypeRef t = vl == 1 ? f64 : LLVMVectorType(f64, (unsigned)vl);
+  LLVMTypeRef params[2] = {t, t};
+  fn = LLVMAddFunction(m->m, name, LLVMFunctionType(t, params, 2, 0));
+  LLVMSetLinkage(fn, LLVMInternalLinkage);
+  const char *attrs[] = {"nounwind", "willreturn", "noinline"};
+  for (int i = 0; i < (vl == 1 ? 3 : 2); i++)
+    LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex,
+                            LLVMCreateEnumAttribute(m->c, LLVMGetEnumAttributeKindForName(attrs[i], strlen(attrs[i])), 0));
+  LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(m->c, LLVMGetEnumAttributeKindForName("memory", 6), 0));
+  LLVMBuilderRef saved = m->b, b = LLVMCreateBuilderInContext(m->c);
+  m->b = b;
+  LLVMBasicBlockRef entry = LLVMAppendBasicBlockInContext(m->c, fn, "entry");
+  LLVMBasicBlockRef slow = LLVMAppendBasicBlockInContext(m->c, fn, "slow"), done = LLVMAppendBasicBlockInContext(m->c, fn, "done");
+  LLVMPositionBuilderAtEnd(b, entry);
+  LLVMValueRef a = LLVMGetParam(fn, 0), bv = LLVMGetParam(fn, 1);
+  LLVMValueRef z = splat_like(t, LLVMConstReal(f64, 0.0));
+  LLVMValueRef q = LLVMBuildFDiv(b, a, bv, "");
+  LLVMValueRef ok = LLVMBuildFCmp(b, LLVMRealOLT, intr1(m, "llvm.fabs", q), splat_like(t, LLVMConstReal(f64, 4503599627370496.0)), "");
+  ok = LLVMBuildAnd(b, ok, LLVMBuildFCmp(b, LLVMRealOLT, intr1(m, "llvm.fabs", bv), splat_like(t, LLVMConstReal(f64, INFINITY)), ""), "");
+  LLVMValueRef fa[3] = {LLVMBuildFNeg(b, intr1(m, "llvm.trunc", q), ""), bv, a};
+  LLVMValueRef r = cg_intrinsic(m, "llvm.fma", &t, 1, fa, 3);
+  LLVMValueRef flip = LLVMBuildOr(b, LLVMBuildAnd(b, LLVMBuildFCmp(b, LLVMRealOGT, a, z, ""), LLVMBuildFCmp(b, LLVMRealOLT, r, z, ""), ""),
+                                  LLVMBuildAnd(b, LLVMBuildFCmp(b, LLVMRealOLT, a, z, ""), LLVMBuildFCmp(b, LLVMRealOGT, r, z, ""), ""), "");
+  r = LLVMBuildSelect(b, flip, LLVMBuildFAdd(b, r, intr2(m, "llvm.copysign", bv, a), ""), r, "");
+  r = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOEQ, r, z, ""), intr2(m, "llvm.copysign", z, a), r, "");
+  LLVMValueRef bad = LLVMBuildNot(b, ok, "");
+  if (vl > 1) {
+    LLVMTypeRef mt = LLVMTypeOf(bad);
+    bad = cg_intrinsic(m, "llvm.vector.reduce.or", &mt, 1, &bad, 1);
+  }
+  LLVMBuildCondBr(b, bad, slow, done);
+  LLVMPositionBuilderAtEnd(b, slow);
+  LLVMTypeRef sp[2] = {f64, f64};
+  LLVMTypeRef sty = LLVMFunctionType(f64, sp, 2, 0);
+  LLVMValueRef libm = LLVMGetNamedFunction(m->m, "fmod");
+  if (!libm) libm = LLVMAddFunction(m->m, "fmod", sty);
+  LLVMValueRef r2 = r;
+  for (int i = 0; i < vl; i++) {
+    LLVMValueRef ix = LLVMConstInt(i32, (unsigned long long)i, 0);
+    LLVMValueRef ai = vl == 1 ? a : LLVMBuildExtractElement(b, a, ix, ""), bi = vl == 1 ? bv : LLVMBuildExtractElement(b, bv, ix, "");
+    LLVMValueRef args[2] = {ai, bi};
+    LLVMValueRef fi = LLVMBuildCall2(b, sty, libm, args, 2, "");
+    LLVMValueRef oki = vl == 1 ? ok : LLVMBuildExtractElement(b, ok, ix, "");
+    LLVMValueRef ri = vl == 1 ? r : LLVMBuildExtractElement(b, r, ix, "");
+    LLVMValueRef v = LLVMBuildSelect(b, oki, ri, fi, "");
+    r2 = vl == 1 ? v : LLVMBuildInsertElement(b, r2, v, ix, "");
+  }
+  LLVMBuildBr(b, done);
+  LLVMPositionBuilderAtEnd(b, done);
+  LLVMValueRef phi = LLVMBuildPhi(b, t, "");
+  LLVMValueRef vals[2] = {r, r2};
+  LLVMBasicBlockRef from[2] = {entry, slow};
+  LLVMAddIncoming(phi, vals, from, 2);
+  LLVMBuildRet(b, phi);
+  m->b = saved;
+  LLVMDisposeBuilder(b);
+  keep_used(m, fn);
+  return fn;
+}
+
+/* a % b in float64 on the host: a call of loom.fmod64.v1 whose 2-, 4- and 8-lane forms the loop vectorizer
+ * takes (vector-function-abi-variant). */
+static LLVMValueRef fmod64_call(CgMath *m, LLVMValueRef a, LLVMValueRef bv) {
+  LLVMTypeRef f64 = LLVMDoubleTypeInContext(m->c);
+  LLVMTypeRef params[2] = {f64, f64};
+  LLVMValueRef fn = fmod64_fn(m, 1), args[2] = {a, bv};
+  char attr[256];
+  size_t len = 0;
+  for (int vl = 2; vl <= 8; vl *= 2) {
+    fmod64_fn(m, vl);
+    len += (size_t)snprintf(attr + len, sizeof attr - len, "%s_ZGV_LLVM_N%dvv_loom.fmod64.v1(loom.fmod64.v%d)", len ? "," : "", vl, vl);
+  }
+  LLVMBuilderRef b = m->b;
+  LLVMValueRef call = LLVMBuildCall2(b, LLVMFunctionType(f64, params, 2, 0), fn, args, 2, "");
+  const char *kinds[] = {"nounwind", "willreturn"};
+  for (int i = 0; i < 2; i++)
+    LLVMAddCallSiteAttribute(call, LLVMAttributeFunctionIndex,
+                             LLVMCreateEnumAttribute(m->c, LLVMGetEnumAttributeKindForName(kinds[i], strlen(kinds[i])), 0));
+  LLVMAddCallSiteAttribute(call, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(m->c, LLVMGetEnumAttributeKindForName("memory", 6), 0));
+  const char *key = "vector-function-abi-variant";
+  LLVMAddCallSiteAttribute(call, LLVMAttributeFunctionIndex,
+                           LLVMCreateStringAttribute(m->c, key, (unsigned)strlen(key), attr, (unsigned)len));
+  return call;
+}
+
 /* NumPy's npy_divmod for floats. */
 static LLVMValueRef float_divmod(CgMath *m, LoomDType t, LLVMValueRef a, LLVMValueRef bv, bool want_mod) {
   LLVMBuilderRef b = m->b;
@@ -403,6 +517,8 @@ static LLVMValueRef float_divmod(CgMath *m, LoomDType t, LLVMValueRef a, LLVMVal
                                                                      : LLVMVectorType(LLVMDoubleTypeInContext(m->c), LLVMGetVectorSize(LLVMTypeOf(a)));
     LLVMValueRef da[2] = {LLVMBuildFPExt(b, a, dt, ""), LLVMBuildFPExt(b, bv, dt, "")};
     mod = LLVMBuildFPTrunc(b, libm_call(m, "fmod", LOOM_FLOAT64, da, 2), LLVMTypeOf(a), "");
+  } else if (t == LOOM_FLOAT64 && LLVMTypeOf(a) == LLVMDoubleTypeInContext(m->c) && fmod64_fast()) {
+    mod = fmod64_call(m, a, bv);
   } else {
     mod = LLVMBuildFRem(b, a, bv, ""); /* libm's fmod: float64 quotients may overflow */
   }
