@@ -84,6 +84,20 @@ def test_short_rows_walk_a_thread_a_row_ptx() -> None:
     check(d2, ((a[:, None, :] - b[None, :, :]) ** 2).sum(-1))
 
 
+def test_thread_rows_knob_off_ptx() -> None:
+    """LOOM_GPU_THREAD_ROW_BYTES=0 (read once per process): short-row scans keep the row walk; checked in a child."""
+    code = ("import numpy as np, loom, re\n"
+            "x = loom.asarray(np.ones((20000, 12)))\n"
+            "t = loom.inspect(loom.cumprod(x, axis=-1), what='ptx')['ptx']\n"
+            "print('unavailable' if t.startswith('unavailable') else sorted(set(re.findall(r'_(col|row)\\(', t))))\n")
+    for knob, want in (("0", "['row']"), ("128", "['col']")):
+        env = dict(os.environ, LOOM_GPU_THREAD_ROW_BYTES=knob)
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+        if "unavailable" in out:
+            pytest.skip(out)
+        assert out.strip() == want, (knob, out)
+
+
 VIEWS = {
     "x[:, ::2]": (lambda a: a[:, ::2], 0),
     "x[:, ::3]": (lambda a: a[:, ::3], 0),
