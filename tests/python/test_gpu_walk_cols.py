@@ -10,6 +10,8 @@ import re
 import subprocess
 import sys
 
+from typing import Any, Callable, Dict, Tuple
+
 import numpy as np
 import pytest
 
@@ -58,12 +60,13 @@ def test_short_rows_walk_a_thread_a_row_ptx() -> None:
     r17 = rng.random((20000, 17))
     a, b = rng.random((300, 3), dtype=np.float32), rng.random((100, 3), dtype=np.float32)
     la, lb = loom.asarray(a), loom.asarray(b)
-    thread = {
+    Case = Tuple[Callable[..., Any], np.ndarray]
+    thread: Dict[str, Case] = {
         "cumprod rows of 12 f64": (lambda xp, x: xp.cumprod(1.0 + x, axis=-1), r12),
         "cumsum rows of 15 int32 (int64 out: 120 bytes)": (lambda xp, x: xp.cumsum(x, axis=1),
                                                           (r17 * 100).astype(np.int32)[:, :15]),
     }
-    rows = {
+    rows: Dict[str, Case] = {
         "cumprod rows of 17 f64 (136 bytes)": (lambda xp, x: xp.cumprod(1.0 + x, axis=-1), r17),
         "cumprod of 100 rows": (lambda xp, x: xp.cumprod(1.0 + x, axis=-1), r12[:100]),
         "cumsum rows of 17 int32 (int64 out: 136 bytes)": (lambda xp, x: xp.cumsum(x, axis=1), (r17 * 100).astype(np.int32)),
