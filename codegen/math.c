@@ -162,6 +162,27 @@ static bool sleef_scalar_name(CgMath *m, const char *name, char *out, size_t n) 
   return false;
 }
 
+/* Marks a call of a math function pure: memory(none), nounwind, willreturn (libm's functions only touch errno,
+ * which Loom never reads; SLEEF's and Loom's own touch nothing). */
+static void pure_call(CgMath *m, LLVMValueRef call) {
+  static const char *const kinds[] = {"memory", "nounwind", "willreturn"};
+  for (int i = 0; i < 3; i++)
+    LLVMAddCallSiteAttribute(call, LLVMAttributeFunctionIndex,
+                             LLVMCreateEnumAttribute(m->c, LLVMGetEnumAttributeKindForName(kinds[i], strlen(kinds[i])), 0));
+}
+
+/* A new internal math function of type fty: memory(none), nounwind, willreturn, and noinline when asked (a scalar
+ * function the loop vectorizer must still see as a call, its vector forms mapped to it). */
+static LLVMValueRef pure_internal_fn(CgMath *m, const char *name, LLVMTypeRef fty, bool noinline) {
+  LLVMValueRef fn = LLVMAddFunction(m->m, name, fty);
+  LLVMSetLinkage(fn, LLVMInternalLinkage);
+  static const char *const attrs[] = {"memory", "nounwind", "willreturn", "noinline"};
+  for (int i = 0; i < (noinline ? 4 : 3); i++)
+    LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex,
+                            LLVMCreateEnumAttribute(m->c, LLVMGetEnumAttributeKindForName(attrs[i], strlen(attrs[i])), 0));
+  return fn;
+}
+
 /* Every width runs SLEEF's widest vector variant for the host: a scalar call (a loop's remainder, a loop
  * the vectorizer leaves scalar) on lane 0 of it, a narrower vector (the vectorized epilogue after a wider
  * main loop) in its low lanes, instead of SLEEF's scalar function or its narrower ISA's variant. Those are
@@ -179,13 +200,7 @@ static LLVMValueRef lanes_fn(CgMath *m, const char *callee, int vl, LLVMTypeRef 
   LLVMTypeRef i32 = LLVMInt32TypeInContext(m->c);
   LLVMTypeRef t = vl == 1 ? ft : LLVMVectorType(ft, (unsigned)vl), wt = LLVMVectorType(ft, (unsigned)wide_vl);
   LLVMTypeRef params[2] = {t, t}, wparams[2] = {wt, wt};
-  fn = LLVMAddFunction(m->m, name, LLVMFunctionType(t, params, nargs, 0));
-  LLVMSetLinkage(fn, LLVMInternalLinkage);
-  const char *attrs[] = {"nounwind", "willreturn", "noinline"};
-  for (int i = 0; i < (vl == 1 ? 3 : 2); i++)
-    LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex,
-                            LLVMCreateEnumAttribute(m->c, LLVMGetEnumAttributeKindForName(attrs[i], strlen(attrs[i])), 0));
-  LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(m->c, LLVMGetEnumAttributeKindForName("memory", 6), 0));
+  fn = pure_internal_fn(m, name, LLVMFunctionType(t, params, nargs, 0), vl == 1);
   LLVMBuilderRef b = LLVMCreateBuilderInContext(m->c);
   LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(m->c, fn, "entry"));
   LLVMValueRef mask[64], vargs[2];
@@ -227,15 +242,7 @@ static LLVMValueRef libm_call(CgMath *m, const char *base, LoomDType t, LLVMValu
   LLVMValueRef cargs[2] = {args[0], nargs > 1 ? args[1] : NULL}; /* as the device library should see them */
   for (unsigned i = 0; m->gpu && m->gpu->math_arg && t == LOOM_FLOAT32 && i < nargs; i++) cargs[i] = m->gpu->math_arg(m, args[i]);
   LLVMValueRef call = LLVMBuildCall2(m->b, fty, fn, cargs, nargs, "");
-  /* libm's math functions only touch errno, which Loom never reads (SLEEF's none): treat them as pure. */
-  unsigned mem = LLVMGetEnumAttributeKindForName("memory", 6);
-  LLVMAddCallSiteAttribute(call, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(m->c, mem, 0));
-  unsigned nounwind = LLVMGetEnumAttributeKindForName("nounwind", 8);
-  LLVMAddCallSiteAttribute(call, LLVMAttributeFunctionIndex,
-                           LLVMCreateEnumAttribute(m->c, nounwind, 0));
-  unsigned willreturn = LLVMGetEnumAttributeKindForName("willreturn", 10);
-  LLVMAddCallSiteAttribute(call, LLVMAttributeFunctionIndex,
-                           LLVMCreateEnumAttribute(m->c, willreturn, 0));
+  pure_call(m, call);
   if (m->gpu) return call; /* the device library: linked and inlined by the target */
   if (!sleef) {
     /* a libm name: keep the optimizer from rewriting the call (no SLEEF: nothing to vectorize) */
@@ -293,8 +300,7 @@ static LLVMValueRef libm_call(CgMath *m, const char *base, LoomDType t, LLVMValu
     keep_used(m, sfn);
     LLVMValueRef cargs2[2] = {LLVMGetOperand(call, 0), nargs > 1 ? LLVMGetOperand(call, 1) : NULL};
     LLVMValueRef nc = LLVMBuildCall2(m->b, fty, sfn, cargs2, nargs, "");
-    unsigned kinds[3] = {mem, nounwind, willreturn};
-    for (int i = 0; i < 3; i++) LLVMAddCallSiteAttribute(nc, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(m->c, kinds[i], 0));
+    pure_call(m, nc);
     LLVMInstructionEraseFromParent(call);
     call = nc;
   }
@@ -415,13 +421,7 @@ static LLVMValueRef fmod64_fn(CgMath *m, int vl) {
   LLVMTypeRef f64 = LLVMDoubleTypeInContext(m->c), i32 = LLVMInt32TypeInContext(m->c);
   LLVMTypeRef t = vl == 1 ? f64 : LLVMVectorType(f64, (unsigned)vl);
   LLVMTypeRef params[2] = {t, t};
-  fn = LLVMAddFunction(m->m, name, LLVMFunctionType(t, params, 2, 0));
-  LLVMSetLinkage(fn, LLVMInternalLinkage);
-  const char *attrs[] = {"nounwind", "willreturn", "noinline"};
-  for (int i = 0; i < (vl == 1 ? 3 : 2); i++)
-    LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex,
-                            LLVMCreateEnumAttribute(m->c, LLVMGetEnumAttributeKindForName(attrs[i], strlen(attrs[i])), 0));
-  LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(m->c, LLVMGetEnumAttributeKindForName("memory", 6), 0));
+  fn = pure_internal_fn(m, name, LLVMFunctionType(t, params, 2, 0), vl == 1);
   LLVMBuilderRef saved = m->b, b = LLVMCreateBuilderInContext(m->c);
   m->b = b;
   LLVMBasicBlockRef entry = LLVMAppendBasicBlockInContext(m->c, fn, "entry");
@@ -487,11 +487,7 @@ static LLVMValueRef fmod64_call(CgMath *m, LLVMValueRef a, LLVMValueRef bv) {
   }
   LLVMBuilderRef b = m->b;
   LLVMValueRef call = LLVMBuildCall2(b, LLVMFunctionType(f64, params, 2, 0), fn, args, 2, "");
-  const char *kinds[] = {"nounwind", "willreturn"};
-  for (int i = 0; i < 2; i++)
-    LLVMAddCallSiteAttribute(call, LLVMAttributeFunctionIndex,
-                             LLVMCreateEnumAttribute(m->c, LLVMGetEnumAttributeKindForName(kinds[i], strlen(kinds[i])), 0));
-  LLVMAddCallSiteAttribute(call, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(m->c, LLVMGetEnumAttributeKindForName("memory", 6), 0));
+  pure_call(m, call);
   const char *key = "vector-function-abi-variant";
   LLVMAddCallSiteAttribute(call, LLVMAttributeFunctionIndex,
                            LLVMCreateStringAttribute(m->c, key, (unsigned)strlen(key), attr, (unsigned)len));
