@@ -44,6 +44,19 @@ typedef struct CgOnlPlan {
   uint8_t t;        /* float32 or float64 */
 } CgOnlPlan;
 
+/* GPU joined phases (gpu_joint.c): REDUCE phases q > 0 whose value reads no accumulator, folded in phase
+ * 0's walk; their values ride in phase 0's records after its own (at off[i]; record_size bytes in all). */
+#define CG_JOIN_MAX 4
+typedef struct CgJoinPlan {
+  int n;                    /* joined phases; 0: none */
+  int phase[CG_JOIN_MAX];   /* ascending, each > 0 */
+  int off[CG_JOIN_MAX];     /* byte offsets in phase 0's record */
+  uint32_t bits;            /* bit q set for each joined phase q */
+  int record_size;          /* 0 without a plan */
+} CgJoinPlan;
+
+static inline bool cg_join_folded(const CgJoinPlan *j, int p) { return p >= 0 && p < 32 && (j->bits >> p & 1u); }
+
 typedef struct Lower {
   CgMath m;
   LoomContext *ctx;
@@ -118,6 +131,9 @@ typedef struct Lower {
   CgOnlPlan onl;
   bool onl_on;
   LLVMValueRef onl_ma, onl_sa, onl_m, onl_s;
+  /* GPU joined phases (gpu_joint.c): the plan and whether the entry being built folds them in phase 0's walk */
+  CgJoinPlan join;
+  bool join_on;
 } Lower;
 
 #define GPU_UNROLL 8     /* independent accumulators (loads in flight) per thread in ROW reductions */
@@ -597,7 +613,24 @@ void cg_gpu_onl_result(Lower *L);                             /* L->acc[phase] f
  * phase 0's fin record the folded phase's finished value at cg_onl_fin_offset. 0 without a plan. */
 int cg_onl_record_size(const KernelIr *k, const CgOnlPlan *plan);
 int cg_onl_fin_offset(const KernelIr *k);
-void cg_gpu_onl_store(Lower *L, LLVMValueRef rec);                             /* L->onl_m, onl_s into rec */
+
+/* ---- gpu_joint.c: independent REDUCE phases in phase 0's walk -------------------------------------- */
+bool cg_gpu_join_off(void); /* LOOM_GPU_JOINT=0 */
+void cg_gpu_join_plan(const KernelIr *k, CgJoinPlan *plan);
+void cg_gpu_join_store(Lower *L, LLVMValueRef rec);              /* L->acc of the joined phases -> a record */
+void cg_gpu_join_load(Lower *L, LLVMValueRef rec, LLVMValueRef *v); /* a record's joined values, v[i] */
+void cg_gpu_join_fin(Lower *L, LLVMValueRef rec0, int q);        /* L->acc[q] from phase 0's fin record */
+typedef struct CgJoinFold { LLVMValueRef a[CG_JOIN_MAX]; } CgJoinFold; /* allocas of an ordered fold of records */
+void cg_gpu_join_fold_begin(Lower *L, CgJoinFold *f);
+void cg_gpu_join_fold_add(Lower *L, CgJoinFold *f, const LLVMValueRef *v, LLVMValueRef ok); /* ok NULL: always */
+void cg_gpu_join_fold_end(Lower *L, const CgJoinFold *f);       /* -> L->acc */
+/* a thread's walk: `copies` accumulators per joined phase (GPU_UNROLL, or 1), the values at the current point
+ * (after phase 0's, loads shared), copy j += them, then the copies folded in order into L->acc */
+typedef struct CgJoinWalk { LLVMValueRef a[CG_JOIN_MAX][GPU_UNROLL]; int copies; } CgJoinWalk;
+void cg_gpu_join_walk_begin(Lower *L, CgJoinWalk *w, int copies);
+void cg_gpu_join_values(Lower *L, LLVMValueRef *v);
+void cg_gpu_join_walk_add(Lower *L, CgJoinWalk *w, int j, const LLVMValueRef *v);
+void cg_gpu_join_walk_end(Lower *L, const CgJoinWalk *w);void cg_gpu_onl_store(Lower *L, LLVMValueRef rec);                             /* L->onl_m, onl_s into rec */
 void cg_gpu_onl_load(Lower *L, LLVMValueRef rec, LLVMValueRef *m, LLVMValueRef *s);
 void cg_gpu_onl_identity(Lower *L);                                            /* (-inf, 0) */
 void cg_gpu_onl_merge(Lower *L, LLVMValueRef mb, LLVMValueRef sb);             /* L's (m, s), then (mb, sb) */

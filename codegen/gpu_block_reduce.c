@@ -96,6 +96,7 @@ typedef struct GpuRed {
   LLVMValueRef rbase;      /* ROW: the thread's first R point (its accumulator index starts there) */
   bool mom;                /* also gather the one-pass moments (gpu_moments.c) */
   bool onl;                /* also gather the online max's (max, sum) (gpu_online_max.c) */
+  CgJoinWalk *join;        /* also fold the joined phases (gpu_joint.c), into their copy 0 here */
 } GpuRed;
 
 /* One R point of a REDUCE phase: L->ooff holds the O offsets. */
@@ -114,6 +115,11 @@ static void gpu_reduce_point(Lower *L, LLVMValueRef r, void *arg) {
     cg_gpu_mom_points(L, hv, 1);
   }
   if (g->onl) cg_gpu_onl_points(L, &v, 1);
+  if (g->join) {
+    LLVMValueRef jv[CG_JOIN_MAX];
+    cg_gpu_join_values(L, jv);
+    cg_gpu_join_walk_add(L, g->join, 0, jv);
+  }
   LLVMValueRef cur = LLVMBuildLoad2(b, LLVMTypeOf(v), g->accv, "");
   if (is_arg(g->ph->reduce_op)) {
     LLVMValueRef take = cg_arg_better(&L->m, (LoomReduceOp)g->ph->reduce_op, g->vt, cur, v);
@@ -137,7 +143,7 @@ void cg_gpu_map_point(Lower *L, LLVMValueRef r, void *arg) {
 void cg_gpu_reduce_range(Lower *L, int p, LLVMValueRef start, LLVMValueRef end, LLVMValueRef step) {
   const KernelIr *k = L->k;
   LLVMBuilderRef b = L->m.b;
-  GpuRed g = {&k->phases[p], cg_red_value_dtype(k, &k->phases[p]), NULL, NULL, NULL, false, false};
+  GpuRed g = {&k->phases[p], cg_red_value_dtype(k, &k->phases[p]), NULL, NULL, NULL, false, false, NULL};
   LLVMTypeRef vty = cg_reg_type(&L->m, g.vt);
   g.accv = cg_entry_alloca(L, vty, "acc");
   g.acci = cg_entry_alloca(L, L->i64, "acci");
@@ -149,12 +155,18 @@ void cg_gpu_reduce_range(Lower *L, int p, LLVMValueRef start, LLVMValueRef end, 
   if (g.mom) cg_gpu_mom_begin(L, start, end);
   g.onl = L->onl_on && p == 0; /* the folded sum's (max, sum) in the same walk (gpu_online_max.c) */
   if (g.onl) cg_gpu_onl_begin(L);
+  CgJoinWalk jw; /* the joined phases' accumulators, as many copies as phase 0's (gpu_joint.c) */
+  if (L->join_on && p == 0) {
+    g.join = &jw;
+    cg_gpu_join_walk_begin(L, &jw, L->unroll_red ? GPU_UNROLL : 1);
+  }
   if (!L->unroll_red) {
     cg_gpu_for(L, start, end, step, gpu_reduce_point, &g);
     L->acc[p] = LLVMBuildLoad2(b, vty, g.accv, "");
     L->accidx[p] = LLVMBuildLoad2(b, L->i64, g.acci, "");
     if (g.mom) cg_gpu_mom_end(L);
     if (g.onl) cg_gpu_onl_end(L);
+    if (g.join) cg_gpu_join_walk_end(L, &jw);
     return;
   }
   /* GPU_UNROLL independent accumulators: points i + j * step (j < GPU_UNROLL) are evaluated (their
@@ -185,7 +197,7 @@ void cg_gpu_reduce_range(Lower *L, int p, LLVMValueRef start, LLVMValueRef end, 
   LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, i, limit, ""), body, exit);
   LLVMPositionBuilderAtEnd(b, body);
   const KernelIr *kk = L->k;
-  LLVMValueRef vals[GPU_UNROLL], rs[GPU_UNROLL], hv[GPU_UNROLL][CG_MOM_MAX];
+  LLVMValueRef vals[GPU_UNROLL], rs[GPU_UNROLL], hv[GPU_UNROLL][CG_MOM_MAX], jv[GPU_UNROLL][CG_JOIN_MAX];
   L->m.no_branch = true; /* the GPU_UNROLL points' loads in one block (CgMath.no_branch) */
   for (int j = 0; j < GPU_UNROLL; j++) {
     LLVMValueRef r = LLVMBuildAdd(b, i, LLVMBuildMul(b, step, cg_iconst_i(L, j), ""), "");
@@ -198,11 +210,13 @@ void cg_gpu_reduce_range(Lower *L, int p, LLVMValueRef start, LLVMValueRef end, 
       cg_eval_needed(L, L->mom.h, L->mom.n);
       for (int q = 0; q < L->mom.n; q++) hv[j][q] = L->cache[L->mom.h[q]];
     }
+    if (g.join) cg_gpu_join_values(L, jv[j]); /* the joined phases' values at the same point */
   }
   L->m.no_branch = false;
   cg_clear_cache(L);
   if (g.mom) cg_gpu_mom_points(L, hv, GPU_UNROLL);
   if (g.onl) cg_gpu_onl_points(L, vals, GPU_UNROLL); /* vals: phase 0's values, h */
+  for (int j = 0; g.join && j < GPU_UNROLL; j++) cg_gpu_join_walk_add(L, &jw, j, jv[j]);
   for (int j = 0; j < GPU_UNROLL; j++) {
     LLVMValueRef cur = LLVMBuildLoad2(b, vty, accs[j], "");
     if (arg) {
@@ -227,6 +241,7 @@ void cg_gpu_reduce_range(Lower *L, int p, LLVMValueRef start, LLVMValueRef end, 
   L->accidx[p] = ai;
   if (g.mom) cg_gpu_mom_end(L);
   if (g.onl) cg_gpu_onl_end(L);
+  if (g.join) cg_gpu_join_walk_end(L, &jw);
 }
 
 /* LOOM_GPU_ARG_FOLD_SERIAL=1: arg-reductions fold the waves' values serially in every thread, as other
@@ -240,8 +255,16 @@ static bool arg_fold_serial(void) {
   return on == 1;
 }
 
-/* Block reduction of phase p's per-thread accumulators: every thread ends with the block's. */
+static void block_reduce_phase(Lower *L, int p);
+
+/* Block reduction of phase p's per-thread accumulators: every thread ends with the block's (phase 0's
+ * joined phases' too, gpu_joint.c). */
 void cg_gpu_block_reduce(Lower *L, int p) {
+  block_reduce_phase(L, p);
+  for (int i = 0; L->join_on && p == 0 && i < L->join.n; i++) block_reduce_phase(L, L->join.phase[i]);
+}
+
+static void block_reduce_phase(Lower *L, int p) {
   const KernelIr *k = L->k;
   const KPhase *ph = &k->phases[p];
   LLVMBuilderRef b = L->m.b;

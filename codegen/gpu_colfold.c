@@ -47,6 +47,8 @@ void cg_gpu_col_fold(Lower *L, const GpuEntry *e, int p, const CgColFold *f) {
   LLVMValueRef accv = cg_entry_alloca(L, vty, "cfacc"), acci = cg_entry_alloca(L, L->i64, "cfacci");
   LLVMValueRef jv = cg_entry_alloca(L, L->ity, "cfj");
   bool onl = p == 0 && L->onl_on; /* ... or the online max's (max, sum) (gpu_online_max.c) */
+  bool join = p == 0 && L->join_on; /* ... or the joined phases' values (gpu_joint.c) */
+  CgJoinFold jf;
   LLVMValueRef mn = NULL, mm[CG_MOM_MAX], mq[CG_MOM_MAX], om = NULL, os = NULL;
   if (onl) {
     LLVMTypeRef ft = cg_reg_type(&L->m, (LoomDType)L->onl.t);
@@ -69,6 +71,7 @@ void cg_gpu_col_fold(Lower *L, const GpuEntry *e, int p, const CgColFold *f) {
   LLVMBuildStore(b, cg_red_identity(L, ph->reduce_op, vt), accv);
   LLVMBuildStore(b, cg_i64(&L->m, GPU_EMPTY_INDEX), acci);
   LLVMBuildStore(b, cg_iconst_i(L, 0), jv);
+  if (join) cg_gpu_join_fold_begin(L, &jf);
   if (onl) {
     cg_gpu_onl_identity(L);
     LLVMBuildStore(b, L->onl_m, om);
@@ -93,6 +96,11 @@ void cg_gpu_col_fold(Lower *L, const GpuEntry *e, int p, const CgColFold *f) {
   cg_gpu_combine(L, ph, vt, &a, &ai, v, vi, true);
   LLVMBuildStore(b, a, accv);
   LLVMBuildStore(b, ai, acci);
+  if (join) {
+    LLVMValueRef jb[CG_JOIN_MAX];
+    cg_gpu_join_load(L, rec, jb);
+    cg_gpu_join_fold_add(L, &jf, jb, NULL);
+  }
   if (onl) {
     LLVMValueRef mb, sb;
     cg_gpu_onl_load(L, rec, &mb, &sb);
@@ -124,6 +132,10 @@ void cg_gpu_col_fold(Lower *L, const GpuEntry *e, int p, const CgColFold *f) {
   if (mom) {
     cg_gpu_mom_take(L, mn, mm, mq);
     cg_gpu_mom_store(L, f->dst);
+  }
+  if (join) {
+    cg_gpu_join_fold_end(L, &jf);
+    cg_gpu_join_store(L, f->dst);
   }
   if (onl) {
     L->onl_m = LLVMBuildLoad2(b, cg_reg_type(&L->m, (LoomDType)L->onl.t), om, "");

@@ -186,6 +186,8 @@ static void build_gpu_entry(Lower *L, int which, bool row, const char *name, int
   L->mom_on = L->mom.n > 0 && (which == GPU_MAIN || e.phased);
   /* online max: likewise (the cached row reads its row once: it keeps both walks) */
   L->onl_on = L->onl.phase > 0 && (which == GPU_MAIN || e.phased);
+  /* joined phases: likewise (gpu_joint.c) */
+  L->join_on = L->join.n > 0 && (which == GPU_MAIN || e.phased);
   /* arg-reductions fold the waves by a tree in wave 0 (cg_gpu_block_reduce); the cached entry keeps the
    * serial fold (its short-row mode shares the registers: the tree cost it ~30 more) */
   L->arg_tree = which != GPU_CACHED;
@@ -272,6 +274,7 @@ static void build_gpu_entry(Lower *L, int which, bool row, const char *name, int
   LLVMBuildRetVoid(b);
   L->mom_on = false;
   L->onl_on = false;
+  L->join_on = false;
   LLVMPositionBuilderAtEnd(L->ab, L->alloca_bb);
   LLVMBuildBr(L->ab, start);
 }
@@ -365,6 +368,7 @@ LoomStatus cg_lower_gpu(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef mod, c
   L.ity = k->index_bits == 32 ? LLVMInt32TypeInContext(c) : L.i64;
   cg_gpu_onepass_plan(k, &L.mom); /* gpu_moments.c; no plan: every phase walks R itself */
   cg_gpu_online_plan(k, &L.onl);   /* gpu_online_max.c: a softmax's sum in its max's walk */
+  cg_gpu_join_plan(k, &L.join);    /* gpu_joint.c: independent reductions in phase 0's walk */
   int nwords = k->ndim + k->nbuf + k->nbuf * k->ndim + CG_GPU_EXTRA + k->nparam;
   out->nwords = nwords;
   out->block = block;

@@ -40,7 +40,10 @@ static bool onepass_off(void) {
   return off == 1;
 }
 
-const char *cg_gpu_switch_tag(void) { return onepass_off() ? " onepass0" : ""; }
+const char *cg_gpu_switch_tag(void) {
+  static const char *tags[4] = {"", " onepass0", " joint0", " onepass0 joint0"};
+  return tags[(onepass_off() ? 1 : 0) + (cg_gpu_join_off() ? 2 : 0)];
+}
 
 void cg_gpu_onepass_plan(const KernelIr *k, CgMomPlan *plan) {
   if (onepass_off()) memset(plan, 0, sizeof *plan);

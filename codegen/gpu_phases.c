@@ -41,6 +41,9 @@ bool cg_gpu_phase_split(const KernelIr *k, uint32_t *reduce_bits, uint32_t *map_
   CgOnlPlan onl;
   cg_gpu_online_plan(k, &onl);
   if (onl.phase) plan.bits |= 1u << onl.phase;
+  CgJoinPlan join; /* joined phases (gpu_joint.c): folded in phase 0's walk too */
+  cg_gpu_join_plan(k, &join);
+  plan.bits |= join.bits;
   bool ok = k && k->nkeep < k->ndim && k->nphase >= 2 && k->nphase <= 32 && k->phases[0].kind == KP_REDUCE;
   /* [REDUCE] and [REDUCE, FINAL] have the single-phase split (gpu_lower.c) */
   if (ok && k->nphase == 2 && k->phases[1].kind == KP_FINAL) ok = false;
@@ -70,6 +73,9 @@ int cg_gpu_phase_acc_size(const KernelIr *k) {
   CgOnlPlan onl;
   cg_gpu_online_plan(k, &onl);
   if (cg_onl_record_size(k, &onl) > size) size = cg_onl_record_size(k, &onl);
+  CgJoinPlan join;
+  cg_gpu_join_plan(k, &join);
+  if (join.record_size > size) size = join.record_size;
   return size;
 }
 
@@ -111,6 +117,10 @@ static void load_earlier(Lower *L, const GpuEntry *e, int p, LLVMValueRef o) {
     L->acc[q] = L->accidx[q] = NULL;
     if (q >= p || k->phases[q].kind != KP_REDUCE) continue;
     int i = L->mom.n ? cg_mom_index(&L->mom, q) : -1;
+    if (cg_join_folded(&L->join, q)) { /* joined: in phase 0's record (gpu_joint.c) */
+      cg_gpu_join_fin(L, fin_ptr(L, e, 0, o), q);
+      continue;
+    }
     if (L->onl.phase && q == L->onl.phase) {
       LLVMValueRef off = cg_i64(&L->m, cg_onl_fin_offset(k));
       LLVMValueRef ptr = LLVMBuildGEP2(L->m.b, LLVMInt8TypeInContext(L->m.c), fin_ptr(L, e, 0, o), &off, 1, "");
@@ -130,7 +140,7 @@ static void load_earlier(Lower *L, const GpuEntry *e, int p, LLVMValueRef o) {
 }
 
 static bool folded(const Lower *L, int p) {
-  return cg_mom_folded(&L->mom, p) || (L->onl.phase && p == L->onl.phase);
+  return cg_mom_folded(&L->mom, p) || (L->onl.phase && p == L->onl.phase) || cg_join_folded(&L->join, p);
 }
 
 /* if (tid == 0) { ... } for block entries: opens the branch (returns the join block), or NULL. */
@@ -171,6 +181,7 @@ static void part_phase(Lower *L, const GpuEntry *e, int p, LLVMValueRef rec, LLV
   cg_gpu_store_acc(L, &k->phases[p], rec, L->acc[p], L->accidx[p]);
   if (p == 0 && L->mom_on) cg_gpu_mom_store(L, rec);
   if (p == 0 && L->onl_on) cg_gpu_onl_store(L, rec);
+  if (p == 0 && L->join_on) cg_gpu_join_store(L, rec);
   first_thread_end(L, after);
 }
 
@@ -186,7 +197,10 @@ static void finish_phase(Lower *L, const GpuEntry *e, int p, LLVMValueRef o, boo
   LLVMValueRef pv = cg_entry_alloca(L, L->ity, "pfp");
   bool mom = p == 0 && L->mom_on; /* phase 0 also folds the parts' moments, in part order */
   bool onl = p == 0 && L->onl_on; /* ... or their online (max, sum) (gpu_online_max.c) */
+  bool join = p == 0 && L->join_on; /* ... or the joined phases' values (gpu_joint.c) */
   LLVMValueRef mn = NULL, mm[CG_MOM_MAX], mq[CG_MOM_MAX], om = NULL, os = NULL;
+  CgJoinFold jf;
+  if (join) cg_gpu_join_fold_begin(L, &jf);
   if (onl) {
     LLVMTypeRef ft = cg_reg_type(&L->m, (LoomDType)L->onl.t);
     om = cg_entry_alloca(L, ft, "pfom");
@@ -222,6 +236,7 @@ static void finish_phase(Lower *L, const GpuEntry *e, int p, LLVMValueRef o, boo
   LLVMValueRef step = blk ? e->bdim : cg_iconst_i(L, 1), lastp = LLVMBuildSub(b, e->nparts, cg_iconst_i(L, 1), "");
   LLVMValueRef v[FINISH_AHEAD], vi[FINISH_AHEAD], ok[FINISH_AHEAD], nb[FINISH_AHEAD];
   LLVMValueRef mb[FINISH_AHEAD][CG_MOM_MAX], qb[FINISH_AHEAD][CG_MOM_MAX], omb[FINISH_AHEAD], osb[FINISH_AHEAD];
+  LLVMValueRef jb[FINISH_AHEAD][CG_JOIN_MAX];
   for (int j = 0; j < ahead; j++) {
     LLVMValueRef pj = LLVMBuildAdd(b, part, LLVMBuildMul(b, step, cg_iconst_i(L, j), ""), "");
     ok[j] = LLVMBuildICmp(b, LLVMIntSLT, pj, e->nparts, "");
@@ -230,6 +245,7 @@ static void finish_phase(Lower *L, const GpuEntry *e, int p, LLVMValueRef o, boo
     cg_gpu_load_acc(L, ph, rec, &v[j], &vi[j]);
     if (mom) cg_gpu_mom_load(L, rec, &nb[j], mb[j], qb[j]);
     if (onl) cg_gpu_onl_load(L, rec, &omb[j], &osb[j]);
+    if (join) cg_gpu_join_load(L, rec, jb[j]);
   }
   LLVMValueRef a = LLVMBuildLoad2(b, vty, accv, ""), ai = LLVMBuildLoad2(b, L->i64, acci, "");
   if (mom) {
@@ -248,6 +264,7 @@ static void finish_phase(Lower *L, const GpuEntry *e, int p, LLVMValueRef o, boo
     cg_gpu_combine(L, ph, vt, &na, &nai, v[j], vi[j], true);
     a = LLVMBuildSelect(b, ok[j], na, a, "");
     ai = LLVMBuildSelect(b, ok[j], nai, ai, "");
+    if (join) cg_gpu_join_fold_add(L, &jf, jb[j], ok[j]);
     if (onl) {
       LLVMValueRef m0 = L->onl_m, s0 = L->onl_s;
       cg_gpu_onl_merge(L, omb[j], osb[j]);
@@ -286,6 +303,7 @@ static void finish_phase(Lower *L, const GpuEntry *e, int p, LLVMValueRef o, boo
   if (mom) {
     cg_gpu_mom_take(L, mn, mm, mq);
   }
+  if (join) cg_gpu_join_fold_end(L, &jf);
   if (onl) {
     L->onl_m = LLVMBuildLoad2(b, LLVMTypeOf(omb[0]), om, "");
     L->onl_s = LLVMBuildLoad2(b, LLVMTypeOf(osb[0]), os, "");
@@ -304,6 +322,7 @@ static void finish_phase(Lower *L, const GpuEntry *e, int p, LLVMValueRef o, boo
     LLVMValueRef off = cg_i64(&L->m, cg_onl_fin_offset(k));
     LLVMBuildStore(b, L->acc[L->onl.phase], LLVMBuildGEP2(b, LLVMInt8TypeInContext(L->m.c), fin_ptr(L, e, 0, o), &off, 1, ""));
   }
+  if (join) cg_gpu_join_store(L, fin_ptr(L, e, 0, o)); /* the joined phases' finished values */
   /* the FINAL phases whose last REDUCE phase before them is p (folded phases do not count: they
    * have no step; their values are in fin, stored above or by phase 0's step) */
   for (int f = p + 1; f < k->nphase && (k->phases[f].kind != KP_REDUCE || folded(L, f)); f++) {

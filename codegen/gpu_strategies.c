@@ -450,10 +450,12 @@ void cg_gpu_red_item(Lower *L, LLVMValueRef item, void *arg) {
     cg_clear_cache(L);
     if (L->mom_on && cg_mom_folded(&L->mom, p)) continue; /* folded: computed after phase 0 (gpu_moments.c) */
     if (L->onl_on && p == L->onl.phase) continue;       /* folded: computed after phase 0 (gpu_online_max.c) */
+    if (L->join_on && cg_join_folded(&L->join, p)) continue; /* joined: folded in phase 0's walk (gpu_joint.c) */
     bool onl0 = L->onl_on && p == 0;                     /* phase 0 gathers the online (max, sum): scalar loads */
+    bool join0 = L->join_on && p == 0;                   /* ... or the joined phases: likewise */
     if (ph->kind == KP_REDUCE) {
       if (e->row) { /* main: 16-byte loads where the row allows (gpu_lower.c) */
-        if (!(e->which == GPU_MAIN && !cg_has_side_stores(k) && !onl0 &&
+        if (!(e->which == GPU_MAIN && !cg_has_side_stores(k) && !onl0 && !join0 &&
               cg_gpu_reduce_row_vec(L, p, e->tid, e->bdim, e->nr)))
           cg_gpu_reduce_range(L, p, LLVMBuildAdd(b, rlo, e->tid, ""), rhi, e->bdim);
         cg_gpu_block_reduce(L, p);

@@ -273,8 +273,10 @@ static uint32_t finishb_block(const RtGpuLauncher *L, int64_t no) {
  * not depend on the block: the combines keep the first extreme / are the same tree per size).
  * LOOM_GPU_ROW_NARROW=0: the kernel's block. */
 static uint32_t narrow_row_block(const RtGpuLauncher *L, int64_t no, int64_t nr) {
-  static int knob = -2;
-  if (env_knob_once(&knob, "LOOM_GPU_ROW_NARROW") == 0 || L->split_reduce || L->split_map || no < 2048 || nr < 2048)
+  static int knob = -2, min_r = -2;
+  int least = env_knob_once(&min_r, "LOOM_GPU_ROW_NARROW_MIN");
+  if (least < 0) least = 2048;
+  if (env_knob_once(&knob, "LOOM_GPU_ROW_NARROW") == 0 || L->split_reduce || L->split_map || no < 2048 || nr < least)
     return 0;
   const int64_t wave = L->wave;
   int64_t bs = nr / 32 / wave * wave;
