@@ -491,6 +491,7 @@ typedef struct CgElemPair {
 } CgElemPair;
 bool cg_gpu_flat_vec_buf(const KernelIr *k, int bi); /* flatv: buffer bi read / written as vectors */
 int cg_gpu_flat_lanes(const KernelIr *k);            /* flatv's lanes (0: no such entry) */
+bool cg_gpu_flat_nd(void);                           /* LOOM_GPU_FLAT_ND: flatv for kernels of 3+ dims */
 int cg_gpu_tile_w(void);                             /* the tiled form's columns along the last dim (gpu_tile.c) */
 void cg_gpu_elemv_pair(Lower *L, LLVMValueRef v, void *arg);
 bool cg_gpu_elemv_tie(void);                     /* LOOM_GPU_ELEM_TIE != 0 (PARTV with side stores) */

@@ -302,22 +302,33 @@ int cg_gpu_vec_lanes(const KernelIr *k) {
   return 16 / maxsize >= 2 ? 16 / maxsize : 0;
 }
 
-/* flatv (codegen.h): buffer bi is contiguous along the last dim and not broadcast along the first: a
- * vector of the flat index when the launcher finds it C-contiguous (index buffers, no memory, are not). */
+/* flatv (codegen.h): buffer bi is contiguous along the last dim and broadcast along none: a vector of the
+ * flat index when the launcher finds it C-contiguous (index buffers, no memory, are not). */
 bool cg_gpu_flat_vec_buf(const KernelIr *k, int bi) {
-  if (k->ndim != 2 || k->bufs[bi].layout[1] != KL_ONE || k->bufs[bi].layout[0] == KL_ZERO) return false;
+  if (k->ndim < 2 || k->bufs[bi].layout[k->ndim - 1] != KL_ONE) return false;
+  for (int d = 0; d < k->ndim - 1; d++)
+    if (k->bufs[bi].layout[d] == KL_ZERO) return false;
   for (int i = 0; i < k->ninstr; i++)
     if (k->instrs[i].kind == KI_OFFSET && k->instrs[i].buf == bi) return false;
   return true;
 }
 
-/* flatv's lanes: those of `vec` for a 2-d elementwise kernel whose stores are all vectors of the flat
- * index and that reads at least one such vector (else the scalar entry serves as well). */
+/* flatv's lanes: those of `vec` for an n-d elementwise kernel whose stores are all vectors of the flat
+ * index and, for 2-d kernels, that reads at least one such vector (else the scalar entry serves as well).
+ * Kernels of 3 or more dims take it for the stores alone: their scalar entry divides twice a point
+ * (outer-product broadcasts of odd widths: Gaussian heatmaps (K, H, W) from per-axis operands), flatv once
+ * a vector. LOOM_GPU_FLAT_ND=0: 2-d kernels only (A/B timings; part of the elementwise tag). */
+bool cg_gpu_flat_nd(void) {
+  static int on = -1;
+  return cg_env_int_once(&on, "LOOM_GPU_FLAT_ND", 1) != 0;
+}
+
 int cg_gpu_flat_lanes(const KernelIr *k) {
   int lanes = cg_gpu_vec_lanes(k);
-  if (lanes <= 0 || k->ndim != 2) return 0;
+  if (lanes <= 0 || k->ndim < 2 || (k->ndim > 2 && !cg_gpu_flat_nd())) return 0;
   for (int s = 0; s < k->nstore; s++)
     if (!cg_gpu_flat_vec_buf(k, k->stores[s].buf)) return 0;
+  if (k->ndim > 2 && k->nstore > 0) return lanes;
   for (int i = 0; i < k->ninstr; i++)
     if (k->instrs[i].kind == KI_LOAD && cg_gpu_flat_vec_buf(k, k->instrs[i].buf)) return lanes;
   return 0;

@@ -111,6 +111,10 @@ void cg_gpu_elem_points(Lower *L, LLVMValueRef i, void *arg) {
 typedef struct ElemVec {
   LLVMValueRef boff[64], vl[64];
   LLVMValueRef row, col; /* flatv: lane 0's point (NULL otherwise) */
+  /* flatv of 3 or more dims: the offsets of the leading dims at lane 0's row and at the next row (the
+   * launcher runs it only where a row holds a whole vector, so the lanes cross at most one row end) */
+  LLVMValueRef roff0[64], roff1[64];
+  bool nd;
 } ElemVec;
 
 /* Vector v: points [v * lanes, v * lanes + lanes), which lie in one row of the last dim (the launcher
@@ -130,12 +134,17 @@ static void elemv_load(Lower *L, LLVMValueRef v, unsigned lanes, bool flat, Elem
   LLVMValueRef base = LLVMBuildMul(b, v, cg_iconst_i(L, lanes), "");
   LLVMValueRef col = base, *boff = ev->boff;
   ev->row = ev->col = NULL;
+  ev->nd = flat && nd > 2;
   if (nd > 1) {
     LLVMValueRef row = cg_gpu_divmod(L, base, last, &col);
     cg_gpu_offsets(L, row, 0, last, NULL, boff);
     if (flat) {
       ev->row = row;
       ev->col = col;
+    }
+    if (ev->nd) { /* the next row's leading offsets: used only by lanes past the row's end (then it exists) */
+      memcpy(ev->roff0, boff, sizeof(LLVMValueRef) * (size_t)(k->nbuf < 64 ? k->nbuf : 64));
+      cg_gpu_offsets(L, LLVMBuildAdd(b, row, cg_iconst_i(L, 1), ""), 0, last, NULL, ev->roff1);
     }
   } else {
     for (int bi = 0; bi < k->nbuf; bi++) boff[bi] = cg_iconst_i(L, 0);
@@ -177,13 +186,21 @@ static void elemv_finish(Lower *L, unsigned lanes, const ElemVec *ev) {
   for (unsigned l = 0; l < lanes; l++) {
     L->lane = l;
     LLVMValueRef dl = cg_iconst_i(L, l); /* KI_OFFSET and broadcast loads read the lane's offsets */
-    if (row && l) {
+    if (ev->nd && l) { /* n-d: lane l at column col + l of this row or col + l - width of the next */
+      LLVMValueRef c = LLVMBuildAdd(b, ev->col, dl, "");
+      LLVMValueRef wrap = LLVMBuildICmp(b, LLVMIntSGE, c, L->shape[last], "");
+      c = LLVMBuildSelect(b, wrap, LLVMBuildSub(b, c, L->shape[last], ""), c, "");
+      for (int bi = 0; bi < k->nbuf; bi++)
+        L->off[bi] = bi < 64 ? LLVMBuildAdd(b, LLVMBuildSelect(b, wrap, ev->roff1[bi], ev->roff0[bi], ""),
+                                            LLVMBuildMul(b, c, L->stride[bi * nd + last], ""), "")
+                             : NULL;
+    } else if (row && l) {
       col = LLVMBuildAdd(b, col, cg_iconst_i(L, 1), "");
       LLVMValueRef wrap = LLVMBuildICmp(b, LLVMIntEQ, col, L->shape[last], "");
       col = LLVMBuildSelect(b, wrap, cg_iconst_i(L, 0), col, "");
       row = LLVMBuildAdd(b, row, LLVMBuildZExt(b, wrap, LLVMTypeOf(row), ""), "");
     }
-    for (int bi = 0; bi < k->nbuf; bi++)
+    for (int bi = 0; bi < k->nbuf && !(ev->nd && l); bi++)
       L->off[bi] = !l ? boff[bi]
                    : row ? LLVMBuildAdd(b, LLVMBuildMul(b, row, L->stride[bi * nd], ""), LLVMBuildMul(b, col, L->stride[bi * nd + last], ""), "")
                          : LLVMBuildAdd(b, boff[bi], LLVMBuildMul(b, dl, L->stride[bi * nd + last], ""), "");
@@ -359,6 +376,7 @@ static void make_elem_tag(void) {
   if (partv_side_unroll_knob() != 0) n += (size_t)snprintf(elem_tag + n, sizeof elem_tag - n, " pvu%d", partv_side_unroll_knob());
   if (rowc_fit_knob() != 2) n += (size_t)snprintf(elem_tag + n, sizeof elem_tag - n, " rowcfit%d", rowc_fit_knob());
   if (cg_gpu_online_on()) n += (size_t)snprintf(elem_tag + n, sizeof elem_tag - n, " online1");
+  if (!cg_gpu_flat_nd()) n += (size_t)snprintf(elem_tag + n, sizeof elem_tag - n, " flatnd0");
   if (cg_gpu_map_flat_points() != GPU_ELEM_POINTS_MAX)
     n += (size_t)snprintf(elem_tag + n, sizeof elem_tag - n, " mflat%d", cg_gpu_map_flat_points());
   if (cg_gpu_tile_w() != 32) snprintf(elem_tag + n, sizeof elem_tag - n, " tw%d", cg_gpu_tile_w());

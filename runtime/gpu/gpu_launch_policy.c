@@ -73,16 +73,24 @@ static bool elem_vec_ok(const RtGpuLauncher *L, const uint64_t *words, int lanes
   return true;
 }
 
-/* Whether `flatv` (codegen.h) may run on these words: a 2-d kernel's buffers contiguous along the last dim
- * and not broadcast along the first (its vector buffers) are C-contiguous (first stride = the last dim)
- * with bases that are multiples of lanes * their dtype size. */
+/* Whether `flatv` (codegen.h) may run on these words: an n-d kernel's buffers contiguous along the last dim
+ * and broadcast along none (its vector buffers) are C-contiguous (each stride the product of the later
+ * dims, any along a dim of extent 1) with bases that are multiples of lanes * their dtype size; kernels of 3
+ * or more dims also need rows of at least a vector (its lanes then cross at most one row end). */
 static bool elem_flat_ok(const RtGpuLauncher *L, const uint64_t *words, int lanes) {
   int nd = L->ndim, nb = L->nbuf;
-  if (nd != 2 || lanes < 2) return false;
+  if (nd < 2 || lanes < 2 || (nd > 2 && (int64_t)words[nd - 1] < lanes)) return false;
   for (int b = 0; b < nb; b++) {
-    if (L->bufs[b].layout[1] != KL_ONE || L->bufs[b].layout[0] == KL_ZERO) continue;
+    bool vec = L->bufs[b].layout[nd - 1] == KL_ONE;
+    for (int d = 0; d < nd - 1; d++) vec = vec && L->bufs[b].layout[d] != KL_ZERO;
+    if (!vec) continue;
     uint64_t align = (uint64_t)lanes * dtype_bytes(L->bufs[b].dtype);
-    if (align == 0 || words[nd + b] % align || words[nd + nb + b * nd] != words[1]) return false;
+    if (align == 0 || words[nd + b] % align) return false;
+    int64_t want = (int64_t)words[nd - 1];
+    for (int d = nd - 2; d >= 0; d--) {
+      if (words[d] != 1 && (int64_t)words[nd + nb + b * nd + d] != want) return false;
+      want *= (int64_t)words[d];
+    }
   }
   return true;
 }

@@ -122,3 +122,69 @@ def test_views_that_are_not_flat(device):
         with scope(device):
             got = host(f(loom, view(loom.asarray(big)), loom.asarray(w)))
         np.testing.assert_allclose(got, f(np, view(big), w), rtol=1e-6)
+
+
+# ---- kernels of 3 or more dims (flatv over rows that hold at least one vector) -----------------------------
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("shape", [(5, 7, 9), (3, 4, 513), (2, 1, 5), (1, 3, 4), (4, 3, 3), (2, 3, 4, 5), (0, 2, 5)])
+def test_outer_product_heatmaps(device, shape):
+    """Gaussian heatmaps from per-axis operands (nothing read is full-rank: the output alone is a flat vector),
+    rows of odd widths, rows shorter than a vector (the scalar entry), 4-d"""
+    rng = np.random.default_rng(sum(shape))
+    ops = [rng.uniform(0.0, 8.0, n).astype(np.float32) for n in shape]
+
+    def f(xp, *axes):
+        nd = len(axes)
+        terms = []
+        for d, a in enumerate(axes):
+            v = a.reshape(tuple(-1 if e == d else 1 for e in range(nd)))
+            terms.append((v - 3.0) * (v - 3.0))
+        acc = terms[0]
+        for t in terms[1:]:
+            acc = acc + t
+        return xp.exp(acc * (-1.0 / 32.0))
+
+    want = f(np, *ops)
+    got = run(device, f, *ops)
+    assert got.shape == want.shape and got.dtype == np.float32
+    np.testing.assert_allclose(got, want, rtol=3e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [np.uint8, np.float16, np.float64, np.int32])
+def test_3d_full_and_axis_operands(device, dtype):
+    """a full-rank input beside per-plane, per-row and per-column operands; every dtype width (lanes 2 to 16)"""
+    rng = np.random.default_rng(3)
+    shape = (6, 11, 37)
+    if np.issubdtype(dtype, np.integer):
+        x = rng.integers(0, 100, size=shape).astype(dtype)
+        p, r, c = (rng.integers(0, 9, size=s).astype(dtype) for s in ((6, 1, 1), (1, 11, 1), (37,)))
+    else:
+        x = rng.standard_normal(shape).astype(dtype)
+        x[2, 3, 4] = np.nan
+        p, r, c = (rng.standard_normal(s).astype(dtype) for s in ((6, 1, 1), (1, 11, 1), (37,)))
+
+    def f(xp, a, pp, rr, cc):
+        return a * pp + rr - cc
+
+    want = f(np, x, p, r, c)
+    got = run(device, f, x, p, r, c)
+    assert got.dtype == want.dtype
+    if np.issubdtype(dtype, np.integer):
+        np.testing.assert_array_equal(got, want)
+    else:
+        tol = 4e-3 if dtype == np.float16 else 1e-12
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_3d_views_that_are_not_flat(device):
+    """a padded row pitch and a sliced plane: the scalar entry, the same values"""
+    rng = np.random.default_rng(13)
+    big = rng.standard_normal((5, 9, 40)).astype(np.float32)
+    c = rng.standard_normal(37).astype(np.float32)
+    for view in (lambda t: t[:, :, :37], lambda t: t[1:, 2:7, 3:]):
+        with scope(device):
+            got = host(view(loom.asarray(big)) * loom.asarray(c[: view(big).shape[-1]]) + 2.0)
+        np.testing.assert_allclose(got, view(big) * c[: view(big).shape[-1]] + 2.0, rtol=1e-6)
