@@ -181,6 +181,18 @@ static int short_row_vecs_knob(void) {
   return env_knob_once(&v, "LOOM_GPU_SHORT_ROW_VECS");
 }
 
+/* Rows a thread (or a short-row group) of short rows, LOOM_GPU_ROW_ITEMS (unset: 1, a row each): each thread's
+ * prologue (launch words, the magic divisors' setup: a 64-bit division a dimension) is paid over that many
+ * rows, as long as about 2^20 threads remain (four waves of an H100). Sizes only; the bits do not depend on
+ * it (every row is one thread's or group's fold). A/B timings. */
+static int64_t short_row_items(int64_t threads) {
+  static int v = -2;
+  int64_t per = env_knob_once(&v, "LOOM_GPU_ROW_ITEMS");
+  if (per < 1) per = 1;
+  while (per > 1 && threads / per < ((int64_t)1 << 20)) per /= 2;
+  return per;
+}
+
 /* LOOM_GPU_ELEM_PER_THREAD: the vector entries' vectors a thread (0: the grid capped at the resident blocks;
  * unset: the policy's rule). */
 static int elem_per_thread_knob(void) {
@@ -546,7 +558,7 @@ LoomStatus rt_gpu_launch_policy(const RtGpuLauncher *L, uint64_t *words, int64_t
         extra[2] |= CG_GPU_STAGE;
         return L->launch(L->user, e, grid_of(no, bs * (ck / nr), cap), (uint32_t)bs, words, d);
       }
-      return L->launch(L->user, e, grid_of(no, bs / g, cap), (uint32_t)bs, words, d);
+      return L->launch(L->user, e, grid_of(no, bs / g * short_row_items(no * g), cap), (uint32_t)bs, words, d);
     }
   }
   extra[2] = 0; /* the cached entries' block mode */
@@ -599,7 +611,8 @@ LoomStatus rt_gpu_launch_policy(const RtGpuLauncher *L, uint64_t *words, int64_t
   if (nparts <= 1) {
     if ((st = L->need(L->user, CG_ENTRY_MAIN, d))) return st;
     if (L->strategy == CG_GPU_ROW) return L->launch(L->user, P_MAIN, grid_of(no, 1, cap), main_block(L, no, nr), words, d);
-    return L->launch(L->user, P_MAIN, grid_of(no, 256, cap), 256, words, d);
+    int64_t per = nr <= 32 ? short_row_items(no) : 1; /* a thread a short row (walk_cols): rows a thread */
+    return L->launch(L->user, P_MAIN, grid_of(no, 256 * per, cap), 256, words, d);
   }
   uint32_t fold_block = 0;
   if (L->strategy == CG_GPU_COL && col_fold(L, no, nparts, &fold_block) == 1) { /* blocks of 256: by waves */
