@@ -139,6 +139,10 @@ LLVMValueRef cg_host_tanh_f32(CgMath *m, LLVMValueRef x, int variant);
 LLVMValueRef cg_host_exp_f32(CgMath *m, LLVMValueRef x);
 /* Loom's own float32 log1p for the host (math_log1p.c): variant 1 in float32, 2 in float64 (A/B). */
 LLVMValueRef cg_host_log1p_f32(CgMath *m, LLVMValueRef x, int variant);
+/* log(1 + f) = f + f^2 Q(f) for f in [sqrt(2)/2 - 1, sqrt(2) - 1], float32 (math_log1p.c's polynomial) */
+LLVMValueRef cg_host_log1pf_core(CgMath *m, LLVMValueRef f);
+/* Loom's own float32 log10 for the host (math_log10.c): inline, within ~1 ulp. */
+LLVMValueRef cg_host_log10_f32(CgMath *m, LLVMValueRef x);
 /* Emits llvm.compiler.used for the vector declarations. Call once, after lowering. */
 void cg_math_finish(CgMath *m);
 LLVMValueRef cg_i64(CgMath *m, int64_t v);

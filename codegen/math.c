@@ -640,6 +640,10 @@ LLVMValueRef cg_elem(CgMath *m, LoomOp op, LoomDType t, const LLVMValueRef *args
     }
     return r;
   }
+  if (!m->gpu && t == LOOM_FLOAT32 && op == LOOM_OP_LOG10) {
+    static int poly10 = -1; /* LOOM_HOST_POLY_LOG10=0: SLEEF's log10f_u10 (A/B; math_log10.c) */
+    if (cg_env_int_once(&poly10, "LOOM_HOST_POLY_LOG10", 1) != 0) return cg_host_log10_f32(m, a);
+  }
   if (!m->gpu && t == LOOM_FLOAT32 && op == LOOM_OP_LOG1P) {
     static int poly = -1; /* LOOM_HOST_POLY_LOG1P=0: SLEEF's log1pf_u10 with the guards below; 2: float64 (A/B) */
     int v = cg_env_int_once(&poly, "LOOM_HOST_POLY_LOG1P", 1);

@@ -66,10 +66,16 @@ static LLVMValueRef specials(CgMath *m, LLVMValueRef x, LLVMValueRef r) {
   return LLVMBuildSelect(b, below, fc(m, NAN), r, "");
 }
 
-/* variant 1: every step in float32 */
-static LLVMValueRef log1p_f32(CgMath *m, LLVMValueRef x) {
+LLVMValueRef cg_host_log1pf_core(CgMath *m, LLVMValueRef f) {
   static const double q[9] = {-0x1.fffff8p-2, 0x1.55555p-2,   -0x1.000434p-2, 0x1.99a40cp-3, -0x1.54256p-3,
                               0x1.226f9p-3,   -0x1.0f4442p-3, 0x1.085562p-3,  -0x1.38123ap-4};
+  LLVMValueRef p = fc(m, q[8]);
+  for (int i = 7; i >= 0; i--) p = cg_fmuladd(m, p, f, fc(m, q[i]));
+  return cg_fmuladd(m, LLVMBuildFMul(m->b, f, f, ""), p, f);
+}
+
+/* variant 1: every step in float32 */
+static LLVMValueRef log1p_f32(CgMath *m, LLVMValueRef x) {
   LLVMBuilderRef b = m->b;
   LLVMTypeRef t = LLVMTypeOf(x), i32 = LLVMInt32TypeInContext(m->c);
   LLVMValueRef u = LLVMBuildFAdd(b, x, fc(m, 1.0), "");
@@ -83,9 +89,7 @@ static LLVMValueRef log1p_f32(CgMath *m, LLVMValueRef x) {
   LLVMValueRef sm1 = cg_fmuladd(m, s4, fc(m, 0.25), fc(m, -1.0));
   LLVMValueRef fa[3] = {LLVMBuildFMul(b, x, fc(m, 0.25), ""), s4, sm1};
   LLVMValueRef f = cg_intrinsic(m, "llvm.fma", &t, 1, fa, 3);
-  LLVMValueRef p = fc(m, q[8]);
-  for (int i = 7; i >= 0; i--) p = cg_fmuladd(m, p, f, fc(m, q[i]));
-  LLVMValueRef l = cg_fmuladd(m, LLVMBuildFMul(b, f, f, ""), p, f);
+  LLVMValueRef l = cg_host_log1pf_core(m, f);
   /* k ln 2 in two parts: k * LN2_HI exact (8 bits each) */
   LLVMValueRef r = cg_fmuladd(m, k, fc(m, 0x1.62e43p-1), cg_fmuladd(m, k, fc(m, -0x1.05c61p-29), l));
   return specials(m, x, r);
