@@ -12,7 +12,7 @@
  * is exact for |n| <= 2^11; the 1 is added last, so the rounding of the polynomial's small part costs
  * little against it. Scaling in two factors keeps both in the normal range for every n the clamp allows:
  * the first product is exact, the second rounds once (overflow to inf, gradual underflow to subnormals
- * and to 0). x is clamped to [-103.99, 88.8] first (e^88.8 overflows, e^-103.99 rounds to 0, so the clamp
+ * and to 0). x is clamped to [-103.98, 88.8] first (e^88.8 overflows, e^-103.98 rounds to 0, so the clamp
  * changes no result) which keeps n in [-150, 128] and the float-to-int conversion defined; NaN goes through as
  * 0 and is put back at the end. Within 1 ulp of the correctly rounded exp on every float32 tried (a
  * sweep of 72M points of [-104, 89] in an emulation, and tests/python/test_exp_f32.py through Loom);
@@ -41,9 +41,10 @@ LLVMValueRef cg_host_exp_f32(CgMath *m, LLVMValueRef x) {
   LLVMValueRef bits = LLVMBuildAnd(b, LLVMBuildBitCast(b, x, i32, ""), LLVMConstInt(i32, 0x7fffffff, 0), "");
   LLVMValueRef nan = LLVMBuildICmp(b, LLVMIntUGT, bits, LLVMConstInt(i32, 0x7f800000, 0), "");
   LLVMValueRef xc = LLVMBuildSelect(b, nan, cg_fconst(m, LOOM_FLOAT32, 0.0), x, "");
-  LLVMValueRef hi = cg_fconst(m, LOOM_FLOAT32, 88.8), lo = cg_fconst(m, LOOM_FLOAT32, -103.99);
+  LLVMValueRef hi = cg_fconst(m, LOOM_FLOAT32, 88.8), lo = cg_fconst(m, LOOM_FLOAT32, -103.98);
   xc = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOGT, xc, hi, ""), hi, xc, "");
-  xc = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOLT, xc, lo, ""), lo, xc, "");
+  LLVMValueRef zero_out = LLVMBuildFCmp(b, LLVMRealOLT, xc, lo, ""); /* e^x rounds to 0 (below) */
+  xc = LLVMBuildSelect(b, zero_out, lo, xc, "");
   LLVMValueRef scaled = LLVMBuildFMul(b, xc, cg_fconst(m, LOOM_FLOAT32, 0x1.715476p+0), "");
   LLVMValueRef n = cg_intrinsic(m, "llvm.rint", &t, 1, &scaled, 1);
   LLVMValueRef nn = LLVMBuildFNeg(b, n, "");
@@ -61,7 +62,6 @@ LLVMValueRef cg_host_exp_f32(CgMath *m, LLVMValueRef x) {
    * 1.54 ms against 0.83 over [-80, -1]; Gaussian heatmaps are mostly such points), 0 times a normal does
    * not. Subnormal results keep the two products (their assists remain: building their bits by integer
    * rounding, rint(e^r 2^(n + 149)), cost every lane ~20 %, more than it saved on heatmaps). */
-  LLVMValueRef zero_out = LLVMBuildFCmp(b, LLVMRealOLT, x, cg_fconst(m, LOOM_FLOAT32, -103.98), "");
   LLVMValueRef f2 = LLVMBuildSelect(b, zero_out, cg_fconst(m, LOOM_FLOAT32, 0.0), pow2i(m, n2), "");
   LLVMValueRef res = LLVMBuildFMul(b, LLVMBuildFMul(b, er, pow2i(m, n1), ""), f2, "");
   return LLVMBuildSelect(b, nan, x, res, "");
