@@ -219,3 +219,41 @@ static inline void launch(Emu *e, EntryFn fn, int64_t grid, uint64_t *words) {
     fn(words);
   }
 }
+
+/* Runs kernel k built in e over shape (bases, strides as the launch words take them): `main` (nparts == 0) or
+ * the phase split, each step over every (part, o) item, then the finish (finishb: the block one) of each REDUCE
+ * step; the partials and finished accumulators start as garbage (nothing may read what was not written). */
+static inline void emu_run(Emu *e, const KernelIr *k, const int64_t *shape, void *const *bases, const int64_t *strides,
+                           int nparts, bool finishb) {
+  int nd = k->ndim, nb = k->nbuf;
+  uint64_t words[64] = {0};
+  int64_t no = 1;
+  for (int d = 0; d < nd; d++) {
+    words[d] = (uint64_t)shape[d];
+    if (d < k->nkeep) no *= shape[d];
+  }
+  for (int b = 0; b < nb; b++) words[nd + b] = (uint64_t)(uintptr_t)bases[b];
+  for (int i = 0; i < nb * nd; i++) words[nd + nb + i] = (uint64_t)strides[i];
+  uint64_t *extra = &words[nd + nb + nb * nd];
+  if (nparts == 0) {
+    launch(e, e->main, no, words);
+    return;
+  }
+  uint32_t red = e->gk.split_reduce, map = e->gk.split_map;
+  int nphase = 32 - __builtin_clz(red | map);
+  int64_t nfin = 32 - __builtin_clz(red);
+  size_t acc = (size_t)e->gk.acc_size, bytes = (size_t)(no * nparts + no * nfin) * acc;
+  unsigned char *mem = malloc(bytes + 64);
+  memset(mem, 0xA5, bytes);
+  extra[0] = (uint64_t)nparts;
+  extra[1] = (uint64_t)(uintptr_t)mem;
+  extra[3] = (uint64_t)(uintptr_t)(mem + (size_t)(no * nparts) * acc);
+  for (int p = 0; p < nphase; p++) {
+    bool reduce = red >> p & 1u;
+    if (!reduce && !(map >> p & 1u)) continue;
+    extra[2] = (uint64_t)p;
+    launch(e, e->part, no * nparts, words);
+    if (reduce) launch(e, finishb ? e->finishb : e->finish, no, words);
+  }
+  free(mem);
+}

@@ -158,41 +158,6 @@ static void fill_row(double *x, int64_t n, int64_t stride, int kind, bool f32) {
   if (kind == 1 && n > 0) x[(n / 2) * stride] = NAN;
 }
 
-static void run_kernel(Emu *e, const KernelIr *k, const int64_t *shape, void *const *bases, const int64_t *strides,
-                       int nparts, bool finishb) {
-  int nd = k->ndim, nb = k->nbuf;
-  uint64_t words[64] = {0};
-  int64_t no = 1;
-  for (int d = 0; d < nd; d++) {
-    words[d] = (uint64_t)shape[d];
-    if (d < k->nkeep) no *= shape[d];
-  }
-  for (int b = 0; b < nb; b++) words[nd + b] = (uint64_t)(uintptr_t)bases[b];
-  for (int i = 0; i < nb * nd; i++) words[nd + nb + i] = (uint64_t)strides[i];
-  uint64_t *extra = &words[nd + nb + nb * nd];
-  if (nparts == 0) {
-    launch(e, e->main, no, words);
-    return;
-  }
-  uint32_t red = e->gk.split_reduce, map = e->gk.split_map;
-  int nphase = 32 - __builtin_clz(red | map);
-  int64_t nfin = 32 - __builtin_clz(red);
-  size_t acc = (size_t)e->gk.acc_size;
-  size_t bytes = (size_t)(no * nparts + no * nfin) * acc;
-  unsigned char *mem = malloc(bytes + 64);
-  memset(mem, 0xA5, bytes); /* garbage: nothing may read what was not written */
-  extra[0] = (uint64_t)nparts;
-  extra[1] = (uint64_t)(uintptr_t)mem;
-  extra[3] = (uint64_t)(uintptr_t)(mem + (size_t)(no * nparts) * acc);
-  for (int p = 0; p < nphase; p++) {
-    bool reduce = red >> p & 1u;
-    if (!reduce && !(map >> p & 1u)) continue;
-    extra[2] = (uint64_t)p;
-    launch(e, e->part, no * nparts, words);
-    if (reduce) launch(e, finishb ? e->finishb : e->finish, no, words);
-  }
-  free(mem);
-}
 
 static bool same(double got, double want, double tol) {
   if (isnan(want)) return isnan(got);
@@ -247,7 +212,7 @@ static void check_run(Emu *e, const JKernel *s, LoomDType t, bool col, int64_t n
   int64_t shape[2] = {ROWS, n};
   int64_t strides[4] = {rs, es, s->map ? rs : 1, s->map ? es : 0};
   void *bases[2] = {dx, dout};
-  run_kernel(e, &s->kb.k, shape, bases, strides, nparts, finishb);
+  emu_run(e, &s->kb.k, shape, bases, strides, nparts, finishb);
   double rtol = f32 ? 3e-6 : 1e-13;
   int bad = 0;
   for (int r = 0; r < ROWS && !bad; r++) {

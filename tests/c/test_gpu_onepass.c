@@ -24,7 +24,6 @@
 
 #include "tests/c/gpu_emulate.h"
 
-
 /* mean = acc0 / n; dev = h - mean (or a variant); phases: sum h, sum dev^2; FINAL: mean and var (/ n) */
 enum { V_PLAIN, V_CAST_BETWEEN, V_LOADED_MEAN, V_F16_ROUND, V_POW2 };
 typedef struct VarKernel {
@@ -114,45 +113,6 @@ static void test_switch_off(void) {
   var_kernel(&v, LOOM_FLOAT64, 1, 0, "1", "0", V_PLAIN, false);
   CHECK(gpu_passes(&v.kb.k) == 2 && strcmp(cg_gpu_switch_tag(), " onepass0") == 0,
         "LOOM_GPU_ONEPASS_VAR=0: %d passes, tag '%s'", gpu_passes(&v.kb.k), cg_gpu_switch_tag());
-}
-
-
-/* Runs k over shape with buffers bases / strides (elements): `main` when nparts == 0, else the phase
- * split with nparts parts (finishb: the block finish). */
-static void emu_run(Emu *e, const KernelIr *k, const int64_t *shape, void *const *bases, const int64_t *strides,
-                    int nparts, bool finishb) {
-  int nd = k->ndim, nb = k->nbuf;
-  uint64_t words[64] = {0};
-  int64_t no = 1, nr = 1;
-  for (int d = 0; d < nd; d++) {
-    words[d] = (uint64_t)shape[d];
-    if (d < k->nkeep) no *= shape[d];
-    else nr *= shape[d];
-  }
-  for (int b = 0; b < nb; b++) words[nd + b] = (uint64_t)(uintptr_t)bases[b];
-  for (int i = 0; i < nb * nd; i++) words[nd + nb + i] = (uint64_t)strides[i];
-  uint64_t *extra = &words[nd + nb + nb * nd];
-  if (nparts == 0) {
-    launch(e, e->main, e->gk.strategy == CG_GPU_COL ? no : no, words);
-    return;
-  }
-  uint32_t red = e->gk.split_reduce, map = e->gk.split_map;
-  int nphase = 32 - __builtin_clz(red | map);
-  int64_t nfin = 32 - __builtin_clz(red);
-  size_t acc = (size_t)e->gk.acc_size;
-  unsigned char *mem = calloc((size_t)(no * nparts + no * nfin) * acc + 64, 1);
-  memset(mem, 0xA5, (size_t)(no * nparts + no * nfin) * acc); /* garbage: nothing may read what was not written */
-  extra[0] = (uint64_t)nparts;
-  extra[1] = (uint64_t)(uintptr_t)mem;
-  extra[3] = (uint64_t)(uintptr_t)(mem + (size_t)(no * nparts) * acc);
-  for (int p = 0; p < nphase; p++) {
-    bool reduce = red >> p & 1u;
-    if (!reduce && !(map >> p & 1u)) continue;
-    extra[2] = (uint64_t)p;
-    launch(e, e->part, no * nparts, words);
-    if (reduce) launch(e, finishb ? e->finishb : e->finish, no, words);
-  }
-  free(mem);
 }
 
 /* ---- values --------------------------------------------------------------------------------------------- */
