@@ -16,7 +16,11 @@
  * Not joined: arg-reductions, complex values and phases with side stores (they keep their own walk),
  * kernels whose phase 0 gathers one-pass moments or an online max (gpu_moments.c, gpu_online_max.c),
  * user kernels. The cached row entry reads its row once anyway: it keeps a walk a phase over registers.
- * LOOM_GPU_JOINT=0: every phase walks R itself (A/B timings; " joint0" in the target's description).
+ * Off by default until timed and checked on a GPU (session 39 had no GPU: built and tested on the emulator,
+ * tests/c/test_gpu_joint.c, whose one lane a block runs neither the block reductions' shuffles nor the COL
+ * block fold); LOOM_GPU_JOINT=1 turns it on (" joint1" in the target's description). Note that pass_fuse keeps
+ * sibling reductions of long columns (R >= FUSE_SIBLING_SPLIT_R) in kernels of their own (passes/fuse_place.c
+ * find_sibling), so minmax scaling or nanmean of tall tables reach this only once that rule admits them.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,20 +28,20 @@
 
 #include "codegen/cg_lower.h"
 
-bool cg_gpu_join_off(void) {
-  static int off = -1; /* a benign race: every thread computes the same value */
-  if (off < 0) {
+bool cg_gpu_join_on(void) {
+  static int on = -1; /* a benign race: every thread computes the same value */
+  if (on < 0) {
     const char *s = getenv("LOOM_GPU_JOINT");
-    off = s && s[0] == '0' && s[1] == 0;
+    on = s && s[0] == '1' && s[1] == 0;
   }
-  return off == 1;
+  return on == 1;
 }
 
 static int round8(int n) { return (n + 7) / 8 * 8; }
 
 void cg_gpu_join_plan(const KernelIr *k, CgJoinPlan *plan) {
   memset(plan, 0, sizeof *plan);
-  if (cg_gpu_join_off() || !k || k->snippet || k->nkeep >= k->ndim || k->nphase < 2 || k->nphase > 32 ||
+  if (!cg_gpu_join_on() || !k || k->snippet || k->nkeep >= k->ndim || k->nphase < 2 || k->nphase > 32 ||
       k->phases[0].kind != KP_REDUCE)
     return;
   CgMomPlan mom;

@@ -5,8 +5,8 @@ side by side, one sum beside a variance. On the GPU the reductions after the fir
 result are folded in the first one's walk over memory (codegen/gpu_joint.c): `main` for columns and long
 rows, the phase split (parts, finish, the COL block fold) for few long rows or many columns. Shapes cover
 columns (COL), rows past the cached-row limit, few long rows, a full reduction, a middle axis, empty and
-one-point extents, views; values with NaN and +-inf. The switch test runs LOOM_GPU_JOINT=0 in a child and
-compares. On the host the test checks the values only.
+one-point extents, views; values with NaN and +-inf. The fold is off by default (LOOM_GPU_JOINT=1): on a GPU
+a child runs the expressions with it on against NumPy. On the host the test checks the values only.
 """
 import os
 import subprocess
@@ -138,28 +138,21 @@ def test_weighted_with_weights():
 
 
 @pytest.mark.skipif(not ON_GPU, reason="the switch changes GPU code only")
-def test_switch_off_same_values():
-    """LOOM_GPU_JOINT=0 in a child: every phase walks R itself; values equal to this process's within rounding."""
+def test_joined_on_gpu_against_numpy():
+    """LOOM_GPU_JOINT=1 (off by default) in a child: the joined walks' values against NumPy, for every expression
+    and the first six shapes (columns, rows past the cached row, few long rows, a full reduction)"""
     code = (
-        "import numpy as np, loom, sys\n"
+        "import numpy as np, loom, sys, warnings\n"
         "sys.path.insert(0, %r)\n"
         "import test_gpu_joint as t\n"
-        "out = [np.asarray(loom.asnumpy(f(loom, loom.asarray(t.data(s, np.float64)), ax)), dtype=np.float64)\n"
-        "       for f in t.FNS for s, ax in t.SHAPES[:6]]\n"
-        "np.savez(sys.argv[1], *out)\n" % os.path.dirname(os.path.abspath(__file__)))
-    path = os.path.join(os.environ.get("TMPDIR", "/tmp"), "loom_joint_off_%d.npz" % os.getpid())
-    env = dict(os.environ, LOOM_GPU_JOINT="0")
-    subprocess.run([sys.executable, "-c", code, path], env=env, check=True, timeout=600)
-    try:
-        off = np.load(path)
-        i = 0
-        for f in FNS:
-            for s, ax in SHAPES[:6]:
-                with np.errstate(all="ignore"), warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    on = np.asarray(loom.asnumpy(f(loom, loom.asarray(data(s, np.float64)), ax)), dtype=np.float64)
-                np.testing.assert_allclose(on, off["arr_%d" % i], rtol=1e-11, atol=1e-11, equal_nan=True,
-                                           err_msg=f"{f.__name__} {s} {ax}")
-                i += 1
-    finally:
-        os.unlink(path)
+        "for f in t.FNS:\n"
+        "    for s, ax in t.SHAPES[:6]:\n"
+        "        a = t.data(s, np.float64, special=f is not t.any_all)\n"
+        "        with np.errstate(all='ignore'), warnings.catch_warnings():\n"
+        "            warnings.simplefilter('ignore')\n"
+        "            got = f(loom, loom.asarray(a), ax)\n"
+        "        want = t.reference(f, a, ax)\n"
+        "        t.check(got, want if want.dtype == np.bool_ else want.astype(np.float64), np.float64)\n"
+        % os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, LOOM_GPU_JOINT="1")
+    subprocess.run([sys.executable, "-c", code], env=env, check=True, timeout=600)
