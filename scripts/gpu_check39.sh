@@ -23,8 +23,8 @@ nvidia-smi --query-gpu=name,clocks.max.sm --format=csv,noheader
 (cd /tmp && ls "$OLDPWD"/tests/python/test_*.py | grep -E "${CHECK_PYTEST_FILES:-test_(gpu_joint|gpu_flat|phase_split|onepass_var|reduce|col_normalize|covariance|functional|numpy_parity|order_stats|gpu_walk_cols|gpu_rows6|gpu_odd_rows|gpu_online_max|strategies|ops|fuzz_numpy|ufunc)\.py}" |
   timeout 170 xargs -P 12 -I{} sh -c 'timeout 160 python3 -m pytest -q -p no:cacheprovider "{}" 2>&1 | tail -1 | sed "s|^|$(basename {}): |"')
 echo "== build + GPU tests at $((SECONDS - t0)) s"
-AB_TABLE=fresh2 AB_ONLY=${CHECK_AB_ONLY:-top1_accuracy,keras_masking,minmax_scale_cols,nanmean_cols_f64,instance_norm_nchw,keypoint_heatmaps,pairwise_sqdist_3d,box_volume_i32} \
-  AB_CONFIGS=${CHECK_AB_CONFIGS:-"base=|n256=LOOM_GPU_ROW_NARROW_MIN=256|nojoint=LOOM_GPU_JOINT=0|noflatnd=LOOM_GPU_FLAT_ND=0|items4=LOOM_GPU_ROW_ITEMS=4"} \
+AB_TABLE=fresh2 AB_ONLY=${CHECK_AB_ONLY:-top1_accuracy,keras_masking,keypoint_heatmaps,pairwise_sqdist_3d,box_volume_i32,tril_arange} \
+  AB_CONFIGS=${CHECK_AB_CONFIGS:-"base=|n256=LOOM_GPU_ROW_NARROW_MIN=256|noflatnd=LOOM_GPU_FLAT_ND=0|items4=LOOM_GPU_ROW_ITEMS=4"} \
   AB_PEERS=torch,torch_compile AB_TIMEOUT_S=70 AB_PEERS_TIMEOUT_S=100 timeout 420 bash bench/suite/ab_knobs.sh 2>&1 | tail -11
 echo "== A/B done at $((SECONDS - t0)) s"
 left=$((575 - (SECONDS - t0)))
