@@ -616,7 +616,7 @@ int cg_onl_record_size(const KernelIr *k, const CgOnlPlan *plan);
 int cg_onl_fin_offset(const KernelIr *k);
 
 /* ---- gpu_joint.c: independent REDUCE phases in phase 0's walk -------------------------------------- */
-bool cg_gpu_join_on(void); /* LOOM_GPU_JOINT=1 (off by default) */
+bool cg_gpu_join_on(void); /* on unless LOOM_GPU_JOINT=0 */
 void cg_gpu_join_plan(const KernelIr *k, CgJoinPlan *plan);
 void cg_gpu_join_store(Lower *L, LLVMValueRef rec);              /* L->acc of the joined phases -> a record */
 void cg_gpu_join_load(Lower *L, LLVMValueRef rec, LLVMValueRef *v); /* a record's joined values, v[i] */

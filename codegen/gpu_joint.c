@@ -16,11 +16,11 @@
  * Not joined: arg-reductions, complex values and phases with side stores (they keep their own walk),
  * kernels whose phase 0 gathers one-pass moments or an online max (gpu_moments.c, gpu_online_max.c),
  * user kernels. The cached row entry reads its row once anyway: it keeps a walk a phase over registers.
- * Off by default until timed and checked on a GPU (session 39 had no GPU: built and tested on the emulator,
- * tests/c/test_gpu_joint.c, whose one lane a block runs neither the block reductions' shuffles nor the COL
- * block fold); LOOM_GPU_JOINT=1 turns it on (" joint1" in the target's description). Note that pass_fuse keeps
- * sibling reductions of long columns (R >= FUSE_SIBLING_SPLIT_R) in kernels of their own (passes/fuse_place.c
- * find_sibling), so minmax scaling or nanmean of tall tables reach this only once that rule admits them.
+ * Checked on an H100 (2026-12-07: the GPU pytest of multi-phase reductions, tests/python/test_gpu_joint.py's
+ * child against NumPy) and on by default since; LOOM_GPU_JOINT=0 turns it off (" joint0" in the target's
+ * description). pass_fuse puts sibling reductions that may share a walk in one kernel even over long
+ * columns (passes/fuse_place.c find_sibling, walk_shareable), so minmax scaling and nanmean of tall tables
+ * read their input once.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,7 +32,7 @@ bool cg_gpu_join_on(void) {
   static int on = -1; /* a benign race: every thread computes the same value */
   if (on < 0) {
     const char *s = getenv("LOOM_GPU_JOINT");
-    on = s && s[0] == '1' && s[1] == 0;
+    on = !(s && s[0] == '0' && s[1] == 0);
   }
   return on == 1;
 }

@@ -41,8 +41,8 @@ static bool onepass_off(void) {
 }
 
 const char *cg_gpu_switch_tag(void) {
-  static const char *tags[4] = {"", " onepass0", " joint1", " onepass0 joint1"};
-  return tags[(onepass_off() ? 1 : 0) + (cg_gpu_join_on() ? 2 : 0)];
+  static const char *tags[4] = {"", " onepass0", " joint0", " onepass0 joint0"};
+  return tags[(onepass_off() ? 1 : 0) + (cg_gpu_join_on() ? 0 : 2)];
 }
 
 void cg_gpu_onepass_plan(const KernelIr *k, CgMomPlan *plan) {

@@ -8,6 +8,7 @@
  * Contract: called in node order (topological) with x's reads in f->reads; sets p->kernel_of[x] and
  * records the join (deps, budget). Legality comes from fuse_join.c.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "passes/fuse_internal.h"
@@ -64,14 +65,33 @@ bool pass_fuse_same_dims(int na, const int64_t *a, int nb, const int64_t *b) {
  * and the host's split strategies, which a second phase would take away. */
 static bool splittable(const FusedKernel *K) { return K->nreduce == 1 && K->nmap == 0; }
 
+/* Whether reduction node r may share a walk over memory with a sibling: not an arg-reduction, not complex.
+ * The GPU folds such independent REDUCE phases in one walk (codegen/gpu_joint.c) and splits that kernel
+ * along R as it would split one phase; the host's column and row splits run any number of phases. */
+static bool walk_shareable(const IrGraph *g, int32_t r) {
+  static int slot = -1; /* LOOM_FUSE_SHARED_WALK=0: long splittable kernels take no such sibling (A/B timings) */
+  int on = __atomic_load_n(&slot, __ATOMIC_RELAXED);
+  if (on < 0) {
+    const char *s = getenv("LOOM_FUSE_SHARED_WALK");
+    on = s && *s ? atoi(s) != 0 : 1;
+    __atomic_store_n(&slot, on, __ATOMIC_RELAXED);
+  }
+  const IrNode *n = &g->nodes[r];
+  if (!on) return false;
+  if (n->kind != IR_REDUCE || n->op == LOOM_REDUCE_ARGMIN || n->op == LOOM_REDUCE_ARGMAX) return false;
+  return !dtype_is_complex(n->dtype) && !dtype_is_complex(g->nodes[n->src[0]].dtype);
+}
+
 /* A sibling of x: an open reduction kernel over the same (X, axes) that x does not read: one pass over
  * a shared input serves both (mean and var of one array, the row sums of a*b, a*a and b*b), and reductions
  * of disjoint inputs that a later expression combines (sum(u*u), then sum(v*v), then sum((u-v)**2) of a
  * Poincare distance) end in one kernel whose FINAL phase combines them, whatever order they were written
  * in (a shared input was required until 2026-12-07: u was read by two kernels there). A splittable kernel takes a sibling only where no split would
  * run anyway: short R (< FUSE_SIBLING_SPLIT_R points), or rows (the innermost axis reduced) with at
- * least FUSE_SIBLING_MIN_O kept points; a multi-phase kernel takes it always (it walks R once per
- * phase from the same rows either way).
+ * least FUSE_SIBLING_MIN_O kept points, or where both reductions may share a walk (walk_shareable: the
+ * min and max of a column scaling, nanmean's sum and count; the GPU then reads the input once and splits
+ * R all the same); a multi-phase kernel takes it always (it walks R once per phase from the same rows
+ * either way).
  * The last FUSE_MAX_TRIES reduction kernels are tried, newest first; -1: none. */
 static LoomStatus find_sibling(Fuser *f, int32_t x, int32_t *out) {
   *out = -1;
@@ -90,7 +110,9 @@ static LoomStatus find_sibling(Fuser *f, int32_t x, int32_t *out) {
       int64_t no = 1, nr = 1;
       for (int d = 0; d < K->ndim; d++) *(d < K->nkeep ? &no : &nr) *= K->shape[d];
       bool rows = K->xndim > 0 && (K->axes >> (K->xndim - 1) & 1u);
-      if (nr >= FUSE_SIBLING_SPLIT_R && (!rows || no < FUSE_SIBLING_MIN_O)) continue;
+      if (nr >= FUSE_SIBLING_SPLIT_R && (!rows || no < FUSE_SIBLING_MIN_O) &&
+          !(walk_shareable(f->g, K->reduces[0]) && walk_shareable(f->g, x)))
+        continue;
     }
     bool ok;
     LoomStatus st = pass_fuse_can_join(f, k, false, x, &ok);

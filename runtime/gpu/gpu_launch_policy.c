@@ -181,13 +181,15 @@ static int short_row_vecs_knob(void) {
   return env_knob_once(&v, "LOOM_GPU_SHORT_ROW_VECS");
 }
 
-/* Rows a thread (or a short-row group) of short rows, LOOM_GPU_ROW_ITEMS (unset: 1, a row each): each thread's
- * prologue (launch words, the magic divisors' setup: a 64-bit division a dimension) is paid over that many
- * rows, as long as about 2^20 threads remain (four waves of an H100). Sizes only; the bits do not depend on
- * it (every row is one thread's or group's fold). A/B timings. */
+/* Rows a thread (or a short-row group) of short rows, LOOM_GPU_ROW_ITEMS (unset: 4): each thread's prologue
+ * (launch words, the magic divisors' setup: a 64-bit division a dimension) is paid over that many rows, as
+ * long as about 2^20 threads remain (four waves of an H100). H100, 2026-12-07: pairwise_sqdist_3d (rows of
+ * 3 points, 36M rows) 0.310 -> 0.196 ms at 4; its kernel was compute bound (77 % SM, 12 % DRAM under Nsight
+ * Compute). Sizes only; the bits do not depend on it (every row is one thread's or group's fold). */
 static int64_t short_row_items(int64_t threads) {
   static int v = -2;
   int64_t per = env_knob_once(&v, "LOOM_GPU_ROW_ITEMS");
+  if (per < 0) per = 4;
   if (per < 1) per = 1;
   while (per > 1 && threads / per < ((int64_t)1 << 20)) per /= 2;
   return per;
@@ -290,12 +292,14 @@ static uint32_t finishb_block(const RtGpuLauncher *L, int64_t no) {
  * flight) before the block reduction, whose cost is per thread and row. H200 2026-12-04, argmax_rows
  * (16384 x 4096 float32, 256 threads: 16 points a thread): 25 instructions a point, 63 % of issue slots
  * and 69 % of DRAM bandwidth under Nsight Compute, the fold a small part of that. Sizes only (the bits do
- * not depend on the block: the combines keep the first extreme / are the same tree per size).
+ * not depend on the block: the combines keep the first extreme / are the same tree per size). From rows of
+ * 256 points (LOOM_GPU_ROW_NARROW_MIN; 2048 until 2026-12-07): H100, top1_accuracy (argmax of rows of 1000)
+ * 0.267 -> 0.135 ms, keras_masking 0.122 -> 0.088 (blocks of 64 instead of 256, each thread >= 32 points).
  * LOOM_GPU_ROW_NARROW=0: the kernel's block. */
 static uint32_t narrow_row_block(const RtGpuLauncher *L, int64_t no, int64_t nr) {
   static int knob = -2, min_r = -2;
   int least = env_knob_once(&min_r, "LOOM_GPU_ROW_NARROW_MIN");
-  if (least < 0) least = 2048;
+  if (least < 0) least = 256;
   if (env_knob_once(&knob, "LOOM_GPU_ROW_NARROW") == 0 || L->split_reduce || L->split_map || no < 2048 || nr < least)
     return 0;
   const int64_t wave = L->wave;

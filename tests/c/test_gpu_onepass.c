@@ -105,7 +105,7 @@ static void test_schedule_facts(void) {
   /* squared deviations from a loaded mean read no accumulator: not moments, but joined to phase 0's walk
    * where codegen/gpu_joint.c is on, so one pass then */
   var_kernel(&v, LOOM_FLOAT32, 1, 0, "1", "0", V_LOADED_MEAN, false);
-  int want = cg_gpu_join_on() ? 1 : 2; /* (the join is off by default: LOOM_GPU_JOINT=1) */
+  int want = cg_gpu_join_on() ? 1 : 2; /* (LOOM_GPU_JOINT=0: a pass per phase) */
   CHECK(gpu_passes(&v.kb.k) == want, "a loaded mean: %d passes, want %d", gpu_passes(&v.kb.k), want);
   CHECK(strstr(cg_gpu_switch_tag(), "onepass") == NULL, "default tag without onepass0");
 }

@@ -5,8 +5,9 @@ side by side, one sum beside a variance. On the GPU the reductions after the fir
 result are folded in the first one's walk over memory (codegen/gpu_joint.c): `main` for columns and long
 rows, the phase split (parts, finish, the COL block fold) for few long rows or many columns. Shapes cover
 columns (COL), rows past the cached-row limit, few long rows, a full reduction, a middle axis, empty and
-one-point extents, views; values with NaN and +-inf. The fold is off by default (LOOM_GPU_JOINT=1): on a GPU
-a child runs the expressions with it on against NumPy. On the host the test checks the values only.
+one-point extents, views; values with NaN and +-inf. The fold is on by default (LOOM_GPU_JOINT=0 turns it
+off): on a GPU a child runs the expressions with it off against NumPy too. On the host the test checks the
+values only.
 """
 import os
 import subprocess
@@ -138,9 +139,9 @@ def test_weighted_with_weights():
 
 
 @pytest.mark.skipif(not ON_GPU, reason="the switch changes GPU code only")
-def test_joined_on_gpu_against_numpy():
-    """LOOM_GPU_JOINT=1 (off by default) in a child: the joined walks' values against NumPy, for every expression
-    and the first six shapes (columns, rows past the cached row, few long rows, a full reduction)"""
+def test_unjoined_on_gpu_against_numpy():
+    """LOOM_GPU_JOINT=0 in a child: the walks a phase each against NumPy, for every expression and the first
+    six shapes (columns, rows past the cached row, few long rows, a full reduction)"""
     code = (
         "import numpy as np, loom, sys, warnings\n"
         "sys.path.insert(0, %r)\n"
@@ -154,5 +155,5 @@ def test_joined_on_gpu_against_numpy():
         "        want = t.reference(f, a, ax)\n"
         "        t.check(got, want if want.dtype == np.bool_ else want.astype(np.float64), np.float64)\n"
         % os.path.dirname(os.path.abspath(__file__)))
-    env = dict(os.environ, LOOM_GPU_JOINT="1")
+    env = dict(os.environ, LOOM_GPU_JOINT="0")
     subprocess.run([sys.executable, "-c", code], env=env, check=True, timeout=600)

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# gpu_check40.sh: one device call (600 s) for session 40's GPU defaults: joined reductions on
+# (codegen/gpu_joint.c) with the fuser's shared-walk siblings (passes/fuse_place.c), narrow ROW blocks from
+# rows of 256, four short rows a thread. Builds the package, runs the GPU pytest files of the changed code a
+# file a process, then times every workload of the four bench tables, Loom alone, new defaults against the old
+# ones (one process each), and prints the workloads whose time moved by more than 3 %:
+#   bash scripts/gpu_check40.sh            (on the GPU machine, .devkit/ and build-gpukit/ carried)
+# CHECK_TABLES: the tables (default suite,probe,fresh,fresh2); CHECK_OLD: the old defaults' environment.
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+t0=$SECONDS
+LOOM_GPU_C=0 LOOM_GPU_PYTEST=0 LOOM_GPU_BENCH=0 LOOM_GPU_FUZZ=0 bash scripts/gpu_all.sh > /dev/null 2>&1
+nvidia-smi --query-gpu=name,clocks.max.sm --format=csv,noheader
+(cd /tmp && ls "$OLDPWD"/tests/python/test_*.py | grep -E "${CHECK_PYTEST_FILES:-test_(gpu_joint|gpu_flat|phase_split|onepass_var|reduce|col_normalize|covariance|functional|numpy_parity|order_stats|gpu_walk_cols|gpu_rows6|gpu_odd_rows|gpu_online_max|strategies|ops|fuzz_numpy|ufunc|suite_schedule|fuse|fusion)\.py}" |
+  timeout 150 xargs -P 12 -I{} sh -c 'timeout 140 python3 -m pytest -q -x -p no:cacheprovider "{}" 2>&1 | tail -1 | sed "s|^|$(basename {}): |"')
+echo "== build + GPU tests at $((SECONDS - t0)) s"
+old=${CHECK_OLD:-"LOOM_GPU_ROW_NARROW_MIN=2048 LOOM_GPU_ROW_ITEMS=1 LOOM_GPU_JOINT=0 LOOM_FUSE_SHARED_WALK=0"}
+out=${OUT:-/tmp}/ab40
+mkdir -p "$out"
+export LOOM_CUDA_JIT_TIERS=0 PYTHONUNBUFFERED=1
+for t in ${CHECK_TABLES:-suite probe fresh fresh2}; do
+  for cfg in new old; do
+    envs=""; [ "$cfg" = old ] && envs=$old
+    mkdir -p "$out/$t-$cfg" "/tmp/cache40-$cfg"
+    env $envs LOOM_CACHE_DIR="/tmp/cache40-$cfg" timeout -k 5 "${CHECK_TABLE_S:-110}" python3 bench/suite/run.py --machine h200 \
+      --table "$t" --libs loom --min-time "${CHECK_MIN_TIME:-0.04}" --out-dir "$out/$t-$cfg" > "$out/$t-$cfg.log" 2>&1 ||
+      echo "  $t $cfg: exit $? at $((SECONDS - t0)) s"
+  done
+  echo "== $t at $((SECONDS - t0)) s"
+done
+python3 - "$out" <<'PY'
+import glob, json, math, os, sys
+out = sys.argv[1]
+def load(tag):
+    res = {}
+    for js in glob.glob(os.path.join(out, f"*-{tag}", "*.json")):
+        for w in json.load(open(js))["workloads"]:
+            if "loom" in w.get("ms", {}):
+                res[w["name"]] = (w["ms"]["loom"], w.get("kernels", {}).get("loom") if isinstance(w.get("kernels"), dict) else w.get("kernels"))
+    return res
+new, old = load("new"), load("old")
+both = sorted(set(new) & set(old))
+logs = []
+for n in both:
+    a, b = new[n][0], old[n][0]
+    if a and b:
+        logs.append(math.log(b / a))
+        if abs(a / b - 1) > 0.03:
+            print(f"{n:32s} new {a:.4f} old {b:.4f} ms  x{b / a:.2f}  kernels {new[n][1]} / {old[n][1]}")
+print(f"{len(both)} workloads timed both ways; geomean old/new {math.exp(sum(logs) / max(len(logs), 1)):.3f}; "
+      f"only new: {sorted(set(new) - set(old))[:8]} only old: {sorted(set(old) - set(new))[:8]}")
+PY
+echo "== done at $((SECONDS - t0)) s"
