@@ -54,10 +54,32 @@ void cg_gpu_for(Lower *L, LLVMValueRef start, LLVMValueRef end, LLVMValueRef ste
 
 /* Unsigned division of 0 <= n < 2^31 by an invariant 1 <= s < 2^31 (Granlund and Montgomery's
  * round-up method): with l = ceil(log2 s) and m = floor(2^32 (2^l - s) / s) + 1 (< 2^32),
- * n / s = (mulhi(n, m) + n) >> l; the sum stays below 2^32 since mulhi(n, m) <= n. The 64-bit
- * division that makes m runs once per thread, in the entry's prologue; each point then costs a
- * multiply-high, an add and a shift instead of a ~20-instruction division (bn2d_stats-style reductions
- * over several R dims divide every point's index). A zero shape gets the magic of 1 (no point uses it). */
+ * n / s = (mulhi(n, m) + n) >> l; the sum stays below 2^32 since mulhi(n, m) <= n. m is made once per
+ * thread, in the entry's prologue; each point then costs a multiply-high, an add and a shift instead of a
+ * ~20-instruction division (bn2d_stats-style reductions over several R dims divide every point's index).
+ * A zero shape gets the magic of 1 (no point uses it).
+ * The quotient q = floor(num / s), num = (2^l - s) 2^32 < 2^63, is a float64 division corrected by one
+ * step: num (31 significant bits) and s are exact doubles and q < 2^32, so the rounded quotient's
+ * truncation is q or q + 1, and num - q' s < 0 tells which. A 64-bit integer division is a ~70-instruction
+ * subroutine on NVIDIA GPUs, paid by every thread: with threads of a few points (a row of 3 each: a
+ * pairwise distance's) it was about a third of the kernel. LOOM_GPU_MAGIC_DIV=2: the integer division
+ * (A/B timings; the same m). */
+static bool gpu_magic_by_double(void) {
+  const char *s = getenv("LOOM_GPU_MAGIC_DIV");
+  return !(s && s[0] == '2' && s[1] == 0);
+}
+
+static LLVMValueRef magic_quotient(Lower *L, LLVMValueRef num, LLVMValueRef s64) {
+  LLVMBuilderRef b = L->m.b;
+  if (!gpu_magic_by_double()) return LLVMBuildUDiv(b, num, s64, "");
+  LLVMTypeRef f64 = LLVMDoubleTypeInContext(L->m.c);
+  LLVMValueRef qd = LLVMBuildFDiv(b, LLVMBuildUIToFP(b, num, f64, ""), LLVMBuildUIToFP(b, s64, f64, ""), "");
+  LLVMValueRef q = LLVMBuildFPToUI(b, qd, L->i64, "");
+  LLVMValueRef r = LLVMBuildSub(b, num, LLVMBuildMul(b, q, s64, ""), "");
+  LLVMValueRef over = LLVMBuildICmp(b, LLVMIntSLT, r, cg_i64(&L->m, 0), "");
+  return LLVMBuildSub(b, q, LLVMBuildZExt(b, over, L->i64, ""), "");
+}
+
 static void gpu_magic_init(Lower *L, int d) {
   LLVMBuilderRef b = L->m.b;
   LLVMTypeRef i32 = LLVMInt32TypeInContext(L->m.c);
@@ -70,7 +92,7 @@ static void gpu_magic_init(Lower *L, int d) {
   LLVMValueRef l = LLVMBuildSub(b, LLVMConstInt(i32, 32, 0), lz, "mshift");
   LLVMValueRef diff = LLVMBuildSub(b, LLVMBuildShl(b, one, l, ""), s, ""); /* 2^l - s < s */
   LLVMValueRef num = LLVMBuildShl(b, LLVMBuildZExt(b, diff, L->i64, ""), cg_i64(&L->m, 32), "");
-  LLVMValueRef m = LLVMBuildAdd(b, LLVMBuildUDiv(b, num, LLVMBuildZExt(b, s, L->i64, ""), ""), cg_i64(&L->m, 1), "");
+  LLVMValueRef m = LLVMBuildAdd(b, magic_quotient(L, num, LLVMBuildZExt(b, s, L->i64, "")), cg_i64(&L->m, 1), "");
   L->gpu_magic[d] = LLVMBuildTrunc(b, m, i32, "magic");
   L->gpu_mshift[d] = l;
 }
@@ -124,7 +146,7 @@ static LLVMValueRef gpu_param_word(Lower *L, int p, void *args) {
 }
 
 /* LOOM_GPU_MAGIC_DIV=0 compiles plain divisions (A/B timings; kernels compiled under it should not be
- * kept: LOOM_DISK_CACHE applies as usual). */
+ * kept: LOOM_DISK_CACHE applies as usual); =2 makes the magic numbers by integer division. */
 static bool gpu_magic_off(void) {
   const char *s = getenv("LOOM_GPU_MAGIC_DIV");
   return s && s[0] == '0' && s[1] == 0;

@@ -14,7 +14,7 @@ nvidia-smi --query-gpu=name,clocks.max.sm --format=csv,noheader
 (cd /tmp && ls "$OLDPWD"/tests/python/test_*.py | grep -E "${CHECK_PYTEST_FILES:-test_(gpu_joint|gpu_flat|phase_split|onepass_var|reduce|col_normalize|covariance|functional|numpy_parity|order_stats|gpu_walk_cols|gpu_rows6|gpu_odd_rows|gpu_online_max|strategies|ops|fuzz_numpy|ufunc|suite_schedule|fuse|fusion)\.py}" |
   timeout 150 xargs -P 12 -I{} sh -c 'timeout 140 python3 -m pytest -q -x -p no:cacheprovider "{}" 2>&1 | tail -1 | sed "s|^|$(basename {}): |"')
 echo "== build + GPU tests at $((SECONDS - t0)) s"
-old=${CHECK_OLD:-"LOOM_GPU_ROW_NARROW_MIN=2048 LOOM_GPU_ROW_ITEMS=1 LOOM_GPU_JOINT=0 LOOM_FUSE_SHARED_WALK=0"}
+old=${CHECK_OLD:-"LOOM_GPU_ROW_NARROW_MIN=2048 LOOM_GPU_ROW_ITEMS=1 LOOM_GPU_JOINT=0 LOOM_FUSE_SHARED_WALK=0 LOOM_GPU_MAGIC_DIV=2"}
 out=${OUT:-/tmp}/ab40
 mkdir -p "$out"
 export LOOM_CUDA_JIT_TIERS=0 PYTHONUNBUFFERED=1
