@@ -6,11 +6,34 @@
 # ones (one process each), and prints the workloads whose time moved by more than 3 %:
 #   bash scripts/gpu_check40.sh            (on the GPU machine, .devkit/ and build-gpukit/ carried)
 # CHECK_TABLES: the tables (default suite,probe,fresh,fresh2); CHECK_OLD: the old defaults' environment.
+#   bash scripts/gpu_check40.sh probe      the GPU pytest of float32 log10 and the ufuncs, the remaining misses
+#                                           (fresh / fresh2) against torch and torch.compile with the knobs that
+#                                           may close them, Nsight Compute on the two broadcast-heavy ones
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 t0=$SECONDS
 LOOM_GPU_C=0 LOOM_GPU_PYTEST=0 LOOM_GPU_BENCH=0 LOOM_GPU_FUZZ=0 bash scripts/gpu_all.sh > /dev/null 2>&1
 nvidia-smi --query-gpu=name,clocks.max.sm --format=csv,noheader
+if [ "${1:-}" = probe ]; then
+  (cd /tmp && for f in test_log10_f32 test_ufunc test_ops test_complex test_float_divmod; do
+     timeout 100 python3 -m pytest -q -p no:cacheprovider "$OLDPWD/tests/python/$f.py" 2>&1 | tail -1 | sed "s|^|$f: |" &
+   done; wait)
+  echo "== tests at $((SECONDS - t0)) s"
+  for t in fresh2 fresh; do
+    only=keypoint_heatmaps,pairwise_sqdist_3d,entropy_bits_rows,instance_norm_nchw,poincare_dist,seg_argmax_nchw,power_to_db
+    [ $t = fresh ] && only=point_centroid
+    AB_TABLE=$t AB_ONLY=$only AB_CONFIGS="base=|cache128=LOOM_GPU_CACHE_BYTES=128|libdevlog10=LOOM_GPU_POLY_LOG10=0|magic2=LOOM_GPU_MAGIC_DIV=2" \
+      AB_PEERS=torch,torch_compile AB_TIMEOUT_S=60 AB_PEERS_TIMEOUT_S=120 timeout 330 bash bench/suite/ab_knobs.sh 2>&1 | grep -E "^\|" | sed "s/^/$t /"
+    echo "== A/B $t at $((SECONDS - t0)) s"
+  done
+  for w in keypoint_heatmaps pairwise_sqdist_3d; do
+    timeout 60 ncu --clock-control none --profile-from-start off --section SpeedOfLight --section MemoryWorkloadAnalysis \
+      --section LaunchStats --section Occupancy --section InstructionStats python3 bench/suite/profile_probe.py $w 1 2>&1 |
+      grep -v "^==PROF==" | grep -E "Duration|Throughput|Registers|Achieved Occ|Grid Size|Block Size|Executed Ipc|Issued|Mem Busy|Max Bandwidth|L1/TEX Hit|L2 Hit|loom_|kernels" | head -30
+  done
+  echo "== done at $((SECONDS - t0)) s"
+  exit 0
+fi
 (cd /tmp && ls "$OLDPWD"/tests/python/test_*.py | grep -E "${CHECK_PYTEST_FILES:-test_(gpu_joint|gpu_flat|phase_split|onepass_var|reduce|col_normalize|covariance|functional|numpy_parity|order_stats|gpu_walk_cols|gpu_rows6|gpu_odd_rows|gpu_online_max|strategies|ops|fuzz_numpy|ufunc|suite_schedule|fuse|fusion)\.py}" |
   timeout 150 xargs -P 12 -I{} sh -c 'timeout 140 python3 -m pytest -q -x -p no:cacheprovider "{}" 2>&1 | tail -1 | sed "s|^|$(basename {}): |"')
 echo "== build + GPU tests at $((SECONDS - t0)) s"
