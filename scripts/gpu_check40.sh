@@ -6,8 +6,8 @@
 # ones (one process each), and prints the workloads whose time moved by more than 3 %:
 #   bash scripts/gpu_check40.sh            (on the GPU machine, .devkit/ and build-gpukit/ carried)
 # CHECK_TABLES: the tables (default suite,probe,fresh,fresh2); CHECK_OLD: the old defaults' environment.
-#   bash scripts/gpu_check40.sh final      the GPU pytest of reductions and log10, then the fresh2 table against
-#                                           torch and torch.compile with the short walks' fold on and off
+#   bash scripts/gpu_check40.sh final      the GPU pytest of reductions and log10, then the short walks' fold on
+#                                           and off on fresh2's reductions (CHECK_AB_PEERS=torch,torch_compile: peers)
 #   bash scripts/gpu_check40.sh probe      the GPU pytest of float32 log10 and the ufuncs, the remaining misses
 #                                           (fresh / fresh2) against torch and torch.compile with the knobs that
 #                                           may close them, Nsight Compute on the two broadcast-heavy ones
@@ -18,11 +18,11 @@ LOOM_GPU_C=0 LOOM_GPU_PYTEST=0 LOOM_GPU_BENCH=0 LOOM_GPU_FUZZ=0 bash scripts/gpu
 nvidia-smi --query-gpu=name,clocks.max.sm --format=csv,noheader
 if [ "${1:-}" = final ]; then
   (cd /tmp && ls "$OLDPWD"/tests/python/test_*.py | grep -E "test_(gpu_joint|phase_split|reduce|strategies|gpu_walk_cols|gpu_rows6|gpu_odd_rows|gpu_online_max|order_stats|log10_f32|fuzz_numpy|ops|onepass_var|col_normalize)\.py" |
-    timeout 150 xargs -P 13 -I{} sh -c 'timeout 140 python3 -m pytest -q -p no:cacheprovider "{}" 2>&1 | tail -1 | sed "s|^|$(basename {}): |"')
+    timeout 100 xargs -P 14 -I{} sh -c 'timeout 95 python3 -m pytest -q -p no:cacheprovider "{}" 2>&1 | tail -1 | sed "s|^|$(basename {}): |"')
   echo "== tests at $((SECONDS - t0)) s"
-  AB_TABLE=fresh2 AB_ONLY=$(python3 -c "import sys; sys.path.insert(0, '.'); from bench.suite import workloads as W; print(','.join(w.name for w in W.table('fresh2')))") \
-    AB_CONFIGS="base=|fold0=LOOM_GPU_SHORT_FOLD=0" AB_PEERS=torch,torch_compile AB_TIMEOUT_S=100 AB_PEERS_TIMEOUT_S=260 \
-    timeout 420 bash bench/suite/ab_knobs.sh 2>&1 | grep -E "^\|"
+  AB_TABLE=fresh2 AB_ONLY=${CHECK_AB_ONLY:-pairwise_sqdist_3d,top1_accuracy,keras_masking,seg_argmax_nchw,nanmean_cols_f64,minmax_scale_cols,entropy_bits_rows,instance_norm_nchw} \
+    AB_CONFIGS="base=|fold0=LOOM_GPU_SHORT_FOLD=0" AB_PEERS=${CHECK_AB_PEERS:-} AB_TIMEOUT_S=60 AB_PEERS_TIMEOUT_S=200 \
+    timeout 300 bash bench/suite/ab_knobs.sh 2>&1 | grep -E "^\|"
   echo "== done at $((SECONDS - t0)) s"
   exit 0
 fi
