@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <llvm-c/Core.h>
 #include <llvm-c/LLJIT.h>
@@ -256,4 +258,20 @@ static inline void emu_run(Emu *e, const KernelIr *k, const int64_t *shape, void
     if (reduce) launch(e, finishb ? e->finishb : e->finish, no, words);
   }
   free(mem);
+}
+
+/* Runs this test program again in a child with env=value (a switch turned off, say) and waits: whether the
+ * child exited with 0; prints a FAIL line naming the setting otherwise. argv0: the child's argv[0]. */
+static inline bool emu_rerun_with(const char *argv0, const char *env, const char *value) {
+  fflush(stdout);
+  pid_t pid = fork();
+  if (pid == 0) {
+    setenv(env, value, 1);
+    execl("/proc/self/exe", argv0, (char *)NULL);
+    _exit(127);
+  }
+  int status = 0;
+  bool ok = pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  if (!ok) printf("FAIL: the %s=%s run (status %d)\n", env, value, status);
+  return ok;
 }

@@ -18,8 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "tests/c/gpu_emulate.h"
 
@@ -268,15 +266,6 @@ int main(void) {
   test_values();
   printf("%s%d passed, %d failed\n", off ? "(LOOM_GPU_ONLINE_MAX=0) " : "", g_pass, g_fail);
   if (off) return g_fail ? 1 : 0;
-  fflush(stdout);
-  pid_t pid = fork();
-  if (pid == 0) {
-    setenv("LOOM_GPU_ONLINE_MAX", "0", 1);
-    execl("/proc/self/exe", "test_gpu_online_max", (char *)NULL);
-    _exit(127);
-  }
-  int status = 0;
-  bool child_ok = pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
-  if (!child_ok) printf("FAIL: the LOOM_GPU_ONLINE_MAX=0 run (status %d)\n", status);
+  bool child_ok = emu_rerun_with("test_gpu_online_max", "LOOM_GPU_ONLINE_MAX", "0"); /* the switch off, in a child */
   return g_fail || !child_ok ? 1 : 0;
 }
