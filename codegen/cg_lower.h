@@ -492,6 +492,18 @@ typedef struct CgElemPair {
 bool cg_gpu_flat_vec_buf(const KernelIr *k, int bi); /* flatv: buffer bi read / written as vectors */
 int cg_gpu_flat_lanes(const KernelIr *k);            /* flatv's lanes (0: no such entry) */
 bool cg_gpu_flat_nd(void);                           /* LOOM_GPU_FLAT_ND: flatv for kernels of 3+ dims */
+/* gpu_flat_hoist.c: a flatv vector's row-invariant values, once per row it touches (lane 0's row; the next
+ * one where the vector crosses into it). cg_gpu_flat_hoist sets L->off and evaluates; then, per lane after
+ * cg_clear_cache, cg_gpu_flat_hoist_lane seeds L->cache with the lane's row's values. */
+#define CG_FLAT_HOIST_MAX 16
+typedef struct CgFlatHoist {
+  int n;
+  int32_t id[CG_FLAT_HOIST_MAX];
+  LLVMValueRef v0[CG_FLAT_HOIST_MAX], v1[CG_FLAT_HOIST_MAX];
+} CgFlatHoist;
+void cg_gpu_flat_hoist(Lower *L, unsigned lanes, LLVMValueRef row, LLVMValueRef col, const LLVMValueRef *boff,
+                       CgFlatHoist *h);
+void cg_gpu_flat_hoist_lane(Lower *L, const CgFlatHoist *h, unsigned lane, LLVMValueRef col);
 int cg_gpu_tile_w(void);                             /* the tiled form's columns along the last dim (gpu_tile.c) */
 void cg_gpu_elemv_pair(Lower *L, LLVMValueRef v, void *arg);
 bool cg_gpu_elemv_tie(void);                     /* LOOM_GPU_ELEM_TIE != 0 (PARTV with side stores) */

@@ -183,6 +183,8 @@ static void elemv_finish(Lower *L, unsigned lanes, const ElemVec *ev) {
     sv[s] = LLVMGetUndef(cg_vec_type(m, st, lanes));
   }
   LLVMValueRef row = ev->row, col = ev->col; /* flatv: lane l's point, stepped from lane 0's */
+  CgFlatHoist hoist; /* flatv of 3+ dims (rows hold a vector): values constant along a row, once per row */
+  cg_gpu_flat_hoist(L, lanes, ev->nd ? ev->row : NULL, ev->col, boff, &hoist);
   for (unsigned l = 0; l < lanes; l++) {
     L->lane = l;
     LLVMValueRef dl = cg_iconst_i(L, l); /* KI_OFFSET and broadcast loads read the lane's offsets */
@@ -205,6 +207,7 @@ static void elemv_finish(Lower *L, unsigned lanes, const ElemVec *ev) {
                    : row ? LLVMBuildAdd(b, LLVMBuildMul(b, row, L->stride[bi * nd], ""), LLVMBuildMul(b, col, L->stride[bi * nd + last], ""), "")
                          : LLVMBuildAdd(b, boff[bi], LLVMBuildMul(b, dl, L->stride[bi * nd + last], ""), "");
     cg_clear_cache(L);
+    cg_gpu_flat_hoist_lane(L, &hoist, l, ev->col);
     if (k->snippet) /* user calls are roots, lane by lane (they may write raw arrays or worker state) */
       for (int32_t i = 0; i < k->ninstr; i++)
         if (k->instrs[i].kind == KI_USER) cg_eval_needed(L, &i, 1);
