@@ -18,10 +18,10 @@ LOOM_GPU_C=0 LOOM_GPU_PYTEST=0 LOOM_GPU_BENCH=0 LOOM_GPU_FUZZ=0 bash scripts/gpu
 nvidia-smi --query-gpu=name,clocks.max.sm --format=csv,noheader
 if [ "${1:-}" = final ]; then
   (cd /tmp && ls "$OLDPWD"/tests/python/test_*.py | grep -E "test_(gpu_joint|phase_split|reduce|strategies|gpu_walk_cols|gpu_rows6|gpu_odd_rows|gpu_online_max|order_stats|log10_f32|fuzz_numpy|ops|onepass_var|col_normalize)\.py" |
-    timeout 100 xargs -P 14 -I{} sh -c 'timeout 95 python3 -m pytest -q -p no:cacheprovider "{}" 2>&1 | tail -1 | sed "s|^|$(basename {}): |"')
+    timeout 90 xargs -P 14 -I{} sh -c 'timeout 85 python3 -m pytest -q -p no:cacheprovider "{}" 2>&1 | tail -1 | sed "s|^|$(basename {}): |"')
   echo "== tests at $((SECONDS - t0)) s"
-  AB_TABLE=fresh2 AB_ONLY=${CHECK_AB_ONLY:-pairwise_sqdist_3d,top1_accuracy,keras_masking,seg_argmax_nchw,nanmean_cols_f64,minmax_scale_cols,entropy_bits_rows,instance_norm_nchw} \
-    AB_CONFIGS="base=|fold0=LOOM_GPU_SHORT_FOLD=0" AB_PEERS=${CHECK_AB_PEERS:-} AB_TIMEOUT_S=60 AB_PEERS_TIMEOUT_S=200 \
+  AB_TABLE=fresh2 AB_ONLY=${CHECK_AB_ONLY:-pairwise_sqdist_3d,keypoint_heatmaps,top1_accuracy,keras_masking,seg_argmax_nchw,nanmean_cols_f64,minmax_scale_cols,instance_norm_nchw} \
+    AB_CONFIGS="base=|fold0=LOOM_GPU_SHORT_FOLD=0|hoist0=LOOM_GPU_FLAT_HOIST=0" AB_PEERS=${CHECK_AB_PEERS:-} AB_TIMEOUT_S=60 AB_PEERS_TIMEOUT_S=200 \
     timeout 300 bash bench/suite/ab_knobs.sh 2>&1 | grep -E "^\|"
   echo "== done at $((SECONDS - t0)) s"
   exit 0
