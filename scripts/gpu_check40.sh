@@ -17,7 +17,7 @@ t0=$SECONDS
 LOOM_GPU_C=0 LOOM_GPU_PYTEST=0 LOOM_GPU_BENCH=0 LOOM_GPU_FUZZ=0 bash scripts/gpu_all.sh > /dev/null 2>&1
 nvidia-smi --query-gpu=name,clocks.max.sm --format=csv,noheader
 if [ "${1:-}" = final ]; then
-  (cd /tmp && ls "$OLDPWD"/tests/python/test_*.py | grep -E "test_(gpu_joint|phase_split|reduce|strategies|gpu_walk_cols|gpu_rows6|gpu_odd_rows|gpu_online_max|order_stats|log10_f32|fuzz_numpy|ops|onepass_var|col_normalize)\.py" |
+  (cd /tmp && ls "$OLDPWD"/tests/python/test_*.py | grep -E "test_(gpu_joint|gpu_flat|phase_split|reduce|strategies|gpu_walk_cols|gpu_rows6|gpu_odd_rows|gpu_online_max|order_stats|log10_f32|fuzz_numpy|ops|onepass_var|col_normalize)\.py" |
     timeout 90 xargs -P 14 -I{} sh -c 'timeout 85 python3 -m pytest -q -p no:cacheprovider "{}" 2>&1 | tail -1 | sed "s|^|$(basename {}): |"')
   echo "== tests at $((SECONDS - t0)) s"
   AB_TABLE=fresh2 AB_ONLY=${CHECK_AB_ONLY:-pairwise_sqdist_3d,keypoint_heatmaps,top1_accuracy,keras_masking,seg_argmax_nchw,nanmean_cols_f64,minmax_scale_cols,instance_norm_nchw} \
