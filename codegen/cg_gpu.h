@@ -112,7 +112,7 @@ struct CgGpuTarget {
   const char *arch;     /* "nvptx": messages */
   pthread_mutex_t lock; /* one compile at a time (the targets' TargetMachines are shared) */
   uint64_t counter;     /* compiles so far: entry names are unique per compile */
-  char describe[160];   /* CgTarget.describe */
+  char describe[320];   /* CgTarget.describe */
 };
 
 /* Builds the GPU module for k into mod (entries named from prefix, marked by the hooks) and fills

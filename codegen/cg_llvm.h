@@ -149,6 +149,7 @@ LLVMValueRef cg_i64(CgMath *m, int64_t v);
 /* An environment knob read once per process into *slot (a static int, -1 at first; A/B timings): its value,
  * dflt when unset; a negative value reads as 0 (math.c). */
 int cg_env_int_once(int *slot, const char *name, int dflt);
+bool cg_gpu_poly_log10(void); /* LOOM_GPU_POLY_LOG10=1: GPUs take the host's float32 log10 (math_log10.c) */
 /* A call of intrinsic `name` (overload types tys, none for a non-overloaded one). */
 LLVMValueRef cg_intrinsic(CgMath *m, const char *name, LLVMTypeRef *tys, unsigned ntys, LLVMValueRef *args,
                           unsigned nargs);

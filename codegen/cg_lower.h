@@ -504,6 +504,8 @@ typedef struct CgFlatHoist {
 void cg_gpu_flat_hoist(Lower *L, unsigned lanes, LLVMValueRef row, LLVMValueRef col, const LLVMValueRef *boff,
                        CgFlatHoist *h);
 void cg_gpu_flat_hoist_lane(Lower *L, const CgFlatHoist *h, unsigned lane, LLVMValueRef col);
+bool cg_gpu_flat_hoist_on(void);  /* LOOM_GPU_FLAT_HOIST=0 turns it off */
+bool cg_gpu_magic_by_double(void); /* gpu_lower.c: LOOM_GPU_MAGIC_DIV=2 turns it off */
 int cg_gpu_tile_w(void);                             /* the tiled form's columns along the last dim (gpu_tile.c) */
 void cg_gpu_elemv_pair(Lower *L, LLVMValueRef v, void *arg);
 bool cg_gpu_elemv_tie(void);                     /* LOOM_GPU_ELEM_TIE != 0 (PARTV with side stores) */

@@ -232,28 +232,13 @@ void cg_gpu_reduce_range(Lower *L, int p, LLVMValueRef start, LLVMValueRef end, 
   LLVMBuildBr(b, head);
   LLVMPositionBuilderAtEnd(b, exit);
   cg_gpu_for(L, LLVMBuildLoad2(b, L->ity, iv, ""), end, step, gpu_reduce_point, &g);
-  /* accumulators 1.. hold points only where the unrolled loop ran (start < limit): a walk shorter than
-   * GPU_UNROLL points (a row of 3: a pairwise distance's) skips their fold, GPU_UNROLL - 1 combines a walk
-   * (LOOM_GPU_SHORT_FOLD=0: always folded, A/B timings; the same values) */
-  static int short_fold = -1;
-  LLVMValueRef a0 = LLVMBuildLoad2(b, vty, accs[0], ""), ai0 = LLVMBuildLoad2(b, L->i64, g.acci, "");
-  LLVMBasicBlockRef short_bb = LLVMGetInsertBlock(b), fold_bb = cg_new_bb(L, "unr.fold"), done_bb = cg_new_bb(L, "unr.done");
-  LLVMValueRef ran = LLVMBuildICmp(b, LLVMIntSLT, start, limit, "");
-  if (cg_env_int_once(&short_fold, "LOOM_GPU_SHORT_FOLD", 1) == 0) ran = LLVMConstInt(LLVMInt1TypeInContext(L->m.c), 1, 0);
-  LLVMBuildCondBr(b, ran, fold_bb, done_bb);
-  LLVMPositionBuilderAtEnd(b, fold_bb);
-  LLVMValueRef a = a0, ai = ai0;
+  LLVMValueRef a = LLVMBuildLoad2(b, vty, accs[0], "");
+  LLVMValueRef ai = LLVMBuildLoad2(b, L->i64, g.acci, "");
   for (int j = 1; j < GPU_UNROLL; j++)
     cg_gpu_combine(L, g.ph, g.vt, &a, &ai, LLVMBuildLoad2(b, vty, accs[j], ""),
                    arg ? LLVMBuildLoad2(b, L->i64, accis[j], "") : ai, true);
-  LLVMBasicBlockRef fold_end = LLVMGetInsertBlock(b);
-  LLVMBuildBr(b, done_bb);
-  LLVMPositionBuilderAtEnd(b, done_bb);
-  LLVMValueRef pa = LLVMBuildPhi(b, vty, "acc.f"), pai = LLVMBuildPhi(b, L->i64, "acci.f");
-  LLVMAddIncoming(pa, (LLVMValueRef[]){a0, a}, (LLVMBasicBlockRef[]){short_bb, fold_end}, 2);
-  LLVMAddIncoming(pai, (LLVMValueRef[]){ai0, ai}, (LLVMBasicBlockRef[]){short_bb, fold_end}, 2);
-  L->acc[p] = pa;
-  L->accidx[p] = pai;
+  L->acc[p] = a;
+  L->accidx[p] = ai;
   if (g.mom) cg_gpu_mom_end(L);
   if (g.onl) cg_gpu_onl_end(L);
   if (g.join) cg_gpu_join_walk_end(L, &jw);

@@ -19,7 +19,7 @@
 
 #include "codegen/cg_lower.h"
 
-static bool flat_hoist_on(void) {
+bool cg_gpu_flat_hoist_on(void) {
   static int on = -1;
   return cg_env_int_once(&on, "LOOM_GPU_FLAT_HOIST", 1) != 0;
 }
@@ -56,7 +56,7 @@ void cg_gpu_flat_hoist(Lower *L, unsigned lanes, LLVMValueRef row, LLVMValueRef 
   const KernelIr *k = L->k;
   LLVMBuilderRef b = L->m.b;
   h->n = 0;
-  if (!row || lanes < 2 || k->snippet || k->ndim < 2 || k->nbuf > 64 || !flat_hoist_on()) return;
+  if (!row || lanes < 2 || k->snippet || k->ndim < 2 || k->nbuf > 64 || !cg_gpu_flat_hoist_on()) return;
   uint8_t *inv = calloc((size_t)k->ninstr + 1, 1), *front = calloc((size_t)k->ninstr + 1, 1);
   if (!inv || !front) {
     free(inv);

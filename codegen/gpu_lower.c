@@ -64,14 +64,14 @@ void cg_gpu_for(Lower *L, LLVMValueRef start, LLVMValueRef end, LLVMValueRef ste
  * subroutine on NVIDIA GPUs, paid by every thread: with threads of a few points (a row of 3 each: a
  * pairwise distance's) it was about a third of the kernel. LOOM_GPU_MAGIC_DIV=2: the integer division
  * (A/B timings; the same m). */
-static bool gpu_magic_by_double(void) {
-  const char *s = getenv("LOOM_GPU_MAGIC_DIV");
-  return !(s && s[0] == '2' && s[1] == 0);
+bool cg_gpu_magic_by_double(void) {
+  static int v = -1;
+  return cg_env_int_once(&v, "LOOM_GPU_MAGIC_DIV", 1) != 2;
 }
 
 static LLVMValueRef magic_quotient(Lower *L, LLVMValueRef num, LLVMValueRef s64) {
   LLVMBuilderRef b = L->m.b;
-  if (!gpu_magic_by_double()) return LLVMBuildUDiv(b, num, s64, "");
+  if (!cg_gpu_magic_by_double()) return LLVMBuildUDiv(b, num, s64, "");
   LLVMTypeRef f64 = LLVMDoubleTypeInContext(L->m.c);
   LLVMValueRef qd = LLVMBuildFDiv(b, LLVMBuildUIToFP(b, num, f64, ""), LLVMBuildUIToFP(b, s64, f64, ""), "");
   LLVMValueRef q = LLVMBuildFPToUI(b, qd, L->i64, "");

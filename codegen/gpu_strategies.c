@@ -369,7 +369,7 @@ bool cg_gpu_elemv_tie_kernel(const KernelIr *k, unsigned lanes) {
 
 /* The elementwise and PARTV knobs in the target's description (so kernels compiled under them are cached
  * apart); "" at the defaults. Made once per process. */
-static char elem_tag[64];
+static char elem_tag[128];
 static pthread_once_t elem_tag_once = PTHREAD_ONCE_INIT;
 static int partv_side_unroll_knob(void);
 
@@ -380,6 +380,9 @@ static void make_elem_tag(void) {
   if (rowc_fit_knob() != 2) n += (size_t)snprintf(elem_tag + n, sizeof elem_tag - n, " rowcfit%d", rowc_fit_knob());
   if (cg_gpu_online_on()) n += (size_t)snprintf(elem_tag + n, sizeof elem_tag - n, " online1");
   if (!cg_gpu_flat_nd()) n += (size_t)snprintf(elem_tag + n, sizeof elem_tag - n, " flatnd0");
+  if (!cg_gpu_flat_hoist_on()) n += (size_t)snprintf(elem_tag + n, sizeof elem_tag - n, " hoist0");
+  if (!cg_gpu_magic_by_double()) n += (size_t)snprintf(elem_tag + n, sizeof elem_tag - n, " magic2");
+  if (cg_gpu_poly_log10()) n += (size_t)snprintf(elem_tag + n, sizeof elem_tag - n, " log10poly");
   if (cg_gpu_map_flat_points() != GPU_ELEM_POINTS_MAX)
     n += (size_t)snprintf(elem_tag + n, sizeof elem_tag - n, " mflat%d", cg_gpu_map_flat_points());
   if (cg_gpu_tile_w() != 32) snprintf(elem_tag + n, sizeof elem_tag - n, " tw%d", cg_gpu_tile_w());

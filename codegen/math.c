@@ -643,8 +643,8 @@ LLVMValueRef cg_elem(CgMath *m, LoomOp op, LoomDType t, const LLVMValueRef *args
   if (t == LOOM_FLOAT32 && op == LOOM_OP_LOG10) {
     /* LOOM_HOST_POLY_LOG10=0: SLEEF's log10f_u10 on the host; LOOM_GPU_POLY_LOG10=1: this code on GPUs too
      * (default: the device library's, libdevice's logf times log10(e), 2 ulp; faster there: math_log10.c) */
-    static int poly10 = -1, gpu10 = -1;
-    if (m->gpu ? cg_env_int_once(&gpu10, "LOOM_GPU_POLY_LOG10", 0) == 1 : cg_env_int_once(&poly10, "LOOM_HOST_POLY_LOG10", 1) != 0)
+    static int poly10 = -1;
+    if (m->gpu ? cg_gpu_poly_log10() : cg_env_int_once(&poly10, "LOOM_HOST_POLY_LOG10", 1) != 0)
       return cg_host_log10_f32(m, a);
   }
   if (!m->gpu && t == LOOM_FLOAT32 && op == LOOM_OP_LOG1P) {
@@ -905,4 +905,9 @@ LLVMValueRef cg_arg_better(CgMath *m, LoomReduceOp op, LoomDType t, LLVMValueRef
   }
   LLVMIntPredicate p = is_signed(t) ? (max ? LLVMIntSGT : LLVMIntSLT) : (max ? LLVMIntUGT : LLVMIntULT);
   return LLVMBuildICmp(b, p, v, cur, "");
+}
+
+bool cg_gpu_poly_log10(void) {
+  static int on = -1;
+  return cg_env_int_once(&on, "LOOM_GPU_POLY_LOG10", 0) == 1;
 }

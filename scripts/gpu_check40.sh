@@ -6,8 +6,8 @@
 # ones (one process each), and prints the workloads whose time moved by more than 3 %:
 #   bash scripts/gpu_check40.sh            (on the GPU machine, .devkit/ and build-gpukit/ carried)
 # CHECK_TABLES: the tables (default suite,probe,fresh,fresh2); CHECK_OLD: the old defaults' environment.
-#   bash scripts/gpu_check40.sh final      the GPU pytest of reductions and log10, then the short walks' fold on
-#                                           and off on fresh2's reductions (CHECK_AB_PEERS=torch,torch_compile: peers)
+#   bash scripts/gpu_check40.sh final      the GPU pytest of reductions, n-d flatv and log10, then the n-d flatv
+#                                           hoist on and off on fresh2's workloads (CHECK_AB_PEERS=torch,torch_compile)
 #   bash scripts/gpu_check40.sh probe      the GPU pytest of float32 log10 and the ufuncs, the remaining misses
 #                                           (fresh / fresh2) against torch and torch.compile with the knobs that
 #                                           may close them, Nsight Compute on the two broadcast-heavy ones
@@ -21,7 +21,7 @@ if [ "${1:-}" = final ]; then
     timeout 90 xargs -P 14 -I{} sh -c 'timeout 85 python3 -m pytest -q -p no:cacheprovider "{}" 2>&1 | tail -1 | sed "s|^|$(basename {}): |"')
   echo "== tests at $((SECONDS - t0)) s"
   AB_TABLE=fresh2 AB_ONLY=${CHECK_AB_ONLY:-pairwise_sqdist_3d,keypoint_heatmaps,top1_accuracy,keras_masking,seg_argmax_nchw,nanmean_cols_f64,minmax_scale_cols,instance_norm_nchw} \
-    AB_CONFIGS="base=|fold0=LOOM_GPU_SHORT_FOLD=0|hoist0=LOOM_GPU_FLAT_HOIST=0" AB_PEERS=${CHECK_AB_PEERS:-} AB_TIMEOUT_S=60 AB_PEERS_TIMEOUT_S=200 \
+    AB_CONFIGS="base=|hoist0=LOOM_GPU_FLAT_HOIST=0" AB_PEERS=${CHECK_AB_PEERS:-} AB_TIMEOUT_S=60 AB_PEERS_TIMEOUT_S=200 \
     timeout 300 bash bench/suite/ab_knobs.sh 2>&1 | grep -E "^\|"
   echo "== done at $((SECONDS - t0)) s"
   exit 0

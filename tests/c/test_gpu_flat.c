@@ -270,6 +270,12 @@ int main(void) {
   test_values_3d();
   test_policy();
   if (cg_gpu_flat_nd()) test_policy_3d();
-  printf("%d passed, %d failed\n", g_pass, g_fail);
-  return g_fail ? 1 : 0;
+  /* the row hoist's switch names itself in the target's description (kernels cached apart) */
+  bool hoist = cg_gpu_flat_hoist_on();
+  CHECK(hoist == !(getenv("LOOM_GPU_FLAT_HOIST") && strcmp(getenv("LOOM_GPU_FLAT_HOIST"), "0") == 0), "hoist switch");
+  CHECK((strstr(cg_gpu_elem_tag(), " hoist0") != NULL) == !hoist, "elem tag '%s'", cg_gpu_elem_tag());
+  printf("%s%d passed, %d failed\n", hoist ? "" : "(LOOM_GPU_FLAT_HOIST=0) ", g_pass, g_fail);
+  if (!hoist) return g_fail ? 1 : 0;
+  bool child_ok = emu_rerun_with("test_gpu_flat", "LOOM_GPU_FLAT_HOIST", "0"); /* the 3-d values lane by lane */
+  return g_fail || !child_ok ? 1 : 0;
 }
