@@ -493,8 +493,9 @@ bool cg_gpu_flat_vec_buf(const KernelIr *k, int bi); /* flatv: buffer bi read / 
 int cg_gpu_flat_lanes(const KernelIr *k);            /* flatv's lanes (0: no such entry) */
 bool cg_gpu_flat_nd(void);                           /* LOOM_GPU_FLAT_ND: flatv for kernels of 3+ dims */
 /* gpu_flat_hoist.c: a flatv vector's row-invariant values, once per row it touches (lane 0's row; the next
- * one where the vector crosses into it). cg_gpu_flat_hoist sets L->off and evaluates; then, per lane after
- * cg_clear_cache, cg_gpu_flat_hoist_lane seeds L->cache with the lane's row's values. */
+ * one where the vector crosses into it). cg_gpu_flat_hoist (row: NULL for none) sets L->off and evaluates;
+ * then, per lane after cg_clear_cache, cg_gpu_flat_hoist_lane seeds L->cache with the values of the lane's
+ * row (past: whether the lane lies in the next row; NULL for lane 0). */
 #define CG_FLAT_HOIST_MAX 16
 typedef struct CgFlatHoist {
   int n;
@@ -503,7 +504,7 @@ typedef struct CgFlatHoist {
 } CgFlatHoist;
 void cg_gpu_flat_hoist(Lower *L, unsigned lanes, LLVMValueRef row, LLVMValueRef col, const LLVMValueRef *boff,
                        CgFlatHoist *h);
-void cg_gpu_flat_hoist_lane(Lower *L, const CgFlatHoist *h, unsigned lane, LLVMValueRef col);
+void cg_gpu_flat_hoist_lane(Lower *L, const CgFlatHoist *h, LLVMValueRef past);
 bool cg_gpu_flat_hoist_on(void);  /* LOOM_GPU_FLAT_HOIST=0 turns it off */
 bool cg_gpu_magic_by_double(void); /* gpu_lower.c: LOOM_GPU_MAGIC_DIV=2 turns it off */
 int cg_gpu_tile_w(void);                             /* the tiled form's columns along the last dim (gpu_tile.c) */

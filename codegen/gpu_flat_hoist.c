@@ -56,7 +56,7 @@ void cg_gpu_flat_hoist(Lower *L, unsigned lanes, LLVMValueRef row, LLVMValueRef 
   const KernelIr *k = L->k;
   LLVMBuilderRef b = L->m.b;
   h->n = 0;
-  if (!row || lanes < 2 || k->snippet || k->ndim < 2 || k->nbuf > 64 || !cg_gpu_flat_hoist_on()) return;
+  if (!row || lanes < 2 || k->snippet || k->nbuf > 64 || !cg_gpu_flat_hoist_on()) return;
   uint8_t *inv = calloc((size_t)k->ninstr + 1, 1), *front = calloc((size_t)k->ninstr + 1, 1);
   if (!inv || !front) {
     free(inv);
@@ -109,12 +109,7 @@ void cg_gpu_flat_hoist(Lower *L, unsigned lanes, LLVMValueRef row, LLVMValueRef 
   cg_clear_cache(L);
 }
 
-void cg_gpu_flat_hoist_lane(Lower *L, const CgFlatHoist *h, unsigned lane, LLVMValueRef col) {
-  if (!h->n) return;
-  LLVMBuilderRef b = L->m.b;
-  LLVMValueRef past = NULL;
-  if (lane) past = LLVMBuildICmp(b, LLVMIntSGE, LLVMBuildAdd(b, col, cg_iconst_i(L, (int64_t)lane), ""),
-                                 L->shape[L->k->ndim - 1], "");
+void cg_gpu_flat_hoist_lane(Lower *L, const CgFlatHoist *h, LLVMValueRef past) {
   for (int j = 0; j < h->n; j++)
-    L->cache[h->id[j]] = past ? LLVMBuildSelect(b, past, h->v1[j], h->v0[j], "") : h->v0[j];
+    L->cache[h->id[j]] = past ? LLVMBuildSelect(L->m.b, past, h->v1[j], h->v0[j], "") : h->v0[j];
 }

@@ -188,9 +188,10 @@ static void elemv_finish(Lower *L, unsigned lanes, const ElemVec *ev) {
   for (unsigned l = 0; l < lanes; l++) {
     L->lane = l;
     LLVMValueRef dl = cg_iconst_i(L, l); /* KI_OFFSET and broadcast loads read the lane's offsets */
+    LLVMValueRef wrap = NULL;            /* n-d: whether lane l lies in the next row */
     if (ev->nd && l) { /* n-d: lane l at column col + l of this row or col + l - width of the next */
       LLVMValueRef c = LLVMBuildAdd(b, ev->col, dl, "");
-      LLVMValueRef wrap = LLVMBuildICmp(b, LLVMIntSGE, c, L->shape[last], "");
+      wrap = LLVMBuildICmp(b, LLVMIntSGE, c, L->shape[last], "");
       c = LLVMBuildSelect(b, wrap, LLVMBuildSub(b, c, L->shape[last], ""), c, "");
       for (int bi = 0; bi < k->nbuf; bi++)
         L->off[bi] = bi < 64 ? LLVMBuildAdd(b, LLVMBuildSelect(b, wrap, ev->roff1[bi], ev->roff0[bi], ""),
@@ -207,7 +208,7 @@ static void elemv_finish(Lower *L, unsigned lanes, const ElemVec *ev) {
                    : row ? LLVMBuildAdd(b, LLVMBuildMul(b, row, L->stride[bi * nd], ""), LLVMBuildMul(b, col, L->stride[bi * nd + last], ""), "")
                          : LLVMBuildAdd(b, boff[bi], LLVMBuildMul(b, dl, L->stride[bi * nd + last], ""), "");
     cg_clear_cache(L);
-    cg_gpu_flat_hoist_lane(L, &hoist, l, ev->col);
+    cg_gpu_flat_hoist_lane(L, &hoist, wrap);
     if (k->snippet) /* user calls are roots, lane by lane (they may write raw arrays or worker state) */
       for (int32_t i = 0; i < k->ninstr; i++)
         if (k->instrs[i].kind == KI_USER) cg_eval_needed(L, &i, 1);

@@ -76,8 +76,8 @@ static bool walk_shareable(const IrGraph *g, int32_t r) {
     on = s && *s ? atoi(s) != 0 : 1;
     __atomic_store_n(&slot, on, __ATOMIC_RELAXED);
   }
-  const IrNode *n = &g->nodes[r];
   if (!on) return false;
+  const IrNode *n = &g->nodes[r];
   if (n->kind != IR_REDUCE || n->op == LOOM_REDUCE_ARGMIN || n->op == LOOM_REDUCE_ARGMAX) return false;
   return !dtype_is_complex(n->dtype) && !dtype_is_complex(g->nodes[n->src[0]].dtype);
 }
