@@ -405,6 +405,9 @@ LLVMValueRef cg_to_i64(Lower *L, LLVMValueRef v);
 void cg_gpu_for(Lower *L, LLVMValueRef start, LLVMValueRef end, LLVMValueRef step, IdxBody body, void *arg);
 /* out[b] = base[b] + sum over dims [d0, d1) of index(lin)[d] * stride[b][d] (lin row-major). */
 void cg_gpu_offsets(Lower *L, LLVMValueRef lin, int d0, int d1, const LLVMValueRef *base, LLVMValueRef *out);
+/* The same for a point lin known to lie in the launch (and base its O point's): nsw arithmetic (gpu_lower.c). */
+void cg_gpu_offsets_in(Lower *L, LLVMValueRef lin, int d0, int d1, const LLVMValueRef *base, LLVMValueRef *out);
+bool cg_gpu_walk_nsw(void); /* LOOM_GPU_WALK_NSW (default 1): cg_gpu_offsets_in's nsw */
 /* Combines two accumulators (a, ai) and (v, vi) of a REDUCE phase (see gpu_lower.c). */
 void cg_gpu_combine(Lower *L, const KPhase *ph, LoomDType vt, LLVMValueRef *a, LLVMValueRef *ai, LLVMValueRef v,
                     LLVMValueRef vi, bool ordered);

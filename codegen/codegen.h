@@ -347,6 +347,9 @@ int cg_host_walk_cols(const KernelIr *k, const int64_t *shape, const SchedBindin
  * (x[:, ::2].sum(0): a thread a column reads neighbouring words, where a block a column reads a word a row),
  * so the GPU should walk by columns; else 0 (also with LOOM_GPU_WALK_BY_STRIDES=0). */
 int cg_gpu_walk_cols(const KernelIr *k, const int64_t *shape, const SchedBinding *bind);
+/* The GPU specialization on a short reduced row walked a thread a row (codegen/lower.c; KernelIr.row_extent):
+ * the extent E (2 .. LOOM_GPU_SMALL_ROWS, default 8) to compile a copy of k with, or 0. */
+int cg_gpu_row_extent(const KernelIr *k, const int64_t *shape, const SchedBinding *bind);
 
 /* The host CPU target: LLVM ORC JIT for the host's own CPU and features, vectorized loops,
  * SLEEF vector math. describe: "LLVM 19.1.7 host x86_64 <cpu> <features hash>". */

@@ -104,7 +104,7 @@ static void gpu_reduce_point(Lower *L, LLVMValueRef r, void *arg) {
   GpuRed *g = arg;
   const KernelIr *k = L->k;
   LLVMBuilderRef b = L->m.b;
-  cg_gpu_offsets(L, r, k->nkeep, k->ndim, L->ooff, L->off);
+  cg_gpu_offsets_in(L, r, k->nkeep, k->ndim, L->ooff, L->off); /* r in [start, end) of a kept point's walk */
   cg_clear_cache(L);
   cg_reduce_point(L, g->ph);
   LLVMValueRef v = L->cache[g->ph->value];
@@ -202,7 +202,7 @@ void cg_gpu_reduce_range(Lower *L, int p, LLVMValueRef start, LLVMValueRef end, 
   for (int j = 0; j < GPU_UNROLL; j++) {
     LLVMValueRef r = LLVMBuildAdd(b, i, LLVMBuildMul(b, step, cg_iconst_i(L, j), ""), "");
     rs[j] = r;
-    cg_gpu_offsets(L, r, kk->nkeep, kk->ndim, L->ooff, L->off);
+    cg_gpu_offsets_in(L, r, kk->nkeep, kk->ndim, L->ooff, L->off); /* (i < limit: every point exists) */
     cg_clear_cache(L);
     cg_reduce_point(L, g.ph);
     vals[j] = L->cache[g.ph->value];

@@ -116,8 +116,12 @@ LLVMValueRef cg_gpu_divmod(Lower *L, LLVMValueRef n, int d, LLVMValueRef *rem) {
   return q;
 }
 
-/* out[b] = base[b] + sum over dims [d0, d1) of index(lin)[d] * stride[b][d] (lin row-major). */
-void cg_gpu_offsets(Lower *L, LLVMValueRef lin, int d0, int d1, const LLVMValueRef *base, LLVMValueRef *out) {
+/* out[b] = base[b] + sum over dims [d0, d1) of index(lin)[d] * stride[b][d] (lin row-major); in_range: lin is a
+ * point of the launch (and base its O point's offsets), so no partial sum wraps (passes/lower.c picks 32-bit
+ * indices only where every |offset| + sum (extent - 1) |stride| fits) and the arithmetic is nsw: LLVM then
+ * folds a walk's constant steps into the loads' addresses instead of widening each offset. */
+static void gpu_offsets(Lower *L, LLVMValueRef lin, int d0, int d1, const LLVMValueRef *base, LLVMValueRef *out,
+                        bool in_range) {
   const KernelIr *k = L->k;
   LLVMBuilderRef b = L->m.b;
   LLVMValueRef idx[LOOM_MAX_RANK];
@@ -131,9 +135,26 @@ void cg_gpu_offsets(Lower *L, LLVMValueRef lin, int d0, int d1, const LLVMValueR
   }
   for (int bi = 0; bi < k->nbuf; bi++) {
     LLVMValueRef v = base ? base[bi] : cg_iconst_i(L, 0);
-    for (int d = d0; d < d1; d++) v = LLVMBuildAdd(b, v, LLVMBuildMul(b, idx[d], L->stride[bi * k->ndim + d], ""), "");
+    for (int d = d0; d < d1; d++) {
+      LLVMValueRef s = L->stride[bi * k->ndim + d];
+      v = in_range ? LLVMBuildNSWAdd(b, v, LLVMBuildNSWMul(b, idx[d], s, ""), "") : LLVMBuildAdd(b, v, LLVMBuildMul(b, idx[d], s, ""), "");
+    }
     out[bi] = v;
   }
+}
+
+void cg_gpu_offsets(Lower *L, LLVMValueRef lin, int d0, int d1, const LLVMValueRef *base, LLVMValueRef *out) {
+  gpu_offsets(L, lin, d0, d1, base, out, false);
+}
+
+/* LOOM_GPU_WALK_NSW=0: the walks' offsets without nsw (A/B timings; " nsw0" in the target's description). */
+bool cg_gpu_walk_nsw(void) {
+  static int v = -1;
+  return cg_env_int_once(&v, "LOOM_GPU_WALK_NSW", 1) != 0;
+}
+
+void cg_gpu_offsets_in(Lower *L, LLVMValueRef lin, int d0, int d1, const LLVMValueRef *base, LLVMValueRef *out) {
+  gpu_offsets(L, lin, d0, d1, base, out, cg_gpu_walk_nsw());
 }
 
 /* ---- entries ------------------------------------------------------------------------------------------ */
@@ -182,7 +203,7 @@ static void build_gpu_entry(Lower *L, int which, bool row, const char *name, int
 #define WORD(i) LLVMBuildLoad2(b, L->i64, LLVMBuildGEP2(b, L->i64, args, (LLVMValueRef[]){cg_i64(m, (i))}, 1, ""), "")
 #define IDX(v) (i32 ? LLVMBuildTrunc(b, (v), L->ity, "") : (v))
   for (int d = 0; d < nd; d++) {
-    L->shape[d] = IDX(WORD(d));
+    L->shape[d] = k->row_extent && d == nd - 1 ? cg_iconst_i(L, k->row_extent) : IDX(WORD(d)); /* (cg_gpu_row_extent) */
     L->gpu_magic[d] = L->gpu_mshift[d] = NULL;
     if (i32 && !gpu_magic_off()) gpu_magic_init(L, d); /* unused ones are dead code */
   }
@@ -443,7 +464,8 @@ LoomStatus cg_lower_gpu(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef mod, c
     out->acc_size = split || scan_split ? cg_acc_size(cg_red_value_dtype(k, &k->phases[0]), k->phases[0].reduce_op) : 0;
     if (phase_split) out->acc_size = cg_gpu_phase_acc_size(k);
     snprintf(out->main, sizeof out->main, "%s_%s", prefix, col ? "col" : "row");
-    L.unroll_red = !col || col_unroll(k);
+    /* (a constant short row, cg_gpu_row_extent: LLVM unrolls its walk whole, no accumulators to fold) */
+    L.unroll_red = (!col || col_unroll(k)) && !k->row_extent;
     /* a scan walked a thread a row (walk_cols over short rows: cg_gpu_walk_cols) whose buffers lie row after
      * row: `main` can also stage tiles of cache_k points a thread through shared memory (gpu_stage.c),
      * so that its loads and stores are coalesced; out->cache_k tells the launcher (scan()) */
