@@ -545,6 +545,10 @@ void cg_gpu_group_reduce(Lower *L, int p, LLVMValueRef g);
  * multiply-high by the entry's magic number where it has one (no division instruction per point). */
 LLVMValueRef cg_gpu_divmod(Lower *L, LLVMValueRef n, int d, LLVMValueRef *rem);
 void cg_gpu_partv_item(Lower *L, LLVMValueRef part, void *arg); /* PARTV: one part, vector loads */
+/* gpu_colv.c: COL reductions over packed rows of S = 2..4 columns (every loaded buffer [1, S]): S, or 0 where
+ * the vector part does not apply (LOOM_GPU_COLV=0: never); the PARTV item of such a kernel. */
+int cg_gpu_colv_stride(const KernelIr *k);
+void cg_gpu_colv_item(Lower *L, LLVMValueRef part, void *arg);
 void cg_gpu_phase_item(Lower *L, LLVMValueRef item, void *arg); /* gpu_phases.c: PART / FINISH(B) of a phase split */
 int cg_gpu_phase_acc_size(const KernelIr *k); /* the largest accumulator of the REDUCE phases */
 /* A REDUCE phase's accumulator record (codegen.h's layout) at p: loaded into (v, vi) / stored */

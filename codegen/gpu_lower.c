@@ -289,7 +289,7 @@ static void build_gpu_entry(Lower *L, int which, bool row, const char *name, int
   } else if (which == GPU_CACHED) { /* block mode, short-row groups, staged tiles (gpu_cached.c) */
     cg_gpu_cached_rows(L, &e, group, staged, bid, nbk);
   } else if (which == GPU_PARTV) {
-    cg_gpu_for(L, bid, e.nparts, nbk, cg_gpu_partv_item, &e);
+    cg_gpu_for(L, bid, e.nparts, nbk, k->nkeep ? cg_gpu_colv_item : cg_gpu_partv_item, &e); /* (gpu_colv.c) */
   } else {
     bool scan_part = which == GPU_FINISHB && k->phases[0].kind == KP_SCAN; /* a part of a split scan */
     LLVMValueRef count = which == GPU_PART || scan_part ? LLVMBuildMul(b, e.no, e.nparts, "") : e.no;
@@ -558,6 +558,12 @@ LoomStatus cg_lower_gpu(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef mod, c
       out->part_lanes = pvlanes;
       snprintf(out->partv, sizeof out->partv, "%s_partv", prefix);
       build_gpu_entry(&L, GPU_PARTV, true, out->partv, nwords, pvlanes, out->acc_size);
+    }
+    /* a COL reduction over packed rows of 2-4 columns: the vector part over the flat memory (gpu_colv.c) */
+    if (split && col && maxsz <= 8 && cg_gpu_colv_stride(k) > 0) {
+      out->part_lanes = 16 / maxsz;
+      snprintf(out->partv, sizeof out->partv, "%s_partv", prefix);
+      build_gpu_entry(&L, GPU_PARTV, false, out->partv, nwords, 16 / maxsz, out->acc_size);
     }
     /* walks >= 2: the launcher's block mode for rows up to blockDim * cache_k; every ROW reduction:
      * its short-row mode (rows of at most wave * cache_k points) */

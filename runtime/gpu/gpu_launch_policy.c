@@ -58,6 +58,20 @@ static bool vec_aligned(const RtGpuLauncher *L, const uint64_t *words, int lanes
   return true;
 }
 
+/* Whether a COL kernel's vector part over packed rows (codegen/gpu_colv.c: its buffers [1, S] with S = 2..4)
+ * may run: two dims, the kept extent S, and every such buffer's base aligned to a vector. */
+static bool colv_ok(const RtGpuLauncher *L, const uint64_t *words, int lanes) {
+  int nb = L->nbuf;
+  if (L->ndim != 2 || L->nkeep != 1 || lanes < 2) return false;
+  int64_t s = 0, c;
+  for (int b = 0; b < nb; b++) {
+    if (L->bufs[b].layout[0] != KL_ONE || !ir_layout_const(L->bufs[b].layout[1], &c) || c < 2) continue;
+    if ((s && c != s) || words[2 + b] % ((uint64_t)lanes * dtype_bytes(L->bufs[b].dtype))) return false;
+    s = c;
+  }
+  return s >= 2 && (int64_t)words[0] == s;
+}
+
 /* Whether an elementwise kernel's vector entries may run on these words, beyond the bases' alignment:
  * for n-d kernels no vector crosses a row (the last dim a multiple of the lanes) and every buffer
  * contiguous along the last dim starts its rows aligned (its other strides multiples of the lanes). */
@@ -584,8 +598,12 @@ LoomStatus rt_gpu_launch_policy(const RtGpuLauncher *L, uint64_t *words, int64_t
    * so that the last round of parts leaves few SM slots idle; the block finish folds them. */
   bool partv = L->strategy == CG_GPU_ROW && no == 1 && (has & CG_ENTRY_PARTV) && (has & CG_ENTRY_FINISHB) &&
                nr >= 32768 && vec_aligned(L, words, (int)L->part_lanes);
+  /* a COL reduction over packed rows of S columns: the same over the flat memory (codegen/gpu_colv.c) */
+  if (L->strategy == CG_GPU_COL && (has & CG_ENTRY_PARTV) && (has & CG_ENTRY_FINISHB) && no * nr >= 32768 &&
+      colv_ok(L, words, (int)L->part_lanes))
+    partv = true;
   if (partv) {
-    nparts = nr / 16384;
+    nparts = no * nr / 16384;
     if (nparts > 16384) nparts = 16384;
   } else if ((has & CG_ENTRY_PART) && nr > 0) {
     if (L->strategy == CG_GPU_ROW && no < 512 && nr >= 8192) {

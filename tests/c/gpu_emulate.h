@@ -129,7 +129,7 @@ typedef struct Emu {
   LLVMOrcLLJITRef jit;
   CgGpuKernel gk;
   int32_t *tid, *ntid, *bid, *nbid;
-  EntryFn main, part, finish, finishb, cached, cachedv, vec, flatv;
+  EntryFn main, part, finish, finishb, cached, cachedv, vec, flatv, partv;
   bool ok;
 } Emu;
 
@@ -203,6 +203,7 @@ static inline bool emu_build(Emu *e, const KernelIr *k) {
   if (e->gk.cachedv[0]) e->cachedv = (EntryFn)lookup(e, e->gk.cachedv);
   if (e->gk.vec[0]) e->vec = (EntryFn)lookup(e, e->gk.vec);
   if (e->gk.flatv[0]) e->flatv = (EntryFn)lookup(e, e->gk.flatv);
+  if (e->gk.partv[0]) e->partv = (EntryFn)lookup(e, e->gk.partv);
   e->ok = e->tid && e->ntid && e->bid && e->nbid && e->main;
   return e->ok;
 }
