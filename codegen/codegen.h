@@ -230,7 +230,10 @@ typedef struct CgGpuKernel {
    *   partv (part_lanes points per load; 1-d full reductions [REDUCE] or [REDUCE, FINAL]): `part`
    *     with vector loads: grid-stride over the nparts parts on blockIdx.x (any grid), each part a
    *     balanced range of the nr / lanes vectors (the last part also takes the nr % lanes tail);
-   *     the same nparts and block give the same bits; `finish` as for `part`.
+   *     the same nparts and block give the same bits; `finish` as for `part`. Also COL kernels of
+   *     dims [S, N] whose loaded buffers are all [1, S] (S = 2..4, codegen/gpu_colv.c): the parts are
+   *     balanced ranges of lcm(S, lanes)-point chunks of the flat memory, each writing S records (part *
+   *     S + o); the launcher runs it when the kept extent is S and those buffers' bases are aligned.
    *   cachedv (cache_lanes points per load; one R dim): `cached` whose thread holds the points
    *     (tid + g * blockDim) * lanes + l (g < cache_k / lanes), loaded and (MAP stores contiguous
    *     along R) stored as vectors. */
