@@ -86,6 +86,15 @@ def test_unaligned_and_strided_views(s):
     check(OPS["sum"], base[::2])     # rows 2 S apart: the column walk
 
 
+@pytest.mark.parametrize("s", [2, 3, 4])
+def test_mixed_dtypes(s):
+    """a bool mask beside float32 values (vectors of 4 lanes over both), an int8 beside float64"""
+    x, m = data(90001, s, np.float32), data(90001, s, np.bool_)
+    check(lambda xp, v: xp.sum(xp.where(xp.asarray(m), v, 0.0), axis=0), x)
+    q, w = data(50001, s, np.int8), data(50001, s, np.float64)
+    check(lambda xp, v: xp.max(v * xp.asarray(w), axis=0), q)
+
+
 def test_nhwc_channel_statistics():
     """an image batch's per-channel mean and std over (N, H, W), as torchvision's Normalize is fitted"""
     x = data(4 * 128 * 96, 3, np.float32).reshape(4, 128, 96, 3)
