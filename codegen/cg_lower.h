@@ -117,6 +117,7 @@ typedef struct Lower {
   CgMomPlan mom;
   bool mom_on;
   bool arg_tree; /* GPU: cg_gpu_block_reduce folds an arg-reduction's waves by a tree in wave 0 */
+  bool walk_nsw; /* GPU: cg_gpu_offsets_in's arithmetic is nsw (COL entries: gpu_lower.c build_gpu_entry) */
   LLVMValueRef mom_cnt, mom_a[CG_MOM_MAX], mom_q[CG_MOM_MAX], mom_K[CG_MOM_MAX];
   LLVMValueRef mom_n, mom_mean[CG_MOM_MAX], mom_m2[CG_MOM_MAX];
   int cache_k;            /* the cached ROW entry's points a thread (GPU_CACHE_K .. GPU_CACHE_K_MAX) */
@@ -407,7 +408,7 @@ void cg_gpu_for(Lower *L, LLVMValueRef start, LLVMValueRef end, LLVMValueRef ste
 void cg_gpu_offsets(Lower *L, LLVMValueRef lin, int d0, int d1, const LLVMValueRef *base, LLVMValueRef *out);
 /* The same for a point lin known to lie in the launch (and base its O point's): nsw arithmetic (gpu_lower.c). */
 void cg_gpu_offsets_in(Lower *L, LLVMValueRef lin, int d0, int d1, const LLVMValueRef *base, LLVMValueRef *out);
-bool cg_gpu_walk_nsw(void); /* LOOM_GPU_WALK_NSW (default 1): cg_gpu_offsets_in's nsw */
+bool cg_gpu_walk_nsw(void); /* LOOM_GPU_WALK_NSW (default 1): COL walks' nsw offsets (Lower.walk_nsw) */
 /* Combines two accumulators (a, ai) and (v, vi) of a REDUCE phase (see gpu_lower.c). */
 void cg_gpu_combine(Lower *L, const KPhase *ph, LoomDType vt, LLVMValueRef *a, LLVMValueRef *ai, LLVMValueRef v,
                     LLVMValueRef vi, bool ordered);

@@ -201,7 +201,7 @@ void cg_gpu_reduce_range(Lower *L, int p, LLVMValueRef start, LLVMValueRef end, 
   L->m.no_branch = true; /* the GPU_UNROLL points' loads in one block (CgMath.no_branch) */
   for (int j = 0; j < GPU_UNROLL; j++) {
     LLVMValueRef jstep = LLVMBuildMul(b, step, cg_iconst_i(L, j), "");
-    LLVMValueRef r = cg_gpu_walk_nsw() ? LLVMBuildNSWAdd(b, i, jstep, "") : LLVMBuildAdd(b, i, jstep, ""); /* < end */
+    LLVMValueRef r = L->walk_nsw ? LLVMBuildNSWAdd(b, i, jstep, "") : LLVMBuildAdd(b, i, jstep, ""); /* < end */
     rs[j] = r;
     cg_gpu_offsets_in(L, r, kk->nkeep, kk->ndim, L->ooff, L->off); /* (i < limit: every point exists) */
     cg_clear_cache(L);
