@@ -42,11 +42,11 @@ FLOAT_FNS = [sqdist, maxprod, argmin_diff, mean_keep, any_close]
 def operands(e, dtype, view, seed=0):
     r = np.random.default_rng(seed + e)
     if np.dtype(dtype).kind == "i":
-        a, b = r.integers(-9, 10, (N, e + 2)), r.integers(-9, 10, (M, e + 2))
+        a, b = r.integers(-9, 10, (N, e + 2)).astype(dtype), r.integers(-9, 10, (M, e + 2)).astype(dtype)
     else:
-        a, b = np.round(r.standard_normal((N, e + 2)) * 4) / 4, np.round(r.standard_normal((M, e + 2)) * 4) / 4
+        a = (np.round(r.standard_normal((N, e + 2)) * 4) / 4).astype(dtype)
+        b = (np.round(r.standard_normal((M, e + 2)) * 4) / 4).astype(dtype)
         a[3, 1] = np.nan  # a NaN: max / argmin / sums propagate or pick it as NumPy does
-    a, b = a.astype(dtype), b.astype(dtype)
     if view == "packed":
         return np.ascontiguousarray(a[:, :e]), np.ascontiguousarray(b[:, :e])
     if view == "reversed":
