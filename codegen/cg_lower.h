@@ -549,6 +549,7 @@ void cg_gpu_partv_item(Lower *L, LLVMValueRef part, void *arg); /* PARTV: one pa
 /* gpu_colv.c: COL reductions over packed rows of S = 2..4 columns (every loaded buffer [1, S]): S, or 0 where
  * the vector part does not apply (LOOM_GPU_COLV=0: never); the PARTV item of such a kernel. */
 int cg_gpu_colv_stride(const KernelIr *k);
+bool cg_gpu_colv_on(void); /* LOOM_GPU_COLV (default 1; " colv0" in the target's description when 0) */
 void cg_gpu_colv_item(Lower *L, LLVMValueRef part, void *arg);
 void cg_gpu_phase_item(Lower *L, LLVMValueRef item, void *arg); /* gpu_phases.c: PART / FINISH(B) of a phase split */
 int cg_gpu_phase_acc_size(const KernelIr *k); /* the largest accumulator of the REDUCE phases */

@@ -332,6 +332,10 @@ struct CgTarget {
  * of k with (KernelIr.row_extent = E) for a launch of these sizes and bindings (strides per iteration
  * dim), or 0 where it does not apply or LOOM_HOST_SMALL_ROWS turns it off. */
 int cg_host_row_extent(const KernelIr *k, const int64_t *shape, const SchedBinding *bind);
+/* KernelIr.row_extent's contract for a launch whose last dim has e points (codegen/lower.c): elementwise or a
+ * reduction of the last dim alone, no scan, user reduction, user code or scatter, every buffer a constant stride
+ * c along the last dim and along the one before a constant or e * c. Both devices' specializations check it. */
+bool cg_row_extent_fits(const KernelIr *k, const SchedBinding *bind, int64_t e);
 /* The host specialization of column walks on their run-time column stride (codegen/lower_host_outer_loads.c,
  * KernelIr.col_stride): for a reduction the host walks by columns whose loaded buffers stride by run-time
  * amounts along the last kept dim, the one stride they all have at this launch if it is 2, 3, 4 or -1, else

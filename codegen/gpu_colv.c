@@ -19,10 +19,14 @@
  * extent equals S and every loaded base is aligned to a vector (gpu_launch_policy.c). */
 #include "codegen/cg_lower.h"
 
+bool cg_gpu_colv_on(void) {
+  static int knob = -1;
+  return cg_env_int_once(&knob, "LOOM_GPU_COLV", 1) != 0;
+}
+
 /* S when k qualifies (above), else 0. */
 int cg_gpu_colv_stride(const KernelIr *k) {
-  static int knob = -1;
-  if (!cg_env_int_once(&knob, "LOOM_GPU_COLV", 1)) return 0;
+  if (!cg_gpu_colv_on()) return 0;
   if (!k || k->call || k->snippet || k->nuser_arg || k->ndim != 2 || k->nkeep != 1 || k->nphase < 1 || k->nphase > 2)
     return 0;
   const KPhase *p0 = &k->phases[0];

@@ -462,26 +462,32 @@ static bool gpu_thread_rows(const KernelIr *k, const int64_t *shape) {
  * walk is then straight-line code (LLVM unrolls the constant loop; no unrolled accumulators to fold), with
  * every load a constant offset from the row's first. H100, pairwise ((a[:, None] - b[None]) ** 2).sum(-1)
  * over 3 coordinates: ~80 instructions a row before, for a walk of 3 points. One copy per extent. */
+bool cg_row_extent_fits(const KernelIr *k, const SchedBinding *bind, int64_t e) {
+  if (!k || !bind || k->call || k->snippet || k->nuser_arg || k->row_extent || k->ndim < 2) return false;
+  int last = k->ndim - 1;
+  if (k->nkeep != k->ndim && k->nkeep != last) return false; /* elementwise, or a reduction of the last dim alone */
+  for (int p = 0; p < k->nphase; p++) {
+    const KPhase *ph = &k->phases[p];
+    if (ph->kind == KP_SCAN || (ph->kind == KP_REDUCE && ph->reduce_op == IR_REDUCE_USER)) return false;
+  }
+  for (int s = 0; s < k->nstore; s++)
+    if (k->stores[s].scatter) return false;
+  for (int i = 0; i < k->ninstr; i++)
+    if (k->instrs[i].kind == KI_USER || k->instrs[i].kind == KI_USER_OUT) return false;
+  for (int b = 0; b < k->nbuf; b++) {
+    int64_t c, r;
+    if (!ir_layout_const(k->bufs[b].layout[last], &c)) return false;
+    if (!ir_layout_const(k->bufs[b].layout[last - 1], &r) && bind[b].strides[last - 1] != e * c) return false;
+  }
+  return true;
+}
+
 int cg_gpu_row_extent(const KernelIr *k, const int64_t *shape, const SchedBinding *bind) {
   static int knob = -1;
   int max = cg_env_int_once(&knob, "LOOM_GPU_SMALL_ROWS", 8);
-  if (max < 2 || !k || !shape || !bind || k->call || k->snippet || k->nuser_arg || k->row_extent || k->ndim < 2 ||
-      k->nkeep != k->ndim - 1)
-    return 0;
-  int last = k->ndim - 1;
-  int64_t e = shape[last];
-  if (e < 2 || e > max || e > 32) return 0;
-  const KPhase *p0 = &k->phases[0];
-  if (p0->kind != KP_REDUCE || p0->reduce_op == IR_REDUCE_USER) return 0;
-  for (int i = 0; i < k->ninstr; i++)
-    if (k->instrs[i].kind == KI_USER || k->instrs[i].kind == KI_USER_OUT) return 0;
-  for (int s = 0; s < k->nstore; s++)
-    if (k->stores[s].scatter) return 0;
-  for (int b = 0; b < k->nbuf; b++) {
-    int64_t c, r;
-    if (!ir_layout_const(k->bufs[b].layout[last], &c)) return 0;
-    if (!ir_layout_const(k->bufs[b].layout[last - 1], &r) && bind[b].strides[last - 1] != e * c) return 0;
-  }
+  if (max < 2 || !k || !shape || k->ndim < 2 || k->nkeep != k->ndim - 1 || k->phases[0].kind != KP_REDUCE) return 0;
+  int64_t e = shape[k->ndim - 1];
+  if (e < 2 || e > max || e > 32 || !cg_row_extent_fits(k, bind, e)) return 0;
   uint8_t small[256], *need = k->ninstr <= (int32_t)sizeof small ? small : NULL;
   return need && !cg_reduce_reads_outer(k, need, true) && gpu_thread_rows(k, shape) ? (int)e : 0;
 }

@@ -41,26 +41,11 @@ int cg_host_row_extent(const KernelIr *k, const int64_t *shape, const SchedBindi
       if (k->bufs[b].dtype == LOOM_FLOAT16 || k->bufs[b].dtype == LOOM_BFLOAT16) max = CG_ROWS_LIMIT;
   }
   if (max > CG_ROWS_LIMIT) max = CG_ROWS_LIMIT;
-  if (!k || k->call || k->snippet || k->nuser_arg || k->row_extent || k->ndim < 2 || !shape || !bind) return 0;
-  int last = k->ndim - 1, rd = last - 1;
-  int64_t e = shape[last];
-  if (e < 2 || e > max) return 0;
+  if (!k || !shape || k->ndim < 2) return 0;
+  int64_t e = shape[k->ndim - 1];
+  if (e < 2 || e > max || !cg_row_extent_fits(k, bind, e)) return 0;
   bool map = k->nkeep == k->ndim;
-  if (!map && k->nkeep != last) return 0; /* a reduction of the last dim alone */
   if (map && (k->nphase != 1 || k->phases[0].kind != KP_MAP)) return 0;
-  for (int p = 0; p < k->nphase; p++) {
-    const KPhase *ph = &k->phases[p];
-    if (ph->kind == KP_SCAN || (ph->kind == KP_REDUCE && ph->reduce_op == IR_REDUCE_USER)) return 0;
-  }
-  for (int s = 0; s < k->nstore; s++)
-    if (k->stores[s].scatter) return 0;
-  for (int i = 0; i < k->ninstr; i++)
-    if (k->instrs[i].kind == KI_USER || k->instrs[i].kind == KI_USER_OUT) return 0;
-  for (int b = 0; b < k->nbuf; b++) {
-    int64_t c, r;
-    if (!ir_layout_const(k->bufs[b].layout[last], &c)) return 0;
-    if (!ir_layout_const(k->bufs[b].layout[rd], &r) && bind[b].strides[rd] != e * c) return 0;
-  }
   return (int)e;
 }
 
