@@ -469,13 +469,23 @@ def _flip_zero_signs(r):
     return out if a.ndim else a.dtype.type(out)
 
 
-def _flip_nan_signs(r):
-    """r with the sign bit of every NaN flipped: the sign of a NaN from an invalid operation is unspecified
-    (x86 libm -NaN, SLEEF +NaN; loom's scalar and vector paths may differ), so replay 1 takes the other."""
+def _flip_nan_signs(r, ops=()):
+    """r with the sign bit of every NaN this step made flipped: the sign of a NaN from an invalid operation is
+    unspecified (x86 libm -NaN, SLEEF +NaN; loom's scalar and vector paths may differ), so replay 1 takes the
+    other. A NaN that an operand's NaN carried through keeps that operand's sign (flipping it again at every
+    inexact step of a chain, log1p(log1p(x)), gave the first step's sign back)."""
     a = np.asarray(r)
     if a.dtype.kind != "f" or a.size == 0 or not np.isnan(a).any():
         return r
-    out = np.where(np.isnan(a), -a, a).astype(a.dtype)
+    made = np.isnan(a)
+    for o in ops:
+        oa = np.asarray(o) if isinstance(o, (np.ndarray, np.generic)) else None
+        if oa is not None and oa.dtype.kind in "fc" and oa.size:
+            try:
+                made = made & ~np.broadcast_to(np.isnan(oa), a.shape)
+            except ValueError:  # an operand that does not broadcast to the result (an axis, a reduction's input)
+                pass
+    out = np.where(made, -a, a).astype(a.dtype)
     return out if a.ndim else a.dtype.type(out)
 
 
@@ -521,7 +531,7 @@ def run_numpy(prog, perturb_seed=None, replay=0):
                 if rng is not None and replay == 1 and s.kind == "reduce" and s.op in ("max", "min", "amax", "amin"):
                     r = _flip_zero_signs(r)
                 if rng is not None and replay == 1 and s.inexact:
-                    r = _flip_nan_signs(r)
+                    r = _flip_nan_signs(r, ops)
             vals.append(Outcome(np.asarray(r) if isinstance(r, (np.generic, np.ndarray)) else r))
         except Exception as e:  # noqa: BLE001 - any NumPy error is an outcome to compare
             vals.append(Outcome(exc=e))
