@@ -548,6 +548,10 @@ LLVMValueRef cg_gpu_divmod(Lower *L, LLVMValueRef n, int d, LLVMValueRef *rem);
 void cg_gpu_partv_item(Lower *L, LLVMValueRef part, void *arg); /* PARTV: one part, vector loads */
 /* gpu_colv.c: COL reductions over packed rows of S = 2..4 columns (every loaded buffer [1, S]): S, or 0 where
  * the vector part does not apply (LOOM_GPU_COLV=0: never); the PARTV item of such a kernel. */
+/* Folds one point's value v (point pt: an arg-reduction's index) into (*acc, *acci): arg-reductions take it when
+ * strictly better or a first NaN (points in increasing order per accumulator), others combine (gpu_strategies.c). */
+void cg_gpu_fold_point(Lower *L, const KPhase *ph, LoomDType vt, LLVMValueRef *acc, LLVMValueRef *acci, LLVMValueRef v,
+                       LLVMValueRef pt);
 int cg_gpu_colv_stride(const KernelIr *k);
 bool cg_gpu_colv_on(void); /* LOOM_GPU_COLV (default 1; " colv0" in the target's description when 0) */
 void cg_gpu_colv_item(Lower *L, LLVMValueRef part, void *arg);

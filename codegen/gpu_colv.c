@@ -53,19 +53,6 @@ int cg_gpu_colv_stride(const KernelIr *k) {
 
 static int gcd(int a, int b) { return b ? gcd(b, a % b) : a; }
 
-/* Folds point value v of column o (row index r, for arg-reductions) into accs[o] / accis[o]. */
-static void fold_col(Lower *L, const KPhase *ph, LoomDType vt, LLVMValueRef *acc, LLVMValueRef *acci, LLVMValueRef v,
-                     LLVMValueRef r) {
-  LLVMBuilderRef b = L->m.b;
-  if (!is_arg(ph->reduce_op)) {
-    *acc = cg_red_combine(L, ph->reduce_op, vt, *acc, v);
-    return;
-  }
-  LLVMValueRef take = cg_arg_better(&L->m, (LoomReduceOp)ph->reduce_op, vt, *acc, v);
-  *acc = LLVMBuildSelect(b, take, v, *acc, "");
-  *acci = LLVMBuildSelect(b, take, cg_to_i64(L, r), *acci, "");
-}
-
 enum { COLV_MAX_S = 4, COLV_MAX_VECS = 16 }; /* S; vectors a step (U * Q) */
 
 typedef struct ColvTail {
@@ -89,7 +76,7 @@ static void colv_tail_point(Lower *L, LLVMValueRef t, void *arg) {
     LLVMValueRef mine = LLVMBuildICmp(b, LLVMIntEQ, tc, cg_iconst_i(L, o), "");
     LLVMValueRef a0 = LLVMBuildLoad2(b, c->vty, c->accs[o], ""), ai0 = LLVMBuildLoad2(b, L->i64, c->accis[o], "");
     LLVMValueRef a1 = a0, ai1 = ai0;
-    fold_col(L, c->ph, c->vt, &a1, &ai1, v, tr);
+    cg_gpu_fold_point(L, c->ph, c->vt, &a1, &ai1, v, tr);
     LLVMBuildStore(b, LLVMBuildSelect(b, mine, a1, a0, ""), c->accs[o]);
     if (is_arg(c->ph->reduce_op)) LLVMBuildStore(b, LLVMBuildSelect(b, mine, ai1, ai0, ""), c->accis[o]);
   }
@@ -168,7 +155,7 @@ void cg_gpu_colv_item(Lower *L, LLVMValueRef part, void *arg) {
         L->lane = (unsigned)(p % V);
         cg_clear_cache(L);
         cg_reduce_point(L, ph);
-        fold_col(L, ph, vt, &a[o], &ai[o], L->cache[ph->value],
+        cg_gpu_fold_point(L, ph, vt, &a[o], &ai[o], L->cache[ph->value],
                  isarg ? LLVMBuildNSWAdd(b, row0, cg_iconst_i(L, p / S), "") : NULL);
       }
     }

@@ -548,7 +548,7 @@ static void load_vectors(Lower *L, LLVMValueRef base, unsigned lanes, LLVMValueR
 
 /* Folds one point's value v (point pt) into (*acc, *acci): an arg-reduction takes it when strictly
  * better (or a first NaN; points arrive in increasing order per accumulator), others combine. */
-static void fold_point(Lower *L, const KPhase *ph, LoomDType vt, LLVMValueRef *acc, LLVMValueRef *acci, LLVMValueRef v,
+void cg_gpu_fold_point(Lower *L, const KPhase *ph, LoomDType vt, LLVMValueRef *acc, LLVMValueRef *acci, LLVMValueRef v,
                        LLVMValueRef pt) {
   LLVMBuilderRef b = L->m.b;
   if (!is_arg(ph->reduce_op)) {
@@ -589,7 +589,7 @@ static LLVMValueRef fold_vector(Lower *L, const KPhase *ph, LoomDType vt, LLVMVa
       LLVMValueRef v = cg_to_mem(m, (LoomDType)k->instrs[kst->value].dtype, bt, L->cache[kst->value]);
       sv[s] = cg_vec_set(m, bt, sv[s], v, l);
     }
-    fold_point(L, ph, vt, &acc, acci, L->cache[ph->value], pt);
+    cg_gpu_fold_point(L, ph, vt, &acc, acci, L->cache[ph->value], pt);
   }
   for (int s = 0; s < ns; s++) {
     const KStore *kst = &k->stores[ph->store_begin + s];
@@ -725,7 +725,7 @@ void cg_gpu_partv_item(Lower *L, LLVMValueRef part, void *arg) {
   cg_reduce_point(L, ph);
   {
     LLVMValueRef a = LLVMBuildLoad2(b, vty, accs[0], ""), ai = LLVMBuildLoad2(b, L->i64, accis[0], "");
-    fold_point(L, ph, vt, &a, &ai, L->cache[ph->value], t);
+    cg_gpu_fold_point(L, ph, vt, &a, &ai, L->cache[ph->value], t);
     LLVMBuildStore(b, a, accs[0]);
     if (isarg) LLVMBuildStore(b, ai, accis[0]);
   }
