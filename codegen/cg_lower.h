@@ -457,7 +457,7 @@ void cg_gpu_scan_part(Lower *L, LLVMValueRef item, LLVMValueRef no, LLVMValueRef
                       LLVMValueRef partials, int acc_size, LLVMValueRef tid, LLVMValueRef bdim);
 
 /* ---- gpu_strategies.c: one item of each entry kind (IdxBody, arg a GpuEntry) ------------------ */
-enum { GPU_ELEM, GPU_ELEMV, GPU_ELEMVW, GPU_MAIN, GPU_PART, GPU_FINISH, GPU_CACHED, GPU_PARTV, GPU_FINISHB, GPU_ELEMF };
+enum { GPU_ELEM, GPU_ELEMV, GPU_ELEMVW, GPU_MAIN, GPU_PART, GPU_FINISH, GPU_CACHED, GPU_PARTV, GPU_FINISHB, GPU_ELEMF, GPU_ROWF };
 
 typedef struct GpuEntry {
   int which;
@@ -555,6 +555,10 @@ void cg_gpu_fold_point(Lower *L, const KPhase *ph, LoomDType vt, LLVMValueRef *a
 int cg_gpu_colv_stride(const KernelIr *k);
 bool cg_gpu_colv_on(void); /* LOOM_GPU_COLV (default 1; " colv0" in the target's description when 0) */
 void cg_gpu_colv_item(Lower *L, LLVMValueRef part, void *arg);
+/* gpu_rowflat.c: ROW reductions of short packed rows specialized on their extent (KernelIr.row_extent): the
+ * lanes of their `flatv` entry (0: none), and that entry's body (e->lanes: those lanes). */
+int cg_gpu_rowflat_lanes(const KernelIr *k);
+void cg_gpu_rowflat(Lower *L, const GpuEntry *e, LLVMValueRef bid, LLVMValueRef nbk);
 void cg_gpu_phase_item(Lower *L, LLVMValueRef item, void *arg); /* gpu_phases.c: PART / FINISH(B) of a phase split */
 int cg_gpu_phase_acc_size(const KernelIr *k); /* the largest accumulator of the REDUCE phases */
 /* A REDUCE phase's accumulator record (codegen.h's layout) at p: loaded into (v, vi) / stored */

@@ -253,7 +253,12 @@ typedef struct CgGpuKernel {
    * launcher uses it only where every such buffer is C-contiguous: its first stride equals the last dim,
    * and its base aligned as for `vec`), one broadcast along the first dim (a per-column operand: a
    * channel's mean) and every other buffer are read lane by lane at each lane's own (row, column). For
-   * last dims that are not a multiple of vec_lanes (images of 3 channels, tables of odd widths). */
+   * last dims that are not a multiple of vec_lanes (images of 3 channels, tables of odd widths).
+   * ROW reductions of 2 dims specialized on a short packed row (KernelIr.row_extent = E, cg_gpu_rowflat_extent):
+   * chunks of lcm(E, lanes) points, whole rows, a thread (grid-stride over tiles of blockDim chunks, any
+   * grid and block), every phase of each row from registers; the lanes are 16 bytes of the widest buffer
+   * contiguous along the row and varying along the rows (its packed buffers). The launcher uses it when
+   * those buffers' bases are multiples of lanes * their dtype size (codegen/gpu_rowflat.c). */
   char flatv[64];
   /* The phase split of a multi-phase reduction (codegen/gpu_phases.c; ROW and COL): bit p of
    * split_reduce set for each REDUCE phase p, of split_map for each MAP phase p, when `part`, `finish`
@@ -357,6 +362,11 @@ int cg_gpu_walk_cols(const KernelIr *k, const int64_t *shape, const SchedBinding
 /* The GPU specialization on a short reduced row walked a thread a row (codegen/lower.c; KernelIr.row_extent):
  * the extent E (2 .. LOOM_GPU_SMALL_ROWS, default 8) to compile a copy of k with, or 0. */
 int cg_gpu_row_extent(const KernelIr *k, const int64_t *shape, const SchedBinding *bind);
+/* The GPU specialization of reductions over short packed rows (codegen/gpu_rowflat.c): the extent E (2 .. 32) of
+ * the last dim of a 2-d ROW reduction over at least 2^14 rows whose buffers contiguous along the row are packed
+ * (row stride E) to compile a copy of k with (KernelIr.row_extent = E; its `flatv` entry reads chunks of whole
+ * rows as flat vectors), or 0 (also with LOOM_GPU_ROWF=0). */
+int cg_gpu_rowflat_extent(const KernelIr *k, const int64_t *shape, const SchedBinding *bind);
 
 /* The host CPU target: LLVM ORC JIT for the host's own CPU and features, vectorized loops,
  * SLEEF vector math. describe: "LLVM 19.1.7 host x86_64 <cpu> <features hash>". */

@@ -292,6 +292,8 @@ static void build_gpu_entry(Lower *L, int which, bool row, const char *name, int
     cg_worker_end(L);
   } else if (which == GPU_CACHED) { /* block mode, short-row groups, staged tiles (gpu_cached.c) */
     cg_gpu_cached_rows(L, &e, group, staged, bid, nbk);
+  } else if (which == GPU_ROWF) { /* short packed rows as flat vectors (gpu_rowflat.c) */
+    cg_gpu_rowflat(L, &e, bid, nbk);
   } else if (which == GPU_PARTV) {
     cg_gpu_for(L, bid, e.nparts, nbk, k->nkeep ? cg_gpu_colv_item : cg_gpu_partv_item, &e); /* (gpu_colv.c) */
   } else {
@@ -588,6 +590,15 @@ LoomStatus cg_lower_gpu(LoomContext *ctx, LLVMContextRef c, LLVMModuleRef mod, c
         snprintf(out->cachedv, sizeof out->cachedv, "%s_rowcv", prefix);
         build_gpu_entry(&L, GPU_CACHED, true, out->cachedv, nwords, cvlanes, 0);
       }
+    }
+    /* short packed rows specialized on their extent: chunks of whole rows as flat vectors (gpu_rowflat.c) */
+    int rflanes = col ? 0 : cg_gpu_rowflat_lanes(k);
+    if (rflanes > 0) {
+      int ck = L.cache_k;
+      L.cache_k = 0;
+      snprintf(out->flatv, sizeof out->flatv, "%s_rowf", prefix);
+      build_gpu_entry(&L, GPU_ROWF, true, out->flatv, nwords, rflanes, 0);
+      L.cache_k = ck;
     }
   }
   if (st == LOOM_OK) st = d->status;

@@ -170,8 +170,8 @@ static LoomStatus load_group(GpuRt *g, GpuDev *dev, GpuFn *f, const GpuMeta *m, 
       f->fn[i] = fns[i];
       memcpy(f->meta.names[i], m->names[i], sizeof f->meta.names[i]);
     }
-  if (m->strategy == CG_GPU_ELEMENTWISE)
-    for (int i = 0; i < CG_NENTRY; i++)
+  for (int i = 0; i < CG_NENTRY; i++) /* (a ROW reduction's flatv: gpu_rowflat.c, launched as elementwise ones) */
+    if (m->strategy == CG_GPU_ELEMENTWISE || i == E_FLATV)
       if (fresh & (1u << i))
         __atomic_store_n(&f->elem_max_block[i], max_block_of(g, device, f->fn[i], wave, d), __ATOMIC_RELEASE);
   if (fresh & CG_ENTRY_CACHED) f->cached_max_block = max_block_of(g, device, f->fn[E_CACHED], wave, d);

@@ -207,18 +207,21 @@ LoomStatus rt_gpu_run_schedule(const RtGpuDriver *drv, LoomContext *ctx, int dev
 /* ---- specialization (device.h's specialize) --------------------------------------------------------------- */
 /* Reductions whose walk the strides pick (x[:, ::2].sum(0)) get a copy that walks by columns where the kept
  * stride is the smaller (KernelIr.walk_cols, cg_gpu_walk_cols), short rows walked a thread a row also their
- * extent as a constant (KernelIr.row_extent, cg_gpu_row_extent); not while AOT bundles are in play (a bundle
+ * extent as a constant (KernelIr.row_extent, cg_gpu_row_extent); other reductions of short packed rows a copy
+ * with their extent whose `flatv` entry reads them as flat vectors (cg_gpu_rowflat_extent); not while AOT bundles are in play (a bundle
  * holds the generic kernels, found by their key). Plans are keyed by strides (plan_cache.c), so a plan's
  * copies hold for every launch of it. */
 LoomStatus rt_gpu_specialize(LoomContext *ctx, Arena *a, Schedule *s, Diag *d) {
   if (!s || rt_bundles_active(ctx)) return LOOM_OK;
   for (int32_t i = 0; i < s->nkernel; i++) {
     SchedKernel *sk = &s->kernels[i];
-    if (!sk->ir || !cg_gpu_walk_cols(sk->ir, sk->shape, sk->bind)) continue;
-    int e = cg_gpu_row_extent(sk->ir, sk->shape, sk->bind);
+    if (!sk->ir) continue;
+    bool cols = cg_gpu_walk_cols(sk->ir, sk->shape, sk->bind);
+    int e = cols ? cg_gpu_row_extent(sk->ir, sk->shape, sk->bind) : cg_gpu_rowflat_extent(sk->ir, sk->shape, sk->bind);
+    if (!cols && !e) continue;
     KernelIr *c = rt_specialize_copy(a, sk, d);
     if (!c) return d->status;
-    c->walk_cols = 1;
+    c->walk_cols = cols;
     c->row_extent = e;
   }
   return LOOM_OK;

@@ -72,6 +72,34 @@ static bool colv_ok(const RtGpuLauncher *L, const uint64_t *words, int lanes) {
   return s >= 2 && (int64_t)words[0] == s;
 }
 
+/* Whether a ROW reduction's flatv (codegen/gpu_rowflat.c: short packed rows, the kernel specialized on their
+ * extent nr) may run: every buffer contiguous along the row and varying along the rows has a base that is a
+ * multiple of its vector (lanes: 16 bytes of the widest such buffer) and rows nr apart (the specialization
+ * checked the strides of its plan; checked again, as words are cheap). Its rows a chunk into *rows. */
+static bool rowflat_ok(const RtGpuLauncher *L, const uint64_t *words, int64_t nr, int64_t *rows) {
+  int nb = L->nbuf;
+  if (L->ndim != 2 || L->nkeep != 1 || nr < 2) return false;
+  uint64_t widest = 0;
+  for (int b = 0; b < nb; b++)
+    if (L->bufs[b].layout[1] == KL_ONE && L->bufs[b].layout[0] != KL_ZERO && dtype_bytes(L->bufs[b].dtype) > widest)
+      widest = dtype_bytes(L->bufs[b].dtype);
+  if (widest < 1 || widest > 8) return false;
+  int64_t lanes = 16 / (int64_t)widest;
+  for (int b = 0; b < nb; b++) {
+    if (L->bufs[b].layout[1] != KL_ONE || L->bufs[b].layout[0] == KL_ZERO) continue;
+    if (words[2 + b] % ((uint64_t)lanes * dtype_bytes(L->bufs[b].dtype)) || (int64_t)words[2 + nb + b * 2] != nr ||
+        words[2 + nb + b * 2 + 1] != 1)
+      return false;
+  }
+  int64_t a = nr, c = lanes; /* rows a chunk: lcm(nr, lanes) / nr */
+  while (c) {
+    int64_t t = a % c;
+    a = c, c = t;
+  }
+  *rows = lanes / a;
+  return true;
+}
+
 /* Whether an elementwise kernel's vector entries may run on these words, beyond the bases' alignment:
  * for n-d kernels no vector crosses a row (the last dim a multiple of the lanes) and every buffer
  * contiguous along the last dim starts its rows aligned (its other strides multiples of the lanes). */
@@ -521,6 +549,16 @@ LoomStatus rt_gpu_launch_policy(const RtGpuLauncher *L, uint64_t *words, int64_t
     return L->launch(L->user, e, grid_of(steps, block, grid > 0 ? grid : 1), (uint32_t)block, words, d);
   }
   if (L->scan) return scan(L, words, extra, no, nr, d);
+  /* short packed rows of a kernel specialized on their extent: chunks of whole rows as flat vectors, a thread
+   * a chunk (codegen/gpu_rowflat.c), blocks and grid cap as the elementwise entries' */
+  int64_t rf_rows = 0;
+  if (L->strategy == CG_GPU_ROW && (has & CG_ENTRY_FLATV) && rowflat_ok(L, words, nr, &rf_rows)) {
+    if ((st = L->need(L->user, CG_ENTRY_FLATV, d))) return st;
+    int block = L->limit(L->user, RT_LIM_ELEM_BLOCK, P_FLATV), grid = L->limit(L->user, RT_LIM_ELEM_GRID, P_FLATV);
+    if (block < wave) block = wave;
+    int64_t chunks = no / rf_rows > 0 ? no / rf_rows : 1;
+    return L->launch(L->user, P_FLATV, grid_of(chunks, block, grid > 0 ? grid : 1), (uint32_t)block, words, d);
+  }
   /* a row that fits in registers: one read of it (blockDim * cache_k >= nr); the threads a cached entry
    * can launch with are known once it is loaded (registers) */
   int64_t ck = L->cache_k, cl = L->cache_lanes;

@@ -1,0 +1,249 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* gpu_rowflat.c: reductions of short packed rows read as flat vectors (GPU), the `flatv` entry of a ROW kernel.
+ *
+ * A reduction over the last axis of an (N, E) array with E = 2..32 packed points a row (Poincare distances of
+ * embeddings of 10, softmax over 16 router logits, the norms of (N, 3) points) gives a row too few points for a
+ * block or a wave: the short-row mode ran a thread a row through a shared-memory tile (gpu_stage.c), or g lanes a
+ * row with shuffles. Here rows are read as the flat run of memory they are: a thread takes a chunk of
+ * C = lcm(E, V) points (V lanes a 16-byte vector), which is G = C / E whole rows and Q = C / V whole vectors of
+ * every packed buffer, loads the chunk's vectors first, then runs every phase of each of its rows in order
+ * from registers (E is a constant: the row's points are fixed lanes of fixed vectors, so the code is straight
+ * line): REDUCE phases fold the row's points in order, MAP phases store (packed outputs collected into vectors,
+ * one store a vector), FINAL phases store the row's results. Threads of a block take consecutive chunks, so a
+ * warp's loads read one run of memory; U chunks a step keep about 8 vector loads in flight.
+ *
+ * The runtime compiles a copy of the kernel with KernelIr.row_extent = E for such a launch
+ * (cg_gpu_rowflat_extent, runtime/gpu/gpu_launch.c rt_gpu_specialize); the launcher runs this entry when every
+ * packed buffer's base is aligned to its vector (gpu_launch_policy.c rowflat_ok); rows past the last whole
+ * chunk (fewer than G) take the same code a row a thread with scalar loads. Buffers that are not packed (a
+ * per-row scale [s, 0], a per-column weight [0, 1]) are read and written a point at a time at their own
+ * offsets. LOOM_GPU_ROWF=0: no such copy (A/B timings; the generic kernel as before). */
+#include "codegen/cg_lower.h"
+
+static bool rowflat_on(void) {
+  static int knob = -1;
+  return cg_env_int_once(&knob, "LOOM_GPU_ROWF", 1) != 0;
+}
+
+enum { ROWF_MAX_E = 32, ROWF_MAX_VECS = 24, ROWF_MAX_ROWS = 16 };
+
+static int gcd(int a, int b) { return b ? gcd(b, a % b) : a; }
+
+/* A buffer read / written as vectors: contiguous along the row, varying along the rows (packed at launch:
+ * its row stride is E, which the specialization checks). */
+static bool packed_buf(const KernelIr *k, int bi) {
+  return k->bufs[bi].layout[1] == KL_ONE && k->bufs[bi].layout[0] != KL_ZERO;
+}
+
+static bool buf_loaded(const KernelIr *k, int bi) {
+  for (int i = 0; i < k->ninstr; i++)
+    if (k->instrs[i].kind == KI_LOAD && k->instrs[i].buf == bi) return true;
+  return false;
+}
+
+static bool buf_map_stored(const KernelIr *k, int bi) {
+  for (int p = 0; p < k->nphase; p++)
+    for (int s = 0; k->phases[p].kind == KP_MAP && s < k->phases[p].nstores; s++)
+      if (k->stores[k->phases[p].store_begin + s].buf == bi) return true;
+  return false;
+}
+
+/* The lanes V of the entry for rows of e points, or 0 where it does not apply (see above). */
+static int rowflat_lanes(const KernelIr *k, int64_t e) {
+  if (!rowflat_on() || !k || e < 2 || e > ROWF_MAX_E || k->call || k->snippet || k->nuser_arg || k->walk_cols ||
+      k->ndim != 2 || k->nkeep != 1 || k->nbuf > 64 || cg_kernel_addresses_by_value(k))
+    return 0;
+  int nred = 0;
+  for (int p = 0; p < k->nphase; p++) {
+    const KPhase *ph = &k->phases[p];
+    if (ph->kind == KP_SCAN || (ph->kind == KP_REDUCE && (ph->reduce_op == IR_REDUCE_USER || ph->nstores))) return 0;
+    nred += ph->kind == KP_REDUCE;
+  }
+  for (int i = 0; i < k->ninstr; i++) {
+    int kind = k->instrs[i].kind;
+    if (kind == KI_USER || kind == KI_USER_OUT || kind == KI_OFFSET || kind == KI_INDEX || kind == KI_GATHER) return 0;
+  }
+  int maxsz = 0, nload = 0, nstore = 0;
+  for (int bi = 0; bi < k->nbuf; bi++) {
+    if (dtype_is_complex((LoomDType)k->bufs[bi].dtype)) return 0;
+    if (!packed_buf(k, bi)) continue;
+    bool ld = buf_loaded(k, bi), st = buf_map_stored(k, bi);
+    nload += ld;
+    nstore += st;
+    int sz = (int)loom_dtype_size((LoomDType)k->bufs[bi].dtype);
+    if ((ld || st) && sz > maxsz) maxsz = sz;
+  }
+  if (nred == 0 || nload == 0 || maxsz < 1 || 16 / maxsz < 2) return 0;
+  int v = 16 / maxsz, c = (int)e / gcd((int)e, v) * v;
+  if (c / (int)e > ROWF_MAX_ROWS || (nload + nstore) * (c / v) > ROWF_MAX_VECS) return 0;
+  return v;
+}
+
+int cg_gpu_rowflat_lanes(const KernelIr *k) { return k && k->row_extent ? rowflat_lanes(k, k->row_extent) : 0; }
+
+int cg_gpu_rowflat_extent(const KernelIr *k, const int64_t *shape, const SchedBinding *bind) {
+  if (!k || !shape || !bind || k->ndim != 2 || shape[0] < ((int64_t)1 << 14)) return 0;
+  int64_t e = shape[1];
+  if (!rowflat_lanes(k, e) || !cg_row_extent_fits(k, bind, e)) return 0;
+  for (int bi = 0; bi < k->nbuf; bi++)
+    if (packed_buf(k, bi) && (bind[bi].strides[1] != 1 || bind[bi].strides[0] != e)) return 0;
+  return (int)e;
+}
+
+/* ---- the entry ------------------------------------------------------------------------------------------ */
+typedef struct RowFlat {
+  const GpuEntry *e;
+  int E, V, C, G, Q;
+  bool packed[64];
+} RowFlat;
+
+/* Sets L->off (and L->vload / L->lane for packed buffers when vl) for point c of the row whose offsets are
+ * L->ooff; vl[j][bi]: vector j of the chunk (p0: the row's first position in it). */
+static void rowflat_point(Lower *L, const RowFlat *f, LLVMValueRef (*vl)[64], int p0, int c) {
+  const KernelIr *k = L->k;
+  LLVMBuilderRef b = L->m.b;
+  for (int bi = 0; bi < k->nbuf; bi++) {
+    LLVMValueRef step = LLVMBuildMul(b, cg_iconst_i(L, c), L->stride[bi * 2 + 1], "");
+    L->off[bi] = LLVMBuildAdd(b, L->ooff[bi], step, "");
+    L->vload[bi] = vl && f->packed[bi] ? vl[(p0 + c) / f->V][bi] : NULL;
+  }
+  L->lane = vl ? (unsigned)((p0 + c) % f->V) : 0;
+  cg_clear_cache(L);
+}
+
+/* Every phase of one row (index `row`), its points from the chunk's vectors vl (NULL: scalar loads); packed
+ * MAP stores go into sv[j][bi] (vector j of buffer bi), others are stored at their points. */
+static void rowflat_row(Lower *L, const RowFlat *f, LLVMValueRef row, LLVMValueRef (*vl)[64], int p0,
+                        LLVMValueRef (*sv)[64]) {
+  const KernelIr *k = L->k;
+  CgMath *m = &L->m;
+  LLVMBuilderRef b = m->b;
+  for (int bi = 0; bi < k->nbuf; bi++) L->ooff[bi] = LLVMBuildMul(b, row, L->stride[bi * 2], "");
+  for (int p = 0; p < k->nphase; p++) L->acc[p] = L->accidx[p] = NULL;
+  for (int p = 0; p < k->nphase; p++) {
+    const KPhase *ph = &k->phases[p];
+    if (ph->kind == KP_REDUCE) {
+      LoomDType vt = cg_red_value_dtype(k, ph);
+      LLVMValueRef a = cg_red_identity(L, ph->reduce_op, vt), ai = cg_i64(m, GPU_EMPTY_INDEX);
+      for (int c = 0; c < f->E; c++) {
+        rowflat_point(L, f, vl, p0, c);
+        cg_eval_needed(L, &ph->value, 1);
+        LLVMValueRef v = L->cache[ph->value];
+        if (is_arg(ph->reduce_op) && c == 0) a = v, ai = cg_i64(m, 0); /* the first point, whatever its value */
+        else cg_gpu_fold_point(L, ph, vt, &a, &ai, v, cg_iconst_i(L, c));
+      }
+      L->acc[p] = a;
+      L->accidx[p] = ai;
+    } else if (ph->kind == KP_MAP) {
+      for (int c = 0; c < f->E; c++) {
+        rowflat_point(L, f, vl, p0, c);
+        for (int s = ph->store_begin; s < ph->store_begin + ph->nstores; s++) {
+          const KStore *st = &k->stores[s];
+          LoomDType bt = (LoomDType)k->bufs[st->buf].dtype;
+          cg_eval_needed(L, &st->value, 1);
+          LLVMValueRef v = cg_to_mem(m, (LoomDType)k->instrs[st->value].dtype, bt, L->cache[st->value]);
+          if (sv && f->packed[st->buf]) {
+            int j = (p0 + c) / f->V;
+            sv[j][st->buf] = cg_vec_set(m, bt, sv[j][st->buf], v, (unsigned)((p0 + c) % f->V));
+          } else {
+            LLVMSetAlignment(LLVMBuildStore(b, v, cg_elem_ptr(L, st->buf, L->off[st->buf])), dtype_align(bt));
+          }
+        }
+      }
+    } else {
+      cg_run_final_phase(L, ph);
+    }
+  }
+  cg_clear_cache(L);
+  for (int bi = 0; bi < k->nbuf; bi++) L->vload[bi] = NULL;
+  L->lane = 0;
+}
+
+/* Chunks ch[0 .. nu - 1]: every packed buffer's vectors loaded, then each chunk's rows, then its vector stores. */
+static void rowflat_chunks(Lower *L, const RowFlat *f, const LLVMValueRef *ch, int nu) {
+  const KernelIr *k = L->k;
+  CgMath *m = &L->m;
+  LLVMBuilderRef b = m->b;
+  LLVMValueRef vl[ROWF_MAX_VECS][64], sv[ROWF_MAX_VECS][64], first[ROWF_MAX_VECS];
+  for (int u = 0; u < nu; u++) {
+    first[u] = LLVMBuildNSWMul(b, ch[u], cg_iconst_i(L, f->C), ""); /* the chunk's first point (rows packed) */
+    for (int j = 0; j < f->Q; j++)
+      for (int bi = 0; bi < k->nbuf; bi++) {
+        LoomDType st = (LoomDType)k->bufs[bi].dtype;
+        vl[u * f->Q + j][bi] = sv[u * f->Q + j][bi] = NULL;
+        if (!f->packed[bi]) continue;
+        sv[u * f->Q + j][bi] = LLVMGetUndef(cg_vec_type(m, st, (unsigned)f->V));
+        if (!buf_loaded(k, bi)) continue;
+        LLVMValueRef at = LLVMBuildNSWAdd(b, first[u], cg_iconst_i(L, j * f->V), "");
+        LLVMValueRef ld = LLVMBuildLoad2(b, cg_vec_type(m, st, (unsigned)f->V), cg_elem_ptr(L, bi, at), "");
+        LLVMSetAlignment(ld, (unsigned)f->V * (unsigned)loom_dtype_size(st));
+        vl[u * f->Q + j][bi] = ld;
+      }
+  }
+  for (int u = 0; u < nu; u++) {
+    LLVMValueRef row0 = LLVMBuildNSWMul(b, ch[u], cg_iconst_i(L, f->G), "");
+    for (int r = 0; r < f->G; r++)
+      rowflat_row(L, f, LLVMBuildNSWAdd(b, row0, cg_iconst_i(L, r), ""), &vl[u * f->Q], r * f->E, &sv[u * f->Q]);
+    for (int j = 0; j < f->Q; j++)
+      for (int bi = 0; bi < k->nbuf; bi++) {
+        if (!f->packed[bi] || !buf_map_stored(k, bi)) continue;
+        LoomDType st = (LoomDType)k->bufs[bi].dtype;
+        LLVMValueRef at = LLVMBuildNSWAdd(b, first[u], cg_iconst_i(L, j * f->V), "");
+        LLVMSetAlignment(LLVMBuildStore(b, sv[u * f->Q + j][bi], cg_elem_ptr(L, bi, at)),
+                         (unsigned)f->V * (unsigned)loom_dtype_size(st));
+      }
+  }
+}
+
+typedef struct RowFlatStep {
+  const RowFlat *f;
+  LLVMValueRef stride; /* chunks between a thread's U chunks (the block's threads) */
+  int nu;
+} RowFlatStep;
+
+static void rowflat_step(Lower *L, LLVMValueRef c, void *arg) {
+  const RowFlatStep *s = arg;
+  LLVMValueRef ch[ROWF_MAX_VECS];
+  for (int u = 0; u < s->nu; u++)
+    ch[u] = u ? LLVMBuildNSWAdd(L->m.b, c, LLVMBuildNSWMul(L->m.b, s->stride, cg_iconst_i(L, u), ""), "") : c;
+  rowflat_chunks(L, s->f, ch, s->nu);
+}
+
+static void rowflat_tail_row(Lower *L, LLVMValueRef row, void *arg) { rowflat_row(L, arg, row, NULL, 0, NULL); }
+
+void cg_gpu_rowflat(Lower *L, const GpuEntry *e, LLVMValueRef bid, LLVMValueRef nbk) {
+  const KernelIr *k = L->k;
+  LLVMBuilderRef b = L->m.b;
+  RowFlat f = {.e = e, .E = k->row_extent, .V = e->lanes};
+  f.C = f.E / gcd(f.E, f.V) * f.V, f.G = f.C / f.E, f.Q = f.C / f.V;
+  int nvec = 0;
+  for (int bi = 0; bi < k->nbuf; bi++) {
+    f.packed[bi] = packed_buf(k, bi);
+    nvec += f.packed[bi] && buf_loaded(k, bi);
+  }
+  int per = f.Q * (nvec > 0 ? nvec : 1), U = per >= 8 ? 1 : (8 + per - 1) / per;
+  while (U > 1 && U * f.Q > ROWF_MAX_VECS) U--;
+  LLVMValueRef nchunk = LLVMBuildUDiv(b, e->no, cg_iconst_i(L, f.G), "");
+  /* tiles of bdim * U chunks, a block's (chunk tid + u * bdim of its tile); then the rest a chunk a thread */
+  LLVMValueRef tile = LLVMBuildMul(b, e->bdim, cg_iconst_i(L, U), "");
+  LLVMValueRef ntile = LLVMBuildUDiv(b, nchunk, tile, "");
+  RowFlatStep whole = {.f = &f, .stride = e->bdim, .nu = U}, one = {.f = &f, .stride = e->bdim, .nu = 1};
+  LLVMValueRef t = cg_entry_alloca(L, L->ity, "rft");
+  LLVMBuildStore(b, bid, t);
+  LLVMBasicBlockRef head = cg_new_bb(L, "rf.head"), body = cg_new_bb(L, "rf.body"), exit = cg_new_bb(L, "rf.exit");
+  LLVMBuildBr(b, head);
+  LLVMPositionBuilderAtEnd(b, head);
+  LLVMValueRef ti = LLVMBuildLoad2(b, L->ity, t, "");
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, ti, ntile, ""), body, exit);
+  LLVMPositionBuilderAtEnd(b, body);
+  rowflat_step(L, LLVMBuildNSWAdd(b, LLVMBuildNSWMul(b, ti, tile, ""), e->tid, ""), &whole);
+  LLVMBuildStore(b, LLVMBuildAdd(b, ti, nbk, ""), t);
+  LLVMBuildBr(b, head);
+  LLVMPositionBuilderAtEnd(b, exit);
+  LLVMValueRef gtid = LLVMBuildAdd(b, LLVMBuildMul(b, bid, e->bdim, ""), e->tid, "");
+  LLVMValueRef gstride = LLVMBuildMul(b, nbk, e->bdim, "");
+  cg_gpu_for(L, LLVMBuildAdd(b, LLVMBuildMul(b, ntile, tile, ""), gtid, ""), nchunk, gstride, rowflat_step, &one);
+  /* rows past the last whole chunk: a row a thread, scalar loads */
+  cg_gpu_for(L, LLVMBuildAdd(b, LLVMBuildMul(b, nchunk, cg_iconst_i(L, f.G), ""), gtid, ""), e->no, gstride,
+             rowflat_tail_row, &f);
+}
