@@ -17,13 +17,17 @@
  * packed buffer's base is aligned to its vector (gpu_launch_policy.c rowflat_ok); rows past the last whole
  * chunk (fewer than G) take the same code a row a thread with scalar loads. Buffers that are not packed (a
  * per-row scale [s, 0], a per-column weight [0, 1]) are read and written a point at a time at their own
- * offsets. LOOM_GPU_ROWF=0: no such copy (A/B timings; the generic kernel as before). */
+ * offsets. Where its stores would spread over more than twice the lines of coalesced ones, the usual entries
+ * stay (rowflat_lanes). LOOM_GPU_ROWF=0: no such copy (A/B timings; the generic kernel as before); =2: also
+ * where stores spread. */
 #include "codegen/cg_lower.h"
 
-static bool rowflat_on(void) {
+/* LOOM_GPU_ROWF: 1 (default) as below, 0 never, 2 also where stores spread (tests, A/B timings). */
+static int rowflat_knob(void) {
   static int knob = -1;
-  return cg_env_int_once(&knob, "LOOM_GPU_ROWF", 1) != 0;
+  return cg_env_int_once(&knob, "LOOM_GPU_ROWF", 1);
 }
+static bool rowflat_on(void) { return rowflat_knob() != 0; }
 
 enum { ROWF_MAX_E = 32, ROWF_MAX_VECS = 24, ROWF_MAX_ROWS = 16 };
 
@@ -76,6 +80,17 @@ static int rowflat_lanes(const KernelIr *k, int64_t e) {
   if (nred == 0 || nload == 0 || maxsz < 1 || 16 / maxsz < 2) return 0;
   int v = 16 / maxsz, c = (int)e / gcd((int)e, v) * v;
   if (c / (int)e > ROWF_MAX_ROWS || (nload + nstore) * (c / v) > ROWF_MAX_VECS) return 0;
+  /* Adjacent threads' chunks lie C points apart, so a warp's vector load touches Q = C / V times the lines
+   * a coalesced one does (the L1 serves the chunk's other vectors), its vector stores likewise Q times (not
+   * cached: each a partial write of Q times the lines), and per-row results G rows apart G times. Loads bear
+   * it, stores did not: H100, 2026-12-07, against the short-row mode: poincare_dist (G = 2, Q = 5 loads)
+   * 0.369 -> 0.295 ms, router_log_softmax_f16 (Q = 2 stores) 0.034 -> 0.028, kmeans_argmin (G = 1) 0.028 ->
+   * 0.029; but box_volume_i32 (G = 4) 0.199 -> 0.321, normalize_normals (Q = 3 stores) 0.269 -> 0.354,
+   * router_softmax_short (Q = 4) 0.050 -> 0.057, l1_normalize_short (Q = 7) 0.197 -> 0.500. So stores may be
+   * spread at most twice. */
+  bool final_stores = false;
+  for (int p = 0; p < k->nphase; p++) final_stores = final_stores || (k->phases[p].kind == KP_FINAL && k->phases[p].nstores);
+  if (rowflat_knob() != 2 && ((nstore > 0 && c / v > 2) || (final_stores && c / (int)e > 2))) return 0;
   return v;
 }
 

@@ -6,12 +6,15 @@
  *    its vectors fit, 0 for rows of 1 or 33, rows of 13 float32 over two buffers (26 vectors a chunk), fewer than
  *    2^14 rows, padded rows (row stride E + 1), a point stride of 2, an elementwise kernel; a child with
  *    LOOM_GPU_ROWF=0 gets 0 and no entry.
+ *    Stores spread over more lines than twice a coalesced store's get 0: per-row results of rows of 3 (4 rows a
+ *    chunk), a MAP phase's packed outputs of rows of 7 or 16 float32 (7 or 4 vectors a chunk).
  * 2. Values: the entry run on the host (gpu_emulate.h; threads of a block run one after another, as the entry
  *    shares nothing between them) with grids of 1, 3, 7 blocks of 1, 4, 32 threads, against loops written here
  *    in float64 / int64: three sums and a FINAL (Poincare-distance form), a max then a sum of squared deviations
  *    then a MAP (packed vector stores), argmax with ties and a NaN (the first), int8 summed into int64 (16 lanes,
  *    16 rows a chunk), and a per-column weight [0, 1] with a per-row scale [s, 0] read beside the packed rows;
- *    float32 and float64; rows of 2..16 points and row counts whose last chunk is partial.
+ *    float32 and float64; rows of 2..16 points and row counts whose last chunk is partial: where the default
+ *    rule builds the entry, and every case in a child with LOOM_GPU_ROWF=2.
  */
 #include <math.h>
 #include <stdio.h>
@@ -79,8 +82,9 @@ static void r_kernel(KB *b, int kind, LoomDType t) {
 static void test_decision(void) {
   KB kb;
   r_kernel(&kb, K_DIST, LOOM_FLOAT32);
+  /* 3, 7, 11: 4 rows a chunk, so per-row results 4 apart; 13: 13 vectors of each of 2 buffers */
   static const int64_t es[] = {1, 2, 3, 7, 10, 11, 13, 16, 24, 32, 33};
-  static const int want[] = {0, 2, 3, 7, 10, 11, 0, 16, 24, 32, 0}; /* 13: 13 vectors of each of 2 buffers */
+  static const int want[] = {0, 2, 0, 0, 10, 0, 0, 16, 24, 32, 0};
   for (size_t i = 0; i < sizeof es / sizeof es[0]; i++) {
     int64_t e = es[i], shape[2] = {20000, e};
     SchedBinding bind[3] = {{.strides = {e, 1}}, {.strides = {e, 1}}, {.strides = {1, 0}}};
@@ -99,7 +103,17 @@ static void test_decision(void) {
   r_kernel(&f64, K_DIST, LOOM_FLOAT64);
   int64_t s7[2] = {20000, 7};
   SchedBinding b7[3] = {{.strides = {7, 1}}, {.strides = {7, 1}}, {.strides = {1, 0}}};
-  CHECK(cg_gpu_rowflat_extent(&f64.k, s7, b7) == 7, "float64 rows of 7: 7 vectors of each buffer");
+  CHECK(cg_gpu_rowflat_extent(&f64.k, s7, b7) == 7, "float64 rows of 7: 7 vectors of each buffer, 2 rows a chunk");
+  KB nm; /* a MAP phase's packed stores: Q vectors a chunk, Q times the lines of coalesced stores */
+  r_kernel(&nm, K_NORM, LOOM_FLOAT32);
+  static const int64_t ne[] = {2, 4, 8, 7, 16};
+  static const int nwant[] = {2, 4, 8, 0, 0};
+  for (int i = 0; i < 5; i++) {
+    int64_t sh[2] = {20000, ne[i]};
+    SchedBinding nb[2] = {{.strides = {ne[i], 1}}, {.strides = {ne[i], 1}}};
+    CHECK(cg_gpu_rowflat_extent(&nm.k, sh, nb) == nwant[i], "MAP rows of %lld: %d, want %d", (long long)ne[i],
+          cg_gpu_rowflat_extent(&nm.k, sh, nb), nwant[i]);
+  }
   KB map;
   kb_init(&map, 2, 2, 32);
   int x = kb_load(&map, kb_buf(&map, LOOM_FLOAT32, 0, "a1"), LOOM_FLOAT32);
@@ -169,6 +183,7 @@ static void ref(int kind, const double *x, const double *y, const double *w, con
 }
 
 static int g_runs;
+static bool g_wide; /* LOOM_GPU_ROWF=2: every kernel has the entry */
 
 static void check(int kind, LoomDType t, int64_t e, int64_t n) {
   KB kb;
@@ -177,7 +192,8 @@ static void check(int kind, LoomDType t, int64_t e, int64_t n) {
   Emu em;
   if (!emu_build(&em, &kb.k)) return;
   if (!em.flatv) {
-    CHECK(false, "kind %d %s rows of %lld: no flatv entry", kind, t == LOOM_FLOAT32 ? "f32" : "f64", (long long)e);
+    CHECK(!g_wide, "kind %d %s rows of %lld: no flatv entry with LOOM_GPU_ROWF=2", kind, t == LOOM_FLOAT32 ? "f32" : "f64",
+          (long long)e);
     emu_free(&em);
     return;
   }
@@ -246,7 +262,7 @@ static void test_values(void) {
     for (int ti = 0; ti < (kind == K_ISUM8 ? 1 : 2); ti++)
       for (size_t i = 0; i < sizeof es / sizeof es[0]; i++)
         for (size_t j = 0; j < sizeof ns / sizeof ns[0]; j++) check(kind, ti ? LOOM_FLOAT64 : LOOM_FLOAT32, es[i], ns[j]);
-  CHECK(g_runs == 3 * 4 * 6 * 9, "runs: %d", g_runs);
+  CHECK(g_wide ? g_runs == 3 * 4 * 6 * 9 : g_runs >= 3 * 4 * 12, "runs: %d", g_runs);
 }
 
 int main(void) {
@@ -264,9 +280,16 @@ int main(void) {
     printf("(LOOM_GPU_ROWF=0) %d passed, %d failed\n", g_pass, g_fail);
     return g_fail ? 1 : 0;
   }
+  g_wide = env && strcmp(env, "2") == 0;
+  if (g_wide) {
+    test_values();
+    printf("(LOOM_GPU_ROWF=2) %d passed, %d failed\n", g_pass, g_fail);
+    return g_fail ? 1 : 0;
+  }
   test_decision();
   test_values();
   printf("%d passed, %d failed\n", g_pass, g_fail);
   bool child_ok = emu_rerun_with("test_gpu_rowflat", "LOOM_GPU_ROWF", "0");
-  return g_fail || !child_ok ? 1 : 0;
+  bool wide_ok = emu_rerun_with("test_gpu_rowflat", "LOOM_GPU_ROWF", "2");
+  return g_fail || !child_ok || !wide_ok ? 1 : 0;
 }

@@ -2,7 +2,8 @@
 """Reductions over short packed rows, (N, E) -> (N,) with E = 2 .. 33: Poincare / cosine distances of embeddings,
 softmax over a router's 16 logits, norms of (N, 3) points, a box's volume. On a GPU, 2-d ROW reductions of at least
 2^14 packed rows of 2 .. 32 points are specialized on E and read whole rows as flat 16-byte vectors
-(codegen/gpu_rowflat.c; LOOM_GPU_ROWF=0 keeps the short-row mode); unaligned bases (x[1:] of rows of 3), padded
+(codegen/gpu_rowflat.c, where its stores stay coalesced enough; LOOM_GPU_ROWF=0 keeps the short-row mode, =2 takes
+it wherever it can run); unaligned bases (x[1:] of rows of 3), padded
 rows (x[:, :E] of wider rows) and strided rows take the usual entries. Against NumPy in float64 / int64, on
 whatever device runs."""
 import os
@@ -140,10 +141,13 @@ def test_batched_rows_3d():
     check(lambda xp, v: xp.max(v, axis=-1), x)
 
 
-def test_short_row_mode_in_a_child():
-    """LOOM_GPU_ROWF=0 in a child: the same values by the short-row mode"""
-    if os.environ.get("LOOM_GPU_ROWF") == "0":
-        pytest.skip("already the child")
-    env = dict(os.environ, LOOM_GPU_ROWF="0")
+@pytest.mark.parametrize("knob,select", [("0", "float32 and (softmax or argmax) and (-10] or -3])"),
+                                         ("2", "float_rows or nan_and_ties or other_dtypes or weights or unaligned")])
+def test_switch_in_a_child(knob, select):
+    """LOOM_GPU_ROWF=0 in a child: the same values by the short-row mode; =2: by the flat rows wherever the entry
+    can run, also where its stores spread (MAP outputs of rows of 7, per-row results of rows of 3)"""
+    if os.environ.get("LOOM_GPU_ROWF"):
+        pytest.skip("already a child")
+    env = dict(os.environ, LOOM_GPU_ROWF=knob)
     subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", os.path.abspath(__file__),
-                    "-k", "float32 and (softmax or argmax) and (-10] or -3])"], env=env, check=True, timeout=600)
+                    "-k", select], env=env, check=True, timeout=600)
