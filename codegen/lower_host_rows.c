@@ -28,15 +28,19 @@
  * longer rows would be gathers, and the generic walk already vectorizes them along the row. Except for
  * 16-bit floats: their generic walk converts each row's points one by one around a per-row loop (float16
  * log-softmax of 10^6 rows of 16, this 2-core box: 70 ms; specialized 11 ms, torch.compile 11.9); rows of
- * 9-16 such points are specialized too. Measured the same way for float32 / float64 rows of 9-16: softmax
- * 0.6-1.3x, sums and elementwise 0.25-0.5x, so those stay at 8. */
+ * 9-16 such points are specialized too. Reductions of rows of 9-16 points are too (2026-12-07, this box, 4M
+ * points of float32 / float64, generic -> specialized: sums 1.3-2.6x faster, max 1.5-2.2x (float32 rows of
+ * 16: 0.88x), argmax 2.0-3.4x, three sums joined (Poincare distances) 1.9-4.4x, softmax 1.4-3.7x, l1
+ * normalization 0.86-1.6x; the generic walk's per-row loop set-up and remainder over 9-16 points cost more
+ * than the gathers: the FINAL phases' blocks and the joined sums came since the first measurement, which had
+ * sums at 0.25-0.5x). Elementwise rows of 9-16 stay generic (0.8-1.45x, noise: no gain). */
 enum { CG_ROWS_DEFAULT_MAX = 8, CG_ROWS_LIMIT = 16, CG_ROWS_AUTO = 1 << 20 };
 
 int cg_host_row_extent(const KernelIr *k, const int64_t *shape, const SchedBinding *bind) {
   static int knob = -1; /* LOOM_HOST_SMALL_ROWS: the longest last dim specialized; 0 or 1: off (A/B) */
   int max = cg_env_int_once(&knob, "LOOM_HOST_SMALL_ROWS", CG_ROWS_AUTO);
-  if (max == CG_ROWS_AUTO && k) { /* default: 8, or 16 for a kernel of 16-bit floats */
-    max = CG_ROWS_DEFAULT_MAX;
+  if (max == CG_ROWS_AUTO && k) { /* default: 8 (elementwise), or 16 for a reduction or a kernel of 16-bit floats */
+    max = k->nkeep == k->ndim ? CG_ROWS_DEFAULT_MAX : CG_ROWS_LIMIT;
     for (int b = 0; b < k->nbuf; b++)
       if (k->bufs[b].dtype == LOOM_FLOAT16 || k->bufs[b].dtype == LOOM_BFLOAT16) max = CG_ROWS_LIMIT;
   }
