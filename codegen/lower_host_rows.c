@@ -33,20 +33,35 @@
  * 16: 0.88x), argmax 2.0-3.4x, three sums joined (Poincare distances) 1.9-4.4x, softmax 1.4-3.7x, l1
  * normalization 0.86-1.6x; the generic walk's per-row loop set-up and remainder over 9-16 points cost more
  * than the gathers: the FINAL phases' blocks and the joined sums came since the first measurement, which had
- * sums at 0.25-0.5x). Elementwise rows of 9-16 stay generic (0.8-1.45x, noise: no gain). */
-enum { CG_ROWS_DEFAULT_MAX = 8, CG_ROWS_LIMIT = 16, CG_ROWS_AUTO = 1 << 20 };
+ * sums at 0.25-0.5x). Rows of 17-32 likewise (sums 1.1-1.7x, three joined sums 1.1-2.9x, argmax 1.6-2.9x, softmax
+ * 1.1-2.0x, l1 normalization 1.0-1.3x) but min / max over rows of whole vectors (only_min_max). Elementwise rows of
+ * 9-16 stay generic (0.8-1.45x, noise: no gain). */
+enum { CG_ROWS_DEFAULT_MAX = 8, CG_ROWS_HALF_MAX = 16, CG_ROWS_LIMIT = 32, CG_ROWS_AUTO = 1 << 20 };
+
+/* Whether every REDUCE phase of k is a min / max (not an arg-reduction): their generic walk runs along a row of
+ * whole vectors with no remainder, vertical min / max then one horizontal fold, which the unrolled rows do not
+ * beat (float32 max over rows of 16 / 24 / 32: 0.88x / 0.86x / 0.65x specialized). */
+static bool only_min_max(const KernelIr *k) {
+  for (int p = 0; p < k->nphase; p++) {
+    const KPhase *ph = &k->phases[p];
+    if (ph->kind == KP_REDUCE && ph->reduce_op != LOOM_REDUCE_MIN && ph->reduce_op != LOOM_REDUCE_MAX) return false;
+  }
+  return true;
+}
 
 int cg_host_row_extent(const KernelIr *k, const int64_t *shape, const SchedBinding *bind) {
   static int knob = -1; /* LOOM_HOST_SMALL_ROWS: the longest last dim specialized; 0 or 1: off (A/B) */
   int max = cg_env_int_once(&knob, "LOOM_HOST_SMALL_ROWS", CG_ROWS_AUTO);
-  if (max == CG_ROWS_AUTO && k) { /* default: 8 (elementwise), or 16 for a reduction or a kernel of 16-bit floats */
-    max = k->nkeep == k->ndim ? CG_ROWS_DEFAULT_MAX : CG_ROWS_LIMIT;
-    for (int b = 0; b < k->nbuf; b++)
-      if (k->bufs[b].dtype == LOOM_FLOAT16 || k->bufs[b].dtype == LOOM_BFLOAT16) max = CG_ROWS_LIMIT;
+  bool reduce = k && k->nkeep == k->ndim - 1, automatic = max == CG_ROWS_AUTO;
+  if (automatic && k) { /* default: 32 for a reduction; elementwise 8, 16 for a kernel of 16-bit floats */
+    max = reduce ? CG_ROWS_LIMIT : CG_ROWS_DEFAULT_MAX;
+    for (int b = 0; !reduce && b < k->nbuf; b++)
+      if (k->bufs[b].dtype == LOOM_FLOAT16 || k->bufs[b].dtype == LOOM_BFLOAT16) max = CG_ROWS_HALF_MAX;
   }
   if (max > CG_ROWS_LIMIT) max = CG_ROWS_LIMIT;
   if (!k || !shape || k->ndim < 2) return 0;
   int64_t e = shape[k->ndim - 1];
+  if (reduce && automatic && e >= 16 && e % 8 == 0 && only_min_max(k)) return 0;
   if (e < 2 || e > max || !cg_row_extent_fits(k, bind, e)) return 0;
   bool map = k->nkeep == k->ndim;
   if (map && (k->nphase != 1 || k->phases[0].kind != KP_MAP)) return 0;

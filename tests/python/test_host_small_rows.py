@@ -18,7 +18,7 @@ import loom
 from conftest import ON_GPU
 
 host = pytest.mark.skipif(ON_GPU, reason="host code generation (the default device is a GPU)")
-EXTENTS = list(range(1, 18))
+EXTENTS = list(range(1, 18)) + [24, 31, 32, 33]
 
 
 def same(got, want):
@@ -96,7 +96,7 @@ def test_float_sums_keep_their_accuracy(e, dtype):
     close(loom.mean(g, axis=-1), x64.mean(-1), np.dtype(dtype), tol * e)
     close(g / loom.sum(loom.abs(g), axis=-1, keepdims=True), x64 / np.abs(x64).sum(-1, keepdims=True),
           np.dtype(dtype), 4 * tol * e)
-    if dtype == "float32" and e <= 16 and not ON_GPU:  # the host's unrolled fold is NumPy's order (pairwise_sum of a
+    if dtype == "float32" and e <= 32 and not ON_GPU:  # the host's unrolled fold is NumPy's order (pairwise_sum of a
         # short row); a GPU folds a row in its own order (CuPy's differs from NumPy's too)
         same(loom.sum(g, axis=-1), x.sum(-1))
         same(g / loom.sum(loom.abs(g), axis=-1, keepdims=True), x / np.sum(np.abs(x), axis=-1, keepdims=True))
