@@ -558,6 +558,8 @@ void cg_gpu_colv_item(Lower *L, LLVMValueRef part, void *arg);
 /* gpu_rowflat.c: ROW reductions of short packed rows specialized on their extent (KernelIr.row_extent): the
  * lanes of their `flatv` entry (0: none), and that entry's body (e->lanes: those lanes). */
 int cg_gpu_rowflat_lanes(const KernelIr *k);
+int cg_gpu_rowflat_knob(void);       /* LOOM_GPU_ROWF (1; " rowf<k>" in the target's description otherwise) */
+int cg_gpu_rowflat_stage_knob(void); /* LOOM_GPU_ROWF_STAGE (0; " rowfs<k>" otherwise) */
 void cg_gpu_rowflat(Lower *L, const GpuEntry *e, LLVMValueRef bid, LLVMValueRef nbk);
 void cg_gpu_phase_item(Lower *L, LLVMValueRef item, void *arg); /* gpu_phases.c: PART / FINISH(B) of a phase split */
 int cg_gpu_phase_acc_size(const KernelIr *k); /* the largest accumulator of the REDUCE phases */

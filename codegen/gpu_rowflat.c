@@ -20,6 +20,8 @@
  * offsets. Where its stores would spread over more than twice the lines of coalesced ones, the usual entries
  * stay (rowflat_lanes). LOOM_GPU_ROWF=0: no such copy (A/B timings; the generic kernel as before); =2: also
  * where stores spread. */
+#include <string.h>
+
 #include "codegen/cg_lower.h"
 
 /* LOOM_GPU_ROWF: 1 (default) as below, 0 never, 2 also where stores spread (tests, A/B timings). */
@@ -28,8 +30,15 @@ static int rowflat_knob(void) {
   return cg_env_int_once(&knob, "LOOM_GPU_ROWF", 1);
 }
 static bool rowflat_on(void) { return rowflat_knob() != 0; }
+int cg_gpu_rowflat_knob(void) { return rowflat_knob(); }
 
-enum { ROWF_MAX_E = 32, ROWF_MAX_VECS = 24, ROWF_MAX_ROWS = 16 };
+/* LOOM_GPU_ROWF_STAGE=1: a warp's 32 chunks go through shared memory (rowflat_stage; A/B timings). */
+int cg_gpu_rowflat_stage_knob(void) {
+  static int knob = -1;
+  return cg_env_int_once(&knob, "LOOM_GPU_ROWF_STAGE", 0);
+}
+
+enum { ROWF_MAX_E = 32, ROWF_MAX_VECS = 24, ROWF_MAX_ROWS = 16, ROWF_STAGE_BLOCK = 256, ROWF_STAGE_BYTES = 32768 };
 
 static int gcd(int a, int b) { return b ? gcd(b, a % b) : a; }
 
@@ -52,10 +61,13 @@ static bool buf_map_stored(const KernelIr *k, int bi) {
   return false;
 }
 
+/* Shared bytes of the staged form (a block of ROWF_STAGE_BLOCK threads): each thread's Q vectors or G results. */
+static int stage_bytes(int q, int g) { return ROWF_STAGE_BLOCK * (q * 16 > g * 8 ? q * 16 : g * 8); }
+
 /* The lanes V of the entry for rows of e points, or 0 where it does not apply (see above). */
 static int rowflat_lanes(const KernelIr *k, int64_t e) {
   if (!rowflat_on() || !k || e < 2 || e > ROWF_MAX_E || k->call || k->snippet || k->nuser_arg || k->walk_cols ||
-      k->ndim != 2 || k->nkeep != 1 || k->nbuf > 64 || cg_kernel_addresses_by_value(k))
+      k->ndim != 2 || k->nkeep != 1 || k->nbuf > 64 || k->nstore > 64 || cg_kernel_addresses_by_value(k))
     return 0;
   int nred = 0;
   for (int p = 0; p < k->nphase; p++) {
@@ -90,7 +102,8 @@ static int rowflat_lanes(const KernelIr *k, int64_t e) {
    * spread at most twice. */
   bool final_stores = false;
   for (int p = 0; p < k->nphase; p++) final_stores = final_stores || (k->phases[p].kind == KP_FINAL && k->phases[p].nstores);
-  if (rowflat_knob() != 2 && ((nstore > 0 && c / v > 2) || (final_stores && c / (int)e > 2))) return 0;
+  bool staged = cg_gpu_rowflat_stage_knob() == 1 && stage_bytes(c / v, c / (int)e) <= ROWF_STAGE_BYTES;
+  if (rowflat_knob() != 2 && !staged && ((nstore > 0 && c / v > 2) || (final_stores && c / (int)e > 2))) return 0;
   return v;
 }
 
@@ -110,6 +123,9 @@ typedef struct RowFlat {
   const GpuEntry *e;
   int E, V, C, G, Q;
   bool packed[64];
+  /* the staged form (rowflat_stage): the wave's W lanes, this thread's lane, its wave's shared region */
+  int W;
+  LLVMValueRef lane, region;
 } RowFlat;
 
 /* Sets L->off (and L->vload / L->lane for packed buffers when vl) for point c of the row whose offsets are
@@ -129,7 +145,7 @@ static void rowflat_point(Lower *L, const RowFlat *f, LLVMValueRef (*vl)[64], in
 /* Every phase of one row (index `row`), its points from the chunk's vectors vl (NULL: scalar loads); packed
  * MAP stores go into sv[j][bi] (vector j of buffer bi), others are stored at their points. */
 static void rowflat_row(Lower *L, const RowFlat *f, LLVMValueRef row, LLVMValueRef (*vl)[64], int p0,
-                        LLVMValueRef (*sv)[64]) {
+                        LLVMValueRef (*sv)[64], LLVMValueRef *fin) {
   const KernelIr *k = L->k;
   CgMath *m = &L->m;
   LLVMBuilderRef b = m->b;
@@ -165,8 +181,17 @@ static void rowflat_row(Lower *L, const RowFlat *f, LLVMValueRef row, LLVMValueR
           }
         }
       }
-    } else {
+    } else if (!fin) {
       cg_run_final_phase(L, ph);
+    } else { /* staged: each result kept in fin[store] (the stores follow in rowflat_stage_results) */
+      cg_clear_cache(L);
+      L->final_phase = true;
+      for (int s = ph->store_begin; s < ph->store_begin + ph->nstores; s++) {
+        const KStore *st = &k->stores[s];
+        cg_eval_needed(L, &st->value, 1);
+        fin[s] = cg_to_mem(m, (LoomDType)k->instrs[st->value].dtype, (LoomDType)k->bufs[st->buf].dtype, L->cache[st->value]);
+      }
+      L->final_phase = false;
     }
   }
   cg_clear_cache(L);
@@ -174,14 +199,73 @@ static void rowflat_row(Lower *L, const RowFlat *f, LLVMValueRef row, LLVMValueR
   L->lane = 0;
 }
 
-/* Chunks ch[0 .. nu - 1]: every packed buffer's vectors loaded, then each chunk's rows, then its vector stores. */
-static void rowflat_chunks(Lower *L, const RowFlat *f, const LLVMValueRef *ch, int nu) {
+/* ---- the staged form: a wave's chunks through shared memory ----------------------------------------------
+ * Lane l of a wave owns chunk ch0 + l (ch0: the wave's first), W chunks one after another: W * Q vectors of each
+ * packed buffer. They are loaded coalesced (lane l: vectors l, l + W, ...), written to the wave's shared region
+ * in that order, and each lane reads back its own Q (vectors l * Q + j: no bank conflicts for odd Q); packed
+ * outputs go the other way, per-row results likewise (G a lane). A wave_sync between each write and read. */
+static LLVMValueRef region_at(Lower *L, const RowFlat *f, LLVMTypeRef t, LLVMValueRef idx) {
+  return LLVMBuildGEP2(L->m.b, t, f->region, &idx, 1, "");
+}
+
+/* vectors[j] (j < Q, lane order: vector lane + W * j of the span) -> this lane's own (vector lane * Q + j), or back. */
+static void stage_exchange(Lower *L, const RowFlat *f, LLVMTypeRef vt, LLVMValueRef *v, bool to_own) {
+  LLVMBuilderRef b = L->m.b;
+  LLVMValueRef span[ROWF_MAX_VECS], own[ROWF_MAX_VECS];
+  for (int j = 0; j < f->Q; j++) {
+    span[j] = LLVMBuildAdd(b, f->lane, cg_iconst_i(L, (int64_t)f->W * j), "");
+    own[j] = LLVMBuildAdd(b, LLVMBuildMul(b, f->lane, cg_iconst_i(L, f->Q), ""), cg_iconst_i(L, j), "");
+  }
+  for (int j = 0; j < f->Q; j++)
+    LLVMSetAlignment(LLVMBuildStore(b, v[j], region_at(L, f, vt, to_own ? span[j] : own[j])), 16);
+  L->m.gpu->wave_sync(&L->m);
+  for (int j = 0; j < f->Q; j++) {
+    v[j] = LLVMBuildLoad2(b, vt, region_at(L, f, vt, to_own ? own[j] : span[j]), "");
+    LLVMSetAlignment(v[j], 16);
+  }
+  L->m.gpu->wave_sync(&L->m); /* the region is free for the next exchange */
+}
+
+/* The per-row results fin[r][s] of the wave's W * G rows from ch0 * G: through the region, each lane storing
+ * rows lane + W * i (coalesced). */
+static void stage_results(Lower *L, const RowFlat *f, LLVMValueRef ch0, LLVMValueRef (*fin)[64]) {
+  const KernelIr *k = L->k;
+  LLVMBuilderRef b = L->m.b;
+  for (int s = 0; s < k->nstore; s++) {
+    if (!fin[0][s]) continue;
+    const KStore *st = &k->stores[s];
+    LoomDType bt = (LoomDType)k->bufs[st->buf].dtype;
+    LLVMTypeRef t = cg_mem_type(&L->m, bt);
+    LLVMValueRef mine = LLVMBuildMul(b, f->lane, cg_iconst_i(L, f->G), "");
+    for (int r = 0; r < f->G; r++)
+      LLVMSetAlignment(LLVMBuildStore(b, fin[r][s], region_at(L, f, t, LLVMBuildAdd(b, mine, cg_iconst_i(L, r), ""))),
+                       dtype_align(bt));
+    L->m.gpu->wave_sync(&L->m);
+    LLVMValueRef row0 = LLVMBuildNSWMul(b, ch0, cg_iconst_i(L, f->G), "");
+    for (int i = 0; i < f->G; i++) {
+      LLVMValueRef at = LLVMBuildAdd(b, f->lane, cg_iconst_i(L, (int64_t)f->W * i), "");
+      LLVMValueRef v = LLVMBuildLoad2(b, t, region_at(L, f, t, at), "");
+      LLVMSetAlignment(v, dtype_align(bt));
+      LLVMValueRef off = LLVMBuildMul(b, LLVMBuildNSWAdd(b, row0, at, ""), L->stride[st->buf * 2], "");
+      LLVMSetAlignment(LLVMBuildStore(b, v, cg_elem_ptr(L, st->buf, off)), dtype_align(bt));
+    }
+    L->m.gpu->wave_sync(&L->m);
+  }
+}
+
+/* Chunks ch[0 .. nu - 1]: every packed buffer's vectors loaded, then each chunk's rows, then its vector stores.
+ * staged: each ch[u] is lane + the first chunk of W consecutive ones of the wave (rowflat_stage). */
+static void rowflat_chunks(Lower *L, const RowFlat *f, const LLVMValueRef *ch, int nu, bool staged) {
   const KernelIr *k = L->k;
   CgMath *m = &L->m;
   LLVMBuilderRef b = m->b;
-  LLVMValueRef vl[ROWF_MAX_VECS][64], sv[ROWF_MAX_VECS][64], first[ROWF_MAX_VECS];
+  LLVMValueRef vl[ROWF_MAX_VECS][64], sv[ROWF_MAX_VECS][64], first[ROWF_MAX_VECS], ch0[ROWF_MAX_VECS];
+  /* vector j of chunk u (staged: of the wave's span) at point first[u] + j * step */
+  const int step = staged ? f->W * f->V : f->V;
   for (int u = 0; u < nu; u++) {
-    first[u] = LLVMBuildNSWMul(b, ch[u], cg_iconst_i(L, f->C), ""); /* the chunk's first point (rows packed) */
+    ch0[u] = staged ? LLVMBuildSub(b, ch[u], f->lane, "") : ch[u];
+    first[u] = LLVMBuildNSWMul(b, ch0[u], cg_iconst_i(L, f->C), ""); /* the chunk's first point (rows packed) */
+    if (staged) first[u] = LLVMBuildNSWAdd(b, first[u], LLVMBuildMul(b, f->lane, cg_iconst_i(L, f->V), ""), "");
     for (int j = 0; j < f->Q; j++)
       for (int bi = 0; bi < k->nbuf; bi++) {
         LoomDType st = (LoomDType)k->bufs[bi].dtype;
@@ -189,31 +273,48 @@ static void rowflat_chunks(Lower *L, const RowFlat *f, const LLVMValueRef *ch, i
         if (!f->packed[bi]) continue;
         sv[u * f->Q + j][bi] = LLVMGetUndef(cg_vec_type(m, st, (unsigned)f->V));
         if (!buf_loaded(k, bi)) continue;
-        LLVMValueRef at = LLVMBuildNSWAdd(b, first[u], cg_iconst_i(L, j * f->V), "");
+        LLVMValueRef at = LLVMBuildNSWAdd(b, first[u], cg_iconst_i(L, (int64_t)j * step), "");
         LLVMValueRef ld = LLVMBuildLoad2(b, cg_vec_type(m, st, (unsigned)f->V), cg_elem_ptr(L, bi, at), "");
         LLVMSetAlignment(ld, (unsigned)f->V * (unsigned)loom_dtype_size(st));
         vl[u * f->Q + j][bi] = ld;
       }
   }
+  for (int u = 0; staged && u < nu; u++) /* the span's vectors to their lanes */
+    for (int bi = 0; bi < k->nbuf; bi++) {
+      if (!f->packed[bi] || !buf_loaded(k, bi)) continue;
+      LLVMValueRef v[ROWF_MAX_VECS];
+      for (int j = 0; j < f->Q; j++) v[j] = vl[u * f->Q + j][bi];
+      stage_exchange(L, f, LLVMTypeOf(v[0]), v, true);
+      for (int j = 0; j < f->Q; j++) vl[u * f->Q + j][bi] = v[j];
+    }
+  LLVMValueRef (*fin)[64] = staged ? ctx_calloc(L->ctx, ROWF_MAX_ROWS, sizeof *fin) : NULL;
   for (int u = 0; u < nu; u++) {
     LLVMValueRef row0 = LLVMBuildNSWMul(b, ch[u], cg_iconst_i(L, f->G), "");
+    if (fin) memset(fin, 0, ROWF_MAX_ROWS * sizeof *fin);
     for (int r = 0; r < f->G; r++)
-      rowflat_row(L, f, LLVMBuildNSWAdd(b, row0, cg_iconst_i(L, r), ""), &vl[u * f->Q], r * f->E, &sv[u * f->Q]);
-    for (int j = 0; j < f->Q; j++)
-      for (int bi = 0; bi < k->nbuf; bi++) {
-        if (!f->packed[bi] || !buf_map_stored(k, bi)) continue;
-        LoomDType st = (LoomDType)k->bufs[bi].dtype;
-        LLVMValueRef at = LLVMBuildNSWAdd(b, first[u], cg_iconst_i(L, j * f->V), "");
-        LLVMSetAlignment(LLVMBuildStore(b, sv[u * f->Q + j][bi], cg_elem_ptr(L, bi, at)),
-                         (unsigned)f->V * (unsigned)loom_dtype_size(st));
+      rowflat_row(L, f, LLVMBuildNSWAdd(b, row0, cg_iconst_i(L, r), ""), &vl[u * f->Q], r * f->E, &sv[u * f->Q],
+                  fin ? fin[r] : NULL);
+    for (int bi = 0; bi < k->nbuf; bi++) {
+      if (!f->packed[bi] || !buf_map_stored(k, bi)) continue;
+      LoomDType st = (LoomDType)k->bufs[bi].dtype;
+      LLVMValueRef v[ROWF_MAX_VECS];
+      for (int j = 0; j < f->Q; j++) v[j] = sv[u * f->Q + j][bi];
+      if (staged) stage_exchange(L, f, LLVMTypeOf(v[0]), v, false); /* back to span order */
+      for (int j = 0; j < f->Q; j++) {
+        LLVMValueRef at = LLVMBuildNSWAdd(b, first[u], cg_iconst_i(L, (int64_t)j * step), "");
+        LLVMSetAlignment(LLVMBuildStore(b, v[j], cg_elem_ptr(L, bi, at)), (unsigned)f->V * (unsigned)loom_dtype_size(st));
       }
+    }
+    if (fin) stage_results(L, f, ch0[u], fin);
   }
+  if (fin) ctx_free(L->ctx, fin);
 }
 
 typedef struct RowFlatStep {
   const RowFlat *f;
   LLVMValueRef stride; /* chunks between a thread's U chunks (the block's threads) */
   int nu;
+  bool staged;
 } RowFlatStep;
 
 static void rowflat_step(Lower *L, LLVMValueRef c, void *arg) {
@@ -221,10 +322,10 @@ static void rowflat_step(Lower *L, LLVMValueRef c, void *arg) {
   LLVMValueRef ch[ROWF_MAX_VECS];
   for (int u = 0; u < s->nu; u++)
     ch[u] = u ? LLVMBuildNSWAdd(L->m.b, c, LLVMBuildNSWMul(L->m.b, s->stride, cg_iconst_i(L, u), ""), "") : c;
-  rowflat_chunks(L, s->f, ch, s->nu);
+  rowflat_chunks(L, s->f, ch, s->nu, s->staged);
 }
 
-static void rowflat_tail_row(Lower *L, LLVMValueRef row, void *arg) { rowflat_row(L, arg, row, NULL, 0, NULL); }
+static void rowflat_tail_row(Lower *L, LLVMValueRef row, void *arg) { rowflat_row(L, arg, row, NULL, 0, NULL, NULL); }
 
 void cg_gpu_rowflat(Lower *L, const GpuEntry *e, LLVMValueRef bid, LLVMValueRef nbk) {
   const KernelIr *k = L->k;
@@ -242,7 +343,18 @@ void cg_gpu_rowflat(Lower *L, const GpuEntry *e, LLVMValueRef bid, LLVMValueRef 
   /* tiles of bdim * U chunks, a block's (chunk tid + u * bdim of its tile); then the rest a chunk a thread */
   LLVMValueRef tile = LLVMBuildMul(b, e->bdim, cg_iconst_i(L, U), "");
   LLVMValueRef ntile = LLVMBuildUDiv(b, nchunk, tile, "");
-  RowFlatStep whole = {.f = &f, .stride = e->bdim, .nu = U}, one = {.f = &f, .stride = e->bdim, .nu = 1};
+  /* staged (LOOM_GPU_ROWF_STAGE=1, blocks of at most ROWF_STAGE_BLOCK threads, whole waves: the launcher's) */
+  bool staged = cg_gpu_rowflat_stage_knob() == 1 && stage_bytes(f.Q, f.G) <= ROWF_STAGE_BYTES;
+  if (staged) {
+    f.W = L->m.gpu->wave;
+    f.lane = LLVMBuildURem(b, e->tid, cg_iconst_i(L, f.W), "");
+    int wbytes = f.W * (f.Q * 16 > f.G * 8 ? f.Q * 16 : f.G * 8);
+    LLVMValueRef all = cg_gpu_shared_array(L, "loom.rowf", LLVMInt8TypeInContext(L->m.c),
+                                           (uint64_t)stage_bytes(f.Q, f.G), 16);
+    LLVMValueRef at = LLVMBuildMul(b, LLVMBuildUDiv(b, e->tid, cg_iconst_i(L, f.W), ""), cg_iconst_i(L, wbytes), "");
+    f.region = LLVMBuildGEP2(b, LLVMInt8TypeInContext(L->m.c), all, &at, 1, "");
+  }
+  RowFlatStep whole = {.f = &f, .stride = e->bdim, .nu = U, .staged = staged}, one = {.f = &f, .stride = e->bdim, .nu = 1};
   LLVMValueRef t = cg_entry_alloca(L, L->ity, "rft");
   LLVMBuildStore(b, bid, t);
   LLVMBasicBlockRef head = cg_new_bb(L, "rf.head"), body = cg_new_bb(L, "rf.body"), exit = cg_new_bb(L, "rf.exit");

@@ -386,6 +386,9 @@ static void make_elem_tag(void) {
   if (cg_gpu_poly_log10()) n += (size_t)snprintf(elem_tag + n, sizeof elem_tag - n, " log10poly");
   if (!cg_gpu_walk_nsw()) n += (size_t)snprintf(elem_tag + n, sizeof elem_tag - n, " nsw0");
   if (!cg_gpu_colv_on()) n += (size_t)snprintf(elem_tag + n, sizeof elem_tag - n, " colv0");
+  if (cg_gpu_rowflat_knob() != 1) n += (size_t)snprintf(elem_tag + n, sizeof elem_tag - n, " rowf%d", cg_gpu_rowflat_knob());
+  if (cg_gpu_rowflat_stage_knob() != 0)
+    n += (size_t)snprintf(elem_tag + n, sizeof elem_tag - n, " rowfs%d", cg_gpu_rowflat_stage_knob());
   if (cg_gpu_map_flat_points() != GPU_ELEM_POINTS_MAX)
     n += (size_t)snprintf(elem_tag + n, sizeof elem_tag - n, " mflat%d", cg_gpu_map_flat_points());
   if (cg_gpu_tile_w() != 32) snprintf(elem_tag + n, sizeof elem_tag - n, " tw%d", cg_gpu_tile_w());

@@ -555,6 +555,8 @@ LoomStatus rt_gpu_launch_policy(const RtGpuLauncher *L, uint64_t *words, int64_t
   if (L->strategy == CG_GPU_ROW && (has & CG_ENTRY_FLATV) && rowflat_ok(L, words, nr, &rf_rows)) {
     if ((st = L->need(L->user, CG_ENTRY_FLATV, d))) return st;
     int block = L->limit(L->user, RT_LIM_ELEM_BLOCK, P_FLATV), grid = L->limit(L->user, RT_LIM_ELEM_GRID, P_FLATV);
+    if (block > 256) block = 256; /* (the staged form's shared regions: codegen/gpu_rowflat.c ROWF_STAGE_BLOCK) */
+    block -= block % wave;
     if (block < wave) block = wave;
     int64_t chunks = no / rf_rows > 0 ? no / rf_rows : 1;
     return L->launch(L->user, P_FLATV, grid_of(chunks, block, grid > 0 ? grid : 1), (uint32_t)block, words, d);

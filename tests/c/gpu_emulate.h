@@ -119,6 +119,7 @@ static inline LLVMValueRef emu_index(CgMath *m, CgGpuIndex which) {
 }
 static inline LLVMValueRef emu_shuffle(CgMath *m, LLVMValueRef v, int mask) { (void)m, (void)mask; return v; }
 static inline void emu_barrier(CgMath *m) { (void)m; }
+static inline void emu_wave_sync(CgMath *m) { (void)m; } /* one lane a wave */
 static inline void emu_mark(CgMath *m, LLVMValueRef fn, int max_block, bool fit) { (void)m, (void)fn, (void)max_block, (void)fit; }
 static inline void emu_math_name(char *buf, size_t cap, const char *base, LoomDType t) {
   snprintf(buf, cap, "%s%s", base, t == LOOM_FLOAT32 ? "f" : "");
@@ -158,7 +159,7 @@ static inline void *lookup(Emu *e, const char *name) {
 static inline bool emu_build(Emu *e, const KernelIr *k) {
   memset(e, 0, sizeof *e);
   CgGpuHooks h = {.wave = 1, .as_global = 0, .as_shared = 0, .as_param = 0, .as_private = 0, .param_attr = "byref",
-                  .shared_poison = false, .index = emu_index, .shuffle_xor = emu_shuffle, .barrier = emu_barrier,
+                  .shared_poison = false, .index = emu_index, .shuffle_xor = emu_shuffle, .barrier = emu_barrier, .wave_sync = emu_wave_sync,
                   .mark_kernel = emu_mark, .math_name = emu_math_name};
   LLVMOrcThreadSafeContextRef tsc = LLVMOrcCreateNewThreadSafeContext();
   LLVMContextRef c = LLVMOrcThreadSafeContextGetContext(tsc);

@@ -14,7 +14,9 @@
  *    then a MAP (packed vector stores), argmax with ties and a NaN (the first), int8 summed into int64 (16 lanes,
  *    16 rows a chunk), and a per-column weight [0, 1] with a per-row scale [s, 0] read beside the packed rows;
  *    float32 and float64; rows of 2..16 points and row counts whose last chunk is partial: where the default
- *    rule builds the entry, and every case in a child with LOOM_GPU_ROWF=2.
+ *    rule builds the entry, and every case in children with LOOM_GPU_ROWF=2 and LOOM_GPU_ROWF_STAGE=1 (the staged
+ *    form; here a wave is one lane, so its exchanges through shared memory are the identity: the GPU tests run
+ *    its real exchanges, tests/python/test_row_flat.py).
  */
 #include <math.h>
 #include <stdio.h>
@@ -79,17 +81,18 @@ static void r_kernel(KB *b, int kind, LoomDType t) {
   }
 }
 
+static bool g_staged; /* LOOM_GPU_ROWF_STAGE=1: the staged form, its stores coalesced (no spread rule) */
 static void test_decision(void) {
   KB kb;
   r_kernel(&kb, K_DIST, LOOM_FLOAT32);
   /* 3, 7, 11: 4 rows a chunk, so per-row results 4 apart; 13: 13 vectors of each of 2 buffers */
   static const int64_t es[] = {1, 2, 3, 7, 10, 11, 13, 16, 24, 32, 33};
-  static const int want[] = {0, 2, 0, 0, 10, 0, 0, 16, 24, 32, 0};
+  static const int want[] = {0, 2, 0, 0, 10, 0, 0, 16, 24, 32, 0}, staged_want[] = {0, 2, 3, 7, 10, 0, 0, 16, 24, 32, 0}; /* 11: 11 vectors a lane, more shared memory than the staged form takes */
   for (size_t i = 0; i < sizeof es / sizeof es[0]; i++) {
     int64_t e = es[i], shape[2] = {20000, e};
     SchedBinding bind[3] = {{.strides = {e, 1}}, {.strides = {e, 1}}, {.strides = {1, 0}}};
-    int got = cg_gpu_rowflat_extent(&kb.k, shape, bind);
-    CHECK(got == want[i], "rows of %lld: extent %d, want %d", (long long)e, got, want[i]);
+    int got = cg_gpu_rowflat_extent(&kb.k, shape, bind), w = g_staged ? staged_want[i] : want[i];
+    CHECK(got == w, "rows of %lld: extent %d, want %d", (long long)e, got, w);
   }
   int64_t shape[2] = {20000, 10}, few[2] = {1000, 10};
   SchedBinding bind[3] = {{.strides = {10, 1}}, {.strides = {10, 1}}, {.strides = {1, 0}}};
@@ -107,12 +110,13 @@ static void test_decision(void) {
   KB nm; /* a MAP phase's packed stores: Q vectors a chunk, Q times the lines of coalesced stores */
   r_kernel(&nm, K_NORM, LOOM_FLOAT32);
   static const int64_t ne[] = {2, 4, 8, 7, 16};
-  static const int nwant[] = {2, 4, 8, 0, 0};
+  static const int nwant[] = {2, 4, 8, 0, 0}, nstaged[] = {2, 4, 8, 7, 16}; /* staged: stores coalesced */
   for (int i = 0; i < 5; i++) {
     int64_t sh[2] = {20000, ne[i]};
     SchedBinding nb[2] = {{.strides = {ne[i], 1}}, {.strides = {ne[i], 1}}};
-    CHECK(cg_gpu_rowflat_extent(&nm.k, sh, nb) == nwant[i], "MAP rows of %lld: %d, want %d", (long long)ne[i],
-          cg_gpu_rowflat_extent(&nm.k, sh, nb), nwant[i]);
+    int w = g_staged ? nstaged[i] : nwant[i];
+    CHECK(cg_gpu_rowflat_extent(&nm.k, sh, nb) == w, "MAP rows of %lld: %d, want %d", (long long)ne[i],
+          cg_gpu_rowflat_extent(&nm.k, sh, nb), w);
   }
   KB map;
   kb_init(&map, 2, 2, 32);
@@ -192,7 +196,7 @@ static void check(int kind, LoomDType t, int64_t e, int64_t n) {
   Emu em;
   if (!emu_build(&em, &kb.k)) return;
   if (!em.flatv) {
-    CHECK(!g_wide, "kind %d %s rows of %lld: no flatv entry with LOOM_GPU_ROWF=2", kind, t == LOOM_FLOAT32 ? "f32" : "f64",
+    CHECK(!g_wide && !g_staged, "kind %d %s rows of %lld: no flatv entry with LOOM_GPU_ROWF=2", kind, t == LOOM_FLOAT32 ? "f32" : "f64",
           (long long)e);
     emu_free(&em);
     return;
@@ -262,7 +266,7 @@ static void test_values(void) {
     for (int ti = 0; ti < (kind == K_ISUM8 ? 1 : 2); ti++)
       for (size_t i = 0; i < sizeof es / sizeof es[0]; i++)
         for (size_t j = 0; j < sizeof ns / sizeof ns[0]; j++) check(kind, ti ? LOOM_FLOAT64 : LOOM_FLOAT32, es[i], ns[j]);
-  CHECK(g_wide ? g_runs == 3 * 4 * 6 * 9 : g_runs >= 3 * 4 * 12, "runs: %d", g_runs);
+  CHECK(g_wide || g_staged ? g_runs == 3 * 4 * 6 * 9 : g_runs >= 3 * 4 * 12, "runs: %d", g_runs);
 }
 
 int main(void) {
@@ -281,6 +285,8 @@ int main(void) {
     return g_fail ? 1 : 0;
   }
   g_wide = env && strcmp(env, "2") == 0;
+  const char *st = getenv("LOOM_GPU_ROWF_STAGE");
+  g_staged = st && strcmp(st, "1") == 0;
   if (g_wide) {
     test_values();
     printf("(LOOM_GPU_ROWF=2) %d passed, %d failed\n", g_pass, g_fail);
@@ -291,5 +297,6 @@ int main(void) {
   printf("%d passed, %d failed\n", g_pass, g_fail);
   bool child_ok = emu_rerun_with("test_gpu_rowflat", "LOOM_GPU_ROWF", "0");
   bool wide_ok = emu_rerun_with("test_gpu_rowflat", "LOOM_GPU_ROWF", "2");
-  return g_fail || !child_ok || !wide_ok ? 1 : 0;
+  bool staged_ok = g_staged || emu_rerun_with("test_gpu_rowflat", "LOOM_GPU_ROWF_STAGE", "1");
+  return g_fail || !child_ok || !wide_ok || !staged_ok ? 1 : 0;
 }

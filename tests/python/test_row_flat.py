@@ -141,13 +141,16 @@ def test_batched_rows_3d():
     check(lambda xp, v: xp.max(v, axis=-1), x)
 
 
-@pytest.mark.parametrize("knob,select", [("0", "float32 and (softmax or argmax) and (-10] or -3])"),
-                                         ("2", "float_rows or nan_and_ties or other_dtypes or weights or unaligned")])
-def test_switch_in_a_child(knob, select):
+@pytest.mark.parametrize("env,select", [
+    ({"LOOM_GPU_ROWF": "0"}, "float32 and (softmax or argmax) and (-10] or -3])"),
+    ({"LOOM_GPU_ROWF": "2"}, "float_rows or nan_and_ties or other_dtypes or weights or unaligned"),
+    ({"LOOM_GPU_ROWF_STAGE": "1"}, "float_rows or poincare or nan_and_ties or other_dtypes or box_volume or bool_rows "
+                                   "or weights or mixed or unaligned or batched")])
+def test_switch_in_a_child(env, select):
     """LOOM_GPU_ROWF=0 in a child: the same values by the short-row mode; =2: by the flat rows wherever the entry
-    can run, also where its stores spread (MAP outputs of rows of 7, per-row results of rows of 3)"""
-    if os.environ.get("LOOM_GPU_ROWF"):
+    can run, also where its stores spread (MAP outputs of rows of 7, per-row results of rows of 3);
+    LOOM_GPU_ROWF_STAGE=1: a wave's chunks exchanged through shared memory (coalesced loads and stores)"""
+    if os.environ.get("LOOM_GPU_ROWF") or os.environ.get("LOOM_GPU_ROWF_STAGE"):
         pytest.skip("already a child")
-    env = dict(os.environ, LOOM_GPU_ROWF=knob)
     subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", os.path.abspath(__file__),
-                    "-k", select], env=env, check=True, timeout=600)
+                    "-k", select], env=dict(os.environ, **env), check=True, timeout=600)
