@@ -285,8 +285,7 @@ int main(void) {
     return g_fail ? 1 : 0;
   }
   g_wide = env && strcmp(env, "2") == 0;
-  const char *st = getenv("LOOM_GPU_ROWF_STAGE");
-  g_staged = st && strcmp(st, "1") == 0;
+  g_staged = cg_gpu_rowflat_stage_knob() == 1; /* (LOOM_GPU_ROWF_STAGE, or its default) */
   if (g_wide) {
     test_values();
     printf("(LOOM_GPU_ROWF=2) %d passed, %d failed\n", g_pass, g_fail);
@@ -297,6 +296,7 @@ int main(void) {
   printf("%d passed, %d failed\n", g_pass, g_fail);
   bool child_ok = emu_rerun_with("test_gpu_rowflat", "LOOM_GPU_ROWF", "0");
   bool wide_ok = emu_rerun_with("test_gpu_rowflat", "LOOM_GPU_ROWF", "2");
-  bool staged_ok = g_staged || emu_rerun_with("test_gpu_rowflat", "LOOM_GPU_ROWF_STAGE", "1");
+  bool staged_ok = getenv("LOOM_GPU_ROWF_STAGE") || /* (a child already: no grandchild) */
+                   emu_rerun_with("test_gpu_rowflat", "LOOM_GPU_ROWF_STAGE", g_staged ? "0" : "1");
   return g_fail || !child_ok || !wide_ok || !staged_ok ? 1 : 0;
 }
