@@ -32,7 +32,7 @@ static int rowflat_knob(void) {
 static bool rowflat_on(void) { return rowflat_knob() != 0; }
 int cg_gpu_rowflat_knob(void) { return rowflat_knob(); }
 
-/* LOOM_GPU_ROWF_STAGE=1: a warp's 32 chunks go through shared memory (rowflat_stage; A/B timings). */
+/* LOOM_GPU_ROWF_STAGE=1: a warp's 32 chunks go through shared memory (the staged form below; A/B timings). */
 int cg_gpu_rowflat_stage_knob(void) {
   static int knob = -1;
   return cg_env_int_once(&knob, "LOOM_GPU_ROWF_STAGE", 0);
@@ -123,7 +123,7 @@ typedef struct RowFlat {
   const GpuEntry *e;
   int E, V, C, G, Q;
   bool packed[64];
-  /* the staged form (rowflat_stage): the wave's W lanes, this thread's lane, its wave's shared region */
+  /* the staged form: the wave's W lanes, this thread's lane, its wave's shared region */
   int W;
   LLVMValueRef lane, region;
 } RowFlat;
@@ -183,7 +183,7 @@ static void rowflat_row(Lower *L, const RowFlat *f, LLVMValueRef row, LLVMValueR
       }
     } else if (!fin) {
       cg_run_final_phase(L, ph);
-    } else { /* staged: each result kept in fin[store] (the stores follow in rowflat_stage_results) */
+    } else { /* staged: each result kept in fin[store] (stage_results stores them) */
       cg_clear_cache(L);
       L->final_phase = true;
       for (int s = ph->store_begin; s < ph->store_begin + ph->nstores; s++) {
@@ -208,8 +208,9 @@ static LLVMValueRef region_at(Lower *L, const RowFlat *f, LLVMTypeRef t, LLVMVal
   return LLVMBuildGEP2(L->m.b, t, f->region, &idx, 1, "");
 }
 
-/* vectors[j] (j < Q, lane order: vector lane + W * j of the span) -> this lane's own (vector lane * Q + j), or back. */
-static void stage_exchange(Lower *L, const RowFlat *f, LLVMTypeRef vt, LLVMValueRef *v, bool to_own) {
+/* vectors[j] (j < Q, lane order: vector lane + W * j of the span) -> this lane's own (vector lane * Q + j), or back;
+ * bytes: a vector's (V lanes of the buffer's dtype: 16 or fewer). */
+static void stage_exchange(Lower *L, const RowFlat *f, LLVMTypeRef vt, unsigned bytes, LLVMValueRef *v, bool to_own) {
   LLVMBuilderRef b = L->m.b;
   LLVMValueRef span[ROWF_MAX_VECS], own[ROWF_MAX_VECS];
   for (int j = 0; j < f->Q; j++) {
@@ -217,11 +218,11 @@ static void stage_exchange(Lower *L, const RowFlat *f, LLVMTypeRef vt, LLVMValue
     own[j] = LLVMBuildAdd(b, LLVMBuildMul(b, f->lane, cg_iconst_i(L, f->Q), ""), cg_iconst_i(L, j), "");
   }
   for (int j = 0; j < f->Q; j++)
-    LLVMSetAlignment(LLVMBuildStore(b, v[j], region_at(L, f, vt, to_own ? span[j] : own[j])), 16);
+    LLVMSetAlignment(LLVMBuildStore(b, v[j], region_at(L, f, vt, to_own ? span[j] : own[j])), bytes);
   L->m.gpu->wave_sync(&L->m);
   for (int j = 0; j < f->Q; j++) {
     v[j] = LLVMBuildLoad2(b, vt, region_at(L, f, vt, to_own ? own[j] : span[j]), "");
-    LLVMSetAlignment(v[j], 16);
+    LLVMSetAlignment(v[j], bytes);
   }
   L->m.gpu->wave_sync(&L->m); /* the region is free for the next exchange */
 }
@@ -254,7 +255,7 @@ static void stage_results(Lower *L, const RowFlat *f, LLVMValueRef ch0, LLVMValu
 }
 
 /* Chunks ch[0 .. nu - 1]: every packed buffer's vectors loaded, then each chunk's rows, then its vector stores.
- * staged: each ch[u] is lane + the first chunk of W consecutive ones of the wave (rowflat_stage). */
+ * staged: each ch[u] is lane + the first chunk of W consecutive ones of the wave (the staged form, above). */
 static void rowflat_chunks(Lower *L, const RowFlat *f, const LLVMValueRef *ch, int nu, bool staged) {
   const KernelIr *k = L->k;
   CgMath *m = &L->m;
@@ -284,7 +285,8 @@ static void rowflat_chunks(Lower *L, const RowFlat *f, const LLVMValueRef *ch, i
       if (!f->packed[bi] || !buf_loaded(k, bi)) continue;
       LLVMValueRef v[ROWF_MAX_VECS];
       for (int j = 0; j < f->Q; j++) v[j] = vl[u * f->Q + j][bi];
-      stage_exchange(L, f, LLVMTypeOf(v[0]), v, true);
+      unsigned bytes = (unsigned)f->V * (unsigned)loom_dtype_size((LoomDType)k->bufs[bi].dtype);
+      stage_exchange(L, f, LLVMTypeOf(v[0]), bytes, v, true);
       for (int j = 0; j < f->Q; j++) vl[u * f->Q + j][bi] = v[j];
     }
   LLVMValueRef (*fin)[64] = staged ? ctx_calloc(L->ctx, ROWF_MAX_ROWS, sizeof *fin) : NULL;
@@ -299,10 +301,11 @@ static void rowflat_chunks(Lower *L, const RowFlat *f, const LLVMValueRef *ch, i
       LoomDType st = (LoomDType)k->bufs[bi].dtype;
       LLVMValueRef v[ROWF_MAX_VECS];
       for (int j = 0; j < f->Q; j++) v[j] = sv[u * f->Q + j][bi];
-      if (staged) stage_exchange(L, f, LLVMTypeOf(v[0]), v, false); /* back to span order */
+      unsigned bytes = (unsigned)f->V * (unsigned)loom_dtype_size(st);
+      if (staged) stage_exchange(L, f, LLVMTypeOf(v[0]), bytes, v, false); /* back to span order */
       for (int j = 0; j < f->Q; j++) {
         LLVMValueRef at = LLVMBuildNSWAdd(b, first[u], cg_iconst_i(L, (int64_t)j * step), "");
-        LLVMSetAlignment(LLVMBuildStore(b, v[j], cg_elem_ptr(L, bi, at)), (unsigned)f->V * (unsigned)loom_dtype_size(st));
+        LLVMSetAlignment(LLVMBuildStore(b, v[j], cg_elem_ptr(L, bi, at)), bytes);
       }
     }
     if (fin) stage_results(L, f, ch0[u], fin);
