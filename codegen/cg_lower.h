@@ -145,6 +145,13 @@ typedef struct Lower {
 #define GPU_TIE_MAXBUF GPU_VEC_MAXBUF /* load ties (gpu_strategies.c): buffers tied, the first ones */
 
 static inline bool is_arg(int op) { return op == LOOM_REDUCE_ARGMIN || op == LOOM_REDUCE_ARGMAX; }
+/* Whether some instruction of k loads buffer bi. */
+static inline bool cg_kernel_loads(const KernelIr *k, int bi) {
+  for (int i = 0; i < k->ninstr; i++)
+    if (k->instrs[i].kind == KI_LOAD && k->instrs[i].buf == bi) return true;
+  return false;
+}
+static inline int cg_gcd(int a, int b) { return b ? cg_gcd(b, a % b) : a; }
 
 /* Alignment of one element in memory: its size; a complex value's parts' size (NumPy's). */
 static inline unsigned dtype_align(LoomDType t) {

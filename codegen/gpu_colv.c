@@ -51,7 +51,6 @@ int cg_gpu_colv_stride(const KernelIr *k) {
   return nloaded > 0 && nloaded <= GPU_VEC_MAXBUF ? s : 0;
 }
 
-static int gcd(int a, int b) { return b ? gcd(b, a % b) : a; }
 
 enum { COLV_MAX_S = 4, COLV_MAX_VECS = 16 }; /* S; vectors a step (U * Q) */
 
@@ -88,7 +87,7 @@ void cg_gpu_colv_item(Lower *L, LLVMValueRef part, void *arg) {
   const KernelIr *k = L->k;
   const KPhase *ph = &k->phases[0];
   LLVMBuilderRef b = L->m.b;
-  const int S = cg_gpu_colv_stride(k), V = e->lanes, C = S / gcd(S, V) * V, Q = C / V, G = C / S;
+  const int S = cg_gpu_colv_stride(k), V = e->lanes, C = S / cg_gcd(S, V) * V, Q = C / V, G = C / S;
   /* chunks a thread a step: 8 vector loads in flight at least */
   const int U = Q >= 8 ? 1 : (8 + Q - 1) / Q;
   LoomDType vt = cg_red_value_dtype(k, ph);

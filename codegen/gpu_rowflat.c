@@ -40,7 +40,6 @@ int cg_gpu_rowflat_stage_knob(void) {
 
 enum { ROWF_MAX_E = 32, ROWF_MAX_VECS = 24, ROWF_MAX_ROWS = 16, ROWF_STAGE_BLOCK = 256, ROWF_STAGE_BYTES = 32768 };
 
-static int gcd(int a, int b) { return b ? gcd(b, a % b) : a; }
 
 /* A buffer read / written as vectors: contiguous along the row, varying along the rows (packed at launch:
  * its row stride is E, which the specialization checks). */
@@ -48,11 +47,6 @@ static bool packed_buf(const KernelIr *k, int bi) {
   return k->bufs[bi].layout[1] == KL_ONE && k->bufs[bi].layout[0] != KL_ZERO;
 }
 
-static bool buf_loaded(const KernelIr *k, int bi) {
-  for (int i = 0; i < k->ninstr; i++)
-    if (k->instrs[i].kind == KI_LOAD && k->instrs[i].buf == bi) return true;
-  return false;
-}
 
 static bool buf_map_stored(const KernelIr *k, int bi) {
   for (int p = 0; p < k->nphase; p++)
@@ -83,14 +77,14 @@ static int rowflat_lanes(const KernelIr *k, int64_t e) {
   for (int bi = 0; bi < k->nbuf; bi++) {
     if (dtype_is_complex((LoomDType)k->bufs[bi].dtype)) return 0;
     if (!packed_buf(k, bi)) continue;
-    bool ld = buf_loaded(k, bi), st = buf_map_stored(k, bi);
+    bool ld = cg_kernel_loads(k, bi), st = buf_map_stored(k, bi);
     nload += ld;
     nstore += st;
     int sz = (int)loom_dtype_size((LoomDType)k->bufs[bi].dtype);
     if ((ld || st) && sz > maxsz) maxsz = sz;
   }
   if (nred == 0 || nload == 0 || maxsz < 1 || 16 / maxsz < 2) return 0;
-  int v = 16 / maxsz, c = (int)e / gcd((int)e, v) * v;
+  int v = 16 / maxsz, c = (int)e / cg_gcd((int)e, v) * v;
   if (c / (int)e > ROWF_MAX_ROWS || (nload + nstore) * (c / v) > ROWF_MAX_VECS) return 0;
   /* Adjacent threads' chunks lie C points apart, so a warp's vector load touches Q = C / V times the lines
    * a coalesced one does (the L1 serves the chunk's other vectors), its vector stores likewise Q times (not
@@ -273,7 +267,7 @@ static void rowflat_chunks(Lower *L, const RowFlat *f, const LLVMValueRef *ch, i
         vl[u * f->Q + j][bi] = sv[u * f->Q + j][bi] = NULL;
         if (!f->packed[bi]) continue;
         sv[u * f->Q + j][bi] = LLVMGetUndef(cg_vec_type(m, st, (unsigned)f->V));
-        if (!buf_loaded(k, bi)) continue;
+        if (!cg_kernel_loads(k, bi)) continue;
         LLVMValueRef at = LLVMBuildNSWAdd(b, first[u], cg_iconst_i(L, (int64_t)j * step), "");
         LLVMValueRef ld = LLVMBuildLoad2(b, cg_vec_type(m, st, (unsigned)f->V), cg_elem_ptr(L, bi, at), "");
         LLVMSetAlignment(ld, (unsigned)f->V * (unsigned)loom_dtype_size(st));
@@ -282,7 +276,7 @@ static void rowflat_chunks(Lower *L, const RowFlat *f, const LLVMValueRef *ch, i
   }
   for (int u = 0; staged && u < nu; u++) /* the span's vectors to their lanes */
     for (int bi = 0; bi < k->nbuf; bi++) {
-      if (!f->packed[bi] || !buf_loaded(k, bi)) continue;
+      if (!f->packed[bi] || !cg_kernel_loads(k, bi)) continue;
       LLVMValueRef v[ROWF_MAX_VECS];
       for (int j = 0; j < f->Q; j++) v[j] = vl[u * f->Q + j][bi];
       unsigned bytes = (unsigned)f->V * (unsigned)loom_dtype_size((LoomDType)k->bufs[bi].dtype);
@@ -334,11 +328,11 @@ void cg_gpu_rowflat(Lower *L, const GpuEntry *e, LLVMValueRef bid, LLVMValueRef 
   const KernelIr *k = L->k;
   LLVMBuilderRef b = L->m.b;
   RowFlat f = {.e = e, .E = k->row_extent, .V = e->lanes};
-  f.C = f.E / gcd(f.E, f.V) * f.V, f.G = f.C / f.E, f.Q = f.C / f.V;
+  f.C = f.E / cg_gcd(f.E, f.V) * f.V, f.G = f.C / f.E, f.Q = f.C / f.V;
   int nvec = 0;
   for (int bi = 0; bi < k->nbuf; bi++) {
     f.packed[bi] = packed_buf(k, bi);
-    nvec += f.packed[bi] && buf_loaded(k, bi);
+    nvec += f.packed[bi] && cg_kernel_loads(k, bi);
   }
   int per = f.Q * (nvec > 0 ? nvec : 1), U = per >= 8 ? 1 : (8 + per - 1) / per;
   while (U > 1 && U * f.Q > ROWF_MAX_VECS) U--;

@@ -19,11 +19,6 @@ static bool stage_off(void) {
   return cg_env_int_once(&on, "LOOM_GPU_STAGE_ROWS", 1) == 0;
 }
 
-static bool buf_loaded(const KernelIr *k, int bi) {
-  for (int i = 0; i < k->ninstr; i++)
-    if (k->instrs[i].kind == KI_LOAD && k->instrs[i].buf == bi) return true;
-  return false;
-}
 
 static bool buf_stored(const KernelIr *k, int bi) {
   for (int s = 0; s < k->nstore; s++)
@@ -38,7 +33,7 @@ uint64_t cg_gpu_stage_bufs(const Lower *L) {
   for (int bi = 0; bi < k->nbuf; bi++) sizes[bi] = (int)loom_dtype_size((LoomDType)k->bufs[bi].dtype);
   uint64_t mask = cg_gpu_stage_mask(k->bufs, sizes, k->nbuf, k->ndim, k->nkeep, L->cache_k), used = 0;
   for (int bi = 0; bi < k->nbuf; bi++)
-    if ((mask >> bi & 1u) && (buf_loaded(k, bi) || buf_stored(k, bi))) used |= 1ull << bi;
+    if ((mask >> bi & 1u) && (cg_kernel_loads(k, bi) || buf_stored(k, bi))) used |= 1ull << bi;
   return used;
 }
 
@@ -172,7 +167,7 @@ void cg_gpu_stage_rows(Lower *L, const GpuEntry *e, uint64_t mask, LLVMValueRef 
   s.bdim = e->bdim;
   for (int bi = 0; bi < k->nbuf; bi++) {
     if (!(mask >> bi & 1u)) continue;
-    if (buf_loaded(k, bi)) s.in |= 1ull << bi;
+    if (cg_kernel_loads(k, bi)) s.in |= 1ull << bi;
     if (buf_stored(k, bi)) s.out |= 1ull << bi;
     char name[32];
     snprintf(name, sizeof name, "loom.stage.%d", bi);
