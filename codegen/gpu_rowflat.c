@@ -309,7 +309,8 @@ static void rowflat_chunks(Lower *L, const RowFlat *f, const LLVMValueRef *ch, i
 
 typedef struct RowFlatStep {
   const RowFlat *f;
-  LLVMValueRef stride; /* chunks between a thread's U chunks (the block's threads) */
+  LLVMValueRef stride;    /* chunks between a thread's U chunks (the block's threads) */
+  LLVMValueRef tile, tid; /* rowflat_tile: chunks a tile (stride * U), the thread in its block */
   int nu;
   bool staged;
 } RowFlatStep;
@@ -320,6 +321,12 @@ static void rowflat_step(Lower *L, LLVMValueRef c, void *arg) {
   for (int u = 0; u < s->nu; u++)
     ch[u] = u ? LLVMBuildNSWAdd(L->m.b, c, LLVMBuildNSWMul(L->m.b, s->stride, cg_iconst_i(L, u), ""), "") : c;
   rowflat_chunks(L, s->f, ch, s->nu, s->staged);
+}
+
+/* Tile ti's chunks of this thread: ti * tile + tid + u * stride (u < nu). */
+static void rowflat_tile(Lower *L, LLVMValueRef ti, void *arg) {
+  const RowFlatStep *s = arg;
+  rowflat_step(L, LLVMBuildNSWAdd(L->m.b, LLVMBuildNSWMul(L->m.b, ti, s->tile, ""), s->tid, ""), arg);
 }
 
 static void rowflat_tail_row(Lower *L, LLVMValueRef row, void *arg) { rowflat_row(L, arg, row, NULL, 0, NULL, NULL); }
@@ -351,19 +358,9 @@ void cg_gpu_rowflat(Lower *L, const GpuEntry *e, LLVMValueRef bid, LLVMValueRef 
     LLVMValueRef at = LLVMBuildMul(b, LLVMBuildUDiv(b, e->tid, cg_iconst_i(L, f.W), ""), cg_iconst_i(L, wbytes), "");
     f.region = LLVMBuildGEP2(b, LLVMInt8TypeInContext(L->m.c), all, &at, 1, "");
   }
-  RowFlatStep whole = {.f = &f, .stride = e->bdim, .nu = U, .staged = staged}, one = {.f = &f, .stride = e->bdim, .nu = 1};
-  LLVMValueRef t = cg_entry_alloca(L, L->ity, "rft");
-  LLVMBuildStore(b, bid, t);
-  LLVMBasicBlockRef head = cg_new_bb(L, "rf.head"), body = cg_new_bb(L, "rf.body"), exit = cg_new_bb(L, "rf.exit");
-  LLVMBuildBr(b, head);
-  LLVMPositionBuilderAtEnd(b, head);
-  LLVMValueRef ti = LLVMBuildLoad2(b, L->ity, t, "");
-  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, ti, ntile, ""), body, exit);
-  LLVMPositionBuilderAtEnd(b, body);
-  rowflat_step(L, LLVMBuildNSWAdd(b, LLVMBuildNSWMul(b, ti, tile, ""), e->tid, ""), &whole);
-  LLVMBuildStore(b, LLVMBuildAdd(b, ti, nbk, ""), t);
-  LLVMBuildBr(b, head);
-  LLVMPositionBuilderAtEnd(b, exit);
+  RowFlatStep whole = {.f = &f, .stride = e->bdim, .tile = tile, .tid = e->tid, .nu = U, .staged = staged};
+  RowFlatStep one = {.f = &f, .stride = e->bdim, .nu = 1};
+  cg_gpu_for(L, bid, ntile, nbk, rowflat_tile, &whole);
   LLVMValueRef gtid = LLVMBuildAdd(b, LLVMBuildMul(b, bid, e->bdim, ""), e->tid, "");
   LLVMValueRef gstride = LLVMBuildMul(b, nbk, e->bdim, "");
   cg_gpu_for(L, LLVMBuildAdd(b, LLVMBuildMul(b, ntile, tile, ""), gtid, ""), nchunk, gstride, rowflat_step, &one);
